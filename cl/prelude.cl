@@ -1,0 +1,47 @@
+/* prelude.cl: put in front of every cltensor program.  The host defines the
+ * element types with -D options per dtype (see clt__dtype_defs): for a
+ * prefix P, P is the storage type, P_C the compute type, P_LOAD/P_STORE the
+ * access macros and P_IS_FLOAT/P_IS_INT/P_IS_BOOL/P_IS_UNSIGNED flags. */
+#ifdef CLT_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#ifdef CLT_FP16
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+#endif
+
+#define CLT_MAX_DIMS 8
+
+/* Must match clt__layout in src/internal.h. */
+typedef struct clt_layout {
+    long shape[CLT_MAX_DIMS];
+    long s0[CLT_MAX_DIMS];
+    long s1[CLT_MAX_DIMS];
+    long s2[CLT_MAX_DIMS];
+    long off0, off1, off2;
+    int ndim;
+    int pad;
+} clt_layout;
+
+#define LOAD_PLAIN(p, i) ((p)[i])
+#define STORE_PLAIN(p, i, v) ((p)[i] = (v))
+#define LOAD_HALF(p, i) vload_half((i), (p))
+#define STORE_HALF(p, i, v) vstore_half_rte((v), (i), (p))
+#define STORE_BOOL(p, i, v) ((p)[i] = (uchar)((v) != 0))
+
+/* Offsets of element i (row-major over L->shape) in up to three strided
+ * operands. */
+#define CLT_UNRAVEL3(L, i, o0, o1, o2)                                        \
+    do {                                                                      \
+        long rem_ = (long)(i);                                                \
+        o0 = (L)->off0;                                                       \
+        o1 = (L)->off1;                                                       \
+        o2 = (L)->off2;                                                       \
+        for (int d_ = (L)->ndim - 1; d_ >= 0; --d_) {                         \
+            long n_ = (L)->shape[d_];                                         \
+            long k_ = rem_ % n_;                                              \
+            rem_ /= n_;                                                       \
+            o0 += k_ * (L)->s0[d_];                                           \
+            o1 += k_ * (L)->s1[d_];                                           \
+            o2 += k_ * (L)->s2[d_];                                           \
+        }                                                                     \
+    } while (0)

@@ -1,0 +1,136 @@
+/* cltensor/common.h: status codes, dtypes, errors and memory rules shared by
+ * every part of the cltensor API.  Include <cltensor.h> rather than this file.
+ *
+ * Error model.  Every fallible function returns a clt_status.  On failure it
+ * also leaves a message in thread-local storage that names what went wrong
+ * (devices, shapes, the OpenCL error by name, a kernel build log).  The
+ * message is owned by the library and stays valid until the next cltensor
+ * call on the same thread.  The library never aborts, exits or prints.
+ *
+ * Ownership.  Functions that hand out something the caller must release say
+ * so next to their declaration ("new reference: release with ...").  Every
+ * release function accepts NULL and then does nothing.
+ *
+ * Threads.  Distinct tensors may be used from distinct threads.  One tensor
+ * must not be used by two threads at once without outside locking.
+ */
+#ifndef CLTENSOR_COMMON_H
+#define CLTENSOR_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cltensor/version.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define CLT_API __attribute__((visibility("default")))
+#else
+#define CLT_API
+#endif
+
+/* One list generates the status enum and clt_status_string(). */
+#define CLT_STATUS_MAP(X)                                                    \
+    X(OK, 0, "success")                                                      \
+    X(ERR_INVALID_ARGUMENT, -1, "invalid argument")                          \
+    X(ERR_NULL_ARGUMENT, -2, "a required argument is NULL")                  \
+    X(ERR_OUT_OF_HOST_MEMORY, -3, "out of host memory")                      \
+    X(ERR_NO_PLATFORM, -4, "no OpenCL platform found")                       \
+    X(ERR_UNKNOWN_KIND, -5, "unknown device kind")                           \
+    X(ERR_DEVICE_NOT_FOUND, -6, "no such device")                            \
+    X(ERR_DEVICE_MISMATCH, -7, "tensors are on different devices")           \
+    X(ERR_SHAPE_MISMATCH, -8, "shapes do not match")                         \
+    X(ERR_DTYPE_MISMATCH, -9, "dtypes do not match")                         \
+    X(ERR_DTYPE_UNSUPPORTED, -10, "dtype not supported by the device")       \
+    X(ERR_DIM_OUT_OF_RANGE, -11, "dimension out of range")                   \
+    X(ERR_TOO_MANY_DIMS, -12, "too many dimensions")                         \
+    X(ERR_OPENCL, -13, "OpenCL call failed")                                 \
+    X(ERR_BUILD_FAILED, -14, "kernel build failed")                          \
+    X(ERR_OUT_OF_DEVICE_MEMORY, -15, "out of device memory")                 \
+    X(ERR_CLBLAST, -16, "CLBlast call failed")                               \
+    X(ERR_NOT_READY, -17, "the operation has not completed")                 \
+    X(ERR_BUFFER_TOO_SMALL, -18, "the caller's buffer is too small")         \
+    X(ERR_NOT_CONTIGUOUS, -19, "the tensor is not contiguous")               \
+    X(ERR_IO, -20, "file input/output failed")                               \
+    X(ERR_SYNC_FORBIDDEN, -21, "blocking synchronisation forbidden")         \
+    X(ERR_INTERNAL, -22, "internal error")
+
+typedef enum clt_status {
+#define CLT_STATUS_ENUM_(name, value, text) CLT_##name = value,
+    CLT_STATUS_MAP(CLT_STATUS_ENUM_)
+#undef CLT_STATUS_ENUM_
+} clt_status;
+
+/* The fixed English text of a status ("invalid argument").  Static storage. */
+CLT_API const char *clt_status_string(clt_status status);
+
+/* The name of a status as it appears in C ("CLT_ERR_DEVICE_MISMATCH"). */
+CLT_API const char *clt_status_name(clt_status status);
+
+/* The message left by the last failed call on this thread, or "" when the
+ * last call succeeded.  Owned by the library; valid until the next cltensor
+ * call on this thread. */
+CLT_API const char *clt_last_error(void);
+
+/* The status of the last call on this thread that set one. */
+CLT_API clt_status clt_last_status(void);
+
+/* The raw OpenCL (or CLBlast) error code behind the last CLT_ERR_OPENCL or
+ * CLT_ERR_CLBLAST on this thread, 0 otherwise. */
+CLT_API int clt_last_cl_error(void);
+
+/* The name of an OpenCL error code ("CL_OUT_OF_RESOURCES"), or
+ * "CL_UNKNOWN_ERROR".  Static storage. */
+CLT_API const char *clt_cl_error_name(int cl_error);
+
+/* Releases strings and arrays that cltensor returned as "release with
+ * clt_free".  NULL does nothing. */
+CLT_API void clt_free(void *ptr);
+
+/* Element types.  Names and promotion follow PyTorch. */
+#define CLT_DTYPE_MAP(X)                                                     \
+    X(FLOAT32, float32, 4)                                                   \
+    X(FLOAT64, float64, 8)                                                   \
+    X(FLOAT16, float16, 2)                                                   \
+    X(INT32, int32, 4)                                                       \
+    X(INT64, int64, 8)                                                       \
+    X(UINT8, uint8, 1)                                                       \
+    X(BOOL, bool, 1)
+
+typedef enum clt_dtype {
+#define CLT_DTYPE_ENUM_(up, low, size) CLT_##up,
+    CLT_DTYPE_MAP(CLT_DTYPE_ENUM_)
+#undef CLT_DTYPE_ENUM_
+    CLT_DTYPE_COUNT
+} clt_dtype;
+
+/* "float32", "int64", ...; "invalid" for a value outside the enum. */
+CLT_API const char *clt_dtype_name(clt_dtype dtype);
+
+/* Bytes per element; 0 for a value outside the enum. */
+CLT_API size_t clt_dtype_size(clt_dtype dtype);
+
+/* Parses "float32" (also "float", "f32", "double", "half", "int", "long",
+ * "bool", ...).  CLT_ERR_INVALID_ARGUMENT for anything else. */
+CLT_API clt_status clt_dtype_parse(const char *name, clt_dtype *out);
+
+/* Largest number of dimensions a tensor may have. */
+#define CLT_MAX_DIMS 8
+
+/* Run-time version, e.g. "0.1.0"; compare with CLTENSOR_VERSION_STRING. */
+CLT_API const char *clt_version(void);
+
+/* Releases every device, context, queue, cached program and pooled buffer the
+ * library holds.  Tensors must all have been released before.  A later call
+ * that needs a device initialises the library again.  Optional: useful to
+ * leave a leak checker a clean slate. */
+CLT_API void clt_shutdown(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,126 @@
+/* cltensor/tensor.h: tensors in OpenCL buffers, moves between devices and
+ * explicit read-back into host memory.
+ *
+ * A clt_tensor is a handle on device storage with a dtype, a shape of up to
+ * CLT_MAX_DIMS dimensions, strides and an offset.  Several handles may share
+ * one storage (views, clt_to on the same device); the storage is freed when
+ * the last handle is released.  Every function that creates a tensor hands
+ * out a new handle: release it with clt_tensor_free.
+ *
+ * Operations enqueue work on the device's in-order queue and return without
+ * waiting.  Only read-back (clt_tensor_read, clt_event_wait, the formatter)
+ * and moves through host memory wait.
+ */
+#ifndef CLTENSOR_TENSOR_H
+#define CLTENSOR_TENSOR_H
+
+#include <cltensor/common.h>
+#include <cltensor/device.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct clt_tensor clt_tensor;
+typedef struct clt_event clt_event;
+
+/* ---- creation (each hands out a new tensor: release with clt_tensor_free) */
+
+/* A tensor on `dev` with a copy of `data`: numel elements of `dtype`, in
+ * row-major (C) order.  data may be NULL only when the tensor is empty.
+ * 0-dimensional tensors (scalars) have ndim 0 and shape NULL. */
+CLT_API clt_status clt_tensor_from_host(clt_device *dev, clt_dtype dtype, int ndim,
+                                        const int64_t *shape, const void *data,
+                                        clt_tensor **out);
+
+/* Uninitialised contents. */
+CLT_API clt_status clt_empty(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
+                             clt_tensor **out);
+CLT_API clt_status clt_zeros(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
+                             clt_tensor **out);
+CLT_API clt_status clt_ones(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
+                            clt_tensor **out);
+CLT_API clt_status clt_full(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
+                            double value, clt_tensor **out);
+
+/* 1-D tensor of start, start+step, ... below end (above end for step < 0),
+ * like torch.arange.  CLT_ERR_INVALID_ARGUMENT for step 0 or a step whose
+ * sign goes away from end. */
+CLT_API clt_status clt_arange(clt_device *dev, clt_dtype dtype, double start, double end,
+                              double step, clt_tensor **out);
+
+/* Releases a handle; the storage goes when its last handle goes.  Queued
+ * work that uses the storage still completes.  NULL does nothing. */
+CLT_API void clt_tensor_free(clt_tensor *t);
+
+/* ---- properties (no failure; NULL tensor gives 0 / NULL) ---------------- */
+
+CLT_API int clt_tensor_ndim(const clt_tensor *t);
+/* Borrowed array of ndim sizes, valid while t lives. */
+CLT_API const int64_t *clt_tensor_shape(const clt_tensor *t);
+/* Borrowed array of ndim strides in elements, valid while t lives. */
+CLT_API const int64_t *clt_tensor_strides(const clt_tensor *t);
+/* Size of dimension d; negative d counts from the end; 0 when out of range. */
+CLT_API int64_t clt_tensor_size(const clt_tensor *t, int d);
+CLT_API int64_t clt_tensor_numel(const clt_tensor *t);
+CLT_API size_t clt_tensor_nbytes(const clt_tensor *t);
+CLT_API clt_dtype clt_tensor_dtype(const clt_tensor *t);
+/* Borrowed; the device lives until clt_shutdown. */
+CLT_API clt_device *clt_tensor_device(const clt_tensor *t);
+CLT_API int clt_tensor_is_contiguous(const clt_tensor *t);
+
+/* ---- moves and copies --------------------------------------------------- */
+
+/* The tensor on `dev`, like torch's .to(device).  On the same device: a new
+ * handle on the same storage, no copy.  Another device in the same OpenCL
+ * context: a device-side copy.  Otherwise through host memory (waits).
+ * New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_to(const clt_tensor *t, clt_device *dev, clt_tensor **out);
+
+/* The tensor converted to another dtype on its device, like .to(dtype).
+ * Same dtype: a new handle on the same storage.  New tensor. */
+CLT_API clt_status clt_to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out);
+
+/* A contiguous copy with its own storage.  New tensor. */
+CLT_API clt_status clt_clone(const clt_tensor *t, clt_tensor **out);
+
+/* ---- explicit read-back ----------------------------------------------------- */
+
+/* Copies the tensor's elements, row-major, into caller-owned `dst` of
+ * `dst_bytes` bytes (at least clt_tensor_nbytes(t)); blocks until done.
+ * CLT_ERR_BUFFER_TOO_SMALL when dst_bytes is short (dst is left alone). */
+CLT_API clt_status clt_tensor_read(const clt_tensor *t, void *dst, size_t dst_bytes);
+
+/* Starts the same copy and returns at once with an event.  The contents of
+ * dst are undefined until clt_event_wait(*ev) returns CLT_OK (or
+ * clt_event_query reports completion); the tensor may be released in the
+ * meantime.  New event: release with clt_event_free. */
+CLT_API clt_status clt_tensor_read_async(const clt_tensor *t, void *dst, size_t dst_bytes,
+                                         clt_event **ev);
+
+/* Waits for the event.  After CLT_OK the read-back data may be used. */
+CLT_API clt_status clt_event_wait(clt_event *ev);
+
+/* Sets *done to 1 when the event has completed (without waiting).  Returns
+ * CLT_ERR_OPENCL when the operation failed. */
+CLT_API clt_status clt_event_query(clt_event *ev, int *done);
+
+/* Releases an event; if it has not completed, waits for it first so that
+ * the destination memory is never written after this returns.  NULL does
+ * nothing. */
+CLT_API void clt_event_free(clt_event *ev);
+
+/* Formats the values like PyTorch's tolist() printed by Python:
+ * "[[3.0, 3.0, 3.0], [3.0, 3.0, 3.0]]"; a 0-d tensor gives "3.0"; bool gives
+ * True/False.  Reads the tensor back (waits).  New string: release with
+ * clt_free. */
+CLT_API clt_status clt_tensor_format(const clt_tensor *t, char **out);
+
+/* The single value of a one-element tensor as a double (waits). */
+CLT_API clt_status clt_tensor_item(const clt_tensor *t, double *value);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

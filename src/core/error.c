@@ -1,0 +1,275 @@
+/* error.c: statuses, the thread-local last-error message, OpenCL error names
+ * and the small global facts (version, dtypes) every module uses. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static _Thread_local char *msg;        /* heap, owned by this thread */
+static _Thread_local size_t msg_cap;
+static _Thread_local clt_status last_status;
+static _Thread_local int last_cl;
+static char empty_msg[1] = "";
+
+const char *clt_status_string(clt_status status)
+{
+    switch (status) {
+#define CLT_STATUS_TEXT_(name, value, text) case CLT_##name: return text;
+        CLT_STATUS_MAP(CLT_STATUS_TEXT_)
+#undef CLT_STATUS_TEXT_
+    }
+    return "unknown status";
+}
+
+const char *clt_status_name(clt_status status)
+{
+    switch (status) {
+#define CLT_STATUS_NAME_(name, value, text) case CLT_##name: return "CLT_" #name;
+        CLT_STATUS_MAP(CLT_STATUS_NAME_)
+#undef CLT_STATUS_NAME_
+    }
+    return "CLT_UNKNOWN_STATUS";
+}
+
+const char *clt_last_error(void)
+{
+    return msg ? msg : empty_msg;
+}
+
+clt_status clt_last_status(void)
+{
+    return last_status;
+}
+
+int clt_last_cl_error(void)
+{
+    return last_cl;
+}
+
+void clt_free(void *ptr)
+{
+    free(ptr);
+}
+
+static void set_msg(const char *fmt, va_list ap)
+{
+    va_list copy;
+    va_copy(copy, ap);
+    int need = vsnprintf(NULL, 0, fmt, copy);
+    va_end(copy);
+    if (need < 0)
+        need = 0;
+    if ((size_t)need + 1 > msg_cap) {
+        /* The buffer lives as long as the thread; a failed grow keeps the
+         * old one and truncates the message rather than losing it. */
+        char *grown = realloc(msg, (size_t)need + 1);
+        if (grown) {
+            msg = grown;
+            msg_cap = (size_t)need + 1;
+        }
+    }
+    if (msg)
+        vsnprintf(msg, msg_cap, fmt, ap);
+}
+
+clt_status clt__error(clt_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_msg(fmt, ap);
+    va_end(ap);
+    last_status = status;
+    last_cl = 0;
+    return status;
+}
+
+void clt__error_append(const char *text)
+{
+    size_t have = msg ? strlen(msg) : 0;
+    size_t add = strlen(text);
+    if (have + add + 1 > msg_cap) {
+        char *grown = realloc(msg, have + add + 1);
+        if (grown == NULL)
+            return;
+        if (msg == NULL)
+            grown[0] = '\0';
+        msg = grown;
+        msg_cap = have + add + 1;
+    }
+    memcpy(msg + have, text, add + 1);
+}
+
+clt_status clt__ok(void)
+{
+    if (msg)
+        msg[0] = '\0';
+    last_status = CLT_OK;
+    last_cl = 0;
+    return CLT_OK;
+}
+
+const char *clt_cl_error_name(int err)
+{
+    switch (err) {
+#define N_(x) case x: return #x;
+        N_(CL_SUCCESS) N_(CL_DEVICE_NOT_FOUND) N_(CL_DEVICE_NOT_AVAILABLE)
+        N_(CL_COMPILER_NOT_AVAILABLE) N_(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+        N_(CL_OUT_OF_RESOURCES) N_(CL_OUT_OF_HOST_MEMORY)
+        N_(CL_PROFILING_INFO_NOT_AVAILABLE) N_(CL_MEM_COPY_OVERLAP)
+        N_(CL_IMAGE_FORMAT_MISMATCH) N_(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+        N_(CL_BUILD_PROGRAM_FAILURE) N_(CL_MAP_FAILURE)
+        N_(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+        N_(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+        N_(CL_COMPILE_PROGRAM_FAILURE) N_(CL_LINKER_NOT_AVAILABLE)
+        N_(CL_LINK_PROGRAM_FAILURE) N_(CL_DEVICE_PARTITION_FAILED)
+        N_(CL_KERNEL_ARG_INFO_NOT_AVAILABLE) N_(CL_INVALID_VALUE)
+        N_(CL_INVALID_DEVICE_TYPE) N_(CL_INVALID_PLATFORM) N_(CL_INVALID_DEVICE)
+        N_(CL_INVALID_CONTEXT) N_(CL_INVALID_QUEUE_PROPERTIES)
+        N_(CL_INVALID_COMMAND_QUEUE) N_(CL_INVALID_HOST_PTR)
+        N_(CL_INVALID_MEM_OBJECT) N_(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+        N_(CL_INVALID_IMAGE_SIZE) N_(CL_INVALID_SAMPLER) N_(CL_INVALID_BINARY)
+        N_(CL_INVALID_BUILD_OPTIONS) N_(CL_INVALID_PROGRAM)
+        N_(CL_INVALID_PROGRAM_EXECUTABLE) N_(CL_INVALID_KERNEL_NAME)
+        N_(CL_INVALID_KERNEL_DEFINITION) N_(CL_INVALID_KERNEL)
+        N_(CL_INVALID_ARG_INDEX) N_(CL_INVALID_ARG_VALUE) N_(CL_INVALID_ARG_SIZE)
+        N_(CL_INVALID_KERNEL_ARGS) N_(CL_INVALID_WORK_DIMENSION)
+        N_(CL_INVALID_WORK_GROUP_SIZE) N_(CL_INVALID_WORK_ITEM_SIZE)
+        N_(CL_INVALID_GLOBAL_OFFSET) N_(CL_INVALID_EVENT_WAIT_LIST)
+        N_(CL_INVALID_EVENT) N_(CL_INVALID_OPERATION) N_(CL_INVALID_GL_OBJECT)
+        N_(CL_INVALID_BUFFER_SIZE) N_(CL_INVALID_MIP_LEVEL)
+        N_(CL_INVALID_GLOBAL_WORK_SIZE) N_(CL_INVALID_PROPERTY)
+        N_(CL_INVALID_IMAGE_DESCRIPTOR) N_(CL_INVALID_COMPILER_OPTIONS)
+        N_(CL_INVALID_LINKER_OPTIONS) N_(CL_INVALID_DEVICE_PARTITION_COUNT)
+#undef N_
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+    }
+    return "CL_UNKNOWN_ERROR";
+}
+
+static clt_status cl_error_v(cl_int err, const char *fmt, va_list ap)
+{
+    clt__strbuf sb = {0};
+    clt__sb_vprintf(&sb, fmt, ap);
+    clt__sb_printf(&sb, ": %s (%d)", clt_cl_error_name(err), err);
+    char *text = clt__sb_take(&sb);
+    clt_status st = (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES) &&
+                            text && strstr(text, "alloc")
+                        ? CLT_ERR_OUT_OF_DEVICE_MEMORY
+                        : CLT_ERR_OPENCL;
+    if (err == CL_OUT_OF_HOST_MEMORY)
+        st = CLT_ERR_OUT_OF_HOST_MEMORY;
+    clt__error(st, "%s", text ? text : "OpenCL call failed");
+    free(text);
+    last_cl = err;
+    return st;
+}
+
+clt_status clt__cl_error(cl_int err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    clt_status st = cl_error_v(err, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+static const char *clblast_name(int err)
+{
+    switch (err) {
+    case -2048: return "CLBlastNotImplemented";
+    case -1024: return "CLBlastInvalidMatrixA";
+    case -1023: return "CLBlastInvalidMatrixB";
+    case -1022: return "CLBlastInvalidMatrixC";
+    case -1021: return "CLBlastInvalidVectorX";
+    case -1020: return "CLBlastInvalidVectorY";
+    case -1019: return "CLBlastInvalidDimension";
+    case -1018: return "CLBlastInvalidLeadDimA";
+    case -1017: return "CLBlastInvalidLeadDimB";
+    case -1016: return "CLBlastInvalidLeadDimC";
+    case -1015: return "CLBlastInvalidIncrementX";
+    case -1014: return "CLBlastInvalidIncrementY";
+    case -1013: return "CLBlastInsufficientMemoryA";
+    case -1012: return "CLBlastInsufficientMemoryB";
+    case -1011: return "CLBlastInsufficientMemoryC";
+    case -1010: return "CLBlastInsufficientMemoryX";
+    case -1009: return "CLBlastInsufficientMemoryY";
+    case -2049: return "CLBlastInvalidBatchCount";
+    case -2050: return "CLBlastInvalidOverrideKernel";
+    case -2051: return "CLBlastMissingOverrideParameter";
+    case -2052: return "CLBlastInvalidLocalMemUsage";
+    case -2053: return "CLBlastNoHalfPrecision";
+    case -2054: return "CLBlastNoDoublePrecision";
+    case -2055: return "CLBlastInvalidVectorScalar";
+    case -2056: return "CLBlastInsufficientMemoryScalar";
+    case -2057: return "CLBlastDatabaseError";
+    case -2058: return "CLBlastUnknownError";
+    case -2059: return "CLBlastUnexpectedError";
+    }
+    return clt_cl_error_name(err);
+}
+
+clt_status clt__clblast_error(int err, const char *fmt, ...)
+{
+    clt__strbuf sb = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    clt__sb_vprintf(&sb, fmt, ap);
+    va_end(ap);
+    clt__sb_printf(&sb, ": %s (%d)", clblast_name(err), err);
+    char *text = clt__sb_take(&sb);
+    clt__error(CLT_ERR_CLBLAST, "%s", text ? text : "CLBlast call failed");
+    free(text);
+    last_cl = err;
+    return CLT_ERR_CLBLAST;
+}
+
+const char *clt_version(void)
+{
+    return CLTENSOR_VERSION_STRING;
+}
+
+const char *clt_dtype_name(clt_dtype dtype)
+{
+    switch (dtype) {
+#define CLT_DTYPE_NAME_(up, low, size) case CLT_##up: return #low;
+        CLT_DTYPE_MAP(CLT_DTYPE_NAME_)
+#undef CLT_DTYPE_NAME_
+    case CLT_DTYPE_COUNT: break;
+    }
+    return "invalid";
+}
+
+size_t clt_dtype_size(clt_dtype dtype)
+{
+    switch (dtype) {
+#define CLT_DTYPE_SIZE_(up, low, size) case CLT_##up: return size;
+        CLT_DTYPE_MAP(CLT_DTYPE_SIZE_)
+#undef CLT_DTYPE_SIZE_
+    case CLT_DTYPE_COUNT: break;
+    }
+    return 0;
+}
+
+clt_status clt_dtype_parse(const char *name, clt_dtype *out)
+{
+    static const struct { const char *name; clt_dtype dtype; } names[] = {
+        {"float32", CLT_FLOAT32}, {"float", CLT_FLOAT32}, {"f32", CLT_FLOAT32},
+        {"float64", CLT_FLOAT64}, {"double", CLT_FLOAT64}, {"f64", CLT_FLOAT64},
+        {"float16", CLT_FLOAT16}, {"half", CLT_FLOAT16}, {"f16", CLT_FLOAT16},
+        {"int32", CLT_INT32}, {"int", CLT_INT32}, {"i32", CLT_INT32},
+        {"int64", CLT_INT64}, {"long", CLT_INT64}, {"i64", CLT_INT64},
+        {"uint8", CLT_UINT8}, {"u8", CLT_UINT8}, {"bool", CLT_BOOL},
+    };
+    CLT__REQUIRE_ARG(name, "clt_dtype_parse");
+    CLT__REQUIRE_ARG(out, "clt_dtype_parse");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (clt__strcaseeq(name, names[i].name)) {
+            *out = names[i].dtype;
+            return clt__ok();
+        }
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "unknown dtype '%s': expected float32, float64, float16, int32, int64, "
+                      "uint8 or bool",
+                      name);
+}

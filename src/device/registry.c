@@ -1,0 +1,454 @@
+/* registry.c: enumerates OpenCL platforms and devices once, opens contexts
+ * and queues lazily, and answers the public device queries through the pure
+ * picker in picker.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_PLATFORMS 16
+
+static struct {
+    pthread_mutex_t lock;
+    bool initialised;
+    clt_status status;      /* of the enumeration */
+    char *message;          /* its error message, kept for later callers */
+    clt_device *devs;
+    size_t n;
+    clt_device_info *infos; /* the same descriptions, contiguous, for clt_pick */
+    cl_platform_id platforms[MAX_PLATFORMS];
+    cl_context contexts[MAX_PLATFORMS];
+    cl_uint nplatforms;
+} reg = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Reads a string property, truncated to the n bytes of buf (OpenCL refuses
+ * a short buffer, so it is read whole first). */
+static void get_str(cl_device_id d, cl_device_info what, char *buf, size_t n)
+{
+    char tmp[1024];
+    buf[0] = '\0';
+    if (clGetDeviceInfo(d, what, sizeof tmp, tmp, NULL) != CL_SUCCESS)
+        return;
+    tmp[sizeof tmp - 1] = '\0';
+    size_t len = strlen(tmp) < n - 1 ? strlen(tmp) : n - 1;
+    memcpy(buf, tmp, len);
+    buf[len] = '\0';
+}
+
+static void get_platform_str(cl_platform_id p, cl_platform_info what, char *buf, size_t n)
+{
+    char tmp[1024];
+    buf[0] = '\0';
+    if (clGetPlatformInfo(p, what, sizeof tmp, tmp, NULL) != CL_SUCCESS)
+        return;
+    tmp[sizeof tmp - 1] = '\0';
+    size_t len = strlen(tmp) < n - 1 ? strlen(tmp) : n - 1;
+    memcpy(buf, tmp, len);
+    buf[len] = '\0';
+}
+
+static void describe(cl_platform_id p, cl_device_id d, clt_device_info *info)
+{
+    memset(info, 0, sizeof *info);
+    get_str(d, CL_DEVICE_NAME, info->name, sizeof info->name);
+    get_str(d, CL_DEVICE_VENDOR, info->vendor, sizeof info->vendor);
+    get_str(d, CL_DEVICE_VERSION, info->device_version, sizeof info->device_version);
+    get_str(d, CL_DRIVER_VERSION, info->driver_version, sizeof info->driver_version);
+    get_platform_str(p, CL_PLATFORM_NAME, info->platform_name, sizeof info->platform_name);
+    get_platform_str(p, CL_PLATFORM_VENDOR, info->platform_vendor, sizeof info->platform_vendor);
+
+    cl_uint u = 0;
+    cl_ulong ul = 0;
+    cl_bool b = CL_FALSE;
+    cl_device_type type = 0;
+    size_t sz = 0;
+    clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    info->type = (type & CL_DEVICE_TYPE_GPU)           ? CLT_DEVICE_TYPE_GPU
+                 : (type & CL_DEVICE_TYPE_CPU)         ? CLT_DEVICE_TYPE_CPU
+                 : (type & CL_DEVICE_TYPE_ACCELERATOR) ? CLT_DEVICE_TYPE_ACCELERATOR
+                                                       : CLT_DEVICE_TYPE_OTHER;
+    if (clGetDeviceInfo(d, CL_DEVICE_VENDOR_ID, sizeof u, &u, NULL) == CL_SUCCESS)
+        info->vendor_id = u;
+    if (clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof u, &u, NULL) == CL_SUCCESS)
+        info->compute_units = u;
+    if (clGetDeviceInfo(d, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof u, &u, NULL) == CL_SUCCESS)
+        info->max_clock_mhz = u;
+    if (clGetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof ul, &ul, NULL) == CL_SUCCESS)
+        info->global_mem_bytes = ul;
+    if (clGetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof ul, &ul, NULL) == CL_SUCCESS)
+        info->max_alloc_bytes = ul;
+    if (clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof sz, &sz, NULL) == CL_SUCCESS)
+        info->max_work_group_size = sz;
+    if (clGetDeviceInfo(d, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof b, &b, NULL) == CL_SUCCESS)
+        info->host_unified_memory = b == CL_TRUE;
+    if (info->type == CLT_DEVICE_TYPE_CPU)
+        info->host_unified_memory = 1;
+
+    size_t ext_len = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, 0, NULL, &ext_len) == CL_SUCCESS && ext_len) {
+        char *ext = malloc(ext_len + 1);
+        if (ext && clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, ext_len, ext, NULL) == CL_SUCCESS) {
+            ext[ext_len] = '\0';
+            info->fp64 = strstr(ext, "cl_khr_fp64") != NULL;
+            info->fp16 = strstr(ext, "cl_khr_fp16") != NULL;
+        }
+        free(ext);
+    }
+    if (sscanf(info->device_version, "OpenCL %d.%d", &info->cl_major, &info->cl_minor) != 2)
+        info->cl_major = info->cl_minor = 0;
+}
+
+static void teardown_locked(void)
+{
+    for (size_t i = 0; i < reg.n; i++) {
+        clt_device *dev = &reg.devs[i];
+        clt__programs_release(dev);
+        clt__blas_release(dev);
+        clt__pool_destroy(dev);
+        if (dev->queue)
+            clReleaseCommandQueue(dev->queue);
+        pthread_mutex_destroy(&dev->lock);
+    }
+    for (cl_uint p = 0; p < reg.nplatforms; p++)
+        if (reg.contexts[p])
+            clReleaseContext(reg.contexts[p]);
+    free(reg.devs);
+    free(reg.infos);
+    free(reg.message);
+    reg.devs = NULL;
+    reg.infos = NULL;
+    reg.message = NULL;
+    reg.n = 0;
+    reg.nplatforms = 0;
+    memset(reg.contexts, 0, sizeof reg.contexts);
+    reg.initialised = false;
+}
+
+static clt_status enumerate_locked(void)
+{
+    cl_uint np = 0;
+    cl_int err = clGetPlatformIDs(MAX_PLATFORMS, reg.platforms, &np);
+    if (err == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (err == CL_SUCCESS && np == 0))
+        return clt__error(CLT_ERR_NO_PLATFORM,
+                          "no OpenCL platform found: the ICD loader sees no driver "
+                          "(on Debian, install pocl-opencl-icd for the CPU device)");
+    if (err != CL_SUCCESS)
+        return clt__cl_error(err, "clGetPlatformIDs");
+    reg.nplatforms = np;
+
+    size_t total = 0;
+    cl_uint counts[MAX_PLATFORMS] = {0};
+    for (cl_uint p = 0; p < np; p++) {
+        if (clGetDeviceIDs(reg.platforms[p], CL_DEVICE_TYPE_ALL, 0, NULL, &counts[p]) != CL_SUCCESS)
+            counts[p] = 0;
+        total += counts[p];
+    }
+    if (total == 0)
+        return clt__error(CLT_ERR_NO_PLATFORM,
+                          "OpenCL found %u platform(s) but no device on any of them", np);
+
+    reg.devs = calloc(total, sizeof *reg.devs);
+    reg.infos = calloc(total, sizeof *reg.infos);
+    char(*labels)[32] = calloc(total, sizeof *labels);
+    cl_device_id *ids = calloc(total, sizeof *ids);
+    clt_status st = CLT_OK;
+    if (!reg.devs || !reg.infos || !labels || !ids) {
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "device registry: out of host memory");
+        goto done;
+    }
+    size_t k = 0;
+    for (cl_uint p = 0; p < np; p++) {
+        if (counts[p] == 0)
+            continue;
+        cl_uint got = 0;
+        if (clGetDeviceIDs(reg.platforms[p], CL_DEVICE_TYPE_ALL, counts[p], ids + k, &got) !=
+            CL_SUCCESS)
+            continue;
+        for (cl_uint j = 0; j < got; j++, k++) {
+            clt_device *dev = &reg.devs[k];
+            dev->index = k;
+            dev->platform = reg.platforms[p];
+            dev->id = ids[k];
+            describe(reg.platforms[p], ids[k], &dev->info);
+            dev->info.platform_index = (int)p;
+            dev->info.device_index = (int)j;
+            dev->kind = clt_classify(&dev->info);
+            pthread_mutex_init(&dev->lock, NULL);
+            reg.infos[k] = dev->info;
+        }
+    }
+    reg.n = k;
+    CLT__TRY(clt__pick_labels(reg.infos, reg.n, labels));
+    for (size_t i = 0; i < reg.n; i++)
+        memcpy(reg.devs[i].label, labels[i], sizeof reg.devs[i].label);
+done:
+    free(labels);
+    free(ids);
+    return st;
+}
+
+/* A process that exits with kernels still queued would have the OpenCL
+ * driver's threads torn down under them; finishing the queues at exit lets
+ * such a program end cleanly. */
+static void finish_at_exit(void)
+{
+    pthread_mutex_lock(&reg.lock);
+    for (size_t i = 0; i < reg.n; i++)
+        if (reg.devs[i].queue)
+            clFinish(reg.devs[i].queue);
+    pthread_mutex_unlock(&reg.lock);
+}
+
+static void register_at_exit(void)
+{
+    atexit(finish_at_exit);
+}
+
+/* Drivers built on LLVM (PoCL) compile each kernel at its first run and
+ * create static objects then, whose destructors are registered with atexit
+ * at that moment.  Our handler must run before those, so it is registered
+ * after the first kernel has run, which the first launch waits for once. */
+void clt__after_first_launch(clt_device *dev)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    static bool done;
+    if (__atomic_load_n(&done, __ATOMIC_ACQUIRE))
+        return;
+    clFinish(dev->queue);
+    pthread_once(&once, register_at_exit);
+    __atomic_store_n(&done, true, __ATOMIC_RELEASE);
+}
+
+static clt_status ensure_init(void)
+{
+    pthread_mutex_lock(&reg.lock);
+    if (!reg.initialised) {
+        reg.status = enumerate_locked();
+        if (reg.status != CLT_OK) {
+            reg.message = strdup(clt_last_error());
+            /* Keep the message; drop partial state so a retry starts clean. */
+            char *keep = reg.message;
+            reg.message = NULL;
+            teardown_locked();
+            reg.message = keep;
+        }
+        reg.initialised = true;
+    }
+    clt_status st = reg.status;
+    pthread_mutex_unlock(&reg.lock);
+    if (st != CLT_OK)
+        return clt__error(st, "%s", reg.message ? reg.message : "OpenCL initialisation failed");
+    return CLT_OK;
+}
+
+clt_status clt__devices(clt_device **devs, size_t *n)
+{
+    clt_status st = ensure_init();
+    if (st != CLT_OK)
+        return st;
+    *devs = reg.devs;
+    *n = reg.n;
+    return CLT_OK;
+}
+
+clt_status clt__device_open(clt_device *dev)
+{
+    if (dev->opened)
+        return CLT_OK;
+    clt_status st = CLT_OK;
+    pthread_mutex_lock(&reg.lock);
+    if (dev->opened)
+        goto done;
+    int p = dev->info.platform_index;
+    if (reg.contexts[p] == NULL) {
+        /* One context per platform holds all its devices, so that moves
+         * between them stay on the device side. */
+        cl_device_id ids[64];
+        cl_uint nd = 0;
+        for (size_t i = 0; i < reg.n && nd < 64; i++)
+            if (reg.devs[i].info.platform_index == p)
+                ids[nd++] = reg.devs[i].id;
+        cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->platform,
+                                         0};
+        cl_int err = CL_SUCCESS;
+        reg.contexts[p] = clCreateContext(props, nd, ids, NULL, NULL, &err);
+        CLT__CL_CHECK(err, "clCreateContext for platform '%s' (device %s, %s)",
+                      dev->info.platform_name, dev->label, dev->info.name);
+    }
+    dev->context = reg.contexts[p];
+    cl_int err = CL_SUCCESS;
+    cl_command_queue_properties qprops = 0;
+    const char *prof = getenv("CLTENSOR_PROFILE");
+    if (prof && *prof && strcmp(prof, "0") != 0)
+        qprops |= CL_QUEUE_PROFILING_ENABLE;
+    dev->queue = clCreateCommandQueue(dev->context, dev->id, qprops, &err);
+    CLT__CL_CHECK(err, "clCreateCommandQueue on %s (%s)", dev->label, dev->info.name);
+    dev->opened = true;
+done:
+    pthread_mutex_unlock(&reg.lock);
+    return st;
+}
+
+void clt_shutdown(void)
+{
+    pthread_mutex_lock(&reg.lock);
+    for (size_t i = 0; i < reg.n; i++)
+        if (reg.devs[i].queue)
+            clFinish(reg.devs[i].queue);
+    teardown_locked();
+    pthread_mutex_unlock(&reg.lock);
+}
+
+clt_status clt_device_count(size_t *count)
+{
+    CLT__REQUIRE_ARG(count, "clt_device_count");
+    clt_status st = ensure_init();
+    if (st != CLT_OK) {
+        *count = 0;
+        return st;
+    }
+    *count = reg.n;
+    return clt__ok();
+}
+
+clt_status clt_device_at(size_t n, clt_device **out)
+{
+    CLT__REQUIRE_ARG(out, "clt_device_at");
+    *out = NULL;
+    clt_status st = ensure_init();
+    if (st != CLT_OK)
+        return st;
+    if (n >= reg.n)
+        return clt__error(CLT_ERR_DEVICE_NOT_FOUND, "clt_device_at: index %zu, but only %zu device(s)",
+                          n, reg.n);
+    st = clt__device_open(&reg.devs[n]);
+    if (st != CLT_OK)
+        return st;
+    *out = &reg.devs[n];
+    return clt__ok();
+}
+
+clt_status clt_device_get(const char *kind, clt_device **out)
+{
+    CLT__REQUIRE_ARG(kind, "clt_device_get");
+    CLT__REQUIRE_ARG(out, "clt_device_get");
+    *out = NULL;
+    clt_status st = ensure_init();
+    if (st != CLT_OK)
+        return st;
+    size_t idx = 0;
+    st = clt_pick(reg.infos, reg.n, kind, getenv("CLTENSOR_DEVICE"), &idx, NULL);
+    if (st != CLT_OK)
+        return st;
+    st = clt__device_open(&reg.devs[idx]);
+    if (st != CLT_OK)
+        return st;
+    *out = &reg.devs[idx];
+    return clt__ok();
+}
+
+int clt_is_available(const char *kind)
+{
+    if (kind == NULL)
+        return 0;
+    if (ensure_init() != CLT_OK) {
+        clt__ok();
+        return 0;
+    }
+    size_t idx = 0;
+    int ok = clt_pick(reg.infos, reg.n, kind, getenv("CLTENSOR_DEVICE"), &idx, NULL) == CLT_OK;
+    clt__ok();
+    return ok;
+}
+
+size_t clt_device_count_kind(const char *kind)
+{
+    if (kind == NULL || ensure_init() != CLT_OK) {
+        clt__ok();
+        return 0;
+    }
+    size_t count = 0;
+    for (;; count++) {
+        char req[64];
+        snprintf(req, sizeof req, "%s:%zu", kind, count);
+        size_t idx;
+        if (strchr(kind, ':') || clt_pick(reg.infos, reg.n, req, NULL, &idx, NULL) != CLT_OK)
+            break;
+    }
+    clt__ok();
+    return count;
+}
+
+clt_status clt_device_explain(const char *kind, char **report)
+{
+    CLT__REQUIRE_ARG(kind, "clt_device_explain");
+    CLT__REQUIRE_ARG(report, "clt_device_explain");
+    *report = NULL;
+    clt_status st = ensure_init();
+    if (st != CLT_OK)
+        return st;
+    size_t idx = 0;
+    st = clt_pick(reg.infos, reg.n, kind, getenv("CLTENSOR_DEVICE"), &idx, report);
+    return st;
+}
+
+clt_status clt_device_get_info(const clt_device *dev, clt_device_info *info)
+{
+    CLT__REQUIRE_ARG(dev, "clt_device_get_info");
+    CLT__REQUIRE_ARG(info, "clt_device_get_info");
+    *info = dev->info;
+    return clt__ok();
+}
+
+const char *clt_device_kind(const clt_device *dev)
+{
+    return dev ? dev->kind : NULL;
+}
+
+const char *clt_device_label(const clt_device *dev)
+{
+    return dev ? dev->label : NULL;
+}
+
+const char *clt_device_name(const clt_device *dev)
+{
+    return dev ? dev->info.name : NULL;
+}
+
+int clt_device_supports_dtype(const clt_device *dev, clt_dtype dtype)
+{
+    if (dev == NULL || !clt__dtype_valid(dtype))
+        return 0;
+    if (dtype == CLT_FLOAT64)
+        return dev->info.fp64;
+    if (dtype == CLT_FLOAT16)
+        return dev->info.fp16;
+    return 1;
+}
+
+clt_status clt__check_dtype(const clt_device *dev, clt_dtype dtype, const char *fn)
+{
+    if (!clt__dtype_valid(dtype))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid dtype value %d", fn, (int)dtype);
+    if (clt_device_supports_dtype(dev, dtype))
+        return CLT_OK;
+    return clt__error(CLT_ERR_DTYPE_UNSUPPORTED, "%s: device %s (%s) does not support %s: no %s", fn,
+                      dev->label, dev->info.name, clt_dtype_name(dtype),
+                      dtype == CLT_FLOAT64 ? "cl_khr_fp64" : "cl_khr_fp16");
+}
+
+clt_status clt_device_synchronize(clt_device *dev)
+{
+    CLT__REQUIRE_ARG(dev, "clt_device_synchronize");
+    clt_status st = clt__device_open(dev);
+    if (st != CLT_OK)
+        return st;
+    st = clt__sync_point("clt_device_synchronize");
+    if (st != CLT_OK)
+        return st;
+    cl_int err = clFinish(dev->queue);
+    if (err != CL_SUCCESS)
+        return clt__cl_error(err, "clFinish on %s (%s)", dev->label, dev->info.name);
+    return clt__ok();
+}

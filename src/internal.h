@@ -1,0 +1,287 @@
+/* internal.h: what the parts of libcltensor share and nobody outside sees.
+ * Internal non-static names start with clt__. */
+#ifndef CLT_INTERNAL_H
+#define CLT_INTERNAL_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include <CL/cl.h>
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+
+#include "cltensor.h"
+
+#if defined(__GNUC__)
+#define CLT__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define CLT__HIDDEN __attribute__((visibility("hidden")))
+#else
+#define CLT__PRINTF(f, a)
+#define CLT__HIDDEN
+#endif
+
+/* ---- errors (src/core/error.c) ----------------------------------------- */
+
+/* Sets the thread's last status and message and returns status. */
+clt_status clt__error(clt_status status, const char *fmt, ...) CLT__PRINTF(2, 3);
+
+/* For a failed OpenCL call: "<what>: CL_OUT_OF_RESOURCES (-5)", status
+ * CLT_ERR_OPENCL (or CLT_ERR_OUT_OF_DEVICE_MEMORY for allocation failures),
+ * and the raw code kept for clt_last_cl_error(). */
+clt_status clt__cl_error(cl_int err, const char *fmt, ...) CLT__PRINTF(2, 3);
+
+/* Like clt__cl_error for CLBlast's status codes. */
+clt_status clt__clblast_error(int err, const char *fmt, ...) CLT__PRINTF(2, 3);
+
+/* Marks success: clears the message. */
+clt_status clt__ok(void);
+
+/* Adds text after the current message (e.g. a build log). */
+void clt__error_append(const char *text);
+
+/* Evaluates an OpenCL call; on failure records it and jumps to `done`
+ * with `st` set.  One cleanup label per function. */
+#define CLT__CL_CHECK(call, ...)                                             \
+    do {                                                                     \
+        cl_int clt__e_ = (call);                                             \
+        if (clt__e_ != CL_SUCCESS) {                                         \
+            st = clt__cl_error(clt__e_, __VA_ARGS__);                        \
+            goto done;                                                       \
+        }                                                                    \
+    } while (0)
+
+/* Propagates a failed status to `done`. */
+#define CLT__TRY(expr)                                                       \
+    do {                                                                     \
+        st = (expr);                                                         \
+        if (st != CLT_OK)                                                    \
+            goto done;                                                       \
+    } while (0)
+
+#define CLT__REQUIRE_ARG(p, fn)                                              \
+    do {                                                                     \
+        if ((p) == NULL)                                                     \
+            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: argument '%s' is NULL", fn, #p); \
+    } while (0)
+
+/* ---- growable strings (src/core/strbuf.c) ------------------------------ */
+
+typedef struct clt__strbuf {
+    char *data;
+    size_t len, cap;
+    bool failed; /* an allocation failed; data holds what fit */
+} clt__strbuf;
+
+void clt__sb_printf(clt__strbuf *sb, const char *fmt, ...) CLT__PRINTF(2, 3);
+void clt__sb_vprintf(clt__strbuf *sb, const char *fmt, va_list ap);
+/* Hands the string over (never NULL unless allocation failed); sb is reset. */
+char *clt__sb_take(clt__strbuf *sb);
+void clt__sb_free(clt__strbuf *sb);
+
+/* Case-insensitive ASCII compare, as strcasecmp without locale. */
+int clt__strcaseeq(const char *a, const char *b);
+/* Case-insensitive substring search. */
+bool clt__strcasestr(const char *hay, const char *needle);
+
+/* ---- embedded kernel sources (generated src/cl_sources.c) --------------- */
+
+#include "kernels.h"
+
+/* The embedded cl/<name>.cl, or NULL. */
+const clt__cl_source *clt__cl_source_find(const char *name);
+
+/* ---- devices (src/device/registry.c) ----------------------------------- */
+
+typedef struct clt__kernel_entry {
+    struct clt__kernel_entry *next;
+    char name[64];
+    cl_kernel kernel;
+} clt__kernel_entry;
+
+typedef struct clt__program_entry {
+    struct clt__program_entry *next;
+    char *key; /* "<family>\n<options>" */
+    cl_program program;
+    clt__kernel_entry *kernels;
+} clt__program_entry;
+
+struct clt_device {
+    size_t index;            /* enumeration order */
+    clt_device_info info;
+    char label[32];          /* "cpu:0" */
+    const char *kind;        /* static string from clt_classify */
+    cl_platform_id platform;
+    cl_device_id id;
+    cl_context context;      /* shared by the devices of one platform */
+    cl_command_queue queue;  /* in-order */
+    bool opened;
+    pthread_mutex_t lock;    /* guards programs, kernel arguments and launches */
+    clt__program_entry *programs;
+    void *pool;              /* allocator state (src/memory) */
+    void *blas;              /* matmul state (src/ops) */
+};
+
+/* Picker labels for n descriptions (src/device/picker.c). */
+clt_status clt__pick_labels(const clt_device_info *infos, size_t n, char (*labels)[32]);
+
+/* Makes sure the device has its context and queue. */
+clt_status clt__device_open(clt_device *dev);
+
+/* Called after each launch: the first one in the process waits for its
+ * kernel once and then registers the exit handler that finishes queues. */
+void clt__after_first_launch(clt_device *dev);
+
+/* The registry's devices, after lazy initialisation. */
+clt_status clt__devices(clt_device **devs, size_t *n);
+
+/* ---- programs and launches (src/device/program.c) ---------------------- */
+
+/* One kernel argument: a value of `size` bytes at `ptr`, or local memory of
+ * `size` bytes when ptr is NULL. */
+typedef struct clt__arg {
+    size_t size;
+    const void *ptr;
+} clt__arg;
+
+#define CLT__ARG(x) ((clt__arg){sizeof(x), &(x)})
+#define CLT__LOCAL(bytes) ((clt__arg){(bytes), NULL})
+
+/* Builds (once per device, family and options) cl/<family>.cl behind
+ * cl/prelude.cl, sets the arguments of `kernel` and enqueues it on the
+ * device's queue without waiting.  lws may be NULL. */
+clt_status clt__launch(clt_device *dev, const char *family, const char *options,
+                       const char *kernel, cl_uint work_dim, const size_t *gws,
+                       const size_t *lws, size_t nargs, const clt__arg *args);
+
+/* Builds a program ahead of time (used by warm-up and tests). */
+clt_status clt__program_get(clt_device *dev, const char *family, const char *options,
+                            cl_program *out);
+
+/* Drops every cached program and kernel of a device. */
+void clt__programs_release(clt_device *dev);
+
+/* ---- dtypes ------------------------------------------------------------- */
+
+/* Appends -D definitions describing `dtype` under macro prefix `p` ("T"):
+ * p (storage type), p_C (compute type), p_LOAD/p_STORE, p_IS_FLOAT,
+ * p_IS_INT, p_IS_BOOL, p_IS_UNSIGNED, and CLT_FP64/CLT_FP16 as needed. */
+void clt__dtype_defs(clt__strbuf *sb, const char *p, clt_dtype dtype);
+
+/* Fills `buf` with `value` converted to dtype's compute type, as a kernel
+ * argument; returns its size. */
+size_t clt__scalar_arg(clt_dtype dtype, double value, void *buf);
+
+bool clt__dtype_is_float(clt_dtype dt);
+bool clt__dtype_valid(clt_dtype dt);
+
+/* Error unless the device can hold dtype (names the device and extension). */
+clt_status clt__check_dtype(const clt_device *dev, clt_dtype dtype, const char *fn);
+
+/* ---- memory (src/memory/pool.c) ---------------------------------------- */
+
+clt_status clt__buffer_alloc(clt_device *dev, size_t bytes, cl_mem *out);
+void clt__buffer_release(clt_device *dev, cl_mem mem, size_t bytes);
+void clt__pool_destroy(clt_device *dev);
+
+/* ---- tensors (src/tensor) ----------------------------------------------- */
+
+typedef struct clt__storage {
+    int refs;           /* atomic */
+    clt_device *dev;
+    cl_mem mem;         /* NULL for zero bytes */
+    size_t bytes;
+} clt__storage;
+
+struct clt_tensor {
+    clt__storage *storage;
+    clt_device *dev;
+    clt_dtype dtype;
+    int ndim;
+    int64_t shape[CLT_MAX_DIMS];
+    int64_t strides[CLT_MAX_DIMS]; /* in elements */
+    int64_t offset;                /* in elements */
+    int64_t numel;
+};
+
+/* Layout passed to strided kernels; must match clt_layout in prelude.cl. */
+typedef struct clt__layout {
+    int64_t shape[CLT_MAX_DIMS];
+    int64_t s0[CLT_MAX_DIMS];
+    int64_t s1[CLT_MAX_DIMS];
+    int64_t s2[CLT_MAX_DIMS];
+    int64_t off0, off1, off2;
+    int32_t ndim;
+    int32_t pad;
+} clt__layout;
+
+/* A new contiguous tensor with fresh (uninitialised) storage. */
+clt_status clt__tensor_new(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
+                           clt_tensor **out);
+
+/* A new handle on t's storage with the given geometry (a view). */
+clt_status clt__tensor_view(const clt_tensor *t, int ndim, const int64_t *shape,
+                            const int64_t *strides, int64_t offset, clt_tensor **out);
+
+/* Checks shape arguments: 0 <= ndim <= CLT_MAX_DIMS, dims >= 0. */
+clt_status clt__check_shape(int ndim, const int64_t *shape, const char *fn);
+
+bool clt__is_contiguous(const clt_tensor *t);
+
+/* Formats a shape as "[2, 3]" into buf. */
+const char *clt__shape_str(char *buf, size_t n, int ndim, const int64_t *shape);
+
+/* Error unless a and b live on the same device (PyTorch's wording). */
+clt_status clt__same_device(const clt_tensor *a, const clt_tensor *b, const char *fn);
+
+/* A contiguous tensor with t's values: a new handle on t itself when it is
+ * already contiguous, otherwise a strided copy.  Optionally cast. */
+clt_status clt__contiguous_as(const clt_tensor *t, clt_dtype dtype, clt_tensor **out);
+
+/* Enqueues a strided copy (with cast) of src into the contiguous dst of the
+ * same shape and device. */
+clt_status clt__copy_into(clt_tensor *dst, const clt_tensor *src);
+
+/* cl_mem of a tensor (NULL for zero-size). */
+static inline cl_mem clt__mem(const clt_tensor *t)
+{
+    return t->storage ? t->storage->mem : NULL;
+}
+
+/* ---- counters and sync checks (src/core/stats.c) ----------------------- */
+
+/* Called before every blocking wait on the host: counts it and applies
+ * CLTENSOR_SYNC_DEBUG.  `what` names the call site. */
+clt_status clt__sync_point(const char *what);
+void clt__count_h2d(size_t bytes);
+void clt__count_d2h(size_t bytes);
+void clt__count_launch(void);
+
+/* ---- matmul state (src/ops/matmul.c) ----------------------------------- */
+
+/* Releases whatever the matmul module keeps per device. */
+void clt__blas_release(clt_device *dev);
+
+/* ---- profiling (src/core/stats.c) -------------------------------------- */
+
+/* True when CLTENSOR_PROFILE asks for per-kernel times. */
+bool clt__profiling(void);
+/* Takes ownership of `ev`, a launch of `kernel`, for the exit summary. */
+void clt__profile_event(const char *kernel, cl_event ev);
+
+/* ---- host-side element access (src/tensor/format.c) --------------------- */
+
+/* The element at p (of dtype) as a double; float16 is converted exactly. */
+double clt__element_to_double(clt_dtype dtype, const void *p);
+/* Stores v as dtype at p (rounding to nearest for float16). */
+void clt__element_from_double(clt_dtype dtype, double v, void *p);
+
+/* ---- broadcasting (src/ops/elementwise.c) ------------------------------- */
+
+/* PyTorch broadcasting of two shapes; error names both shapes. */
+clt_status clt__broadcast_shapes(int na, const int64_t *sa, int nb, const int64_t *sb, int *nout,
+                                 int64_t *out, const char *fn);
+/* Strides of t read through a broadcast shape (0 on broadcast dims). */
+void clt__broadcast_strides(const clt_tensor *t, int n, const int64_t *shape, int64_t *strides);
+
+#endif

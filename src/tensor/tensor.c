@@ -1,0 +1,417 @@
+/* tensor.c: tensor handles and their storage: creation, fills, views,
+ * contiguous copies and dtype conversion. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+const char *clt__shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
+{
+    size_t len = 0;
+    len += (size_t)snprintf(buf, n, "[");
+    for (int d = 0; d < ndim && len < n; d++)
+        len += (size_t)snprintf(buf + len, n - len, d ? ", %lld" : "%lld", (long long)shape[d]);
+    if (len < n)
+        snprintf(buf + len, n - len, "]");
+    return buf;
+}
+
+clt_status clt__check_shape(int ndim, const int64_t *shape, const char *fn)
+{
+    if (ndim < 0 || ndim > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS, "%s: %d dimensions asked; at most %d supported",
+                          fn, ndim, CLT_MAX_DIMS);
+    if (ndim > 0 && shape == NULL)
+        return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: shape is NULL for %d dimensions", fn, ndim);
+    int64_t numel = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] < 0) {
+            char s[160];
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: negative dimension %lld in shape %s", fn, (long long)shape[d],
+                              clt__shape_str(s, sizeof s, ndim, shape));
+        }
+        if (shape[d] > 0 && numel > INT64_MAX / shape[d]) {
+            char s[160];
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: shape %s has too many elements", fn,
+                              clt__shape_str(s, sizeof s, ndim, shape));
+        }
+        numel *= shape[d];
+    }
+    return CLT_OK;
+}
+
+bool clt__is_contiguous(const clt_tensor *t)
+{
+    int64_t expect = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (t->shape[d] != 1 && t->strides[d] != expect)
+            return false;
+        expect *= t->shape[d];
+    }
+    return true;
+}
+
+static void storage_release(clt__storage *s)
+{
+    if (s == NULL)
+        return;
+    if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        clt__buffer_release(s->dev, s->mem, s->bytes);
+        free(s);
+    }
+}
+
+clt_status clt__tensor_new(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
+                           clt_tensor **out)
+{
+    clt_status st = clt__check_shape(ndim, shape, "tensor");
+    if (st != CLT_OK)
+        return st;
+    st = clt__device_open(dev);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *t = calloc(1, sizeof *t);
+    clt__storage *s = calloc(1, sizeof *s);
+    if (t == NULL || s == NULL) {
+        free(t);
+        free(s);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "tensor: out of host memory");
+    }
+    t->dev = dev;
+    t->dtype = dtype;
+    t->ndim = ndim;
+    t->numel = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        t->shape[d] = shape[d];
+        t->strides[d] = t->numel;
+        t->numel *= shape[d];
+    }
+    s->refs = 1;
+    s->dev = dev;
+    s->bytes = (size_t)t->numel * clt_dtype_size(dtype);
+    if (s->bytes > 0) {
+        if (dev->info.max_alloc_bytes && s->bytes > dev->info.max_alloc_bytes) {
+            char sh[160];
+            st = clt__error(CLT_ERR_OUT_OF_DEVICE_MEMORY,
+                            "tensor of shape %s (%s, %zu bytes) exceeds the largest buffer %s "
+                            "(%s) allows: %llu bytes",
+                            clt__shape_str(sh, sizeof sh, ndim, shape), clt_dtype_name(dtype),
+                            s->bytes, dev->label, dev->info.name,
+                            (unsigned long long)dev->info.max_alloc_bytes);
+        } else {
+            st = clt__buffer_alloc(dev, s->bytes, &s->mem);
+        }
+        if (st != CLT_OK) {
+            free(t);
+            free(s);
+            return st;
+        }
+    }
+    t->storage = s;
+    *out = t;
+    return CLT_OK;
+}
+
+clt_status clt__tensor_view(const clt_tensor *t, int ndim, const int64_t *shape,
+                            const int64_t *strides, int64_t offset, clt_tensor **out)
+{
+    clt_tensor *v = calloc(1, sizeof *v);
+    if (v == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "view: out of host memory");
+    v->storage = t->storage;
+    __atomic_add_fetch(&v->storage->refs, 1, __ATOMIC_RELAXED);
+    v->dev = t->dev;
+    v->dtype = t->dtype;
+    v->ndim = ndim;
+    v->offset = offset;
+    v->numel = 1;
+    for (int d = 0; d < ndim; d++) {
+        v->shape[d] = shape[d];
+        v->strides[d] = strides[d];
+        v->numel *= shape[d];
+    }
+    *out = v;
+    return CLT_OK;
+}
+
+void clt_tensor_free(clt_tensor *t)
+{
+    if (t == NULL)
+        return;
+    storage_release(t->storage);
+    free(t);
+}
+
+/* ---- fills ------------------------------------------------------------------ */
+
+static clt_status fill(clt_tensor *t, double value)
+{
+    clt__strbuf opts = {0};
+    clt__dtype_defs(&opts, "T", t->dtype);
+    if (opts.failed) {
+        clt__sb_free(&opts);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "fill: out of host memory");
+    }
+    cl_mem mem = clt__mem(t);
+    cl_ulong n = (cl_ulong)t->numel;
+    unsigned char v[8];
+    size_t vsize = clt__scalar_arg(t->dtype, value, v);
+    clt__arg args[] = {CLT__ARG(mem), CLT__ARG(n), {vsize, v}};
+    size_t gws = (size_t)n;
+    clt_status st = clt__launch(t->dev, "fill", opts.data, "fill", 1, &gws, NULL, 3, args);
+    clt__sb_free(&opts);
+    return st;
+}
+
+static clt_status check_create(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
+                               clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(dev, fn);
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = clt__check_dtype(dev, dtype, fn);
+    if (st == CLT_OK)
+        st = clt__check_shape(ndim, shape, fn);
+    return st;
+}
+
+clt_status clt_empty(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
+                     clt_tensor **out)
+{
+    clt_status st = check_create(dev, dtype, ndim, shape, out, "clt_empty");
+    if (st == CLT_OK)
+        st = clt__tensor_new(dev, dtype, ndim, shape, out);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_full(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
+                    double value, clt_tensor **out)
+{
+    clt_tensor *t = NULL;
+    clt_status st = check_create(dev, dtype, ndim, shape, out, "clt_full");
+    if (st == CLT_OK)
+        st = clt__tensor_new(dev, dtype, ndim, shape, &t);
+    if (st == CLT_OK)
+        st = fill(t, value);
+    if (st != CLT_OK) {
+        clt_tensor_free(t);
+        return st;
+    }
+    *out = t;
+    return clt__ok();
+}
+
+clt_status clt_zeros(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
+                     clt_tensor **out)
+{
+    return clt_full(dev, dtype, ndim, shape, 0.0, out);
+}
+
+clt_status clt_ones(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
+                    clt_tensor **out)
+{
+    return clt_full(dev, dtype, ndim, shape, 1.0, out);
+}
+
+clt_status clt_arange(clt_device *dev, clt_dtype dtype, double start, double end, double step,
+                      clt_tensor **out)
+{
+    clt_status st = check_create(dev, dtype, 0, NULL, out, "clt_arange");
+    if (st != CLT_OK)
+        return st;
+    if (step == 0 || isnan(step) || isnan(start) || isnan(end) || isinf(start) || isinf(end))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "clt_arange: invalid range start=%g end=%g step=%g", start, end, step);
+    if ((end - start) / step < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "clt_arange: upper bound and larger bound inconsistent with step sign "
+                          "(start=%g, end=%g, step=%g)",
+                          start, end, step);
+    double count = ceil((end - start) / step);
+    if (count > 9.2e18)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "clt_arange: %g elements is too many", count);
+    int64_t n = (int64_t)count;
+    clt_tensor *t = NULL;
+    st = clt__tensor_new(dev, dtype, 1, &n, &t);
+    if (st != CLT_OK)
+        return st;
+    clt__strbuf opts = {0};
+    clt__dtype_defs(&opts, "T", dtype);
+    if (dev->info.fp64)
+        clt__sb_printf(&opts, " -DCLT_FP64");
+    cl_mem mem = clt__mem(t);
+    cl_ulong un = (cl_ulong)n;
+    size_t gws = (size_t)n;
+    bool integral = !clt__dtype_is_float(dtype) && start == floor(start) && step == floor(step);
+    if (integral) {
+        cl_long s0 = (cl_long)start, s1 = (cl_long)step;
+        clt__arg args[] = {CLT__ARG(mem), CLT__ARG(un), CLT__ARG(s0), CLT__ARG(s1)};
+        st = clt__launch(dev, "fill", opts.data, "arange_int", 1, &gws, NULL, 4, args);
+    } else if (dev->info.fp64) {
+        cl_double s0 = start, s1 = step;
+        clt__arg args[] = {CLT__ARG(mem), CLT__ARG(un), CLT__ARG(s0), CLT__ARG(s1)};
+        st = clt__launch(dev, "fill", opts.data, "arange", 1, &gws, NULL, 4, args);
+    } else {
+        cl_float s0 = (cl_float)start, s1 = (cl_float)step;
+        clt__arg args[] = {CLT__ARG(mem), CLT__ARG(un), CLT__ARG(s0), CLT__ARG(s1)};
+        st = clt__launch(dev, "fill", opts.data, "arange", 1, &gws, NULL, 4, args);
+    }
+    clt__sb_free(&opts);
+    if (st != CLT_OK) {
+        clt_tensor_free(t);
+        return st;
+    }
+    *out = t;
+    return clt__ok();
+}
+
+/* ---- copies ----------------------------------------------------------------- */
+
+clt_status clt__copy_into(clt_tensor *dst, const clt_tensor *src)
+{
+    if (src->numel == 0)
+        return CLT_OK;
+    clt__strbuf opts = {0};
+    clt__dtype_defs(&opts, "S", src->dtype);
+    clt__dtype_defs(&opts, "D", dst->dtype);
+    if (opts.failed) {
+        clt__sb_free(&opts);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "copy: out of host memory");
+    }
+    cl_mem dmem = clt__mem(dst), smem = clt__mem(src);
+    cl_ulong doff = (cl_ulong)dst->offset, n = (cl_ulong)src->numel;
+    size_t gws = (size_t)n;
+    clt_status st;
+    if (clt__is_contiguous(src)) {
+        cl_ulong soff = (cl_ulong)src->offset;
+        clt__arg args[] = {CLT__ARG(dmem), CLT__ARG(doff), CLT__ARG(smem), CLT__ARG(soff),
+                           CLT__ARG(n)};
+        st = clt__launch(dst->dev, "copy", opts.data, "copy_contig", 1, &gws, NULL, 5, args);
+    } else {
+        clt__layout L;
+        memset(&L, 0, sizeof L);
+        L.ndim = src->ndim;
+        L.off0 = src->offset;
+        for (int d = 0; d < src->ndim; d++) {
+            L.shape[d] = src->shape[d];
+            L.s0[d] = src->strides[d];
+        }
+        clt__arg args[] = {CLT__ARG(dmem), CLT__ARG(doff), CLT__ARG(smem), CLT__ARG(n),
+                           CLT__ARG(L)};
+        st = clt__launch(dst->dev, "copy", opts.data, "copy_strided", 1, &gws, NULL, 5, args);
+    }
+    clt__sb_free(&opts);
+    return st;
+}
+
+clt_status clt__contiguous_as(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
+{
+    if (t->dtype == dtype && clt__is_contiguous(t))
+        return clt__tensor_view(t, t->ndim, t->shape, t->strides, t->offset, out);
+    clt_tensor *c = NULL;
+    clt_status st = clt__tensor_new(t->dev, dtype, t->ndim, t->shape, &c);
+    if (st == CLT_OK)
+        st = clt__copy_into(c, t);
+    if (st != CLT_OK) {
+        clt_tensor_free(c);
+        return st;
+    }
+    *out = c;
+    return CLT_OK;
+}
+
+clt_status clt_clone(const clt_tensor *t, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(t, "clt_clone");
+    CLT__REQUIRE_ARG(out, "clt_clone");
+    *out = NULL;
+    clt_tensor *c = NULL;
+    clt_status st = clt__tensor_new(t->dev, t->dtype, t->ndim, t->shape, &c);
+    if (st == CLT_OK)
+        st = clt__copy_into(c, t);
+    if (st != CLT_OK) {
+        clt_tensor_free(c);
+        return st;
+    }
+    *out = c;
+    return clt__ok();
+}
+
+clt_status clt_to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(t, "clt_to_dtype");
+    CLT__REQUIRE_ARG(out, "clt_to_dtype");
+    *out = NULL;
+    clt_status st = clt__check_dtype(t->dev, dtype, "clt_to_dtype");
+    if (st != CLT_OK)
+        return st;
+    if (dtype == t->dtype)
+        st = clt__tensor_view(t, t->ndim, t->shape, t->strides, t->offset, out);
+    else
+        st = clt__contiguous_as(t, dtype, out);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* ---- properties ------------------------------------------------------------- */
+
+int clt_tensor_ndim(const clt_tensor *t)
+{
+    return t ? t->ndim : 0;
+}
+
+const int64_t *clt_tensor_shape(const clt_tensor *t)
+{
+    return t ? t->shape : NULL;
+}
+
+const int64_t *clt_tensor_strides(const clt_tensor *t)
+{
+    return t ? t->strides : NULL;
+}
+
+int64_t clt_tensor_size(const clt_tensor *t, int d)
+{
+    if (t == NULL)
+        return 0;
+    if (d < 0)
+        d += t->ndim;
+    return d >= 0 && d < t->ndim ? t->shape[d] : 0;
+}
+
+int64_t clt_tensor_numel(const clt_tensor *t)
+{
+    return t ? t->numel : 0;
+}
+
+size_t clt_tensor_nbytes(const clt_tensor *t)
+{
+    return t ? (size_t)t->numel * clt_dtype_size(t->dtype) : 0;
+}
+
+clt_dtype clt_tensor_dtype(const clt_tensor *t)
+{
+    return t ? t->dtype : CLT_FLOAT32;
+}
+
+clt_device *clt_tensor_device(const clt_tensor *t)
+{
+    return t ? t->dev : NULL;
+}
+
+int clt_tensor_is_contiguous(const clt_tensor *t)
+{
+    return t ? clt__is_contiguous(t) : 0;
+}
+
+clt_status clt__same_device(const clt_tensor *a, const clt_tensor *b, const char *fn)
+{
+    if (a->dev == b->dev)
+        return CLT_OK;
+    return clt__error(CLT_ERR_DEVICE_MISMATCH,
+                      "%s: expected all tensors to be on the same device, but found at least "
+                      "two devices, %s (%s) and %s (%s); move one with clt_to",
+                      fn, a->dev->label, a->dev->info.name, b->dev->label, b->dev->info.name);
+}

@@ -1,0 +1,268 @@
+/* transfer.c: host import, moves between devices, and explicit read-back
+ * (blocking and with an event). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct clt_event {
+    cl_event ev;            /* NULL when there was nothing to copy */
+    clt_tensor *keep;       /* keeps the source storage alive until done */
+    bool waited;
+};
+
+clt_status clt_tensor_from_host(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
+                                const void *data, clt_tensor **out)
+{
+    const char *fn = "clt_tensor_from_host";
+    CLT__REQUIRE_ARG(dev, fn);
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = clt__check_dtype(dev, dtype, fn);
+    if (st == CLT_OK)
+        st = clt__check_shape(ndim, shape, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *t = NULL;
+    st = clt__tensor_new(dev, dtype, ndim, shape, &t);
+    if (st != CLT_OK)
+        return st;
+    size_t bytes = clt_tensor_nbytes(t);
+    if (bytes > 0) {
+        if (data == NULL) {
+            clt_tensor_free(t);
+            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: data is NULL for %zu bytes", fn, bytes);
+        }
+        cl_int err = clEnqueueWriteBuffer(dev->queue, clt__mem(t), CL_TRUE, 0, bytes, data, 0,
+                                          NULL, NULL);
+        if (err != CL_SUCCESS) {
+            clt_tensor_free(t);
+            return clt__cl_error(err, "%s: writing %zu bytes to %s (%s)", fn, bytes, dev->label,
+                                 dev->info.name);
+        }
+        clt__count_h2d(bytes);
+    }
+    *out = t;
+    return clt__ok();
+}
+
+/* A contiguous version of t on its own device (maybe t's own storage). */
+static clt_status contiguous(const clt_tensor *t, clt_tensor **out)
+{
+    return clt__contiguous_as(t, t->dtype, out);
+}
+
+/* Device-side copy between two devices of one context.  The two in-order
+ * queues do not order each other.  Cross-queue event dependencies would
+ * (and PoCL 3.1 deadlocks on them between its pthread and basic drivers),
+ * so the source queue is drained first and the copy is waited for, which
+ * also keeps the source buffer from being reused under the copy. */
+static clt_status copy_same_context(const clt_tensor *src, clt_tensor *dst)
+{
+    clt_status st = CLT_OK;
+    clt_device *sd = src->dev, *dd = dst->dev;
+    size_t es = clt_dtype_size(src->dtype);
+    CLT__CL_CHECK(clFinish(sd->queue), "clt_to: finishing work on %s (%s)", sd->label,
+                  sd->info.name);
+    CLT__CL_CHECK(clEnqueueCopyBuffer(dd->queue, clt__mem(src), clt__mem(dst),
+                                      (size_t)src->offset * es, 0, clt_tensor_nbytes(src), 0,
+                                      NULL, NULL),
+                  "clt_to: copying %zu bytes from %s (%s) to %s (%s)", clt_tensor_nbytes(src),
+                  sd->label, sd->info.name, dd->label, dd->info.name);
+    CLT__CL_CHECK(clFinish(dd->queue), "clt_to: copy to %s (%s)", dd->label, dd->info.name);
+done:
+    return st;
+}
+
+static clt_status copy_through_host(const clt_tensor *src, clt_tensor *dst)
+{
+    size_t bytes = clt_tensor_nbytes(src);
+    void *tmp = malloc(bytes);
+    if (tmp == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
+                          "clt_to: no host memory for a %zu-byte staging buffer", bytes);
+    clt_status st = clt_tensor_read(src, tmp, bytes);
+    if (st == CLT_OK) {
+        cl_int err = clEnqueueWriteBuffer(dst->dev->queue, clt__mem(dst), CL_TRUE, 0, bytes, tmp,
+                                          0, NULL, NULL);
+        if (err != CL_SUCCESS)
+            st = clt__cl_error(err, "clt_to: writing %zu bytes to %s (%s)", bytes,
+                               dst->dev->label, dst->dev->info.name);
+        else
+            clt__count_h2d(bytes);
+    }
+    free(tmp);
+    return st;
+}
+
+clt_status clt_to(const clt_tensor *t, clt_device *dev, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(t, "clt_to");
+    CLT__REQUIRE_ARG(dev, "clt_to");
+    CLT__REQUIRE_ARG(out, "clt_to");
+    *out = NULL;
+    clt_status st;
+    if (dev == t->dev) {
+        st = clt__tensor_view(t, t->ndim, t->shape, t->strides, t->offset, out);
+        return st == CLT_OK ? clt__ok() : st;
+    }
+    st = clt__check_dtype(dev, t->dtype, "clt_to");
+    if (st == CLT_OK)
+        st = clt__device_open(dev);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *src = NULL, *dst = NULL;
+    CLT__TRY(contiguous(t, &src));
+    CLT__TRY(clt__tensor_new(dev, t->dtype, t->ndim, t->shape, &dst));
+    if (src->numel > 0) {
+        if (dev->context == t->dev->context)
+            CLT__TRY(copy_same_context(src, dst));
+        else
+            CLT__TRY(copy_through_host(src, dst));
+    }
+    *out = dst;
+    dst = NULL;
+done:
+    clt_tensor_free(src);
+    clt_tensor_free(dst);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+static clt_status check_read(const clt_tensor *t, const void *dst, size_t dst_bytes,
+                             const char *fn)
+{
+    CLT__REQUIRE_ARG(t, fn);
+    size_t need = clt_tensor_nbytes(t);
+    if (need > 0 && dst == NULL)
+        return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: dst is NULL", fn);
+    if (dst_bytes < need) {
+        char s[160];
+        return clt__error(CLT_ERR_BUFFER_TOO_SMALL,
+                          "%s: destination holds %zu bytes, the %s tensor of shape %s needs %zu",
+                          fn, dst_bytes, clt_dtype_name(t->dtype),
+                          clt__shape_str(s, sizeof s, t->ndim, t->shape), need);
+    }
+    return CLT_OK;
+}
+
+clt_status clt_tensor_read(const clt_tensor *t, void *dst, size_t dst_bytes)
+{
+    clt_status st = check_read(t, dst, dst_bytes, "clt_tensor_read");
+    if (st != CLT_OK)
+        return st;
+    size_t bytes = clt_tensor_nbytes(t);
+    if (bytes == 0)
+        return clt__ok();
+    st = clt__sync_point("clt_tensor_read");
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *src = NULL;
+    CLT__TRY(contiguous(t, &src));
+    CLT__CL_CHECK(clEnqueueReadBuffer(src->dev->queue, clt__mem(src), CL_TRUE,
+                                      (size_t)src->offset * clt_dtype_size(src->dtype), bytes,
+                                      dst, 0, NULL, NULL),
+                  "clt_tensor_read: reading %zu bytes from %s (%s)", bytes, src->dev->label,
+                  src->dev->info.name);
+    clt__count_d2h(bytes);
+done:
+    clt_tensor_free(src);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_tensor_read_async(const clt_tensor *t, void *dst, size_t dst_bytes,
+                                 clt_event **out)
+{
+    CLT__REQUIRE_ARG(out, "clt_tensor_read_async");
+    *out = NULL;
+    clt_status st = check_read(t, dst, dst_bytes, "clt_tensor_read_async");
+    if (st != CLT_OK)
+        return st;
+    clt_event *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_tensor_read_async: out of host memory");
+    size_t bytes = clt_tensor_nbytes(t);
+    if (bytes > 0) {
+        CLT__TRY(contiguous(t, &e->keep));
+        CLT__CL_CHECK(clEnqueueReadBuffer(e->keep->dev->queue, clt__mem(e->keep), CL_FALSE,
+                                          (size_t)e->keep->offset * clt_dtype_size(t->dtype),
+                                          bytes, dst, 0, NULL, &e->ev),
+                      "clt_tensor_read_async: reading %zu bytes from %s (%s)", bytes,
+                      t->dev->label, t->dev->info.name);
+        clFlush(e->keep->dev->queue);
+        clt__count_d2h(bytes);
+    }
+    *out = e;
+    e = NULL;
+done:
+    if (e) {
+        clt_tensor_free(e->keep);
+        free(e);
+    }
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_event_wait(clt_event *e)
+{
+    CLT__REQUIRE_ARG(e, "clt_event_wait");
+    if (e->ev && !e->waited) {
+        clt_status st = clt__sync_point("clt_event_wait");
+        if (st != CLT_OK)
+            return st;
+        cl_int err = clWaitForEvents(1, &e->ev);
+        if (err != CL_SUCCESS)
+            return clt__cl_error(err, "clt_event_wait: the read-back failed");
+        e->waited = true;
+    }
+    return clt__ok();
+}
+
+clt_status clt_event_query(clt_event *e, int *done)
+{
+    CLT__REQUIRE_ARG(e, "clt_event_query");
+    CLT__REQUIRE_ARG(done, "clt_event_query");
+    *done = 1;
+    if (e->ev == NULL || e->waited)
+        return clt__ok();
+    cl_int status = CL_QUEUED;
+    cl_int err = clGetEventInfo(e->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                                NULL);
+    if (err != CL_SUCCESS)
+        return clt__cl_error(err, "clt_event_query");
+    if (status < 0)
+        return clt__cl_error(status, "clt_event_query: the read-back failed");
+    *done = status == CL_COMPLETE;
+    return clt__ok();
+}
+
+void clt_event_free(clt_event *e)
+{
+    if (e == NULL)
+        return;
+    if (e->ev) {
+        if (!e->waited)
+            clWaitForEvents(1, &e->ev);
+        clReleaseEvent(e->ev);
+    }
+    clt_tensor_free(e->keep);
+    free(e);
+}
+
+clt_status clt_tensor_item(const clt_tensor *t, double *value)
+{
+    CLT__REQUIRE_ARG(t, "clt_tensor_item");
+    CLT__REQUIRE_ARG(value, "clt_tensor_item");
+    if (t->numel != 1) {
+        char s[160];
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "clt_tensor_item: a tensor with %lld elements (shape %s) cannot be "
+                          "converted to a scalar",
+                          (long long)t->numel, clt__shape_str(s, sizeof s, t->ndim, t->shape));
+    }
+    unsigned char buf[8];
+    clt_status st = clt_tensor_read(t, buf, sizeof buf);
+    if (st != CLT_OK)
+        return st;
+    *value = clt__element_to_double(t->dtype, buf);
+    return clt__ok();
+}

@@ -1,0 +1,84 @@
+/* helpers.h: what the Criterion suites share: getting a device (or skipping
+ * the test when OpenCL has none), reading tensors back, and comparisons
+ * against host references computed in the test. */
+#ifndef CLT_TEST_HELPERS_H
+#define CLT_TEST_HELPERS_H
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cltensor.h"
+
+#define CHECK(call)                                                                \
+    do {                                                                           \
+        clt_status st_ = (call);                                                   \
+        cr_assert_eq(st_, CLT_OK, "%s failed: %s: %s", #call, clt_status_name(st_), \
+                     clt_last_error());                                            \
+    } while (0)
+
+/* The device for `kind`, or skip the test when OpenCL has no platform. */
+static inline clt_device *get_device(const char *kind)
+{
+    clt_device *dev = NULL;
+    clt_status st = clt_device_get(kind, &dev);
+    if (st == CLT_ERR_NO_PLATFORM)
+        cr_skip_test("no OpenCL platform: %s", clt_last_error());
+    cr_assert_eq(st, CLT_OK, "clt_device_get(%s): %s", kind, clt_last_error());
+    return dev;
+}
+
+/* A second device, or skip when there is only one (POCL_DEVICES="pthread
+ * basic" gives two). */
+static inline clt_device *second_device(clt_device *first)
+{
+    size_t n = 0;
+    if (clt_device_count(&n) != CLT_OK || n < 2)
+        cr_skip_test("only one OpenCL device; set POCL_DEVICES=\"pthread basic\"");
+    for (size_t i = 0; i < n; i++) {
+        clt_device *d = NULL;
+        CHECK(clt_device_at(i, &d));
+        if (d != first)
+            return d;
+    }
+    return NULL;
+}
+
+/* Reads a float32 tensor into a new malloc'd array. */
+static inline float *read_f32(const clt_tensor *t)
+{
+    size_t n = (size_t)clt_tensor_numel(t);
+    float *h = malloc((n ? n : 1) * sizeof *h);
+    cr_assert_not_null(h);
+    CHECK(clt_tensor_read(t, h, n * sizeof *h));
+    return h;
+}
+
+static inline void fill_random(float *x, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        x[i] = (float)((seed >> 8) % 20001) / 1000.0f - 10.0f;
+    }
+}
+
+/* Equal within a relative and absolute tolerance; NaN equals NaN. */
+static inline int close_enough(double got, double want, double rtol, double atol)
+{
+    if (isnan(want))
+        return isnan(got);
+    if (isinf(want))
+        return got == want;
+    return fabs(got - want) <= atol + rtol * fabs(want);
+}
+
+#define ASSERT_ALLCLOSE_F32(got, want, n, rtol, atol)                              \
+    do {                                                                           \
+        for (size_t i_ = 0; i_ < (size_t)(n); i_++)                                \
+            cr_assert(close_enough((got)[i_], (want)[i_], rtol, atol),             \
+                      "element %zu: got %.9g, want %.9g", i_, (double)(got)[i_],   \
+                      (double)(want)[i_]);                                         \
+    } while (0)
+
+#endif

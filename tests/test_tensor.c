@@ -1,0 +1,158 @@
+/* test_tensor.c: tensor life cycle, creation functions, properties and the
+ * tolist() formatter. */
+#include "helpers.h"
+
+Test(tensor, from_host_round_trip)
+{
+    clt_device *dev = get_device("cpu");
+    float host[24];
+    fill_random(host, 24, 7);
+    int64_t shape[3] = {2, 3, 4};
+    clt_tensor *t = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 3, shape, host, &t));
+    cr_assert_eq(clt_tensor_ndim(t), 3);
+    cr_assert_eq(clt_tensor_numel(t), 24);
+    cr_assert_eq(clt_tensor_nbytes(t), 96);
+    cr_assert_eq(clt_tensor_size(t, -1), 4);
+    cr_assert_eq(clt_tensor_size(t, 0), 2);
+    cr_assert_eq(clt_tensor_strides(t)[0], 12);
+    cr_assert_eq(clt_tensor_dtype(t), CLT_FLOAT32);
+    cr_assert_eq(clt_tensor_device(t), dev);
+    cr_assert(clt_tensor_is_contiguous(t));
+    float *back = read_f32(t);
+    cr_assert_arr_eq(back, host, sizeof host);
+    free(back);
+    clt_tensor_free(t);
+}
+
+Test(tensor, zeros_ones_full)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t shape[2] = {5, 7};
+    clt_tensor *z = NULL, *o = NULL, *f = NULL;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 2, shape, &z));
+    CHECK(clt_ones(dev, CLT_FLOAT32, 2, shape, &o));
+    CHECK(clt_full(dev, CLT_FLOAT32, 2, shape, -2.5, &f));
+    float *hz = read_f32(z), *ho = read_f32(o), *hf = read_f32(f);
+    for (int i = 0; i < 35; i++) {
+        cr_assert_eq(hz[i], 0.0f);
+        cr_assert_eq(ho[i], 1.0f);
+        cr_assert_eq(hf[i], -2.5f);
+    }
+    free(hz);
+    free(ho);
+    free(hf);
+    clt_tensor_free(z);
+    clt_tensor_free(o);
+    clt_tensor_free(f);
+}
+
+Test(tensor, arange_matches_host)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *t = NULL;
+    CHECK(clt_arange(dev, CLT_FLOAT32, 1.0, 2.0, 0.1, &t));
+    cr_assert_eq(clt_tensor_numel(t), 10);
+    float *h = read_f32(t);
+    for (int i = 0; i < 10; i++)
+        cr_assert_float_eq(h[i], (float)(1.0 + i * 0.1), 1e-7, "element %d", i);
+    free(h);
+    clt_tensor_free(t);
+
+    CHECK(clt_arange(dev, CLT_FLOAT32, 10.0, 0.0, -3.0, &t));
+    h = read_f32(t);
+    cr_assert_eq(clt_tensor_numel(t), 4);
+    cr_assert_eq(h[0], 10.0f);
+    cr_assert_eq(h[3], 1.0f);
+    free(h);
+    clt_tensor_free(t);
+
+    CHECK(clt_arange(dev, CLT_FLOAT32, 0.0, 0.0, 1.0, &t));
+    cr_assert_eq(clt_tensor_numel(t), 0);
+    clt_tensor_free(t);
+}
+
+Test(tensor, zero_size_and_scalar)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t shape[2] = {0, 3};
+    clt_tensor *t = NULL;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 2, shape, &t));
+    cr_assert_eq(clt_tensor_numel(t), 0);
+    cr_assert_eq(clt_tensor_nbytes(t), 0);
+    CHECK(clt_tensor_read(t, NULL, 0));
+    char *s = NULL;
+    CHECK(clt_tensor_format(t, &s));
+    cr_assert_str_eq(s, "[]");
+    clt_free(s);
+    clt_tensor_free(t);
+
+    float v = 4.5f;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 0, NULL, &v, &t));
+    cr_assert_eq(clt_tensor_numel(t), 1);
+    CHECK(clt_tensor_format(t, &s));
+    cr_assert_str_eq(s, "4.5");
+    double item = 0;
+    CHECK(clt_tensor_item(t, &item));
+    cr_assert_eq(item, 4.5);
+    clt_free(s);
+    clt_tensor_free(t);
+}
+
+Test(tensor, format_like_python_tolist)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t shape[2] = {2, 3};
+    clt_tensor *t = NULL;
+    char *s = NULL;
+    CHECK(clt_full(dev, CLT_FLOAT32, 2, shape, 3.0, &t));
+    CHECK(clt_tensor_format(t, &s));
+    cr_assert_str_eq(s, "[[3.0, 3.0, 3.0], [3.0, 3.0, 3.0]]");
+    clt_free(s);
+    clt_tensor_free(t);
+
+    /* float32 values print as the Python floats tolist() makes of them. */
+    float vals[8] = {0.1f, -0.0f, 1e-5f, 1e16f, 123456.0f, INFINITY, NAN, 0.5f};
+    int64_t n = 8;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, vals, &t));
+    CHECK(clt_tensor_format(t, &s));
+    cr_assert_str_eq(s, "[0.10000000149011612, -0.0, 9.999999747378752e-06, 1.0000000272564224e+16, "
+                        "123456.0, inf, nan, 0.5]");
+    clt_free(s);
+    clt_tensor_free(t);
+
+    int64_t shape3[3] = {2, 1, 2};
+    float v3[4] = {1, 2, 3, 4};
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 3, shape3, v3, &t));
+    CHECK(clt_tensor_format(t, &s));
+    cr_assert_str_eq(s, "[[[1.0, 2.0]], [[3.0, 4.0]]]");
+    clt_free(s);
+    clt_tensor_free(t);
+}
+
+Test(tensor, release_null_is_noop)
+{
+    clt_tensor_free(NULL);
+    clt_event_free(NULL);
+    clt_free(NULL);
+}
+
+Test(tensor, loop_over_batches_releases_everything)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t shape[1] = {1000};
+    for (int batch = 0; batch < 50; batch++) {
+        clt_tensor *x = NULL, *y = NULL;
+        CHECK(clt_full(dev, CLT_FLOAT32, 1, shape, batch, &x));
+        CHECK(clt_mul_scalar(x, 2.0, &y));
+        float last = 0;
+        if (batch == 49) {
+            float *h = read_f32(y);
+            last = h[999];
+            free(h);
+            cr_assert_eq(last, 98.0f);
+        }
+        clt_tensor_free(x);
+        clt_tensor_free(y);
+    }
+}
