@@ -5,6 +5,11 @@
  *   cltensor/device.h   devices and the kind-string picker
  *   cltensor/tensor.h   tensors, moves, read-back
  *   cltensor/ops.h      elementwise operations
+ *   cltensor/reduce.h   reductions
+ *   cltensor/linalg.h   matmul, softmax
+ *   cltensor/random.h   counter-based random numbers
+ *   cltensor/view.h     views and layout: reshape, permute, cat, ...
+ *   cltensor/memory.h   the caching allocator and kernel cache
  *   cltensor/stats.h    transfer and synchronisation counters
  */
 #ifndef CLTENSOR_H
@@ -14,6 +19,11 @@
 #include <cltensor/device.h>
 #include <cltensor/tensor.h>
 #include <cltensor/ops.h>
+#include <cltensor/reduce.h>
+#include <cltensor/linalg.h>
+#include <cltensor/random.h>
+#include <cltensor/view.h>
+#include <cltensor/memory.h>
 #include <cltensor/stats.h>
 
 #endif

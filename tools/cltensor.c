@@ -6,6 +6,8 @@
 
 #include <cltensor.h>
 
+#include "cli.h"
+
 static const char *type_name(clt_device_type t)
 {
     switch (t) {
@@ -90,6 +92,8 @@ static void usage(FILE *f)
                "  devices [-v]     list OpenCL platforms and devices, and what each kind\n"
                "                   string (auto, cuda, rocm, mps, xpu, gpu, cpu) picks here\n"
                "  explain KIND     say why KIND (e.g. cuda:1) picks the device it picks\n"
+               "  warmup [KIND]    build every kernel for a device ahead of time\n"
+               "  bench [--json]   run the benchmarks (figures with same-run baselines)\n"
                "  version          print the library version\n");
 }
 
@@ -102,6 +106,10 @@ int main(int argc, char **argv)
         rc = cmd_devices(argc > 2 && strcmp(argv[2], "-v") == 0);
     } else if (strcmp(argv[1], "explain") == 0 && argc == 3) {
         rc = cmd_explain(argv[2]);
+    } else if (strcmp(argv[1], "warmup") == 0) {
+        rc = cltensor_warmup(argc - 1, argv + 1);
+    } else if (strcmp(argv[1], "bench") == 0) {
+        rc = cltensor_bench(argc - 1, argv + 1);
     } else if (strcmp(argv[1], "version") == 0) {
         printf("cltensor %s\n", clt_version());
         rc = 0;

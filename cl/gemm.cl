@@ -1,0 +1,1 @@
+/* gemm.cl: (being written) */

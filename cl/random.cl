@@ -1,0 +1,1 @@
+/* random.cl: (being written) */

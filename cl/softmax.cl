@@ -1,0 +1,1 @@
+/* softmax.cl: (being written) */

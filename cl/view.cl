@@ -1,0 +1,1 @@
+/* view.cl: (being written) */

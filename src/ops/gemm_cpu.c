@@ -1,0 +1,2 @@
+/* gemm_cpu.c: (being written) */
+#include "internal.h"

@@ -1,0 +1,2 @@
+/* random.c: (being written) */
+#include "internal.h"

@@ -1,0 +1,2 @@
+/* reduce.c: (being written) */
+#include "internal.h"

@@ -1,0 +1,2 @@
+/* view.c: (being written) */
+#include "internal.h"

@@ -1,0 +1,2 @@
+/* test_cache.c: (being written) */
+#include "helpers.h"

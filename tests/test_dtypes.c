@@ -1,0 +1,2 @@
+/* test_dtypes.c: (being written) */
+#include "helpers.h"

@@ -1,0 +1,2 @@
+/* test_gemm_cpu.c: (being written) */
+#include "helpers.h"

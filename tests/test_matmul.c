@@ -1,0 +1,2 @@
+/* test_matmul.c: (being written) */
+#include "helpers.h"

@@ -1,0 +1,2 @@
+/* test_pool.c: (being written) */
+#include "helpers.h"

@@ -1,0 +1,2 @@
+/* test_random.c: (being written) */
+#include "helpers.h"

@@ -1,0 +1,2 @@
+/* test_reduce.c: (being written) */
+#include "helpers.h"

@@ -1,0 +1,2 @@
+/* test_softmax.c: (being written) */
+#include "helpers.h"

@@ -1,0 +1,2 @@
+/* test_view.c: (being written) */
+#include "helpers.h"

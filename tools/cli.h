@@ -1,0 +1,13 @@
+/* cli.h: the subcommands of the cltensor tool that live in their own files. */
+#ifndef CLT_CLI_H
+#define CLT_CLI_H
+
+/* cltensor warmup [KIND]: builds every kernel program for a device ahead of
+ * time (tools/warmup.c). */
+int cltensor_warmup(int argc, char **argv);
+
+/* cltensor bench [--json] [CASE...]: benchmarks with same-run baselines
+ * (bench/bench.c). */
+int cltensor_bench(int argc, char **argv);
+
+#endif
