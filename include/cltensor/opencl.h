@@ -1,0 +1,37 @@
+/* cltensor/opencl.h: interoperation with code that uses OpenCL directly.
+ * Not included by <cltensor.h>: include it where you need the OpenCL types.
+ *
+ * Every getter here hands out a BORROWED object: the library keeps it and
+ * releases it at clt_shutdown().  Call clRetain* on it to keep it longer.
+ * Work you enqueue on a device's queue is ordered with cltensor's own work
+ * on that device (the queue is in-order). */
+#ifndef CLTENSOR_OPENCL_H
+#define CLTENSOR_OPENCL_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+
+#include <cltensor/tensor.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The device's context, queue and OpenCL id.  Borrowed (not retained);
+ * NULL for NULL. */
+CLT_API cl_context clt_device_cl_context(clt_device *dev);
+CLT_API cl_command_queue clt_device_cl_queue(clt_device *dev);
+CLT_API cl_device_id clt_device_cl_device(const clt_device *dev);
+
+/* The buffer holding a tensor and the byte offset of its first element.
+ * Borrowed (not retained): valid while t lives.  *mem is NULL for a tensor
+ * with no elements. */
+CLT_API clt_status clt_tensor_cl_buffer(const clt_tensor *t, cl_mem *mem, size_t *offset_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
