@@ -36,8 +36,8 @@ typedef struct clt_device_info {
     char vendor[128];
     char platform_name[128];
     char platform_vendor[128];
-    char device_version[64];  /* "OpenCL 3.0 CUDA" */
-    char driver_version[64];
+    char device_version[128]; /* "OpenCL 3.0 CUDA" */
+    char driver_version[128];
     unsigned vendor_id;       /* PCI vendor id: 0x10de NVIDIA, 0x1002 AMD,
                                  0x8086 Intel, 0x106b Apple */
     clt_device_type type;
