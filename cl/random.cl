@@ -1,1 +1,250 @@
-/* random.cl: (being written) */
+/* random.cl: counter-based random numbers (Philox4x32-10) for rand, randn and
+ * randint.  Element i of a call uses one Philox block, counter (g, 0, 0)
+ * with g = offset + i as a 64-bit number and the seed as key, so its value
+ * depends on seed, offset and i only, never on the launch geometry.
+ *
+ * randn must give the same bits on every OpenCL implementation, whose
+ * log/sqrt/cos (and float division) differ in their last bits.  So it uses
+ * only +, -, * (correctly rounded everywhere), integer and bit operations,
+ * exactly representable hex constants, and no contraction into fma.  The
+ * host sets RAND_FP64 for float64 (the computations then run in double). */
+#pragma OPENCL FP_CONTRACT OFF
+
+#define PHILOX_M0 0xD2511F53u
+#define PHILOX_M1 0xCD9E8D57u
+#define PHILOX_W0 0x9E3779B9u
+#define PHILOX_W1 0xBB67AE85u
+
+uint4 philox4x32_10(uint4 c, uint2 k)
+{
+    for (int r = 0; r < 10; r++) {
+        uint hi0 = mul_hi(PHILOX_M0, c.x), lo0 = PHILOX_M0 * c.x;
+        uint hi1 = mul_hi(PHILOX_M1, c.z), lo1 = PHILOX_M1 * c.z;
+        c = (uint4)(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
+        k.x += PHILOX_W0;
+        k.y += PHILOX_W1;
+    }
+    return c;
+}
+
+uint4 block_of(ulong offset, size_t i, uint key0, uint key1)
+{
+    ulong g = offset + (ulong)i;
+    return philox4x32_10((uint4)((uint)g, (uint)(g >> 32), 0u, 0u), (uint2)(key0, key1));
+}
+
+#ifdef RAND_FP64
+typedef double R;
+typedef ulong RBITS;
+#define C(x) x
+#define AS_R as_double
+#define AS_BITS as_ulong
+#define MANT_BITS 52
+#define EXP_MASK 0x7ffUL
+#define EXP_BIAS 1023
+#define ONE_BITS 0x3ff0000000000000UL
+#define MANT_MASK 0x000fffffffffffffUL
+#define RSQRT_MAGIC 0x5fe6eb50c7b537a9UL
+#define NEWTON_RECIP 4
+#define NEWTON_RSQRT 4
+#else
+typedef float R;
+typedef uint RBITS;
+#define C(x) x##f
+#define AS_R as_float
+#define AS_BITS as_uint
+#define MANT_BITS 23
+#define EXP_MASK 0xffu
+#define EXP_BIAS 127
+#define ONE_BITS 0x3f800000u
+#define MANT_MASK 0x007fffffu
+#define RSQRT_MAGIC 0x5f3759dfu
+#define NEWTON_RECIP 3
+#define NEWTON_RSQRT 3
+#endif
+
+/* Uniform in (0, 1] (for the logarithm) and in [0, 1), from the top bits
+ * of the words: exact conversions and power-of-two scalings only. */
+#ifdef RAND_FP64
+#define BITS53(a, b) ((((ulong)(a)) << 21) | ((ulong)(b) >> 11))
+#define UNIFORM_OPEN0(a, b) ((double)(BITS53(a, b) + 1UL) * 0x1p-53)
+#define UNIFORM(a, b) ((double)BITS53(a, b) * 0x1p-53)
+#else
+#define UNIFORM_OPEN0(a, b) ((float)(((a) >> 8) + 1u) * 0x1p-24f)
+#define UNIFORM(a, b) ((float)((a) >> 8) * 0x1p-24f)
+#endif
+
+/* 1/x for x in [1.7, 2.42]: a linear start within 2% and Newton steps. */
+R recip_near2(R x)
+{
+    R y = C(0x1.f9p-1) - C(0x1.eap-3) * x;
+    for (int k = 0; k < NEWTON_RECIP; k++)
+        y = y * (C(2.0) - x * y);
+    return y;
+}
+
+/* log(x) for normal x in (0, 1]: x = m 2^e with m in [sqrt(1/2), sqrt(2)),
+ * log(m) = 2 atanh((m-1)/(m+1)) as an odd series. */
+R log_unit(R x)
+{
+    RBITS b = AS_BITS(x);
+    int e = (int)((b >> MANT_BITS) & EXP_MASK) - EXP_BIAS;
+    R m = AS_R((b & MANT_MASK) | ONE_BITS);
+#ifdef RAND_FP64
+    if (m > 0x1.6a09e667f3bcdp+0) {
+#else
+    if (m > 0x1.6a09e6p+0f) {
+#endif
+        m = m * C(0.5);
+        e += 1;
+    }
+    R s = (m - C(1.0)) * recip_near2(m + C(1.0));
+    R z = s * s;
+#ifdef RAND_FP64
+    R p = 0x1.642c8590b2164p-4;
+    p = 0x1.8618618618618p-4 + z * p;
+    p = 0x1.af286bca1af28p-4 + z * p;
+    p = 0x1.e1e1e1e1e1e1ep-4 + z * p;
+    p = 0x1.1111111111111p-3 + z * p;
+    p = 0x1.3b13b13b13b14p-3 + z * p;
+    p = 0x1.745d1745d1746p-3 + z * p;
+    p = 0x1.c71c71c71c71cp-3 + z * p;
+    p = 0x1.2492492492492p-2 + z * p;
+    p = 0x1.999999999999ap-2 + z * p;
+    p = 0x1.5555555555555p-1 + z * p;
+    p = 0x1.0p+1 + z * p;
+    R fe = (R)e;
+    return (fe * 0x1.62e42feep-1 + s * p) + fe * 0x1.a39ef35793c76p-33;
+#else
+    R p = 0x1.745d18p-3f;
+    p = 0x1.c71c72p-3f + z * p;
+    p = 0x1.24924ap-2f + z * p;
+    p = 0x1.99999ap-2f + z * p;
+    p = 0x1.555556p-1f + z * p;
+    p = 0x1.0p+1f + z * p;
+    return (R)e * 0x1.62e430p-1f + s * p;
+#endif
+}
+
+/* sqrt(x) for x >= 0 as x / sqrt(x): a bit-level start and Newton steps on
+ * 1/sqrt(x). */
+R sqrt_pos(R x)
+{
+    if (x == C(0.0))
+        return C(0.0);
+    R y = AS_R(RSQRT_MAGIC - (AS_BITS(x) >> 1));
+    R h = C(0.5) * x;
+    for (int k = 0; k < NEWTON_RSQRT; k++)
+        y = y * (C(1.5) - h * y * y);
+    return x * y;
+}
+
+/* cos(2 pi w) and sin(2 pi w) for w in [0, 1/8] (angles up to pi/4). */
+R cos2pi_small(R w)
+{
+    R z = w * w;
+#ifdef RAND_FP64
+    R p = -0x1.2a0c591af8314p-5;
+    p = 0x1.20c62c2f2d7f5p-2 + z * p;
+    p = -0x1.b6e24f44b128fp+0 + z * p;
+    p = 0x1.f9d38a3763cc3p+2 + z * p;
+    p = -0x1.a6d1f2a204a8cp+4 + z * p;
+    p = 0x1.e1f506891babbp+5 + z * p;
+    p = -0x1.55d3c7e3cbffap+6 + z * p;
+    p = 0x1.03c1f081b5ac4p+6 + z * p;
+    p = -0x1.3bd3cc9be45dep+4 + z * p;
+#else
+    R p = -0x1.a6d1f2p+4f;
+    p = 0x1.e1f506p+5f + z * p;
+    p = -0x1.55d3c8p+6f + z * p;
+    p = 0x1.03c1f0p+6f + z * p;
+    p = -0x1.3bd3ccp+4f + z * p;
+#endif
+    return C(1.0) + z * p;
+}
+
+R sin2pi_small(R w)
+{
+    R z = w * w;
+#ifdef RAND_FP64
+    R p = -0x1.8a404211f9547p-7;
+    p = 0x1.aaec32af93359p-4 + z * p;
+    p = -0x1.6fadb9f155744p-1 + z * p;
+    p = 0x1.e8f434d018d63p+1 + z * p;
+    p = -0x1.e3074fde8871fp+3 + z * p;
+    p = 0x1.50783487ee782p+5 + z * p;
+    p = -0x1.32d2cce62bd86p+6 + z * p;
+    p = 0x1.466bc6775aae2p+6 + z * p;
+    p = -0x1.4abbce625be53p+5 + z * p;
+    p = 0x1.921fb54442d18p+2 + z * p;
+#else
+    R p = -0x1.e30750p+3f;
+    p = 0x1.507834p+5f + z * p;
+    p = -0x1.32d2ccp+6f + z * p;
+    p = 0x1.466bc6p+6f + z * p;
+    p = -0x1.4abbcep+5f + z * p;
+    p = 0x1.921fb6p+2f + z * p;
+#endif
+    return w * p;
+}
+
+/* cos(2 pi u) for u in [0, 1).  Every reduction step is exact (Sterbenz). */
+R cos2pi(R u)
+{
+    R w = fabs(u - C(0.5)); /* cos(2 pi u) = -cos(2 pi w), w in [0, 1/2] */
+    R sign = C(-1.0);
+    if (w > C(0.25)) {
+        w = C(0.5) - w;
+        sign = C(1.0);
+    }
+    R c = w <= C(0.125) ? cos2pi_small(w) : sin2pi_small(C(0.25) - w);
+    return sign * c;
+}
+
+/* Box-Muller, the cosine branch only, so element i needs block i alone. */
+R normal_of(uint4 w)
+{
+#ifdef RAND_FP64
+    R u1 = UNIFORM_OPEN0(w.x, w.y), u2 = UNIFORM(w.z, w.w);
+#else
+    R u1 = UNIFORM_OPEN0(w.x, 0u), u2 = UNIFORM(w.y, 0u);
+#endif
+    return sqrt_pos(C(-2.0) * log_unit(u1)) * cos2pi(u2);
+}
+
+__kernel void rand(__global T *out, ulong n, uint key0, uint key1, ulong offset)
+{
+    size_t i = get_global_id(0);
+    if (i >= n)
+        return;
+    uint4 w = block_of(offset, i, key0, key1);
+#if defined(RAND_FP64)
+    T_STORE(out, i, UNIFORM(w.x, w.y));
+#elif defined(RAND_HALF)
+    T_STORE(out, i, (float)(w.x >> 21) * 0x1p-11f);
+#else
+    T_STORE(out, i, UNIFORM(w.x, 0u));
+#endif
+}
+
+__kernel void randn(__global T *out, ulong n, uint key0, uint key1, ulong offset)
+{
+    size_t i = get_global_id(0);
+    if (i >= n)
+        return;
+    T_STORE(out, i, (T_C)normal_of(block_of(offset, i, key0, key1)));
+}
+
+/* low + floor(x * range / 2^64) for 64 random bits x: exact integer
+ * arithmetic, bias below range / 2^64. */
+__kernel void randint(__global T *out, ulong n, uint key0, uint key1, ulong offset, long low,
+                      ulong range)
+{
+    size_t i = get_global_id(0);
+    if (i >= n)
+        return;
+    uint4 w = block_of(offset, i, key0, key1);
+    ulong x = ((ulong)w.x << 32) | (ulong)w.y;
+    long v = as_long((ulong)low + mul_hi(x, range)); /* wraps, never overflows */
+    T_STORE(out, i, (T_C)v);
+}

@@ -19,21 +19,6 @@
 #else
 #define CLT__PRINTF(f, a)
 #define CLT__HIDDEN
-/* ---- CPU GEMM (src/ops/gemm_cpu.c, cl/gemm.cl) --------------------------- */
-
-/* True when the CPU-tuned GEMM kernel should serve dtype on dev (a CPU
- * device, float32). */
-bool clt__gemm_cpu_suitable(const clt_device *dev, clt_dtype dtype);
-
-/* Row-major C[b] = op(A[b]) * op(B[b]) for b < batch, float32, where op
- * transposes when trans_* is set: op(A) is M x K, op(B) is K x N.  Offsets,
- * leading dimensions and batch strides are in elements.  Enqueues without
- * waiting. */
-clt_status clt__gemm_cpu_f32(clt_device *dev, bool trans_a, bool trans_b, size_t M, size_t N,
-                             size_t K, cl_mem A, size_t a_off, size_t lda, size_t stride_a,
-                             cl_mem B, size_t b_off, size_t ldb, size_t stride_b, cl_mem C,
-                             size_t c_off, size_t ldc, size_t stride_c, size_t batch);
-
 #endif
 
 /* ---- errors (src/core/error.c) ----------------------------------------- */

@@ -1,2 +1,452 @@
-/* test_view.c: (being written) */
+/* test_view.c: views and layout ops against host index arithmetic: shapes,
+ * strides, offsets, shared storage (no kernel launched) and values; cat and
+ * stack with non-contiguous and mixed-dtype inputs; error cases. */
 #include "helpers.h"
+
+/* A float32 tensor of the given shape holding 0, 1, 2, ... */
+static clt_tensor *iota(clt_device *dev, int ndim, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++)
+        n *= shape[d];
+    float *h = malloc((size_t)(n ? n : 1) * sizeof *h);
+    for (int64_t i = 0; i < n; i++)
+        h[i] = (float)i;
+    clt_tensor *t = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, ndim, shape, h, &t));
+    free(h);
+    return t;
+}
+
+static uint64_t launches(void)
+{
+    clt_stats s;
+    clt_stats_get(&s);
+    return s.kernel_launches;
+}
+
+static void assert_shape(const clt_tensor *t, int ndim, const int64_t *shape)
+{
+    cr_assert_eq(clt_tensor_ndim(t), ndim);
+    for (int d = 0; d < ndim; d++)
+        cr_assert_eq(clt_tensor_shape(t)[d], shape[d], "dim %d: %lld vs %lld", d,
+                     (long long)clt_tensor_shape(t)[d], (long long)shape[d]);
+}
+
+static void assert_strides(const clt_tensor *t, int ndim, const int64_t *strides)
+{
+    for (int d = 0; d < ndim; d++)
+        cr_assert_eq(clt_tensor_strides(t)[d], strides[d], "stride %d: %lld vs %lld", d,
+                     (long long)clt_tensor_strides(t)[d], (long long)strides[d]);
+}
+
+/* Values of a view read back against base[offset + sum(idx * strides)] on
+ * the host, with base the iota 0, 1, 2, ... */
+static void assert_view_values(const clt_tensor *v, int64_t offset, const int64_t *strides)
+{
+    int nd = clt_tensor_ndim(v);
+    const int64_t *shape = clt_tensor_shape(v);
+    size_t n = (size_t)clt_tensor_numel(v);
+    float *got = read_f32(v);
+    for (size_t i = 0; i < n; i++) {
+        size_t rem = i;
+        int64_t off = offset;
+        for (int d = nd - 1; d >= 0; d--) {
+            off += (int64_t)(rem % (size_t)shape[d]) * strides[d];
+            rem /= (size_t)shape[d];
+        }
+        cr_assert_eq(got[i], (float)off, "element %zu: got %g, want %g", i, got[i], (double)off);
+    }
+    free(got);
+}
+
+static void assert_error(clt_status st, clt_status want, const char *needle)
+{
+    cr_assert_eq(st, want, "status %s, want %s (%s)", clt_status_name(st), clt_status_name(want),
+                 clt_last_error());
+    cr_assert(strstr(clt_last_error(), needle) != NULL, "message '%s' lacks '%s'",
+              clt_last_error(), needle);
+}
+
+Test(view, reshape_and_view_share_storage)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t s[] = {2, 3, 4};
+    clt_tensor *t = iota(dev, 3, s), *v = NULL, *r = NULL;
+    CHECK(clt_device_synchronize(dev));
+    uint64_t before = launches();
+    int64_t vs[] = {4, -1};
+    CHECK(clt_view(t, 2, vs, &v));
+    int64_t want_shape[] = {4, 6}, want_strides[] = {6, 1};
+    assert_shape(v, 2, want_shape);
+    assert_strides(v, 2, want_strides);
+    int64_t rs[] = {-1};
+    CHECK(clt_reshape(t, 1, rs, &r));
+    cr_assert_eq(clt_tensor_shape(r)[0], 24);
+    cr_assert_eq(launches(), before, "a view launched a kernel");
+    assert_view_values(v, 0, want_strides);
+    int64_t one = 1;
+    assert_view_values(r, 0, &one);
+    clt_tensor_free(t);
+    /* The views keep the storage alive after the base is released. */
+    assert_view_values(v, 0, want_strides);
+    clt_tensor_free(v);
+    clt_tensor_free(r);
+}
+
+Test(view, view_of_transposed_and_reshape_copy)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t s[] = {4, 6};
+    clt_tensor *t = iota(dev, 2, s), *tt = NULL, *v = NULL, *r = NULL;
+    CHECK(clt_transpose(t, 0, 1, &tt));
+    int64_t ts[] = {6, 4}, tstr[] = {1, 6};
+    assert_shape(tt, 2, ts);
+    assert_strides(tt, 2, tstr);
+    cr_assert_not(clt_tensor_is_contiguous(tt));
+    /* Splitting the strided last dim is a view: [6, 4] -> [6, 2, 2]. */
+    int64_t split[] = {6, 2, 2}, split_str[] = {1, 12, 6};
+    CHECK(clt_view(tt, 3, split, &v));
+    assert_strides(v, 3, split_str);
+    assert_view_values(v, 0, split_str);
+    clt_tensor_free(v);
+    /* Merging both dims is not. */
+    int64_t flat = 24;
+    clt_status st = clt_view(tt, 1, &flat, &v);
+    assert_error(st, CLT_ERR_NOT_CONTIGUOUS, "view size is not compatible");
+    cr_assert(strstr(clt_last_error(), "[6, 4]") && strstr(clt_last_error(), "clt_reshape"));
+    cr_assert_null(v);
+    CHECK(clt_device_synchronize(dev));
+    uint64_t before = launches();
+    CHECK(clt_reshape(tt, 1, &flat, &r));
+    cr_assert_eq(launches(), before + 1, "reshape of a transposed tensor must copy once");
+    cr_assert(clt_tensor_is_contiguous(r));
+    float *got = read_f32(r);
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 4; j++)
+            cr_assert_eq(got[i * 4 + j], (float)(j * 6 + i));
+    free(got);
+    clt_tensor_free(r);
+    clt_tensor_free(tt);
+    clt_tensor_free(t);
+}
+
+Test(view, reshape_errors)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t s[] = {2, 3};
+    clt_tensor *t = iota(dev, 2, s), *r = NULL;
+    int64_t bad[] = {4, -1};
+    assert_error(clt_reshape(t, 2, bad, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "shape '[4, -1]' is invalid for input of size 6");
+    cr_assert_null(r);
+    int64_t two[] = {-1, -1};
+    assert_error(clt_view(t, 2, two, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "only one dimension can be inferred");
+    int64_t wrong[] = {7};
+    assert_error(clt_view(t, 1, wrong, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "shape '[7]' is invalid for input of size 6");
+    assert_error(clt_reshape(NULL, 1, wrong, &r), CLT_ERR_NULL_ARGUMENT, "clt_reshape");
+    clt_tensor_free(t);
+}
+
+Test(view, transpose_permute_values)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t s[] = {2, 3, 4};
+    clt_tensor *t = iota(dev, 3, s), *p = NULL, *q = NULL;
+    int dims[] = {2, 0, 1};
+    CHECK(clt_permute(t, 3, dims, &p));
+    int64_t ps[] = {4, 2, 3}, pstr[] = {1, 12, 4};
+    assert_shape(p, 3, ps);
+    assert_strides(p, 3, pstr);
+    float *got = read_f32(p);
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 3; j++)
+                cr_assert_eq(got[(k * 2 + i) * 3 + j], (float)((i * 3 + j) * 4 + k));
+    free(got);
+    CHECK(clt_transpose(t, -1, 0, &q));
+    int64_t qs[] = {4, 3, 2}, qstr[] = {1, 4, 12};
+    assert_shape(q, 3, qs);
+    assert_view_values(q, 0, qstr);
+    clt_tensor_free(q);
+
+    int dup[] = {0, 0, 1};
+    assert_error(clt_permute(t, 3, dup, &q), CLT_ERR_INVALID_ARGUMENT, "duplicate dims");
+    assert_error(clt_permute(t, 2, dims, &q), CLT_ERR_INVALID_ARGUMENT, "number of dims");
+    assert_error(clt_transpose(t, 3, 0, &q), CLT_ERR_DIM_OUT_OF_RANGE,
+                 "Dimension out of range (expected to be in range of [-3, 2], but got 3)");
+    cr_assert_null(q);
+    clt_tensor_free(p);
+    clt_tensor_free(t);
+}
+
+Test(view, narrow_and_slice)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t s[] = {5, 7};
+    clt_tensor *t = iota(dev, 2, s), *v = NULL;
+    CHECK(clt_narrow(t, 1, -5, 3, &v));
+    int64_t ns[] = {5, 3}, nstr[] = {7, 1};
+    assert_shape(v, 2, ns);
+    assert_view_values(v, 2, nstr);
+    clt_tensor_free(v);
+
+    /* t[:, 1::2] and t[-4:100:3, :] as in Python. */
+    CHECK(clt_slice(t, 1, 1, INT64_MAX, 2, &v));
+    int64_t ss[] = {5, 3}, sstr[] = {7, 2};
+    assert_shape(v, 2, ss);
+    assert_strides(v, 2, sstr);
+    assert_view_values(v, 1, sstr);
+    clt_tensor_free(v);
+    CHECK(clt_slice(t, 0, -4, 100, 3, &v));
+    int64_t s2[] = {2, 7}, s2str[] = {21, 1};
+    assert_shape(v, 2, s2);
+    assert_view_values(v, 7, s2str);
+    clt_tensor_free(v);
+    /* Empty and fully clamped slices. */
+    CHECK(clt_slice(t, 0, 4, 2, 1, &v));
+    cr_assert_eq(clt_tensor_shape(v)[0], 0);
+    clt_tensor_free(v);
+    CHECK(clt_slice(t, -1, -100, -6, 1, &v));
+    cr_assert_eq(clt_tensor_shape(v)[1], 1);
+    assert_view_values(v, 0, nstr);
+    clt_tensor_free(v);
+
+    assert_error(clt_slice(t, 0, 0, 5, 0, &v), CLT_ERR_INVALID_ARGUMENT, "step must be positive");
+    assert_error(clt_narrow(t, 0, 3, 3, &v), CLT_ERR_INVALID_ARGUMENT,
+                 "start (3) + length (3) exceeds dimension size (5)");
+    assert_error(clt_narrow(t, 2, 0, 1, &v), CLT_ERR_DIM_OUT_OF_RANGE, "[-2, 1], but got 2");
+    cr_assert_null(v);
+    clt_tensor_free(t);
+}
+
+Test(view, squeeze_unsqueeze_flatten)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t s[] = {3, 1, 4, 1};
+    clt_tensor *t = iota(dev, 4, s), *v = NULL, *w = NULL;
+    CHECK(clt_squeeze(t, 1, &v));
+    int64_t s1[] = {3, 4, 1};
+    assert_shape(v, 3, s1);
+    clt_tensor_free(v);
+    CHECK(clt_squeeze(t, 0, &v)); /* size 3: unchanged, as PyTorch */
+    assert_shape(v, 4, s);
+    clt_tensor_free(v);
+    CHECK(clt_squeeze_all(t, &v));
+    int64_t s2[] = {3, 4}, str2[] = {4, 1};
+    assert_shape(v, 2, s2);
+    assert_strides(v, 2, str2);
+    CHECK(clt_unsqueeze(v, -1, &w));
+    int64_t s3[] = {3, 4, 1}, str3[] = {4, 1, 1};
+    assert_shape(w, 3, s3);
+    assert_strides(w, 3, str3);
+    clt_tensor_free(w);
+    CHECK(clt_unsqueeze(v, 1, &w));
+    int64_t s4[] = {3, 1, 4}, str4[] = {4, 4, 1};
+    assert_shape(w, 3, s4);
+    assert_strides(w, 3, str4);
+    assert_view_values(w, 0, str4);
+    clt_tensor_free(w);
+    assert_error(clt_unsqueeze(v, 3, &w), CLT_ERR_DIM_OUT_OF_RANGE,
+                 "Dimension out of range (expected to be in range of [-3, 2], but got 3)");
+    clt_tensor_free(v);
+
+    CHECK(clt_flatten(t, 1, -1, &v));
+    int64_t f[] = {3, 4};
+    assert_shape(v, 2, f);
+    assert_view_values(v, 0, str2);
+    clt_tensor_free(v);
+    assert_error(clt_flatten(t, 2, 1, &v), CLT_ERR_INVALID_ARGUMENT, "start_dim");
+    clt_tensor_free(t);
+
+    /* A scalar: dims -1 and 0 only; flatten gives [1]. */
+    clt_tensor *sc = NULL;
+    float x = 5;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 0, NULL, &x, &sc));
+    CHECK(clt_squeeze(sc, -1, &v));
+    cr_assert_eq(clt_tensor_ndim(v), 0);
+    clt_tensor_free(v);
+    CHECK(clt_flatten(sc, 0, -1, &v));
+    cr_assert_eq(clt_tensor_ndim(v), 1);
+    cr_assert_eq(clt_tensor_shape(v)[0], 1);
+    clt_tensor_free(v);
+    CHECK(clt_unsqueeze(sc, 0, &v));
+    cr_assert_eq(clt_tensor_ndim(v), 1);
+    clt_tensor_free(v);
+    assert_error(clt_squeeze(sc, 1, &v), CLT_ERR_DIM_OUT_OF_RANGE, "[-1, 0], but got 1");
+    clt_tensor_free(sc);
+}
+
+Test(view, expand_and_contiguous)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t s[] = {3, 1};
+    clt_tensor *t = iota(dev, 2, s), *e = NULL, *c = NULL;
+    int64_t es[] = {2, -1, 4};
+    CHECK(clt_device_synchronize(dev));
+    uint64_t before = launches();
+    CHECK(clt_expand(t, 3, es, &e));
+    int64_t want[] = {2, 3, 4}, wstr[] = {0, 1, 0};
+    assert_shape(e, 3, want);
+    assert_strides(e, 3, wstr);
+    cr_assert_eq(launches(), before);
+    assert_view_values(e, 0, wstr);
+
+    CHECK(clt_device_synchronize(dev));
+    before = launches();
+    CHECK(clt_contiguous(e, &c));
+    cr_assert_eq(launches(), before + 1);
+    cr_assert(clt_tensor_is_contiguous(c));
+    int64_t cstr[] = {12, 4, 1};
+    assert_strides(c, 3, cstr);
+    clt_tensor *c2 = NULL;
+    before = launches();
+    CHECK(clt_contiguous(c, &c2));
+    cr_assert_eq(launches(), before, "contiguous of a contiguous tensor copied");
+    clt_tensor_free(c2);
+    clt_tensor_free(c);
+
+    /* An elementwise op on the stride-0 view. */
+    CHECK(clt_add(e, e, &c));
+    float *got = read_f32(c);
+    for (int i = 0; i < 24; i++)
+        cr_assert_eq(got[i], 2.0f * (float)((i / 4) % 3));
+    free(got);
+    clt_tensor_free(c);
+
+    int64_t bad[] = {3, 4, 2};
+    clt_status st = clt_expand(e, 2, bad, &c);
+    assert_error(st, CLT_ERR_SHAPE_MISMATCH, "must be greater or equal");
+    int64_t bad2[] = {4, 2};
+    assert_error(clt_expand(t, 2, bad2, &c), CLT_ERR_SHAPE_MISMATCH,
+                 "expanded size of the tensor (4) must match the existing size (3)");
+    cr_assert(strstr(clt_last_error(), "[4, 2]") && strstr(clt_last_error(), "[3, 1]"));
+    cr_assert_null(c);
+    clt_tensor_free(e);
+    clt_tensor_free(t);
+}
+
+Test(view, cat_strided_and_promoted)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t sa[] = {4, 3};
+    clt_tensor *a = iota(dev, 2, sa), *at = NULL, *b = NULL, *bs = NULL, *r = NULL;
+    CHECK(clt_transpose(a, 0, 1, &at)); /* [3, 4], a[j][i] = 3 j + i at (i, j) */
+    int32_t hb[3 * 5];
+    for (int i = 0; i < 15; i++)
+        hb[i] = 100 + i;
+    int64_t sb[] = {3, 5};
+    CHECK(clt_tensor_from_host(dev, CLT_INT32, 2, sb, hb, &b));
+    CHECK(clt_slice(b, 1, 0, INT64_MAX, 2, &bs)); /* [3, 3]: columns 0, 2, 4 */
+    clt_tensor *empty = NULL;
+    int64_t zero = 0;
+    CHECK(clt_empty(dev, CLT_INT64, 1, &zero, &empty)); /* skipped like PyTorch */
+    const clt_tensor *list[] = {at, empty, bs};
+    CHECK(clt_cat(list, 3, -1, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_FLOAT32);
+    int64_t want[] = {3, 7};
+    assert_shape(r, 2, want);
+    float *got = read_f32(r);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 7; j++) {
+            float w = j < 4 ? (float)(j * 3 + i) : (float)(100 + i * 5 + (j - 4) * 2);
+            cr_assert_eq(got[i * 7 + j], w, "(%d, %d): %g vs %g", i, j, got[i * 7 + j], w);
+        }
+    free(got);
+    clt_tensor_free(r);
+
+    /* Along dim 0. */
+    const clt_tensor *list0[] = {bs, at};
+    assert_error(clt_cat(list0, 2, 0, &r), CLT_ERR_SHAPE_MISMATCH,
+                 "Sizes of tensors must match except in dimension 0");
+    cr_assert(strstr(clt_last_error(), "[3, 3]") && strstr(clt_last_error(), "[3, 4]"));
+    cr_assert_null(r);
+    const clt_tensor *list1[] = {bs, bs, at};
+    clt_tensor *bst = NULL;
+    CHECK(clt_narrow(at, 1, 1, 3, &bst));
+    list1[2] = bst;
+    CHECK(clt_cat(list1, 3, 0, &r));
+    int64_t want0[] = {9, 3};
+    assert_shape(r, 2, want0);
+    got = read_f32(r);
+    for (int i = 0; i < 9; i++)
+        for (int j = 0; j < 3; j++) {
+            float w = i < 6 ? (float)(100 + (i % 3) * 5 + j * 2) : (float)((j + 1) * 3 + i - 6);
+            cr_assert_eq(got[i * 3 + j], w, "(%d, %d): %g vs %g", i, j, got[i * 3 + j], w);
+        }
+    free(got);
+    clt_tensor_free(r);
+    clt_tensor_free(bst);
+
+    clt_tensor *sc = NULL;
+    float x = 1;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 0, NULL, &x, &sc));
+    const clt_tensor *list2[] = {at, sc};
+    assert_error(clt_cat(list2, 2, 0, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "zero-dimensional tensor (at position 1)");
+    assert_error(clt_cat(list2, 0, 0, &r), CLT_ERR_INVALID_ARGUMENT, "non-empty");
+    const clt_tensor *list3[] = {at, at};
+    assert_error(clt_cat(list3, 2, 2, &r), CLT_ERR_DIM_OUT_OF_RANGE, "[-2, 1], but got 2");
+    clt_tensor_free(sc);
+    clt_tensor_free(empty);
+    clt_tensor_free(bs);
+    clt_tensor_free(b);
+    clt_tensor_free(at);
+    clt_tensor_free(a);
+}
+
+Test(view, cat_device_mismatch)
+{
+    clt_device *dev = get_device("cpu");
+    clt_device *dev2 = second_device(dev);
+    int64_t s[] = {2, 2};
+    clt_tensor *a = iota(dev, 2, s), *b = iota(dev2, 2, s), *r = NULL;
+    const clt_tensor *list[] = {a, b};
+    assert_error(clt_cat(list, 2, 0, &r), CLT_ERR_DEVICE_MISMATCH, clt_device_label(dev2));
+    assert_error(clt_stack(list, 2, 0, &r), CLT_ERR_DEVICE_MISMATCH, "same device");
+    cr_assert_null(r);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+}
+
+Test(view, stack_values_and_errors)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t s[] = {2, 3};
+    clt_tensor *a = iota(dev, 2, s), *b = NULL, *r = NULL;
+    CHECK(clt_add_scalar(a, 10, &b));
+    const clt_tensor *list[] = {a, b};
+    CHECK(clt_stack(list, 2, -1, &r));
+    int64_t want[] = {2, 3, 2};
+    assert_shape(r, 3, want);
+    float *got = read_f32(r);
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++)
+            for (int k = 0; k < 2; k++)
+                cr_assert_eq(got[(i * 3 + j) * 2 + k], (float)(i * 3 + j + 10 * k));
+    free(got);
+    clt_tensor_free(r);
+    CHECK(clt_stack(list, 2, 0, &r));
+    int64_t want0[] = {2, 2, 3};
+    assert_shape(r, 3, want0);
+    got = read_f32(r);
+    for (int i = 0; i < 12; i++)
+        cr_assert_eq(got[i], (float)(i % 6 + (i >= 6 ? 10 : 0)));
+    free(got);
+    clt_tensor_free(r);
+
+    clt_tensor *c = NULL;
+    int64_t s2[] = {2, 4};
+    c = iota(dev, 2, s2);
+    const clt_tensor *bad[] = {a, c};
+    assert_error(clt_stack(bad, 2, 0, &r), CLT_ERR_SHAPE_MISMATCH,
+                 "stack expects each tensor to be equal size, but got [2, 3] at entry 0 and "
+                 "[2, 4] at entry 1");
+    assert_error(clt_stack(list, 2, 3, &r), CLT_ERR_DIM_OUT_OF_RANGE, "[-3, 2], but got 3");
+    cr_assert_null(r);
+    clt_tensor_free(c);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+}

@@ -1,2 +1,173 @@
-/* random.c: (being written) */
+/* random.c: Philox generators and the launch of cl/random.cl for rand, randn
+ * and randint. */
+#include <stdlib.h>
+
 #include "internal.h"
+
+struct clt_generator {
+    uint64_t seed;
+    uint64_t offset; /* atomic */
+};
+
+static clt_generator default_generator = {67280421310721ULL, 0};
+
+static clt_generator *resolve(const clt_generator *gen)
+{
+    return gen ? (clt_generator *)gen : &default_generator;
+}
+
+clt_status clt_generator_new(uint64_t seed, clt_generator **out)
+{
+    CLT__REQUIRE_ARG(out, "clt_generator_new");
+    *out = NULL;
+    clt_generator *g = calloc(1, sizeof *g);
+    if (g == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_generator_new: out of host memory");
+    g->seed = seed;
+    *out = g;
+    return clt__ok();
+}
+
+void clt_generator_free(clt_generator *gen)
+{
+    free(gen);
+}
+
+void clt_manual_seed(clt_generator *gen, uint64_t seed)
+{
+    clt_generator *g = resolve(gen);
+    __atomic_store_n(&g->seed, seed, __ATOMIC_RELAXED);
+    __atomic_store_n(&g->offset, 0, __ATOMIC_RELAXED);
+}
+
+uint64_t clt_generator_seed(const clt_generator *gen)
+{
+    return __atomic_load_n(&resolve(gen)->seed, __ATOMIC_RELAXED);
+}
+
+uint64_t clt_generator_offset(const clt_generator *gen)
+{
+    return __atomic_load_n(&resolve(gen)->offset, __ATOMIC_RELAXED);
+}
+
+void clt_generator_set_offset(clt_generator *gen, uint64_t offset)
+{
+    __atomic_store_n(&resolve(gen)->offset, offset, __ATOMIC_RELAXED);
+}
+
+typedef enum kind { UNIFORM, NORMAL, INTEGER } kind;
+
+/* Whether v is a value of dtype (exactly, for floats). */
+static bool fits(clt_dtype dt, int64_t v)
+{
+    switch (dt) {
+    case CLT_BOOL: return v >= 0 && v <= 1;
+    case CLT_UINT8: return v >= 0 && v <= 255;
+    case CLT_INT32: return v >= INT32_MIN && v <= INT32_MAX;
+    case CLT_FLOAT16: return v >= -2048 && v <= 2048;
+    case CLT_FLOAT32: return v >= -(INT64_C(1) << 24) && v <= (INT64_C(1) << 24);
+    case CLT_FLOAT64: return v >= -(INT64_C(1) << 53) && v <= (INT64_C(1) << 53);
+    default: return true;
+    }
+}
+
+static clt_status check_args(kind k, clt_device *dev, int64_t low, int64_t high, clt_dtype dtype,
+                             int ndim, const int64_t *shape, const char *fn)
+{
+    CLT__REQUIRE_ARG(dev, fn);
+    clt_status st = clt__check_shape(ndim, shape, fn);
+    if (st != CLT_OK)
+        return st;
+    if (!clt__dtype_valid(dtype))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid dtype value %d", fn, (int)dtype);
+    if (k != INTEGER && !clt__dtype_is_float(dtype))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: dtype %s is not a floating-point dtype; use float32, float64 or "
+                          "float16 (or clt_randint for integers)",
+                          fn, clt_dtype_name(dtype));
+    if (k == INTEGER) {
+        if (low >= high)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: random_ expects 'from' to be less than 'to', but got "
+                              "from=%lld >= to=%lld",
+                              fn, (long long)low, (long long)high);
+        if (!fits(dtype, low))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: from=%lld is out of bounds for %s",
+                              fn, (long long)low, clt_dtype_name(dtype));
+        if (!fits(dtype, high - 1))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: to - 1 = %lld is out of bounds for %s", fn,
+                              (long long)(high - 1), clt_dtype_name(dtype));
+    }
+    return clt__check_dtype(dev, dtype, fn);
+}
+
+static clt_status generate(kind k, clt_generator *gen, clt_device *dev, int64_t low,
+                           int64_t high, clt_dtype dtype, int ndim, const int64_t *shape,
+                           clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = check_args(k, dev, low, high, dtype, ndim, shape, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *t = NULL;
+    clt__strbuf opts = {0};
+    CLT__TRY(clt__tensor_new(dev, dtype, ndim, shape, &t));
+    if (t->numel > 0) {
+        clt__dtype_defs(&opts, "T", dtype);
+        if (dtype == CLT_FLOAT64)
+            clt__sb_printf(&opts, " -DRAND_FP64");
+        if (dtype == CLT_FLOAT16)
+            clt__sb_printf(&opts, " -DRAND_HALF");
+        if (opts.failed) {
+            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+            goto done;
+        }
+        clt_generator *g = resolve(gen);
+        uint64_t seed = __atomic_load_n(&g->seed, __ATOMIC_RELAXED);
+        cl_ulong offset =
+            __atomic_fetch_add(&g->offset, (uint64_t)t->numel, __ATOMIC_RELAXED);
+        cl_uint key0 = (cl_uint)seed, key1 = (cl_uint)(seed >> 32);
+        cl_mem mem = clt__mem(t);
+        cl_ulong n = (cl_ulong)t->numel;
+        cl_long lo = low;
+        cl_ulong range = (cl_ulong)((uint64_t)high - (uint64_t)low);
+        size_t gws = (size_t)n;
+        clt__arg args[] = {CLT__ARG(mem),    CLT__ARG(n),  CLT__ARG(key0), CLT__ARG(key1),
+                           CLT__ARG(offset), CLT__ARG(lo), CLT__ARG(range)};
+        static const char *const names[] = {"rand", "randn", "randint"};
+        st = clt__launch(dev, "random", opts.data, names[k], 1, &gws, NULL,
+                         k == INTEGER ? 7 : 5, args);
+        if (st != CLT_OK) {
+            /* Give the numbers back so that a failed call does not shift the
+             * sequence (exact only without concurrent callers). */
+            __atomic_fetch_sub(&g->offset, (uint64_t)t->numel, __ATOMIC_RELAXED);
+            goto done;
+        }
+    }
+    *out = t;
+    t = NULL;
+done:
+    clt__sb_free(&opts);
+    clt_tensor_free(t);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_rand(clt_generator *gen, clt_device *dev, clt_dtype dtype, int ndim,
+                    const int64_t *shape, clt_tensor **out)
+{
+    return generate(UNIFORM, gen, dev, 0, 1, dtype, ndim, shape, out, "clt_rand");
+}
+
+clt_status clt_randn(clt_generator *gen, clt_device *dev, clt_dtype dtype, int ndim,
+                     const int64_t *shape, clt_tensor **out)
+{
+    return generate(NORMAL, gen, dev, 0, 1, dtype, ndim, shape, out, "clt_randn");
+}
+
+clt_status clt_randint(clt_generator *gen, clt_device *dev, int64_t low, int64_t high,
+                       clt_dtype dtype, int ndim, const int64_t *shape, clt_tensor **out)
+{
+    return generate(INTEGER, gen, dev, low, high, dtype, ndim, shape, out, "clt_randint");
+}

@@ -1,2 +1,645 @@
-/* view.c: (being written) */
+/* view.c: views and layout ops (reshape, view, transpose, permute, narrow,
+ * slice, squeeze, unsqueeze, expand, flatten, contiguous) and cat/stack. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "internal.h"
+
+static clt_status finish(clt_status st)
+{
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* Wraps a Python-style dim into [0, n); a 0-dimensional tensor takes dims
+ * in [-1, 0] as in PyTorch, so callers pass n = max(ndim, 1) themselves. */
+static clt_status wrap_dim(int dim, int n, int *out, const char *fn)
+{
+    if (dim < -n || dim >= n)
+        return clt__error(CLT_ERR_DIM_OUT_OF_RANGE,
+                          "%s: Dimension out of range (expected to be in range of [%d, %d], "
+                          "but got %d)",
+                          fn, -n, n - 1, dim);
+    *out = dim < 0 ? dim + n : dim;
+    return CLT_OK;
+}
+
+static void contiguous_strides(int ndim, const int64_t *shape, int64_t *strides)
+{
+    int64_t s = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        strides[d] = s;
+        s *= shape[d] > 1 ? shape[d] : 1;
+    }
+}
+
+/* Resolves one -1 in `shape` against numel; PyTorch's wording on failure. */
+static clt_status infer_shape(const clt_tensor *t, int ndim, const int64_t *shape, int64_t *res,
+                              const char *fn)
+{
+    if (ndim < 0 || ndim > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS, "%s: %d dimensions asked; at most %d supported",
+                          fn, ndim, CLT_MAX_DIMS);
+    if (ndim > 0 && shape == NULL)
+        return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: shape is NULL for %d dimensions", fn, ndim);
+    char s[160];
+    int infer = -1;
+    int64_t known = 1;
+    bool overflow = false;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] == -1) {
+            if (infer >= 0)
+                return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                  "%s: only one dimension can be inferred (shape %s)", fn,
+                                  clt__shape_str(s, sizeof s, ndim, shape));
+            infer = d;
+        } else if (shape[d] < 0) {
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid shape dimension %lld in %s",
+                              fn, (long long)shape[d], clt__shape_str(s, sizeof s, ndim, shape));
+        } else if (__builtin_mul_overflow(known, shape[d], &known)) {
+            overflow = true;
+        }
+        res[d] = shape[d];
+    }
+    bool ok = !overflow;
+    if (ok && infer >= 0) {
+        if (known == 0 && t->numel == 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: cannot reshape tensor of 0 elements into shape %s because "
+                              "the unspecified dimension size -1 can be any value and is "
+                              "ambiguous",
+                              fn, clt__shape_str(s, sizeof s, ndim, shape));
+        ok = known != 0 && t->numel % known == 0;
+        if (ok)
+            res[infer] = t->numel / known;
+    } else if (ok) {
+        ok = known == t->numel;
+    }
+    if (!ok)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: shape '%s' is invalid for input of size %lld", fn,
+                          clt__shape_str(s, sizeof s, ndim, shape), (long long)t->numel);
+    return CLT_OK;
+}
+
+/* Strides that let t's storage be read under `shape` without a copy, after
+ * PyTorch's computeStride: each run of dims that is contiguous in t must
+ * be split or merged only inside itself. */
+static bool view_strides(const clt_tensor *t, int ndim, const int64_t *shape, int64_t *strides)
+{
+    if (t->numel <= 1) {
+        contiguous_strides(ndim, shape, strides);
+        return true;
+    }
+    int view_d = ndim - 1;
+    int64_t chunk_base = t->strides[t->ndim - 1];
+    int64_t tensor_numel = 1, view_numel = 1;
+    for (int td = t->ndim - 1; td >= 0; td--) {
+        tensor_numel *= t->shape[td];
+        if (td == 0 ||
+            (t->shape[td - 1] != 1 && t->strides[td - 1] != tensor_numel * chunk_base)) {
+            while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
+                strides[view_d] = view_numel * chunk_base;
+                view_numel *= shape[view_d];
+                view_d--;
+            }
+            if (view_numel != tensor_numel)
+                return false;
+            if (td > 0) {
+                chunk_base = t->strides[td - 1];
+                tensor_numel = 1;
+                view_numel = 1;
+            }
+        }
+    }
+    return view_d == -1;
+}
+
+static clt_status reshape_impl(const clt_tensor *t, int ndim, const int64_t *shape_in,
+                               bool allow_copy, clt_tensor **out, const char *fn)
+{
+    int64_t shape[CLT_MAX_DIMS], strides[CLT_MAX_DIMS];
+    clt_status st = infer_shape(t, ndim, shape_in, shape, fn);
+    if (st != CLT_OK)
+        return st;
+    if (view_strides(t, ndim, shape, strides))
+        return clt__tensor_view(t, ndim, shape, strides, t->offset, out);
+    if (!allow_copy) {
+        char s1[160], s2[160], s3[160];
+        return clt__error(CLT_ERR_NOT_CONTIGUOUS,
+                          "%s: view size is not compatible with input tensor's size and stride "
+                          "(at least one dimension spans across two contiguous subspaces): a "
+                          "tensor of shape %s and strides %s cannot be viewed as %s; use "
+                          "clt_reshape instead",
+                          fn, clt__shape_str(s1, sizeof s1, t->ndim, t->shape),
+                          clt__shape_str(s2, sizeof s2, t->ndim, t->strides),
+                          clt__shape_str(s3, sizeof s3, ndim, shape));
+    }
+    clt_tensor *c = NULL;
+    st = clt__contiguous_as(t, t->dtype, &c);
+    if (st != CLT_OK)
+        return st;
+    contiguous_strides(ndim, shape, strides);
+    st = clt__tensor_view(c, ndim, shape, strides, c->offset, out);
+    clt_tensor_free(c);
+    return st;
+}
+
+clt_status clt_view(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, "clt_view");
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, "clt_view");
+    return finish(reshape_impl(t, ndim, shape, false, out, "clt_view"));
+}
+
+clt_status clt_reshape(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, "clt_reshape");
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, "clt_reshape");
+    return finish(reshape_impl(t, ndim, shape, true, out, "clt_reshape"));
+}
+
+clt_status clt_flatten(const clt_tensor *t, int start_dim, int end_dim, clt_tensor **out)
+{
+    static const char fn[] = "clt_flatten";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    int n = t->ndim > 0 ? t->ndim : 1, s = 0, e = 0;
+    clt_status st = wrap_dim(start_dim, n, &s, fn);
+    if (st == CLT_OK)
+        st = wrap_dim(end_dim, n, &e, fn);
+    if (st != CLT_OK)
+        return st;
+    if (s > e)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: flatten() has invalid args: start_dim (%d) cannot come after "
+                          "end_dim (%d)",
+                          fn, start_dim, end_dim);
+    if (t->ndim == 0) {
+        int64_t one = 1;
+        return finish(reshape_impl(t, 1, &one, true, out, fn));
+    }
+    if (s == e)
+        return finish(clt__tensor_view(t, t->ndim, t->shape, t->strides, t->offset, out));
+    int64_t shape[CLT_MAX_DIMS];
+    int m = 0;
+    for (int d = 0; d < s; d++)
+        shape[m++] = t->shape[d];
+    int64_t merged = 1;
+    for (int d = s; d <= e; d++)
+        merged *= t->shape[d];
+    shape[m++] = merged;
+    for (int d = e + 1; d < t->ndim; d++)
+        shape[m++] = t->shape[d];
+    return finish(reshape_impl(t, m, shape, true, out, fn));
+}
+
+clt_status clt_transpose(const clt_tensor *t, int d0, int d1, clt_tensor **out)
+{
+    static const char fn[] = "clt_transpose";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    int n = t->ndim > 0 ? t->ndim : 1, a = 0, b = 0;
+    clt_status st = wrap_dim(d0, n, &a, fn);
+    if (st == CLT_OK)
+        st = wrap_dim(d1, n, &b, fn);
+    if (st != CLT_OK)
+        return st;
+    int64_t shape[CLT_MAX_DIMS], strides[CLT_MAX_DIMS];
+    memcpy(shape, t->shape, sizeof shape);
+    memcpy(strides, t->strides, sizeof strides);
+    if (t->ndim > 0) {
+        shape[a] = t->shape[b];
+        shape[b] = t->shape[a];
+        strides[a] = t->strides[b];
+        strides[b] = t->strides[a];
+    }
+    return finish(clt__tensor_view(t, t->ndim, shape, strides, t->offset, out));
+}
+
+clt_status clt_permute(const clt_tensor *t, int ndim, const int *dims, clt_tensor **out)
+{
+    static const char fn[] = "clt_permute";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    if (ndim != t->ndim)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: number of dims don't match in permute: %d dims given for a "
+                          "tensor of %d dimensions",
+                          fn, ndim, t->ndim);
+    if (ndim > 0 && dims == NULL)
+        return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: argument 'dims' is NULL", fn);
+    int64_t shape[CLT_MAX_DIMS], strides[CLT_MAX_DIMS];
+    bool seen[CLT_MAX_DIMS] = {false};
+    for (int i = 0; i < ndim; i++) {
+        int d = 0;
+        clt_status st = wrap_dim(dims[i], ndim, &d, fn);
+        if (st != CLT_OK)
+            return st;
+        if (seen[d])
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: permute(): duplicate dims are not allowed (dim %d appears "
+                              "twice)",
+                              fn, d);
+        seen[d] = true;
+        shape[i] = t->shape[d];
+        strides[i] = t->strides[d];
+    }
+    return finish(clt__tensor_view(t, ndim, shape, strides, t->offset, out));
+}
+
+/* The dim argument of narrow and slice: they do not apply to scalars. */
+static clt_status slicing_dim(const clt_tensor *t, int dim, int *d, const char *fn,
+                              const char *what)
+{
+    if (t->ndim == 0)
+        return clt__error(CLT_ERR_DIM_OUT_OF_RANGE, "%s: %s() cannot be applied to a 0-dim tensor",
+                          fn, what);
+    return wrap_dim(dim, t->ndim, d, fn);
+}
+
+clt_status clt_narrow(const clt_tensor *t, int dim, int64_t start, int64_t length,
+                      clt_tensor **out)
+{
+    static const char fn[] = "clt_narrow";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    int d = 0;
+    clt_status st = slicing_dim(t, dim, &d, fn, "narrow");
+    if (st != CLT_OK)
+        return st;
+    int64_t size = t->shape[d];
+    if (start < -size || start > size)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: start out of range (expected to be in range of [%lld, %lld], but "
+                          "got %lld)",
+                          fn, (long long)-size, (long long)size, (long long)start);
+    if (start < 0)
+        start += size;
+    if (length < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: narrow(): length must be non-negative, got %lld", fn,
+                          (long long)length);
+    if (length > size - start)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: start (%lld) + length (%lld) exceeds dimension size (%lld)", fn,
+                          (long long)start, (long long)length, (long long)size);
+    int64_t shape[CLT_MAX_DIMS];
+    memcpy(shape, t->shape, sizeof shape);
+    shape[d] = length;
+    return finish(clt__tensor_view(t, t->ndim, shape, t->strides,
+                                   t->offset + start * t->strides[d], out));
+}
+
+clt_status clt_slice(const clt_tensor *t, int dim, int64_t start, int64_t end, int64_t step,
+                     clt_tensor **out)
+{
+    static const char fn[] = "clt_slice";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    int d = 0;
+    clt_status st = slicing_dim(t, dim, &d, fn, "slice");
+    if (st != CLT_OK)
+        return st;
+    if (step <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: slice step must be positive, got %lld",
+                          fn, (long long)step);
+    int64_t size = t->shape[d];
+    if (start < 0)
+        start = start < -size ? 0 : start + size;
+    if (end < 0)
+        end = end < -size ? 0 : end + size;
+    if (start > size)
+        start = size;
+    if (end > size)
+        end = size;
+    if (end < start)
+        end = start;
+    int64_t shape[CLT_MAX_DIMS], strides[CLT_MAX_DIMS];
+    memcpy(shape, t->shape, sizeof shape);
+    memcpy(strides, t->strides, sizeof strides);
+    shape[d] = end == start ? 0 : (end - start - 1) / step + 1;
+    if (__builtin_mul_overflow(t->strides[d], step, &strides[d]))
+        strides[d] = t->strides[d]; /* at most one element is reached */
+    return finish(clt__tensor_view(t, t->ndim, shape, strides, t->offset + start * t->strides[d],
+                                   out));
+}
+
+clt_status clt_squeeze(const clt_tensor *t, int dim, clt_tensor **out)
+{
+    static const char fn[] = "clt_squeeze";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    int d = 0;
+    clt_status st = wrap_dim(dim, t->ndim > 0 ? t->ndim : 1, &d, fn);
+    if (st != CLT_OK)
+        return st;
+    if (t->ndim == 0 || t->shape[d] != 1)
+        return finish(clt__tensor_view(t, t->ndim, t->shape, t->strides, t->offset, out));
+    int64_t shape[CLT_MAX_DIMS], strides[CLT_MAX_DIMS];
+    int m = 0;
+    for (int i = 0; i < t->ndim; i++) {
+        if (i == d)
+            continue;
+        shape[m] = t->shape[i];
+        strides[m++] = t->strides[i];
+    }
+    return finish(clt__tensor_view(t, m, shape, strides, t->offset, out));
+}
+
+clt_status clt_squeeze_all(const clt_tensor *t, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, "clt_squeeze_all");
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, "clt_squeeze_all");
+    int64_t shape[CLT_MAX_DIMS], strides[CLT_MAX_DIMS];
+    int m = 0;
+    for (int i = 0; i < t->ndim; i++) {
+        if (t->shape[i] == 1)
+            continue;
+        shape[m] = t->shape[i];
+        strides[m++] = t->strides[i];
+    }
+    return finish(clt__tensor_view(t, m, shape, strides, t->offset, out));
+}
+
+clt_status clt_unsqueeze(const clt_tensor *t, int dim, clt_tensor **out)
+{
+    static const char fn[] = "clt_unsqueeze";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    int d = 0;
+    clt_status st = wrap_dim(dim, t->ndim + 1, &d, fn);
+    if (st != CLT_OK)
+        return st;
+    if (t->ndim + 1 > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS,
+                          "%s: a tensor of %d dimensions cannot gain one; at most %d supported",
+                          fn, t->ndim, CLT_MAX_DIMS);
+    int64_t shape[CLT_MAX_DIMS], strides[CLT_MAX_DIMS];
+    for (int i = 0, j = 0; i <= t->ndim; i++) {
+        if (i == d) {
+            shape[i] = 1;
+            strides[i] = d < t->ndim ? t->shape[d] * t->strides[d] : 1;
+        } else {
+            shape[i] = t->shape[j];
+            strides[i] = t->strides[j++];
+        }
+    }
+    return finish(clt__tensor_view(t, t->ndim + 1, shape, strides, t->offset, out));
+}
+
+clt_status clt_expand(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
+{
+    static const char fn[] = "clt_expand";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    if (ndim < 0 || ndim > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS, "%s: %d dimensions asked; at most %d supported",
+                          fn, ndim, CLT_MAX_DIMS);
+    if (ndim > 0 && shape == NULL)
+        return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: shape is NULL for %d dimensions", fn, ndim);
+    char s1[160], s2[160];
+    if (ndim < t->ndim)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: the number of sizes provided (%d) must be greater or equal to the "
+                          "number of dimensions in the tensor (%d): target sizes %s, tensor "
+                          "sizes %s",
+                          fn, ndim, t->ndim, clt__shape_str(s1, sizeof s1, ndim, shape),
+                          clt__shape_str(s2, sizeof s2, t->ndim, t->shape));
+    int64_t res[CLT_MAX_DIMS], strides[CLT_MAX_DIMS];
+    int lead = ndim - t->ndim;
+    for (int i = 0; i < ndim; i++) {
+        if (i < lead) {
+            if (shape[i] < 0)
+                return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                  "%s: the expanded size of the tensor (%lld) isn't allowed in a "
+                                  "leading, non-existing dimension %d",
+                                  fn, (long long)shape[i], i);
+            res[i] = shape[i];
+            strides[i] = 0;
+            continue;
+        }
+        int64_t have = t->shape[i - lead];
+        if (shape[i] == -1 || shape[i] == have) {
+            res[i] = have;
+            strides[i] = t->strides[i - lead];
+        } else if (have == 1 && shape[i] >= 0) {
+            res[i] = shape[i];
+            strides[i] = 0;
+        } else {
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: the expanded size of the tensor (%lld) must match the "
+                              "existing size (%lld) at non-singleton dimension %d.  Target "
+                              "sizes: %s.  Tensor sizes: %s",
+                              fn, (long long)shape[i], (long long)have, i,
+                              clt__shape_str(s1, sizeof s1, ndim, shape),
+                              clt__shape_str(s2, sizeof s2, t->ndim, t->shape));
+        }
+    }
+    clt_status st = clt__check_shape(ndim, res, fn);
+    if (st != CLT_OK)
+        return st;
+    return finish(clt__tensor_view(t, ndim, res, strides, t->offset, out));
+}
+
+clt_status clt_contiguous(const clt_tensor *t, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, "clt_contiguous");
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, "clt_contiguous");
+    return finish(clt__contiguous_as(t, t->dtype, out));
+}
+
+/* ---- cat and stack ---------------------------------------------------------- */
+
+/* Enqueues a copy (with cast) of src into dst, a view of the same shape
+ * into another storage; both may have any strides. */
+static clt_status copy_strided(clt_tensor *dst, const clt_tensor *src)
+{
+    if (src->numel == 0)
+        return CLT_OK;
+    clt__strbuf opts = {0};
+    clt__dtype_defs(&opts, "S", src->dtype);
+    clt__dtype_defs(&opts, "D", dst->dtype);
+    if (opts.failed) {
+        clt__sb_free(&opts);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "cat: out of host memory");
+    }
+    clt__layout L;
+    memset(&L, 0, sizeof L);
+    L.ndim = src->ndim;
+    L.off0 = src->offset;
+    L.off1 = dst->offset;
+    for (int d = 0; d < src->ndim; d++) {
+        L.shape[d] = src->shape[d];
+        L.s0[d] = src->strides[d];
+        L.s1[d] = dst->strides[d];
+    }
+    cl_mem dmem = clt__mem(dst), smem = clt__mem(src);
+    cl_ulong n = (cl_ulong)src->numel;
+    size_t gws = (size_t)n;
+    clt__arg args[] = {CLT__ARG(dmem), CLT__ARG(smem), CLT__ARG(n), CLT__ARG(L)};
+    clt_status st = clt__launch(dst->dev, "view", opts.data, "copy_s2s", 1, &gws, NULL, 4, args);
+    clt__sb_free(&opts);
+    return st;
+}
+
+/* PyTorch skips 1-D empty tensors in cat whatever the other shapes. */
+static bool legacy_empty(const clt_tensor *t)
+{
+    return t->ndim == 1 && t->shape[0] == 0;
+}
+
+static clt_status check_list(const clt_tensor *const *ts, size_t n, const char *fn)
+{
+    CLT__REQUIRE_ARG(ts, fn);
+    if (n == 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: expected a non-empty list of tensors",
+                          fn);
+    for (size_t i = 0; i < n; i++) {
+        if (ts[i] == NULL)
+            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: tensor %zu of the list is NULL", fn, i);
+        clt_status st = clt__same_device(ts[0], ts[i], fn);
+        if (st != CLT_OK)
+            return st;
+    }
+    return CLT_OK;
+}
+
+static clt_status cat_impl(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out,
+                           const char *fn)
+{
+    const clt_tensor *ref = NULL;
+    clt_dtype dtype = ts[0]->dtype;
+    for (size_t i = 0; i < n; i++) {
+        if (ts[i]->ndim == 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: zero-dimensional tensor (at position %zu) cannot be "
+                              "concatenated",
+                              fn, i);
+        dtype = clt_promote_types(dtype, ts[i]->dtype);
+        if (ref == NULL && !legacy_empty(ts[i]))
+            ref = ts[i];
+    }
+    if (ref == NULL)
+        ref = ts[0];
+    int d = 0;
+    clt_status st = wrap_dim(dim, ref->ndim, &d, fn);
+    if (st != CLT_OK)
+        return st;
+    int64_t shape[CLT_MAX_DIMS];
+    memcpy(shape, ref->shape, sizeof shape);
+    shape[d] = 0;
+    for (size_t i = 0; i < n; i++) {
+        const clt_tensor *t = ts[i];
+        if (legacy_empty(t) && t != ref)
+            continue;
+        char s1[160], s2[160];
+        if (t->ndim != ref->ndim)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: Tensors must have same number of dimensions: got %d and %d "
+                              "(shapes %s and %s, tensor number %zu in the list)",
+                              fn, ref->ndim, t->ndim,
+                              clt__shape_str(s1, sizeof s1, ref->ndim, ref->shape),
+                              clt__shape_str(s2, sizeof s2, t->ndim, t->shape), i);
+        for (int k = 0; k < t->ndim; k++)
+            if (k != d && t->shape[k] != ref->shape[k])
+                return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                                  "%s: Sizes of tensors must match except in dimension %d. "
+                                  "Expected size %lld but got size %lld for tensor number %zu "
+                                  "in the list (shapes %s and %s)",
+                                  fn, d, (long long)ref->shape[k], (long long)t->shape[k], i,
+                                  clt__shape_str(s1, sizeof s1, ref->ndim, ref->shape),
+                                  clt__shape_str(s2, sizeof s2, t->ndim, t->shape));
+        shape[d] += t->shape[d];
+    }
+    st = clt__check_dtype(ref->dev, dtype, fn);
+    if (st != CLT_OK)
+        return st;
+
+    clt_tensor *r = NULL, *slot = NULL;
+    CLT__TRY(clt__tensor_new(ref->dev, dtype, ref->ndim, shape, &r));
+    int64_t pos = 0;
+    for (size_t i = 0; i < n; i++) {
+        const clt_tensor *t = ts[i];
+        if ((legacy_empty(t) && t != ref) || t->numel == 0) {
+            pos += legacy_empty(t) ? 0 : t->shape[d];
+            continue;
+        }
+        CLT__TRY(clt__tensor_view(r, r->ndim, t->shape, r->strides, pos * r->strides[d], &slot));
+        CLT__TRY(copy_strided(slot, t));
+        clt_tensor_free(slot);
+        slot = NULL;
+        pos += t->shape[d];
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(slot);
+    clt_tensor_free(r);
+    return st;
+}
+
+clt_status clt_cat(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, "clt_cat");
+    *out = NULL;
+    clt_status st = check_list(ts, n, "clt_cat");
+    if (st != CLT_OK)
+        return st;
+    return finish(cat_impl(ts, n, dim, out, "clt_cat"));
+}
+
+clt_status clt_stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out)
+{
+    static const char fn[] = "clt_stack";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = check_list(ts, n, fn);
+    if (st != CLT_OK)
+        return st;
+    const clt_tensor *t0 = ts[0];
+    for (size_t i = 1; i < n; i++) {
+        bool same = ts[i]->ndim == t0->ndim;
+        for (int k = 0; same && k < t0->ndim; k++)
+            same = ts[i]->shape[k] == t0->shape[k];
+        if (!same) {
+            char s1[160], s2[160];
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: stack expects each tensor to be equal size, but got %s at "
+                              "entry 0 and %s at entry %zu",
+                              fn, clt__shape_str(s1, sizeof s1, t0->ndim, t0->shape),
+                              clt__shape_str(s2, sizeof s2, ts[i]->ndim, ts[i]->shape), i);
+        }
+    }
+    int d = 0;
+    st = wrap_dim(dim, t0->ndim + 1, &d, fn);
+    if (st != CLT_OK)
+        return st;
+    if (t0->ndim + 1 > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS,
+                          "%s: stacking tensors of %d dimensions needs %d; at most %d supported",
+                          fn, t0->ndim, t0->ndim + 1, CLT_MAX_DIMS);
+    clt_tensor **u = calloc(n, sizeof *u);
+    if (u == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    for (size_t i = 0; i < n; i++)
+        CLT__TRY(clt_unsqueeze(ts[i], d, &u[i]));
+    st = cat_impl((const clt_tensor *const *)u, n, d, out, fn);
+done:
+    for (size_t i = 0; i < n; i++)
+        clt_tensor_free(u[i]);
+    free(u);
+    return finish(st);
+}
