@@ -1,2 +1,386 @@
-/* test_matmul.c: (being written) */
+/* test_matmul.c: clt_matmul against a double-precision host torch.matmul:
+ * 2-D, batched with broadcast, 1-D operands, transposed and other strided
+ * views, float64, both GEMM backends, and the error cases. */
 #include "helpers.h"
+#include "internal.h"
+
+/* From src/ops/matmul.c. */
+#ifndef CLT__GEMM_AUTO
+#define CLT__GEMM_AUTO 0
+#define CLT__GEMM_CLBLAST 1
+#define CLT__GEMM_CPU 2
+#endif
+clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int backend,
+                               clt_tensor **out);
+
+static int64_t prod(int n, const int64_t *s)
+{
+    int64_t p = 1;
+    for (int i = 0; i < n; i++)
+        p *= s[i];
+    return p;
+}
+
+/* torch.matmul of logical row-major operands, in double.  Fills the result
+ * shape and returns the values (malloc'd). */
+static double *ref_matmul(int na, const int64_t *sa, const double *A, int nb, const int64_t *sb,
+                          const double *B, int *nr, int64_t *sr)
+{
+    int64_t M = na == 1 ? 1 : sa[na - 2], K = sa[na - 1];
+    int64_t N = nb == 1 ? 1 : sb[nb - 1];
+    int ba = na > 2 ? na - 2 : 0, bb = nb > 2 ? nb - 2 : 0;
+    int nbat = ba > bb ? ba : bb;
+    int64_t bs[CLT_MAX_DIMS];
+    for (int d = 0; d < nbat; d++) {
+        int ia = ba - nbat + d, ib = bb - nbat + d;
+        int64_t da = ia >= 0 ? sa[ia] : 1, db = ib >= 0 ? sb[ib] : 1;
+        bs[d] = da == 1 ? db : da;
+    }
+    int64_t batch = prod(nbat, bs);
+    double *C = calloc((size_t)(batch * M * N + 1), sizeof *C);
+    for (int64_t q = 0; q < batch; q++) {
+        int64_t rem = q, offa = 0, offb = 0, pa = 1, pb = 1;
+        for (int d = nbat - 1; d >= 0; d--) {
+            int64_t i = rem % bs[d];
+            rem /= bs[d];
+            int ia = ba - nbat + d, ib = bb - nbat + d;
+            if (ia >= 0) {
+                offa += (sa[ia] == 1 ? 0 : i) * pa;
+                pa *= sa[ia];
+            }
+            if (ib >= 0) {
+                offb += (sb[ib] == 1 ? 0 : i) * pb;
+                pb *= sb[ib];
+            }
+        }
+        const double *a = A + offa * M * K, *b = B + offb * K * N;
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double s = 0;
+                for (int64_t k = 0; k < K; k++)
+                    s += a[i * K + k] * b[k * N + j];
+                C[q * M * N + i * N + j] = s;
+            }
+    }
+    *nr = 0;
+    for (int d = 0; d < nbat; d++)
+        sr[(*nr)++] = bs[d];
+    if (na > 1)
+        sr[(*nr)++] = M;
+    if (nb > 1)
+        sr[(*nr)++] = N;
+    return C;
+}
+
+static double *random_values(int64_t n, unsigned seed)
+{
+    float *f = malloc((size_t)(n + 1) * sizeof *f);
+    double *d = malloc((size_t)(n + 1) * sizeof *d);
+    fill_random(f, (size_t)n, seed);
+    for (int64_t i = 0; i < n; i++)
+        d[i] = f[i] / 4;
+    free(f);
+    return d;
+}
+
+static clt_tensor *upload(clt_device *dev, clt_dtype dt, int n, const int64_t *s, const double *v)
+{
+    int64_t cnt = prod(n, s);
+    void *h = malloc((size_t)(cnt + 1) * 8);
+    for (int64_t i = 0; i < cnt; i++) {
+        if (dt == CLT_FLOAT64)
+            ((double *)h)[i] = v[i];
+        else
+            ((float *)h)[i] = (float)v[i];
+    }
+    clt_tensor *t = NULL;
+    CHECK(clt_tensor_from_host(dev, dt, n, s, h, &t));
+    free(h);
+    return t;
+}
+
+/* Multiplies a and b (whose logical values are A and B) and checks the
+ * result's shape and values against the host. */
+static void expect_product(clt_tensor *a, const double *A, clt_tensor *b, const double *B,
+                           int backend)
+{
+    int nr = 0;
+    int64_t sr[CLT_MAX_DIMS];
+    double *want = ref_matmul(clt_tensor_ndim(a), clt_tensor_shape(a), A, clt_tensor_ndim(b),
+                              clt_tensor_shape(b), B, &nr, sr);
+    clt_tensor *c = NULL;
+    CHECK(clt__matmul_backend(a, b, backend, &c));
+    cr_assert_eq(clt_tensor_ndim(c), nr);
+    for (int d = 0; d < nr; d++)
+        cr_assert_eq(clt_tensor_shape(c)[d], sr[d], "dim %d: %lld != %lld", d,
+                     (long long)clt_tensor_shape(c)[d], (long long)sr[d]);
+    cr_assert_eq(clt_tensor_dtype(c), clt_tensor_dtype(a));
+    int64_t n = prod(nr, sr);
+    int64_t K = clt_tensor_shape(a)[clt_tensor_ndim(a) - 1];
+    if (clt_tensor_dtype(c) == CLT_FLOAT64) {
+        double *got = malloc((size_t)(n + 1) * sizeof *got);
+        CHECK(clt_tensor_read(c, got, (size_t)n * sizeof *got));
+        ASSERT_ALLCLOSE_F32(got, want, n, 1e-12, 1e-12);
+        free(got);
+    } else {
+        float *got = read_f32(c);
+        ASSERT_ALLCLOSE_F32(got, want, n, 1e-5, 1e-5 * (double)K);
+        free(got);
+    }
+    clt_tensor_free(c);
+    free(want);
+}
+
+/* Contiguous operands of the given shapes through a backend. */
+static void check_shapes(clt_dtype dt, int na, const int64_t *sa, int nb, const int64_t *sb,
+                         int backend)
+{
+    clt_device *dev = get_device("cpu");
+    double *A = random_values(prod(na, sa), 11), *B = random_values(prod(nb, sb), 12);
+    clt_tensor *a = upload(dev, dt, na, sa, A), *b = upload(dev, dt, nb, sb, B);
+    expect_product(a, A, b, B, backend);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    free(A);
+    free(B);
+}
+
+#define SHAPE(...) (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__}
+
+Test(matmul, one_by_one)
+{
+    check_shapes(CLT_FLOAT32, SHAPE(1, 1), SHAPE(1, 1), CLT__GEMM_AUTO);
+}
+
+Test(matmul, small_2d)
+{
+    check_shapes(CLT_FLOAT32, SHAPE(3, 5), SHAPE(5, 7), CLT__GEMM_AUTO);
+}
+
+Test(matmul, sizes_off_every_tile)
+{
+    check_shapes(CLT_FLOAT32, SHAPE(33, 65), SHAPE(65, 17), CLT__GEMM_AUTO);
+}
+
+Test(matmul, batched_with_2d_right)
+{
+    check_shapes(CLT_FLOAT32, SHAPE(2, 3, 4), SHAPE(4, 5), CLT__GEMM_AUTO);
+}
+
+Test(matmul, batched_broadcast)
+{
+    check_shapes(CLT_FLOAT32, SHAPE(1, 3, 4), SHAPE(2, 4, 5), CLT__GEMM_AUTO);
+    check_shapes(CLT_FLOAT32, SHAPE(2, 1, 3, 4), SHAPE(3, 4, 2), CLT__GEMM_AUTO);
+    check_shapes(CLT_FLOAT32, SHAPE(3, 4), SHAPE(2, 4, 5), CLT__GEMM_AUTO);
+}
+
+Test(matmul, one_dimensional)
+{
+    check_shapes(CLT_FLOAT32, SHAPE(4), SHAPE(4), CLT__GEMM_AUTO);
+    check_shapes(CLT_FLOAT32, SHAPE(4), SHAPE(4, 3), CLT__GEMM_AUTO);
+    check_shapes(CLT_FLOAT32, SHAPE(3, 4), SHAPE(4), CLT__GEMM_AUTO);
+    check_shapes(CLT_FLOAT32, SHAPE(2, 3, 4), SHAPE(4), CLT__GEMM_AUTO);
+    check_shapes(CLT_FLOAT32, SHAPE(3), SHAPE(2, 3, 4), CLT__GEMM_AUTO);
+}
+
+Test(matmul, float64)
+{
+    clt_device *dev = get_device("cpu");
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("no fp64 on %s", clt_device_name(dev));
+    check_shapes(CLT_FLOAT64, SHAPE(5, 6), SHAPE(6, 3), CLT__GEMM_AUTO);
+    check_shapes(CLT_FLOAT64, SHAPE(2, 5, 6), SHAPE(2, 6, 3), CLT__GEMM_AUTO);
+}
+
+/* The transpose of a row-major [r, c] buffer S, as a logical [c, r]
+ * operand: a view with swapped strides. */
+static clt_tensor *transposed_view(clt_device *dev, int64_t r, int64_t c, const double *S,
+                                   double **logical)
+{
+    clt_tensor *s = upload(dev, CLT_FLOAT32, 2, (int64_t[]){r, c}, S), *v = NULL;
+    CHECK(clt__tensor_view(s, 2, (int64_t[]){c, r}, (int64_t[]){1, c}, 0, &v));
+    clt_tensor_free(s);
+    double *L = malloc((size_t)(r * c) * sizeof *L);
+    for (int64_t i = 0; i < c; i++)
+        for (int64_t j = 0; j < r; j++)
+            L[i * r + j] = S[j * c + i];
+    *logical = L;
+    return v;
+}
+
+static uint64_t launches_of(clt_tensor *a, clt_tensor *b, int backend)
+{
+    clt_stats before, after;
+    clt_tensor *c = NULL;
+    CHECK(clt__matmul_backend(a, b, backend, &c)); /* warm up: builds the kernels */
+    clt_tensor_free(c);
+    clt_stats_get(&before);
+    CHECK(clt__matmul_backend(a, b, backend, &c));
+    clt_stats_get(&after);
+    clt_tensor_free(c);
+    return after.kernel_launches - before.kernel_launches;
+}
+
+Test(matmul, transposed_views_are_not_copied)
+{
+    clt_device *dev = get_device("cpu");
+    /* a: logical [6, 9] from a [9, 6] buffer; b: logical [9, 4] from [4, 9]. */
+    double *SA = random_values(54, 3), *SB = random_values(36, 4), *A = NULL, *B = NULL;
+    clt_tensor *a = transposed_view(dev, 9, 6, SA, &A);
+    clt_tensor *b = transposed_view(dev, 4, 9, SB, &B);
+    cr_assert(!clt_tensor_is_contiguous(a));
+    clt_tensor *pa = upload(dev, CLT_FLOAT32, 2, (int64_t[]){6, 9}, A);
+    clt_tensor *pb = upload(dev, CLT_FLOAT32, 2, (int64_t[]){9, 4}, B);
+    for (int backend = CLT__GEMM_AUTO; backend <= CLT__GEMM_CLBLAST; backend++) {
+        /* As many launches as for contiguous operands: a copy would add one. */
+        uint64_t plain = launches_of(pa, pb, backend), views = launches_of(a, b, backend);
+        cr_assert_eq(views, plain, "backend %d: %llu launches with views, %llu without",
+                     backend, (unsigned long long)views, (unsigned long long)plain);
+        if (backend == CLT__GEMM_CLBLAST)
+            cr_assert_eq(views, 1);
+        expect_product(a, A, b, B, backend);
+        /* One transposed operand against a plain one. */
+        expect_product(a, A, pb, B, backend);
+        expect_product(pa, A, b, B, backend);
+    }
+    clt_tensor_free(pa);
+    clt_tensor_free(pb);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    free(SA), free(SB), free(A), free(B);
+}
+
+Test(matmul, other_strided_views)
+{
+    clt_device *dev = get_device("cpu");
+    /* a: every second column of a [4, 10] buffer, logical [4, 5]. */
+    double *S = random_values(40, 5), *A = malloc(20 * sizeof *A), *B = random_values(15, 6);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 5; j++)
+            A[i * 5 + j] = S[i * 10 + 2 * j];
+    clt_tensor *s = upload(dev, CLT_FLOAT32, 2, (int64_t[]){4, 10}, S), *a = NULL;
+    CHECK(clt__tensor_view(s, 2, (int64_t[]){4, 5}, (int64_t[]){10, 2}, 0, &a));
+    clt_tensor *b = upload(dev, CLT_FLOAT32, 2, (int64_t[]){5, 3}, B);
+    expect_product(a, A, b, B, CLT__GEMM_AUTO);
+
+    /* A batch whose dims are swapped ([3, 2] batch over a [2, 3, 2, 5]
+     * buffer): no single batch stride walks it. */
+    double *S2 = random_values(60, 7), *A2 = malloc(60 * sizeof *A2);
+    for (int p = 0; p < 3; p++)
+        for (int q = 0; q < 2; q++)
+            for (int i = 0; i < 10; i++)
+                A2[(p * 2 + q) * 10 + i] = S2[(q * 3 + p) * 10 + i];
+    clt_tensor *s2 = upload(dev, CLT_FLOAT32, 4, (int64_t[]){2, 3, 2, 5}, S2), *a2 = NULL;
+    CHECK(clt__tensor_view(s2, 4, (int64_t[]){3, 2, 2, 5}, (int64_t[]){10, 30, 5, 1}, 0, &a2));
+    expect_product(a2, A2, b, B, CLT__GEMM_AUTO);
+
+    clt_tensor_free(s), clt_tensor_free(a), clt_tensor_free(b), clt_tensor_free(s2);
+    clt_tensor_free(a2);
+    free(S), free(A), free(B), free(S2), free(A2);
+}
+
+Test(matmul, clblast_path_directly)
+{
+    check_shapes(CLT_FLOAT32, SHAPE(7, 5), SHAPE(5, 9), CLT__GEMM_CLBLAST);
+    check_shapes(CLT_FLOAT32, SHAPE(2, 7, 5), SHAPE(2, 5, 9), CLT__GEMM_CLBLAST);
+}
+
+Test(matmul, cpu_kernel_path_directly)
+{
+    clt_device *dev = get_device("cpu");
+    if (!clt__gemm_cpu_suitable(dev, CLT_FLOAT32))
+        cr_skip_test("the CPU GEMM kernel does not serve %s", clt_device_name(dev));
+    check_shapes(CLT_FLOAT32, SHAPE(33, 65), SHAPE(65, 17), CLT__GEMM_CPU);
+    check_shapes(CLT_FLOAT32, SHAPE(1, 3, 4), SHAPE(2, 4, 5), CLT__GEMM_CPU);
+    double *SA = random_values(54, 3), *SB = random_values(36, 4), *A = NULL, *B = NULL;
+    clt_tensor *a = transposed_view(dev, 9, 6, SA, &A);
+    clt_tensor *b = transposed_view(dev, 4, 9, SB, &B);
+    expect_product(a, A, b, B, CLT__GEMM_CPU);
+    clt_tensor_free(a), clt_tensor_free(b);
+    free(SA), free(SB), free(A), free(B);
+}
+
+Test(matmul, empty_inner_gives_zeros)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *a = NULL, *b = NULL, *c = NULL;
+    CHECK(clt_empty(dev, CLT_FLOAT32, 2, (int64_t[]){2, 0}, &a));
+    CHECK(clt_empty(dev, CLT_FLOAT32, 2, (int64_t[]){0, 3}, &b));
+    CHECK(clt_matmul(a, b, &c));
+    cr_assert_eq(clt_tensor_numel(c), 6);
+    float *h = read_f32(c);
+    for (int i = 0; i < 6; i++)
+        cr_assert_eq(h[i], 0.0f);
+    free(h);
+    clt_tensor_free(c);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    CHECK(clt_empty(dev, CLT_FLOAT32, 2, (int64_t[]){0, 4}, &a));
+    CHECK(clt_empty(dev, CLT_FLOAT32, 2, (int64_t[]){4, 3}, &b));
+    CHECK(clt_matmul(a, b, &c));
+    cr_assert_eq(clt_tensor_ndim(c), 2);
+    cr_assert_eq(clt_tensor_shape(c)[0], 0);
+    cr_assert_eq(clt_tensor_shape(c)[1], 3);
+    clt_tensor_free(c);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+}
+
+static clt_status try_matmul(clt_device *d1, clt_dtype t1, int na, const int64_t *sa,
+                             clt_device *d2, clt_dtype t2, int nb, const int64_t *sb)
+{
+    clt_tensor *a = NULL, *b = NULL, *c = (clt_tensor *)&c;
+    CHECK(clt_zeros(d1, t1, na, sa, &a));
+    CHECK(clt_zeros(d2, t2, nb, sb, &b));
+    clt_status st = clt_matmul(a, b, &c);
+    cr_assert_null(c, "*out must be NULL on failure");
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    return st;
+}
+
+Test(matmul, errors)
+{
+    clt_device *dev = get_device("cpu");
+    clt_status st = try_matmul(dev, CLT_FLOAT32, SHAPE(2, 3), dev, CLT_FLOAT32, SHAPE(4, 5));
+    cr_assert_eq(st, CLT_ERR_SHAPE_MISMATCH);
+    cr_assert(strstr(clt_last_error(), "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"),
+              "%s", clt_last_error());
+
+    st = try_matmul(dev, CLT_FLOAT32, SHAPE(2, 2, 3), dev, CLT_FLOAT32, SHAPE(3, 3, 4));
+    cr_assert_eq(st, CLT_ERR_SHAPE_MISMATCH, "%s", clt_last_error());
+    cr_assert(strstr(clt_last_error(), "[2, 2, 3]") && strstr(clt_last_error(), "[3, 3, 4]"),
+              "%s", clt_last_error());
+
+    st = try_matmul(dev, CLT_FLOAT32, SHAPE(3), dev, CLT_FLOAT32, SHAPE(4));
+    cr_assert_eq(st, CLT_ERR_SHAPE_MISMATCH);
+
+    st = try_matmul(dev, CLT_FLOAT32, SHAPE(2, 3), dev, CLT_FLOAT64, SHAPE(3, 4));
+    cr_assert_eq(st, CLT_ERR_DTYPE_MISMATCH);
+    cr_assert(strstr(clt_last_error(), "expected m1 and m2 to have the same dtype") &&
+                  strstr(clt_last_error(), "float32") && strstr(clt_last_error(), "float64"),
+              "%s", clt_last_error());
+
+    st = try_matmul(dev, CLT_INT32, SHAPE(2, 3), dev, CLT_INT32, SHAPE(3, 4));
+    cr_assert_eq(st, CLT_ERR_DTYPE_UNSUPPORTED);
+    cr_assert(strstr(clt_last_error(), "int32"), "%s", clt_last_error());
+
+    st = try_matmul(dev, CLT_FLOAT32, 0, NULL, dev, CLT_FLOAT32, SHAPE(3));
+    cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "0D and 1D"), "%s", clt_last_error());
+
+    clt_tensor *c = NULL;
+    cr_assert_eq(clt_matmul(NULL, NULL, &c), CLT_ERR_NULL_ARGUMENT);
+    cr_assert_null(c);
+}
+
+Test(matmul, mixed_devices)
+{
+    clt_device *dev = get_device("cpu");
+    clt_device *other = second_device(dev);
+    clt_status st = try_matmul(dev, CLT_FLOAT32, SHAPE(2, 3), other, CLT_FLOAT32, SHAPE(3, 4));
+    cr_assert_eq(st, CLT_ERR_DEVICE_MISMATCH);
+    cr_assert(strstr(clt_last_error(), clt_device_label(dev)) &&
+                  strstr(clt_last_error(), clt_device_label(other)),
+              "%s", clt_last_error());
+}
