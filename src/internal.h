@@ -97,6 +97,7 @@ typedef struct clt__kernel_entry {
     struct clt__kernel_entry *next;
     char name[64];
     cl_kernel kernel;
+    bool ran; /* launched at least once (see clt__after_first_run) */
 } clt__kernel_entry;
 
 typedef struct clt__program_entry {
@@ -128,9 +129,9 @@ clt_status clt__pick_labels(const clt_device_info *infos, size_t n, char (*label
 /* Makes sure the device has its context and queue. */
 clt_status clt__device_open(clt_device *dev);
 
-/* Called after each launch: the first one in the process waits for its
- * kernel once and then registers the exit handler that finishes queues. */
-void clt__after_first_launch(clt_device *dev);
+/* Called after the first launch of each kernel: waits for it once and
+ * (re)registers the exit handler that finishes queues. */
+void clt__after_first_run(clt_device *dev);
 
 /* The registry's devices, after lazy initialisation. */
 clt_status clt__devices(clt_device **devs, size_t *n);
@@ -256,6 +257,18 @@ clt_status clt__sync_point(const char *what);
 void clt__count_h2d(size_t bytes);
 void clt__count_d2h(size_t bytes);
 void clt__count_launch(void);
+
+/* clt__sync_point with the caller's return address, so that
+ * CLTENSOR_SYNC_DEBUG can name the call site. */
+clt_status clt__sync_point_at(const char *what, const void *caller);
+
+/* Prints the CLTENSOR_PROFILE summary once (from the exit handler). */
+void clt__profile_summary(void);
+
+/* Test hooks: make the next n device allocations fail; read the disk
+ * kernel cache's counters (hits, misses, stores, rejected files). */
+void clt__pool_inject_failures(int n);
+void clt__kernel_cache_counters(uint64_t out[4]);
 
 /* ---- matmul state (src/ops/matmul.c) ----------------------------------- */
 

@@ -1,2 +1,239 @@
-/* test_cache.c: (being written) */
+/* test_cache.c: the persistent kernel cache: a store on the first build, a
+ * hit after clt_shutdown (a fresh, process-like state), and damaged files
+ * (corrupt, truncated, garbage, empty) rebuilt instead of trusted. */
+#include <dirent.h>
+#include <stdio.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "helpers.h"
+
+/* Test hook in src/device/program.c: hits, misses, stores, rejected. */
+void clt__kernel_cache_counters(uint64_t out[4]);
+
+enum { HITS, MISSES, STORES, REJECTED };
+
+static char dir[64];
+
+static void use_temp_cache(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/clt-cache-test-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    setenv("CLTENSOR_CACHE_DIR", dir, 1);
+    unsetenv("CLTENSOR_CACHE");
+}
+
+static void remove_temp_cache(void)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    char path[512];
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+/* Number of program files (*.bin) in the cache; the last one's path. */
+static int bin_files(char *last, size_t n)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    int count = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len > 4 && strcmp(e->d_name + len - 4, ".bin") == 0) {
+            count++;
+            if (last)
+                snprintf(last, n, "%s/%s", dir, e->d_name);
+        }
+    }
+    closedir(d);
+    return count;
+}
+
+static void counters(uint64_t c[4])
+{
+    clt__kernel_cache_counters(c);
+}
+
+/* Fills a fresh float32 tensor on a (re)started runtime and checks its values
+ * on the host, so a program from the cache is shown to work. */
+static void fill_and_check(double value)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 257;
+    clt_tensor *t = NULL;
+    CHECK(clt_full(dev, CLT_FLOAT32, 1, &n, value, &t));
+    float *h = read_f32(t);
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(h[i], (float)value, "element %d: %g", i, (double)h[i]);
+    free(h);
+    clt_tensor_free(t);
+}
+
+TestSuite(cache, .init = use_temp_cache, .fini = remove_temp_cache);
+
+Test(cache, first_build_stores_and_a_restart_hits)
+{
+    uint64_t c0[4], c1[4], c2[4];
+    counters(c0);
+    fill_and_check(1.5);
+    counters(c1);
+    uint64_t built = c1[MISSES] - c0[MISSES];
+    cr_assert_geq(built, 1);
+    cr_assert_eq(c1[STORES], c0[STORES] + built);
+    cr_assert_eq(c1[HITS], c0[HITS]);
+    cr_assert_eq(bin_files(NULL, 0), (int)built);
+    clt_shutdown();
+    fill_and_check(-3.0);
+    counters(c2);
+    cr_assert_eq(c2[HITS], c1[HITS] + built, "the restarted runtime loads the stored programs");
+    cr_assert_eq(c2[MISSES], c1[MISSES]);
+    cr_assert_eq(c2[STORES], c1[STORES]);
+    cr_assert_eq(c2[REJECTED], c0[REJECTED]);
+}
+
+Test(cache, other_options_get_their_own_file)
+{
+    fill_and_check(2.0);
+    clt_device *dev = get_device("cpu");
+    int64_t n = 5;
+    clt_tensor *t = NULL;
+    CHECK(clt_full(dev, CLT_INT32, 1, &n, 7, &t));
+    int32_t h[5];
+    CHECK(clt_tensor_read(t, h, sizeof h));
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(h[i], 7);
+    clt_tensor_free(t);
+    cr_assert_geq(bin_files(NULL, 0), 2);
+}
+
+/* Damages every cache file with `damage`, restarts, and checks that the
+ * files are rejected, the programs rebuilt and stored again, and that the
+ * new files are then trusted. */
+static void damaged_file_is_rebuilt(void (*damage)(const char *path, off_t size))
+{
+    fill_and_check(4.0);
+    int files = bin_files(NULL, 0);
+    cr_assert_geq(files, 1);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len <= 4 || strcmp(e->d_name + len - 4, ".bin") != 0)
+            continue;
+        char path[512];
+        struct stat sb;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        cr_assert_eq(stat(path, &sb), 0);
+        damage(path, sb.st_size);
+    }
+    closedir(d);
+    clt_shutdown();
+    uint64_t c0[4], c1[4], c2[4];
+    counters(c0);
+    fill_and_check(5.0);
+    counters(c1);
+    cr_assert_eq(c1[REJECTED], c0[REJECTED] + files, "the damaged files are rejected");
+    cr_assert_eq(c1[HITS], c0[HITS]);
+    cr_assert_eq(c1[STORES], c0[STORES] + files, "and replaced");
+    cr_assert_eq(bin_files(NULL, 0), files);
+    clt_shutdown();
+    fill_and_check(6.0);
+    counters(c2);
+    cr_assert_eq(c2[HITS], c1[HITS] + files);
+    cr_assert_eq(c2[REJECTED], c1[REJECTED]);
+}
+
+static void write_at(const char *path, off_t at, const void *data, size_t n)
+{
+    int fd = open(path, O_WRONLY);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(pwrite(fd, data, n, at), (ssize_t)n);
+    close(fd);
+}
+
+static void flip_payload_byte(const char *path, off_t size)
+{
+    int fd = open(path, O_RDONLY);
+    unsigned char b = 0;
+    cr_assert_eq(pread(fd, &b, 1, size - 10), 1);
+    close(fd);
+    b ^= 0x5a;
+    write_at(path, size - 10, &b, 1);
+}
+
+static void truncate_half(const char *path, off_t size)
+{
+    cr_assert_eq(truncate(path, size / 2), 0);
+}
+
+static void truncate_empty(const char *path, off_t size)
+{
+    cr_assert_eq(truncate(path, 0), 0);
+}
+
+static void garbage(const char *path, off_t size)
+{
+    unsigned char *junk = malloc((size_t)size);
+    unsigned seed = 99;
+    for (off_t i = 0; i < size; i++) {
+        seed = seed * 1103515245u + 12345u;
+        junk[i] = (unsigned char)(seed >> 16);
+    }
+    write_at(path, 0, junk, (size_t)size);
+    free(junk);
+}
+
+static void wrong_key(const char *path, off_t size)
+{
+    /* The key text follows a 40-byte header; change one character of it
+     * (the header's key hash then no longer matches either). */
+    write_at(path, 40 + 3, "X", 1);
+}
+
+Test(cache, corrupt_payload_is_rebuilt)
+{
+    damaged_file_is_rebuilt(flip_payload_byte);
+}
+
+Test(cache, truncated_file_is_rebuilt)
+{
+    damaged_file_is_rebuilt(truncate_half);
+}
+
+Test(cache, empty_file_is_rebuilt)
+{
+    damaged_file_is_rebuilt(truncate_empty);
+}
+
+Test(cache, garbage_file_is_rebuilt)
+{
+    damaged_file_is_rebuilt(garbage);
+}
+
+Test(cache, file_with_another_key_is_rebuilt)
+{
+    damaged_file_is_rebuilt(wrong_key);
+}
+
+Test(cache, cache_off_writes_nothing)
+{
+    setenv("CLTENSOR_CACHE", "0", 1);
+    uint64_t c0[4], c1[4];
+    counters(c0);
+    fill_and_check(8.0);
+    counters(c1);
+    cr_assert_eq(bin_files(NULL, 0), 0);
+    cr_assert_eq(c1[STORES], c0[STORES]);
+    cr_assert_eq(c1[MISSES], c0[MISSES]);
+}

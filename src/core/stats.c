@@ -1,6 +1,7 @@
 /* stats.c: process-wide counters of transfers, blocking waits and kernel
  * launches; CLTENSOR_SYNC_DEBUG checks on blocking waits; and the
  * CLTENSOR_PROFILE per-kernel summary printed at exit. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,30 +45,63 @@ void clt_stats_reset(void)
     __atomic_store_n(&counters.launches, 0, __ATOMIC_RELAXED);
 }
 
+/* Names the code at `caller` for a sync report: the function when the
+ * dynamic symbol table knows it, else the object file and the offset that
+ * addr2line -e OBJECT OFFSET resolves. */
+static void describe_site(const void *caller, char *buf, size_t n)
+{
+    Dl_info info;
+    if (caller == NULL) {
+        buf[0] = '\0';
+        return;
+    }
+    if (dladdr(caller, &info) == 0 || info.dli_fname == NULL) {
+        snprintf(buf, n, ", called from %p", caller);
+        return;
+    }
+    uintptr_t off = (uintptr_t)caller - (uintptr_t)info.dli_fbase;
+    if (info.dli_sname)
+        snprintf(buf, n, ", called from %s+0x%zx (%s+0x%zx)", info.dli_sname,
+                 (size_t)((uintptr_t)caller - (uintptr_t)info.dli_saddr), info.dli_fname,
+                 (size_t)off);
+    else
+        snprintf(buf, n, ", called from %s+0x%zx", info.dli_fname, (size_t)off);
+}
+
 /* CLTENSOR_SYNC_DEBUG mirrors torch.cuda.set_sync_debug_mode: "warn" reports
- * each blocking wait on stderr (the user asked for it), "error" refuses it. */
+ * each blocking wait on stderr (the user asked for it), "error" refuses it.
+ * `caller` is the return address into the user's code, or NULL. */
+clt_status clt__sync_point_at(const char *what, const void *caller)
+{
+    const char *mode = getenv("CLTENSOR_SYNC_DEBUG");
+    bool refuse = mode && clt__strcaseeq(mode, "error");
+    bool warn = mode && clt__strcaseeq(mode, "warn");
+    if (refuse || warn) {
+        char site[512];
+        describe_site(caller, site, sizeof site);
+        if (refuse)
+            return clt__error(CLT_ERR_SYNC_FORBIDDEN,
+                              "%s: blocking wait on the device refused%s "
+                              "(CLTENSOR_SYNC_DEBUG=error)",
+                              what, site);
+        fprintf(stderr, "cltensor: warning: %s waits for the device%s (CLTENSOR_SYNC_DEBUG=warn)\n",
+                what, site);
+    }
+    __atomic_add_fetch(&counters.waits, 1, __ATOMIC_RELAXED);
+    return CLT_OK;
+}
+
 clt_status clt__sync_point(const char *what)
 {
-    __atomic_add_fetch(&counters.waits, 1, __ATOMIC_RELAXED);
-    const char *mode = getenv("CLTENSOR_SYNC_DEBUG");
-    if (mode == NULL || *mode == '\0' || strcmp(mode, "0") == 0)
-        return CLT_OK;
-    if (clt__strcaseeq(mode, "error"))
-        return clt__error(CLT_ERR_SYNC_FORBIDDEN,
-                          "%s: blocking wait on the device refused (CLTENSOR_SYNC_DEBUG=error)",
-                          what);
-    if (clt__strcaseeq(mode, "warn"))
-        fprintf(stderr, "cltensor: warning: %s waits for the device (CLTENSOR_SYNC_DEBUG=warn)\n",
-                what);
-    return CLT_OK;
+    return clt__sync_point_at(what, NULL);
 }
 
 /* ---- profiling ------------------------------------------------------------ */
 
 typedef struct prof_entry {
     char name[64];
-    cl_event pending[64];
-    int npending;
+    cl_event *pending;
+    size_t npending, cap;
     uint64_t count;
     double total_ns;
 } prof_entry;
@@ -80,31 +114,53 @@ static struct {
     size_t n, cap;
 } prof = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_ONCE_INIT, false, NULL, 0, 0};
 
-static void settle(prof_entry *e)
+static void account(prof_entry *e, cl_event ev)
 {
-    for (int i = 0; i < e->npending; i++) {
-        cl_ulong t0 = 0, t1 = 0;
-        clWaitForEvents(1, &e->pending[i]);
-        if (clGetEventProfilingInfo(e->pending[i], CL_PROFILING_COMMAND_START, sizeof t0, &t0,
-                                    NULL) == CL_SUCCESS &&
-            clGetEventProfilingInfo(e->pending[i], CL_PROFILING_COMMAND_END, sizeof t1, &t1,
-                                    NULL) == CL_SUCCESS)
-            e->total_ns += (double)(t1 - t0);
-        clReleaseEvent(e->pending[i]);
-    }
-    e->npending = 0;
+    cl_ulong t0 = 0, t1 = 0;
+    if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) ==
+            CL_SUCCESS &&
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) ==
+            CL_SUCCESS &&
+        t1 >= t0)
+        e->total_ns += (double)(t1 - t0);
+    clReleaseEvent(ev);
 }
 
-/* The summary is printed only when the user set CLTENSOR_PROFILE. */
-static void print_summary(void)
+/* Accounts the events that have completed, or all of them (waiting) when
+ * `wait` is set; a launch never waits for the profiler. */
+static void settle(prof_entry *e, bool wait)
 {
+    size_t kept = 0;
+    for (size_t i = 0; i < e->npending; i++) {
+        cl_event ev = e->pending[i];
+        cl_int status = CL_COMPLETE;
+        if (wait)
+            clWaitForEvents(1, &ev);
+        else if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                                NULL) != CL_SUCCESS)
+            status = CL_COMPLETE;
+        if (status == CL_COMPLETE || status < 0)
+            account(e, ev);
+        else
+            e->pending[kept++] = ev;
+    }
+    e->npending = kept;
+}
+
+/* Prints the summary when the user set CLTENSOR_PROFILE; called at exit by
+ * registry.c's handler once the queues are finished, before the driver's
+ * own exit handlers run. */
+void clt__profile_summary(void)
+{
+    if (!__atomic_load_n(&prof.enabled, __ATOMIC_ACQUIRE))
+        return;
     pthread_mutex_lock(&prof.lock);
     double all = 0;
     for (size_t i = 0; i < prof.n; i++) {
-        settle(&prof.entries[i]);
+        settle(&prof.entries[i], true);
         all += prof.entries[i].total_ns;
     }
-    fprintf(stderr, "cltensor profile (CLTENSOR_PROFILE=1): %zu kernels\n", prof.n);
+    fprintf(stderr, "cltensor profile (CLTENSOR_PROFILE=1): %zu kernels, device time\n", prof.n);
     fprintf(stderr, "%-32s %10s %14s %12s %7s\n", "kernel", "launches", "total ms", "mean us",
             "share");
     for (size_t i = 0; i < prof.n; i++) {
@@ -113,6 +169,7 @@ static void print_summary(void)
                 (unsigned long long)e->count, e->total_ns / 1e6,
                 e->count ? e->total_ns / 1e3 / (double)e->count : 0.0,
                 all > 0 ? 100.0 * e->total_ns / all : 0.0);
+        free(e->pending);
     }
     free(prof.entries);
     prof.entries = NULL;
@@ -123,9 +180,7 @@ static void print_summary(void)
 static void prof_init(void)
 {
     const char *v = getenv("CLTENSOR_PROFILE");
-    prof.enabled = v && *v && strcmp(v, "0") != 0;
-    if (prof.enabled)
-        atexit(print_summary);
+    __atomic_store_n(&prof.enabled, v && *v && strcmp(v, "0") != 0, __ATOMIC_RELEASE);
 }
 
 bool clt__profiling(void)
@@ -138,7 +193,7 @@ void clt__profile_event(const char *kernel, cl_event ev)
 {
     pthread_mutex_lock(&prof.lock);
     prof_entry *e = NULL;
-    for (size_t i = 0; i < prof.n; i++)
+    for (size_t i = 0; i < prof.n && e == NULL; i++)
         if (strcmp(prof.entries[i].name, kernel) == 0)
             e = &prof.entries[i];
     if (e == NULL && prof.n == prof.cap) {
@@ -154,13 +209,22 @@ void clt__profile_event(const char *kernel, cl_event ev)
         memset(e, 0, sizeof *e);
         snprintf(e->name, sizeof e->name, "%s", kernel);
     }
-    if (e == NULL) {
-        clReleaseEvent(ev);
-    } else {
-        if (e->npending == (int)(sizeof e->pending / sizeof e->pending[0]))
-            settle(e);
+    if (e && e->npending == e->cap) {
+        settle(e, false);
+        if (e->npending == e->cap) {
+            size_t cap = e->cap ? e->cap * 2 : 64;
+            cl_event *grown = realloc(e->pending, cap * sizeof *grown);
+            if (grown) {
+                e->pending = grown;
+                e->cap = cap;
+            }
+        }
+    }
+    if (e && e->npending < e->cap) {
         e->pending[e->npending++] = ev;
         e->count++;
+    } else {
+        clReleaseEvent(ev);
     }
     pthread_mutex_unlock(&prof.lock);
 }

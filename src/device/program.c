@@ -1,10 +1,17 @@
 /* program.c: builds cl/<family>.cl for a device with dtype options, keeps
- * the programs and kernels per device, and enqueues kernel launches. */
+ * the programs and kernels per device and on disk, enqueues kernel launches,
+ * and warms the caches up ahead of time (clt_warmup). */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
+
+#include <clblast_c.h>
 
 const clt__cl_source *clt__cl_source_find(const char *name)
 {
@@ -12,6 +19,64 @@ const clt__cl_source *clt__cl_source_find(const char *name)
         if (strcmp(s->name, name) == 0)
             return s;
     return NULL;
+}
+
+/* FNV-1a, 64 bits: cheap enough to key every launch, good enough to key a
+ * cache whose files also carry the full key. */
+#define FNV_INIT 0xcbf29ce484222325ull
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static uint64_t fnv1a_str(uint64_t h, const char *s)
+{
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+/* A program entry with the hash of its key, so lookups compare one integer
+ * per entry and strings only on a match. */
+typedef struct entry {
+    clt__program_entry base;
+    uint64_t hash;
+} entry;
+
+/* The in-memory key hash runs on every launch, so it takes eight bytes a
+ * step (the option strings are a few hundred bytes long). */
+static uint64_t mix_str(uint64_t h, const char *s)
+{
+    size_t n = strlen(s);
+    uint64_t w;
+    for (; n >= 8; n -= 8, s += 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 29;
+    }
+    w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w ^ ((uint64_t)n << 56)) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 32);
+}
+
+static uint64_t key_hash(const char *family, const char *options)
+{
+    return mix_str(mix_str(FNV_INIT, family), options);
+}
+
+static bool key_equal(const char *key, const char *family, const char *options)
+{
+    size_t fl = strlen(family);
+    return strncmp(key, family, fl) == 0 && key[fl] == '\n' && strcmp(key + fl + 1, options) == 0;
 }
 
 /* Appends the build log of a failed build to the current message. */
@@ -32,75 +97,315 @@ static void append_build_log(cl_program prog, cl_device_id dev)
     free(log);
 }
 
+/* ---- the disk cache --------------------------------------------------------- */
+
+#define CACHE_MAGIC "CLTKCACH"
+#define CACHE_VERSION 1u
+
+/* The file header; the key text and then the program binary follow it. */
+typedef struct cache_header {
+    char magic[8];
+    uint32_t version;
+    uint32_t key_len;
+    uint64_t key_hash;
+    uint64_t payload_len;
+    uint64_t payload_hash;
+} cache_header;
+
+static struct {
+    uint64_t hits, misses, stores, rejected;
+} disk_counters;
+
+/* Test hook (tests/test_cache.c): hits, misses, stores and rejected (damaged
+ * or unusable) files of the disk cache since start. */
+void clt__kernel_cache_counters(uint64_t out[4])
+{
+    out[0] = __atomic_load_n(&disk_counters.hits, __ATOMIC_RELAXED);
+    out[1] = __atomic_load_n(&disk_counters.misses, __ATOMIC_RELAXED);
+    out[2] = __atomic_load_n(&disk_counters.stores, __ATOMIC_RELAXED);
+    out[3] = __atomic_load_n(&disk_counters.rejected, __ATOMIC_RELAXED);
+}
+
+/* The cache directory, created if needed, or NULL when the cache is off or
+ * has no home.  The environment is read each time so that a program (or a
+ * test) may point it elsewhere before building. */
+static char *cache_dir(void)
+{
+    const char *off = getenv("CLTENSOR_CACHE");
+    if (off && strcmp(off, "0") == 0)
+        return NULL;
+    clt__strbuf sb = {0};
+    const char *v = getenv("CLTENSOR_CACHE_DIR");
+    if (v && *v)
+        clt__sb_printf(&sb, "%s", v);
+    else if ((v = getenv("XDG_CACHE_HOME")) && *v)
+        clt__sb_printf(&sb, "%s/cltensor", v);
+    else if ((v = getenv("HOME")) && *v)
+        clt__sb_printf(&sb, "%s/.cache/cltensor", v);
+    else
+        return NULL;
+    char *dir = clt__sb_take(&sb);
+    if (dir == NULL)
+        return NULL;
+    for (char *p = dir + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+                free(dir);
+                return NULL;
+            }
+            *p = c;
+            if (c == '\0')
+                break;
+        }
+    }
+    return dir;
+}
+
+/* The full cache key: what must match for a binary to be reusable. */
+static char *disk_key(const clt_device *dev, const char *family, const char *options,
+                      const clt__cl_source *prelude, const clt__cl_source *src)
+{
+    uint64_t h = fnv1a(FNV_INIT, prelude->text, prelude->size);
+    h = fnv1a(h, src->text, src->size);
+    clt__strbuf sb = {0};
+    clt__sb_printf(&sb, "cltensor kernel cache %u\n%s\n%s\n%s\n%s\n%016llx\n%s\n%s",
+                   CACHE_VERSION, dev->info.platform_name, dev->info.name,
+                   dev->info.driver_version, dev->info.device_version, (unsigned long long)h,
+                   family, options);
+    return clt__sb_take(&sb);
+}
+
+static char *disk_path(const char *dir, uint64_t khash, const char *suffix)
+{
+    clt__strbuf sb = {0};
+    clt__sb_printf(&sb, "%s/%016llx%s", dir, (unsigned long long)khash, suffix);
+    return clt__sb_take(&sb);
+}
+
+/* Reads and checks a cache file; a valid one yields its binary (malloc'd). */
+static unsigned char *disk_read(const char *path, const char *key, size_t *len)
+{
+    unsigned char *buf = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct stat sbuf;
+    cache_header h;
+    size_t klen = strlen(key);
+    bool ok = fstat(fd, &sbuf) == 0 && (size_t)sbuf.st_size >= sizeof h + klen &&
+              read(fd, &h, sizeof h) == (ssize_t)sizeof h &&
+              memcmp(h.magic, CACHE_MAGIC, 8) == 0 && h.version == CACHE_VERSION &&
+              h.key_len == klen && h.key_hash == fnv1a(FNV_INIT, key, klen) &&
+              h.payload_len == (uint64_t)sbuf.st_size - sizeof h - klen && h.payload_len > 0;
+    if (ok) {
+        buf = malloc(klen + h.payload_len);
+        ok = buf && read(fd, buf, klen + h.payload_len) == (ssize_t)(klen + h.payload_len) &&
+             memcmp(buf, key, klen) == 0 &&
+             fnv1a(FNV_INIT, buf + klen, h.payload_len) == h.payload_hash;
+    }
+    close(fd);
+    if (!ok) {
+        free(buf);
+        __atomic_add_fetch(&disk_counters.rejected, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    memmove(buf, buf + klen, h.payload_len);
+    *len = h.payload_len;
+    return buf;
+}
+
+/* Writes a cache file through a temporary file and a rename, so readers see
+ * a whole file or none.  Failures only cost the next process a build. */
+static void disk_write(const char *dir, const char *key, uint64_t khash, cl_program prog)
+{
+    size_t size = 0;
+    unsigned char *bin = NULL;
+    char *tmp = NULL, *path = NULL;
+    int fd = -1;
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
+        size == 0 || (bin = malloc(size)) == NULL)
+        goto done;
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) != CL_SUCCESS)
+        goto done;
+    char suffix[64];
+    static unsigned long seq;
+    snprintf(suffix, sizeof suffix, ".tmp.%ld.%lu", (long)getpid(),
+             __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+    tmp = disk_path(dir, khash, suffix);
+    path = disk_path(dir, khash, ".bin");
+    if (tmp == NULL || path == NULL)
+        goto done;
+    size_t klen = strlen(key);
+    cache_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, CACHE_MAGIC, 8);
+    h.version = CACHE_VERSION;
+    h.key_len = (uint32_t)klen;
+    h.key_hash = fnv1a(FNV_INIT, key, klen);
+    h.payload_len = size;
+    h.payload_hash = fnv1a(FNV_INIT, bin, size);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        goto done;
+    bool ok = write(fd, &h, sizeof h) == (ssize_t)sizeof h &&
+              write(fd, key, klen) == (ssize_t)klen && write(fd, bin, size) == (ssize_t)size;
+    ok = close(fd) == 0 && ok;
+    fd = -1;
+    if (ok && rename(tmp, path) == 0)
+        __atomic_add_fetch(&disk_counters.stores, 1, __ATOMIC_RELAXED);
+    else
+        unlink(tmp);
+done:
+    if (fd >= 0) {
+        close(fd);
+        unlink(tmp);
+    }
+    free(tmp);
+    free(path);
+    free(bin);
+}
+
+/* Remembers a (family, options) pair in the cache directory's list, so that
+ * clt_warmup can prepare programs of modules it has no table for. */
+static void note_key(const char *dir, const char *family, const char *options)
+{
+    clt__strbuf sb = {0};
+    clt__sb_printf(&sb, "%s/keys.txt", dir);
+    char *path = clt__sb_take(&sb);
+    clt__sb_printf(&sb, "%s\t%s\n", family, options);
+    char *line = clt__sb_take(&sb);
+    int fd = path ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
+    if (fd >= 0 && line) {
+        ssize_t w = write(fd, line, strlen(line));
+        (void)w;
+    }
+    if (fd >= 0)
+        close(fd);
+    free(path);
+    free(line);
+}
+
+/* A program from the disk cache, built for dev, or NULL. */
+static cl_program disk_load(clt_device *dev, const char *dir, const char *key, uint64_t khash)
+{
+    char *path = disk_path(dir, khash, ".bin");
+    size_t len = 0;
+    unsigned char *bin = path ? disk_read(path, key, &len) : NULL;
+    cl_program prog = NULL;
+    if (bin) {
+        cl_int err = CL_SUCCESS, bstatus = CL_SUCCESS;
+        const unsigned char *bins[1] = {bin};
+        prog = clCreateProgramWithBinary(dev->context, 1, &dev->id, &len, bins, &bstatus, &err);
+        if (err != CL_SUCCESS || bstatus != CL_SUCCESS ||
+            clBuildProgram(prog, 1, &dev->id, NULL, NULL, NULL) != CL_SUCCESS) {
+            if (prog)
+                clReleaseProgram(prog);
+            prog = NULL;
+            __atomic_add_fetch(&disk_counters.rejected, 1, __ATOMIC_RELAXED);
+        }
+    }
+    __atomic_add_fetch(prog ? &disk_counters.hits : &disk_counters.misses, 1, __ATOMIC_RELAXED);
+    free(bin);
+    free(path);
+    return prog;
+}
+
+/* ---- programs and kernels ----------------------------------------------------- */
+
 /* Called with dev->lock held. */
 static clt_status build_locked(clt_device *dev, const char *family, const char *options,
-                               const char *key, clt__program_entry **out)
+                               uint64_t hash, entry **out)
 {
     clt_status st = CLT_OK;
     cl_program prog = NULL;
-    clt__program_entry *e = NULL;
+    entry *e = NULL;
+    char *dir = NULL, *dkey = NULL;
     const clt__cl_source *prelude = clt__cl_source_find("prelude");
     const clt__cl_source *src = clt__cl_source_find(family);
     if (prelude == NULL || src == NULL)
         return clt__error(CLT_ERR_INTERNAL, "no embedded kernel source cl/%s.cl", family);
 
-    const char *texts[2] = {prelude->text, src->text};
-    size_t lens[2] = {prelude->size, src->size};
-    cl_int err = CL_SUCCESS;
-    prog = clCreateProgramWithSource(dev->context, 2, texts, lens, &err);
-    CLT__CL_CHECK(err, "clCreateProgramWithSource for cl/%s.cl on %s", family, dev->label);
-    err = clBuildProgram(prog, 1, &dev->id, options, NULL, NULL);
-    if (err != CL_SUCCESS) {
-        if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_INVALID_BUILD_OPTIONS)
-            st = clt__error(CLT_ERR_BUILD_FAILED,
-                            "building cl/%s.cl for %s (%s) with options '%s': %s (%d)", family,
-                            dev->label, dev->info.name, options, clt_cl_error_name(err), err);
-        else
-            st = clt__cl_error(err, "building cl/%s.cl for %s (%s) with options '%s'", family,
-                               dev->label, dev->info.name, options);
-        append_build_log(prog, dev->id);
-        goto done;
+    dir = cache_dir();
+    uint64_t dhash = 0;
+    if (dir && (dkey = disk_key(dev, family, options, prelude, src)) != NULL) {
+        dhash = fnv1a_str(FNV_INIT, dkey);
+        prog = disk_load(dev, dir, dkey, dhash);
+    }
+    if (prog == NULL) {
+        const char *texts[2] = {prelude->text, src->text};
+        size_t lens[2] = {prelude->size, src->size};
+        cl_int err = CL_SUCCESS;
+        prog = clCreateProgramWithSource(dev->context, 2, texts, lens, &err);
+        CLT__CL_CHECK(err, "clCreateProgramWithSource for cl/%s.cl on %s", family, dev->label);
+        err = clBuildProgram(prog, 1, &dev->id, options, NULL, NULL);
+        if (err != CL_SUCCESS) {
+            if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_INVALID_BUILD_OPTIONS)
+                st = clt__error(CLT_ERR_BUILD_FAILED,
+                                "building cl/%s.cl for %s (%s) with options '%s': %s (%d)",
+                                family, dev->label, dev->info.name, options,
+                                clt_cl_error_name(err), err);
+            else
+                st = clt__cl_error(err, "building cl/%s.cl for %s (%s) with options '%s'",
+                                   family, dev->label, dev->info.name, options);
+            append_build_log(prog, dev->id);
+            goto done;
+        }
+        if (dkey) {
+            disk_write(dir, dkey, dhash, prog);
+            note_key(dir, family, options);
+        }
     }
     e = calloc(1, sizeof *e);
-    if (e == NULL || (e->key = strdup(key)) == NULL) {
+    if (e == NULL || (e->base.key = malloc(strlen(family) + strlen(options) + 2)) == NULL) {
         st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "program cache: out of host memory");
         goto done;
     }
-    e->program = prog;
+    sprintf(e->base.key, "%s\n%s", family, options);
+    e->hash = hash;
+    e->base.program = prog;
     prog = NULL;
-    e->next = dev->programs;
-    dev->programs = e;
+    e->base.next = dev->programs;
+    dev->programs = &e->base;
     *out = e;
     e = NULL;
 done:
     if (e) {
-        free(e->key);
+        free(e->base.key);
         free(e);
     }
     if (prog)
         clReleaseProgram(prog);
+    free(dir);
+    free(dkey);
     return st;
 }
 
+/* Finds or builds a program; a hit moves to the front of the list, so an op
+ * repeated in a loop is found at once. */
 static clt_status program_locked(clt_device *dev, const char *family, const char *options,
                                  clt__program_entry **out)
 {
-    size_t klen = strlen(family) + strlen(options) + 2;
-    char stack[512];
-    char *key = klen <= sizeof stack ? stack : malloc(klen);
-    if (key == NULL)
-        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "program cache: out of host memory");
-    snprintf(key, klen, "%s\n%s", family, options);
-    clt_status st = CLT_OK;
-    clt__program_entry *e = dev->programs;
-    while (e && strcmp(e->key, key) != 0)
-        e = e->next;
-    if (e == NULL)
-        st = build_locked(dev, family, options, key, &e);
-    if (key != stack)
-        free(key);
+    if (options == NULL)
+        options = "";
+    uint64_t h = key_hash(family, options);
+    clt__program_entry **link = &dev->programs;
+    for (clt__program_entry *p = *link; p; link = &p->next, p = p->next) {
+        if (((entry *)p)->hash == h && key_equal(p->key, family, options)) {
+            if (link != &dev->programs) {
+                *link = p->next;
+                p->next = dev->programs;
+                dev->programs = p;
+            }
+            *out = p;
+            return CLT_OK;
+        }
+    }
+    entry *e = NULL;
+    clt_status st = build_locked(dev, family, options, h, &e);
     if (st == CLT_OK)
-        *out = e;
+        *out = &e->base;
     return st;
 }
 
@@ -122,20 +427,25 @@ clt_status clt__program_get(clt_device *dev, const char *family, const char *opt
 static clt_status kernel_locked(clt_device *dev, clt__program_entry *p, const char *name,
                                 cl_kernel *out)
 {
-    clt__kernel_entry *k = p->kernels;
-    while (k && strcmp(k->name, name) != 0)
-        k = k->next;
-    if (k) {
-        *out = k->kernel;
-        return CLT_OK;
+    clt__kernel_entry **link = &p->kernels;
+    for (clt__kernel_entry *k = *link; k; link = &k->next, k = k->next) {
+        if (strcmp(k->name, name) == 0) {
+            if (link != &p->kernels) {
+                *link = k->next;
+                k->next = p->kernels;
+                p->kernels = k;
+            }
+            *out = k->kernel;
+            return CLT_OK;
+        }
     }
-    if (strlen(name) >= sizeof k->name)
+    if (strlen(name) >= sizeof p->kernels->name)
         return clt__error(CLT_ERR_INTERNAL, "kernel name too long: %s", name);
     cl_int err = CL_SUCCESS;
     cl_kernel kernel = clCreateKernel(p->program, name, &err);
     if (err != CL_SUCCESS)
         return clt__cl_error(err, "clCreateKernel '%s' on %s", name, dev->label);
-    k = calloc(1, sizeof *k);
+    clt__kernel_entry *k = calloc(1, sizeof *k);
     if (k == NULL) {
         clReleaseKernel(kernel);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "kernel cache: out of host memory");
@@ -163,6 +473,7 @@ clt_status clt__launch(clt_device *dev, const char *family, const char *options,
     cl_kernel k = NULL;
     CLT__TRY(program_locked(dev, family, options, &p));
     CLT__TRY(kernel_locked(dev, p, kernel, &k));
+    clt__kernel_entry *ke = p->kernels; /* kernel_locked moves it to the front */
     for (size_t i = 0; i < nargs; i++)
         CLT__CL_CHECK(clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].ptr),
                       "clSetKernelArg %zu of kernel '%s' (cl/%s.cl) on %s", i, kernel, family,
@@ -173,7 +484,10 @@ clt_status clt__launch(clt_device *dev, const char *family, const char *options,
                   "clEnqueueNDRangeKernel '%s' (cl/%s.cl) on %s, global size %zu", kernel, family,
                   dev->label, gws[0]);
     clt__count_launch();
-    clt__after_first_launch(dev);
+    if (!ke->ran) {
+        ke->ran = true;
+        clt__after_first_run(dev);
+    }
     if (ev)
         clt__profile_event(kernel, ev);
 done:
@@ -195,10 +509,139 @@ void clt__programs_release(clt_device *dev)
         }
         clReleaseProgram(p->program);
         free(p->key);
-        free(p);
+        free((entry *)p);
         p = next;
     }
     dev->programs = NULL;
+}
+
+/* ---- warm-up ------------------------------------------------------------------- */
+
+/* Builds one program, counting it; failures of optional programs (from the
+ * list of keys seen) are forgotten. */
+static clt_status warm(clt_device *dev, const char *family, const char *options, bool optional,
+                       size_t *count)
+{
+    cl_program prog = NULL;
+    clt_status st = clt__program_get(dev, family, options, &prog);
+    if (st == CLT_OK)
+        (*count)++;
+    else if (optional && st != CLT_ERR_OUT_OF_HOST_MEMORY)
+        st = clt__ok();
+    return st;
+}
+
+/* The programs whose options this module knows how the op modules spell
+ * them: fills and aranges (src/tensor/tensor.c), casts and copies between
+ * every pair of dtypes, and the three elementwise groups
+ * (src/ops/elementwise.c).  Entries that no longer match what a module
+ * spells only cost a build; the list of keys seen covers the rest. */
+static clt_status warm_table(clt_device *dev, size_t *count)
+{
+    static const struct {
+        const char *flag;
+        bool to_bool;
+    } ew[] = {{" -DEW_BIN", false}, {" -DEW_CMP", true}, {" -DEW_UN", false}};
+    clt_status st = CLT_OK;
+    clt__strbuf sb = {0};
+    for (int a = 0; a < CLT_DTYPE_COUNT && st == CLT_OK; a++) {
+        clt_dtype ta = (clt_dtype)a;
+        if (!clt_device_supports_dtype(dev, ta))
+            continue;
+        clt__dtype_defs(&sb, "T", ta);
+        char *t = clt__sb_take(&sb);
+        clt__dtype_defs(&sb, "T", ta);
+        if (dev->info.fp64)
+            clt__sb_printf(&sb, " -DCLT_FP64");
+        char *ar = clt__sb_take(&sb);
+        if (t == NULL || ar == NULL)
+            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_warmup: out of host memory");
+        if (st == CLT_OK)
+            st = warm(dev, "fill", t, true, count);
+        if (st == CLT_OK)
+            st = warm(dev, "fill", ar, true, count);
+        free(t);
+        free(ar);
+        for (size_t g = 0; g < sizeof ew / sizeof ew[0] && st == CLT_OK; g++) {
+            clt__dtype_defs(&sb, "T", ta);
+            clt__dtype_defs(&sb, "O", ew[g].to_bool ? CLT_BOOL : ta);
+            clt__sb_printf(&sb, "%s", ew[g].flag);
+            char *o = clt__sb_take(&sb);
+            st = o ? warm(dev, "elementwise", o, true, count)
+                   : clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_warmup: out of host memory");
+            free(o);
+        }
+        for (int b = 0; b < CLT_DTYPE_COUNT && st == CLT_OK; b++) {
+            if (!clt_device_supports_dtype(dev, (clt_dtype)b))
+                continue;
+            clt__dtype_defs(&sb, "S", ta);
+            clt__dtype_defs(&sb, "D", (clt_dtype)b);
+            char *sd = clt__sb_take(&sb);
+            st = sd ? warm(dev, "copy", sd, true, count)
+                    : clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_warmup: out of host memory");
+            free(sd);
+        }
+    }
+    return st;
+}
+
+/* Every (family, options) pair recorded in the cache directory. */
+static clt_status warm_seen(clt_device *dev, size_t *count)
+{
+    char *dir = cache_dir();
+    if (dir == NULL)
+        return CLT_OK;
+    clt__strbuf sb = {0};
+    clt__sb_printf(&sb, "%s/keys.txt", dir);
+    char *path = clt__sb_take(&sb);
+    FILE *f = path ? fopen(path, "r") : NULL;
+    clt_status st = CLT_OK;
+    char line[4096];
+    while (f && st == CLT_OK && fgets(line, sizeof line, f)) {
+        char *tab = strchr(line, '\t'), *nl = strchr(line, '\n');
+        if (tab == NULL || nl == NULL)
+            continue;
+        *tab = *nl = '\0';
+        if (clt__cl_source_find(line) == NULL)
+            continue;
+        if ((strstr(tab + 1, "-DCLT_FP64") && !dev->info.fp64) ||
+            (strstr(tab + 1, "-DCLT_FP16") && !dev->info.fp16))
+            continue;
+        st = warm(dev, line, tab + 1, true, count);
+    }
+    if (f)
+        fclose(f);
+    free(path);
+    free(dir);
+    return st;
+}
+
+clt_status clt_warmup(clt_device *dev, int include_blas, size_t *built)
+{
+    CLT__REQUIRE_ARG(dev, "clt_warmup");
+    if (built)
+        *built = 0;
+    size_t count = 0;
+    clt_status st = clt__device_open(dev);
+    if (st == CLT_OK)
+        st = warm_table(dev, &count);
+    if (st == CLT_OK)
+        st = warm_seen(dev, &count);
+    if (st == CLT_OK && include_blas) {
+        CLBlastStatusCode bs = CLBlastFillCache(dev->id);
+        if (bs != CLBlastSuccess)
+            st = clt__clblast_error(bs, "clt_warmup: CLBlastFillCache on %s (%s)", dev->label,
+                                    dev->info.name);
+    }
+    if (built) {
+        /* Programs ready on the device, whether built now or before. */
+        pthread_mutex_lock(&dev->lock);
+        for (clt__program_entry *p = dev->programs; p; p = p->next)
+            (*built)++;
+        pthread_mutex_unlock(&dev->lock);
+    }
+    (void)count;
+    return st == CLT_OK ? clt__ok() : st;
 }
 
 /* ---- dtypes --------------------------------------------------------------- */

@@ -193,31 +193,28 @@ done:
  * such a program end cleanly. */
 static void finish_at_exit(void)
 {
+    static int once;
+    if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
+        return;
     pthread_mutex_lock(&reg.lock);
     for (size_t i = 0; i < reg.n; i++)
         if (reg.devs[i].queue)
             clFinish(reg.devs[i].queue);
     pthread_mutex_unlock(&reg.lock);
+    clt__profile_summary();
 }
 
-static void register_at_exit(void)
+/* Drivers built on LLVM (PoCL) compile a kernel for real at its first run,
+ * and their compiler creates static objects then, whose destructors are
+ * registered with atexit at that moment.  A kernel still waiting in a queue
+ * at exit would be compiled after those destructors ran, and crash.  So the
+ * first run of each kernel is waited for once, and the exit handler that
+ * finishes the queues is registered again after it: the latest
+ * registration runs first, before every destructor registered so far. */
+void clt__after_first_run(clt_device *dev)
 {
-    atexit(finish_at_exit);
-}
-
-/* Drivers built on LLVM (PoCL) compile each kernel at its first run and
- * create static objects then, whose destructors are registered with atexit
- * at that moment.  Our handler must run before those, so it is registered
- * after the first kernel has run, which the first launch waits for once. */
-void clt__after_first_launch(clt_device *dev)
-{
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    static bool done;
-    if (__atomic_load_n(&done, __ATOMIC_ACQUIRE))
-        return;
     clFinish(dev->queue);
-    pthread_once(&once, register_at_exit);
-    __atomic_store_n(&done, true, __ATOMIC_RELEASE);
+    atexit(finish_at_exit);
 }
 
 static clt_status ensure_init(void)
@@ -444,7 +441,7 @@ clt_status clt_device_synchronize(clt_device *dev)
     clt_status st = clt__device_open(dev);
     if (st != CLT_OK)
         return st;
-    st = clt__sync_point("clt_device_synchronize");
+    st = clt__sync_point_at("clt_device_synchronize", __builtin_return_address(0));
     if (st != CLT_OK)
         return st;
     cl_int err = clFinish(dev->queue);

@@ -1,32 +1,270 @@
-/* pool.c: device buffer allocation.  Every tensor buffer goes through
- * clt__buffer_alloc and clt__buffer_release so that a caching allocator can
- * sit here without the rest of the library knowing. */
+/* pool.c: the caching device allocator.  Buffers are kept per device by size
+ * class after release and handed out again to the same device only. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
+/* Four classes per power of two from 512 bytes: at most 25 % slack. */
+#define MIN_CLASS 512u
+#define NBINS 256
+
+typedef struct node {
+    struct node *next;
+    cl_mem mem;
+} node;
+
+typedef struct pool {
+    pthread_mutex_t lock;
+    node *bins[NBINS];
+    clt_memory_stats s;
+} pool;
+
+static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
+static int inject_failures; /* test hook: the next n device allocations fail */
+
+/* Test hook (tests/test_pool.c): makes the next n buffer creations fail as if
+ * the device were out of memory. */
+void clt__pool_inject_failures(int n)
+{
+    __atomic_store_n(&inject_failures, n, __ATOMIC_RELAXED);
+}
+
+static int log2_floor(uint64_t x)
+{
+    int e = 0;
+    while (x >>= 1)
+        e++;
+    return e;
+}
+
+static uint64_t class_size(size_t bytes, int *bin)
+{
+    uint64_t b = bytes < MIN_CLASS ? MIN_CLASS : (uint64_t)bytes;
+    int e = log2_floor(b);
+    uint64_t step = ((uint64_t)1 << e) / 4;
+    uint64_t size = (b + step - 1) / step * step;
+    e = log2_floor(size);
+    step = ((uint64_t)1 << e) / 4;
+    *bin = (e - 9) * 4 + (int)(size / step - 4);
+    return size;
+}
+
+static bool caching_enabled(void)
+{
+    static int enabled = -1;
+    int v = __atomic_load_n(&enabled, __ATOMIC_RELAXED);
+    if (v < 0) {
+        const char *env = getenv("CLTENSOR_POOL");
+        v = !(env && strcmp(env, "0") == 0);
+        __atomic_store_n(&enabled, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
+/* The bytes a request takes and its bin, or bin -1 for a buffer made to
+ * measure and never cached: with caching off, or when rounding up would pass
+ * the device's largest buffer. */
+static uint64_t effective_size(const clt_device *dev, size_t bytes, int *bin)
+{
+    uint64_t size = class_size(bytes, bin);
+    if (caching_enabled() &&
+        (dev->info.max_alloc_bytes == 0 || size <= dev->info.max_alloc_bytes))
+        return size;
+    *bin = -1;
+    return bytes ? bytes : 1;
+}
+
+static pool *get_pool(clt_device *dev, bool create)
+{
+    pool *p = __atomic_load_n((pool **)&dev->pool, __ATOMIC_ACQUIRE);
+    if (p || !create)
+        return p;
+    pthread_mutex_lock(&create_lock);
+    p = dev->pool;
+    if (p == NULL && (p = calloc(1, sizeof *p)) != NULL) {
+        pthread_mutex_init(&p->lock, NULL);
+        __atomic_store_n((pool **)&dev->pool, p, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&create_lock);
+    return p;
+}
+
+/* Gives the held buffers back to OpenCL; called with p->lock held. */
+static void empty_locked(pool *p)
+{
+    for (int i = 0; i < NBINS; i++) {
+        node *n = p->bins[i];
+        while (n) {
+            node *next = n->next;
+            clReleaseMemObject(n->mem);
+            p->s.device_frees++;
+            free(n);
+            n = next;
+        }
+        p->bins[i] = NULL;
+    }
+    p->s.held = 0;
+}
+
+static cl_mem create(clt_device *dev, uint64_t size, cl_int *err)
+{
+    int left = __atomic_load_n(&inject_failures, __ATOMIC_RELAXED);
+    while (left > 0) {
+        if (__atomic_compare_exchange_n(&inject_failures, &left, left - 1, false,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            *err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+            return NULL;
+        }
+    }
+    return clCreateBuffer(dev->context, CL_MEM_READ_WRITE, (size_t)size, NULL, err);
+}
+
 clt_status clt__buffer_alloc(clt_device *dev, size_t bytes, cl_mem *out)
 {
-    cl_int err = CL_SUCCESS;
-    *out = clCreateBuffer(dev->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
-    if (err != CL_SUCCESS) {
-        *out = NULL;
-        return clt__cl_error(err, "allocating %zu bytes on %s (%s)", bytes, dev->label,
-                             dev->info.name);
+    *out = NULL;
+    pool *p = get_pool(dev, true);
+    if (p == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "allocator of %s: out of host memory",
+                          dev->label);
+    int bin = 0;
+    uint64_t size = effective_size(dev, bytes, &bin);
+
+    pthread_mutex_lock(&p->lock);
+    p->s.alloc_calls++;
+    node *n = bin >= 0 ? p->bins[bin] : NULL;
+    if (n) {
+        p->bins[bin] = n->next;
+        p->s.held -= size;
+        p->s.cache_hits++;
+        *out = n->mem;
+        free(n);
     }
+    pthread_mutex_unlock(&p->lock);
+
+    cl_int err = CL_SUCCESS;
+    bool retried = false;
+    uint64_t held_before = 0;
+    if (*out == NULL) {
+        cl_mem mem = create(dev, size, &err);
+        if (mem == NULL && err != CL_INVALID_BUFFER_SIZE) {
+            pthread_mutex_lock(&p->lock);
+            held_before = p->s.held;
+            empty_locked(p);
+            pthread_mutex_unlock(&p->lock);
+            retried = true;
+            mem = create(dev, size, &err);
+        }
+        pthread_mutex_lock(&p->lock);
+        if (mem == NULL) {
+            p->s.failures++;
+            uint64_t in_use = p->s.allocated, held = p->s.held;
+            pthread_mutex_unlock(&p->lock);
+            if (err == CL_SUCCESS)
+                err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+            return clt__cl_error(
+                err,
+                "allocating %zu bytes (size class %llu) on %s (%s): %s %llu bytes held by the "
+                "cache, %llu bytes in use, device limit %llu bytes (at most %llu in one buffer)",
+                bytes, (unsigned long long)size, dev->label, dev->info.name,
+                retried ? "failed again after releasing" : "failed with",
+                (unsigned long long)(retried ? held_before : held),
+                (unsigned long long)in_use, (unsigned long long)dev->info.global_mem_bytes,
+                (unsigned long long)dev->info.max_alloc_bytes);
+        }
+        p->s.device_allocs++;
+        if (retried)
+            p->s.retries++;
+        pthread_mutex_unlock(&p->lock);
+        *out = mem;
+    }
+    pthread_mutex_lock(&p->lock);
+    p->s.allocated += size;
+    p->s.requested += bytes;
+    if (p->s.allocated > p->s.peak)
+        p->s.peak = p->s.allocated;
+    pthread_mutex_unlock(&p->lock);
     return CLT_OK;
 }
 
+/* A released buffer may still be read by commands queued on this device's
+ * in-order queue; the next user of the buffer is on the same queue, so it
+ * runs after them.  That is why buffers never move between devices here,
+ * even though the devices of one platform share a context. */
 void clt__buffer_release(clt_device *dev, cl_mem mem, size_t bytes)
 {
-    (void)dev;
-    (void)bytes;
-    if (mem)
+    if (mem == NULL)
+        return;
+    pool *p = get_pool(dev, false);
+    int bin = 0;
+    uint64_t size = effective_size(dev, bytes, &bin);
+    node *n = bin >= 0 && p ? malloc(sizeof *n) : NULL;
+    if (p)
+        pthread_mutex_lock(&p->lock);
+    if (n) {
+        n->mem = mem;
+        n->next = p->bins[bin];
+        p->bins[bin] = n;
+        p->s.held += size;
+    } else {
         clReleaseMemObject(mem);
+        if (p)
+            p->s.device_frees++;
+    }
+    if (p) {
+        p->s.allocated -= size;
+        p->s.requested -= bytes;
+        pthread_mutex_unlock(&p->lock);
+    }
 }
 
 void clt__pool_destroy(clt_device *dev)
 {
-    (void)dev;
+    pool *p = dev->pool;
+    if (p == NULL)
+        return;
+    empty_locked(p);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+    dev->pool = NULL;
+}
+
+clt_status clt_memory_stats_get(clt_device *dev, clt_memory_stats *out)
+{
+    CLT__REQUIRE_ARG(dev, "clt_memory_stats_get");
+    CLT__REQUIRE_ARG(out, "clt_memory_stats_get");
+    memset(out, 0, sizeof *out);
+    pool *p = get_pool(dev, false);
+    if (p) {
+        pthread_mutex_lock(&p->lock);
+        *out = p->s;
+        pthread_mutex_unlock(&p->lock);
+    }
+    out->device_limit = dev->info.global_mem_bytes;
+    return clt__ok();
+}
+
+clt_status clt_memory_empty_cache(clt_device *dev)
+{
+    CLT__REQUIRE_ARG(dev, "clt_memory_empty_cache");
+    pool *p = get_pool(dev, false);
+    if (p) {
+        pthread_mutex_lock(&p->lock);
+        empty_locked(p);
+        pthread_mutex_unlock(&p->lock);
+    }
+    return clt__ok();
+}
+
+clt_status clt_memory_reset_peak(clt_device *dev)
+{
+    CLT__REQUIRE_ARG(dev, "clt_memory_reset_peak");
+    pool *p = get_pool(dev, false);
+    if (p) {
+        pthread_mutex_lock(&p->lock);
+        p->s.peak = p->s.allocated;
+        pthread_mutex_unlock(&p->lock);
+    }
+    return clt__ok();
 }

@@ -199,7 +199,20 @@ static clt_status clblast_gemm(clt_device *dev, clt_dtype dtype, size_t M, size_
     }
     if (e == CLBlastSuccess) {
         clt__count_launch();
-        clt__after_first_launch(dev);
+        /* Each CLBlast routine's first run is waited for once, as
+         * clt__launch does for kernels (see clt__after_first_run). */
+        static pthread_mutex_t ran_lock = PTHREAD_MUTEX_INITIALIZER;
+        static const char *ran[16];
+        static size_t nran;
+        bool seen = false;
+        pthread_mutex_lock(&ran_lock);
+        for (size_t i = 0; i < nran; i++)
+            seen = seen || ran[i] == name;
+        if (!seen && nran < sizeof ran / sizeof ran[0])
+            ran[nran++] = name;
+        pthread_mutex_unlock(&ran_lock);
+        if (!seen)
+            clt__after_first_run(dev);
     }
     pthread_mutex_unlock(&dev->lock);
     if (e != CLBlastSuccess) {
