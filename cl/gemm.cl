@@ -1,1 +1,256 @@
-/* gemm.cl: (being written) */
+/* gemm.cl: float32 GEMM for CPU devices: kernels that pack op(A) and op(B)
+ * into zero-padded panels, and a kernel whose work-items each compute a
+ * block of C with an MR x (16 * NV) register tile of float16 vectors. */
+
+/* Tile shape, K block of the product and K rows per packing work-item,
+ * chosen by the host with -D options.  PoCL only emits 512-bit code for
+ * explicit vector types, hence float16 columns. */
+#ifndef GEMM_MR
+#define GEMM_MR 12
+#endif
+#ifndef GEMM_NV
+#define GEMM_NV 2
+#endif
+#ifndef GEMM_KC
+#define GEMM_KC 256
+#endif
+#ifndef GEMM_PKC
+#define GEMM_PKC 1024
+#endif
+#define GEMM_NR (16 * GEMM_NV)
+
+#if GEMM_MR == 4
+#define GEMM_ROWS(X) X(0) X(1) X(2) X(3)
+#elif GEMM_MR == 6
+#define GEMM_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#elif GEMM_MR == 8
+#define GEMM_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#elif GEMM_MR == 12
+#define GEMM_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#elif GEMM_MR == 14
+#define GEMM_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
+#else
+#error "GEMM_MR must be 4, 6, 8, 12 or 14"
+#endif
+
+#if GEMM_NV == 1
+#define GEMM_VECS(X, r) X(r, 0)
+#define GEMM_BVECS(X) X(0)
+#elif GEMM_NV == 2
+#define GEMM_VECS(X, r) X(r, 0) X(r, 1)
+#define GEMM_BVECS(X) X(0) X(1)
+#elif GEMM_NV == 3
+#define GEMM_VECS(X, r) X(r, 0) X(r, 1) X(r, 2)
+#define GEMM_BVECS(X) X(0) X(1) X(2)
+#elif GEMM_NV == 4
+#define GEMM_VECS(X, r) X(r, 0) X(r, 1) X(r, 2) X(r, 3)
+#define GEMM_BVECS(X) X(0) X(1) X(2) X(3)
+#else
+#error "GEMM_NV must be 1 to 4"
+#endif
+
+/* The pack kernels run one work-item per work-group, like gemm_tile, so
+ * that PoCL compiles each of them once rather than once per local size it
+ * would pick for each new shape.  Where the panel runs across memory rows
+ * (A as stored, B transposed) they read 16 x 16 blocks along the rows and
+ * transpose them in registers; scalar gathers cost several times more. */
+
+#if defined(__clang__)
+#define GEMM_TRANSPOSE16 1
+#define GEMM_S1LO 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30
+#define GEMM_S1HI 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31
+#define GEMM_S2LO 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29
+#define GEMM_S2HI 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31
+#define GEMM_S4LO 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27
+#define GEMM_S4HI 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31
+#define GEMM_S8LO 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
+#define GEMM_S8HI 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
+/* Swaps bit s of the row index with bit s of the lane in rows x and y. */
+#define GEMM_TP(x, y, LO, HI)                                                  \
+    {                                                                          \
+        float16 t_ = __builtin_shufflevector(x, y, LO);                        \
+        y = __builtin_shufflevector(x, y, HI);                                 \
+        x = t_;                                                                \
+    }
+#define GEMM_TSTAGE(r, s, a0, a1, a2, a3, a4, a5, a6, a7)                      \
+    GEMM_TP(r[a0], r[a0 + s], GEMM_S##s##LO, GEMM_S##s##HI)                   \
+    GEMM_TP(r[a1], r[a1 + s], GEMM_S##s##LO, GEMM_S##s##HI)                   \
+    GEMM_TP(r[a2], r[a2 + s], GEMM_S##s##LO, GEMM_S##s##HI)                   \
+    GEMM_TP(r[a3], r[a3 + s], GEMM_S##s##LO, GEMM_S##s##HI)                   \
+    GEMM_TP(r[a4], r[a4 + s], GEMM_S##s##LO, GEMM_S##s##HI)                   \
+    GEMM_TP(r[a5], r[a5 + s], GEMM_S##s##LO, GEMM_S##s##HI)                   \
+    GEMM_TP(r[a6], r[a6 + s], GEMM_S##s##LO, GEMM_S##s##HI)                   \
+    GEMM_TP(r[a7], r[a7 + s], GEMM_S##s##LO, GEMM_S##s##HI)
+/* Transposes the 16 x 16 block held in float16 r[16]. */
+#define GEMM_TRANSPOSE(r)                                                      \
+    GEMM_TSTAGE(r, 1, 0, 2, 4, 6, 8, 10, 12, 14)                               \
+    GEMM_TSTAGE(r, 2, 0, 1, 4, 5, 8, 9, 12, 13)                                \
+    GEMM_TSTAGE(r, 4, 0, 1, 2, 3, 8, 9, 10, 11)                                \
+    GEMM_TSTAGE(r, 8, 0, 1, 2, 3, 4, 5, 6, 7)
+#else
+#define GEMM_TRANSPOSE16 0
+#endif
+
+/* Packs op(A) (M x K, element (i, k) at A[off + i * rs + k * cs]) of each
+ * batch b into Ap[b * pstride + ip * K * MR + k * MR + r] for row
+ * ip * MR + r, zero beyond M.  Work-item (PKC rows of K, row panel ip, b). */
+__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
+gemm_pack_a(__global const float *A, ulong off, ulong rs, ulong cs, ulong bstride, ulong M,
+            ulong K, __global float *Ap, ulong pstride)
+{
+    ulong k0 = get_group_id(0) * GEMM_PKC, ip = get_group_id(1), b = get_group_id(2);
+    ulong k1 = min(k0 + GEMM_PKC, K);
+    ulong i0 = ip * GEMM_MR;
+    int mr = (int)min((ulong)GEMM_MR, M - i0);
+    __global const float *src = A + off + b * bstride + i0 * rs;
+    __global float *dst = Ap + b * pstride + ip * K * GEMM_MR;
+    ulong k = k0;
+#if GEMM_TRANSPOSE16 && GEMM_MR <= 16
+    if (cs == 1 && mr == GEMM_MR) {
+        for (; k + 16 <= k1; k += 16) {
+            float16 r[16];
+            for (int i = 0; i < 16; i++)
+                r[i] = i < GEMM_MR ? vload16(0, src + i * rs + k) : (float16)(0.0f);
+            GEMM_TRANSPOSE(r)
+            for (int q = 0; q < 16; q++) {
+                __global float *d = dst + (k + q) * GEMM_MR;
+#if GEMM_MR == 12
+                vstore8(r[q].lo, 0, d);
+                vstore4(r[q].s89ab, 0, d + 8);
+#else
+                float t[16];
+                vstore16(r[q], 0, t);
+                for (int i = 0; i < GEMM_MR; i++)
+                    d[i] = t[i];
+#endif
+            }
+        }
+    }
+#endif
+    if (rs == 1 && mr == GEMM_MR) {
+        for (; k < k1; k++)
+            for (int i = 0; i < GEMM_MR; i++)
+                dst[k * GEMM_MR + i] = src[i + k * cs];
+    }
+    for (; k < k1; k++)
+        for (int i = 0; i < GEMM_MR; i++)
+            dst[k * GEMM_MR + i] = i < mr ? src[i * rs + k * cs] : 0.0f;
+}
+
+/* Packs op(B) (K x N, element (k, n) at B[off + k * rs + n * cs]) into
+ * Bp[b * pstride + jp * K * NR + k * NR + c] for column jp * NR + c, zero
+ * beyond N.  Work-item (PKC rows of K, column panel jp, b). */
+__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
+gemm_pack_b(__global const float *B, ulong off, ulong rs, ulong cs, ulong bstride, ulong N,
+            ulong K, __global float *Bp, ulong pstride)
+{
+    ulong k0 = get_group_id(0) * GEMM_PKC, jp = get_group_id(1), b = get_group_id(2);
+    ulong k1 = min(k0 + GEMM_PKC, K);
+    ulong j0 = jp * GEMM_NR;
+    int nr = (int)min((ulong)GEMM_NR, N - j0);
+    __global const float *src = B + off + b * bstride + j0 * cs;
+    __global float *dst = Bp + b * pstride + jp * K * GEMM_NR;
+    ulong k = k0;
+    if (cs == 1 && nr == GEMM_NR) {
+        for (; k < k1; k++)
+            for (int v = 0; v < GEMM_NV; v++)
+                vstore16(vload16(v, src + k * rs), (k * GEMM_NR) / 16 + v, dst);
+    }
+#if GEMM_TRANSPOSE16
+    if (rs == 1 && nr == GEMM_NR) {
+        for (; k + 16 <= k1; k += 16) {
+            for (int v = 0; v < GEMM_NV; v++) {
+                float16 r[16];
+                for (int c = 0; c < 16; c++)
+                    r[c] = vload16(0, src + (v * 16 + c) * cs + k);
+                GEMM_TRANSPOSE(r)
+                for (int q = 0; q < 16; q++)
+                    vstore16(r[q], ((k + q) * GEMM_NR) / 16 + v, dst);
+            }
+        }
+    }
+#endif
+    for (; k < k1; k++)
+        for (int c = 0; c < GEMM_NR; c++)
+            dst[k * GEMM_NR + c] = c < nr ? src[k * rs + c * cs] : 0.0f;
+}
+
+#define GEMM_DECL_V(r, v) float16 c##r##_##v = (float16)(0.0f);
+#define GEMM_DECL_R(r) GEMM_VECS(GEMM_DECL_V, r)
+#define GEMM_LOADB(v) float16 b##v = vload16(v, bp);
+/* fma, not mad: PoCL turns mad into a multiply and an add.  The host only
+ * picks this kernel for devices with hardware FMA (CL_FP_FMA). */
+#define GEMM_FMA_V(r, v) c##r##_##v = fma(a##r, b##v, c##r##_##v);
+#define GEMM_FMA_R(r)                                                          \
+    {                                                                          \
+        float16 a##r = (float16)(ap[r]);                                       \
+        GEMM_VECS(GEMM_FMA_V, r)                                               \
+    }
+
+/* Full tile: C row r, vector v, plus what an earlier K block left there. */
+#define GEMM_STORE_V(r, v)                                                     \
+    {                                                                          \
+        __global float *p_ = cp + (r) * ldc + (v) * 16;                        \
+        float16 x_ = c##r##_##v;                                               \
+        if (pc > 0)                                                            \
+            x_ += vload16(0, p_);                                              \
+        vstore16(x_, 0, p_);                                                   \
+    }
+#define GEMM_STORE_R(r) GEMM_VECS(GEMM_STORE_V, r)
+
+/* Edge tile: only the mr x nr elements inside C. */
+#define GEMM_EDGE_V(r, v)                                                      \
+    if ((r) < mr && (v) * 16 < nr) {                                           \
+        float t_[16];                                                          \
+        vstore16(c##r##_##v, 0, t_);                                           \
+        __global float *p_ = cp + (r) * ldc + (v) * 16;                        \
+        int n_ = nr - (v) * 16 < 16 ? nr - (v) * 16 : 16;                      \
+        for (int q_ = 0; q_ < n_; q_++)                                        \
+            p_[q_] = pc > 0 ? p_[q_] + t_[q_] : t_[q_];                        \
+    }
+#define GEMM_EDGE_R(r) GEMM_VECS(GEMM_EDGE_V, r)
+
+/* C[b] (M x N at C + off + b * bstride, leading dimension ldc) = Ap[b] *
+ * Bp[b].  Work-group (n block, m block, b) of one work-item computes mpan
+ * row panels by npan column panels, K block by K block: the B micro-panel
+ * stays in L1 while the row panels of A pass through it from L2.  K == 0
+ * makes one pass that writes zeros. */
+__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
+gemm_tile(__global const float *Ap, ulong pa_stride, __global const float *Bp, ulong pb_stride,
+          __global float *C, ulong off, ulong ldc, ulong bstride, ulong M, ulong N, ulong K,
+          ulong mpan, ulong npan)
+{
+    ulong b = get_group_id(2);
+    ulong mp = (M + GEMM_MR - 1) / GEMM_MR, np = (N + GEMM_NR - 1) / GEMM_NR;
+    ulong ip0 = get_group_id(1) * mpan, jp0 = get_group_id(0) * npan;
+    ulong ip1 = min(ip0 + mpan, mp), jp1 = min(jp0 + npan, np);
+    __global const float *Ab = Ap + b * pa_stride;
+    __global const float *Bb = Bp + b * pb_stride;
+    __global float *Cb = C + off + b * bstride;
+
+    for (ulong pc = 0; pc == 0 || pc < K; pc += GEMM_KC) {
+        uint kc = (uint)min((ulong)GEMM_KC, K - pc);
+        for (ulong jp = jp0; jp < jp1; jp++) {
+            __global const float *bpanel = Bb + (jp * K + pc) * GEMM_NR;
+            int nr = (int)min((ulong)GEMM_NR, N - jp * GEMM_NR);
+            for (ulong ip = ip0; ip < ip1; ip++) {
+                __global const float *ap = Ab + (ip * K + pc) * GEMM_MR;
+                __global const float *bp = bpanel;
+                int mr = (int)min((ulong)GEMM_MR, M - ip * GEMM_MR);
+                GEMM_ROWS(GEMM_DECL_R)
+                for (uint k = 0; k < kc; k++) {
+                    GEMM_BVECS(GEMM_LOADB)
+                    GEMM_ROWS(GEMM_FMA_R)
+                    ap += GEMM_MR;
+                    bp += GEMM_NR;
+                }
+                __global float *cp = Cb + ip * GEMM_MR * ldc + jp * GEMM_NR;
+                if (mr == GEMM_MR && nr == GEMM_NR) {
+                    GEMM_ROWS(GEMM_STORE_R)
+                } else {
+                    GEMM_ROWS(GEMM_EDGE_R)
+                }
+            }
+        }
+    }
+}

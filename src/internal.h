@@ -155,6 +155,10 @@ clt_status clt__launch(clt_device *dev, const char *family, const char *options,
                        const char *kernel, cl_uint work_dim, const size_t *gws,
                        const size_t *lws, size_t nargs, const clt__arg *args);
 
+/* A kernel from the device's cache (built if needed); borrowed. */
+clt_status clt__kernel_get(clt_device *dev, const char *family, const char *options,
+                           const char *kernel, cl_kernel *out);
+
 /* Builds a program ahead of time (used by warm-up and tests). */
 clt_status clt__program_get(clt_device *dev, const char *family, const char *options,
                             cl_program *out);
@@ -311,5 +315,8 @@ clt_status clt__gemm_cpu_f32(clt_device *dev, bool trans_a, bool trans_b, size_t
                              size_t K, cl_mem A, size_t a_off, size_t lda, size_t stride_a,
                              cl_mem B, size_t b_off, size_t ldb, size_t stride_b, cl_mem C,
                              size_t c_off, size_t ldc, size_t stride_c, size_t batch);
+
+/* Builds the GEMM program ahead of use (for clt_warmup). */
+clt_status clt__gemm_cpu_warmup(clt_device *dev);
 
 #endif

@@ -1,2 +1,275 @@
-/* test_gemm_cpu.c: (being written) */
+/* test_gemm_cpu.c: the CPU-tuned float32 GEMM (clt__gemm_cpu_f32) called on
+ * raw buffers against a host reference accumulated in double: odd sizes,
+ * transposes, offsets, leading dimensions, batches, K == 0 and errors. */
+#include <float.h>
+#include <stdint.h>
+
 #include "helpers.h"
+#include "internal.h"
+
+typedef struct gemm_case {
+    bool ta, tb;
+    size_t M, N, K;
+    size_t a_off, b_off, c_off;    /* elements before the first matrix */
+    size_t lda_pad, ldb_pad, ldc_pad; /* leading dimension beyond the width */
+    size_t batch;
+    size_t sa_pad, sb_pad, sc_pad; /* batch stride beyond one matrix */
+    bool a_shared, b_shared;       /* batch stride 0: one matrix for every batch */
+    bool exact;                    /* small integers: every sum is exact */
+} gemm_case;
+
+static const float SENTINEL = -12345.0f;
+
+/* A tensor holding n floats (at least one) copied from h. */
+static clt_tensor *upload(clt_device *dev, const float *h, size_t n)
+{
+    int64_t shape[1] = {(int64_t)n};
+    clt_tensor *t = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, shape, h, &t));
+    return t;
+}
+
+/* Integers in [-3, 3]: float32 sums of up to 2^20 products stay exact. */
+static void fill_small_ints(float *x, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        x[i] = (float)((int)((seed >> 8) % 7) - 3);
+    }
+}
+
+static void run_case(clt_device *dev, const gemm_case *g)
+{
+    size_t M = g->M, N = g->N, K = g->K, batch = g->batch;
+    size_t arows = g->ta ? K : M, acols = g->ta ? M : K;
+    size_t brows = g->tb ? N : K, bcols = g->tb ? K : N;
+    size_t lda = acols + g->lda_pad, ldb = bcols + g->ldb_pad, ldc = N + g->ldc_pad;
+    size_t sa = g->a_shared ? 0 : arows * lda + g->sa_pad;
+    size_t sb = g->b_shared ? 0 : brows * ldb + g->sb_pad, sc = M * ldc + g->sc_pad;
+    size_t na = g->a_off + (g->a_shared ? 1 : batch) * (arows * lda + g->sa_pad) + 1;
+    size_t nb = g->b_off + (g->b_shared ? 1 : batch) * (brows * ldb + g->sb_pad) + 1;
+    size_t nc = g->c_off + batch * sc + 1;
+
+    float *ha = malloc(na * sizeof *ha), *hb = malloc(nb * sizeof *hb);
+    float *hc = malloc(nc * sizeof *hc);
+    cr_assert(ha && hb && hc);
+    if (g->exact) {
+        fill_small_ints(ha, na, 11u + (unsigned)M);
+        fill_small_ints(hb, nb, 29u + (unsigned)N);
+    } else {
+        fill_random(ha, na, 11u + (unsigned)M);
+        fill_random(hb, nb, 29u + (unsigned)N);
+    }
+    for (size_t i = 0; i < nc; i++)
+        hc[i] = SENTINEL;
+
+    clt_tensor *ta = upload(dev, ha, na), *tb = upload(dev, hb, nb), *tc = upload(dev, hc, nc);
+    CHECK(clt__gemm_cpu_f32(dev, g->ta, g->tb, M, N, K, clt__mem(ta), g->a_off, lda, sa,
+                            clt__mem(tb), g->b_off, ldb, sb, clt__mem(tc), g->c_off, ldc, sc,
+                            batch));
+    float *got = read_f32(tc);
+
+    /* Every element of C outside the M x N results must keep its value. */
+    bool *hit = calloc(nc, sizeof *hit);
+    cr_assert_not_null(hit);
+    for (size_t b = 0; b < batch; b++) {
+        const float *A = ha + g->a_off + b * sa, *B = hb + g->b_off + b * sb;
+        for (size_t i = 0; i < M; i++)
+            for (size_t j = 0; j < N; j++) {
+                double ref = 0, mag = 0;
+                for (size_t k = 0; k < K; k++) {
+                    double x = g->ta ? A[k * lda + i] : A[i * lda + k];
+                    double y = g->tb ? B[j * ldb + k] : B[k * ldb + j];
+                    ref += x * y;
+                    mag += fabs(x * y);
+                }
+                size_t at = g->c_off + b * sc + i * ldc + j;
+                hit[at] = true;
+                /* float32 summation of K products: |error| <= ~K eps sum|xy|. */
+                double tol = g->exact ? 0.0 : (double)(K + 2) * FLT_EPSILON * mag;
+                cr_assert(fabs(got[at] - ref) <= tol,
+                          "ta=%d tb=%d %zux%zux%zu batch %zu/%zu C[%zu][%zu]: got %.9g, want "
+                          "%.9g (tolerance %.3g)",
+                          g->ta, g->tb, M, N, K, b, batch, i, j, (double)got[at], ref, tol);
+            }
+    }
+    for (size_t i = 0; i < nc; i++)
+        if (!hit[i])
+            cr_assert_eq(got[i], SENTINEL, "ta=%d tb=%d %zux%zux%zu: element %zu of C outside "
+                         "the result was overwritten with %g", g->ta, g->tb, M, N, K, i,
+                         (double)got[i]);
+    free(hit);
+    free(got);
+    free(ha);
+    free(hb);
+    free(hc);
+    clt_tensor_free(ta);
+    clt_tensor_free(tb);
+    clt_tensor_free(tc);
+}
+
+static void all_transposes(clt_device *dev, gemm_case g)
+{
+    for (int t = 0; t < 4; t++) {
+        g.ta = t & 1;
+        g.tb = (t >> 1) & 1;
+        run_case(dev, &g);
+    }
+}
+
+Test(gemm_cpu, odd_sizes_all_transposes)
+{
+    clt_device *dev = get_device("cpu");
+    const size_t sizes[][3] = {{1, 1, 1}, {7, 13, 5}, {65, 33, 129}, {300, 200, 100}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        all_transposes(dev, (gemm_case){.M = sizes[s][0], .N = sizes[s][1], .K = sizes[s][2],
+                                        .batch = 1});
+}
+
+/* K larger than the kernel's K block: partial sums go through C. */
+Test(gemm_cpu, k_spanning_several_blocks)
+{
+    clt_device *dev = get_device("cpu");
+    all_transposes(dev, (gemm_case){.M = 37, .N = 70, .K = 600, .batch = 1});
+}
+
+Test(gemm_cpu, offsets_and_leading_dimensions)
+{
+    clt_device *dev = get_device("cpu");
+    all_transposes(dev, (gemm_case){.M = 29, .N = 47, .K = 19, .a_off = 5, .b_off = 17,
+                                    .c_off = 3, .lda_pad = 3, .ldb_pad = 9, .ldc_pad = 6,
+                                    .batch = 1});
+}
+
+Test(gemm_cpu, batches_with_strides)
+{
+    clt_device *dev = get_device("cpu");
+    all_transposes(dev, (gemm_case){.M = 13, .N = 35, .K = 21, .a_off = 2, .b_off = 1,
+                                    .c_off = 4, .lda_pad = 1, .ldb_pad = 2, .ldc_pad = 3,
+                                    .batch = 3, .sa_pad = 7, .sb_pad = 5, .sc_pad = 11});
+}
+
+Test(gemm_cpu, batches_sharing_one_operand)
+{
+    clt_device *dev = get_device("cpu");
+    run_case(dev, &(gemm_case){.M = 20, .N = 40, .K = 33, .batch = 4, .a_shared = true});
+    run_case(dev, &(gemm_case){.M = 20, .N = 40, .K = 33, .batch = 4, .b_shared = true,
+                               .tb = true, .sc_pad = 3});
+}
+
+/* Packed panels of one batch beyond the scratch limit (64 MiB): the batches
+ * go through in several chunks that reuse the scratch buffers. */
+Test(gemm_cpu, batches_in_several_chunks)
+{
+    clt_device *dev = get_device("cpu");
+    run_case(dev, &(gemm_case){.M = 2, .N = 3, .K = 400000, .batch = 3, .ta = true,
+                               .exact = true});
+    run_case(dev, &(gemm_case){.M = 3, .N = 2, .K = 400000, .batch = 3, .a_shared = true,
+                               .exact = true});
+}
+
+Test(gemm_cpu, second_device)
+{
+    clt_device *dev = second_device(get_device("cpu"));
+    run_case(dev, &(gemm_case){.M = 50, .N = 70, .K = 90, .ta = true, .c_off = 2, .ldc_pad = 1,
+                               .batch = 2});
+}
+
+/* An empty sum is zero, as in PyTorch; only the M x N block is written. */
+Test(gemm_cpu, k_zero_writes_zeros)
+{
+    clt_device *dev = get_device("cpu");
+    const size_t M = 5, N = 18, ldc = 20, n = M * ldc;
+    float h[100];
+    for (size_t i = 0; i < n; i++)
+        h[i] = SENTINEL;
+    clt_tensor *c = upload(dev, h, n);
+    CHECK(clt__gemm_cpu_f32(dev, false, false, M, N, 0, NULL, 0, 1, 0, NULL, 0, N, 0,
+                            clt__mem(c), 0, ldc, 0, 1));
+    float *got = read_f32(c);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(got[i], i % ldc < N ? 0.0f : SENTINEL, "element %zu: %g", i,
+                     (double)got[i]);
+    free(got);
+    clt_tensor_free(c);
+}
+
+/* NaN and infinity reach exactly the elements they touch, although the
+ * kernel pads its tiles with zeros. */
+Test(gemm_cpu, nan_and_inf_propagate)
+{
+    clt_device *dev = get_device("cpu");
+    enum { M = 3, N = 17, K = 2 };
+    float ha[M * K] = {1, 2, NAN, 1, 3, 4};
+    float hb[K * N];
+    for (int i = 0; i < K * N; i++)
+        hb[i] = 1.0f;
+    hb[5] = INFINITY; /* B[0][5] */
+    float hc[M * N];
+    clt_tensor *a = upload(dev, ha, M * K), *b = upload(dev, hb, K * N),
+               *c = upload(dev, hc, M * N);
+    CHECK(clt__gemm_cpu_f32(dev, false, false, M, N, K, clt__mem(a), 0, K, 0, clt__mem(b), 0,
+                            N, 0, clt__mem(c), 0, N, 0, 1));
+    float *got = read_f32(c);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double want = 0;
+            for (int k = 0; k < K; k++)
+                want += (double)ha[i * K + k] * hb[k * N + j];
+            cr_assert(close_enough(got[i * N + j], want, 0, 0), "C[%d][%d]: got %g, want %g", i,
+                      j, (double)got[i * N + j], want);
+        }
+    cr_assert(isnan(got[1 * N + 0]) && isinf(got[0 * N + 5]) && got[0 * N + 4] == 3.0f);
+    free(got);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+}
+
+Test(gemm_cpu, empty_is_a_no_op)
+{
+    clt_device *dev = get_device("cpu");
+    CHECK(clt__gemm_cpu_f32(dev, false, false, 0, 4, 3, NULL, 0, 3, 0, NULL, 0, 4, 0, NULL, 0,
+                            4, 0, 1));
+    CHECK(clt__gemm_cpu_f32(dev, true, true, 4, 4, 3, NULL, 0, 4, 0, NULL, 0, 3, 0, NULL, 0, 4,
+                            0, 0));
+}
+
+Test(gemm_cpu, errors)
+{
+    clt_device *dev = get_device("cpu");
+    float h[16] = {0};
+    clt_tensor *t = upload(dev, h, 16);
+    cl_mem m = clt__mem(t);
+    clt_status st = clt__gemm_cpu_f32(dev, false, false, 2, 4, 2, m, 0, 2, 0, m, 0, 4, 0, m, 0,
+                                      3, 0, 1);
+    cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "ldc=3") != NULL, "%s", clt_last_error());
+    st = clt__gemm_cpu_f32(dev, true, false, 3, 2, 2, m, 0, 2, 0, m, 0, 2, 0, m, 0, 2, 0, 1);
+    cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "lda=2 < M=3 with trans_a");
+    st = clt__gemm_cpu_f32(dev, false, false, 2, 2, 2, NULL, 0, 2, 0, m, 0, 2, 0, m, 0, 2, 0, 1);
+    cr_assert_eq(st, CLT_ERR_NULL_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "'A'") != NULL, "%s", clt_last_error());
+    st = clt__gemm_cpu_f32(NULL, false, false, 2, 2, 2, m, 0, 2, 0, m, 0, 2, 0, m, 0, 2, 0, 1);
+    cr_assert_eq(st, CLT_ERR_NULL_ARGUMENT);
+    clt_tensor_free(t);
+}
+
+clt_status clt__gemm_cpu_warmup(clt_device *dev);
+
+Test(gemm_cpu, warmup_builds_the_program)
+{
+    clt_device *dev = get_device("cpu");
+    CHECK(clt__gemm_cpu_warmup(dev));
+    cr_assert_eq(clt__gemm_cpu_warmup(NULL), CLT_ERR_NULL_ARGUMENT);
+}
+
+Test(gemm_cpu, suitable_for_cpu_float32_only)
+{
+    clt_device *dev = get_device("cpu");
+    cr_assert(clt__gemm_cpu_suitable(dev, CLT_FLOAT32));
+    cr_assert(!clt__gemm_cpu_suitable(dev, CLT_FLOAT64));
+    cr_assert(!clt__gemm_cpu_suitable(dev, CLT_FLOAT16));
+    cr_assert(!clt__gemm_cpu_suitable(dev, CLT_INT32));
+    cr_assert(!clt__gemm_cpu_suitable(NULL, CLT_FLOAT32));
+}

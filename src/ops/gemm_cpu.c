@@ -1,2 +1,167 @@
-/* gemm_cpu.c: (being written) */
+/* gemm_cpu.c: float32 GEMM tuned for CPU OpenCL devices (PoCL): packs op(A)
+ * and op(B) into panels and launches the register-tiled kernel of cl/gemm.cl. */
+#include <stdint.h>
+
 #include "internal.h"
+
+/* Register tile (GEMM_MR rows x 16 * GEMM_NV columns), K block, K rows per
+ * packing work-item, and the row
+ * and column panels one work-item takes at most: an MC x KC block of A sits
+ * in L2 while B micro-panels pass through L1.  Overridable with -D for
+ * tuning. */
+#ifndef GEMM_MR
+#define GEMM_MR 12
+#endif
+#ifndef GEMM_NV
+#define GEMM_NV 2
+#endif
+#ifndef GEMM_KC
+#define GEMM_KC 256
+#endif
+#ifndef GEMM_PKC
+#define GEMM_PKC 1024
+#endif
+#ifndef GEMM_MPAN
+#define GEMM_MPAN 12
+#endif
+#ifndef GEMM_NPAN
+#define GEMM_NPAN 16
+#endif
+#define GEMM_NR (16 * GEMM_NV)
+#define GEMM_STR_(x) #x
+#define GEMM_STR(x) GEMM_STR_(x)
+#define GEMM_OPTIONS                                                         \
+    "-DGEMM_MR=" GEMM_STR(GEMM_MR) " -DGEMM_NV=" GEMM_STR(GEMM_NV)             \
+    " -DGEMM_KC=" GEMM_STR(GEMM_KC) " -DGEMM_PKC=" GEMM_STR(GEMM_PKC)
+
+/* Packed panels of one batch chunk stay under this many bytes. */
+#define GEMM_SCRATCH_LIMIT ((size_t)64 << 20)
+
+/* Without hardware FMA the kernel's fma() would be emulated, slowly. */
+bool clt__gemm_cpu_suitable(const clt_device *dev, clt_dtype dtype)
+{
+    if (dev == NULL || dtype != CLT_FLOAT32 || dev->info.type != CLT_DEVICE_TYPE_CPU)
+        return false;
+    cl_device_fp_config fp = 0;
+    return clGetDeviceInfo(dev->id, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL) ==
+               CL_SUCCESS &&
+           (fp & CL_FP_FMA);
+}
+
+/* Builds the program of cl/gemm.cl for dev ahead of the first product (for
+ * clt_warmup). */
+clt_status clt__gemm_cpu_warmup(clt_device *dev)
+{
+    CLT__REQUIRE_ARG(dev, "clt__gemm_cpu_warmup");
+    cl_program prog = NULL;
+    clt_status st = clt__program_get(dev, "gemm", GEMM_OPTIONS, &prog);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* Splits the Mp x Np panels into blocks so that there are enough work-groups
+ * for every compute unit to stay busy until the end. */
+static void choose_blocks(size_t mp, size_t np, size_t batch, unsigned cus, size_t *mpan,
+                          size_t *npan)
+{
+    size_t m = mp < GEMM_MPAN ? mp : GEMM_MPAN;
+    size_t n = np < GEMM_NPAN ? np : GEMM_NPAN;
+    size_t want = 4 * (size_t)(cus ? cus : 1);
+    for (;;) {
+        size_t groups = ((mp + m - 1) / m) * ((np + n - 1) / n) * batch;
+        if (groups >= want || (m <= 2 && n <= 1))
+            break;
+        if (n > 1 && (n >= m || m <= 2))
+            n = (n + 1) / 2;
+        else
+            m = (m + 1) / 2;
+    }
+    *mpan = m;
+    *npan = n;
+}
+
+clt_status clt__gemm_cpu_f32(clt_device *dev, bool trans_a, bool trans_b, size_t M, size_t N,
+                             size_t K, cl_mem A, size_t a_off, size_t lda, size_t stride_a,
+                             cl_mem B, size_t b_off, size_t ldb, size_t stride_b, cl_mem C,
+                             size_t c_off, size_t ldc, size_t stride_c, size_t batch)
+{
+    static const char *fn = "clt__gemm_cpu_f32";
+    CLT__REQUIRE_ARG(dev, fn);
+    if (M == 0 || N == 0 || batch == 0)
+        return clt__ok();
+    CLT__REQUIRE_ARG(C, fn);
+    if (K > 0) {
+        CLT__REQUIRE_ARG(A, fn);
+        CLT__REQUIRE_ARG(B, fn);
+    }
+    if (ldc < N || (K > 0 && (lda < (trans_a ? M : K) || ldb < (trans_b ? K : N))))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: leading dimensions lda=%zu, ldb=%zu, ldc=%zu too small for "
+                          "M=%zu, N=%zu, K=%zu (trans_a=%d, trans_b=%d)",
+                          fn, lda, ldb, ldc, M, N, K, (int)trans_a, (int)trans_b);
+
+    size_t mp = (M + GEMM_MR - 1) / GEMM_MR, np = (N + GEMM_NR - 1) / GEMM_NR;
+    if (K > SIZE_MAX / 4 / GEMM_MR / mp || K > SIZE_MAX / 4 / GEMM_NR / np)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: sizes M=%zu, N=%zu, K=%zu too large",
+                          fn, M, N, K);
+    /* Floats of packed panels per batch; an operand with batch stride 0
+     * (one matrix for every batch) is packed once. */
+    size_t pa = mp * GEMM_MR * K, pb = np * GEMM_NR * K;
+    bool a_once = stride_a == 0 || batch == 1, b_once = stride_b == 0 || batch == 1;
+    size_t per = ((a_once ? 0 : pa) + (b_once ? 0 : pb)) * sizeof(float);
+    size_t chunk = per == 0 ? batch : GEMM_SCRATCH_LIMIT / per;
+    if (chunk == 0)
+        chunk = 1;
+    if (chunk > batch)
+        chunk = batch;
+    size_t mpan = 0, npan = 0;
+    choose_blocks(mp, np, chunk, dev->info.compute_units, &mpan, &npan);
+
+    clt_status st = CLT_OK;
+    cl_mem ap = NULL, bp = NULL;
+    size_t abytes = pa * (a_once ? 1 : chunk) * sizeof(float);
+    size_t bbytes = pb * (b_once ? 1 : chunk) * sizeof(float);
+    /* With K == 0 nothing is packed, but the kernel still wants buffers. */
+    if (abytes == 0)
+        abytes = bbytes = 64;
+    CLT__TRY(clt__buffer_alloc(dev, abytes, &ap));
+    CLT__TRY(clt__buffer_alloc(dev, bbytes, &bp));
+
+    size_t lwc[3] = {1, 1, 1};
+    cl_ulong a_rs = trans_a ? 1 : lda, a_cs = trans_a ? lda : 1;
+    cl_ulong b_rs = trans_b ? 1 : ldb, b_cs = trans_b ? ldb : 1;
+    cl_ulong sa = stride_a, sb = stride_b, sc = stride_c, ldc_ = ldc;
+    cl_ulong m_ = M, n_ = N, k_ = K, mpan_ = mpan, npan_ = npan;
+    cl_ulong pa_ = a_once ? 0 : pa, pb_ = b_once ? 0 : pb;
+    for (size_t b0 = 0; b0 < batch; b0 += chunk) {
+        size_t nb = batch - b0 < chunk ? batch - b0 : chunk;
+        size_t kb = (K + GEMM_PKC - 1) / GEMM_PKC;
+        if (K > 0 && (b0 == 0 || !a_once)) {
+            cl_ulong ao = a_off + b0 * stride_a;
+            size_t gwa[3] = {kb, mp, a_once ? 1 : nb};
+            clt__arg aa[] = {CLT__ARG(A),  CLT__ARG(ao), CLT__ARG(a_rs), CLT__ARG(a_cs),
+                             CLT__ARG(sa), CLT__ARG(m_), CLT__ARG(k_),   CLT__ARG(ap),
+                             CLT__ARG(pa_)};
+            CLT__TRY(clt__launch(dev, "gemm", GEMM_OPTIONS, "gemm_pack_a", 3, gwa, lwc, 9, aa));
+        }
+        if (K > 0 && (b0 == 0 || !b_once)) {
+            cl_ulong bo = b_off + b0 * stride_b;
+            size_t gwb[3] = {kb, np, b_once ? 1 : nb};
+            clt__arg ba[] = {CLT__ARG(B),  CLT__ARG(bo), CLT__ARG(b_rs), CLT__ARG(b_cs),
+                             CLT__ARG(sb), CLT__ARG(n_), CLT__ARG(k_),   CLT__ARG(bp),
+                             CLT__ARG(pb_)};
+            CLT__TRY(clt__launch(dev, "gemm", GEMM_OPTIONS, "gemm_pack_b", 3, gwb, lwc, 9, ba));
+        }
+        cl_ulong co = c_off + b0 * stride_c;
+        size_t gwc[3] = {(np + npan - 1) / npan, (mp + mpan - 1) / mpan, nb};
+        clt__arg ca[] = {CLT__ARG(ap),  CLT__ARG(pa_), CLT__ARG(bp), CLT__ARG(pb_),
+                         CLT__ARG(C),   CLT__ARG(co),  CLT__ARG(ldc_), CLT__ARG(sc),
+                         CLT__ARG(m_),  CLT__ARG(n_),  CLT__ARG(k_), CLT__ARG(mpan_),
+                         CLT__ARG(npan_)};
+        CLT__TRY(clt__launch(dev, "gemm", GEMM_OPTIONS, "gemm_tile", 3, gwc, lwc, 13, ca));
+    }
+done:
+    /* OpenCL keeps released buffers alive until the queued kernels finish. */
+    clt__buffer_release(dev, ap, abytes);
+    clt__buffer_release(dev, bp, bbytes);
+    return st == CLT_OK ? clt__ok() : st;
+}
