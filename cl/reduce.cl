@@ -1,1 +1,446 @@
-/* reduce.cl: (being written) */
+/* reduce.cl: reductions of a contiguous input seen as [outer, R, inner],
+ * along R, for input dtype T.  Sum-like ops (sum, prod, sum of squared
+ * deviations) accumulate in S and follow one fixed order on every device:
+ * R is cut into CHUNK-element chunks; element k of a chunk goes to lane
+ * k % LANES, each lane accumulates its elements in order, and the lanes are
+ * folded in halves (lane j with lane j + w, w = 32, 16, ..., 1).  Chunk
+ * partials form a new [outer, nchunks, inner] input reduced the same way
+ * until one chunk is left.  Every variant realises this order: vectors
+ * along rows (inner == 1) or across 16 inner positions on CPUs, one
+ * work-group per chunk on GPUs, and a generic one-position kernel. */
+
+/* Bit-identical results across variants need every product rounded on its
+ * own, never fused into an fma. */
+#pragma OPENCL FP_CONTRACT OFF
+
+#define CHUNK 4096
+#define LANES 64
+
+#if T_IS_FLOAT
+#define S T_C
+#else
+#define S long
+#endif
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define S16 CAT(S, 16)
+#define CONVERT_S16 CAT(convert_, S16)
+
+#define OP_SUM 0
+#define OP_PROD 1
+#define OP_SUMSQ 2
+
+/* Loads of one element (as S) and of 16 consecutive ones (as S16), from
+ * input storage (T) or from partials (S). */
+#define LOAD1_T(p, i) ((S)T_LOAD(p, i))
+#define LOAD1_S(p, i) ((p)[i])
+#if T_ID == 2
+#define VLOAD_T(p, i) vload_half16(0, (p) + (i))
+#else
+#define VLOAD_T(p, i) CONVERT_S16(vload16(0, (p) + (i)))
+#endif
+#define VLOAD_S(p, i) vload16(0, (p) + (i))
+
+#if T_IS_FLOAT
+#define FINISH(r, div, do_sqrt) ((do_sqrt) ? sqrt((r) / (div)) : (r) / (div))
+#else
+#define FINISH(r, div, do_sqrt) ((r) / (div))
+#endif
+
+/* CPU style: one work-item per (row, chunk) of a row-contiguous input
+ * (inner == 1), four 16-wide accumulators = LANES lanes. */
+#define DEF_SUM_VEC(name, SRC, LOAD1, VLOAD)                                   \
+    __kernel void name(__global const SRC *src, long soff, __global S *dst,    \
+                       long total, long R, long nchunks, int op,               \
+                       __global const S *mean, S div, int do_sqrt)             \
+    {                                                                          \
+        long g = get_global_id(0);                                             \
+        if (g >= total)                                                        \
+            return;                                                            \
+        long o = g / nchunks, c = g - o * nchunks;                             \
+        long begin = c * CHUNK;                                                \
+        long n = clamp(R - begin, 0L, (long)CHUNK);                            \
+        long full = n / LANES * LANES;                                         \
+        __global const SRC *p = src + soff + o * R + begin;                    \
+        S id = op == OP_PROD ? (S)1 : (S)0;                                    \
+        S m = op == OP_SUMSQ ? mean[o] : (S)0;                                 \
+        S16 a0 = id, a1 = id, a2 = id, a3 = id;                                \
+        if (op == OP_SUM) {                                                    \
+            for (long k = 0; k < full; k += LANES) {                           \
+                a0 += VLOAD(p, k);                                             \
+                a1 += VLOAD(p, k + 16);                                        \
+                a2 += VLOAD(p, k + 32);                                        \
+                a3 += VLOAD(p, k + 48);                                        \
+            }                                                                  \
+        } else if (op == OP_PROD) {                                            \
+            for (long k = 0; k < full; k += LANES) {                           \
+                a0 *= VLOAD(p, k);                                             \
+                a1 *= VLOAD(p, k + 16);                                        \
+                a2 *= VLOAD(p, k + 32);                                        \
+                a3 *= VLOAD(p, k + 48);                                        \
+            }                                                                  \
+        } else {                                                               \
+            for (long k = 0; k < full; k += LANES) {                           \
+                S16 d0 = VLOAD(p, k) - m, d1 = VLOAD(p, k + 16) - m;           \
+                S16 d2 = VLOAD(p, k + 32) - m, d3 = VLOAD(p, k + 48) - m;      \
+                a0 += d0 * d0;                                                 \
+                a1 += d1 * d1;                                                 \
+                a2 += d2 * d2;                                                 \
+                a3 += d3 * d3;                                                 \
+            }                                                                  \
+        }                                                                      \
+        if (full < n) {                                                        \
+            S t[LANES];                                                        \
+            for (int j = 0; j < LANES; j++) {                                  \
+                S x = full + j < n ? LOAD1(p, full + j) : id;                  \
+                if (op == OP_SUMSQ)                                            \
+                    x = full + j < n ? (x - m) * (x - m) : (S)0;               \
+                t[j] = x;                                                      \
+            }                                                                  \
+            if (op == OP_PROD) {                                               \
+                a0 *= vload16(0, t);                                           \
+                a1 *= vload16(1, t);                                           \
+                a2 *= vload16(2, t);                                           \
+                a3 *= vload16(3, t);                                           \
+            } else {                                                           \
+                a0 += vload16(0, t);                                           \
+                a1 += vload16(1, t);                                           \
+                a2 += vload16(2, t);                                           \
+                a3 += vload16(3, t);                                           \
+            }                                                                  \
+        }                                                                      \
+        S r;                                                                   \
+        if (op == OP_PROD) {                                                   \
+            S16 v = (a0 * a2) * (a1 * a3);                                     \
+            S8 v8 = v.lo * v.hi;                                               \
+            S4 v4 = v8.lo * v8.hi;                                             \
+            S2 v2 = v4.lo * v4.hi;                                             \
+            r = v2.lo * v2.hi;                                                 \
+        } else {                                                               \
+            S16 v = (a0 + a2) + (a1 + a3);                                     \
+            S8 v8 = v.lo + v.hi;                                               \
+            S4 v4 = v8.lo + v8.hi;                                             \
+            S2 v2 = v4.lo + v4.hi;                                             \
+            r = v2.lo + v2.hi;                                                 \
+        }                                                                      \
+        dst[g] = FINISH(r, div, do_sqrt);                                      \
+    }
+
+#define S8 CAT(S, 8)
+#define S4 CAT(S, 4)
+#define S2 CAT(S, 2)
+
+#define COMBINE(op, a, b) ((op) == OP_PROD ? (a) * (b) : (a) + (b))
+
+/* Element k of a chunk folded into lane acc. */
+#define ACCUM(op, acc, x, m)                                                   \
+    do {                                                                       \
+        S x_ = (x);                                                            \
+        if ((op) == OP_SUMSQ)                                                  \
+            x_ = (x_ - (m)) * (x_ - (m));                                      \
+        acc = COMBINE(op, acc, x_);                                            \
+    } while (0)
+
+/* GPU style: one work-group of LANES work-items per (row, chunk) of a
+ * row-contiguous input; work-item j is lane j, and the fold runs in local
+ * memory. */
+#define DEF_SUM_WG(name, SRC, LOAD1)                                           \
+    __kernel __attribute__((reqd_work_group_size(LANES, 1, 1)))                \
+    void name(__global const SRC *src, long soff, __global S *dst,             \
+              long total, long R, long nchunks, int op,                        \
+              __global const S *mean, S div, int do_sqrt, __local S *lanes)    \
+    {                                                                          \
+        long g = get_group_id(0);                                              \
+        int j = (int)get_local_id(0);                                          \
+        long o = g / nchunks, c = g - o * nchunks;                             \
+        long begin = c * CHUNK;                                                \
+        long n = clamp(R - begin, 0L, (long)CHUNK);                            \
+        __global const SRC *p = src + soff + o * R + begin;                    \
+        S m = op == OP_SUMSQ ? mean[o] : (S)0;                                 \
+        S acc = op == OP_PROD ? (S)1 : (S)0;                                   \
+        for (long k = j; k < n; k += LANES)                                    \
+            ACCUM(op, acc, LOAD1(p, k), m);                                    \
+        lanes[j] = acc;                                                        \
+        barrier(CLK_LOCAL_MEM_FENCE);                                          \
+        for (int w = LANES / 2; w > 0; w >>= 1) {                              \
+            if (j < w)                                                         \
+                lanes[j] = COMBINE(op, lanes[j], lanes[j + w]);                \
+            barrier(CLK_LOCAL_MEM_FENCE);                                      \
+        }                                                                      \
+        if (j == 0)                                                            \
+            dst[g] = FINISH(lanes[0], div, do_sqrt);                           \
+    }
+
+/* Any inner size: one work-item per (row, chunk, one of icount inner
+ * positions from i_begin on), the lanes in private memory. */
+#define DEF_SUM_GEN(name, SRC, LOAD1)                                          \
+    __kernel void name(__global const SRC *src, long soff, __global S *dst,    \
+                       long inner, long R, long nchunks, int op,               \
+                       __global const S *mean, S div, int do_sqrt,             \
+                       long i_begin, long icount, long total)                  \
+    {                                                                          \
+        long t = get_global_id(0);                                             \
+        if (t >= icount * total)                                               \
+            return;                                                            \
+        long g = t / icount, i = i_begin + (t - g * icount);                   \
+        long o = g / nchunks, c = g - o * nchunks;                             \
+        long begin = c * CHUNK;                                                \
+        long n = clamp(R - begin, 0L, (long)CHUNK);                            \
+        __global const SRC *p = src + soff + (o * R + begin) * inner + i;      \
+        S m = op == OP_SUMSQ ? mean[o * inner + i] : (S)0;                     \
+        S acc[LANES];                                                          \
+        for (int j = 0; j < LANES; j++)                                        \
+            acc[j] = op == OP_PROD ? (S)1 : (S)0;                              \
+        for (long k0 = 0; k0 < n; k0 += LANES)                                 \
+            for (int j = 0; j < LANES && k0 + j < n; j++)                      \
+                ACCUM(op, acc[j], LOAD1(p, (k0 + j) * inner), m);              \
+        for (int w = LANES / 2; w > 0; w >>= 1)                                \
+            for (int j = 0; j < w; j++)                                        \
+                acc[j] = COMBINE(op, acc[j], acc[j + w]);                      \
+        dst[g * inner + i] = FINISH(acc[0], div, do_sqrt);                     \
+    }
+
+
+/* CPU style for inner >= 16: one work-item per (row, chunk, block of up to
+ * 64 inner positions), each lane up to four 16-wide vectors across the inner
+ * positions; wide blocks keep the row-to-row page walks few.  The host
+ * leaves the last inner % 16 positions to the generic kernel. */
+#define IVEC_LOOP(VLOAD, STEP)                                                 \
+    for (long k0 = 0; k0 < n; k0 += LANES) {                                   \
+        int jn = (int)min((long)LANES, n - k0);                                \
+        for (int j = 0; j < jn; j++)                                           \
+            for (int v = 0; v < nv; v++) {                                     \
+                S16 x = VLOAD(p, (k0 + j) * inner + v * 16);                   \
+                STEP;                                                          \
+            }                                                                  \
+    }
+
+#define DEF_SUM_IVEC(name, SRC, VLOAD)                                         \
+    __kernel void name(__global const SRC *src, long soff, __global S *dst,    \
+                       long inner, long R, long nchunks, int op,               \
+                       __global const S *mean, S div, int do_sqrt,             \
+                       long nblocks, long total)                               \
+    {                                                                          \
+        long t = get_global_id(0);                                             \
+        if (t >= nblocks * total)                                              \
+            return;                                                            \
+        long g = t / nblocks, i0 = (t - g * nblocks) * 64;                     \
+        int nv = (int)min(4L, (inner / 16 * 16 - i0) / 16);                    \
+        long o = g / nchunks, c = g - o * nchunks;                             \
+        long begin = c * CHUNK;                                                \
+        long n = clamp(R - begin, 0L, (long)CHUNK);                            \
+        __global const SRC *p = src + soff + (o * R + begin) * inner + i0;     \
+        S16 acc[LANES][4];                                                     \
+        S id = op == OP_PROD ? (S)1 : (S)0;                                    \
+        for (int j = 0; j < LANES; j++)                                        \
+            for (int v = 0; v < 4; v++)                                        \
+                acc[j][v] = id;                                                \
+        if (op == OP_SUM) {                                                    \
+            IVEC_LOOP(VLOAD, acc[j][v] += x)                                   \
+        } else if (op == OP_PROD) {                                            \
+            IVEC_LOOP(VLOAD, acc[j][v] *= x)                                   \
+        } else {                                                               \
+            S16 m[4];                                                          \
+            for (int v = 0; v < nv; v++)                                       \
+                m[v] = vload16(v, mean + o * inner + i0);                      \
+            IVEC_LOOP(VLOAD, S16 d = x - m[v]; acc[j][v] += d * d)             \
+        }                                                                      \
+        for (int v = 0; v < nv; v++) {                                         \
+            for (int w = LANES / 2; w > 0; w >>= 1)                            \
+                for (int j = 0; j < w; j++)                                    \
+                    acc[j][v] = COMBINE(op, acc[j][v], acc[j + w][v]);         \
+            vstore16(FINISH(acc[0][v], div, do_sqrt), 0,                       \
+                     dst + g * inner + i0 + v * 16);                           \
+        }                                                                      \
+    }
+
+/* CPU style for short rows (inner == 1, 1 <= R < LANES): one work-item
+ * per 16 rows, vectors across the rows.  Lanes at or beyond R hold the
+ * identity, and folding one in changes no bits (an accumulator started at
+ * +0 never becomes -0), so the fold skips them. */
+__kernel void sum_rows(__global const T *src, long soff, __global S *dst, long outer, long R,
+                       int op, __global const S *mean, S div, int do_sqrt)
+{
+    long r0 = get_global_id(0) * 16;
+    if (r0 >= outer)
+        return;
+    int nr = (int)min(16L, outer - r0);
+    __global const T *p = src + soff + r0 * R;
+    S id = op == OP_PROD ? (S)1 : (S)0;
+    S t[16];
+    for (int l = 0; l < 16; l++)
+        t[l] = op == OP_SUMSQ && l < nr ? mean[r0 + l] : (S)0;
+    S16 m = vload16(0, t);
+    S16 a[LANES];
+    for (long k = 0; k < R; k++) {
+        for (int l = 0; l < 16; l++)
+            t[l] = l < nr ? LOAD1_T(p, l * R + k) : (S)0;
+        S16 x = vload16(0, t);
+        if (op == OP_SUMSQ)
+            x = (x - m) * (x - m);
+        a[k] = COMBINE(op, (S16)id, x);
+    }
+    for (int w = LANES / 2; w > 0; w >>= 1)
+        for (int j = 0; j < w && j + w < R; j++)
+            a[j] = COMBINE(op, a[j], a[j + w]);
+    vstore16(FINISH(a[0], div, do_sqrt), 0, t);
+    for (int l = 0; l < nr; l++)
+        dst[r0 + l] = t[l];
+}
+
+DEF_SUM_VEC(sum_vec_t, T, LOAD1_T, VLOAD_T)
+DEF_SUM_VEC(sum_vec_s, S, LOAD1_S, VLOAD_S)
+DEF_SUM_WG(sum_wg_t, T, LOAD1_T)
+DEF_SUM_WG(sum_wg_s, S, LOAD1_S)
+DEF_SUM_GEN(sum_gen_t, T, LOAD1_T)
+DEF_SUM_GEN(sum_gen_s, S, LOAD1_S)
+DEF_SUM_IVEC(sum_ivec_t, T, VLOAD_T)
+DEF_SUM_IVEC(sum_ivec_s, S, VLOAD_S)
+
+
+#if T_IS_FLOAT
+#define IS_NAN(x) isnan(x)
+#else
+#define IS_NAN(x) false
+#endif
+
+/* max, min, argmax, argmin keep the first best element (NaN beats
+ * everything, ties keep the lower index), so any grouping gives the same
+ * answer.  Values are kept in T, indices in long; passes after the first
+ * read both back (has_idx).  Generic kernel: one work-item per (row, chunk,
+ * one of icount inner positions from i_begin on). */
+__kernel void select_reduce(__global const T *src, long soff, __global const long *sidx,
+                            int has_idx, __global T *dval, __global long *didx, long inner,
+                            long R, long nchunks, int want_max, long i_begin, long icount,
+                            long total)
+{
+    long t = get_global_id(0);
+    if (t >= icount * total)
+        return;
+    long g = t / icount, i = i_begin + (t - g * icount);
+    long o = g / nchunks, c = g - o * nchunks;
+    long begin = c * CHUNK;
+    long n = clamp(R - begin, 0L, (long)CHUNK);
+    long base = (o * R + begin) * inner + i;
+    T_C best = T_LOAD(src, soff + base);
+    long bi = has_idx ? sidx[base] : begin;
+    for (long k = 1; k < n; k++) {
+        T_C x = T_LOAD(src, soff + base + k * inner);
+        bool better = want_max ? x > best : x < best;
+        if ((IS_NAN(x) && !IS_NAN(best)) || better) {
+            best = x;
+            bi = has_idx ? sidx[base + k * inner] : begin + k;
+        }
+    }
+    T_STORE(dval, g * inner + i, best);
+    didx[g * inner + i] = bi;
+}
+
+#define TC16 CAT(T_C, 16)
+#if T_ID == 2
+#define VLOAD_TC(p, i) vload_half16(0, (p) + (i))
+#else
+#define VLOAD_TC(p, i) CAT(convert_, TC16)(vload16(0, (p) + (i)))
+#endif
+/* Comparison results of TC16: long16 for 64-bit elements, int16 otherwise. */
+#if T_ID == 1 || T_ID == 4
+#define MASK16 long16
+#else
+#define MASK16 int16
+#endif
+#if T_IS_FLOAT
+#define TAKE_V(x, best, want_max)                                              \
+    ((isnan(x) & ~isnan(best)) | ((want_max) ? (x) > (best) : (x) < (best)))
+#else
+#define TAKE_V(x, best, want_max) ((want_max) ? (x) > (best) : (x) < (best))
+#endif
+
+/* CPU style, first pass of a row-contiguous input (inner == 1): one
+ * work-item per (row, chunk); lane l of a 16-wide vector keeps the first
+ * best of elements l, l + 16, ...; the lanes are merged by value, then by
+ * index, and the tail is scanned after them. */
+__kernel void select_vec(__global const T *src, long soff, __global T *dval,
+                         __global long *didx, long total, long R, long nchunks, int want_max)
+{
+    long g = get_global_id(0);
+    if (g >= total)
+        return;
+    long o = g / nchunks, c = g - o * nchunks;
+    long begin = c * CHUNK;
+    long n = clamp(R - begin, 0L, (long)CHUNK);
+    long full = n / 16 * 16;
+    __global const T *p = src + soff + o * R + begin;
+    T_C bv = T_LOAD(p, 0);
+    long bi = 0, k = 1;
+    if (full > 0) {
+        long16 iota = (long16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        TC16 best = VLOAD_TC(p, 0);
+        long16 idx = iota;
+        for (long k0 = 16; k0 < full; k0 += 16) {
+            TC16 x = VLOAD_TC(p, k0);
+            MASK16 t = TAKE_V(x, best, want_max);
+            best = select(best, x, t);
+            idx = select(idx, iota + k0, convert_long16(t));
+        }
+        T_C vals[16];
+        long ids[16];
+        vstore16(best, 0, vals);
+        vstore16(idx, 0, ids);
+        bv = vals[0];
+        bi = ids[0];
+        for (int l = 1; l < 16; l++) {
+            T_C v = vals[l];
+            bool better = IS_NAN(v) ? (!IS_NAN(bv) || ids[l] < bi)
+                                    : (!IS_NAN(bv) && ((want_max ? v > bv : v < bv) ||
+                                                       (v == bv && ids[l] < bi)));
+            if (better) {
+                bv = v;
+                bi = ids[l];
+            }
+        }
+        k = full;
+    }
+    for (; k < n; k++) {
+        T_C x = T_LOAD(p, k);
+        if ((IS_NAN(x) && !IS_NAN(bv)) || (want_max ? x > bv : x < bv)) {
+            bv = x;
+            bi = k;
+        }
+    }
+    T_STORE(dval, g, bv);
+    didx[g] = begin + bi;
+}
+
+/* CPU style for inner >= 16: one work-item per (row, chunk, block of 16
+ * inner positions); the host leaves the last inner % 16 positions to
+ * select_reduce. */
+__kernel void select_ivec(__global const T *src, long soff, __global const long *sidx,
+                          int has_idx, __global T *dval, __global long *didx, long inner,
+                          long R, long nchunks, int want_max, long nblocks, long total)
+{
+    long t = get_global_id(0);
+    if (t >= nblocks * total)
+        return;
+    long g = t / nblocks, i0 = (t - g * nblocks) * 16;
+    long o = g / nchunks, c = g - o * nchunks;
+    long begin = c * CHUNK;
+    long n = clamp(R - begin, 0L, (long)CHUNK);
+    long base = (o * R + begin) * inner + i0;
+    __global const T *p = src + soff;
+    TC16 best = VLOAD_TC(p, base);
+    long16 idx = has_idx ? vload16(0, sidx + base) : (long16)begin;
+    for (long k = 1; k < n; k++) {
+        long at = base + k * inner;
+        TC16 x = VLOAD_TC(p, at);
+        MASK16 t = TAKE_V(x, best, want_max);
+        best = select(best, x, t);
+        idx = select(idx, has_idx ? vload16(0, sidx + at) : (long16)(begin + k),
+                     convert_long16(t));
+    }
+    T_C vals[16];
+    vstore16(best, 0, vals);
+    for (int l = 0; l < 16; l++)
+        T_STORE(dval, g * inner + i0 + l, vals[l]);
+    vstore16(idx, 0, didx + g * inner + i0);
+}

@@ -1,2 +1,699 @@
-/* test_reduce.c: (being written) */
+/* test_reduce.c: reductions against host references computed in double:
+ * every op over all elements and over each dim of 3-D tensors, strided
+ * inputs, zero-size and large inputs, NaN, ties, integer dtypes, and
+ * bit-identical results across devices and kernel variants. */
+#include <stdint.h>
+
 #include "helpers.h"
+
+typedef enum { SUM, MEAN, PROD, MAX, MIN, ARGMAX, ARGMIN, VAR, STD, NKINDS } rk;
+static const char *const rk_names[] = {"sum", "mean", "prod", "max", "min",
+                                       "argmax", "argmin", "var", "std"};
+
+static clt_status dev_reduce(rk k, const clt_tensor *a, int all, int dim, int keepdim,
+                             clt_tensor **out)
+{
+    switch (k) {
+    case SUM: return all ? clt_sum(a, out) : clt_sum_dim(a, dim, keepdim, out);
+    case MEAN: return all ? clt_mean(a, out) : clt_mean_dim(a, dim, keepdim, out);
+    case PROD: return all ? clt_prod(a, out) : clt_prod_dim(a, dim, keepdim, out);
+    case MAX: return all ? clt_max(a, out) : clt_max_dim(a, dim, keepdim, out);
+    case MIN: return all ? clt_min(a, out) : clt_min_dim(a, dim, keepdim, out);
+    case ARGMAX: return all ? clt_argmax(a, out) : clt_argmax_dim(a, dim, keepdim, out);
+    case ARGMIN: return all ? clt_argmin(a, out) : clt_argmin_dim(a, dim, keepdim, out);
+    case VAR: return all ? clt_var(a, 1, out) : clt_var_dim(a, dim, 1, keepdim, out);
+    case STD: return all ? clt_std(a, 1, out) : clt_std_dim(a, dim, 1, keepdim, out);
+    default: return CLT_ERR_INTERNAL;
+    }
+}
+
+/* Reference over x[(o * R + r) * inner + i] for r < R. */
+static double ref(rk k, const double *x, int64_t o, int64_t R, int64_t inner, int64_t i)
+{
+#define X(r) x[((o) * R + (r)) * inner + i]
+    double acc = k == PROD ? 1 : 0;
+    int64_t best = 0;
+    switch (k) {
+    case SUM:
+    case MEAN:
+        for (int64_t r = 0; r < R; r++)
+            acc += X(r);
+        return k == MEAN ? acc / (double)R : acc;
+    case PROD:
+        for (int64_t r = 0; r < R; r++)
+            acc *= X(r);
+        return acc;
+    case MAX:
+    case MIN:
+    case ARGMAX:
+    case ARGMIN:
+        for (int64_t r = 1; r < R; r++) {
+            double v = X(r), b = X(best);
+            if (isnan(b))
+                break;
+            if (isnan(v) || ((k == MAX || k == ARGMAX) ? v > b : v < b))
+                best = r;
+        }
+        return (k == ARGMAX || k == ARGMIN) ? (double)best : X(best);
+    case VAR:
+    case STD: {
+        double m = 0, s = 0;
+        for (int64_t r = 0; r < R; r++)
+            m += X(r);
+        m /= (double)R;
+        for (int64_t r = 0; r < R; r++)
+            s += (X(r) - m) * (X(r) - m);
+        s /= fmax(0, (double)R - 1);
+        return k == STD ? sqrt(s) : s;
+    }
+    default:
+        return 0;
+    }
+#undef X
+}
+
+/* Any tensor's values as doubles; new array. */
+static double *read_doubles(const clt_tensor *t)
+{
+    size_t n = (size_t)clt_tensor_numel(t), es = clt_dtype_size(clt_tensor_dtype(t));
+    unsigned char *raw = malloc(n * es + 8);
+    double *d = malloc((n + 1) * sizeof *d);
+    cr_assert(raw && d);
+    CHECK(clt_tensor_read(t, raw, n * es));
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *p = raw + i * es;
+        switch (clt_tensor_dtype(t)) {
+        case CLT_FLOAT32: { float v; memcpy(&v, p, 4); d[i] = v; break; }
+        case CLT_FLOAT64: { double v; memcpy(&v, p, 8); d[i] = v; break; }
+        case CLT_INT32: { int32_t v; memcpy(&v, p, 4); d[i] = v; break; }
+        case CLT_INT64: { int64_t v; memcpy(&v, p, 8); d[i] = (double)v; break; }
+        case CLT_UINT8:
+        case CLT_BOOL: d[i] = *p; break;
+        default: cr_assert_fail("unexpected dtype");
+        }
+    }
+    free(raw);
+    return d;
+}
+
+static double item(const clt_tensor *t)
+{
+    double v = 0;
+    CHECK(clt_tensor_item(t, &v));
+    return v;
+}
+
+/* Values in [-10, 10], or near 1 for products (so 10^4 of them stay finite). */
+static void fill_data(float *h, size_t n, unsigned seed, int for_prod)
+{
+    fill_random(h, n, seed);
+    if (for_prod)
+        for (size_t i = 0; i < n; i++)
+            h[i] = 1.0f + h[i] / 1000.0f;
+}
+
+static double tolerance(rk k, const double *x, int64_t o, int64_t R, int64_t inner, int64_t i)
+{
+    if (k == MAX || k == MIN || k == ARGMAX || k == ARGMIN)
+        return 0;
+    double mag = 0;
+    for (int64_t r = 0; r < R; r++)
+        mag += fabs(x[(o * R + r) * inner + i]);
+    if (k == MEAN)
+        mag /= (double)R;
+    if (k == PROD)
+        mag = 1;
+    if (k == VAR || k == STD)
+        return 0; /* relative only */
+    return 1e-6 * mag + 1e-30;
+}
+
+/* Checks op k of a float32 host array `h` shaped `shape` (held by tensor a,
+ * which may be strided) over all elements and every dim, with and without
+ * keepdim. */
+static void check_all_dims(rk k, const clt_tensor *a, const double *h, int nd,
+                           const int64_t *shape)
+{
+    int64_t numel = 1;
+    for (int d = 0; d < nd; d++)
+        numel *= shape[d];
+    for (int d = -1; d < nd; d++) {
+        for (int keep = 0; keep < 2; keep++) {
+            if (d < 0 && keep)
+                continue;
+            int64_t outer = 1, R = numel, inner = 1;
+            if (d >= 0) {
+                R = shape[d];
+                for (int i = 0; i < d; i++)
+                    outer *= shape[i];
+                for (int i = d + 1; i < nd; i++)
+                    inner *= shape[i];
+            }
+            clt_tensor *r = NULL;
+            /* Negative dims wrap: ask for the last dim as -1. */
+            int dim = d == nd - 1 ? -1 : d;
+            CHECK(dev_reduce(k, a, d < 0, dim, keep, &r));
+            clt_dtype want_dt = (k == ARGMAX || k == ARGMIN) ? CLT_INT64 : CLT_FLOAT32;
+            cr_assert_eq(clt_tensor_dtype(r), want_dt, "%s dim %d dtype", rk_names[k], d);
+            int want_nd = d < 0 ? 0 : keep ? nd : nd - 1;
+            cr_assert_eq(clt_tensor_ndim(r), want_nd, "%s dim %d keep %d ndim", rk_names[k], d,
+                         keep);
+            if (d >= 0 && keep)
+                cr_assert_eq(clt_tensor_shape(r)[d], 1);
+            cr_assert_eq(clt_tensor_numel(r), outer * inner);
+            double *got = read_doubles(r);
+            for (int64_t o = 0; o < outer; o++)
+                for (int64_t i = 0; i < inner; i++) {
+                    double want = ref(k, h, o, R, inner, i);
+                    double atol = tolerance(k, h, o, R, inner, i);
+                    double rtol = atol == 0 && (k == VAR || k == STD) ? 2e-5 : 1e-5;
+                    if (k == MAX || k == MIN || k == ARGMAX || k == ARGMIN)
+                        rtol = 0;
+                    cr_assert(close_enough(got[o * inner + i], want, rtol, atol),
+                              "%s dim %d keep %d shape [%lld, %lld, %lld] at (%lld, %lld): got "
+                              "%.9g want %.9g",
+                              rk_names[k], d, keep, (long long)shape[0],
+                              (long long)(nd > 1 ? shape[1] : 0),
+                              (long long)(nd > 2 ? shape[2] : 0), (long long)o, (long long)i,
+                              got[o * inner + i], want);
+                }
+            free(got);
+            clt_tensor_free(r);
+        }
+    }
+}
+
+static void check_shape_all_ops(int64_t s0, int64_t s1, int64_t s2)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t shape[3] = {s0, s1, s2};
+    size_t n = (size_t)(s0 * s1 * s2);
+    float *h = malloc(n * sizeof *h);
+    double *hd = malloc(n * sizeof *hd);
+    for (int k = 0; k < NKINDS; k++) {
+        fill_data(h, n, 7u + (unsigned)k, k == PROD);
+        for (size_t i = 0; i < n; i++)
+            hd[i] = h[i];
+        clt_tensor *a = NULL;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 3, shape, h, &a));
+        check_all_dims((rk)k, a, hd, 3, shape);
+        clt_tensor_free(a);
+    }
+    free(h);
+    free(hd);
+}
+
+Test(reduce, every_op_every_dim_small)
+{
+    check_shape_all_ops(5, 7, 13);
+    check_shape_all_ops(1, 1, 1);
+    check_shape_all_ops(2, 1, 65);
+}
+
+/* Reduced dims longer than one chunk (4096): multi-pass, inner 1 and > 1. */
+Test(reduce, every_op_every_dim_long)
+{
+    check_shape_all_ops(3, 4101, 2);
+    check_shape_all_ops(2, 3, 9000);
+    check_shape_all_ops(1, 4100, 17);
+}
+
+Test(reduce, sum_sizes)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t sizes[] = {0, 1, 2, 7, 63, 64, 65, 127, 4095, 4096, 4097, 8193, 100003, 1000001};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        int64_t n = sizes[s];
+        float *h = malloc((size_t)(n ? n : 1) * sizeof *h);
+        fill_random(h, (size_t)n, (unsigned)s + 1);
+        double want = 0, mag = 0;
+        for (int64_t i = 0; i < n; i++) {
+            want += h[i];
+            mag += fabs(h[i]);
+        }
+        clt_tensor *a = NULL, *r = NULL;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, h, &a));
+        CHECK(clt_sum(a, &r));
+        cr_assert_eq(clt_tensor_ndim(r), 0);
+        cr_assert_eq(clt_tensor_dtype(r), CLT_FLOAT32);
+        double got = item(r);
+        cr_assert(close_enough(got, want, 0, 2e-7 * mag + 1e-6), "n %lld: got %.9g want %.9g",
+                  (long long)n, got, want);
+        clt_tensor_free(r);
+        clt_tensor_free(a);
+        free(h);
+    }
+}
+
+/* 2^24 + 3 ones: a running float stops at 2^24; the true sum rounds to the
+ * nearest float, and the int32 sum is exact in int64. */
+Test(reduce, sum_beyond_float_precision)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = (1 << 24) + 3;
+    clt_tensor *a = NULL, *r = NULL, *ai = NULL, *ri = NULL;
+    CHECK(clt_ones(dev, CLT_FLOAT32, 1, &n, &a));
+    CHECK(clt_sum(a, &r));
+    float f = 0;
+    CHECK(clt_tensor_read(r, &f, sizeof f));
+    cr_assert_eq(f, (float)16777219.0, "got %.1f", (double)f);
+    cr_assert_neq(f, 16777216.0f);
+    CHECK(clt_mean(a, &ri));
+    cr_assert_eq(item(ri), 1.0);
+    clt_tensor_free(ri);
+    CHECK(clt_ones(dev, CLT_INT32, 1, &n, &ai));
+    CHECK(clt_sum(ai, &ri));
+    cr_assert_eq(clt_tensor_dtype(ri), CLT_INT64);
+    int64_t v = 0;
+    CHECK(clt_tensor_read(ri, &v, sizeof v));
+    cr_assert_eq(v, 16777219);
+    clt_tensor_free(a);
+    clt_tensor_free(r);
+    clt_tensor_free(ai);
+    clt_tensor_free(ri);
+}
+
+/* A permuted and sliced view: reductions over each dim of the strided
+ * tensor match the host reference of its row-major values. */
+Test(reduce, strided_input)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t base_shape[3] = {6, 50, 9};
+    size_t n = 6 * 50 * 9;
+    float *h = malloc(n * sizeof *h);
+    fill_random(h, n, 99);
+    clt_tensor *base = NULL, *perm = NULL, *sl = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 3, base_shape, h, &base));
+    int dims[3] = {2, 0, 1};
+    CHECK(clt_permute(base, 3, dims, &perm));         /* [9, 6, 50] */
+    CHECK(clt_slice(perm, 2, 1, INT64_MAX, 2, &sl)); /* [9, 6, 25] */
+    cr_assert(!clt_tensor_is_contiguous(sl));
+    int64_t shape[3] = {9, 6, 25};
+    double *v = malloc(9 * 6 * 25 * sizeof *v);
+    for (int i = 0; i < 9; i++)
+        for (int j = 0; j < 6; j++)
+            for (int k = 0; k < 25; k++)
+                v[(i * 6 + j) * 25 + k] = h[(j * 50 + (1 + 2 * k)) * 9 + i];
+    for (int k = 0; k < NKINDS; k++)
+        if (k != PROD)
+            check_all_dims((rk)k, sl, v, 3, shape);
+    free(v);
+    free(h);
+    clt_tensor_free(sl);
+    clt_tensor_free(perm);
+    clt_tensor_free(base);
+}
+
+Test(reduce, zero_size)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 0;
+    clt_tensor *a = NULL, *r = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, NULL, &a));
+    CHECK(clt_sum(a, &r));
+    cr_assert_eq(item(r), 0.0);
+    clt_tensor_free(r);
+    CHECK(clt_prod(a, &r));
+    cr_assert_eq(item(r), 1.0);
+    clt_tensor_free(r);
+    CHECK(clt_mean(a, &r));
+    cr_assert(isnan(item(r)));
+    clt_tensor_free(r);
+    CHECK(clt_var(a, 1, &r));
+    cr_assert(isnan(item(r)));
+    clt_tensor_free(r);
+    r = (clt_tensor *)1;
+    cr_assert_eq(clt_max(a, &r), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(r);
+    cr_assert(strstr(clt_last_error(), "cannot perform reduction function max") != NULL, "%s",
+              clt_last_error());
+    cr_assert(strstr(clt_last_error(), "does not have an identity") != NULL);
+    cr_assert_eq(clt_argmin(a, &r), CLT_ERR_INVALID_ARGUMENT);
+    clt_tensor_free(a);
+
+    int64_t shape[3] = {4, 0, 3};
+    CHECK(clt_empty(dev, CLT_FLOAT32, 3, shape, &a));
+    CHECK(clt_sum_dim(a, 1, 0, &r)); /* [4, 3] of zeros */
+    cr_assert_eq(clt_tensor_ndim(r), 2);
+    cr_assert_eq(clt_tensor_numel(r), 12);
+    double *got = read_doubles(r);
+    for (int i = 0; i < 12; i++)
+        cr_assert_eq(got[i], 0.0);
+    free(got);
+    clt_tensor_free(r);
+    CHECK(clt_prod_dim(a, -2, 1, &r)); /* [4, 1, 3] of ones */
+    cr_assert_eq(clt_tensor_shape(r)[1], 1);
+    got = read_doubles(r);
+    for (int i = 0; i < 12; i++)
+        cr_assert_eq(got[i], 1.0);
+    free(got);
+    clt_tensor_free(r);
+    CHECK(clt_max_dim(a, 0, 0, &r)); /* [0, 3]: nothing to reduce, fine */
+    cr_assert_eq(clt_tensor_numel(r), 0);
+    clt_tensor_free(r);
+    cr_assert_eq(clt_argmax_dim(a, 1, 0, &r), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "[4, 0, 3]") != NULL, "%s", clt_last_error());
+    clt_tensor_free(a);
+}
+
+Test(reduce, nan_and_inf)
+{
+    clt_device *dev = get_device("cpu");
+    enum { N = 10000 };
+    float *h = malloc(N * sizeof *h);
+    fill_random(h, N, 3);
+    h[5000] = NAN;
+    h[6001] = NAN; /* same chunk, lower vector lane, later index */
+    h[9000] = NAN;
+    h[7000] = INFINITY;
+    int64_t n = N;
+    clt_tensor *a = NULL, *r = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, h, &a));
+    CHECK(clt_max(a, &r));
+    cr_assert(isnan(item(r)));
+    clt_tensor_free(r);
+    CHECK(clt_min(a, &r));
+    cr_assert(isnan(item(r)));
+    clt_tensor_free(r);
+    CHECK(clt_argmax(a, &r));
+    cr_assert_eq(item(r), 5000.0);
+    clt_tensor_free(r);
+    CHECK(clt_argmin(a, &r));
+    cr_assert_eq(item(r), 5000.0);
+    clt_tensor_free(r);
+    CHECK(clt_sum(a, &r));
+    cr_assert(isnan(item(r)));
+    clt_tensor_free(r);
+    clt_tensor_free(a);
+
+    h[5000] = 1;
+    h[6001] = 2;
+    h[9000] = -INFINITY;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, h, &a));
+    CHECK(clt_max(a, &r));
+    cr_assert(isinf(item(r)) && item(r) > 0);
+    clt_tensor_free(r);
+    CHECK(clt_argmin(a, &r));
+    cr_assert_eq(item(r), 9000.0);
+    clt_tensor_free(r);
+    CHECK(clt_sum(a, &r)); /* inf + -inf */
+    cr_assert(isnan(item(r)));
+    clt_tensor_free(r);
+    clt_tensor_free(a);
+    free(h);
+}
+
+/* Ties give the first index, also when the copies sit in different chunks
+ * and rows. */
+Test(reduce, ties_first_index)
+{
+    clt_device *dev = get_device("cpu");
+    enum { R = 2, C = 9000 };
+    float *h = calloc(R * C, sizeof *h);
+    h[100] = 5;
+    h[3009] = 5; /* same chunk, lower vector lane, later index */
+    h[4500] = 5;
+    h[8999] = 5;
+    h[C + 8000] = -2;
+    h[C + 8001] = -2;
+    h[C + 3] = -2;
+    int64_t shape[2] = {R, C};
+    clt_tensor *a = NULL, *r = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, shape, h, &a));
+    CHECK(clt_argmax_dim(a, 1, 0, &r));
+    double *got = read_doubles(r);
+    cr_assert_eq(got[0], 100.0);
+    cr_assert_eq(got[1], 0.0); /* row 1: zeros everywhere else */
+    free(got);
+    clt_tensor_free(r);
+    CHECK(clt_argmin_dim(a, -1, 1, &r));
+    got = read_doubles(r);
+    cr_assert_eq(got[0], 0.0);
+    cr_assert_eq(got[1], 3.0);
+    free(got);
+    clt_tensor_free(r);
+    CHECK(clt_argmin_dim(a, 0, 0, &r)); /* column ties between rows */
+    got = read_doubles(r);
+    cr_assert_eq(got[0], 0.0);
+    cr_assert_eq(got[3], 1.0);
+    cr_assert_eq(got[100], 1.0);
+    free(got);
+    clt_tensor_free(r);
+    clt_tensor_free(a);
+    free(h);
+}
+
+Test(reduce, integer_dtypes)
+{
+    clt_device *dev = get_device("cpu");
+    enum { N = 5003 };
+    int32_t *hi = malloc(N * sizeof *hi);
+    uint8_t *hu = malloc(N);
+    int64_t sum_i = 0, sum_u = 0, trues = 0, maxi = INT32_MIN, mini = INT32_MAX, argmin = 0;
+    unsigned seed = 11;
+    for (int i = 0; i < N; i++) {
+        seed = seed * 1103515245u + 12345u;
+        hi[i] = (int32_t)((seed >> 4) % 2000001) - 1000000;
+        hu[i] = (uint8_t)(seed >> 20);
+        sum_i += hi[i];
+        sum_u += hu[i];
+        trues += hu[i] & 1;
+        if (hi[i] > maxi)
+            maxi = hi[i];
+        if (hi[i] < mini) {
+            mini = hi[i];
+            argmin = i;
+        }
+    }
+    int64_t n = N;
+    clt_tensor *a = NULL, *u = NULL, *b = NULL, *r = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_INT32, 1, &n, hi, &a));
+    CHECK(clt_tensor_from_host(dev, CLT_UINT8, 1, &n, hu, &u));
+    for (int i = 0; i < N; i++)
+        hu[i] &= 1;
+    CHECK(clt_tensor_from_host(dev, CLT_BOOL, 1, &n, hu, &b));
+
+    CHECK(clt_sum(a, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_INT64);
+    int64_t v = 0;
+    CHECK(clt_tensor_read(r, &v, sizeof v));
+    cr_assert_eq(v, sum_i);
+    clt_tensor_free(r);
+    CHECK(clt_max(a, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_INT32);
+    cr_assert_eq(item(r), (double)maxi);
+    clt_tensor_free(r);
+    CHECK(clt_min(a, &r));
+    cr_assert_eq(item(r), (double)mini);
+    clt_tensor_free(r);
+    CHECK(clt_argmin(a, &r));
+    cr_assert_eq(item(r), (double)argmin);
+    clt_tensor_free(r);
+    CHECK(clt_sum(u, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_INT64);
+    cr_assert_eq(item(r), (double)sum_u);
+    clt_tensor_free(r);
+    CHECK(clt_sum(b, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_INT64);
+    cr_assert_eq(item(r), (double)trues);
+    clt_tensor_free(r);
+    CHECK(clt_max(b, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_BOOL);
+    cr_assert_eq(item(r), 1.0);
+    clt_tensor_free(r);
+
+    r = (clt_tensor *)1;
+    cr_assert_eq(clt_mean(a, &r), CLT_ERR_DTYPE_MISMATCH);
+    cr_assert_null(r);
+    cr_assert(strstr(clt_last_error(), "int32") != NULL, "%s", clt_last_error());
+    cr_assert_eq(clt_std_dim(u, 0, 1, 0, &r), CLT_ERR_DTYPE_MISMATCH);
+    cr_assert(strstr(clt_last_error(), "floating point") != NULL, "%s", clt_last_error());
+    clt_tensor_free(a);
+    clt_tensor_free(u);
+    clt_tensor_free(b);
+
+    /* int64 products are exact beyond 2^53 (no float on the way). */
+    int64_t hp[4] = {3, -5, 7, 100000000000007}, shape4 = 4;
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, 1, &shape4, hp, &a));
+    CHECK(clt_prod(a, &r));
+    CHECK(clt_tensor_read(r, &v, sizeof v));
+    cr_assert_eq(v, (int64_t)3 * -5 * 7 * 100000000000007);
+    clt_tensor_free(r);
+    clt_tensor_free(a);
+    free(hi);
+    free(hu);
+}
+
+Test(reduce, float64_var_std)
+{
+    clt_device *dev = get_device("cpu");
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("no fp64");
+    enum { N = 12345 };
+    double *h = malloc(N * sizeof *h);
+    double m = 0, s = 0;
+    for (int i = 0; i < N; i++) {
+        h[i] = 1e6 + sin(i) * 3;
+        m += h[i];
+    }
+    m /= N;
+    for (int i = 0; i < N; i++)
+        s += (h[i] - m) * (h[i] - m);
+    int64_t n = N;
+    clt_tensor *a = NULL, *r = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, h, &a));
+    CHECK(clt_var(a, 0, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_FLOAT64);
+    cr_assert(close_enough(item(r), s / N, 1e-12, 0), "%.17g vs %.17g", item(r), s / N);
+    clt_tensor_free(r);
+    CHECK(clt_std(a, 1, &r));
+    cr_assert(close_enough(item(r), sqrt(s / (N - 1)), 1e-12, 0));
+    clt_tensor_free(r);
+    clt_tensor_free(a);
+    /* One element: unbiased variance divides by zero, giving NaN like torch. */
+    n = 1;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, h, &a));
+    CHECK(clt_var(a, 1, &r));
+    cr_assert(isnan(item(r)));
+    clt_tensor_free(r);
+    clt_tensor_free(a);
+    free(h);
+}
+
+Test(reduce, scalar_input_and_dim_errors)
+{
+    clt_device *dev = get_device("cpu");
+    float x = 2.5f;
+    clt_tensor *a = NULL, *r = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 0, NULL, &x, &a));
+    CHECK(clt_sum_dim(a, -1, 1, &r));
+    cr_assert_eq(clt_tensor_ndim(r), 0);
+    cr_assert_eq(item(r), 2.5);
+    clt_tensor_free(r);
+    CHECK(clt_argmax_dim(a, 0, 0, &r));
+    cr_assert_eq(item(r), 0.0);
+    clt_tensor_free(r);
+    cr_assert_eq(clt_sum_dim(a, 1, 0, &r), CLT_ERR_DIM_OUT_OF_RANGE);
+    clt_tensor_free(a);
+
+    int64_t shape[3] = {2, 3, 4};
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 3, shape, &a));
+    r = (clt_tensor *)1;
+    cr_assert_eq(clt_mean_dim(a, 3, 0, &r), CLT_ERR_DIM_OUT_OF_RANGE);
+    cr_assert_null(r);
+    cr_assert(strstr(clt_last_error(), "expected to be in range of [-3, 2], but got 3") != NULL,
+              "%s", clt_last_error());
+    cr_assert_eq(clt_max_dim(a, -4, 0, &r), CLT_ERR_DIM_OUT_OF_RANGE);
+    cr_assert_eq(clt_sum(NULL, &r), CLT_ERR_NULL_ARGUMENT);
+    cr_assert_eq(clt_sum(a, NULL), CLT_ERR_NULL_ARGUMENT);
+    cr_assert_eq(clt_var_dim(NULL, 0, 1, 0, &r), CLT_ERR_NULL_ARGUMENT);
+    clt_tensor_free(a);
+}
+
+/* Every float32 result of the sum-like ops as raw bytes. */
+static void run_bitwise(clt_device *dev, const float *h, const float *hp, int64_t n,
+                        unsigned char *outb, size_t *len)
+{
+    clt_tensor *a = NULL, *p = NULL, *a2 = NULL, *r = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, h, &a));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, hp, &p));
+    int64_t shape2[2] = {n / 1000, 1000};
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, shape2, h, &a2));
+    *len = 0;
+    const rk ks[] = {SUM, MEAN, VAR, STD, PROD, ARGMAX, MIN};
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+        CHECK(dev_reduce(ks[i], ks[i] == PROD ? p : a, 1, 0, 0, &r));
+        size_t nb = clt_tensor_nbytes(r);
+        CHECK(clt_tensor_read(r, outb + *len, nb));
+        *len += nb;
+        clt_tensor_free(r);
+    }
+    for (int d = 0; d < 2; d++) {
+        CHECK(clt_sum_dim(a2, d, 0, &r));
+        size_t nb = clt_tensor_nbytes(r);
+        CHECK(clt_tensor_read(r, outb + *len, nb));
+        *len += nb;
+        clt_tensor_free(r);
+        CHECK(clt_var_dim(a2, d, 1, 0, &r));
+        nb = clt_tensor_nbytes(r);
+        CHECK(clt_tensor_read(r, outb + *len, nb));
+        *len += nb;
+        clt_tensor_free(r);
+        CHECK(clt_argmin_dim(a2, d, 0, &r));
+        nb = clt_tensor_nbytes(r);
+        CHECK(clt_tensor_read(r, outb + *len, nb));
+        *len += nb;
+        clt_tensor_free(r);
+    }
+    /* Short rows (20 elements) take their own CPU kernel. */
+    int64_t shape3[2] = {n / 20, 20};
+    clt_tensor *a3 = NULL, *p3 = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, shape3, h, &a3));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, shape3, hp, &p3));
+    for (int i = 0; i < 3; i++) {
+        CHECK(i == 0 ? clt_sum_dim(a3, 1, 0, &r)
+                     : i == 1 ? clt_std_dim(a3, -1, 1, 1, &r) : clt_prod_dim(p3, 1, 0, &r));
+        size_t nb = clt_tensor_nbytes(r);
+        CHECK(clt_tensor_read(r, outb + *len, nb));
+        *len += nb;
+        clt_tensor_free(r);
+    }
+    clt_tensor_free(a3);
+    clt_tensor_free(p3);
+    clt_tensor_free(a);
+    clt_tensor_free(p);
+    clt_tensor_free(a2);
+}
+
+static void bitwise_inputs(float **h, float **hp, int64_t *n)
+{
+    *n = 1000 * 1000 + 0; /* 245 chunks: a second pass */
+    *h = malloc((size_t)*n * sizeof **h);
+    *hp = malloc((size_t)*n * sizeof **hp);
+    fill_random(*h, (size_t)*n, 1234);
+    fill_data(*hp, (size_t)*n, 4321, 1);
+    for (int64_t i = 0; i < *n; i++) /* values with long mantissas: order shows */
+        (*h)[i] = (*h)[i] * 1.0001f + 1e-3f;
+}
+
+Test(reduce, bit_identical_across_devices)
+{
+    clt_device *d0 = get_device("cpu");
+    clt_device *d1 = second_device(d0);
+    float *h, *hp;
+    int64_t n;
+    bitwise_inputs(&h, &hp, &n);
+    size_t cap = 1 << 21, l0 = 0, l1 = 0;
+    unsigned char *b0 = malloc(cap), *b1 = malloc(cap);
+    run_bitwise(d0, h, hp, n, b0, &l0);
+    run_bitwise(d1, h, hp, n, b1, &l1);
+    cr_assert_eq(l0, l1);
+    cr_assert(memcmp(b0, b1, l0) == 0, "results differ between devices");
+    free(b0);
+    free(b1);
+    free(h);
+    free(hp);
+}
+
+/* The GPU-style kernels (work-groups, local memory) reproduce the CPU-style
+ * order exactly; forced here on the CPU device. */
+Test(reduce, bit_identical_across_kernel_variants)
+{
+    clt_device *dev = get_device("cpu");
+    float *h, *hp;
+    int64_t n;
+    bitwise_inputs(&h, &hp, &n);
+    size_t cap = 1 << 21, l0 = 0, l1 = 0;
+    unsigned char *b0 = malloc(cap), *b1 = malloc(cap);
+    setenv("CLTENSOR_REDUCE_STYLE", "cpu", 1);
+    run_bitwise(dev, h, hp, n, b0, &l0);
+    setenv("CLTENSOR_REDUCE_STYLE", "gpu", 1);
+    run_bitwise(dev, h, hp, n, b1, &l1);
+    unsetenv("CLTENSOR_REDUCE_STYLE");
+    cr_assert_eq(l0, l1);
+    cr_assert(memcmp(b0, b1, l0) == 0, "CPU-style and GPU-style kernels differ");
+    free(b0);
+    free(b1);
+    free(h);
+    free(hp);
+}

@@ -1,4 +1,32 @@
-/* cltensor/reduce.h: (being written) */
+/* cltensor/reduce.h: reductions over all elements or along one dimension,
+ * like torch.sum, mean, prod, max, min, argmax, argmin, var and std.
+ *
+ * The forms without a dimension reduce every element and give a
+ * 0-dimensional tensor.  The *_dim forms reduce dimension `dim` (negative
+ * counts from the end; outside [-ndim, ndim-1] gives
+ * CLT_ERR_DIM_OUT_OF_RANGE) and drop it, or keep it with size 1 when
+ * keepdim is non-zero.  Inputs may be strided views.
+ *
+ * Result dtypes follow PyTorch: sum and prod of bool and integer tensors
+ * give int64, of floating tensors the same dtype (float16 accumulates in
+ * float32); mean, var and std need a floating dtype (CLT_ERR_DTYPE_MISMATCH
+ * otherwise); max and min keep the dtype; argmax and argmin give int64
+ * indices (flat indices for the forms without a dimension).
+ *
+ * Empty reductions: sum gives 0, prod 1, mean and var NaN.  max, min,
+ * argmax and argmin of no elements fail with CLT_ERR_INVALID_ARGUMENT, as
+ * they have no identity.  NaN propagates: max and min of data with a NaN are
+ * NaN and argmax/argmin point at the first NaN; ties give the first index.
+ *
+ * The summation order depends only on the shape (fixed chunks of 4096
+ * elements, 64 lanes each, combined pairwise), never on the device or its
+ * work-group size, so two devices give bit-identical results.  Each call
+ * enqueues its kernels and returns without waiting.
+ *
+ * Every function sets *out to NULL first and, on success, hands out a new
+ * tensor on the input's device: release it with clt_tensor_free.  Setting
+ * CLTENSOR_REDUCE_STYLE to "cpu" or "gpu" forces the kernel variant (for
+ * testing); by default it follows the device type. */
 #ifndef CLTENSOR_REDUCE_H
 #define CLTENSOR_REDUCE_H
 
@@ -7,6 +35,67 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Sum of all elements (0-dim).  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_sum(const clt_tensor *a, clt_tensor **out);
+/* Sum along dim.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_sum_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+
+/* Mean of all elements (0-dim); floating dtypes only.  New tensor: release
+ * with clt_tensor_free. */
+CLT_API clt_status clt_mean(const clt_tensor *a, clt_tensor **out);
+/* Mean along dim.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_mean_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+
+/* Product of all elements (0-dim).  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_prod(const clt_tensor *a, clt_tensor **out);
+/* Product along dim.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_prod_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+
+/* Largest element (0-dim), NaN if any is NaN.  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_max(const clt_tensor *a, clt_tensor **out);
+/* Largest element along dim (values only).  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_max_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+
+/* Smallest element (0-dim), NaN if any is NaN.  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_min(const clt_tensor *a, clt_tensor **out);
+/* Smallest element along dim (values only).  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_min_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+
+/* Flat index (int64, 0-dim) of the first largest element, or of the first
+ * NaN.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_argmax(const clt_tensor *a, clt_tensor **out);
+/* Index along dim of the first largest element (int64).  New tensor:
+ * release with clt_tensor_free. */
+CLT_API clt_status clt_argmax_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+
+/* Flat index (int64, 0-dim) of the first smallest element, or of the first
+ * NaN.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_argmin(const clt_tensor *a, clt_tensor **out);
+/* Index along dim of the first smallest element (int64).  New tensor:
+ * release with clt_tensor_free. */
+CLT_API clt_status clt_argmin_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+
+/* Variance of all elements (0-dim): sum((x - mean)^2) / max(0, N -
+ * correction); correction 1 is the unbiased estimate (torch's default), 0
+ * the population variance.  Floating dtypes only.  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_var(const clt_tensor *a, double correction, clt_tensor **out);
+/* Variance along dim.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_var_dim(const clt_tensor *a, int dim, double correction, int keepdim,
+                               clt_tensor **out);
+
+/* Standard deviation, sqrt of clt_var.  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_std(const clt_tensor *a, double correction, clt_tensor **out);
+/* Standard deviation along dim.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_std_dim(const clt_tensor *a, int dim, double correction, int keepdim,
+                               clt_tensor **out);
 
 #ifdef __cplusplus
 }

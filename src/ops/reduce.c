@@ -1,2 +1,441 @@
-/* reduce.c: (being written) */
+/* reduce.c: sum, mean, prod, max, min, argmax, argmin, var and std over all
+ * elements or one dimension: dtype rules, and the passes of cl/reduce.cl. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "internal.h"
+
+/* Both must match cl/reduce.cl. */
+#define CHUNK 4096
+#define LANES 64
+
+typedef enum kind { K_SUM, K_MEAN, K_PROD, K_MAX, K_MIN, K_ARGMAX, K_ARGMIN, K_VAR, K_STD } kind;
+
+static const char *const kind_names[] = {"sum",    "mean",   "prod", "max", "min",
+                                         "argmax", "argmin", "var",  "std"};
+
+enum { OP_SUM, OP_PROD, OP_SUMSQ };
+
+/* The input, contiguous, seen as [outer, R, inner] and reduced along R. */
+typedef struct plan {
+    clt_device *dev;
+    const char *opts;
+    bool gpu_style;
+    int64_t outer, R, inner;
+} plan;
+
+static bool is_select(kind k)
+{
+    return k == K_MAX || k == K_MIN || k == K_ARGMAX || k == K_ARGMIN;
+}
+
+/* Accumulator dtype of the sum-like kernels (S in cl/reduce.cl). */
+static clt_dtype acc_dtype(clt_dtype dt)
+{
+    if (dt == CLT_FLOAT64)
+        return CLT_FLOAT64;
+    if (dt == CLT_FLOAT32 || dt == CLT_FLOAT16)
+        return CLT_FLOAT32;
+    return CLT_INT64;
+}
+
+static clt_dtype result_dtype(kind k, clt_dtype dt)
+{
+    switch (k) {
+    case K_SUM:
+    case K_PROD:
+        return clt__dtype_is_float(dt) ? dt : CLT_INT64;
+    case K_ARGMAX:
+    case K_ARGMIN:
+        return CLT_INT64;
+    default:
+        return dt;
+    }
+}
+
+static bool gpu_style(const clt_device *dev)
+{
+    const char *s = getenv("CLTENSOR_REDUCE_STYLE");
+    bool gpu = dev->info.type != CLT_DEVICE_TYPE_CPU;
+    if (s && clt__strcaseeq(s, "gpu"))
+        gpu = true;
+    else if (s && clt__strcaseeq(s, "cpu"))
+        gpu = false;
+    return gpu && dev->info.max_work_group_size >= LANES;
+}
+
+static size_t round_up(size_t n, size_t m)
+{
+    return (n + m - 1) / m * m;
+}
+
+/* A 1-D launch of `items` work-items: work-groups of LANES on GPUs; on
+ * CPUs small enough to leave each core several groups. */
+static void geometry(const plan *P, size_t items, size_t *gws, size_t *lws)
+{
+    size_t cu = P->dev->info.compute_units ? P->dev->info.compute_units : 1, l = 1;
+    if (P->gpu_style)
+        l = LANES;
+    else
+        while (l * 2 <= 64 && items / (l * 2) >= cu * 8)
+            l *= 2;
+    *lws = l;
+    *gws = round_up(items, l);
+}
+
+/* One pass of a sum-like op: src ([outer, R, inner], S or the input dtype T
+ * when from_input) to dst ([outer, nchunks, inner] of S). */
+static clt_status sum_pass(const plan *P, bool from_input, cl_mem src, int64_t soff, int64_t R,
+                           int64_t nchunks, int op, cl_mem mean, clt_dtype sdt, double div,
+                           int do_sqrt, cl_mem dst)
+{
+    unsigned char dv[8];
+    size_t dsize = clt__scalar_arg(sdt, div, dv);
+    cl_long l_soff = soff, l_R = R, l_nch = nchunks, l_total = P->outer * nchunks,
+            l_inner = P->inner;
+    cl_int l_op = op, l_sqrt = do_sqrt;
+    size_t total = (size_t)l_total, gws, lws;
+    const char *sfx = from_input ? "t" : "s";
+    char kname[32];
+    clt_status st = CLT_OK;
+    if (P->inner == 1 && !P->gpu_style && from_input && R >= 1 && R < LANES) {
+        cl_long l_outer = P->outer;
+        geometry(P, (size_t)(P->outer + 15) / 16, &gws, &lws);
+        clt__arg args[] = {CLT__ARG(src),  CLT__ARG(l_soff), CLT__ARG(dst),  CLT__ARG(l_outer),
+                           CLT__ARG(l_R),  CLT__ARG(l_op),   CLT__ARG(mean), {dsize, dv},
+                           CLT__ARG(l_sqrt)};
+        return clt__launch(P->dev, "reduce", P->opts, "sum_rows", 1, &gws, &lws, 9, args);
+    }
+    if (P->inner == 1 && !P->gpu_style) {
+        geometry(P, total, &gws, &lws);
+        snprintf(kname, sizeof kname, "sum_vec_%s", sfx);
+        clt__arg args[] = {CLT__ARG(src), CLT__ARG(l_soff), CLT__ARG(dst),  CLT__ARG(l_total),
+                           CLT__ARG(l_R), CLT__ARG(l_nch),  CLT__ARG(l_op), CLT__ARG(mean),
+                           {dsize, dv},   CLT__ARG(l_sqrt)};
+        return clt__launch(P->dev, "reduce", P->opts, kname, 1, &gws, &lws, 10, args);
+    }
+    if (P->inner == 1) {
+        gws = total * LANES;
+        lws = LANES;
+        snprintf(kname, sizeof kname, "sum_wg_%s", sfx);
+        clt__arg args[] = {CLT__ARG(src),    CLT__ARG(l_soff),  CLT__ARG(dst),
+                           CLT__ARG(l_total), CLT__ARG(l_R),    CLT__ARG(l_nch),
+                           CLT__ARG(l_op),   CLT__ARG(mean),    {dsize, dv},
+                           CLT__ARG(l_sqrt), CLT__LOCAL(LANES * clt_dtype_size(sdt))};
+        return clt__launch(P->dev, "reduce", P->opts, kname, 1, &gws, &lws, 11, args);
+    }
+    /* CPU style: blocks of up to 64 inner positions as vectors, the last
+     * inner % 16 one by one. */
+    cl_long i_begin = P->gpu_style ? 0 : P->inner / 16 * 16, nblocks = (i_begin + 63) / 64,
+            icount = P->inner - i_begin;
+    if (nblocks > 0) {
+        geometry(P, (size_t)nblocks * total, &gws, &lws);
+        snprintf(kname, sizeof kname, "sum_ivec_%s", sfx);
+        clt__arg args[] = {CLT__ARG(src),  CLT__ARG(l_soff), CLT__ARG(dst),     CLT__ARG(l_inner),
+                           CLT__ARG(l_R),  CLT__ARG(l_nch),  CLT__ARG(l_op),    CLT__ARG(mean),
+                           {dsize, dv},    CLT__ARG(l_sqrt), CLT__ARG(nblocks), CLT__ARG(l_total)};
+        CLT__TRY(clt__launch(P->dev, "reduce", P->opts, kname, 1, &gws, &lws, 12, args));
+    }
+    if (icount > 0) {
+        geometry(P, (size_t)icount * total, &gws, &lws);
+        snprintf(kname, sizeof kname, "sum_gen_%s", sfx);
+        clt__arg args[] = {CLT__ARG(src),     CLT__ARG(l_soff), CLT__ARG(dst),
+                           CLT__ARG(l_inner), CLT__ARG(l_R),    CLT__ARG(l_nch),
+                           CLT__ARG(l_op),    CLT__ARG(mean),   {dsize, dv},
+                           CLT__ARG(l_sqrt),  CLT__ARG(i_begin), CLT__ARG(icount),
+                           CLT__ARG(l_total)};
+        CLT__TRY(clt__launch(P->dev, "reduce", P->opts, kname, 1, &gws, &lws, 13, args));
+    }
+done:
+    return st;
+}
+
+/* One pass of max/min/argmax/argmin (see sum_pass). */
+static clt_status select_pass(const plan *P, cl_mem src, int64_t soff, cl_mem sidx,
+                              int64_t R, int64_t nchunks, int want_max, cl_mem dval,
+                              cl_mem didx)
+{
+    cl_long l_soff = soff, l_R = R, l_nch = nchunks, l_total = P->outer * nchunks,
+            l_inner = P->inner;
+    cl_int has_idx = sidx != NULL, l_max = want_max;
+    size_t total = (size_t)l_total, gws, lws;
+    clt_status st = CLT_OK;
+    if (P->inner == 1 && !P->gpu_style && !has_idx) {
+        geometry(P, total, &gws, &lws);
+        clt__arg args[] = {CLT__ARG(src), CLT__ARG(l_soff), CLT__ARG(dval),  CLT__ARG(didx),
+                           CLT__ARG(l_total), CLT__ARG(l_R), CLT__ARG(l_nch), CLT__ARG(l_max)};
+        return clt__launch(P->dev, "reduce", P->opts, "select_vec", 1, &gws, &lws, 8, args);
+    }
+    cl_long nblocks = P->gpu_style ? 0 : P->inner / 16, i_begin = nblocks * 16,
+            icount = P->inner - i_begin;
+    if (nblocks > 0) {
+        geometry(P, (size_t)nblocks * total, &gws, &lws);
+        clt__arg args[] = {CLT__ARG(src),     CLT__ARG(l_soff), CLT__ARG(sidx),
+                           CLT__ARG(has_idx), CLT__ARG(dval),   CLT__ARG(didx),
+                           CLT__ARG(l_inner), CLT__ARG(l_R),    CLT__ARG(l_nch),
+                           CLT__ARG(l_max),   CLT__ARG(nblocks), CLT__ARG(l_total)};
+        CLT__TRY(clt__launch(P->dev, "reduce", P->opts, "select_ivec", 1, &gws, &lws, 12, args));
+    }
+    if (icount > 0) {
+        geometry(P, (size_t)icount * total, &gws, &lws);
+        clt__arg args[] = {CLT__ARG(src),     CLT__ARG(l_soff),  CLT__ARG(sidx),
+                           CLT__ARG(has_idx), CLT__ARG(dval),    CLT__ARG(didx),
+                           CLT__ARG(l_inner), CLT__ARG(l_R),     CLT__ARG(l_nch),
+                           CLT__ARG(l_max),   CLT__ARG(i_begin), CLT__ARG(icount),
+                           CLT__ARG(l_total)};
+        CLT__TRY(clt__launch(P->dev, "reduce", P->opts, "select_reduce", 1, &gws, &lws, 13,
+                             args));
+    }
+done:
+    return st;
+}
+
+/* A sum-like reduction of the contiguous input `in` into dst ([outer, inner]
+ * of S): passes over ever fewer chunk partials until one chunk is left; the
+ * last pass divides by div and takes the square root when asked. */
+static clt_status run_sum(const plan *P, const clt_tensor *in, int op, cl_mem mean,
+                          clt_dtype sdt, double div, int do_sqrt, cl_mem dst)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *prev = NULL, *tmp = NULL;
+    cl_mem src = clt__mem(in);
+    int64_t soff = in->offset, R = P->R;
+    bool first = true;
+    for (;;) {
+        int64_t nch = R > CHUNK ? (R + CHUNK - 1) / CHUNK : 1;
+        bool last = nch == 1;
+        cl_mem to = dst;
+        if (!last) {
+            int64_t n = P->outer * nch * P->inner;
+            CLT__TRY(clt__tensor_new(P->dev, sdt, 1, &n, &tmp));
+            to = clt__mem(tmp);
+        }
+        CLT__TRY(sum_pass(P, first, src, soff, R, nch, first || op != OP_SUMSQ ? op : OP_SUM,
+                          first ? mean : NULL, sdt, last ? div : 1.0, last ? do_sqrt : 0, to));
+        if (last)
+            break;
+        clt_tensor_free(prev);
+        prev = tmp;
+        tmp = NULL;
+        src = clt__mem(prev);
+        soff = 0;
+        R = nch;
+        first = false;
+    }
+done:
+    clt_tensor_free(prev);
+    clt_tensor_free(tmp);
+    return st;
+}
+
+/* max/min with their first index: passes like run_sum, carrying values (in
+ * the input dtype) and indices.  dval or didx may be NULL when unwanted. */
+static clt_status run_select(const plan *P, const clt_tensor *in, int want_max, cl_mem dval,
+                             cl_mem didx)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *pv = NULL, *pi = NULL, *tv = NULL, *ti = NULL;
+    cl_mem src = clt__mem(in), sidx = NULL;
+    int64_t soff = in->offset, R = P->R;
+    for (;;) {
+        int64_t nch = R > CHUNK ? (R + CHUNK - 1) / CHUNK : 1;
+        bool last = nch == 1;
+        int64_t n = P->outer * nch * P->inner;
+        cl_mem vto = last ? dval : NULL, ito = last ? didx : NULL;
+        if (vto == NULL) {
+            CLT__TRY(clt__tensor_new(P->dev, in->dtype, 1, &n, &tv));
+            vto = clt__mem(tv);
+        }
+        if (ito == NULL) {
+            CLT__TRY(clt__tensor_new(P->dev, CLT_INT64, 1, &n, &ti));
+            ito = clt__mem(ti);
+        }
+        CLT__TRY(select_pass(P, src, soff, sidx, R, nch, want_max, vto, ito));
+        if (last)
+            break;
+        clt_tensor_free(pv);
+        clt_tensor_free(pi);
+        pv = tv;
+        pi = ti;
+        tv = ti = NULL;
+        src = clt__mem(pv);
+        sidx = clt__mem(pi);
+        soff = 0;
+        R = nch;
+    }
+done:
+    clt_tensor_free(pv);
+    clt_tensor_free(pi);
+    clt_tensor_free(tv);
+    clt_tensor_free(ti);
+    return st;
+}
+
+static clt_status check_kind_dtype(kind k, clt_dtype dt, const char *fn)
+{
+    if (clt__dtype_is_float(dt))
+        return CLT_OK;
+    if (k == K_MEAN)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: could not infer output dtype. Input dtype must be either a "
+                          "floating point or complex dtype. Got: %s",
+                          fn, clt_dtype_name(dt));
+    if (k == K_VAR || k == K_STD)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: std and var only support floating point and complex dtypes, "
+                          "got %s",
+                          fn, clt_dtype_name(dt));
+    return CLT_OK;
+}
+
+static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int keepdim,
+                         double correction, clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    clt_status st = check_kind_dtype(k, a->dtype, fn);
+    if (st != CLT_OK)
+        return st;
+
+    int nd = a->ndim, ond = 0, d = -1;
+    int64_t outer = 1, R = a->numel, inner = 1, oshape[CLT_MAX_DIMS];
+    if (!all) {
+        int lim = nd > 0 ? nd : 1;
+        if (dim < -lim || dim >= lim)
+            return clt__error(CLT_ERR_DIM_OUT_OF_RANGE,
+                              "%s: Dimension out of range (expected to be in range of [%d, %d], "
+                              "but got %d)",
+                              fn, -lim, lim - 1, dim);
+        d = dim < 0 ? dim + lim : dim;
+        if (nd > 0) {
+            R = a->shape[d];
+            for (int i = 0; i < nd; i++) {
+                if (i < d)
+                    outer *= a->shape[i];
+                else if (i > d)
+                    inner *= a->shape[i];
+                if (i != d)
+                    oshape[ond++] = a->shape[i];
+                else if (keepdim)
+                    oshape[ond++] = 1;
+            }
+        }
+    }
+    if (R == 0 && is_select(k)) {
+        char sh[160];
+        clt__shape_str(sh, sizeof sh, nd, a->shape);
+        if (all)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: cannot perform reduction function %s on a tensor with no "
+                              "elements because the operation does not have an identity "
+                              "(shape %s)",
+                              fn, kind_names[k], sh);
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: cannot perform reduction function %s over dimension %d of "
+                          "shape %s, which has no elements, because the operation does not "
+                          "have an identity",
+                          fn, kind_names[k], d, sh);
+    }
+
+    clt_dtype odt = result_dtype(k, a->dtype), sdt = acc_dtype(a->dtype);
+    clt_tensor *r = NULL, *ca = NULL, *acc = NULL, *mean = NULL;
+    char *opts = NULL;
+    CLT__TRY(clt__tensor_new(a->dev, odt, ond, oshape, &r));
+    if (r->numel > 0) {
+        CLT__TRY(clt__contiguous_as(a, a->dtype, &ca));
+        clt__strbuf sb = {0};
+        clt__dtype_defs(&sb, "T", a->dtype);
+        /* mean, var and std end with a float32 division (and sqrt); rounded
+         * correctly they agree across vendors, like the sums before them. */
+        cl_device_fp_config fp = 0;
+        if (clGetDeviceInfo(a->dev->id, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL) ==
+                CL_SUCCESS &&
+            (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT))
+            clt__sb_printf(&sb, " -cl-fp32-correctly-rounded-divide-sqrt");
+        opts = clt__sb_take(&sb);
+        if (opts == NULL) {
+            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+            goto done;
+        }
+        plan P = {a->dev, opts, gpu_style(a->dev), outer, R, inner};
+        if (is_select(k)) {
+            bool arg = k == K_ARGMAX || k == K_ARGMIN;
+            CLT__TRY(run_select(&P, ca, k == K_MAX || k == K_ARGMAX, arg ? NULL : clt__mem(r),
+                                arg ? clt__mem(r) : NULL));
+        } else {
+            cl_mem dst = clt__mem(r);
+            if (odt != sdt) {
+                CLT__TRY(clt__tensor_new(a->dev, sdt, ond, oshape, &acc));
+                dst = clt__mem(acc);
+            }
+            if (k == K_SUM || k == K_PROD) {
+                CLT__TRY(run_sum(&P, ca, k == K_SUM ? OP_SUM : OP_PROD, NULL, sdt, 1.0, 0, dst));
+            } else if (k == K_MEAN) {
+                CLT__TRY(run_sum(&P, ca, OP_SUM, NULL, sdt, (double)R, 0, dst));
+            } else {
+                int64_t n = outer * inner;
+                CLT__TRY(clt__tensor_new(a->dev, sdt, 1, &n, &mean));
+                CLT__TRY(run_sum(&P, ca, OP_SUM, NULL, sdt, (double)R, 0, clt__mem(mean)));
+                CLT__TRY(run_sum(&P, ca, OP_SUMSQ, clt__mem(mean), sdt,
+                                 fmax(0.0, (double)R - correction), k == K_STD, dst));
+            }
+            if (acc)
+                CLT__TRY(clt__copy_into(r, acc));
+        }
+    }
+    *out = r;
+    r = NULL;
+done:
+    free(opts);
+    clt_tensor_free(ca);
+    clt_tensor_free(acc);
+    clt_tensor_free(mean);
+    clt_tensor_free(r);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* ---- public entry points ------------------------------------------------------ */
+
+#define DEF_REDUCTION(name, k)                                                       \
+    clt_status clt_##name(const clt_tensor *a, clt_tensor **out)                     \
+    {                                                                                \
+        return reduce(k, a, true, 0, 0, 0.0, out, "clt_" #name);                     \
+    }                                                                                \
+    clt_status clt_##name##_dim(const clt_tensor *a, int dim, int keepdim,           \
+                                clt_tensor **out)                                    \
+    {                                                                                \
+        return reduce(k, a, false, dim, keepdim, 0.0, out, "clt_" #name "_dim");     \
+    }
+
+DEF_REDUCTION(sum, K_SUM)
+DEF_REDUCTION(mean, K_MEAN)
+DEF_REDUCTION(prod, K_PROD)
+DEF_REDUCTION(max, K_MAX)
+DEF_REDUCTION(min, K_MIN)
+DEF_REDUCTION(argmax, K_ARGMAX)
+DEF_REDUCTION(argmin, K_ARGMIN)
+
+clt_status clt_var(const clt_tensor *a, double correction, clt_tensor **out)
+{
+    return reduce(K_VAR, a, true, 0, 0, correction, out, "clt_var");
+}
+
+clt_status clt_var_dim(const clt_tensor *a, int dim, double correction, int keepdim,
+                       clt_tensor **out)
+{
+    return reduce(K_VAR, a, false, dim, keepdim, correction, out, "clt_var_dim");
+}
+
+clt_status clt_std(const clt_tensor *a, double correction, clt_tensor **out)
+{
+    return reduce(K_STD, a, true, 0, 0, correction, out, "clt_std");
+}
+
+clt_status clt_std_dim(const clt_tensor *a, int dim, double correction, int keepdim,
+                       clt_tensor **out)
+{
+    return reduce(K_STD, a, false, dim, keepdim, correction, out, "clt_std_dim");
+}
