@@ -1,5 +1,40 @@
-/* copy.cl: strided copy with dtype conversion from S to D, into a
- * contiguous destination.  Used by contiguous(), casts and moves. */
+/* copy.cl: copies with dtype conversion from S to D into a contiguous
+ * destination: strided (one element per work-item), contiguous (one element
+ * per work-item, for GPUs) and chunked (one chunk per work-item with 16-wide
+ * vectors, for CPUs).  Used by contiguous(), casts and moves. */
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define SV CAT(S_C, 16)
+#define DV CAT(D_C, 16)
+
+#if S_ID == 2
+#define S_VLOAD(p, i) vload_half16(0, (p) + (i))
+#elif S_ID == 5 || S_ID == 6
+#define S_VLOAD(p, i) convert_uint16(vload16(0, (p) + (i)))
+#else
+#define S_VLOAD(p, i) vload16(0, (p) + (i))
+#endif
+
+/* Bool destinations take "not zero" (NaN is true, as bool(nan) is). */
+#if D_IS_BOOL
+#define CONVERT(v) ((v) != 0)
+#define D_VSTORE(p, i, v) vstore16(convert_uchar16((v) != (SV)0) & (uchar16)1, 0, (p) + (i))
+#elif D_ID == 5 && S_IS_FLOAT
+/* Floats reach uint8 through int, so -3.0 gives 253 as in PyTorch on CPUs,
+ * rather than whatever an out-of-range float-to-unsigned conversion gives. */
+#define CONVERT(v) ((D_C)(int)(v))
+#define D_VSTORE(p, i, v) vstore16(convert_uchar16(convert_int16(v)), 0, (p) + (i))
+#else
+#define CONVERT(v) ((D_C)(v))
+#if D_ID == 2
+#define D_VSTORE(p, i, v) vstore_half16_rte(CAT(convert_, DV)(v), 0, (p) + (i))
+#elif D_ID == 5
+#define D_VSTORE(p, i, v) vstore16(convert_uchar16(CAT(convert_, DV)(v)), 0, (p) + (i))
+#else
+#define D_VSTORE(p, i, v) vstore16(CAT(convert_, DV)(v), 0, (p) + (i))
+#endif
+#endif
 
 __kernel void copy_strided(__global D *dst, ulong dst_off, __global const S *src, ulong n,
                            clt_layout L)
@@ -9,11 +44,7 @@ __kernel void copy_strided(__global D *dst, ulong dst_off, __global const S *src
         return;
     long os, o1, o2;
     CLT_UNRAVEL3(&L, i, os, o1, o2);
-#if D_IS_BOOL
-    D_STORE(dst, dst_off + i, S_LOAD(src, os) != 0);
-#else
-    D_STORE(dst, dst_off + i, (D_C)S_LOAD(src, os));
-#endif
+    D_STORE(dst, dst_off + i, CONVERT(S_LOAD(src, os)));
 }
 
 __kernel void copy_contig(__global D *dst, ulong dst_off, __global const S *src, ulong src_off,
@@ -22,9 +53,19 @@ __kernel void copy_contig(__global D *dst, ulong dst_off, __global const S *src,
     size_t i = get_global_id(0);
     if (i >= n)
         return;
-#if D_IS_BOOL
-    D_STORE(dst, dst_off + i, S_LOAD(src, src_off + i) != 0);
-#else
-    D_STORE(dst, dst_off + i, (D_C)S_LOAD(src, src_off + i));
-#endif
+    D_STORE(dst, dst_off + i, CONVERT(S_LOAD(src, src_off + i)));
+}
+
+__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
+copy_chunk(__global D *dst, ulong dst_off, __global const S *src, ulong src_off, ulong n,
+           ulong chunk)
+{
+    ulong i = get_global_id(0) * chunk;
+    ulong end = min(i + chunk, n);
+    __global D *d = dst + dst_off;
+    __global const S *s = src + src_off;
+    for (; i + 16 <= end; i += 16)
+        D_VSTORE(d, i, S_VLOAD(s, i));
+    for (; i < end; i++)
+        D_STORE(d, i, CONVERT(S_LOAD(s, i)));
 }

@@ -1,9 +1,34 @@
-/* fill.cl: constant fill and arange, for one dtype T. */
+/* fill.cl: constant fill and arange, for one dtype T.  fill_chunk serves CPU
+ * devices: one chunk per work-item with 16-wide vector stores. */
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define TV CAT(T_C, 16)
+
+#if T_ID == 2
+#define T_VSTORE(p, i, v) vstore_half16_rte((v), 0, (p) + (i))
+#elif T_ID == 5 || T_ID == 6
+#define T_VSTORE(p, i, v) vstore16(convert_uchar16(v), 0, (p) + (i))
+#else
+#define T_VSTORE(p, i, v) vstore16((v), 0, (p) + (i))
+#endif
 
 __kernel void fill(__global T *out, ulong n, T_C value)
 {
     size_t i = get_global_id(0);
     if (i < n)
+        T_STORE(out, i, value);
+}
+
+__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
+fill_chunk(__global T *out, ulong n, T_C value, ulong chunk)
+{
+    ulong i = get_global_id(0) * chunk;
+    ulong end = min(i + chunk, n);
+    TV v = (TV)value;
+    for (; i + 16 <= end; i += 16)
+        T_VSTORE(out, i, v);
+    for (; i < end; i++)
         T_STORE(out, i, value);
 }
 

@@ -155,10 +155,6 @@ clt_status clt__launch(clt_device *dev, const char *family, const char *options,
                        const char *kernel, cl_uint work_dim, const size_t *gws,
                        const size_t *lws, size_t nargs, const clt__arg *args);
 
-/* A kernel from the device's cache (built if needed); borrowed. */
-clt_status clt__kernel_get(clt_device *dev, const char *family, const char *options,
-                           const char *kernel, cl_kernel *out);
-
 /* Builds a program ahead of time (used by warm-up and tests). */
 clt_status clt__program_get(clt_device *dev, const char *family, const char *options,
                             cl_program *out);
@@ -196,6 +192,7 @@ typedef struct clt__storage {
     clt_device *dev;
     cl_mem mem;         /* NULL for zero bytes */
     size_t bytes;
+    bool foreign;       /* a caller's buffer (clt_tensor_from_cl_buffer) */
 } clt__storage;
 
 struct clt_tensor {
@@ -298,6 +295,10 @@ void clt__element_from_double(clt_dtype dtype, double v, void *p);
 /* PyTorch broadcasting of two shapes; error names both shapes. */
 clt_status clt__broadcast_shapes(int na, const int64_t *sa, int nb, const int64_t *sb, int *nout,
                                  int64_t *out, const char *fn);
+/* Elements per work-item for CPU-style (chunked) launches over n
+ * contiguous elements; 0 on devices that take one element per work-item. */
+uint64_t clt__chunk_size(const clt_device *dev, int64_t n);
+
 /* Strides of t read through a broadcast shape (0 on broadcast dims). */
 void clt__broadcast_strides(const clt_tensor *t, int n, const int64_t *shape, int64_t *strides);
 

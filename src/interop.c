@@ -35,3 +35,74 @@ clt_status clt_tensor_cl_buffer(const clt_tensor *t, cl_mem *mem, size_t *offset
         *offset_bytes = (size_t)t->offset * clt_dtype_size(t->dtype);
     return clt__ok();
 }
+
+clt_status clt_tensor_from_cl_buffer(clt_device *dev, cl_mem mem, size_t offset_bytes,
+                                     clt_dtype dtype, int ndim, const int64_t *shape,
+                                     clt_tensor **out)
+{
+    const char *fn = "clt_tensor_from_cl_buffer";
+    CLT__REQUIRE_ARG(dev, fn);
+    CLT__REQUIRE_ARG(mem, fn);
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = clt__check_dtype(dev, dtype, fn);
+    if (st == CLT_OK)
+        st = clt__check_shape(ndim, shape, fn);
+    if (st == CLT_OK)
+        st = clt__device_open(dev);
+    if (st != CLT_OK)
+        return st;
+    size_t es = clt_dtype_size(dtype);
+    if (offset_bytes % es != 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: offset %zu is not a multiple of the %s element size %zu", fn,
+                          offset_bytes, clt_dtype_name(dtype), es);
+    cl_context ctx = NULL;
+    size_t size = 0;
+    cl_int err = clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof ctx, &ctx, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof size, &size, NULL);
+    if (err != CL_SUCCESS)
+        return clt__cl_error(err, "%s: querying the buffer", fn);
+    if (ctx != dev->context)
+        return clt__error(CLT_ERR_DEVICE_MISMATCH,
+                          "%s: the buffer belongs to another OpenCL context than %s (%s)", fn,
+                          dev->label, dev->info.name);
+    int64_t numel = 1;
+    for (int d = 0; d < ndim; d++)
+        numel *= shape[d];
+    if (offset_bytes + (size_t)numel * es > size) {
+        char s[160];
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: a %s tensor of shape %s at offset %zu needs %zu bytes, the buffer "
+                          "has %zu",
+                          fn, clt_dtype_name(dtype), clt__shape_str(s, sizeof s, ndim, shape),
+                          offset_bytes, offset_bytes + (size_t)numel * es, size);
+    }
+    clt_tensor *t = calloc(1, sizeof *t);
+    clt__storage *sto = calloc(1, sizeof *sto);
+    if (t == NULL || sto == NULL) {
+        free(t);
+        free(sto);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
+    clRetainMemObject(mem);
+    sto->refs = 1;
+    sto->dev = dev;
+    sto->mem = mem;
+    sto->bytes = size;
+    sto->foreign = true;
+    t->storage = sto;
+    t->dev = dev;
+    t->dtype = dtype;
+    t->ndim = ndim;
+    t->offset = (int64_t)(offset_bytes / es);
+    t->numel = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        t->shape[d] = shape[d];
+        t->strides[d] = t->numel;
+        t->numel *= shape[d];
+    }
+    *out = t;
+    return clt__ok();
+}

@@ -1,2 +1,359 @@
-/* test_dtypes.c: (being written) */
+/* test_dtypes.c: type promotion against PyTorch's tables, dtype conversions
+ * (truncation, wrap-around, bool), fills of every dtype, float64 on the
+ * device, and clear errors for dtypes a device cannot hold. */
+#include <stdint.h>
+
 #include "helpers.h"
+#include "internal.h"
+
+enum { F32 = CLT_FLOAT32, F64 = CLT_FLOAT64, F16 = CLT_FLOAT16, I32 = CLT_INT32,
+       I64 = CLT_INT64, U8 = CLT_UINT8, B = CLT_BOOL };
+
+/* torch.promote_types, rows and columns in enum order. */
+static const int promote_table[7][7] = {
+    /*          F32  F64  F16  I32  I64  U8   B   */
+    /* F32 */ {F32, F64, F32, F32, F32, F32, F32},
+    /* F64 */ {F64, F64, F64, F64, F64, F64, F64},
+    /* F16 */ {F32, F64, F16, F16, F16, F16, F16},
+    /* I32 */ {F32, F64, F16, I32, I64, I32, I32},
+    /* I64 */ {F32, F64, F16, I64, I64, I64, I64},
+    /* U8  */ {F32, F64, F16, I32, I64, U8, U8},
+    /* B   */ {F32, F64, F16, I32, I64, U8, B},
+};
+
+Test(dtypes, promote_types_matches_torch)
+{
+    for (int a = 0; a < 7; a++)
+        for (int b = 0; b < 7; b++)
+            cr_assert_eq(clt_promote_types((clt_dtype)a, (clt_dtype)b), promote_table[a][b],
+                         "promote_types(%s, %s) = %s, want %s", clt_dtype_name((clt_dtype)a),
+                         clt_dtype_name((clt_dtype)b),
+                         clt_dtype_name(clt_promote_types((clt_dtype)a, (clt_dtype)b)),
+                         clt_dtype_name((clt_dtype)promote_table[a][b]));
+}
+
+static clt_tensor *zeros(clt_device *dev, clt_dtype dt, int nd)
+{
+    int64_t shape[2] = {2, 3};
+    clt_tensor *t = NULL;
+    CHECK(clt_zeros(dev, dt, nd, shape, &t));
+    return t;
+}
+
+Test(dtypes, result_type_zero_dim_rules)
+{
+    clt_device *dev = get_device("cpu");
+    bool fp64 = clt_device_supports_dtype(dev, CLT_FLOAT64);
+    /* a, its ndim, b, its ndim, torch.result_type */
+    const struct {
+        clt_dtype a;
+        int na;
+        clt_dtype b;
+        int nb;
+        clt_dtype want;
+    } cases[] = {
+        {CLT_INT32, 1, CLT_INT64, 0, CLT_INT32},     /* same category: dims win */
+        {CLT_UINT8, 2, CLT_INT64, 0, CLT_UINT8},
+        {CLT_FLOAT32, 1, CLT_FLOAT64, 0, CLT_FLOAT32},
+        {CLT_INT32, 1, CLT_FLOAT64, 0, CLT_FLOAT64}, /* higher category: 0-d decides */
+        {CLT_BOOL, 2, CLT_INT64, 0, CLT_INT64},
+        {CLT_INT64, 0, CLT_BOOL, 1, CLT_INT64},
+        {CLT_INT32, 0, CLT_FLOAT64, 0, CLT_FLOAT64}, /* both 0-d: plain promotion */
+        {CLT_INT32, 1, CLT_INT64, 1, CLT_INT64},
+        {CLT_UINT8, 1, CLT_BOOL, 0, CLT_UINT8},
+        {CLT_FLOAT32, 0, CLT_INT64, 2, CLT_FLOAT32},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        if (!fp64 && (cases[c].a == CLT_FLOAT64 || cases[c].b == CLT_FLOAT64))
+            continue;
+        clt_tensor *a = zeros(dev, cases[c].a, cases[c].na);
+        clt_tensor *b = zeros(dev, cases[c].b, cases[c].nb);
+        clt_dtype got = CLT_DTYPE_COUNT;
+        CHECK(clt_result_type(a, b, &got));
+        cr_assert_eq(got, cases[c].want, "case %zu: %s", c, clt_dtype_name(got));
+        CHECK(clt_result_type(b, a, &got));
+        cr_assert_eq(got, cases[c].want, "case %zu reversed: %s", c, clt_dtype_name(got));
+        /* the op's result has that dtype too */
+        clt_tensor *r = NULL;
+        CHECK(clt_mul(a, b, &r));
+        cr_assert_eq(clt_tensor_dtype(r), cases[c].want, "case %zu: mul gives %s", c,
+                     clt_dtype_name(clt_tensor_dtype(r)));
+        clt_tensor_free(r);
+        clt_tensor_free(a);
+        clt_tensor_free(b);
+    }
+    /* Leave no kernel to be compiled while the process exits. */
+    CHECK(clt_device_synchronize(dev));
+}
+
+/* ---- conversions ------------------------------------------------------------------ */
+
+static void from_host(clt_device *dev, clt_dtype dt, int64_t n, const void *data,
+                      clt_tensor **out)
+{
+    CHECK(clt_tensor_from_host(dev, dt, 1, &n, data, out));
+}
+
+static clt_tensor *convert(const clt_tensor *t, clt_dtype dt)
+{
+    clt_tensor *r = NULL;
+    CHECK(clt_to_dtype(t, dt, &r));
+    cr_assert_eq(clt_tensor_dtype(r), dt);
+    cr_assert_eq(clt_tensor_numel(r), clt_tensor_numel(t));
+    return r;
+}
+
+/* Runs the conversion checks with n elements made by repeating the
+ * patterns, so that the chunked and the one-element paths both run. */
+static void check_conversions(clt_device *dev, int64_t n)
+{
+    static const float fv[] = {2.7f, -2.7f, -0.5f, 100.99f, 0.0f, -0.0f, 7.0f, 126.5f};
+    static const int32_t iv[] = {0, 5, -1, 256, 300, -129, 2147483647, 42};
+    float *hf = malloc((size_t)n * sizeof *hf);
+    int32_t *hi = malloc((size_t)n * sizeof *hi);
+    for (int64_t k = 0; k < n; k++) {
+        hf[k] = fv[k % 8] + (float)(k / 8 % 3);
+        hi[k] = iv[k % 8];
+    }
+    clt_tensor *f = NULL, *i = NULL;
+    from_host(dev, CLT_FLOAT32, n, hf, &f);
+    from_host(dev, CLT_INT32, n, hi, &i);
+
+    clt_tensor *r = convert(f, CLT_INT32);
+    int32_t *gi = malloc((size_t)n * 4);
+    CHECK(clt_tensor_read(r, gi, (size_t)n * 4));
+    for (int64_t k = 0; k < n; k++)
+        cr_assert_eq(gi[k], (int32_t)truncf(hf[k]), "float %g -> int32 %d", hf[k], gi[k]);
+    clt_tensor_free(r);
+
+    r = convert(f, CLT_INT64);
+    int64_t *gl = malloc((size_t)n * 8);
+    CHECK(clt_tensor_read(r, gl, (size_t)n * 8));
+    for (int64_t k = 0; k < n; k++)
+        cr_assert_eq(gl[k], (int64_t)truncf(hf[k]), "float %g -> int64", hf[k]);
+    clt_tensor_free(r);
+
+    uint8_t *gb = malloc((size_t)n);
+    r = convert(f, CLT_UINT8); /* through int: -2.7 -> -2 -> 254 */
+    CHECK(clt_tensor_read(r, gb, (size_t)n));
+    for (int64_t k = 0; k < n; k++)
+        cr_assert_eq(gb[k], (uint8_t)(int32_t)hf[k], "float %g -> uint8 %u", hf[k], gb[k]);
+    clt_tensor_free(r);
+
+    r = convert(f, CLT_BOOL);
+    CHECK(clt_tensor_read(r, gb, (size_t)n));
+    for (int64_t k = 0; k < n; k++)
+        cr_assert_eq(gb[k], hf[k] != 0, "float %g -> bool %u", hf[k], gb[k]);
+    clt_tensor_free(r);
+
+    r = convert(i, CLT_BOOL);
+    CHECK(clt_tensor_read(r, gb, (size_t)n));
+    for (int64_t k = 0; k < n; k++)
+        cr_assert_eq(gb[k], hi[k] != 0, "int %d -> bool %u", hi[k], gb[k]);
+    /* bool -> float32 and int32 give exactly 0 and 1 */
+    clt_tensor *bf = convert(r, CLT_FLOAT32), *bi = convert(r, CLT_INT32);
+    float *gf = malloc((size_t)n * 4);
+    CHECK(clt_tensor_read(bf, gf, (size_t)n * 4));
+    CHECK(clt_tensor_read(bi, gi, (size_t)n * 4));
+    for (int64_t k = 0; k < n; k++) {
+        cr_assert_eq(gf[k], hi[k] != 0 ? 1.0f : 0.0f);
+        cr_assert_eq(gi[k], hi[k] != 0);
+    }
+    clt_tensor_free(bf);
+    clt_tensor_free(bi);
+    clt_tensor_free(r);
+
+    r = convert(i, CLT_UINT8); /* wraps modulo 256 */
+    CHECK(clt_tensor_read(r, gb, (size_t)n));
+    for (int64_t k = 0; k < n; k++)
+        cr_assert_eq(gb[k], (uint8_t)(uint32_t)hi[k], "int %d -> uint8 %u", hi[k], gb[k]);
+    clt_tensor *uf = convert(r, CLT_FLOAT32);
+    CHECK(clt_tensor_read(uf, gf, (size_t)n * 4));
+    for (int64_t k = 0; k < n; k++)
+        cr_assert_eq(gf[k], (float)(uint8_t)(uint32_t)hi[k]);
+    clt_tensor_free(uf);
+    clt_tensor_free(r);
+
+    r = convert(i, CLT_FLOAT32);
+    CHECK(clt_tensor_read(r, gf, (size_t)n * 4));
+    for (int64_t k = 0; k < n; k++)
+        cr_assert_eq(gf[k], (float)hi[k]);
+    clt_tensor_free(r);
+
+    free(hf);
+    free(hi);
+    free(gi);
+    free(gl);
+    free(gb);
+    free(gf);
+    clt_tensor_free(f);
+    clt_tensor_free(i);
+}
+
+Test(dtypes, conversions_truncate_wrap_and_bool)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t sizes[] = {1, 8, 37, 4099, 70001};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        check_conversions(dev, sizes[s]);
+}
+
+Test(dtypes, conversions_gpu_variant)
+{
+    clt_device *dev = get_device("cpu");
+    dev->info.type = CLT_DEVICE_TYPE_GPU;
+    check_conversions(dev, 37);
+}
+
+Test(dtypes, conversion_of_non_contiguous_source)
+{
+    clt_device *dev = get_device("cpu");
+    float h[12] = {0.5f, -1.5f, 2.5f, -3.5f, 4.5f, -5.5f, 6.5f, -7.5f, 8.5f, -9.5f, 0, -0.0f};
+    int64_t s[2] = {3, 4}, ts[2] = {4, 3}, tst[2] = {1, 4};
+    clt_tensor *a = NULL, *t = NULL, *r = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, s, h, &a));
+    CHECK(clt__tensor_view(a, 2, ts, tst, 0, &t));
+    CHECK(clt_to_dtype(t, CLT_INT32, &r));
+    cr_assert(clt_tensor_is_contiguous(r));
+    int32_t g[12];
+    CHECK(clt_tensor_read(r, g, sizeof g));
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 3; j++)
+            cr_assert_eq(g[i * 3 + j], (int32_t)h[j * 4 + i]);
+    clt_tensor_free(r);
+    clt_tensor_free(t);
+    clt_tensor_free(a);
+}
+
+Test(dtypes, same_dtype_shares_storage)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 5;
+    clt_tensor *a = NULL, *r = NULL;
+    CHECK(clt_ones(dev, CLT_INT32, 1, &n, &a));
+    CHECK(clt_to_dtype(a, CLT_INT32, &r));
+    cr_assert_eq(clt__mem(r), clt__mem(a));
+    CHECK(clt_device_synchronize(dev));
+    clt_tensor_free(r);
+    clt_tensor_free(a);
+}
+
+/* ---- fills of every dtype ------------------------------------------------------------- */
+
+Test(dtypes, full_every_dtype)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t sizes[] = {0, 5, 4099};
+    for (int dt = 0; dt < CLT_DTYPE_COUNT; dt++) {
+        if (!clt_device_supports_dtype(dev, (clt_dtype)dt))
+            continue;
+        for (size_t s = 0; s < 3; s++) {
+            int64_t n = sizes[s];
+            clt_tensor *t = NULL;
+            CHECK(clt_full(dev, (clt_dtype)dt, 1, &n, 3.75, &t));
+            size_t es = clt_dtype_size((clt_dtype)dt);
+            unsigned char *buf = malloc((size_t)(n ? n : 1) * es);
+            CHECK(clt_tensor_read(t, buf, (size_t)n * es));
+            for (int64_t i = 0; i < n; i++) {
+                const unsigned char *p = buf + (size_t)i * es;
+                switch ((clt_dtype)dt) {
+                case CLT_FLOAT32: cr_assert_eq(*(const float *)p, 3.75f); break;
+                case CLT_FLOAT64: cr_assert_eq(*(const double *)p, 3.75); break;
+                case CLT_FLOAT16: cr_assert_eq(*(const uint16_t *)p, 0x4380); break;
+                case CLT_INT32: cr_assert_eq(*(const int32_t *)p, 3); break;
+                case CLT_INT64: cr_assert_eq(*(const int64_t *)p, 3); break;
+                case CLT_UINT8: cr_assert_eq(*p, 3); break;
+                case CLT_BOOL: cr_assert_eq(*p, 1); break;
+                default: break;
+                }
+            }
+            free(buf);
+            clt_tensor_free(t);
+        }
+    }
+}
+
+/* ---- float64 and unsupported dtypes ---------------------------------------------------- */
+
+Test(dtypes, float64_works_on_device)
+{
+    clt_device *dev = get_device("cpu");
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("%s has no cl_khr_fp64", clt_device_name(dev));
+    enum { N = 4099 };
+    double *h = malloc(N * sizeof *h);
+    for (int i = 0; i < N; i++)
+        h[i] = 4503599627370496.0 + i; /* 2^52 + i: exact in double, not in float */
+    int64_t n = N;
+    clt_tensor *a = NULL, *r = NULL, *f = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, h, &a));
+    CHECK(clt_add_scalar(a, 1, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_FLOAT64);
+    double *g = malloc(N * sizeof *g);
+    CHECK(clt_tensor_read(r, g, N * sizeof *g));
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(g[i], h[i] + 1, "element %d", i);
+    clt_tensor_free(r);
+    CHECK(clt_div_scalar(a, 3, &r));
+    CHECK(clt_tensor_read(r, g, N * sizeof *g));
+    for (int i = 0; i < N; i++)
+        cr_assert(close_enough(g[i], h[i] / 3, 2e-16, 0), "element %d", i);
+    /* float64 -> float32 rounds to nearest */
+    CHECK(clt_to_dtype(r, CLT_FLOAT32, &f));
+    float *gf = malloc(N * sizeof *gf);
+    CHECK(clt_tensor_read(f, gf, N * sizeof *gf));
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(gf[i], (float)g[i], "element %d", i);
+    free(h);
+    free(g);
+    free(gf);
+    clt_tensor_free(a);
+    clt_tensor_free(r);
+    clt_tensor_free(f);
+}
+
+Test(dtypes, unsupported_dtype_is_a_clear_error)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 4;
+    clt_tensor *t = (clt_tensor *)&t, *f = NULL;
+    if (clt_device_supports_dtype(dev, CLT_FLOAT16))
+        cr_skip_test("%s supports float16", clt_device_name(dev));
+    cr_assert_eq(clt_full(dev, CLT_FLOAT16, 1, &n, 1.0, &t), CLT_ERR_DTYPE_UNSUPPORTED);
+    cr_assert_null(t);
+    cr_assert(strstr(clt_last_error(), "cl_khr_fp16") &&
+              strstr(clt_last_error(), clt_device_label(dev)) &&
+              strstr(clt_last_error(), "float16"), "%s", clt_last_error());
+    CHECK(clt_ones(dev, CLT_FLOAT32, 1, &n, &f));
+    t = (clt_tensor *)&t;
+    cr_assert_eq(clt_to_dtype(f, CLT_FLOAT16, &t), CLT_ERR_DTYPE_UNSUPPORTED);
+    cr_assert_null(t);
+    cr_assert_eq(clt_zeros(dev, (clt_dtype)42, 1, &n, &t), CLT_ERR_INVALID_ARGUMENT);
+    CHECK(clt_device_synchronize(dev));
+    clt_tensor_free(f);
+}
+
+/* An op whose promoted dtype the device lacks fails before any build, with
+ * the device and extension named; simulated by hiding fp64 from the device
+ * in this (forked) test process. */
+Test(dtypes, op_promoting_to_unsupported_dtype)
+{
+    clt_device *dev = get_device("cpu");
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("needs a device with fp64 to make the operand");
+    int64_t n = 4;
+    clt_tensor *d = NULL, *f = NULL, *r = (clt_tensor *)&r;
+    CHECK(clt_ones(dev, CLT_FLOAT64, 1, &n, &d));
+    CHECK(clt_ones(dev, CLT_FLOAT32, 1, &n, &f));
+    dev->info.fp64 = 0;
+    cr_assert_eq(clt_add(f, d, &r), CLT_ERR_DTYPE_UNSUPPORTED);
+    cr_assert_null(r);
+    cr_assert(strstr(clt_last_error(), "cl_khr_fp64") && strstr(clt_last_error(), "clt_add"),
+              "%s", clt_last_error());
+    cr_assert_eq(clt_exp(d, &r), CLT_ERR_DTYPE_UNSUPPORTED);
+    cr_assert_eq(clt_to_dtype(f, CLT_FLOAT64, &r), CLT_ERR_DTYPE_UNSUPPORTED);
+    dev->info.fp64 = 1;
+    CHECK(clt_device_synchronize(dev));
+    clt_tensor_free(d);
+    clt_tensor_free(f);
+}

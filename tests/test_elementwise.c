@@ -1,65 +1,435 @@
-/* test_elementwise.c: add, sub, mul, div, neg and their scalar forms against
- * host references, on sizes that are no multiple of any work-group size. */
+/* test_elementwise.c: every elementwise op against host references over many
+ * shapes (empty, one element, sizes no multiple of any chunk, broadcast
+ * corners, 0-d), special values, integer and bool dtypes, non-contiguous
+ * inputs, both launch variants, and bad input. */
+#include <stdint.h>
+
 #include "helpers.h"
+#include "internal.h"
 
-typedef enum { ADD, SUB, MUL, DIV } binop;
+/* ---- host side: values as doubles, converted by the test itself ---------------- */
 
-static float host_op(binop op, float a, float b)
+static size_t esize(clt_dtype dt)
 {
-    switch (op) {
-    case ADD: return a + b;
-    case SUB: return a - b;
-    case MUL: return a * b;
-    case DIV: return a / b;
+    switch (dt) {
+    case CLT_FLOAT64: case CLT_INT64: return 8;
+    case CLT_FLOAT32: case CLT_INT32: return 4;
+    case CLT_FLOAT16: return 2;
+    default: return 1;
+    }
+}
+
+static void put(clt_dtype dt, double v, unsigned char *p)
+{
+    switch (dt) {
+    case CLT_FLOAT32: { float x = (float)v; memcpy(p, &x, 4); break; }
+    case CLT_FLOAT64: memcpy(p, &v, 8); break;
+    case CLT_INT32: { int32_t x = (int32_t)(int64_t)v; memcpy(p, &x, 4); break; }
+    case CLT_INT64: { int64_t x = (int64_t)v; memcpy(p, &x, 8); break; }
+    case CLT_UINT8: *p = (uint8_t)(int64_t)v; break;
+    case CLT_BOOL: *p = v != 0; break;
+    default: cr_assert_fail("dtype %d not used here", (int)dt);
+    }
+}
+
+static double get(clt_dtype dt, const unsigned char *p)
+{
+    switch (dt) {
+    case CLT_FLOAT32: { float x; memcpy(&x, p, 4); return x; }
+    case CLT_FLOAT64: { double x; memcpy(&x, p, 8); return x; }
+    case CLT_INT32: { int32_t x; memcpy(&x, p, 4); return x; }
+    case CLT_INT64: { int64_t x; memcpy(&x, p, 8); return (double)x; }
+    case CLT_UINT8: return *p;
+    case CLT_BOOL: cr_assert(*p <= 1, "bool byte %u", *p); return *p;
+    default: cr_assert_fail("dtype %d not used here", (int)dt);
     }
     return 0;
 }
 
-static clt_status dev_op(binop op, clt_tensor *a, clt_tensor *b, clt_tensor **out)
+static int64_t count(int nd, const int64_t *s)
+{
+    int64_t n = 1;
+    for (int d = 0; d < nd; d++)
+        n *= s[d];
+    return n;
+}
+
+static clt_tensor *make(clt_device *dev, clt_dtype dt, int nd, const int64_t *shape,
+                        const double *v)
+{
+    int64_t n = count(nd, shape);
+    unsigned char *buf = malloc((size_t)(n ? n : 1) * esize(dt));
+    for (int64_t i = 0; i < n; i++)
+        put(dt, v[i], buf + (size_t)i * esize(dt));
+    clt_tensor *t = NULL;
+    CHECK(clt_tensor_from_host(dev, dt, nd, shape, buf, &t));
+    free(buf);
+    return t;
+}
+
+/* The tensor's values (row-major) as a new array of doubles. */
+static double *values(const clt_tensor *t)
+{
+    size_t n = (size_t)clt_tensor_numel(t), es = esize(clt_tensor_dtype(t));
+    unsigned char *buf = malloc((n ? n : 1) * es);
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    CHECK(clt_tensor_read(t, buf, n * es));
+    for (size_t i = 0; i < n; i++)
+        v[i] = get(clt_tensor_dtype(t), buf + i * es);
+    free(buf);
+    return v;
+}
+
+/* Random values in [-10, 10] with NaN, infinities and signed zeros first. */
+static double *random_values(int64_t n, unsigned seed, bool specials)
+{
+    double *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    float *f = malloc((size_t)(n ? n : 1) * sizeof *f);
+    fill_random(f, (size_t)n, seed);
+    for (int64_t i = 0; i < n; i++)
+        v[i] = f[i];
+    static const double sp[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1.0, -1.0, 0.5};
+    if (specials)
+        for (int64_t i = 0; i < n && i < 8; i++)
+            v[i] = sp[(i + seed) % 8];
+    free(f);
+    return v;
+}
+
+/* Offset in a contiguous input of shape (nin, sin) of output element i of
+ * shape (nout, sout) under broadcasting. */
+static int64_t bcast_off(int nin, const int64_t *sin, int nout, const int64_t *sout, int64_t i)
+{
+    int64_t off = 0, stride = 1;
+    for (int d = nout - 1, di = nin - 1; d >= 0; d--, di--) {
+        int64_t coord = i % sout[d];
+        i /= sout[d];
+        if (di >= 0) {
+            if (sin[di] != 1)
+                off += coord * stride;
+            stride *= sin[di];
+        }
+    }
+    return off;
+}
+
+static void assert_shape(const clt_tensor *t, int nd, const int64_t *s)
+{
+    cr_assert_eq(clt_tensor_ndim(t), nd);
+    for (int d = 0; d < nd; d++)
+        cr_assert_eq(clt_tensor_shape(t)[d], s[d], "dim %d", d);
+}
+
+/* ---- binary ops ---------------------------------------------------------------- */
+
+typedef enum { ADD, SUB, MUL, DIV, POW, MAX, MIN, EQ, NE, LT, LE, GT, GE, NBIN } binop;
+
+typedef clt_status (*tt_fn)(const clt_tensor *, const clt_tensor *, clt_tensor **);
+typedef clt_status (*ts_fn)(const clt_tensor *, double, clt_tensor **);
+
+static const struct {
+    const char *name;
+    tt_fn tt;
+    ts_fn ts;
+} bin[NBIN] = {
+    {"add", clt_add, clt_add_scalar},   {"sub", clt_sub, clt_sub_scalar},
+    {"mul", clt_mul, clt_mul_scalar},   {"div", clt_div, clt_div_scalar},
+    {"pow", clt_pow, clt_pow_scalar},   {"maximum", clt_maximum, NULL},
+    {"minimum", clt_minimum, NULL},     {"eq", clt_eq, clt_eq_scalar},
+    {"ne", clt_ne, clt_ne_scalar},      {"lt", clt_lt, clt_lt_scalar},
+    {"le", clt_le, clt_le_scalar},      {"gt", clt_gt, clt_gt_scalar},
+    {"ge", clt_ge, clt_ge_scalar},
+};
+
+static bool is_compare(binop op)
+{
+    return op >= EQ;
+}
+
+static double ref_float(binop op, double a, double b, bool f32)
+{
+    double r;
+    switch (op) {
+    case ADD: r = a + b; break;
+    case SUB: r = a - b; break;
+    case MUL: r = a * b; break;
+    case DIV: r = a / b; break;
+    case POW: r = pow(a, b); break;
+    case MAX: r = isnan(a) || isnan(b) ? NAN : fmax(a, b); break;
+    case MIN: r = isnan(a) || isnan(b) ? NAN : fmin(a, b); break;
+    case EQ: return a == b;
+    case NE: return a != b;
+    case LT: return a < b;
+    case LE: return a <= b;
+    case GT: return a > b;
+    case GE: return a >= b;
+    default: r = 0;
+    }
+    return f32 ? (double)(float)r : r;
+}
+
+/* Integer ops wrap modulo 2^bits as PyTorch's do. */
+static double wrap(clt_dtype dt, uint64_t v)
+{
+    switch (dt) {
+    case CLT_INT32: return (int32_t)(uint32_t)v;
+    case CLT_INT64: return (double)(int64_t)v;
+    case CLT_UINT8: return (uint8_t)v;
+    case CLT_BOOL: return v != 0;
+    default: return 0;
+    }
+}
+
+static double ref_int(binop op, clt_dtype dt, int64_t a, int64_t b)
 {
     switch (op) {
-    case ADD: return clt_add(a, b, out);
-    case SUB: return clt_sub(a, b, out);
-    case MUL: return clt_mul(a, b, out);
-    case DIV: return clt_div(a, b, out);
+    case ADD: return wrap(dt, (uint64_t)a + (uint64_t)b);
+    case SUB: return wrap(dt, (uint64_t)a - (uint64_t)b);
+    case MUL: return wrap(dt, (uint64_t)a * (uint64_t)b);
+    case DIV: return (float)((float)a / (float)b);
+    case POW: {
+        if (b < 0)
+            return a == 1 ? 1 : a == -1 ? (b % 2 ? -1 : 1) : 0;
+        uint64_t r = 1;
+        for (int64_t k = 0; k < b; k++)
+            r *= (uint64_t)a;
+        return wrap(dt, r);
     }
-    return CLT_ERR_INTERNAL;
+    case MAX: return a > b ? a : b;
+    case MIN: return a < b ? a : b;
+    case EQ: return a == b;
+    case NE: return a != b;
+    case LT: return a < b;
+    case LE: return a <= b;
+    case GT: return a > b;
+    case GE: return a >= b;
+    default: return 0;
+    }
 }
 
-static void check_binary(binop op, int64_t n)
+static double tolerance(binop op)
 {
-    clt_device *dev = get_device("cpu");
-    float *ha = malloc((size_t)(n ? n : 1) * sizeof(float));
-    float *hb = malloc((size_t)(n ? n : 1) * sizeof(float));
-    fill_random(ha, (size_t)n, 1);
-    fill_random(hb, (size_t)n, 2);
-    for (int64_t i = 0; i < n; i++)
-        if (hb[i] == 0)
-            hb[i] = 0.5f;
-    clt_tensor *a = NULL, *b = NULL, *c = NULL;
-    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, ha, &a));
-    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, hb, &b));
-    CHECK(dev_op(op, a, b, &c));
-    cr_assert_eq(clt_tensor_numel(c), n);
-    float *got = read_f32(c);
-    for (int64_t i = 0; i < n; i++)
-        cr_assert_eq(got[i], host_op(op, ha[i], hb[i]), "op %d n %lld element %lld: %g vs %g",
-                     op, (long long)n, (long long)i, got[i], host_op(op, ha[i], hb[i]));
-    free(got);
-    free(ha);
-    free(hb);
+    return op == POW ? 1e-5 : op == DIV ? 3e-7 : 0;
+}
+
+typedef struct {
+    int nd;
+    int64_t s[4];
+} shp;
+
+/* Runs every float32 binary op on a (shape sa) and b (shape sb). */
+static void check_float_shapes(clt_device *dev, shp sa, shp sb, const int64_t *want_shape,
+                               int want_nd)
+{
+    int64_t na = count(sa.nd, sa.s), nb = count(sb.nd, sb.s), no = count(want_nd, want_shape);
+    double *ha = random_values(na, 1, true), *hb = random_values(nb, 4, true);
+    clt_tensor *a = make(dev, CLT_FLOAT32, sa.nd, sa.s, ha);
+    clt_tensor *b = make(dev, CLT_FLOAT32, sb.nd, sb.s, hb);
+    for (int op = 0; op < NBIN; op++) {
+        clt_tensor *r = NULL;
+        CHECK(bin[op].tt(a, b, &r));
+        assert_shape(r, want_nd, want_shape);
+        cr_assert_eq(clt_tensor_dtype(r), is_compare(op) ? CLT_BOOL : CLT_FLOAT32, "%s",
+                     bin[op].name);
+        double *got = values(r);
+        for (int64_t i = 0; i < no; i++) {
+            double x = ha[bcast_off(sa.nd, sa.s, want_nd, want_shape, i)];
+            double y = hb[bcast_off(sb.nd, sb.s, want_nd, want_shape, i)];
+            double want = ref_float(op, x, y, true);
+            cr_assert(close_enough(got[i], want, tolerance(op), 0),
+                      "%s(%g, %g) element %lld of %lld: got %.9g, want %.9g", bin[op].name, x, y,
+                      (long long)i, (long long)no, got[i], want);
+        }
+        free(got);
+        clt_tensor_free(r);
+    }
     clt_tensor_free(a);
     clt_tensor_free(b);
-    clt_tensor_free(c);
+    free(ha);
+    free(hb);
 }
 
-Test(elementwise, binary_ops_many_sizes)
+static void binary_float_suite(void)
 {
-    const int64_t sizes[] = {0, 1, 7, 63, 64, 65, 1000, 4099, 100003};
-    for (int op = ADD; op <= DIV; op++)
-        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
-            check_binary((binop)op, sizes[s]);
+    clt_device *dev = get_device("cpu");
+    static const struct {
+        shp a, b;
+        int nd;
+        int64_t out[4];
+    } cases[] = {
+        {{1, {0}}, {1, {0}}, 1, {0}},
+        {{0, {0}}, {0, {0}}, 0, {0}},
+        {{1, {1}}, {1, {1}}, 1, {1}},
+        {{1, {1031}}, {1, {1031}}, 1, {1031}},
+        {{1, {100003}}, {1, {100003}}, 1, {100003}},
+        {{2, {3, 1}}, {2, {1, 4}}, 2, {3, 4}},
+        {{1, {5}}, {2, {2, 5}}, 2, {2, 5}},
+        {{0, {0}}, {2, {2, 3}}, 2, {2, 3}},
+        {{3, {2, 3, 4}}, {0, {0}}, 3, {2, 3, 4}},
+        {{2, {0, 3}}, {2, {1, 3}}, 2, {0, 3}},
+        {{3, {4, 1, 7}}, {2, {5, 1}}, 3, {4, 5, 7}},
+        {{1, {1}}, {2, {17, 33}}, 2, {17, 33}},
+        /* many chunks, most starting in the middle of a row */
+        {{3, {67, 1, 129}}, {2, {53, 1}}, 3, {67, 53, 129}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        check_float_shapes(dev, cases[c].a, cases[c].b, cases[c].out, cases[c].nd);
 }
+
+Test(elementwise, binary_float32_shapes_and_special_values)
+{
+    binary_float_suite();
+}
+
+/* The same on the one-element-per-work-item path that GPUs take, by letting
+ * the CPU device pass for a GPU in this (forked) test process. */
+Test(elementwise, binary_float32_gpu_variant)
+{
+    clt_device *dev = get_device("cpu");
+    dev->info.type = CLT_DEVICE_TYPE_GPU;
+    binary_float_suite();
+}
+
+static void check_int_dtype(clt_dtype dt)
+{
+    clt_device *dev = get_device("cpu");
+    enum { N = 1037 };
+    double ha[N], hb[N];
+    bool is_signed = dt == CLT_INT32 || dt == CLT_INT64;
+    unsigned seed = 7;
+    for (int i = 0; i < N; i++) {
+        seed = seed * 1103515245u + 12345u;
+        int64_t lo = is_signed ? -300 : 0, span = dt == CLT_BOOL ? 2 : 600;
+        ha[i] = (double)(lo + (int64_t)((seed >> 8) % (uint64_t)span));
+        seed = seed * 1103515245u + 12345u;
+        hb[i] = (double)((int64_t)((seed >> 8) % (uint64_t)span) + (is_signed ? -300 : 0));
+        if (dt == CLT_UINT8) {
+            ha[i] = (double)((int64_t)ha[i] & 255);
+            hb[i] = (double)((int64_t)hb[i] & 255);
+        }
+    }
+    ha[0] = dt == CLT_INT32 ? 2147483647.0 : ha[0];
+    hb[0] = dt == CLT_INT32 ? 1.0 : hb[0];
+    int64_t n = N;
+    clt_tensor *a = make(dev, dt, 1, &n, ha), *b = make(dev, dt, 1, &n, hb);
+    for (int op = 0; op < NBIN; op++) {
+        if (dt == CLT_BOOL && (op == SUB || op == POW))
+            continue; /* refused, as PyTorch does (invalid_dtypes_and_arguments) */
+        /* small exponents keep pow meaningful; negative ones take the
+         * integer rule */
+        double hp[N];
+        clt_tensor *e = NULL, *r = NULL;
+        if (op == POW) {
+            for (int i = 0; i < N; i++)
+                hp[i] = is_signed ? (double)((int64_t)hb[i] % 7) : (double)((int64_t)hb[i] % 5);
+            e = make(dev, dt, 1, &n, hp);
+        }
+        CHECK(bin[op].tt(a, e ? e : b, &r));
+        clt_dtype want_dt = is_compare(op) ? CLT_BOOL : op == DIV ? CLT_FLOAT32 : dt;
+        cr_assert_eq(clt_tensor_dtype(r), want_dt, "%s %s", bin[op].name, clt_dtype_name(dt));
+        double *got = values(r);
+        for (int i = 0; i < N; i++) {
+            double y = e ? hp[i] : hb[i];
+            if (op == DIV && y == 0)
+                continue;
+            double want = ref_int(op, dt, (int64_t)ha[i], (int64_t)y);
+            cr_assert(close_enough(got[i], want, op == DIV ? 3e-7 : 0, 0),
+                      "%s %s(%g, %g): got %.17g, want %.17g", clt_dtype_name(dt), bin[op].name,
+                      ha[i], y, got[i], want);
+        }
+        free(got);
+        clt_tensor_free(r);
+        clt_tensor_free(e);
+    }
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+}
+
+Test(elementwise, binary_int32)
+{
+    check_int_dtype(CLT_INT32);
+}
+
+Test(elementwise, binary_int64)
+{
+    check_int_dtype(CLT_INT64);
+}
+
+Test(elementwise, binary_uint8_wraps)
+{
+    check_int_dtype(CLT_UINT8);
+    clt_device *dev = get_device("cpu");
+    double ha[4] = {250, 3, 0, 16}, hb[4] = {10, 5, 1, 16};
+    int64_t n = 4;
+    clt_tensor *a = make(dev, CLT_UINT8, 1, &n, ha), *b = make(dev, CLT_UINT8, 1, &n, hb);
+    clt_tensor *s = NULL, *d = NULL, *m = NULL;
+    CHECK(clt_add(a, b, &s));
+    CHECK(clt_sub(a, b, &d));
+    CHECK(clt_mul(a, b, &m));
+    double *gs = values(s), *gd = values(d), *gm = values(m);
+    cr_assert_eq(gs[0], 4);   /* 260 mod 256 */
+    cr_assert_eq(gd[1], 254); /* -2 mod 256 */
+    cr_assert_eq(gd[2], 255);
+    cr_assert_eq(gm[3], 0);   /* 256 mod 256 */
+    cr_assert_eq(gm[0], (2500 % 256));
+    free(gs);
+    free(gd);
+    free(gm);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(s);
+    clt_tensor_free(d);
+    clt_tensor_free(m);
+}
+
+Test(elementwise, binary_bool)
+{
+    check_int_dtype(CLT_BOOL);
+}
+
+Test(elementwise, mixed_dtypes_promote)
+{
+    clt_device *dev = get_device("cpu");
+    double hi[5] = {-3, 0, 7, 100, 5}, hf[5] = {0.5, -1.25, 2, 1e-3, -7.5}, hb[5] = {1, 0, 1, 1, 0};
+    int64_t n = 5;
+    clt_tensor *i32 = make(dev, CLT_INT32, 1, &n, hi), *f32 = make(dev, CLT_FLOAT32, 1, &n, hf);
+    clt_tensor *b = make(dev, CLT_BOOL, 1, &n, hb), *u8 = make(dev, CLT_UINT8, 1, &n, hb);
+    clt_tensor *r = NULL;
+    CHECK(clt_add(i32, f32, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_FLOAT32);
+    double *g = values(r);
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(g[i], (double)((float)hi[i] + (float)hf[i]));
+    free(g);
+    clt_tensor_free(r);
+    CHECK(clt_mul(b, i32, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_INT32);
+    g = values(r);
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(g[i], hb[i] * hi[i]);
+    free(g);
+    clt_tensor_free(r);
+    CHECK(clt_sub(u8, i32, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_INT32);
+    g = values(r);
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(g[i], hb[i] - hi[i]);
+    free(g);
+    clt_tensor_free(r);
+    CHECK(clt_lt(i32, f32, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_BOOL);
+    g = values(r);
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(g[i], (double)((float)hi[i] < (float)hf[i]));
+    free(g);
+    clt_tensor_free(r);
+    clt_tensor_free(i32);
+    clt_tensor_free(f32);
+    clt_tensor_free(b);
+    clt_tensor_free(u8);
+}
+
+/* ---- tensor with scalar ------------------------------------------------------------- */
 
 Test(elementwise, scalar_ops)
 {
@@ -99,55 +469,571 @@ Test(elementwise, scalar_ops)
     clt_tensor_free(a);
 }
 
-Test(elementwise, neg_and_special_values)
+Test(elementwise, scalar_ops_all_and_special)
 {
     clt_device *dev = get_device("cpu");
-    float h[6] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 3.25f};
-    int64_t n = 6;
-    clt_tensor *a = NULL, *r = NULL, *q = NULL;
-    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, h, &a));
-    CHECK(clt_neg(a, &r));
-    float *got = read_f32(r);
-    cr_assert(signbit(got[0]) && got[0] == 0);
-    cr_assert(!signbit(got[1]) && got[1] == 0);
-    cr_assert_eq(got[2], -INFINITY);
-    cr_assert_eq(got[3], INFINITY);
-    cr_assert(isnan(got[4]));
-    cr_assert_eq(got[5], -3.25f);
-    free(got);
-    /* 1/0 = inf, 0/0 = nan, as IEEE and PyTorch say */
-    CHECK(clt_rdiv_scalar(a, 1.0, &q));
-    got = read_f32(q);
-    cr_assert_eq(got[0], INFINITY);
-    cr_assert_eq(got[1], -INFINITY);
-    cr_assert_eq(got[2], 0.0f);
-    cr_assert(isnan(got[4]));
-    free(got);
-    clt_tensor_free(a);
-    clt_tensor_free(r);
-    clt_tensor_free(q);
+    const int64_t sizes[] = {0, 1, 23, 4099};
+    const double scalars[] = {2.0, -0.5, NAN, INFINITY};
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        int64_t n = sizes[z];
+        double *h = random_values(n, 9, true);
+        clt_tensor *a = make(dev, CLT_FLOAT32, 1, &n, h);
+        for (int op = 0; op < NBIN; op++) {
+            if (!bin[op].ts)
+                continue;
+            for (size_t k = 0; k < sizeof scalars / sizeof scalars[0]; k++) {
+                clt_tensor *r = NULL;
+                CHECK(bin[op].ts(a, scalars[k], &r));
+                double *got = values(r);
+                for (int64_t i = 0; i < n; i++) {
+                    double want = ref_float(op, h[i], (float)scalars[k], true);
+                    cr_assert(close_enough(got[i], want, tolerance(op), 0),
+                              "%s(%g, %g): got %.9g want %.9g", bin[op].name, h[i], scalars[k],
+                              got[i], want);
+                }
+                free(got);
+                clt_tensor_free(r);
+            }
+        }
+        clt_tensor_free(a);
+        free(h);
+    }
 }
 
-Test(elementwise, broadcast_row_and_column)
+Test(elementwise, scalar_type_rules)
 {
     clt_device *dev = get_device("cpu");
-    float hr[3] = {1, 2, 3}, hc[2] = {10, 20};
-    int64_t sr[2] = {1, 3}, sc[2] = {2, 1};
-    clt_tensor *r = NULL, *c = NULL, *s = NULL;
-    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, sr, hr, &r));
-    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, sc, hc, &c));
-    CHECK(clt_add(r, c, &s));
-    cr_assert_eq(clt_tensor_ndim(s), 2);
-    cr_assert_eq(clt_tensor_size(s, 0), 2);
-    cr_assert_eq(clt_tensor_size(s, 1), 3);
-    float *got = read_f32(s);
-    for (int i = 0; i < 2; i++)
-        for (int j = 0; j < 3; j++)
-            cr_assert_eq(got[i * 3 + j], hr[j] + hc[i]);
-    free(got);
+    double hi[4] = {-3, 0, 7, 2}, hb[4] = {1, 0, 1, 0}, hu[4] = {250, 3, 0, 9};
+    int64_t n = 4;
+    clt_tensor *i32 = make(dev, CLT_INT32, 1, &n, hi), *b = make(dev, CLT_BOOL, 1, &n, hb);
+    clt_tensor *u8 = make(dev, CLT_UINT8, 1, &n, hu), *r = NULL;
+    double *g;
+
+    CHECK(clt_mul_scalar(i32, 2, &r)); /* int stays int */
+    cr_assert_eq(clt_tensor_dtype(r), CLT_INT32);
+    g = values(r);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(g[i], hi[i] * 2);
+    free(g);
     clt_tensor_free(r);
+
+    CHECK(clt_mul_scalar(i32, 2.5, &r)); /* a float scalar makes float32 */
+    cr_assert_eq(clt_tensor_dtype(r), CLT_FLOAT32);
+    g = values(r);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(g[i], hi[i] * 2.5);
+    free(g);
+    clt_tensor_free(r);
+
+    CHECK(clt_add_scalar(b, 1, &r)); /* bool + int -> int64 */
+    cr_assert_eq(clt_tensor_dtype(r), CLT_INT64);
+    g = values(r);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(g[i], hb[i] + 1);
+    free(g);
+    clt_tensor_free(r);
+
+    CHECK(clt_add_scalar(u8, 10, &r)); /* uint8 stays uint8 and wraps */
+    cr_assert_eq(clt_tensor_dtype(r), CLT_UINT8);
+    g = values(r);
+    cr_assert_eq(g[0], 4);
+    cr_assert_eq(g[1], 13);
+    free(g);
+    clt_tensor_free(r);
+
+    CHECK(clt_lt_scalar(i32, 2.5, &r)); /* compared in float32 */
+    cr_assert_eq(clt_tensor_dtype(r), CLT_BOOL);
+    g = values(r);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(g[i], hi[i] < 2.5);
+    free(g);
+    clt_tensor_free(r);
+
+    CHECK(clt_pow_scalar(i32, 3, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_INT32);
+    g = values(r);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(g[i], hi[i] * hi[i] * hi[i]);
+    free(g);
+    clt_tensor_free(r);
+
+    CHECK(clt_rpow_scalar(i32, 2, &r)); /* 2 ** a with a negative: integer rule */
+    g = values(r);
+    cr_assert_eq(g[0], 0);
+    cr_assert_eq(g[1], 1);
+    cr_assert_eq(g[2], 128);
+    cr_assert_eq(g[3], 4);
+    free(g);
+    clt_tensor_free(r);
+
+    CHECK(clt_pow_scalar(i32, 0.5, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_FLOAT32);
+    g = values(r);
+    cr_assert(isnan(g[0]));
+    cr_assert(close_enough(g[2], sqrt(7.0), 1e-6, 0));
+    free(g);
+    clt_tensor_free(r);
+
+    clt_tensor_free(i32);
+    clt_tensor_free(b);
+    clt_tensor_free(u8);
+}
+
+/* ---- unary ops ------------------------------------------------------------------ */
+
+typedef enum { NEG, ABS, RELU, EXP, LOG, SQRT, RSQRT, SIN, COS, TANH, SIGM, GELU, LNOT, NUN } unop;
+
+static const struct {
+    const char *name;
+    clt_status (*fn)(const clt_tensor *, clt_tensor **);
+    double rtol, atol;
+} un[NUN] = {
+    {"neg", clt_neg, 0, 0},          {"abs", clt_abs, 0, 0},
+    {"relu", clt_relu, 0, 0},        {"exp", clt_exp, 4e-7, 0},
+    {"log", clt_log, 4e-7, 1e-7},    {"sqrt", clt_sqrt, 4e-7, 0},
+    {"rsqrt", clt_rsqrt, 4e-7, 0},   {"sin", clt_sin, 5e-7, 1e-6},
+    {"cos", clt_cos, 5e-7, 1e-6},    {"tanh", clt_tanh, 7e-7, 1e-7},
+    {"sigmoid", clt_sigmoid, 1e-6, 1e-7}, {"gelu", clt_gelu, 3e-6, 1e-5},
+    {"logical_not", clt_logical_not, 0, 0},
+};
+
+static double ref_unary(unop op, double x)
+{
+    switch (op) {
+    case NEG: return -x;
+    case ABS: return fabs(x);
+    case RELU: return x < 0 ? 0 : x;
+    case EXP: return exp(x);
+    case LOG: return log(x);
+    case SQRT: return sqrt(x);
+    case RSQRT: return 1 / sqrt(x);
+    case SIN: return sin(x);
+    case COS: return cos(x);
+    case TANH: return tanh(x);
+    case SIGM: return 1 / (1 + exp(-x));
+    case GELU: return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+    case LNOT: return x == 0;
+    default: return 0;
+    }
+}
+
+static void check_unary_float(clt_device *dev, clt_dtype dt, int nd, const int64_t *shape)
+{
+    int64_t n = count(nd, shape);
+    double *h = random_values(n, 3, true);
+    clt_tensor *a = make(dev, dt, nd, shape, h);
+    for (int op = 0; op < NUN; op++) {
+        clt_tensor *r = NULL;
+        CHECK(un[op].fn(a, &r));
+        assert_shape(r, nd, shape);
+        cr_assert_eq(clt_tensor_dtype(r), op == LNOT ? CLT_BOOL : dt);
+        double *got = values(r);
+        double rtol = dt == CLT_FLOAT64 ? 1e-13 : un[op].rtol;
+        double atol = dt == CLT_FLOAT64 ? 1e-13 : un[op].atol;
+        for (int64_t i = 0; i < n; i++) {
+            double x = h[i], want = ref_unary(op, x);
+            if (dt == CLT_FLOAT32)
+                want = (float)want;
+            cr_assert(close_enough(got[i], want, rtol, atol), "%s %s(%.9g): got %.17g, want %.17g",
+                      clt_dtype_name(dt), un[op].name, x, got[i], want);
+            if (want == 0 && (op == NEG || op == ABS))
+                cr_assert_eq(signbit(got[i]), signbit(want), "%s(%g) sign of zero", un[op].name, x);
+        }
+        free(got);
+        clt_tensor_free(r);
+    }
+    clt_tensor_free(a);
+    free(h);
+}
+
+Test(elementwise, unary_float32_many_sizes)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t sizes[] = {0, 1, 15, 17, 4099, 100003};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        check_unary_float(dev, CLT_FLOAT32, 1, &sizes[s]);
+    check_unary_float(dev, CLT_FLOAT32, 0, NULL);
+    int64_t s2[2] = {0, 5};
+    check_unary_float(dev, CLT_FLOAT32, 2, s2);
+}
+
+Test(elementwise, unary_gpu_variant)
+{
+    clt_device *dev = get_device("cpu");
+    dev->info.type = CLT_DEVICE_TYPE_GPU;
+    int64_t n = 1001;
+    check_unary_float(dev, CLT_FLOAT32, 1, &n);
+}
+
+Test(elementwise, unary_float64)
+{
+    clt_device *dev = get_device("cpu");
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("no cl_khr_fp64 on %s", clt_device_name(dev));
+    int64_t n = 517;
+    check_unary_float(dev, CLT_FLOAT64, 1, &n);
+}
+
+Test(elementwise, unary_integer_dtypes)
+{
+    clt_device *dev = get_device("cpu");
+    double hi[6] = {-2147483648.0, -5, 0, 3, 2147483647.0, -1};
+    double hu[6] = {0, 1, 5, 128, 255, 7};
+    int64_t n = 6;
+    clt_tensor *i32 = make(dev, CLT_INT32, 1, &n, hi), *u8 = make(dev, CLT_UINT8, 1, &n, hu);
+    struct {
+        clt_tensor *t;
+        const double *h;
+        clt_dtype dt;
+    } in[2] = {{i32, hi, CLT_INT32}, {u8, hu, CLT_UINT8}};
+    for (int k = 0; k < 2; k++) {
+        for (int op = 0; op < NUN; op++) {
+            clt_tensor *r = NULL;
+            if (op == GELU) {
+                /* torch's gelu has no integer kernel */
+                cr_assert_eq(un[op].fn(in[k].t, &r), CLT_ERR_DTYPE_MISMATCH);
+                cr_assert_null(r);
+                continue;
+            }
+            CHECK(un[op].fn(in[k].t, &r));
+            clt_dtype want_dt = op <= RELU ? in[k].dt : op == LNOT ? CLT_BOOL : CLT_FLOAT32;
+            cr_assert_eq(clt_tensor_dtype(r), want_dt, "%s on %s", un[op].name,
+                         clt_dtype_name(in[k].dt));
+            double *got = values(r);
+            for (int i = 0; i < 6; i++) {
+                double x = in[k].h[i], want;
+                if (op == NEG)
+                    want = wrap(in[k].dt, (uint64_t)0 - (uint64_t)(int64_t)x);
+                else if (op == ABS)
+                    want = wrap(in[k].dt, (uint64_t)(int64_t)fabs(x));
+                else if (op <= RELU || op == LNOT)
+                    want = ref_unary(op, x);
+                else
+                    want = (float)ref_unary(op, (float)x);
+                cr_assert(close_enough(got[i], want, un[op].rtol, un[op].atol),
+                          "%s %s(%g): got %.17g want %.17g", clt_dtype_name(in[k].dt),
+                          un[op].name, x, got[i], want);
+            }
+            free(got);
+            clt_tensor_free(r);
+        }
+    }
+    clt_tensor_free(i32);
+    clt_tensor_free(u8);
+}
+
+/* ---- where and clamp ----------------------------------------------------------- */
+
+Test(elementwise, where_broadcasts_three_ways)
+{
+    clt_device *dev = get_device("cpu");
+    double hc[3] = {1, 0, 1}, ha[4] = {1, 0, -3, 4}, hb = 2.5;
+    int64_t sc[2] = {3, 1}, sa[2] = {1, 4}, want_shape[2] = {3, 4};
+    clt_tensor *c = make(dev, CLT_BOOL, 2, sc, hc), *a = make(dev, CLT_INT32, 2, sa, ha);
+    clt_tensor *b = make(dev, CLT_FLOAT32, 0, NULL, &hb), *r = NULL;
+    CHECK(clt_where(c, a, b, &r));
+    assert_shape(r, 2, want_shape);
+    /* a 0-d float32 beside an int32 tensor of dims decides the category */
+    cr_assert_eq(clt_tensor_dtype(r), CLT_FLOAT32);
+    double *g = values(r);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++)
+            cr_assert_eq(g[i * 4 + j], hc[i] ? (double)(int32_t)ha[j] : hb, "(%d, %d)", i, j);
+    free(g);
+    clt_tensor_free(r);
+
+    /* float operands, NaN passes through, large contiguous, empty */
+    const int64_t sizes[] = {0, 1, 4099};
+    for (size_t s = 0; s < 3; s++) {
+        int64_t n = sizes[s];
+        double *x = random_values(n, 2, true), *y = random_values(n, 6, true);
+        double *cc = random_values(n, 8, false);
+        for (int64_t i = 0; i < n; i++)
+            cc[i] = cc[i] > 0;
+        clt_tensor *tc = make(dev, CLT_BOOL, 1, &n, cc), *tx = make(dev, CLT_FLOAT32, 1, &n, x);
+        clt_tensor *ty = make(dev, CLT_FLOAT32, 1, &n, y);
+        CHECK(clt_where(tc, tx, ty, &r));
+        g = values(r);
+        for (int64_t i = 0; i < n; i++)
+            cr_assert(close_enough(g[i], cc[i] ? (float)x[i] : (float)y[i], 0, 0));
+        free(g);
+        clt_tensor_free(r);
+        clt_tensor_free(tc);
+        clt_tensor_free(tx);
+        clt_tensor_free(ty);
+        free(x);
+        free(y);
+        free(cc);
+    }
     clt_tensor_free(c);
-    clt_tensor_free(s);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+}
+
+static double ref_clamp(double x, const double *lo, const double *hi)
+{
+    if (lo)
+        x = isnan(x) || isnan(*lo) ? NAN : fmax(x, *lo);
+    if (hi)
+        x = isnan(x) || isnan(*hi) ? NAN : fmin(x, *hi);
+    return x;
+}
+
+Test(elementwise, clamp_float_and_int)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 4099;
+    double *h = random_values(n, 11, true);
+    clt_tensor *a = make(dev, CLT_FLOAT32, 1, &n, h);
+    double m1 = -1, p1 = 1, big = 5, small = -5, nan = NAN;
+    struct {
+        const double *lo, *hi;
+    } cases[] = {{&m1, &p1}, {&m1, NULL}, {NULL, &p1}, {&big, &small}, {&nan, &p1}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        clt_tensor *r = NULL;
+        CHECK(clt_clamp(a, cases[c].lo, cases[c].hi, &r));
+        double *g = values(r);
+        for (int64_t i = 0; i < n; i++) {
+            double want = ref_clamp(h[i], cases[c].lo, cases[c].hi);
+            cr_assert(close_enough(g[i], want, 0, 0), "case %zu clamp(%g): got %g want %g", c,
+                      h[i], g[i], want);
+        }
+        free(g);
+        clt_tensor_free(r);
+    }
+    clt_tensor_free(a);
+    free(h);
+
+    double hi[5] = {-7, 0, 3, 9, 2};
+    int64_t n5 = 5;
+    clt_tensor *i32 = make(dev, CLT_INT32, 1, &n5, hi), *r = NULL;
+    double lo0 = 0, hi5 = 5, half = 0.5;
+    CHECK(clt_clamp(i32, &lo0, &hi5, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_INT32);
+    double *g = values(r);
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(g[i], ref_clamp(hi[i], &lo0, &hi5));
+    free(g);
+    clt_tensor_free(r);
+    CHECK(clt_clamp(i32, &half, NULL, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_FLOAT32);
+    g = values(r);
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(g[i], ref_clamp(hi[i], &half, NULL));
+    free(g);
+    clt_tensor_free(r);
+    clt_tensor_free(i32);
+}
+
+/* ---- non-contiguous inputs ---------------------------------------------------------- */
+
+Test(elementwise, non_contiguous_inputs)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t s[2] = {137, 129}; /* several chunks on CPUs */
+    int64_t n = 137 * 129;
+    double *h = random_values(n, 13, true), *k = random_values(n, 14, true);
+    clt_tensor *base = make(dev, CLT_FLOAT32, 2, s, h);
+    int64_t ts[2] = {129, 137}, tst[2] = {1, 129};
+    clt_tensor *t = NULL; /* base transposed */
+    CHECK(clt__tensor_view(base, 2, ts, tst, 0, &t));
+    cr_assert(!clt_tensor_is_contiguous(t));
+    clt_tensor *other = make(dev, CLT_FLOAT32, 2, ts, k);
+    clt_tensor *r = NULL;
+
+    CHECK(clt_sub(t, other, &r));
+    double *g = values(r);
+    for (int64_t i = 0; i < 129; i++)
+        for (int64_t j = 0; j < 137; j++)
+            cr_assert(close_enough(g[i * 137 + j], (float)(h[j * 129 + i] - k[i * 137 + j]), 0, 0));
+    free(g);
+    clt_tensor_free(r);
+
+    CHECK(clt_exp(t, &r));
+    g = values(r);
+    for (int64_t i = 0; i < 129; i++)
+        for (int64_t j = 0; j < 137; j++)
+            cr_assert(close_enough(g[i * 137 + j], (float)exp(h[j * 129 + i]), 4e-7, 0));
+    free(g);
+    clt_tensor_free(r);
+
+    CHECK(clt_gt_scalar(t, 0.25, &r));
+    g = values(r);
+    for (int64_t i = 0; i < 129; i++)
+        for (int64_t j = 0; j < 137; j++)
+            cr_assert_eq(g[i * 137 + j], h[j * 129 + i] > 0.25);
+    free(g);
+    clt_tensor_free(r);
+
+    /* every other element from offset 3, against a broadcast row */
+    int64_t vs = 5000, vst = 2, row = 1;
+    clt_tensor *v = NULL, *one = make(dev, CLT_FLOAT32, 1, &row, &(double){0.5});
+    CHECK(clt__tensor_view(base, 1, &vs, &vst, 3, &v));
+    CHECK(clt_mul(v, one, &r));
+    g = values(r);
+    for (int64_t i = 0; i < 5000; i++)
+        cr_assert(close_enough(g[i], (float)(h[3 + 2 * i] * 0.5), 0, 0));
+    free(g);
+    clt_tensor_free(r);
+
+    double lo = -2, hi = 2;
+    CHECK(clt_clamp(v, &lo, &hi, &r));
+    g = values(r);
+    for (int64_t i = 0; i < 5000; i++)
+        cr_assert(close_enough(g[i], ref_clamp((float)h[3 + 2 * i], &lo, &hi), 0, 0));
+    free(g);
+    clt_tensor_free(r);
+
+    clt_tensor_free(v);
+    clt_tensor_free(one);
+    clt_tensor_free(t);
+    clt_tensor_free(other);
+    clt_tensor_free(base);
+    free(h);
+    free(k);
+}
+
+Test(elementwise, results_do_not_alias_inputs)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 64;
+    double *h = random_values(n, 21, false);
+    clt_tensor *a = make(dev, CLT_FLOAT32, 1, &n, h), *r = NULL;
+    CHECK(clt_abs(a, &r));
+    clt_tensor_free(r);
+    CHECK(clt_neg(a, &r));
+    double *g = values(a);
+    for (int64_t i = 0; i < n; i++)
+        cr_assert_eq(g[i], (float)h[i], "input changed at %lld", (long long)i);
+    free(g);
+    clt_tensor_free(r);
+    clt_tensor_free(a);
+    free(h);
+}
+
+/* ---- bad input --------------------------------------------------------------------- */
+
+Test(elementwise, broadcast_error_names_both_shapes)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t s1[2] = {2, 3}, s2[1] = {4};
+    clt_tensor *a = NULL, *b = NULL, *r = (clt_tensor *)&r;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 2, s1, &a));
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, s2, &b));
+    const tt_fn fns[] = {clt_add, clt_pow, clt_maximum, clt_eq, clt_ge};
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        r = (clt_tensor *)&r;
+        cr_assert_eq(fns[i](a, b, &r), CLT_ERR_SHAPE_MISMATCH);
+        cr_assert_null(r);
+        cr_assert(strstr(clt_last_error(), "[2, 3]") && strstr(clt_last_error(), "[4]"), "%s",
+                  clt_last_error());
+    }
+    clt_tensor *c = NULL;
+    int64_t s3[1] = {3};
+    CHECK(clt_zeros(dev, CLT_BOOL, 1, s3, &c));
+    cr_assert_eq(clt_where(c, a, b, &r), CLT_ERR_SHAPE_MISMATCH);
+    cr_assert_null(r);
+    CHECK(clt_device_synchronize(dev)); /* no kernel left to compile at exit */
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+}
+
+Test(elementwise, mixed_devices_refused)
+{
+    clt_device *d0 = get_device("cpu");
+    clt_device *d1 = second_device(d0);
+    int64_t n = 3;
+    clt_tensor *a = NULL, *b = NULL, *c = NULL, *r = (clt_tensor *)&r;
+    CHECK(clt_ones(d0, CLT_FLOAT32, 1, &n, &a));
+    CHECK(clt_ones(d1, CLT_FLOAT32, 1, &n, &b));
+    CHECK(clt_ones(d0, CLT_BOOL, 1, &n, &c));
+    cr_assert_eq(clt_lt(a, b, &r), CLT_ERR_DEVICE_MISMATCH);
+    cr_assert_null(r);
+    cr_assert(strstr(clt_last_error(), clt_device_label(d0)) &&
+              strstr(clt_last_error(), clt_device_label(d1)), "%s", clt_last_error());
+    r = (clt_tensor *)&r;
+    cr_assert_eq(clt_where(c, a, b, &r), CLT_ERR_DEVICE_MISMATCH);
+    cr_assert_null(r);
+    CHECK(clt_device_synchronize(d0));
+    CHECK(clt_device_synchronize(d1));
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+}
+
+Test(elementwise, invalid_dtypes_and_arguments)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 3;
+    clt_tensor *f = NULL, *b = NULL, *i = NULL, *r = (clt_tensor *)&r;
+    CHECK(clt_ones(dev, CLT_FLOAT32, 1, &n, &f));
+    CHECK(clt_ones(dev, CLT_BOOL, 1, &n, &b));
+    CHECK(clt_ones(dev, CLT_INT32, 1, &n, &i));
+
+    cr_assert_eq(clt_where(f, f, f, &r), CLT_ERR_DTYPE_MISMATCH);
+    cr_assert_null(r);
+    cr_assert(strstr(clt_last_error(), "float32"), "%s", clt_last_error());
+    r = (clt_tensor *)&r;
+    cr_assert_eq(clt_sub(b, b, &r), CLT_ERR_DTYPE_MISMATCH);
+    cr_assert_null(r);
+    cr_assert_eq(clt_neg(b, &r), CLT_ERR_DTYPE_MISMATCH);
+    cr_assert_eq(clt_abs(b, &r), CLT_ERR_DTYPE_MISMATCH);
+    cr_assert_eq(clt_pow_scalar(i, -2, &r), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "negative"), "%s", clt_last_error());
+    cr_assert_null(r);
+    cr_assert_eq(clt_clamp(f, NULL, NULL, &r), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(clt_pow(b, b, &r), CLT_ERR_DTYPE_MISMATCH);
+    cr_assert_null(r);
+    cr_assert_eq(clt_sub_scalar(b, 2, &r), CLT_ERR_DTYPE_MISMATCH);
+    cr_assert_eq(clt_rsub_scalar(b, 1, &r), CLT_ERR_DTYPE_MISMATCH);
+    cr_assert_eq(clt_sub(b, i, &r), CLT_ERR_DTYPE_MISMATCH);
+    cr_assert(strstr(clt_last_error(), "bool"), "%s", clt_last_error());
+    cr_assert_null(r);
+    cr_assert_eq(clt_exp(NULL, &r), CLT_ERR_NULL_ARGUMENT);
+    cr_assert_null(r);
+    cr_assert_eq(clt_add(f, NULL, &r), CLT_ERR_NULL_ARGUMENT);
+    cr_assert_eq(clt_add(f, f, NULL), CLT_ERR_NULL_ARGUMENT);
+    cr_assert_eq(clt_where(NULL, f, f, &r), CLT_ERR_NULL_ARGUMENT);
+
+    /* clamp of a bool tensor with integral bounds gives int64, as torch.clamp;
+     * logical_not inverts a mask */
+    double one = 1, zero = 0;
+    CHECK(clt_clamp(b, &zero, &one, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_INT64);
+    double *g = values(r);
+    cr_assert_eq(g[0], 1);
+    cr_assert_eq(g[2], 1);
+    free(g);
+    clt_tensor_free(r);
+    CHECK(clt_logical_not(b, &r));
+    g = values(r);
+    cr_assert_eq(g[2], 0);
+    free(g);
+    clt_tensor_free(r);
+
+    clt_tensor_free(f);
+    clt_tensor_free(b);
+    clt_tensor_free(i);
+}
+
+Test(elementwise, clamp_keeps_values_equal_to_a_bound)
+{
+    clt_device *dev = get_device("cpu");
+    float h[4] = {-0.0f, 0.0f, -1.0f, 2.0f};
+    int64_t n = 4;
+    clt_tensor *a = NULL, *r = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, h, &a));
+    double lo = 0.0, hi = 1.0;
+    CHECK(clt_clamp(a, &lo, &hi, &r));
+    float *g = read_f32(r);
+    cr_assert(g[0] == 0 && signbit(g[0]), "-0.0 clamped at 0.0 must stay -0.0");
+    cr_assert(g[1] == 0 && !signbit(g[1]));
+    cr_assert_eq(g[2], 0.0f);
+    cr_assert_eq(g[3], 1.0f);
+    free(g);
+    clt_tensor_free(a);
+    clt_tensor_free(r);
 }
 
 Test(elementwise, ops_do_not_wait)
@@ -161,9 +1047,12 @@ Test(elementwise, ops_do_not_wait)
     for (int i = 0; i < 10; i++) {
         CHECK(clt_add(a, a, &b));
         clt_tensor_free(b);
+        CHECK(clt_gelu(a, &b));
+        clt_tensor_free(b);
     }
     clt_stats_get(&s1);
     cr_assert_eq(s1.blocking_waits, s0.blocking_waits, "an op waited on the host");
-    cr_assert_geq(s1.kernel_launches - s0.kernel_launches, 10);
+    cr_assert_geq(s1.kernel_launches - s0.kernel_launches, 20);
+    CHECK(clt_device_synchronize(dev));
     clt_tensor_free(a);
 }

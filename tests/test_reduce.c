@@ -697,3 +697,33 @@ Test(reduce, bit_identical_across_kernel_variants)
     free(h);
     free(hp);
 }
+
+/* argmax and argmin refuse bool tensors, as PyTorch's CPU kernels do
+ * ("argmax_cpu" not implemented for 'Bool'); max and min accept them. */
+Test(reduce, arg_reductions_refuse_bool)
+{
+    clt_device *dev = get_device("cpu");
+    uint8_t hb[6] = {0, 1, 1, 0, 1, 0};
+    int64_t shape[2] = {2, 3};
+    clt_tensor *b = NULL, *r = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_BOOL, 2, shape, hb, &b));
+    r = (clt_tensor *)1;
+    cr_assert_eq(clt_argmax(b, &r), CLT_ERR_DTYPE_MISMATCH);
+    cr_assert_null(r);
+    cr_assert(strstr(clt_last_error(), "bool") != NULL, "%s", clt_last_error());
+    r = (clt_tensor *)1;
+    cr_assert_eq(clt_argmin(b, &r), CLT_ERR_DTYPE_MISMATCH);
+    cr_assert_null(r);
+    r = (clt_tensor *)1;
+    cr_assert_eq(clt_argmax_dim(b, 1, 0, &r), CLT_ERR_DTYPE_MISMATCH);
+    cr_assert_null(r);
+    r = (clt_tensor *)1;
+    cr_assert_eq(clt_argmin_dim(b, -1, 1, &r), CLT_ERR_DTYPE_MISMATCH);
+    cr_assert_null(r);
+    CHECK(clt_max_dim(b, 1, 0, &r));
+    uint8_t m[2] = {9, 9};
+    CHECK(clt_tensor_read(r, m, sizeof m));
+    cr_assert(m[0] == (hb[0] | hb[1] | hb[2]) && m[1] == (hb[3] | hb[4] | hb[5]));
+    clt_tensor_free(r);
+    clt_tensor_free(b);
+}

@@ -156,3 +156,36 @@ Test(tensor, loop_over_batches_releases_everything)
         clt_tensor_free(y);
     }
 }
+
+/* Integer arange works on truncated start and step as PyTorch's kernel does. */
+Test(tensor, arange_integer_dtypes)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *t = (clt_tensor *)&t;
+    cr_assert_eq(clt_arange(dev, CLT_INT32, 1, 2.5, 0.5, &t), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "step must be nonzero"), "%s", clt_last_error());
+    cr_assert_null(t);
+    cr_assert_eq(clt_arange(dev, CLT_BOOL, 0, 2, 1, &t), CLT_ERR_DTYPE_MISMATCH);
+
+    CHECK(clt_arange(dev, CLT_INT32, 0, 5, 1.5, &t));
+    int32_t h32[4];
+    cr_assert_eq(clt_tensor_numel(t), 4);
+    CHECK(clt_tensor_read(t, h32, sizeof h32));
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(h32[i], i);
+    clt_tensor_free(t);
+
+    CHECK(clt_arange(dev, CLT_INT64, 0.5, 5.5, 2, &t));
+    int64_t h64[3];
+    cr_assert_eq(clt_tensor_numel(t), 3);
+    CHECK(clt_tensor_read(t, h64, sizeof h64));
+    cr_assert(h64[0] == 0 && h64[1] == 2 && h64[2] == 4);
+    clt_tensor_free(t);
+
+    CHECK(clt_arange(dev, CLT_INT64, 10, -3, -4, &t));
+    cr_assert_eq(clt_tensor_numel(t), 4);
+    int64_t h4[4];
+    CHECK(clt_tensor_read(t, h4, sizeof h4));
+    cr_assert(h4[0] == 10 && h4[1] == 6 && h4[2] == 2 && h4[3] == -2);
+    clt_tensor_free(t);
+}

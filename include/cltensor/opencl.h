@@ -30,6 +30,14 @@ CLT_API cl_device_id clt_device_cl_device(const clt_device *dev);
  * with no elements. */
 CLT_API clt_status clt_tensor_cl_buffer(const clt_tensor *t, cl_mem *mem, size_t *offset_bytes);
 
+/* A tensor over a caller's buffer, contiguous, row-major, starting at
+ * offset_bytes.  The buffer is retained (clRetainMemObject) and released
+ * when the tensor's last handle goes; it must belong to dev's context and
+ * hold the whole tensor.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_tensor_from_cl_buffer(clt_device *dev, cl_mem mem, size_t offset_bytes,
+                                             clt_dtype dtype, int ndim, const int64_t *shape,
+                                             clt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,7 +11,8 @@
  * give int64, of floating tensors the same dtype (float16 accumulates in
  * float32); mean, var and std need a floating dtype (CLT_ERR_DTYPE_MISMATCH
  * otherwise); max and min keep the dtype; argmax and argmin give int64
- * indices (flat indices for the forms without a dimension).
+ * indices (flat indices for the forms without a dimension) and refuse bool
+ * tensors (CLT_ERR_DTYPE_MISMATCH), as PyTorch does.
  *
  * Empty reductions: sum gives 0, prod 1, mean and var NaN.  max, min,
  * argmax and argmin of no elements fail with CLT_ERR_INVALID_ARGUMENT, as

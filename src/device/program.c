@@ -458,21 +458,6 @@ static clt_status kernel_locked(clt_device *dev, clt__program_entry *p, const ch
     return CLT_OK;
 }
 
-clt_status clt__kernel_get(clt_device *dev, const char *family, const char *options,
-                          const char *kernel, cl_kernel *out)
-{
-    clt_status st = clt__device_open(dev);
-    if (st != CLT_OK)
-        return st;
-    pthread_mutex_lock(&dev->lock);
-    clt__program_entry *p = NULL;
-    st = program_locked(dev, family, options, &p);
-    if (st == CLT_OK)
-        st = kernel_locked(dev, p, kernel, out);
-    pthread_mutex_unlock(&dev->lock);
-    return st;
-}
-
 clt_status clt__launch(clt_device *dev, const char *family, const char *options,
                        const char *kernel, cl_uint work_dim, const size_t *gws,
                        const size_t *lws, size_t nargs, const clt__arg *args)

@@ -1,7 +1,7 @@
-/* elementwise.c: binary and unary elementwise ops: broadcasting, type
- * promotion, device checks, and the launch of cl/elementwise.cl. */
+/* elementwise.c: elementwise ops: type promotion, broadcasting, device and
+ * dtype checks, and launches of cl/elementwise.cl in the variant that suits
+ * the device (vector chunks on CPUs, one element per work-item on GPUs). */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +97,7 @@ void clt__broadcast_strides(const clt_tensor *t, int n, const int64_t *shape, in
     }
 }
 
+
 static bool same_shape(const clt_tensor *t, int n, const int64_t *shape)
 {
     if (t->ndim != n)
@@ -109,26 +110,123 @@ static bool same_shape(const clt_tensor *t, int n, const int64_t *shape)
 
 /* ---- launching ---------------------------------------------------------------- */
 
-static clt_status options(clt_dtype compute, clt_dtype outdt, char **opts)
+/* Program groups of cl/elementwise.cl: each program holds one group so that
+ * a build compiles only the kernels that can serve the call. */
+typedef enum group { G_BIN, G_CMP, G_UN, G_COUNT } group;
+
+/* The build options of a group for compute dtype t, built once and kept for
+ * the life of the process so that a launch formats and allocates nothing. */
+static const char *options(group g, clt_dtype t)
 {
-    clt__strbuf sb = {0};
-    clt__dtype_defs(&sb, "T", compute);
-    clt__dtype_defs(&sb, "O", outdt);
-    *opts = clt__sb_take(&sb);
-    if (*opts == NULL)
-        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "elementwise: out of host memory");
-    return CLT_OK;
+    static const char *defs[G_COUNT] = {" -DEW_BIN", " -DEW_CMP", " -DEW_UN"};
+    static char cache[G_COUNT][CLT_DTYPE_COUNT][512];
+    static int ready[G_COUNT][CLT_DTYPE_COUNT];
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    if (__atomic_load_n(&ready[g][t], __ATOMIC_ACQUIRE))
+        return cache[g][t];
+    const char *res = cache[g][t];
+    pthread_mutex_lock(&lock);
+    if (!ready[g][t]) {
+        clt__strbuf sb = {0};
+        clt__dtype_defs(&sb, "T", t);
+        clt__dtype_defs(&sb, "O", g == G_CMP ? CLT_BOOL : t);
+        clt__sb_printf(&sb, "%s", defs[g]);
+        if (sb.failed || sb.data == NULL || sb.len >= sizeof cache[g][t]) {
+            res = NULL;
+        } else {
+            memcpy(cache[g][t], sb.data, sb.len + 1);
+            __atomic_store_n(&ready[g][t], 1, __ATOMIC_RELEASE);
+        }
+        clt__sb_free(&sb);
+    }
+    pthread_mutex_unlock(&lock);
+    return res;
 }
 
-/* Operands converted to the compute dtype; new handles. */
-static clt_status cast_operand(const clt_tensor *t, clt_dtype dt, clt_tensor **out)
+/* How a launch covers n elements.  GPUs: one element per work-item, 's'
+ * strided or 'c' contiguous.  CPUs: one chunk of `chunk` elements per
+ * work-item in work-groups of one, 't' strided or 'k' contiguous, so that
+ * PoCL runs straight (vector) loops instead of looping over work-items. */
+typedef struct geom {
+    char variant;
+    size_t gws, lws;
+    cl_ulong chunk;
+} geom;
+
+uint64_t clt__chunk_size(const clt_device *dev, int64_t n)
 {
+    if (dev->info.type != CLT_DEVICE_TYPE_CPU)
+        return 0;
+    /* Enough chunks to keep every core busy, each big enough to amortise a
+     * work-group's start and small enough to stay in a core's L2. */
+    uint64_t cu = dev->info.compute_units ? dev->info.compute_units : 1;
+    uint64_t chunk = ((uint64_t)n + 4 * cu - 1) / (4 * cu);
+    chunk = (chunk + 63) & ~(uint64_t)63;
+    if (chunk < 4096)
+        chunk = 4096;
+    if (chunk > 32768)
+        chunk = 32768;
+    return chunk;
+}
+
+static geom geometry(const clt_device *dev, bool contig, int64_t n)
+{
+    geom g = {contig ? 'c' : 's', (size_t)n, 0, clt__chunk_size(dev, n)};
+    if (g.chunk == 0) {
+        g.chunk = 1;
+        return g;
+    }
+    g.variant = contig ? 'k' : 't';
+    g.gws = (size_t)(((uint64_t)n + g.chunk - 1) / g.chunk);
+    g.lws = 1;
+    return g;
+}
+
+static clt_status launch(clt_device *dev, group grp, clt_dtype t, const char *op,
+                         const char *form, const geom *g, size_t nargs, const clt__arg *args)
+{
+    const char *opts = options(grp, t);
+    if (opts == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "elementwise %s: out of host memory", op);
+    char kname[48];
+    size_t lo = strlen(op), lf = strlen(form);
+    if (lo + lf + 3 > sizeof kname)
+        return clt__error(CLT_ERR_INTERNAL, "elementwise: kernel name too long: %s", op);
+    memcpy(kname, op, lo);
+    memcpy(kname + lo, form, lf);
+    kname[lo + lf] = '_';
+    kname[lo + lf + 1] = g->variant;
+    kname[lo + lf + 2] = '\0';
+    return clt__launch(dev, "elementwise", opts, kname, 1, &g->gws, g->lws ? &g->lws : NULL,
+                       nargs, args);
+}
+
+/* A 0-d layout is given one dimension of size 1 (strides 0), which the
+ * chunked strided kernels need and the others do not mind. */
+static void layout_init(clt__layout *L, int n, const int64_t *shape)
+{
+    memset(L, 0, sizeof *L);
+    L->ndim = n > 0 ? n : 1;
+    L->shape[0] = 1;
+    if (n > 0)
+        memcpy(L->shape, shape, sizeof(int64_t) * (size_t)n);
+}
+
+/* t itself when it already has dtype dt, else a contiguous converted copy in
+ * *tmp (released by the caller). */
+static clt_status as_dtype(const clt_tensor *t, clt_dtype dt, clt_tensor **tmp,
+                           const clt_tensor **use)
+{
+    *use = t;
     if (t->dtype == dt)
-        return clt__tensor_view(t, t->ndim, t->shape, t->strides, t->offset, out);
-    return clt__contiguous_as(t, dt, out);
+        return CLT_OK;
+    clt_status st = clt__contiguous_as(t, dt, tmp);
+    if (st == CLT_OK)
+        *use = *tmp;
+    return st;
 }
 
-typedef enum op_kind { ARITH, TRUE_DIV } op_kind;
+typedef enum op_kind { ARITH, TRUE_DIV, NO_BOOL_SUB, POW, COMPARE, EXTREMUM } op_kind;
 
 static clt_dtype compute_dtype(op_kind kind, clt_dtype promoted)
 {
@@ -137,13 +235,21 @@ static clt_dtype compute_dtype(op_kind kind, clt_dtype promoted)
     return promoted;
 }
 
+static clt_status bool_sub_error(const char *fn)
+{
+    return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                      "%s: subtraction, the '-' operator, with a bool tensor is not "
+                      "supported; to invert a mask use clt_logical_not",
+                      fn);
+}
+
 static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
                             const clt_tensor *b, clt_tensor **out, const char *fn)
 {
-    CLT__REQUIRE_ARG(a, fn);
-    CLT__REQUIRE_ARG(b, fn);
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    CLT__REQUIRE_ARG(b, fn);
     clt_status st = clt__same_device(a, b, fn);
     if (st != CLT_OK)
         return st;
@@ -153,42 +259,45 @@ static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
     if (st != CLT_OK)
         return st;
     clt_dtype ct = compute_dtype(kind, result_type(a, b));
+    if (kind == NO_BOOL_SUB && (a->dtype == CLT_BOOL || b->dtype == CLT_BOOL))
+        return bool_sub_error(fn);
+    if (kind == POW && ct == CLT_BOOL)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: pow is not implemented for bool tensors; convert one operand "
+                          "with clt_to_dtype first",
+                          fn);
     st = clt__check_dtype(a->dev, ct, fn);
     if (st != CLT_OK)
         return st;
 
-    clt_tensor *ca = NULL, *cb = NULL, *r = NULL;
-    char *opts = NULL;
-    CLT__TRY(cast_operand(a, ct, &ca));
-    CLT__TRY(cast_operand(b, ct, &cb));
-    CLT__TRY(clt__tensor_new(a->dev, ct, n, shape, &r));
-    CLT__TRY(options(ct, ct, &opts));
+    clt_tensor *ta = NULL, *tb = NULL, *r = NULL;
+    const clt_tensor *ua, *ub;
+    CLT__TRY(as_dtype(a, ct, &ta, &ua));
+    CLT__TRY(as_dtype(b, ct, &tb, &ub));
+    CLT__TRY(clt__tensor_new(a->dev, kind == COMPARE ? CLT_BOOL : ct, n, shape, &r));
     {
         clt__layout L;
-        memset(&L, 0, sizeof L);
-        L.ndim = n;
-        L.off0 = ca->offset;
-        L.off1 = cb->offset;
-        cl_int contig = same_shape(ca, n, shape) && same_shape(cb, n, shape) &&
-                        clt__is_contiguous(ca) && clt__is_contiguous(cb);
-        memcpy(L.shape, shape, sizeof(int64_t) * (size_t)n);
-        clt__broadcast_strides(ca, n, shape, L.s0);
-        clt__broadcast_strides(cb, n, shape, L.s1);
-        cl_mem mo = clt__mem(r), ma = clt__mem(ca), mb = clt__mem(cb);
+        layout_init(&L, n, shape);
+        L.off0 = ua->offset;
+        L.off1 = ub->offset;
+        bool contig = same_shape(ua, n, shape) && same_shape(ub, n, shape) &&
+                      clt__is_contiguous(ua) && clt__is_contiguous(ub);
+        if (!contig) {
+            clt__broadcast_strides(ua, n, shape, L.s0);
+            clt__broadcast_strides(ub, n, shape, L.s1);
+        }
+        geom g = geometry(a->dev, contig, r->numel);
+        cl_mem mo = clt__mem(r), ma = clt__mem(ua), mb = clt__mem(ub);
         cl_ulong cnt = (cl_ulong)r->numel;
-        size_t gws = (size_t)cnt;
-        char kname[64];
-        snprintf(kname, sizeof kname, "%s_tt", op);
-        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(mb), CLT__ARG(cnt),
-                           CLT__ARG(contig), CLT__ARG(L)};
-        CLT__TRY(clt__launch(a->dev, "elementwise", opts, kname, 1, &gws, NULL, 6, args));
+        clt__arg args[] = {CLT__ARG(mo),  CLT__ARG(ma),      CLT__ARG(mb),
+                           CLT__ARG(cnt), CLT__ARG(g.chunk), CLT__ARG(L)};
+        CLT__TRY(launch(a->dev, kind == COMPARE ? G_CMP : G_BIN, ct, op, "_tt", &g, 6, args));
     }
     *out = r;
     r = NULL;
 done:
-    free(opts);
-    clt_tensor_free(ca);
-    clt_tensor_free(cb);
+    clt_tensor_free(ta);
+    clt_tensor_free(tb);
     clt_tensor_free(r);
     return st == CLT_OK ? clt__ok() : st;
 }
@@ -196,131 +305,158 @@ done:
 static clt_status binary_ts(const char *op, op_kind kind, const clt_tensor *a, double s,
                             int reversed, clt_tensor **out, const char *fn)
 {
-    CLT__REQUIRE_ARG(a, fn);
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    if (kind == NO_BOOL_SUB && a->dtype == CLT_BOOL)
+        return bool_sub_error(fn);
     clt_dtype ct = compute_dtype(kind, scalar_result_type(a->dtype, s));
+    if (kind == POW && !reversed && !clt__dtype_is_float(ct) && s < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: integers to negative integer powers are not allowed (%s tensor "
+                          "to the power %g)",
+                          fn, clt_dtype_name(a->dtype), s);
     clt_status st = clt__check_dtype(a->dev, ct, fn);
     if (st != CLT_OK)
         return st;
-    clt_tensor *ca = NULL, *r = NULL;
-    char *opts = NULL;
-    CLT__TRY(cast_operand(a, ct, &ca));
-    CLT__TRY(clt__tensor_new(a->dev, ct, a->ndim, a->shape, &r));
-    CLT__TRY(options(ct, ct, &opts));
+    clt_tensor *ta = NULL, *r = NULL;
+    const clt_tensor *ua;
+    CLT__TRY(as_dtype(a, ct, &ta, &ua));
+    CLT__TRY(clt__tensor_new(a->dev, kind == COMPARE ? CLT_BOOL : ct, a->ndim, a->shape, &r));
     {
         clt__layout L;
-        memset(&L, 0, sizeof L);
-        L.ndim = ca->ndim;
-        L.off0 = ca->offset;
-        memcpy(L.shape, ca->shape, sizeof L.shape);
-        memcpy(L.s0, ca->strides, sizeof L.s0);
-        cl_int contig = clt__is_contiguous(ca);
+        layout_init(&L, ua->ndim, ua->shape);
+        L.off0 = ua->offset;
+        bool contig = clt__is_contiguous(ua);
+        if (!contig)
+            memcpy(L.s0, ua->strides, sizeof(int64_t) * (size_t)ua->ndim);
+        geom g = geometry(a->dev, contig, r->numel);
         cl_int rev = reversed;
-        cl_mem mo = clt__mem(r), ma = clt__mem(ca);
+        cl_mem mo = clt__mem(r), ma = clt__mem(ua);
         cl_ulong cnt = (cl_ulong)r->numel;
         unsigned char sv[8];
         size_t ssize = clt__scalar_arg(ct, s, sv);
-        size_t gws = (size_t)cnt;
-        char kname[64];
-        snprintf(kname, sizeof kname, "%s_ts", op);
-        clt__arg args[] = {CLT__ARG(mo),  CLT__ARG(ma),     {ssize, sv}, CLT__ARG(rev),
-                           CLT__ARG(cnt), CLT__ARG(contig), CLT__ARG(L)};
-        CLT__TRY(clt__launch(a->dev, "elementwise", opts, kname, 1, &gws, NULL, 7, args));
+        clt__arg args[] = {CLT__ARG(mo),  CLT__ARG(ma),      {ssize, sv}, CLT__ARG(rev),
+                           CLT__ARG(cnt), CLT__ARG(g.chunk), CLT__ARG(L)};
+        CLT__TRY(launch(a->dev, kind == COMPARE ? G_CMP : G_BIN, ct, op, "_ts", &g, 7, args));
     }
     *out = r;
     r = NULL;
 done:
-    free(opts);
-    clt_tensor_free(ca);
+    clt_tensor_free(ta);
     clt_tensor_free(r);
     return st == CLT_OK ? clt__ok() : st;
 }
 
-static clt_status unary(const char *op, const clt_tensor *a, clt_tensor **out, const char *fn)
+/* How a unary op types its result: KEEP keeps the dtype (bool refused),
+ * FLOAT computes integer and bool input in float32 as torch.exp does,
+ * FLOAT_ONLY refuses them as torch's gelu does, LOGICAL gives bool. */
+typedef enum unary_kind { KEEP, FLOAT, FLOAT_ONLY, LOGICAL } unary_kind;
+
+static clt_status unary(const char *op, unary_kind kind, const clt_tensor *a, clt_tensor **out,
+                        const char *fn)
 {
-    CLT__REQUIRE_ARG(a, fn);
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
-    clt_tensor *r = NULL;
-    char *opts = NULL;
-    clt_status st = CLT_OK;
-    CLT__TRY(clt__tensor_new(a->dev, a->dtype, a->ndim, a->shape, &r));
-    CLT__TRY(options(a->dtype, a->dtype, &opts));
+    CLT__REQUIRE_ARG(a, fn);
+    if (kind == KEEP && a->dtype == CLT_BOOL)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: not supported for bool tensors", fn);
+    if (kind == FLOAT_ONLY && !clt__dtype_is_float(a->dtype))
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: not implemented for %s tensors; it needs a floating-point "
+                          "dtype (convert with clt_to_dtype)",
+                          fn, clt_dtype_name(a->dtype));
+    clt_dtype ct = kind == FLOAT && !clt__dtype_is_float(a->dtype) ? CLT_FLOAT32 : a->dtype;
+    clt_status st = clt__check_dtype(a->dev, ct, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *ta = NULL, *r = NULL;
+    const clt_tensor *ua;
+    CLT__TRY(as_dtype(a, ct, &ta, &ua));
+    CLT__TRY(clt__tensor_new(a->dev, kind == LOGICAL ? CLT_BOOL : ct, a->ndim, a->shape, &r));
     {
         clt__layout L;
-        memset(&L, 0, sizeof L);
-        L.ndim = a->ndim;
-        L.off0 = a->offset;
-        memcpy(L.shape, a->shape, sizeof L.shape);
-        memcpy(L.s0, a->strides, sizeof L.s0);
-        cl_int contig = clt__is_contiguous(a);
-        cl_mem mo = clt__mem(r), ma = clt__mem(a);
+        layout_init(&L, ua->ndim, ua->shape);
+        L.off0 = ua->offset;
+        bool contig = clt__is_contiguous(ua);
+        if (!contig)
+            memcpy(L.s0, ua->strides, sizeof(int64_t) * (size_t)ua->ndim);
+        geom g = geometry(a->dev, contig, r->numel);
+        cl_mem mo = clt__mem(r), ma = clt__mem(ua);
         cl_ulong cnt = (cl_ulong)r->numel;
-        size_t gws = (size_t)cnt;
-        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(cnt), CLT__ARG(contig),
+        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(cnt), CLT__ARG(g.chunk),
                            CLT__ARG(L)};
-        CLT__TRY(clt__launch(a->dev, "elementwise", opts, op, 1, &gws, NULL, 5, args));
+        CLT__TRY(launch(a->dev, kind == LOGICAL ? G_CMP : G_UN, ct, op, "", &g, 5, args));
     }
     *out = r;
     r = NULL;
 done:
-    free(opts);
+    clt_tensor_free(ta);
     clt_tensor_free(r);
     return st == CLT_OK ? clt__ok() : st;
 }
 
 /* ---- public entry points -------------------------------------------------------- */
 
-clt_status clt_add(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
-{
-    return binary_tt("add", ARITH, a, b, out, "clt_add");
-}
+#define BINARY_TT(fname, op, kind)                                                  \
+    clt_status clt_##fname(const clt_tensor *a, const clt_tensor *b, clt_tensor **out) \
+    {                                                                               \
+        return binary_tt(#op, kind, a, b, out, "clt_" #fname);                      \
+    }
 
-clt_status clt_sub(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
-{
-    return binary_tt("sub", ARITH, a, b, out, "clt_sub");
-}
+#define BINARY_TS(fname, op, kind, reversed)                                        \
+    clt_status clt_##fname(const clt_tensor *a, double s, clt_tensor **out)         \
+    {                                                                               \
+        return binary_ts(#op, kind, a, s, reversed, out, "clt_" #fname);            \
+    }
 
-clt_status clt_mul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
-{
-    return binary_tt("mul", ARITH, a, b, out, "clt_mul");
-}
+#define UNARY(fname, kind)                                                          \
+    clt_status clt_##fname(const clt_tensor *a, clt_tensor **out)                   \
+    {                                                                               \
+        return unary(#fname, kind, a, out, "clt_" #fname);                          \
+    }
 
-clt_status clt_div(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
-{
-    return binary_tt("div", TRUE_DIV, a, b, out, "clt_div");
-}
+BINARY_TT(add, add, ARITH)
+BINARY_TT(sub, sub, NO_BOOL_SUB)
+BINARY_TT(mul, mul, ARITH)
+BINARY_TT(div, div, TRUE_DIV)
+BINARY_TT(pow, pow, POW)
+BINARY_TT(maximum, maximum, EXTREMUM)
+BINARY_TT(minimum, minimum, EXTREMUM)
+BINARY_TT(eq, eq, COMPARE)
+BINARY_TT(ne, ne, COMPARE)
+BINARY_TT(lt, lt, COMPARE)
+BINARY_TT(le, le, COMPARE)
+BINARY_TT(gt, gt, COMPARE)
+BINARY_TT(ge, ge, COMPARE)
 
-clt_status clt_add_scalar(const clt_tensor *a, double s, clt_tensor **out)
-{
-    return binary_ts("add", ARITH, a, s, 0, out, "clt_add_scalar");
-}
+BINARY_TS(add_scalar, add, ARITH, 0)
+BINARY_TS(sub_scalar, sub, NO_BOOL_SUB, 0)
+BINARY_TS(rsub_scalar, sub, NO_BOOL_SUB, 1)
+BINARY_TS(mul_scalar, mul, ARITH, 0)
+BINARY_TS(div_scalar, div, TRUE_DIV, 0)
+BINARY_TS(rdiv_scalar, div, TRUE_DIV, 1)
+BINARY_TS(pow_scalar, pow, POW, 0)
+BINARY_TS(rpow_scalar, pow, POW, 1)
+BINARY_TS(eq_scalar, eq, COMPARE, 0)
+BINARY_TS(ne_scalar, ne, COMPARE, 0)
+BINARY_TS(lt_scalar, lt, COMPARE, 0)
+BINARY_TS(le_scalar, le, COMPARE, 0)
+BINARY_TS(gt_scalar, gt, COMPARE, 0)
+BINARY_TS(ge_scalar, ge, COMPARE, 0)
 
-clt_status clt_sub_scalar(const clt_tensor *a, double s, clt_tensor **out)
-{
-    return binary_ts("sub", ARITH, a, s, 0, out, "clt_sub_scalar");
-}
-
-clt_status clt_rsub_scalar(const clt_tensor *a, double s, clt_tensor **out)
-{
-    return binary_ts("sub", ARITH, a, s, 1, out, "clt_rsub_scalar");
-}
-
-clt_status clt_mul_scalar(const clt_tensor *a, double s, clt_tensor **out)
-{
-    return binary_ts("mul", ARITH, a, s, 0, out, "clt_mul_scalar");
-}
-
-clt_status clt_div_scalar(const clt_tensor *a, double s, clt_tensor **out)
-{
-    return binary_ts("div", TRUE_DIV, a, s, 0, out, "clt_div_scalar");
-}
-
-clt_status clt_rdiv_scalar(const clt_tensor *a, double s, clt_tensor **out)
-{
-    return binary_ts("div", TRUE_DIV, a, s, 1, out, "clt_rdiv_scalar");
-}
+UNARY(abs, KEEP)
+UNARY(relu, KEEP)
+UNARY(exp, FLOAT)
+UNARY(log, FLOAT)
+UNARY(sqrt, FLOAT)
+UNARY(rsqrt, FLOAT)
+UNARY(sin, FLOAT)
+UNARY(cos, FLOAT)
+UNARY(tanh, FLOAT)
+UNARY(sigmoid, FLOAT)
+UNARY(gelu, FLOAT_ONLY)
+UNARY(logical_not, LOGICAL)
 
 clt_status clt_neg(const clt_tensor *a, clt_tensor **out)
 {
@@ -329,7 +465,121 @@ clt_status clt_neg(const clt_tensor *a, clt_tensor **out)
             *out = NULL;
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
                           "clt_neg: negation, the '-' operator, on a bool tensor is not "
-                          "supported; use a logical not instead");
+                          "supported; use clt_logical_not instead");
     }
-    return unary("neg", a, out, "clt_neg");
+    return unary("neg", KEEP, a, out, "clt_neg");
+}
+
+clt_status clt_clamp(const clt_tensor *a, const double *min, const double *max,
+                     clt_tensor **out)
+{
+    const char *fn = "clt_clamp";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    if (min == NULL && max == NULL)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: at least one of 'min' or 'max' must not be NULL", fn);
+    clt_dtype ct = a->dtype;
+    if (min)
+        ct = clt_promote_types(ct, scalar_result_type(a->dtype, *min));
+    if (max)
+        ct = clt_promote_types(ct, scalar_result_type(a->dtype, *max));
+    clt_status st = clt__check_dtype(a->dev, ct, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *ta = NULL, *r = NULL;
+    const clt_tensor *ua;
+    CLT__TRY(as_dtype(a, ct, &ta, &ua));
+    CLT__TRY(clt__tensor_new(a->dev, ct, a->ndim, a->shape, &r));
+    {
+        clt__layout L;
+        layout_init(&L, ua->ndim, ua->shape);
+        L.off0 = ua->offset;
+        bool contig = clt__is_contiguous(ua);
+        if (!contig)
+            memcpy(L.s0, ua->strides, sizeof(int64_t) * (size_t)ua->ndim);
+        geom g = geometry(a->dev, contig, r->numel);
+        cl_int has_lo = min != NULL, has_hi = max != NULL;
+        unsigned char lo[8], hi[8];
+        size_t size = clt__scalar_arg(ct, min ? *min : 0, lo);
+        clt__scalar_arg(ct, max ? *max : 0, hi);
+        cl_mem mo = clt__mem(r), ma = clt__mem(ua);
+        cl_ulong cnt = (cl_ulong)r->numel;
+        clt__arg args[] = {CLT__ARG(mo),     CLT__ARG(ma),     {size, lo},
+                           {size, hi},       CLT__ARG(has_lo), CLT__ARG(has_hi),
+                           CLT__ARG(cnt),    CLT__ARG(g.chunk), CLT__ARG(L)};
+        CLT__TRY(launch(a->dev, G_BIN, ct, "clamp", "", &g, 9, args));
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(ta);
+    clt_tensor_free(r);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_where(const clt_tensor *cond, const clt_tensor *a, const clt_tensor *b,
+                     clt_tensor **out)
+{
+    const char *fn = "clt_where";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(cond, fn);
+    CLT__REQUIRE_ARG(a, fn);
+    CLT__REQUIRE_ARG(b, fn);
+    if (cond->dtype != CLT_BOOL)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: expected condition to be a bool tensor, but got a tensor with "
+                          "dtype %s",
+                          fn, clt_dtype_name(cond->dtype));
+    clt_status st = clt__same_device(cond, a, fn);
+    if (st == CLT_OK)
+        st = clt__same_device(cond, b, fn);
+    if (st != CLT_OK)
+        return st;
+    int n1 = 0, n = 0;
+    int64_t s1[CLT_MAX_DIMS], shape[CLT_MAX_DIMS];
+    st = clt__broadcast_shapes(cond->ndim, cond->shape, a->ndim, a->shape, &n1, s1, fn);
+    if (st == CLT_OK)
+        st = clt__broadcast_shapes(n1, s1, b->ndim, b->shape, &n, shape, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_dtype ct = result_type(a, b);
+    st = clt__check_dtype(a->dev, ct, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *ta = NULL, *tb = NULL, *r = NULL;
+    const clt_tensor *ua, *ub;
+    CLT__TRY(as_dtype(a, ct, &ta, &ua));
+    CLT__TRY(as_dtype(b, ct, &tb, &ub));
+    CLT__TRY(clt__tensor_new(a->dev, ct, n, shape, &r));
+    {
+        clt__layout L;
+        layout_init(&L, n, shape);
+        L.off0 = cond->offset;
+        L.off1 = ua->offset;
+        L.off2 = ub->offset;
+        bool contig = same_shape(cond, n, shape) && same_shape(ua, n, shape) &&
+                      same_shape(ub, n, shape) && clt__is_contiguous(cond) &&
+                      clt__is_contiguous(ua) && clt__is_contiguous(ub);
+        if (!contig) {
+            clt__broadcast_strides(cond, n, shape, L.s0);
+            clt__broadcast_strides(ua, n, shape, L.s1);
+            clt__broadcast_strides(ub, n, shape, L.s2);
+        }
+        geom g = geometry(a->dev, contig, r->numel);
+        cl_mem mo = clt__mem(r), mc = clt__mem(cond), ma = clt__mem(ua), mb = clt__mem(ub);
+        cl_ulong cnt = (cl_ulong)r->numel;
+        clt__arg args[] = {CLT__ARG(mo),  CLT__ARG(mc),      CLT__ARG(ma), CLT__ARG(mb),
+                           CLT__ARG(cnt), CLT__ARG(g.chunk), CLT__ARG(L)};
+        CLT__TRY(launch(a->dev, G_BIN, ct, "where", "", &g, 7, args));
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(ta);
+    clt_tensor_free(tb);
+    clt_tensor_free(r);
+    return st == CLT_OK ? clt__ok() : st;
 }

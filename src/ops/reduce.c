@@ -277,6 +277,10 @@ static clt_status check_kind_dtype(kind k, clt_dtype dt, const char *fn)
 {
     if (clt__dtype_is_float(dt))
         return CLT_OK;
+    /* PyTorch has no argmax/argmin kernel for bool (pytorch/pytorch#35529). */
+    if ((k == K_ARGMAX || k == K_ARGMIN) && dt == CLT_BOOL)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: \"%s\" not implemented for bool tensors",
+                          fn, kind_names[k]);
     if (k == K_MEAN)
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
                           "%s: could not infer output dtype. Input dtype must be either a "

@@ -59,7 +59,10 @@ static void storage_release(clt__storage *s)
     if (s == NULL)
         return;
     if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-        clt__buffer_release(s->dev, s->mem, s->bytes);
+        if (s->foreign)
+            clReleaseMemObject(s->mem); /* a caller's buffer never enters the pool */
+        else
+            clt__buffer_release(s->dev, s->mem, s->bytes);
         free(s);
     }
 }
@@ -147,23 +150,59 @@ void clt_tensor_free(clt_tensor *t)
 
 /* ---- fills ------------------------------------------------------------------ */
 
+
+/* Build options of the fill (prefix T) and copy (prefixes S and D) programs,
+ * formatted once per dtype (pair) so that launches allocate nothing. */
+static const char *cached_options(clt_dtype s, clt_dtype d)
+{
+    static char cache[CLT_DTYPE_COUNT + 1][CLT_DTYPE_COUNT][384];
+    static int ready[CLT_DTYPE_COUNT + 1][CLT_DTYPE_COUNT];
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    int si = s == CLT_DTYPE_COUNT ? CLT_DTYPE_COUNT : (int)s;
+    if (__atomic_load_n(&ready[si][d], __ATOMIC_ACQUIRE))
+        return cache[si][d];
+    const char *res = cache[si][d];
+    pthread_mutex_lock(&lock);
+    if (!ready[si][d]) {
+        clt__strbuf sb = {0};
+        if (s == CLT_DTYPE_COUNT) {
+            clt__dtype_defs(&sb, "T", d);
+        } else {
+            clt__dtype_defs(&sb, "S", s);
+            clt__dtype_defs(&sb, "D", d);
+        }
+        if (sb.failed || sb.data == NULL || sb.len >= sizeof cache[si][d]) {
+            res = NULL;
+        } else {
+            memcpy(cache[si][d], sb.data, sb.len + 1);
+            __atomic_store_n(&ready[si][d], 1, __ATOMIC_RELEASE);
+        }
+        clt__sb_free(&sb);
+    }
+    pthread_mutex_unlock(&lock);
+    if (res == NULL)
+        clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "kernel options: out of host memory");
+    return res;
+}
+
 static clt_status fill(clt_tensor *t, double value)
 {
-    clt__strbuf opts = {0};
-    clt__dtype_defs(&opts, "T", t->dtype);
-    if (opts.failed) {
-        clt__sb_free(&opts);
-        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "fill: out of host memory");
-    }
+    const char *opts = cached_options(CLT_DTYPE_COUNT, t->dtype);
+    if (opts == NULL)
+        return CLT_ERR_OUT_OF_HOST_MEMORY;
     cl_mem mem = clt__mem(t);
     cl_ulong n = (cl_ulong)t->numel;
     unsigned char v[8];
     size_t vsize = clt__scalar_arg(t->dtype, value, v);
+    cl_ulong chunk = clt__chunk_size(t->dev, t->numel);
+    if (chunk) {
+        size_t gws = (size_t)((n + chunk - 1) / chunk), lws = 1;
+        clt__arg args[] = {CLT__ARG(mem), CLT__ARG(n), {vsize, v}, CLT__ARG(chunk)};
+        return clt__launch(t->dev, "fill", opts, "fill_chunk", 1, &gws, &lws, 4, args);
+    }
     clt__arg args[] = {CLT__ARG(mem), CLT__ARG(n), {vsize, v}};
     size_t gws = (size_t)n;
-    clt_status st = clt__launch(t->dev, "fill", opts.data, "fill", 1, &gws, NULL, 3, args);
-    clt__sb_free(&opts);
-    return st;
+    return clt__launch(t->dev, "fill", opts, "fill", 1, &gws, NULL, 3, args);
 }
 
 static clt_status check_create(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
@@ -222,15 +261,33 @@ clt_status clt_arange(clt_device *dev, clt_dtype dtype, double start, double end
     clt_status st = check_create(dev, dtype, 0, NULL, out, "clt_arange");
     if (st != CLT_OK)
         return st;
-    if (step == 0 || isnan(step) || isnan(start) || isnan(end) || isinf(start) || isinf(end))
+    if (isnan(step) || isnan(start) || isnan(end) || isinf(start) || isinf(end))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "clt_arange: invalid range start=%g end=%g step=%g", start, end, step);
-    if ((end - start) / step < 0)
+    if (dtype == CLT_BOOL)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH, "clt_arange: not implemented for bool");
+    /* Integer dtypes work on start, end and step truncated to integers, as
+     * PyTorch's kernel does (it casts them to its integer accumulator); only
+     * int64 also counts the elements from the truncated values. */
+    bool integral = !clt__dtype_is_float(dtype);
+    double span = end - start, count_step = step;
+    if (integral) {
+        double xs = trunc(start), xe = trunc(end);
+        step = trunc(step);
+        if (dtype == CLT_INT64) {
+            span = xe - xs;
+            count_step = step;
+        }
+        start = xs;
+    }
+    if (step == 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "clt_arange: step must be nonzero");
+    if (span / count_step < 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "clt_arange: upper bound and larger bound inconsistent with step sign "
                           "(start=%g, end=%g, step=%g)",
                           start, end, step);
-    double count = ceil((end - start) / step);
+    double count = ceil(span / count_step);
     if (count > 9.2e18)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "clt_arange: %g elements is too many", count);
     int64_t n = (int64_t)count;
@@ -245,7 +302,6 @@ clt_status clt_arange(clt_device *dev, clt_dtype dtype, double start, double end
     cl_mem mem = clt__mem(t);
     cl_ulong un = (cl_ulong)n;
     size_t gws = (size_t)n;
-    bool integral = !clt__dtype_is_float(dtype) && start == floor(start) && step == floor(step);
     if (integral) {
         cl_long s0 = (cl_long)start, s1 = (cl_long)step;
         clt__arg args[] = {CLT__ARG(mem), CLT__ARG(un), CLT__ARG(s0), CLT__ARG(s1)};
@@ -274,37 +330,36 @@ clt_status clt__copy_into(clt_tensor *dst, const clt_tensor *src)
 {
     if (src->numel == 0)
         return CLT_OK;
-    clt__strbuf opts = {0};
-    clt__dtype_defs(&opts, "S", src->dtype);
-    clt__dtype_defs(&opts, "D", dst->dtype);
-    if (opts.failed) {
-        clt__sb_free(&opts);
-        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "copy: out of host memory");
-    }
+    const char *opts = cached_options(src->dtype, dst->dtype);
+    if (opts == NULL)
+        return CLT_ERR_OUT_OF_HOST_MEMORY;
     cl_mem dmem = clt__mem(dst), smem = clt__mem(src);
     cl_ulong doff = (cl_ulong)dst->offset, n = (cl_ulong)src->numel;
     size_t gws = (size_t)n;
-    clt_status st;
     if (clt__is_contiguous(src)) {
         cl_ulong soff = (cl_ulong)src->offset;
+        cl_ulong chunk = clt__chunk_size(dst->dev, src->numel);
+        if (chunk) {
+            size_t groups = (size_t)((n + chunk - 1) / chunk), lws = 1;
+            clt__arg args[] = {CLT__ARG(dmem), CLT__ARG(doff), CLT__ARG(smem),
+                               CLT__ARG(soff), CLT__ARG(n),    CLT__ARG(chunk)};
+            return clt__launch(dst->dev, "copy", opts, "copy_chunk", 1, &groups, &lws, 6, args);
+        }
         clt__arg args[] = {CLT__ARG(dmem), CLT__ARG(doff), CLT__ARG(smem), CLT__ARG(soff),
                            CLT__ARG(n)};
-        st = clt__launch(dst->dev, "copy", opts.data, "copy_contig", 1, &gws, NULL, 5, args);
-    } else {
-        clt__layout L;
-        memset(&L, 0, sizeof L);
-        L.ndim = src->ndim;
-        L.off0 = src->offset;
-        for (int d = 0; d < src->ndim; d++) {
-            L.shape[d] = src->shape[d];
-            L.s0[d] = src->strides[d];
-        }
-        clt__arg args[] = {CLT__ARG(dmem), CLT__ARG(doff), CLT__ARG(smem), CLT__ARG(n),
-                           CLT__ARG(L)};
-        st = clt__launch(dst->dev, "copy", opts.data, "copy_strided", 1, &gws, NULL, 5, args);
+        return clt__launch(dst->dev, "copy", opts, "copy_contig", 1, &gws, NULL, 5, args);
     }
-    clt__sb_free(&opts);
-    return st;
+    clt__layout L;
+    memset(&L, 0, sizeof L);
+    L.ndim = src->ndim;
+    L.off0 = src->offset;
+    for (int d = 0; d < src->ndim; d++) {
+        L.shape[d] = src->shape[d];
+        L.s0[d] = src->strides[d];
+    }
+    clt__arg args[] = {CLT__ARG(dmem), CLT__ARG(doff), CLT__ARG(smem), CLT__ARG(n),
+                       CLT__ARG(L)};
+    return clt__launch(dst->dev, "copy", opts, "copy_strided", 1, &gws, NULL, 5, args);
 }
 
 clt_status clt__contiguous_as(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)

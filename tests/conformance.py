@@ -1,0 +1,1372 @@
+#!/usr/bin/python3
+"""conformance.py: compares cltensor's public API with PyTorch case by case.
+
+Run with an interpreter that has torch and numpy (/usr/bin/python3 here):
+    /usr/bin/python3 tests/conformance.py /tmp/bld/.libs/libcltensor.so
+The library path may also come from CLTENSOR_LIB.  Prints one line per
+failing case and "N passed, M failed"; exits 0 when torch is missing.
+"""
+import ctypes as C
+import math
+import os
+import sys
+
+try:
+    import numpy as np
+    import torch
+except Exception as e:  # pragma: no cover
+    print("conformance: skipped, cannot import torch/numpy: %s" % e)
+    sys.exit(0)
+
+os.environ.setdefault("POCL_DEVICES", "pthread basic")
+LIBPATH = (sys.argv[1] if len(sys.argv) > 1 else
+           os.environ.get("CLTENSOR_LIB", "src/.libs/libcltensor.so"))
+L = C.CDLL(LIBPATH)
+
+P = C.c_void_p
+PP = C.POINTER(C.c_void_p)
+I64P = C.POINTER(C.c_int64)
+st_ = C.c_int
+
+F32, F64, F16, I32, I64, U8, BOOL = range(7)
+T2C = {torch.float32: F32, torch.float64: F64, torch.int32: I32,
+       torch.int64: I64, torch.uint8: U8, torch.bool: BOOL}
+C2T = {v: k for k, v in T2C.items()}
+C2NP = {F32: np.float32, F64: np.float64, I32: np.int32, I64: np.int64,
+        U8: np.uint8, BOOL: np.bool_}
+DTYPES = [torch.float32, torch.float64, torch.int32, torch.int64, torch.uint8, torch.bool]
+FLOATS = [torch.float32, torch.float64]
+
+
+def proto(name, args, res=st_):
+    f = getattr(L, name)
+    f.argtypes = args
+    f.restype = res
+    return f
+
+
+proto("clt_device_get", [C.c_char_p, PP])
+proto("clt_last_error", [], C.c_char_p)
+proto("clt_tensor_from_host", [P, C.c_int, C.c_int, I64P, P, PP])
+proto("clt_tensor_free", [P], None)
+proto("clt_tensor_ndim", [P], C.c_int)
+proto("clt_tensor_shape", [P], I64P)
+proto("clt_tensor_dtype", [P], C.c_int)
+proto("clt_tensor_nbytes", [P], C.c_size_t)
+proto("clt_tensor_numel", [P], C.c_int64)
+proto("clt_tensor_read", [P, P, C.c_size_t])
+proto("clt_result_type", [P, P, C.POINTER(C.c_int)])
+proto("clt_promote_types", [C.c_int, C.c_int], C.c_int)
+proto("clt_to_dtype", [P, C.c_int, PP])
+proto("clt_clone", [P, PP])
+proto("clt_to", [P, P, PP])
+proto("clt_full", [P, C.c_int, C.c_int, I64P, C.c_double, PP])
+proto("clt_arange", [P, C.c_int, C.c_double, C.c_double, C.c_double, PP])
+BIN = ["add", "sub", "mul", "div", "pow", "maximum", "minimum",
+       "eq", "ne", "lt", "le", "gt", "ge"]
+for n in BIN:
+    proto("clt_" + n, [P, P, PP])
+SCAL = ["add", "sub", "rsub", "mul", "div", "rdiv", "pow", "rpow",
+        "eq", "ne", "lt", "le", "gt", "ge"]
+for n in SCAL:
+    proto("clt_%s_scalar" % n, [P, C.c_double, PP])
+UN = ["neg", "abs", "relu", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh",
+      "sigmoid", "gelu", "logical_not"]
+for n in UN:
+    proto("clt_" + n, [P, PP])
+proto("clt_where", [P, P, P, PP])
+proto("clt_clamp", [P, C.POINTER(C.c_double), C.POINTER(C.c_double), PP])
+for n in ["sum", "mean", "prod", "max", "min", "argmax", "argmin"]:
+    proto("clt_" + n, [P, PP])
+    proto("clt_%s_dim" % n, [P, C.c_int, C.c_int, PP])
+for n in ["var", "std"]:
+    proto("clt_" + n, [P, C.c_double, PP])
+    proto("clt_%s_dim" % n, [P, C.c_int, C.c_double, C.c_int, PP])
+proto("clt_matmul", [P, P, PP])
+proto("clt_softmax", [P, C.c_int, PP])
+proto("clt_log_softmax", [P, C.c_int, PP])
+proto("clt_view", [P, C.c_int, I64P, PP])
+proto("clt_reshape", [P, C.c_int, I64P, PP])
+proto("clt_flatten", [P, C.c_int, C.c_int, PP])
+proto("clt_transpose", [P, C.c_int, C.c_int, PP])
+proto("clt_permute", [P, C.c_int, C.POINTER(C.c_int), PP])
+proto("clt_narrow", [P, C.c_int, C.c_int64, C.c_int64, PP])
+proto("clt_slice", [P, C.c_int, C.c_int64, C.c_int64, C.c_int64, PP])
+proto("clt_squeeze", [P, C.c_int, PP])
+proto("clt_squeeze_all", [P, PP])
+proto("clt_unsqueeze", [P, C.c_int, PP])
+proto("clt_expand", [P, C.c_int, I64P, PP])
+proto("clt_contiguous", [P, PP])
+proto("clt_cat", [C.POINTER(P), C.c_size_t, C.c_int, PP])
+proto("clt_stack", [C.POINTER(P), C.c_size_t, C.c_int, PP])
+proto("clt_generator_new", [C.c_uint64, PP])
+proto("clt_generator_free", [P], None)
+proto("clt_manual_seed", [P, C.c_uint64], None)
+proto("clt_generator_offset", [P], C.c_uint64)
+proto("clt_generator_set_offset", [P, C.c_uint64], None)
+proto("clt_rand", [P, P, C.c_int, C.c_int, I64P, PP])
+proto("clt_randn", [P, P, C.c_int, C.c_int, I64P, PP])
+proto("clt_randint", [P, P, C.c_int64, C.c_int64, C.c_int, C.c_int, I64P, PP])
+
+DEV = P()
+if L.clt_device_get(os.environ.get("CONFORMANCE_DEVICE", "cpu").encode(), C.byref(DEV)) != 0:
+    print("conformance: skipped, no cpu OpenCL device: %s" % L.clt_last_error())
+    sys.exit(0)
+
+PASSED = 0
+FAILED = []
+VERBOSE = os.environ.get("CONFORMANCE_VERBOSE")
+
+
+def fail(name, why):
+    FAILED.append(name)
+    print("FAIL %s: %s" % (name, why))
+
+
+def shape_arr(shape):
+    return (C.c_int64 * max(1, len(shape)))(*shape)
+
+
+def upload(t):
+    """A cltensor copy of the torch tensor t (contiguous)."""
+    a = np.array(t.detach().cpu().numpy(), order="C", copy=True)
+    out = P()
+    sh = shape_arr(a.shape)
+    data = a.ctypes.data_as(P) if a.size else None
+    st = L.clt_tensor_from_host(DEV, T2C[t.dtype], a.ndim, sh if a.ndim else None, data,
+                                C.byref(out))
+    if st:
+        raise RuntimeError("upload failed: %s" % L.clt_last_error())
+    return out
+
+
+def download(p):
+    nd = L.clt_tensor_ndim(p)
+    shp = L.clt_tensor_shape(p)
+    shape = tuple(shp[i] for i in range(nd))
+    dt = L.clt_tensor_dtype(p)
+    if dt not in C2NP:
+        return None, shape, dt
+    a = np.empty(shape, dtype=C2NP[dt])
+    if a.size:
+        st = L.clt_tensor_read(p, a.ctypes.data_as(P), a.nbytes)
+        if st:
+            raise RuntimeError("read failed: %s" % L.clt_last_error())
+    return a, shape, dt
+
+
+class In:
+    """An input: a torch tensor plus how to make the cltensor twin (a view
+    chain applied to an uploaded base, so that non-contiguous layouts reach
+    the library)."""
+
+    def __init__(self, t, how=None):
+        self.t, self.how = t, how
+
+    def build(self, keep):
+        if self.how is None:
+            p = upload(self.t)
+            keep.append(p)
+            return self.t, p
+        kind = self.how[0]
+        if kind == "T":  # transpose of a contiguous tensor
+            base = self.t.transpose(-1, -2).contiguous()
+            p = upload(base)
+            keep.append(p)
+            q = P()
+            assert L.clt_transpose(p, -1, -2, C.byref(q)) == 0
+            keep.append(q)
+            return base.transpose(-1, -2), q
+        if kind == "S":  # slice dim of a bigger tensor
+            _, dim, start, end, step = self.how
+            p = upload(self.t)
+            keep.append(p)
+            q = P()
+            assert L.clt_slice(p, dim, start, end, step, C.byref(q)) == 0, L.clt_last_error()
+            keep.append(q)
+            idx = [slice(None)] * self.t.dim()
+            idx[dim] = slice(start, end if end < 2**62 else None, step)
+            return self.t[tuple(idx)], q
+        if kind == "E":  # expand
+            shape = self.how[1]
+            p = upload(self.t)
+            keep.append(p)
+            q = P()
+            assert L.clt_expand(p, len(shape), shape_arr(shape), C.byref(q)) == 0
+            keep.append(q)
+            return self.t.expand(*shape), q
+        if kind == "V":  # a chain of view ops on an uploaded base
+            t = self.t
+            p = upload(t)
+            keep.append(p)
+            for op in self.how[1]:
+                q = P()
+                if op[0] == "slice":
+                    _, d, a, b, stp = op
+                    st = L.clt_slice(p, d, a, b, stp, C.byref(q))
+                    idx = [slice(None)] * t.dim()
+                    idx[d] = slice(a, b, stp)
+                    t = t[tuple(idx)]
+                elif op[0] == "T":
+                    st = L.clt_transpose(p, op[1], op[2], C.byref(q))
+                    t = t.transpose(op[1], op[2])
+                elif op[0] == "E":
+                    st = L.clt_expand(p, len(op[1]), shape_arr(op[1]), C.byref(q))
+                    t = t.expand(*op[1])
+                elif op[0] == "narrow":
+                    st = L.clt_narrow(p, op[1], op[2], op[3], C.byref(q))
+                    t = t.narrow(op[1], op[2], op[3])
+                elif op[0] == "perm":
+                    st = L.clt_permute(p, len(op[1]), (C.c_int * len(op[1]))(*op[1]), C.byref(q))
+                    t = t.permute(*op[1])
+                elif op[0] == "unsq":
+                    st = L.clt_unsqueeze(p, op[1], C.byref(q))
+                    t = t.unsqueeze(op[1])
+                elif op[0] == "sq":
+                    st = L.clt_squeeze(p, op[1], C.byref(q))
+                    t = t.squeeze(op[1])
+                else:
+                    raise ValueError(op)
+                assert st == 0, L.clt_last_error()
+                keep.append(q)
+                p = q
+            return t, p
+        raise ValueError(kind)
+
+
+def as_in(x):
+    return x if isinstance(x, In) else In(x)
+
+
+TOL = {  # (rtol, atol) for float32, float64
+    "exact": ((0, 0), (0, 0)),
+    "ew": ((2e-7, 0), (1e-15, 0)),
+    "tr": ((4e-6, 1e-7), (1e-13, 1e-15)),
+    "red": ((5e-5, 1e-5), (1e-11, 1e-12)),
+    "mm": ((2e-4, 1e-4), (1e-11, 1e-11)),
+    # torch's float32 gelu loses ~2e-7 absolute in the left tail (1 + erf)
+    "gelu": ((4e-6, 5e-7), (1e-13, 1e-15)),
+}
+
+
+def compare_values(name, exp, got, tol, signed_zero):
+    e = exp.detach().cpu().numpy()
+    if e.dtype == np.bool_ or e.dtype.kind in "iu" or tol == "exact":
+        if e.dtype.kind == "f":
+            same = (e == got) | (np.isnan(e) & np.isnan(got))
+        else:
+            same = e == got
+        if not np.all(same):
+            bad = np.argwhere(~same)[:3]
+            return fail(name, "values differ at %s: torch %s, cltensor %s" % (
+                bad.tolist(), [e[tuple(i)] for i in bad], [got[tuple(i)] for i in bad]))
+    else:
+        rtol, atol = TOL[tol][0 if e.dtype == np.float32 else 1]
+        en, gn = np.isnan(e), np.isnan(got)
+        if not np.array_equal(en, gn):
+            bad = np.argwhere(en != gn)[:3]
+            return fail(name, "NaN positions differ at %s: torch %s, cltensor %s" % (
+                bad.tolist(), [e[tuple(i)] for i in bad], [got[tuple(i)] for i in bad]))
+        ef, gf = e.astype(np.float64), got.astype(np.float64)
+        inf = np.isinf(ef) | np.isinf(gf)
+        with np.errstate(invalid="ignore"):
+            ok = np.where(inf, ef == gf, np.abs(ef - gf) <= atol + rtol * np.abs(ef))
+        ok |= en
+        if not np.all(ok):
+            bad = np.argwhere(~ok)[:3]
+            return fail(name, "values differ at %s: torch %s, cltensor %s" % (
+                bad.tolist(), [repr(e[tuple(i)]) for i in bad],
+                [repr(got[tuple(i)]) for i in bad]))
+        if signed_zero:
+            z = (ef == 0) & (gf == 0)
+            sb = np.signbit(ef) != np.signbit(gf)
+            if np.any(z & sb):
+                bad = np.argwhere(z & sb)[:3]
+                return fail(name, "sign of zero differs at %s: torch %s, cltensor %s" % (
+                    bad.tolist(), [repr(e[tuple(i)]) for i in bad],
+                    [repr(got[tuple(i)]) for i in bad]))
+    return True
+
+
+def check(name, tfn, cfn, inputs, tol="ew", signed_zero=True, expect_error=None):
+    """Runs torch and cltensor on the same inputs.  torch raising means
+    cltensor must fail with *out NULL."""
+    global PASSED
+    keep = []
+    try:
+        pairs = [as_in(x).build(keep) for x in inputs]
+        tins = [p[0] for p in pairs]
+        cins = [p[1] for p in pairs]
+        terr = None
+        try:
+            exp = tfn(*tins)
+        except Exception as e:  # torch refuses
+            terr = e
+        if expect_error is not None and terr is None:
+            terr = expect_error
+        out = P(0xdead)
+        st = cfn(*cins, C.byref(out))
+        if terr is not None:
+            if st == 0:
+                a, shape, dt = download(out)
+                L.clt_tensor_free(out)
+                return fail(name, "torch raises (%s) but cltensor succeeds: %s %s" % (
+                    str(terr).splitlines()[0][:90], shape, a if a is None or a.size < 8 else ""))
+            if out.value is not None:
+                return fail(name, "status %d but *out not NULL" % st)
+            if not L.clt_last_error():
+                return fail(name, "status %d without message" % st)
+            PASSED += 1
+            return
+        if st != 0:
+            if out.value is not None:
+                fail(name, "status %d and *out not NULL" % st)
+            return fail(name, "cltensor fails (%d: %s), torch gives %s %s" % (
+                st, L.clt_last_error().decode(), tuple(exp.shape), exp.dtype))
+        if out.value is None:
+            return fail(name, "status 0 but *out NULL")
+        keep.append(out)
+        got, shape, dt = download(out)
+        if tuple(exp.shape) != shape:
+            return fail(name, "shape: torch %s, cltensor %s" % (list(exp.shape), list(shape)))
+        if T2C[exp.dtype] != dt:
+            return fail(name, "dtype: torch %s, cltensor %d" % (exp.dtype, dt))
+        if compare_values(name, exp, got, tol, signed_zero) is True:
+            PASSED += 1
+            if VERBOSE:
+                print("ok", name)
+    except Exception as e:
+        fail(name, "harness error: %r" % (e,))
+    finally:
+        for p in keep:
+            L.clt_tensor_free(p)
+
+
+def ok(name, cond, why=""):
+    global PASSED
+    if cond:
+        PASSED += 1
+    else:
+        fail(name, why)
+
+
+# ---- data ---------------------------------------------------------------
+
+G = torch.Generator().manual_seed(1234)
+
+
+def data(shape, dtype, special=False, lo=-5, hi=5):
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=G).bool()
+    if dtype == torch.uint8:
+        return torch.randint(0, 20, shape, generator=G, dtype=torch.uint8)
+    if not dtype.is_floating_point:
+        return torch.randint(lo, hi + 1, shape, generator=G, dtype=dtype)
+    t = (torch.rand(shape, generator=G, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
+    if special and t.numel() >= 6:
+        f = t.view(-1)
+        f[0], f[1], f[2], f[3], f[4], f[5] = (float("nan"), float("inf"), -float("inf"),
+                                              -0.0, 0.0, 1.0)
+    return t
+
+
+def dn(dt):
+    return str(dt).replace("torch.", "")
+
+
+def pyscalar(s):
+    return int(s) if float(s).is_integer() and not math.isinf(s) else s
+
+
+# ---- elementwise --------------------------------------------------------
+
+TBIN = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div,
+        "pow": torch.pow, "maximum": torch.maximum, "minimum": torch.minimum,
+        "eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le, "gt": torch.gt,
+        "ge": torch.ge}
+
+
+def binfn(n):
+    return getattr(L, "clt_" + n)
+
+
+def elementwise():
+    # every binary op over every dtype, with specials for floats
+    for n in BIN:
+        tol = "tr" if n in ("pow",) else "ew"
+        for dt in DTYPES:
+            a = data((3, 5), dt, special=True)
+            b = data((3, 5), dt, special=True).flip(-1)
+            if n == "pow" and not dt.is_floating_point and dt != torch.bool:
+                b = b.abs() % 5
+            check("%s %s" % (n, dn(dt)), TBIN[n], binfn(n), [a, b], tol=tol)
+    # type promotion across dtype pairs, also with 0-d operands
+    for n in ["add", "mul", "div", "lt", "maximum"]:
+        for da in DTYPES:
+            for db in DTYPES:
+                if da == db:
+                    continue
+                a = data((4,), da)
+                b0 = data((), db)
+                check("%s %s,%s" % (n, dn(da), dn(db)), TBIN[n], binfn(n),
+                      [a, data((4,), db)], signed_zero=False)
+                check("%s %s,0-d %s" % (n, dn(da), dn(db)), TBIN[n], binfn(n), [a, b0],
+                      signed_zero=False)
+    # bool arithmetic that torch refuses
+    check("sub bool,bool", torch.sub, L.clt_sub, [data((3,), torch.bool)] * 2)
+    # integer division by zero
+    check("div int by zero", torch.div, L.clt_div,
+          [torch.tensor([1, -1, 0, 7], dtype=torch.int32),
+           torch.tensor([0, 0, 0, 2], dtype=torch.int32)])
+    # integer pow with negative exponent tensor
+    check("pow int neg exp", torch.pow, L.clt_pow,
+          [torch.tensor([1, -1, 2, -2, 0], dtype=torch.int64),
+           torch.tensor([-1, -3, -2, -1, 3], dtype=torch.int64)])
+    # broadcasting corner cases
+    f = torch.float32
+    bc = [((3, 1), (1, 4)), ((2, 3, 4), (4,)), ((1,), (0,)), ((0, 3), (1, 3)),
+          ((), (2, 3)), ((5, 1, 1), (1, 1, 1)), ((2, 1, 3), (4, 1)),
+          ((3,), (4,)), ((2, 3), (3, 2)), ((0,), (2,)), ((1, 1, 1, 1, 1, 2), (2, 1))]
+    for sa, sb in bc:
+        check("add bcast %s %s" % (list(sa), list(sb)), torch.add, L.clt_add,
+              [data(sa, f), data(sb, f)])
+    # non-contiguous operands
+    check("add transposed", torch.add, L.clt_add, [In(data((6, 4), f), ("T",)), data((6, 4), f)])
+    check("mul slice step", torch.mul, L.clt_mul,
+          [In(data((4, 9), f), ("S", 1, 1, 8, 3)), data((4, 3), f)])
+    check("sub expand", torch.sub, L.clt_sub,
+          [In(data((1, 5), f), ("E", (3, 5))), In(data((3, 1), f), ("E", (3, 5)))])
+    check("maximum transposed int", torch.maximum, L.clt_maximum,
+          [In(data((5, 3), torch.int32), ("T",)), In(data((5, 3), torch.int64), ("T",))])
+    check("add big odd", torch.add, L.clt_add, [data((1237, 3), f), data((3,), f)])
+    check("add 1-elem", torch.add, L.clt_add, [data((1,), f), data((1, 1), f)])
+    # scalars
+    scal = {"add": lambda a, s: torch.add(a, s), "sub": lambda a, s: torch.sub(a, s),
+            "rsub": lambda a, s: torch.rsub(a, s), "mul": lambda a, s: torch.mul(a, s),
+            "div": lambda a, s: torch.div(a, s), "rdiv": lambda a, s: s / a,
+            "pow": lambda a, s: torch.pow(a, s), "rpow": lambda a, s: torch.pow(s, a),
+            "eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le,
+            "gt": torch.gt, "ge": torch.ge}
+    for n in SCAL:
+        for dt in DTYPES:
+            for s in (2.0, 2.5, -1.0, 0.0):
+                a = data((2, 3), dt, special=True)
+                if n in ("pow", "rpow") and not dt.is_floating_point and dt != torch.bool:
+                    a = a.abs() % 4
+                ps = pyscalar(s)
+                cf = getattr(L, "clt_%s_scalar" % n)
+                check("%s_scalar %s %r" % (n, dn(dt), s), (lambda t, ps=ps, n=n: scal[n](t, ps)),
+                      (lambda p, o, s=s, cf=cf: cf(p, s, o)), [a],
+                      tol="tr" if "pow" in n else "ew")
+    for s in (float("nan"), float("inf"), -float("inf")):
+        check("mul_scalar int32 %r" % s, lambda t, s=s: t * s,
+              lambda p, o, s=s: L.clt_mul_scalar(p, s, o), [data((3,), torch.int32)])
+        check("eq_scalar float32 %r" % s, lambda t, s=s: t == s,
+              lambda p, o, s=s: L.clt_eq_scalar(p, s, o), [data((6,), f, special=True)])
+    check("add_scalar 0-d", lambda t: t + 3, lambda p, o: L.clt_add_scalar(p, 3.0, o),
+          [data((), torch.int32)])
+    check("add_scalar uint8 -1", lambda t: t + (-1), lambda p, o: L.clt_add_scalar(p, -1.0, o),
+          [data((4,), torch.uint8)])
+    # unary
+    TUN = {"neg": torch.neg, "abs": torch.abs, "relu": torch.relu, "exp": torch.exp,
+           "log": torch.log, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "sin": torch.sin,
+           "cos": torch.cos, "tanh": torch.tanh, "sigmoid": torch.sigmoid,
+           "gelu": torch.nn.functional.gelu, "logical_not": torch.logical_not}
+    for n in UN:
+        for dt in DTYPES:
+            a = data((3, 7), dt, special=True)
+            check("%s %s" % (n, dn(dt)), TUN[n], getattr(L, "clt_" + n), [a],
+                  tol="gelu" if n == "gelu" else
+                  "tr" if n not in ("neg", "abs", "relu", "logical_not") else "ew",
+                  signed_zero=n != "gelu")  # torch's vectorised gelu turns -0.0 into 0.0
+        check("%s transposed" % n, TUN[n], getattr(L, "clt_" + n),
+              [In(data((4, 3), f, special=True), ("T",))],
+              tol="tr" if n not in ("neg", "abs", "relu", "logical_not") else "ew")
+        check("%s empty" % n, TUN[n], getattr(L, "clt_" + n), [data((0, 3), f)])
+    check("abs int32 min", torch.abs, L.clt_abs,
+          [torch.tensor([-2**31, -1, 5], dtype=torch.int32)])
+    check("exp large", torch.exp, L.clt_exp, [torch.tensor([88.0, 89.0, -104.0, -200.0])])
+    check("sigmoid large", torch.sigmoid, L.clt_sigmoid,
+          [torch.tensor([-100.0, 100.0, -1000.0, 0.0, -0.0])], tol="tr")
+    check("tanh large", torch.tanh, L.clt_tanh, [torch.tensor([-30.0, 30.0, 1e-8, -0.0])],
+          tol="tr")
+    # where, clamp
+    cond = data((3, 4), torch.bool)
+    for da, db in [(f, f), (torch.int32, f), (torch.int64, torch.uint8), (torch.bool, torch.bool)]:
+        check("where %s,%s" % (dn(da), dn(db)), torch.where, L.clt_where,
+              [cond, data((3, 4), da), data((4,), db)])
+    check("where bcast cond", torch.where, L.clt_where,
+          [data((3, 1), torch.bool), data((1, 4), f), data((3, 4), f)])
+    check("where 0-d", torch.where, L.clt_where,
+          [data((3,), torch.bool), data((), torch.float64), data((3,), f)])
+    check("where non-bool cond", torch.where, L.clt_where,
+          [data((3,), torch.int32), data((3,), f), data((3,), f)])
+    check("where scalar-ish 0-d both", torch.where, L.clt_where,
+          [data((3,), torch.bool), data((), torch.int64), data((), f)])
+    dbl = C.c_double
+
+    def clamp_c(mn, mx):
+        return lambda p, o: L.clt_clamp(p, None if mn is None else C.byref(dbl(mn)),
+                                        None if mx is None else C.byref(dbl(mx)), o)
+
+    for dt in [f, torch.float64, torch.int32, torch.int64, torch.uint8]:
+        for mn, mx in [(-1.0, 2.0), (None, 1.0), (0.0, None), (3.0, 1.0), (-1.5, 2.5)]:
+            check("clamp %s %r %r" % (dn(dt), mn, mx),
+                  lambda t, mn=mn, mx=mx: torch.clamp(t, None if mn is None else pyscalar(mn),
+                                                      None if mx is None else pyscalar(mx)),
+                  clamp_c(mn, mx), [data((3, 4), dt, special=True)])
+    check("clamp nan bound", lambda t: torch.clamp(t, float("nan"), 1.0),
+          clamp_c(float("nan"), 1.0), [data((4,), f)])
+    check("clamp none", lambda t: torch.clamp(t), clamp_c(None, None), [data((4,), f)])
+    check("clamp bool", lambda t: torch.clamp(t, 0, 1), clamp_c(0.0, 1.0),
+          [data((4,), torch.bool)])
+    # result_type / promote_types
+    for da in DTYPES:
+        for db in DTYPES:
+            ok("promote_types %s %s" % (dn(da), dn(db)),
+               L.clt_promote_types(T2C[da], T2C[db]) == T2C[torch.promote_types(da, db)],
+               "got %d want %s" % (L.clt_promote_types(T2C[da], T2C[db]),
+                                  torch.promote_types(da, db)))
+            for sa, sb in [((2,), ()), ((), ()), ((2,), (2,))]:
+                keep = []
+                try:
+                    ta, tb = data(sa, da), data(sb, db)
+                    pa, pb = upload(ta), upload(tb)
+                    keep += [pa, pb]
+                    r = C.c_int(-1)
+                    st = L.clt_result_type(pa, pb, C.byref(r))
+                    want = torch.result_type(ta, tb)
+                    ok("result_type %s%s %s%s" % (dn(da), list(sa), dn(db), list(sb)),
+                       st == 0 and r.value == T2C[want], "got %d want %s" % (r.value, want))
+                finally:
+                    for p in keep:
+                        L.clt_tensor_free(p)
+    # dtype conversion
+    for da in DTYPES:
+        for db in DTYPES:
+            check("to_dtype %s->%s" % (dn(da), dn(db)), lambda t, db=db: t.to(db),
+                  lambda p, o, db=db: L.clt_to_dtype(p, T2C[db], o),
+                  [data((7,), da, special=(db.is_floating_point or db == torch.bool),
+                        lo=-3, hi=300 if da != torch.uint8 else 5)])
+
+
+# ---- reductions -----------------------------------------------------------
+
+def reductions():
+    f = torch.float32
+    RED = {"sum": (torch.sum, "red"), "prod": (torch.prod, "red"), "mean": (torch.mean, "red"),
+           "max": (torch.max, "exact"), "min": (torch.min, "exact"),
+           "argmax": (torch.argmax, "exact"), "argmin": (torch.argmin, "exact")}
+
+    def tdim(n):
+        fn = RED[n][0]
+        if n in ("max", "min"):
+            return lambda t, d, k: fn(t, d, keepdim=k)[0]
+        return lambda t, d, k: fn(t, d, keepdim=k)
+
+    shapes = [(3, 5), (7,), (1,), (), (2, 3, 4), (0,), (0, 3), (3, 0), (1, 1, 1), (33, 65)]
+    for n, (fn, tol) in RED.items():
+        for dt in DTYPES:
+            for sh in shapes if dt == f else [(3, 5), (0,), ()]:
+                a = data(sh, dt, lo=-2, hi=2)
+                check("%s %s %s" % (n, dn(dt), list(sh)), fn, getattr(L, "clt_" + n), [a],
+                      tol=tol, signed_zero=False)
+                for d in range(-len(sh) - 1, max(len(sh), 1) + 1):
+                    for k in (0, 1):
+                        if dt != f and (k or d != -1):
+                            continue
+                        check("%s_dim %s %s d=%d k=%d" % (n, dn(dt), list(sh), d, k),
+                              lambda t, d=d, k=k: tdim(n)(t, d, bool(k)),
+                              lambda p, o, d=d, k=k, n=n: getattr(L, "clt_%s_dim" % n)(p, d, k, o),
+                              [a], tol=tol, signed_zero=False)
+        check("%s_dim transposed" % n, lambda t: tdim(n)(t, 0, False),
+              lambda p, o: getattr(L, "clt_%s_dim" % n)(p, 0, 0, o),
+              [In(data((5, 6), f), ("T",))], tol=tol)
+        check("%s transposed" % n, fn, getattr(L, "clt_" + n),
+              [In(data((5, 6), f), ("T",))], tol=tol)
+        check("%s slice" % n, fn, getattr(L, "clt_" + n),
+              [In(data((4, 11), f), ("S", 1, 2, 10, 3))], tol=tol)
+        check("%s_dim expand" % n, lambda t: tdim(n)(t, 1, True),
+              lambda p, o: getattr(L, "clt_%s_dim" % n)(p, 1, 1, o),
+              [In(data((1, 5), f), ("E", (3, 5)))], tol=tol)
+        for dt in FLOATS:
+            sp = data((4, 6), dt, special=True)
+            check("%s special %s" % (n, dn(dt)), fn, getattr(L, "clt_" + n), [sp], tol=tol)
+            check("%s_dim special %s" % (n, dn(dt)), lambda t: tdim(n)(t, 1, False),
+                  lambda p, o: getattr(L, "clt_%s_dim" % n)(p, 1, 0, o), [sp], tol=tol)
+            check("%s_dim special d0 %s" % (n, dn(dt)), lambda t: tdim(n)(t, 0, False),
+                  lambda p, o: getattr(L, "clt_%s_dim" % n)(p, 0, 0, o), [sp], tol=tol)
+    # ties and NaN for arg reductions
+    tie = torch.tensor([[1.0, 3.0, 3.0, -1.0, -1.0], [2.0, 2.0, 2.0, 2.0, 2.0]])
+    nan2 = torch.tensor([[1.0, float("nan"), 5.0, float("nan")],
+                         [float("inf"), 1.0, -float("inf"), -float("inf")]])
+    for n in ("argmax", "argmin", "max", "min"):
+        for name, t in (("ties", tie), ("nan", nan2), ("ties int", tie.to(torch.int32))):
+            check("%s %s" % (n, name), RED[n][0], getattr(L, "clt_" + n), [t], tol="exact")
+            check("%s_dim %s" % (n, name), lambda x: tdim(n)(x, 1, False),
+                  lambda p, o: getattr(L, "clt_%s_dim" % n)(p, 1, 0, o), [t], tol="exact")
+            check("%s_dim0 %s" % (n, name), lambda x: tdim(n)(x, 0, True),
+                  lambda p, o: getattr(L, "clt_%s_dim" % n)(p, 0, 1, o), [t], tol="exact")
+    big_tie = torch.zeros(10000)
+    big_tie[[17, 5000, 9999]] = 3.0
+    check("argmax big ties", torch.argmax, L.clt_argmax, [big_tie], tol="exact")
+    big_tie2 = big_tie.clone()
+    big_tie2[[7000, 8000]] = float("nan")
+    check("argmax big nan", torch.argmax, L.clt_argmax, [big_tie2], tol="exact")
+    check("argmin big nan", torch.argmin, L.clt_argmin, [big_tie2], tol="exact")
+    check("max big nan", torch.max, L.clt_max, [big_tie2], tol="exact")
+    # negative zero in max/min
+    check("max -0.0", torch.max, L.clt_max, [torch.tensor([-0.0, -1.0])], tol="exact")
+    # sums over many elements and large values
+    n = (1 << 24) + 7
+    check("sum 2^24+7 ones", torch.sum, L.clt_sum, [torch.ones(n)], tol="red")
+    check("sum 100003 f32", torch.sum, L.clt_sum, [data((100003,), f)], tol="red")
+    check("sum_dim 100003 f32", lambda t: t.sum(0), lambda p, o: L.clt_sum_dim(p, 0, 0, o),
+          [data((100003, 2), f)], tol="red")
+    check("sum int32 overflow->int64", torch.sum, L.clt_sum,
+          [torch.full((4,), 2**30, dtype=torch.int32)], tol="exact")
+    check("prod int wrap", torch.prod, L.clt_prod,
+          [torch.full((3,), 2**22, dtype=torch.int64)], tol="exact")
+    check("sum bool", torch.sum, L.clt_sum, [data((50,), torch.bool)], tol="exact")
+    check("sum uint8", torch.sum, L.clt_sum, [torch.full((300,), 200, dtype=torch.uint8)])
+    # var / std
+    for n, fn in (("var", torch.var), ("std", torch.std)):
+        for dt in FLOATS:
+            for sh in [(5, 6), (1,), (), (0,), (2, 1), (4097,)]:
+                for corr in (1.0, 0.0, 2.0):
+                    a = data(sh, dt)
+                    check("%s %s %s c=%g" % (n, dn(dt), list(sh), corr),
+                          lambda t, c=corr, n=n: tvar(t, None, c, False, n == "std"),
+                          lambda p, o, c=corr: getattr(L, "clt_" + n)(p, c, o), [a], tol="red",
+                          signed_zero=False)
+                    for d in range(-len(sh), len(sh)):
+                        for k in (0, 1):
+                            check("%s_dim %s %s d=%d c=%g k=%d" % (n, dn(dt), list(sh), d, corr, k),
+                                  lambda t, c=corr, d=d, k=k, n=n: tvar(t, d, c, bool(k),
+                                                                        n == "std"),
+                                  lambda p, o, c=corr, d=d, k=k: getattr(L, "clt_%s_dim" % n)(
+                                      p, d, c, k, o), [a], tol="red", signed_zero=False)
+        check("%s int" % n, fn, lambda p, o: getattr(L, "clt_" + n)(p, 1.0, o),
+              [data((4,), torch.int32)])
+        check("%s special" % n, fn, lambda p, o: getattr(L, "clt_" + n)(p, 1.0, o),
+              [data((3, 4), f, special=True)], tol="red")
+        check("%s_dim transposed" % n, lambda t: fn(t, 1),
+              lambda p, o: getattr(L, "clt_%s_dim" % n)(p, 1, 1.0, 0, o),
+              [In(data((5, 6), f), ("T",))], tol="red")
+        check("%s large offset" % n, fn, lambda p, o: getattr(L, "clt_" + n)(p, 1.0, o),
+              [data((1000,), f) * 0.001 + 1e4], tol="red")
+    check("mean int", torch.mean, L.clt_mean, [data((4,), torch.int64)])
+    check("mean_dim bool", lambda t: torch.mean(t, 0), lambda p, o: L.clt_mean_dim(p, 0, 0, o),
+          [data((4,), torch.bool)])
+
+
+def tvar(t, dim, c, keepdim, sq):
+    """torch.var with a general correction, as current PyTorch defines it
+    (torch 1.13 here takes only unbiased=)."""
+    if not t.dtype.is_floating_point:
+        raise TypeError("var needs a floating dtype")
+    if dim is None:
+        n = t.numel()
+        m = t.mean() if n else torch.tensor(float("nan"), dtype=t.dtype)
+        s = ((t - m) ** 2).sum()
+        if keepdim:
+            raise ValueError
+    else:
+        n = t.shape[dim] if t.dim() else 1
+        tt = t if t.dim() else t.reshape(1)
+        m = tt.mean(dim, keepdim=True)
+        s = ((tt - m) ** 2).sum(dim, keepdim=keepdim or t.dim() == 0)
+        if t.dim() == 0:
+            s = s.reshape(())
+    r = s / max(0.0, n - c)
+    return r.sqrt() if sq else r
+
+
+# ---- linalg -----------------------------------------------------------------
+
+def linalg():
+    f = torch.float32
+    cases = [((3, 4), (4, 5)), ((4,), (4,)), ((4,), (4, 3)), ((2, 3, 4), (4,)),
+             ((5, 3, 4), (4, 2)), ((2, 1, 3, 4), (5, 4, 6)), ((1, 1), (1, 1)),
+             ((0, 3), (3, 4)), ((3, 0), (0, 4)), ((2, 0, 3), (3, 1)), ((0,), (0,)),
+             ((17, 33), (33, 65)), ((3, 4), (5, 6)), ((3,), (4,)), ((2, 3), (3,)),
+             ((2, 2, 3), (3, 3, 4)), ((), (3,)), ((3,), ()), ((4,), (2, 4, 3))]
+    for dt in FLOATS:
+        for sa, sb in cases:
+            check("matmul %s %s@%s" % (dn(dt), list(sa), list(sb)), torch.matmul, L.clt_matmul,
+                  [data(sa, dt), data(sb, dt)], tol="mm", signed_zero=False)
+    check("matmul A^T B", torch.matmul, L.clt_matmul,
+          [In(data((4, 3), f), ("T",)), data((4, 5), f)], tol="mm")
+    check("matmul A B^T", torch.matmul, L.clt_matmul,
+          [data((3, 4), f), In(data((4, 5), f), ("T",))], tol="mm")
+    check("matmul sliced", torch.matmul, L.clt_matmul,
+          [In(data((3, 9), f), ("S", 1, 0, 9, 2)), data((5, 2), f)], tol="mm")
+    check("matmul expanded batch", torch.matmul, L.clt_matmul,
+          [In(data((1, 3, 4), f), ("E", (2, 3, 4))), data((2, 4, 2), f)], tol="mm")
+    check("matmul nan/inf", torch.matmul, L.clt_matmul,
+          [torch.tensor([[1.0, float("nan")], [1.0, 2.0]]),
+           torch.tensor([[float("inf"), 0.0], [1.0, 1.0]])], tol="mm")
+    check("matmul dtype mix", torch.matmul, L.clt_matmul,
+          [data((2, 3), f), data((3, 2), torch.float64)])
+    for dt in (torch.int32, torch.int64, torch.bool):
+        check("matmul %s (documented refusal)" % dn(dt), torch.matmul, L.clt_matmul,
+              [data((2, 3), dt), data((3, 2), dt)], expect_error="documented")
+    check("matmul big", torch.matmul, L.clt_matmul,
+          [data((130, 257), f), data((257, 66), f)], tol="mm")
+    for name, tfn, cfn in (("softmax", torch.softmax, L.clt_softmax),
+                           ("log_softmax", torch.log_softmax, L.clt_log_softmax)):
+        for dt in FLOATS:
+            for sh in [(3, 5), (7,), (1,), (), (2, 3, 4), (0, 3), (3, 0), (4, 1025)]:
+                for d in range(-len(sh) - 1, max(len(sh), 1) + 1):
+                    check("%s %s %s d=%d" % (name, dn(dt), list(sh), d),
+                          lambda t, d=d: tfn(t, d), lambda p, o, d=d: cfn(p, d, o),
+                          [data(sh, dt)], tol="red", signed_zero=False)
+        t = torch.tensor([[1000.0, 0.0, -1000.0], [float("-inf"), 0.0, 1.0],
+                          [float("nan"), 1.0, 2.0], [float("inf"), 1.0, 2.0],
+                          [-float("inf")] * 3, [3.0, 3.0, 3.0]])
+        check("%s special" % name, lambda x: tfn(x, 1), lambda p, o: cfn(p, 1, o), [t], tol="red",
+              signed_zero=False)
+        check("%s transposed" % name, lambda x: tfn(x, 0), lambda p, o: cfn(p, 0, o),
+              [In(data((5, 6), f), ("T",))], tol="red")
+        check("%s expanded" % name, lambda x: tfn(x, 0), lambda p, o: cfn(p, 0, o),
+              [In(data((1, 6), f), ("E", (3, 6)))], tol="red")
+        check("%s int" % name, lambda x: tfn(x, 0), lambda p, o: cfn(p, 0, o),
+              [data((3,), torch.int32)])
+
+
+# ---- views --------------------------------------------------------------
+
+def views():
+    f = torch.float32
+    a = data((2, 3, 4), f)
+
+    def shp(fnc):
+        return lambda p, o, s: fnc(p, len(s), shape_arr(s), o)
+
+    for s in [(6, 4), (-1,), (4, -1, 2), (24,), (2, 3, 4, 1), (5, 5), (-1, -1), (0, -1), (-1, 5)]:
+        for n, tf, cf in (("view", lambda t, s: t.view(*s), L.clt_view),
+                          ("reshape", lambda t, s: t.reshape(*s), L.clt_reshape)):
+            check("%s %s" % (n, list(s)), lambda t, s=s, tf=tf: tf(t, s),
+                  lambda p, o, s=s, cf=cf: cf(p, len(s), shape_arr(s), o), [a], tol="exact")
+    tr = In(data((4, 3), f), ("T",))
+    check("view transposed", lambda t: t.view(12), lambda p, o: L.clt_view(p, 1, shape_arr((12,)), o),
+          [tr], tol="exact")
+    check("reshape transposed", lambda t: t.reshape(12),
+          lambda p, o: L.clt_reshape(p, 1, shape_arr((12,)), o), [tr], tol="exact")
+    check("view 0-d to [1]", lambda t: t.view(1), lambda p, o: L.clt_view(p, 1, shape_arr((1,)), o),
+          [data((), f)], tol="exact")
+    check("view [1] to 0-d", lambda t: t.view(()), lambda p, o: L.clt_view(p, 0, None, o),
+          [data((1,), f)], tol="exact")
+    check("view empty -1", lambda t: t.view(0, -1), lambda p, o: L.clt_view(p, 2, shape_arr((0, -1)), o),
+          [data((0, 3), f)], tol="exact")
+    check("view expanded", lambda t: t.view(3, 2, 2),
+          lambda p, o: L.clt_view(p, 3, shape_arr((3, 2, 2)), o),
+          [In(data((1, 4), f), ("E", (3, 4)))], tol="exact")
+    check("view slice compatible", lambda t: t.view(2, 2, 3),
+          lambda p, o: L.clt_view(p, 3, shape_arr((2, 2, 3)), o),
+          [In(data((6, 3), f), ("S", 0, 1, 5, 1))], tol="exact")
+    for s0, s1 in [(0, -1), (1, 2), (-2, -1), (0, 0), (2, 2), (-3, -1), (3, 0), (0, -4), (1, 1)]:
+        check("flatten %d %d" % (s0, s1), lambda t, s0=s0, s1=s1: t.flatten(s0, s1),
+              lambda p, o, s0=s0, s1=s1: L.clt_flatten(p, s0, s1, o), [a], tol="exact")
+    check("flatten 0-d", lambda t: t.flatten(), lambda p, o: L.clt_flatten(p, 0, -1, o),
+          [data((), f)], tol="exact")
+    check("flatten transposed", lambda t: t.flatten(), lambda p, o: L.clt_flatten(p, 0, -1, o),
+          [tr], tol="exact")
+    for d0, d1 in [(0, 1), (-1, 0), (2, 2), (0, 3), (-4, 0)]:
+        check("transpose %d %d" % (d0, d1), lambda t, d0=d0, d1=d1: t.transpose(d0, d1),
+              lambda p, o, d0=d0, d1=d1: L.clt_transpose(p, d0, d1, o), [a], tol="exact")
+    check("transpose 0-d", lambda t: t.transpose(0, -1), lambda p, o: L.clt_transpose(p, 0, -1, o),
+          [data((), f)], tol="exact")
+    for dims in [(2, 0, 1), (0, 1, 2), (-1, 0, 1), (0, 0, 1), (0, 1), (0, 1, 3)]:
+        arr = (C.c_int * len(dims))(*dims)
+        check("permute %s" % (dims,), lambda t, dims=dims: t.permute(*dims),
+              lambda p, o, arr=arr, dims=dims: L.clt_permute(p, len(dims), arr, o), [a],
+              tol="exact")
+    for d, st, ln in [(1, 0, 2), (-1, 1, 3), (2, -2, 2), (0, 2, 0), (1, 2, 2), (1, -4, 1),
+                      (1, 3, 0), (1, 4, 0), (1, -3, 3), (3, 0, 1)]:
+        check("narrow %d %d %d" % (d, st, ln), lambda t, d=d, st=st, ln=ln: t.narrow(d, st, ln),
+              lambda p, o, d=d, st=st, ln=ln: L.clt_narrow(p, d, st, ln, o), [a], tol="exact")
+    BIG = 2**63 - 1
+    for d, s, e, stp in [(1, 0, 2, 1), (2, 1, BIG, 2), (2, -3, -1, 1), (2, -100, 100, 1),
+                         (2, 3, 1, 1), (0, 5, 9, 1), (2, 0, BIG, 3), (1, 0, 3, 0), (1, 0, 3, -1),
+                         (-1, -1, BIG, 1), (2, 4, BIG, 1)]:
+        def tsl(t, d=d, s=s, e=e, stp=stp):
+            if stp <= 0:
+                raise ValueError("step must be positive")
+            idx = [slice(None)] * t.dim()
+            idx[d] = slice(s, None if e == BIG else e, stp)
+            return t[tuple(idx)]
+        check("slice %d %d %d %d" % (d, s, e if e != BIG else -0, stp), tsl,
+              lambda p, o, d=d, s=s, e=e, stp=stp: L.clt_slice(p, d, s, e, stp, o), [a],
+              tol="exact")
+    b = data((2, 1, 3, 1), f)
+    for d in [1, 0, -1, 3, 4, -5]:
+        check("squeeze %d" % d, lambda t, d=d: t.squeeze(d),
+              lambda p, o, d=d: L.clt_squeeze(p, d, o), [b], tol="exact")
+    check("squeeze_all", lambda t: t.squeeze(), L.clt_squeeze_all, [b], tol="exact")
+    check("squeeze_all 0-d", lambda t: t.squeeze(), L.clt_squeeze_all, [data((), f)], tol="exact")
+    check("squeeze 0-d", lambda t: t.squeeze(0), lambda p, o: L.clt_squeeze(p, 0, o),
+          [data((), f)], tol="exact")
+    for d in [0, 3, -1, -4, 4, -5]:
+        check("unsqueeze %d" % d, lambda t, d=d: t.unsqueeze(d),
+              lambda p, o, d=d: L.clt_unsqueeze(p, d, o), [a], tol="exact")
+    check("unsqueeze 0-d", lambda t: t.unsqueeze(0), lambda p, o: L.clt_unsqueeze(p, 0, o),
+          [data((), f)], tol="exact")
+    check("unsqueeze 0-d -1", lambda t: t.unsqueeze(-1), lambda p, o: L.clt_unsqueeze(p, -1, o),
+          [data((), f)], tol="exact")
+    c = data((3, 1), f)
+    for s in [(3, 4), (2, 3, 4), (-1, 4), (3, 1), (4, 4), (3,), (0, 3, 1), (3, 0), (2, -1, 4),
+              (-1, 3, 1)]:
+        check("expand %s" % (list(s),), lambda t, s=s: t.expand(*s),
+              lambda p, o, s=s: L.clt_expand(p, len(s), shape_arr(s), o), [c], tol="exact")
+    check("expand 0-d", lambda t: t.expand(2, 3),
+          lambda p, o: L.clt_expand(p, 2, shape_arr((2, 3)), o), [data((), f)], tol="exact")
+    check("contiguous transposed", lambda t: t.contiguous(), L.clt_contiguous, [tr], tol="exact")
+    check("contiguous expanded", lambda t: t.contiguous(), L.clt_contiguous,
+          [In(data((1, 4), f), ("E", (3, 4)))], tol="exact")
+    for dt in DTYPES:
+        check("contiguous sliced %s" % dn(dt), lambda t: t.contiguous(), L.clt_contiguous,
+              [In(data((3, 7), dt), ("S", 1, 1, 7, 2))], tol="exact")
+
+    def catc(fn, dim):
+        def run(*ps):
+            o = ps[-1]
+            arr = (P * len(ps[:-1]))(*ps[:-1])
+            return fn(arr, len(ps) - 1, dim, o)
+        return run
+
+    cat_cases = [
+        ([(2, 3), (4, 3)], 0, [f, f]), ([(2, 3), (2, 1)], 1, [f, f]), ([(2, 3), (2, 3)], -1, [f, f]),
+        ([(2, 3), (0,)], 0, [f, f]), ([(0,), (2, 3)], 1, [f, f]), ([(2, 3), (3, 3)], 1, [f, f]),
+        ([(2, 3), (2, 3)], 2, [f, f]), ([(2, 3), (4,)], 0, [f, f]), ([(), ()], 0, [f, f]),
+        ([(2, 3), (1, 3)], 0, [torch.int32, f]), ([(2,), (3,)], 0, [torch.uint8, torch.int64]),
+        ([(2,), (3,)], 0, [torch.bool, torch.uint8]), ([(2,), (3,), (1,)], 0, [torch.bool] * 3),
+        ([(2, 0), (2, 3)], 1, [f, f]), ([(0, 3), (0, 3)], 0, [f, f]), ([(0,), (0,)], 0, [f, f]),
+        ([(2, 3)], 0, [f]), ([(2, 3)], -3, [f]), ([(2, 3), (2, 3)], -2, [torch.int32, torch.float64]),
+    ]
+    for shapes, dim, dts in cat_cases:
+        ins = [data(s, d) for s, d in zip(shapes, dts)]
+        check("cat %s %s d=%d" % ([list(s) for s in shapes], [dn(d) for d in dts], dim),
+              lambda *ts, dim=dim: torch.cat(ts, dim), catc(L.clt_cat, dim), ins, tol="exact")
+    check("cat views", lambda *ts: torch.cat(ts, 1), catc(L.clt_cat, 1),
+          [In(data((4, 3), f), ("T",)), In(data((3, 9), f), ("S", 1, 0, 9, 4)),
+           In(data((3, 1), f), ("E", (3, 2)))], tol="exact")
+    check("cat none", lambda: torch.cat([], 0), catc(L.clt_cat, 0), [])
+    stack_cases = [([(2, 3), (2, 3)], 0), ([(2, 3), (2, 3)], 2), ([(2, 3), (2, 3)], -1),
+                   ([(2, 3), (2, 3)], -3), ([(2, 3), (2, 3)], 3), ([(2, 3), (2, 3)], -4),
+                   ([(2, 3), (3, 2)], 0), ([(), ()], 0), ([(0,), (0,)], 1), ([(3,)], 0)]
+    for shapes, dim in stack_cases:
+        ins = [data(s, f) for s in shapes]
+        check("stack %s d=%d" % ([list(s) for s in shapes], dim),
+              lambda *ts, dim=dim: torch.stack(ts, dim), catc(L.clt_stack, dim), ins, tol="exact")
+    check("stack promote", lambda *ts: torch.stack(ts, 0), catc(L.clt_stack, 0),
+          [data((2,), torch.int32), data((2,), torch.float64)], tol="exact")
+    check("stack none", lambda: torch.stack([], 0), catc(L.clt_stack, 0), [])
+    # views feeding ops: value chains
+    check("permute then sum_dim", lambda t: t.permute(2, 0, 1).sum(1),
+          lambda p, o: _chain(p, o), [a], tol="red")
+
+
+def _chain(p, o):
+    q = P()
+    arr = (C.c_int * 3)(2, 0, 1)
+    st = L.clt_permute(p, 3, arr, C.byref(q))
+    if st:
+        return st
+    st = L.clt_sum_dim(q, 1, 0, o)
+    L.clt_tensor_free(q)
+    return st
+
+
+# ---- creation ----------------------------------------------------------------
+
+def creation():
+    for dt in DTYPES:
+        if dt == torch.bool:
+            continue
+        for s, e, stp in [(0, 5, 1), (1, 2.5, 0.5), (5, 0, -1), (0, 0, 1), (0, 1, 0.3),
+                          (0, 5, 0), (5, 0, 1), (-3, 3, 2)]:
+            def targ(dt=dt, s=s, e=e, stp=stp):
+                return torch.arange(s, e, stp, dtype=dt)
+            check("arange %s %r %r %r" % (dn(dt), s, e, stp), targ,
+                  lambda o, dt=dt, s=s, e=e, stp=stp: L.clt_arange(DEV, T2C[dt], s, e, stp, o),
+                  [], tol="ew")
+    for dt in DTYPES:
+        for v in (1.5, -2.0, 0.0):
+            if dt == torch.uint8 and v < 0:
+                continue
+            check("full %s %r" % (dn(dt), v), lambda dt=dt, v=v: torch.full((2, 3), v, dtype=dt),
+                  lambda o, dt=dt, v=v: L.clt_full(DEV, T2C[dt], 2, shape_arr((2, 3)), v, o), [],
+                  tol="exact")
+    check("clone transposed", lambda t: t.clone(), L.clt_clone,
+          [In(data((4, 3), torch.int64), ("T",))], tol="exact")
+
+
+# ---- random -------------------------------------------------------------------
+
+def random():
+    gen = P()
+    assert L.clt_generator_new(42, C.byref(gen)) == 0
+    try:
+        def draw(fn, *args):
+            o = P()
+            st = fn(*args, C.byref(o))
+            if st:
+                return None, st
+            a, shape, dt = download(o)
+            L.clt_tensor_free(o)
+            return (a, dt), 0
+
+        shape = (1000, 257)
+        sa = shape_arr(shape)
+        for dt in (F32, F64):
+            (u, udt), _ = draw(L.clt_rand, gen, DEV, dt, 2, sa)
+            ok("rand dtype %d" % dt, udt == dt)
+            ok("rand range %d" % dt, u.min() >= 0 and u.max() < 1, "min %r max %r" % (u.min(), u.max()))
+            ok("rand mean %d" % dt, abs(u.mean() - 0.5) < 0.005, "mean %r" % u.mean())
+            ok("rand var %d" % dt, abs(u.var() - 1 / 12) < 0.002, "var %r" % u.var())
+            h = np.histogram(u, bins=16, range=(0, 1))[0] / u.size
+            ok("rand histogram %d" % dt, np.all(np.abs(h - 1 / 16) < 0.003), str(h))
+            ok("rand lag-1 corr %d" % dt,
+               abs(np.corrcoef(u.ravel()[:-1], u.ravel()[1:])[0, 1]) < 0.01)
+            (z, zdt), _ = draw(L.clt_randn, gen, DEV, dt, 2, sa)
+            ok("randn mean %d" % dt, abs(z.mean()) < 0.01, "mean %r" % z.mean())
+            ok("randn std %d" % dt, abs(z.std() - 1) < 0.01, "std %r" % z.std())
+            ok("randn finite %d" % dt, np.all(np.isfinite(z)))
+            ok("randn tails %d" % dt, abs(np.mean(np.abs(z) > 2) - 0.0455) < 0.003,
+               "P(|z|>2) %r" % np.mean(np.abs(z) > 2))
+            ok("randn skew/kurt %d" % dt,
+               abs(np.mean(z**3)) < 0.02 and abs(np.mean(z**4) - 3) < 0.05)
+        for dt in (I32, I64, U8, F32, F64, BOOL):
+            lo, hi = (0, 2) if dt == BOOL else ((3, 10) if dt == U8 else (-7, 13))
+            (r, rdt), st = draw(L.clt_randint, gen, DEV, lo, hi, dt, 2, sa)
+            if r is None:
+                fail("randint %d" % dt, "status %d %s" % (st, L.clt_last_error()))
+                continue
+            ok("randint dtype %d" % dt, rdt == dt)
+            rv = r.astype(np.int64)
+            ok("randint range %d" % dt, rv.min() == lo and rv.max() == hi - 1,
+               "min %d max %d" % (rv.min(), rv.max()))
+            cnt = np.bincount(rv.ravel() - lo) / rv.size
+            ok("randint uniform %d" % dt, np.all(np.abs(cnt - 1 / (hi - lo)) < 0.005), str(cnt))
+        (r, _), _ = draw(L.clt_randint, gen, DEV, -2**40, 2**40, I64, 2, sa)
+        ok("randint wide int64", r.min() < -2**39 and r.max() > 2**39 and
+           abs(r.mean() / 2**40) < 0.01)
+        # determinism and offsets
+        L.clt_manual_seed(gen, 7)
+        (x1, _), _ = draw(L.clt_rand, gen, DEV, F32, 1, shape_arr((1001,)))
+        off = L.clt_generator_offset(gen)
+        ok("offset advances", off >= 1001, "offset %d" % off)
+        (x2, _), _ = draw(L.clt_rand, gen, DEV, F32, 1, shape_arr((1001,)))
+        ok("consecutive differ", not np.array_equal(x1, x2))
+        L.clt_manual_seed(gen, 7)
+        (x3, _), _ = draw(L.clt_rand, gen, DEV, F32, 1, shape_arr((1001,)))
+        ok("reseed replays", np.array_equal(x1, x3))
+        L.clt_generator_set_offset(gen, off)
+        (x4, _), _ = draw(L.clt_rand, gen, DEV, F32, 1, shape_arr((1001,)))
+        ok("set_offset replays", np.array_equal(x2, x4))
+        L.clt_manual_seed(gen, 8)
+        (x5, _), _ = draw(L.clt_rand, gen, DEV, F32, 1, shape_arr((1001,)))
+        ok("seeds differ", not np.array_equal(x1, x5))
+        L.clt_manual_seed(gen, 7)
+        (y1, _), _ = draw(L.clt_rand, gen, DEV, F32, 2, shape_arr((7, 11)))
+        ok("shape-independent stream", np.array_equal(y1.ravel(), x1[:77]))
+        dev1 = P()
+        if L.clt_device_get(b"cpu:1", C.byref(dev1)) == 0:
+            L.clt_manual_seed(gen, 7)
+            (z1, _), _ = draw(L.clt_randn, gen, dev1, F32, 1, shape_arr((1001,)))
+            L.clt_manual_seed(gen, 7)
+            (z0, _), _ = draw(L.clt_randn, gen, DEV, F32, 1, shape_arr((1001,)))
+            ok("randn bit-identical across devices", np.array_equal(z0, z1))
+        (e, _), _ = draw(L.clt_rand, gen, DEV, F32, 2, shape_arr((0, 3)))
+        ok("rand empty", e is not None and e.shape == (0, 3))
+        (s0, _), _ = draw(L.clt_rand, gen, DEV, F32, 0, None)
+        ok("rand 0-d", s0 is not None and s0.shape == ())
+        # errors
+        for nm, fn, args in [("rand int32", L.clt_rand, (gen, DEV, I32, 1, shape_arr((3,)))),
+                             ("randn bool", L.clt_randn, (gen, DEV, BOOL, 1, shape_arr((3,)))),
+                             ("randint low>=high", L.clt_randint,
+                              (gen, DEV, 5, 5, I64, 1, shape_arr((3,)))),
+                             ("randint uint8 bound", L.clt_randint,
+                              (gen, DEV, 0, 300, U8, 1, shape_arr((3,)))),
+                             ("randint bool bound", L.clt_randint,
+                              (gen, DEV, 0, 3, BOOL, 1, shape_arr((3,)))),
+                             ("rand negative size", L.clt_rand,
+                              (gen, DEV, F32, 1, shape_arr((-1,))))]:
+            o = P(0xdead)
+            st = fn(*args, C.byref(o))
+            ok("error " + nm, st != 0 and o.value is None, "status %d out %r" % (st, o.value))
+            if st == 0 and o.value:
+                L.clt_tensor_free(o)
+        # default generator
+        L.clt_manual_seed(None, 3)
+        (d1, _), _ = draw(L.clt_rand, None, DEV, F32, 1, shape_arr((10,)))
+        L.clt_manual_seed(None, 3)
+        (d2, _), _ = draw(L.clt_rand, None, DEV, F32, 1, shape_arr((10,)))
+        ok("default generator replays", np.array_equal(d1, d2))
+    finally:
+        L.clt_generator_free(gen)
+
+
+# ---- harder cases for reductions, linalg and views ------------------------
+
+def stress():
+    f = torch.float32
+    RD = {"sum": torch.sum, "prod": torch.prod, "max": lambda t, *a, **k: _v(torch.max(t, *a, **k)),
+          "min": lambda t, *a, **k: _v(torch.min(t, *a, **k)), "argmax": torch.argmax,
+          "argmin": torch.argmin, "mean": torch.mean}
+    for n, fn in RD.items():
+        tol = "exact" if n in ("max", "min", "argmax", "argmin") else "red"
+        for dt in [torch.int32, torch.int64, torch.uint8, torch.float64, torch.bool]:
+            if n == "mean" and not dt.is_floating_point:
+                continue
+            a = data((3, 4, 5), dt, lo=-3, hi=3)
+            for d in (0, 1, -3):
+                for k in (0, 1):
+                    check("%s_dim %s [3,4,5] d=%d k=%d" % (n, dn(dt), d, k),
+                          lambda t, d=d, k=k, fn=fn: fn(t, d, keepdim=bool(k)),
+                          lambda p, o, d=d, k=k, n=n: getattr(L, "clt_%s_dim" % n)(p, d, k, o),
+                          [a], tol=tol, signed_zero=False)
+        # sizes around chunk boundaries, reduced along a middle dim
+        for sh, d in [((4097,), 0), ((2, 4096 * 2 + 1, 3), 1), ((5000, 3), 0), ((3, 5000), 1),
+                      ((70, 70), 0), ((1, 65), 1), ((65, 1), 0), ((2, 3, 4, 5, 6, 1, 2, 1), 4)]:
+            a = data(sh, f, lo=-1, hi=1)
+            check("%s_dim f32 %s d=%d" % (n, list(sh), d), lambda t, d=d, fn=fn: fn(t, d),
+                  lambda p, o, d=d, n=n: getattr(L, "clt_%s_dim" % n)(p, d, 0, o), [a],
+                  tol=tol, signed_zero=False)
+            check("%s f32 %s" % (n, list(sh)), fn, getattr(L, "clt_" + n), [a],
+                  tol=tol, signed_zero=False)
+        check("%s permuted 3-d" % n, lambda t, fn=fn: fn(t.permute(2, 0, 1), 1),
+              lambda p, o, n=n: _perm_then(p, o, n), [data((6, 7, 8), f)], tol=tol)
+    big = torch.tensor([2**62 + 1, 2**62 + 3, -2**62 - 5, 2**62 + 2], dtype=torch.int64)
+    for n in ("max", "min", "argmax", "argmin", "sum"):
+        check("%s int64 beyond 2^53" % n, RD[n], getattr(L, "clt_" + n), [big], tol="exact")
+        check("%s_dim int64 beyond 2^53" % n, lambda t, n=n: RD[n](t, 0),
+              lambda p, o, n=n: getattr(L, "clt_%s_dim" % n)(p, 0, 0, o), [big], tol="exact")
+    check("sum int64 exact", torch.sum, L.clt_sum,
+          [torch.tensor([2**53 + 1, 1, 1, 2**60], dtype=torch.int64)], tol="exact")
+    check("prod int64 exact", torch.prod, L.clt_prod,
+          [torch.tensor([2**31 + 1, 2**31 + 3], dtype=torch.int64)], tol="exact")
+    check("sum int32 big", torch.sum, L.clt_sum,
+          [torch.full((100000,), 2**31 - 1, dtype=torch.int32)], tol="exact")
+    check("prod float specials", torch.prod, L.clt_prod,
+          [torch.tensor([0.0, float("inf"), 2.0])], tol="red")
+    check("sum inf -inf", torch.sum, L.clt_sum, [torch.tensor([float("inf"), -float("inf")])],
+          tol="red")
+    check("mean f32 1e6 offset", torch.mean, L.clt_mean,
+          [data((300001,), f) + 1000.0], tol="red")
+    allnan = torch.full((5,), float("nan"))
+    allninf = torch.full((2, 5), -float("inf"))
+    for n in ("max", "min", "argmax", "argmin"):
+        check("%s all nan" % n, RD[n], getattr(L, "clt_" + n), [allnan], tol="exact")
+        check("%s all -inf" % n, RD[n], getattr(L, "clt_" + n), [allninf], tol="exact")
+        check("%s_dim all -inf" % n, lambda t, n=n: RD[n](t, 1),
+              lambda p, o, n=n: getattr(L, "clt_%s_dim" % n)(p, 1, 0, o), [allninf], tol="exact")
+        nanlate = data((3, 5000), f)
+        nanlate[1, 4500] = float("nan")
+        nanlate[2, 100] = float("nan")
+        nanlate[2, 4999] = float("nan")
+        check("%s_dim nan late" % n, lambda t, n=n: RD[n](t, 1),
+              lambda p, o, n=n: getattr(L, "clt_%s_dim" % n)(p, 1, 0, o), [nanlate], tol="exact")
+        check("%s nan late" % n, RD[n], getattr(L, "clt_" + n), [nanlate], tol="exact")
+        tied = torch.zeros(3, 9000, dtype=torch.int32)
+        tied[:, 4097] = 5
+        tied[:, 8999] = 5
+        tied[1, 1] = -5
+        tied[1, 8000] = -5
+        check("%s_dim ties across chunks" % n, lambda t, n=n: RD[n](t, 1),
+              lambda p, o, n=n: getattr(L, "clt_%s_dim" % n)(p, 1, 0, o), [tied], tol="exact")
+        check("%s_dim ties d0" % n, lambda t, n=n: RD[n](t, 0),
+              lambda p, o, n=n: getattr(L, "clt_%s_dim" % n)(p, 0, 0, o), [tied.t().contiguous()],
+              tol="exact")
+        check("%s uint8" % n, RD[n], getattr(L, "clt_" + n),
+              [torch.tensor([3, 250, 250, 0], dtype=torch.uint8)], tol="exact")
+    for n in ("max", "min"):
+        check("%s bool" % n, RD[n], getattr(L, "clt_" + n), [data((7,), torch.bool)], tol="exact")
+    check("max_dim empty other dim", lambda t: torch.max(t, 1)[0],
+          lambda p, o: L.clt_max_dim(p, 1, 0, o), [data((0, 3), f)], tol="exact")
+    check("argmax_dim empty other dim", lambda t: torch.argmax(t, 1),
+          lambda p, o: L.clt_argmax_dim(p, 1, 0, o), [data((0, 3), f)], tol="exact")
+    check("var_dim big", lambda t: torch.var(t, 0), lambda p, o: L.clt_var_dim(p, 0, 1.0, 0, o),
+          [data((9000, 3), f) + 100], tol="red")
+    check("std_dim f64 big", lambda t: torch.std(t, 1), lambda p, o: L.clt_std_dim(p, 1, 1.0, 0, o),
+          [data((3, 9000), torch.float64)], tol="red")
+    check("var nan", torch.var, lambda p, o: L.clt_var(p, 1.0, o),
+          [torch.tensor([1.0, float("nan"), 2.0])], tol="red")
+    check("var inf", torch.var, lambda p, o: L.clt_var(p, 1.0, o),
+          [torch.tensor([1.0, float("inf"), 2.0])], tol="red")
+    check("var negative correction", lambda t: tvar(t, None, -1.0, False, False),
+          lambda p, o: L.clt_var(p, -1.0, o), [data((5,), f)], tol="red")
+    # matmul
+    for sa, sb in [((1, 1, 3, 4), (2, 4, 5)), ((2, 3, 4), (1, 4, 5)), ((3, 1, 4), (4, 1)),
+                   ((1, 4), (2, 3, 4, 2)), ((4,), (1, 2, 4, 3)), ((2, 3, 4), (2, 4)),
+                   ((1, 300), (300, 1)), ((300, 1), (1, 300)), ((2, 1, 3), (1, 3, 2)),
+                   ((3, 2, 0), (0, 4)), ((2, 3, 5), (3, 5, 2))]:
+        check("matmul %s@%s" % (list(sa), list(sb)), torch.matmul, L.clt_matmul,
+              [data(sa, f), data(sb, f)], tol="mm")
+    check("matmul both transposed", torch.matmul, L.clt_matmul,
+          [In(data((2, 5, 3), f), ("T",)), In(data((2, 4, 5), f), ("T",))], tol="mm")
+    check("matmul transposed batch 1-D", torch.matmul, L.clt_matmul,
+          [In(data((2, 5, 3), f), ("T",)), data((5,), f)], tol="mm")
+    check("matmul 1-D @ transposed", torch.matmul, L.clt_matmul,
+          [data((5,), f), In(data((3, 5), f), ("T",))], tol="mm")
+    check("matmul sliced rows", torch.matmul, L.clt_matmul,
+          [In(data((8, 4), f), ("S", 0, 1, 7, 2)), data((4, 3), f)], tol="mm")
+    check("matmul expand 1-D", torch.matmul, L.clt_matmul,
+          [In(data((1,), f), ("E", (4,))), data((4, 3), f)], tol="mm")
+    check("matmul f64 big", torch.matmul, L.clt_matmul,
+          [data((65, 129), torch.float64), data((129, 33), torch.float64)], tol="mm")
+    check("matmul neg zero", torch.matmul, L.clt_matmul,
+          [torch.tensor([[-0.0]]), torch.tensor([[1.0]])], tol="mm")
+    check("matmul inf*0", torch.matmul, L.clt_matmul,
+          [torch.tensor([[float("inf"), 1.0]]), torch.tensor([[0.0], [1.0]])], tol="mm")
+    # softmax
+    for name, tfn, cfn in (("softmax", torch.softmax, L.clt_softmax),
+                           ("log_softmax", torch.log_softmax, L.clt_log_softmax)):
+        for sh, d in [((2, 5000), 1), ((5000, 2), 0), ((3, 4, 5), 1), ((3, 1), 1), ((1, 3), 0),
+                      ((2, 3, 4, 5, 6, 1, 2, 1), 3), ((3, 300, 2), 1)]:
+            check("%s %s d=%d" % (name, list(sh), d), lambda t, d=d: tfn(t, d),
+                  lambda p, o, d=d: cfn(p, d, o), [data(sh, f, lo=-30, hi=30)], tol="red",
+                  signed_zero=False)
+        check("%s permuted" % name, lambda t: tfn(t.permute(2, 0, 1), 1),
+              lambda p, o: _perm_then_sm(p, o, cfn), [data((4, 5, 6), f)], tol="red")
+        check("%s sliced" % name, lambda t: tfn(t, 1), lambda p, o: cfn(p, 1, o),
+              [In(data((3, 9), f), ("S", 1, 1, 9, 3))], tol="red")
+        check("%s big spread f64" % name, lambda t: tfn(t, 0), lambda p, o: cfn(p, 0, o),
+              [torch.tensor([1e300, -1e300, 0.0], dtype=torch.float64)], tol="red")
+        check("%s uint8" % name, lambda t: tfn(t, 0), lambda p, o: cfn(p, 0, o),
+              [data((3,), torch.uint8)])
+        check("%s bool" % name, lambda t: tfn(t, 0), lambda p, o: cfn(p, 0, o),
+              [data((3,), torch.bool)])
+    # views
+    a = data((4, 6, 5), f)
+    for s in [(24, 5), (4, 30), (2, 2, 6, 5), (120,), (4, 6, 5, 1, 1)]:
+        for how in [("S", 1, 0, 6, 1), ("S", 0, 1, 3, 1), ("E", (2, 4, 6, 5))]:
+            src = In(a, how)
+            check("reshape %s of %s" % (list(s), how[0] + str(how[1:3])),
+                  lambda t, s=s: t.reshape(*s) if t.numel() == a.numel() else t.reshape(-1),
+                  lambda p, o, s=s: _reshape_auto(p, o, s, a.numel()), [src], tol="exact")
+    ta = In(data((5, 4), f), ("T",))
+    check("view transposed compatible", lambda t: t.view(4, 5, 1),
+          lambda p, o: L.clt_view(p, 3, shape_arr((4, 5, 1)), o), [ta], tol="exact")
+    check("view transposed split", lambda t: t.view(2, 2, 5),
+          lambda p, o: L.clt_view(p, 3, shape_arr((2, 2, 5)), o), [ta], tol="exact")
+    check("view two -1", lambda t: t.view(-1, -1), lambda p, o: L.clt_view(p, 2, shape_arr((-1, -1)), o),
+          [data((4,), f)], tol="exact")
+    check("view -2", lambda t: t.view(-2, 2), lambda p, o: L.clt_view(p, 2, shape_arr((-2, 2)), o),
+          [data((4,), f)], tol="exact")
+    check("reshape too many dims", lambda t: t.reshape(*([1] * 9)),
+          lambda p, o: L.clt_reshape(p, 9, shape_arr([1] * 9), o), [data((1,), f)],
+          expect_error="CLT_MAX_DIMS")
+    check("expand fewer dims", lambda t: t.expand(3), lambda p, o: L.clt_expand(p, 1, shape_arr((3,)), o),
+          [data((3, 1), f)])
+    check("expand -1 new dim", lambda t: t.expand(-1, 3, 1),
+          lambda p, o: L.clt_expand(p, 3, shape_arr((-1, 3, 1)), o), [data((3, 1), f)])
+    check("narrow bad length", lambda t: t.narrow(0, 1, -1),
+          lambda p, o: L.clt_narrow(p, 0, 1, -1, o), [data((3,), f)])
+    check("narrow start out", lambda t: t.narrow(0, 4, 0),
+          lambda p, o: L.clt_narrow(p, 0, 4, 0, o), [data((3,), f)])
+    check("narrow start -4", lambda t: t.narrow(0, -4, 1),
+          lambda p, o: L.clt_narrow(p, 0, -4, 1, o), [data((3,), f)])
+    check("narrow 0-d", lambda t: t.narrow(0, 0, 1),
+          lambda p, o: L.clt_narrow(p, 0, 0, 1, o), [data((), f)])
+    check("slice 0-d", lambda t: t[0:1],
+          lambda p, o: L.clt_slice(p, 0, 0, 1, 1, o), [data((), f)])
+    check("slice of slice", lambda t: t[:, 1::2][:, 1:],
+          lambda p, o: _slice2(p, o), [data((3, 10), f)], tol="exact")
+    check("permute 0-d", lambda t: t.permute(()), lambda p, o: L.clt_permute(p, 0, None, o),
+          [data((), f)], tol="exact")
+    check("permute dup neg", lambda t: t.permute(0, -2), lambda p, o: L.clt_permute(
+        p, 2, (C.c_int * 2)(0, -2), o), [data((2, 3), f)])
+    check("flatten start>end", lambda t: t.flatten(2, 1), lambda p, o: L.clt_flatten(p, 2, 1, o),
+          [data((2, 3, 4), f)])
+    check("flatten expanded", lambda t: t.flatten(), lambda p, o: L.clt_flatten(p, 0, -1, o),
+          [In(data((3, 1), f), ("E", (3, 4)))], tol="exact")
+    check("flatten 0-d dims", lambda t: t.flatten(-1, 0), lambda p, o: L.clt_flatten(p, -1, 0, o),
+          [data((), f)], tol="exact")
+    many = [data((2, i % 3), f) for i in range(20)]
+    check("cat 20", lambda *ts: torch.cat(ts, 1), _catn(L.clt_cat, 1), many, tol="exact")
+    check("stack 20", lambda *ts: torch.stack(ts, 0), _catn(L.clt_stack, 0),
+          [data((2, 3), torch.int64) for _ in range(20)], tol="exact")
+    check("cat 3-d mid", lambda *ts: torch.cat(ts, -2), _catn(L.clt_cat, -2),
+          [data((2, i, 3), torch.float64) for i in (1, 0, 4)], tol="exact")
+    check("cat mixed 5", lambda *ts: torch.cat(ts, 0), _catn(L.clt_cat, 0),
+          [data((1, 2), d) for d in (torch.bool, torch.uint8, torch.int32, torch.int64, f)],
+          tol="exact")
+    check("cat [0] with 3-d", lambda *ts: torch.cat(ts, 2), _catn(L.clt_cat, 2),
+          [data((0,), f), data((2, 3, 4), f), data((0,), torch.float64)], tol="exact")
+    check("stack transposed", lambda *ts: torch.stack(ts, 1), _catn(L.clt_stack, 1),
+          [In(data((4, 3), f), ("T",)), data((3, 4), f)], tol="exact")
+    check("stack bool/int mix", lambda *ts: torch.stack(ts, 0), _catn(L.clt_stack, 0),
+          [data((3,), torch.bool), data((3,), torch.int32)], tol="exact")
+    check("stack 8 dims", lambda *ts: torch.stack(ts, 7), _catn(L.clt_stack, 7),
+          [data((1, 2, 1, 2, 1, 2, 1), f)] * 2, tol="exact")
+    check("stack 9 dims", lambda *ts: torch.stack(ts, 0), _catn(L.clt_stack, 0),
+          [data((1, 2, 1, 2, 1, 2, 1, 1), f)] * 2, expect_error="CLT_MAX_DIMS")
+
+
+def chains():
+    f = torch.float32
+    V1 = ("V", [("narrow", 1, 1, 4), ("T", 0, 1)])                     # [4, 3] from [3, 6]
+    V2 = ("V", [("slice", 0, 1, 5, 2), ("unsq", 0), ("E", (3, 2, 6))])   # [3, 2, 6] from [6, 6]
+    V3 = ("V", [("perm", (2, 0, 1)), ("slice", 0, 1, 4, 1), ("narrow", 2, 1, 2)])  # from [3,4,5]
+    V4 = ("V", [("slice", 1, 0, 8, 3), ("T", 0, 1), ("unsq", 1), ("sq", 1)])  # [3, 4] from [4, 8]
+    srcs = [("V1", data((3, 6), f), V1), ("V2", data((6, 6), f), V2),
+            ("V3", data((3, 4, 5), f), V3), ("V4", data((4, 8), f), V4)]
+    for nm, t, how in srcs:
+        x = In(t, how)
+        for n in ("sum", "max", "argmin", "mean"):
+            fn = getattr(torch, n)
+            check("%s of %s" % (n, nm), (lambda z, fn=fn: fn(z) if n != "max" else z.max()),
+                  getattr(L, "clt_" + n), [x], tol="red")
+            check("%s_dim -1 of %s" % (n, nm),
+                  (lambda z, fn=fn, n=n: fn(z, -1)[0] if n == "max" else fn(z, -1)),
+                  lambda p, o, n=n: getattr(L, "clt_%s_dim" % n)(p, -1, 0, o), [x], tol="red")
+            check("%s_dim 0 of %s" % (n, nm),
+                  (lambda z, fn=fn, n=n: fn(z, 0, keepdim=True)[0] if n == "max"
+                   else fn(z, 0, keepdim=True)),
+                  lambda p, o, n=n: getattr(L, "clt_%s_dim" % n)(p, 0, 1, o), [x], tol="red")
+        check("var_dim of %s" % nm, lambda z: torch.var(z, 0),
+              lambda p, o: L.clt_var_dim(p, 0, 1.0, 0, o), [x], tol="red")
+        check("softmax of %s" % nm, lambda z: torch.softmax(z, 0), lambda p, o: L.clt_softmax(p, 0, o),
+              [x], tol="red")
+        check("log_softmax -1 of %s" % nm, lambda z: torch.log_softmax(z, -1),
+              lambda p, o: L.clt_log_softmax(p, -1, o), [x], tol="red")
+        check("contiguous of %s" % nm, lambda z: z.contiguous(), L.clt_contiguous, [x], tol="exact")
+        check("reshape -1 of %s" % nm, lambda z: z.reshape(-1),
+              lambda p, o: L.clt_reshape(p, 1, shape_arr((-1,)), o), [x], tol="exact")
+        check("clone of %s" % nm, lambda z: z.clone(), L.clt_clone, [x], tol="exact")
+        check("exp of %s" % nm, torch.exp, L.clt_exp, [x], tol="tr")
+        check("add self of %s" % nm, lambda z, w: z + w, L.clt_add, [x, In(t, how)], tol="ew")
+        check("to f64 of %s" % nm, lambda z: z.double(), lambda p, o: L.clt_to_dtype(p, F64, o),
+              [x], tol="exact")
+        check("cat with self %s" % nm, lambda z, w: torch.cat([z, w], 0), _catn(L.clt_cat, 0),
+              [x, In(t, how)], tol="exact")
+        check("stack with self %s" % nm, lambda z, w: torch.stack([z, w], -1), _catn(L.clt_stack, -1),
+              [x, In(t, how)], tol="exact")
+    a = In(data((3, 6), f), V1)
+    check("matmul V1 @ [3,2]", torch.matmul, L.clt_matmul, [a, data((3, 2), f)], tol="mm")
+    check("matmul [2,4] @ V1", torch.matmul, L.clt_matmul, [data((2, 4), f), a], tol="mm")
+    check("matmul V2 @ V2^T", lambda z, w: torch.matmul(z, w.transpose(-1, -2)),
+          lambda p, q, o: _mm_t(p, q, o), [In(data((6, 6), f), V2), In(data((6, 6), f), V2)],
+          tol="mm")
+    check("matmul V4 @ V1", torch.matmul, L.clt_matmul,
+          [In(data((4, 8), f), V4), In(data((3, 6), f), V1)], tol="mm")
+    check("matmul V4 f64 @ vec", torch.matmul, L.clt_matmul,
+          [In(data((4, 8), torch.float64), V4), data((4,), torch.float64)], tol="mm")
+    for dt in (torch.int64, torch.uint8, torch.bool, torch.float64):
+        x = In(data((4, 8), dt), V4)
+        check("sum of V4 %s" % dn(dt), torch.sum, L.clt_sum, [x], tol="red")
+        check("max_dim of V4 %s" % dn(dt), lambda z: z.max(0)[0],
+              lambda p, o: L.clt_max_dim(p, 0, 0, o), [x], tol="exact")
+        check("contiguous of V2 %s" % dn(dt), lambda z: z.contiguous(), L.clt_contiguous,
+              [In(data((6, 6), dt), V2)], tol="exact")
+    big = torch.zeros(3, 9000, dtype=torch.int64)
+    big[:, 0] = 2**60
+    big[:, 8999] = 1
+    big[1, 4000] = 2**58 + 3
+    check("sum_dim int64 long exact", lambda z: z.sum(1), lambda p, o: L.clt_sum_dim(p, 1, 0, o),
+          [big], tol="exact")
+    check("sum_dim int64 long transposed", lambda z: z.sum(0), lambda p, o: L.clt_sum_dim(p, 0, 0, o),
+          [In(big, ("T",))], tol="exact")
+
+
+def _mm_t(p, q, o):
+    r = P()
+    st = L.clt_transpose(q, -1, -2, C.byref(r))
+    if st:
+        return st
+    st = L.clt_matmul(p, r, o)
+    L.clt_tensor_free(r)
+    return st
+
+
+def _v(r):
+    return r[0] if isinstance(r, tuple) else r
+
+
+def _perm_then(p, o, n):
+    q = P()
+    st = L.clt_permute(p, 3, (C.c_int * 3)(2, 0, 1), C.byref(q))
+    if st:
+        return st
+    st = getattr(L, "clt_%s_dim" % n)(q, 1, 0, o)
+    L.clt_tensor_free(q)
+    return st
+
+
+def _perm_then_sm(p, o, cfn):
+    q = P()
+    st = L.clt_permute(p, 3, (C.c_int * 3)(2, 0, 1), C.byref(q))
+    if st:
+        return st
+    st = cfn(q, 1, o)
+    L.clt_tensor_free(q)
+    return st
+
+
+def _reshape_auto(p, o, s, n):
+    if L.clt_tensor_numel(p) == n:
+        return L.clt_reshape(p, len(s), shape_arr(s), o)
+    return L.clt_reshape(p, 1, shape_arr((-1,)), o)
+
+
+def _slice2(p, o):
+    q = P()
+    st = L.clt_slice(p, 1, 1, 2**63 - 1, 2, C.byref(q))
+    if st:
+        return st
+    st = L.clt_slice(q, 1, 1, 2**63 - 1, 1, o)
+    L.clt_tensor_free(q)
+    return st
+
+
+def _catn(fn, dim):
+    def run(*ps):
+        arr = (P * len(ps[:-1]))(*ps[:-1])
+        return fn(arr, len(ps) - 1, dim, ps[-1])
+    return run
+
+
+def errors():
+    f = torch.float32
+    check("add shape mismatch", torch.add, L.clt_add, [data((2, 3), f), data((3, 2), f)])
+    dev1 = P()
+    other = b"cpu:0" if os.environ.get("CONFORMANCE_DEVICE", "cpu") == "cpu:1" else b"cpu:1"
+    if L.clt_device_get(other, C.byref(dev1)) == 0:
+        keep = []
+        try:
+            a = upload(data((3,), f))
+            keep.append(a)
+            b = P()
+            assert L.clt_to(a, dev1, C.byref(b)) == 0
+            keep.append(b)
+            for nm in ("add", "matmul", "maximum"):
+                o = P(0xdead)
+                st = getattr(L, "clt_" + nm)(a, b, C.byref(o))
+                ok("device mismatch " + nm, st != 0 and o.value is None, "status %d" % st)
+            o = P(0xdead)
+            arr = (P * 2)(a, b)
+            st = L.clt_cat(arr, 2, 0, C.byref(o))
+            ok("device mismatch cat", st != 0 and o.value is None, "status %d" % st)
+        finally:
+            for p in keep:
+                L.clt_tensor_free(p)
+    o = P(0xdead)
+    st = L.clt_add(None, None, C.byref(o))
+    ok("add NULL args", st != 0 and o.value is None)
+
+
+def main():
+    sections = [elementwise, reductions, linalg, views, stress, chains, creation, random, errors]
+    only = os.environ.get("CONFORMANCE_ONLY")
+    for s in sections:
+        if only and s.__name__ not in only.split(","):
+            continue
+        s()
+    print("%d passed, %d failed" % (PASSED, len(FAILED)))
+    return 1 if FAILED else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

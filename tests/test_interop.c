@@ -1,0 +1,74 @@
+/* test_interop.c: OpenCL objects behind cltensor handles, and tensors over a
+ * caller's own buffer. */
+#include "helpers.h"
+
+#include "cltensor/opencl.h"
+
+Test(interop, getters_hand_out_the_device_objects)
+{
+    clt_device *dev = get_device("cpu");
+    cl_context ctx = clt_device_cl_context(dev);
+    cl_command_queue q = clt_device_cl_queue(dev);
+    cl_device_id id = clt_device_cl_device(dev);
+    cr_assert_not_null(ctx);
+    cr_assert_not_null(q);
+    cr_assert_not_null(id);
+    cl_device_id qdev = NULL;
+    cr_assert_eq(clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof qdev, &qdev, NULL), CL_SUCCESS);
+    cr_assert_eq(qdev, id);
+    cr_assert_null(clt_device_cl_queue(NULL));
+
+    int64_t n = 8;
+    clt_tensor *t = NULL;
+    CHECK(clt_arange(dev, CLT_FLOAT32, 0, 8, 1, &t));
+    cl_mem mem = NULL;
+    size_t off = 99;
+    CHECK(clt_tensor_cl_buffer(t, &mem, &off));
+    cr_assert_not_null(mem);
+    cr_assert_eq(off, 0);
+    /* Reading the buffer directly on the same in-order queue sees the op. */
+    float h[8];
+    cr_assert_eq(clEnqueueReadBuffer(q, mem, CL_TRUE, 0, sizeof h, h, 0, NULL, NULL), CL_SUCCESS);
+    for (int i = 0; i < 8; i++)
+        cr_assert_eq(h[i], (float)i);
+    (void)n;
+    clt_tensor_free(t);
+}
+
+Test(interop, tensor_over_a_callers_buffer)
+{
+    clt_device *dev = get_device("cpu");
+    cl_int err = CL_SUCCESS;
+    float host[10] = {0, 0, 1, 2, 3, 4, 5, 6, 0, 0};
+    cl_mem mem = clCreateBuffer(clt_device_cl_context(dev), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                sizeof host, host, &err);
+    cr_assert_eq(err, CL_SUCCESS);
+    int64_t shape[2] = {2, 3};
+    clt_tensor *t = NULL, *r = NULL;
+    CHECK(clt_tensor_from_cl_buffer(dev, mem, 2 * sizeof(float), CLT_FLOAT32, 2, shape, &t));
+    clReleaseMemObject(mem); /* the tensor holds its own reference */
+    CHECK(clt_mul_scalar(t, 10, &r));
+    float *g = read_f32(r);
+    for (int i = 0; i < 6; i++)
+        cr_assert_eq(g[i], (float)(i + 1) * 10);
+    free(g);
+    g = read_f32(t);
+    cr_assert_eq(g[0], 1.0f);
+    free(g);
+
+    /* too large for the buffer, misaligned offset, NULL */
+    clt_tensor *bad = (clt_tensor *)&bad;
+    int64_t big[1] = {11};
+    cl_mem m2 = clCreateBuffer(clt_device_cl_context(dev), CL_MEM_READ_WRITE, 40, NULL, &err);
+    cr_assert_eq(clt_tensor_from_cl_buffer(dev, m2, 0, CLT_FLOAT32, 1, big, &bad),
+                 CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(bad);
+    cr_assert(strstr(clt_last_error(), "[11]"), "%s", clt_last_error());
+    cr_assert_eq(clt_tensor_from_cl_buffer(dev, m2, 2, CLT_FLOAT32, 1, shape, &bad),
+                 CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(clt_tensor_from_cl_buffer(dev, NULL, 0, CLT_FLOAT32, 1, shape, &bad),
+                 CLT_ERR_NULL_ARGUMENT);
+    clReleaseMemObject(m2);
+    clt_tensor_free(t);
+    clt_tensor_free(r);
+}
