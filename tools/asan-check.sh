@@ -7,6 +7,12 @@ set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$src/build-asan}
 mkdir -p "$build"
+# configure refuses a second, out-of-tree build of a tree configured in
+# place; such a tree lends its distribution files instead.
+if [ -f "$src/config.status" ]; then
+    [ -d "$build/src-copy" ] || make -s -C "$src" distdir distdir="$build/src-copy" >/dev/null
+    src="$build/src-copy"
+fi
 cd "$build"
 if [ ! -f Makefile ]; then
     "$src/configure" -q --disable-shared \
