@@ -317,6 +317,24 @@ clt_status clt__gemm_cpu_f32(clt_device *dev, bool trans_a, bool trans_b, size_t
                              cl_mem B, size_t b_off, size_t ldb, size_t stride_b, cl_mem C,
                              size_t c_off, size_t ldc, size_t stride_c, size_t batch);
 
+/* ---- matmul and softmax variants, for tests (src/ops) ------------------ */
+
+/* clt_matmul with a chosen backend: AUTO is what clt_matmul does. */
+#define CLT__GEMM_AUTO 0
+#define CLT__GEMM_CLBLAST 1
+#define CLT__GEMM_CPU 2
+clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int backend,
+                               clt_tensor **out);
+
+/* softmax (logmode false) or log_softmax with a chosen kernel variant:
+ * AUTO picks by device type, CPU one work-item per row, WG a work-group per
+ * row. */
+#define CLT__SOFTMAX_AUTO 0
+#define CLT__SOFTMAX_CPU 1
+#define CLT__SOFTMAX_WG 2
+clt_status clt__softmax_variant(const clt_tensor *a, int dim, bool logmode, int variant,
+                                clt_tensor **out);
+
 /* Builds the GEMM program ahead of use (for clt_warmup). */
 clt_status clt__gemm_cpu_warmup(clt_device *dev);
 

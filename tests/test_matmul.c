@@ -4,15 +4,6 @@
 #include "helpers.h"
 #include "internal.h"
 
-/* From src/ops/matmul.c. */
-#ifndef CLT__GEMM_AUTO
-#define CLT__GEMM_AUTO 0
-#define CLT__GEMM_CLBLAST 1
-#define CLT__GEMM_CPU 2
-#endif
-clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int backend,
-                               clt_tensor **out);
-
 static int64_t prod(int n, const int64_t *s)
 {
     int64_t p = 1;

@@ -4,15 +4,6 @@
 #include "helpers.h"
 #include "internal.h"
 
-/* From src/ops/softmax.c. */
-#ifndef CLT__SOFTMAX_AUTO
-#define CLT__SOFTMAX_AUTO 0
-#define CLT__SOFTMAX_CPU 1
-#define CLT__SOFTMAX_WG 2
-#endif
-clt_status clt__softmax_variant(const clt_tensor *a, int dim, bool logmode, int variant,
-                                clt_tensor **out);
-
 /* Host reference over dimension dim of a row-major tensor, in double. */
 static double *ref_softmax(int nd, const int64_t *shape, const float *x, int dim, bool logmode)
 {

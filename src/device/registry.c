@@ -22,30 +22,30 @@ static struct {
     cl_uint nplatforms;
 } reg = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* Reads a string property, truncated to the n bytes of buf (OpenCL refuses
- * a short buffer, so it is read whole first). */
-static void get_str(cl_device_id d, cl_device_info what, char *buf, size_t n)
+/* Copies a string property into buf, truncated to n bytes.  OpenCL refuses
+ * a buffer shorter than the property, so it is read whole into tmp first;
+ * `got` is the query's result. */
+static void copy_str(cl_int got, char *tmp, size_t tmp_size, char *buf, size_t n)
 {
-    char tmp[1024];
     buf[0] = '\0';
-    if (clGetDeviceInfo(d, what, sizeof tmp, tmp, NULL) != CL_SUCCESS)
+    if (got != CL_SUCCESS)
         return;
-    tmp[sizeof tmp - 1] = '\0';
+    tmp[tmp_size - 1] = '\0';
     size_t len = strlen(tmp) < n - 1 ? strlen(tmp) : n - 1;
     memcpy(buf, tmp, len);
     buf[len] = '\0';
 }
 
+static void get_str(cl_device_id d, cl_device_info what, char *buf, size_t n)
+{
+    char tmp[1024];
+    copy_str(clGetDeviceInfo(d, what, sizeof tmp, tmp, NULL), tmp, sizeof tmp, buf, n);
+}
+
 static void get_platform_str(cl_platform_id p, cl_platform_info what, char *buf, size_t n)
 {
     char tmp[1024];
-    buf[0] = '\0';
-    if (clGetPlatformInfo(p, what, sizeof tmp, tmp, NULL) != CL_SUCCESS)
-        return;
-    tmp[sizeof tmp - 1] = '\0';
-    size_t len = strlen(tmp) < n - 1 ? strlen(tmp) : n - 1;
-    memcpy(buf, tmp, len);
-    buf[len] = '\0';
+    copy_str(clGetPlatformInfo(p, what, sizeof tmp, tmp, NULL), tmp, sizeof tmp, buf, n);
 }
 
 static void describe(cl_platform_id p, cl_device_id d, clt_device_info *info)

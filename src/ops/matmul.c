@@ -8,16 +8,6 @@
 
 #include <clblast_c.h>
 
-/* Backends for clt__matmul_backend; CLT__GEMM_AUTO is what clt_matmul uses. */
-#ifndef CLT__GEMM_AUTO
-#define CLT__GEMM_AUTO 0
-#define CLT__GEMM_CLBLAST 1
-#define CLT__GEMM_CPU 2
-#endif
-
-clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int backend,
-                               clt_tensor **out);
-
 /* CLBlast keeps its compiled kernels in a process-wide cache that retains
  * each device's context; dev->blas marks the devices that put something
  * there, so that clt__blas_release knows to clear it. */

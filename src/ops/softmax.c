@@ -5,16 +5,6 @@
 
 #include "internal.h"
 
-/* Kernel variants for clt__softmax_variant; SOFTMAX_AUTO picks by device. */
-#ifndef CLT__SOFTMAX_AUTO
-#define CLT__SOFTMAX_AUTO 0
-#define CLT__SOFTMAX_CPU 1
-#define CLT__SOFTMAX_WG 2
-#endif
-
-clt_status clt__softmax_variant(const clt_tensor *a, int dim, bool logmode, int variant,
-                                clt_tensor **out);
-
 static clt_status options(clt_dtype dtype, char **opts)
 {
     clt__strbuf sb = {0};
