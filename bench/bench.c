@@ -1,14 +1,1023 @@
-/* bench.c: `cltensor bench`, benchmarks with same-run baselines. */
+/* bench.c: `cltensor bench`, cltensor's operations timed against baselines
+ * measured in the same run (C loops on 2 threads, memcpy, raw CLBlast, the
+ * measured FMA peak, raw OpenCL enqueues, the 150 ms first-op target). */
+#include <errno.h>
+#include <ftw.h>
+#include <math.h>
+#include <pthread.h>
+#include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cltensor.h>
+#include <cltensor/opencl.h>
+
+#include <clblast_c.h>
 
 #include "cli.h"
 
+extern char **environ;
+
+/* The baselines use as many threads as this machine has cores. */
+#define NT 2
+#define MAX_REPS 64
+#define FIRST_OP_TARGET_MS 150.0
+
+typedef struct bench {
+    int json;
+    int quick;
+    int nfilters;
+    char **filters;
+    const char *kind;
+    clt_device *dev;
+    int failures;
+    double fma_peak; /* GFLOP/s; 0 until measured */
+} bench;
+
+/* ---- timing and output ---------------------------------------------------- */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int selected(const bench *b, const char *name)
+{
+    if (b->nfilters == 0)
+        return 1;
+    for (int i = 0; i < b->nfilters; i++)
+        if (strncmp(name, b->filters[i], strlen(b->filters[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* One line per (case, baseline).  Throughput ratios are value / baseline
+ * (higher is better); latency ratios are value / baseline (lower is better),
+ * which `target` spells out in the human table. */
+static void report(const bench *b, const char *name, double value, const char *unit,
+                   const char *base, double base_value, double ratio, const char *target)
+{
+    if (b->json)
+        printf("{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", \"baseline\": \"%s\", "
+               "\"baseline_value\": %.6g, \"ratio\": %.4g}\n",
+               name, value, unit, base, base_value, ratio);
+    else
+        printf("%-18s %10.3f %-7s %-14s %10.3f %8.3fx  %s\n", name, value, unit, base,
+               base_value, ratio, target);
+    fflush(stdout);
+}
+
+static int fail(bench *b, const char *name, const char *what)
+{
+    fprintf(stderr, "cltensor bench: %s: %s: %s\n", name, what, clt_last_error());
+    b->failures++;
+    return -1;
+}
+
+static void wrong(bench *b, const char *name, const char *who, double err)
+{
+    fprintf(stderr, "cltensor bench: %s: %s result differs from the host reference "
+                    "(max error %g); its timing means nothing\n", name, who, err);
+    b->failures++;
+}
+
+static uint32_t rng_state = 12345u;
+
+static void fill_random(float *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        rng_state = rng_state * 1664525u + 1013904223u;
+        p[i] = (float)(rng_state >> 8) * (2.0f / 16777216.0f) - 1.0f;
+    }
+}
+
+/* ---- two host threads for the C baselines ------------------------------------ */
+
+typedef void (*par_fn)(void *ctx, int tid);
+
+static struct {
+    pthread_t thread;
+    pthread_barrier_t go, done;
+    par_fn fn;
+    void *ctx;
+    int quit;
+    int started;
+} pool;
+
+static void *pool_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        pthread_barrier_wait(&pool.go);
+        if (pool.quit)
+            return NULL;
+        pool.fn(pool.ctx, 1);
+        pthread_barrier_wait(&pool.done);
+    }
+}
+
+static int pool_start(void)
+{
+    pool.quit = 0;
+    pthread_barrier_init(&pool.go, NULL, NT);
+    pthread_barrier_init(&pool.done, NULL, NT);
+    if (pthread_create(&pool.thread, NULL, pool_main, NULL) != 0) {
+        pthread_barrier_destroy(&pool.go);
+        pthread_barrier_destroy(&pool.done);
+        return -1;
+    }
+    pool.started = 1;
+    return 0;
+}
+
+static void pool_stop(void)
+{
+    if (!pool.started)
+        return;
+    pool.quit = 1;
+    pthread_barrier_wait(&pool.go);
+    pthread_join(pool.thread, NULL);
+    pthread_barrier_destroy(&pool.go);
+    pthread_barrier_destroy(&pool.done);
+    pool.started = 0;
+}
+
+/* Runs fn(ctx, 0) here and fn(ctx, 1) on the pool thread, and returns when
+ * both are done.  A kept thread, as PyTorch's intra-op pool keeps its own. */
+static void par2(par_fn fn, void *ctx)
+{
+    pool.fn = fn;
+    pool.ctx = ctx;
+    pthread_barrier_wait(&pool.go);
+    fn(ctx, 0);
+    pthread_barrier_wait(&pool.done);
+}
+
+static void span(size_t n, int tid, size_t *lo, size_t *hi)
+{
+    *lo = n * (size_t)tid / NT;
+    *hi = n * (size_t)(tid + 1) / NT;
+}
+
+typedef struct vec_ctx {
+    const float *a, *b;
+    float *c;
+    size_t n, cols;
+    double sum[NT];
+} vec_ctx;
+
+/* Unrolled blocks of 16 let the compiler vectorise these with the build's own
+ * flags (SSE2 on x86-64 without -march). */
+static void add_range(const float *restrict a, const float *restrict b, float *restrict c,
+                      size_t lo, size_t hi)
+{
+    size_t i;
+    for (i = lo; i + 16 <= hi; i += 16)
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; j++)
+            c[i + j] = a[i + j] + b[i + j];
+    for (; i < hi; i++)
+        c[i] = a[i] + b[i];
+}
+
+static void add_part(void *p, int tid)
+{
+    vec_ctx *v = p;
+    size_t lo, hi;
+    span(v->n, tid, &lo, &hi);
+    add_range(v->a, v->b, v->c, lo, hi);
+}
+
+static void sum_part(void *p, int tid)
+{
+    vec_ctx *v = p;
+    const float *restrict a = v->a;
+    float acc[16] = {0};
+    size_t lo, hi, i;
+    span(v->n, tid, &lo, &hi);
+    for (i = lo; i + 16 <= hi; i += 16)
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; j++)
+            acc[j] += a[i + j];
+    double s = 0;
+    for (; i < hi; i++)
+        s += a[i];
+    for (int j = 0; j < 16; j++)
+        s += acc[j];
+    v->sum[tid] = s;
+}
+
+static void softmax_part(void *p, int tid)
+{
+    vec_ctx *v = p;
+    size_t lo, hi, cols = v->cols;
+    span(v->n / cols, tid, &lo, &hi);
+    for (size_t r = lo; r < hi; r++) {
+        const float *restrict x = v->a + r * cols;
+        float *restrict y = v->c + r * cols;
+        float m = -INFINITY, s = 0;
+        for (size_t j = 0; j < cols; j++)
+            m = x[j] > m ? x[j] : m;
+        for (size_t j = 0; j < cols; j++) {
+            y[j] = expf(x[j] - m);
+            s += y[j];
+        }
+        float inv = 1.0f / s;
+        for (size_t j = 0; j < cols; j++)
+            y[j] *= inv;
+    }
+}
+
+/* ---- the FMA peak -------------------------------------------------------------- */
+
+typedef float v16f __attribute__((vector_size(64)));
+typedef float v8f __attribute__((vector_size(32)));
+
+/* Twelve independent chains keep both FMA pipes busy through the latency. */
+#define FMA_BODY(V)                                                    \
+    V acc[12], x = {0}, y = {0};                                       \
+    x += 0.999999f;                                                    \
+    y += 1e-7f;                                                        \
+    for (int j = 0; j < 12; j++) {                                     \
+        acc[j] = (V){0};                                               \
+        acc[j] += (float)j;                                            \
+    }                                                                  \
+    for (long it = 0; it < iters; it++)                                \
+        _Pragma("GCC unroll 12")                                       \
+        for (int j = 0; j < 12; j++)                                   \
+            acc[j] = acc[j] * x + y;                                   \
+    float s = 0;                                                       \
+    for (int j = 0; j < 12; j++)                                       \
+        for (size_t k = 0; k < sizeof(V) / sizeof(float); k++)         \
+            s += acc[j][k];                                            \
+    return s;
+
+__attribute__((target("avx512f,fma"))) static float fma_avx512(long iters)
+{
+    FMA_BODY(v16f)
+}
+
+__attribute__((target("avx2,fma"))) static float fma_avx2(long iters)
+{
+    FMA_BODY(v8f)
+}
+
+static float fma_plain(long iters)
+{
+    FMA_BODY(v8f)
+}
+
+typedef struct fma_ctx {
+    long iters;
+    int width; /* floats per vector: 16, 8 or 0 for no FMA instructions */
+    volatile float sink[NT];
+} fma_ctx;
+
+static void fma_part(void *p, int tid)
+{
+    fma_ctx *f = p;
+    f->sink[tid] = f->width == 16 ? fma_avx512(f->iters)
+                   : f->width == 8 ? fma_avx2(f->iters)
+                                   : fma_plain(f->iters);
+}
+
+/* GFLOP/s of independent vector FMAs on NT threads, the best of 5 runs of
+ * about 0.2 s (a peak, so noise from other processes must not pull it down). */
+static double measure_fma_peak(void)
+{
+    __builtin_cpu_init();
+    fma_ctx f = {.iters = 2000000, .width = 0};
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma"))
+        f.width = 16;
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        f.width = 8;
+    par2(fma_part, &f);
+    double t0 = now();
+    par2(fma_part, &f);
+    double t = now() - t0;
+    if (t > 0 && t < 0.2)
+        f.iters = (long)((double)f.iters * 0.2 / t);
+    par2(fma_part, &f);
+    double best = 0;
+    for (int r = 0; r < 5; r++) {
+        t0 = now();
+        par2(fma_part, &f);
+        t = now() - t0;
+        double lanes = f.width ? f.width : 8;
+        double gflops = NT * (double)f.iters * 12 * lanes * 2 / t / 1e9;
+        if (gflops > best)
+            best = gflops;
+    }
+    return best;
+}
+
+/* ---- cases ------------------------------------------------------------------ */
+
+static clt_tensor *from_host(bench *b, const float *data, int ndim, const int64_t *shape)
+{
+    clt_tensor *t = NULL;
+    if (clt_tensor_from_host(b->dev, CLT_FLOAT32, ndim, shape, data, &t) != CLT_OK)
+        return NULL;
+    return t;
+}
+
+typedef enum op_kind { OP_ADD, OP_SUM, OP_SOFTMAX, OP_MATMUL } op_kind;
+
+static clt_status run_op(op_kind op, const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
+{
+    switch (op) {
+    case OP_ADD: return clt_add(a, b, out);
+    case OP_SUM: return clt_sum(a, out);
+    case OP_SOFTMAX: return clt_softmax(a, -1, out);
+    default: return clt_matmul(a, b, out);
+    }
+}
+
+/* Median seconds of one op, from enqueue to the device having finished it. */
+static int time_op(bench *b, const char *name, op_kind op, const clt_tensor *x,
+                   const clt_tensor *y, int reps, double *secs)
+{
+    double t[MAX_REPS];
+    for (int r = 0; r < reps; r++) {
+        clt_tensor *out = NULL;
+        double t0 = now();
+        if (run_op(op, x, y, &out) != CLT_OK || clt_device_synchronize(b->dev) != CLT_OK) {
+            clt_tensor_free(out);
+            return fail(b, name, "timed run");
+        }
+        t[r] = now() - t0;
+        clt_tensor_free(out);
+    }
+    *secs = median(t, reps);
+    return 0;
+}
+
+static double time_par(par_fn fn, void *ctx, int reps)
+{
+    double t[MAX_REPS];
+    par2(fn, ctx);
+    for (int r = 0; r < reps; r++) {
+        double t0 = now();
+        par2(fn, ctx);
+        t[r] = now() - t0;
+    }
+    return median(t, reps);
+}
+
+static int read_back(bench *b, const char *name, const clt_tensor *t, float *dst, size_t n)
+{
+    if (clt_tensor_read(t, dst, n * sizeof(float)) != CLT_OK)
+        return fail(b, name, "reading the result back");
+    return 0;
+}
+
+static double max_abs_diff(const float *x, const float *y, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)x[i] - (double)y[i]);
+        if (!(d <= m))
+            m = d;
+    }
+    return m;
+}
+
+static void case_add(bench *b, size_t n, const char *name)
+{
+    int64_t shape[1] = {(int64_t)n};
+    float *ha = malloc(n * sizeof(float)), *hb = malloc(n * sizeof(float));
+    float *hc = malloc(n * sizeof(float)), *hd = malloc(n * sizeof(float));
+    clt_tensor *ta = NULL, *tb = NULL, *out = NULL;
+    int reps = n > (1u << 22) ? 9 : 31;
+    if (!ha || !hb || !hc || !hd) {
+        fprintf(stderr, "cltensor bench: %s: out of host memory\n", name);
+        b->failures++;
+        goto done;
+    }
+    fill_random(ha, n);
+    fill_random(hb, n);
+    if (!(ta = from_host(b, ha, 1, shape)) || !(tb = from_host(b, hb, 1, shape))) {
+        fail(b, name, "making the inputs");
+        goto done;
+    }
+    if (run_op(OP_ADD, ta, tb, &out) != CLT_OK) {
+        fail(b, name, "clt_add");
+        goto done;
+    }
+    if (read_back(b, name, out, hd, n) != 0)
+        goto done;
+    vec_ctx v = {.a = ha, .b = hb, .c = hc, .n = n};
+    double t_loop = time_par(add_part, &v, reps);
+    double err = max_abs_diff(hc, hd, n);
+    if (err != 0)
+        wrong(b, name, "clt_add", err);
+    double t_op;
+    if (time_op(b, name, OP_ADD, ta, tb, reps, &t_op) != 0)
+        goto done;
+    double tm[MAX_REPS];
+    memcpy(hd, ha, n * sizeof(float));
+    for (int r = 0; r < reps; r++) {
+        double t0 = now();
+        memcpy(hd, ha, n * sizeof(float));
+        tm[r] = now() - t0;
+    }
+    double t_memcpy = median(tm, reps);
+    double gbs = 12.0 * (double)n / t_op / 1e9;
+    double gbs_loop = 12.0 * (double)n / t_loop / 1e9;
+    double gbs_memcpy = 8.0 * (double)n / t_memcpy / 1e9;
+    const char *target = n > (1u << 22) ? ">= 1.0" : ">= 0.8";
+    report(b, name, gbs, "GB/s", "c_loop_2t", gbs_loop, gbs / gbs_loop, target);
+    report(b, name, gbs, "GB/s", "memcpy", gbs_memcpy, gbs / gbs_memcpy, "");
+done:
+    clt_tensor_free(out);
+    clt_tensor_free(ta);
+    clt_tensor_free(tb);
+    free(ha);
+    free(hb);
+    free(hc);
+    free(hd);
+}
+
+static void case_sum(bench *b, size_t n, const char *name)
+{
+    int64_t shape[1] = {(int64_t)n};
+    float *ha = malloc(n * sizeof(float));
+    clt_tensor *ta = NULL, *out = NULL;
+    if (!ha) {
+        fprintf(stderr, "cltensor bench: %s: out of host memory\n", name);
+        b->failures++;
+        return;
+    }
+    fill_random(ha, n);
+    double ref = 0, mag = 0, got = 0;
+    for (size_t i = 0; i < n; i++) {
+        ref += ha[i];
+        mag += fabs(ha[i]);
+    }
+    if (!(ta = from_host(b, ha, 1, shape))) {
+        fail(b, name, "making the input");
+        goto done;
+    }
+    if (run_op(OP_SUM, ta, NULL, &out) != CLT_OK || clt_tensor_item(out, &got) != CLT_OK) {
+        fail(b, name, "clt_sum");
+        goto done;
+    }
+    if (!(fabs(got - ref) <= 1e-5 * mag + 1e-3))
+        wrong(b, name, "clt_sum", fabs(got - ref));
+    vec_ctx v = {.a = ha, .n = n};
+    double t_loop = time_par(sum_part, &v, 9);
+    if (!(fabs(v.sum[0] + v.sum[1] - ref) <= 1e-5 * mag + 1e-3))
+        wrong(b, name, "C loop", fabs(v.sum[0] + v.sum[1] - ref));
+    double t_op;
+    if (time_op(b, name, OP_SUM, ta, NULL, 9, &t_op) != 0)
+        goto done;
+    double gbs = 4.0 * (double)n / t_op / 1e9, gbs_loop = 4.0 * (double)n / t_loop / 1e9;
+    report(b, name, gbs, "GB/s", "c_loop_2t", gbs_loop, gbs / gbs_loop, ">= 0.9");
+done:
+    clt_tensor_free(out);
+    clt_tensor_free(ta);
+    free(ha);
+}
+
+static void case_softmax(bench *b, size_t rows, size_t cols, const char *name)
+{
+    size_t n = rows * cols;
+    int64_t shape[2] = {(int64_t)rows, (int64_t)cols};
+    float *ha = malloc(n * sizeof(float)), *hc = malloc(n * sizeof(float));
+    float *hd = malloc(n * sizeof(float));
+    clt_tensor *ta = NULL, *out = NULL;
+    if (!ha || !hc || !hd) {
+        fprintf(stderr, "cltensor bench: %s: out of host memory\n", name);
+        b->failures++;
+        goto done;
+    }
+    fill_random(ha, n);
+    for (size_t i = 0; i < n; i++)
+        ha[i] *= 8.0f;
+    if (!(ta = from_host(b, ha, 2, shape))) {
+        fail(b, name, "making the input");
+        goto done;
+    }
+    if (run_op(OP_SOFTMAX, ta, NULL, &out) != CLT_OK) {
+        fail(b, name, "clt_softmax");
+        goto done;
+    }
+    if (read_back(b, name, out, hd, n) != 0)
+        goto done;
+    vec_ctx v = {.a = ha, .c = hc, .n = n, .cols = cols};
+    double t_loop = time_par(softmax_part, &v, 7);
+    double err = max_abs_diff(hc, hd, n);
+    if (!(err <= 1e-5))
+        wrong(b, name, "clt_softmax", err);
+    double t_op;
+    if (time_op(b, name, OP_SOFTMAX, ta, NULL, 7, &t_op) != 0)
+        goto done;
+    double gbs = 8.0 * (double)n / t_op / 1e9, gbs_loop = 8.0 * (double)n / t_loop / 1e9;
+    report(b, name, gbs, "GB/s", "c_loop_2t", gbs_loop, gbs / gbs_loop, ">= 1.0");
+done:
+    clt_tensor_free(out);
+    clt_tensor_free(ta);
+    free(ha);
+    free(hc);
+    free(hd);
+}
+
+/* Largest error over a sample of entries of C = A B, against a double
+ * reference; entries of A and B lie in [-1, 1). */
+static double matmul_error(const float *a, const float *bm, const float *c, size_t n)
+{
+    double m = 0;
+    for (size_t s = 0; s < 64; s++) {
+        size_t i = (s * 7919u) % n, j = (s * 104729u + 13u) % n;
+        double ref = 0;
+        for (size_t k = 0; k < n; k++)
+            ref += (double)a[i * n + k] * (double)bm[k * n + j];
+        double d = fabs(ref - (double)c[i * n + j]);
+        if (!(d <= m))
+            m = d;
+    }
+    return m;
+}
+
+static int clblast_sgemm(bench *b, const char *name, size_t n, const clt_tensor *ta,
+                         const clt_tensor *tb, const clt_tensor *tc)
+{
+    cl_mem ma, mb, mc;
+    size_t oa, ob, oc;
+    if (clt_tensor_cl_buffer(ta, &ma, &oa) != CLT_OK || clt_tensor_cl_buffer(tb, &mb, &ob) != CLT_OK ||
+        clt_tensor_cl_buffer(tc, &mc, &oc) != CLT_OK)
+        return fail(b, name, "clt_tensor_cl_buffer");
+    cl_command_queue q = clt_device_cl_queue(b->dev);
+    cl_event ev = NULL;
+    CLBlastStatusCode st = CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo,
+                                        n, n, n, 1.0f, ma, oa / 4, n, mb, ob / 4, n, 0.0f, mc,
+                                        oc / 4, n, &q, &ev);
+    if (ev)
+        clReleaseEvent(ev);
+    if (st != CLBlastSuccess) {
+        fprintf(stderr, "cltensor bench: %s: CLBlastSgemm failed with status %d\n", name, (int)st);
+        b->failures++;
+        return -1;
+    }
+    cl_int err = clFinish(q);
+    if (err != CL_SUCCESS) {
+        fprintf(stderr, "cltensor bench: %s: clFinish: %s\n", name, clt_cl_error_name(err));
+        b->failures++;
+        return -1;
+    }
+    return 0;
+}
+
+static void case_matmul(bench *b, size_t n, const char *name)
+{
+    int64_t shape[2] = {(int64_t)n, (int64_t)n};
+    float *ha = malloc(n * n * sizeof(float)), *hb = malloc(n * n * sizeof(float));
+    float *hc = malloc(n * n * sizeof(float));
+    clt_tensor *ta = NULL, *tb = NULL, *tc = NULL, *out = NULL;
+    int reps = n <= 256 ? 21 : n <= 512 ? 9 : n <= 1024 ? 5 : 3;
+    int blas_reps = n >= 2048 ? 2 : reps;
+    if (!ha || !hb || !hc) {
+        fprintf(stderr, "cltensor bench: %s: out of host memory\n", name);
+        b->failures++;
+        goto done;
+    }
+    fill_random(ha, n * n);
+    fill_random(hb, n * n);
+    if (!(ta = from_host(b, ha, 2, shape)) || !(tb = from_host(b, hb, 2, shape)) ||
+        clt_empty(b->dev, CLT_FLOAT32, 2, shape, &tc) != CLT_OK) {
+        fail(b, name, "making the operands");
+        goto done;
+    }
+    double tol = 1e-5 * (double)n + 1e-4;
+    if (run_op(OP_MATMUL, ta, tb, &out) != CLT_OK) {
+        fail(b, name, "clt_matmul");
+        goto done;
+    }
+    if (read_back(b, name, out, hc, n * n) != 0)
+        goto done;
+    double err = matmul_error(ha, hb, hc, n);
+    if (!(err <= tol))
+        wrong(b, name, "clt_matmul", err);
+    double t_op;
+    if (time_op(b, name, OP_MATMUL, ta, tb, reps, &t_op) != 0)
+        goto done;
+    if (clblast_sgemm(b, name, n, ta, tb, tc) != 0 || read_back(b, name, tc, hc, n * n) != 0)
+        goto done;
+    err = matmul_error(ha, hb, hc, n);
+    if (!(err <= tol))
+        wrong(b, name, "CLBlast", err);
+    double t[MAX_REPS];
+    for (int r = 0; r < blas_reps; r++) {
+        double t0 = now();
+        if (clblast_sgemm(b, name, n, ta, tb, tc) != 0)
+            goto done;
+        t[r] = now() - t0;
+    }
+    double flop = 2.0 * (double)n * (double)n * (double)n;
+    double gf = flop / t_op / 1e9, gf_blas = flop / median(t, blas_reps) / 1e9;
+    const char *big = n >= 1024 ? ">= 10" : "";
+    report(b, name, gf, "GFLOP/s", "clblast", gf_blas, gf / gf_blas, big);
+    if (b->fma_peak == 0)
+        b->fma_peak = measure_fma_peak();
+    report(b, name, gf, "GFLOP/s", "fma_peak", b->fma_peak, gf / b->fma_peak,
+           n >= 1024 ? ">= 0.5" : "");
+done:
+    clt_tensor_free(out);
+    clt_tensor_free(ta);
+    clt_tensor_free(tb);
+    clt_tensor_free(tc);
+    free(ha);
+    free(hb);
+    free(hc);
+}
+
+/* The raw baseline's kernel: what clt_add does to 16 contiguous floats. */
+static const char raw_add_source[] =
+    "__kernel void add_f32(__global const float *a, __global const float *b,\n"
+    "                      __global float *c)\n"
+    "{\n"
+    "    size_t i = get_global_id(0);\n"
+    "    c[i] = a[i] + b[i];\n"
+    "}\n";
+
+static void case_overhead(bench *b, const char *name)
+{
+    enum { N = 16, OPS = 1000, REPS = 7 };
+    float ha[N], hb[N], hc[N];
+    int64_t shape[1] = {N};
+    clt_tensor *ta = NULL, *tb = NULL;
+    cl_program prog = NULL;
+    cl_kernel kern = NULL;
+    cl_mem mc = NULL;
+    cl_int err = CL_SUCCESS;
+    const char *what = "";
+    fill_random(ha, N);
+    fill_random(hb, N);
+    if (!(ta = from_host(b, ha, 1, shape)) || !(tb = from_host(b, hb, 1, shape))) {
+        fail(b, name, "making the inputs");
+        goto done;
+    }
+    double t[REPS];
+    for (int r = -1; r < REPS; r++) {
+        double t0 = now();
+        for (int k = 0; k < OPS; k++) {
+            clt_tensor *out = NULL;
+            if (clt_add(ta, tb, &out) != CLT_OK) {
+                fail(b, name, "clt_add");
+                goto done;
+            }
+            clt_tensor_free(out);
+        }
+        if (clt_device_synchronize(b->dev) != CLT_OK) {
+            fail(b, name, "clt_device_synchronize");
+            goto done;
+        }
+        if (r >= 0)
+            t[r] = (now() - t0) / OPS;
+    }
+    double us = median(t, REPS) * 1e6;
+
+    cl_context ctx = clt_device_cl_context(b->dev);
+    cl_command_queue q = clt_device_cl_queue(b->dev);
+    cl_device_id id = clt_device_cl_device(b->dev);
+    cl_mem ma, mb;
+    size_t oa, ob, gs = N;
+    const char *src = raw_add_source;
+    if (clt_tensor_cl_buffer(ta, &ma, &oa) != CLT_OK || clt_tensor_cl_buffer(tb, &mb, &ob) != CLT_OK ||
+        oa != 0 || ob != 0) {
+        fail(b, name, "clt_tensor_cl_buffer");
+        goto done;
+    }
+    what = "clCreateProgramWithSource";
+    prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+    if (err != CL_SUCCESS)
+        goto cl_failed;
+    what = "clBuildProgram";
+    if ((err = clBuildProgram(prog, 1, &id, "", NULL, NULL)) != CL_SUCCESS)
+        goto cl_failed;
+    what = "clCreateKernel";
+    kern = clCreateKernel(prog, "add_f32", &err);
+    if (err != CL_SUCCESS)
+        goto cl_failed;
+    what = "clCreateBuffer";
+    mc = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof hc, NULL, &err);
+    if (err != CL_SUCCESS)
+        goto cl_failed;
+    what = "clSetKernelArg";
+    if ((err = clSetKernelArg(kern, 0, sizeof ma, &ma)) != CL_SUCCESS ||
+        (err = clSetKernelArg(kern, 1, sizeof mb, &mb)) != CL_SUCCESS ||
+        (err = clSetKernelArg(kern, 2, sizeof mc, &mc)) != CL_SUCCESS)
+        goto cl_failed;
+    for (int r = -1; r < REPS; r++) {
+        double t0 = now();
+        what = "clEnqueueNDRangeKernel";
+        for (int k = 0; k < OPS; k++)
+            if ((err = clEnqueueNDRangeKernel(q, kern, 1, NULL, &gs, NULL, 0, NULL, NULL)) !=
+                CL_SUCCESS)
+                goto cl_failed;
+        what = "clFinish";
+        if ((err = clFinish(q)) != CL_SUCCESS)
+            goto cl_failed;
+        if (r >= 0)
+            t[r] = (now() - t0) / OPS;
+    }
+    double us_raw = median(t, REPS) * 1e6;
+    what = "clEnqueueReadBuffer";
+    if ((err = clEnqueueReadBuffer(q, mc, CL_TRUE, 0, sizeof hc, hc, 0, NULL, NULL)) != CL_SUCCESS)
+        goto cl_failed;
+    for (int i = 0; i < N; i++)
+        if (hc[i] != ha[i] + hb[i]) {
+            wrong(b, name, "raw kernel", fabs(hc[i] - (ha[i] + hb[i])));
+            break;
+        }
+    report(b, name, us, "us/op", "raw_enqueue", us_raw, us / us_raw, "<= 1.25 (lower is better)");
+    goto done;
+cl_failed:
+    fprintf(stderr, "cltensor bench: %s: %s: %s\n", name, what, clt_cl_error_name(err));
+    b->failures++;
+done:
+    if (mc)
+        clReleaseMemObject(mc);
+    if (kern)
+        clReleaseKernel(kern);
+    if (prog)
+        clReleaseProgram(prog);
+    clt_tensor_free(ta);
+    clt_tensor_free(tb);
+}
+
+/* ---- first-op latency: the tool run again as a child process ------------------- */
+
+/* The child: device, two tensors, an add and a read back, timed from the
+ * moment the parent spawned it (CLOCK_MONOTONIC is shared by processes). */
+static int first_op_child(const char *kind)
+{
+    enum { N = 1024 };
+    const char *t0s = getenv("CLT_BENCH_T0");
+    double t0 = t0s ? strtod(t0s, NULL) : now();
+    static float ha[N], hb[N], hc[N];
+    int64_t shape[1] = {N};
+    clt_device *dev = NULL;
+    clt_tensor *ta = NULL, *tb = NULL, *tc = NULL;
+    int rc = 1;
+    for (int i = 0; i < N; i++) {
+        ha[i] = (float)i;
+        hb[i] = 0.5f * (float)i;
+    }
+    if (clt_device_get(kind, &dev) != CLT_OK ||
+        clt_tensor_from_host(dev, CLT_FLOAT32, 1, shape, ha, &ta) != CLT_OK ||
+        clt_tensor_from_host(dev, CLT_FLOAT32, 1, shape, hb, &tb) != CLT_OK ||
+        clt_add(ta, tb, &tc) != CLT_OK || clt_tensor_read(tc, hc, sizeof hc) != CLT_OK) {
+        fprintf(stderr, "cltensor bench --first-op-child: %s\n", clt_last_error());
+        goto done;
+    }
+    double ms = (now() - t0) * 1e3;
+    for (int i = 0; i < N; i++)
+        if (hc[i] != ha[i] + hb[i]) {
+            fprintf(stderr, "cltensor bench --first-op-child: wrong sum at %d\n", i);
+            goto done;
+        }
+    printf("%.3f\n", ms);
+    rc = 0;
+done:
+    clt_tensor_free(tc);
+    clt_tensor_free(ta);
+    clt_tensor_free(tb);
+    return rc;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* Runs `cltensor bench --first-op-child` with the parent's environment, where
+ * `cache_dir` (when not NULL) replaces CLTENSOR_CACHE_DIR and turns PoCL's
+ * own kernel cache off.  *ms is what the child measured. */
+static int spawn_first_op(bench *b, const char *name, const char *cache_dir, double *ms)
+{
+    char exe[4096], t0buf[64], dirbuf[4200], out[128];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0) {
+        fprintf(stderr, "cltensor bench: %s: cannot find /proc/self/exe\n", name);
+        b->failures++;
+        return -1;
+    }
+    exe[len] = '\0';
+    size_t nenv = 0;
+    while (environ[nenv])
+        nenv++;
+    char **envp = calloc(nenv + 4, sizeof *envp);
+    if (!envp) {
+        b->failures++;
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < nenv; i++) {
+        const char *e = environ[i];
+        if (strncmp(e, "CLT_BENCH_T0=", 13) == 0)
+            continue;
+        if (cache_dir && (strncmp(e, "CLTENSOR_CACHE_DIR=", 19) == 0 ||
+                          strncmp(e, "POCL_KERNEL_CACHE=", 18) == 0 ||
+                          strncmp(e, "CLTENSOR_CACHE=", 15) == 0))
+            continue;
+        envp[k++] = (char *)e;
+    }
+    if (cache_dir) {
+        snprintf(dirbuf, sizeof dirbuf, "CLTENSOR_CACHE_DIR=%s", cache_dir);
+        envp[k++] = dirbuf;
+        envp[k++] = "POCL_KERNEL_CACHE=0";
+    }
+    envp[k++] = t0buf;
+    char *argv[] = {"cltensor", "bench", "--first-op-child", "--device", (char *)b->kind, NULL};
+    int fds[2];
+    if (pipe(fds) != 0) {
+        free(envp);
+        b->failures++;
+        return -1;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    posix_spawn_file_actions_addclose(&fa, fds[1]);
+    pid_t pid;
+    snprintf(t0buf, sizeof t0buf, "CLT_BENCH_T0=%.9f", now());
+    int err = posix_spawn(&pid, exe, &fa, NULL, argv, envp);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    free(envp);
+    size_t got = 0;
+    if (err == 0) {
+        ssize_t r;
+        while (got < sizeof out - 1 && (r = read(fds[0], out + got, sizeof out - 1 - got)) != 0) {
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r < 0)
+                break;
+            got += (size_t)r;
+        }
+    }
+    close(fds[0]);
+    out[got] = '\0';
+    int status = 0;
+    if (err != 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0 || sscanf(out, "%lf", ms) != 1) {
+        fprintf(stderr, "cltensor bench: %s: the child process failed%s%s\n", name,
+                err ? ": " : "", err ? strerror(err) : "");
+        b->failures++;
+        return -1;
+    }
+    return 0;
+}
+
+static void case_first_op(bench *b, int empty, const char *name)
+{
+    double t[MAX_REPS];
+    int reps = empty ? (b->quick ? 1 : 3) : 5;
+    if (!empty && spawn_first_op(b, name, NULL, &t[0]) != 0)
+        return;
+    for (int r = 0; r < reps; r++) {
+        int rc;
+        if (empty) {
+            char dir[] = "/tmp/cltensor-bench-XXXXXX";
+            if (!mkdtemp(dir)) {
+                fprintf(stderr, "cltensor bench: %s: mkdtemp: %s\n", name, strerror(errno));
+                b->failures++;
+                return;
+            }
+            rc = spawn_first_op(b, name, dir, &t[r]);
+            nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        } else {
+            rc = spawn_first_op(b, name, NULL, &t[r]);
+        }
+        if (rc != 0)
+            return;
+    }
+    double ms = median(t, reps);
+    report(b, name, ms, "ms", "target", FIRST_OP_TARGET_MS, ms / FIRST_OP_TARGET_MS,
+           "<= 1.0 (lower is better)");
+}
+
+/* ---- the command ------------------------------------------------------------ */
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: cltensor bench [--json] [--quick] [--device KIND] [CASE...]\n"
+               "  runs each case with baselines measured in the same run; CASE is a\n"
+               "  prefix of a case name (add, sum, softmax, matmul, matmul_1024,\n"
+               "  overhead, first_op); --quick skips matmul 2048 and shortens first_op\n");
+}
+
 int cltensor_bench(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "cltensor bench: not implemented yet\n");
-    return 1;
+    bench b = {.kind = "auto"};
+    int child = 0;
+    char **filters = calloc((size_t)argc + 1, sizeof *filters);
+    if (!filters)
+        return 1;
+    b.filters = filters;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            b.json = 1;
+        } else if (strcmp(argv[i], "--quick") == 0) {
+            b.quick = 1;
+        } else if (strcmp(argv[i], "--first-op-child") == 0) {
+            child = 1;
+        } else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
+            b.kind = argv[++i];
+        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            free(filters);
+            return 0;
+        } else if (argv[i][0] == '-') {
+            usage(stderr);
+            free(filters);
+            return 2;
+        } else {
+            b.filters[b.nfilters++] = argv[i];
+        }
+    }
+    if (child) {
+        free(filters);
+        return first_op_child(b.kind);
+    }
+    static const char *const names[] = {"overhead_add16", "add_1M", "add_16M", "sum_16M",
+                                        "softmax_4096x1024", "matmul_256", "matmul_512",
+                                        "matmul_1024", "matmul_2048", "first_op_warm",
+                                        "first_op_empty"};
+    for (int i = 0; i < b.nfilters; i++) {
+        size_t k = 0, len = strlen(b.filters[i]);
+        while (k < sizeof names / sizeof names[0] && strncmp(names[k], b.filters[i], len) != 0)
+            k++;
+        if (k == sizeof names / sizeof names[0]) {
+            fprintf(stderr, "cltensor bench: no case starts with '%s'\n", b.filters[i]);
+            usage(stderr);
+            free(filters);
+            return 2;
+        }
+    }
+    if (clt_device_get(b.kind, &b.dev) != CLT_OK) {
+        fprintf(stderr, "cltensor bench: %s\n", clt_last_error());
+        free(filters);
+        return 1;
+    }
+    if (pool_start() != 0) {
+        fprintf(stderr, "cltensor bench: cannot start a thread\n");
+        free(filters);
+        return 1;
+    }
+    if (!b.json) {
+        printf("cltensor %s bench on %s (%s); baselines on %d host threads\n", clt_version(),
+               clt_device_label(b.dev), clt_device_name(b.dev), NT);
+        printf("%-18s %10s %-7s %-14s %10s %9s  %s\n", "case", "value", "unit", "baseline",
+               "base_value", "ratio", "target");
+        fflush(stdout);
+    }
+    if (selected(&b, "overhead_add16"))
+        case_overhead(&b, "overhead_add16");
+    if (selected(&b, "add_1M"))
+        case_add(&b, (size_t)1 << 20, "add_1M");
+    if (selected(&b, "add_16M"))
+        case_add(&b, (size_t)1 << 24, "add_16M");
+    if (selected(&b, "sum_16M"))
+        case_sum(&b, (size_t)1 << 24, "sum_16M");
+    if (selected(&b, "softmax_4096x1024"))
+        case_softmax(&b, 4096, 1024, "softmax_4096x1024");
+    static const size_t sizes[] = {256, 512, 1024, 2048};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "matmul_%zu", sizes[i]);
+        if (selected(&b, name) && !(b.quick && sizes[i] >= 2048))
+            case_matmul(&b, sizes[i], name);
+    }
+    if (selected(&b, "first_op_warm"))
+        case_first_op(&b, 0, "first_op_warm");
+    if (selected(&b, "first_op_empty"))
+        case_first_op(&b, 1, "first_op_empty");
+    pool_stop();
+    free(filters);
+    return b.failures ? 1 : 0;
 }
