@@ -161,7 +161,7 @@ T_C ipow(T_C a, T_C b)
     }                                                                          \
     __kernel void name##_tt_c(__global O *out, __global const T *pa,           \
                               __global const T *pb, ulong n, ulong chunk,      \
-                              clt_layout L)                                    \
+                              clt_offsets L)                                    \
     {                                                                          \
         size_t i = get_global_id(0);                                           \
         if (i >= n)                                                            \
@@ -172,7 +172,7 @@ T_C ipow(T_C a, T_C b)
     }                                                                          \
     __kernel WG1 void name##_tt_k(__global O *out, __global const T *pa,       \
                                   __global const T *pb, ulong n, ulong chunk,  \
-                                  clt_layout L)                                \
+                                  clt_offsets L)                                \
     {                                                                          \
         CHUNK_RANGE                                                            \
         __global const T *qa = pa + L.off0, *qb = pb + L.off1;                 \
@@ -215,7 +215,7 @@ T_C ipow(T_C a, T_C b)
     }                                                                          \
     __kernel void name##_ts_c(__global O *out, __global const T *pa, T_C s,    \
                               int reversed, ulong n, ulong chunk,              \
-                              clt_layout L)                                    \
+                              clt_offsets L)                                    \
     {                                                                          \
         size_t i = get_global_id(0);                                           \
         if (i >= n)                                                            \
@@ -227,7 +227,7 @@ T_C ipow(T_C a, T_C b)
     }                                                                          \
     __kernel WG1 void name##_ts_k(__global O *out, __global const T *pa,       \
                                   T_C s, int reversed, ulong n, ulong chunk,   \
-                                  clt_layout L)                                \
+                                  clt_offsets L)                                \
     {                                                                          \
         CHUNK_RANGE                                                            \
         __global const T *qa = pa + L.off0;                                    \
@@ -275,7 +275,7 @@ T_C ipow(T_C a, T_C b)
         O_STORE(out, i, (O_C)(expr));                                          \
     }                                                                          \
     __kernel void name##_c(__global O *out, __global const T *pa, ulong n,     \
-                           ulong chunk, clt_layout L)                          \
+                           ulong chunk, clt_offsets L)                          \
     {                                                                          \
         size_t i = get_global_id(0);                                           \
         if (i >= n)                                                            \
@@ -285,7 +285,7 @@ T_C ipow(T_C a, T_C b)
         O_STORE(out, i, (O_C)(expr));                                          \
     }                                                                          \
     __kernel WG1 void name##_k(__global O *out, __global const T *pa, ulong n, \
-                               ulong chunk, clt_layout L)                      \
+                               ulong chunk, clt_offsets L)                      \
     {                                                                          \
         CHUNK_RANGE                                                            \
         __global const T *qa = pa + L.off0;                                    \
@@ -345,7 +345,7 @@ __kernel void clamp_s(__global O *out, __global const T *pa, T_C lo, T_C hi, int
 }
 
 __kernel void clamp_c(__global O *out, __global const T *pa, T_C lo, T_C hi, int has_lo,
-                      int has_hi, ulong n, ulong chunk, clt_layout L)
+                      int has_hi, ulong n, ulong chunk, clt_offsets L)
 {
     size_t i = get_global_id(0);
     if (i >= n)
@@ -356,7 +356,7 @@ __kernel void clamp_c(__global O *out, __global const T *pa, T_C lo, T_C hi, int
 }
 
 __kernel WG1 void clamp_k(__global O *out, __global const T *pa, T_C lo, T_C hi, int has_lo,
-                          int has_hi, ulong n, ulong chunk, clt_layout L)
+                          int has_hi, ulong n, ulong chunk, clt_offsets L)
 {
     CHUNK_RANGE
     __global const T *qa = pa + L.off0;
@@ -398,7 +398,7 @@ __kernel void where_s(__global O *out, __global const uchar *pc, __global const 
 }
 
 __kernel void where_c(__global O *out, __global const uchar *pc, __global const T *pa,
-                      __global const T *pb, ulong n, ulong chunk, clt_layout L)
+                      __global const T *pb, ulong n, ulong chunk, clt_offsets L)
 {
     size_t i = get_global_id(0);
     if (i >= n)
@@ -408,7 +408,7 @@ __kernel void where_c(__global O *out, __global const uchar *pc, __global const 
 }
 
 __kernel WG1 void where_k(__global O *out, __global const uchar *pc, __global const T *pa,
-                          __global const T *pb, ulong n, ulong chunk, clt_layout L)
+                          __global const T *pb, ulong n, ulong chunk, clt_offsets L)
 {
     CHUNK_RANGE
     __global const uchar *qc = pc + L.off0;

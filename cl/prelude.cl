@@ -22,6 +22,13 @@ typedef struct clt_layout {
     int pad;
 } clt_layout;
 
+/* What contiguous kernels need of a layout: the operands' offsets.  Must
+ * match clt__offsets in src/internal.h.  A small argument is cheaper to set
+ * and enqueue than the whole layout. */
+typedef struct clt_offsets {
+    long off0, off1, off2;
+} clt_offsets;
+
 #define LOAD_PLAIN(p, i) ((p)[i])
 #define STORE_PLAIN(p, i, v) ((p)[i] = (v))
 #define LOAD_HALF(p, i) vload_half((i), (p))

@@ -217,6 +217,12 @@ typedef struct clt__layout {
     int32_t pad;
 } clt__layout;
 
+/* The offsets alone, for contiguous kernels; matches clt_offsets in
+ * prelude.cl. */
+typedef struct clt__offsets {
+    int64_t off0, off1, off2;
+} clt__offsets;
+
 /* A new contiguous tensor with fresh (uninitialised) storage. */
 clt_status clt__tensor_new(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
                            clt_tensor **out);

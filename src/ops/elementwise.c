@@ -197,6 +197,20 @@ static clt_status launch(clt_device *dev, group grp, clt_dtype t, const char *op
     kname[lo + lf] = '_';
     kname[lo + lf + 1] = g->variant;
     kname[lo + lf + 2] = '\0';
+    /* Every elementwise kernel takes the layout last; the contiguous
+     * variants ('c', 'k') take only its offsets. */
+    clt__arg a[16];
+    clt__offsets offs;
+    if ((g->variant == 'c' || g->variant == 'k') && nargs <= 16 &&
+        args[nargs - 1].size == sizeof(clt__layout)) {
+        const clt__layout *L = args[nargs - 1].ptr;
+        offs.off0 = L->off0;
+        offs.off1 = L->off1;
+        offs.off2 = L->off2;
+        memcpy(a, args, (nargs - 1) * sizeof *a);
+        a[nargs - 1] = (clt__arg){sizeof offs, &offs};
+        args = a;
+    }
     return clt__launch(dev, "elementwise", opts, kname, 1, &g->gws, g->lws ? &g->lws : NULL,
                        nargs, args);
 }
