@@ -169,6 +169,29 @@ void clt__programs_release(clt_device *dev);
  * p_IS_INT, p_IS_BOOL, p_IS_UNSIGNED, and CLT_FP64/CLT_FP16 as needed. */
 void clt__dtype_defs(clt__strbuf *sb, const char *p, clt_dtype dtype);
 
+/* Build options formatted once and then read without locking, so that a
+ * launch formats and allocates nothing.  Each caller keeps its own static
+ * slots, one per option combination. */
+typedef struct clt__opts_slot {
+    int ready; /* atomic */
+    char text[512];
+} clt__opts_slot;
+
+/* The -D definitions of t0 under prefix p0, of t1 under p1 (none when p1 is
+ * NULL), then `extra`, formatted into *slot the first time.  NULL, with the
+ * message set, when memory runs out. */
+const char *clt__opts_cached(clt__opts_slot *slot, const char *p0, clt_dtype t0, const char *p1,
+                             clt_dtype t1, const char *extra);
+
+/* The options the op modules build their programs with, for the warm-up:
+ * the elementwise groups (src/ops/elementwise.c), fill, arange and copy
+ * (src/tensor/tensor.c). */
+#define CLT__EW_GROUPS 3
+const char *clt__elementwise_options(int group, clt_dtype t);
+const char *clt__fill_options(clt_dtype t);
+const char *clt__arange_options(const clt_device *dev, clt_dtype t);
+const char *clt__copy_options(clt_dtype src, clt_dtype dst);
+
 /* Fills `buf` with `value` converted to dtype's compute type, as a kernel
  * argument; returns its size. */
 size_t clt__scalar_arg(clt_dtype dtype, double value, void *buf);

@@ -531,56 +531,29 @@ static clt_status warm(clt_device *dev, const char *family, const char *options,
     return st;
 }
 
-/* The programs whose options this module knows how the op modules spell
- * them: fills and aranges (src/tensor/tensor.c), casts and copies between
- * every pair of dtypes, and the three elementwise groups
- * (src/ops/elementwise.c).  Entries that no longer match what a module
- * spells only cost a build; the list of keys seen covers the rest. */
+/* The programs of the fills, aranges, casts between every pair of dtypes
+ * and the elementwise groups, with the options their modules build them
+ * with; the list of keys seen covers the other modules. */
 static clt_status warm_table(clt_device *dev, size_t *count)
 {
-    static const struct {
-        const char *flag;
-        bool to_bool;
-    } ew[] = {{" -DEW_BIN", false}, {" -DEW_CMP", true}, {" -DEW_UN", false}};
     clt_status st = CLT_OK;
-    clt__strbuf sb = {0};
     for (int a = 0; a < CLT_DTYPE_COUNT && st == CLT_OK; a++) {
         clt_dtype ta = (clt_dtype)a;
         if (!clt_device_supports_dtype(dev, ta))
             continue;
-        clt__dtype_defs(&sb, "T", ta);
-        char *t = clt__sb_take(&sb);
-        clt__dtype_defs(&sb, "T", ta);
-        if (dev->info.fp64)
-            clt__sb_printf(&sb, " -DCLT_FP64");
-        char *ar = clt__sb_take(&sb);
-        if (t == NULL || ar == NULL)
-            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_warmup: out of host memory");
-        if (st == CLT_OK)
-            st = warm(dev, "fill", t, true, count);
-        if (st == CLT_OK)
-            st = warm(dev, "fill", ar, true, count);
-        free(t);
-        free(ar);
-        for (size_t g = 0; g < sizeof ew / sizeof ew[0] && st == CLT_OK; g++) {
-            clt__dtype_defs(&sb, "T", ta);
-            clt__dtype_defs(&sb, "O", ew[g].to_bool ? CLT_BOOL : ta);
-            clt__sb_printf(&sb, "%s", ew[g].flag);
-            char *o = clt__sb_take(&sb);
-            st = o ? warm(dev, "elementwise", o, true, count)
-                   : clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_warmup: out of host memory");
-            free(o);
-        }
-        for (int b = 0; b < CLT_DTYPE_COUNT && st == CLT_OK; b++) {
-            if (!clt_device_supports_dtype(dev, (clt_dtype)b))
-                continue;
-            clt__dtype_defs(&sb, "S", ta);
-            clt__dtype_defs(&sb, "D", (clt_dtype)b);
-            char *sd = clt__sb_take(&sb);
-            st = sd ? warm(dev, "copy", sd, true, count)
-                    : clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_warmup: out of host memory");
-            free(sd);
-        }
+        const char *opts[2 + CLT__EW_GROUPS + CLT_DTYPE_COUNT];
+        const char *family[2 + CLT__EW_GROUPS + CLT_DTYPE_COUNT];
+        size_t n = 0;
+        family[n] = "fill", opts[n++] = clt__fill_options(ta);
+        family[n] = "fill", opts[n++] = clt__arange_options(dev, ta);
+        for (int g = 0; g < CLT__EW_GROUPS; g++)
+            family[n] = "elementwise", opts[n++] = clt__elementwise_options(g, ta);
+        for (int b = 0; b < CLT_DTYPE_COUNT; b++)
+            if (clt_device_supports_dtype(dev, (clt_dtype)b))
+                family[n] = "copy", opts[n++] = clt__copy_options(ta, (clt_dtype)b);
+        for (size_t i = 0; i < n && st == CLT_OK; i++)
+            st = opts[i] ? warm(dev, family[i], opts[i], true, count)
+                         : clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_warmup: out of host memory");
     }
     return st;
 }
@@ -684,6 +657,34 @@ void clt__dtype_defs(clt__strbuf *sb, const char *p, clt_dtype dt)
         clt__sb_printf(sb, " -DCLT_FP64");
     if (dt == CLT_FLOAT16 && !(sb->data && strstr(sb->data, "-DCLT_FP16")))
         clt__sb_printf(sb, " -DCLT_FP16");
+}
+
+const char *clt__opts_cached(clt__opts_slot *slot, const char *p0, clt_dtype t0, const char *p1,
+                             clt_dtype t1, const char *extra)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    if (__atomic_load_n(&slot->ready, __ATOMIC_ACQUIRE))
+        return slot->text;
+    const char *res = slot->text;
+    pthread_mutex_lock(&lock);
+    if (!slot->ready) {
+        clt__strbuf sb = {0};
+        clt__dtype_defs(&sb, p0, t0);
+        if (p1)
+            clt__dtype_defs(&sb, p1, t1);
+        clt__sb_printf(&sb, "%s", extra ? extra : "");
+        if (sb.failed || sb.data == NULL || sb.len >= sizeof slot->text) {
+            res = NULL;
+        } else {
+            memcpy(slot->text, sb.data, sb.len + 1);
+            __atomic_store_n(&slot->ready, 1, __ATOMIC_RELEASE);
+        }
+        clt__sb_free(&sb);
+    }
+    pthread_mutex_unlock(&lock);
+    if (res == NULL)
+        clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "kernel build options: out of host memory");
+    return res;
 }
 
 size_t clt__scalar_arg(clt_dtype dtype, double v, void *buf)

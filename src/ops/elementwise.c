@@ -113,34 +113,13 @@ static bool same_shape(const clt_tensor *t, int n, const int64_t *shape)
 /* Program groups of cl/elementwise.cl: each program holds one group so that
  * a build compiles only the kernels that can serve the call. */
 typedef enum group { G_BIN, G_CMP, G_UN, G_COUNT } group;
+_Static_assert(G_COUNT == CLT__EW_GROUPS, "CLT__EW_GROUPS in internal.h");
 
-/* The build options of a group for compute dtype t, built once and kept for
- * the life of the process so that a launch formats and allocates nothing. */
-static const char *options(group g, clt_dtype t)
+const char *clt__elementwise_options(int g, clt_dtype t)
 {
     static const char *defs[G_COUNT] = {" -DEW_BIN", " -DEW_CMP", " -DEW_UN"};
-    static char cache[G_COUNT][CLT_DTYPE_COUNT][512];
-    static int ready[G_COUNT][CLT_DTYPE_COUNT];
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    if (__atomic_load_n(&ready[g][t], __ATOMIC_ACQUIRE))
-        return cache[g][t];
-    const char *res = cache[g][t];
-    pthread_mutex_lock(&lock);
-    if (!ready[g][t]) {
-        clt__strbuf sb = {0};
-        clt__dtype_defs(&sb, "T", t);
-        clt__dtype_defs(&sb, "O", g == G_CMP ? CLT_BOOL : t);
-        clt__sb_printf(&sb, "%s", defs[g]);
-        if (sb.failed || sb.data == NULL || sb.len >= sizeof cache[g][t]) {
-            res = NULL;
-        } else {
-            memcpy(cache[g][t], sb.data, sb.len + 1);
-            __atomic_store_n(&ready[g][t], 1, __ATOMIC_RELEASE);
-        }
-        clt__sb_free(&sb);
-    }
-    pthread_mutex_unlock(&lock);
-    return res;
+    static clt__opts_slot slots[G_COUNT][CLT_DTYPE_COUNT];
+    return clt__opts_cached(&slots[g][t], "T", t, "O", g == G_CMP ? CLT_BOOL : t, defs[g]);
 }
 
 /* How a launch covers n elements.  GPUs: one element per work-item, 's'
@@ -185,7 +164,7 @@ static geom geometry(const clt_device *dev, bool contig, int64_t n)
 static clt_status launch(clt_device *dev, group grp, clt_dtype t, const char *op,
                          const char *form, const geom *g, size_t nargs, const clt__arg *args)
 {
-    const char *opts = options(grp, t);
+    const char *opts = clt__elementwise_options(grp, t);
     if (opts == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "elementwise %s: out of host memory", op);
     char kname[48];

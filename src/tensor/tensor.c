@@ -151,43 +151,30 @@ void clt_tensor_free(clt_tensor *t)
 /* ---- fills ------------------------------------------------------------------ */
 
 
-/* Build options of the fill (prefix T) and copy (prefixes S and D) programs,
- * formatted once per dtype (pair) so that launches allocate nothing. */
-static const char *cached_options(clt_dtype s, clt_dtype d)
+/* Build options of the fill (prefix T) and copy (prefixes S and D) programs. */
+const char *clt__fill_options(clt_dtype t)
 {
-    static char cache[CLT_DTYPE_COUNT + 1][CLT_DTYPE_COUNT][384];
-    static int ready[CLT_DTYPE_COUNT + 1][CLT_DTYPE_COUNT];
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    int si = s == CLT_DTYPE_COUNT ? CLT_DTYPE_COUNT : (int)s;
-    if (__atomic_load_n(&ready[si][d], __ATOMIC_ACQUIRE))
-        return cache[si][d];
-    const char *res = cache[si][d];
-    pthread_mutex_lock(&lock);
-    if (!ready[si][d]) {
-        clt__strbuf sb = {0};
-        if (s == CLT_DTYPE_COUNT) {
-            clt__dtype_defs(&sb, "T", d);
-        } else {
-            clt__dtype_defs(&sb, "S", s);
-            clt__dtype_defs(&sb, "D", d);
-        }
-        if (sb.failed || sb.data == NULL || sb.len >= sizeof cache[si][d]) {
-            res = NULL;
-        } else {
-            memcpy(cache[si][d], sb.data, sb.len + 1);
-            __atomic_store_n(&ready[si][d], 1, __ATOMIC_RELEASE);
-        }
-        clt__sb_free(&sb);
-    }
-    pthread_mutex_unlock(&lock);
-    if (res == NULL)
-        clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "kernel options: out of host memory");
-    return res;
+    static clt__opts_slot slots[CLT_DTYPE_COUNT];
+    return clt__opts_cached(&slots[t], "T", t, NULL, t, "");
+}
+
+/* arange computes in double where the device has it (cl/fill.cl). */
+const char *clt__arange_options(const clt_device *dev, clt_dtype t)
+{
+    static clt__opts_slot slots[2][CLT_DTYPE_COUNT];
+    bool fp64 = dev->info.fp64 && t != CLT_FLOAT64; /* float64 defines it already */
+    return clt__opts_cached(&slots[fp64][t], "T", t, NULL, t, fp64 ? " -DCLT_FP64" : "");
+}
+
+const char *clt__copy_options(clt_dtype src, clt_dtype dst)
+{
+    static clt__opts_slot slots[CLT_DTYPE_COUNT][CLT_DTYPE_COUNT];
+    return clt__opts_cached(&slots[src][dst], "S", src, "D", dst, "");
 }
 
 static clt_status fill(clt_tensor *t, double value)
 {
-    const char *opts = cached_options(CLT_DTYPE_COUNT, t->dtype);
+    const char *opts = clt__fill_options(t->dtype);
     if (opts == NULL)
         return CLT_ERR_OUT_OF_HOST_MEMORY;
     cl_mem mem = clt__mem(t);
@@ -295,27 +282,27 @@ clt_status clt_arange(clt_device *dev, clt_dtype dtype, double start, double end
     st = clt__tensor_new(dev, dtype, 1, &n, &t);
     if (st != CLT_OK)
         return st;
-    clt__strbuf opts = {0};
-    clt__dtype_defs(&opts, "T", dtype);
-    if (dev->info.fp64)
-        clt__sb_printf(&opts, " -DCLT_FP64");
+    const char *opts = clt__arange_options(dev, dtype);
+    if (opts == NULL) {
+        clt_tensor_free(t);
+        return CLT_ERR_OUT_OF_HOST_MEMORY;
+    }
     cl_mem mem = clt__mem(t);
     cl_ulong un = (cl_ulong)n;
     size_t gws = (size_t)n;
     if (integral) {
         cl_long s0 = (cl_long)start, s1 = (cl_long)step;
         clt__arg args[] = {CLT__ARG(mem), CLT__ARG(un), CLT__ARG(s0), CLT__ARG(s1)};
-        st = clt__launch(dev, "fill", opts.data, "arange_int", 1, &gws, NULL, 4, args);
+        st = clt__launch(dev, "fill", opts, "arange_int", 1, &gws, NULL, 4, args);
     } else if (dev->info.fp64) {
         cl_double s0 = start, s1 = step;
         clt__arg args[] = {CLT__ARG(mem), CLT__ARG(un), CLT__ARG(s0), CLT__ARG(s1)};
-        st = clt__launch(dev, "fill", opts.data, "arange", 1, &gws, NULL, 4, args);
+        st = clt__launch(dev, "fill", opts, "arange", 1, &gws, NULL, 4, args);
     } else {
         cl_float s0 = (cl_float)start, s1 = (cl_float)step;
         clt__arg args[] = {CLT__ARG(mem), CLT__ARG(un), CLT__ARG(s0), CLT__ARG(s1)};
-        st = clt__launch(dev, "fill", opts.data, "arange", 1, &gws, NULL, 4, args);
+        st = clt__launch(dev, "fill", opts, "arange", 1, &gws, NULL, 4, args);
     }
-    clt__sb_free(&opts);
     if (st != CLT_OK) {
         clt_tensor_free(t);
         return st;
@@ -330,7 +317,7 @@ clt_status clt__copy_into(clt_tensor *dst, const clt_tensor *src)
 {
     if (src->numel == 0)
         return CLT_OK;
-    const char *opts = cached_options(src->dtype, dst->dtype);
+    const char *opts = clt__copy_options(src->dtype, dst->dtype);
     if (opts == NULL)
         return CLT_ERR_OUT_OF_HOST_MEMORY;
     cl_mem dmem = clt__mem(dst), smem = clt__mem(src);
