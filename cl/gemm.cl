@@ -2,20 +2,12 @@
  * into zero-padded panels, and a kernel whose work-items each compute a
  * block of C with an MR x (16 * NV) register tile of float16 vectors. */
 
-/* Tile shape, K block of the product and K rows per packing work-item,
- * chosen by the host with -D options.  PoCL only emits 512-bit code for
- * explicit vector types, hence float16 columns. */
-#ifndef GEMM_MR
-#define GEMM_MR 12
-#endif
-#ifndef GEMM_NV
-#define GEMM_NV 2
-#endif
-#ifndef GEMM_KC
-#define GEMM_KC 256
-#endif
-#ifndef GEMM_PKC
-#define GEMM_PKC 1024
+/* Tile shape, K block of the product and K rows per packing work-item come
+ * from the host (src/ops/gemm_cpu.c) as -D options: it sizes the packed
+ * panels and launches with the same values.  PoCL only emits 512-bit code
+ * for explicit vector types, hence float16 columns. */
+#if !defined(GEMM_MR) || !defined(GEMM_NV) || !defined(GEMM_KC) || !defined(GEMM_PKC)
+#error "GEMM_MR, GEMM_NV, GEMM_KC and GEMM_PKC are defined by src/ops/gemm_cpu.c"
 #endif
 #define GEMM_NR (16 * GEMM_NV)
 
