@@ -117,6 +117,7 @@ struct clt_device {
     cl_context context;      /* shared by the devices of one platform */
     cl_command_queue queue;  /* in-order */
     bool opened;
+    bool fp32_exact_divsqrt; /* CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT */
     pthread_mutex_t lock;    /* guards programs, kernel arguments and launches */
     clt__program_entry *programs;
     void *pool;              /* allocator state (src/memory) */

@@ -174,6 +174,11 @@ static clt_status enumerate_locked(void)
             dev->info.platform_index = (int)p;
             dev->info.device_index = (int)j;
             dev->kind = clt_classify(&dev->info);
+            cl_device_fp_config fp = 0;
+            dev->fp32_exact_divsqrt =
+                clGetDeviceInfo(ids[k], CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL) ==
+                    CL_SUCCESS &&
+                (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT);
             pthread_mutex_init(&dev->lock, NULL);
             reg.infos[k] = dev->info;
         }

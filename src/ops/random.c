@@ -112,15 +112,15 @@ static clt_status generate(kind k, clt_generator *gen, clt_device *dev, int64_t 
     if (st != CLT_OK)
         return st;
     clt_tensor *t = NULL;
-    clt__strbuf opts = {0};
+    const char *opts = NULL;
     CLT__TRY(clt__tensor_new(dev, dtype, ndim, shape, &t));
     if (t->numel > 0) {
-        clt__dtype_defs(&opts, "T", dtype);
-        if (dtype == CLT_FLOAT64)
-            clt__sb_printf(&opts, " -DRAND_FP64");
-        if (dtype == CLT_FLOAT16)
-            clt__sb_printf(&opts, " -DRAND_HALF");
-        if (opts.failed) {
+        static clt__opts_slot slots[CLT_DTYPE_COUNT];
+        opts = clt__opts_cached(&slots[dtype], "T", dtype, NULL, dtype,
+                                dtype == CLT_FLOAT64   ? " -DRAND_FP64"
+                                : dtype == CLT_FLOAT16 ? " -DRAND_HALF"
+                                                       : "");
+        if (opts == NULL) {
             st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
             goto done;
         }
@@ -137,7 +137,7 @@ static clt_status generate(kind k, clt_generator *gen, clt_device *dev, int64_t 
         clt__arg args[] = {CLT__ARG(mem),    CLT__ARG(n),  CLT__ARG(key0), CLT__ARG(key1),
                            CLT__ARG(offset), CLT__ARG(lo), CLT__ARG(range)};
         static const char *const names[] = {"rand", "randn", "randint"};
-        st = clt__launch(dev, "random", opts.data, names[k], 1, &gws, NULL,
+        st = clt__launch(dev, "random", opts, names[k], 1, &gws, NULL,
                          k == INTEGER ? 7 : 5, args);
         if (st != CLT_OK) {
             /* Give the numbers back so that a failed call does not shift the
@@ -149,7 +149,6 @@ static clt_status generate(kind k, clt_generator *gen, clt_device *dev, int64_t 
     *out = t;
     t = NULL;
 done:
-    clt__sb_free(&opts);
     clt_tensor_free(t);
     return st == CLT_OK ? clt__ok() : st;
 }

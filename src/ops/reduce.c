@@ -346,20 +346,16 @@ static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int kee
 
     clt_dtype odt = result_dtype(k, a->dtype), sdt = acc_dtype(a->dtype);
     clt_tensor *r = NULL, *ca = NULL, *acc = NULL, *mean = NULL;
-    char *opts = NULL;
+    const char *opts = NULL;
     CLT__TRY(clt__tensor_new(a->dev, odt, ond, oshape, &r));
     if (r->numel > 0) {
         CLT__TRY(clt__contiguous_as(a, a->dtype, &ca));
-        clt__strbuf sb = {0};
-        clt__dtype_defs(&sb, "T", a->dtype);
         /* mean, var and std end with a float32 division (and sqrt); rounded
          * correctly they agree across vendors, like the sums before them. */
-        cl_device_fp_config fp = 0;
-        if (clGetDeviceInfo(a->dev->id, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL) ==
-                CL_SUCCESS &&
-            (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT))
-            clt__sb_printf(&sb, " -cl-fp32-correctly-rounded-divide-sqrt");
-        opts = clt__sb_take(&sb);
+        static clt__opts_slot slots[2][CLT_DTYPE_COUNT];
+        bool exact = a->dev->fp32_exact_divsqrt;
+        opts = clt__opts_cached(&slots[exact][a->dtype], "T", a->dtype, NULL, a->dtype,
+                                exact ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
         if (opts == NULL) {
             st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
             goto done;
@@ -393,7 +389,6 @@ static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int kee
     *out = r;
     r = NULL;
 done:
-    free(opts);
     clt_tensor_free(ca);
     clt_tensor_free(acc);
     clt_tensor_free(mean);

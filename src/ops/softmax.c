@@ -5,16 +5,11 @@
 
 #include "internal.h"
 
-static clt_status options(clt_dtype dtype, char **opts)
+static const char *options(clt_dtype dtype)
 {
-    clt__strbuf sb = {0};
-    clt__dtype_defs(&sb, "T", dtype);
-    if (dtype == CLT_FLOAT16)
-        clt__sb_printf(&sb, " -DSM_HALF=1");
-    *opts = clt__sb_take(&sb);
-    if (*opts == NULL)
-        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "softmax: out of host memory");
-    return CLT_OK;
+    static clt__opts_slot slots[CLT_DTYPE_COUNT];
+    return clt__opts_cached(&slots[dtype], "T", dtype, NULL, dtype,
+                            dtype == CLT_FLOAT16 ? " -DSM_HALF=1" : "");
 }
 
 clt_status clt__softmax_variant(const clt_tensor *a, int dim, bool logmode, int variant,
@@ -46,13 +41,16 @@ clt_status clt__softmax_variant(const clt_tensor *a, int dim, bool logmode, int 
         outer *= a->shape[d];
 
     clt_tensor *c = NULL, *r = NULL;
-    char *opts = NULL;
+    const char *opts = NULL;
     clt_status st = CLT_OK;
     CLT__TRY(clt__tensor_new(a->dev, a->dtype, a->ndim, a->shape, &r));
     if (r->numel == 0)
         goto finish;
     CLT__TRY(clt__contiguous_as(a, a->dtype, &c));
-    CLT__TRY(options(a->dtype, &opts));
+    if ((opts = options(a->dtype)) == NULL) {
+        st = clt_last_status();
+        goto done;
+    }
     {
         cl_mem mo = clt__mem(r), mi = clt__mem(c);
         cl_ulong off = (cl_ulong)c->offset, rows = (cl_ulong)(outer * inner);
@@ -83,7 +81,6 @@ finish:
     *out = r;
     r = NULL;
 done:
-    free(opts);
     clt_tensor_free(c);
     clt_tensor_free(r);
     return st == CLT_OK ? clt__ok() : st;

@@ -469,13 +469,9 @@ static clt_status copy_strided(clt_tensor *dst, const clt_tensor *src)
 {
     if (src->numel == 0)
         return CLT_OK;
-    clt__strbuf opts = {0};
-    clt__dtype_defs(&opts, "S", src->dtype);
-    clt__dtype_defs(&opts, "D", dst->dtype);
-    if (opts.failed) {
-        clt__sb_free(&opts);
+    const char *opts = clt__copy_options(src->dtype, dst->dtype);
+    if (opts == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "cat: out of host memory");
-    }
     clt__layout L;
     memset(&L, 0, sizeof L);
     L.ndim = src->ndim;
@@ -490,8 +486,7 @@ static clt_status copy_strided(clt_tensor *dst, const clt_tensor *src)
     cl_ulong n = (cl_ulong)src->numel;
     size_t gws = (size_t)n;
     clt__arg args[] = {CLT__ARG(dmem), CLT__ARG(smem), CLT__ARG(n), CLT__ARG(L)};
-    clt_status st = clt__launch(dst->dev, "view", opts.data, "copy_s2s", 1, &gws, NULL, 4, args);
-    clt__sb_free(&opts);
+    clt_status st = clt__launch(dst->dev, "view", opts, "copy_s2s", 1, &gws, NULL, 4, args);
     return st;
 }
 
