@@ -31,23 +31,19 @@ void clt__pool_inject_failures(int n)
     __atomic_store_n(&inject_failures, n, __ATOMIC_RELAXED);
 }
 
-static int log2_floor(uint64_t x)
+static int log2_floor(uint64_t x) /* x > 0 */
 {
-    int e = 0;
-    while (x >>= 1)
-        e++;
-    return e;
+    return 63 - __builtin_clzll(x);
 }
 
 static uint64_t class_size(size_t bytes, int *bin)
 {
     uint64_t b = bytes < MIN_CLASS ? MIN_CLASS : (uint64_t)bytes;
     int e = log2_floor(b);
-    uint64_t step = ((uint64_t)1 << e) / 4;
-    uint64_t size = (b + step - 1) / step * step;
+    uint64_t step = (uint64_t)1 << (e - 2); /* four classes per power of two */
+    uint64_t size = (b + step - 1) & ~(step - 1);
     e = log2_floor(size);
-    step = ((uint64_t)1 << e) / 4;
-    *bin = (e - 9) * 4 + (int)(size / step - 4);
+    *bin = (e - 9) * 4 + (int)((size >> (e - 2)) - 4);
     return size;
 }
 
@@ -99,6 +95,7 @@ static void empty_locked(pool *p)
         while (n) {
             node *next = n->next;
             clReleaseMemObject(n->mem);
+            clt__mem_released();
             p->s.device_frees++;
             free(n);
             n = next;
@@ -209,6 +206,7 @@ void clt__buffer_release(clt_device *dev, cl_mem mem, size_t bytes)
         p->s.held += size;
     } else {
         clReleaseMemObject(mem);
+        clt__mem_released();
         if (p)
             p->s.device_frees++;
     }
