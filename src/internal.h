@@ -93,11 +93,20 @@ const clt__cl_source *clt__cl_source_find(const char *name);
 
 /* ---- devices (src/device/registry.c) ----------------------------------- */
 
+/* The last value set for each of a kernel's first arguments, so that a
+ * launch repeating it skips clSetKernelArg (PoCL copies every value it is
+ * given).  Values larger than CLT__ARG_CACHED bytes are always set. */
+#define CLT__ARGS_CACHED 16
+#define CLT__ARG_CACHED 32
+
 typedef struct clt__kernel_entry {
     struct clt__kernel_entry *next;
     char name[64];
     cl_kernel kernel;
     bool ran; /* launched at least once (see clt__after_first_run) */
+    uint64_t arg_epoch; /* clt__mem_epoch() when the values below were set */
+    uint8_t arg_size[CLT__ARGS_CACHED]; /* 0: not known */
+    unsigned char arg_val[CLT__ARGS_CACHED][CLT__ARG_CACHED];
 } clt__kernel_entry;
 
 typedef struct clt__program_entry {
@@ -105,7 +114,16 @@ typedef struct clt__program_entry {
     char *key; /* "<family>\n<options>" */
     cl_program program;
     clt__kernel_entry *kernels;
+    /* The family and options pointers of the last lookup that found this
+     * entry; both have static storage (see clt__launch). */
+    const char *family_ptr, *options_ptr;
 } clt__program_entry;
+
+/* Counts the library's clReleaseMemObject calls.  A handle value can come
+ * back for a new buffer after a release, so cached kernel arguments are
+ * trusted only while this has not moved. */
+uint64_t clt__mem_epoch(void);
+void clt__mem_released(void);
 
 struct clt_device {
     size_t index;            /* enumeration order */
@@ -151,7 +169,9 @@ typedef struct clt__arg {
 
 /* Builds (once per device, family and options) cl/<family>.cl behind
  * cl/prelude.cl, sets the arguments of `kernel` and enqueues it on the
- * device's queue without waiting.  lws may be NULL. */
+ * device's queue without waiting.  lws may be NULL.  family and options
+ * must have static storage duration (literals, or clt__opts_cached's
+ * strings): the program cache recognises them by address first. */
 clt_status clt__launch(clt_device *dev, const char *family, const char *options,
                        const char *kernel, cl_uint work_dim, const size_t *gws,
                        const size_t *lws, size_t nargs, const clt__arg *args);
@@ -300,6 +320,8 @@ void clt__profile_summary(void);
  * kernel cache's counters (hits, misses, stores, rejected files). */
 void clt__pool_inject_failures(int n);
 void clt__kernel_cache_counters(uint64_t out[4]);
+/* Test hook: clSetKernelArg calls made by launches so far. */
+uint64_t clt__set_arg_calls(void);
 
 /* ---- matmul state (src/ops/matmul.c) ----------------------------------- */
 

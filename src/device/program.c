@@ -389,6 +389,13 @@ static clt_status program_locked(clt_device *dev, const char *family, const char
 {
     if (options == NULL)
         options = "";
+    /* Most launches repeat the last lookup's strings: found by address. */
+    for (clt__program_entry *p = dev->programs; p; p = p->next) {
+        if (p->options_ptr == options && p->family_ptr == family) {
+            *out = p;
+            return CLT_OK;
+        }
+    }
     uint64_t h = key_hash(family, options);
     clt__program_entry **link = &dev->programs;
     for (clt__program_entry *p = *link; p; link = &p->next, p = p->next) {
@@ -398,6 +405,8 @@ static clt_status program_locked(clt_device *dev, const char *family, const char
                 p->next = dev->programs;
                 dev->programs = p;
             }
+            p->family_ptr = family;
+            p->options_ptr = options;
             *out = p;
             return CLT_OK;
         }
@@ -458,6 +467,56 @@ static clt_status kernel_locked(clt_device *dev, clt__program_entry *p, const ch
     return CLT_OK;
 }
 
+static uint64_t mem_epoch, set_arg_calls;
+
+uint64_t clt__set_arg_calls(void)
+{
+    return __atomic_load_n(&set_arg_calls, __ATOMIC_RELAXED);
+}
+
+uint64_t clt__mem_epoch(void)
+{
+    return __atomic_load_n(&mem_epoch, __ATOMIC_ACQUIRE);
+}
+
+void clt__mem_released(void)
+{
+    __atomic_add_fetch(&mem_epoch, 1, __ATOMIC_ACQ_REL);
+}
+
+/* Sets the arguments that differ from the values the kernel already holds.
+ * OpenCL kernels keep their argument values between enqueues; the values
+ * kept here are forgotten when any buffer has been released since. */
+static clt_status set_args_locked(clt_device *dev, clt__kernel_entry *ke, const char *family,
+                                  const char *kernel, size_t nargs, const clt__arg *args)
+{
+    clt_status st = CLT_OK;
+    uint64_t epoch = clt__mem_epoch();
+    if (ke->arg_epoch != epoch) {
+        memset(ke->arg_size, 0, sizeof ke->arg_size);
+        ke->arg_epoch = epoch;
+    }
+    for (size_t i = 0; i < nargs; i++) {
+        bool cacheable = i < CLT__ARGS_CACHED && args[i].ptr != NULL &&
+                         args[i].size <= CLT__ARG_CACHED;
+        if (cacheable && ke->arg_size[i] == args[i].size &&
+            memcmp(ke->arg_val[i], args[i].ptr, args[i].size) == 0)
+            continue;
+        if (i < CLT__ARGS_CACHED)
+            ke->arg_size[i] = 0;
+        __atomic_add_fetch(&set_arg_calls, 1, __ATOMIC_RELAXED);
+        CLT__CL_CHECK(clSetKernelArg(ke->kernel, (cl_uint)i, args[i].size, args[i].ptr),
+                      "clSetKernelArg %zu of kernel '%s' (cl/%s.cl) on %s", i, kernel, family,
+                      dev->label);
+        if (cacheable) {
+            memcpy(ke->arg_val[i], args[i].ptr, args[i].size);
+            ke->arg_size[i] = (uint8_t)args[i].size;
+        }
+    }
+done:
+    return st;
+}
+
 clt_status clt__launch(clt_device *dev, const char *family, const char *options,
                        const char *kernel, cl_uint work_dim, const size_t *gws,
                        const size_t *lws, size_t nargs, const clt__arg *args)
@@ -474,10 +533,7 @@ clt_status clt__launch(clt_device *dev, const char *family, const char *options,
     CLT__TRY(program_locked(dev, family, options, &p));
     CLT__TRY(kernel_locked(dev, p, kernel, &k));
     clt__kernel_entry *ke = p->kernels; /* kernel_locked moves it to the front */
-    for (size_t i = 0; i < nargs; i++)
-        CLT__CL_CHECK(clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].ptr),
-                      "clSetKernelArg %zu of kernel '%s' (cl/%s.cl) on %s", i, kernel, family,
-                      dev->label);
+    CLT__TRY(set_args_locked(dev, ke, family, kernel, nargs, args));
     cl_event ev = NULL;
     CLT__CL_CHECK(clEnqueueNDRangeKernel(dev->queue, k, work_dim, NULL, gws, lws, 0, NULL,
                                          clt__profiling() ? &ev : NULL),

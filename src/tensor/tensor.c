@@ -59,10 +59,12 @@ static void storage_release(clt__storage *s)
     if (s == NULL)
         return;
     if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-        if (s->foreign)
+        if (s->foreign) {
             clReleaseMemObject(s->mem); /* a caller's buffer never enters the pool */
-        else
+            clt__mem_released();
+        } else {
             clt__buffer_release(s->dev, s->mem, s->bytes);
+        }
         free(s);
     }
 }
