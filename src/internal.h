@@ -136,6 +136,7 @@ struct clt_device {
     cl_command_queue queue;  /* in-order */
     bool opened;
     bool fp32_exact_divsqrt; /* CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT */
+    bool fp32_fma;           /* CL_FP_FMA: fma() in hardware */
     pthread_mutex_t lock;    /* guards programs, kernel arguments and launches */
     clt__program_entry *programs;
     void *pool;              /* allocator state (src/memory) */

@@ -175,10 +175,11 @@ static clt_status enumerate_locked(void)
             dev->info.device_index = (int)j;
             dev->kind = clt_classify(&dev->info);
             cl_device_fp_config fp = 0;
-            dev->fp32_exact_divsqrt =
-                clGetDeviceInfo(ids[k], CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL) ==
-                    CL_SUCCESS &&
-                (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT);
+            if (clGetDeviceInfo(ids[k], CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL) !=
+                CL_SUCCESS)
+                fp = 0;
+            dev->fp32_exact_divsqrt = fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT;
+            dev->fp32_fma = fp & CL_FP_FMA;
             pthread_mutex_init(&dev->lock, NULL);
             reg.infos[k] = dev->info;
         }

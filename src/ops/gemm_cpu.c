@@ -40,12 +40,8 @@
 /* Without hardware FMA the kernel's fma() would be emulated, slowly. */
 bool clt__gemm_cpu_suitable(const clt_device *dev, clt_dtype dtype)
 {
-    if (dev == NULL || dtype != CLT_FLOAT32 || dev->info.type != CLT_DEVICE_TYPE_CPU)
-        return false;
-    cl_device_fp_config fp = 0;
-    return clGetDeviceInfo(dev->id, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL) ==
-               CL_SUCCESS &&
-           (fp & CL_FP_FMA);
+    return dev != NULL && dtype == CLT_FLOAT32 && dev->info.type == CLT_DEVICE_TYPE_CPU &&
+           dev->fp32_fma;
 }
 
 /* Builds the program of cl/gemm.cl for dev ahead of the first product (for
