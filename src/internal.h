@@ -215,8 +215,19 @@ const char *clt__arange_options(const clt_device *dev, clt_dtype t);
 const char *clt__copy_options(clt_dtype src, clt_dtype dst);
 
 /* Fills `buf` with `value` converted to dtype's compute type, as a kernel
- * argument; returns its size. */
+ * argument; returns its size.  Integers take the value truncated to int64
+ * and wrapped to their width, as PyTorch's binary ops treat a Python int;
+ * check the value first with clt__scalar_check. */
 size_t clt__scalar_arg(clt_dtype dtype, double value, void *buf);
+
+/* How a scalar must fit a dtype: WRAP as an operand of a binary op (an
+ * integer dtype takes any value of the int64 range, wrapped), EXACT as a
+ * fill value or clamp bound (the dtype's own range, as c10's overflow
+ * check: uint8 takes -255..255, floats any finite value up to their
+ * largest, and inf or NaN). */
+typedef enum clt__scalar_rule { CLT__SCALAR_WRAP, CLT__SCALAR_EXACT } clt__scalar_rule;
+clt_status clt__scalar_check(clt_dtype dtype, double value, clt__scalar_rule rule,
+                             const char *fn);
 
 bool clt__dtype_is_float(clt_dtype dt);
 bool clt__dtype_valid(clt_dtype dt);

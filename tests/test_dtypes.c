@@ -357,3 +357,109 @@ Test(dtypes, op_promoting_to_unsupported_dtype)
     clt_tensor_free(d);
     clt_tensor_free(f);
 }
+
+/* Scalars out of a dtype's range, as PyTorch treats them: an operand of a
+ * binary op wraps (a Python int added to an int32 tensor), a fill value or
+ * clamp bound must fit (c10's "cannot be converted ... without overflow"). */
+static void scalar_op(clt_status (*op)(const clt_tensor *, double, clt_tensor **),
+                      const clt_tensor *a, double s, clt_dtype want_dt, const int64_t *want)
+{
+    clt_tensor *r = NULL;
+    CHECK(op(a, s, &r));
+    cr_assert_eq(clt_tensor_dtype(r), want_dt);
+    int64_t got[2] = {0, 0};
+    for (int64_t i = 0; i < 2; i++) {
+        clt_tensor *e = NULL;
+        double v = 0;
+        CHECK(clt_narrow(r, 0, i, 1, &e));
+        CHECK(clt_tensor_item(e, &v));
+        got[i] = (int64_t)v;
+        clt_tensor_free(e);
+    }
+    cr_assert(got[0] == want[0] && got[1] == want[1],
+              "%s op %.17g: got [%lld, %lld], want [%lld, %lld]", clt_dtype_name(clt_tensor_dtype(a)),
+              s, (long long)got[0], (long long)got[1], (long long)want[0], (long long)want[1]);
+    clt_tensor_free(r);
+}
+
+static void expect_overflow(clt_status st, const char *what)
+{
+    cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s: %s", what, clt_status_name(st));
+    cr_assert(strstr(clt_last_error(), "without overflow") != NULL, "%s: message: %s", what,
+              clt_last_error());
+}
+
+Test(dtypes, binary_op_scalars_wrap_like_python_ints)
+{
+    clt_device *dev = get_device("cpu");
+    int32_t hi[2] = {1, 2};
+    uint8_t hu[2] = {1, 2};
+    clt_tensor *a = NULL, *u = NULL;
+    int64_t n = 2;
+    CHECK(clt_tensor_from_host(dev, CLT_INT32, 1, &n, hi, &a));
+    CHECK(clt_tensor_from_host(dev, CLT_UINT8, 1, &n, hu, &u));
+    scalar_op(clt_add_scalar, a, 1099511627776.0, CLT_INT32, (int64_t[]){1, 2}); /* 2^40 */
+    scalar_op(clt_add_scalar, a, 2147483648.0, CLT_INT32, (int64_t[]){-2147483647, -2147483646});
+    scalar_op(clt_mul_scalar, a, 1099511627776.0, CLT_INT32, (int64_t[]){0, 0});
+    scalar_op(clt_add_scalar, u, 300, CLT_UINT8, (int64_t[]){45, 46});
+    scalar_op(clt_sub_scalar, u, 1, CLT_UINT8, (int64_t[]){0, 1});
+    scalar_op(clt_add_scalar, u, -200, CLT_UINT8, (int64_t[]){57, 58});
+    /* No Python int is this large: out of int64's range it is an error. */
+    clt_tensor *r = NULL;
+    expect_overflow(clt_add_scalar(a, 1e30, &r), "int32 + 1e30");
+    cr_assert_null(r);
+    clt_tensor_free(a);
+    clt_tensor_free(u);
+}
+
+Test(dtypes, fill_values_and_clamp_bounds_must_fit)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 2;
+    clt_tensor *t = NULL;
+    expect_overflow(clt_full(dev, CLT_INT32, 1, &n, 1099511627776.0, &t), "full int32 2^40");
+    cr_assert_null(t);
+    expect_overflow(clt_full(dev, CLT_INT32, 1, &n, -2147483649.0, &t), "full int32 -2^31-1");
+    expect_overflow(clt_full(dev, CLT_UINT8, 1, &n, 300, &t), "full uint8 300");
+    expect_overflow(clt_full(dev, CLT_FLOAT32, 1, &n, 1e300, &t), "full float32 1e300");
+    expect_overflow(clt_full(dev, CLT_INT64, 1, &n, 1e19, &t), "full int64 1e19");
+
+    /* Values that fit, at the edges: kept, truncated or wrapped as torch.full. */
+    double v = 0;
+    clt_tensor *s = NULL;
+    CHECK(clt_full(dev, CLT_INT32, 0, NULL, -2147483648.0, &s));
+    CHECK(clt_tensor_item(s, &v));
+    cr_assert_eq(v, -2147483648.0);
+    clt_tensor_free(s);
+    CHECK(clt_full(dev, CLT_INT32, 0, NULL, 2.9, &s));
+    CHECK(clt_tensor_item(s, &v));
+    cr_assert_eq(v, 2.0);
+    clt_tensor_free(s);
+    CHECK(clt_full(dev, CLT_UINT8, 0, NULL, -1, &s));
+    CHECK(clt_tensor_item(s, &v));
+    cr_assert_eq(v, 255.0);
+    clt_tensor_free(s);
+    CHECK(clt_full(dev, CLT_FLOAT32, 0, NULL, INFINITY, &s));
+    CHECK(clt_tensor_item(s, &v));
+    cr_assert(isinf(v) && v > 0);
+    clt_tensor_free(s);
+
+    int32_t hi[2] = {1, 2};
+    float hf[2] = {1, 2};
+    clt_tensor *a = NULL, *f = NULL, *r = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_INT32, 1, &n, hi, &a));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, hf, &f));
+    double big = 1099511627776.0, small = -1099511627776.0, huge = 1e300;
+    expect_overflow(clt_clamp(a, NULL, &big, &r), "clamp int32 max 2^40");
+    expect_overflow(clt_clamp(a, &small, NULL, &r), "clamp int32 min -2^40");
+    expect_overflow(clt_clamp(f, NULL, &huge, &r), "clamp float32 max 1e300");
+    cr_assert_null(r);
+    /* An operand of a binary op overflows to inf in float32, as in torch. */
+    CHECK(clt_add_scalar(f, 1e300, &r));
+    float *got = read_f32(r);
+    cr_assert(isinf(got[0]) && isinf(got[1]));
+    free(got);
+    clt_tensor_free(r);
+    clt_tensor_free(a);
+    clt_tensor_free(f);
+}

@@ -3,6 +3,8 @@
  * and warms the caches up ahead of time (clt_warmup). */
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -743,6 +745,16 @@ const char *clt__opts_cached(clt__opts_slot *slot, const char *p0, clt_dtype t0,
     return res;
 }
 
+#define TWO63 9223372036854775808.0 /* 2^63 */
+
+/* v truncated towards zero into int64; 0 outside its range and for NaN
+ * (clt__scalar_check keeps such values away).  No double lies strictly
+ * between -2^63 - 1 and -2^63, so v >= -2^63 is the exact lower bound. */
+static int64_t to_int64(double v)
+{
+    return v >= -TWO63 && v < TWO63 ? (int64_t)v : 0;
+}
+
 size_t clt__scalar_arg(clt_dtype dtype, double v, void *buf)
 {
     switch (dtype) {
@@ -758,17 +770,17 @@ size_t clt__scalar_arg(clt_dtype dtype, double v, void *buf)
         return sizeof x;
     }
     case CLT_INT32: {
-        cl_int x = (cl_int)v;
+        uint32_t x = (uint32_t)(uint64_t)to_int64(v); /* wraps modulo 2^32 */
         memcpy(buf, &x, sizeof x);
         return sizeof x;
     }
     case CLT_INT64: {
-        cl_long x = (cl_long)v;
+        cl_long x = to_int64(v);
         memcpy(buf, &x, sizeof x);
         return sizeof x;
     }
     case CLT_UINT8: {
-        cl_uint x = (cl_uint)(cl_uchar)(cl_int)v;
+        cl_uint x = (uint8_t)(uint64_t)to_int64(v); /* wraps modulo 256 */
         memcpy(buf, &x, sizeof x);
         return sizeof x;
     }
@@ -781,4 +793,49 @@ size_t clt__scalar_arg(clt_dtype dtype, double v, void *buf)
         break;
     }
     return 0;
+}
+
+clt_status clt__scalar_check(clt_dtype dtype, double v, clt__scalar_rule rule, const char *fn)
+{
+    double lo = 0, hi = 0; /* v must lie in [lo, hi] */
+    switch (dtype) {
+    case CLT_FLOAT32:
+    case CLT_FLOAT16:
+        if (rule == CLT__SCALAR_WRAP || !isfinite(v))
+            return CLT_OK;
+        hi = dtype == CLT_FLOAT32 ? FLT_MAX : 65504.0;
+        lo = -hi;
+        break;
+    case CLT_INT32:
+    case CLT_INT64:
+    case CLT_UINT8:
+        if (rule == CLT__SCALAR_WRAP || dtype == CLT_INT64) {
+            if (v >= -TWO63 && v < TWO63)
+                return CLT_OK;
+            lo = -TWO63;
+            hi = TWO63 - 1024.0; /* the largest double below 2^63 */
+        } else if (dtype == CLT_INT32) {
+            if (v > -2147483649.0 && v < 2147483648.0)
+                return CLT_OK;
+            lo = -2147483648.0;
+            hi = 2147483647.0;
+        } else {
+            if (v > -256.0 && v < 256.0)
+                return CLT_OK;
+            lo = -255;
+            hi = 255;
+        }
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: value %.17g cannot be converted to type %s without overflow "
+                          "(it must lie in [%.17g, %.17g])",
+                          fn, v, clt_dtype_name(dtype), lo, hi);
+    default:
+        return CLT_OK;
+    }
+    if (v >= lo && v <= hi)
+        return CLT_OK;
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "%s: value %.17g cannot be converted to type %s without overflow (its "
+                      "largest finite value is %.9g)",
+                      fn, v, clt_dtype_name(dtype), hi);
 }

@@ -310,6 +310,8 @@ static clt_status binary_ts(const char *op, op_kind kind, const clt_tensor *a, d
                           "to the power %g)",
                           fn, clt_dtype_name(a->dtype), s);
     clt_status st = clt__check_dtype(a->dev, ct, fn);
+    if (st == CLT_OK)
+        st = clt__scalar_check(ct, s, CLT__SCALAR_WRAP, fn);
     if (st != CLT_OK)
         return st;
     clt_tensor *ta = NULL, *r = NULL;
@@ -479,6 +481,10 @@ clt_status clt_clamp(const clt_tensor *a, const double *min, const double *max,
     if (max)
         ct = clt_promote_types(ct, scalar_result_type(a->dtype, *max));
     clt_status st = clt__check_dtype(a->dev, ct, fn);
+    if (st == CLT_OK && min)
+        st = clt__scalar_check(ct, *min, CLT__SCALAR_EXACT, fn);
+    if (st == CLT_OK && max)
+        st = clt__scalar_check(ct, *max, CLT__SCALAR_EXACT, fn);
     if (st != CLT_OK)
         return st;
     clt_tensor *ta = NULL, *r = NULL;

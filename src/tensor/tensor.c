@@ -221,6 +221,8 @@ clt_status clt_full(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *s
     clt_tensor *t = NULL;
     clt_status st = check_create(dev, dtype, ndim, shape, out, "clt_full");
     if (st == CLT_OK)
+        st = clt__scalar_check(dtype, value, CLT__SCALAR_EXACT, "clt_full");
+    if (st == CLT_OK)
         st = clt__tensor_new(dev, dtype, ndim, shape, &t);
     if (st == CLT_OK)
         st = fill(t, value);
