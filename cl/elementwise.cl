@@ -86,9 +86,9 @@ T_C ipow(T_C a, T_C b)
 #define RELU(x) ((x) < zero ? zero : (x))
 #endif
 
-#define CHUNK_RANGE                                                            \
-    ulong start_ = get_global_id(0) * chunk;                                   \
-    ulong end_ = min(start_ + chunk, n);                                       \
+#define CHUNK_RANGE_C                                                          \
+    ulong start_ = get_global_id(0) * L.chunk;                                 \
+    ulong end_ = min(start_ + L.chunk, L.n);                                   \
     ulong i = start_;
 
 #define SCALAR_CONSTS                                                          \
@@ -160,21 +160,19 @@ T_C ipow(T_C a, T_C b)
         O_STORE(out, i, (O_C)(sexpr));                                         \
     }                                                                          \
     __kernel void name##_tt_c(__global O *out, __global const T *pa,           \
-                              __global const T *pb, ulong n, ulong chunk,      \
-                              clt_offsets L)                                    \
+                              __global const T *pb, clt_offsets L)             \
     {                                                                          \
         size_t i = get_global_id(0);                                           \
-        if (i >= n)                                                            \
+        if (i >= L.n)                                                          \
             return;                                                            \
         SCALAR_CONSTS                                                          \
         TY a = T_LOAD(pa, L.off0 + i), b = T_LOAD(pb, L.off1 + i);             \
         O_STORE(out, i, (O_C)(sexpr));                                         \
     }                                                                          \
     __kernel WG1 void name##_tt_k(__global O *out, __global const T *pa,       \
-                                  __global const T *pb, ulong n, ulong chunk,  \
-                                  clt_offsets L)                                \
+                                  __global const T *pb, clt_offsets L)         \
     {                                                                          \
-        CHUNK_RANGE                                                            \
+        CHUNK_RANGE_C                                                          \
         __global const T *qa = pa + L.off0, *qb = pb + L.off1;                 \
         if (vec) {                                                             \
             VECTOR_CONSTS                                                      \
@@ -214,11 +212,10 @@ T_C ipow(T_C a, T_C b)
         O_STORE(out, i, (O_C)(sexpr));                                         \
     }                                                                          \
     __kernel void name##_ts_c(__global O *out, __global const T *pa, T_C s,    \
-                              int reversed, ulong n, ulong chunk,              \
-                              clt_offsets L)                                    \
+                              int reversed, clt_offsets L)                     \
     {                                                                          \
         size_t i = get_global_id(0);                                           \
-        if (i >= n)                                                            \
+        if (i >= L.n)                                                          \
             return;                                                            \
         SCALAR_CONSTS                                                          \
         TY x = T_LOAD(pa, L.off0 + i);                                         \
@@ -226,10 +223,9 @@ T_C ipow(T_C a, T_C b)
         O_STORE(out, i, (O_C)(sexpr));                                         \
     }                                                                          \
     __kernel WG1 void name##_ts_k(__global O *out, __global const T *pa,       \
-                                  T_C s, int reversed, ulong n, ulong chunk,   \
-                                  clt_offsets L)                                \
+                                  T_C s, int reversed, clt_offsets L)          \
     {                                                                          \
-        CHUNK_RANGE                                                            \
+        CHUNK_RANGE_C                                                          \
         __global const T *qa = pa + L.off0;                                    \
         if (vec) {                                                             \
             VECTOR_CONSTS                                                      \
@@ -274,20 +270,20 @@ T_C ipow(T_C a, T_C b)
         TY x = T_LOAD(pa, oa);                                                 \
         O_STORE(out, i, (O_C)(expr));                                          \
     }                                                                          \
-    __kernel void name##_c(__global O *out, __global const T *pa, ulong n,     \
-                           ulong chunk, clt_offsets L)                          \
+    __kernel void name##_c(__global O *out, __global const T *pa,              \
+                           clt_offsets L)                                      \
     {                                                                          \
         size_t i = get_global_id(0);                                           \
-        if (i >= n)                                                            \
+        if (i >= L.n)                                                          \
             return;                                                            \
         SCALAR_CONSTS                                                          \
         TY x = T_LOAD(pa, L.off0 + i);                                         \
         O_STORE(out, i, (O_C)(expr));                                          \
     }                                                                          \
-    __kernel WG1 void name##_k(__global O *out, __global const T *pa, ulong n, \
-                               ulong chunk, clt_offsets L)                      \
+    __kernel WG1 void name##_k(__global O *out, __global const T *pa,          \
+                               clt_offsets L)                                  \
     {                                                                          \
-        CHUNK_RANGE                                                            \
+        CHUNK_RANGE_C                                                          \
         __global const T *qa = pa + L.off0;                                    \
         {                                                                      \
             VECTOR_CONSTS                                                      \
@@ -345,10 +341,10 @@ __kernel void clamp_s(__global O *out, __global const T *pa, T_C lo, T_C hi, int
 }
 
 __kernel void clamp_c(__global O *out, __global const T *pa, T_C lo, T_C hi, int has_lo,
-                      int has_hi, ulong n, ulong chunk, clt_offsets L)
+                      int has_hi, clt_offsets L)
 {
     size_t i = get_global_id(0);
-    if (i >= n)
+    if (i >= L.n)
         return;
     SCALAR_CONSTS
     TY x = T_LOAD(pa, L.off0 + i);
@@ -356,9 +352,9 @@ __kernel void clamp_c(__global O *out, __global const T *pa, T_C lo, T_C hi, int
 }
 
 __kernel WG1 void clamp_k(__global O *out, __global const T *pa, T_C lo, T_C hi, int has_lo,
-                          int has_hi, ulong n, ulong chunk, clt_offsets L)
+                          int has_hi, clt_offsets L)
 {
-    CHUNK_RANGE
+    CHUNK_RANGE_C
     __global const T *qa = pa + L.off0;
     {
         VECTOR_CONSTS
@@ -398,19 +394,19 @@ __kernel void where_s(__global O *out, __global const uchar *pc, __global const 
 }
 
 __kernel void where_c(__global O *out, __global const uchar *pc, __global const T *pa,
-                      __global const T *pb, ulong n, ulong chunk, clt_offsets L)
+                      __global const T *pb, clt_offsets L)
 {
     size_t i = get_global_id(0);
-    if (i >= n)
+    if (i >= L.n)
         return;
     O_STORE(out, i,
             (O_C)(pc[L.off0 + i] ? T_LOAD(pa, L.off1 + i) : T_LOAD(pb, L.off2 + i)));
 }
 
 __kernel WG1 void where_k(__global O *out, __global const uchar *pc, __global const T *pa,
-                          __global const T *pb, ulong n, ulong chunk, clt_offsets L)
+                          __global const T *pb, clt_offsets L)
 {
-    CHUNK_RANGE
+    CHUNK_RANGE_C
     __global const uchar *qc = pc + L.off0;
     __global const T *qa = pa + L.off1, *qb = pb + L.off2;
     for (; i < end_; i++)

@@ -22,10 +22,13 @@ typedef struct clt_layout {
     int pad;
 } clt_layout;
 
-/* What contiguous kernels need of a layout: the operands' offsets.  Must
- * match clt__offsets in src/internal.h.  A small argument is cheaper to set
- * and enqueue than the whole layout. */
+/* What contiguous kernels need besides their buffers and scalars: the
+ * element count, the elements per work-item on CPUs, the operands' offsets.
+ * Must match clt__offsets in src/internal.h.  One small argument is cheaper
+ * to set and enqueue than the whole layout, or than three (PoCL copies each
+ * by-value argument on its own). */
 typedef struct clt_offsets {
+    ulong n, chunk;
     long off0, off1, off2;
 } clt_offsets;
 

@@ -97,7 +97,7 @@ const clt__cl_source *clt__cl_source_find(const char *name);
  * launch repeating it skips clSetKernelArg (PoCL copies every value it is
  * given).  Values larger than CLT__ARG_CACHED bytes are always set. */
 #define CLT__ARGS_CACHED 16
-#define CLT__ARG_CACHED 32
+#define CLT__ARG_CACHED 48
 
 typedef struct clt__kernel_entry {
     struct clt__kernel_entry *next;
@@ -273,9 +273,10 @@ typedef struct clt__layout {
     int32_t pad;
 } clt__layout;
 
-/* The offsets alone, for contiguous kernels; matches clt_offsets in
- * prelude.cl. */
+/* The count, chunk and offsets of contiguous kernels; matches clt_offsets
+ * in prelude.cl. */
 typedef struct clt__offsets {
+    uint64_t n, chunk;
     int64_t off0, off1, off2;
 } clt__offsets;
 

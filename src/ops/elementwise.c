@@ -176,19 +176,25 @@ static clt_status launch(clt_device *dev, group grp, clt_dtype t, const char *op
     kname[lo + lf] = '_';
     kname[lo + lf + 1] = g->variant;
     kname[lo + lf + 2] = '\0';
-    /* Every elementwise kernel takes the layout last; the contiguous
-     * variants ('c', 'k') take only its offsets. */
+    /* Every elementwise kernel ends with (count, chunk, layout); the
+     * contiguous variants ('c', 'k') take the count, the chunk and the
+     * layout's offsets in one clt__offsets instead. */
     clt__arg a[16];
     clt__offsets offs;
-    if ((g->variant == 'c' || g->variant == 'k') && nargs <= 16 &&
-        args[nargs - 1].size == sizeof(clt__layout)) {
+    if (g->variant == 'c' || g->variant == 'k') {
+        if (nargs < 3 || nargs > 16 || args[nargs - 1].size != sizeof(clt__layout) ||
+            args[nargs - 2].size != sizeof(cl_ulong) || args[nargs - 3].size != sizeof(cl_ulong))
+            return clt__error(CLT_ERR_INTERNAL, "elementwise %s: unexpected arguments", op);
         const clt__layout *L = args[nargs - 1].ptr;
+        memcpy(&offs.n, args[nargs - 3].ptr, sizeof offs.n);
+        memcpy(&offs.chunk, args[nargs - 2].ptr, sizeof offs.chunk);
         offs.off0 = L->off0;
         offs.off1 = L->off1;
         offs.off2 = L->off2;
-        memcpy(a, args, (nargs - 1) * sizeof *a);
-        a[nargs - 1] = (clt__arg){sizeof offs, &offs};
+        memcpy(a, args, (nargs - 3) * sizeof *a);
+        a[nargs - 3] = (clt__arg){sizeof offs, &offs};
         args = a;
+        nargs -= 2;
     }
     return clt__launch(dev, "elementwise", opts, kname, 1, &g->gws, g->lws ? &g->lws : NULL,
                        nargs, args);
