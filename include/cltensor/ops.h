@@ -11,7 +11,11 @@
  * Scalars are doubles.  A scalar with an integral value acts like a Python
  * int, any other like a Python float: int32 tensor * 2 stays int32,
  * int32 tensor * 2.5 becomes float32, float16 tensor * 2 stays float16.
- * A scalar outside the range of an integer result dtype is not checked.
+ * An integral scalar outside the range of an integer result dtype wraps to
+ * its width, as a Python int does (int32 tensor + 2^32 adds 0); outside
+ * int64's range it is refused (CLT_ERR_INVALID_ARGUMENT).  clt_clamp's
+ * bounds, like clt_full's value, must fit the result dtype ("cannot be
+ * converted to type int32 without overflow", as in PyTorch).
  *
  * Result dtypes follow torch.result_type: tensors with dimensions outweigh
  * 0-dimensional tensors, which outweigh scalars, except that an operand of

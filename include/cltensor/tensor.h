@@ -40,6 +40,11 @@ CLT_API clt_status clt_zeros(clt_device *dev, clt_dtype dtype, int ndim, const i
                              clt_tensor **out);
 CLT_API clt_status clt_ones(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
                             clt_tensor **out);
+/* value converted to dtype (integers truncate towards zero); a value the
+ * dtype cannot hold is CLT_ERR_INVALID_ARGUMENT, as torch.full's "cannot be
+ * converted ... without overflow" (uint8 takes -255..255, wrapping the
+ * negative ones; floats take inf and NaN but no finite value beyond their
+ * largest). */
 CLT_API clt_status clt_full(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
                             double value, clt_tensor **out);
 
