@@ -257,7 +257,9 @@ clt_status clt__devices(clt_device **devs, size_t *n)
 
 clt_status clt__device_open(clt_device *dev)
 {
-    if (dev->opened)
+    /* Double-checked: the acquire pairs with the release below, so a thread
+     * that sees `opened` also sees the context and queue. */
+    if (__atomic_load_n(&dev->opened, __ATOMIC_ACQUIRE))
         return CLT_OK;
     clt_status st = CLT_OK;
     pthread_mutex_lock(&reg.lock);
@@ -287,7 +289,7 @@ clt_status clt__device_open(clt_device *dev)
         qprops |= CL_QUEUE_PROFILING_ENABLE;
     dev->queue = clCreateCommandQueue(dev->context, dev->id, qprops, &err);
     CLT__CL_CHECK(err, "clCreateCommandQueue on %s (%s)", dev->label, dev->info.name);
-    dev->opened = true;
+    __atomic_store_n(&dev->opened, true, __ATOMIC_RELEASE);
 done:
     pthread_mutex_unlock(&reg.lock);
     return st;
