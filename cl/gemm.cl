@@ -246,3 +246,110 @@ gemm_tile(__global const float *Ap, ulong pa_stride, __global const float *Bp, u
         }
     }
 }
+
+/* ---- matrix-vector products (M == 1 or N == 1) ----------------------------------
+ * y[b][i * ys] = sum_k W[b][i * wis + k * wks] * x[b][k * xs] for i < P.  The
+ * host maps A x (N == 1) and x B (M == 1) onto W and x; packing panels for
+ * a single column would read W once and compute 32 columns of which one is
+ * kept, so these read W once, straight through. */
+
+static float gemv_fold(float16 v)
+{
+    float8 a = v.lo + v.hi;
+    float4 b = a.lo + a.hi;
+    float2 c = b.lo + b.hi;
+    return c.x + c.y;
+}
+
+/* Rows of W contiguous (wks == 1) and x contiguous: each work-item takes
+ * `rows` rows (a multiple of 4), four at a time against one load of x. */
+__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
+gemv_dot(__global const float *W, ulong woff, ulong wis, ulong wbs, __global const float *x,
+         ulong xoff, ulong xbs, __global float *y, ulong yoff, ulong ys, ulong ybs, ulong P,
+         ulong K, ulong rows)
+{
+    ulong b = get_global_id(1);
+    ulong i0 = get_global_id(0) * rows, i1 = min(i0 + rows, P);
+    __global const float *xb = x + xoff + b * xbs;
+    __global const float *wb = W + woff + b * wbs;
+    __global float *yb = y + yoff + b * ybs;
+    ulong kv = K / 16 * 16;
+    for (ulong i = i0; i < i1; i += 4) {
+        /* Past the last row, repeat it (and drop the result). */
+        __global const float *w0 = wb + i * wis;
+        __global const float *w1 = wb + min(i + 1, P - 1) * wis;
+        __global const float *w2 = wb + min(i + 2, P - 1) * wis;
+        __global const float *w3 = wb + min(i + 3, P - 1) * wis;
+        float16 a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+        for (ulong k = 0; k < kv; k += 16) {
+            float16 xv = vload16(0, xb + k);
+            a0 = fma(vload16(0, w0 + k), xv, a0);
+            a1 = fma(vload16(0, w1 + k), xv, a1);
+            a2 = fma(vload16(0, w2 + k), xv, a2);
+            a3 = fma(vload16(0, w3 + k), xv, a3);
+        }
+        float s0 = gemv_fold(a0), s1 = gemv_fold(a1), s2 = gemv_fold(a2), s3 = gemv_fold(a3);
+        for (ulong k = kv; k < K; k++) {
+            float xk = xb[k];
+            s0 = fma(w0[k], xk, s0);
+            s1 = fma(w1[k], xk, s1);
+            s2 = fma(w2[k], xk, s2);
+            s3 = fma(w3[k], xk, s3);
+        }
+        yb[i * ys] = s0;
+        if (i + 1 < P)
+            yb[(i + 1) * ys] = s1;
+        if (i + 2 < P)
+            yb[(i + 2) * ys] = s2;
+        if (i + 3 < P)
+            yb[(i + 3) * ys] = s3;
+    }
+}
+
+/* Columns of W contiguous (wis == 1), x of any stride: each work-item keeps
+ * 64 outputs in four vectors and adds x[k] times 64 consecutive elements of
+ * row k of W, row after row.  (Wider strips held in an array were slower
+ * on PoCL.) */
+__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
+gemv_axpy(__global const float *W, ulong woff, ulong wks, ulong wbs, __global const float *x,
+          ulong xoff, ulong xs, ulong xbs, __global float *y, ulong yoff, ulong ys, ulong ybs,
+          ulong P, ulong K)
+{
+    ulong b = get_global_id(1);
+    ulong i0 = get_global_id(0) * 64;
+    __global const float *xb = x + xoff + b * xbs;
+    __global const float *wb = W + woff + b * wbs + i0;
+    __global float *yb = y + yoff + b * ybs + i0 * ys;
+    if (i0 + 64 <= P) {
+        float16 a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+        for (ulong k = 0; k < K; k++) {
+            __global const float *w = wb + k * wks;
+            float16 xv = (float16)xb[k * xs];
+            a0 = fma(vload16(0, w), xv, a0);
+            a1 = fma(vload16(0, w + 16), xv, a1);
+            a2 = fma(vload16(0, w + 32), xv, a2);
+            a3 = fma(vload16(0, w + 48), xv, a3);
+        }
+        if (ys == 1) {
+            vstore16(a0, 0, yb);
+            vstore16(a1, 0, yb + 16);
+            vstore16(a2, 0, yb + 32);
+            vstore16(a3, 0, yb + 48);
+        } else {
+            float t[64];
+            vstore16(a0, 0, t);
+            vstore16(a1, 0, t + 16);
+            vstore16(a2, 0, t + 32);
+            vstore16(a3, 0, t + 48);
+            for (int j = 0; j < 64; j++)
+                yb[j * ys] = t[j];
+        }
+        return;
+    }
+    for (ulong j = 0; i0 + j < P; j++) {
+        float s = 0;
+        for (ulong k = 0; k < K; k++)
+            s = fma(wb[k * wks + j], xb[k * xs], s);
+        yb[j * ys] = s;
+    }
+}

@@ -273,3 +273,49 @@ Test(gemm_cpu, suitable_for_cpu_float32_only)
     cr_assert(!clt__gemm_cpu_suitable(dev, CLT_INT32));
     cr_assert(!clt__gemm_cpu_suitable(NULL, CLT_FLOAT32));
 }
+
+/* Matrix-vector products (M == 1 or N == 1) take the gemv kernels: rows
+ * against x four at a time (dot), or 64-wide strips of columns (axpy), with
+ * the GEMM kernel for the layouts neither serves.  Sizes straddle the
+ * 16-wide vectors, the 4-row groups and the 64-wide strips. */
+Test(gemm_cpu, matrix_vector_products)
+{
+    clt_device *dev = get_device("cpu");
+    static const size_t ps[] = {1, 3, 4, 5, 63, 64, 65, 130};
+    static const size_t ks[] = {1, 15, 16, 17, 100};
+    for (size_t i = 0; i < sizeof ps / sizeof *ps; i++)
+        for (size_t j = 0; j < sizeof ks / sizeof *ks; j++) {
+            gemm_case g = {.M = ps[i], .N = 1, .K = ks[j], .batch = 1};
+            all_transposes(dev, g);
+            g.M = 1;
+            g.N = ps[i];
+            all_transposes(dev, g);
+        }
+}
+
+Test(gemm_cpu, matrix_vector_offsets_strides_batches)
+{
+    clt_device *dev = get_device("cpu");
+    gemm_case base = {.K = 37, .a_off = 3, .b_off = 5, .c_off = 7, .lda_pad = 2, .ldb_pad = 3,
+                      .ldc_pad = 4, .batch = 3, .sa_pad = 1, .sb_pad = 2, .sc_pad = 5};
+    for (int shared = 0; shared < 3; shared++) {
+        gemm_case g = base;
+        g.a_shared = shared == 1;
+        g.b_shared = shared == 2;
+        g.M = 70;
+        g.N = 1;
+        all_transposes(dev, g);
+        g.M = 1;
+        g.N = 70;
+        all_transposes(dev, g);
+        g.M = 1;
+        g.N = 1;
+        all_transposes(dev, g);
+    }
+    /* Exact sums over a long K: every order of summation gives the same. */
+    gemm_case e = {.M = 129, .N = 1, .K = 4099, .batch = 2, .exact = true};
+    all_transposes(dev, e);
+    e.M = 1;
+    e.N = 129;
+    all_transposes(dev, e);
+}

@@ -75,6 +75,54 @@ static void choose_blocks(size_t mp, size_t np, size_t batch, unsigned cus, size
     *npan = n;
 }
 
+/* A matrix-vector product (M == 1 or N == 1) as y[i] = sum_k W[i, k] x[k]
+ * with the gemv kernels of cl/gemm.cl, when W has contiguous rows and x is
+ * contiguous (gemv_dot) or W has contiguous columns (gemv_axpy).  Sets
+ * *handled to false, launching nothing, for the other layouts. */
+static clt_status gemv(clt_device *dev, bool trans_a, bool trans_b, size_t M, size_t N, size_t K,
+                       cl_mem A, size_t a_off, size_t lda, size_t stride_a, cl_mem B,
+                       size_t b_off, size_t ldb, size_t stride_b, cl_mem C, size_t c_off,
+                       size_t ldc, size_t stride_c, size_t batch, bool *handled)
+{
+    /* op(A)[m, k] = A[a_off + m * a_rs + k * a_cs], op(B)[k, n] likewise. */
+    cl_ulong a_rs = trans_a ? 1 : lda, a_cs = trans_a ? lda : 1;
+    cl_ulong b_rs = trans_b ? 1 : ldb, b_cs = trans_b ? ldb : 1;
+    cl_mem W, x;
+    cl_ulong P, woff, wis, wks, wbs, xoff, xs, xbs, ys;
+    if (N == 1) { /* y = op(A) x: rows of op(A) against column 0 of op(B) */
+        W = A, P = M, woff = a_off, wis = a_rs, wks = a_cs, wbs = stride_a;
+        x = B, xoff = b_off, xs = b_rs, xbs = stride_b, ys = ldc;
+    } else { /* y = x op(B): columns of op(B) against row 0 of op(A) */
+        W = B, P = N, woff = b_off, wis = b_cs, wks = b_rs, wbs = stride_b;
+        x = A, xoff = a_off, xs = a_cs, xbs = stride_a, ys = 1;
+    }
+    cl_ulong K_ = K, yoff = c_off, ybs = stride_c;
+    size_t lws[2] = {1, 1};
+    *handled = true;
+    if (wks == 1 && xs == 1 && (wis != 1 || P == 1)) {
+        /* About eight work-items per compute unit over all batches. */
+        size_t cu = dev->info.compute_units ? dev->info.compute_units : 1;
+        size_t items = 8 * cu / batch ? 8 * cu / batch : 1;
+        cl_ulong rows = ((P + items - 1) / items + 3) / 4 * 4;
+        size_t gws[2] = {(size_t)((P + rows - 1) / rows), batch};
+        clt__arg args[] = {CLT__ARG(W),    CLT__ARG(woff), CLT__ARG(wis), CLT__ARG(wbs),
+                           CLT__ARG(x),    CLT__ARG(xoff), CLT__ARG(xbs), CLT__ARG(C),
+                           CLT__ARG(yoff), CLT__ARG(ys),   CLT__ARG(ybs), CLT__ARG(P),
+                           CLT__ARG(K_),   CLT__ARG(rows)};
+        return clt__launch(dev, "gemm", GEMM_OPTIONS, "gemv_dot", 2, gws, lws, 14, args);
+    }
+    if (wis == 1) {
+        size_t gws[2] = {(size_t)((P + 63) / 64), batch};
+        clt__arg args[] = {CLT__ARG(W),  CLT__ARG(woff), CLT__ARG(wks), CLT__ARG(wbs),
+                           CLT__ARG(x),  CLT__ARG(xoff), CLT__ARG(xs),  CLT__ARG(xbs),
+                           CLT__ARG(C),  CLT__ARG(yoff), CLT__ARG(ys),  CLT__ARG(ybs),
+                           CLT__ARG(P),  CLT__ARG(K_)};
+        return clt__launch(dev, "gemm", GEMM_OPTIONS, "gemv_axpy", 2, gws, lws, 14, args);
+    }
+    *handled = false;
+    return CLT_OK;
+}
+
 clt_status clt__gemm_cpu_f32(clt_device *dev, bool trans_a, bool trans_b, size_t M, size_t N,
                              size_t K, cl_mem A, size_t a_off, size_t lda, size_t stride_a,
                              cl_mem B, size_t b_off, size_t ldb, size_t stride_b, cl_mem C,
@@ -94,6 +142,14 @@ clt_status clt__gemm_cpu_f32(clt_device *dev, bool trans_a, bool trans_b, size_t
                           "%s: leading dimensions lda=%zu, ldb=%zu, ldc=%zu too small for "
                           "M=%zu, N=%zu, K=%zu (trans_a=%d, trans_b=%d)",
                           fn, lda, ldb, ldc, M, N, K, (int)trans_a, (int)trans_b);
+
+    if (K > 0 && (M == 1 || N == 1)) {
+        bool handled = false;
+        clt_status st = gemv(dev, trans_a, trans_b, M, N, K, A, a_off, lda, stride_a, B, b_off,
+                             ldb, stride_b, C, c_off, ldc, stride_c, batch, &handled);
+        if (st != CLT_OK || handled)
+            return st == CLT_OK ? clt__ok() : st;
+    }
 
     size_t mp = (M + GEMM_MR - 1) / GEMM_MR, np = (N + GEMM_NR - 1) / GEMM_NR;
     if (K > SIZE_MAX / 4 / GEMM_MR / mp || K > SIZE_MAX / 4 / GEMM_NR / np)
