@@ -225,6 +225,30 @@ static void sum_part(void *p, int tid)
     v->sum[tid] = s;
 }
 
+/* y = A x for a row-major n x n A (v->cols = n): rows split over the
+ * threads, each row a dot product in 16 float accumulators. */
+static void matvec_part(void *p, int tid)
+{
+    vec_ctx *v = p;
+    size_t lo, hi, n = v->cols;
+    span(n, tid, &lo, &hi);
+    for (size_t r = lo; r < hi; r++) {
+        const float *restrict a = v->a + r * n, *restrict x = v->b;
+        float acc[16] = {0};
+        size_t k;
+        for (k = 0; k + 16 <= n; k += 16)
+#pragma GCC unroll 16
+            for (int j = 0; j < 16; j++)
+                acc[j] += a[k + j] * x[k + j];
+        float s = 0;
+        for (int j = 0; j < 16; j++)
+            s += acc[j];
+        for (; k < n; k++)
+            s += a[k] * x[k];
+        v->c[r] = s;
+    }
+}
+
 static void softmax_part(void *p, int tid)
 {
     vec_ctx *v = p;
@@ -570,6 +594,52 @@ done:
     clt_tensor_free(ta);
     free(ha);
     free(hc);
+    free(hd);
+}
+
+/* A [n, n] times a 1-D x [n] (torch.mv through clt_matmul): bound by
+ * reading A, so counted as 4 n^2 bytes. */
+static void case_matvec(bench *b, size_t n, const char *name)
+{
+    int64_t sa[2] = {(int64_t)n, (int64_t)n}, sx[1] = {(int64_t)n};
+    float *ha = malloc(n * n * sizeof(float)), *hx = malloc(n * sizeof(float));
+    float *hy = malloc(n * sizeof(float)), *hd = malloc(n * sizeof(float));
+    clt_tensor *ta = NULL, *tx = NULL, *out = NULL;
+    if (!ha || !hx || !hy || !hd) {
+        fprintf(stderr, "cltensor bench: %s: out of host memory\n", name);
+        b->failures++;
+        goto done;
+    }
+    fill_random(ha, n * n);
+    fill_random(hx, n);
+    if (!(ta = from_host(b, ha, 2, sa)) || !(tx = from_host(b, hx, 1, sx))) {
+        fail(b, name, "making the inputs");
+        goto done;
+    }
+    if (run_op(OP_MATMUL, ta, tx, &out) != CLT_OK) {
+        fail(b, name, "clt_matmul");
+        goto done;
+    }
+    if (read_back(b, name, out, hd, n) != 0)
+        goto done;
+    vec_ctx v = {.a = ha, .b = hx, .c = hy, .n = n * n, .cols = n};
+    double t_loop, t_op;
+    if (time_both(b, name, matvec_part, &v, OP_MATMUL, ta, tx, 9, 4, &t_loop, &t_op) != 0)
+        goto done;
+    /* Entries lie in [-1, 1): a sum of n products errs by well under n eps. */
+    double err = max_abs_diff(hy, hd, n);
+    if (!(err <= 1e-6 * (double)n))
+        wrong(b, name, "clt_matmul", err);
+    double gbs = 4.0 * (double)n * (double)n / t_op / 1e9;
+    double gbs_loop = 4.0 * (double)n * (double)n / t_loop / 1e9;
+    report(b, name, gbs, "GB/s", "c_loop_2t", gbs_loop, gbs / gbs_loop, "");
+done:
+    clt_tensor_free(out);
+    clt_tensor_free(ta);
+    clt_tensor_free(tx);
+    free(ha);
+    free(hx);
+    free(hy);
     free(hd);
 }
 
@@ -980,7 +1050,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: cltensor bench [--json] [--quick] [--device KIND] [CASE...]\n"
                "  runs each case with baselines measured in the same run; CASE is a\n"
                "  prefix of a case name (add, sum, softmax, matmul, matmul_1024,\n"
-               "  overhead, first_op); --quick skips matmul 2048 and shortens first_op\n");
+               "  matvec, overhead, first_op); --quick skips matmul 2048 and shortens\n"
+               "  first_op\n");
 }
 
 int cltensor_bench(int argc, char **argv)
@@ -1018,8 +1089,8 @@ int cltensor_bench(int argc, char **argv)
     }
     static const char *const names[] = {"overhead_add16", "add_1M", "add_16M", "sum_16M",
                                         "softmax_4096x1024", "matmul_256", "matmul_512",
-                                        "matmul_1024", "matmul_2048", "first_op_warm",
-                                        "first_op_empty"};
+                                        "matmul_1024", "matmul_2048", "matvec_4096",
+                                        "first_op_warm", "first_op_empty"};
     for (int i = 0; i < b.nfilters; i++) {
         size_t k = 0, len = strlen(b.filters[i]);
         while (k < sizeof names / sizeof names[0] && strncmp(names[k], b.filters[i], len) != 0)
@@ -1065,6 +1136,8 @@ int cltensor_bench(int argc, char **argv)
         if (selected(&b, name) && !(b.quick && sizes[i] >= 2048))
             case_matmul(&b, sizes[i], name);
     }
+    if (selected(&b, "matvec_4096"))
+        case_matvec(&b, 4096, "matvec_4096");
     if (selected(&b, "first_op_warm"))
         case_first_op(&b, 0, "first_op_warm");
     if (selected(&b, "first_op_empty"))

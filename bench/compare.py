@@ -159,6 +159,17 @@ def run_torch_cases(np, torch, args, rep, peak):
             rep.line("torch:" + name, gf, "GFLOP/s", "fma_peak", peak, gf / peak)
         results[name] = (gf, "GFLOP/s")
 
+    # Matrix-vector product: bound by reading A (4 n^2 bytes).
+    n = 4096
+    an = rng.uniform(-1, 1, (n, n)).astype(np.float32)
+    xn = rng.uniform(-1, 1, n).astype(np.float32)
+    a, x = torch.from_numpy(an), torch.from_numpy(xn)
+    gbs = 4.0 * n * n / timed(lambda: torch.matmul(a, x), 9) / 1e9
+    gbs_np = 4.0 * n * n / timed(lambda: np.matmul(an, xn), 9) / 1e9
+    rep.line("torch:matvec_4096", gbs, "GB/s", "numpy", gbs_np, gbs / gbs_np)
+    results["matvec_4096"] = (gbs, "GB/s")
+    del an, xn, a, x
+
     # First op: a fresh interpreter imports torch, adds two tensors, reads back.
     child = ("import os, time, torch\n"
              "a = torch.arange(1024, dtype=torch.float32)\n"
