@@ -6,8 +6,9 @@
  * from the host (src/ops/gemm_cpu.c) as -D options: it sizes the packed
  * panels and launches with the same values.  PoCL only emits 512-bit code
  * for explicit vector types, hence float16 columns. */
-#if !defined(GEMM_MR) || !defined(GEMM_NV) || !defined(GEMM_KC) || !defined(GEMM_PKC)
-#error "GEMM_MR, GEMM_NV, GEMM_KC and GEMM_PKC are defined by src/ops/gemm_cpu.c"
+#if !defined(GEMM_MR) || !defined(GEMM_NV) || !defined(GEMM_KC) || !defined(GEMM_PKC) || \
+    !defined(GEMV_KB) || !defined(GEMV_PB)
+#error "GEMM_MR, GEMM_NV, GEMM_KC, GEMM_PKC, GEMV_KB and GEMV_PB come from src/ops/gemm_cpu.c"
 #endif
 #define GEMM_NR (16 * GEMM_NV)
 
@@ -306,50 +307,68 @@ gemv_dot(__global const float *W, ulong woff, ulong wis, ulong wbs, __global con
     }
 }
 
-/* Columns of W contiguous (wis == 1), x of any stride: each work-item keeps
- * 64 outputs in four vectors and adds x[k] times 64 consecutive elements of
- * row k of W, row after row.  (Wider strips held in an array were slower
- * on PoCL.) */
+/* Columns of W contiguous (wis == 1), x of any stride.  Work-item (q, c, b)
+ * reads rows [q * GEMV_KB, (q + 1) * GEMV_KB) of W straight through, over the
+ * columns [c * GEMV_PB, (c + 1) * GEMV_PB), four rows at a time, and adds
+ * them into its own partial row part[b][q][...] (which stays in L1);
+ * gemv_sum then adds the partial rows in order of q.  Walking W column strip
+ * by column strip instead strides through every row and runs at half the
+ * speed on PoCL. */
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-gemv_axpy(__global const float *W, ulong woff, ulong wks, ulong wbs, __global const float *x,
-          ulong xoff, ulong xs, ulong xbs, __global float *y, ulong yoff, ulong ys, ulong ybs,
-          ulong P, ulong K)
+gemv_part(__global const float *W, ulong woff, ulong wks, ulong wbs, __global const float *x,
+          ulong xoff, ulong xs, ulong xbs, __global float *part, ulong P, ulong K)
 {
-    ulong b = get_global_id(1);
-    ulong i0 = get_global_id(0) * 64;
+    ulong q = get_global_id(0), c = get_global_id(1), b = get_global_id(2);
+    ulong nq = (K + GEMV_KB - 1) / GEMV_KB;
+    ulong k = q * GEMV_KB, k1 = min(k + GEMV_KB, K);
+    ulong j0 = c * GEMV_PB, j1 = min(j0 + GEMV_PB, P), jv = j0 + (j1 - j0) / 16 * 16;
     __global const float *xb = x + xoff + b * xbs;
-    __global const float *wb = W + woff + b * wbs + i0;
-    __global float *yb = y + yoff + b * ybs + i0 * ys;
-    if (i0 + 64 <= P) {
-        float16 a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-        for (ulong k = 0; k < K; k++) {
-            __global const float *w = wb + k * wks;
-            float16 xv = (float16)xb[k * xs];
-            a0 = fma(vload16(0, w), xv, a0);
-            a1 = fma(vload16(0, w + 16), xv, a1);
-            a2 = fma(vload16(0, w + 32), xv, a2);
-            a3 = fma(vload16(0, w + 48), xv, a3);
+    __global const float *wb = W + woff + b * wbs;
+    __global float *p = part + (b * nq + q) * P;
+    for (ulong j = j0; j < jv; j += 16)
+        vstore16((float16)0, 0, p + j);
+    for (ulong j = jv; j < j1; j++)
+        p[j] = 0;
+    for (; k + 4 <= k1; k += 4) {
+        __global const float *w0 = wb + k * wks, *w1 = w0 + wks, *w2 = w1 + wks, *w3 = w2 + wks;
+        float x0 = xb[k * xs], x1 = xb[(k + 1) * xs], x2 = xb[(k + 2) * xs];
+        float x3 = xb[(k + 3) * xs];
+        for (ulong j = j0; j < jv; j += 16) {
+            float16 t = vload16(0, p + j);
+            t = fma(vload16(0, w0 + j), (float16)x0, t);
+            t = fma(vload16(0, w1 + j), (float16)x1, t);
+            t = fma(vload16(0, w2 + j), (float16)x2, t);
+            t = fma(vload16(0, w3 + j), (float16)x3, t);
+            vstore16(t, 0, p + j);
         }
-        if (ys == 1) {
-            vstore16(a0, 0, yb);
-            vstore16(a1, 0, yb + 16);
-            vstore16(a2, 0, yb + 32);
-            vstore16(a3, 0, yb + 48);
-        } else {
-            float t[64];
-            vstore16(a0, 0, t);
-            vstore16(a1, 0, t + 16);
-            vstore16(a2, 0, t + 32);
-            vstore16(a3, 0, t + 48);
-            for (int j = 0; j < 64; j++)
-                yb[j * ys] = t[j];
-        }
-        return;
+        for (ulong j = jv; j < j1; j++)
+            p[j] = fma(w3[j], x3, fma(w2[j], x2, fma(w1[j], x1, fma(w0[j], x0, p[j]))));
     }
-    for (ulong j = 0; i0 + j < P; j++) {
-        float s = 0;
-        for (ulong k = 0; k < K; k++)
-            s = fma(wb[k * wks + j], xb[k * xs], s);
+    for (; k < k1; k++) {
+        __global const float *w = wb + k * wks;
+        float xk = xb[k * xs];
+        for (ulong j = j0; j < jv; j += 16)
+            vstore16(fma(vload16(0, w + j), (float16)xk, vload16(0, p + j)), 0, p + j);
+        for (ulong j = jv; j < j1; j++)
+            p[j] = fma(w[j], xk, p[j]);
+    }
+}
+
+/* y[b][j * ys] = sum over q of part[b][q][j]; work-item (c, b) takes the
+ * columns [c * GEMV_PB, (c + 1) * GEMV_PB). */
+__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
+gemv_sum(__global const float *part, __global float *y, ulong yoff, ulong ys, ulong ybs,
+         ulong P, ulong K)
+{
+    ulong c = get_global_id(0), b = get_global_id(1);
+    ulong nq = (K + GEMV_KB - 1) / GEMV_KB;
+    ulong j0 = c * GEMV_PB, j1 = min(j0 + GEMV_PB, P);
+    __global const float *pb = part + b * nq * P;
+    __global float *yb = y + yoff + b * ybs;
+    for (ulong j = j0; j < j1; j++) {
+        float s = pb[j];
+        for (ulong q = 1; q < nq; q++)
+            s += pb[q * P + j];
         yb[j * ys] = s;
     }
 }

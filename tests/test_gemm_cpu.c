@@ -312,10 +312,14 @@ Test(gemm_cpu, matrix_vector_offsets_strides_batches)
         g.N = 1;
         all_transposes(dev, g);
     }
-    /* Exact sums over a long K: every order of summation gives the same. */
+    /* Exact sums over a long K: every order of summation gives the same.
+     * With W column-contiguous, K spans several 256-row partial sums, and
+     * the 4100 outputs two 4096-column blocks. */
     gemm_case e = {.M = 129, .N = 1, .K = 4099, .batch = 2, .exact = true};
     all_transposes(dev, e);
     e.M = 1;
     e.N = 129;
     all_transposes(dev, e);
+    gemm_case w = {.M = 1, .N = 4100, .K = 517, .batch = 2, .ldb_pad = 3, .exact = true};
+    all_transposes(dev, w);
 }

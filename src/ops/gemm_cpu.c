@@ -28,11 +28,20 @@
 #define GEMM_NPAN 16
 #endif
 #define GEMM_NR (16 * GEMM_NV)
+/* Matrix-vector products with column-contiguous W: rows of W per partial sum
+ * and columns per work-item (a 4096-float partial row fits a core's L1). */
+#ifndef GEMV_KB
+#define GEMV_KB 256
+#endif
+#ifndef GEMV_PB
+#define GEMV_PB 4096
+#endif
 #define GEMM_STR_(x) #x
 #define GEMM_STR(x) GEMM_STR_(x)
 #define GEMM_OPTIONS                                                         \
     "-DGEMM_MR=" GEMM_STR(GEMM_MR) " -DGEMM_NV=" GEMM_STR(GEMM_NV)             \
-    " -DGEMM_KC=" GEMM_STR(GEMM_KC) " -DGEMM_PKC=" GEMM_STR(GEMM_PKC)
+    " -DGEMM_KC=" GEMM_STR(GEMM_KC) " -DGEMM_PKC=" GEMM_STR(GEMM_PKC)           \
+    " -DGEMV_KB=" GEMM_STR(GEMV_KB) " -DGEMV_PB=" GEMM_STR(GEMV_PB)
 
 /* Packed panels of one batch chunk stay under this many bytes. */
 #define GEMM_SCRATCH_LIMIT ((size_t)64 << 20)
@@ -112,12 +121,27 @@ static clt_status gemv(clt_device *dev, bool trans_a, bool trans_b, size_t M, si
         return clt__launch(dev, "gemm", GEMM_OPTIONS, "gemv_dot", 2, gws, lws, 14, args);
     }
     if (wis == 1) {
-        size_t gws[2] = {(size_t)((P + 63) / 64), batch};
-        clt__arg args[] = {CLT__ARG(W),  CLT__ARG(woff), CLT__ARG(wks), CLT__ARG(wbs),
-                           CLT__ARG(x),  CLT__ARG(xoff), CLT__ARG(xs),  CLT__ARG(xbs),
-                           CLT__ARG(C),  CLT__ARG(yoff), CLT__ARG(ys),  CLT__ARG(ybs),
-                           CLT__ARG(P),  CLT__ARG(K_)};
-        return clt__launch(dev, "gemm", GEMM_OPTIONS, "gemv_axpy", 2, gws, lws, 14, args);
+        /* Partial rows of y per block of GEMV_KB rows of W, then their sum. */
+        size_t nq = (K + GEMV_KB - 1) / GEMV_KB, nc = (P + GEMV_PB - 1) / GEMV_PB;
+        if (nq > SIZE_MAX / sizeof(float) / P / batch)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "matrix-vector product too large");
+        size_t bytes = nq * P * batch * sizeof(float);
+        cl_mem part = NULL;
+        clt_status st = clt__buffer_alloc(dev, bytes, &part);
+        if (st != CLT_OK)
+            return st;
+        size_t gp[3] = {nq, nc, batch}, lp[3] = {1, 1, 1}, gs[2] = {nc, batch};
+        clt__arg pa[] = {CLT__ARG(W), CLT__ARG(woff), CLT__ARG(wks), CLT__ARG(wbs),
+                         CLT__ARG(x), CLT__ARG(xoff), CLT__ARG(xs),  CLT__ARG(xbs),
+                         CLT__ARG(part), CLT__ARG(P), CLT__ARG(K_)};
+        clt__arg sa[] = {CLT__ARG(part), CLT__ARG(C),  CLT__ARG(yoff), CLT__ARG(ys),
+                         CLT__ARG(ybs),  CLT__ARG(P), CLT__ARG(K_)};
+        st = clt__launch(dev, "gemm", GEMM_OPTIONS, "gemv_part", 3, gp, lp, 11, pa);
+        if (st == CLT_OK)
+            st = clt__launch(dev, "gemm", GEMM_OPTIONS, "gemv_sum", 2, gs, lws, 7, sa);
+        /* OpenCL keeps the released buffer alive until the kernels finish. */
+        clt__buffer_release(dev, part, bytes);
+        return st;
     }
     *handled = false;
     return CLT_OK;
