@@ -372,3 +372,61 @@ gemv_sum(__global const float *part, __global float *y, ulong yoff, ulong ys, ul
         yb[j * ys] = s;
     }
 }
+
+/* A product with few rows or few columns (2 to 64 of them, R): y[r][i] =
+ * sum_k W[i, k] x_r[k] for R contiguous vectors x_r (xrs apart) and rows
+ * of W contiguous in k, stored at y[r * yrs + i * yps].  Each work-item
+ * takes `rows` rows of W (a multiple of 4), four at a time, against the
+ * vectors four at a time: W is read from memory once, the packed GEMM would
+ * pad R to 12 and pack all of W first. */
+__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
+gemm_small(__global const float *W, ulong woff, ulong wis, ulong wbs, __global const float *X,
+           ulong xoff, ulong xrs, ulong xbs, __global float *Y, ulong yoff, ulong yps, ulong yrs,
+           ulong ybs, ulong P, ulong R, ulong K, ulong rows)
+{
+    ulong b = get_global_id(1);
+    ulong i0 = get_global_id(0) * rows, i1 = min(i0 + rows, P);
+    __global const float *xb = X + xoff + b * xbs;
+    __global const float *wb = W + woff + b * wbs;
+    __global float *yb = Y + yoff + b * ybs;
+    ulong kv = K / 16 * 16;
+    for (ulong i = i0; i < i1; i += 4) {
+        /* Past the last row or vector, repeat it (and drop the result). */
+        __global const float *w[4];
+        for (int u = 0; u < 4; u++)
+            w[u] = wb + min(i + u, P - 1) * wis;
+        for (ulong r0 = 0; r0 < R; r0 += 4) {
+            __global const float *x[4];
+            for (int v = 0; v < 4; v++)
+                x[v] = xb + min(r0 + v, R - 1) * xrs;
+            float16 a00 = 0, a01 = 0, a02 = 0, a03 = 0, a10 = 0, a11 = 0, a12 = 0, a13 = 0;
+            float16 a20 = 0, a21 = 0, a22 = 0, a23 = 0, a30 = 0, a31 = 0, a32 = 0, a33 = 0;
+            for (ulong k = 0; k < kv; k += 16) {
+                float16 w0 = vload16(0, w[0] + k), w1 = vload16(0, w[1] + k);
+                float16 w2 = vload16(0, w[2] + k), w3 = vload16(0, w[3] + k);
+                float16 x0 = vload16(0, x[0] + k), x1 = vload16(0, x[1] + k);
+                float16 x2 = vload16(0, x[2] + k), x3 = vload16(0, x[3] + k);
+                a00 = fma(w0, x0, a00), a01 = fma(w0, x1, a01);
+                a02 = fma(w0, x2, a02), a03 = fma(w0, x3, a03);
+                a10 = fma(w1, x0, a10), a11 = fma(w1, x1, a11);
+                a12 = fma(w1, x2, a12), a13 = fma(w1, x3, a13);
+                a20 = fma(w2, x0, a20), a21 = fma(w2, x1, a21);
+                a22 = fma(w2, x2, a22), a23 = fma(w2, x3, a23);
+                a30 = fma(w3, x0, a30), a31 = fma(w3, x1, a31);
+                a32 = fma(w3, x2, a32), a33 = fma(w3, x3, a33);
+            }
+            float s[4][4] = {{gemv_fold(a00), gemv_fold(a01), gemv_fold(a02), gemv_fold(a03)},
+                             {gemv_fold(a10), gemv_fold(a11), gemv_fold(a12), gemv_fold(a13)},
+                             {gemv_fold(a20), gemv_fold(a21), gemv_fold(a22), gemv_fold(a23)},
+                             {gemv_fold(a30), gemv_fold(a31), gemv_fold(a32), gemv_fold(a33)}};
+            for (ulong k = kv; k < K; k++)
+                for (int u = 0; u < 4; u++)
+                    for (int v = 0; v < 4; v++)
+                        s[u][v] = fma(w[u][k], x[v][k], s[u][v]);
+            for (int u = 0; u < 4; u++)
+                for (int v = 0; v < 4; v++)
+                    if (i + u < P && r0 + v < R)
+                        yb[(r0 + v) * yrs + (i + u) * yps] = s[u][v];
+        }
+    }
+}

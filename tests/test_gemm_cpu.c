@@ -323,3 +323,36 @@ Test(gemm_cpu, matrix_vector_offsets_strides_batches)
     gemm_case w = {.M = 1, .N = 4100, .K = 517, .batch = 2, .ldb_pad = 3, .exact = true};
     all_transposes(dev, w);
 }
+
+/* Products with 2 to 64 rows or columns take gemm_small when op(A) has rows
+ * and op(B) columns contiguous along k (A as stored, B transposed): four
+ * rows of W against four vectors, with the last ones repeated at the edges.
+ * The other transposes keep the GEMM. */
+Test(gemm_cpu, few_rows_or_columns)
+{
+    clt_device *dev = get_device("cpu");
+    static const size_t smalls[] = {2, 3, 4, 5, 8, 17, 64};
+    static const size_t ks[] = {1, 16, 17, 100};
+    for (size_t i = 0; i < sizeof smalls / sizeof *smalls; i++)
+        for (size_t j = 0; j < sizeof ks / sizeof *ks; j++) {
+            gemm_case g = {.M = smalls[i], .N = 67, .K = ks[j], .batch = 1};
+            all_transposes(dev, g);
+            g.M = 67;
+            g.N = smalls[i];
+            all_transposes(dev, g);
+        }
+    gemm_case o = {.M = 6, .N = 45, .K = 33, .a_off = 3, .b_off = 5, .c_off = 7,
+                   .lda_pad = 2, .ldb_pad = 3, .ldc_pad = 4, .batch = 3, .sa_pad = 1,
+                   .sb_pad = 2, .sc_pad = 5};
+    for (int shared = 0; shared < 3; shared++) {
+        gemm_case g = o;
+        g.a_shared = shared == 1;
+        g.b_shared = shared == 2;
+        all_transposes(dev, g);
+        g.M = 45;
+        g.N = 6;
+        all_transposes(dev, g);
+    }
+    gemm_case e = {.M = 7, .N = 301, .K = 2053, .batch = 2, .exact = true};
+    all_transposes(dev, e);
+}

@@ -84,6 +84,15 @@ static void choose_blocks(size_t mp, size_t np, size_t batch, unsigned cus, size
     *npan = n;
 }
 
+/* Rows of W for each work-item of gemv_dot and gemm_small: a multiple of 4
+ * giving about eight work-items per compute unit over all batches. */
+static cl_ulong rows_per_item(const clt_device *dev, size_t P, size_t batch)
+{
+    size_t cu = dev->info.compute_units ? dev->info.compute_units : 1;
+    size_t items = 8 * cu / batch ? 8 * cu / batch : 1;
+    return ((P + items - 1) / items + 3) / 4 * 4;
+}
+
 /* A matrix-vector product (M == 1 or N == 1) as y[i] = sum_k W[i, k] x[k]
  * with the gemv kernels of cl/gemm.cl, when W has contiguous rows and x is
  * contiguous (gemv_dot) or W has contiguous columns (gemv_axpy).  Sets
@@ -109,10 +118,7 @@ static clt_status gemv(clt_device *dev, bool trans_a, bool trans_b, size_t M, si
     size_t lws[2] = {1, 1};
     *handled = true;
     if (wks == 1 && xs == 1 && (wis != 1 || P == 1)) {
-        /* About eight work-items per compute unit over all batches. */
-        size_t cu = dev->info.compute_units ? dev->info.compute_units : 1;
-        size_t items = 8 * cu / batch ? 8 * cu / batch : 1;
-        cl_ulong rows = ((P + items - 1) / items + 3) / 4 * 4;
+        cl_ulong rows = rows_per_item(dev, P, batch);
         size_t gws[2] = {(size_t)((P + rows - 1) / rows), batch};
         clt__arg args[] = {CLT__ARG(W),    CLT__ARG(woff), CLT__ARG(wis), CLT__ARG(wbs),
                            CLT__ARG(x),    CLT__ARG(xoff), CLT__ARG(xbs), CLT__ARG(C),
@@ -147,6 +153,40 @@ static clt_status gemv(clt_device *dev, bool trans_a, bool trans_b, size_t M, si
     return CLT_OK;
 }
 
+/* A product with 2 to 64 rows (M) or columns (N) with gemm_small, when the
+ * dot products it needs run along contiguous memory: op(A) with rows
+ * contiguous in k and op(B) with columns contiguous in k.  Sets *handled to
+ * false, launching nothing, otherwise. */
+static clt_status gemm_small(clt_device *dev, bool trans_a, bool trans_b, size_t M, size_t N,
+                             size_t K, cl_mem A, size_t a_off, size_t lda, size_t stride_a,
+                             cl_mem B, size_t b_off, size_t ldb, size_t stride_b, cl_mem C,
+                             size_t c_off, size_t ldc, size_t stride_c, size_t batch,
+                             bool *handled)
+{
+    *handled = false;
+    if (trans_a || !trans_b || (M > 64 && N > 64))
+        return CLT_OK;
+    /* op(A)[m, k] = A[a_off + m * lda + k], op(B)[k, n] = B[b_off + n * ldb + k]. */
+    cl_mem W, X;
+    cl_ulong P, R, woff, wis, wbs, xoff, xrs, xbs, yps, yrs;
+    if (M <= N) { /* W: the N columns of op(B); vectors: the M rows of op(A) */
+        W = B, P = N, woff = b_off, wis = ldb, wbs = stride_b;
+        X = A, R = M, xoff = a_off, xrs = lda, xbs = stride_a, yps = 1, yrs = ldc;
+    } else { /* W: the M rows of op(A); vectors: the N columns of op(B) */
+        W = A, P = M, woff = a_off, wis = lda, wbs = stride_a;
+        X = B, R = N, xoff = b_off, xrs = ldb, xbs = stride_b, yps = ldc, yrs = 1;
+    }
+    cl_ulong K_ = K, yoff = c_off, ybs = stride_c, rows = rows_per_item(dev, P, batch);
+    size_t gws[2] = {(size_t)((P + rows - 1) / rows), batch}, lws[2] = {1, 1};
+    clt__arg args[] = {CLT__ARG(W),   CLT__ARG(woff), CLT__ARG(wis), CLT__ARG(wbs),
+                       CLT__ARG(X),   CLT__ARG(xoff), CLT__ARG(xrs), CLT__ARG(xbs),
+                       CLT__ARG(C),   CLT__ARG(yoff), CLT__ARG(yps), CLT__ARG(yrs),
+                       CLT__ARG(ybs), CLT__ARG(P),    CLT__ARG(R),   CLT__ARG(K_),
+                       CLT__ARG(rows)};
+    *handled = true;
+    return clt__launch(dev, "gemm", GEMM_OPTIONS, "gemm_small", 2, gws, lws, 17, args);
+}
+
 clt_status clt__gemm_cpu_f32(clt_device *dev, bool trans_a, bool trans_b, size_t M, size_t N,
                              size_t K, cl_mem A, size_t a_off, size_t lda, size_t stride_a,
                              cl_mem B, size_t b_off, size_t ldb, size_t stride_b, cl_mem C,
@@ -171,6 +211,14 @@ clt_status clt__gemm_cpu_f32(clt_device *dev, bool trans_a, bool trans_b, size_t
         bool handled = false;
         clt_status st = gemv(dev, trans_a, trans_b, M, N, K, A, a_off, lda, stride_a, B, b_off,
                              ldb, stride_b, C, c_off, ldc, stride_c, batch, &handled);
+        if (st != CLT_OK || handled)
+            return st == CLT_OK ? clt__ok() : st;
+    }
+    if (K > 0 && (M <= 64 || N <= 64)) {
+        bool handled = false;
+        clt_status st = gemm_small(dev, trans_a, trans_b, M, N, K, A, a_off, lda, stride_a, B,
+                                   b_off, ldb, stride_b, C, c_off, ldc, stride_c, batch,
+                                   &handled);
         if (st != CLT_OK || handled)
             return st == CLT_OK ? clt__ok() : st;
     }
