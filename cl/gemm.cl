@@ -377,8 +377,9 @@ gemv_sum(__global const float *part, __global float *y, ulong yoff, ulong ys, ul
  * sum_k W[i, k] x_r[k] for R contiguous vectors x_r (xrs apart) and rows
  * of W contiguous in k, stored at y[r * yrs + i * yps].  Each work-item
  * takes `rows` rows of W (a multiple of 4), four at a time, against the
- * vectors four at a time: W is read from memory once, the packed GEMM would
- * pad R to 12 and pack all of W first. */
+ * vectors four at a time: W comes from memory once (and from cache for each
+ * further four vectors), where the packed GEMM would pad R to 12 and pack
+ * all of W first. */
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
 gemm_small(__global const float *W, ulong woff, ulong wis, ulong wbs, __global const float *X,
            ulong xoff, ulong xrs, ulong xbs, __global float *Y, ulong yoff, ulong yps, ulong yrs,
