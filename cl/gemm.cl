@@ -354,22 +354,82 @@ gemv_part(__global const float *W, ulong woff, ulong wks, ulong wbs, __global co
     }
 }
 
-/* y[b][j * ys] = sum over q of part[b][q][j]; work-item (c, b) takes the
- * columns [c * GEMV_PB, (c + 1) * GEMV_PB). */
+/* y[b][r * yrs + j * ys] = sum over q of part[b][q][r][j] for r < R;
+ * work-item (c, b) takes the columns [c * GEMV_PB, (c + 1) * GEMV_PB). */
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-gemv_sum(__global const float *part, __global float *y, ulong yoff, ulong ys, ulong ybs,
-         ulong P, ulong K)
+gemv_sum(__global const float *part, __global float *y, ulong yoff, ulong ys, ulong yrs,
+         ulong ybs, ulong P, ulong R, ulong K)
 {
     ulong c = get_global_id(0), b = get_global_id(1);
     ulong nq = (K + GEMV_KB - 1) / GEMV_KB;
     ulong j0 = c * GEMV_PB, j1 = min(j0 + GEMV_PB, P);
-    __global const float *pb = part + b * nq * P;
     __global float *yb = y + yoff + b * ybs;
-    for (ulong j = j0; j < j1; j++) {
-        float s = pb[j];
-        for (ulong q = 1; q < nq; q++)
-            s += pb[q * P + j];
-        yb[j * ys] = s;
+    for (ulong r = 0; r < R; r++) {
+        __global const float *pb = part + (b * nq * R + r) * P;
+        for (ulong j = j0; j < j1; j++) {
+            float s = pb[j];
+            for (ulong q = 1; q < nq; q++)
+                s += pb[q * R * P + j];
+            yb[r * yrs + j * ys] = s;
+        }
+    }
+}
+
+/* gemv_part for R vectors x_r (xrs apart, elements xs apart): work-item
+ * (q, c, b) adds rows [q * GEMV_KB, (q + 1) * GEMV_KB) of W into the partial
+ * rows part[b][q][r][...] of columns [c * GEMV_PB, (c + 1) * GEMV_PB), four
+ * vectors at a time and the last R % 4 one by one (the block of W comes
+ * from cache after the first pass). */
+__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
+gemm_small_part(__global const float *W, ulong woff, ulong wks, ulong wbs,
+                __global const float *x, ulong xoff, ulong xs, ulong xrs, ulong xbs,
+                __global float *part, ulong P, ulong R, ulong K)
+{
+    ulong q = get_global_id(0), c = get_global_id(1), b = get_global_id(2);
+    ulong nq = (K + GEMV_KB - 1) / GEMV_KB;
+    ulong k0 = q * GEMV_KB, k1 = min(k0 + GEMV_KB, K);
+    ulong j0 = c * GEMV_PB, j1 = min(j0 + GEMV_PB, P), jv = j0 + (j1 - j0) / 16 * 16;
+    __global const float *xb = x + xoff + b * xbs;
+    __global const float *wb = W + woff + b * wbs;
+    __global float *pq = part + (b * nq + q) * R * P;
+    ulong r0 = 0;
+    for (; r0 + 4 <= R; r0 += 4) {
+        __global float *p0 = pq + r0 * P, *p1 = p0 + P, *p2 = p1 + P, *p3 = p2 + P;
+        __global const float *x0 = xb + r0 * xrs, *x1 = x0 + xrs, *x2 = x1 + xrs;
+        __global const float *x3 = x2 + xrs;
+        for (ulong j = j0; j < j1; j++)
+            p0[j] = p1[j] = p2[j] = p3[j] = 0;
+        for (ulong k = k0; k < k1; k++) {
+            __global const float *w = wb + k * wks;
+            float s0 = x0[k * xs], s1 = x1[k * xs], s2 = x2[k * xs], s3 = x3[k * xs];
+            for (ulong j = j0; j < jv; j += 16) {
+                float16 wv = vload16(0, w + j);
+                vstore16(fma(wv, (float16)s0, vload16(0, p0 + j)), 0, p0 + j);
+                vstore16(fma(wv, (float16)s1, vload16(0, p1 + j)), 0, p1 + j);
+                vstore16(fma(wv, (float16)s2, vload16(0, p2 + j)), 0, p2 + j);
+                vstore16(fma(wv, (float16)s3, vload16(0, p3 + j)), 0, p3 + j);
+            }
+            for (ulong j = jv; j < j1; j++) {
+                p0[j] = fma(w[j], s0, p0[j]);
+                p1[j] = fma(w[j], s1, p1[j]);
+                p2[j] = fma(w[j], s2, p2[j]);
+                p3[j] = fma(w[j], s3, p3[j]);
+            }
+        }
+    }
+    for (; r0 < R; r0++) {
+        __global float *p0 = pq + r0 * P;
+        __global const float *x0 = xb + r0 * xrs;
+        for (ulong j = j0; j < j1; j++)
+            p0[j] = 0;
+        for (ulong k = k0; k < k1; k++) {
+            __global const float *w = wb + k * wks;
+            float s0 = x0[k * xs];
+            for (ulong j = j0; j < jv; j += 16)
+                vstore16(fma(vload16(0, w + j), (float16)s0, vload16(0, p0 + j)), 0, p0 + j);
+            for (ulong j = jv; j < j1; j++)
+                p0[j] = fma(w[j], s0, p0[j]);
+        }
     }
 }
 

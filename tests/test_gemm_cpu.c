@@ -324,10 +324,12 @@ Test(gemm_cpu, matrix_vector_offsets_strides_batches)
     all_transposes(dev, w);
 }
 
-/* Products with 2 to 64 rows or columns take gemm_small when op(A) has rows
- * and op(B) columns contiguous along k (A as stored, B transposed): four
- * rows of W against four vectors, with the last ones repeated at the edges.
- * The other transposes keep the GEMM. */
+/* Products with 2 to 64 rows or columns: gemm_small when op(A) has rows
+ * and op(B) columns contiguous along k (A as stored, B transposed), four
+ * rows of W against four vectors with the last ones repeated at the edges;
+ * gemm_small_part and gemv_sum (2 to 4 vectors) when the matrix that is not
+ * small is contiguous along the output (B as stored for few rows, A
+ * transposed for few columns); the GEMM otherwise. */
 Test(gemm_cpu, few_rows_or_columns)
 {
     clt_device *dev = get_device("cpu");
@@ -355,4 +357,13 @@ Test(gemm_cpu, few_rows_or_columns)
     }
     gemm_case e = {.M = 7, .N = 301, .K = 2053, .batch = 2, .exact = true};
     all_transposes(dev, e);
+    /* Two 4096-column blocks of partial rows, three 256-row blocks. */
+    gemm_case w = {.M = 3, .N = 4100, .K = 517, .batch = 2, .ldb_pad = 3, .exact = true};
+    all_transposes(dev, w);
+    w.M = 4100;
+    w.N = 3;
+    all_transposes(dev, w);
+    w.M = 4;
+    w.N = 4100;
+    all_transposes(dev, w);
 }

@@ -215,13 +215,16 @@ static uint64_t launches_of(clt_tensor *a, clt_tensor *b, int backend)
 Test(matmul, transposed_views_are_not_copied)
 {
     clt_device *dev = get_device("cpu");
-    /* a: logical [6, 9] from a [9, 6] buffer; b: logical [9, 4] from [4, 9]. */
-    double *SA = random_values(54, 3), *SB = random_values(36, 4), *A = NULL, *B = NULL;
-    clt_tensor *a = transposed_view(dev, 9, 6, SA, &A);
-    clt_tensor *b = transposed_view(dev, 4, 9, SB, &B);
+    /* a: logical [70, 9] from a [9, 70] buffer; b: logical [9, 68] from
+     * [68, 9].  More than 64 rows and columns: every transpose takes the
+     * packed GEMM on CPU devices (smaller products pick their kernel by
+     * layout, so their launch counts differ). */
+    double *SA = random_values(630, 3), *SB = random_values(612, 4), *A = NULL, *B = NULL;
+    clt_tensor *a = transposed_view(dev, 9, 70, SA, &A);
+    clt_tensor *b = transposed_view(dev, 68, 9, SB, &B);
     cr_assert(!clt_tensor_is_contiguous(a));
-    clt_tensor *pa = upload(dev, CLT_FLOAT32, 2, (int64_t[]){6, 9}, A);
-    clt_tensor *pb = upload(dev, CLT_FLOAT32, 2, (int64_t[]){9, 4}, B);
+    clt_tensor *pa = upload(dev, CLT_FLOAT32, 2, (int64_t[]){70, 9}, A);
+    clt_tensor *pb = upload(dev, CLT_FLOAT32, 2, (int64_t[]){9, 68}, B);
     for (int backend = CLT__GEMM_AUTO; backend <= CLT__GEMM_CLBLAST; backend++) {
         /* As many launches as for contiguous operands: a copy would add one. */
         uint64_t plain = launches_of(pa, pb, backend), views = launches_of(a, b, backend);
