@@ -307,52 +307,10 @@ gemv_dot(__global const float *W, ulong woff, ulong wis, ulong wbs, __global con
     }
 }
 
-/* Columns of W contiguous (wis == 1), x of any stride.  Work-item (q, c, b)
- * reads rows [q * GEMV_KB, (q + 1) * GEMV_KB) of W straight through, over the
- * columns [c * GEMV_PB, (c + 1) * GEMV_PB), four rows at a time, and adds
- * them into its own partial row part[b][q][...] (which stays in L1);
- * gemv_sum then adds the partial rows in order of q.  Walking W column strip
- * by column strip instead strides through every row and runs at half the
- * speed on PoCL. */
-__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-gemv_part(__global const float *W, ulong woff, ulong wks, ulong wbs, __global const float *x,
-          ulong xoff, ulong xs, ulong xbs, __global float *part, ulong P, ulong K)
-{
-    ulong q = get_global_id(0), c = get_global_id(1), b = get_global_id(2);
-    ulong nq = (K + GEMV_KB - 1) / GEMV_KB;
-    ulong k = q * GEMV_KB, k1 = min(k + GEMV_KB, K);
-    ulong j0 = c * GEMV_PB, j1 = min(j0 + GEMV_PB, P), jv = j0 + (j1 - j0) / 16 * 16;
-    __global const float *xb = x + xoff + b * xbs;
-    __global const float *wb = W + woff + b * wbs;
-    __global float *p = part + (b * nq + q) * P;
-    for (ulong j = j0; j < jv; j += 16)
-        vstore16((float16)0, 0, p + j);
-    for (ulong j = jv; j < j1; j++)
-        p[j] = 0;
-    for (; k + 4 <= k1; k += 4) {
-        __global const float *w0 = wb + k * wks, *w1 = w0 + wks, *w2 = w1 + wks, *w3 = w2 + wks;
-        float x0 = xb[k * xs], x1 = xb[(k + 1) * xs], x2 = xb[(k + 2) * xs];
-        float x3 = xb[(k + 3) * xs];
-        for (ulong j = j0; j < jv; j += 16) {
-            float16 t = vload16(0, p + j);
-            t = fma(vload16(0, w0 + j), (float16)x0, t);
-            t = fma(vload16(0, w1 + j), (float16)x1, t);
-            t = fma(vload16(0, w2 + j), (float16)x2, t);
-            t = fma(vload16(0, w3 + j), (float16)x3, t);
-            vstore16(t, 0, p + j);
-        }
-        for (ulong j = jv; j < j1; j++)
-            p[j] = fma(w3[j], x3, fma(w2[j], x2, fma(w1[j], x1, fma(w0[j], x0, p[j]))));
-    }
-    for (; k < k1; k++) {
-        __global const float *w = wb + k * wks;
-        float xk = xb[k * xs];
-        for (ulong j = j0; j < jv; j += 16)
-            vstore16(fma(vload16(0, w + j), (float16)xk, vload16(0, p + j)), 0, p + j);
-        for (ulong j = jv; j < j1; j++)
-            p[j] = fma(w[j], xk, p[j]);
-    }
-}
+/* Columns of W contiguous (wis == 1), x of any stride: see gemm_small_part
+ * (R vectors, here one) and gemv_sum.  Walking W column strip by column
+ * strip instead strides through every row and runs at half the speed on
+ * PoCL. */
 
 /* y[b][r * yrs + j * ys] = sum over q of part[b][q][r][j] for r < R;
  * work-item (c, b) takes the columns [c * GEMV_PB, (c + 1) * GEMV_PB). */
@@ -375,11 +333,13 @@ gemv_sum(__global const float *part, __global float *y, ulong yoff, ulong ys, ul
     }
 }
 
-/* gemv_part for R vectors x_r (xrs apart, elements xs apart): work-item
- * (q, c, b) adds rows [q * GEMV_KB, (q + 1) * GEMV_KB) of W into the partial
- * rows part[b][q][r][...] of columns [c * GEMV_PB, (c + 1) * GEMV_PB), four
- * vectors at a time and the last R % 4 one by one (the block of W comes
- * from cache after the first pass). */
+/* Partial products for R vectors x_r (xrs apart, elements xs apart) and a
+ * W contiguous along its outputs (W[i + k * wks]): work-item (q, c, b)
+ * reads rows [q * GEMV_KB, (q + 1) * GEMV_KB) of W straight through and adds
+ * them, over the columns [c * GEMV_PB, (c + 1) * GEMV_PB), into its own
+ * partial rows part[b][q][r][...] (which stay in cache), four vectors at a
+ * time and the last R % 4 one by one (the block of W comes from cache after
+ * the first pass); gemv_sum then adds the partial rows in order of q. */
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
 gemm_small_part(__global const float *W, ulong woff, ulong wks, ulong wbs,
                 __global const float *x, ulong xoff, ulong xs, ulong xrs, ulong xbs,
@@ -417,18 +377,36 @@ gemm_small_part(__global const float *W, ulong woff, ulong wks, ulong wbs,
             }
         }
     }
+    /* The last R % 4 vectors one by one, four rows of W at a time. */
     for (; r0 < R; r0++) {
-        __global float *p0 = pq + r0 * P;
-        __global const float *x0 = xb + r0 * xrs;
+        __global float *p = pq + r0 * P;
+        __global const float *xr = xb + r0 * xrs;
         for (ulong j = j0; j < j1; j++)
-            p0[j] = 0;
-        for (ulong k = k0; k < k1; k++) {
-            __global const float *w = wb + k * wks;
-            float s0 = x0[k * xs];
-            for (ulong j = j0; j < jv; j += 16)
-                vstore16(fma(vload16(0, w + j), (float16)s0, vload16(0, p0 + j)), 0, p0 + j);
+            p[j] = 0;
+        ulong k = k0;
+        for (; k + 4 <= k1; k += 4) {
+            __global const float *w0 = wb + k * wks, *w1 = w0 + wks, *w2 = w1 + wks;
+            __global const float *w3 = w2 + wks;
+            float s0 = xr[k * xs], s1 = xr[(k + 1) * xs], s2 = xr[(k + 2) * xs];
+            float s3 = xr[(k + 3) * xs];
+            for (ulong j = j0; j < jv; j += 16) {
+                float16 t = vload16(0, p + j);
+                t = fma(vload16(0, w0 + j), (float16)s0, t);
+                t = fma(vload16(0, w1 + j), (float16)s1, t);
+                t = fma(vload16(0, w2 + j), (float16)s2, t);
+                t = fma(vload16(0, w3 + j), (float16)s3, t);
+                vstore16(t, 0, p + j);
+            }
             for (ulong j = jv; j < j1; j++)
-                p0[j] = fma(w[j], s0, p0[j]);
+                p[j] = fma(w3[j], s3, fma(w2[j], s2, fma(w1[j], s1, fma(w0[j], s0, p[j]))));
+        }
+        for (; k < k1; k++) {
+            __global const float *w = wb + k * wks;
+            float s0 = xr[k * xs];
+            for (ulong j = j0; j < jv; j += 16)
+                vstore16(fma(vload16(0, w + j), (float16)s0, vload16(0, p + j)), 0, p + j);
+            for (ulong j = jv; j < j1; j++)
+                p[j] = fma(w[j], s0, p[j]);
         }
     }
 }

@@ -274,10 +274,10 @@ Test(gemm_cpu, suitable_for_cpu_float32_only)
     cr_assert(!clt__gemm_cpu_suitable(NULL, CLT_FLOAT32));
 }
 
-/* Matrix-vector products (M == 1 or N == 1) take the gemv kernels: rows
- * against x four at a time (dot), or 64-wide strips of columns (axpy), with
- * the GEMM kernel for the layouts neither serves.  Sizes straddle the
- * 16-wide vectors, the 4-row groups and the 64-wide strips. */
+/* Matrix-vector products (M == 1 or N == 1) take gemv_dot (rows against x,
+ * four at a time) or, with W contiguous along the outputs, partial rows per
+ * block of W (gemm_small_part, gemv_sum), and the GEMM for the layouts
+ * neither serves.  Sizes straddle the 16-wide vectors and 4-row groups. */
 Test(gemm_cpu, matrix_vector_products)
 {
     clt_device *dev = get_device("cpu");

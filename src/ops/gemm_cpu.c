@@ -93,9 +93,45 @@ static cl_ulong rows_per_item(const clt_device *dev, size_t P, size_t batch)
     return ((P + items - 1) / items + 3) / 4 * 4;
 }
 
+/* y_r[i] = sum_k W[i, k] x_r[k] for r < R and i < P, where W runs along i
+ * (W[woff + i + k * wks]): gemm_small_part reads W straight through, block
+ * of GEMV_KB rows by block, into partial rows per vector, and gemv_sum adds
+ * the partial rows in order into y_r[i] = C[yoff + r * yrs + i * ys]. */
+static clt_status partial_rows(clt_device *dev, cl_mem W, cl_ulong woff, cl_ulong wks,
+                               cl_ulong wbs, cl_mem X, cl_ulong xoff, cl_ulong xs, cl_ulong xrs,
+                               cl_ulong xbs, cl_mem C, cl_ulong yoff, cl_ulong ys, cl_ulong yrs,
+                               cl_ulong ybs, size_t P, size_t R, size_t K, size_t batch)
+{
+    size_t nq = (K + GEMV_KB - 1) / GEMV_KB, nc = (P + GEMV_PB - 1) / GEMV_PB;
+    if (nq > SIZE_MAX / sizeof(float) / P / R / batch)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "matrix product: %zu x %zu partial sums over K = %zu too large", R, P,
+                          K);
+    size_t bytes = nq * R * P * batch * sizeof(float);
+    cl_mem part = NULL;
+    clt_status st = clt__buffer_alloc(dev, bytes, &part);
+    if (st != CLT_OK)
+        return st;
+    cl_ulong P_ = P, R_ = R, K_ = K;
+    size_t gp[3] = {nq, nc, batch}, lp[3] = {1, 1, 1}, gs[2] = {nc, batch}, ls[2] = {1, 1};
+    clt__arg pa[] = {CLT__ARG(W),   CLT__ARG(woff), CLT__ARG(wks), CLT__ARG(wbs),
+                     CLT__ARG(X),   CLT__ARG(xoff), CLT__ARG(xs),  CLT__ARG(xrs),
+                     CLT__ARG(xbs), CLT__ARG(part), CLT__ARG(P_),  CLT__ARG(R_),
+                     CLT__ARG(K_)};
+    clt__arg sa[] = {CLT__ARG(part), CLT__ARG(C),   CLT__ARG(yoff), CLT__ARG(ys),
+                     CLT__ARG(yrs),  CLT__ARG(ybs), CLT__ARG(P_),   CLT__ARG(R_),
+                     CLT__ARG(K_)};
+    st = clt__launch(dev, "gemm", GEMM_OPTIONS, "gemm_small_part", 3, gp, lp, 13, pa);
+    if (st == CLT_OK)
+        st = clt__launch(dev, "gemm", GEMM_OPTIONS, "gemv_sum", 2, gs, ls, 9, sa);
+    /* OpenCL keeps the released buffer alive until the kernels finish. */
+    clt__buffer_release(dev, part, bytes);
+    return st;
+}
+
 /* A matrix-vector product (M == 1 or N == 1) as y[i] = sum_k W[i, k] x[k]
  * with the gemv kernels of cl/gemm.cl, when W has contiguous rows and x is
- * contiguous (gemv_dot) or W has contiguous columns (gemv_axpy).  Sets
+ * contiguous (gemv_dot) or W has contiguous columns (partial_rows).  Sets
  * *handled to false, launching nothing, for the other layouts. */
 static clt_status gemv(clt_device *dev, bool trans_a, bool trans_b, size_t M, size_t N, size_t K,
                        cl_mem A, size_t a_off, size_t lda, size_t stride_a, cl_mem B,
@@ -126,31 +162,9 @@ static clt_status gemv(clt_device *dev, bool trans_a, bool trans_b, size_t M, si
                            CLT__ARG(K_),   CLT__ARG(rows)};
         return clt__launch(dev, "gemm", GEMM_OPTIONS, "gemv_dot", 2, gws, lws, 14, args);
     }
-    if (wis == 1) {
-        /* Partial rows of y per block of GEMV_KB rows of W, then their sum. */
-        size_t nq = (K + GEMV_KB - 1) / GEMV_KB, nc = (P + GEMV_PB - 1) / GEMV_PB;
-        if (nq > SIZE_MAX / sizeof(float) / P / batch)
-            return clt__error(CLT_ERR_INVALID_ARGUMENT, "matrix-vector product too large");
-        size_t bytes = nq * P * batch * sizeof(float);
-        cl_mem part = NULL;
-        clt_status st = clt__buffer_alloc(dev, bytes, &part);
-        if (st != CLT_OK)
-            return st;
-        size_t gp[3] = {nq, nc, batch}, lp[3] = {1, 1, 1}, gs[2] = {nc, batch};
-        clt__arg pa[] = {CLT__ARG(W), CLT__ARG(woff), CLT__ARG(wks), CLT__ARG(wbs),
-                         CLT__ARG(x), CLT__ARG(xoff), CLT__ARG(xs),  CLT__ARG(xbs),
-                         CLT__ARG(part), CLT__ARG(P), CLT__ARG(K_)};
-        cl_ulong one = 1;
-        clt__arg sa[] = {CLT__ARG(part), CLT__ARG(C),   CLT__ARG(yoff), CLT__ARG(ys),
-                         CLT__ARG(ys),   CLT__ARG(ybs), CLT__ARG(P),    CLT__ARG(one),
-                         CLT__ARG(K_)};
-        st = clt__launch(dev, "gemm", GEMM_OPTIONS, "gemv_part", 3, gp, lp, 11, pa);
-        if (st == CLT_OK)
-            st = clt__launch(dev, "gemm", GEMM_OPTIONS, "gemv_sum", 2, gs, lws, 9, sa);
-        /* OpenCL keeps the released buffer alive until the kernels finish. */
-        clt__buffer_release(dev, part, bytes);
-        return st;
-    }
+    if (wis == 1)
+        return partial_rows(dev, W, woff, wks, wbs, x, xoff, xs, 0, xbs, C, yoff, ys, ys, ybs,
+                            P, 1, K, batch);
     *handled = false;
     return CLT_OK;
 }
@@ -193,7 +207,7 @@ static clt_status gemm_small(clt_device *dev, bool trans_a, bool trans_b, size_t
         return clt__launch(dev, "gemm", GEMM_OPTIONS, "gemm_small", 2, gws, lws, 17, args);
     }
     /* W contiguous along its outputs: rows of W straight through into
-     * partial rows per vector, then their sum (as gemv_part / gemv_sum).
+     * partial rows per vector, then their sum (partial_rows).
      * Each row of W costs a load and a store of every partial row, so this
      * beats the GEMM's packing only up to four vectors ([4, 4096] @
      * [4096, 4096]: 5.5 ms against 10.6; at 16 it takes 18 against 13). */
@@ -208,28 +222,8 @@ static clt_status gemm_small(clt_device *dev, bool trans_a, bool trans_b, size_t
     } else {
         return CLT_OK;
     }
-    size_t nq = (K + GEMV_KB - 1) / GEMV_KB, nc = (P + GEMV_PB - 1) / GEMV_PB;
-    if (nq > SIZE_MAX / sizeof(float) / P / R / batch)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "matrix product of %zux%zu by %zux%zu too "
-                          "large", M, K, K, N);
-    size_t bytes = nq * R * P * batch * sizeof(float);
-    cl_mem part = NULL;
-    clt_status st = clt__buffer_alloc(dev, bytes, &part);
-    if (st != CLT_OK)
-        return st;
-    size_t gp[3] = {nq, nc, batch}, lp[3] = {1, 1, 1}, gs[2] = {nc, batch}, ls[2] = {1, 1};
-    clt__arg pa[] = {CLT__ARG(W),    CLT__ARG(woff), CLT__ARG(wks), CLT__ARG(wbs),
-                     CLT__ARG(X),    CLT__ARG(xoff), CLT__ARG(xs),  CLT__ARG(xrs),
-                     CLT__ARG(xbs),  CLT__ARG(part), CLT__ARG(P),   CLT__ARG(R),
-                     CLT__ARG(K_)};
-    clt__arg sa[] = {CLT__ARG(part), CLT__ARG(C),   CLT__ARG(yoff), CLT__ARG(ys),
-                     CLT__ARG(yrs),  CLT__ARG(ybs), CLT__ARG(P),    CLT__ARG(R),
-                     CLT__ARG(K_)};
-    st = clt__launch(dev, "gemm", GEMM_OPTIONS, "gemm_small_part", 3, gp, lp, 13, pa);
-    if (st == CLT_OK)
-        st = clt__launch(dev, "gemm", GEMM_OPTIONS, "gemv_sum", 2, gs, ls, 9, sa);
-    /* OpenCL keeps the released buffer alive until the kernels finish. */
-    clt__buffer_release(dev, part, bytes);
+    clt_status st = partial_rows(dev, W, woff, wks, wbs, X, xoff, xs, xrs, xbs, C, yoff, ys,
+                                 yrs, ybs, P, R, K, batch);
     *handled = st == CLT_OK;
     return st;
 }
