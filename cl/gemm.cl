@@ -359,7 +359,43 @@ gemm_small_part(__global const float *W, ulong woff, ulong wks, ulong wbs,
         __global const float *x3 = x2 + xrs;
         for (ulong j = j0; j < j1; j++)
             p0[j] = p1[j] = p2[j] = p3[j] = 0;
-        for (ulong k = k0; k < k1; k++) {
+        ulong k = k0;
+        /* Four rows of W against the four vectors: each partial row is
+         * loaded and stored once per four rows. */
+        for (; k + 4 <= k1; k += 4) {
+            __global const float *w0 = wb + k * wks, *w1 = w0 + wks, *w2 = w1 + wks;
+            __global const float *w3 = w2 + wks;
+#define GEMM_SMALL_X(v, xv)                                                    \
+    float v##0 = xv[k * xs], v##1 = xv[(k + 1) * xs], v##2 = xv[(k + 2) * xs], \
+          v##3 = xv[(k + 3) * xs];
+            GEMM_SMALL_X(a, x0)
+            GEMM_SMALL_X(b, x1)
+            GEMM_SMALL_X(c, x2)
+            GEMM_SMALL_X(d, x3)
+#undef GEMM_SMALL_X
+            for (ulong j = j0; j < jv; j += 16) {
+                float16 u0 = vload16(0, w0 + j), u1 = vload16(0, w1 + j);
+                float16 u2 = vload16(0, w2 + j), u3 = vload16(0, w3 + j);
+#define GEMM_SMALL_ACC(pv, v)                                                  \
+    vstore16(fma(u3, (float16)v##3,                                            \
+                 fma(u2, (float16)v##2,                                        \
+                     fma(u1, (float16)v##1,                                    \
+                         fma(u0, (float16)v##0, vload16(0, pv + j))))),        \
+             0, pv + j);
+                GEMM_SMALL_ACC(p0, a)
+                GEMM_SMALL_ACC(p1, b)
+                GEMM_SMALL_ACC(p2, c)
+                GEMM_SMALL_ACC(p3, d)
+#undef GEMM_SMALL_ACC
+            }
+            for (ulong j = jv; j < j1; j++) {
+                p0[j] = fma(w3[j], a3, fma(w2[j], a2, fma(w1[j], a1, fma(w0[j], a0, p0[j]))));
+                p1[j] = fma(w3[j], b3, fma(w2[j], b2, fma(w1[j], b1, fma(w0[j], b0, p1[j]))));
+                p2[j] = fma(w3[j], c3, fma(w2[j], c2, fma(w1[j], c1, fma(w0[j], c0, p2[j]))));
+                p3[j] = fma(w3[j], d3, fma(w2[j], d2, fma(w1[j], d1, fma(w0[j], d0, p3[j]))));
+            }
+        }
+        for (; k < k1; k++) {
             __global const float *w = wb + k * wks;
             float s0 = x0[k * xs], s1 = x1[k * xs], s2 = x2[k * xs], s3 = x3[k * xs];
             for (ulong j = j0; j < jv; j += 16) {

@@ -327,13 +327,13 @@ Test(gemm_cpu, matrix_vector_offsets_strides_batches)
 /* Products with 2 to 64 rows or columns: gemm_small when op(A) has rows
  * and op(B) columns contiguous along k (A as stored, B transposed), four
  * rows of W against four vectors with the last ones repeated at the edges;
- * gemm_small_part and gemv_sum (2 to 4 vectors) when the matrix that is not
+ * gemm_small_part and gemv_sum (2 to 16 vectors) when the matrix that is not
  * small is contiguous along the output (B as stored for few rows, A
  * transposed for few columns); the GEMM otherwise. */
 Test(gemm_cpu, few_rows_or_columns)
 {
     clt_device *dev = get_device("cpu");
-    static const size_t smalls[] = {2, 3, 4, 5, 8, 17, 64};
+    static const size_t smalls[] = {2, 3, 4, 5, 8, 16, 17, 64};
     static const size_t ks[] = {1, 16, 17, 100};
     for (size_t i = 0; i < sizeof smalls / sizeof *smalls; i++)
         for (size_t j = 0; j < sizeof ks / sizeof *ks; j++) {
@@ -363,7 +363,7 @@ Test(gemm_cpu, few_rows_or_columns)
     w.M = 4100;
     w.N = 3;
     all_transposes(dev, w);
-    w.M = 4;
+    w.M = 7;
     w.N = 4100;
     all_transposes(dev, w);
 }

@@ -43,6 +43,13 @@
     " -DGEMM_KC=" GEMM_STR(GEMM_KC) " -DGEMM_PKC=" GEMM_STR(GEMM_PKC)           \
     " -DGEMV_KB=" GEMM_STR(GEMV_KB) " -DGEMV_PB=" GEMM_STR(GEMV_PB)
 
+/* Most vectors partial_rows serves for few-row products; with more the
+ * packed GEMM is faster ([M, 4096] @ [4096, 4096] on PoCL: M = 16 takes
+ * about 9 ms either way, M = 32 about 20 ms against 16). */
+#ifndef SMALL_PART_MAX
+#define SMALL_PART_MAX 16
+#endif
+
 /* Packed panels of one batch chunk stay under this many bytes. */
 #define GEMM_SCRATCH_LIMIT ((size_t)64 << 20)
 
@@ -171,9 +178,10 @@ static clt_status gemv(clt_device *dev, bool trans_a, bool trans_b, size_t M, si
 
 /* A product with 2 to 64 rows (M) or columns (N) with gemm_small, when the
  * dot products it needs run along contiguous memory: op(A) with rows
- * contiguous in k and op(B) with columns contiguous in k; with 2 to 4 rows
- * or columns, with gemm_small_part when the other operand is contiguous
- * along the output.  Sets *handled to false, launching nothing, otherwise. */
+ * contiguous in k and op(B) with columns contiguous in k; with 2 to
+ * SMALL_PART_MAX rows or columns, with partial_rows when the other operand
+ * is contiguous along the output.  Sets *handled to false, launching
+ * nothing, otherwise. */
 static clt_status gemm_small(clt_device *dev, bool trans_a, bool trans_b, size_t M, size_t N,
                              size_t K, cl_mem A, size_t a_off, size_t lda, size_t stride_a,
                              cl_mem B, size_t b_off, size_t ldb, size_t stride_b, cl_mem C,
@@ -207,16 +215,14 @@ static clt_status gemm_small(clt_device *dev, bool trans_a, bool trans_b, size_t
         return clt__launch(dev, "gemm", GEMM_OPTIONS, "gemm_small", 2, gws, lws, 17, args);
     }
     /* W contiguous along its outputs: rows of W straight through into
-     * partial rows per vector, then their sum (partial_rows).
-     * Each row of W costs a load and a store of every partial row, so this
-     * beats the GEMM's packing only up to four vectors ([4, 4096] @
-     * [4096, 4096]: 5.5 ms against 10.6; at 16 it takes 18 against 13). */
+     * partial rows per vector, then their sum (partial_rows), up to
+     * SMALL_PART_MAX vectors. */
     cl_mem W, X;
     cl_ulong P, R, woff, wks, wbs, xoff, xs, xrs, xbs, ys, yrs;
-    if (M <= 4 && !trans_b) { /* y_m = row m of op(A) times op(B) */
+    if (M <= SMALL_PART_MAX && !trans_b) { /* y_m = row m of op(A) times op(B) */
         W = B, P = N, woff = b_off, wks = b_rs, wbs = stride_b;
         X = A, R = M, xoff = a_off, xs = a_cs, xrs = a_rs, xbs = stride_a, ys = 1, yrs = ldc;
-    } else if (N <= 4 && trans_a) { /* y_n = op(A) times column n of op(B) */
+    } else if (N <= SMALL_PART_MAX && trans_a) { /* y_n = op(A) times column n of op(B) */
         W = A, P = M, woff = a_off, wks = a_cs, wbs = stride_a;
         X = B, R = N, xoff = b_off, xs = b_rs, xrs = b_cs, xbs = stride_b, ys = ldc, yrs = 1;
     } else {
