@@ -250,9 +250,9 @@ gemm_tile(__global const float *Ap, ulong pa_stride, __global const float *Bp, u
 
 /* ---- matrix-vector products (M == 1 or N == 1) ----------------------------------
  * y[b][i * ys] = sum_k W[b][i * wis + k * wks] * x[b][k * xs] for i < P.  The
- * host maps A x (N == 1) and x B (M == 1) onto W and x; packing panels for
- * a single column would read W once and compute 32 columns of which one is
- * kept, so these read W once, straight through. */
+ * host maps A x (N == 1) and x B (M == 1) onto W and x.  The packed GEMM
+ * would copy all of W into panels and compute 32 columns to keep one; these
+ * read W once, straight through. */
 
 static float gemv_fold(float16 v)
 {
