@@ -136,102 +136,62 @@ static clt_status partial_rows(clt_device *dev, cl_mem W, cl_ulong woff, cl_ulon
     return st;
 }
 
-/* A matrix-vector product (M == 1 or N == 1) as y[i] = sum_k W[i, k] x[k]
- * with the gemv kernels of cl/gemm.cl, when W has contiguous rows and x is
- * contiguous (gemv_dot) or W has contiguous columns (partial_rows).  Sets
- * *handled to false, launching nothing, for the other layouts. */
-static clt_status gemv(clt_device *dev, bool trans_a, bool trans_b, size_t M, size_t N, size_t K,
-                       cl_mem A, size_t a_off, size_t lda, size_t stride_a, cl_mem B,
-                       size_t b_off, size_t ldb, size_t stride_b, cl_mem C, size_t c_off,
-                       size_t ldc, size_t stride_c, size_t batch, bool *handled)
-{
-    /* op(A)[m, k] = A[a_off + m * a_rs + k * a_cs], op(B)[k, n] likewise. */
-    cl_ulong a_rs = trans_a ? 1 : lda, a_cs = trans_a ? lda : 1;
-    cl_ulong b_rs = trans_b ? 1 : ldb, b_cs = trans_b ? ldb : 1;
-    cl_mem W, x;
-    cl_ulong P, woff, wis, wks, wbs, xoff, xs, xbs, ys;
-    if (N == 1) { /* y = op(A) x: rows of op(A) against column 0 of op(B) */
-        W = A, P = M, woff = a_off, wis = a_rs, wks = a_cs, wbs = stride_a;
-        x = B, xoff = b_off, xs = b_rs, xbs = stride_b, ys = ldc;
-    } else { /* y = x op(B): columns of op(B) against row 0 of op(A) */
-        W = B, P = N, woff = b_off, wis = b_cs, wks = b_rs, wbs = stride_b;
-        x = A, xoff = a_off, xs = a_cs, xbs = stride_a, ys = 1;
-    }
-    cl_ulong K_ = K, yoff = c_off, ybs = stride_c;
-    size_t lws[2] = {1, 1};
-    *handled = true;
-    if (wks == 1 && xs == 1 && (wis != 1 || P == 1)) {
-        cl_ulong rows = rows_per_item(dev, P, batch);
-        size_t gws[2] = {(size_t)((P + rows - 1) / rows), batch};
-        clt__arg args[] = {CLT__ARG(W),    CLT__ARG(woff), CLT__ARG(wis), CLT__ARG(wbs),
-                           CLT__ARG(x),    CLT__ARG(xoff), CLT__ARG(xbs), CLT__ARG(C),
-                           CLT__ARG(yoff), CLT__ARG(ys),   CLT__ARG(ybs), CLT__ARG(P),
-                           CLT__ARG(K_),   CLT__ARG(rows)};
-        return clt__launch(dev, "gemm", GEMM_OPTIONS, "gemv_dot", 2, gws, lws, 14, args);
-    }
-    if (wis == 1)
-        return partial_rows(dev, W, woff, wks, wbs, x, xoff, xs, 0, xbs, C, yoff, ys, ys, ybs,
-                            P, 1, K, batch);
-    *handled = false;
-    return CLT_OK;
-}
-
-/* A product with 2 to 64 rows (M) or columns (N) with gemm_small, when the
- * dot products it needs run along contiguous memory: op(A) with rows
- * contiguous in k and op(B) with columns contiguous in k; with 2 to
- * SMALL_PART_MAX rows or columns, with partial_rows when the other operand
- * is contiguous along the output.  Sets *handled to false, launching
- * nothing, otherwise. */
+/* A product with 1 to 64 rows (M) or columns (N), without packing:
+ * - gemm_small (gemv_dot for one vector) when the dot products it needs run
+ *   along contiguous memory (op(A) rows and op(B) columns contiguous in k),
+ *   four rows of the large operand W against four vectors at a time;
+ * - partial_rows, for up to SMALL_PART_MAX vectors, when the large operand
+ *   is contiguous along the outputs instead.
+ * Sets *handled to false, launching nothing, for the other layouts. */
 static clt_status gemm_small(clt_device *dev, bool trans_a, bool trans_b, size_t M, size_t N,
                              size_t K, cl_mem A, size_t a_off, size_t lda, size_t stride_a,
                              cl_mem B, size_t b_off, size_t ldb, size_t stride_b, cl_mem C,
                              size_t c_off, size_t ldc, size_t stride_c, size_t batch,
                              bool *handled)
 {
-    *handled = false;
+    /* op(A)[m, k] = A[a_off + m * a_rs + k * a_cs], op(B)[k, n] likewise. */
     cl_ulong a_rs = trans_a ? 1 : lda, a_cs = trans_a ? lda : 1;
     cl_ulong b_rs = trans_b ? 1 : ldb, b_cs = trans_b ? ldb : 1;
     cl_ulong K_ = K, yoff = c_off, ybs = stride_c;
-    if (!trans_a && trans_b) {
-        /* Dot products along contiguous rows: op(A)[m, k] = A[a_off + m *
-         * lda + k], op(B)[k, n] = B[b_off + n * ldb + k]. */
+    *handled = true;
+    if (a_cs == 1 && b_rs == 1) {
         cl_mem W, X;
         cl_ulong P, R, woff, wis, wbs, xoff, xrs, xbs, yps, yrs;
         if (M <= N) { /* W: the N columns of op(B); vectors: the M rows of op(A) */
-            W = B, P = N, woff = b_off, wis = ldb, wbs = stride_b;
-            X = A, R = M, xoff = a_off, xrs = lda, xbs = stride_a, yps = 1, yrs = ldc;
+            W = B, P = N, woff = b_off, wis = b_cs, wbs = stride_b;
+            X = A, R = M, xoff = a_off, xrs = a_rs, xbs = stride_a, yps = 1, yrs = ldc;
         } else { /* W: the M rows of op(A); vectors: the N columns of op(B) */
-            W = A, P = M, woff = a_off, wis = lda, wbs = stride_a;
-            X = B, R = N, xoff = b_off, xrs = ldb, xbs = stride_b, yps = ldc, yrs = 1;
+            W = A, P = M, woff = a_off, wis = a_rs, wbs = stride_a;
+            X = B, R = N, xoff = b_off, xrs = b_cs, xbs = stride_b, yps = ldc, yrs = 1;
         }
         cl_ulong rows = rows_per_item(dev, P, batch);
         size_t gws[2] = {(size_t)((P + rows - 1) / rows), batch}, lws[2] = {1, 1};
+        if (R == 1) { /* gemv_dot: gemm_small without three idle vectors */
+            clt__arg args[] = {CLT__ARG(W),    CLT__ARG(woff), CLT__ARG(wis), CLT__ARG(wbs),
+                               CLT__ARG(X),    CLT__ARG(xoff), CLT__ARG(xbs), CLT__ARG(C),
+                               CLT__ARG(yoff), CLT__ARG(yps),  CLT__ARG(ybs), CLT__ARG(P),
+                               CLT__ARG(K_),   CLT__ARG(rows)};
+            return clt__launch(dev, "gemm", GEMM_OPTIONS, "gemv_dot", 2, gws, lws, 14, args);
+        }
         clt__arg args[] = {CLT__ARG(W),   CLT__ARG(woff), CLT__ARG(wis), CLT__ARG(wbs),
                            CLT__ARG(X),   CLT__ARG(xoff), CLT__ARG(xrs), CLT__ARG(xbs),
                            CLT__ARG(C),   CLT__ARG(yoff), CLT__ARG(yps), CLT__ARG(yrs),
                            CLT__ARG(ybs), CLT__ARG(P),    CLT__ARG(R),   CLT__ARG(K_),
                            CLT__ARG(rows)};
-        *handled = true;
         return clt__launch(dev, "gemm", GEMM_OPTIONS, "gemm_small", 2, gws, lws, 17, args);
     }
-    /* W contiguous along its outputs: rows of W straight through into
-     * partial rows per vector, then their sum (partial_rows), up to
-     * SMALL_PART_MAX vectors. */
-    cl_mem W, X;
-    cl_ulong P, R, woff, wks, wbs, xoff, xs, xrs, xbs, ys, yrs;
-    if (M <= SMALL_PART_MAX && !trans_b) { /* y_m = row m of op(A) times op(B) */
-        W = B, P = N, woff = b_off, wks = b_rs, wbs = stride_b;
-        X = A, R = M, xoff = a_off, xs = a_cs, xrs = a_rs, xbs = stride_a, ys = 1, yrs = ldc;
-    } else if (N <= SMALL_PART_MAX && trans_a) { /* y_n = op(A) times column n of op(B) */
-        W = A, P = M, woff = a_off, wks = a_cs, wbs = stride_a;
-        X = B, R = N, xoff = b_off, xs = b_rs, xrs = b_cs, xbs = stride_b, ys = ldc, yrs = 1;
-    } else {
-        return CLT_OK;
-    }
-    clt_status st = partial_rows(dev, W, woff, wks, wbs, X, xoff, xs, xrs, xbs, C, yoff, ys,
-                                 yrs, ybs, P, R, K, batch);
-    *handled = st == CLT_OK;
-    return st;
+    /* The large operand contiguous along the outputs: of the orientations
+     * that allow it, the one with fewer vectors. */
+    bool rows_ok = M <= SMALL_PART_MAX && b_cs == 1; /* W = op(B), vectors: rows of op(A) */
+    bool cols_ok = N <= SMALL_PART_MAX && a_rs == 1; /* W = op(A), vectors: columns of op(B) */
+    if (rows_ok && (!cols_ok || M <= N))
+        return partial_rows(dev, B, b_off, b_rs, stride_b, A, a_off, a_cs, a_rs, stride_a, C,
+                            yoff, 1, ldc, ybs, N, M, K, batch);
+    if (cols_ok)
+        return partial_rows(dev, A, a_off, a_cs, stride_a, B, b_off, b_rs, b_cs, stride_b, C,
+                            yoff, ldc, 1, ybs, M, N, K, batch);
+    *handled = false;
+    return CLT_OK;
 }
 
 clt_status clt__gemm_cpu_f32(clt_device *dev, bool trans_a, bool trans_b, size_t M, size_t N,
@@ -254,13 +214,6 @@ clt_status clt__gemm_cpu_f32(clt_device *dev, bool trans_a, bool trans_b, size_t
                           "M=%zu, N=%zu, K=%zu (trans_a=%d, trans_b=%d)",
                           fn, lda, ldb, ldc, M, N, K, (int)trans_a, (int)trans_b);
 
-    if (K > 0 && (M == 1 || N == 1)) {
-        bool handled = false;
-        clt_status st = gemv(dev, trans_a, trans_b, M, N, K, A, a_off, lda, stride_a, B, b_off,
-                             ldb, stride_b, C, c_off, ldc, stride_c, batch, &handled);
-        if (st != CLT_OK || handled)
-            return st == CLT_OK ? clt__ok() : st;
-    }
     if (K > 0 && (M <= 64 || N <= 64)) {
         bool handled = false;
         clt_status st = gemm_small(dev, trans_a, trans_b, M, N, K, A, a_off, lda, stride_a, B,
