@@ -274,6 +274,30 @@ Test(gemm_cpu, suitable_for_cpu_float32_only)
     cr_assert(!clt__gemm_cpu_suitable(NULL, CLT_FLOAT32));
 }
 
+/* g as small x large and as large x small (once when they are equal), all
+ * transposes each. */
+static void both_orientations(clt_device *dev, gemm_case g, size_t small, size_t large)
+{
+    g.M = small;
+    g.N = large;
+    all_transposes(dev, g);
+    if (small == large)
+        return;
+    g.M = large;
+    g.N = small;
+    all_transposes(dev, g);
+}
+
+/* The same with no operand, A or B shared by every batch (batch stride 0). */
+static void every_sharing(clt_device *dev, gemm_case g, size_t small, size_t large)
+{
+    for (int shared = 0; shared < 3; shared++) {
+        g.a_shared = shared == 1;
+        g.b_shared = shared == 2;
+        both_orientations(dev, g, small, large);
+    }
+}
+
 /* Matrix-vector products (M == 1 or N == 1) take gemv_dot (rows against x,
  * four at a time) or, with W contiguous along the outputs, partial rows per
  * block of W (gemm_small_part, gemv_sum), and the GEMM for the layouts
@@ -298,28 +322,13 @@ Test(gemm_cpu, matrix_vector_offsets_strides_batches)
     clt_device *dev = get_device("cpu");
     gemm_case base = {.K = 37, .a_off = 3, .b_off = 5, .c_off = 7, .lda_pad = 2, .ldb_pad = 3,
                       .ldc_pad = 4, .batch = 3, .sa_pad = 1, .sb_pad = 2, .sc_pad = 5};
-    for (int shared = 0; shared < 3; shared++) {
-        gemm_case g = base;
-        g.a_shared = shared == 1;
-        g.b_shared = shared == 2;
-        g.M = 70;
-        g.N = 1;
-        all_transposes(dev, g);
-        g.M = 1;
-        g.N = 70;
-        all_transposes(dev, g);
-        g.M = 1;
-        g.N = 1;
-        all_transposes(dev, g);
-    }
+    every_sharing(dev, base, 1, 70);
+    every_sharing(dev, base, 1, 1);
     /* Exact sums over a long K: every order of summation gives the same.
      * With W column-contiguous, K spans several 256-row partial sums, and
      * the 4100 outputs two 4096-column blocks. */
-    gemm_case e = {.M = 129, .N = 1, .K = 4099, .batch = 2, .exact = true};
-    all_transposes(dev, e);
-    e.M = 1;
-    e.N = 129;
-    all_transposes(dev, e);
+    gemm_case e = {.K = 4099, .batch = 2, .exact = true};
+    both_orientations(dev, e, 1, 129);
     gemm_case w = {.M = 1, .N = 4100, .K = 517, .batch = 2, .ldb_pad = 3, .exact = true};
     all_transposes(dev, w);
 }
@@ -336,33 +345,16 @@ Test(gemm_cpu, few_rows_or_columns)
     static const size_t smalls[] = {2, 3, 4, 5, 8, 16, 17, 64};
     static const size_t ks[] = {1, 16, 17, 100};
     for (size_t i = 0; i < sizeof smalls / sizeof *smalls; i++)
-        for (size_t j = 0; j < sizeof ks / sizeof *ks; j++) {
-            gemm_case g = {.M = smalls[i], .N = 67, .K = ks[j], .batch = 1};
-            all_transposes(dev, g);
-            g.M = 67;
-            g.N = smalls[i];
-            all_transposes(dev, g);
-        }
-    gemm_case o = {.M = 6, .N = 45, .K = 33, .a_off = 3, .b_off = 5, .c_off = 7,
-                   .lda_pad = 2, .ldb_pad = 3, .ldc_pad = 4, .batch = 3, .sa_pad = 1,
-                   .sb_pad = 2, .sc_pad = 5};
-    for (int shared = 0; shared < 3; shared++) {
-        gemm_case g = o;
-        g.a_shared = shared == 1;
-        g.b_shared = shared == 2;
-        all_transposes(dev, g);
-        g.M = 45;
-        g.N = 6;
-        all_transposes(dev, g);
-    }
+        for (size_t j = 0; j < sizeof ks / sizeof *ks; j++)
+            both_orientations(dev, (gemm_case){.K = ks[j], .batch = 1}, smalls[i], 67);
+    gemm_case o = {.K = 33, .a_off = 3, .b_off = 5, .c_off = 7, .lda_pad = 2, .ldb_pad = 3,
+                   .ldc_pad = 4, .batch = 3, .sa_pad = 1, .sb_pad = 2, .sc_pad = 5};
+    every_sharing(dev, o, 6, 45);
     gemm_case e = {.M = 7, .N = 301, .K = 2053, .batch = 2, .exact = true};
     all_transposes(dev, e);
     /* Two 4096-column blocks of partial rows, three 256-row blocks. */
-    gemm_case w = {.M = 3, .N = 4100, .K = 517, .batch = 2, .ldb_pad = 3, .exact = true};
-    all_transposes(dev, w);
-    w.M = 4100;
-    w.N = 3;
-    all_transposes(dev, w);
+    gemm_case w = {.K = 517, .batch = 2, .ldb_pad = 3, .exact = true};
+    both_orientations(dev, w, 3, 4100);
     w.M = 7;
     w.N = 4100;
     all_transposes(dev, w);
