@@ -326,6 +326,11 @@ void clt__count_launch(void);
  * CLTENSOR_SYNC_DEBUG can name the call site. */
 clt_status clt__sync_point_at(const char *what, const void *caller);
 
+/* clt_tensor_read on behalf of the public function `fn`, whose caller (the
+ * user's call site) is `caller` (src/tensor/transfer.c). */
+clt_status clt__tensor_read_at(const clt_tensor *t, void *dst, size_t dst_bytes, const char *fn,
+                               const void *caller);
+
 /* Prints the CLTENSOR_PROFILE summary once (from the exit handler). */
 void clt__profile_summary(void);
 

@@ -4,6 +4,7 @@
 #include "helpers.h"
 
 #include <criterion/redirect.h>
+#include <dlfcn.h>
 #include <pthread.h>
 
 /* Test hook in src/memory/pool.c. */
@@ -346,5 +347,55 @@ Test(counters, sync_debug_warn_names_the_call_site, .init = cr_redirect_stderr)
     buf[got] = '\0';
     cr_assert(strstr(buf, "clt_tensor_read waits for the device"), "stderr: %s", buf);
     cr_assert(strstr(buf, ", called from ") && strstr(buf, "+0x"), "stderr: %s", buf);
+    clt_tensor_free(t);
+}
+
+/* Calls clt_tensor_format from a known function, so that the call site a
+ * sync report names can be compared with this function's address.  The
+ * empty asm keeps the call from becoming a tail jump, whose return address
+ * would be this function's caller. */
+static __attribute__((noinline)) clt_status format_here(const clt_tensor *t, char **out)
+{
+    clt_status st = clt_tensor_format(t, out);
+    __asm__ volatile("");
+    return st;
+}
+
+/* Offset of the call site in its object file: the number after the last
+ * "+0x" of the report. */
+static uintptr_t site_offset(const char *msg)
+{
+    const char *p = NULL;
+    for (const char *q = strstr(msg, "+0x"); q; q = strstr(q + 1, "+0x"))
+        p = q;
+    cr_assert_not_null(p, "no offset in: %s", msg);
+    return (uintptr_t)strtoull(p + 3, NULL, 16);
+}
+
+Test(counters, sync_debug_names_the_user_call_site_not_the_library)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 3;
+    clt_tensor *t = NULL;
+    CHECK(clt_full(dev, CLT_FLOAT32, 1, &n, 1.5, &t));
+    char *text = NULL;
+    setenv("CLTENSOR_SYNC_DEBUG", "error", 1);
+    clt_status st = format_here(t, &text);
+    unsetenv("CLTENSOR_SYNC_DEBUG");
+    cr_assert_eq(st, CLT_ERR_SYNC_FORBIDDEN, "%s", clt_status_name(st));
+    cr_assert_null(text);
+    const char *msg = clt_last_error();
+    cr_assert(strstr(msg, "clt_tensor_format: blocking wait on the device refused"), "%s", msg);
+    Dl_info info;
+    cr_assert(dladdr((void *)(uintptr_t)format_here, &info) && info.dli_fname, "dladdr");
+    cr_assert(strstr(msg, info.dli_fname), "call site outside %s: %s", info.dli_fname, msg);
+    uintptr_t fn = (uintptr_t)format_here - (uintptr_t)info.dli_fbase;
+    uintptr_t site = site_offset(msg);
+    cr_assert(site > fn && site < fn + 256,
+              "call site +0x%zx is not in format_here (+0x%zx): %s", (size_t)site,
+              (size_t)fn, msg);
+    CHECK(format_here(t, &text));
+    cr_assert_str_eq(text, "[1.5, 1.5, 1.5]");
+    free(text);
     clt_tensor_free(t);
 }

@@ -175,7 +175,8 @@ clt_status clt_tensor_format(const clt_tensor *t, char **out)
     if (data == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
                           "clt_tensor_format: no host memory for %zu bytes", bytes);
-    clt_status st = clt_tensor_read(t, data, bytes);
+    clt_status st =
+        clt__tensor_read_at(t, data, bytes, "clt_tensor_format", __builtin_return_address(0));
     if (st != CLT_OK) {
         free(data);
         return st;

@@ -120,9 +120,6 @@ done:
     return st;
 }
 
-static clt_status read_impl(const clt_tensor *t, void *dst, size_t dst_bytes, const char *fn,
-                            const void *caller);
-
 static clt_status copy_through_host(const clt_tensor *src, clt_tensor *dst, const void *caller)
 {
     size_t bytes = clt_tensor_nbytes(src);
@@ -130,7 +127,7 @@ static clt_status copy_through_host(const clt_tensor *src, clt_tensor *dst, cons
     if (tmp == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
                           "clt_to: no host memory for a %zu-byte staging buffer", bytes);
-    clt_status st = read_impl(src, tmp, bytes, "clt_to", caller);
+    clt_status st = clt__tensor_read_at(src, tmp, bytes, "clt_to", caller);
     if (st == CLT_OK) {
         cl_int err = write_host(dst->dev, clt__mem(dst), bytes, tmp);
         if (err != CL_SUCCESS)
@@ -193,10 +190,11 @@ static clt_status check_read(const clt_tensor *t, const void *dst, size_t dst_by
     return CLT_OK;
 }
 
-/* The blocking read-back behind clt_tensor_read, clt_tensor_item and
- * clt_to; `caller` is the user's call site for CLTENSOR_SYNC_DEBUG. */
-static clt_status read_impl(const clt_tensor *t, void *dst, size_t dst_bytes, const char *fn,
-                            const void *caller)
+/* The blocking read-back behind clt_tensor_read, clt_tensor_item,
+ * clt_tensor_format and clt_to; `caller` is the user's call site for
+ * CLTENSOR_SYNC_DEBUG. */
+clt_status clt__tensor_read_at(const clt_tensor *t, void *dst, size_t dst_bytes, const char *fn,
+                               const void *caller)
 {
     clt_status st = check_read(t, dst, dst_bytes, fn);
     if (st != CLT_OK)
@@ -221,7 +219,8 @@ done:
 
 clt_status clt_tensor_read(const clt_tensor *t, void *dst, size_t dst_bytes)
 {
-    return read_impl(t, dst, dst_bytes, "clt_tensor_read", __builtin_return_address(0));
+    return clt__tensor_read_at(t, dst, dst_bytes, "clt_tensor_read",
+                               __builtin_return_address(0));
 }
 
 clt_status clt_tensor_read_async(const clt_tensor *t, void *dst, size_t dst_bytes,
@@ -315,7 +314,7 @@ clt_status clt_tensor_item(const clt_tensor *t, double *value)
     }
     unsigned char buf[8];
     clt_status st =
-        read_impl(t, buf, sizeof buf, "clt_tensor_item", __builtin_return_address(0));
+        clt__tensor_read_at(t, buf, sizeof buf, "clt_tensor_item", __builtin_return_address(0));
     if (st != CLT_OK)
         return st;
     *value = clt__element_to_double(t->dtype, buf);
