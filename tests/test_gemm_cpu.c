@@ -157,6 +157,18 @@ Test(gemm_cpu, batches_sharing_one_operand)
                                .tb = true, .sc_pad = 3});
 }
 
+/* More than 64 column panels (2100 columns: 65 full panels and one of 20
+ * columns): gemm_pack_b takes at most 64 panels per work-item, so B is
+ * packed in two column groups, the second starting at panel 64 with a full
+ * and a partial panel, and K is split into 16-row blocks and a remainder. */
+Test(gemm_cpu, wide_b_packed_in_column_groups)
+{
+    clt_device *dev = get_device("cpu");
+    all_transposes(dev, (gemm_case){.M = 65, .N = 2100, .K = 37, .b_off = 3, .ldb_pad = 5,
+                                    .c_off = 1, .batch = 2, .sb_pad = 2});
+    run_case(dev, &(gemm_case){.M = 70, .N = 2100, .K = 37, .batch = 2, .b_shared = true});
+}
+
 /* Packed panels of one batch beyond the scratch limit (64 MiB): the batches
  * go through in several chunks that reuse the scratch buffers. */
 Test(gemm_cpu, batches_in_several_chunks)

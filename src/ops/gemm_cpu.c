@@ -91,6 +91,22 @@ static void choose_blocks(size_t mp, size_t np, size_t batch, unsigned cus, size
     *npan = n;
 }
 
+/* Rows of K (*kpi) and column panels (*ppi) per work-item of gemm_pack_b:
+ * up to 64 panels (2048 columns) of a row, so that the reads of B as stored
+ * run along memory, and K split further (in multiples of 16 rows) until
+ * there are about eight work-items per compute unit. */
+static void pack_b_blocks(size_t np, size_t K, size_t batch, unsigned cus, cl_ulong *kpi,
+                          cl_ulong *ppi)
+{
+    size_t p = np < 64 ? np : 64;
+    size_t items = ((np + p - 1) / p) * batch, want = 8 * (size_t)(cus ? cus : 1);
+    size_t kgroups = items >= want ? 1 : (want + items - 1) / items;
+    size_t k = (K + kgroups - 1) / kgroups;
+    k = (k + 15) / 16 * 16;
+    *kpi = k ? k : 16;
+    *ppi = p ? p : 1;
+}
+
 /* Rows of W for each work-item of gemv_dot and gemm_small: a multiple of 4
  * giving about eight work-items per compute unit over all batches. */
 static cl_ulong rows_per_item(const clt_device *dev, size_t P, size_t batch)
@@ -269,11 +285,16 @@ clt_status clt__gemm_cpu_f32(clt_device *dev, bool trans_a, bool trans_b, size_t
         }
         if (K > 0 && (b0 == 0 || !b_once)) {
             cl_ulong bo = b_off + b0 * stride_b;
-            size_t gwb[3] = {kb, np, b_once ? 1 : nb};
-            clt__arg ba[] = {CLT__ARG(B),  CLT__ARG(bo), CLT__ARG(b_rs), CLT__ARG(b_cs),
-                             CLT__ARG(sb), CLT__ARG(n_), CLT__ARG(k_),   CLT__ARG(bp),
-                             CLT__ARG(pb_)};
-            CLT__TRY(clt__launch(dev, "gemm", GEMM_OPTIONS, "gemm_pack_b", 3, gwb, lwc, 9, ba));
+            size_t gwb[3], bgroups = b_once ? 1 : nb;
+            cl_ulong kpi, ppi;
+            pack_b_blocks(np, K, bgroups, dev->info.compute_units, &kpi, &ppi);
+            gwb[0] = (K + kpi - 1) / kpi;
+            gwb[1] = (np + ppi - 1) / ppi;
+            gwb[2] = bgroups;
+            clt__arg ba[] = {CLT__ARG(B),  CLT__ARG(bo),  CLT__ARG(b_rs), CLT__ARG(b_cs),
+                             CLT__ARG(sb), CLT__ARG(n_),  CLT__ARG(k_),   CLT__ARG(bp),
+                             CLT__ARG(pb_), CLT__ARG(kpi), CLT__ARG(ppi)};
+            CLT__TRY(clt__launch(dev, "gemm", GEMM_OPTIONS, "gemm_pack_b", 3, gwb, lwc, 11, ba));
         }
         cl_ulong co = c_off + b0 * stride_c;
         size_t gwc[3] = {(np + npan - 1) / npan, (mp + mpan - 1) / mpan, nb};
