@@ -211,6 +211,27 @@ static void layout_init(clt__layout *L, int n, const int64_t *shape)
         memcpy(L->shape, shape, sizeof(int64_t) * (size_t)n);
 }
 
+/* The layout of a launch that writes r (new, contiguous) from nin <= 3
+ * inputs broadcast to r's shape, and its geometry: the contiguous variants
+ * when every input has r's shape and is contiguous, else the strided ones
+ * with each input's broadcast strides. */
+static geom layout_inputs(const clt_tensor *r, int nin, const clt_tensor *const *in,
+                          clt__layout *L)
+{
+    int64_t *offs[3] = {&L->off0, &L->off1, &L->off2};
+    int64_t *strides[3] = {L->s0, L->s1, L->s2};
+    layout_init(L, r->ndim, r->shape);
+    bool contig = true;
+    for (int i = 0; i < nin; i++) {
+        *offs[i] = in[i]->offset;
+        contig = contig && same_shape(in[i], r->ndim, r->shape) && clt__is_contiguous(in[i]);
+    }
+    if (!contig)
+        for (int i = 0; i < nin; i++)
+            clt__broadcast_strides(in[i], r->ndim, r->shape, strides[i]);
+    return geometry(r->dev, contig, r->numel);
+}
+
 /* t itself when it already has dtype dt, else a contiguous converted copy in
  * *tmp (released by the caller). */
 static clt_status as_dtype(const clt_tensor *t, clt_dtype dt, clt_tensor **tmp,
@@ -276,16 +297,7 @@ static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
     CLT__TRY(clt__tensor_new(a->dev, kind == COMPARE ? CLT_BOOL : ct, n, shape, &r));
     {
         clt__layout L;
-        layout_init(&L, n, shape);
-        L.off0 = ua->offset;
-        L.off1 = ub->offset;
-        bool contig = same_shape(ua, n, shape) && same_shape(ub, n, shape) &&
-                      clt__is_contiguous(ua) && clt__is_contiguous(ub);
-        if (!contig) {
-            clt__broadcast_strides(ua, n, shape, L.s0);
-            clt__broadcast_strides(ub, n, shape, L.s1);
-        }
-        geom g = geometry(a->dev, contig, r->numel);
+        geom g = layout_inputs(r, 2, (const clt_tensor *[]){ua, ub}, &L);
         cl_mem mo = clt__mem(r), ma = clt__mem(ua), mb = clt__mem(ub);
         cl_ulong cnt = (cl_ulong)r->numel;
         clt__arg args[] = {CLT__ARG(mo),  CLT__ARG(ma),      CLT__ARG(mb),
@@ -326,12 +338,7 @@ static clt_status binary_ts(const char *op, op_kind kind, const clt_tensor *a, d
     CLT__TRY(clt__tensor_new(a->dev, kind == COMPARE ? CLT_BOOL : ct, a->ndim, a->shape, &r));
     {
         clt__layout L;
-        layout_init(&L, ua->ndim, ua->shape);
-        L.off0 = ua->offset;
-        bool contig = clt__is_contiguous(ua);
-        if (!contig)
-            memcpy(L.s0, ua->strides, sizeof(int64_t) * (size_t)ua->ndim);
-        geom g = geometry(a->dev, contig, r->numel);
+        geom g = layout_inputs(r, 1, &ua, &L);
         cl_int rev = reversed;
         cl_mem mo = clt__mem(r), ma = clt__mem(ua);
         cl_ulong cnt = (cl_ulong)r->numel;
@@ -377,12 +384,7 @@ static clt_status unary(const char *op, unary_kind kind, const clt_tensor *a, cl
     CLT__TRY(clt__tensor_new(a->dev, kind == LOGICAL ? CLT_BOOL : ct, a->ndim, a->shape, &r));
     {
         clt__layout L;
-        layout_init(&L, ua->ndim, ua->shape);
-        L.off0 = ua->offset;
-        bool contig = clt__is_contiguous(ua);
-        if (!contig)
-            memcpy(L.s0, ua->strides, sizeof(int64_t) * (size_t)ua->ndim);
-        geom g = geometry(a->dev, contig, r->numel);
+        geom g = layout_inputs(r, 1, &ua, &L);
         cl_mem mo = clt__mem(r), ma = clt__mem(ua);
         cl_ulong cnt = (cl_ulong)r->numel;
         clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(cnt), CLT__ARG(g.chunk),
@@ -499,12 +501,7 @@ clt_status clt_clamp(const clt_tensor *a, const double *min, const double *max,
     CLT__TRY(clt__tensor_new(a->dev, ct, a->ndim, a->shape, &r));
     {
         clt__layout L;
-        layout_init(&L, ua->ndim, ua->shape);
-        L.off0 = ua->offset;
-        bool contig = clt__is_contiguous(ua);
-        if (!contig)
-            memcpy(L.s0, ua->strides, sizeof(int64_t) * (size_t)ua->ndim);
-        geom g = geometry(a->dev, contig, r->numel);
+        geom g = layout_inputs(r, 1, &ua, &L);
         cl_int has_lo = min != NULL, has_hi = max != NULL;
         unsigned char lo[8], hi[8];
         size_t size = clt__scalar_arg(ct, min ? *min : 0, lo);
@@ -561,19 +558,7 @@ clt_status clt_where(const clt_tensor *cond, const clt_tensor *a, const clt_tens
     CLT__TRY(clt__tensor_new(a->dev, ct, n, shape, &r));
     {
         clt__layout L;
-        layout_init(&L, n, shape);
-        L.off0 = cond->offset;
-        L.off1 = ua->offset;
-        L.off2 = ub->offset;
-        bool contig = same_shape(cond, n, shape) && same_shape(ua, n, shape) &&
-                      same_shape(ub, n, shape) && clt__is_contiguous(cond) &&
-                      clt__is_contiguous(ua) && clt__is_contiguous(ub);
-        if (!contig) {
-            clt__broadcast_strides(cond, n, shape, L.s0);
-            clt__broadcast_strides(ua, n, shape, L.s1);
-            clt__broadcast_strides(ub, n, shape, L.s2);
-        }
-        geom g = geometry(a->dev, contig, r->numel);
+        geom g = layout_inputs(r, 3, (const clt_tensor *[]){cond, ua, ub}, &L);
         cl_mem mo = clt__mem(r), mc = clt__mem(cond), ma = clt__mem(ua), mb = clt__mem(ub);
         cl_ulong cnt = (cl_ulong)r->numel;
         clt__arg args[] = {CLT__ARG(mo),  CLT__ARG(mc),      CLT__ARG(ma), CLT__ARG(mb),
