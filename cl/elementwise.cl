@@ -143,170 +143,89 @@ T_C ipow(T_C a, T_C b)
         }                                                                      \
     }
 
-/* ---- binary: tensor with tensor, tensor with scalar -------------------------- */
+/* ---- the four variants of one kernel -------------------------------------------
+ * DEF_FOUR(name_, PARAMS, FETCH, VFETCH, sexpr, vexpr, vec) defines name_s,
+ * name_c, name_k and name_t.  Callers paste the underscore onto the name
+ * (name##_), so that a name which is also a macro (PoCL defines abs as one)
+ * is not expanded on its way in.  PARAMS names a macro with the kernel's
+ * own parameters (between out and the count, chunk and layout).  FETCH(o0,
+ * o1, o2) declares the operands of one element from its offsets into
+ * operands 0, 1 and 2, and the element is sexpr; in name_k's vector loop
+ * (when vec) VFETCH declares 16 elements' operands and vexpr computes them. */
+#define DEF_FOUR(name_, PARAMS, FETCH, VFETCH, sexpr, vexpr, vec)              \
+    __kernel void name_##s(__global O *out, PARAMS, ulong n, ulong chunk,      \
+                           clt_layout L)                                       \
+    {                                                                          \
+        size_t i = get_global_id(0);                                           \
+        if (i >= n)                                                            \
+            return;                                                            \
+        long o0_, o1_, o2_;                                                    \
+        CLT_UNRAVEL3(&L, i, o0_, o1_, o2_);                                    \
+        SCALAR_CONSTS                                                          \
+        FETCH(o0_, o1_, o2_)                                                   \
+        O_STORE(out, i, (O_C)(sexpr));                                         \
+    }                                                                          \
+    __kernel void name_##c(__global O *out, PARAMS, clt_offsets L)             \
+    {                                                                          \
+        size_t i = get_global_id(0);                                           \
+        if (i >= L.n)                                                          \
+            return;                                                            \
+        SCALAR_CONSTS                                                          \
+        FETCH(L.off0 + i, L.off1 + i, L.off2 + i)                              \
+        O_STORE(out, i, (O_C)(sexpr));                                         \
+    }                                                                          \
+    __kernel WG1 void name_##k(__global O *out, PARAMS, clt_offsets L)         \
+    {                                                                          \
+        CHUNK_RANGE_C                                                          \
+        if (vec) {                                                             \
+            VECTOR_CONSTS                                                      \
+            for (; i + 16 <= end_; i += 16) {                                  \
+                VFETCH(L.off0 + i, L.off1 + i, L.off2 + i)                     \
+                O_VSTORE(out, i, CVT_OV(vexpr));                               \
+            }                                                                  \
+        }                                                                      \
+        SCALAR_CONSTS                                                          \
+        for (; i < end_; i++) {                                                \
+            FETCH(L.off0 + i, L.off1 + i, L.off2 + i)                          \
+            O_STORE(out, i, (O_C)(sexpr));                                     \
+        }                                                                      \
+    }                                                                          \
+    __kernel WG1 void name_##t(__global O *out, PARAMS, ulong n, ulong chunk,  \
+                               clt_layout L)                                   \
+    {                                                                          \
+        SCALAR_CONSTS                                                          \
+        STRIDED_BEGIN                                                          \
+        FETCH(o0 + k * s0, o1 + k * s1, o2 + k * s2)                           \
+        O_STORE(out, i + k, (O_C)(sexpr));                                     \
+        STRIDED_END                                                            \
+    }
+
+/* ---- binary: tensor with tensor (a, b), tensor with scalar ------------------------ */
+
+#define PARAMS_TT __global const T *pa, __global const T *pb
+#define FETCH_TT(o0, o1, o2) TY a = T_LOAD(pa, o0), b = T_LOAD(pb, o1);
+#define VFETCH_TT(o0, o1, o2) TY a = T_VLOAD(pa, o0), b = T_VLOAD(pb, o1);
+
+/* The scalar s is a when reversed (s - x), else b. */
+#define PARAMS_TS __global const T *pa, T_C s, int reversed
+#define FETCH_TS(o0, o1, o2)                                                   \
+    TY x_ = T_LOAD(pa, o0);                                                    \
+    TY a = reversed ? s : x_, b = reversed ? x_ : s;
+#define VFETCH_TS(o0, o1, o2)                                                  \
+    TY x_ = T_VLOAD(pa, o0), s_ = (TY)s;                                       \
+    TY a = reversed ? s_ : x_, b = reversed ? x_ : s_;
 
 #define DEF_BINARY(name, sexpr, vexpr, vec)                                    \
-    __kernel void name##_tt_s(__global O *out, __global const T *pa,           \
-                              __global const T *pb, ulong n, ulong chunk,      \
-                              clt_layout L)                                    \
-    {                                                                          \
-        size_t i = get_global_id(0);                                           \
-        if (i >= n)                                                            \
-            return;                                                            \
-        long oa, ob, oc_;                                                      \
-        CLT_UNRAVEL3(&L, i, oa, ob, oc_);                                      \
-        SCALAR_CONSTS                                                          \
-        TY a = T_LOAD(pa, oa), b = T_LOAD(pb, ob);                             \
-        O_STORE(out, i, (O_C)(sexpr));                                         \
-    }                                                                          \
-    __kernel void name##_tt_c(__global O *out, __global const T *pa,           \
-                              __global const T *pb, clt_offsets L)             \
-    {                                                                          \
-        size_t i = get_global_id(0);                                           \
-        if (i >= L.n)                                                          \
-            return;                                                            \
-        SCALAR_CONSTS                                                          \
-        TY a = T_LOAD(pa, L.off0 + i), b = T_LOAD(pb, L.off1 + i);             \
-        O_STORE(out, i, (O_C)(sexpr));                                         \
-    }                                                                          \
-    __kernel WG1 void name##_tt_k(__global O *out, __global const T *pa,       \
-                                  __global const T *pb, clt_offsets L)         \
-    {                                                                          \
-        CHUNK_RANGE_C                                                          \
-        __global const T *qa = pa + L.off0, *qb = pb + L.off1;                 \
-        if (vec) {                                                             \
-            VECTOR_CONSTS                                                      \
-            for (; i + 16 <= end_; i += 16) {                                  \
-                TY a = T_VLOAD(qa, i), b = T_VLOAD(qb, i);                     \
-                O_VSTORE(out, i, CVT_OV(vexpr));                               \
-            }                                                                  \
-        }                                                                      \
-        SCALAR_CONSTS                                                          \
-        for (; i < end_; i++) {                                                \
-            TY a = T_LOAD(qa, i), b = T_LOAD(qb, i);                           \
-            O_STORE(out, i, (O_C)(sexpr));                                     \
-        }                                                                      \
-    }                                                                          \
-    __kernel WG1 void name##_tt_t(__global O *out, __global const T *pa,       \
-                                  __global const T *pb, ulong n, ulong chunk,  \
-                                  clt_layout L)                                \
-    {                                                                          \
-        SCALAR_CONSTS                                                          \
-        STRIDED_BEGIN                                                          \
-        TY a = T_LOAD(pa, o0 + k * s0), b = T_LOAD(pb, o1 + k * s1);           \
-        O_STORE(out, i + k, (O_C)(sexpr));                                     \
-        STRIDED_END                                                            \
-    }                                                                          \
-    __kernel void name##_ts_s(__global O *out, __global const T *pa, T_C s,    \
-                              int reversed, ulong n, ulong chunk,              \
-                              clt_layout L)                                    \
-    {                                                                          \
-        size_t i = get_global_id(0);                                           \
-        if (i >= n)                                                            \
-            return;                                                            \
-        long oa, ob_, oc_;                                                     \
-        CLT_UNRAVEL3(&L, i, oa, ob_, oc_);                                     \
-        SCALAR_CONSTS                                                          \
-        TY x = T_LOAD(pa, oa);                                                 \
-        TY a = reversed ? s : x, b = reversed ? x : s;                         \
-        O_STORE(out, i, (O_C)(sexpr));                                         \
-    }                                                                          \
-    __kernel void name##_ts_c(__global O *out, __global const T *pa, T_C s,    \
-                              int reversed, clt_offsets L)                     \
-    {                                                                          \
-        size_t i = get_global_id(0);                                           \
-        if (i >= L.n)                                                          \
-            return;                                                            \
-        SCALAR_CONSTS                                                          \
-        TY x = T_LOAD(pa, L.off0 + i);                                         \
-        TY a = reversed ? s : x, b = reversed ? x : s;                         \
-        O_STORE(out, i, (O_C)(sexpr));                                         \
-    }                                                                          \
-    __kernel WG1 void name##_ts_k(__global O *out, __global const T *pa,       \
-                                  T_C s, int reversed, clt_offsets L)          \
-    {                                                                          \
-        CHUNK_RANGE_C                                                          \
-        __global const T *qa = pa + L.off0;                                    \
-        if (vec) {                                                             \
-            VECTOR_CONSTS                                                      \
-            TY sv = (TY)s;                                                     \
-            for (; i + 16 <= end_; i += 16) {                                  \
-                TY x = T_VLOAD(qa, i);                                         \
-                TY a = reversed ? sv : x, b = reversed ? x : sv;               \
-                O_VSTORE(out, i, CVT_OV(vexpr));                               \
-            }                                                                  \
-        }                                                                      \
-        SCALAR_CONSTS                                                          \
-        for (; i < end_; i++) {                                                \
-            TY x = T_LOAD(qa, i);                                              \
-            TY a = reversed ? s : x, b = reversed ? x : s;                     \
-            O_STORE(out, i, (O_C)(sexpr));                                     \
-        }                                                                      \
-    }                                                                          \
-    __kernel WG1 void name##_ts_t(__global O *out, __global const T *pa,       \
-                                  T_C s, int reversed, ulong n, ulong chunk,   \
-                                  clt_layout L)                                \
-    {                                                                          \
-        SCALAR_CONSTS                                                          \
-        STRIDED_BEGIN                                                          \
-        TY x = T_LOAD(pa, o0 + k * s0);                                        \
-        TY a = reversed ? s : x, b = reversed ? x : s;                         \
-        O_STORE(out, i + k, (O_C)(sexpr));                                     \
-        STRIDED_END                                                            \
-    }
+    DEF_FOUR(name##_tt_, PARAMS_TT, FETCH_TT, VFETCH_TT, sexpr, vexpr, vec)    \
+    DEF_FOUR(name##_ts_, PARAMS_TS, FETCH_TS, VFETCH_TS, sexpr, vexpr, vec)
 
-/* ---- unary --------------------------------------------------------------------- */
+/* ---- unary (x) -------------------------------------------------------------------- */
 
-#define DEF_UNARY(name, expr)                                                  \
-    __kernel void name##_s(__global O *out, __global const T *pa, ulong n,     \
-                           ulong chunk, clt_layout L)                          \
-    {                                                                          \
-        size_t i = get_global_id(0);                                           \
-        if (i >= n)                                                            \
-            return;                                                            \
-        long oa, ob_, oc_;                                                     \
-        CLT_UNRAVEL3(&L, i, oa, ob_, oc_);                                     \
-        SCALAR_CONSTS                                                          \
-        TY x = T_LOAD(pa, oa);                                                 \
-        O_STORE(out, i, (O_C)(expr));                                          \
-    }                                                                          \
-    __kernel void name##_c(__global O *out, __global const T *pa,              \
-                           clt_offsets L)                                      \
-    {                                                                          \
-        size_t i = get_global_id(0);                                           \
-        if (i >= L.n)                                                          \
-            return;                                                            \
-        SCALAR_CONSTS                                                          \
-        TY x = T_LOAD(pa, L.off0 + i);                                         \
-        O_STORE(out, i, (O_C)(expr));                                          \
-    }                                                                          \
-    __kernel WG1 void name##_k(__global O *out, __global const T *pa,          \
-                               clt_offsets L)                                  \
-    {                                                                          \
-        CHUNK_RANGE_C                                                          \
-        __global const T *qa = pa + L.off0;                                    \
-        {                                                                      \
-            VECTOR_CONSTS                                                      \
-            for (; i + 16 <= end_; i += 16) {                                  \
-                TY x = T_VLOAD(qa, i);                                         \
-                O_VSTORE(out, i, CVT_OV(expr));                                \
-            }                                                                  \
-        }                                                                      \
-        SCALAR_CONSTS                                                          \
-        for (; i < end_; i++) {                                                \
-            TY x = T_LOAD(qa, i);                                              \
-            O_STORE(out, i, (O_C)(expr));                                      \
-        }                                                                      \
-    }                                                                          \
-    __kernel WG1 void name##_t(__global O *out, __global const T *pa, ulong n, \
-                               ulong chunk, clt_layout L)                      \
-    {                                                                          \
-        SCALAR_CONSTS                                                          \
-        STRIDED_BEGIN                                                          \
-        TY x = T_LOAD(pa, o0 + k * s0);                                        \
-        O_STORE(out, i + k, (O_C)(expr));                                      \
-        STRIDED_END                                                            \
-    }
+#define PARAMS_UN __global const T *pa
+#define FETCH_UN(o0, o1, o2) TY x = T_LOAD(pa, o0);
+#define VFETCH_UN(o0, o1, o2) TY x = T_VLOAD(pa, o0);
+
+#define DEF_UNARY(name, expr) DEF_FOUR(name##_, PARAMS_UN, FETCH_UN, VFETCH_UN, expr, expr, 1)
 
 /* ---- the op lists -------------------------------------------------------------- */
 
@@ -327,100 +246,15 @@ BINARY_OPS(DEF_BINARY)
     (has_hi ? CLAMP_HI(has_lo ? CLAMP_LO(x, (TY)lo) : (x), (TY)hi)             \
             : has_lo ? CLAMP_LO(x, (TY)lo) : (x))
 
-__kernel void clamp_s(__global O *out, __global const T *pa, T_C lo, T_C hi, int has_lo,
-                      int has_hi, ulong n, ulong chunk, clt_layout L)
-{
-    size_t i = get_global_id(0);
-    if (i >= n)
-        return;
-    long oa, ob_, oc_;
-    CLT_UNRAVEL3(&L, i, oa, ob_, oc_);
-    SCALAR_CONSTS
-    TY x = T_LOAD(pa, oa);
-    O_STORE(out, i, (O_C)CLAMP(x));
-}
+#define PARAMS_CLAMP __global const T *pa, T_C lo, T_C hi, int has_lo, int has_hi
+DEF_FOUR(clamp_, PARAMS_CLAMP, FETCH_UN, VFETCH_UN, CLAMP(x), CLAMP(x), 1)
 
-__kernel void clamp_c(__global O *out, __global const T *pa, T_C lo, T_C hi, int has_lo,
-                      int has_hi, clt_offsets L)
-{
-    size_t i = get_global_id(0);
-    if (i >= L.n)
-        return;
-    SCALAR_CONSTS
-    TY x = T_LOAD(pa, L.off0 + i);
-    O_STORE(out, i, (O_C)CLAMP(x));
-}
-
-__kernel WG1 void clamp_k(__global O *out, __global const T *pa, T_C lo, T_C hi, int has_lo,
-                          int has_hi, clt_offsets L)
-{
-    CHUNK_RANGE_C
-    __global const T *qa = pa + L.off0;
-    {
-        VECTOR_CONSTS
-        for (; i + 16 <= end_; i += 16) {
-            TY x = T_VLOAD(qa, i);
-            O_VSTORE(out, i, CVT_OV(CLAMP(x)));
-        }
-    }
-    SCALAR_CONSTS
-    for (; i < end_; i++) {
-        TY x = T_LOAD(qa, i);
-        O_STORE(out, i, (O_C)CLAMP(x));
-    }
-}
-
-__kernel WG1 void clamp_t(__global O *out, __global const T *pa, T_C lo, T_C hi, int has_lo,
-                          int has_hi, ulong n, ulong chunk, clt_layout L)
-{
-    SCALAR_CONSTS
-    STRIDED_BEGIN
-    TY x = T_LOAD(pa, o0 + k * s0);
-    O_STORE(out, i + k, (O_C)CLAMP(x));
-    STRIDED_END
-}
-
-/* where(cond, a, b): cond is bool storage (uchar), read through L.s0; a and
- * b through L.s1 and L.s2. */
-__kernel void where_s(__global O *out, __global const uchar *pc, __global const T *pa,
-                      __global const T *pb, ulong n, ulong chunk, clt_layout L)
-{
-    size_t i = get_global_id(0);
-    if (i >= n)
-        return;
-    long oc, oa, ob;
-    CLT_UNRAVEL3(&L, i, oc, oa, ob);
-    O_STORE(out, i, (O_C)(pc[oc] ? T_LOAD(pa, oa) : T_LOAD(pb, ob)));
-}
-
-__kernel void where_c(__global O *out, __global const uchar *pc, __global const T *pa,
-                      __global const T *pb, clt_offsets L)
-{
-    size_t i = get_global_id(0);
-    if (i >= L.n)
-        return;
-    O_STORE(out, i,
-            (O_C)(pc[L.off0 + i] ? T_LOAD(pa, L.off1 + i) : T_LOAD(pb, L.off2 + i)));
-}
-
-__kernel WG1 void where_k(__global O *out, __global const uchar *pc, __global const T *pa,
-                          __global const T *pb, clt_offsets L)
-{
-    CHUNK_RANGE_C
-    __global const uchar *qc = pc + L.off0;
-    __global const T *qa = pa + L.off1, *qb = pb + L.off2;
-    for (; i < end_; i++)
-        O_STORE(out, i, (O_C)(qc[i] ? T_LOAD(qa, i) : T_LOAD(qb, i)));
-}
-
-__kernel WG1 void where_t(__global O *out, __global const uchar *pc, __global const T *pa,
-                          __global const T *pb, ulong n, ulong chunk, clt_layout L)
-{
-    STRIDED_BEGIN
-    O_STORE(out, i + k,
-            (O_C)(pc[o0 + k * s0] ? T_LOAD(pa, o1 + k * s1) : T_LOAD(pb, o2 + k * s2)));
-    STRIDED_END
-}
+/* where(cond, a, b): cond is bool storage (uchar), operand 0; a and b are
+ * operands 1 and 2, and only the one chosen is read.  No vector loop. */
+#define PARAMS_WHERE __global const uchar *pc, __global const T *pa, __global const T *pb
+#define FETCH_WHERE(o0, o1, o2) TY w_ = pc[o0] ? T_LOAD(pa, o1) : T_LOAD(pb, o2);
+#define VFETCH_NONE(o0, o1, o2) TY w_ = zero;
+DEF_FOUR(where_, PARAMS_WHERE, FETCH_WHERE, VFETCH_NONE, w_, w_, 0)
 #endif
 
 #ifdef EW_CMP
