@@ -248,9 +248,10 @@ gemm_pack_b(__global const float *B, ulong off, ulong rs, ulong cs, ulong bstrid
 
 /* C[b] (M x N at C + off + b * bstride, leading dimension ldc) = Ap[b] *
  * Bp[b].  Work-group (n block, m block, b) of one work-item computes mpan
- * row panels by npan column panels, K block by K block: the B micro-panel
- * stays in L1 while the row panels of A pass through it from L2.  K == 0
- * makes one pass that writes zeros. */
+ * row panels by npan column panels, K block by K block: each B micro-panel
+ * meets every A panel of the block, which stays in L2 across the column
+ * panels (block sizes in src/ops/gemm_cpu.c).  K == 0 makes one pass that
+ * writes zeros. */
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
 gemm_tile(__global const float *Ap, ulong pa_stride, __global const float *Bp, ulong pb_stride,
           __global float *C, ulong off, ulong ldc, ulong bstride, ulong M, ulong N, ulong K,
