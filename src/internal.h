@@ -143,6 +143,15 @@ struct clt_device {
     void *blas;              /* matmul state (src/ops) */
 };
 
+/* Whether cltensor sets POCL_AFFINITY=1 before the process's first OpenCL
+ * call (src/device/registry.c): only when neither POCL_AFFINITY nor
+ * POCL_MAX_PTHREAD_COUNT is set, CLTENSOR_POCL_AFFINITY is not "0", and the
+ * process may run on every online CPU (all_cpus_allowed), so that pinning
+ * PoCL's worker i to CPU i never moves work outside the CPUs the process
+ * was given.  Pure, for tests. */
+bool clt__want_pocl_affinity(const char *pocl_affinity, const char *pocl_max_threads,
+                             const char *cltensor_setting, bool all_cpus_allowed);
+
 /* Picker labels for n descriptions (src/device/picker.c). */
 clt_status clt__pick_labels(const clt_device_info *infos, size_t n, char (*labels)[32]);
 
