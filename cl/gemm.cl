@@ -59,9 +59,11 @@
 #define GEMM_PREFETCH_W(p)
 #endif
 
-/* Stores 16 floats at p (64-byte aligned) past the caches where the
- * compiler can: a packed panel is read back much later, and a plain store
- * first reads the line it writes. */
+/* Stores 16 floats at p past the caches where the compiler can: a packed
+ * panel is read back much later, and a plain store first reads the line it
+ * writes.  p must be 64-byte aligned: the packed buffer's base is (OpenCL's
+ * CL_DEVICE_MEM_BASE_ADDR_ALIGN is at least 1024 bits) and the callers'
+ * offsets are multiples of 16 floats. */
 #if defined(__clang__)
 #define GEMM_STORE_NT(x, p) __builtin_nontemporal_store((x), (__global float16 *)(p))
 #else
