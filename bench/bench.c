@@ -755,19 +755,27 @@ done:
 /* The raw baseline's kernel: a copy of what clt_add runs on a CPU device
  * for contiguous float32 operands (add_tt_k in cl/elementwise.cl), with the
  * same arguments (three buffers and one 40-byte struct: count, chunk,
- * offsets), the same work-group size of one and the same 16-wide loop. */
+ * offsets), the same work-group size of one and the same 16-wide loop with
+ * the same unaligned vector accesses (CLT_VLOAD16 in cl/prelude.cl). */
 static const char raw_add_source[] =
     "typedef struct { ulong n, chunk; long off0, off1, off2; } offsets;\n"
+    "#if defined(__clang__)\n"
+    "typedef float f16u __attribute__((ext_vector_type(16), aligned(4)));\n"
+    "#define LD(p) (*(const __global f16u *)(p))\n"
+    "#define ST(v, p) (*(__global f16u *)(p) = (v))\n"
+    "#else\n"
+    "#define LD(p) vload16(0, (p))\n"
+    "#define ST(v, p) vstore16((v), 0, (p))\n"
+    "#endif\n"
     "__kernel __attribute__((reqd_work_group_size(1, 1, 1)))\n"
     "void add_f32(__global float *out, __global const float *pa,\n"
     "             __global const float *pb, offsets L)\n"
     "{\n"
     "    ulong i = get_global_id(0) * L.chunk, end = min(i + L.chunk, L.n);\n"
-    "    __global const float *qa = pa + L.off0, *qb = pb + L.off1;\n"
     "    for (; i + 16 <= end; i += 16)\n"
-    "        vstore16(vload16(0, qa + i) + vload16(0, qb + i), 0, out + i);\n"
+    "        ST(LD(pa + L.off0 + i) + LD(pb + L.off1 + i), out + i);\n"
     "    for (; i < end; i++)\n"
-    "        out[i] = qa[i] + qb[i];\n"
+    "        out[i] = pa[L.off0 + i] + pb[L.off1 + i];\n"
     "}\n";
 
 /* The raw kernel's by-value argument (as cl_ulong/cl_long: 40 bytes). */

@@ -11,28 +11,28 @@
 #if S_ID == 2
 #define S_VLOAD(p, i) vload_half16(0, (p) + (i))
 #elif S_ID == 5 || S_ID == 6
-#define S_VLOAD(p, i) convert_uint16(vload16(0, (p) + (i)))
+#define S_VLOAD(p, i) convert_uint16(CLT_VLOAD16(uchar, (p) + (i)))
 #else
-#define S_VLOAD(p, i) vload16(0, (p) + (i))
+#define S_VLOAD(p, i) CLT_VLOAD16(S, (p) + (i))
 #endif
 
 /* Bool destinations take "not zero" (NaN is true, as bool(nan) is). */
 #if D_IS_BOOL
 #define CONVERT(v) ((v) != 0)
-#define D_VSTORE(p, i, v) vstore16(convert_uchar16((v) != (SV)0) & (uchar16)1, 0, (p) + (i))
+#define D_VSTORE(p, i, v) CLT_VSTORE16(uchar, convert_uchar16((v) != (SV)0) & (uchar16)1, (p) + (i))
 #elif D_ID == 5 && S_IS_FLOAT
 /* Floats reach uint8 through int, so -3.0 gives 253 as in PyTorch on CPUs,
  * rather than whatever an out-of-range float-to-unsigned conversion gives. */
 #define CONVERT(v) ((D_C)(int)(v))
-#define D_VSTORE(p, i, v) vstore16(convert_uchar16(convert_int16(v)), 0, (p) + (i))
+#define D_VSTORE(p, i, v) CLT_VSTORE16(uchar, convert_uchar16(convert_int16(v)), (p) + (i))
 #else
 #define CONVERT(v) ((D_C)(v))
 #if D_ID == 2
 #define D_VSTORE(p, i, v) vstore_half16_rte(CAT(convert_, DV)(v), 0, (p) + (i))
 #elif D_ID == 5
-#define D_VSTORE(p, i, v) vstore16(convert_uchar16(CAT(convert_, DV)(v)), 0, (p) + (i))
+#define D_VSTORE(p, i, v) CLT_VSTORE16(uchar, convert_uchar16(CAT(convert_, DV)(v)), (p) + (i))
 #else
-#define D_VSTORE(p, i, v) vstore16(CAT(convert_, DV)(v), 0, (p) + (i))
+#define D_VSTORE(p, i, v) CLT_VSTORE16(D, CAT(convert_, DV)(v), (p) + (i))
 #endif
 #endif
 

@@ -20,19 +20,19 @@
 #if T_ID == 2
 #define T_VLOAD(p, i) vload_half16(0, (p) + (i))
 #elif T_ID == 5 || T_ID == 6
-#define T_VLOAD(p, i) convert_uint16(vload16(0, (p) + (i)))
+#define T_VLOAD(p, i) convert_uint16(CLT_VLOAD16(uchar, (p) + (i)))
 #else
-#define T_VLOAD(p, i) vload16(0, (p) + (i))
+#define T_VLOAD(p, i) CLT_VLOAD16(T, (p) + (i))
 #endif
 
 #if O_ID == 2
 #define O_VSTORE(p, i, v) vstore_half16_rte((v), 0, (p) + (i))
 #elif O_ID == 5
-#define O_VSTORE(p, i, v) vstore16(convert_uchar16(v), 0, (p) + (i))
+#define O_VSTORE(p, i, v) CLT_VSTORE16(uchar, convert_uchar16(v), (p) + (i))
 #elif O_ID == 6
-#define O_VSTORE(p, i, v) vstore16(convert_uchar16((v) != (OV)0) & (uchar16)1, 0, (p) + (i))
+#define O_VSTORE(p, i, v) CLT_VSTORE16(uchar, convert_uchar16((v) != (OV)0) & (uchar16)1, (p) + (i))
 #else
-#define O_VSTORE(p, i, v) vstore16((v), 0, (p) + (i))
+#define O_VSTORE(p, i, v) CLT_VSTORE16(O, (v), (p) + (i))
 #endif
 
 /* maximum/minimum propagate NaN as torch.maximum does; fmax would not. */

@@ -8,9 +8,9 @@
 #if T_ID == 2
 #define T_VSTORE(p, i, v) vstore_half16_rte((v), 0, (p) + (i))
 #elif T_ID == 5 || T_ID == 6
-#define T_VSTORE(p, i, v) vstore16(convert_uchar16(v), 0, (p) + (i))
+#define T_VSTORE(p, i, v) CLT_VSTORE16(uchar, convert_uchar16(v), (p) + (i))
 #else
-#define T_VSTORE(p, i, v) vstore16((v), 0, (p) + (i))
+#define T_VSTORE(p, i, v) CLT_VSTORE16(T, (v), (p) + (i))
 #endif
 
 __kernel void fill(__global T *out, ulong n, T_C value)

@@ -38,9 +38,9 @@
 #if T_ID == 2
 #define VLOAD_T(p, i) vload_half16(0, (p) + (i))
 #else
-#define VLOAD_T(p, i) CONVERT_S16(vload16(0, (p) + (i)))
+#define VLOAD_T(p, i) CONVERT_S16(CLT_VLOAD16(T, (p) + (i)))
 #endif
-#define VLOAD_S(p, i) vload16(0, (p) + (i))
+#define VLOAD_S(p, i) CLT_VLOAD16(S, (p) + (i))
 
 #if T_IS_FLOAT
 #define FINISH(r, div, do_sqrt) ((do_sqrt) ? sqrt((r) / (div)) : (r) / (div))
@@ -341,7 +341,7 @@ __kernel void select_reduce(__global const T *src, long soff, __global const lon
 #if T_ID == 2
 #define VLOAD_TC(p, i) vload_half16(0, (p) + (i))
 #else
-#define VLOAD_TC(p, i) CAT(convert_, TC16)(vload16(0, (p) + (i)))
+#define VLOAD_TC(p, i) CAT(convert_, TC16)(CLT_VLOAD16(T, (p) + (i)))
 #endif
 /* Comparison results of TC16: long16 for 64-bit elements, int16 otherwise. */
 #if T_ID == 1 || T_ID == 4
