@@ -31,6 +31,10 @@
 #ifndef GEMM_NPAN
 #define GEMM_NPAN 16
 #endif
+/* Row panels at or below which all of M stays one block (see choose_blocks). */
+#ifndef GEMM_MPAN_WHOLE
+#define GEMM_MPAN_WHOLE 12
+#endif
 #define GEMM_NR (16 * GEMM_NV)
 /* Matrix-vector products with column-contiguous W: rows of W per partial sum
  * and columns per work-item (a 4096-float partial row fits a core's L1). */
@@ -75,14 +79,14 @@ clt_status clt__gemm_cpu_warmup(clt_device *dev)
 }
 
 /* Splits the Mp x Np panels into blocks so that there are enough work-groups
- * for every compute unit to stay busy until the end.  Up to 12 row panels
- * (M <= 144) stay one block: split, each block would read all of B again
- * for little work ([96, 1024] @ [1024, 1024] in blocks of 6 and 2 panels ran
- * at 0.6x). */
+ * for every compute unit to stay busy until the end.  Up to GEMM_MPAN_WHOLE
+ * row panels (M <= 144) stay one block: split, each block would read all of
+ * B again for little work ([96, 1024] @ [1024, 1024] in blocks of 6 and 2
+ * panels ran at 0.6x). */
 static void choose_blocks(size_t mp, size_t np, size_t batch, unsigned cus, size_t *mpan,
                           size_t *npan)
 {
-    size_t m = mp <= 12 ? mp : GEMM_MPAN;
+    size_t m = mp <= GEMM_MPAN_WHOLE ? mp : GEMM_MPAN;
     size_t n = np < GEMM_NPAN ? np : GEMM_NPAN;
     size_t want = 4 * (size_t)(cus ? cus : 1);
     for (;;) {
@@ -105,13 +109,13 @@ static void choose_blocks(size_t mp, size_t np, size_t batch, unsigned cus, size
 static void pack_b_blocks(size_t np, size_t K, size_t batch, unsigned cus, cl_ulong *kpi,
                           cl_ulong *ppi)
 {
-    size_t p = np < 64 ? np : 64;
+    size_t p = np == 0 ? 1 : np < 64 ? np : 64;
     size_t items = ((np + p - 1) / p) * batch, want = 8 * (size_t)(cus ? cus : 1);
     size_t kgroups = items >= want ? 1 : (want + items - 1) / items;
     size_t k = (K + kgroups - 1) / kgroups;
     k = (k + 15) / 16 * 16;
     *kpi = k ? k : 16;
-    *ppi = p ? p : 1;
+    *ppi = p;
 }
 
 /* Rows of W for each work-item of gemv_dot and gemm_small: a multiple of 4
