@@ -156,10 +156,10 @@ static bool all_cpus_allowed(void)
 }
 
 /* PoCL's CPU driver leaves its worker threads to the scheduler.  On the
- * development machine (2 cores) about one process in three then ran whole
- * GEMM kernels with two workers sharing a core: matmul at 1024 took twice
- * as long for the life of the process (110 against 200 GFLOP/s); with
- * POCL_AFFINITY=1 (PoCL pins its worker i to CPU i) none of 16 runs did.
+ * development machine (2 cores) about one process in three then ran every
+ * GEMM at half speed for its whole life (matmul at 1024: 110 against 200
+ * GFLOP/s), as if two workers shared a core; with POCL_AFFINITY=1 (PoCL
+ * pins its worker i to CPU i) none of 16 runs did.
  * Set before the first OpenCL call, since PoCL reads it when it starts its
  * workers; conditions in clt__want_pocl_affinity. */
 static void default_pocl_affinity(void)
