@@ -61,10 +61,11 @@ typedef struct clt_offsets {
  * pieces of two elements (eight 8-byte loads and a chain of shuffles per
  * float16: an add of 1M floats ran at 85 GB/s instead of 115); a clang
  * vector type with the element's alignment gives one unaligned 64-byte
- * access.  Other compilers keep vload16/vstore16. */
+ * access.  Only for clang compiling for a CPU (x86-64 or AArch64), where it
+ * was measured; GPU and other compilers keep vload16/vstore16. */
 #define CLT_CAT_(a, b) a##b
 #define CLT_CAT(a, b) CLT_CAT_(a, b)
-#if defined(__clang__)
+#if defined(__clang__) && (defined(__x86_64__) || defined(__aarch64__))
 #define CLT_DEF_V16U(type) \
     typedef type CLT_CAT(clt_v16u_, type) __attribute__((ext_vector_type(16), aligned(sizeof(type))));
 CLT_DEF_V16U(float)
