@@ -129,7 +129,7 @@ const char *clt__elementwise_options(int g, clt_dtype t)
 typedef struct geom {
     char variant;
     size_t gws, lws;
-    cl_ulong chunk;
+    cl_ulong n, chunk; /* elements in all, and per work-item */
 } geom;
 
 uint64_t clt__chunk_size(const clt_device *dev, int64_t n)
@@ -150,7 +150,7 @@ uint64_t clt__chunk_size(const clt_device *dev, int64_t n)
 
 static geom geometry(const clt_device *dev, bool contig, int64_t n)
 {
-    geom g = {contig ? 'c' : 's', (size_t)n, 0, clt__chunk_size(dev, n)};
+    geom g = {contig ? 'c' : 's', (size_t)n, 0, (cl_ulong)n, clt__chunk_size(dev, n)};
     if (g.chunk == 0) {
         g.chunk = 1;
         return g;
@@ -161,8 +161,14 @@ static geom geometry(const clt_device *dev, bool contig, int64_t n)
     return g;
 }
 
+/* Launches op's kernel of variant g->variant with the kernel's own
+ * arguments `args` (buffers and scalars) followed by what every elementwise
+ * kernel ends with: (count, chunk, layout) for the strided variants, or one
+ * clt__offsets with the count, the chunk and the layout's offsets for the
+ * contiguous ones ('c', 'k'). */
 static clt_status launch(clt_device *dev, group grp, clt_dtype t, const char *op,
-                         const char *form, const geom *g, size_t nargs, const clt__arg *args)
+                         const char *form, const geom *g, const clt__layout *L, size_t nargs,
+                         const clt__arg *args)
 {
     const char *opts = clt__elementwise_options(grp, t);
     if (opts == NULL)
@@ -176,28 +182,20 @@ static clt_status launch(clt_device *dev, group grp, clt_dtype t, const char *op
     kname[lo + lf] = '_';
     kname[lo + lf + 1] = g->variant;
     kname[lo + lf + 2] = '\0';
-    /* Every elementwise kernel ends with (count, chunk, layout); the
-     * contiguous variants ('c', 'k') take the count, the chunk and the
-     * layout's offsets in one clt__offsets instead. */
     clt__arg a[16];
-    clt__offsets offs;
+    if (nargs + 3 > sizeof a / sizeof a[0])
+        return clt__error(CLT_ERR_INTERNAL, "elementwise %s: %zu arguments", op, nargs);
+    memcpy(a, args, nargs * sizeof *a);
+    clt__offsets offs = {g->n, g->chunk, L->off0, L->off1, L->off2};
     if (g->variant == 'c' || g->variant == 'k') {
-        if (nargs < 3 || nargs > 16 || args[nargs - 1].size != sizeof(clt__layout) ||
-            args[nargs - 2].size != sizeof(cl_ulong) || args[nargs - 3].size != sizeof(cl_ulong))
-            return clt__error(CLT_ERR_INTERNAL, "elementwise %s: unexpected arguments", op);
-        const clt__layout *L = args[nargs - 1].ptr;
-        memcpy(&offs.n, args[nargs - 3].ptr, sizeof offs.n);
-        memcpy(&offs.chunk, args[nargs - 2].ptr, sizeof offs.chunk);
-        offs.off0 = L->off0;
-        offs.off1 = L->off1;
-        offs.off2 = L->off2;
-        memcpy(a, args, (nargs - 3) * sizeof *a);
-        a[nargs - 3] = (clt__arg){sizeof offs, &offs};
-        args = a;
-        nargs -= 2;
+        a[nargs++] = (clt__arg){sizeof offs, &offs};
+    } else {
+        a[nargs++] = (clt__arg){sizeof g->n, &g->n};
+        a[nargs++] = (clt__arg){sizeof g->chunk, &g->chunk};
+        a[nargs++] = (clt__arg){sizeof *L, L};
     }
     return clt__launch(dev, "elementwise", opts, kname, 1, &g->gws, g->lws ? &g->lws : NULL,
-                       nargs, args);
+                       nargs, a);
 }
 
 /* A 0-d layout is given one dimension of size 1 (strides 0), which the
@@ -299,10 +297,8 @@ static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
         clt__layout L;
         geom g = layout_inputs(r, 2, (const clt_tensor *[]){ua, ub}, &L);
         cl_mem mo = clt__mem(r), ma = clt__mem(ua), mb = clt__mem(ub);
-        cl_ulong cnt = (cl_ulong)r->numel;
-        clt__arg args[] = {CLT__ARG(mo),  CLT__ARG(ma),      CLT__ARG(mb),
-                           CLT__ARG(cnt), CLT__ARG(g.chunk), CLT__ARG(L)};
-        CLT__TRY(launch(a->dev, kind == COMPARE ? G_CMP : G_BIN, ct, op, "_tt", &g, 6, args));
+        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(mb)};
+        CLT__TRY(launch(a->dev, kind == COMPARE ? G_CMP : G_BIN, ct, op, "_tt", &g, &L, 3, args));
     }
     *out = r;
     r = NULL;
@@ -341,12 +337,10 @@ static clt_status binary_ts(const char *op, op_kind kind, const clt_tensor *a, d
         geom g = layout_inputs(r, 1, &ua, &L);
         cl_int rev = reversed;
         cl_mem mo = clt__mem(r), ma = clt__mem(ua);
-        cl_ulong cnt = (cl_ulong)r->numel;
         unsigned char sv[8];
         size_t ssize = clt__scalar_arg(ct, s, sv);
-        clt__arg args[] = {CLT__ARG(mo),  CLT__ARG(ma),      {ssize, sv}, CLT__ARG(rev),
-                           CLT__ARG(cnt), CLT__ARG(g.chunk), CLT__ARG(L)};
-        CLT__TRY(launch(a->dev, kind == COMPARE ? G_CMP : G_BIN, ct, op, "_ts", &g, 7, args));
+        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma), {ssize, sv}, CLT__ARG(rev)};
+        CLT__TRY(launch(a->dev, kind == COMPARE ? G_CMP : G_BIN, ct, op, "_ts", &g, &L, 4, args));
     }
     *out = r;
     r = NULL;
@@ -386,10 +380,8 @@ static clt_status unary(const char *op, unary_kind kind, const clt_tensor *a, cl
         clt__layout L;
         geom g = layout_inputs(r, 1, &ua, &L);
         cl_mem mo = clt__mem(r), ma = clt__mem(ua);
-        cl_ulong cnt = (cl_ulong)r->numel;
-        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(cnt), CLT__ARG(g.chunk),
-                           CLT__ARG(L)};
-        CLT__TRY(launch(a->dev, kind == LOGICAL ? G_CMP : G_UN, ct, op, "", &g, 5, args));
+        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma)};
+        CLT__TRY(launch(a->dev, kind == LOGICAL ? G_CMP : G_UN, ct, op, "", &g, &L, 2, args));
     }
     *out = r;
     r = NULL;
@@ -507,11 +499,9 @@ clt_status clt_clamp(const clt_tensor *a, const double *min, const double *max,
         size_t size = clt__scalar_arg(ct, min ? *min : 0, lo);
         clt__scalar_arg(ct, max ? *max : 0, hi);
         cl_mem mo = clt__mem(r), ma = clt__mem(ua);
-        cl_ulong cnt = (cl_ulong)r->numel;
-        clt__arg args[] = {CLT__ARG(mo),     CLT__ARG(ma),     {size, lo},
-                           {size, hi},       CLT__ARG(has_lo), CLT__ARG(has_hi),
-                           CLT__ARG(cnt),    CLT__ARG(g.chunk), CLT__ARG(L)};
-        CLT__TRY(launch(a->dev, G_BIN, ct, "clamp", "", &g, 9, args));
+        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma),     {size, lo},
+                           {size, hi},   CLT__ARG(has_lo), CLT__ARG(has_hi)};
+        CLT__TRY(launch(a->dev, G_BIN, ct, "clamp", "", &g, &L, 6, args));
     }
     *out = r;
     r = NULL;
@@ -560,10 +550,8 @@ clt_status clt_where(const clt_tensor *cond, const clt_tensor *a, const clt_tens
         clt__layout L;
         geom g = layout_inputs(r, 3, (const clt_tensor *[]){cond, ua, ub}, &L);
         cl_mem mo = clt__mem(r), mc = clt__mem(cond), ma = clt__mem(ua), mb = clt__mem(ub);
-        cl_ulong cnt = (cl_ulong)r->numel;
-        clt__arg args[] = {CLT__ARG(mo),  CLT__ARG(mc),      CLT__ARG(ma), CLT__ARG(mb),
-                           CLT__ARG(cnt), CLT__ARG(g.chunk), CLT__ARG(L)};
-        CLT__TRY(launch(a->dev, G_BIN, ct, "where", "", &g, 7, args));
+        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(mc), CLT__ARG(ma), CLT__ARG(mb)};
+        CLT__TRY(launch(a->dev, G_BIN, ct, "where", "", &g, &L, 4, args));
     }
     *out = r;
     r = NULL;
