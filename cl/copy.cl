@@ -3,8 +3,6 @@
  * per work-item, for GPUs) and chunked (one chunk per work-item with 16-wide
  * vectors, for CPUs).  Used by contiguous(), casts and moves. */
 
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
 #define SV CAT(S_C, 16)
 #define DV CAT(D_C, 16)
 

@@ -4,8 +4,6 @@
  * (contiguous with 16-wide vectors), one chunk of elements per work-item.
  * EW_BIN, EW_CMP or EW_UN selects the group of ops a program holds. */
 
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
 #define TV CAT(T_C, 16)
 #define OV CAT(O_C, 16)
 #define CVT_OV CAT(convert_, OV)

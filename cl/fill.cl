@@ -1,8 +1,6 @@
 /* fill.cl: constant fill and arange, for one dtype T.  fill_chunk serves CPU
  * devices: one chunk per work-item with 16-wide vector stores. */
 
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
 #define TV CAT(T_C, 16)
 
 #if T_ID == 2

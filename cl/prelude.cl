@@ -11,6 +11,10 @@
 
 #define CLT_MAX_DIMS 8
 
+/* Pastes a and b after expanding them (CAT(T_C, 16) gives float16). */
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+
 /* Must match clt__layout in src/internal.h. */
 typedef struct clt_layout {
     long shape[CLT_MAX_DIMS];
@@ -63,11 +67,9 @@ typedef struct clt_offsets {
  * vector type with the element's alignment gives one unaligned 64-byte
  * access.  Only for clang compiling for a CPU (x86-64 or AArch64), where it
  * was measured; GPU and other compilers keep vload16/vstore16. */
-#define CLT_CAT_(a, b) a##b
-#define CLT_CAT(a, b) CLT_CAT_(a, b)
 #if defined(__clang__) && (defined(__x86_64__) || defined(__aarch64__))
 #define CLT_DEF_V16U(type) \
-    typedef type CLT_CAT(clt_v16u_, type) __attribute__((ext_vector_type(16), aligned(sizeof(type))));
+    typedef type CAT(clt_v16u_, type) __attribute__((ext_vector_type(16), aligned(sizeof(type))));
 CLT_DEF_V16U(float)
 CLT_DEF_V16U(int)
 CLT_DEF_V16U(uint)
@@ -77,8 +79,8 @@ CLT_DEF_V16U(uchar)
 #ifdef CLT_FP64
 CLT_DEF_V16U(double)
 #endif
-#define CLT_VLOAD16(type, p) (*(const __global CLT_CAT(clt_v16u_, type) *)(p))
-#define CLT_VSTORE16(type, v, p) (*(__global CLT_CAT(clt_v16u_, type) *)(p) = (v))
+#define CLT_VLOAD16(type, p) (*(const __global CAT(clt_v16u_, type) *)(p))
+#define CLT_VSTORE16(type, v, p) (*(__global CAT(clt_v16u_, type) *)(p) = (v))
 #else
 #define CLT_VLOAD16(type, p) vload16(0, (p))
 #define CLT_VSTORE16(type, v, p) vstore16((v), 0, (p))

@@ -22,8 +22,6 @@
 #define S long
 #endif
 
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
 #define S16 CAT(S, 16)
 #define CONVERT_S16 CAT(convert_, S16)
 

@@ -12,8 +12,6 @@
 #ifndef SM_VW
 #define SM_VW 16
 #endif
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
 #define V CAT(T_C, SM_VW)
 
 #ifdef SM_HALF
