@@ -258,6 +258,7 @@ typedef struct clt__storage {
     cl_mem mem;         /* NULL for zero bytes */
     size_t bytes;
     bool foreign;       /* a caller's buffer (clt_tensor_from_cl_buffer) */
+    uint64_t version;   /* atomic; bumped by every in-place write (autograd's check) */
 } clt__storage;
 
 struct clt_tensor {
@@ -269,7 +270,25 @@ struct clt_tensor {
     int64_t strides[CLT_MAX_DIMS]; /* in elements */
     int64_t offset;                /* in elements */
     int64_t numel;
+    int refs;                      /* atomic; clt_tensor_retain / clt_tensor_free */
+    /* Autograd's per-tensor state (src/autograd), released through
+     * `meta_free` when the last reference goes: the tensor layer never
+     * calls up into autograd. */
+    void *meta;
+    void (*meta_free)(clt_tensor *t);
 };
+
+/* Marks an in-place write to t's storage (every handle and view on it). */
+static inline void clt__version_bump(const clt_tensor *t)
+{
+    if (t->storage)
+        __atomic_add_fetch(&t->storage->version, 1, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t clt__version(const clt_tensor *t)
+{
+    return t->storage ? __atomic_load_n(&t->storage->version, __ATOMIC_RELAXED) : 0;
+}
 
 /* Layout passed to strided kernels; must match clt_layout in prelude.cl. */
 typedef struct clt__layout {

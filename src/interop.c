@@ -92,6 +92,7 @@ clt_status clt_tensor_from_cl_buffer(clt_device *dev, cl_mem mem, size_t offset_
     sto->mem = mem;
     sto->bytes = size;
     sto->foreign = true;
+    t->refs = 1;
     t->storage = sto;
     t->dev = dev;
     t->dtype = dtype;

@@ -54,7 +54,14 @@ CLT_API clt_status clt_full(clt_device *dev, clt_dtype dtype, int ndim, const in
 CLT_API clt_status clt_arange(clt_device *dev, clt_dtype dtype, double start, double end,
                               double step, clt_tensor **out);
 
-/* Releases a handle; the storage goes when its last handle goes.  Queued
+/* Adds a reference to the handle t and returns t (NULL gives NULL).  Each
+ * reference is released with clt_tensor_free; the handle goes with its
+ * last reference.  Every function that hands out a tensor hands out one
+ * reference. */
+CLT_API clt_tensor *clt_tensor_retain(clt_tensor *t);
+
+/* Releases a reference to a handle; the handle goes with its last
+ * reference, and the storage when its last handle goes.  Queued
  * work that uses the storage still completes.  NULL does nothing. */
 CLT_API void clt_tensor_free(clt_tensor *t);
 

@@ -85,6 +85,7 @@ clt_status clt__tensor_new(clt_device *dev, clt_dtype dtype, int ndim, const int
         free(s);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "tensor: out of host memory");
     }
+    t->refs = 1;
     t->dev = dev;
     t->dtype = dtype;
     t->ndim = ndim;
@@ -126,6 +127,7 @@ clt_status clt__tensor_view(const clt_tensor *t, int ndim, const int64_t *shape,
     clt_tensor *v = calloc(1, sizeof *v);
     if (v == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "view: out of host memory");
+    v->refs = 1;
     v->storage = t->storage;
     __atomic_add_fetch(&v->storage->refs, 1, __ATOMIC_RELAXED);
     v->dev = t->dev;
@@ -144,10 +146,19 @@ clt_status clt__tensor_view(const clt_tensor *t, int ndim, const int64_t *shape,
 
 void clt_tensor_free(clt_tensor *t)
 {
-    if (t == NULL)
+    if (t == NULL || __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
+    if (t->meta_free)
+        t->meta_free(t);
     storage_release(t->storage);
     free(t);
+}
+
+clt_tensor *clt_tensor_retain(clt_tensor *t)
+{
+    if (t)
+        __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+    return t;
 }
 
 /* ---- fills ------------------------------------------------------------------ */
