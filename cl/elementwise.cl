@@ -255,6 +255,27 @@ DEF_FOUR(clamp_, PARAMS_CLAMP, FETCH_UN, VFETCH_UN, CLAMP(x), CLAMP(x), 1)
 DEF_FOUR(where_, PARAMS_WHERE, FETCH_WHERE, VFETCH_NONE, w_, w_, 0)
 #endif
 
+/* Gradients of unary ops (src/autograd), as binary ops of the output's
+ * gradient a and the op's input or output b, so that a backward step is one
+ * launch.  relu's follows PyTorch's threshold_backward on the output (NaN
+ * passes the gradient); abs's is a * sign(x), 0 at 0. */
+#if defined(EW_GRAD) && T_IS_FLOAT
+#define GELU_BW(a, b)                                                          \
+    (a) * (K(0.5) * (one + erf((b) * K(0.70710678118654752440))) +              \
+           (b) * exp(K(-0.5) * (b) * (b)) * K(0.39894228040143267794))
+#define GRAD_OPS(X)                                                            \
+    X(relu_bw, b <= zero ? zero : a, b <= zero ? zero : a, 1)                  \
+    X(abs_bw, a * sign(b), a * sign(b), 1)                                     \
+    X(tanh_bw, a * (one - b * b), a * (one - b * b), 1)                        \
+    X(sigmoid_bw, a * (one - b) * b, a * (one - b) * b, 1)                     \
+    X(gelu_bw, GELU_BW(a, b), GELU_BW(a, b), 1)                                \
+    X(sin_bw, a * cos(b), a * cos(b), 1)                                       \
+    X(cos_bw, -a * sin(b), -a * sin(b), 1)                                     \
+    X(sqrt_bw, a / (b + b), a / (b + b), 1)                                    \
+    X(rsqrt_bw, K(-0.5) * a * b * b * b, K(-0.5) * a * b * b * b, 1)
+GRAD_OPS(DEF_BINARY)
+#endif
+
 #ifdef EW_CMP
 #define COMPARE_OPS(X)                                                         \
     X(eq, a == b, a == b, 1)                                                   \

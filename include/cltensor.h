@@ -25,5 +25,6 @@
 #include <cltensor/view.h>
 #include <cltensor/memory.h>
 #include <cltensor/stats.h>
+#include <cltensor/autograd.h>
 
 #endif

@@ -19,6 +19,96 @@
 #else
 #define CLT__PRINTF(f, a)
 #define CLT__HIDDEN
+/* ---- op implementations, without autograd (src/ops, src/tensor) ------------
+ * The public clt_X of each differentiable op (and its non-differentiable
+ * siblings) is defined in src/autograd, which calls clt__X and records the
+ * graph.  Library code computes with clt__X: it never records. */
+clt_status clt__add(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__sub(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__mul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__div(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__pow(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__maximum(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__minimum(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__eq(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__ne(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__lt(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__le(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__gt(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__ge(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__eq_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__ne_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__lt_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__le_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__gt_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__ge_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__where(const clt_tensor *cond, const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__clamp(const clt_tensor *a, const double *min, const double *max, clt_tensor **out);
+clt_status clt__add_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__sub_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__rsub_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__mul_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__div_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__rdiv_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__pow_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__rpow_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__neg(const clt_tensor *a, clt_tensor **out);
+clt_status clt__abs(const clt_tensor *a, clt_tensor **out);
+clt_status clt__relu(const clt_tensor *a, clt_tensor **out);
+clt_status clt__exp(const clt_tensor *a, clt_tensor **out);
+clt_status clt__log(const clt_tensor *a, clt_tensor **out);
+clt_status clt__sqrt(const clt_tensor *a, clt_tensor **out);
+clt_status clt__rsqrt(const clt_tensor *a, clt_tensor **out);
+clt_status clt__sin(const clt_tensor *a, clt_tensor **out);
+clt_status clt__cos(const clt_tensor *a, clt_tensor **out);
+clt_status clt__tanh(const clt_tensor *a, clt_tensor **out);
+clt_status clt__sigmoid(const clt_tensor *a, clt_tensor **out);
+clt_status clt__gelu(const clt_tensor *a, clt_tensor **out);
+clt_status clt__logical_not(const clt_tensor *a, clt_tensor **out);
+clt_status clt__sum(const clt_tensor *a, clt_tensor **out);
+clt_status clt__sum_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+clt_status clt__mean(const clt_tensor *a, clt_tensor **out);
+clt_status clt__mean_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+clt_status clt__prod(const clt_tensor *a, clt_tensor **out);
+clt_status clt__prod_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+clt_status clt__max(const clt_tensor *a, clt_tensor **out);
+clt_status clt__max_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+clt_status clt__min(const clt_tensor *a, clt_tensor **out);
+clt_status clt__min_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+clt_status clt__argmax(const clt_tensor *a, clt_tensor **out);
+clt_status clt__argmax_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+clt_status clt__argmin(const clt_tensor *a, clt_tensor **out);
+clt_status clt__argmin_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+clt_status clt__var(const clt_tensor *a, double correction, clt_tensor **out);
+clt_status clt__var_dim(const clt_tensor *a, int dim, double correction, int keepdim, clt_tensor **out);
+clt_status clt__std(const clt_tensor *a, double correction, clt_tensor **out);
+clt_status clt__std_dim(const clt_tensor *a, int dim, double correction, int keepdim, clt_tensor **out);
+clt_status clt__matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__softmax(const clt_tensor *a, int dim, clt_tensor **out);
+clt_status clt__log_softmax(const clt_tensor *a, int dim, clt_tensor **out);
+clt_status clt__view(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out);
+clt_status clt__reshape(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out);
+clt_status clt__flatten(const clt_tensor *t, int start_dim, int end_dim, clt_tensor **out);
+clt_status clt__transpose(const clt_tensor *t, int d0, int d1, clt_tensor **out);
+clt_status clt__permute(const clt_tensor *t, int ndim, const int *dims, clt_tensor **out);
+clt_status clt__narrow(const clt_tensor *t, int dim, int64_t start, int64_t length, clt_tensor **out);
+clt_status clt__slice(const clt_tensor *t, int dim, int64_t start, int64_t end, int64_t step, clt_tensor **out);
+clt_status clt__squeeze(const clt_tensor *t, int dim, clt_tensor **out);
+clt_status clt__squeeze_all(const clt_tensor *t, clt_tensor **out);
+clt_status clt__unsqueeze(const clt_tensor *t, int dim, clt_tensor **out);
+clt_status clt__expand(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out);
+clt_status clt__contiguous(const clt_tensor *t, clt_tensor **out);
+clt_status clt__cat(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out);
+clt_status clt__stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out);
+clt_status clt__to(const clt_tensor *t, clt_device *dev, clt_tensor **out);
+clt_status clt__to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out);
+clt_status clt__clone(const clt_tensor *t, clt_tensor **out);
+
+/* g and x (float, broadcast and promoted) through one of the gradient
+ * kernels of cl/elementwise.cl ("relu_bw", "tanh_bw", ...). */
+clt_status clt__grad_kernel(const char *op, const clt_tensor *g, const clt_tensor *x,
+                            clt_tensor **out);
+
 #endif
 
 /* ---- errors (src/core/error.c) ----------------------------------------- */
@@ -217,7 +307,7 @@ const char *clt__opts_cached(clt__opts_slot *slot, const char *p0, clt_dtype t0,
 /* The options the op modules build their programs with, for the warm-up:
  * the elementwise groups (src/ops/elementwise.c), fill, arange and copy
  * (src/tensor/tensor.c). */
-#define CLT__EW_GROUPS 3
+#define CLT__EW_GROUPS 4
 const char *clt__elementwise_options(int group, clt_dtype t);
 const char *clt__fill_options(clt_dtype t);
 const char *clt__arange_options(const clt_device *dev, clt_dtype t);
@@ -276,7 +366,19 @@ struct clt_tensor {
      * calls up into autograd. */
     void *meta;
     void (*meta_free)(clt_tensor *t);
+    /* The scope that owns this handle's first reference, and where
+     * (src/tensor/scope.c); NULL when the caller owns it. */
+    struct clt__scope *scope;
+    size_t scope_slot;
 };
+
+/* Hands t's first reference to the calling thread's innermost scope, if
+ * one is open (every new handle goes through this).  Fails only when the
+ * scope cannot grow. */
+clt_status clt__scope_adopt(clt_tensor *t);
+/* Takes t's first reference back from its scope, for handles the library
+ * keeps beyond the call (saved tensors, gradients, optimizer state). */
+void clt__scope_disown(clt_tensor *t);
 
 /* Marks an in-place write to t's storage (every handle and view on it). */
 static inline void clt__version_bump(const clt_tensor *t)
@@ -330,6 +432,10 @@ clt_status clt__same_device(const clt_tensor *a, const clt_tensor *b, const char
 /* A contiguous tensor with t's values: a new handle on t itself when it is
  * already contiguous, otherwise a strided copy.  Optionally cast. */
 clt_status clt__contiguous_as(const clt_tensor *t, clt_dtype dtype, clt_tensor **out);
+
+/* Sets every element of t, a contiguous tensor at offset 0 (one with its
+ * own storage), to value. */
+clt_status clt__fill_value(clt_tensor *t, double value);
 
 /* Enqueues a strided copy (with cast) of src into the contiguous dst of the
  * same shape and device. */
@@ -435,5 +541,95 @@ clt_status clt__softmax_variant(const clt_tensor *a, int dim, bool logmode, int 
 
 /* Builds the GEMM program ahead of use (for clt_warmup). */
 clt_status clt__gemm_cpu_warmup(clt_device *dev);
+
+/* ---- op implementations, without autograd (src/ops, src/tensor) ------------
+ * The public clt_X of each differentiable op (and its non-differentiable
+ * siblings) is defined in src/autograd, which calls clt__X and records the
+ * graph.  Library code computes with clt__X: it never records. */
+clt_status clt__add(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__sub(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__mul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__div(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__pow(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__maximum(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__minimum(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__eq(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__ne(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__lt(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__le(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__gt(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__ge(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__eq_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__ne_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__lt_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__le_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__gt_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__ge_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__where(const clt_tensor *cond, const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__clamp(const clt_tensor *a, const double *min, const double *max, clt_tensor **out);
+clt_status clt__add_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__sub_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__rsub_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__mul_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__div_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__rdiv_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__pow_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__rpow_scalar(const clt_tensor *a, double s, clt_tensor **out);
+clt_status clt__neg(const clt_tensor *a, clt_tensor **out);
+clt_status clt__abs(const clt_tensor *a, clt_tensor **out);
+clt_status clt__relu(const clt_tensor *a, clt_tensor **out);
+clt_status clt__exp(const clt_tensor *a, clt_tensor **out);
+clt_status clt__log(const clt_tensor *a, clt_tensor **out);
+clt_status clt__sqrt(const clt_tensor *a, clt_tensor **out);
+clt_status clt__rsqrt(const clt_tensor *a, clt_tensor **out);
+clt_status clt__sin(const clt_tensor *a, clt_tensor **out);
+clt_status clt__cos(const clt_tensor *a, clt_tensor **out);
+clt_status clt__tanh(const clt_tensor *a, clt_tensor **out);
+clt_status clt__sigmoid(const clt_tensor *a, clt_tensor **out);
+clt_status clt__gelu(const clt_tensor *a, clt_tensor **out);
+clt_status clt__logical_not(const clt_tensor *a, clt_tensor **out);
+clt_status clt__sum(const clt_tensor *a, clt_tensor **out);
+clt_status clt__sum_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+clt_status clt__mean(const clt_tensor *a, clt_tensor **out);
+clt_status clt__mean_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+clt_status clt__prod(const clt_tensor *a, clt_tensor **out);
+clt_status clt__prod_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+clt_status clt__max(const clt_tensor *a, clt_tensor **out);
+clt_status clt__max_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+clt_status clt__min(const clt_tensor *a, clt_tensor **out);
+clt_status clt__min_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+clt_status clt__argmax(const clt_tensor *a, clt_tensor **out);
+clt_status clt__argmax_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+clt_status clt__argmin(const clt_tensor *a, clt_tensor **out);
+clt_status clt__argmin_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+clt_status clt__var(const clt_tensor *a, double correction, clt_tensor **out);
+clt_status clt__var_dim(const clt_tensor *a, int dim, double correction, int keepdim, clt_tensor **out);
+clt_status clt__std(const clt_tensor *a, double correction, clt_tensor **out);
+clt_status clt__std_dim(const clt_tensor *a, int dim, double correction, int keepdim, clt_tensor **out);
+clt_status clt__matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__softmax(const clt_tensor *a, int dim, clt_tensor **out);
+clt_status clt__log_softmax(const clt_tensor *a, int dim, clt_tensor **out);
+clt_status clt__view(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out);
+clt_status clt__reshape(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out);
+clt_status clt__flatten(const clt_tensor *t, int start_dim, int end_dim, clt_tensor **out);
+clt_status clt__transpose(const clt_tensor *t, int d0, int d1, clt_tensor **out);
+clt_status clt__permute(const clt_tensor *t, int ndim, const int *dims, clt_tensor **out);
+clt_status clt__narrow(const clt_tensor *t, int dim, int64_t start, int64_t length, clt_tensor **out);
+clt_status clt__slice(const clt_tensor *t, int dim, int64_t start, int64_t end, int64_t step, clt_tensor **out);
+clt_status clt__squeeze(const clt_tensor *t, int dim, clt_tensor **out);
+clt_status clt__squeeze_all(const clt_tensor *t, clt_tensor **out);
+clt_status clt__unsqueeze(const clt_tensor *t, int dim, clt_tensor **out);
+clt_status clt__expand(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out);
+clt_status clt__contiguous(const clt_tensor *t, clt_tensor **out);
+clt_status clt__cat(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out);
+clt_status clt__stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out);
+clt_status clt__to(const clt_tensor *t, clt_device *dev, clt_tensor **out);
+clt_status clt__to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out);
+clt_status clt__clone(const clt_tensor *t, clt_tensor **out);
+
+/* g and x (float, broadcast and promoted) through one of the gradient
+ * kernels of cl/elementwise.cl ("relu_bw", "tanh_bw", ...). */
+clt_status clt__grad_kernel(const char *op, const clt_tensor *g, const clt_tensor *x,
+                            clt_tensor **out);
 
 #endif

@@ -104,6 +104,11 @@ clt_status clt_tensor_from_cl_buffer(clt_device *dev, cl_mem mem, size_t offset_
         t->strides[d] = t->numel;
         t->numel *= shape[d];
     }
+    st = clt__scope_adopt(t);
+    if (st != CLT_OK) {
+        clt_tensor_free(t);
+        return st;
+    }
     *out = t;
     return clt__ok();
 }

@@ -65,6 +65,35 @@ CLT_API clt_tensor *clt_tensor_retain(clt_tensor *t);
  * work that uses the storage still completes.  NULL does nothing. */
 CLT_API void clt_tensor_free(clt_tensor *t);
 
+/* ---- scopes --------------------------------------------------------------
+ * A scope owns every tensor handle created inside it on the calling thread
+ * (by any function, ops included), and releases those still alive when it
+ * ends, newest first, so that an expression of several ops needs no list of
+ * temporaries:
+ *
+ *     clt_scope_begin();
+ *     clt_matmul(x, w, &h); clt_add(h, b, &z); clt_relu(z, &y);
+ *     clt_scope_keep(y);      // y outlives the scope; h and z go
+ *     clt_scope_end();
+ *
+ * The scope holds each handle's first reference: releasing a tensor inside
+ * its scope with clt_tensor_free releases that reference (so code that frees
+ * its temporaries by hand works unchanged in a scope), and a reference taken
+ * with clt_tensor_retain outlives the scope.  Scopes nest; they are per
+ * thread, and a tensor made in a scope must be released or kept on that
+ * thread.  Tensors the library keeps for itself (gradients, saved tensors)
+ * belong to no scope. */
+
+/* Opens a scope on the calling thread; close it with clt_scope_end. */
+CLT_API clt_status clt_scope_begin(void);
+/* Takes t out of its scope: into the enclosing scope when there is one,
+ * else to the caller, who then releases it with clt_tensor_free.  A tensor
+ * in no scope is left as it is. */
+CLT_API clt_status clt_scope_keep(clt_tensor *t);
+/* Closes the innermost scope, releasing the references it still holds.
+ * Does nothing when no scope is open. */
+CLT_API void clt_scope_end(void);
+
 /* ---- properties (no failure; NULL tensor gives 0 / NULL) ---------------- */
 
 CLT_API int clt_tensor_ndim(const clt_tensor *t);

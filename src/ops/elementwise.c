@@ -112,12 +112,12 @@ static bool same_shape(const clt_tensor *t, int n, const int64_t *shape)
 
 /* Program groups of cl/elementwise.cl: each program holds one group so that
  * a build compiles only the kernels that can serve the call. */
-typedef enum group { G_BIN, G_CMP, G_UN, G_COUNT } group;
+typedef enum group { G_BIN, G_CMP, G_UN, G_GRAD, G_COUNT } group;
 _Static_assert(G_COUNT == CLT__EW_GROUPS, "CLT__EW_GROUPS in internal.h");
 
 const char *clt__elementwise_options(int g, clt_dtype t)
 {
-    static const char *defs[G_COUNT] = {" -DEW_BIN", " -DEW_CMP", " -DEW_UN"};
+    static const char *defs[G_COUNT] = {" -DEW_BIN", " -DEW_CMP", " -DEW_UN", " -DEW_GRAD"};
     static clt__opts_slot slots[G_COUNT][CLT_DTYPE_COUNT];
     return clt__opts_cached(&slots[g][t], "T", t, "O", g == G_CMP ? CLT_BOOL : t, defs[g]);
 }
@@ -244,7 +244,7 @@ static clt_status as_dtype(const clt_tensor *t, clt_dtype dt, clt_tensor **tmp,
     return st;
 }
 
-typedef enum op_kind { ARITH, TRUE_DIV, NO_BOOL_SUB, POW, COMPARE, EXTREMUM } op_kind;
+typedef enum op_kind { ARITH, TRUE_DIV, NO_BOOL_SUB, POW, COMPARE, EXTREMUM, GRAD } op_kind;
 
 static clt_dtype compute_dtype(op_kind kind, clt_dtype promoted)
 {
@@ -298,7 +298,8 @@ static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
         geom g = layout_inputs(r, 2, (const clt_tensor *[]){ua, ub}, &L);
         cl_mem mo = clt__mem(r), ma = clt__mem(ua), mb = clt__mem(ub);
         clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(mb)};
-        CLT__TRY(launch(a->dev, kind == COMPARE ? G_CMP : G_BIN, ct, op, "_tt", &g, &L, 3, args));
+        group grp = kind == COMPARE ? G_CMP : kind == GRAD ? G_GRAD : G_BIN;
+        CLT__TRY(launch(a->dev, grp, ct, op, "_tt", &g, &L, 3, args));
     }
     *out = r;
     r = NULL;
@@ -394,19 +395,19 @@ done:
 /* ---- public entry points -------------------------------------------------------- */
 
 #define BINARY_TT(fname, op, kind)                                                  \
-    clt_status clt_##fname(const clt_tensor *a, const clt_tensor *b, clt_tensor **out) \
+    clt_status clt__##fname(const clt_tensor *a, const clt_tensor *b, clt_tensor **out) \
     {                                                                               \
         return binary_tt(#op, kind, a, b, out, "clt_" #fname);                      \
     }
 
 #define BINARY_TS(fname, op, kind, reversed)                                        \
-    clt_status clt_##fname(const clt_tensor *a, double s, clt_tensor **out)         \
+    clt_status clt__##fname(const clt_tensor *a, double s, clt_tensor **out)         \
     {                                                                               \
         return binary_ts(#op, kind, a, s, reversed, out, "clt_" #fname);            \
     }
 
 #define UNARY(fname, kind)                                                          \
-    clt_status clt_##fname(const clt_tensor *a, clt_tensor **out)                   \
+    clt_status clt__##fname(const clt_tensor *a, clt_tensor **out)                   \
     {                                                                               \
         return unary(#fname, kind, a, out, "clt_" #fname);                          \
     }
@@ -424,6 +425,14 @@ BINARY_TT(lt, lt, COMPARE)
 BINARY_TT(le, le, COMPARE)
 BINARY_TT(gt, gt, COMPARE)
 BINARY_TT(ge, ge, COMPARE)
+
+/* The gradient kernels of cl/elementwise.cl's EW_GRAD group, for autograd:
+ * op is one of its GRAD_OPS names ("relu_bw"); static storage. */
+clt_status clt__grad_kernel(const char *op, const clt_tensor *g, const clt_tensor *x,
+                            clt_tensor **out)
+{
+    return binary_tt(op, GRAD, g, x, out, op);
+}
 
 BINARY_TS(add_scalar, add, ARITH, 0)
 BINARY_TS(sub_scalar, sub, NO_BOOL_SUB, 0)
@@ -453,7 +462,7 @@ UNARY(sigmoid, FLOAT)
 UNARY(gelu, FLOAT_ONLY)
 UNARY(logical_not, LOGICAL)
 
-clt_status clt_neg(const clt_tensor *a, clt_tensor **out)
+clt_status clt__neg(const clt_tensor *a, clt_tensor **out)
 {
     if (a && a->dtype == CLT_BOOL) {
         if (out)
@@ -465,7 +474,7 @@ clt_status clt_neg(const clt_tensor *a, clt_tensor **out)
     return unary("neg", KEEP, a, out, "clt_neg");
 }
 
-clt_status clt_clamp(const clt_tensor *a, const double *min, const double *max,
+clt_status clt__clamp(const clt_tensor *a, const double *min, const double *max,
                      clt_tensor **out)
 {
     const char *fn = "clt_clamp";
@@ -511,7 +520,7 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
-clt_status clt_where(const clt_tensor *cond, const clt_tensor *a, const clt_tensor *b,
+clt_status clt__where(const clt_tensor *cond, const clt_tensor *a, const clt_tensor *b,
                      clt_tensor **out)
 {
     const char *fn = "clt_where";

@@ -344,7 +344,7 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
-clt_status clt_matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
+clt_status clt__matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 {
     return clt__matmul_backend(a, b, CLT__GEMM_AUTO, out);
 }

@@ -399,11 +399,11 @@ done:
 /* ---- public entry points ------------------------------------------------------ */
 
 #define DEF_REDUCTION(name, k)                                                       \
-    clt_status clt_##name(const clt_tensor *a, clt_tensor **out)                     \
+    clt_status clt__##name(const clt_tensor *a, clt_tensor **out)                     \
     {                                                                                \
         return reduce(k, a, true, 0, 0, 0.0, out, "clt_" #name);                     \
     }                                                                                \
-    clt_status clt_##name##_dim(const clt_tensor *a, int dim, int keepdim,           \
+    clt_status clt__##name##_dim(const clt_tensor *a, int dim, int keepdim,           \
                                 clt_tensor **out)                                    \
     {                                                                                \
         return reduce(k, a, false, dim, keepdim, 0.0, out, "clt_" #name "_dim");     \
@@ -417,23 +417,23 @@ DEF_REDUCTION(min, K_MIN)
 DEF_REDUCTION(argmax, K_ARGMAX)
 DEF_REDUCTION(argmin, K_ARGMIN)
 
-clt_status clt_var(const clt_tensor *a, double correction, clt_tensor **out)
+clt_status clt__var(const clt_tensor *a, double correction, clt_tensor **out)
 {
     return reduce(K_VAR, a, true, 0, 0, correction, out, "clt_var");
 }
 
-clt_status clt_var_dim(const clt_tensor *a, int dim, double correction, int keepdim,
+clt_status clt__var_dim(const clt_tensor *a, int dim, double correction, int keepdim,
                        clt_tensor **out)
 {
     return reduce(K_VAR, a, false, dim, keepdim, correction, out, "clt_var_dim");
 }
 
-clt_status clt_std(const clt_tensor *a, double correction, clt_tensor **out)
+clt_status clt__std(const clt_tensor *a, double correction, clt_tensor **out)
 {
     return reduce(K_STD, a, true, 0, 0, correction, out, "clt_std");
 }
 
-clt_status clt_std_dim(const clt_tensor *a, int dim, double correction, int keepdim,
+clt_status clt__std_dim(const clt_tensor *a, int dim, double correction, int keepdim,
                        clt_tensor **out)
 {
     return reduce(K_STD, a, false, dim, keepdim, correction, out, "clt_std_dim");

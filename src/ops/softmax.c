@@ -86,12 +86,12 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
-clt_status clt_softmax(const clt_tensor *a, int dim, clt_tensor **out)
+clt_status clt__softmax(const clt_tensor *a, int dim, clt_tensor **out)
 {
     return clt__softmax_variant(a, dim, false, CLT__SOFTMAX_AUTO, out);
 }
 
-clt_status clt_log_softmax(const clt_tensor *a, int dim, clt_tensor **out)
+clt_status clt__log_softmax(const clt_tensor *a, int dim, clt_tensor **out)
 {
     return clt__softmax_variant(a, dim, true, CLT__SOFTMAX_AUTO, out);
 }

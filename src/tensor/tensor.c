@@ -117,6 +117,11 @@ clt_status clt__tensor_new(clt_device *dev, clt_dtype dtype, int ndim, const int
         }
     }
     t->storage = s;
+    st = clt__scope_adopt(t);
+    if (st != CLT_OK) {
+        clt_tensor_free(t);
+        return st;
+    }
     *out = t;
     return CLT_OK;
 }
@@ -140,13 +145,21 @@ clt_status clt__tensor_view(const clt_tensor *t, int ndim, const int64_t *shape,
         v->strides[d] = strides[d];
         v->numel *= shape[d];
     }
+    clt_status st = clt__scope_adopt(v);
+    if (st != CLT_OK) {
+        clt_tensor_free(v);
+        return st;
+    }
     *out = v;
     return CLT_OK;
 }
 
 void clt_tensor_free(clt_tensor *t)
 {
-    if (t == NULL || __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0)
+    if (t == NULL)
+        return;
+    clt__scope_disown(t); /* the first release takes the scope's reference */
+    if (__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     if (t->meta_free)
         t->meta_free(t);
@@ -203,6 +216,16 @@ static clt_status fill(clt_tensor *t, double value)
     clt__arg args[] = {CLT__ARG(mem), CLT__ARG(n), {vsize, v}};
     size_t gws = (size_t)n;
     return clt__launch(t->dev, "fill", opts, "fill", 1, &gws, NULL, 3, args);
+}
+
+clt_status clt__fill_value(clt_tensor *t, double value)
+{
+    if (t->offset != 0 || !clt__is_contiguous(t))
+        return clt__error(CLT_ERR_INTERNAL, "fill: the tensor is a view");
+    clt_status st = t->numel ? fill(t, value) : CLT_OK;
+    if (st == CLT_OK)
+        clt__version_bump(t);
+    return st;
 }
 
 static clt_status check_create(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
@@ -380,7 +403,7 @@ clt_status clt__contiguous_as(const clt_tensor *t, clt_dtype dtype, clt_tensor *
     return CLT_OK;
 }
 
-clt_status clt_clone(const clt_tensor *t, clt_tensor **out)
+clt_status clt__clone(const clt_tensor *t, clt_tensor **out)
 {
     CLT__REQUIRE_ARG(t, "clt_clone");
     CLT__REQUIRE_ARG(out, "clt_clone");
@@ -397,7 +420,7 @@ clt_status clt_clone(const clt_tensor *t, clt_tensor **out)
     return clt__ok();
 }
 
-clt_status clt_to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
+clt_status clt__to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
 {
     CLT__REQUIRE_ARG(t, "clt_to_dtype");
     CLT__REQUIRE_ARG(out, "clt_to_dtype");

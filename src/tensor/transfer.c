@@ -140,7 +140,7 @@ static clt_status copy_through_host(const clt_tensor *src, clt_tensor *dst, cons
     return st;
 }
 
-clt_status clt_to(const clt_tensor *t, clt_device *dev, clt_tensor **out)
+clt_status clt__to(const clt_tensor *t, clt_device *dev, clt_tensor **out)
 {
     CLT__REQUIRE_ARG(t, "clt_to");
     CLT__REQUIRE_ARG(dev, "clt_to");

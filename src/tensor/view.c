@@ -145,7 +145,7 @@ static clt_status reshape_impl(const clt_tensor *t, int ndim, const int64_t *sha
     return st;
 }
 
-clt_status clt_view(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
+clt_status clt__view(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
 {
     CLT__REQUIRE_ARG(out, "clt_view");
     *out = NULL;
@@ -153,7 +153,7 @@ clt_status clt_view(const clt_tensor *t, int ndim, const int64_t *shape, clt_ten
     return finish(reshape_impl(t, ndim, shape, false, out, "clt_view"));
 }
 
-clt_status clt_reshape(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
+clt_status clt__reshape(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
 {
     CLT__REQUIRE_ARG(out, "clt_reshape");
     *out = NULL;
@@ -161,7 +161,7 @@ clt_status clt_reshape(const clt_tensor *t, int ndim, const int64_t *shape, clt_
     return finish(reshape_impl(t, ndim, shape, true, out, "clt_reshape"));
 }
 
-clt_status clt_flatten(const clt_tensor *t, int start_dim, int end_dim, clt_tensor **out)
+clt_status clt__flatten(const clt_tensor *t, int start_dim, int end_dim, clt_tensor **out)
 {
     static const char fn[] = "clt_flatten";
     CLT__REQUIRE_ARG(out, fn);
@@ -197,7 +197,7 @@ clt_status clt_flatten(const clt_tensor *t, int start_dim, int end_dim, clt_tens
     return finish(reshape_impl(t, m, shape, true, out, fn));
 }
 
-clt_status clt_transpose(const clt_tensor *t, int d0, int d1, clt_tensor **out)
+clt_status clt__transpose(const clt_tensor *t, int d0, int d1, clt_tensor **out)
 {
     static const char fn[] = "clt_transpose";
     CLT__REQUIRE_ARG(out, fn);
@@ -221,7 +221,7 @@ clt_status clt_transpose(const clt_tensor *t, int d0, int d1, clt_tensor **out)
     return finish(clt__tensor_view(t, t->ndim, shape, strides, t->offset, out));
 }
 
-clt_status clt_permute(const clt_tensor *t, int ndim, const int *dims, clt_tensor **out)
+clt_status clt__permute(const clt_tensor *t, int ndim, const int *dims, clt_tensor **out)
 {
     static const char fn[] = "clt_permute";
     CLT__REQUIRE_ARG(out, fn);
@@ -263,7 +263,7 @@ static clt_status slicing_dim(const clt_tensor *t, int dim, int *d, const char *
     return wrap_dim(dim, t->ndim, d, fn);
 }
 
-clt_status clt_narrow(const clt_tensor *t, int dim, int64_t start, int64_t length,
+clt_status clt__narrow(const clt_tensor *t, int dim, int64_t start, int64_t length,
                       clt_tensor **out)
 {
     static const char fn[] = "clt_narrow";
@@ -297,7 +297,7 @@ clt_status clt_narrow(const clt_tensor *t, int dim, int64_t start, int64_t lengt
                                    t->offset + start * t->strides[d], out));
 }
 
-clt_status clt_slice(const clt_tensor *t, int dim, int64_t start, int64_t end, int64_t step,
+clt_status clt__slice(const clt_tensor *t, int dim, int64_t start, int64_t end, int64_t step,
                      clt_tensor **out)
 {
     static const char fn[] = "clt_slice";
@@ -332,7 +332,7 @@ clt_status clt_slice(const clt_tensor *t, int dim, int64_t start, int64_t end, i
                                    out));
 }
 
-clt_status clt_squeeze(const clt_tensor *t, int dim, clt_tensor **out)
+clt_status clt__squeeze(const clt_tensor *t, int dim, clt_tensor **out)
 {
     static const char fn[] = "clt_squeeze";
     CLT__REQUIRE_ARG(out, fn);
@@ -355,7 +355,7 @@ clt_status clt_squeeze(const clt_tensor *t, int dim, clt_tensor **out)
     return finish(clt__tensor_view(t, m, shape, strides, t->offset, out));
 }
 
-clt_status clt_squeeze_all(const clt_tensor *t, clt_tensor **out)
+clt_status clt__squeeze_all(const clt_tensor *t, clt_tensor **out)
 {
     CLT__REQUIRE_ARG(out, "clt_squeeze_all");
     *out = NULL;
@@ -371,7 +371,7 @@ clt_status clt_squeeze_all(const clt_tensor *t, clt_tensor **out)
     return finish(clt__tensor_view(t, m, shape, strides, t->offset, out));
 }
 
-clt_status clt_unsqueeze(const clt_tensor *t, int dim, clt_tensor **out)
+clt_status clt__unsqueeze(const clt_tensor *t, int dim, clt_tensor **out)
 {
     static const char fn[] = "clt_unsqueeze";
     CLT__REQUIRE_ARG(out, fn);
@@ -398,7 +398,7 @@ clt_status clt_unsqueeze(const clt_tensor *t, int dim, clt_tensor **out)
     return finish(clt__tensor_view(t, t->ndim + 1, shape, strides, t->offset, out));
 }
 
-clt_status clt_expand(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
+clt_status clt__expand(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
 {
     static const char fn[] = "clt_expand";
     CLT__REQUIRE_ARG(out, fn);
@@ -453,7 +453,7 @@ clt_status clt_expand(const clt_tensor *t, int ndim, const int64_t *shape, clt_t
     return finish(clt__tensor_view(t, ndim, res, strides, t->offset, out));
 }
 
-clt_status clt_contiguous(const clt_tensor *t, clt_tensor **out)
+clt_status clt__contiguous(const clt_tensor *t, clt_tensor **out)
 {
     CLT__REQUIRE_ARG(out, "clt_contiguous");
     *out = NULL;
@@ -586,7 +586,7 @@ done:
     return st;
 }
 
-clt_status clt_cat(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out)
+clt_status clt__cat(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out)
 {
     CLT__REQUIRE_ARG(out, "clt_cat");
     *out = NULL;
@@ -596,7 +596,7 @@ clt_status clt_cat(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **
     return finish(cat_impl(ts, n, dim, out, "clt_cat"));
 }
 
-clt_status clt_stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out)
+clt_status clt__stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out)
 {
     static const char fn[] = "clt_stack";
     CLT__REQUIRE_ARG(out, fn);
@@ -630,7 +630,7 @@ clt_status clt_stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor 
     if (u == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     for (size_t i = 0; i < n; i++)
-        CLT__TRY(clt_unsqueeze(ts[i], d, &u[i]));
+        CLT__TRY(clt__unsqueeze(ts[i], d, &u[i]));
     st = cat_impl((const clt_tensor *const *)u, n, d, out, fn);
 done:
     for (size_t i = 0; i < n; i++)

@@ -1,0 +1,73 @@
+/* autograd.h: what the files of src/autograd share: the graph's nodes, the
+ * recording of an op, and small helpers for backward formulas. */
+#ifndef CLT_AUTOGRAD_H
+#define CLT_AUTOGRAD_H
+
+#include "internal.h"
+
+typedef struct clt__node clt__node;
+
+/* A backward formula: from g, the gradient of the node's output, computes
+ * gin[i] for each input i that needs one (CLT__NEED), as new tensors.  The
+ * engine reduces each gin[i] to its input's shape (broadcasting) and dtype,
+ * so a formula works in the output's broadcast shape and dtype. */
+typedef clt_status (*clt__backward_fn)(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+
+/* One input of a node: where its gradient goes, and what the input looked
+ * like (the gradient is reduced back to it). */
+typedef struct clt__edge {
+    clt__node *node;   /* the input's grad_fn (a reference), or NULL */
+    clt_tensor *leaf;  /* a leaf that requires grad (a reference), or NULL */
+    clt_device *dev;
+    clt_dtype dtype;
+    int ndim;
+    int64_t shape[CLT_MAX_DIMS];
+} clt__edge;
+
+#define CLT__SAVED_MAX 3
+
+struct clt__node {
+    int refs; /* atomic: output tensors and consumer nodes */
+    uint64_t seq; /* creation order; backward runs newest first */
+    const char *name; /* "MulBackward0", as PyTorch names them */
+    clt__backward_fn backward;
+    /* Tensors the formula reads: handles on the data without autograd
+     * state, with the storage versions they had when saved. */
+    clt_tensor *saved[CLT__SAVED_MAX];
+    uint64_t saved_version[CLT__SAVED_MAX];
+    int nsaved;
+    bool released; /* a backward pass without retain_graph freed them */
+    /* What the formula needs besides tensors. */
+    double s[2];
+    int64_t i[CLT_MAX_DIMS + 2];
+    /* Backward-pass state. */
+    uint64_t pass;
+    int deps;
+    clt_tensor *gbuf;
+    int nin;
+    clt__edge in[];
+};
+
+#define CLT__NEED(n, k) ((n)->in[k].node != NULL || (n)->in[k].leaf != NULL)
+
+/* Whether an op on these inputs records a node: grad mode is on and one of
+ * them requires grad. */
+bool clt__grad_needed(int nin, const clt_tensor *const *in);
+
+/* After a forward op that returned st and *out: when clt__grad_needed and
+ * *out is floating, attaches a new node to *out (its grad_fn) with the
+ * inputs' edges and saved views of `saved` (which may include *out), and
+ * hands it back in *node for the formula's scalars (NULL when nothing was
+ * recorded).  On failure releases *out and sets it to NULL. */
+clt_status clt__record(clt_status st, clt_tensor **out, const char *name, clt__backward_fn bw,
+                       int nin, const clt_tensor *const *in, int nsaved,
+                       const clt_tensor *const *saved, clt__node **node);
+
+/* A new handle on g's data (the identity gradient). */
+clt_status clt__alias(const clt_tensor *g, clt_tensor **out);
+
+/* Error for an in-place op on a leaf that requires grad in grad mode, as
+ * PyTorch gives it; CLT_OK otherwise. */
+clt_status clt__check_inplace(const clt_tensor *t, const char *fn);
+
+#endif

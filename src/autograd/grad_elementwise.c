@@ -1,0 +1,463 @@
+/* grad_elementwise.c: the public elementwise ops (ops.h): each runs its
+ * forward from src/ops and records its backward formula, written here
+ * beside it.  Formulas work in the output's shape and dtype; the engine
+ * reduces broadcast dimensions and converts dtypes back to each input. */
+#include <math.h>
+
+#include "autograd/autograd.h"
+
+#define S(k) (n->saved[k])
+
+/* A 0-d zero of g's dtype on g's device, for where(). */
+static clt_status zero_of(const clt_tensor *g, clt_tensor **out)
+{
+    return clt_full(g->dev, g->dtype, 0, NULL, 0.0, out);
+}
+
+/* where(mask, 0, x), the masked_fill of PyTorch's formulas. */
+static clt_status zero_where(const clt_tensor *mask, const clt_tensor *x, clt_tensor **out)
+{
+    clt_tensor *z = NULL;
+    clt_status st = zero_of(x, &z);
+    if (st == CLT_OK)
+        st = clt__where(mask, z, x, out);
+    clt_tensor_free(z);
+    return st;
+}
+
+/* ---- tensor with tensor --------------------------------------------------------- */
+
+static clt_status bw_add(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    if (CLT__NEED(n, 0))
+        st = clt__alias(g, &gin[0]);
+    if (st == CLT_OK && CLT__NEED(n, 1))
+        st = clt__alias(g, &gin[1]);
+    return st;
+}
+
+static clt_status bw_sub(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    if (CLT__NEED(n, 0))
+        st = clt__alias(g, &gin[0]);
+    if (st == CLT_OK && CLT__NEED(n, 1))
+        st = clt__neg(g, &gin[1]);
+    return st;
+}
+
+/* saved: a, b */
+static clt_status bw_mul(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    if (CLT__NEED(n, 0))
+        st = clt__mul(g, S(1), &gin[0]);
+    if (st == CLT_OK && CLT__NEED(n, 1))
+        st = clt__mul(g, S(0), &gin[1]);
+    return st;
+}
+
+/* saved: b, out.  d(a/b)/db = -(g/b) * out. */
+static clt_status bw_div(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_tensor *gb = NULL, *t = NULL;
+    clt_status st = clt__div(g, S(0), &gb);
+    if (st == CLT_OK && CLT__NEED(n, 1)) {
+        st = clt__mul(gb, S(1), &t);
+        if (st == CLT_OK)
+            st = clt__neg(t, &gin[1]);
+    }
+    if (st == CLT_OK && CLT__NEED(n, 0)) {
+        gin[0] = gb;
+        gb = NULL;
+    }
+    clt_tensor_free(gb);
+    clt_tensor_free(t);
+    return st;
+}
+
+/* saved: a, b, out.  PyTorch's pow_backward_self and _exponent:
+ * da = where(b == 0, 0, g * b * a^(b-1)); db = where(a == 0 & b >= 0, 0,
+ * g * out * log(a)). */
+static clt_status bw_pow(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *t1 = NULL, *t2 = NULL, *t3 = NULL, *mask = NULL, *m2 = NULL;
+    if (CLT__NEED(n, 0)) {
+        CLT__TRY(clt__sub_scalar(S(1), 1.0, &t1));
+        CLT__TRY(clt__pow(S(0), t1, &t2));
+        clt_tensor_free(t1);
+        t1 = NULL;
+        CLT__TRY(clt__mul(t2, S(1), &t1));
+        clt_tensor_free(t2);
+        t2 = NULL;
+        CLT__TRY(clt__mul(t1, g, &t2));
+        CLT__TRY(clt__eq_scalar(S(1), 0.0, &mask));
+        CLT__TRY(zero_where(mask, t2, &gin[0]));
+        clt_tensor_free(t1);
+        clt_tensor_free(t2);
+        clt_tensor_free(mask);
+        t1 = t2 = mask = NULL;
+    }
+    if (CLT__NEED(n, 1)) {
+        CLT__TRY(clt__log(S(0), &t1));
+        CLT__TRY(clt__mul(g, S(2), &t2));
+        CLT__TRY(clt__mul(t2, t1, &t3));
+        /* a == 0 and b >= 0: where(a == 0, b >= 0, false) */
+        CLT__TRY(clt__eq_scalar(S(0), 0.0, &mask));
+        CLT__TRY(clt__ge_scalar(S(1), 0.0, &m2));
+        clt_tensor_free(t1);
+        t1 = NULL;
+        CLT__TRY(clt__mul(mask, m2, &t1)); /* bool * bool: logical and */
+        CLT__TRY(zero_where(t1, t3, &gin[1]));
+    }
+done:
+    clt_tensor_free(t1);
+    clt_tensor_free(t2);
+    clt_tensor_free(t3);
+    clt_tensor_free(mask);
+    clt_tensor_free(m2);
+    return st;
+}
+
+/* saved: a, b.  PyTorch's maximum/minimum: a tie splits the gradient in
+ * halves; the loser gets none.  n->i[0] is 1 for maximum, 0 for minimum. */
+static clt_status bw_extremum(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *tie = NULL, *half = NULL, *base = NULL, *lose = NULL;
+    CLT__TRY(clt__eq(S(0), S(1), &tie));
+    CLT__TRY(clt__mul_scalar(g, 0.5, &half));
+    CLT__TRY(clt__where(tie, half, g, &base));
+    for (int k = 0; k < 2; k++) {
+        if (!CLT__NEED(n, k))
+            continue;
+        /* input k loses where it is below the other (maximum) or above */
+        bool below = (k == 0) == (n->i[0] == 1);
+        CLT__TRY(below ? clt__lt(S(0), S(1), &lose) : clt__gt(S(0), S(1), &lose));
+        CLT__TRY(zero_where(lose, base, &gin[k]));
+        clt_tensor_free(lose);
+        lose = NULL;
+    }
+done:
+    clt_tensor_free(tie);
+    clt_tensor_free(half);
+    clt_tensor_free(base);
+    clt_tensor_free(lose);
+    return st;
+}
+
+/* saved: cond */
+static clt_status bw_where(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *z = NULL;
+    CLT__TRY(zero_of(g, &z));
+    if (CLT__NEED(n, 1))
+        CLT__TRY(clt__where(S(0), g, z, &gin[1]));
+    if (CLT__NEED(n, 2))
+        CLT__TRY(clt__where(S(0), z, g, &gin[2]));
+done:
+    clt_tensor_free(z);
+    return st;
+}
+
+/* saved: a.  The gradient passes where min <= a <= max (s[0], s[1]; i[0]
+ * and i[1] say whether each bound is there), as PyTorch's clamp_backward. */
+static clt_status bw_clamp(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *in = NULL, *out = NULL, *cur = NULL;
+    CLT__TRY(clt__alias(g, &cur));
+    for (int k = 0; k < 2; k++) {
+        if (!n->i[k])
+            continue;
+        CLT__TRY(k == 0 ? clt__lt_scalar(S(0), n->s[0], &out)
+                        : clt__gt_scalar(S(0), n->s[1], &out));
+        /* NaN compares false either way: PyTorch's mask is (a >= min), so a
+         * NaN input gets no gradient. */
+        CLT__TRY(k == 0 ? clt__ge_scalar(S(0), n->s[0], &in) : clt__le_scalar(S(0), n->s[1], &in));
+        clt_tensor *next = NULL;
+        clt_tensor *z = NULL;
+        CLT__TRY(zero_of(g, &z));
+        st = clt__where(in, cur, z, &next);
+        clt_tensor_free(z);
+        if (st != CLT_OK)
+            goto done;
+        clt_tensor_free(cur);
+        cur = next;
+        clt_tensor_free(in);
+        clt_tensor_free(out);
+        in = out = NULL;
+    }
+    gin[0] = cur;
+    cur = NULL;
+done:
+    clt_tensor_free(in);
+    clt_tensor_free(out);
+    clt_tensor_free(cur);
+    return st;
+}
+
+typedef clt_status (*binary_fn)(const clt_tensor *, const clt_tensor *, clt_tensor **);
+
+static clt_status binary(binary_fn fwd, const char *name, clt__backward_fn bw, int save,
+                         const clt_tensor *a, const clt_tensor *b, clt_tensor **out,
+                         clt__node **node)
+{
+    clt_status st = fwd(a, b, out);
+    if (st != CLT_OK || bw == NULL)
+        return st;
+    const clt_tensor *in[2] = {a, b};
+    /* save: 0 nothing, 1 (a, b), 2 (b, out), 3 (a, b, out) */
+    const clt_tensor *sv[3] = {a, b, *out};
+    int ns = save == 1 ? 2 : save == 3 ? 3 : 0;
+    if (save == 2) {
+        sv[0] = b;
+        sv[1] = *out;
+        ns = 2;
+    }
+    return clt__record(st, out, name, bw, 2, in, ns, sv, node);
+}
+
+#define DEF_BINARY(fname, name, bw, save)                                             \
+    clt_status clt_##fname(const clt_tensor *a, const clt_tensor *b, clt_tensor **out) \
+    {                                                                                 \
+        return binary(clt__##fname, name, bw, save, a, b, out, NULL);                 \
+    }
+
+DEF_BINARY(add, "AddBackward0", bw_add, 0)
+DEF_BINARY(sub, "SubBackward0", bw_sub, 0)
+DEF_BINARY(mul, "MulBackward0", bw_mul, 1)
+DEF_BINARY(div, "DivBackward0", bw_div, 2)
+DEF_BINARY(pow, "PowBackward1", bw_pow, 3)
+DEF_BINARY(eq, NULL, NULL, 0)
+DEF_BINARY(ne, NULL, NULL, 0)
+DEF_BINARY(lt, NULL, NULL, 0)
+DEF_BINARY(le, NULL, NULL, 0)
+DEF_BINARY(gt, NULL, NULL, 0)
+DEF_BINARY(ge, NULL, NULL, 0)
+
+clt_status clt_maximum(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
+{
+    clt__node *n = NULL;
+    clt_status st = binary(clt__maximum, "MaximumBackward0", bw_extremum, 1, a, b, out, &n);
+    if (n)
+        n->i[0] = 1;
+    return st;
+}
+
+clt_status clt_minimum(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
+{
+    clt__node *n = NULL;
+    clt_status st = binary(clt__minimum, "MinimumBackward0", bw_extremum, 1, a, b, out, &n);
+    if (n)
+        n->i[0] = 0;
+    return st;
+}
+
+clt_status clt_where(const clt_tensor *cond, const clt_tensor *a, const clt_tensor *b,
+                     clt_tensor **out)
+{
+    clt_status st = clt__where(cond, a, b, out);
+    const clt_tensor *in[3] = {cond, a, b};
+    return clt__record(st, out, "WhereBackward0", bw_where, 3, in, 1, &cond, NULL);
+}
+
+clt_status clt_clamp(const clt_tensor *a, const double *min, const double *max,
+                     clt_tensor **out)
+{
+    clt__node *n = NULL;
+    clt_status st = clt__clamp(a, min, max, out);
+    st = clt__record(st, out, "ClampBackward1", bw_clamp, 1, &a, 1, &a, &n);
+    if (n) {
+        n->i[0] = min != NULL;
+        n->i[1] = max != NULL;
+        n->s[0] = min ? *min : 0.0;
+        n->s[1] = max ? *max : 0.0;
+    }
+    return st;
+}
+
+/* ---- tensor with scalar ------------------------------------------------------------ */
+
+/* n->s[0] is the scalar; saved: a (and out where said). */
+static clt_status bw_add_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__alias(g, &gin[0]);
+}
+
+static clt_status bw_rsub_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__neg(g, &gin[0]);
+}
+
+static clt_status bw_mul_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__mul_scalar(g, n->s[0], &gin[0]);
+}
+
+static clt_status bw_div_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__div_scalar(g, n->s[0], &gin[0]);
+}
+
+/* s / a: -g * out / a; saved a, out */
+static clt_status bw_rdiv_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_tensor *t = NULL, *u = NULL;
+    clt_status st = clt__mul(g, S(1), &t);
+    if (st == CLT_OK)
+        st = clt__div(t, S(0), &u);
+    if (st == CLT_OK)
+        st = clt__neg(u, &gin[0]);
+    clt_tensor_free(t);
+    clt_tensor_free(u);
+    return st;
+}
+
+/* a ^ s: g * s * a^(s-1), 0 for s == 0; saved a */
+static clt_status bw_pow_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    double s = n->s[0];
+    if (s == 0.0)
+        return clt__mul_scalar(g, 0.0, &gin[0]);
+    clt_tensor *p = NULL, *t = NULL;
+    clt_status st = clt__pow_scalar(S(0), s - 1.0, &p);
+    if (st == CLT_OK)
+        st = clt__mul_scalar(p, s, &t);
+    if (st == CLT_OK)
+        st = clt__mul(t, g, &gin[0]);
+    clt_tensor_free(p);
+    clt_tensor_free(t);
+    return st;
+}
+
+/* s ^ a: g * out * log(s), and 0 where s == 0 and a >= 0; saved a, out */
+static clt_status bw_rpow_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    double s = n->s[0];
+    clt_tensor *t = NULL, *u = NULL, *mask = NULL;
+    clt_status st = clt__mul(g, S(1), &t);
+    if (st == CLT_OK)
+        st = clt__mul_scalar(t, log(s), &u);
+    if (st == CLT_OK && s == 0.0) {
+        st = clt__ge_scalar(S(0), 0.0, &mask);
+        if (st == CLT_OK)
+            st = zero_where(mask, u, &gin[0]);
+    } else if (st == CLT_OK) {
+        gin[0] = u;
+        u = NULL;
+    }
+    clt_tensor_free(t);
+    clt_tensor_free(u);
+    clt_tensor_free(mask);
+    return st;
+}
+
+typedef clt_status (*scalar_fn)(const clt_tensor *, double, clt_tensor **);
+
+/* save: 0 nothing, 1 a, 2 (a, out) */
+static clt_status scalar_op(scalar_fn fwd, const char *name, clt__backward_fn bw, int save,
+                            const clt_tensor *a, double s, clt_tensor **out)
+{
+    clt_status st = fwd(a, s, out);
+    if (st != CLT_OK || bw == NULL)
+        return st;
+    const clt_tensor *sv[2] = {a, *out};
+    clt__node *n = NULL;
+    st = clt__record(st, out, name, bw, 1, &a, save, sv, &n);
+    if (n)
+        n->s[0] = s;
+    return st;
+}
+
+#define DEF_SCALAR(fname, name, bw, save)                                    \
+    clt_status clt_##fname(const clt_tensor *a, double s, clt_tensor **out)  \
+    {                                                                        \
+        return scalar_op(clt__##fname, name, bw, save, a, s, out);           \
+    }
+
+DEF_SCALAR(add_scalar, "AddBackward1", bw_add_s, 0)
+DEF_SCALAR(sub_scalar, "SubBackward1", bw_add_s, 0)
+DEF_SCALAR(rsub_scalar, "RsubBackward1", bw_rsub_s, 0)
+DEF_SCALAR(mul_scalar, "MulBackward1", bw_mul_s, 0)
+DEF_SCALAR(div_scalar, "DivBackward1", bw_div_s, 0)
+DEF_SCALAR(rdiv_scalar, "DivBackward2", bw_rdiv_s, 2)
+DEF_SCALAR(pow_scalar, "PowBackward0", bw_pow_s, 1)
+DEF_SCALAR(rpow_scalar, "PowBackward2", bw_rpow_s, 2)
+DEF_SCALAR(eq_scalar, NULL, NULL, 0)
+DEF_SCALAR(ne_scalar, NULL, NULL, 0)
+DEF_SCALAR(lt_scalar, NULL, NULL, 0)
+DEF_SCALAR(le_scalar, NULL, NULL, 0)
+DEF_SCALAR(gt_scalar, NULL, NULL, 0)
+DEF_SCALAR(ge_scalar, NULL, NULL, 0)
+
+/* ---- unary ---------------------------------------------------------------------------- */
+
+/* Formulas over one saved tensor (the input or the output): either a
+ * gradient kernel of cl/elementwise.cl (n->i[0] indexes kernels[]) or a
+ * plain op. */
+static const char *const kernels[] = {"relu_bw", "abs_bw", "tanh_bw", "sigmoid_bw", "gelu_bw",
+                                      "sin_bw", "cos_bw", "sqrt_bw", "rsqrt_bw"};
+enum { K_RELU, K_ABS, K_TANH, K_SIGMOID, K_GELU, K_SIN, K_COS, K_SQRT, K_RSQRT };
+
+static clt_status bw_kernel(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__grad_kernel(kernels[n->i[0]], g, S(0), &gin[0]);
+}
+
+static clt_status bw_neg(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__neg(g, &gin[0]);
+}
+
+/* exp: g * out (saved out) */
+static clt_status bw_exp(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__mul(g, S(0), &gin[0]);
+}
+
+/* log: g / a (saved a) */
+static clt_status bw_log(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__div(g, S(0), &gin[0]);
+}
+
+typedef clt_status (*unary_fn)(const clt_tensor *, clt_tensor **);
+
+/* save: 0 nothing, 1 the input, 2 the output; kernel: index in kernels[] */
+static clt_status unary(unary_fn fwd, const char *name, clt__backward_fn bw, int save,
+                        int kernel, const clt_tensor *a, clt_tensor **out)
+{
+    clt_status st = fwd(a, out);
+    if (st != CLT_OK || bw == NULL)
+        return st;
+    const clt_tensor *sv = save == 2 ? *out : a;
+    clt__node *n = NULL;
+    st = clt__record(st, out, name, bw, 1, &a, save ? 1 : 0, &sv, &n);
+    if (n)
+        n->i[0] = kernel;
+    return st;
+}
+
+#define DEF_UNARY(fname, name, bw, save, kernel)                          \
+    clt_status clt_##fname(const clt_tensor *a, clt_tensor **out)         \
+    {                                                                     \
+        return unary(clt__##fname, name, bw, save, kernel, a, out);       \
+    }
+
+DEF_UNARY(neg, "NegBackward0", bw_neg, 0, 0)
+DEF_UNARY(abs, "AbsBackward0", bw_kernel, 1, K_ABS)
+DEF_UNARY(relu, "ReluBackward0", bw_kernel, 2, K_RELU)
+DEF_UNARY(exp, "ExpBackward0", bw_exp, 2, 0)
+DEF_UNARY(log, "LogBackward0", bw_log, 1, 0)
+DEF_UNARY(sqrt, "SqrtBackward0", bw_kernel, 2, K_SQRT)
+DEF_UNARY(rsqrt, "RsqrtBackward0", bw_kernel, 2, K_RSQRT)
+DEF_UNARY(sin, "SinBackward0", bw_kernel, 1, K_SIN)
+DEF_UNARY(cos, "CosBackward0", bw_kernel, 1, K_COS)
+DEF_UNARY(tanh, "TanhBackward0", bw_kernel, 2, K_TANH)
+DEF_UNARY(sigmoid, "SigmoidBackward0", bw_kernel, 2, K_SIGMOID)
+DEF_UNARY(gelu, "GeluBackward0", bw_kernel, 1, K_GELU)
+DEF_UNARY(logical_not, NULL, NULL, 0, 0)

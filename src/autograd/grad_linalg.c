@@ -1,0 +1,117 @@
+/* grad_linalg.c: matmul, softmax and log_softmax (linalg.h) with their
+ * backward formulas. */
+#include "autograd/autograd.h"
+
+#define S(k) (n->saved[k])
+
+/* The last two dims of t swapped (a view). */
+static clt_status mT(const clt_tensor *t, clt_tensor **out)
+{
+    return clt__transpose(t, -2, -1, out);
+}
+
+/* saved: a, b.  With 1-D operands made 2-D (a as a row, b as a column) and
+ * g given their size-1 dims back: da = g @ b^T and db = a^T @ g, then the
+ * added dims dropped; the engine sums broadcast batch dims away. */
+static clt_status bw_matmul(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    const clt_tensor *a = S(0), *b = S(1);
+    bool a1 = a->ndim == 1, b1 = b->ndim == 1;
+    clt_tensor *A = NULL, *B = NULL, *G = NULL, *T = NULL, *R = NULL;
+    int64_t gs[CLT_MAX_DIMS + 2];
+    int gn = 0;
+    for (int d = 0; d < g->ndim; d++)
+        gs[gn++] = g->shape[d];
+    if (a1) { /* the row dim goes before the column dim (or last) */
+        int at = b1 ? gn : gn - 1;
+        for (int d = gn; d > at; d--)
+            gs[d] = gs[d - 1];
+        gs[at] = 1;
+        gn++;
+    }
+    if (b1)
+        gs[gn++] = 1;
+    CLT__TRY(clt__reshape(g, gn, gs, &G));
+    CLT__TRY(a1 ? clt__unsqueeze(a, 0, &A) : clt__alias(a, &A));
+    CLT__TRY(b1 ? clt__unsqueeze(b, 1, &B) : clt__alias(b, &B));
+    if (CLT__NEED(n, 0)) {
+        CLT__TRY(mT(B, &T));
+        CLT__TRY(clt__matmul(G, T, &R));
+        CLT__TRY(a1 ? clt__squeeze(R, -2, &gin[0]) : clt__alias(R, &gin[0]));
+        clt_tensor_free(T);
+        clt_tensor_free(R);
+        T = R = NULL;
+    }
+    if (CLT__NEED(n, 1)) {
+        CLT__TRY(mT(A, &T));
+        CLT__TRY(clt__matmul(T, G, &R));
+        CLT__TRY(b1 ? clt__squeeze(R, -1, &gin[1]) : clt__alias(R, &gin[1]));
+    }
+done:
+    clt_tensor_free(A);
+    clt_tensor_free(B);
+    clt_tensor_free(G);
+    clt_tensor_free(T);
+    clt_tensor_free(R);
+    return st;
+}
+
+clt_status clt_matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
+{
+    const clt_tensor *in[2] = {a, b};
+    return clt__record(clt__matmul(a, b, out), out, "MmBackward0", bw_matmul, 2, in, 2, in,
+                       NULL);
+}
+
+/* saved: out.  softmax: out * (g - sum(g * out, dim)); log_softmax:
+ * g - exp(out) * sum(g, dim).  i[0] is the dim, i[1] 1 for log_softmax. */
+static clt_status bw_softmax(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    const clt_tensor *y = S(0);
+    int dim = (int)n->i[0];
+    clt_tensor *t = NULL, *s = NULL, *u = NULL;
+    if (n->i[1]) {
+        CLT__TRY(clt__sum_dim(g, dim, 1, &s));
+        CLT__TRY(clt__exp(y, &t));
+        CLT__TRY(clt__mul(t, s, &u));
+        CLT__TRY(clt__sub(g, u, &gin[0]));
+    } else {
+        CLT__TRY(clt__mul(g, y, &t));
+        CLT__TRY(clt__sum_dim(t, dim, 1, &s));
+        CLT__TRY(clt__sub(g, s, &u));
+        CLT__TRY(clt__mul(y, u, &gin[0]));
+    }
+done:
+    clt_tensor_free(t);
+    clt_tensor_free(s);
+    clt_tensor_free(u);
+    return st;
+}
+
+static clt_status softmax(bool logmode, const clt_tensor *a, int dim, clt_tensor **out)
+{
+    clt_status st = logmode ? clt__log_softmax(a, dim, out) : clt__softmax(a, dim, out);
+    if (st != CLT_OK)
+        return st;
+    clt__node *n = NULL;
+    const clt_tensor *y = *out;
+    st = clt__record(st, out, logmode ? "LogSoftmaxBackward0" : "SoftmaxBackward0", bw_softmax,
+                     1, &a, 1, &y, &n);
+    if (n) {
+        n->i[0] = a->ndim == 0 ? 0 : dim < 0 ? dim + a->ndim : dim;
+        n->i[1] = logmode;
+    }
+    return st;
+}
+
+clt_status clt_softmax(const clt_tensor *a, int dim, clt_tensor **out)
+{
+    return softmax(false, a, dim, out);
+}
+
+clt_status clt_log_softmax(const clt_tensor *a, int dim, clt_tensor **out)
+{
+    return softmax(true, a, dim, out);
+}

@@ -1,0 +1,314 @@
+/* grad_reduce.c: the public reductions (reduce.h) with their backward
+ * formulas.  The gradient of a reduction over dim d is the output's gradient
+ * put back along d (unsqueezed when keepdim was off) and broadcast over it;
+ * max and min split ties as PyTorch does. */
+#include <string.h>
+
+#include "autograd/autograd.h"
+
+#define S(k) (n->saved[k])
+
+/* Node integers: i[0] the dim (-1: all dims), i[1] keepdim. */
+
+/* g with the reduced dim back as size 1 (or every dim, for a full
+ * reduction), so that it broadcasts against the input: shape of edge 0. */
+static clt_status unreduce(clt__node *n, const clt_tensor *g, clt_tensor **out)
+{
+    const clt__edge *e = &n->in[0];
+    int64_t shape[CLT_MAX_DIMS];
+    for (int d = 0; d < e->ndim; d++)
+        shape[d] = (n->i[0] < 0 || d == n->i[0]) ? 1 : e->shape[d];
+    return clt__reshape(g, e->ndim, shape, out);
+}
+
+/* g brought back and expanded to the input's shape. */
+static clt_status spread(clt__node *n, const clt_tensor *g, clt_tensor **out)
+{
+    clt_tensor *u = NULL;
+    clt_status st = unreduce(n, g, &u);
+    if (st == CLT_OK)
+        st = clt__expand(u, n->in[0].ndim, n->in[0].shape, out);
+    clt_tensor_free(u);
+    return st;
+}
+
+/* Elements the reduction combined into each output element. */
+static double count(const clt__node *n)
+{
+    const clt__edge *e = &n->in[0];
+    double c = 1;
+    for (int d = 0; d < e->ndim; d++)
+        if (n->i[0] < 0 || d == n->i[0])
+            c *= (double)e->shape[d];
+    return c;
+}
+
+static clt_status bw_sum(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return spread(n, g, &gin[0]);
+}
+
+static clt_status bw_mean(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_tensor *t = NULL;
+    clt_status st = clt__div_scalar(g, count(n), &t);
+    if (st == CLT_OK)
+        st = spread(n, t, &gin[0]);
+    clt_tensor_free(t);
+    return st;
+}
+
+/* saved: a, out.  PyTorch's prod_backward: g * out / a where the slice has
+ * no zero; where it has exactly one, that element gets g times the product
+ * of the others; elements of slices with two or more zeros get 0. */
+static clt_status bw_prod(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    const clt_tensor *a = S(0);
+    clt_tensor *gu = NULL, *ou = NULL, *z = NULL, *zf = NULL, *nz = NULL, *one = NULL,
+               *anz = NULL, *pnz = NULL, *t = NULL, *c0 = NULL, *c1 = NULL, *zero = NULL,
+               *m0 = NULL, *m1 = NULL, *inner = NULL;
+    int dim = (int)n->i[0];
+    CLT__TRY(unreduce(n, g, &gu));
+    CLT__TRY(unreduce(n, S(1), &ou));
+    CLT__TRY(clt__eq_scalar(a, 0.0, &z));
+    CLT__TRY(clt__to_dtype(z, a->dtype, &zf));
+    if (dim < 0) {
+        clt_tensor *s = NULL;
+        CLT__TRY(clt__sum(zf, &s));
+        st = unreduce(n, s, &nz);
+        clt_tensor_free(s);
+        CLT__TRY(st);
+    } else {
+        CLT__TRY(clt__sum_dim(zf, dim, 1, &nz));
+    }
+    CLT__TRY(clt_full(a->dev, a->dtype, 0, NULL, 1.0, &one));
+    CLT__TRY(clt_full(a->dev, a->dtype, 0, NULL, 0.0, &zero));
+    CLT__TRY(clt__where(z, one, a, &anz));
+    if (dim < 0) {
+        clt_tensor *s = NULL;
+        CLT__TRY(clt__prod(anz, &s));
+        st = unreduce(n, s, &pnz);
+        clt_tensor_free(s);
+        CLT__TRY(st);
+    } else {
+        CLT__TRY(clt__prod_dim(anz, dim, 1, &pnz));
+    }
+    /* no zero: g * out / a */
+    CLT__TRY(clt__mul(gu, ou, &t));
+    CLT__TRY(clt__div(t, a, &c0));
+    /* one zero, at this element: g * product of the others */
+    CLT__TRY(clt__mul(gu, pnz, &c1));
+    CLT__TRY(clt__eq_scalar(nz, 1.0, &m1));
+    clt_tensor *only = NULL;
+    CLT__TRY(clt__where(m1, c1, zero, &only));
+    st = clt__where(z, only, zero, &inner);
+    clt_tensor_free(only);
+    CLT__TRY(st);
+    CLT__TRY(clt__eq_scalar(nz, 0.0, &m0));
+    CLT__TRY(clt__where(m0, c0, inner, &gin[0]));
+done:;
+    clt_tensor *all[] = {gu, ou, z, zf, nz, one, anz, pnz, t, c0, c1, zero, m0, m1, inner};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        clt_tensor_free(all[k]);
+    return st;
+}
+
+/* saved: a, out.  Full max/min: the gradient is shared evenly by the
+ * elements equal to the result (NaN ones when it is NaN), as PyTorch's
+ * evenly_distribute_backward. */
+static clt_status bw_extreme_all(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *eq = NULL, *nan = NULL, *ef = NULL, *nf = NULL, *mask = NULL, *cnt = NULL,
+               *share = NULL;
+    CLT__TRY(clt__eq(S(0), S(1), &eq));
+    CLT__TRY(clt__ne(S(0), S(0), &nan));
+    CLT__TRY(clt__to_dtype(eq, g->dtype, &ef));
+    CLT__TRY(clt__to_dtype(nan, g->dtype, &nf));
+    /* When the result is not NaN no input is, and when it is, no input
+     * equals it: the sum is the one mask that applies. */
+    CLT__TRY(clt__add(ef, nf, &mask));
+    CLT__TRY(clt__sum(mask, &cnt));
+    CLT__TRY(clt__div(g, cnt, &share));
+    CLT__TRY(clt__mul(mask, share, &gin[0]));
+done:
+    clt_tensor_free(eq);
+    clt_tensor_free(nan);
+    clt_tensor_free(ef);
+    clt_tensor_free(nf);
+    clt_tensor_free(mask);
+    clt_tensor_free(cnt);
+    clt_tensor_free(share);
+    return st;
+}
+
+/* saved: a.  max/min along a dim: the whole gradient goes to the element
+ * argmax/argmin picks (the first of ties), as PyTorch's
+ * value_selecting_reduction_backward with the indices.  n->i[2] is 1 for
+ * max. */
+static clt_status bw_extreme_dim(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    const clt__edge *e = &n->in[0];
+    int dim = (int)n->i[0];
+    if (dim < 0)
+        return clt__alias(g, &gin[0]); /* a 0-d input is its own max */
+    clt_tensor *idx = NULL, *ar = NULL, *arv = NULL, *hit = NULL, *gu = NULL, *z = NULL;
+    CLT__TRY(n->i[2] ? clt__argmax_dim(S(0), dim, 1, &idx) : clt__argmin_dim(S(0), dim, 1, &idx));
+    CLT__TRY(clt_arange(e->dev, CLT_INT64, 0, (double)e->shape[dim], 1, &ar));
+    int64_t shape[CLT_MAX_DIMS];
+    for (int d = 0; d < e->ndim; d++)
+        shape[d] = d == dim ? e->shape[d] : 1;
+    CLT__TRY(clt__reshape(ar, e->ndim, shape, &arv));
+    CLT__TRY(clt__eq(arv, idx, &hit));
+    CLT__TRY(unreduce(n, g, &gu));
+    CLT__TRY(clt_full(e->dev, g->dtype, 0, NULL, 0.0, &z));
+    CLT__TRY(clt__where(hit, gu, z, &gin[0]));
+done:
+    clt_tensor_free(idx);
+    clt_tensor_free(ar);
+    clt_tensor_free(arv);
+    clt_tensor_free(hit);
+    clt_tensor_free(gu);
+    clt_tensor_free(z);
+    return st;
+}
+
+/* saved: a (and out for std).  var: g * 2 (a - mean) / (N - correction);
+ * std: var's gradient / (2 out).  s[0] is the correction, i[2] 1 for std. */
+static clt_status bw_var(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    const clt_tensor *a = S(0);
+    clt_tensor *mean = NULL, *mu = NULL, *dev = NULL, *gu = NULL, *t = NULL, *ou = NULL,
+               *t2 = NULL;
+    int dim = (int)n->i[0];
+    if (dim < 0) {
+        clt_tensor *m = NULL;
+        CLT__TRY(clt__mean(a, &m));
+        st = unreduce(n, m, &mu);
+        clt_tensor_free(m);
+        CLT__TRY(st);
+    } else {
+        CLT__TRY(clt__mean_dim(a, dim, 1, &mu));
+    }
+    CLT__TRY(clt__sub(a, mu, &dev));
+    CLT__TRY(unreduce(n, g, &gu));
+    double scale = 2.0 / (count(n) - n->s[0]);
+    if (n->i[2]) {
+        CLT__TRY(unreduce(n, S(1), &ou));
+        CLT__TRY(clt__div(gu, ou, &t2));
+        scale /= 2.0;
+    } else {
+        CLT__TRY(clt__alias(gu, &t2));
+    }
+    CLT__TRY(clt__mul(dev, t2, &t));
+    CLT__TRY(clt__mul_scalar(t, scale, &gin[0]));
+done:
+    clt_tensor_free(mean);
+    clt_tensor_free(mu);
+    clt_tensor_free(dev);
+    clt_tensor_free(gu);
+    clt_tensor_free(t);
+    clt_tensor_free(ou);
+    clt_tensor_free(t2);
+    return st;
+}
+
+/* Wraps dim into [0, ndim) for the node, as the forward accepted it;
+ * 0-d inputs reduce over "all" their (no) dims. */
+static int64_t node_dim(const clt_tensor *a, int dim)
+{
+    if (a->ndim == 0)
+        return -1;
+    return dim < 0 ? dim + a->ndim : dim;
+}
+
+/* Records node `name` for a reduction of a over dim (-1 all) after fwd
+ * returned st; save: 1 a, 2 (a, out). */
+static clt_status record(clt_status st, clt_tensor **out, const char *name, clt__backward_fn bw,
+                         int save, const clt_tensor *a, int64_t dim, int keepdim, int64_t flag,
+                         double s)
+{
+    if (st != CLT_OK)
+        return st;
+    const clt_tensor *sv[2] = {a, *out};
+    clt__node *n = NULL;
+    st = clt__record(st, out, name, bw, 1, &a, save, sv, &n);
+    if (n) {
+        n->i[0] = dim;
+        n->i[1] = keepdim;
+        n->i[2] = flag;
+        n->s[0] = s;
+    }
+    return st;
+}
+
+#define DEF_REDUCTION(fname, nall, ndim, bw_all, bw_dim, save_all, save_dim, flag)          \
+    clt_status clt_##fname(const clt_tensor *a, clt_tensor **out)                         \
+    {                                                                                     \
+        return record(clt__##fname(a, out), out, nall, bw_all, save_all, a, -1, 0, flag,  \
+                      0.0);                                                               \
+    }                                                                                     \
+    clt_status clt_##fname##_dim(const clt_tensor *a, int dim, int keepdim,               \
+                                 clt_tensor **out)                                        \
+    {                                                                                     \
+        clt_status st = clt__##fname##_dim(a, dim, keepdim, out);                         \
+        return record(st, out, ndim, bw_dim, save_dim, a, st == CLT_OK ? node_dim(a, dim) : 0, \
+                      keepdim, flag, 0.0);                                                \
+    }
+
+DEF_REDUCTION(sum, "SumBackward0", "SumBackward1", bw_sum, bw_sum, 0, 0, 0)
+DEF_REDUCTION(mean, "MeanBackward0", "MeanBackward1", bw_mean, bw_mean, 0, 0, 0)
+DEF_REDUCTION(prod, "ProdBackward0", "ProdBackward1", bw_prod, bw_prod, 2, 2, 0)
+DEF_REDUCTION(max, "MaxBackward1", "MaxBackward0", bw_extreme_all, bw_extreme_dim, 2, 1, 1)
+DEF_REDUCTION(min, "MinBackward1", "MinBackward0", bw_extreme_all, bw_extreme_dim, 2, 1, 0)
+
+clt_status clt_argmax(const clt_tensor *a, clt_tensor **out)
+{
+    return clt__argmax(a, out);
+}
+
+clt_status clt_argmax_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out)
+{
+    return clt__argmax_dim(a, dim, keepdim, out);
+}
+
+clt_status clt_argmin(const clt_tensor *a, clt_tensor **out)
+{
+    return clt__argmin(a, out);
+}
+
+clt_status clt_argmin_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out)
+{
+    return clt__argmin_dim(a, dim, keepdim, out);
+}
+
+clt_status clt_var(const clt_tensor *a, double correction, clt_tensor **out)
+{
+    return record(clt__var(a, correction, out), out, "VarBackward0", bw_var, 1, a, -1, 0, 0,
+                  correction);
+}
+
+clt_status clt_var_dim(const clt_tensor *a, int dim, double correction, int keepdim,
+                       clt_tensor **out)
+{
+    clt_status st = clt__var_dim(a, dim, correction, keepdim, out);
+    return record(st, out, "VarBackward0", bw_var, 1, a, st == CLT_OK ? node_dim(a, dim) : 0,
+                  keepdim, 0, correction);
+}
+
+clt_status clt_std(const clt_tensor *a, double correction, clt_tensor **out)
+{
+    return record(clt__std(a, correction, out), out, "StdBackward0", bw_var, 2, a, -1, 0, 1,
+                  correction);
+}
+
+clt_status clt_std_dim(const clt_tensor *a, int dim, double correction, int keepdim,
+                       clt_tensor **out)
+{
+    clt_status st = clt__std_dim(a, dim, correction, keepdim, out);
+    return record(st, out, "StdBackward0", bw_var, 2, a, st == CLT_OK ? node_dim(a, dim) : 0,
+                  keepdim, 1, correction);
+}

@@ -1,0 +1,291 @@
+/* grad_view.c: the views and joins of view.h, and the moves and copies of
+ * tensor.h (clt_to, clt_to_dtype, clt_clone), with their backward formulas:
+ * each puts the output's gradient back into the input's shape, place,
+ * device or dtype. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd/autograd.h"
+
+/* The gradient in the input's shape (reshape, view, flatten, squeeze,
+ * unsqueeze). */
+static clt_status bw_reshape(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__reshape(g, n->in[0].ndim, n->in[0].shape, &gin[0]);
+}
+
+/* The identity: expand (the engine sums the broadcast dims), contiguous,
+ * clone, to_dtype (the engine converts the dtype back). */
+static clt_status bw_identity(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__alias(g, &gin[0]);
+}
+
+static clt_status bw_transpose(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__transpose(g, (int)n->i[0], (int)n->i[1], &gin[0]);
+}
+
+/* i[0..ndim) the permutation; the gradient takes its inverse. */
+static clt_status bw_permute(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    int inv[CLT_MAX_DIMS];
+    int nd = n->in[0].ndim;
+    for (int d = 0; d < nd; d++)
+        inv[n->i[d]] = d;
+    return clt__permute(g, nd, inv, &gin[0]);
+}
+
+/* zeros of the given shape, size `len` along dim, in g's dtype */
+static clt_status zeros_along(const clt_tensor *g, const clt__edge *e, int dim, int64_t len,
+                              clt_tensor **out)
+{
+    int64_t shape[CLT_MAX_DIMS];
+    memcpy(shape, g->shape, sizeof shape);
+    shape[dim] = len;
+    return clt_full(g->dev, g->dtype, g->ndim, shape, 0.0, out);
+}
+
+/* i[0] dim, i[1] start, i[2] step, i[3] count.  The input's gradient is g
+ * at start, start + step, ... and zero elsewhere, built from joins: with a
+ * step, g is interleaved with step - 1 zero slices (stack on dim + 1, then
+ * reshape), cut to the span, and padded with zeros before and after. */
+static clt_status bw_slice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    const clt__edge *e = &n->in[0];
+    int dim = (int)n->i[0];
+    int64_t start = n->i[1], step = n->i[2], cnt = n->i[3], size = e->shape[dim];
+    clt_tensor *z = NULL, *spread = NULL, *st_ = NULL, *cut = NULL, *before = NULL,
+               *after = NULL, **parts = NULL;
+    if (cnt == 0)
+        return clt_full(g->dev, g->dtype, e->ndim, e->shape, 0.0, &gin[0]);
+    if (step > 1) {
+        parts = calloc((size_t)step, sizeof *parts);
+        if (parts == NULL)
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "SliceBackward0: out of host memory");
+        CLT__TRY(clt_full(g->dev, g->dtype, g->ndim, g->shape, 0.0, &z));
+        parts[0] = (clt_tensor *)g;
+        for (int64_t k = 1; k < step; k++)
+            parts[k] = z;
+        CLT__TRY(clt__stack((const clt_tensor *const *)parts, (size_t)step, dim + 1, &st_));
+        int64_t shape[CLT_MAX_DIMS];
+        memcpy(shape, g->shape, sizeof shape);
+        shape[dim] = cnt * step;
+        CLT__TRY(clt__reshape(st_, g->ndim, shape, &spread));
+        int64_t span = (cnt - 1) * step + 1;
+        CLT__TRY(clt__narrow(spread, dim, 0, span, &cut));
+    } else {
+        CLT__TRY(clt__alias(g, &cut));
+    }
+    int64_t tail = size - start - cut->shape[dim];
+    const clt_tensor *join[3];
+    size_t nj = 0;
+    if (start > 0) {
+        CLT__TRY(zeros_along(g, e, dim, start, &before));
+        join[nj++] = before;
+    }
+    join[nj++] = cut;
+    if (tail > 0) {
+        CLT__TRY(zeros_along(g, e, dim, tail, &after));
+        join[nj++] = after;
+    }
+    CLT__TRY(nj == 1 ? clt__alias(cut, &gin[0]) : clt__cat(join, nj, dim, &gin[0]));
+done:
+    free(parts);
+    clt_tensor_free(z);
+    clt_tensor_free(spread);
+    clt_tensor_free(st_);
+    clt_tensor_free(cut);
+    clt_tensor_free(before);
+    clt_tensor_free(after);
+    return st;
+}
+
+/* i[0] the dim; each input's gradient is its part of g along it (cat) or
+ * its index along the new dim (stack, i[1] = 1). */
+static clt_status bw_join(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    int dim = (int)n->i[0];
+    int64_t at = 0;
+    for (int k = 0; k < n->nin; k++) {
+        const clt__edge *e = &n->in[k];
+        int64_t len = n->i[1] ? 1 : e->ndim == 1 && e->shape[0] == 0 && g->ndim != 1 ? 0
+                                                                                   : e->shape[dim];
+        if (CLT__NEED(n, k)) {
+            clt_tensor *part = NULL;
+            st = clt__narrow(g, dim, at, len, &part);
+            if (st == CLT_OK)
+                st = n->i[1] ? clt__squeeze(part, dim, &gin[k]) : clt__alias(part, &gin[k]);
+            clt_tensor_free(part);
+            if (st != CLT_OK)
+                return st;
+        }
+        at += len;
+    }
+    return CLT_OK;
+}
+
+/* The gradient goes back to the input's device. */
+static clt_status bw_to(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__to(g, n->in[0].dev, &gin[0]);
+}
+
+static clt_status one(clt_status st, clt_tensor **out, const char *name, clt__backward_fn bw,
+                      const clt_tensor *t, clt__node **node)
+{
+    return clt__record(st, out, name, bw, 1, &t, 0, NULL, node);
+}
+
+clt_status clt_view(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
+{
+    return one(clt__view(t, ndim, shape, out), out, "ViewBackward0", bw_reshape, t, NULL);
+}
+
+clt_status clt_reshape(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
+{
+    return one(clt__reshape(t, ndim, shape, out), out, "ViewBackward0", bw_reshape, t, NULL);
+}
+
+clt_status clt_flatten(const clt_tensor *t, int start_dim, int end_dim, clt_tensor **out)
+{
+    return one(clt__flatten(t, start_dim, end_dim, out), out, "ViewBackward0", bw_reshape, t,
+               NULL);
+}
+
+clt_status clt_squeeze(const clt_tensor *t, int dim, clt_tensor **out)
+{
+    return one(clt__squeeze(t, dim, out), out, "SqueezeBackward1", bw_reshape, t, NULL);
+}
+
+clt_status clt_squeeze_all(const clt_tensor *t, clt_tensor **out)
+{
+    return one(clt__squeeze_all(t, out), out, "SqueezeBackward0", bw_reshape, t, NULL);
+}
+
+clt_status clt_unsqueeze(const clt_tensor *t, int dim, clt_tensor **out)
+{
+    return one(clt__unsqueeze(t, dim, out), out, "UnsqueezeBackward0", bw_reshape, t, NULL);
+}
+
+clt_status clt_expand(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
+{
+    return one(clt__expand(t, ndim, shape, out), out, "ExpandBackward0", bw_identity, t, NULL);
+}
+
+clt_status clt_contiguous(const clt_tensor *t, clt_tensor **out)
+{
+    return one(clt__contiguous(t, out), out, "CloneBackward0", bw_identity, t, NULL);
+}
+
+clt_status clt_clone(const clt_tensor *t, clt_tensor **out)
+{
+    return one(clt__clone(t, out), out, "CloneBackward0", bw_identity, t, NULL);
+}
+
+clt_status clt_to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
+{
+    return one(clt__to_dtype(t, dtype, out), out, "ToCopyBackward0", bw_identity, t, NULL);
+}
+
+clt_status clt_to(const clt_tensor *t, clt_device *dev, clt_tensor **out)
+{
+    return one(clt__to(t, dev, out), out, "ToCopyBackward0", bw_to, t, NULL);
+}
+
+/* A dim as the forward op accepted it, wrapped into [0, ndim). */
+static int wrap(int dim, int ndim)
+{
+    return dim < 0 ? dim + ndim : dim;
+}
+
+clt_status clt_transpose(const clt_tensor *t, int d0, int d1, clt_tensor **out)
+{
+    clt__node *n = NULL;
+    clt_status st = one(clt__transpose(t, d0, d1, out), out, "TransposeBackward0", bw_transpose,
+                        t, &n);
+    if (n) {
+        n->i[0] = d0;
+        n->i[1] = d1;
+    }
+    return st;
+}
+
+clt_status clt_permute(const clt_tensor *t, int ndim, const int *dims, clt_tensor **out)
+{
+    clt__node *n = NULL;
+    clt_status st = one(clt__permute(t, ndim, dims, out), out, "PermuteBackward0", bw_permute,
+                        t, &n);
+    if (n)
+        for (int d = 0; d < ndim; d++)
+            n->i[d] = wrap(dims[d], ndim);
+    return st;
+}
+
+/* Python's clamping of a slice bound to [0, size]. */
+static int64_t clamp_bound(int64_t v, int64_t size)
+{
+    if (v < 0)
+        v += size;
+    return v < 0 ? 0 : v > size ? size : v;
+}
+
+static void slice_node(clt__node *n, const clt_tensor *t, int dim, int64_t start, int64_t step,
+                       const clt_tensor *out)
+{
+    int d = wrap(dim, t->ndim);
+    n->i[0] = d;
+    n->i[1] = clamp_bound(start, t->shape[d]);
+    n->i[2] = step;
+    n->i[3] = out->shape[d];
+}
+
+clt_status clt_narrow(const clt_tensor *t, int dim, int64_t start, int64_t length,
+                      clt_tensor **out)
+{
+    clt__node *n = NULL;
+    clt_status st = one(clt__narrow(t, dim, start, length, out), out, "NarrowBackward0",
+                        bw_slice, t, &n);
+    if (n)
+        slice_node(n, t, dim, start, 1, *out);
+    return st;
+}
+
+clt_status clt_slice(const clt_tensor *t, int dim, int64_t start, int64_t end, int64_t step,
+                     clt_tensor **out)
+{
+    clt__node *n = NULL;
+    clt_status st = one(clt__slice(t, dim, start, end, step, out), out, "SliceBackward0",
+                        bw_slice, t, &n);
+    if (n)
+        slice_node(n, t, dim, start, step, *out);
+    return st;
+}
+
+static clt_status join(bool stack, const clt_tensor *const *ts, size_t n_, int dim,
+                       clt_tensor **out)
+{
+    clt_status st = stack ? clt__stack(ts, n_, dim, out) : clt__cat(ts, n_, dim, out);
+    if (st != CLT_OK)
+        return st;
+    clt__node *n = NULL;
+    st = clt__record(st, out, stack ? "StackBackward0" : "CatBackward0", bw_join, (int)n_, ts,
+                     0, NULL, &n);
+    if (n) {
+        n->i[0] = wrap(dim, (*out)->ndim);
+        n->i[1] = stack;
+    }
+    return st;
+}
+
+clt_status clt_cat(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out)
+{
+    return join(false, ts, n, dim, out);
+}
+
+clt_status clt_stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out)
+{
+    return join(true, ts, n, dim, out);
+}

@@ -1,0 +1,86 @@
+/* scope.c: scopes (clt_scope_begin/end), which own the first reference of
+ * every tensor handle created inside them on their thread, so that an
+ * expression of several ops needs no hand-written list of temporaries. */
+#include <stdlib.h>
+
+#include "internal.h"
+
+typedef struct clt__scope {
+    struct clt__scope *parent;
+    clt_tensor **items; /* NULL where a handle was released or kept */
+    size_t n, cap;
+} clt__scope;
+
+static __thread clt__scope *top;
+
+static clt_status scope_push(clt__scope *s, clt_tensor *t)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        clt_tensor **items = realloc(s->items, cap * sizeof *items);
+        if (items == NULL)
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "scope: out of host memory");
+        s->items = items;
+        s->cap = cap;
+    }
+    t->scope = s;
+    t->scope_slot = s->n;
+    s->items[s->n++] = t;
+    return CLT_OK;
+}
+
+clt_status clt__scope_adopt(clt_tensor *t)
+{
+    return top ? scope_push(top, t) : CLT_OK;
+}
+
+void clt__scope_disown(clt_tensor *t)
+{
+    if (t && t->scope) {
+        t->scope->items[t->scope_slot] = NULL;
+        t->scope = NULL;
+    }
+}
+
+clt_status clt_scope_begin(void)
+{
+    clt__scope *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_scope_begin: out of host memory");
+    s->parent = top;
+    top = s;
+    return clt__ok();
+}
+
+clt_status clt_scope_keep(clt_tensor *t)
+{
+    CLT__REQUIRE_ARG(t, "clt_scope_keep");
+    if (t->scope == NULL)
+        return clt__ok(); /* the caller owns it already */
+    clt__scope *parent = t->scope->parent;
+    clt__scope_disown(t);
+    if (parent) {
+        clt_status st = scope_push(parent, t);
+        if (st != CLT_OK)
+            return st; /* the caller owns it now */
+    }
+    return clt__ok();
+}
+
+void clt_scope_end(void)
+{
+    clt__scope *s = top;
+    if (s == NULL)
+        return;
+    top = s->parent;
+    /* Newest first, so that outputs go before the inputs they were made of. */
+    for (size_t i = s->n; i-- > 0;) {
+        clt_tensor *t = s->items[i];
+        if (t) {
+            t->scope = NULL;
+            clt_tensor_free(t);
+        }
+    }
+    free(s->items);
+    free(s);
+}
