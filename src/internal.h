@@ -101,6 +101,10 @@ clt_status clt__contiguous(const clt_tensor *t, clt_tensor **out);
 clt_status clt__cat(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out);
 clt_status clt__stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out);
 clt_status clt__to(const clt_tensor *t, clt_device *dev, clt_tensor **out);
+/* clt__to on behalf of a public function whose caller is `caller` (the
+ * user's call site for CLTENSOR_SYNC_DEBUG). */
+clt_status clt__to_at(const clt_tensor *t, clt_device *dev, clt_tensor **out,
+                      const void *caller);
 clt_status clt__to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out);
 clt_status clt__clone(const clt_tensor *t, clt_tensor **out);
 
@@ -624,6 +628,10 @@ clt_status clt__contiguous(const clt_tensor *t, clt_tensor **out);
 clt_status clt__cat(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out);
 clt_status clt__stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out);
 clt_status clt__to(const clt_tensor *t, clt_device *dev, clt_tensor **out);
+/* clt__to on behalf of a public function whose caller is `caller` (the
+ * user's call site for CLTENSOR_SYNC_DEBUG). */
+clt_status clt__to_at(const clt_tensor *t, clt_device *dev, clt_tensor **out,
+                      const void *caller);
 clt_status clt__to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out);
 clt_status clt__clone(const clt_tensor *t, clt_tensor **out);
 

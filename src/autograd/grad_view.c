@@ -192,7 +192,8 @@ clt_status clt_to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
 
 clt_status clt_to(const clt_tensor *t, clt_device *dev, clt_tensor **out)
 {
-    return one(clt__to(t, dev, out), out, "ToCopyBackward0", bw_to, t, NULL);
+    clt_status st = clt__to_at(t, dev, out, __builtin_return_address(0));
+    return one(st, out, "ToCopyBackward0", bw_to, t, NULL);
 }
 
 /* A dim as the forward op accepted it, wrapped into [0, ndim). */

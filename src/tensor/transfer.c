@@ -142,6 +142,12 @@ static clt_status copy_through_host(const clt_tensor *src, clt_tensor *dst, cons
 
 clt_status clt__to(const clt_tensor *t, clt_device *dev, clt_tensor **out)
 {
+    return clt__to_at(t, dev, out, __builtin_return_address(0));
+}
+
+clt_status clt__to_at(const clt_tensor *t, clt_device *dev, clt_tensor **out,
+                      const void *caller)
+{
     CLT__REQUIRE_ARG(t, "clt_to");
     CLT__REQUIRE_ARG(dev, "clt_to");
     CLT__REQUIRE_ARG(out, "clt_to");
@@ -161,9 +167,9 @@ clt_status clt__to(const clt_tensor *t, clt_device *dev, clt_tensor **out)
     CLT__TRY(clt__tensor_new(dev, t->dtype, t->ndim, t->shape, &dst));
     if (src->numel > 0) {
         if (dev->context == t->dev->context)
-            CLT__TRY(copy_same_context(src, dst, __builtin_return_address(0)));
+            CLT__TRY(copy_same_context(src, dst, caller));
         else
-            CLT__TRY(copy_through_host(src, dst, __builtin_return_address(0)));
+            CLT__TRY(copy_through_host(src, dst, caller));
     }
     *out = dst;
     dst = NULL;
