@@ -26,5 +26,6 @@
 #include <cltensor/memory.h>
 #include <cltensor/stats.h>
 #include <cltensor/autograd.h>
+#include <cltensor/nn.h>
 
 #endif

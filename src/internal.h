@@ -418,6 +418,15 @@ typedef struct clt__offsets {
 clt_status clt__tensor_new(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
                            clt_tensor **out);
 
+/* Moves t's data to dev in place: the handle stays, its storage becomes a
+ * contiguous copy on dev (model.to(device) keeps its Parameters).  Other
+ * handles on the old storage keep it. */
+clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev);
+
+/* clt__tensor_rehome of a tensor and of its autograd gradient, if any
+ * (src/autograd/engine.c). */
+clt_status clt__grad_rehome(clt_tensor *t, clt_device *dev);
+
 /* A new handle on t's storage with the given geometry (a view). */
 clt_status clt__tensor_view(const clt_tensor *t, int ndim, const int64_t *shape,
                             const int64_t *strides, int64_t offset, clt_tensor **out);

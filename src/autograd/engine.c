@@ -279,6 +279,15 @@ clt_status clt_zero_grad(clt_tensor *t, int set_to_none)
     return st == CLT_OK ? clt__ok() : st;
 }
 
+clt_status clt__grad_rehome(clt_tensor *t, clt_device *dev)
+{
+    clt_status st = clt__tensor_rehome(t, dev);
+    clt__meta *m = meta_of(t);
+    if (st == CLT_OK && m && m->grad)
+        st = clt__tensor_rehome(m->grad, dev);
+    return st;
+}
+
 clt_status clt_detach(const clt_tensor *t, clt_tensor **out)
 {
     CLT__REQUIRE_ARG(out, "clt_detach");

@@ -179,6 +179,26 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
+clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev)
+{
+    if (t->dev == dev)
+        return CLT_OK;
+    clt_tensor *moved = NULL;
+    clt_status st = clt__to_at(t, dev, &moved, __builtin_return_address(0));
+    if (st != CLT_OK)
+        return st;
+    /* The copy's storage goes into t's handle; the old one is released. */
+    clt__storage *old = t->storage;
+    t->storage = moved->storage;
+    moved->storage = old;
+    t->dev = dev;
+    t->offset = moved->offset;
+    memcpy(t->strides, moved->strides, sizeof t->strides);
+    moved->dev = old ? old->dev : moved->dev;
+    clt_tensor_free(moved);
+    return CLT_OK;
+}
+
 static clt_status check_read(const clt_tensor *t, const void *dst, size_t dst_bytes,
                              const char *fn)
 {

@@ -1,0 +1,104 @@
+/* cltensor/nn.h: layers and models, like torch.nn.
+ *
+ * A clt_module is a layer or a model made of layers.  Its parameters are
+ * leaf tensors that require grad, initialised as PyTorch initialises them
+ * but from a clt_generator (NULL: the default one), so that a seed gives
+ * the same model on every device.  clt_module_forward runs it as a graph of
+ * differentiable ops; clt_backward on a loss then fills the parameters'
+ * gradients.
+ *
+ * Ownership.  Constructors hand out a new module: release it with
+ * clt_module_free, which releases its children and tensors.  The tensors
+ * that the listing functions hand out are borrowed: they live as long as
+ * the module (across clt_module_to, which moves their data but keeps the
+ * handles, so optimizers made before still hold them).
+ *
+ * Devices.  A model's tensors live on one device.  An input on another
+ * device is an error naming both (CLT_ERR_DEVICE_MISMATCH), never a copy.
+ */
+#ifndef CLTENSOR_NN_H
+#define CLTENSOR_NN_H
+
+#include <cltensor/random.h>
+#include <cltensor/tensor.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct clt_module clt_module;
+
+/* A tensor of a model with its name, as in PyTorch's state_dict
+ * ("0.weight"). */
+typedef struct clt_named_tensor {
+    const char *name;
+    clt_tensor *tensor;
+} clt_named_tensor;
+
+/* ---- running a model ---------------------------------------------------- */
+
+/* y = m(x).  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_module_forward(clt_module *m, const clt_tensor *x, clt_tensor **out);
+
+/* Like model.to(device): moves every parameter, buffer and gradient of m
+ * and its children to dev (copies; the handles stay). */
+CLT_API clt_status clt_module_to(clt_module *m, clt_device *dev);
+
+/* model.train() (on = 1) or model.eval() (on = 0), for m and its
+ * children: Dropout and BatchNorm act differently in the two. */
+CLT_API void clt_module_train(clt_module *m, int on);
+CLT_API int clt_module_is_training(const clt_module *m);
+
+/* The device of m's tensors (borrowed), or NULL for a model without any. */
+CLT_API clt_device *clt_module_device(const clt_module *m);
+
+/* "Linear", "Sequential", ... (static storage); NULL for NULL. */
+CLT_API const char *clt_module_name(const clt_module *m);
+
+/* The number of parameter elements (sum of numel), as
+ * sum(p.numel() for p in model.parameters()). */
+CLT_API int64_t clt_module_num_parameters(const clt_module *m);
+
+/* The parameters, in PyTorch's order, as *n borrowed tensors in an array
+ * that is released with clt_free. */
+CLT_API clt_status clt_module_parameters(const clt_module *m, clt_tensor ***out, size_t *n);
+
+/* Named parameters, buffers, or both (the state: parameters then buffers
+ * of each module, children after their parent, as state_dict): *n entries
+ * in one block (names included) released with clt_free; the tensors are
+ * borrowed. */
+CLT_API clt_status clt_module_named_parameters(const clt_module *m, clt_named_tensor **out,
+                                               size_t *n);
+CLT_API clt_status clt_module_named_buffers(const clt_module *m, clt_named_tensor **out,
+                                            size_t *n);
+CLT_API clt_status clt_module_state(const clt_module *m, clt_named_tensor **out, size_t *n);
+
+/* Releases m, its children and its tensors.  NULL does nothing. */
+CLT_API void clt_module_free(clt_module *m);
+
+/* ---- layers (each a new module: release with clt_module_free) ------------- */
+
+/* torch.nn.Sequential: runs mods in order.  Takes ownership of the n
+ * modules when it succeeds (they are released with the container). */
+CLT_API clt_status clt_sequential(clt_module *const *mods, size_t n, clt_module **out);
+
+/* torch.nn.Linear: y = x W^T + b over the last dimension of x.  weight
+ * [out_features, in_features] and bias [out_features] (when bias is
+ * non-zero), both uniform in +-1/sqrt(in_features), float32 on dev. */
+CLT_API clt_status clt_linear(clt_device *dev, int64_t in_features, int64_t out_features,
+                              int bias, clt_generator *gen, clt_module **out);
+
+/* torch.nn.Flatten(start_dim, end_dim) (PyTorch's defaults are 1, -1). */
+CLT_API clt_status clt_flatten_layer(int start_dim, int end_dim, clt_module **out);
+
+/* The activations as layers: ReLU, GELU (exact, erf), Tanh, Sigmoid. */
+CLT_API clt_status clt_relu_layer(clt_module **out);
+CLT_API clt_status clt_gelu_layer(clt_module **out);
+CLT_API clt_status clt_tanh_layer(clt_module **out);
+CLT_API clt_status clt_sigmoid_layer(clt_module **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,427 @@
+/* module.c: modules (torch.nn.Module): named parameters and buffers, moving a
+ * whole model to a device, train/eval mode, and the containers and simple
+ * layers: Sequential, Linear, Flatten and the activations. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/nn.h"
+
+/* ---- the module structure ------------------------------------------------------ */
+
+clt_status clt__module_new(const clt__module_ops *ops, clt_device *dev, clt_module **out)
+{
+    clt_module *m = calloc(1, sizeof *m);
+    *out = m;
+    if (m == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", ops->name);
+    m->ops = ops;
+    m->dev = dev;
+    m->training = true;
+    return CLT_OK;
+}
+
+static clt_status add_tensor(clt_module *m, int *count, char (*names)[24], clt_tensor **slots,
+                             const char *name, clt_tensor *t)
+{
+    if (*count == CLT__MODULE_TENSORS || strlen(name) >= sizeof names[0]) {
+        clt_tensor_free(t);
+        return clt__error(CLT_ERR_INTERNAL, "%s: too many tensors", m->ops->name);
+    }
+    clt__scope_disown(t);
+    strcpy(names[*count], name);
+    slots[(*count)++] = t;
+    return CLT_OK;
+}
+
+clt_status clt__module_param(clt_module *m, const char *name, clt_tensor *t)
+{
+    clt_status st = add_tensor(m, &m->nparams, m->pname, m->params, name, t);
+    if (st == CLT_OK)
+        st = clt_set_requires_grad(t, 1);
+    return st;
+}
+
+clt_status clt__module_buffer(clt_module *m, const char *name, clt_tensor *t)
+{
+    return add_tensor(m, &m->nbufs, m->bname, m->bufs, name, t);
+}
+
+clt_status clt__init_uniform(clt_generator *gen, clt_device *dev, int ndim, const int64_t *shape,
+                             double bound, clt_tensor **out)
+{
+    clt_tensor *u = NULL, *s = NULL;
+    *out = NULL;
+    /* 2 bound u - bound, u uniform in [0, 1) */
+    clt_status st = clt_rand(gen, dev, CLT_FLOAT32, ndim, shape, &u);
+    if (st == CLT_OK)
+        st = clt__mul_scalar(u, 2.0 * bound, &s);
+    if (st == CLT_OK)
+        st = clt__sub_scalar(s, bound, out);
+    clt_tensor_free(u);
+    clt_tensor_free(s);
+    return st;
+}
+
+clt_status clt__module_check_device(const clt_module *m, const clt_tensor *x, const char *fn)
+{
+    if (m->dev == NULL || x->dev == m->dev)
+        return CLT_OK;
+    return clt__error(CLT_ERR_DEVICE_MISMATCH,
+                      "%s: expected all tensors to be on the same device, but found at least "
+                      "two devices: the input on %s (%s) and the model on %s (%s); move one "
+                      "with clt_to or clt_module_to",
+                      fn, x->dev->label, x->dev->info.name, m->dev->label, m->dev->info.name);
+}
+
+void clt_module_free(clt_module *m)
+{
+    if (m == NULL)
+        return;
+    for (size_t k = 0; k < m->nchildren; k++)
+        clt_module_free(m->children[k]);
+    free(m->children);
+    for (int k = 0; k < m->nparams; k++)
+        clt_tensor_free(m->params[k]);
+    for (int k = 0; k < m->nbufs; k++)
+        clt_tensor_free(m->bufs[k]);
+    if (m->ops->free_extra)
+        m->ops->free_extra(m);
+    free(m);
+}
+
+clt_status clt_module_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, "clt_module_forward");
+    *out = NULL;
+    CLT__REQUIRE_ARG(m, "clt_module_forward");
+    CLT__REQUIRE_ARG(x, "clt_module_forward");
+    clt_status st = m->ops->forward(m, x, out);
+    if (st != CLT_OK) {
+        clt_tensor_free(*out);
+        *out = NULL;
+        return st;
+    }
+    return clt__ok();
+}
+
+const char *clt_module_name(const clt_module *m)
+{
+    return m ? m->ops->name : NULL;
+}
+
+clt_device *clt_module_device(const clt_module *m)
+{
+    if (m == NULL)
+        return NULL;
+    if (m->dev)
+        return m->dev;
+    for (size_t k = 0; k < m->nchildren; k++) {
+        clt_device *d = clt_module_device(m->children[k]);
+        if (d)
+            return d;
+    }
+    return NULL;
+}
+
+void clt_module_train(clt_module *m, int on)
+{
+    if (m == NULL)
+        return;
+    m->training = on != 0;
+    for (size_t k = 0; k < m->nchildren; k++)
+        clt_module_train(m->children[k], on);
+}
+
+int clt_module_is_training(const clt_module *m)
+{
+    return m && m->training;
+}
+
+/* ---- walking the tree ------------------------------------------------------------ */
+
+typedef struct walk {
+    bool params, bufs;
+    clt_named_tensor *out; /* NULL: only count */
+    char *names;           /* where the next name goes */
+    size_t n, name_bytes;
+} walk;
+
+/* Visits m's tensors in PyTorch's order (own parameters, then children's),
+ * naming them "prefix.name". */
+static void visit(const clt_module *m, const char *prefix, walk *w)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        bool p = pass == 0;
+        if (p ? !w->params : !w->bufs)
+            continue;
+        int cnt = p ? m->nparams : m->nbufs;
+        for (int k = 0; k < cnt; k++) {
+            const char *nm = p ? m->pname[k] : m->bname[k];
+            size_t len = strlen(prefix) + (prefix[0] ? 1 : 0) + strlen(nm) + 1;
+            if (w->out) {
+                char *dst = w->names;
+                strcpy(dst, prefix);
+                if (prefix[0])
+                    strcat(dst, ".");
+                strcat(dst, nm);
+                w->out[w->n].name = dst;
+                w->out[w->n].tensor = p ? m->params[k] : m->bufs[k];
+                w->names += len;
+            }
+            w->n++;
+            w->name_bytes += len;
+        }
+    }
+    for (size_t c = 0; c < m->nchildren; c++) {
+        char sub[256];
+        snprintf(sub, sizeof sub, "%s%s%zu", prefix, prefix[0] ? "." : "", c);
+        visit(m->children[c], sub, w);
+    }
+}
+
+static clt_status named(const clt_module *m, bool params, bool bufs, clt_named_tensor **out,
+                        size_t *n, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(m, fn);
+    CLT__REQUIRE_ARG(n, fn);
+    walk w = {params, bufs, NULL, NULL, 0, 0};
+    visit(m, "", &w);
+    size_t count = w.n;
+    clt_named_tensor *arr = malloc(count * sizeof *arr + w.name_bytes + 1);
+    if (arr == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    w = (walk){params, bufs, arr, (char *)(arr + count), 0, 0};
+    visit(m, "", &w);
+    *out = arr;
+    *n = count;
+    return clt__ok();
+}
+
+clt_status clt_module_named_parameters(const clt_module *m, clt_named_tensor **out, size_t *n)
+{
+    return named(m, true, false, out, n, "clt_module_named_parameters");
+}
+
+clt_status clt_module_named_buffers(const clt_module *m, clt_named_tensor **out, size_t *n)
+{
+    return named(m, false, true, out, n, "clt_module_named_buffers");
+}
+
+clt_status clt_module_state(const clt_module *m, clt_named_tensor **out, size_t *n)
+{
+    return named(m, true, true, out, n, "clt_module_state");
+}
+
+clt_status clt_module_parameters(const clt_module *m, clt_tensor ***out, size_t *n)
+{
+    clt_named_tensor *arr = NULL;
+    CLT__REQUIRE_ARG(out, "clt_module_parameters");
+    *out = NULL;
+    clt_status st = named(m, true, false, &arr, n, "clt_module_parameters");
+    if (st != CLT_OK)
+        return st;
+    clt_tensor **t = malloc((*n ? *n : 1) * sizeof *t);
+    if (t == NULL) {
+        free(arr);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_module_parameters: out of host memory");
+    }
+    for (size_t k = 0; k < *n; k++)
+        t[k] = arr[k].tensor;
+    free(arr);
+    *out = t;
+    return clt__ok();
+}
+
+int64_t clt_module_num_parameters(const clt_module *m)
+{
+    if (m == NULL)
+        return 0;
+    int64_t total = 0;
+    for (int k = 0; k < m->nparams; k++)
+        total += m->params[k]->numel;
+    for (size_t c = 0; c < m->nchildren; c++)
+        total += clt_module_num_parameters(m->children[c]);
+    return total;
+}
+
+/* Moves every tensor of m and its children; the handles stay the same, as
+ * PyTorch's Parameters do, so optimizers built before still hold them. */
+static clt_status move(clt_module *m, clt_device *dev)
+{
+    clt_status st = CLT_OK;
+    for (int k = 0; k < m->nparams && st == CLT_OK; k++)
+        st = clt__grad_rehome(m->params[k], dev);
+    for (int k = 0; k < m->nbufs && st == CLT_OK; k++)
+        st = clt__tensor_rehome(m->bufs[k], dev);
+    if (st == CLT_OK && m->dev)
+        m->dev = dev;
+    for (size_t c = 0; c < m->nchildren && st == CLT_OK; c++)
+        st = move(m->children[c], dev);
+    return st;
+}
+
+clt_status clt_module_to(clt_module *m, clt_device *dev)
+{
+    CLT__REQUIRE_ARG(m, "clt_module_to");
+    CLT__REQUIRE_ARG(dev, "clt_module_to");
+    clt_status st = move(m, dev);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* ---- Sequential -------------------------------------------------------------------- */
+
+static clt_status sequential_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    clt_tensor *cur = NULL;
+    for (size_t k = 0; k < m->nchildren; k++) {
+        clt_tensor *next = NULL;
+        clt_status st = clt_module_forward(m->children[k], cur ? cur : x, &next);
+        clt_tensor_free(cur);
+        if (st != CLT_OK)
+            return st;
+        cur = next;
+    }
+    if (cur == NULL)
+        return clt_expand(x, x->ndim, x->shape, out); /* the identity, recorded */
+    *out = cur;
+    return CLT_OK;
+}
+
+static const clt__module_ops sequential_ops = {"Sequential", sequential_forward, NULL};
+
+clt_status clt_sequential(clt_module *const *mods, size_t n, clt_module **out)
+{
+    CLT__REQUIRE_ARG(out, "clt_sequential");
+    *out = NULL;
+    if (n > 0)
+        CLT__REQUIRE_ARG(mods, "clt_sequential");
+    for (size_t k = 0; k < n; k++)
+        if (mods[k] == NULL)
+            return clt__error(CLT_ERR_NULL_ARGUMENT, "clt_sequential: module %zu is NULL", k);
+    clt_module *m = NULL;
+    clt_status st = clt__module_new(&sequential_ops, NULL, &m);
+    if (st != CLT_OK)
+        return st;
+    m->children = malloc((n ? n : 1) * sizeof *m->children);
+    if (m->children == NULL) {
+        free(m);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_sequential: out of host memory");
+    }
+    memcpy(m->children, mods, n * sizeof *mods);
+    m->nchildren = n;
+    *out = m;
+    return clt__ok();
+}
+
+/* ---- Linear -------------------------------------------------------------------------- */
+
+/* y = x @ W^T + b, W [out, in]: i[0] in_features, i[1] out_features. */
+static clt_status linear_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    clt_status st = clt__module_check_device(m, x, "Linear");
+    if (st != CLT_OK)
+        return st;
+    if (x->ndim == 0 || x->shape[x->ndim - 1] != m->i[0]) {
+        char s[160];
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "Linear: the input of shape %s has %lld features in its last "
+                          "dimension; the layer takes %lld",
+                          clt__shape_str(s, sizeof s, x->ndim, x->shape),
+                          x->ndim ? (long long)x->shape[x->ndim - 1] : 0LL, (long long)m->i[0]);
+    }
+    clt_tensor *wt = NULL, *y = NULL;
+    st = clt_transpose(m->params[0], 0, 1, &wt);
+    if (st == CLT_OK)
+        st = clt_matmul(x, wt, &y);
+    if (st == CLT_OK && m->nparams > 1) {
+        st = clt_add(y, m->params[1], out);
+    } else if (st == CLT_OK) {
+        *out = y;
+        y = NULL;
+    }
+    clt_tensor_free(wt);
+    clt_tensor_free(y);
+    return st;
+}
+
+static const clt__module_ops linear_ops = {"Linear", linear_forward, NULL};
+
+clt_status clt_linear(clt_device *dev, int64_t in_features, int64_t out_features, int bias,
+                      clt_generator *gen, clt_module **out)
+{
+    CLT__REQUIRE_ARG(out, "clt_linear");
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, "clt_linear");
+    if (in_features <= 0 || out_features <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "clt_linear: in_features (%lld) and out_features (%lld) must be "
+                          "positive",
+                          (long long)in_features, (long long)out_features);
+    clt_module *m = NULL;
+    clt_tensor *w = NULL, *b = NULL;
+    clt_status st = clt__module_new(&linear_ops, dev, &m);
+    if (st != CLT_OK)
+        return st;
+    m->i[0] = in_features;
+    m->i[1] = out_features;
+    double bound = 1.0 / sqrt((double)in_features);
+    int64_t ws[2] = {out_features, in_features};
+    CLT__TRY(clt__init_uniform(gen, dev, 2, ws, bound, &w));
+    CLT__TRY(clt__module_param(m, "weight", w));
+    w = NULL;
+    if (bias) {
+        CLT__TRY(clt__init_uniform(gen, dev, 1, &out_features, bound, &b));
+        CLT__TRY(clt__module_param(m, "bias", b));
+        b = NULL;
+    }
+    *out = m;
+    m = NULL;
+done:
+    clt_tensor_free(w);
+    clt_tensor_free(b);
+    clt_module_free(m);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* ---- Flatten and the activations --------------------------------------------------------- */
+
+static clt_status flatten_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    return clt_flatten(x, (int)m->i[0], (int)m->i[1], out);
+}
+
+static const clt__module_ops flatten_ops = {"Flatten", flatten_forward, NULL};
+
+clt_status clt_flatten_layer(int start_dim, int end_dim, clt_module **out)
+{
+    CLT__REQUIRE_ARG(out, "clt_flatten_layer");
+    clt_status st = clt__module_new(&flatten_ops, NULL, out);
+    if (st != CLT_OK)
+        return st;
+    (*out)->i[0] = start_dim;
+    (*out)->i[1] = end_dim;
+    return clt__ok();
+}
+
+#define DEF_ACTIVATION(cname, fn, title)                                            \
+    static clt_status cname##_forward(clt_module *m, const clt_tensor *x,           \
+                                      clt_tensor **out)                             \
+    {                                                                               \
+        return fn(x, out);                                                          \
+    }                                                                               \
+    static const clt__module_ops cname##_ops = {title, cname##_forward, NULL};      \
+    clt_status clt_##cname##_layer(clt_module **out)                                \
+    {                                                                               \
+        CLT__REQUIRE_ARG(out, "clt_" #cname "_layer");                              \
+        clt_status st = clt__module_new(&cname##_ops, NULL, out);                   \
+        return st == CLT_OK ? clt__ok() : st;                                       \
+    }
+
+DEF_ACTIVATION(relu, clt_relu, "ReLU")
+DEF_ACTIVATION(gelu, clt_gelu, "GELU")
+DEF_ACTIVATION(tanh, clt_tanh, "Tanh")
+DEF_ACTIVATION(sigmoid, clt_sigmoid, "Sigmoid")

@@ -1,0 +1,55 @@
+/* nn.h: what the layers of src/nn share: the module structure every layer
+ * fills in, and helpers to give a module its parameters and buffers. */
+#ifndef CLT_NN_H
+#define CLT_NN_H
+
+#include "internal.h"
+
+#define CLT__MODULE_TENSORS 8
+
+typedef struct clt__module_ops {
+    const char *name; /* "Linear", as PyTorch's class */
+    /* y = m(x); x and y on the module's device for layers with tensors. */
+    clt_status (*forward)(clt_module *m, const clt_tensor *x, clt_tensor **out);
+    /* Releases `extra`, if the layer keeps something there; may be NULL. */
+    void (*free_extra)(clt_module *m);
+} clt__module_ops;
+
+struct clt_module {
+    const clt__module_ops *ops;
+    clt_device *dev;   /* where its tensors live; NULL for a layer without any */
+    bool training;     /* train mode (the default), as module.train() */
+    int nparams;       /* leaves that require grad, in no scope */
+    char pname[CLT__MODULE_TENSORS][24];
+    clt_tensor *params[CLT__MODULE_TENSORS];
+    int nbufs;         /* state that is not trained (BatchNorm's running statistics) */
+    char bname[CLT__MODULE_TENSORS][24];
+    clt_tensor *bufs[CLT__MODULE_TENSORS];
+    size_t nchildren;  /* owned; named "0", "1", ... as in torch.nn.Sequential */
+    clt_module **children;
+    double f[8];       /* the layer's settings */
+    int64_t i[16];
+    clt_generator *gen; /* borrowed (Dropout's masks) */
+    void *extra;
+};
+
+/* A new module of `ops` on dev with nothing in it yet.  New module. */
+clt_status clt__module_new(const clt__module_ops *ops, clt_device *dev, clt_module **out);
+
+/* Adds t (taken: the module owns it) as parameter `name`: it requires grad
+ * and belongs to no scope. */
+clt_status clt__module_param(clt_module *m, const char *name, clt_tensor *t);
+/* Adds t (taken) as buffer `name`. */
+clt_status clt__module_buffer(clt_module *m, const char *name, clt_tensor *t);
+
+/* A new dev tensor of shape with values uniform in [-bound, bound), from
+ * gen: PyTorch's kaiming_uniform_(a = sqrt(5)) and bias init take bound
+ * 1 / sqrt(fan_in). */
+clt_status clt__init_uniform(clt_generator *gen, clt_device *dev, int ndim, const int64_t *shape,
+                             double bound, clt_tensor **out);
+
+/* Error unless x lives on the module's device (PyTorch's wording, naming
+ * both devices). */
+clt_status clt__module_check_device(const clt_module *m, const clt_tensor *x, const char *fn);
+
+#endif
