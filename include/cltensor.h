@@ -27,5 +27,6 @@
 #include <cltensor/stats.h>
 #include <cltensor/autograd.h>
 #include <cltensor/nn.h>
+#include <cltensor/optim.h>
 
 #endif

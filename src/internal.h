@@ -113,6 +113,13 @@ clt_status clt__clone(const clt_tensor *t, clt_tensor **out);
 clt_status clt__grad_kernel(const char *op, const clt_tensor *g, const clt_tensor *x,
                             clt_tensor **out);
 
+/* ---- autograd, for the layers above it (src/autograd/engine.c) ---------- */
+
+/* clt__tensor_rehome of a tensor and of its gradient, if any. */
+clt_status clt__grad_rehome(clt_tensor *t, clt_device *dev);
+/* t's accumulated gradient, borrowed, or NULL. */
+const clt_tensor *clt__grad_of(const clt_tensor *t);
+
 #endif
 
 /* ---- errors (src/core/error.c) ----------------------------------------- */
@@ -423,9 +430,6 @@ clt_status clt__tensor_new(clt_device *dev, clt_dtype dtype, int ndim, const int
  * handles on the old storage keep it. */
 clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev);
 
-/* clt__tensor_rehome of a tensor and of its autograd gradient, if any
- * (src/autograd/engine.c). */
-clt_status clt__grad_rehome(clt_tensor *t, clt_device *dev);
 
 /* A new handle on t's storage with the given geometry (a view). */
 clt_status clt__tensor_view(const clt_tensor *t, int ndim, const int64_t *shape,
@@ -648,5 +652,12 @@ clt_status clt__clone(const clt_tensor *t, clt_tensor **out);
  * kernels of cl/elementwise.cl ("relu_bw", "tanh_bw", ...). */
 clt_status clt__grad_kernel(const char *op, const clt_tensor *g, const clt_tensor *x,
                             clt_tensor **out);
+
+/* ---- autograd, for the layers above it (src/autograd/engine.c) ---------- */
+
+/* clt__tensor_rehome of a tensor and of its gradient, if any. */
+clt_status clt__grad_rehome(clt_tensor *t, clt_device *dev);
+/* t's accumulated gradient, borrowed, or NULL. */
+const clt_tensor *clt__grad_of(const clt_tensor *t);
 
 #endif

@@ -279,6 +279,12 @@ clt_status clt_zero_grad(clt_tensor *t, int set_to_none)
     return st == CLT_OK ? clt__ok() : st;
 }
 
+const clt_tensor *clt__grad_of(const clt_tensor *t)
+{
+    clt__meta *m = meta_of(t);
+    return m ? m->grad : NULL;
+}
+
 clt_status clt__grad_rehome(clt_tensor *t, clt_device *dev)
 {
     clt_status st = clt__tensor_rehome(t, dev);

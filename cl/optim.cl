@@ -1,0 +1,62 @@
+/* optim.cl: the optimizers' updates, one launch per parameter tensor, for a
+ * floating dtype T (float or double storage).  Each work-item updates
+ * `chunk` consecutive elements (1 on GPUs), in place.  The formulas and
+ * their order of operations follow PyTorch's single-tensor implementations
+ * (torch/optim/sgd.py, adam.py). */
+
+#define CHUNK_LOOP                                                             \
+    ulong i = get_global_id(0) * chunk;                                        \
+    ulong end_ = min(i + chunk, n);                                            \
+    for (; i < end_; i++)
+
+/* SGD: d = g + wd p; with momentum, buf = first ? d : momentum buf +
+ * (1 - dampening) d, and d = nesterov ? d + momentum buf : buf; p -= lr d.
+ * buf is not read without momentum. */
+__kernel void sgd_step(__global T *p, __global const T *g, __global T *buf, ulong n, ulong chunk,
+                       T_C lr, T_C wd, T_C momentum, T_C dampening, int nesterov, int first)
+{
+    CHUNK_LOOP {
+        T_C pi = T_LOAD(p, i), d = T_LOAD(g, i);
+        if (wd != (T_C)0)
+            d = d + wd * pi;
+        if (momentum != (T_C)0) {
+            T_C b = first ? d : momentum * T_LOAD(buf, i) + ((T_C)1 - dampening) * d;
+            T_STORE(buf, i, b);
+            d = nesterov ? d + momentum * b : b;
+        }
+        T_STORE(p, i, pi - lr * d);
+    }
+}
+
+/* Adam and AdamW (decoupled weight decay): m = lerp(m, g, 1 - beta1),
+ * v = beta2 v + (1 - beta2) g g, denom = sqrt(v or max(vmax, v)) /
+ * sqrt(1 - beta2^t) + eps, p -= lr / (1 - beta1^t) * m / denom.  The host
+ * passes step_size = lr / (1 - beta1^t) and bc2_sqrt = sqrt(1 - beta2^t).
+ * vmax is read only with amsgrad. */
+__kernel void adam_step(__global T *p, __global const T *g, __global T *m, __global T *v,
+                        __global T *vmax, ulong n, ulong chunk, T_C lr, T_C beta1, T_C beta2,
+                        T_C eps, T_C wd, int decoupled, int amsgrad, T_C step_size,
+                        T_C bc2_sqrt)
+{
+    const T_C w = (T_C)1 - beta1;
+    CHUNK_LOOP {
+        T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
+        if (wd != (T_C)0) {
+            if (decoupled)
+                pi = pi * ((T_C)1 - lr * wd);
+            else
+                gi = gi + wd * pi;
+        }
+        T_C mi = T_LOAD(m, i);
+        mi = mi + w * (gi - mi);
+        T_C vi = beta2 * T_LOAD(v, i) + ((T_C)1 - beta2) * gi * gi;
+        T_STORE(m, i, mi);
+        T_STORE(v, i, vi);
+        if (amsgrad) {
+            vi = fmax(T_LOAD(vmax, i), vi);
+            T_STORE(vmax, i, vi);
+        }
+        T_C denom = sqrt(vi) / bc2_sqrt + eps;
+        T_STORE(p, i, pi - step_size * (mi / denom));
+    }
+}

@@ -1,0 +1,102 @@
+/* cltensor/optim.h: optimizers, gradient clipping and learning-rate
+ * schedules, like torch.optim.
+ *
+ * An optimizer holds a reference to each parameter it was given (leaf
+ * tensors that require grad) and its own state (momentum, moments), made
+ * with it on each parameter's device.  clt_optimizer_step updates
+ * every parameter that has a gradient, in place, with one fused kernel per
+ * parameter tensor and PyTorch's formulas and defaults; after the first
+ * step it allocates nothing.  It records nothing for autograd and waits for
+ * nothing.
+ */
+#ifndef CLTENSOR_OPTIM_H
+#define CLTENSOR_OPTIM_H
+
+#include <cltensor/tensor.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct clt_optimizer clt_optimizer;
+
+/* torch.optim.SGD's settings; CLT_SGD_DEFAULTS are PyTorch's. */
+typedef struct clt_sgd_opts {
+    double lr, momentum, dampening, weight_decay;
+    int nesterov; /* needs momentum > 0 and dampening 0 */
+} clt_sgd_opts;
+#define CLT_SGD_DEFAULTS {1e-3, 0.0, 0.0, 0.0, 0}
+
+/* torch.optim.Adam's and AdamW's settings; CLT_ADAM_DEFAULTS are Adam's,
+ * CLT_ADAMW_DEFAULTS AdamW's (weight decay 0.01). */
+typedef struct clt_adam_opts {
+    double lr, beta1, beta2, eps, weight_decay;
+    int amsgrad;
+} clt_adam_opts;
+#define CLT_ADAM_DEFAULTS {1e-3, 0.9, 0.999, 1e-8, 0.0, 0}
+#define CLT_ADAMW_DEFAULTS {1e-3, 0.9, 0.999, 1e-8, 1e-2, 0}
+
+/* Optimizers over the n tensors params (each retained: the caller keeps
+ * its own references).  opts NULL means the defaults.  Settings out of
+ * range (a negative or NaN learning rate, betas outside [0, 1), ...), a
+ * parameter that is not a floating leaf requiring grad, or none at all are
+ * CLT_ERR_INVALID_ARGUMENT.  New optimizer: release with
+ * clt_optimizer_free. */
+CLT_API clt_status clt_sgd(clt_tensor *const *params, size_t n, const clt_sgd_opts *opts,
+                           clt_optimizer **out);
+/* Adam: L2 weight decay added to the gradient. */
+CLT_API clt_status clt_adam(clt_tensor *const *params, size_t n, const clt_adam_opts *opts,
+                            clt_optimizer **out);
+/* AdamW: decoupled weight decay (p *= 1 - lr * weight_decay). */
+CLT_API clt_status clt_adamw(clt_tensor *const *params, size_t n, const clt_adam_opts *opts,
+                             clt_optimizer **out);
+
+/* One update of every parameter that has a gradient (optimizer.step()). */
+CLT_API clt_status clt_optimizer_step(clt_optimizer *opt);
+
+/* Clears every parameter's gradient: drops it (set_to_none, PyTorch's
+ * default) or zeroes it in place. */
+CLT_API clt_status clt_optimizer_zero_grad(clt_optimizer *opt, int set_to_none);
+
+/* The learning rate now, and setting it (what schedules do). */
+CLT_API double clt_optimizer_lr(const clt_optimizer *opt);
+CLT_API clt_status clt_optimizer_set_lr(clt_optimizer *opt, double lr);
+
+/* Steps taken so far. */
+CLT_API int64_t clt_optimizer_steps(const clt_optimizer *opt);
+
+/* Releases the optimizer, its state and its references.  NULL does
+ * nothing. */
+CLT_API void clt_optimizer_free(clt_optimizer *opt);
+
+/* torch.nn.utils.clip_grad_norm_: scales the gradients of params in place
+ * so that their joint norm (norm_type 2: Euclidean) is at most max_norm,
+ * by max_norm / (norm + 1e-6) when that is below 1, all on the device (no
+ * wait).  *total_norm, when not NULL, gets the norm before clipping as a
+ * 0-d tensor on the first parameter's device (new tensor: release with
+ * clt_tensor_free).  Parameters without gradients are skipped; all must be
+ * on one device.  Only norm_type 2 is supported. */
+CLT_API clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_norm,
+                                      double norm_type, clt_tensor **total_norm);
+
+/* ---- learning-rate schedules (torch.optim.lr_scheduler) ------------------- */
+
+typedef struct clt_lr_scheduler clt_lr_scheduler;
+
+/* StepLR: lr = base_lr * gamma^(epoch / step_size).  New scheduler (it
+ * borrows opt): release with clt_lr_scheduler_free. */
+CLT_API clt_status clt_step_lr(clt_optimizer *opt, int64_t step_size, double gamma,
+                               clt_lr_scheduler **out);
+/* CosineAnnealingLR: lr = eta_min + (base_lr - eta_min) (1 + cos(pi epoch /
+ * t_max)) / 2.  New scheduler: release with clt_lr_scheduler_free. */
+CLT_API clt_status clt_cosine_lr(clt_optimizer *opt, int64_t t_max, double eta_min,
+                                 clt_lr_scheduler **out);
+/* Advances the schedule by one epoch and sets the optimizer's rate. */
+CLT_API clt_status clt_lr_scheduler_step(clt_lr_scheduler *s);
+CLT_API void clt_lr_scheduler_free(clt_lr_scheduler *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

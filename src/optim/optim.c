@@ -1,0 +1,483 @@
+/* optim.c: SGD, Adam and AdamW with one fused kernel launch per parameter
+ * tensor (cl/optim.cl), gradient-norm clipping, and learning-rate
+ * schedules. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+typedef enum kind { SGD, ADAM, ADAMW } kind;
+
+#define NSTATE 3 /* SGD: momentum buffer; Adam: m, v, vmax */
+
+struct clt_optimizer {
+    kind kind;
+    size_t n;
+    clt_tensor **params;          /* references */
+    clt_tensor **state[NSTATE];   /* per parameter, made at the first step */
+    unsigned char *started;       /* SGD: the momentum buffer holds a value */
+    int64_t steps;
+    double lr;
+    clt_sgd_opts sgd;
+    clt_adam_opts adam;
+};
+
+static const char *kind_name(kind k)
+{
+    return k == SGD ? "clt_sgd" : k == ADAM ? "clt_adam" : "clt_adamw";
+}
+
+static clt_status check_lr(double lr, const char *fn)
+{
+    if (!(lr >= 0.0) || isinf(lr))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid learning rate: %g", fn, lr);
+    return CLT_OK;
+}
+
+static clt_status check_opts(kind k, const clt_sgd_opts *s, const clt_adam_opts *a,
+                             const char *fn)
+{
+    clt_status st = check_lr(k == SGD ? s->lr : a->lr, fn);
+    if (st != CLT_OK)
+        return st;
+    if (k == SGD) {
+        if (!(s->momentum >= 0.0))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid momentum value: %g", fn,
+                              s->momentum);
+        if (!(s->weight_decay >= 0.0))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid weight_decay value: %g",
+                              fn, s->weight_decay);
+        if (!isfinite(s->dampening))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid dampening value: %g", fn,
+                              s->dampening);
+        if (s->nesterov && (s->momentum <= 0.0 || s->dampening != 0.0))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: Nesterov momentum requires a momentum and zero dampening", fn);
+        return CLT_OK;
+    }
+    if (!(a->eps >= 0.0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid epsilon value: %g", fn, a->eps);
+    if (!(a->beta1 >= 0.0 && a->beta1 < 1.0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid beta parameter at index 0: %g",
+                          fn, a->beta1);
+    if (!(a->beta2 >= 0.0 && a->beta2 < 1.0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid beta parameter at index 1: %g",
+                          fn, a->beta2);
+    if (!(a->weight_decay >= 0.0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid weight_decay value: %g", fn,
+                          a->weight_decay);
+    return CLT_OK;
+}
+
+/* State k of parameter i: zeros like it (in no scope), kept on the
+ * parameter's device when the model moves. */
+static clt_status state(clt_optimizer *o, int k, size_t i, clt_tensor **out)
+{
+    const clt_tensor *p = o->params[i];
+    clt_tensor **s = &o->state[k][i];
+    clt_status st = CLT_OK;
+    if (*s == NULL) {
+        st = clt_zeros(p->dev, p->dtype, p->ndim, p->shape, s);
+        if (st == CLT_OK)
+            clt__scope_disown(*s);
+    } else if ((*s)->dev != p->dev) {
+        st = clt__tensor_rehome(*s, p->dev);
+    }
+    *out = *s;
+    return st;
+}
+
+static clt_status make(kind k, clt_tensor *const *params, size_t n, const clt_sgd_opts *s,
+                       const clt_adam_opts *a, clt_optimizer **out)
+{
+    const char *fn = kind_name(k);
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    if (n == 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: optimizer got an empty parameter list",
+                          fn);
+    CLT__REQUIRE_ARG(params, fn);
+    clt_status st = check_opts(k, s, a, fn);
+    if (st != CLT_OK)
+        return st;
+    for (size_t i = 0; i < n; i++) {
+        const clt_tensor *p = params[i];
+        if (p == NULL)
+            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: parameter %zu is NULL", fn, i);
+        if (!clt_is_leaf(p) || !clt_requires_grad(p))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: parameter %zu is not a leaf that requires grad: can't "
+                              "optimize a computed tensor",
+                              fn, i);
+        if (p->dtype != CLT_FLOAT32 && p->dtype != CLT_FLOAT64)
+            return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                              "%s: parameter %zu is %s; float32 and float64 are supported", fn,
+                              i, clt_dtype_name(p->dtype));
+        if (!clt__is_contiguous(p))
+            return clt__error(CLT_ERR_NOT_CONTIGUOUS, "%s: parameter %zu is not contiguous", fn,
+                              i);
+    }
+    clt_optimizer *o = calloc(1, sizeof *o);
+    if (o == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    o->params = calloc(n, sizeof *o->params);
+    o->started = calloc(n, 1);
+    for (int k2 = 0; k2 < NSTATE; k2++)
+        o->state[k2] = calloc(n, sizeof *o->state[k2]);
+    if (o->params == NULL || o->started == NULL || o->state[0] == NULL || o->state[1] == NULL || o->state[2] == NULL) {
+        clt_optimizer_free(o);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
+    o->kind = k;
+    o->n = n;
+    for (size_t i = 0; i < n; i++)
+        o->params[i] = clt_tensor_retain(params[i]);
+    if (k == SGD)
+        o->sgd = *s;
+    else
+        o->adam = *a;
+    o->lr = k == SGD ? s->lr : a->lr;
+    /* The state is made now rather than at the first step, so that the
+     * first step already holds everything later steps hold and the
+     * allocator's cache serves every later step. */
+    int nstate = k == SGD ? (s->momentum != 0.0) : a->amsgrad ? 3 : 2;
+    for (size_t i = 0; i < n; i++) {
+        for (int j = 0; j < nstate; j++) {
+            clt_tensor *unused;
+            st = state(o, j, i, &unused);
+            if (st != CLT_OK) {
+                clt_optimizer_free(o);
+                return st;
+            }
+        }
+    }
+    *out = o;
+    return clt__ok();
+}
+
+clt_status clt_sgd(clt_tensor *const *params, size_t n, const clt_sgd_opts *opts,
+                   clt_optimizer **out)
+{
+    const clt_sgd_opts defaults = CLT_SGD_DEFAULTS;
+    return make(SGD, params, n, opts ? opts : &defaults, NULL, out);
+}
+
+clt_status clt_adam(clt_tensor *const *params, size_t n, const clt_adam_opts *opts,
+                    clt_optimizer **out)
+{
+    const clt_adam_opts defaults = CLT_ADAM_DEFAULTS;
+    return make(ADAM, params, n, NULL, opts ? opts : &defaults, out);
+}
+
+clt_status clt_adamw(clt_tensor *const *params, size_t n, const clt_adam_opts *opts,
+                     clt_optimizer **out)
+{
+    const clt_adam_opts defaults = CLT_ADAMW_DEFAULTS;
+    return make(ADAMW, params, n, NULL, opts ? opts : &defaults, out);
+}
+
+void clt_optimizer_free(clt_optimizer *opt)
+{
+    if (opt == NULL)
+        return;
+    for (size_t i = 0; i < opt->n; i++) {
+        if (opt->params)
+            clt_tensor_free(opt->params[i]);
+        for (int k = 0; k < NSTATE; k++)
+            if (opt->state[k])
+                clt_tensor_free(opt->state[k][i]);
+    }
+    free(opt->params);
+    free(opt->started);
+    for (int k = 0; k < NSTATE; k++)
+        free(opt->state[k]);
+    free(opt);
+}
+
+static const char *options(clt_dtype dt)
+{
+    static clt__opts_slot slots[CLT_DTYPE_COUNT];
+    return clt__opts_cached(&slots[dt], "T", dt, NULL, dt, "");
+}
+
+/* One work-item per chunk on CPU devices, per element on GPUs. */
+static void geometry(const clt_tensor *p, cl_ulong *chunk, size_t *gws)
+{
+    *chunk = clt__chunk_size(p->dev, p->numel);
+    if (*chunk == 0)
+        *chunk = 1;
+    *gws = (size_t)(((cl_ulong)p->numel + *chunk - 1) / *chunk);
+}
+
+static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
+{
+    clt_tensor *p = o->params[i];
+    const char *opts = options(p->dtype);
+    if (opts == NULL)
+        return CLT_ERR_OUT_OF_HOST_MEMORY;
+    cl_ulong n = (cl_ulong)p->numel, chunk;
+    size_t gws, lws = 1;
+    geometry(p, &chunk, &gws);
+    const size_t *lp = p->dev->info.type == CLT_DEVICE_TYPE_CPU ? &lws : NULL;
+    cl_mem pm = clt__mem(p), gm = clt__mem(g);
+    unsigned char sv[10][8];
+    size_t ss[10];
+#define SCALAR(k, v) (ss[k] = clt__scalar_arg(p->dtype, (v), sv[k]), (clt__arg){ss[k], sv[k]})
+    clt_status st;
+    if (o->kind == SGD) {
+        const clt_sgd_opts *s = &o->sgd;
+        clt_tensor *buf = NULL;
+        cl_int first = 0, nest = s->nesterov != 0;
+        if (s->momentum != 0.0) {
+            first = !o->started[i]; /* PyTorch's buf = d.clone() */
+            o->started[i] = 1;
+            st = state(o, 0, i, &buf);
+            if (st != CLT_OK)
+                return st;
+        }
+        cl_mem bm = buf ? clt__mem(buf) : pm;
+        clt__arg args[] = {CLT__ARG(pm),           CLT__ARG(gm),
+                           CLT__ARG(bm),           CLT__ARG(n),
+                           CLT__ARG(chunk),        SCALAR(0, o->lr),
+                           SCALAR(1, s->weight_decay), SCALAR(2, s->momentum),
+                           SCALAR(3, s->dampening),    CLT__ARG(nest),
+                           CLT__ARG(first)};
+        st = clt__launch(p->dev, "optim", opts, "sgd_step", 1, &gws, lp, 11, args);
+        if (st == CLT_OK && buf)
+            clt__version_bump(buf);
+    } else {
+        const clt_adam_opts *a = &o->adam;
+        clt_tensor *m = NULL, *v = NULL, *vmax = NULL;
+        st = state(o, 0, i, &m);
+        if (st == CLT_OK)
+            st = state(o, 1, i, &v);
+        if (st == CLT_OK && a->amsgrad)
+            st = state(o, 2, i, &vmax);
+        if (st != CLT_OK)
+            return st;
+        double t = (double)o->steps;
+        double bc1 = 1.0 - pow(a->beta1, t), bc2 = 1.0 - pow(a->beta2, t);
+        cl_int decoupled = o->kind == ADAMW, ams = a->amsgrad != 0;
+        cl_mem mm = clt__mem(m), vm = clt__mem(v), xm = vmax ? clt__mem(vmax) : vm;
+        clt__arg args[] = {CLT__ARG(pm),
+                           CLT__ARG(gm),
+                           CLT__ARG(mm),
+                           CLT__ARG(vm),
+                           CLT__ARG(xm),
+                           CLT__ARG(n),
+                           CLT__ARG(chunk),
+                           SCALAR(0, o->lr),
+                           SCALAR(1, a->beta1),
+                           SCALAR(2, a->beta2),
+                           SCALAR(3, a->eps),
+                           SCALAR(4, a->weight_decay),
+                           CLT__ARG(decoupled),
+                           CLT__ARG(ams),
+                           SCALAR(5, o->lr / bc1),
+                           SCALAR(6, sqrt(bc2))};
+        st = clt__launch(p->dev, "optim", opts, "adam_step", 1, &gws, lp, 16, args);
+        if (st == CLT_OK) {
+            clt__version_bump(m);
+            clt__version_bump(v);
+            if (vmax)
+                clt__version_bump(vmax);
+        }
+    }
+#undef SCALAR
+    if (st == CLT_OK)
+        clt__version_bump(p);
+    return st;
+}
+
+clt_status clt_optimizer_step(clt_optimizer *opt)
+{
+    CLT__REQUIRE_ARG(opt, "clt_optimizer_step");
+    opt->steps++;
+    for (size_t i = 0; i < opt->n; i++) {
+        const clt_tensor *g = clt__grad_of(opt->params[i]);
+        if (g == NULL || opt->params[i]->numel == 0)
+            continue;
+        clt_status st = step_one(opt, i, g);
+        if (st != CLT_OK)
+            return st;
+    }
+    return clt__ok();
+}
+
+clt_status clt_optimizer_zero_grad(clt_optimizer *opt, int set_to_none)
+{
+    CLT__REQUIRE_ARG(opt, "clt_optimizer_zero_grad");
+    for (size_t i = 0; i < opt->n; i++) {
+        clt_status st = clt_zero_grad(opt->params[i], set_to_none);
+        if (st != CLT_OK)
+            return st;
+    }
+    return clt__ok();
+}
+
+double clt_optimizer_lr(const clt_optimizer *opt)
+{
+    return opt ? opt->lr : 0.0;
+}
+
+clt_status clt_optimizer_set_lr(clt_optimizer *opt, double lr)
+{
+    CLT__REQUIRE_ARG(opt, "clt_optimizer_set_lr");
+    clt_status st = check_lr(lr, "clt_optimizer_set_lr");
+    if (st != CLT_OK)
+        return st;
+    opt->lr = lr;
+    return clt__ok();
+}
+
+int64_t clt_optimizer_steps(const clt_optimizer *opt)
+{
+    return opt ? opt->steps : 0;
+}
+
+/* ---- clip_grad_norm ---------------------------------------------------------------- */
+
+clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_norm,
+                              double norm_type, clt_tensor **total_norm)
+{
+    static const char fn[] = "clt_clip_grad_norm";
+    if (total_norm)
+        *total_norm = NULL;
+    if (n > 0)
+        CLT__REQUIRE_ARG(params, fn);
+    if (norm_type != 2.0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: norm_type %g: only 2 is supported", fn,
+                          norm_type);
+    if (!(max_norm >= 0.0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid max_norm %g", fn, max_norm);
+    clt_status st = CLT_OK;
+    clt_tensor **sq = calloc(n ? n : 1, sizeof *sq);
+    clt_tensor *sum = NULL, *norm = NULL, *den = NULL, *coef = NULL, *clamped = NULL,
+               *scaled = NULL, *nd = NULL;
+    const clt_tensor *first = NULL;
+    size_t m = 0;
+    if (sq == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    int was = clt_set_grad_enabled(0);
+    for (size_t i = 0; i < n; i++) {
+        if (params[i] == NULL) {
+            st = clt__error(CLT_ERR_NULL_ARGUMENT, "%s: parameter %zu is NULL", fn, i);
+            goto done;
+        }
+        const clt_tensor *g = clt__grad_of(params[i]);
+        if (g == NULL)
+            continue;
+        if (first && g->dev != first->dev) {
+            st = clt__same_device(first, g, fn);
+            goto done;
+        }
+        first = first ? first : g;
+        clt_tensor *g2 = NULL, *gd = NULL;
+        /* in float64 where the device has it, as the sum of many squares */
+        st = clt__to_dtype(g, g->dev->info.fp64 ? CLT_FLOAT64 : CLT_FLOAT32, &gd);
+        if (st == CLT_OK)
+            st = clt__mul(gd, gd, &g2);
+        if (st == CLT_OK)
+            st = clt__sum(g2, &sq[m++]);
+        clt_tensor_free(g2);
+        clt_tensor_free(gd);
+        if (st != CLT_OK)
+            goto done;
+    }
+    if (m == 0) {
+        st = CLT_OK;
+        goto done; /* nothing to clip; the norm stays NULL */
+    }
+    CLT__TRY(clt__stack((const clt_tensor *const *)sq, m, 0, &nd));
+    CLT__TRY(clt__sum(nd, &sum));
+    CLT__TRY(clt__sqrt(sum, &norm));
+    CLT__TRY(clt__add_scalar(norm, 1e-6, &den));
+    CLT__TRY(clt__rdiv_scalar(den, max_norm, &coef));
+    double one = 1.0;
+    CLT__TRY(clt__clamp(coef, NULL, &one, &clamped));
+    for (size_t i = 0; i < n; i++) {
+        clt_tensor *g = (clt_tensor *)clt__grad_of(params[i]);
+        if (g == NULL)
+            continue;
+        CLT__TRY(clt__mul(g, clamped, &scaled));
+        CLT__TRY(clt__copy_into(g, scaled));
+        clt__version_bump(g);
+        clt_tensor_free(scaled);
+        scaled = NULL;
+    }
+    if (total_norm)
+        CLT__TRY(clt__to_dtype(norm, first->dtype, total_norm));
+done:
+    clt_set_grad_enabled(was);
+    for (size_t i = 0; i < m; i++)
+        clt_tensor_free(sq[i]);
+    free(sq);
+    clt_tensor_free(nd);
+    clt_tensor_free(sum);
+    clt_tensor_free(norm);
+    clt_tensor_free(den);
+    clt_tensor_free(coef);
+    clt_tensor_free(clamped);
+    clt_tensor_free(scaled);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* ---- schedules -------------------------------------------------------------------------- */
+
+struct clt_lr_scheduler {
+    clt_optimizer *opt;
+    int cosine;
+    int64_t epoch, period;
+    double base_lr, factor; /* gamma, or eta_min */
+};
+
+static clt_status scheduler(clt_optimizer *opt, int cosine, int64_t period, double factor,
+                            clt_lr_scheduler **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(opt, fn);
+    if (period <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s must be positive, not %lld", fn,
+                          cosine ? "t_max" : "step_size", (long long)period);
+    if (!isfinite(factor) || (!cosine && factor < 0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid %s %g", fn,
+                          cosine ? "eta_min" : "gamma", factor);
+    clt_lr_scheduler *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    *s = (clt_lr_scheduler){opt, cosine, 0, period, opt->lr, factor};
+    *out = s;
+    return clt__ok();
+}
+
+clt_status clt_step_lr(clt_optimizer *opt, int64_t step_size, double gamma,
+                       clt_lr_scheduler **out)
+{
+    return scheduler(opt, 0, step_size, gamma, out, "clt_step_lr");
+}
+
+clt_status clt_cosine_lr(clt_optimizer *opt, int64_t t_max, double eta_min,
+                         clt_lr_scheduler **out)
+{
+    return scheduler(opt, 1, t_max, eta_min, out, "clt_cosine_lr");
+}
+
+clt_status clt_lr_scheduler_step(clt_lr_scheduler *s)
+{
+    CLT__REQUIRE_ARG(s, "clt_lr_scheduler_step");
+    s->epoch++;
+    double lr;
+    if (s->cosine)
+        lr = s->factor + (s->base_lr - s->factor) *
+                             (1.0 + cos(M_PI * (double)s->epoch / (double)s->period)) / 2.0;
+    else
+        lr = s->base_lr * pow(s->factor, (double)(s->epoch / s->period));
+    return clt_optimizer_set_lr(s->opt, lr < 0 ? 0 : lr);
+}
+
+void clt_lr_scheduler_free(clt_lr_scheduler *s)
+{
+    free(s);
+}

@@ -1,0 +1,302 @@
+/* test_optim.c: SGD, Adam and AdamW against host implementations of
+ * PyTorch's update rules written here, clip_grad_norm, the schedules,
+ * errors, and a training step that allocates nothing after the first. */
+#include "helpers.h"
+
+enum { N = 7, STEPS = 4 };
+
+/* The loss sum(0.5 c p^2) has the gradient c p. */
+static const double C[N] = {0.5, -1.2, 2.0, 0.3, -0.7, 1.5, 0.9};
+static const double P0[N] = {1.0, -0.5, 0.25, 2.0, -1.5, 0.75, -0.1};
+
+static void loss_backward(clt_device *dev, clt_tensor *p)
+{
+    clt_tensor *c, *pp, *q, *l;
+    int64_t n = N;
+    CHECK(clt_scope_begin());
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, C, &c));
+    CHECK(clt_mul(p, p, &pp));
+    CHECK(clt_mul(pp, c, &q));
+    CHECK(clt_mul_scalar(q, 0.5, &l));
+    clt_tensor *s;
+    CHECK(clt_sum(l, &s));
+    CHECK(clt_backward(s, NULL, 0));
+    clt_scope_end();
+}
+
+typedef struct ref_opts {
+    int kind; /* 0 SGD, 1 Adam, 2 AdamW */
+    double lr, momentum, dampening, wd, beta1, beta2, eps;
+    int nesterov, amsgrad;
+} ref_opts;
+
+/* PyTorch's formulas (torch/optim/sgd.py, adam.py) in double. */
+static void reference(const ref_opts *o, double *p)
+{
+    double buf[N] = {0}, m[N] = {0}, v[N] = {0}, vmax[N] = {0};
+    for (int t = 1; t <= STEPS; t++) {
+        for (int i = 0; i < N; i++) {
+            double g = C[i] * p[i];
+            if (o->kind == 0) {
+                if (o->wd)
+                    g += o->wd * p[i];
+                if (o->momentum) {
+                    buf[i] = t == 1 ? g : o->momentum * buf[i] + (1 - o->dampening) * g;
+                    g = o->nesterov ? g + o->momentum * buf[i] : buf[i];
+                }
+                p[i] -= o->lr * g;
+            } else {
+                if (o->kind == 2)
+                    p[i] *= 1 - o->lr * o->wd;
+                else if (o->wd)
+                    g += o->wd * p[i];
+                m[i] = o->beta1 * m[i] + (1 - o->beta1) * g;
+                v[i] = o->beta2 * v[i] + (1 - o->beta2) * g * g;
+                double bc1 = 1 - pow(o->beta1, t), bc2 = 1 - pow(o->beta2, t);
+                double vv = v[i];
+                if (o->amsgrad) {
+                    vmax[i] = fmax(vmax[i], v[i]);
+                    vv = vmax[i];
+                }
+                double denom = sqrt(vv) / sqrt(bc2) + o->eps;
+                p[i] -= o->lr / bc1 * m[i] / denom;
+            }
+        }
+    }
+}
+
+static void run_case(const ref_opts *o)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = N;
+    clt_tensor *p;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, P0, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_optimizer *opt;
+    if (o->kind == 0) {
+        clt_sgd_opts s = {o->lr, o->momentum, o->dampening, o->wd, o->nesterov};
+        CHECK(clt_sgd(&p, 1, &s, &opt));
+    } else {
+        clt_adam_opts a = {o->lr, o->beta1, o->beta2, o->eps, o->wd, o->amsgrad};
+        CHECK(o->kind == 1 ? clt_adam(&p, 1, &a, &opt) : clt_adamw(&p, 1, &a, &opt));
+    }
+    for (int t = 0; t < STEPS; t++) {
+        CHECK(clt_optimizer_zero_grad(opt, 1));
+        loss_backward(dev, p);
+        CHECK(clt_optimizer_step(opt));
+    }
+    cr_assert_eq(clt_optimizer_steps(opt), STEPS);
+    double got[N], want[N];
+    memcpy(want, P0, sizeof want);
+    reference(o, want);
+    CHECK(clt_tensor_read(p, got, sizeof got));
+    for (int i = 0; i < N; i++)
+        cr_assert(close_enough(got[i], want[i], 1e-12, 1e-14), "kind %d element %d: %.17g vs %.17g",
+                  o->kind, i, got[i], want[i]);
+    double moved = 0;
+    for (int i = 0; i < N; i++)
+        moved += fabs(got[i] - P0[i]);
+    cr_assert(moved > 1e-3, "the parameters hardly moved");
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+}
+
+Test(optim, sgd_variants)
+{
+    const ref_opts cases[] = {
+        {0, 0.1, 0, 0, 0, 0, 0, 0, 0, 0},       {0, 0.1, 0.9, 0, 0, 0, 0, 0, 0, 0},
+        {0, 0.05, 0.9, 0.1, 0.01, 0, 0, 0, 0, 0}, {0, 0.05, 0.8, 0, 0.02, 0, 0, 0, 1, 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        run_case(&cases[k]);
+}
+
+Test(optim, adam_and_adamw)
+{
+    const ref_opts cases[] = {
+        {1, 0.01, 0, 0, 0, 0.9, 0.999, 1e-8, 0, 0},   {1, 0.02, 0, 0, 0.05, 0.8, 0.99, 1e-6, 0, 1},
+        {2, 0.01, 0, 0, 0.01, 0.9, 0.999, 1e-8, 0, 0}, {2, 0.03, 0, 0, 0.1, 0.85, 0.95, 1e-8, 0, 1},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        run_case(&cases[k]);
+}
+
+Test(optim, float32_adam_close_to_reference)
+{
+    clt_device *dev = get_device("cpu");
+    float p0[64], c[64];
+    fill_random(p0, 64, 3);
+    fill_random(c, 64, 4);
+    clt_tensor *p, *tc;
+    int64_t n = 64;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, p0, &p));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, c, &tc));
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_optimizer *opt;
+    CHECK(clt_adamw(&p, 1, NULL, &opt));
+    cr_assert_eq(clt_optimizer_lr(opt), 1e-3);
+    CHECK(clt_scope_begin());
+    clt_tensor *q, *s;
+    CHECK(clt_mul(p, tc, &q));
+    CHECK(clt_sum(q, &s));
+    CHECK(clt_backward(s, NULL, 0));
+    CHECK(clt_optimizer_step(opt));
+    clt_scope_end();
+    float got[64];
+    CHECK(clt_tensor_read(p, got, sizeof got));
+    for (int i = 0; i < 64; i++) {
+        /* first step: m/(1-b1) = g, sqrt(v/(1-b2)) = |g|: p' = p(1 - lr wd) - lr g / (|g| + eps) */
+        double g = c[i], want = p0[i] * (1 - 1e-3 * 1e-2) - 1e-3 * g / (fabs(g) + 1e-8);
+        cr_assert(close_enough(got[i], want, 1e-6, 1e-6), "%d: %g vs %g", i, got[i], want);
+    }
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+    clt_tensor_free(tc);
+}
+
+Test(optim, clip_grad_norm)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = N;
+    clt_tensor *p, *q, *norm;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, P0, &p));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, C, &q));
+    CHECK(clt_set_requires_grad(p, 1));
+    CHECK(clt_set_requires_grad(q, 1));
+    loss_backward(dev, p); /* grad p = C P0 */
+    clt_tensor *both[2] = {p, q}; /* q has no gradient: skipped */
+    CHECK(clt_clip_grad_norm(both, 2, 0.5, 2.0, &norm));
+    double total = 0, got_norm, g[N];
+    for (int i = 0; i < N; i++)
+        total += C[i] * P0[i] * C[i] * P0[i];
+    total = sqrt(total);
+    CHECK(clt_tensor_item(norm, &got_norm));
+    cr_assert(close_enough(got_norm, total, 1e-12, 0), "norm %g vs %g", got_norm, total);
+    clt_tensor *gp;
+    CHECK(clt_grad(p, &gp));
+    CHECK(clt_tensor_read(gp, g, sizeof g));
+    double coef = 0.5 / (total + 1e-6);
+    for (int i = 0; i < N; i++)
+        cr_assert(close_enough(g[i], C[i] * P0[i] * coef, 1e-12, 1e-15));
+    clt_tensor_free(gp);
+    clt_tensor_free(norm);
+    /* below the bound: unchanged */
+    CHECK(clt_clip_grad_norm(both, 2, 100.0, 2.0, NULL));
+    CHECK(clt_grad(p, &gp));
+    double g2[N];
+    CHECK(clt_tensor_read(gp, g2, sizeof g2));
+    cr_assert(memcmp(g, g2, sizeof g) == 0);
+    clt_tensor_free(gp);
+    clt_tensor_free(p);
+    clt_tensor_free(q);
+}
+
+Test(optim, schedules)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *p;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_sgd_opts so = CLT_SGD_DEFAULTS;
+    so.lr = 0.1;
+    clt_optimizer *opt;
+    CHECK(clt_sgd(&p, 1, &so, &opt));
+    clt_lr_scheduler *s;
+    CHECK(clt_step_lr(opt, 2, 0.5, &s));
+    const double want_step[] = {0.1, 0.05, 0.05, 0.025, 0.025};
+    for (int e = 0; e < 5; e++) {
+        CHECK(clt_lr_scheduler_step(s));
+        cr_assert(close_enough(clt_optimizer_lr(opt), want_step[e], 1e-15, 0), "epoch %d: %g", e,
+                  clt_optimizer_lr(opt));
+    }
+    clt_lr_scheduler_free(s);
+    CHECK(clt_optimizer_set_lr(opt, 0.1));
+    CHECK(clt_cosine_lr(opt, 4, 0.01, &s));
+    for (int e = 1; e <= 4; e++) {
+        CHECK(clt_lr_scheduler_step(s));
+        double want = 0.01 + (0.1 - 0.01) * (1 + cos(M_PI * e / 4)) / 2;
+        cr_assert(close_enough(clt_optimizer_lr(opt), want, 1e-14, 0));
+    }
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+}
+
+Test(optim, errors)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *p, *i, *y;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
+    clt_optimizer *opt = (clt_optimizer *)&opt;
+    cr_assert_eq(clt_sgd(&p, 1, NULL, &opt), CLT_ERR_INVALID_ARGUMENT); /* no requires_grad */
+    cr_assert_null(opt);
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_sgd_opts neg = CLT_SGD_DEFAULTS;
+    neg.lr = -0.1;
+    cr_assert_eq(clt_sgd(&p, 1, &neg, &opt), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "learning rate"), "%s", clt_last_error());
+    clt_adam_opts nan = CLT_ADAM_DEFAULTS;
+    nan.lr = NAN;
+    cr_assert_eq(clt_adam(&p, 1, &nan, &opt), CLT_ERR_INVALID_ARGUMENT);
+    nan = (clt_adam_opts)CLT_ADAM_DEFAULTS;
+    nan.beta2 = 1.0;
+    cr_assert_eq(clt_adam(&p, 1, &nan, &opt), CLT_ERR_INVALID_ARGUMENT);
+    clt_sgd_opts nest = {0.1, 0.0, 0.0, 0.0, 1};
+    cr_assert_eq(clt_sgd(&p, 1, &nest, &opt), CLT_ERR_INVALID_ARGUMENT);
+    CHECK(clt_exp(p, &y));
+    cr_assert_eq(clt_sgd(&y, 1, NULL, &opt), CLT_ERR_INVALID_ARGUMENT); /* not a leaf */
+    cr_assert_eq(clt_sgd(&p, 0, NULL, &opt), CLT_ERR_INVALID_ARGUMENT);
+    CHECK(clt_arange(dev, CLT_INT64, 0, 3, 1, &i));
+    cr_assert_eq(clt_sgd(&i, 1, NULL, &opt), CLT_ERR_INVALID_ARGUMENT);
+    CHECK(clt_adam(&p, 1, NULL, &opt));
+    cr_assert_eq(clt_optimizer_set_lr(opt, -1), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(clt_optimizer_lr(opt), 1e-3);
+    clt_optimizer_free(opt);
+    clt_tensor_free(y);
+    clt_tensor_free(i);
+    clt_tensor_free(p);
+}
+
+/* Forward, backward and an Adam step in a scope: after the first step, no
+ * buffer is created on the device (the allocator serves every request from
+ * its cache). */
+Test(optim, step_allocates_nothing_after_the_first)
+{
+    clt_device *dev = get_device("cpu");
+    clt_generator *gen;
+    CHECK(clt_generator_new(3, &gen));
+    clt_module *l[3], *m;
+    CHECK(clt_linear(dev, 16, 32, 1, gen, &l[0]));
+    CHECK(clt_relu_layer(&l[1]));
+    CHECK(clt_linear(dev, 32, 4, 1, gen, &l[2]));
+    CHECK(clt_sequential(l, 3, &m));
+    clt_tensor **ps, *x;
+    size_t np;
+    CHECK(clt_module_parameters(m, &ps, &np));
+    clt_optimizer *opt;
+    CHECK(clt_adam(ps, np, NULL, &opt));
+    CHECK(clt_randn(gen, dev, CLT_FLOAT32, 2, (int64_t[]){8, 16}, &x));
+    clt_memory_stats s1, s2;
+    for (int step = 0; step < 4; step++) {
+        if (step == 1)
+            CHECK(clt_memory_stats_get(dev, &s1));
+        CHECK(clt_scope_begin());
+        clt_tensor *y, *sq, *loss;
+        CHECK(clt_optimizer_zero_grad(opt, 1));
+        CHECK(clt_module_forward(m, x, &y));
+        CHECK(clt_mul(y, y, &sq));
+        CHECK(clt_mean(sq, &loss));
+        CHECK(clt_backward(loss, NULL, 0));
+        CHECK(clt_optimizer_step(opt));
+        clt_scope_end();
+    }
+    CHECK(clt_memory_stats_get(dev, &s2));
+    cr_assert_eq(s2.device_allocs, s1.device_allocs, "%llu buffers created after step 1",
+                 (unsigned long long)(s2.device_allocs - s1.device_allocs));
+    cr_assert_gt(s2.alloc_calls, s1.alloc_calls);
+    clt_optimizer_free(opt);
+    clt_free(ps);
+    clt_tensor_free(x);
+    clt_module_free(m);
+    clt_generator_free(gen);
+}
