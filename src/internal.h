@@ -242,6 +242,7 @@ struct clt_device {
     clt__program_entry *programs;
     void *pool;              /* allocator state (src/memory) */
     void *blas;              /* matmul state (src/ops) */
+    cl_mem index_errors;     /* atomic; clt__index_error record (src/device/error_flag.c) */
 };
 
 /* Whether cltensor sets POCL_AFFINITY=1 before the process's first OpenCL
@@ -491,6 +492,64 @@ void clt__pool_inject_failures(int n);
 void clt__kernel_cache_counters(uint64_t out[4]);
 /* Test hook: clSetKernelArg calls made by launches so far. */
 uint64_t clt__set_arg_calls(void);
+
+/* ---- index errors found on the device (src/device/error_flag.c) --------- */
+
+/* Index kernels (cl/index.cl) do not trust their indices: a work-item that
+ * meets one outside [0, size) skips the access and records the first such
+ * index of the device in a small buffer that the device owns; the blocking
+ * read-back and synchronisation paths read that record behind their own
+ * wait and turn it into CLT_ERR_INDEX_OUT_OF_RANGE.  The ops that can
+ * record, by the code their kernels write (names appear in messages). */
+#define CLT__INDEX_OPS(X)                                                    \
+    X(INDEX_SELECT, "clt_index_select")                                      \
+    X(GATHER, "clt_gather")                                                  \
+    X(SCATTER, "clt_scatter")                                                \
+    X(SCATTER_ADD, "clt_scatter_add")                                        \
+    X(SCATTER_ADD_, "clt_scatter_add_")                                      \
+    X(INDEX_ADD, "clt_index_add")                                            \
+    X(INDEX_ADD_, "clt_index_add_")                                          \
+    X(EMBEDDING, "clt_embedding")                                            \
+    X(ONE_HOT, "clt_one_hot")
+
+typedef enum clt__index_op {
+#define CLT__INDEX_OP_ENUM_(name, text) CLT__IDX_##name,
+    CLT__INDEX_OPS(CLT__INDEX_OP_ENUM_)
+#undef CLT__INDEX_OP_ENUM_
+    CLT__IDX_COUNT
+} clt__index_op;
+
+/* The record; must match clt_index_error in cl/index.cl.  flag is 0 until a
+ * kernel meets a bad index; dim -1 marks one_hot's class values. */
+typedef struct clt__index_error {
+    cl_int flag, op, dim, pad;
+    cl_long value, size;
+} clt__index_error;
+
+/* The device's record buffer, created (zeroed) on first use; index kernels
+ * take it as an argument.  Borrowed: it lives until clt_shutdown. */
+clt_status clt__index_errors(clt_device *dev, cl_mem *out);
+
+/* One check of the record around a blocking wait: clt__index_check_begin
+ * enqueues, without waiting, a read of the record and its reset (nothing
+ * when no index kernel ever ran on dev), under the device's lock so that no
+ * kernel comes between them; call it before the wait, on the same queue.
+ * clt__index_check_end, after the wait, finds that read complete and
+ * returns CLT_ERR_INDEX_OUT_OF_RANGE, with a message naming the op, the
+ * index, the dimension, the device and `fn` (the synchronising call), when
+ * the record was set; with `report` false it only releases (for error
+ * paths, where the first error is kept).  Every successful begin needs
+ * its end, which may run on another thread. */
+typedef struct clt__index_check {
+    clt_device *dev; /* NULL: nothing enqueued */
+    cl_event ev;
+    clt__index_error rec;
+} clt__index_check;
+clt_status clt__index_check_begin(clt_device *dev, clt__index_check *c);
+clt_status clt__index_check_end(clt__index_check *c, bool report, const char *fn);
+
+/* Releases the device's record buffer (clt_shutdown). */
+void clt__index_errors_release(clt_device *dev);
 
 /* ---- matmul state (src/ops/matmul.c) ----------------------------------- */
 

@@ -56,7 +56,8 @@ extern "C" {
     X(ERR_NOT_CONTIGUOUS, -19, "the tensor is not contiguous")               \
     X(ERR_IO, -20, "file input/output failed")                               \
     X(ERR_SYNC_FORBIDDEN, -21, "blocking synchronisation forbidden")         \
-    X(ERR_INTERNAL, -22, "internal error")
+    X(ERR_INTERNAL, -22, "internal error")                                   \
+    X(ERR_INDEX_OUT_OF_RANGE, -23, "index out of range")
 
 typedef enum clt_status {
 #define CLT_STATUS_ENUM_(name, value, text) CLT_##name = value,

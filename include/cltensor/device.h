@@ -98,7 +98,9 @@ CLT_API const char *clt_device_name(const clt_device *dev);
  * cl_khr_fp64, float16 needs cl_khr_fp16), 0 otherwise. */
 CLT_API int clt_device_supports_dtype(const clt_device *dev, clt_dtype dtype);
 
-/* Waits until every operation queued on the device has completed. */
+/* Waits until every operation queued on the device has completed.
+ * CLT_ERR_INDEX_OUT_OF_RANGE when an index op (cltensor/index.h) met an
+ * index out of range on this device since the last synchronisation. */
 CLT_API clt_status clt_device_synchronize(clt_device *dev);
 
 /* ---- The pure picker, for tools and tests ------------------------------ */

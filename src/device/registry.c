@@ -107,6 +107,7 @@ static void teardown_locked(void)
         clt_device *dev = &reg.devs[i];
         clt__programs_release(dev);
         clt__blas_release(dev);
+        clt__index_errors_release(dev);
         clt__pool_destroy(dev);
         if (dev->queue)
             clReleaseCommandQueue(dev->queue);
@@ -497,8 +498,15 @@ clt_status clt_device_synchronize(clt_device *dev)
     st = clt__sync_point_at("clt_device_synchronize", __builtin_return_address(0));
     if (st != CLT_OK)
         return st;
+    clt__index_check chk;
+    st = clt__index_check_begin(dev, &chk);
+    if (st != CLT_OK)
+        return st;
     cl_int err = clFinish(dev->queue);
-    if (err != CL_SUCCESS)
+    if (err != CL_SUCCESS) {
+        clt__index_check_end(&chk, false, NULL);
         return clt__cl_error(err, "clFinish on %s (%s)", dev->label, dev->info.name);
-    return clt__ok();
+    }
+    st = clt__index_check_end(&chk, true, "clt_device_synchronize");
+    return st == CLT_OK ? clt__ok() : st;
 }

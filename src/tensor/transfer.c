@@ -55,6 +55,7 @@ struct clt_event {
     cl_event ev;            /* NULL when there was nothing to copy */
     clt_tensor *keep;       /* keeps the source storage alive until done */
     bool waited;
+    clt__index_check chk;   /* the device's index error record, read behind the copy */
 };
 
 clt_status clt_tensor_from_host(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
@@ -107,9 +108,12 @@ static clt_status copy_same_context(const clt_tensor *src, clt_tensor *dst, cons
     clt_status st = CLT_OK;
     clt_device *sd = src->dev, *dd = dst->dev;
     size_t es = clt_dtype_size(src->dtype);
+    clt__index_check chk = {0};
     CLT__TRY(clt__sync_point_at("clt_to", caller));
+    CLT__TRY(clt__index_check_begin(sd, &chk));
     CLT__CL_CHECK(clFinish(sd->queue), "clt_to: finishing work on %s (%s)", sd->label,
                   sd->info.name);
+    CLT__TRY(clt__index_check_end(&chk, true, "clt_to"));
     CLT__CL_CHECK(clEnqueueCopyBuffer(dd->queue, clt__mem(src), clt__mem(dst),
                                       (size_t)src->offset * es, 0, clt_tensor_nbytes(src), 0,
                                       NULL, NULL),
@@ -117,6 +121,7 @@ static clt_status copy_same_context(const clt_tensor *src, clt_tensor *dst, cons
                   sd->label, sd->info.name, dd->label, dd->info.name);
     CLT__CL_CHECK(clFinish(dd->queue), "clt_to: copy to %s (%s)", dd->label, dd->info.name);
 done:
+    clt__index_check_end(&chk, false, NULL);
     return st;
 }
 
@@ -218,7 +223,9 @@ static clt_status check_read(const clt_tensor *t, const void *dst, size_t dst_by
 
 /* The blocking read-back behind clt_tensor_read, clt_tensor_item,
  * clt_tensor_format and clt_to; `caller` is the user's call site for
- * CLTENSOR_SYNC_DEBUG. */
+ * CLTENSOR_SYNC_DEBUG.  The device's index error record is read on the same
+ * in-order queue, enqueued before the data and complete when the blocking
+ * read returns, so the check adds no wait of its own. */
 clt_status clt__tensor_read_at(const clt_tensor *t, void *dst, size_t dst_bytes, const char *fn,
                                const void *caller)
 {
@@ -232,13 +239,17 @@ clt_status clt__tensor_read_at(const clt_tensor *t, void *dst, size_t dst_bytes,
     if (st != CLT_OK)
         return st;
     clt_tensor *src = NULL;
+    clt__index_check chk = {0};
     CLT__TRY(contiguous(t, &src));
+    CLT__TRY(clt__index_check_begin(src->dev, &chk));
     CLT__CL_CHECK(read_host(src->dev, clt__mem(src),
                             (size_t)src->offset * clt_dtype_size(src->dtype), bytes, dst),
                   "%s: reading %zu bytes from %s (%s)", fn, bytes, src->dev->label,
                   src->dev->info.name);
     clt__count_d2h(bytes);
+    CLT__TRY(clt__index_check_end(&chk, true, fn));
 done:
+    clt__index_check_end(&chk, false, NULL);
     clt_tensor_free(src);
     return st == CLT_OK ? clt__ok() : st;
 }
@@ -263,6 +274,9 @@ clt_status clt_tensor_read_async(const clt_tensor *t, void *dst, size_t dst_byte
     size_t bytes = clt_tensor_nbytes(t);
     if (bytes > 0) {
         CLT__TRY(contiguous(t, &e->keep));
+        /* The record's read goes first on the in-order queue, so that it has
+         * completed whenever the copy has (clt_event_query never waits). */
+        CLT__TRY(clt__index_check_begin(e->keep->dev, &e->chk));
         CLT__CL_CHECK(clEnqueueReadBuffer(e->keep->dev->queue, clt__mem(e->keep), CL_FALSE,
                                           (size_t)e->keep->offset * clt_dtype_size(t->dtype),
                                           bytes, dst, 0, NULL, &e->ev),
@@ -275,6 +289,7 @@ clt_status clt_tensor_read_async(const clt_tensor *t, void *dst, size_t dst_byte
     e = NULL;
 done:
     if (e) {
+        clt__index_check_end(&e->chk, false, NULL);
         clt_tensor_free(e->keep);
         free(e);
     }
@@ -292,6 +307,9 @@ clt_status clt_event_wait(clt_event *e)
         if (err != CL_SUCCESS)
             return clt__cl_error(err, "clt_event_wait: the read-back failed");
         e->waited = true;
+        st = clt__index_check_end(&e->chk, true, "clt_event_wait");
+        if (st != CLT_OK)
+            return st;
     }
     return clt__ok();
 }
@@ -311,6 +329,13 @@ clt_status clt_event_query(clt_event *e, int *done)
     if (status < 0)
         return clt__cl_error(status, "clt_event_query: the read-back failed");
     *done = status == CL_COMPLETE;
+    if (*done) {
+        /* The record's read preceded the copy on the in-order queue. */
+        e->waited = true;
+        clt_status st = clt__index_check_end(&e->chk, true, "clt_event_query");
+        if (st != CLT_OK)
+            return st;
+    }
     return clt__ok();
 }
 
@@ -323,6 +348,7 @@ void clt_event_free(clt_event *e)
             clWaitForEvents(1, &e->ev);
         clReleaseEvent(e->ev);
     }
+    clt__index_check_end(&e->chk, false, NULL);
     clt_tensor_free(e->keep);
     free(e);
 }
