@@ -7,6 +7,12 @@
  * message is owned by the library and stays valid until the next cltensor
  * call on the same thread.  The library never aborts, exits or prints.
  *
+ * Errors found on the device.  An index out of range in an index op
+ * (cltensor/index.h) is found by its kernel, after the op has returned
+ * CLT_OK; the next blocking wait on that device returns
+ * CLT_ERR_INDEX_OUT_OF_RANGE with the message, as CUDA reports a kernel's
+ * error at the next synchronisation.
+ *
  * Ownership.  Functions that hand out something the caller must release say
  * so next to their declaration ("new reference: release with ...").  Every
  * release function accepts NULL and then does nothing.

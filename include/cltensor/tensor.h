@@ -9,7 +9,11 @@
  *
  * Operations enqueue work on the device's in-order queue and return without
  * waiting.  Only read-back (clt_tensor_read, clt_event_wait, the formatter)
- * and moves through host memory wait.
+ * and moves through host memory wait.  Those waits also report an index out
+ * of range met on the tensor's device since the last one (by an op of
+ * cltensor/index.h): they return CLT_ERR_INDEX_OUT_OF_RANGE, with the data
+ * read (but *out, a string or a value, not handed out), and the next wait
+ * succeeds.
  */
 #ifndef CLTENSOR_TENSOR_H
 #define CLTENSOR_TENSOR_H
