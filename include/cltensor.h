@@ -9,6 +9,7 @@
  *   cltensor/linalg.h   matmul, softmax
  *   cltensor/random.h   counter-based random numbers
  *   cltensor/view.h     views and layout: reshape, permute, cat, ...
+ *   cltensor/index.h    indexing: index_select, gather, scatter, embedding, ...
  *   cltensor/memory.h   the caching allocator and kernel cache
  *   cltensor/stats.h    transfer and synchronisation counters
  */
@@ -23,6 +24,7 @@
 #include <cltensor/linalg.h>
 #include <cltensor/random.h>
 #include <cltensor/view.h>
+#include <cltensor/index.h>
 #include <cltensor/memory.h>
 #include <cltensor/stats.h>
 #include <cltensor/autograd.h>
