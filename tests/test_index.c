@@ -1269,6 +1269,9 @@ Test(index, errors_from_shapes_and_dtypes)
     clt_tensor *si = mk(dev, CLT_INT32, 2, (int64_t[]){3, 2}, tv);
     EXPECT(clt_index_add(ti, 1, i64, si, 0.5, &r), CLT_ERR_INVALID_ARGUMENT,
            "alpha must not be a floating point number");
+    EXPECT(clt_index_add(ti, 1, i64, si, NAN, &r), CLT_ERR_INVALID_ARGUMENT,
+           "alpha must not be a floating point number");
+    EXPECT(clt_index_add(ti, 1, i64, si, 1e30, &r), CLT_ERR_INVALID_ARGUMENT, "overflow");
     EXPECT(clt_index_add(t, 1, i64, si, 1, &r), CLT_ERR_DTYPE_MISMATCH, "src.dtype");
     cr_assert_null(r);
 

@@ -15,8 +15,9 @@
  * Out-of-range indices.  Index values live on the device, so they are
  * checked there, without a host wait per op: an index outside [0, size)
  * (negative ones included: PyTorch's index_select, gather and embedding
- * refuse them too) is skipped (ops that read write 0 in its place) and the
- * first such index is recorded for its device.  The next blocking
+ * refuse them too) is skipped (ops that read write 0 in its place; the
+ * scatters and index_add still apply every other entry, in place too) and
+ * the first such index is recorded for its device.  The next blocking
  * synchronisation on that device (clt_tensor_read, clt_tensor_item,
  * clt_tensor_format, clt_event_wait, clt_event_query once complete, clt_to
  * when it waits, clt_device_synchronize) returns CLT_ERR_INDEX_OUT_OF_RANGE

@@ -12,6 +12,7 @@
  * D) for index_add of n_index rows of D columns, spread over D work-items;
  * a destination with a single column (a 1-D tensor) is summed by one
  * work-item, the price of that order. */
+#include <math.h>
 #include <string.h>
 
 #include "internal.h"
@@ -423,7 +424,7 @@ static clt_status index_add_checks(const clt_tensor *t, int dim, const clt_tenso
                               "dimension %d (they differ at dimension %d)",
                               fn, shape_of(s1, sizeof s1, src), shape_of(s2, sizeof s2, t), *d,
                               k);
-    if (!clt__dtype_is_float(t->dtype) && alpha != (double)(int64_t)alpha)
+    if (!clt__dtype_is_float(t->dtype) && !(isfinite(alpha) && alpha == floor(alpha)))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: for integral input tensors, argument alpha must not be a "
                           "floating point number (got %g for a %s tensor)",
