@@ -551,6 +551,26 @@ clt_status clt__index_check_end(clt__index_check *c, bool report, const char *fn
 /* Releases the device's record buffer (clt_shutdown). */
 void clt__index_errors_release(clt_device *dev);
 
+/* The index ops of index.h without autograd (src/ops/index.c); their
+ * public entries and backward formulas are in src/autograd/grad_index.c. */
+clt_status clt__index_select(const clt_tensor *t, int dim, const clt_tensor *index,
+                             clt_tensor **out);
+clt_status clt__gather(const clt_tensor *t, int dim, const clt_tensor *index, clt_tensor **out);
+clt_status clt__scatter(const clt_tensor *t, int dim, const clt_tensor *index,
+                        const clt_tensor *src, clt_tensor **out);
+clt_status clt__scatter_add(const clt_tensor *t, int dim, const clt_tensor *index,
+                            const clt_tensor *src, clt_tensor **out);
+clt_status clt__scatter_add_(clt_tensor *t, int dim, const clt_tensor *index,
+                             const clt_tensor *src);
+clt_status clt__index_add(const clt_tensor *t, int dim, const clt_tensor *index,
+                          const clt_tensor *src, double alpha, clt_tensor **out);
+clt_status clt__index_add_(clt_tensor *t, int dim, const clt_tensor *index, const clt_tensor *src,
+                           double alpha);
+clt_status clt__masked_fill(const clt_tensor *t, const clt_tensor *mask, double value,
+                            clt_tensor **out);
+clt_status clt__one_hot(const clt_tensor *indices, int64_t num_classes, clt_tensor **out);
+clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, clt_tensor **out);
+
 /* ---- matmul state (src/ops/matmul.c) ----------------------------------- */
 
 /* Releases whatever the matmul module keeps per device. */

@@ -14,7 +14,8 @@
  * Differentiable: the elementwise ops of ops.h (not comparisons), the
  * reductions of reduce.h but argmax/argmin, matmul, softmax and
  * log_softmax, every view of view.h, clt_to, clt_to_dtype (to a floating
- * dtype), clt_clone.
+ * dtype), clt_clone, and the index ops of index.h but one_hot and the
+ * in-place forms.
  *
  * Memory.  The graph is owned by the tensors it produced: it holds handles
  * on the data its backward formulas read (PyTorch's saved tensors) and a

@@ -34,6 +34,14 @@
  * and equal a sequential loop's.  clt_scatter with repeated destinations
  * keeps the last source in index order.
  *
+ * Autograd (autograd.h).  index_select, gather, scatter, scatter_add,
+ * index_add, masked_fill and embedding are differentiable with respect to
+ * their floating-point tensors (not the indices or the mask); their
+ * gradients are built from these same ops, so they are deterministic too.
+ * For scatter and scatter_add, src's gradient needs src to have index's
+ * shape, as in PyTorch.  The in-place forms are not recorded: with grad mode
+ * on they refuse an operand that requires grad (CLT_ERR_INVALID_ARGUMENT).
+ *
  * Thread-safety: as for tensors (common.h).
  */
 #ifndef CLTENSOR_INDEX_H

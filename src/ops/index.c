@@ -2,6 +2,8 @@
  * index_add, masked_fill, one_hot, embedding): PyTorch's shape and dtype
  * checks, and launches of cl/index.cl.  Indices are checked on the device;
  * a bad one is reported at the next synchronisation (src/device/error_flag.c).
+ * These are the clt__ implementations; the public entries, with their
+ * backward formulas, are in src/autograd/grad_index.c.
  *
  * Determinism.  scatter_add and index_add give every destination element
  * one owner: a work-item per destination column (every coordinate but
@@ -146,7 +148,7 @@ static clt_status take(clt_tensor *r, const clt_tensor *src, const clt_tensor *i
     return launch(r->dev, r->dtype, "take", n, 10, args);
 }
 
-clt_status clt_index_select(const clt_tensor *t, int dim, const clt_tensor *index,
+clt_status clt__index_select(const clt_tensor *t, int dim, const clt_tensor *index,
                             clt_tensor **out)
 {
     const char *fn = "clt_index_select";
@@ -196,7 +198,7 @@ done:
     return finish(st);
 }
 
-clt_status clt_gather(const clt_tensor *t, int dim, const clt_tensor *index, clt_tensor **out)
+clt_status clt__gather(const clt_tensor *t, int dim, const clt_tensor *index, clt_tensor **out)
 {
     const char *fn = "clt_gather";
     CLT__REQUIRE_ARG(out, fn);
@@ -243,7 +245,7 @@ done:
     return finish(st);
 }
 
-clt_status clt_embedding(const clt_tensor *weight, const clt_tensor *indices, clt_tensor **out)
+clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, clt_tensor **out)
 {
     const char *fn = "clt_embedding";
     CLT__REQUIRE_ARG(out, fn);
@@ -511,35 +513,35 @@ done:
     return finish(st);
 }
 
-clt_status clt_scatter(const clt_tensor *t, int dim, const clt_tensor *index,
+clt_status clt__scatter(const clt_tensor *t, int dim, const clt_tensor *index,
                        const clt_tensor *src, clt_tensor **out)
 {
     return scatter_copy(t, dim, index, src, SCATTER, false, 1, CLT__IDX_SCATTER, out,
                         "clt_scatter");
 }
 
-clt_status clt_scatter_add(const clt_tensor *t, int dim, const clt_tensor *index,
+clt_status clt__scatter_add(const clt_tensor *t, int dim, const clt_tensor *index,
                            const clt_tensor *src, clt_tensor **out)
 {
     return scatter_copy(t, dim, index, src, SCATTER, true, 1, CLT__IDX_SCATTER_ADD, out,
                         "clt_scatter_add");
 }
 
-clt_status clt_index_add(const clt_tensor *t, int dim, const clt_tensor *index,
+clt_status clt__index_add(const clt_tensor *t, int dim, const clt_tensor *index,
                          const clt_tensor *src, double alpha, clt_tensor **out)
 {
     return scatter_copy(t, dim, index, src, INDEX_ADD, true, alpha, CLT__IDX_INDEX_ADD, out,
                         "clt_index_add");
 }
 
-clt_status clt_scatter_add_(clt_tensor *t, int dim, const clt_tensor *index,
+clt_status clt__scatter_add_(clt_tensor *t, int dim, const clt_tensor *index,
                             const clt_tensor *src)
 {
     return scatter_inplace(t, dim, index, src, SCATTER, 1, CLT__IDX_SCATTER_ADD_,
                            "clt_scatter_add_");
 }
 
-clt_status clt_index_add_(clt_tensor *t, int dim, const clt_tensor *index, const clt_tensor *src,
+clt_status clt__index_add_(clt_tensor *t, int dim, const clt_tensor *index, const clt_tensor *src,
                           double alpha)
 {
     return scatter_inplace(t, dim, index, src, INDEX_ADD, alpha, CLT__IDX_INDEX_ADD_,
@@ -548,7 +550,7 @@ clt_status clt_index_add_(clt_tensor *t, int dim, const clt_tensor *index, const
 
 /* ---- masked_fill, one_hot ------------------------------------------------------- */
 
-clt_status clt_masked_fill(const clt_tensor *t, const clt_tensor *mask, double value,
+clt_status clt__masked_fill(const clt_tensor *t, const clt_tensor *mask, double value,
                            clt_tensor **out)
 {
     const char *fn = "clt_masked_fill";
@@ -595,7 +597,7 @@ done:
     return finish(st);
 }
 
-clt_status clt_one_hot(const clt_tensor *indices, int64_t num_classes, clt_tensor **out)
+clt_status clt__one_hot(const clt_tensor *indices, int64_t num_classes, clt_tensor **out)
 {
     const char *fn = "clt_one_hot";
     CLT__REQUIRE_ARG(out, fn);
