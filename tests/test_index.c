@@ -3,11 +3,12 @@
  * references computed here: every dimension, negative dims, transposed and
  * sliced operands, zero-size and 0-d tensors, several dtypes; the sums
  * bit for bit against a sequential loop and between devices; out-of-range
- * indices reported at the next synchronisation (and not before); and the
- * errors found from shapes and dtypes. */
+ * indices reported at the next synchronisation (and not before); the
+ * errors found from shapes and dtypes; and the gradients against finite
+ * differences. */
 #include <stdint.h>
 
-#include "helpers.h"
+#include "gradcheck.h"
 #include "internal.h"
 
 /* ---- host-side tensors ----------------------------------------------------------- */
@@ -1308,4 +1309,152 @@ Test(index, errors_from_shapes_and_dtypes)
     clt_tensor_free(i32);
     clt_tensor_free(i64);
     clt_tensor_free(t);
+}
+
+/* ---- gradients -------------------------------------------------------------------- */
+
+typedef struct gctx {
+    int dim;
+    clt_tensor *index; /* or the mask */
+    double alpha;
+    int op;
+} gctx;
+
+enum { G_SELECT, G_GATHER, G_SCATTER, G_SCATTER_ADD, G_INDEX_ADD, G_EMBEDDING, G_MASKED };
+
+static clt_status g_op(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    const gctx *c = ctx;
+    switch (c->op) {
+    case G_SELECT: return clt_index_select(in[0], c->dim, c->index, out);
+    case G_GATHER: return clt_gather(in[0], c->dim, c->index, out);
+    case G_SCATTER: return clt_scatter(in[0], c->dim, c->index, in[1], out);
+    case G_SCATTER_ADD: return clt_scatter_add(in[0], c->dim, c->index, in[1], out);
+    case G_INDEX_ADD: return clt_index_add(in[0], c->dim, c->index, in[1], c->alpha, out);
+    case G_EMBEDDING: return clt_embedding(in[0], c->index, out);
+    default: return clt_masked_fill(in[0], c->index, -7.5, out);
+    }
+}
+
+static double *ramp(int64_t n, double scale)
+{
+    double *v = malloc((size_t)n * sizeof *v);
+    for (int64_t i = 0; i < n; i++)
+        v[i] = scale * (double)((i * 37) % 23 - 11) / 7.0;
+    return v;
+}
+
+Test(index, gradients_of_selections)
+{
+    clt_device *dev = cpu0();
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("no float64");
+    double *tv = ramp(12, 1.0);
+    gc_in t = {2, {3, 4}, tv, 1};
+    double sel[4] = {2, 0, 2, 1};
+    gctx c = {1, mk(dev, CLT_INT64, 1, (int64_t[]){4}, sel), 1, G_SELECT};
+    gradcheck(dev, g_op, &c, 1, &t);
+    c.dim = -2;
+    clt_tensor_free(c.index);
+    c.index = mk(dev, CLT_INT64, 1, (int64_t[]){4}, (double[]){1, 1, 0, 1});
+    gradcheck(dev, g_op, &c, 1, &t);
+    clt_tensor_free(c.index);
+
+    double gi[6] = {3, 3, 0, 1, 2, 2};
+    c = (gctx){1, mk(dev, CLT_INT64, 2, (int64_t[]){3, 2}, gi), 1, G_GATHER};
+    gradcheck(dev, g_op, &c, 1, &t);
+    clt_tensor_free(c.index);
+
+    /* embedding: weight [5, 3] by indices [2, 3] with repeats */
+    double *wv = ramp(15, 0.5);
+    gc_in w = {2, {5, 3}, wv, 1};
+    double ev[6] = {4, 0, 4, 2, 4, 0};
+    c = (gctx){0, mk(dev, CLT_INT64, 2, (int64_t[]){2, 3}, ev), 1, G_EMBEDDING};
+    gradcheck(dev, g_op, &c, 1, &w);
+    clt_tensor_free(c.index);
+
+    /* masked_fill with a mask that broadcasts t to [2, 3, 4] */
+    double mv[8] = {1, 0, 0, 1, 0, 1, 1, 0};
+    c = (gctx){0, mk(dev, CLT_BOOL, 3, (int64_t[]){2, 1, 4}, mv), 1, G_MASKED};
+    gradcheck(dev, g_op, &c, 1, &t);
+    clt_tensor_free(c.index);
+    free(tv);
+    free(wv);
+}
+
+Test(index, gradients_of_scatters)
+{
+    clt_device *dev = cpu0();
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("no float64");
+    double *tv = ramp(12, 1.0), *sv = ramp(8, 0.75);
+    gc_in ins[2] = {{2, {3, 4}, tv, 1}, {2, {2, 4}, sv, 1}};
+    /* scatter: distinct destinations per column (an overwritten source has
+     * no gradient, which PyTorch's formula does not model either) */
+    double si[8] = {0, 2, 1, 2, 2, 0, 0, 1};
+    gctx c = {0, mk(dev, CLT_INT64, 2, (int64_t[]){2, 4}, si), 1, G_SCATTER};
+    gradcheck(dev, g_op, &c, 2, ins);
+    clt_tensor_free(c.index);
+    /* scatter_add with repeats */
+    double ai[8] = {1, 1, 0, 2, 1, 1, 0, 2};
+    c = (gctx){0, mk(dev, CLT_INT64, 2, (int64_t[]){2, 4}, ai), 1, G_SCATTER_ADD};
+    gradcheck(dev, g_op, &c, 2, ins);
+    clt_tensor_free(c.index);
+    /* index_add with alpha along dim 1: src [3, 5] into t [3, 4] */
+    double *sv2 = ramp(15, 1.25);
+    gc_in ins2[2] = {{2, {3, 4}, tv, 1}, {2, {3, 5}, sv2, 1}};
+    double ii[5] = {3, 0, 3, 3, 1};
+    c = (gctx){-1, mk(dev, CLT_INT64, 1, (int64_t[]){5}, ii), 2.5, G_INDEX_ADD};
+    gradcheck(dev, g_op, &c, 2, ins2);
+    clt_tensor_free(c.index);
+    free(tv);
+    free(sv);
+    free(sv2);
+}
+
+Test(index, autograd_names_and_inplace_rules)
+{
+    clt_device *dev = cpu0();
+    double tv[4] = {1, 2, 3, 4}, iv[2] = {1, 1};
+    clt_tensor *t = mk(dev, CLT_FLOAT32, 1, (int64_t[]){4}, tv);
+    clt_tensor *idx = mk(dev, CLT_INT64, 1, (int64_t[]){2}, iv);
+    clt_tensor *src = mk(dev, CLT_FLOAT32, 1, (int64_t[]){2}, tv), *r = NULL;
+    CHECK(clt_set_requires_grad(t, 1));
+    CHECK(clt_index_select(t, 0, idx, &r));
+    cr_assert_str_eq(clt_grad_fn_name(r), "IndexSelectBackward0");
+    cr_assert(clt_requires_grad(r));
+    clt_tensor_free(r);
+    CHECK(clt_index_add(t, 0, idx, src, 2, &r));
+    cr_assert_str_eq(clt_grad_fn_name(r), "IndexAddBackward0");
+    clt_tensor_free(r);
+
+    /* one_hot's int64 result never requires grad */
+    CHECK(clt_one_hot(idx, 3, &r));
+    cr_assert_not(clt_requires_grad(r));
+    clt_tensor_free(r);
+
+    /* in place into a leaf that requires grad, or from a source that does,
+     * is refused with grad mode on, and allowed under no_grad */
+    uint64_t v0 = clt__version(t);
+    clt_status st = clt_index_add_(t, 0, idx, src, 1);
+    cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s", clt_status_name(st));
+    cr_assert(strstr(clt_last_error(), "leaf"), "%s", clt_last_error());
+    clt_tensor *plain = mk(dev, CLT_FLOAT32, 1, (int64_t[]){4}, tv), *gsrc = NULL;
+    CHECK(clt_index_select(t, 0, idx, &gsrc));
+    st = clt_scatter_add_(plain, 0, idx, gsrc);
+    cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s", clt_status_name(st));
+    cr_assert(strstr(clt_last_error(), "not recorded"), "%s", clt_last_error());
+    assert_values(plain, tv, 4);
+    int was = clt_set_grad_enabled(0);
+    CHECK(clt_index_add_(t, 0, idx, src, 1));
+    CHECK(clt_scatter_add_(plain, 0, idx, gsrc));
+    clt_set_grad_enabled(was);
+    cr_assert_eq(clt__version(t), v0 + 1);
+    assert_values(t, (double[]){1, 5, 3, 4}, 4);
+    assert_values(plain, (double[]){1, 6, 3, 4}, 4);
+    clt_tensor_free(gsrc);
+    clt_tensor_free(plain);
+    clt_tensor_free(t);
+    clt_tensor_free(idx);
+    clt_tensor_free(src);
 }
