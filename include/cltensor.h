@@ -30,5 +30,6 @@
 #include <cltensor/autograd.h>
 #include <cltensor/nn.h>
 #include <cltensor/optim.h>
+#include <cltensor/data.h>
 
 #endif

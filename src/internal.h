@@ -426,6 +426,10 @@ typedef struct clt__offsets {
 clt_status clt__tensor_new(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
                            clt_tensor **out);
 
+/* Enqueues a non-blocking write of `bytes` from host memory src into the
+ * contiguous t; *ev completes when src may be reused (NULL for 0 bytes). */
+clt_status clt__write_async(clt_tensor *t, const void *src, size_t bytes, cl_event *ev);
+
 /* Moves t's data to dev in place: the handle stays, its storage becomes a
  * contiguous copy on dev (model.to(device) keeps its Parameters).  Other
  * handles on the old storage keep it. */

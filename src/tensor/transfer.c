@@ -184,6 +184,23 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
+clt_status clt__write_async(clt_tensor *t, const void *src, size_t bytes, cl_event *ev)
+{
+    *ev = NULL;
+    if (bytes == 0)
+        return CLT_OK;
+    size_t off = (size_t)t->offset * clt_dtype_size(t->dtype);
+    cl_int err = clEnqueueWriteBuffer(t->dev->queue, clt__mem(t), CL_FALSE, off, bytes, src, 0,
+                                      NULL, ev);
+    if (err != CL_SUCCESS)
+        return clt__cl_error(err, "writing %zu bytes to %s (%s)", bytes, t->dev->label,
+                             t->dev->info.name);
+    clFlush(t->dev->queue);
+    clt__count_h2d(bytes);
+    clt__version_bump(t);
+    return CLT_OK;
+}
+
 clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev)
 {
     if (t->dev == dev)

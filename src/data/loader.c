@@ -1,0 +1,386 @@
+/* loader.c: the data loader: batches gathered on the host into staging
+ * memory the loader owns and uploaded to the device with non-blocking
+ * writes, one batch ahead of the one handed out. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Host memory holding one batch's upload until the device has read it. */
+typedef struct staging {
+    struct staging *next;
+    void *mem;
+    size_t bytes;
+    cl_event ev[2]; /* the writes that read it; NULL when none */
+} staging;
+
+typedef struct part {
+    bool present;
+    clt_dtype dtype;
+    int ndim;                    /* of one sample */
+    int64_t shape[CLT_MAX_DIMS]; /* of one sample */
+    size_t sample_bytes;
+    const unsigned char *data;   /* the dataset's array, or NULL with a callback */
+} part;
+
+typedef struct batch {
+    clt_tensor *x, *y;
+    bool ready;
+} batch;
+
+struct clt_dataloader {
+    clt_device *dev;
+    clt_loader_opts opts;
+    int64_t n;            /* samples */
+    part px, py;
+    clt_batch_fill fill;
+    void *user;
+    int64_t *perm;        /* this epoch's order */
+    int64_t epoch, pos;   /* epoch count, next sample to batch */
+    bool ended;           /* the last next() reported the end */
+    batch ahead;          /* uploaded, not handed out yet */
+    staging *busy, *free_list;
+};
+
+/* ---- staging memory ----------------------------------------------------------- */
+
+static bool staging_done(const staging *s)
+{
+    for (int k = 0; k < 2; k++) {
+        if (s->ev[k] == NULL)
+            continue;
+        cl_int status = CL_QUEUED;
+        if (clGetEventInfo(s->ev[k], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                           NULL) != CL_SUCCESS ||
+            status != CL_COMPLETE)
+            return false; /* a failed write also keeps its memory until free */
+    }
+    return true;
+}
+
+static void staging_release_events(staging *s)
+{
+    for (int k = 0; k < 2; k++) {
+        if (s->ev[k])
+            clReleaseEvent(s->ev[k]);
+        s->ev[k] = NULL;
+    }
+}
+
+/* Staging memory of at least `bytes`: one the device is done with, else
+ * new.  Checking costs no wait. */
+static staging *staging_get(clt_dataloader *dl, size_t bytes)
+{
+    for (staging **pp = &dl->busy; *pp;) {
+        staging *s = *pp;
+        if (staging_done(s)) {
+            staging_release_events(s);
+            *pp = s->next;
+            s->next = dl->free_list;
+            dl->free_list = s;
+        } else {
+            pp = &s->next;
+        }
+    }
+    for (staging **pp = &dl->free_list; *pp; pp = &(*pp)->next) {
+        staging *s = *pp;
+        if (s->bytes >= bytes) {
+            *pp = s->next;
+            return s;
+        }
+    }
+    staging *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    s->mem = malloc(bytes ? bytes : 1);
+    if (s->mem == NULL) {
+        free(s);
+        return NULL;
+    }
+    s->bytes = bytes;
+    return s;
+}
+
+/* ---- epochs and batches ------------------------------------------------------------- */
+
+/* splitmix64: the permutation's random numbers. */
+static uint64_t mix(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void start_epoch(clt_dataloader *dl)
+{
+    for (int64_t i = 0; i < dl->n; i++)
+        dl->perm[i] = i;
+    if (dl->opts.shuffle) {
+        uint64_t st = dl->opts.seed ^ (0xd1b54a32d192ed03ULL * (uint64_t)(dl->epoch + 1));
+        for (int64_t i = dl->n - 1; i > 0; i--) { /* Fisher-Yates */
+            int64_t j = (int64_t)(mix(&st) % (uint64_t)(i + 1));
+            int64_t t = dl->perm[i];
+            dl->perm[i] = dl->perm[j];
+            dl->perm[j] = t;
+        }
+    }
+    dl->pos = 0;
+}
+
+static int64_t batch_count(const clt_dataloader *dl, int64_t from)
+{
+    int64_t left = dl->n - from, b = dl->opts.batch_size;
+    if (left <= 0 || (dl->opts.drop_last && left < b))
+        return 0;
+    return left < b ? left : b;
+}
+
+static clt_status new_batch_tensor(clt_dataloader *dl, const part *p, int64_t count,
+                                   clt_tensor **out)
+{
+    int64_t shape[CLT_MAX_DIMS];
+    shape[0] = count;
+    memcpy(shape + 1, p->shape, sizeof(int64_t) * (size_t)p->ndim);
+    return clt__tensor_new(dl->dev, p->dtype, p->ndim + 1, shape, out);
+}
+
+/* Gathers the next batch on the host and enqueues its upload into dl->ahead
+ * (nothing at the end of the epoch). */
+static clt_status prepare(clt_dataloader *dl)
+{
+    clt_status st = CLT_OK;
+    int64_t count = batch_count(dl, dl->pos);
+    if (count == 0)
+        return CLT_OK;
+    const int64_t *idx = dl->perm + dl->pos;
+    size_t xb = dl->px.sample_bytes * (size_t)count;
+    size_t yb = dl->py.present ? dl->py.sample_bytes * (size_t)count : 0;
+    staging *s = staging_get(dl, xb + yb);
+    batch b = {0};
+    if (s == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_dataloader_next: out of host memory");
+    unsigned char *hx = s->mem, *hy = hx + xb;
+    if (dl->fill) {
+        CLT__TRY(dl->fill(dl->user, idx, count, hx, dl->py.present ? hy : NULL));
+    } else {
+        for (int64_t k = 0; k < count; k++) {
+            memcpy(hx + (size_t)k * dl->px.sample_bytes,
+                   dl->px.data + (size_t)idx[k] * dl->px.sample_bytes, dl->px.sample_bytes);
+            if (dl->py.present)
+                memcpy(hy + (size_t)k * dl->py.sample_bytes,
+                       dl->py.data + (size_t)idx[k] * dl->py.sample_bytes, dl->py.sample_bytes);
+        }
+    }
+    CLT__TRY(new_batch_tensor(dl, &dl->px, count, &b.x));
+    CLT__TRY(clt__write_async(b.x, hx, xb, &s->ev[0]));
+    if (dl->py.present) {
+        CLT__TRY(new_batch_tensor(dl, &dl->py, count, &b.y));
+        CLT__TRY(clt__write_async(b.y, hy, yb, &s->ev[1]));
+    }
+    /* The loader's tensors belong to no scope until handed out. */
+    clt__scope_disown(b.x);
+    clt__scope_disown(b.y);
+    b.ready = true;
+    dl->ahead = b;
+    b.x = b.y = NULL;
+    dl->pos += count;
+done:
+    s->next = dl->busy;
+    dl->busy = s;
+    clt_tensor_free(b.x);
+    clt_tensor_free(b.y);
+    return st;
+}
+
+clt_status clt_dataloader_next(clt_dataloader *dl, clt_tensor **x, clt_tensor **y, int *got)
+{
+    static const char fn[] = "clt_dataloader_next";
+    CLT__REQUIRE_ARG(x, fn);
+    *x = NULL;
+    if (y)
+        *y = NULL;
+    CLT__REQUIRE_ARG(dl, fn);
+    CLT__REQUIRE_ARG(got, fn);
+    *got = 0;
+    if (dl->py.present && y == NULL)
+        return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: the loader has labels; y is NULL", fn);
+    clt_status st;
+    if (dl->ended) {
+        dl->ended = false;
+        dl->epoch++;
+        start_epoch(dl);
+    }
+    if (!dl->ahead.ready && (st = prepare(dl)) != CLT_OK)
+        return st;
+    if (!dl->ahead.ready) {
+        dl->ended = true;
+        return clt__ok();
+    }
+    batch b = dl->ahead;
+    dl->ahead = (batch){0};
+    /* the next upload goes in now, ahead of the step on this batch */
+    st = prepare(dl);
+    if (st != CLT_OK) {
+        clt_tensor_free(b.x);
+        clt_tensor_free(b.y);
+        return st;
+    }
+    if (clt__scope_adopt(b.x) != CLT_OK || (b.y && clt__scope_adopt(b.y) != CLT_OK)) {
+        clt_tensor_free(b.x);
+        clt_tensor_free(b.y);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
+    *x = b.x;
+    if (y)
+        *y = b.y;
+    *got = 1;
+    return clt__ok();
+}
+
+int64_t clt_dataloader_len(const clt_dataloader *dl)
+{
+    if (dl == NULL)
+        return 0;
+    int64_t b = dl->opts.batch_size;
+    return dl->opts.drop_last ? dl->n / b : (dl->n + b - 1) / b;
+}
+
+void clt_dataloader_free(clt_dataloader *dl)
+{
+    if (dl == NULL)
+        return;
+    clt_tensor_free(dl->ahead.x);
+    clt_tensor_free(dl->ahead.y);
+    for (int list = 0; list < 2; list++) {
+        staging *s = list ? dl->busy : dl->free_list;
+        while (s) {
+            staging *next = s->next;
+            for (int k = 0; k < 2; k++)
+                if (s->ev[k])
+                    clWaitForEvents(1, &s->ev[k]); /* the device still reads s->mem */
+            staging_release_events(s);
+            free(s->mem);
+            free(s);
+            s = next;
+        }
+    }
+    free(dl->perm);
+    free(dl);
+}
+
+/* ---- construction ---------------------------------------------------------------------- */
+
+static clt_status set_part(part *p, const clt_array_spec *a, bool dataset, int64_t *n,
+                           const char *fn, const char *what)
+{
+    CLT__REQUIRE_ARG(a, fn);
+    if (!clt__dtype_valid(a->dtype))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s has an invalid dtype", fn, what);
+    int nd = dataset ? a->ndim - 1 : a->ndim;
+    if (nd < 0 || nd + 1 > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s has %d dimensions; %s", fn, what,
+                          a->ndim,
+                          dataset ? "a dataset needs at least one (the samples)"
+                                  : "too many for a batch");
+    clt_status st = clt__check_shape(a->ndim, a->shape, fn);
+    if (st != CLT_OK)
+        return st;
+    if (dataset) {
+        CLT__REQUIRE_ARG(a->data, fn);
+        *n = a->shape[0];
+    }
+    p->present = true;
+    p->dtype = a->dtype;
+    p->ndim = nd;
+    p->sample_bytes = clt_dtype_size(a->dtype);
+    for (int d = 0; d < nd; d++) {
+        p->shape[d] = a->shape[d + (dataset ? 1 : 0)];
+        p->sample_bytes *= (size_t)p->shape[d];
+    }
+    p->data = dataset ? a->data : NULL;
+    return CLT_OK;
+}
+
+static clt_status make(clt_device *dev, int64_t n, const clt_loader_opts *opts,
+                       clt_dataloader *tmpl, clt_dataloader **out, const char *fn)
+{
+    const clt_loader_opts defaults = CLT_LOADER_DEFAULTS;
+    if (opts == NULL)
+        opts = &defaults;
+    if (opts->batch_size < 1)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: batch_size should be a positive integer value, but got "
+                          "batch_size=%lld",
+                          fn, (long long)opts->batch_size);
+    clt_status st = clt__check_dtype(dev, tmpl->px.dtype, fn);
+    if (st == CLT_OK && tmpl->py.present)
+        st = clt__check_dtype(dev, tmpl->py.dtype, fn);
+    if (st == CLT_OK)
+        st = clt__device_open(dev);
+    if (st != CLT_OK)
+        return st;
+    clt_dataloader *dl = malloc(sizeof *dl);
+    int64_t *perm = malloc((size_t)(n ? n : 1) * sizeof *perm);
+    if (dl == NULL || perm == NULL) {
+        free(dl);
+        free(perm);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
+    *dl = *tmpl;
+    dl->dev = dev;
+    dl->opts = *opts;
+    dl->n = n;
+    dl->perm = perm;
+    start_epoch(dl);
+    *out = dl;
+    return clt__ok();
+}
+
+clt_status clt_dataloader_arrays(clt_device *dev, const clt_array_spec *x,
+                                 const clt_array_spec *y, const clt_loader_opts *opts,
+                                 clt_dataloader **out)
+{
+    static const char fn[] = "clt_dataloader_arrays";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    clt_dataloader t = {0};
+    int64_t nx = 0, ny = 0;
+    clt_status st = set_part(&t.px, x, true, &nx, fn, "x");
+    if (st == CLT_OK && y)
+        st = set_part(&t.py, y, true, &ny, fn, "y");
+    if (st != CLT_OK)
+        return st;
+    if (y && nx != ny)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: size mismatch between tensors: x has %lld samples, y %lld", fn,
+                          (long long)nx, (long long)ny);
+    return make(dev, nx, opts, &t, out, fn);
+}
+
+clt_status clt_dataloader_callback(clt_device *dev, int64_t num_samples,
+                                   const clt_array_spec *x_sample,
+                                   const clt_array_spec *y_sample, clt_batch_fill fill,
+                                   void *user, const clt_loader_opts *opts,
+                                   clt_dataloader **out)
+{
+    static const char fn[] = "clt_dataloader_callback";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    CLT__REQUIRE_ARG(fill, fn);
+    if (num_samples < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %lld samples", fn,
+                          (long long)num_samples);
+    clt_dataloader t = {0};
+    int64_t unused;
+    clt_status st = set_part(&t.px, x_sample, false, &unused, fn, "x_sample");
+    if (st == CLT_OK && y_sample)
+        st = set_part(&t.py, y_sample, false, &unused, fn, "y_sample");
+    if (st != CLT_OK)
+        return st;
+    t.fill = fill;
+    t.user = user;
+    return make(dev, num_samples, opts, &t, out, fn);
+}

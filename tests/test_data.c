@@ -1,0 +1,229 @@
+/* test_data.c: the data loader: every sample once per epoch, seeded
+ * shuffles, labels aligned with their samples, drop_last, callbacks, a
+ * whole training epoch without one host wait, and errors. */
+#include "helpers.h"
+
+enum { NS = 10, F = 3 };
+
+static void dataset(float *x, int64_t *y)
+{
+    for (int i = 0; i < NS; i++) {
+        for (int f = 0; f < F; f++)
+            x[i * F + f] = (float)(i * 100 + f);
+        y[i] = i;
+    }
+}
+
+/* Reads an epoch: the order of sample ids, checking rows against labels. */
+static int epoch(clt_dataloader *dl, int64_t *order, int64_t *sizes)
+{
+    int batches = 0, n = 0, got = 1;
+    for (;;) {
+        clt_tensor *x, *y;
+        CHECK(clt_dataloader_next(dl, &x, &y, &got));
+        if (!got) {
+            cr_assert_null(x);
+            cr_assert_null(y);
+            break;
+        }
+        int64_t b = clt_tensor_size(x, 0);
+        cr_assert_eq(clt_tensor_ndim(x), 2);
+        cr_assert_eq(clt_tensor_size(x, 1), F);
+        cr_assert_eq(clt_tensor_dtype(y), CLT_INT64);
+        float *xv = read_f32(x);
+        int64_t yv[NS];
+        CHECK(clt_tensor_read(y, yv, sizeof yv));
+        for (int64_t k = 0; k < b; k++) {
+            for (int f = 0; f < F; f++)
+                cr_assert_eq(xv[k * F + f], (float)(yv[k] * 100 + f), "row and label apart");
+            order[n++] = yv[k];
+        }
+        sizes[batches++] = b;
+        free(xv);
+        clt_tensor_free(x);
+        clt_tensor_free(y);
+    }
+    cr_assert_leq(n, NS);
+    return batches;
+}
+
+Test(data, batches_order_and_shuffle)
+{
+    clt_device *dev = get_device("cpu");
+    float x[NS * F];
+    int64_t y[NS];
+    dataset(x, y);
+    clt_array_spec xs = {x, CLT_FLOAT32, 2, (int64_t[]){NS, F}};
+    clt_array_spec ys = {y, CLT_INT64, 1, (int64_t[]){NS}};
+    clt_loader_opts o = {4, 0, 0, 0};
+    clt_dataloader *dl;
+    CHECK(clt_dataloader_arrays(dev, &xs, &ys, &o, &dl));
+    cr_assert_eq(clt_dataloader_len(dl), 3);
+    int64_t order[NS], sizes[NS];
+    cr_assert_eq(epoch(dl, order, sizes), 3);
+    cr_assert(sizes[0] == 4 && sizes[1] == 4 && sizes[2] == 2);
+    for (int i = 0; i < NS; i++)
+        cr_assert_eq(order[i], i);
+    clt_dataloader_free(dl);
+
+    /* shuffled: a permutation, reproduced by the seed, new every epoch */
+    o = (clt_loader_opts){3, 1, 1234, 1};
+    clt_dataloader *a, *b;
+    CHECK(clt_dataloader_arrays(dev, &xs, &ys, &o, &a));
+    CHECK(clt_dataloader_arrays(dev, &xs, &ys, &o, &b));
+    cr_assert_eq(clt_dataloader_len(a), 3);
+    int64_t oa[NS], ob[NS], oa2[NS];
+    cr_assert_eq(epoch(a, oa, sizes), 3); /* drop_last: 9 of 10 */
+    cr_assert_eq(epoch(b, ob, sizes), 3);
+    cr_assert(memcmp(oa, ob, 9 * sizeof *oa) == 0, "same seed, other order");
+    epoch(a, oa2, sizes);
+    cr_assert(memcmp(oa, oa2, 9 * sizeof *oa) != 0, "the second epoch repeats the first");
+    int seen[NS] = {0}, ordered = 1;
+    for (int i = 0; i < 9; i++) {
+        cr_assert(oa[i] >= 0 && oa[i] < NS && !seen[oa[i]]++, "sample %lld twice",
+                  (long long)oa[i]);
+        ordered &= oa[i] == i;
+    }
+    cr_assert(!ordered, "not shuffled");
+    clt_dataloader_free(a);
+    clt_dataloader_free(b);
+}
+
+static clt_status fill(void *user, const int64_t *idx, int64_t n, void *x, void *y)
+{
+    int *calls = user;
+    (*calls)++;
+    for (int64_t k = 0; k < n; k++) {
+        ((double *)x)[k * 2] = (double)idx[k];
+        ((double *)x)[k * 2 + 1] = -(double)idx[k];
+    }
+    return y == NULL ? CLT_OK : CLT_ERR_INTERNAL;
+}
+
+Test(data, callback_without_labels)
+{
+    clt_device *dev = get_device("cpu");
+    int calls = 0;
+    clt_array_spec xs = {NULL, CLT_FLOAT64, 1, (int64_t[]){2}};
+    clt_loader_opts o = {5, 0, 0, 0};
+    clt_dataloader *dl;
+    CHECK(clt_dataloader_callback(dev, 12, &xs, NULL, fill, &calls, &o, &dl));
+    int got = 1, n = 0;
+    clt_tensor *x;
+    while (1) {
+        CHECK(clt_dataloader_next(dl, &x, NULL, &got));
+        if (!got)
+            break;
+        double v[10];
+        CHECK(clt_tensor_read(x, v, sizeof v));
+        for (int64_t k = 0; k < clt_tensor_size(x, 0); k++, n++)
+            cr_assert(v[k * 2] == n && v[k * 2 + 1] == -n);
+        clt_tensor_free(x);
+    }
+    cr_assert_eq(n, 12);
+    cr_assert_eq(calls, 3);
+    clt_dataloader_free(dl);
+}
+
+/* An epoch of forward, backward and update reads nothing back: not one
+ * blocking wait, checked by CLTENSOR_SYNC_DEBUG=error and the counters. */
+Test(data, training_epoch_never_waits)
+{
+    clt_device *dev = get_device("cpu");
+    enum { N = 64, I = 8 };
+    float x[N * I];
+    int64_t y[N];
+    fill_random(x, N * I, 9);
+    for (int i = 0; i < N; i++)
+        y[i] = i % 3;
+    clt_array_spec xs = {x, CLT_FLOAT32, 2, (int64_t[]){N, I}};
+    clt_array_spec ys = {y, CLT_INT64, 1, (int64_t[]){N}};
+    clt_loader_opts o = {16, 1, 7, 0};
+    clt_dataloader *dl;
+    CHECK(clt_dataloader_arrays(dev, &xs, &ys, &o, &dl));
+    clt_generator *gen;
+    CHECK(clt_generator_new(5, &gen));
+    clt_module *m;
+    CHECK(clt_linear(dev, I, 3, 1, gen, &m));
+    clt_tensor **ps;
+    size_t np;
+    CHECK(clt_module_parameters(m, &ps, &np));
+    clt_optimizer *opt;
+    CHECK(clt_sgd(ps, np, NULL, &opt));
+    CHECK(clt_device_synchronize(dev));
+    clt_stats before, after;
+    clt_stats_get(&before);
+    setenv("CLTENSOR_SYNC_DEBUG", "error", 1);
+    int got = 1, batches = 0;
+    clt_tensor *total = NULL;
+    while (1) {
+        clt_tensor *xb, *yb;
+        CHECK(clt_scope_begin());
+        CHECK(clt_dataloader_next(dl, &xb, &yb, &got));
+        if (!got) {
+            clt_scope_end();
+            break;
+        }
+        clt_tensor *out, *ls, *l;
+        CHECK(clt_module_forward(m, xb, &out));
+        CHECK(clt_log_softmax(out, 1, &ls));
+        CHECK(clt_mean(ls, &l));
+        CHECK(clt_backward(l, NULL, 0));
+        CHECK(clt_optimizer_step(opt));
+        CHECK(clt_optimizer_zero_grad(opt, 1));
+        clt_tensor *d, *sum;
+        CHECK(clt_detach(l, &d));
+        if (total) {
+            CHECK(clt_add(total, d, &sum));
+            clt_tensor_free(total);
+            total = sum;
+        } else {
+            total = d;
+        }
+        CHECK(clt_scope_keep(total));
+        clt_scope_end();
+        batches++;
+    }
+    unsetenv("CLTENSOR_SYNC_DEBUG");
+    clt_stats_get(&after);
+    cr_assert_eq(batches, 4);
+    cr_assert_eq(after.blocking_waits, before.blocking_waits, "%llu waits in the epoch",
+                 (unsigned long long)(after.blocking_waits - before.blocking_waits));
+    cr_assert_eq(after.h2d_bytes - before.h2d_bytes, N * (I * 4 + 8));
+    double v;
+    CHECK(clt_tensor_item(total, &v)); /* the one read of the epoch */
+    cr_assert(isfinite(v) && v < 0);
+    clt_tensor_free(total);
+    clt_optimizer_free(opt);
+    clt_free(ps);
+    clt_module_free(m);
+    clt_generator_free(gen);
+    clt_dataloader_free(dl);
+}
+
+Test(data, errors)
+{
+    clt_device *dev = get_device("cpu");
+    float x[NS * F];
+    int64_t y[NS];
+    dataset(x, y);
+    clt_array_spec xs = {x, CLT_FLOAT32, 2, (int64_t[]){NS, F}};
+    clt_array_spec ys = {y, CLT_INT64, 1, (int64_t[]){NS - 1}};
+    clt_dataloader *dl = (clt_dataloader *)&dl;
+    cr_assert_eq(clt_dataloader_arrays(dev, &xs, &ys, NULL, &dl), CLT_ERR_SHAPE_MISMATCH);
+    cr_assert_null(dl);
+    clt_loader_opts zero = {0, 0, 0, 0};
+    cr_assert_eq(clt_dataloader_arrays(dev, &xs, NULL, &zero, &dl), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "batch_size"), "%s", clt_last_error());
+    clt_array_spec none = {NULL, CLT_FLOAT32, 2, (int64_t[]){NS, F}};
+    cr_assert_eq(clt_dataloader_arrays(dev, &none, NULL, NULL, &dl), CLT_ERR_NULL_ARGUMENT);
+    /* a failing callback stops the epoch with its status */
+    int calls = 0;
+    clt_array_spec xc = {NULL, CLT_FLOAT64, 1, (int64_t[]){2}}, yc = {NULL, CLT_INT64, 0, NULL};
+    CHECK(clt_dataloader_callback(dev, 4, &xc, &yc, fill, &calls, NULL, &dl));
+    clt_tensor *a, *b;
+    int got;
+    cr_assert_eq(clt_dataloader_next(dl, &a, &b, &got), CLT_ERR_INTERNAL);
+    cr_assert(a == NULL && b == NULL && got == 0);
+    clt_dataloader_free(dl);
+}
