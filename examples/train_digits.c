@@ -1,0 +1,303 @@
+/* train_digits.c: the lesson's whole training loop in C.  Trains an MLP or a
+ * small CNN on the 8x8 handwritten digits (scikit-learn's digits.csv.gz:
+ * 64 pixel values and a label per line) on the device the picker chose,
+ * and prints the test accuracy:
+ *
+ *   train_digits [--model mlp|cnn] [--device KIND] [--epochs N] [--seed N]
+ *                [--out FILE.npy] DIGITS_CSV_GZ
+ *
+ * As in PyTorch: model.to(device), for xb, yb in loader, out = model(xb),
+ * loss.backward(), opt.step(), and pred = out.argmax(dim=1).cpu().numpy().
+ * The loop reads one value back per epoch (the loss and accuracy it
+ * prints); every batch goes to the device ahead of its step. */
+#include <cltensor.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <zlib.h>
+
+#define TRY(call)                                                                         \
+    do {                                                                                  \
+        clt_status st_ = (call);                                                          \
+        if (st_ != CLT_OK) {                                                              \
+            fprintf(stderr, "train_digits: %s: %s\n", #call, clt_last_error());           \
+            exit(1);                                                                      \
+        }                                                                                 \
+    } while (0)
+
+enum { PIXELS = 64, CLASSES = 10, TEST_ROWS = 360 };
+
+static double now(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (double)tv.tv_sec + tv.tv_usec * 1e-6;
+}
+
+/* Reads the gzip'd CSV: n rows of 64 pixels (scaled to [0, 1]) and a label. */
+static int64_t read_digits(const char *path, float **pixels, int64_t **labels)
+{
+    gzFile f = gzopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "train_digits: cannot open %s\n", path);
+        exit(1);
+    }
+    int64_t n = 0, cap = 2048;
+    float *x = malloc((size_t)cap * PIXELS * sizeof *x);
+    int64_t *y = malloc((size_t)cap * sizeof *y);
+    char line[1024];
+    while (x && y && gzgets(f, line, sizeof line)) {
+        if (n == cap) {
+            cap *= 2;
+            x = realloc(x, (size_t)cap * PIXELS * sizeof *x);
+            y = realloc(y, (size_t)cap * sizeof *y);
+            if (!x || !y)
+                break;
+        }
+        char *p = line, *end;
+        for (int k = 0; k <= PIXELS; k++) {
+            double v = strtod(p, &end);
+            if (end == p) {
+                fprintf(stderr, "train_digits: %s line %lld: expected 65 numbers\n", path,
+                        (long long)n + 1);
+                exit(1);
+            }
+            if (k < PIXELS)
+                x[n * PIXELS + k] = (float)(v / 16.0);
+            else
+                y[n] = (int64_t)v;
+            p = end + (*end == ',');
+        }
+        if (y[n] < 0 || y[n] >= CLASSES) {
+            fprintf(stderr, "train_digits: %s line %lld: label %lld\n", path, (long long)n + 1,
+                    (long long)y[n]);
+            exit(1);
+        }
+        n++;
+    }
+    gzclose(f);
+    if (!x || !y || n <= TEST_ROWS) {
+        fprintf(stderr, "train_digits: %s: %lld rows; more than %d needed\n", path,
+                (long long)n, TEST_ROWS);
+        exit(1);
+    }
+    *pixels = x;
+    *labels = y;
+    return n;
+}
+
+/* The rows in a fixed shuffled order (seeded), so that the last 360 are a
+ * test set with every class. */
+static void shuffle_rows(float *x, int64_t *y, int64_t n, uint64_t seed)
+{
+    uint64_t s = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    for (int64_t i = n - 1; i > 0; i--) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        int64_t j = (int64_t)((s >> 33) % (uint64_t)(i + 1));
+        float t[PIXELS];
+        memcpy(t, x + i * PIXELS, sizeof t);
+        memcpy(x + i * PIXELS, x + j * PIXELS, sizeof t);
+        memcpy(x + j * PIXELS, t, sizeof t);
+        int64_t ty = y[i];
+        y[i] = y[j];
+        y[j] = ty;
+    }
+}
+
+static clt_module *make_mlp(clt_device *dev, clt_generator *gen)
+{
+    clt_module *l[3], *m;
+    TRY(clt_linear(dev, PIXELS, 128, 1, gen, &l[0]));
+    TRY(clt_relu_layer(&l[1]));
+    TRY(clt_linear(dev, 128, CLASSES, 1, gen, &l[2]));
+    TRY(clt_sequential(l, 3, &m));
+    return m;
+}
+
+#ifdef CLTENSOR_HAS_CONV
+static clt_module *make_cnn(clt_device *dev, clt_generator *gen)
+{
+    clt_conv2d_opts pad1 = CLT_CONV2D_DEFAULTS;
+    pad1.padding[0] = pad1.padding[1] = 1;
+    clt_module *l[8], *m;
+    TRY(clt_conv2d_layer(dev, 1, 16, 3, 3, &pad1, 1, gen, &l[0]));
+    TRY(clt_relu_layer(&l[1]));
+    TRY(clt_max_pool2d_layer(2, 2, NULL, &l[2]));  /* 16 x 4 x 4 */
+    TRY(clt_conv2d_layer(dev, 16, 32, 3, 3, &pad1, 1, gen, &l[3]));
+    TRY(clt_relu_layer(&l[4]));
+    TRY(clt_max_pool2d_layer(2, 2, NULL, &l[5]));  /* 32 x 2 x 2 */
+    TRY(clt_flatten_layer(1, -1, &l[6]));
+    TRY(clt_linear(dev, 32 * 2 * 2, CLASSES, 1, gen, &l[7]));
+    TRY(clt_sequential(l, 8, &m));
+    return m;
+}
+#endif
+
+/* Mean cross entropy of logits [B, 10] against int64 labels [B]. */
+static clt_status cross_entropy(const clt_tensor *logits, const clt_tensor *labels,
+                                clt_tensor **loss)
+{
+    return clt_cross_entropy(logits, labels, NULL, loss);
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: train_digits [--model mlp|cnn] [--device KIND] [--epochs N] "
+                    "[--seed N] [--out FILE.npy] DIGITS_CSV_GZ\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    const char *model = "mlp", *kind = "auto", *out_path = NULL, *path = NULL;
+    int epochs = -1;
+    uint64_t seed = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--model") == 0 && i + 1 < argc)
+            model = argv[++i];
+        else if (strcmp(a, "--device") == 0 && i + 1 < argc)
+            kind = argv[++i];
+        else if (strcmp(a, "--epochs") == 0 && i + 1 < argc)
+            epochs = atoi(argv[++i]);
+        else if (strcmp(a, "--seed") == 0 && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(a, "--out") == 0 && i + 1 < argc)
+            out_path = argv[++i];
+        else if (a[0] == '-' || path)
+            usage();
+        else
+            path = a;
+    }
+    bool cnn = strcmp(model, "cnn") == 0;
+    if (!path || (!cnn && strcmp(model, "mlp") != 0) || epochs == 0 || epochs < -1)
+        usage();
+    if (epochs < 0)
+        epochs = cnn ? 12 : 30;
+
+    float *x;
+    int64_t *y;
+    int64_t n = read_digits(path, &x, &y);
+    shuffle_rows(x, y, n, seed);
+    int64_t ntrain = n - TEST_ROWS;
+
+    clt_device *dev;
+    TRY(clt_device_get(kind, &dev)); /* device = "cuda" if available else "cpu" */
+    clt_generator *gen;
+    TRY(clt_generator_new(seed, &gen));
+    clt_module *net = NULL;
+    if (cnn) {
+#ifdef CLTENSOR_HAS_CONV
+        net = make_cnn(dev, gen);
+#else
+        fprintf(stderr, "train_digits: this build has no convolution layers\n");
+        return 1;
+#endif
+    } else {
+        net = make_mlp(dev, gen);
+    }
+    TRY(clt_module_to(net, dev)); /* model = model.to(device) */
+
+    /* the training rows as a dataset; images [N, 1, 8, 8] for the CNN */
+    int64_t xshape_mlp[2] = {ntrain, PIXELS}, xshape_cnn[4] = {ntrain, 1, 8, 8};
+    clt_array_spec xs = {x, CLT_FLOAT32, cnn ? 4 : 2, cnn ? xshape_cnn : xshape_mlp};
+    clt_array_spec ys = {y, CLT_INT64, 1, &ntrain};
+    clt_loader_opts lo = {64, 1, seed, 0};
+    clt_dataloader *loader;
+    TRY(clt_dataloader_arrays(dev, &xs, &ys, &lo, &loader));
+
+    clt_tensor **params;
+    size_t nparams;
+    TRY(clt_module_parameters(net, &params, &nparams));
+    clt_adam_opts ao = CLT_ADAMW_DEFAULTS;
+    ao.lr = cnn ? 3e-3 : 2e-3;
+    clt_optimizer *opt;
+    TRY(clt_adamw(params, nparams, &ao, &opt));
+    clt_lr_scheduler *sched;
+    TRY(clt_cosine_lr(opt, epochs, 0.0, &sched));
+
+    /* the test rows go to the device once */
+    int64_t tshape_mlp[2] = {TEST_ROWS, PIXELS}, tshape_cnn[4] = {TEST_ROWS, 1, 8, 8};
+    clt_tensor *xtest, *ytest;
+    TRY(clt_tensor_from_host(dev, CLT_FLOAT32, cnn ? 4 : 2, cnn ? tshape_cnn : tshape_mlp,
+                             x + ntrain * PIXELS, &xtest));
+    TRY(clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){TEST_ROWS}, y + ntrain, &ytest));
+
+    double accuracy = 0;
+    clt_tensor *pred = NULL;
+    for (int e = 1; e <= epochs; e++) {
+        double t0 = now();
+        clt_module_train(net, 1);
+        clt_tensor *loss_sum = NULL;
+        int64_t batches = 0;
+        for (;;) {
+            clt_tensor *xb, *yb, *out, *loss;
+            int got;
+            TRY(clt_scope_begin());
+            TRY(clt_dataloader_next(loader, &xb, &yb, &got)); /* already on the device */
+            if (!got) {
+                clt_scope_end();
+                break;
+            }
+            TRY(clt_module_forward(net, xb, &out));
+            TRY(cross_entropy(out, yb, &loss));
+            TRY(clt_optimizer_zero_grad(opt, 1));
+            TRY(clt_backward(loss, NULL, 0));
+            TRY(clt_optimizer_step(opt));
+            /* the running loss stays on the device: no read inside the loop */
+            clt_tensor *d, *s;
+            TRY(clt_detach(loss, &d));
+            if (loss_sum) {
+                TRY(clt_add(loss_sum, d, &s));
+                loss_sum = s;
+            } else {
+                loss_sum = d;
+            }
+            TRY(clt_scope_keep(loss_sum));
+            clt_scope_end();
+            batches++;
+        }
+        TRY(clt_lr_scheduler_step(sched));
+
+        /* evaluation: model.eval(), torch.no_grad(), out.argmax(dim=1) */
+        clt_module_train(net, 0);
+        int was = clt_set_grad_enabled(0);
+        TRY(clt_scope_begin());
+        clt_tensor *logits, *hit, *hitf, *acc;
+        TRY(clt_module_forward(net, xtest, &logits));
+        clt_tensor_free(pred);
+        TRY(clt_argmax_dim(logits, 1, 0, &pred));
+        TRY(clt_scope_keep(pred));
+        TRY(clt_eq(pred, ytest, &hit));
+        TRY(clt_to_dtype(hit, CLT_FLOAT32, &hitf));
+        TRY(clt_mean(hitf, &acc));
+        double loss_total;
+        TRY(clt_tensor_item(loss_sum, &loss_total)); /* the epoch's reads */
+        TRY(clt_tensor_item(acc, &accuracy));
+        clt_scope_end();
+        clt_set_grad_enabled(was);
+        clt_tensor_free(loss_sum);
+        printf("epoch %d/%d loss %.4f accuracy %.4f seconds %.2f\n", e, epochs,
+               loss_total / (double)batches, accuracy, now() - t0);
+        fflush(stdout);
+    }
+
+    if (out_path) /* pred.cpu().numpy(), saved for NumPy */
+        TRY(clt_save_npy(out_path, pred));
+    printf("test accuracy: %.4f\n", accuracy);
+
+    clt_tensor_free(pred);
+    clt_tensor_free(xtest);
+    clt_tensor_free(ytest);
+    clt_lr_scheduler_free(sched);
+    clt_optimizer_free(opt);
+    clt_free(params);
+    clt_dataloader_free(loader);
+    clt_module_free(net);
+    clt_generator_free(gen);
+    free(x);
+    free(y);
+    return 0;
+}
