@@ -235,3 +235,213 @@ Test(nn, learns_under_gradient_descent)
     clt_module_free(m);
     clt_generator_free(gen);
 }
+
+/* LayerNorm over the last two dims against a host reference; the weight's
+ * gradient of sum(y) is the sum of the normalised values. */
+Test(nn, layer_norm)
+{
+    clt_device *dev = get_device("cpu");
+    enum { B = 3, R = 2, C = 4 };
+    float x[B * R * C];
+    fill_random(x, B * R * C, 21);
+    clt_module *ln;
+    CHECK(clt_layer_norm_layer(dev, 2, (int64_t[]){R, C}, 1e-5, 1, &ln));
+    clt_tensor *tx, *y, *l, *g;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 3, (int64_t[]){B, R, C}, x, &tx));
+    CHECK(clt_scope_begin());
+    CHECK(clt_module_forward(ln, tx, &y));
+    float *got = read_f32(y);
+    double gw[R * C] = {0};
+    for (int b = 0; b < B; b++) {
+        double mu = 0, var = 0;
+        for (int k = 0; k < R * C; k++)
+            mu += x[b * R * C + k];
+        mu /= R * C;
+        for (int k = 0; k < R * C; k++)
+            var += (x[b * R * C + k] - mu) * (x[b * R * C + k] - mu);
+        var /= R * C;
+        for (int k = 0; k < R * C; k++) {
+            double want = (x[b * R * C + k] - mu) / sqrt(var + 1e-5);
+            gw[k] += want;
+            cr_assert(close_enough(got[b * R * C + k], want, 1e-4, 1e-5), "%d %d: %g vs %g", b,
+                      k, got[b * R * C + k], want);
+        }
+    }
+    free(got);
+    CHECK(clt_sum(y, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    clt_scope_end();
+    clt_tensor **ps;
+    size_t np;
+    CHECK(clt_module_parameters(ln, &ps, &np));
+    cr_assert_eq(np, 2);
+    CHECK(clt_grad(ps[0], &g));
+    float *gv = read_f32(g);
+    for (int k = 0; k < R * C; k++)
+        cr_assert(close_enough(gv[k], gw[k], 1e-4, 1e-4), "dweight %d", k);
+    free(gv);
+    clt_tensor_free(g);
+    clt_free(ps);
+    clt_tensor *bad, *y2 = (clt_tensor *)&y2;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 2, (int64_t[]){3, 4}, &bad));
+    cr_assert_eq(clt_module_forward(ln, bad, &y2), CLT_ERR_SHAPE_MISMATCH);
+    cr_assert_null(y2);
+    clt_tensor_free(bad);
+    clt_tensor_free(tx);
+    clt_module_free(ln);
+}
+
+/* BatchNorm2d: batch statistics in train mode, the running ones updated
+ * with momentum (unbiased variance), and used in eval mode. */
+Test(nn, batch_norm)
+{
+    clt_device *dev = get_device("cpu");
+    enum { N = 2, C = 3, H = 2, W = 2 };
+    float x[N * C * H * W];
+    fill_random(x, N * C * H * W, 31);
+    clt_module *bn;
+    CHECK(clt_batch_norm2d_layer(dev, C, 1e-5, 0.1, 1, 1, &bn));
+    clt_tensor *tx, *y;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 4, (int64_t[]){N, C, H, W}, x, &tx));
+    CHECK(clt_module_forward(bn, tx, &y));
+    float *got = read_f32(y);
+    double mean[C], var[C];
+    for (int c = 0; c < C; c++) {
+        double s = 0, s2 = 0;
+        for (int n = 0; n < N; n++)
+            for (int k = 0; k < H * W; k++)
+                s += x[(n * C + c) * H * W + k];
+        mean[c] = s / (N * H * W);
+        for (int n = 0; n < N; n++)
+            for (int k = 0; k < H * W; k++) {
+                double d = x[(n * C + c) * H * W + k] - mean[c];
+                s2 += d * d;
+            }
+        var[c] = s2 / (N * H * W);
+        for (int n = 0; n < N; n++)
+            for (int k = 0; k < H * W; k++) {
+                int i = (n * C + c) * H * W + k;
+                double want = (x[i] - mean[c]) / sqrt(var[c] + 1e-5);
+                cr_assert(close_enough(got[i], want, 1e-4, 1e-4), "y[%d] %g vs %g", i, got[i],
+                          want);
+            }
+    }
+    free(got);
+    clt_tensor_free(y);
+    clt_named_tensor *bufs;
+    size_t nb;
+    CHECK(clt_module_named_buffers(bn, &bufs, &nb));
+    cr_assert_eq(nb, 3);
+    cr_assert_str_eq(bufs[0].name, "running_mean");
+    float rm[C], rv[C];
+    int64_t tracked;
+    CHECK(clt_tensor_read(bufs[0].tensor, rm, sizeof rm));
+    CHECK(clt_tensor_read(bufs[1].tensor, rv, sizeof rv));
+    CHECK(clt_tensor_read(bufs[2].tensor, &tracked, sizeof tracked));
+    cr_assert_eq(tracked, 1);
+    int cnt = N * H * W;
+    for (int c = 0; c < C; c++) {
+        cr_assert(close_enough(rm[c], 0.1 * mean[c], 1e-5, 1e-6));
+        cr_assert(close_enough(rv[c], 0.9 + 0.1 * var[c] * cnt / (cnt - 1), 1e-5, 1e-6));
+    }
+    clt_free(bufs);
+    clt_module_train(bn, 0);
+    CHECK(clt_module_forward(bn, tx, &y));
+    got = read_f32(y);
+    for (int i = 0; i < N * C * H * W; i++) {
+        int c = (i / (H * W)) % C;
+        double want = (x[i] - rm[c]) / sqrt(rv[c] + 1e-5);
+        cr_assert(close_enough(got[i], want, 1e-4, 1e-4), "eval y[%d]", i);
+    }
+    free(got);
+    clt_tensor_free(y);
+    clt_tensor_free(tx);
+    clt_module_free(bn);
+}
+
+/* Dropout: the kept fraction near 1 - p, survivors scaled, the same mask on
+ * both devices for one seed, the identity in eval mode. */
+Test(nn, dropout)
+{
+    clt_device *d0 = get_device("cpu:0");
+    enum { N = 4000 };
+    float ones[N];
+    for (int i = 0; i < N; i++)
+        ones[i] = 1.0f;
+    float *out[2] = {0};
+    size_t ndev = 0;
+    CHECK(clt_device_count(&ndev));
+    for (int k = 0; k < (ndev > 1 ? 2 : 1); k++) {
+        clt_device *dev = k == 0 ? d0 : second_device(d0);
+        clt_generator *gen;
+        CHECK(clt_generator_new(99, &gen));
+        clt_module *dp;
+        CHECK(clt_dropout_layer(0.25, gen, &dp));
+        clt_tensor *x, *y;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, (int64_t[]){N}, ones, &x));
+        CHECK(clt_module_forward(dp, x, &y));
+        out[k] = read_f32(y);
+        clt_tensor_free(y);
+        clt_module_train(dp, 0);
+        CHECK(clt_module_forward(dp, x, &y));
+        float *id = read_f32(y);
+        cr_assert(memcmp(id, ones, sizeof ones) == 0, "eval mode changes values");
+        free(id);
+        clt_tensor_free(y);
+        clt_tensor_free(x);
+        clt_module_free(dp);
+        clt_generator_free(gen);
+    }
+    int kept = 0;
+    for (int i = 0; i < N; i++) {
+        cr_assert(out[0][i] == 0.0f || fabsf(out[0][i] - 1.0f / 0.75f) < 1e-6f);
+        kept += out[0][i] != 0.0f;
+    }
+    cr_assert(kept > 0.72 * N && kept < 0.78 * N, "kept %d of %d", kept, N);
+    if (out[1])
+        cr_assert(memcmp(out[0], out[1], N * sizeof(float)) == 0, "masks differ across devices");
+    free(out[0]);
+    free(out[1]);
+    clt_module *bad = (clt_module *)&bad;
+    cr_assert_eq(clt_dropout_layer(1.5, NULL, &bad), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(bad);
+}
+
+Test(nn, embedding)
+{
+    clt_device *dev = get_device("cpu");
+    clt_module *emb;
+    CHECK(clt_embedding_layer(dev, 5, 3, NULL, &emb));
+    size_t nw;
+    float *w = read_param(emb, "weight", &nw);
+    cr_assert_eq(nw, 15);
+    const int64_t idx[4] = {4, 0, 4, 2};
+    clt_tensor *ti, *y, *l, *g;
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, 2, (int64_t[]){2, 2}, idx, &ti));
+    CHECK(clt_module_forward(emb, ti, &y));
+    cr_assert_eq(clt_tensor_ndim(y), 3);
+    float *got = read_f32(y);
+    for (int k = 0; k < 4; k++)
+        for (int d = 0; d < 3; d++)
+            cr_assert_eq(got[k * 3 + d], w[idx[k] * 3 + d]);
+    CHECK(clt_sum(y, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    clt_tensor **ps;
+    size_t np;
+    CHECK(clt_module_parameters(emb, &ps, &np));
+    CHECK(clt_grad(ps[0], &g));
+    float *gv = read_f32(g);
+    const float rows[5] = {1, 0, 1, 0, 2};
+    for (int r = 0; r < 5; r++)
+        for (int d = 0; d < 3; d++)
+            cr_assert_eq(gv[r * 3 + d], rows[r], "row %d", r);
+    free(gv);
+    free(got);
+    free(w);
+    clt_free(ps);
+    clt_tensor_free(g);
+    clt_tensor_free(l);
+    clt_tensor_free(y);
+    clt_tensor_free(ti);
+    clt_module_free(emb);
+}

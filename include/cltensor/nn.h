@@ -91,6 +91,36 @@ CLT_API clt_status clt_linear(clt_device *dev, int64_t in_features, int64_t out_
 /* torch.nn.Flatten(start_dim, end_dim) (PyTorch's defaults are 1, -1). */
 CLT_API clt_status clt_flatten_layer(int start_dim, int end_dim, clt_module **out);
 
+/* torch.nn.LayerNorm(normalized_shape, eps, elementwise_affine): normalises
+ * over the last ndim dims (biased variance); weight ones and bias zeros
+ * when affine. */
+CLT_API clt_status clt_layer_norm_layer(clt_device *dev, int ndim, const int64_t *normalized_shape,
+                                        double eps, int elementwise_affine, clt_module **out);
+
+/* torch.nn.BatchNorm1d ([N, C] or [N, C, L] inputs) and BatchNorm2d ([N, C,
+ * H, W]): in train mode, normalises with the batch's statistics and, when
+ * track_running_stats, updates the buffers running_mean, running_var
+ * (unbiased) and num_batches_tracked with `momentum` (PyTorch: 0.1); in
+ * eval mode uses the running statistics.  eps PyTorch: 1e-5. */
+CLT_API clt_status clt_batch_norm1d_layer(clt_device *dev, int64_t num_features, double eps,
+                                          double momentum, int affine, int track_running_stats,
+                                          clt_module **out);
+CLT_API clt_status clt_batch_norm2d_layer(clt_device *dev, int64_t num_features, double eps,
+                                          double momentum, int affine, int track_running_stats,
+                                          clt_module **out);
+
+/* torch.nn.Dropout(p): in train mode zeroes each element with probability
+ * p and scales the others by 1 / (1 - p); the masks come from gen (NULL:
+ * the default generator, borrowed) and are the same on every device for
+ * the same generator state.  The identity in eval mode. */
+CLT_API clt_status clt_dropout_layer(double p, clt_generator *gen, clt_module **out);
+
+/* torch.nn.Embedding(num_embeddings, embedding_dim): rows of a weight
+ * table (normal(0, 1)) picked by int64 indices of any shape. */
+CLT_API clt_status clt_embedding_layer(clt_device *dev, int64_t num_embeddings,
+                                       int64_t embedding_dim, clt_generator *gen,
+                                       clt_module **out);
+
 /* The activations as layers: ReLU, GELU (exact, erf), Tanh, Sigmoid. */
 CLT_API clt_status clt_relu_layer(clt_module **out);
 CLT_API clt_status clt_gelu_layer(clt_module **out);

@@ -1,0 +1,375 @@
+/* layers.c: the normalisation, dropout and embedding layers (LayerNorm,
+ * BatchNorm1d/2d, Dropout, Embedding), composed of differentiable ops so
+ * that autograd gives their backward passes. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/nn.h"
+
+/* A scope for a layer's intermediate tensors: everything made inside goes
+ * at the end but the result, which goes to the caller's scope. */
+static clt_status finish(clt_status st, clt_tensor **out)
+{
+    if (st == CLT_OK)
+        st = clt_scope_keep(*out);
+    clt_scope_end();
+    if (st != CLT_OK)
+        *out = NULL; /* released with the scope */
+    return st;
+}
+
+static clt_tensor *keep_null(clt_tensor **p)
+{
+    clt_tensor *t = *p;
+    *p = NULL;
+    return t;
+}
+
+/* ---- LayerNorm ---------------------------------------------------------------- */
+
+/* i[0] the number of normalised (last) dims, i[1..] their sizes; f[0] eps. */
+static clt_status layer_norm_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    int k = (int)m->i[0];
+    clt_status st = clt__module_check_device(m, x, "LayerNorm");
+    if (st != CLT_OK)
+        return st;
+    bool fits = x->ndim >= k;
+    for (int d = 0; fits && d < k; d++)
+        fits = x->shape[x->ndim - k + d] == m->i[1 + d];
+    if (!fits) {
+        char s1[160], s2[160], s3[160];
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "LayerNorm: given normalized_shape=%s, expected input with shape "
+                          "[*, %s, but got input of size %s",
+                          clt__shape_str(s1, sizeof s1, k, m->i + 1),
+                          clt__shape_str(s3, sizeof s3, k, m->i + 1) + 1,
+                          clt__shape_str(s2, sizeof s2, x->ndim, x->shape));
+    }
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    int64_t flat[CLT_MAX_DIMS];
+    int nd = x->ndim - k;
+    int64_t inner = 1;
+    for (int d = 0; d < nd; d++)
+        flat[d] = x->shape[d];
+    for (int d = nd; d < x->ndim; d++)
+        inner *= x->shape[d];
+    flat[nd] = inner;
+    clt_tensor *xf, *mu, *var, *xc, *ve, *inv, *y, *yr, *t;
+    CLT__TRY(clt_reshape(x, nd + 1, flat, &xf));
+    CLT__TRY(clt_mean_dim(xf, -1, 1, &mu));
+    CLT__TRY(clt_var_dim(xf, -1, 0.0, 1, &var));
+    CLT__TRY(clt_sub(xf, mu, &xc));
+    CLT__TRY(clt_add_scalar(var, m->f[0], &ve));
+    CLT__TRY(clt_rsqrt(ve, &inv));
+    CLT__TRY(clt_mul(xc, inv, &y));
+    CLT__TRY(clt_reshape(y, x->ndim, x->shape, &yr));
+    if (m->nparams == 2) {
+        CLT__TRY(clt_mul(yr, m->params[0], &t));
+        CLT__TRY(clt_add(t, m->params[1], out));
+    } else {
+        *out = keep_null(&yr);
+    }
+done:
+    return finish(st, out);
+}
+
+static const clt__module_ops layer_norm_ops = {"LayerNorm", layer_norm_forward, NULL};
+
+clt_status clt_layer_norm_layer(clt_device *dev, int ndim, const int64_t *normalized_shape,
+                                double eps, int elementwise_affine, clt_module **out)
+{
+    static const char fn[] = "clt_layer_norm_layer";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    if (ndim < 1 || ndim > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: normalized_shape has %d dims", fn, ndim);
+    clt_status st = clt__check_shape(ndim, normalized_shape, fn);
+    if (st != CLT_OK)
+        return st;
+    if (!(eps >= 0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: eps %g", fn, eps);
+    clt_module *m = NULL;
+    clt_tensor *w = NULL, *b = NULL;
+    CLT__TRY(clt__module_new(&layer_norm_ops, dev, &m));
+    m->i[0] = ndim;
+    memcpy(m->i + 1, normalized_shape, sizeof(int64_t) * (size_t)ndim);
+    m->f[0] = eps;
+    if (elementwise_affine) {
+        CLT__TRY(clt_ones(dev, CLT_FLOAT32, ndim, normalized_shape, &w));
+        CLT__TRY(clt__module_param(m, "weight", keep_null(&w)));
+        CLT__TRY(clt_zeros(dev, CLT_FLOAT32, ndim, normalized_shape, &b));
+        CLT__TRY(clt__module_param(m, "bias", keep_null(&b)));
+    }
+    *out = m;
+    m = NULL;
+done:
+    clt_tensor_free(w);
+    clt_tensor_free(b);
+    clt_module_free(m);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* ---- BatchNorm ---------------------------------------------------------------- */
+
+/* i[0] features C, i[1] the input dims it takes (2 or 3 for 1d, 4 for 2d),
+ * i[2] track_running_stats; f[0] eps, f[1] momentum.  Buffers:
+ * running_mean, running_var, num_batches_tracked (int64). */
+static clt_status batch_stat(const clt_tensor *x, bool var, const clt_tensor *mu,
+                             clt_tensor **out)
+{
+    /* the mean over every dim but 1, keepdim: shape [1, C, 1, ...] */
+    clt_status st = CLT_OK;
+    clt_tensor *cur = NULL, *next = NULL;
+    if (var) {
+        clt_tensor *d = NULL;
+        CLT__TRY(clt_sub(x, mu, &d));
+        CLT__TRY(clt_mul(d, d, &cur));
+    } else {
+        CLT__TRY(clt_expand(x, x->ndim, x->shape, &cur));
+    }
+    for (int d = 0; d < x->ndim; d++) {
+        if (d == 1)
+            continue;
+        CLT__TRY(clt_mean_dim(cur, d, 1, &next));
+        cur = next;
+    }
+    *out = cur;
+done:
+    return st;
+}
+
+static clt_status running_update(clt_tensor *run, const clt_tensor *stat, double momentum)
+{
+    /* run = (1 - momentum) run + momentum stat, in place (no graph) */
+    clt_tensor *a = NULL, *b = NULL, *s = NULL, *flat = NULL;
+    clt_status st = clt__mul_scalar(run, 1.0 - momentum, &a);
+    if (st == CLT_OK)
+        st = clt__reshape(stat, run->ndim, run->shape, &flat);
+    if (st == CLT_OK)
+        st = clt__mul_scalar(flat, momentum, &b);
+    if (st == CLT_OK)
+        st = clt__add(a, b, &s);
+    if (st == CLT_OK)
+        st = clt__copy_into(run, s);
+    if (st == CLT_OK)
+        clt__version_bump(run);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(s);
+    clt_tensor_free(flat);
+    return st;
+}
+
+static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    const char *name = m->ops->name;
+    clt_status st = clt__module_check_device(m, x, name);
+    if (st != CLT_OK)
+        return st;
+    bool two_d = m->i[1] == 4;
+    if ((two_d ? x->ndim != 4 : (x->ndim != 2 && x->ndim != 3)))
+        return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: expected %s input (got %dD input)", name,
+                          two_d ? "4D" : "2D or 3D", x->ndim);
+    if (x->shape[1] != m->i[0])
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: running_mean should contain %lld elements not %lld", name,
+                          (long long)x->shape[1], (long long)m->i[0]);
+    bool use_batch = m->training || !m->i[2];
+    int64_t count = x->numel / (x->shape[1] ? x->shape[1] : 1);
+    if (use_batch && m->training && count <= 1)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: expected more than 1 value per channel when training, got input "
+                          "size %lld",
+                          name, (long long)x->numel);
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    int64_t bshape[CLT_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++)
+        bshape[d] = d == 1 ? x->shape[1] : 1;
+    clt_tensor *mu, *var, *xc, *ve, *inv, *y, *w, *b, *t;
+    if (use_batch) {
+        CLT__TRY(batch_stat(x, false, NULL, &mu));
+        CLT__TRY(batch_stat(x, true, mu, &var));
+        if (m->training && m->i[2]) {
+            int was = clt_set_grad_enabled(0);
+            clt_tensor *unb = NULL;
+            st = clt__mul_scalar(var, (double)count / (double)(count - 1), &unb);
+            if (st == CLT_OK)
+                st = running_update(m->bufs[0], mu, m->f[1]);
+            if (st == CLT_OK)
+                st = running_update(m->bufs[1], unb, m->f[1]);
+            clt_tensor *one = NULL;
+            if (st == CLT_OK)
+                st = clt__add_scalar(m->bufs[2], 1.0, &one);
+            if (st == CLT_OK)
+                st = clt__copy_into(m->bufs[2], one);
+            clt_tensor_free(one);
+            clt_tensor_free(unb);
+            clt_set_grad_enabled(was);
+            CLT__TRY(st);
+        }
+    } else {
+        CLT__TRY(clt_reshape(m->bufs[0], x->ndim, bshape, &mu));
+        CLT__TRY(clt_reshape(m->bufs[1], x->ndim, bshape, &var));
+    }
+    CLT__TRY(clt_sub(x, mu, &xc));
+    CLT__TRY(clt_add_scalar(var, m->f[0], &ve));
+    CLT__TRY(clt_rsqrt(ve, &inv));
+    CLT__TRY(clt_mul(xc, inv, &y));
+    if (m->nparams == 2) {
+        CLT__TRY(clt_reshape(m->params[0], x->ndim, bshape, &w));
+        CLT__TRY(clt_reshape(m->params[1], x->ndim, bshape, &b));
+        CLT__TRY(clt_mul(y, w, &t));
+        CLT__TRY(clt_add(t, b, out));
+    } else {
+        *out = y;
+    }
+done:
+    return finish(st, out);
+}
+
+static const clt__module_ops batch_norm1d_ops = {"BatchNorm1d", batch_norm_forward, NULL};
+static const clt__module_ops batch_norm2d_ops = {"BatchNorm2d", batch_norm_forward, NULL};
+
+static clt_status batch_norm(bool two_d, clt_device *dev, int64_t features, double eps,
+                             double momentum, int affine, int track, clt_module **out)
+{
+    const char *fn = two_d ? "clt_batch_norm2d_layer" : "clt_batch_norm1d_layer";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    if (features <= 0 || !(eps >= 0) || !(momentum >= 0 && momentum <= 1))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: num_features %lld, eps %g, momentum %g: expected a positive count, "
+                          "eps >= 0 and momentum in [0, 1]",
+                          fn, (long long)features, eps, momentum);
+    clt_module *m = NULL;
+    clt_tensor *t = NULL;
+    clt_status st;
+    CLT__TRY(clt__module_new(two_d ? &batch_norm2d_ops : &batch_norm1d_ops, dev, &m));
+    m->i[0] = features;
+    m->i[1] = two_d ? 4 : 2;
+    m->i[2] = track != 0;
+    m->f[0] = eps;
+    m->f[1] = momentum;
+    if (affine) {
+        CLT__TRY(clt_ones(dev, CLT_FLOAT32, 1, &features, &t));
+        CLT__TRY(clt__module_param(m, "weight", keep_null(&t)));
+        CLT__TRY(clt_zeros(dev, CLT_FLOAT32, 1, &features, &t));
+        CLT__TRY(clt__module_param(m, "bias", keep_null(&t)));
+    }
+    if (track) {
+        CLT__TRY(clt_zeros(dev, CLT_FLOAT32, 1, &features, &t));
+        CLT__TRY(clt__module_buffer(m, "running_mean", keep_null(&t)));
+        CLT__TRY(clt_ones(dev, CLT_FLOAT32, 1, &features, &t));
+        CLT__TRY(clt__module_buffer(m, "running_var", keep_null(&t)));
+        CLT__TRY(clt_zeros(dev, CLT_INT64, 0, NULL, &t));
+        CLT__TRY(clt__module_buffer(m, "num_batches_tracked", keep_null(&t)));
+    }
+    *out = m;
+    m = NULL;
+done:
+    clt_tensor_free(t);
+    clt_module_free(m);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_batch_norm1d_layer(clt_device *dev, int64_t num_features, double eps,
+                                  double momentum, int affine, int track_running_stats,
+                                  clt_module **out)
+{
+    return batch_norm(false, dev, num_features, eps, momentum, affine, track_running_stats, out);
+}
+
+clt_status clt_batch_norm2d_layer(clt_device *dev, int64_t num_features, double eps,
+                                  double momentum, int affine, int track_running_stats,
+                                  clt_module **out)
+{
+    return batch_norm(true, dev, num_features, eps, momentum, affine, track_running_stats, out);
+}
+
+/* ---- Dropout ---------------------------------------------------------------------- */
+
+/* f[0] p.  Training: x * (u >= p) / (1 - p) with u uniform from the
+ * generator, so that the masks are the same on every device. */
+static clt_status dropout_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    double p = m->f[0];
+    if (!m->training || p == 0.0)
+        return clt_expand(x, x->ndim, x->shape, out); /* the identity, recorded */
+    if (p == 1.0)
+        return clt_mul_scalar(x, 0.0, out);
+    clt_status st = clt_scope_begin();
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *u, *keep, *kf, *y;
+    CLT__TRY(clt_rand(m->gen, x->dev, clt__dtype_is_float(x->dtype) ? x->dtype : CLT_FLOAT32,
+                      x->ndim, x->shape, &u));
+    CLT__TRY(clt_ge_scalar(u, p, &keep));
+    CLT__TRY(clt_to_dtype(keep, x->dtype, &kf));
+    CLT__TRY(clt_mul(x, kf, &y));
+    CLT__TRY(clt_mul_scalar(y, 1.0 / (1.0 - p), out));
+done:
+    return finish(st, out);
+}
+
+static const clt__module_ops dropout_ops = {"Dropout", dropout_forward, NULL};
+
+clt_status clt_dropout_layer(double p, clt_generator *gen, clt_module **out)
+{
+    CLT__REQUIRE_ARG(out, "clt_dropout_layer");
+    *out = NULL;
+    if (!(p >= 0.0 && p <= 1.0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "clt_dropout_layer: dropout probability has to be between 0 and 1, "
+                          "but got %g",
+                          p);
+    clt_status st = clt__module_new(&dropout_ops, NULL, out);
+    if (st != CLT_OK)
+        return st;
+    (*out)->f[0] = p;
+    (*out)->gen = gen;
+    return clt__ok();
+}
+
+/* ---- Embedding --------------------------------------------------------------------- */
+
+static clt_status embedding_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    clt_status st = clt__module_check_device(m, x, "Embedding");
+    if (st != CLT_OK)
+        return st;
+    return clt_embedding(m->params[0], x, out);
+}
+
+static const clt__module_ops embedding_ops = {"Embedding", embedding_forward, NULL};
+
+clt_status clt_embedding_layer(clt_device *dev, int64_t num_embeddings, int64_t embedding_dim,
+                               clt_generator *gen, clt_module **out)
+{
+    static const char fn[] = "clt_embedding_layer";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    if (num_embeddings <= 0 || embedding_dim <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: num_embeddings (%lld) and embedding_dim (%lld) must be positive",
+                          fn, (long long)num_embeddings, (long long)embedding_dim);
+    clt_module *m = NULL;
+    clt_tensor *w = NULL;
+    clt_status st;
+    CLT__TRY(clt__module_new(&embedding_ops, dev, &m));
+    int64_t shape[2] = {num_embeddings, embedding_dim};
+    CLT__TRY(clt_randn(gen, dev, CLT_FLOAT32, 2, shape, &w)); /* N(0, 1), as PyTorch */
+    CLT__TRY(clt__module_param(m, "weight", keep_null(&w)));
+    *out = m;
+    m = NULL;
+done:
+    clt_tensor_free(w);
+    clt_module_free(m);
+    return st == CLT_OK ? clt__ok() : st;
+}
