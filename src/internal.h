@@ -257,6 +257,10 @@ bool clt__want_pocl_affinity(const char *pocl_affinity, const char *pocl_max_thr
 /* Picker labels for n descriptions (src/device/picker.c). */
 clt_status clt__pick_labels(const clt_device_info *infos, size_t n, char (*labels)[32]);
 
+/* Registers fn to release what a layer above keeps per device when the
+ * devices go (clt_shutdown); idempotent, at most 8 distinct hooks. */
+void clt__device_release_hook(void (*fn)(clt_device *dev));
+
 /* Makes sure the device has its context and queue. */
 clt_status clt__device_open(clt_device *dev);
 
@@ -288,6 +292,19 @@ clt_status clt__launch(clt_device *dev, const char *family, const char *options,
                        const char *kernel, cl_uint work_dim, const size_t *gws,
                        const size_t *lws, size_t nargs, const clt__arg *args);
 
+/* Elements per work-item for CPU-style (chunked) launches over n
+ * contiguous elements; 0 on devices that take one element per work-item. */
+uint64_t clt__chunk_size(const clt_device *dev, int64_t n);
+
+/* Builds one program for the warm-up, counting it; a failure of an
+ * optional one (other than running out of memory) is forgotten. */
+clt_status clt__program_warm(clt_device *dev, const char *family, const char *options,
+                             bool optional, size_t *count);
+/* Programs built for the device so far. */
+size_t clt__programs_count(clt_device *dev);
+/* Builds every (family, options) pair recorded in the disk cache's list. */
+clt_status clt__programs_warm_seen(clt_device *dev, size_t *count);
+
 /* Builds a program ahead of time (used by warm-up and tests). */
 clt_status clt__program_get(clt_device *dev, const char *family, const char *options,
                             cl_program *out);
@@ -295,7 +312,7 @@ clt_status clt__program_get(clt_device *dev, const char *family, const char *opt
 /* Drops every cached program and kernel of a device. */
 void clt__programs_release(clt_device *dev);
 
-/* ---- dtypes ------------------------------------------------------------- */
+/* ---- dtypes (src/core/dtype.c; clt__check_dtype in src/device/registry.c) -- */
 
 /* Appends -D definitions describing `dtype` under macro prefix `p` ("T"):
  * p (storage type), p_C (compute type), p_LOAD/p_STORE, p_IS_FLOAT,
@@ -316,9 +333,9 @@ typedef struct clt__opts_slot {
 const char *clt__opts_cached(clt__opts_slot *slot, const char *p0, clt_dtype t0, const char *p1,
                              clt_dtype t1, const char *extra);
 
-/* The options the op modules build their programs with, for the warm-up:
- * the elementwise groups (src/ops/elementwise.c), fill, arange and copy
- * (src/tensor/tensor.c). */
+/* The options the modules build their programs with, for the warm-up
+ * (src/warmup.c): the elementwise groups (src/ops/elementwise.c), fill,
+ * arange and copy (src/tensor/tensor.c). */
 #define CLT__EW_GROUPS 4
 const char *clt__elementwise_options(int group, clt_dtype t);
 const char *clt__fill_options(clt_dtype t);
@@ -341,6 +358,8 @@ clt_status clt__scalar_check(clt_dtype dtype, double value, clt__scalar_rule rul
                              const char *fn);
 
 bool clt__dtype_is_float(clt_dtype dt);
+/* PyTorch's categories for promotion: 0 bool, 1 integer, 2 floating. */
+int clt__dtype_category(clt_dtype dt);
 bool clt__dtype_valid(clt_dtype dt);
 
 /* Error unless the device can hold dtype (names the device and extension). */
@@ -599,10 +618,6 @@ void clt__element_from_double(clt_dtype dtype, double v, void *p);
 /* PyTorch broadcasting of two shapes; error names both shapes. */
 clt_status clt__broadcast_shapes(int na, const int64_t *sa, int nb, const int64_t *sb, int *nout,
                                  int64_t *out, const char *fn);
-/* Elements per work-item for CPU-style (chunked) launches over n
- * contiguous elements; 0 on devices that take one element per work-item. */
-uint64_t clt__chunk_size(const clt_device *dev, int64_t n);
-
 /* Strides of t read through a broadcast shape (0 on broadcast dims). */
 void clt__broadcast_strides(const clt_tensor *t, int n, const int64_t *shape, int64_t *strides);
 
@@ -641,6 +656,8 @@ clt_status clt__softmax_variant(const clt_tensor *a, int dim, bool logmode, int 
 
 /* Builds the GEMM program ahead of use (for clt_warmup). */
 clt_status clt__gemm_cpu_warmup(clt_device *dev);
+/* Has CLBlast compile its kernels for dev (clt_warmup's include_blas). */
+clt_status clt__blas_warmup(clt_device *dev);
 
 /* ---- op implementations, without autograd (src/ops, src/tensor) ------------
  * The public clt_X of each differentiable op (and its non-differentiable

@@ -13,7 +13,6 @@
 
 #include "internal.h"
 
-#include <clblast_c.h>
 
 const clt__cl_source *clt__cl_source_find(const char *name)
 {
@@ -573,12 +572,28 @@ void clt__programs_release(clt_device *dev)
     dev->programs = NULL;
 }
 
+/* ---- launch geometry ------------------------------------------------------------ */
+
+uint64_t clt__chunk_size(const clt_device *dev, int64_t n)
+{
+    if (dev->info.type != CLT_DEVICE_TYPE_CPU)
+        return 0;
+    /* Enough chunks to keep every core busy, each big enough to amortise a
+     * work-group's start and small enough to stay in a core's L2. */
+    uint64_t cu = dev->info.compute_units ? dev->info.compute_units : 1;
+    uint64_t chunk = ((uint64_t)n + 4 * cu - 1) / (4 * cu);
+    chunk = (chunk + 63) & ~(uint64_t)63;
+    if (chunk < 4096)
+        chunk = 4096;
+    if (chunk > 32768)
+        chunk = 32768;
+    return chunk;
+}
+
 /* ---- warm-up ------------------------------------------------------------------- */
 
-/* Builds one program, counting it; failures of optional programs (from the
- * list of keys seen) are forgotten. */
-static clt_status warm(clt_device *dev, const char *family, const char *options, bool optional,
-                       size_t *count)
+clt_status clt__program_warm(clt_device *dev, const char *family, const char *options,
+                             bool optional, size_t *count)
 {
     cl_program prog = NULL;
     clt_status st = clt__program_get(dev, family, options, &prog);
@@ -589,35 +604,17 @@ static clt_status warm(clt_device *dev, const char *family, const char *options,
     return st;
 }
 
-/* The programs of the fills, aranges, casts between every pair of dtypes
- * and the elementwise groups, with the options their modules build them
- * with; the list of keys seen covers the other modules. */
-static clt_status warm_table(clt_device *dev, size_t *count)
+size_t clt__programs_count(clt_device *dev)
 {
-    clt_status st = CLT_OK;
-    for (int a = 0; a < CLT_DTYPE_COUNT && st == CLT_OK; a++) {
-        clt_dtype ta = (clt_dtype)a;
-        if (!clt_device_supports_dtype(dev, ta))
-            continue;
-        const char *opts[2 + CLT__EW_GROUPS + CLT_DTYPE_COUNT];
-        const char *family[2 + CLT__EW_GROUPS + CLT_DTYPE_COUNT];
-        size_t n = 0;
-        family[n] = "fill", opts[n++] = clt__fill_options(ta);
-        family[n] = "fill", opts[n++] = clt__arange_options(dev, ta);
-        for (int g = 0; g < CLT__EW_GROUPS; g++)
-            family[n] = "elementwise", opts[n++] = clt__elementwise_options(g, ta);
-        for (int b = 0; b < CLT_DTYPE_COUNT; b++)
-            if (clt_device_supports_dtype(dev, (clt_dtype)b))
-                family[n] = "copy", opts[n++] = clt__copy_options(ta, (clt_dtype)b);
-        for (size_t i = 0; i < n && st == CLT_OK; i++)
-            st = opts[i] ? warm(dev, family[i], opts[i], true, count)
-                         : clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_warmup: out of host memory");
-    }
-    return st;
+    size_t n = 0;
+    pthread_mutex_lock(&dev->lock);
+    for (clt__program_entry *p = dev->programs; p; p = p->next)
+        n++;
+    pthread_mutex_unlock(&dev->lock);
+    return n;
 }
 
-/* Every (family, options) pair recorded in the cache directory. */
-static clt_status warm_seen(clt_device *dev, size_t *count)
+clt_status clt__programs_warm_seen(clt_device *dev, size_t *count)
 {
     char *dir = cache_dir();
     if (dir == NULL)
@@ -638,204 +635,11 @@ static clt_status warm_seen(clt_device *dev, size_t *count)
         if ((strstr(tab + 1, "-DCLT_FP64") && !dev->info.fp64) ||
             (strstr(tab + 1, "-DCLT_FP16") && !dev->info.fp16))
             continue;
-        st = warm(dev, line, tab + 1, true, count);
+        st = clt__program_warm(dev, line, tab + 1, true, count);
     }
     if (f)
         fclose(f);
     free(path);
     free(dir);
     return st;
-}
-
-clt_status clt_warmup(clt_device *dev, int include_blas, size_t *built)
-{
-    CLT__REQUIRE_ARG(dev, "clt_warmup");
-    if (built)
-        *built = 0;
-    size_t count = 0;
-    clt_status st = clt__device_open(dev);
-    if (st == CLT_OK)
-        st = warm_table(dev, &count);
-    if (st == CLT_OK)
-        st = warm_seen(dev, &count);
-    if (st == CLT_OK && clt__gemm_cpu_suitable(dev, CLT_FLOAT32))
-        st = clt__gemm_cpu_warmup(dev);
-    if (st == CLT_OK && include_blas) {
-        CLBlastStatusCode bs = CLBlastFillCache(dev->id);
-        if (bs != CLBlastSuccess)
-            st = clt__clblast_error(bs, "clt_warmup: CLBlastFillCache on %s (%s)", dev->label,
-                                    dev->info.name);
-    }
-    if (built) {
-        /* Programs ready on the device, whether built now or before. */
-        pthread_mutex_lock(&dev->lock);
-        for (clt__program_entry *p = dev->programs; p; p = p->next)
-            (*built)++;
-        pthread_mutex_unlock(&dev->lock);
-    }
-    (void)count;
-    return st == CLT_OK ? clt__ok() : st;
-}
-
-/* ---- dtypes --------------------------------------------------------------- */
-
-bool clt__dtype_valid(clt_dtype dt)
-{
-    return (int)dt >= 0 && dt < CLT_DTYPE_COUNT;
-}
-
-bool clt__dtype_is_float(clt_dtype dt)
-{
-    return dt == CLT_FLOAT32 || dt == CLT_FLOAT64 || dt == CLT_FLOAT16;
-}
-
-void clt__dtype_defs(clt__strbuf *sb, const char *p, clt_dtype dt)
-{
-    static const struct {
-        const char *storage, *compute, *load, *store;
-        int is_float, is_int, is_bool, is_unsigned;
-    } cl[CLT_DTYPE_COUNT] = {
-        [CLT_FLOAT32] = {"float", "float", "LOAD_PLAIN", "STORE_PLAIN", 1, 0, 0, 0},
-        [CLT_FLOAT64] = {"double", "double", "LOAD_PLAIN", "STORE_PLAIN", 1, 0, 0, 0},
-        [CLT_FLOAT16] = {"half", "float", "LOAD_HALF", "STORE_HALF", 1, 0, 0, 0},
-        [CLT_INT32] = {"int", "int", "LOAD_PLAIN", "STORE_PLAIN", 0, 1, 0, 0},
-        [CLT_INT64] = {"long", "long", "LOAD_PLAIN", "STORE_PLAIN", 0, 1, 0, 0},
-        [CLT_UINT8] = {"uchar", "uint", "LOAD_PLAIN", "STORE_PLAIN", 0, 1, 0, 1},
-        [CLT_BOOL] = {"uchar", "uint", "LOAD_PLAIN", "STORE_BOOL", 0, 0, 1, 1},
-    };
-    if (!clt__dtype_valid(dt))
-        return;
-    clt__sb_printf(sb,
-                   " -D%s=%s -D%s_C=%s -D%s_LOAD=%s -D%s_STORE=%s -D%s_IS_FLOAT=%d"
-                   " -D%s_IS_INT=%d -D%s_IS_BOOL=%d -D%s_IS_UNSIGNED=%d -D%s_ID=%d",
-                   p, cl[dt].storage, p, cl[dt].compute, p, cl[dt].load, p, cl[dt].store, p,
-                   cl[dt].is_float, p, cl[dt].is_int, p, cl[dt].is_bool, p, cl[dt].is_unsigned, p,
-                   (int)dt);
-    if (dt == CLT_FLOAT64 && !(sb->data && strstr(sb->data, "-DCLT_FP64")))
-        clt__sb_printf(sb, " -DCLT_FP64");
-    if (dt == CLT_FLOAT16 && !(sb->data && strstr(sb->data, "-DCLT_FP16")))
-        clt__sb_printf(sb, " -DCLT_FP16");
-}
-
-const char *clt__opts_cached(clt__opts_slot *slot, const char *p0, clt_dtype t0, const char *p1,
-                             clt_dtype t1, const char *extra)
-{
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    if (__atomic_load_n(&slot->ready, __ATOMIC_ACQUIRE))
-        return slot->text;
-    const char *res = slot->text;
-    pthread_mutex_lock(&lock);
-    if (!slot->ready) {
-        clt__strbuf sb = {0};
-        clt__dtype_defs(&sb, p0, t0);
-        if (p1)
-            clt__dtype_defs(&sb, p1, t1);
-        clt__sb_printf(&sb, "%s", extra ? extra : "");
-        if (sb.failed || sb.data == NULL || sb.len >= sizeof slot->text) {
-            res = NULL;
-        } else {
-            memcpy(slot->text, sb.data, sb.len + 1);
-            __atomic_store_n(&slot->ready, 1, __ATOMIC_RELEASE);
-        }
-        clt__sb_free(&sb);
-    }
-    pthread_mutex_unlock(&lock);
-    if (res == NULL)
-        clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "kernel build options: out of host memory");
-    return res;
-}
-
-#define TWO63 9223372036854775808.0 /* 2^63 */
-
-/* v truncated towards zero into int64; 0 outside its range and for NaN
- * (clt__scalar_check keeps such values away).  No double lies strictly
- * between -2^63 - 1 and -2^63, so v >= -2^63 is the exact lower bound. */
-static int64_t to_int64(double v)
-{
-    return v >= -TWO63 && v < TWO63 ? (int64_t)v : 0;
-}
-
-size_t clt__scalar_arg(clt_dtype dtype, double v, void *buf)
-{
-    switch (dtype) {
-    case CLT_FLOAT64: {
-        cl_double x = v;
-        memcpy(buf, &x, sizeof x);
-        return sizeof x;
-    }
-    case CLT_FLOAT32:
-    case CLT_FLOAT16: {
-        cl_float x = (cl_float)v;
-        memcpy(buf, &x, sizeof x);
-        return sizeof x;
-    }
-    case CLT_INT32: {
-        uint32_t x = (uint32_t)(uint64_t)to_int64(v); /* wraps modulo 2^32 */
-        memcpy(buf, &x, sizeof x);
-        return sizeof x;
-    }
-    case CLT_INT64: {
-        cl_long x = to_int64(v);
-        memcpy(buf, &x, sizeof x);
-        return sizeof x;
-    }
-    case CLT_UINT8: {
-        cl_uint x = (uint8_t)(uint64_t)to_int64(v); /* wraps modulo 256 */
-        memcpy(buf, &x, sizeof x);
-        return sizeof x;
-    }
-    case CLT_BOOL: {
-        cl_uint x = v != 0;
-        memcpy(buf, &x, sizeof x);
-        return sizeof x;
-    }
-    case CLT_DTYPE_COUNT:
-        break;
-    }
-    return 0;
-}
-
-clt_status clt__scalar_check(clt_dtype dtype, double v, clt__scalar_rule rule, const char *fn)
-{
-    double lo = 0, hi = 0; /* v must lie in [lo, hi] */
-    switch (dtype) {
-    case CLT_FLOAT32:
-    case CLT_FLOAT16:
-        if (rule == CLT__SCALAR_WRAP || !isfinite(v))
-            return CLT_OK;
-        hi = dtype == CLT_FLOAT32 ? FLT_MAX : 65504.0;
-        lo = -hi;
-        break;
-    case CLT_INT32:
-    case CLT_INT64:
-    case CLT_UINT8:
-        if (rule == CLT__SCALAR_WRAP || dtype == CLT_INT64) {
-            if (v >= -TWO63 && v < TWO63)
-                return CLT_OK;
-            lo = -TWO63;
-            hi = TWO63 - 1024.0; /* the largest double below 2^63 */
-        } else if (dtype == CLT_INT32) {
-            if (v > -2147483649.0 && v < 2147483648.0)
-                return CLT_OK;
-            lo = -2147483648.0;
-            hi = 2147483647.0;
-        } else {
-            if (v > -256.0 && v < 256.0)
-                return CLT_OK;
-            lo = -255;
-            hi = 255;
-        }
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: value %.17g cannot be converted to type %s without overflow "
-                          "(it must lie in [%.17g, %.17g])",
-                          fn, v, clt_dtype_name(dtype), lo, hi);
-    default:
-        return CLT_OK;
-    }
-    if (v >= lo && v <= hi)
-        return CLT_OK;
-    return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                      "%s: value %.17g cannot be converted to type %s without overflow (its "
-                      "largest finite value is %.9g)",
-                      fn, v, clt_dtype_name(dtype), hi);
 }

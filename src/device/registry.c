@@ -101,14 +101,42 @@ static void describe(cl_platform_id p, cl_device_id d, clt_device_info *info)
         info->cl_major = info->cl_minor = 0;
 }
 
+/* What the layers above keep per device (the allocator's pool, CLBlast's
+ * cache) goes through the hooks they register, so that the device layer
+ * never calls up into them. */
+#define MAX_HOOKS 8
+static void (*release_hooks[MAX_HOOKS])(clt_device *dev);
+static int nhooks; /* atomic */
+static pthread_mutex_t hooks_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void clt__device_release_hook(void (*fn)(clt_device *dev))
+{
+    int n = __atomic_load_n(&nhooks, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
+        if (release_hooks[i] == fn)
+            return;
+    pthread_mutex_lock(&hooks_lock);
+    n = nhooks;
+    bool known = false;
+    for (int i = 0; i < n; i++)
+        known = known || release_hooks[i] == fn;
+    if (!known && n < MAX_HOOKS) {
+        release_hooks[n] = fn;
+        __atomic_store_n(&nhooks, n + 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&hooks_lock);
+}
+
 static void teardown_locked(void)
 {
+    int nh = __atomic_load_n(&nhooks, __ATOMIC_ACQUIRE);
     for (size_t i = 0; i < reg.n; i++) {
         clt_device *dev = &reg.devs[i];
         clt__programs_release(dev);
-        clt__blas_release(dev);
+        /* newest first: the pool, registered first, goes last */
+        for (int h = nh - 1; h >= 0; h--)
+            release_hooks[h](dev);
         clt__index_errors_release(dev);
-        clt__pool_destroy(dev);
         if (dev->queue)
             clReleaseCommandQueue(dev->queue);
         pthread_mutex_destroy(&dev->lock);

@@ -82,6 +82,7 @@ static pool *get_pool(clt_device *dev, bool create)
     if (p == NULL && (p = calloc(1, sizeof *p)) != NULL) {
         pthread_mutex_init(&p->lock, NULL);
         __atomic_store_n((pool **)&dev->pool, p, __ATOMIC_RELEASE);
+        clt__device_release_hook(clt__pool_destroy);
     }
     pthread_mutex_unlock(&create_lock);
     return p;

@@ -9,28 +9,6 @@
 
 /* ---- type promotion --------------------------------------------------------- */
 
-static int category(clt_dtype dt)
-{
-    return dt == CLT_BOOL ? 0 : clt__dtype_is_float(dt) ? 2 : 1;
-}
-
-clt_dtype clt_promote_types(clt_dtype a, clt_dtype b)
-{
-    if (a == b)
-        return a;
-    int ca = category(a), cb = category(b);
-    if (ca != cb)
-        return ca > cb ? a : b;
-    if (ca == 2) {
-        if (a == CLT_FLOAT64 || b == CLT_FLOAT64)
-            return CLT_FLOAT64;
-        return CLT_FLOAT32; /* float16 with float32 */
-    }
-    /* integers: uint8 < int32 < int64 */
-    static const int rank[CLT_DTYPE_COUNT] = {[CLT_UINT8] = 1, [CLT_INT32] = 2, [CLT_INT64] = 3};
-    return rank[a] > rank[b] ? a : b;
-}
-
 /* Result dtype of a binary op; 0-dimensional tensors weigh less, as in
  * PyTorch: they only decide when their category is higher. */
 static clt_dtype result_type(const clt_tensor *a, const clt_tensor *b)
@@ -39,7 +17,7 @@ static clt_dtype result_type(const clt_tensor *a, const clt_tensor *b)
     if (za == zb)
         return clt_promote_types(a->dtype, b->dtype);
     const clt_tensor *dim = za ? b : a, *zero = za ? a : b;
-    if (category(zero->dtype) > category(dim->dtype))
+    if (clt__dtype_category(zero->dtype) > clt__dtype_category(dim->dtype))
         return zero->dtype;
     return dim->dtype;
 }
@@ -58,7 +36,7 @@ static clt_dtype scalar_result_type(clt_dtype t, double s)
 {
     bool integral = isfinite(s) && s == floor(s);
     int cs = integral ? 1 : 2;
-    if (cs <= category(t))
+    if (cs <= clt__dtype_category(t))
         return t;
     return cs == 2 ? CLT_FLOAT32 : CLT_INT64;
 }
@@ -131,22 +109,6 @@ typedef struct geom {
     size_t gws, lws;
     cl_ulong n, chunk; /* elements in all, and per work-item */
 } geom;
-
-uint64_t clt__chunk_size(const clt_device *dev, int64_t n)
-{
-    if (dev->info.type != CLT_DEVICE_TYPE_CPU)
-        return 0;
-    /* Enough chunks to keep every core busy, each big enough to amortise a
-     * work-group's start and small enough to stay in a core's L2. */
-    uint64_t cu = dev->info.compute_units ? dev->info.compute_units : 1;
-    uint64_t chunk = ((uint64_t)n + 4 * cu - 1) / (4 * cu);
-    chunk = (chunk + 63) & ~(uint64_t)63;
-    if (chunk < 4096)
-        chunk = 4096;
-    if (chunk > 32768)
-        chunk = 32768;
-    return chunk;
-}
 
 static geom geometry(const clt_device *dev, bool contig, int64_t n)
 {

@@ -143,6 +143,7 @@ static clt_status clblast_gemm(clt_device *dev, clt_dtype dtype, size_t M, size_
     cl_event ev = NULL;
     cl_event *evp = clt__profiling() ? &ev : NULL;
 
+    clt__device_release_hook(clt__blas_release);
     pthread_mutex_lock(&dev->lock);
     dev->blas = &blas_used;
     cl_command_queue q = dev->queue;
@@ -347,6 +348,17 @@ done:
 clt_status clt__matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 {
     return clt__matmul_backend(a, b, CLT__GEMM_AUTO, out);
+}
+
+clt_status clt__blas_warmup(clt_device *dev)
+{
+    CLBlastStatusCode bs = CLBlastFillCache(dev->id);
+    if (bs != CLBlastSuccess)
+        return clt__clblast_error(bs, "clt_warmup: CLBlastFillCache on %s (%s)", dev->label,
+                                  dev->info.name);
+    clt__device_release_hook(clt__blas_release);
+    dev->blas = &blas_used;
+    return CLT_OK;
 }
 
 void clt__blas_release(clt_device *dev)
