@@ -2,7 +2,9 @@
  * spaced `inner` apart in a contiguous tensor seen as [outer, n, inner]
  * (row g = o * inner + j starts at o * n * inner + j).  Every row is
  * shifted by its maximum first, so large or very negative values give no
- * inf or NaN; log_softmax is x - max - log(sum(exp(x - max))).
+ * inf or NaN; log_softmax is (x - max) - log(sum(exp(x - max))), in that
+ * order: x - (max + log(sum)) would round the large max + log(sum) first
+ * and lose digits.
  * softmax_cpu: one work-item per row, explicit SM_VW-wide vectors (8 or 16)
  * when rows are contiguous, no barriers (what CPU devices run fast).
  * softmax_wg: one work-group per row, reduced in local memory (for GPUs).
@@ -73,11 +75,11 @@ __kernel void softmax_cpu(__global T *out, __global const T *in, ulong in_off, u
             s = hsum(sv);
             for (ulong k = nv * SM_VW; k < n; k++)
                 s += exp(T_LOAD(x, k) - m);
-            T_C shift = m + log(s);
+            T_C ls = log(s);
             for (ulong i = 0; i < nv; i++)
-                VSTOREW(VLOADW(i, x) - shift, i, y);
+                VSTOREW((VLOADW(i, x) - m) - ls, i, y);
             for (ulong k = nv * SM_VW; k < n; k++)
-                T_STORE(y, k, T_LOAD(x, k) - shift);
+                T_STORE(y, k, (T_LOAD(x, k) - m) - ls);
             return;
         }
 #ifdef SM_HALF
@@ -121,9 +123,9 @@ __kernel void softmax_cpu(__global T *out, __global const T *in, ulong in_off, u
     for (ulong k = 0; k < n; k++)
         s += exp(T_LOAD(x, k * inner) - m);
     if (logmode) {
-        T_C shift = m + log(s);
+        T_C ls = log(s);
         for (ulong k = 0; k < n; k++)
-            T_STORE(y, k * inner, T_LOAD(x, k * inner) - shift);
+            T_STORE(y, k * inner, (T_LOAD(x, k * inner) - m) - ls);
     } else {
         T_C inv = (T_C)1 / s;
         for (ulong k = 0; k < n; k++)
@@ -169,9 +171,9 @@ __kernel void softmax_wg(__global T *out, __global const T *in, ulong in_off, ul
     s = scratch[0];
 
     if (logmode) {
-        T_C shift = m + log(s);
+        T_C ls = log(s);
         for (ulong k = lid; k < n; k += lsz)
-            T_STORE(y, k * inner, T_LOAD(x, k * inner) - shift);
+            T_STORE(y, k * inner, (T_LOAD(x, k * inner) - m) - ls);
     } else {
         T_C inv = (T_C)1 / s;
         for (ulong k = lid; k < n; k += lsz)

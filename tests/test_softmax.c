@@ -231,3 +231,47 @@ Test(softmax, errors)
     cr_assert_eq(clt_softmax(t, 0, NULL), CLT_ERR_NULL_ARGUMENT);
     clt_tensor_free(t);
 }
+
+/* log_softmax of large values keeps its digits: (x - max) - log(sum), not
+ * x - (max + log(sum)), which rounds max + log(sum) first.  References in
+ * double here; PyTorch gives -0.4401897 and -0.31326 for the first
+ * elements. */
+Test(softmax, log_softmax_precision_on_large_values)
+{
+    clt_device *dev = get_device("cpu");
+    const double rows[2][4] = {{1e4, 1e4 - 1, 1e4 - 2, 1e4 - 3}, {1e6, 1e6 - 1, 0, 0}};
+    const int n[2] = {4, 2};
+    for (int r = 0; r < 2; r++) {
+        for (int dt = 0; dt < 2; dt++) {
+            clt_dtype dtype = dt ? CLT_FLOAT64 : CLT_FLOAT32;
+            float xf[4];
+            for (int k = 0; k < n[r]; k++)
+                xf[k] = (float)rows[r][k];
+            clt_tensor *x, *y;
+            int64_t shape = n[r];
+            CHECK(clt_tensor_from_host(dev, dtype, 1, &shape, dt ? (const void *)rows[r] : xf,
+                                       &x));
+            for (int variant = 1; variant <= 2; variant++) {
+                CHECK(clt__softmax_variant(x, 0, true, variant, &y));
+                double got[4];
+                float gf[4];
+                if (dt)
+                    CHECK(clt_tensor_read(y, got, (size_t)n[r] * sizeof(double)));
+                else
+                    CHECK(clt_tensor_read(y, gf, (size_t)n[r] * sizeof(float)));
+                double m = rows[r][0], s = 0;
+                for (int k = 0; k < n[r]; k++)
+                    s += exp((dt ? rows[r][k] : (double)xf[k]) - m);
+                for (int k = 0; k < n[r]; k++) {
+                    double want = ((dt ? rows[r][k] : (double)xf[k]) - m) - log(s);
+                    double g = dt ? got[k] : gf[k];
+                    cr_assert(fabs(g - want) <= (dt ? 1e-12 : 2e-7) * fabs(want) + 1e-12,
+                              "row %d %s variant %d element %d: %.9g, want %.9g", r,
+                              dt ? "float64" : "float32", variant, k, g, want);
+                }
+                clt_tensor_free(y);
+            }
+            clt_tensor_free(x);
+        }
+    }
+}
