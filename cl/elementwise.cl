@@ -224,6 +224,10 @@ T_C ipow(T_C a, T_C b)
 #define VFETCH_UN(o0, o1, o2) TY x = T_VLOAD(pa, o0);
 
 #define DEF_UNARY(name, expr) DEF_FOUR(name##_, PARAMS_UN, FETCH_UN, VFETCH_UN, expr, expr, 1)
+/* Without the vector loop: PoCL's 16-wide sin and cos let one lane's range
+ * reduction (an inf, or a value near 3e38) spoil the others' results. */
+#define DEF_UNARY_SCALAR(name, expr)                                           \
+    DEF_FOUR(name##_, PARAMS_UN, FETCH_UN, VFETCH_UN, expr, expr, 0)
 
 /* ---- the op lists -------------------------------------------------------------- */
 
@@ -269,8 +273,8 @@ DEF_FOUR(where_, PARAMS_WHERE, FETCH_WHERE, VFETCH_NONE, w_, w_, 0)
     X(tanh_bw, a * (one - b * b), a * (one - b * b), 1)                        \
     X(sigmoid_bw, a * (one - b) * b, a * (one - b) * b, 1)                     \
     X(gelu_bw, GELU_BW(a, b), GELU_BW(a, b), 1)                                \
-    X(sin_bw, a * cos(b), a * cos(b), 1)                                       \
-    X(cos_bw, -a * sin(b), -a * sin(b), 1)                                     \
+    X(sin_bw, a * cos(b), a * cos(b), 0)                                       \
+    X(cos_bw, -a * sin(b), -a * sin(b), 0)                                     \
     X(sqrt_bw, a / (b + b), a / (b + b), 1)                                    \
     X(rsqrt_bw, K(-0.5) * a * b * b * b, K(-0.5) * a * b * b * b, 1)
 GRAD_OPS(DEF_BINARY)
@@ -301,11 +305,11 @@ UNARY_OPS(DEF_UNARY)
     X(log, log(x))                                                             \
     X(sqrt, sqrt(x))                                                           \
     X(rsqrt, rsqrt(x))                                                         \
-    X(sin, sin(x))                                                             \
-    X(cos, cos(x))                                                             \
     X(tanh, tanh(x))                                                           \
     X(sigmoid, one / (one + exp(-x)))                                          \
     X(gelu, K(0.5) * x * (one + erf(x * K(0.70710678118654752440))))
 FLOAT_UNARY_OPS(DEF_UNARY)
+DEF_UNARY_SCALAR(sin, sin(x))
+DEF_UNARY_SCALAR(cos, cos(x))
 #endif
 #endif
