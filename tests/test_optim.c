@@ -300,3 +300,86 @@ Test(optim, step_allocates_nothing_after_the_first)
     clt_module_free(m);
     clt_generator_free(gen);
 }
+
+/* The same seed, data and program give bit-identical parameters after
+ * several steps on two devices (PoCL's pthread and basic drivers): data
+ * loader, MLP, log-softmax loss, backward and AdamW. */
+static void train_steps(clt_device *dev, float *out, size_t n_out)
+{
+    enum { N = 96, I = 12 };
+    float x[N * I];
+    int64_t y[N];
+    fill_random(x, N * I, 77);
+    for (int i = 0; i < N; i++)
+        y[i] = (i * 7) % 5;
+    clt_generator *gen;
+    CHECK(clt_generator_new(2024, &gen));
+    clt_module *l[4], *m;
+    CHECK(clt_linear(dev, I, 32, 1, gen, &l[0]));
+    CHECK(clt_gelu_layer(&l[1]));
+    CHECK(clt_dropout_layer(0.1, gen, &l[2]));
+    CHECK(clt_linear(dev, 32, 5, 1, gen, &l[3]));
+    CHECK(clt_sequential(l, 4, &m));
+    clt_tensor **ps;
+    size_t np;
+    CHECK(clt_module_parameters(m, &ps, &np));
+    clt_optimizer *opt;
+    CHECK(clt_adamw(ps, np, NULL, &opt));
+    clt_array_spec xs = {x, CLT_FLOAT32, 2, (int64_t[]){N, I}};
+    clt_array_spec ys = {y, CLT_INT64, 1, (int64_t[]){N}};
+    clt_loader_opts lo = {16, 1, 3, 0};
+    clt_dataloader *dl;
+    CHECK(clt_dataloader_arrays(dev, &xs, &ys, &lo, &dl));
+    for (int epoch = 0; epoch < 2; epoch++) {
+        int got;
+        for (;;) {
+            clt_tensor *xb, *yb, *o, *ls, *idx, *pick, *mean, *loss;
+            CHECK(clt_scope_begin());
+            CHECK(clt_dataloader_next(dl, &xb, &yb, &got));
+            if (!got) {
+                clt_scope_end();
+                break;
+            }
+            CHECK(clt_module_forward(m, xb, &o));
+            CHECK(clt_log_softmax(o, 1, &ls));
+            CHECK(clt_unsqueeze(yb, 1, &idx));
+            CHECK(clt_gather(ls, 1, idx, &pick));
+            CHECK(clt_mean(pick, &mean));
+            CHECK(clt_neg(mean, &loss));
+            CHECK(clt_optimizer_zero_grad(opt, 1));
+            CHECK(clt_backward(loss, NULL, 0));
+            CHECK(clt_optimizer_step(opt));
+            clt_scope_end();
+        }
+    }
+    size_t at = 0;
+    for (size_t k = 0; k < np; k++) {
+        size_t cnt = (size_t)clt_tensor_numel(ps[k]);
+        cr_assert_leq(at + cnt, n_out);
+        CHECK(clt_tensor_read(ps[k], out + at, cnt * sizeof(float)));
+        at += cnt;
+    }
+    cr_assert_eq(at, n_out);
+    clt_dataloader_free(dl);
+    clt_optimizer_free(opt);
+    clt_free(ps);
+    clt_module_free(m);
+    clt_generator_free(gen);
+}
+
+Test(optim, training_bit_identical_across_devices)
+{
+    enum { P = 12 * 32 + 32 + 32 * 5 + 5 };
+    static float a[P], b[P], c[P];
+    clt_device *d0 = get_device("cpu:0");
+    train_steps(d0, a, P);
+    train_steps(d0, c, P);
+    cr_assert(memcmp(a, c, sizeof a) == 0, "two runs on one device differ");
+    clt_device *d1 = second_device(d0);
+    train_steps(d1, b, P);
+    size_t diff = 0;
+    for (size_t i = 0; i < P; i++)
+        diff += memcmp(&a[i], &b[i], sizeof(float)) != 0;
+    cr_assert_eq(diff, 0, "%zu of %d parameters differ between %s and %s", diff, (int)P,
+                 clt_device_label(d0), clt_device_label(d1));
+}
