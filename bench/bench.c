@@ -18,29 +18,16 @@
 
 #include <clblast_c.h>
 
+#include "bench.h"
 #include "cli.h"
 
 extern char **environ;
 
-/* The baselines use as many threads as this machine has cores. */
-#define NT 2
-#define MAX_REPS 64
 #define FIRST_OP_TARGET_MS 150.0
-
-typedef struct bench {
-    int json;
-    int quick;
-    int nfilters;
-    char **filters;
-    const char *kind;
-    clt_device *dev;
-    int failures;
-    double fma_peak; /* GFLOP/s; 0 until measured */
-} bench;
 
 /* ---- timing and output ---------------------------------------------------- */
 
-static double now(void)
+double now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -53,13 +40,13 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double median(double *v, int n)
+double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static int selected(const bench *b, const char *name)
+int selected(const bench *b, const char *name)
 {
     if (b->nfilters == 0)
         return 1;
@@ -72,8 +59,8 @@ static int selected(const bench *b, const char *name)
 /* One line per (case, baseline).  Throughput ratios are value / baseline
  * (higher is better); latency ratios are value / baseline (lower is better),
  * which `target` spells out in the human table. */
-static void report(const bench *b, const char *name, double value, const char *unit,
-                   const char *base, double base_value, double ratio, const char *target)
+void report(const bench *b, const char *name, double value, const char *unit,
+            const char *base, double base_value, double ratio, const char *target)
 {
     if (b->json)
         printf("{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", \"baseline\": \"%s\", "
@@ -85,7 +72,7 @@ static void report(const bench *b, const char *name, double value, const char *u
     fflush(stdout);
 }
 
-static int fail(bench *b, const char *name, const char *what)
+int fail(bench *b, const char *name, const char *what)
 {
     fprintf(stderr, "cltensor bench: %s: %s: %s\n", name, what, clt_last_error());
     b->failures++;
@@ -101,7 +88,7 @@ static void wrong(bench *b, const char *name, const char *who, double err)
 
 static uint32_t rng_state = 12345u;
 
-static void fill_random(float *p, size_t n)
+void fill_random(float *p, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         rng_state = rng_state * 1664525u + 1013904223u;
@@ -1058,8 +1045,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: cltensor bench [--json] [--quick] [--device KIND] [CASE...]\n"
                "  runs each case with baselines measured in the same run; CASE is a\n"
                "  prefix of a case name (add, sum, softmax, matmul, matmul_1024,\n"
-               "  matvec, overhead, first_op); --quick skips matmul 2048 and shortens\n"
-               "  first_op\n");
+               "  matvec, overhead, train, first_op); --quick skips matmul 2048 and\n"
+               "  shortens first_op and the training steps\n");
 }
 
 int cltensor_bench(int argc, char **argv)
@@ -1098,7 +1085,8 @@ int cltensor_bench(int argc, char **argv)
     static const char *const names[] = {"overhead_add16", "add_1M", "add_16M", "sum_16M",
                                         "softmax_4096x1024", "matmul_256", "matmul_512",
                                         "matmul_1024", "matmul_2048", "matvec_4096",
-                                        "first_op_warm", "first_op_empty"};
+                                        "first_op_warm", "first_op_empty", "train_mlp_64",
+                                        "train_mlp_784"};
     for (int i = 0; i < b.nfilters; i++) {
         size_t k = 0, len = strlen(b.filters[i]);
         while (k < sizeof names / sizeof names[0] && strncmp(names[k], b.filters[i], len) != 0)
@@ -1146,6 +1134,7 @@ int cltensor_bench(int argc, char **argv)
     }
     if (selected(&b, "matvec_4096"))
         case_matvec(&b, 4096, "matvec_4096");
+    bench_train(&b);
     if (selected(&b, "first_op_warm"))
         case_first_op(&b, 0, "first_op_warm");
     if (selected(&b, "first_op_empty"))

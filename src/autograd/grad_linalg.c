@@ -10,6 +10,19 @@ static clt_status mT(const clt_tensor *t, clt_tensor **out)
     return clt__transpose(t, -2, -1, out);
 }
 
+/* Whether t's last two dims are stored column-major (a transpose of a
+ * contiguous matrix), and its batch dims, if any, broadcast. */
+static bool transposed(const clt_tensor *t)
+{
+    int n = t->ndim;
+    if (t->shape[n - 1] <= 1 || t->shape[n - 2] <= 1)
+        return false;
+    for (int d = 0; d < n - 2; d++)
+        if (t->shape[d] != 1 && t->strides[d] != 0)
+            return false;
+    return t->strides[n - 2] == 1 && t->strides[n - 1] == t->shape[n - 2];
+}
+
 /* saved: a, b.  With 1-D operands made 2-D (a as a row, b as a column) and
  * g given their size-1 dims back: da = g @ b^T and db = a^T @ g, then the
  * added dims dropped; the engine sums broadcast batch dims away. */
@@ -44,9 +57,21 @@ static clt_status bw_matmul(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         T = R = NULL;
     }
     if (CLT__NEED(n, 1)) {
-        CLT__TRY(mT(A, &T));
-        CLT__TRY(clt__matmul(T, G, &R));
-        CLT__TRY(b1 ? clt__squeeze(R, -1, &gin[1]) : clt__alias(R, &gin[1]));
+        if (!b1 && transposed(b)) {
+            /* b is a transposed view (x @ W.T, a linear layer): compute
+             * db^T = G^T @ A in W's own layout, so that the gradient reaches
+             * W contiguous, with no copy. */
+            clt_tensor *gt = NULL;
+            CLT__TRY(mT(G, &gt));
+            st = clt__matmul(gt, A, &R);
+            clt_tensor_free(gt);
+            CLT__TRY(st);
+            CLT__TRY(mT(R, &gin[1]));
+        } else {
+            CLT__TRY(mT(A, &T));
+            CLT__TRY(clt__matmul(T, G, &R));
+            CLT__TRY(b1 ? clt__squeeze(R, -1, &gin[1]) : clt__alias(R, &gin[1]));
+        }
     }
 done:
     clt_tensor_free(A);

@@ -1,0 +1,317 @@
+/* train.c: training-step cases of `cltensor bench`: an MLP step with
+ * autograd, nn and an optimizer, against the same step written by hand
+ * with cltensor's ops (forward, hand-derived gradients, the update),
+ * timed in alternating batches in the same run.  Also the launches and
+ * device buffer creations per step. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+#define MAX_LAYERS 4
+#define LR 0.01
+
+typedef struct mlp_case {
+    const char *name;
+    int nlayers;
+    int64_t dims[MAX_LAYERS + 1]; /* input, hidden..., classes */
+    int64_t batch;
+} mlp_case;
+
+typedef struct data {
+    clt_tensor *x, *y; /* [batch, dims[0]] float32, [batch] int64 */
+} data;
+
+/* Mean cross entropy of logits against labels. */
+static clt_status loss_of(const clt_tensor *logits, const clt_tensor *y, clt_tensor **out)
+{
+    clt_tensor *ls = NULL, *idx = NULL, *g = NULL, *m = NULL;
+    clt_status st = clt_log_softmax(logits, 1, &ls);
+    if (st == CLT_OK)
+        st = clt_unsqueeze(y, 1, &idx);
+    if (st == CLT_OK)
+        st = clt_gather(ls, 1, idx, &g);
+    if (st == CLT_OK)
+        st = clt_mean(g, &m);
+    if (st == CLT_OK)
+        st = clt_neg(m, out);
+    clt_tensor_free(ls);
+    clt_tensor_free(idx);
+    clt_tensor_free(g);
+    clt_tensor_free(m);
+    return st;
+}
+
+/* ---- the step with autograd ------------------------------------------------------ */
+
+typedef struct auto_model {
+    clt_module *net;
+    clt_tensor **params;
+    size_t nparams;
+    clt_optimizer *opt;
+} auto_model;
+
+static clt_status auto_make(bench *b, const mlp_case *c, clt_generator *gen, auto_model *m)
+{
+    clt_module *layers[2 * MAX_LAYERS];
+    int n = 0;
+    clt_status st = CLT_OK;
+    for (int l = 0; l < c->nlayers && st == CLT_OK; l++) {
+        st = clt_linear(b->dev, c->dims[l], c->dims[l + 1], 1, gen, &layers[n++]);
+        if (st == CLT_OK && l + 1 < c->nlayers)
+            st = clt_relu_layer(&layers[n++]);
+    }
+    if (st == CLT_OK)
+        st = clt_sequential(layers, (size_t)n, &m->net);
+    if (st == CLT_OK)
+        st = clt_module_parameters(m->net, &m->params, &m->nparams);
+    clt_sgd_opts so = CLT_SGD_DEFAULTS;
+    so.lr = LR;
+    if (st == CLT_OK)
+        st = clt_sgd(m->params, m->nparams, &so, &m->opt);
+    return st;
+}
+
+static clt_status auto_step(auto_model *m, const data *d)
+{
+    clt_status st = clt_scope_begin();
+    clt_tensor *out, *loss;
+    if (st == CLT_OK)
+        st = clt_optimizer_zero_grad(m->opt, 1);
+    if (st == CLT_OK)
+        st = clt_module_forward(m->net, d->x, &out);
+    if (st == CLT_OK)
+        st = loss_of(out, d->y, &loss);
+    if (st == CLT_OK)
+        st = clt_backward(loss, NULL, 0);
+    if (st == CLT_OK)
+        st = clt_optimizer_step(m->opt);
+    clt_scope_end();
+    return st;
+}
+
+static void auto_free(auto_model *m)
+{
+    clt_optimizer_free(m->opt);
+    clt_free(m->params);
+    clt_module_free(m->net);
+}
+
+/* ---- the same step by hand --------------------------------------------------------- */
+
+/* W [out, in] and b [out] per layer, updated by swapping in new tensors (no
+ * in-place ops), the hand-written gradients of
+ * z_l = a_{l-1} W_l^T + b_l, a_l = relu(z_l), and cross entropy. */
+typedef struct hand_model {
+    int nlayers;
+    int64_t classes;
+    clt_tensor *w[MAX_LAYERS], *b[MAX_LAYERS];
+} hand_model;
+
+static clt_status hand_make(bench *b, const mlp_case *c, const auto_model *src, hand_model *h)
+{
+    h->nlayers = c->nlayers;
+    h->classes = c->dims[c->nlayers];
+    clt_status st = CLT_OK;
+    int was = clt_set_grad_enabled(0); /* plain copies, with no history */
+    for (int l = 0; l < c->nlayers && st == CLT_OK; l++) {
+        st = clt_clone(src->params[2 * l], &h->w[l]);
+        if (st == CLT_OK)
+            st = clt_clone(src->params[2 * l + 1], &h->b[l]);
+    }
+    clt_set_grad_enabled(was);
+    return st;
+}
+
+/* x -= LR * g, as a new tensor that replaces x. */
+static clt_status update(clt_tensor **x, const clt_tensor *g)
+{
+    clt_tensor *t = NULL, *n = NULL;
+    clt_status st = clt_mul_scalar(g, LR, &t);
+    if (st == CLT_OK)
+        st = clt_sub(*x, t, &n);
+    if (st == CLT_OK) {
+        clt_scope_keep(n);
+        clt_tensor_free(*x);
+        *x = n;
+    }
+    clt_tensor_free(t);
+    return st;
+}
+
+#define T(call)                                                                      \
+    do {                                                                             \
+        if ((st = (call)) != CLT_OK)                                                 \
+            goto done;                                                               \
+    } while (0)
+
+static clt_status hand_step(hand_model *h, const data *d)
+{
+    clt_status st = clt_scope_begin();
+    if (st != CLT_OK)
+        return st;
+    int was = clt_set_grad_enabled(0);
+    clt_tensor *a[MAX_LAYERS + 1], *z[MAX_LAYERS];
+    a[0] = (clt_tensor *)d->x;
+    for (int l = 0; l < h->nlayers; l++) {
+        clt_tensor *wt, *mm;
+        T(clt_transpose(h->w[l], 0, 1, &wt));
+        T(clt_matmul(a[l], wt, &mm));
+        T(clt_add(mm, h->b[l], &z[l]));
+        if (l + 1 < h->nlayers)
+            T(clt_relu(z[l], &a[l + 1]));
+    }
+    /* loss and dz = (softmax(z) - onehot(y)) / B */
+    clt_tensor *loss, *p, *oh, *ohf, *diff, *dz;
+    T(loss_of(z[h->nlayers - 1], d->y, &loss));
+    T(clt_softmax(z[h->nlayers - 1], 1, &p));
+    T(clt_one_hot(d->y, h->classes, &oh));
+    T(clt_to_dtype(oh, CLT_FLOAT32, &ohf));
+    T(clt_sub(p, ohf, &diff));
+    T(clt_div_scalar(diff, (double)clt_tensor_size(d->x, 0), &dz));
+    for (int l = h->nlayers - 1; l >= 0; l--) {
+        clt_tensor *dzt, *dw, *db;
+        T(clt_transpose(dz, 0, 1, &dzt));
+        T(clt_matmul(dzt, a[l], &dw));
+        T(clt_sum_dim(dz, 0, 0, &db));
+        if (l > 0) {
+            clt_tensor *da, *mask, *zero, *next;
+            T(clt_matmul(dz, h->w[l], &da));
+            T(clt_gt_scalar(z[l - 1], 0.0, &mask));
+            T(clt_zeros(clt_tensor_device(da), CLT_FLOAT32, 0, NULL, &zero));
+            T(clt_where(mask, da, zero, &next));
+            dz = next;
+        }
+        T(update(&h->w[l], dw));
+        T(update(&h->b[l], db));
+    }
+done:
+    clt_set_grad_enabled(was);
+    clt_scope_end();
+    return st;
+}
+
+static void hand_free(hand_model *h)
+{
+    for (int l = 0; l < h->nlayers; l++) {
+        clt_tensor_free(h->w[l]);
+        clt_tensor_free(h->b[l]);
+    }
+}
+
+/* ---- timing ---------------------------------------------------------------------------- */
+
+typedef clt_status (*step_fn)(void *model, const data *d);
+
+static clt_status run_auto(void *m, const data *d)
+{
+    return auto_step(m, d);
+}
+
+static clt_status run_hand(void *m, const data *d)
+{
+    return hand_step(m, d);
+}
+
+/* Seconds per step over `steps` steps, waited for once at the end. */
+static int time_steps(bench *b, const char *name, step_fn fn, void *m, const data *d, int steps,
+                      double *secs)
+{
+    double t0 = now();
+    for (int s = 0; s < steps; s++)
+        if (fn(m, d) != CLT_OK)
+            return fail(b, name, "training step");
+    if (clt_device_synchronize(b->dev) != CLT_OK)
+        return fail(b, name, "clt_device_synchronize");
+    *secs = (now() - t0) / steps;
+    return 0;
+}
+
+/* Launches and device buffer creations per step, after the first steps. */
+static int count_steps(bench *b, const char *name, step_fn fn, void *m, const data *d,
+                       double *launches, double *allocs)
+{
+    clt_stats s0, s1;
+    clt_memory_stats m0, m1;
+    const int steps = 5;
+    clt_stats_get(&s0);
+    clt_memory_stats_get(b->dev, &m0);
+    for (int s = 0; s < steps; s++)
+        if (fn(m, d) != CLT_OK)
+            return fail(b, name, "training step");
+    clt_stats_get(&s1);
+    clt_memory_stats_get(b->dev, &m1);
+    *launches = (double)(s1.kernel_launches - s0.kernel_launches) / steps;
+    *allocs = (double)(m1.device_allocs - m0.device_allocs) / steps;
+    return 0;
+}
+
+static void case_mlp(bench *b, const mlp_case *c)
+{
+    clt_generator *gen = NULL;
+    auto_model am = {0};
+    hand_model hm = {0};
+    data d = {0};
+    float *x = malloc((size_t)(c->batch * c->dims[0]) * sizeof *x);
+    int64_t *y = malloc((size_t)c->batch * sizeof *y);
+    if (!x || !y) {
+        fprintf(stderr, "cltensor bench: %s: out of memory\n", c->name);
+        b->failures++;
+        goto done;
+    }
+    fill_random(x, (size_t)(c->batch * c->dims[0]));
+    for (int64_t i = 0; i < c->batch; i++)
+        y[i] = (i * 7) % c->dims[c->nlayers];
+    if (clt_generator_new(1, &gen) != CLT_OK || auto_make(b, c, gen, &am) != CLT_OK ||
+        hand_make(b, c, &am, &hm) != CLT_OK ||
+        clt_tensor_from_host(b->dev, CLT_FLOAT32, 2, (int64_t[]){c->batch, c->dims[0]}, x,
+                             &d.x) != CLT_OK ||
+        clt_tensor_from_host(b->dev, CLT_INT64, 1, &c->batch, y, &d.y) != CLT_OK) {
+        fail(b, c->name, "setting up");
+        goto done;
+    }
+    /* first steps: kernels built, the allocator's cache filled */
+    double t;
+    if (time_steps(b, c->name, run_auto, &am, &d, 3, &t) ||
+        time_steps(b, c->name, run_hand, &hm, &d, 3, &t))
+        goto done;
+    int reps = b->quick ? 5 : 15, steps = c->batch >= 256 ? 4 : 20;
+    double ta[MAX_REPS], th[MAX_REPS];
+    for (int r = 0; r < reps; r++)
+        if (time_steps(b, c->name, run_hand, &hm, &d, steps, &th[r]) ||
+            time_steps(b, c->name, run_auto, &am, &d, steps, &ta[r]))
+            goto done;
+    double a = median(ta, reps), h = median(th, reps);
+    report(b, c->name, a * 1e3, "ms", "hand_written", h * 1e3, h / a,
+           "(hand / autograd, >= 1: faster than by hand)");
+    double la = 0, aa = 0, lh = 0, ah = 0;
+    if (count_steps(b, c->name, run_auto, &am, &d, &la, &aa) ||
+        count_steps(b, c->name, run_hand, &hm, &d, &lh, &ah))
+        goto done;
+    char name[64];
+    snprintf(name, sizeof name, "%s_launches", c->name);
+    report(b, name, la, "/step", "hand_written", lh, la / lh, "(kernel launches per step)");
+    snprintf(name, sizeof name, "%s_allocs", c->name);
+    report(b, name, aa, "/step", "hand_written", ah, ah > 0 ? aa / ah : 0,
+           "(device buffers created per step after the first: 0)");
+done:
+    clt_tensor_free(d.x);
+    clt_tensor_free(d.y);
+    hand_free(&hm);
+    auto_free(&am);
+    clt_generator_free(gen);
+    free(x);
+    free(y);
+}
+
+void bench_train(bench *b)
+{
+    static const mlp_case cases[] = {
+        {"train_mlp_64", 2, {64, 128, 10}, 64},
+        {"train_mlp_784", 3, {784, 512, 512, 10}, 256},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (selected(b, cases[i].name))
+            case_mlp(b, &cases[i]);
+}
