@@ -726,6 +726,54 @@ Test(conv, bit_identical_across_devices_and_runs)
     }
 }
 
+/* Forward and backward release everything but the leaves and their
+ * gradients: live bytes come back to where they started (float32 on the
+ * CPU GEMM path and float64 on clt__matmul's, errors included). */
+Test(conv, memory_released)
+{
+    clt_device *dev = get_device("cpu");
+    clt_dtype dts[2] = {CLT_FLOAT32, CLT_FLOAT64};
+    for (int k = 0; k < 2; k++) {
+        clt_memory_stats before, after;
+        CHECK(clt_memory_stats_get(dev, &before));
+        double *x = random_doubles(2 * 4 * 6 * 6, 91), *w = random_doubles(4 * 2 * 9, 92);
+        clt_tensor *tx = from_f64(dev, dts[k], 4, (int64_t[]){2, 4, 6, 6}, x);
+        clt_tensor *tw = from_f64(dev, dts[k], 4, (int64_t[]){4, 2, 3, 3}, w);
+        clt_tensor *tb = from_f64(dev, dts[k], 1, (int64_t[]){4}, w);
+        clt_tensor *x3 = from_f64(dev, dts[k], 3, (int64_t[]){4, 6, 6}, x);
+        clt_tensor *leaves[4] = {tx, tw, tb, x3};
+        for (int i = 0; i < 4; i++)
+            CHECK(clt_set_requires_grad(leaves[i], 1));
+        clt_conv2d_opts o = {{1, 1}, {1, 1}, {1, 1}, 2};
+        int64_t k2[2] = {2, 2}, k3[2] = {3, 3}, p1[2] = {1, 1};
+        for (int step = 0; step < 2; step++) {
+            CHECK(clt_scope_begin());
+            clt_tensor *y, *y2, *m, *a, *s1, *s2, *s3, *l, *bad = NULL;
+            CHECK(clt_conv2d(tx, tw, step ? tb : NULL, &o, &y));
+            CHECK(clt_conv2d(x3, tw, tb, &o, &y2));
+            CHECK(clt_max_pool2d(y, k2, NULL, NULL, NULL, 1, &m));
+            CHECK(clt_avg_pool2d(y2, k3, (int64_t[]){2, 2}, p1, 0, 0, &a));
+            cr_assert_neq(clt_conv2d(a, tw, NULL, NULL, &bad), CLT_OK);
+            CHECK(clt_sum(m, &s1));
+            CHECK(clt_sum(a, &s2));
+            CHECK(clt_add(s1, s2, &s3));
+            CHECK(clt_mul_scalar(s3, 0.5, &l));
+            CHECK(clt_backward(l, NULL, 0));
+            clt_scope_end();
+        }
+        for (int i = 0; i < 4; i++) {
+            CHECK(clt_zero_grad(leaves[i], 1));
+            clt_tensor_free(leaves[i]);
+        }
+        CHECK(clt_memory_stats_get(dev, &after));
+        cr_assert_eq(after.requested, before.requested, "%s: %lld bytes left",
+                     k ? "float64" : "float32",
+                     (long long)(after.requested - before.requested));
+        free(x);
+        free(w);
+    }
+}
+
 /* ---- layers ---------------------------------------------------------------------------- */
 
 Test(conv, conv2d_layer_initialisation_and_forward)
