@@ -242,7 +242,7 @@ Test(conv, default_options_and_unbatched_input)
 {
     clt_device *dev = get_device("cpu");
     cshape s = {1, 2, 5, 4, 3, 2, 2};
-    clt_conv2d_opts o = CLT_CONV2D_OPTS_DEFAULT;
+    clt_conv2d_opts o = CLT_CONV2D_DEFAULTS;
     double *x = random_doubles(40, 5), *w = random_doubles(24, 6), want[3 * 4 * 3];
     ref_conv(x, w, NULL, s, &o, want);
     clt_tensor *tx = from_f64(dev, CLT_FLOAT64, 3, (int64_t[]){2, 5, 4}, x);
@@ -854,8 +854,12 @@ Test(conv, small_cnn_trains_and_checks_devices)
     clt_module *mods[6];
     CHECK(clt_conv2d_layer(dev, 1, 4, 3, 3, &pad1, 1, gen, &mods[0]));
     CHECK(clt_relu_layer(&mods[1]));
-    CHECK(clt_max_pool2d_layer(2, 2, NULL, NULL, NULL, 0, &mods[2]));
-    CHECK(clt_avg_pool2d_layer(2, 2, NULL, NULL, 0, 1, &mods[3]));
+    CHECK(clt_max_pool2d_layer(2, 2, NULL, &mods[2]));
+    clt_pool2d_opts po = CLT_POOL2D_DEFAULTS;
+    po.padding[0] = po.padding[1] = 1;
+    po.stride[0] = po.stride[1] = 2;
+    po.count_include_pad = 0;
+    CHECK(clt_avg_pool2d_layer(3, 3, &po, &mods[3]));
     CHECK(clt_flatten_layer(1, -1, &mods[4]));
     CHECK(clt_linear(dev, 4 * 2 * 2, 1, 1, gen, &mods[5]));
     cr_assert_str_eq(clt_module_name(mods[2]), "MaxPool2d");

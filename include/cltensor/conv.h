@@ -13,6 +13,9 @@
 #ifndef CLTENSOR_CONV_H
 #define CLTENSOR_CONV_H
 
+/* Defined when the library has this header's operations and layers. */
+#define CLTENSOR_HAS_CONV 1
+
 #include <cltensor/tensor.h>
 
 #ifdef __cplusplus
@@ -30,8 +33,8 @@ typedef struct clt_conv2d_opts {
 } clt_conv2d_opts;
 
 /* PyTorch's defaults, for filling in a few fields:
- *     clt_conv2d_opts o = CLT_CONV2D_OPTS_DEFAULT; o.padding[0] = o.padding[1] = 1; */
-#define CLT_CONV2D_OPTS_DEFAULT {{1, 1}, {0, 0}, {1, 1}, 1}
+ *     clt_conv2d_opts o = CLT_CONV2D_DEFAULTS; o.padding[0] = o.padding[1] = 1; */
+#define CLT_CONV2D_DEFAULTS {{1, 1}, {0, 0}, {1, 1}, 1}
 
 /* torch.nn.functional.conv2d(input, weight, bias, stride, padding,
  * dilation, groups): input [N, C, H, W] or [C, H, W], weight
@@ -49,6 +52,19 @@ CLT_API clt_status clt_conv2d(const clt_tensor *input, const clt_tensor *weight,
  * most half the kernel); dilation NULL means 1.  The maximum of each window
  * is its first maximum in row-major order, and NaN counts as the maximum;
  * the gradient goes to that element alone. */
+/* Settings of the pooling layers (nn.h), as torch.nn.MaxPool2d's and
+ * AvgPool2d's arguments after the kernel size.  A NULL clt_pool2d_opts
+ * means PyTorch's defaults, CLT_POOL2D_DEFAULTS. */
+typedef struct clt_pool2d_opts {
+    int64_t stride[2];     /* {0, 0}: the kernel size */
+    int64_t padding[2];    /* at most half the kernel */
+    int64_t dilation[2];   /* max pooling only */
+    int ceil_mode;         /* 1: the output size rounds up */
+    int count_include_pad; /* avg pooling only */
+} clt_pool2d_opts;
+
+#define CLT_POOL2D_DEFAULTS {{0, 0}, {0, 0}, {1, 1}, 0, 1}
+
 CLT_API clt_status clt_max_pool2d(const clt_tensor *input, const int64_t kernel[2],
                                   const int64_t stride[2], const int64_t padding[2],
                                   const int64_t dilation[2], int ceil_mode, clt_tensor **out);

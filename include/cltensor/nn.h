@@ -101,19 +101,14 @@ CLT_API clt_status clt_conv2d_layer(clt_device *dev, int64_t in_channels, int64_
                                     const clt_conv2d_opts *opts, int bias, clt_generator *gen,
                                     clt_module **out);
 
-/* torch.nn.MaxPool2d((kernel_h, kernel_w), stride, padding, dilation,
- * ceil_mode): clt_max_pool2d with these settings (stride NULL or {0, 0}:
- * the kernel size; padding NULL: 0; dilation NULL: 1). */
+/* torch.nn.MaxPool2d((kernel_h, kernel_w), ...) and AvgPool2d: clt_max_pool2d
+ * and clt_avg_pool2d with the settings of opts (NULL: PyTorch's defaults,
+ * stride the kernel size, padding 0, dilation 1, no ceil_mode,
+ * count_include_pad). */
 CLT_API clt_status clt_max_pool2d_layer(int64_t kernel_h, int64_t kernel_w,
-                                        const int64_t stride[2], const int64_t padding[2],
-                                        const int64_t dilation[2], int ceil_mode,
-                                        clt_module **out);
-
-/* torch.nn.AvgPool2d((kernel_h, kernel_w), stride, padding, ceil_mode,
- * count_include_pad): clt_avg_pool2d with these settings. */
+                                        const clt_pool2d_opts *opts, clt_module **out);
 CLT_API clt_status clt_avg_pool2d_layer(int64_t kernel_h, int64_t kernel_w,
-                                        const int64_t stride[2], const int64_t padding[2],
-                                        int ceil_mode, int count_include_pad, clt_module **out);
+                                        const clt_pool2d_opts *opts, clt_module **out);
 
 /* torch.nn.Flatten(start_dim, end_dim) (PyTorch's defaults are 1, -1). */
 CLT_API clt_status clt_flatten_layer(int start_dim, int end_dim, clt_module **out);

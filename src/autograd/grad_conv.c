@@ -82,7 +82,7 @@ clt_status clt_conv2d(const clt_tensor *input, const clt_tensor *weight, const c
                           "input of size: %s",
                           fn, clt__shape_str(s, sizeof s, input->ndim, input->shape));
     }
-    const clt_conv2d_opts defaults = CLT_CONV2D_OPTS_DEFAULT;
+    const clt_conv2d_opts defaults = CLT_CONV2D_DEFAULTS;
     conv_ctx c = {weight, bias, opts ? opts : &defaults};
     clt_status st = batched(input, conv4, &c, out);
     return st == CLT_OK ? clt__ok() : st;

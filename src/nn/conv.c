@@ -27,7 +27,7 @@ clt_status clt_conv2d_layer(clt_device *dev, int64_t in_channels, int64_t out_ch
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(dev, fn);
-    const clt_conv2d_opts defaults = CLT_CONV2D_OPTS_DEFAULT;
+    const clt_conv2d_opts defaults = CLT_CONV2D_DEFAULTS;
     const clt_conv2d_opts *o = opts ? opts : &defaults;
     if (in_channels <= 0 || out_channels <= 0 || kernel_h <= 0 || kernel_w <= 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -101,12 +101,12 @@ static const clt__module_ops max_pool2d_ops = {"MaxPool2d", max_pool2d_forward, 
 static const clt__module_ops avg_pool2d_ops = {"AvgPool2d", avg_pool2d_forward, NULL};
 
 static clt_status pool_layer(const clt__module_ops *ops, int64_t kernel_h, int64_t kernel_w,
-                             const int64_t *stride, const int64_t *padding,
-                             const int64_t *dilation, int ceil_mode, int count_include_pad,
-                             const char *fn, clt_module **out)
+                             const clt_pool2d_opts *opts, const char *fn, clt_module **out)
 {
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
+    const clt_pool2d_opts defaults = CLT_POOL2D_DEFAULTS;
+    const clt_pool2d_opts *o = opts ? opts : &defaults;
     if (kernel_h <= 0 || kernel_w <= 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: kernel size should be greater than zero, but got kH: %lld kW: "
@@ -116,35 +116,31 @@ static clt_status pool_layer(const clt__module_ops *ops, int64_t kernel_h, int64
     clt_status st = clt__module_new(ops, NULL, &m);
     if (st != CLT_OK)
         return st;
-    bool default_stride = stride == NULL || (stride[0] == 0 && stride[1] == 0);
+    bool default_stride = o->stride[0] == 0 && o->stride[1] == 0;
     int64_t v[10] = {kernel_h,
                      kernel_w,
-                     default_stride ? kernel_h : stride[0],
-                     default_stride ? kernel_w : stride[1],
-                     padding ? padding[0] : 0,
-                     padding ? padding[1] : 0,
-                     dilation ? dilation[0] : 1,
-                     dilation ? dilation[1] : 1,
-                     ceil_mode != 0,
-                     count_include_pad != 0};
+                     default_stride ? kernel_h : o->stride[0],
+                     default_stride ? kernel_w : o->stride[1],
+                     o->padding[0],
+                     o->padding[1],
+                     o->dilation[0],
+                     o->dilation[1],
+                     o->ceil_mode != 0,
+                     o->count_include_pad != 0};
     for (int k = 0; k < 10; k++)
         m->i[k] = v[k];
     *out = m;
     return clt__ok();
 }
 
-clt_status clt_max_pool2d_layer(int64_t kernel_h, int64_t kernel_w, const int64_t stride[2],
-                                const int64_t padding[2], const int64_t dilation[2],
-                                int ceil_mode, clt_module **out)
-{
-    return pool_layer(&max_pool2d_ops, kernel_h, kernel_w, stride, padding, dilation, ceil_mode,
-                      1, "clt_max_pool2d_layer", out);
-}
-
-clt_status clt_avg_pool2d_layer(int64_t kernel_h, int64_t kernel_w, const int64_t stride[2],
-                                const int64_t padding[2], int ceil_mode, int count_include_pad,
+clt_status clt_max_pool2d_layer(int64_t kernel_h, int64_t kernel_w, const clt_pool2d_opts *opts,
                                 clt_module **out)
 {
-    return pool_layer(&avg_pool2d_ops, kernel_h, kernel_w, stride, padding, NULL, ceil_mode,
-                      count_include_pad, "clt_avg_pool2d_layer", out);
+    return pool_layer(&max_pool2d_ops, kernel_h, kernel_w, opts, "clt_max_pool2d_layer", out);
+}
+
+clt_status clt_avg_pool2d_layer(int64_t kernel_h, int64_t kernel_w, const clt_pool2d_opts *opts,
+                                clt_module **out)
+{
+    return pool_layer(&avg_pool2d_ops, kernel_h, kernel_w, opts, "clt_avg_pool2d_layer", out);
 }
