@@ -59,6 +59,20 @@ __kernel void conv_out(__global const T *Y, __global const T *bias, __global T *
         dst[l] = src[l] + b;
 }
 
+/* The inverse move without bias: Gp[o][n][l] = gout[n][o][l], one
+ * work-item per (o, n), for the backward products. */
+__kernel void conv_gout_perm(__global const T *gout, __global T *Gp, clt_conv_geom g)
+{
+    long id = get_global_id(0);
+    if (id >= g.O * g.N)
+        return;
+    long o = id / g.N, n = id % g.N;
+    __global const T *src = gout + g.off0 + (n * g.O + o) * g.L;
+    __global T *dst = Gp + id * g.L;
+    for (long l = 0; l < g.L; l++)
+        dst[l] = src[l];
+}
+
 /* The adjoint of im2col as a gather: dx[n][c][h][w] sums dcols over the
  * (kh, kw) taps that read it, in that order.  One work-item per (n, c, h). */
 __kernel void col2im(__global const T *dcols, __global T *dx, clt_conv_geom g)

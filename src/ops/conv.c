@@ -244,14 +244,17 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
     clt_status st = conv_check(x, w, NULL, o, &g, fn);
     if (st != CLT_OK)
         return st;
-    clt_tensor *gc = NULL, *pv = NULL, *Gp = NULL, *wc = NULL, *xc = NULL, *cols = NULL;
+    clt_tensor *gc = NULL, *Gp = NULL, *wc = NULL, *xc = NULL, *cols = NULL;
     clt_tensor *dcols = NULL, *r = NULL, *dw = NULL;
-    const int perm[4] = {1, 0, 2, 3};
     CLT__TRY(clt__contiguous_as(gout, x->dtype, &gc));
+    g.off0 = gc->offset;
     if (gx || gw) {
         /* gout as [G][Og][N][L], the layout of the forward product */
-        CLT__TRY(clt__permute(gc, 4, perm, &pv));
-        CLT__TRY(clt__contiguous_as(pv, x->dtype, &Gp));
+        int64_t n = g.O * g.N * g.L;
+        CLT__TRY(clt__tensor_new(x->dev, x->dtype, 1, &n, &Gp));
+        cl_mem mg = clt__mem(gc), mp = clt__mem(Gp);
+        clt__arg args[] = {CLT__ARG(mg), CLT__ARG(mp), CLT__ARG(g)};
+        CLT__TRY(launch(x->dev, x->dtype, "conv_gout_perm", g.O * g.N, 3, args));
     }
     if (gx) {
         CLT__TRY(clt__tensor_new(x->dev, x->dtype, 4, x->shape, &r));
@@ -282,7 +285,6 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
     }
     if (gb) {
         CLT__TRY(clt__tensor_new(x->dev, x->dtype, 1, &g.O, &r));
-        g.off0 = gc->offset;
         cl_mem mg = clt__mem(gc), mr = clt__mem(r);
         clt__arg args[] = {CLT__ARG(mg), CLT__ARG(mr), CLT__ARG(g)};
         CLT__TRY(launch(x->dev, x->dtype, "conv_bias_grad", g.O, 3, args));
@@ -291,7 +293,6 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
     }
 done:
     clt_tensor_free(gc);
-    clt_tensor_free(pv);
     clt_tensor_free(Gp);
     clt_tensor_free(wc);
     clt_tensor_free(xc);
