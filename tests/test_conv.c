@@ -306,6 +306,39 @@ Test(conv, non_contiguous_input_and_weight)
     clt_tensor_free(y);
 }
 
+Test(conv, empty_batch)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x, *w, *b, *y, *l, *g, *p;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 4, (int64_t[]){0, 2, 5, 5}, &x));
+    CHECK(clt_ones(dev, CLT_FLOAT32, 4, (int64_t[]){3, 2, 3, 3}, &w));
+    CHECK(clt_ones(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &b));
+    CHECK(clt_set_requires_grad(w, 1));
+    CHECK(clt_set_requires_grad(b, 1));
+    CHECK(clt_conv2d(x, w, b, NULL, &y));
+    cr_assert_eq(clt_tensor_numel(y), 0);
+    cr_assert_eq(clt_tensor_shape(y)[1], 3);
+    int64_t k2[2] = {2, 2};
+    CHECK(clt_max_pool2d(y, k2, NULL, NULL, NULL, 0, &p));
+    cr_assert_eq(clt_tensor_numel(p), 0);
+    CHECK(clt_sum(p, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    CHECK(clt_grad(w, &g));
+    float *gw = read_f32(g);
+    for (int i = 0; i < 54; i++)
+        cr_assert_eq(gw[i], 0.0f);
+    free(gw);
+    clt_tensor_free(g);
+    CHECK(clt_grad(b, &g));
+    float *gb = read_f32(g);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(gb[i], 0.0f);
+    free(gb);
+    clt_tensor *all[] = {x, w, b, y, l, g, p};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        clt_tensor_free(all[i]);
+}
+
 /* ---- pooling forward ------------------------------------------------------------------ */
 
 static clt_tensor *run_pool(clt_tensor *x, const pset *q, int max)
