@@ -14,9 +14,8 @@ typedef struct clt_conv_geom {
     long kh, kw, sh, sw, ph, pw, dh, dw;
     long Ho, Wo;
     long K, L;         /* Cg * kh * kw, Ho * Wo */
-    long off0, off1;   /* element offsets of the first two buffers */
+    long off0, off1, off2; /* element offsets of the first three buffers */
     long flag;         /* bias present (conv_out), count_include_pad (avg pool) */
-    long pad_;
 } clt_conv_geom;
 
 /* One work-item per row (g * K + k, n, oh) of cols: Wo values. */
@@ -54,7 +53,7 @@ __kernel void conv_out(__global const T *Y, __global const T *bias, __global T *
     long n = id / g.O, o = id % g.O;
     T b = g.flag ? bias[g.off1 + o] : (T)0;
     __global const T *src = Y + (o * g.N + n) * g.L;
-    __global T *dst = out + id * g.L;
+    __global T *dst = out + g.off2 + id * g.L;
     for (long l = 0; l < g.L; l++)
         dst[l] = src[l] + b;
 }
@@ -83,7 +82,7 @@ __kernel void col2im(__global const T *dcols, __global T *dx, clt_conv_geom g)
     long h = id % g.H, t = id / g.H;
     long c = t % g.C, n = t / g.C;
     long gi = c / g.Cg, cl = c % g.Cg;
-    __global T *dst = dx + id * g.W;
+    __global T *dst = dx + g.off2 + id * g.W;
     for (long w = 0; w < g.W; w++) {
         T acc = (T)0;
         for (long ki = 0; ki < g.kh; ki++) {

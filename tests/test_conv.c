@@ -8,6 +8,9 @@
 
 #include "gradcheck.h"
 
+/* src/ops/conv.h: the most bytes of patches unfolded at once */
+extern size_t clt__conv2d_cols_limit;
+
 /* ---- host references ----------------------------------------------------------------- */
 
 typedef struct cshape {
@@ -571,6 +574,50 @@ Test(conv, float32_gradients_match_float64)
             free(r64[i]);
         }
     }
+}
+
+/* Batches in chunks of images (a patch-matrix limit of one or two images)
+ * give the same results as in one piece. */
+Test(conv, batches_in_chunks)
+{
+    clt_device *dev = get_device("cpu");
+    static const ccase cc[] = {
+        {{5, 4, 6, 5, 6, 3, 1}, {{1, 1}, {1, 0}, {1, 1}, 2}, 1},
+        {{3, 2, 9, 9, 2, 3, 3}, {{1, 2}, {2, 1}, {2, 3}, 1}, 1},
+    };
+    for (int lim = 0; lim < 2; lim++) {
+        for (size_t i = 0; i < sizeof cc / sizeof cc[0]; i++) {
+            const cshape s = cc[i].s;
+            int64_t Ho = out_size(s.H, s.kh, cc[i].o.stride[0], cc[i].o.padding[0],
+                                  cc[i].o.dilation[0]);
+            int64_t Wo = out_size(s.W, s.kw, cc[i].o.stride[1], cc[i].o.padding[1],
+                                  cc[i].o.dilation[1]);
+            /* float64 patches of one image (lim 0) or two */
+            clt__conv2d_cols_limit = (size_t)(s.C * s.kh * s.kw * Ho * Wo * 8 * (lim + 1));
+            check_conv(dev, CLT_FLOAT64, &cc[i], 1e-12, 1e-12);
+            check_conv(dev, CLT_FLOAT32, &cc[i], 1e-5, 1e-5);
+            double *r32[3], *r64[3];
+            size_t n32[3], n64[3];
+            grads_at(dev, CLT_FLOAT32, &cc[i], r32, n32);
+            grads_at(dev, CLT_FLOAT64, &cc[i], r64, n64);
+            for (int k = 0; k < 3; k++) {
+                for (size_t j = 0; j < n32[k]; j++)
+                    cr_assert(close_enough(r32[k][j], r64[k][j], 1e-4, 1e-4),
+                              "case %zu input %d element %zu: float32 %.8g, float64 %.8g", i, k,
+                              j, r32[k][j], r64[k][j]);
+                free(r32[k]);
+                free(r64[k]);
+            }
+        }
+    }
+    clt__conv2d_cols_limit = 1;
+    static const ccase g1 = {{3, 2, 5, 4, 3, 3, 2}, {{1, 1}, {1, 0}, {1, 1}, 1}, 1};
+    double *x = random_doubles(120, 93), *w = random_doubles(36, 94), *b = random_doubles(3, 95);
+    gc_in ins[3] = {{4, {3, 2, 5, 4}, x, 1}, {4, {3, 2, 3, 2}, w, 1}, {1, {3}, b, 1}};
+    gradcheck(dev, call_conv, &g1, 3, ins);
+    free(x);
+    free(w);
+    free(b);
 }
 
 static clt_status call_pool(clt_tensor *const *in, clt_tensor **out, const void *ctx)

@@ -13,10 +13,20 @@ typedef struct geom {
     int64_t kh, kw, sh, sw, ph, pw, dh, dw;
     int64_t Ho, Wo;
     int64_t K, L;
-    int64_t off0, off1;
+    int64_t off0, off1, off2;
     int64_t flag;
-    int64_t pad_;
 } geom;
+
+size_t clt__conv2d_cols_limit = (size_t)256 << 20;
+
+/* Images per chunk, so that a chunk's patch matrix stays under
+ * clt__conv2d_cols_limit bytes (one image at least). */
+static int64_t chunk_images(const geom *g, clt_dtype dtype)
+{
+    int64_t per = g->G * g->K * g->L * (int64_t)clt_dtype_size(dtype);
+    int64_t nb = per > 0 ? (int64_t)clt__conv2d_cols_limit / per : g->N;
+    return nb < 1 ? 1 : nb > g->N ? g->N : nb;
+}
 
 static const char *options(clt_dtype dtype)
 {
@@ -180,14 +190,15 @@ static clt_status conv_check(const clt_tensor *x, const clt_tensor *w, const clt
     return CLT_OK;
 }
 
-/* The patches of the contiguous xc as cols [G][K][N][L] (a new 1-D tensor). */
-static clt_status im2col(const clt_tensor *xc, geom g, clt_tensor **cols)
+/* The patches of g.N images of the contiguous xc from image n0 on, as cols
+ * [G][K][g.N][L] (a new 1-D tensor). */
+static clt_status im2col(const clt_tensor *xc, geom g, int64_t n0, clt_tensor **cols)
 {
     int64_t n = g.G * g.K * g.N * g.L;
     clt_status st = clt__tensor_new(xc->dev, xc->dtype, 1, &n, cols);
     if (st != CLT_OK)
         return st;
-    g.off0 = xc->offset;
+    g.off0 = xc->offset + n0 * g.C * g.H * g.W;
     cl_mem mx = clt__mem(xc), mc = clt__mem(*cols);
     clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mc), CLT__ARG(g)};
     st = launch(xc->dev, xc->dtype, "im2col", g.G * g.K * g.N * g.Ho, 3, args);
@@ -214,14 +225,23 @@ clt_status clt__conv2d(const clt_tensor *x, const clt_tensor *w, const clt_tenso
         CLT__TRY(clt__contiguous_as(w, w->dtype, &wc));
         if (b)
             CLT__TRY(clt__contiguous_as(b, b->dtype, &bc));
-        CLT__TRY(im2col(xc, g, &cols));
-        /* Y[g] = W[g] [Og, K] @ cols[g] [K, N L]: the batch in one product */
-        CLT__TRY(gemm(g.G, false, wc, g.Og, g.K, false, cols, g.K, g.N * g.L, &Y));
         g.flag = bc != NULL;
         g.off1 = bc ? bc->offset : 0;
-        cl_mem my = clt__mem(Y), mb = bc ? clt__mem(bc) : my, mo = clt__mem(r);
-        clt__arg args[] = {CLT__ARG(my), CLT__ARG(mb), CLT__ARG(mo), CLT__ARG(g)};
-        CLT__TRY(launch(x->dev, x->dtype, "conv_out", g.N * g.O, 4, args));
+        int64_t nb = chunk_images(&g, x->dtype);
+        for (int64_t n0 = 0; n0 < g.N; n0 += nb) {
+            geom c = g;
+            c.N = g.N - n0 < nb ? g.N - n0 : nb;
+            c.off2 = n0 * g.O * g.L;
+            CLT__TRY(im2col(xc, c, n0, &cols));
+            /* Y[g] = W[g] [Og, K] @ cols[g] [K, N L]: the images in one product */
+            CLT__TRY(gemm(g.G, false, wc, g.Og, g.K, false, cols, g.K, c.N * g.L, &Y));
+            cl_mem my = clt__mem(Y), mb = bc ? clt__mem(bc) : my, mo = clt__mem(r);
+            clt__arg args[] = {CLT__ARG(my), CLT__ARG(mb), CLT__ARG(mo), CLT__ARG(c)};
+            CLT__TRY(launch(x->dev, x->dtype, "conv_out", c.N * g.O, 4, args));
+            clt_tensor_free(cols);
+            clt_tensor_free(Y);
+            cols = Y = NULL;
+        }
     }
     *out = r;
     r = NULL;
@@ -245,61 +265,98 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
     if (st != CLT_OK)
         return st;
     clt_tensor *gc = NULL, *Gp = NULL, *wc = NULL, *xc = NULL, *cols = NULL;
-    clt_tensor *dcols = NULL, *r = NULL, *dw = NULL;
+    clt_tensor *dcols = NULL, *rx = NULL, *rb = NULL, *dw = NULL, *part = NULL, *sum = NULL;
     CLT__TRY(clt__contiguous_as(gout, x->dtype, &gc));
-    g.off0 = gc->offset;
-    if (gx || gw) {
-        /* gout as [G][Og][N][L], the layout of the forward product */
-        int64_t n = g.O * g.N * g.L;
-        CLT__TRY(clt__tensor_new(x->dev, x->dtype, 1, &n, &Gp));
-        cl_mem mg = clt__mem(gc), mp = clt__mem(Gp);
-        clt__arg args[] = {CLT__ARG(mg), CLT__ARG(mp), CLT__ARG(g)};
-        CLT__TRY(launch(x->dev, x->dtype, "conv_gout_perm", g.O * g.N, 3, args));
-    }
     if (gx) {
-        CLT__TRY(clt__tensor_new(x->dev, x->dtype, 4, x->shape, &r));
-        if (r->numel > 0 && g.L > 0 && g.O > 0) {
-            CLT__TRY(clt__contiguous_as(w, w->dtype, &wc));
-            /* dcols[g] = W[g]^T [K, Og] @ gout[g] [Og, N L] */
-            CLT__TRY(gemm(g.G, true, wc, g.Og, g.K, false, Gp, g.Og, g.N * g.L, &dcols));
-            cl_mem md = clt__mem(dcols), mr = clt__mem(r);
-            clt__arg args[] = {CLT__ARG(md), CLT__ARG(mr), CLT__ARG(g)};
-            CLT__TRY(launch(x->dev, x->dtype, "col2im", g.N * g.C * g.H, 3, args));
-        } else if (r->numel > 0) {
-            CLT__TRY(clt__fill_value(r, 0.0));
-        }
-        *gx = r;
-        r = NULL;
+        CLT__TRY(clt__tensor_new(x->dev, x->dtype, 4, x->shape, &rx));
+        if (rx->numel > 0 && (g.L == 0 || g.O == 0))
+            CLT__TRY(clt__fill_value(rx, 0.0));
     }
-    if (gw) {
-        if (w->numel > 0 && g.N * g.L > 0) {
-            CLT__TRY(clt__contiguous_as(x, x->dtype, &xc));
-            CLT__TRY(im2col(xc, g, &cols));
-            /* dW[g] = gout[g] [Og, N L] @ cols[g]^T [N L, K]: the batch summed in
-             * the product's fixed order */
-            CLT__TRY(gemm(g.G, false, Gp, g.Og, g.N * g.L, true, cols, g.K, g.N * g.L, &dw));
-            CLT__TRY(clt__view(dw, 4, w->shape, gw));
-        } else {
-            CLT__TRY(clt_zeros(w->dev, w->dtype, 4, w->shape, gw));
+    bool want_gx = gx && rx->numel > 0 && g.L > 0 && g.O > 0;
+    bool want_gw = gw && w->numel > 0 && g.N * g.L > 0;
+    if (want_gx)
+        CLT__TRY(clt__contiguous_as(w, w->dtype, &wc));
+    if (want_gw)
+        CLT__TRY(clt__contiguous_as(x, x->dtype, &xc));
+    int64_t nb = chunk_images(&g, x->dtype);
+    for (int64_t n0 = 0; (want_gx || want_gw) && n0 < g.N; n0 += nb) {
+        geom c = g;
+        c.N = g.N - n0 < nb ? g.N - n0 : nb;
+        /* this chunk's gout as [G][Og][N][L], the layout of the forward product */
+        int64_t n = g.O * c.N * g.L;
+        CLT__TRY(clt__tensor_new(x->dev, x->dtype, 1, &n, &Gp));
+        c.off0 = gc->offset + n0 * g.O * g.L;
+        cl_mem mg = clt__mem(gc), mp = clt__mem(Gp);
+        clt__arg pa[] = {CLT__ARG(mg), CLT__ARG(mp), CLT__ARG(c)};
+        CLT__TRY(launch(x->dev, x->dtype, "conv_gout_perm", g.O * c.N, 3, pa));
+        if (want_gx) {
+            /* dcols[g] = W[g]^T [K, Og] @ gout[g] [Og, N L], then summed into dx */
+            CLT__TRY(gemm(g.G, true, wc, g.Og, g.K, false, Gp, g.Og, c.N * g.L, &dcols));
+            c.off2 = n0 * g.C * g.H * g.W;
+            cl_mem md = clt__mem(dcols), mr = clt__mem(rx);
+            clt__arg ca[] = {CLT__ARG(md), CLT__ARG(mr), CLT__ARG(c)};
+            CLT__TRY(launch(x->dev, x->dtype, "col2im", c.N * g.C * g.H, 3, ca));
         }
+        if (want_gw) {
+            /* dW[g] = gout[g] [Og, N L] @ cols[g]^T [N L, K]: the images summed
+             * in the product's fixed order, chunks one after another */
+            CLT__TRY(im2col(xc, c, n0, &cols));
+            CLT__TRY(gemm(g.G, false, Gp, g.Og, c.N * g.L, true, cols, g.K, c.N * g.L, &part));
+            if (dw) {
+                CLT__TRY(clt__add(dw, part, &sum));
+                clt_tensor_free(dw);
+                clt_tensor_free(part);
+                dw = sum;
+                part = sum = NULL;
+            } else {
+                dw = part;
+                part = NULL;
+            }
+        }
+        clt_tensor_free(Gp);
+        clt_tensor_free(dcols);
+        clt_tensor_free(cols);
+        Gp = dcols = cols = NULL;
     }
     if (gb) {
-        CLT__TRY(clt__tensor_new(x->dev, x->dtype, 1, &g.O, &r));
-        cl_mem mg = clt__mem(gc), mr = clt__mem(r);
+        CLT__TRY(clt__tensor_new(x->dev, x->dtype, 1, &g.O, &rb));
+        g.off0 = gc->offset;
+        cl_mem mg = clt__mem(gc), mr = clt__mem(rb);
         clt__arg args[] = {CLT__ARG(mg), CLT__ARG(mr), CLT__ARG(g)};
         CLT__TRY(launch(x->dev, x->dtype, "conv_bias_grad", g.O, 3, args));
-        *gb = r;
-        r = NULL;
+    }
+    if (gw) {
+        if (dw)
+            CLT__TRY(clt__view(dw, 4, w->shape, gw));
+        else
+            CLT__TRY(clt_zeros(w->dev, w->dtype, 4, w->shape, gw));
+    }
+    if (gx) {
+        *gx = rx;
+        rx = NULL;
+    }
+    if (gb) {
+        *gb = rb;
+        rb = NULL;
     }
 done:
+    if (st != CLT_OK) {
+        if (gw) {
+            clt_tensor_free(*gw);
+            *gw = NULL;
+        }
+    }
     clt_tensor_free(gc);
     clt_tensor_free(Gp);
     clt_tensor_free(wc);
     clt_tensor_free(xc);
     clt_tensor_free(cols);
     clt_tensor_free(dcols);
-    clt_tensor_free(r);
+    clt_tensor_free(rx);
+    clt_tensor_free(rb);
     clt_tensor_free(dw);
+    clt_tensor_free(part);
+    clt_tensor_free(sum);
     return st;
 }
 

@@ -13,6 +13,11 @@ typedef struct clt__pool2d {
     int ceil_mode, count_include_pad;
 } clt__pool2d;
 
+/* The most bytes of patches (im2col's matrix) that conv2d and its backward
+ * unfold at once: larger batches go through in chunks of images.  256 MiB;
+ * tests lower it. */
+extern size_t clt__conv2d_cols_limit;
+
 /* conv2d of a 4-D input; b may be NULL.  opts must not be NULL. */
 clt_status clt__conv2d(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
                        const clt_conv2d_opts *opts, clt_tensor **out);
