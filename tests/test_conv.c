@@ -415,9 +415,10 @@ Test(conv, max_pool_ties_nan_and_infinities)
 {
     clt_device *dev = get_device("cpu");
     /* one 4x4 plane: ties in the first window, NaN in the second, -inf only
-     * in the third */
-    double x[16] = {1, 3, 2, NAN, 3, 3, 5, 1, -INFINITY, -INFINITY, 0, 0,
-                    -INFINITY, -INFINITY, 0, 0};
+     * in the third, two NaNs in the fourth (the later one wins, as in
+     * PyTorch's CPU kernel) */
+    double x[16] = {1, 3, 2, NAN, 3, 3, 5, 1, -INFINITY, -INFINITY, NAN, 0,
+                    -INFINITY, -INFINITY, 0, NAN};
     pset q = {{2, 2}, {2, 2}, {0, 0}, {1, 1}, 0, 1};
     check_pool(dev, x, 1, 1, 4, 4, &q, 1);
     /* gradients go to the first maximum (ties) and to the NaN */
@@ -431,7 +432,7 @@ Test(conv, max_pool_ties_nan_and_infinities)
     CHECK(clt_backward(l, NULL, 0));
     CHECK(clt_grad(tx, &g));
     double *gv = read_f64(g);
-    double want[16] = {0, 1, 0, 2, 0, 0, 0, 0, 4, 0, 8, 0, 0, 0, 0, 0};
+    double want[16] = {0, 1, 0, 2, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 8};
     for (int i = 0; i < 16; i++)
         cr_assert_eq(gv[i], want[i], "grad %d: %g, want %g", i, gv[i], want[i]);
     free(gv);

@@ -40,8 +40,10 @@ typedef struct clt_conv2d_opts {
  * dilation, groups): input [N, C, H, W] or [C, H, W], weight
  * [O, C / groups, kH, kW], bias [O] or NULL; the result is [N, O, Ho, Wo]
  * with Ho = (H + 2 padding - dilation (kH - 1) - 1) / stride + 1 (likewise
- * Wo).  All three of one dtype.  On CPU devices float32 runs through
- * cltensor's own GEMM. */
+ * Wo).  All three of one dtype.  Runs as im2col + GEMM (on CPU devices
+ * float32 through cltensor's own GEMM), unfolding the patches of as many
+ * images at once as fit in 256 MiB; the backward pass takes as much again
+ * for the input's gradient. */
 CLT_API clt_status clt_conv2d(const clt_tensor *input, const clt_tensor *weight,
                               const clt_tensor *bias, const clt_conv2d_opts *opts,
                               clt_tensor **out);
@@ -50,8 +52,9 @@ CLT_API clt_status clt_conv2d(const clt_tensor *input, const clt_tensor *weight,
  * dilation, ceil_mode).  kernel {kH, kW} > 0 (required); stride NULL or
  * {0, 0} means the kernel size; padding NULL means 0 (pads with -inf, at
  * most half the kernel); dilation NULL means 1.  The maximum of each window
- * is its first maximum in row-major order, and NaN counts as the maximum;
- * the gradient goes to that element alone. */
+ * is its first maximum in row-major order, and NaN counts as the maximum
+ * (of several NaNs the last, as PyTorch's CPU kernel has it); the gradient
+ * goes to that element alone. */
 /* Settings of the pooling layers (nn.h), as torch.nn.MaxPool2d's and
  * AvgPool2d's arguments after the kernel size.  A NULL clt_pool2d_opts
  * means PyTorch's defaults, CLT_POOL2D_DEFAULTS. */
