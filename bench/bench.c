@@ -739,6 +739,178 @@ done:
     free(hc);
 }
 
+/* ---- conv2d: a digits-sized CNN layer, forward and backward ------------------- */
+
+enum { CV_N = 64, CV_C = 1, CV_H = 8, CV_W = 8, CV_O = 16, CV_K = 3 };
+
+typedef struct conv_ctx {
+    const float *x, *w, *b, *gy;
+    float *y, *gx, *gw, *gb;
+} conv_ctx;
+
+/* Direct loops for conv2d (stride 1, padding 1) and its three gradients:
+ * images split over the threads for y and gx, output channels for gw and
+ * gb (each sums over the whole batch, so nothing is shared). */
+static void conv_part(void *p, int tid)
+{
+    conv_ctx *c = p;
+    enum { L = CV_H * CV_W };
+    size_t lo, hi;
+    span(CV_N, tid, &lo, &hi);
+    for (size_t n = lo; n < hi; n++) {
+        for (int o = 0; o < CV_O; o++)
+            for (int h = 0; h < CV_H; h++)
+                for (int w = 0; w < CV_W; w++) {
+                    float acc = c->b[o];
+                    for (int ci = 0; ci < CV_C; ci++)
+                        for (int i = 0; i < CV_K; i++)
+                            for (int j = 0; j < CV_K; j++) {
+                                int ih = h - 1 + i, iw = w - 1 + j;
+                                if (ih < 0 || ih >= CV_H || iw < 0 || iw >= CV_W)
+                                    continue;
+                                acc += c->x[((n * CV_C + ci) * CV_H + ih) * CV_W + iw] *
+                                       c->w[((o * CV_C + ci) * CV_K + i) * CV_K + j];
+                            }
+                    c->y[(n * CV_O + o) * L + h * CV_W + w] = acc;
+                }
+        for (int ci = 0; ci < CV_C; ci++)
+            for (int h = 0; h < CV_H; h++)
+                for (int w = 0; w < CV_W; w++) {
+                    float acc = 0;
+                    for (int o = 0; o < CV_O; o++)
+                        for (int i = 0; i < CV_K; i++)
+                            for (int j = 0; j < CV_K; j++) {
+                                int oh = h + 1 - i, ow = w + 1 - j;
+                                if (oh < 0 || oh >= CV_H || ow < 0 || ow >= CV_W)
+                                    continue;
+                                acc += c->gy[(n * CV_O + o) * L + oh * CV_W + ow] *
+                                       c->w[((o * CV_C + ci) * CV_K + i) * CV_K + j];
+                            }
+                    c->gx[((n * CV_C + ci) * CV_H + h) * CV_W + w] = acc;
+                }
+    }
+    span(CV_O, tid, &lo, &hi);
+    for (size_t o = lo; o < hi; o++) {
+        float sb = 0;
+        for (int n = 0; n < CV_N; n++)
+            for (int l = 0; l < L; l++)
+                sb += c->gy[(n * CV_O + o) * L + l];
+        c->gb[o] = sb;
+        for (int ci = 0; ci < CV_C; ci++)
+            for (int i = 0; i < CV_K; i++)
+                for (int j = 0; j < CV_K; j++) {
+                    float acc = 0;
+                    for (int n = 0; n < CV_N; n++)
+                        for (int h = 0; h < CV_H; h++)
+                            for (int w = 0; w < CV_W; w++) {
+                                int ih = h - 1 + i, iw = w - 1 + j;
+                                if (ih < 0 || ih >= CV_H || iw < 0 || iw >= CV_W)
+                                    continue;
+                                acc += c->gy[(n * CV_O + o) * L + h * CV_W + w] *
+                                       c->x[((n * CV_C + ci) * CV_H + ih) * CV_W + iw];
+                            }
+                    c->gw[((o * CV_C + ci) * CV_K + i) * CV_K + j] = acc;
+                }
+    }
+}
+
+/* One forward and backward of the layer through cltensor; with `res`, the
+ * output and gradients are read back into it (y, gx, gw, gb). */
+static int conv_step(bench *b, const char *name, clt_tensor *const *in, const clt_tensor *tgy,
+                     conv_ctx *res)
+{
+    clt_conv2d_opts o = {{1, 1}, {1, 1}, {1, 1}, 1};
+    clt_tensor *y = NULL, *g = NULL;
+    int rc = 0;
+    for (int i = 0; i < 3; i++)
+        clt_zero_grad(in[i], 1);
+    if (clt_conv2d(in[0], in[1], in[2], &o, &y) != CLT_OK ||
+        clt_backward(y, tgy, 0) != CLT_OK) {
+        rc = fail(b, name, "clt_conv2d forward and backward");
+        goto done;
+    }
+    if (res) {
+        float *dst[4] = {res->y, res->gx, res->gw, res->gb};
+        size_t n[4] = {CV_N * CV_O * CV_H * CV_W, CV_N * CV_C * CV_H * CV_W,
+                       CV_O * CV_C * CV_K * CV_K, CV_O};
+        if ((rc = read_back(b, name, y, dst[0], n[0])) != 0)
+            goto done;
+        for (int i = 0; i < 3; i++) {
+            if (clt_grad(in[i], &g) != CLT_OK || g == NULL) {
+                rc = fail(b, name, "clt_grad");
+                goto done;
+            }
+            rc = read_back(b, name, g, dst[i + 1], n[i + 1]);
+            clt_tensor_free(g);
+            g = NULL;
+            if (rc != 0)
+                goto done;
+        }
+    }
+done:
+    clt_tensor_free(y);
+    return rc;
+}
+
+static void case_conv2d(bench *b, const char *name)
+{
+    enum { NX = CV_N * CV_C * CV_H * CV_W, NW = CV_O * CV_C * CV_K * CV_K,
+           NY = CV_N * CV_O * CV_H * CV_W, REPS = 15, BATCH = 4 };
+    static float x[NX], w[NW], bias[CV_O], gy[NY];
+    static float ly[NY], lgx[NX], lgw[NW], lgb[CV_O], cy[NY], cgx[NX], cgw[NW], cgb[CV_O];
+    clt_tensor *in[3] = {NULL, NULL, NULL}, *tgy = NULL;
+    fill_random(x, NX);
+    fill_random(w, NW);
+    fill_random(bias, CV_O);
+    fill_random(gy, NY);
+    int64_t sx[4] = {CV_N, CV_C, CV_H, CV_W}, sw[4] = {CV_O, CV_C, CV_K, CV_K}, sb[1] = {CV_O};
+    int64_t sy[4] = {CV_N, CV_O, CV_H, CV_W};
+    if (!(in[0] = from_host(b, x, 4, sx)) || !(in[1] = from_host(b, w, 4, sw)) ||
+        !(in[2] = from_host(b, bias, 1, sb)) || !(tgy = from_host(b, gy, 4, sy))) {
+        fail(b, name, "making the inputs");
+        goto done;
+    }
+    for (int i = 0; i < 3; i++)
+        if (clt_set_requires_grad(in[i], 1) != CLT_OK) {
+            fail(b, name, "clt_set_requires_grad");
+            goto done;
+        }
+    conv_ctx loop = {x, w, bias, gy, ly, lgx, lgw, lgb};
+    conv_ctx mine = {x, w, bias, gy, cy, cgx, cgw, cgb};
+    par2(conv_part, &loop);
+    if (conv_step(b, name, in, tgy, &mine) != 0)
+        goto done;
+    /* Sums of up to 1024 products of values in [-1, 1) */
+    double err = fmax(fmax(max_abs_diff(ly, cy, NY), max_abs_diff(lgx, cgx, NX)),
+                      fmax(max_abs_diff(lgw, cgw, NW), max_abs_diff(lgb, cgb, CV_O)));
+    if (!(err <= 1e-3))
+        wrong(b, name, "clt_conv2d", err);
+    double tl[REPS], to[REPS];
+    for (int r = -1; r < REPS; r++) {
+        double t0 = now();
+        for (int k = 0; k < BATCH; k++)
+            par2(conv_part, &loop);
+        if (r >= 0)
+            tl[r] = (now() - t0) / BATCH;
+        t0 = now();
+        for (int k = 0; k < BATCH; k++)
+            if (conv_step(b, name, in, tgy, NULL) != 0)
+                goto done;
+        if (clt_device_synchronize(b->dev) != CLT_OK) {
+            fail(b, name, "clt_device_synchronize");
+            goto done;
+        }
+        if (r >= 0)
+            to[r] = (now() - t0) / BATCH;
+    }
+    double ips = CV_N / median(to, REPS), ips_loop = CV_N / median(tl, REPS);
+    report(b, name, ips, "img/s", "c_loop_2t", ips_loop, ips / ips_loop, "");
+done:
+    for (int i = 0; i < 3; i++)
+        clt_tensor_free(in[i]);
+    clt_tensor_free(tgy);
+}
+
 /* The raw baseline's kernel: a copy of what clt_add runs on a CPU device
  * for contiguous float32 operands (add_tt_k in cl/elementwise.cl), with the
  * same arguments (three buffers and one 40-byte struct: count, chunk,
@@ -1045,8 +1217,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: cltensor bench [--json] [--quick] [--device KIND] [CASE...]\n"
                "  runs each case with baselines measured in the same run; CASE is a\n"
                "  prefix of a case name (add, sum, softmax, matmul, matmul_1024,\n"
-               "  matvec, overhead, train, first_op); --quick skips matmul 2048 and\n"
-               "  shortens first_op and the training steps\n");
+               "  matvec, conv2d, overhead, train, first_op); --quick skips matmul\n"
+               "  2048 and shortens first_op and the training steps\n");
 }
 
 int cltensor_bench(int argc, char **argv)
@@ -1085,8 +1257,8 @@ int cltensor_bench(int argc, char **argv)
     static const char *const names[] = {"overhead_add16", "add_1M", "add_16M", "sum_16M",
                                         "softmax_4096x1024", "matmul_256", "matmul_512",
                                         "matmul_1024", "matmul_2048", "matvec_4096",
-                                        "first_op_warm", "first_op_empty", "train_mlp_64",
-                                        "train_mlp_784"};
+                                        "conv2d_64x1x8x8", "first_op_warm", "first_op_empty",
+                                        "train_mlp_64", "train_mlp_784"};
     for (int i = 0; i < b.nfilters; i++) {
         size_t k = 0, len = strlen(b.filters[i]);
         while (k < sizeof names / sizeof names[0] && strncmp(names[k], b.filters[i], len) != 0)
@@ -1134,6 +1306,8 @@ int cltensor_bench(int argc, char **argv)
     }
     if (selected(&b, "matvec_4096"))
         case_matvec(&b, 4096, "matvec_4096");
+    if (selected(&b, "conv2d_64x1x8x8"))
+        case_conv2d(&b, "conv2d_64x1x8x8");
     bench_train(&b);
     if (selected(&b, "first_op_warm"))
         case_first_op(&b, 0, "first_op_warm");

@@ -7,6 +7,7 @@
  *   cltensor/ops.h      elementwise operations
  *   cltensor/reduce.h   reductions
  *   cltensor/linalg.h   matmul, softmax
+ *   cltensor/conv.h     2-D convolution and pooling
  *   cltensor/random.h   counter-based random numbers
  *   cltensor/view.h     views and layout: reshape, permute, cat, ...
  *   cltensor/index.h    indexing: index_select, gather, scatter, embedding, ...
@@ -22,6 +23,7 @@
 #include <cltensor/ops.h>
 #include <cltensor/reduce.h>
 #include <cltensor/linalg.h>
+#include <cltensor/conv.h>
 #include <cltensor/random.h>
 #include <cltensor/view.h>
 #include <cltensor/index.h>

@@ -19,6 +19,7 @@
 #ifndef CLTENSOR_NN_H
 #define CLTENSOR_NN_H
 
+#include <cltensor/conv.h>
 #include <cltensor/random.h>
 #include <cltensor/tensor.h>
 
@@ -87,6 +88,27 @@ CLT_API clt_status clt_sequential(clt_module *const *mods, size_t n, clt_module 
  * non-zero), both uniform in +-1/sqrt(in_features), float32 on dev. */
 CLT_API clt_status clt_linear(clt_device *dev, int64_t in_features, int64_t out_features,
                               int bias, clt_generator *gen, clt_module **out);
+
+/* torch.nn.Conv2d(in_channels, out_channels, (kernel_h, kernel_w), ...):
+ * y = clt_conv2d(x, weight, bias, opts) for x [N, C, H, W] or [C, H, W].
+ * opts NULL: stride 1, padding 0, dilation 1, groups 1.  weight
+ * [out_channels, in_channels / groups, kernel_h, kernel_w] and bias
+ * [out_channels] (when bias is non-zero), both uniform in
+ * +-1/sqrt(fan_in), fan_in = in_channels / groups * kernel_h * kernel_w,
+ * float32 on dev.  groups must divide both channel counts. */
+CLT_API clt_status clt_conv2d_layer(clt_device *dev, int64_t in_channels, int64_t out_channels,
+                                    int64_t kernel_h, int64_t kernel_w,
+                                    const clt_conv2d_opts *opts, int bias, clt_generator *gen,
+                                    clt_module **out);
+
+/* torch.nn.MaxPool2d((kernel_h, kernel_w), ...) and AvgPool2d: clt_max_pool2d
+ * and clt_avg_pool2d with the settings of opts (NULL: PyTorch's defaults,
+ * stride the kernel size, padding 0, dilation 1, no ceil_mode,
+ * count_include_pad). */
+CLT_API clt_status clt_max_pool2d_layer(int64_t kernel_h, int64_t kernel_w,
+                                        const clt_pool2d_opts *opts, clt_module **out);
+CLT_API clt_status clt_avg_pool2d_layer(int64_t kernel_h, int64_t kernel_w,
+                                        const clt_pool2d_opts *opts, clt_module **out);
 
 /* torch.nn.Flatten(start_dim, end_dim) (PyTorch's defaults are 1, -1). */
 CLT_API clt_status clt_flatten_layer(int start_dim, int end_dim, clt_module **out);

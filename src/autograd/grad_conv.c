@@ -1,0 +1,194 @@
+/* grad_conv.c: conv2d, max_pool2d and avg_pool2d (conv.h) with their
+ * backward formulas; the kernels live in src/ops/conv.c.  Unbatched
+ * [C, H, W] inputs go through the batched op between a recorded unsqueeze
+ * and squeeze. */
+#include "autograd/autograd.h"
+#include "ops/conv.h"
+
+#define S(k) (n->saved[k])
+
+typedef clt_status (*op4_fn)(const clt_tensor *x, const void *ctx, clt_tensor **out);
+
+/* op4 on a [C, H, W] input seen as [1, C, H, W], or on a 4-D one as it is;
+ * other ranks are the caller's error. */
+static clt_status batched(const clt_tensor *x, op4_fn op4, const void *ctx, clt_tensor **out)
+{
+    if (x->ndim == 4)
+        return op4(x, ctx, out);
+    clt_tensor *x4 = NULL, *y4 = NULL;
+    clt_status st = clt_unsqueeze(x, 0, &x4);
+    if (st == CLT_OK)
+        st = op4(x4, ctx, &y4);
+    if (st == CLT_OK)
+        st = clt_squeeze(y4, 0, out);
+    clt_tensor_free(x4);
+    clt_tensor_free(y4);
+    return st;
+}
+
+/* ---- conv2d ------------------------------------------------------------------------ */
+
+static clt_conv2d_opts conv_opts(const clt__node *n)
+{
+    clt_conv2d_opts o = {{n->i[0], n->i[1]}, {n->i[2], n->i[3]}, {n->i[4], n->i[5]}, n->i[6]};
+    return o;
+}
+
+/* saved: input, weight.  PyTorch's convolution_backward: grad_input by the
+ * transposed product and col2im, grad_weight by the product with the
+ * patches, grad_bias the sum over N, H and W. */
+static clt_status bw_conv2d(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_conv2d_opts o = conv_opts(n);
+    return clt__conv2d_backward(g, S(0), S(1), &o, CLT__NEED(n, 0) ? &gin[0] : NULL,
+                                CLT__NEED(n, 1) ? &gin[1] : NULL,
+                                n->nin > 2 && CLT__NEED(n, 2) ? &gin[2] : NULL);
+}
+
+typedef struct conv_ctx {
+    const clt_tensor *w, *b;
+    const clt_conv2d_opts *o;
+} conv_ctx;
+
+static clt_status conv4(const clt_tensor *x, const void *ctx, clt_tensor **out)
+{
+    const conv_ctx *c = ctx;
+    const clt_tensor *in[3] = {x, c->w, c->b};
+    clt__node *n = NULL;
+    clt_status st = clt__record(clt__conv2d(x, c->w, c->b, c->o, out), out,
+                                "ConvolutionBackward0", bw_conv2d, c->b ? 3 : 2, in, 2, in, &n);
+    if (n) {
+        const clt_conv2d_opts *o = c->o;
+        int64_t v[7] = {o->stride[0],   o->stride[1],   o->padding[0], o->padding[1],
+                        o->dilation[0], o->dilation[1], o->groups};
+        for (int k = 0; k < 7; k++)
+            n->i[k] = v[k];
+    }
+    return st;
+}
+
+clt_status clt_conv2d(const clt_tensor *input, const clt_tensor *weight, const clt_tensor *bias,
+                      const clt_conv2d_opts *opts, clt_tensor **out)
+{
+    const char *fn = "clt_conv2d";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    CLT__REQUIRE_ARG(weight, fn);
+    if (input->ndim != 3 && input->ndim != 4) {
+        char s[160];
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Expected 3D (unbatched) or 4D (batched) input to conv2d, but got "
+                          "input of size: %s",
+                          fn, clt__shape_str(s, sizeof s, input->ndim, input->shape));
+    }
+    const clt_conv2d_opts defaults = CLT_CONV2D_DEFAULTS;
+    conv_ctx c = {weight, bias, opts ? opts : &defaults};
+    clt_status st = batched(input, conv4, &c, out);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* ---- pooling ------------------------------------------------------------------------ */
+
+static void pool_to_node(const clt__pool2d *p, clt__node *n)
+{
+    int64_t v[10] = {p->kernel[0],   p->kernel[1],   p->stride[0],   p->stride[1],
+                     p->padding[0],  p->padding[1],  p->dilation[0], p->dilation[1],
+                     p->ceil_mode,   p->count_include_pad};
+    for (int k = 0; k < 10; k++)
+        n->i[k] = v[k];
+}
+
+static clt__pool2d pool_from_node(const clt__node *n)
+{
+    clt__pool2d p = {{n->i[0], n->i[1]}, {n->i[2], n->i[3]}, {n->i[4], n->i[5]},
+                     {n->i[6], n->i[7]}, (int)n->i[8], (int)n->i[9]};
+    return p;
+}
+
+/* saved: the argmax indices; the input's shape is its edge's. */
+static clt_status bw_max_pool2d(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt__pool2d p = pool_from_node(n);
+    return clt__max_pool2d_backward(g, S(0), n->in[0].shape, &p, &gin[0]);
+}
+
+static clt_status bw_avg_pool2d(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt__pool2d p = pool_from_node(n);
+    return clt__avg_pool2d_backward(g, n->in[0].shape, &p, &gin[0]);
+}
+
+typedef struct pool_ctx {
+    clt__pool2d p;
+    bool max;
+    const char *fn;
+} pool_ctx;
+
+static clt_status pool4(const clt_tensor *x, const void *ctx, clt_tensor **out)
+{
+    const pool_ctx *c = ctx;
+    clt__pool2d p = c->p;
+    clt__node *n = NULL;
+    clt_status st = clt__pool2d_check(x, &p, c->fn);
+    if (st != CLT_OK)
+        return st;
+    if (c->max) {
+        clt_tensor *idx = NULL;
+        const clt_tensor *saved = NULL;
+        st = clt__max_pool2d(x, &p, out, &idx);
+        saved = idx;
+        st = clt__record(st, out, "MaxPool2DWithIndicesBackward0", bw_max_pool2d, 1, &x, 1,
+                         &saved, &n);
+        clt_tensor_free(idx);
+    } else {
+        st = clt__record(clt__avg_pool2d(x, &p, out), out, "AvgPool2DBackward0", bw_avg_pool2d,
+                         1, &x, 0, NULL, &n);
+    }
+    if (n)
+        pool_to_node(&p, n);
+    return st;
+}
+
+static clt_status pool(const clt_tensor *input, const int64_t *kernel, const int64_t *stride,
+                       const int64_t *padding, const int64_t *dilation, int ceil_mode,
+                       int count_include_pad, bool max, const char *fn, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    CLT__REQUIRE_ARG(kernel, fn);
+    if (input->ndim != 3 && input->ndim != 4) {
+        char s[160];
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: non-empty 3D or 4D (batch mode) tensor expected for input, but "
+                          "got input of size: %s",
+                          fn, clt__shape_str(s, sizeof s, input->ndim, input->shape));
+    }
+    pool_ctx c = {{{kernel[0], kernel[1]},
+                   {stride ? stride[0] : 0, stride ? stride[1] : 0},
+                   {padding ? padding[0] : 0, padding ? padding[1] : 0},
+                   {dilation ? dilation[0] : 1, dilation ? dilation[1] : 1},
+                   ceil_mode != 0,
+                   count_include_pad != 0},
+                  max,
+                  fn};
+    clt_status st = batched(input, pool4, &c, out);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_max_pool2d(const clt_tensor *input, const int64_t kernel[2],
+                          const int64_t stride[2], const int64_t padding[2],
+                          const int64_t dilation[2], int ceil_mode, clt_tensor **out)
+{
+    return pool(input, kernel, stride, padding, dilation, ceil_mode, 1, true, "clt_max_pool2d",
+                out);
+}
+
+clt_status clt_avg_pool2d(const clt_tensor *input, const int64_t kernel[2],
+                          const int64_t stride[2], const int64_t padding[2], int ceil_mode,
+                          int count_include_pad, clt_tensor **out)
+{
+    return pool(input, kernel, stride, padding, NULL, ceil_mode, count_include_pad, false,
+                "clt_avg_pool2d", out);
+}

@@ -1,0 +1,542 @@
+/* conv.c: 2-D convolution as im2col + GEMM (cl/conv.cl, then cltensor's CPU
+ * GEMM for float32 on CPU devices, clt__matmul otherwise), its backward
+ * pass, and max and average pooling with theirs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ops/conv.h"
+
+/* Must match clt_conv_geom in cl/conv.cl. */
+typedef struct geom {
+    int64_t N, C, H, W;
+    int64_t O, G, Cg, Og;
+    int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+    int64_t Ho, Wo;
+    int64_t K, L;
+    int64_t off0, off1, off2;
+    int64_t flag;
+} geom;
+
+size_t clt__conv2d_cols_limit = (size_t)256 << 20;
+
+/* Images per chunk, so that a chunk's patch matrix stays under
+ * clt__conv2d_cols_limit bytes (one image at least). */
+static int64_t chunk_images(const geom *g, clt_dtype dtype)
+{
+    int64_t per = g->G * g->K * g->L * (int64_t)clt_dtype_size(dtype);
+    int64_t nb = per > 0 ? (int64_t)clt__conv2d_cols_limit / per : g->N;
+    return nb < 1 ? 1 : nb > g->N ? g->N : nb;
+}
+
+static const char *options(clt_dtype dtype)
+{
+    static clt__opts_slot slots[CLT_DTYPE_COUNT];
+    return clt__opts_cached(&slots[dtype], "T", dtype, NULL, dtype, "");
+}
+
+/* One work-item per `items`, kernel `name` of cl/conv.cl. */
+static clt_status launch(clt_device *dev, clt_dtype dtype, const char *name, int64_t items,
+                         size_t nargs, const clt__arg *args)
+{
+    if (items <= 0)
+        return CLT_OK;
+    const char *opts = options(dtype);
+    if (opts == NULL)
+        return clt_last_status();
+    size_t gws = (size_t)items;
+    return clt__launch(dev, "conv", opts, name, 1, &gws, NULL, nargs, args);
+}
+
+static clt_status check_float(const clt_tensor *t, const char *what, const char *fn)
+{
+    if (t->dtype != CLT_FLOAT32 && t->dtype != CLT_FLOAT64)
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: %s must be float32 or float64, not %s; convert with "
+                          "clt_to_dtype first",
+                          fn, what, clt_dtype_name(t->dtype));
+    return clt__check_dtype(t->dev, t->dtype, fn);
+}
+
+/* C[g] = op(A[g]) op(B[g]) for g < G, where A[g] is the row-major [ar, ac]
+ * matrix at a->offset + g ar ac of the contiguous a (B likewise) and op
+ * transposes when t* is set: a new contiguous [G, M, N].  Float32 on CPU
+ * devices goes to the CPU GEMM kernel directly, the rest to clt__matmul. */
+static clt_status gemm(int64_t G, bool ta, const clt_tensor *a, int64_t ar, int64_t ac, bool tb,
+                       const clt_tensor *b, int64_t br, int64_t bc, clt_tensor **out)
+{
+    clt_status st = CLT_OK;
+    int64_t M = ta ? ac : ar, K = ta ? ar : ac, N = tb ? br : bc;
+    clt_tensor *av = NULL, *bv = NULL, *at = NULL, *bt = NULL;
+    *out = NULL;
+    if (clt__gemm_cpu_suitable(a->dev, a->dtype)) {
+        int64_t shape[3] = {G, M, N};
+        CLT__TRY(clt__tensor_new(a->dev, a->dtype, 3, shape, out));
+        CLT__TRY(clt__gemm_cpu_f32(a->dev, ta, tb, (size_t)M, (size_t)N, (size_t)K, clt__mem(a),
+                                   (size_t)a->offset, (size_t)ac, (size_t)(ar * ac), clt__mem(b),
+                                   (size_t)b->offset, (size_t)bc, (size_t)(br * bc),
+                                   clt__mem(*out), 0, (size_t)N, (size_t)(M * N), (size_t)G));
+        return CLT_OK;
+    }
+    int64_t as[3] = {G, ar, ac}, ast[3] = {ar * ac, ac, 1};
+    int64_t bs[3] = {G, br, bc}, bst[3] = {br * bc, bc, 1};
+    CLT__TRY(clt__tensor_view(a, 3, as, ast, a->offset, &av));
+    CLT__TRY(clt__tensor_view(b, 3, bs, bst, b->offset, &bv));
+    if (ta)
+        CLT__TRY(clt__transpose(av, 1, 2, &at));
+    if (tb)
+        CLT__TRY(clt__transpose(bv, 1, 2, &bt));
+    CLT__TRY(clt__matmul(at ? at : av, bt ? bt : bv, out));
+done:
+    if (st != CLT_OK) {
+        clt_tensor_free(*out);
+        *out = NULL;
+    }
+    clt_tensor_free(av);
+    clt_tensor_free(bv);
+    clt_tensor_free(at);
+    clt_tensor_free(bt);
+    return st;
+}
+
+/* ---- convolution ------------------------------------------------------------------ */
+
+/* Checks conv2d's operands as PyTorch does and fills in the geometry. */
+static clt_status conv_check(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                             const clt_conv2d_opts *o, geom *g, const char *fn)
+{
+    char s1[160], s2[160];
+    clt_status st;
+    if ((st = clt__same_device(x, w, fn)) != CLT_OK ||
+        (b && (st = clt__same_device(x, b, fn)) != CLT_OK))
+        return st;
+    if ((st = check_float(x, "input", fn)) != CLT_OK)
+        return st;
+    if (w->dtype != x->dtype || (b && b->dtype != x->dtype))
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: Input type (%s), weight type (%s) and bias type (%s) should be "
+                          "the same",
+                          fn, clt_dtype_name(x->dtype), clt_dtype_name(w->dtype),
+                          b ? clt_dtype_name(b->dtype) : "none");
+    for (int d = 0; d < 2; d++) {
+        if (o->stride[d] <= 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: non-positive stride is not supported (stride {%lld, %lld})",
+                              fn, (long long)o->stride[0], (long long)o->stride[1]);
+        if (o->padding[d] < 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: negative padding is not supported (padding {%lld, %lld})", fn,
+                              (long long)o->padding[0], (long long)o->padding[1]);
+        if (o->dilation[d] <= 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: dilation should be greater than zero (dilation {%lld, %lld})",
+                              fn, (long long)o->dilation[0], (long long)o->dilation[1]);
+    }
+    if (o->groups <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: non-positive groups is not supported (groups %lld)", fn,
+                          (long long)o->groups);
+    if (w->ndim != 4)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: expected weight to be 4-dimensional [out_channels, "
+                          "in_channels / groups, kH, kW], but got weight of size %s",
+                          fn, clt__shape_str(s1, sizeof s1, w->ndim, w->shape));
+    if (x->ndim != 4)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Expected 3D (unbatched) or 4D (batched) input to conv2d, but got "
+                          "input of size: %s",
+                          fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape));
+    int64_t G = o->groups, O = w->shape[0];
+    if (O % G != 0)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Given groups=%lld, expected weight to be divisible by %lld at "
+                          "dimension 0, but got weight of size %s instead",
+                          fn, (long long)G, (long long)G,
+                          clt__shape_str(s1, sizeof s1, w->ndim, w->shape));
+    if (x->shape[1] != w->shape[1] * G)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Given groups=%lld, weight of size %s, expected input%s to have "
+                          "%lld channels, but got %lld channels instead",
+                          fn, (long long)G, clt__shape_str(s1, sizeof s1, w->ndim, w->shape),
+                          clt__shape_str(s2, sizeof s2, x->ndim, x->shape),
+                          (long long)(w->shape[1] * G), (long long)x->shape[1]);
+    if (b && (b->ndim != 1 || b->shape[0] != O))
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Given weight of size %s, expected bias to be 1-dimensional with "
+                          "%lld elements, but got bias of size %s instead",
+                          fn, clt__shape_str(s1, sizeof s1, w->ndim, w->shape), (long long)O,
+                          clt__shape_str(s2, sizeof s2, b->ndim, b->shape));
+    int64_t ph = x->shape[2] + 2 * o->padding[0], pw = x->shape[3] + 2 * o->padding[1];
+    int64_t ekh = o->dilation[0] * (w->shape[2] - 1) + 1;
+    int64_t ekw = o->dilation[1] * (w->shape[3] - 1) + 1;
+    if (ph < ekh || pw < ekw)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Calculated padded input size per channel: (%lld x %lld). Kernel "
+                          "size: (%lld x %lld). Kernel size can't be greater than actual input "
+                          "size (input %s, weight %s)",
+                          fn, (long long)ph, (long long)pw, (long long)ekh, (long long)ekw,
+                          clt__shape_str(s1, sizeof s1, x->ndim, x->shape),
+                          clt__shape_str(s2, sizeof s2, w->ndim, w->shape));
+    *g = (geom){0};
+    g->N = x->shape[0], g->C = x->shape[1], g->H = x->shape[2], g->W = x->shape[3];
+    g->O = O, g->G = G, g->Cg = w->shape[1], g->Og = O / G;
+    g->kh = w->shape[2], g->kw = w->shape[3];
+    g->sh = o->stride[0], g->sw = o->stride[1];
+    g->ph = o->padding[0], g->pw = o->padding[1];
+    g->dh = o->dilation[0], g->dw = o->dilation[1];
+    g->Ho = (ph - ekh) / g->sh + 1;
+    g->Wo = (pw - ekw) / g->sw + 1;
+    g->K = g->Cg * g->kh * g->kw;
+    g->L = g->Ho * g->Wo;
+    return CLT_OK;
+}
+
+/* The patches of g.N images of the contiguous xc from image n0 on, as cols
+ * [G][K][g.N][L] (a new 1-D tensor). */
+static clt_status im2col(const clt_tensor *xc, geom g, int64_t n0, clt_tensor **cols)
+{
+    int64_t n = g.G * g.K * g.N * g.L;
+    clt_status st = clt__tensor_new(xc->dev, xc->dtype, 1, &n, cols);
+    if (st != CLT_OK)
+        return st;
+    g.off0 = xc->offset + n0 * g.C * g.H * g.W;
+    cl_mem mx = clt__mem(xc), mc = clt__mem(*cols);
+    clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mc), CLT__ARG(g)};
+    st = launch(xc->dev, xc->dtype, "im2col", g.G * g.K * g.N * g.Ho, 3, args);
+    if (st != CLT_OK) {
+        clt_tensor_free(*cols);
+        *cols = NULL;
+    }
+    return st;
+}
+
+clt_status clt__conv2d(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                       const clt_conv2d_opts *o, clt_tensor **out)
+{
+    const char *fn = "clt_conv2d";
+    geom g;
+    clt_status st = conv_check(x, w, b, o, &g, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *xc = NULL, *wc = NULL, *bc = NULL, *cols = NULL, *Y = NULL, *r = NULL;
+    int64_t shape[4] = {g.N, g.O, g.Ho, g.Wo};
+    CLT__TRY(clt__tensor_new(x->dev, x->dtype, 4, shape, &r));
+    if (r->numel > 0) {
+        CLT__TRY(clt__contiguous_as(x, x->dtype, &xc));
+        CLT__TRY(clt__contiguous_as(w, w->dtype, &wc));
+        if (b)
+            CLT__TRY(clt__contiguous_as(b, b->dtype, &bc));
+        g.flag = bc != NULL;
+        g.off1 = bc ? bc->offset : 0;
+        int64_t nb = chunk_images(&g, x->dtype);
+        for (int64_t n0 = 0; n0 < g.N; n0 += nb) {
+            geom c = g;
+            c.N = g.N - n0 < nb ? g.N - n0 : nb;
+            c.off2 = n0 * g.O * g.L;
+            CLT__TRY(im2col(xc, c, n0, &cols));
+            /* Y[g] = W[g] [Og, K] @ cols[g] [K, N L]: the images in one product */
+            CLT__TRY(gemm(g.G, false, wc, g.Og, g.K, false, cols, g.K, c.N * g.L, &Y));
+            cl_mem my = clt__mem(Y), mb = bc ? clt__mem(bc) : my, mo = clt__mem(r);
+            clt__arg args[] = {CLT__ARG(my), CLT__ARG(mb), CLT__ARG(mo), CLT__ARG(c)};
+            CLT__TRY(launch(x->dev, x->dtype, "conv_out", c.N * g.O, 4, args));
+            clt_tensor_free(cols);
+            clt_tensor_free(Y);
+            cols = Y = NULL;
+        }
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(xc);
+    clt_tensor_free(wc);
+    clt_tensor_free(bc);
+    clt_tensor_free(cols);
+    clt_tensor_free(Y);
+    clt_tensor_free(r);
+    return st;
+}
+
+clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, const clt_tensor *w,
+                                const clt_conv2d_opts *o, clt_tensor **gx, clt_tensor **gw,
+                                clt_tensor **gb)
+{
+    const char *fn = "clt_conv2d (backward)";
+    geom g;
+    clt_status st = conv_check(x, w, NULL, o, &g, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *gc = NULL, *Gp = NULL, *wc = NULL, *xc = NULL, *cols = NULL;
+    clt_tensor *dcols = NULL, *rx = NULL, *rb = NULL, *dw = NULL, *part = NULL, *sum = NULL;
+    CLT__TRY(clt__contiguous_as(gout, x->dtype, &gc));
+    if (gx) {
+        CLT__TRY(clt__tensor_new(x->dev, x->dtype, 4, x->shape, &rx));
+        if (rx->numel > 0 && (g.L == 0 || g.O == 0))
+            CLT__TRY(clt__fill_value(rx, 0.0));
+    }
+    bool want_gx = gx && rx->numel > 0 && g.L > 0 && g.O > 0;
+    bool want_gw = gw && w->numel > 0 && g.N * g.L > 0;
+    if (want_gx)
+        CLT__TRY(clt__contiguous_as(w, w->dtype, &wc));
+    if (want_gw)
+        CLT__TRY(clt__contiguous_as(x, x->dtype, &xc));
+    int64_t nb = chunk_images(&g, x->dtype);
+    for (int64_t n0 = 0; (want_gx || want_gw) && n0 < g.N; n0 += nb) {
+        geom c = g;
+        c.N = g.N - n0 < nb ? g.N - n0 : nb;
+        /* this chunk's gout as [G][Og][N][L], the layout of the forward product */
+        int64_t n = g.O * c.N * g.L;
+        CLT__TRY(clt__tensor_new(x->dev, x->dtype, 1, &n, &Gp));
+        c.off0 = gc->offset + n0 * g.O * g.L;
+        cl_mem mg = clt__mem(gc), mp = clt__mem(Gp);
+        clt__arg pa[] = {CLT__ARG(mg), CLT__ARG(mp), CLT__ARG(c)};
+        CLT__TRY(launch(x->dev, x->dtype, "conv_gout_perm", g.O * c.N, 3, pa));
+        if (want_gx) {
+            /* dcols[g] = W[g]^T [K, Og] @ gout[g] [Og, N L], then summed into dx */
+            CLT__TRY(gemm(g.G, true, wc, g.Og, g.K, false, Gp, g.Og, c.N * g.L, &dcols));
+            c.off2 = n0 * g.C * g.H * g.W;
+            cl_mem md = clt__mem(dcols), mr = clt__mem(rx);
+            clt__arg ca[] = {CLT__ARG(md), CLT__ARG(mr), CLT__ARG(c)};
+            CLT__TRY(launch(x->dev, x->dtype, "col2im", c.N * g.C * g.H, 3, ca));
+        }
+        if (want_gw) {
+            /* dW[g] = gout[g] [Og, N L] @ cols[g]^T [N L, K]: the images summed
+             * in the product's fixed order, chunks one after another */
+            CLT__TRY(im2col(xc, c, n0, &cols));
+            CLT__TRY(gemm(g.G, false, Gp, g.Og, c.N * g.L, true, cols, g.K, c.N * g.L, &part));
+            if (dw) {
+                CLT__TRY(clt__add(dw, part, &sum));
+                clt_tensor_free(dw);
+                clt_tensor_free(part);
+                dw = sum;
+                part = sum = NULL;
+            } else {
+                dw = part;
+                part = NULL;
+            }
+        }
+        clt_tensor_free(Gp);
+        clt_tensor_free(dcols);
+        clt_tensor_free(cols);
+        Gp = dcols = cols = NULL;
+    }
+    if (gb) {
+        CLT__TRY(clt__tensor_new(x->dev, x->dtype, 1, &g.O, &rb));
+        g.off0 = gc->offset;
+        cl_mem mg = clt__mem(gc), mr = clt__mem(rb);
+        clt__arg args[] = {CLT__ARG(mg), CLT__ARG(mr), CLT__ARG(g)};
+        CLT__TRY(launch(x->dev, x->dtype, "conv_bias_grad", g.O, 3, args));
+    }
+    if (gw) {
+        if (dw)
+            CLT__TRY(clt__view(dw, 4, w->shape, gw));
+        else
+            CLT__TRY(clt_zeros(w->dev, w->dtype, 4, w->shape, gw));
+    }
+    if (gx) {
+        *gx = rx;
+        rx = NULL;
+    }
+    if (gb) {
+        *gb = rb;
+        rb = NULL;
+    }
+done:
+    if (st != CLT_OK) {
+        if (gw) {
+            clt_tensor_free(*gw);
+            *gw = NULL;
+        }
+    }
+    clt_tensor_free(gc);
+    clt_tensor_free(Gp);
+    clt_tensor_free(wc);
+    clt_tensor_free(xc);
+    clt_tensor_free(cols);
+    clt_tensor_free(dcols);
+    clt_tensor_free(rx);
+    clt_tensor_free(rb);
+    clt_tensor_free(dw);
+    clt_tensor_free(part);
+    clt_tensor_free(sum);
+    return st;
+}
+
+/* ---- pooling ------------------------------------------------------------------------- */
+
+/* PyTorch's pooling_output_shape. */
+static int64_t pool_out(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil,
+                        bool ceil_mode)
+{
+    int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+    int64_t q = num >= 0 ? num / stride : -((-num + stride - 1) / stride);
+    int64_t outsz = q + 1;
+    if (ceil_mode && (outsz - 1) * stride >= in + pad)
+        outsz--;
+    return outsz;
+}
+
+clt_status clt__pool2d_check(const clt_tensor *x, clt__pool2d *p, const char *fn)
+{
+    char s1[160];
+    clt_status st = check_float(x, "input", fn);
+    if (st != CLT_OK)
+        return st;
+    if (x->ndim != 4)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: non-empty 3D or 4D (batch mode) tensor expected for input, but "
+                          "got input of size: %s",
+                          fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape));
+    if (p->kernel[0] <= 0 || p->kernel[1] <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: kernel size should be greater than zero, but got kH: %lld kW: "
+                          "%lld",
+                          fn, (long long)p->kernel[0], (long long)p->kernel[1]);
+    if (p->stride[0] == 0 && p->stride[1] == 0) {
+        p->stride[0] = p->kernel[0];
+        p->stride[1] = p->kernel[1];
+    }
+    if (p->stride[0] <= 0 || p->stride[1] <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: stride should be greater than zero, but got dH: %lld dW: %lld", fn,
+                          (long long)p->stride[0], (long long)p->stride[1]);
+    if (p->dilation[0] <= 0 || p->dilation[1] <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: dilation should be greater than zero, but got dilationH: %lld "
+                          "dilationW: %lld",
+                          fn, (long long)p->dilation[0], (long long)p->dilation[1]);
+    if (p->padding[0] < 0 || p->padding[1] < 0 || p->kernel[0] / 2 < p->padding[0] ||
+        p->kernel[1] / 2 < p->padding[1])
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: pad should be smaller than or equal to half of kernel size, but "
+                          "got padW = %lld, padH = %lld, kW = %lld, kH = %lld",
+                          fn, (long long)p->padding[1], (long long)p->padding[0],
+                          (long long)p->kernel[1], (long long)p->kernel[0]);
+    if (x->shape[1] == 0 || x->shape[2] == 0 || x->shape[3] == 0)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Expected input's non-batch dimensions to have positive length, "
+                          "but input has a shape of %s",
+                          fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape));
+    int64_t ho = pool_out(x->shape[2], p->kernel[0], p->padding[0], p->stride[0],
+                          p->dilation[0], p->ceil_mode);
+    int64_t wo = pool_out(x->shape[3], p->kernel[1], p->padding[1], p->stride[1],
+                          p->dilation[1], p->ceil_mode);
+    if (ho < 1 || wo < 1)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Given input size: (%lldx%lldx%lld). Calculated output size: "
+                          "(%lldx%lldx%lld). Output size is too small",
+                          fn, (long long)x->shape[1], (long long)x->shape[2],
+                          (long long)x->shape[3], (long long)x->shape[1], (long long)ho,
+                          (long long)wo);
+    return CLT_OK;
+}
+
+static geom pool_geom(const int64_t *shape, const clt__pool2d *p)
+{
+    geom g = {0};
+    g.N = shape[0], g.C = shape[1], g.H = shape[2], g.W = shape[3];
+    g.O = g.C, g.G = 1, g.Cg = g.C, g.Og = g.C;
+    g.kh = p->kernel[0], g.kw = p->kernel[1];
+    g.sh = p->stride[0], g.sw = p->stride[1];
+    g.ph = p->padding[0], g.pw = p->padding[1];
+    g.dh = p->dilation[0], g.dw = p->dilation[1];
+    g.Ho = pool_out(g.H, g.kh, g.ph, g.sh, g.dh, p->ceil_mode);
+    g.Wo = pool_out(g.W, g.kw, g.pw, g.sw, g.dw, p->ceil_mode);
+    g.L = g.Ho * g.Wo;
+    g.flag = p->count_include_pad;
+    return g;
+}
+
+clt_status clt__max_pool2d(const clt_tensor *x, const clt__pool2d *p, clt_tensor **out,
+                           clt_tensor **indices)
+{
+    geom g = pool_geom(x->shape, p);
+    clt_status st = CLT_OK;
+    clt_tensor *xc = NULL, *r = NULL, *ix = NULL;
+    int64_t shape[4] = {g.N, g.C, g.Ho, g.Wo};
+    CLT__TRY(clt__tensor_new(x->dev, x->dtype, 4, shape, &r));
+    CLT__TRY(clt__tensor_new(x->dev, CLT_INT64, 4, shape, &ix));
+    if (r->numel > 0) {
+        CLT__TRY(clt__contiguous_as(x, x->dtype, &xc));
+        g.off0 = xc->offset;
+        cl_mem mx = clt__mem(xc), mr = clt__mem(r), mi = clt__mem(ix);
+        clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mr), CLT__ARG(mi), CLT__ARG(g)};
+        CLT__TRY(launch(x->dev, x->dtype, "max_pool_fwd", g.N * g.C * g.Ho, 4, args));
+    }
+    *out = r;
+    *indices = ix;
+    r = ix = NULL;
+done:
+    clt_tensor_free(xc);
+    clt_tensor_free(r);
+    clt_tensor_free(ix);
+    return st;
+}
+
+clt_status clt__max_pool2d_backward(const clt_tensor *gout, const clt_tensor *indices,
+                                    const int64_t *in_shape, const clt__pool2d *p,
+                                    clt_tensor **out)
+{
+    geom g = pool_geom(in_shape, p);
+    clt_status st = CLT_OK;
+    clt_tensor *gc = NULL, *ic = NULL, *r = NULL;
+    CLT__TRY(clt__tensor_new(gout->dev, gout->dtype, 4, in_shape, &r));
+    if (r->numel > 0) {
+        CLT__TRY(clt__contiguous_as(gout, gout->dtype, &gc));
+        CLT__TRY(clt__contiguous_as(indices, CLT_INT64, &ic));
+        g.off0 = gc->offset;
+        g.off1 = ic->offset;
+        cl_mem mg = clt__mem(gc), mi = clt__mem(ic), mr = clt__mem(r);
+        clt__arg args[] = {CLT__ARG(mg), CLT__ARG(mi), CLT__ARG(mr), CLT__ARG(g)};
+        CLT__TRY(launch(gout->dev, gout->dtype, "max_pool_bwd", g.N * g.C * g.H, 4, args));
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(gc);
+    clt_tensor_free(ic);
+    clt_tensor_free(r);
+    return st;
+}
+
+clt_status clt__avg_pool2d(const clt_tensor *x, const clt__pool2d *p, clt_tensor **out)
+{
+    geom g = pool_geom(x->shape, p);
+    clt_status st = CLT_OK;
+    clt_tensor *xc = NULL, *r = NULL;
+    int64_t shape[4] = {g.N, g.C, g.Ho, g.Wo};
+    CLT__TRY(clt__tensor_new(x->dev, x->dtype, 4, shape, &r));
+    if (r->numel > 0) {
+        CLT__TRY(clt__contiguous_as(x, x->dtype, &xc));
+        g.off0 = xc->offset;
+        cl_mem mx = clt__mem(xc), mr = clt__mem(r);
+        clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mr), CLT__ARG(g)};
+        CLT__TRY(launch(x->dev, x->dtype, "avg_pool_fwd", g.N * g.C * g.Ho, 3, args));
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(xc);
+    clt_tensor_free(r);
+    return st;
+}
+
+clt_status clt__avg_pool2d_backward(const clt_tensor *gout, const int64_t *in_shape,
+                                    const clt__pool2d *p, clt_tensor **out)
+{
+    geom g = pool_geom(in_shape, p);
+    clt_status st = CLT_OK;
+    clt_tensor *gc = NULL, *r = NULL;
+    CLT__TRY(clt__tensor_new(gout->dev, gout->dtype, 4, in_shape, &r));
+    if (r->numel > 0) {
+        CLT__TRY(clt__contiguous_as(gout, gout->dtype, &gc));
+        g.off0 = gc->offset;
+        cl_mem mg = clt__mem(gc), mr = clt__mem(r);
+        clt__arg args[] = {CLT__ARG(mg), CLT__ARG(mr), CLT__ARG(g)};
+        CLT__TRY(launch(gout->dev, gout->dtype, "avg_pool_bwd", g.N * g.C * g.H, 3, args));
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(gc);
+    clt_tensor_free(r);
+    return st;
+}

@@ -1,0 +1,49 @@
+/* conv.h: the convolution and pooling implementations of src/ops/conv.c,
+ * for their public entry points in src/autograd/grad_conv.c.  All take
+ * 4-D [N, C, H, W] tensors; none records autograd. */
+#ifndef CLT_OPS_CONV_H
+#define CLT_OPS_CONV_H
+
+#include "internal.h"
+
+/* A pooling window, with every default resolved (stride > 0, padding and
+ * dilation given); avg pooling uses dilation 1. */
+typedef struct clt__pool2d {
+    int64_t kernel[2], stride[2], padding[2], dilation[2];
+    int ceil_mode, count_include_pad;
+} clt__pool2d;
+
+/* The most bytes of patches (im2col's matrix) that conv2d and its backward
+ * unfold at once: larger batches go through in chunks of images.  256 MiB;
+ * tests lower it. */
+extern size_t clt__conv2d_cols_limit;
+
+/* conv2d of a 4-D input; b may be NULL.  opts must not be NULL. */
+clt_status clt__conv2d(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                       const clt_conv2d_opts *opts, clt_tensor **out);
+
+/* The gradients of conv2d's input, weight and bias from g, the gradient of
+ * its output; each of gx, gw, gb may be NULL to skip it.  New tensors. */
+clt_status clt__conv2d_backward(const clt_tensor *g, const clt_tensor *x, const clt_tensor *w,
+                                const clt_conv2d_opts *opts, clt_tensor **gx, clt_tensor **gw,
+                                clt_tensor **gb);
+
+/* Fills in a pool's default stride ({0, 0}: the kernel) and checks it against the 4-D shape of x
+ * (PyTorch's messages); `fn` names the caller. */
+clt_status clt__pool2d_check(const clt_tensor *x, clt__pool2d *p, const char *fn);
+
+/* max_pool2d of a 4-D input: the maxima and, in *indices (int64, the same
+ * shape), where each came from as h * W + w in its plane. */
+clt_status clt__max_pool2d(const clt_tensor *x, const clt__pool2d *p, clt_tensor **out,
+                           clt_tensor **indices);
+/* Routes g to the input elements named by indices; in_shape is the 4-D
+ * input shape, dtype g's. */
+clt_status clt__max_pool2d_backward(const clt_tensor *g, const clt_tensor *indices,
+                                    const int64_t *in_shape, const clt__pool2d *p,
+                                    clt_tensor **out);
+
+clt_status clt__avg_pool2d(const clt_tensor *x, const clt__pool2d *p, clt_tensor **out);
+clt_status clt__avg_pool2d_backward(const clt_tensor *g, const int64_t *in_shape,
+                                    const clt__pool2d *p, clt_tensor **out);
+
+#endif
