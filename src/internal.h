@@ -333,14 +333,18 @@ typedef struct clt__opts_slot {
 const char *clt__opts_cached(clt__opts_slot *slot, const char *p0, clt_dtype t0, const char *p1,
                              clt_dtype t1, const char *extra);
 
-/* The options the modules build their programs with, for the warm-up
- * (src/warmup.c): the elementwise groups (src/ops/elementwise.c), fill,
- * arange and copy (src/tensor/tensor.c). */
-#define CLT__EW_GROUPS 4
+/* The options the modules build their programs with: the elementwise
+ * groups (src/ops/elementwise.c), fill, arange and copy (src/tensor/tensor.c). */
 const char *clt__elementwise_options(int group, clt_dtype t);
 const char *clt__fill_options(clt_dtype t);
 const char *clt__arange_options(const clt_device *dev, clt_dtype t);
 const char *clt__copy_options(clt_dtype src, clt_dtype dst);
+
+/* Each module's part of clt_warmup (src/warmup.c): builds its programs for
+ * dtype t on dev, adding to *count the programs built.  The tensor layer's
+ * fill, arange and copy programs; the elementwise groups. */
+clt_status clt__tensor_warmup(clt_device *dev, clt_dtype t, size_t *count);
+clt_status clt__elementwise_warmup(clt_device *dev, clt_dtype t, size_t *count);
 
 /* Fills `buf` with `value` converted to dtype's compute type, as a kernel
  * argument; returns its size.  Integers take the value truncated to int64
