@@ -1,5 +1,7 @@
 /* internal.h: what the parts of libcltensor share and nobody outside sees.
- * Internal non-static names start with clt__. */
+ * Internal non-static names start with clt__.  Grouped by layer, lowest
+ * first (core, device, memory, tensor, ops, autograd); a layer calls only
+ * what is declared in its own group or the ones above it in this file. */
 #ifndef CLT_INTERNAL_H
 #define CLT_INTERNAL_H
 
@@ -19,108 +21,9 @@
 #else
 #define CLT__PRINTF(f, a)
 #define CLT__HIDDEN
-/* ---- op implementations, without autograd (src/ops, src/tensor) ------------
- * The public clt_X of each differentiable op (and its non-differentiable
- * siblings) is defined in src/autograd, which calls clt__X and records the
- * graph.  Library code computes with clt__X: it never records. */
-clt_status clt__add(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__sub(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__mul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__div(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__pow(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__maximum(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__minimum(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__eq(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__ne(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__lt(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__le(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__gt(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__ge(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__eq_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__ne_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__lt_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__le_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__gt_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__ge_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__where(const clt_tensor *cond, const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__clamp(const clt_tensor *a, const double *min, const double *max, clt_tensor **out);
-clt_status clt__add_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__sub_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__rsub_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__mul_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__div_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__rdiv_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__pow_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__rpow_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__neg(const clt_tensor *a, clt_tensor **out);
-clt_status clt__abs(const clt_tensor *a, clt_tensor **out);
-clt_status clt__relu(const clt_tensor *a, clt_tensor **out);
-clt_status clt__exp(const clt_tensor *a, clt_tensor **out);
-clt_status clt__log(const clt_tensor *a, clt_tensor **out);
-clt_status clt__sqrt(const clt_tensor *a, clt_tensor **out);
-clt_status clt__rsqrt(const clt_tensor *a, clt_tensor **out);
-clt_status clt__sin(const clt_tensor *a, clt_tensor **out);
-clt_status clt__cos(const clt_tensor *a, clt_tensor **out);
-clt_status clt__tanh(const clt_tensor *a, clt_tensor **out);
-clt_status clt__sigmoid(const clt_tensor *a, clt_tensor **out);
-clt_status clt__gelu(const clt_tensor *a, clt_tensor **out);
-clt_status clt__logical_not(const clt_tensor *a, clt_tensor **out);
-clt_status clt__sum(const clt_tensor *a, clt_tensor **out);
-clt_status clt__sum_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
-clt_status clt__mean(const clt_tensor *a, clt_tensor **out);
-clt_status clt__mean_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
-clt_status clt__prod(const clt_tensor *a, clt_tensor **out);
-clt_status clt__prod_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
-clt_status clt__max(const clt_tensor *a, clt_tensor **out);
-clt_status clt__max_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
-clt_status clt__min(const clt_tensor *a, clt_tensor **out);
-clt_status clt__min_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
-clt_status clt__argmax(const clt_tensor *a, clt_tensor **out);
-clt_status clt__argmax_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
-clt_status clt__argmin(const clt_tensor *a, clt_tensor **out);
-clt_status clt__argmin_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
-clt_status clt__var(const clt_tensor *a, double correction, clt_tensor **out);
-clt_status clt__var_dim(const clt_tensor *a, int dim, double correction, int keepdim, clt_tensor **out);
-clt_status clt__std(const clt_tensor *a, double correction, clt_tensor **out);
-clt_status clt__std_dim(const clt_tensor *a, int dim, double correction, int keepdim, clt_tensor **out);
-clt_status clt__matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__softmax(const clt_tensor *a, int dim, clt_tensor **out);
-clt_status clt__log_softmax(const clt_tensor *a, int dim, clt_tensor **out);
-clt_status clt__view(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out);
-clt_status clt__reshape(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out);
-clt_status clt__flatten(const clt_tensor *t, int start_dim, int end_dim, clt_tensor **out);
-clt_status clt__transpose(const clt_tensor *t, int d0, int d1, clt_tensor **out);
-clt_status clt__permute(const clt_tensor *t, int ndim, const int *dims, clt_tensor **out);
-clt_status clt__narrow(const clt_tensor *t, int dim, int64_t start, int64_t length, clt_tensor **out);
-clt_status clt__slice(const clt_tensor *t, int dim, int64_t start, int64_t end, int64_t step, clt_tensor **out);
-clt_status clt__squeeze(const clt_tensor *t, int dim, clt_tensor **out);
-clt_status clt__squeeze_all(const clt_tensor *t, clt_tensor **out);
-clt_status clt__unsqueeze(const clt_tensor *t, int dim, clt_tensor **out);
-clt_status clt__expand(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out);
-clt_status clt__contiguous(const clt_tensor *t, clt_tensor **out);
-clt_status clt__cat(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out);
-clt_status clt__stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out);
-clt_status clt__to(const clt_tensor *t, clt_device *dev, clt_tensor **out);
-/* clt__to on behalf of a public function whose caller is `caller` (the
- * user's call site for CLTENSOR_SYNC_DEBUG). */
-clt_status clt__to_at(const clt_tensor *t, clt_device *dev, clt_tensor **out,
-                      const void *caller);
-clt_status clt__to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out);
-clt_status clt__clone(const clt_tensor *t, clt_tensor **out);
-
-/* g and x (float, broadcast and promoted) through one of the gradient
- * kernels of cl/elementwise.cl ("relu_bw", "tanh_bw", ...). */
-clt_status clt__grad_kernel(const char *op, const clt_tensor *g, const clt_tensor *x,
-                            clt_tensor **out);
-
-/* ---- autograd, for the layers above it (src/autograd/engine.c) ---------- */
-
-/* clt__tensor_rehome of a tensor and of its gradient, if any. */
-clt_status clt__grad_rehome(clt_tensor *t, clt_device *dev);
-/* t's accumulated gradient, borrowed, or NULL. */
-const clt_tensor *clt__grad_of(const clt_tensor *t);
-
 #endif
+
+/* ==== core (src/core) ====================================================== */
 
 /* ---- errors (src/core/error.c) ----------------------------------------- */
 
@@ -184,6 +87,72 @@ void clt__sb_free(clt__strbuf *sb);
 int clt__strcaseeq(const char *a, const char *b);
 /* Case-insensitive substring search. */
 bool clt__strcasestr(const char *hay, const char *needle);
+
+/* ---- dtypes (src/core/dtype.c) ------------------------------------------- */
+
+/* Appends -D definitions describing `dtype` under macro prefix `p` ("T"):
+ * p (storage type), p_C (compute type), p_LOAD/p_STORE, p_IS_FLOAT,
+ * p_IS_INT, p_IS_BOOL, p_IS_UNSIGNED, and CLT_FP64/CLT_FP16 as needed. */
+void clt__dtype_defs(clt__strbuf *sb, const char *p, clt_dtype dtype);
+
+/* Build options formatted once and then read without locking, so that a
+ * launch formats and allocates nothing.  Each caller keeps its own static
+ * slots, one per option combination. */
+typedef struct clt__opts_slot {
+    int ready; /* atomic */
+    char text[512];
+} clt__opts_slot;
+
+/* The -D definitions of t0 under prefix p0, of t1 under p1 (none when p1 is
+ * NULL), then `extra`, formatted into *slot the first time.  NULL, with the
+ * message set, when memory runs out. */
+const char *clt__opts_cached(clt__opts_slot *slot, const char *p0, clt_dtype t0, const char *p1,
+                             clt_dtype t1, const char *extra);
+
+/* Fills `buf` with `value` converted to dtype's compute type, as a kernel
+ * argument; returns its size.  Integers take the value truncated to int64
+ * and wrapped to their width, as PyTorch's binary ops treat a Python int;
+ * check the value first with clt__scalar_check. */
+size_t clt__scalar_arg(clt_dtype dtype, double value, void *buf);
+
+/* How a scalar must fit a dtype: WRAP as an operand of a binary op (an
+ * integer dtype takes any value of the int64 range, wrapped), EXACT as a
+ * fill value or clamp bound (the dtype's own range, as c10's overflow
+ * check: uint8 takes -255..255, floats any finite value up to their
+ * largest, and inf or NaN). */
+typedef enum clt__scalar_rule { CLT__SCALAR_WRAP, CLT__SCALAR_EXACT } clt__scalar_rule;
+clt_status clt__scalar_check(clt_dtype dtype, double value, clt__scalar_rule rule,
+                             const char *fn);
+
+bool clt__dtype_is_float(clt_dtype dt);
+/* PyTorch's categories for promotion: 0 bool, 1 integer, 2 floating. */
+int clt__dtype_category(clt_dtype dt);
+bool clt__dtype_valid(clt_dtype dt);
+
+/* ---- counters and sync checks (src/core/stats.c) ----------------------- */
+
+/* Called before every blocking wait on the host: counts it and applies
+ * CLTENSOR_SYNC_DEBUG.  `what` names the call site. */
+clt_status clt__sync_point(const char *what);
+void clt__count_h2d(size_t bytes);
+void clt__count_d2h(size_t bytes);
+void clt__count_launch(void);
+
+/* clt__sync_point with the caller's return address, so that
+ * CLTENSOR_SYNC_DEBUG can name the call site. */
+clt_status clt__sync_point_at(const char *what, const void *caller);
+
+/* Prints the CLTENSOR_PROFILE summary once (from the exit handler). */
+void clt__profile_summary(void);
+
+/* ---- profiling (src/core/stats.c) -------------------------------------- */
+
+/* True when CLTENSOR_PROFILE asks for per-kernel times. */
+bool clt__profiling(void);
+/* Takes ownership of `ev`, a launch of `kernel`, for the exit summary. */
+void clt__profile_event(const char *kernel, cl_event ev);
+
+/* ==== device (src/device; embedded kernels) ================================ */
 
 /* ---- embedded kernel sources (generated src/cl_sources.c) --------------- */
 
@@ -271,6 +240,11 @@ void clt__after_first_run(clt_device *dev);
 /* The registry's devices, after lazy initialisation. */
 clt_status clt__devices(clt_device **devs, size_t *n);
 
+/* ---- dtype support (src/device/registry.c) --------------------------------- */
+
+/* Error unless the device can hold dtype (names the device and extension). */
+clt_status clt__check_dtype(const clt_device *dev, clt_dtype dtype, const char *fn);
+
 /* ---- programs and launches (src/device/program.c) ---------------------- */
 
 /* One kernel argument: a value of `size` bytes at `ptr`, or local memory of
@@ -312,64 +286,81 @@ clt_status clt__program_get(clt_device *dev, const char *family, const char *opt
 /* Drops every cached program and kernel of a device. */
 void clt__programs_release(clt_device *dev);
 
-/* ---- dtypes (src/core/dtype.c; clt__check_dtype in src/device/registry.c) -- */
+/* Test hooks: read the disk kernel cache's counters (hits, misses, stores,
+ * rejected files) (src/device/program.c). */
+void clt__kernel_cache_counters(uint64_t out[4]);
+/* Test hook: clSetKernelArg calls made by launches so far. */
+uint64_t clt__set_arg_calls(void);
 
-/* Appends -D definitions describing `dtype` under macro prefix `p` ("T"):
- * p (storage type), p_C (compute type), p_LOAD/p_STORE, p_IS_FLOAT,
- * p_IS_INT, p_IS_BOOL, p_IS_UNSIGNED, and CLT_FP64/CLT_FP16 as needed. */
-void clt__dtype_defs(clt__strbuf *sb, const char *p, clt_dtype dtype);
+/* ---- index errors found on the device (src/device/error_flag.c) --------- */
 
-/* Build options formatted once and then read without locking, so that a
- * launch formats and allocates nothing.  Each caller keeps its own static
- * slots, one per option combination. */
-typedef struct clt__opts_slot {
-    int ready; /* atomic */
-    char text[512];
-} clt__opts_slot;
+/* Index kernels (cl/index.cl) do not trust their indices: a work-item that
+ * meets one outside [0, size) skips the access and records the first such
+ * index of the device in a small buffer that the device owns; the blocking
+ * read-back and synchronisation paths read that record behind their own
+ * wait and turn it into CLT_ERR_INDEX_OUT_OF_RANGE.  The ops that can
+ * record, by the code their kernels write (names appear in messages). */
+#define CLT__INDEX_OPS(X)                                                    \
+    X(INDEX_SELECT, "clt_index_select")                                      \
+    X(GATHER, "clt_gather")                                                  \
+    X(SCATTER, "clt_scatter")                                                \
+    X(SCATTER_ADD, "clt_scatter_add")                                        \
+    X(SCATTER_ADD_, "clt_scatter_add_")                                      \
+    X(INDEX_ADD, "clt_index_add")                                            \
+    X(INDEX_ADD_, "clt_index_add_")                                          \
+    X(EMBEDDING, "clt_embedding")                                            \
+    X(ONE_HOT, "clt_one_hot")
 
-/* The -D definitions of t0 under prefix p0, of t1 under p1 (none when p1 is
- * NULL), then `extra`, formatted into *slot the first time.  NULL, with the
- * message set, when memory runs out. */
-const char *clt__opts_cached(clt__opts_slot *slot, const char *p0, clt_dtype t0, const char *p1,
-                             clt_dtype t1, const char *extra);
+typedef enum clt__index_op {
+#define CLT__INDEX_OP_ENUM_(name, text) CLT__IDX_##name,
+    CLT__INDEX_OPS(CLT__INDEX_OP_ENUM_)
+#undef CLT__INDEX_OP_ENUM_
+    CLT__IDX_COUNT
+} clt__index_op;
 
-/* The options the modules build their programs with, for the warm-up
- * (src/warmup.c): the elementwise groups (src/ops/elementwise.c), fill,
- * arange and copy (src/tensor/tensor.c). */
-#define CLT__EW_GROUPS 4
-const char *clt__elementwise_options(int group, clt_dtype t);
-const char *clt__fill_options(clt_dtype t);
-const char *clt__arange_options(const clt_device *dev, clt_dtype t);
-const char *clt__copy_options(clt_dtype src, clt_dtype dst);
+/* The record; must match clt_index_error in cl/index.cl.  flag is 0 until a
+ * kernel meets a bad index; dim -1 marks one_hot's class values. */
+typedef struct clt__index_error {
+    cl_int flag, op, dim, pad;
+    cl_long value, size;
+} clt__index_error;
 
-/* Fills `buf` with `value` converted to dtype's compute type, as a kernel
- * argument; returns its size.  Integers take the value truncated to int64
- * and wrapped to their width, as PyTorch's binary ops treat a Python int;
- * check the value first with clt__scalar_check. */
-size_t clt__scalar_arg(clt_dtype dtype, double value, void *buf);
+/* The device's record buffer, created (zeroed) on first use; index kernels
+ * take it as an argument.  Borrowed: it lives until clt_shutdown. */
+clt_status clt__index_errors(clt_device *dev, cl_mem *out);
 
-/* How a scalar must fit a dtype: WRAP as an operand of a binary op (an
- * integer dtype takes any value of the int64 range, wrapped), EXACT as a
- * fill value or clamp bound (the dtype's own range, as c10's overflow
- * check: uint8 takes -255..255, floats any finite value up to their
- * largest, and inf or NaN). */
-typedef enum clt__scalar_rule { CLT__SCALAR_WRAP, CLT__SCALAR_EXACT } clt__scalar_rule;
-clt_status clt__scalar_check(clt_dtype dtype, double value, clt__scalar_rule rule,
-                             const char *fn);
+/* One check of the record around a blocking wait: clt__index_check_begin
+ * enqueues, without waiting, a read of the record and its reset (nothing
+ * when no index kernel ever ran on dev), under the device's lock so that no
+ * kernel comes between them; call it before the wait, on the same queue.
+ * clt__index_check_end, after the wait, finds that read complete and
+ * returns CLT_ERR_INDEX_OUT_OF_RANGE, with a message naming the op, the
+ * index, the dimension, the device and `fn` (the synchronising call), when
+ * the record was set; with `report` false it only releases (for error
+ * paths, where the first error is kept).  Every successful begin needs
+ * its end, which may run on another thread. */
+typedef struct clt__index_check {
+    clt_device *dev; /* NULL: nothing enqueued */
+    cl_event ev;
+    clt__index_error rec;
+} clt__index_check;
+clt_status clt__index_check_begin(clt_device *dev, clt__index_check *c);
+clt_status clt__index_check_end(clt__index_check *c, bool report, const char *fn);
 
-bool clt__dtype_is_float(clt_dtype dt);
-/* PyTorch's categories for promotion: 0 bool, 1 integer, 2 floating. */
-int clt__dtype_category(clt_dtype dt);
-bool clt__dtype_valid(clt_dtype dt);
+/* Releases the device's record buffer (clt_shutdown). */
+void clt__index_errors_release(clt_device *dev);
 
-/* Error unless the device can hold dtype (names the device and extension). */
-clt_status clt__check_dtype(const clt_device *dev, clt_dtype dtype, const char *fn);
+/* ==== memory (src/memory) ================================================== */
 
 /* ---- memory (src/memory/pool.c) ---------------------------------------- */
 
 clt_status clt__buffer_alloc(clt_device *dev, size_t bytes, cl_mem *out);
 void clt__buffer_release(clt_device *dev, cl_mem mem, size_t bytes);
 void clt__pool_destroy(clt_device *dev);
+/* Test hook: makes the next n device allocations fail. */
+void clt__pool_inject_failures(int n);
+
+/* ==== tensor (src/tensor) ================================================== */
 
 /* ---- tensors (src/tensor) ----------------------------------------------- */
 
@@ -454,7 +445,6 @@ clt_status clt__write_async(clt_tensor *t, const void *src, size_t bytes, cl_eve
  * handles on the old storage keep it. */
 clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev);
 
-
 /* A new handle on t's storage with the given geometry (a view). */
 clt_status clt__tensor_view(const clt_tensor *t, int ndim, const int64_t *shape,
                             const int64_t *strides, int64_t offset, clt_tensor **out);
@@ -488,123 +478,10 @@ static inline cl_mem clt__mem(const clt_tensor *t)
     return t->storage ? t->storage->mem : NULL;
 }
 
-/* ---- counters and sync checks (src/core/stats.c) ----------------------- */
-
-/* Called before every blocking wait on the host: counts it and applies
- * CLTENSOR_SYNC_DEBUG.  `what` names the call site. */
-clt_status clt__sync_point(const char *what);
-void clt__count_h2d(size_t bytes);
-void clt__count_d2h(size_t bytes);
-void clt__count_launch(void);
-
-/* clt__sync_point with the caller's return address, so that
- * CLTENSOR_SYNC_DEBUG can name the call site. */
-clt_status clt__sync_point_at(const char *what, const void *caller);
-
 /* clt_tensor_read on behalf of the public function `fn`, whose caller (the
  * user's call site) is `caller` (src/tensor/transfer.c). */
 clt_status clt__tensor_read_at(const clt_tensor *t, void *dst, size_t dst_bytes, const char *fn,
                                const void *caller);
-
-/* Prints the CLTENSOR_PROFILE summary once (from the exit handler). */
-void clt__profile_summary(void);
-
-/* Test hooks: make the next n device allocations fail; read the disk
- * kernel cache's counters (hits, misses, stores, rejected files). */
-void clt__pool_inject_failures(int n);
-void clt__kernel_cache_counters(uint64_t out[4]);
-/* Test hook: clSetKernelArg calls made by launches so far. */
-uint64_t clt__set_arg_calls(void);
-
-/* ---- index errors found on the device (src/device/error_flag.c) --------- */
-
-/* Index kernels (cl/index.cl) do not trust their indices: a work-item that
- * meets one outside [0, size) skips the access and records the first such
- * index of the device in a small buffer that the device owns; the blocking
- * read-back and synchronisation paths read that record behind their own
- * wait and turn it into CLT_ERR_INDEX_OUT_OF_RANGE.  The ops that can
- * record, by the code their kernels write (names appear in messages). */
-#define CLT__INDEX_OPS(X)                                                    \
-    X(INDEX_SELECT, "clt_index_select")                                      \
-    X(GATHER, "clt_gather")                                                  \
-    X(SCATTER, "clt_scatter")                                                \
-    X(SCATTER_ADD, "clt_scatter_add")                                        \
-    X(SCATTER_ADD_, "clt_scatter_add_")                                      \
-    X(INDEX_ADD, "clt_index_add")                                            \
-    X(INDEX_ADD_, "clt_index_add_")                                          \
-    X(EMBEDDING, "clt_embedding")                                            \
-    X(ONE_HOT, "clt_one_hot")
-
-typedef enum clt__index_op {
-#define CLT__INDEX_OP_ENUM_(name, text) CLT__IDX_##name,
-    CLT__INDEX_OPS(CLT__INDEX_OP_ENUM_)
-#undef CLT__INDEX_OP_ENUM_
-    CLT__IDX_COUNT
-} clt__index_op;
-
-/* The record; must match clt_index_error in cl/index.cl.  flag is 0 until a
- * kernel meets a bad index; dim -1 marks one_hot's class values. */
-typedef struct clt__index_error {
-    cl_int flag, op, dim, pad;
-    cl_long value, size;
-} clt__index_error;
-
-/* The device's record buffer, created (zeroed) on first use; index kernels
- * take it as an argument.  Borrowed: it lives until clt_shutdown. */
-clt_status clt__index_errors(clt_device *dev, cl_mem *out);
-
-/* One check of the record around a blocking wait: clt__index_check_begin
- * enqueues, without waiting, a read of the record and its reset (nothing
- * when no index kernel ever ran on dev), under the device's lock so that no
- * kernel comes between them; call it before the wait, on the same queue.
- * clt__index_check_end, after the wait, finds that read complete and
- * returns CLT_ERR_INDEX_OUT_OF_RANGE, with a message naming the op, the
- * index, the dimension, the device and `fn` (the synchronising call), when
- * the record was set; with `report` false it only releases (for error
- * paths, where the first error is kept).  Every successful begin needs
- * its end, which may run on another thread. */
-typedef struct clt__index_check {
-    clt_device *dev; /* NULL: nothing enqueued */
-    cl_event ev;
-    clt__index_error rec;
-} clt__index_check;
-clt_status clt__index_check_begin(clt_device *dev, clt__index_check *c);
-clt_status clt__index_check_end(clt__index_check *c, bool report, const char *fn);
-
-/* Releases the device's record buffer (clt_shutdown). */
-void clt__index_errors_release(clt_device *dev);
-
-/* The index ops of index.h without autograd (src/ops/index.c); their
- * public entries and backward formulas are in src/autograd/grad_index.c. */
-clt_status clt__index_select(const clt_tensor *t, int dim, const clt_tensor *index,
-                             clt_tensor **out);
-clt_status clt__gather(const clt_tensor *t, int dim, const clt_tensor *index, clt_tensor **out);
-clt_status clt__scatter(const clt_tensor *t, int dim, const clt_tensor *index,
-                        const clt_tensor *src, clt_tensor **out);
-clt_status clt__scatter_add(const clt_tensor *t, int dim, const clt_tensor *index,
-                            const clt_tensor *src, clt_tensor **out);
-clt_status clt__scatter_add_(clt_tensor *t, int dim, const clt_tensor *index,
-                             const clt_tensor *src);
-clt_status clt__index_add(const clt_tensor *t, int dim, const clt_tensor *index,
-                          const clt_tensor *src, double alpha, clt_tensor **out);
-clt_status clt__index_add_(clt_tensor *t, int dim, const clt_tensor *index, const clt_tensor *src,
-                           double alpha);
-clt_status clt__masked_fill(const clt_tensor *t, const clt_tensor *mask, double value,
-                            clt_tensor **out);
-clt_status clt__one_hot(const clt_tensor *indices, int64_t num_classes, clt_tensor **out);
-clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, clt_tensor **out);
-
-/* ---- matmul state (src/ops/matmul.c) ----------------------------------- */
-
-/* Releases whatever the matmul module keeps per device. */
-void clt__blas_release(clt_device *dev);
-
-/* ---- profiling (src/core/stats.c) -------------------------------------- */
-
-/* True when CLTENSOR_PROFILE asks for per-kernel times. */
-bool clt__profiling(void);
-/* Takes ownership of `ev`, a launch of `kernel`, for the exit summary. */
-void clt__profile_event(const char *kernel, cl_event ev);
 
 /* ---- host-side element access (src/tensor/format.c) --------------------- */
 
@@ -613,6 +490,20 @@ double clt__element_to_double(clt_dtype dtype, const void *p);
 /* Stores v as dtype at p (rounding to nearest for float16). */
 void clt__element_from_double(clt_dtype dtype, double v, void *p);
 
+/* ---- build options and warm-up of the tensor layer's programs -------------- */
+
+/* The options the fill, arange and copy programs (src/tensor/tensor.c) are
+ * built with. */
+const char *clt__fill_options(clt_dtype t);
+const char *clt__arange_options(const clt_device *dev, clt_dtype t);
+const char *clt__copy_options(clt_dtype src, clt_dtype dst);
+
+/* Builds the fill, arange and copy programs for dtype t on dev (for
+ * clt_warmup), adding to *count the programs built. */
+clt_status clt__tensor_warmup(clt_device *dev, clt_dtype t, size_t *count);
+
+/* ==== ops (src/ops) ======================================================== */
+
 /* ---- broadcasting (src/ops/elementwise.c) ------------------------------- */
 
 /* PyTorch broadcasting of two shapes; error names both shapes. */
@@ -620,6 +511,14 @@ clt_status clt__broadcast_shapes(int na, const int64_t *sa, int nb, const int64_
                                  int64_t *out, const char *fn);
 /* Strides of t read through a broadcast shape (0 on broadcast dims). */
 void clt__broadcast_strides(const clt_tensor *t, int n, const int64_t *shape, int64_t *strides);
+
+/* ---- elementwise build options and warm-up (src/ops/elementwise.c) -------- */
+
+/* The options of program group `group` of cl/elementwise.cl for dtype t. */
+const char *clt__elementwise_options(int group, clt_dtype t);
+/* Builds every elementwise group for dtype t on dev (for clt_warmup), adding
+ * to *count the programs built. */
+clt_status clt__elementwise_warmup(clt_device *dev, clt_dtype t, size_t *count);
 
 /* ---- CPU GEMM (src/ops/gemm_cpu.c, cl/gemm.cl) --------------------------- */
 
@@ -635,6 +534,11 @@ clt_status clt__gemm_cpu_f32(clt_device *dev, bool trans_a, bool trans_b, size_t
                              size_t K, cl_mem A, size_t a_off, size_t lda, size_t stride_a,
                              cl_mem B, size_t b_off, size_t ldb, size_t stride_b, cl_mem C,
                              size_t c_off, size_t ldc, size_t stride_c, size_t batch);
+
+/* ---- matmul state (src/ops/matmul.c) ----------------------------------- */
+
+/* Releases whatever the matmul module keeps per device. */
+void clt__blas_release(clt_device *dev);
 
 /* ---- matmul and softmax variants, for tests (src/ops) ------------------ */
 
@@ -658,6 +562,28 @@ clt_status clt__softmax_variant(const clt_tensor *a, int dim, bool logmode, int 
 clt_status clt__gemm_cpu_warmup(clt_device *dev);
 /* Has CLBlast compile its kernels for dev (clt_warmup's include_blas). */
 clt_status clt__blas_warmup(clt_device *dev);
+
+/* ---- index ops (src/ops/index.c) -------------------------------------------- */
+
+/* The index ops of index.h without autograd (src/ops/index.c); their
+ * public entries and backward formulas are in src/autograd/grad_index.c. */
+clt_status clt__index_select(const clt_tensor *t, int dim, const clt_tensor *index,
+                             clt_tensor **out);
+clt_status clt__gather(const clt_tensor *t, int dim, const clt_tensor *index, clt_tensor **out);
+clt_status clt__scatter(const clt_tensor *t, int dim, const clt_tensor *index,
+                        const clt_tensor *src, clt_tensor **out);
+clt_status clt__scatter_add(const clt_tensor *t, int dim, const clt_tensor *index,
+                            const clt_tensor *src, clt_tensor **out);
+clt_status clt__scatter_add_(clt_tensor *t, int dim, const clt_tensor *index,
+                             const clt_tensor *src);
+clt_status clt__index_add(const clt_tensor *t, int dim, const clt_tensor *index,
+                          const clt_tensor *src, double alpha, clt_tensor **out);
+clt_status clt__index_add_(clt_tensor *t, int dim, const clt_tensor *index, const clt_tensor *src,
+                           double alpha);
+clt_status clt__masked_fill(const clt_tensor *t, const clt_tensor *mask, double value,
+                            clt_tensor **out);
+clt_status clt__one_hot(const clt_tensor *indices, int64_t num_classes, clt_tensor **out);
+clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, clt_tensor **out);
 
 /* ---- op implementations, without autograd (src/ops, src/tensor) ------------
  * The public clt_X of each differentiable op (and its non-differentiable
@@ -752,6 +678,8 @@ clt_status clt__clone(const clt_tensor *t, clt_tensor **out);
  * kernels of cl/elementwise.cl ("relu_bw", "tanh_bw", ...). */
 clt_status clt__grad_kernel(const char *op, const clt_tensor *g, const clt_tensor *x,
                             clt_tensor **out);
+
+/* ==== autograd (src/autograd) ============================================== */
 
 /* ---- autograd, for the layers above it (src/autograd/engine.c) ---------- */
 

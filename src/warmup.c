@@ -1,11 +1,13 @@
 /* warmup.c: clt_warmup, which builds every kernel program a device may need
- * into the disk cache ahead of time.  It sits above the op modules and asks
- * each for the options it builds with, so that the program cache below
+ * into the disk cache ahead of time.  It sits above the op modules and calls
+ * down into each module's own warm-up, so that the program cache below
  * knows none of them. */
 #include "internal.h"
 
-/* The fills, aranges, casts between every pair of dtypes and the
- * elementwise groups, with the options their modules build them with. */
+/* The fills, aranges and casts between every pair of dtypes (tensor
+ * layer) and the elementwise groups (ops), each built by its own module
+ * with the options it launches with; the list of keys seen covers the
+ * other modules. */
 static clt_status warm_table(clt_device *dev, size_t *count)
 {
     clt_status st = CLT_OK;
@@ -13,19 +15,9 @@ static clt_status warm_table(clt_device *dev, size_t *count)
         clt_dtype ta = (clt_dtype)a;
         if (!clt_device_supports_dtype(dev, ta))
             continue;
-        const char *opts[2 + CLT__EW_GROUPS + CLT_DTYPE_COUNT];
-        const char *family[2 + CLT__EW_GROUPS + CLT_DTYPE_COUNT];
-        size_t n = 0;
-        family[n] = "fill", opts[n++] = clt__fill_options(ta);
-        family[n] = "fill", opts[n++] = clt__arange_options(dev, ta);
-        for (int g = 0; g < CLT__EW_GROUPS; g++)
-            family[n] = "elementwise", opts[n++] = clt__elementwise_options(g, ta);
-        for (int b = 0; b < CLT_DTYPE_COUNT; b++)
-            if (clt_device_supports_dtype(dev, (clt_dtype)b))
-                family[n] = "copy", opts[n++] = clt__copy_options(ta, (clt_dtype)b);
-        for (size_t i = 0; i < n && st == CLT_OK; i++)
-            st = opts[i] ? clt__program_warm(dev, family[i], opts[i], true, count)
-                         : clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_warmup: out of host memory");
+        st = clt__tensor_warmup(dev, ta, count);
+        if (st == CLT_OK)
+            st = clt__elementwise_warmup(dev, ta, count);
     }
     return st;
 }

@@ -133,7 +133,7 @@ static void teardown_locked(void)
     for (size_t i = 0; i < reg.n; i++) {
         clt_device *dev = &reg.devs[i];
         clt__programs_release(dev);
-        /* newest first: the pool, registered first, goes last */
+        /* newest first; each hook releases only what its own layer keeps */
         for (int h = nh - 1; h >= 0; h--)
             release_hooks[h](dev);
         clt__index_errors_release(dev);

@@ -91,13 +91,23 @@ static bool same_shape(const clt_tensor *t, int n, const int64_t *shape)
 /* Program groups of cl/elementwise.cl: each program holds one group so that
  * a build compiles only the kernels that can serve the call. */
 typedef enum group { G_BIN, G_CMP, G_UN, G_GRAD, G_COUNT } group;
-_Static_assert(G_COUNT == CLT__EW_GROUPS, "CLT__EW_GROUPS in internal.h");
 
 const char *clt__elementwise_options(int g, clt_dtype t)
 {
     static const char *defs[G_COUNT] = {" -DEW_BIN", " -DEW_CMP", " -DEW_UN", " -DEW_GRAD"};
     static clt__opts_slot slots[G_COUNT][CLT_DTYPE_COUNT];
     return clt__opts_cached(&slots[g][t], "T", t, "O", g == G_CMP ? CLT_BOOL : t, defs[g]);
+}
+
+clt_status clt__elementwise_warmup(clt_device *dev, clt_dtype t, size_t *count)
+{
+    clt_status st = CLT_OK;
+    for (int g = 0; g < G_COUNT && st == CLT_OK; g++) {
+        const char *opts = clt__elementwise_options(g, t);
+        st = opts ? clt__program_warm(dev, "elementwise", opts, true, count)
+                  : clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_warmup: out of host memory");
+    }
+    return st;
 }
 
 /* How a launch covers n elements.  GPUs: one element per work-item, 's'

@@ -13,6 +13,15 @@
  * there, so that clt__blas_release knows to clear it. */
 static char blas_used;
 
+/* clt__blas_release is handed to the device layer once, on first use, so
+ * that clt_shutdown clears CLBlast's cache without calling up into ops. */
+static pthread_once_t release_once = PTHREAD_ONCE_INIT;
+
+static void register_release(void)
+{
+    clt__device_release_hook(clt__blas_release);
+}
+
 /* One operand as GEMM sees it: a buffer with an offset, a leading dimension,
  * a batch stride (0 repeats one matrix) and a transpose flag, all in
  * elements.  `t` is the handle that keeps the storage alive. */
@@ -143,7 +152,7 @@ static clt_status clblast_gemm(clt_device *dev, clt_dtype dtype, size_t M, size_
     cl_event ev = NULL;
     cl_event *evp = clt__profiling() ? &ev : NULL;
 
-    clt__device_release_hook(clt__blas_release);
+    pthread_once(&release_once, register_release);
     pthread_mutex_lock(&dev->lock);
     dev->blas = &blas_used;
     cl_command_queue q = dev->queue;
@@ -356,7 +365,7 @@ clt_status clt__blas_warmup(clt_device *dev)
     if (bs != CLBlastSuccess)
         return clt__clblast_error(bs, "clt_warmup: CLBlastFillCache on %s (%s)", dev->label,
                                   dev->info.name);
-    clt__device_release_hook(clt__blas_release);
+    pthread_once(&release_once, register_release);
     dev->blas = &blas_used;
     return CLT_OK;
 }

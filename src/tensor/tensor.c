@@ -198,6 +198,23 @@ const char *clt__copy_options(clt_dtype src, clt_dtype dst)
     return clt__opts_cached(&slots[src][dst], "S", src, "D", dst, "");
 }
 
+clt_status clt__tensor_warmup(clt_device *dev, clt_dtype t, size_t *count)
+{
+    const char *opts[2 + CLT_DTYPE_COUNT];
+    const char *family[2 + CLT_DTYPE_COUNT];
+    size_t n = 0;
+    family[n] = "fill", opts[n++] = clt__fill_options(t);
+    family[n] = "fill", opts[n++] = clt__arange_options(dev, t);
+    for (int b = 0; b < CLT_DTYPE_COUNT; b++)
+        if (clt_device_supports_dtype(dev, (clt_dtype)b))
+            family[n] = "copy", opts[n++] = clt__copy_options(t, (clt_dtype)b);
+    clt_status st = CLT_OK;
+    for (size_t i = 0; i < n && st == CLT_OK; i++)
+        st = opts[i] ? clt__program_warm(dev, family[i], opts[i], true, count)
+                     : clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_warmup: out of host memory");
+    return st;
+}
+
 static clt_status fill(clt_tensor *t, double value)
 {
     const char *opts = clt__fill_options(t->dtype);
