@@ -16,7 +16,7 @@ static int fail(const char *what, clt_status st)
     return 1;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     clt_device *dev = NULL;
     clt_status st = clt_device_get("auto", &dev);
@@ -55,4 +55,11 @@ int main(int argc, char **argv)
     }
     fprintf(stderr, "usage: io_roundtrip dtypes | npy IN OUT | safetensors IN OUT\n");
     return 2;
+}
+
+int main(int argc, char **argv)
+{
+    int rc = run(argc, argv);
+    clt_shutdown();
+    return rc;
 }
