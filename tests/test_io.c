@@ -890,3 +890,61 @@ Test(io, dlpack_import_strides)
     cr_assert_eq(clt_to_dlpack(NULL, NULL), CLT_ERR_NULL_ARGUMENT);
     cr_assert_eq(deleted, 0);
 }
+
+/* float16 files load where the device has cl_khr_fp16, and are refused
+ * with the file and tensor named where it has not. */
+Test(io, float16_files)
+{
+    clt_device *dev = get_device("cpu");
+    char st_path[160], npy_path[160];
+    strcpy(st_path, tpath("h.safetensors"));
+    strcpy(npy_path, tpath("h.npy"));
+    uint16_t h[2] = {0x3C00, 0xC000}; /* 1.0, -2.0 */
+    write_st(st_path, "{\"h\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 0);
+    {
+        size_t n;
+        unsigned char *b = read_file(st_path, &n);
+        b = realloc(b, n + 4);
+        memcpy(b + n, h, 4);
+        write_file(st_path, b, n + 4);
+        free(b);
+    }
+    unsigned char buf[256];
+    write_file(npy_path, buf, npy_expected(buf, 1, "{'descr': '<f2', 'fortran_order': False, "
+                                                   "'shape': (2,), }", h, sizeof h));
+    int64_t shape[1] = {2};
+    DLManagedTensor src = {0};
+    src.dl_tensor.data = h;
+    src.dl_tensor.device = (DLDevice){kDLCPU, 0};
+    src.dl_tensor.ndim = 1;
+    src.dl_tensor.dtype = (DLDataType){kDLFloat, 16, 1};
+    src.dl_tensor.shape = shape;
+    clt_named_tensor *out = NULL;
+    size_t m = 0;
+    clt_tensor *t = NULL, *u = NULL;
+    if (supported(dev, CLT_FLOAT16)) {
+        CHECK(clt_load_safetensors(st_path, dev, &out, &m));
+        CHECK(clt_load_npy(npy_path, dev, &t));
+        CHECK(clt_from_dlpack(dev, &src, &u));
+        clt_tensor *all[3] = {out[0].tensor, t, u};
+        for (int k = 0; k < 3; k++) {
+            uint16_t got[2];
+            cr_assert_eq(clt_tensor_dtype(all[k]), CLT_FLOAT16);
+            CHECK(clt_tensor_read(all[k], got, sizeof got));
+            cr_assert(got[0] == h[0] && got[1] == h[1]);
+        }
+        clt_named_tensors_free(out, m);
+        clt_tensor_free(t);
+        clt_tensor_free(u);
+        return;
+    }
+    cr_assert_eq(clt_load_safetensors(st_path, dev, &out, &m), CLT_ERR_DTYPE_UNSUPPORTED);
+    cr_assert(out == NULL && m == 0);
+    cr_assert(strstr(clt_last_error(), st_path) && strstr(clt_last_error(), "tensor 'h'") &&
+              strstr(clt_last_error(), "cl_khr_fp16"), "%s", clt_last_error());
+    cr_assert_eq(clt_load_npy(npy_path, dev, &t), CLT_ERR_DTYPE_UNSUPPORTED);
+    cr_assert_null(t);
+    cr_assert(strstr(clt_last_error(), npy_path), "%s", clt_last_error());
+    cr_assert_eq(clt_from_dlpack(dev, &src, &u), CLT_ERR_DTYPE_UNSUPPORTED);
+    cr_assert_null(u);
+}
