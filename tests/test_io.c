@@ -948,3 +948,21 @@ Test(io, float16_files)
     cr_assert_eq(clt_from_dlpack(dev, &src, &u), CLT_ERR_DTYPE_UNSUPPORTED);
     cr_assert_null(u);
 }
+
+/* Loaded tensors belong to no scope: they outlive one opened around the
+ * load and are released once, by clt_named_tensors_free. */
+Test(io, loaded_tensors_outlive_scopes)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *t = make(dev, CLT_INT32, 1, (int64_t[]){4}, 1);
+    clt_named_tensor in[1] = {{"t", t}};
+    CHECK(clt_save_safetensors(tpath("s.safetensors"), in, 1));
+    clt_named_tensor *out;
+    size_t m;
+    CHECK(clt_scope_begin());
+    CHECK(clt_load_safetensors(tpath("s.safetensors"), dev, &out, &m));
+    clt_scope_end();
+    assert_same(out[0].tensor, t);
+    clt_named_tensors_free(out, m);
+    clt_tensor_free(t);
+}

@@ -55,8 +55,10 @@ CLT_API clt_status clt_save_safetensors(const char *path, const clt_named_tensor
  * dev, in the order of the file's header; "__metadata__" is checked (an
  * object of strings) and ignored.  *out receives *n entries in one block
  * that also holds the names.  Ownership: each tensor is a new reference
- * (release with clt_tensor_free) and the block is released with clt_free;
- * clt_named_tensors_free does both. */
+ * that belongs to no scope, even inside one (release with
+ * clt_tensor_free), and the block is released with clt_free;
+ * clt_named_tensors_free does both.  *n is 0 for a file without tensors
+ * (*out is then an empty block, still released with clt_free). */
 CLT_API clt_status clt_load_safetensors(const char *path, clt_device *dev,
                                         clt_named_tensor **out, size_t *n);
 
