@@ -13,6 +13,15 @@
  *   cltensor/index.h    indexing: index_select, gather, scatter, embedding, ...
  *   cltensor/memory.h   the caching allocator and kernel cache
  *   cltensor/stats.h    transfer and synchronisation counters
+ *   cltensor/autograd.h gradients
+ *   cltensor/nn.h       layers and models
+ *   cltensor/optim.h    optimizers
+ *   cltensor/data.h     data loading
+ *   cltensor/io.h       files: safetensors, .npy, model checkpoints
+ *
+ * Not included here: cltensor/opencl.h (OpenCL interop) and
+ * cltensor/dlpack.h (DLPack exchange), which need OpenCL's or DLPack's
+ * headers.
  */
 #ifndef CLTENSOR_H
 #define CLTENSOR_H
@@ -33,5 +42,6 @@
 #include <cltensor/nn.h>
 #include <cltensor/optim.h>
 #include <cltensor/data.h>
+#include <cltensor/io.h>
 
 #endif

@@ -7,7 +7,12 @@ cd "$(dirname "$0")/.."
 what=${1:-build}
 
 pkgs="build-essential autoconf automake libtool pkg-config ocl-icd-opencl-dev \
-opencl-headers pocl-opencl-icd libclblast-dev libcriterion-dev clinfo valgrind"
+opencl-headers pocl-opencl-icd libclblast-dev libcriterion-dev libdlpack-dev zlib1g-dev \
+clinfo valgrind"
+# tests/python_interop.sh compares files with numpy's (it skips without it).
+if [ "$what" = check ]; then
+    pkgs="$pkgs python3-numpy"
+fi
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

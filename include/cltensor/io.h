@@ -1,0 +1,108 @@
+/* cltensor/io.h: tensors and models to and from files: safetensors (the
+ * format of the Python safetensors package, and of Hugging Face
+ * checkpoints) and NumPy's .npy.
+ *
+ * Saving reads the tensors back into host memory (it waits for the work
+ * queued on them) and writes the file through a temporary file beside it,
+ * renamed over `path` at the end: a save that fails leaves no file, or the
+ * one that was there, unchanged.  Loading reads the whole header, checks
+ * it against the file (dtypes, shapes, sizes, offsets) before it creates a
+ * tensor, and uploads with blocking writes.
+ *
+ * Errors.  A file that cannot be opened, read or written is CLT_ERR_IO; a
+ * file whose content is wrong (bad magic, bad JSON, a truncated file,
+ * an unsupported dtype, sizes that do not add up) is
+ * CLT_ERR_INVALID_ARGUMENT.  The message names the file and what is
+ * wrong.  On failure every output pointer is NULL (and *n 0) and nothing
+ * was changed.
+ *
+ * The dtypes are cltensor's seven: safetensors F32, F64, F16, I32, I64,
+ * U8, BOOL; .npy '<f4', '<f8', '<f2', '<i4', '<i8', '|u1', '|b1'.  Data
+ * is little-endian and row-major (C order) in both formats.  A dtype the
+ * device cannot hold (float64 without cl_khr_fp64, ...) is
+ * CLT_ERR_DTYPE_UNSUPPORTED when loading.
+ *
+ * Threads: the functions may run on several threads at once on distinct
+ * files and tensors.
+ */
+#ifndef CLTENSOR_IO_H
+#define CLTENSOR_IO_H
+
+#include <cltensor/nn.h>
+#include <cltensor/tensor.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- safetensors ----------------------------------------------------------- */
+
+/* Writes the n named tensors to `path` in safetensors format: the 8-byte
+ * little-endian length of a JSON header, the header ({"name": {"dtype":
+ * "F32", "shape": [2, 3], "data_offsets": [begin, end]}, ...}, compact,
+ * padded with spaces to a multiple of 8 bytes), then the raw data.  The
+ * tensors are written in the byte order of their names, both in the header
+ * and in the data.  A non-contiguous tensor is saved as its contiguous
+ * values.  Errors: CLT_ERR_NULL_ARGUMENT for a NULL path, name or tensor
+ * (tensors may be NULL when n is 0); CLT_ERR_INVALID_ARGUMENT for a
+ * duplicate name, a name that is not UTF-8, or the reserved name
+ * "__metadata__"; CLT_ERR_IO when the file cannot be written.  Nothing is
+ * taken: the tensors stay the caller's. */
+CLT_API clt_status clt_save_safetensors(const char *path, const clt_named_tensor *tensors,
+                                        size_t n);
+
+/* Reads every tensor of the safetensors file `path` into new tensors on
+ * dev, in the order of the file's header; "__metadata__" is checked (an
+ * object of strings) and ignored.  *out receives *n entries in one block
+ * that also holds the names.  Ownership: each tensor is a new reference
+ * that belongs to no scope, even inside one (release with
+ * clt_tensor_free), and the block is released with clt_free;
+ * clt_named_tensors_free does both.  *n is 0 for a file without tensors
+ * (*out is then an empty block, still released with clt_free). */
+CLT_API clt_status clt_load_safetensors(const char *path, clt_device *dev,
+                                        clt_named_tensor **out, size_t *n);
+
+/* Releases what clt_load_safetensors hands out: each of the n tensors,
+ * then the block.  NULL does nothing. */
+CLT_API void clt_named_tensors_free(clt_named_tensor *arr, size_t n);
+
+/* ---- models --------------------------------------------------------------------- */
+
+/* Saves m's state (parameters and buffers under their names, as PyTorch's
+ * state_dict: "0.weight", "0.bias", ...) as a safetensors file. */
+CLT_API clt_status clt_module_save(const clt_module *m, const char *path);
+
+/* Loads a safetensors file written by clt_module_save (or by PyTorch's
+ * safetensors.torch.save_file(model.state_dict(), path)) into m, strictly,
+ * as load_state_dict(strict=True): every name of m's state must be in the
+ * file with the same dtype and shape, and the file must hold nothing else.
+ * Otherwise CLT_ERR_INVALID_ARGUMENT, naming the first mismatch ("missing
+ * key(s) in state: 2.bias", "unexpected key(s) in state: 3.weight", "size
+ * mismatch for 0.weight: copying a param with shape [10, 64] from
+ * checkpoint, the shape in current model is [128, 64]", "dtype mismatch
+ * for ..."), and m is left as it was: the whole file is checked and
+ * uploaded before any tensor of m is written.  The values are copied into
+ * m's existing tensors on their device (handles kept, so optimizers made
+ * before still hold them; parameters keep requires_grad; gradients are
+ * left alone). */
+CLT_API clt_status clt_module_load(clt_module *m, const char *path);
+
+/* ---- NumPy .npy ----------------------------------------------------------------- */
+
+/* Writes t to `path` as a NumPy .npy file (format 1.0, C order, the
+ * header numpy.save writes), as np.save(path, t.numpy()) would.  A 0-d
+ * tensor has shape ().  Errors: CLT_ERR_NULL_ARGUMENT, CLT_ERR_IO. */
+CLT_API clt_status clt_save_npy(const char *path, const clt_tensor *t);
+
+/* Reads the .npy file `path` (format 1.0, 2.0 or 3.0) into a new tensor on
+ * dev.  Refused with CLT_ERR_INVALID_ARGUMENT: fortran_order True,
+ * big-endian data, dtypes other than the seven above, object or structured
+ * arrays, truncated or over-long files.  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_load_npy(const char *path, clt_device *dev, clt_tensor **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,188 @@
+/* file.c: reading files with their size known and writing them through a
+ * temporary file renamed at the end, so that a failed save leaves what was
+ * there; reading tensors back for saving; messages naming the file. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/io.h"
+
+clt_status clt__io_open(const char *path, const char *fn, FILE **f, uint64_t *size)
+{
+    *f = fopen(path, "rb");
+    if (*f == NULL)
+        return clt__error(CLT_ERR_IO, "%s: cannot open %s: %s", fn, path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(*f), &sb) != 0) {
+        int e = errno;
+        fclose(*f);
+        *f = NULL;
+        return clt__error(CLT_ERR_IO, "%s: cannot read %s: %s", fn, path, strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        fclose(*f);
+        *f = NULL;
+        return clt__error(CLT_ERR_IO, "%s: cannot read %s: not a regular file", fn, path);
+    }
+    *size = (uint64_t)sb.st_size;
+    return CLT_OK;
+}
+
+clt_status clt__io_read_at(FILE *f, uint64_t off, void *dst, size_t n, const char *path,
+                           const char *fn)
+{
+    if (n == 0)
+        return CLT_OK;
+    if (fseeko(f, (off_t)off, SEEK_SET) != 0)
+        return clt__error(CLT_ERR_IO, "%s: %s: cannot seek to byte %llu: %s", fn, path,
+                          (unsigned long long)off, strerror(errno));
+    size_t got = fread(dst, 1, n, f);
+    if (got != n)
+        return clt__error(CLT_ERR_IO, "%s: %s: reading %zu bytes at byte %llu: %s", fn, path, n,
+                          (unsigned long long)off,
+                          ferror(f) ? strerror(errno) : "the file ended early (changed while read?)");
+    return CLT_OK;
+}
+
+/* ---- writing ---------------------------------------------------------------------- */
+
+clt_status clt__io_create(clt__io_out *o, const char *path, const char *fn)
+{
+    static unsigned counter;
+    o->f = NULL;
+    o->path = path;
+    o->fn = fn;
+    size_t len = strlen(path) + 48;
+    o->tmp = malloc(len);
+    if (o->tmp == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    /* O_EXCL with a name of our own; the mode is 0666 less the umask, as
+     * fopen would create the file. */
+    for (int attempt = 0; attempt < 100; attempt++) {
+        unsigned k = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+        snprintf(o->tmp, len, "%s.tmp-%ld-%u", path, (long)getpid(), k);
+        int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno == EEXIST)
+            continue;
+        if (fd < 0)
+            break;
+        o->f = fdopen(fd, "wb");
+        if (o->f == NULL) {
+            int e = errno;
+            close(fd);
+            unlink(o->tmp);
+            errno = e;
+            break;
+        }
+        return CLT_OK;
+    }
+    clt_status st = clt__error(CLT_ERR_IO, "%s: cannot create %s (as %s): %s", fn, path, o->tmp,
+                               strerror(errno));
+    free(o->tmp);
+    o->tmp = NULL;
+    return st;
+}
+
+clt_status clt__io_write(clt__io_out *o, const void *p, size_t n)
+{
+    if (n > 0 && fwrite(p, 1, n, o->f) != n)
+        return clt__error(CLT_ERR_IO, "%s: writing %s: %s", o->fn, o->path, strerror(errno));
+    return CLT_OK;
+}
+
+clt_status clt__io_commit(clt__io_out *o)
+{
+    clt_status st = CLT_OK;
+    int bad = fflush(o->f) != 0 || ferror(o->f);
+    int e = errno;
+    if (fclose(o->f) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    o->f = NULL;
+    if (bad)
+        st = clt__error(CLT_ERR_IO, "%s: writing %s: %s", o->fn, o->path, strerror(e));
+    else if (rename(o->tmp, o->path) != 0)
+        st = clt__error(CLT_ERR_IO, "%s: cannot rename %s to %s: %s", o->fn, o->tmp, o->path,
+                        strerror(errno));
+    if (st != CLT_OK)
+        unlink(o->tmp);
+    free(o->tmp);
+    o->tmp = NULL;
+    return st;
+}
+
+void clt__io_abort(clt__io_out *o)
+{
+    if (o->f) {
+        fclose(o->f);
+        o->f = NULL;
+    }
+    if (o->tmp) {
+        unlink(o->tmp);
+        free(o->tmp);
+        o->tmp = NULL;
+    }
+}
+
+/* ---- tensors and messages ------------------------------------------------------ */
+
+clt_status clt__io_read_tensor(const clt_tensor *t, void **data, size_t *bytes, const char *fn,
+                               const void *caller)
+{
+    size_t nb = clt_tensor_nbytes(t);
+    void *p = malloc(nb ? nb : 1);
+    *data = NULL;
+    *bytes = 0;
+    if (p == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for %zu bytes", fn, nb);
+    clt_status st = clt__tensor_read_at(t, p, nb, fn, caller);
+    if (st != CLT_OK) {
+        free(p);
+        return st;
+    }
+    *data = p;
+    *bytes = nb;
+    return CLT_OK;
+}
+
+int64_t clt__io_bad_bool(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t k = 0; k < n; k++)
+        if (b[k] > 1)
+            return (int64_t)k;
+    return -1;
+}
+
+int64_t clt__io_numel(int ndim, const int64_t *shape, size_t esize)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] < 0)
+            return -1;
+        if (shape[d] != 0 && n > INT64_MAX / shape[d])
+            return -1;
+        n *= shape[d];
+    }
+    if (esize > 0 && n > INT64_MAX / (int64_t)esize)
+        return -1;
+    return n;
+}
+
+clt_status clt__io_prefix_error(clt_status st, const char *fmt, ...)
+{
+    char prefix[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    char *old = strdup(clt_last_error());
+    clt__error(st, "%s: %s", prefix, old ? old : "");
+    free(old);
+    return st;
+}

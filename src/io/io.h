@@ -1,0 +1,101 @@
+/* io.h: what the file formats of src/io share: reading files with their
+ * size known, writing them through a temporary file renamed at the end,
+ * reading tensors back, messages that name the file, and the strict JSON
+ * parser behind the safetensors header.  src/io is the top layer: it
+ * calls the tensor, ops and nn layers, and nothing below calls it. */
+#ifndef CLT_IO_H
+#define CLT_IO_H
+
+#include <stdio.h>
+
+#include "internal.h"
+#include "cltensor/io.h"
+
+/* ---- reading (src/io/file.c) ----------------------------------------------- */
+
+/* Opens path for reading and finds its size.  CLT_ERR_IO naming the file
+ * and strerror when it cannot. */
+clt_status clt__io_open(const char *path, const char *fn, FILE **f, uint64_t *size);
+
+/* Reads n bytes at offset off; the caller has checked that they lie within
+ * the file, so a short read is CLT_ERR_IO. */
+clt_status clt__io_read_at(FILE *f, uint64_t off, void *dst, size_t n, const char *path,
+                           const char *fn);
+
+/* ---- writing ---------------------------------------------------------------------- */
+
+/* A file being written: a temporary file beside `path`, renamed over it
+ * by clt__io_commit, removed by clt__io_abort. */
+typedef struct clt__io_out {
+    FILE *f;
+    char *tmp;
+    const char *path, *fn;
+} clt__io_out;
+
+clt_status clt__io_create(clt__io_out *o, const char *path, const char *fn);
+clt_status clt__io_write(clt__io_out *o, const void *p, size_t n);
+/* Closes and renames; on failure the temporary file is removed. */
+clt_status clt__io_commit(clt__io_out *o);
+/* Closes and removes the temporary file (nothing when none is open). */
+void clt__io_abort(clt__io_out *o);
+
+/* ---- tensors and messages ------------------------------------------------------ */
+
+/* t's values, row-major, in a new malloc'd block of *bytes bytes (at least
+ * one byte allocated, so never NULL on success).  Waits. */
+clt_status clt__io_read_tensor(const clt_tensor *t, void **data, size_t *bytes, const char *fn,
+                               const void *caller);
+
+/* Index of the first byte of p[0..n) that is neither 0 nor 1, or -1. */
+int64_t clt__io_bad_bool(const void *p, size_t n);
+
+/* numel of a shape, or -1 when it overflows int64 (or the byte count
+ * numel * esize overflows). */
+int64_t clt__io_numel(int ndim, const int64_t *shape, size_t esize);
+
+/* Keeps status st and puts "<prefix>: " before the current message, so
+ * that an error from a lower layer names the file and the tensor. */
+clt_status clt__io_prefix_error(clt_status st, const char *fmt, ...) CLT__PRINTF(2, 3);
+
+/* ---- JSON (src/io/json.c) ---------------------------------------------------- */
+
+typedef enum clt__json_type {
+    CLT__JSON_NULL,
+    CLT__JSON_FALSE,
+    CLT__JSON_TRUE,
+    CLT__JSON_NUMBER,
+    CLT__JSON_STRING,
+    CLT__JSON_ARRAY,
+    CLT__JSON_OBJECT
+} clt__json_type;
+
+typedef struct clt__json clt__json;
+struct clt__json {
+    clt__json_type type;
+    bool is_int;      /* a number without fraction or exponent within int64 */
+    int64_t i;
+    char *s;          /* a string, decoded to UTF-8 and NUL-terminated */
+    size_t len;       /* its length in bytes (it may hold a NUL from \u0000) */
+    size_t n;         /* elements of an array, members of an object */
+    clt__json *items; /* their values */
+    char **keys;      /* an object's keys, decoded, NUL-terminated */
+    size_t *key_lens;
+    size_t cap;
+};
+
+/* Parses exactly one JSON value (RFC 8259: strict; UTF-8 checked; depth at
+ * most 64) from text[0..len), with only whitespace after it.  0 and *out
+ * on success; 1 with a message in err ("at byte 17: expected ':' after an
+ * object key") for bad JSON; 2 when memory runs out. */
+int clt__json_parse(const char *text, size_t len, clt__json **out, char *err, size_t errlen);
+
+/* Releases a parsed value.  NULL does nothing. */
+void clt__json_free(clt__json *v);
+
+/* Whether s[0..n) is well-formed UTF-8. */
+bool clt__utf8_valid(const char *s, size_t n);
+
+/* "an object", "a string", ... for messages. */
+const char *clt__json_type_name(clt__json_type t);
+
+#endif

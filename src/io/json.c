@@ -1,0 +1,501 @@
+/* json.c: a small strict JSON parser (RFC 8259) for the safetensors header:
+ * objects, arrays, strings with every escape, integers told apart from
+ * other numbers, UTF-8 checked, nesting bounded.  Nothing else in the
+ * library needs JSON, so it stays this small. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/io.h"
+
+#define MAX_DEPTH 64
+
+typedef struct parser {
+    const char *start, *p, *end;
+    char *err;
+    size_t errlen;
+    int status; /* 0, 1 bad JSON, 2 out of memory */
+} parser;
+
+static void fail(parser *ps, const char *what)
+{
+    if (ps->status)
+        return;
+    ps->status = 1;
+    snprintf(ps->err, ps->errlen, "at byte %zu: %s", (size_t)(ps->p - ps->start), what);
+}
+
+static void oom(parser *ps)
+{
+    if (ps->status)
+        return;
+    ps->status = 2;
+    snprintf(ps->err, ps->errlen, "out of host memory");
+}
+
+static void skip_ws(parser *ps)
+{
+    while (ps->p < ps->end &&
+           (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
+        ps->p++;
+}
+
+const char *clt__json_type_name(clt__json_type t)
+{
+    switch (t) {
+    case CLT__JSON_NULL: return "null";
+    case CLT__JSON_FALSE:
+    case CLT__JSON_TRUE: return "a boolean";
+    case CLT__JSON_NUMBER: return "a number";
+    case CLT__JSON_STRING: return "a string";
+    case CLT__JSON_ARRAY: return "an array";
+    case CLT__JSON_OBJECT: return "an object";
+    }
+    return "?";
+}
+
+static void free_contents(clt__json *v)
+{
+    free(v->s);
+    for (size_t k = 0; k < v->n; k++) {
+        free_contents(&v->items[k]);
+        if (v->keys)
+            free(v->keys[k]);
+    }
+    free(v->items);
+    free(v->keys);
+    free(v->key_lens);
+}
+
+void clt__json_free(clt__json *v)
+{
+    if (v == NULL)
+        return;
+    free_contents(v);
+    free(v);
+}
+
+/* ---- strings ------------------------------------------------------------------ */
+
+typedef struct buf {
+    char *d;
+    size_t len, cap;
+} buf;
+
+static bool put(buf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 32;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *d = realloc(b->d, cap);
+        if (d == NULL)
+            return false;
+        b->d = d;
+        b->cap = cap;
+    }
+    memcpy(b->d + b->len, s, n);
+    b->len += n;
+    b->d[b->len] = '\0';
+    return true;
+}
+
+static size_t utf8_encode(uint32_t c, char *o)
+{
+    if (c < 0x80) {
+        o[0] = (char)c;
+        return 1;
+    }
+    if (c < 0x800) {
+        o[0] = (char)(0xC0 | (c >> 6));
+        o[1] = (char)(0x80 | (c & 0x3F));
+        return 2;
+    }
+    if (c < 0x10000) {
+        o[0] = (char)(0xE0 | (c >> 12));
+        o[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+        o[2] = (char)(0x80 | (c & 0x3F));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | (c >> 18));
+    o[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+    o[2] = (char)(0x80 | ((c >> 6) & 0x3F));
+    o[3] = (char)(0x80 | (c & 0x3F));
+    return 4;
+}
+
+/* Length of the well-formed UTF-8 sequence at p (no overlong forms, no
+ * surrogates, nothing above U+10FFFF), or 0. */
+static size_t utf8_valid(const unsigned char *p, const unsigned char *end)
+{
+    unsigned c = p[0];
+    size_t n;
+    uint32_t cp, min;
+    if (c < 0x80)
+        return 1;
+    if ((c & 0xE0) == 0xC0) {
+        n = 2, cp = c & 0x1F, min = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+        n = 3, cp = c & 0x0F, min = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+        n = 4, cp = c & 0x07, min = 0x10000;
+    } else {
+        return 0;
+    }
+    if ((size_t)(end - p) < n)
+        return 0;
+    for (size_t k = 1; k < n; k++) {
+        if ((p[k] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (p[k] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return n;
+}
+
+static int hex4(parser *ps, uint32_t *out)
+{
+    if (ps->end - ps->p < 4) {
+        fail(ps, "a \\u escape needs four hex digits");
+        return 0;
+    }
+    uint32_t v = 0;
+    for (int k = 0; k < 4; k++) {
+        char c = ps->p[k];
+        int d = c >= '0' && c <= '9' ? c - '0'
+              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0) {
+            fail(ps, "a \\u escape needs four hex digits");
+            return 0;
+        }
+        v = v * 16 + (uint32_t)d;
+    }
+    ps->p += 4;
+    *out = v;
+    return 1;
+}
+
+/* At the opening quote; the decoded string goes to *s (malloc'd). */
+static int parse_string(parser *ps, char **s, size_t *len)
+{
+    buf b = {0};
+    ps->p++;
+    for (;;) {
+        if (ps->p >= ps->end) {
+            fail(ps, "unterminated string");
+            goto bad;
+        }
+        unsigned char c = (unsigned char)*ps->p;
+        if (c == '"') {
+            ps->p++;
+            break;
+        }
+        if (c < 0x20) {
+            fail(ps, "a control character in a string (escape it)");
+            goto bad;
+        }
+        if (c == '\\') {
+            ps->p++;
+            if (ps->p >= ps->end) {
+                fail(ps, "unterminated string");
+                goto bad;
+            }
+            char e = *ps->p++, o[4];
+            size_t on = 1;
+            switch (e) {
+            case '"': o[0] = '"'; break;
+            case '\\': o[0] = '\\'; break;
+            case '/': o[0] = '/'; break;
+            case 'b': o[0] = '\b'; break;
+            case 'f': o[0] = '\f'; break;
+            case 'n': o[0] = '\n'; break;
+            case 'r': o[0] = '\r'; break;
+            case 't': o[0] = '\t'; break;
+            case 'u': {
+                uint32_t cp, lo;
+                if (!hex4(ps, &cp))
+                    goto bad;
+                if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                    fail(ps, "a lone low surrogate in a \\u escape");
+                    goto bad;
+                }
+                if (cp >= 0xD800 && cp <= 0xDBFF) {
+                    if (ps->end - ps->p < 2 || ps->p[0] != '\\' || ps->p[1] != 'u') {
+                        fail(ps, "a high surrogate without its low surrogate");
+                        goto bad;
+                    }
+                    ps->p += 2;
+                    if (!hex4(ps, &lo))
+                        goto bad;
+                    if (lo < 0xDC00 || lo > 0xDFFF) {
+                        fail(ps, "a high surrogate without its low surrogate");
+                        goto bad;
+                    }
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                }
+                on = utf8_encode(cp, o);
+                break;
+            }
+            default:
+                ps->p--;
+                fail(ps, "an unknown escape in a string");
+                goto bad;
+            }
+            if (!put(&b, o, on)) {
+                oom(ps);
+                goto bad;
+            }
+            continue;
+        }
+        size_t n = utf8_valid((const unsigned char *)ps->p, (const unsigned char *)ps->end);
+        if (n == 0) {
+            fail(ps, "a string that is not valid UTF-8");
+            goto bad;
+        }
+        if (!put(&b, ps->p, n)) {
+            oom(ps);
+            goto bad;
+        }
+        ps->p += n;
+    }
+    if (b.d == NULL && !put(&b, "", 0)) {
+        oom(ps);
+        goto bad;
+    }
+    *s = b.d;
+    *len = b.len;
+    return 1;
+bad:
+    free(b.d);
+    return 0;
+}
+
+/* ---- values ------------------------------------------------------------------- */
+
+static int parse_value(parser *ps, clt__json *v, int depth);
+
+static int grow(parser *ps, clt__json *v, bool object)
+{
+    if (v->n < v->cap)
+        return 1;
+    size_t cap = v->cap ? v->cap * 2 : 4;
+    clt__json *items = realloc(v->items, cap * sizeof *items);
+    if (items == NULL) {
+        oom(ps);
+        return 0;
+    }
+    v->items = items;
+    if (object) {
+        char **keys = realloc(v->keys, cap * sizeof *keys);
+        if (keys == NULL) {
+            oom(ps);
+            return 0;
+        }
+        v->keys = keys;
+        size_t *kl = realloc(v->key_lens, cap * sizeof *kl);
+        if (kl == NULL) {
+            oom(ps);
+            return 0;
+        }
+        v->key_lens = kl;
+    }
+    v->cap = cap;
+    return 1;
+}
+
+static int parse_number(parser *ps, clt__json *v)
+{
+    const char *q = ps->p;
+    bool neg = false, integer = true, overflow = false;
+    uint64_t mag = 0;
+    if (q < ps->end && *q == '-') {
+        neg = true;
+        q++;
+    }
+    if (q >= ps->end || *q < '0' || *q > '9') {
+        fail(ps, "a malformed number");
+        return 0;
+    }
+    if (*q == '0') {
+        q++;
+        if (q < ps->end && *q >= '0' && *q <= '9') {
+            ps->p = q;
+            fail(ps, "a number with a leading zero");
+            return 0;
+        }
+    } else {
+        while (q < ps->end && *q >= '0' && *q <= '9') {
+            unsigned d = (unsigned)(*q - '0');
+            if (mag > (UINT64_MAX - d) / 10)
+                overflow = true;
+            else
+                mag = mag * 10 + d;
+            q++;
+        }
+    }
+    if (q < ps->end && *q == '.') {
+        integer = false;
+        q++;
+        if (q >= ps->end || *q < '0' || *q > '9') {
+            ps->p = q;
+            fail(ps, "a number needs digits after its decimal point");
+            return 0;
+        }
+        while (q < ps->end && *q >= '0' && *q <= '9')
+            q++;
+    }
+    if (q < ps->end && (*q == 'e' || *q == 'E')) {
+        integer = false;
+        q++;
+        if (q < ps->end && (*q == '+' || *q == '-'))
+            q++;
+        if (q >= ps->end || *q < '0' || *q > '9') {
+            ps->p = q;
+            fail(ps, "a number needs digits in its exponent");
+            return 0;
+        }
+        while (q < ps->end && *q >= '0' && *q <= '9')
+            q++;
+    }
+    v->type = CLT__JSON_NUMBER;
+    if (integer && !overflow && mag <= (uint64_t)INT64_MAX) {
+        v->is_int = true;
+        v->i = neg ? -(int64_t)mag : (int64_t)mag;
+    } else if (integer && !overflow && neg && mag == (uint64_t)INT64_MAX + 1) {
+        v->is_int = true;
+        v->i = INT64_MIN;
+    }
+    ps->p = q;
+    return 1;
+}
+
+static int literal(parser *ps, const char *word, clt__json *v, clt__json_type t)
+{
+    size_t n = strlen(word);
+    if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n) != 0) {
+        fail(ps, "an unexpected character (expected a value)");
+        return 0;
+    }
+    ps->p += n;
+    v->type = t;
+    return 1;
+}
+
+static int parse_value(parser *ps, clt__json *v, int depth)
+{
+    memset(v, 0, sizeof *v);
+    skip_ws(ps);
+    if (ps->p >= ps->end) {
+        fail(ps, "the text ended where a value was expected");
+        return 0;
+    }
+    char c = *ps->p;
+    if (c == '{' || c == '[') {
+        bool object = c == '{';
+        char close = object ? '}' : ']';
+        v->type = object ? CLT__JSON_OBJECT : CLT__JSON_ARRAY;
+        if (depth >= MAX_DEPTH) {
+            fail(ps, "nesting deeper than 64 levels");
+            return 0;
+        }
+        ps->p++;
+        skip_ws(ps);
+        if (ps->p < ps->end && *ps->p == close) {
+            ps->p++;
+            return 1;
+        }
+        for (;;) {
+            if (!grow(ps, v, object))
+                return 0;
+            if (object) {
+                skip_ws(ps);
+                if (ps->p >= ps->end || *ps->p != '"') {
+                    fail(ps, "expected a string as an object key");
+                    return 0;
+                }
+                char *key = NULL;
+                size_t klen = 0;
+                if (!parse_string(ps, &key, &klen))
+                    return 0;
+                v->keys[v->n] = key;
+                v->key_lens[v->n] = klen;
+                /* the key counts as a member from here, so that it is freed */
+                memset(&v->items[v->n], 0, sizeof v->items[v->n]);
+                v->n++;
+                skip_ws(ps);
+                if (ps->p >= ps->end || *ps->p != ':') {
+                    fail(ps, "expected ':' after an object key");
+                    return 0;
+                }
+                ps->p++;
+                if (!parse_value(ps, &v->items[v->n - 1], depth + 1))
+                    return 0;
+            } else {
+                v->n++;
+                if (!parse_value(ps, &v->items[v->n - 1], depth + 1))
+                    return 0;
+            }
+            skip_ws(ps);
+            if (ps->p < ps->end && *ps->p == ',') {
+                ps->p++;
+                continue;
+            }
+            if (ps->p < ps->end && *ps->p == close) {
+                ps->p++;
+                return 1;
+            }
+            fail(ps, object ? "expected ',' or '}' in an object" : "expected ',' or ']' in an array");
+            return 0;
+        }
+    }
+    if (c == '"') {
+        v->type = CLT__JSON_STRING;
+        return parse_string(ps, &v->s, &v->len);
+    }
+    if (c == '-' || (c >= '0' && c <= '9'))
+        return parse_number(ps, v);
+    if (c == 't')
+        return literal(ps, "true", v, CLT__JSON_TRUE);
+    if (c == 'f')
+        return literal(ps, "false", v, CLT__JSON_FALSE);
+    if (c == 'n')
+        return literal(ps, "null", v, CLT__JSON_NULL);
+    fail(ps, "an unexpected character (expected a value)");
+    return 0;
+}
+
+int clt__json_parse(const char *text, size_t len, clt__json **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    parser ps = {text, text, text + len, err, errlen, 0};
+    clt__json *v = calloc(1, sizeof *v);
+    if (v == NULL) {
+        oom(&ps);
+        return ps.status;
+    }
+    if (parse_value(&ps, v, 0)) {
+        skip_ws(&ps);
+        if (ps.p != ps.end)
+            fail(&ps, "text after the JSON value");
+    }
+    if (ps.status) {
+        clt__json_free(v);
+        return ps.status;
+    }
+    *out = v;
+    return 0;
+}
+
+bool clt__utf8_valid(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    while (p < end) {
+        size_t k = utf8_valid(p, end);
+        if (k == 0)
+            return false;
+        p += k;
+    }
+    return true;
+}

@@ -1,0 +1,355 @@
+/* npy.c: NumPy's .npy format: saving a tensor as numpy.save does (format
+ * 1.0, its header byte for byte) and loading format 1.0, 2.0 and 3.0 files
+ * in C order with little-endian data. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/io.h"
+
+#define MAGIC "\x93NUMPY"
+#define MAGIC_LEN 6
+/* numpy aligns the data to 64 bytes and leaves room for the first
+ * dimension to grow to 21 digits. */
+#define ARRAY_ALIGN 64
+#define GROWTH_DIGITS 21
+#define MAX_HEADER (1u << 20)
+
+static const struct {
+    const char *descr;
+    clt_dtype dtype;
+} descrs[] = {
+    {"<f4", CLT_FLOAT32}, {"<f8", CLT_FLOAT64}, {"<f2", CLT_FLOAT16}, {"<i4", CLT_INT32},
+    {"<i8", CLT_INT64},   {"|u1", CLT_UINT8},   {"|b1", CLT_BOOL},
+};
+
+/* ---- saving ------------------------------------------------------------------------- */
+
+clt_status clt_save_npy(const char *path, const clt_tensor *t)
+{
+    const char *fn = "clt_save_npy";
+    CLT__REQUIRE_ARG(path, fn);
+    CLT__REQUIRE_ARG(t, fn);
+    const char *descr = NULL;
+    for (size_t k = 0; k < sizeof descrs / sizeof descrs[0]; k++)
+        if (descrs[k].dtype == t->dtype)
+            descr = descrs[k].descr;
+    if (descr == NULL)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: dtype %d has no .npy form", fn, path,
+                          (int)t->dtype);
+    void *data = NULL;
+    size_t bytes = 0;
+    clt__io_out o = {0};
+    char header[512], shape[320];
+    size_t sl = 0;
+    shape[sl++] = '(';
+    for (int d = 0; d < t->ndim; d++)
+        sl += (size_t)snprintf(shape + sl, sizeof shape - sl, "%s%lld", d ? ", " : "",
+                               (long long)t->shape[d]);
+    snprintf(shape + sl, sizeof shape - sl, "%s)", t->ndim == 1 ? "," : "");
+    int hl = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, "
+                      "'shape': %s, }", descr, shape);
+    if (t->ndim > 0) {
+        char first[32];
+        int fl = snprintf(first, sizeof first, "%lld", (long long)t->shape[0]);
+        for (int k = fl; k < GROWTH_DIGITS; k++)
+            header[hl++] = ' ';
+    }
+    /* the header, spaces, and a newline end on a multiple of 64 bytes */
+    size_t used = MAGIC_LEN + 2 + 2 + (size_t)hl + 1;
+    size_t pad = ARRAY_ALIGN - used % ARRAY_ALIGN;
+    for (size_t k = 0; k < pad; k++)
+        header[hl++] = ' ';
+    header[hl++] = '\n';
+    unsigned char prefix[10];
+    memcpy(prefix, MAGIC, MAGIC_LEN);
+    prefix[6] = 1;
+    prefix[7] = 0;
+    prefix[8] = (unsigned char)(hl & 0xFF);
+    prefix[9] = (unsigned char)(hl >> 8);
+    clt_status st = clt__io_read_tensor(t, &data, &bytes, fn, __builtin_return_address(0));
+    if (st != CLT_OK) {
+        clt__io_prefix_error(st, "%s: %s: reading the tensor", fn, path);
+        return st;
+    }
+    CLT__TRY(clt__io_create(&o, path, fn));
+    CLT__TRY(clt__io_write(&o, prefix, sizeof prefix));
+    CLT__TRY(clt__io_write(&o, header, (size_t)hl));
+    CLT__TRY(clt__io_write(&o, data, bytes));
+    CLT__TRY(clt__io_commit(&o));
+done:
+    clt__io_abort(&o);
+    free(data);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* ---- the header: a Python dict literal ------------------------------------------------ */
+
+typedef struct hdr {
+    const char *p, *end, *path, *fn;
+    char descr[32];
+    int fortran; /* -1 unseen */
+    int ndim;    /* -1 unseen */
+    int64_t shape[CLT_MAX_DIMS];
+} hdr;
+
+static clt_status hbad(const hdr *h, const char *fmt, ...) CLT__PRINTF(2, 3);
+static clt_status hbad(const hdr *h, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: %s", h->fn, h->path, what);
+}
+
+static void ws(hdr *h)
+{
+    while (h->p < h->end && (*h->p == ' ' || *h->p == '\t' || *h->p == '\n' || *h->p == '\r'))
+        h->p++;
+}
+
+static bool eat(hdr *h, char c)
+{
+    ws(h);
+    if (h->p < h->end && *h->p == c) {
+        h->p++;
+        return true;
+    }
+    return false;
+}
+
+/* A quoted string without escapes (numpy writes none in these keys). */
+static clt_status pystring(hdr *h, char *out, size_t cap, const char *what)
+{
+    ws(h);
+    if (h->p >= h->end || (*h->p != '\'' && *h->p != '"'))
+        return hbad(h, "bad header: expected a quoted string as %s", what);
+    char q = *h->p++;
+    size_t n = 0;
+    while (h->p < h->end && *h->p != q) {
+        if (*h->p == '\\' || (unsigned char)*h->p < 0x20 || n + 1 >= cap)
+            return hbad(h, "bad header: unexpected %s", what);
+        out[n++] = *h->p++;
+    }
+    if (h->p >= h->end)
+        return hbad(h, "bad header: unterminated string");
+    h->p++;
+    out[n] = '\0';
+    return CLT_OK;
+}
+
+static clt_status parse_shape(hdr *h)
+{
+    ws(h);
+    if (h->p >= h->end || *h->p != '(')
+        return hbad(h, "bad header: 'shape' must be a tuple of integers");
+    h->p++;
+    int n = 0;
+    bool comma = false;
+    for (;;) {
+        if (eat(h, ')'))
+            break;
+        if (n > 0 && !comma)
+            return hbad(h, "bad header: expected ',' or ')' in 'shape'");
+        ws(h);
+        if (h->p >= h->end || *h->p < '0' || *h->p > '9')
+            return hbad(h, "bad header: 'shape' must be a tuple of non-negative integers");
+        int64_t v = 0;
+        while (h->p < h->end && *h->p >= '0' && *h->p <= '9') {
+            int dg = *h->p++ - '0';
+            if (v > (INT64_MAX - dg) / 10)
+                return hbad(h, "bad header: a dimension of 'shape' is too large");
+            v = v * 10 + dg;
+        }
+        if (h->p < h->end && (*h->p == 'L' || *h->p == 'l')) /* Python 2's long */
+            h->p++;
+        if (n == CLT_MAX_DIMS)
+            return hbad(h, "the array has more than %d dimensions, the most cltensor takes",
+                        CLT_MAX_DIMS);
+        h->shape[n++] = v;
+        comma = eat(h, ',');
+    }
+    if (n == 1 && !comma)
+        return hbad(h, "bad header: a one-dimensional 'shape' is written (n,)");
+    h->ndim = n;
+    return CLT_OK;
+}
+
+static clt_status parse_header(hdr *h)
+{
+    if (!eat(h, '{'))
+        return hbad(h, "bad header: expected a dict starting with '{'");
+    for (;;) {
+        if (eat(h, '}'))
+            break;
+        char key[32];
+        clt_status st = pystring(h, key, sizeof key, "key");
+        if (st != CLT_OK)
+            return st;
+        if (!eat(h, ':'))
+            return hbad(h, "bad header: expected ':' after '%s'", key);
+        if (strcmp(key, "descr") == 0) {
+            if (h->descr[0])
+                return hbad(h, "bad header: 'descr' appears twice");
+            ws(h);
+            if (h->p < h->end && *h->p == '[')
+                return hbad(h, "structured arrays (a list as 'descr') are not supported");
+            st = pystring(h, h->descr, sizeof h->descr, "descr");
+            if (st == CLT_OK && h->descr[0] == '\0')
+                st = hbad(h, "bad header: empty 'descr'");
+        } else if (strcmp(key, "fortran_order") == 0) {
+            if (h->fortran >= 0)
+                return hbad(h, "bad header: 'fortran_order' appears twice");
+            ws(h);
+            if ((size_t)(h->end - h->p) >= 4 && memcmp(h->p, "True", 4) == 0) {
+                h->fortran = 1;
+                h->p += 4;
+            } else if ((size_t)(h->end - h->p) >= 5 && memcmp(h->p, "False", 5) == 0) {
+                h->fortran = 0;
+                h->p += 5;
+            } else {
+                st = hbad(h, "bad header: 'fortran_order' must be True or False");
+            }
+        } else if (strcmp(key, "shape") == 0) {
+            if (h->ndim >= 0)
+                return hbad(h, "bad header: 'shape' appears twice");
+            st = parse_shape(h);
+        } else {
+            return hbad(h, "bad header: unexpected key '%s' (numpy writes descr, "
+                           "fortran_order and shape)", key);
+        }
+        if (st != CLT_OK)
+            return st;
+        if (eat(h, ','))
+            continue;
+        if (eat(h, '}'))
+            break;
+        return hbad(h, "bad header: expected ',' or '}' in the dict");
+    }
+    ws(h);
+    if (h->p != h->end)
+        return hbad(h, "bad header: text after the dict");
+    if (!h->descr[0] || h->fortran < 0 || h->ndim < 0)
+        return hbad(h, "bad header: missing %s", !h->descr[0] ? "'descr'"
+                                                 : h->fortran < 0 ? "'fortran_order'"
+                                                                  : "'shape'");
+    return CLT_OK;
+}
+
+/* ---- loading ------------------------------------------------------------------------ */
+
+clt_status clt_load_npy(const char *path, clt_device *dev, clt_tensor **out)
+{
+    const char *fn = "clt_load_npy";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(path, fn);
+    CLT__REQUIRE_ARG(dev, fn);
+    FILE *f = NULL;
+    uint64_t size = 0;
+    char *text = NULL;
+    void *data = NULL;
+    hdr h = {0};
+    h.path = path;
+    h.fn = fn;
+    h.fortran = -1;
+    h.ndim = -1;
+    clt_status st = clt__io_open(path, fn, &f, &size);
+    if (st != CLT_OK)
+        return st;
+    unsigned char pre[12];
+    if (size < 10)
+        CLT__TRY(hbad(&h, "the file is %llu bytes long, too short for a .npy header "
+                          "(truncated?)", (unsigned long long)size));
+    CLT__TRY(clt__io_read_at(f, 0, pre, 10, path, fn));
+    if (memcmp(pre, MAGIC, MAGIC_LEN) != 0)
+        CLT__TRY(hbad(&h, "not a .npy file (its first bytes are not \\x93NUMPY)"));
+    uint64_t hlen = 0, start = 0;
+    if (pre[6] == 1 && pre[7] == 0) {
+        hlen = pre[8] | (uint64_t)pre[9] << 8;
+        start = 10;
+    } else if ((pre[6] == 2 || pre[6] == 3) && pre[7] == 0) {
+        if (size < 12)
+            CLT__TRY(hbad(&h, "the file is %llu bytes long, too short for a .npy header "
+                              "(truncated?)", (unsigned long long)size));
+        CLT__TRY(clt__io_read_at(f, 10, pre + 10, 2, path, fn));
+        hlen = pre[8] | (uint64_t)pre[9] << 8 | (uint64_t)pre[10] << 16 |
+               (uint64_t)pre[11] << 24;
+        start = 12;
+    } else {
+        CLT__TRY(hbad(&h, ".npy format version %u.%u is not supported (1.0, 2.0 and 3.0 are)",
+                      pre[6], pre[7]));
+    }
+    if (hlen > MAX_HEADER)
+        CLT__TRY(hbad(&h, "the header length %llu is beyond the %u bytes cltensor reads",
+                      (unsigned long long)hlen, MAX_HEADER));
+    if (hlen > size - start)
+        CLT__TRY(hbad(&h, "the header length %llu goes past the end of the file (%llu bytes; "
+                          "truncated?)", (unsigned long long)hlen, (unsigned long long)size));
+    text = malloc(hlen ? hlen : 1);
+    if (text == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    CLT__TRY(clt__io_read_at(f, start, text, hlen, path, fn));
+    h.p = text;
+    h.end = text + hlen;
+    CLT__TRY(parse_header(&h));
+    if (h.fortran)
+        CLT__TRY(hbad(&h, "fortran_order True (column-major) arrays are not supported; save "
+                          "np.ascontiguousarray(a) instead"));
+    clt_dtype dtype = CLT_FLOAT32;
+    bool known = false;
+    for (size_t k = 0; k < sizeof descrs / sizeof descrs[0]; k++)
+        if (strcmp(descrs[k].descr, h.descr) == 0) {
+            dtype = descrs[k].dtype;
+            known = true;
+        }
+    /* numpy writes one-byte types with '|', but '<' and '=' mean the same there */
+    if (!known && (h.descr[0] == '<' || h.descr[0] == '=') &&
+        (strcmp(h.descr + 1, "u1") == 0 || strcmp(h.descr + 1, "b1") == 0)) {
+        dtype = h.descr[1] == 'u' ? CLT_UINT8 : CLT_BOOL;
+        known = true;
+    }
+    if (!known && h.descr[0] == '>')
+        CLT__TRY(hbad(&h, "big-endian data ('%s') is not supported; save "
+                          "a.astype(a.dtype.newbyteorder('<')) instead", h.descr));
+    if (!known)
+        CLT__TRY(hbad(&h, "dtype '%s' is not supported (cltensor reads '<f4', '<f8', '<f2', "
+                          "'<i4', '<i8', '|u1' and '|b1')", h.descr));
+    size_t es = clt_dtype_size(dtype);
+    int64_t numel = clt__io_numel(h.ndim, h.shape, es);
+    char s[160];
+    if (numel < 0)
+        CLT__TRY(hbad(&h, "shape %s is too large", clt__shape_str(s, sizeof s, h.ndim, h.shape)));
+    uint64_t need = (uint64_t)numel * es, have = size - start - hlen;
+    if (have < need)
+        CLT__TRY(hbad(&h, "the array (%s, shape %s) needs %llu bytes of data, the file holds "
+                          "%llu after the header (truncated?)", h.descr,
+                      clt__shape_str(s, sizeof s, h.ndim, h.shape), (unsigned long long)need,
+                      (unsigned long long)have));
+    if (have > need)
+        CLT__TRY(hbad(&h, "%llu bytes after the array's data (%llu bytes for %s of shape %s)",
+                      (unsigned long long)(have - need), (unsigned long long)need, h.descr,
+                      clt__shape_str(s, sizeof s, h.ndim, h.shape)));
+    data = malloc(need ? need : 1);
+    if (data == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for %llu bytes", fn,
+                            (unsigned long long)need));
+    CLT__TRY(clt__io_read_at(f, start + hlen, data, need, path, fn));
+    if (dtype == CLT_BOOL) {
+        int64_t b = clt__io_bad_bool(data, need);
+        if (b >= 0)
+            CLT__TRY(hbad(&h, "bool element %lld holds the byte %u (only 0 and 1 are bools)",
+                          (long long)b, ((unsigned char *)data)[b]));
+    }
+    st = clt_tensor_from_host(dev, dtype, h.ndim, h.shape, data, out);
+    if (st != CLT_OK)
+        clt__io_prefix_error(st, "%s: %s", fn, path);
+done:
+    free(text);
+    free(data);
+    if (f)
+        fclose(f);
+    return st == CLT_OK ? clt__ok() : st;
+}

@@ -1,0 +1,635 @@
+/* safetensors.c: the safetensors format (an 8-byte little-endian header
+ * length, a JSON header, raw little-endian data): saving named tensors,
+ * loading them onto a device, and a model's state saved and loaded
+ * strictly, as PyTorch's state_dict. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/io.h"
+
+/* The reference implementation refuses headers above 100 MB. */
+#define MAX_HEADER 100000000u
+
+static const struct {
+    const char *name;
+    clt_dtype dtype;
+} dtypes[] = {
+    {"F32", CLT_FLOAT32}, {"F64", CLT_FLOAT64}, {"F16", CLT_FLOAT16}, {"I32", CLT_INT32},
+    {"I64", CLT_INT64},   {"U8", CLT_UINT8},    {"BOOL", CLT_BOOL},
+};
+
+static const char *st_dtype_name(clt_dtype dt)
+{
+    for (size_t k = 0; k < sizeof dtypes / sizeof dtypes[0]; k++)
+        if (dtypes[k].dtype == dt)
+            return dtypes[k].name;
+    return "?";
+}
+
+static bool st_dtype_parse(const char *s, clt_dtype *out)
+{
+    for (size_t k = 0; k < sizeof dtypes / sizeof dtypes[0]; k++)
+        if (strcmp(dtypes[k].name, s) == 0) {
+            *out = dtypes[k].dtype;
+            return true;
+        }
+    return false;
+}
+
+static uint64_t le64(const unsigned char *b)
+{
+    uint64_t v = 0;
+    for (int k = 7; k >= 0; k--)
+        v = (v << 8) | b[k];
+    return v;
+}
+
+/* ---- reading the header ---------------------------------------------------------- */
+
+typedef struct entry {
+    const char *name; /* the JSON key: lives as long as the parsed header */
+    clt_dtype dtype;
+    int ndim;
+    int64_t shape[CLT_MAX_DIMS];
+    uint64_t begin, end; /* within the data, which starts at data_start */
+} entry;
+
+typedef struct st_file {
+    FILE *f;
+    const char *path, *fn;
+    uint64_t size, data_start;
+    clt__json *json;
+    entry *e;      /* in the header's order */
+    size_t n;
+    size_t *by_name; /* indices of e sorted by name */
+} st_file;
+
+static void st_close(st_file *sf)
+{
+    if (sf->f)
+        fclose(sf->f);
+    clt__json_free(sf->json);
+    free(sf->e);
+    free(sf->by_name);
+    memset(sf, 0, sizeof *sf);
+}
+
+static clt_status bad(const st_file *sf, const char *fmt, ...) CLT__PRINTF(2, 3);
+static clt_status bad(const st_file *sf, const char *fmt, ...)
+{
+    char what[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: %s", sf->fn, sf->path, what);
+}
+
+static const clt__json *member(const clt__json *obj, const char *key)
+{
+    for (size_t k = 0; k < obj->n; k++)
+        if (strcmp(obj->keys[k], key) == 0 && obj->key_lens[k] == strlen(key))
+            return &obj->items[k];
+    return NULL;
+}
+
+static const entry *sort_base;
+
+static int by_name_cmp(const void *a, const void *b)
+{
+    return strcmp(sort_base[*(const size_t *)a].name, sort_base[*(const size_t *)b].name);
+}
+
+static int by_offset_cmp(const void *a, const void *b)
+{
+    const entry *x = &sort_base[*(const size_t *)a], *y = &sort_base[*(const size_t *)b];
+    if (x->begin != y->begin)
+        return x->begin < y->begin ? -1 : 1;
+    if (x->end != y->end)
+        return x->end < y->end ? -1 : 1;
+    return 0;
+}
+
+static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* qsort has no context argument in C11: one sort at a time. */
+static void sort_entries(entry *e, size_t *idx, size_t n, int (*cmp)(const void *, const void *))
+{
+    pthread_mutex_lock(&sort_lock);
+    sort_base = e;
+    qsort(idx, n, sizeof *idx, cmp);
+    pthread_mutex_unlock(&sort_lock);
+}
+
+static clt_status read_entry(const st_file *sf, const char *name, size_t name_len,
+                             const clt__json *v, entry *e)
+{
+    if (strlen(name) != name_len)
+        return bad(sf, "a tensor name holds a NUL character");
+    if (v->type != CLT__JSON_OBJECT)
+        return bad(sf, "tensor '%s': expected an object with dtype, shape and data_offsets, "
+                       "found %s", name, clt__json_type_name(v->type));
+    for (size_t k = 0; k < v->n; k++)
+        if (strcmp(v->keys[k], "dtype") != 0 && strcmp(v->keys[k], "shape") != 0 &&
+            strcmp(v->keys[k], "data_offsets") != 0)
+            return bad(sf, "tensor '%s': unknown field '%s'", name, v->keys[k]);
+    if (v->n != 3)
+        return bad(sf, "tensor '%s': expected the fields dtype, shape and data_offsets once each",
+                   name);
+    const clt__json *dt = member(v, "dtype"), *sh = member(v, "shape"),
+                    *off = member(v, "data_offsets");
+    if (dt == NULL || sh == NULL || off == NULL)
+        return bad(sf, "tensor '%s': expected the fields dtype, shape and data_offsets once each",
+                   name);
+    e->name = name;
+    if (dt->type != CLT__JSON_STRING)
+        return bad(sf, "tensor '%s': dtype is %s, expected a string", name,
+                   clt__json_type_name(dt->type));
+    if (!st_dtype_parse(dt->s, &e->dtype))
+        return bad(sf, "tensor '%s': dtype '%s' is not supported (cltensor reads F32, F64, F16, "
+                       "I32, I64, U8 and BOOL)", name, dt->s);
+    if (sh->type != CLT__JSON_ARRAY)
+        return bad(sf, "tensor '%s': shape is %s, expected an array", name,
+                   clt__json_type_name(sh->type));
+    if (sh->n > CLT_MAX_DIMS)
+        return bad(sf, "tensor '%s': %zu dimensions; cltensor takes at most %d", name, sh->n,
+                   CLT_MAX_DIMS);
+    e->ndim = (int)sh->n;
+    for (size_t d = 0; d < sh->n; d++) {
+        if (sh->items[d].type != CLT__JSON_NUMBER || !sh->items[d].is_int || sh->items[d].i < 0)
+            return bad(sf, "tensor '%s': shape[%zu] is not a non-negative integer", name, d);
+        e->shape[d] = sh->items[d].i;
+    }
+    if (off->type != CLT__JSON_ARRAY || off->n != 2)
+        return bad(sf, "tensor '%s': data_offsets must be an array [begin, end]", name);
+    for (int k = 0; k < 2; k++)
+        if (off->items[k].type != CLT__JSON_NUMBER || !off->items[k].is_int ||
+            off->items[k].i < 0)
+            return bad(sf, "tensor '%s': data_offsets[%d] is not a non-negative integer", name,
+                       k);
+    e->begin = (uint64_t)off->items[0].i;
+    e->end = (uint64_t)off->items[1].i;
+    if (e->end < e->begin)
+        return bad(sf, "tensor '%s': data_offsets [%llu, %llu] end before they begin", name,
+                   (unsigned long long)e->begin, (unsigned long long)e->end);
+    size_t es = clt_dtype_size(e->dtype);
+    int64_t numel = clt__io_numel(e->ndim, e->shape, es);
+    char s[160];
+    if (numel < 0)
+        return bad(sf, "tensor '%s': shape %s is too large", name,
+                   clt__shape_str(s, sizeof s, e->ndim, e->shape));
+    if ((uint64_t)numel * es != e->end - e->begin)
+        return bad(sf, "tensor '%s': %s of shape %s takes %llu bytes, but its data_offsets "
+                       "[%llu, %llu] hold %llu", name, dt->s,
+                   clt__shape_str(s, sizeof s, e->ndim, e->shape),
+                   (unsigned long long)((uint64_t)numel * es), (unsigned long long)e->begin,
+                   (unsigned long long)e->end, (unsigned long long)(e->end - e->begin));
+    return CLT_OK;
+}
+
+/* Opens the file and checks the whole header against it: each entry, no
+ * duplicate name, data that covers the rest of the file exactly, without
+ * gaps or overlaps (as the reference implementation checks). */
+static clt_status st_open(const char *path, const char *fn, st_file *sf)
+{
+    memset(sf, 0, sizeof *sf);
+    sf->path = path;
+    sf->fn = fn;
+    char *header = NULL;
+    size_t *by_off = NULL;
+    clt_status st = clt__io_open(path, fn, &sf->f, &sf->size);
+    if (st != CLT_OK)
+        return st;
+    unsigned char lenb[8];
+    if (sf->size < 8)
+        CLT__TRY(bad(sf, "the file is %llu bytes long, too short for a safetensors header "
+                         "(truncated?)", (unsigned long long)sf->size));
+    CLT__TRY(clt__io_read_at(sf->f, 0, lenb, 8, path, fn));
+    uint64_t hlen = le64(lenb);
+    if (hlen > MAX_HEADER)
+        CLT__TRY(bad(sf, "the header length %llu is beyond the 100 MB safetensors allows (not "
+                         "a safetensors file?)", (unsigned long long)hlen));
+    if (hlen > sf->size - 8)
+        CLT__TRY(bad(sf, "the header length %llu goes past the end of the file (%llu bytes; "
+                         "truncated?)", (unsigned long long)hlen, (unsigned long long)sf->size));
+    if (hlen < 2)
+        CLT__TRY(bad(sf, "the header length %llu is too short for a JSON object",
+                     (unsigned long long)hlen));
+    sf->data_start = 8 + hlen;
+    header = malloc(hlen);
+    if (header == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for a %llu-byte "
+                            "header", fn, (unsigned long long)hlen));
+    CLT__TRY(clt__io_read_at(sf->f, 8, header, hlen, path, fn));
+    if (header[0] != '{')
+        CLT__TRY(bad(sf, "the header does not start with '{' (not a safetensors file?)"));
+    char err[160];
+    int rc = clt__json_parse(header, hlen, &sf->json, err, sizeof err);
+    if (rc == 2)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: %s: parsing the header: out of "
+                            "host memory", fn, path));
+    if (rc != 0)
+        CLT__TRY(bad(sf, "bad JSON in the header %s", err));
+    const clt__json *top = sf->json;
+    sf->e = malloc((top->n ? top->n : 1) * sizeof *sf->e);
+    sf->by_name = malloc((top->n ? top->n : 1) * sizeof *sf->by_name);
+    by_off = malloc((top->n ? top->n : 1) * sizeof *by_off);
+    if (sf->e == NULL || sf->by_name == NULL || by_off == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    bool seen_meta = false;
+    for (size_t k = 0; k < top->n; k++) {
+        const clt__json *v = &top->items[k];
+        if (strcmp(top->keys[k], "__metadata__") == 0) {
+            if (seen_meta)
+                CLT__TRY(bad(sf, "__metadata__ appears twice"));
+            seen_meta = true;
+            if (v->type != CLT__JSON_OBJECT)
+                CLT__TRY(bad(sf, "__metadata__ is %s, expected an object of strings",
+                             clt__json_type_name(v->type)));
+            for (size_t j = 0; j < v->n; j++)
+                if (v->items[j].type != CLT__JSON_STRING)
+                    CLT__TRY(bad(sf, "__metadata__ '%s' is %s, expected a string", v->keys[j],
+                                 clt__json_type_name(v->items[j].type)));
+            continue;
+        }
+        CLT__TRY(read_entry(sf, top->keys[k], top->key_lens[k], v, &sf->e[sf->n]));
+        sf->by_name[sf->n] = sf->n;
+        by_off[sf->n] = sf->n;
+        sf->n++;
+    }
+    sort_entries(sf->e, sf->by_name, sf->n, by_name_cmp);
+    for (size_t k = 1; k < sf->n; k++)
+        if (strcmp(sf->e[sf->by_name[k - 1]].name, sf->e[sf->by_name[k]].name) == 0)
+            CLT__TRY(bad(sf, "tensor '%s' appears twice in the header",
+                         sf->e[sf->by_name[k]].name));
+    sort_entries(sf->e, by_off, sf->n, by_offset_cmp);
+    uint64_t at = 0, data_len = sf->size - sf->data_start;
+    for (size_t k = 0; k < sf->n; k++) {
+        const entry *e = &sf->e[by_off[k]];
+        if (e->begin != at)
+            CLT__TRY(bad(sf, "tensor '%s' starts at byte %llu of the data, where %s; the "
+                             "tensors must cover the data without gaps or overlaps", e->name,
+                         (unsigned long long)e->begin,
+                         e->begin > at ? "a gap follows the tensor before it"
+                                       : "it overlaps the tensor before it"));
+        at = e->end;
+    }
+    if (at > data_len)
+        CLT__TRY(bad(sf, "the tensors need %llu bytes of data after the header, the file holds "
+                         "%llu (truncated?)", (unsigned long long)at,
+                     (unsigned long long)data_len));
+    if (at < data_len)
+        CLT__TRY(bad(sf, "%llu bytes after the data of the last tensor (the tensors cover %llu "
+                         "of %llu)", (unsigned long long)(data_len - at), (unsigned long long)at,
+                     (unsigned long long)data_len));
+done:
+    free(header);
+    free(by_off);
+    if (st != CLT_OK)
+        st_close(sf);
+    return st;
+}
+
+/* Reads entry e's bytes into a new malloc'd block and checks bools. */
+static clt_status st_read(const st_file *sf, const entry *e, void **out)
+{
+    size_t nb = (size_t)(e->end - e->begin);
+    void *p = malloc(nb ? nb : 1);
+    *out = NULL;
+    if (p == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for the %zu bytes of "
+                          "tensor '%s'", sf->fn, nb, e->name);
+    clt_status st = clt__io_read_at(sf->f, sf->data_start + e->begin, p, nb, sf->path, sf->fn);
+    int64_t badb = st == CLT_OK && e->dtype == CLT_BOOL ? clt__io_bad_bool(p, nb) : -1;
+    if (badb >= 0)
+        st = bad(sf, "tensor '%s': BOOL element %lld holds the byte %u (only 0 and 1 are bools)",
+                 e->name, (long long)badb, ((unsigned char *)p)[badb]);
+    if (st != CLT_OK) {
+        free(p);
+        return st;
+    }
+    *out = p;
+    return CLT_OK;
+}
+
+/* A new tensor on dev with entry e's data. */
+static clt_status st_upload(const st_file *sf, const entry *e, clt_device *dev, clt_tensor **out)
+{
+    void *data = NULL;
+    clt_status st = st_read(sf, e, &data);
+    if (st != CLT_OK)
+        return st;
+    st = clt_tensor_from_host(dev, e->dtype, e->ndim, e->shape, data, out);
+    free(data);
+    if (st != CLT_OK)
+        clt__io_prefix_error(st, "%s: %s: tensor '%s'", sf->fn, sf->path, e->name);
+    return st;
+}
+
+/* ---- loading ------------------------------------------------------------------------ */
+
+void clt_named_tensors_free(clt_named_tensor *arr, size_t n)
+{
+    if (arr == NULL)
+        return;
+    for (size_t k = 0; k < n; k++)
+        clt_tensor_free(arr[k].tensor);
+    free(arr);
+}
+
+clt_status clt_load_safetensors(const char *path, clt_device *dev, clt_named_tensor **out,
+                                size_t *n)
+{
+    const char *fn = "clt_load_safetensors";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(n, fn);
+    *n = 0;
+    CLT__REQUIRE_ARG(path, fn);
+    CLT__REQUIRE_ARG(dev, fn);
+    st_file sf;
+    clt_status st = st_open(path, fn, &sf);
+    if (st != CLT_OK)
+        return st;
+    size_t name_bytes = 0, done_n = 0;
+    for (size_t k = 0; k < sf.n; k++)
+        name_bytes += strlen(sf.e[k].name) + 1;
+    clt_named_tensor *arr = malloc((sf.n ? sf.n : 1) * sizeof *arr + name_bytes);
+    if (arr == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    char *names = (char *)(arr + sf.n);
+    for (; done_n < sf.n; done_n++) {
+        const entry *e = &sf.e[done_n];
+        size_t len = strlen(e->name) + 1;
+        memcpy(names, e->name, len);
+        arr[done_n].name = names;
+        names += len;
+        arr[done_n].tensor = NULL;
+        CLT__TRY(st_upload(&sf, e, dev, &arr[done_n].tensor));
+        clt__scope_disown(arr[done_n].tensor);
+    }
+    *out = arr;
+    *n = sf.n;
+    arr = NULL;
+done:
+    if (arr)
+        clt_named_tensors_free(arr, done_n);
+    st_close(&sf);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* ---- saving ------------------------------------------------------------------------- */
+
+/* A JSON string as serde_json writes it: '"' and '\\' escaped, control
+ * characters as \b \t \n \f \r or \u00XX, everything else as it is. */
+static void json_string(clt__strbuf *sb, const char *s)
+{
+    clt__sb_printf(sb, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': clt__sb_printf(sb, "\\\""); break;
+        case '\\': clt__sb_printf(sb, "\\\\"); break;
+        case '\b': clt__sb_printf(sb, "\\b"); break;
+        case '\t': clt__sb_printf(sb, "\\t"); break;
+        case '\n': clt__sb_printf(sb, "\\n"); break;
+        case '\f': clt__sb_printf(sb, "\\f"); break;
+        case '\r': clt__sb_printf(sb, "\\r"); break;
+        default:
+            if (*p < 0x20)
+                clt__sb_printf(sb, "\\u%04x", *p);
+            else
+                clt__sb_printf(sb, "%c", *p);
+        }
+    }
+    clt__sb_printf(sb, "\"");
+}
+
+static const clt_named_tensor *save_base;
+
+static int save_cmp(const void *a, const void *b)
+{
+    return strcmp(save_base[*(const size_t *)a].name, save_base[*(const size_t *)b].name);
+}
+
+static clt_status save(const char *path, const clt_named_tensor *tensors, size_t n,
+                       const char *fn, const void *caller)
+{
+    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    void **data = calloc(n ? n : 1, sizeof *data);
+    size_t *bytes = calloc(n ? n : 1, sizeof *bytes);
+    clt__strbuf sb = {0};
+    clt__io_out o = {0};
+    clt_status st = CLT_OK;
+    if (order == NULL || data == NULL || bytes == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    for (size_t k = 0; k < n; k++) {
+        if (tensors[k].name == NULL)
+            CLT__TRY(clt__error(CLT_ERR_NULL_ARGUMENT, "%s: %s: the name of tensor %zu is NULL",
+                                fn, path, k));
+        if (tensors[k].tensor == NULL)
+            CLT__TRY(clt__error(CLT_ERR_NULL_ARGUMENT, "%s: %s: tensor '%s' is NULL", fn, path,
+                                tensors[k].name));
+        if (!clt__utf8_valid(tensors[k].name, strlen(tensors[k].name)))
+            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: the name of tensor %zu is "
+                                "not valid UTF-8", fn, path, k));
+        if (strcmp(tensors[k].name, "__metadata__") == 0)
+            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: '__metadata__' is reserved "
+                                "by the format and cannot name a tensor", fn, path));
+        order[k] = k;
+    }
+    pthread_mutex_lock(&sort_lock);
+    save_base = tensors;
+    qsort(order, n, sizeof *order, save_cmp);
+    pthread_mutex_unlock(&sort_lock);
+    for (size_t k = 1; k < n; k++)
+        if (strcmp(tensors[order[k - 1]].name, tensors[order[k]].name) == 0)
+            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: the name '%s' is given twice",
+                                fn, path, tensors[order[k]].name));
+    /* Everything is read back before the file is created. */
+    for (size_t k = 0; k < n; k++) {
+        st = clt__io_read_tensor(tensors[order[k]].tensor, &data[k], &bytes[k], fn, caller);
+        if (st != CLT_OK)
+            CLT__TRY(clt__io_prefix_error(st, "%s: %s: reading tensor '%s'", fn, path,
+                                          tensors[order[k]].name));
+    }
+    clt__sb_printf(&sb, "{");
+    uint64_t at = 0;
+    for (size_t k = 0; k < n; k++) {
+        const clt_tensor *t = tensors[order[k]].tensor;
+        json_string(&sb, tensors[order[k]].name);
+        clt__sb_printf(&sb, ":{\"dtype\":\"%s\",\"shape\":[", st_dtype_name(t->dtype));
+        for (int d = 0; d < t->ndim; d++)
+            clt__sb_printf(&sb, "%s%lld", d ? "," : "", (long long)t->shape[d]);
+        clt__sb_printf(&sb, "],\"data_offsets\":[%llu,%llu]}%s", (unsigned long long)at,
+                       (unsigned long long)(at + bytes[k]), k + 1 < n ? "," : "");
+        at += bytes[k];
+    }
+    clt__sb_printf(&sb, "}");
+    while (!sb.failed && sb.len % 8 != 0)
+        clt__sb_printf(&sb, " ");
+    if (sb.failed)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    unsigned char lenb[8];
+    for (int k = 0; k < 8; k++)
+        lenb[k] = (unsigned char)((uint64_t)sb.len >> (8 * k));
+    CLT__TRY(clt__io_create(&o, path, fn));
+    CLT__TRY(clt__io_write(&o, lenb, 8));
+    CLT__TRY(clt__io_write(&o, sb.data, sb.len));
+    for (size_t k = 0; k < n; k++)
+        CLT__TRY(clt__io_write(&o, data[k], bytes[k]));
+    CLT__TRY(clt__io_commit(&o));
+done:
+    clt__io_abort(&o);
+    clt__sb_free(&sb);
+    for (size_t k = 0; data && k < n; k++)
+        free(data[k]);
+    free(data);
+    free(bytes);
+    free(order);
+    return st;
+}
+
+clt_status clt_save_safetensors(const char *path, const clt_named_tensor *tensors, size_t n)
+{
+    const char *fn = "clt_save_safetensors";
+    CLT__REQUIRE_ARG(path, fn);
+    if (n > 0)
+        CLT__REQUIRE_ARG(tensors, fn);
+    clt_status st = save(path, tensors, n, fn, __builtin_return_address(0));
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* ---- models ---------------------------------------------------------------------------- */
+
+clt_status clt_module_save(const clt_module *m, const char *path)
+{
+    const char *fn = "clt_module_save";
+    CLT__REQUIRE_ARG(m, fn);
+    CLT__REQUIRE_ARG(path, fn);
+    clt_named_tensor *state = NULL;
+    size_t n = 0;
+    clt_status st = clt_module_state(m, &state, &n);
+    if (st == CLT_OK)
+        st = save(path, state, n, fn, __builtin_return_address(0));
+    free(state);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+static const entry *find(const st_file *sf, const char *name)
+{
+    size_t lo = 0, hi = sf->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(sf->e[sf->by_name[mid]].name, name);
+        if (c == 0)
+            return &sf->e[sf->by_name[mid]];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* load_state_dict(strict=True)'s checks: missing and unexpected names
+ * (all of them listed), then the first dtype or shape that differs. */
+static clt_status check_state(const st_file *sf, const clt_named_tensor *state, size_t n,
+                              const entry **match)
+{
+    clt__strbuf missing = {0}, unexpected = {0};
+    bool *used = calloc(sf->n ? sf->n : 1, sizeof *used);
+    clt_status st = CLT_OK;
+    if (used == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", sf->fn);
+    for (size_t k = 0; k < n; k++) {
+        match[k] = find(sf, state[k].name);
+        if (match[k] == NULL)
+            clt__sb_printf(&missing, "%s%s", missing.len ? ", " : "", state[k].name);
+        else
+            used[match[k] - sf->e] = true;
+    }
+    for (size_t k = 0; k < sf->n; k++)
+        if (!used[k])
+            clt__sb_printf(&unexpected, "%s%s", unexpected.len ? ", " : "", sf->e[k].name);
+    if (missing.len || unexpected.len) {
+        st = bad(sf, "%s%s%s%s%s", missing.len ? "missing key(s) in state: " : "",
+                 missing.len ? missing.data : "", missing.len && unexpected.len ? "; " : "",
+                 unexpected.len ? "unexpected key(s) in state: " : "",
+                 unexpected.len ? unexpected.data : "");
+        goto done;
+    }
+    for (size_t k = 0; k < n; k++) {
+        const clt_tensor *t = state[k].tensor;
+        const entry *e = match[k];
+        char s0[160], s1[160];
+        bool same = e->ndim == t->ndim;
+        for (int d = 0; same && d < t->ndim; d++)
+            same = e->shape[d] == t->shape[d];
+        if (!same) {
+            st = bad(sf, "size mismatch for %s: copying a param with shape %s from checkpoint, "
+                         "the shape in current model is %s", state[k].name,
+                     clt__shape_str(s0, sizeof s0, e->ndim, e->shape),
+                     clt__shape_str(s1, sizeof s1, t->ndim, t->shape));
+            goto done;
+        }
+        if (e->dtype != t->dtype) {
+            st = bad(sf, "dtype mismatch for %s: copying a param of dtype %s (%s) from "
+                         "checkpoint, the dtype in current model is %s", state[k].name,
+                     st_dtype_name(e->dtype), clt_dtype_name(e->dtype),
+                     clt_dtype_name(t->dtype));
+            goto done;
+        }
+        if (!clt__is_contiguous(t)) {
+            st = clt__error(CLT_ERR_NOT_CONTIGUOUS, "%s: the model's tensor %s is not contiguous",
+                            sf->fn, state[k].name);
+            goto done;
+        }
+    }
+done:
+    clt__sb_free(&missing);
+    clt__sb_free(&unexpected);
+    free(used);
+    return st;
+}
+
+clt_status clt_module_load(clt_module *m, const char *path)
+{
+    const char *fn = "clt_module_load";
+    CLT__REQUIRE_ARG(m, fn);
+    CLT__REQUIRE_ARG(path, fn);
+    clt_named_tensor *state = NULL;
+    size_t n = 0;
+    const entry **match = NULL;
+    clt_tensor **fresh = NULL;
+    st_file sf;
+    clt_status st = st_open(path, fn, &sf);
+    if (st != CLT_OK)
+        return st;
+    CLT__TRY(clt_module_state(m, &state, &n));
+    match = calloc(n ? n : 1, sizeof *match);
+    fresh = calloc(n ? n : 1, sizeof *fresh);
+    if (match == NULL || fresh == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    CLT__TRY(check_state(&sf, state, n, match));
+    /* Every value is on its device before the first tensor of m changes. */
+    for (size_t k = 0; k < n; k++) {
+        CLT__TRY(st_upload(&sf, match[k], state[k].tensor->dev, &fresh[k]));
+        clt__scope_disown(fresh[k]);
+    }
+    for (size_t k = 0; k < n; k++) {
+        st = clt__copy_into(state[k].tensor, fresh[k]);
+        if (st != CLT_OK)
+            CLT__TRY(clt__io_prefix_error(st, "%s: %s: copying into %s (the tensors before it "
+                                          "were loaded)", fn, path, state[k].name));
+        clt__version_bump(state[k].tensor);
+    }
+done:
+    for (size_t k = 0; fresh && k < n; k++)
+        clt_tensor_free(fresh[k]);
+    free(fresh);
+    free(match);
+    free(state);
+    st_close(&sf);
+    return st == CLT_OK ? clt__ok() : st;
+}

@@ -1,0 +1,142 @@
+#!/bin/sh
+# python_interop.sh: files written by Python (numpy.save and
+# safetensors.numpy.save_file) are read by cltensor and written back
+# (tests/io_roundtrip), and Python checks that values, dtypes and shapes
+# came back unchanged, that a one-dtype safetensors file comes back byte
+# for byte, and that what cltensor refuses (Fortran order, big-endian) it
+# refuses with a message.  Skips (exit 77), saying why, without a Python
+# that has numpy and safetensors: set PYTHON to choose one.
+set -u
+prog="${top_builddir:-.}/tests/io_roundtrip"
+if [ ! -x "$prog" ]; then
+    echo "python_interop: $prog is not built: skipping"
+    exit 77
+fi
+
+py=""
+why=""
+for cand in ${PYTHON:-} python3 /usr/bin/python3; do
+    command -v "$cand" >/dev/null 2>&1 || continue
+    missing=$("$cand" -c '
+import importlib.util as u
+print(" ".join(m for m in ("numpy", "safetensors") if u.find_spec(m) is None))' 2>/dev/null) ||
+        continue
+    if [ -z "$missing" ]; then
+        py=$cand
+        break
+    fi
+    why="$why $cand lacks: $missing;"
+done
+if [ -z "$py" ]; then
+    echo "python_interop: no Python with numpy and safetensors (${why:- no python3 found}):" \
+         "skipping; install python3-numpy and 'pip install safetensors', or set PYTHON"
+    exit 77
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/clt_interop.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT INT TERM
+echo "python_interop: $py ($("$py" -c 'import numpy, safetensors; print("numpy", numpy.__version__, "safetensors", safetensors.__version__)'))"
+"$py" - "$prog" "$tmp" <<'PYEOF'
+import subprocess, sys
+import numpy as np
+from safetensors.numpy import save_file, load_file
+
+prog, tmp = sys.argv[1], sys.argv[2]
+failures = []
+
+def run(*args):
+    return subprocess.run([prog, *args], capture_output=True, text=True)
+
+r = run("dtypes")
+if r.returncode == 77:
+    print("python_interop: no OpenCL device:", r.stderr.strip())
+    sys.exit(77)
+held = set(r.stdout.split())
+print("python_interop: the device holds", " ".join(sorted(held)))
+
+rng = np.random.default_rng(7)
+arrays = {
+    "float32": rng.standard_normal((3, 4)).astype("<f4"),
+    "float64": rng.standard_normal((2, 3, 2)).astype("<f8"),
+    "float16": rng.standard_normal((5,)).astype("<f2"),
+    "int32": rng.integers(-2**31, 2**31, (4, 1), dtype="<i4"),
+    "int64": rng.integers(-2**62, 2**62, (2, 2), dtype="<i8"),
+    "uint8": rng.integers(0, 256, (7,), dtype="u1"),
+    "bool": rng.integers(0, 2, (3, 3)).astype(bool),
+}
+extra = {
+    "scalar": np.array(3.5, dtype="<f4"),
+    "empty": np.zeros((0, 3), dtype="<f4"),
+    "transposed": np.ascontiguousarray(rng.standard_normal((4, 3)).astype("<f4").T),
+}
+tested = {k: v for k, v in arrays.items() if k in held}
+for k in arrays:
+    if k not in held:
+        print("python_interop: the device does not hold", k, "- left out")
+tested.update(extra)
+
+def same(name, got, want):
+    if got.dtype != want.dtype or got.shape != want.shape or not np.array_equal(got, want):
+        failures.append(f"{name}: got {got.dtype} {got.shape}, want {want.dtype} {want.shape}")
+
+# .npy: numpy writes, cltensor reads and writes back, numpy reads
+for name, a in tested.items():
+    src, dst = f"{tmp}/{name}.npy", f"{tmp}/{name}.out.npy"
+    np.save(src, a)
+    r = run("npy", src, dst)
+    if r.returncode != 0:
+        failures.append(f"npy {name}: {r.stderr.strip()}")
+        continue
+    same(f"npy {name}", np.load(dst), a)
+    with open(src, "rb") as f1, open(dst, "rb") as f2:
+        if f1.read() != f2.read():
+            print(f"python_interop: note: {name}.npy differs from numpy's bytes "
+                  "(another numpy version's header?)")
+
+# what cltensor refuses, it refuses with a message
+for name, a, needle in [
+    ("fortran", np.asfortranarray(np.arange(6, dtype="<f4").reshape(2, 3)), "fortran_order"),
+    ("bigendian", np.arange(3, dtype=">f4"), "big-endian"),
+    ("int8", np.arange(3, dtype="i1"), "not supported"),
+]:
+    src = f"{tmp}/{name}.npy"
+    np.save(src, a)
+    r = run("npy", src, f"{tmp}/{name}.out.npy")
+    if r.returncode != 1 or needle not in r.stderr:
+        failures.append(f"npy {name}: expected a refusal naming '{needle}', got "
+                        f"{r.returncode}: {r.stderr.strip()}")
+
+# safetensors: every dtype in one file, with metadata
+src, dst = f"{tmp}/all.safetensors", f"{tmp}/all.out.safetensors"
+save_file(tested, src, metadata={"format": "np", "note": "written by safetensors"})
+r = run("safetensors", src, dst)
+if r.returncode != 0:
+    failures.append(f"safetensors: {r.stderr.strip()}")
+else:
+    back = load_file(dst)
+    if sorted(back) != sorted(tested):
+        failures.append(f"safetensors names: {sorted(back)} != {sorted(tested)}")
+    for name, a in tested.items():
+        if name in back:
+            same(f"safetensors {name}", back[name], a)
+
+# one dtype: the reference and cltensor order tensors alike, so the bytes match
+one = {"b.weight": rng.standard_normal((3, 2)).astype("<f4"),
+       "a.bias": rng.standard_normal((3,)).astype("<f4"),
+       "a.weight": rng.standard_normal((3, 3)).astype("<f4")}
+src, dst = f"{tmp}/one.safetensors", f"{tmp}/one.out.safetensors"
+save_file(one, src)
+r = run("safetensors", src, dst)
+if r.returncode != 0:
+    failures.append(f"safetensors one dtype: {r.stderr.strip()}")
+else:
+    with open(src, "rb") as f1, open(dst, "rb") as f2:
+        if f1.read() != f2.read():
+            failures.append("safetensors one dtype: cltensor's file differs from the reference's")
+
+for f in failures:
+    print("python_interop: FAIL:", f)
+print(f"python_interop: {len(tested)} arrays through .npy and safetensors,",
+      "all equal" if not failures else f"{len(failures)} failures")
+sys.exit(1 if failures else 0)
+PYEOF

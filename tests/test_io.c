@@ -1,0 +1,968 @@
+/* test_io.c: files and exchange: safetensors and .npy round trips of every
+ * dtype, files compared byte for byte with ones built here from the
+ * formats' descriptions, truncated and malformed files refused with
+ * nothing handed out, model checkpoints loaded strictly (a refused file
+ * leaves the model as it was), and DLPack both ways with strides and the
+ * deleter. */
+#include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "cltensor/dlpack.h"
+
+/* ---- files ------------------------------------------------------------------------- */
+
+static char tmpdir[64];
+
+static void make_tmpdir(void)
+{
+    strcpy(tmpdir, "/tmp/clt_io_XXXXXX");
+    cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp: %s", strerror(errno));
+}
+
+static void remove_tmpdir(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(io, .init = make_tmpdir, .fini = remove_tmpdir);
+
+static const char *tpath(const char *name)
+{
+    static char buf[4][160];
+    static int k;
+    char *p = buf[k++ % 4];
+    snprintf(p, 160, "%s/%s", tmpdir, name);
+    return p;
+}
+
+static void write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+    cr_assert_eq(fwrite(data, 1, n, f), n);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* The file's bytes in a new malloc'd block. */
+static unsigned char *read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)len + 1);
+    cr_assert_eq(fread(b, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    *n = (size_t)len;
+    return b;
+}
+
+/* No temporary file of a save left behind in the directory. */
+static int no_temp_files(void)
+{
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "! ls -A '%s' | grep -q tmp-", tmpdir);
+    return system(cmd) == 0;
+}
+
+/* ---- tensors ------------------------------------------------------------------------- */
+
+static const clt_dtype all_dtypes[] = {CLT_FLOAT32, CLT_FLOAT64, CLT_FLOAT16, CLT_INT32,
+                                      CLT_INT64,   CLT_UINT8,   CLT_BOOL};
+#define NDTYPES (sizeof all_dtypes / sizeof all_dtypes[0])
+
+/* A tensor of dtype with distinct, exactly representable values. */
+static clt_tensor *make(clt_device *dev, clt_dtype dt, int ndim, const int64_t *shape,
+                        unsigned seed)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++)
+        n *= shape[d];
+    size_t es = clt_dtype_size(dt);
+    unsigned char *h = malloc((size_t)(n ? n : 1) * es);
+    for (int64_t i = 0; i < n; i++) {
+        int v = (int)((i * 7 + seed) % 23) - 11;
+        unsigned char *p = h + (size_t)i * es;
+        switch (dt) {
+        case CLT_FLOAT32: *(float *)p = (float)v * 0.25f; break;
+        case CLT_FLOAT64: *(double *)p = (double)v * 0.125 + 1e-9; break;
+        case CLT_FLOAT16: *(uint16_t *)p = (uint16_t)(0x3C00 + (v & 0xFF)); break;
+        case CLT_INT32: *(int32_t *)p = v * 100000; break;
+        case CLT_INT64: *(int64_t *)p = (int64_t)v * 10000000000LL; break;
+        case CLT_UINT8: *p = (unsigned char)(v + 128); break;
+        case CLT_BOOL: *p = (unsigned char)(v > 0); break;
+        default: break;
+        }
+    }
+    clt_tensor *t = NULL;
+    CHECK(clt_tensor_from_host(dev, dt, ndim, shape, h, &t));
+    free(h);
+    return t;
+}
+
+static void *read_bytes(const clt_tensor *t, size_t *n)
+{
+    *n = clt_tensor_nbytes(t);
+    void *h = malloc(*n ? *n : 1);
+    CHECK(clt_tensor_read(t, h, *n));
+    return h;
+}
+
+static void assert_same(const clt_tensor *got, const clt_tensor *want)
+{
+    cr_assert_eq(clt_tensor_dtype(got), clt_tensor_dtype(want), "dtype %s, want %s",
+                 clt_dtype_name(clt_tensor_dtype(got)), clt_dtype_name(clt_tensor_dtype(want)));
+    cr_assert_eq(clt_tensor_ndim(got), clt_tensor_ndim(want));
+    for (int d = 0; d < clt_tensor_ndim(want); d++)
+        cr_assert_eq(clt_tensor_shape(got)[d], clt_tensor_shape(want)[d]);
+    size_t ng, nw;
+    void *g = read_bytes(got, &ng), *w = read_bytes(want, &nw);
+    cr_assert_eq(ng, nw);
+    cr_assert(memcmp(g, w, nw) == 0, "values differ (%s)", clt_dtype_name(clt_tensor_dtype(want)));
+    free(g);
+    free(w);
+}
+
+static bool supported(clt_device *dev, clt_dtype dt)
+{
+    return clt_device_supports_dtype(dev, dt);
+}
+
+/* ---- safetensors ----------------------------------------------------------------------- */
+
+Test(io, safetensors_round_trip_every_dtype)
+{
+    clt_device *dev = get_device("cpu");
+    clt_named_tensor in[NDTYPES + 3];
+    char names[NDTYPES][16];
+    size_t n = 0;
+    int64_t shape[3] = {2, 3, 4};
+    for (size_t k = 0; k < NDTYPES; k++) {
+        if (!supported(dev, all_dtypes[k]))
+            continue;
+        snprintf(names[n], sizeof names[n], "t.%s", clt_dtype_name(all_dtypes[k]));
+        in[n].name = names[n];
+        in[n].tensor = make(dev, all_dtypes[k], 1 + (int)(k % 3), shape, (unsigned)k);
+        n++;
+    }
+    in[n++] = (clt_named_tensor){"scalar", make(dev, CLT_FLOAT32, 0, NULL, 5)};
+    in[n++] = (clt_named_tensor){"empty", make(dev, CLT_INT64, 2, (int64_t[]){3, 0}, 1)};
+    in[n++] = (clt_named_tensor){"ünïcode \"name\"\n", make(dev, CLT_UINT8, 1, shape, 2)};
+    CHECK(clt_save_safetensors(tpath("all.safetensors"), in, n));
+    cr_assert(no_temp_files());
+    clt_named_tensor *out = NULL;
+    size_t m = 0;
+    CHECK(clt_load_safetensors(tpath("all.safetensors"), dev, &out, &m));
+    cr_assert_eq(m, n);
+    /* in the header's order, which is the names' byte order */
+    for (size_t k = 1; k < m; k++)
+        cr_assert(strcmp(out[k - 1].name, out[k].name) < 0);
+    for (size_t k = 0; k < n; k++) {
+        size_t j = 0;
+        while (j < m && strcmp(out[j].name, in[k].name) != 0)
+            j++;
+        cr_assert(j < m, "%s not loaded", in[k].name);
+        cr_assert_eq(clt_tensor_device(out[j].tensor), dev);
+        assert_same(out[j].tensor, in[k].tensor);
+        clt_tensor_free(in[k].tensor);
+    }
+    clt_named_tensors_free(out, m);
+    clt_named_tensors_free(NULL, 3);
+}
+
+/* The expected file is built from the format's description: the header
+ * as serde_json writes it (compact, in the order of the names), spaces up
+ * to a multiple of 8, its length in 8 little-endian bytes before it. */
+static const char st_header[] =
+    "{\"a\":{\"dtype\":\"I64\",\"shape\":[],\"data_offsets\":[0,8]},"
+    "\"w\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[8,24]}}   ";
+
+static size_t st_expected(unsigned char *buf)
+{
+    size_t hl = strlen(st_header);
+    cr_assert_eq(hl, 112);
+    memset(buf, 0, 8);
+    buf[0] = (unsigned char)hl;
+    memcpy(buf + 8, st_header, hl);
+    int64_t a = -3;
+    float w[4] = {1, 3, 2, 4}; /* the transpose of [[1, 2], [3, 4]] */
+    memcpy(buf + 8 + hl, &a, 8);
+    memcpy(buf + 16 + hl, w, 16);
+    return 8 + hl + 24;
+}
+
+Test(io, safetensors_bytes_exact)
+{
+    clt_device *dev = get_device("cpu");
+    float wv[4] = {1, 2, 3, 4};
+    int64_t av = -3;
+    clt_tensor *w0, *w, *a;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){2, 2}, wv, &w0));
+    CHECK(clt_transpose(w0, 0, 1, &w));
+    cr_assert(!clt_tensor_is_contiguous(w));
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, 0, NULL, &av, &a));
+    clt_named_tensor in[2] = {{"w", w}, {"a", a}};
+    CHECK(clt_save_safetensors(tpath("x.safetensors"), in, 2));
+    unsigned char want[256];
+    size_t wn = st_expected(want), gn;
+    unsigned char *got = read_file(tpath("x.safetensors"), &gn);
+    cr_assert_eq(gn, wn, "file of %zu bytes, want %zu", gn, wn);
+    for (size_t k = 0; k < wn; k++)
+        cr_assert_eq(got[k], want[k], "byte %zu: 0x%02x, want 0x%02x ('%c')", k, got[k], want[k],
+                     want[k]);
+    free(got);
+
+    /* and the hand-built file loads */
+    write_file(tpath("hand.safetensors"), want, wn);
+    clt_named_tensor *out;
+    size_t m;
+    CHECK(clt_load_safetensors(tpath("hand.safetensors"), dev, &out, &m));
+    cr_assert_eq(m, 2);
+    cr_assert_str_eq(out[0].name, "a");
+    cr_assert_eq(clt_tensor_ndim(out[0].tensor), 0);
+    double v;
+    CHECK(clt_tensor_item(out[0].tensor, &v));
+    cr_assert_eq(v, -3);
+    float *r = read_f32(out[1].tensor);
+    cr_assert(r[0] == 1 && r[1] == 3 && r[2] == 2 && r[3] == 4);
+    free(r);
+    clt_named_tensors_free(out, m);
+
+    /* no tensors: "{}" and six spaces */
+    CHECK(clt_save_safetensors(tpath("none.safetensors"), NULL, 0));
+    got = read_file(tpath("none.safetensors"), &gn);
+    cr_assert_eq(gn, 16);
+    cr_assert(memcmp(got, "\x08\0\0\0\0\0\0\0{}      ", 16) == 0);
+    free(got);
+    CHECK(clt_load_safetensors(tpath("none.safetensors"), dev, &out, &m));
+    cr_assert_eq(m, 0);
+    clt_named_tensors_free(out, m);
+    clt_tensor_free(w0);
+    clt_tensor_free(w);
+    clt_tensor_free(a);
+}
+
+/* Loads a file that must be refused as bad content, with nothing out and
+ * a message naming the file and containing `needle`. */
+static void refused(clt_device *dev, const char *path, const char *needle)
+{
+    clt_named_tensor *out = (clt_named_tensor *)1;
+    size_t m = 99;
+    clt_status st = clt_load_safetensors(path, dev, &out, &m);
+    cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s: %s: %s", path, clt_status_name(st),
+                 clt_last_error());
+    cr_assert_null(out);
+    cr_assert_eq(m, 0);
+    cr_assert(strstr(clt_last_error(), path), "message without the file: %s", clt_last_error());
+    cr_assert(strstr(clt_last_error(), needle), "message without '%s': %s", needle,
+              clt_last_error());
+}
+
+Test(io, safetensors_truncated_files)
+{
+    clt_device *dev = get_device("cpu");
+    unsigned char want[256];
+    size_t wn = st_expected(want);
+    for (size_t len = 0; len < wn; len++) {
+        write_file(tpath("cut.safetensors"), want, len);
+        refused(dev, tpath("cut.safetensors"),
+                len < 8 ? "too short" : len < 8 + 112 ? "past the end" : "truncated");
+    }
+    /* one byte too many */
+    want[wn] = 0;
+    write_file(tpath("long.safetensors"), want, wn + 1);
+    refused(dev, tpath("long.safetensors"), "1 bytes after the data");
+
+    clt_named_tensor *out = (clt_named_tensor *)1;
+    size_t m = 5;
+    cr_assert_eq(clt_load_safetensors(tpath("absent.safetensors"), dev, &out, &m), CLT_ERR_IO);
+    cr_assert_null(out);
+    cr_assert_eq(m, 0);
+    cr_assert(strstr(clt_last_error(), "absent.safetensors") &&
+              strstr(clt_last_error(), "No such file"), "%s", clt_last_error());
+    cr_assert_eq(clt_load_safetensors(tmpdir, dev, &out, &m), CLT_ERR_IO);
+    cr_assert(strstr(clt_last_error(), "not a regular file"), "%s", clt_last_error());
+}
+
+/* A file with `header` (padded here) and `data_len` zero bytes of data. */
+static void write_st(const char *path, const char *header, size_t data_len)
+{
+    size_t hl = strlen(header), padded = (hl + 7) / 8 * 8;
+    unsigned char *b = calloc(1, 8 + padded + data_len);
+    for (int k = 0; k < 8; k++)
+        b[k] = (unsigned char)((uint64_t)padded >> (8 * k));
+    memcpy(b + 8, header, hl);
+    memset(b + 8 + hl, ' ', padded - hl);
+    write_file(path, b, 8 + padded + data_len);
+    free(b);
+}
+
+Test(io, safetensors_bad_headers)
+{
+    clt_device *dev = get_device("cpu");
+    char p[160];
+    strcpy(p, tpath("bad.safetensors"));
+    static const struct {
+        const char *header, *needle;
+        size_t data;
+    } cases[] = {
+        /* not JSON */
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},}", "bad JSON", 4},
+        {"{'a':{}}", "bad JSON", 0},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}", "bad JSON", 4},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[01],\"data_offsets\":[0,4]}}", "leading zero", 4},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[NaN],\"data_offsets\":[0,4]}}", "bad JSON", 4},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}} x", "after the JSON", 4},
+        {"{\"a\x01\":{}}", "control character", 0},
+        {"{\"\xff\":{}}", "UTF-8", 0},
+        {"{\"\\ud800\":{}}", "surrogate", 0},
+        {"{\"\\q\":{}}", "unknown escape", 0},
+        {"[1, 2]", "start with '{'", 0},
+        /* JSON, but not a safetensors header */
+        {"{\"a\":[]}", "expected an object", 0},
+        {"{\"a\":{\"dtype\":\"BF16\",\"shape\":[1],\"data_offsets\":[0,2]}}", "'BF16' is not supported", 2},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", "non-negative", 4},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1.0],\"data_offsets\":[0,4]}}", "non-negative integer", 4},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,1,1,1,1],\"data_offsets\":[0,4]}}", "9 dimensions", 4},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}", "takes 8 bytes", 4},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,0]}}", "end before", 4},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0]}}", "[begin, end]", 4},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1]}}", "once each", 4},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],\"x\":1}}", "unknown field 'x'", 4},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+         "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", "appears twice", 8},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+         "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}", "a gap", 12},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+         "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", "overlaps", 8},
+        {"{\"__metadata__\":{\"k\":1}}", "expected a string", 0},
+        {"{\"__metadata__\":[]}", "an object of strings", 0},
+        {"{\"a\\u0000b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", "NUL", 4},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        write_st(p, cases[k].header, cases[k].data);
+        refused(dev, p, cases[k].needle);
+    }
+    /* bools other than 0 and 1 */
+    write_st(p, "{\"a\":{\"dtype\":\"BOOL\",\"shape\":[3],\"data_offsets\":[0,3]}}", 0);
+    {
+        size_t n;
+        unsigned char *b = read_file(p, &n);
+        b = realloc(b, n + 3);
+        memcpy(b + n, "\x01\x00\x02", 3);
+        write_file(p, b, n + 3);
+        free(b);
+    }
+    refused(dev, p, "element 2 holds the byte 2");
+    /* a header length that is not one */
+    unsigned char big[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, '{', '}'};
+    write_file(p, big, sizeof big);
+    refused(dev, p, "100 MB");
+
+    /* metadata, escapes and whitespace that are fine */
+    write_st(p, "{ \"__metadata__\" : {\"format\":\"pt\", \"x\":\"\\u00e9\\n\"},\n"
+                "\"\\u0041\\ud83d\\ude00\" : {\"shape\":[ ],\"dtype\":\"U8\",\"data_offsets\":[0,1]},"
+                "\"e\":{\"dtype\":\"I64\",\"shape\":[0,5],\"data_offsets\":[1,1]}}", 1);
+    clt_named_tensor *out;
+    size_t m;
+    CHECK(clt_load_safetensors(p, dev, &out, &m));
+    cr_assert_eq(m, 2);
+    cr_assert_str_eq(out[0].name, "A\xf0\x9f\x98\x80");
+    cr_assert_eq(clt_tensor_numel(out[1].tensor), 0);
+    clt_named_tensors_free(out, m);
+}
+
+Test(io, safetensors_save_errors_leave_files_alone)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *t = make(dev, CLT_FLOAT32, 1, (int64_t[]){3}, 0);
+    char p[160];
+    strcpy(p, tpath("keep.safetensors"));
+    write_file(p, "old", 3);
+    clt_named_tensor dup[2] = {{"x", t}, {"x", t}};
+    cr_assert_eq(clt_save_safetensors(p, dup, 2), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "'x' is given twice"), "%s", clt_last_error());
+    clt_named_tensor meta[1] = {{"__metadata__", t}};
+    cr_assert_eq(clt_save_safetensors(p, meta, 1), CLT_ERR_INVALID_ARGUMENT);
+    clt_named_tensor badutf[1] = {{"\xc3", t}};
+    cr_assert_eq(clt_save_safetensors(p, badutf, 1), CLT_ERR_INVALID_ARGUMENT);
+    clt_named_tensor null_t[1] = {{"x", NULL}};
+    cr_assert_eq(clt_save_safetensors(p, null_t, 1), CLT_ERR_NULL_ARGUMENT);
+    size_t n;
+    unsigned char *b = read_file(p, &n);
+    cr_assert(n == 3 && memcmp(b, "old", 3) == 0);
+    free(b);
+    cr_assert(no_temp_files());
+    clt_named_tensor one[1] = {{"x", t}};
+    cr_assert_eq(clt_save_safetensors(tpath("no/such/dir.safetensors"), one, 1), CLT_ERR_IO);
+    cr_assert(strstr(clt_last_error(), "no/such/dir.safetensors"), "%s", clt_last_error());
+    /* a good save replaces the file */
+    CHECK(clt_save_safetensors(p, one, 1));
+    cr_assert(no_temp_files());
+    clt_tensor_free(t);
+}
+
+/* ---- models ------------------------------------------------------------------------- */
+
+/* Linear(4, 3), ReLU, Linear(3, h2): state 0.weight, 0.bias, 2.weight, 2.bias. */
+static clt_module *mlp(clt_device *dev, uint64_t seed, int64_t h0, int64_t h2, int bias2)
+{
+    clt_generator *gen;
+    CHECK(clt_generator_new(seed, &gen));
+    clt_module *l0, *r, *l2, *seq;
+    CHECK(clt_linear(dev, 4, h0, 1, gen, &l0));
+    CHECK(clt_relu_layer(&r));
+    CHECK(clt_linear(dev, h0, h2, bias2, gen, &l2));
+    CHECK(clt_sequential((clt_module *[]){l0, r, l2}, 3, &seq));
+    clt_generator_free(gen);
+    return seq;
+}
+
+/* Every value of m's state, concatenated as bytes. */
+static unsigned char *state_bytes(const clt_module *m, size_t *total)
+{
+    clt_named_tensor *s;
+    size_t n;
+    CHECK(clt_module_state(m, &s, &n));
+    unsigned char *all = NULL;
+    *total = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t nb;
+        void *b = read_bytes(s[k].tensor, &nb);
+        all = realloc(all, *total + nb + 1);
+        memcpy(all + *total, b, nb);
+        *total += nb;
+        free(b);
+    }
+    clt_free(s);
+    return all;
+}
+
+Test(io, module_save_and_load)
+{
+    clt_device *dev = get_device("cpu");
+    clt_module *a = mlp(dev, 1, 3, 2, 1), *b = mlp(dev, 2, 3, 2, 1);
+    size_t na, nb;
+    unsigned char *va = state_bytes(a, &na), *vb = state_bytes(b, &nb);
+    cr_assert_eq(na, nb);
+    cr_assert(memcmp(va, vb, na) != 0);
+    clt_tensor **before;
+    size_t np;
+    CHECK(clt_module_parameters(b, &before, &np));
+    CHECK(clt_module_save(a, tpath("a.safetensors")));
+    CHECK(clt_module_load(b, tpath("a.safetensors")));
+    free(vb);
+    vb = state_bytes(b, &nb);
+    cr_assert(memcmp(va, vb, na) == 0, "loaded values differ");
+    clt_tensor **after;
+    CHECK(clt_module_parameters(b, &after, &np));
+    for (size_t k = 0; k < np; k++) {
+        cr_assert_eq(after[k], before[k], "the handles changed");
+        cr_assert(clt_requires_grad(after[k]), "parameter %zu lost requires_grad", k);
+        cr_assert_eq(clt_tensor_device(after[k]), dev);
+    }
+    clt_free(before);
+    clt_free(after);
+    /* the file is a plain safetensors file with the state's names */
+    clt_named_tensor *out;
+    size_t m;
+    CHECK(clt_load_safetensors(tpath("a.safetensors"), dev, &out, &m));
+    cr_assert_eq(m, 4);
+    cr_assert_str_eq(out[0].name, "0.bias");
+    cr_assert_str_eq(out[3].name, "2.weight");
+    cr_assert_eq(clt_tensor_size(out[3].tensor, 0), 2);
+    clt_named_tensors_free(out, m);
+
+    /* a model on the second device gets its values there */
+    clt_device *dev2 = second_device(dev);
+    clt_module *c = mlp(dev, 3, 3, 2, 1);
+    CHECK(clt_module_to(c, dev2));
+    CHECK(clt_module_load(c, tpath("a.safetensors")));
+    cr_assert_eq(clt_module_device(c), dev2);
+    size_t nc;
+    unsigned char *vc = state_bytes(c, &nc);
+    cr_assert(nc == na && memcmp(va, vc, na) == 0);
+    free(vc);
+    clt_module_free(c);
+    free(va);
+    free(vb);
+    clt_module_free(a);
+    clt_module_free(b);
+}
+
+/* Loading `path` into m must fail with `needle` and leave m as it was. */
+static void load_refused(clt_module *m, const char *path, clt_status want, const char *needle)
+{
+    size_t n0, n1;
+    unsigned char *v0 = state_bytes(m, &n0);
+    clt_status st = clt_module_load(m, path);
+    cr_assert_eq(st, want, "%s: %s", clt_status_name(st), clt_last_error());
+    cr_assert(strstr(clt_last_error(), needle), "message without '%s': %s", needle,
+              clt_last_error());
+    cr_assert(strstr(clt_last_error(), path), "message without the file: %s", clt_last_error());
+    unsigned char *v1 = state_bytes(m, &n1);
+    cr_assert(n0 == n1 && memcmp(v0, v1, n0) == 0, "the model changed");
+    free(v0);
+    free(v1);
+}
+
+Test(io, module_load_is_strict)
+{
+    clt_device *dev = get_device("cpu");
+    clt_module *a = mlp(dev, 1, 3, 2, 1);
+    char p[160];
+    strcpy(p, tpath("a.safetensors"));
+    CHECK(clt_module_save(a, p));
+
+    clt_module *wide = mlp(dev, 2, 5, 2, 1);
+    load_refused(wide, p, CLT_ERR_INVALID_ARGUMENT,
+                 "size mismatch for 0.weight: copying a param with shape [3, 4] from "
+                 "checkpoint, the shape in current model is [5, 4]");
+    clt_module *nobias = mlp(dev, 2, 3, 2, 0);
+    load_refused(nobias, p, CLT_ERR_INVALID_ARGUMENT, "unexpected key(s) in state: 2.bias");
+
+    /* a file without 2.bias, and one with a tensor too many */
+    clt_named_tensor *s;
+    size_t n;
+    CHECK(clt_module_state(a, &s, &n));
+    cr_assert_eq(n, 4);
+    cr_assert_str_eq(s[3].name, "2.bias");
+    CHECK(clt_save_safetensors(tpath("short.safetensors"), s, 3));
+    clt_module *b = mlp(dev, 2, 3, 2, 1);
+    load_refused(b, tpath("short.safetensors"), CLT_ERR_INVALID_ARGUMENT,
+                 "missing key(s) in state: 2.bias");
+    clt_named_tensor more[5];
+    memcpy(more, s, 4 * sizeof *s);
+    more[4] = (clt_named_tensor){"3.weight", s[0].tensor};
+    CHECK(clt_save_safetensors(tpath("more.safetensors"), more, 5));
+    load_refused(b, tpath("more.safetensors"), CLT_ERR_INVALID_ARGUMENT,
+                 "unexpected key(s) in state: 3.weight");
+    more[3] = (clt_named_tensor){"4.bias", s[3].tensor};
+    CHECK(clt_save_safetensors(tpath("both.safetensors"), more, 5));
+    load_refused(b, tpath("both.safetensors"), CLT_ERR_INVALID_ARGUMENT,
+                 "missing key(s) in state: 2.bias; unexpected key(s) in state: 3.weight, 4.bias");
+
+    /* the right names and shapes, but float64 for the last */
+    clt_tensor *d64;
+    CHECK(clt_to_dtype(s[3].tensor, CLT_FLOAT64, &d64));
+    memcpy(more, s, 4 * sizeof *s);
+    more[3].tensor = d64;
+    if (supported(dev, CLT_FLOAT64)) {
+        CHECK(clt_save_safetensors(tpath("f64.safetensors"), more, 4));
+        load_refused(b, tpath("f64.safetensors"), CLT_ERR_INVALID_ARGUMENT,
+                     "dtype mismatch for 2.bias");
+    }
+    clt_tensor_free(d64);
+
+    /* a truncated or missing checkpoint */
+    size_t fl;
+    unsigned char *bytes = read_file(p, &fl);
+    write_file(tpath("cut.safetensors"), bytes, fl - 1);
+    free(bytes);
+    load_refused(b, tpath("cut.safetensors"), CLT_ERR_INVALID_ARGUMENT, "truncated");
+    load_refused(b, tpath("gone.safetensors"), CLT_ERR_IO, "No such file");
+
+    /* and the good file still loads */
+    CHECK(clt_module_load(b, p));
+    clt_free(s);
+    clt_module_free(a);
+    clt_module_free(b);
+    clt_module_free(wide);
+    clt_module_free(nobias);
+}
+
+/* ---- .npy --------------------------------------------------------------------------------- */
+
+Test(io, npy_round_trip_every_dtype)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t shape[3] = {3, 1, 5};
+    for (size_t k = 0; k < NDTYPES; k++) {
+        if (!supported(dev, all_dtypes[k]))
+            continue;
+        for (int nd = 0; nd <= 3; nd++) {
+            clt_tensor *t = make(dev, all_dtypes[k], nd, shape, (unsigned)(k + nd)), *u = NULL;
+            CHECK(clt_save_npy(tpath("t.npy"), t));
+            CHECK(clt_load_npy(tpath("t.npy"), dev, &u));
+            assert_same(u, t);
+            clt_tensor_free(t);
+            clt_tensor_free(u);
+        }
+    }
+    clt_tensor *e = make(dev, CLT_FLOAT32, 2, (int64_t[]){0, 4}, 0), *u;
+    CHECK(clt_save_npy(tpath("e.npy"), e));
+    CHECK(clt_load_npy(tpath("e.npy"), dev, &u));
+    assert_same(u, e);
+    clt_tensor_free(e);
+    clt_tensor_free(u);
+    cr_assert(no_temp_files());
+}
+
+/* A .npy file built from the format's description: magic, version,
+ * header length, the dict padded with spaces and ended by a newline so
+ * that the data starts at a multiple of 64 (here always byte 128). */
+static size_t npy_expected(unsigned char *buf, unsigned major, const char *dict,
+                           const void *data, size_t nbytes)
+{
+    size_t pre = major == 1 ? 10 : 12, hl = 128 - pre, dl = strlen(dict);
+    memcpy(buf, "\x93NUMPY", 6);
+    buf[6] = (unsigned char)major;
+    buf[7] = 0;
+    memset(buf + 8, 0, pre - 8);
+    buf[8] = (unsigned char)hl;
+    memcpy(buf + pre, dict, dl);
+    memset(buf + pre + dl, ' ', hl - dl - 1);
+    buf[127] = '\n';
+    memcpy(buf + 128, data, nbytes);
+    return 128 + nbytes;
+}
+
+static void assert_file_is(const char *path, const unsigned char *want, size_t wn)
+{
+    size_t gn;
+    unsigned char *got = read_file(path, &gn);
+    cr_assert_eq(gn, wn, "%s: %zu bytes, want %zu", path, gn, wn);
+    for (size_t k = 0; k < wn; k++)
+        cr_assert_eq(got[k], want[k], "%s: byte %zu: 0x%02x, want 0x%02x", path, k, got[k],
+                     want[k]);
+    free(got);
+}
+
+Test(io, npy_bytes_exact)
+{
+    clt_device *dev = get_device("cpu");
+    unsigned char want[256];
+    float f[6] = {1, 2, 3, 4, 5, 6};
+    int64_t i = 7;
+    unsigned char b[3] = {1, 0, 1};
+    clt_tensor *tf, *ti, *tb, *tt;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){2, 3}, f, &tf));
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, 0, NULL, &i, &ti));
+    CHECK(clt_tensor_from_host(dev, CLT_BOOL, 1, (int64_t[]){3}, b, &tb));
+    CHECK(clt_save_npy(tpath("f.npy"), tf));
+    assert_file_is(tpath("f.npy"), want,
+                   npy_expected(want, 1, "{'descr': '<f4', 'fortran_order': False, "
+                                         "'shape': (2, 3), }", f, sizeof f));
+    CHECK(clt_save_npy(tpath("i.npy"), ti));
+    assert_file_is(tpath("i.npy"), want,
+                   npy_expected(want, 1, "{'descr': '<i8', 'fortran_order': False, "
+                                         "'shape': (), }", &i, sizeof i));
+    CHECK(clt_save_npy(tpath("b.npy"), tb));
+    assert_file_is(tpath("b.npy"), want,
+                   npy_expected(want, 1, "{'descr': '|b1', 'fortran_order': False, "
+                                         "'shape': (3,), }", b, sizeof b));
+    /* a transposed view is saved as its values in C order */
+    CHECK(clt_transpose(tf, 0, 1, &tt));
+    CHECK(clt_save_npy(tpath("t.npy"), tt));
+    float ft[6] = {1, 4, 2, 5, 3, 6};
+    assert_file_is(tpath("t.npy"), want,
+                   npy_expected(want, 1, "{'descr': '<f4', 'fortran_order': False, "
+                                         "'shape': (3, 2), }", ft, sizeof ft));
+
+    /* hand-built files of versions 1.0, 2.0 and 3.0 load, other key orders too */
+    for (unsigned major = 1; major <= 3; major++) {
+        size_t n = npy_expected(want, major, "{ 'shape' : (3, 2,), \"fortran_order\": False,"
+                                             "'descr':'<f4'}", ft, sizeof ft);
+        write_file(tpath("v.npy"), want, n);
+        clt_tensor *u;
+        CHECK(clt_load_npy(tpath("v.npy"), dev, &u));
+        assert_same(u, tt);
+        clt_tensor_free(u);
+    }
+    clt_tensor_free(tf);
+    clt_tensor_free(ti);
+    clt_tensor_free(tb);
+    clt_tensor_free(tt);
+}
+
+static void npy_refused(clt_device *dev, const char *path, clt_status want, const char *needle)
+{
+    clt_tensor *u = (clt_tensor *)1;
+    clt_status st = clt_load_npy(path, dev, &u);
+    cr_assert_eq(st, want, "%s: %s: %s", path, clt_status_name(st), clt_last_error());
+    cr_assert_null(u);
+    cr_assert(strstr(clt_last_error(), path), "message without the file: %s", clt_last_error());
+    cr_assert(strstr(clt_last_error(), needle), "message without '%s': %s", needle,
+              clt_last_error());
+}
+
+Test(io, npy_bad_files)
+{
+    clt_device *dev = get_device("cpu");
+    char p[160];
+    strcpy(p, tpath("bad.npy"));
+    unsigned char buf[256];
+    float f[6] = {0};
+    static const struct {
+        const char *dict, *needle;
+    } cases[] = {
+        {"{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", "fortran_order True"},
+        {"{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", "big-endian"},
+        {"{'descr': '|i1', 'fortran_order': False, 'shape': (24,), }", "'|i1' is not supported"},
+        {"{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (6,), }", "structured"},
+        {"{'descr': '<f4', 'shape': (2, 3), }", "missing 'fortran_order'"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'x': 1}", "unexpected key 'x'"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (6), }", "(n,)"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': [2, 3], }", "tuple"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (-2, 3), }", "non-negative"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,6), }", "more than 8"},
+        {"{'descr': '<f4', 'fortran_order': False 'shape': (2, 3), }", "expected ','"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } x", "text after"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 4), }", "truncated"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }", "8 bytes after"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        write_file(p, buf, npy_expected(buf, 1, cases[k].dict, f, sizeof f));
+        npy_refused(dev, p, CLT_ERR_INVALID_ARGUMENT, cases[k].needle);
+    }
+    /* truncated anywhere */
+    size_t n = npy_expected(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }",
+                            f, sizeof f);
+    for (size_t len = 0; len < n; len++) {
+        write_file(p, buf, len);
+        npy_refused(dev, p, CLT_ERR_INVALID_ARGUMENT,
+                    len < 10 ? "too short" : len < 128 ? "past the end" : "truncated");
+    }
+    buf[6] = 4;
+    write_file(p, buf, n);
+    npy_refused(dev, p, CLT_ERR_INVALID_ARGUMENT, "version 4.0");
+    memcpy(buf, "PK\x03\x04", 4);
+    write_file(p, buf, n);
+    npy_refused(dev, p, CLT_ERR_INVALID_ARGUMENT, "not a .npy file");
+    unsigned char bools[3] = {0, 1, 7};
+    write_file(p, buf, npy_expected(buf, 1, "{'descr': '|b1', 'fortran_order': False, "
+                                            "'shape': (3,), }", bools, 3));
+    npy_refused(dev, p, CLT_ERR_INVALID_ARGUMENT, "element 2 holds the byte 7");
+    npy_refused(dev, tpath("nothing.npy"), CLT_ERR_IO, "No such file");
+
+    clt_tensor *t = make(dev, CLT_FLOAT32, 1, (int64_t[]){2}, 0);
+    cr_assert_eq(clt_save_npy(tpath("no/dir.npy"), t), CLT_ERR_IO);
+    cr_assert(strstr(clt_last_error(), "no/dir.npy"), "%s", clt_last_error());
+    cr_assert_eq(clt_save_npy(NULL, t), CLT_ERR_NULL_ARGUMENT);
+    clt_tensor_free(t);
+}
+
+/* ---- DLPack ----------------------------------------------------------------------------- */
+
+Test(io, dlpack_export_non_contiguous)
+{
+    clt_device *dev = get_device("cpu");
+    float v[6] = {1, 2, 3, 4, 5, 6};
+    clt_tensor *t, *tt;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){2, 3}, v, &t));
+    CHECK(clt_transpose(t, 0, 1, &tt));
+    DLManagedTensor *mt = NULL;
+    CHECK(clt_to_dlpack(tt, &mt));
+    clt_tensor_free(t);
+    clt_tensor_free(tt); /* the export owns its memory */
+    const DLTensor *dl = &mt->dl_tensor;
+    cr_assert_eq(dl->device.device_type, kDLCPU);
+    cr_assert_eq(dl->device.device_id, 0);
+    cr_assert_eq(dl->ndim, 2);
+    cr_assert(dl->shape[0] == 3 && dl->shape[1] == 2);
+    cr_assert(dl->strides == NULL || (dl->strides[0] == 2 && dl->strides[1] == 1));
+    cr_assert(dl->dtype.code == kDLFloat && dl->dtype.bits == 32 && dl->dtype.lanes == 1);
+    cr_assert_eq(dl->byte_offset, 0);
+    cr_assert_eq((uintptr_t)dl->data % 256, 0);
+    const float *d = dl->data;
+    float want[6] = {1, 4, 2, 5, 3, 6};
+    for (int k = 0; k < 6; k++)
+        cr_assert_eq(d[k], want[k]);
+    /* and back */
+    clt_tensor *back;
+    CHECK(clt_from_dlpack(dev, mt, &back));
+    float *r = read_f32(back);
+    for (int k = 0; k < 6; k++)
+        cr_assert_eq(r[k], want[k]);
+    free(r);
+    clt_tensor_free(back);
+    mt->deleter(mt); /* frees everything: the leak checkers see to it */
+
+    /* every dtype, a scalar and an empty tensor */
+    for (size_t k = 0; k < NDTYPES; k++) {
+        if (!supported(dev, all_dtypes[k]))
+            continue;
+        for (int nd = 0; nd <= 2; nd++) {
+            clt_tensor *x = make(dev, all_dtypes[k], nd, (int64_t[]){4, nd == 2 ? 0 : 3}, 3), *y;
+            clt_status st = clt_to_dlpack(x, &mt);
+            if (all_dtypes[k] == CLT_BOOL && DLPACK_VERSION < 80) {
+                cr_assert_eq(st, CLT_ERR_DTYPE_UNSUPPORTED);
+                cr_assert_null(mt);
+                cr_assert(strstr(clt_last_error(), "no bool type"), "%s", clt_last_error());
+                clt_tensor_free(x);
+                continue;
+            }
+            CHECK(st);
+            cr_assert_eq(mt->dl_tensor.ndim, nd);
+            CHECK(clt_from_dlpack(dev, mt, &y));
+            assert_same(y, x);
+            mt->deleter(mt);
+            clt_tensor_free(x);
+            clt_tensor_free(y);
+        }
+    }
+}
+
+static int deleted;
+static void count_delete(DLManagedTensor *self)
+{
+    (void)self;
+    deleted++;
+}
+
+Test(io, dlpack_import_strides)
+{
+    clt_device *dev = get_device("cpu");
+    /* a 3x4 int32 host array */
+    int32_t host[2 + 12];
+    for (int k = 0; k < 14; k++)
+        host[k] = k * 10 - 20;
+    int64_t shape[2] = {4, 3}, strides[2] = {1, 4};
+    DLManagedTensor src = {0};
+    src.dl_tensor.data = host;
+    src.dl_tensor.byte_offset = 2 * sizeof(int32_t); /* the array starts at host[2] */
+    src.dl_tensor.device = (DLDevice){kDLCPU, 0};
+    src.dl_tensor.ndim = 2;
+    src.dl_tensor.dtype = (DLDataType){kDLInt, 32, 1};
+    src.dl_tensor.shape = shape;
+    src.dl_tensor.strides = strides; /* its transpose */
+    src.deleter = count_delete;
+    deleted = 0;
+    clt_tensor *t;
+    CHECK(clt_from_dlpack(dev, &src, &t));
+    cr_assert_eq(deleted, 0, "clt_from_dlpack called the caller's deleter");
+    cr_assert(clt_tensor_is_contiguous(t));
+    int32_t got[12];
+    CHECK(clt_tensor_read(t, got, sizeof got));
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 3; j++)
+            cr_assert_eq(got[i * 3 + j], host[2 + j * 4 + i], "[%d][%d]", i, j);
+    clt_tensor_free(t);
+
+    /* negative strides: the rows in reverse */
+    int64_t rshape[2] = {3, 4}, rstrides[2] = {-4, 1};
+    src.dl_tensor.shape = rshape;
+    src.dl_tensor.strides = rstrides;
+    src.dl_tensor.byte_offset = (2 + 8) * sizeof(int32_t);
+    CHECK(clt_from_dlpack(dev, &src, &t));
+    CHECK(clt_tensor_read(t, got, sizeof got));
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++)
+            cr_assert_eq(got[i * 4 + j], host[2 + (2 - i) * 4 + j]);
+    clt_tensor_free(t);
+
+    /* NULL strides: C order */
+    src.dl_tensor.strides = NULL;
+    src.dl_tensor.byte_offset = 0;
+    CHECK(clt_from_dlpack(dev, &src, &t));
+    CHECK(clt_tensor_read(t, got, sizeof got));
+    cr_assert(memcmp(got, host, sizeof got) == 0);
+    clt_tensor_free(t);
+
+    /* refused */
+    clt_tensor *u = (clt_tensor *)1;
+    src.dl_tensor.device = (DLDevice){kDLCUDA, 1};
+    cr_assert_eq(clt_from_dlpack(dev, &src, &u), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(u);
+    cr_assert(strstr(clt_last_error(), "kDLCPU"), "%s", clt_last_error());
+    src.dl_tensor.device = (DLDevice){kDLCPU, 0};
+    src.dl_tensor.dtype = (DLDataType){kDLFloat, 32, 4};
+    cr_assert_eq(clt_from_dlpack(dev, &src, &u), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "4 lanes"), "%s", clt_last_error());
+    src.dl_tensor.dtype = (DLDataType){kDLBfloat, 16, 1};
+    cr_assert_eq(clt_from_dlpack(dev, &src, &u), CLT_ERR_INVALID_ARGUMENT);
+    src.dl_tensor.dtype = (DLDataType){kDLInt, 8, 1};
+    cr_assert_eq(clt_from_dlpack(dev, &src, &u), CLT_ERR_INVALID_ARGUMENT);
+    src.dl_tensor.dtype = (DLDataType){kDLInt, 32, 1};
+    src.dl_tensor.ndim = 9;
+    cr_assert_eq(clt_from_dlpack(dev, &src, &u), CLT_ERR_INVALID_ARGUMENT);
+    src.dl_tensor.ndim = 2;
+    src.dl_tensor.data = NULL;
+    cr_assert_eq(clt_from_dlpack(dev, &src, &u), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(u);
+    cr_assert_eq(clt_from_dlpack(dev, NULL, &u), CLT_ERR_NULL_ARGUMENT);
+    cr_assert_eq(clt_to_dlpack(NULL, NULL), CLT_ERR_NULL_ARGUMENT);
+    cr_assert_eq(deleted, 0);
+}
+
+/* float16 files load where the device has cl_khr_fp16, and are refused
+ * with the file and tensor named where it has not. */
+Test(io, float16_files)
+{
+    clt_device *dev = get_device("cpu");
+    char st_path[160], npy_path[160];
+    strcpy(st_path, tpath("h.safetensors"));
+    strcpy(npy_path, tpath("h.npy"));
+    uint16_t h[2] = {0x3C00, 0xC000}; /* 1.0, -2.0 */
+    write_st(st_path, "{\"h\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 0);
+    {
+        size_t n;
+        unsigned char *b = read_file(st_path, &n);
+        b = realloc(b, n + 4);
+        memcpy(b + n, h, 4);
+        write_file(st_path, b, n + 4);
+        free(b);
+    }
+    unsigned char buf[256];
+    write_file(npy_path, buf, npy_expected(buf, 1, "{'descr': '<f2', 'fortran_order': False, "
+                                                   "'shape': (2,), }", h, sizeof h));
+    int64_t shape[1] = {2};
+    DLManagedTensor src = {0};
+    src.dl_tensor.data = h;
+    src.dl_tensor.device = (DLDevice){kDLCPU, 0};
+    src.dl_tensor.ndim = 1;
+    src.dl_tensor.dtype = (DLDataType){kDLFloat, 16, 1};
+    src.dl_tensor.shape = shape;
+    clt_named_tensor *out = NULL;
+    size_t m = 0;
+    clt_tensor *t = NULL, *u = NULL;
+    if (supported(dev, CLT_FLOAT16)) {
+        CHECK(clt_load_safetensors(st_path, dev, &out, &m));
+        CHECK(clt_load_npy(npy_path, dev, &t));
+        CHECK(clt_from_dlpack(dev, &src, &u));
+        clt_tensor *all[3] = {out[0].tensor, t, u};
+        for (int k = 0; k < 3; k++) {
+            uint16_t got[2];
+            cr_assert_eq(clt_tensor_dtype(all[k]), CLT_FLOAT16);
+            CHECK(clt_tensor_read(all[k], got, sizeof got));
+            cr_assert(got[0] == h[0] && got[1] == h[1]);
+        }
+        clt_named_tensors_free(out, m);
+        clt_tensor_free(t);
+        clt_tensor_free(u);
+        return;
+    }
+    cr_assert_eq(clt_load_safetensors(st_path, dev, &out, &m), CLT_ERR_DTYPE_UNSUPPORTED);
+    cr_assert(out == NULL && m == 0);
+    cr_assert(strstr(clt_last_error(), st_path) && strstr(clt_last_error(), "tensor 'h'") &&
+              strstr(clt_last_error(), "cl_khr_fp16"), "%s", clt_last_error());
+    cr_assert_eq(clt_load_npy(npy_path, dev, &t), CLT_ERR_DTYPE_UNSUPPORTED);
+    cr_assert_null(t);
+    cr_assert(strstr(clt_last_error(), npy_path), "%s", clt_last_error());
+    cr_assert_eq(clt_from_dlpack(dev, &src, &u), CLT_ERR_DTYPE_UNSUPPORTED);
+    cr_assert_null(u);
+}
+
+/* Loaded tensors belong to no scope: they outlive one opened around the
+ * load and are released once, by clt_named_tensors_free. */
+Test(io, loaded_tensors_outlive_scopes)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *t = make(dev, CLT_INT32, 1, (int64_t[]){4}, 1);
+    clt_named_tensor in[1] = {{"t", t}};
+    CHECK(clt_save_safetensors(tpath("s.safetensors"), in, 1));
+    clt_named_tensor *out;
+    size_t m;
+    CHECK(clt_scope_begin());
+    CHECK(clt_load_safetensors(tpath("s.safetensors"), dev, &out, &m));
+    clt_scope_end();
+    assert_same(out[0].tensor, t);
+    clt_named_tensors_free(out, m);
+    clt_tensor_free(t);
+}
