@@ -33,7 +33,7 @@ static clt_status check_cast(clt_dtype from, clt_dtype to, const char *fn)
 
 clt_status clt__check_dest(const clt_tensor *t, const char *fn)
 {
-    for (int d = 0; d < t->ndim; d++)
+    for (int d = 0; d < t->ndim && t->numel > 0; d++)
         if (t->shape[d] > 1 && t->strides[d] == 0)
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
                               "%s: unsupported operation: more than one element of the "
