@@ -635,7 +635,8 @@ Test(inplace, randperm)
 {
     clt_device *dev = get_device("cpu");
     const int64_t n = 2000;
-    int64_t *a = randperm_on(dev, 11, n), *b = randperm_on(dev, 11, n), *c = randperm_on(dev, 12, n);
+    int64_t *a = randperm_on(dev, 11, n), *b = randperm_on(dev, 11, n);
+    int64_t *c = randperm_on(dev, 12, n);
     char *seen = calloc((size_t)n, 1);
     int64_t fixed = 0;
     for (int64_t i = 0; i < n; i++) {
