@@ -1,7 +1,8 @@
 /* copy.cl: copies with dtype conversion from S to D into a contiguous
  * destination: strided (one element per work-item), contiguous (one element
  * per work-item, for GPUs) and chunked (one chunk per work-item with 16-wide
- * vectors, for CPUs).  Used by contiguous(), casts and moves. */
+ * vectors, for CPUs), and into a strided destination from a broadcast
+ * source.  Used by contiguous(), casts, moves and in-place writes. */
 
 #define SV CAT(S_C, 16)
 #define DV CAT(D_C, 16)
@@ -66,4 +67,17 @@ copy_chunk(__global D *dst, ulong dst_off, __global const S *src, ulong src_off,
         D_VSTORE(d, i, S_VLOAD(s, i));
     for (; i < end; i++)
         D_STORE(d, i, CONVERT(S_LOAD(s, i)));
+}
+
+/* Into a strided destination: element i (row-major over L.shape) goes to
+ * dst at offset o0 and comes from src at o1 (strides 0 where src is
+ * broadcast).  Serves in-place ops and copy_ on views. */
+__kernel void copy_to_strided(__global D *dst, __global const S *src, ulong n, clt_layout L)
+{
+    size_t i = get_global_id(0);
+    if (i >= n)
+        return;
+    long od, os, o2;
+    CLT_UNRAVEL3(&L, i, od, os, o2);
+    D_STORE(dst, od, CONVERT(S_LOAD(src, os)));
 }

@@ -248,3 +248,20 @@ __kernel void randint(__global T *out, ulong n, uint key0, uint key1, ulong offs
     long v = as_long((ulong)low + mul_hi(x, range)); /* wraps, never overflows */
     T_STORE(out, i, (T_C)v);
 }
+
+/* randperm: element i goes to its rank among the keys, ties broken by the
+ * index, so the result is a permutation that depends only on the keys (the
+ * same on every device).  O(n) work per element. */
+__kernel void randperm_rank(__global T *out, __global const long *keys, ulong n)
+{
+    size_t i = get_global_id(0);
+    if (i >= n)
+        return;
+    long k = keys[i];
+    ulong r = 0;
+    for (ulong j = 0; j < n; j++) {
+        long kj = keys[j];
+        r += (kj < k) | ((kj == k) & (j < i));
+    }
+    T_STORE(out, r, (T_C)i);
+}

@@ -472,6 +472,16 @@ clt_status clt__fill_value(clt_tensor *t, double value);
  * same shape and device. */
 clt_status clt__copy_into(clt_tensor *dst, const clt_tensor *src);
 
+/* Enqueues a copy (with cast) of src, broadcast to dst's shape, into dst,
+ * which may be any strided view on the same device (one without stride-0
+ * dimensions; src must not overlap it). */
+clt_status clt__copy_strided(clt_tensor *dst, const clt_tensor *src);
+
+/* clt_tensor_write_async's host part: bytes (at least t's) from src into t,
+ * any layout; a new clt_event in *out.  Bumps t's version. */
+clt_status clt__tensor_write(clt_tensor *t, const void *src, size_t bytes, clt_event **out,
+                             const char *fn);
+
 /* cl_mem of a tensor (NULL for zero-size). */
 static inline cl_mem clt__mem(const clt_tensor *t)
 {
@@ -673,6 +683,39 @@ clt_status clt__to_at(const clt_tensor *t, clt_device *dev, clt_tensor **out,
                       const void *caller);
 clt_status clt__to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out);
 clt_status clt__clone(const clt_tensor *t, clt_tensor **out);
+
+/* The binary ops of elementwise.c writing into `into` when it is a
+ * contiguous tensor at offset 0 with the result's shape and dtype (*out is
+ * then NULL), else into a new tensor *out.  Reading an input that overlaps
+ * `into` is the caller's concern: only an identical geometry is safe. */
+#define CLT__EW_INTO_TT(X) X(add) X(sub) X(mul) X(div)
+#define CLT__EW_INTO_TS(X) X(add_scalar) X(sub_scalar) X(mul_scalar) X(div_scalar)
+#define CLT__DECL_INTO_TT_(f)                                                \
+    clt_status clt__##f##_into(clt_tensor *into, const clt_tensor *a, const clt_tensor *b, \
+                               clt_tensor **out, const char *fn);
+#define CLT__DECL_INTO_TS_(f)                                                \
+    clt_status clt__##f##_into(clt_tensor *into, const clt_tensor *a, double s, \
+                               clt_tensor **out, const char *fn);
+CLT__EW_INTO_TT(CLT__DECL_INTO_TT_)
+CLT__EW_INTO_TS(CLT__DECL_INTO_TS_)
+
+/* In-place and out= ops without autograd (src/ops/inplace.c); their public
+ * entries are in src/autograd/grad_inplace.c.  fn names the public call. */
+typedef enum clt__binop { CLT__OP_ADD, CLT__OP_SUB, CLT__OP_MUL, CLT__OP_DIV } clt__binop;
+clt_status clt__binary_(clt__binop op, clt_tensor *t, const clt_tensor *other, double alpha,
+                        const char *fn);
+clt_status clt__scalar_(clt__binop op, clt_tensor *t, double s, const char *fn);
+clt_status clt__clamp_(clt_tensor *t, const double *min, const double *max);
+clt_status clt__fill_(clt_tensor *t, double value, const char *fn);
+clt_status clt__copy_(clt_tensor *dst, const clt_tensor *src);
+clt_status clt__binary_out(clt__binop op, clt_tensor *out, const clt_tensor *a,
+                           const clt_tensor *b, const char *fn);
+clt_status clt__matmul_out(clt_tensor *out, const clt_tensor *a, const clt_tensor *b);
+/* Checks an in-place destination: no stride-0 dimension of size > 1. */
+clt_status clt__check_dest(const clt_tensor *t, const char *fn);
+/* In-place random fills (src/ops/random.c). */
+clt_status clt__uniform_(clt_tensor *t, clt_generator *gen, double low, double high);
+clt_status clt__normal_(clt_tensor *t, clt_generator *gen, double mean, double std);
 
 /* g and x (float, broadcast and promoted) through one of the gradient
  * kernels of cl/elementwise.cl ("relu_bw", "tanh_bw", ...). */

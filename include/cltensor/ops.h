@@ -126,6 +126,78 @@ CLT_API clt_status clt_gelu(const clt_tensor *a, clt_tensor **out);
 /* Bool tensor, true where a is zero (any dtype).  New tensor. */
 CLT_API clt_status clt_logical_not(const clt_tensor *a, clt_tensor **out);
 
+/* ---- in place and out= -------------------------------------------------- */
+
+/* In-place ops, PyTorch's tensor.add_(other, alpha=...) and friends: t
+ * takes the result and keeps its shape and dtype.  `other` (and copy_'s
+ * src) broadcasts to t's shape; a result of another shape is
+ * CLT_ERR_SHAPE_MISMATCH ("output with shape [3] doesn't match the
+ * broadcast shape [2, 3]"), and a result dtype that cannot be cast to t's
+ * (a float into an integer tensor, anything but bool into bool) is
+ * CLT_ERR_DTYPE_MISMATCH ("result type Float can't be cast to the desired
+ * output type Int").  t may be a view (offset, transposed, sliced): only its
+ * own elements change.  A view with a stride-0 (expanded) dimension of
+ * size > 1 is refused (CLT_ERR_INVALID_ARGUMENT), as PyTorch refuses it.
+ * t and other may overlap (clt_add_(t, t, 1)); partial overlaps are read
+ * before they are written.  Each bumps t's version counter, so that a
+ * backward that needs t's old values fails instead of computing wrong ones.
+ * All enqueue without waiting, except clt_copy_ between devices of
+ * different contexts (through host memory) or of one context (it waits for
+ * the source's queue, as clt_to does).
+ *
+ * Autograd: a leaf that requires grad, in grad mode, is refused
+ * (CLT_ERR_INVALID_ARGUMENT, PyTorch's "a leaf Variable that requires grad
+ * is being used in an in-place operation").  With grad mode on and t (a
+ * non-leaf) or other requiring grad, add_, sub_ and the four scalar forms
+ * record themselves on t's history (t's grad_fn becomes AddBackward0 etc.,
+ * whose first input is t's old history); mul_, div_, clamp_, fill_, zero_
+ * and copy_ refuse then (CLT_ERR_INVALID_ARGUMENT: "in-place mul_ on a
+ * tensor that requires grad is not supported; use clt_mul").  In-place ops
+ * on a view do not reach its base's history.  On error t is unchanged. */
+
+/* t += alpha * other.  Integer results refuse a non-integral alpha. */
+CLT_API clt_status clt_add_(clt_tensor *t, const clt_tensor *other, double alpha);
+/* t -= alpha * other.  Bool tensors are refused, as in clt_sub. */
+CLT_API clt_status clt_sub_(clt_tensor *t, const clt_tensor *other, double alpha);
+CLT_API clt_status clt_mul_(clt_tensor *t, const clt_tensor *other);
+/* True division: an integer t is refused (the result is float). */
+CLT_API clt_status clt_div_(clt_tensor *t, const clt_tensor *other);
+/* With a Python number: an integer t takes integral s only (add, sub, mul);
+ * div_scalar_ needs a floating t. */
+CLT_API clt_status clt_add_scalar_(clt_tensor *t, double s);
+CLT_API clt_status clt_sub_scalar_(clt_tensor *t, double s);
+CLT_API clt_status clt_mul_scalar_(clt_tensor *t, double s);
+CLT_API clt_status clt_div_scalar_(clt_tensor *t, double s);
+/* As clt_clamp, in place; bounds must leave t's dtype (float bounds on an
+ * integer t are refused). */
+CLT_API clt_status clt_clamp_(clt_tensor *t, const double *min, const double *max);
+/* Every element of t set to value (checked as clt_full checks it). */
+CLT_API clt_status clt_fill_(clt_tensor *t, double value);
+CLT_API clt_status clt_zero_(clt_tensor *t);
+/* dst = src converted to dst's dtype (any pair: floats into integers
+ * truncate, as PyTorch's copy_), src broadcast to dst's shape; src may be on
+ * another device. */
+CLT_API clt_status clt_copy_(clt_tensor *dst, const clt_tensor *src);
+
+/* out= forms, torch.add(a, b, out=out): the result of clt_add(a, b) etc.
+ * written into the existing `out`, whose shape must equal the result's
+ * (CLT_ERR_SHAPE_MISMATCH; out is never resized) and whose dtype the
+ * result's must cast to (CLT_ERR_DTYPE_MISMATCH).  out may be a view and
+ * may alias a or b.  When out is contiguous at offset 0 with the result's
+ * dtype, the kernel writes it directly and nothing is allocated (inputs of
+ * another dtype are converted into temporaries first); otherwise through a
+ * temporary.  An operand (a, b or out) that requires grad in grad mode is
+ * refused (CLT_ERR_INVALID_ARGUMENT), as PyTorch's "functions with out=...
+ * arguments don't support automatic differentiation".  Bumps out's
+ * version; enqueues without waiting; out is unchanged on error. */
+CLT_API clt_status clt_add_out(clt_tensor *out, const clt_tensor *a, const clt_tensor *b);
+CLT_API clt_status clt_sub_out(clt_tensor *out, const clt_tensor *a, const clt_tensor *b);
+CLT_API clt_status clt_mul_out(clt_tensor *out, const clt_tensor *a, const clt_tensor *b);
+CLT_API clt_status clt_div_out(clt_tensor *out, const clt_tensor *a, const clt_tensor *b);
+/* clt_matmul(a, b) into out (any shapes clt_matmul takes); computes into a
+ * temporary, then copies. */
+CLT_API clt_status clt_matmul_out(clt_tensor *out, const clt_tensor *a, const clt_tensor *b);
+
 /* ---- type promotion ------------------------------------------------------ */
 
 /* The dtype PyTorch gives a binary op on a and b (torch.result_type). */

@@ -72,6 +72,36 @@ CLT_API clt_status clt_randint(clt_generator *gen, clt_device *dev, int64_t low,
                                clt_dtype dtype, int ndim, const int64_t *shape,
                                clt_tensor **out);
 
+/* Like clt_rand and clt_randn with t's dtype (floating), device and shape:
+ * the same values as those calls would give (and the same advance of the
+ * generator).  New contiguous tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_rand_like(clt_generator *gen, const clt_tensor *t, clt_tensor **out);
+CLT_API clt_status clt_randn_like(clt_generator *gen, const clt_tensor *t, clt_tensor **out);
+
+/* In place, like tensor.uniform_(low, high) and tensor.normal_(mean, std):
+ * every element of t (a floating tensor; any view without stride-0
+ * dimensions: only its elements change) becomes low + (high - low) * u with
+ * u the value clt_rand would give, or mean + std * z with z clt_randn's.
+ * So the values are identical on every device for one generator state, and
+ * the generator advances by t's element count, as clt_rand does.  Errors
+ * (t unchanged): CLT_ERR_INVALID_ARGUMENT for an integer t, low > high,
+ * std < 0, non-finite bounds, a leaf that requires grad in grad mode (or a
+ * non-leaf that requires grad).  Bumps t's version; enqueues without
+ * waiting. */
+CLT_API clt_status clt_uniform_(clt_tensor *t, clt_generator *gen, double low, double high);
+CLT_API clt_status clt_normal_(clt_tensor *t, clt_generator *gen, double mean, double std);
+
+/* A random permutation of 0 .. n-1, like torch.randperm, as a 1-D tensor of
+ * dtype (int64 usually; not bool; n - 1 must fit the dtype) on dev.  Drawn
+ * on the device: n 63-bit keys from the generator (advancing it by n, as
+ * clt_randint of n elements), each index placed at its key's rank with ties
+ * broken by index, so one generator state gives the same permutation on
+ * every device; nothing goes through the host.  The ranking is O(n^2)
+ * work, which suits n up to about 10^5.  n = 0 gives an empty tensor.  New
+ * tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_randperm(clt_generator *gen, clt_device *dev, int64_t n,
+                                clt_dtype dtype, clt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif

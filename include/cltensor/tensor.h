@@ -52,6 +52,16 @@ CLT_API clt_status clt_ones(clt_device *dev, clt_dtype dtype, int ndim, const in
 CLT_API clt_status clt_full(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
                             double value, clt_tensor **out);
 
+/* Tensors with t's dtype, device and shape (contiguous, whatever t's
+ * strides), like torch.empty_like, zeros_like, ones_like and full_like
+ * (value as in clt_full).  t is only read; it may require grad (the result
+ * does not).  New tensor: release with clt_tensor_free.  Random ones
+ * (clt_rand_like, clt_randn_like) are in random.h. */
+CLT_API clt_status clt_empty_like(const clt_tensor *t, clt_tensor **out);
+CLT_API clt_status clt_zeros_like(const clt_tensor *t, clt_tensor **out);
+CLT_API clt_status clt_ones_like(const clt_tensor *t, clt_tensor **out);
+CLT_API clt_status clt_full_like(const clt_tensor *t, double value, clt_tensor **out);
+
 /* 1-D tensor of start, start+step, ... below end (above end for step < 0),
  * like torch.arange.  CLT_ERR_INVALID_ARGUMENT for step 0 or a step whose
  * sign goes away from end. */
@@ -154,6 +164,27 @@ CLT_API clt_status clt_event_query(clt_event *ev, int *done);
  * the destination memory is never written after this returns.  NULL does
  * nothing. */
 CLT_API void clt_event_free(clt_event *ev);
+
+/* ---- writes from host memory --------------------------------------------- */
+
+/* Copies clt_tensor_nbytes(t) bytes of host data, row-major in t's dtype,
+ * into the existing tensor t (any view of it: only its own elements
+ * change; non-contiguous ones go through a device staging buffer and a
+ * strided copy); blocks until src may be reused.  Bumps t's version.
+ * Errors: CLT_ERR_BUFFER_TOO_SMALL when `bytes` is short;
+ * CLT_ERR_INVALID_ARGUMENT for a leaf that requires grad while grad mode is
+ * on (PyTorch's in-place rule), for a non-leaf that requires grad, and for
+ * a destination with a stride-0 (expanded) dimension.  t is unchanged on
+ * error.  Not thread-safe for one tensor. */
+CLT_API clt_status clt_tensor_write(clt_tensor *t, const void *src, size_t bytes);
+
+/* The same write, enqueued without waiting: the caller keeps src alive and
+ * unchanged until clt_event_wait(*ev) returns CLT_OK, clt_event_query
+ * reports completion, or clt_event_free returns.  Later ops on t's device
+ * see the new data (one in-order queue).  New event: release with
+ * clt_event_free. */
+CLT_API clt_status clt_tensor_write_async(clt_tensor *t, const void *src, size_t bytes,
+                                          clt_event **ev);
 
 /* Formats the values like PyTorch's tolist() printed by Python:
  * "[[3.0, 3.0, 3.0], [3.0, 3.0, 3.0]]"; a 0-d tensor gives "3.0"; bool gives

@@ -63,6 +63,21 @@ clt_status clt__record(clt_status st, clt_tensor **out, const char *name, clt__b
                        int nin, const clt_tensor *const *in, int nsaved,
                        const clt_tensor *const *saved, clt__node **node);
 
+/* Recording an in-place op on t = in[0], in two steps so that a failed op
+ * changes nothing: clt__inplace_node, before the op, makes the node (NULL
+ * when no grad is needed) with edges from the inputs as they are, t's old
+ * history first; clt__inplace_commit, after the op succeeded, makes it t's
+ * grad_fn (t becomes a non-leaf that requires grad); clt__inplace_drop
+ * releases it when the op failed.  The formula gets the gradient of t's new
+ * value and gives in[0] the part that flows to t's old one. */
+clt_status clt__inplace_node(const char *name, clt__backward_fn bw, int nin,
+                             const clt_tensor *const *in, clt__node **node);
+void clt__inplace_commit(clt_tensor *t, clt__node *n);
+void clt__inplace_drop(clt__node *n);
+
+/* Whether t requires grad (leaf or not). */
+bool clt__requires_grad(const clt_tensor *t);
+
 /* A new handle on g's data (the identity gradient). */
 clt_status clt__alias(const clt_tensor *g, clt_tensor **out);
 

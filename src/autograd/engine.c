@@ -125,20 +125,15 @@ static clt_status save_view(const clt_tensor *t, clt_tensor **out)
     return st;
 }
 
-clt_status clt__record(clt_status st, clt_tensor **out, const char *name, clt__backward_fn bw,
-                       int nin, const clt_tensor *const *in, int nsaved,
-                       const clt_tensor *const *saved, clt__node **node)
+/* A new node with the inputs' edges as they are now and saved views of
+ * `saved`; NULL when memory runs out. */
+static clt__node *node_new(const char *name, clt__backward_fn bw, int nin,
+                           const clt_tensor *const *in, int nsaved,
+                           const clt_tensor *const *saved)
 {
-    if (node)
-        *node = NULL;
-    if (st != CLT_OK || !clt__grad_needed(nin, in) || !clt__dtype_is_float((*out)->dtype))
-        return st;
     clt__node *n = calloc(1, sizeof *n + (size_t)nin * sizeof n->in[0]);
-    clt__meta *m = meta_get(*out);
-    if (n == NULL || m == NULL) {
-        free(n);
-        goto oom;
-    }
+    if (n == NULL)
+        return NULL;
     n->refs = 1;
     n->seq = __atomic_add_fetch(&node_seq, 1, __ATOMIC_RELAXED);
     n->name = name;
@@ -148,7 +143,7 @@ clt_status clt__record(clt_status st, clt_tensor **out, const char *name, clt__b
         if (save_view(saved[k], &n->saved[k]) != CLT_OK) {
             n->nsaved = k;
             node_unref(n);
-            goto oom;
+            return NULL;
         }
         n->saved_version[k] = clt__version(saved[k]);
         n->nsaved = k + 1;
@@ -171,6 +166,21 @@ clt_status clt__record(clt_status st, clt_tensor **out, const char *name, clt__b
             e->leaf = clt_tensor_retain((clt_tensor *)x);
         }
     }
+    return n;
+}
+
+clt_status clt__record(clt_status st, clt_tensor **out, const char *name, clt__backward_fn bw,
+                       int nin, const clt_tensor *const *in, int nsaved,
+                       const clt_tensor *const *saved, clt__node **node)
+{
+    if (node)
+        *node = NULL;
+    if (st != CLT_OK || !clt__grad_needed(nin, in) || !clt__dtype_is_float((*out)->dtype))
+        return st;
+    clt__meta *m = meta_get(*out);
+    clt__node *n = m ? node_new(name, bw, nin, in, nsaved, saved) : NULL;
+    if (n == NULL)
+        goto oom;
     m->requires_grad = true;
     m->grad_fn = n;
     if (node)
@@ -181,6 +191,36 @@ oom:
     *out = NULL;
     return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory recording the graph",
                       name);
+}
+
+clt_status clt__inplace_node(const char *name, clt__backward_fn bw, int nin,
+                             const clt_tensor *const *in, clt__node **node)
+{
+    *node = NULL;
+    if (!clt__grad_needed(nin, in))
+        return CLT_OK;
+    if (meta_get((clt_tensor *)in[0]) != NULL)
+        *node = node_new(name, bw, nin, in, 0, NULL);
+    if (*node == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
+                          "%s: out of host memory recording the graph", name);
+    return CLT_OK;
+}
+
+void clt__inplace_commit(clt_tensor *t, clt__node *n)
+{
+    if (n == NULL)
+        return;
+    clt__meta *m = t->meta; /* made by clt__inplace_node */
+    clt__node *old = m->grad_fn;
+    m->grad_fn = n;
+    m->requires_grad = true;
+    node_unref(old); /* the new node's first edge holds it now */
+}
+
+void clt__inplace_drop(clt__node *n)
+{
+    node_unref(n);
 }
 
 clt_status clt__check_inplace(const clt_tensor *t, const char *fn)
@@ -624,4 +664,9 @@ done:
     clt_tensor_free(g0);
     grad_disabled = was_disabled;
     return st == CLT_OK ? clt__ok() : st;
+}
+
+bool clt__requires_grad(const clt_tensor *t)
+{
+    return requires_grad(t);
 }

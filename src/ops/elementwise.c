@@ -233,8 +233,19 @@ static clt_status bool_sub_error(const char *fn)
                       fn);
 }
 
+/* Whether the result of shape (n, shape) and dtype dt may be written into
+ * `into` directly: a contiguous tensor at offset 0 of that shape and dtype. */
+static bool usable_into(const clt_tensor *into, clt_dtype dt, int n, const int64_t *shape)
+{
+    return into && into->dtype == dt && into->offset == 0 && same_shape(into, n, shape) &&
+           clt__is_contiguous(into);
+}
+
+/* With `into` usable (see usable_into) the result goes there and *out is
+ * NULL; otherwise *out is a new tensor. */
 static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
-                            const clt_tensor *b, clt_tensor **out, const char *fn)
+                            const clt_tensor *b, clt_tensor *into, clt_tensor **out,
+                            const char *fn)
 {
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
@@ -264,11 +275,16 @@ static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
     const clt_tensor *ua, *ub;
     CLT__TRY(as_dtype(a, ct, &ta, &ua));
     CLT__TRY(as_dtype(b, ct, &tb, &ub));
-    CLT__TRY(clt__tensor_new(a->dev, kind == COMPARE ? CLT_BOOL : ct, n, shape, &r));
+    clt_dtype rt = kind == COMPARE ? CLT_BOOL : ct;
+    if (!usable_into(into, rt, n, shape)) {
+        into = NULL;
+        CLT__TRY(clt__tensor_new(a->dev, rt, n, shape, &r));
+    }
     {
+        clt_tensor *w = into ? into : r;
         clt__layout L;
-        geom g = layout_inputs(r, 2, (const clt_tensor *[]){ua, ub}, &L);
-        cl_mem mo = clt__mem(r), ma = clt__mem(ua), mb = clt__mem(ub);
+        geom g = layout_inputs(w, 2, (const clt_tensor *[]){ua, ub}, &L);
+        cl_mem mo = clt__mem(w), ma = clt__mem(ua), mb = clt__mem(ub);
         clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(mb)};
         group grp = kind == COMPARE ? G_CMP : kind == GRAD ? G_GRAD : G_BIN;
         CLT__TRY(launch(a->dev, grp, ct, op, "_tt", &g, &L, 3, args));
@@ -283,7 +299,7 @@ done:
 }
 
 static clt_status binary_ts(const char *op, op_kind kind, const clt_tensor *a, double s,
-                            int reversed, clt_tensor **out, const char *fn)
+                            int reversed, clt_tensor *into, clt_tensor **out, const char *fn)
 {
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
@@ -304,12 +320,17 @@ static clt_status binary_ts(const char *op, op_kind kind, const clt_tensor *a, d
     clt_tensor *ta = NULL, *r = NULL;
     const clt_tensor *ua;
     CLT__TRY(as_dtype(a, ct, &ta, &ua));
-    CLT__TRY(clt__tensor_new(a->dev, kind == COMPARE ? CLT_BOOL : ct, a->ndim, a->shape, &r));
+    clt_dtype rt = kind == COMPARE ? CLT_BOOL : ct;
+    if (!usable_into(into, rt, a->ndim, a->shape)) {
+        into = NULL;
+        CLT__TRY(clt__tensor_new(a->dev, rt, a->ndim, a->shape, &r));
+    }
     {
+        clt_tensor *w = into ? into : r;
         clt__layout L;
-        geom g = layout_inputs(r, 1, &ua, &L);
+        geom g = layout_inputs(w, 1, &ua, &L);
         cl_int rev = reversed;
-        cl_mem mo = clt__mem(r), ma = clt__mem(ua);
+        cl_mem mo = clt__mem(w), ma = clt__mem(ua);
         unsigned char sv[8];
         size_t ssize = clt__scalar_arg(ct, s, sv);
         clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma), {ssize, sv}, CLT__ARG(rev)};
@@ -369,13 +390,13 @@ done:
 #define BINARY_TT(fname, op, kind)                                                  \
     clt_status clt__##fname(const clt_tensor *a, const clt_tensor *b, clt_tensor **out) \
     {                                                                               \
-        return binary_tt(#op, kind, a, b, out, "clt_" #fname);                      \
+        return binary_tt(#op, kind, a, b, NULL, out, "clt_" #fname);                \
     }
 
 #define BINARY_TS(fname, op, kind, reversed)                                        \
     clt_status clt__##fname(const clt_tensor *a, double s, clt_tensor **out)         \
     {                                                                               \
-        return binary_ts(#op, kind, a, s, reversed, out, "clt_" #fname);            \
+        return binary_ts(#op, kind, a, s, reversed, NULL, out, "clt_" #fname);      \
     }
 
 #define UNARY(fname, kind)                                                          \
@@ -403,7 +424,7 @@ BINARY_TT(ge, ge, COMPARE)
 clt_status clt__grad_kernel(const char *op, const clt_tensor *g, const clt_tensor *x,
                             clt_tensor **out)
 {
-    return binary_tt(op, GRAD, g, x, out, op);
+    return binary_tt(op, GRAD, g, x, NULL, out, op);
 }
 
 BINARY_TS(add_scalar, add, ARITH, 0)
@@ -420,6 +441,30 @@ BINARY_TS(lt_scalar, lt, COMPARE, 0)
 BINARY_TS(le_scalar, le, COMPARE, 0)
 BINARY_TS(gt_scalar, gt, COMPARE, 0)
 BINARY_TS(ge_scalar, ge, COMPARE, 0)
+
+/* The forms that may write into an existing tensor (in-place and out=). */
+#define INTO_TT(fname, op, kind)                                                    \
+    clt_status clt__##fname##_into(clt_tensor *into, const clt_tensor *a,            \
+                                   const clt_tensor *b, clt_tensor **out, const char *fn) \
+    {                                                                               \
+        return binary_tt(#op, kind, a, b, into, out, fn);                           \
+    }
+
+#define INTO_TS(fname, op, kind)                                                    \
+    clt_status clt__##fname##_into(clt_tensor *into, const clt_tensor *a, double s,  \
+                                   clt_tensor **out, const char *fn)                \
+    {                                                                               \
+        return binary_ts(#op, kind, a, s, 0, into, out, fn);                        \
+    }
+
+INTO_TT(add, add, ARITH)
+INTO_TT(sub, sub, NO_BOOL_SUB)
+INTO_TT(mul, mul, ARITH)
+INTO_TT(div, div, TRUE_DIV)
+INTO_TS(add_scalar, add, ARITH)
+INTO_TS(sub_scalar, sub, NO_BOOL_SUB)
+INTO_TS(mul_scalar, mul, ARITH)
+INTO_TS(div_scalar, div, TRUE_DIV)
 
 UNARY(abs, KEEP)
 UNARY(relu, KEEP)

@@ -1,5 +1,7 @@
 /* random.c: Philox generators and the launch of cl/random.cl for rand, randn
  * and randint. */
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -102,6 +104,15 @@ static clt_status check_args(kind k, clt_device *dev, int64_t low, int64_t high,
     return clt__check_dtype(dev, dtype, fn);
 }
 
+static const char *random_options(clt_dtype dtype)
+{
+    static clt__opts_slot slots[CLT_DTYPE_COUNT];
+    return clt__opts_cached(&slots[dtype], "T", dtype, NULL, dtype,
+                            dtype == CLT_FLOAT64   ? " -DRAND_FP64"
+                            : dtype == CLT_FLOAT16 ? " -DRAND_HALF"
+                                                   : "");
+}
+
 static clt_status generate(kind k, clt_generator *gen, clt_device *dev, int64_t low,
                            int64_t high, clt_dtype dtype, int ndim, const int64_t *shape,
                            clt_tensor **out, const char *fn)
@@ -115,11 +126,7 @@ static clt_status generate(kind k, clt_generator *gen, clt_device *dev, int64_t 
     const char *opts = NULL;
     CLT__TRY(clt__tensor_new(dev, dtype, ndim, shape, &t));
     if (t->numel > 0) {
-        static clt__opts_slot slots[CLT_DTYPE_COUNT];
-        opts = clt__opts_cached(&slots[dtype], "T", dtype, NULL, dtype,
-                                dtype == CLT_FLOAT64   ? " -DRAND_FP64"
-                                : dtype == CLT_FLOAT16 ? " -DRAND_HALF"
-                                                       : "");
+        opts = random_options(dtype);
         if (opts == NULL) {
             st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
             goto done;
@@ -169,4 +176,113 @@ clt_status clt_randint(clt_generator *gen, clt_device *dev, int64_t low, int64_t
                        clt_dtype dtype, int ndim, const int64_t *shape, clt_tensor **out)
 {
     return generate(INTEGER, gen, dev, low, high, dtype, ndim, shape, out, "clt_randint");
+}
+
+clt_status clt_rand_like(clt_generator *gen, const clt_tensor *t, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, "clt_rand_like");
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, "clt_rand_like");
+    return generate(UNIFORM, gen, t->dev, 0, 1, t->dtype, t->ndim, t->shape, out,
+                    "clt_rand_like");
+}
+
+clt_status clt_randn_like(clt_generator *gen, const clt_tensor *t, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, "clt_randn_like");
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, "clt_randn_like");
+    return generate(NORMAL, gen, t->dev, 0, 1, t->dtype, t->ndim, t->shape, out,
+                    "clt_randn_like");
+}
+
+/* t = a + b * (rand or randn of t's shape): the same draws as clt_rand or
+ * clt_randn (so the same values on every device), scaled by two kernels
+ * whose IEEE operations round the same everywhere. */
+static clt_status fill_random(kind k, clt_tensor *t, clt_generator *gen, double scale,
+                              double shift, const char *fn)
+{
+    clt_status st = clt__check_dest(t, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *r = NULL, *m = NULL, *a = NULL;
+    CLT__TRY(generate(k, gen, t->dev, 0, 1, t->dtype, t->ndim, t->shape, &r, fn));
+    if (t->numel > 0) {
+        CLT__TRY(clt__mul_scalar(r, scale, &m));
+        CLT__TRY(clt__add_scalar(m, shift, &a));
+        CLT__TRY(clt__copy_strided(t, a));
+        clt__version_bump(t);
+    }
+done:
+    clt_tensor_free(r);
+    clt_tensor_free(m);
+    clt_tensor_free(a);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt__uniform_(clt_tensor *t, clt_generator *gen, double low, double high)
+{
+    const char *fn = "clt_uniform_";
+    CLT__REQUIRE_ARG(t, fn);
+    if (!(low <= high) || !isfinite(high - low))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: uniform_ expects to return a [from, to) range, but found "
+                          "from=%g > to=%g (or a range that is not finite)",
+                          fn, low, high);
+    return fill_random(UNIFORM, t, gen, high - low, low, fn);
+}
+
+clt_status clt__normal_(clt_tensor *t, clt_generator *gen, double mean, double std)
+{
+    const char *fn = "clt_normal_";
+    CLT__REQUIRE_ARG(t, fn);
+    if (!(std >= 0.0) || !isfinite(std) || !isfinite(mean))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: normal expects std >= 0.0 and finite values, but found "
+                          "mean %g, std %g",
+                          fn, mean, std);
+    return fill_random(NORMAL, t, gen, std, mean, fn);
+}
+
+clt_status clt_randperm(clt_generator *gen, clt_device *dev, int64_t n, clt_dtype dtype,
+                        clt_tensor **out)
+{
+    const char *fn = "clt_randperm";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    if (n < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: n must be non-negative, got %lld", fn,
+                          (long long)n);
+    if (!clt__dtype_valid(dtype) || dtype == CLT_BOOL)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: not implemented for dtype %s", fn,
+                          clt__dtype_valid(dtype) ? clt_dtype_name(dtype) : "?");
+    if (n > 0 && !fits(dtype, n - 1))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: n is too large for result tensor type %s (n = %lld)", fn,
+                          clt_dtype_name(dtype), (long long)n);
+    clt_status st = clt__check_dtype(dev, dtype, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *keys = NULL, *t = NULL;
+    CLT__TRY(clt__tensor_new(dev, dtype, 1, &n, &t));
+    if (n > 0) {
+        CLT__TRY(generate(INTEGER, gen, dev, 0, INT64_MAX, CLT_INT64, 1, &n, &keys, fn));
+        const char *opts = random_options(dtype);
+        if (opts == NULL) {
+            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+            goto done;
+        }
+        cl_mem mo = clt__mem(t), mk = clt__mem(keys);
+        cl_ulong un = (cl_ulong)n;
+        size_t gws = (size_t)n;
+        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(mk), CLT__ARG(un)};
+        CLT__TRY(clt__launch(dev, "random", opts, "randperm_rank", 1, &gws, NULL, 3, args));
+    }
+    *out = t;
+    t = NULL;
+done:
+    clt_tensor_free(keys);
+    clt_tensor_free(t);
+    return st == CLT_OK ? clt__ok() : st;
 }

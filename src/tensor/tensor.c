@@ -404,6 +404,42 @@ clt_status clt__copy_into(clt_tensor *dst, const clt_tensor *src)
     return clt__launch(dst->dev, "copy", opts, "copy_strided", 1, &gws, NULL, 5, args);
 }
 
+static bool same_shape(const clt_tensor *a, const clt_tensor *b)
+{
+    if (a->ndim != b->ndim)
+        return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d])
+            return false;
+    return true;
+}
+
+clt_status clt__copy_strided(clt_tensor *dst, const clt_tensor *src)
+{
+    if (dst->numel == 0)
+        return CLT_OK;
+    if (clt__is_contiguous(dst) && same_shape(dst, src))
+        return clt__copy_into(dst, src);
+    const char *opts = clt__copy_options(src->dtype, dst->dtype);
+    if (opts == NULL)
+        return CLT_ERR_OUT_OF_HOST_MEMORY;
+    clt__layout L;
+    memset(&L, 0, sizeof L);
+    L.ndim = dst->ndim;
+    L.off0 = dst->offset;
+    L.off1 = src->offset;
+    for (int d = 0; d < dst->ndim; d++) {
+        L.shape[d] = dst->shape[d];
+        L.s0[d] = dst->strides[d];
+    }
+    clt__broadcast_strides(src, dst->ndim, dst->shape, L.s1);
+    cl_mem dmem = clt__mem(dst), smem = clt__mem(src);
+    cl_ulong n = (cl_ulong)dst->numel;
+    size_t gws = (size_t)n;
+    clt__arg args[] = {CLT__ARG(dmem), CLT__ARG(smem), CLT__ARG(n), CLT__ARG(L)};
+    return clt__launch(dst->dev, "copy", opts, "copy_to_strided", 1, &gws, NULL, 4, args);
+}
+
 clt_status clt__contiguous_as(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
 {
     if (t->dtype == dtype && clt__is_contiguous(t))
@@ -511,4 +547,32 @@ clt_status clt__same_device(const clt_tensor *a, const clt_tensor *b, const char
                       "%s: expected all tensors to be on the same device, but found at least "
                       "two devices, %s (%s) and %s (%s); move one with clt_to",
                       fn, a->dev->label, a->dev->info.name, b->dev->label, b->dev->info.name);
+}
+
+/* ---- *_like ------------------------------------------------------------------- */
+
+clt_status clt_empty_like(const clt_tensor *t, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, "clt_empty_like");
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, "clt_empty_like");
+    return clt_empty(t->dev, t->dtype, t->ndim, t->shape, out);
+}
+
+clt_status clt_full_like(const clt_tensor *t, double value, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, "clt_full_like");
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, "clt_full_like");
+    return clt_full(t->dev, t->dtype, t->ndim, t->shape, value, out);
+}
+
+clt_status clt_zeros_like(const clt_tensor *t, clt_tensor **out)
+{
+    return clt_full_like(t, 0.0, out);
+}
+
+clt_status clt_ones_like(const clt_tensor *t, clt_tensor **out)
+{
+    return clt_full_like(t, 1.0, out);
 }

@@ -389,3 +389,50 @@ clt_status clt_tensor_item(const clt_tensor *t, double *value)
     *value = clt__element_to_double(t->dtype, buf);
     return clt__ok();
 }
+
+clt_status clt__tensor_write(clt_tensor *t, const void *src, size_t bytes, clt_event **out,
+                             const char *fn)
+{
+    *out = NULL;
+    size_t need = clt_tensor_nbytes(t);
+    if (need > 0 && src == NULL)
+        return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: src is NULL", fn);
+    if (bytes < need) {
+        char s[160];
+        return clt__error(CLT_ERR_BUFFER_TOO_SMALL,
+                          "%s: source holds %zu bytes, the %s tensor of shape %s needs %zu", fn,
+                          bytes, clt_dtype_name(t->dtype),
+                          clt__shape_str(s, sizeof s, t->ndim, t->shape), need);
+    }
+    clt_status st = clt__check_dest(t, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_event *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    clt_tensor *stage = NULL;
+    if (need > 0) {
+        if (clt__is_contiguous(t)) {
+            CLT__TRY(clt__write_async(t, src, need, &e->ev));
+        } else {
+            /* A staging buffer on the device, then the strided copy; the
+             * in-order queue runs the copy after the write. */
+            CLT__TRY(clt__tensor_new(t->dev, t->dtype, t->ndim, t->shape, &stage));
+            CLT__TRY(clt__write_async(stage, src, need, &e->ev));
+            CLT__TRY(clt__copy_strided(t, stage));
+            clt__version_bump(t);
+        }
+    }
+    *out = e;
+    e = NULL;
+done:
+    clt_tensor_free(stage);
+    if (e) {
+        if (e->ev) {
+            clWaitForEvents(1, &e->ev);
+            clReleaseEvent(e->ev);
+        }
+        free(e);
+    }
+    return st;
+}

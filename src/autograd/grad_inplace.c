@@ -1,0 +1,229 @@
+/* grad_inplace.c: the public in-place and out= ops (ops.h), host writes
+ * (tensor.h) and in-place random fills (random.h): PyTorch's leaf rule, then
+ * either the op alone, the op recorded on t's history (add_, sub_ and the
+ * scalar forms), or a refusal when a gradient would be needed. */
+#include "autograd/autograd.h"
+
+/* ---- backward formulas ------------------------------------------------------ */
+
+/* n->s[0] is alpha (or the scalar): t's old value gets g, other g * alpha. */
+static clt_status bw_add_(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    if (CLT__NEED(n, 0))
+        st = clt__alias(g, &gin[0]);
+    if (st == CLT_OK && n->nin > 1 && CLT__NEED(n, 1))
+        st = n->s[0] == 1.0 ? clt__alias(g, &gin[1]) : clt__mul_scalar(g, n->s[0], &gin[1]);
+    return st;
+}
+
+static clt_status bw_mul_s_(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__mul_scalar(g, n->s[0], &gin[0]);
+}
+
+static clt_status bw_div_s_(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__div_scalar(g, n->s[0], &gin[0]);
+}
+
+/* ---- helpers ------------------------------------------------------------------- */
+
+static clt_status refuse(const char *op, const char *use)
+{
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "in-place %s on a tensor that requires grad is not supported; use %s", op,
+                      use);
+}
+
+/* The leaf rule, then a refusal when grad mode would need a gradient
+ * through t or other (other may be NULL). */
+static clt_status check_unrecorded(const clt_tensor *t, const clt_tensor *other, const char *fn,
+                                   const char *op, const char *use)
+{
+    CLT__REQUIRE_ARG(t, fn);
+    clt_status st = clt__check_inplace(t, fn);
+    if (st != CLT_OK)
+        return st;
+    const clt_tensor *in[2] = {t, other};
+    if (clt__grad_needed(other ? 2 : 1, in))
+        return refuse(op, use);
+    return CLT_OK;
+}
+
+/* An op recorded as node `name` with formula bw on t and (optionally)
+ * other; s is the op's alpha or scalar, fs the formula's. */
+static clt_status recorded(clt__binop op, bool scalar, clt_tensor *t, const clt_tensor *other,
+                           double s, double fs, const char *name, clt__backward_fn bw,
+                           const char *fn)
+{
+    CLT__REQUIRE_ARG(t, fn);
+    if (!scalar)
+        CLT__REQUIRE_ARG(other, fn);
+    clt_status st = clt__check_inplace(t, fn);
+    if (st != CLT_OK)
+        return st;
+    const clt_tensor *in[2] = {t, other};
+    clt__node *n = NULL;
+    st = clt__inplace_node(name, bw, scalar ? 1 : 2, in, &n);
+    if (st != CLT_OK)
+        return st;
+    if (n)
+        n->s[0] = fs;
+    st = scalar ? clt__scalar_(op, t, s, fn) : clt__binary_(op, t, other, s, fn);
+    if (st != CLT_OK) {
+        clt__inplace_drop(n);
+        return st;
+    }
+    clt__inplace_commit(t, n);
+    return CLT_OK;
+}
+
+/* ---- in-place arithmetic ---------------------------------------------------------- */
+
+clt_status clt_add_(clt_tensor *t, const clt_tensor *other, double alpha)
+{
+    return recorded(CLT__OP_ADD, false, t, other, alpha, alpha, "AddBackward0", bw_add_,
+                    "clt_add_");
+}
+
+clt_status clt_sub_(clt_tensor *t, const clt_tensor *other, double alpha)
+{
+    /* t - alpha * other is t + (-alpha) * other for the formula. */
+    return recorded(CLT__OP_SUB, false, t, other, alpha, -alpha, "SubBackward0", bw_add_,
+                    "clt_sub_");
+}
+
+clt_status clt_mul_(clt_tensor *t, const clt_tensor *other)
+{
+    CLT__REQUIRE_ARG(other, "clt_mul_");
+    clt_status st = check_unrecorded(t, other, "clt_mul_", "mul_", "clt_mul");
+    return st == CLT_OK ? clt__binary_(CLT__OP_MUL, t, other, 1.0, "clt_mul_") : st;
+}
+
+clt_status clt_div_(clt_tensor *t, const clt_tensor *other)
+{
+    CLT__REQUIRE_ARG(other, "clt_div_");
+    clt_status st = check_unrecorded(t, other, "clt_div_", "div_", "clt_div");
+    return st == CLT_OK ? clt__binary_(CLT__OP_DIV, t, other, 1.0, "clt_div_") : st;
+}
+
+clt_status clt_add_scalar_(clt_tensor *t, double s)
+{
+    return recorded(CLT__OP_ADD, true, t, NULL, s, s, "AddBackward1", bw_add_, "clt_add_scalar_");
+}
+
+clt_status clt_sub_scalar_(clt_tensor *t, double s)
+{
+    return recorded(CLT__OP_SUB, true, t, NULL, s, s, "SubBackward1", bw_add_, "clt_sub_scalar_");
+}
+
+clt_status clt_mul_scalar_(clt_tensor *t, double s)
+{
+    return recorded(CLT__OP_MUL, true, t, NULL, s, s, "MulBackward1", bw_mul_s_,
+                    "clt_mul_scalar_");
+}
+
+clt_status clt_div_scalar_(clt_tensor *t, double s)
+{
+    return recorded(CLT__OP_DIV, true, t, NULL, s, s, "DivBackward1", bw_div_s_,
+                    "clt_div_scalar_");
+}
+
+clt_status clt_clamp_(clt_tensor *t, const double *min, const double *max)
+{
+    clt_status st = check_unrecorded(t, NULL, "clt_clamp_", "clamp_", "clt_clamp");
+    return st == CLT_OK ? clt__clamp_(t, min, max) : st;
+}
+
+clt_status clt_fill_(clt_tensor *t, double value)
+{
+    clt_status st = check_unrecorded(t, NULL, "clt_fill_", "fill_", "clt_full_like");
+    return st == CLT_OK ? clt__fill_(t, value, "clt_fill_") : st;
+}
+
+clt_status clt_zero_(clt_tensor *t)
+{
+    clt_status st = check_unrecorded(t, NULL, "clt_zero_", "zero_", "clt_zeros_like");
+    return st == CLT_OK ? clt__fill_(t, 0.0, "clt_zero_") : st;
+}
+
+clt_status clt_copy_(clt_tensor *dst, const clt_tensor *src)
+{
+    CLT__REQUIRE_ARG(src, "clt_copy_");
+    clt_status st =
+        check_unrecorded(dst, src, "clt_copy_", "copy_", "clt_clone, or clt_detach the source");
+    return st == CLT_OK ? clt__copy_(dst, src) : st;
+}
+
+/* ---- out= ---------------------------------------------------------------------- */
+
+static clt_status check_out(const clt_tensor *out, const clt_tensor *a, const clt_tensor *b,
+                            const char *fn)
+{
+    const clt_tensor *in[3] = {out, a, b};
+    if (clt__grad_needed(3, in))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: functions with out=... arguments don't support automatic "
+                          "differentiation, but one of the arguments requires grad",
+                          fn);
+    return CLT_OK;
+}
+
+#define DEF_OUT(name, op)                                                           \
+    clt_status clt_##name##_out(clt_tensor *out, const clt_tensor *a, const clt_tensor *b) \
+    {                                                                               \
+        clt_status st = check_out(out, a, b, "clt_" #name "_out");                  \
+        return st == CLT_OK ? clt__binary_out(op, out, a, b, "clt_" #name "_out") : st; \
+    }
+
+DEF_OUT(add, CLT__OP_ADD)
+DEF_OUT(sub, CLT__OP_SUB)
+DEF_OUT(mul, CLT__OP_MUL)
+DEF_OUT(div, CLT__OP_DIV)
+
+clt_status clt_matmul_out(clt_tensor *out, const clt_tensor *a, const clt_tensor *b)
+{
+    clt_status st = check_out(out, a, b, "clt_matmul_out");
+    return st == CLT_OK ? clt__matmul_out(out, a, b) : st;
+}
+
+/* ---- host writes ------------------------------------------------------------------ */
+
+clt_status clt_tensor_write_async(clt_tensor *t, const void *src, size_t bytes, clt_event **ev)
+{
+    const char *fn = "clt_tensor_write_async";
+    CLT__REQUIRE_ARG(ev, fn);
+    *ev = NULL;
+    clt_status st = check_unrecorded(t, NULL, fn, "write", "clt_tensor_from_host");
+    if (st == CLT_OK)
+        st = clt__tensor_write(t, src, bytes, ev, fn);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_tensor_write(clt_tensor *t, const void *src, size_t bytes)
+{
+    const char *fn = "clt_tensor_write";
+    clt_event *ev = NULL;
+    clt_status st = check_unrecorded(t, NULL, fn, "write", "clt_tensor_from_host");
+    if (st == CLT_OK)
+        st = clt__tensor_write(t, src, bytes, &ev, fn);
+    if (st == CLT_OK)
+        st = clt_event_wait(ev);
+    clt_event_free(ev);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* ---- random fills ----------------------------------------------------------------- */
+
+clt_status clt_uniform_(clt_tensor *t, clt_generator *gen, double low, double high)
+{
+    clt_status st = check_unrecorded(t, NULL, "clt_uniform_", "uniform_", "clt_rand");
+    return st == CLT_OK ? clt__uniform_(t, gen, low, high) : st;
+}
+
+clt_status clt_normal_(clt_tensor *t, clt_generator *gen, double mean, double std)
+{
+    clt_status st = check_unrecorded(t, NULL, "clt_normal_", "normal_", "clt_randn");
+    return st == CLT_OK ? clt__normal_(t, gen, mean, std) : st;
+}
