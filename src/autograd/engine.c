@@ -421,9 +421,7 @@ static clt_status accumulate_leaf(clt_tensor *leaf, clt_tensor *g)
         return CLT_OK;
     }
     /* In place, so that handles from clt_grad see the sum. */
-    CLT__TRY(clt__add(m->grad, g, &tmp));
-    CLT__TRY(clt__copy_into(m->grad, tmp));
-    clt__version_bump(m->grad);
+    CLT__TRY(clt__binary_(CLT__OP_ADD, m->grad, g, 1.0, "clt_backward"));
 done:
     clt_tensor_free(g);
     clt_tensor_free(tmp);

@@ -400,11 +400,7 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
         clt_tensor *g = (clt_tensor *)clt__grad_of(params[i]);
         if (g == NULL)
             continue;
-        CLT__TRY(clt__mul(g, clamped, &scaled));
-        CLT__TRY(clt__copy_into(g, scaled));
-        clt__version_bump(g);
-        clt_tensor_free(scaled);
-        scaled = NULL;
+        CLT__TRY(clt__binary_(CLT__OP_MUL, g, clamped, 1.0, fn));
     }
     if (total_norm)
         CLT__TRY(clt__to_dtype(norm, first->dtype, total_norm));
