@@ -36,6 +36,7 @@
 #include <cltensor/random.h>
 #include <cltensor/view.h>
 #include <cltensor/index.h>
+#include <cltensor/loss.h>
 #include <cltensor/memory.h>
 #include <cltensor/stats.h>
 #include <cltensor/autograd.h>

@@ -309,7 +309,9 @@ uint64_t clt__set_arg_calls(void);
     X(INDEX_ADD, "clt_index_add")                                            \
     X(INDEX_ADD_, "clt_index_add_")                                          \
     X(EMBEDDING, "clt_embedding")                                            \
-    X(ONE_HOT, "clt_one_hot")
+    X(ONE_HOT, "clt_one_hot")                                                \
+    X(CROSS_ENTROPY, "clt_cross_entropy")                                    \
+    X(NLL_LOSS, "clt_nll_loss")
 
 typedef enum clt__index_op {
 #define CLT__INDEX_OP_ENUM_(name, text) CLT__IDX_##name,
@@ -319,7 +321,8 @@ typedef enum clt__index_op {
 } clt__index_op;
 
 /* The record; must match clt_index_error in cl/index.cl.  flag is 0 until a
- * kernel meets a bad index; dim -1 marks one_hot's class values. */
+ * kernel meets a bad index; dim -1 marks one_hot's class values, dim -2 a
+ * loss's class-index target. */
 typedef struct clt__index_error {
     cl_int flag, op, dim, pad;
     cl_long value, size;
@@ -721,6 +724,35 @@ clt_status clt__normal_(clt_tensor *t, clt_generator *gen, double mean, double s
  * kernels of cl/elementwise.cl ("relu_bw", "tanh_bw", ...). */
 clt_status clt__grad_kernel(const char *op, const clt_tensor *g, const clt_tensor *x,
                             clt_tensor **out);
+
+/* ---- losses without autograd (src/ops/loss.c) ------------------------------
+ * The public entries and their backward formulas are in
+ * src/autograd/grad_loss.c. */
+
+/* cross_entropy (nll false) or nll_loss; *den, when den is not NULL, gets
+ * the 0-d divisor the mean or sum used (NULL for CLT_REDUCTION_NONE). */
+clt_status clt__cross_entropy(const clt_tensor *x, const clt_tensor *target,
+                              const clt_cross_entropy_opts *opts, bool nll, clt_tensor **out,
+                              clt_tensor **den);
+/* The gradient of x (and, for probability targets with want_gt, of the
+ * target) from g, the gradient of the loss, in one launch.  den as
+ * clt__cross_entropy gave it (NULL for CLT_REDUCTION_NONE). */
+clt_status clt__cross_entropy_bw(const clt_tensor *x, const clt_tensor *target,
+                                 const clt_tensor *weight, int reduction, int64_t ignore_index,
+                                 double label_smoothing, bool nll, const clt_tensor *g,
+                                 const clt_tensor *den, bool want_gt, clt_tensor **gx,
+                                 clt_tensor **gt);
+
+#define CLT__LOSS_MSE 0
+#define CLT__LOSS_L1 1
+#define CLT__LOSS_BCE 2
+/* mse, l1 or binary cross entropy with logits (pos_weight only for BCE). */
+clt_status clt__pointwise_loss(int kind, const clt_tensor *input, const clt_tensor *target,
+                               const clt_tensor *pos_weight, int reduction, clt_tensor **out);
+/* Their gradients for input (want_x) and target (want_y), one launch. */
+clt_status clt__pointwise_loss_bw(int kind, const clt_tensor *x, const clt_tensor *y,
+                                  const clt_tensor *pw, int reduction, const clt_tensor *g,
+                                  bool want_x, bool want_y, clt_tensor **gx, clt_tensor **gy);
 
 /* ==== autograd (src/autograd) ============================================== */
 

@@ -94,6 +94,11 @@ clt_status clt__index_check_end(clt__index_check *c, bool report, const char *fn
     char where[512];
     snprintf(where, sizeof where, "found on %s (%s) at the next synchronisation, %s",
              dev->label, dev->info.name, fn);
+    if (r->dim == -2)
+        return clt__error(CLT_ERR_INDEX_OUT_OF_RANGE,
+                          "%s: Target %lld is out of bounds (expected a class index in [0, %lld) "
+                          "or ignore_index) (%s)",
+                          op, (long long)r->value, (long long)r->size, where);
     if (r->dim < 0 && r->value < 0)
         return clt__error(CLT_ERR_INDEX_OUT_OF_RANGE,
                           "%s: class values must be non-negative, got %lld (%s)", op,

@@ -1,0 +1,230 @@
+/* loss.cl: fused losses of dtype T (float32 or float64) and their
+ * gradients.  cross entropy and nll_loss work on contiguous [N, C] rows, one
+ * work-item per row: its maximum, log-sum-exp and target terms in one pass
+ * over the row, with no softmax or log_softmax tensor in between.  mse, l1
+ * and binary cross entropy with logits are elementwise.  The mean and sum
+ * reductions add the per-row (or per-element) values in index order in a
+ * single work-item, so results are the same bits on every run and device.
+ * Class indices are int64 and never trusted: one outside [0, C) that is not
+ * ignore_index is recorded in the device's index error record (as
+ * cl/index.cl does) and its row contributes nothing. */
+
+#pragma OPENCL FP_CONTRACT OFF
+
+/* Must match clt__index_error in src/internal.h. */
+typedef struct clt_index_error {
+    int flag, op, dim, pad;
+    long value, size;
+} clt_index_error;
+
+/* dim -2 tells the host that a cross entropy or nll target was out of
+ * range (src/device/error_flag.c words it as PyTorch does). */
+void report_target(__global clt_index_error *e, int op, long value, long size)
+{
+    if (atomic_cmpxchg((volatile __global int *)&e->flag, 0, 1) == 0) {
+        e->op = op;
+        e->dim = -2;
+        e->value = value;
+        e->size = size;
+    }
+}
+
+/* log-sum-exp of a row, shifted by its maximum (no inf for huge logits). */
+inline T_C row_lse(__global const T *xr, long C)
+{
+    T_C m = -INFINITY;
+    for (long c = 0; c < C; c++)
+        m = fmax(m, T_LOAD(xr, c));
+    T_C s = 0;
+    for (long c = 0; c < C; c++)
+        s += exp(T_LOAD(xr, c) - m);
+    return m + log(s);
+}
+
+/* Row i of cross entropy (logsm 1: x holds logits) or nll_loss (logsm 0: x
+ * holds log-probabilities).  With class indices (prob 0), the row's loss is
+ * (1 - eps) w[t] (-lp[t]) + eps / C sum_c w[c] (-lp[c]) and its weight w[t]
+ * (0 when ignored); with probabilities (prob 1) it is
+ * -sum_c w[c] ((1 - eps) t[c] + eps / C) lp[c] and its weight 1.  Missing
+ * weights (has_w 0) are 1. */
+__kernel void ce_rows(__global T *loss, __global T *wrow, __global const T *x, ulong x_off,
+                      __global const long *tidx, __global const T *tprob, ulong t_off, int prob,
+                      __global const T *w, ulong w_off, int has_w, long C, long ignore,
+                      T_C eps, int logsm, int op, __global clt_index_error *err, ulong N)
+{
+    size_t i = get_global_id(0);
+    if (i >= N)
+        return;
+    __global const T *xr = x + x_off + i * C;
+    T_C lse = logsm ? row_lse(xr, C) : (T_C)0;
+    T_C epc = eps / (T_C)C;
+    if (prob) {
+        __global const T *tr = tprob + t_off + i * C;
+        T_C acc = 0;
+        for (long c = 0; c < C; c++) {
+            T_C tc = ((T_C)1 - eps) * T_LOAD(tr, c) + epc;
+            T_C wc = has_w ? T_LOAD(w, w_off + c) : (T_C)1;
+            acc += wc * tc * (T_LOAD(xr, c) - lse);
+        }
+        T_STORE(loss, i, -acc);
+        T_STORE(wrow, i, (T_C)1);
+        return;
+    }
+    long t = tidx[t_off + i];
+    if (t == ignore || t < 0 || t >= C) {
+        if (t != ignore)
+            report_target(err, op, t, C);
+        T_STORE(loss, i, (T_C)0);
+        T_STORE(wrow, i, (T_C)0);
+        return;
+    }
+    T_C wt = has_w ? T_LOAD(w, w_off + t) : (T_C)1;
+    T_C l = -(((T_C)1 - eps) * wt * (T_LOAD(xr, t) - lse));
+    if (eps != 0) {
+        T_C sm = 0;
+        for (long c = 0; c < C; c++) {
+            T_C wc = has_w ? T_LOAD(w, w_off + c) : (T_C)1;
+            sm += wc * (T_LOAD(xr, c) - lse);
+        }
+        l -= epc * sm;
+    }
+    T_STORE(loss, i, l);
+    T_STORE(wrow, i, wt);
+}
+
+/* out[0] = the sum of vals[0 .. n) in order, divided (mode 1) by n or
+ * (mode 2) by the sum of wrow in order; den[0] gets the divisor (1 for a
+ * sum).  One work-item. */
+__kernel void loss_reduce(__global T *out, __global T *den, __global const T *vals,
+                          __global const T *wrow, ulong n, int mode)
+{
+    if (get_global_id(0) != 0)
+        return;
+    T_C s = 0, d = 1;
+    for (ulong k = 0; k < n; k++)
+        s += T_LOAD(vals, k);
+    if (mode == 1) {
+        d = (T_C)n;
+    } else if (mode == 2) {
+        d = 0;
+        for (ulong k = 0; k < n; k++)
+            d += T_LOAD(wrow, k);
+    }
+    T_STORE(out, 0, mode ? s / d : s);
+    T_STORE(den, 0, d);
+}
+
+/* The gradient of ce_rows's row i, from g (g_rows: one value per row,
+ * otherwise g[0]) divided by den[0] (has_den): with the row's coefficients
+ * a_c on -lp[c] and A = sum_c a_c, gx[c] = (softmax(x)[c] A - a_c) g for
+ * cross entropy and -a_c g for nll_loss.  want_gt (probabilities only)
+ * also writes the target's gradient -(1 - eps) w[c] lp[c] g. */
+__kernel void ce_rows_bw(__global T *gx, __global T *gt, int want_gt, __global const T *x,
+                         ulong x_off, __global const long *tidx, __global const T *tprob,
+                         ulong t_off, int prob, __global const T *w, ulong w_off, int has_w,
+                         long C, long ignore, T_C eps, int logsm, __global const T *g, ulong g_off,
+                         int g_rows, __global const T *den, int has_den, ulong N)
+{
+    size_t i = get_global_id(0);
+    if (i >= N)
+        return;
+    __global const T *xr = x + x_off + i * C;
+    __global T *gr = gx + i * C;
+    T_C gi = T_LOAD(g, g_off + (g_rows ? i : 0));
+    if (has_den)
+        gi = gi / T_LOAD(den, 0);
+    T_C epc = eps / (T_C)C;
+    long t = 0;
+    if (!prob) {
+        t = tidx[t_off + i];
+        if (t == ignore || t < 0 || t >= C) {
+            for (long c = 0; c < C; c++)
+                T_STORE(gr, c, (T_C)0);
+            return;
+        }
+    }
+    T_C lse = logsm ? row_lse(xr, C) : (T_C)0;
+    __global const T *tr = tprob + t_off + i * C;
+    T_C wt = (!prob && has_w) ? T_LOAD(w, w_off + t) : (T_C)1;
+    T_C A = 0;
+    if (logsm) {
+        for (long c = 0; c < C; c++) {
+            T_C wc = has_w ? T_LOAD(w, w_off + c) : (T_C)1;
+            A += prob ? wc * (((T_C)1 - eps) * T_LOAD(tr, c) + epc)
+                      : (c == t ? ((T_C)1 - eps) * wt : (T_C)0) + epc * wc;
+        }
+    }
+    for (long c = 0; c < C; c++) {
+        T_C wc = has_w ? T_LOAD(w, w_off + c) : (T_C)1;
+        T_C a = prob ? wc * (((T_C)1 - eps) * T_LOAD(tr, c) + epc)
+                     : (c == t ? ((T_C)1 - eps) * wt : (T_C)0) + epc * wc;
+        T_C lp = T_LOAD(xr, c) - lse;
+        T_C d = logsm ? exp(lp) * A - a : -a;
+        T_STORE(gr, c, d * gi);
+        if (want_gt)
+            T_STORE(gt, i * C + c, -(((T_C)1 - eps) * wc * lp) * gi);
+    }
+}
+
+/* log(1 + exp(-x)) without overflow: log1p(exp(-|x|)) + max(-x, 0). */
+inline T_C softplus_neg(T_C x)
+{
+    return log1p(exp(-fabs(x))) + fmax(-x, (T_C)0);
+}
+
+/* Elementwise loss of x and y (kind 0 mse, 1 l1, 2 binary cross entropy
+ * with logits, pos_weight pw[k % pwn] when has_pw). */
+__kernel void ew_loss(__global T *out, __global const T *x, ulong x_off, __global const T *y,
+                      ulong y_off, __global const T *pw, ulong pw_off, ulong pwn, int has_pw,
+                      int kind, ulong n)
+{
+    size_t k = get_global_id(0);
+    if (k >= n)
+        return;
+    T_C a = T_LOAD(x, x_off + k), b = T_LOAD(y, y_off + k), r;
+    if (kind == 0) {
+        T_C d = a - b;
+        r = d * d;
+    } else if (kind == 1) {
+        r = fabs(a - b);
+    } else {
+        T_C p = has_pw ? T_LOAD(pw, pw_off + k % pwn) : (T_C)1;
+        r = ((T_C)1 - b) * a + ((T_C)1 + (p - (T_C)1) * b) * softplus_neg(a);
+    }
+    T_STORE(out, k, r);
+}
+
+/* Gradients of ew_loss from g (g_elems: one value per element, otherwise
+ * g[0]) divided by `div` (n for a mean, else 1): gx (want_x) and gy
+ * (want_y) in one launch. */
+__kernel void ew_loss_bw(__global T *gx, __global T *gy, int want_x, int want_y,
+                         __global const T *x, ulong x_off, __global const T *y, ulong y_off,
+                         __global const T *pw, ulong pw_off, ulong pwn, int has_pw, int kind,
+                         __global const T *g, ulong g_off, int g_elems, T_C div, ulong n)
+{
+    size_t k = get_global_id(0);
+    if (k >= n)
+        return;
+    T_C a = T_LOAD(x, x_off + k), b = T_LOAD(y, y_off + k);
+    T_C gk = T_LOAD(g, g_off + (g_elems ? k : 0)) / div;
+    T_C dx, dy;
+    if (kind == 0) {
+        dx = (T_C)2 * (a - b) * gk;
+        dy = -dx;
+    } else if (kind == 1) {
+        T_C d = a - b;
+        T_C s = d > 0 ? (T_C)1 : d < 0 ? (T_C)-1 : d; /* 0 at 0, NaN stays NaN */
+        dx = s * gk;
+        dy = -dx;
+    } else {
+        T_C p = has_pw ? T_LOAD(pw, pw_off + k % pwn) : (T_C)1;
+        T_C sg = (T_C)1 / ((T_C)1 + exp(-a));
+        T_C l = (T_C)1 + (p - (T_C)1) * b;
+        dx = (sg * l - p * b) * gk;
+        dy = ((p - (T_C)1) * softplus_neg(a) - a) * gk;
+    }
+    if (want_x)
+        T_STORE(gx, k, dx);
+    if (want_y)
+        T_STORE(gy, k, dy);
+}

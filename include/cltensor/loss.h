@@ -1,0 +1,112 @@
+/* cltensor/loss.h: fused, numerically stable losses with PyTorch's
+ * reductions and gradients: cross_entropy, nll_loss, mse_loss, l1_loss and
+ * binary_cross_entropy_with_logits.
+ *
+ * Each loss hands out a new tensor on its operands' device (release with
+ * clt_tensor_free): 0-dimensional for CLT_REDUCTION_MEAN and
+ * CLT_REDUCTION_SUM, one value per row (cross entropy, nll) or per element
+ * (the others) for CLT_REDUCTION_NONE.  Calls enqueue their kernels and
+ * return without waiting.  Operands must be float32 or float64, of one
+ * dtype, on one device.  On any error *out is NULL, the message names the
+ * loss and what did not match ("Expected input batch_size (3) to match
+ * target batch_size (4)"), and nothing is changed.
+ *
+ * Numerics.  cross_entropy computes each row's maximum, log-sum-exp and
+ * target terms in one kernel (never softmax then log), so logits of 1e4 or
+ * -1e4 give finite losses and gradients; binary_cross_entropy_with_logits
+ * uses (1 - y) x + (1 + (pw - 1) y) (log1p(exp(-|x|)) + max(-x, 0)).  Means
+ * and sums add in index order in one work-item: the results are the same
+ * bits on every run and every device.
+ *
+ * Out-of-range class indices (cross_entropy, nll_loss) are checked on the
+ * device, as index.h describes: the row is skipped (it adds nothing, and
+ * its gradient is 0) and the next blocking synchronisation on the device
+ * returns CLT_ERR_INDEX_OUT_OF_RANGE ("clt_cross_entropy: Target 7 is out
+ * of bounds ...").
+ *
+ * Autograd (autograd.h).  Each loss records one node whose backward is a
+ * single fused kernel writing the whole input gradient.  mse, l1 and
+ * binary_cross_entropy_with_logits also give a target that requires grad
+ * its gradient, as does cross_entropy for probability targets
+ * (-(1 - label_smoothing) w log_softmax(x) g).  Class weights and
+ * pos_weight get no gradient.
+ *
+ * Thread-safety: as for tensors (common.h).
+ */
+#ifndef CLTENSOR_LOSS_H
+#define CLTENSOR_LOSS_H
+
+#include <cltensor/tensor.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How per-row or per-element losses become the result. */
+typedef enum clt_reduction {
+    CLT_REDUCTION_MEAN, /* the mean (cross_entropy, nll_loss: see below) */
+    CLT_REDUCTION_SUM,
+    CLT_REDUCTION_NONE
+} clt_reduction;
+
+/* Options of clt_cross_entropy and clt_nll_loss.  ignore_index: targets
+ * equal to it add nothing and are not counted by the mean.
+ * label_smoothing in [0, 1] (must be 0 for nll_loss).  weight: NULL or a
+ * [C] tensor of the input's dtype and device, borrowed for the call (class
+ * weights; the mean of class-index targets divides by the sum of the
+ * weights of the non-ignored targets, as PyTorch). */
+typedef struct clt_cross_entropy_opts {
+    clt_reduction reduction;
+    int64_t ignore_index;
+    double label_smoothing;
+    const clt_tensor *weight;
+} clt_cross_entropy_opts;
+
+#define CLT_CROSS_ENTROPY_DEFAULTS {CLT_REDUCTION_MEAN, -100, 0.0, NULL}
+
+/* torch.nn.functional.cross_entropy.  logits: [N, C], or [C] for one
+ * unbatched sample.  target: int64 class indices [N] (or [] unbatched), or
+ * class probabilities of logits' dtype and shape.  opts NULL means
+ * CLT_CROSS_ENTROPY_DEFAULTS.  With class indices each row's loss is
+ * (1 - s) w[t] (-log_softmax(x)[t]) + s / C sum_c w[c] (-log_softmax(x)[c]);
+ * with probabilities p it is -sum_c w[c] ((1 - s) p[c] + s / C)
+ * log_softmax(x)[c], and the mean divides by N (ignore_index does not
+ * apply).  Errors: CLT_ERR_DTYPE_UNSUPPORTED for non-float logits,
+ * CLT_ERR_DTYPE_MISMATCH for an integer target other than int64 or a
+ * weight or probability target of another dtype, CLT_ERR_SHAPE_MISMATCH
+ * for batch sizes, class counts (weight, probabilities) or dimensions that
+ * do not match, CLT_ERR_INVALID_ARGUMENT for a reduction outside the enum
+ * or label_smoothing outside [0, 1]. */
+CLT_API clt_status clt_cross_entropy(const clt_tensor *logits, const clt_tensor *target,
+                                     const clt_cross_entropy_opts *opts, clt_tensor **out);
+
+/* torch.nn.functional.nll_loss: log_probs [N, C] or [C], int64 target as
+ * for clt_cross_entropy; row loss -w[t] log_probs[t].  opts as for
+ * clt_cross_entropy (NULL: defaults); label_smoothing must be 0. */
+CLT_API clt_status clt_nll_loss(const clt_tensor *log_probs, const clt_tensor *target,
+                                const clt_cross_entropy_opts *opts, clt_tensor **out);
+
+/* (input - target)^2 and |input - target|, reduced.  input and target have
+ * the same shape (PyTorch would broadcast with a warning; here a
+ * difference is CLT_ERR_SHAPE_MISMATCH) and dtype.  The gradient of l1 is
+ * sign(input - target), 0 where they are equal. */
+CLT_API clt_status clt_mse_loss(const clt_tensor *input, const clt_tensor *target,
+                                clt_reduction reduction, clt_tensor **out);
+CLT_API clt_status clt_l1_loss(const clt_tensor *input, const clt_tensor *target,
+                               clt_reduction reduction, clt_tensor **out);
+
+/* torch.nn.functional.binary_cross_entropy_with_logits: input logits and
+ * target of one shape and dtype; pos_weight NULL, or of the input's dtype
+ * with one element or as many as input's last dimension (broadcast along
+ * it). */
+CLT_API clt_status clt_binary_cross_entropy_with_logits(const clt_tensor *input,
+                                                        const clt_tensor *target,
+                                                        const clt_tensor *pos_weight,
+                                                        clt_reduction reduction,
+                                                        clt_tensor **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

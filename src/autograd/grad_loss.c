@@ -1,0 +1,107 @@
+/* grad_loss.c: the losses of loss.h as recorded ops, each one node whose
+ * backward formula is one fused kernel (src/ops/loss.c, cl/loss.cl). */
+#include "autograd/autograd.h"
+
+#define S(k) (n->saved[k])
+
+/* saved: x, target, den (x again for CLT_REDUCTION_NONE), weight if any.
+ * s[0] label_smoothing; i[0] ignore_index, i[1] reduction, i[2] nll,
+ * i[3] whether den was saved. */
+static clt_status bw_cross_entropy(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_tensor *gx = NULL, *gt = NULL;
+    const clt_tensor *w = n->nsaved > 3 ? S(3) : NULL, *den = n->i[3] ? S(2) : NULL;
+    clt_status st = clt__cross_entropy_bw(S(0), S(1), w, (int)n->i[1], n->i[0], n->s[0],
+                                          n->i[2] != 0, g, den, CLT__NEED(n, 1), &gx, &gt);
+    if (st != CLT_OK)
+        return st;
+    if (CLT__NEED(n, 0))
+        gin[0] = gx;
+    else
+        clt_tensor_free(gx);
+    gin[1] = gt;
+    return CLT_OK;
+}
+
+static clt_status cross_entropy(bool nll, const clt_tensor *x, const clt_tensor *target,
+                                const clt_cross_entropy_opts *opts, clt_tensor **out)
+{
+    static const clt_cross_entropy_opts defaults = CLT_CROSS_ENTROPY_DEFAULTS;
+    clt_tensor *den = NULL;
+    clt_status st = clt__cross_entropy(x, target, opts, nll, out, &den);
+    if (st != CLT_OK)
+        return st;
+    const clt_cross_entropy_opts *o = opts ? opts : &defaults;
+    const clt_tensor *in[2] = {x, target};
+    const clt_tensor *saved[4] = {x, target, den ? den : x, o->weight};
+    clt__node *n = NULL;
+    st = clt__record(st, out, nll ? "NllLossBackward0" : "CrossEntropyLossBackward0",
+                     bw_cross_entropy, 2, in, o->weight ? 4 : 3, saved, &n);
+    if (n) {
+        n->s[0] = o->label_smoothing;
+        n->i[0] = o->ignore_index;
+        n->i[1] = o->reduction;
+        n->i[2] = nll;
+        n->i[3] = den != NULL;
+    }
+    clt_tensor_free(den);
+    return st;
+}
+
+clt_status clt_cross_entropy(const clt_tensor *logits, const clt_tensor *target,
+                             const clt_cross_entropy_opts *opts, clt_tensor **out)
+{
+    return cross_entropy(false, logits, target, opts, out);
+}
+
+clt_status clt_nll_loss(const clt_tensor *log_probs, const clt_tensor *target,
+                        const clt_cross_entropy_opts *opts, clt_tensor **out)
+{
+    return cross_entropy(true, log_probs, target, opts, out);
+}
+
+/* saved: input, target, pos_weight if any.  i[0] the kind, i[1] the
+ * reduction. */
+static clt_status bw_pointwise(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__pointwise_loss_bw((int)n->i[0], S(0), S(1), n->nsaved > 2 ? S(2) : NULL,
+                                  (int)n->i[1], g, CLT__NEED(n, 0), CLT__NEED(n, 1), &gin[0],
+                                  &gin[1]);
+}
+
+static clt_status pointwise(int kind, const char *name, const clt_tensor *x, const clt_tensor *y,
+                            const clt_tensor *pw, clt_reduction reduction, clt_tensor **out)
+{
+    clt_status st = clt__pointwise_loss(kind, x, y, pw, (int)reduction, out);
+    if (st != CLT_OK)
+        return st;
+    const clt_tensor *in[2] = {x, y};
+    const clt_tensor *saved[3] = {x, y, pw};
+    clt__node *n = NULL;
+    st = clt__record(st, out, name, bw_pointwise, 2, in, pw ? 3 : 2, saved, &n);
+    if (n) {
+        n->i[0] = kind;
+        n->i[1] = reduction;
+    }
+    return st;
+}
+
+clt_status clt_mse_loss(const clt_tensor *input, const clt_tensor *target,
+                        clt_reduction reduction, clt_tensor **out)
+{
+    return pointwise(CLT__LOSS_MSE, "MseLossBackward0", input, target, NULL, reduction, out);
+}
+
+clt_status clt_l1_loss(const clt_tensor *input, const clt_tensor *target, clt_reduction reduction,
+                       clt_tensor **out)
+{
+    return pointwise(CLT__LOSS_L1, "L1LossBackward0", input, target, NULL, reduction, out);
+}
+
+clt_status clt_binary_cross_entropy_with_logits(const clt_tensor *input, const clt_tensor *target,
+                                                const clt_tensor *pos_weight,
+                                                clt_reduction reduction, clt_tensor **out)
+{
+    return pointwise(CLT__LOSS_BCE, "BinaryCrossEntropyWithLogitsBackward0", input, target,
+                     pos_weight, reduction, out);
+}

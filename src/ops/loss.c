@@ -1,0 +1,430 @@
+/* loss.c: the losses of loss.h without autograd (checks, forward kernels and
+ * the fused backward kernels of cl/loss.cl); src/autograd/grad_loss.c
+ * records them. */
+#include <string.h>
+
+#include "internal.h"
+
+static const char *options(clt_dtype t)
+{
+    static clt__opts_slot slots[CLT_DTYPE_COUNT];
+    return clt__opts_cached(&slots[t], "T", t, NULL, t, "");
+}
+
+static clt_status launch(clt_device *dev, clt_dtype t, const char *kernel, uint64_t n,
+                         size_t nargs, const clt__arg *args)
+{
+    if (n == 0)
+        return CLT_OK;
+    const char *opts = options(t);
+    if (opts == NULL)
+        return clt_last_status();
+    size_t gws = (size_t)n;
+    return clt__launch(dev, "loss", opts, kernel, 1, &gws, NULL, nargs, args);
+}
+
+static clt_status check_reduction(int reduction, const char *fn)
+{
+    if (reduction == CLT_REDUCTION_MEAN || reduction == CLT_REDUCTION_SUM ||
+        reduction == CLT_REDUCTION_NONE)
+        return CLT_OK;
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "%s: %d is not a valid value for reduction (expected CLT_REDUCTION_MEAN, "
+                      "CLT_REDUCTION_SUM or CLT_REDUCTION_NONE)",
+                      fn, reduction);
+}
+
+static clt_status check_float(const clt_tensor *t, const char *what, const char *fn)
+{
+    if (t->dtype == CLT_FLOAT32 || t->dtype == CLT_FLOAT64)
+        return clt__check_dtype(t->dev, t->dtype, fn);
+    return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                      "%s: %s must be float32 or float64, not %s", fn, what,
+                      clt_dtype_name(t->dtype));
+}
+
+static clt_status check_same_dtype(const clt_tensor *a, const clt_tensor *b, const char *what,
+                                   const char *fn)
+{
+    if (a->dtype == b->dtype)
+        return CLT_OK;
+    return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                      "%s: expected %s of dtype %s like the input, but got %s", fn, what,
+                      clt_dtype_name(a->dtype), clt_dtype_name(b->dtype));
+}
+
+/* out = loss_reduce of vals (and wrow) with `mode`; den as well when asked. */
+static clt_status reduce(const clt_tensor *vals, const clt_tensor *wrow, int mode,
+                         clt_tensor **out, clt_tensor **den)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *r = NULL, *d = NULL;
+    CLT__TRY(clt__tensor_new(vals->dev, vals->dtype, 0, NULL, &r));
+    CLT__TRY(clt__tensor_new(vals->dev, vals->dtype, 0, NULL, &d));
+    {
+        cl_mem mr = clt__mem(r), md = clt__mem(d), mv = clt__mem(vals), mw = clt__mem(wrow);
+        cl_ulong n = (cl_ulong)vals->numel;
+        cl_int m = mode;
+        clt__arg args[] = {CLT__ARG(mr), CLT__ARG(md), CLT__ARG(mv),
+                           CLT__ARG(mw), CLT__ARG(n),  CLT__ARG(m)};
+        CLT__TRY(launch(vals->dev, vals->dtype, "loss_reduce", 1, 6, args));
+    }
+    *out = r;
+    r = NULL;
+    if (den) {
+        *den = d;
+        d = NULL;
+    }
+done:
+    clt_tensor_free(r);
+    clt_tensor_free(d);
+    return st;
+}
+
+/* ---- cross entropy and nll_loss ------------------------------------------------ */
+
+static clt_status ce_check(const clt_tensor *x, const clt_tensor *target,
+                           const clt_cross_entropy_opts *o, bool nll, const char *fn)
+{
+    char s1[128], s2[128];
+    clt_status st = check_float(x, nll ? "input" : "logits", fn);
+    if (st != CLT_OK)
+        return st;
+    if ((st = clt__same_device(x, target, fn)) != CLT_OK)
+        return st;
+    if ((st = check_reduction((int)o->reduction, fn)) != CLT_OK)
+        return st;
+    if (x->ndim != 1 && x->ndim != 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: expected input of shape [N, C] or [C], but got %s", fn,
+                          clt__shape_str(s1, sizeof s1, x->ndim, x->shape));
+    if (nll && o->label_smoothing != 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: label_smoothing must be 0, got %g (use clt_cross_entropy)", fn,
+                          o->label_smoothing);
+    if (!(o->label_smoothing >= 0 && o->label_smoothing <= 1))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: label_smoothing must be between 0.0 and 1.0. Got: %g", fn,
+                          o->label_smoothing);
+    int64_t C = x->shape[x->ndim - 1];
+    if (o->weight) {
+        if ((st = clt__same_device(x, o->weight, fn)) != CLT_OK)
+            return st;
+        if ((st = check_same_dtype(x, o->weight, "weight", fn)) != CLT_OK)
+            return st;
+        if (o->weight->ndim != 1 || o->weight->shape[0] != C)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: weight tensor should be defined either for all %lld classes "
+                              "or no classes but got weight tensor of shape: %s",
+                              fn, (long long)C,
+                              clt__shape_str(s1, sizeof s1, o->weight->ndim, o->weight->shape));
+    }
+    if (clt__dtype_is_float(target->dtype)) {
+        if (nll)
+            return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                              "%s: expected target of dtype int64 (class indices), but got %s",
+                              fn, clt_dtype_name(target->dtype));
+        if ((st = check_same_dtype(x, target, "probability target", fn)) != CLT_OK)
+            return st;
+        if (target->ndim != x->ndim ||
+            (x->ndim == 2 && target->shape[0] != x->shape[0]))
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: probability target of shape %s must have the input's shape %s",
+                              fn, clt__shape_str(s1, sizeof s1, target->ndim, target->shape),
+                              clt__shape_str(s2, sizeof s2, x->ndim, x->shape));
+        if (target->shape[target->ndim - 1] != C)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: probability target has %lld classes, but the input has %lld",
+                              fn, (long long)target->shape[target->ndim - 1], (long long)C);
+        return CLT_OK;
+    }
+    if (target->dtype != CLT_INT64)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: expected target of dtype int64 (class indices) or %s "
+                          "(probabilities), but got %s",
+                          fn, clt_dtype_name(x->dtype), clt_dtype_name(target->dtype));
+    if (x->ndim == 1) {
+        if (target->ndim != 0)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: for unbatched input of shape %s the target must be "
+                              "0-dimensional, but got %s",
+                              fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape),
+                              clt__shape_str(s2, sizeof s2, target->ndim, target->shape));
+        return CLT_OK;
+    }
+    if (target->ndim != 1)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: expected a 1-dimensional target of class indices for input of "
+                          "shape %s, but got %s",
+                          fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape),
+                          clt__shape_str(s2, sizeof s2, target->ndim, target->shape));
+    if (target->shape[0] != x->shape[0])
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Expected input batch_size (%lld) to match target batch_size "
+                          "(%lld).",
+                          fn, (long long)x->shape[0], (long long)target->shape[0]);
+    return CLT_OK;
+}
+
+clt_status clt__cross_entropy(const clt_tensor *x, const clt_tensor *target,
+                              const clt_cross_entropy_opts *opts, bool nll, clt_tensor **out,
+                              clt_tensor **den)
+{
+    const char *fn = nll ? "clt_nll_loss" : "clt_cross_entropy";
+    static const clt_cross_entropy_opts defaults = CLT_CROSS_ENTROPY_DEFAULTS;
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    if (den)
+        *den = NULL;
+    CLT__REQUIRE_ARG(x, fn);
+    CLT__REQUIRE_ARG(target, fn);
+    const clt_cross_entropy_opts *o = opts ? opts : &defaults;
+    clt_status st = ce_check(x, target, o, nll, fn);
+    if (st != CLT_OK)
+        return st;
+    bool prob = clt__dtype_is_float(target->dtype);
+    int64_t C = x->shape[x->ndim - 1], N = x->ndim == 2 ? x->shape[0] : 1;
+    clt_tensor *xc = NULL, *tc = NULL, *wc = NULL, *rows = NULL, *wrow = NULL, *r = NULL;
+    cl_mem err = NULL;
+    CLT__TRY(clt__index_errors(x->dev, &err));
+    CLT__TRY(clt__contiguous_as(x, x->dtype, &xc));
+    CLT__TRY(clt__contiguous_as(target, target->dtype, &tc));
+    if (o->weight)
+        CLT__TRY(clt__contiguous_as(o->weight, x->dtype, &wc));
+    CLT__TRY(clt__tensor_new(x->dev, x->dtype, 1, &N, &rows));
+    CLT__TRY(clt__tensor_new(x->dev, x->dtype, 1, &N, &wrow));
+    {
+        cl_mem ml = clt__mem(rows), mw = clt__mem(wrow), mx = clt__mem(xc);
+        cl_mem mt = clt__mem(tc), mwt = wc ? clt__mem(wc) : mx;
+        cl_ulong xo = (cl_ulong)xc->offset, to = (cl_ulong)tc->offset;
+        cl_ulong wo = wc ? (cl_ulong)wc->offset : 0, n = (cl_ulong)N;
+        cl_int p = prob, hw = wc != NULL, lsm = !nll;
+        cl_int op = nll ? CLT__IDX_NLL_LOSS : CLT__IDX_CROSS_ENTROPY;
+        cl_long cc = C, ign = o->ignore_index;
+        double eps64 = o->label_smoothing;
+        float eps32 = (float)eps64;
+        clt__arg eps = x->dtype == CLT_FLOAT64 ? CLT__ARG(eps64) : CLT__ARG(eps32);
+        clt__arg args[] = {CLT__ARG(ml), CLT__ARG(mw),  CLT__ARG(mx),  CLT__ARG(xo),
+                           CLT__ARG(mt), CLT__ARG(mt),  CLT__ARG(to),  CLT__ARG(p),
+                           CLT__ARG(mwt), CLT__ARG(wo), CLT__ARG(hw),  CLT__ARG(cc),
+                           CLT__ARG(ign), eps,          CLT__ARG(lsm), CLT__ARG(op),
+                           CLT__ARG(err), CLT__ARG(n)};
+        CLT__TRY(launch(x->dev, x->dtype, "ce_rows", n, 18, args));
+    }
+    if (o->reduction == CLT_REDUCTION_NONE) {
+        if (x->ndim == 1)
+            CLT__TRY(clt__reshape(rows, 0, NULL, &r));
+        else {
+            r = rows;
+            rows = NULL;
+        }
+    } else {
+        int mode = o->reduction == CLT_REDUCTION_SUM ? 0 : prob ? 1 : 2;
+        CLT__TRY(reduce(rows, wrow, mode, &r, den));
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(xc);
+    clt_tensor_free(tc);
+    clt_tensor_free(wc);
+    clt_tensor_free(rows);
+    clt_tensor_free(wrow);
+    clt_tensor_free(r);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt__cross_entropy_bw(const clt_tensor *x, const clt_tensor *target,
+                                 const clt_tensor *weight, int reduction, int64_t ignore_index,
+                                 double label_smoothing, bool nll, const clt_tensor *g,
+                                 const clt_tensor *den, bool want_gt, clt_tensor **gx,
+                                 clt_tensor **gt)
+{
+    clt_status st = CLT_OK;
+    bool prob = clt__dtype_is_float(target->dtype);
+    int64_t C = x->shape[x->ndim - 1], N = x->ndim == 2 ? x->shape[0] : 1;
+    int64_t shape[2] = {N, C};
+    clt_tensor *xc = NULL, *tc = NULL, *wc = NULL, *gc = NULL, *dx = NULL, *dt = NULL;
+    *gx = NULL;
+    if (gt)
+        *gt = NULL;
+    want_gt = want_gt && prob;
+    CLT__TRY(clt__contiguous_as(x, x->dtype, &xc));
+    CLT__TRY(clt__contiguous_as(target, target->dtype, &tc));
+    CLT__TRY(clt__contiguous_as(g, x->dtype, &gc));
+    if (weight)
+        CLT__TRY(clt__contiguous_as(weight, x->dtype, &wc));
+    CLT__TRY(clt__tensor_new(x->dev, x->dtype, 2, shape, &dx));
+    if (want_gt)
+        CLT__TRY(clt__tensor_new(x->dev, x->dtype, 2, shape, &dt));
+    {
+        cl_mem mgx = clt__mem(dx), mgt = dt ? clt__mem(dt) : mgx, mx = clt__mem(xc);
+        cl_mem mt = clt__mem(tc), mwt = wc ? clt__mem(wc) : mx, mg = clt__mem(gc);
+        cl_mem md = den ? clt__mem(den) : mx;
+        cl_ulong xo = (cl_ulong)xc->offset, to = (cl_ulong)tc->offset;
+        cl_ulong wo = wc ? (cl_ulong)wc->offset : 0, go = (cl_ulong)gc->offset, n = (cl_ulong)N;
+        cl_int wg = want_gt, p = prob, hw = wc != NULL, lsm = !nll;
+        cl_int grows = reduction == CLT_REDUCTION_NONE, hd = den != NULL;
+        cl_long cc = C, ign = ignore_index;
+        double eps64 = label_smoothing;
+        float eps32 = (float)eps64;
+        clt__arg eps = x->dtype == CLT_FLOAT64 ? CLT__ARG(eps64) : CLT__ARG(eps32);
+        clt__arg args[] = {CLT__ARG(mgx), CLT__ARG(mgt), CLT__ARG(wg),  CLT__ARG(mx),
+                           CLT__ARG(xo),  CLT__ARG(mt),  CLT__ARG(mt),  CLT__ARG(to),
+                           CLT__ARG(p),   CLT__ARG(mwt), CLT__ARG(wo),  CLT__ARG(hw),
+                           CLT__ARG(cc),  CLT__ARG(ign), eps,           CLT__ARG(lsm),
+                           CLT__ARG(mg),  CLT__ARG(go),  CLT__ARG(grows), CLT__ARG(md),
+                           CLT__ARG(hd),  CLT__ARG(n)};
+        CLT__TRY(launch(x->dev, x->dtype, "ce_rows_bw", n, 22, args));
+    }
+    CLT__TRY(clt__reshape(dx, x->ndim, x->shape, gx));
+    if (want_gt && gt)
+        CLT__TRY(clt__reshape(dt, target->ndim, target->shape, gt));
+done:
+    if (st != CLT_OK) {
+        clt_tensor_free(*gx);
+        *gx = NULL;
+    }
+    clt_tensor_free(xc);
+    clt_tensor_free(tc);
+    clt_tensor_free(wc);
+    clt_tensor_free(gc);
+    clt_tensor_free(dx);
+    clt_tensor_free(dt);
+    return st;
+}
+
+/* ---- mse, l1, binary cross entropy with logits ---------------------------------- */
+
+static const char *const pointwise_names[] = {"clt_mse_loss", "clt_l1_loss",
+                                              "clt_binary_cross_entropy_with_logits"};
+
+static clt_status pointwise_check(int kind, const clt_tensor *x, const clt_tensor *y,
+                                  const clt_tensor *pw, int reduction, const char *fn)
+{
+    char s1[128], s2[128];
+    clt_status st = check_float(x, "input", fn);
+    if (st == CLT_OK)
+        st = clt__same_device(x, y, fn);
+    if (st == CLT_OK)
+        st = check_same_dtype(x, y, "target", fn);
+    if (st == CLT_OK)
+        st = check_reduction(reduction, fn);
+    if (st != CLT_OK)
+        return st;
+    bool same = x->ndim == y->ndim;
+    for (int d = 0; same && d < x->ndim; d++)
+        same = x->shape[d] == y->shape[d];
+    if (!same)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Using a target size (%s) that is different to the input size "
+                          "(%s)",
+                          fn, clt__shape_str(s1, sizeof s1, y->ndim, y->shape),
+                          clt__shape_str(s2, sizeof s2, x->ndim, x->shape));
+    if (pw) {
+        if ((st = clt__same_device(x, pw, fn)) != CLT_OK ||
+            (st = check_same_dtype(x, pw, "pos_weight", fn)) != CLT_OK)
+            return st;
+        int64_t last = x->ndim ? x->shape[x->ndim - 1] : 1;
+        if (pw->ndim > 1 || (pw->numel != 1 && pw->numel != last))
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: pos_weight of shape %s must have one element or as many as "
+                              "the input's last dimension (%lld)",
+                              fn, clt__shape_str(s1, sizeof s1, pw->ndim, pw->shape),
+                              (long long)last);
+    }
+    return CLT_OK;
+}
+
+clt_status clt__pointwise_loss(int kind, const clt_tensor *input, const clt_tensor *target,
+                               const clt_tensor *pos_weight, int reduction, clt_tensor **out)
+{
+    const char *fn = pointwise_names[kind];
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    CLT__REQUIRE_ARG(target, fn);
+    const clt_tensor *x = input, *y = target, *pw = kind == CLT__LOSS_BCE ? pos_weight : NULL;
+    clt_status st = pointwise_check(kind, x, y, pw, reduction, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *xc = NULL, *yc = NULL, *pc = NULL, *e = NULL, *r = NULL;
+    CLT__TRY(clt__contiguous_as(x, x->dtype, &xc));
+    CLT__TRY(clt__contiguous_as(y, x->dtype, &yc));
+    if (pw)
+        CLT__TRY(clt__contiguous_as(pw, x->dtype, &pc));
+    CLT__TRY(clt__tensor_new(x->dev, x->dtype, x->ndim, x->shape, &e));
+    {
+        cl_mem me = clt__mem(e), mx = clt__mem(xc), my = clt__mem(yc);
+        cl_mem mp = pc ? clt__mem(pc) : mx;
+        cl_ulong xo = (cl_ulong)xc->offset, yo = (cl_ulong)yc->offset;
+        cl_ulong po = pc ? (cl_ulong)pc->offset : 0, pn = pc ? (cl_ulong)pc->numel : 1;
+        cl_ulong n = (cl_ulong)x->numel;
+        cl_int hp = pc != NULL, k = kind;
+        clt__arg args[] = {CLT__ARG(me), CLT__ARG(mx), CLT__ARG(xo), CLT__ARG(my),
+                           CLT__ARG(yo), CLT__ARG(mp), CLT__ARG(po), CLT__ARG(pn),
+                           CLT__ARG(hp), CLT__ARG(k),  CLT__ARG(n)};
+        CLT__TRY(launch(x->dev, x->dtype, "ew_loss", n, 11, args));
+    }
+    if (reduction == CLT_REDUCTION_NONE) {
+        r = e;
+        e = NULL;
+    } else {
+        CLT__TRY(reduce(e, e, reduction == CLT_REDUCTION_MEAN ? 1 : 0, &r, NULL));
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(xc);
+    clt_tensor_free(yc);
+    clt_tensor_free(pc);
+    clt_tensor_free(e);
+    clt_tensor_free(r);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt__pointwise_loss_bw(int kind, const clt_tensor *x, const clt_tensor *y,
+                                  const clt_tensor *pw, int reduction, const clt_tensor *g,
+                                  bool want_x, bool want_y, clt_tensor **gx, clt_tensor **gy)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *xc = NULL, *yc = NULL, *pc = NULL, *gc = NULL, *dx = NULL, *dy = NULL;
+    CLT__TRY(clt__contiguous_as(x, x->dtype, &xc));
+    CLT__TRY(clt__contiguous_as(y, x->dtype, &yc));
+    CLT__TRY(clt__contiguous_as(g, x->dtype, &gc));
+    if (pw)
+        CLT__TRY(clt__contiguous_as(pw, x->dtype, &pc));
+    if (want_x)
+        CLT__TRY(clt__tensor_new(x->dev, x->dtype, x->ndim, x->shape, &dx));
+    if (want_y)
+        CLT__TRY(clt__tensor_new(x->dev, x->dtype, x->ndim, x->shape, &dy));
+    {
+        cl_mem mx = clt__mem(xc), my = clt__mem(yc), mp = pc ? clt__mem(pc) : mx;
+        cl_mem mgx = dx ? clt__mem(dx) : mx, mgy = dy ? clt__mem(dy) : mx, mg = clt__mem(gc);
+        cl_ulong xo = (cl_ulong)xc->offset, yo = (cl_ulong)yc->offset;
+        cl_ulong po = pc ? (cl_ulong)pc->offset : 0, pn = pc ? (cl_ulong)pc->numel : 1;
+        cl_ulong go = (cl_ulong)gc->offset, n = (cl_ulong)x->numel;
+        cl_int wx = want_x, wy = want_y, hp = pc != NULL, k = kind;
+        cl_int ge = reduction == CLT_REDUCTION_NONE;
+        double div64 = reduction == CLT_REDUCTION_MEAN ? (double)x->numel : 1.0;
+        float div32 = (float)div64;
+        clt__arg div = x->dtype == CLT_FLOAT64 ? CLT__ARG(div64) : CLT__ARG(div32);
+        clt__arg args[] = {CLT__ARG(mgx), CLT__ARG(mgy), CLT__ARG(wx), CLT__ARG(wy),
+                           CLT__ARG(mx),  CLT__ARG(xo),  CLT__ARG(my), CLT__ARG(yo),
+                           CLT__ARG(mp),  CLT__ARG(po),  CLT__ARG(pn), CLT__ARG(hp),
+                           CLT__ARG(k),   CLT__ARG(mg),  CLT__ARG(go), CLT__ARG(ge),
+                           div,           CLT__ARG(n)};
+        CLT__TRY(launch(x->dev, x->dtype, "ew_loss_bw", n, 18, args));
+    }
+    *gx = dx;
+    *gy = dy;
+    dx = dy = NULL;
+done:
+    clt_tensor_free(xc);
+    clt_tensor_free(yc);
+    clt_tensor_free(pc);
+    clt_tensor_free(gc);
+    clt_tensor_free(dx);
+    clt_tensor_free(dy);
+    return st;
+}
