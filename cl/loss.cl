@@ -29,17 +29,22 @@ void report_target(__global clt_index_error *e, int op, long value, long size)
     }
 }
 
-/* log-sum-exp of a row, shifted by its maximum (no inf for huge logits). */
-inline T_C row_lse(__global const T *xr, long C)
+/* A row's maximum *m and log(sum(exp(x - m))) *ls: log_softmax(x)[c] is
+ * (x[c] - m) - ls, which keeps its digits for huge logits (x - (m + ls)
+ * would round m + ls to the spacing of m first). */
+inline void row_lse(__global const T *xr, long C, T_C *m, T_C *ls)
 {
-    T_C m = -INFINITY;
+    T_C mx = -INFINITY;
     for (long c = 0; c < C; c++)
-        m = fmax(m, T_LOAD(xr, c));
+        mx = fmax(mx, T_LOAD(xr, c));
     T_C s = 0;
     for (long c = 0; c < C; c++)
-        s += exp(T_LOAD(xr, c) - m);
-    return m + log(s);
+        s += exp(T_LOAD(xr, c) - mx);
+    *m = mx;
+    *ls = log(s);
 }
+
+#define LP(c) ((T_LOAD(xr, c) - m) - ls)
 
 /* Row i of cross entropy (logsm 1: x holds logits) or nll_loss (logsm 0: x
  * holds log-probabilities).  With class indices (prob 0), the row's loss is
@@ -56,7 +61,9 @@ __kernel void ce_rows(__global T *loss, __global T *wrow, __global const T *x, u
     if (i >= N)
         return;
     __global const T *xr = x + x_off + i * C;
-    T_C lse = logsm ? row_lse(xr, C) : (T_C)0;
+    T_C m = 0, ls = 0;
+    if (logsm)
+        row_lse(xr, C, &m, &ls);
     T_C epc = eps / (T_C)C;
     if (prob) {
         __global const T *tr = tprob + t_off + i * C;
@@ -64,7 +71,7 @@ __kernel void ce_rows(__global T *loss, __global T *wrow, __global const T *x, u
         for (long c = 0; c < C; c++) {
             T_C tc = ((T_C)1 - eps) * T_LOAD(tr, c) + epc;
             T_C wc = has_w ? T_LOAD(w, w_off + c) : (T_C)1;
-            acc += wc * tc * (T_LOAD(xr, c) - lse);
+            acc += wc * tc * LP(c);
         }
         T_STORE(loss, i, -acc);
         T_STORE(wrow, i, (T_C)1);
@@ -79,12 +86,12 @@ __kernel void ce_rows(__global T *loss, __global T *wrow, __global const T *x, u
         return;
     }
     T_C wt = has_w ? T_LOAD(w, w_off + t) : (T_C)1;
-    T_C l = -(((T_C)1 - eps) * wt * (T_LOAD(xr, t) - lse));
+    T_C l = -(((T_C)1 - eps) * wt * LP(t));
     if (eps != 0) {
         T_C sm = 0;
         for (long c = 0; c < C; c++) {
             T_C wc = has_w ? T_LOAD(w, w_off + c) : (T_C)1;
-            sm += wc * (T_LOAD(xr, c) - lse);
+            sm += wc * LP(c);
         }
         l -= epc * sm;
     }
@@ -143,7 +150,9 @@ __kernel void ce_rows_bw(__global T *gx, __global T *gt, int want_gt, __global c
             return;
         }
     }
-    T_C lse = logsm ? row_lse(xr, C) : (T_C)0;
+    T_C m = 0, ls = 0;
+    if (logsm)
+        row_lse(xr, C, &m, &ls);
     __global const T *tr = tprob + t_off + i * C;
     T_C wt = (!prob && has_w) ? T_LOAD(w, w_off + t) : (T_C)1;
     T_C A = 0;
@@ -158,7 +167,7 @@ __kernel void ce_rows_bw(__global T *gx, __global T *gt, int want_gt, __global c
         T_C wc = has_w ? T_LOAD(w, w_off + c) : (T_C)1;
         T_C a = prob ? wc * (((T_C)1 - eps) * T_LOAD(tr, c) + epc)
                      : (c == t ? ((T_C)1 - eps) * wt : (T_C)0) + epc * wc;
-        T_C lp = T_LOAD(xr, c) - lse;
+        T_C lp = LP(c);
         T_C d = logsm ? exp(lp) * A - a : -a;
         T_STORE(gr, c, d * gi);
         if (want_gt)

@@ -1,0 +1,628 @@
+/* test_loss.c: the losses of loss.h against host references computed in
+ * double: values (huge logits, ignore_index, label smoothing, class
+ * weights, probability targets, every reduction), gradients by finite
+ * differences in float64 and against analytic references in float32,
+ * errors, out-of-range class indices found on the device, and identical
+ * bits on two devices. */
+#include "gradcheck.h"
+
+static clt_tensor *mk(clt_device *dev, clt_dtype dt, int ndim, const int64_t *shape,
+                      const double *v)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++)
+        n *= shape[d];
+    clt_tensor *t = NULL;
+    if (dt == CLT_FLOAT32) {
+        float *f = malloc((size_t)(n ? n : 1) * sizeof *f);
+        for (int64_t k = 0; k < n; k++)
+            f[k] = (float)v[k];
+        CHECK(clt_tensor_from_host(dev, dt, ndim, shape, f, &t));
+        free(f);
+    } else {
+        CHECK(clt_tensor_from_host(dev, dt, ndim, shape, v, &t));
+    }
+    return t;
+}
+
+static clt_tensor *mk_idx(clt_device *dev, int ndim, const int64_t *shape, const int64_t *v)
+{
+    clt_tensor *t = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, ndim, shape, v, &t));
+    return t;
+}
+
+/* t's values as doubles (malloc'd). */
+static double *rd(const clt_tensor *t)
+{
+    size_t n = (size_t)clt_tensor_numel(t);
+    double *d = malloc((n ? n : 1) * sizeof *d);
+    if (clt_tensor_dtype(t) == CLT_FLOAT32) {
+        float *f = read_f32(t);
+        for (size_t k = 0; k < n; k++)
+            d[k] = f[k];
+        free(f);
+    } else {
+        CHECK(clt_tensor_read(t, d, n * sizeof *d));
+    }
+    return d;
+}
+
+static void assert_close(const double *got, const double *want, size_t n, double rtol,
+                         double atol, const char *what)
+{
+    for (size_t k = 0; k < n; k++)
+        cr_assert(close_enough(got[k], want[k], rtol, atol), "%s[%zu]: got %.12g, want %.12g",
+                  what, k, got[k], want[k]);
+}
+
+/* ---- host references ------------------------------------------------------------- */
+
+/* Cross entropy (nll 0) or nll_loss (nll 1) of x [N, C] with class indices t
+ * or probabilities p; rows gets the per-row losses, *res the reduced one,
+ * grad (if not NULL) d res / dx (for NONE: d sum(rows) / dx). */
+static void ref_ce(const double *x, int N, int C, const int64_t *t, const double *p,
+                   const double *w, int64_t ign, double eps, int nll, clt_reduction red,
+                   double *rows, double *res, double *grad)
+{
+    double total = 0, den = 0;
+    double *a = malloc((size_t)C * sizeof *a), *lp = malloc((size_t)C * sizeof *lp);
+    for (int i = 0; i < N; i++) {
+        const double *xr = x + (size_t)i * C;
+        double lse = 0;
+        if (!nll) {
+            double m = -INFINITY, s = 0;
+            for (int c = 0; c < C; c++)
+                m = fmax(m, xr[c]);
+            for (int c = 0; c < C; c++)
+                s += exp(xr[c] - m);
+            lse = m + log(s);
+        }
+        double row = 0, wr = 1;
+        int skip = 0;
+        for (int c = 0; c < C; c++)
+            lp[c] = xr[c] - lse;
+        if (p) {
+            for (int c = 0; c < C; c++)
+                a[c] = (w ? w[c] : 1) * ((1 - eps) * p[(size_t)i * C + c] + eps / C);
+        } else if (t[i] == ign) {
+            skip = 1;
+            wr = 0;
+        } else {
+            wr = w ? w[t[i]] : 1;
+            for (int c = 0; c < C; c++)
+                a[c] = (c == t[i] ? (1 - eps) * wr : 0) + eps / C * (w ? w[c] : 1);
+        }
+        if (!skip)
+            for (int c = 0; c < C; c++)
+                row -= a[c] * lp[c];
+        rows[i] = row;
+        total += row;
+        den += wr;
+        if (grad) {
+            double A = 0;
+            for (int c = 0; c < C && !skip; c++)
+                A += a[c];
+            for (int c = 0; c < C; c++)
+                grad[(size_t)i * C + c] =
+                    skip ? 0 : nll ? -a[c] : exp(lp[c]) * A - a[c];
+        }
+    }
+    double div = red != CLT_REDUCTION_MEAN ? 1 : p ? N : den;
+    *res = red == CLT_REDUCTION_MEAN ? total / div : total;
+    if (grad)
+        for (int k = 0; k < N * C; k++)
+            grad[k] /= div;
+    free(a);
+    free(lp);
+}
+
+static double ref_pointwise(int kind, double x, double y, double pw)
+{
+    if (kind == 0)
+        return (x - y) * (x - y);
+    if (kind == 1)
+        return fabs(x - y);
+    return (1 - y) * x + (1 + (pw - 1) * y) * (log1p(exp(-fabs(x))) + fmax(-x, 0));
+}
+
+/* ---- forward values --------------------------------------------------------------- */
+
+enum { N4 = 4, C5 = 5 };
+static const double X45[N4 * C5] = {0.5,  -1.25, 2.0, 0.0,  3.5, /* */
+                                    1e4,  -1e4,  0.0, 1e4,  -3.0, /* huge */
+                                    -0.7, 0.3,   1.1, -2.2, 0.9,  /* */
+                                    -1e4, -1e4,  5.0, 2.0,  -1e4};
+static const int64_t T4[N4] = {4, 1, -100, 2};
+static const double W5[C5] = {0.5, 2.0, 1.0, 1.5, 0.25};
+
+static clt_status ce_call(int nll, const clt_tensor *x, const clt_tensor *t,
+                          const clt_cross_entropy_opts *o, clt_tensor **out)
+{
+    return nll ? clt_nll_loss(x, t, o, out) : clt_cross_entropy(x, t, o, out);
+}
+
+Test(loss, cross_entropy_class_indices)
+{
+    clt_device *dev = get_device("cpu");
+    clt_dtype dts[2] = {CLT_FLOAT64, CLT_FLOAT32};
+    int64_t xs[2] = {N4, C5}, n = N4;
+    for (int di = 0; di < 2; di++) {
+        double tol = di ? 2e-6 : 1e-12;
+        clt_tensor *x = mk(dev, dts[di], 2, xs, X45), *t = mk_idx(dev, 1, &n, T4);
+        clt_tensor *w = mk(dev, dts[di], 1, xs + 1, W5);
+        for (int nll = 0; nll < 2; nll++)
+            for (int wi = 0; wi < 2; wi++)
+                for (int si = 0; si < 2; si++)
+                    for (int red = 0; red < 3; red++) {
+                        if (nll && si)
+                            continue;
+                        clt_cross_entropy_opts o = CLT_CROSS_ENTROPY_DEFAULTS;
+                        o.reduction = (clt_reduction)red;
+                        o.weight = wi ? w : NULL;
+                        o.label_smoothing = si ? 0.1 : 0.0;
+                        double rows[N4], res;
+                        ref_ce(X45, N4, C5, T4, NULL, wi ? W5 : NULL, -100, o.label_smoothing,
+                               nll, o.reduction, rows, &res, NULL);
+                        clt_tensor *r = NULL;
+                        CHECK(ce_call(nll, x, t, &o, &r));
+                        double *got = rd(r);
+                        if (red == CLT_REDUCTION_NONE) {
+                            cr_assert_eq(clt_tensor_ndim(r), 1);
+                            cr_assert_eq(clt_tensor_shape(r)[0], N4);
+                            assert_close(got, rows, N4, tol, tol, "rows");
+                        } else {
+                            cr_assert_eq(clt_tensor_ndim(r), 0);
+                            cr_assert(isfinite(got[0]));
+                            assert_close(got, &res, 1, tol, tol, "loss");
+                        }
+                        free(got);
+                        clt_tensor_free(r);
+                    }
+        clt_tensor_free(x);
+        clt_tensor_free(t);
+        clt_tensor_free(w);
+    }
+}
+
+Test(loss, cross_entropy_probabilities_and_unbatched)
+{
+    clt_device *dev = get_device("cpu");
+    enum { N = 3, C = 4 };
+    double x[N * C] = {1e4, 0, -1e4, 3, 0.1, 0.2, 0.3, 0.4, -2, 4, 1, 0.5};
+    double p[N * C] = {0.7, 0.1, 0.1, 0.1, 0, 0, 1, 0, 0.25, 0.25, 0.25, 0.25};
+    double w[C] = {1, 0.5, 2, 3};
+    int64_t xs[2] = {N, C};
+    clt_tensor *tx = mk(dev, CLT_FLOAT64, 2, xs, x), *tp = mk(dev, CLT_FLOAT64, 2, xs, p);
+    clt_tensor *tw = mk(dev, CLT_FLOAT64, 1, xs + 1, w);
+    for (int wi = 0; wi < 2; wi++)
+        for (int si = 0; si < 2; si++)
+            for (int red = 0; red < 3; red++) {
+                clt_cross_entropy_opts o = {(clt_reduction)red, -100, si ? 0.2 : 0.0,
+                                            wi ? tw : NULL};
+                double rows[N], res;
+                ref_ce(x, N, C, NULL, p, wi ? w : NULL, -100, o.label_smoothing, 0,
+                       o.reduction, rows, &res, NULL);
+                clt_tensor *r = NULL;
+                CHECK(clt_cross_entropy(tx, tp, &o, &r));
+                double *got = rd(r);
+                assert_close(got, red == CLT_REDUCTION_NONE ? rows : &res,
+                             red == CLT_REDUCTION_NONE ? N : 1, 1e-12, 1e-12, "prob");
+                free(got);
+                clt_tensor_free(r);
+            }
+    /* unbatched: [C] logits with a [] index or [C] probabilities */
+    int64_t c = C, t1 = 3;
+    clt_tensor *ux = mk(dev, CLT_FLOAT64, 1, &c, x + C), *ut = mk_idx(dev, 0, NULL, &t1);
+    clt_tensor *up = mk(dev, CLT_FLOAT64, 1, &c, p + C), *r = NULL;
+    double rows[1], res;
+    for (int red = 0; red < 3; red++) {
+        clt_cross_entropy_opts o = {(clt_reduction)red, -100, 0.0, NULL};
+        ref_ce(x + C, 1, C, &t1, NULL, NULL, -100, 0, 0, o.reduction, rows, &res, NULL);
+        CHECK(clt_cross_entropy(ux, ut, &o, &r));
+        cr_assert_eq(clt_tensor_ndim(r), 0);
+        double *got = rd(r);
+        assert_close(got, &res, 1, 1e-12, 1e-12, "unbatched");
+        free(got);
+        clt_tensor_free(r);
+        ref_ce(x + C, 1, C, NULL, p + C, NULL, -100, 0, 0, o.reduction, rows, &res, NULL);
+        CHECK(clt_cross_entropy(ux, up, &o, &r));
+        cr_assert_eq(clt_tensor_ndim(r), 0);
+        got = rd(r);
+        assert_close(got, &res, 1, 1e-12, 1e-12, "unbatched prob");
+        free(got);
+        clt_tensor_free(r);
+    }
+    clt_tensor_free(ux);
+    clt_tensor_free(ut);
+    clt_tensor_free(up);
+    clt_tensor_free(tx);
+    clt_tensor_free(tp);
+    clt_tensor_free(tw);
+}
+
+Test(loss, every_target_ignored_gives_nan_as_pytorch)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t xs[2] = {2, 3}, n = 2, t[2] = {-100, -100};
+    double x[6] = {1, 2, 3, 4, 5, 6};
+    clt_tensor *tx = mk(dev, CLT_FLOAT32, 2, xs, x), *tt = mk_idx(dev, 1, &n, t), *r = NULL;
+    CHECK(clt_cross_entropy(tx, tt, NULL, &r));
+    double v;
+    CHECK(clt_tensor_item(r, &v));
+    cr_assert(isnan(v), "got %g", v);
+    clt_tensor_free(r);
+    clt_tensor_free(tx);
+    clt_tensor_free(tt);
+}
+
+Test(loss, pointwise_values)
+{
+    clt_device *dev = get_device("cpu");
+    enum { R = 2, C = 3, N = R * C };
+    double x[N] = {1e4, -1e4, 0.5, -0.25, 2, 0}, y[N] = {1, 0, 0.3, 0.5, 2, 1};
+    double pw[C] = {2, 0.5, 3};
+    int64_t s[2] = {R, C};
+    for (int di = 0; di < 2; di++) {
+        clt_dtype dt = di ? CLT_FLOAT32 : CLT_FLOAT64;
+        double tol = di ? 2e-6 : 1e-12;
+        clt_tensor *tx = mk(dev, dt, 2, s, x), *ty = mk(dev, dt, 2, s, y);
+        clt_tensor *tpw = mk(dev, dt, 1, s + 1, pw);
+        for (int kind = 0; kind < 4; kind++)
+            for (int red = 0; red < 3; red++) {
+                int k = kind < 3 ? kind : 2;
+                const double *pwv = kind == 3 ? pw : NULL;
+                double rows[N], sum = 0;
+                for (int i = 0; i < N; i++) {
+                    rows[i] = ref_pointwise(k, x[i], y[i], pwv ? pwv[i % C] : 1);
+                    sum += rows[i];
+                }
+                double res = red == CLT_REDUCTION_MEAN ? sum / N : sum;
+                clt_tensor *r = NULL;
+                clt_reduction rr = (clt_reduction)red;
+                if (k == 0)
+                    CHECK(clt_mse_loss(tx, ty, rr, &r));
+                else if (k == 1)
+                    CHECK(clt_l1_loss(tx, ty, rr, &r));
+                else
+                    CHECK(clt_binary_cross_entropy_with_logits(tx, ty, kind == 3 ? tpw : NULL,
+                                                               rr, &r));
+                double *got = rd(r);
+                if (red == CLT_REDUCTION_NONE) {
+                    cr_assert_eq(clt_tensor_ndim(r), 2);
+                    assert_close(got, rows, N, tol, tol, "pointwise rows");
+                } else {
+                    cr_assert_eq(clt_tensor_ndim(r), 0);
+                    assert_close(got, &res, 1, tol, tol, "pointwise");
+                }
+                for (int i = 0; i < (red == CLT_REDUCTION_NONE ? N : 1); i++)
+                    cr_assert(isfinite(got[i]));
+                free(got);
+                clt_tensor_free(r);
+            }
+        clt_tensor_free(tx);
+        clt_tensor_free(ty);
+        clt_tensor_free(tpw);
+    }
+}
+
+/* ---- gradients, float64 finite differences ---------------------------------------- */
+
+typedef struct ce_ctx {
+    int nll, prob;
+    clt_tensor *target;
+    clt_cross_entropy_opts o;
+} ce_ctx;
+
+static clt_status f_ce(clt_tensor *const *in, clt_tensor **out, const void *p)
+{
+    const ce_ctx *c = p;
+    const clt_tensor *t = c->prob ? in[1] : c->target;
+    return ce_call(c->nll, in[0], t, &c->o, out);
+}
+
+Test(loss, gradcheck_cross_entropy_and_nll)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = N4, c5 = C5;
+    /* moderate logits: finite differences of 1e4 would lose every digit */
+    double x[N4 * C5];
+    for (int k = 0; k < N4 * C5; k++)
+        x[k] = sin(1.7 * k) * 2;
+    clt_tensor *t = mk_idx(dev, 1, &n, T4), *w = mk(dev, CLT_FLOAT64, 1, &c5, W5);
+    gc_in ins[1] = {{2, {N4, C5}, x, 1}};
+    for (int nll = 0; nll < 2; nll++)
+        for (int wi = 0; wi < 2; wi++)
+            for (int si = 0; si < 2; si++)
+                for (int red = 0; red < 3; red++) {
+                    if (nll && si)
+                        continue;
+                    ce_ctx c = {nll, 0, t, {(clt_reduction)red, -100, si ? 0.15 : 0.0,
+                                            wi ? w : NULL}};
+                    gradcheck(dev, f_ce, &c, 1, ins);
+                }
+    /* probability targets: the logits and the targets */
+    double p[N4 * C5];
+    for (int k = 0; k < N4 * C5; k++)
+        p[k] = 0.1 + 0.05 * (k % 7);
+    gc_in pins[2] = {{2, {N4, C5}, x, 1}, {2, {N4, C5}, p, 1}};
+    for (int wi = 0; wi < 2; wi++)
+        for (int red = 0; red < 3; red++) {
+            ce_ctx c = {0, 1, NULL, {(clt_reduction)red, -100, 0.2, wi ? w : NULL}};
+            gradcheck(dev, f_ce, &c, 2, pins);
+        }
+    /* unbatched */
+    int64_t one = 2;
+    clt_tensor *ut = mk_idx(dev, 0, NULL, &one);
+    gc_in uins[1] = {{1, {C5}, x, 1}};
+    ce_ctx uc = {0, 0, ut, {CLT_REDUCTION_MEAN, -100, 0.1, NULL}};
+    gradcheck(dev, f_ce, &uc, 1, uins);
+    clt_tensor_free(ut);
+    clt_tensor_free(t);
+    clt_tensor_free(w);
+}
+
+typedef struct pw_ctx {
+    int kind;
+    clt_reduction red;
+    int with_pw;
+} pw_ctx;
+
+static clt_status f_pw(clt_tensor *const *in, clt_tensor **out, const void *p)
+{
+    const pw_ctx *c = p;
+    if (c->kind == 0)
+        return clt_mse_loss(in[0], in[1], c->red, out);
+    if (c->kind == 1)
+        return clt_l1_loss(in[0], in[1], c->red, out);
+    return clt_binary_cross_entropy_with_logits(in[0], in[1], c->with_pw ? in[2] : NULL, c->red,
+                                                out);
+}
+
+Test(loss, gradcheck_pointwise_input_and_target)
+{
+    clt_device *dev = get_device("cpu");
+    double x[6] = {0.3, -1.2, 2.5, 0.8, -0.4, 1.9}, y[6] = {0.9, 0.1, 0.4, 0.05, 1.0, 0.6};
+    double pw[3] = {2.0, 0.5, 1.5};
+    gc_in ins[3] = {{2, {2, 3}, x, 1}, {2, {2, 3}, y, 1}, {1, {3}, pw, 0}};
+    for (int kind = 0; kind < 3; kind++)
+        for (int red = 0; red < 3; red++)
+            for (int wp = 0; wp < (kind == 2 ? 2 : 1); wp++) {
+                pw_ctx c = {kind, (clt_reduction)red, wp};
+                gradcheck(dev, f_pw, &c, wp ? 3 : 2, ins);
+            }
+}
+
+/* ---- gradients, float32 against analytic references ------------------------------- */
+
+Test(loss, float32_gradients_against_host)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t xs[2] = {N4, C5}, n = N4;
+    clt_tensor *x = mk(dev, CLT_FLOAT32, 2, xs, X45), *t = mk_idx(dev, 1, &n, T4);
+    clt_tensor *w = mk(dev, CLT_FLOAT32, 1, xs + 1, W5), *r = NULL, *g = NULL;
+    CHECK(clt_set_requires_grad(x, 1));
+    clt_cross_entropy_opts o = {CLT_REDUCTION_MEAN, -100, 0.1, w};
+    CHECK(clt_cross_entropy(x, t, &o, &r));
+    CHECK(clt_backward(r, NULL, 0));
+    CHECK(clt_grad(x, &g));
+    double rows[N4], res, want[N4 * C5];
+    ref_ce(X45, N4, C5, T4, NULL, W5, -100, 0.1, 0, CLT_REDUCTION_MEAN, rows, &res, want);
+    double *got = rd(g);
+    assert_close(got, want, N4 * C5, 1e-5, 1e-6, "ce grad");
+    for (int k = 0; k < N4 * C5; k++)
+        cr_assert(isfinite(got[k]));
+    for (int k = 2 * C5; k < 3 * C5; k++) /* the ignored row */
+        cr_assert_eq(got[k], 0.0);
+    free(got);
+    clt_tensor_free(g);
+    clt_tensor_free(r);
+
+    /* bce with pos_weight, sum, huge logits: sigmoid(x)(1 + (pw-1)y) - pw y */
+    double bx[4] = {1e4, -1e4, 0.5, -2}, by[4] = {0, 1, 0.25, 0.75}, bp[2] = {3, 0.5};
+    int64_t bs[2] = {2, 2};
+    clt_tensor *tx = mk(dev, CLT_FLOAT32, 2, bs, bx), *ty = mk(dev, CLT_FLOAT32, 2, bs, by);
+    clt_tensor *tp = mk(dev, CLT_FLOAT32, 1, bs + 1, bp);
+    CHECK(clt_set_requires_grad(tx, 1));
+    CHECK(clt_set_requires_grad(ty, 1));
+    CHECK(clt_binary_cross_entropy_with_logits(tx, ty, tp, CLT_REDUCTION_SUM, &r));
+    CHECK(clt_backward(r, NULL, 0));
+    double wx[4], wy[4];
+    for (int i = 0; i < 4; i++) {
+        double p = bp[i % 2], s = 1 / (1 + exp(-bx[i]));
+        wx[i] = s * (1 + (p - 1) * by[i]) - p * by[i];
+        wy[i] = (p - 1) * (log1p(exp(-fabs(bx[i]))) + fmax(-bx[i], 0)) - bx[i];
+    }
+    CHECK(clt_grad(tx, &g));
+    got = rd(g);
+    assert_close(got, wx, 4, 1e-5, 1e-6, "bce dx");
+    free(got);
+    clt_tensor_free(g);
+    CHECK(clt_grad(ty, &g));
+    got = rd(g);
+    assert_close(got, wy, 4, 1e-5, 1e-6, "bce dy");
+    free(got);
+    clt_tensor_free(g);
+    clt_tensor_free(r);
+
+    /* mse mean and l1 none: 2 (x - y) / n, sign(x - y) g (0 at 0) */
+    double lx[4] = {1, 2, 3, 4}, ly[4] = {0.5, 2, 3.5, -1};
+    clt_tensor *mx = mk(dev, CLT_FLOAT32, 2, bs, lx), *my = mk(dev, CLT_FLOAT32, 2, bs, ly);
+    CHECK(clt_set_requires_grad(mx, 1));
+    CHECK(clt_mse_loss(mx, my, CLT_REDUCTION_MEAN, &r));
+    CHECK(clt_backward(r, NULL, 0));
+    clt_tensor_free(r);
+    CHECK(clt_grad(mx, &g));
+    got = rd(g);
+    for (int i = 0; i < 4; i++)
+        wx[i] = 2 * (lx[i] - ly[i]) / 4;
+    assert_close(got, wx, 4, 1e-6, 1e-7, "mse dx");
+    free(got);
+    clt_tensor_free(g);
+    CHECK(clt_zero_grad(mx, 1));
+    clt_tensor *l = NULL, *s = NULL;
+    CHECK(clt_l1_loss(mx, my, CLT_REDUCTION_NONE, &l));
+    CHECK(clt_sum(l, &s));
+    CHECK(clt_backward(s, NULL, 0));
+    CHECK(clt_grad(mx, &g));
+    got = rd(g);
+    double wl[4] = {1, 0, -1, 1};
+    assert_close(got, wl, 4, 0, 0, "l1 dx");
+    free(got);
+    clt_tensor_free(g);
+    clt_tensor_free(l);
+    clt_tensor_free(s);
+    clt_tensor_free(mx);
+    clt_tensor_free(my);
+    clt_tensor_free(tx);
+    clt_tensor_free(ty);
+    clt_tensor_free(tp);
+    clt_tensor_free(x);
+    clt_tensor_free(t);
+    clt_tensor_free(w);
+}
+
+/* ---- errors ------------------------------------------------------------------------- */
+
+static void expect_err(clt_status st, clt_tensor *r, clt_status want, const char *needle)
+{
+    cr_assert_eq(st, want, "got %s, want %s: %s", clt_status_name(st), clt_status_name(want),
+                 clt_last_error());
+    cr_assert_null(r);
+    cr_assert(strstr(clt_last_error(), needle), "message '%s' lacks '%s'", clt_last_error(),
+              needle);
+}
+
+Test(loss, errors)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t xs[2] = {3, 4}, n3 = 3, n4 = 4, c5 = 5;
+    double z[20] = {0};
+    int64_t ti[4] = {0, 1, 2, 3};
+    int32_t t32[3] = {0, 1, 2};
+    clt_tensor *x = mk(dev, CLT_FLOAT32, 2, xs, z), *t4 = mk_idx(dev, 1, &n4, ti);
+    clt_tensor *t3 = mk_idx(dev, 1, &n3, ti), *w5 = mk(dev, CLT_FLOAT32, 1, &c5, z);
+    clt_tensor *p35 = mk(dev, CLT_FLOAT32, 2, (int64_t[]){3, 5}, z);
+    clt_tensor *p34d = mk(dev, CLT_FLOAT64, 2, xs, z), *ti32 = NULL, *xi = NULL, *r = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_INT32, 1, &n3, t32, &ti32));
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, 2, xs, (int64_t[12]){0}, &xi));
+
+    expect_err(clt_cross_entropy(x, t4, NULL, &r), r, CLT_ERR_SHAPE_MISMATCH,
+               "Expected input batch_size (3) to match target batch_size (4)");
+    expect_err(clt_nll_loss(x, t4, NULL, &r), r, CLT_ERR_SHAPE_MISMATCH,
+               "Expected input batch_size (3) to match target batch_size (4)");
+    clt_cross_entropy_opts o = CLT_CROSS_ENTROPY_DEFAULTS;
+    o.weight = w5;
+    expect_err(clt_cross_entropy(x, t3, &o, &r), r, CLT_ERR_SHAPE_MISMATCH, "all 4 classes");
+    expect_err(clt_cross_entropy(x, p35, NULL, &r), r, CLT_ERR_SHAPE_MISMATCH, "5 classes");
+    expect_err(clt_cross_entropy(x, p34d, NULL, &r), r, CLT_ERR_DTYPE_MISMATCH, "float64");
+    expect_err(clt_cross_entropy(x, ti32, NULL, &r), r, CLT_ERR_DTYPE_MISMATCH, "int32");
+    expect_err(clt_cross_entropy(xi, t3, NULL, &r), r, CLT_ERR_DTYPE_UNSUPPORTED, "int64");
+    o = (clt_cross_entropy_opts)CLT_CROSS_ENTROPY_DEFAULTS;
+    o.reduction = (clt_reduction)7;
+    expect_err(clt_cross_entropy(x, t3, &o, &r), r, CLT_ERR_INVALID_ARGUMENT, "reduction");
+    expect_err(clt_mse_loss(x, x, (clt_reduction)-1, &r), r, CLT_ERR_INVALID_ARGUMENT,
+               "reduction");
+    o = (clt_cross_entropy_opts)CLT_CROSS_ENTROPY_DEFAULTS;
+    o.label_smoothing = 1.5;
+    expect_err(clt_cross_entropy(x, t3, &o, &r), r, CLT_ERR_INVALID_ARGUMENT,
+               "label_smoothing must be between 0.0 and 1.0");
+    o.label_smoothing = -0.1;
+    expect_err(clt_cross_entropy(x, t3, &o, &r), r, CLT_ERR_INVALID_ARGUMENT,
+               "label_smoothing");
+    o.label_smoothing = 0.1;
+    expect_err(clt_nll_loss(x, t3, &o, &r), r, CLT_ERR_INVALID_ARGUMENT, "label_smoothing");
+    expect_err(clt_mse_loss(x, p35, CLT_REDUCTION_MEAN, &r), r, CLT_ERR_SHAPE_MISMATCH,
+               "different to the input size");
+    expect_err(clt_l1_loss(x, p34d, CLT_REDUCTION_MEAN, &r), r, CLT_ERR_DTYPE_MISMATCH,
+               "target");
+    expect_err(clt_binary_cross_entropy_with_logits(x, x, w5, CLT_REDUCTION_MEAN, &r), r,
+               CLT_ERR_SHAPE_MISMATCH, "pos_weight");
+    expect_err(clt_cross_entropy(NULL, t3, NULL, &r), r, CLT_ERR_NULL_ARGUMENT, "NULL");
+    clt_tensor *arr[] = {x, t4, t3, w5, p35, p34d, ti32, xi};
+    for (size_t k = 0; k < sizeof arr / sizeof *arr; k++)
+        clt_tensor_free(arr[k]);
+}
+
+Test(loss, out_of_range_target_reported_at_next_read)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t xs[2] = {3, 4}, n = 3;
+    double x[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    int64_t bad[3] = {0, 7, -3};
+    for (int nll = 0; nll < 2; nll++) {
+        clt_tensor *tx = mk(dev, CLT_FLOAT32, 2, xs, x), *tt = mk_idx(dev, 1, &n, bad);
+        clt_tensor *r = NULL, *g = NULL;
+        CHECK(clt_set_requires_grad(tx, 1));
+        CHECK(ce_call(nll, tx, tt, NULL, &r)); /* no host wait: the call succeeds */
+        double v;
+        clt_status st = clt_tensor_item(r, &v);
+        cr_assert_eq(st, CLT_ERR_INDEX_OUT_OF_RANGE, "%s: %s", clt_status_name(st),
+                     clt_last_error());
+        cr_assert(strstr(clt_last_error(), "Target 7 is out of bounds"), "%s",
+                  clt_last_error());
+        cr_assert(strstr(clt_last_error(), nll ? "clt_nll_loss" : "clt_cross_entropy"), "%s",
+                  clt_last_error());
+        CHECK(clt_tensor_item(r, &v)); /* the record was reset */
+        /* the bad rows were skipped: their gradient is 0 */
+        CHECK(clt_backward(r, NULL, 0));
+        (void)clt_device_synchronize(dev);
+        CHECK(clt_grad(tx, &g));
+        double *got = rd(g);
+        for (int k = 4; k < 12; k++)
+            cr_assert_eq(got[k], 0.0, "element %d: %g", k, got[k]);
+        cr_assert_neq(got[0], 0.0);
+        free(got);
+        clt_tensor_free(g);
+        clt_tensor_free(r);
+        clt_tensor_free(tx);
+        clt_tensor_free(tt);
+    }
+}
+
+/* ---- determinism across devices ---------------------------------------------------- */
+
+static void run_on(clt_device *dev, float *loss, float *grad, float *bce)
+{
+    enum { N = 64, C = 37 };
+    static double x[N * C], p[N * C];
+    int64_t t[N], xs[2] = {N, C}, n = N;
+    for (int k = 0; k < N * C; k++) {
+        x[k] = sin(0.37 * k) * (k % 5 == 0 ? 30 : 3);
+        p[k] = 0.5 + 0.5 * cos(0.11 * k);
+    }
+    for (int i = 0; i < N; i++)
+        t[i] = i % 9 == 0 ? -100 : (i * 7) % C;
+    clt_tensor *tx = mk(dev, CLT_FLOAT32, 2, xs, x), *tt = mk_idx(dev, 1, &n, t);
+    clt_tensor *tp = mk(dev, CLT_FLOAT32, 2, xs, p), *r = NULL, *g = NULL, *b = NULL;
+    CHECK(clt_set_requires_grad(tx, 1));
+    clt_cross_entropy_opts o = {CLT_REDUCTION_MEAN, -100, 0.1, NULL};
+    CHECK(clt_cross_entropy(tx, tt, &o, &r));
+    CHECK(clt_backward(r, NULL, 0));
+    CHECK(clt_tensor_read(r, loss, sizeof *loss));
+    CHECK(clt_grad(tx, &g));
+    CHECK(clt_tensor_read(g, grad, sizeof(float) * N * C));
+    CHECK(clt_binary_cross_entropy_with_logits(tx, tp, NULL, CLT_REDUCTION_MEAN, &b));
+    CHECK(clt_tensor_read(b, bce, sizeof *bce));
+    clt_tensor_free(r);
+    clt_tensor_free(g);
+    clt_tensor_free(b);
+    clt_tensor_free(tx);
+    clt_tensor_free(tt);
+    clt_tensor_free(tp);
+}
+
+Test(loss, same_bits_on_two_devices)
+{
+    clt_device *d0 = get_device("cpu:0"), *d1 = second_device(d0);
+    static float g0[64 * 37], g1[64 * 37];
+    float l0, l1, b0, b1;
+    run_on(d0, &l0, g0, &b0);
+    run_on(d1, &l1, g1, &b1);
+    cr_assert(memcmp(&l0, &l1, sizeof l0) == 0, "loss %.9g vs %.9g", l0, l1);
+    cr_assert(memcmp(&b0, &b1, sizeof b0) == 0, "bce %.9g vs %.9g", b0, b1);
+    cr_assert(memcmp(g0, g1, sizeof g0) == 0, "gradients differ");
+    float l2, b2;
+    run_on(d0, &l2, g1, &b2); /* and run to run */
+    cr_assert(memcmp(&l0, &l2, sizeof l0) == 0 && memcmp(g0, g1, sizeof g0) == 0);
+}
