@@ -3,8 +3,9 @@
  * work-item per row: its maximum, log-sum-exp and target terms in one pass
  * over the row, with no softmax or log_softmax tensor in between.  mse, l1
  * and binary cross entropy with logits are elementwise.  The mean and sum
- * reductions add the per-row (or per-element) values in index order in a
- * single work-item, so results are the same bits on every run and device.
+ * reductions add the per-row (or per-element) values in index order, in
+ * chunks whose size depends only on their count, so results are the same
+ * bits on every run and device.
  * Class indices are int64 and never trusted: one outside [0, C) that is not
  * ignore_index is recorded in the device's index error record (as
  * cl/index.cl does) and its row contributes nothing. */
@@ -99,11 +100,32 @@ __kernel void ce_rows(__global T *loss, __global T *wrow, __global const T *x, u
     T_STORE(wrow, i, wt);
 }
 
-/* out[0] = the sum of vals[0 .. n) in order, divided (mode 1) by n or
+/* First stage of a long reduction: work-item k adds vals (and wrow) over
+ * [k * chunk, (k + 1) * chunk) in order into part[k] (and part_w[k]).  The
+ * host fixes the chunking from n alone, never from the device. */
+__kernel void loss_partial(__global T *part, __global T *part_w, __global const T *vals,
+                           __global const T *wrow, ulong n, ulong chunk, int with_w,
+                           ulong parts)
+{
+    size_t k = get_global_id(0);
+    if (k >= parts)
+        return;
+    ulong lo = k * chunk, hi = min(n, lo + chunk);
+    T_C s = 0, d = 0;
+    for (ulong j = lo; j < hi; j++)
+        s += T_LOAD(vals, j);
+    if (with_w)
+        for (ulong j = lo; j < hi; j++)
+            d += T_LOAD(wrow, j);
+    T_STORE(part, k, s);
+    T_STORE(part_w, k, d);
+}
+
+/* out[0] = the sum of vals[0 .. n) in order, divided (mode 1) by count or
  * (mode 2) by the sum of wrow in order; den[0] gets the divisor (1 for a
  * sum).  One work-item. */
 __kernel void loss_reduce(__global T *out, __global T *den, __global const T *vals,
-                          __global const T *wrow, ulong n, int mode)
+                          __global const T *wrow, ulong n, int mode, ulong count)
 {
     if (get_global_id(0) != 0)
         return;
@@ -111,7 +133,7 @@ __kernel void loss_reduce(__global T *out, __global T *den, __global const T *va
     for (ulong k = 0; k < n; k++)
         s += T_LOAD(vals, k);
     if (mode == 1) {
-        d = (T_C)n;
+        d = (T_C)count;
     } else if (mode == 2) {
         d = 0;
         for (ulong k = 0; k < n; k++)

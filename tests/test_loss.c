@@ -306,6 +306,50 @@ Test(loss, pointwise_values)
     }
 }
 
+/* Past 4096 values the sums run in two stages: still exact in order of
+ * magnitude, and the weighted mean still divides by the weights' sum. */
+Test(loss, long_reductions)
+{
+    clt_device *dev = get_device("cpu");
+    enum { N = 5003, C = 3, M = 10007 };
+    static double x[N * C], rows[N], a[M], b[M];
+    static int64_t t[N];
+    double w[C] = {0.5, 2, 1.25};
+    for (int k = 0; k < N * C; k++)
+        x[k] = sin(0.7 * k) * 4;
+    for (int i = 0; i < N; i++)
+        t[i] = i % 7 == 0 ? -100 : i % C;
+    int64_t xs[2] = {N, C}, n = N, m = M, c = C;
+    clt_tensor *tx = mk(dev, CLT_FLOAT64, 2, xs, x), *tt = mk_idx(dev, 1, &n, t);
+    clt_tensor *tw = mk(dev, CLT_FLOAT64, 1, &c, w), *r = NULL;
+    for (int red = 0; red < 2; red++) {
+        clt_cross_entropy_opts o = {(clt_reduction)red, -100, 0.05, tw};
+        double res, got;
+        ref_ce(x, N, C, t, NULL, w, -100, 0.05, 0, o.reduction, rows, &res, NULL);
+        CHECK(clt_cross_entropy(tx, tt, &o, &r));
+        CHECK(clt_tensor_item(r, &got));
+        assert_close(&got, &res, 1, 1e-10, 1e-10, "long ce");
+        clt_tensor_free(r);
+    }
+    double sum = 0;
+    for (int k = 0; k < M; k++) {
+        a[k] = cos(0.3 * k);
+        b[k] = sin(0.2 * k);
+        sum += (a[k] - b[k]) * (a[k] - b[k]);
+    }
+    clt_tensor *ta = mk(dev, CLT_FLOAT64, 1, &m, a), *tb = mk(dev, CLT_FLOAT64, 1, &m, b);
+    double got, want = sum / M;
+    CHECK(clt_mse_loss(ta, tb, CLT_REDUCTION_MEAN, &r));
+    CHECK(clt_tensor_item(r, &got));
+    assert_close(&got, &want, 1, 1e-10, 1e-12, "long mse");
+    clt_tensor_free(r);
+    clt_tensor_free(ta);
+    clt_tensor_free(tb);
+    clt_tensor_free(tx);
+    clt_tensor_free(tt);
+    clt_tensor_free(tw);
+}
+
 /* ---- gradients, float64 finite differences ---------------------------------------- */
 
 typedef struct ce_ctx {
@@ -582,8 +626,21 @@ Test(loss, out_of_range_target_reported_at_next_read)
 
 /* ---- determinism across devices ---------------------------------------------------- */
 
-static void run_on(clt_device *dev, float *loss, float *grad, float *bce)
+static void run_on(clt_device *dev, float *loss, float *grad, float *bce, float *big_loss)
 {
+    enum { M = 9001 };
+    static double big[M], zero[M];
+    for (int k = 0; k < M; k++)
+        big[k] = sin(0.013 * k * k) * (1 + k % 13);
+    int64_t m = M;
+    clt_tensor *ta = mk(dev, CLT_FLOAT32, 1, &m, big), *tz = mk(dev, CLT_FLOAT32, 1, &m, zero);
+    clt_tensor *tl = NULL;
+    CHECK(clt_mse_loss(ta, tz, CLT_REDUCTION_MEAN, &tl)); /* two-stage sum */
+    CHECK(clt_tensor_read(tl, big_loss, sizeof *big_loss));
+    clt_tensor_free(tl);
+    clt_tensor_free(ta);
+    clt_tensor_free(tz);
+
     enum { N = 64, C = 37 };
     static double x[N * C], p[N * C];
     int64_t t[N], xs[2] = {N, C}, n = N;
@@ -616,13 +673,14 @@ Test(loss, same_bits_on_two_devices)
 {
     clt_device *d0 = get_device("cpu:0"), *d1 = second_device(d0);
     static float g0[64 * 37], g1[64 * 37];
-    float l0, l1, b0, b1;
-    run_on(d0, &l0, g0, &b0);
-    run_on(d1, &l1, g1, &b1);
+    float l0, l1, b0, b1, m0, m1;
+    run_on(d0, &l0, g0, &b0, &m0);
+    run_on(d1, &l1, g1, &b1, &m1);
+    cr_assert(memcmp(&m0, &m1, sizeof m0) == 0, "long mse %.9g vs %.9g", m0, m1);
     cr_assert(memcmp(&l0, &l1, sizeof l0) == 0, "loss %.9g vs %.9g", l0, l1);
     cr_assert(memcmp(&b0, &b1, sizeof b0) == 0, "bce %.9g vs %.9g", b0, b1);
     cr_assert(memcmp(g0, g1, sizeof g0) == 0, "gradients differ");
-    float l2, b2;
-    run_on(d0, &l2, g1, &b2); /* and run to run */
+    float l2, b2, m2;
+    run_on(d0, &l2, g1, &b2, &m2); /* and run to run */
     cr_assert(memcmp(&l0, &l2, sizeof l0) == 0 && memcmp(g0, g1, sizeof g0) == 0);
 }

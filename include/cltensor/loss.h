@@ -15,8 +15,9 @@
  * target terms in one kernel (never softmax then log), so logits of 1e4 or
  * -1e4 give finite losses and gradients; binary_cross_entropy_with_logits
  * uses (1 - y) x + (1 + (pw - 1) y) (log1p(exp(-|x|)) + max(-x, 0)).  Means
- * and sums add in index order in one work-item: the results are the same
- * bits on every run and every device.
+ * and sums add in index order, without atomics, in chunks that depend only
+ * on the number of values: the results are the same bits on every run and
+ * every device.
  *
  * Out-of-range class indices (cross_entropy, nll_loss) are checked on the
  * device, as index.h describes: the row is skipped (it adds nothing, and

@@ -53,21 +53,44 @@ static clt_status check_same_dtype(const clt_tensor *a, const clt_tensor *b, con
                       clt_dtype_name(a->dtype), clt_dtype_name(b->dtype));
 }
 
-/* out = loss_reduce of vals (and wrow) with `mode`; den as well when asked. */
+/* Above this many values the sum runs in two stages: LOSS_PARTS chunks
+ * added in parallel, then the chunk sums in order.  Both depend on n only,
+ * so the bits do not depend on the device. */
+#define LOSS_SERIAL_MAX 4096
+#define LOSS_PARTS 256
+
+/* out = the reduction of vals (and wrow) with `mode` (0 sum, 1 mean over
+ * the count, 2 mean over the sum of wrow); den as well when asked. */
 static clt_status reduce(const clt_tensor *vals, const clt_tensor *wrow, int mode,
                          clt_tensor **out, clt_tensor **den)
 {
     clt_status st = CLT_OK;
-    clt_tensor *r = NULL, *d = NULL;
-    CLT__TRY(clt__tensor_new(vals->dev, vals->dtype, 0, NULL, &r));
-    CLT__TRY(clt__tensor_new(vals->dev, vals->dtype, 0, NULL, &d));
+    clt_tensor *r = NULL, *d = NULL, *part = NULL, *part_w = NULL;
+    clt_dtype dt = vals->dtype;
+    cl_mem mv = clt__mem(vals), mw = clt__mem(wrow);
+    cl_ulong n = (cl_ulong)vals->numel, count = n;
+    CLT__TRY(clt__tensor_new(vals->dev, dt, 0, NULL, &r));
+    CLT__TRY(clt__tensor_new(vals->dev, dt, 0, NULL, &d));
+    if (n > LOSS_SERIAL_MAX) {
+        int64_t np = LOSS_PARTS;
+        CLT__TRY(clt__tensor_new(vals->dev, dt, 1, &np, &part));
+        CLT__TRY(clt__tensor_new(vals->dev, dt, 1, &np, &part_w));
+        cl_mem mp = clt__mem(part), mpw = clt__mem(part_w);
+        cl_ulong parts = LOSS_PARTS, chunk = (n + parts - 1) / parts;
+        cl_int ww = mode == 2;
+        clt__arg args[] = {CLT__ARG(mp), CLT__ARG(mpw), CLT__ARG(mv),    CLT__ARG(mw),
+                           CLT__ARG(n),  CLT__ARG(chunk), CLT__ARG(ww), CLT__ARG(parts)};
+        CLT__TRY(launch(vals->dev, dt, "loss_partial", parts, 8, args));
+        mv = mp;
+        mw = mpw;
+        n = parts;
+    }
     {
-        cl_mem mr = clt__mem(r), md = clt__mem(d), mv = clt__mem(vals), mw = clt__mem(wrow);
-        cl_ulong n = (cl_ulong)vals->numel;
+        cl_mem mr = clt__mem(r), md = clt__mem(d);
         cl_int m = mode;
-        clt__arg args[] = {CLT__ARG(mr), CLT__ARG(md), CLT__ARG(mv),
-                           CLT__ARG(mw), CLT__ARG(n),  CLT__ARG(m)};
-        CLT__TRY(launch(vals->dev, vals->dtype, "loss_reduce", 1, 6, args));
+        clt__arg args[] = {CLT__ARG(mr), CLT__ARG(md), CLT__ARG(mv),   CLT__ARG(mw),
+                           CLT__ARG(n),  CLT__ARG(m),  CLT__ARG(count)};
+        CLT__TRY(launch(vals->dev, dt, "loss_reduce", 1, 7, args));
     }
     *out = r;
     r = NULL;
@@ -78,6 +101,8 @@ static clt_status reduce(const clt_tensor *vals, const clt_tensor *wrow, int mod
 done:
     clt_tensor_free(r);
     clt_tensor_free(d);
+    clt_tensor_free(part);
+    clt_tensor_free(part_w);
     return st;
 }
 
