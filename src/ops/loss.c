@@ -211,8 +211,13 @@ clt_status clt__cross_entropy(const clt_tensor *x, const clt_tensor *target,
     int64_t C = x->shape[x->ndim - 1], N = x->ndim == 2 ? x->shape[0] : 1;
     clt_tensor *xc = NULL, *tc = NULL, *wc = NULL, *rows = NULL, *wrow = NULL, *r = NULL;
     cl_mem err = NULL;
-    CLT__TRY(clt__index_errors(x->dev, &err));
+    /* Probability targets cannot be out of range: they leave the device's
+     * synchronisations free of the record's read. */
+    if (!prob)
+        CLT__TRY(clt__index_errors(x->dev, &err));
     CLT__TRY(clt__contiguous_as(x, x->dtype, &xc));
+    if (prob)
+        err = clt__mem(xc);
     CLT__TRY(clt__contiguous_as(target, target->dtype, &tc));
     if (o->weight)
         CLT__TRY(clt__contiguous_as(o->weight, x->dtype, &wc));
