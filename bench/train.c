@@ -26,21 +26,7 @@ typedef struct data {
 /* Mean cross entropy of logits against labels. */
 static clt_status loss_of(const clt_tensor *logits, const clt_tensor *y, clt_tensor **out)
 {
-    clt_tensor *ls = NULL, *idx = NULL, *g = NULL, *m = NULL;
-    clt_status st = clt_log_softmax(logits, 1, &ls);
-    if (st == CLT_OK)
-        st = clt_unsqueeze(y, 1, &idx);
-    if (st == CLT_OK)
-        st = clt_gather(ls, 1, idx, &g);
-    if (st == CLT_OK)
-        st = clt_mean(g, &m);
-    if (st == CLT_OK)
-        st = clt_neg(m, out);
-    clt_tensor_free(ls);
-    clt_tensor_free(idx);
-    clt_tensor_free(g);
-    clt_tensor_free(m);
-    return st;
+    return clt_cross_entropy(logits, y, NULL, out);
 }
 
 /* ---- the step with autograd ------------------------------------------------------ */

@@ -175,7 +175,7 @@ int main(int argc, char **argv)
     if (!path || (!cnn && strcmp(model, "mlp") != 0) || epochs == 0 || epochs < -1)
         usage();
     if (epochs < 0)
-        epochs = cnn ? 12 : 30;
+        epochs = cnn ? 20 : 30;
 
     float *x;
     int64_t *y;
