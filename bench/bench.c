@@ -1258,7 +1258,7 @@ int cltensor_bench(int argc, char **argv)
                                         "softmax_4096x1024", "matmul_256", "matmul_512",
                                         "matmul_1024", "matmul_2048", "matvec_4096",
                                         "conv2d_64x1x8x8", "first_op_warm", "first_op_empty",
-                                        "train_mlp_64", "train_mlp_784"};
+                                        "train_mlp_64", "train_mlp_784", "train_cnn_digits"};
     for (int i = 0; i < b.nfilters; i++) {
         size_t k = 0, len = strlen(b.filters[i]);
         while (k < sizeof names / sizeof names[0] && strncmp(names[k], b.filters[i], len) != 0)

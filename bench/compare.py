@@ -170,6 +170,48 @@ def run_torch_cases(np, torch, args, rep, peak):
     results["matvec_4096"] = (gbs, "GB/s")
     del an, xn, a, x
 
+    # Training steps: the models of `cltensor bench train`, built and stepped
+    # as cltensor's are (zero_grad to None, forward, cross entropy, backward,
+    # SGD at 0.01 for the MLPs, AdamW for the CNN).
+    nn = torch.nn
+    torch.manual_seed(1)
+
+    def mlp(dims):
+        layers = []
+        for i in range(len(dims) - 1):
+            layers.append(nn.Linear(dims[i], dims[i + 1]))
+            if i + 2 < len(dims):
+                layers.append(nn.ReLU())
+        return nn.Sequential(*layers)
+
+    cnn = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                        nn.Flatten(), nn.Linear(128, 10))
+    cases = (("train_mlp_64", mlp((64, 128, 10)), (64, 64), "sgd"),
+             ("train_mlp_784", mlp((784, 512, 512, 10)), (256, 784), "sgd"),
+             ("train_cnn_digits", cnn, (64, 1, 8, 8), "adamw"))
+    for name, model, shape, kind in cases:
+        x = torch.rand(shape)
+        y = torch.randint(0, 10, (shape[0],))
+        opt = (torch.optim.SGD(model.parameters(), lr=0.01) if kind == "sgd"
+               else torch.optim.AdamW(model.parameters()))
+        loss_fn = nn.CrossEntropyLoss()
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+
+        def fwd():
+            with torch.no_grad():
+                model(x)
+
+        ms = timed(step, 25 if shape[0] < 256 else 9) * 1e3
+        fwd_ms = timed(fwd, 25 if shape[0] < 256 else 9) * 1e3
+        rep.line("torch:" + name, ms, "ms", "forward_only", fwd_ms, ms / fwd_ms)
+        results[name] = (ms, "ms")
+
     # First op: a fresh interpreter imports torch, adds two tensors, reads back.
     child = ("import os, time, torch\n"
              "a = torch.arange(1024, dtype=torch.float32)\n"

@@ -291,6 +291,82 @@ done:
     free(y);
 }
 
+/* The digits CNN of examples/train_digits (conv 1->16, pool, conv 16->32,
+ * pool, linear 128->10) at batch 64 with AdamW: the step against its own
+ * forward pass (how many forwards a step costs). */
+static void case_cnn(bench *b, const char *name)
+{
+    clt_generator *gen = NULL;
+    clt_module *l[8] = {0}, *net = NULL;
+    clt_tensor **params = NULL, *x = NULL, *y = NULL;
+    size_t np = 0;
+    clt_optimizer *opt = NULL;
+    clt_conv2d_opts pad1 = CLT_CONV2D_DEFAULTS;
+    pad1.padding[0] = pad1.padding[1] = 1;
+    enum { B = 64 };
+    if (clt_generator_new(1, &gen) != CLT_OK ||
+        clt_conv2d_layer(b->dev, 1, 16, 3, 3, &pad1, 1, gen, &l[0]) != CLT_OK ||
+        clt_relu_layer(&l[1]) != CLT_OK || clt_max_pool2d_layer(2, 2, NULL, &l[2]) != CLT_OK ||
+        clt_conv2d_layer(b->dev, 16, 32, 3, 3, &pad1, 1, gen, &l[3]) != CLT_OK ||
+        clt_relu_layer(&l[4]) != CLT_OK || clt_max_pool2d_layer(2, 2, NULL, &l[5]) != CLT_OK ||
+        clt_flatten_layer(1, -1, &l[6]) != CLT_OK ||
+        clt_linear(b->dev, 128, 10, 1, gen, &l[7]) != CLT_OK ||
+        clt_sequential(l, 8, &net) != CLT_OK ||
+        clt_module_parameters(net, &params, &np) != CLT_OK ||
+        clt_adamw(params, np, NULL, &opt) != CLT_OK ||
+        clt_rand(gen, b->dev, CLT_FLOAT32, 4, (int64_t[]){B, 1, 8, 8}, &x) != CLT_OK ||
+        clt_randint(gen, b->dev, 0, 10, CLT_INT64, 1, (int64_t[]){B}, &y) != CLT_OK) {
+        fail(b, name, "setting up");
+        if (!net)
+            for (int k = 0; k < 8; k++)
+                clt_module_free(l[k]);
+        goto done;
+    }
+    auto_model am = {net, params, np, opt};
+    data d = {x, y};
+    double t, tf[MAX_REPS], ts[MAX_REPS];
+    if (time_steps(b, name, run_auto, &am, &d, 3, &t))
+        goto done;
+    int reps = b->quick ? 5 : 11, steps = 10;
+    for (int r = 0; r < reps; r++) {
+        double t0 = now();
+        int was = clt_set_grad_enabled(0);
+        for (int s = 0; s < steps; s++) {
+            clt_tensor *out = NULL;
+            if (clt_module_forward(net, x, &out) != CLT_OK) {
+                clt_set_grad_enabled(was);
+                fail(b, name, "forward");
+                goto done;
+            }
+            clt_tensor_free(out);
+        }
+        clt_set_grad_enabled(was);
+        if (clt_device_synchronize(b->dev) != CLT_OK) {
+            fail(b, name, "clt_device_synchronize");
+            goto done;
+        }
+        tf[r] = (now() - t0) / steps;
+        if (time_steps(b, name, run_auto, &am, &d, steps, &ts[r]))
+            goto done;
+    }
+    double f = median(tf, reps), st = median(ts, reps);
+    report(b, name, st * 1e3, "ms", "forward_only", f * 1e3, st / f,
+           "(a step costs this many forwards)");
+    double la = 0, aa = 0;
+    if (count_steps(b, name, run_auto, &am, &d, &la, &aa) == 0) {
+        char n2[64];
+        snprintf(n2, sizeof n2, "%s_allocs", name);
+        report(b, n2, aa, "/step", "launches", la, 0, "(device buffers created per step: 0)");
+    }
+done:
+    clt_optimizer_free(opt);
+    clt_free(params);
+    clt_module_free(net);
+    clt_tensor_free(x);
+    clt_tensor_free(y);
+    clt_generator_free(gen);
+}
+
 void bench_train(bench *b)
 {
     static const mlp_case cases[] = {
@@ -300,4 +376,6 @@ void bench_train(bench *b)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (selected(b, cases[i].name))
             case_mlp(b, &cases[i]);
+    if (selected(b, "train_cnn_digits"))
+        case_cnn(b, "train_cnn_digits");
 }
