@@ -190,6 +190,19 @@ __kernel void max_pool_bwd(__global const T *gout, __global const long *idx, __g
     }
 }
 
+/* max_pool_bwd for windows that do not overlap, over a zeroed dx: each
+ * window writes its gradient to its argmax, which no other window has.
+ * One work-item per output element (p, o). */
+__kernel void max_pool_bwd_disjoint(__global const T *gout, __global const long *idx,
+                                    __global T *dx, clt_conv_geom g)
+{
+    long id = get_global_id(0);
+    if (id >= g.N * g.C * g.L)
+        return;
+    long p = id / g.L;
+    dx[p * g.H * g.W + idx[g.off1 + id]] = gout[g.off0 + id];
+}
+
 /* The window of output (oh, ow) clipped to the input, and its divisor, as
  * PyTorch's avg_pool2d: with count_include_pad the window as it lies over
  * the padded input (cut at the padding's far edge), else only the input

@@ -401,6 +401,12 @@ struct clt_tensor {
  * one is open (every new handle goes through this).  Fails only when the
  * scope cannot grow. */
 clt_status clt__scope_adopt(clt_tensor *t);
+/* Releases a reference the library took with clt_tensor_retain (an
+ * autograd edge's leaf, an optimizer's parameter).  Unlike clt_tensor_free
+ * it never takes the scope's reference, which stays for the scope to
+ * release. */
+void clt__tensor_unref(clt_tensor *t);
+
 /* Takes t's first reference back from its scope, for handles the library
  * keeps beyond the call (saved tensors, gradients, optimizer state). */
 void clt__scope_disown(clt_tensor *t);

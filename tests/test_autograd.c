@@ -749,3 +749,27 @@ Test(autograd, zero_size)
     clt_tensor_free(g);
     clt_tensor_free(x);
 }
+
+/* Leaves made inside a scope and held by a graph made there go when the
+ * scope ends: the graph's reference to a leaf is its own, not the scope's. */
+Test(autograd, scope_releases_leaves_held_by_the_graph)
+{
+    clt_device *dev = get_device("cpu");
+    clt_memory_stats before, after;
+    CHECK(clt_memory_stats_get(dev, &before));
+    for (int round = 0; round < 2; round++) {
+        CHECK(clt_scope_begin());
+        clt_tensor *w, *x, *y, *l;
+        CHECK(clt_ones(dev, CLT_FLOAT32, 1, (int64_t[]){1000}, &w));
+        CHECK(clt_set_requires_grad(w, 1));
+        CHECK(clt_ones(dev, CLT_FLOAT32, 1, (int64_t[]){1000}, &x));
+        CHECK(clt_mul(w, x, &y));
+        CHECK(clt_sum(y, &l));
+        if (round)
+            CHECK(clt_backward(l, NULL, 0));
+        clt_scope_end();
+    }
+    CHECK(clt_memory_stats_get(dev, &after));
+    cr_assert_eq(after.requested, before.requested, "%lld bytes left",
+                 (long long)(after.requested - before.requested));
+}

@@ -51,7 +51,7 @@ static void node_unref(clt__node *n)
         release_saved(x);
         clt_tensor_free(x->gbuf);
         for (int k = 0; k < x->nin; k++) {
-            clt_tensor_free(x->in[k].leaf);
+            clt__tensor_unref(x->in[k].leaf);
             clt__node *c = x->in[k].node;
             if (c && __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) == 0) {
                 if (top == cap) {

@@ -34,13 +34,15 @@ static clt_conv2d_opts conv_opts(const clt__node *n)
     return o;
 }
 
-/* saved: input, weight.  PyTorch's convolution_backward: grad_input by the
+/* saved: input, weight, and the forward's im2col matrix when it kept one.
+ * PyTorch's convolution_backward: grad_input by the
  * transposed product and col2im, grad_weight by the product with the
  * patches, grad_bias the sum over N, H and W. */
 static clt_status bw_conv2d(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_conv2d_opts o = conv_opts(n);
-    return clt__conv2d_backward(g, S(0), S(1), &o, CLT__NEED(n, 0) ? &gin[0] : NULL,
+    return clt__conv2d_backward(g, S(0), S(1), &o, n->nsaved > 2 ? S(2) : NULL,
+                                CLT__NEED(n, 0) ? &gin[0] : NULL,
                                 CLT__NEED(n, 1) ? &gin[1] : NULL,
                                 n->nin > 2 && CLT__NEED(n, 2) ? &gin[2] : NULL);
 }
@@ -55,8 +57,14 @@ static clt_status conv4(const clt_tensor *x, const void *ctx, clt_tensor **out)
     const conv_ctx *c = ctx;
     const clt_tensor *in[3] = {x, c->w, c->b};
     clt__node *n = NULL;
-    clt_status st = clt__record(clt__conv2d(x, c->w, c->b, c->o, out), out,
-                                "ConvolutionBackward0", bw_conv2d, c->b ? 3 : 2, in, 2, in, &n);
+    /* the patches are kept for the weight's gradient when it will need them */
+    clt_tensor *cols = NULL;
+    bool keep = clt__grad_needed(1, &c->w);
+    clt_status st = clt__conv2d(x, c->w, c->b, c->o, out, keep ? &cols : NULL);
+    const clt_tensor *sv[3] = {x, c->w, cols};
+    st = clt__record(st, out, "ConvolutionBackward0", bw_conv2d, c->b ? 3 : 2, in,
+                     cols ? 3 : 2, sv, &n);
+    clt_tensor_free(cols);
     if (n) {
         const clt_conv2d_opts *o = c->o;
         int64_t v[7] = {o->stride[0],   o->stride[1],   o->padding[0], o->padding[1],

@@ -210,8 +210,10 @@ static clt_status im2col(const clt_tensor *xc, geom g, int64_t n0, clt_tensor **
 }
 
 clt_status clt__conv2d(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
-                       const clt_conv2d_opts *o, clt_tensor **out)
+                       const clt_conv2d_opts *o, clt_tensor **out, clt_tensor **cols_keep)
 {
+    if (cols_keep)
+        *cols_keep = NULL;
     const char *fn = "clt_conv2d";
     geom g;
     clt_status st = conv_check(x, w, b, o, &g, fn);
@@ -238,6 +240,10 @@ clt_status clt__conv2d(const clt_tensor *x, const clt_tensor *w, const clt_tenso
             cl_mem my = clt__mem(Y), mb = bc ? clt__mem(bc) : my, mo = clt__mem(r);
             clt__arg args[] = {CLT__ARG(my), CLT__ARG(mb), CLT__ARG(mo), CLT__ARG(c)};
             CLT__TRY(launch(x->dev, x->dtype, "conv_out", c.N * g.O, 4, args));
+            if (cols_keep && c.N == g.N) { /* one chunk: the backward reuses it */
+                *cols_keep = cols;
+                cols = NULL;
+            }
             clt_tensor_free(cols);
             clt_tensor_free(Y);
             cols = Y = NULL;
@@ -256,8 +262,8 @@ done:
 }
 
 clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, const clt_tensor *w,
-                                const clt_conv2d_opts *o, clt_tensor **gx, clt_tensor **gw,
-                                clt_tensor **gb)
+                                const clt_conv2d_opts *o, const clt_tensor *cols_saved,
+                                clt_tensor **gx, clt_tensor **gw, clt_tensor **gb)
 {
     const char *fn = "clt_conv2d (backward)";
     geom g;
@@ -300,7 +306,11 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
         if (want_gw) {
             /* dW[g] = gout[g] [Og, N L] @ cols[g]^T [N L, K]: the images summed
              * in the product's fixed order, chunks one after another */
-            CLT__TRY(im2col(xc, c, n0, &cols));
+            if (cols_saved && c.N == g.N)
+                CLT__TRY(clt__tensor_view(cols_saved, cols_saved->ndim, cols_saved->shape,
+                                          cols_saved->strides, cols_saved->offset, &cols));
+            else
+                CLT__TRY(im2col(xc, c, n0, &cols));
             CLT__TRY(gemm(g.G, false, Gp, g.Og, c.N * g.L, true, cols, g.K, c.N * g.L, &part));
             if (dw) {
                 CLT__TRY(clt__add(dw, part, &sum));
@@ -486,7 +496,17 @@ clt_status clt__max_pool2d_backward(const clt_tensor *gout, const clt_tensor *in
         g.off1 = ic->offset;
         cl_mem mg = clt__mem(gc), mi = clt__mem(ic), mr = clt__mem(r);
         clt__arg args[] = {CLT__ARG(mg), CLT__ARG(mi), CLT__ARG(mr), CLT__ARG(g)};
-        CLT__TRY(launch(gout->dev, gout->dtype, "max_pool_bwd", g.N * g.C * g.H, 4, args));
+        if (g.sh >= (g.kh - 1) * g.dh + 1 && g.sw >= (g.kw - 1) * g.dw + 1) {
+            /* Windows that do not overlap (MaxPool2d(2) and the like): each
+             * input pixel is the argmax of at most one window, so zeros and
+             * one write per window give the same bits as the gather, in a
+             * fraction of its time. */
+            CLT__TRY(clt__fill_value(r, 0.0));
+            CLT__TRY(launch(gout->dev, gout->dtype, "max_pool_bwd_disjoint", g.N * g.C * g.L, 4,
+                            args));
+        } else {
+            CLT__TRY(launch(gout->dev, gout->dtype, "max_pool_bwd", g.N * g.C * g.H, 4, args));
+        }
     }
     *out = r;
     r = NULL;

@@ -19,14 +19,18 @@ typedef struct clt__pool2d {
 extern size_t clt__conv2d_cols_limit;
 
 /* conv2d of a 4-D input; b may be NULL.  opts must not be NULL. */
+/* cols_keep (or NULL): the forward's im2col matrix, when it made one for
+ * the whole batch, for the backward to reuse (NULL otherwise). */
 clt_status clt__conv2d(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
-                       const clt_conv2d_opts *opts, clt_tensor **out);
+                       const clt_conv2d_opts *opts, clt_tensor **out, clt_tensor **cols_keep);
 
 /* The gradients of conv2d's input, weight and bias from g, the gradient of
  * its output; each of gx, gw, gb may be NULL to skip it.  New tensors. */
+/* cols_saved (or NULL): the forward's cols_keep, instead of a second
+ * im2col for the weight's gradient. */
 clt_status clt__conv2d_backward(const clt_tensor *g, const clt_tensor *x, const clt_tensor *w,
-                                const clt_conv2d_opts *opts, clt_tensor **gx, clt_tensor **gw,
-                                clt_tensor **gb);
+                                const clt_conv2d_opts *opts, const clt_tensor *cols_saved,
+                                clt_tensor **gx, clt_tensor **gw, clt_tensor **gb);
 
 /* Fills in a pool's default stride ({0, 0}: the kernel) and checks it against the 4-D shape of x
  * (PyTorch's messages); `fn` names the caller. */

@@ -183,7 +183,7 @@ void clt_optimizer_free(clt_optimizer *opt)
         return;
     for (size_t i = 0; i < opt->n; i++) {
         if (opt->params)
-            clt_tensor_free(opt->params[i]);
+            clt__tensor_unref(opt->params[i]);
         for (int k = 0; k < NSTATE; k++)
             if (opt->state[k])
                 clt_tensor_free(opt->state[k][i]);

@@ -154,17 +154,23 @@ clt_status clt__tensor_view(const clt_tensor *t, int ndim, const int64_t *shape,
     return CLT_OK;
 }
 
+void clt__tensor_unref(clt_tensor *t)
+{
+    if (t == NULL || __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    clt__scope_disown(t);
+    if (t->meta_free)
+        t->meta_free(t);
+    storage_release(t->storage);
+    free(t);
+}
+
 void clt_tensor_free(clt_tensor *t)
 {
     if (t == NULL)
         return;
     clt__scope_disown(t); /* the first release takes the scope's reference */
-    if (__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0)
-        return;
-    if (t->meta_free)
-        t->meta_free(t);
-    storage_release(t->storage);
-    free(t);
+    clt__tensor_unref(t);
 }
 
 clt_tensor *clt_tensor_retain(clt_tensor *t)
