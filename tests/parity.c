@@ -37,12 +37,15 @@ int main(int argc, char **argv)
     if (cnn) {
         clt_conv2d_opts pad1 = CLT_CONV2D_DEFAULTS;
         pad1.padding[0] = pad1.padding[1] = 1;
-        TRY(clt_conv2d_layer(dev, 1, 4, 3, 3, &pad1, 1, NULL, &l[0]));
-        TRY(clt_relu_layer(&l[1]));
-        TRY(clt_max_pool2d_layer(2, 2, NULL, &l[2]));
-        TRY(clt_flatten_layer(1, -1, &l[3]));
-        TRY(clt_linear(dev, 4 * 4 * 4, 10, 1, NULL, &l[4]));
-        nl = 5;
+        /* no bias before BatchNorm: its gradient is rounding noise, which
+         * Adam-style updates turn into steps of either sign */
+        TRY(clt_conv2d_layer(dev, 1, 4, 3, 3, &pad1, 0, NULL, &l[0]));
+        TRY(clt_batch_norm2d_layer(dev, 4, 1e-5, 0.1, 1, 1, &l[1]));
+        TRY(clt_relu_layer(&l[2]));
+        TRY(clt_max_pool2d_layer(2, 2, NULL, &l[3]));
+        TRY(clt_flatten_layer(1, -1, &l[4]));
+        TRY(clt_linear(dev, 4 * 4 * 4, 10, 1, NULL, &l[5]));
+        nl = 6;
     } else {
         TRY(clt_linear(dev, 64, 32, 1, NULL, &l[0]));
         TRY(clt_tanh_layer(&l[1]));
