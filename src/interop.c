@@ -41,10 +41,10 @@ clt_status clt_tensor_from_cl_buffer(clt_device *dev, cl_mem mem, size_t offset_
                                      clt_tensor **out)
 {
     const char *fn = "clt_tensor_from_cl_buffer";
-    CLT__REQUIRE_ARG(dev, fn);
-    CLT__REQUIRE_ARG(mem, fn);
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    CLT__REQUIRE_ARG(mem, fn);
     clt_status st = clt__check_dtype(dev, dtype, fn);
     if (st == CLT_OK)
         st = clt__check_shape(ndim, shape, fn);

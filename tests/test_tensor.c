@@ -189,3 +189,58 @@ Test(tensor, arange_integer_dtypes)
     cr_assert(h4[0] == 10 && h4[1] == 6 && h4[2] == 2 && h4[3] == -2);
     clt_tensor_free(t);
 }
+
+/* Every function that hands out a tensor or string sets *out to NULL when
+ * it fails, whatever argument was bad; byte counts that overflow are
+ * refused. */
+Test(tensor, out_is_null_on_every_failure)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *t = NULL, *r;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &t));
+#define POISON(p) ((p) = (void *)&(p))
+    POISON(r);
+    cr_assert_neq(clt_to(NULL, dev, &r), CLT_OK);
+    cr_assert_null(r);
+    POISON(r);
+    cr_assert_neq(clt_to(t, NULL, &r), CLT_OK);
+    cr_assert_null(r);
+    POISON(r);
+    cr_assert_neq(clt_to_dtype(NULL, CLT_FLOAT64, &r), CLT_OK);
+    cr_assert_null(r);
+    POISON(r);
+    cr_assert_neq(clt_clone(NULL, &r), CLT_OK);
+    cr_assert_null(r);
+    char *text;
+    POISON(text);
+    cr_assert_neq(clt_tensor_format(NULL, &text), CLT_OK);
+    cr_assert_null(text);
+    POISON(r);
+    cr_assert_neq(clt_full(NULL, CLT_FLOAT32, 1, (int64_t[]){3}, 1.0, &r), CLT_OK);
+    cr_assert_null(r);
+    POISON(r);
+    cr_assert_neq(clt_zeros(NULL, CLT_FLOAT32, 1, (int64_t[]){3}, &r), CLT_OK);
+    cr_assert_null(r);
+    POISON(r);
+    cr_assert_neq(clt_tensor_from_host(NULL, CLT_FLOAT32, 0, NULL, NULL, &r), CLT_OK);
+    cr_assert_null(r);
+    POISON(r);
+    cr_assert_neq(clt_arange(NULL, CLT_FLOAT32, 0, 3, 1, &r), CLT_OK);
+    cr_assert_null(r);
+    clt_device *d;
+    POISON(d);
+    cr_assert_neq(clt_device_get(NULL, &d), CLT_OK);
+    cr_assert_null(d);
+    /* 2^62 float32 elements: 2^64 bytes, which size_t cannot count */
+    POISON(r);
+    cr_assert_eq(clt_empty(dev, CLT_FLOAT32, 1, (int64_t[]){(int64_t)1 << 62}, &r),
+                 CLT_ERR_OUT_OF_DEVICE_MEMORY);
+    cr_assert_null(r);
+    POISON(r);
+    cr_assert_neq(clt_zeros(dev, CLT_FLOAT64, 2, (int64_t[]){(int64_t)1 << 31, (int64_t)1 << 30},
+                            &r),
+                  CLT_OK);
+    cr_assert_null(r);
+#undef POISON
+    clt_tensor_free(t);
+}

@@ -410,9 +410,9 @@ clt_status clt_device_at(size_t n, clt_device **out)
 
 clt_status clt_device_get(const char *kind, clt_device **out)
 {
-    CLT__REQUIRE_ARG(kind, "clt_device_get");
     CLT__REQUIRE_ARG(out, "clt_device_get");
     *out = NULL;
+    CLT__REQUIRE_ARG(kind, "clt_device_get");
     clt_status st = ensure_init();
     if (st != CLT_OK)
         return st;

@@ -167,9 +167,9 @@ static void format_dim(clt__strbuf *sb, const clt_tensor *t, const unsigned char
 
 clt_status clt_tensor_format(const clt_tensor *t, char **out)
 {
-    CLT__REQUIRE_ARG(t, "clt_tensor_format");
     CLT__REQUIRE_ARG(out, "clt_tensor_format");
     *out = NULL;
+    CLT__REQUIRE_ARG(t, "clt_tensor_format");
     size_t bytes = clt_tensor_nbytes(t);
     unsigned char *data = malloc(bytes ? bytes : 1);
     if (data == NULL)

@@ -97,6 +97,17 @@ clt_status clt__tensor_new(clt_device *dev, clt_dtype dtype, int ndim, const int
     }
     s->refs = 1;
     s->dev = dev;
+    if ((uint64_t)t->numel > SIZE_MAX / clt_dtype_size(dtype)) {
+        char sh[160];
+        long long numel = (long long)t->numel;
+        free(t);
+        free(s);
+        return clt__error(CLT_ERR_OUT_OF_DEVICE_MEMORY,
+                          "tensor of shape %s (%s) has %lld elements: its size in bytes does "
+                          "not fit in size_t",
+                          clt__shape_str(sh, sizeof sh, ndim, shape), clt_dtype_name(dtype),
+                          numel);
+    }
     s->bytes = (size_t)t->numel * clt_dtype_size(dtype);
     if (s->bytes > 0) {
         if (dev->info.max_alloc_bytes && s->bytes > dev->info.max_alloc_bytes) {
@@ -254,9 +265,9 @@ clt_status clt__fill_value(clt_tensor *t, double value)
 static clt_status check_create(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
                                clt_tensor **out, const char *fn)
 {
-    CLT__REQUIRE_ARG(dev, fn);
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
     clt_status st = clt__check_dtype(dev, dtype, fn);
     if (st == CLT_OK)
         st = clt__check_shape(ndim, shape, fn);
@@ -464,9 +475,9 @@ clt_status clt__contiguous_as(const clt_tensor *t, clt_dtype dtype, clt_tensor *
 
 clt_status clt__clone(const clt_tensor *t, clt_tensor **out)
 {
-    CLT__REQUIRE_ARG(t, "clt_clone");
     CLT__REQUIRE_ARG(out, "clt_clone");
     *out = NULL;
+    CLT__REQUIRE_ARG(t, "clt_clone");
     clt_tensor *c = NULL;
     clt_status st = clt__tensor_new(t->dev, t->dtype, t->ndim, t->shape, &c);
     if (st == CLT_OK)
@@ -481,9 +492,9 @@ clt_status clt__clone(const clt_tensor *t, clt_tensor **out)
 
 clt_status clt__to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
 {
-    CLT__REQUIRE_ARG(t, "clt_to_dtype");
     CLT__REQUIRE_ARG(out, "clt_to_dtype");
     *out = NULL;
+    CLT__REQUIRE_ARG(t, "clt_to_dtype");
     clt_status st = clt__check_dtype(t->dev, dtype, "clt_to_dtype");
     if (st != CLT_OK)
         return st;

@@ -62,9 +62,9 @@ clt_status clt_tensor_from_host(clt_device *dev, clt_dtype dtype, int ndim, cons
                                 const void *data, clt_tensor **out)
 {
     const char *fn = "clt_tensor_from_host";
-    CLT__REQUIRE_ARG(dev, fn);
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
     clt_status st = clt__check_dtype(dev, dtype, fn);
     if (st == CLT_OK)
         st = clt__check_shape(ndim, shape, fn);
@@ -153,10 +153,10 @@ clt_status clt__to(const clt_tensor *t, clt_device *dev, clt_tensor **out)
 clt_status clt__to_at(const clt_tensor *t, clt_device *dev, clt_tensor **out,
                       const void *caller)
 {
-    CLT__REQUIRE_ARG(t, "clt_to");
-    CLT__REQUIRE_ARG(dev, "clt_to");
     CLT__REQUIRE_ARG(out, "clt_to");
     *out = NULL;
+    CLT__REQUIRE_ARG(t, "clt_to");
+    CLT__REQUIRE_ARG(dev, "clt_to");
     clt_status st;
     if (dev == t->dev) {
         st = clt__tensor_view(t, t->ndim, t->shape, t->strides, t->offset, out);
