@@ -18,28 +18,37 @@ typedef struct clt_conv_geom {
     long flag;         /* bias present (conv_out), count_include_pad (avg pool) */
 } clt_conv_geom;
 
+/* Index arithmetic in 32 bits when the host knows every index fits
+ * (CONV_I32): PoCL's loops over work-items run several times faster
+ * without 64-bit divisions. */
+#ifdef CONV_I32
+typedef int ix;
+#else
+typedef long ix;
+#endif
+
 /* One work-item per row (g * K + k, n, oh) of cols: Wo values. */
 __kernel void im2col(__global const T *x, __global T *cols, clt_conv_geom g)
 {
-    long id = get_global_id(0);
-    if (id >= g.G * g.K * g.N * g.Ho)
+    ix id = get_global_id(0);
+    if (id >= ((ix)g.G) * ((ix)g.K) * ((ix)g.N) * ((ix)g.Ho))
         return;
-    long oh = id % g.Ho, t = id / g.Ho;
-    long n = t % g.N, r = t / g.N;
-    long gi = r / g.K, k = r % g.K;
-    long cl = k / (g.kh * g.kw), ki = (k / g.kw) % g.kh, kj = k % g.kw;
-    long c = gi * g.Cg + cl;
-    long ih = oh * g.sh - g.ph + ki * g.dh;
-    __global T *dst = cols + id * g.Wo;
-    if (ih < 0 || ih >= g.H) {
-        for (long ow = 0; ow < g.Wo; ow++)
+    ix oh = id % ((ix)g.Ho), t = id / ((ix)g.Ho);
+    ix n = t % ((ix)g.N), r = t / ((ix)g.N);
+    ix gi = r / ((ix)g.K), k = r % ((ix)g.K);
+    ix cl = k / (((ix)g.kh) * ((ix)g.kw)), ki = (k / ((ix)g.kw)) % ((ix)g.kh), kj = k % ((ix)g.kw);
+    ix c = gi * ((ix)g.Cg) + cl;
+    ix ih = oh * ((ix)g.sh) - ((ix)g.ph) + ki * ((ix)g.dh);
+    __global T *dst = cols + id * ((ix)g.Wo);
+    if (ih < 0 || ih >= ((ix)g.H)) {
+        for (ix ow = 0; ow < ((ix)g.Wo); ow++)
             dst[ow] = (T)0;
         return;
     }
-    __global const T *src = x + g.off0 + ((n * g.C + c) * g.H + ih) * g.W;
-    for (long ow = 0; ow < g.Wo; ow++) {
-        long iw = ow * g.sw - g.pw + kj * g.dw;
-        dst[ow] = (iw >= 0 && iw < g.W) ? src[iw] : (T)0;
+    __global const T *src = x + ((ix)g.off0) + ((n * ((ix)g.C) + c) * ((ix)g.H) + ih) * ((ix)g.W);
+    for (ix ow = 0; ow < ((ix)g.Wo); ow++) {
+        ix iw = ow * ((ix)g.sw) - ((ix)g.pw) + kj * ((ix)g.dw);
+        dst[ow] = (iw >= 0 && iw < ((ix)g.W)) ? src[iw] : (T)0;
     }
 }
 
@@ -47,14 +56,14 @@ __kernel void im2col(__global const T *x, __global T *cols, clt_conv_geom g)
 __kernel void conv_out(__global const T *Y, __global const T *bias, __global T *out,
                        clt_conv_geom g)
 {
-    long id = get_global_id(0);
-    if (id >= g.N * g.O)
+    ix id = get_global_id(0);
+    if (id >= ((ix)g.N) * ((ix)g.O))
         return;
-    long n = id / g.O, o = id % g.O;
-    T b = g.flag ? bias[g.off1 + o] : (T)0;
-    __global const T *src = Y + (o * g.N + n) * g.L;
-    __global T *dst = out + g.off2 + id * g.L;
-    for (long l = 0; l < g.L; l++)
+    ix n = id / ((ix)g.O), o = id % ((ix)g.O);
+    T b = ((ix)g.flag) ? bias[((ix)g.off1) + o] : (T)0;
+    __global const T *src = Y + (o * ((ix)g.N) + n) * ((ix)g.L);
+    __global T *dst = out + ((ix)g.off2) + id * ((ix)g.L);
+    for (ix l = 0; l < ((ix)g.L); l++)
         dst[l] = src[l] + b;
 }
 
@@ -62,13 +71,13 @@ __kernel void conv_out(__global const T *Y, __global const T *bias, __global T *
  * work-item per (o, n), for the backward products. */
 __kernel void conv_gout_perm(__global const T *gout, __global T *Gp, clt_conv_geom g)
 {
-    long id = get_global_id(0);
-    if (id >= g.O * g.N)
+    ix id = get_global_id(0);
+    if (id >= ((ix)g.O) * ((ix)g.N))
         return;
-    long o = id / g.N, n = id % g.N;
-    __global const T *src = gout + g.off0 + (n * g.O + o) * g.L;
-    __global T *dst = Gp + id * g.L;
-    for (long l = 0; l < g.L; l++)
+    ix o = id / ((ix)g.N), n = id % ((ix)g.N);
+    __global const T *src = gout + ((ix)g.off0) + (n * ((ix)g.O) + o) * ((ix)g.L);
+    __global T *dst = Gp + id * ((ix)g.L);
+    for (ix l = 0; l < ((ix)g.L); l++)
         dst[l] = src[l];
 }
 
@@ -76,27 +85,27 @@ __kernel void conv_gout_perm(__global const T *gout, __global T *Gp, clt_conv_ge
  * (kh, kw) taps that read it, in that order.  One work-item per (n, c, h). */
 __kernel void col2im(__global const T *dcols, __global T *dx, clt_conv_geom g)
 {
-    long id = get_global_id(0);
-    if (id >= g.N * g.C * g.H)
+    ix id = get_global_id(0);
+    if (id >= ((ix)g.N) * ((ix)g.C) * ((ix)g.H))
         return;
-    long h = id % g.H, t = id / g.H;
-    long c = t % g.C, n = t / g.C;
-    long gi = c / g.Cg, cl = c % g.Cg;
-    __global T *dst = dx + g.off2 + id * g.W;
-    for (long w = 0; w < g.W; w++) {
+    ix h = id % ((ix)g.H), t = id / ((ix)g.H);
+    ix c = t % ((ix)g.C), n = t / ((ix)g.C);
+    ix gi = c / ((ix)g.Cg), cl = c % ((ix)g.Cg);
+    __global T *dst = dx + ((ix)g.off2) + id * ((ix)g.W);
+    for (ix w = 0; w < ((ix)g.W); w++) {
         T acc = (T)0;
-        for (long ki = 0; ki < g.kh; ki++) {
-            long th = h + g.ph - ki * g.dh;
-            if (th < 0 || th % g.sh != 0 || th / g.sh >= g.Ho)
+        for (ix ki = 0; ki < ((ix)g.kh); ki++) {
+            ix th = h + ((ix)g.ph) - ki * ((ix)g.dh);
+            if (th < 0 || th % ((ix)g.sh) != 0 || th / ((ix)g.sh) >= ((ix)g.Ho))
                 continue;
-            long oh = th / g.sh;
-            for (long kj = 0; kj < g.kw; kj++) {
-                long tw = w + g.pw - kj * g.dw;
-                if (tw < 0 || tw % g.sw != 0 || tw / g.sw >= g.Wo)
+            ix oh = th / ((ix)g.sh);
+            for (ix kj = 0; kj < ((ix)g.kw); kj++) {
+                ix tw = w + ((ix)g.pw) - kj * ((ix)g.dw);
+                if (tw < 0 || tw % ((ix)g.sw) != 0 || tw / ((ix)g.sw) >= ((ix)g.Wo))
                     continue;
-                long ow = tw / g.sw;
-                long row = gi * g.K + (cl * g.kh + ki) * g.kw + kj;
-                acc += dcols[(row * g.N + n) * g.L + oh * g.Wo + ow];
+                ix ow = tw / ((ix)g.sw);
+                ix row = gi * ((ix)g.K) + (cl * ((ix)g.kh) + ki) * ((ix)g.kw) + kj;
+                acc += dcols[(row * ((ix)g.N) + n) * ((ix)g.L) + oh * ((ix)g.Wo) + ow];
             }
         }
         dst[w] = acc;
@@ -106,13 +115,13 @@ __kernel void col2im(__global const T *dcols, __global T *dx, clt_conv_geom g)
 /* db[o] = sum over n, then l, of gout[n][o][l]; one work-item per o. */
 __kernel void conv_bias_grad(__global const T *gout, __global T *db, clt_conv_geom g)
 {
-    long o = get_global_id(0);
-    if (o >= g.O)
+    ix o = get_global_id(0);
+    if (o >= ((ix)g.O))
         return;
     T acc = (T)0;
-    for (long n = 0; n < g.N; n++) {
-        __global const T *src = gout + g.off0 + (n * g.O + o) * g.L;
-        for (long l = 0; l < g.L; l++)
+    for (ix n = 0; n < ((ix)g.N); n++) {
+        __global const T *src = gout + ((ix)g.off0) + (n * ((ix)g.O) + o) * ((ix)g.L);
+        for (ix l = 0; l < ((ix)g.L); l++)
             acc += src[l];
     }
     db[o] = acc;
@@ -126,33 +135,33 @@ __kernel void conv_bias_grad(__global const T *gout, __global T *db, clt_conv_ge
 __kernel void max_pool_fwd(__global const T *x, __global T *out, __global long *idx,
                            clt_conv_geom g)
 {
-    long id = get_global_id(0);
-    if (id >= g.N * g.C * g.Ho)
+    ix id = get_global_id(0);
+    if (id >= ((ix)g.N) * ((ix)g.C) * ((ix)g.Ho))
         return;
-    long oh = id % g.Ho, p = id / g.Ho;
-    __global const T *src = x + g.off0 + p * g.H * g.W;
-    long ih0 = oh * g.sh - g.ph;
-    long ih1 = min(ih0 + (g.kh - 1) * g.dh + 1, g.H);
+    ix oh = id % ((ix)g.Ho), p = id / ((ix)g.Ho);
+    __global const T *src = x + ((ix)g.off0) + p * ((ix)g.H) * ((ix)g.W);
+    ix ih0 = oh * ((ix)g.sh) - ((ix)g.ph);
+    ix ih1 = min(ih0 + (((ix)g.kh) - 1) * ((ix)g.dh) + 1, ((ix)g.H));
     while (ih0 < 0)
-        ih0 += g.dh;
-    for (long ow = 0; ow < g.Wo; ow++) {
-        long iw0 = ow * g.sw - g.pw;
-        long iw1 = min(iw0 + (g.kw - 1) * g.dw + 1, g.W);
+        ih0 += ((ix)g.dh);
+    for (ix ow = 0; ow < ((ix)g.Wo); ow++) {
+        ix iw0 = ow * ((ix)g.sw) - ((ix)g.pw);
+        ix iw1 = min(iw0 + (((ix)g.kw) - 1) * ((ix)g.dw) + 1, ((ix)g.W));
         while (iw0 < 0)
-            iw0 += g.dw;
-        long best = ih0 * g.W + iw0;
+            iw0 += ((ix)g.dw);
+        ix best = ih0 * ((ix)g.W) + iw0;
         T m = (T)(-INFINITY);
-        for (long ih = ih0; ih < ih1; ih += g.dh)
-            for (long iw = iw0; iw < iw1; iw += g.dw) {
-                long k = ih * g.W + iw;
+        for (ix ih = ih0; ih < ih1; ih += ((ix)g.dh))
+            for (ix iw = iw0; iw < iw1; iw += ((ix)g.dw)) {
+                ix k = ih * ((ix)g.W) + iw;
                 T v = src[k];
                 if (v > m || isnan(v)) {
                     m = v;
                     best = k;
                 }
             }
-        out[id * g.Wo + ow] = m;
-        idx[id * g.Wo + ow] = best;
+        out[id * ((ix)g.Wo) + ow] = m;
+        idx[id * ((ix)g.Wo) + ow] = best;
     }
 }
 
@@ -163,30 +172,30 @@ __kernel void max_pool_fwd(__global const T *x, __global T *out, __global long *
 __kernel void max_pool_bwd(__global const T *gout, __global const long *idx, __global T *dx,
                            clt_conv_geom g)
 {
-    long id = get_global_id(0);
-    if (id >= g.N * g.C * g.H)
+    ix id = get_global_id(0);
+    if (id >= ((ix)g.N) * ((ix)g.C) * ((ix)g.H))
         return;
-    long h = id % g.H, p = id / g.H;
-    __global const T *gp = gout + g.off0 + p * g.L;
-    __global const long *ip = idx + g.off1 + p * g.L;
-    for (long w = 0; w < g.W; w++) {
+    ix h = id % ((ix)g.H), p = id / ((ix)g.H);
+    __global const T *gp = gout + ((ix)g.off0) + p * ((ix)g.L);
+    __global const long *ip = idx + ((ix)g.off1) + p * ((ix)g.L);
+    for (ix w = 0; w < ((ix)g.W); w++) {
         T acc = (T)0;
-        long me = h * g.W + w;
-        for (long ki = g.kh - 1; ki >= 0; ki--) {
-            long th = h + g.ph - ki * g.dh;
-            if (th < 0 || th % g.sh != 0 || th / g.sh >= g.Ho)
+        ix me = h * ((ix)g.W) + w;
+        for (ix ki = ((ix)g.kh) - 1; ki >= 0; ki--) {
+            ix th = h + ((ix)g.ph) - ki * ((ix)g.dh);
+            if (th < 0 || th % ((ix)g.sh) != 0 || th / ((ix)g.sh) >= ((ix)g.Ho))
                 continue;
-            long oh = th / g.sh;
-            for (long kj = g.kw - 1; kj >= 0; kj--) {
-                long tw = w + g.pw - kj * g.dw;
-                if (tw < 0 || tw % g.sw != 0 || tw / g.sw >= g.Wo)
+            ix oh = th / ((ix)g.sh);
+            for (ix kj = ((ix)g.kw) - 1; kj >= 0; kj--) {
+                ix tw = w + ((ix)g.pw) - kj * ((ix)g.dw);
+                if (tw < 0 || tw % ((ix)g.sw) != 0 || tw / ((ix)g.sw) >= ((ix)g.Wo))
                     continue;
-                long o = oh * g.Wo + tw / g.sw;
+                ix o = oh * ((ix)g.Wo) + tw / ((ix)g.sw);
                 if (ip[o] == me)
                     acc += gp[o];
             }
         }
-        dx[id * g.W + w] = acc;
+        dx[id * ((ix)g.W) + w] = acc;
     }
 }
 
@@ -196,49 +205,49 @@ __kernel void max_pool_bwd(__global const T *gout, __global const long *idx, __g
 __kernel void max_pool_bwd_disjoint(__global const T *gout, __global const long *idx,
                                     __global T *dx, clt_conv_geom g)
 {
-    long id = get_global_id(0);
-    if (id >= g.N * g.C * g.L)
+    ix id = get_global_id(0);
+    if (id >= ((ix)g.N) * ((ix)g.C) * ((ix)g.L))
         return;
-    long p = id / g.L;
-    dx[p * g.H * g.W + idx[g.off1 + id]] = gout[g.off0 + id];
+    ix p = id / ((ix)g.L);
+    dx[p * ((ix)g.H) * ((ix)g.W) + idx[((ix)g.off1) + id]] = gout[((ix)g.off0) + id];
 }
 
 /* The window of output (oh, ow) clipped to the input, and its divisor, as
  * PyTorch's avg_pool2d: with count_include_pad the window as it lies over
  * the padded input (cut at the padding's far edge), else only the input
  * pixels it covers. */
-inline long avg_window(const clt_conv_geom *g, long oh, long ow, long *ih0, long *ih1, long *iw0,
-                       long *iw1)
+inline ix avg_window(const clt_conv_geom *g, ix oh, ix ow, ix *ih0, ix *ih1, ix *iw0,
+                       ix *iw1)
 {
-    long h0 = oh * g->sh - g->ph, w0 = ow * g->sw - g->pw;
-    long h1 = min(h0 + g->kh, g->H + g->ph), w1 = min(w0 + g->kw, g->W + g->pw);
-    long pool = (h1 - h0) * (w1 - w0);
-    h0 = max(h0, 0L);
-    w0 = max(w0, 0L);
-    h1 = min(h1, g->H);
-    w1 = min(w1, g->W);
+    ix h0 = oh * ((ix)g->sh) - ((ix)g->ph), w0 = ow * ((ix)g->sw) - ((ix)g->pw);
+    ix h1 = min(h0 + ((ix)g->kh), ((ix)g->H) + ((ix)g->ph)), w1 = min(w0 + ((ix)g->kw), ((ix)g->W) + ((ix)g->pw));
+    ix pool = (h1 - h0) * (w1 - w0);
+    h0 = max(h0, (ix)0);
+    w0 = max(w0, (ix)0);
+    h1 = min(h1, ((ix)g->H));
+    w1 = min(w1, ((ix)g->W));
     *ih0 = h0, *ih1 = h1, *iw0 = w0, *iw1 = w1;
-    return g->flag ? pool : (h1 - h0) * (w1 - w0);
+    return ((ix)g->flag) ? pool : (h1 - h0) * (w1 - w0);
 }
 
 __kernel void avg_pool_fwd(__global const T *x, __global T *out, clt_conv_geom g)
 {
-    long id = get_global_id(0);
-    if (id >= g.N * g.C * g.Ho)
+    ix id = get_global_id(0);
+    if (id >= ((ix)g.N) * ((ix)g.C) * ((ix)g.Ho))
         return;
-    long oh = id % g.Ho, p = id / g.Ho;
-    __global const T *src = x + g.off0 + p * g.H * g.W;
-    for (long ow = 0; ow < g.Wo; ow++) {
-        long ih0, ih1, iw0, iw1;
-        long div = avg_window(&g, oh, ow, &ih0, &ih1, &iw0, &iw1);
+    ix oh = id % ((ix)g.Ho), p = id / ((ix)g.Ho);
+    __global const T *src = x + ((ix)g.off0) + p * ((ix)g.H) * ((ix)g.W);
+    for (ix ow = 0; ow < ((ix)g.Wo); ow++) {
+        ix ih0, ih1, iw0, iw1;
+        ix div = avg_window(&g, oh, ow, &ih0, &ih1, &iw0, &iw1);
         T s = (T)0;
         if (ih0 < ih1 && iw0 < iw1) {
-            for (long ih = ih0; ih < ih1; ih++)
-                for (long iw = iw0; iw < iw1; iw++)
-                    s += src[ih * g.W + iw];
+            for (ix ih = ih0; ih < ih1; ih++)
+                for (ix iw = iw0; iw < iw1; iw++)
+                    s += src[ih * ((ix)g.W) + iw];
             s /= (T)div;
         }
-        out[id * g.Wo + ow] = s;
+        out[id * ((ix)g.Wo) + ow] = s;
     }
 }
 
@@ -246,28 +255,28 @@ __kernel void avg_pool_fwd(__global const T *x, __global T *out, clt_conv_geom g
  * row-major window order. */
 __kernel void avg_pool_bwd(__global const T *gout, __global T *dx, clt_conv_geom g)
 {
-    long id = get_global_id(0);
-    if (id >= g.N * g.C * g.H)
+    ix id = get_global_id(0);
+    if (id >= ((ix)g.N) * ((ix)g.C) * ((ix)g.H))
         return;
-    long h = id % g.H, p = id / g.H;
-    __global const T *gp = gout + g.off0 + p * g.L;
-    for (long w = 0; w < g.W; w++) {
+    ix h = id % ((ix)g.H), p = id / ((ix)g.H);
+    __global const T *gp = gout + ((ix)g.off0) + p * ((ix)g.L);
+    for (ix w = 0; w < ((ix)g.W); w++) {
         T acc = (T)0;
-        for (long ki = g.kh - 1; ki >= 0; ki--) {
-            long th = h + g.ph - ki;
-            if (th < 0 || th % g.sh != 0 || th / g.sh >= g.Ho)
+        for (ix ki = ((ix)g.kh) - 1; ki >= 0; ki--) {
+            ix th = h + ((ix)g.ph) - ki;
+            if (th < 0 || th % ((ix)g.sh) != 0 || th / ((ix)g.sh) >= ((ix)g.Ho))
                 continue;
-            long oh = th / g.sh;
-            for (long kj = g.kw - 1; kj >= 0; kj--) {
-                long tw = w + g.pw - kj;
-                if (tw < 0 || tw % g.sw != 0 || tw / g.sw >= g.Wo)
+            ix oh = th / ((ix)g.sh);
+            for (ix kj = ((ix)g.kw) - 1; kj >= 0; kj--) {
+                ix tw = w + ((ix)g.pw) - kj;
+                if (tw < 0 || tw % ((ix)g.sw) != 0 || tw / ((ix)g.sw) >= ((ix)g.Wo))
                     continue;
-                long ow = tw / g.sw;
-                long ih0, ih1, iw0, iw1;
-                long div = avg_window(&g, oh, ow, &ih0, &ih1, &iw0, &iw1);
-                acc += gp[oh * g.Wo + ow] / (T)div;
+                ix ow = tw / ((ix)g.sw);
+                ix ih0, ih1, iw0, iw1;
+                ix div = avg_window(&g, oh, ow, &ih0, &ih1, &iw0, &iw1);
+                acc += gp[oh * ((ix)g.Wo) + ow] / (T)div;
             }
         }
-        dx[id * g.W + w] = acc;
+        dx[id * ((ix)g.W) + w] = acc;
     }
 }

@@ -28,19 +28,37 @@ static int64_t chunk_images(const geom *g, clt_dtype dtype)
     return nb < 1 ? 1 : nb > g->N ? g->N : nb;
 }
 
-static const char *options(clt_dtype dtype)
+/* small: every index of the launch fits 32 bits (CONV_I32 in cl/conv.cl). */
+static const char *options(clt_dtype dtype, bool small)
 {
-    static clt__opts_slot slots[CLT_DTYPE_COUNT];
-    return clt__opts_cached(&slots[dtype], "T", dtype, NULL, dtype, "");
+    static clt__opts_slot slots[2][CLT_DTYPE_COUNT];
+    return clt__opts_cached(&slots[small][dtype], "T", dtype, NULL, dtype,
+                            small ? " -DCONV_I32" : "");
 }
 
-/* One work-item per `items`, kernel `name` of cl/conv.cl. */
+/* Whether every element index a kernel computes from g (inputs, outputs,
+ * patch matrices, offsets included) stays below 2^31. */
+static bool fits32(const geom *g)
+{
+    const int64_t lim = INT32_MAX / 2;
+    int64_t big = g->N * g->C * g->H * g->W;
+    int64_t sizes[4] = {g->N * g->O * g->L, g->G * g->K * g->N * g->L, g->N * g->C * g->L,
+                        g->O * g->Cg * g->kh * g->kw};
+    for (int k = 0; k < 4; k++)
+        big = sizes[k] > big ? sizes[k] : big;
+    int64_t off = g->off0 > g->off1 ? g->off0 : g->off1;
+    off = g->off2 > off ? g->off2 : off;
+    return big < lim && off < lim && g->H + g->ph < lim && g->W + g->pw < lim;
+}
+
+/* One work-item per `items`, kernel `name` of cl/conv.cl; the last
+ * argument is the geometry. */
 static clt_status launch(clt_device *dev, clt_dtype dtype, const char *name, int64_t items,
                          size_t nargs, const clt__arg *args)
 {
     if (items <= 0)
         return CLT_OK;
-    const char *opts = options(dtype);
+    const char *opts = options(dtype, fits32((const geom *)args[nargs - 1].ptr));
     if (opts == NULL)
         return clt_last_status();
     size_t gws = (size_t)items;
