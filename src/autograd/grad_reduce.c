@@ -197,8 +197,20 @@ static clt_status bw_var(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     CLT__TRY(unreduce(n, g, &gu));
     double scale = 2.0 / (count(n) - n->s[0]);
     if (n->i[2]) {
+        /* g / (2 std), and 0 where std is 0, as PyTorch's std_backward */
+        clt_tensor *q = NULL, *z = NULL, *zero = NULL;
         CLT__TRY(unreduce(n, S(1), &ou));
-        CLT__TRY(clt__div(gu, ou, &t2));
+        st = clt__div(gu, ou, &q);
+        if (st == CLT_OK)
+            st = clt__eq_scalar(ou, 0.0, &z);
+        if (st == CLT_OK)
+            st = clt_full(g->dev, g->dtype, 0, NULL, 0.0, &zero);
+        if (st == CLT_OK)
+            st = clt__where(z, zero, q, &t2);
+        clt_tensor_free(q);
+        clt_tensor_free(z);
+        clt_tensor_free(zero);
+        CLT__TRY(st);
         scale /= 2.0;
     } else {
         CLT__TRY(clt__alias(gu, &t2));

@@ -1,0 +1,280 @@
+#!/usr/bin/python3
+"""grad_conformance.py: compares cltensor's gradients with PyTorch's autograd
+through the public API, at the points where conventions decide (kinks, ties,
+zeros, infinities, NaN) as well as ordinary ones.
+
+    /usr/bin/python3 tests/grad_conformance.py .libs/libcltensor.so
+
+For each case both compute L = sum(f(inputs) * w) for fixed weights w and
+backpropagate; the gradients of every input must agree (NaN with NaN, and
+to 1e-5 relative in float64).  Prints one line per failing case and
+"N passed, M failed"; exits 0 when torch is missing.
+"""
+import ctypes as C
+import math
+import os
+import sys
+
+try:
+    import numpy as np
+    import torch
+except Exception as e:  # pragma: no cover
+    print("grad_conformance: skipped, cannot import torch/numpy: %s" % e)
+    sys.exit(0)
+
+LIBPATH = (sys.argv[1] if len(sys.argv) > 1 else
+           os.environ.get("CLTENSOR_LIB", ".libs/libcltensor.so"))
+L = C.CDLL(LIBPATH)
+P, PP = C.c_void_p, C.POINTER(C.c_void_p)
+I64P = C.POINTER(C.c_int64)
+F64, I64 = 1, 4
+
+
+def proto(name, args, res=C.c_int):
+    f = getattr(L, name)
+    f.argtypes, f.restype = args, res
+    return f
+
+
+proto("clt_device_get", [C.c_char_p, PP])
+proto("clt_last_error", [], C.c_char_p)
+proto("clt_tensor_from_host", [P, C.c_int, C.c_int, I64P, P, PP])
+proto("clt_tensor_free", [P], None)
+proto("clt_tensor_read", [P, P, C.c_size_t])
+proto("clt_tensor_numel", [P], C.c_int64)
+proto("clt_set_requires_grad", [P, C.c_int])
+proto("clt_backward", [P, P, C.c_int])
+proto("clt_grad", [P, PP])
+proto("clt_scope_begin", [])
+proto("clt_scope_end", [], None)
+proto("clt_mul", [P, P, PP])
+proto("clt_sum", [P, PP])
+
+dev = P()
+assert L.clt_device_get(b"cpu", C.byref(dev)) == 0
+
+
+def up(a, dtype=F64):
+    a = np.ascontiguousarray(a)
+    shape = (C.c_int64 * max(a.ndim, 1))(*a.shape)
+    out = P()
+    st = L.clt_tensor_from_host(dev, dtype, a.ndim, shape, a.ctypes.data_as(P), C.byref(out))
+    assert st == 0, L.clt_last_error()
+    return out
+
+
+def down(t, n):
+    buf = np.empty(n, dtype=np.float64)
+    assert L.clt_tensor_read(t, buf.ctypes.data_as(P), buf.nbytes) == 0, L.clt_last_error()
+    return buf
+
+
+def call(name, *args):
+    out = P()
+    f = getattr(L, name)
+    st = f(*args, C.byref(out))
+    if st != 0:
+        raise RuntimeError("%s: %s" % (name, L.clt_last_error().decode()))
+    return out
+
+
+passed = failed = 0
+
+
+def case(name, tfn, cfn, inputs, wrt=None):
+    """tfn(*torch_tensors) -> tensor; cfn(*clt_handles) -> handle."""
+    global passed, failed
+    wrt = range(len(inputs)) if wrt is None else wrt
+    tx = [torch.tensor(a, dtype=torch.float64, requires_grad=i in wrt)
+          if np.asarray(a).dtype.kind == "f" else torch.tensor(a)
+          for i, a in enumerate(inputs)]
+    ty = tfn(*tx)
+    w = torch.linspace(0.5, 1.5, ty.numel(), dtype=torch.float64).reshape(ty.shape)
+    (ty * w).sum().backward()
+    L.clt_scope_begin()
+    try:
+        cx = [up(np.asarray(a, dtype=np.float64)) if np.asarray(a).dtype.kind == "f"
+              else up(np.asarray(a, dtype=np.int64), I64) for a in inputs]
+        for i in wrt:
+            assert L.clt_set_requires_grad(cx[i], 1) == 0
+        cy = cfn(*cx)
+        cw = up(w.detach().numpy())
+        loss = call("clt_sum", call("clt_mul", cy, cw))
+        if L.clt_backward(loss, None, 0) != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+        bad = []
+        for i in wrt:
+            g = P()
+            assert L.clt_grad(cx[i], C.byref(g)) == 0
+            want = tx[i].grad.numpy().ravel()
+            got = down(g, want.size) if g.value else np.zeros_like(want)
+            L.clt_tensor_free(g)
+            same = np.isclose(got, want, rtol=1e-5, atol=1e-9, equal_nan=True)
+            if not same.all():
+                k = int(np.argmin(same))
+                bad.append("input %d element %d: cltensor %r, torch %r" % (i, k, got[k], want[k]))
+        if bad:
+            failed += 1
+            print("FAIL %s: %s" % (name, "; ".join(bad)))
+        else:
+            passed += 1
+    except Exception as e:  # a refusal where torch computes is a failure too
+        failed += 1
+        print("FAIL %s: %s" % (name, e))
+    finally:
+        L.clt_scope_end()
+
+
+def dbl(*names):
+    for n in names:
+        proto(n, [P, PP])
+
+
+# ---- unary ops at their special points ------------------------------------------
+SPECIAL = [-2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 3.0, float("inf"), float("-inf"), float("nan")]
+POS = [0.0, 1e-300, 0.25, 1.0, 4.0, float("inf"), float("nan")]
+unary = {"neg": torch.neg, "abs": torch.abs, "relu": torch.relu, "exp": torch.exp,
+         "sin": torch.sin, "cos": torch.cos, "tanh": torch.tanh, "sigmoid": torch.sigmoid,
+         "gelu": torch.nn.functional.gelu}
+positive = {"log": torch.log, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt}
+for n, f in list(unary.items()) + list(positive.items()):
+    proto("clt_" + n, [P, PP])
+    pts = SPECIAL if n in unary else POS
+    case(n, f, lambda x, n=n: call("clt_" + n, x), [pts])
+
+# ---- binary ops with broadcasting, ties and zeros ----------------------------------
+a = [[0.0, 1.0, -2.0, 3.0], [2.0, 2.0, 0.0, -1.0]]
+b = [2.0, 1.0, 0.0, 3.0]
+for n, f in {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div,
+             "maximum": torch.maximum, "minimum": torch.minimum}.items():
+    proto("clt_" + n, [P, P, PP])
+    case(n, f, lambda x, y, n=n: call("clt_" + n, x, y), [a, b])
+proto("clt_pow", [P, P, PP])
+case("pow zeros", torch.pow, lambda x, y: call("clt_pow", x, y),
+     [[0.0, 0.0, 0.0, 2.0, 0.5, 4.0], [0.0, 2.0, 0.5, 3.0, -1.0, 0.5]])
+case("maximum nan", torch.maximum, lambda x, y: call("clt_maximum", x, y),
+     [[float("nan"), 1.0, 2.0], [1.0, float("nan"), 2.0]])
+
+for n, f in {"add": lambda x, s: x + s, "sub": lambda x, s: x - s,
+             "rsub": lambda x, s: s - x, "mul": lambda x, s: x * s,
+             "div": lambda x, s: x / s, "rdiv": lambda x, s: s / x,
+             "pow": lambda x, s: x ** s, "rpow": lambda x, s: s ** x}.items():
+    proto("clt_%s_scalar" % n, [P, C.c_double, PP])
+    for s in ([2.0, 0.5, 0.0, -1.0] if n in ("pow", "rpow", "mul") else [2.0, -0.5]):
+        pts = [0.0, 0.5, 1.0, 2.0] if n in ("pow", "rpow", "rdiv") else [-1.0, 0.0, 2.5]
+        case("%s_scalar %g" % (n, s), lambda x, s=s, f=f: f(x, s),
+             lambda x, s=s, n=n: call("clt_%s_scalar" % n, x, C.c_double(s)), [pts])
+
+proto("clt_clamp", [P, C.POINTER(C.c_double), C.POINTER(C.c_double), PP])
+for lo, hi in ((-1.0, 1.0), (None, 0.0), (0.0, None), (1.0, -1.0)):
+    dlo = C.byref(C.c_double(lo)) if lo is not None else None
+    dhi = C.byref(C.c_double(hi)) if hi is not None else None
+    case("clamp %s %s" % (lo, hi), lambda x, lo=lo, hi=hi: torch.clamp(x, lo, hi),
+         lambda x, dlo=dlo, dhi=dhi: call("clt_clamp", x, dlo, dhi),
+         [[-2.0, -1.0, 0.0, 0.5, 1.0, 2.0, float("nan")]])
+
+# ---- reductions: ties, zeros, keepdim ------------------------------------------------
+t = [[3.0, 1.0, 3.0, 0.0], [2.0, 2.0, -1.0, 2.0], [0.0, 0.0, 5.0, 1.0]]
+for n, f in {"sum": torch.sum, "mean": torch.mean, "prod": torch.prod, "max": torch.max,
+             "min": torch.min}.items():
+    proto("clt_" + n, [P, PP])
+    proto("clt_%s_dim" % n, [P, C.c_int, C.c_int, PP])
+    case(n, f, lambda x, n=n: call("clt_" + n, x), [t])
+    for d, k in ((0, 0), (1, 1), (-1, 0)):
+        tf = (lambda x, d=d, k=k, f=f: f(x, d, keepdim=bool(k))[0]) if n in ("max", "min") \
+            else (lambda x, d=d, k=k, f=f: f(x, d, keepdim=bool(k)))
+        case("%s_dim %d %d" % (n, d, k), tf,
+             lambda x, d=d, k=k, n=n: call("clt_%s_dim" % n, x, d, k), [t])
+for n in ("var", "std"):
+    proto("clt_" + n, [P, C.c_double, PP])
+    proto("clt_%s_dim" % n, [P, C.c_int, C.c_double, C.c_int, PP])
+    f = getattr(torch, n)
+    for corr in (0.0, 1.0):
+        case("%s %g" % (n, corr), lambda x, f=f, c=corr: f(x, unbiased=bool(c)),
+             lambda x, n=n, c=corr: call("clt_" + n, x, C.c_double(c)), [t])
+        case("%s_dim %g" % (n, corr), lambda x, f=f, c=corr: f(x, 1, unbiased=bool(c)),
+             lambda x, n=n, c=corr: call("clt_%s_dim" % n, x, 1, C.c_double(c), 0), [t])
+    case("%s of equal values" % n, lambda x, f=f: f(x, 1),
+         lambda x, n=n: call("clt_%s_dim" % n, x, 1, C.c_double(1.0), 0),
+         [[[2.0, 2.0, 2.0], [1.0, 2.0, 3.0]]])
+
+# ---- linalg, softmax ---------------------------------------------------------------------
+proto("clt_matmul", [P, P, PP])
+rng = np.random.default_rng(5)
+for sa, sb in (((3,), (3,)), ((3,), (3, 4)), ((2, 3), (3,)), ((2, 3), (3, 4)),
+               ((2, 1, 2, 3), (3, 3, 2)), ((4, 2, 3), (3, 5))):
+    case("matmul %s %s" % (sa, sb), torch.matmul, lambda x, y: call("clt_matmul", x, y),
+         [rng.standard_normal(sa), rng.standard_normal(sb)])
+for n, f in {"softmax": torch.softmax, "log_softmax": torch.log_softmax}.items():
+    proto("clt_" + n, [P, C.c_int, PP])
+    for d in (0, 1, -1):
+        case("%s %d" % (n, d), lambda x, d=d, f=f: f(x, d),
+             lambda x, d=d, n=n: call("clt_" + n, x, d), [rng.standard_normal((3, 4)) * 3])
+
+# ---- losses ------------------------------------------------------------------------------
+proto("clt_cross_entropy", [P, P, P, PP])
+proto("clt_mse_loss", [P, P, C.c_int, PP])
+proto("clt_l1_loss", [P, P, C.c_int, PP])
+proto("clt_binary_cross_entropy_with_logits", [P, P, P, C.c_int, PP])
+logits = rng.standard_normal((5, 4)) * 4
+labels = np.array([0, 3, 1, 1, 2])
+case("cross_entropy", lambda x, y: torch.nn.functional.cross_entropy(x, y),
+     lambda x, y: call("clt_cross_entropy", x, y, None), [logits, labels], wrt=[0])
+xs, ys = rng.standard_normal(6), np.array([0.0, 1.0, 1.0, 0.5, 0.0, 1.0])
+ys[1] = xs[1]  # l1 at its kink
+for red, rn in ((0, "mean"), (1, "sum"), (2, "none")):
+    case("mse %s" % rn, lambda x, y, rn=rn: torch.nn.functional.mse_loss(x, y, reduction=rn),
+         lambda x, y, red=red: call("clt_mse_loss", x, y, red), [xs, ys])
+    case("l1 %s" % rn, lambda x, y, rn=rn: torch.nn.functional.l1_loss(x, y, reduction=rn),
+         lambda x, y, red=red: call("clt_l1_loss", x, y, red), [xs, ys])
+    case("bce_with_logits %s" % rn,
+         lambda x, y, rn=rn: torch.nn.functional.binary_cross_entropy_with_logits(
+             x, y, reduction=rn),
+         lambda x, y, red=red: call("clt_binary_cross_entropy_with_logits", x, y, None, red),
+         [xs * 30, ys])
+
+# ---- indexing, convolution and pooling ---------------------------------------------------
+proto("clt_index_select", [P, C.c_int, P, PP])
+proto("clt_gather", [P, C.c_int, P, PP])
+proto("clt_embedding", [P, P, PP])
+src = rng.standard_normal((4, 3))
+idx = np.array([2, 0, 2, 3])
+case("index_select repeated", lambda x, i: torch.index_select(x, 0, i),
+     lambda x, i: call("clt_index_select", x, 0, i), [src, idx], wrt=[0])
+gidx = np.array([[0, 2, 2], [1, 1, 0], [2, 0, 1], [0, 0, 0]])
+case("gather", lambda x, i: torch.gather(x, 1, i), lambda x, i: call("clt_gather", x, 1, i),
+     [src, gidx], wrt=[0])
+case("embedding", lambda w, i: torch.nn.functional.embedding(i, w),
+     lambda w, i: call("clt_embedding", w, i), [src, np.array([[3, 0], [3, 3]])], wrt=[0])
+proto("clt_conv2d", [P, P, P, P, PP])
+proto("clt_max_pool2d", [P, I64P, I64P, I64P, I64P, C.c_int, PP])
+proto("clt_avg_pool2d", [P, I64P, I64P, I64P, C.c_int, C.c_int, PP])
+
+
+class ConvOpts(C.Structure):
+    _fields_ = [("stride", C.c_int64 * 2), ("padding", C.c_int64 * 2),
+                ("dilation", C.c_int64 * 2), ("groups", C.c_int64)]
+
+
+for stride, pad, dil, groups in ((1, 1, 1, 1), (2, 0, 1, 2), (1, 2, 2, 1)):
+    o = ConvOpts((stride, stride), (pad, pad), (dil, dil), groups)
+    x = rng.standard_normal((2, 4, 6, 5))
+    w = rng.standard_normal((6, 4 // groups, 3, 3))
+    bias = rng.standard_normal(6)
+    case("conv2d s%d p%d d%d g%d" % (stride, pad, dil, groups),
+         lambda x, w, b, s=stride, p=pad, d=dil, g=groups:
+         torch.nn.functional.conv2d(x, w, b, s, p, d, g),
+         lambda x, w, b, o=o: call("clt_conv2d", x, w, b, C.byref(o)), [x, w, bias])
+two = (C.c_int64 * 2)(2, 2)
+pool_in = np.array([[[[1.0, 3.0, 3.0, 0.0], [3.0, 2.0, 1.0, 1.0],
+                      [0.0, 0.0, 5.0, 5.0], [0.0, 0.0, 5.0, 5.0]]]])  # ties in each window
+case("max_pool2d ties", lambda x: torch.nn.functional.max_pool2d(x, 2),
+     lambda x: call("clt_max_pool2d", x, two, None, None, None, 0), [pool_in])
+one = (C.c_int64 * 2)(1, 1)
+case("max_pool2d overlapping", lambda x: torch.nn.functional.max_pool2d(x, 2, 1),
+     lambda x: call("clt_max_pool2d", x, two, one, None, None, 0), [pool_in])
+case("avg_pool2d padded", lambda x: torch.nn.functional.avg_pool2d(x, 2, 2, 1),
+     lambda x: call("clt_avg_pool2d", x, two, two, one, 0, 1), [pool_in])
+
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
