@@ -463,6 +463,11 @@ clt_status clt__check_shape(int ndim, const int64_t *shape, const char *fn);
 
 bool clt__is_contiguous(const clt_tensor *t);
 
+/* Wraps a Python-style dim into [0, n) ("Dimension out of range" as
+ * PyTorch otherwise); a 0-d tensor takes dims in [-1, 0], so callers pass
+ * n = max(ndim, 1) for it. */
+clt_status clt__wrap_dim(int dim, int n, int *out, const char *fn);
+
 /* Formats a shape as "[2, 3]" into buf. */
 const char *clt__shape_str(char *buf, size_t n, int ndim, const int64_t *shape);
 

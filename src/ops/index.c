@@ -24,17 +24,6 @@ static clt_status finish(clt_status st)
     return st == CLT_OK ? clt__ok() : st;
 }
 
-/* Wraps a Python-style dim into [0, n); 0-d tensors count as 1-d. */
-static clt_status wrap_dim(int dim, int n, int *out, const char *fn)
-{
-    if (dim < -n || dim >= n)
-        return clt__error(CLT_ERR_DIM_OUT_OF_RANGE,
-                          "%s: Dimension out of range (expected to be in range of [%d, %d], "
-                          "but got %d)",
-                          fn, -n, n - 1, dim);
-    *out = dim < 0 ? dim + n : dim;
-    return CLT_OK;
-}
 
 /* t's shape and strides with a 0-d tensor seen as 1-d of size 1, as
  * PyTorch's ensure_nonempty_dim; returns the number of dims. */
@@ -110,16 +99,7 @@ static uint64_t layout_numel(const clt__layout *L)
 /* A contiguous copy of t with storage of its own. */
 static clt_status fresh_copy(const clt_tensor *t, clt_tensor **out)
 {
-    clt_tensor *c = NULL;
-    clt_status st = clt__tensor_new(t->dev, t->dtype, t->ndim, t->shape, &c);
-    if (st == CLT_OK)
-        st = clt__copy_into(c, t);
-    if (st != CLT_OK) {
-        clt_tensor_free(c);
-        return st;
-    }
-    *out = c;
-    return CLT_OK;
+    return clt__clone(t, out);
 }
 
 /* ---- take: index_select, gather, embedding ------------------------------------- */
@@ -162,7 +142,7 @@ clt_status clt__index_select(const clt_tensor *t, int dim, const clt_tensor *ind
     if (st == CLT_OK)
         st = index_dtype(index, fn, "index");
     if (st == CLT_OK)
-        st = wrap_dim(dim, nd, &d, fn);
+        st = clt__wrap_dim(dim, nd, &d, fn);
     if (st == CLT_OK)
         st = clt__check_dtype(t->dev, t->dtype, fn);
     if (st != CLT_OK)
@@ -211,7 +191,7 @@ clt_status clt__gather(const clt_tensor *t, int dim, const clt_tensor *index, cl
     if (st == CLT_OK)
         st = index_dtype(index, fn, "index");
     if (st == CLT_OK)
-        st = wrap_dim(dim, nd, &d, fn);
+        st = clt__wrap_dim(dim, nd, &d, fn);
     if (st == CLT_OK)
         st = clt__check_dtype(t->dev, t->dtype, fn);
     if (st != CLT_OK)
@@ -361,7 +341,7 @@ static clt_status scatter_checks(const clt_tensor *t, int dim, const clt_tensor 
     if (st == CLT_OK)
         st = same_dtype(t, src, fn);
     if (st == CLT_OK)
-        st = wrap_dim(dim, nd, d, fn);
+        st = clt__wrap_dim(dim, nd, d, fn);
     if (st == CLT_OK)
         st = clt__check_dtype(t->dev, t->dtype, fn);
     if (st != CLT_OK || index->numel == 0)
@@ -399,7 +379,7 @@ static clt_status index_add_checks(const clt_tensor *t, int dim, const clt_tenso
     if (st == CLT_OK)
         st = same_dtype(t, src, fn);
     if (st == CLT_OK)
-        st = wrap_dim(dim, nd, d, fn);
+        st = clt__wrap_dim(dim, nd, d, fn);
     if (st == CLT_OK)
         st = clt__check_dtype(t->dev, t->dtype, fn);
     if (st != CLT_OK)

@@ -43,6 +43,17 @@ clt_status clt__check_shape(int ndim, const int64_t *shape, const char *fn)
     return CLT_OK;
 }
 
+clt_status clt__wrap_dim(int dim, int n, int *out, const char *fn)
+{
+    if (dim < -n || dim >= n)
+        return clt__error(CLT_ERR_DIM_OUT_OF_RANGE,
+                          "%s: Dimension out of range (expected to be in range of [%d, %d], "
+                          "but got %d)",
+                          fn, -n, n - 1, dim);
+    *out = dim < 0 ? dim + n : dim;
+    return CLT_OK;
+}
+
 bool clt__is_contiguous(const clt_tensor *t)
 {
     int64_t expect = 1;

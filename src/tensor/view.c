@@ -11,18 +11,6 @@ static clt_status finish(clt_status st)
     return st == CLT_OK ? clt__ok() : st;
 }
 
-/* Wraps a Python-style dim into [0, n); a 0-dimensional tensor takes dims
- * in [-1, 0] as in PyTorch, so callers pass n = max(ndim, 1) themselves. */
-static clt_status wrap_dim(int dim, int n, int *out, const char *fn)
-{
-    if (dim < -n || dim >= n)
-        return clt__error(CLT_ERR_DIM_OUT_OF_RANGE,
-                          "%s: Dimension out of range (expected to be in range of [%d, %d], "
-                          "but got %d)",
-                          fn, -n, n - 1, dim);
-    *out = dim < 0 ? dim + n : dim;
-    return CLT_OK;
-}
 
 static void contiguous_strides(int ndim, const int64_t *shape, int64_t *strides)
 {
@@ -168,9 +156,9 @@ clt_status clt__flatten(const clt_tensor *t, int start_dim, int end_dim, clt_ten
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
     int n = t->ndim > 0 ? t->ndim : 1, s = 0, e = 0;
-    clt_status st = wrap_dim(start_dim, n, &s, fn);
+    clt_status st = clt__wrap_dim(start_dim, n, &s, fn);
     if (st == CLT_OK)
-        st = wrap_dim(end_dim, n, &e, fn);
+        st = clt__wrap_dim(end_dim, n, &e, fn);
     if (st != CLT_OK)
         return st;
     if (s > e)
@@ -204,9 +192,9 @@ clt_status clt__transpose(const clt_tensor *t, int d0, int d1, clt_tensor **out)
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
     int n = t->ndim > 0 ? t->ndim : 1, a = 0, b = 0;
-    clt_status st = wrap_dim(d0, n, &a, fn);
+    clt_status st = clt__wrap_dim(d0, n, &a, fn);
     if (st == CLT_OK)
-        st = wrap_dim(d1, n, &b, fn);
+        st = clt__wrap_dim(d1, n, &b, fn);
     if (st != CLT_OK)
         return st;
     int64_t shape[CLT_MAX_DIMS], strides[CLT_MAX_DIMS];
@@ -238,7 +226,7 @@ clt_status clt__permute(const clt_tensor *t, int ndim, const int *dims, clt_tens
     bool seen[CLT_MAX_DIMS] = {false};
     for (int i = 0; i < ndim; i++) {
         int d = 0;
-        clt_status st = wrap_dim(dims[i], ndim, &d, fn);
+        clt_status st = clt__wrap_dim(dims[i], ndim, &d, fn);
         if (st != CLT_OK)
             return st;
         if (seen[d])
@@ -260,7 +248,7 @@ static clt_status slicing_dim(const clt_tensor *t, int dim, int *d, const char *
     if (t->ndim == 0)
         return clt__error(CLT_ERR_DIM_OUT_OF_RANGE, "%s: %s() cannot be applied to a 0-dim tensor",
                           fn, what);
-    return wrap_dim(dim, t->ndim, d, fn);
+    return clt__wrap_dim(dim, t->ndim, d, fn);
 }
 
 clt_status clt__narrow(const clt_tensor *t, int dim, int64_t start, int64_t length,
@@ -339,7 +327,7 @@ clt_status clt__squeeze(const clt_tensor *t, int dim, clt_tensor **out)
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
     int d = 0;
-    clt_status st = wrap_dim(dim, t->ndim > 0 ? t->ndim : 1, &d, fn);
+    clt_status st = clt__wrap_dim(dim, t->ndim > 0 ? t->ndim : 1, &d, fn);
     if (st != CLT_OK)
         return st;
     if (t->ndim == 0 || t->shape[d] != 1)
@@ -378,7 +366,7 @@ clt_status clt__unsqueeze(const clt_tensor *t, int dim, clt_tensor **out)
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
     int d = 0;
-    clt_status st = wrap_dim(dim, t->ndim + 1, &d, fn);
+    clt_status st = clt__wrap_dim(dim, t->ndim + 1, &d, fn);
     if (st != CLT_OK)
         return st;
     if (t->ndim + 1 > CLT_MAX_DIMS)
@@ -530,7 +518,7 @@ static clt_status cat_impl(const clt_tensor *const *ts, size_t n, int dim, clt_t
     if (ref == NULL)
         ref = ts[0];
     int d = 0;
-    clt_status st = wrap_dim(dim, ref->ndim, &d, fn);
+    clt_status st = clt__wrap_dim(dim, ref->ndim, &d, fn);
     if (st != CLT_OK)
         return st;
     int64_t shape[CLT_MAX_DIMS];
@@ -619,7 +607,7 @@ clt_status clt__stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor
         }
     }
     int d = 0;
-    st = wrap_dim(dim, t0->ndim + 1, &d, fn);
+    st = clt__wrap_dim(dim, t0->ndim + 1, &d, fn);
     if (st != CLT_OK)
         return st;
     if (t0->ndim + 1 > CLT_MAX_DIMS)
