@@ -27,6 +27,55 @@ typedef int ix;
 typedef long ix;
 #endif
 
+/* im2col for CPU devices: each work-item (in work-groups of one) fills
+ * `chunk` consecutive elements of cols, walking (row, n, oh, ow) by
+ * increments from one division at its start, as the elementwise kernels'
+ * strided walk does, so the loop is straight loads and stores. */
+__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
+im2col_chunk(__global const T *x, __global T *cols, clt_conv_geom g, ulong chunk)
+{
+    const ix N = (ix)g.N, L = (ix)g.L, Wo = (ix)g.Wo, Ho = (ix)g.Ho, K = (ix)g.K;
+    const ix H = (ix)g.H, W = (ix)g.W, kh = (ix)g.kh, kw = (ix)g.kw;
+    const ix sh = (ix)g.sh, sw = (ix)g.sw, ph = (ix)g.ph, pw = (ix)g.pw;
+    const ix dh = (ix)g.dh, dw = (ix)g.dw, plane = H * W;
+    ix total = (ix)g.G * K * N * L;
+    ix e = (ix)(get_global_id(0) * chunk);
+    ix end = min(e + (ix)chunk, total);
+    if (e >= end)
+        return;
+    ix row = e / (N * L), rem = e % (N * L);
+    ix n = rem / L, l = rem % L, oh = l / Wo, ow = l % Wo;
+    ix k = row % K, c = (row / K) * (ix)g.Cg + k / (kh * kw);
+    ix ki = (k / kw) % kh, kj = k % kw;
+    __global const T *src = x + (ix)g.off0 + (n * (ix)g.C + c) * plane;
+    ix ih = oh * sh - ph + ki * dh, iw = ow * sw - pw + kj * dw;
+    for (; e < end; e++) {
+        cols[e] = (ih >= 0 && ih < H && iw >= 0 && iw < W) ? src[ih * W + iw] : (T)0;
+        iw += sw;
+        if (++ow == Wo) {
+            ow = 0;
+            iw = kj * dw - pw;
+            ih += sh;
+            if (++oh == Ho) {
+                oh = 0;
+                ih = ki * dh - ph;
+                src += (ix)g.C * plane;
+                if (++n == N) {
+                    n = 0;
+                    row++;
+                    k = row % K;
+                    c = (row / K) * (ix)g.Cg + k / (kh * kw);
+                    ki = (k / kw) % kh;
+                    kj = k % kw;
+                    src = x + (ix)g.off0 + c * plane;
+                    ih = ki * dh - ph;
+                    iw = kj * dw - pw;
+                }
+            }
+        }
+    }
+}
+
 /* One work-item per row (g * K + k, n, oh) of cols: Wo values. */
 __kernel void im2col(__global const T *x, __global T *cols, clt_conv_geom g)
 {

@@ -218,8 +218,17 @@ static clt_status im2col(const clt_tensor *xc, geom g, int64_t n0, clt_tensor **
         return st;
     g.off0 = xc->offset + n0 * g.C * g.H * g.W;
     cl_mem mx = clt__mem(xc), mc = clt__mem(*cols);
-    clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mc), CLT__ARG(g)};
-    st = launch(xc->dev, xc->dtype, "im2col", g.G * g.K * g.N * g.Ho, 3, args);
+    cl_ulong chunk = clt__chunk_size(xc->dev, n);
+    if (chunk && n > 0 && fits32(&g)) { /* CPU devices: chunks in work-groups of one */
+        const char *opts = options(xc->dtype, true);
+        size_t gws = (size_t)(((cl_ulong)n + chunk - 1) / chunk), lws = 1;
+        clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mc), CLT__ARG(g), CLT__ARG(chunk)};
+        st = opts ? clt__launch(xc->dev, "conv", opts, "im2col_chunk", 1, &gws, &lws, 4, args)
+                  : clt_last_status();
+    } else {
+        clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mc), CLT__ARG(g)};
+        st = launch(xc->dev, xc->dtype, "im2col", g.G * g.K * g.N * g.Ho, 3, args);
+    }
     if (st != CLT_OK) {
         clt_tensor_free(*cols);
         *cols = NULL;
