@@ -141,6 +141,28 @@ __kernel void col2im(__global const T *dcols, __global T *dx, clt_conv_geom g)
     ix c = t % ((ix)g.C), n = t / ((ix)g.C);
     ix gi = c / ((ix)g.Cg), cl = c % ((ix)g.Cg);
     __global T *dst = dx + ((ix)g.off2) + id * ((ix)g.W);
+    if (g.sh == 1 && g.sw == 1) {
+        /* stride 1 (the usual convolution): every tap inside the output
+         * is read, no division per tap */
+        const ix Ho = (ix)g.Ho, Wo = (ix)g.Wo, L = (ix)g.L, N = (ix)g.N;
+        __global const T *base = dcols + (gi * (ix)g.K + cl * (ix)g.kh * (ix)g.kw) * N * L +
+                                 n * L;
+        for (ix w = 0; w < (ix)g.W; w++) {
+            T acc = (T)0;
+            for (ix ki = 0; ki < (ix)g.kh; ki++) {
+                ix oh = h + (ix)g.ph - ki * (ix)g.dh;
+                if (oh < 0 || oh >= Ho)
+                    continue;
+                for (ix kj = 0; kj < (ix)g.kw; kj++) {
+                    ix ow = w + (ix)g.pw - kj * (ix)g.dw;
+                    if (ow >= 0 && ow < Wo)
+                        acc += base[(ki * (ix)g.kw + kj) * N * L + oh * Wo + ow];
+                }
+            }
+            dst[w] = acc;
+        }
+        return;
+    }
     for (ix w = 0; w < ((ix)g.W); w++) {
         T acc = (T)0;
         for (ix ki = 0; ki < ((ix)g.kh); ki++) {
