@@ -463,6 +463,11 @@ clt_status clt__check_shape(int ndim, const int64_t *shape, const char *fn);
 
 bool clt__is_contiguous(const clt_tensor *t);
 
+/* Strides of t read through a broadcast shape (0 on broadcast dims). */
+void clt__broadcast_strides(const clt_tensor *t, int n, const int64_t *shape, int64_t *strides);
+/* Checks an in-place destination: no stride-0 dimension of size > 1. */
+clt_status clt__check_dest(const clt_tensor *t, const char *fn);
+
 /* Wraps a Python-style dim into [0, n) ("Dimension out of range" as
  * PyTorch otherwise); a 0-d tensor takes dims in [-1, 0], so callers pass
  * n = max(ndim, 1) for it. */
@@ -533,8 +538,6 @@ clt_status clt__tensor_warmup(clt_device *dev, clt_dtype t, size_t *count);
 /* PyTorch broadcasting of two shapes; error names both shapes. */
 clt_status clt__broadcast_shapes(int na, const int64_t *sa, int nb, const int64_t *sb, int *nout,
                                  int64_t *out, const char *fn);
-/* Strides of t read through a broadcast shape (0 on broadcast dims). */
-void clt__broadcast_strides(const clt_tensor *t, int n, const int64_t *shape, int64_t *strides);
 
 /* ---- elementwise build options and warm-up (src/ops/elementwise.c) -------- */
 
@@ -725,8 +728,6 @@ clt_status clt__copy_(clt_tensor *dst, const clt_tensor *src);
 clt_status clt__binary_out(clt__binop op, clt_tensor *out, const clt_tensor *a,
                            const clt_tensor *b, const char *fn);
 clt_status clt__matmul_out(clt_tensor *out, const clt_tensor *a, const clt_tensor *b);
-/* Checks an in-place destination: no stride-0 dimension of size > 1. */
-clt_status clt__check_dest(const clt_tensor *t, const char *fn);
 /* In-place random fills (src/ops/random.c). */
 clt_status clt__uniform_(clt_tensor *t, clt_generator *gen, double low, double high);
 clt_status clt__normal_(clt_tensor *t, clt_generator *gen, double mean, double std);

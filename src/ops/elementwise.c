@@ -66,16 +66,6 @@ clt_status clt__broadcast_shapes(int na, const int64_t *sa, int nb, const int64_
     return CLT_OK;
 }
 
-/* Strides of t seen through the broadcast shape (0 on broadcast dims). */
-void clt__broadcast_strides(const clt_tensor *t, int n, const int64_t *shape, int64_t *strides)
-{
-    for (int i = 0; i < n; i++) {
-        int it = t->ndim - n + i;
-        strides[i] = (it >= 0 && t->shape[it] == shape[i] && shape[i] != 1) ? t->strides[it] : 0;
-    }
-}
-
-
 static bool same_shape(const clt_tensor *t, int n, const int64_t *shape)
 {
     if (t->ndim != n)

@@ -31,18 +31,6 @@ static clt_status check_cast(clt_dtype from, clt_dtype to, const char *fn)
                       torch_name(from), torch_name(to));
 }
 
-clt_status clt__check_dest(const clt_tensor *t, const char *fn)
-{
-    for (int d = 0; d < t->ndim && t->numel > 0; d++)
-        if (t->shape[d] > 1 && t->strides[d] == 0)
-            return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                              "%s: unsupported operation: more than one element of the "
-                              "written-to tensor refers to a single memory location; clone "
-                              "the tensor before performing the operation",
-                              fn);
-    return CLT_OK;
-}
-
 static bool same_shape(const clt_tensor *a, int n, const int64_t *shape)
 {
     if (a->ndim != n)

@@ -54,6 +54,27 @@ clt_status clt__wrap_dim(int dim, int n, int *out, const char *fn)
     return CLT_OK;
 }
 
+/* Strides of t seen through the broadcast shape (0 on broadcast dims). */
+void clt__broadcast_strides(const clt_tensor *t, int n, const int64_t *shape, int64_t *strides)
+{
+    for (int i = 0; i < n; i++) {
+        int it = t->ndim - n + i;
+        strides[i] = (it >= 0 && t->shape[it] == shape[i] && shape[i] != 1) ? t->strides[it] : 0;
+    }
+}
+
+clt_status clt__check_dest(const clt_tensor *t, const char *fn)
+{
+    for (int d = 0; d < t->ndim && t->numel > 0; d++)
+        if (t->shape[d] > 1 && t->strides[d] == 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: unsupported operation: more than one element of the "
+                              "written-to tensor refers to a single memory location; clone "
+                              "the tensor before performing the operation",
+                              fn);
+    return CLT_OK;
+}
+
 bool clt__is_contiguous(const clt_tensor *t)
 {
     int64_t expect = 1;
