@@ -25,30 +25,74 @@ static bool mapped(const clt_device *dev, size_t bytes)
     return dev->info.host_unified_memory && !v && bytes >= MAP_MIN_BYTES;
 }
 
+/* Every command goes into a device's queue under the device's lock, as
+ * launches do, and every wait happens outside it: PoCL's basic driver runs
+ * commands in the thread that enqueues them and deadlocks when two threads
+ * enqueue on one device at once (a launch and a blocking read were seen
+ * waiting for each other's event locks). */
+static cl_int wait_release(cl_event ev)
+{
+    cl_int err = clWaitForEvents(1, &ev);
+    clReleaseEvent(ev);
+    return err;
+}
+
 static cl_int write_host(clt_device *dev, cl_mem mem, size_t bytes, const void *data)
 {
-    if (!mapped(dev, bytes))
-        return clEnqueueWriteBuffer(dev->queue, mem, CL_TRUE, 0, bytes, data, 0, NULL, NULL);
+    cl_event ev = NULL;
     cl_int err = CL_SUCCESS;
-    void *p = clEnqueueMapBuffer(dev->queue, mem, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, bytes,
-                                 0, NULL, NULL, &err);
+    bool map = mapped(dev, bytes);
+    void *p = NULL;
+    pthread_mutex_lock(&dev->lock);
+    if (map)
+        p = clEnqueueMapBuffer(dev->queue, mem, CL_FALSE, CL_MAP_WRITE_INVALIDATE_REGION, 0,
+                               bytes, 0, NULL, &ev, &err);
+    else
+        err = clEnqueueWriteBuffer(dev->queue, mem, CL_FALSE, 0, bytes, data, 0, NULL, &ev);
+    if (err == CL_SUCCESS)
+        clFlush(dev->queue);
+    pthread_mutex_unlock(&dev->lock);
     if (err != CL_SUCCESS)
         return err;
+    err = wait_release(ev); /* the caller may reuse data when this returns */
+    if (!map || err != CL_SUCCESS)
+        return err;
     memcpy(p, data, bytes);
-    return clEnqueueUnmapMemObject(dev->queue, mem, p, 0, NULL, NULL);
+    pthread_mutex_lock(&dev->lock);
+    err = clEnqueueUnmapMemObject(dev->queue, mem, p, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        clFlush(dev->queue);
+    pthread_mutex_unlock(&dev->lock);
+    return err;
 }
 
 static cl_int read_host(clt_device *dev, cl_mem mem, size_t offset, size_t bytes, void *dst)
 {
-    if (!mapped(dev, bytes))
-        return clEnqueueReadBuffer(dev->queue, mem, CL_TRUE, offset, bytes, dst, 0, NULL, NULL);
+    cl_event ev = NULL;
     cl_int err = CL_SUCCESS;
-    void *p = clEnqueueMapBuffer(dev->queue, mem, CL_TRUE, CL_MAP_READ, offset, bytes, 0, NULL,
-                                 NULL, &err);
+    bool map = mapped(dev, bytes);
+    void *p = NULL;
+    pthread_mutex_lock(&dev->lock);
+    if (map)
+        p = clEnqueueMapBuffer(dev->queue, mem, CL_FALSE, CL_MAP_READ, offset, bytes, 0, NULL,
+                               &ev, &err);
+    else
+        err = clEnqueueReadBuffer(dev->queue, mem, CL_FALSE, offset, bytes, dst, 0, NULL, &ev);
+    if (err == CL_SUCCESS)
+        clFlush(dev->queue);
+    pthread_mutex_unlock(&dev->lock);
     if (err != CL_SUCCESS)
         return err;
+    err = wait_release(ev);
+    if (!map || err != CL_SUCCESS)
+        return err;
     memcpy(dst, p, bytes);
-    return clEnqueueUnmapMemObject(dev->queue, mem, p, 0, NULL, NULL);
+    pthread_mutex_lock(&dev->lock);
+    err = clEnqueueUnmapMemObject(dev->queue, mem, p, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        clFlush(dev->queue);
+    pthread_mutex_unlock(&dev->lock);
+    return err;
 }
 
 struct clt_event {
@@ -114,12 +158,17 @@ static clt_status copy_same_context(const clt_tensor *src, clt_tensor *dst, cons
     CLT__CL_CHECK(clFinish(sd->queue), "clt_to: finishing work on %s (%s)", sd->label,
                   sd->info.name);
     CLT__TRY(clt__index_check_end(&chk, true, "clt_to"));
-    CLT__CL_CHECK(clEnqueueCopyBuffer(dd->queue, clt__mem(src), clt__mem(dst),
-                                      (size_t)src->offset * es, 0, clt_tensor_nbytes(src), 0,
-                                      NULL, NULL),
-                  "clt_to: copying %zu bytes from %s (%s) to %s (%s)", clt_tensor_nbytes(src),
-                  sd->label, sd->info.name, dd->label, dd->info.name);
-    CLT__CL_CHECK(clFinish(dd->queue), "clt_to: copy to %s (%s)", dd->label, dd->info.name);
+    cl_event ev = NULL;
+    pthread_mutex_lock(&dd->lock);
+    cl_int err = clEnqueueCopyBuffer(dd->queue, clt__mem(src), clt__mem(dst),
+                                     (size_t)src->offset * es, 0, clt_tensor_nbytes(src), 0,
+                                     NULL, &ev);
+    if (err == CL_SUCCESS)
+        clFlush(dd->queue);
+    pthread_mutex_unlock(&dd->lock);
+    CLT__CL_CHECK(err, "clt_to: copying %zu bytes from %s (%s) to %s (%s)",
+                  clt_tensor_nbytes(src), sd->label, sd->info.name, dd->label, dd->info.name);
+    CLT__CL_CHECK(wait_release(ev), "clt_to: copy to %s (%s)", dd->label, dd->info.name);
 done:
     clt__index_check_end(&chk, false, NULL);
     return st;
@@ -190,12 +239,15 @@ clt_status clt__write_async(clt_tensor *t, const void *src, size_t bytes, cl_eve
     if (bytes == 0)
         return CLT_OK;
     size_t off = (size_t)t->offset * clt_dtype_size(t->dtype);
+    pthread_mutex_lock(&t->dev->lock);
     cl_int err = clEnqueueWriteBuffer(t->dev->queue, clt__mem(t), CL_FALSE, off, bytes, src, 0,
                                       NULL, ev);
+    if (err == CL_SUCCESS)
+        clFlush(t->dev->queue);
+    pthread_mutex_unlock(&t->dev->lock);
     if (err != CL_SUCCESS)
         return clt__cl_error(err, "writing %zu bytes to %s (%s)", bytes, t->dev->label,
                              t->dev->info.name);
-    clFlush(t->dev->queue);
     clt__count_h2d(bytes);
     clt__version_bump(t);
     return CLT_OK;
@@ -294,12 +346,16 @@ clt_status clt_tensor_read_async(const clt_tensor *t, void *dst, size_t dst_byte
         /* The record's read goes first on the in-order queue, so that it has
          * completed whenever the copy has (clt_event_query never waits). */
         CLT__TRY(clt__index_check_begin(e->keep->dev, &e->chk));
-        CLT__CL_CHECK(clEnqueueReadBuffer(e->keep->dev->queue, clt__mem(e->keep), CL_FALSE,
-                                          (size_t)e->keep->offset * clt_dtype_size(t->dtype),
-                                          bytes, dst, 0, NULL, &e->ev),
-                      "clt_tensor_read_async: reading %zu bytes from %s (%s)", bytes,
+        clt_device *kd = e->keep->dev;
+        pthread_mutex_lock(&kd->lock);
+        cl_int err = clEnqueueReadBuffer(kd->queue, clt__mem(e->keep), CL_FALSE,
+                                         (size_t)e->keep->offset * clt_dtype_size(t->dtype),
+                                         bytes, dst, 0, NULL, &e->ev);
+        if (err == CL_SUCCESS)
+            clFlush(kd->queue);
+        pthread_mutex_unlock(&kd->lock);
+        CLT__CL_CHECK(err, "clt_tensor_read_async: reading %zu bytes from %s (%s)", bytes,
                       t->dev->label, t->dev->info.name);
-        clFlush(e->keep->dev->queue);
         clt__count_d2h(bytes);
     }
     *out = e;
