@@ -1,6 +1,5 @@
 /* conv.c: the convolution and pooling layers (torch.nn.Conv2d, MaxPool2d,
  * AvgPool2d) over the ops of conv.h. */
-#include <math.h>
 
 #include "nn/nn.h"
 
@@ -53,7 +52,6 @@ clt_status clt_conv2d_layer(clt_device *dev, int64_t in_channels, int64_t out_ch
                               (long long)o->dilation[0], (long long)o->dilation[1],
                               (long long)o->padding[0], (long long)o->padding[1]);
     clt_module *m = NULL;
-    clt_tensor *w = NULL, *b = NULL;
     clt_status st = clt__module_new(&conv2d_ops, dev, &m);
     if (st != CLT_OK)
         return st;
@@ -62,25 +60,15 @@ clt_status clt_conv2d_layer(clt_device *dev, int64_t in_channels, int64_t out_ch
                     out_channels};
     for (int k = 0; k < 9; k++)
         m->i[k] = v[k];
-    /* kaiming_uniform_(a = sqrt(5)) and the bias both come to 1 / sqrt(fan_in) */
-    int64_t fan_in = in_channels / o->groups * kernel_h * kernel_w;
-    double bound = 1.0 / sqrt((double)fan_in);
     int64_t ws[4] = {out_channels, in_channels / o->groups, kernel_h, kernel_w};
-    CLT__TRY(clt__init_uniform(gen, dev, 4, ws, bound, &w));
-    CLT__TRY(clt__module_param(m, "weight", w));
-    w = NULL;
-    if (bias) {
-        CLT__TRY(clt__init_uniform(gen, dev, 1, &out_channels, bound, &b));
-        CLT__TRY(clt__module_param(m, "bias", b));
-        b = NULL;
+    st = clt__module_weight_bias(m, gen, 4, ws, in_channels / o->groups * kernel_h * kernel_w,
+                                 bias);
+    if (st != CLT_OK) {
+        clt_module_free(m);
+        return st;
     }
     *out = m;
-    m = NULL;
-done:
-    clt_tensor_free(w);
-    clt_tensor_free(b);
-    clt_module_free(m);
-    return st == CLT_OK ? clt__ok() : st;
+    return clt__ok();
 }
 
 /* ---- MaxPool2d and AvgPool2d ------------------------------------------------------------ */

@@ -64,6 +64,23 @@ clt_status clt__init_uniform(clt_generator *gen, clt_device *dev, int ndim, cons
     return st;
 }
 
+clt_status clt__module_weight_bias(clt_module *m, clt_generator *gen, int ndim,
+                                   const int64_t *wshape, int64_t fan_in, int bias)
+{
+    /* kaiming_uniform_(a = sqrt(5)) and the bias both come to 1 / sqrt(fan_in) */
+    double bound = 1.0 / sqrt((double)fan_in);
+    clt_tensor *t = NULL;
+    clt_status st = clt__init_uniform(gen, m->dev, ndim, wshape, bound, &t);
+    if (st == CLT_OK)
+        st = clt__module_param(m, "weight", t);
+    if (st == CLT_OK && bias) {
+        st = clt__init_uniform(gen, m->dev, 1, &wshape[0], bound, &t);
+        if (st == CLT_OK)
+            st = clt__module_param(m, "bias", t);
+    }
+    return st;
+}
+
 clt_status clt__module_check_device(const clt_module *m, const clt_tensor *x, const char *fn)
 {
     if (m->dev == NULL || x->dev == m->dev)
@@ -362,29 +379,19 @@ clt_status clt_linear(clt_device *dev, int64_t in_features, int64_t out_features
                           "positive",
                           (long long)in_features, (long long)out_features);
     clt_module *m = NULL;
-    clt_tensor *w = NULL, *b = NULL;
     clt_status st = clt__module_new(&linear_ops, dev, &m);
     if (st != CLT_OK)
         return st;
     m->i[0] = in_features;
     m->i[1] = out_features;
-    double bound = 1.0 / sqrt((double)in_features);
     int64_t ws[2] = {out_features, in_features};
-    CLT__TRY(clt__init_uniform(gen, dev, 2, ws, bound, &w));
-    CLT__TRY(clt__module_param(m, "weight", w));
-    w = NULL;
-    if (bias) {
-        CLT__TRY(clt__init_uniform(gen, dev, 1, &out_features, bound, &b));
-        CLT__TRY(clt__module_param(m, "bias", b));
-        b = NULL;
+    st = clt__module_weight_bias(m, gen, 2, ws, in_features, bias);
+    if (st != CLT_OK) {
+        clt_module_free(m);
+        return st;
     }
     *out = m;
-    m = NULL;
-done:
-    clt_tensor_free(w);
-    clt_tensor_free(b);
-    clt_module_free(m);
-    return st == CLT_OK ? clt__ok() : st;
+    return clt__ok();
 }
 
 /* ---- Flatten and the activations --------------------------------------------------------- */

@@ -48,6 +48,12 @@ clt_status clt__module_buffer(clt_module *m, const char *name, clt_tensor *t);
 clt_status clt__init_uniform(clt_generator *gen, clt_device *dev, int ndim, const int64_t *shape,
                              double bound, clt_tensor **out);
 
+/* Gives m (on its device) a parameter "weight" of shape wshape and, when
+ * bias, a "bias" [wshape[0]], both uniform in +-1/sqrt(fan_in): PyTorch's
+ * initialisation of Linear and Conv2d. */
+clt_status clt__module_weight_bias(clt_module *m, clt_generator *gen, int ndim,
+                                   const int64_t *wshape, int64_t fan_in, int bias);
+
 /* Error unless x lives on the module's device (PyTorch's wording, naming
  * both devices). */
 clt_status clt__module_check_device(const clt_module *m, const clt_tensor *x, const char *fn);
