@@ -324,15 +324,11 @@ static clt_status scatter_into(clt_tensor *dst, int d, const clt_tensor *index,
     return launch(dst->dev, dst->dtype, "scatter", n, 15, args);
 }
 
-/* PyTorch's scatter_shape_check: index, self and src of one rank (0-d
- * counting as 1-d), index no larger than src anywhere nor than self apart
- * from dimension d; nothing is checked for an empty index. */
-static clt_status scatter_checks(const clt_tensor *t, int dim, const clt_tensor *index,
-                                 const clt_tensor *src, int *d, const char *fn)
+/* What scatter and index_add check first: one device, int64 indices, src
+ * of t's dtype, dim wrapped over nd dims, and a dtype the device holds. */
+static clt_status writer_checks(const clt_tensor *t, int dim, int nd, const clt_tensor *index,
+                                const clt_tensor *src, int *d, const char *fn)
 {
-    int64_t ts[CLT_MAX_DIMS], tst[CLT_MAX_DIMS], is[CLT_MAX_DIMS], ist[CLT_MAX_DIMS];
-    int64_t ss[CLT_MAX_DIMS], sst[CLT_MAX_DIMS];
-    int nd = nonempty(t, ts, tst), ind = nonempty(index, is, ist), snd = nonempty(src, ss, sst);
     clt_status st = clt__same_device(t, index, fn);
     if (st == CLT_OK)
         st = clt__same_device(t, src, fn);
@@ -344,6 +340,19 @@ static clt_status scatter_checks(const clt_tensor *t, int dim, const clt_tensor 
         st = clt__wrap_dim(dim, nd, d, fn);
     if (st == CLT_OK)
         st = clt__check_dtype(t->dev, t->dtype, fn);
+    return st;
+}
+
+/* PyTorch's scatter_shape_check: index, self and src of one rank (0-d
+ * counting as 1-d), index no larger than src anywhere nor than self apart
+ * from dimension d; nothing is checked for an empty index. */
+static clt_status scatter_checks(const clt_tensor *t, int dim, const clt_tensor *index,
+                                 const clt_tensor *src, int *d, const char *fn)
+{
+    int64_t ts[CLT_MAX_DIMS], tst[CLT_MAX_DIMS], is[CLT_MAX_DIMS], ist[CLT_MAX_DIMS];
+    int64_t ss[CLT_MAX_DIMS], sst[CLT_MAX_DIMS];
+    int nd = nonempty(t, ts, tst), ind = nonempty(index, is, ist), snd = nonempty(src, ss, sst);
+    clt_status st = writer_checks(t, dim, nd, index, src, d, fn);
     if (st != CLT_OK || index->numel == 0)
         return st;
     char s1[160], s2[160], s3[160];
@@ -371,17 +380,7 @@ static clt_status index_add_checks(const clt_tensor *t, int dim, const clt_tenso
 {
     int64_t ts[CLT_MAX_DIMS], tst[CLT_MAX_DIMS], ss[CLT_MAX_DIMS], sst[CLT_MAX_DIMS];
     int nd = nonempty(t, ts, tst), snd = nonempty(src, ss, sst);
-    clt_status st = clt__same_device(t, index, fn);
-    if (st == CLT_OK)
-        st = clt__same_device(t, src, fn);
-    if (st == CLT_OK)
-        st = index_dtype(index, fn, "index");
-    if (st == CLT_OK)
-        st = same_dtype(t, src, fn);
-    if (st == CLT_OK)
-        st = clt__wrap_dim(dim, nd, d, fn);
-    if (st == CLT_OK)
-        st = clt__check_dtype(t->dev, t->dtype, fn);
+    clt_status st = writer_checks(t, dim, nd, index, src, d, fn);
     if (st != CLT_OK)
         return st;
     char s1[160], s2[160];
