@@ -181,7 +181,7 @@ static clt_status bw_var(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     const clt_tensor *a = S(0);
-    clt_tensor *mean = NULL, *mu = NULL, *dev = NULL, *gu = NULL, *t = NULL, *ou = NULL,
+    clt_tensor *mu = NULL, *dev = NULL, *gu = NULL, *t = NULL, *ou = NULL,
                *t2 = NULL;
     int dim = (int)n->i[0];
     if (dim < 0) {
@@ -218,7 +218,6 @@ static clt_status bw_var(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     CLT__TRY(clt__mul(dev, t2, &t));
     CLT__TRY(clt__mul_scalar(t, scale, &gin[0]));
 done:
-    clt_tensor_free(mean);
     clt_tensor_free(mu);
     clt_tensor_free(dev);
     clt_tensor_free(gu);

@@ -354,7 +354,7 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
     clt_status st = CLT_OK;
     clt_tensor **sq = calloc(n ? n : 1, sizeof *sq);
     clt_tensor *sum = NULL, *norm = NULL, *den = NULL, *coef = NULL, *clamped = NULL,
-               *scaled = NULL, *nd = NULL;
+               *nd = NULL;
     const clt_tensor *first = NULL;
     size_t m = 0;
     if (sq == NULL)
@@ -415,7 +415,6 @@ done:
     clt_tensor_free(den);
     clt_tensor_free(coef);
     clt_tensor_free(clamped);
-    clt_tensor_free(scaled);
     return st == CLT_OK ? clt__ok() : st;
 }
 
