@@ -665,9 +665,13 @@ clt_status clt__mean_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor *
 clt_status clt__prod(const clt_tensor *a, clt_tensor **out);
 clt_status clt__prod_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
 clt_status clt__max(const clt_tensor *a, clt_tensor **out);
-clt_status clt__max_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+/* max and min along dim with their indices (int64, the first of ties or
+ * the first NaN); indices may be NULL. */
+clt_status clt__max_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **values,
+                        clt_tensor **indices);
 clt_status clt__min(const clt_tensor *a, clt_tensor **out);
-clt_status clt__min_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+clt_status clt__min_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **values,
+                        clt_tensor **indices);
 clt_status clt__argmax(const clt_tensor *a, clt_tensor **out);
 clt_status clt__argmax_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
 clt_status clt__argmin(const clt_tensor *a, clt_tensor **out);
