@@ -9,7 +9,9 @@
  * once with real operands, once with every handle of the fixture NULL, so
  * that both the first argument checks and the later ones are crossed with
  * the out-pointers already holding a sentinel.  The few functions that can
- * fail only when memory runs out are listed with the reason instead. */
+ * fail only when memory runs out are listed but not called (NEVER_FAILS),
+ * and clt_pick, whose report is handed out on failure too, is checked for
+ * that (REPORT). */
 #include "helpers.h"
 
 #include <cltensor/dlpack.h>
