@@ -58,8 +58,7 @@ enum {
     REPORT = 1 << 15 /* the documented exception: the string is handed out on failure too */
 };
 
-static const int64_t sh23[2] = {2, 3}, sh5[1] = {5}, sh53[2] = {5, 3}, k22[2] = {2, 2},
-                     k00[2] = {0, 0}, one1[2] = {1, 1};
+static const int64_t sh23[2] = {2, 3}, sh5[1] = {5}, sh53[2] = {5, 3}, k22[2] = {2, 2};
 static const int perm00[2] = {0, 0};
 static const float host6[6] = {1, 2, 3, 4, 5, 6};
 static char small_buf[1];
@@ -360,8 +359,10 @@ Test(contract, failures_set_every_out_to_null)
     CHECK(clt_set_requires_grad(w, 1));
     clt_sgd_opts sgd = {0.1, 0, 0, 0, 0};
     CHECK(clt_sgd(&w, 1, &sgd, &f.opt));
-    f.pair[0] = f.cpair[0] = f.f;
-    f.pair[1] = f.cpair[1] = f.f2;
+    f.pair[0] = f.f;
+    f.pair[1] = f.f2;
+    f.cpair[0] = f.f;
+    f.cpair[1] = f.f2;
     f.mods[0] = NULL;
 
     /* With NULL handles; the arrays and values stay. */

@@ -3,6 +3,7 @@
  * inputs, zero-size and large inputs, NaN, ties, integer dtypes, and
  * bit-identical results across devices and kernel variants. */
 #include <stdint.h>
+#include <stdio.h>
 
 #include "helpers.h"
 
