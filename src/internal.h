@@ -115,6 +115,11 @@ const char *clt__opts_cached(clt__opts_slot *slot, const char *p0, clt_dtype t0,
  * check the value first with clt__scalar_check. */
 size_t clt__scalar_arg(clt_dtype dtype, double value, void *buf);
 
+/* v truncated towards zero into int64 without undefined behaviour: 0 for
+ * NaN and for values outside int64's range (callers refuse those first,
+ * with clt__scalar_check). */
+int64_t clt__trunc_int64(double v);
+
 /* How a scalar must fit a dtype: WRAP as an operand of a binary op (an
  * integer dtype takes any value of the int64 range, wrapped), EXACT as a
  * fill value or clamp bound (the dtype's own range, as c10's overflow
@@ -516,7 +521,8 @@ clt_status clt__tensor_read_at(const clt_tensor *t, void *dst, size_t dst_bytes,
 
 /* The element at p (of dtype) as a double; float16 is converted exactly. */
 double clt__element_to_double(clt_dtype dtype, const void *p);
-/* Stores v as dtype at p (rounding to nearest for float16). */
+/* Stores v as dtype at p (rounding to nearest for float16; integers as
+ * clt__trunc_int64, wrapped to their width). */
 void clt__element_from_double(clt_dtype dtype, double v, void *p);
 
 /* ---- build options and warm-up of the tensor layer's programs -------------- */
@@ -665,9 +671,13 @@ clt_status clt__mean_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor *
 clt_status clt__prod(const clt_tensor *a, clt_tensor **out);
 clt_status clt__prod_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
 clt_status clt__max(const clt_tensor *a, clt_tensor **out);
-clt_status clt__max_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+/* max and min along dim with their indices (int64, the first of ties or
+ * the first NaN); indices may be NULL. */
+clt_status clt__max_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **values,
+                        clt_tensor **indices);
 clt_status clt__min(const clt_tensor *a, clt_tensor **out);
-clt_status clt__min_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+clt_status clt__min_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **values,
+                        clt_tensor **indices);
 clt_status clt__argmax(const clt_tensor *a, clt_tensor **out);
 clt_status clt__argmax_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
 clt_status clt__argmin(const clt_tensor *a, clt_tensor **out);

@@ -28,8 +28,11 @@ cl_device_id clt_device_cl_device(const clt_device *dev)
 
 clt_status clt_tensor_cl_buffer(const clt_tensor *t, cl_mem *mem, size_t *offset_bytes)
 {
-    CLT__REQUIRE_ARG(t, "clt_tensor_cl_buffer");
     CLT__REQUIRE_ARG(mem, "clt_tensor_cl_buffer");
+    *mem = NULL;
+    if (offset_bytes)
+        *offset_bytes = 0;
+    CLT__REQUIRE_ARG(t, "clt_tensor_cl_buffer");
     *mem = clt__mem(t);
     if (offset_bytes)
         *offset_bytes = (size_t)t->offset * clt_dtype_size(t->dtype);

@@ -78,7 +78,8 @@ proto("clt_where", [P, P, P, PP])
 proto("clt_clamp", [P, C.POINTER(C.c_double), C.POINTER(C.c_double), PP])
 for n in ["sum", "mean", "prod", "max", "min", "argmax", "argmin"]:
     proto("clt_" + n, [P, PP])
-    proto("clt_%s_dim" % n, [P, C.c_int, C.c_int, PP])
+    # max and min along a dim also hand out their indices (may be NULL)
+    proto("clt_%s_dim" % n, [P, C.c_int, C.c_int, PP] + ([PP] if n in ("max", "min") else []))
 for n in ["var", "std"]:
     proto("clt_" + n, [P, C.c_double, PP])
     proto("clt_%s_dim" % n, [P, C.c_int, C.c_double, C.c_int, PP])
@@ -552,6 +553,24 @@ def elementwise():
 
 # ---- reductions -----------------------------------------------------------
 
+def cdim(n):
+    """clt_<n>_dim with torch's arguments then the out; max and min hand out
+    their values, "max indices" and "min indices" their indices."""
+    f = getattr(L, "clt_%s_dim" % n.split()[0])
+    if n.endswith(" indices"):
+        def indices(p, d, k, o):
+            v = P(0xdead)
+            st = f(p, d, k, C.byref(v), o)
+            if (st == 0) != (v.value is not None):
+                raise AssertionError("values %s after status %d" % (v.value, st))
+            L.clt_tensor_free(v)
+            return st
+        return indices
+    if n in ("max", "min"):
+        return lambda p, d, k, o: f(p, d, k, o, None)
+    return f
+
+
 def reductions():
     f = torch.float32
     RED = {"sum": (torch.sum, "red"), "prod": (torch.prod, "red"), "mean": (torch.mean, "red"),
@@ -559,54 +578,63 @@ def reductions():
            "argmax": (torch.argmax, "exact"), "argmin": (torch.argmin, "exact")}
 
     def tdim(n):
+        if n.endswith(" indices"):
+            fn = RED[n.split()[0]][0]
+            return lambda t, d, k: fn(t, d, keepdim=k)[1]
         fn = RED[n][0]
         if n in ("max", "min"):
             return lambda t, d, k: fn(t, d, keepdim=k)[0]
         return lambda t, d, k: fn(t, d, keepdim=k)
 
+
     shapes = [(3, 5), (7,), (1,), (), (2, 3, 4), (0,), (0, 3), (3, 0), (1, 1, 1), (33, 65)]
-    for n, (fn, tol) in RED.items():
+    for n, (fn, tol) in list(RED.items()) + [("max indices", (None, "exact")),
+                                             ("min indices", (None, "exact"))]:
         for dt in DTYPES:
             for sh in shapes if dt == f else [(3, 5), (0,), ()]:
                 a = data(sh, dt, lo=-2, hi=2)
-                check("%s %s %s" % (n, dn(dt), list(sh)), fn, getattr(L, "clt_" + n), [a],
-                      tol=tol, signed_zero=False)
+                if fn is not None:
+                    check("%s %s %s" % (n, dn(dt), list(sh)), fn, getattr(L, "clt_" + n), [a],
+                          tol=tol, signed_zero=False)
                 for d in range(-len(sh) - 1, max(len(sh), 1) + 1):
                     for k in (0, 1):
                         if dt != f and (k or d != -1):
                             continue
                         check("%s_dim %s %s d=%d k=%d" % (n, dn(dt), list(sh), d, k),
                               lambda t, d=d, k=k: tdim(n)(t, d, bool(k)),
-                              lambda p, o, d=d, k=k, n=n: getattr(L, "clt_%s_dim" % n)(p, d, k, o),
+                              lambda p, o, d=d, k=k, n=n: cdim(n)(p, d, k, o),
                               [a], tol=tol, signed_zero=False)
         check("%s_dim transposed" % n, lambda t: tdim(n)(t, 0, False),
-              lambda p, o: getattr(L, "clt_%s_dim" % n)(p, 0, 0, o),
+              lambda p, o: cdim(n)(p, 0, 0, o),
               [In(data((5, 6), f), ("T",))], tol=tol)
-        check("%s transposed" % n, fn, getattr(L, "clt_" + n),
-              [In(data((5, 6), f), ("T",))], tol=tol)
-        check("%s slice" % n, fn, getattr(L, "clt_" + n),
-              [In(data((4, 11), f), ("S", 1, 2, 10, 3))], tol=tol)
+        if fn is not None:
+            check("%s transposed" % n, fn, getattr(L, "clt_" + n),
+                  [In(data((5, 6), f), ("T",))], tol=tol)
+            check("%s slice" % n, fn, getattr(L, "clt_" + n),
+                  [In(data((4, 11), f), ("S", 1, 2, 10, 3))], tol=tol)
         check("%s_dim expand" % n, lambda t: tdim(n)(t, 1, True),
-              lambda p, o: getattr(L, "clt_%s_dim" % n)(p, 1, 1, o),
+              lambda p, o: cdim(n)(p, 1, 1, o),
               [In(data((1, 5), f), ("E", (3, 5)))], tol=tol)
         for dt in FLOATS:
             sp = data((4, 6), dt, special=True)
-            check("%s special %s" % (n, dn(dt)), fn, getattr(L, "clt_" + n), [sp], tol=tol)
+            if fn is not None:
+                check("%s special %s" % (n, dn(dt)), fn, getattr(L, "clt_" + n), [sp], tol=tol)
             check("%s_dim special %s" % (n, dn(dt)), lambda t: tdim(n)(t, 1, False),
-                  lambda p, o: getattr(L, "clt_%s_dim" % n)(p, 1, 0, o), [sp], tol=tol)
+                  lambda p, o: cdim(n)(p, 1, 0, o), [sp], tol=tol)
             check("%s_dim special d0 %s" % (n, dn(dt)), lambda t: tdim(n)(t, 0, False),
-                  lambda p, o: getattr(L, "clt_%s_dim" % n)(p, 0, 0, o), [sp], tol=tol)
+                  lambda p, o: cdim(n)(p, 0, 0, o), [sp], tol=tol)
     # ties and NaN for arg reductions
     tie = torch.tensor([[1.0, 3.0, 3.0, -1.0, -1.0], [2.0, 2.0, 2.0, 2.0, 2.0]])
     nan2 = torch.tensor([[1.0, float("nan"), 5.0, float("nan")],
                          [float("inf"), 1.0, -float("inf"), -float("inf")]])
-    for n in ("argmax", "argmin", "max", "min"):
+    for n in ("argmax", "argmin", "max", "min", "max indices", "min indices"):
         for name, t in (("ties", tie), ("nan", nan2), ("ties int", tie.to(torch.int32))):
-            check("%s %s" % (n, name), RED[n][0], getattr(L, "clt_" + n), [t], tol="exact")
+            if n in RED:
+                check("%s %s" % (n, name), RED[n][0], getattr(L, "clt_" + n), [t], tol="exact")
             check("%s_dim %s" % (n, name), lambda x: tdim(n)(x, 1, False),
-                  lambda p, o: getattr(L, "clt_%s_dim" % n)(p, 1, 0, o), [t], tol="exact")
+                  lambda p, o: cdim(n)(p, 1, 0, o), [t], tol="exact")
             check("%s_dim0 %s" % (n, name), lambda x: tdim(n)(x, 0, True),
-                  lambda p, o: getattr(L, "clt_%s_dim" % n)(p, 0, 1, o), [t], tol="exact")
+                  lambda p, o: cdim(n)(p, 0, 1, o), [t], tol="exact")
     big_tie = torch.zeros(10000)
     big_tie[[17, 5000, 9999]] = 3.0
     check("argmax big ties", torch.argmax, L.clt_argmax, [big_tie], tol="exact")
@@ -644,14 +672,14 @@ def reductions():
                             check("%s_dim %s %s d=%d c=%g k=%d" % (n, dn(dt), list(sh), d, corr, k),
                                   lambda t, c=corr, d=d, k=k, n=n: tvar(t, d, c, bool(k),
                                                                         n == "std"),
-                                  lambda p, o, c=corr, d=d, k=k: getattr(L, "clt_%s_dim" % n)(
+                                  lambda p, o, c=corr, d=d, k=k: cdim(n)(
                                       p, d, c, k, o), [a], tol="red", signed_zero=False)
         check("%s int" % n, fn, lambda p, o: getattr(L, "clt_" + n)(p, 1.0, o),
               [data((4,), torch.int32)])
         check("%s special" % n, fn, lambda p, o: getattr(L, "clt_" + n)(p, 1.0, o),
               [data((3, 4), f, special=True)], tol="red")
         check("%s_dim transposed" % n, lambda t: fn(t, 1),
-              lambda p, o: getattr(L, "clt_%s_dim" % n)(p, 1, 1.0, 0, o),
+              lambda p, o: cdim(n)(p, 1, 1.0, 0, o),
               [In(data((5, 6), f), ("T",))], tol="red")
         check("%s large offset" % n, fn, lambda p, o: getattr(L, "clt_" + n)(p, 1.0, o),
               [data((1000,), f) * 0.001 + 1e4], tol="red")
@@ -1025,14 +1053,14 @@ def stress():
                 for k in (0, 1):
                     check("%s_dim %s [3,4,5] d=%d k=%d" % (n, dn(dt), d, k),
                           lambda t, d=d, k=k, fn=fn: fn(t, d, keepdim=bool(k)),
-                          lambda p, o, d=d, k=k, n=n: getattr(L, "clt_%s_dim" % n)(p, d, k, o),
+                          lambda p, o, d=d, k=k, n=n: cdim(n)(p, d, k, o),
                           [a], tol=tol, signed_zero=False)
         # sizes around chunk boundaries, reduced along a middle dim
         for sh, d in [((4097,), 0), ((2, 4096 * 2 + 1, 3), 1), ((5000, 3), 0), ((3, 5000), 1),
                       ((70, 70), 0), ((1, 65), 1), ((65, 1), 0), ((2, 3, 4, 5, 6, 1, 2, 1), 4)]:
             a = data(sh, f, lo=-1, hi=1)
             check("%s_dim f32 %s d=%d" % (n, list(sh), d), lambda t, d=d, fn=fn: fn(t, d),
-                  lambda p, o, d=d, n=n: getattr(L, "clt_%s_dim" % n)(p, d, 0, o), [a],
+                  lambda p, o, d=d, n=n: cdim(n)(p, d, 0, o), [a],
                   tol=tol, signed_zero=False)
             check("%s f32 %s" % (n, list(sh)), fn, getattr(L, "clt_" + n), [a],
                   tol=tol, signed_zero=False)
@@ -1042,7 +1070,7 @@ def stress():
     for n in ("max", "min", "argmax", "argmin", "sum"):
         check("%s int64 beyond 2^53" % n, RD[n], getattr(L, "clt_" + n), [big], tol="exact")
         check("%s_dim int64 beyond 2^53" % n, lambda t, n=n: RD[n](t, 0),
-              lambda p, o, n=n: getattr(L, "clt_%s_dim" % n)(p, 0, 0, o), [big], tol="exact")
+              lambda p, o, n=n: cdim(n)(p, 0, 0, o), [big], tol="exact")
     check("sum int64 exact", torch.sum, L.clt_sum,
           [torch.tensor([2**53 + 1, 1, 1, 2**60], dtype=torch.int64)], tol="exact")
     check("prod int64 exact", torch.prod, L.clt_prod,
@@ -1061,13 +1089,13 @@ def stress():
         check("%s all nan" % n, RD[n], getattr(L, "clt_" + n), [allnan], tol="exact")
         check("%s all -inf" % n, RD[n], getattr(L, "clt_" + n), [allninf], tol="exact")
         check("%s_dim all -inf" % n, lambda t, n=n: RD[n](t, 1),
-              lambda p, o, n=n: getattr(L, "clt_%s_dim" % n)(p, 1, 0, o), [allninf], tol="exact")
+              lambda p, o, n=n: cdim(n)(p, 1, 0, o), [allninf], tol="exact")
         nanlate = data((3, 5000), f)
         nanlate[1, 4500] = float("nan")
         nanlate[2, 100] = float("nan")
         nanlate[2, 4999] = float("nan")
         check("%s_dim nan late" % n, lambda t, n=n: RD[n](t, 1),
-              lambda p, o, n=n: getattr(L, "clt_%s_dim" % n)(p, 1, 0, o), [nanlate], tol="exact")
+              lambda p, o, n=n: cdim(n)(p, 1, 0, o), [nanlate], tol="exact")
         check("%s nan late" % n, RD[n], getattr(L, "clt_" + n), [nanlate], tol="exact")
         tied = torch.zeros(3, 9000, dtype=torch.int32)
         tied[:, 4097] = 5
@@ -1075,16 +1103,16 @@ def stress():
         tied[1, 1] = -5
         tied[1, 8000] = -5
         check("%s_dim ties across chunks" % n, lambda t, n=n: RD[n](t, 1),
-              lambda p, o, n=n: getattr(L, "clt_%s_dim" % n)(p, 1, 0, o), [tied], tol="exact")
+              lambda p, o, n=n: cdim(n)(p, 1, 0, o), [tied], tol="exact")
         check("%s_dim ties d0" % n, lambda t, n=n: RD[n](t, 0),
-              lambda p, o, n=n: getattr(L, "clt_%s_dim" % n)(p, 0, 0, o), [tied.t().contiguous()],
+              lambda p, o, n=n: cdim(n)(p, 0, 0, o), [tied.t().contiguous()],
               tol="exact")
         check("%s uint8" % n, RD[n], getattr(L, "clt_" + n),
               [torch.tensor([3, 250, 250, 0], dtype=torch.uint8)], tol="exact")
     for n in ("max", "min"):
         check("%s bool" % n, RD[n], getattr(L, "clt_" + n), [data((7,), torch.bool)], tol="exact")
     check("max_dim empty other dim", lambda t: torch.max(t, 1)[0],
-          lambda p, o: L.clt_max_dim(p, 1, 0, o), [data((0, 3), f)], tol="exact")
+          lambda p, o: L.clt_max_dim(p, 1, 0, o, None), [data((0, 3), f)], tol="exact")
     check("argmax_dim empty other dim", lambda t: torch.argmax(t, 1),
           lambda p, o: L.clt_argmax_dim(p, 1, 0, o), [data((0, 3), f)], tol="exact")
     check("var_dim big", lambda t: torch.var(t, 0), lambda p, o: L.clt_var_dim(p, 0, 1.0, 0, o),
@@ -1221,11 +1249,11 @@ def chains():
                   getattr(L, "clt_" + n), [x], tol="red")
             check("%s_dim -1 of %s" % (n, nm),
                   (lambda z, fn=fn, n=n: fn(z, -1)[0] if n == "max" else fn(z, -1)),
-                  lambda p, o, n=n: getattr(L, "clt_%s_dim" % n)(p, -1, 0, o), [x], tol="red")
+                  lambda p, o, n=n: cdim(n)(p, -1, 0, o), [x], tol="red")
             check("%s_dim 0 of %s" % (n, nm),
                   (lambda z, fn=fn, n=n: fn(z, 0, keepdim=True)[0] if n == "max"
                    else fn(z, 0, keepdim=True)),
-                  lambda p, o, n=n: getattr(L, "clt_%s_dim" % n)(p, 0, 1, o), [x], tol="red")
+                  lambda p, o, n=n: cdim(n)(p, 0, 1, o), [x], tol="red")
         check("var_dim of %s" % nm, lambda z: torch.var(z, 0),
               lambda p, o: L.clt_var_dim(p, 0, 1.0, 0, o), [x], tol="red")
         check("softmax of %s" % nm, lambda z: torch.softmax(z, 0), lambda p, o: L.clt_softmax(p, 0, o),
@@ -1258,7 +1286,7 @@ def chains():
         x = In(data((4, 8), dt), V4)
         check("sum of V4 %s" % dn(dt), torch.sum, L.clt_sum, [x], tol="red")
         check("max_dim of V4 %s" % dn(dt), lambda z: z.max(0)[0],
-              lambda p, o: L.clt_max_dim(p, 0, 0, o), [x], tol="exact")
+              lambda p, o: L.clt_max_dim(p, 0, 0, o, None), [x], tol="exact")
         check("contiguous of V2 %s" % dn(dt), lambda z: z.contiguous(), L.clt_contiguous,
               [In(data((6, 6), dt), V2)], tol="exact")
     big = torch.zeros(3, 9000, dtype=torch.int64)
@@ -1290,7 +1318,7 @@ def _perm_then(p, o, n):
     st = L.clt_permute(p, 3, (C.c_int * 3)(2, 0, 1), C.byref(q))
     if st:
         return st
-    st = getattr(L, "clt_%s_dim" % n)(q, 1, 0, o)
+    st = cdim(n)(q, 1, 0, o)
     L.clt_tensor_free(q)
     return st
 

@@ -69,10 +69,11 @@ def down(t, n):
     return buf
 
 
-def call(name, *args):
+def call(name, *args, after=()):
+    """name(*args, &out, *after) -> out."""
     out = P()
     f = getattr(L, name)
-    st = f(*args, C.byref(out))
+    st = f(*args, C.byref(out), *after)
     if st != 0:
         raise RuntimeError("%s: %s" % (name, L.clt_last_error().decode()))
     return out
@@ -178,13 +179,15 @@ t = [[3.0, 1.0, 3.0, 0.0], [2.0, 2.0, -1.0, 2.0], [0.0, 0.0, 5.0, 1.0]]
 for n, f in {"sum": torch.sum, "mean": torch.mean, "prod": torch.prod, "max": torch.max,
              "min": torch.min}.items():
     proto("clt_" + n, [P, PP])
-    proto("clt_%s_dim" % n, [P, C.c_int, C.c_int, PP])
+    # max and min along a dim hand out their indices after the values: NULL
+    extra = (None,) if n in ("max", "min") else ()
+    proto("clt_%s_dim" % n, [P, C.c_int, C.c_int, PP] + [PP] * len(extra))
     case(n, f, lambda x, n=n: call("clt_" + n, x), [t])
     for d, k in ((0, 0), (1, 1), (-1, 0)):
         tf = (lambda x, d=d, k=k, f=f: f(x, d, keepdim=bool(k))[0]) if n in ("max", "min") \
             else (lambda x, d=d, k=k, f=f: f(x, d, keepdim=bool(k)))
         case("%s_dim %d %d" % (n, d, k), tf,
-             lambda x, d=d, k=k, n=n: call("clt_%s_dim" % n, x, d, k), [t])
+             lambda x, d=d, k=k, n=n, e=extra: call("clt_%s_dim" % n, x, d, k, after=e), [t])
 for n in ("var", "std"):
     proto("clt_" + n, [P, C.c_double, PP])
     proto("clt_%s_dim" % n, [P, C.c_int, C.c_double, C.c_int, PP])

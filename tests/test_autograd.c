@@ -175,6 +175,17 @@ typedef struct red_case {
     int d, keep;
 } red_case;
 
+/* max and min along a dim without their indices, as the other reductions. */
+static clt_status max_dim_values(const clt_tensor *a, int dim, int keepdim, clt_tensor **out)
+{
+    return clt_max_dim(a, dim, keepdim, out, NULL);
+}
+
+static clt_status min_dim_values(const clt_tensor *a, int dim, int keepdim, clt_tensor **out)
+{
+    return clt_min_dim(a, dim, keepdim, out, NULL);
+}
+
 static clt_status call_red(clt_tensor *const *in, clt_tensor **out, const void *ctx)
 {
     const red_case *c = ctx;
@@ -189,8 +200,8 @@ Test(autograd, reductions)
         {clt_sum, NULL, 0, 0},       {NULL, clt_sum_dim, 1, 0},  {NULL, clt_sum_dim, -1, 1},
         {clt_mean, NULL, 0, 0},      {NULL, clt_mean_dim, 0, 1}, {NULL, clt_mean_dim, 2, 0},
         {clt_prod, NULL, 0, 0},      {NULL, clt_prod_dim, 1, 0}, {NULL, clt_prod_dim, 0, 1},
-        {clt_max, NULL, 0, 0},       {NULL, clt_max_dim, 1, 0},  {NULL, clt_max_dim, -1, 1},
-        {clt_min, NULL, 0, 0},       {NULL, clt_min_dim, 2, 0},
+        {clt_max, NULL, 0, 0},       {NULL, max_dim_values, 1, 0},  {NULL, max_dim_values, -1, 1},
+        {clt_min, NULL, 0, 0},       {NULL, min_dim_values, 2, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         gradcheck(dev, call_red, &cases[i], 1, x);
@@ -273,7 +284,7 @@ Test(autograd, max_ties)
     CHECK(clt_scope_begin());
     CHECK(clt_max(x, &l));
     CHECK(clt_backward(l, NULL, 0));
-    CHECK(clt_max_dim(x, 1, 0, &m));
+    CHECK(clt_max_dim(x, 1, 0, &m, NULL));
     CHECK(clt_sum(m, &l));
     CHECK(clt_backward(l, NULL, 0));
     clt_scope_end();
@@ -305,6 +316,41 @@ static clt_status call_mm(clt_tensor *const *in, clt_tensor **out, const void *c
     clt_tensor_free(a);
     clt_tensor_free(b);
     return st;
+}
+
+/* min along a dim with NaN and ties: each column's gradient goes to the
+ * index min_dim hands out (the first NaN, else the first smallest). */
+Test(autograd, min_dim_gradient_follows_indices)
+{
+    clt_device *dev = get_device("cpu");
+    const float v[3][4] = {{1, NAN, 5, 0}, {1, 2, NAN, -3}, {0, 2, 7, -3}};
+    const float w[4] = {1, 2, 3, 4};
+    clt_tensor *x, *m, *ix, *gw, *g;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){3, 4}, v, &x));
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_min_dim(x, 0, 1, &m, &ix));
+    cr_assert_eq(clt_requires_grad(ix), 0);
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){1, 4}, w, &gw));
+    CHECK(clt_backward(m, gw, 0));
+    CHECK(clt_grad(x, &g));
+    float got[3][4];
+    int64_t idx[4];
+    CHECK(clt_tensor_read(g, got, sizeof got));
+    CHECK(clt_tensor_read(ix, idx, sizeof idx));
+    for (int c = 0; c < 4; c++) {
+        int best = 0;
+        for (int r = 1; r < 3 && !isnan(v[best][c]); r++)
+            if (isnan(v[r][c]) || v[r][c] < v[best][c])
+                best = r;
+        cr_assert_eq(idx[c], best, "column %d: index %lld, want %d", c, (long long)idx[c], best);
+        for (int r = 0; r < 3; r++)
+            cr_assert_eq(got[r][c], r == best ? w[c] : 0.0f, "[%d][%d]: %g", r, c, got[r][c]);
+    }
+    clt_tensor_free(g);
+    clt_tensor_free(gw);
+    clt_tensor_free(ix);
+    clt_tensor_free(m);
+    clt_tensor_free(x);
 }
 
 Test(autograd, matmul_every_form)

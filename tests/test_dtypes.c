@@ -463,3 +463,146 @@ Test(dtypes, fill_values_and_clamp_bounds_must_fit)
     clt_tensor_free(a);
     clt_tensor_free(f);
 }
+
+/* Scalars at and beyond the integers' edges, through every path that
+ * converts a double scalar to an integer dtype: each is refused or gives
+ * the value the documented rules give (computed here with explicit range
+ * checks and modular arithmetic), and, in the sanitizer build, no
+ * conversion out of range happens on the way (UBSan's float-cast-overflow
+ * stops the test). */
+static const double edge_values[] = {NAN, INFINITY, -INFINITY, 0x1p63, -0x1p63 - 1.0 /* = -2^63 */,
+                                     1e300};
+static const clt_dtype edge_dtypes[] = {CLT_INT32, CLT_INT64, CLT_UINT8, CLT_BOOL};
+
+/* v fits dt as a fill value (c10's overflow check; uint8 takes -255..255). */
+static int fits_exact(clt_dtype dt, double v)
+{
+    switch (dt) {
+    case CLT_INT32: return v > -2147483649.0 && v < 2147483648.0;
+    case CLT_INT64: return v >= -0x1p63 && v < 0x1p63;
+    case CLT_UINT8: return v > -256.0 && v < 256.0;
+    default: return 1;
+    }
+}
+
+/* The int64 value i wrapped to dt's width, as a double. */
+static double wrap_to(clt_dtype dt, int64_t i)
+{
+    uint64_t u = (uint64_t)i;
+    switch (dt) {
+    case CLT_INT32: return (double)(int32_t)(uint32_t)u;
+    case CLT_UINT8: return (double)(uint8_t)u;
+    case CLT_BOOL: return i != 0;
+    default: return (double)i;
+    }
+}
+
+/* Expects st to be a refusal (CLT_ERR_INVALID_ARGUMENT, the out NULL) when
+ * `ok` is 0, else success with the single element equal to want (NaN equal
+ * to NaN) in dtype want_dt. */
+static void expect_edge(clt_status st, clt_tensor *r, int ok, clt_dtype want_dt, double want,
+                        const char *op, clt_dtype dt, double v)
+{
+    if (!ok) {
+        cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s %s %g: %s, want a refusal", op,
+                     clt_dtype_name(dt), v, clt_status_name(st));
+        cr_assert(strstr(clt_last_error(), "overflow") || strstr(clt_last_error(), "alpha") ||
+                      strstr(clt_last_error(), "too many") || strstr(clt_last_error(), "range") ||
+                      strstr(clt_last_error(), "sign"),
+                  "%s %s %g: \"%s\"", op, clt_dtype_name(dt), v, clt_last_error());
+        cr_assert_null(r, "%s", op);
+        return;
+    }
+    cr_assert_eq(st, CLT_OK, "%s %s %g: %s", op, clt_dtype_name(dt), v, clt_last_error());
+    cr_assert_eq(clt_tensor_dtype(r), want_dt, "%s %s %g: dtype %s, want %s", op,
+                 clt_dtype_name(dt), v, clt_dtype_name(clt_tensor_dtype(r)),
+                 clt_dtype_name(want_dt));
+    double got = 0;
+    CHECK(clt_tensor_item(r, &got));
+    cr_assert(isnan(want) ? isnan(got) : got == want, "%s %s %g: %.17g, want %.17g", op,
+              clt_dtype_name(dt), v, got, want);
+    clt_tensor_free(r);
+}
+
+Test(dtypes, scalars_at_integer_edges)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t one = 1;
+    for (size_t d = 0; d < sizeof edge_dtypes / sizeof edge_dtypes[0]; d++) {
+        clt_dtype dt = edge_dtypes[d];
+        clt_tensor *x = NULL, *mask = NULL, *idx = NULL;
+        CHECK(clt_ones(dev, dt, 1, &one, &x));
+        CHECK(clt_ones(dev, CLT_BOOL, 1, &one, &mask));
+        CHECK(clt_zeros(dev, CLT_INT64, 1, &one, &idx));
+        for (size_t k = 0; k < sizeof edge_values / sizeof edge_values[0]; k++) {
+            double v = edge_values[k];
+            int integral = isfinite(v) && v == floor(v), in_int64 = v >= -0x1p63 && v < 0x1p63;
+            clt_tensor *r = (clt_tensor *)1;
+
+            /* Fill values must fit the dtype (bool takes anything, v != 0). */
+            double stored = dt == CLT_BOOL ? (v != 0) : fits_exact(dt, v) ? wrap_to(dt, (int64_t)v) : 0;
+            clt_status st = clt_full(dev, dt, 1, &one, v, &r);
+            expect_edge(st, r, fits_exact(dt, v), dt, stored, "full", dt, v);
+            r = (clt_tensor *)1;
+            st = clt_masked_fill(x, mask, v, &r);
+            expect_edge(st, r, fits_exact(dt, v), dt, stored, "masked_fill", dt, v);
+            CHECK(clt_clone(x, &r));
+            st = clt_fill_(r, v);
+            if (fits_exact(dt, v)) {
+                expect_edge(st, r, 1, dt, stored, "fill_", dt, v);
+            } else {
+                cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "fill_ %s %g", clt_dtype_name(dt), v);
+                clt_tensor_free(r);
+            }
+
+            /* Operands of binary ops: a non-integral scalar makes the
+             * result float32; an integral one acts like a Python int,
+             * wrapped to the result's width, and beyond int64 is refused.
+             * A bool tensor with an int scalar gives int64. */
+            clt_dtype int_dt = dt == CLT_BOOL ? CLT_INT64 : dt;
+            int ok = !integral || in_int64;
+            clt_dtype rdt = integral ? int_dt : CLT_FLOAT32;
+            double add = integral ? (in_int64 ? wrap_to(int_dt, (int64_t)((uint64_t)1 + (uint64_t)(int64_t)v)) : 0)
+                                  : (double)(1.0f + (float)v);
+            double mul = integral ? (in_int64 ? wrap_to(int_dt, (int64_t)v) : 0) : (double)(float)v;
+            r = (clt_tensor *)1;
+            st = clt_add_scalar(x, v, &r);
+            expect_edge(st, r, ok, rdt, add, "add_scalar", dt, v);
+            r = (clt_tensor *)1;
+            st = clt_mul_scalar(x, v, &r);
+            expect_edge(st, r, ok, rdt, mul, "mul_scalar", dt, v);
+
+            /* clamp's bound must fit the promoted dtype: 1 clamped below at v. */
+            double lo = integral ? (in_int64 ? (v > 1 ? v : 1) : 0) : (isnan(v) ? NAN : (v > 1 ? v : 1));
+            r = (clt_tensor *)1;
+            st = clt_clamp(x, &v, NULL, &r);
+            expect_edge(st, r, !integral || fits_exact(int_dt, v), rdt, lo, "clamp", dt, v);
+
+            /* index_add's alpha: an integer destination takes only an
+             * integral alpha in int64's range, wrapped. */
+            if (dt != CLT_BOOL) {
+                clt_tensor *z = NULL;
+                CHECK(clt_zeros(dev, dt, 1, &one, &z));
+                r = (clt_tensor *)1;
+                st = clt_index_add(z, 0, idx, x, v, &r);
+                expect_edge(st, r, integral && in_int64, dt, in_int64 ? wrap_to(dt, (int64_t)v) : 0,
+                            "index_add alpha", dt, v);
+                clt_tensor_free(z);
+            }
+
+            /* arange works in int64 for integer dtypes: each of these
+             * starts or steps is refused. */
+            if (dt != CLT_BOOL) {
+                r = (clt_tensor *)1;
+                st = clt_arange(dev, dt, 0, 10, v, &r);
+                expect_edge(st, r, 0, dt, 0, "arange step", dt, v);
+                r = (clt_tensor *)1;
+                st = clt_arange(dev, dt, v, 10, 1, &r);
+                expect_edge(st, r, 0, dt, 0, "arange start", dt, v);
+            }
+        }
+        clt_tensor_free(x);
+        clt_tensor_free(mask);
+        clt_tensor_free(idx);
+    }
+}

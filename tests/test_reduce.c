@@ -3,6 +3,7 @@
  * inputs, zero-size and large inputs, NaN, ties, integer dtypes, and
  * bit-identical results across devices and kernel variants. */
 #include <stdint.h>
+#include <stdio.h>
 
 #include "helpers.h"
 
@@ -17,8 +18,8 @@ static clt_status dev_reduce(rk k, const clt_tensor *a, int all, int dim, int ke
     case SUM: return all ? clt_sum(a, out) : clt_sum_dim(a, dim, keepdim, out);
     case MEAN: return all ? clt_mean(a, out) : clt_mean_dim(a, dim, keepdim, out);
     case PROD: return all ? clt_prod(a, out) : clt_prod_dim(a, dim, keepdim, out);
-    case MAX: return all ? clt_max(a, out) : clt_max_dim(a, dim, keepdim, out);
-    case MIN: return all ? clt_min(a, out) : clt_min_dim(a, dim, keepdim, out);
+    case MAX: return all ? clt_max(a, out) : clt_max_dim(a, dim, keepdim, out, NULL);
+    case MIN: return all ? clt_min(a, out) : clt_min_dim(a, dim, keepdim, out, NULL);
     case ARGMAX: return all ? clt_argmax(a, out) : clt_argmax_dim(a, dim, keepdim, out);
     case ARGMIN: return all ? clt_argmin(a, out) : clt_argmin_dim(a, dim, keepdim, out);
     case VAR: return all ? clt_var(a, 1, out) : clt_var_dim(a, dim, 1, keepdim, out);
@@ -348,7 +349,7 @@ Test(reduce, zero_size)
         cr_assert_eq(got[i], 1.0);
     free(got);
     clt_tensor_free(r);
-    CHECK(clt_max_dim(a, 0, 0, &r)); /* [0, 3]: nothing to reduce, fine */
+    CHECK(clt_max_dim(a, 0, 0, &r, NULL)); /* [0, 3]: nothing to reduce, fine */
     cr_assert_eq(clt_tensor_numel(r), 0);
     clt_tensor_free(r);
     cr_assert_eq(clt_argmax_dim(a, 1, 0, &r), CLT_ERR_INVALID_ARGUMENT);
@@ -441,6 +442,125 @@ Test(reduce, ties_first_index)
     clt_tensor_free(r);
     clt_tensor_free(a);
     free(h);
+}
+
+/* max_dim and min_dim hand out values and indices from one call: checked
+ * against the host reference (first of ties, first NaN) for float32,
+ * float64 and int32, every dim, keepdim or not, rows long enough to need
+ * several passes, and a transposed view. */
+static void check_values_indices(const clt_tensor *a, const double *h, int nd,
+                                 const int64_t *shape, const char *what)
+{
+    for (int kind = 0; kind < 2; kind++) {
+        rk vk = kind ? MIN : MAX, ik = kind ? ARGMIN : ARGMAX;
+        for (int d = -1; d < nd; d++) {
+            for (int keep = 0; keep < 2; keep++) {
+                int dd = d < 0 ? nd - 1 : d;
+                int64_t outer = 1, inner = 1, R = shape[dd];
+                for (int j = 0; j < nd; j++) {
+                    if (j < dd)
+                        outer *= shape[j];
+                    else if (j > dd)
+                        inner *= shape[j];
+                }
+                clt_tensor *v = NULL, *ix = NULL;
+                CHECK(kind ? clt_min_dim(a, d, keep, &v, &ix) : clt_max_dim(a, d, keep, &v, &ix));
+                cr_assert_eq(clt_tensor_dtype(v), clt_tensor_dtype(a));
+                cr_assert_eq(clt_tensor_dtype(ix), CLT_INT64);
+                cr_assert_eq(clt_tensor_ndim(v), keep ? nd : nd - 1);
+                cr_assert_eq(clt_tensor_ndim(ix), clt_tensor_ndim(v));
+                cr_assert_eq(clt_tensor_numel(ix), outer * inner);
+                double *gv = read_doubles(v), *gi = read_doubles(ix);
+                for (int64_t o = 0; o < outer; o++) {
+                    for (int64_t i = 0; i < inner; i++) {
+                        double wv = ref(vk, h, o, R, inner, i), wi = ref(ik, h, o, R, inner, i);
+                        int64_t at = o * inner + i;
+                        cr_assert(close_enough(gv[at], wv, 0, 0),
+                                  "%s %s d=%d keep=%d [%lld]: value %g, want %g", what,
+                                  rk_names[vk], d, keep, (long long)at, gv[at], wv);
+                        cr_assert_eq(gi[at], wi, "%s %s d=%d keep=%d [%lld]: index %g, want %g",
+                                     what, rk_names[vk], d, keep, (long long)at, gi[at], wi);
+                    }
+                }
+                free(gv);
+                free(gi);
+                clt_tensor_free(v);
+                clt_tensor_free(ix);
+            }
+        }
+    }
+}
+
+Test(reduce, max_min_dim_values_and_indices)
+{
+    clt_device *dev = get_device("cpu");
+    const clt_dtype dts[] = {CLT_FLOAT32, CLT_FLOAT64, CLT_INT32};
+    const int64_t small[3] = {3, 5, 4}, longrow[2] = {3, 9000};
+    for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++) {
+        for (int s = 0; s < 2; s++) {
+            const int64_t *shape = s ? longrow : small;
+            int nd = s ? 2 : 3;
+            size_t n = (size_t)(shape[0] * shape[1] * (s ? 1 : shape[2]));
+            double *h = malloc(n * sizeof *h);
+            unsigned char *raw = malloc(n * 8);
+            unsigned seed = 7 + (unsigned)t;
+            for (size_t i = 0; i < n; i++) {
+                seed = seed * 1103515245u + 12345u;
+                h[i] = (double)((seed >> 16) % 4) - 1.0; /* -1..2: many ties */
+            }
+            if (s) { /* the maxima late in long rows, across chunk boundaries */
+                h[4097] = 9;
+                h[8999] = 9;
+                h[9000 + 5000] = -9;
+                h[18000 + 8998] = 9;
+            }
+            if (dts[t] != CLT_INT32) { /* NaN: the first one wins, max and min alike */
+                h[6] = NAN;
+                h[n - 2] = NAN;
+                h[n / 2] = NAN;
+            }
+            for (size_t i = 0; i < n; i++) {
+                if (dts[t] == CLT_FLOAT32)
+                    ((float *)raw)[i] = (float)h[i];
+                else if (dts[t] == CLT_FLOAT64)
+                    ((double *)raw)[i] = h[i];
+                else
+                    ((int32_t *)raw)[i] = (int32_t)h[i];
+            }
+            clt_tensor *a = NULL;
+            CHECK(clt_tensor_from_host(dev, dts[t], nd, shape, raw, &a));
+            char what[64];
+            snprintf(what, sizeof what, "%s %s", clt_dtype_name(dts[t]), s ? "[3, 9000]" : "[3, 5, 4]");
+            check_values_indices(a, h, nd, shape, what);
+            if (!s) { /* a transposed view: [4, 5, 3] read through strides */
+                clt_tensor *tr = NULL;
+                CHECK(clt_transpose(a, 0, 2, &tr));
+                double *ht = malloc(n * sizeof *ht);
+                for (int64_t i = 0; i < 4; i++)
+                    for (int64_t j = 0; j < 5; j++)
+                        for (int64_t k = 0; k < 3; k++)
+                            ht[(i * 5 + j) * 3 + k] = h[(k * 5 + j) * 4 + i];
+                check_values_indices(tr, ht, 3, (const int64_t[]){4, 5, 3}, "transposed");
+                free(ht);
+                clt_tensor_free(tr);
+            }
+            clt_tensor_free(a);
+            free(h);
+            free(raw);
+        }
+    }
+    /* A 0-dimensional tensor is its own max, at index 0; indices may be NULL. */
+    clt_tensor *z = NULL, *v = NULL, *ix = NULL;
+    CHECK(clt_full(dev, CLT_FLOAT32, 0, NULL, 4.5, &z));
+    CHECK(clt_max_dim(z, 0, 0, &v, &ix));
+    cr_assert_eq(item(v), 4.5);
+    cr_assert_eq(item(ix), 0.0);
+    clt_tensor_free(v);
+    clt_tensor_free(ix);
+    CHECK(clt_min_dim(z, -1, 1, &v, NULL));
+    cr_assert_eq(item(v), 4.5);
+    clt_tensor_free(v);
+    clt_tensor_free(z);
 }
 
 Test(reduce, integer_dtypes)
@@ -583,7 +703,7 @@ Test(reduce, scalar_input_and_dim_errors)
     cr_assert_null(r);
     cr_assert(strstr(clt_last_error(), "expected to be in range of [-3, 2], but got 3") != NULL,
               "%s", clt_last_error());
-    cr_assert_eq(clt_max_dim(a, -4, 0, &r), CLT_ERR_DIM_OUT_OF_RANGE);
+    cr_assert_eq(clt_max_dim(a, -4, 0, &r, NULL), CLT_ERR_DIM_OUT_OF_RANGE);
     cr_assert_eq(clt_sum(NULL, &r), CLT_ERR_NULL_ARGUMENT);
     cr_assert_eq(clt_sum(a, NULL), CLT_ERR_NULL_ARGUMENT);
     cr_assert_eq(clt_var_dim(NULL, 0, 1, 0, &r), CLT_ERR_NULL_ARGUMENT);
@@ -720,7 +840,7 @@ Test(reduce, arg_reductions_refuse_bool)
     r = (clt_tensor *)1;
     cr_assert_eq(clt_argmin_dim(b, -1, 1, &r), CLT_ERR_DTYPE_MISMATCH);
     cr_assert_null(r);
-    CHECK(clt_max_dim(b, 1, 0, &r));
+    CHECK(clt_max_dim(b, 1, 0, &r, NULL));
     uint8_t m[2] = {9, 9};
     CHECK(clt_tensor_read(r, m, sizeof m));
     cr_assert(m[0] == (hb[0] | hb[1] | hb[2]) && m[1] == (hb[3] | hb[4] | hb[5]));

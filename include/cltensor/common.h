@@ -7,6 +7,15 @@
  * message is owned by the library and stays valid until the next cltensor
  * call on the same thread.  The library never aborts, exits or prints.
  *
+ * Outputs on failure.  A function that hands something out through a
+ * pointer parameter (a tensor, module, optimizer, loader, device, event,
+ * string, array or OpenCL handle) sets it to NULL on every failure, and a
+ * count handed out beside it (size_t *n) to 0, whatever the failure and
+ * whatever the pointer held before; the other headers rely on this rule
+ * instead of repeating it.  The one exception says so where it is declared
+ * (clt_pick's report).  A NULL out-pointer itself is
+ * CLT_ERR_NULL_ARGUMENT unless the declaration says it may be NULL.
+ *
  * Errors found on the device.  An index out of range in an index op
  * (cltensor/index.h) is found by its kernel, after the op has returned
  * CLT_OK; the next blocking wait on that device returns

@@ -112,7 +112,8 @@ CLT_API const char *clt_classify(const clt_device_info *info);
  * `env_override` plays the part of CLTENSOR_DEVICE for "auto" (NULL or ""
  * for none).  On success *picked is an index into infos.  When `report` is
  * not NULL it receives the explanation, a new string to release with
- * clt_free, on success and on failure alike. */
+ * clt_free, on success and on failure alike (the exception to common.h's
+ * rule for outputs). */
 CLT_API clt_status clt_pick(const clt_device_info *infos, size_t n, const char *kind,
                             const char *env_override, size_t *picked, char **report);
 

@@ -9,8 +9,9 @@
  * 1-dimensional of size 1, as in PyTorch.  Every operand may be a view
  * (transposed, sliced, expanded).  Ops enqueue their kernels and return
  * without waiting.  Every error detectable from shapes and dtypes is
- * reported at once: the call returns its status, *out is NULL, the message
- * names the op, the shapes and the dimension, and nothing is changed.
+ * reported at once: the call returns its status (*out NULL, as common.h
+ * says), the message names the op, the shapes and the dimension, and
+ * nothing is changed.
  *
  * Out-of-range indices.  Index values live on the device, so they are
  * checked there, without a host wait per op: an index outside [0, size)

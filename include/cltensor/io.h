@@ -13,8 +13,8 @@
  * file whose content is wrong (bad magic, bad JSON, a truncated file,
  * an unsupported dtype, sizes that do not add up) is
  * CLT_ERR_INVALID_ARGUMENT.  The message names the file and what is
- * wrong.  On failure every output pointer is NULL (and *n 0) and nothing
- * was changed.
+ * wrong.  On failure nothing was changed (and the outputs are NULL, as
+ * common.h says).
  *
  * The dtypes are cltensor's seven: safetensors F32, F64, F16, I32, I64,
  * U8, BOOL; .npy '<f4', '<f8', '<f2', '<i4', '<i8', '|u1', '|b1'.  Data

@@ -7,7 +7,7 @@
  * CLT_REDUCTION_SUM, one value per row (cross entropy, nll) or per element
  * (the others) for CLT_REDUCTION_NONE.  Calls enqueue their kernels and
  * return without waiting.  Operands must be float32 or float64, of one
- * dtype, on one device.  On any error *out is NULL, the message names the
+ * dtype, on one device.  On any error the message names the
  * loss and what did not match ("Expected input batch_size (3) to match
  * target batch_size (4)"), and nothing is changed.
  *

@@ -5,8 +5,8 @@
  * with clt_tensor_free), enqueues its kernel and returns without waiting.
  * Operands on different devices are an error (CLT_ERR_DEVICE_MISMATCH),
  * never an implicit copy.  Shapes broadcast as in PyTorch; incompatible
- * shapes give CLT_ERR_SHAPE_MISMATCH naming both.  On any error *out is set
- * to NULL and the operands are unchanged.
+ * shapes give CLT_ERR_SHAPE_MISMATCH naming both.  On any error the
+ * operands are unchanged (and *out NULL, as common.h says).
  *
  * Scalars are doubles.  A scalar with an integral value acts like a Python
  * int, any other like a Python float: int32 tensor * 2 stays int32,

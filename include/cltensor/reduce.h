@@ -24,8 +24,8 @@
  * work-group size, so two devices give bit-identical results.  Each call
  * enqueues its kernels and returns without waiting.
  *
- * Every function sets *out to NULL first and, on success, hands out a new
- * tensor on the input's device: release it with clt_tensor_free.  Setting
+ * On success every function hands out a new tensor on the input's device:
+ * release it with clt_tensor_free.  Setting
  * CLTENSOR_REDUCE_STYLE to "cpu" or "gpu" forces the kernel variant (for
  * testing); by default it follows the device type. */
 #ifndef CLTENSOR_REDUCE_H
@@ -57,16 +57,22 @@ CLT_API clt_status clt_prod_dim(const clt_tensor *a, int dim, int keepdim, clt_t
 /* Largest element (0-dim), NaN if any is NaN.  New tensor: release with
  * clt_tensor_free. */
 CLT_API clt_status clt_max(const clt_tensor *a, clt_tensor **out);
-/* Largest element along dim (values only).  New tensor: release with
+/* Largest elements along dim and where they are, like torch.max(a, dim):
+ * *values has a's dtype, *indices (int64) the index along dim of the first
+ * largest element, or of the first NaN, as clt_argmax_dim; both come from
+ * one pass.  indices may be NULL when unwanted.  The gradient flows to the
+ * element each index picks.  New tensors: release each with
  * clt_tensor_free. */
-CLT_API clt_status clt_max_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+CLT_API clt_status clt_max_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **values,
+                               clt_tensor **indices);
 
 /* Smallest element (0-dim), NaN if any is NaN.  New tensor: release with
  * clt_tensor_free. */
 CLT_API clt_status clt_min(const clt_tensor *a, clt_tensor **out);
-/* Smallest element along dim (values only).  New tensor: release with
- * clt_tensor_free. */
-CLT_API clt_status clt_min_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+/* Smallest elements along dim and their indices, like torch.min(a, dim);
+ * as clt_max_dim.  New tensors: release each with clt_tensor_free. */
+CLT_API clt_status clt_min_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **values,
+                               clt_tensor **indices);
 
 /* Flat index (int64, 0-dim) of the first largest element, or of the first
  * NaN.  New tensor: release with clt_tensor_free. */

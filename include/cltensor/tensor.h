@@ -64,7 +64,8 @@ CLT_API clt_status clt_full_like(const clt_tensor *t, double value, clt_tensor *
 
 /* 1-D tensor of start, start+step, ... below end (above end for step < 0),
  * like torch.arange.  CLT_ERR_INVALID_ARGUMENT for step 0 or a step whose
- * sign goes away from end. */
+ * sign goes away from end, and, for integer dtypes (computed in int64, as
+ * PyTorch does), for a start, end or step outside int64's range. */
 CLT_API clt_status clt_arange(clt_device *dev, clt_dtype dtype, double start, double end,
                               double step, clt_tensor **out);
 

@@ -13,8 +13,8 @@
  * Dimensions wrap like Python indices: -1 is the last one.  A dimension
  * outside [-ndim, ndim-1] gives CLT_ERR_DIM_OUT_OF_RANGE ("Dimension out of
  * range (expected to be in range of [-2, 1], but got 3)"); a 0-dimensional
- * tensor accepts dims -1 and 0 as in PyTorch.  On any error *out is NULL and
- * the inputs are unchanged.
+ * tensor accepts dims -1 and 0 as in PyTorch.  On any error the inputs are
+ * unchanged.
  */
 #ifndef CLTENSOR_VIEW_H
 #define CLTENSOR_VIEW_H

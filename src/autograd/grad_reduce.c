@@ -143,10 +143,9 @@ done:
     return st;
 }
 
-/* saved: a.  max/min along a dim: the whole gradient goes to the element
- * argmax/argmin picks (the first of ties), as PyTorch's
- * value_selecting_reduction_backward with the indices.  n->i[2] is 1 for
- * max. */
+/* saved: the indices the forward found.  max/min along a dim: the whole
+ * gradient goes to the element each index picks (the first of ties, the
+ * first NaN), as PyTorch's value_selecting_reduction_backward. */
 static clt_status bw_extreme_dim(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
@@ -155,7 +154,7 @@ static clt_status bw_extreme_dim(clt__node *n, const clt_tensor *g, clt_tensor *
     if (dim < 0)
         return clt__alias(g, &gin[0]); /* a 0-d input is its own max */
     clt_tensor *idx = NULL, *ar = NULL, *arv = NULL, *hit = NULL, *gu = NULL, *z = NULL;
-    CLT__TRY(n->i[2] ? clt__argmax_dim(S(0), dim, 1, &idx) : clt__argmin_dim(S(0), dim, 1, &idx));
+    CLT__TRY(unreduce(n, S(0), &idx));
     CLT__TRY(clt_arange(e->dev, CLT_INT64, 0, (double)e->shape[dim], 1, &ar));
     int64_t shape[CLT_MAX_DIMS];
     for (int d = 0; d < e->ndim; d++)
@@ -256,12 +255,14 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
     return st;
 }
 
-#define DEF_REDUCTION(fname, nall, ndim, bw_all, bw_dim, save_all, save_dim, flag)          \
+#define DEF_ALL(fname, nall, bw_all, save_all, flag)                                      \
     clt_status clt_##fname(const clt_tensor *a, clt_tensor **out)                         \
     {                                                                                     \
         return record(clt__##fname(a, out), out, nall, bw_all, save_all, a, -1, 0, flag,  \
                       0.0);                                                               \
-    }                                                                                     \
+    }
+#define DEF_REDUCTION(fname, nall, ndim, bw_all, bw_dim, save_all, save_dim, flag)          \
+    DEF_ALL(fname, nall, bw_all, save_all, flag)                                          \
     clt_status clt_##fname##_dim(const clt_tensor *a, int dim, int keepdim,               \
                                  clt_tensor **out)                                        \
     {                                                                                     \
@@ -273,8 +274,44 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
 DEF_REDUCTION(sum, "SumBackward0", "SumBackward1", bw_sum, bw_sum, 0, 0, 0)
 DEF_REDUCTION(mean, "MeanBackward0", "MeanBackward1", bw_mean, bw_mean, 0, 0, 0)
 DEF_REDUCTION(prod, "ProdBackward0", "ProdBackward1", bw_prod, bw_prod, 2, 2, 0)
-DEF_REDUCTION(max, "MaxBackward1", "MaxBackward0", bw_extreme_all, bw_extreme_dim, 2, 1, 1)
-DEF_REDUCTION(min, "MinBackward1", "MinBackward0", bw_extreme_all, bw_extreme_dim, 2, 1, 0)
+DEF_ALL(max, "MaxBackward1", bw_extreme_all, 2, 1)
+DEF_ALL(min, "MinBackward1", bw_extreme_all, 2, 0)
+
+/* max/min along dim: the values record the node, which keeps the indices
+ * for the backward; the caller gets them too when it asks. */
+static clt_status extreme_dim(const clt_tensor *a, int dim, int keepdim, bool max,
+                              clt_tensor **values, clt_tensor **indices)
+{
+    if (indices)
+        *indices = NULL;
+    clt_tensor *idx = NULL;
+    clt_status st = max ? clt__max_dim(a, dim, keepdim, values, &idx)
+                        : clt__min_dim(a, dim, keepdim, values, &idx);
+    clt__node *n = NULL;
+    st = clt__record(st, values, max ? "MaxBackward0" : "MinBackward0", bw_extreme_dim, 1, &a,
+                     1, (const clt_tensor *const *)&idx, &n);
+    if (n) {
+        n->i[0] = node_dim(a, dim);
+        n->i[1] = keepdim;
+    }
+    if (st == CLT_OK && indices)
+        *indices = idx;
+    else
+        clt_tensor_free(idx);
+    return st;
+}
+
+clt_status clt_max_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **values,
+                       clt_tensor **indices)
+{
+    return extreme_dim(a, dim, keepdim, true, values, indices);
+}
+
+clt_status clt_min_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **values,
+                       clt_tensor **indices)
+{
+    return extreme_dim(a, dim, keepdim, false, values, indices);
+}
 
 clt_status clt_argmax(const clt_tensor *a, clt_tensor **out)
 {

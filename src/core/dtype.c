@@ -151,10 +151,9 @@ const char *clt__opts_cached(clt__opts_slot *slot, const char *p0, clt_dtype t0,
 
 #define TWO63 9223372036854775808.0 /* 2^63 */
 
-/* v truncated towards zero into int64; 0 outside its range and for NaN
- * (clt__scalar_check keeps such values away).  No double lies strictly
- * between -2^63 - 1 and -2^63, so v >= -2^63 is the exact lower bound. */
-static int64_t to_int64(double v)
+/* No double lies strictly between -2^63 - 1 and -2^63, so v >= -2^63 is
+ * the exact lower bound; NaN fails both comparisons. */
+int64_t clt__trunc_int64(double v)
 {
     return v >= -TWO63 && v < TWO63 ? (int64_t)v : 0;
 }
@@ -174,17 +173,17 @@ size_t clt__scalar_arg(clt_dtype dtype, double v, void *buf)
         return sizeof x;
     }
     case CLT_INT32: {
-        uint32_t x = (uint32_t)(uint64_t)to_int64(v); /* wraps modulo 2^32 */
+        uint32_t x = (uint32_t)(uint64_t)clt__trunc_int64(v); /* wraps modulo 2^32 */
         memcpy(buf, &x, sizeof x);
         return sizeof x;
     }
     case CLT_INT64: {
-        cl_long x = to_int64(v);
+        cl_long x = clt__trunc_int64(v);
         memcpy(buf, &x, sizeof x);
         return sizeof x;
     }
     case CLT_UINT8: {
-        cl_uint x = (uint8_t)(uint64_t)to_int64(v); /* wraps modulo 256 */
+        cl_uint x = (uint8_t)(uint64_t)clt__trunc_int64(v); /* wraps modulo 256 */
         memcpy(buf, &x, sizeof x);
         return sizeof x;
     }

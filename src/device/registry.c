@@ -461,9 +461,9 @@ size_t clt_device_count_kind(const char *kind)
 
 clt_status clt_device_explain(const char *kind, char **report)
 {
-    CLT__REQUIRE_ARG(kind, "clt_device_explain");
     CLT__REQUIRE_ARG(report, "clt_device_explain");
     *report = NULL;
+    CLT__REQUIRE_ARG(kind, "clt_device_explain");
     clt_status st = ensure_init();
     if (st != CLT_OK)
         return st;

@@ -203,8 +203,9 @@ static clt_status named(const clt_module *m, bool params, bool bufs, clt_named_t
 {
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
-    CLT__REQUIRE_ARG(m, fn);
     CLT__REQUIRE_ARG(n, fn);
+    *n = 0;
+    CLT__REQUIRE_ARG(m, fn);
     walk w = {params, bufs, NULL, NULL, 0, 0};
     visit(m, "", &w);
     size_t count = w.n;

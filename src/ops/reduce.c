@@ -294,9 +294,13 @@ static clt_status check_kind_dtype(kind k, clt_dtype dt, const char *fn)
     return CLT_OK;
 }
 
+/* *idx, when idx is not NULL, receives max's and min's indices along dim
+ * (int64), from the same kernels as the values. */
 static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int keepdim,
-                         double correction, clt_tensor **out, const char *fn)
+                         double correction, clt_tensor **out, clt_tensor **idx, const char *fn)
 {
+    if (idx)
+        *idx = NULL;
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(a, fn);
@@ -345,9 +349,11 @@ static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int kee
     }
 
     clt_dtype odt = result_dtype(k, a->dtype), sdt = acc_dtype(a->dtype);
-    clt_tensor *r = NULL, *ca = NULL, *acc = NULL, *mean = NULL;
+    clt_tensor *r = NULL, *ri = NULL, *ca = NULL, *acc = NULL, *mean = NULL;
     const char *opts = NULL;
     CLT__TRY(clt__tensor_new(a->dev, odt, ond, oshape, &r));
+    if (idx)
+        CLT__TRY(clt__tensor_new(a->dev, CLT_INT64, ond, oshape, &ri));
     if (r->numel > 0) {
         CLT__TRY(clt__contiguous_as(a, a->dtype, &ca));
         /* mean, var and std end with a float32 division (and sqrt); rounded
@@ -364,7 +370,7 @@ static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int kee
         if (is_select(k)) {
             bool arg = k == K_ARGMAX || k == K_ARGMIN;
             CLT__TRY(run_select(&P, ca, k == K_MAX || k == K_ARGMAX, arg ? NULL : clt__mem(r),
-                                arg ? clt__mem(r) : NULL));
+                                arg ? clt__mem(r) : ri ? clt__mem(ri) : NULL));
         } else {
             cl_mem dst = clt__mem(r);
             if (odt != sdt) {
@@ -388,7 +394,12 @@ static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int kee
     }
     *out = r;
     r = NULL;
+    if (idx) {
+        *idx = ri;
+        ri = NULL;
+    }
 done:
+    clt_tensor_free(ri);
     clt_tensor_free(ca);
     clt_tensor_free(acc);
     clt_tensor_free(mean);
@@ -398,43 +409,54 @@ done:
 
 /* ---- public entry points ------------------------------------------------------ */
 
-#define DEF_REDUCTION(name, k)                                                       \
+#define DEF_ALL(name, k)                                                             \
     clt_status clt__##name(const clt_tensor *a, clt_tensor **out)                     \
     {                                                                                \
-        return reduce(k, a, true, 0, 0, 0.0, out, "clt_" #name);                     \
-    }                                                                                \
+        return reduce(k, a, true, 0, 0, 0.0, out, NULL, "clt_" #name);               \
+    }
+#define DEF_REDUCTION(name, k)                                                       \
+    DEF_ALL(name, k)                                                                 \
     clt_status clt__##name##_dim(const clt_tensor *a, int dim, int keepdim,           \
                                 clt_tensor **out)                                    \
     {                                                                                \
-        return reduce(k, a, false, dim, keepdim, 0.0, out, "clt_" #name "_dim");     \
+        return reduce(k, a, false, dim, keepdim, 0.0, out, NULL, "clt_" #name "_dim"); \
+    }
+/* max and min along a dim also give their indices. */
+#define DEF_SELECTION(name, k)                                                       \
+    DEF_ALL(name, k)                                                                 \
+    clt_status clt__##name##_dim(const clt_tensor *a, int dim, int keepdim,           \
+                                clt_tensor **values, clt_tensor **indices)           \
+    {                                                                                \
+        return reduce(k, a, false, dim, keepdim, 0.0, values, indices,               \
+                      "clt_" #name "_dim");                                          \
     }
 
 DEF_REDUCTION(sum, K_SUM)
 DEF_REDUCTION(mean, K_MEAN)
 DEF_REDUCTION(prod, K_PROD)
-DEF_REDUCTION(max, K_MAX)
-DEF_REDUCTION(min, K_MIN)
+DEF_SELECTION(max, K_MAX)
+DEF_SELECTION(min, K_MIN)
 DEF_REDUCTION(argmax, K_ARGMAX)
 DEF_REDUCTION(argmin, K_ARGMIN)
 
 clt_status clt__var(const clt_tensor *a, double correction, clt_tensor **out)
 {
-    return reduce(K_VAR, a, true, 0, 0, correction, out, "clt_var");
+    return reduce(K_VAR, a, true, 0, 0, correction, out, NULL, "clt_var");
 }
 
 clt_status clt__var_dim(const clt_tensor *a, int dim, double correction, int keepdim,
                        clt_tensor **out)
 {
-    return reduce(K_VAR, a, false, dim, keepdim, correction, out, "clt_var_dim");
+    return reduce(K_VAR, a, false, dim, keepdim, correction, out, NULL, "clt_var_dim");
 }
 
 clt_status clt__std(const clt_tensor *a, double correction, clt_tensor **out)
 {
-    return reduce(K_STD, a, true, 0, 0, correction, out, "clt_std");
+    return reduce(K_STD, a, true, 0, 0, correction, out, NULL, "clt_std");
 }
 
 clt_status clt__std_dim(const clt_tensor *a, int dim, double correction, int keepdim,
                        clt_tensor **out)
 {
-    return reduce(K_STD, a, false, dim, keepdim, correction, out, "clt_std_dim");
+    return reduce(K_STD, a, false, dim, keepdim, correction, out, NULL, "clt_std_dim");
 }

@@ -64,9 +64,9 @@ void clt__element_from_double(clt_dtype dtype, double v, void *p)
     case CLT_FLOAT32: { float x = (float)v; memcpy(p, &x, 4); break; }
     case CLT_FLOAT64: memcpy(p, &v, 8); break;
     case CLT_FLOAT16: { uint16_t x = double_to_half(v); memcpy(p, &x, 2); break; }
-    case CLT_INT32: { int32_t x = (int32_t)v; memcpy(p, &x, 4); break; }
-    case CLT_INT64: { int64_t x = (int64_t)v; memcpy(p, &x, 8); break; }
-    case CLT_UINT8: *(uint8_t *)p = (uint8_t)(int)v; break;
+    case CLT_INT32: { uint32_t x = (uint32_t)(uint64_t)clt__trunc_int64(v); memcpy(p, &x, 4); break; }
+    case CLT_INT64: { int64_t x = clt__trunc_int64(v); memcpy(p, &x, 8); break; }
+    case CLT_UINT8: *(uint8_t *)p = (uint8_t)(uint64_t)clt__trunc_int64(v); break;
     case CLT_BOOL: *(uint8_t *)p = v != 0; break;
     case CLT_DTYPE_COUNT: break;
     }

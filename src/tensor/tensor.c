@@ -363,6 +363,14 @@ clt_status clt_arange(clt_device *dev, clt_dtype dtype, double start, double end
     bool integral = !clt__dtype_is_float(dtype);
     double span = end - start, count_step = step;
     if (integral) {
+        /* PyTorch's accumulator is int64: values beyond it are refused
+         * (and never converted). */
+        const double v[3] = {start, end, step};
+        for (int i = 0; i < 3; i++) {
+            st = clt__scalar_check(CLT_INT64, v[i], CLT__SCALAR_EXACT, "clt_arange");
+            if (st != CLT_OK)
+                return st;
+        }
         double xs = trunc(start), xe = trunc(end);
         step = trunc(step);
         if (dtype == CLT_INT64) {

@@ -1,0 +1,391 @@
+/* test_contract.c: the error contract of common.h kept by every public
+ * function that hands something out through a pointer: on failure it
+ * returns a status other than CLT_OK, leaves a message, sets each of its
+ * out-pointers to NULL (and a count out to 0), and touches no other.
+ *
+ * One row per function (tests/check-out-contract.sh checks that every such
+ * function of the headers has one).  Each row's call fails for a reason of
+ * its own (a bad dtype, a device mismatch, a shape, a value) and runs twice:
+ * once with real operands, once with every handle of the fixture NULL, so
+ * that both the first argument checks and the later ones are crossed with
+ * the out-pointers already holding a sentinel.  The few functions that can
+ * fail only when memory runs out are listed but not called (NEVER_FAILS),
+ * and clt_pick, whose report is handed out on failure too, is checked for
+ * that (REPORT). */
+#include "helpers.h"
+
+#include <cltensor/dlpack.h>
+#include <cltensor/opencl.h>
+
+/* Everything a row's call may use.  In the NULL pass the handles are NULL;
+ * the plain arrays stay. */
+typedef struct fx {
+    clt_device *dev, *dev2;
+    clt_tensor *f;   /* float32 [2, 3] on dev */
+    clt_tensor *f2;  /* float32 [2, 3] on dev2 */
+    clt_tensor *i32; /* int32 [2, 3] on dev */
+    clt_tensor *e;   /* float32 [0] on dev */
+    clt_tensor *bl;  /* bool [2, 3] on dev */
+    clt_module *lin; /* Linear(5, 4) on dev */
+    clt_optimizer *opt;
+    clt_generator *gen;
+    clt_tensor *pair[2]; /* f and f2 */
+    clt_module *mods[1];
+    const clt_tensor *cpair[2];
+} fx;
+
+/* The out slots a row's call may write.  A row names the ones it uses. */
+typedef struct outs {
+    clt_tensor *t, *t2, **list;
+    clt_module *m;
+    clt_optimizer *opt;
+    clt_lr_scheduler *sched;
+    clt_dataloader *dl;
+    clt_device *d;
+    clt_event *ev;
+    clt_named_tensor *named;
+    DLManagedTensor *dlp;
+    char *s;
+    cl_mem mem;
+    size_t n;
+} outs;
+
+enum {
+    T = 1 << 0, T2 = 1 << 1, LIST = 1 << 2, M = 1 << 3, OPT = 1 << 4, SCHED = 1 << 5,
+    DL = 1 << 6, D = 1 << 7, EV = 1 << 8, NAMED = 1 << 9, DLP = 1 << 10, S = 1 << 11,
+    MEM = 1 << 12, N = 1 << 13,
+    NEVER_FAILS = 1 << 14, /* fails only when memory runs out: not called */
+    REPORT = 1 << 15 /* the documented exception: the string is handed out on failure too */
+};
+
+static const int64_t sh23[2] = {2, 3}, sh5[1] = {5}, sh53[2] = {5, 3}, k22[2] = {2, 2};
+static const int perm00[2] = {0, 0};
+static const float host6[6] = {1, 2, 3, 4, 5, 6};
+static char small_buf[1];
+static const double big = 1e30;
+static const clt_sgd_opts bad_sgd = {-1.0, 0, 0, 0, 0};
+static const clt_adam_opts bad_adam = {-1.0, 0.9, 0.999, 1e-8, 0, 0};
+static const clt_cross_entropy_opts ce_opts = CLT_CROSS_ENTROPY_DEFAULTS;
+static const clt_loader_opts bad_loader = {0, 0, 0, 0};
+static const clt_array_spec spec_x = {host6, CLT_FLOAT32, 2, sh23};
+static const clt_device_info infos[1];
+
+static clt_status no_fill(void *user, const int64_t *indices, int64_t count, void *x, void *y)
+{
+    return CLT_OK;
+}
+
+/* X(function, slots, call): the call fails; o's slots hold the sentinel. */
+#define ROWS(X)                                                                              \
+    /* tensor.h */                                                                           \
+    X(clt_tensor_from_host, T, clt_tensor_from_host(f->dev, CLT_DTYPE_COUNT, 2, sh23, host6, &o->t)) \
+    X(clt_empty, T, clt_empty(f->dev, CLT_DTYPE_COUNT, 2, sh23, &o->t))                      \
+    X(clt_zeros, T, clt_zeros(f->dev, CLT_FLOAT32, -1, sh23, &o->t))                         \
+    X(clt_ones, T, clt_ones(f->dev, CLT_FLOAT32, CLT_MAX_DIMS + 1, sh23, &o->t))             \
+    X(clt_full, T, clt_full(f->dev, CLT_INT32, 2, sh23, big, &o->t))                         \
+    X(clt_empty_like, T, clt_empty_like(NULL, &o->t))                                        \
+    X(clt_zeros_like, T, clt_zeros_like(NULL, &o->t))                                        \
+    X(clt_ones_like, T, clt_ones_like(NULL, &o->t))                                          \
+    X(clt_full_like, T, clt_full_like(f->i32, big, &o->t))                                   \
+    X(clt_arange, T, clt_arange(f->dev, CLT_FLOAT32, 0, 10, 0, &o->t))                       \
+    X(clt_to, T, clt_to(f->f, NULL, &o->t))                                                  \
+    X(clt_to_dtype, T, clt_to_dtype(f->f, CLT_DTYPE_COUNT, &o->t))                           \
+    X(clt_clone, T, clt_clone(NULL, &o->t))                                                  \
+    X(clt_tensor_read_async, EV, clt_tensor_read_async(f->f, small_buf, 1, &o->ev))          \
+    X(clt_tensor_write_async, EV, clt_tensor_write_async(f->f, small_buf, 1, &o->ev))        \
+    X(clt_tensor_format, S, clt_tensor_format(NULL, &o->s))                                  \
+    /* view.h */                                                                             \
+    X(clt_view, T, clt_view(f->f, 1, sh5, &o->t))                                            \
+    X(clt_reshape, T, clt_reshape(f->f, 1, sh5, &o->t))                                      \
+    X(clt_flatten, T, clt_flatten(f->f, 0, 5, &o->t))                                        \
+    X(clt_transpose, T, clt_transpose(f->f, 0, 5, &o->t))                                    \
+    X(clt_permute, T, clt_permute(f->f, 2, perm00, &o->t))                                   \
+    X(clt_narrow, T, clt_narrow(f->f, 0, 0, 9, &o->t))                                       \
+    X(clt_slice, T, clt_slice(f->f, 0, 0, 2, 0, &o->t))                                      \
+    X(clt_squeeze, T, clt_squeeze(f->f, 7, &o->t))                                           \
+    X(clt_squeeze_all, T, clt_squeeze_all(NULL, &o->t))                                      \
+    X(clt_unsqueeze, T, clt_unsqueeze(f->f, 9, &o->t))                                       \
+    X(clt_expand, T, clt_expand(f->f, 2, sh53, &o->t))                                       \
+    X(clt_contiguous, T, clt_contiguous(NULL, &o->t))                                        \
+    X(clt_cat, T, clt_cat(f->cpair, 2, 0, &o->t))                                            \
+    X(clt_stack, T, clt_stack(f->cpair, 2, 0, &o->t))                                        \
+    /* ops.h */                                                                              \
+    X(clt_add, T, clt_add(f->f, f->f2, &o->t))                                               \
+    X(clt_sub, T, clt_sub(f->bl, f->bl, &o->t))                                              \
+    X(clt_mul, T, clt_mul(f->f, f->f2, &o->t))                                               \
+    X(clt_div, T, clt_div(f->f, f->f2, &o->t))                                               \
+    X(clt_pow, T, clt_pow(f->bl, f->bl, &o->t))                                              \
+    X(clt_maximum, T, clt_maximum(f->f, f->f2, &o->t))                                       \
+    X(clt_minimum, T, clt_minimum(f->f, f->f2, &o->t))                                       \
+    X(clt_eq, T, clt_eq(f->f, f->f2, &o->t))                                                 \
+    X(clt_ne, T, clt_ne(f->f, f->f2, &o->t))                                                 \
+    X(clt_lt, T, clt_lt(f->f, f->f2, &o->t))                                                 \
+    X(clt_le, T, clt_le(f->f, f->f2, &o->t))                                                 \
+    X(clt_gt, T, clt_gt(f->f, f->f2, &o->t))                                                 \
+    X(clt_ge, T, clt_ge(f->f, f->f2, &o->t))                                                 \
+    X(clt_eq_scalar, T, clt_eq_scalar(f->i32, big, &o->t))                                   \
+    X(clt_ne_scalar, T, clt_ne_scalar(f->i32, big, &o->t))                                   \
+    X(clt_lt_scalar, T, clt_lt_scalar(f->i32, big, &o->t))                                   \
+    X(clt_le_scalar, T, clt_le_scalar(f->i32, big, &o->t))                                   \
+    X(clt_gt_scalar, T, clt_gt_scalar(f->i32, big, &o->t))                                   \
+    X(clt_ge_scalar, T, clt_ge_scalar(f->i32, big, &o->t))                                   \
+    X(clt_where, T, clt_where(f->f, f->f, f->f, &o->t))                                      \
+    X(clt_clamp, T, clt_clamp(f->f, NULL, NULL, &o->t))                                      \
+    X(clt_add_scalar, T, clt_add_scalar(f->i32, big, &o->t))                                 \
+    X(clt_sub_scalar, T, clt_sub_scalar(f->bl, 1, &o->t))                                    \
+    X(clt_rsub_scalar, T, clt_rsub_scalar(f->bl, 1, &o->t))                                  \
+    X(clt_mul_scalar, T, clt_mul_scalar(f->i32, big, &o->t))                                 \
+    X(clt_div_scalar, T, clt_div_scalar(NULL, 2, &o->t))                                     \
+    X(clt_rdiv_scalar, T, clt_rdiv_scalar(NULL, 2, &o->t))                                   \
+    X(clt_pow_scalar, T, clt_pow_scalar(f->i32, -1, &o->t))                                  \
+    X(clt_rpow_scalar, T, clt_rpow_scalar(f->i32, big, &o->t))                               \
+    X(clt_neg, T, clt_neg(f->bl, &o->t))                                                     \
+    X(clt_abs, T, clt_abs(NULL, &o->t))                                                      \
+    X(clt_relu, T, clt_relu(NULL, &o->t))                                                    \
+    X(clt_exp, T, clt_exp(NULL, &o->t))                                                      \
+    X(clt_log, T, clt_log(NULL, &o->t))                                                      \
+    X(clt_sqrt, T, clt_sqrt(NULL, &o->t))                                                    \
+    X(clt_rsqrt, T, clt_rsqrt(NULL, &o->t))                                                  \
+    X(clt_sin, T, clt_sin(NULL, &o->t))                                                      \
+    X(clt_cos, T, clt_cos(NULL, &o->t))                                                      \
+    X(clt_tanh, T, clt_tanh(NULL, &o->t))                                                    \
+    X(clt_sigmoid, T, clt_sigmoid(NULL, &o->t))                                              \
+    X(clt_gelu, T, clt_gelu(NULL, &o->t))                                                    \
+    X(clt_logical_not, T, clt_logical_not(NULL, &o->t))                                      \
+    /* reduce.h */                                                                           \
+    X(clt_sum, T, clt_sum(NULL, &o->t))                                                      \
+    X(clt_sum_dim, T, clt_sum_dim(f->f, 5, 0, &o->t))                                        \
+    X(clt_mean, T, clt_mean(f->i32, &o->t))                                                  \
+    X(clt_mean_dim, T, clt_mean_dim(f->f, -5, 0, &o->t))                                     \
+    X(clt_prod, T, clt_prod(NULL, &o->t))                                                    \
+    X(clt_prod_dim, T, clt_prod_dim(f->f, 5, 1, &o->t))                                      \
+    X(clt_max, T, clt_max(f->e, &o->t))                                                      \
+    X(clt_max_dim, T | T2, clt_max_dim(f->f, 5, 0, &o->t, &o->t2))                           \
+    X(clt_min, T, clt_min(f->e, &o->t))                                                      \
+    X(clt_min_dim, T | T2, clt_min_dim(f->e, 0, 0, &o->t, &o->t2))                           \
+    X(clt_argmax, T, clt_argmax(f->e, &o->t))                                                \
+    X(clt_argmax_dim, T, clt_argmax_dim(f->f, 5, 0, &o->t))                                  \
+    X(clt_argmin, T, clt_argmin(f->e, &o->t))                                                \
+    X(clt_argmin_dim, T, clt_argmin_dim(f->f, 5, 0, &o->t))                                  \
+    X(clt_var, T, clt_var(f->i32, 1, &o->t))                                                 \
+    X(clt_var_dim, T, clt_var_dim(f->f, 5, 1, 0, &o->t))                                     \
+    X(clt_std, T, clt_std(f->i32, 1, &o->t))                                                 \
+    X(clt_std_dim, T, clt_std_dim(f->f, 5, 1, 0, &o->t))                                     \
+    /* linalg.h */                                                                           \
+    X(clt_matmul, T, clt_matmul(f->f, f->f, &o->t))                                          \
+    X(clt_softmax, T, clt_softmax(f->f, 5, &o->t))                                           \
+    X(clt_log_softmax, T, clt_log_softmax(f->i32, 1, &o->t))                                 \
+    /* index.h */                                                                            \
+    X(clt_index_select, T, clt_index_select(f->f, 0, f->f, &o->t))                           \
+    X(clt_gather, T, clt_gather(f->f, 0, f->f, &o->t))                                       \
+    X(clt_scatter, T, clt_scatter(f->f, 0, f->f, f->f, &o->t))                               \
+    X(clt_scatter_add, T, clt_scatter_add(f->f, 0, f->f, f->f, &o->t))                       \
+    X(clt_index_add, T, clt_index_add(f->f, 0, f->f, f->f, 1, &o->t))                        \
+    X(clt_masked_fill, T, clt_masked_fill(f->f, f->f, 0, &o->t))                             \
+    X(clt_one_hot, T, clt_one_hot(f->f, 3, &o->t))                                           \
+    X(clt_embedding, T, clt_embedding(f->f, f->f, &o->t))                                    \
+    /* loss.h */                                                                             \
+    X(clt_cross_entropy, T, clt_cross_entropy(f->f, f->f2, &ce_opts, &o->t))                 \
+    X(clt_nll_loss, T, clt_nll_loss(f->f, f->f2, &ce_opts, &o->t))                           \
+    X(clt_mse_loss, T, clt_mse_loss(f->f, f->f2, CLT_REDUCTION_MEAN, &o->t))                 \
+    X(clt_l1_loss, T, clt_l1_loss(f->f, f->f2, CLT_REDUCTION_SUM, &o->t))                    \
+    X(clt_binary_cross_entropy_with_logits, T,                                               \
+      clt_binary_cross_entropy_with_logits(f->f, f->f2, NULL, CLT_REDUCTION_MEAN, &o->t))    \
+    /* conv.h */                                                                             \
+    X(clt_conv2d, T, clt_conv2d(f->f, f->f, NULL, NULL, &o->t))                              \
+    X(clt_max_pool2d, T, clt_max_pool2d(f->f, k22, NULL, NULL, NULL, 0, &o->t))              \
+    X(clt_avg_pool2d, T, clt_avg_pool2d(f->f, k22, NULL, NULL, 0, 1, &o->t))                 \
+    /* autograd.h */                                                                         \
+    X(clt_grad, T, clt_grad(NULL, &o->t))                                                    \
+    X(clt_detach, T, clt_detach(NULL, &o->t))                                                \
+    /* random.h */                                                                           \
+    X(clt_generator_new, NEVER_FAILS, CLT_OK)                                                \
+    X(clt_rand, T, clt_rand(f->gen, f->dev, CLT_INT32, 2, sh23, &o->t))                      \
+    X(clt_randn, T, clt_randn(f->gen, f->dev, CLT_INT64, 2, sh23, &o->t))                    \
+    X(clt_randint, T, clt_randint(f->gen, f->dev, 5, 1, CLT_INT64, 2, sh23, &o->t))          \
+    X(clt_rand_like, T, clt_rand_like(f->gen, f->i32, &o->t))                                \
+    X(clt_randn_like, T, clt_randn_like(f->gen, f->i32, &o->t))                              \
+    X(clt_randperm, T, clt_randperm(f->gen, f->dev, -1, CLT_INT64, &o->t))                   \
+    /* nn.h */                                                                               \
+    X(clt_module_forward, T, clt_module_forward(f->lin, f->f, &o->t))                        \
+    X(clt_module_parameters, LIST | N, clt_module_parameters(NULL, &o->list, &o->n))         \
+    X(clt_module_named_parameters, NAMED | N,                                                \
+      clt_module_named_parameters(NULL, &o->named, &o->n))                                   \
+    X(clt_module_named_buffers, NAMED | N, clt_module_named_buffers(NULL, &o->named, &o->n)) \
+    X(clt_module_state, NAMED | N, clt_module_state(NULL, &o->named, &o->n))                 \
+    X(clt_sequential, M, clt_sequential(f->mods, 1, &o->m))                                  \
+    X(clt_linear, M, clt_linear(f->dev, -1, 4, 1, f->gen, &o->m))                            \
+    X(clt_conv2d_layer, M, clt_conv2d_layer(f->dev, 1, 1, 0, 3, NULL, 1, f->gen, &o->m))     \
+    X(clt_max_pool2d_layer, M, clt_max_pool2d_layer(0, 2, NULL, &o->m))                      \
+    X(clt_avg_pool2d_layer, M, clt_avg_pool2d_layer(2, -1, NULL, &o->m))                     \
+    X(clt_flatten_layer, NEVER_FAILS, CLT_OK) /* dims are checked at forward, as torch's */  \
+    X(clt_layer_norm_layer, M, clt_layer_norm_layer(f->dev, 0, sh5, 1e-5, 1, &o->m))         \
+    X(clt_batch_norm1d_layer, M, clt_batch_norm1d_layer(f->dev, 0, 1e-5, 0.1, 1, 1, &o->m))  \
+    X(clt_batch_norm2d_layer, M, clt_batch_norm2d_layer(f->dev, -3, 1e-5, 0.1, 1, 1, &o->m)) \
+    X(clt_dropout_layer, M, clt_dropout_layer(1.5, f->gen, &o->m))                           \
+    X(clt_embedding_layer, M, clt_embedding_layer(f->dev, -1, 3, f->gen, &o->m))            \
+    X(clt_relu_layer, NEVER_FAILS, CLT_OK)                                                   \
+    X(clt_gelu_layer, NEVER_FAILS, CLT_OK)                                                   \
+    X(clt_tanh_layer, NEVER_FAILS, CLT_OK)                                                   \
+    X(clt_sigmoid_layer, NEVER_FAILS, CLT_OK)                                                \
+    /* optim.h */                                                                            \
+    X(clt_sgd, OPT, clt_sgd(f->pair, 1, &bad_sgd, &o->opt))                                  \
+    X(clt_adam, OPT, clt_adam(f->pair, 1, &bad_adam, &o->opt))                               \
+    X(clt_adamw, OPT, clt_adamw(f->pair, 1, &bad_adam, &o->opt))                             \
+    X(clt_clip_grad_norm, T, clt_clip_grad_norm(f->pair, 2, -1.0, 2.0, &o->t))               \
+    X(clt_step_lr, SCHED, clt_step_lr(f->opt, 0, 0.5, &o->sched))                            \
+    X(clt_cosine_lr, SCHED, clt_cosine_lr(f->opt, -1, 0, &o->sched))                         \
+    /* data.h */                                                                             \
+    X(clt_dataloader_arrays, DL, clt_dataloader_arrays(f->dev, &spec_x, NULL, &bad_loader, &o->dl)) \
+    X(clt_dataloader_callback, DL,                                                           \
+      clt_dataloader_callback(f->dev, -1, &spec_x, NULL, no_fill, NULL, NULL, &o->dl))       \
+    X(clt_dataloader_next, T | T2, clt_dataloader_next(NULL, &o->t, &o->t2, small_int))      \
+    /* io.h */                                                                               \
+    X(clt_load_safetensors, NAMED | N,                                                       \
+      clt_load_safetensors("/nonexistent/cltensor.safetensors", f->dev, &o->named, &o->n))   \
+    X(clt_load_npy, T, clt_load_npy("/nonexistent/cltensor.npy", f->dev, &o->t))             \
+    /* dlpack.h */                                                                           \
+    X(clt_to_dlpack, DLP, clt_to_dlpack(NULL, &o->dlp))                                      \
+    X(clt_from_dlpack, T, clt_from_dlpack(f->dev, NULL, &o->t))                              \
+    /* device.h */                                                                           \
+    X(clt_device_at, D, clt_device_at(1000, &o->d))                                          \
+    X(clt_device_get, D, clt_device_get("no-such-kind", &o->d))                              \
+    X(clt_device_explain, S, clt_device_explain(NULL, &o->s))                                \
+    X(clt_pick_label, S, clt_pick_label(infos, 1, 5, &o->s))                                 \
+    X(clt_pick, REPORT, clt_pick(infos, 1, "no-such-kind", NULL, &o->n, &o->s))              \
+    /* opencl.h */                                                                           \
+    X(clt_tensor_cl_buffer, MEM | N, clt_tensor_cl_buffer(NULL, &o->mem, &o->n))             \
+    X(clt_tensor_from_cl_buffer, T,                                                          \
+      clt_tensor_from_cl_buffer(f->dev, NULL, 0, CLT_FLOAT32, 2, sh23, &o->t))
+
+static int small_int[1];
+
+#define DEFINE_CASE(fn, slots, call)                                                         \
+    static clt_status case_##fn(const fx *f, outs *o)                                        \
+    {                                                                                        \
+        (void)f;                                                                             \
+        (void)o;                                                                             \
+        return call;                                                                         \
+    }
+ROWS(DEFINE_CASE)
+
+typedef struct row {
+    const char *name;
+    int slots;
+    clt_status (*call)(const fx *f, outs *o);
+} row;
+
+#define ROW_ENTRY(fn, slots, call) {#fn, slots, case_##fn},
+static const row rows[] = {ROWS(ROW_ENTRY)};
+
+/* A valid address that no function hands out. */
+static char sentinel_byte;
+#define SENTINEL ((void *)&sentinel_byte)
+#define SENTINEL_N ((size_t)0x5eed)
+
+static void fill_sentinels(outs *o)
+{
+    o->t = o->t2 = SENTINEL;
+    o->list = SENTINEL;
+    o->m = SENTINEL;
+    o->opt = SENTINEL;
+    o->sched = SENTINEL;
+    o->dl = SENTINEL;
+    o->d = SENTINEL;
+    o->ev = SENTINEL;
+    o->named = SENTINEL;
+    o->dlp = SENTINEL;
+    o->s = SENTINEL;
+    o->mem = SENTINEL;
+    o->n = SENTINEL_N;
+}
+
+/* Each slot the row names must be NULL (0 for a count), each other one
+ * untouched. */
+static void check_slots(const row *r, outs *o, const char *pass)
+{
+    if (r->slots & REPORT) {
+        cr_expect(o->s != NULL && o->s != SENTINEL && o->s[0] != '\0',
+                  "%s (%s): no report after the failure", r->name, pass);
+        if (o->s != SENTINEL)
+            clt_free(o->s);
+        o->s = SENTINEL;
+    }
+    const struct {
+        int bit;
+        const void *p;
+        const char *name;
+    } slots[] = {{T, o->t, "out"},          {T2, o->t2, "second out"}, {LIST, o->list, "list"},
+                 {M, o->m, "module"},        {OPT, o->opt, "optimizer"}, {SCHED, o->sched, "scheduler"},
+                 {DL, o->dl, "loader"},      {D, o->d, "device"},       {EV, o->ev, "event"},
+                 {NAMED, o->named, "named"}, {DLP, o->dlp, "dlpack"},   {S, o->s, "string"},
+                 {MEM, o->mem, "cl_mem"}};
+    for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
+        const void *want = (r->slots & slots[i].bit) ? NULL : SENTINEL;
+        cr_expect_eq(slots[i].p, want, "%s (%s): %s is %p after the failure, want %p", r->name,
+                     pass, slots[i].name, slots[i].p, want);
+    }
+    size_t want_n = (r->slots & N) ? 0 : SENTINEL_N;
+    cr_expect_eq(o->n, want_n, "%s (%s): count is %zu, want %zu", r->name, pass, o->n, want_n);
+}
+
+static void run_row(const row *r, const fx *f, const char *pass)
+{
+    outs o;
+    fill_sentinels(&o);
+    clt_status st = r->call(f, &o);
+    cr_expect_neq(st, CLT_OK, "%s (%s) succeeded where it must fail", r->name, pass);
+    if (st == CLT_OK)
+        return; /* the slots hold results now: leaked rather than misread */
+    cr_expect(clt_last_error()[0] != '\0', "%s (%s): %s without a message", r->name, pass,
+              clt_status_name(st));
+    check_slots(r, &o, pass);
+}
+
+Test(contract, failures_set_every_out_to_null)
+{
+    fx f = {0};
+    f.dev = get_device("cpu:0");
+    f.dev2 = second_device(f.dev);
+    CHECK(clt_tensor_from_host(f.dev, CLT_FLOAT32, 2, sh23, host6, &f.f));
+    CHECK(clt_tensor_from_host(f.dev2, CLT_FLOAT32, 2, sh23, host6, &f.f2));
+    CHECK(clt_ones(f.dev, CLT_INT32, 2, sh23, &f.i32));
+    CHECK(clt_empty(f.dev, CLT_FLOAT32, 1, (int64_t[]){0}, &f.e));
+    CHECK(clt_ones(f.dev, CLT_BOOL, 2, sh23, &f.bl));
+    CHECK(clt_generator_new(1, &f.gen));
+    CHECK(clt_linear(f.dev, 5, 4, 1, f.gen, &f.lin));
+    clt_tensor *w = NULL;
+    CHECK(clt_ones(f.dev, CLT_FLOAT32, 1, (int64_t[]){3}, &w));
+    CHECK(clt_set_requires_grad(w, 1));
+    clt_sgd_opts sgd = {0.1, 0, 0, 0, 0};
+    CHECK(clt_sgd(&w, 1, &sgd, &f.opt));
+    f.pair[0] = f.f;
+    f.pair[1] = f.f2;
+    f.cpair[0] = f.f;
+    f.cpair[1] = f.f2;
+    f.mods[0] = NULL;
+
+    /* With NULL handles; the arrays and values stay. */
+    fx z = {0};
+    z.mods[0] = NULL;
+
+    size_t called = 0;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        if (rows[i].slots & NEVER_FAILS)
+            continue;
+        run_row(&rows[i], &f, "operands");
+        run_row(&rows[i], &z, "NULL handles");
+        called++;
+    }
+    cr_assert_gt(called, 150, "only %zu rows ran", called);
+
+    clt_optimizer_free(f.opt);
+    clt_tensor_free(w);
+    clt_module_free(f.lin);
+    clt_generator_free(f.gen);
+    clt_tensor_free(f.f);
+    clt_tensor_free(f.f2);
+    clt_tensor_free(f.i32);
+    clt_tensor_free(f.e);
+    clt_tensor_free(f.bl);
+}
