@@ -143,6 +143,114 @@ Test(limits, ops_on_huge_expanded_tensors_are_refused)
     clt_tensor_free(b2);
 }
 
+/* Reading back an expanded tensor whose byte count passes size_t: no
+ * buffer holds it (the count wrapped to 0 and the read "succeeded"). */
+Test(limits, reading_a_tensor_larger_than_size_t_is_refused)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n62 = (int64_t)1 << 62;
+    clt_tensor *b = NULL;
+    clt_tensor *e = expanded(dev, 3.0f, 1, &n62, &b);
+    cr_assert_eq(clt_tensor_nbytes(e), SIZE_MAX);
+    float buf[4] = {7, 7, 7, 7};
+    clt_status st = clt_tensor_read(e, buf, sizeof buf);
+    cr_assert_eq(st, CLT_ERR_BUFFER_TOO_SMALL, "%s", clt_status_name(st));
+    cr_assert(strstr(clt_last_error(), "does not fit in size_t"), "%s", clt_last_error());
+    cr_assert_eq(buf[0], 7.0f, "a refused read wrote");
+    char *text = (char *)buf;
+    st = clt_tensor_format(e, &text);
+    cr_assert_neq(st, CLT_OK);
+    cr_assert_null(text);
+    clt_tensor_free(e);
+    clt_tensor_free(b);
+}
+
+/* Shapes computed from user sizes: convolution and pooling windows,
+ * matmul batches, loader batches. */
+Test(limits, computed_shapes_that_overflow_are_refused)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t xs[4] = {1, 1, 8, 8}, ws[4] = {1, 1, 3, 3};
+    clt_tensor *x = NULL, *w = NULL, *t = NULL;
+    CHECK(clt_ones(dev, CLT_FLOAT32, 4, xs, &x));
+    CHECK(clt_ones(dev, CLT_FLOAT32, 4, ws, &w));
+    clt_conv2d_opts o = CLT_CONV2D_DEFAULTS;
+    o.padding[0] = INT64_MAX / 2;
+    ASSERT_REFUSED(clt_conv2d(x, w, NULL, &o, &t), t, CLT_ERR_INVALID_ARGUMENT,
+                   "passes the int64 range", dev);
+    o.padding[0] = 0;
+    o.dilation[1] = (int64_t)1 << 62; /* times 2 passes int64 */
+    ASSERT_REFUSED(clt_conv2d(x, w, NULL, &o, &t), t, CLT_ERR_INVALID_ARGUMENT,
+                   "passes the int64 range", dev);
+    int64_t k[2] = {INT64_MAX, 2}, pad[2] = {INT64_MAX / 2, 0}, one[2] = {1, 1};
+    ASSERT_REFUSED(clt_max_pool2d(x, k, one, pad, one, 0, &t), t, CLT_ERR_INVALID_ARGUMENT,
+                   "passes the int64 range", dev);
+    int64_t k2[2] = {2, INT64_MAX / 4}, dil[2] = {1, 5};
+    ASSERT_REFUSED(clt_max_pool2d(x, k2, one, NULL, dil, 1, &t), t, CLT_ERR_INVALID_ARGUMENT,
+                   "passes the int64 range", dev);
+    /* a huge stride in ceil mode is a window count, not an overflow */
+    int64_t k3[2] = {2, 2}, big[2] = {INT64_MAX, INT64_MAX};
+    CHECK(clt_max_pool2d(x, k3, big, NULL, NULL, 1, &t));
+    cr_assert_eq(clt_tensor_size(t, 2), 1);
+    cr_assert_eq(clt_tensor_size(t, 3), 1);
+    clt_tensor_free(t);
+    /* matmul batches that broadcast past int64, and one that is empty */
+    int64_t as[3] = {(int64_t)1 << 40, 1, 1};
+    clt_tensor *ab = NULL, *bb = NULL, *a = NULL, *bm = NULL;
+    float v = 1.0f;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 3, (int64_t[]){1, 1, 1}, &v, &ab));
+    CHECK(clt_expand(ab, 3, as, &a));
+    int64_t bs4[4] = {(int64_t)1 << 30, 1, 1, 1};
+    int64_t ones4[4] = {1, 1, 1, 1};
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 4, ones4, &v, &bb));
+    CHECK(clt_expand(bb, 4, bs4, &bm));
+    ASSERT_REFUSED(clt_matmul(bm, a, &t), t, CLT_ERR_INVALID_ARGUMENT, "too many elements", dev);
+    clt_tensor_free(a);
+    clt_tensor_free(ab);
+    clt_tensor_free(bm);
+    clt_tensor_free(bb);
+    clt_tensor_free(x);
+    clt_tensor_free(w);
+}
+
+static clt_status never_fill(void *user, const int64_t *idx, int64_t count, void *x, void *y)
+{
+    (void)user, (void)idx, (void)count, (void)x, (void)y;
+    return CLT_OK;
+}
+
+Test(limits, loader_batches_past_size_t_are_refused)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t sample[2] = {(int64_t)1 << 30, (int64_t)1 << 30};
+    clt_array_spec xs = {NULL, CLT_FLOAT32, 2, sample};
+    clt_loader_opts o = CLT_LOADER_DEFAULTS;
+    o.batch_size = (int64_t)1 << 20;
+    clt_dataloader *dl = (clt_dataloader *)&o;
+    clt_status st = clt_dataloader_callback(dev, (int64_t)1 << 40, &xs, NULL, never_fill, NULL,
+                                            &o, &dl);
+    cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s", clt_status_name(st));
+    cr_assert_null(dl);
+    cr_assert(strstr(clt_last_error(), "pass what size_t and int64 hold"), "%s",
+              clt_last_error());
+    /* as many samples as a permutation of int64 indices cannot be counted */
+    int64_t small = 4;
+    xs.ndim = 1;
+    xs.shape = &small;
+    o.batch_size = 1;
+    st = clt_dataloader_callback(dev, (int64_t)1 << 62, &xs, NULL, never_fill, NULL, &o, &dl);
+    cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s: %s", clt_status_name(st), clt_last_error());
+    cr_assert_null(dl);
+    /* one sample larger than size_t */
+    int64_t huge[3] = {(int64_t)1 << 40, (int64_t)1 << 20, 4};
+    xs.ndim = 3;
+    xs.shape = huge;
+    st = clt_dataloader_callback(dev, 4, &xs, NULL, never_fill, NULL, &o, &dl);
+    cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s: %s", clt_status_name(st), clt_last_error());
+    cr_assert(strstr(clt_last_error(), "more bytes than size_t holds"), "%s", clt_last_error());
+    cr_assert_null(dl);
+}
+
 /* ---- a caller's buffer -------------------------------------------------------------- */
 
 Test(limits, cl_buffer_offsets_and_sizes_that_wrap_are_refused)
