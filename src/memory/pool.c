@@ -178,11 +178,12 @@ clt_status clt__buffer_alloc(clt_device *dev, size_t bytes, cl_mem *out)
     if (p == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "allocator of %s: out of host memory",
                           dev->label);
-    if (p->env_error)
+    const char *bad = __atomic_load_n(&p->env_error, __ATOMIC_RELAXED);
+    if (bad)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "allocator of %s: CLTENSOR_MEMORY_FRACTION=%s is not a fraction in "
                           "(0, 1]",
-                          dev->label, p->env_error);
+                          dev->label, bad);
     int bin = 0;
     uint64_t size = effective_size(dev, bytes, &bin);
 
@@ -319,7 +320,7 @@ static clt_status set_cap(clt_device *dev, uint64_t bytes, const char *fn)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     pthread_mutex_lock(&p->lock);
     p->cap = bytes;
-    p->env_error = NULL; /* the call decides over the environment */
+    __atomic_store_n(&p->env_error, NULL, __ATOMIC_RELAXED); /* the call decides */
     pthread_mutex_unlock(&p->lock);
     return clt__ok();
 }
