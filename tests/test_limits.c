@@ -6,6 +6,7 @@
 #include "helpers.h"
 
 #include <stdio.h>
+#include <unistd.h>
 
 #define CL_TARGET_OPENCL_VERSION 120
 #include "cltensor/opencl.h"
@@ -249,6 +250,54 @@ Test(limits, loader_batches_past_size_t_are_refused)
     cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s: %s", clt_status_name(st), clt_last_error());
     cr_assert(strstr(clt_last_error(), "more bytes than size_t holds"), "%s", clt_last_error());
     cr_assert_null(dl);
+}
+
+/* File headers that describe more than int64 or size_t count are refused,
+ * not allocated. */
+static void write_bytes(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "%s", path);
+    cr_assert_eq(fwrite(data, 1, n, f), n);
+    cr_assert_eq(fclose(f), 0);
+}
+
+Test(limits, file_headers_with_huge_shapes_are_refused)
+{
+    clt_device *dev = get_device("cpu");
+    char path[] = "/tmp/clt_limits_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    const char *shapes[3] = {"(4611686018427387904,)", "(3037000500, 3037000500)",
+                             "(1099511627776, 1048576, 16)"};
+    for (int k = 0; k < 3; k++) {
+        unsigned char file[128 + 16] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 118, 0};
+        char dict[119];
+        snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }",
+                 shapes[k]);
+        memset(file + 10, ' ', 118);
+        memcpy(file + 10, dict, strlen(dict));
+        file[127] = '\n';
+        write_bytes(path, file, sizeof file);
+        clt_tensor *t = NULL;
+        ASSERT_REFUSED(clt_load_npy(path, dev, &t), t, CLT_ERR_INVALID_ARGUMENT, "shape", dev);
+    }
+    const char *hdr = "{\"w\":{\"dtype\":\"F32\",\"shape\":[4611686018427387904],"
+                      "\"data_offsets\":[0,16]}}";
+    size_t hl = strlen(hdr);
+    unsigned char st[256] = {0};
+    for (int i = 0; i < 8; i++)
+        st[i] = (unsigned char)(hl >> (8 * i));
+    memcpy(st + 8, hdr, hl);
+    write_bytes(path, st, 8 + hl + 16);
+    clt_named_tensor *arr = (clt_named_tensor *)st;
+    size_t n = 7;
+    clt_status s1 = clt_load_safetensors(path, dev, &arr, &n);
+    cr_assert_eq(s1, CLT_ERR_INVALID_ARGUMENT, "%s: %s", clt_status_name(s1), clt_last_error());
+    cr_assert(strstr(clt_last_error(), "too large"), "%s", clt_last_error());
+    cr_assert_null(arr);
+    unlink(path);
 }
 
 /* ---- a caller's buffer -------------------------------------------------------------- */
