@@ -522,6 +522,10 @@ static inline cl_mem clt__mem(const clt_tensor *t)
     return t->storage ? t->storage->mem : NULL;
 }
 
+/* CLT_ERR_BUFFER_TOO_SMALL, naming `fn`, when t's bytes pass size_t (an
+ * expanded tensor): no host buffer can hold it. */
+clt_status clt__check_host_size(const clt_tensor *t, const char *fn);
+
 /* clt_tensor_read on behalf of the public function `fn`, whose caller (the
  * user's call site) is `caller` (src/tensor/transfer.c). */
 clt_status clt__tensor_read_at(const clt_tensor *t, void *dst, size_t dst_bytes, const char *fn,

@@ -160,8 +160,10 @@ Test(limits, reading_a_tensor_larger_than_size_t_is_refused)
     cr_assert_eq(buf[0], 7.0f, "a refused read wrote");
     char *text = (char *)buf;
     st = clt_tensor_format(e, &text);
-    cr_assert_neq(st, CLT_OK);
+    cr_assert_eq(st, CLT_ERR_BUFFER_TOO_SMALL, "%s", clt_status_name(st));
     cr_assert_null(text);
+    st = clt_save_npy("/nonexistent-dir/never-written.npy", e);
+    cr_assert_eq(st, CLT_ERR_BUFFER_TOO_SMALL, "%s: %s", clt_status_name(st), clt_last_error());
     clt_tensor_free(e);
     clt_tensor_free(b);
 }
