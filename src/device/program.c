@@ -544,11 +544,11 @@ static clt_status launch_step(const clt_device *dev, const char *family, const c
         g[d] = (int64_t)gws[d];
     return clt__error(CLT_ERR_INVALID_ARGUMENT,
                       "kernel '%s' (cl/%s.cl) on %s (%s): global size %s is more than the "
-                      "device takes (at most %llu work-items per launch in %s, global ids "
-                      "below %llu); the operation is too large for this device",
+                      "device takes (at most %llu work-items per launch, global ids up to "
+                      "%llu); the operation is too large for this device",
                       kernel, family, dev->label, dev->info.name,
                       clt__shape_str(s, sizeof s, (int)work_dim, g), (unsigned long long)max,
-                      work_dim == 1 ? "parts" : "one range", (unsigned long long)dev->max_global);
+                      (unsigned long long)dev->max_global);
 }
 
 uint64_t clt__launch_max_set(clt_device *dev, uint64_t items)
