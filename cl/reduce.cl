@@ -142,14 +142,16 @@
 
 /* GPU style: one work-group of LANES work-items per (row, chunk) of a
  * row-contiguous input; work-item j is lane j, and the fold runs in local
- * memory. */
+ * memory.  The group is found from the global id, which counts the offset
+ * that clt__launch gives the parts of a split launch (get_group_id does
+ * not). */
 #define DEF_SUM_WG(name, SRC, LOAD1)                                           \
     __kernel __attribute__((reqd_work_group_size(LANES, 1, 1)))                \
     void name(__global const SRC *src, long soff, __global S *dst,             \
               long total, long R, long nchunks, int op,                        \
               __global const S *mean, S div, int do_sqrt, __local S *lanes)    \
     {                                                                          \
-        long g = get_group_id(0);                                              \
+        long g = get_global_id(0) / LANES;                                     \
         int j = (int)get_local_id(0);                                          \
         long o = g / nchunks, c = g - o * nchunks;                             \
         long begin = c * CHUNK;                                                \

@@ -138,8 +138,8 @@ __kernel void softmax_cpu(__global T *out, __global const T *in, ulong in_off, u
 __kernel void softmax_wg(__global T *out, __global const T *in, ulong in_off, ulong n,
                          ulong inner, int logmode, __local T_C *scratch)
 {
-    size_t g = get_group_id(0);
     size_t lid = get_local_id(0), lsz = get_local_size(0);
+    size_t g = get_global_id(0) / lsz; /* with the offset of a split launch */
     ulong o = g / inner, j = g % inner;
     ulong base = o * n * inner + j;
     __global const T *x = in + in_off + base;

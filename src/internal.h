@@ -212,6 +212,8 @@ struct clt_device {
     bool opened;
     bool fp32_exact_divsqrt; /* CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT */
     bool fp32_fma;           /* CL_FP_FMA: fma() in hardware */
+    uint64_t max_global;     /* global ids the device's size_t holds (CL_DEVICE_ADDRESS_BITS) */
+    uint64_t launch_max;     /* work-items one enqueue takes at most (see clt__launch) */
     pthread_mutex_t lock;    /* guards programs, kernel arguments and launches */
     clt__program_entry *programs;
     void *pool;              /* allocator state (src/memory) */
@@ -266,10 +268,23 @@ typedef struct clt__arg {
  * cl/prelude.cl, sets the arguments of `kernel` and enqueues it on the
  * device's queue without waiting.  lws may be NULL.  family and options
  * must have static storage duration (literals, or clt__opts_cached's
- * strings): the program cache recognises them by address first. */
+ * strings): the program cache recognises them by address first.
+ * A 1-D range of more than dev->launch_max work-items is enqueued in parts
+ * at increasing global offsets, so kernels find their place with
+ * get_global_id, never get_group_id; a larger range in more dimensions, or
+ * one beyond the device's address bits, is refused with
+ * CLT_ERR_INVALID_ARGUMENT before the driver sees it. */
 clt_status clt__launch(clt_device *dev, const char *family, const char *options,
                        const char *kernel, cl_uint work_dim, const size_t *gws,
                        const size_t *lws, size_t nargs, const clt__arg *args);
+
+/* Work-items one enqueue hands a driver by default: drivers count
+ * work-groups in 32 bits (PoCL's pthread scheduler, CUDA grids). */
+#define CLT__LAUNCH_MAX ((uint64_t)1 << 31)
+
+/* Test hook: sets dev->launch_max (0 restores CLT__LAUNCH_MAX); returns the
+ * previous value. */
+uint64_t clt__launch_max_set(clt_device *dev, uint64_t items);
 
 /* Elements per work-item for CPU-style (chunked) launches over n
  * contiguous elements; 0 on devices that take one element per work-item. */
@@ -511,6 +526,10 @@ static inline cl_mem clt__mem(const clt_tensor *t)
 {
     return t->storage ? t->storage->mem : NULL;
 }
+
+/* CLT_ERR_BUFFER_TOO_SMALL, naming `fn`, when t's bytes pass size_t (an
+ * expanded tensor): no host buffer can hold it. */
+clt_status clt__check_host_size(const clt_tensor *t, const char *fn);
 
 /* clt_tensor_read on behalf of the public function `fn`, whose caller (the
  * user's call site) is `caller` (src/tensor/transfer.c). */

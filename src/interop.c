@@ -71,16 +71,24 @@ clt_status clt_tensor_from_cl_buffer(clt_device *dev, cl_mem mem, size_t offset_
         return clt__error(CLT_ERR_DEVICE_MISMATCH,
                           "%s: the buffer belongs to another OpenCL context than %s (%s)", fn,
                           dev->label, dev->info.name);
-    int64_t numel = 1;
+    uint64_t numel = 1, bytes = 0, end = 0;
     for (int d = 0; d < ndim; d++)
-        numel *= shape[d];
-    if (offset_bytes + (size_t)numel * es > size) {
+        numel *= (uint64_t)shape[d]; /* clt__check_shape: no overflow */
+    bool wraps = __builtin_mul_overflow(numel, (uint64_t)es, &bytes) ||
+                 __builtin_add_overflow(bytes, (uint64_t)offset_bytes, &end) || end > SIZE_MAX;
+    if (wraps || end > size) {
         char s[160];
+        clt__shape_str(s, sizeof s, ndim, shape);
+        if (wraps)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: a %s tensor of shape %s at offset %zu ends past the largest "
+                              "size_t; the buffer has %zu bytes",
+                              fn, clt_dtype_name(dtype), s, offset_bytes, size);
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: a %s tensor of shape %s at offset %zu needs %zu bytes, the buffer "
-                          "has %zu",
-                          fn, clt_dtype_name(dtype), clt__shape_str(s, sizeof s, ndim, shape),
-                          offset_bytes, offset_bytes + (size_t)numel * es, size);
+                          "%s: a %s tensor of shape %s at offset %zu needs %llu bytes, the "
+                          "buffer has %zu",
+                          fn, clt_dtype_name(dtype), s, offset_bytes, (unsigned long long)end,
+                          size);
     }
     clt_tensor *t = calloc(1, sizeof *t);
     clt__storage *sto = calloc(1, sizeof *sto);

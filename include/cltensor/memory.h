@@ -33,6 +33,8 @@ typedef struct clt_memory_stats {
     uint64_t device_frees;   /* buffers given back to the device */
     uint64_t retries;        /* requests that succeeded after emptying the cache */
     uint64_t failures;       /* requests that failed */
+    uint64_t limit;          /* what `allocated` plus `held` may reach: device_limit, or the
+                                smaller cap of clt_memory_set_limit / _set_fraction */
 } clt_memory_stats;
 
 /* Copies the device's allocator statistics into *out (zeros for a device
@@ -45,6 +47,30 @@ CLT_API clt_status clt_memory_empty_cache(clt_device *dev);
 
 /* Sets `peak` to the bytes allocated now. */
 CLT_API clt_status clt_memory_reset_peak(clt_device *dev);
+
+/* Limits.  The allocator counts every buffer it holds, in live tensors and
+ * in its cache, against the device's global memory
+ * (CL_DEVICE_GLOBAL_MEM_SIZE), or against a smaller cap set here.  A
+ * request that would pass the limit first empties the cache when that
+ * makes room, and otherwise fails with CLT_ERR_OUT_OF_DEVICE_MEMORY, its
+ * message giving the bytes requested, in use, cached and the limit; so
+ * does a request for more than one buffer may hold
+ * (CL_DEVICE_MAX_MEM_ALLOC_SIZE).  Nothing is allocated or changed by a
+ * refused request.  Buffers wrapped with clt_tensor_from_cl_buffer are the
+ * caller's and not counted. */
+
+/* Caps the device's allocator at `bytes` (0 removes the cap).  A cap below
+ * what is allocated now is allowed: requests fail until enough tensors are
+ * released.  Replaces a cap set before or by CLTENSOR_MEMORY_FRACTION. */
+CLT_API clt_status clt_memory_set_limit(clt_device *dev, uint64_t bytes);
+
+/* Like torch.cuda.set_per_process_memory_fraction: the cap as a fraction
+ * in (0, 1] of the device's global memory (CLT_ERR_INVALID_ARGUMENT
+ * otherwise).  The environment variable CLTENSOR_MEMORY_FRACTION sets the
+ * same for every device, read at each device's first allocation; a value
+ * that is no such fraction makes allocations fail with
+ * CLT_ERR_INVALID_ARGUMENT naming it. */
+CLT_API clt_status clt_memory_set_fraction(clt_device *dev, double fraction);
 
 /* Builds ahead of time every kernel program cltensor uses on dev, for all
  * dtypes the device supports, plus every program this machine's cache has

@@ -119,6 +119,8 @@ CLT_API const int64_t *clt_tensor_strides(const clt_tensor *t);
 /* Size of dimension d; negative d counts from the end; 0 when out of range. */
 CLT_API int64_t clt_tensor_size(const clt_tensor *t, int d);
 CLT_API int64_t clt_tensor_numel(const clt_tensor *t);
+/* numel times the dtype's size; SIZE_MAX when that passes size_t (an
+ * expanded tensor: no memory holds it, and reading it back is refused). */
 CLT_API size_t clt_tensor_nbytes(const clt_tensor *t);
 CLT_API clt_dtype clt_tensor_dtype(const clt_tensor *t);
 /* Borrowed; the device lives until clt_shutdown. */

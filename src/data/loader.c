@@ -296,7 +296,10 @@ static clt_status set_part(part *p, const clt_array_spec *a, bool dataset, int64
     p->sample_bytes = clt_dtype_size(a->dtype);
     for (int d = 0; d < nd; d++) {
         p->shape[d] = a->shape[d + (dataset ? 1 : 0)];
-        p->sample_bytes *= (size_t)p->shape[d];
+        if (__builtin_mul_overflow(p->sample_bytes, (size_t)p->shape[d], &p->sample_bytes))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: one sample of %s has more bytes than size_t holds", fn,
+                              what);
     }
     p->data = dataset ? a->data : NULL;
     return CLT_OK;
@@ -313,6 +316,18 @@ static clt_status make(clt_device *dev, int64_t n, const clt_loader_opts *opts,
                           "%s: batch_size should be a positive integer value, but got "
                           "batch_size=%lld",
                           fn, (long long)opts->batch_size);
+    /* A batch's staging memory and tensors must be sizes that exist. */
+    int64_t most = opts->batch_size < n ? opts->batch_size : n;
+    size_t xb = 0, yb = 0, all = 0;
+    if ((uint64_t)n > SIZE_MAX / sizeof(int64_t) ||
+        __builtin_mul_overflow(tmpl->px.sample_bytes, (size_t)most, &xb) ||
+        __builtin_mul_overflow(tmpl->py.sample_bytes, (size_t)most, &yb) ||
+        __builtin_add_overflow(xb, yb, &all) || all > (size_t)INT64_MAX)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: batches of %lld samples of %zu (x) and %zu (y) bytes, out of "
+                          "%lld, pass what size_t and int64 hold",
+                          fn, (long long)most, tmpl->px.sample_bytes, tmpl->py.sample_bytes,
+                          (long long)n);
     clt_status st = clt__check_dtype(dev, tmpl->px.dtype, fn);
     if (st == CLT_OK && tmpl->py.present)
         st = clt__check_dtype(dev, tmpl->py.dtype, fn);

@@ -518,6 +518,46 @@ done:
     return st;
 }
 
+/* The work-items of each enqueue along dimension 0 (*step, a multiple of
+ * the local size), or an error when the range is more than the device can
+ * be handed: the driver must never see a range it cannot take (PoCL
+ * asserts, and a wrapped work-group count runs the wrong items). */
+static clt_status launch_step(const clt_device *dev, const char *family, const char *kernel,
+                              cl_uint work_dim, const size_t *gws, const size_t *lws,
+                              size_t *step)
+{
+    uint64_t items = 1, max = dev->launch_max;
+    bool wrapped = false;
+    for (cl_uint d = 0; d < work_dim; d++)
+        wrapped |= gws[d] > dev->max_global || __builtin_mul_overflow(items, gws[d], &items);
+    *step = gws[0];
+    if (!wrapped && items <= max)
+        return CLT_OK;
+    uint64_t local = lws ? lws[0] : 1;
+    if (!wrapped && work_dim == 1 && local <= max) {
+        *step = (size_t)(max - max % local);
+        return CLT_OK;
+    }
+    char s[160];
+    int64_t g[3] = {0, 0, 0};
+    for (cl_uint d = 0; d < work_dim && d < 3; d++)
+        g[d] = (int64_t)gws[d];
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "kernel '%s' (cl/%s.cl) on %s (%s): global size %s is more than the "
+                      "device takes (at most %llu work-items per launch, global ids up to "
+                      "%llu); the operation is too large for this device",
+                      kernel, family, dev->label, dev->info.name,
+                      clt__shape_str(s, sizeof s, (int)work_dim, g), (unsigned long long)max,
+                      (unsigned long long)dev->max_global);
+}
+
+uint64_t clt__launch_max_set(clt_device *dev, uint64_t items)
+{
+    uint64_t old = dev->launch_max;
+    dev->launch_max = items ? items : CLT__LAUNCH_MAX;
+    return old;
+}
+
 clt_status clt__launch(clt_device *dev, const char *family, const char *options,
                        const char *kernel, cl_uint work_dim, const size_t *gws,
                        const size_t *lws, size_t nargs, const clt__arg *args)
@@ -528,6 +568,10 @@ clt_status clt__launch(clt_device *dev, const char *family, const char *options,
     for (cl_uint d = 0; d < work_dim; d++)
         if (gws[d] == 0)
             return CLT_OK; /* nothing to do; OpenCL rejects empty ranges */
+    size_t step = 0;
+    st = launch_step(dev, family, kernel, work_dim, gws, lws, &step);
+    if (st != CLT_OK)
+        return st;
     pthread_mutex_lock(&dev->lock);
     clt__program_entry *p = NULL;
     cl_kernel k = NULL;
@@ -535,18 +579,22 @@ clt_status clt__launch(clt_device *dev, const char *family, const char *options,
     CLT__TRY(kernel_locked(dev, p, kernel, &k));
     clt__kernel_entry *ke = p->kernels; /* kernel_locked moves it to the front */
     CLT__TRY(set_args_locked(dev, ke, family, kernel, nargs, args));
-    cl_event ev = NULL;
-    CLT__CL_CHECK(clEnqueueNDRangeKernel(dev->queue, k, work_dim, NULL, gws, lws, 0, NULL,
-                                         clt__profiling() ? &ev : NULL),
-                  "clEnqueueNDRangeKernel '%s' (cl/%s.cl) on %s, global size %zu", kernel, family,
-                  dev->label, gws[0]);
-    clt__count_launch();
+    for (size_t off = 0; off < gws[0]; off += step) {
+        size_t part = gws[0] - off < step ? gws[0] - off : step;
+        cl_event ev = NULL;
+        CLT__CL_CHECK(clEnqueueNDRangeKernel(dev->queue, k, work_dim, off ? &off : NULL,
+                                             part == gws[0] ? gws : &part, lws, 0, NULL,
+                                             clt__profiling() ? &ev : NULL),
+                      "clEnqueueNDRangeKernel '%s' (cl/%s.cl) on %s, global size %zu at %zu",
+                      kernel, family, dev->label, part, off);
+        clt__count_launch();
+        if (ev)
+            clt__profile_event(kernel, ev);
+    }
     if (!ke->ran) {
         ke->ran = true;
         clt__after_first_run(dev);
     }
-    if (ev)
-        clt__profile_event(kernel, ev);
 done:
     pthread_mutex_unlock(&dev->lock);
     return st;

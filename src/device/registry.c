@@ -254,6 +254,13 @@ static clt_status enumerate_locked(void)
                 fp = 0;
             dev->fp32_exact_divsqrt = fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT;
             dev->fp32_fma = fp & CL_FP_FMA;
+            cl_uint bits = 0;
+            if (clGetDeviceInfo(ids[k], CL_DEVICE_ADDRESS_BITS, sizeof bits, &bits, NULL) !=
+                    CL_SUCCESS ||
+                bits == 0 || bits > 64)
+                bits = 32;
+            dev->max_global = bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+            dev->launch_max = CLT__LAUNCH_MAX;
             pthread_mutex_init(&dev->lock, NULL);
             reg.infos[k] = dev->info;
         }

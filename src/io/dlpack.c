@@ -78,6 +78,9 @@ clt_status clt_to_dlpack(const clt_tensor *t, DLManagedTensor **out)
                           "(clt_to_dtype(t, CLT_UINT8, ...))",
                           fn, DLPACK_VERSION / 100, DLPACK_VERSION / 10 % 10,
                           clt_dtype_name(t->dtype));
+    clt_status st = clt__check_host_size(t, fn);
+    if (st != CLT_OK)
+        return st;
     managed *m = calloc(1, sizeof *m);
     size_t bytes = clt_tensor_nbytes(t);
     if (m == NULL || posix_memalign(&m->data, 256, bytes ? bytes : 1) != 0) {
@@ -85,7 +88,7 @@ clt_status clt_to_dlpack(const clt_tensor *t, DLManagedTensor **out)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for %zu bytes", fn,
                           bytes);
     }
-    clt_status st = clt__tensor_read_at(t, m->data, bytes, fn, __builtin_return_address(0));
+    st = clt__tensor_read_at(t, m->data, bytes, fn, __builtin_return_address(0));
     if (st != CLT_OK) {
         free(m->data);
         free(m);

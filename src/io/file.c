@@ -134,13 +134,16 @@ void clt__io_abort(clt__io_out *o)
 clt_status clt__io_read_tensor(const clt_tensor *t, void **data, size_t *bytes, const char *fn,
                                const void *caller)
 {
-    size_t nb = clt_tensor_nbytes(t);
-    void *p = malloc(nb ? nb : 1);
     *data = NULL;
     *bytes = 0;
+    clt_status st = clt__check_host_size(t, fn);
+    if (st != CLT_OK)
+        return st;
+    size_t nb = clt_tensor_nbytes(t);
+    void *p = malloc(nb ? nb : 1);
     if (p == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for %zu bytes", fn, nb);
-    clt_status st = clt__tensor_read_at(t, p, nb, fn, caller);
+    st = clt__tensor_read_at(t, p, nb, fn, caller);
     if (st != CLT_OK) {
         free(p);
         return st;

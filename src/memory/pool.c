@@ -19,6 +19,8 @@ typedef struct pool {
     pthread_mutex_t lock;
     node *bins[NBINS];
     clt_memory_stats s;
+    uint64_t cap;      /* the user's cap in bytes, 0 for none */
+    const char *env_error; /* CLTENSOR_MEMORY_FRACTION's value when it is no fraction */
 } pool;
 
 static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -72,6 +74,37 @@ static uint64_t effective_size(const clt_device *dev, size_t bytes, int *bin)
     return bytes ? bytes : 1;
 }
 
+/* A fraction in (0, 1] as a byte count of the device's global memory;
+ * false for anything else. */
+static bool fraction_bytes(const clt_device *dev, double fraction, uint64_t *bytes)
+{
+    if (!(fraction > 0 && fraction <= 1))
+        return false;
+    double b = fraction * (double)dev->info.global_mem_bytes;
+    *bytes = b < 1 ? 1 : (uint64_t)b;
+    return true;
+}
+
+/* The pool's cap from CLTENSOR_MEMORY_FRACTION, read as the pool starts. */
+static void cap_from_env(const clt_device *dev, pool *p)
+{
+    const char *v = getenv("CLTENSOR_MEMORY_FRACTION");
+    if (v == NULL || *v == '\0')
+        return;
+    char *end = NULL;
+    double f = strtod(v, &end);
+    if (end == v || *end != '\0' || !fraction_bytes(dev, f, &p->cap))
+        p->env_error = v;
+}
+
+/* The bytes the pool may hold: the device's global memory or the user's
+ * smaller cap (0: no limit known). */
+static uint64_t limit_of(const clt_device *dev, const pool *p)
+{
+    uint64_t limit = dev->info.global_mem_bytes;
+    return p->cap && (limit == 0 || p->cap < limit) ? p->cap : limit;
+}
+
 static pool *get_pool(clt_device *dev, bool create)
 {
     pool *p = __atomic_load_n((pool **)&dev->pool, __ATOMIC_ACQUIRE);
@@ -81,6 +114,7 @@ static pool *get_pool(clt_device *dev, bool create)
     p = dev->pool;
     if (p == NULL && (p = calloc(1, sizeof *p)) != NULL) {
         pthread_mutex_init(&p->lock, NULL);
+        cap_from_env(dev, p);
         __atomic_store_n((pool **)&dev->pool, p, __ATOMIC_RELEASE);
         clt__device_release_hook(clt__pool_destroy);
     }
@@ -119,6 +153,24 @@ static cl_mem create(clt_device *dev, uint64_t size, cl_int *err)
     return clCreateBuffer(dev->context, CL_MEM_READ_WRITE, (size_t)size, NULL, err);
 }
 
+/* The refusal of a request that would pass the limit, or that the device
+ * failed (err != CL_SUCCESS), with the sizes involved. */
+static clt_status alloc_error(const clt_device *dev, cl_int err, size_t bytes, uint64_t size,
+                              uint64_t in_use, uint64_t held, uint64_t limit, const char *what)
+{
+    char msg[512];
+    snprintf(msg, sizeof msg,
+             "allocating %zu bytes (size class %llu) on %s (%s): %s; %llu bytes in use, %llu "
+             "cached, limit %llu bytes (device memory %llu, at most %llu in one buffer)",
+             bytes, (unsigned long long)size, dev->label, dev->info.name, what,
+             (unsigned long long)in_use, (unsigned long long)held, (unsigned long long)limit,
+             (unsigned long long)dev->info.global_mem_bytes,
+             (unsigned long long)dev->info.max_alloc_bytes);
+    if (err != CL_SUCCESS)
+        return clt__cl_error(err, "%s", msg);
+    return clt__error(CLT_ERR_OUT_OF_DEVICE_MEMORY, "%s", msg);
+}
+
 clt_status clt__buffer_alloc(clt_device *dev, size_t bytes, cl_mem *out)
 {
     *out = NULL;
@@ -126,27 +178,49 @@ clt_status clt__buffer_alloc(clt_device *dev, size_t bytes, cl_mem *out)
     if (p == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "allocator of %s: out of host memory",
                           dev->label);
+    const char *bad = __atomic_load_n(&p->env_error, __ATOMIC_RELAXED);
+    if (bad)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "allocator of %s: CLTENSOR_MEMORY_FRACTION=%s is not a fraction in "
+                          "(0, 1]",
+                          dev->label, bad);
     int bin = 0;
     uint64_t size = effective_size(dev, bytes, &bin);
 
+    /* The request is counted as allocated before the device is asked, so
+     * that threads allocating together cannot pass the limit between
+     * them; a failure gives it back. */
     pthread_mutex_lock(&p->lock);
     p->s.alloc_calls++;
     node *n = bin >= 0 ? p->bins[bin] : NULL;
+    bool retried = false;
+    uint64_t limit = limit_of(dev, p), held_before = p->s.held;
     if (n) {
         p->bins[bin] = n->next;
         p->s.held -= size;
         p->s.cache_hits++;
         *out = n->mem;
         free(n);
+    } else if ((bytes > dev->info.max_alloc_bytes && dev->info.max_alloc_bytes) ||
+               (limit && (size > limit || p->s.allocated > limit - size))) {
+        p->s.failures++;
+        uint64_t in_use = p->s.allocated;
+        pthread_mutex_unlock(&p->lock);
+        return alloc_error(dev, CL_SUCCESS, bytes, size, in_use, held_before, limit,
+                           bytes > dev->info.max_alloc_bytes && dev->info.max_alloc_bytes
+                               ? "more than the largest buffer the device allows"
+                               : "it would pass the limit");
+    } else if (limit && p->s.held > limit - size - p->s.allocated) {
+        empty_locked(p); /* what the cache holds makes room */
+        retried = true;
     }
+    p->s.allocated += size;
     pthread_mutex_unlock(&p->lock);
 
     cl_int err = CL_SUCCESS;
-    bool retried = false;
-    uint64_t held_before = 0;
     if (*out == NULL) {
         cl_mem mem = create(dev, size, &err);
-        if (mem == NULL && err != CL_INVALID_BUFFER_SIZE) {
+        if (mem == NULL && err != CL_INVALID_BUFFER_SIZE && !retried) {
             pthread_mutex_lock(&p->lock);
             held_before = p->s.held;
             empty_locked(p);
@@ -156,20 +230,15 @@ clt_status clt__buffer_alloc(clt_device *dev, size_t bytes, cl_mem *out)
         }
         pthread_mutex_lock(&p->lock);
         if (mem == NULL) {
+            p->s.allocated -= size;
             p->s.failures++;
-            uint64_t in_use = p->s.allocated, held = p->s.held;
+            uint64_t in_use = p->s.allocated;
             pthread_mutex_unlock(&p->lock);
             if (err == CL_SUCCESS)
                 err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
-            return clt__cl_error(
-                err,
-                "allocating %zu bytes (size class %llu) on %s (%s): %s %llu bytes held by the "
-                "cache, %llu bytes in use, device limit %llu bytes (at most %llu in one buffer)",
-                bytes, (unsigned long long)size, dev->label, dev->info.name,
-                retried ? "failed again after releasing" : "failed with",
-                (unsigned long long)(retried ? held_before : held),
-                (unsigned long long)in_use, (unsigned long long)dev->info.global_mem_bytes,
-                (unsigned long long)dev->info.max_alloc_bytes);
+            return alloc_error(dev, err, bytes, size, in_use, held_before, limit,
+                               retried ? "the device failed it again after the cache was emptied"
+                                       : "the device failed it");
         }
         p->s.device_allocs++;
         if (retried)
@@ -178,7 +247,6 @@ clt_status clt__buffer_alloc(clt_device *dev, size_t bytes, cl_mem *out)
         *out = mem;
     }
     pthread_mutex_lock(&p->lock);
-    p->s.allocated += size;
     p->s.requested += bytes;
     if (p->s.allocated > p->s.peak)
         p->s.peak = p->s.allocated;
@@ -241,7 +309,36 @@ clt_status clt_memory_stats_get(clt_device *dev, clt_memory_stats *out)
         pthread_mutex_unlock(&p->lock);
     }
     out->device_limit = dev->info.global_mem_bytes;
+    out->limit = p ? limit_of(dev, p) : dev->info.global_mem_bytes;
     return clt__ok();
+}
+
+static clt_status set_cap(clt_device *dev, uint64_t bytes, const char *fn)
+{
+    pool *p = get_pool(dev, true);
+    if (p == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    pthread_mutex_lock(&p->lock);
+    p->cap = bytes;
+    __atomic_store_n(&p->env_error, NULL, __ATOMIC_RELAXED); /* the call decides */
+    pthread_mutex_unlock(&p->lock);
+    return clt__ok();
+}
+
+clt_status clt_memory_set_limit(clt_device *dev, uint64_t bytes)
+{
+    CLT__REQUIRE_ARG(dev, "clt_memory_set_limit");
+    return set_cap(dev, bytes, "clt_memory_set_limit");
+}
+
+clt_status clt_memory_set_fraction(clt_device *dev, double fraction)
+{
+    CLT__REQUIRE_ARG(dev, "clt_memory_set_fraction");
+    uint64_t bytes = 0;
+    if (!fraction_bytes(dev, fraction, &bytes))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "clt_memory_set_fraction: fraction %g is not in (0, 1]", fraction);
+    return set_cap(dev, bytes, "clt_memory_set_fraction");
 }
 
 clt_status clt_memory_empty_cache(clt_device *dev)

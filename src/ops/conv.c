@@ -118,6 +118,29 @@ done:
 
 /* ---- convolution ------------------------------------------------------------------ */
 
+/* The padded input and the dilated kernel's extent along one dimension;
+ * false when either passes int64 (user-given padding or dilation). */
+static bool extents(int64_t in, int64_t k, int64_t pad, int64_t dil, int64_t *padded,
+                    int64_t *span)
+{
+    int64_t p2 = 0, dk = 0;
+    return !__builtin_mul_overflow(pad, 2, &p2) && !__builtin_add_overflow(in, p2, padded) &&
+           !__builtin_mul_overflow(dil, k - 1, &dk) && !__builtin_add_overflow(dk, 1, span);
+}
+
+static clt_status extents_error(const char *fn, const clt_tensor *x, const int64_t *k,
+                                const int64_t *pad, const int64_t *dil)
+{
+    char s1[160];
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "%s: the padded input or the dilated kernel passes the int64 range "
+                      "(input %s, kernel {%lld, %lld}, padding {%lld, %lld}, dilation {%lld, "
+                      "%lld})",
+                      fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape), (long long)k[0],
+                      (long long)k[1], (long long)pad[0], (long long)pad[1], (long long)dil[0],
+                      (long long)dil[1]);
+}
+
 /* Checks conv2d's operands as PyTorch does and fills in the geometry. */
 static clt_status conv_check(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
                              const clt_conv2d_opts *o, geom *g, const char *fn)
@@ -183,9 +206,10 @@ static clt_status conv_check(const clt_tensor *x, const clt_tensor *w, const clt
                           "%lld elements, but got bias of size %s instead",
                           fn, clt__shape_str(s1, sizeof s1, w->ndim, w->shape), (long long)O,
                           clt__shape_str(s2, sizeof s2, b->ndim, b->shape));
-    int64_t ph = x->shape[2] + 2 * o->padding[0], pw = x->shape[3] + 2 * o->padding[1];
-    int64_t ekh = o->dilation[0] * (w->shape[2] - 1) + 1;
-    int64_t ekw = o->dilation[1] * (w->shape[3] - 1) + 1;
+    int64_t ph = 0, pw = 0, ekh = 0, ekw = 0;
+    if (!extents(x->shape[2], w->shape[2], o->padding[0], o->dilation[0], &ph, &ekh) ||
+        !extents(x->shape[3], w->shape[3], o->padding[1], o->dilation[1], &pw, &ekw))
+        return extents_error(fn, x, w->shape + 2, o->padding, o->dilation);
     if (ph < ekh || pw < ekw)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: Calculated padded input size per channel: (%lld x %lld). Kernel "
@@ -399,12 +423,20 @@ done:
 
 /* ---- pooling ------------------------------------------------------------------------- */
 
-/* PyTorch's pooling_output_shape. */
+/* PyTorch's pooling_output_shape; clt__pool2d_check has made sure that
+ * extents() holds. */
 static int64_t pool_out(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil,
                         bool ceil_mode)
 {
-    int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
-    int64_t q = num >= 0 ? num / stride : -((-num + stride - 1) / stride);
+    int64_t padded = 0, span = 0;
+    extents(in, k, pad, dil, &padded, &span);
+    int64_t num = padded - span, q; /* both in [0, INT64_MAX]: no overflow */
+    if (ceil_mode && num > INT64_MAX - (stride - 1)) {
+        q = num / stride + (num % stride != 0); /* the ceiling, without the sum */
+    } else {
+        num += ceil_mode ? stride - 1 : 0;
+        q = num / stride - (num % stride != 0 && num < 0); /* the floor */
+    }
     int64_t outsz = q + 1;
     if (ceil_mode && (outsz - 1) * stride >= in + pad)
         outsz--;
@@ -452,6 +484,10 @@ clt_status clt__pool2d_check(const clt_tensor *x, clt__pool2d *p, const char *fn
                           "%s: Expected input's non-batch dimensions to have positive length, "
                           "but input has a shape of %s",
                           fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape));
+    int64_t padded = 0, span = 0;
+    if (!extents(x->shape[2], p->kernel[0], p->padding[0], p->dilation[0], &padded, &span) ||
+        !extents(x->shape[3], p->kernel[1], p->padding[1], p->dilation[1], &padded, &span))
+        return extents_error(fn, x, p->kernel, p->padding, p->dilation);
     int64_t ho = pool_out(x->shape[2], p->kernel[0], p->padding[0], p->stride[0],
                           p->dilation[0], p->ceil_mode);
     int64_t wo = pool_out(x->shape[3], p->kernel[1], p->padding[1], p->stride[1],

@@ -295,9 +295,6 @@ clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int bac
         clt__error_append(msg);
         return st;
     }
-    int64_t batch = 1;
-    for (int d = 0; d < nbatch; d++)
-        batch *= bshape[d];
 
     int nr = nbatch;
     int64_t rshape[CLT_MAX_DIMS];
@@ -319,7 +316,10 @@ clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int bac
 
     clt_tensor *r = NULL;
     operand A = {0}, B = {0};
-    if (K == 0 && batch * M * N > 0) {
+    bool empty = M == 0 || N == 0;
+    for (int d = 0; d < nbatch; d++)
+        empty |= bshape[d] == 0;
+    if (K == 0 && !empty) {
         CLT__TRY(clt_zeros(a->dev, a->dtype, nr, rshape, &r));
         goto finish;
     }
@@ -329,6 +329,9 @@ clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int bac
     CLT__TRY(prepare(a, true, nbatch, bshape, M, K, &A));
     CLT__TRY(prepare(b, false, nbatch, bshape, K, N, &B));
 
+    int64_t batch = 1; /* r has batch * M * N elements: no overflow */
+    for (int d = 0; d < nbatch; d++)
+        batch *= bshape[d];
     size_t Mg = (size_t)M, bg = (size_t)batch;
     /* One matrix repeated on the right and row-major batches on the left
      * make a single taller product, as torch folds them. */

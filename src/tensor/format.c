@@ -170,13 +170,15 @@ clt_status clt_tensor_format(const clt_tensor *t, char **out)
     CLT__REQUIRE_ARG(out, "clt_tensor_format");
     *out = NULL;
     CLT__REQUIRE_ARG(t, "clt_tensor_format");
+    clt_status st = clt__check_host_size(t, "clt_tensor_format");
+    if (st != CLT_OK)
+        return st;
     size_t bytes = clt_tensor_nbytes(t);
     unsigned char *data = malloc(bytes ? bytes : 1);
     if (data == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
                           "clt_tensor_format: no host memory for %zu bytes", bytes);
-    clt_status st =
-        clt__tensor_read_at(t, data, bytes, "clt_tensor_format", __builtin_return_address(0));
+    st = clt__tensor_read_at(t, data, bytes, "clt_tensor_format", __builtin_return_address(0));
     if (st != CLT_OK) {
         free(data);
         return st;

@@ -578,7 +578,10 @@ int64_t clt_tensor_numel(const clt_tensor *t)
 
 size_t clt_tensor_nbytes(const clt_tensor *t)
 {
-    return t ? (size_t)t->numel * clt_dtype_size(t->dtype) : 0;
+    size_t bytes = 0;
+    if (t && __builtin_mul_overflow((uint64_t)t->numel, clt_dtype_size(t->dtype), &bytes))
+        return SIZE_MAX; /* an expanded tensor of more bytes than size_t counts */
+    return bytes;
 }
 
 clt_dtype clt_tensor_dtype(const clt_tensor *t)

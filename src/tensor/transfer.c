@@ -273,15 +273,30 @@ clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev)
     return CLT_OK;
 }
 
+clt_status clt__check_host_size(const clt_tensor *t, const char *fn)
+{
+    if ((uint64_t)t->numel <= SIZE_MAX / clt_dtype_size(t->dtype))
+        return CLT_OK;
+    char s[160];
+    return clt__error(CLT_ERR_BUFFER_TOO_SMALL,
+                      "%s: the %s tensor of shape %s has %lld elements: its size in bytes does "
+                      "not fit in size_t, no buffer holds it",
+                      fn, clt_dtype_name(t->dtype), clt__shape_str(s, sizeof s, t->ndim, t->shape),
+                      (long long)t->numel);
+}
+
 static clt_status check_read(const clt_tensor *t, const void *dst, size_t dst_bytes,
                              const char *fn)
 {
     CLT__REQUIRE_ARG(t, fn);
     size_t need = clt_tensor_nbytes(t);
+    char s[160];
+    clt_status st = clt__check_host_size(t, fn);
+    if (st != CLT_OK)
+        return st;
     if (need > 0 && dst == NULL)
         return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: dst is NULL", fn);
     if (dst_bytes < need) {
-        char s[160];
         return clt__error(CLT_ERR_BUFFER_TOO_SMALL,
                           "%s: destination holds %zu bytes, the %s tensor of shape %s needs %zu",
                           fn, dst_bytes, clt_dtype_name(t->dtype),

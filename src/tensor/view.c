@@ -545,7 +545,13 @@ static clt_status cat_impl(const clt_tensor *const *ts, size_t n, int dim, clt_t
                                   fn, d, (long long)ref->shape[k], (long long)t->shape[k], i,
                                   clt__shape_str(s1, sizeof s1, ref->ndim, ref->shape),
                                   clt__shape_str(s2, sizeof s2, t->ndim, t->shape));
-        shape[d] += t->shape[d];
+        if (__builtin_add_overflow(shape[d], t->shape[d], &shape[d])) {
+            char s1[160];
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: the sizes in dimension %d add up past the int64 range at "
+                              "tensor number %zu in the list (shape %s)",
+                              fn, d, i, clt__shape_str(s1, sizeof s1, t->ndim, t->shape));
+        }
     }
     st = clt__check_dtype(ref->dev, dtype, fn);
     if (st != CLT_OK)
