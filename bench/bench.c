@@ -741,25 +741,43 @@ static int mm_check(bench *b, const char *name, mm_data *m, const clt_tensor *t,
     return 0;
 }
 
-/* Median seconds of OpenBLAS's product of the case's matrices, checked
- * first; then a pause, so that OpenBLAS's threads, which spin a while after
- * each call, have gone to sleep before anything else is timed. */
-static int time_openblas(bench *b, const char *name, mm_data *m, int reps, double *secs)
+/* Median seconds of clt_matmul and of OpenBLAS's product of the case's
+ * matrices (checked first), run in turn so that drift in the machine's load
+ * reaches both alike.  OpenBLAS's threads spin a while after each call
+ * (about 2^28 cycles, yielding the CPU) before they sleep: a pause at the
+ * end keeps them out of whatever is timed next.  A pause after each of its
+ * runs instead made clt_matmul at 256 several times slower on a loaded
+ * machine (the other processes took the cores while PoCL's workers slept),
+ * and OPENBLAS_THREAD_TIMEOUT=4 (no spinning) slowed both alike. */
+static int time_with_openblas(bench *b, const char *name, mm_data *m, int reps, double *t_op,
+                              double *t_ob)
 {
-    double t[MAX_REPS];
+    double to[MAX_REPS], tb[MAX_REPS];
+    const struct timespec pause = {.tv_nsec = 200000000};
     for (int r = -1; r < reps; r++) {
+        clt_tensor *out = NULL;
         double t0 = now();
+        if (run_op(OP_MATMUL, m->ta, m->tb, &out) != CLT_OK ||
+            clt_device_synchronize(b->dev) != CLT_OK) {
+            clt_tensor_free(out);
+            return fail(b, name, "timed run");
+        }
+        if (r >= 0)
+            to[r] = now() - t0;
+        clt_tensor_free(out);
+        t0 = now();
         if (m->dt == CLT_FLOAT64)
             openblas_dgemm(m->n, m->ha, m->hb, m->hc);
         else
             openblas_sgemm(m->n, m->ha, m->hb, m->hc);
         if (r >= 0)
-            t[r] = now() - t0;
+            tb[r] = now() - t0;
         else if (mm_check(b, name, m, NULL, "OpenBLAS") != 0)
             return -1;
     }
-    *secs = median(t, reps);
-    nanosleep(&(struct timespec){.tv_nsec = 300000000}, NULL);
+    nanosleep(&pause, NULL);
+    *t_op = median(to, reps);
+    *t_ob = median(tb, reps);
     return 0;
 }
 
@@ -797,17 +815,20 @@ static void case_matmul(bench *b, clt_dtype dt, size_t n, const char *name)
     }
     if (mm_check(b, name, &m, out, "clt_matmul") != 0)
         goto done;
-    double t_op;
-    if (time_op(b, name, OP_MATMUL, m.ta, m.tb, reps, &t_op) != 0)
-        goto done;
-    double flop = 2.0 * (double)n * (double)n * (double)n, gf = flop / t_op / 1e9;
-    const char *target = n <= 256 ? ">= 0.6" : n < 1024 ? "" : dt == CLT_FLOAT64 ? ">= 0.8" : ">= 0.9";
-    double t_ob;
+    double t_op, t_ob, flop = 2.0 * (double)n * (double)n * (double)n;
     if (openblas_ready(b)) {
-        if (time_openblas(b, name, &m, reps, &t_ob) != 0)
+        if (time_with_openblas(b, name, &m, reps, &t_op, &t_ob) != 0)
             goto done;
-        report(b, name, gf, "GFLOP/s", "openblas", flop / t_ob / 1e9, t_ob / t_op, target);
+        const char *target = n <= 256                ? ">= 0.6"
+                             : n < 1024              ? ""
+                             : dt == CLT_FLOAT64 ? ">= 0.8"
+                                                 : ">= 0.9";
+        report(b, name, flop / t_op / 1e9, "GFLOP/s", "openblas", flop / t_ob / 1e9,
+               t_ob / t_op, target);
+    } else if (time_op(b, name, OP_MATMUL, m.ta, m.tb, reps, &t_op) != 0) {
+        goto done;
     }
+    double gf = flop / t_op / 1e9;
     if (dt != CLT_FLOAT32)
         goto done;
     if (clt_empty(b->dev, CLT_FLOAT32, 2, shape, &tc) != CLT_OK) {

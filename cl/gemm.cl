@@ -24,6 +24,14 @@
 #define WV_STORE CAT(vstore, GEMV_VW)
 #define T16 CAT(T, 16)
 
+/* A vector argument wider than the target's registers (T16 in the packs,
+ * or a class forced wider than the CPU) changes the calling convention of
+ * PoCL's builtins, and clang warns, which PoCL prints on stderr.  Every
+ * call here is inlined into a kernel compiled for the one target. */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wpsabi"
+#endif
+
 #if GEMM_MR == 4
 #define GEMM_ROWS(X) X(0) X(1) X(2) X(3)
 #elif GEMM_MR == 6
@@ -115,25 +123,32 @@
     GEMM_TSTAGE(r, 4, 0, 1, 2, 3, 8, 9, 10, 11)                                \
     GEMM_TSTAGE(r, 8, 0, 1, 2, 3, 4, 5, 6, 7)
 
-/* Stores the first n (a constant after inlining) lanes of x at d. */
-static void gemm_store_lanes(T16 x, int n, __global T *d)
-{
-    if (n == 16) {
-        vstore16(x, 0, d);
-    } else if (n == 12) {
-        vstore8(x.lo, 0, d);
-        vstore4(x.s89ab, 0, d + 8);
-    } else if (n == 8) {
-        vstore8(x.lo, 0, d);
-    } else if (n == 4) {
-        vstore4(x.lo.lo, 0, d);
-    } else {
-        T t[16];
-        vstore16(x, 0, t);
-        for (int i = 0; i < n; i++)
-            d[i] = t[i];
-    }
-}
+/* Vectors of 16, 8 and 4 elements at any address aligned to the element.
+ * Plain accesses, not vload16/vstore16: those are calls, and a 16-wide
+ * argument changes the calling convention on targets without 512-bit
+ * registers (clang warns, and PoCL prints the warning). */
+typedef T gemm_u16 __attribute__((ext_vector_type(16), aligned(sizeof(T))));
+typedef T gemm_u8 __attribute__((ext_vector_type(8), aligned(sizeof(T))));
+typedef T gemm_u4 __attribute__((ext_vector_type(4), aligned(sizeof(T))));
+
+/* Stores the first n (a constant after inlining) lanes of the T16 x at d. */
+#define GEMM_STORE_LANES(x, n, d)                                              \
+    do {                                                                       \
+        if ((n) == 16) {                                                       \
+            *(__global gemm_u16 *)(d) = (x);                                   \
+        } else if ((n) == 12) {                                                \
+            *(__global gemm_u8 *)(d) = (x).lo;                                 \
+            *(__global gemm_u4 *)((d) + 8) = (x).s89ab;                        \
+        } else if ((n) == 8) {                                                 \
+            *(__global gemm_u8 *)(d) = (x).lo;                                 \
+        } else if ((n) == 4) {                                                 \
+            *(__global gemm_u4 *)(d) = (x).lo.lo;                              \
+        } else {                                                               \
+            T16 v_ = (x);                                                      \
+            for (int i_ = 0; i_ < (n); i_++)                                   \
+                (d)[i_] = ((T *)&v_)[i_];                                      \
+        }                                                                      \
+    } while (0)
 
 /* Packs K rows [k, k + 16) of a panel of `width` lines that each run along
  * K in memory (line c at src + c * stride): dst[(k + q) * width + c], 16
@@ -144,11 +159,12 @@ static void gemm_pack_t16(__global const T *src, ulong stride, int width, __glob
     for (int c0 = 0; c0 < width; c0 += 16) {
         T16 r[16];
         for (int c = 0; c < 16; c++)
-            r[c] = c0 + c < width ? vload16(0, src + (c0 + c) * stride + k) : (T16)(0);
+            r[c] = c0 + c < width ? *(__global const gemm_u16 *)(src + (c0 + c) * stride + k)
+                                  : (T16)(0);
         GEMM_TRANSPOSE(r)
         int n = width - c0 < 16 ? width - c0 : 16;
         for (int q = 0; q < 16; q++)
-            gemm_store_lanes(r[q], n, dst + (k + q) * width + c0);
+            GEMM_STORE_LANES(r[q], n, dst + (k + q) * width + c0);
     }
 }
 #else
@@ -262,8 +278,8 @@ gemm_pack_b(__global const T *B, ulong off, ulong rs, ulong cs, ulong bstride, u
 /* Edge tile: only the mr x nr elements inside C. */
 #define GEMM_EDGE_V(r, v)                                                      \
     if ((r) < mr && (v) * GEMM_VW < nr) {                                      \
-        T t_[GEMM_VW];                                                         \
-        GV_STORE(c##r##_##v, 0, t_);                                           \
+        GV x_ = c##r##_##v;                                                    \
+        const T *t_ = (const T *)&x_;                                          \
         __global T *p_ = cp + (r) * ldc + (v) * GEMM_VW;                       \
         int n_ = nr - (v) * GEMM_VW < GEMM_VW ? nr - (v) * GEMM_VW : GEMM_VW;  \
         for (int q_ = 0; q_ < n_; q_++)                                        \
@@ -326,23 +342,31 @@ gemm_tile(__global const T *Ap, ulong pa_stride, __global const T *Bp, ulong pb_
  * would copy all of W into panels and compute 32 columns to keep one; these
  * read W once, straight through. */
 
-/* Sum of the lanes of a gemv vector, halves first. */
+/* Sum of the lanes of a gemv vector, halves first.  Only the widths up to
+ * GEMV_VW: a wider argument than the target's registers changes the calling
+ * convention, and clang warns. */
 static T gemv_fold2(CAT(T, 2) v)
 {
     return v.x + v.y;
 }
+#if GEMV_VW >= 4
 static T gemv_fold4(CAT(T, 4) v)
 {
     return gemv_fold2(v.lo + v.hi);
 }
+#endif
+#if GEMV_VW >= 8
 static T gemv_fold8(CAT(T, 8) v)
 {
     return gemv_fold4(v.lo + v.hi);
 }
+#endif
+#if GEMV_VW >= 16
 static T gemv_fold16(CAT(T, 16) v)
 {
     return gemv_fold8(v.lo + v.hi);
 }
+#endif
 #define gemv_fold CAT(gemv_fold, GEMV_VW)
 
 /* Rows of W contiguous (wks == 1) and x contiguous: each work-item takes

@@ -100,15 +100,32 @@ typedef struct gemm_cfg {
     size_t esize; /* bytes per element */
 } gemm_cfg;
 
-static clt_status gemm_config(const clt_device *dev, clt_dtype dtype, gemm_cfg *cfg)
+/* The class of the first devices (by index) as found from the device, 0
+ * until known: matching the name costs about a microsecond, and training
+ * makes many small products. */
+static int found_class[64];
+
+static int device_class(const clt_device *dev)
 {
-    static clt__opts_slot slots[NCLASS][2];
-    const char *forced = getenv("CLTENSOR_GEMM_CLASS");
+    size_t i = dev->index;
+    int bits = i < 64 ? __atomic_load_n(&found_class[i], __ATOMIC_RELAXED) : 0;
+    if (bits)
+        return bits;
     cl_uint width = 0;
     if (clGetDeviceInfo(dev->id, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof width, &width,
                         NULL) != CL_SUCCESS)
         width = 0;
-    int bits = clt__gemm_class(dev->info.name, width, forced);
+    bits = clt__gemm_class(dev->info.name, width, NULL);
+    if (i < 64)
+        __atomic_store_n(&found_class[i], bits, __ATOMIC_RELAXED);
+    return bits;
+}
+
+static clt_status gemm_config(const clt_device *dev, clt_dtype dtype, gemm_cfg *cfg)
+{
+    static clt__opts_slot slots[NCLASS][2];
+    const char *forced = getenv("CLTENSOR_GEMM_CLASS");
+    int bits = forced && *forced ? clt__gemm_class(NULL, 0, forced) : device_class(dev);
     if (bits == 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "matrix product: CLTENSOR_GEMM_CLASS is '%s'; expected 512, 256 or "
