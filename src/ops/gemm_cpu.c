@@ -134,13 +134,18 @@ static clt_status gemm_config(const clt_device *dev, clt_dtype dtype, gemm_cfg *
     int c = bits == 512 ? CLASS_512 : bits == 256 ? CLASS_256 : CLASS_128;
     int d = dtype == CLT_FLOAT64;
     const gemm_tile *t = &tiles[c][d];
+    cfg->t = t;
+    cfg->esize = d ? sizeof(double) : sizeof(float);
+    /* Formatted once per class and dtype: small products are many. */
+    if (__atomic_load_n(&slots[c][d].ready, __ATOMIC_ACQUIRE)) {
+        cfg->opts = slots[c][d].text;
+        return CLT_OK;
+    }
     char extra[256];
     snprintf(extra, sizeof extra,
              " -DGEMM_MR=%d -DGEMM_NV=%d -DGEMM_VW=%d -DGEMM_KC=%d -DGEMM_PKC=%d"
              " -DGEMV_VW=%d -DGEMV_KB=%d -DGEMV_PB=%d",
              t->mr, t->nv, t->vw, t->kc, GEMM_PKC, t->gemv_vw, GEMV_KB, GEMV_PB);
-    cfg->t = t;
-    cfg->esize = d ? sizeof(double) : sizeof(float);
     cfg->opts = clt__opts_cached(&slots[c][d], "T", dtype, NULL, dtype, extra);
     return cfg->opts ? CLT_OK : clt_last_status();
 }
