@@ -34,9 +34,9 @@ static struct {
 static int generic_core(const char *core)
 {
     static const char *const old[] = {
-        "Generic", "Prescott", "Core2",      "Penryn",    "Dunnington", "Nehalem",
-        "Atom",    "Athlon",   "Opteron",    "Opteron(SSE3)", "Barcelona", "Bobcat",
-        "Nano",    "Katmai",   "Coppermine", "Northwood", "Banias",     "Sandybridge",
+        "Generic",   "Prescott",   "Core2",       "Penryn",        "Dunnington", "Nehalem",
+        "Atom",      "Athlon",     "Opteron",     "Opteron(SSE3)", "Barcelona",  "Bobcat",
+        "Nano",      "Katmai",     "Coppermine",  "Northwood",     "Banias",     "Sandybridge",
         "Bulldozer", "Piledriver", "Steamroller", "Unknown"};
     for (size_t i = 0; i < sizeof old / sizeof old[0]; i++)
         if (strcasecmp(core, old[i]) == 0)

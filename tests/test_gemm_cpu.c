@@ -373,7 +373,7 @@ Test(gemm_cpu, class_from_the_device)
 
 /* Ragged products through every path of one class's tile and dtype: the
  * packed GEMM with edge tiles in both directions, K over several K blocks
- * (512 or 256) and the 16-row transposing packs with their remainders;
+ * (512) and the 16-row transposing packs with their remainders;
  * offsets, leading dimensions and batches; the matrix-vector and few-row
  * kernels. */
 static void tile_of_class(const char *cls, clt_dtype dtype)

@@ -19,8 +19,14 @@
  * micro-panel (12 x KC, 24 KiB) fits L1.  Measured on PoCL (Zen 4, 2 cores)
  * against the earlier KC 256 / 12 panels: 1024^3 about 185 -> 200 GFLOP/s,
  * 2048^3 195 -> 205, [200,1024] @ [1024,1024] 145 -> 185; fewer passes over
- * C and a smaller A block both count.  The narrower classes keep about the
- * same rows of A per block, and float64 the same bytes per K block. */
+ * C and a smaller A block both count.  The others were tried against
+ * their neighbours in alternating runs of 2048^3 on the same machine
+ * (noisy: a few percent is all these say): float64 on AVX-512 with K blocks
+ * of 512 about 10% faster than 256; on the AVX2 class (PoCL targeting
+ * haswell), float32 K blocks of 512 about 5% faster than 256 and 24 row
+ * panels (288 KiB of A, within Zen 3's 512 KiB L2) 5% faster than 12 and
+ * 9% than 6, float64 K blocks of 512 5% faster than 256.  The 128-bit class
+ * takes the AVX2 class's blocking; it was only checked for results. */
 typedef struct gemm_tile {
     int mr, nv, vw; /* register tile: mr rows x nv vectors of vw elements */
     int kc;         /* K block */
@@ -32,9 +38,9 @@ typedef struct gemm_tile {
 enum { CLASS_512, CLASS_256, CLASS_128, NCLASS };
 
 static const gemm_tile tiles[NCLASS][2] = {
-    [CLASS_512] = {{12, 2, 16, 512, 6, 16, 12, 16}, {12, 2, 8, 256, 6, 16, 12, 8}},
-    [CLASS_256] = {{6, 2, 8, 512, 12, 16, 24, 8}, {6, 2, 4, 256, 12, 16, 24, 4}},
-    [CLASS_128] = {{6, 2, 4, 512, 12, 16, 24, 4}, {6, 2, 2, 256, 12, 16, 24, 2}},
+    [CLASS_512] = {{12, 2, 16, 512, 6, 16, 12, 16}, {12, 2, 8, 512, 6, 16, 12, 8}},
+    [CLASS_256] = {{6, 2, 8, 512, 24, 16, 24, 8}, {6, 2, 4, 512, 12, 16, 24, 4}},
+    [CLASS_128] = {{6, 2, 4, 512, 24, 16, 24, 4}, {6, 2, 2, 512, 12, 16, 24, 2}},
 };
 
 /* K rows per packing work-item of A; matrix-vector products with
@@ -56,15 +62,13 @@ static const gemm_tile tiles[NCLASS][2] = {
  * registers they have with FMA; other names fall back on the native vector
  * width the device reports. */
 static const char *const cpus_512[] = {
-    "skylake-avx512", "cascadelake",   "cooperlake",     "cannonlake", "icelake-client",
-    "icelake-server", "tigerlake",     "rocketlake",     "sapphirerapids", "emeraldrapids",
-    "graniterapids",  "graniterapids-d", "znver4",       "znver5",     "x86-64-v4",
-    "knl",            "knm"};
+    "skylake-avx512", "cascadelake", "cooperlake", "cannonlake", "icelake-client",
+    "icelake-server", "tigerlake", "rocketlake", "sapphirerapids", "emeraldrapids",
+    "graniterapids", "graniterapids-d", "znver4", "znver5", "x86-64-v4", "knl", "knm"};
 static const char *const cpus_256[] = {
-    "haswell",   "broadwell",  "skylake",    "core-avx2", "alderlake", "raptorlake",
-    "meteorlake", "arrowlake", "arrowlake-s", "lunarlake", "gracemont", "sierraforest",
-    "grandridge", "znver1",    "znver2",     "znver3",    "bdver2",    "bdver3",
-    "bdver4",    "x86-64-v3"};
+    "haswell", "broadwell", "skylake", "core-avx2", "alderlake", "raptorlake", "meteorlake",
+    "arrowlake", "arrowlake-s", "lunarlake", "gracemont", "sierraforest", "grandridge",
+    "znver1", "znver2", "znver3", "bdver2", "bdver3", "bdver4", "x86-64-v3"};
 
 /* Whether `name` holds "-cpu-" or ends with "-cpu". */
 static bool names_cpu(const char *name, const char *cpu)
