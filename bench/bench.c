@@ -781,14 +781,19 @@ static int time_with_openblas(bench *b, const char *name, mm_data *m, int reps, 
     return 0;
 }
 
-/* Loads OpenBLAS with the device's thread count at the first matmul case,
+/* Loads OpenBLAS with the device's thread count (a CPU device's compute
+ * units, else the other baselines' NT) at the first matmul case,
  * and says which kernel it runs or why it is missing (on stderr with
  * --json, whose stdout holds only the cases' lines). */
 static int openblas_ready(bench *b)
 {
     if (b->openblas == 0) {
         clt_device_info info;
-        int threads = clt_device_get_info(b->dev, &info) == CLT_OK ? (int)info.compute_units : NT;
+        /* A GPU's compute units are no host thread count. */
+        int threads = clt_device_get_info(b->dev, &info) == CLT_OK &&
+                              info.type == CLT_DEVICE_TYPE_CPU && info.compute_units > 0
+                          ? (int)info.compute_units
+                          : NT;
         b->openblas = openblas_load(threads) == 0 ? 1 : -1;
         fprintf(b->json ? stderr : stdout, "baseline openblas: %s\n", openblas_about());
         fflush(stdout);
