@@ -1,6 +1,7 @@
 /* bench.c: `cltensor bench`, cltensor's operations timed against baselines
- * measured in the same run (C loops on 2 threads, memcpy, raw CLBlast, the
- * measured FMA peak, raw OpenCL enqueues, the 150 ms first-op target). */
+ * measured in the same run (C loops on 2 threads, memcpy, OpenBLAS, raw
+ * CLBlast, the measured FMA peak, raw OpenCL enqueues, the 150 ms first-op
+ * target). */
 #include <errno.h>
 #include <ftw.h>
 #include <math.h>
@@ -632,7 +633,7 @@ done:
 
 /* Largest error over a sample of entries of C = A B, against a double
  * reference; entries of A and B lie in [-1, 1). */
-static double matmul_error(const float *a, const float *bm, const float *c, size_t n)
+static double matmul_error(const float *a, const float *bm, const double *c, size_t n)
 {
     double m = 0;
     for (size_t s = 0; s < 64; s++) {
@@ -640,7 +641,7 @@ static double matmul_error(const float *a, const float *bm, const float *c, size
         double ref = 0;
         for (size_t k = 0; k < n; k++)
             ref += (double)a[i * n + k] * (double)bm[k * n + j];
-        double d = fabs(ref - (double)c[i * n + j]);
+        double d = fabs(ref - c[i * n + j]);
         if (!(d <= m))
             m = d;
     }
@@ -676,53 +677,180 @@ static int clblast_sgemm(bench *b, const char *name, size_t n, const clt_tensor 
     return 0;
 }
 
-static void case_matmul(bench *b, size_t n, const char *name)
+/* The n x n matrices of a matmul case: the float values, the same as the
+ * case's dtype on the host (for OpenBLAS) and on the device, and a result. */
+typedef struct mm_data {
+    clt_dtype dt;
+    size_t n;
+    float *fa, *fb;
+    void *ha, *hb, *hc; /* float or double */
+    double *res;        /* a result as doubles, for matmul_error */
+    clt_tensor *ta, *tb;
+} mm_data;
+
+static void mm_free(mm_data *m)
 {
+    free(m->fa), free(m->fb), free(m->ha), free(m->hb), free(m->hc), free(m->res);
+    clt_tensor_free(m->ta);
+    clt_tensor_free(m->tb);
+}
+
+static int mm_make(bench *b, const char *name, clt_dtype dt, size_t n, mm_data *m)
+{
+    size_t nn = n * n, es = dt == CLT_FLOAT64 ? sizeof(double) : sizeof(float);
     int64_t shape[2] = {(int64_t)n, (int64_t)n};
-    float *ha = malloc(n * n * sizeof(float)), *hb = malloc(n * n * sizeof(float));
-    float *hc = malloc(n * n * sizeof(float));
-    clt_tensor *ta = NULL, *tb = NULL, *tc = NULL, *out = NULL;
-    int reps = n <= 256 ? 21 : n <= 512 ? 9 : n <= 1024 ? 5 : 3;
-    int blas_reps = n >= 2048 ? 2 : reps;
-    if (!ha || !hb || !hc) {
+    *m = (mm_data){.dt = dt, .n = n};
+    m->fa = malloc(nn * sizeof(float)), m->fb = malloc(nn * sizeof(float));
+    m->ha = malloc(nn * es), m->hb = malloc(nn * es), m->hc = malloc(nn * es);
+    m->res = malloc(nn * sizeof(double));
+    if (!m->fa || !m->fb || !m->ha || !m->hb || !m->hc || !m->res) {
         fprintf(stderr, "cltensor bench: %s: out of host memory\n", name);
         b->failures++;
-        goto done;
+        return -1;
     }
-    fill_random(ha, n * n);
-    fill_random(hb, n * n);
-    if (!(ta = from_host(b, ha, 2, shape)) || !(tb = from_host(b, hb, 2, shape)) ||
-        clt_empty(b->dev, CLT_FLOAT32, 2, shape, &tc) != CLT_OK) {
-        fail(b, name, "making the operands");
-        goto done;
+    fill_random(m->fa, nn);
+    fill_random(m->fb, nn);
+    for (size_t i = 0; i < nn; i++) {
+        if (dt == CLT_FLOAT64) {
+            ((double *)m->ha)[i] = m->fa[i];
+            ((double *)m->hb)[i] = m->fb[i];
+        } else {
+            ((float *)m->ha)[i] = m->fa[i];
+            ((float *)m->hb)[i] = m->fb[i];
+        }
     }
-    double tol = 1e-5 * (double)n + 1e-4;
-    if (run_op(OP_MATMUL, ta, tb, &out) != CLT_OK) {
+    if (clt_tensor_from_host(b->dev, dt, 2, shape, m->ha, &m->ta) != CLT_OK ||
+        clt_tensor_from_host(b->dev, dt, 2, shape, m->hb, &m->tb) != CLT_OK)
+        return fail(b, name, "making the operands");
+    return 0;
+}
+
+/* Largest sampled error of the result in m->hc (host) or t (device). */
+static int mm_check(bench *b, const char *name, mm_data *m, const clt_tensor *t, const char *who)
+{
+    size_t nn = m->n * m->n;
+    int f64 = m->dt == CLT_FLOAT64;
+    if (t && clt_tensor_read(t, m->hc, nn * (f64 ? sizeof(double) : sizeof(float))) != CLT_OK)
+        return fail(b, name, "reading the result back");
+    for (size_t i = 0; i < nn; i++)
+        m->res[i] = f64 ? ((double *)m->hc)[i] : ((float *)m->hc)[i];
+    double err = matmul_error(m->fa, m->fb, m->res, m->n);
+    double tol = f64 ? 1e-12 * (double)m->n : 1e-5 * (double)m->n + 1e-4;
+    if (!(err <= tol))
+        wrong(b, name, who, err);
+    return 0;
+}
+
+/* Median seconds of clt_matmul and of OpenBLAS's product of the case's
+ * matrices (checked first), run in turn so that drift in the machine's load
+ * reaches both alike.  OpenBLAS's threads spin a while after each call
+ * (about 2^28 cycles, yielding the CPU) before they sleep: a pause at the
+ * end keeps them out of whatever is timed next.  A pause after each of its
+ * runs instead made clt_matmul at 256 several times slower on a loaded
+ * machine (the other processes took the cores while PoCL's workers slept),
+ * and OPENBLAS_THREAD_TIMEOUT=4 (no spinning) slowed both alike. */
+static int time_with_openblas(bench *b, const char *name, mm_data *m, int reps, double *t_op,
+                              double *t_ob)
+{
+    double to[MAX_REPS], tb[MAX_REPS];
+    const struct timespec pause = {.tv_nsec = 200000000};
+    for (int r = -1; r < reps; r++) {
+        clt_tensor *out = NULL;
+        double t0 = now();
+        if (run_op(OP_MATMUL, m->ta, m->tb, &out) != CLT_OK ||
+            clt_device_synchronize(b->dev) != CLT_OK) {
+            clt_tensor_free(out);
+            return fail(b, name, "timed run");
+        }
+        if (r >= 0)
+            to[r] = now() - t0;
+        clt_tensor_free(out);
+        t0 = now();
+        if (m->dt == CLT_FLOAT64)
+            openblas_dgemm(m->n, m->ha, m->hb, m->hc);
+        else
+            openblas_sgemm(m->n, m->ha, m->hb, m->hc);
+        if (r >= 0)
+            tb[r] = now() - t0;
+        else if (mm_check(b, name, m, NULL, "OpenBLAS") != 0)
+            return -1;
+    }
+    nanosleep(&pause, NULL);
+    *t_op = median(to, reps);
+    *t_ob = median(tb, reps);
+    return 0;
+}
+
+/* Loads OpenBLAS with the device's thread count (a CPU device's compute
+ * units, else the other baselines' NT) at the first matmul case,
+ * and says which kernel it runs or why it is missing (on stderr with
+ * --json, whose stdout holds only the cases' lines). */
+static int openblas_ready(bench *b)
+{
+    if (b->openblas == 0) {
+        clt_device_info info;
+        /* A GPU's compute units are no host thread count. */
+        int threads = clt_device_get_info(b->dev, &info) == CLT_OK &&
+                              info.type == CLT_DEVICE_TYPE_CPU && info.compute_units > 0
+                          ? (int)info.compute_units
+                          : NT;
+        b->openblas = openblas_load(threads) == 0 ? 1 : -1;
+        fprintf(b->json ? stderr : stdout, "baseline openblas: %s\n", openblas_about());
+        fflush(stdout);
+    }
+    return b->openblas > 0;
+}
+
+/* clt_matmul of two n x n matrices of dtype dt against OpenBLAS on as many
+ * threads as the device has compute units (targets: 0.9x for float32 from
+ * 1024 on, 0.8x for float64, 0.6x at 256), and for float32 against untuned
+ * CLBlast and the measured FMA peak. */
+static void case_matmul(bench *b, clt_dtype dt, size_t n, const char *name)
+{
+    int64_t shape[2] = {(int64_t)n, (int64_t)n};
+    clt_tensor *tc = NULL, *out = NULL;
+    int reps = n <= 256 ? 21 : n <= 512 ? 9 : n <= 1024 ? 5 : 3;
+    int blas_reps = n >= 2048 ? 2 : reps;
+    mm_data m;
+    if (mm_make(b, name, dt, n, &m) != 0)
+        goto done;
+    if (run_op(OP_MATMUL, m.ta, m.tb, &out) != CLT_OK) {
         fail(b, name, "clt_matmul");
         goto done;
     }
-    if (read_back(b, name, out, hc, n * n) != 0)
+    if (mm_check(b, name, &m, out, "clt_matmul") != 0)
         goto done;
-    double err = matmul_error(ha, hb, hc, n);
-    if (!(err <= tol))
-        wrong(b, name, "clt_matmul", err);
-    double t_op;
-    if (time_op(b, name, OP_MATMUL, ta, tb, reps, &t_op) != 0)
+    double t_op, t_ob, flop = 2.0 * (double)n * (double)n * (double)n;
+    if (openblas_ready(b)) {
+        if (time_with_openblas(b, name, &m, reps, &t_op, &t_ob) != 0)
+            goto done;
+        const char *target = n <= 256                ? ">= 0.6"
+                             : n < 1024              ? ""
+                             : dt == CLT_FLOAT64 ? ">= 0.8"
+                                                 : ">= 0.9";
+        report(b, name, flop / t_op / 1e9, "GFLOP/s", "openblas", flop / t_ob / 1e9,
+               t_ob / t_op, target);
+    } else if (time_op(b, name, OP_MATMUL, m.ta, m.tb, reps, &t_op) != 0) {
         goto done;
-    if (clblast_sgemm(b, name, n, ta, tb, tc) != 0 || read_back(b, name, tc, hc, n * n) != 0)
+    }
+    double gf = flop / t_op / 1e9;
+    if (dt != CLT_FLOAT32)
         goto done;
-    err = matmul_error(ha, hb, hc, n);
-    if (!(err <= tol))
-        wrong(b, name, "CLBlast", err);
+    if (clt_empty(b->dev, CLT_FLOAT32, 2, shape, &tc) != CLT_OK) {
+        fail(b, name, "making the CLBlast result");
+        goto done;
+    }
+    if (clblast_sgemm(b, name, n, m.ta, m.tb, tc) != 0 ||
+        mm_check(b, name, &m, tc, "CLBlast") != 0)
+        goto done;
     double t[MAX_REPS];
     for (int r = 0; r < blas_reps; r++) {
         double t0 = now();
-        if (clblast_sgemm(b, name, n, ta, tb, tc) != 0)
+        if (clblast_sgemm(b, name, n, m.ta, m.tb, tc) != 0)
             goto done;
         t[r] = now() - t0;
     }
-    double flop = 2.0 * (double)n * (double)n * (double)n;
-    double gf = flop / t_op / 1e9, gf_blas = flop / median(t, blas_reps) / 1e9;
+    double gf_blas = flop / median(t, blas_reps) / 1e9;
     const char *big = n >= 1024 ? ">= 10" : "";
     report(b, name, gf, "GFLOP/s", "clblast", gf_blas, gf / gf_blas, big);
     if (b->fma_peak == 0)
@@ -731,12 +859,8 @@ static void case_matmul(bench *b, size_t n, const char *name)
            n >= 1024 ? ">= 0.5" : "");
 done:
     clt_tensor_free(out);
-    clt_tensor_free(ta);
-    clt_tensor_free(tb);
     clt_tensor_free(tc);
-    free(ha);
-    free(hb);
-    free(hc);
+    mm_free(&m);
 }
 
 /* ---- conv2d: a digits-sized CNN layer, forward and backward ------------------- */
@@ -1217,8 +1341,10 @@ static void usage(FILE *f)
     fprintf(f, "usage: cltensor bench [--json] [--quick] [--device KIND] [CASE...]\n"
                "  runs each case with baselines measured in the same run; CASE is a\n"
                "  prefix of a case name (add, sum, softmax, matmul, matmul_1024,\n"
-               "  matvec, conv2d, overhead, train, first_op); --quick skips matmul\n"
-               "  2048 and shortens first_op and the training steps\n");
+               "  matmul_f64, matvec, conv2d, overhead, train, first_op); --quick\n"
+               "  skips matmul 2048 and shortens first_op and the training steps;\n"
+               "  the matmul cases load OpenBLAS, when configure found it, as their\n"
+               "  baseline\n");
 }
 
 int cltensor_bench(int argc, char **argv)
@@ -1256,7 +1382,8 @@ int cltensor_bench(int argc, char **argv)
     }
     static const char *const names[] = {"overhead_add16", "add_1M", "add_16M", "sum_16M",
                                         "softmax_4096x1024", "matmul_256", "matmul_512",
-                                        "matmul_1024", "matmul_2048", "matvec_4096",
+                                        "matmul_1024", "matmul_2048", "matmul_f64_256",
+                                        "matmul_f64_1024", "matmul_f64_2048", "matvec_4096",
                                         "conv2d_64x1x8x8", "first_op_warm", "first_op_empty",
                                         "train_mlp_64", "train_mlp_784", "train_cnn_digits"};
     for (int i = 0; i < b.nfilters; i++) {
@@ -1297,12 +1424,17 @@ int cltensor_bench(int argc, char **argv)
         case_sum(&b, (size_t)1 << 24, "sum_16M");
     if (selected(&b, "softmax_4096x1024"))
         case_softmax(&b, 4096, 1024, "softmax_4096x1024");
-    static const size_t sizes[] = {256, 512, 1024, 2048};
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    static const struct {
+        clt_dtype dt;
+        size_t n;
+    } mms[] = {{CLT_FLOAT32, 256},  {CLT_FLOAT32, 512},  {CLT_FLOAT32, 1024}, {CLT_FLOAT32, 2048},
+               {CLT_FLOAT64, 256},  {CLT_FLOAT64, 1024}, {CLT_FLOAT64, 2048}};
+    for (size_t i = 0; i < sizeof mms / sizeof mms[0]; i++) {
         char name[32];
-        snprintf(name, sizeof name, "matmul_%zu", sizes[i]);
-        if (selected(&b, name) && !(b.quick && sizes[i] >= 2048))
-            case_matmul(&b, sizes[i], name);
+        snprintf(name, sizeof name, "matmul_%s%zu", mms[i].dt == CLT_FLOAT64 ? "f64_" : "",
+                 mms[i].n);
+        if (selected(&b, name) && !(b.quick && mms[i].n >= 2048))
+            case_matmul(&b, mms[i].dt, mms[i].n, name);
     }
     if (selected(&b, "matvec_4096"))
         case_matvec(&b, 4096, "matvec_4096");

@@ -18,6 +18,7 @@ typedef struct bench {
     clt_device *dev;
     int failures;
     double fma_peak; /* GFLOP/s; 0 until measured */
+    int openblas;    /* 1 loaded, -1 missing, 0 not tried yet */
 } bench;
 
 double now(void);
@@ -32,6 +33,15 @@ void report(const bench *b, const char *name, double value, const char *unit, co
 int fail(bench *b, const char *name, const char *what);
 /* Uniform values in [-1, 1) from the run's fixed sequence. */
 void fill_random(float *p, size_t n);
+
+/* OpenBLAS, the matmul baseline (bench/openblas.c): loads it once, with
+ * `threads` threads; 0 when it is there, -1 when not.  openblas_about says
+ * which kernel and threads it runs, or why it is missing. */
+int openblas_load(int threads);
+const char *openblas_about(void);
+/* Row-major C = A B for n x n matrices, on the loaded OpenBLAS. */
+void openblas_sgemm(size_t n, const float *a, const float *b, float *c);
+void openblas_dgemm(size_t n, const double *a, const double *b, double *c);
 
 /* The training-step cases (bench/train.c). */
 void bench_train(bench *b);

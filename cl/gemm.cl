@@ -1,16 +1,36 @@
-/* gemm.cl: float32 GEMM for CPU devices: kernels that pack op(A) and op(B)
- * into zero-padded panels, and a kernel whose work-items each compute a
- * block of C with an MR x (16 * NV) register tile of float16 vectors. */
+/* gemm.cl: GEMM for CPU devices, float32 or float64 (T, from the host's
+ * dtype options): kernels that pack op(A) and op(B) into zero-padded panels,
+ * and a kernel whose work-items each compute a block of C with an MR x
+ * (VW * NV) register tile of VW-wide vectors; then the matrix-vector and
+ * few-row products, on vectors of GEMV_VW elements. */
 
-/* Tile shape, K block of the product and K rows per packing work-item come
- * from the host (src/ops/gemm_cpu.c) as -D options: it sizes the packed
- * panels and launches with the same values.  PoCL only emits 512-bit code
- * for explicit vector types, hence float16 columns. */
-#if !defined(GEMM_MR) || !defined(GEMM_NV) || !defined(GEMM_KC) || !defined(GEMM_PKC) || \
-    !defined(GEMV_KB) || !defined(GEMV_PB)
-#error "GEMM_MR, GEMM_NV, GEMM_KC, GEMM_PKC, GEMV_KB and GEMV_PB come from src/ops/gemm_cpu.c"
+/* Tile shape, vector widths, K block of the product and K rows per packing
+ * work-item come from the host (src/ops/gemm_cpu.c, one tile per machine
+ * class and dtype) as -D options: it sizes the packed panels and launches
+ * with the same values.  PoCL only emits full-width SIMD code for explicit
+ * vector types, hence the vectors. */
+#if !defined(GEMM_MR) || !defined(GEMM_NV) || !defined(GEMM_VW) || !defined(GEMM_KC) || \
+    !defined(GEMM_PKC) || !defined(GEMV_VW) || !defined(GEMV_KB) || !defined(GEMV_PB)
+#error "the GEMM_ and GEMV_ sizes come from src/ops/gemm_cpu.c"
 #endif
-#define GEMM_NR (16 * GEMM_NV)
+#define GEMM_NR (GEMM_VW * GEMM_NV)
+
+/* The tile's vectors, the gemv kernels' vectors and 16-wide vectors of T. */
+#define GV CAT(T, GEMM_VW)
+#define GV_LOAD CAT(vload, GEMM_VW)
+#define GV_STORE CAT(vstore, GEMM_VW)
+#define WV CAT(T, GEMV_VW)
+#define WV_LOAD CAT(vload, GEMV_VW)
+#define WV_STORE CAT(vstore, GEMV_VW)
+#define T16 CAT(T, 16)
+
+/* A vector argument wider than the target's registers (T16 in the packs,
+ * or a class forced wider than the CPU) changes the calling convention of
+ * PoCL's builtins, and clang warns, which PoCL prints on stderr.  Every
+ * call here is inlined into a kernel compiled for the one target. */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wpsabi"
+#endif
 
 #if GEMM_MR == 4
 #define GEMM_ROWS(X) X(0) X(1) X(2) X(3)
@@ -59,15 +79,15 @@
 #define GEMM_PREFETCH_W(p)
 #endif
 
-/* Stores 16 floats at p past the caches where the compiler can: a packed
- * panel is read back much later, and a plain store first reads the line it
- * writes.  p must be 64-byte aligned: the packed buffer's base is (OpenCL's
- * CL_DEVICE_MEM_BASE_ADDR_ALIGN is at least 1024 bits) and the callers'
- * offsets are multiples of 16 floats. */
+/* Stores a tile vector at p past the caches where the compiler can: a
+ * packed panel is read back much later, and a plain store first reads the
+ * line it writes.  p must be aligned to the vector: the packed buffer's base
+ * is (OpenCL's CL_DEVICE_MEM_BASE_ADDR_ALIGN is at least 1024 bits) and the
+ * callers' offsets are multiples of GEMM_VW elements. */
 #if defined(__clang__)
-#define GEMM_STORE_NT(x, p) __builtin_nontemporal_store((x), (__global float16 *)(p))
+#define GEMM_STORE_NT(x, p) __builtin_nontemporal_store((x), (__global GV *)(p))
 #else
-#define GEMM_STORE_NT(x, p) vstore16((x), 0, (p))
+#define GEMM_STORE_NT(x, p) GV_STORE((x), 0, (p))
 #endif
 
 #if defined(__clang__)
@@ -83,7 +103,7 @@
 /* Swaps bit s of the row index with bit s of the lane in rows x and y. */
 #define GEMM_TP(x, y, LO, HI)                                                  \
     {                                                                          \
-        float16 t_ = __builtin_shufflevector(x, y, LO);                        \
+        T16 t_ = __builtin_shufflevector(x, y, LO);                            \
         y = __builtin_shufflevector(x, y, HI);                                 \
         x = t_;                                                                \
     }
@@ -96,12 +116,57 @@
     GEMM_TP(r[a5], r[a5 + s], GEMM_S##s##LO, GEMM_S##s##HI)                   \
     GEMM_TP(r[a6], r[a6 + s], GEMM_S##s##LO, GEMM_S##s##HI)                   \
     GEMM_TP(r[a7], r[a7 + s], GEMM_S##s##LO, GEMM_S##s##HI)
-/* Transposes the 16 x 16 block held in float16 r[16]. */
+/* Transposes the 16 x 16 block held in T16 r[16]. */
 #define GEMM_TRANSPOSE(r)                                                      \
     GEMM_TSTAGE(r, 1, 0, 2, 4, 6, 8, 10, 12, 14)                               \
     GEMM_TSTAGE(r, 2, 0, 1, 4, 5, 8, 9, 12, 13)                                \
     GEMM_TSTAGE(r, 4, 0, 1, 2, 3, 8, 9, 10, 11)                                \
     GEMM_TSTAGE(r, 8, 0, 1, 2, 3, 4, 5, 6, 7)
+
+/* Vectors of 16, 8 and 4 elements at any address aligned to the element.
+ * Plain accesses, not vload16/vstore16: those are calls, and a 16-wide
+ * argument changes the calling convention on targets without 512-bit
+ * registers (clang warns, and PoCL prints the warning). */
+typedef T gemm_u16 __attribute__((ext_vector_type(16), aligned(sizeof(T))));
+typedef T gemm_u8 __attribute__((ext_vector_type(8), aligned(sizeof(T))));
+typedef T gemm_u4 __attribute__((ext_vector_type(4), aligned(sizeof(T))));
+
+/* Stores the first n (a constant after inlining) lanes of the T16 x at d. */
+#define GEMM_STORE_LANES(x, n, d)                                              \
+    do {                                                                       \
+        if ((n) == 16) {                                                       \
+            *(__global gemm_u16 *)(d) = (x);                                   \
+        } else if ((n) == 12) {                                                \
+            *(__global gemm_u8 *)(d) = (x).lo;                                 \
+            *(__global gemm_u4 *)((d) + 8) = (x).s89ab;                        \
+        } else if ((n) == 8) {                                                 \
+            *(__global gemm_u8 *)(d) = (x).lo;                                 \
+        } else if ((n) == 4) {                                                 \
+            *(__global gemm_u4 *)(d) = (x).lo.lo;                              \
+        } else {                                                               \
+            T16 v_ = (x);                                                      \
+            for (int i_ = 0; i_ < (n); i_++)                                   \
+                (d)[i_] = ((T *)&v_)[i_];                                      \
+        }                                                                      \
+    } while (0)
+
+/* Packs K rows [k, k + 16) of a panel of `width` lines that each run along
+ * K in memory (line c at src + c * stride): dst[(k + q) * width + c], 16
+ * lines at a time through the register transpose. */
+static void gemm_pack_t16(__global const T *src, ulong stride, int width, __global T *dst,
+                          ulong k)
+{
+    for (int c0 = 0; c0 < width; c0 += 16) {
+        T16 r[16];
+        for (int c = 0; c < 16; c++)
+            r[c] = c0 + c < width ? *(__global const gemm_u16 *)(src + (c0 + c) * stride + k)
+                                  : (T16)(0);
+        GEMM_TRANSPOSE(r)
+        int n = width - c0 < 16 ? width - c0 : 16;
+        for (int q = 0; q < 16; q++)
+            GEMM_STORE_LANES(r[q], n, dst + (k + q) * width + c0);
+    }
+}
 #else
 #define GEMM_TRANSPOSE16 0
 #endif
@@ -110,37 +175,20 @@
  * batch b into Ap[b * pstride + ip * K * MR + k * MR + r] for row
  * ip * MR + r, zero beyond M.  Work-item (PKC rows of K, row panel ip, b). */
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-gemm_pack_a(__global const float *A, ulong off, ulong rs, ulong cs, ulong bstride, ulong M,
-            ulong K, __global float *Ap, ulong pstride)
+gemm_pack_a(__global const T *A, ulong off, ulong rs, ulong cs, ulong bstride, ulong M,
+            ulong K, __global T *Ap, ulong pstride)
 {
     ulong k0 = get_group_id(0) * GEMM_PKC, ip = get_group_id(1), b = get_group_id(2);
     ulong k1 = min(k0 + GEMM_PKC, K);
     ulong i0 = ip * GEMM_MR;
     int mr = (int)min((ulong)GEMM_MR, M - i0);
-    __global const float *src = A + off + b * bstride + i0 * rs;
-    __global float *dst = Ap + b * pstride + ip * K * GEMM_MR;
+    __global const T *src = A + off + b * bstride + i0 * rs;
+    __global T *dst = Ap + b * pstride + ip * K * GEMM_MR;
     ulong k = k0;
-#if GEMM_TRANSPOSE16 && GEMM_MR <= 16
-    if (cs == 1 && mr == GEMM_MR) {
-        for (; k + 16 <= k1; k += 16) {
-            float16 r[16];
-            for (int i = 0; i < 16; i++)
-                r[i] = i < GEMM_MR ? vload16(0, src + i * rs + k) : (float16)(0.0f);
-            GEMM_TRANSPOSE(r)
-            for (int q = 0; q < 16; q++) {
-                __global float *d = dst + (k + q) * GEMM_MR;
-#if GEMM_MR == 12
-                vstore8(r[q].lo, 0, d);
-                vstore4(r[q].s89ab, 0, d + 8);
-#else
-                float t[16];
-                vstore16(r[q], 0, t);
-                for (int i = 0; i < GEMM_MR; i++)
-                    d[i] = t[i];
-#endif
-            }
-        }
-    }
+#if GEMM_TRANSPOSE16
+    if (cs == 1 && mr == GEMM_MR)
+        for (; k + 16 <= k1; k += 16)
+            gemm_pack_t16(src, rs, GEMM_MR, dst, k);
 #endif
     if (rs == 1 && mr == GEMM_MR) {
         for (; k < k1; k++)
@@ -149,37 +197,28 @@ gemm_pack_a(__global const float *A, ulong off, ulong rs, ulong cs, ulong bstrid
     }
     for (; k < k1; k++)
         for (int i = 0; i < GEMM_MR; i++)
-            dst[k * GEMM_MR + i] = i < mr ? src[i * rs + k * cs] : 0.0f;
+            dst[k * GEMM_MR + i] = i < mr ? src[i * rs + k * cs] : (T)0;
 }
 
 /* Packs column panel jp, rows k0..k1 of op(B) (K x N, element (k, n) at
  * B[k * rs + n * cs]) into P[jp * K * NR + k * NR + c] for column
  * jp * NR + c, zero beyond N. */
-static void gemm_pack_b_panel(__global const float *B, ulong rs, ulong cs, ulong N, ulong K,
-                              __global float *P, ulong jp, ulong k0, ulong k1)
+static void gemm_pack_b_panel(__global const T *B, ulong rs, ulong cs, ulong N, ulong K,
+                              __global T *P, ulong jp, ulong k0, ulong k1)
 {
     ulong j0 = jp * GEMM_NR;
     int nr = (int)min((ulong)GEMM_NR, N - j0);
-    __global const float *src = B + j0 * cs;
-    __global float *dst = P + jp * K * GEMM_NR;
+    __global const T *src = B + j0 * cs;
+    __global T *dst = P + jp * K * GEMM_NR;
     ulong k = k0;
 #if GEMM_TRANSPOSE16
-    if (rs == 1 && nr == GEMM_NR) {
-        for (; k + 16 <= k1; k += 16) {
-            for (int v = 0; v < GEMM_NV; v++) {
-                float16 r[16];
-                for (int c = 0; c < 16; c++)
-                    r[c] = vload16(0, src + (v * 16 + c) * cs + k);
-                GEMM_TRANSPOSE(r)
-                for (int q = 0; q < 16; q++)
-                    vstore16(r[q], ((k + q) * GEMM_NR) / 16 + v, dst);
-            }
-        }
-    }
+    if (rs == 1 && nr == GEMM_NR)
+        for (; k + 16 <= k1; k += 16)
+            gemm_pack_t16(src, cs, GEMM_NR, dst, k);
 #endif
     for (; k < k1; k++)
         for (int c = 0; c < GEMM_NR; c++)
-            dst[k * GEMM_NR + c] = c < nr ? src[k * rs + c * cs] : 0.0f;
+            dst[k * GEMM_NR + c] = c < nr ? src[k * rs + c * cs] : (T)0;
 }
 
 /* Packs op(B) (K x N at B + off + b * bstride) into Bp[b * pstride + ...]
@@ -191,58 +230,58 @@ static void gemm_pack_b_panel(__global const float *B, ulong rs, ulong cs, ulong
  * floats away, which took half as long again (4096 x 4096 on PoCL: 11-13 ms
  * against 7-8). */
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-gemm_pack_b(__global const float *B, ulong off, ulong rs, ulong cs, ulong bstride, ulong N,
-            ulong K, __global float *Bp, ulong pstride, ulong kpi, ulong ppi)
+gemm_pack_b(__global const T *B, ulong off, ulong rs, ulong cs, ulong bstride, ulong N,
+            ulong K, __global T *Bp, ulong pstride, ulong kpi, ulong ppi)
 {
     ulong k0 = get_group_id(0) * kpi, b = get_group_id(2);
     ulong k1 = min(k0 + kpi, K);
     ulong np = (N + GEMM_NR - 1) / GEMM_NR;
     ulong jp = get_group_id(1) * ppi, jp1 = min(jp + ppi, np);
-    __global const float *src = B + off + b * bstride;
-    __global float *dst = Bp + b * pstride;
+    __global const T *src = B + off + b * bstride;
+    __global T *dst = Bp + b * pstride;
     if (cs == 1) {
         ulong full = min(jp1, N / GEMM_NR);
         for (ulong k = k0; k < k1 && jp < full; k++)
             for (ulong p = jp; p < full; p++)
                 for (int v = 0; v < GEMM_NV; v++)
-                    GEMM_STORE_NT(vload16(v, src + k * rs + p * GEMM_NR),
-                                  dst + (p * K + k) * GEMM_NR + v * 16);
+                    GEMM_STORE_NT(GV_LOAD(v, src + k * rs + p * GEMM_NR),
+                                  dst + (p * K + k) * GEMM_NR + v * GEMM_VW);
         jp = max(jp, full);
     }
     for (; jp < jp1; jp++)
         gemm_pack_b_panel(src, rs, cs, N, K, dst, jp, k0, k1);
 }
 
-#define GEMM_DECL_V(r, v) float16 c##r##_##v = (float16)(0.0f);
+#define GEMM_DECL_V(r, v) GV c##r##_##v = (GV)(0);
 #define GEMM_DECL_R(r) GEMM_VECS(GEMM_DECL_V, r)
-#define GEMM_LOADB(v) float16 b##v = vload16(v, bp);
+#define GEMM_LOADB(v) GV b##v = GV_LOAD(v, bp);
 /* fma, not mad: PoCL turns mad into a multiply and an add.  The host only
  * picks this kernel for devices with hardware FMA (CL_FP_FMA). */
 #define GEMM_FMA_V(r, v) c##r##_##v = fma(a##r, b##v, c##r##_##v);
 #define GEMM_FMA_R(r)                                                          \
     {                                                                          \
-        float16 a##r = (float16)(ap[r]);                                       \
+        GV a##r = (GV)(ap[r]);                                                 \
         GEMM_VECS(GEMM_FMA_V, r)                                               \
     }
 
 /* Full tile: C row r, vector v, plus what an earlier K block left there. */
 #define GEMM_STORE_V(r, v)                                                     \
     {                                                                          \
-        __global float *p_ = cp + (r) * ldc + (v) * 16;                        \
-        float16 x_ = c##r##_##v;                                               \
+        __global T *p_ = cp + (r) * ldc + (v) * GEMM_VW;                       \
+        GV x_ = c##r##_##v;                                                    \
         if (pc > 0)                                                            \
-            x_ += vload16(0, p_);                                              \
-        vstore16(x_, 0, p_);                                                   \
+            x_ += GV_LOAD(0, p_);                                              \
+        GV_STORE(x_, 0, p_);                                                   \
     }
 #define GEMM_STORE_R(r) GEMM_VECS(GEMM_STORE_V, r)
 
 /* Edge tile: only the mr x nr elements inside C. */
 #define GEMM_EDGE_V(r, v)                                                      \
-    if ((r) < mr && (v) * 16 < nr) {                                           \
-        float t_[16];                                                          \
-        vstore16(c##r##_##v, 0, t_);                                           \
-        __global float *p_ = cp + (r) * ldc + (v) * 16;                        \
-        int n_ = nr - (v) * 16 < 16 ? nr - (v) * 16 : 16;                      \
+    if ((r) < mr && (v) * GEMM_VW < nr) {                                      \
+        GV x_ = c##r##_##v;                                                    \
+        const T *t_ = (const T *)&x_;                                          \
+        __global T *p_ = cp + (r) * ldc + (v) * GEMM_VW;                       \
+        int n_ = nr - (v) * GEMM_VW < GEMM_VW ? nr - (v) * GEMM_VW : GEMM_VW;  \
         for (int q_ = 0; q_ < n_; q_++)                                        \
             p_[q_] = pc > 0 ? p_[q_] + t_[q_] : t_[q_];                        \
     }
@@ -255,31 +294,31 @@ gemm_pack_b(__global const float *B, ulong off, ulong rs, ulong cs, ulong bstrid
  * panels (block sizes in src/ops/gemm_cpu.c).  K == 0 makes one pass that
  * writes zeros. */
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-gemm_tile(__global const float *Ap, ulong pa_stride, __global const float *Bp, ulong pb_stride,
-          __global float *C, ulong off, ulong ldc, ulong bstride, ulong M, ulong N, ulong K,
+gemm_tile(__global const T *Ap, ulong pa_stride, __global const T *Bp, ulong pb_stride,
+          __global T *C, ulong off, ulong ldc, ulong bstride, ulong M, ulong N, ulong K,
           ulong mpan, ulong npan)
 {
     ulong b = get_group_id(2);
     ulong mp = (M + GEMM_MR - 1) / GEMM_MR, np = (N + GEMM_NR - 1) / GEMM_NR;
     ulong ip0 = get_group_id(1) * mpan, jp0 = get_group_id(0) * npan;
     ulong ip1 = min(ip0 + mpan, mp), jp1 = min(jp0 + npan, np);
-    __global const float *Ab = Ap + b * pa_stride;
-    __global const float *Bb = Bp + b * pb_stride;
-    __global float *Cb = C + off + b * bstride;
+    __global const T *Ab = Ap + b * pa_stride;
+    __global const T *Bb = Bp + b * pb_stride;
+    __global T *Cb = C + off + b * bstride;
 
     for (ulong pc = 0; pc == 0 || pc < K; pc += GEMM_KC) {
         uint kc = (uint)min((ulong)GEMM_KC, K - pc);
         for (ulong jp = jp0; jp < jp1; jp++) {
-            __global const float *bpanel = Bb + (jp * K + pc) * GEMM_NR;
+            __global const T *bpanel = Bb + (jp * K + pc) * GEMM_NR;
             int nr = (int)min((ulong)GEMM_NR, N - jp * GEMM_NR);
             for (ulong ip = ip0; ip < ip1; ip++) {
-                __global const float *ap = Ab + (ip * K + pc) * GEMM_MR;
-                __global const float *bp = bpanel;
+                __global const T *ap = Ab + (ip * K + pc) * GEMM_MR;
+                __global const T *bp = bpanel;
                 int mr = (int)min((ulong)GEMM_MR, M - ip * GEMM_MR);
-                __global float *cp = Cb + ip * GEMM_MR * ldc + jp * GEMM_NR;
+                __global T *cp = Cb + ip * GEMM_MR * ldc + jp * GEMM_NR;
                 for (int r_ = 0; r_ < mr; r_++)
-                    for (int v_ = 0; v_ < GEMM_NV; v_++)
-                        GEMM_PREFETCH_W(cp + r_ * ldc + v_ * 16);
+                    for (int v_ = 0; v_ < GEMM_NR; v_ += 64 / (int)sizeof(T))
+                        GEMM_PREFETCH_W(cp + r_ * ldc + v_);
                 GEMM_ROWS(GEMM_DECL_R)
                 for (uint k = 0; k < kc; k++) {
                     GEMM_BVECS(GEMM_LOADB)
@@ -303,44 +342,63 @@ gemm_tile(__global const float *Ap, ulong pa_stride, __global const float *Bp, u
  * would copy all of W into panels and compute 32 columns to keep one; these
  * read W once, straight through. */
 
-static float gemv_fold(float16 v)
+/* Sum of the lanes of a gemv vector, halves first.  Only the widths up to
+ * GEMV_VW: a wider argument than the target's registers changes the calling
+ * convention, and clang warns. */
+static T gemv_fold2(CAT(T, 2) v)
 {
-    float8 a = v.lo + v.hi;
-    float4 b = a.lo + a.hi;
-    float2 c = b.lo + b.hi;
-    return c.x + c.y;
+    return v.x + v.y;
 }
+#if GEMV_VW >= 4
+static T gemv_fold4(CAT(T, 4) v)
+{
+    return gemv_fold2(v.lo + v.hi);
+}
+#endif
+#if GEMV_VW >= 8
+static T gemv_fold8(CAT(T, 8) v)
+{
+    return gemv_fold4(v.lo + v.hi);
+}
+#endif
+#if GEMV_VW >= 16
+static T gemv_fold16(CAT(T, 16) v)
+{
+    return gemv_fold8(v.lo + v.hi);
+}
+#endif
+#define gemv_fold CAT(gemv_fold, GEMV_VW)
 
 /* Rows of W contiguous (wks == 1) and x contiguous: each work-item takes
  * `rows` rows (a multiple of 4), four at a time against one load of x. */
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-gemv_dot(__global const float *W, ulong woff, ulong wis, ulong wbs, __global const float *x,
-         ulong xoff, ulong xbs, __global float *y, ulong yoff, ulong ys, ulong ybs, ulong P,
+gemv_dot(__global const T *W, ulong woff, ulong wis, ulong wbs, __global const T *x,
+         ulong xoff, ulong xbs, __global T *y, ulong yoff, ulong ys, ulong ybs, ulong P,
          ulong K, ulong rows)
 {
     ulong b = get_global_id(1);
     ulong i0 = get_global_id(0) * rows, i1 = min(i0 + rows, P);
-    __global const float *xb = x + xoff + b * xbs;
-    __global const float *wb = W + woff + b * wbs;
-    __global float *yb = y + yoff + b * ybs;
-    ulong kv = K / 16 * 16;
+    __global const T *xb = x + xoff + b * xbs;
+    __global const T *wb = W + woff + b * wbs;
+    __global T *yb = y + yoff + b * ybs;
+    ulong kv = K / GEMV_VW * GEMV_VW;
     for (ulong i = i0; i < i1; i += 4) {
         /* Past the last row, repeat it (and drop the result). */
-        __global const float *w0 = wb + i * wis;
-        __global const float *w1 = wb + min(i + 1, P - 1) * wis;
-        __global const float *w2 = wb + min(i + 2, P - 1) * wis;
-        __global const float *w3 = wb + min(i + 3, P - 1) * wis;
-        float16 a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-        for (ulong k = 0; k < kv; k += 16) {
-            float16 xv = vload16(0, xb + k);
-            a0 = fma(vload16(0, w0 + k), xv, a0);
-            a1 = fma(vload16(0, w1 + k), xv, a1);
-            a2 = fma(vload16(0, w2 + k), xv, a2);
-            a3 = fma(vload16(0, w3 + k), xv, a3);
+        __global const T *w0 = wb + i * wis;
+        __global const T *w1 = wb + min(i + 1, P - 1) * wis;
+        __global const T *w2 = wb + min(i + 2, P - 1) * wis;
+        __global const T *w3 = wb + min(i + 3, P - 1) * wis;
+        WV a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+        for (ulong k = 0; k < kv; k += GEMV_VW) {
+            WV xv = WV_LOAD(0, xb + k);
+            a0 = fma(WV_LOAD(0, w0 + k), xv, a0);
+            a1 = fma(WV_LOAD(0, w1 + k), xv, a1);
+            a2 = fma(WV_LOAD(0, w2 + k), xv, a2);
+            a3 = fma(WV_LOAD(0, w3 + k), xv, a3);
         }
-        float s0 = gemv_fold(a0), s1 = gemv_fold(a1), s2 = gemv_fold(a2), s3 = gemv_fold(a3);
+        T s0 = gemv_fold(a0), s1 = gemv_fold(a1), s2 = gemv_fold(a2), s3 = gemv_fold(a3);
         for (ulong k = kv; k < K; k++) {
-            float xk = xb[k];
+            T xk = xb[k];
             s0 = fma(w0[k], xk, s0);
             s1 = fma(w1[k], xk, s1);
             s2 = fma(w2[k], xk, s2);
@@ -364,17 +422,17 @@ gemv_dot(__global const float *W, ulong woff, ulong wis, ulong wbs, __global con
 /* y[b][r * yrs + j * ys] = sum over q of part[b][q][r][j] for r < R;
  * work-item (c, b) takes the columns [c * GEMV_PB, (c + 1) * GEMV_PB). */
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-gemv_sum(__global const float *part, __global float *y, ulong yoff, ulong ys, ulong yrs,
+gemv_sum(__global const T *part, __global T *y, ulong yoff, ulong ys, ulong yrs,
          ulong ybs, ulong P, ulong R, ulong K)
 {
     ulong c = get_global_id(0), b = get_global_id(1);
     ulong nq = (K + GEMV_KB - 1) / GEMV_KB;
     ulong j0 = c * GEMV_PB, j1 = min(j0 + GEMV_PB, P);
-    __global float *yb = y + yoff + b * ybs;
+    __global T *yb = y + yoff + b * ybs;
     for (ulong r = 0; r < R; r++) {
-        __global const float *pb = part + (b * nq * R + r) * P;
+        __global const T *pb = part + (b * nq * R + r) * P;
         for (ulong j = j0; j < j1; j++) {
-            float s = pb[j];
+            T s = pb[j];
             for (ulong q = 1; q < nq; q++)
                 s += pb[q * R * P + j];
             yb[r * yrs + j * ys] = s;
@@ -390,46 +448,46 @@ gemv_sum(__global const float *part, __global float *y, ulong yoff, ulong ys, ul
  * time and the last R % 4 one by one (the block of W comes from cache after
  * the first pass); gemv_sum then adds the partial rows in order of q. */
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-gemm_small_part(__global const float *W, ulong woff, ulong wks, ulong wbs,
-                __global const float *x, ulong xoff, ulong xs, ulong xrs, ulong xbs,
-                __global float *part, ulong P, ulong R, ulong K)
+gemm_small_part(__global const T *W, ulong woff, ulong wks, ulong wbs,
+                __global const T *x, ulong xoff, ulong xs, ulong xrs, ulong xbs,
+                __global T *part, ulong P, ulong R, ulong K)
 {
     ulong q = get_global_id(0), c = get_global_id(1), b = get_global_id(2);
     ulong nq = (K + GEMV_KB - 1) / GEMV_KB;
     ulong k0 = q * GEMV_KB, k1 = min(k0 + GEMV_KB, K);
-    ulong j0 = c * GEMV_PB, j1 = min(j0 + GEMV_PB, P), jv = j0 + (j1 - j0) / 16 * 16;
-    __global const float *xb = x + xoff + b * xbs;
-    __global const float *wb = W + woff + b * wbs;
-    __global float *pq = part + (b * nq + q) * R * P;
+    ulong j0 = c * GEMV_PB, j1 = min(j0 + GEMV_PB, P), jv = j0 + (j1 - j0) / GEMV_VW * GEMV_VW;
+    __global const T *xb = x + xoff + b * xbs;
+    __global const T *wb = W + woff + b * wbs;
+    __global T *pq = part + (b * nq + q) * R * P;
     ulong r0 = 0;
     for (; r0 + 4 <= R; r0 += 4) {
-        __global float *p0 = pq + r0 * P, *p1 = p0 + P, *p2 = p1 + P, *p3 = p2 + P;
-        __global const float *x0 = xb + r0 * xrs, *x1 = x0 + xrs, *x2 = x1 + xrs;
-        __global const float *x3 = x2 + xrs;
+        __global T *p0 = pq + r0 * P, *p1 = p0 + P, *p2 = p1 + P, *p3 = p2 + P;
+        __global const T *x0 = xb + r0 * xrs, *x1 = x0 + xrs, *x2 = x1 + xrs;
+        __global const T *x3 = x2 + xrs;
         for (ulong j = j0; j < j1; j++)
             p0[j] = p1[j] = p2[j] = p3[j] = 0;
         ulong k = k0;
         /* Four rows of W against the four vectors: each partial row is
          * loaded and stored once per four rows. */
         for (; k + 4 <= k1; k += 4) {
-            __global const float *w0 = wb + k * wks, *w1 = w0 + wks, *w2 = w1 + wks;
-            __global const float *w3 = w2 + wks;
+            __global const T *w0 = wb + k * wks, *w1 = w0 + wks, *w2 = w1 + wks;
+            __global const T *w3 = w2 + wks;
 #define GEMM_SMALL_X(v, xv)                                                    \
-    float v##0 = xv[k * xs], v##1 = xv[(k + 1) * xs], v##2 = xv[(k + 2) * xs], \
+    T v##0 = xv[k * xs], v##1 = xv[(k + 1) * xs], v##2 = xv[(k + 2) * xs], \
           v##3 = xv[(k + 3) * xs];
             GEMM_SMALL_X(a, x0)
             GEMM_SMALL_X(b, x1)
             GEMM_SMALL_X(c, x2)
             GEMM_SMALL_X(d, x3)
 #undef GEMM_SMALL_X
-            for (ulong j = j0; j < jv; j += 16) {
-                float16 u0 = vload16(0, w0 + j), u1 = vload16(0, w1 + j);
-                float16 u2 = vload16(0, w2 + j), u3 = vload16(0, w3 + j);
+            for (ulong j = j0; j < jv; j += GEMV_VW) {
+                WV u0 = WV_LOAD(0, w0 + j), u1 = WV_LOAD(0, w1 + j);
+                WV u2 = WV_LOAD(0, w2 + j), u3 = WV_LOAD(0, w3 + j);
 #define GEMM_SMALL_ACC(pv, v)                                                  \
-    vstore16(fma(u3, (float16)v##3,                                            \
-                 fma(u2, (float16)v##2,                                        \
-                     fma(u1, (float16)v##1,                                    \
-                         fma(u0, (float16)v##0, vload16(0, pv + j))))),        \
+    WV_STORE(fma(u3, (WV)v##3,                                            \
+                 fma(u2, (WV)v##2,                                        \
+                     fma(u1, (WV)v##1,                                    \
+                         fma(u0, (WV)v##0, WV_LOAD(0, pv + j))))),        \
              0, pv + j);
                 GEMM_SMALL_ACC(p0, a)
                 GEMM_SMALL_ACC(p1, b)
@@ -445,14 +503,14 @@ gemm_small_part(__global const float *W, ulong woff, ulong wks, ulong wbs,
             }
         }
         for (; k < k1; k++) {
-            __global const float *w = wb + k * wks;
-            float s0 = x0[k * xs], s1 = x1[k * xs], s2 = x2[k * xs], s3 = x3[k * xs];
-            for (ulong j = j0; j < jv; j += 16) {
-                float16 wv = vload16(0, w + j);
-                vstore16(fma(wv, (float16)s0, vload16(0, p0 + j)), 0, p0 + j);
-                vstore16(fma(wv, (float16)s1, vload16(0, p1 + j)), 0, p1 + j);
-                vstore16(fma(wv, (float16)s2, vload16(0, p2 + j)), 0, p2 + j);
-                vstore16(fma(wv, (float16)s3, vload16(0, p3 + j)), 0, p3 + j);
+            __global const T *w = wb + k * wks;
+            T s0 = x0[k * xs], s1 = x1[k * xs], s2 = x2[k * xs], s3 = x3[k * xs];
+            for (ulong j = j0; j < jv; j += GEMV_VW) {
+                WV wv = WV_LOAD(0, w + j);
+                WV_STORE(fma(wv, (WV)s0, WV_LOAD(0, p0 + j)), 0, p0 + j);
+                WV_STORE(fma(wv, (WV)s1, WV_LOAD(0, p1 + j)), 0, p1 + j);
+                WV_STORE(fma(wv, (WV)s2, WV_LOAD(0, p2 + j)), 0, p2 + j);
+                WV_STORE(fma(wv, (WV)s3, WV_LOAD(0, p3 + j)), 0, p3 + j);
             }
             for (ulong j = jv; j < j1; j++) {
                 p0[j] = fma(w[j], s0, p0[j]);
@@ -464,32 +522,32 @@ gemm_small_part(__global const float *W, ulong woff, ulong wks, ulong wbs,
     }
     /* The last R % 4 vectors one by one, four rows of W at a time. */
     for (; r0 < R; r0++) {
-        __global float *p = pq + r0 * P;
-        __global const float *xr = xb + r0 * xrs;
+        __global T *p = pq + r0 * P;
+        __global const T *xr = xb + r0 * xrs;
         for (ulong j = j0; j < j1; j++)
             p[j] = 0;
         ulong k = k0;
         for (; k + 4 <= k1; k += 4) {
-            __global const float *w0 = wb + k * wks, *w1 = w0 + wks, *w2 = w1 + wks;
-            __global const float *w3 = w2 + wks;
-            float s0 = xr[k * xs], s1 = xr[(k + 1) * xs], s2 = xr[(k + 2) * xs];
-            float s3 = xr[(k + 3) * xs];
-            for (ulong j = j0; j < jv; j += 16) {
-                float16 t = vload16(0, p + j);
-                t = fma(vload16(0, w0 + j), (float16)s0, t);
-                t = fma(vload16(0, w1 + j), (float16)s1, t);
-                t = fma(vload16(0, w2 + j), (float16)s2, t);
-                t = fma(vload16(0, w3 + j), (float16)s3, t);
-                vstore16(t, 0, p + j);
+            __global const T *w0 = wb + k * wks, *w1 = w0 + wks, *w2 = w1 + wks;
+            __global const T *w3 = w2 + wks;
+            T s0 = xr[k * xs], s1 = xr[(k + 1) * xs], s2 = xr[(k + 2) * xs];
+            T s3 = xr[(k + 3) * xs];
+            for (ulong j = j0; j < jv; j += GEMV_VW) {
+                WV t = WV_LOAD(0, p + j);
+                t = fma(WV_LOAD(0, w0 + j), (WV)s0, t);
+                t = fma(WV_LOAD(0, w1 + j), (WV)s1, t);
+                t = fma(WV_LOAD(0, w2 + j), (WV)s2, t);
+                t = fma(WV_LOAD(0, w3 + j), (WV)s3, t);
+                WV_STORE(t, 0, p + j);
             }
             for (ulong j = jv; j < j1; j++)
                 p[j] = fma(w3[j], s3, fma(w2[j], s2, fma(w1[j], s1, fma(w0[j], s0, p[j]))));
         }
         for (; k < k1; k++) {
-            __global const float *w = wb + k * wks;
-            float s0 = xr[k * xs];
-            for (ulong j = j0; j < jv; j += 16)
-                vstore16(fma(vload16(0, w + j), (float16)s0, vload16(0, p + j)), 0, p + j);
+            __global const T *w = wb + k * wks;
+            T s0 = xr[k * xs];
+            for (ulong j = j0; j < jv; j += GEMV_VW)
+                WV_STORE(fma(WV_LOAD(0, w + j), (WV)s0, WV_LOAD(0, p + j)), 0, p + j);
             for (ulong j = jv; j < j1; j++)
                 p[j] = fma(w[j], s0, p[j]);
         }
@@ -504,32 +562,32 @@ gemm_small_part(__global const float *W, ulong woff, ulong wks, ulong wbs,
  * further four vectors), where the packed GEMM would pad R to 12 and pack
  * all of W first. */
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-gemm_small(__global const float *W, ulong woff, ulong wis, ulong wbs, __global const float *X,
-           ulong xoff, ulong xrs, ulong xbs, __global float *Y, ulong yoff, ulong yps, ulong yrs,
+gemm_small(__global const T *W, ulong woff, ulong wis, ulong wbs, __global const T *X,
+           ulong xoff, ulong xrs, ulong xbs, __global T *Y, ulong yoff, ulong yps, ulong yrs,
            ulong ybs, ulong P, ulong R, ulong K, ulong rows)
 {
     ulong b = get_global_id(1);
     ulong i0 = get_global_id(0) * rows, i1 = min(i0 + rows, P);
-    __global const float *xb = X + xoff + b * xbs;
-    __global const float *wb = W + woff + b * wbs;
-    __global float *yb = Y + yoff + b * ybs;
-    ulong kv = K / 16 * 16;
+    __global const T *xb = X + xoff + b * xbs;
+    __global const T *wb = W + woff + b * wbs;
+    __global T *yb = Y + yoff + b * ybs;
+    ulong kv = K / GEMV_VW * GEMV_VW;
     for (ulong i = i0; i < i1; i += 4) {
         /* Past the last row or vector, repeat it (and drop the result). */
-        __global const float *w[4];
+        __global const T *w[4];
         for (int u = 0; u < 4; u++)
             w[u] = wb + min(i + u, P - 1) * wis;
         for (ulong r0 = 0; r0 < R; r0 += 4) {
-            __global const float *x[4];
+            __global const T *x[4];
             for (int v = 0; v < 4; v++)
                 x[v] = xb + min(r0 + v, R - 1) * xrs;
-            float16 a00 = 0, a01 = 0, a02 = 0, a03 = 0, a10 = 0, a11 = 0, a12 = 0, a13 = 0;
-            float16 a20 = 0, a21 = 0, a22 = 0, a23 = 0, a30 = 0, a31 = 0, a32 = 0, a33 = 0;
-            for (ulong k = 0; k < kv; k += 16) {
-                float16 w0 = vload16(0, w[0] + k), w1 = vload16(0, w[1] + k);
-                float16 w2 = vload16(0, w[2] + k), w3 = vload16(0, w[3] + k);
-                float16 x0 = vload16(0, x[0] + k), x1 = vload16(0, x[1] + k);
-                float16 x2 = vload16(0, x[2] + k), x3 = vload16(0, x[3] + k);
+            WV a00 = 0, a01 = 0, a02 = 0, a03 = 0, a10 = 0, a11 = 0, a12 = 0, a13 = 0;
+            WV a20 = 0, a21 = 0, a22 = 0, a23 = 0, a30 = 0, a31 = 0, a32 = 0, a33 = 0;
+            for (ulong k = 0; k < kv; k += GEMV_VW) {
+                WV w0 = WV_LOAD(0, w[0] + k), w1 = WV_LOAD(0, w[1] + k);
+                WV w2 = WV_LOAD(0, w[2] + k), w3 = WV_LOAD(0, w[3] + k);
+                WV x0 = WV_LOAD(0, x[0] + k), x1 = WV_LOAD(0, x[1] + k);
+                WV x2 = WV_LOAD(0, x[2] + k), x3 = WV_LOAD(0, x[3] + k);
                 a00 = fma(w0, x0, a00), a01 = fma(w0, x1, a01);
                 a02 = fma(w0, x2, a02), a03 = fma(w0, x3, a03);
                 a10 = fma(w1, x0, a10), a11 = fma(w1, x1, a11);
@@ -539,7 +597,7 @@ gemm_small(__global const float *W, ulong woff, ulong wis, ulong wbs, __global c
                 a30 = fma(w3, x0, a30), a31 = fma(w3, x1, a31);
                 a32 = fma(w3, x2, a32), a33 = fma(w3, x3, a33);
             }
-            float s[4][4] = {{gemv_fold(a00), gemv_fold(a01), gemv_fold(a02), gemv_fold(a03)},
+            T s[4][4] = {{gemv_fold(a00), gemv_fold(a01), gemv_fold(a02), gemv_fold(a03)},
                              {gemv_fold(a10), gemv_fold(a11), gemv_fold(a12), gemv_fold(a13)},
                              {gemv_fold(a20), gemv_fold(a21), gemv_fold(a22), gemv_fold(a23)},
                              {gemv_fold(a30), gemv_fold(a31), gemv_fold(a32), gemv_fold(a33)}};

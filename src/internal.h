@@ -575,17 +575,26 @@ clt_status clt__elementwise_warmup(clt_device *dev, clt_dtype t, size_t *count);
 /* ---- CPU GEMM (src/ops/gemm_cpu.c, cl/gemm.cl) --------------------------- */
 
 /* True when the CPU-tuned GEMM kernel should serve dtype on dev (a CPU
- * device, float32). */
+ * device with hardware FMA for float32 or float64). */
 bool clt__gemm_cpu_suitable(const clt_device *dev, clt_dtype dtype);
 
-/* Row-major C[b] = op(A[b]) * op(B[b]) for b < batch, float32, where op
- * transposes when trans_* is set: op(A) is M x K, op(B) is K x N.  Offsets,
- * leading dimensions and batch strides are in elements.  Enqueues without
- * waiting. */
-clt_status clt__gemm_cpu_f32(clt_device *dev, bool trans_a, bool trans_b, size_t M, size_t N,
-                             size_t K, cl_mem A, size_t a_off, size_t lda, size_t stride_a,
-                             cl_mem B, size_t b_off, size_t ldb, size_t stride_b, cl_mem C,
-                             size_t c_off, size_t ldc, size_t stride_c, size_t batch);
+/* Row-major C[b] = op(A[b]) * op(B[b]) for b < batch, float32 or float64,
+ * where op transposes when trans_* is set: op(A) is M x K, op(B) is K x N.
+ * Offsets, leading dimensions and batch strides are in elements.  The
+ * register tile is the one of the device's machine class (clt__gemm_class).
+ * Enqueues without waiting. */
+clt_status clt__gemm_cpu(clt_device *dev, clt_dtype dtype, bool trans_a, bool trans_b, size_t M,
+                         size_t N, size_t K, cl_mem A, size_t a_off, size_t lda,
+                         size_t stride_a, cl_mem B, size_t b_off, size_t ldb, size_t stride_b,
+                         cl_mem C, size_t c_off, size_t ldc, size_t stride_c, size_t batch);
+
+/* The machine class whose GEMM tile serves a CPU device: the widest SIMD
+ * registers with FMA, in bits (512, 256 or 128).  `forced` (the value of
+ * CLTENSOR_GEMM_CLASS) decides when set: 0 when it names no class.  Else
+ * the LLVM CPU name PoCL puts in the device name ("pthread-haswell-...")
+ * when it is a known x86 one, else the native float vector width (16, 8,
+ * 4 or less).  Pure, for tests. */
+int clt__gemm_class(const char *name, unsigned width, const char *forced);
 
 /* ---- matmul state (src/ops/matmul.c) ----------------------------------- */
 
@@ -610,8 +619,8 @@ clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int bac
 clt_status clt__softmax_variant(const clt_tensor *a, int dim, bool logmode, int variant,
                                 clt_tensor **out);
 
-/* Builds the GEMM program ahead of use (for clt_warmup). */
-clt_status clt__gemm_cpu_warmup(clt_device *dev);
+/* Builds the GEMM program for dtype ahead of use (for clt_warmup). */
+clt_status clt__gemm_cpu_warmup(clt_device *dev, clt_dtype dtype);
 /* Has CLBlast compile its kernels for dev (clt_warmup's include_blas). */
 clt_status clt__blas_warmup(clt_device *dev);
 

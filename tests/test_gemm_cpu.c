@@ -1,6 +1,7 @@
-/* test_gemm_cpu.c: the CPU-tuned float32 GEMM (clt__gemm_cpu_f32) called on
- * raw buffers against a host reference accumulated in double: odd sizes,
- * transposes, offsets, leading dimensions, batches, K == 0 and errors. */
+/* test_gemm_cpu.c: the CPU-tuned GEMM (clt__gemm_cpu) called on raw buffers
+ * against a host reference accumulated in double: odd sizes, transposes,
+ * offsets, leading dimensions, batches, K == 0 and errors, in float32 and
+ * float64, with the native tile and every machine class's tile. */
 #include <float.h>
 #include <stdint.h>
 
@@ -16,17 +17,50 @@ typedef struct gemm_case {
     size_t sa_pad, sb_pad, sc_pad; /* batch stride beyond one matrix */
     bool a_shared, b_shared;       /* batch stride 0: one matrix for every batch */
     bool exact;                    /* small integers: every sum is exact */
+    clt_dtype dtype;               /* float32 (the default) or float64 */
 } gemm_case;
 
 static const float SENTINEL = -12345.0f;
 
-/* A tensor holding n floats (at least one) copied from h. */
-static clt_tensor *upload(clt_device *dev, const float *h, size_t n)
+/* A tensor of dtype (float32 or float64) holding the n values (at least
+ * one) of h. */
+static clt_tensor *upload_as(clt_device *dev, clt_dtype dtype, const float *h, size_t n)
 {
     int64_t shape[1] = {(int64_t)n};
     clt_tensor *t = NULL;
-    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, shape, h, &t));
+    if (dtype == CLT_FLOAT32) {
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, shape, h, &t));
+        return t;
+    }
+    double *d = malloc(n * sizeof *d);
+    cr_assert_not_null(d);
+    for (size_t i = 0; i < n; i++)
+        d[i] = h[i];
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, shape, d, &t));
+    free(d);
     return t;
+}
+
+static clt_tensor *upload(clt_device *dev, const float *h, size_t n)
+{
+    return upload_as(dev, CLT_FLOAT32, h, n);
+}
+
+/* The values of a float32 or float64 tensor, as doubles in a new array. */
+static double *read_as_double(const clt_tensor *t)
+{
+    size_t n = (size_t)clt_tensor_numel(t);
+    double *d = malloc((n ? n : 1) * sizeof *d);
+    cr_assert_not_null(d);
+    if (clt_tensor_dtype(t) == CLT_FLOAT64) {
+        CHECK(clt_tensor_read(t, d, n * sizeof *d));
+        return d;
+    }
+    float *f = read_f32(t);
+    for (size_t i = 0; i < n; i++)
+        d[i] = f[i];
+    free(f);
+    return d;
 }
 
 /* Integers in [-3, 3]: float32 sums of up to 2^20 products stay exact. */
@@ -63,11 +97,12 @@ static void run_case(clt_device *dev, const gemm_case *g)
     for (size_t i = 0; i < nc; i++)
         hc[i] = SENTINEL;
 
-    clt_tensor *ta = upload(dev, ha, na), *tb = upload(dev, hb, nb), *tc = upload(dev, hc, nc);
-    CHECK(clt__gemm_cpu_f32(dev, g->ta, g->tb, M, N, K, clt__mem(ta), g->a_off, lda, sa,
-                            clt__mem(tb), g->b_off, ldb, sb, clt__mem(tc), g->c_off, ldc, sc,
-                            batch));
-    float *got = read_f32(tc);
+    clt_tensor *ta = upload_as(dev, g->dtype, ha, na), *tb = upload_as(dev, g->dtype, hb, nb);
+    clt_tensor *tc = upload_as(dev, g->dtype, hc, nc);
+    CHECK(clt__gemm_cpu(dev, g->dtype, g->ta, g->tb, M, N, K, clt__mem(ta), g->a_off, lda, sa,
+                        clt__mem(tb), g->b_off, ldb, sb, clt__mem(tc), g->c_off, ldc, sc, batch));
+    double *got = read_as_double(tc);
+    double eps = g->dtype == CLT_FLOAT64 ? DBL_EPSILON : FLT_EPSILON;
 
     /* Every element of C outside the M x N results must keep its value. */
     bool *hit = calloc(nc, sizeof *hit);
@@ -85,19 +120,20 @@ static void run_case(clt_device *dev, const gemm_case *g)
                 }
                 size_t at = g->c_off + b * sc + i * ldc + j;
                 hit[at] = true;
-                /* float32 summation of K products: |error| <= ~K eps sum|xy|. */
-                double tol = g->exact ? 0.0 : (double)(K + 2) * FLT_EPSILON * mag;
+                /* Summation of K products: |error| <= ~K eps sum|xy|. */
+                double tol = g->exact ? 0.0 : (double)(K + 2) * eps * mag;
                 cr_assert(fabs(got[at] - ref) <= tol,
-                          "ta=%d tb=%d %zux%zux%zu batch %zu/%zu C[%zu][%zu]: got %.9g, want "
-                          "%.9g (tolerance %.3g)",
-                          g->ta, g->tb, M, N, K, b, batch, i, j, (double)got[at], ref, tol);
+                          "%s ta=%d tb=%d %zux%zux%zu batch %zu/%zu C[%zu][%zu]: got %.17g, "
+                          "want %.17g (tolerance %.3g)",
+                          clt_dtype_name(g->dtype), g->ta, g->tb, M, N, K, b, batch, i, j,
+                          got[at], ref, tol);
             }
     }
     for (size_t i = 0; i < nc; i++)
         if (!hit[i])
-            cr_assert_eq(got[i], SENTINEL, "ta=%d tb=%d %zux%zux%zu: element %zu of C outside "
-                         "the result was overwritten with %g", g->ta, g->tb, M, N, K, i,
-                         (double)got[i]);
+            cr_assert_eq(got[i], SENTINEL, "%s ta=%d tb=%d %zux%zux%zu: element %zu of C "
+                         "outside the result was overwritten with %g", clt_dtype_name(g->dtype),
+                         g->ta, g->tb, M, N, K, i, got[i]);
     free(hit);
     free(got);
     free(ha);
@@ -196,7 +232,7 @@ Test(gemm_cpu, k_zero_writes_zeros)
     for (size_t i = 0; i < n; i++)
         h[i] = SENTINEL;
     clt_tensor *c = upload(dev, h, n);
-    CHECK(clt__gemm_cpu_f32(dev, false, false, M, N, 0, NULL, 0, 1, 0, NULL, 0, N, 0,
+    CHECK(clt__gemm_cpu(dev, CLT_FLOAT32, false, false, M, N, 0, NULL, 0, 1, 0, NULL, 0, N, 0,
                             clt__mem(c), 0, ldc, 0, 1));
     float *got = read_f32(c);
     for (size_t i = 0; i < n; i++)
@@ -220,8 +256,8 @@ Test(gemm_cpu, nan_and_inf_propagate)
     float hc[M * N];
     clt_tensor *a = upload(dev, ha, M * K), *b = upload(dev, hb, K * N),
                *c = upload(dev, hc, M * N);
-    CHECK(clt__gemm_cpu_f32(dev, false, false, M, N, K, clt__mem(a), 0, K, 0, clt__mem(b), 0,
-                            N, 0, clt__mem(c), 0, N, 0, 1));
+    CHECK(clt__gemm_cpu(dev, CLT_FLOAT32, false, false, M, N, K, clt__mem(a), 0, K, 0, clt__mem(b),
+                        0, N, 0, clt__mem(c), 0, N, 0, 1));
     float *got = read_f32(c);
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
@@ -241,10 +277,10 @@ Test(gemm_cpu, nan_and_inf_propagate)
 Test(gemm_cpu, empty_is_a_no_op)
 {
     clt_device *dev = get_device("cpu");
-    CHECK(clt__gemm_cpu_f32(dev, false, false, 0, 4, 3, NULL, 0, 3, 0, NULL, 0, 4, 0, NULL, 0,
-                            4, 0, 1));
-    CHECK(clt__gemm_cpu_f32(dev, true, true, 4, 4, 3, NULL, 0, 4, 0, NULL, 0, 3, 0, NULL, 0, 4,
-                            0, 0));
+    CHECK(clt__gemm_cpu(dev, CLT_FLOAT32, false, false, 0, 4, 3, NULL, 0, 3, 0, NULL, 0, 4, 0, NULL,
+                        0, 4, 0, 1));
+    CHECK(clt__gemm_cpu(dev, CLT_FLOAT32, true, true, 4, 4, 3, NULL, 0, 4, 0, NULL, 0, 3, 0, NULL,
+                        0, 4, 0, 0));
 }
 
 Test(gemm_cpu, errors)
@@ -253,37 +289,164 @@ Test(gemm_cpu, errors)
     float h[16] = {0};
     clt_tensor *t = upload(dev, h, 16);
     cl_mem m = clt__mem(t);
-    clt_status st = clt__gemm_cpu_f32(dev, false, false, 2, 4, 2, m, 0, 2, 0, m, 0, 4, 0, m, 0,
-                                      3, 0, 1);
+    clt_status st = clt__gemm_cpu(dev, CLT_FLOAT32, false, false, 2, 4, 2, m, 0, 2, 0, m, 0, 4, 0,
+                                  m, 0, 3, 0, 1);
     cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(clt_last_error(), "ldc=3") != NULL, "%s", clt_last_error());
-    st = clt__gemm_cpu_f32(dev, true, false, 3, 2, 2, m, 0, 2, 0, m, 0, 2, 0, m, 0, 2, 0, 1);
+    st = clt__gemm_cpu(dev, CLT_FLOAT32, true, false, 3, 2, 2, m, 0, 2, 0, m, 0, 2, 0, m, 0, 2, 0,
+                       1);
     cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "lda=2 < M=3 with trans_a");
-    st = clt__gemm_cpu_f32(dev, false, false, 2, 2, 2, NULL, 0, 2, 0, m, 0, 2, 0, m, 0, 2, 0, 1);
+    st = clt__gemm_cpu(dev, CLT_FLOAT32, false, false, 2, 2, 2, NULL, 0, 2, 0, m, 0, 2, 0, m, 0, 2,
+                       0, 1);
     cr_assert_eq(st, CLT_ERR_NULL_ARGUMENT);
     cr_assert(strstr(clt_last_error(), "'A'") != NULL, "%s", clt_last_error());
-    st = clt__gemm_cpu_f32(NULL, false, false, 2, 2, 2, m, 0, 2, 0, m, 0, 2, 0, m, 0, 2, 0, 1);
+    st = clt__gemm_cpu(NULL, CLT_FLOAT32, false, false, 2, 2, 2, m, 0, 2, 0, m, 0, 2, 0, m, 0, 2, 0,
+                       1);
     cr_assert_eq(st, CLT_ERR_NULL_ARGUMENT);
     clt_tensor_free(t);
 }
 
-clt_status clt__gemm_cpu_warmup(clt_device *dev);
+clt_status clt__gemm_cpu_warmup(clt_device *dev, clt_dtype dtype);
 
 Test(gemm_cpu, warmup_builds_the_program)
 {
     clt_device *dev = get_device("cpu");
-    CHECK(clt__gemm_cpu_warmup(dev));
-    cr_assert_eq(clt__gemm_cpu_warmup(NULL), CLT_ERR_NULL_ARGUMENT);
+    CHECK(clt__gemm_cpu_warmup(dev, CLT_FLOAT32));
+    cr_assert_eq(clt__gemm_cpu_warmup(NULL, CLT_FLOAT32), CLT_ERR_NULL_ARGUMENT);
 }
 
-Test(gemm_cpu, suitable_for_cpu_float32_only)
+Test(gemm_cpu, suitable_for_cpu_float32_and_float64)
 {
     clt_device *dev = get_device("cpu");
+    clt_device_info info;
+    CHECK(clt_device_get_info(dev, &info));
     cr_assert(clt__gemm_cpu_suitable(dev, CLT_FLOAT32));
-    cr_assert(!clt__gemm_cpu_suitable(dev, CLT_FLOAT64));
+    /* PoCL's CPU devices have fp64 with hardware FMA. */
+    cr_assert_eq(clt__gemm_cpu_suitable(dev, CLT_FLOAT64), info.fp64 != 0);
     cr_assert(!clt__gemm_cpu_suitable(dev, CLT_FLOAT16));
     cr_assert(!clt__gemm_cpu_suitable(dev, CLT_INT32));
     cr_assert(!clt__gemm_cpu_suitable(NULL, CLT_FLOAT32));
+}
+
+Test(gemm_cpu, other_dtypes_and_unknown_classes_are_errors)
+{
+    clt_device *dev = get_device("cpu");
+    float h[16] = {0};
+    clt_tensor *t = upload(dev, h, 16);
+    cl_mem m = clt__mem(t);
+    clt_status st = clt__gemm_cpu(dev, CLT_FLOAT16, false, false, 2, 2, 2, m, 0, 2, 0, m, 0, 2,
+                                  0, m, 0, 2, 0, 1);
+    cr_assert_eq(st, CLT_ERR_DTYPE_UNSUPPORTED);
+    cr_assert(strstr(clt_last_error(), "float16") != NULL, "%s", clt_last_error());
+    setenv("CLTENSOR_GEMM_CLASS", "avx2", 1);
+    st = clt__gemm_cpu(dev, CLT_FLOAT32, false, false, 2, 2, 2, m, 0, 2, 0, m, 0, 2, 0, m, 0, 2,
+                       0, 1);
+    cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "CLTENSOR_GEMM_CLASS is 'avx2'") != NULL, "%s",
+              clt_last_error());
+    unsetenv("CLTENSOR_GEMM_CLASS");
+    clt_tensor_free(t);
+}
+
+/* The class follows PoCL's LLVM CPU name where it knows it (PoCL reports
+ * 16 floats natively on Zen 4 even when told to target haswell), else the
+ * native float vector width; CLTENSOR_GEMM_CLASS decides when set. */
+Test(gemm_cpu, class_from_the_device)
+{
+    cr_assert_eq(clt__gemm_class("pthread-skylake-avx512-AMD EPYC", 16, NULL), 512);
+    cr_assert_eq(clt__gemm_class("cpu-znver4-AMD Ryzen 9 7950X", 16, NULL), 512);
+    cr_assert_eq(clt__gemm_class("pthread-haswell-AMD EPYC", 16, NULL), 256);
+    cr_assert_eq(clt__gemm_class("cpu-znver3-AMD Ryzen 9 5900X 12-Core Processor", 8, NULL),
+                 256);
+    cr_assert_eq(clt__gemm_class("pthread-skylake-Intel(R) Core(TM) i7-6700", 8, NULL), 256);
+    cr_assert_eq(clt__gemm_class("cpu-x86-64-v3-Some CPU", 8, ""), 256);
+    cr_assert_eq(clt__gemm_class("cpu-cortex-a72-ARM", 4, NULL), 128);
+    cr_assert_eq(clt__gemm_class("pthread-nehalem-Intel", 4, NULL), 128);
+    cr_assert_eq(clt__gemm_class("pthread-newcpu-Vendor", 16, NULL), 512);
+    cr_assert_eq(clt__gemm_class("pthread-newcpu-Vendor", 8, NULL), 256);
+    cr_assert_eq(clt__gemm_class(NULL, 0, NULL), 128);
+    cr_assert_eq(clt__gemm_class("pthread-skylake-avx512-AMD EPYC", 16, "128"), 128);
+    cr_assert_eq(clt__gemm_class("pthread-haswell-AMD EPYC", 8, "512"), 512);
+    cr_assert_eq(clt__gemm_class("pthread-haswell-AMD EPYC", 8, "256"), 256);
+    cr_assert_eq(clt__gemm_class("pthread-haswell-AMD EPYC", 8, "1024"), 0);
+}
+
+/* Ragged products through every path of one class's tile and dtype: the
+ * packed GEMM with edge tiles in both directions, K over several K blocks
+ * (512) and the 16-row transposing packs with their remainders;
+ * offsets, leading dimensions and batches; the matrix-vector and few-row
+ * kernels. */
+static void tile_of_class(const char *cls, clt_dtype dtype)
+{
+    setenv("CLTENSOR_GEMM_CLASS", cls, 1);
+    clt_device *dev = get_device("cpu");
+    const size_t sizes[][3] = {{7, 13, 5}, {65, 33, 129}, {77, 70, 601}, {130, 97, 40}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        all_transposes(dev, (gemm_case){.M = sizes[s][0], .N = sizes[s][1], .K = sizes[s][2],
+                                        .batch = 1, .dtype = dtype});
+    all_transposes(dev, (gemm_case){.M = 69, .N = 75, .K = 35, .a_off = 2, .b_off = 1,
+                                    .c_off = 4, .lda_pad = 1, .ldb_pad = 2, .ldc_pad = 3,
+                                    .batch = 3, .sa_pad = 7, .sb_pad = 5, .sc_pad = 11,
+                                    .dtype = dtype});
+    run_case(dev, &(gemm_case){.M = 90, .N = 66, .K = 33, .batch = 2, .b_shared = true,
+                               .tb = true, .sc_pad = 3, .dtype = dtype});
+    run_case(dev, &(gemm_case){.M = 67, .N = 300, .K = 1100, .batch = 1, .exact = true,
+                               .dtype = dtype});
+    static const size_t smalls[] = {1, 3, 6};
+    for (size_t i = 0; i < sizeof smalls / sizeof *smalls; i++) {
+        all_transposes(dev, (gemm_case){.M = smalls[i], .N = 71, .K = 37, .batch = 2,
+                                        .dtype = dtype});
+        all_transposes(dev, (gemm_case){.M = 71, .N = smalls[i], .K = 37, .batch = 2,
+                                        .dtype = dtype});
+    }
+    unsetenv("CLTENSOR_GEMM_CLASS");
+}
+
+Test(gemm_cpu, tile_512_float32)
+{
+    tile_of_class("512", CLT_FLOAT32);
+}
+
+Test(gemm_cpu, tile_512_float64)
+{
+    tile_of_class("512", CLT_FLOAT64);
+}
+
+Test(gemm_cpu, tile_256_float32)
+{
+    tile_of_class("256", CLT_FLOAT32);
+}
+
+Test(gemm_cpu, tile_256_float64)
+{
+    tile_of_class("256", CLT_FLOAT64);
+}
+
+Test(gemm_cpu, tile_128_float32)
+{
+    tile_of_class("128", CLT_FLOAT32);
+}
+
+Test(gemm_cpu, tile_128_float64)
+{
+    tile_of_class("128", CLT_FLOAT64);
+}
+
+/* The native tile in float64 on the cases the float32 tests above take. */
+Test(gemm_cpu, native_float64)
+{
+    clt_device *dev = get_device("cpu");
+    all_transposes(dev, (gemm_case){.M = 300, .N = 200, .K = 100, .batch = 1,
+                                    .dtype = CLT_FLOAT64});
+    all_transposes(dev, (gemm_case){.M = 37, .N = 70, .K = 600, .batch = 1,
+                                    .dtype = CLT_FLOAT64});
+    all_transposes(dev, (gemm_case){.M = 29, .N = 47, .K = 19, .a_off = 5, .b_off = 17,
+                                    .c_off = 3, .lda_pad = 3, .ldb_pad = 9, .ldc_pad = 6,
+                                    .batch = 2, .dtype = CLT_FLOAT64});
+    run_case(dev, &(gemm_case){.M = 1, .N = 4100, .K = 517, .batch = 2, .ldb_pad = 3,
+                               .exact = true, .dtype = CLT_FLOAT64});
+    run_case(dev, &(gemm_case){.M = 7, .N = 4100, .K = 517, .batch = 1, .ldb_pad = 3,
+                               .dtype = CLT_FLOAT64});
 }
 
 /* g as small x large and as large x small (once when they are equal), all

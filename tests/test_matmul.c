@@ -277,6 +277,7 @@ Test(matmul, clblast_path_directly)
 {
     check_shapes(CLT_FLOAT32, SHAPE(7, 5), SHAPE(5, 9), CLT__GEMM_CLBLAST);
     check_shapes(CLT_FLOAT32, SHAPE(2, 7, 5), SHAPE(2, 5, 9), CLT__GEMM_CLBLAST);
+    check_shapes(CLT_FLOAT64, SHAPE(2, 7, 5), SHAPE(2, 5, 9), CLT__GEMM_CLBLAST);
 }
 
 Test(matmul, cpu_kernel_path_directly)
@@ -286,6 +287,10 @@ Test(matmul, cpu_kernel_path_directly)
         cr_skip_test("the CPU GEMM kernel does not serve %s", clt_device_name(dev));
     check_shapes(CLT_FLOAT32, SHAPE(33, 65), SHAPE(65, 17), CLT__GEMM_CPU);
     check_shapes(CLT_FLOAT32, SHAPE(1, 3, 4), SHAPE(2, 4, 5), CLT__GEMM_CPU);
+    if (clt__gemm_cpu_suitable(dev, CLT_FLOAT64)) {
+        check_shapes(CLT_FLOAT64, SHAPE(33, 65), SHAPE(65, 17), CLT__GEMM_CPU);
+        check_shapes(CLT_FLOAT64, SHAPE(70, 3, 4), SHAPE(4, 80), CLT__GEMM_CPU);
+    }
     double *SA = random_values(54, 3), *SB = random_values(36, 4), *A = NULL, *B = NULL;
     clt_tensor *a = transposed_view(dev, 9, 6, SA, &A);
     clt_tensor *b = transposed_view(dev, 4, 9, SB, &B);

@@ -1,6 +1,6 @@
 /* conv.c: 2-D convolution as im2col + GEMM (cl/conv.cl, then cltensor's CPU
- * GEMM for float32 on CPU devices, clt__matmul otherwise), its backward
- * pass, and max and average pooling with theirs. */
+ * GEMM for float32 and float64 on CPU devices, clt__matmul otherwise), its
+ * backward pass, and max and average pooling with theirs. */
 #include <stdio.h>
 #include <string.h>
 
@@ -77,8 +77,8 @@ static clt_status check_float(const clt_tensor *t, const char *what, const char 
 
 /* C[g] = op(A[g]) op(B[g]) for g < G, where A[g] is the row-major [ar, ac]
  * matrix at a->offset + g ar ac of the contiguous a (B likewise) and op
- * transposes when t* is set: a new contiguous [G, M, N].  Float32 on CPU
- * devices goes to the CPU GEMM kernel directly, the rest to clt__matmul. */
+ * transposes when t* is set: a new contiguous [G, M, N].  Float32 and float64
+ * on CPU devices go to the CPU GEMM kernel directly, the rest to clt__matmul. */
 static clt_status gemm(int64_t G, bool ta, const clt_tensor *a, int64_t ar, int64_t ac, bool tb,
                        const clt_tensor *b, int64_t br, int64_t bc, clt_tensor **out)
 {
@@ -89,10 +89,10 @@ static clt_status gemm(int64_t G, bool ta, const clt_tensor *a, int64_t ar, int6
     if (clt__gemm_cpu_suitable(a->dev, a->dtype)) {
         int64_t shape[3] = {G, M, N};
         CLT__TRY(clt__tensor_new(a->dev, a->dtype, 3, shape, out));
-        CLT__TRY(clt__gemm_cpu_f32(a->dev, ta, tb, (size_t)M, (size_t)N, (size_t)K, clt__mem(a),
-                                   (size_t)a->offset, (size_t)ac, (size_t)(ar * ac), clt__mem(b),
-                                   (size_t)b->offset, (size_t)bc, (size_t)(br * bc),
-                                   clt__mem(*out), 0, (size_t)N, (size_t)(M * N), (size_t)G));
+        CLT__TRY(clt__gemm_cpu(a->dev, a->dtype, ta, tb, (size_t)M, (size_t)N, (size_t)K,
+                               clt__mem(a), (size_t)a->offset, (size_t)ac, (size_t)(ar * ac),
+                               clt__mem(b), (size_t)b->offset, (size_t)bc, (size_t)(br * bc),
+                               clt__mem(*out), 0, (size_t)N, (size_t)(M * N), (size_t)G));
         return CLT_OK;
     }
     int64_t as[3] = {G, ar, ac}, ast[3] = {ar * ac, ac, 1};

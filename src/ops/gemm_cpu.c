@@ -1,93 +1,196 @@
-/* gemm_cpu.c: float32 GEMM tuned for CPU OpenCL devices (PoCL): packs op(A)
- * and op(B) into panels and launches the register-tiled kernel of cl/gemm.cl. */
+/* gemm_cpu.c: float32 and float64 GEMM tuned for CPU OpenCL devices (PoCL):
+ * picks a register tile by the device's SIMD width, packs op(A) and op(B)
+ * into panels and launches the register-tiled kernel of cl/gemm.cl. */
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
-/* Register tile (GEMM_MR rows x 16 * GEMM_NV columns), K block, K rows per
- * packing work-item, and the row and column panels one work-item takes at
- * most: a GEMM_MPAN x GEMM_KC block of A panels (144 KiB) sits in L2 while
- * the B micro-panels (KC x 32, 64 KiB) pass by, each against every A panel
- * of the block; an A micro-panel (12 x KC, 24 KiB) fits L1.  Measured on
- * PoCL (Zen 4, 2 cores) against the earlier KC 256 / 12 panels: 1024^3
- * about 185 -> 200 GFLOP/s, 2048^3 195 -> 205, [200,1024] @ [1024,1024]
- * 145 -> 185; fewer passes over C and a smaller A block both count.
- * Overridable with -D for tuning. */
-#ifndef GEMM_MR
-#define GEMM_MR 12
-#endif
-#ifndef GEMM_NV
-#define GEMM_NV 2
-#endif
-#ifndef GEMM_KC
-#define GEMM_KC 512
-#endif
-#ifndef GEMM_PKC
+/* One register tile per machine class and dtype: MR rows x NV vectors of VW
+ * elements (accumulators MR * NV, plus NV vectors of B and a broadcast of A,
+ * within the class's vector registers: 32 for AVX-512, 16 for AVX2 and SSE,
+ * 32 for NEON, which the 128-bit tile leaves half unused to fit SSE); the K
+ * block; the row and column panels one work-item takes at most; and the
+ * width of the matrix-vector kernels' vectors.  On AVX-512, a mpan x KC
+ * block of A panels (144 KiB) sits in L2 while the B micro-panels
+ * (KC x 32, 64 KiB) pass by, each against every A panel of the block; an A
+ * micro-panel (12 x KC, 24 KiB) fits L1.  Measured on PoCL (Zen 4, 2 cores)
+ * against the earlier KC 256 / 12 panels: 1024^3 about 185 -> 200 GFLOP/s,
+ * 2048^3 195 -> 205, [200,1024] @ [1024,1024] 145 -> 185; fewer passes over
+ * C and a smaller A block both count.  The others were tried against
+ * their neighbours in alternating runs of 2048^3 on the same machine
+ * (noisy: a few percent is all these say): float64 on AVX-512 with K blocks
+ * of 512 about 10% faster than 256; on the AVX2 class (PoCL targeting
+ * haswell), float32 K blocks of 512 about 5% faster than 256 and 24 row
+ * panels (288 KiB of A, within Zen 3's 512 KiB L2) 5% faster than 12 and
+ * 9% than 6, float64 K blocks of 512 5% faster than 256.  The 128-bit class
+ * takes the AVX2 class's blocking; it was only checked for results. */
+typedef struct gemm_tile {
+    int mr, nv, vw; /* register tile: mr rows x nv vectors of vw elements */
+    int kc;         /* K block */
+    int mpan, npan; /* row and column panels per work-item at most */
+    int mpan_whole; /* row panels at or below which all of M stays one block */
+    int gemv_vw;    /* elements per vector of the matrix-vector kernels */
+} gemm_tile;
+
+enum { CLASS_512, CLASS_256, CLASS_128, NCLASS };
+
+static const gemm_tile tiles[NCLASS][2] = {
+    [CLASS_512] = {{12, 2, 16, 512, 6, 16, 12, 16}, {12, 2, 8, 512, 6, 16, 12, 8}},
+    [CLASS_256] = {{6, 2, 8, 512, 24, 16, 24, 8}, {6, 2, 4, 512, 12, 16, 24, 4}},
+    [CLASS_128] = {{6, 2, 4, 512, 24, 16, 24, 4}, {6, 2, 2, 512, 12, 16, 24, 2}},
+};
+
+/* K rows per packing work-item of A; matrix-vector products with
+ * column-contiguous W: rows of W per partial sum and columns per work-item
+ * (a 4096-float partial row fits a core's L1). */
 #define GEMM_PKC 1024
-#endif
-#ifndef GEMM_MPAN
-#define GEMM_MPAN 6
-#endif
-#ifndef GEMM_NPAN
-#define GEMM_NPAN 16
-#endif
-/* Row panels at or below which all of M stays one block (see choose_blocks). */
-#ifndef GEMM_MPAN_WHOLE
-#define GEMM_MPAN_WHOLE 12
-#endif
-#define GEMM_NR (16 * GEMM_NV)
-/* Matrix-vector products with column-contiguous W: rows of W per partial sum
- * and columns per work-item (a 4096-float partial row fits a core's L1). */
-#ifndef GEMV_KB
 #define GEMV_KB 256
-#endif
-#ifndef GEMV_PB
 #define GEMV_PB 4096
-#endif
-#define GEMM_STR_(x) #x
-#define GEMM_STR(x) GEMM_STR_(x)
-#define GEMM_OPTIONS                                                         \
-    "-DGEMM_MR=" GEMM_STR(GEMM_MR) " -DGEMM_NV=" GEMM_STR(GEMM_NV)             \
-    " -DGEMM_KC=" GEMM_STR(GEMM_KC) " -DGEMM_PKC=" GEMM_STR(GEMM_PKC)           \
-    " -DGEMV_KB=" GEMM_STR(GEMV_KB) " -DGEMV_PB=" GEMM_STR(GEMV_PB)
 
 /* Most vectors partial_rows serves for few-row products; with more the
  * packed GEMM is faster ([M, 4096] @ [4096, 4096] on PoCL: M = 16 takes
  * about 9 ms either way, M = 32 about 20 ms against 16). */
-#ifndef SMALL_PART_MAX
 #define SMALL_PART_MAX 16
-#endif
 
 /* Packed panels of one batch chunk stay under this many bytes. */
 #define GEMM_SCRATCH_LIMIT ((size_t)64 << 20)
 
-/* Without hardware FMA the kernel's fma() would be emulated, slowly. */
-bool clt__gemm_cpu_suitable(const clt_device *dev, clt_dtype dtype)
+/* LLVM CPU names (which PoCL puts in the device name) by the widest vector
+ * registers they have with FMA; other names fall back on the native vector
+ * width the device reports. */
+static const char *const cpus_512[] = {
+    "skylake-avx512", "cascadelake", "cooperlake", "cannonlake", "icelake-client",
+    "icelake-server", "tigerlake", "rocketlake", "sapphirerapids", "emeraldrapids",
+    "graniterapids", "graniterapids-d", "znver4", "znver5", "x86-64-v4", "knl", "knm"};
+static const char *const cpus_256[] = {
+    "haswell", "broadwell", "skylake", "core-avx2", "alderlake", "raptorlake", "meteorlake",
+    "arrowlake", "arrowlake-s", "lunarlake", "gracemont", "sierraforest", "grandridge",
+    "znver1", "znver2", "znver3", "bdver2", "bdver3", "bdver4", "x86-64-v3"};
+
+/* Whether `name` holds "-cpu-" or ends with "-cpu". */
+static bool names_cpu(const char *name, const char *cpu)
 {
-    return dev != NULL && dtype == CLT_FLOAT32 && dev->info.type == CLT_DEVICE_TYPE_CPU &&
-           dev->fp32_fma;
+    size_t n = strlen(cpu);
+    for (const char *p = strchr(name, '-'); p; p = strchr(p + 1, '-'))
+        if (strncmp(p + 1, cpu, n) == 0 && (p[1 + n] == '-' || p[1 + n] == '\0'))
+            return true;
+    return false;
 }
 
-/* Builds the program of cl/gemm.cl for dev ahead of the first product (for
- * clt_warmup). */
-clt_status clt__gemm_cpu_warmup(clt_device *dev)
+int clt__gemm_class(const char *name, unsigned width, const char *forced)
+{
+    if (forced && *forced)
+        return strcmp(forced, "512") == 0   ? 512
+               : strcmp(forced, "256") == 0 ? 256
+               : strcmp(forced, "128") == 0 ? 128
+                                            : 0;
+    for (size_t i = 0; name && i < sizeof cpus_512 / sizeof cpus_512[0]; i++)
+        if (names_cpu(name, cpus_512[i]))
+            return 512;
+    for (size_t i = 0; name && i < sizeof cpus_256 / sizeof cpus_256[0]; i++)
+        if (names_cpu(name, cpus_256[i]))
+            return 256;
+    return width >= 16 ? 512 : width >= 8 ? 256 : 128;
+}
+
+/* The tile and build options of dev's class (CLTENSOR_GEMM_CLASS forces
+ * one) for dtype (float32 or float64). */
+typedef struct gemm_cfg {
+    const gemm_tile *t;
+    const char *opts;
+    size_t esize; /* bytes per element */
+} gemm_cfg;
+
+/* The class of the first devices (by index) as found from the device, 0
+ * until known: matching the name costs about a microsecond, and training
+ * makes many small products. */
+static int found_class[64];
+
+static int device_class(const clt_device *dev)
+{
+    size_t i = dev->index;
+    int bits = i < 64 ? __atomic_load_n(&found_class[i], __ATOMIC_RELAXED) : 0;
+    if (bits)
+        return bits;
+    cl_uint width = 0;
+    if (clGetDeviceInfo(dev->id, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof width, &width,
+                        NULL) != CL_SUCCESS)
+        width = 0;
+    bits = clt__gemm_class(dev->info.name, width, NULL);
+    if (i < 64)
+        __atomic_store_n(&found_class[i], bits, __ATOMIC_RELAXED);
+    return bits;
+}
+
+static clt_status gemm_config(const clt_device *dev, clt_dtype dtype, gemm_cfg *cfg)
+{
+    static clt__opts_slot slots[NCLASS][2];
+    const char *forced = getenv("CLTENSOR_GEMM_CLASS");
+    int bits = forced && *forced ? clt__gemm_class(NULL, 0, forced) : device_class(dev);
+    if (bits == 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "matrix product: CLTENSOR_GEMM_CLASS is '%s'; expected 512, 256 or "
+                          "128 (the SIMD width whose GEMM tile to use)",
+                          forced);
+    int c = bits == 512 ? CLASS_512 : bits == 256 ? CLASS_256 : CLASS_128;
+    int d = dtype == CLT_FLOAT64;
+    const gemm_tile *t = &tiles[c][d];
+    cfg->t = t;
+    cfg->esize = d ? sizeof(double) : sizeof(float);
+    /* Formatted once per class and dtype: small products are many. */
+    if (__atomic_load_n(&slots[c][d].ready, __ATOMIC_ACQUIRE)) {
+        cfg->opts = slots[c][d].text;
+        return CLT_OK;
+    }
+    char extra[256];
+    snprintf(extra, sizeof extra,
+             " -DGEMM_MR=%d -DGEMM_NV=%d -DGEMM_VW=%d -DGEMM_KC=%d -DGEMM_PKC=%d"
+             " -DGEMV_VW=%d -DGEMV_KB=%d -DGEMV_PB=%d",
+             t->mr, t->nv, t->vw, t->kc, GEMM_PKC, t->gemv_vw, GEMV_KB, GEMV_PB);
+    cfg->opts = clt__opts_cached(&slots[c][d], "T", dtype, NULL, dtype, extra);
+    return cfg->opts ? CLT_OK : clt_last_status();
+}
+
+/* Without hardware FMA the kernels' fma() would be emulated, slowly. */
+bool clt__gemm_cpu_suitable(const clt_device *dev, clt_dtype dtype)
+{
+    if (dev == NULL || dev->info.type != CLT_DEVICE_TYPE_CPU)
+        return false;
+    if (dtype == CLT_FLOAT32)
+        return dev->fp32_fma;
+    cl_device_fp_config fp = 0;
+    return dtype == CLT_FLOAT64 && dev->info.fp64 &&
+           clGetDeviceInfo(dev->id, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL) ==
+               CL_SUCCESS &&
+           (fp & CL_FP_FMA);
+}
+
+/* Builds the program of cl/gemm.cl for dev and dtype ahead of the first
+ * product (for clt_warmup). */
+clt_status clt__gemm_cpu_warmup(clt_device *dev, clt_dtype dtype)
 {
     CLT__REQUIRE_ARG(dev, "clt__gemm_cpu_warmup");
+    gemm_cfg cfg;
     cl_program prog = NULL;
-    clt_status st = clt__program_get(dev, "gemm", GEMM_OPTIONS, &prog);
+    clt_status st = gemm_config(dev, dtype, &cfg);
+    if (st == CLT_OK)
+        st = clt__program_get(dev, "gemm", cfg.opts, &prog);
     return st == CLT_OK ? clt__ok() : st;
 }
 
 /* Splits the Mp x Np panels into blocks so that there are enough work-groups
- * for every compute unit to stay busy until the end.  Up to GEMM_MPAN_WHOLE
+ * for every compute unit to stay busy until the end.  Up to the tile's mpan_whole
  * row panels (M <= 144) stay one block: split, each block would read all of
  * B again for little work ([96, 1024] @ [1024, 1024] in blocks of 6 and 2
  * panels ran at 0.6x). */
-static void choose_blocks(size_t mp, size_t np, size_t batch, unsigned cus, size_t *mpan,
-                          size_t *npan)
+static void choose_blocks(const gemm_tile *t, size_t mp, size_t np, size_t batch, unsigned cus,
+                          size_t *mpan, size_t *npan)
 {
-    size_t m = mp <= GEMM_MPAN_WHOLE ? mp : GEMM_MPAN;
-    size_t n = np < GEMM_NPAN ? np : GEMM_NPAN;
+    size_t m = mp <= (size_t)t->mpan_whole ? mp : (size_t)t->mpan;
+    size_t n = np < (size_t)t->npan ? np : (size_t)t->npan;
     size_t want = 4 * (size_t)(cus ? cus : 1);
     for (;;) {
         size_t groups = ((mp + m - 1) / m) * ((np + n - 1) / n) * batch;
@@ -102,14 +205,15 @@ static void choose_blocks(size_t mp, size_t np, size_t batch, unsigned cus, size
     *npan = n;
 }
 
-/* Rows of K (*kpi) and column panels (*ppi) per work-item of gemm_pack_b:
- * up to 64 panels (2048 columns) of a row, so that the reads of B as stored
- * run along memory, and K split further (in multiples of 16 rows) until
- * there are about eight work-items per compute unit. */
-static void pack_b_blocks(size_t np, size_t K, size_t batch, unsigned cus, cl_ulong *kpi,
-                          cl_ulong *ppi)
+/* Rows of K (*kpi) and column panels (*ppi, of nr columns) per work-item
+ * of gemm_pack_b: up to 2048 columns of a row, so that the reads of B as
+ * stored run along memory, and K split further (in multiples of 16 rows)
+ * until there are about eight work-items per compute unit. */
+static void pack_b_blocks(size_t np, size_t nr, size_t K, size_t batch, unsigned cus,
+                          cl_ulong *kpi, cl_ulong *ppi)
 {
-    size_t p = np == 0 ? 1 : np < 64 ? np : 64;
+    size_t most = 2048 / nr;
+    size_t p = np == 0 ? 1 : np < most ? np : most;
     size_t items = ((np + p - 1) / p) * batch, want = 8 * (size_t)(cus ? cus : 1);
     size_t kgroups = items >= want ? 1 : (want + items - 1) / items;
     size_t k = (K + kgroups - 1) / kgroups;
@@ -131,17 +235,18 @@ static cl_ulong rows_per_item(const clt_device *dev, size_t P, size_t batch)
  * (W[woff + i + k * wks]): gemm_small_part reads W straight through, block
  * of GEMV_KB rows by block, into partial rows per vector, and gemv_sum adds
  * the partial rows in order into y_r[i] = C[yoff + r * yrs + i * ys]. */
-static clt_status partial_rows(clt_device *dev, cl_mem W, cl_ulong woff, cl_ulong wks,
-                               cl_ulong wbs, cl_mem X, cl_ulong xoff, cl_ulong xs, cl_ulong xrs,
-                               cl_ulong xbs, cl_mem C, cl_ulong yoff, cl_ulong ys, cl_ulong yrs,
-                               cl_ulong ybs, size_t P, size_t R, size_t K, size_t batch)
+static clt_status partial_rows(clt_device *dev, const gemm_cfg *cfg, cl_mem W, cl_ulong woff,
+                               cl_ulong wks, cl_ulong wbs, cl_mem X, cl_ulong xoff, cl_ulong xs,
+                               cl_ulong xrs, cl_ulong xbs, cl_mem C, cl_ulong yoff, cl_ulong ys,
+                               cl_ulong yrs, cl_ulong ybs, size_t P, size_t R, size_t K,
+                               size_t batch)
 {
     size_t nq = (K + GEMV_KB - 1) / GEMV_KB, nc = (P + GEMV_PB - 1) / GEMV_PB;
-    if (nq > SIZE_MAX / sizeof(float) / P / R / batch)
+    if (nq > SIZE_MAX / cfg->esize / P / R / batch)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "matrix product: %zu x %zu partial sums over K = %zu too large", R, P,
                           K);
-    size_t bytes = nq * R * P * batch * sizeof(float);
+    size_t bytes = nq * R * P * batch * cfg->esize;
     cl_mem part = NULL;
     clt_status st = clt__buffer_alloc(dev, bytes, &part);
     if (st != CLT_OK)
@@ -155,9 +260,9 @@ static clt_status partial_rows(clt_device *dev, cl_mem W, cl_ulong woff, cl_ulon
     clt__arg sa[] = {CLT__ARG(part), CLT__ARG(C),   CLT__ARG(yoff), CLT__ARG(ys),
                      CLT__ARG(yrs),  CLT__ARG(ybs), CLT__ARG(P_),   CLT__ARG(R_),
                      CLT__ARG(K_)};
-    st = clt__launch(dev, "gemm", GEMM_OPTIONS, "gemm_small_part", 3, gp, lp, 13, pa);
+    st = clt__launch(dev, "gemm", cfg->opts, "gemm_small_part", 3, gp, lp, 13, pa);
     if (st == CLT_OK)
-        st = clt__launch(dev, "gemm", GEMM_OPTIONS, "gemv_sum", 2, gs, ls, 9, sa);
+        st = clt__launch(dev, "gemm", cfg->opts, "gemv_sum", 2, gs, ls, 9, sa);
     /* OpenCL keeps the released buffer alive until the kernels finish. */
     clt__buffer_release(dev, part, bytes);
     return st;
@@ -170,10 +275,10 @@ static clt_status partial_rows(clt_device *dev, cl_mem W, cl_ulong woff, cl_ulon
  * - partial_rows, for up to SMALL_PART_MAX vectors, when the large operand
  *   is contiguous along the outputs instead.
  * Sets *handled to false, launching nothing, for the other layouts. */
-static clt_status gemm_small(clt_device *dev, bool trans_a, bool trans_b, size_t M, size_t N,
-                             size_t K, cl_mem A, size_t a_off, size_t lda, size_t stride_a,
-                             cl_mem B, size_t b_off, size_t ldb, size_t stride_b, cl_mem C,
-                             size_t c_off, size_t ldc, size_t stride_c, size_t batch,
+static clt_status gemm_small(clt_device *dev, const gemm_cfg *cfg, bool trans_a, bool trans_b,
+                             size_t M, size_t N, size_t K, cl_mem A, size_t a_off, size_t lda,
+                             size_t stride_a, cl_mem B, size_t b_off, size_t ldb, size_t stride_b,
+                             cl_mem C, size_t c_off, size_t ldc, size_t stride_c, size_t batch,
                              bool *handled)
 {
     /* op(A)[m, k] = A[a_off + m * a_rs + k * a_cs], op(B)[k, n] likewise. */
@@ -198,36 +303,40 @@ static clt_status gemm_small(clt_device *dev, bool trans_a, bool trans_b, size_t
                                CLT__ARG(X),    CLT__ARG(xoff), CLT__ARG(xbs), CLT__ARG(C),
                                CLT__ARG(yoff), CLT__ARG(yps),  CLT__ARG(ybs), CLT__ARG(P),
                                CLT__ARG(K_),   CLT__ARG(rows)};
-            return clt__launch(dev, "gemm", GEMM_OPTIONS, "gemv_dot", 2, gws, lws, 14, args);
+            return clt__launch(dev, "gemm", cfg->opts, "gemv_dot", 2, gws, lws, 14, args);
         }
         clt__arg args[] = {CLT__ARG(W),   CLT__ARG(woff), CLT__ARG(wis), CLT__ARG(wbs),
                            CLT__ARG(X),   CLT__ARG(xoff), CLT__ARG(xrs), CLT__ARG(xbs),
                            CLT__ARG(C),   CLT__ARG(yoff), CLT__ARG(yps), CLT__ARG(yrs),
                            CLT__ARG(ybs), CLT__ARG(P),    CLT__ARG(R),   CLT__ARG(K_),
                            CLT__ARG(rows)};
-        return clt__launch(dev, "gemm", GEMM_OPTIONS, "gemm_small", 2, gws, lws, 17, args);
+        return clt__launch(dev, "gemm", cfg->opts, "gemm_small", 2, gws, lws, 17, args);
     }
     /* The large operand contiguous along the outputs: of the orientations
      * that allow it, the one with fewer vectors. */
     bool rows_ok = M <= SMALL_PART_MAX && b_cs == 1; /* W = op(B), vectors: rows of op(A) */
     bool cols_ok = N <= SMALL_PART_MAX && a_rs == 1; /* W = op(A), vectors: columns of op(B) */
     if (rows_ok && (!cols_ok || M <= N))
-        return partial_rows(dev, B, b_off, b_rs, stride_b, A, a_off, a_cs, a_rs, stride_a, C,
+        return partial_rows(dev, cfg, B, b_off, b_rs, stride_b, A, a_off, a_cs, a_rs, stride_a, C,
                             yoff, 1, ldc, ybs, N, M, K, batch);
     if (cols_ok)
-        return partial_rows(dev, A, a_off, a_cs, stride_a, B, b_off, b_rs, b_cs, stride_b, C,
+        return partial_rows(dev, cfg, A, a_off, a_cs, stride_a, B, b_off, b_rs, b_cs, stride_b, C,
                             yoff, ldc, 1, ybs, M, N, K, batch);
     *handled = false;
     return CLT_OK;
 }
 
-clt_status clt__gemm_cpu_f32(clt_device *dev, bool trans_a, bool trans_b, size_t M, size_t N,
-                             size_t K, cl_mem A, size_t a_off, size_t lda, size_t stride_a,
-                             cl_mem B, size_t b_off, size_t ldb, size_t stride_b, cl_mem C,
-                             size_t c_off, size_t ldc, size_t stride_c, size_t batch)
+clt_status clt__gemm_cpu(clt_device *dev, clt_dtype dtype, bool trans_a, bool trans_b, size_t M,
+                         size_t N, size_t K, cl_mem A, size_t a_off, size_t lda,
+                         size_t stride_a, cl_mem B, size_t b_off, size_t ldb, size_t stride_b,
+                         cl_mem C, size_t c_off, size_t ldc, size_t stride_c, size_t batch)
 {
-    static const char *fn = "clt__gemm_cpu_f32";
+    static const char *fn = "clt__gemm_cpu";
     CLT__REQUIRE_ARG(dev, fn);
+    if (dtype != CLT_FLOAT32 && dtype != CLT_FLOAT64)
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: the CPU GEMM kernel serves float32 and float64, not %s", fn,
+                          clt_dtype_name(dtype));
     if (M == 0 || N == 0 || batch == 0)
         return clt__ok();
     CLT__REQUIRE_ARG(C, fn);
@@ -240,37 +349,41 @@ clt_status clt__gemm_cpu_f32(clt_device *dev, bool trans_a, bool trans_b, size_t
                           "%s: leading dimensions lda=%zu, ldb=%zu, ldc=%zu too small for "
                           "M=%zu, N=%zu, K=%zu (trans_a=%d, trans_b=%d)",
                           fn, lda, ldb, ldc, M, N, K, (int)trans_a, (int)trans_b);
+    gemm_cfg cfg;
+    clt_status st = gemm_config(dev, dtype, &cfg);
+    if (st != CLT_OK)
+        return st;
 
     if (K > 0 && (M <= 64 || N <= 64)) {
         bool handled = false;
-        clt_status st = gemm_small(dev, trans_a, trans_b, M, N, K, A, a_off, lda, stride_a, B,
-                                   b_off, ldb, stride_b, C, c_off, ldc, stride_c, batch,
-                                   &handled);
+        st = gemm_small(dev, &cfg, trans_a, trans_b, M, N, K, A, a_off, lda, stride_a, B, b_off,
+                        ldb, stride_b, C, c_off, ldc, stride_c, batch, &handled);
         if (st != CLT_OK || handled)
             return st == CLT_OK ? clt__ok() : st;
     }
 
-    size_t mp = (M + GEMM_MR - 1) / GEMM_MR, np = (N + GEMM_NR - 1) / GEMM_NR;
-    if (K > SIZE_MAX / 4 / GEMM_MR / mp || K > SIZE_MAX / 4 / GEMM_NR / np)
+    const gemm_tile *t = cfg.t;
+    size_t mr = (size_t)t->mr, nr = (size_t)(t->nv * t->vw), es = cfg.esize;
+    size_t mp = (M + mr - 1) / mr, np = (N + nr - 1) / nr;
+    if (K > SIZE_MAX / es / mr / mp || K > SIZE_MAX / es / nr / np)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: sizes M=%zu, N=%zu, K=%zu too large",
                           fn, M, N, K);
-    /* Floats of packed panels per batch; an operand with batch stride 0
+    /* Elements of packed panels per batch; an operand with batch stride 0
      * (one matrix for every batch) is packed once. */
-    size_t pa = mp * GEMM_MR * K, pb = np * GEMM_NR * K;
+    size_t pa = mp * mr * K, pb = np * nr * K;
     bool a_once = stride_a == 0 || batch == 1, b_once = stride_b == 0 || batch == 1;
-    size_t per = ((a_once ? 0 : pa) + (b_once ? 0 : pb)) * sizeof(float);
+    size_t per = ((a_once ? 0 : pa) + (b_once ? 0 : pb)) * es;
     size_t chunk = per == 0 ? batch : GEMM_SCRATCH_LIMIT / per;
     if (chunk == 0)
         chunk = 1;
     if (chunk > batch)
         chunk = batch;
     size_t mpan = 0, npan = 0;
-    choose_blocks(mp, np, chunk, dev->info.compute_units, &mpan, &npan);
+    choose_blocks(t, mp, np, chunk, dev->info.compute_units, &mpan, &npan);
 
-    clt_status st = CLT_OK;
     cl_mem ap = NULL, bp = NULL;
-    size_t abytes = pa * (a_once ? 1 : chunk) * sizeof(float);
-    size_t bbytes = pb * (b_once ? 1 : chunk) * sizeof(float);
+    size_t abytes = pa * (a_once ? 1 : chunk) * es;
+    size_t bbytes = pb * (b_once ? 1 : chunk) * es;
     /* With K == 0 nothing is packed, but the kernel still wants buffers. */
     if (abytes == 0)
         abytes = bbytes = 64;
@@ -292,20 +405,20 @@ clt_status clt__gemm_cpu_f32(clt_device *dev, bool trans_a, bool trans_b, size_t
             clt__arg aa[] = {CLT__ARG(A),  CLT__ARG(ao), CLT__ARG(a_rs), CLT__ARG(a_cs),
                              CLT__ARG(sa), CLT__ARG(m_), CLT__ARG(k_),   CLT__ARG(ap),
                              CLT__ARG(pa_)};
-            CLT__TRY(clt__launch(dev, "gemm", GEMM_OPTIONS, "gemm_pack_a", 3, gwa, lwc, 9, aa));
+            CLT__TRY(clt__launch(dev, "gemm", cfg.opts, "gemm_pack_a", 3, gwa, lwc, 9, aa));
         }
         if (K > 0 && (b0 == 0 || !b_once)) {
             cl_ulong bo = b_off + b0 * stride_b;
             size_t gwb[3], bgroups = b_once ? 1 : nb;
             cl_ulong kpi, ppi;
-            pack_b_blocks(np, K, bgroups, dev->info.compute_units, &kpi, &ppi);
+            pack_b_blocks(np, nr, K, bgroups, dev->info.compute_units, &kpi, &ppi);
             gwb[0] = (K + kpi - 1) / kpi;
             gwb[1] = (np + ppi - 1) / ppi;
             gwb[2] = bgroups;
             clt__arg ba[] = {CLT__ARG(B),  CLT__ARG(bo),  CLT__ARG(b_rs), CLT__ARG(b_cs),
                              CLT__ARG(sb), CLT__ARG(n_),  CLT__ARG(k_),   CLT__ARG(bp),
                              CLT__ARG(pb_), CLT__ARG(kpi), CLT__ARG(ppi)};
-            CLT__TRY(clt__launch(dev, "gemm", GEMM_OPTIONS, "gemm_pack_b", 3, gwb, lwc, 11, ba));
+            CLT__TRY(clt__launch(dev, "gemm", cfg.opts, "gemm_pack_b", 3, gwb, lwc, 11, ba));
         }
         cl_ulong co = c_off + b0 * stride_c;
         size_t gwc[3] = {(np + npan - 1) / npan, (mp + mpan - 1) / mpan, nb};
@@ -313,7 +426,7 @@ clt_status clt__gemm_cpu_f32(clt_device *dev, bool trans_a, bool trans_b, size_t
                          CLT__ARG(C),   CLT__ARG(co),  CLT__ARG(ldc_), CLT__ARG(sc),
                          CLT__ARG(m_),  CLT__ARG(n_),  CLT__ARG(k_), CLT__ARG(mpan_),
                          CLT__ARG(npan_)};
-        CLT__TRY(clt__launch(dev, "gemm", GEMM_OPTIONS, "gemm_tile", 3, gwc, lwc, 13, ca));
+        CLT__TRY(clt__launch(dev, "gemm", cfg.opts, "gemm_tile", 3, gwc, lwc, 13, ca));
     }
 done:
     /* OpenCL keeps released buffers alive until the queued kernels finish. */

@@ -1,5 +1,6 @@
 /* matmul.c: matrix products with torch.matmul semantics, served by CLBlast's
- * GEMM or, for float32 on CPU devices, by the CPU-tuned kernel (gemm_cpu.c). */
+ * GEMM or, for float32 and float64 on CPU devices, by the CPU-tuned kernel
+ * (gemm_cpu.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,9 +310,9 @@ clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int bac
         cpu = true;
     else if (backend == CLT__GEMM_AUTO)
         cpu = clt__gemm_cpu_suitable(a->dev, a->dtype);
-    if (cpu && a->dtype != CLT_FLOAT32)
+    if (cpu && a->dtype != CLT_FLOAT32 && a->dtype != CLT_FLOAT64)
         return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
-                          "%s: the CPU GEMM kernel serves float32 only, not %s", fn,
+                          "%s: the CPU GEMM kernel serves float32 and float64, not %s", fn,
                           clt_dtype_name(a->dtype));
 
     clt_tensor *r = NULL;
@@ -340,10 +341,9 @@ clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int bac
         bg = 1;
     }
     if (cpu)
-        CLT__TRY(clt__gemm_cpu_f32(a->dev, A.trans, B.trans, Mg, (size_t)N, (size_t)K,
-                                   clt__mem(A.t), A.off, A.ld, A.stride, clt__mem(B.t), B.off,
-                                   B.ld, B.stride, clt__mem(r), 0, (size_t)N, Mg * (size_t)N,
-                                   bg));
+        CLT__TRY(clt__gemm_cpu(a->dev, a->dtype, A.trans, B.trans, Mg, (size_t)N, (size_t)K,
+                               clt__mem(A.t), A.off, A.ld, A.stride, clt__mem(B.t), B.off, B.ld,
+                               B.stride, clt__mem(r), 0, (size_t)N, Mg * (size_t)N, bg));
     else
         CLT__TRY(clblast_gemm(a->dev, a->dtype, Mg, (size_t)N, (size_t)K, &A, &B, clt__mem(r),
                               bg));
