@@ -562,6 +562,35 @@ clt_status clt__gemm_cpu_f32(clt_device *dev, bool trans_a, bool trans_b, size_t
                              cl_mem B, size_t b_off, size_t ldb, size_t stride_b, cl_mem C,
                              size_t c_off, size_t ldc, size_t stride_c, size_t batch);
 
+/* ---- small products (src/ops/mm_small.c, cl/mm_small.cl) ---------------- */
+
+/* True when clt__mm_small_f32 should serve C = op(A) op(B) on dev: a CPU
+ * device, B not transposed (rows of op(B) contiguous), M and N at least 2
+ * and M N K small enough that packing for the GEMM would not pay. */
+bool clt__mm_small_fits(const clt_device *dev, bool trans_b, size_t M, size_t N, size_t K);
+/* The largest M N K clt__mm_small_fits accepts (tests set it to 0). */
+extern size_t clt__mm_small_limit;
+
+/* Row-major C[b] = op(A[b]) B[b] for b < batch, float32, as
+ * clt__gemm_cpu_f32 with trans_b false, in one launch without packing.
+ * With sum not NULL it also writes sum[s_off + b M + m] = the sum over k of
+ * op(A[b])[m, k] (a bias gradient beside its weight gradient).  Enqueues
+ * without waiting. */
+clt_status clt__mm_small_f32(clt_device *dev, bool trans_a, size_t M, size_t N, size_t K,
+                             cl_mem A, size_t a_off, size_t lda, size_t stride_a, cl_mem B,
+                             size_t b_off, size_t ldb, size_t stride_b, cl_mem C, size_t c_off,
+                             size_t ldc, size_t stride_c, size_t batch, cl_mem sum, size_t s_off);
+
+/* Builds the program of cl/mm_small.cl ahead of use (for clt_warmup). */
+clt_status clt__mm_small_warmup(clt_device *dev);
+
+/* clt__gemm_cpu_f32's contract, served by clt__mm_small_f32 when it fits
+ * (src/ops/matmul.c). */
+clt_status clt__gemm_f32(clt_device *dev, bool trans_a, bool trans_b, size_t M, size_t N,
+                         size_t K, cl_mem A, size_t a_off, size_t lda, size_t stride_a, cl_mem B,
+                         size_t b_off, size_t ldb, size_t stride_b, cl_mem C, size_t c_off,
+                         size_t ldc, size_t stride_c, size_t batch);
+
 /* ---- matmul state (src/ops/matmul.c) ----------------------------------- */
 
 /* Releases whatever the matmul module keeps per device. */

@@ -89,7 +89,7 @@ static clt_status gemm(int64_t G, bool ta, const clt_tensor *a, int64_t ar, int6
     if (clt__gemm_cpu_suitable(a->dev, a->dtype)) {
         int64_t shape[3] = {G, M, N};
         CLT__TRY(clt__tensor_new(a->dev, a->dtype, 3, shape, out));
-        CLT__TRY(clt__gemm_cpu_f32(a->dev, ta, tb, (size_t)M, (size_t)N, (size_t)K, clt__mem(a),
+        CLT__TRY(clt__gemm_f32(a->dev, ta, tb, (size_t)M, (size_t)N, (size_t)K, clt__mem(a),
                                    (size_t)a->offset, (size_t)ac, (size_t)(ar * ac), clt__mem(b),
                                    (size_t)b->offset, (size_t)bc, (size_t)(br * bc),
                                    clt__mem(*out), 0, (size_t)N, (size_t)(M * N), (size_t)G));
