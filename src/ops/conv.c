@@ -65,6 +65,30 @@ static clt_status launch(clt_device *dev, clt_dtype dtype, const char *name, int
     return clt__launch(dev, "conv", opts, name, 1, &gws, NULL, nargs, args);
 }
 
+/* Kernel `name` over `rows` rows of `width` outputs: on CPU devices, when
+ * every index fits 32 bits, its variant name_chunk takes whole rows in
+ * work-groups of one (the last argument is then the rows per work-item);
+ * elsewhere one work-item per row.  args has room for that last one. */
+static clt_status launch_rows(clt_device *dev, clt_dtype dtype, const char *name, int64_t rows,
+                              int64_t width, size_t nargs, clt__arg *args)
+{
+    const geom *g = (const geom *)args[nargs - 1].ptr;
+    cl_ulong chunk = clt__chunk_size(dev, rows * width);
+    if (chunk == 0 || rows <= 0 || !fits32(g))
+        return launch(dev, dtype, name, rows, nargs, args);
+    const char *opts = options(dtype, true);
+    if (opts == NULL)
+        return clt_last_status();
+    char kname[64];
+    snprintf(kname, sizeof kname, "%s_chunk", name);
+    cl_ulong per = (chunk + (cl_ulong)width - 1) / (cl_ulong)(width > 0 ? width : 1);
+    size_t gws = (size_t)(((cl_ulong)rows + per - 1) / per), lws = 1;
+    clt__arg all[8];
+    memcpy(all, args, nargs * sizeof *args);
+    all[nargs] = CLT__ARG(per);
+    return clt__launch(dev, "conv", opts, kname, 1, &gws, &lws, nargs + 1, all);
+}
+
 static clt_status check_float(const clt_tensor *t, const char *what, const char *fn)
 {
     if (t->dtype != CLT_FLOAT32 && t->dtype != CLT_FLOAT64)
@@ -350,12 +374,22 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
                 part = NULL;
             }
         }
+        if (gb && c.N == g.N) {
+            /* one chunk: the bias gradient is the sum of each row of Gp
+             * [O, N L], contiguous (the reduction's vector loop) */
+            clt_tensor *rows = NULL;
+            CLT__TRY(clt__tensor_view(Gp, 2, (int64_t[]){g.O, g.N * g.L},
+                                      (int64_t[]){g.N * g.L, 1}, Gp->offset, &rows));
+            st = clt__sum_dim(rows, 1, 0, &rb);
+            clt_tensor_free(rows);
+            CLT__TRY(st);
+        }
         clt_tensor_free(Gp);
         clt_tensor_free(dcols);
         clt_tensor_free(cols);
         Gp = dcols = cols = NULL;
     }
-    if (gb) {
+    if (gb && rb == NULL) {
         CLT__TRY(clt__tensor_new(x->dev, x->dtype, 1, &g.O, &rb));
         g.off0 = gc->offset;
         cl_mem mg = clt__mem(gc), mr = clt__mem(rb);
@@ -496,7 +530,8 @@ clt_status clt__max_pool2d(const clt_tensor *x, const clt__pool2d *p, clt_tensor
         g.off0 = xc->offset;
         cl_mem mx = clt__mem(xc), mr = clt__mem(r), mi = clt__mem(ix);
         clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mr), CLT__ARG(mi), CLT__ARG(g)};
-        CLT__TRY(launch(x->dev, x->dtype, "max_pool_fwd", g.N * g.C * g.Ho, 4, args));
+        CLT__TRY(launch_rows(x->dev, x->dtype, "max_pool_fwd", g.N * g.C * g.Ho, g.Wo, 4,
+                             args));
     }
     *out = r;
     *indices = ix;
