@@ -131,12 +131,9 @@ __kernel void conv_gout_perm(__global const T *gout, __global T *Gp, clt_conv_ge
 }
 
 /* The adjoint of im2col as a gather: dx[n][c][h][w] sums dcols over the
- * (kh, kw) taps that read it, in that order.  One work-item per (n, c, h). */
-__kernel void col2im(__global const T *dcols, __global T *dx, clt_conv_geom g)
+ * (kh, kw) taps that read it, in that order.  Row id = (n, c, h). */
+inline void col2im_row(__global const T *dcols, __global T *dx, const clt_conv_geom g, ix id)
 {
-    ix id = get_global_id(0);
-    if (id >= ((ix)g.N) * ((ix)g.C) * ((ix)g.H))
-        return;
     ix h = id % ((ix)g.H), t = id / ((ix)g.H);
     ix c = t % ((ix)g.C), n = t / ((ix)g.C);
     ix gi = c / ((ix)g.Cg), cl = c % ((ix)g.Cg);
@@ -181,6 +178,24 @@ __kernel void col2im(__global const T *dcols, __global T *dx, clt_conv_geom g)
         }
         dst[w] = acc;
     }
+}
+
+/* One work-item per row (n, c, h). */
+__kernel void col2im(__global const T *dcols, __global T *dx, clt_conv_geom g)
+{
+    ix id = get_global_id(0);
+    if (id < ((ix)g.N) * ((ix)g.C) * ((ix)g.H))
+        col2im_row(dcols, dx, g, id);
+}
+
+/* For CPU devices: `chunk` rows per work-item, in work-groups of one. */
+__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
+col2im_chunk(__global const T *dcols, __global T *dx, clt_conv_geom g, ulong chunk)
+{
+    ix r0 = (ix)(get_global_id(0) * chunk);
+    ix r1 = min(r0 + (ix)chunk, ((ix)g.N) * ((ix)g.C) * ((ix)g.H));
+    for (ix id = r0; id < r1; id++)
+        col2im_row(dcols, dx, g, id);
 }
 
 /* db[o] = sum over n, then l, of gout[n][o][l]; one work-item per o. */

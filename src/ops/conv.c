@@ -352,7 +352,7 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
             c.off2 = n0 * g.C * g.H * g.W;
             cl_mem md = clt__mem(dcols), mr = clt__mem(rx);
             clt__arg ca[] = {CLT__ARG(md), CLT__ARG(mr), CLT__ARG(c)};
-            CLT__TRY(launch(x->dev, x->dtype, "col2im", c.N * g.C * g.H, 3, ca));
+            CLT__TRY(launch_rows(x->dev, x->dtype, "col2im", c.N * g.C * g.H, g.W, 3, ca));
         }
         if (want_gw) {
             /* dW[g] = gout[g] [Og, N L] @ cols[g]^T [N L, K]: the images summed
