@@ -101,13 +101,30 @@ __kernel void im2col(__global const T *x, __global T *cols, clt_conv_geom g)
     }
 }
 
-/* out[n][o][l] = Y[o][n][l] + bias[o], one work-item per (n, o). */
-__kernel void conv_out(__global const T *Y, __global const T *bias, __global T *out,
-                       clt_conv_geom g)
+/* Kernel `name` over `rows` rows, from the row function name_row: one
+ * work-item per row, and name_chunk, `chunk` rows per work-item in
+ * work-groups of one, for CPU devices (PoCL's loop over the work-items of
+ * a larger group ran the rows' loops several times slower). */
+#define CONV_ROW_KERNELS(name, rows, A1, A2, A3)                               \
+    __kernel void name(A1 a1, A2 a2, A3 a3, clt_conv_geom g)                   \
+    {                                                                          \
+        ix id = get_global_id(0);                                              \
+        if (id < (rows))                                                       \
+            name##_row(a1, a2, a3, g, id);                                     \
+    }                                                                          \
+    __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void name##_chunk( \
+        A1 a1, A2 a2, A3 a3, clt_conv_geom g, ulong chunk)                     \
+    {                                                                          \
+        ix r0 = (ix)(get_global_id(0) * chunk);                                \
+        ix r1 = min(r0 + (ix)chunk, (ix)(rows));                               \
+        for (ix id = r0; id < r1; id++)                                        \
+            name##_row(a1, a2, a3, g, id);                                     \
+    }
+
+/* out[n][o][l] = Y[o][n][l] + bias[o]; row id = (n, o). */
+inline void conv_out_row(__global const T *Y, __global const T *bias, __global T *out,
+                         const clt_conv_geom g, ix id)
 {
-    ix id = get_global_id(0);
-    if (id >= ((ix)g.N) * ((ix)g.O))
-        return;
     ix n = id / ((ix)g.O), o = id % ((ix)g.O);
     T b = ((ix)g.flag) ? bias[((ix)g.off1) + o] : (T)0;
     __global const T *src = Y + (o * ((ix)g.N) + n) * ((ix)g.L);
@@ -116,13 +133,13 @@ __kernel void conv_out(__global const T *Y, __global const T *bias, __global T *
         dst[l] = src[l] + b;
 }
 
-/* The inverse move without bias: Gp[o][n][l] = gout[n][o][l], one
- * work-item per (o, n), for the backward products. */
-__kernel void conv_gout_perm(__global const T *gout, __global T *Gp, clt_conv_geom g)
+CONV_ROW_KERNELS(conv_out, g.N * g.O, __global const T *, __global const T *, __global T *)
+
+/* The inverse move without bias: Gp[o][n][l] = gout[n][o][l], row id =
+ * (o, n), for the backward products. */
+inline void conv_gout_perm_row(__global const T *gout, __global T *Gp, __global T *unused,
+                               const clt_conv_geom g, ix id)
 {
-    ix id = get_global_id(0);
-    if (id >= ((ix)g.O) * ((ix)g.N))
-        return;
     ix o = id / ((ix)g.N), n = id % ((ix)g.N);
     __global const T *src = gout + ((ix)g.off0) + (n * ((ix)g.O) + o) * ((ix)g.L);
     __global T *dst = Gp + id * ((ix)g.L);
@@ -130,9 +147,12 @@ __kernel void conv_gout_perm(__global const T *gout, __global T *Gp, clt_conv_ge
         dst[l] = src[l];
 }
 
+CONV_ROW_KERNELS(conv_gout_perm, g.O * g.N, __global const T *, __global T *, __global T *)
+
 /* The adjoint of im2col as a gather: dx[n][c][h][w] sums dcols over the
  * (kh, kw) taps that read it, in that order.  Row id = (n, c, h). */
-inline void col2im_row(__global const T *dcols, __global T *dx, const clt_conv_geom g, ix id)
+inline void col2im_row(__global const T *dcols, __global T *dx, __global T *unused,
+                       const clt_conv_geom g, ix id)
 {
     ix h = id % ((ix)g.H), t = id / ((ix)g.H);
     ix c = t % ((ix)g.C), n = t / ((ix)g.C);
@@ -180,23 +200,7 @@ inline void col2im_row(__global const T *dcols, __global T *dx, const clt_conv_g
     }
 }
 
-/* One work-item per row (n, c, h). */
-__kernel void col2im(__global const T *dcols, __global T *dx, clt_conv_geom g)
-{
-    ix id = get_global_id(0);
-    if (id < ((ix)g.N) * ((ix)g.C) * ((ix)g.H))
-        col2im_row(dcols, dx, g, id);
-}
-
-/* For CPU devices: `chunk` rows per work-item, in work-groups of one. */
-__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-col2im_chunk(__global const T *dcols, __global T *dx, clt_conv_geom g, ulong chunk)
-{
-    ix r0 = (ix)(get_global_id(0) * chunk);
-    ix r1 = min(r0 + (ix)chunk, ((ix)g.N) * ((ix)g.C) * ((ix)g.H));
-    for (ix id = r0; id < r1; id++)
-        col2im_row(dcols, dx, g, id);
-}
+CONV_ROW_KERNELS(col2im, g.N * g.C * g.H, __global const T *, __global T *, __global T *)
 
 /* db[o] = sum over n, then l, of gout[n][o][l]; one work-item per o. */
 __kernel void conv_bias_grad(__global const T *gout, __global T *db, clt_conv_geom g)
@@ -333,16 +337,20 @@ __kernel void max_pool_bwd(__global const T *gout, __global const long *idx, __g
 
 /* max_pool_bwd for windows that do not overlap, over a zeroed dx: each
  * window writes its gradient to its argmax, which no other window has.
- * One work-item per output element (p, o). */
-__kernel void max_pool_bwd_disjoint(__global const T *gout, __global const long *idx,
-                                    __global T *dx, clt_conv_geom g)
+ * Row id = plane p, its L windows. */
+inline void max_pool_bwd_disjoint_row(__global const T *gout, __global const long *idx,
+                                      __global T *dx, const clt_conv_geom g, ix p)
 {
-    ix id = get_global_id(0);
-    if (id >= ((ix)g.N) * ((ix)g.C) * ((ix)g.L))
-        return;
-    ix p = id / ((ix)g.L);
-    dx[p * ((ix)g.H) * ((ix)g.W) + idx[((ix)g.off1) + id]] = gout[((ix)g.off0) + id];
+    const ix L = (ix)g.L;
+    __global const T *gp = gout + (ix)g.off0 + p * L;
+    __global const long *ip = idx + (ix)g.off1 + p * L;
+    __global T *dp = dx + p * ((ix)g.H) * ((ix)g.W);
+    for (ix o = 0; o < L; o++)
+        dp[ip[o]] = gp[o];
 }
+
+CONV_ROW_KERNELS(max_pool_bwd_disjoint, g.N * g.C, __global const T *, __global const long *,
+                 __global T *)
 
 /* The window of output (oh, ow) clipped to the input, and its divisor, as
  * PyTorch's avg_pool2d: with count_include_pad the window as it lies over

@@ -290,7 +290,7 @@ clt_status clt__conv2d(const clt_tensor *x, const clt_tensor *w, const clt_tenso
             CLT__TRY(gemm(g.G, false, wc, g.Og, g.K, false, cols, g.K, c.N * g.L, &Y));
             cl_mem my = clt__mem(Y), mb = bc ? clt__mem(bc) : my, mo = clt__mem(r);
             clt__arg args[] = {CLT__ARG(my), CLT__ARG(mb), CLT__ARG(mo), CLT__ARG(c)};
-            CLT__TRY(launch(x->dev, x->dtype, "conv_out", c.N * g.O, 4, args));
+            CLT__TRY(launch_rows(x->dev, x->dtype, "conv_out", c.N * g.O, g.L, 4, args));
             if (cols_keep && c.N == g.N) { /* one chunk: the backward reuses it */
                 *cols_keep = cols;
                 cols = NULL;
@@ -344,15 +344,15 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
         CLT__TRY(clt__tensor_new(x->dev, x->dtype, 1, &n, &Gp));
         c.off0 = gc->offset + n0 * g.O * g.L;
         cl_mem mg = clt__mem(gc), mp = clt__mem(Gp);
-        clt__arg pa[] = {CLT__ARG(mg), CLT__ARG(mp), CLT__ARG(c)};
-        CLT__TRY(launch(x->dev, x->dtype, "conv_gout_perm", g.O * c.N, 3, pa));
+        clt__arg pa[] = {CLT__ARG(mg), CLT__ARG(mp), CLT__ARG(mp), CLT__ARG(c)};
+        CLT__TRY(launch_rows(x->dev, x->dtype, "conv_gout_perm", g.O * c.N, g.L, 4, pa));
         if (want_gx) {
             /* dcols[g] = W[g]^T [K, Og] @ gout[g] [Og, N L], then summed into dx */
             CLT__TRY(gemm(g.G, true, wc, g.Og, g.K, false, Gp, g.Og, c.N * g.L, &dcols));
             c.off2 = n0 * g.C * g.H * g.W;
             cl_mem md = clt__mem(dcols), mr = clt__mem(rx);
-            clt__arg ca[] = {CLT__ARG(md), CLT__ARG(mr), CLT__ARG(c)};
-            CLT__TRY(launch_rows(x->dev, x->dtype, "col2im", c.N * g.C * g.H, g.W, 3, ca));
+            clt__arg ca[] = {CLT__ARG(md), CLT__ARG(mr), CLT__ARG(mr), CLT__ARG(c)};
+            CLT__TRY(launch_rows(x->dev, x->dtype, "col2im", c.N * g.C * g.H, g.W, 4, ca));
         }
         if (want_gw) {
             /* dW[g] = gout[g] [Og, N L] @ cols[g]^T [N L, K]: the images summed
@@ -564,8 +564,8 @@ clt_status clt__max_pool2d_backward(const clt_tensor *gout, const clt_tensor *in
              * one write per window give the same bits as the gather, in a
              * fraction of its time. */
             CLT__TRY(clt__fill_value(r, 0.0));
-            CLT__TRY(launch(gout->dev, gout->dtype, "max_pool_bwd_disjoint", g.N * g.C * g.L, 4,
-                            args));
+            CLT__TRY(launch_rows(gout->dev, gout->dtype, "max_pool_bwd_disjoint", g.N * g.C,
+                                 g.L, 4, args));
         } else {
             CLT__TRY(launch(gout->dev, gout->dtype, "max_pool_bwd", g.N * g.C * g.H, 4, args));
         }
