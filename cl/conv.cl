@@ -27,6 +27,26 @@ typedef int ix;
 typedef long ix;
 #endif
 
+/* Kernel `name` over `rows` rows, from the row function name_row: one
+ * work-item per row, and name_chunk, `chunk` rows per work-item in
+ * work-groups of one, for CPU devices (PoCL's loop over the work-items of
+ * a larger group ran the rows' loops several times slower). */
+#define CONV_ROW_KERNELS(name, rows, A1, A2, A3)                               \
+    __kernel void name(A1 a1, A2 a2, A3 a3, clt_conv_geom g)                   \
+    {                                                                          \
+        ix id = get_global_id(0);                                              \
+        if (id < (rows))                                                       \
+            name##_row(a1, a2, a3, g, id);                                     \
+    }                                                                          \
+    __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void name##_chunk( \
+        A1 a1, A2 a2, A3 a3, clt_conv_geom g, ulong chunk)                     \
+    {                                                                          \
+        ix r0 = (ix)(get_global_id(0) * chunk);                                \
+        ix r1 = min(r0 + (ix)chunk, (ix)(rows));                               \
+        for (ix id = r0; id < r1; id++)                                        \
+            name##_row(a1, a2, a3, g, id);                                     \
+    }
+
 /* im2col for CPU devices: each work-item (in work-groups of one) fills
  * `chunk` consecutive elements of cols, walking (row, n, oh, ow) by
  * increments from one division at its start, as the elementwise kernels'
@@ -76,6 +96,41 @@ im2col_chunk(__global const T *x, __global T *cols, clt_conv_geom g, ulong chunk
     }
 }
 
+/* im2col for stride 1 and dilation 1 (the usual convolution): row id =
+ * (g * K + k, n) of cols, the L = Ho * Wo values of one image's patch
+ * row, which is the input plane shifted by the tap with zeros around it:
+ * for each output row, zeros, a straight copy of the input row's covered
+ * part, zeros. */
+inline void im2col_plane_row(__global const T *x, __global T *cols, __global T *unused,
+                             const clt_conv_geom g, ix id)
+{
+    const ix N = (ix)g.N, K = (ix)g.K, H = (ix)g.H, W = (ix)g.W, Wo = (ix)g.Wo;
+    const ix kh = (ix)g.kh, kw = (ix)g.kw;
+    ix n = id % N, r = id / N, k = r % K;
+    ix c = (r / K) * (ix)g.Cg + k / (kh * kw), ki = (k / kw) % kh, kj = k % kw;
+    __global const T *src = x + (ix)g.off0 + (n * (ix)g.C + c) * H * W;
+    __global T *dst = cols + id * (ix)g.L;
+    ix dx = kj - (ix)g.pw, ow0 = max(-dx, (ix)0), ow1 = min(Wo, W - dx);
+    ow1 = max(ow1, ow0);
+    for (ix oh = 0; oh < (ix)g.Ho; oh++, dst += Wo) {
+        ix ih = oh - (ix)g.ph + ki;
+        if (ih < 0 || ih >= H) {
+            for (ix ow = 0; ow < Wo; ow++)
+                dst[ow] = (T)0;
+            continue;
+        }
+        __global const T *sr = src + ih * W + dx;
+        for (ix ow = 0; ow < ow0; ow++)
+            dst[ow] = (T)0;
+        for (ix ow = ow0; ow < ow1; ow++)
+            dst[ow] = sr[ow];
+        for (ix ow = ow1; ow < Wo; ow++)
+            dst[ow] = (T)0;
+    }
+}
+
+CONV_ROW_KERNELS(im2col_plane, g.G * g.K * g.N, __global const T *, __global T *, __global T *)
+
 /* One work-item per row (g * K + k, n, oh) of cols: Wo values. */
 __kernel void im2col(__global const T *x, __global T *cols, clt_conv_geom g)
 {
@@ -100,26 +155,6 @@ __kernel void im2col(__global const T *x, __global T *cols, clt_conv_geom g)
         dst[ow] = (iw >= 0 && iw < ((ix)g.W)) ? src[iw] : (T)0;
     }
 }
-
-/* Kernel `name` over `rows` rows, from the row function name_row: one
- * work-item per row, and name_chunk, `chunk` rows per work-item in
- * work-groups of one, for CPU devices (PoCL's loop over the work-items of
- * a larger group ran the rows' loops several times slower). */
-#define CONV_ROW_KERNELS(name, rows, A1, A2, A3)                               \
-    __kernel void name(A1 a1, A2 a2, A3 a3, clt_conv_geom g)                   \
-    {                                                                          \
-        ix id = get_global_id(0);                                              \
-        if (id < (rows))                                                       \
-            name##_row(a1, a2, a3, g, id);                                     \
-    }                                                                          \
-    __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void name##_chunk( \
-        A1 a1, A2 a2, A3 a3, clt_conv_geom g, ulong chunk)                     \
-    {                                                                          \
-        ix r0 = (ix)(get_global_id(0) * chunk);                                \
-        ix r1 = min(r0 + (ix)chunk, (ix)(rows));                               \
-        for (ix id = r0; id < r1; id++)                                        \
-            name##_row(a1, a2, a3, g, id);                                     \
-    }
 
 /* out[n][o][l] = Y[o][n][l] + bias[o]; row id = (n, o). */
 inline void conv_out_row(__global const T *Y, __global const T *bias, __global T *out,

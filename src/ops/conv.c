@@ -243,7 +243,11 @@ static clt_status im2col(const clt_tensor *xc, geom g, int64_t n0, clt_tensor **
     g.off0 = xc->offset + n0 * g.C * g.H * g.W;
     cl_mem mx = clt__mem(xc), mc = clt__mem(*cols);
     cl_ulong chunk = clt__chunk_size(xc->dev, n);
-    if (chunk && n > 0 && fits32(&g)) { /* CPU devices: chunks in work-groups of one */
+    if (chunk && n > 0 && fits32(&g) && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1) {
+        /* CPU devices, stride and dilation 1: whole patch rows of an image */
+        clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mc), CLT__ARG(mc), CLT__ARG(g)};
+        st = launch_rows(xc->dev, xc->dtype, "im2col_plane", g.G * g.K * g.N, g.L, 4, args);
+    } else if (chunk && n > 0 && fits32(&g)) { /* CPU devices: chunks in work-groups of one */
         const char *opts = options(xc->dtype, true);
         size_t gws = (size_t)(((cl_ulong)n + chunk - 1) / chunk), lws = 1;
         clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mc), CLT__ARG(g), CLT__ARG(chunk)};
