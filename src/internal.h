@@ -804,4 +804,10 @@ clt_status clt__grad_rehome(clt_tensor *t, clt_device *dev);
 /* t's accumulated gradient, borrowed, or NULL. */
 const clt_tensor *clt__grad_of(const clt_tensor *t);
 
+/* y = x @ w^T + b for a 2-D x (torch's addmm, a Linear layer), recorded as
+ * one node whose backward gives w's and b's gradients together
+ * (src/autograd/grad_linalg.c).  *out is new. */
+clt_status clt__linear(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                       clt_tensor **out);
+
 #endif
