@@ -136,3 +136,92 @@ mm_rows(__global const float *A, __global const float *B, __global float *C,
         }
     }
 }
+
+/* ---- y = x @ W^T + b: rows of x and W both contiguous in k ----------------------
+ * A linear layer's forward.  Work-item i takes `rows` rows of W (output
+ * columns, a multiple of 4) against every row of x, tiles of 4 rows of x by
+ * 4 rows of W: 16 vector accumulators over k, added up across their lanes
+ * by one tree (15 vector adds, lane v * 4 + u ending with the sum of
+ * accumulator (v, u)), then the last K % 16 products and the bias. */
+
+/* Must match mm_dot_geom in src/ops/mm_small.c. */
+typedef struct mm_dot_geom {
+    ulong x_off, x_rs, w_off, w_rs, c_off, ldc, b_off;
+    ulong M, N, K, rows, has_bias;
+} mm_dot_geom;
+
+/* [a's 8 pair sums | b's 8], then [4 | 4 | 4 | 4] and so on. */
+#define MM_HALVES(a, b) ((float16)((a).lo + (a).hi, (b).lo + (b).hi))
+#define MM_PAIRS(a, b) ((float16)((a).even + (a).odd, (b).even + (b).odd))
+
+__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
+mm_dot(__global const float *X, __global const float *W, __global float *C,
+       __global const float *bias, mm_dot_geom g)
+{
+    const ulong M = g.M, N = g.N, K = g.K, kv = K / 16 * 16;
+    ulong n0 = get_global_id(0) * g.rows, n1 = min(n0 + g.rows, N);
+    __global const float *Xb = X + g.x_off, *Wb = W + g.w_off;
+    for (ulong n = n0; n < n1; n += 4) {
+        /* Rows of W (and below, of x) past the last repeat it; dropped. */
+        __global const float *w0 = Wb + n * g.w_rs;
+        __global const float *w1 = Wb + min(n + 1, N - 1) * g.w_rs;
+        __global const float *w2 = Wb + min(n + 2, N - 1) * g.w_rs;
+        __global const float *w3 = Wb + min(n + 3, N - 1) * g.w_rs;
+        int nu = (int)min((ulong)4, N - n);
+        float4 bv = 0;
+        if (g.has_bias) {
+            __global const float *bp = bias + g.b_off + n;
+            bv = (float4)(bp[0], nu > 1 ? bp[1] : 0, nu > 2 ? bp[2] : 0, nu > 3 ? bp[3] : 0);
+        }
+        for (ulong m = 0; m < M; m += 4) {
+            __global const float *x0 = Xb + m * g.x_rs;
+            __global const float *x1 = Xb + min(m + 1, M - 1) * g.x_rs;
+            __global const float *x2 = Xb + min(m + 2, M - 1) * g.x_rs;
+            __global const float *x3 = Xb + min(m + 3, M - 1) * g.x_rs;
+            float16 a00 = 0, a01 = 0, a02 = 0, a03 = 0, a10 = 0, a11 = 0, a12 = 0, a13 = 0;
+            float16 a20 = 0, a21 = 0, a22 = 0, a23 = 0, a30 = 0, a31 = 0, a32 = 0, a33 = 0;
+            for (ulong k = 0; k < kv; k += 16) {
+                float16 u0 = CLT_VLOAD16(float, w0 + k), u1 = CLT_VLOAD16(float, w1 + k);
+                float16 u2 = CLT_VLOAD16(float, w2 + k), u3 = CLT_VLOAD16(float, w3 + k);
+                float16 v0 = CLT_VLOAD16(float, x0 + k), v1 = CLT_VLOAD16(float, x1 + k);
+                float16 v2 = CLT_VLOAD16(float, x2 + k), v3 = CLT_VLOAD16(float, x3 + k);
+                /* a<x row><W row> */
+                a00 = fma(v0, u0, a00), a01 = fma(v0, u1, a01);
+                a02 = fma(v0, u2, a02), a03 = fma(v0, u3, a03);
+                a10 = fma(v1, u0, a10), a11 = fma(v1, u1, a11);
+                a12 = fma(v1, u2, a12), a13 = fma(v1, u3, a13);
+                a20 = fma(v2, u0, a20), a21 = fma(v2, u1, a21);
+                a22 = fma(v2, u2, a22), a23 = fma(v2, u3, a23);
+                a30 = fma(v3, u0, a30), a31 = fma(v3, u1, a31);
+                a32 = fma(v3, u2, a32), a33 = fma(v3, u3, a33);
+            }
+            float16 h0 = MM_HALVES(a00, a01), h1 = MM_HALVES(a02, a03);
+            float16 h2 = MM_HALVES(a10, a11), h3 = MM_HALVES(a12, a13);
+            float16 h4 = MM_HALVES(a20, a21), h5 = MM_HALVES(a22, a23);
+            float16 h6 = MM_HALVES(a30, a31), h7 = MM_HALVES(a32, a33);
+            float16 q0 = MM_PAIRS(h0, h1), q1 = MM_PAIRS(h2, h3);
+            float16 q2 = MM_PAIRS(h4, h5), q3 = MM_PAIRS(h6, h7);
+            float16 e0 = MM_PAIRS(q0, q1), e1 = MM_PAIRS(q2, q3);
+            float16 s = MM_PAIRS(e0, e1);
+            float4 r0 = s.s0123, r1 = s.s4567, r2 = s.s89ab, r3 = s.scdef;
+            for (ulong k = kv; k < K; k++) {
+                float4 u = (float4)(w0[k], w1[k], w2[k], w3[k]);
+                r0 = fma((float4)x0[k], u, r0), r1 = fma((float4)x1[k], u, r1);
+                r2 = fma((float4)x2[k], u, r2), r3 = fma((float4)x3[k], u, r3);
+            }
+            float4 rs[4] = {r0 + bv, r1 + bv, r2 + bv, r3 + bv};
+            for (int v = 0; v < 4 && m + v < M; v++) {
+                __global float *cr = C + g.c_off + (m + v) * g.ldc + n;
+                if (nu == 4) {
+                    vstore4(rs[v], 0, cr);
+                } else {
+                    cr[0] = rs[v].s0;
+                    if (nu > 1)
+                        cr[1] = rs[v].s1;
+                    if (nu > 2)
+                        cr[2] = rs[v].s2;
+                }
+            }
+        }
+    }
+}

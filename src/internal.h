@@ -581,6 +581,16 @@ clt_status clt__mm_small_f32(clt_device *dev, bool trans_a, size_t M, size_t N, 
                              size_t b_off, size_t ldb, size_t stride_b, cl_mem C, size_t c_off,
                              size_t ldc, size_t stride_c, size_t batch, cl_mem sum, size_t s_off);
 
+/* C[m, n] = sum over k of X[x_off + m x_rs + k] W[w_off + n w_rs + k]
+ * (+ bias[b_off + n] when bias is not NULL) into C[c_off + m ldc + n], for
+ * m < M, n < N, float32: x @ W^T + b, a linear layer, in one launch
+ * (cl/mm_small.cl's mm_dot), for the sizes clt__mm_dot_fits accepts (a CPU
+ * device, M N K up to clt__mm_small_limit).  Enqueues without waiting. */
+bool clt__mm_dot_fits(const clt_device *dev, size_t M, size_t N, size_t K);
+clt_status clt__mm_dot_f32(clt_device *dev, size_t M, size_t N, size_t K, cl_mem X,
+                           size_t x_off, size_t x_rs, cl_mem W, size_t w_off, size_t w_rs,
+                           cl_mem C, size_t c_off, size_t ldc, cl_mem bias, size_t b_off);
+
 /* Builds the program of cl/mm_small.cl ahead of use (for clt_warmup). */
 clt_status clt__mm_small_warmup(clt_device *dev);
 

@@ -3,7 +3,8 @@
  * float (the kernel promises those bits) and a double-precision sum within
  * float tolerance; widths around its 16- and 64-column blocks, transposed
  * A, offsets, leading dimensions, batches, the row sums, and the choice
- * clt_matmul makes. */
+ * clt_matmul makes; and x @ W^T + b (clt__mm_dot_f32) against sums in
+ * double. */
 #include <float.h>
 #include <stdint.h>
 
@@ -225,4 +226,55 @@ Test(mm_small, which_products_it_takes)
     clt_tensor_free(a);
     clt_tensor_free(b);
     clt_tensor_free(c);
+}
+
+/* x [M, K] (rows x_rs apart) @ W [N, K]^T (+ b), written into C [M, ldc]. */
+static void check_dot(clt_device *dev, size_t M, size_t N, size_t K, bool with_bias)
+{
+    size_t x_rs = K + 3, w_rs = K + 1, ldc = N + 2, x_off = 5, w_off = 2, b_off = 1;
+    size_t nx = x_off + M * x_rs, nw = w_off + N * w_rs, nc = M * ldc, nb = b_off + N;
+    float *hx = malloc(nx * sizeof *hx), *hw = malloc(nw * sizeof *hw);
+    float *hb = malloc(nb * sizeof *hb), *hc = filled(nc, SENTINEL);
+    cr_assert(hx && hw && hb);
+    fill_random(hx, nx, 21);
+    fill_random(hw, nw, 22);
+    fill_random(hb, nb, 23);
+    clt_tensor *tx = upload(dev, hx, nx), *tw = upload(dev, hw, nw), *tb = upload(dev, hb, nb);
+    clt_tensor *tc = upload(dev, hc, nc);
+    cr_assert(clt__mm_dot_fits(dev, M, N, K));
+    CHECK(clt__mm_dot_f32(dev, M, N, K, clt__mem(tx), x_off, x_rs, clt__mem(tw), w_off, w_rs,
+                          clt__mem(tc), 0, ldc, with_bias ? clt__mem(tb) : NULL, b_off));
+    float *got = read_f32(tc);
+    for (size_t m = 0; m < M; m++)
+        for (size_t j = 0; j < ldc; j++) {
+            float v = got[m * ldc + j];
+            if (j >= N) {
+                cr_assert_eq(v, SENTINEL, "C[%zu][%zu] beyond N overwritten", m, j);
+                continue;
+            }
+            double ref = with_bias ? hb[b_off + j] : 0, mag = fabs(ref);
+            for (size_t k = 0; k < K; k++) {
+                double p = (double)hx[x_off + m * x_rs + k] * hw[w_off + j * w_rs + k];
+                ref += p;
+                mag += fabs(p);
+            }
+            cr_assert(fabs(v - ref) <= (double)(K + 2) * FLT_EPSILON * mag,
+                      "%zux%zux%zu bias %d: C[%zu][%zu] = %.9g, want %.9g", M, N, K, with_bias,
+                      m, j, (double)v, ref);
+        }
+    free(got), free(hx), free(hw), free(hb), free(hc);
+    clt_tensor_free(tx), clt_tensor_free(tw), clt_tensor_free(tb), clt_tensor_free(tc);
+}
+
+Test(mm_small, dot_products_with_bias)
+{
+    clt_device *dev = get_device("cpu");
+    if (!clt__gemm_cpu_suitable(dev, CLT_FLOAT32))
+        cr_skip_test("no float32 fma on this device");
+    /* rows and columns around the 4 x 4 tile, K below, at and past 16 */
+    const size_t MN[][2] = {{1, 1}, {3, 5}, {4, 4}, {9, 10}, {64, 128}};
+    const size_t K[] = {1, 15, 16, 17, 64, 100};
+    for (size_t i = 0; i < sizeof MN / sizeof MN[0]; i++)
+        for (size_t k = 0; k < sizeof K / sizeof K[0]; k++)
+            check_dot(dev, MN[i][0], MN[i][1], K[k], (i + k) % 2 == 0);
 }

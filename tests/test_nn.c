@@ -89,7 +89,8 @@ Test(nn, linear_forward_and_gradients)
     clt_generator_free(gen);
 }
 
-/* Linear's three gradients for y = x W^T + b under loss sum(y * R):
+/* Linear's output and its three gradients for y = x W^T + b under loss
+ * sum(y * R):
  * gx = R W, gW = R^T x, gb = the column sums of R, against host sums in
  * double, with x of B rows (or [2, B / 2, I] when three_d). */
 static void check_linear_grads(int B, int I, int O, bool three_d)
@@ -112,6 +113,16 @@ static void check_linear_grads(int B, int I, int O, bool three_d)
     CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, three_d ? 3 : 2, three_d ? rs3 : rs2, r, &tr));
     CHECK(clt_set_requires_grad(tx, 1));
     CHECK(clt_module_forward(lin, tx, &y));
+    float *gy = read_f32(y);
+    for (int k = 0; k < B; k++)
+        for (int o = 0; o < O; o++) {
+            double want = b[o];
+            for (int i = 0; i < I; i++)
+                want += (double)x[k * I + i] * w[o * I + i];
+            cr_assert(close_enough(gy[k * O + o], want, 1e-4, 1e-4), "B=%d y[%d][%d] %g vs %g",
+                      B, k, o, gy[k * O + o], want);
+        }
+    free(gy);
     CHECK(clt_mul(y, tr, &p));
     CHECK(clt_sum(p, &l));
     CHECK(clt_backward(l, NULL, 0));

@@ -148,11 +148,30 @@ clt_status clt__linear(const clt_tensor *x, const clt_tensor *w, const clt_tenso
         clt_tensor_free(y);
         return st;
     }
-    clt_status st = clt__transpose(w, 0, 1, &wt);
-    if (st == CLT_OK)
-        st = clt__matmul(x, wt, &y);
-    if (st == CLT_OK)
-        st = clt__add(y, b, out);
+    clt_status st = CLT_OK;
+    int64_t B = x->shape[0], I = x->shape[1], O = w->shape[0];
+    if (x->dtype == CLT_FLOAT32 && w->dtype == CLT_FLOAT32 && b->dtype == CLT_FLOAT32 &&
+        x->dev == w->dev && x->dev == b->dev && w->ndim == 2 && w->shape[1] == I &&
+        b->ndim == 1 && b->shape[0] == O && b->strides[0] == 1 && rows_contiguous(x) &&
+        rows_contiguous(w) && clt__mm_dot_fits(x->dev, (size_t)B, (size_t)O, (size_t)I)) {
+        /* small: the product and the bias in one launch */
+        st = clt__tensor_new(x->dev, CLT_FLOAT32, 2, (int64_t[]){B, O}, out);
+        if (st == CLT_OK)
+            st = clt__mm_dot_f32(x->dev, (size_t)B, (size_t)O, (size_t)I, clt__mem(x),
+                                 (size_t)x->offset, (size_t)I, clt__mem(w), (size_t)w->offset,
+                                 (size_t)I, clt__mem(*out), 0, (size_t)O, clt__mem(b),
+                                 (size_t)b->offset);
+    } else {
+        st = clt__transpose(w, 0, 1, &wt);
+        if (st == CLT_OK)
+            st = clt__matmul(x, wt, &y);
+        if (st == CLT_OK)
+            st = clt__add(y, b, out);
+    }
+    if (st != CLT_OK) {
+        clt_tensor_free(*out);
+        *out = NULL;
+    }
     clt_tensor_free(wt);
     clt_tensor_free(y);
     const clt_tensor *in[3] = {x, w, b};

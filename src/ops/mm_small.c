@@ -1,5 +1,6 @@
 /* mm_small.c: float32 products too small for the packed GEMM to pay off, in
- * one launch of cl/mm_small.cl on CPU devices; matmul.c decides when. */
+ * one launch of cl/mm_small.cl on CPU devices (matmul.c decides when), and
+ * a linear layer's x @ W^T + b in one launch. */
 #include "internal.h"
 
 /* Must match mm_geom in cl/mm_small.cl. */
@@ -64,6 +65,45 @@ clt_status clt__mm_small_f32(clt_device *dev, bool trans_a, size_t M, size_t N, 
     size_t gws[3] = {ncb, (nmb + per - 1) / per, batch}, lws[3] = {1, 1, 1};
     clt__arg args[] = {CLT__ARG(A), CLT__ARG(B), CLT__ARG(C), CLT__ARG(s), CLT__ARG(g)};
     return clt__launch(dev, "mm_small", "", "mm_rows", 3, gws, lws, 5, args);
+}
+
+/* Must match mm_dot_geom in cl/mm_small.cl. */
+typedef struct mm_dot_geom {
+    cl_ulong x_off, x_rs, w_off, w_rs, c_off, ldc, b_off;
+    cl_ulong M, N, K, rows, has_bias;
+} mm_dot_geom;
+
+bool clt__mm_dot_fits(const clt_device *dev, size_t M, size_t N, size_t K)
+{
+    return clt__gemm_cpu_suitable(dev, CLT_FLOAT32) && M > 0 && N > 0 && K > 0 &&
+           M <= clt__mm_small_limit / N / K;
+}
+
+clt_status clt__mm_dot_f32(clt_device *dev, size_t M, size_t N, size_t K, cl_mem X,
+                           size_t x_off, size_t x_rs, cl_mem W, size_t w_off, size_t w_rs,
+                           cl_mem C, size_t c_off, size_t ldc, cl_mem bias, size_t b_off)
+{
+    size_t cus = dev->info.compute_units ? dev->info.compute_units : 1;
+    size_t per = (N + 8 * cus - 1) / (8 * cus);
+    per = (per + 3) / 4 * 4;
+    mm_dot_geom g = {
+        .x_off = x_off,
+        .x_rs = x_rs,
+        .w_off = w_off,
+        .w_rs = w_rs,
+        .c_off = c_off,
+        .ldc = ldc,
+        .b_off = b_off,
+        .M = M,
+        .N = N,
+        .K = K,
+        .rows = per,
+        .has_bias = bias != NULL,
+    };
+    cl_mem b = bias ? bias : C;
+    size_t gws = (N + per - 1) / per, lws = 1;
+    clt__arg args[] = {CLT__ARG(X), CLT__ARG(W), CLT__ARG(C), CLT__ARG(b), CLT__ARG(g)};
+    return clt__launch(dev, "mm_small", "", "mm_dot", 1, &gws, &lws, 5, args);
 }
 
 clt_status clt__mm_small_warmup(clt_device *dev)
