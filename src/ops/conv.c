@@ -81,7 +81,15 @@ static clt_status launch_rows(clt_device *dev, clt_dtype dtype, const char *name
         return clt_last_status();
     char kname[64];
     snprintf(kname, sizeof kname, "%s_chunk", name);
+    /* At least eight work-items per compute unit: these rows cost more
+     * than the elementwise work clt__chunk_size is sized for, and a
+     * launch of two or three work-items waited for whichever worker thread
+     * the machine's other load had delayed. */
+    cl_ulong cus = dev->info.compute_units ? dev->info.compute_units : 1;
     cl_ulong per = (chunk + (cl_ulong)width - 1) / (cl_ulong)(width > 0 ? width : 1);
+    cl_ulong spread = ((cl_ulong)rows + 8 * cus - 1) / (8 * cus);
+    if (spread < per)
+        per = spread;
     size_t gws = (size_t)(((cl_ulong)rows + per - 1) / per), lws = 1;
     clt__arg all[8];
     memcpy(all, args, nargs * sizeof *args);
