@@ -4,6 +4,7 @@ with numpy baselines measured in the same run, and, given the path of the
 cltensor tool, cltensor's own figures beside torch's.
 
 usage: python3 bench/compare.py [--json] [--quick] [--threads N] [PATH/TO/cltensor]
+       python3 bench/compare.py --train [--repeat N] [PATH/TO/cltensor]
 
 Needs numpy and torch (Debian: apt-get install python3-numpy python3-torch;
 or pip).  Without them it says so and exits 0.  Like `cltensor bench` it
@@ -54,6 +55,51 @@ class Report:
 
 def split(n, parts):
     return [(n * i // parts, n * (i + 1) // parts) for i in range(parts)]
+
+
+def run_torch_training(torch, rep, results):
+    """The training-step cases of `cltensor bench train` in torch, into results."""
+    # Training steps: the models of `cltensor bench train`, built and stepped
+    # as cltensor's are (zero_grad to None, forward, cross entropy, backward,
+    # SGD at 0.01 for the MLPs, AdamW for the CNN).
+    nn = torch.nn
+    torch.manual_seed(1)
+
+    def mlp(dims):
+        layers = []
+        for i in range(len(dims) - 1):
+            layers.append(nn.Linear(dims[i], dims[i + 1]))
+            if i + 2 < len(dims):
+                layers.append(nn.ReLU())
+        return nn.Sequential(*layers)
+
+    cnn = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                        nn.Flatten(), nn.Linear(128, 10))
+    cases = (("train_mlp_64", mlp((64, 128, 10)), (64, 64), "sgd"),
+             ("train_mlp_784", mlp((784, 512, 512, 10)), (256, 784), "sgd"),
+             ("train_cnn_digits", cnn, (64, 1, 8, 8), "adamw"))
+    for name, model, shape, kind in cases:
+        x = torch.rand(shape)
+        y = torch.randint(0, 10, (shape[0],))
+        opt = (torch.optim.SGD(model.parameters(), lr=0.01) if kind == "sgd"
+               else torch.optim.AdamW(model.parameters()))
+        loss_fn = nn.CrossEntropyLoss()
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+
+        def fwd():
+            with torch.no_grad():
+                model(x)
+
+        ms = timed(step, 25 if shape[0] < 256 else 9) * 1e3
+        fwd_ms = timed(fwd, 25 if shape[0] < 256 else 9) * 1e3
+        rep.line("torch:" + name, ms, "ms", "forward_only", fwd_ms, ms / fwd_ms)
+        results[name] = (ms, "ms")
 
 
 def run_torch_cases(np, torch, args, rep, peak):
@@ -170,47 +216,7 @@ def run_torch_cases(np, torch, args, rep, peak):
     results["matvec_4096"] = (gbs, "GB/s")
     del an, xn, a, x
 
-    # Training steps: the models of `cltensor bench train`, built and stepped
-    # as cltensor's are (zero_grad to None, forward, cross entropy, backward,
-    # SGD at 0.01 for the MLPs, AdamW for the CNN).
-    nn = torch.nn
-    torch.manual_seed(1)
-
-    def mlp(dims):
-        layers = []
-        for i in range(len(dims) - 1):
-            layers.append(nn.Linear(dims[i], dims[i + 1]))
-            if i + 2 < len(dims):
-                layers.append(nn.ReLU())
-        return nn.Sequential(*layers)
-
-    cnn = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                        nn.Flatten(), nn.Linear(128, 10))
-    cases = (("train_mlp_64", mlp((64, 128, 10)), (64, 64), "sgd"),
-             ("train_mlp_784", mlp((784, 512, 512, 10)), (256, 784), "sgd"),
-             ("train_cnn_digits", cnn, (64, 1, 8, 8), "adamw"))
-    for name, model, shape, kind in cases:
-        x = torch.rand(shape)
-        y = torch.randint(0, 10, (shape[0],))
-        opt = (torch.optim.SGD(model.parameters(), lr=0.01) if kind == "sgd"
-               else torch.optim.AdamW(model.parameters()))
-        loss_fn = nn.CrossEntropyLoss()
-
-        def step():
-            opt.zero_grad(set_to_none=True)
-            loss = loss_fn(model(x), y)
-            loss.backward()
-            opt.step()
-
-        def fwd():
-            with torch.no_grad():
-                model(x)
-
-        ms = timed(step, 25 if shape[0] < 256 else 9) * 1e3
-        fwd_ms = timed(fwd, 25 if shape[0] < 256 else 9) * 1e3
-        rep.line("torch:" + name, ms, "ms", "forward_only", fwd_ms, ms / fwd_ms)
-        results[name] = (ms, "ms")
+    run_torch_training(torch, rep, results)
 
     # First op: a fresh interpreter imports torch, adds two tensors, reads back.
     child = ("import os, time, torch\n"
@@ -233,9 +239,9 @@ def run_torch_cases(np, torch, args, rep, peak):
     return results
 
 
-def run_cltensor(tool, quick):
-    """Lines of `cltensor bench --json`, in order."""
-    cmd = [tool, "bench", "--json"] + (["--quick"] if quick else [])
+def run_cltensor(tool, quick, cases=()):
+    """Lines of `cltensor bench --json [CASE...]`, in order."""
+    cmd = [tool, "bench", "--json"] + (["--quick"] if quick else []) + list(cases)
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr)
@@ -250,6 +256,42 @@ def run_cltensor(tool, quick):
     return lines
 
 
+def compare_training(torch, args):
+    """--train: rounds of `cltensor bench --json train` and the same steps in
+    torch, one after the other; per round and case cltensor's step time,
+    torch's and torch/cltensor (above 1: cltensor is faster), then per case
+    the median and range of that ratio over the rounds."""
+    torch.set_num_threads(args.threads)
+
+    class Quiet:
+        def line(self, *_):
+            pass
+
+    run_torch_training(torch, Quiet(), {})  # untimed: torch's first steps in a process
+    rep = Report(args.json)
+    ratios = {}
+    for r in range(max(1, args.repeat)):
+        cl = {}
+        if args.cltensor:
+            for l in run_cltensor(args.cltensor, args.quick, ["train"]):
+                if l.get("unit") == "ms":
+                    cl[l["name"]] = l["value"]
+        tr = {}
+        run_torch_training(torch, rep, tr)
+        for name, (tv, _) in tr.items():
+            if name in cl:
+                ratios.setdefault(name, []).append(tv / cl[name])
+                rep.line(f"round{r + 1}:{name}", cl[name], "ms", "torch", tv, tv / cl[name])
+    for name, v in ratios.items():
+        if args.json:
+            print(json.dumps({"name": name, "median": statistics.median(v), "min": min(v),
+                              "max": max(v), "rounds": len(v)}))
+        else:
+            print(f"{name:<24} cltensor/torch speed: median {statistics.median(v):.2f}x, "
+                  f"range {min(v):.2f}-{max(v):.2f}x over {len(v)} rounds")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("cltensor", nargs="?",
@@ -258,6 +300,11 @@ def main():
     ap.add_argument("--json", action="store_true", help="one JSON object per line")
     ap.add_argument("--quick", action="store_true", help="skip matmul 2048")
     ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    ap.add_argument("--train", action="store_true",
+                    help="only the training steps (cltensor bench train and the same in torch)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="with --train: this many rounds of cltensor then torch, then each "
+                         "case's ratios (median and range)")
     args = ap.parse_args()
 
     missing = []
@@ -278,6 +325,8 @@ def main():
               "numpy torch)")
         return 0
 
+    if args.train:
+        return compare_training(torch, args)
     cl_lines = run_cltensor(args.cltensor, args.quick) if args.cltensor else []
     peak = next((l["baseline_value"] for l in cl_lines if l.get("baseline") == "fma_peak"),
                 None)

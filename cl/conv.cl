@@ -27,6 +27,26 @@ typedef int ix;
 typedef long ix;
 #endif
 
+/* Kernel `name` over `rows` rows, from the row function name_row: one
+ * work-item per row, and name_chunk, `chunk` rows per work-item in
+ * work-groups of one, for CPU devices (PoCL's loop over the work-items of
+ * a larger group ran the rows' loops several times slower). */
+#define CONV_ROW_KERNELS(name, rows, A1, A2, A3)                               \
+    __kernel void name(A1 a1, A2 a2, A3 a3, clt_conv_geom g)                   \
+    {                                                                          \
+        ix id = get_global_id(0);                                              \
+        if (id < (rows))                                                       \
+            name##_row(a1, a2, a3, g, id);                                     \
+    }                                                                          \
+    __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void name##_chunk( \
+        A1 a1, A2 a2, A3 a3, clt_conv_geom g, ulong chunk)                     \
+    {                                                                          \
+        ix r0 = (ix)(get_global_id(0) * chunk);                                \
+        ix r1 = min(r0 + (ix)chunk, (ix)(rows));                               \
+        for (ix id = r0; id < r1; id++)                                        \
+            name##_row(a1, a2, a3, g, id);                                     \
+    }
+
 /* im2col for CPU devices: each work-item (in work-groups of one) fills
  * `chunk` consecutive elements of cols, walking (row, n, oh, ow) by
  * increments from one division at its start, as the elementwise kernels'
@@ -76,6 +96,41 @@ im2col_chunk(__global const T *x, __global T *cols, clt_conv_geom g, ulong chunk
     }
 }
 
+/* im2col for stride 1 and dilation 1 (the usual convolution): row id =
+ * (g * K + k, n) of cols, the L = Ho * Wo values of one image's patch
+ * row, which is the input plane shifted by the tap with zeros around it:
+ * for each output row, zeros, a straight copy of the input row's covered
+ * part, zeros. */
+inline void im2col_plane_row(__global const T *x, __global T *cols, __global T *unused,
+                             const clt_conv_geom g, ix id)
+{
+    const ix N = (ix)g.N, K = (ix)g.K, H = (ix)g.H, W = (ix)g.W, Wo = (ix)g.Wo;
+    const ix kh = (ix)g.kh, kw = (ix)g.kw;
+    ix n = id % N, r = id / N, k = r % K;
+    ix c = (r / K) * (ix)g.Cg + k / (kh * kw), ki = (k / kw) % kh, kj = k % kw;
+    __global const T *src = x + (ix)g.off0 + (n * (ix)g.C + c) * H * W;
+    __global T *dst = cols + id * (ix)g.L;
+    ix dx = kj - (ix)g.pw, ow0 = max(-dx, (ix)0), ow1 = min(Wo, W - dx);
+    ow1 = max(ow1, ow0);
+    for (ix oh = 0; oh < (ix)g.Ho; oh++, dst += Wo) {
+        ix ih = oh - (ix)g.ph + ki;
+        if (ih < 0 || ih >= H) {
+            for (ix ow = 0; ow < Wo; ow++)
+                dst[ow] = (T)0;
+            continue;
+        }
+        __global const T *sr = src + ih * W + dx;
+        for (ix ow = 0; ow < ow0; ow++)
+            dst[ow] = (T)0;
+        for (ix ow = ow0; ow < ow1; ow++)
+            dst[ow] = sr[ow];
+        for (ix ow = ow1; ow < Wo; ow++)
+            dst[ow] = (T)0;
+    }
+}
+
+CONV_ROW_KERNELS(im2col_plane, g.G * g.K * g.N, __global const T *, __global T *, __global T *)
+
 /* One work-item per row (g * K + k, n, oh) of cols: Wo values. */
 __kernel void im2col(__global const T *x, __global T *cols, clt_conv_geom g)
 {
@@ -101,13 +156,10 @@ __kernel void im2col(__global const T *x, __global T *cols, clt_conv_geom g)
     }
 }
 
-/* out[n][o][l] = Y[o][n][l] + bias[o], one work-item per (n, o). */
-__kernel void conv_out(__global const T *Y, __global const T *bias, __global T *out,
-                       clt_conv_geom g)
+/* out[n][o][l] = Y[o][n][l] + bias[o]; row id = (n, o). */
+inline void conv_out_row(__global const T *Y, __global const T *bias, __global T *out,
+                         const clt_conv_geom g, ix id)
 {
-    ix id = get_global_id(0);
-    if (id >= ((ix)g.N) * ((ix)g.O))
-        return;
     ix n = id / ((ix)g.O), o = id % ((ix)g.O);
     T b = ((ix)g.flag) ? bias[((ix)g.off1) + o] : (T)0;
     __global const T *src = Y + (o * ((ix)g.N) + n) * ((ix)g.L);
@@ -116,13 +168,13 @@ __kernel void conv_out(__global const T *Y, __global const T *bias, __global T *
         dst[l] = src[l] + b;
 }
 
-/* The inverse move without bias: Gp[o][n][l] = gout[n][o][l], one
- * work-item per (o, n), for the backward products. */
-__kernel void conv_gout_perm(__global const T *gout, __global T *Gp, clt_conv_geom g)
+CONV_ROW_KERNELS(conv_out, g.N * g.O, __global const T *, __global const T *, __global T *)
+
+/* The inverse move without bias: Gp[o][n][l] = gout[n][o][l], row id =
+ * (o, n), for the backward products. */
+inline void conv_gout_perm_row(__global const T *gout, __global T *Gp, __global T *unused,
+                               const clt_conv_geom g, ix id)
 {
-    ix id = get_global_id(0);
-    if (id >= ((ix)g.O) * ((ix)g.N))
-        return;
     ix o = id / ((ix)g.N), n = id % ((ix)g.N);
     __global const T *src = gout + ((ix)g.off0) + (n * ((ix)g.O) + o) * ((ix)g.L);
     __global T *dst = Gp + id * ((ix)g.L);
@@ -130,13 +182,13 @@ __kernel void conv_gout_perm(__global const T *gout, __global T *Gp, clt_conv_ge
         dst[l] = src[l];
 }
 
+CONV_ROW_KERNELS(conv_gout_perm, g.O * g.N, __global const T *, __global T *, __global T *)
+
 /* The adjoint of im2col as a gather: dx[n][c][h][w] sums dcols over the
- * (kh, kw) taps that read it, in that order.  One work-item per (n, c, h). */
-__kernel void col2im(__global const T *dcols, __global T *dx, clt_conv_geom g)
+ * (kh, kw) taps that read it, in that order.  Row id = (n, c, h). */
+inline void col2im_row(__global const T *dcols, __global T *dx, __global T *unused,
+                       const clt_conv_geom g, ix id)
 {
-    ix id = get_global_id(0);
-    if (id >= ((ix)g.N) * ((ix)g.C) * ((ix)g.H))
-        return;
     ix h = id % ((ix)g.H), t = id / ((ix)g.H);
     ix c = t % ((ix)g.C), n = t / ((ix)g.C);
     ix gi = c / ((ix)g.Cg), cl = c % ((ix)g.Cg);
@@ -183,6 +235,8 @@ __kernel void col2im(__global const T *dcols, __global T *dx, clt_conv_geom g)
     }
 }
 
+CONV_ROW_KERNELS(col2im, g.N * g.C * g.H, __global const T *, __global T *, __global T *)
+
 /* db[o] = sum over n, then l, of gout[n][o][l]; one work-item per o. */
 __kernel void conv_bias_grad(__global const T *gout, __global T *db, clt_conv_geom g)
 {
@@ -202,13 +256,10 @@ __kernel void conv_bias_grad(__global const T *gout, __global T *db, clt_conv_ge
 
 /* Max and its index h * W + w in the plane, as PyTorch's CPU kernel: the
  * first maximum in row-major window order, and NaN taken as the maximum
- * (a later NaN moves the index on). */
-__kernel void max_pool_fwd(__global const T *x, __global T *out, __global long *idx,
-                           clt_conv_geom g)
+ * (a later NaN moves the index on).  Output row id = p * Ho + oh. */
+inline void max_pool_row(__global const T *x, __global T *out, __global long *idx,
+                         const clt_conv_geom g, ix id)
 {
-    ix id = get_global_id(0);
-    if (id >= ((ix)g.N) * ((ix)g.C) * ((ix)g.Ho))
-        return;
     ix oh = id % ((ix)g.Ho), p = id / ((ix)g.Ho);
     __global const T *src = x + ((ix)g.off0) + p * ((ix)g.H) * ((ix)g.W);
     ix ih0 = oh * ((ix)g.sh) - ((ix)g.ph);
@@ -234,6 +285,55 @@ __kernel void max_pool_fwd(__global const T *x, __global T *out, __global long *
         out[id * ((ix)g.Wo) + ow] = m;
         idx[id * ((ix)g.Wo) + ow] = best;
     }
+}
+
+/* One work-item per output row. */
+__kernel void max_pool_fwd(__global const T *x, __global T *out, __global long *idx,
+                           clt_conv_geom g)
+{
+    ix id = get_global_id(0);
+    if (id < ((ix)g.N) * ((ix)g.C) * ((ix)g.Ho))
+        max_pool_row(x, out, idx, g, id);
+}
+
+/* For CPU devices: `chunk` output rows per work-item, in work-groups of
+ * one (PoCL's loop over the work-items of a larger group ran the row's
+ * window loops several times slower). */
+__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
+max_pool_fwd_chunk(__global const T *x, __global T *out, __global long *idx, clt_conv_geom g,
+                   ulong chunk)
+{
+    ix r0 = (ix)(get_global_id(0) * chunk);
+    ix r1 = min(r0 + (ix)chunk, ((ix)g.N) * ((ix)g.C) * ((ix)g.Ho));
+    /* MaxPool2d(2) with every window inside the input: four loads per
+     * output and no window loops, about four times faster */
+    if (g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 &&
+        g.dh == 1 && g.dw == 1 && 2 * g.Ho <= g.H && 2 * g.Wo <= g.W) {
+        const ix W = (ix)g.W, Wo = (ix)g.Wo, Ho = (ix)g.Ho, HW = (ix)g.H * W;
+        for (ix id = r0; id < r1; id++) {
+            ix oh = id % Ho, p = id / Ho;
+            __global const T *s0 = x + (ix)g.off0 + p * HW + 2 * oh * W, *s1 = s0 + W;
+            __global T *o = out + id * Wo;
+            __global long *q = idx + id * Wo;
+            ix base = 2 * oh * W;
+            for (ix ow = 0; ow < Wo; ow++) {
+                T a = s0[2 * ow], b = s0[2 * ow + 1], c = s1[2 * ow], d = s1[2 * ow + 1];
+                T m = a; /* as max_pool_row from -INFINITY */
+                ix k = 0;
+                if (b > m || isnan(b))
+                    m = b, k = 1;
+                if (c > m || isnan(c))
+                    m = c, k = W;
+                if (d > m || isnan(d))
+                    m = d, k = W + 1;
+                o[ow] = m;
+                q[ow] = base + 2 * ow + k;
+            }
+        }
+        return;
+    }
+    for (ix id = r0; id < r1; id++)
+        max_pool_row(x, out, idx, g, id);
 }
 
 /* Each input pixel sums the gradients of the windows whose argmax it is,
@@ -272,16 +372,20 @@ __kernel void max_pool_bwd(__global const T *gout, __global const long *idx, __g
 
 /* max_pool_bwd for windows that do not overlap, over a zeroed dx: each
  * window writes its gradient to its argmax, which no other window has.
- * One work-item per output element (p, o). */
-__kernel void max_pool_bwd_disjoint(__global const T *gout, __global const long *idx,
-                                    __global T *dx, clt_conv_geom g)
+ * Row id = plane p, its L windows. */
+inline void max_pool_bwd_disjoint_row(__global const T *gout, __global const long *idx,
+                                      __global T *dx, const clt_conv_geom g, ix p)
 {
-    ix id = get_global_id(0);
-    if (id >= ((ix)g.N) * ((ix)g.C) * ((ix)g.L))
-        return;
-    ix p = id / ((ix)g.L);
-    dx[p * ((ix)g.H) * ((ix)g.W) + idx[((ix)g.off1) + id]] = gout[((ix)g.off0) + id];
+    const ix L = (ix)g.L;
+    __global const T *gp = gout + (ix)g.off0 + p * L;
+    __global const long *ip = idx + (ix)g.off1 + p * L;
+    __global T *dp = dx + p * ((ix)g.H) * ((ix)g.W);
+    for (ix o = 0; o < L; o++)
+        dp[ip[o]] = gp[o];
 }
+
+CONV_ROW_KERNELS(max_pool_bwd_disjoint, g.N * g.C, __global const T *, __global const long *,
+                 __global T *)
 
 /* The window of output (oh, ow) clipped to the input, and its divisor, as
  * PyTorch's avg_pool2d: with count_include_pad the window as it lies over

@@ -1,6 +1,6 @@
 /* loss.cl: fused losses of dtype T (float32 or float64) and their
- * gradients.  cross entropy and nll_loss work on contiguous [N, C] rows, one
- * work-item per row: its maximum, log-sum-exp and target terms in one pass
+ * gradients.  cross entropy and nll_loss work on contiguous [N, C] rows, a
+ * work-item per row or per chunk of rows: its maximum, log-sum-exp and target terms in one pass
  * over the row, with no softmax or log_softmax tensor in between.  mse, l1
  * and binary cross entropy with logits are elementwise.  The mean and sum
  * reductions add the per-row (or per-element) values in index order, in
@@ -53,14 +53,11 @@ inline void row_lse(__global const T *xr, long C, T_C *m, T_C *ls)
  * (0 when ignored); with probabilities (prob 1) it is
  * -sum_c w[c] ((1 - eps) t[c] + eps / C) lp[c] and its weight 1.  Missing
  * weights (has_w 0) are 1. */
-__kernel void ce_rows(__global T *loss, __global T *wrow, __global const T *x, ulong x_off,
-                      __global const long *tidx, __global const T *tprob, ulong t_off, int prob,
-                      __global const T *w, ulong w_off, int has_w, long C, long ignore,
-                      T_C eps, int logsm, int op, __global clt_index_error *err, ulong N)
+inline void ce_row(__global T *loss, __global T *wrow, __global const T *x, ulong x_off,
+                   __global const long *tidx, __global const T *tprob, ulong t_off, int prob,
+                   __global const T *w, ulong w_off, int has_w, long C, long ignore,
+                   T_C eps, int logsm, int op, __global clt_index_error *err, size_t i)
 {
-    size_t i = get_global_id(0);
-    if (i >= N)
-        return;
     __global const T *xr = x + x_off + i * C;
     T_C m = 0, ls = 0;
     if (logsm)
@@ -98,6 +95,21 @@ __kernel void ce_rows(__global T *loss, __global T *wrow, __global const T *x, u
     }
     T_STORE(loss, i, l);
     T_STORE(wrow, i, wt);
+}
+
+/* Rows [gid chunk, (gid + 1) chunk) of N: one row per work-item on GPUs,
+ * many in work-groups of one on CPU devices (PoCL's loop over the
+ * work-items of a larger group ran each row several times slower). */
+__kernel void ce_rows(__global T *loss, __global T *wrow, __global const T *x, ulong x_off,
+                      __global const long *tidx, __global const T *tprob, ulong t_off, int prob,
+                      __global const T *w, ulong w_off, int has_w, long C, long ignore,
+                      T_C eps, int logsm, int op, __global clt_index_error *err, ulong N,
+                      ulong chunk)
+{
+    size_t i0 = get_global_id(0) * chunk, i1 = min((size_t)N, i0 + (size_t)chunk);
+    for (size_t i = i0; i < i1; i++)
+        ce_row(loss, wrow, x, x_off, tidx, tprob, t_off, prob, w, w_off, has_w, C, ignore, eps,
+               logsm, op, err, i);
 }
 
 /* First stage of a long reduction: work-item k adds vals (and wrow) over
@@ -148,15 +160,12 @@ __kernel void loss_reduce(__global T *out, __global T *den, __global const T *va
  * a_c on -lp[c] and A = sum_c a_c, gx[c] = (softmax(x)[c] A - a_c) g for
  * cross entropy and -a_c g for nll_loss.  want_gt (probabilities only)
  * also writes the target's gradient -(1 - eps) w[c] lp[c] g. */
-__kernel void ce_rows_bw(__global T *gx, __global T *gt, int want_gt, __global const T *x,
-                         ulong x_off, __global const long *tidx, __global const T *tprob,
-                         ulong t_off, int prob, __global const T *w, ulong w_off, int has_w,
-                         long C, long ignore, T_C eps, int logsm, __global const T *g, ulong g_off,
-                         int g_rows, __global const T *den, int has_den, ulong N)
+inline void ce_row_bw(__global T *gx, __global T *gt, int want_gt, __global const T *x,
+                      ulong x_off, __global const long *tidx, __global const T *tprob,
+                      ulong t_off, int prob, __global const T *w, ulong w_off, int has_w,
+                      long C, long ignore, T_C eps, int logsm, __global const T *g, ulong g_off,
+                      int g_rows, __global const T *den, int has_den, size_t i)
 {
-    size_t i = get_global_id(0);
-    if (i >= N)
-        return;
     __global const T *xr = x + x_off + i * C;
     __global T *gr = gx + i * C;
     T_C gi = T_LOAD(g, g_off + (g_rows ? i : 0));
@@ -195,6 +204,19 @@ __kernel void ce_rows_bw(__global T *gx, __global T *gt, int want_gt, __global c
         if (want_gt)
             T_STORE(gt, i * C + c, -(((T_C)1 - eps) * wc * lp) * gi);
     }
+}
+
+/* Rows as ce_rows takes them. */
+__kernel void ce_rows_bw(__global T *gx, __global T *gt, int want_gt, __global const T *x,
+                         ulong x_off, __global const long *tidx, __global const T *tprob,
+                         ulong t_off, int prob, __global const T *w, ulong w_off, int has_w,
+                         long C, long ignore, T_C eps, int logsm, __global const T *g, ulong g_off,
+                         int g_rows, __global const T *den, int has_den, ulong N, ulong chunk)
+{
+    size_t i0 = get_global_id(0) * chunk, i1 = min((size_t)N, i0 + (size_t)chunk);
+    for (size_t i = i0; i < i1; i++)
+        ce_row_bw(gx, gt, want_gt, x, x_off, tidx, tprob, t_off, prob, w, w_off, has_w, C,
+                  ignore, eps, logsm, g, g_off, g_rows, den, has_den, i);
 }
 
 /* log(1 + exp(-x)) without overflow: log1p(exp(-|x|)) + max(-x, 0). */

@@ -596,6 +596,46 @@ clt_status clt__gemm_cpu(clt_device *dev, clt_dtype dtype, bool trans_a, bool tr
  * 4 or less).  Pure, for tests. */
 int clt__gemm_class(const char *name, unsigned width, const char *forced);
 
+/* ---- small products (src/ops/mm_small.c, cl/mm_small.cl) ---------------- */
+
+/* True when clt__mm_small_f32 should serve C = op(A) op(B) on dev: a CPU
+ * device, B not transposed (rows of op(B) contiguous), M and N at least 2
+ * and M N K small enough that packing for the GEMM would not pay. */
+bool clt__mm_small_fits(const clt_device *dev, bool trans_b, size_t M, size_t N, size_t K);
+/* The largest M N K clt__mm_small_fits accepts (tests set it to 0). */
+extern size_t clt__mm_small_limit;
+
+/* Row-major C[b] = op(A[b]) B[b] for b < batch, float32, as
+ * clt__gemm_cpu with trans_b false, in one launch without packing.
+ * With sum not NULL it also writes sum[s_off + b M + m] = the sum over k of
+ * op(A[b])[m, k] (a bias gradient beside its weight gradient).  Enqueues
+ * without waiting. */
+clt_status clt__mm_small_f32(clt_device *dev, bool trans_a, size_t M, size_t N, size_t K,
+                             cl_mem A, size_t a_off, size_t lda, size_t stride_a, cl_mem B,
+                             size_t b_off, size_t ldb, size_t stride_b, cl_mem C, size_t c_off,
+                             size_t ldc, size_t stride_c, size_t batch, cl_mem sum, size_t s_off);
+
+/* C[m, n] = sum over k of X[x_off + m x_rs + k] W[w_off + n w_rs + k]
+ * (+ bias[b_off + n] when bias is not NULL) into C[c_off + m ldc + n], for
+ * m < M, n < N, float32: x @ W^T + b, a linear layer, in one launch
+ * (cl/mm_small.cl's mm_dot), for the sizes clt__mm_dot_fits accepts (a CPU
+ * device, M N K up to clt__mm_small_limit).  Enqueues without waiting. */
+bool clt__mm_dot_fits(const clt_device *dev, size_t M, size_t N, size_t K);
+clt_status clt__mm_dot_f32(clt_device *dev, size_t M, size_t N, size_t K, cl_mem X,
+                           size_t x_off, size_t x_rs, cl_mem W, size_t w_off, size_t w_rs,
+                           cl_mem C, size_t c_off, size_t ldc, cl_mem bias, size_t b_off);
+
+/* Builds the program of cl/mm_small.cl ahead of use (for clt_warmup). */
+clt_status clt__mm_small_warmup(clt_device *dev);
+
+/* clt__gemm_cpu's contract, served by clt__mm_small_f32 for float32 when it
+ * fits (src/ops/matmul.c). */
+clt_status clt__gemm_cpu_auto(clt_device *dev, clt_dtype dtype, bool trans_a, bool trans_b,
+                              size_t M, size_t N, size_t K, cl_mem A, size_t a_off, size_t lda,
+                              size_t stride_a, cl_mem B, size_t b_off, size_t ldb,
+                              size_t stride_b, cl_mem C, size_t c_off, size_t ldc,
+                              size_t stride_c, size_t batch);
+
 /* ---- matmul state (src/ops/matmul.c) ----------------------------------- */
 
 /* Releases whatever the matmul module keeps per device. */
@@ -812,5 +852,11 @@ clt_status clt__pointwise_loss_bw(int kind, const clt_tensor *x, const clt_tenso
 clt_status clt__grad_rehome(clt_tensor *t, clt_device *dev);
 /* t's accumulated gradient, borrowed, or NULL. */
 const clt_tensor *clt__grad_of(const clt_tensor *t);
+
+/* y = x @ w^T + b for a 2-D x (torch's addmm, a Linear layer), recorded as
+ * one node whose backward gives w's and b's gradients together
+ * (src/autograd/grad_linalg.c).  *out is new. */
+clt_status clt__linear(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                       clt_tensor **out);
 
 #endif

@@ -35,6 +35,8 @@ clt_status clt_warmup(clt_device *dev, int include_blas, size_t *built)
         st = clt__programs_warm_seen(dev, &count);
     if (st == CLT_OK && clt__gemm_cpu_suitable(dev, CLT_FLOAT32))
         st = clt__gemm_cpu_warmup(dev, CLT_FLOAT32);
+    if (st == CLT_OK && clt__gemm_cpu_suitable(dev, CLT_FLOAT32))
+        st = clt__mm_small_warmup(dev);
     if (st == CLT_OK && include_blas)
         st = clt__blas_warmup(dev);
     if (built)

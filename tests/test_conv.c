@@ -178,6 +178,8 @@ static const ccase CASES[] = {
     {{1, 6, 5, 5, 6, 2, 2}, {{2, 1}, {1, 1}, {1, 2}, 3}, 0},
     {{3, 1, 8, 8, 5, 1, 1}, {{1, 1}, {0, 0}, {1, 1}, 1}, 1},
     {{1, 2, 4, 4, 3, 4, 4}, {{1, 1}, {0, 0}, {1, 1}, 1}, 1},
+    /* padding 2 around a 3x5 image: patch rows wholly in the padding */
+    {{2, 2, 3, 5, 3, 3, 3}, {{1, 1}, {2, 2}, {1, 1}, 1}, 1},
 };
 
 static void check_conv(clt_device *dev, clt_dtype dt, const ccase *c, double rtol, double atol)
@@ -387,6 +389,7 @@ static void check_pool(clt_device *dev, const double *x, int64_t N, int64_t C, i
 
 static const pset POOLS[] = {
     {{2, 2}, {2, 2}, {0, 0}, {1, 1}, 0, 1},
+    {{2, 2}, {2, 2}, {0, 0}, {1, 1}, 1, 1}, /* a last window cut by the edge */
     {{3, 3}, {1, 1}, {1, 1}, {1, 1}, 0, 1},
     {{3, 3}, {1, 1}, {1, 1}, {1, 1}, 0, 0},
     {{3, 2}, {2, 1}, {1, 0}, {1, 1}, 0, 1},

@@ -216,9 +216,11 @@ Test(matmul, transposed_views_are_not_copied)
 {
     clt_device *dev = get_device("cpu");
     /* a: logical [70, 9] from a [9, 70] buffer; b: logical [9, 68] from
-     * [68, 9].  More than 64 rows and columns: every transpose takes the
-     * packed GEMM on CPU devices (smaller products pick their kernel by
-     * layout, so their launch counts differ). */
+     * [68, 9].  More than 64 rows and columns and the small-product kernel
+     * off: every transpose takes the packed GEMM on CPU devices (smaller
+     * products pick their kernel by layout, so their launch counts
+     * differ). */
+    clt__mm_small_limit = 0;
     double *SA = random_values(630, 3), *SB = random_values(612, 4), *A = NULL, *B = NULL;
     clt_tensor *a = transposed_view(dev, 9, 70, SA, &A);
     clt_tensor *b = transposed_view(dev, 68, 9, SB, &B);

@@ -1,7 +1,8 @@
 /* test_nn.c: modules: Linear against a host reference (forward and
- * gradients), initialisation bounds and reproducibility, names and counts,
+ * gradients, on each path the backward takes), initialisation bounds and reproducibility, names and counts,
  * moving a model between devices, errors, and a small model that learns. */
 #include "helpers.h"
+#include "internal.h" /* clt__mm_small_limit */
 
 static float *read_param(const clt_module *m, const char *name, size_t *n)
 {
@@ -86,6 +87,96 @@ Test(nn, linear_forward_and_gradients)
     clt_tensor_free(tx);
     clt_module_free(lin);
     clt_generator_free(gen);
+}
+
+/* Linear's output and its three gradients for y = x W^T + b under loss
+ * sum(y * R):
+ * gx = R W, gW = R^T x, gb = the column sums of R, against host sums in
+ * double, with x of B rows (or [2, B / 2, I] when three_d). */
+static void check_linear_grads(int B, int I, int O, bool three_d)
+{
+    clt_device *dev = get_device("cpu");
+    clt_generator *gen;
+    CHECK(clt_generator_new(11, &gen));
+    clt_module *lin;
+    CHECK(clt_linear(dev, I, O, 1, gen, &lin));
+    size_t nw, nb;
+    float *w = read_param(lin, "weight", &nw), *b = read_param(lin, "bias", &nb);
+    float *x = malloc(sizeof(float) * (size_t)(B * I)), *r = malloc(sizeof(float) * (size_t)(B * O));
+    cr_assert(x && r);
+    fill_random(x, (size_t)(B * I), 5);
+    fill_random(r, (size_t)(B * O), 6);
+    clt_tensor *tx, *tr, *y, *p, *l, *g;
+    int64_t xs3[3] = {2, B / 2, I}, rs3[3] = {2, B / 2, O};
+    int64_t xs2[2] = {B, I}, rs2[2] = {B, O};
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, three_d ? 3 : 2, three_d ? xs3 : xs2, x, &tx));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, three_d ? 3 : 2, three_d ? rs3 : rs2, r, &tr));
+    CHECK(clt_set_requires_grad(tx, 1));
+    CHECK(clt_module_forward(lin, tx, &y));
+    float *gy = read_f32(y);
+    for (int k = 0; k < B; k++)
+        for (int o = 0; o < O; o++) {
+            double want = b[o];
+            for (int i = 0; i < I; i++)
+                want += (double)x[k * I + i] * w[o * I + i];
+            cr_assert(close_enough(gy[k * O + o], want, 1e-4, 1e-4), "B=%d y[%d][%d] %g vs %g",
+                      B, k, o, gy[k * O + o], want);
+        }
+    free(gy);
+    CHECK(clt_mul(y, tr, &p));
+    CHECK(clt_sum(p, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    clt_tensor **ps;
+    size_t np;
+    CHECK(clt_module_parameters(lin, &ps, &np));
+    CHECK(clt_grad(tx, &g));
+    float *gx = read_f32(g);
+    clt_tensor_free(g);
+    for (int k = 0; k < B; k++)
+        for (int i = 0; i < I; i++) {
+            double want = 0;
+            for (int o = 0; o < O; o++)
+                want += (double)r[k * O + o] * w[o * I + i];
+            cr_assert(close_enough(gx[k * I + i], want, 1e-4, 1e-4), "B=%d gx[%d][%d] %g vs %g",
+                      B, k, i, gx[k * I + i], want);
+        }
+    CHECK(clt_grad(ps[0], &g));
+    float *gw = read_f32(g);
+    clt_tensor_free(g);
+    CHECK(clt_grad(ps[1], &g));
+    float *gb = read_f32(g);
+    clt_tensor_free(g);
+    for (int o = 0; o < O; o++) {
+        double wb = 0;
+        for (int k = 0; k < B; k++)
+            wb += r[k * O + o];
+        cr_assert(close_enough(gb[o], wb, 1e-4, 1e-4), "B=%d gb[%d] %g vs %g", B, o, gb[o], wb);
+        for (int i = 0; i < I; i++) {
+            double want = 0;
+            for (int k = 0; k < B; k++)
+                want += (double)r[k * O + o] * x[k * I + i];
+            cr_assert(close_enough(gw[o * I + i], want, 1e-4, 1e-4), "B=%d gw[%d][%d] %g vs %g",
+                      B, o, i, gw[o * I + i], want);
+        }
+    }
+    free(gx), free(gw), free(gb), free(x), free(r), free(w), free(b);
+    clt_free(ps);
+    clt_tensor *all[] = {tx, tr, y, p, l};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        clt_tensor_free(all[k]);
+    clt_module_free(lin);
+    clt_generator_free(gen);
+}
+
+/* The weight and bias gradients of one launch (the small-product kernel),
+ * of the general products (the kernel off), and of a 3-D input. */
+Test(nn, linear_gradients_of_each_path)
+{
+    check_linear_grads(64, 64, 128, false);
+    check_linear_grads(7, 70, 10, false);
+    check_linear_grads(6, 9, 5, true);
+    clt__mm_small_limit = 0;
+    check_linear_grads(64, 64, 128, false);
 }
 
 static clt_module *mlp(clt_device *dev, clt_generator *gen)

@@ -89,6 +89,95 @@ clt_status clt_matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out
                        NULL);
 }
 
+/* Whether t is a row-major 2-D matrix (any offset). */
+static bool rows_contiguous(const clt_tensor *t)
+{
+    return t->ndim == 2 && (t->shape[1] <= 1 || t->strides[1] == 1) &&
+           (t->shape[0] <= 1 || t->strides[0] == t->shape[1]);
+}
+
+/* saved: x [B, in], w [out, in].  For y = x @ w^T + b: gx = g @ w,
+ * gw = g^T @ x and gb = the sum of g's rows.  When the small-product
+ * kernel takes gw, it writes gb in the same launch (each row of g^T summed
+ * as it goes by); otherwise gb is a reduction of its own. */
+static clt_status bw_linear(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    const clt_tensor *x = S(0), *w = S(1);
+    clt_tensor *gt = NULL;
+    int64_t B = x->shape[0], in = x->shape[1], out = w->shape[0];
+    if (CLT__NEED(n, 0))
+        CLT__TRY(clt__matmul(g, w, &gin[0]));
+    bool nw = CLT__NEED(n, 1), nb = CLT__NEED(n, 2);
+    if (nw && nb && g->dtype == CLT_FLOAT32 && x->dtype == CLT_FLOAT32 &&
+        rows_contiguous(g) && rows_contiguous(x) &&
+        clt__mm_small_fits(g->dev, false, (size_t)out, (size_t)in, (size_t)B)) {
+        CLT__TRY(clt__tensor_new(g->dev, CLT_FLOAT32, 2, w->shape, &gin[1]));
+        CLT__TRY(clt__tensor_new(g->dev, CLT_FLOAT32, 1, &out, &gin[2]));
+        CLT__TRY(clt__mm_small_f32(g->dev, true, (size_t)out, (size_t)in, (size_t)B,
+                                   clt__mem(g), (size_t)g->offset, (size_t)out, 0, clt__mem(x),
+                                   (size_t)x->offset, (size_t)in, 0, clt__mem(gin[1]), 0,
+                                   (size_t)in, 0, 1, clt__mem(gin[2]), 0));
+        goto done;
+    }
+    if (nw) {
+        CLT__TRY(mT(g, &gt));
+        CLT__TRY(clt__matmul(gt, x, &gin[1]));
+    }
+    if (nb)
+        CLT__TRY(clt__sum_dim(g, 0, 0, &gin[2]));
+done:
+    clt_tensor_free(gt);
+    return st;
+}
+
+clt_status clt__linear(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                       clt_tensor **out)
+{
+    *out = NULL;
+    clt_tensor *wt = NULL, *y = NULL;
+    if (b == NULL || x->ndim != 2) { /* the general composition */
+        clt_status st = clt_transpose(w, 0, 1, &wt);
+        if (st == CLT_OK)
+            st = clt_matmul(x, wt, &y);
+        if (st == CLT_OK && b)
+            st = clt_add(y, b, out);
+        else if (st == CLT_OK)
+            *out = y, y = NULL;
+        clt_tensor_free(wt);
+        clt_tensor_free(y);
+        return st;
+    }
+    clt_status st = CLT_OK;
+    int64_t B = x->shape[0], I = x->shape[1], O = w->shape[0];
+    if (x->dtype == CLT_FLOAT32 && w->dtype == CLT_FLOAT32 && b->dtype == CLT_FLOAT32 &&
+        x->dev == w->dev && x->dev == b->dev && w->ndim == 2 && w->shape[1] == I &&
+        b->ndim == 1 && b->shape[0] == O && b->strides[0] == 1 && rows_contiguous(x) &&
+        rows_contiguous(w) && clt__mm_dot_fits(x->dev, (size_t)B, (size_t)O, (size_t)I)) {
+        /* small: the product and the bias in one launch */
+        st = clt__tensor_new(x->dev, CLT_FLOAT32, 2, (int64_t[]){B, O}, out);
+        if (st == CLT_OK)
+            st = clt__mm_dot_f32(x->dev, (size_t)B, (size_t)O, (size_t)I, clt__mem(x),
+                                 (size_t)x->offset, (size_t)I, clt__mem(w), (size_t)w->offset,
+                                 (size_t)I, clt__mem(*out), 0, (size_t)O, clt__mem(b),
+                                 (size_t)b->offset);
+    } else {
+        st = clt__transpose(w, 0, 1, &wt);
+        if (st == CLT_OK)
+            st = clt__matmul(x, wt, &y);
+        if (st == CLT_OK)
+            st = clt__add(y, b, out);
+    }
+    if (st != CLT_OK) {
+        clt_tensor_free(*out);
+        *out = NULL;
+    }
+    clt_tensor_free(wt);
+    clt_tensor_free(y);
+    const clt_tensor *in[3] = {x, w, b};
+    return clt__record(st, out, "AddmmBackward0", bw_linear, 3, in, 2, in, NULL);
+}
+
 /* saved: out.  softmax: out * (g - sum(g * out, dim)); log_softmax:
  * g - exp(out) * sum(g, dim).  i[0] is the dim, i[1] 1 for log_softmax. */
 static clt_status bw_softmax(clt__node *n, const clt_tensor *g, clt_tensor **gin)

@@ -351,19 +351,7 @@ static clt_status linear_forward(clt_module *m, const clt_tensor *x, clt_tensor 
                           clt__shape_str(s, sizeof s, x->ndim, x->shape),
                           x->ndim ? (long long)x->shape[x->ndim - 1] : 0LL, (long long)m->i[0]);
     }
-    clt_tensor *wt = NULL, *y = NULL;
-    st = clt_transpose(m->params[0], 0, 1, &wt);
-    if (st == CLT_OK)
-        st = clt_matmul(x, wt, &y);
-    if (st == CLT_OK && m->nparams > 1) {
-        st = clt_add(y, m->params[1], out);
-    } else if (st == CLT_OK) {
-        *out = y;
-        y = NULL;
-    }
-    clt_tensor_free(wt);
-    clt_tensor_free(y);
-    return st;
+    return clt__linear(x, m->params[0], m->nparams > 1 ? m->params[1] : NULL, out);
 }
 
 static const clt__module_ops linear_ops = {"Linear", linear_forward, NULL};

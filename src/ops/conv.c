@@ -65,6 +65,38 @@ static clt_status launch(clt_device *dev, clt_dtype dtype, const char *name, int
     return clt__launch(dev, "conv", opts, name, 1, &gws, NULL, nargs, args);
 }
 
+/* Kernel `name` over `rows` rows of `width` outputs: on CPU devices, when
+ * every index fits 32 bits, its variant name_chunk takes whole rows in
+ * work-groups of one (the last argument is then the rows per work-item);
+ * elsewhere one work-item per row.  args has room for that last one. */
+static clt_status launch_rows(clt_device *dev, clt_dtype dtype, const char *name, int64_t rows,
+                              int64_t width, size_t nargs, clt__arg *args)
+{
+    const geom *g = (const geom *)args[nargs - 1].ptr;
+    cl_ulong chunk = clt__chunk_size(dev, rows * width);
+    if (chunk == 0 || rows <= 0 || !fits32(g))
+        return launch(dev, dtype, name, rows, nargs, args);
+    const char *opts = options(dtype, true);
+    if (opts == NULL)
+        return clt_last_status();
+    char kname[64];
+    snprintf(kname, sizeof kname, "%s_chunk", name);
+    /* At least eight work-items per compute unit: these rows cost more
+     * than the elementwise work clt__chunk_size is sized for, and a
+     * launch of two or three work-items waited for whichever worker thread
+     * the machine's other load had delayed. */
+    cl_ulong cus = dev->info.compute_units ? dev->info.compute_units : 1;
+    cl_ulong per = (chunk + (cl_ulong)width - 1) / (cl_ulong)(width > 0 ? width : 1);
+    cl_ulong spread = ((cl_ulong)rows + 8 * cus - 1) / (8 * cus);
+    if (spread < per)
+        per = spread;
+    size_t gws = (size_t)(((cl_ulong)rows + per - 1) / per), lws = 1;
+    clt__arg all[8];
+    memcpy(all, args, nargs * sizeof *args);
+    all[nargs] = CLT__ARG(per);
+    return clt__launch(dev, "conv", opts, kname, 1, &gws, &lws, nargs + 1, all);
+}
+
 static clt_status check_float(const clt_tensor *t, const char *what, const char *fn)
 {
     if (t->dtype != CLT_FLOAT32 && t->dtype != CLT_FLOAT64)
@@ -89,10 +121,10 @@ static clt_status gemm(int64_t G, bool ta, const clt_tensor *a, int64_t ar, int6
     if (clt__gemm_cpu_suitable(a->dev, a->dtype)) {
         int64_t shape[3] = {G, M, N};
         CLT__TRY(clt__tensor_new(a->dev, a->dtype, 3, shape, out));
-        CLT__TRY(clt__gemm_cpu(a->dev, a->dtype, ta, tb, (size_t)M, (size_t)N, (size_t)K,
-                               clt__mem(a), (size_t)a->offset, (size_t)ac, (size_t)(ar * ac),
-                               clt__mem(b), (size_t)b->offset, (size_t)bc, (size_t)(br * bc),
-                               clt__mem(*out), 0, (size_t)N, (size_t)(M * N), (size_t)G));
+        CLT__TRY(clt__gemm_cpu_auto(a->dev, a->dtype, ta, tb, (size_t)M, (size_t)N, (size_t)K,
+                                    clt__mem(a), (size_t)a->offset, (size_t)ac, (size_t)(ar * ac),
+                                    clt__mem(b), (size_t)b->offset, (size_t)bc, (size_t)(br * bc),
+                                    clt__mem(*out), 0, (size_t)N, (size_t)(M * N), (size_t)G));
         return CLT_OK;
     }
     int64_t as[3] = {G, ar, ac}, ast[3] = {ar * ac, ac, 1};
@@ -243,7 +275,11 @@ static clt_status im2col(const clt_tensor *xc, geom g, int64_t n0, clt_tensor **
     g.off0 = xc->offset + n0 * g.C * g.H * g.W;
     cl_mem mx = clt__mem(xc), mc = clt__mem(*cols);
     cl_ulong chunk = clt__chunk_size(xc->dev, n);
-    if (chunk && n > 0 && fits32(&g)) { /* CPU devices: chunks in work-groups of one */
+    if (chunk && n > 0 && fits32(&g) && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1) {
+        /* CPU devices, stride and dilation 1: whole patch rows of an image */
+        clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mc), CLT__ARG(mc), CLT__ARG(g)};
+        st = launch_rows(xc->dev, xc->dtype, "im2col_plane", g.G * g.K * g.N, g.L, 4, args);
+    } else if (chunk && n > 0 && fits32(&g)) { /* CPU devices: chunks in work-groups of one */
         const char *opts = options(xc->dtype, true);
         size_t gws = (size_t)(((cl_ulong)n + chunk - 1) / chunk), lws = 1;
         clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mc), CLT__ARG(g), CLT__ARG(chunk)};
@@ -290,7 +326,7 @@ clt_status clt__conv2d(const clt_tensor *x, const clt_tensor *w, const clt_tenso
             CLT__TRY(gemm(g.G, false, wc, g.Og, g.K, false, cols, g.K, c.N * g.L, &Y));
             cl_mem my = clt__mem(Y), mb = bc ? clt__mem(bc) : my, mo = clt__mem(r);
             clt__arg args[] = {CLT__ARG(my), CLT__ARG(mb), CLT__ARG(mo), CLT__ARG(c)};
-            CLT__TRY(launch(x->dev, x->dtype, "conv_out", c.N * g.O, 4, args));
+            CLT__TRY(launch_rows(x->dev, x->dtype, "conv_out", c.N * g.O, g.L, 4, args));
             if (cols_keep && c.N == g.N) { /* one chunk: the backward reuses it */
                 *cols_keep = cols;
                 cols = NULL;
@@ -344,15 +380,15 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
         CLT__TRY(clt__tensor_new(x->dev, x->dtype, 1, &n, &Gp));
         c.off0 = gc->offset + n0 * g.O * g.L;
         cl_mem mg = clt__mem(gc), mp = clt__mem(Gp);
-        clt__arg pa[] = {CLT__ARG(mg), CLT__ARG(mp), CLT__ARG(c)};
-        CLT__TRY(launch(x->dev, x->dtype, "conv_gout_perm", g.O * c.N, 3, pa));
+        clt__arg pa[] = {CLT__ARG(mg), CLT__ARG(mp), CLT__ARG(mp), CLT__ARG(c)};
+        CLT__TRY(launch_rows(x->dev, x->dtype, "conv_gout_perm", g.O * c.N, g.L, 4, pa));
         if (want_gx) {
             /* dcols[g] = W[g]^T [K, Og] @ gout[g] [Og, N L], then summed into dx */
             CLT__TRY(gemm(g.G, true, wc, g.Og, g.K, false, Gp, g.Og, c.N * g.L, &dcols));
             c.off2 = n0 * g.C * g.H * g.W;
             cl_mem md = clt__mem(dcols), mr = clt__mem(rx);
-            clt__arg ca[] = {CLT__ARG(md), CLT__ARG(mr), CLT__ARG(c)};
-            CLT__TRY(launch(x->dev, x->dtype, "col2im", c.N * g.C * g.H, 3, ca));
+            clt__arg ca[] = {CLT__ARG(md), CLT__ARG(mr), CLT__ARG(mr), CLT__ARG(c)};
+            CLT__TRY(launch_rows(x->dev, x->dtype, "col2im", c.N * g.C * g.H, g.W, 4, ca));
         }
         if (want_gw) {
             /* dW[g] = gout[g] [Og, N L] @ cols[g]^T [N L, K]: the images summed
@@ -374,12 +410,22 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
                 part = NULL;
             }
         }
+        if (gb && c.N == g.N) {
+            /* one chunk: the bias gradient is the sum of each row of Gp
+             * [O, N L], contiguous (the reduction's vector loop) */
+            clt_tensor *rows = NULL;
+            CLT__TRY(clt__tensor_view(Gp, 2, (int64_t[]){g.O, g.N * g.L},
+                                      (int64_t[]){g.N * g.L, 1}, Gp->offset, &rows));
+            st = clt__sum_dim(rows, 1, 0, &rb);
+            clt_tensor_free(rows);
+            CLT__TRY(st);
+        }
         clt_tensor_free(Gp);
         clt_tensor_free(dcols);
         clt_tensor_free(cols);
         Gp = dcols = cols = NULL;
     }
-    if (gb) {
+    if (gb && rb == NULL) {
         CLT__TRY(clt__tensor_new(x->dev, x->dtype, 1, &g.O, &rb));
         g.off0 = gc->offset;
         cl_mem mg = clt__mem(gc), mr = clt__mem(rb);
@@ -532,7 +578,8 @@ clt_status clt__max_pool2d(const clt_tensor *x, const clt__pool2d *p, clt_tensor
         g.off0 = xc->offset;
         cl_mem mx = clt__mem(xc), mr = clt__mem(r), mi = clt__mem(ix);
         clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mr), CLT__ARG(mi), CLT__ARG(g)};
-        CLT__TRY(launch(x->dev, x->dtype, "max_pool_fwd", g.N * g.C * g.Ho, 4, args));
+        CLT__TRY(launch_rows(x->dev, x->dtype, "max_pool_fwd", g.N * g.C * g.Ho, g.Wo, 4,
+                             args));
     }
     *out = r;
     *indices = ix;
@@ -565,8 +612,8 @@ clt_status clt__max_pool2d_backward(const clt_tensor *gout, const clt_tensor *in
              * one write per window give the same bits as the gather, in a
              * fraction of its time. */
             CLT__TRY(clt__fill_value(r, 0.0));
-            CLT__TRY(launch(gout->dev, gout->dtype, "max_pool_bwd_disjoint", g.N * g.C * g.L, 4,
-                            args));
+            CLT__TRY(launch_rows(gout->dev, gout->dtype, "max_pool_bwd_disjoint", g.N * g.C,
+                                 g.L, 4, args));
         } else {
             CLT__TRY(launch(gout->dev, gout->dtype, "max_pool_bwd", g.N * g.C * g.H, 4, args));
         }

@@ -23,6 +23,28 @@ static clt_status launch(clt_device *dev, clt_dtype t, const char *kernel, uint6
     return clt__launch(dev, "loss", opts, kernel, 1, &gws, NULL, nargs, args);
 }
 
+/* Kernel over the n rows of C elements of cl/loss.cl's ce kernels: rows
+ * in chunks in work-groups of one on CPU devices, one per work-item
+ * elsewhere; the rows per work-item go after args. */
+static clt_status launch_rows(clt_device *dev, clt_dtype t, const char *kernel, uint64_t n,
+                              int64_t C, size_t nargs, const clt__arg *args)
+{
+    if (n == 0)
+        return CLT_OK;
+    const char *opts = options(t);
+    if (opts == NULL)
+        return clt_last_status();
+    cl_ulong cpu = clt__chunk_size(dev, (int64_t)n * (C > 0 ? C : 1));
+    cl_ulong chunk = cpu ? cpu / (cl_ulong)(C > 0 ? C : 1) : 1;
+    if (chunk == 0)
+        chunk = 1;
+    size_t gws = (size_t)((n + chunk - 1) / chunk), lws = 1;
+    clt__arg all[24];
+    memcpy(all, args, nargs * sizeof *args);
+    all[nargs] = CLT__ARG(chunk);
+    return clt__launch(dev, "loss", opts, kernel, 1, &gws, cpu ? &lws : NULL, nargs + 1, all);
+}
+
 static clt_status check_reduction(int reduction, const char *fn)
 {
     if (reduction == CLT_REDUCTION_MEAN || reduction == CLT_REDUCTION_SUM ||
@@ -239,7 +261,7 @@ clt_status clt__cross_entropy(const clt_tensor *x, const clt_tensor *target,
                            CLT__ARG(mwt), CLT__ARG(wo), CLT__ARG(hw),  CLT__ARG(cc),
                            CLT__ARG(ign), eps,          CLT__ARG(lsm), CLT__ARG(op),
                            CLT__ARG(err), CLT__ARG(n)};
-        CLT__TRY(launch(x->dev, x->dtype, "ce_rows", n, 18, args));
+        CLT__TRY(launch_rows(x->dev, x->dtype, "ce_rows", n, C, 18, args));
     }
     if (o->reduction == CLT_REDUCTION_NONE) {
         if (x->ndim == 1)
@@ -305,7 +327,7 @@ clt_status clt__cross_entropy_bw(const clt_tensor *x, const clt_tensor *target,
                            CLT__ARG(cc),  CLT__ARG(ign), eps,           CLT__ARG(lsm),
                            CLT__ARG(mg),  CLT__ARG(go),  CLT__ARG(grows), CLT__ARG(md),
                            CLT__ARG(hd),  CLT__ARG(n)};
-        CLT__TRY(launch(x->dev, x->dtype, "ce_rows_bw", n, 22, args));
+        CLT__TRY(launch_rows(x->dev, x->dtype, "ce_rows_bw", n, C, 22, args));
     }
     CLT__TRY(clt__reshape(dx, x->ndim, x->shape, gx));
     if (want_gt && gt)

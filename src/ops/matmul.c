@@ -341,9 +341,9 @@ clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int bac
         bg = 1;
     }
     if (cpu)
-        CLT__TRY(clt__gemm_cpu(a->dev, a->dtype, A.trans, B.trans, Mg, (size_t)N, (size_t)K,
-                               clt__mem(A.t), A.off, A.ld, A.stride, clt__mem(B.t), B.off, B.ld,
-                               B.stride, clt__mem(r), 0, (size_t)N, Mg * (size_t)N, bg));
+        CLT__TRY(clt__gemm_cpu_auto(a->dev, a->dtype, A.trans, B.trans, Mg, (size_t)N, (size_t)K,
+                                    clt__mem(A.t), A.off, A.ld, A.stride, clt__mem(B.t), B.off, B.ld,
+                                    B.stride, clt__mem(r), 0, (size_t)N, Mg * (size_t)N, bg));
     else
         CLT__TRY(clblast_gemm(a->dev, a->dtype, Mg, (size_t)N, (size_t)K, &A, &B, clt__mem(r),
                               bg));
@@ -355,6 +355,19 @@ done:
     clt_tensor_free(B.t);
     clt_tensor_free(r);
     return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt__gemm_cpu_auto(clt_device *dev, clt_dtype dtype, bool trans_a, bool trans_b,
+                              size_t M, size_t N, size_t K, cl_mem A, size_t a_off, size_t lda,
+                              size_t stride_a, cl_mem B, size_t b_off, size_t ldb,
+                              size_t stride_b, cl_mem C, size_t c_off, size_t ldc,
+                              size_t stride_c, size_t batch)
+{
+    if (dtype == CLT_FLOAT32 && clt__mm_small_fits(dev, trans_b, M, N, K))
+        return clt__mm_small_f32(dev, trans_a, M, N, K, A, a_off, lda, stride_a, B, b_off, ldb,
+                                 stride_b, C, c_off, ldc, stride_c, batch, NULL, 0);
+    return clt__gemm_cpu(dev, dtype, trans_a, trans_b, M, N, K, A, a_off, lda, stride_a, B,
+                         b_off, ldb, stride_b, C, c_off, ldc, stride_c, batch);
 }
 
 clt_status clt__matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
