@@ -441,7 +441,7 @@ Test(limits, split_work_group_kernels_match_one_launch)
         clt_tensor *s = NULL, *m = NULL, *sm = NULL;
         uint64_t l0 = launches();
         CHECK(clt_sum_dim(a, 1, 0, &s));
-        CHECK(clt_max_dim(a, 1, 0, &m));
+        CHECK(clt_max_dim(a, 1, 0, &m, NULL));
         CHECK(clt__softmax_variant(a, 1, false, 2, &sm));
         if (pass)
             cr_assert_gt(launches() - l0, 6, "nothing was split");
