@@ -32,14 +32,14 @@ typedef long ix;
  * work-groups of one, for CPU devices (PoCL's loop over the work-items of
  * a larger group ran the rows' loops several times slower). */
 #define CONV_ROW_KERNELS(name, rows, A1, A2, A3)                               \
-    __kernel void name(A1 a1, A2 a2, A3 a3, clt_conv_geom g)                   \
+    CLT_KERNEL(name)(A1 a1, A2 a2, A3 a3, clt_conv_geom g)                     \
     {                                                                          \
         ix id = get_global_id(0);                                              \
         if (id < (rows))                                                       \
             name##_row(a1, a2, a3, g, id);                                     \
     }                                                                          \
-    __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void name##_chunk( \
-        A1 a1, A2 a2, A3 a3, clt_conv_geom g, ulong chunk)                     \
+    CLT_KERNEL_WG(name##_chunk, 1, 1, 1)(A1 a1, A2 a2, A3 a3, clt_conv_geom g, \
+                                         ulong chunk)                          \
     {                                                                          \
         ix r0 = (ix)(get_global_id(0) * chunk);                                \
         ix r1 = min(r0 + (ix)chunk, (ix)(rows));                               \
@@ -51,8 +51,8 @@ typedef long ix;
  * `chunk` consecutive elements of cols, walking (row, n, oh, ow) by
  * increments from one division at its start, as the elementwise kernels'
  * strided walk does, so the loop is straight loads and stores. */
-__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-im2col_chunk(__global const T *x, __global T *cols, clt_conv_geom g, ulong chunk)
+CLT_KERNEL_WG(im2col_chunk, 1, 1, 1)(__global const T *x, __global T *cols, clt_conv_geom g,
+                                     ulong chunk)
 {
     const ix N = (ix)g.N, L = (ix)g.L, Wo = (ix)g.Wo, Ho = (ix)g.Ho, K = (ix)g.K;
     const ix H = (ix)g.H, W = (ix)g.W, kh = (ix)g.kh, kw = (ix)g.kw;
@@ -132,7 +132,7 @@ inline void im2col_plane_row(__global const T *x, __global T *cols, __global T *
 CONV_ROW_KERNELS(im2col_plane, g.G * g.K * g.N, __global const T *, __global T *, __global T *)
 
 /* One work-item per row (g * K + k, n, oh) of cols: Wo values. */
-__kernel void im2col(__global const T *x, __global T *cols, clt_conv_geom g)
+CLT_KERNEL(im2col)(__global const T *x, __global T *cols, clt_conv_geom g)
 {
     ix id = get_global_id(0);
     if (id >= ((ix)g.G) * ((ix)g.K) * ((ix)g.N) * ((ix)g.Ho))
@@ -238,7 +238,7 @@ inline void col2im_row(__global const T *dcols, __global T *dx, __global T *unus
 CONV_ROW_KERNELS(col2im, g.N * g.C * g.H, __global const T *, __global T *, __global T *)
 
 /* db[o] = sum over n, then l, of gout[n][o][l]; one work-item per o. */
-__kernel void conv_bias_grad(__global const T *gout, __global T *db, clt_conv_geom g)
+CLT_KERNEL(conv_bias_grad)(__global const T *gout, __global T *db, clt_conv_geom g)
 {
     ix o = get_global_id(0);
     if (o >= ((ix)g.O))
@@ -288,8 +288,8 @@ inline void max_pool_row(__global const T *x, __global T *out, __global long *id
 }
 
 /* One work-item per output row. */
-__kernel void max_pool_fwd(__global const T *x, __global T *out, __global long *idx,
-                           clt_conv_geom g)
+CLT_KERNEL(max_pool_fwd)(__global const T *x, __global T *out, __global long *idx,
+                         clt_conv_geom g)
 {
     ix id = get_global_id(0);
     if (id < ((ix)g.N) * ((ix)g.C) * ((ix)g.Ho))
@@ -299,9 +299,8 @@ __kernel void max_pool_fwd(__global const T *x, __global T *out, __global long *
 /* For CPU devices: `chunk` output rows per work-item, in work-groups of
  * one (PoCL's loop over the work-items of a larger group ran the row's
  * window loops several times slower). */
-__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-max_pool_fwd_chunk(__global const T *x, __global T *out, __global long *idx, clt_conv_geom g,
-                   ulong chunk)
+CLT_KERNEL_WG(max_pool_fwd_chunk, 1, 1, 1)(__global const T *x, __global T *out,
+                                           __global long *idx, clt_conv_geom g, ulong chunk)
 {
     ix r0 = (ix)(get_global_id(0) * chunk);
     ix r1 = min(r0 + (ix)chunk, ((ix)g.N) * ((ix)g.C) * ((ix)g.Ho));
@@ -340,8 +339,8 @@ max_pool_fwd_chunk(__global const T *x, __global T *out, __global long *idx, clt
  * windows in row-major order (taps from the last, so oh and ow ascend):
  * PyTorch's CPU scatter adds in that order too.  One work-item per
  * (p, h). */
-__kernel void max_pool_bwd(__global const T *gout, __global const long *idx, __global T *dx,
-                           clt_conv_geom g)
+CLT_KERNEL(max_pool_bwd)(__global const T *gout, __global const long *idx, __global T *dx,
+                         clt_conv_geom g)
 {
     ix id = get_global_id(0);
     if (id >= ((ix)g.N) * ((ix)g.C) * ((ix)g.H))
@@ -405,7 +404,7 @@ inline ix avg_window(const clt_conv_geom *g, ix oh, ix ow, ix *ih0, ix *ih1, ix 
     return ((ix)g->flag) ? pool : (h1 - h0) * (w1 - w0);
 }
 
-__kernel void avg_pool_fwd(__global const T *x, __global T *out, clt_conv_geom g)
+CLT_KERNEL(avg_pool_fwd)(__global const T *x, __global T *out, clt_conv_geom g)
 {
     ix id = get_global_id(0);
     if (id >= ((ix)g.N) * ((ix)g.C) * ((ix)g.Ho))
@@ -428,7 +427,7 @@ __kernel void avg_pool_fwd(__global const T *x, __global T *out, clt_conv_geom g
 
 /* Each input pixel sums gout / divisor over the windows that cover it, in
  * row-major window order. */
-__kernel void avg_pool_bwd(__global const T *gout, __global T *dx, clt_conv_geom g)
+CLT_KERNEL(avg_pool_bwd)(__global const T *gout, __global T *dx, clt_conv_geom g)
 {
     ix id = get_global_id(0);
     if (id >= ((ix)g.N) * ((ix)g.C) * ((ix)g.H))

@@ -35,8 +35,8 @@
 #endif
 #endif
 
-__kernel void copy_strided(__global D *dst, ulong dst_off, __global const S *src, ulong n,
-                           clt_layout L)
+CLT_KERNEL(copy_strided)(__global D *dst, ulong dst_off, __global const S *src, ulong n,
+                         clt_layout L)
 {
     size_t i = get_global_id(0);
     if (i >= n)
@@ -46,8 +46,8 @@ __kernel void copy_strided(__global D *dst, ulong dst_off, __global const S *src
     D_STORE(dst, dst_off + i, CONVERT(S_LOAD(src, os)));
 }
 
-__kernel void copy_contig(__global D *dst, ulong dst_off, __global const S *src, ulong src_off,
-                          ulong n)
+CLT_KERNEL(copy_contig)(__global D *dst, ulong dst_off, __global const S *src, ulong src_off,
+                        ulong n)
 {
     size_t i = get_global_id(0);
     if (i >= n)
@@ -55,9 +55,8 @@ __kernel void copy_contig(__global D *dst, ulong dst_off, __global const S *src,
     D_STORE(dst, dst_off + i, CONVERT(S_LOAD(src, src_off + i)));
 }
 
-__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-copy_chunk(__global D *dst, ulong dst_off, __global const S *src, ulong src_off, ulong n,
-           ulong chunk)
+CLT_KERNEL_WG(copy_chunk, 1, 1, 1)(__global D *dst, ulong dst_off, __global const S *src,
+                                   ulong src_off, ulong n, ulong chunk)
 {
     ulong i = get_global_id(0) * chunk;
     ulong end = min(i + chunk, n);
@@ -72,7 +71,7 @@ copy_chunk(__global D *dst, ulong dst_off, __global const S *src, ulong src_off,
 /* Into a strided destination: element i (row-major over L.shape) goes to
  * dst at offset o0 and comes from src at o1 (strides 0 where src is
  * broadcast).  Serves in-place ops and copy_ on views. */
-__kernel void copy_to_strided(__global D *dst, __global const S *src, ulong n, clt_layout L)
+CLT_KERNEL(copy_to_strided)(__global D *dst, __global const S *src, ulong n, clt_layout L)
 {
     size_t i = get_global_id(0);
     if (i >= n)

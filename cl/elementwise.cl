@@ -101,8 +101,6 @@ T_C ipow(T_C a, T_C b)
     (void)zero;                                                                \
     (void)one;
 
-#define WG1 __attribute__((reqd_work_group_size(1, 1, 1)))
-
 /* A chunk of a strided walk: element i of the output (row-major over
  * L.shape) reads operand j at o_j + k * s_j inside a run along the last
  * dimension; the index is carried to the outer dimensions between runs, so
@@ -151,8 +149,8 @@ T_C ipow(T_C a, T_C b)
  * operands 0, 1 and 2, and the element is sexpr; in name_k's vector loop
  * (when vec) VFETCH declares 16 elements' operands and vexpr computes them. */
 #define DEF_FOUR(name_, PARAMS, FETCH, VFETCH, sexpr, vexpr, vec)              \
-    __kernel void name_##s(__global O *out, PARAMS, ulong n, ulong chunk,      \
-                           clt_layout L)                                       \
+    CLT_KERNEL(name_##s)(__global O *out, PARAMS, ulong n, ulong chunk,        \
+                         clt_layout L)                                         \
     {                                                                          \
         size_t i = get_global_id(0);                                           \
         if (i >= n)                                                            \
@@ -163,7 +161,7 @@ T_C ipow(T_C a, T_C b)
         FETCH(o0_, o1_, o2_)                                                   \
         O_STORE(out, i, (O_C)(sexpr));                                         \
     }                                                                          \
-    __kernel void name_##c(__global O *out, PARAMS, clt_offsets L)             \
+    CLT_KERNEL(name_##c)(__global O *out, PARAMS, clt_offsets L)               \
     {                                                                          \
         size_t i = get_global_id(0);                                           \
         if (i >= L.n)                                                          \
@@ -172,7 +170,7 @@ T_C ipow(T_C a, T_C b)
         FETCH(L.off0 + i, L.off1 + i, L.off2 + i)                              \
         O_STORE(out, i, (O_C)(sexpr));                                         \
     }                                                                          \
-    __kernel WG1 void name_##k(__global O *out, PARAMS, clt_offsets L)         \
+    CLT_KERNEL_WG(name_##k, 1, 1, 1)(__global O *out, PARAMS, clt_offsets L)   \
     {                                                                          \
         CHUNK_RANGE_C                                                          \
         if (vec) {                                                             \
@@ -188,8 +186,8 @@ T_C ipow(T_C a, T_C b)
             O_STORE(out, i, (O_C)(sexpr));                                     \
         }                                                                      \
     }                                                                          \
-    __kernel WG1 void name_##t(__global O *out, PARAMS, ulong n, ulong chunk,  \
-                               clt_layout L)                                   \
+    CLT_KERNEL_WG(name_##t, 1, 1, 1)(__global O *out, PARAMS, ulong n,         \
+                                     ulong chunk, clt_layout L)                \
     {                                                                          \
         SCALAR_CONSTS                                                          \
         STRIDED_BEGIN                                                          \

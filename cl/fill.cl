@@ -11,15 +11,14 @@
 #define T_VSTORE(p, i, v) CLT_VSTORE16(T, (v), (p) + (i))
 #endif
 
-__kernel void fill(__global T *out, ulong n, T_C value)
+CLT_KERNEL(fill)(__global T *out, ulong n, T_C value)
 {
     size_t i = get_global_id(0);
     if (i < n)
         T_STORE(out, i, value);
 }
 
-__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-fill_chunk(__global T *out, ulong n, T_C value, ulong chunk)
+CLT_KERNEL_WG(fill_chunk, 1, 1, 1)(__global T *out, ulong n, T_C value, ulong chunk)
 {
     ulong i = get_global_id(0) * chunk;
     ulong end = min(i + chunk, n);
@@ -38,14 +37,14 @@ typedef double arange_t;
 typedef float arange_t;
 #endif
 
-__kernel void arange(__global T *out, ulong n, arange_t start, arange_t step)
+CLT_KERNEL(arange)(__global T *out, ulong n, arange_t start, arange_t step)
 {
     size_t i = get_global_id(0);
     if (i < n)
         T_STORE(out, i, (T_C)(start + (arange_t)i * step));
 }
 
-__kernel void arange_int(__global T *out, ulong n, long start, long step)
+CLT_KERNEL(arange_int)(__global T *out, ulong n, long start, long step)
 {
     size_t i = get_global_id(0);
     if (i < n)

@@ -32,9 +32,9 @@ void report_index(__global clt_index_error *e, int op, int dim, long value, long
 /* out[i] = src[o0 + index[o1] * sel_stride] for the contiguous output of n
  * elements, where element i of L.shape places o0 in src (L.s0, 0 along the
  * selected dimension) and o1 in index (L.s1). */
-__kernel void take(__global T *out, __global const T *src, __global const long *index,
-                   long sel_stride, long sel_size, int op, int dim,
-                   __global clt_index_error *err, ulong n, clt_layout L)
+CLT_KERNEL(take)(__global T *out, __global const T *src, __global const long *index,
+                 long sel_stride, long sel_size, int op, int dim,
+                 __global clt_index_error *err, ulong n, clt_layout L)
 {
     size_t i = get_global_id(0);
     if (i >= n)
@@ -59,10 +59,10 @@ __kernel void take(__global T *out, __global const T *src, __global const long *
  * of a sequential loop.  scatter and scatter_add walk index's own column,
  * index_add a 1-D index shared by every column (idx_step its stride, L.s1
  * zero). */
-__kernel void scatter(__global T *dst, __global const long *index, __global const T *src,
-                      T_C alpha, int add, long nk, long dst_step, long idx_step, long src_step,
-                      long dim_size, int op, int dim, __global clt_index_error *err, ulong n,
-                      clt_layout L)
+CLT_KERNEL(scatter)(__global T *dst, __global const long *index, __global const T *src,
+                    T_C alpha, int add, long nk, long dst_step, long idx_step, long src_step,
+                    long dim_size, int op, int dim, __global clt_index_error *err, ulong n,
+                    clt_layout L)
 {
     size_t p = get_global_id(0);
     if (p >= n)
@@ -87,8 +87,8 @@ __kernel void scatter(__global T *dst, __global const long *index, __global cons
 
 /* out[i] = mask ? value : src, with src (L.s0) and the bool mask (L.s1)
  * broadcast to the contiguous output. */
-__kernel void masked_fill(__global T *out, __global const T *src, __global const uchar *mask,
-                          T_C value, ulong n, clt_layout L)
+CLT_KERNEL(masked_fill)(__global T *out, __global const T *src, __global const uchar *mask,
+                        T_C value, ulong n, clt_layout L)
 {
     size_t i = get_global_id(0);
     if (i >= n)
@@ -100,8 +100,8 @@ __kernel void masked_fill(__global T *out, __global const T *src, __global const
 
 /* out[i] = (index[o0] == i % classes), the last dimension of L.shape being
  * the classes (L.s0 zero there). */
-__kernel void one_hot(__global long *out, __global const long *index, long classes, int op,
-                      __global clt_index_error *err, ulong n, clt_layout L)
+CLT_KERNEL(one_hot)(__global long *out, __global const long *index, long classes, int op,
+                    __global clt_index_error *err, ulong n, clt_layout L)
 {
     size_t i = get_global_id(0);
     if (i >= n)

@@ -100,11 +100,11 @@ inline void ce_row(__global T *loss, __global T *wrow, __global const T *x, ulon
 /* Rows [gid chunk, (gid + 1) chunk) of N: one row per work-item on GPUs,
  * many in work-groups of one on CPU devices (PoCL's loop over the
  * work-items of a larger group ran each row several times slower). */
-__kernel void ce_rows(__global T *loss, __global T *wrow, __global const T *x, ulong x_off,
-                      __global const long *tidx, __global const T *tprob, ulong t_off, int prob,
-                      __global const T *w, ulong w_off, int has_w, long C, long ignore,
-                      T_C eps, int logsm, int op, __global clt_index_error *err, ulong N,
-                      ulong chunk)
+CLT_KERNEL(ce_rows)(__global T *loss, __global T *wrow, __global const T *x, ulong x_off,
+                    __global const long *tidx, __global const T *tprob, ulong t_off, int prob,
+                    __global const T *w, ulong w_off, int has_w, long C, long ignore,
+                    T_C eps, int logsm, int op, __global clt_index_error *err, ulong N,
+                    ulong chunk)
 {
     size_t i0 = get_global_id(0) * chunk, i1 = min((size_t)N, i0 + (size_t)chunk);
     for (size_t i = i0; i < i1; i++)
@@ -115,9 +115,9 @@ __kernel void ce_rows(__global T *loss, __global T *wrow, __global const T *x, u
 /* First stage of a long reduction: work-item k adds vals (and wrow) over
  * [k * chunk, (k + 1) * chunk) in order into part[k] (and part_w[k]).  The
  * host fixes the chunking from n alone, never from the device. */
-__kernel void loss_partial(__global T *part, __global T *part_w, __global const T *vals,
-                           __global const T *wrow, ulong n, ulong chunk, int with_w,
-                           ulong parts)
+CLT_KERNEL(loss_partial)(__global T *part, __global T *part_w, __global const T *vals,
+                         __global const T *wrow, ulong n, ulong chunk, int with_w,
+                         ulong parts)
 {
     size_t k = get_global_id(0);
     if (k >= parts)
@@ -136,8 +136,8 @@ __kernel void loss_partial(__global T *part, __global T *part_w, __global const 
 /* out[0] = the sum of vals[0 .. n) in order, divided (mode 1) by count or
  * (mode 2) by the sum of wrow in order; den[0] gets the divisor (1 for a
  * sum).  One work-item. */
-__kernel void loss_reduce(__global T *out, __global T *den, __global const T *vals,
-                          __global const T *wrow, ulong n, int mode, ulong count)
+CLT_KERNEL(loss_reduce)(__global T *out, __global T *den, __global const T *vals,
+                        __global const T *wrow, ulong n, int mode, ulong count)
 {
     if (get_global_id(0) != 0)
         return;
@@ -207,11 +207,11 @@ inline void ce_row_bw(__global T *gx, __global T *gt, int want_gt, __global cons
 }
 
 /* Rows as ce_rows takes them. */
-__kernel void ce_rows_bw(__global T *gx, __global T *gt, int want_gt, __global const T *x,
-                         ulong x_off, __global const long *tidx, __global const T *tprob,
-                         ulong t_off, int prob, __global const T *w, ulong w_off, int has_w,
-                         long C, long ignore, T_C eps, int logsm, __global const T *g, ulong g_off,
-                         int g_rows, __global const T *den, int has_den, ulong N, ulong chunk)
+CLT_KERNEL(ce_rows_bw)(__global T *gx, __global T *gt, int want_gt, __global const T *x,
+                       ulong x_off, __global const long *tidx, __global const T *tprob,
+                       ulong t_off, int prob, __global const T *w, ulong w_off, int has_w,
+                       long C, long ignore, T_C eps, int logsm, __global const T *g, ulong g_off,
+                       int g_rows, __global const T *den, int has_den, ulong N, ulong chunk)
 {
     size_t i0 = get_global_id(0) * chunk, i1 = min((size_t)N, i0 + (size_t)chunk);
     for (size_t i = i0; i < i1; i++)
@@ -227,9 +227,9 @@ inline T_C softplus_neg(T_C x)
 
 /* Elementwise loss of x and y (kind 0 mse, 1 l1, 2 binary cross entropy
  * with logits, pos_weight pw[k % pwn] when has_pw). */
-__kernel void ew_loss(__global T *out, __global const T *x, ulong x_off, __global const T *y,
-                      ulong y_off, __global const T *pw, ulong pw_off, ulong pwn, int has_pw,
-                      int kind, ulong n)
+CLT_KERNEL(ew_loss)(__global T *out, __global const T *x, ulong x_off, __global const T *y,
+                    ulong y_off, __global const T *pw, ulong pw_off, ulong pwn, int has_pw,
+                    int kind, ulong n)
 {
     size_t k = get_global_id(0);
     if (k >= n)
@@ -250,10 +250,10 @@ __kernel void ew_loss(__global T *out, __global const T *x, ulong x_off, __globa
 /* Gradients of ew_loss from g (g_elems: one value per element, otherwise
  * g[0]) divided by `div` (n for a mean, else 1): gx (want_x) and gy
  * (want_y) in one launch. */
-__kernel void ew_loss_bw(__global T *gx, __global T *gy, int want_x, int want_y,
-                         __global const T *x, ulong x_off, __global const T *y, ulong y_off,
-                         __global const T *pw, ulong pw_off, ulong pwn, int has_pw, int kind,
-                         __global const T *g, ulong g_off, int g_elems, T_C div, ulong n)
+CLT_KERNEL(ew_loss_bw)(__global T *gx, __global T *gy, int want_x, int want_y,
+                       __global const T *x, ulong x_off, __global const T *y, ulong y_off,
+                       __global const T *pw, ulong pw_off, ulong pwn, int has_pw, int kind,
+                       __global const T *g, ulong g_off, int g_elems, T_C div, ulong n)
 {
     size_t k = get_global_id(0);
     if (k >= n)

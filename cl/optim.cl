@@ -12,8 +12,8 @@
 /* SGD: d = g + wd p; with momentum, buf = first ? d : momentum buf +
  * (1 - dampening) d, and d = nesterov ? d + momentum buf : buf; p -= lr d.
  * buf is not read without momentum. */
-__kernel void sgd_step(__global T *p, __global const T *g, __global T *buf, ulong n, ulong chunk,
-                       T_C lr, T_C wd, T_C momentum, T_C dampening, int nesterov, int first)
+CLT_KERNEL(sgd_step)(__global T *p, __global const T *g, __global T *buf, ulong n, ulong chunk,
+                     T_C lr, T_C wd, T_C momentum, T_C dampening, int nesterov, int first)
 {
     CHUNK_LOOP {
         T_C pi = T_LOAD(p, i), d = T_LOAD(g, i);
@@ -33,10 +33,10 @@ __kernel void sgd_step(__global T *p, __global const T *g, __global T *buf, ulon
  * sqrt(1 - beta2^t) + eps, p -= lr / (1 - beta1^t) * m / denom.  The host
  * passes step_size = lr / (1 - beta1^t) and bc2_sqrt = sqrt(1 - beta2^t).
  * vmax is read only with amsgrad. */
-__kernel void adam_step(__global T *p, __global const T *g, __global T *m, __global T *v,
-                        __global T *vmax, ulong n, ulong chunk, T_C lr, T_C beta1, T_C beta2,
-                        T_C eps, T_C wd, int decoupled, int amsgrad, T_C step_size,
-                        T_C bc2_sqrt)
+CLT_KERNEL(adam_step)(__global T *p, __global const T *g, __global T *m, __global T *v,
+                      __global T *vmax, ulong n, ulong chunk, T_C lr, T_C beta1, T_C beta2,
+                      T_C eps, T_C wd, int decoupled, int amsgrad, T_C step_size,
+                      T_C bc2_sqrt)
 {
     const T_C w = (T_C)1 - beta1;
     CHUNK_LOOP {

@@ -15,6 +15,39 @@
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 
+/* Compilers for x86 CPUs without AVX-512 (or AVX) warn that 16-wide vector
+ * arguments "change the ABI" at every call of a builtin such as fmax or
+ * convert_float16.  The builtins are linked in as bitcode compiled for the
+ * same CPU and inlined, so no call crosses an ABI; the warning only made
+ * noise (PoCL prints a count of warnings on stderr). */
+#if defined(__clang__) && defined(__has_warning)
+#if __has_warning("-Wpsabi")
+#pragma clang diagnostic ignored "-Wpsabi"
+#endif
+#endif
+
+/* Kernels are declared with CLT_KERNEL(name)(params), or
+ * CLT_KERNEL_WG(name, x, y, z)(params) for a required work-group size.  A
+ * program built for one kernel (options -DCLT_SELECT -DCLT_ONLY_<name>, see
+ * src/device/program.c) compiles only that one: the others become unused
+ * static functions, which the compiler drops unread.  Without CLT_SELECT
+ * every kernel is compiled, as is any declared with plain __kernel. */
+#define CLT__SECOND(a, b, ...) b
+#define CLT__ONE_1 ~, 1
+#define CLT__IS_ONE__(probe) CLT__SECOND(probe, 0, ~)
+#define CLT__IS_ONE_(x) CLT__IS_ONE__(CLT__ONE_##x)
+#define CLT__IS_ONE(x) CLT__IS_ONE_(x)
+#ifdef CLT_SELECT
+#define CLT__WANTED(name) CLT__IS_ONE(CLT_ONLY_##name)
+#else
+#define CLT__WANTED(name) 1
+#endif
+#define CLT__QUAL_1(...) __kernel __VA_ARGS__ void
+#define CLT__QUAL_0(...) static inline void
+#define CLT_KERNEL(name) CAT(CLT__QUAL_, CLT__WANTED(name))() name
+#define CLT_KERNEL_WG(name, x, y, z)                                          \
+    CAT(CLT__QUAL_, CLT__WANTED(name))(__attribute__((reqd_work_group_size(x, y, z)))) name
+
 /* Must match clt__layout in src/internal.h. */
 typedef struct clt_layout {
     long shape[CLT_MAX_DIMS];

@@ -212,7 +212,7 @@ R normal_of(uint4 w)
     return sqrt_pos(C(-2.0) * log_unit(u1)) * cos2pi(u2);
 }
 
-__kernel void rand(__global T *out, ulong n, uint key0, uint key1, ulong offset)
+CLT_KERNEL(rand)(__global T *out, ulong n, uint key0, uint key1, ulong offset)
 {
     size_t i = get_global_id(0);
     if (i >= n)
@@ -227,7 +227,7 @@ __kernel void rand(__global T *out, ulong n, uint key0, uint key1, ulong offset)
 #endif
 }
 
-__kernel void randn(__global T *out, ulong n, uint key0, uint key1, ulong offset)
+CLT_KERNEL(randn)(__global T *out, ulong n, uint key0, uint key1, ulong offset)
 {
     size_t i = get_global_id(0);
     if (i >= n)
@@ -237,8 +237,8 @@ __kernel void randn(__global T *out, ulong n, uint key0, uint key1, ulong offset
 
 /* low + floor(x * range / 2^64) for 64 random bits x: exact integer
  * arithmetic, bias below range / 2^64. */
-__kernel void randint(__global T *out, ulong n, uint key0, uint key1, ulong offset, long low,
-                      ulong range)
+CLT_KERNEL(randint)(__global T *out, ulong n, uint key0, uint key1, ulong offset, long low,
+                    ulong range)
 {
     size_t i = get_global_id(0);
     if (i >= n)
@@ -252,7 +252,7 @@ __kernel void randint(__global T *out, ulong n, uint key0, uint key1, ulong offs
 /* randperm: element i goes to its rank among the keys, ties broken by the
  * index, so the result is a permutation that depends only on the keys (the
  * same on every device).  O(n) work per element. */
-__kernel void randperm_rank(__global T *out, __global const long *keys, ulong n)
+CLT_KERNEL(randperm_rank)(__global T *out, __global const long *keys, ulong n)
 {
     size_t i = get_global_id(0);
     if (i >= n)

@@ -49,9 +49,9 @@
 /* CPU style: one work-item per (row, chunk) of a row-contiguous input
  * (inner == 1), four 16-wide accumulators = LANES lanes. */
 #define DEF_SUM_VEC(name, SRC, LOAD1, VLOAD)                                   \
-    __kernel void name(__global const SRC *src, long soff, __global S *dst,    \
-                       long total, long R, long nchunks, int op,               \
-                       __global const S *mean, S div, int do_sqrt)             \
+    CLT_KERNEL(name)(__global const SRC *src, long soff, __global S *dst,      \
+                     long total, long R, long nchunks, int op,                 \
+                     __global const S *mean, S div, int do_sqrt)               \
     {                                                                          \
         long g = get_global_id(0);                                             \
         if (g >= total)                                                        \
@@ -146,10 +146,11 @@
  * that clt__launch gives the parts of a split launch (get_group_id does
  * not). */
 #define DEF_SUM_WG(name, SRC, LOAD1)                                           \
-    __kernel __attribute__((reqd_work_group_size(LANES, 1, 1)))                \
-    void name(__global const SRC *src, long soff, __global S *dst,             \
-              long total, long R, long nchunks, int op,                        \
-              __global const S *mean, S div, int do_sqrt, __local S *lanes)    \
+    CLT_KERNEL_WG(name, LANES, 1, 1)(__global const SRC *src, long soff,       \
+                                     __global S *dst, long total, long R,      \
+                                     long nchunks, int op,                     \
+                                     __global const S *mean, S div,            \
+                                     int do_sqrt, __local S *lanes)            \
     {                                                                          \
         long g = get_global_id(0) / LANES;                                     \
         int j = (int)get_local_id(0);                                          \
@@ -175,10 +176,10 @@
 /* Any inner size: one work-item per (row, chunk, one of icount inner
  * positions from i_begin on), the lanes in private memory. */
 #define DEF_SUM_GEN(name, SRC, LOAD1)                                          \
-    __kernel void name(__global const SRC *src, long soff, __global S *dst,    \
-                       long inner, long R, long nchunks, int op,               \
-                       __global const S *mean, S div, int do_sqrt,             \
-                       long i_begin, long icount, long total)                  \
+    CLT_KERNEL(name)(__global const SRC *src, long soff, __global S *dst,      \
+                     long inner, long R, long nchunks, int op,                 \
+                     __global const S *mean, S div, int do_sqrt,               \
+                     long i_begin, long icount, long total)                    \
     {                                                                          \
         long t = get_global_id(0);                                             \
         if (t >= icount * total)                                               \
@@ -217,10 +218,10 @@
     }
 
 #define DEF_SUM_IVEC(name, SRC, VLOAD)                                         \
-    __kernel void name(__global const SRC *src, long soff, __global S *dst,    \
-                       long inner, long R, long nchunks, int op,               \
-                       __global const S *mean, S div, int do_sqrt,             \
-                       long nblocks, long total)                               \
+    CLT_KERNEL(name)(__global const SRC *src, long soff, __global S *dst,      \
+                     long inner, long R, long nchunks, int op,                 \
+                     __global const S *mean, S div, int do_sqrt,               \
+                     long nblocks, long total)                                 \
     {                                                                          \
         long t = get_global_id(0);                                             \
         if (t >= nblocks * total)                                              \
@@ -259,8 +260,8 @@
  * per 16 rows, vectors across the rows.  Lanes at or beyond R hold the
  * identity, and folding one in changes no bits (an accumulator started at
  * +0 never becomes -0), so the fold skips them. */
-__kernel void sum_rows(__global const T *src, long soff, __global S *dst, long outer, long R,
-                       int op, __global const S *mean, S div, int do_sqrt)
+CLT_KERNEL(sum_rows)(__global const T *src, long soff, __global S *dst, long outer, long R,
+                     int op, __global const S *mean, S div, int do_sqrt)
 {
     long r0 = get_global_id(0) * 16;
     if (r0 >= outer)
@@ -310,10 +311,10 @@ DEF_SUM_IVEC(sum_ivec_s, S, VLOAD_S)
  * answer.  Values are kept in T, indices in long; passes after the first
  * read both back (has_idx).  Generic kernel: one work-item per (row, chunk,
  * one of icount inner positions from i_begin on). */
-__kernel void select_reduce(__global const T *src, long soff, __global const long *sidx,
-                            int has_idx, __global T *dval, __global long *didx, long inner,
-                            long R, long nchunks, int want_max, long i_begin, long icount,
-                            long total)
+CLT_KERNEL(select_reduce)(__global const T *src, long soff, __global const long *sidx,
+                          int has_idx, __global T *dval, __global long *didx, long inner,
+                          long R, long nchunks, int want_max, long i_begin, long icount,
+                          long total)
 {
     long t = get_global_id(0);
     if (t >= icount * total)
@@ -360,8 +361,8 @@ __kernel void select_reduce(__global const T *src, long soff, __global const lon
  * work-item per (row, chunk); lane l of a 16-wide vector keeps the first
  * best of elements l, l + 16, ...; the lanes are merged by value, then by
  * index, and the tail is scanned after them. */
-__kernel void select_vec(__global const T *src, long soff, __global T *dval,
-                         __global long *didx, long total, long R, long nchunks, int want_max)
+CLT_KERNEL(select_vec)(__global const T *src, long soff, __global T *dval,
+                       __global long *didx, long total, long R, long nchunks, int want_max)
 {
     long g = get_global_id(0);
     if (g >= total)
@@ -415,9 +416,9 @@ __kernel void select_vec(__global const T *src, long soff, __global T *dval,
 /* CPU style for inner >= 16: one work-item per (row, chunk, block of 16
  * inner positions); the host leaves the last inner % 16 positions to
  * select_reduce. */
-__kernel void select_ivec(__global const T *src, long soff, __global const long *sidx,
-                          int has_idx, __global T *dval, __global long *didx, long inner,
-                          long R, long nchunks, int want_max, long nblocks, long total)
+CLT_KERNEL(select_ivec)(__global const T *src, long soff, __global const long *sidx,
+                        int has_idx, __global T *dval, __global long *didx, long inner,
+                        long R, long nchunks, int want_max, long nblocks, long total)
 {
     long t = get_global_id(0);
     if (t >= nblocks * total)

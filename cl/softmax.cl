@@ -48,8 +48,8 @@ inline T_C hsum(V v)
     return w.s0 + w.s1;
 }
 
-__kernel void softmax_cpu(__global T *out, __global const T *in, ulong in_off, ulong rows,
-                          ulong n, ulong inner, int logmode)
+CLT_KERNEL(softmax_cpu)(__global T *out, __global const T *in, ulong in_off, ulong rows,
+                        ulong n, ulong inner, int logmode)
 {
     size_t g = get_global_id(0);
     if (g >= rows)
@@ -135,8 +135,8 @@ __kernel void softmax_cpu(__global T *out, __global const T *in, ulong in_off, u
 
 /* The local size must be a power of two; `scratch` holds one T_C per
  * work-item. */
-__kernel void softmax_wg(__global T *out, __global const T *in, ulong in_off, ulong n,
-                         ulong inner, int logmode, __local T_C *scratch)
+CLT_KERNEL(softmax_wg)(__global T *out, __global const T *in, ulong in_off, ulong n,
+                       ulong inner, int logmode, __local T_C *scratch)
 {
     size_t lid = get_local_id(0), lsz = get_local_size(0);
     size_t g = get_global_id(0) / lsz; /* with the offset of a split launch */

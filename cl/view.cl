@@ -3,7 +3,7 @@
  * and L.off0 place element i in the source, L.s1 and L.off1 in the
  * destination, both walked row-major over L.shape. */
 
-__kernel void copy_s2s(__global D *dst, __global const S *src, ulong n, clt_layout L)
+CLT_KERNEL(copy_s2s)(__global D *dst, __global const S *src, ulong n, clt_layout L)
 {
     size_t i = get_global_id(0);
     if (i >= n)

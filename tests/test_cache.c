@@ -1,6 +1,7 @@
 /* test_cache.c: the persistent kernel cache: a store on the first build, a
- * hit after clt_shutdown (a fresh, process-like state), and damaged files
- * (corrupt, truncated, garbage, empty) rebuilt instead of trusted. */
+ * hit after clt_shutdown (a fresh, process-like state), damaged files
+ * (corrupt, truncated, garbage, empty) rebuilt instead of trusted, programs
+ * of one kernel for launches and whole families from the warm-up. */
 #include <dirent.h>
 #include <stdio.h>
 #include <fcntl.h>
@@ -11,6 +12,12 @@
 
 /* Test hook in src/device/program.c: hits, misses, stores, rejected. */
 void clt__kernel_cache_counters(uint64_t out[4]);
+/* Internal warm-up steps (src/internal.h): one whole program, and every
+ * (family, options) pair the cache directory's list has seen. */
+clt_status clt__program_warm(clt_device *dev, const char *family, const char *options,
+                             bool optional, size_t *count);
+clt_status clt__programs_warm_seen(clt_device *dev, size_t *count);
+const char *clt__fill_options(clt_dtype t);
 
 enum { HITS, MISSES, STORES, REJECTED };
 
@@ -236,4 +243,147 @@ Test(cache, cache_off_writes_nothing)
     cr_assert_eq(bin_files(NULL, 0), 0);
     cr_assert_eq(c1[STORES], c0[STORES]);
     cr_assert_eq(c1[MISSES], c0[MISSES]);
+}
+
+/* The last line of a cache file's key: the one kernel its program holds,
+ * or "" for a whole family.  The key text follows the 40-byte header, its
+ * length at byte 12. */
+static void file_kernel(const char *path, char *out, size_t n)
+{
+    int fd = open(path, O_RDONLY);
+    cr_assert_geq(fd, 0);
+    uint32_t klen = 0;
+    cr_assert_eq(pread(fd, &klen, sizeof klen, 12), (ssize_t)sizeof klen);
+    cr_assert(klen > 0 && klen < 65536);
+    char *key = malloc(klen + 1);
+    cr_assert_eq(pread(fd, key, klen, 40), (ssize_t)klen);
+    close(fd);
+    key[klen] = '\0';
+    const char *nl = strrchr(key, '\n');
+    cr_assert_not_null(nl);
+    snprintf(out, n, "%s", nl + 1);
+    free(key);
+}
+
+/* The kernels named by the cache files, sorted, joined with spaces. */
+static void file_kernels(char *out, size_t n)
+{
+    char names[8][64];
+    int count = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len <= 4 || strcmp(e->d_name + len - 4, ".bin") != 0)
+            continue;
+        cr_assert_lt(count, 8);
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        file_kernel(path, names[count++], sizeof names[0]);
+    }
+    closedir(d);
+    qsort(names, (size_t)count, sizeof names[0], (int (*)(const void *, const void *))strcmp);
+    out[0] = '\0';
+    for (int i = 0; i < count; i++)
+        snprintf(out + strlen(out), n - strlen(out), "%s%s", i ? " " : "", names[i]);
+}
+
+/* clt_full then x * s on dev, checked on the host. */
+static void full_times(clt_device *dev, double value, double s)
+{
+    int64_t n = 100;
+    clt_tensor *t = NULL, *y = NULL;
+    CHECK(clt_full(dev, CLT_FLOAT32, 1, &n, value, &t));
+    CHECK(clt_mul_scalar(t, s, &y));
+    float *h = read_f32(y);
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(h[i], (float)(value * s), "element %d: %g", i, (double)h[i]);
+    free(h);
+    clt_tensor_free(y);
+    clt_tensor_free(t);
+}
+
+Test(cache, a_launch_builds_and_stores_only_its_kernel)
+{
+    clt_device *dev = get_device("cpu");
+    clt_device_info info;
+    CHECK(clt_device_get_info(dev, &info));
+    bool cpu = info.type == CLT_DEVICE_TYPE_CPU;
+    uint64_t c0[4], c1[4], c2[4], c3[4];
+    counters(c0);
+    full_times(dev, 2.0, 3.0);
+    counters(c1);
+    cr_assert_eq(c1[MISSES] - c0[MISSES], 2, "one program for the fill, one for the product");
+    cr_assert_eq(c1[STORES] - c0[STORES], 2);
+    char names[256];
+    file_kernels(names, sizeof names);
+    cr_assert_str_eq(names, cpu ? "fill_chunk mul_ts_k" : "fill mul_ts_c");
+
+    /* A restarted runtime loads both programs. */
+    clt_shutdown();
+    full_times(get_device("cpu"), -1.0, 0.5);
+    counters(c2);
+    cr_assert_eq(c2[HITS] - c1[HITS], 2);
+    cr_assert_eq(c2[MISSES], c1[MISSES]);
+    cr_assert_eq(c2[REJECTED], c1[REJECTED]);
+
+    /* A damaged one is rejected and its kernel built and stored again. */
+    char path[512];
+    bin_files(path, sizeof path);
+    struct stat sb;
+    cr_assert_eq(stat(path, &sb), 0);
+    flip_payload_byte(path, sb.st_size);
+    clt_shutdown();
+    full_times(get_device("cpu"), 4.0, -2.0);
+    counters(c3);
+    cr_assert_eq(c3[REJECTED] - c2[REJECTED], 1);
+    cr_assert_eq(c3[HITS] - c2[HITS], 1);
+    cr_assert_eq(c3[MISSES] - c2[MISSES], 1);
+    cr_assert_eq(c3[STORES] - c2[STORES], 1);
+    file_kernels(names, sizeof names);
+    cr_assert_str_eq(names, cpu ? "fill_chunk mul_ts_k" : "fill mul_ts_c");
+}
+
+/* The warm-up builds whole families from the list of keys seen; a later
+ * process loads such a program for any of its kernels and builds nothing. */
+Test(cache, warmed_up_families_serve_every_kernel)
+{
+    fill_and_check(1.0); /* stores a program of one kernel, notes its key */
+    clt_shutdown();
+    clt_device *dev = get_device("cpu");
+    uint64_t c0[4], c1[4], c2[4];
+    counters(c0);
+    size_t count = 0;
+    CHECK(clt__programs_warm_seen(dev, &count));
+    cr_assert_eq(count, 1);
+    counters(c1);
+    cr_assert_eq(c1[MISSES] - c0[MISSES], 1, "the whole fill family is built");
+    cr_assert_eq(c1[STORES] - c0[STORES], 1);
+    char names[256];
+    file_kernels(names, sizeof names);
+    cr_assert(strcmp(names, " fill_chunk") == 0 || strcmp(names, " fill") == 0,
+              "a whole family and the first program: '%s'", names);
+
+    /* A fresh runtime: every fill kernel comes from the whole family. */
+    clt_shutdown();
+    dev = get_device("cpu");
+    int64_t n = 40000; /* fill_chunk on CPUs */
+    clt_tensor *a = NULL, *b = NULL;
+    CHECK(clt_full(dev, CLT_FLOAT32, 1, &n, 7.0, &a));
+    CHECK(clt_full(dev, CLT_FLOAT32, 1, &n, -7.0, &b));
+    size_t whole = 0;
+    CHECK(clt__program_warm(dev, "fill", clt__fill_options(CLT_FLOAT32), false, &whole));
+    cr_assert_eq(whole, 1);
+    counters(c2);
+    cr_assert_eq(c2[HITS] - c1[HITS], 1, "one load serves the launches and the lookup");
+    cr_assert_eq(c2[MISSES], c1[MISSES], "nothing is built");
+    float *ha = read_f32(a), *hb = read_f32(b);
+    for (int i = 0; i < n; i++) {
+        cr_assert_eq(ha[i], 7.0f);
+        cr_assert_eq(hb[i], -7.0f);
+    }
+    free(ha);
+    free(hb);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
 }

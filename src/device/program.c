@@ -1,6 +1,12 @@
 /* program.c: builds cl/<family>.cl for a device with dtype options, keeps
  * the programs and kernels per device and on disk, enqueues kernel launches,
- * and warms the caches up ahead of time (clt_warmup). */
+ * and warms the caches up ahead of time (clt_warmup).
+ *
+ * A launch builds a program that holds only the kernel it needs (see
+ * CLT_KERNEL in cl/prelude.cl): a PoCL binary for the disk cache is compiled
+ * kernel by kernel, and a whole family's took seconds where a program's
+ * first use needs one or two kernels.  The warm-up builds whole families,
+ * which then serve every kernel of theirs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <float.h>
@@ -46,11 +52,20 @@ static uint64_t fnv1a_str(uint64_t h, const char *s)
 }
 
 /* A program entry with the hash of its key, so lookups compare one integer
- * per entry and strings only on a match. */
+ * per entry and strings only on a match, and the one kernel the program
+ * was built for ("" when it holds the whole family). */
 typedef struct entry {
     clt__program_entry base;
     uint64_t hash;
+    char only[sizeof ((clt__kernel_entry *)0)->name];
 } entry;
+
+/* Whether entry e can launch `kernel` (NULL: asks for the whole family). */
+static bool serves(const clt__program_entry *e, const char *kernel)
+{
+    const char *only = ((const entry *)e)->only;
+    return only[0] == '\0' || (kernel != NULL && strcmp(only, kernel) == 0);
+}
 
 /* The in-memory key hash runs on every launch, so it takes eight bytes a
  * step (the option strings are a few hundred bytes long). */
@@ -101,7 +116,7 @@ static void append_build_log(cl_program prog, cl_device_id dev)
 /* ---- the disk cache --------------------------------------------------------- */
 
 #define CACHE_MAGIC "CLTKCACH"
-#define CACHE_VERSION 1u
+#define CACHE_VERSION 2u
 
 /* The file header; the key text and then the program binary follow it. */
 typedef struct cache_header {
@@ -164,17 +179,19 @@ static char *cache_dir(void)
     return dir;
 }
 
-/* The full cache key: what must match for a binary to be reusable. */
+/* The full cache key: what must match for a binary to be reusable.  `only`
+ * names the one kernel the program holds, "" the whole family. */
 static char *disk_key(const clt_device *dev, const char *family, const char *options,
-                      const clt__cl_source *prelude, const clt__cl_source *src)
+                      const char *only, const clt__cl_source *prelude,
+                      const clt__cl_source *src)
 {
     uint64_t h = fnv1a(FNV_INIT, prelude->text, prelude->size);
     h = fnv1a(h, src->text, src->size);
     clt__strbuf sb = {0};
-    clt__sb_printf(&sb, "cltensor kernel cache %u\n%s\n%s\n%s\n%s\n%016llx\n%s\n%s",
+    clt__sb_printf(&sb, "cltensor kernel cache %u\n%s\n%s\n%s\n%s\n%016llx\n%s\n%s\n%s",
                    CACHE_VERSION, dev->info.platform_name, dev->info.name,
                    dev->info.driver_version, dev->info.device_version, (unsigned long long)h,
-                   family, options);
+                   family, options, only);
     return clt__sb_take(&sb);
 }
 
@@ -268,8 +285,8 @@ done:
     free(bin);
 }
 
-/* Remembers a (family, options) pair in the cache directory's list, so that
- * clt_warmup can prepare programs of modules it has no table for. */
+/* Remembers a (family, options) pair in the cache directory's list, once,
+ * so that clt_warmup can prepare programs of modules it has no table for. */
 static void note_key(const char *dir, const char *family, const char *options)
 {
     clt__strbuf sb = {0};
@@ -277,21 +294,28 @@ static void note_key(const char *dir, const char *family, const char *options)
     char *path = clt__sb_take(&sb);
     clt__sb_printf(&sb, "%s\t%s\n", family, options);
     char *line = clt__sb_take(&sb);
-    int fd = path ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
-    if (fd >= 0 && line) {
+    bool seen = false;
+    FILE *f = path && line ? fopen(path, "r") : NULL;
+    char buf[4096];
+    while (f && !seen && fgets(buf, sizeof buf, f))
+        seen = strcmp(buf, line) == 0;
+    if (f)
+        fclose(f);
+    int fd = path && line && !seen ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
+                                   : -1;
+    if (fd >= 0) {
         ssize_t w = write(fd, line, strlen(line));
         (void)w;
-    }
-    if (fd >= 0)
         close(fd);
+    }
     free(path);
     free(line);
 }
 
 /* A program from the disk cache, built for dev, or NULL. */
-static cl_program disk_load(clt_device *dev, const char *dir, const char *key, uint64_t khash)
+static cl_program disk_load(clt_device *dev, const char *dir, const char *key)
 {
-    char *path = disk_path(dir, khash, ".bin");
+    char *path = disk_path(dir, fnv1a_str(FNV_INIT, key), ".bin");
     size_t len = 0;
     unsigned char *bin = path ? disk_read(path, key, &len) : NULL;
     cl_program prog = NULL;
@@ -307,7 +331,8 @@ static cl_program disk_load(clt_device *dev, const char *dir, const char *key, u
             __atomic_add_fetch(&disk_counters.rejected, 1, __ATOMIC_RELAXED);
         }
     }
-    __atomic_add_fetch(prog ? &disk_counters.hits : &disk_counters.misses, 1, __ATOMIC_RELAXED);
+    if (prog)
+        __atomic_add_fetch(&disk_counters.hits, 1, __ATOMIC_RELAXED);
     free(bin);
     free(path);
     return prog;
@@ -315,46 +340,90 @@ static cl_program disk_load(clt_device *dev, const char *dir, const char *key, u
 
 /* ---- programs and kernels ----------------------------------------------------- */
 
-/* Called with dev->lock held. */
+/* The build options: the caller's, the kernel selection (none: the whole
+ * family), and -w, since some compilers print their warnings on stderr
+ * (PoCL prints their count there) and the library never prints. */
+static char *build_options(const char *options, const char *only)
+{
+    clt__strbuf sb = {0};
+    if (only[0])
+        clt__sb_printf(&sb, "%s -DCLT_SELECT -DCLT_ONLY_%s -w", options, only);
+    else
+        clt__sb_printf(&sb, "%s -w", options);
+    return clt__sb_take(&sb);
+}
+
+/* Builds cl/<family>.cl from source: the program holds `only`, or every
+ * kernel of the family when only is "". */
+static clt_status build_source(clt_device *dev, const char *family, const char *options,
+                               const char *only, const clt__cl_source *prelude,
+                               const clt__cl_source *src, cl_program *out)
+{
+    clt_status st = CLT_OK;
+    cl_program prog = NULL;
+    char *opts = build_options(options, only);
+    if (opts == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "building cl/%s.cl: out of host memory",
+                          family);
+    const char *texts[2] = {prelude->text, src->text};
+    size_t lens[2] = {prelude->size, src->size};
+    cl_int err = CL_SUCCESS;
+    prog = clCreateProgramWithSource(dev->context, 2, texts, lens, &err);
+    CLT__CL_CHECK(err, "clCreateProgramWithSource for cl/%s.cl on %s", family, dev->label);
+    err = clBuildProgram(prog, 1, &dev->id, opts, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_INVALID_BUILD_OPTIONS)
+            st = clt__error(CLT_ERR_BUILD_FAILED,
+                            "building cl/%s.cl for %s (%s) with options '%s': %s (%d)", family,
+                            dev->label, dev->info.name, opts, clt_cl_error_name(err), err);
+        else
+            st = clt__cl_error(err, "building cl/%s.cl for %s (%s) with options '%s'", family,
+                               dev->label, dev->info.name, opts);
+        append_build_log(prog, dev->id);
+        goto done;
+    }
+    *out = prog;
+    prog = NULL;
+done:
+    if (prog)
+        clReleaseProgram(prog);
+    free(opts);
+    return st;
+}
+
+/* Gets the program for (family, options) that holds `kernel` (NULL: the
+ * whole family): from the disk cache, where a whole family stored by the
+ * warm-up serves any of its kernels, else built from source and stored.
+ * Called with dev->lock held. */
 static clt_status build_locked(clt_device *dev, const char *family, const char *options,
-                               uint64_t hash, entry **out)
+                               const char *kernel, uint64_t hash, entry **out)
 {
     clt_status st = CLT_OK;
     cl_program prog = NULL;
     entry *e = NULL;
     char *dir = NULL, *dkey = NULL;
+    const char *only = kernel ? kernel : "";
     const clt__cl_source *prelude = clt__cl_source_find("prelude");
     const clt__cl_source *src = clt__cl_source_find(family);
     if (prelude == NULL || src == NULL)
         return clt__error(CLT_ERR_INTERNAL, "no embedded kernel source cl/%s.cl", family);
+    if (strlen(only) >= sizeof e->only)
+        return clt__error(CLT_ERR_INTERNAL, "kernel name too long: %s", only);
 
     dir = cache_dir();
-    uint64_t dhash = 0;
-    if (dir && (dkey = disk_key(dev, family, options, prelude, src)) != NULL) {
-        dhash = fnv1a_str(FNV_INIT, dkey);
-        prog = disk_load(dev, dir, dkey, dhash);
+    if (dir && only[0] && (dkey = disk_key(dev, family, options, "", prelude, src)) != NULL &&
+        (prog = disk_load(dev, dir, dkey)) != NULL)
+        only = "";
+    if (dir && prog == NULL) {
+        free(dkey);
+        if ((dkey = disk_key(dev, family, options, only, prelude, src)) != NULL)
+            prog = disk_load(dev, dir, dkey);
     }
     if (prog == NULL) {
-        const char *texts[2] = {prelude->text, src->text};
-        size_t lens[2] = {prelude->size, src->size};
-        cl_int err = CL_SUCCESS;
-        prog = clCreateProgramWithSource(dev->context, 2, texts, lens, &err);
-        CLT__CL_CHECK(err, "clCreateProgramWithSource for cl/%s.cl on %s", family, dev->label);
-        err = clBuildProgram(prog, 1, &dev->id, options, NULL, NULL);
-        if (err != CL_SUCCESS) {
-            if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_INVALID_BUILD_OPTIONS)
-                st = clt__error(CLT_ERR_BUILD_FAILED,
-                                "building cl/%s.cl for %s (%s) with options '%s': %s (%d)",
-                                family, dev->label, dev->info.name, options,
-                                clt_cl_error_name(err), err);
-            else
-                st = clt__cl_error(err, "building cl/%s.cl for %s (%s) with options '%s'",
-                                   family, dev->label, dev->info.name, options);
-            append_build_log(prog, dev->id);
-            goto done;
-        }
+        CLT__TRY(build_source(dev, family, options, only, prelude, src, &prog));
         if (dkey) {
-            disk_write(dir, dkey, dhash, prog);
+            __atomic_add_fetch(&disk_counters.misses, 1, __ATOMIC_RELAXED);
+            disk_write(dir, dkey, fnv1a_str(FNV_INIT, dkey), prog);
             note_key(dir, family, options);
         }
     }
@@ -364,6 +433,7 @@ static clt_status build_locked(clt_device *dev, const char *family, const char *
         goto done;
     }
     sprintf(e->base.key, "%s\n%s", family, options);
+    strcpy(e->only, only);
     e->hash = hash;
     e->base.program = prog;
     prog = NULL;
@@ -383,16 +453,17 @@ done:
     return st;
 }
 
-/* Finds or builds a program; a hit moves to the front of the list, so an op
- * repeated in a loop is found at once. */
+/* Finds or builds a program that holds `kernel` (NULL: the whole family); a
+ * hit moves to the front of the list, so an op repeated in a loop is found
+ * at once. */
 static clt_status program_locked(clt_device *dev, const char *family, const char *options,
-                                 clt__program_entry **out)
+                                 const char *kernel, clt__program_entry **out)
 {
     if (options == NULL)
         options = "";
     /* Most launches repeat the last lookup's strings: found by address. */
     for (clt__program_entry *p = dev->programs; p; p = p->next) {
-        if (p->options_ptr == options && p->family_ptr == family) {
+        if (p->options_ptr == options && p->family_ptr == family && serves(p, kernel)) {
             *out = p;
             return CLT_OK;
         }
@@ -400,7 +471,8 @@ static clt_status program_locked(clt_device *dev, const char *family, const char
     uint64_t h = key_hash(family, options);
     clt__program_entry **link = &dev->programs;
     for (clt__program_entry *p = *link; p; link = &p->next, p = p->next) {
-        if (((entry *)p)->hash == h && key_equal(p->key, family, options)) {
+        if (((entry *)p)->hash == h && key_equal(p->key, family, options) &&
+            serves(p, kernel)) {
             if (link != &dev->programs) {
                 *link = p->next;
                 p->next = dev->programs;
@@ -413,7 +485,7 @@ static clt_status program_locked(clt_device *dev, const char *family, const char
         }
     }
     entry *e = NULL;
-    clt_status st = build_locked(dev, family, options, h, &e);
+    clt_status st = build_locked(dev, family, options, kernel, h, &e);
     if (st == CLT_OK)
         *out = &e->base;
     return st;
@@ -427,7 +499,7 @@ clt_status clt__program_get(clt_device *dev, const char *family, const char *opt
         return st;
     pthread_mutex_lock(&dev->lock);
     clt__program_entry *e = NULL;
-    st = program_locked(dev, family, options, &e);
+    st = program_locked(dev, family, options, NULL, &e);
     if (st == CLT_OK)
         *out = e->program;
     pthread_mutex_unlock(&dev->lock);
@@ -575,7 +647,7 @@ clt_status clt__launch(clt_device *dev, const char *family, const char *options,
     pthread_mutex_lock(&dev->lock);
     clt__program_entry *p = NULL;
     cl_kernel k = NULL;
-    CLT__TRY(program_locked(dev, family, options, &p));
+    CLT__TRY(program_locked(dev, family, options, kernel, &p));
     CLT__TRY(kernel_locked(dev, p, kernel, &k));
     clt__kernel_entry *ke = p->kernels; /* kernel_locked moves it to the front */
     CLT__TRY(set_args_locked(dev, ke, family, kernel, nargs, args));
