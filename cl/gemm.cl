@@ -174,9 +174,8 @@ static void gemm_pack_t16(__global const T *src, ulong stride, int width, __glob
 /* Packs op(A) (M x K, element (i, k) at A[off + i * rs + k * cs]) of each
  * batch b into Ap[b * pstride + ip * K * MR + k * MR + r] for row
  * ip * MR + r, zero beyond M.  Work-item (PKC rows of K, row panel ip, b). */
-__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-gemm_pack_a(__global const T *A, ulong off, ulong rs, ulong cs, ulong bstride, ulong M,
-            ulong K, __global T *Ap, ulong pstride)
+CLT_KERNEL_WG(gemm_pack_a, 1, 1, 1)(__global const T *A, ulong off, ulong rs, ulong cs,
+                                    ulong bstride, ulong M, ulong K, __global T *Ap, ulong pstride)
 {
     ulong k0 = get_group_id(0) * GEMM_PKC, ip = get_group_id(1), b = get_group_id(2);
     ulong k1 = min(k0 + GEMM_PKC, K);
@@ -229,9 +228,9 @@ static void gemm_pack_b_panel(__global const T *B, ulong rs, ulong cs, ulong N, 
  * panel by panel, every row of a panel starts a new 128-byte stretch ldb
  * floats away, which took half as long again (4096 x 4096 on PoCL: 11-13 ms
  * against 7-8). */
-__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-gemm_pack_b(__global const T *B, ulong off, ulong rs, ulong cs, ulong bstride, ulong N,
-            ulong K, __global T *Bp, ulong pstride, ulong kpi, ulong ppi)
+CLT_KERNEL_WG(gemm_pack_b, 1, 1, 1)(__global const T *B, ulong off, ulong rs, ulong cs,
+                                    ulong bstride, ulong N, ulong K, __global T *Bp, ulong pstride,
+                                    ulong kpi, ulong ppi)
 {
     ulong k0 = get_group_id(0) * kpi, b = get_group_id(2);
     ulong k1 = min(k0 + kpi, K);
@@ -293,10 +292,9 @@ gemm_pack_b(__global const T *B, ulong off, ulong rs, ulong cs, ulong bstride, u
  * meets every A panel of the block, which stays in L2 across the column
  * panels (block sizes in src/ops/gemm_cpu.c).  K == 0 makes one pass that
  * writes zeros. */
-__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-gemm_tile(__global const T *Ap, ulong pa_stride, __global const T *Bp, ulong pb_stride,
-          __global T *C, ulong off, ulong ldc, ulong bstride, ulong M, ulong N, ulong K,
-          ulong mpan, ulong npan)
+CLT_KERNEL_WG(gemm_tile, 1, 1, 1)(__global const T *Ap, ulong pa_stride, __global const T *Bp,
+                                  ulong pb_stride, __global T *C, ulong off, ulong ldc,
+                                  ulong bstride, ulong M, ulong N, ulong K, ulong mpan, ulong npan)
 {
     ulong b = get_group_id(2);
     ulong mp = (M + GEMM_MR - 1) / GEMM_MR, np = (N + GEMM_NR - 1) / GEMM_NR;
@@ -371,10 +369,9 @@ static T gemv_fold16(CAT(T, 16) v)
 
 /* Rows of W contiguous (wks == 1) and x contiguous: each work-item takes
  * `rows` rows (a multiple of 4), four at a time against one load of x. */
-__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-gemv_dot(__global const T *W, ulong woff, ulong wis, ulong wbs, __global const T *x,
-         ulong xoff, ulong xbs, __global T *y, ulong yoff, ulong ys, ulong ybs, ulong P,
-         ulong K, ulong rows)
+CLT_KERNEL_WG(gemv_dot, 1, 1, 1)(__global const T *W, ulong woff, ulong wis, ulong wbs,
+                                 __global const T *x, ulong xoff, ulong xbs, __global T *y,
+                                 ulong yoff, ulong ys, ulong ybs, ulong P, ulong K, ulong rows)
 {
     ulong b = get_global_id(1);
     ulong i0 = get_global_id(0) * rows, i1 = min(i0 + rows, P);
@@ -421,9 +418,8 @@ gemv_dot(__global const T *W, ulong woff, ulong wis, ulong wbs, __global const T
 
 /* y[b][r * yrs + j * ys] = sum over q of part[b][q][r][j] for r < R;
  * work-item (c, b) takes the columns [c * GEMV_PB, (c + 1) * GEMV_PB). */
-__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-gemv_sum(__global const T *part, __global T *y, ulong yoff, ulong ys, ulong yrs,
-         ulong ybs, ulong P, ulong R, ulong K)
+CLT_KERNEL_WG(gemv_sum, 1, 1, 1)(__global const T *part, __global T *y, ulong yoff, ulong ys,
+                                 ulong yrs, ulong ybs, ulong P, ulong R, ulong K)
 {
     ulong c = get_global_id(0), b = get_global_id(1);
     ulong nq = (K + GEMV_KB - 1) / GEMV_KB;
@@ -447,10 +443,9 @@ gemv_sum(__global const T *part, __global T *y, ulong yoff, ulong ys, ulong yrs,
  * partial rows part[b][q][r][...] (which stay in cache), four vectors at a
  * time and the last R % 4 one by one (the block of W comes from cache after
  * the first pass); gemv_sum then adds the partial rows in order of q. */
-__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-gemm_small_part(__global const T *W, ulong woff, ulong wks, ulong wbs,
-                __global const T *x, ulong xoff, ulong xs, ulong xrs, ulong xbs,
-                __global T *part, ulong P, ulong R, ulong K)
+CLT_KERNEL_WG(gemm_small_part, 1, 1, 1)(__global const T *W, ulong woff, ulong wks, ulong wbs,
+                                        __global const T *x, ulong xoff, ulong xs, ulong xrs,
+                                        ulong xbs, __global T *part, ulong P, ulong R, ulong K)
 {
     ulong q = get_global_id(0), c = get_global_id(1), b = get_global_id(2);
     ulong nq = (K + GEMV_KB - 1) / GEMV_KB;
@@ -561,10 +556,10 @@ gemm_small_part(__global const T *W, ulong woff, ulong wks, ulong wbs,
  * vectors four at a time: W comes from memory once (and from cache for each
  * further four vectors), where the packed GEMM would pad R to 12 and pack
  * all of W first. */
-__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-gemm_small(__global const T *W, ulong woff, ulong wis, ulong wbs, __global const T *X,
-           ulong xoff, ulong xrs, ulong xbs, __global T *Y, ulong yoff, ulong yps, ulong yrs,
-           ulong ybs, ulong P, ulong R, ulong K, ulong rows)
+CLT_KERNEL_WG(gemm_small, 1, 1, 1)(__global const T *W, ulong woff, ulong wis, ulong wbs,
+                                   __global const T *X, ulong xoff, ulong xrs, ulong xbs,
+                                   __global T *Y, ulong yoff, ulong yps, ulong yrs, ulong ybs,
+                                   ulong P, ulong R, ulong K, ulong rows)
 {
     ulong b = get_global_id(1);
     ulong i0 = get_global_id(0) * rows, i1 = min(i0 + rows, P);
