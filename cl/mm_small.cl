@@ -31,9 +31,8 @@ typedef struct mm_geom {
  * the work-items of the first column block also write sum[s_off + b M + m]
  * = sum over k of op(A)[m, k] (in the order of k): the bias gradient that
  * goes with a weight gradient op(A) = G^T. */
-__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-mm_rows(__global const float *A, __global const float *B, __global float *C,
-        __global float *sum, mm_geom g)
+CLT_KERNEL_WG(mm_rows, 1, 1, 1)(__global const float *A, __global const float *B, __global float *C,
+                                __global float *sum, mm_geom g)
 {
     const ulong a_rs = g.a_rs, a_cs = g.a_cs, ldb = g.ldb, ldc = g.ldc;
     const ulong M = g.M, N = g.N, K = g.K, rows = g.rows;
@@ -154,9 +153,8 @@ typedef struct mm_dot_geom {
 #define MM_HALVES(a, b) ((float16)((a).lo + (a).hi, (b).lo + (b).hi))
 #define MM_PAIRS(a, b) ((float16)((a).even + (a).odd, (b).even + (b).odd))
 
-__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
-mm_dot(__global const float *X, __global const float *W, __global float *C,
-       __global const float *bias, mm_dot_geom g)
+CLT_KERNEL_WG(mm_dot, 1, 1, 1)(__global const float *X, __global const float *W, __global float *C,
+                               __global const float *bias, mm_dot_geom g)
 {
     const ulong M = g.M, N = g.N, K = g.K, kv = K / 16 * 16;
     ulong n0 = get_global_id(0) * g.rows, n1 = min(n0 + g.rows, N);
