@@ -158,9 +158,14 @@ static void capture_check(fz *f)
 static uint32_t pick(fz *f, uint32_t n) { return in_below(&f->in, n); }
 static int chance(fz *f, uint32_t percent) { return in_below(&f->in, 100) < percent; }
 
+/* Sizes and positions out of the ordinary.  The first seven are either
+ * invalid or far beyond any memory (shapes use only those, so that no run
+ * allocates gigabytes); the rest are for starts, lengths and dims. */
 static const int64_t odd_sizes[] = {
-    -1, -7, INT64_MIN, INT64_MAX, (int64_t)1 << 62, (int64_t)1 << 40, (int64_t)1 << 32,
-    ((int64_t)1 << 31) + 1, (int64_t)1 << 31, 3037000500, 65537};
+    -1, -7, INT64_MIN, INT64_MAX, (int64_t)1 << 62, (int64_t)1 << 48, (int64_t)1 << 40,
+    (int64_t)1 << 32, ((int64_t)1 << 31) + 1, (int64_t)1 << 31, 3037000500, 65537};
+#define N_ODD_SHAPE 7
+#define N_ODD ((uint32_t)(sizeof odd_sizes / sizeof *odd_sizes))
 
 /* A shape: mostly small valid ones, sometimes many dimensions, too many,
  * negative, huge or overflowing sizes.  Returns ndim (maybe invalid). */
@@ -184,10 +189,9 @@ static int rand_shape(fz *f, int64_t shape[16])
         nd = 1 + (int)pick(f, 4);
         for (int i = 0; i < nd; i++)
             shape[i] = 1 + (int64_t)pick(f, 3);
-        shape[pick(f, (uint32_t)nd)] =
-            odd_sizes[pick(f, sizeof odd_sizes / sizeof *odd_sizes)];
+        shape[pick(f, (uint32_t)nd)] = odd_sizes[pick(f, N_ODD_SHAPE)];
         if (chance(f, 30))
-            shape[pick(f, (uint32_t)nd)] = odd_sizes[pick(f, 7)];
+            shape[pick(f, (uint32_t)nd)] = odd_sizes[pick(f, N_ODD_SHAPE)];
     }
     return nd;
 }
@@ -219,6 +223,8 @@ static clt_dtype rand_dtype(fz *f)
         static const int bad[] = {-1, CLT_DTYPE_COUNT, 100, 0x7fffffff};
         return (clt_dtype)bad[pick(f, 4)];
     }
+    if (chance(f, 50))
+        return CLT_FLOAT32; /* most ops are about floats */
     return (clt_dtype)pick(f, CLT_DTYPE_COUNT);
 }
 
@@ -273,6 +279,19 @@ static int full_slot(fz *f)
  * reference).  A scope holds a handle's first reference, and
  * clt_tensor_free inside the scope releases that one: then the slot that
  * stood for the scope's reference now stands for a plain one. */
+/* A slot whose tensor requires grad (a leaf when `leaf`), else any full
+ * slot, else -1. */
+static int grad_slot(fz *f, int leaf)
+{
+    int start = (int)pick(f, NSLOT);
+    for (int i = 0; i < NSLOT; i++) {
+        clt_tensor *t = f->s[(start + i) % NSLOT].t;
+        if (clt_requires_grad(t) && (!leaf || clt_is_leaf(t)))
+            return (start + i) % NSLOT;
+    }
+    return full_slot(f);
+}
+
 static void tfree(fz *f, clt_tensor *t, int depth)
 {
     if (!t)
@@ -574,8 +593,11 @@ static void op_create(fz *f)
         uint8_t *data = malloc(bytes);
         for (size_t i = 0; i < bytes; i++)
             data[i] = dt == CLT_BOOL ? (uint8_t)(in_below(&f->in, 2)) : (uint8_t)in_u64(&f->in);
+        /* the buffer holds numel elements, or the shape is one no memory
+         * holds (the call must fail before it reads) */
+        int fits = (numel >= 0 && numel <= 4096) || numel == -1 || numel == INT64_MAX;
         CALL("clt_tensor_from_host",
-             clt_tensor_from_host(dev, dt, nd, shape, chance(f, 3) ? NULL : data, op));
+             clt_tensor_from_host(dev, dt, nd, shape, fits && !chance(f, 3) ? data : NULL, op));
         must = 0;
         free(data);
         break;
@@ -639,7 +661,7 @@ static void op_create(fz *f)
         break;
     }
     case 8: {
-        int64_t n = chance(f, 85) ? (int64_t)pick(f, 8) : odd_sizes[pick(f, 11)];
+        int64_t n = chance(f, 85) ? (int64_t)pick(f, 8) : odd_sizes[pick(f, N_ODD_SHAPE)];
         CALL("clt_randperm", clt_randperm(f->gen, dev, n, dt, op));
         known = 0;
         if (op && st == CLT_OK)
@@ -662,6 +684,10 @@ static void op_create(fz *f)
     }
     if (known)
         expect_meta(f, out, nd, shape, dt, dev);
+    if (is_float(clt_tensor_dtype(out)) && chance(f, 25)) { /* a leaf of a graph */
+        CALL("clt_set_requires_grad", clt_set_requires_grad(out, 1));
+        status_ok(f, st);
+    }
     store(f, out);
 }
 
@@ -716,9 +742,9 @@ static void op_view(fz *f)
         int64_t size = t && nd > 0 && wrap_dim(d, nd) >= 0 ? sh[wrap_dim(d, nd)] : 1;
         int64_t start = (int64_t)pick(f, 6) - 2, len = (int64_t)pick(f, 5);
         if (chance(f, 5))
-            start = odd_sizes[pick(f, 11)];
+            start = odd_sizes[pick(f, N_ODD)];
         if (chance(f, 5))
-            len = odd_sizes[pick(f, 11)];
+            len = odd_sizes[pick(f, N_ODD)];
         CALL("clt_narrow", clt_narrow(t, d, start, len, op));
         if (op && st == CLT_OK) {
             int w = wrap_dim(d, nd);
@@ -804,7 +830,7 @@ static void op_view(fz *f)
             uint32_t k = pick(f, 10);
             shape[i] = k < 3 ? -1 : k < 6 ? cur : cur == 1 ? (int64_t)pick(f, 4) : cur;
             if (chance(f, 4))
-                shape[i] = odd_sizes[pick(f, 11)];
+                shape[i] = odd_sizes[pick(f, N_ODD_SHAPE)];
         }
         CALL("clt_expand", clt_expand(t, n, shape, op));
         if (op && st == CLT_OK) {
@@ -835,7 +861,7 @@ static void op_view(fz *f)
         if (chance(f, 30))
             shape[pick(f, (uint32_t)n)] = -1;
         if (chance(f, 10))
-            shape[pick(f, (uint32_t)n)] = odd_sizes[pick(f, 11)];
+            shape[pick(f, (uint32_t)n)] = odd_sizes[pick(f, N_ODD)];
         int isview = pick(f, 2);
         if (isview)
             CALL("clt_view", clt_view(t, n, shape, op));
@@ -1152,14 +1178,34 @@ static void op_reduce(fz *f)
     store(f, out);
 }
 
+static void matmul_meta(fz *f, const clt_tensor *a, const clt_tensor *b, clt_tensor *out);
+
 static void op_matmul(fz *f)
 {
     clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f);
     clt_tensor *out = SENT, **op = OUTP(f, &out);
     clt_status st;
+    clt_tensor *fresh = NULL;
+    if (a && clt_tensor_ndim(a) > 0 && is_float(clt_tensor_dtype(a)) && chance(f, 60)) {
+        /* an operand that fits a: [k], [k, m] or [batch..., k, m] */
+        int64_t sh[4];
+        int nd = (int)pick(f, 4) + 1;
+        for (int i = 0; i < nd; i++)
+            sh[i] = 1 + (int64_t)pick(f, 3);
+        sh[nd == 1 ? 0 : nd - 2] = clt_tensor_shape(a)[clt_tensor_ndim(a) - 1];
+        CALL("clt_randn", clt_randn(f->gen, clt_tensor_device(a), clt_tensor_dtype(a), nd, sh,
+                                    &fresh));
+        outcome(f, st, fresh);
+        b = fresh;
+    }
     CALL("clt_matmul", clt_matmul(a, b, op));
-    if (!result(f, st, op, out))
-        return;
+    if (result(f, st, op, out))
+        matmul_meta(f, a, b, out);
+    tfree(f, fresh, 0);
+}
+
+static void matmul_meta(fz *f, const clt_tensor *a, const clt_tensor *b, clt_tensor *out)
+{
     int na = clt_tensor_ndim(a), nb = clt_tensor_ndim(b);
     const int64_t *sa = clt_tensor_shape(a), *sb = clt_tensor_shape(b);
     if (na == 0 || nb == 0)
@@ -1319,7 +1365,7 @@ static void op_index(fz *f)
         break;
     }
     case 6: {
-        int64_t c = chance(f, 85) ? (int64_t)pick(f, 6) : odd_sizes[pick(f, 11)];
+        int64_t c = chance(f, 85) ? (int64_t)pick(f, 6) : odd_sizes[pick(f, N_ODD_SHAPE)];
         CALL("clt_one_hot", clt_one_hot(t, c, op));
         if (t) {
             wnd = nd + 1;
@@ -1564,6 +1610,16 @@ static void op_autograd(fz *f)
     }
     case 2: {
         clt_tensor *g = NULL;
+        int i = grad_slot(f, 0);
+        if (i >= 0 && chance(f, 80))
+            t = f->s[i].t;
+        if (t && clt_tensor_numel(t) != 1 && chance(f, 50)) {
+            CALL("clt_sum", clt_sum(t, &g)); /* a scalar to start from */
+            if (outcome(f, st, g))
+                store(f, g);
+            t = g;
+            g = NULL;
+        }
         if (t && chance(f, 50)) {
             CALL("clt_ones_like", clt_ones_like(t, &g));
             outcome(f, st, g);
@@ -1577,6 +1633,9 @@ static void op_autograd(fz *f)
     }
     case 3: {
         clt_tensor *out = SENT, **op = OUTP(f, &out);
+        int i = grad_slot(f, 1);
+        if (i >= 0 && chance(f, 80))
+            t = f->s[i].t;
         CALL("clt_grad", clt_grad(t, op));
         if (!op || st != CLT_OK) {
             result(f, st, op, out);
@@ -1908,7 +1967,7 @@ static void op_io(fz *f)
 static int64_t rand_count(fz *f)
 {
     if (chance(f, 10))
-        return odd_sizes[pick(f, 11)];
+        return odd_sizes[pick(f, N_ODD_SHAPE)];
     return (int64_t)pick(f, 6);
 }
 
@@ -2002,7 +2061,7 @@ static void op_module(fz *f)
         int used[NMOD] = {0};
         for (size_t i = 0; i < n; i++) {
             int j = (int)pick(f, NMOD);
-            mods[i] = used[j] ? NULL : f->mod[j];
+            mods[i] = used[j] && chance(f, 50) ? NULL : f->mod[j]; /* or a repeat */
             used[j] = 1;
         }
         CALL("clt_sequential", clt_sequential(chance(f, 3) ? NULL : mods, n, mp));
@@ -2112,7 +2171,7 @@ static void op_optim(fz *f)
                 mn = 0;
         } else {
             for (int i = 0; i < NSLOT; i++)
-                if (chance(f, 40))
+                if (chance(f, 5) || (clt_is_leaf(f->s[i].t) && clt_requires_grad(f->s[i].t)))
                     ps[n++] = f->s[i].t;
         }
         clt_tensor *const *arg = mp ? mp : (chance(f, 3) ? NULL : ps);
@@ -2218,7 +2277,7 @@ static void op_conv(fz *f)
     int64_t p[2] = {(int64_t)pick(f, 2), (int64_t)pick(f, 2)};
     int64_t d[2] = {1, 1};
     if (chance(f, 10))
-        k[pick(f, 2)] = odd_sizes[pick(f, 11)];
+        k[pick(f, 2)] = odd_sizes[pick(f, N_ODD_SHAPE)];
     switch (pick(f, 3)) {
     case 0: {
         clt_conv2d_opts o = CLT_CONV2D_DEFAULTS;
