@@ -150,6 +150,22 @@ static void capture_check(fz *f)
     char buf[2048];
     ssize_t got = pread(cap_fd, buf, sizeof buf - 1, 0);
     buf[got > 0 ? got : 0] = 0;
+    /* AddressSanitizer's note that an allocation far beyond memory failed
+     * (allocator_may_return_null=1) is the sanitizer's, not the library's:
+     * the call must still fail properly, which the caller checks */
+    int only_noise = n < (off_t)sizeof buf - 1;
+    for (const char *line = buf; only_noise && *line;) {
+        const char *end = strchr(line, '\n');
+        const char *hit = strstr(line, "==WARNING: AddressSanitizer failed to allocate");
+        only_noise = line[0] == '=' && hit && (!end || hit < end);
+        line = end ? end + 1 : line + strlen(line);
+    }
+    if (only_noise) {
+        if (ftruncate(cap_fd, 0) != 0)
+            die(f, "cannot empty the capture file");
+        lseek(cap_fd, 0, SEEK_SET);
+        return;
+    }
     die(f, "printed %lld bytes: %s", (long long)n, buf);
 }
 
@@ -1751,11 +1767,14 @@ static void op_read(fz *f)
     clt_tensor *t = rt(f);
     clt_status st;
     size_t nb = clt_tensor_nbytes(t);
-    size_t cap = nb + 16;
+    /* views expanded to huge shapes have no memory behind them: the
+     * buffer is then too small, and the calls must say so */
+    size_t have = nb <= ((size_t)64 << 20) ? nb : 8;
+    size_t cap = have + 16;
     uint8_t *buf = malloc(cap);
     switch (pick(f, 7)) {
     case 0: {
-        size_t give = chance(f, 80) ? nb : (nb ? nb - 1 : 0);
+        size_t give = chance(f, 80) ? have : (have ? have - 1 : 0);
         CALL("clt_tensor_read", clt_tensor_read(t, chance(f, 3) ? NULL : buf, give));
         if (status_ok(f, st) && (!t || give < nb))
             die(f, "read into a short buffer or from NULL succeeded");
@@ -1764,7 +1783,7 @@ static void op_read(fz *f)
     case 1: {
         clt_event *ev = SENT;
         clt_event **ep = chance(f, 3) ? NULL : &ev;
-        CALL("clt_tensor_read_async", clt_tensor_read_async(t, buf, nb, ep));
+        CALL("clt_tensor_read_async", clt_tensor_read_async(t, buf, have, ep));
         if (ep && result(f, st, (clt_tensor **)ep, (clt_tensor *)ev)) {
             if (chance(f, 50)) {
                 int done = 0;
@@ -1784,7 +1803,7 @@ static void op_read(fz *f)
     case 2: {
         for (size_t i = 0; i < cap; i++)
             buf[i] = clt_tensor_dtype(t) == CLT_BOOL ? (uint8_t)pick(f, 2) : (uint8_t)in_u64(&f->in);
-        size_t give = chance(f, 85) ? nb : (nb ? nb - 1 : 0);
+        size_t give = chance(f, 85) ? have : (have ? have - 1 : 0);
         if (chance(f, 50)) {
             CALL("clt_tensor_write", clt_tensor_write(t, buf, give));
             status_ok(f, st);
@@ -1850,6 +1869,8 @@ static void path_in(fz *f, char *path, size_t n, const char *name)
 static uint8_t *read_all(fz *f, const clt_tensor *t)
 {
     size_t nb = clt_tensor_nbytes(t);
+    if (nb > ((size_t)64 << 20))
+        return NULL;
     uint8_t *h = malloc(nb + 1);
     clt_status st;
     CALL("clt_tensor_read", clt_tensor_read(t, h, nb));
