@@ -2501,8 +2501,10 @@ static int setup(fz *f)
     memset(f->s, 0, sizeof f->s);
     memset(f->mod, 0, sizeof f->mod);
     f->ndev = 0;
+    /* Not captured: the OpenCL driver's start-up is not the library's, and
+     * under valgrind PoCL's hwloc says it cannot probe the CPU. */
     for (int i = 0; i < 2; i++) {
-        CALL("clt_device_get", clt_device_get(i ? "cpu:1" : "cpu:0", &f->dev[f->ndev]));
+        st = clt_device_get(i ? "cpu:1" : "cpu:0", &f->dev[f->ndev]);
         if (st == CLT_OK)
             f->ndev++;
         else if (i == 0)
@@ -2624,7 +2626,10 @@ int main(int argc, char **argv)
         if (argc > 2)
             iterations = strtol(argv[2], NULL, 0);
     }
-    capture_open();
+    /* FUZZ_ALLOW_PRINTS=1: no capture (under valgrind, PoCL, which cannot
+     * probe the CPU there, has its compiler print warnings) */
+    if (!(getenv("FUZZ_ALLOW_PRINTS") && *getenv("FUZZ_ALLOW_PRINTS") == '1'))
+        capture_open();
     tempdir(&f);
     if (!setup(&f)) {
         capture_end();
@@ -2658,8 +2663,10 @@ int main(int argc, char **argv)
     capture_check(&f);
     if (getenv("FUZZ_STATS") && *getenv("FUZZ_STATS") == '1')
         print_tally();
-    close(cap_fd);
-    unlink(cap_path);
+    if (cap_fd >= 0) {
+        close(cap_fd);
+        unlink(cap_path);
+    }
     rmtempdir(&f);
     return 0;
 }
