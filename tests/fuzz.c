@@ -1155,21 +1155,29 @@ static void op_reduce(fz *f)
         {"clt_sum_dim", "clt_mean_dim", "clt_prod_dim", "clt_max_dim", "clt_min_dim",
          "clt_argmax_dim", "clt_argmin_dim", "clt_var_dim", "clt_std_dim"}};
     const char *name = names[dim][k];
+    /* max_dim and min_dim's indices: sometimes unwanted (NULL) */
+    clt_tensor *idx = SENT, **ip = chance(f, 30) ? NULL : &idx;
     switch (k) {
     case 0: CALL(name, dim ? clt_sum_dim(a, d, keep, op) : clt_sum(a, op)); break;
     case 1: CALL(name, dim ? clt_mean_dim(a, d, keep, op) : clt_mean(a, op)); break;
     case 2: CALL(name, dim ? clt_prod_dim(a, d, keep, op) : clt_prod(a, op)); break;
-    case 3: CALL(name, dim ? clt_max_dim(a, d, keep, op) : clt_max(a, op)); break;
-    case 4: CALL(name, dim ? clt_min_dim(a, d, keep, op) : clt_min(a, op)); break;
+    case 3: CALL(name, dim ? clt_max_dim(a, d, keep, op, ip) : clt_max(a, op)); break;
+    case 4: CALL(name, dim ? clt_min_dim(a, d, keep, op, ip) : clt_min(a, op)); break;
     case 5: CALL(name, dim ? clt_argmax_dim(a, d, keep, op) : clt_argmax(a, op)); break;
     case 6: CALL(name, dim ? clt_argmin_dim(a, d, keep, op) : clt_argmin(a, op)); break;
     case 7: CALL(name, dim ? clt_var_dim(a, d, corr, keep, op) : clt_var(a, corr, op)); break;
     default: CALL(name, dim ? clt_std_dim(a, d, corr, keep, op) : clt_std(a, corr, op)); break;
     }
-    if (!result(f, st, op, out))
+    int extreme = dim && (k == 3 || k == 4);
+    if (!result(f, st, op, out)) {
+        if (extreme && ip && idx != NULL)
+            die(f, "failed but *indices is %p, not NULL", (void *)idx);
         return;
+    }
     if (!a)
         die(f, "succeeded on a NULL operand");
+    if (extreme && ip && (idx == NULL || idx == SENT))
+        die(f, "CLT_OK without indices");
     if (k == 0 || k == 2)
         dt = is_float(in) ? in : CLT_INT64;
     else if (k == 5 || k == 6)
@@ -1191,6 +1199,10 @@ static void op_reduce(fz *f)
                 want[wnd++] = 1;
     }
     expect_meta(f, out, wnd, want, dt, clt_tensor_device(a));
+    if (extreme && ip) {
+        expect_meta(f, idx, wnd, want, CLT_INT64, clt_tensor_device(a));
+        store(f, idx);
+    }
     store(f, out);
 }
 
@@ -2120,7 +2132,7 @@ static void op_module(fz *f)
             clt_tensor **ps = SENT;
             size_t n = 99;
             CALL("clt_module_parameters", clt_module_parameters(mod, &ps, &n));
-            if (outcome(f, st, n ? (void *)ps : (ps ? ps : (void *)&n))) {
+            if (outcome(f, st, st == CLT_OK && !ps ? (void *)&n : (void *)ps)) {
                 int64_t total = 0;
                 for (size_t i = 0; i < n; i++) {
                     check_tensor(f, ps[i]);
@@ -2141,7 +2153,7 @@ static void op_module(fz *f)
                 CALL("clt_module_state", clt_module_state(mod, &nt, &n));
             else
                 CALL("clt_module_named_buffers", clt_module_named_buffers(mod, &nt, &n));
-            if (outcome(f, st, n ? (void *)nt : (nt ? nt : (void *)&n))) {
+            if (outcome(f, st, st == CLT_OK && !nt ? (void *)&n : (void *)nt)) {
                 for (size_t i = 0; i < n; i++) {
                     if (!nt[i].name || !nt[i].name[0])
                         die(f, "an entry without a name");
@@ -2155,7 +2167,7 @@ static void op_module(fz *f)
             clt_named_tensor *nt = SENT;
             size_t n = 99;
             CALL("clt_module_named_parameters", clt_module_named_parameters(mod, &nt, &n));
-            if (outcome(f, st, n ? (void *)nt : (nt ? nt : (void *)&n)))
+            if (outcome(f, st, st == CLT_OK && !nt ? (void *)&n : (void *)nt))
                 clt_free(nt);
             break;
         }
