@@ -32,6 +32,18 @@ Test(dtypes, promote_types_matches_torch)
                          clt_dtype_name((clt_dtype)promote_table[a][b]));
 }
 
+/* Values outside the enum (found by tests/fuzz.c: they indexed a table). */
+Test(dtypes, promote_types_outside_the_enum)
+{
+    const int bad[] = {-1, CLT_DTYPE_COUNT, 100, 0x7fffffff};
+    for (int i = 0; i < 4; i++)
+        for (int b = 0; b < CLT_DTYPE_COUNT; b++) {
+            cr_assert_eq(clt_promote_types((clt_dtype)bad[i], (clt_dtype)b), CLT_DTYPE_COUNT);
+            cr_assert_eq(clt_promote_types((clt_dtype)b, (clt_dtype)bad[i]), CLT_DTYPE_COUNT);
+        }
+    cr_assert_eq(clt_promote_types((clt_dtype)-1, (clt_dtype)-1), CLT_DTYPE_COUNT);
+}
+
 static clt_tensor *zeros(clt_device *dev, clt_dtype dt, int nd)
 {
     int64_t shape[2] = {2, 3};

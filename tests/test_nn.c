@@ -191,6 +191,26 @@ static clt_module *mlp(clt_device *dev, clt_generator *gen)
     return m;
 }
 
+/* Found by tests/fuzz.c: an empty list as NULL (memcpy from NULL), and one
+ * module twice (owned twice, so released twice with the container). */
+Test(nn, sequential_empty_and_repeated)
+{
+    clt_module *m = NULL;
+    CHECK(clt_sequential(NULL, 0, &m));
+    cr_assert_not_null(m);
+    cr_assert_eq(clt_module_num_parameters(m), 0);
+    clt_module_free(m);
+
+    clt_module *r, *l[2];
+    CHECK(clt_relu_layer(&r));
+    l[0] = l[1] = r;
+    m = (clt_module *)l;
+    cr_assert_eq(clt_sequential(l, 2, &m), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(m);
+    cr_assert(strstr(clt_last_error(), "same module"), "%s", clt_last_error());
+    clt_module_free(r); /* still the caller's */
+}
+
 Test(nn, names_counts_and_seeds)
 {
     clt_device *dev = get_device("cpu");

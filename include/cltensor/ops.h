@@ -203,7 +203,8 @@ CLT_API clt_status clt_matmul_out(clt_tensor *out, const clt_tensor *a, const cl
 /* The dtype PyTorch gives a binary op on a and b (torch.result_type). */
 CLT_API clt_status clt_result_type(const clt_tensor *a, const clt_tensor *b, clt_dtype *out);
 
-/* torch.promote_types for two dtypes. */
+/* torch.promote_types for two dtypes; CLT_DTYPE_COUNT when either is
+ * outside the enum. */
 CLT_API clt_dtype clt_promote_types(clt_dtype a, clt_dtype b);
 
 #ifdef __cplusplus

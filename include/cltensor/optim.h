@@ -74,7 +74,8 @@ CLT_API void clt_optimizer_free(clt_optimizer *opt);
  * by max_norm / (norm + 1e-6) when that is below 1, all on the device (no
  * wait).  *total_norm, when not NULL, gets the norm before clipping as a
  * 0-d tensor on the first parameter's device (new tensor: release with
- * clt_tensor_free).  Parameters without gradients are skipped; all must be
+ * clt_tensor_free), or NULL when no parameter has a gradient (nothing to
+ * clip).  Parameters without gradients are skipped; all must be
  * on one device.  Only norm_type 2 is supported. */
 CLT_API clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_norm,
                                       double norm_type, clt_tensor **total_norm);

@@ -66,6 +66,8 @@ int clt__dtype_category(clt_dtype dt)
 
 clt_dtype clt_promote_types(clt_dtype a, clt_dtype b)
 {
+    if (!clt__dtype_valid(a) || !clt__dtype_valid(b))
+        return CLT_DTYPE_COUNT;
     if (a == b)
         return a;
     int ca = clt__dtype_category(a), cb = clt__dtype_category(b);

@@ -317,9 +317,16 @@ clt_status clt_sequential(clt_module *const *mods, size_t n, clt_module **out)
     *out = NULL;
     if (n > 0)
         CLT__REQUIRE_ARG(mods, "clt_sequential");
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = 0; k < n; k++) {
         if (mods[k] == NULL)
             return clt__error(CLT_ERR_NULL_ARGUMENT, "clt_sequential: module %zu is NULL", k);
+        /* each is owned once: a repeat would be released twice */
+        for (size_t j = 0; j < k; j++)
+            if (mods[j] == mods[k])
+                return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                  "clt_sequential: modules %zu and %zu are the same module", j,
+                                  k);
+    }
     clt_module *m = NULL;
     clt_status st = clt__module_new(&sequential_ops, NULL, &m);
     if (st != CLT_OK)
@@ -329,7 +336,8 @@ clt_status clt_sequential(clt_module *const *mods, size_t n, clt_module **out)
         free(m);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_sequential: out of host memory");
     }
-    memcpy(m->children, mods, n * sizeof *mods);
+    if (n > 0)
+        memcpy(m->children, mods, n * sizeof *mods);
     m->nchildren = n;
     *out = m;
     return clt__ok();

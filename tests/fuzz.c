@@ -1,0 +1,2685 @@
+/* fuzz.c: a fuzz target for the public API.
+ *
+ * Random sequences of calls (creation, views, elementwise ops, reductions,
+ * matmul, index ops, softmax and losses, moves, in-place ops, autograd,
+ * scopes, read-back and formatting, io round trips, modules, optimizers)
+ * on random shapes (empty, huge and overflowing ones included), dtypes,
+ * devices, views, NULLs and values outside the enums.  Every call must
+ * either succeed with the metadata its inputs imply (the broadcast shape of
+ * clt_add, matmul's shape, sum's over a dimension, the promoted dtype, the
+ * device) or fail with a status, a message and *out == NULL; nothing may
+ * print; and when the handles are all released, no device memory may stay
+ * allocated.  Crashes and leaks are left to the sanitizers and valgrind
+ * (tests/fuzz.sh, tools/valgrind.sh).
+ *
+ * The calls are decoded from a source of numbers: a seeded generator
+ * (`fuzz [SEED [ITERATIONS]]`, or FUZZ_SEED and FUZZ_ITERATIONS), or the
+ * bytes of a file (`fuzz FILE...`, to replay what libFuzzer found), or the
+ * bytes libFuzzer hands LLVMFuzzerTestOneInput when this file is built with
+ * -DCLT_FUZZ_LIBFUZZER and -fsanitize=fuzzer (tools/fuzz-libfuzzer.sh).
+ * FUZZ_TRACE=1 prints each call before it runs, to find the sequence that
+ * led to a failure.
+ */
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cltensor.h"
+
+/* ---- the source of numbers ------------------------------------------------ */
+
+typedef struct fz_in {
+    const uint8_t *bytes; /* NULL: the seeded generator */
+    size_t len, pos;
+    uint64_t state;
+} fz_in;
+
+static uint64_t in_u64(fz_in *in)
+{
+    if (!in->bytes) { /* splitmix64 */
+        uint64_t z = (in->state += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | (in->pos < in->len ? in->bytes[in->pos++] : 0);
+    return v;
+}
+
+/* A number in [0, n): one byte of the fuzzer's input when n fits in one. */
+static uint32_t in_below(fz_in *in, uint32_t n)
+{
+    if (n <= 1)
+        return 0;
+    if (in->bytes && n <= 256)
+        return in->pos < in->len ? in->bytes[in->pos++] % n : 0;
+    return (uint32_t)(in_u64(in) % n);
+}
+
+/* ---- the driver's state ------------------------------------------------------ */
+
+#define NSLOT 12
+#define NMOD 3
+
+typedef struct slot {
+    clt_tensor *t;
+    int depth; /* the scope that holds this reference; 0: none */
+} slot;
+
+typedef struct fz {
+    fz_in in;
+    clt_device *dev[2];
+    int ndev;
+    slot s[NSLOT];
+    clt_module *mod[NMOD];
+    clt_optimizer *opt;
+    clt_lr_scheduler *sched;
+    clt_generator *gen;
+    int depth;       /* scopes open */
+    int grad_was;    /* grad mode before the episode */
+    char dir[256];   /* temporary folder for io */
+    unsigned long long seed;
+    long iter;
+    const char *call; /* the call under test, for reports */
+    int trace;
+} fz;
+
+/* Out-pointers start at this address, so that a failure that does not set
+ * *out to NULL is seen. */
+static char sentinel_obj;
+#define SENT ((void *)&sentinel_obj)
+
+/* ---- output capture: the library never prints -------------------------------- */
+
+static int cap_fd = -1, real_out = -1, real_err = -1;
+static char cap_path[512];
+
+static void capture_begin(void)
+{
+    if (cap_fd < 0)
+        return;
+    fflush(stdout);
+    fflush(stderr);
+    dup2(cap_fd, 1);
+    dup2(cap_fd, 2);
+}
+
+static void capture_end(void)
+{
+    if (cap_fd < 0)
+        return;
+    fflush(stdout);
+    fflush(stderr);
+    dup2(real_out, 1);
+    dup2(real_err, 2);
+}
+
+static void die(fz *f, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+static void die(fz *f, const char *fmt, ...)
+{
+    capture_end();
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "fuzz: seed %llu, iteration %ld, %s: ", f->seed, f->iter,
+            f->call ? f->call : "(between calls)");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+#ifdef CLT_FUZZ_LIBFUZZER
+    abort();
+#else
+    _exit(1);
+#endif
+}
+
+/* Anything the library printed during the last call fails the run. */
+static void capture_check(fz *f)
+{
+    if (cap_fd < 0)
+        return;
+    off_t n = lseek(cap_fd, 0, SEEK_END);
+    if (n <= 0)
+        return;
+    char buf[2048];
+    ssize_t got = pread(cap_fd, buf, sizeof buf - 1, 0);
+    buf[got > 0 ? got : 0] = 0;
+    /* AddressSanitizer's note that an allocation far beyond memory failed
+     * (allocator_may_return_null=1) is the sanitizer's, not the library's:
+     * the call must still fail properly, which the caller checks */
+    int only_noise = n < (off_t)sizeof buf - 1;
+    for (const char *line = buf; only_noise && *line;) {
+        const char *end = strchr(line, '\n');
+        const char *hit = strstr(line, "==WARNING: AddressSanitizer failed to allocate");
+        only_noise = line[0] == '=' && hit && (!end || hit < end);
+        line = end ? end + 1 : line + strlen(line);
+    }
+    if (only_noise) {
+        if (ftruncate(cap_fd, 0) != 0)
+            die(f, "cannot empty the capture file");
+        lseek(cap_fd, 0, SEEK_SET);
+        return;
+    }
+    die(f, "printed %lld bytes: %s", (long long)n, buf);
+}
+
+/* ---- choices ----------------------------------------------------------------- */
+
+static uint32_t pick(fz *f, uint32_t n) { return in_below(&f->in, n); }
+static int chance(fz *f, uint32_t percent) { return in_below(&f->in, 100) < percent; }
+
+/* Sizes and positions out of the ordinary.  The first seven are either
+ * invalid or far beyond any memory (shapes use only those, so that no run
+ * allocates gigabytes); the rest are for starts, lengths and dims. */
+static const int64_t odd_sizes[] = {
+    -1, -7, INT64_MIN, INT64_MAX, (int64_t)1 << 62, (int64_t)1 << 48, (int64_t)1 << 40,
+    (int64_t)1 << 32, ((int64_t)1 << 31) + 1, (int64_t)1 << 31, 3037000500, 65537};
+#define N_ODD_SHAPE 7
+#define N_ODD ((uint32_t)(sizeof odd_sizes / sizeof *odd_sizes))
+
+/* A shape: mostly small valid ones, sometimes many dimensions, too many,
+ * negative, huge or overflowing sizes.  Returns ndim (maybe invalid). */
+static int rand_shape(fz *f, int64_t shape[16])
+{
+    uint32_t mode = pick(f, 100);
+    int nd;
+    if (mode < 85) {
+        nd = (int)pick(f, 5);
+        for (int i = 0; i < nd; i++)
+            shape[i] = chance(f, 8) ? 0 : 1 + (int64_t)pick(f, 5);
+    } else if (mode < 92) {
+        nd = 5 + (int)pick(f, 4);
+        for (int i = 0; i < nd; i++)
+            shape[i] = 1 + (int64_t)pick(f, 2);
+    } else if (mode < 95) {
+        nd = chance(f, 50) ? CLT_MAX_DIMS + 1 + (int)pick(f, 7) : -1 - (int)pick(f, 3);
+        for (int i = 0; i < 16; i++)
+            shape[i] = 1;
+    } else {
+        nd = 1 + (int)pick(f, 4);
+        for (int i = 0; i < nd; i++)
+            shape[i] = 1 + (int64_t)pick(f, 3);
+        shape[pick(f, (uint32_t)nd)] = odd_sizes[pick(f, N_ODD_SHAPE)];
+        if (chance(f, 30))
+            shape[pick(f, (uint32_t)nd)] = odd_sizes[pick(f, N_ODD_SHAPE)];
+    }
+    return nd;
+}
+
+/* Element count of a shape, -1 when the shape is invalid or the count
+ * overflows; a caller asking for "small" gets -1 above a few thousand. */
+static int64_t shape_numel(int nd, const int64_t *shape)
+{
+    if (nd < 0 || nd > CLT_MAX_DIMS)
+        return -1;
+    int64_t n = 1;
+    for (int i = 0; i < nd; i++) {
+        if (shape[i] < 0)
+            return -1;
+        if (shape[i] != 0 && n > INT64_MAX / shape[i])
+            n = INT64_MAX; /* saturates; a zero later still makes it 0 */
+        else
+            n *= shape[i];
+    }
+    for (int i = 0; i < nd; i++)
+        if (shape[i] == 0)
+            return 0;
+    return n;
+}
+
+static clt_dtype rand_dtype(fz *f)
+{
+    if (chance(f, 3)) {
+        static const int bad[] = {-1, CLT_DTYPE_COUNT, 100, 0x7fffffff};
+        return (clt_dtype)bad[pick(f, 4)];
+    }
+    if (chance(f, 50))
+        return CLT_FLOAT32; /* most ops are about floats */
+    return (clt_dtype)pick(f, CLT_DTYPE_COUNT);
+}
+
+static int is_float(clt_dtype d) { return d == CLT_FLOAT32 || d == CLT_FLOAT64 || d == CLT_FLOAT16; }
+static int valid_dtype(clt_dtype d) { return (unsigned)d < CLT_DTYPE_COUNT; }
+
+static clt_device *rand_dev(fz *f)
+{
+    if (chance(f, 2))
+        return NULL;
+    return f->dev[pick(f, (uint32_t)f->ndev)];
+}
+
+static double rand_scalar(fz *f)
+{
+    static const double odd[] = {0.5, -2.25, 1e10, 2147483648.0, 4294967296.0, 9.3e18,
+                                 -9.3e18, 1e300, INFINITY, -INFINITY, NAN, -0.0, 255, 256,
+                                 -255, 65504, 1e-8};
+    if (chance(f, 70))
+        return (double)((int)pick(f, 7) - 3);
+    return odd[pick(f, sizeof odd / sizeof *odd)];
+}
+
+static int rand_dim(fz *f, int nd)
+{
+    if (chance(f, 8))
+        return (int)pick(f, 20) - 10 + (chance(f, 20) ? 1000000 : 0);
+    int n = nd > 0 ? nd : 1;
+    return (int)pick(f, (uint32_t)(2 * n)) - n;
+}
+
+/* ---- slots ------------------------------------------------------------------- */
+
+static clt_tensor *rt(fz *f)
+{
+    if (chance(f, 3))
+        return NULL;
+    return f->s[pick(f, NSLOT)].t;
+}
+
+/* A slot holding a tensor, or -1. */
+static int full_slot(fz *f)
+{
+    int start = (int)pick(f, NSLOT);
+    for (int i = 0; i < NSLOT; i++)
+        if (f->s[(start + i) % NSLOT].t)
+            return (start + i) % NSLOT;
+    return -1;
+}
+
+/* Releases one reference to t, held at scope depth `depth` (0: a plain
+ * reference).  A scope holds a handle's first reference, and
+ * clt_tensor_free inside the scope releases that one: then the slot that
+ * stood for the scope's reference now stands for a plain one. */
+/* A slot whose tensor requires grad (a leaf when `leaf`), else any full
+ * slot, else -1. */
+static int grad_slot(fz *f, int leaf)
+{
+    int start = (int)pick(f, NSLOT);
+    for (int i = 0; i < NSLOT; i++) {
+        clt_tensor *t = f->s[(start + i) % NSLOT].t;
+        if (clt_requires_grad(t) && (!leaf || clt_is_leaf(t)))
+            return (start + i) % NSLOT;
+    }
+    return full_slot(f);
+}
+
+static void tfree(fz *f, clt_tensor *t, int depth)
+{
+    if (!t)
+        return;
+    if (depth == 0)
+        for (int i = 0; i < NSLOT; i++)
+            if (f->s[i].t == t && f->s[i].depth > 0) {
+                f->s[i].depth = 0;
+                break;
+            }
+    f->call = "clt_tensor_free";
+    clt_tensor_free(t);
+}
+
+static void drop(fz *f, int i)
+{
+    clt_tensor *t = f->s[i].t;
+    int depth = f->s[i].depth;
+    f->s[i].t = NULL;
+    f->s[i].depth = 0;
+    tfree(f, t, depth);
+}
+
+static void store(fz *f, clt_tensor *t)
+{
+    int i = (int)pick(f, NSLOT);
+    drop(f, i);
+    f->s[i].t = t;
+    f->s[i].depth = f->depth;
+}
+
+/* ---- counts of calls and successes, for FUZZ_STATS=1 ---------------------- */
+
+static struct {
+    const char *name;
+    long calls, ok;
+} tally[256];
+
+static void count(const char *name, int ok)
+{
+    if (!name)
+        return;
+    for (int i = 0; i < 256; i++) {
+        if (!tally[i].name)
+            tally[i].name = name;
+        if (strcmp(tally[i].name, name) == 0) {
+            tally[i].calls++;
+            tally[i].ok += ok;
+            return;
+        }
+    }
+}
+
+static void print_tally(void)
+{
+    for (int i = 0; i < 256 && tally[i].name; i++)
+        fprintf(stderr, "fuzz: %-40s %6ld calls %6ld ok\n", tally[i].name, tally[i].calls,
+                tally[i].ok);
+}
+
+/* ---- checks ------------------------------------------------------------------ */
+
+static void check_error(fz *f, clt_status st)
+{
+    count(f->call, 0);
+    const char *msg = clt_last_error();
+    if (!msg || !*msg)
+        die(f, "failed with %s but left no message", clt_status_name(st));
+    if (clt_last_status() != st)
+        die(f, "returned %s but clt_last_status says %s", clt_status_name(st),
+            clt_status_name(clt_last_status()));
+    if (strcmp(clt_status_name(st), "CLT_UNKNOWN") == 0 || st > 0)
+        die(f, "returned a status outside the enum: %d", (int)st);
+}
+
+/* The metadata every tensor must have consistent. */
+static void check_tensor(fz *f, const clt_tensor *t)
+{
+    int nd = clt_tensor_ndim(t);
+    if (nd < 0 || nd > CLT_MAX_DIMS)
+        die(f, "ndim %d", nd);
+    const int64_t *shape = clt_tensor_shape(t);
+    if (nd > 0 && (!shape || !clt_tensor_strides(t)))
+        die(f, "ndim %d without shape or strides", nd);
+    int64_t n = 1;
+    for (int i = 0; i < nd; i++) {
+        if (shape[i] < 0)
+            die(f, "negative size %lld in dim %d", (long long)shape[i], i);
+        if (clt_tensor_size(t, i) != shape[i] || clt_tensor_size(t, i - nd) != shape[i])
+            die(f, "clt_tensor_size disagrees with the shape in dim %d", i);
+        n *= shape[i];
+    }
+    if (clt_tensor_numel(t) != n)
+        die(f, "numel %lld for a shape of %lld elements", (long long)clt_tensor_numel(t),
+            (long long)n);
+    clt_dtype dt = clt_tensor_dtype(t);
+    if (!valid_dtype(dt))
+        die(f, "dtype %d outside the enum", (int)dt);
+    if (clt_tensor_nbytes(t) != (size_t)n * clt_dtype_size(dt))
+        die(f, "nbytes %zu for %lld elements of %s", clt_tensor_nbytes(t), (long long)n,
+            clt_dtype_name(dt));
+    clt_device *d = clt_tensor_device(t);
+    if (d != f->dev[0] && (f->ndev < 2 || d != f->dev[1]))
+        die(f, "a device that is none of ours");
+    if (!clt_device_supports_dtype(d, dt))
+        die(f, "a %s tensor on a device without %s", clt_dtype_name(dt), clt_dtype_name(dt));
+}
+
+/* The contract of a call that hands out a tensor: CLT_OK with a tensor, or
+ * an error with a message and *out NULL.  Returns 1 on success. */
+static int outcome(fz *f, clt_status st, const void *out)
+{
+    capture_check(f);
+    if (st == CLT_OK) {
+        count(f->call, 1);
+        if (out == NULL || out == SENT)
+            die(f, "CLT_OK without a result");
+        if (clt_last_error()[0])
+            die(f, "CLT_OK but clt_last_error says \"%s\"", clt_last_error());
+        return 1;
+    }
+    check_error(f, st);
+    if (out != NULL)
+        die(f, "failed with %s (%s) but *out is %p, not NULL", clt_status_name(st),
+            clt_last_error(), out);
+    return 0;
+}
+
+/* The contract of a call with no result. */
+static int status_ok(fz *f, clt_status st)
+{
+    capture_check(f);
+    if (st == CLT_OK) {
+        count(f->call, 1);
+        if (clt_last_error()[0])
+            die(f, "CLT_OK but clt_last_error says \"%s\"", clt_last_error());
+        return 1;
+    }
+    check_error(f, st);
+    return 0;
+}
+
+static void expect_meta(fz *f, const clt_tensor *t, int nd, const int64_t *shape, clt_dtype dt,
+                        const clt_device *dev)
+{
+    check_tensor(f, t);
+    char want[256] = "", got[256] = "";
+    int bad = clt_tensor_ndim(t) != nd;
+    for (int i = 0; !bad && i < nd; i++)
+        bad = clt_tensor_shape(t)[i] != shape[i];
+    if (bad) {
+        for (int i = 0; i < nd && i < 16; i++)
+            snprintf(want + strlen(want), sizeof want - strlen(want), " %lld",
+                     (long long)shape[i]);
+        for (int i = 0; i < clt_tensor_ndim(t); i++)
+            snprintf(got + strlen(got), sizeof got - strlen(got), " %lld",
+                     (long long)clt_tensor_shape(t)[i]);
+        die(f, "shape [%s ] where [%s ] was expected", got, want);
+    }
+    if (valid_dtype(dt) && clt_tensor_dtype(t) != dt)
+        die(f, "dtype %s where %s was expected", clt_dtype_name(clt_tensor_dtype(t)),
+            clt_dtype_name(dt));
+    if (dev && clt_tensor_device(t) != dev)
+        die(f, "device %s where %s was expected", clt_device_label(clt_tensor_device(t)),
+            clt_device_label(dev));
+}
+
+/* Runs one call with output captured, and names it for reports. */
+#define CALL(name, expr)                                                      \
+    do {                                                                      \
+        f->call = name;                                                       \
+        if (f->trace)                                                         \
+            fprintf(stderr, "fuzz: %ld %s\n", f->iter, name);                \
+        capture_begin();                                                      \
+        st = (expr);                                                          \
+        capture_end();                                                        \
+    } while (0)
+
+#define CALL_VOID(name, expr)                                                 \
+    do {                                                                      \
+        f->call = name;                                                       \
+        if (f->trace)                                                         \
+            fprintf(stderr, "fuzz: %ld %s\n", f->iter, name);                \
+        capture_begin();                                                      \
+        expr;                                                                 \
+        capture_end();                                                        \
+        capture_check(f);                                                     \
+    } while (0)
+
+/* Sometimes the out-pointer itself is NULL: the call must refuse it. */
+#define OUTP(f, p) (chance(f, 2) ? NULL : (p))
+
+/* The outcome of a call whose out-pointer may have been NULL. */
+static int result(fz *f, clt_status st, clt_tensor **outp, clt_tensor *out)
+{
+    if (!outp) {
+        capture_check(f);
+        if (st == CLT_OK)
+            die(f, "CLT_OK with a NULL out-pointer");
+        check_error(f, st);
+        return 0;
+    }
+    return outcome(f, st, out);
+}
+
+/* ---- dtype and shape rules, computed here independently ---------------------- */
+
+static int rank(clt_dtype d)
+{
+    switch (d) {
+    case CLT_BOOL: return 0;
+    case CLT_UINT8: return 1;
+    case CLT_INT32: return 2;
+    case CLT_INT64: return 3;
+    case CLT_FLOAT16: return 4;
+    case CLT_FLOAT32: return 5;
+    default: return 6;
+    }
+}
+
+static clt_dtype promote(clt_dtype a, clt_dtype b) { return rank(a) >= rank(b) ? a : b; }
+
+/* torch.result_type's combine_categories(higher, lower). */
+static clt_dtype combine(clt_dtype higher, clt_dtype lower)
+{
+    if (is_float(higher))
+        return higher;
+    if (higher == CLT_BOOL || is_float(lower))
+        return promote(higher, lower);
+    return higher;
+}
+
+static clt_dtype result_tt(const clt_tensor *a, const clt_tensor *b)
+{
+    clt_dtype da = clt_tensor_dtype(a), db = clt_tensor_dtype(b);
+    int za = clt_tensor_ndim(a) == 0, zb = clt_tensor_ndim(b) == 0;
+    if (za == zb)
+        return promote(da, db);
+    return za ? combine(db, da) : combine(da, db);
+}
+
+static int integral(double s) { return isfinite(s) && s == floor(s); }
+
+static clt_dtype result_ts(const clt_tensor *a, double s)
+{
+    return combine(clt_tensor_dtype(a), integral(s) ? CLT_INT64 : CLT_FLOAT32);
+}
+
+static clt_dtype floatify(clt_dtype d) { return is_float(d) ? d : CLT_FLOAT32; }
+
+/* Broadcast of two shapes; -1 when they do not broadcast. */
+static int broadcast(int na, const int64_t *a, int nb, const int64_t *b, int64_t *out)
+{
+    int n = na > nb ? na : nb;
+    for (int i = 0; i < n; i++) {
+        int64_t x = i < n - na ? 1 : a[i - (n - na)];
+        int64_t y = i < n - nb ? 1 : b[i - (n - nb)];
+        if (x != y && x != 1 && y != 1)
+            return -1;
+        out[i] = x == 1 ? y : x;
+    }
+    return n;
+}
+
+static int wrap_dim(int d, int nd)
+{
+    int n = nd > 0 ? nd : 1;
+    if (d < -n || d >= n)
+        return -1;
+    return d < 0 ? d + n : d;
+}
+
+/* ---- creation ------------------------------------------------------------------- */
+
+static void op_create(fz *f)
+{
+    int64_t shape[16];
+    int nd = rand_shape(f, shape);
+    clt_dtype dt = rand_dtype(f);
+    clt_device *dev = rand_dev(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    int64_t numel = shape_numel(nd, shape);
+    int known = 1; /* the result has nd, shape, dt, dev */
+    int must = dev && valid_dtype(dt) && clt_device_supports_dtype(dev, dt) && numel >= 0 &&
+               numel <= 4096;
+    switch (pick(f, 10)) {
+    case 0: CALL("clt_empty", clt_empty(dev, dt, nd, shape, op)); break;
+    case 1: CALL("clt_zeros", clt_zeros(dev, dt, nd, shape, op)); break;
+    case 2: CALL("clt_ones", clt_ones(dev, dt, nd, shape, op)); break;
+    case 3: {
+        double v = rand_scalar(f);
+        must = 0;
+        CALL("clt_full", clt_full(dev, dt, nd, shape, v, op));
+        break;
+    }
+    case 4: {
+        size_t bytes = numel > 0 && numel <= 4096 ? (size_t)numel * 8 : 64;
+        uint8_t *data = malloc(bytes);
+        for (size_t i = 0; i < bytes; i++)
+            data[i] = dt == CLT_BOOL ? (uint8_t)(in_below(&f->in, 2)) : (uint8_t)in_u64(&f->in);
+        /* the buffer holds numel elements, or the shape is one no memory
+         * holds (the call must fail before it reads) */
+        int fits = (numel >= 0 && numel <= 4096) || numel == -1 || numel == INT64_MAX;
+        CALL("clt_tensor_from_host",
+             clt_tensor_from_host(dev, dt, nd, shape, fits && !chance(f, 3) ? data : NULL, op));
+        must = 0;
+        free(data);
+        break;
+    }
+    case 5: {
+        double a = rand_scalar(f), b = rand_scalar(f), step = rand_scalar(f);
+        if (chance(f, 50)) { /* mostly a sane range */
+            a = (double)pick(f, 5) - 2;
+            b = a + (double)pick(f, 12);
+            step = chance(f, 80) ? 1 : 0.5 + pick(f, 3);
+        }
+        CALL("clt_arange", clt_arange(dev, dt, a, b, step, op));
+        known = 0;
+        if (op && st == CLT_OK) {
+            /* int64 counts from the truncated values, as PyTorch does */
+            double len = dt == CLT_INT64 ? ceil((trunc(b) - trunc(a)) / trunc(step))
+                                         : ceil((b - a) / step);
+            int64_t n = (int64_t)len;
+            if (clt_tensor_size(out, 0) != n)
+                die(f, "arange(%s, %.17g, %.17g, %.17g) has %lld elements, not %lld",
+                    clt_dtype_name(dt), a, b, step, (long long)clt_tensor_size(out, 0),
+                    (long long)n);
+            expect_meta(f, out, 1, &n, dt, dev);
+        }
+        must = 0;
+        break;
+    }
+    case 6: {
+        clt_generator *g = chance(f, 10) ? NULL : f->gen;
+        uint32_t k = pick(f, 3);
+        if (k == 0)
+            CALL("clt_rand", clt_rand(g, dev, dt, nd, shape, op));
+        else if (k == 1)
+            CALL("clt_randn", clt_randn(g, dev, dt, nd, shape, op));
+        else {
+            int64_t lo = (int64_t)pick(f, 5) - 2, hi = lo + (int64_t)pick(f, 6) - 1;
+            if (chance(f, 5))
+                hi = INT64_MAX;
+            CALL("clt_randint", clt_randint(g, dev, lo, hi, dt, nd, shape, op));
+        }
+        must = 0;
+        break;
+    }
+    case 7: {
+        clt_tensor *t = rt(f);
+        uint32_t k = pick(f, 6);
+        double v = rand_scalar(f);
+        switch (k) {
+        case 0: CALL("clt_empty_like", clt_empty_like(t, op)); break;
+        case 1: CALL("clt_zeros_like", clt_zeros_like(t, op)); break;
+        case 2: CALL("clt_ones_like", clt_ones_like(t, op)); break;
+        case 3: CALL("clt_full_like", clt_full_like(t, v, op)); break;
+        case 4: CALL("clt_rand_like", clt_rand_like(f->gen, t, op)); break;
+        default: CALL("clt_randn_like", clt_randn_like(f->gen, t, op)); break;
+        }
+        known = 0;
+        if (op && st == CLT_OK)
+            expect_meta(f, out, clt_tensor_ndim(t), clt_tensor_shape(t), clt_tensor_dtype(t),
+                        clt_tensor_device(t));
+        must = 0;
+        break;
+    }
+    case 8: {
+        int64_t n = chance(f, 85) ? (int64_t)pick(f, 8) : odd_sizes[pick(f, N_ODD_SHAPE)];
+        CALL("clt_randperm", clt_randperm(f->gen, dev, n, dt, op));
+        known = 0;
+        if (op && st == CLT_OK)
+            expect_meta(f, out, 1, &n, dt, dev);
+        must = 0;
+        break;
+    }
+    default: {
+        /* An int64 index-like tensor, which the index ops need. */
+        int64_t hi = 1 + (int64_t)pick(f, 5);
+        CALL("clt_randint", clt_randint(f->gen, dev, 0, hi, CLT_INT64, nd, shape, op));
+        dt = CLT_INT64;
+        break;
+    }
+    }
+    if (!result(f, st, op, out)) {
+        if (must && op)
+            die(f, "refused a valid request: %s", clt_last_error());
+        return;
+    }
+    if (known)
+        expect_meta(f, out, nd, shape, dt, dev);
+    if (is_float(clt_tensor_dtype(out)) && chance(f, 25)) { /* a leaf of a graph */
+        CALL("clt_set_requires_grad", clt_set_requires_grad(out, 1));
+        status_ok(f, st);
+    }
+    store(f, out);
+}
+
+/* ---- views ------------------------------------------------------------------------- */
+
+static void op_view(fz *f)
+{
+    clt_tensor *t = rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    int nd = clt_tensor_ndim(t);
+    const int64_t *sh = clt_tensor_shape(t);
+    int64_t want[16];
+    int wnd = -1; /* -1: no expectation */
+    switch (pick(f, 12)) {
+    case 0: {
+        int d0 = rand_dim(f, nd), d1 = rand_dim(f, nd);
+        CALL("clt_transpose", clt_transpose(t, d0, d1, op));
+        int w0 = wrap_dim(d0, nd), w1 = wrap_dim(d1, nd);
+        if (t && w0 >= 0 && w1 >= 0) {
+            wnd = nd;
+            memcpy(want, sh, sizeof *sh * (size_t)nd);
+            if (nd > 0) {
+                want[w0] = sh[w1];
+                want[w1] = sh[w0];
+            }
+        }
+        break;
+    }
+    case 1: {
+        int dims[16];
+        int n = chance(f, 90) ? nd : (int)pick(f, 10);
+        for (int i = 0; i < 16; i++)
+            dims[i] = i;
+        for (int i = n - 1; i > 0 && n <= 16; i--) { /* a shuffle */
+            int j = (int)pick(f, (uint32_t)i + 1), x = dims[i];
+            dims[i] = dims[j];
+            dims[j] = x;
+        }
+        if (chance(f, 10) && n > 0)
+            dims[pick(f, (uint32_t)n)] = rand_dim(f, nd);
+        CALL("clt_permute", clt_permute(t, n, chance(f, 3) ? NULL : dims, op));
+        if (op && st == CLT_OK) {
+            wnd = nd;
+            for (int i = 0; i < nd; i++)
+                want[i] = sh[wrap_dim(dims[i], nd)];
+        }
+        break;
+    }
+    case 2: {
+        int d = rand_dim(f, nd);
+        int64_t size = t && nd > 0 && wrap_dim(d, nd) >= 0 ? sh[wrap_dim(d, nd)] : 1;
+        int64_t start = (int64_t)pick(f, 6) - 2, len = (int64_t)pick(f, 5);
+        if (chance(f, 5))
+            start = odd_sizes[pick(f, N_ODD)];
+        if (chance(f, 5))
+            len = odd_sizes[pick(f, N_ODD)];
+        CALL("clt_narrow", clt_narrow(t, d, start, len, op));
+        if (op && st == CLT_OK) {
+            int w = wrap_dim(d, nd);
+            int64_t s0 = start < 0 ? start + size : start;
+            if (nd == 0 || s0 < 0 || s0 > size || len < 0 || len > size - s0)
+                die(f, "narrow(dim %d, start %lld, length %lld) of size %lld succeeded", d,
+                    (long long)start, (long long)len, (long long)size);
+            wnd = nd;
+            memcpy(want, sh, sizeof *sh * (size_t)nd);
+            want[w] = len;
+        }
+        break;
+    }
+    case 3: {
+        int d = rand_dim(f, nd);
+        int64_t start = (int64_t)pick(f, 9) - 4, end = (int64_t)pick(f, 9) - 2,
+                step = 1 + (int64_t)pick(f, 3);
+        if (chance(f, 10))
+            end = INT64_MAX;
+        if (chance(f, 5))
+            start = INT64_MIN;
+        if (chance(f, 5))
+            step = chance(f, 50) ? 0 : -1 - (int64_t)pick(f, 2);
+        if (chance(f, 3))
+            step = INT64_MAX;
+        CALL("clt_slice", clt_slice(t, d, start, end, step, op));
+        if (op && st == CLT_OK) {
+            int w = wrap_dim(d, nd);
+            if (nd == 0 || w < 0 || step <= 0)
+                die(f, "slice(dim %d, step %lld) of a %d-d tensor succeeded", d,
+                    (long long)step, nd);
+            int64_t size = sh[w];
+            int64_t s0 = start < 0 ? (start < -size ? 0 : start + size) : start;
+            int64_t e0 = end < 0 ? (end < -size ? 0 : end + size) : end;
+            s0 = s0 > size ? size : s0;
+            e0 = e0 > size ? size : e0;
+            wnd = nd;
+            memcpy(want, sh, sizeof *sh * (size_t)nd);
+            want[w] = e0 > s0 ? (e0 - s0 - 1) / step + 1 : 0;
+        }
+        break;
+    }
+    case 4: {
+        int d = rand_dim(f, nd);
+        CALL("clt_squeeze", clt_squeeze(t, d, op));
+        int w = wrap_dim(d, nd);
+        if (t && w >= 0) {
+            wnd = 0;
+            for (int i = 0; i < nd; i++)
+                if (i != w || sh[i] != 1)
+                    want[wnd++] = sh[i];
+        }
+        break;
+    }
+    case 5:
+        CALL("clt_squeeze_all", clt_squeeze_all(t, op));
+        if (t) {
+            wnd = 0;
+            for (int i = 0; i < nd; i++)
+                if (sh[i] != 1)
+                    want[wnd++] = sh[i];
+        }
+        break;
+    case 6: {
+        int d = rand_dim(f, nd + 1);
+        CALL("clt_unsqueeze", clt_unsqueeze(t, d, op));
+        if (t && d >= -nd - 1 && d <= nd && nd < CLT_MAX_DIMS) {
+            int w = d < 0 ? d + nd + 1 : d;
+            wnd = nd + 1;
+            for (int i = 0, j = 0; i < wnd; i++)
+                want[i] = i == w ? 1 : sh[j++];
+        }
+        break;
+    }
+    case 7: {
+        int64_t shape[16];
+        int n = nd + (int)pick(f, 3);
+        if (n > 16)
+            n = 16;
+        for (int i = 0; i < n; i++) {
+            int j = i - (n - nd);
+            int64_t cur = j >= 0 ? sh[j] : 1;
+            uint32_t k = pick(f, 10);
+            shape[i] = k < 3 ? -1 : k < 6 ? cur : cur == 1 ? (int64_t)pick(f, 4) : cur;
+            if (chance(f, 4))
+                shape[i] = odd_sizes[pick(f, N_ODD_SHAPE)];
+        }
+        CALL("clt_expand", clt_expand(t, n, shape, op));
+        if (op && st == CLT_OK) {
+            wnd = n;
+            for (int i = 0; i < n; i++) {
+                int j = i - (n - nd);
+                want[i] = shape[i] == -1 && j >= 0 ? sh[j] : shape[i];
+            }
+        }
+        break;
+    }
+    case 8:
+    case 9: {
+        /* reshape or view to a shape of the same count, sometimes with -1 */
+        int64_t numel = clt_tensor_numel(t), shape[16];
+        int n = 0;
+        int64_t left = numel;
+        while (n < 4 && left > 1) {
+            int64_t d = 1 + (int64_t)pick(f, 4);
+            if (left % d == 0) {
+                shape[n++] = d;
+                left /= d;
+            } else if (chance(f, 30))
+                break;
+        }
+        if (left != 1 || n == 0)
+            shape[n++] = left;
+        if (chance(f, 30))
+            shape[pick(f, (uint32_t)n)] = -1;
+        if (chance(f, 10))
+            shape[pick(f, (uint32_t)n)] = odd_sizes[pick(f, N_ODD)];
+        int isview = pick(f, 2);
+        if (isview)
+            CALL("clt_view", clt_view(t, n, shape, op));
+        else
+            CALL("clt_reshape", clt_reshape(t, n, shape, op));
+        if (op && st == CLT_OK) {
+            int64_t known = 1;
+            int neg = -1;
+            for (int i = 0; i < n; i++) {
+                if (shape[i] == -1)
+                    neg = i;
+                else
+                    known *= shape[i];
+            }
+            wnd = n;
+            memcpy(want, shape, sizeof *shape * (size_t)n);
+            if (neg >= 0)
+                want[neg] = known ? numel / known : 0;
+            if (neg >= 0 && known == 0) /* ambiguous: take what it chose */
+                want[neg] = clt_tensor_ndim(out) == n ? clt_tensor_shape(out)[neg] : -2;
+        }
+        break;
+    }
+    case 10: {
+        int s = rand_dim(f, nd), e = rand_dim(f, nd);
+        CALL("clt_flatten", clt_flatten(t, s, e, op));
+        int ws = wrap_dim(s, nd), we = wrap_dim(e, nd);
+        if (op && st == CLT_OK) {
+            if (ws < 0 || we < 0 || (nd > 0 && ws > we))
+                die(f, "flatten(%d, %d) of a %d-d tensor succeeded", s, e, nd);
+            if (nd == 0) {
+                wnd = 1;
+                want[0] = 1;
+            } else {
+                wnd = 0;
+                for (int i = 0; i < ws; i++)
+                    want[wnd++] = sh[i];
+                int64_t m = 1;
+                for (int i = ws; i <= we; i++)
+                    m *= sh[i];
+                want[wnd++] = m;
+                for (int i = we + 1; i < nd; i++)
+                    want[wnd++] = sh[i];
+            }
+        }
+        break;
+    }
+    default:
+        CALL("clt_contiguous", clt_contiguous(t, op));
+        if (t) {
+            wnd = nd;
+            memcpy(want, sh, sizeof *sh * (size_t)nd);
+        }
+        if (op && st == CLT_OK && !clt_tensor_is_contiguous(out))
+            die(f, "the result is not contiguous");
+        break;
+    }
+    if (!result(f, st, op, out))
+        return;
+    if (!t)
+        die(f, "succeeded on a NULL tensor");
+    if (wnd >= 0)
+        expect_meta(f, out, wnd, want, clt_tensor_dtype(t), clt_tensor_device(t));
+    else
+        check_tensor(f, out);
+    store(f, out);
+}
+
+static void op_cat(fz *f)
+{
+    const clt_tensor *ts[4];
+    size_t n = pick(f, 5);
+    for (size_t i = 0; i < n; i++)
+        ts[i] = rt(f);
+    /* often a tensor with itself, or a view of one shape */
+    if (n > 1 && chance(f, 50))
+        for (size_t i = 1; i < n; i++)
+            ts[i] = ts[0];
+    int stack = pick(f, 2);
+    int d = rand_dim(f, n ? clt_tensor_ndim(ts[0]) + stack : 1);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    const clt_tensor *const *arg = chance(f, 3) ? NULL : ts;
+    if (stack)
+        CALL("clt_stack", clt_stack(arg, n, d, op));
+    else
+        CALL("clt_cat", clt_cat(arg, n, d, op));
+    if (!result(f, st, op, out))
+        return;
+    /* Every input the same shape (the common case here): the result's
+     * shape follows. */
+    int same = 1;
+    for (size_t i = 1; i < n; i++)
+        same = same && ts[i] == ts[0];
+    int nd = clt_tensor_ndim(ts[0]);
+    if (same && nd > 0 && !(nd == 1 && clt_tensor_shape(ts[0])[0] == 0 && !stack)) {
+        int64_t want[16];
+        const int64_t *sh = clt_tensor_shape(ts[0]);
+        int w = d < 0 ? d + nd + stack : d, wnd = nd + stack;
+        for (int i = 0, j = 0; i < wnd; i++)
+            want[i] = stack ? (i == w ? (int64_t)n : sh[j++]) : sh[i] * (i == w ? (int64_t)n : 1);
+        expect_meta(f, out, wnd, want, clt_tensor_dtype(ts[0]), clt_tensor_device(ts[0]));
+    } else
+        check_tensor(f, out);
+    store(f, out);
+}
+
+/* ---- elementwise ------------------------------------------------------------------- */
+
+static void op_binary(fz *f)
+{
+    clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    uint32_t k = pick(f, 14);
+    int cmp = 0, div = 0;
+    switch (k) {
+    case 0: CALL("clt_add", clt_add(a, b, op)); break;
+    case 1: CALL("clt_sub", clt_sub(a, b, op)); break;
+    case 2: CALL("clt_mul", clt_mul(a, b, op)); break;
+    case 3: CALL("clt_div", clt_div(a, b, op)); div = 1; break;
+    case 4: CALL("clt_pow", clt_pow(a, b, op)); break;
+    case 5: CALL("clt_maximum", clt_maximum(a, b, op)); break;
+    case 6: CALL("clt_minimum", clt_minimum(a, b, op)); break;
+    case 7: CALL("clt_eq", clt_eq(a, b, op)); cmp = 1; break;
+    case 8: CALL("clt_ne", clt_ne(a, b, op)); cmp = 1; break;
+    case 9: CALL("clt_lt", clt_lt(a, b, op)); cmp = 1; break;
+    case 10: CALL("clt_le", clt_le(a, b, op)); cmp = 1; break;
+    case 11: CALL("clt_gt", clt_gt(a, b, op)); cmp = 1; break;
+    case 12: CALL("clt_ge", clt_ge(a, b, op)); cmp = 1; break;
+    default: {
+        clt_tensor *c = rt(f);
+        CALL("clt_where", clt_where(c, a, b, op));
+        if (!result(f, st, op, out))
+            return;
+        int64_t s1[16], s2[16];
+        int n1 = broadcast(clt_tensor_ndim(a), clt_tensor_shape(a), clt_tensor_ndim(b),
+                           clt_tensor_shape(b), s1);
+        int n2 = n1 < 0 ? -1 : broadcast(clt_tensor_ndim(c), clt_tensor_shape(c), n1, s1, s2);
+        if (n2 < 0 || clt_tensor_dtype(c) != CLT_BOOL)
+            die(f, "where succeeded on shapes that do not broadcast or a non-bool condition");
+        expect_meta(f, out, n2, s2, result_tt(a, b), clt_tensor_device(a));
+        store(f, out);
+        return;
+    }
+    }
+    if (!result(f, st, op, out))
+        return;
+    if (!a || !b)
+        die(f, "succeeded on a NULL operand");
+    int64_t want[16];
+    int n = broadcast(clt_tensor_ndim(a), clt_tensor_shape(a), clt_tensor_ndim(b),
+                      clt_tensor_shape(b), want);
+    if (n < 0)
+        die(f, "succeeded on shapes that do not broadcast");
+    if (clt_tensor_device(a) != clt_tensor_device(b))
+        die(f, "succeeded on operands on two devices");
+    clt_dtype dt = result_tt(a, b);
+    if (cmp)
+        dt = CLT_BOOL;
+    else if (div)
+        dt = floatify(dt);
+    expect_meta(f, out, n, want, dt, clt_tensor_device(a));
+    store(f, out);
+}
+
+static void op_scalar(fz *f)
+{
+    clt_tensor *a = rt(f);
+    double s = rand_scalar(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    clt_dtype dt = a ? result_ts(a, s) : CLT_DTYPE_COUNT;
+    switch (pick(f, 17)) {
+    case 0: CALL("clt_add_scalar", clt_add_scalar(a, s, op)); break;
+    case 1: CALL("clt_sub_scalar", clt_sub_scalar(a, s, op)); break;
+    case 2: CALL("clt_rsub_scalar", clt_rsub_scalar(a, s, op)); break;
+    case 3: CALL("clt_mul_scalar", clt_mul_scalar(a, s, op)); break;
+    case 4: CALL("clt_div_scalar", clt_div_scalar(a, s, op)); dt = floatify(dt); break;
+    case 5: CALL("clt_rdiv_scalar", clt_rdiv_scalar(a, s, op)); dt = floatify(dt); break;
+    case 6: CALL("clt_pow_scalar", clt_pow_scalar(a, s, op)); break;
+    case 7: CALL("clt_rpow_scalar", clt_rpow_scalar(a, s, op)); break;
+    case 8: CALL("clt_eq_scalar", clt_eq_scalar(a, s, op)); dt = CLT_BOOL; break;
+    case 9: CALL("clt_ne_scalar", clt_ne_scalar(a, s, op)); dt = CLT_BOOL; break;
+    case 10: CALL("clt_lt_scalar", clt_lt_scalar(a, s, op)); dt = CLT_BOOL; break;
+    case 11: CALL("clt_le_scalar", clt_le_scalar(a, s, op)); dt = CLT_BOOL; break;
+    case 12: CALL("clt_gt_scalar", clt_gt_scalar(a, s, op)); dt = CLT_BOOL; break;
+    case 13: CALL("clt_ge_scalar", clt_ge_scalar(a, s, op)); dt = CLT_BOOL; break;
+    case 14: {
+        double lo = rand_scalar(f), hi = rand_scalar(f);
+        const double *pl = chance(f, 70) ? &lo : NULL, *ph = chance(f, 70) ? &hi : NULL;
+        CALL("clt_clamp", clt_clamp(a, pl, ph, op));
+        if (!a)
+            break;
+        /* torch.clamp: the bounds take part in the promotion as scalars */
+        dt = clt_tensor_dtype(a);
+        if (pl)
+            dt = combine(dt, integral(lo) ? CLT_INT64 : CLT_FLOAT32);
+        if (ph)
+            dt = combine(dt, integral(hi) ? CLT_INT64 : CLT_FLOAT32);
+        if ((pl && !integral(lo)) || (ph && !integral(hi)))
+            dt = floatify(dt);
+        if (op && st == CLT_OK && !pl && !ph)
+            die(f, "clamp with no bound succeeded");
+        break;
+    }
+    case 15: {
+        /* the rule for a scalar of the tensor's own category */
+        CALL("clt_mul_scalar", clt_mul_scalar(a, (double)pick(f, 3), op));
+        dt = a ? combine(clt_tensor_dtype(a), CLT_INT64) : dt;
+        break;
+    }
+    default: {
+        clt_tensor *b = rt(f);
+        clt_dtype got = CLT_DTYPE_COUNT;
+        CALL("clt_result_type", clt_result_type(a, b, chance(f, 3) ? NULL : &got));
+        if (status_ok(f, st) && got != result_tt(a, b))
+            die(f, "result_type %s where %s was expected", clt_dtype_name(got),
+                clt_dtype_name(result_tt(a, b)));
+        return;
+    }
+    }
+    if (!result(f, st, op, out))
+        return;
+    if (!a)
+        die(f, "succeeded on a NULL operand");
+    expect_meta(f, out, clt_tensor_ndim(a), clt_tensor_shape(a), dt, clt_tensor_device(a));
+    store(f, out);
+}
+
+static void op_unary(fz *f)
+{
+    clt_tensor *a = rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    clt_dtype dt = clt_tensor_dtype(a);
+    switch (pick(f, 13)) {
+    case 0: CALL("clt_neg", clt_neg(a, op)); break;
+    case 1: CALL("clt_abs", clt_abs(a, op)); break;
+    case 2: CALL("clt_relu", clt_relu(a, op)); break;
+    case 3: CALL("clt_exp", clt_exp(a, op)); dt = floatify(dt); break;
+    case 4: CALL("clt_log", clt_log(a, op)); dt = floatify(dt); break;
+    case 5: CALL("clt_sqrt", clt_sqrt(a, op)); dt = floatify(dt); break;
+    case 6: CALL("clt_rsqrt", clt_rsqrt(a, op)); dt = floatify(dt); break;
+    case 7: CALL("clt_sin", clt_sin(a, op)); dt = floatify(dt); break;
+    case 8: CALL("clt_cos", clt_cos(a, op)); dt = floatify(dt); break;
+    case 9: CALL("clt_tanh", clt_tanh(a, op)); dt = floatify(dt); break;
+    case 10: CALL("clt_sigmoid", clt_sigmoid(a, op)); dt = floatify(dt); break;
+    case 11: CALL("clt_gelu", clt_gelu(a, op)); break;
+    default: CALL("clt_logical_not", clt_logical_not(a, op)); dt = CLT_BOOL; break;
+    }
+    if (!result(f, st, op, out))
+        return;
+    if (!a)
+        die(f, "succeeded on a NULL operand");
+    expect_meta(f, out, clt_tensor_ndim(a), clt_tensor_shape(a), dt, clt_tensor_device(a));
+    store(f, out);
+}
+
+/* ---- reductions, matmul, softmax -------------------------------------------------- */
+
+static void op_reduce(fz *f)
+{
+    clt_tensor *a = rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    int nd = clt_tensor_ndim(a);
+    int d = rand_dim(f, nd), keep = pick(f, 2), dim = pick(f, 2);
+    double corr = chance(f, 80) ? (double)pick(f, 2) : rand_scalar(f);
+    clt_dtype in = clt_tensor_dtype(a), dt = in;
+    uint32_t k = pick(f, 9);
+    static const char *names[2][9] = {
+        {"clt_sum", "clt_mean", "clt_prod", "clt_max", "clt_min", "clt_argmax", "clt_argmin",
+         "clt_var", "clt_std"},
+        {"clt_sum_dim", "clt_mean_dim", "clt_prod_dim", "clt_max_dim", "clt_min_dim",
+         "clt_argmax_dim", "clt_argmin_dim", "clt_var_dim", "clt_std_dim"}};
+    const char *name = names[dim][k];
+    /* max_dim and min_dim's indices: sometimes unwanted (NULL) */
+    clt_tensor *idx = SENT, **ip = chance(f, 30) ? NULL : &idx;
+    switch (k) {
+    case 0: CALL(name, dim ? clt_sum_dim(a, d, keep, op) : clt_sum(a, op)); break;
+    case 1: CALL(name, dim ? clt_mean_dim(a, d, keep, op) : clt_mean(a, op)); break;
+    case 2: CALL(name, dim ? clt_prod_dim(a, d, keep, op) : clt_prod(a, op)); break;
+    case 3: CALL(name, dim ? clt_max_dim(a, d, keep, op, ip) : clt_max(a, op)); break;
+    case 4: CALL(name, dim ? clt_min_dim(a, d, keep, op, ip) : clt_min(a, op)); break;
+    case 5: CALL(name, dim ? clt_argmax_dim(a, d, keep, op) : clt_argmax(a, op)); break;
+    case 6: CALL(name, dim ? clt_argmin_dim(a, d, keep, op) : clt_argmin(a, op)); break;
+    case 7: CALL(name, dim ? clt_var_dim(a, d, corr, keep, op) : clt_var(a, corr, op)); break;
+    default: CALL(name, dim ? clt_std_dim(a, d, corr, keep, op) : clt_std(a, corr, op)); break;
+    }
+    int extreme = dim && (k == 3 || k == 4);
+    if (!result(f, st, op, out)) {
+        if (extreme && ip && idx != NULL)
+            die(f, "failed but *indices is %p, not NULL", (void *)idx);
+        return;
+    }
+    if (!a)
+        die(f, "succeeded on a NULL operand");
+    if (extreme && ip && (idx == NULL || idx == SENT))
+        die(f, "CLT_OK without indices");
+    if (k == 0 || k == 2)
+        dt = is_float(in) ? in : CLT_INT64;
+    else if (k == 5 || k == 6)
+        dt = CLT_INT64;
+    else if ((k == 1 || k == 7 || k == 8) && !is_float(in))
+        die(f, "succeeded on a %s tensor", clt_dtype_name(in));
+    if ((k == 3 || k == 4 || k == 5 || k == 6) && !dim && clt_tensor_numel(a) == 0)
+        die(f, "succeeded on no elements");
+    int64_t want[16];
+    int wnd = 0;
+    if (dim) {
+        int w = wrap_dim(d, nd);
+        if (w < 0)
+            die(f, "dim %d of a %d-d tensor accepted", d, nd);
+        for (int i = 0; i < nd; i++)
+            if (i != w)
+                want[wnd++] = clt_tensor_shape(a)[i];
+            else if (keep)
+                want[wnd++] = 1;
+    }
+    expect_meta(f, out, wnd, want, dt, clt_tensor_device(a));
+    if (extreme && ip) {
+        expect_meta(f, idx, wnd, want, CLT_INT64, clt_tensor_device(a));
+        store(f, idx);
+    }
+    store(f, out);
+}
+
+static void matmul_meta(fz *f, const clt_tensor *a, const clt_tensor *b, clt_tensor *out);
+
+static void op_matmul(fz *f)
+{
+    clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    clt_tensor *fresh = NULL;
+    if (a && clt_tensor_ndim(a) > 0 && is_float(clt_tensor_dtype(a)) && chance(f, 60)) {
+        /* an operand that fits a: [k], [k, m] or [batch..., k, m] */
+        int64_t sh[4];
+        int nd = (int)pick(f, 4) + 1;
+        for (int i = 0; i < nd; i++)
+            sh[i] = 1 + (int64_t)pick(f, 3);
+        sh[nd == 1 ? 0 : nd - 2] = clt_tensor_shape(a)[clt_tensor_ndim(a) - 1];
+        CALL("clt_randn", clt_randn(f->gen, clt_tensor_device(a), clt_tensor_dtype(a), nd, sh,
+                                    &fresh));
+        outcome(f, st, fresh);
+        b = fresh;
+    }
+    CALL("clt_matmul", clt_matmul(a, b, op));
+    if (result(f, st, op, out))
+        matmul_meta(f, a, b, out);
+    tfree(f, fresh, 0);
+}
+
+static void matmul_meta(fz *f, const clt_tensor *a, const clt_tensor *b, clt_tensor *out)
+{
+    int na = clt_tensor_ndim(a), nb = clt_tensor_ndim(b);
+    const int64_t *sa = clt_tensor_shape(a), *sb = clt_tensor_shape(b);
+    if (na == 0 || nb == 0)
+        die(f, "succeeded on a 0-d operand");
+    int64_t ka = sa[na - 1], kb = nb == 1 ? sb[0] : sb[nb - 2];
+    if (ka != kb || clt_tensor_dtype(a) != clt_tensor_dtype(b) || !is_float(clt_tensor_dtype(a)))
+        die(f, "succeeded on inner sizes %lld and %lld or dtypes %s and %s", (long long)ka,
+            (long long)kb, clt_dtype_name(clt_tensor_dtype(a)), clt_dtype_name(clt_tensor_dtype(b)));
+    int64_t want[16];
+    int n = 0;
+    if (na > 2 || nb > 2) {
+        int64_t ba[8], bb[8];
+        int nba = na > 2 ? na - 2 : 0, nbb = nb > 2 ? nb - 2 : 0;
+        memcpy(ba, sa, sizeof *sa * (size_t)nba);
+        memcpy(bb, sb, sizeof *sb * (size_t)nbb);
+        n = broadcast(nba, ba, nbb, bb, want);
+        if (n < 0)
+            die(f, "succeeded on batch shapes that do not broadcast");
+    }
+    if (na >= 2)
+        want[n++] = sa[na - 2];
+    if (nb >= 2)
+        want[n++] = sb[nb - 1];
+    expect_meta(f, out, n, want, clt_tensor_dtype(a), clt_tensor_device(a));
+    store(f, out);
+}
+
+static void op_softmax(fz *f)
+{
+    clt_tensor *a = rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    int d = rand_dim(f, clt_tensor_ndim(a));
+    if (pick(f, 2))
+        CALL("clt_softmax", clt_softmax(a, d, op));
+    else
+        CALL("clt_log_softmax", clt_log_softmax(a, d, op));
+    if (!result(f, st, op, out))
+        return;
+    if (!a || wrap_dim(d, clt_tensor_ndim(a)) < 0 || !is_float(clt_tensor_dtype(a)))
+        die(f, "succeeded on a NULL or non-float tensor or a bad dim %d", d);
+    expect_meta(f, out, clt_tensor_ndim(a), clt_tensor_shape(a), clt_tensor_dtype(a),
+                clt_tensor_device(a));
+    store(f, out);
+}
+
+/* ---- index ops ---------------------------------------------------------------------- */
+
+/* An int64 tensor of the given shape on t's device with values in [0, hi)
+ * (sometimes beyond), or NULL.  New tensor: the caller releases it. */
+static clt_tensor *make_index(fz *f, const clt_tensor *t, int nd, const int64_t *shape,
+                              int64_t hi)
+{
+    clt_tensor *idx = NULL;
+    clt_device *dev = t ? clt_tensor_device(t) : f->dev[0];
+    int64_t lo = 0;
+    if (chance(f, 3)) { /* out of range: reported at the next synchronisation */
+        lo = chance(f, 50) ? -3 : hi;
+        hi = lo + 3;
+    }
+    if (hi <= lo)
+        hi = lo + 1;
+    clt_status st;
+    CALL("clt_randint", clt_randint(f->gen, dev, lo, hi, CLT_INT64, nd, shape, &idx));
+    outcome(f, st, idx);
+    return idx;
+}
+
+static void op_index(fz *f)
+{
+    clt_tensor *t = rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    int nd = clt_tensor_ndim(t);
+    const int64_t *sh = clt_tensor_shape(t);
+    int d = rand_dim(f, nd), w = wrap_dim(d, nd);
+    int64_t size = w >= 0 && nd > 0 ? sh[w] : 1;
+    int fresh = chance(f, 75);
+    clt_tensor *idx = NULL, *src = NULL;
+    int64_t want[16];
+    int wnd = -1;
+    clt_dtype dt = clt_tensor_dtype(t);
+    switch (pick(f, 9)) {
+    case 0: {
+        int64_t n = pick(f, 5);
+        idx = fresh ? make_index(f, t, chance(f, 80) ? 1 : 0, &n, size) : clt_tensor_retain(rt(f));
+        CALL("clt_index_select", clt_index_select(t, d, idx, op));
+        if (t && idx && w >= 0) {
+            wnd = nd;
+            memcpy(want, sh, sizeof *sh * (size_t)nd);
+            if (nd > 0)
+                want[w] = clt_tensor_numel(idx);
+        }
+        break;
+    }
+    case 1: {
+        int64_t ish[16];
+        for (int i = 0; i < nd; i++)
+            ish[i] = sh[i] ? (int64_t)pick(f, (uint32_t)(sh[i] < 4 ? sh[i] : 4)) + 1 : 0;
+        if (nd > 0 && w >= 0)
+            ish[w] = pick(f, 4);
+        idx = fresh ? make_index(f, t, nd, ish, size) : clt_tensor_retain(rt(f));
+        CALL("clt_gather", clt_gather(t, d, idx, op));
+        if (idx) {
+            wnd = clt_tensor_ndim(idx);
+            memcpy(want, clt_tensor_shape(idx), sizeof *want * (size_t)wnd);
+        }
+        break;
+    }
+    case 2:
+    case 3:
+    case 4: {
+        int64_t ish[16];
+        for (int i = 0; i < nd; i++)
+            ish[i] = sh[i] ? (int64_t)pick(f, (uint32_t)(sh[i] < 4 ? sh[i] : 4)) + 1 : 0;
+        idx = fresh ? make_index(f, t, nd, ish, size) : clt_tensor_retain(rt(f));
+        src = chance(f, 70) && t ? NULL : clt_tensor_retain(rt(f));
+        if (!src && t) {
+            clt_tensor *tmp = NULL;
+            CALL("clt_randn_like", clt_randn_like(f->gen, t, &tmp));
+            outcome(f, st, tmp);
+            if (tmp && dt != clt_tensor_dtype(tmp)) {
+                CALL("clt_to_dtype", clt_to_dtype(tmp, dt, &src));
+                outcome(f, st, src);
+                tfree(f, tmp, 0);
+            } else
+                src = tmp;
+        }
+        if (pick(f, 3) == 0) {
+            CALL("clt_scatter", clt_scatter(t, d, idx, src, op));
+        } else if (pick(f, 2)) {
+            CALL("clt_scatter_add", clt_scatter_add(t, d, idx, src, op));
+        } else {
+            clt_tensor *i1 = NULL;
+            int64_t n = clt_tensor_size(src, w >= 0 ? w : 0);
+            if (fresh) {
+                i1 = make_index(f, t, 1, &n, size);
+                tfree(f, idx, 0);
+                idx = i1;
+            }
+            CALL("clt_index_add", clt_index_add(t, d, idx, src, rand_scalar(f), op));
+        }
+        if (t) {
+            wnd = nd;
+            memcpy(want, sh, sizeof *sh * (size_t)nd);
+        }
+        break;
+    }
+    case 5: {
+        clt_tensor *mask = rt(f);
+        CALL("clt_masked_fill", clt_masked_fill(t, mask, rand_scalar(f), op));
+        if (op && st == CLT_OK) {
+            wnd = broadcast(nd, sh, clt_tensor_ndim(mask), clt_tensor_shape(mask), want);
+            if (wnd < 0 || clt_tensor_dtype(mask) != CLT_BOOL)
+                die(f, "succeeded with a mask that does not broadcast or is not bool");
+        }
+        break;
+    }
+    case 6: {
+        int64_t c = chance(f, 85) ? (int64_t)pick(f, 6) : odd_sizes[pick(f, N_ODD_SHAPE)];
+        CALL("clt_one_hot", clt_one_hot(t, c, op));
+        if (t) {
+            wnd = nd + 1;
+            memcpy(want, sh, sizeof *sh * (size_t)nd);
+            want[nd] = c;
+            dt = CLT_INT64;
+        }
+        break;
+    }
+    default: {
+        /* t is the weight table */
+        int64_t ish[4];
+        int ind = (int)pick(f, 3);
+        for (int i = 0; i < ind; i++)
+            ish[i] = pick(f, 4);
+        idx = fresh ? make_index(f, t, ind, ish, nd > 0 ? sh[0] : 1) : clt_tensor_retain(rt(f));
+        CALL("clt_embedding", clt_embedding(t, idx, op));
+        if (t && idx && nd == 2) {
+            wnd = clt_tensor_ndim(idx) + 1;
+            memcpy(want, clt_tensor_shape(idx), sizeof *want * (size_t)(wnd - 1));
+            want[wnd - 1] = sh[1];
+        }
+        break;
+    }
+    }
+    if (result(f, st, op, out)) {
+        if (!t)
+            die(f, "succeeded on a NULL tensor");
+        if (wnd >= 0)
+            expect_meta(f, out, wnd, want, dt, clt_tensor_device(t));
+        else
+            check_tensor(f, out);
+        store(f, out);
+    }
+    f->call = "clt_tensor_free";
+    tfree(f, idx, 0);
+    tfree(f, src, 0);
+}
+
+/* ---- losses ------------------------------------------------------------------------- */
+
+static clt_reduction rand_reduction(fz *f)
+{
+    if (chance(f, 4))
+        return (clt_reduction)(chance(f, 50) ? -1 : 3 + (int)pick(f, 100));
+    return (clt_reduction)pick(f, 3);
+}
+
+static void op_loss(fz *f)
+{
+    clt_tensor *x = rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    clt_reduction red = rand_reduction(f);
+    clt_tensor *target = NULL, *weight = NULL;
+    int nd = clt_tensor_ndim(x);
+    const int64_t *sh = clt_tensor_shape(x);
+    int64_t want[16];
+    int wnd = -1;
+    uint32_t k = pick(f, 5);
+    if (k < 2) {
+        clt_cross_entropy_opts o = CLT_CROSS_ENTROPY_DEFAULTS;
+        o.reduction = red;
+        if (chance(f, 20))
+            o.ignore_index = (int64_t)pick(f, 3);
+        if (chance(f, 20))
+            o.label_smoothing = chance(f, 50) ? 0.1 : rand_scalar(f);
+        int64_t c = nd >= 1 ? sh[nd - 1] : 1, n = nd >= 2 ? sh[0] : 1;
+        if (chance(f, 20) && x) {
+            CALL("clt_rand", clt_rand(f->gen, clt_tensor_device(x), clt_tensor_dtype(x), 1, &c,
+                                      &weight));
+            o.weight = weight;
+            outcome(f, st, weight);
+        }
+        if (chance(f, 75)) {
+            target = make_index(f, x, nd >= 2 ? 1 : 0, &n, c);
+        } else if (chance(f, 50) && x) {
+            CALL("clt_softmax", clt_softmax(x, -1, &target)); /* probabilities */
+            outcome(f, st, target);
+        } else
+            target = clt_tensor_retain(rt(f));
+        const clt_cross_entropy_opts *po = chance(f, 10) ? NULL : &o;
+        if (k == 0)
+            CALL("clt_cross_entropy", clt_cross_entropy(x, target, po, op));
+        else
+            CALL("clt_nll_loss", clt_nll_loss(x, target, po, op));
+        if (op && st == CLT_OK) {
+            clt_reduction r = po ? po->reduction : CLT_REDUCTION_MEAN;
+            wnd = r == CLT_REDUCTION_NONE && nd >= 2 ? 1 : 0;
+            want[0] = sh[0];
+            if (nd > 2) /* [N, C, d1, ...]: not documented; only check the rest */
+                wnd = -1;
+        }
+    } else {
+        if (chance(f, 70) && x) {
+            CALL("clt_rand_like", clt_rand_like(f->gen, x, &target));
+            outcome(f, st, target);
+        } else
+            target = clt_tensor_retain(rt(f));
+        if (k == 2)
+            CALL("clt_mse_loss", clt_mse_loss(x, target, red, op));
+        else if (k == 3)
+            CALL("clt_l1_loss", clt_l1_loss(x, target, red, op));
+        else {
+            if (chance(f, 30) && x) {
+                int64_t c = nd >= 1 && chance(f, 50) ? sh[nd - 1] : 1;
+                CALL("clt_rand", clt_rand(f->gen, clt_tensor_device(x), clt_tensor_dtype(x), 1,
+                                          &c, &weight));
+                outcome(f, st, weight);
+            }
+            CALL("clt_binary_cross_entropy_with_logits",
+                 clt_binary_cross_entropy_with_logits(x, target, weight, red, op));
+        }
+        if (op && st == CLT_OK) {
+            wnd = red == CLT_REDUCTION_NONE ? nd : 0;
+            memcpy(want, sh, sizeof *sh * (size_t)nd);
+        }
+    }
+    if (result(f, st, op, out)) {
+        if (!x || (unsigned)red > CLT_REDUCTION_NONE)
+            die(f, "succeeded on a NULL input or a reduction outside the enum");
+        if (wnd >= 0)
+            expect_meta(f, out, wnd, want, clt_tensor_dtype(x), clt_tensor_device(x));
+        else
+            check_tensor(f, out);
+        store(f, out);
+    }
+    f->call = "clt_tensor_free";
+    tfree(f, target, 0);
+    tfree(f, weight, 0);
+}
+
+/* ---- moves ---------------------------------------------------------------------------- */
+
+static void op_move(fz *f)
+{
+    clt_tensor *t = rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    clt_device *dev = clt_tensor_device(t);
+    clt_dtype dt = clt_tensor_dtype(t);
+    switch (pick(f, 4)) {
+    case 0:
+        dev = rand_dev(f);
+        CALL("clt_to", clt_to(t, dev, op));
+        break;
+    case 1:
+        dt = rand_dtype(f);
+        CALL("clt_to_dtype", clt_to_dtype(t, dt, op));
+        break;
+    case 2: CALL("clt_clone", clt_clone(t, op)); break;
+    default: CALL("clt_detach", clt_detach(t, op)); break;
+    }
+    if (!result(f, st, op, out))
+        return;
+    if (!t)
+        die(f, "succeeded on a NULL tensor");
+    expect_meta(f, out, clt_tensor_ndim(t), clt_tensor_shape(t), dt, dev);
+    store(f, out);
+}
+
+/* ---- in place ---------------------------------------------------------------------------- */
+
+static void op_inplace(fz *f)
+{
+    int i = full_slot(f);
+    clt_tensor *t = i >= 0 && !chance(f, 3) ? f->s[i].t : NULL;
+    clt_tensor *o = rt(f);
+    clt_status st;
+    int nd = clt_tensor_ndim(t);
+    int64_t shape[16];
+    if (t)
+        memcpy(shape, clt_tensor_shape(t), sizeof *shape * (size_t)nd);
+    clt_dtype dt = clt_tensor_dtype(t);
+    clt_device *dev = clt_tensor_device(t);
+    double s = rand_scalar(f), lo = rand_scalar(f), hi = rand_scalar(f);
+    switch (pick(f, 20)) {
+    case 0: CALL("clt_add_", clt_add_(t, o, rand_scalar(f))); break;
+    case 1: CALL("clt_sub_", clt_sub_(t, o, rand_scalar(f))); break;
+    case 2: CALL("clt_mul_", clt_mul_(t, o)); break;
+    case 3: CALL("clt_div_", clt_div_(t, o)); break;
+    case 4: CALL("clt_add_scalar_", clt_add_scalar_(t, s)); break;
+    case 5: CALL("clt_sub_scalar_", clt_sub_scalar_(t, s)); break;
+    case 6: CALL("clt_mul_scalar_", clt_mul_scalar_(t, s)); break;
+    case 7: CALL("clt_div_scalar_", clt_div_scalar_(t, s)); break;
+    case 8:
+        CALL("clt_clamp_", clt_clamp_(t, chance(f, 70) ? &lo : NULL, chance(f, 70) ? &hi : NULL));
+        break;
+    case 9: CALL("clt_fill_", clt_fill_(t, s)); break;
+    case 10: CALL("clt_zero_", clt_zero_(t)); break;
+    case 11: CALL("clt_copy_", clt_copy_(t, o)); break;
+    case 12: CALL("clt_add_out", clt_add_out(t, o, rt(f))); break;
+    case 13: CALL("clt_sub_out", clt_sub_out(t, o, rt(f))); break;
+    case 14: CALL("clt_mul_out", clt_mul_out(t, o, rt(f))); break;
+    case 15: CALL("clt_div_out", clt_div_out(t, o, rt(f))); break;
+    case 16: CALL("clt_matmul_out", clt_matmul_out(t, o, rt(f))); break;
+    case 17:
+        CALL("clt_uniform_", clt_uniform_(t, chance(f, 10) ? NULL : f->gen, lo, hi));
+        break;
+    case 18:
+        CALL("clt_normal_", clt_normal_(t, chance(f, 10) ? NULL : f->gen, lo, hi));
+        break;
+    default: {
+        int d = rand_dim(f, nd);
+        int w = wrap_dim(d, nd);
+        int64_t n = o && w >= 0 ? clt_tensor_size(o, w) : 1;
+        clt_tensor *idx = make_index(f, t, 1, &n, w >= 0 && nd > 0 ? shape[w] : 1);
+        if (pick(f, 2))
+            CALL("clt_index_add_", clt_index_add_(t, d, idx, o, rand_scalar(f)));
+        else
+            CALL("clt_scatter_add_", clt_scatter_add_(t, d, idx, o));
+        f->call = "clt_tensor_free";
+        tfree(f, idx, 0);
+        break;
+    }
+    }
+    if (!status_ok(f, st))
+        return;
+    if (!t)
+        die(f, "succeeded on a NULL tensor");
+    expect_meta(f, t, nd, shape, dt, dev);
+}
+
+/* ---- autograd ------------------------------------------------------------------------------ */
+
+static void op_autograd(fz *f)
+{
+    clt_tensor *t = rt(f);
+    clt_status st;
+    switch (pick(f, 7)) {
+    case 0:
+    case 1: {
+        int on = chance(f, 85);
+        CALL("clt_set_requires_grad", clt_set_requires_grad(t, on));
+        if (status_ok(f, st)) {
+            if (!t || (on && !is_float(clt_tensor_dtype(t))))
+                die(f, "made a NULL or non-float tensor require grad");
+            if (clt_requires_grad(t) != on)
+                die(f, "clt_requires_grad is %d after setting %d", clt_requires_grad(t), on);
+        }
+        break;
+    }
+    case 2: {
+        clt_tensor *g = NULL;
+        int i = grad_slot(f, 0);
+        if (i >= 0 && chance(f, 80))
+            t = f->s[i].t;
+        if (t && clt_tensor_numel(t) != 1 && chance(f, 50)) {
+            CALL("clt_sum", clt_sum(t, &g)); /* a scalar to start from */
+            if (outcome(f, st, g))
+                store(f, g);
+            t = g;
+            g = NULL;
+        }
+        if (t && chance(f, 50)) {
+            CALL("clt_ones_like", clt_ones_like(t, &g));
+            outcome(f, st, g);
+        } else if (chance(f, 10))
+            g = clt_tensor_retain(rt(f));
+        CALL("clt_backward", clt_backward(t, g, pick(f, 2)));
+        status_ok(f, st);
+        f->call = "clt_tensor_free";
+        tfree(f, g, 0);
+        break;
+    }
+    case 3: {
+        clt_tensor *out = SENT, **op = OUTP(f, &out);
+        int i = grad_slot(f, 1);
+        if (i >= 0 && chance(f, 80))
+            t = f->s[i].t;
+        CALL("clt_grad", clt_grad(t, op));
+        if (!op || st != CLT_OK) {
+            result(f, st, op, out);
+            break;
+        }
+        status_ok(f, st);
+        if (out == SENT)
+            die(f, "CLT_OK without setting *out");
+        if (out) {
+            expect_meta(f, out, clt_tensor_ndim(t), clt_tensor_shape(t), clt_tensor_dtype(t),
+                        clt_tensor_device(t));
+            store(f, out);
+        }
+        break;
+    }
+    case 4:
+        CALL("clt_zero_grad", clt_zero_grad(t, pick(f, 2)));
+        status_ok(f, st);
+        break;
+    case 5: {
+        int was;
+        CALL_VOID("clt_set_grad_enabled", was = clt_set_grad_enabled(!clt_is_grad_enabled()));
+        (void)was;
+        break;
+    }
+    default:
+        /* properties: no failure, NULL gives 0 */
+        CALL_VOID("clt_requires_grad", (void)clt_requires_grad(t));
+        CALL_VOID("clt_is_leaf", (void)clt_is_leaf(t));
+        CALL_VOID("clt_grad_fn_name", (void)clt_grad_fn_name(t));
+        if (!t && (clt_requires_grad(t) || clt_is_leaf(t) || clt_grad_fn_name(t)))
+            die(f, "a property of NULL is not 0");
+        if (t && clt_is_leaf(t) != (clt_grad_fn_name(t) == NULL))
+            die(f, "is_leaf %d with grad_fn %s", clt_is_leaf(t), clt_grad_fn_name(t));
+        break;
+    }
+}
+
+/* ---- scopes --------------------------------------------------------------------------------- */
+
+static void scope_end(fz *f)
+{
+    CALL_VOID("clt_scope_end", clt_scope_end());
+    if (f->depth == 0)
+        return;
+    for (int i = 0; i < NSLOT; i++)
+        if (f->s[i].t && f->s[i].depth == f->depth)
+            f->s[i].t = NULL; /* released by the scope */
+    f->depth--;
+}
+
+static void op_scope(fz *f)
+{
+    clt_status st;
+    switch (pick(f, 4)) {
+    case 0:
+        if (f->depth < 4) {
+            CALL("clt_scope_begin", clt_scope_begin());
+            if (status_ok(f, st))
+                f->depth++;
+        }
+        break;
+    case 1:
+        scope_end(f);
+        break;
+    case 2: {
+        int i = full_slot(f);
+        if (i < 0 || chance(f, 5)) {
+            CALL("clt_scope_keep", clt_scope_keep(NULL));
+            status_ok(f, st);
+            break;
+        }
+        CALL("clt_scope_keep", clt_scope_keep(f->s[i].t));
+        if (status_ok(f, st)) /* the handle's scoped reference moves out */
+            for (int j = 0; j < NSLOT; j++)
+                if (f->s[j].t == f->s[i].t && f->s[j].depth > 0) {
+                    f->s[j].depth--;
+                    break;
+                }
+        break;
+    }
+    default: {
+        int i = full_slot(f);
+        if (i < 0)
+            break;
+        clt_tensor *r;
+        CALL_VOID("clt_tensor_retain", r = clt_tensor_retain(f->s[i].t));
+        if (r != f->s[i].t)
+            die(f, "retain gave another handle");
+        int j = (int)pick(f, NSLOT);
+        f->call = "clt_tensor_free";
+        if (j == i) { /* the slot keeps its own reference */
+            tfree(f, r, 0);
+            break;
+        }
+        drop(f, j);
+        f->s[j].t = r;
+        f->s[j].depth = 0; /* a retained reference outlives the scope */
+        break;
+    }
+    }
+}
+
+/* ---- read-back and writes --------------------------------------------------------------------- */
+
+static int sync_error(clt_status st)
+{
+    return st == CLT_ERR_INDEX_OUT_OF_RANGE;
+}
+
+static void op_read(fz *f)
+{
+    clt_tensor *t = rt(f);
+    clt_status st;
+    size_t nb = clt_tensor_nbytes(t);
+    /* views expanded to huge shapes have no memory behind them: the
+     * buffer is then too small, and the calls must say so */
+    size_t have = nb <= ((size_t)64 << 20) ? nb : 8;
+    size_t cap = have + 16;
+    uint8_t *buf = malloc(cap);
+    switch (pick(f, 7)) {
+    case 0: {
+        size_t give = chance(f, 80) ? have : (have ? have - 1 : 0);
+        CALL("clt_tensor_read", clt_tensor_read(t, chance(f, 3) ? NULL : buf, give));
+        if (status_ok(f, st) && (!t || give < nb))
+            die(f, "read into a short buffer or from NULL succeeded");
+        break;
+    }
+    case 1: {
+        clt_event *ev = SENT;
+        clt_event **ep = chance(f, 3) ? NULL : &ev;
+        CALL("clt_tensor_read_async", clt_tensor_read_async(t, buf, have, ep));
+        if (ep && result(f, st, (clt_tensor **)ep, (clt_tensor *)ev)) {
+            if (chance(f, 50)) {
+                int done = 0;
+                CALL("clt_event_query", clt_event_query(ev, &done));
+                status_ok(f, st);
+            }
+            if (chance(f, 70)) {
+                CALL("clt_event_wait", clt_event_wait(ev));
+                status_ok(f, st);
+            }
+            CALL_VOID("clt_event_free", clt_event_free(ev));
+        } else if (!ep) {
+            result(f, st, NULL, NULL);
+        }
+        break;
+    }
+    case 2: {
+        for (size_t i = 0; i < cap; i++)
+            buf[i] = clt_tensor_dtype(t) == CLT_BOOL ? (uint8_t)pick(f, 2) : (uint8_t)in_u64(&f->in);
+        size_t give = chance(f, 85) ? have : (have ? have - 1 : 0);
+        if (chance(f, 50)) {
+            CALL("clt_tensor_write", clt_tensor_write(t, buf, give));
+            status_ok(f, st);
+        } else {
+            clt_event *ev = SENT;
+            CALL("clt_tensor_write_async", clt_tensor_write_async(t, buf, give, &ev));
+            if (outcome(f, st, ev))
+                CALL_VOID("clt_event_free", clt_event_free(ev));
+        }
+        break;
+    }
+    case 3: {
+        char *s = SENT;
+        char **sp = chance(f, 3) ? NULL : &s;
+        CALL("clt_tensor_format", clt_tensor_format(t, sp));
+        if (!sp) {
+            result(f, st, NULL, NULL);
+        } else if (outcome(f, st, s)) {
+            if (!*s)
+                die(f, "an empty string");
+            clt_free(s);
+        }
+        break;
+    }
+    case 4: {
+        double v = 0;
+        CALL("clt_tensor_item", clt_tensor_item(t, chance(f, 3) ? NULL : &v));
+        if (status_ok(f, st) && clt_tensor_numel(t) != 1)
+            die(f, "item of %lld elements succeeded", (long long)clt_tensor_numel(t));
+        break;
+    }
+    case 5: {
+        clt_device *d = rand_dev(f);
+        CALL("clt_device_synchronize", clt_device_synchronize(d));
+        status_ok(f, st);
+        break;
+    }
+    default: {
+        /* properties of whatever is there, NULL included */
+        CALL_VOID("clt_tensor_size", (void)clt_tensor_size(t, rand_dim(f, 3) * 1000));
+        CALL_VOID("clt_tensor_is_contiguous", (void)clt_tensor_is_contiguous(t));
+        if (t)
+            check_tensor(f, t);
+        else if (clt_tensor_ndim(t) || clt_tensor_numel(t) || clt_tensor_nbytes(t) ||
+                 clt_tensor_shape(t) || clt_tensor_device(t))
+            die(f, "a property of NULL is not 0");
+        break;
+    }
+    }
+    free(buf);
+    (void)sync_error;
+}
+
+/* ---- io ------------------------------------------------------------------------------------------ */
+
+static void path_in(fz *f, char *path, size_t n, const char *name)
+{
+    snprintf(path, n, "%s/%s", f->dir, name);
+}
+
+/* The bytes of a tensor, or NULL when it cannot be read (an error of the
+ * device, checked by the caller's contract). */
+static uint8_t *read_all(fz *f, const clt_tensor *t)
+{
+    size_t nb = clt_tensor_nbytes(t);
+    if (nb > ((size_t)64 << 20))
+        return NULL;
+    uint8_t *h = malloc(nb + 1);
+    clt_status st;
+    CALL("clt_tensor_read", clt_tensor_read(t, h, nb));
+    if (!status_ok(f, st)) {
+        free(h);
+        return NULL;
+    }
+    return h;
+}
+
+static void same_tensor(fz *f, const clt_tensor *a, const clt_tensor *b)
+{
+    expect_meta(f, b, clt_tensor_ndim(a), clt_tensor_shape(a), clt_tensor_dtype(a), NULL);
+    uint8_t *x = read_all(f, a), *y = read_all(f, b);
+    if (x && y && memcmp(x, y, clt_tensor_nbytes(a)) != 0)
+        die(f, "the tensor read back from the file differs");
+    free(x);
+    free(y);
+}
+
+static void op_io(fz *f)
+{
+    clt_tensor *t = rt(f);
+    clt_status st;
+    char path[512];
+    path_in(f, path, sizeof path, chance(f, 10) ? "no/such/dir/x" : "t.npy");
+    switch (pick(f, 4)) {
+    case 0: {
+        CALL("clt_save_npy", clt_save_npy(chance(f, 3) ? NULL : path, t));
+        if (!status_ok(f, st))
+            break;
+        clt_tensor *back = SENT;
+        clt_device *dev = rand_dev(f);
+        CALL("clt_load_npy", clt_load_npy(path, dev, &back));
+        if (outcome(f, st, back)) {
+            if (!dev)
+                die(f, "loaded onto a NULL device");
+            same_tensor(f, t, back);
+            if (clt_tensor_device(back) != dev)
+                die(f, "loaded onto another device");
+            store(f, back);
+        }
+        break;
+    }
+    case 1: {
+        clt_named_tensor nt[3];
+        static const char *names[] = {"a", "b.weight", "a"};
+        size_t n = pick(f, 4);
+        for (size_t i = 0; i < n; i++) {
+            nt[i].name = chance(f, 3) ? NULL : names[pick(f, 3)];
+            nt[i].tensor = rt(f);
+        }
+        path_in(f, path, sizeof path, "t.safetensors");
+        CALL("clt_save_safetensors", clt_save_safetensors(path, chance(f, 3) ? NULL : nt, n));
+        if (!status_ok(f, st))
+            break;
+        clt_named_tensor *back = SENT;
+        size_t m = 99;
+        clt_device *dev = rand_dev(f);
+        CALL("clt_load_safetensors", clt_load_safetensors(path, dev, &back, &m));
+        if (outcome(f, st, back)) {
+            if (m != n)
+                die(f, "%zu tensors saved, %zu loaded", n, m);
+            for (size_t i = 0; i < m; i++) {
+                size_t j = 0;
+                while (j < n && strcmp(nt[j].name, back[i].name) != 0)
+                    j++;
+                if (j == n)
+                    die(f, "loaded a name that was not saved: %s", back[i].name);
+                same_tensor(f, nt[j].tensor, back[i].tensor);
+            }
+            CALL_VOID("clt_named_tensors_free", clt_named_tensors_free(back, m));
+        } else if (m != 0)
+            die(f, "*n is %zu after a failure", m);
+        break;
+    }
+    case 2: {
+        /* a file that is not what its name says */
+        path_in(f, path, sizeof path, "junk");
+        FILE *fp = fopen(path, "wb");
+        size_t len = pick(f, 64);
+        for (size_t i = 0; i < len; i++)
+            fputc(chance(f, 30) ? "\x93NUMPY{'descr'"[pick(f, 14)] : (int)pick(f, 256), fp);
+        fclose(fp);
+        clt_tensor *back = SENT;
+        clt_named_tensor *nb = SENT;
+        size_t m = 99;
+        if (pick(f, 2)) {
+            CALL("clt_load_npy", clt_load_npy(path, f->dev[0], &back));
+            if (outcome(f, st, back))
+                store(f, back);
+        } else {
+            CALL("clt_load_safetensors", clt_load_safetensors(path, f->dev[0], &nb, &m));
+            if (outcome(f, st, nb))
+                clt_named_tensors_free(nb, m);
+        }
+        break;
+    }
+    default: {
+        clt_module *m = f->mod[pick(f, NMOD)];
+        path_in(f, path, sizeof path, "m.safetensors");
+        CALL("clt_module_save", clt_module_save(m, path));
+        if (status_ok(f, st)) {
+            clt_module *m2 = chance(f, 70) ? m : f->mod[pick(f, NMOD)];
+            CALL("clt_module_load", clt_module_load(m2, path));
+            status_ok(f, st);
+        }
+        break;
+    }
+    }
+}
+
+/* ---- modules and optimizers ------------------------------------------------------------------- */
+
+static int64_t rand_count(fz *f)
+{
+    if (chance(f, 10))
+        return odd_sizes[pick(f, N_ODD_SHAPE)];
+    return (int64_t)pick(f, 6);
+}
+
+static void put_module(fz *f, clt_module *m)
+{
+    int i = (int)pick(f, NMOD);
+    if (f->mod[i] && f->opt) { /* the optimizer holds its own references */
+    }
+    CALL_VOID("clt_module_free", clt_module_free(f->mod[i]));
+    f->mod[i] = m;
+}
+
+static void op_module(fz *f)
+{
+    clt_module *m = SENT, **mp = chance(f, 2) ? NULL : &m;
+    clt_status st;
+    clt_device *dev = rand_dev(f);
+    switch (pick(f, 12)) {
+    case 0:
+        CALL("clt_linear", clt_linear(dev, rand_count(f), rand_count(f), pick(f, 2),
+                                      chance(f, 20) ? NULL : f->gen, mp));
+        break;
+    case 1: {
+        clt_conv2d_opts o = CLT_CONV2D_DEFAULTS;
+        if (chance(f, 30)) {
+            o.stride[pick(f, 2)] = rand_count(f);
+            o.padding[pick(f, 2)] = rand_count(f) - 1;
+            o.groups = rand_count(f);
+        }
+        CALL("clt_conv2d_layer",
+             clt_conv2d_layer(dev, rand_count(f), rand_count(f), rand_count(f), rand_count(f),
+                              chance(f, 20) ? NULL : &o, pick(f, 2), f->gen, mp));
+        break;
+    }
+    case 2: {
+        clt_pool2d_opts o = CLT_POOL2D_DEFAULTS;
+        if (chance(f, 30))
+            o.padding[pick(f, 2)] = rand_count(f);
+        if (pick(f, 2))
+            CALL("clt_max_pool2d_layer",
+                 clt_max_pool2d_layer(rand_count(f), rand_count(f), chance(f, 20) ? NULL : &o, mp));
+        else
+            CALL("clt_avg_pool2d_layer",
+                 clt_avg_pool2d_layer(rand_count(f), rand_count(f), chance(f, 20) ? NULL : &o, mp));
+        break;
+    }
+    case 3:
+        CALL("clt_flatten_layer", clt_flatten_layer(rand_dim(f, 3), rand_dim(f, 3), mp));
+        break;
+    case 4: {
+        int64_t shape[16];
+        int nd = chance(f, 80) ? 1 + (int)pick(f, 2) : rand_shape(f, shape);
+        for (int i = 0; i < nd && i < 2; i++)
+            shape[i] = 1 + (int64_t)pick(f, 4);
+        CALL("clt_layer_norm_layer",
+             clt_layer_norm_layer(dev, nd, shape, chance(f, 80) ? 1e-5 : rand_scalar(f),
+                                  pick(f, 2), mp));
+        break;
+    }
+    case 5: {
+        double eps = chance(f, 80) ? 1e-5 : rand_scalar(f);
+        double mom = chance(f, 80) ? 0.1 : rand_scalar(f);
+        if (pick(f, 2))
+            CALL("clt_batch_norm1d_layer",
+                 clt_batch_norm1d_layer(dev, rand_count(f), eps, mom, pick(f, 2), pick(f, 2), mp));
+        else
+            CALL("clt_batch_norm2d_layer",
+                 clt_batch_norm2d_layer(dev, rand_count(f), eps, mom, pick(f, 2), pick(f, 2), mp));
+        break;
+    }
+    case 6:
+        CALL("clt_dropout_layer",
+             clt_dropout_layer(chance(f, 70) ? 0.5 : rand_scalar(f), f->gen, mp));
+        break;
+    case 7:
+        CALL("clt_embedding_layer",
+             clt_embedding_layer(dev, rand_count(f), rand_count(f), f->gen, mp));
+        break;
+    case 8:
+        switch (pick(f, 4)) {
+        case 0: CALL("clt_relu_layer", clt_relu_layer(mp)); break;
+        case 1: CALL("clt_gelu_layer", clt_gelu_layer(mp)); break;
+        case 2: CALL("clt_tanh_layer", clt_tanh_layer(mp)); break;
+        default: CALL("clt_sigmoid_layer", clt_sigmoid_layer(mp)); break;
+        }
+        break;
+    case 9: {
+        /* a container of the modules held (which it then owns) */
+        clt_module *mods[NMOD];
+        size_t n = pick(f, NMOD + 1);
+        int used[NMOD] = {0};
+        for (size_t i = 0; i < n; i++) {
+            int j = (int)pick(f, NMOD);
+            mods[i] = used[j] && chance(f, 50) ? NULL : f->mod[j]; /* or a repeat */
+            used[j] = 1;
+        }
+        CALL("clt_sequential", clt_sequential(chance(f, 3) ? NULL : mods, n, mp));
+        if (mp && st == CLT_OK)
+            for (int j = 0; j < NMOD; j++)
+                if (used[j])
+                    f->mod[j] = NULL;
+        break;
+    }
+    case 10: {
+        clt_module *mod = f->mod[pick(f, NMOD)];
+        clt_tensor *x = rt(f), *out = SENT, **op = OUTP(f, &out);
+        CALL("clt_module_forward", clt_module_forward(mod, x, op));
+        if (result(f, st, op, out)) {
+            check_tensor(f, out);
+            store(f, out);
+        }
+        return;
+    }
+    default: {
+        clt_module *mod = f->mod[pick(f, NMOD)];
+        switch (pick(f, 6)) {
+        case 0:
+            CALL("clt_module_to", clt_module_to(mod, dev));
+            if (status_ok(f, st) && clt_module_device(mod) != dev && clt_module_device(mod))
+                die(f, "the module is on %s after a move to %s",
+                    clt_device_label(clt_module_device(mod)), clt_device_label(dev));
+            break;
+        case 1:
+            CALL_VOID("clt_module_train", clt_module_train(mod, pick(f, 2)));
+            CALL_VOID("clt_module_name", (void)clt_module_name(mod));
+            CALL_VOID("clt_module_num_parameters", (void)clt_module_num_parameters(mod));
+            break;
+        case 2: {
+            clt_tensor **ps = SENT;
+            size_t n = 99;
+            CALL("clt_module_parameters", clt_module_parameters(mod, &ps, &n));
+            if (outcome(f, st, st == CLT_OK && !ps ? (void *)&n : (void *)ps)) {
+                int64_t total = 0;
+                for (size_t i = 0; i < n; i++) {
+                    check_tensor(f, ps[i]);
+                    total += clt_tensor_numel(ps[i]);
+                }
+                if (total != clt_module_num_parameters(mod))
+                    die(f, "%lld parameters counted, %lld said", (long long)total,
+                        (long long)clt_module_num_parameters(mod));
+                clt_free(ps);
+            }
+            break;
+        }
+        case 3:
+        case 4: {
+            clt_named_tensor *nt = SENT;
+            size_t n = 99;
+            if (pick(f, 2))
+                CALL("clt_module_state", clt_module_state(mod, &nt, &n));
+            else
+                CALL("clt_module_named_buffers", clt_module_named_buffers(mod, &nt, &n));
+            if (outcome(f, st, st == CLT_OK && !nt ? (void *)&n : (void *)nt)) {
+                for (size_t i = 0; i < n; i++) {
+                    if (!nt[i].name || !nt[i].name[0])
+                        die(f, "an entry without a name");
+                    check_tensor(f, nt[i].tensor);
+                }
+                clt_free(nt);
+            }
+            break;
+        }
+        default: {
+            clt_named_tensor *nt = SENT;
+            size_t n = 99;
+            CALL("clt_module_named_parameters", clt_module_named_parameters(mod, &nt, &n));
+            if (outcome(f, st, st == CLT_OK && !nt ? (void *)&n : (void *)nt))
+                clt_free(nt);
+            break;
+        }
+        }
+        return;
+    }
+    }
+    if (!mp) {
+        result(f, st, NULL, NULL);
+        return;
+    }
+    if (outcome(f, st, m)) {
+        if (!clt_module_name(m) || !clt_module_name(m)[0])
+            die(f, "a module without a name");
+        put_module(f, m);
+    }
+}
+
+static void op_optim(fz *f)
+{
+    clt_status st;
+    switch (pick(f, 6)) {
+    case 0:
+    case 1: {
+        /* over a module's parameters, or the tensors held */
+        clt_tensor *ps[NSLOT + 1];
+        size_t n = 0;
+        clt_tensor **mp = NULL;
+        size_t mn = 0;
+        clt_module *mod = f->mod[pick(f, NMOD)];
+        if (mod && chance(f, 50)) {
+            CALL("clt_module_parameters", clt_module_parameters(mod, &mp, &mn));
+            if (!status_ok(f, st))
+                mn = 0;
+        } else {
+            for (int i = 0; i < NSLOT; i++)
+                if (chance(f, 5) || (clt_is_leaf(f->s[i].t) && clt_requires_grad(f->s[i].t)))
+                    ps[n++] = f->s[i].t;
+        }
+        clt_tensor *const *arg = mp ? mp : (chance(f, 3) ? NULL : ps);
+        size_t an = mp ? mn : n;
+        clt_optimizer *o = SENT;
+        if (pick(f, 3) == 0) {
+            clt_sgd_opts so = CLT_SGD_DEFAULTS;
+            if (chance(f, 40)) {
+                so.lr = rand_scalar(f);
+                so.momentum = chance(f, 50) ? 0.9 : rand_scalar(f);
+                so.dampening = chance(f, 70) ? 0 : rand_scalar(f);
+                so.weight_decay = chance(f, 70) ? 0 : rand_scalar(f);
+                so.nesterov = pick(f, 2);
+            }
+            CALL("clt_sgd", clt_sgd(arg, an, chance(f, 10) ? NULL : &so, &o));
+        } else {
+            clt_adam_opts ao = CLT_ADAM_DEFAULTS;
+            if (chance(f, 40)) {
+                ao.lr = rand_scalar(f);
+                ao.beta1 = chance(f, 50) ? 0.9 : rand_scalar(f);
+                ao.beta2 = chance(f, 50) ? 0.999 : rand_scalar(f);
+                ao.eps = chance(f, 50) ? 1e-8 : rand_scalar(f);
+                ao.amsgrad = pick(f, 2);
+            }
+            if (pick(f, 2))
+                CALL("clt_adam", clt_adam(arg, an, chance(f, 10) ? NULL : &ao, &o));
+            else
+                CALL("clt_adamw", clt_adamw(arg, an, chance(f, 10) ? NULL : &ao, &o));
+        }
+        clt_free(mp);
+        if (outcome(f, st, o)) {
+            CALL_VOID("clt_lr_scheduler_free", clt_lr_scheduler_free(f->sched));
+            f->sched = NULL;
+            CALL_VOID("clt_optimizer_free", clt_optimizer_free(f->opt));
+            f->opt = o;
+        }
+        break;
+    }
+    case 2:
+        CALL("clt_optimizer_step", clt_optimizer_step(chance(f, 5) ? NULL : f->opt));
+        status_ok(f, st);
+        break;
+    case 3:
+        if (pick(f, 2)) {
+            CALL("clt_optimizer_zero_grad", clt_optimizer_zero_grad(f->opt, pick(f, 2)));
+        } else {
+            CALL("clt_optimizer_set_lr", clt_optimizer_set_lr(f->opt, rand_scalar(f)));
+        }
+        status_ok(f, st);
+        CALL_VOID("clt_optimizer_lr", (void)clt_optimizer_lr(f->opt));
+        CALL_VOID("clt_optimizer_steps", (void)clt_optimizer_steps(f->opt));
+        break;
+    case 4: {
+        clt_lr_scheduler *s = SENT;
+        if (pick(f, 2))
+            CALL("clt_step_lr", clt_step_lr(f->opt, rand_count(f), rand_scalar(f), &s));
+        else
+            CALL("clt_cosine_lr", clt_cosine_lr(f->opt, rand_count(f), rand_scalar(f), &s));
+        if (outcome(f, st, s)) {
+            CALL_VOID("clt_lr_scheduler_free", clt_lr_scheduler_free(f->sched));
+            f->sched = s;
+        }
+        if (f->sched) {
+            CALL("clt_lr_scheduler_step", clt_lr_scheduler_step(f->sched));
+            status_ok(f, st);
+        }
+        break;
+    }
+    default: {
+        clt_tensor *ps[4];
+        size_t n = pick(f, 4);
+        for (size_t i = 0; i < n; i++)
+            ps[i] = rt(f);
+        clt_tensor *norm = SENT, **np = chance(f, 50) ? NULL : &norm;
+        double p = chance(f, 70) ? 2.0 : rand_scalar(f);
+        CALL("clt_clip_grad_norm",
+             clt_clip_grad_norm(ps, n, chance(f, 70) ? 1.0 : rand_scalar(f), p, np));
+        if (np && st == CLT_OK && norm == NULL) {
+            status_ok(f, st); /* no parameter had a gradient */
+        } else if (np) {
+            if (outcome(f, st, norm)) {
+                check_tensor(f, norm);
+                if (clt_tensor_ndim(norm) != 0)
+                    die(f, "a total norm of %d dims", clt_tensor_ndim(norm));
+                store(f, norm);
+            }
+        } else
+            status_ok(f, st);
+        break;
+    }
+    }
+}
+
+/* ---- conv and pooling --------------------------------------------------------------------------- */
+
+static void op_conv(fz *f)
+{
+    clt_tensor *x = rt(f), *w = rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    int64_t k[2] = {1 + (int64_t)pick(f, 3), 1 + (int64_t)pick(f, 3)};
+    int64_t s[2] = {(int64_t)pick(f, 3), (int64_t)pick(f, 3)};
+    int64_t p[2] = {(int64_t)pick(f, 2), (int64_t)pick(f, 2)};
+    int64_t d[2] = {1, 1};
+    if (chance(f, 10))
+        k[pick(f, 2)] = odd_sizes[pick(f, N_ODD_SHAPE)];
+    switch (pick(f, 3)) {
+    case 0: {
+        clt_conv2d_opts o = CLT_CONV2D_DEFAULTS;
+        if (chance(f, 30)) {
+            o.padding[0] = p[0];
+            o.stride[1] = s[1];
+            o.groups = (int64_t)pick(f, 3);
+        }
+        CALL("clt_conv2d", clt_conv2d(x, w, chance(f, 80) ? NULL : rt(f), chance(f, 20) ? NULL : &o,
+                                      op));
+        break;
+    }
+    case 1:
+        CALL("clt_max_pool2d", clt_max_pool2d(x, k, chance(f, 30) ? NULL : s, p, d, pick(f, 2), op));
+        break;
+    default:
+        CALL("clt_avg_pool2d",
+             clt_avg_pool2d(x, k, chance(f, 30) ? NULL : s, p, pick(f, 2), pick(f, 2), op));
+        break;
+    }
+    if (!result(f, st, op, out))
+        return;
+    if (!x || clt_tensor_ndim(out) != clt_tensor_ndim(x))
+        die(f, "a %d-d result of a %d-d input", clt_tensor_ndim(out), clt_tensor_ndim(x));
+    check_tensor(f, out);
+    store(f, out);
+}
+
+/* ---- the rest of the surface ------------------------------------------------------------------- */
+
+static void op_misc(fz *f)
+{
+    clt_status st;
+    switch (pick(f, 7)) {
+    case 0: {
+        static const char *kinds[] = {"cpu", "cpu:0", "cpu:1", "cpu:2", "auto", "cuda", "CPU:1",
+                                      "cpu:-1", "cpu:99999999999999999999", "", "cpu:", ":0",
+                                      "gpu:0", "x", NULL};
+        const char *k = kinds[pick(f, sizeof kinds / sizeof *kinds)];
+        clt_device *d = SENT;
+        CALL("clt_device_get", clt_device_get(k, chance(f, 3) ? NULL : &d));
+        if (st == CLT_OK && d != SENT && d != f->dev[0] && (f->ndev < 2 || d != f->dev[1]))
+            die(f, "%s gave a device that is none of ours", k);
+        if (st != CLT_OK)
+            check_error(f, st);
+        CALL_VOID("clt_is_available", (void)clt_is_available(k));
+        CALL_VOID("clt_device_count_kind", (void)clt_device_count_kind(k));
+        break;
+    }
+    case 1: {
+        static const char *names[] = {"float32", "f32", "half", "long", "bool", "", "int8",
+                                      "float32x", NULL};
+        clt_dtype d = CLT_DTYPE_COUNT;
+        CALL("clt_dtype_parse", clt_dtype_parse(names[pick(f, 9)], chance(f, 3) ? NULL : &d));
+        if (status_ok(f, st) && !valid_dtype(d))
+            die(f, "parsed into %d", (int)d);
+        break;
+    }
+    case 2: {
+        clt_dtype a = rand_dtype(f), b = rand_dtype(f);
+        clt_dtype p;
+        CALL_VOID("clt_promote_types", p = clt_promote_types(a, b));
+        if (valid_dtype(a) && valid_dtype(b) && p != promote(a, b))
+            die(f, "promote_types(%s, %s) is %s", clt_dtype_name(a), clt_dtype_name(b),
+                clt_dtype_name(p));
+        CALL_VOID("clt_dtype_name", (void)clt_dtype_name(a));
+        CALL_VOID("clt_dtype_size", (void)clt_dtype_size(a));
+        if (!valid_dtype(a) && (clt_dtype_size(a) != 0 || strcmp(clt_dtype_name(a), "invalid")))
+            die(f, "dtype %d outside the enum has a size or a name", (int)a);
+        break;
+    }
+    case 3: {
+        int s = (int)pick(f, 40) - 30;
+        if (chance(f, 10))
+            s = chance(f, 50) ? 1000 : -1000000;
+        CALL_VOID("clt_status_string", (void)clt_status_string((clt_status)s));
+        CALL_VOID("clt_status_name", (void)clt_status_name((clt_status)s));
+        if (!clt_status_string((clt_status)s) || !clt_status_name((clt_status)s))
+            die(f, "no text for status %d", s);
+        CALL_VOID("clt_cl_error_name", (void)clt_cl_error_name(-(int)pick(f, 80)));
+        break;
+    }
+    case 4: {
+        clt_memory_stats ms;
+        clt_device *d = rand_dev(f);
+        CALL("clt_memory_stats_get", clt_memory_stats_get(d, chance(f, 3) ? NULL : &ms));
+        status_ok(f, st);
+        if (chance(f, 20)) {
+            CALL("clt_memory_empty_cache", clt_memory_empty_cache(d));
+            status_ok(f, st);
+        }
+        break;
+    }
+    case 5: {
+        clt_device_info info;
+        clt_device *d = rand_dev(f);
+        CALL("clt_device_get_info", clt_device_get_info(d, chance(f, 3) ? NULL : &info));
+        status_ok(f, st);
+        CALL_VOID("clt_device_label", (void)clt_device_label(d));
+        CALL_VOID("clt_device_kind", (void)clt_device_kind(d));
+        CALL_VOID("clt_device_supports_dtype", (void)clt_device_supports_dtype(d, rand_dtype(f)));
+        break;
+    }
+    default: {
+        int i = full_slot(f);
+        if (i >= 0 && chance(f, 60))
+            drop(f, i);
+        break;
+    }
+    }
+}
+
+/* ---- the driver ---------------------------------------------------------------------------------- */
+
+typedef void (*op_fn)(fz *);
+static struct {
+    const char *name;
+    op_fn fn;
+    int weight;
+} ops[] = {
+    {"create", op_create, 14}, {"view", op_view, 10},       {"cat", op_cat, 3},
+    {"binary", op_binary, 10}, {"scalar", op_scalar, 8},    {"unary", op_unary, 6},
+    {"reduce", op_reduce, 7},  {"matmul", op_matmul, 4},    {"softmax", op_softmax, 2},
+    {"index", op_index, 6},    {"loss", op_loss, 4},        {"move", op_move, 5},
+    {"inplace", op_inplace, 7}, {"autograd", op_autograd, 8}, {"scope", op_scope, 4},
+    {"read", op_read, 5},      {"io", op_io, 2},            {"module", op_module, 4},
+    {"optim", op_optim, 3},    {"conv", op_conv, 2},        {"misc", op_misc, 6},
+};
+#define NOPS (sizeof ops / sizeof *ops)
+
+/* FUZZ_OPS=create,view,...: only those groups of calls (to narrow down a
+ * failure). */
+static void select_ops(void)
+{
+    const char *sel = getenv("FUZZ_OPS");
+    if (!sel || !*sel)
+        return;
+    for (size_t i = 0; i < NOPS; i++) {
+        const char *p = strstr(sel, ops[i].name);
+        size_t n = strlen(ops[i].name);
+        if (!p || (p != sel && p[-1] != ',') || (p[n] && p[n] != ','))
+            ops[i].weight = 0;
+    }
+}
+
+static void step(fz *f)
+{
+    int total = 0;
+    for (size_t i = 0; i < NOPS; i++)
+        total += ops[i].weight;
+    int r = (int)pick(f, (uint32_t)total);
+    for (size_t i = 0; i < NOPS; i++) {
+        if (r < ops[i].weight) {
+            ops[i].fn(f);
+            break;
+        }
+        r -= ops[i].weight;
+    }
+    f->call = NULL;
+}
+
+/* Releases everything the episode holds and checks that no tensor memory
+ * is left allocated on any device. */
+static void teardown(fz *f)
+{
+    while (f->depth > 0)
+        scope_end(f);
+    for (int i = 0; i < NSLOT; i++)
+        if (f->s[i].t)
+            drop(f, i);
+    CALL_VOID("clt_lr_scheduler_free", clt_lr_scheduler_free(f->sched));
+    CALL_VOID("clt_optimizer_free", clt_optimizer_free(f->opt));
+    f->sched = NULL;
+    f->opt = NULL;
+    for (int i = 0; i < NMOD; i++) {
+        CALL_VOID("clt_module_free", clt_module_free(f->mod[i]));
+        f->mod[i] = NULL;
+    }
+    clt_set_grad_enabled(f->grad_was);
+    clt_status st;
+    for (int i = 0; i < f->ndev; i++) {
+        /* a device error left by the last ops is reported here, once */
+        CALL("clt_device_synchronize", clt_device_synchronize(f->dev[i]));
+        status_ok(f, st);
+        clt_memory_stats ms;
+        CALL("clt_memory_stats_get", clt_memory_stats_get(f->dev[i], &ms));
+        if (!status_ok(f, st))
+            die(f, "no memory statistics: %s", clt_last_error());
+        if (ms.allocated || ms.requested)
+            die(f, "%llu bytes (%llu requested) still allocated on %s with every handle released",
+                (unsigned long long)ms.allocated, (unsigned long long)ms.requested,
+                clt_device_label(f->dev[i]));
+    }
+}
+
+static int setup(fz *f)
+{
+    clt_status st;
+    select_ops();
+    memset(f->s, 0, sizeof f->s);
+    memset(f->mod, 0, sizeof f->mod);
+    f->ndev = 0;
+    /* Not captured: the OpenCL driver's start-up is not the library's, and
+     * under valgrind PoCL's hwloc says it cannot probe the CPU. */
+    for (int i = 0; i < 2; i++) {
+        st = clt_device_get(i ? "cpu:1" : "cpu:0", &f->dev[f->ndev]);
+        if (st == CLT_OK)
+            f->ndev++;
+        else if (i == 0)
+            return 0;
+    }
+    CALL("clt_generator_new", clt_generator_new(f->seed, &f->gen));
+    if (!outcome(f, st, f->gen))
+        return 0;
+    f->grad_was = clt_is_grad_enabled();
+    return 1;
+}
+
+static void run(fz *f, long iterations, long episode)
+{
+    for (f->iter = 0; f->iter < iterations; f->iter++) {
+        if (f->in.bytes && f->in.pos >= f->in.len)
+            break;
+        step(f);
+        if (episode && f->iter % episode == episode - 1)
+            teardown(f);
+    }
+    teardown(f);
+}
+
+static void tempdir(fz *f)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(f->dir, sizeof f->dir, "%s/cltensor-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(f->dir)) {
+        perror("fuzz: mkdtemp");
+        exit(1);
+    }
+}
+
+static void rmtempdir(fz *f)
+{
+    static const char *names[] = {"t.npy", "t.safetensors", "m.safetensors", "junk"};
+    char path[512];
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        path_in(f, path, sizeof path, names[i]);
+        unlink(path);
+    }
+    rmdir(f->dir);
+}
+
+/* The environment that would make the library print or refuse waits. */
+static void quiet_env(void)
+{
+    unsetenv("CLTENSOR_SYNC_DEBUG");
+    unsetenv("CLTENSOR_PROFILE");
+}
+
+#ifdef CLT_FUZZ_LIBFUZZER
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static fz f;
+    static int ready;
+    if (!ready) {
+        quiet_env();
+        f.trace = getenv("FUZZ_TRACE") && *getenv("FUZZ_TRACE") == '1';
+        tempdir(&f);
+        if (!setup(&f))
+            return 0;
+        ready = 1;
+    }
+    f.in = (fz_in){data, size, 0, 0};
+    run(&f, 256, 0);
+    return 0;
+}
+#else
+/* The same entry, compiled (and linked) in every build so that it keeps
+ * compiling without clang; main reaches it through replayed files. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static fz *main_f;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    main_f->in = (fz_in){data, size, 0, 0};
+    run(main_f, 256, 0);
+    return 0;
+}
+
+static void capture_open(void)
+{
+    const char *p = getenv("FUZZ_CAPTURE");
+    if (p && *p) {
+        snprintf(cap_path, sizeof cap_path, "%s", p);
+        cap_fd = open(cap_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    } else {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(cap_path, sizeof cap_path, "%s/cltensor-fuzz-out-XXXXXX",
+                 tmp && *tmp ? tmp : "/tmp");
+        cap_fd = mkstemp(cap_path);
+    }
+    if (cap_fd < 0) {
+        perror("fuzz: capture file");
+        exit(1);
+    }
+    real_out = dup(1);
+    real_err = dup(2);
+}
+
+int main(int argc, char **argv)
+{
+    static fz f;
+    main_f = &f;
+    quiet_env();
+    const char *es = getenv("FUZZ_SEED"), *ei = getenv("FUZZ_ITERATIONS");
+    f.seed = es && *es ? strtoull(es, NULL, 0) : 1;
+    long iterations = ei && *ei ? strtol(ei, NULL, 0) : 2000;
+    f.trace = getenv("FUZZ_TRACE") && *getenv("FUZZ_TRACE") == '1';
+    struct stat sb;
+    int files = argc > 1 && stat(argv[1], &sb) == 0;
+    if (!files) {
+        if (argc > 1)
+            f.seed = strtoull(argv[1], NULL, 0);
+        if (argc > 2)
+            iterations = strtol(argv[2], NULL, 0);
+    }
+    /* FUZZ_ALLOW_PRINTS=1: no capture (under valgrind, PoCL, which cannot
+     * probe the CPU there, has its compiler print warnings) */
+    if (!(getenv("FUZZ_ALLOW_PRINTS") && *getenv("FUZZ_ALLOW_PRINTS") == '1'))
+        capture_open();
+    tempdir(&f);
+    if (!setup(&f)) {
+        capture_end();
+        if (clt_last_status() == CLT_ERR_NO_PLATFORM) {
+            fprintf(stderr, "fuzz: no OpenCL platform: %s\n", clt_last_error());
+            unlink(cap_path);
+            return 77;
+        }
+        fprintf(stderr, "fuzz: no device: %s\n", clt_last_error());
+        return 1;
+    }
+    if (files) {
+        for (int i = 1; i < argc; i++) {
+            FILE *fp = fopen(argv[i], "rb");
+            if (!fp) {
+                perror(argv[i]);
+                return 1;
+            }
+            static uint8_t buf[1 << 16];
+            size_t n = fread(buf, 1, sizeof buf, fp);
+            fclose(fp);
+            LLVMFuzzerTestOneInput(buf, n);
+        }
+    } else {
+        f.in = (fz_in){NULL, 0, 0, f.seed};
+        const char *ee = getenv("FUZZ_EPISODE");
+        run(&f, iterations, ee && *ee ? strtol(ee, NULL, 0) : 200);
+    }
+    clt_generator_free(f.gen);
+    clt_shutdown();
+    capture_check(&f);
+    if (getenv("FUZZ_STATS") && *getenv("FUZZ_STATS") == '1')
+        print_tally();
+    if (cap_fd >= 0) {
+        close(cap_fd);
+        unlink(cap_path);
+    }
+    rmtempdir(&f);
+    return 0;
+}
+#endif

@@ -1,0 +1,26 @@
+#!/bin/sh
+# fuzz-libfuzzer.sh [LIBFUZZER-ARGS...]: builds the fuzz target
+# (tests/fuzz.c) as a libFuzzer binary with clang, AddressSanitizer and
+# UndefinedBehaviorSanitizer, out of tree in build-fuzz/ (or $FUZZ_BUILD),
+# and runs it with the arguments given (e.g. -max_total_time=600 corpus/).
+# libFuzzer's inputs are decoded into call sequences by the same driver as
+# the seeded runs of tests/fuzz.sh; a crash input it saves replays with the
+# ordinary build: tests/fuzz crash-<sha1>.
+set -eu
+tools=$(cd "$(dirname "$0")" && pwd)
+build=${FUZZ_BUILD:-$tools/../build-fuzz}
+cc=${CLANG:-clang}
+command -v "$cc" >/dev/null 2>&1 || { echo "fuzz-libfuzzer: $cc not found (set CLANG)" >&2; exit 1; }
+san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+src=$(CC="$cc" "$tools/sanitizer-build.sh" "$build" \
+    "-O1 -g -fno-omit-frame-pointer $san -fsanitize=fuzzer-no-link" "$san" libcltensor.la)
+cd "$build"
+"$cc" -O1 -g -fno-omit-frame-pointer $san -fsanitize=fuzzer -DCLT_FUZZ_LIBFUZZER \
+    -I"$build/include" -I"$src/include" "$src/tests/fuzz.c" .libs/libcltensor.a \
+    $(sed -n 's/^OPENCL_LIBS = //p; s/^CLBLAST_LIBS = //p; s/^PTHREAD_LIBS = //p' Makefile) -lm \
+    -o fuzz-libfuzzer
+echo "fuzz-libfuzzer: built $build/fuzz-libfuzzer" >&2
+POCL_DEVICES="${POCL_DEVICES-pthread basic}" \
+LSAN_OPTIONS="suppressions=$src/tests/lsan.supp:print_suppressions=0" \
+ASAN_OPTIONS="allocator_may_return_null=1:detect_odr_violation=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+    exec ./fuzz-libfuzzer "$@"
