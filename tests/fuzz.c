@@ -985,6 +985,20 @@ static void op_cat(fz *f)
     store(f, out);
 }
 
+/* The checks after an op whose result has a's shape and device and dtype
+ * dt: the status and outs (result), then the metadata, then the result is
+ * kept for later calls. */
+static void result_like(fz *f, clt_status st, clt_tensor **op, clt_tensor *out,
+                        const clt_tensor *a, clt_dtype dt)
+{
+    if (!result(f, st, op, out))
+        return;
+    if (!a)
+        die(f, "succeeded on a NULL operand");
+    expect_meta(f, out, clt_tensor_ndim(a), clt_tensor_shape(a), dt, clt_tensor_device(a));
+    store(f, out);
+}
+
 /* ---- elementwise ------------------------------------------------------------------- */
 
 static void op_binary(fz *f)
@@ -1100,12 +1114,7 @@ static void op_scalar(fz *f)
         return;
     }
     }
-    if (!result(f, st, op, out))
-        return;
-    if (!a)
-        die(f, "succeeded on a NULL operand");
-    expect_meta(f, out, clt_tensor_ndim(a), clt_tensor_shape(a), dt, clt_tensor_device(a));
-    store(f, out);
+    result_like(f, st, op, out, a, dt);
 }
 
 static void op_unary(fz *f)
@@ -1129,12 +1138,7 @@ static void op_unary(fz *f)
     case 11: CALL("clt_gelu", clt_gelu(a, op)); break;
     default: CALL("clt_logical_not", clt_logical_not(a, op)); dt = CLT_BOOL; break;
     }
-    if (!result(f, st, op, out))
-        return;
-    if (!a)
-        die(f, "succeeded on a NULL operand");
-    expect_meta(f, out, clt_tensor_ndim(a), clt_tensor_shape(a), dt, clt_tensor_device(a));
-    store(f, out);
+    result_like(f, st, op, out, a, dt);
 }
 
 /* ---- reductions, matmul, softmax -------------------------------------------------- */
