@@ -72,12 +72,16 @@ static void counters(uint64_t c[4])
     clt__kernel_cache_counters(c);
 }
 
+/* Fills of more than 16 KiB launch cl/fill.cl; smaller ones are the
+ * driver's fill command and build nothing (src/tensor/tensor.c). */
+#define BIG_FILL 5000
+
 /* Fills a fresh float32 tensor on a (re)started runtime and checks its values
  * on the host, so a program from the cache is shown to work. */
 static void fill_and_check(double value)
 {
     clt_device *dev = get_device("cpu");
-    int64_t n = 257;
+    int64_t n = BIG_FILL;
     clt_tensor *t = NULL;
     CHECK(clt_full(dev, CLT_FLOAT32, 1, &n, value, &t));
     float *h = read_f32(t);
@@ -109,16 +113,56 @@ Test(cache, first_build_stores_and_a_restart_hits)
     cr_assert_eq(c2[REJECTED], c0[REJECTED]);
 }
 
+/* The lesson's first step, ones(2, 3), builds and stores nothing: a cold
+ * first run compiles only the kernels of its arithmetic.  The values are
+ * the ones asked for, in every dtype. */
+Test(cache, a_small_fill_builds_nothing)
+{
+    clt_device *dev = get_device("cpu");
+    uint64_t c0[4], c1[4];
+    counters(c0);
+    int64_t shape[2] = {2, 3};
+    for (int dt = 0; dt < CLT_DTYPE_COUNT; dt++) {
+        if (!clt_device_supports_dtype(dev, (clt_dtype)dt))
+            continue;
+        clt_tensor *t = NULL;
+        CHECK(clt_ones(dev, (clt_dtype)dt, 2, shape, &t));
+        size_t es = clt_dtype_size((clt_dtype)dt);
+        unsigned char h[6 * 8];
+        CHECK(clt_tensor_read(t, h, 6 * es));
+        for (int i = 0; i < 6; i++) {
+            const unsigned char *p = h + (size_t)i * es;
+            bool one = false;
+            switch ((clt_dtype)dt) {
+            case CLT_FLOAT32: one = *(const float *)p == 1.0f; break;
+            case CLT_FLOAT64: one = *(const double *)p == 1.0; break;
+            case CLT_FLOAT16: one = *(const uint16_t *)p == 0x3c00; break;
+            case CLT_INT32: one = *(const int32_t *)p == 1; break;
+            case CLT_INT64: one = *(const int64_t *)p == 1; break;
+            case CLT_UINT8:
+            case CLT_BOOL: one = *p == 1; break;
+            default: break;
+            }
+            cr_assert(one, "dtype %d, element %d is not one", dt, i);
+        }
+        clt_tensor_free(t);
+    }
+    counters(c1);
+    cr_assert_eq(c1[MISSES], c0[MISSES], "a program was built");
+    cr_assert_eq(c1[STORES], c0[STORES]);
+    cr_assert_eq(bin_files(NULL, 0), 0);
+}
+
 Test(cache, other_options_get_their_own_file)
 {
     fill_and_check(2.0);
     clt_device *dev = get_device("cpu");
-    int64_t n = 5;
+    int64_t n = BIG_FILL;
     clt_tensor *t = NULL;
     CHECK(clt_full(dev, CLT_INT32, 1, &n, 7, &t));
-    int32_t h[5];
+    int32_t h[BIG_FILL];
     CHECK(clt_tensor_read(t, h, sizeof h));
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < BIG_FILL; i++)
         cr_assert_eq(h[i], 7);
     clt_tensor_free(t);
     cr_assert_geq(bin_files(NULL, 0), 2);
@@ -291,7 +335,7 @@ static void file_kernels(char *out, size_t n)
 /* clt_full then x * s on dev, checked on the host. */
 static void full_times(clt_device *dev, double value, double s)
 {
-    int64_t n = 100;
+    int64_t n = BIG_FILL;
     clt_tensor *t = NULL, *y = NULL;
     CHECK(clt_full(dev, CLT_FLOAT32, 1, &n, value, &t));
     CHECK(clt_mul_scalar(t, s, &y));

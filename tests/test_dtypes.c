@@ -252,14 +252,17 @@ Test(dtypes, same_dtype_shares_storage)
 
 /* ---- fills of every dtype ------------------------------------------------------------- */
 
+/* Small fills go to the driver's fill command and larger ones to fill.cl
+ * (src/tensor/tensor.c): 5 and 4099 elements of one byte are the first,
+ * 20000 of any dtype the second. */
 Test(dtypes, full_every_dtype)
 {
     clt_device *dev = get_device("cpu");
-    const int64_t sizes[] = {0, 5, 4099};
+    const int64_t sizes[] = {0, 5, 4099, 20000};
     for (int dt = 0; dt < CLT_DTYPE_COUNT; dt++) {
         if (!clt_device_supports_dtype(dev, (clt_dtype)dt))
             continue;
-        for (size_t s = 0; s < 3; s++) {
+        for (size_t s = 0; s < 4; s++) {
             int64_t n = sizes[s];
             clt_tensor *t = NULL;
             CHECK(clt_full(dev, (clt_dtype)dt, 1, &n, 3.75, &t));
@@ -282,6 +285,32 @@ Test(dtypes, full_every_dtype)
             free(buf);
             clt_tensor_free(t);
         }
+    }
+}
+
+/* A float16 fill rounds through float32, as PyTorch converts a Scalar to
+ * Half: 1 + 2^-11 + 2^-40 is 1 + 2^-11 in float32, halfway between two
+ * halves, so it rounds to even (1.0, 0x3c00), not up to 0x3c01 as one
+ * rounding of the double would.  The same in both fill paths. */
+Test(dtypes, float16_fill_rounds_through_float32)
+{
+    clt_device *dev = get_device("cpu");
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT16))
+        cr_skip_test("%s has no cl_khr_fp16", clt_device_name(dev));
+    const double v = 1.0 + ldexp(1.0, -11) + ldexp(1.0, -40);
+    float f = (float)v;
+    cr_assert_eq(f, 1.0f + ldexpf(1.0f, -11), "the float32 rounding this test relies on");
+    const int64_t sizes[] = {3, 20000};
+    for (int s = 0; s < 2; s++) {
+        clt_tensor *t = NULL;
+        CHECK(clt_full(dev, CLT_FLOAT16, 1, &sizes[s], v, &t));
+        uint16_t *h = malloc((size_t)sizes[s] * sizeof *h);
+        CHECK(clt_tensor_read(t, h, (size_t)sizes[s] * sizeof *h));
+        for (int64_t i = 0; i < sizes[s]; i++)
+            cr_assert_eq(h[i], 0x3c00, "%lld of %lld: 0x%04x", (long long)i,
+                         (long long)sizes[s], h[i]);
+        free(h);
+        clt_tensor_free(t);
     }
 }
 

@@ -266,10 +266,18 @@ Test(counters, transfers_waits_and_launches_are_counted)
     clt_stats_get(&s);
     cr_assert_eq(s.h2d_bytes, sizeof host);
     cr_assert_eq(s.kernel_launches, 0);
-    CHECK(clt_full(d0, CLT_FLOAT32, 1, &n, 2.5, &b));
+    /* A small fill is the driver's fill command, a larger one a kernel
+     * (over 16 KiB, src/tensor/tensor.c). */
+    clt_tensor *small = NULL;
+    CHECK(clt_full(d0, CLT_FLOAT32, 1, &n, 2.5, &small));
+    clt_stats_get(&s);
+    cr_assert_eq(s.kernel_launches, 0);
+    int64_t big = 5000;
+    CHECK(clt_full(d0, CLT_FLOAT32, 1, &big, 2.5, &b));
     clt_stats_get(&s);
     cr_assert_eq(s.kernel_launches, 1);
     cr_assert_eq(s.blocking_waits, 0, "launches do not wait");
+    clt_tensor_free(small);
     CHECK(clt_tensor_read(a, back, sizeof back));
     ASSERT_ALLCLOSE_F32(back, host, N, 0, 0);
     double v = 0;
