@@ -33,8 +33,10 @@ clt_status clt_warmup(clt_device *dev, int include_blas, size_t *built)
         st = warm_table(dev, &count);
     if (st == CLT_OK)
         st = clt__programs_warm_seen(dev, &count);
-    if (st == CLT_OK && clt__gemm_cpu_suitable(dev, CLT_FLOAT32))
-        st = clt__gemm_cpu_warmup(dev, CLT_FLOAT32);
+    const clt_dtype gemm_dtypes[] = {CLT_FLOAT32, CLT_FLOAT64};
+    for (size_t i = 0; i < 2 && st == CLT_OK; i++)
+        if (clt__gemm_cpu_suitable(dev, gemm_dtypes[i]))
+            st = clt__gemm_cpu_warmup(dev, gemm_dtypes[i]);
     if (st == CLT_OK && clt__gemm_cpu_suitable(dev, CLT_FLOAT32))
         st = clt__mm_small_warmup(dev);
     if (st == CLT_OK && include_blas)

@@ -308,10 +308,24 @@ Test(gemm_cpu, errors)
 
 clt_status clt__gemm_cpu_warmup(clt_device *dev, clt_dtype dtype);
 
+/* The warm-up builds one program per dtype (clt_warmup asks for float32
+ * and, where the device has it, float64), once; products then work. */
 Test(gemm_cpu, warmup_builds_the_program)
 {
     clt_device *dev = get_device("cpu");
-    CHECK(clt__gemm_cpu_warmup(dev, CLT_FLOAT32));
+    const clt_dtype dts[] = {CLT_FLOAT32, CLT_FLOAT64};
+    for (int i = 0; i < 2; i++) {
+        if (!clt__gemm_cpu_suitable(dev, dts[i]))
+            continue;
+        size_t n0 = clt__programs_count(dev);
+        CHECK(clt__gemm_cpu_warmup(dev, dts[i]));
+        size_t n1 = clt__programs_count(dev);
+        cr_assert_eq(n1, n0 + 1, "%s: %zu programs, then %zu", clt_dtype_name(dts[i]), n0, n1);
+        CHECK(clt__gemm_cpu_warmup(dev, dts[i]));
+        cr_assert_eq(clt__programs_count(dev), n1, "built again");
+        gemm_case g = {.M = 40, .N = 70, .K = 33, .batch = 1, .dtype = dts[i]};
+        run_case(dev, &g);
+    }
     cr_assert_eq(clt__gemm_cpu_warmup(NULL, CLT_FLOAT32), CLT_ERR_NULL_ARGUMENT);
 }
 
