@@ -24,14 +24,6 @@
 #define WV_STORE CAT(vstore, GEMV_VW)
 #define T16 CAT(T, 16)
 
-/* A vector argument wider than the target's registers (T16 in the packs,
- * or a class forced wider than the CPU) changes the calling convention of
- * PoCL's builtins, and clang warns, which PoCL prints on stderr.  Every
- * call here is inlined into a kernel compiled for the one target. */
-#if defined(__clang__)
-#pragma clang diagnostic ignored "-Wpsabi"
-#endif
-
 #if GEMM_MR == 4
 #define GEMM_ROWS(X) X(0) X(1) X(2) X(3)
 #elif GEMM_MR == 6
