@@ -44,7 +44,14 @@
 #define ABS(x) fabs(x)
 #define POW_S(a, b) pow(a, b)
 #define POW_V(a, b) pow(a, b)
+/* No vector loop for double: PoCL's 16-wide double pow lets one lane's
+ * denormal, zero, inf or NaN base spoil other lanes' results (pow(2.6, 3.4)
+ * came out 0 or inf), and gets a denormal base wrong in its own lane. */
+#if T_ID == 1
+#define POW_VEC 0
+#else
 #define POW_VEC 1
+#endif
 #else
 #define MAXIMUM(a, b) max(a, b)
 #define MINIMUM(a, b) min(a, b)

@@ -491,6 +491,7 @@ def elementwise():
           [torch.tensor([-100.0, 100.0, -1000.0, 0.0, -0.0])], tol="tr")
     check("tanh large", torch.tanh, L.clt_tanh, [torch.tensor([-30.0, 30.0, 1e-8, -0.0])],
           tol="tr")
+    lanes_apart(TUN, scal)
     # where, clamp
     cond = data((3, 4), torch.bool)
     for da, db in [(f, f), (torch.int32, f), (torch.int64, torch.uint8), (torch.bool, torch.bool)]:
@@ -549,6 +550,48 @@ def elementwise():
                   lambda p, o, db=db: L.clt_to_dtype(p, T2C[db], o),
                   [data((7,), da, special=(db.is_floating_point or db == torch.bool),
                         lo=-3, hi=300 if da != torch.uint8 else 5)])
+
+
+LANE_SPECIALS = {
+    torch.float32: [math.inf, -math.inf, math.nan, -0.0, 0.0, 1e-40, -1e-40, 1e-45, 3e38, -3e38,
+                    1e30, -1e30, 88.8, -104.0, 1e5],
+    torch.float64: [math.inf, -math.inf, math.nan, -0.0, 0.0, 5e-324, -1e-310, 1e-300, 1.7e308,
+                    -1.7e308, 1e300, 710.0, -746.0, 1e10],
+}
+
+
+def lane_data(dt, lo, hi, special_in):
+    """Ordinary values in [lo, hi), and in the 16-element group k the k-th
+    special value at lane 5k mod 16, plus one element for the scalar tail:
+    the CPU kernels' 16-wide vectors must keep one lane's special value out
+    of the others' results."""
+    sp = LANE_SPECIALS[dt]
+    t = data((16 * len(sp) + 1,), dt, lo=lo, hi=hi)
+    if special_in:
+        for k, v in enumerate(sp):
+            t[16 * k + 5 * k % 16] = v
+    return t
+
+
+def lanes_apart(tun, scal):
+    for dt in FLOATS:
+        for n in UN:
+            if n == "logical_not":
+                continue
+            check("%s lanes apart %s" % (n, dn(dt)), tun[n], getattr(L, "clt_" + n),
+                  [lane_data(dt, -5, 5, True)], tol="gelu" if n == "gelu" else "tr",
+                  signed_zero=n != "gelu")
+        for n in ("add", "sub", "mul", "div", "pow", "maximum", "minimum"):
+            for side in (0, 1):
+                ab = [lane_data(dt, 0.1 if n == "pow" else -5, 5, side == 0),
+                      lane_data(dt, -5, 5, side == 1)]
+                check("%s lanes apart %s, special %s" % (n, dn(dt), "ab"[side]), TBIN[n],
+                      binfn(n), ab, tol="tr" if n == "pow" else "ew")
+        for n in ("pow", "rpow", "div", "rdiv"):
+            cf = getattr(L, "clt_%s_scalar" % n)
+            check("%s_scalar lanes apart %s" % (n, dn(dt)), lambda t, n=n: scal[n](t, 2.5),
+                  lambda p, o, cf=cf: cf(p, 2.5, o), [lane_data(dt, 0.1, 5, True)],
+                  tol="tr" if "pow" in n else "ew")
 
 
 # ---- reductions -----------------------------------------------------------

@@ -1091,3 +1091,42 @@ Test(elementwise, sin_cos_lanes_independent)
     clt_tensor_free(c);
     clt_tensor_free(t);
 }
+
+/* float64 pow in every lane: a denormal, zero, inf or NaN base in one lane
+ * of a 16-wide vector once spoiled another lane's result (2.5^3 gave 0),
+ * and a denormal base got a wrong result of its own (5e-324^-0.5 gave 0).
+ * Tensor and scalar exponents; the references are the C library's. */
+Test(elementwise, pow_float64_lanes_independent)
+{
+    clt_device *dev = get_device("cpu");
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("no cl_khr_fp64 on %s", clt_device_name(dev));
+    const double special[4] = {5e-324, -1e-310, 0.0, INFINITY};
+    double a[64], b[64];
+    for (int i = 0; i < 64; i++) {
+        a[i] = 0.5 + 0.0625 * i;
+        b[i] = i % 2 ? 3.0 : -0.5;
+    }
+    for (int k = 0; k < 4; k++)
+        a[16 * k + 15 - 4 * k] = special[k];
+    a[0] = 5e-324;
+    int64_t n = 64;
+    clt_tensor *ta = make(dev, CLT_FLOAT64, 1, &n, a), *tb = make(dev, CLT_FLOAT64, 1, &n, b);
+    clt_tensor *pt, *ps;
+    CHECK(clt_pow(ta, tb, &pt));
+    CHECK(clt_pow_scalar(ta, 3.0, &ps));
+    double *vt = values(pt), *vs = values(ps);
+    for (int i = 0; i < 64; i++) {
+        double wt = pow(a[i], b[i]), ws = pow(a[i], 3.0);
+        cr_assert(isinf(wt) ? vt[i] == wt : fabs(vt[i] - wt) <= 1e-14 * fabs(wt),
+                  "pow(%g, %g) = %.17g, want %.17g", a[i], b[i], vt[i], wt);
+        cr_assert(isinf(ws) ? vs[i] == ws : fabs(vs[i] - ws) <= 1e-14 * fabs(ws),
+                  "pow(%g, 3) = %.17g, want %.17g", a[i], vs[i], ws);
+    }
+    free(vt);
+    free(vs);
+    clt_tensor_free(pt);
+    clt_tensor_free(ps);
+    clt_tensor_free(ta);
+    clt_tensor_free(tb);
+}
