@@ -242,10 +242,35 @@ T_C ipow(T_C a, T_C b)
     X(sub, a - b, a - b, 1)                                                    \
     X(mul, a * b, a * b, 1)                                                    \
     X(div, a / b, a / b, 1)                                                    \
-    X(pow, POW_S(a, b), POW_V(a, b), POW_VEC)                                  \
     X(maximum, MAXIMUM(a, b), MAXIMUM(a, b), 1)                                \
     X(minimum, MINIMUM(a, b), MINIMUM(a, b), 1)
 BINARY_OPS(DEF_BINARY)
+
+/* pow: tensor with tensor, and tensor with a scalar s in one of the forms
+ * that the host picks: -1 s^x, 0 x^s, and for float32 and float64 tensors
+ * the exponents torch.pow computes otherwise (ATen's PowKernel.cpp):
+ * 1 sqrt(x) for s = 0.5, 2 rsqrt(x) for -0.5, 3 1/x for -1, 4 x*x for 2,
+ * 5 x*x*x for 3, 6 1/(x*x) for -2.  They differ from pow at the edges:
+ * sqrt(-inf) is NaN and sqrt(-0.0) is -0.0 where pow gives inf and 0, and
+ * 1/(x*x) is 0 where x*x overflows. */
+#define PARAMS_POW_TS __global const T *pa, T_C s, int form
+#define FETCH_POW_TS(o0, o1, o2)                                               \
+    TY x_ = T_LOAD(pa, o0);                                                    \
+    TY a = form < 0 ? s : x_, b = form < 0 ? x_ : s;
+#define VFETCH_POW_TS(o0, o1, o2)                                              \
+    TY x_ = T_VLOAD(pa, o0), s_ = (TY)s;                                       \
+    TY a = form < 0 ? s_ : x_, b = form < 0 ? x_ : s_;
+#if T_IS_FLOAT
+#define POW_FORM(P)                                                            \
+    (form == 1 ? sqrt(a) : form == 2 ? rsqrt(a) : form == 3 ? one / a          \
+     : form == 4 ? a * a : form == 5 ? a * a * a : form == 6 ? one / (a * a)   \
+     : P(a, b))
+#else
+#define POW_FORM(P) P(a, b)
+#endif
+DEF_FOUR(pow_tt_, PARAMS_TT, FETCH_TT, VFETCH_TT, POW_S(a, b), POW_V(a, b), POW_VEC)
+DEF_FOUR(pow_ts_, PARAMS_POW_TS, FETCH_POW_TS, VFETCH_POW_TS, POW_FORM(POW_S), POW_FORM(POW_V),
+         POW_VEC)
 
 /* clamp(x, lo, hi) = minimum(maximum(x, lo), hi): NaN in x or in a bound
  * propagates, and lo > hi gives hi, as torch.clamp does. */

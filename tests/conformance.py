@@ -468,6 +468,17 @@ def elementwise():
           [data((), torch.int32)])
     check("add_scalar uint8 -1", lambda t: t + (-1), lambda p, o: L.clt_add_scalar(p, -1.0, o),
           [data((4,), torch.uint8)])
+    # torch.pow computes these exponents as sqrt, rsqrt, 1/x, x*x, x*x*x and
+    # 1/(x*x): (-inf)^0.5 is NaN, (-0.0)^0.5 is -0.0, (-1e20)^-2 is 0 in
+    # float32 (the inputs keep every result exact)
+    for dt in FLOATS:
+        big = 1e20 if dt == torch.float32 else 1e160
+        for s in (0.5, -0.5, -1.0, 2.0, 3.0, -2.0):
+            x = torch.tensor([-math.inf, math.inf, math.nan, -0.0, 0.0, 4.0, 0.25, -2.0, -big, big]
+                             * 2, dtype=dt)
+            check("pow_scalar %s %r edges" % (dn(dt), s), lambda t, s=s: torch.pow(t, s),
+                  lambda p, o, s=s: L.clt_pow_scalar(p, s, o), [x],
+                  tol="tr" if s == -0.5 else "exact")
     # unary
     TUN = {"neg": torch.neg, "abs": torch.abs, "relu": torch.relu, "exp": torch.exp,
            "log": torch.log, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "sin": torch.sin,

@@ -168,6 +168,21 @@ static double ref_float(binop op, double a, double b, bool f32)
     return f32 ? (double)(float)r : r;
 }
 
+/* torch.pow(t, s) of a floating tensor: s = 0.5, -0.5, -1, 2, 3 and -2 go
+ * to sqrt, 1 / sqrt, 1 / x, x * x, x * x * x and 1 / (x * x), which differ
+ * from pow at the edges (sqrt(-inf) is NaN). */
+static double ref_pow_scalar(double a, double s, bool f32)
+{
+    double r = s == 0.5    ? sqrt(a)
+               : s == -0.5 ? 1.0 / sqrt(a)
+               : s == -1.0 ? 1.0 / a
+               : s == 2.0  ? a * a
+               : s == 3.0  ? a * a * a
+               : s == -2.0 ? (f32 ? 1.0f / (float)(a * a) : 1.0 / (a * a))
+                           : pow(a, s);
+    return f32 ? (double)(float)r : r;
+}
+
 /* Integer ops wrap modulo 2^bits as PyTorch's do. */
 static double wrap(clt_dtype dt, uint64_t v)
 {
@@ -486,7 +501,8 @@ Test(elementwise, scalar_ops_all_and_special)
                 CHECK(bin[op].ts(a, scalars[k], &r));
                 double *got = values(r);
                 for (int64_t i = 0; i < n; i++) {
-                    double want = ref_float(op, h[i], (float)scalars[k], true);
+                    double want = op == POW ? ref_pow_scalar(h[i], (float)scalars[k], true)
+                                            : ref_float(op, h[i], (float)scalars[k], true);
                     cr_assert(close_enough(got[i], want, tolerance(op), 0),
                               "%s(%g, %g): got %.9g want %.9g", bin[op].name, h[i], scalars[k],
                               got[i], want);
@@ -1089,6 +1105,34 @@ Test(elementwise, sin_cos_lanes_independent)
     free(cv);
     clt_tensor_free(s);
     clt_tensor_free(c);
+    clt_tensor_free(t);
+}
+
+/* pow with the scalar exponents that PyTorch computes with other
+ * operations: sqrt for 0.5 (NaN for -inf, -0.0 for -0.0), 1 / (x * x) for
+ * -2 (0 once x * x overflows), in the vector loop and in the tail. */
+Test(elementwise, pow_scalar_as_torch)
+{
+    clt_device *dev = get_device("cpu");
+    const double edge[6] = {-INFINITY, -0.0, 4.0, -1e20, 1e30, -3.0};
+    double x[38];
+    for (int i = 0; i < 38; i++)
+        x[i] = edge[i % 6];
+    int64_t n = 38;
+    clt_tensor *t = make(dev, CLT_FLOAT32, 1, &n, x), *r;
+    const double exps[2] = {0.5, -2.0};
+    for (int e = 0; e < 2; e++) {
+        CHECK(clt_pow_scalar(t, exps[e], &r));
+        double *v = values(r);
+        for (int i = 0; i < 38; i++) {
+            float xf = (float)x[i];
+            float want = e == 0 ? sqrtf(xf) : 1.0f / (xf * xf);
+            cr_assert(isnan(want) ? isnan(v[i]) : v[i] == want && !signbit(v[i]) == !signbit(want),
+                      "pow(%g, %g) = %g, want %g", x[i], exps[e], v[i], (double)want);
+        }
+        free(v);
+        clt_tensor_free(r);
+    }
     clt_tensor_free(t);
 }
 

@@ -95,7 +95,11 @@ CLT_API clt_status clt_div_scalar(const clt_tensor *a, double s, clt_tensor **ou
 /* s / a */
 CLT_API clt_status clt_rdiv_scalar(const clt_tensor *a, double s, clt_tensor **out);
 /* a ** s; an integer tensor to a negative integral s is refused
- * (CLT_ERR_INVALID_ARGUMENT), as in PyTorch. */
+ * (CLT_ERR_INVALID_ARGUMENT), as in PyTorch.  On float32 and float64
+ * tensors s = 0.5, -0.5, -1, 2, 3 and -2 are computed as PyTorch does, as
+ * sqrt(a), rsqrt(a), 1 / a, a * a, a * a * a and 1 / (a * a): so
+ * (-inf) ** 0.5 is NaN and (-0.0) ** 0.5 is -0.0 (pow would give inf and
+ * 0.0), and 1 / (a * a) is 0 where a * a overflows. */
 CLT_API clt_status clt_pow_scalar(const clt_tensor *a, double s, clt_tensor **out);
 /* s ** a */
 CLT_API clt_status clt_rpow_scalar(const clt_tensor *a, double s, clt_tensor **out);

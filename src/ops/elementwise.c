@@ -288,6 +288,20 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
+/* The form of cl/elementwise.cl's pow_ts for s^x (reversed) or x^s: torch.pow
+ * computes a float32 or float64 tensor to the power 0.5, -0.5, -1, 2, 3 or -2
+ * as sqrt, rsqrt, 1/x, x*x, x*x*x or 1/(x*x), which differ from pow at the
+ * edges (sqrt(-inf) is NaN). */
+static cl_int pow_form(clt_dtype ct, double s, int reversed)
+{
+    if (reversed)
+        return -1;
+    if (ct != CLT_FLOAT32 && ct != CLT_FLOAT64)
+        return 0;
+    return s == 0.5 ? 1 : s == -0.5 ? 2 : s == -1.0 ? 3 : s == 2.0 ? 4 : s == 3.0 ? 5
+         : s == -2.0 ? 6 : 0;
+}
+
 static clt_status binary_ts(const char *op, op_kind kind, const clt_tensor *a, double s,
                             int reversed, clt_tensor *into, clt_tensor **out, const char *fn)
 {
@@ -319,7 +333,7 @@ static clt_status binary_ts(const char *op, op_kind kind, const clt_tensor *a, d
         clt_tensor *w = into ? into : r;
         clt__layout L;
         geom g = layout_inputs(w, 1, &ua, &L);
-        cl_int rev = reversed;
+        cl_int rev = kind == POW ? pow_form(ct, s, reversed) : reversed;
         cl_mem mo = clt__mem(w), ma = clt__mem(ua);
         unsigned char sv[8];
         size_t ssize = clt__scalar_arg(ct, s, sv);
