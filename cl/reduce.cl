@@ -16,7 +16,10 @@
 #define CHUNK 4096
 #define LANES 64
 
-#if T_IS_FLOAT
+/* CLT_ACC_DOUBLE (float32 var and std, see src/ops/reduce.c): S is double. */
+#if defined(CLT_ACC_DOUBLE)
+#define S double
+#elif T_IS_FLOAT
 #define S T_C
 #else
 #define S long

@@ -737,6 +737,14 @@ def reductions():
               [In(data((5, 6), f), ("T",))], tol="red")
         check("%s large offset" % n, fn, lambda p, o: getattr(L, "clt_" + n)(p, 1.0, o),
               [data((1000,), f) * 0.001 + 1e4], tol="red")
+        # squares of deviations beyond float32's range: torch accumulates in double
+        huge = torch.zeros(2, 2000)
+        huge[:, ::2] = 1e18
+        huge[1, :10] = 1e20
+        check("%s float32 beyond float squares" % n, fn,
+              lambda p, o, n=n: getattr(L, "clt_" + n)(p, 1.0, o), [huge], tol="red")
+        check("%s_dim float32 beyond float squares" % n, lambda t, fn=fn: fn(t, 1),
+              lambda p, o, n=n: cdim(n)(p, 1, 1.0, 0, o), [huge], tol="red")
     check("mean int", torch.mean, L.clt_mean, [data((4,), torch.int64)])
     check("mean_dim bool", lambda t: torch.mean(t, 0), lambda p, o: L.clt_mean_dim(p, 0, 0, o),
           [data((4,), torch.bool)])

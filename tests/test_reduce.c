@@ -680,6 +680,59 @@ Test(reduce, float64_var_std)
     free(h);
 }
 
+/* float32 var and std of values whose squared deviations overflow float32
+ * (beyond 1.8e19): PyTorch accumulates them in double, and so does
+ * cltensor where the device has float64; the std of 1e20s and zeros once
+ * came out inf.  Reference in double, over every dim and over all. */
+Test(reduce, float32_var_std_beyond_float_squares)
+{
+    clt_device *dev = get_device("cpu");
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("no fp64: float32 var accumulates in float32");
+    enum { R = 3, C = 2000 };
+    float *h = malloc(R * C * sizeof *h);
+    for (int i = 0; i < R * C; i++)
+        h[i] = (i % 2) ? 0.0f : (float)(1e18 * (1 + i % 7));
+    int64_t shape[2] = {R, C};
+    clt_tensor *a = NULL, *r = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, shape, h, &a));
+    for (int row = -1; row < R; row++) {
+        const float *x = row < 0 ? h : h + row * C;
+        int n = row < 0 ? R * C : C;
+        double m = 0, s = 0;
+        for (int i = 0; i < n; i++)
+            m += x[i];
+        m /= n;
+        for (int i = 0; i < n; i++)
+            s += (x[i] - m) * (x[i] - m);
+        double var = s / (n - 1);
+        float *v, *sd;
+        if (row < 0) {
+            CHECK(clt_var(a, 1, &r));
+            v = read_f32(r);
+            clt_tensor_free(r);
+            CHECK(clt_std(a, 1, &r));
+        } else {
+            CHECK(clt_var_dim(a, 1, 1, 0, &r));
+            v = read_f32(r);
+            v[0] = v[row];
+            clt_tensor_free(r);
+            CHECK(clt_std_dim(a, 1, 1, 0, &r));
+        }
+        sd = read_f32(r);
+        if (row >= 0)
+            sd[0] = sd[row];
+        clt_tensor_free(r);
+        cr_assert(isfinite(v[0]) && close_enough(v[0], var, 1e-6, 0), "var %g, want %g", v[0],
+                  var);
+        cr_assert(close_enough(sd[0], sqrt(var), 1e-6, 0), "std %g, want %g", sd[0], sqrt(var));
+        free(v);
+        free(sd);
+    }
+    clt_tensor_free(a);
+    free(h);
+}
+
 Test(reduce, scalar_input_and_dim_errors)
 {
     clt_device *dev = get_device("cpu");

@@ -21,8 +21,11 @@
  *
  * The summation order depends only on the shape (fixed chunks of 4096
  * elements, 64 lanes each, combined pairwise), never on the device or its
- * work-group size, so two devices give bit-identical results.  Each call
- * enqueues its kernels and returns without waiting.
+ * work-group size, so two devices give bit-identical results.  var and std
+ * of float32 data accumulate in float64 where the device has it, as
+ * PyTorch's CPU kernels do (squares of deviations beyond 1.8e19 would
+ * overflow float32): there a device without float64 may differ from one
+ * with it.  Each call enqueues its kernels and returns without waiting.
  *
  * On success every function hands out a new tensor on the input's device:
  * release it with clt_tensor_free.  Setting

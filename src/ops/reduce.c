@@ -348,7 +348,13 @@ static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int kee
                           fn, kind_names[k], d, sh);
     }
 
-    clt_dtype odt = result_dtype(k, a->dtype), sdt = acc_dtype(a->dtype);
+    /* var and std of float32 accumulate in float64 where the device has it
+     * (reading the float32 input), as PyTorch's CPU kernels accumulate them
+     * in double: squared deviations beyond 3.4e38 (of values beyond 1.8e19)
+     * stay finite, so std of data near 1e20 and var of many values near 1e18
+     * are not inf. */
+    bool acc64 = (k == K_VAR || k == K_STD) && a->dtype == CLT_FLOAT32 && a->dev->info.fp64;
+    clt_dtype odt = result_dtype(k, a->dtype), sdt = acc64 ? CLT_FLOAT64 : acc_dtype(a->dtype);
     clt_tensor *r = NULL, *ri = NULL, *ca = NULL, *acc = NULL, *mean = NULL;
     const char *opts = NULL;
     CLT__TRY(clt__tensor_new(a->dev, odt, ond, oshape, &r));
@@ -358,10 +364,12 @@ static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int kee
         CLT__TRY(clt__contiguous_as(a, a->dtype, &ca));
         /* mean, var and std end with a float32 division (and sqrt); rounded
          * correctly they agree across vendors, like the sums before them. */
-        static clt__opts_slot slots[2][CLT_DTYPE_COUNT];
+        static clt__opts_slot slots[2][CLT_DTYPE_COUNT], slot64;
         bool exact = a->dev->fp32_exact_divsqrt;
-        opts = clt__opts_cached(&slots[exact][a->dtype], "T", a->dtype, NULL, a->dtype,
-                                exact ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
+        opts = acc64 ? clt__opts_cached(&slot64, "T", a->dtype, NULL, a->dtype,
+                                        " -DCLT_FP64 -DCLT_ACC_DOUBLE")
+                     : clt__opts_cached(&slots[exact][a->dtype], "T", a->dtype, NULL, a->dtype,
+                                        exact ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
         if (opts == NULL) {
             st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
             goto done;
