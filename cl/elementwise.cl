@@ -292,14 +292,15 @@ DEF_FOUR(where_, PARAMS_WHERE, FETCH_WHERE, VFETCH_NONE, w_, w_, 0)
 /* Gradients of unary ops (src/autograd), as binary ops of the output's
  * gradient a and the op's input or output b, so that a backward step is one
  * launch.  relu's follows PyTorch's threshold_backward on the output (NaN
- * passes the gradient); abs's is a * sign(x), 0 at 0. */
+ * passes the gradient); abs's is a * sgn(x), 0 at 0 with a's sign as in
+ * PyTorch (sgn(-0.0) is +0.0 there: sign(b) + zero turns -0.0 into +0.0). */
 #if defined(EW_GRAD) && T_IS_FLOAT
 #define GELU_BW(a, b)                                                          \
     (a) * (K(0.5) * (one + erf((b) * K(0.70710678118654752440))) +              \
            (b) * exp(K(-0.5) * (b) * (b)) * K(0.39894228040143267794))
 #define GRAD_OPS(X)                                                            \
     X(relu_bw, b <= zero ? zero : a, b <= zero ? zero : a, 1)                  \
-    X(abs_bw, a * sign(b), a * sign(b), 1)                                     \
+    X(abs_bw, a * (sign(b) + zero), a * (sign(b) + zero), 1)                   \
     X(tanh_bw, a * (one - b * b), a * (one - b * b), 1)                        \
     X(sigmoid_bw, a * (one - b) * b, a * (one - b) * b, 1)                     \
     X(gelu_bw, GELU_BW(a, b), GELU_BW(a, b), 1)                                \

@@ -167,6 +167,40 @@ Test(autograd, maximum_ties_and_relu_nan)
     clt_tensor_free(tx);
 }
 
+/* abs's gradient at -0.0 and 0.0 is a +0.0 times the output's gradient, as
+ * PyTorch's g * sgn(x) (sgn(-0.0) is +0.0), so its zero has g's sign; it
+ * once had the opposite sign at -0.0.  NaN gets 0 (torch.sign(nan) is 0).
+ * 20 elements: vector loop and tail. */
+Test(autograd, abs_gradient_sign_of_zero)
+{
+    clt_device *dev = get_device("cpu");
+    float x[20], gy[20];
+    for (int i = 0; i < 20; i++) {
+        x[i] = i % 4 == 0 ? -0.0f : i % 4 == 1 ? 0.0f : i % 4 == 2 ? -1.5f : NAN;
+        gy[i] = i % 8 < 4 ? 1.0f : -1.0f;
+    }
+    int64_t n = 20;
+    clt_tensor *tx, *tg, *y, *g;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, x, &tx));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, gy, &tg));
+    CHECK(clt_set_requires_grad(tx, 1));
+    CHECK(clt_abs(tx, &y));
+    CHECK(clt_backward(y, tg, 0));
+    CHECK(clt_grad(tx, &g));
+    float got[20];
+    CHECK(clt_tensor_read(g, got, sizeof got));
+    for (int i = 0; i < 20; i++) {
+        float sgn = x[i] > 0 ? 1.0f : x[i] < 0 ? -1.0f : 0.0f; /* 0 for NaN, as torch.sign */
+        float want = gy[i] * sgn;
+        cr_assert(got[i] == want && !signbit(got[i]) == !signbit(want),
+                  "abs grad at %g with %g: %g, want %g", x[i], gy[i], got[i], want);
+    }
+    clt_tensor_free(g);
+    clt_tensor_free(y);
+    clt_tensor_free(tg);
+    clt_tensor_free(tx);
+}
+
 /* ---- reductions ----------------------------------------------------------------- */
 
 typedef struct red_case {
