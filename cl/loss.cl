@@ -200,7 +200,10 @@ inline void ce_row_bw(__global T *gx, __global T *gt, int want_gt, __global cons
                      : (c == t ? ((T_C)1 - eps) * wt : (T_C)0) + epc * wc;
         T_C lp = LP(c);
         T_C d = logsm ? exp(lp) * A - a : -a;
-        T_STORE(gr, c, d * gi);
+        /* nll_loss (class indices, no smoothing) leaves the other classes'
+         * gradient +0.0 whatever g is, as PyTorch's nll_loss_backward does
+         * (-0.0 * g would be -0.0, or NaN for an infinite g) */
+        T_STORE(gr, c, !logsm && !prob && c != t ? (T_C)0 : d * gi);
         if (want_gt)
             T_STORE(gt, i * C + c, -(((T_C)1 - eps) * wc * lp) * gi);
     }

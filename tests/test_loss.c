@@ -256,6 +256,41 @@ Test(loss, every_target_ignored_gives_nan_as_pytorch)
     clt_tensor_free(tt);
 }
 
+/* nll_loss's gradient is -w[t] g at the target and +0.0 elsewhere whatever
+ * the row's g is, as PyTorch's nll_loss_backward: an infinite or NaN g
+ * once gave NaN in every class of its row, and g > 0 gave -0.0. */
+Test(loss, nll_gradient_other_classes_zero)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t xs[2] = {3, 4}, n = 3, t[3] = {1, 0, 3};
+    double x[12], g[3] = {INFINITY, -2.0, NAN};
+    for (int k = 0; k < 12; k++)
+        x[k] = -0.5 - 0.25 * k;
+    clt_tensor *tx = mk(dev, CLT_FLOAT64, 2, xs, x), *tt = mk_idx(dev, 1, &n, t);
+    clt_tensor *tg = mk(dev, CLT_FLOAT64, 1, &n, g), *r = NULL, *gx = NULL;
+    CHECK(clt_set_requires_grad(tx, 1));
+    clt_cross_entropy_opts o = CLT_CROSS_ENTROPY_DEFAULTS;
+    o.reduction = CLT_REDUCTION_NONE;
+    CHECK(clt_nll_loss(tx, tt, &o, &r));
+    CHECK(clt_backward(r, tg, 0));
+    CHECK(clt_grad(tx, &gx));
+    double *got = rd(gx);
+    for (int i = 0; i < 3; i++)
+        for (int c = 0; c < 4; c++) {
+            double v = got[i * 4 + c];
+            if (c == t[i])
+                cr_assert(isnan(g[i]) ? isnan(v) : v == -g[i], "row %d target: %g", i, v);
+            else
+                cr_assert(v == 0 && !signbit(v), "row %d class %d: %g, want +0", i, c, v);
+        }
+    free(got);
+    clt_tensor_free(gx);
+    clt_tensor_free(r);
+    clt_tensor_free(tg);
+    clt_tensor_free(tt);
+    clt_tensor_free(tx);
+}
+
 Test(loss, pointwise_values)
 {
     clt_device *dev = get_device("cpu");
