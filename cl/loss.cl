@@ -243,9 +243,13 @@ CLT_KERNEL(ew_loss)(__global T *out, __global const T *x, ulong x_off, __global 
         r = d * d;
     } else if (kind == 1) {
         r = fabs(a - b);
-    } else {
-        T_C p = has_pw ? T_LOAD(pw, pw_off + k % pwn) : (T_C)1;
+    } else if (has_pw) {
+        T_C p = T_LOAD(pw, pw_off + k % pwn);
         r = ((T_C)1 - b) * a + ((T_C)1 + (p - (T_C)1) * b) * softplus_neg(a);
+    } else {
+        /* without pos_weight no (p - 1) y term, as PyTorch: 0 * inf would
+         * make an infinite target's loss NaN */
+        r = ((T_C)1 - b) * a + softplus_neg(a);
     }
     T_STORE(out, k, r);
 }
@@ -269,15 +273,21 @@ CLT_KERNEL(ew_loss_bw)(__global T *gx, __global T *gy, int want_x, int want_y,
         dy = -dx;
     } else if (kind == 1) {
         T_C d = a - b;
-        T_C s = d > 0 ? (T_C)1 : d < 0 ? (T_C)-1 : d; /* 0 at 0, NaN stays NaN */
+        /* PyTorch's sgn: 0 at 0 (of d's sign) and for NaN */
+        T_C s = d > 0 ? (T_C)1 : d < 0 ? (T_C)-1 : d == 0 ? d : (T_C)0;
         dx = s * gk;
         dy = -dx;
-    } else {
-        T_C p = has_pw ? T_LOAD(pw, pw_off + k % pwn) : (T_C)1;
+    } else if (has_pw) {
+        T_C p = T_LOAD(pw, pw_off + k % pwn);
         T_C sg = (T_C)1 / ((T_C)1 + exp(-a));
-        T_C l = (T_C)1 + (p - (T_C)1) * b;
-        dx = (sg * l - p * b) * gk;
-        dy = ((p - (T_C)1) * softplus_neg(a) - a) * gk;
+        T_C t = p * b; /* PyTorch's ((t + 1 - y) sigmoid(x) - t) g */
+        dx = ((t + (T_C)1 - b) * sg - t) * gk;
+        /* log_sigmoid(-x) - p log_sigmoid(x), PyTorch's form: finite p
+         * and an infinite x give inf, not inf - inf */
+        dy = (p * softplus_neg(a) - softplus_neg(-a)) * gk;
+    } else {
+        dx = ((T_C)1 / ((T_C)1 + exp(-a)) - b) * gk;
+        dy = -a * gk;
     }
     if (want_x)
         T_STORE(gx, k, dx);

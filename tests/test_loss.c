@@ -291,6 +291,75 @@ Test(loss, nll_gradient_other_classes_zero)
     clt_tensor_free(tx);
 }
 
+/* loss kind (0 bce without pos_weight, 1 bce with pos_weight 0.5, 2 l1)
+ * of x and y with reduction none, and the gradients for an all-ones g. */
+static void pointwise_grads(clt_device *dev, int kind, const double *x, const double *y,
+                            int64_t n, double **loss, double **gx, double **gy)
+{
+    double *pwv = malloc((size_t)n * sizeof *pwv), *ones = malloc((size_t)n * sizeof *ones);
+    for (int64_t k = 0; k < n; k++) {
+        pwv[k] = 0.5;
+        ones[k] = 1.0;
+    }
+    clt_tensor *tx = mk(dev, CLT_FLOAT64, 1, &n, x), *ty = mk(dev, CLT_FLOAT64, 1, &n, y);
+    clt_tensor *tp = mk(dev, CLT_FLOAT64, 1, &n, pwv), *tg = mk(dev, CLT_FLOAT64, 1, &n, ones);
+    clt_tensor *r = NULL, *g = NULL;
+    CHECK(clt_set_requires_grad(tx, 1));
+    CHECK(clt_set_requires_grad(ty, 1));
+    if (kind == 2)
+        CHECK(clt_l1_loss(tx, ty, CLT_REDUCTION_NONE, &r));
+    else
+        CHECK(clt_binary_cross_entropy_with_logits(tx, ty, kind ? tp : NULL,
+                                                   CLT_REDUCTION_NONE, &r));
+    *loss = rd(r);
+    CHECK(clt_backward(r, tg, 0));
+    CHECK(clt_grad(tx, &g));
+    *gx = rd(g);
+    clt_tensor_free(g);
+    CHECK(clt_grad(ty, &g));
+    *gy = rd(g);
+    clt_tensor_free(g);
+    clt_tensor_free(r);
+    clt_tensor_free(tg);
+    clt_tensor_free(tp);
+    clt_tensor_free(ty);
+    clt_tensor_free(tx);
+    free(pwv);
+    free(ones);
+}
+
+/* Infinite and NaN operands of the pointwise losses, as PyTorch's formulas
+ * give them: without pos_weight an infinite target makes binary cross
+ * entropy's loss and input gradient -inf (no 0 * inf from a (pw - 1) y
+ * term) and a -inf logit the target's gradient -x = inf; with pos_weight
+ * that gradient is log_sigmoid(-x) - pw log_sigmoid(x) = inf; l1's gradient
+ * is sgn(x - y), 0 for NaN.  Each of these once came out NaN. */
+Test(loss, pointwise_infinities_as_pytorch)
+{
+    clt_device *dev = get_device("cpu");
+    const double x[3] = {0.5, -INFINITY, NAN}, y[3] = {INFINITY, 0.25, 0.5};
+    double *l, *gx, *gy;
+    pointwise_grads(dev, 0, x, y, 3, &l, &gx, &gy);
+    cr_assert(l[0] == -INFINITY && gx[0] == -INFINITY && gy[0] == -0.5, "%g %g %g", l[0],
+              gx[0], gy[0]);
+    cr_assert(gx[1] == -0.25 && gy[1] == INFINITY, "%g %g", gx[1], gy[1]);
+    free(l);
+    free(gx);
+    free(gy);
+    pointwise_grads(dev, 1, x, y, 3, &l, &gx, &gy);
+    cr_assert(gy[1] == INFINITY, "pos_weight: %g", gy[1]);
+    free(l);
+    free(gx);
+    free(gy);
+    pointwise_grads(dev, 2, x, y, 3, &l, &gx, &gy);
+    cr_assert(isnan(l[2]) && gx[2] == 0 && gy[2] == 0, "l1 at NaN: %g %g %g", l[2], gx[2],
+              gy[2]);
+    cr_assert(gx[0] == -1 && gx[1] == -1 && gy[1] == 1, "l1: %g %g %g", gx[0], gx[1], gy[1]);
+    free(l);
+    free(gx);
+    free(gy);
+}
+
 Test(loss, pointwise_values)
 {
     clt_device *dev = get_device("cpu");

@@ -14,7 +14,9 @@
  * Numerics.  cross_entropy computes each row's maximum, log-sum-exp and
  * target terms in one kernel (never softmax then log), so logits of 1e4 or
  * -1e4 give finite losses and gradients; binary_cross_entropy_with_logits
- * uses (1 - y) x + (1 + (pw - 1) y) (log1p(exp(-|x|)) + max(-x, 0)).  Means
+ * uses (1 - y) x + (1 + (pw - 1) y) (log1p(exp(-|x|)) + max(-x, 0)), and
+ * without pos_weight (1 - y) x + log1p(exp(-|x|)) + max(-x, 0), so that
+ * infinite operands give PyTorch's infinities rather than 0 * inf.  Means
  * and sums add in index order, without atomics, in chunks that depend only
  * on the number of values: the results are the same bits on every run and
  * every device.
@@ -90,7 +92,8 @@ CLT_API clt_status clt_nll_loss(const clt_tensor *log_probs, const clt_tensor *t
 /* (input - target)^2 and |input - target|, reduced.  input and target have
  * the same shape (PyTorch would broadcast with a warning; here a
  * difference is CLT_ERR_SHAPE_MISMATCH) and dtype.  The gradient of l1 is
- * sign(input - target), 0 where they are equal. */
+ * sign(input - target), 0 where they are equal or either is NaN (PyTorch's
+ * sgn). */
 CLT_API clt_status clt_mse_loss(const clt_tensor *input, const clt_tensor *target,
                                 clt_reduction reduction, clt_tensor **out);
 CLT_API clt_status clt_l1_loss(const clt_tensor *input, const clt_tensor *target,
