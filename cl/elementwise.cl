@@ -43,14 +43,26 @@
 #define CLAMP_HI(x, hi) ((isnan(x) | isnan(hi)) ? (x) + (hi) : ((x) > (hi) ? (hi) : (x)))
 #define ABS(x) fabs(x)
 #define POW_S(a, b) pow(a, b)
-#define POW_V(a, b) pow(a, b)
-/* No vector loop for double: PoCL's 16-wide double pow lets one lane's
- * denormal, zero, inf or NaN base spoil other lanes' results (pow(2.6, 3.4)
- * came out 0 or inf), and gets a denormal base wrong in its own lane. */
-#if T_ID == 1
-#define POW_VEC 0
-#else
 #define POW_VEC 1
+#if T_ID == 1
+/* PoCL's 16-wide double pow lets a zero, denormal, inf or NaN base in one
+ * lane spoil another lane's result (2.5^3 came out 0), and gets a denormal
+ * base wrong in its own lane; with every base normal it was right in every
+ * case tried.  Vectors holding another base go lane by lane. */
+inline double16 pow_lanes(double16 a, double16 b)
+{
+    if (all(isnormal(a)))
+        return pow(a, b);
+    double ta[16], tb[16];
+    vstore16(a, 0, ta);
+    vstore16(b, 0, tb);
+    for (int l = 0; l < 16; l++)
+        ta[l] = pow(ta[l], tb[l]);
+    return vload16(0, ta);
+}
+#define POW_V(a, b) pow_lanes(a, b)
+#else
+#define POW_V(a, b) pow(a, b)
 #endif
 #else
 #define MAXIMUM(a, b) max(a, b)
