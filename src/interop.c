@@ -61,12 +61,22 @@ clt_status clt_tensor_from_cl_buffer(clt_device *dev, cl_mem mem, size_t offset_
                           "%s: offset %zu is not a multiple of the %s element size %zu", fn,
                           offset_bytes, clt_dtype_name(dtype), es);
     cl_context ctx = NULL;
+    cl_mem_object_type type = 0;
     size_t size = 0;
     cl_int err = clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof ctx, &ctx, NULL);
     if (err == CL_SUCCESS)
         err = clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof size, &size, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof type, &type, NULL);
     if (err != CL_SUCCESS)
         return clt__cl_error(err, "%s: querying the buffer", fn);
+    /* An image (or pipe) is no array of elements: buffer commands on it
+     * are CL_INVALID_MEM_OBJECT, or undefined on some drivers. */
+    if (type != CL_MEM_OBJECT_BUFFER)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the memory object is not a buffer (CL_MEM_TYPE 0x%x; images "
+                          "and pipes cannot hold a tensor)",
+                          fn, (unsigned)type);
     if (ctx != dev->context)
         return clt__error(CLT_ERR_DEVICE_MISMATCH,
                           "%s: the buffer belongs to another OpenCL context than %s (%s)", fn,

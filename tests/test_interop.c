@@ -72,3 +72,38 @@ Test(interop, tensor_over_a_callers_buffer)
     clt_tensor_free(t);
     clt_tensor_free(r);
 }
+
+/* A memory object that is no buffer (an image) cannot hold a tensor: the
+ * wrapper was made, and buffer commands on it failed later or, on some
+ * drivers, did what the driver pleased. */
+Test(interop, an_image_is_not_a_buffer)
+{
+    clt_device *dev = get_device("cpu");
+    cl_bool images = CL_FALSE;
+    clGetDeviceInfo(clt_device_cl_device(dev), CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images,
+                    NULL);
+    if (!images)
+        cr_skip_test("the device has no images");
+    cl_image_format fmt = {CL_RGBA, CL_FLOAT};
+    cl_image_desc desc = {0};
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = 4;
+    desc.image_height = 4;
+    cl_int err = CL_SUCCESS;
+    cl_mem img = clCreateImage(clt_device_cl_context(dev), CL_MEM_READ_WRITE, &fmt, &desc, NULL,
+                               &err);
+    cr_assert_eq(err, CL_SUCCESS, "clCreateImage: %d", err);
+    size_t size = 0;
+    cr_assert_eq(clGetMemObjectInfo(img, CL_MEM_SIZE, sizeof size, &size, NULL), CL_SUCCESS);
+    cr_assert_geq(size, 16 * sizeof(float), "the image is large enough for the shape below");
+    int64_t shape[1] = {16};
+    clt_tensor *t = (clt_tensor *)&t;
+    clt_status st = clt_tensor_from_cl_buffer(dev, img, 0, CLT_FLOAT32, 1, shape, &t);
+    cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s", clt_status_name(st));
+    cr_assert_null(t);
+    cr_assert(strstr(clt_last_error(), "not a buffer"), "%s", clt_last_error());
+    cl_uint refs = 0;
+    clGetMemObjectInfo(img, CL_MEM_REFERENCE_COUNT, sizeof refs, &refs, NULL);
+    cr_assert_eq(refs, 1, "the refused image was retained");
+    clReleaseMemObject(img);
+}
