@@ -748,6 +748,42 @@ Test(io, npy_bad_files)
     clt_tensor_free(t);
 }
 
+/* Loading from something that is no regular file fails at once: a FIFO
+ * without a writer made the open wait forever (the timeout catches that),
+ * a directory or a character device is refused by its type. */
+Test(io, special_files_are_refused_without_waiting, .timeout = 60)
+{
+    clt_device *dev = get_device("cpu");
+    const char *fifo = tpath("fifo.npy");
+    cr_assert_eq(mkfifo(fifo, 0600), 0, "mkfifo: %s", strerror(errno));
+    const char *paths[3] = {fifo, tmpdir, "/dev/zero"};
+    clt_module *m = NULL;
+    CHECK(clt_linear(dev, 2, 3, 1, NULL, &m));
+    clt_named_tensor *params = NULL;
+    size_t np = 0;
+    CHECK(clt_module_named_parameters(m, &params, &np));
+    cr_assert_eq(np, 2);
+    float w0[6], w1[6];
+    CHECK(clt_tensor_read(params[0].tensor, w0, sizeof w0));
+    for (int k = 0; k < 3; k++) {
+        npy_refused(dev, paths[k], CLT_ERR_IO, "not a regular file");
+        clt_named_tensor *arr = (clt_named_tensor *)&arr;
+        size_t n = 9;
+        clt_status st = clt_load_safetensors(paths[k], dev, &arr, &n);
+        cr_assert_eq(st, CLT_ERR_IO, "%s: %s", paths[k], clt_status_name(st));
+        cr_assert(strstr(clt_last_error(), "not a regular file"), "%s", clt_last_error());
+        cr_assert_null(arr);
+        cr_assert_eq(n, 0);
+        st = clt_module_load(m, paths[k]);
+        cr_assert_eq(st, CLT_ERR_IO, "%s: %s", paths[k], clt_status_name(st));
+        cr_assert(strstr(clt_last_error(), paths[k]), "%s", clt_last_error());
+    }
+    CHECK(clt_tensor_read(params[0].tensor, w1, sizeof w1));
+    cr_assert(memcmp(w0, w1, sizeof w0) == 0, "a refused load changed the model");
+    clt_free(params);
+    clt_module_free(m);
+}
+
 /* ---- DLPack ----------------------------------------------------------------------------- */
 
 Test(io, dlpack_export_non_contiguous)

@@ -13,20 +13,28 @@
 
 clt_status clt__io_open(const char *path, const char *fn, FILE **f, uint64_t *size)
 {
-    *f = fopen(path, "rb");
-    if (*f == NULL)
+    *f = NULL;
+    /* O_NONBLOCK: opening a FIFO for reading would wait for a writer,
+     * forever; it is refused below with every other non-regular file. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return clt__error(CLT_ERR_IO, "%s: cannot open %s: %s", fn, path, strerror(errno));
     struct stat sb;
-    if (fstat(fileno(*f), &sb) != 0) {
+    if (fstat(fd, &sb) != 0) {
         int e = errno;
-        fclose(*f);
-        *f = NULL;
+        close(fd);
         return clt__error(CLT_ERR_IO, "%s: cannot read %s: %s", fn, path, strerror(e));
     }
     if (!S_ISREG(sb.st_mode)) {
-        fclose(*f);
-        *f = NULL;
+        close(fd);
         return clt__error(CLT_ERR_IO, "%s: cannot read %s: not a regular file", fn, path);
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0 ||
+        (*f = fdopen(fd, "rb")) == NULL) {
+        int e = errno;
+        close(fd);
+        return clt__error(CLT_ERR_IO, "%s: cannot open %s: %s", fn, path, strerror(e));
     }
     *size = (uint64_t)sb.st_size;
     return CLT_OK;
