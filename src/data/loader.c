@@ -243,7 +243,8 @@ int64_t clt_dataloader_len(const clt_dataloader *dl)
     if (dl == NULL)
         return 0;
     int64_t b = dl->opts.batch_size;
-    return dl->opts.drop_last ? dl->n / b : (dl->n + b - 1) / b;
+    /* not (n + b - 1) / b: that passes int64 for batch sizes near its largest */
+    return dl->n / b + (!dl->opts.drop_last && dl->n % b != 0);
 }
 
 void clt_dataloader_free(clt_dataloader *dl)
