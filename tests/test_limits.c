@@ -10,6 +10,7 @@
 
 #define CL_TARGET_OPENCL_VERSION 120
 #include "cltensor/opencl.h"
+#include "cltensor/dlpack.h"
 
 /* Internal hooks (src/device/program.c). */
 uint64_t clt__launch_max_set(clt_device *dev, uint64_t items);
@@ -255,6 +256,46 @@ Test(limits, loader_batches_past_size_t_are_refused)
     cr_assert_null(dl);
 }
 
+/* Batch sizes near INT64_MAX: len(loader) counts one batch for the few
+ * samples there are ((n + b - 1) / b overflowed int64 and gave 0), and the
+ * epoch holds that one batch. */
+Test(limits, loader_length_with_huge_batch_sizes)
+{
+    clt_device *dev = get_device("cpu");
+    float data[10];
+    for (int i = 0; i < 10; i++)
+        data[i] = (float)i;
+    int64_t shape[2] = {5, 2};
+    clt_array_spec xs = {data, CLT_FLOAT32, 2, shape};
+    const int64_t sizes[4] = {INT64_MAX, INT64_MAX - 3, (int64_t)1 << 62, 6};
+    for (int k = 0; k < 4; k++)
+        for (int drop = 0; drop < 2; drop++) {
+            clt_loader_opts o = CLT_LOADER_DEFAULTS;
+            o.batch_size = sizes[k];
+            o.drop_last = drop;
+            clt_dataloader *dl = NULL;
+            CHECK(clt_dataloader_arrays(dev, &xs, NULL, &o, &dl));
+            cr_assert_eq(clt_dataloader_len(dl), drop ? 0 : 1, "batch_size %lld, drop_last %d",
+                         (long long)sizes[k], drop);
+            int got = 0, batches = 0;
+            clt_tensor *x = NULL;
+            for (;;) {
+                CHECK(clt_dataloader_next(dl, &x, NULL, &got));
+                if (!got)
+                    break;
+                batches++;
+                cr_assert_eq(clt_tensor_size(x, 0), 5);
+                float back[10];
+                CHECK(clt_tensor_read(x, back, sizeof back));
+                cr_assert(memcmp(back, data, sizeof data) == 0);
+                clt_tensor_free(x);
+            }
+            cr_assert_eq(batches, clt_dataloader_len(dl), "batch_size %lld, drop_last %d",
+                         (long long)sizes[k], drop);
+            clt_dataloader_free(dl);
+        }
+}
+
 /* File headers that describe more than int64 or size_t count are refused,
  * not allocated. */
 static void write_bytes(const char *path, const void *data, size_t n)
@@ -336,6 +377,77 @@ Test(limits, cl_buffer_offsets_and_sizes_that_wrap_are_refused)
     clGetMemObjectInfo(mem, CL_MEM_REFERENCE_COUNT, sizeof refs, &refs, NULL);
     cr_assert_eq(refs, 1, "a refused or freed wrapper kept a reference");
     clReleaseMemObject(mem);
+}
+
+/* A DLPack tensor whose strides or byte offset put its elements past the
+ * int64 range of byte distances, or around the end of the address space:
+ * refused before any element is read (they were followed, reading from
+ * wrapped addresses: a crash, or another object's bytes). */
+Test(limits, dlpack_strides_and_offsets_that_wrap_are_refused)
+{
+    clt_device *dev = get_device("cpu");
+    float host[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    int64_t shape[2] = {4, 2}, strides[2] = {2, 1};
+    DLManagedTensor src = {0};
+    src.dl_tensor.data = host;
+    src.dl_tensor.device = (DLDevice){kDLCPU, 0};
+    src.dl_tensor.ndim = 2;
+    src.dl_tensor.dtype = (DLDataType){kDLFloat, 32, 1};
+    src.dl_tensor.shape = shape;
+    src.dl_tensor.strides = strides;
+    const int64_t bad_strides[5] = {INT64_MAX, INT64_MIN, (int64_t)1 << 62, (int64_t)1 << 61,
+                                    -((int64_t)1 << 61)};
+    clt_tensor *t = NULL;
+    for (int k = 0; k < 5; k++) {
+        strides[0] = bad_strides[k];
+        ASSERT_REFUSED(clt_from_dlpack(dev, &src, &t), t, CLT_ERR_INVALID_ARGUMENT,
+                       "storage size calculation overflowed", dev);
+    }
+    /* byte offsets that carry the data pointer around the address space */
+    strides[0] = 2;
+    const uint64_t bad_offsets[3] = {UINT64_MAX, UINT64_MAX - 3,
+                                     (uint64_t)0 - (uint64_t)(uintptr_t)host};
+    for (int k = 0; k < 3; k++) {
+        src.dl_tensor.byte_offset = bad_offsets[k];
+        ASSERT_REFUSED(clt_from_dlpack(dev, &src, &t), t, CLT_ERR_INVALID_ARGUMENT,
+                       "outside the address space", dev);
+    }
+    /* a negative stride whose byte distance fits int64 but reaches below
+     * address 0 (user addresses are below 2^47 on x86-64, 2^56 at most) */
+    strides[0] = -((int64_t)1 << 57);
+    src.dl_tensor.byte_offset = 0;
+    ASSERT_REFUSED(clt_from_dlpack(dev, &src, &t), t, CLT_ERR_INVALID_ARGUMENT,
+                   "outside the address space", dev);
+    /* strides that stay inside are followed: a stride-0 row repeated, and
+     * the rows read backwards from the last */
+    int64_t ok_strides[2] = {0, 1};
+    src.dl_tensor.strides = ok_strides;
+    CHECK(clt_from_dlpack(dev, &src, &t));
+    float got[8];
+    CHECK(clt_tensor_read(t, got, sizeof got));
+    for (int i = 0; i < 8; i++)
+        cr_assert_eq(got[i], host[i % 2], "element %d", i);
+    clt_tensor_free(t);
+    ok_strides[0] = -2;
+    src.dl_tensor.byte_offset = 6 * sizeof(float);
+    CHECK(clt_from_dlpack(dev, &src, &t));
+    CHECK(clt_tensor_read(t, got, sizeof got));
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 2; j++)
+            cr_assert_eq(got[i * 2 + j], host[(3 - i) * 2 + j], "[%d][%d]", i, j);
+    clt_tensor_free(t);
+    /* a size the device refuses is refused before the host copy is made */
+    int64_t huge[2] = {(int64_t)1 << 20, (int64_t)1 << 20};
+    int64_t zero[2] = {0, 0};
+    src.dl_tensor.shape = huge;
+    src.dl_tensor.strides = zero;
+    src.dl_tensor.byte_offset = 0;
+    src.dl_tensor.dtype = (DLDataType){kDLUInt, 8, 1};
+    clt_device_info info;
+    CHECK(clt_device_get_info(dev, &info));
+    if (info.max_alloc_bytes < ((uint64_t)1 << 40))
+        ASSERT_REFUSED(clt_from_dlpack(dev, &src, &t), t, CLT_ERR_OUT_OF_DEVICE_MEMORY,
+                       "exceeds the largest buffer", dev);
 }
 
 /* ---- launches ---------------------------------------------------------------------- */

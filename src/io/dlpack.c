@@ -115,6 +115,28 @@ clt_status clt_to_dlpack(const clt_tensor *t, DLManagedTensor **out)
     return clt__ok();
 }
 
+/* Whether every element of the strided array src (numel > 0, strides in
+ * elements of es bytes) has an address: the byte distances from its first
+ * element to the lowest and past the highest one fit int64, and the data
+ * pointer plus byte_offset plus those distances do not wrap around the
+ * address space.  Where they would, the strides or the offset lie, and
+ * following them would read from addresses computed modulo 2^64. */
+static bool within_address_space(const DLTensor *src, const int64_t *strides, size_t es)
+{
+    int64_t lo = 0, hi = (int64_t)es;
+    for (int d = 0; d < src->ndim; d++) {
+        int64_t span;
+        if (__builtin_mul_overflow(strides[d], src->shape[d] - 1, &span) ||
+            __builtin_mul_overflow(span, (int64_t)es, &span) ||
+            __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi))
+            return false;
+    }
+    uintptr_t first, low, high;
+    return !__builtin_add_overflow((uintptr_t)src->data, src->byte_offset, &first) &&
+           !__builtin_sub_overflow(first, (uintptr_t)0 - (uintptr_t)lo, &low) &&
+           !__builtin_add_overflow(first, (uintptr_t)hi, &high) && low != 0;
+}
+
 /* Copies the elements of a strided n-d array into contiguous dst, the last
  * dimension innermost. */
 static void gather(const char *base, int ndim, const int64_t *shape, const int64_t *strides,
@@ -189,21 +211,43 @@ clt_status clt_from_dlpack(clt_device *dev, const DLManagedTensor *src, clt_tens
         strides[d] = dl->strides ? dl->strides[d] : stride;
         stride *= dl->shape[d];
     }
+    if (numel > 0 && !within_address_space(dl, strides, es)) {
+        char t[160];
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: storage size calculation overflowed with sizes=%s and "
+                          "strides=%s (data %p, byte_offset %llu): the elements would lie "
+                          "outside the address space",
+                          fn, clt__shape_str(s, sizeof s, dl->ndim, dl->shape),
+                          clt__shape_str(t, sizeof t, dl->ndim, strides), dl->data,
+                          (unsigned long long)dl->byte_offset);
+    }
+    /* The device tensor first: a size the device refuses costs no host
+     * memory. */
+    clt_tensor *t = NULL;
+    clt_status st = clt_empty(dev, dtype, dl->ndim, dl->shape, &t);
+    if (st != CLT_OK)
+        return st;
     size_t bytes = (size_t)numel * es;
     char *buf = malloc(bytes ? bytes : 1);
-    if (buf == NULL)
+    if (buf == NULL) {
+        clt_tensor_free(t);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for %zu bytes", fn,
                           bytes);
+    }
     if (numel > 0)
         gather((const char *)dl->data + dl->byte_offset, dl->ndim, dl->shape, strides, es, buf);
-    clt_status st = CLT_OK;
     int64_t b = dtype == CLT_BOOL ? clt__io_bad_bool(buf, bytes) : -1;
     if (b >= 0)
         st = clt__error(CLT_ERR_INVALID_ARGUMENT,
                         "%s: bool element %lld holds the byte %u (only 0 and 1 are bools)", fn,
                         (long long)b, (unsigned char)buf[b]);
     if (st == CLT_OK)
-        st = clt_tensor_from_host(dev, dtype, dl->ndim, dl->shape, buf, out);
+        st = clt_tensor_write(t, buf, bytes);
     free(buf);
-    return st == CLT_OK ? clt__ok() : st;
+    if (st != CLT_OK) {
+        clt_tensor_free(t);
+        return st;
+    }
+    *out = t;
+    return clt__ok();
 }
