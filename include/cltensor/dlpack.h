@@ -41,7 +41,11 @@ CLT_API clt_status clt_to_dlpack(const clt_tensor *t, DLManagedTensor **out);
  * Refused with CLT_ERR_INVALID_ARGUMENT: another device type, lanes other
  * than 1, a dtype code and width cltensor does not have (bfloat16,
  * complex, int8, ...), more than CLT_MAX_DIMS dimensions, a negative size,
- * NULL data or shape where elements exist, bool bytes other than 0 and 1.
+ * NULL data or shape where elements exist, bool bytes other than 0 and 1,
+ * strides or a byte_offset that put elements past the int64 range of byte
+ * distances or around the end of the address space ("storage size
+ * calculation overflowed").  A size the device cannot hold is refused
+ * (CLT_ERR_OUT_OF_DEVICE_MEMORY) before the host copy is made.
  * New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_from_dlpack(clt_device *dev, const DLManagedTensor *src,
                                    clt_tensor **out);

@@ -9,10 +9,11 @@
  * it against the file (dtypes, shapes, sizes, offsets) before it creates a
  * tensor, and uploads with blocking writes.
  *
- * Errors.  A file that cannot be opened, read or written is CLT_ERR_IO; a
- * file whose content is wrong (bad magic, bad JSON, a truncated file,
- * an unsupported dtype, sizes that do not add up) is
- * CLT_ERR_INVALID_ARGUMENT.  The message names the file and what is
+ * Errors.  A file that cannot be opened, read or written is CLT_ERR_IO, as
+ * is a path that is no regular file (a directory, a device, a FIFO: refused
+ * without waiting for a writer); a file whose content is wrong (bad magic,
+ * bad JSON, a truncated file, an unsupported dtype, sizes that do not add
+ * up) is CLT_ERR_INVALID_ARGUMENT.  The message names the file and what is
  * wrong.  On failure nothing was changed (and the outputs are NULL, as
  * common.h says).
  *

@@ -32,8 +32,9 @@ CLT_API clt_status clt_tensor_cl_buffer(const clt_tensor *t, cl_mem *mem, size_t
 
 /* A tensor over a caller's buffer, contiguous, row-major, starting at
  * offset_bytes.  The buffer is retained (clRetainMemObject) and released
- * when the tensor's last handle goes; it must belong to dev's context and
- * hold the whole tensor.  New tensor: release with clt_tensor_free. */
+ * when the tensor's last handle goes; it must be a buffer (not an image:
+ * CLT_ERR_INVALID_ARGUMENT), belong to dev's context and hold the whole
+ * tensor.  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_tensor_from_cl_buffer(clt_device *dev, cl_mem mem, size_t offset_bytes,
                                              clt_dtype dtype, int ndim, const int64_t *shape,
                                              clt_tensor **out);
