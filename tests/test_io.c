@@ -784,6 +784,47 @@ Test(io, special_files_are_refused_without_waiting, .timeout = 60)
     clt_module_free(m);
 }
 
+/* Saving writes a file beside the path and renames it over the path: over
+ * a FIFO (or a device: as root, /dev/null itself) that put a regular file
+ * in its place.  Such paths are refused and left as they were; so is a
+ * symbolic link to one.  A directory is refused as well. */
+Test(io, saving_never_replaces_a_special_file)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *t = make(dev, CLT_FLOAT32, 1, (int64_t[]){3}, 0);
+    clt_named_tensor one[1] = {{"x", t}};
+    clt_module *m = NULL;
+    CHECK(clt_linear(dev, 2, 3, 1, NULL, &m));
+    char fifo[160], link[160], dir[160];
+    strcpy(fifo, tpath("out.fifo"));
+    strcpy(link, tpath("link.npy"));
+    strcpy(dir, tpath("adir"));
+    cr_assert_eq(mkfifo(fifo, 0600), 0, "mkfifo: %s", strerror(errno));
+    cr_assert_eq(symlink(fifo, link), 0, "symlink: %s", strerror(errno));
+    cr_assert_eq(mkdir(dir, 0700), 0, "mkdir: %s", strerror(errno));
+    const char *paths[3] = {fifo, link, dir};
+    for (int k = 0; k < 3; k++) {
+        clt_status st[3] = {clt_save_npy(paths[k], t), clt_save_safetensors(paths[k], one, 1),
+                            clt_module_save(m, paths[k])};
+        for (int j = 0; j < 3; j++)
+            cr_assert_eq(st[j], CLT_ERR_IO, "%s, save %d: %s", paths[k], j,
+                         clt_status_name(st[j]));
+        cr_assert(strstr(clt_last_error(), paths[k]) && strstr(clt_last_error(),
+                                                               "not a regular file"),
+                  "%s", clt_last_error());
+    }
+    struct stat sb;
+    cr_assert_eq(lstat(fifo, &sb), 0);
+    cr_assert(S_ISFIFO(sb.st_mode), "the FIFO was replaced");
+    cr_assert_eq(lstat(link, &sb), 0);
+    cr_assert(S_ISLNK(sb.st_mode), "the link was replaced");
+    cr_assert_eq(lstat(dir, &sb), 0);
+    cr_assert(S_ISDIR(sb.st_mode));
+    cr_assert(no_temp_files());
+    clt_module_free(m);
+    clt_tensor_free(t);
+}
+
 /* ---- DLPack ----------------------------------------------------------------------------- */
 
 Test(io, dlpack_export_non_contiguous)

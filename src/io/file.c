@@ -62,8 +62,18 @@ clt_status clt__io_create(clt__io_out *o, const char *path, const char *fn)
 {
     static unsigned counter;
     o->f = NULL;
+    o->tmp = NULL;
     o->path = path;
     o->fn = fn;
+    /* The file is written beside path and renamed over it, which would put
+     * a regular file in the place of a device, a FIFO or a socket (as root,
+     * in the place of /dev/null itself).  Such paths are refused. */
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return clt__error(CLT_ERR_IO,
+                          "%s: cannot write %s: not a regular file (a file is written beside "
+                          "it and renamed over it)",
+                          fn, path);
     size_t len = strlen(path) + 48;
     o->tmp = malloc(len);
     if (o->tmp == NULL)
