@@ -5,7 +5,9 @@
  * Saving reads the tensors back into host memory (it waits for the work
  * queued on them) and writes the file through a temporary file beside it,
  * renamed over `path` at the end: a save that fails leaves no file, or the
- * one that was there, unchanged.  Loading reads the whole header, checks
+ * one that was there, unchanged.  So a `path` that exists and is no regular
+ * file (a directory, a device such as /dev/null, a FIFO, or a link to one)
+ * is refused with CLT_ERR_IO rather than replaced.  Loading reads the whole header, checks
  * it against the file (dtypes, shapes, sizes, offsets) before it creates a
  * tensor, and uploads with blocking writes.
  *
