@@ -617,6 +617,52 @@ Test(inplace, uniform_and_normal)
     clt_generator_free(g);
 }
 
+/* uniform_ bounds that the dtype cannot hold, or whose difference it
+ * cannot: refused as PyTorch refuses them (they filled the tensor with inf
+ * and NaN), the tensor and the generator left alone; the widest range that
+ * fits is drawn from. */
+Test(inplace, uniform_ranges_past_the_dtype_are_refused)
+{
+    clt_device *dev = get_device("cpu");
+    clt_generator *g = NULL;
+    clt_tensor *t = NULL;
+    int64_t s[] = {1000};
+    CHECK(clt_generator_new(5, &g));
+    CHECK(clt_full(dev, CLT_FLOAT32, 1, s, 5, &t));
+    const double bad[4][2] = {{-3e38, 3e38}, {-1e300, 1e300}, {-1e39, -0.9e39}, {0, 1e39}};
+    for (int k = 0; k < 4; k++) {
+        expect_error(clt_uniform_(t, g, bad[k][0], bad[k][1]), CLT_ERR_INVALID_ARGUMENT,
+                     "to-from to be finite float32 values");
+        cr_assert_eq(clt_generator_offset(g), 0, "a refused call advanced the generator");
+    }
+    float *x = read_f32(t);
+    for (int i = 0; i < 1000; i++)
+        cr_assert_eq(x[i], 5.0f, "a refused call wrote element %d: %g", i, x[i]);
+    free(x);
+    CHECK(clt_uniform_(t, g, -1.5e38, 1.5e38));
+    x = read_f32(t);
+    int neg = 0;
+    for (int i = 0; i < 1000; i++) {
+        cr_assert(isfinite(x[i]) && x[i] >= -1.5e38f && x[i] <= 1.5e38f, "element %d: %g", i,
+                  x[i]);
+        neg += x[i] < 0;
+    }
+    cr_assert(neg > 400 && neg < 600, "%d negative values of 1000", neg);
+    free(x);
+    if (clt_device_supports_dtype(dev, CLT_FLOAT64)) {
+        clt_tensor *d64 = NULL;
+        CHECK(clt_zeros(dev, CLT_FLOAT64, 1, s, &d64));
+        CHECK(clt_uniform_(d64, g, -3e38, 3e38)); /* float64 holds it */
+        double y[1000];
+        CHECK(clt_tensor_read(d64, y, sizeof y));
+        for (int i = 0; i < 1000; i++)
+            cr_assert(isfinite(y[i]) && fabs(y[i]) <= 3e38, "element %d: %g", i, y[i]);
+        clt_tensor_free(d64);
+    }
+    clt_tensor_free(t);
+    clt_generator_free(g);
+}
+
 static int64_t *randperm_on(clt_device *dev, uint64_t seed, int64_t n)
 {
     clt_generator *g = NULL;

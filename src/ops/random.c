@@ -229,6 +229,18 @@ clt_status clt__uniform_(clt_tensor *t, clt_generator *gen, double low, double h
                           "%s: uniform_ expects to return a [from, to) range, but found "
                           "from=%g > to=%g (or a range that is not finite)",
                           fn, low, high);
+    /* low + (high - low) u is computed in t's dtype: each of low, high and
+     * high - low must be one of its finite values, or the values come out
+     * inf and NaN (PyTorch: "from is out of bounds for float", "uniform_
+     * expects to-from <= std::numeric_limits<Float>::max()"). */
+    if (clt__dtype_is_float(t->dtype) &&
+        (clt__scalar_check(t->dtype, low, CLT__SCALAR_EXACT, fn) != CLT_OK ||
+         clt__scalar_check(t->dtype, high, CLT__SCALAR_EXACT, fn) != CLT_OK ||
+         clt__scalar_check(t->dtype, high - low, CLT__SCALAR_EXACT, fn) != CLT_OK))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: uniform_ expects from, to and to-from to be finite %s values, "
+                          "but found from=%g, to=%g, to-from=%g",
+                          fn, clt_dtype_name(t->dtype), low, high, high - low);
     return fill_random(UNIFORM, t, gen, high - low, low, fn);
 }
 
