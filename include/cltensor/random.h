@@ -85,9 +85,10 @@ CLT_API clt_status clt_randn_like(clt_generator *gen, const clt_tensor *t, clt_t
  * So the values are identical on every device for one generator state, and
  * the generator advances by t's element count, as clt_rand does.  Errors
  * (t unchanged): CLT_ERR_INVALID_ARGUMENT for an integer t, low > high,
- * std < 0, non-finite bounds, a leaf that requires grad in grad mode (or a
- * non-leaf that requires grad).  Bumps t's version; enqueues without
- * waiting. */
+ * std < 0, non-finite bounds, uniform_ bounds or a range high - low that
+ * t's dtype cannot hold (-3e38 to 3e38 in float32), a leaf that requires
+ * grad in grad mode (or a non-leaf that requires grad).  Bumps t's
+ * version; enqueues without waiting. */
 CLT_API clt_status clt_uniform_(clt_tensor *t, clt_generator *gen, double low, double high);
 CLT_API clt_status clt_normal_(clt_tensor *t, clt_generator *gen, double mean, double std);
 
