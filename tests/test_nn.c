@@ -211,6 +211,37 @@ Test(nn, sequential_empty_and_repeated)
     clt_module_free(r); /* still the caller's */
 }
 
+/* A module already owned by one container given to a second one: both
+ * released it, the second time after it was gone (a crash).  Refused,
+ * with nothing taken; nesting a container that is still the caller's
+ * works. */
+Test(nn, sequential_refuses_a_module_another_owns)
+{
+    clt_device *dev = get_device("cpu");
+    clt_module *a = NULL, *b = NULL, *s1 = NULL, *outer = NULL;
+    CHECK(clt_linear(dev, 2, 2, 1, NULL, &a));
+    CHECK(clt_relu_layer(&b));
+    CHECK(clt_sequential(&a, 1, &s1));
+    clt_module *s2 = (clt_module *)&s2;
+    cr_assert_eq(clt_sequential((clt_module *[]){b, a}, 2, &s2), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(s2);
+    cr_assert(strstr(clt_last_error(), "module 1 (Linear) already belongs to a Sequential"),
+              "%s", clt_last_error());
+    /* b was not taken: it goes into the outer container with s1 */
+    CHECK(clt_sequential((clt_module *[]){s1, b}, 2, &outer));
+    cr_assert_eq(clt_module_num_parameters(outer), 6);
+    s2 = (clt_module *)&s2;
+    cr_assert_eq(clt_sequential(&s1, 1, &s2), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(s2);
+    clt_tensor *x = NULL, *y = NULL;
+    CHECK(clt_ones(dev, CLT_FLOAT32, 2, (int64_t[]){3, 2}, &x));
+    CHECK(clt_module_forward(outer, x, &y));
+    cr_assert_eq(clt_tensor_size(y, 1), 2);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+    clt_module_free(outer); /* releases s1, a and b once each */
+}
+
 Test(nn, names_counts_and_seeds)
 {
     clt_device *dev = get_device("cpu");

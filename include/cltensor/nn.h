@@ -81,7 +81,9 @@ CLT_API void clt_module_free(clt_module *m);
 
 /* torch.nn.Sequential: runs mods in order.  Takes ownership of the n
  * modules when it succeeds (they are released with the container); one
- * module given twice is CLT_ERR_INVALID_ARGUMENT. */
+ * module given twice, or a module that a container already owns, is
+ * CLT_ERR_INVALID_ARGUMENT (each module has one owner, unlike PyTorch's
+ * shared submodules). */
 CLT_API clt_status clt_sequential(clt_module *const *mods, size_t n, clt_module **out);
 
 /* torch.nn.Linear: y = x W^T + b over the last dimension of x.  weight

@@ -320,12 +320,18 @@ clt_status clt_sequential(clt_module *const *mods, size_t n, clt_module **out)
     for (size_t k = 0; k < n; k++) {
         if (mods[k] == NULL)
             return clt__error(CLT_ERR_NULL_ARGUMENT, "clt_sequential: module %zu is NULL", k);
-        /* each is owned once: a repeat would be released twice */
+        /* each is owned once: a repeat, or a module another container
+         * owns, would be released twice */
         for (size_t j = 0; j < k; j++)
             if (mods[j] == mods[k])
                 return clt__error(CLT_ERR_INVALID_ARGUMENT,
                                   "clt_sequential: modules %zu and %zu are the same module", j,
                                   k);
+        if (mods[k]->owner)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "clt_sequential: module %zu (%s) already belongs to a %s, which "
+                              "releases it; a module can be given to one container only",
+                              k, mods[k]->ops->name, mods[k]->owner->ops->name);
     }
     clt_module *m = NULL;
     clt_status st = clt__module_new(&sequential_ops, NULL, &m);
@@ -339,6 +345,8 @@ clt_status clt_sequential(clt_module *const *mods, size_t n, clt_module **out)
     if (n > 0)
         memcpy(m->children, mods, n * sizeof *mods);
     m->nchildren = n;
+    for (size_t k = 0; k < n; k++)
+        mods[k]->owner = m;
     *out = m;
     return clt__ok();
 }

@@ -27,6 +27,7 @@ struct clt_module {
     clt_tensor *bufs[CLT__MODULE_TENSORS];
     size_t nchildren;  /* owned; named "0", "1", ... as in torch.nn.Sequential */
     clt_module **children;
+    clt_module *owner; /* the container that owns m (and releases it), or NULL */
     double f[8];       /* the layer's settings */
     int64_t i[16];
     clt_generator *gen; /* borrowed (Dropout's masks) */
