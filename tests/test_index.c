@@ -737,6 +737,31 @@ Test(index, inplace_refuses_expanded_destination)
 /* Many sources into few destinations with values whose float sums depend on
  * their order: the same bits on every run, on both devices, and as the
  * sequential loop. */
+/* An empty destination has no elements to overlap: its stride 0 before a
+ * size-0 dimension made scatter_add_ and index_add_ refuse it as expanded
+ * (PyTorch does nothing, successfully). */
+Test(index, inplace_into_empty_destinations)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *t = NULL, *src = NULL, *idx = NULL, *src2 = NULL, *idx1 = NULL;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 2, (int64_t[]){2, 0}, &t));
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 2, (int64_t[]){2, 0}, &src));
+    CHECK(clt_zeros(dev, CLT_INT64, 2, (int64_t[]){2, 0}, &idx));
+    CHECK(clt_scatter_add_(t, 1, idx, src));
+    CHECK(clt_scatter_add_(t, 0, idx, src));
+    int64_t one = 1;
+    CHECK(clt_zeros(dev, CLT_INT64, 1, &one, &idx1));
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 2, (int64_t[]){1, 0}, &src2));
+    CHECK(clt_index_add_(t, 0, idx1, src2, 2.0));
+    cr_assert_eq(clt_tensor_numel(t), 0);
+    CHECK(clt_device_synchronize(dev));
+    clt_tensor_free(idx1);
+    clt_tensor_free(src2);
+    clt_tensor_free(idx);
+    clt_tensor_free(src);
+    clt_tensor_free(t);
+}
+
 Test(index, sums_bit_identical_across_runs_and_devices)
 {
     clt_device *d0 = cpu0(), *d1 = second_device(d0);

@@ -417,7 +417,7 @@ static clt_status index_add_checks(const clt_tensor *t, int dim, const clt_tenso
  * PyTorch's assert_no_internal_overlap (an expanded tensor is refused). */
 static clt_status writable(const clt_tensor *t, const char *fn)
 {
-    for (int d = 0; d < t->ndim; d++)
+    for (int d = 0; d < t->ndim && t->numel > 0; d++)
         if (t->shape[d] > 1 && t->strides[d] == 0)
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
                               "%s: unsupported operation: more than one element of the "
