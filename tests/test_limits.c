@@ -184,6 +184,12 @@ Test(limits, computed_shapes_that_overflow_are_refused)
     ASSERT_REFUSED(clt_conv2d(x, w, NULL, &o, &t), t, CLT_ERR_INVALID_ARGUMENT,
                    "passes the int64 range", dev);
     o.padding[0] = 0;
+    /* an output of 2^82 elements: refused before anything multiplies its
+     * sizes (Ho * Wo overflowed first) */
+    o.padding[0] = o.padding[1] = (int64_t)1 << 40;
+    ASSERT_REFUSED(clt_conv2d(x, w, NULL, &o, &t), t, CLT_ERR_INVALID_ARGUMENT,
+                   "clt_conv2d: shape [1, 1, 2199023255558, 2199023255558] has too many", dev);
+    o.padding[0] = o.padding[1] = 0;
     o.dilation[1] = (int64_t)1 << 62; /* times 2 passes int64 */
     ASSERT_REFUSED(clt_conv2d(x, w, NULL, &o, &t), t, CLT_ERR_INVALID_ARGUMENT,
                    "passes the int64 range", dev);

@@ -259,6 +259,10 @@ static clt_status conv_check(const clt_tensor *x, const clt_tensor *w, const clt
     g->dh = o->dilation[0], g->dw = o->dilation[1];
     g->Ho = (ph - ekh) / g->sh + 1;
     g->Wo = (pw - ekw) / g->sw + 1;
+    /* the output's size, before anything multiplies Ho by Wo */
+    int64_t oshape[4] = {g->N, g->O, g->Ho, g->Wo};
+    if ((st = clt__check_shape(4, oshape, fn)) != CLT_OK)
+        return st;
     g->K = g->Cg * g->kh * g->kw;
     g->L = g->Ho * g->Wo;
     return CLT_OK;
