@@ -112,6 +112,51 @@ Test(limits, byte_counts_past_size_t_are_refused)
                    "too many", dev);
 }
 
+/* An empty tensor whose other sizes multiply past int64: its contiguous
+ * strides are those products, and computing them overflowed (undefined
+ * behaviour, seen by UBSan; the strides came out wrapped).  Refused
+ * wherever a shape is made; one whose other sizes fit still works. */
+Test(limits, empty_shapes_whose_other_sizes_overflow_are_refused)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t bad[3][3] = {{0, INT64_MAX, INT64_MAX},
+                         {INT64_MAX, 0, 2},
+                         {(int64_t)1 << 32, (int64_t)1 << 32, 0}};
+    clt_tensor *t = NULL;
+    for (int k = 0; k < 3; k++) {
+        ASSERT_REFUSED(clt_empty(dev, CLT_FLOAT32, 3, bad[k], &t), t, CLT_ERR_INVALID_ARGUMENT,
+                       "its sizes other than 0 multiply past the int64 range", dev);
+        ASSERT_REFUSED(clt_zeros(dev, CLT_UINT8, 3, bad[k], &t), t, CLT_ERR_INVALID_ARGUMENT,
+                       "has too many elements", dev);
+        ASSERT_REFUSED(clt_rand(NULL, dev, CLT_FLOAT32, 3, bad[k], &t), t,
+                       CLT_ERR_INVALID_ARGUMENT, "has too many elements", dev);
+    }
+    /* from an empty tensor that is fine: views, expansions */
+    int64_t ok[2] = {0, INT64_MAX};
+    clt_tensor *e = NULL, *base = NULL;
+    CHECK(clt_empty(dev, CLT_FLOAT32, 2, ok, &e));
+    cr_assert_eq(clt_tensor_numel(e), 0);
+    cr_assert_eq(clt_tensor_strides(e)[1], 1);
+    ASSERT_REFUSED(clt_view(e, 3, bad[0], &t), t, CLT_ERR_INVALID_ARGUMENT, "is invalid", dev);
+    ASSERT_REFUSED(clt_reshape(e, 3, bad[2], &t), t, CLT_ERR_INVALID_ARGUMENT, "is invalid",
+                   dev);
+    CHECK(clt_empty(dev, CLT_FLOAT32, 3, (int64_t[]){0, 1, 1}, &base));
+    ASSERT_REFUSED(clt_expand(base, 3, (int64_t[]){0, (int64_t)1 << 32, (int64_t)1 << 32}, &t),
+                   t, CLT_ERR_INVALID_ARGUMENT, "has too many elements", dev);
+    /* the largest that fit: 2^31 x 0 x 2^31, and a sum over its empty dim */
+    int64_t fit[3] = {(int64_t)1 << 31, 0, (int64_t)1 << 31};
+    clt_tensor *f = NULL, *r = NULL;
+    CHECK(clt_empty(dev, CLT_FLOAT32, 3, fit, &f));
+    CHECK(clt_transpose(f, 0, 2, &t));
+    CHECK(clt_contiguous(t, &r));
+    cr_assert_eq(clt_tensor_numel(r), 0);
+    clt_tensor_free(r);
+    clt_tensor_free(t);
+    clt_tensor_free(f);
+    clt_tensor_free(base);
+    clt_tensor_free(e);
+}
+
 /* Ops on an expanded tensor of 2^62 elements (no memory behind it) are
  * refused before anything is allocated or launched; the input survives. */
 Test(limits, ops_on_huge_expanded_tensors_are_refused)

@@ -25,7 +25,10 @@ clt_status clt__check_shape(int ndim, const int64_t *shape, const char *fn)
                           fn, ndim, CLT_MAX_DIMS);
     if (ndim > 0 && shape == NULL)
         return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: shape is NULL for %d dimensions", fn, ndim);
-    int64_t numel = 1;
+    /* The sizes multiply with zeros counted as 1: an empty tensor's strides
+     * are products of its other sizes, which must fit int64 too. */
+    int64_t most = 1;
+    bool empty = false;
     for (int d = 0; d < ndim; d++) {
         if (shape[d] < 0) {
             char s[160];
@@ -33,12 +36,17 @@ clt_status clt__check_shape(int ndim, const int64_t *shape, const char *fn)
                               "%s: negative dimension %lld in shape %s", fn, (long long)shape[d],
                               clt__shape_str(s, sizeof s, ndim, shape));
         }
-        if (shape[d] > 0 && numel > INT64_MAX / shape[d]) {
+        empty |= shape[d] == 0;
+        if (shape[d] > 0 && __builtin_mul_overflow(most, shape[d], &most)) {
             char s[160];
-            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: shape %s has too many elements", fn,
-                              clt__shape_str(s, sizeof s, ndim, shape));
+            clt__shape_str(s, sizeof s, ndim, shape);
+            for (d++; d < ndim; d++)
+                empty |= shape[d] == 0;
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: shape %s has too many elements%s",
+                              fn, s,
+                              empty ? " (its sizes other than 0 multiply past the int64 range)"
+                                    : "");
         }
-        numel *= shape[d];
     }
     return CLT_OK;
 }

@@ -32,9 +32,11 @@ static clt_status infer_shape(const clt_tensor *t, int ndim, const int64_t *shap
         return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: shape is NULL for %d dimensions", fn, ndim);
     char s[160];
     int infer = -1;
-    int64_t known = 1;
+    int64_t known = 1, most = 1; /* most: zeros counted as 1, as clt__check_shape */
     bool overflow = false;
     for (int d = 0; d < ndim; d++) {
+        if (shape[d] > 0 && __builtin_mul_overflow(most, shape[d], &most))
+            overflow = true;
         if (shape[d] == -1) {
             if (infer >= 0)
                 return clt__error(CLT_ERR_INVALID_ARGUMENT,
