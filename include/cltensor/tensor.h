@@ -30,6 +30,14 @@ typedef struct clt_event clt_event;
 
 /* ---- creation (each hands out a new tensor: release with clt_tensor_free) */
 
+/* Shapes.  Sizes are non-negative and multiply, zeros counted as 1 (an
+ * empty tensor's strides are the products of its other sizes), within
+ * int64: [0, INT64_MAX] is a shape, [0, INT64_MAX, 2] is not
+ * (CLT_ERR_INVALID_ARGUMENT, "has too many elements").  A shape whose
+ * bytes pass what one buffer of the device holds is
+ * CLT_ERR_OUT_OF_DEVICE_MEMORY.  The same holds wherever a shape is made
+ * (views, expand, loading). */
+
 /* A tensor on `dev` with a copy of `data`: numel elements of `dtype`, in
  * row-major (C) order.  data may be NULL only when the tensor is empty.
  * 0-dimensional tensors (scalars) have ndim 0 and shape NULL. */
