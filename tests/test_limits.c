@@ -487,6 +487,15 @@ Test(limits, dlpack_strides_and_offsets_that_wrap_are_refused)
         for (int j = 0; j < 2; j++)
             cr_assert_eq(got[i * 2 + j], host[(3 - i) * 2 + j], "[%d][%d]", i, j);
     clt_tensor_free(t);
+    /* an empty array whose other sizes multiply past int64 (its C-order
+     * strides overflowed before the shape was refused; UBSan saw it) */
+    int64_t empty[3] = {0, INT64_MAX, INT64_MAX};
+    src.dl_tensor.shape = empty;
+    src.dl_tensor.strides = NULL;
+    src.dl_tensor.ndim = 3;
+    ASSERT_REFUSED(clt_from_dlpack(dev, &src, &t), t, CLT_ERR_INVALID_ARGUMENT,
+                   "has too many elements", dev);
+    src.dl_tensor.ndim = 2;
     /* a size the device refuses is refused before the host copy is made */
     int64_t huge[2] = {(int64_t)1 << 20, (int64_t)1 << 20};
     int64_t zero[2] = {0, 0};

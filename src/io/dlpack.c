@@ -206,10 +206,12 @@ clt_status clt_from_dlpack(clt_device *dev, const DLManagedTensor *src, clt_tens
     if (numel > 0 && dl->data == NULL)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: data is NULL for %lld elements", fn,
                           (long long)numel);
+    /* C-order strides where none are given; an empty array has no element
+     * to address (and its other sizes may multiply past int64) */
     int64_t strides[CLT_MAX_DIMS], stride = 1;
     for (int d = dl->ndim - 1; d >= 0; d--) {
         strides[d] = dl->strides ? dl->strides[d] : stride;
-        stride *= dl->shape[d];
+        stride *= numel > 0 ? dl->shape[d] : 1;
     }
     if (numel > 0 && !within_address_space(dl, strides, es)) {
         char t[160];
