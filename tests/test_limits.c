@@ -244,6 +244,24 @@ Test(limits, computed_shapes_that_overflow_are_refused)
     int64_t k2[2] = {2, INT64_MAX / 4}, dil[2] = {1, 5};
     ASSERT_REFUSED(clt_max_pool2d(x, k2, one, NULL, dil, 1, &t), t, CLT_ERR_INVALID_ARGUMENT,
                    "passes the int64 range", dev);
+    /* a window of 2^31 x 2^31 over the whole padded input: the geometry's
+     * products (C x C x kH x kW, "weights" a pool has not) passed int64
+     * (signed overflow, undefined; UBSan saw it) */
+    int64_t kbig[2] = {(int64_t)1 << 31, (int64_t)1 << 31};
+    int64_t pbig[2] = {(int64_t)1 << 30, (int64_t)1 << 30};
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 2)
+            CHECK(clt_max_pool2d(x, kbig, NULL, pbig, NULL, 0, &t));
+        else
+            CHECK(clt_avg_pool2d(x, kbig, NULL, pbig, 0, pass, &t));
+        cr_assert_eq(clt_tensor_numel(t), 1);
+        /* with count_include_pad (pass 1) the window counts 8 x 8 ones among
+         * (2^31 + 8)^2 padded places */
+        double side = ldexp(1, 31) + 8, want = pass == 1 ? 64 / (side * side) : 1;
+        cr_assert(close_enough(first_value(t), want, 1e-6, 0), "pass %d: %g, want %g", pass,
+                  first_value(t), want);
+        clt_tensor_free(t);
+    }
     /* a huge stride in ceil mode is a window count, not an overflow */
     int64_t k3[2] = {2, 2}, big[2] = {INT64_MAX, INT64_MAX};
     CHECK(clt_max_pool2d(x, k3, big, NULL, NULL, 1, &t));

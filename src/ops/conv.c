@@ -19,11 +19,23 @@ typedef struct geom {
 
 size_t clt__conv2d_cols_limit = (size_t)256 << 20;
 
+/* a * b * c * d of sizes (>= 0), or INT64_MAX when that passes int64 (a
+ * pooling window of 2^31 x 2^31 over C x C "weights", a patch matrix of
+ * more bytes than int64 counts). */
+static int64_t product4(int64_t a, int64_t b, int64_t c, int64_t d)
+{
+    int64_t p;
+    if (__builtin_mul_overflow(a, b, &p) || __builtin_mul_overflow(p, c, &p) ||
+        __builtin_mul_overflow(p, d, &p))
+        return INT64_MAX;
+    return p;
+}
+
 /* Images per chunk, so that a chunk's patch matrix stays under
  * clt__conv2d_cols_limit bytes (one image at least). */
 static int64_t chunk_images(const geom *g, clt_dtype dtype)
 {
-    int64_t per = g->G * g->K * g->L * (int64_t)clt_dtype_size(dtype);
+    int64_t per = product4(g->G, g->K, g->L, (int64_t)clt_dtype_size(dtype));
     int64_t nb = per > 0 ? (int64_t)clt__conv2d_cols_limit / per : g->N;
     return nb < 1 ? 1 : nb > g->N ? g->N : nb;
 }
@@ -41,9 +53,9 @@ static const char *options(clt_dtype dtype, bool small)
 static bool fits32(const geom *g)
 {
     const int64_t lim = INT32_MAX / 2;
-    int64_t big = g->N * g->C * g->H * g->W;
-    int64_t sizes[4] = {g->N * g->O * g->L, g->G * g->K * g->N * g->L, g->N * g->C * g->L,
-                        g->O * g->Cg * g->kh * g->kw};
+    int64_t big = product4(g->N, g->C, g->H, g->W);
+    int64_t sizes[4] = {product4(g->N, g->O, g->L, 1), product4(g->G, g->K, g->N, g->L),
+                        product4(g->N, g->C, g->L, 1), product4(g->O, g->Cg, g->kh, g->kw)};
     for (int k = 0; k < 4; k++)
         big = sizes[k] > big ? sizes[k] : big;
     int64_t off = g->off0 > g->off1 ? g->off0 : g->off1;
