@@ -287,6 +287,26 @@ Test(limits, computed_shapes_that_overflow_are_refused)
     clt_tensor_free(w);
 }
 
+/* Layers whose weight shapes pass int64: refused with the layer named,
+ * before fan_in (in_channels x kH x kW) is multiplied (signed overflow,
+ * undefined; UBSan saw it). */
+Test(limits, layers_with_weights_past_int64_are_refused)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t big[3][3] = {{INT64_MAX, 3, 3}, {4, (int64_t)1 << 32, (int64_t)1 << 32},
+                               {(int64_t)1 << 31, (int64_t)1 << 31, (int64_t)1 << 2}};
+    for (int k = 0; k < 3; k++) {
+        clt_module *m = (clt_module *)&m;
+        clt_status st = clt_conv2d_layer(dev, big[k][0], 4, big[k][1], big[k][2], NULL, 1, NULL,
+                                         &m);
+        cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%d: %s", k, clt_status_name(st));
+        cr_assert_null(m);
+        cr_assert(strstr(clt_last_error(), "clt_conv2d_layer: shape [4, ") &&
+                      strstr(clt_last_error(), "has too many elements"),
+                  "%s", clt_last_error());
+    }
+}
+
 static clt_status never_fill(void *user, const int64_t *idx, int64_t count, void *x, void *y)
 {
     (void)user, (void)idx, (void)count, (void)x, (void)y;

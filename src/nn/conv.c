@@ -51,8 +51,13 @@ clt_status clt_conv2d_layer(clt_device *dev, int64_t in_channels, int64_t out_ch
                               fn, (long long)o->stride[0], (long long)o->stride[1],
                               (long long)o->dilation[0], (long long)o->dilation[1],
                               (long long)o->padding[0], (long long)o->padding[1]);
+    /* the weight's shape first: fan_in multiplies three of its sizes */
+    int64_t ws[4] = {out_channels, in_channels / o->groups, kernel_h, kernel_w};
+    clt_status st = clt__check_shape(4, ws, fn);
+    if (st != CLT_OK)
+        return st;
     clt_module *m = NULL;
-    clt_status st = clt__module_new(&conv2d_ops, dev, &m);
+    st = clt__module_new(&conv2d_ops, dev, &m);
     if (st != CLT_OK)
         return st;
     int64_t v[9] = {o->stride[0],   o->stride[1],   o->padding[0], o->padding[1],
@@ -60,7 +65,6 @@ clt_status clt_conv2d_layer(clt_device *dev, int64_t in_channels, int64_t out_ch
                     out_channels};
     for (int k = 0; k < 9; k++)
         m->i[k] = v[k];
-    int64_t ws[4] = {out_channels, in_channels / o->groups, kernel_h, kernel_w};
     st = clt__module_weight_bias(m, gen, 4, ws, in_channels / o->groups * kernel_h * kernel_w,
                                  bias);
     if (st != CLT_OK) {
