@@ -380,8 +380,10 @@ void clt__index_errors_release(clt_device *dev);
 clt_status clt__buffer_alloc(clt_device *dev, size_t bytes, cl_mem *out);
 void clt__buffer_release(clt_device *dev, cl_mem mem, size_t bytes);
 void clt__pool_destroy(clt_device *dev);
-/* Test hook: makes the next n device allocations fail. */
+/* Test hooks: makes the next n device allocations fail; refuses the buffer
+ * request that comes after `pass` more (negative: off). */
 void clt__pool_inject_failures(int n);
+long clt__pool_refuse_after(long pass);
 
 /* ==== tensor (src/tensor) ================================================== */
 
