@@ -325,15 +325,6 @@ const clt_tensor *clt__grad_of(const clt_tensor *t)
     return m ? m->grad : NULL;
 }
 
-clt_status clt__grad_rehome(clt_tensor *t, clt_device *dev)
-{
-    clt_status st = clt__tensor_rehome(t, dev);
-    clt__meta *m = meta_of(t);
-    if (st == CLT_OK && m && m->grad)
-        st = clt__tensor_rehome(m->grad, dev);
-    return st;
-}
-
 clt_status clt_detach(const clt_tensor *t, clt_tensor **out)
 {
     CLT__REQUIRE_ARG(out, "clt_detach");
