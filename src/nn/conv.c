@@ -60,9 +60,12 @@ clt_status clt_conv2d_layer(clt_device *dev, int64_t in_channels, int64_t out_ch
                     out_channels};
     for (int k = 0; k < 9; k++)
         m->i[k] = v[k];
-    int64_t ws[4] = {out_channels, in_channels / o->groups, kernel_h, kernel_w};
-    st = clt__module_weight_bias(m, gen, 4, ws, in_channels / o->groups * kernel_h * kernel_w,
-                                 bias);
+    int64_t ws[4] = {out_channels, in_channels / o->groups, kernel_h, kernel_w}, fan_in;
+    /* past int64 it saturates: the weight, of more elements, is refused */
+    if (__builtin_mul_overflow(ws[1], kernel_h, &fan_in) ||
+        __builtin_mul_overflow(fan_in, kernel_w, &fan_in))
+        fan_in = INT64_MAX;
+    st = clt__module_weight_bias(m, gen, 4, ws, fan_in, bias);
     if (st != CLT_OK) {
         clt_module_free(m);
         return st;
