@@ -380,8 +380,10 @@ void clt__index_errors_release(clt_device *dev);
 clt_status clt__buffer_alloc(clt_device *dev, size_t bytes, cl_mem *out);
 void clt__buffer_release(clt_device *dev, cl_mem mem, size_t bytes);
 void clt__pool_destroy(clt_device *dev);
-/* Test hook: makes the next n device allocations fail. */
+/* Test hooks: makes the next n device allocations fail; refuses the buffer
+ * request that comes after `pass` more (negative: off). */
 void clt__pool_inject_failures(int n);
+long clt__pool_refuse_after(long pass);
 
 /* ==== tensor (src/tensor) ================================================== */
 
@@ -473,6 +475,10 @@ clt_status clt__write_async(clt_tensor *t, const void *src, size_t bytes, cl_eve
  * contiguous copy on dev (model.to(device) keeps its Parameters).  Other
  * handles on the old storage keep it. */
 clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev);
+/* clt__tensor_rehome of the n tensors (NULL entries skipped), all or none:
+ * every copy is made before any handle changes, so that a failure (out of
+ * memory on dev) leaves each where it was. */
+clt_status clt__tensor_rehome_all(clt_tensor *const *ts, size_t n, clt_device *dev);
 
 /* A new handle on t's storage with the given geometry (a view). */
 clt_status clt__tensor_view(const clt_tensor *t, int ndim, const int64_t *shape,
@@ -848,8 +854,6 @@ clt_status clt__pointwise_loss_bw(int kind, const clt_tensor *x, const clt_tenso
 
 /* ---- autograd, for the layers above it (src/autograd/engine.c) ---------- */
 
-/* clt__tensor_rehome of a tensor and of its gradient, if any. */
-clt_status clt__grad_rehome(clt_tensor *t, clt_device *dev);
 /* t's accumulated gradient, borrowed, or NULL. */
 const clt_tensor *clt__grad_of(const clt_tensor *t);
 

@@ -2,7 +2,8 @@
  *
  * Random sequences of calls (creation, views, elementwise ops, reductions,
  * matmul, index ops, softmax and losses, moves, in-place ops, autograd,
- * scopes, read-back and formatting, io round trips, modules, optimizers)
+ * scopes, read-back and formatting, io round trips, modules, optimizers,
+ * data loaders, and tight device memory limits that make calls fail half-way)
  * on random shapes (empty, huge and overflowing ones included), dtypes,
  * devices, views, NULLs and values outside the enums.  Every call must
  * either succeed with the metadata its inputs imply (the broadcast shape of
@@ -84,6 +85,7 @@ typedef struct fz {
     clt_generator *gen;
     int depth;       /* scopes open */
     int grad_was;    /* grad mode before the episode */
+    int limited;     /* a device has a memory limit (op_data): valid requests may fail */
     char dir[256];   /* temporary folder for io */
     unsigned long long seed;
     long iter;
@@ -406,7 +408,10 @@ static void check_tensor(fz *f, const clt_tensor *t)
     clt_dtype dt = clt_tensor_dtype(t);
     if (!valid_dtype(dt))
         die(f, "dtype %d outside the enum", (int)dt);
-    if (clt_tensor_nbytes(t) != (size_t)n * clt_dtype_size(dt))
+    size_t bytes; /* SIZE_MAX for an expanded tensor of more bytes than size_t counts */
+    if (__builtin_mul_overflow((uint64_t)n, clt_dtype_size(dt), &bytes))
+        bytes = SIZE_MAX;
+    if (clt_tensor_nbytes(t) != bytes)
         die(f, "nbytes %zu for %lld elements of %s", clt_tensor_nbytes(t), (long long)n,
             clt_dtype_name(dt));
     clt_device *d = clt_tensor_device(t);
@@ -694,7 +699,7 @@ static void op_create(fz *f)
     }
     }
     if (!result(f, st, op, out)) {
-        if (must && op)
+        if (must && op && !(f->limited && st == CLT_ERR_OUT_OF_DEVICE_MEMORY))
             die(f, "refused a valid request: %s", clt_last_error());
         return;
     }
@@ -1480,6 +1485,8 @@ static void op_loss(fz *f)
         } else
             target = clt_tensor_retain(rt(f));
         const clt_cross_entropy_opts *po = chance(f, 10) ? NULL : &o;
+        if (po == NULL)
+            red = CLT_REDUCTION_MEAN; /* the defaults' */
         if (k == 0)
             CALL("clt_cross_entropy", clt_cross_entropy(x, target, po, op));
         else
@@ -2302,6 +2309,72 @@ static void op_optim(fz *f)
     }
 }
 
+/* ---- data loader and device memory limits ------------------------------------------------------ */
+
+/* A loader over a small dataset (or NULL / odd arguments), a few batches
+ * from it kept in the slots; or a tight limit on a device's memory, so
+ * that the calls after it fail for want of memory, half-way through their
+ * work, until it is lifted (at the latest by the teardown). */
+static void op_data(fz *f)
+{
+    static float xs[24];
+    static int64_t ys[12];
+    clt_status st;
+    clt_device *dev = rand_dev(f);
+    if (chance(f, 25)) {
+        clt_memory_stats ms;
+        CALL("clt_memory_stats_get", clt_memory_stats_get(dev, &ms));
+        if (!status_ok(f, st))
+            return;
+        uint64_t cap = chance(f, 40) ? 0 : ms.allocated + 512 * pick(f, 8);
+        CALL("clt_memory_set_limit", clt_memory_set_limit(dev, cap));
+        if (status_ok(f, st) && cap)
+            f->limited = 1;
+        return;
+    }
+    for (int i = 0; i < 24; i++)
+        xs[i] = (float)i;
+    for (int i = 0; i < 12; i++)
+        ys[i] = i;
+    int64_t n = chance(f, 10) ? 0 : 12, xshape[2] = {n, 2}, yshape[1] = {n};
+    clt_array_spec x = {xs, CLT_FLOAT32, 2, xshape}, y = {ys, CLT_INT64, 1, yshape};
+    clt_loader_opts o = {chance(f, 10) ? (int64_t)pick(f, 2) - 1 : 1 + (int64_t)pick(f, 5),
+                         pick(f, 2), f->seed, pick(f, 2)};
+    clt_dataloader *dl = SENT;
+    int labels = pick(f, 2);
+    CALL("clt_dataloader_arrays", clt_dataloader_arrays(dev, &x, labels ? &y : NULL,
+                                                        chance(f, 10) ? NULL : &o, &dl));
+    if (!outcome(f, st, dl))
+        return;
+    for (int b = (int)pick(f, 6); b >= 0; b--) {
+        clt_tensor *bx = SENT, *by = SENT;
+        int got = -1;
+        CALL("clt_dataloader_next", clt_dataloader_next(dl, &bx, labels ? &by : NULL, &got));
+        if (!status_ok(f, st)) {
+            if (bx != NULL || (labels && by != NULL) || got != 0)
+                die(f, "failed but handed out a batch");
+            continue;
+        }
+        if (!got) {
+            if (bx != NULL || (labels && by != NULL))
+                die(f, "the end of the epoch with a batch");
+            continue;
+        }
+        check_tensor(f, bx);
+        if (clt_tensor_ndim(bx) != 2 || clt_tensor_size(bx, 1) != 2)
+            die(f, "a batch of %d dims", clt_tensor_ndim(bx));
+        store(f, bx);
+        if (labels) {
+            check_tensor(f, by);
+            if (clt_tensor_size(by, 0) != clt_tensor_size(bx, 0))
+                die(f, "%lld labels for %lld samples", (long long)clt_tensor_size(by, 0),
+                    (long long)clt_tensor_size(bx, 0));
+            store(f, by);
+        }
+    }
+    CALL_VOID("clt_dataloader_free", clt_dataloader_free(dl));
+}
+
 /* ---- conv and pooling --------------------------------------------------------------------------- */
 
 static void op_conv(fz *f)
@@ -2442,6 +2515,7 @@ static struct {
     {"inplace", op_inplace, 7}, {"autograd", op_autograd, 8}, {"scope", op_scope, 4},
     {"read", op_read, 5},      {"io", op_io, 2},            {"module", op_module, 4},
     {"optim", op_optim, 3},    {"conv", op_conv, 2},        {"misc", op_misc, 6},
+    {"data", op_data, 2},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 
@@ -2496,6 +2570,9 @@ static void teardown(fz *f)
     clt_set_grad_enabled(f->grad_was);
     clt_status st;
     for (int i = 0; i < f->ndev; i++) {
+        CALL("clt_memory_set_limit", clt_memory_set_limit(f->dev[i], 0));
+        status_ok(f, st);
+        f->limited = 0;
         /* a device error left by the last ops is reported here, once */
         CALL("clt_device_synchronize", clt_device_synchronize(f->dev[i]));
         status_ok(f, st);

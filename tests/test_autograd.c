@@ -853,3 +853,102 @@ Test(autograd, scope_releases_leaves_held_by_the_graph)
     cr_assert_eq(after.requested, before.requested, "%lld bytes left",
                  (long long)(after.requested - before.requested));
 }
+
+/* ---- running out of device memory half-way ----------------------------------------------- */
+
+long clt__pool_refuse_after(long pass); /* src/memory/pool.c */
+
+/* True when the leaves' gradients are want[k] (NULL: none). */
+static bool grads_are(clt_tensor *const *t, const double (*want)[3], int n)
+{
+    for (int k = 0; k < n; k++) {
+        clt_tensor *g = NULL;
+        CHECK(clt_grad(t[k], &g));
+        double v[3];
+        bool same = (g == NULL) == (want == NULL);
+        if (same && g) {
+            CHECK(clt_tensor_read(g, v, sizeof v));
+            same = memcmp(v, want[k], sizeof v) == 0;
+        }
+        clt_tensor_free(g);
+        if (!same)
+            return false;
+    }
+    return true;
+}
+
+/* loss = sum((a * b) * c): c's gradient is ready before a's and b's. */
+static clt_tensor *product_loss(clt_tensor *const *abc)
+{
+    clt_tensor *u, *v, *l;
+    CHECK(clt_mul(abc[0], abc[1], &u));
+    CHECK(clt_mul(u, abc[2], &v));
+    CHECK(clt_sum(v, &l));
+    clt_tensor_free(u);
+    clt_tensor_free(v);
+    return l;
+}
+
+/* Whichever buffer request of a backward pass is refused, the pass fails
+ * with a message having added nothing to any leaf's gradient, whether none
+ * was there or one to add to; run again (through the same graph or a new
+ * one), it gives the exact gradients, not a part of them twice. */
+Test(autograd, failed_backward_adds_nothing)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *abc[3] = {leaf(dev, X6, 3), leaf(dev, Y3, 3), leaf(dev, Q3, 3)};
+    double once[3][3], twice[3][3];
+    for (int i = 0; i < 3; i++) {
+        once[0][i] = Y3[i] * Q3[i];
+        once[1][i] = X6[i] * Q3[i];
+        once[2][i] = X6[i] * Y3[i];
+        for (int k = 0; k < 3; k++)
+            twice[k][i] = 2 * once[k][i];
+    }
+    for (int had = 0; had < 2; had++) {
+        long pass = 0;
+        for (;; pass++) {
+            for (int k = 0; k < 3; k++)
+                CHECK(clt_zero_grad(abc[k], 1));
+            clt_tensor *l = NULL;
+            if (had) { /* a gradient there already, added to in place */
+                l = product_loss(abc);
+                CHECK(clt_backward(l, NULL, 0));
+                clt_tensor_free(l);
+            }
+            l = product_loss(abc);
+            clt__pool_refuse_after(pass);
+            clt_status st = clt_backward(l, NULL, 0);
+            bool named = strstr(clt_last_error(), "bytes in use") != NULL;
+            if (clt__pool_refuse_after(-1) >= 0) { /* every request of the pass went through */
+                CHECK(st);
+                clt_tensor_free(l);
+                cr_assert(grads_are(abc, had ? twice : once, 3));
+                break;
+            }
+            cr_assert_eq(st, CLT_ERR_OUT_OF_DEVICE_MEMORY, "request %ld: %s", pass,
+                         clt_status_name(st));
+            cr_assert(named, "request %ld: the message names no sizes", pass);
+            cr_assert(grads_are(abc, had ? once : NULL, 3),
+                      "request %ld refused: the failed backward changed a gradient", pass);
+            /* through the same graph again: the exact gradients, or the
+             * error of a second backward when the failed pass had freed
+             * saved tensors, and then nothing changed */
+            st = clt_backward(l, NULL, 0);
+            clt_tensor_free(l);
+            if (st != CLT_OK) {
+                cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "request %ld: %s", pass,
+                             clt_last_error());
+                cr_assert(strstr(clt_last_error(), "second time"), "%s", clt_last_error());
+                cr_assert(grads_are(abc, had ? once : NULL, 3), "request %ld", pass);
+                l = product_loss(abc);
+                CHECK(clt_backward(l, NULL, 0));
+                clt_tensor_free(l);
+            }
+            cr_assert(grads_are(abc, had ? twice : once, 3), "request %ld: retried", pass);
+        }
+        cr_assert_geq(pass, 3, "only %ld requests in the pass", pass);
+    }
+    for (int k = 0; k < 3; k++)
+        clt_tensor_free(abc[k]);
+}

@@ -227,3 +227,64 @@ Test(data, errors)
     cr_assert(a == NULL && b == NULL && got == 0);
     clt_dataloader_free(dl);
 }
+
+long clt__pool_refuse_after(long pass); /* src/memory/pool.c */
+
+/* Whichever buffer request of an epoch is refused, the call that met it
+ * fails with a message and hands out nothing, and the same call made again
+ * goes on where the epoch was: every sample once, in order.  A refused
+ * upload of the batch after the one being handed out is no failure of that
+ * call, and loses neither batch. */
+Test(data, refused_uploads_lose_no_batch)
+{
+    clt_device *dev = get_device("cpu");
+    float x[NS * F];
+    int64_t y[NS];
+    dataset(x, y);
+    clt_array_spec xs = {x, CLT_FLOAT32, 2, (int64_t[]){NS, F}};
+    clt_array_spec ys = {y, CLT_INT64, 1, (int64_t[]){NS}};
+    clt_loader_opts o = {3, 0, 0, 0};
+    long pass = 0;
+    for (;; pass++) {
+        clt_dataloader *dl;
+        CHECK(clt_dataloader_arrays(dev, &xs, &ys, &o, &dl));
+        int64_t seen = 0;
+        int refusals = 0, got = 1;
+        clt__pool_refuse_after(pass);
+        while (got) {
+            clt_tensor *bx = (clt_tensor *)&bx, *by = (clt_tensor *)&by;
+            clt_status st = clt_dataloader_next(dl, &bx, &by, &got);
+            if (st != CLT_OK) {
+                cr_assert_eq(st, CLT_ERR_OUT_OF_DEVICE_MEMORY, "%s", clt_last_error());
+                cr_assert(strstr(clt_last_error(), "bytes in use"), "%s", clt_last_error());
+                cr_assert(bx == NULL && by == NULL && got == 0);
+                cr_assert_eq(refusals++, 0, "one refusal, one failure");
+                got = 1;
+                continue;
+            }
+            if (!got)
+                break;
+            int64_t ids[3];
+            float xv[3 * F];
+            int64_t b = clt_tensor_size(bx, 0);
+            CHECK(clt_tensor_read(by, ids, (size_t)b * sizeof *ids));
+            CHECK(clt_tensor_read(bx, xv, (size_t)b * F * sizeof *xv));
+            for (int64_t k = 0; k < b; k++) {
+                cr_assert_eq(ids[k], seen + k, "request %ld: sample %lld where %lld was due",
+                             pass, (long long)ids[k], (long long)(seen + k));
+                cr_assert_eq(xv[k * F], (float)(ids[k] * 100));
+            }
+            seen += b;
+            clt_tensor_free(bx);
+            clt_tensor_free(by);
+        }
+        bool fired = clt__pool_refuse_after(-1) < 0;
+        clt_dataloader_free(dl);
+        cr_assert_eq(seen, NS, "request %ld: %lld samples in the epoch", pass, (long long)seen);
+        /* a refused look-ahead is only made again at the next call */
+        cr_assert_leq(refusals, fired ? 1 : 0);
+        if (!fired)
+            break;
+    }
+    cr_assert_geq(pass, 8, "only %ld requests in the epoch", pass);
+}

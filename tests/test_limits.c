@@ -59,6 +59,17 @@ static uint64_t launches(void)
         cr_assert_eq(s1_.requested, s0_.requested, "%s kept a buffer", #call);           \
     } while (0)
 
+/* A layer refused for its size: an error naming it, no module, nothing kept. */
+#define CHECK_REFUSED_LAYER(call, m)                                                      \
+    do {                                                                                \
+        clt_memory_stats s0_ = mem_stats(dev);                                          \
+        clt_status st_ = (call);                                                        \
+        cr_assert_neq(st_, CLT_OK, "%s succeeded", #call);                              \
+        cr_assert_null((m), "%s left *out set", #call);                                 \
+        cr_assert(clt_last_error()[0], "%s left no message", #call);                    \
+        cr_assert_eq(mem_stats(dev).allocated, s0_.allocated, "%s kept a buffer", #call); \
+    } while (0)
+
 /* A float32 tensor of one element, value v, expanded to `shape`. */
 static clt_tensor *expanded(clt_device *dev, float v, int ndim, const int64_t *shape,
                             clt_tensor **base)
@@ -279,6 +290,12 @@ Test(limits, computed_shapes_that_overflow_are_refused)
     CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 4, ones4, &v, &bb));
     CHECK(clt_expand(bb, 4, bs4, &bm));
     ASSERT_REFUSED(clt_matmul(bm, a, &t), t, CLT_ERR_INVALID_ARGUMENT, "too many elements", dev);
+    /* a Conv2d layer whose fan-in (in_channels * kernel) passes int64 (found by
+     * tests/fuzz.c under UBSan: the product overflowed before the weight was
+     * refused) */
+    clt_module *m = (clt_module *)&m;
+    CHECK_REFUSED_LAYER(clt_conv2d_layer(dev, 6, 1, INT64_MAX, 1, NULL, 1, NULL, &m), m);
+    CHECK_REFUSED_LAYER(clt_conv2d_layer(dev, 1 << 20, 1, 1 << 22, 1 << 22, NULL, 0, NULL, &m), m);
     clt_tensor_free(a);
     clt_tensor_free(ab);
     clt_tensor_free(bm);

@@ -334,6 +334,82 @@ Test(nn, move_model_between_devices)
     clt_module_free(m);
 }
 
+long clt__pool_refuse_after(long pass); /* src/memory/pool.c */
+
+/* Whichever buffer request of a model's move is refused, clt_module_to
+ * fails with a message and leaves every parameter and gradient on the
+ * first device with its values; made again, it moves them all. */
+Test(nn, refused_move_leaves_the_model_whole)
+{
+    clt_device *d0 = get_device("cpu:0");
+    clt_device *d1 = second_device(d0);
+    float xv[12];
+    fill_random(xv, 12, 7);
+    long pass = 0;
+    for (;; pass++) {
+        clt_module *m = mlp(d0, NULL);
+        clt_tensor *x, *y, *s, **ps;
+        size_t n;
+        CHECK(clt_tensor_from_host(d0, CLT_FLOAT32, 2, (int64_t[]){2, 6}, xv, &x));
+        CHECK(clt_module_forward(m, x, &y));
+        CHECK(clt_sum(y, &s));
+        CHECK(clt_backward(s, NULL, 0));
+        CHECK(clt_module_parameters(m, &ps, &n));
+        cr_assert_eq(n, 3);
+        float before[2][64], now[64];
+        for (size_t k = 0; k < n; k++) {
+            clt_tensor *g;
+            CHECK(clt_grad(ps[k], &g));
+            CHECK(clt_tensor_read(ps[k], before[0], clt_tensor_nbytes(ps[k])));
+            CHECK(clt_tensor_read(g, before[1], clt_tensor_nbytes(g)));
+            clt_tensor_free(g);
+            if (k == 0)
+                break; /* the first layer's weight is enough to compare */
+        }
+        clt__pool_refuse_after(pass);
+        clt_status st = clt_module_to(m, d1);
+        bool named = strstr(clt_last_error(), "bytes in use") != NULL;
+        bool fired = clt__pool_refuse_after(-1) < 0;
+        clt_device *want = fired ? d0 : d1;
+        if (fired) {
+            cr_assert_eq(st, CLT_ERR_OUT_OF_DEVICE_MEMORY, "%s", clt_status_name(st));
+            cr_assert(named, "request %ld: the message names no sizes", pass);
+        } else {
+            CHECK(st);
+        }
+        for (int round = 0; round < (fired ? 2 : 1); round++) {
+            cr_assert_eq(clt_module_device(m), want);
+            for (size_t k = 0; k < n; k++) {
+                clt_tensor *g;
+                CHECK(clt_grad(ps[k], &g));
+                cr_assert_eq(clt_tensor_device(ps[k]), want, "request %ld: parameter %zu moved",
+                             pass, k);
+                cr_assert_eq(clt_tensor_device(g), want, "request %ld: gradient %zu moved", pass,
+                             k);
+                if (k == 0) {
+                    CHECK(clt_tensor_read(ps[k], now, clt_tensor_nbytes(ps[k])));
+                    cr_assert(memcmp(now, before[0], clt_tensor_nbytes(ps[k])) == 0);
+                    CHECK(clt_tensor_read(g, now, clt_tensor_nbytes(g)));
+                    cr_assert(memcmp(now, before[1], clt_tensor_nbytes(g)) == 0);
+                }
+                clt_tensor_free(g);
+            }
+            if (fired) { /* again, without a refusal */
+                CHECK(clt_module_to(m, d1));
+                want = d1;
+            }
+        }
+        clt_free(ps);
+        clt_tensor_free(s);
+        clt_tensor_free(y);
+        clt_tensor_free(x);
+        clt_module_free(m);
+        if (!fired)
+            break;
+    }
+    cr_assert_geq(pass, 5, "only %ld requests in the move", pass);
+}
+
 /* Gradient descent on a fixed regression target lowers the loss. */
 Test(nn, learns_under_gradient_descent)
 {

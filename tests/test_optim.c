@@ -383,3 +383,91 @@ Test(optim, training_bit_identical_across_devices)
     cr_assert_eq(diff, 0, "%zu of %d parameters differ between %s and %s", diff, (int)P,
                  clt_device_label(d0), clt_device_label(d1));
 }
+
+long clt__pool_refuse_after(long pass); /* src/memory/pool.c */
+
+/* Reads the n float32 values of a parameter (grad 0) or of its gradient. */
+static void read_param(clt_tensor *p, int grad, float *out, size_t n)
+{
+    clt_tensor *g = NULL;
+    if (grad)
+        CHECK(clt_grad(p, &g));
+    CHECK(clt_tensor_read(g ? g : p, out, n * sizeof *out));
+    clt_tensor_free(g);
+}
+
+/* After the model moved to another device, a step first moves the
+ * optimizer's state there.  Whichever of those buffer requests is refused,
+ * the step fails with a message having changed no parameter and counted
+ * no step; made again, it gives PyTorch's momentum update. */
+Test(optim, refused_step_changes_nothing)
+{
+    clt_device *dev = get_device("cpu"), *dev1 = second_device(dev);
+    enum { IN = 3, OUT = 2, NW = IN * OUT, NP = NW + OUT };
+    const float xs[2 * IN] = {0.5f, -1.0f, 2.0f, 1.5f, 0.25f, -0.75f};
+    const double lr = 0.1, mom = 0.9;
+    long pass = 0;
+    for (;; pass++) {
+        clt_generator *gen;
+        CHECK(clt_generator_new(11, &gen));
+        clt_module *m;
+        CHECK(clt_linear(dev, IN, OUT, 1, gen, &m));
+        clt_tensor **ps;
+        size_t np;
+        CHECK(clt_module_parameters(m, &ps, &np));
+        clt_sgd_opts so = {lr, mom, 0.0, 0.0, 0};
+        clt_optimizer *opt;
+        CHECK(clt_sgd(ps, np, &so, &opt));
+        float p1[NP], g1[NP], g2[NP], now[NP];
+        for (int step = 0; step < 2; step++) {
+            clt_device *d = step ? dev1 : dev;
+            clt_tensor *x, *y, *sq, *loss;
+            CHECK(clt_scope_begin());
+            CHECK(clt_tensor_from_host(d, CLT_FLOAT32, 2, (int64_t[]){2, IN}, xs, &x));
+            CHECK(clt_optimizer_zero_grad(opt, 1));
+            CHECK(clt_module_forward(m, x, &y));
+            CHECK(clt_mul(y, y, &sq));
+            CHECK(clt_sum(sq, &loss));
+            CHECK(clt_backward(loss, NULL, 0));
+            clt_scope_end();
+            float *g = step ? g2 : g1;
+            read_param(ps[0], 1, g, NW);
+            read_param(ps[1], 1, g + NW, OUT);
+            if (step == 0) {
+                CHECK(clt_optimizer_step(opt));
+                read_param(ps[0], 0, p1, NW);
+                read_param(ps[1], 0, p1 + NW, OUT);
+                CHECK(clt_module_to(m, dev1));
+            }
+        }
+        clt__pool_refuse_after(pass);
+        clt_status st = clt_optimizer_step(opt);
+        bool named = strstr(clt_last_error(), "bytes in use") != NULL;
+        bool fired = clt__pool_refuse_after(-1) < 0;
+        if (fired) {
+            cr_assert_eq(st, CLT_ERR_OUT_OF_DEVICE_MEMORY, "%s", clt_status_name(st));
+            cr_assert(named, "request %ld: the message names no sizes", pass);
+            read_param(ps[0], 0, now, NW);
+            read_param(ps[1], 0, now + NW, OUT);
+            cr_assert(memcmp(now, p1, sizeof now) == 0,
+                      "request %ld refused: the failed step changed a parameter", pass);
+            cr_assert_eq(clt_optimizer_steps(opt), 1);
+        }
+        CHECK(fired ? clt_optimizer_step(opt) : st);
+        cr_assert_eq(clt_optimizer_steps(opt), 2);
+        read_param(ps[0], 0, now, NW);
+        read_param(ps[1], 0, now + NW, OUT);
+        for (int i = 0; i < NP; i++) {
+            double buf = mom * g1[i] + g2[i], want = p1[i] - lr * buf;
+            cr_assert_float_eq(now[i], want, 1e-5, "request %ld: [%d] %g, not %g", pass, i,
+                               now[i], want);
+        }
+        clt_optimizer_free(opt);
+        clt_free(ps);
+        clt_module_free(m);
+        clt_generator_free(gen);
+        if (!fired)
+            break;
+    }
+    cr_assert_geq(pass, 2, "only %ld requests in the step", pass);
+}

@@ -69,7 +69,11 @@ CLT_API clt_status clt_zero_grad(clt_tensor *t, int set_to_none);
  * t's own gradient, of t's shape and device; NULL means 1 and needs t to
  * have one element ("grad can be implicitly created only for scalar
  * outputs").  retain_graph 0 frees the graph's saved tensors. Enqueues
- * kernels only. */
+ * kernels only.  The leaves' gradients change only when the whole pass
+ * succeeds: a pass that fails (out of device memory, say) adds nothing to
+ * any grad, so the forward and backward may simply be run again; with
+ * retain_graph 0 it has freed the saved tensors of the part it ran, so
+ * that a second backward through the same graph is the error above. */
 CLT_API clt_status clt_backward(clt_tensor *t, const clt_tensor *grad, int retain_graph);
 
 /* Like t.detach(): a new handle on t's data that requires no gradients and

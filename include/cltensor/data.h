@@ -71,7 +71,11 @@ CLT_API clt_status clt_dataloader_callback(clt_device *dev, int64_t num_samples,
  * labels; pass NULL otherwise) as new tensors on the loader's device
  * (release with clt_tensor_free), and *got = 1.  At the end of the epoch
  * *got = 0 and *x, *y are NULL; the call after that starts the next epoch
- * (reshuffled).  Never waits. */
+ * (reshuffled).  Never waits.  A failure (out of device memory, the fill
+ * callback's status) hands out nothing and loses nothing: the same call
+ * made again returns the batch that was due.  The upload of the batch
+ * after the one handed out is a head start only: when it fails, the call
+ * still succeeds and the next one prepares that batch again. */
 CLT_API clt_status clt_dataloader_next(clt_dataloader *dl, clt_tensor **x, clt_tensor **y,
                                        int *got);
 

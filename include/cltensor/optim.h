@@ -51,7 +51,10 @@ CLT_API clt_status clt_adam(clt_tensor *const *params, size_t n, const clt_adam_
 CLT_API clt_status clt_adamw(clt_tensor *const *params, size_t n, const clt_adam_opts *opts,
                              clt_optimizer **out);
 
-/* One update of every parameter that has a gradient (optimizer.step()). */
+/* One update of every parameter that has a gradient (optimizer.step()).
+ * The state is first moved to its parameters' devices where the model has
+ * moved; when that fails (out of device memory) no parameter, state or
+ * step count has changed, and the step may be retried. */
 CLT_API clt_status clt_optimizer_step(clt_optimizer *opt);
 
 /* Clears every parameter's gradient: drops it (set_to_none, PyTorch's

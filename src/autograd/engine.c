@@ -325,15 +325,6 @@ const clt_tensor *clt__grad_of(const clt_tensor *t)
     return m ? m->grad : NULL;
 }
 
-clt_status clt__grad_rehome(clt_tensor *t, clt_device *dev)
-{
-    clt_status st = clt__tensor_rehome(t, dev);
-    clt__meta *m = meta_of(t);
-    if (st == CLT_OK && m && m->grad)
-        st = clt__tensor_rehome(m->grad, dev);
-    return st;
-}
-
 clt_status clt_detach(const clt_tensor *t, clt_tensor **out)
 {
     CLT__REQUIRE_ARG(out, "clt_detach");
@@ -403,46 +394,107 @@ static bool exclusive(const clt_tensor *g)
            g->storage->bytes == (size_t)g->numel * clt_dtype_size(g->dtype);
 }
 
-/* leaf.grad += g (g is taken). */
-static clt_status accumulate_leaf(clt_tensor *leaf, clt_tensor *g)
+/* Makes *g a tensor a leaf may keep as its gradient: *g itself when it is
+ * exclusive, else a copy (the only step of a commit that allocates). */
+static clt_status make_keepable(clt_tensor **g)
 {
-    clt_status st = CLT_OK;
+    if (exclusive(*g))
+        return CLT_OK;
+    clt_tensor *copy = NULL;
+    clt_status st = clt__clone(*g, &copy);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor_free(*g);
+    *g = copy;
+    return CLT_OK;
+}
+
+/* leaf.grad += g (g is taken), g already keepable when leaf has no
+ * gradient yet. */
+static clt_status commit_leaf(clt_tensor *leaf, clt_tensor *g)
+{
     clt__meta *m = meta_of(leaf);
-    clt_tensor *tmp = NULL;
     if (m->grad == NULL) {
-        if (!exclusive(g)) {
-            CLT__TRY(clt__clone(g, &tmp));
-            clt_tensor_free(g);
-            g = tmp;
-            tmp = NULL;
-        }
         clt__scope_disown(g);
         m->grad = g;
         return CLT_OK;
     }
     /* In place, so that handles from clt_grad see the sum. */
-    CLT__TRY(clt__binary_(CLT__OP_ADD, m->grad, g, 1.0, "clt_backward"));
-done:
+    clt_status st = clt__binary_(CLT__OP_ADD, m->grad, g, 1.0, "clt_backward");
     clt_tensor_free(g);
-    clt_tensor_free(tmp);
     return st;
 }
 
-/* node's gradient buffer += g (g is taken). */
-static clt_status accumulate_node(clt__node *n, clt_tensor *g)
+/* *sum += g (g is taken); *sum NULL takes g as it is. */
+static clt_status accumulate(clt_tensor **sum, clt_tensor *g)
 {
-    if (n->gbuf == NULL) {
-        n->gbuf = g;
+    if (*sum == NULL) {
+        *sum = g;
         return CLT_OK;
     }
-    clt_tensor *sum = NULL;
-    clt_status st = clt__add(n->gbuf, g, &sum);
+    clt_tensor *next = NULL;
+    clt_status st = clt__add(*sum, g, &next);
     clt_tensor_free(g);
     if (st != CLT_OK)
         return st;
-    clt_tensor_free(n->gbuf);
-    n->gbuf = sum;
+    clt_tensor_free(*sum);
+    *sum = next;
     return CLT_OK;
+}
+
+/* The leaves' gradients of one backward pass, summed per leaf and added to
+ * their `grad` only once the whole pass has succeeded: a pass that fails
+ * half-way (out of device memory, say) changes no gradient, so that
+ * running it again does not count a part twice. */
+typedef struct pending {
+    clt_tensor *leaf; /* held by an edge of the graph */
+    clt_tensor *g;    /* owned */
+} pending;
+
+typedef struct pendlist {
+    pending *v;
+    size_t n, cap;
+} pendlist;
+
+static clt_status pend(pendlist *l, clt_tensor *leaf, clt_tensor *g)
+{
+    for (size_t k = 0; k < l->n; k++)
+        if (l->v[k].leaf == leaf)
+            return accumulate(&l->v[k].g, g);
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        pending *v = realloc(l->v, cap * sizeof *v);
+        if (v == NULL) {
+            clt_tensor_free(g);
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_backward: out of host memory");
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = (pending){leaf, g};
+    return CLT_OK;
+}
+
+/* Adds the pass's gradients to the leaves: first every copy the leaves
+ * will keep (which may fail and then changes nothing), then the sums. */
+static clt_status commit_pending(pendlist *l)
+{
+    clt_status st = CLT_OK;
+    for (size_t k = 0; k < l->n && st == CLT_OK; k++)
+        if (meta_of(l->v[k].leaf)->grad == NULL)
+            st = make_keepable(&l->v[k].g);
+    for (size_t k = 0; k < l->n && st == CLT_OK; k++) {
+        st = commit_leaf(l->v[k].leaf, l->v[k].g);
+        l->v[k].g = NULL;
+    }
+    return st;
+}
+
+static void pend_free(pendlist *l)
+{
+    for (size_t k = 0; k < l->n; k++)
+        clt_tensor_free(l->v[k].g);
+    free(l->v);
 }
 
 static clt_status check_saved(const clt__node *n)
@@ -524,7 +576,7 @@ oom:
 }
 
 /* Runs node x: its formula, then hands each input's gradient on. */
-static clt_status run_node(clt__node *x, nodelist *ready, bool retain)
+static clt_status run_node(clt__node *x, nodelist *ready, pendlist *leaves, bool retain)
 {
     clt_status st = CLT_OK;
     clt_tensor *gin_small[8], **gin = gin_small;
@@ -552,9 +604,9 @@ static clt_status run_node(clt__node *x, nodelist *ready, bool retain)
             gin[k] = NULL;
             CLT__TRY(conform(&g, e));
             if (e->leaf)
-                CLT__TRY(accumulate_leaf(e->leaf, g));
+                CLT__TRY(pend(leaves, e->leaf, g));
             else
-                CLT__TRY(accumulate_node(e->node, g));
+                CLT__TRY(accumulate(&e->node->gbuf, g));
         }
         if (e->node && --e->node->deps == 0 && !list_push(ready, e->node)) {
             st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_backward: out of host memory");
@@ -624,14 +676,17 @@ clt_status clt_backward(clt_tensor *t, const clt_tensor *grad, int retain_graph)
         clt__edge e = {.dev = t->dev, .dtype = t->dtype, .ndim = t->ndim};
         memcpy(e.shape, t->shape, sizeof e.shape);
         st = conform(&g0, &e);
+        if (st == CLT_OK && m->grad == NULL)
+            st = make_keepable(&g0);
         if (st == CLT_OK)
-            st = accumulate_leaf(t, g0);
+            st = commit_leaf(t, g0);
         else
             clt_tensor_free(g0);
         grad_disabled = was_disabled;
         return st == CLT_OK ? clt__ok() : st;
     }
     nodelist all = {0}, ready = {0};
+    pendlist leaves = {0};
     uint64_t pass = __atomic_add_fetch(&pass_seq, 1, __ATOMIC_RELAXED);
     clt__node *root = m->grad_fn;
     CLT__TRY(collect(root, pass, &all));
@@ -650,9 +705,11 @@ clt_status clt_backward(clt_tensor *t, const clt_tensor *grad, int retain_graph)
                 best = k;
         clt__node *x = ready.v[best];
         ready.v[best] = ready.v[--ready.n];
-        CLT__TRY(run_node(x, &ready, retain_graph != 0));
+        CLT__TRY(run_node(x, &ready, &leaves, retain_graph != 0));
     }
+    st = commit_pending(&leaves);
 done:
+    pend_free(&leaves);
     for (size_t k = 0; k < all.n; k++) {
         clt_tensor_free(all.v[k]->gbuf);
         all.v[k]->gbuf = NULL;

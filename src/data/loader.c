@@ -218,19 +218,16 @@ clt_status clt_dataloader_next(clt_dataloader *dl, clt_tensor **x, clt_tensor **
         return clt__ok();
     }
     batch b = dl->ahead;
-    dl->ahead = (batch){0};
-    /* the next upload goes in now, ahead of the step on this batch */
-    st = prepare(dl);
-    if (st != CLT_OK) {
-        clt_tensor_free(b.x);
-        clt_tensor_free(b.y);
-        return st;
-    }
     if (clt__scope_adopt(b.x) != CLT_OK || (b.y && clt__scope_adopt(b.y) != CLT_OK)) {
-        clt_tensor_free(b.x);
-        clt_tensor_free(b.y);
+        clt__scope_disown(b.x); /* kept for the next call */
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     }
+    dl->ahead = (batch){0};
+    /* The next upload goes in now, ahead of the step on this batch.  It is
+     * only a head start: when it fails (out of device memory, or the fill
+     * callback's error) this batch is still handed out, and the next call
+     * prepares that batch again and reports what fails then. */
+    (void)prepare(dl);
     *x = b.x;
     if (y)
         *y = b.y;

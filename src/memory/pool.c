@@ -25,12 +25,29 @@ typedef struct pool {
 
 static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
 static int inject_failures; /* test hook: the next n device allocations fail */
+static long refuse_in = -1;  /* test hook: requests to pass before one is refused */
 
 /* Test hook (tests/test_pool.c): makes the next n buffer creations fail as if
  * the device were out of memory. */
 void clt__pool_inject_failures(int n)
 {
     __atomic_store_n(&inject_failures, n, __ATOMIC_RELAXED);
+}
+
+/* Test hook (the tests of failures half-way through real work): lets `pass`
+ * buffer requests through, on any device and cached or not, and refuses the
+ * next one as the limit would; a negative `pass` turns it off.  Returns the
+ * requests still to pass before the refusal, negative when it has happened
+ * or is off. */
+long clt__pool_refuse_after(long pass)
+{
+    return __atomic_exchange_n(&refuse_in, pass, __ATOMIC_RELAXED);
+}
+
+static bool refused_by_hook(void)
+{
+    return __atomic_load_n(&refuse_in, __ATOMIC_RELAXED) >= 0 &&
+           __atomic_fetch_sub(&refuse_in, 1, __ATOMIC_RELAXED) == 0;
 }
 
 static int log2_floor(uint64_t x) /* x > 0 */
@@ -186,6 +203,14 @@ clt_status clt__buffer_alloc(clt_device *dev, size_t bytes, cl_mem *out)
                           dev->label, bad);
     int bin = 0;
     uint64_t size = effective_size(dev, bytes, &bin);
+    if (refused_by_hook()) {
+        pthread_mutex_lock(&p->lock);
+        p->s.failures++;
+        uint64_t in_use = p->s.allocated, held = p->s.held;
+        pthread_mutex_unlock(&p->lock);
+        return alloc_error(dev, CL_SUCCESS, bytes, size, in_use, held, limit_of(dev, p),
+                           "refused by the test hook");
+    }
 
     /* The request is counted as allocated before the device is asked, so
      * that threads allocating together cannot pass the limit between

@@ -266,28 +266,55 @@ int64_t clt_module_num_parameters(const clt_module *m)
     return total;
 }
 
-/* Moves every tensor of m and its children; the handles stay the same, as
- * PyTorch's Parameters do, so optimizers built before still hold them. */
-static clt_status move(clt_module *m, clt_device *dev)
+/* The number of tensors of m and its children: each parameter and its
+ * gradient's slot, and the buffers. */
+static size_t count_tensors(const clt_module *m)
 {
-    clt_status st = CLT_OK;
-    for (int k = 0; k < m->nparams && st == CLT_OK; k++)
-        st = clt__grad_rehome(m->params[k], dev);
-    for (int k = 0; k < m->nbufs && st == CLT_OK; k++)
-        st = clt__tensor_rehome(m->bufs[k], dev);
-    if (st == CLT_OK && m->dev)
-        m->dev = dev;
-    for (size_t c = 0; c < m->nchildren && st == CLT_OK; c++)
-        st = move(m->children[c], dev);
-    return st;
+    size_t n = 2 * (size_t)m->nparams + (size_t)m->nbufs;
+    for (size_t c = 0; c < m->nchildren; c++)
+        n += count_tensors(m->children[c]);
+    return n;
 }
 
+/* Lists them (a parameter without gradient gives a NULL). */
+static void list_tensors(const clt_module *m, clt_tensor **ts, size_t *k)
+{
+    for (int i = 0; i < m->nparams; i++) {
+        ts[(*k)++] = m->params[i];
+        ts[(*k)++] = (clt_tensor *)clt__grad_of(m->params[i]);
+    }
+    for (int i = 0; i < m->nbufs; i++)
+        ts[(*k)++] = m->bufs[i];
+    for (size_t c = 0; c < m->nchildren; c++)
+        list_tensors(m->children[c], ts, k);
+}
+
+static void set_device(clt_module *m, clt_device *dev)
+{
+    if (m->dev)
+        m->dev = dev;
+    for (size_t c = 0; c < m->nchildren; c++)
+        set_device(m->children[c], dev);
+}
+
+/* Moves every tensor of m and its children, all or none; the handles stay
+ * the same, as PyTorch's Parameters do, so optimizers built before still
+ * hold them. */
 clt_status clt_module_to(clt_module *m, clt_device *dev)
 {
     CLT__REQUIRE_ARG(m, "clt_module_to");
     CLT__REQUIRE_ARG(dev, "clt_module_to");
-    clt_status st = move(m, dev);
-    return st == CLT_OK ? clt__ok() : st;
+    size_t n = count_tensors(m), k = 0;
+    clt_tensor **ts = calloc(n ? n : 1, sizeof *ts);
+    if (ts == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_module_to: out of host memory");
+    list_tensors(m, ts, &k);
+    clt_status st = clt__tensor_rehome_all(ts, n, dev);
+    free(ts);
+    if (st != CLT_OK)
+        return st;
+    set_device(m, dev);
+    return clt__ok();
 }
 
 /* ---- Sequential -------------------------------------------------------------------- */

@@ -231,7 +231,6 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
         cl_int first = 0, nest = s->nesterov != 0;
         if (s->momentum != 0.0) {
             first = !o->started[i]; /* PyTorch's buf = d.clone() */
-            o->started[i] = 1;
             st = state(o, 0, i, &buf);
             if (st != CLT_OK)
                 return st;
@@ -244,8 +243,10 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
                            SCALAR(3, s->dampening),    CLT__ARG(nest),
                            CLT__ARG(first)};
         st = clt__launch(p->dev, "optim", opts, "sgd_step", 1, &gws, lp, 11, args);
-        if (st == CLT_OK && buf)
+        if (st == CLT_OK && buf) {
+            o->started[i] = 1;
             clt__version_bump(buf);
+        }
     } else {
         const clt_adam_opts *a = &o->adam;
         clt_tensor *m = NULL, *v = NULL, *vmax = NULL;
@@ -256,7 +257,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
             st = state(o, 2, i, &vmax);
         if (st != CLT_OK)
             return st;
-        double t = (double)o->steps;
+        double t = (double)(o->steps + 1);
         double bc1 = 1.0 - pow(a->beta1, t), bc2 = 1.0 - pow(a->beta2, t);
         cl_int decoupled = o->kind == ADAMW, ams = a->amsgrad != 0;
         cl_mem mm = clt__mem(m), vm = clt__mem(v), xm = vmax ? clt__mem(vmax) : vm;
@@ -290,18 +291,41 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
     return st;
 }
 
+/* Moves every state tensor of a parameter that will be updated to the
+ * parameter's device (after clt_module_to), before any update: a step
+ * that runs out of memory there has changed nothing. */
+static clt_status rehome_state(clt_optimizer *o)
+{
+    for (size_t i = 0; i < o->n; i++) {
+        if (clt__grad_of(o->params[i]) == NULL)
+            continue;
+        for (int k = 0; k < NSTATE; k++) {
+            clt_tensor *s = o->state[k][i];
+            if (s && s->dev != o->params[i]->dev) {
+                clt_status st = clt__tensor_rehome(s, o->params[i]->dev);
+                if (st != CLT_OK)
+                    return st;
+            }
+        }
+    }
+    return CLT_OK;
+}
+
 clt_status clt_optimizer_step(clt_optimizer *opt)
 {
     CLT__REQUIRE_ARG(opt, "clt_optimizer_step");
-    opt->steps++;
+    clt_status st = rehome_state(opt);
+    if (st != CLT_OK)
+        return st;
     for (size_t i = 0; i < opt->n; i++) {
         const clt_tensor *g = clt__grad_of(opt->params[i]);
         if (g == NULL || opt->params[i]->numel == 0)
             continue;
-        clt_status st = step_one(opt, i, g);
+        st = step_one(opt, i, g);
         if (st != CLT_OK)
             return st;
     }
+    opt->steps++;
     return clt__ok();
 }
 

@@ -253,6 +253,19 @@ clt_status clt__write_async(clt_tensor *t, const void *src, size_t bytes, cl_eve
     return CLT_OK;
 }
 
+/* Puts the storage of `moved`, t's copy on another device, into t's handle;
+ * t's old storage goes to `moved`, to be released with it. */
+static void take_storage(clt_tensor *t, clt_tensor *moved)
+{
+    clt__storage *old = t->storage;
+    t->storage = moved->storage;
+    moved->storage = old;
+    t->dev = moved->dev;
+    t->offset = moved->offset;
+    memcpy(t->strides, moved->strides, sizeof t->strides);
+    moved->dev = old ? old->dev : moved->dev;
+}
+
 clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev)
 {
     if (t->dev == dev)
@@ -261,16 +274,28 @@ clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev)
     clt_status st = clt__to_at(t, dev, &moved, __builtin_return_address(0));
     if (st != CLT_OK)
         return st;
-    /* The copy's storage goes into t's handle; the old one is released. */
-    clt__storage *old = t->storage;
-    t->storage = moved->storage;
-    moved->storage = old;
-    t->dev = dev;
-    t->offset = moved->offset;
-    memcpy(t->strides, moved->strides, sizeof t->strides);
-    moved->dev = old ? old->dev : moved->dev;
+    take_storage(t, moved);
     clt_tensor_free(moved);
     return CLT_OK;
+}
+
+clt_status clt__tensor_rehome_all(clt_tensor *const *ts, size_t n, clt_device *dev)
+{
+    clt_tensor **moved = calloc(n ? n : 1, sizeof *moved);
+    if (moved == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "moving %zu tensors to %s: out of host "
+                          "memory", n, dev->label);
+    clt_status st = CLT_OK;
+    for (size_t i = 0; i < n && st == CLT_OK; i++)
+        if (ts[i] && ts[i]->dev != dev)
+            st = clt__to_at(ts[i], dev, &moved[i], __builtin_return_address(0));
+    for (size_t i = 0; i < n; i++) {
+        if (st == CLT_OK && moved[i] && ts[i]->dev != dev) /* a tensor listed twice moves once */
+            take_storage(ts[i], moved[i]);
+        clt_tensor_free(moved[i]);
+    }
+    free(moved);
+    return st;
 }
 
 clt_status clt__check_host_size(const clt_tensor *t, const char *fn)
