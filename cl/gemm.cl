@@ -54,11 +54,11 @@
 #error "GEMM_NV must be 1 to 4"
 #endif
 
-/* The pack kernels run one work-item per work-group, like gemm_tile, so
- * that PoCL compiles each of them once rather than once per local size it
- * would pick for each new shape.  Where the panel runs across memory rows
- * (A as stored, B transposed) they read 16 x 16 blocks along the rows and
- * transpose them in registers; scalar gathers cost several times more. */
+/* The pack kernel runs one work-item per work-group, like gemm_tile, so
+ * that PoCL compiles it once rather than once per local size it would pick
+ * for each new shape.  Where a panel runs across memory rows (A as stored,
+ * B transposed) it reads vectors along the rows (B: 16 x 16 blocks,
+ * transposed in registers); scalar gathers cost several times more. */
 
 /* Asks for a line of C ahead of its use (for writing).  OpenCL's own
  * prefetch() is empty in PoCL; clang's builtin emits prefetchw.  The C tile
@@ -163,24 +163,35 @@ static void gemm_pack_t16(__global const T *src, ulong stride, int width, __glob
 #define GEMM_TRANSPOSE16 0
 #endif
 
-/* Packs op(A) (M x K, element (i, k) at A[off + i * rs + k * cs]) of each
- * batch b into Ap[b * pstride + ip * K * MR + k * MR + r] for row
- * ip * MR + r, zero beyond M.  Work-item (PKC rows of K, row panel ip, b). */
-CLT_KERNEL_WG(gemm_pack_a, 1, 1, 1)(__global const T *A, ulong off, ulong rs, ulong cs,
-                                    ulong bstride, ulong M, ulong K, __global T *Ap, ulong pstride)
+/* Rows of A as stored (cs == 1): a vector of VW elements of K from each of
+ * the MR rows, stored element by element across the rows.  The 16 x 16
+ * register transpose that gemm_pack_b_panel uses would be 6/16 full for the
+ * AVX2 tile's 6 rows, and took twice as long (256 x 256 float32 on PoCL
+ * targeting haswell: A and B packed in 60-95 us against 38-42; the same on
+ * AVX-512's 12 rows). */
+#define GEMM_PACK_LOAD(r) GV x##r = GV_LOAD(0, src + (r) * rs + k);
+#define GEMM_PACK_STORE(r) dst[(k + q) * GEMM_MR + (r)] = ((const T *)&x##r)[q];
+
+/* Packs op(A) (M x K, element (i, k) at A[i * rs + k * cs]) into
+ * Ap[ip * K * MR + k * MR + r] for row ip * MR + r, zero beyond M: rows
+ * k0..k1 of K of row panel ip. */
+static void gemm_pack_a_panel(__global const T *A, ulong rs, ulong cs, ulong M, ulong K,
+                              __global T *Ap, ulong ip, ulong k0, ulong k1)
 {
-    ulong k0 = get_group_id(0) * GEMM_PKC, ip = get_group_id(1), b = get_group_id(2);
-    ulong k1 = min(k0 + GEMM_PKC, K);
     ulong i0 = ip * GEMM_MR;
     int mr = (int)min((ulong)GEMM_MR, M - i0);
-    __global const T *src = A + off + b * bstride + i0 * rs;
-    __global T *dst = Ap + b * pstride + ip * K * GEMM_MR;
+    __global const T *src = A + i0 * rs;
+    __global T *dst = Ap + ip * K * GEMM_MR;
     ulong k = k0;
-#if GEMM_TRANSPOSE16
-    if (cs == 1 && mr == GEMM_MR)
-        for (; k + 16 <= k1; k += 16)
-            gemm_pack_t16(src, rs, GEMM_MR, dst, k);
-#endif
+    if (cs == 1 && mr == GEMM_MR) {
+        for (; k + GEMM_VW <= k1; k += GEMM_VW) {
+            GEMM_ROWS(GEMM_PACK_LOAD)
+#pragma unroll
+            for (int q = 0; q < GEMM_VW; q++) {
+                GEMM_ROWS(GEMM_PACK_STORE)
+            }
+        }
+    }
     if (rs == 1 && mr == GEMM_MR) {
         for (; k < k1; k++)
             for (int i = 0; i < GEMM_MR; i++)
@@ -212,24 +223,16 @@ static void gemm_pack_b_panel(__global const T *B, ulong rs, ulong cs, ulong N, 
             dst[k * GEMM_NR + c] = c < nr ? src[k * rs + c * cs] : (T)0;
 }
 
-/* Packs op(B) (K x N at B + off + b * bstride) into Bp[b * pstride + ...]
- * as gemm_pack_b_panel lays it out.  Work-item (kpi rows of K, ppi column
- * panels, b), sizes from the host.  With rows of B contiguous (cs == 1) the
- * full panels are copied row by row, so that the reads run along memory for
- * ppi * NR columns at a time (whole rows where there are enough work-items):
- * panel by panel, every row of a panel starts a new 128-byte stretch ldb
- * floats away, which took half as long again (4096 x 4096 on PoCL: 11-13 ms
- * against 7-8). */
-CLT_KERNEL_WG(gemm_pack_b, 1, 1, 1)(__global const T *B, ulong off, ulong rs, ulong cs,
-                                    ulong bstride, ulong N, ulong K, __global T *Bp, ulong pstride,
-                                    ulong kpi, ulong ppi)
+/* Packs rows k0..k1 of column panels jp..jp1 of op(B) (K x N at B) into
+ * Bp as gemm_pack_b_panel lays it out.  With rows of B contiguous (cs == 1)
+ * the full panels are copied row by row, so that the reads run along memory
+ * for (jp1 - jp) * NR columns at a time (whole rows where there are enough
+ * work-items): panel by panel, every row of a panel starts a new 128-byte
+ * stretch ldb floats away, which took half as long again (4096 x 4096 on
+ * PoCL: 11-13 ms against 7-8). */
+static void gemm_pack_b_rows(__global const T *src, ulong rs, ulong cs, ulong N, ulong K,
+                             __global T *dst, ulong jp, ulong jp1, ulong k0, ulong k1)
 {
-    ulong k0 = get_group_id(0) * kpi, b = get_group_id(2);
-    ulong k1 = min(k0 + kpi, K);
-    ulong np = (N + GEMM_NR - 1) / GEMM_NR;
-    ulong jp = get_group_id(1) * ppi, jp1 = min(jp + ppi, np);
-    __global const T *src = B + off + b * bstride;
-    __global T *dst = Bp + b * pstride;
     if (cs == 1) {
         ulong full = min(jp1, N / GEMM_NR);
         for (ulong k = k0; k < k1 && jp < full; k++)
@@ -241,6 +244,38 @@ CLT_KERNEL_WG(gemm_pack_b, 1, 1, 1)(__global const T *B, ulong off, ulong rs, ul
     }
     for (; jp < jp1; jp++)
         gemm_pack_b_panel(src, rs, cs, N, K, dst, jp, k0, k1);
+}
+
+/* Packs op(A) (M x K at A + a_off + b * a_bstride) of each batch b into
+ * Ap[b * a_pstride + ...] and op(B) (K x N at B + b_off + b * b_bstride)
+ * into Bp[b * b_pstride + ...], in one launch: a launch costs PoCL 10-15 us
+ * of device time, as much as packing a 256 x 256 operand.  Work-groups
+ * [0, a_items) pack A, one (PKC rows of K, row panel, batch) each, a_kb
+ * K chunks by a_mp row panels by the batches; the rest pack B, one (kpi rows
+ * of K, ppi column panels, batch) each, b_kb by b_pb by the batches (sizes
+ * from the host; a_items or the B items may be none). */
+CLT_KERNEL_WG(gemm_pack, 1, 1, 1)(__global const T *A, ulong a_off, ulong a_rs, ulong a_cs,
+                                  ulong a_bstride, __global T *Ap, ulong a_pstride, ulong a_kb,
+                                  ulong a_mp, ulong a_items, __global const T *B, ulong b_off,
+                                  ulong b_rs, ulong b_cs, ulong b_bstride, __global T *Bp,
+                                  ulong b_pstride, ulong b_kb, ulong b_pb, ulong kpi, ulong ppi,
+                                  ulong M, ulong N, ulong K)
+{
+    ulong g = get_group_id(0);
+    if (g < a_items) {
+        ulong kq = g % a_kb, ip = g / a_kb % a_mp, b = g / a_kb / a_mp;
+        ulong k0 = kq * GEMM_PKC, k1 = min(k0 + GEMM_PKC, K);
+        gemm_pack_a_panel(A + a_off + b * a_bstride, a_rs, a_cs, M, K, Ap + b * a_pstride, ip,
+                          k0, k1);
+        return;
+    }
+    g -= a_items;
+    ulong kq = g % b_kb, pq = g / b_kb % b_pb, b = g / b_kb / b_pb;
+    ulong k0 = kq * kpi, k1 = min(k0 + kpi, K);
+    ulong np = (N + GEMM_NR - 1) / GEMM_NR;
+    ulong jp = pq * ppi, jp1 = min(jp + ppi, np);
+    gemm_pack_b_rows(B + b_off + b * b_bstride, b_rs, b_cs, N, K, Bp + b * b_pstride, jp, jp1,
+                     k0, k1);
 }
 
 #define GEMM_DECL_V(r, v) GV c##r##_##v = (GV)(0);

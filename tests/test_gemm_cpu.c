@@ -194,7 +194,7 @@ Test(gemm_cpu, batches_sharing_one_operand)
 }
 
 /* More than 64 column panels (2100 columns: 65 full panels and one of 20
- * columns): gemm_pack_b takes at most 64 panels per work-item, so B is
+ * columns): gemm_pack takes at most 64 panels per work-item, so B is
  * packed in two column groups, the second starting at panel 64 with a full
  * and a partial panel, and K is split into 16-row blocks and a remainder. */
 Test(gemm_cpu, wide_b_packed_in_column_groups)

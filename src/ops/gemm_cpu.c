@@ -201,8 +201,11 @@ static void choose_blocks(const gemm_tile *t, size_t mp, size_t np, size_t batch
         else
             m = (m + 1) / 2;
     }
-    *mpan = m;
-    *npan = n;
+    /* The same number of blocks, as even as they go: 43 panels in blocks
+     * of 12 leave one of 7, which one core computes while the other waits. */
+    size_t mb = (mp + m - 1) / m, nb = (np + n - 1) / n;
+    *mpan = (mp + mb - 1) / mb;
+    *npan = (np + nb - 1) / nb;
 }
 
 /* Rows of K (*kpi) and column panels (*ppi, of nr columns) per work-item
@@ -398,27 +401,24 @@ clt_status clt__gemm_cpu(clt_device *dev, clt_dtype dtype, bool trans_a, bool tr
     cl_ulong pa_ = a_once ? 0 : pa, pb_ = b_once ? 0 : pb;
     for (size_t b0 = 0; b0 < batch; b0 += chunk) {
         size_t nb = batch - b0 < chunk ? batch - b0 : chunk;
-        size_t kb = (K + GEMM_PKC - 1) / GEMM_PKC;
-        if (K > 0 && (b0 == 0 || !a_once)) {
-            cl_ulong ao = a_off + b0 * stride_a;
-            size_t gwa[3] = {kb, mp, a_once ? 1 : nb};
-            clt__arg aa[] = {CLT__ARG(A),  CLT__ARG(ao), CLT__ARG(a_rs), CLT__ARG(a_cs),
-                             CLT__ARG(sa), CLT__ARG(m_), CLT__ARG(k_),   CLT__ARG(ap),
-                             CLT__ARG(pa_)};
-            CLT__TRY(clt__launch(dev, "gemm", cfg.opts, "gemm_pack_a", 3, gwa, lwc, 9, aa));
-        }
-        if (K > 0 && (b0 == 0 || !b_once)) {
-            cl_ulong bo = b_off + b0 * stride_b;
-            size_t gwb[3], bgroups = b_once ? 1 : nb;
-            cl_ulong kpi, ppi;
-            pack_b_blocks(np, nr, K, bgroups, dev->info.compute_units, &kpi, &ppi);
-            gwb[0] = (K + kpi - 1) / kpi;
-            gwb[1] = (np + ppi - 1) / ppi;
-            gwb[2] = bgroups;
-            clt__arg ba[] = {CLT__ARG(B),  CLT__ARG(bo),  CLT__ARG(b_rs), CLT__ARG(b_cs),
-                             CLT__ARG(sb), CLT__ARG(n_),  CLT__ARG(k_),   CLT__ARG(bp),
-                             CLT__ARG(pb_), CLT__ARG(kpi), CLT__ARG(ppi)};
-            CLT__TRY(clt__launch(dev, "gemm", cfg.opts, "gemm_pack_b", 3, gwb, lwc, 11, ba));
+        /* One launch packs what this chunk needs of both operands. */
+        bool pack_a = K > 0 && (b0 == 0 || !a_once), pack_b = K > 0 && (b0 == 0 || !b_once);
+        size_t agroups = a_once ? 1 : nb, bgroups = b_once ? 1 : nb;
+        cl_ulong akb = (K + GEMM_PKC - 1) / GEMM_PKC, amp = mp, kpi = 16, ppi = 1;
+        pack_b_blocks(np, nr, K, bgroups, dev->info.compute_units, &kpi, &ppi);
+        cl_ulong bkb = (K + kpi - 1) / kpi, bpb = (np + ppi - 1) / ppi;
+        cl_ulong aitems = pack_a ? akb * amp * agroups : 0;
+        size_t bitems = pack_b ? (size_t)(bkb * bpb) * bgroups : 0;
+        if (aitems + bitems > 0) {
+            cl_ulong ao = a_off + b0 * stride_a, bo = b_off + b0 * stride_b;
+            size_t gw[1] = {(size_t)aitems + bitems};
+            clt__arg pk[] = {CLT__ARG(A),   CLT__ARG(ao),   CLT__ARG(a_rs), CLT__ARG(a_cs),
+                             CLT__ARG(sa),  CLT__ARG(ap),   CLT__ARG(pa_),  CLT__ARG(akb),
+                             CLT__ARG(amp), CLT__ARG(aitems), CLT__ARG(B),  CLT__ARG(bo),
+                             CLT__ARG(b_rs), CLT__ARG(b_cs), CLT__ARG(sb),  CLT__ARG(bp),
+                             CLT__ARG(pb_), CLT__ARG(bkb),  CLT__ARG(bpb),  CLT__ARG(kpi),
+                             CLT__ARG(ppi), CLT__ARG(m_),   CLT__ARG(n_),   CLT__ARG(k_)};
+            CLT__TRY(clt__launch(dev, "gemm", cfg.opts, "gemm_pack", 1, gw, lwc, 24, pk));
         }
         cl_ulong co = c_off + b0 * stride_c;
         size_t gwc[3] = {(np + npan - 1) / npan, (mp + mpan - 1) / mpan, nb};
