@@ -394,8 +394,17 @@ static T gemv_fold16(CAT(T, 16) v)
 #endif
 #define gemv_fold CAT(gemv_fold, GEMV_VW)
 
+/* K elements per block of gemv_dot and gemm_small.  Within a block each
+ * lane adds up GEMV_DB / GEMV_VW products in T; the folded block sums go
+ * into a compensated (Kahan) sum, so the error no longer grows with K: a
+ * float32 lane that ran through all of K stalled at 2^24 (a dot product of
+ * 2^29 ones gave 2^28). */
+#define GEMV_DB 4096
+#define GEMV_ADD(s, c, x) CLT_ADD_COMPENSATED(T, s, c, x)
+
 /* Rows of W contiguous (wks == 1) and x contiguous: each work-item takes
- * `rows` rows (a multiple of 4), four at a time against one load of x. */
+ * `rows` rows (a multiple of 4), four at a time against one load of x, K
+ * in blocks of GEMV_DB and the last K % GEMV_VW products after them. */
 CLT_KERNEL_WG(gemv_dot, 1, 1, 1)(__global const T *W, ulong woff, ulong wis, ulong wbs,
                                  __global const T *x, ulong xoff, ulong xbs, __global T *y,
                                  ulong yoff, ulong ys, ulong ybs, ulong P, ulong K, ulong rows)
@@ -412,22 +421,34 @@ CLT_KERNEL_WG(gemv_dot, 1, 1, 1)(__global const T *W, ulong woff, ulong wis, ulo
         __global const T *w1 = wb + min(i + 1, P - 1) * wis;
         __global const T *w2 = wb + min(i + 2, P - 1) * wis;
         __global const T *w3 = wb + min(i + 3, P - 1) * wis;
-        WV a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-        for (ulong k = 0; k < kv; k += GEMV_VW) {
-            WV xv = WV_LOAD(0, xb + k);
-            a0 = fma(WV_LOAD(0, w0 + k), xv, a0);
-            a1 = fma(WV_LOAD(0, w1 + k), xv, a1);
-            a2 = fma(WV_LOAD(0, w2 + k), xv, a2);
-            a3 = fma(WV_LOAD(0, w3 + k), xv, a3);
+        T s0 = 0, s1 = 0, s2 = 0, s3 = 0, c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+        for (ulong kb = 0; kb < kv; kb += GEMV_DB) {
+            ulong ke = min(kb + GEMV_DB, kv);
+            WV a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+            for (ulong k = kb; k < ke; k += GEMV_VW) {
+                WV xv = WV_LOAD(0, xb + k);
+                a0 = fma(WV_LOAD(0, w0 + k), xv, a0);
+                a1 = fma(WV_LOAD(0, w1 + k), xv, a1);
+                a2 = fma(WV_LOAD(0, w2 + k), xv, a2);
+                a3 = fma(WV_LOAD(0, w3 + k), xv, a3);
+            }
+            GEMV_ADD(s0, c0, gemv_fold(a0));
+            GEMV_ADD(s1, c1, gemv_fold(a1));
+            GEMV_ADD(s2, c2, gemv_fold(a2));
+            GEMV_ADD(s3, c3, gemv_fold(a3));
         }
-        T s0 = gemv_fold(a0), s1 = gemv_fold(a1), s2 = gemv_fold(a2), s3 = gemv_fold(a3);
+        T t0 = 0, t1 = 0, t2 = 0, t3 = 0;
         for (ulong k = kv; k < K; k++) {
             T xk = xb[k];
-            s0 = fma(w0[k], xk, s0);
-            s1 = fma(w1[k], xk, s1);
-            s2 = fma(w2[k], xk, s2);
-            s3 = fma(w3[k], xk, s3);
+            t0 = fma(w0[k], xk, t0);
+            t1 = fma(w1[k], xk, t1);
+            t2 = fma(w2[k], xk, t2);
+            t3 = fma(w3[k], xk, t3);
         }
+        GEMV_ADD(s0, c0, t0);
+        GEMV_ADD(s1, c1, t1);
+        GEMV_ADD(s2, c2, t2);
+        GEMV_ADD(s3, c3, t3);
         yb[i * ys] = s0;
         if (i + 1 < P)
             yb[(i + 1) * ys] = s1;
@@ -443,7 +464,8 @@ CLT_KERNEL_WG(gemv_dot, 1, 1, 1)(__global const T *W, ulong woff, ulong wis, ulo
  * strip instead strides through every row and runs at half the speed on
  * PoCL. */
 
-/* y[b][r * yrs + j * ys] = sum over q of part[b][q][r][j] for r < R;
+/* y[b][r * yrs + j * ys] = sum over q of part[b][q][r][j] for r < R, in
+ * order of q and compensated (GEMV_ADD);
  * work-item (c, b) takes the columns [c * GEMV_PB, (c + 1) * GEMV_PB). */
 CLT_KERNEL_WG(gemv_sum, 1, 1, 1)(__global const T *part, __global T *y, ulong yoff, ulong ys,
                                  ulong yrs, ulong ybs, ulong P, ulong R, ulong K)
@@ -455,9 +477,9 @@ CLT_KERNEL_WG(gemv_sum, 1, 1, 1)(__global const T *part, __global T *y, ulong yo
     for (ulong r = 0; r < R; r++) {
         __global const T *pb = part + (b * nq * R + r) * P;
         for (ulong j = j0; j < j1; j++) {
-            T s = pb[j];
+            T s = pb[j], e = 0;
             for (ulong q = 1; q < nq; q++)
-                s += pb[q * R * P + j];
+                GEMV_ADD(s, e, pb[q * R * P + j]);
             yb[r * yrs + j * ys] = s;
         }
     }
@@ -469,7 +491,7 @@ CLT_KERNEL_WG(gemv_sum, 1, 1, 1)(__global const T *part, __global T *y, ulong yo
  * them, over the columns [c * GEMV_PB, (c + 1) * GEMV_PB), into its own
  * partial rows part[b][q][r][...] (which stay in cache), four vectors at a
  * time and the last R % 4 one by one (the block of W comes from cache after
- * the first pass); gemv_sum then adds the partial rows in order of q. */
+ * the first pass); gemv_sum then adds up the partial rows. */
 CLT_KERNEL_WG(gemm_small_part, 1, 1, 1)(__global const T *W, ulong woff, ulong wks, ulong wbs,
                                         __global const T *x, ulong xoff, ulong xs, ulong xrs,
                                         ulong xbs, __global T *part, ulong P, ulong R, ulong K)
@@ -582,7 +604,7 @@ CLT_KERNEL_WG(gemm_small_part, 1, 1, 1)(__global const T *W, ulong woff, ulong w
  * takes `rows` rows of W (a multiple of 4), four at a time, against the
  * vectors four at a time: W comes from memory once (and from cache for each
  * further four vectors), where the packed GEMM would pad R to 12 and pack
- * all of W first. */
+ * all of W first.  K runs in blocks of GEMV_DB, as in gemv_dot. */
 CLT_KERNEL_WG(gemm_small, 1, 1, 1)(__global const T *W, ulong woff, ulong wis, ulong wbs,
                                    __global const T *X, ulong xoff, ulong xrs, ulong xbs,
                                    __global T *Y, ulong yoff, ulong yps, ulong yrs, ulong ybs,
@@ -603,30 +625,40 @@ CLT_KERNEL_WG(gemm_small, 1, 1, 1)(__global const T *W, ulong woff, ulong wis, u
             __global const T *x[4];
             for (int v = 0; v < 4; v++)
                 x[v] = xb + min(r0 + v, R - 1) * xrs;
-            WV a00 = 0, a01 = 0, a02 = 0, a03 = 0, a10 = 0, a11 = 0, a12 = 0, a13 = 0;
-            WV a20 = 0, a21 = 0, a22 = 0, a23 = 0, a30 = 0, a31 = 0, a32 = 0, a33 = 0;
-            for (ulong k = 0; k < kv; k += GEMV_VW) {
-                WV w0 = WV_LOAD(0, w[0] + k), w1 = WV_LOAD(0, w[1] + k);
-                WV w2 = WV_LOAD(0, w[2] + k), w3 = WV_LOAD(0, w[3] + k);
-                WV x0 = WV_LOAD(0, x[0] + k), x1 = WV_LOAD(0, x[1] + k);
-                WV x2 = WV_LOAD(0, x[2] + k), x3 = WV_LOAD(0, x[3] + k);
-                a00 = fma(w0, x0, a00), a01 = fma(w0, x1, a01);
-                a02 = fma(w0, x2, a02), a03 = fma(w0, x3, a03);
-                a10 = fma(w1, x0, a10), a11 = fma(w1, x1, a11);
-                a12 = fma(w1, x2, a12), a13 = fma(w1, x3, a13);
-                a20 = fma(w2, x0, a20), a21 = fma(w2, x1, a21);
-                a22 = fma(w2, x2, a22), a23 = fma(w2, x3, a23);
-                a30 = fma(w3, x0, a30), a31 = fma(w3, x1, a31);
-                a32 = fma(w3, x2, a32), a33 = fma(w3, x3, a33);
-            }
-            T s[4][4] = {{gemv_fold(a00), gemv_fold(a01), gemv_fold(a02), gemv_fold(a03)},
+            T s[4][4] = {{0}}, c[4][4] = {{0}}, t[4][4] = {{0}};
+            for (ulong kb = 0; kb < kv; kb += GEMV_DB) {
+                ulong ke = min(kb + GEMV_DB, kv);
+                WV a00 = 0, a01 = 0, a02 = 0, a03 = 0, a10 = 0, a11 = 0, a12 = 0, a13 = 0;
+                WV a20 = 0, a21 = 0, a22 = 0, a23 = 0, a30 = 0, a31 = 0, a32 = 0, a33 = 0;
+                for (ulong k = kb; k < ke; k += GEMV_VW) {
+                    WV w0 = WV_LOAD(0, w[0] + k), w1 = WV_LOAD(0, w[1] + k);
+                    WV w2 = WV_LOAD(0, w[2] + k), w3 = WV_LOAD(0, w[3] + k);
+                    WV x0 = WV_LOAD(0, x[0] + k), x1 = WV_LOAD(0, x[1] + k);
+                    WV x2 = WV_LOAD(0, x[2] + k), x3 = WV_LOAD(0, x[3] + k);
+                    a00 = fma(w0, x0, a00), a01 = fma(w0, x1, a01);
+                    a02 = fma(w0, x2, a02), a03 = fma(w0, x3, a03);
+                    a10 = fma(w1, x0, a10), a11 = fma(w1, x1, a11);
+                    a12 = fma(w1, x2, a12), a13 = fma(w1, x3, a13);
+                    a20 = fma(w2, x0, a20), a21 = fma(w2, x1, a21);
+                    a22 = fma(w2, x2, a22), a23 = fma(w2, x3, a23);
+                    a30 = fma(w3, x0, a30), a31 = fma(w3, x1, a31);
+                    a32 = fma(w3, x2, a32), a33 = fma(w3, x3, a33);
+                }
+                T f[4][4] = {{gemv_fold(a00), gemv_fold(a01), gemv_fold(a02), gemv_fold(a03)},
                              {gemv_fold(a10), gemv_fold(a11), gemv_fold(a12), gemv_fold(a13)},
                              {gemv_fold(a20), gemv_fold(a21), gemv_fold(a22), gemv_fold(a23)},
                              {gemv_fold(a30), gemv_fold(a31), gemv_fold(a32), gemv_fold(a33)}};
+                for (int u = 0; u < 4; u++)
+                    for (int v = 0; v < 4; v++)
+                        GEMV_ADD(s[u][v], c[u][v], f[u][v]);
+            }
             for (ulong k = kv; k < K; k++)
                 for (int u = 0; u < 4; u++)
                     for (int v = 0; v < 4; v++)
-                        s[u][v] = fma(w[u][k], x[v][k], s[u][v]);
+                        t[u][v] = fma(w[u][k], x[v][k], t[u][v]);
+            for (int u = 0; u < 4; u++)
+                for (int v = 0; v < 4; v++)
+                    GEMV_ADD(s[u][v], c[u][v], t[u][v]);
             for (int u = 0; u < 4; u++)
                 for (int v = 0; v < 4; v++)
                     if (i + u < P && r0 + v < R)

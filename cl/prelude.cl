@@ -75,6 +75,18 @@ typedef struct clt_offsets {
 #define STORE_HALF(p, i, v) vstore_half_rte((v), (i), (p))
 #define STORE_BOOL(p, i, v) ((p)[i] = (uchar)((v) != 0))
 
+/* Compensated (Kahan) addition of x to the sum s of floating type `type`,
+ * whose lost low-order part is -c (start both at 0): the error of a long
+ * sum stays near one rounding instead of growing with its length.  Once
+ * the sum is infinite c stays 0, so inf stays inf (inf - inf would turn c,
+ * and then the sum, into NaN).  Needs FP_CONTRACT off or no products in x. */
+#define CLT_ADD_COMPENSATED(type, s, c, x)                                     \
+    do {                                                                       \
+        type y_ = (x) - (c), t_ = (s) + y_;                                    \
+        (c) = isfinite(t_) ? (t_ - (s)) - y_ : (type)0;                        \
+        (s) = t_;                                                              \
+    } while (0)
+
 /* Offsets of element i (row-major over L->shape) in up to three strided
  * operands. */
 #define CLT_UNRAVEL3(L, i, o0, o1, o2)                                        \
