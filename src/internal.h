@@ -606,7 +606,8 @@ int clt__gemm_class(const char *name, unsigned width, const char *forced);
 
 /* True when clt__mm_small_f32 should serve C = op(A) op(B) on dev: a CPU
  * device, B not transposed (rows of op(B) contiguous), M and N at least 2
- * and M N K small enough that packing for the GEMM would not pay. */
+ * and M N K small enough that packing for the GEMM would not pay, with K
+ * at most 4096 (longer float32 chains lose accuracy). */
 bool clt__mm_small_fits(const clt_device *dev, bool trans_b, size_t M, size_t N, size_t K);
 /* The largest M N K clt__mm_small_fits accepts (tests set it to 0). */
 extern size_t clt__mm_small_limit;
@@ -625,7 +626,8 @@ clt_status clt__mm_small_f32(clt_device *dev, bool trans_a, size_t M, size_t N, 
  * (+ bias[b_off + n] when bias is not NULL) into C[c_off + m ldc + n], for
  * m < M, n < N, float32: x @ W^T + b, a linear layer, in one launch
  * (cl/mm_small.cl's mm_dot), for the sizes clt__mm_dot_fits accepts (a CPU
- * device, M N K up to clt__mm_small_limit).  Enqueues without waiting. */
+ * device, M N K up to clt__mm_small_limit, K up to 4096).  Enqueues
+ * without waiting. */
 bool clt__mm_dot_fits(const clt_device *dev, size_t M, size_t N, size_t K);
 clt_status clt__mm_dot_f32(clt_device *dev, size_t M, size_t N, size_t K, cl_mem X,
                            size_t x_off, size_t x_rs, cl_mem W, size_t w_off, size_t w_rs,
