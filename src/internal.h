@@ -466,6 +466,14 @@ typedef struct clt__offsets {
 /* A new contiguous tensor with fresh (uninitialised) storage. */
 clt_status clt__tensor_new(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
                            clt_tensor **out);
+/* clt__tensor_new for the result of the public op fn, computed from its
+ * operands' shapes (a broadcast, a product, a concatenation): a shape with
+ * too many elements or past the device's largest buffer is refused with a
+ * message that names fn ("clt_add: result shape [...] has too many
+ * elements") where clt__tensor_new says "tensor".  fn NULL: as
+ * clt__tensor_new. */
+clt_status clt__result_new(const char *fn, clt_device *dev, clt_dtype dtype, int ndim,
+                           const int64_t *shape, clt_tensor **out);
 
 /* Enqueues a non-blocking write of `bytes` from host memory src into the
  * contiguous t; *ev completes when src may be reused (NULL for 0 bytes). */
@@ -508,6 +516,8 @@ clt_status clt__same_device(const clt_tensor *a, const clt_tensor *b, const char
 /* A contiguous tensor with t's values: a new handle on t itself when it is
  * already contiguous, otherwise a strided copy.  Optionally cast. */
 clt_status clt__contiguous_as(const clt_tensor *t, clt_dtype dtype, clt_tensor **out);
+/* A fresh contiguous copy of t as dtype, allocated by clt__result_new(fn). */
+clt_status clt__copy_as(const char *fn, const clt_tensor *t, clt_dtype dtype, clt_tensor **out);
 
 /* Sets every element of t, a contiguous tensor at offset 0 (one with its
  * own storage), to value. */

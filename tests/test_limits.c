@@ -177,8 +177,14 @@ Test(limits, ops_on_huge_expanded_tensors_are_refused)
     clt_tensor *b1 = NULL, *b2 = NULL, *t = NULL;
     clt_tensor *e = expanded(dev, 2.5f, 1, &n62, &b1);
     clt_tensor *f = expanded(dev, 1.5f, 2, sq, &b2);
-    ASSERT_REFUSED(clt_add(e, e, &t), t, CLT_ERR_OUT_OF_DEVICE_MEMORY, "does not fit", dev);
-    ASSERT_REFUSED(clt_contiguous(e, &t), t, CLT_ERR_OUT_OF_DEVICE_MEMORY, "does not fit", dev);
+    ASSERT_REFUSED(clt_add(e, e, &t), t, CLT_ERR_OUT_OF_DEVICE_MEMORY,
+                   "clt_add: the result tensor of shape [4611686018427387904] (float32) has "
+                   "4611686018427387904 elements: its size in bytes does not fit",
+                   dev);
+    ASSERT_REFUSED(clt_contiguous(e, &t), t, CLT_ERR_OUT_OF_DEVICE_MEMORY,
+                   "clt_contiguous: the result tensor of shape [4611686018427387904] (float32) "
+                   "has 4611686018427387904 elements: its size in bytes does not fit",
+                   dev);
     ASSERT_REFUSED(clt_add(f, f, &t), t, CLT_ERR_OUT_OF_DEVICE_MEMORY, "does not fit", dev);
     ASSERT_REFUSED(clt_contiguous(f, &t), t, CLT_ERR_OUT_OF_DEVICE_MEMORY, "does not fit", dev);
     ASSERT_REFUSED(clt_mul_scalar(f, 2.0, &t), t, CLT_ERR_OUT_OF_DEVICE_MEMORY, "does not fit",
@@ -192,7 +198,8 @@ Test(limits, ops_on_huge_expanded_tensors_are_refused)
     ASSERT_REFUSED(clt_cat(four, 4, 0, &t), t, CLT_ERR_INVALID_ARGUMENT,
                    "add up past the int64 range", dev);
     const clt_tensor *two[2] = {e, e};
-    ASSERT_REFUSED(clt_stack(two, 2, 0, &t), t, CLT_ERR_INVALID_ARGUMENT, "too many elements",
+    ASSERT_REFUSED(clt_stack(two, 2, 0, &t), t, CLT_ERR_INVALID_ARGUMENT,
+                   "clt_stack: result shape [2, 4611686018427387904] has too many elements",
                    dev);
     cr_assert_eq(first_value(b1), 2.5f);
     cr_assert_eq(first_value(b2), 1.5f);
@@ -289,7 +296,10 @@ Test(limits, computed_shapes_that_overflow_are_refused)
     int64_t ones4[4] = {1, 1, 1, 1};
     CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 4, ones4, &v, &bb));
     CHECK(clt_expand(bb, 4, bs4, &bm));
-    ASSERT_REFUSED(clt_matmul(bm, a, &t), t, CLT_ERR_INVALID_ARGUMENT, "too many elements", dev);
+    ASSERT_REFUSED(clt_matmul(bm, a, &t), t, CLT_ERR_INVALID_ARGUMENT,
+                   "clt_matmul: result shape [1073741824, 1099511627776, 1, 1] has too many "
+                   "elements",
+                   dev);
     /* a Conv2d layer whose fan-in (in_channels * kernel) passes int64 (found by
      * tests/fuzz.c under UBSan: the product overflowed before the weight was
      * refused) */
@@ -301,6 +311,67 @@ Test(limits, computed_shapes_that_overflow_are_refused)
     clt_tensor_free(bm);
     clt_tensor_free(bb);
     clt_tensor_free(x);
+    clt_tensor_free(w);
+}
+
+/* A result shape that an op computes from its operands (broadcast, product,
+ * concatenation) and that has too many elements is refused with the op
+ * named, not the tensor layer that allocates it. */
+Test(limits, oversized_results_name_the_op)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t col[2] = {(int64_t)1 << 40, 1}, row[2] = {1, (int64_t)1 << 40};
+    clt_tensor *b1 = NULL, *b2 = NULL, *b3 = NULL, *b4 = NULL, *t = NULL, *mask = NULL;
+    clt_tensor *c = NULL, *idx = NULL, *w = NULL;
+    clt_tensor *a = expanded(dev, 1.0f, 2, col, &b1), *b = expanded(dev, 2.0f, 2, row, &b2);
+#define NAMED(call, name)                                                                \
+    ASSERT_REFUSED(call, t, CLT_ERR_INVALID_ARGUMENT,                                    \
+                   name ": result shape [1099511627776, 1099511627776] has too many "    \
+                        "elements",                                                      \
+                   dev)
+    NAMED(clt_add(a, b, &t), "clt_add");
+    NAMED(clt_mul(a, b, &t), "clt_mul");
+    NAMED(clt_lt(a, b, &t), "clt_lt");
+    NAMED(clt_matmul(a, b, &t), "clt_matmul");
+    bool m = true;
+    CHECK(clt_tensor_from_host(dev, CLT_BOOL, 2, (int64_t[]){1, 1}, &m, &b3));
+    CHECK(clt_expand(b3, 2, row, &mask));
+    NAMED(clt_where(mask, a, a, &t), "clt_where");
+    NAMED(clt_masked_fill(a, mask, 0.0, &t), "clt_masked_fill");
+#undef NAMED
+    /* one_hot and embedding: the indices' shape with one more dimension */
+    int64_t zero = 0, sq[2] = {(int64_t)1 << 31, (int64_t)1 << 31};
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, 2, (int64_t[]){1, 1}, &zero, &b4));
+    CHECK(clt_expand(b4, 2, sq, &idx));
+    ASSERT_REFUSED(clt_one_hot(idx, (int64_t)1 << 2, &t), t, CLT_ERR_INVALID_ARGUMENT,
+                   "clt_one_hot: result shape [2147483648, 2147483648, 4] has too many "
+                   "elements",
+                   dev);
+    CHECK(clt_ones(dev, CLT_FLOAT32, 2, (int64_t[]){1, 4}, &w));
+    ASSERT_REFUSED(clt_embedding(w, idx, &t), t, CLT_ERR_INVALID_ARGUMENT,
+                   "clt_embedding: result shape [2147483648, 2147483648, 4] has too many "
+                   "elements",
+                   dev);
+    /* a size past the largest buffer, from an expansion made contiguous */
+    ASSERT_REFUSED(clt_contiguous(a, &t), t, CLT_ERR_OUT_OF_DEVICE_MEMORY,
+                   "clt_contiguous: the result tensor of shape [1099511627776, 1] (float32, "
+                   "4398046511104 bytes) exceeds the largest buffer",
+                   dev);
+    /* a fitting result is unaffected */
+    CHECK(clt_narrow(a, 0, 0, 1, &c));
+    CHECK(clt_add(c, c, &t));
+    cr_assert_eq(clt_tensor_numel(t), 1);
+    cr_assert_eq(first_value(t), 2.0f);
+    clt_tensor_free(t);
+    clt_tensor_free(c);
+    clt_tensor_free(mask);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(b1);
+    clt_tensor_free(b2);
+    clt_tensor_free(b3);
+    clt_tensor_free(b4);
+    clt_tensor_free(idx);
     clt_tensor_free(w);
 }
 

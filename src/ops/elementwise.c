@@ -268,7 +268,7 @@ static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
     clt_dtype rt = kind == COMPARE ? CLT_BOOL : ct;
     if (!usable_into(into, rt, n, shape)) {
         into = NULL;
-        CLT__TRY(clt__tensor_new(a->dev, rt, n, shape, &r));
+        CLT__TRY(clt__result_new(fn, a->dev, rt, n, shape, &r));
     }
     {
         clt_tensor *w = into ? into : r;
@@ -575,7 +575,7 @@ clt_status clt__where(const clt_tensor *cond, const clt_tensor *a, const clt_ten
     const clt_tensor *ua, *ub;
     CLT__TRY(as_dtype(a, ct, &ta, &ua));
     CLT__TRY(as_dtype(b, ct, &tb, &ub));
-    CLT__TRY(clt__tensor_new(a->dev, ct, n, shape, &r));
+    CLT__TRY(clt__result_new(fn, a->dev, ct, n, shape, &r));
     {
         clt__layout L;
         geom g = layout_inputs(r, 3, (const clt_tensor *[]){cond, ua, ub}, &L);

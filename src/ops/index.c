@@ -253,7 +253,7 @@ clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, c
     memcpy(shape, indices->shape, sizeof(int64_t) * (size_t)indices->ndim);
     shape[n - 1] = weight->shape[1];
     clt_tensor *r = NULL;
-    CLT__TRY(clt__tensor_new(weight->dev, weight->dtype, n, shape, &r));
+    CLT__TRY(clt__result_new(fn, weight->dev, weight->dtype, n, shape, &r));
     {
         clt__layout L = layout_new(n, shape);
         L.s0[n - 1] = weight->strides[1];
@@ -553,7 +553,7 @@ clt_status clt__masked_fill(const clt_tensor *t, const clt_tensor *mask, double 
     if (st != CLT_OK)
         return st;
     clt_tensor *r = NULL;
-    CLT__TRY(clt__tensor_new(t->dev, t->dtype, n, shape, &r));
+    CLT__TRY(clt__result_new(fn, t->dev, t->dtype, n, shape, &r));
     if (r->numel > 0) {
         int64_t one = 1;
         clt__layout L = layout_new(n > 0 ? n : 1, n > 0 ? shape : &one);
@@ -614,7 +614,7 @@ clt_status clt__one_hot(const clt_tensor *indices, int64_t num_classes, clt_tens
     shape[n - 1] = num_classes;
     clt_tensor *r = NULL;
     clt_status st = CLT_OK;
-    CLT__TRY(clt__tensor_new(indices->dev, CLT_INT64, n, shape, &r));
+    CLT__TRY(clt__result_new(fn, indices->dev, CLT_INT64, n, shape, &r));
     if (r->numel > 0) {
         cl_mem err = NULL;
         CLT__TRY(clt__index_errors(r->dev, &err));

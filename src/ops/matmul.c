@@ -324,7 +324,7 @@ clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int bac
         CLT__TRY(clt_zeros(a->dev, a->dtype, nr, rshape, &r));
         goto finish;
     }
-    CLT__TRY(clt__tensor_new(a->dev, a->dtype, nr, rshape, &r));
+    CLT__TRY(clt__result_new(fn, a->dev, a->dtype, nr, rshape, &r));
     if (r->numel == 0)
         goto finish;
     CLT__TRY(prepare(a, true, nbatch, bshape, M, K, &A));

@@ -18,7 +18,9 @@ const char *clt__shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
     return buf;
 }
 
-clt_status clt__check_shape(int ndim, const int64_t *shape, const char *fn)
+/* clt__check_shape; `what` names the shape in the message ("shape", or
+ * "result shape" for an op's result). */
+static clt_status check_shape(int ndim, const int64_t *shape, const char *fn, const char *what)
 {
     if (ndim < 0 || ndim > CLT_MAX_DIMS)
         return clt__error(CLT_ERR_TOO_MANY_DIMS, "%s: %d dimensions asked; at most %d supported",
@@ -42,13 +44,18 @@ clt_status clt__check_shape(int ndim, const int64_t *shape, const char *fn)
             clt__shape_str(s, sizeof s, ndim, shape);
             for (d++; d < ndim; d++)
                 empty |= shape[d] == 0;
-            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: shape %s has too many elements%s",
-                              fn, s,
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s %s has too many elements%s",
+                              fn, what, s,
                               empty ? " (its sizes other than 0 multiply past the int64 range)"
                                     : "");
         }
     }
     return CLT_OK;
+}
+
+clt_status clt__check_shape(int ndim, const int64_t *shape, const char *fn)
+{
+    return check_shape(ndim, shape, fn, "shape");
 }
 
 clt_status clt__wrap_dim(int dim, int n, int *out, const char *fn)
@@ -112,7 +119,14 @@ static void storage_release(clt__storage *s)
 clt_status clt__tensor_new(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
                            clt_tensor **out)
 {
-    clt_status st = clt__check_shape(ndim, shape, "tensor");
+    return clt__result_new(NULL, dev, dtype, ndim, shape, out);
+}
+
+clt_status clt__result_new(const char *fn, clt_device *dev, clt_dtype dtype, int ndim,
+                           const int64_t *shape, clt_tensor **out)
+{
+    clt_status st = fn ? check_shape(ndim, shape, fn, "result shape")
+                       : check_shape(ndim, shape, "tensor", "shape");
     if (st != CLT_OK)
         return st;
     st = clt__device_open(dev);
@@ -143,8 +157,9 @@ clt_status clt__tensor_new(clt_device *dev, clt_dtype dtype, int ndim, const int
         free(t);
         free(s);
         return clt__error(CLT_ERR_OUT_OF_DEVICE_MEMORY,
-                          "tensor of shape %s (%s) has %lld elements: its size in bytes does "
-                          "not fit in size_t",
+                          "%s%stensor of shape %s (%s) has %lld elements: its size in bytes "
+                          "does not fit in size_t",
+                          fn ? fn : "", fn ? ": the result " : "",
                           clt__shape_str(sh, sizeof sh, ndim, shape), clt_dtype_name(dtype),
                           numel);
     }
@@ -153,8 +168,9 @@ clt_status clt__tensor_new(clt_device *dev, clt_dtype dtype, int ndim, const int
         if (dev->info.max_alloc_bytes && s->bytes > dev->info.max_alloc_bytes) {
             char sh[160];
             st = clt__error(CLT_ERR_OUT_OF_DEVICE_MEMORY,
-                            "tensor of shape %s (%s, %zu bytes) exceeds the largest buffer %s "
-                            "(%s) allows: %llu bytes",
+                            "%s%stensor of shape %s (%s, %zu bytes) exceeds the largest buffer "
+                            "%s (%s) allows: %llu bytes",
+                            fn ? fn : "", fn ? ": the result " : "",
                             clt__shape_str(sh, sizeof sh, ndim, shape), clt_dtype_name(dtype),
                             s->bytes, dev->label, dev->info.name,
                             (unsigned long long)dev->info.max_alloc_bytes);
@@ -539,12 +555,10 @@ clt_status clt__copy_strided(clt_tensor *dst, const clt_tensor *src)
     return clt__launch(dst->dev, "copy", opts, "copy_to_strided", 1, &gws, NULL, 4, args);
 }
 
-clt_status clt__contiguous_as(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
+clt_status clt__copy_as(const char *fn, const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
 {
-    if (t->dtype == dtype && clt__is_contiguous(t))
-        return clt__tensor_view(t, t->ndim, t->shape, t->strides, t->offset, out);
     clt_tensor *c = NULL;
-    clt_status st = clt__tensor_new(t->dev, dtype, t->ndim, t->shape, &c);
+    clt_status st = clt__result_new(fn, t->dev, dtype, t->ndim, t->shape, &c);
     if (st == CLT_OK)
         st = clt__copy_into(c, t);
     if (st != CLT_OK) {
@@ -555,21 +569,20 @@ clt_status clt__contiguous_as(const clt_tensor *t, clt_dtype dtype, clt_tensor *
     return CLT_OK;
 }
 
+clt_status clt__contiguous_as(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
+{
+    if (t->dtype == dtype && clt__is_contiguous(t))
+        return clt__tensor_view(t, t->ndim, t->shape, t->strides, t->offset, out);
+    return clt__copy_as(NULL, t, dtype, out);
+}
+
 clt_status clt__clone(const clt_tensor *t, clt_tensor **out)
 {
     CLT__REQUIRE_ARG(out, "clt_clone");
     *out = NULL;
     CLT__REQUIRE_ARG(t, "clt_clone");
-    clt_tensor *c = NULL;
-    clt_status st = clt__tensor_new(t->dev, t->dtype, t->ndim, t->shape, &c);
-    if (st == CLT_OK)
-        st = clt__copy_into(c, t);
-    if (st != CLT_OK) {
-        clt_tensor_free(c);
-        return st;
-    }
-    *out = c;
-    return clt__ok();
+    clt_status st = clt__copy_as("clt_clone", t, t->dtype, out);
+    return st == CLT_OK ? clt__ok() : st;
 }
 
 clt_status clt__to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)

@@ -448,7 +448,9 @@ clt_status clt__contiguous(const clt_tensor *t, clt_tensor **out)
     CLT__REQUIRE_ARG(out, "clt_contiguous");
     *out = NULL;
     CLT__REQUIRE_ARG(t, "clt_contiguous");
-    return finish(clt__contiguous_as(t, t->dtype, out));
+    if (clt__is_contiguous(t))
+        return finish(clt__contiguous_as(t, t->dtype, out));
+    return finish(clt__copy_as("clt_contiguous", t, t->dtype, out));
 }
 
 /* ---- cat and stack ---------------------------------------------------------- */
@@ -560,7 +562,7 @@ static clt_status cat_impl(const clt_tensor *const *ts, size_t n, int dim, clt_t
         return st;
 
     clt_tensor *r = NULL, *slot = NULL;
-    CLT__TRY(clt__tensor_new(ref->dev, dtype, ref->ndim, shape, &r));
+    CLT__TRY(clt__result_new(fn, ref->dev, dtype, ref->ndim, shape, &r));
     int64_t pos = 0;
     for (size_t i = 0; i < n; i++) {
         const clt_tensor *t = ts[i];
