@@ -454,6 +454,35 @@ Test(loss, long_reductions)
     clt_tensor_free(tw);
 }
 
+/* float32 means over 2^21 rows: the per-row values are added compensated.
+ * Plain float32 sums of 2^13-row chunks made the mean cross entropy of
+ * equal rows of log(2) 6.4e-5 high. */
+Test(loss, long_float32_means_keep_their_accuracy)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = (int64_t)1 << 21, xs[2] = {n, 2};
+    clt_tensor *x = NULL, *t = NULL, *a = NULL, *z = NULL, *r = NULL;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 2, xs, &x));
+    CHECK(clt_zeros(dev, CLT_INT64, 1, &n, &t));
+    double got, want = log(2.0);
+    CHECK(clt_cross_entropy(x, t, NULL, &r));
+    CHECK(clt_tensor_item(r, &got));
+    cr_assert(fabs(got - want) <= 1e-6 * want, "cross entropy %.9g, want %.9g", got, want);
+    clt_tensor_free(r);
+    /* mse: every element (0.1f)^2 in float32 */
+    CHECK(clt_full(dev, CLT_FLOAT32, 1, &n, 0.1, &a));
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, &n, &z));
+    CHECK(clt_mse_loss(a, z, CLT_REDUCTION_MEAN, &r));
+    CHECK(clt_tensor_item(r, &got));
+    want = (double)(0.1f * 0.1f);
+    cr_assert(fabs(got - want) <= 1e-6 * want, "mse %.9g, want %.9g", got, want);
+    clt_tensor_free(r);
+    clt_tensor_free(a);
+    clt_tensor_free(z);
+    clt_tensor_free(x);
+    clt_tensor_free(t);
+}
+
 /* ---- gradients, float64 finite differences ---------------------------------------- */
 
 typedef struct ce_ctx {

@@ -385,3 +385,95 @@ Test(matmul, mixed_devices)
                   strstr(clt_last_error(), clt_device_label(other)),
               "%s", clt_last_error());
 }
+
+/* ---- accuracy of long sums over K --------------------------------------------- */
+
+/* Element i of a float32 matmul result. */
+static double element(const clt_tensor *c, int64_t i)
+{
+    float *got = read_f32(c);
+    double v = got[i];
+    free(got);
+    return v;
+}
+
+/* clt_matmul(a, b)[i] against want, relative tolerance rtol. */
+static void expect_close(const clt_tensor *a, const clt_tensor *b, int64_t i, double want,
+                         double rtol, const char *what)
+{
+    clt_tensor *c = NULL;
+    CHECK(clt_matmul(a, b, &c));
+    double got = element(c, i);
+    cr_assert(fabs(got - want) <= rtol * fabs(want), "%s: %.9g, want %.9g (relative error %.2e)",
+              what, got, want, fabs(got - want) / fabs(want));
+    clt_tensor_free(c);
+}
+
+/* Long float32 dot products keep their accuracy: K runs in blocks whose
+ * sums are added compensated.  One accumulator per lane over all of K used
+ * to stall at 2^24 (2^29 ones gave 2^28) and, short of that, drift: 2^22
+ * copies of 0.1 summed 2.5e-3 low, a [2, 2^21] @ [2^21, 2] product (the
+ * small-product kernel) 1.7e-2.  Every path of a product with one or two
+ * rows: gemv_dot, gemm_small, gemm_small_part with gemv_sum. */
+Test(matmul, long_sums_keep_float32_accuracy)
+{
+    clt_device *dev = get_device("cpu");
+    const double tenth = (double)0.1f; /* the float32 value every element holds */
+    int64_t K = (int64_t)1 << 22, H = K / 2, K4 = K / 4;
+    clt_tensor *x = NULL, *ones = NULL, *w = NULL, *a2 = NULL, *b2 = NULL, *bt = NULL;
+    clt_tensor *ok = NULL;
+    CHECK(clt_full(dev, CLT_FLOAT32, 1, &K, 0.1, &x));
+    CHECK(clt_ones(dev, CLT_FLOAT32, 1, &K, &ones));
+    expect_close(x, ones, 0, (double)K * tenth, 1e-5, "dot [2^22]");
+    CHECK(clt_full(dev, CLT_FLOAT32, 2, (int64_t[]){4, K4}, 0.1, &w));
+    CHECK(clt_ones(dev, CLT_FLOAT32, 1, &K4, &ok));
+    expect_close(w, ok, 3, (double)K4 * tenth, 1e-5, "[4, 2^20] @ [2^20]");
+    CHECK(clt_full(dev, CLT_FLOAT32, 2, (int64_t[]){2, H}, 0.1, &a2));
+    CHECK(clt_ones(dev, CLT_FLOAT32, 2, (int64_t[]){H, 2}, &b2));
+    expect_close(a2, b2, 3, (double)H * tenth, 1e-5, "[2, 2^21] @ [2^21, 2]");
+    clt_tensor *bv = NULL;
+    CHECK(clt_ones(dev, CLT_FLOAT32, 2, (int64_t[]){2, H}, &bv));
+    CHECK(clt_transpose(bv, 0, 1, &bt));
+    expect_close(a2, bt, 3, (double)H * tenth, 1e-5, "[2, 2^21] @ [2, 2^21]^T");
+    clt_tensor_free(bv);
+
+    /* random values against a float64 sum on the host */
+    float *hx = malloc((size_t)K * sizeof *hx);
+    cr_assert(hx);
+    fill_random(hx, (size_t)K, 7);
+    double want = 0;
+    for (int64_t i = 0; i < K; i++) {
+        hx[i] = fabsf(hx[i]); /* in [0, 10]: no cancellation */
+        want += hx[i];
+    }
+    clt_tensor *r = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &K, hx, &r));
+    expect_close(r, ones, 0, want, 1e-6, "random dot [2^22]");
+
+    /* an infinite element stays inf through the compensated sums (inf -
+     * inf would make NaN), in whichever block it lies */
+    int64_t n = 3 * 4096 + 5;
+    for (int64_t at = 0; at < n; at += 4099) {
+        for (int64_t i = 0; i < n; i++)
+            hx[i] = 1.0f;
+        hx[at] = INFINITY;
+        clt_tensor *v = NULL, *u = NULL, *c = NULL;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, hx, &v));
+        CHECK(clt_ones(dev, CLT_FLOAT32, 1, &n, &u));
+        CHECK(clt_matmul(v, u, &c));
+        double got = element(c, 0);
+        cr_assert(isinf(got) && got > 0, "inf at %lld: %g", (long long)at, got);
+        clt_tensor_free(c);
+        clt_tensor_free(u);
+        clt_tensor_free(v);
+    }
+    free(hx);
+    clt_tensor_free(r);
+    clt_tensor_free(x);
+    clt_tensor_free(ones);
+    clt_tensor_free(w);
+    clt_tensor_free(ok);
+    clt_tensor_free(a2);
+    clt_tensor_free(b2);
+    clt_tensor_free(bt);
+}
