@@ -48,6 +48,33 @@ inline T_C hsum(V v)
     return w.s0 + w.s1;
 }
 
+/* s = the sum over a row of nv vectors and a tail of exponentials: VEXP
+ * gives vector i's (as V e), TEXP element k's (as T_C e), and each may
+ * also store it.  Vectors are summed in blocks of SM_BLOCK, whose sums and
+ * the tail's are added compensated: one vector of lanes over the whole row
+ * drifted (a row of 2^26 random values gave a sum 0.4% off) and stopped
+ * growing at 2^24 per lane. */
+#define SM_BLOCK 64
+#define SM_SUM_EXP(s, nv, n, VEXP, TEXP)                                       \
+    do {                                                                       \
+        T_C c_ = 0, t_ = 0;                                                    \
+        s = 0;                                                                 \
+        for (ulong i0 = 0; i0 < (nv); i0 += SM_BLOCK) {                        \
+            ulong i1 = min(i0 + SM_BLOCK, (ulong)(nv));                        \
+            V sv = (V)(0);                                                     \
+            for (ulong i = i0; i < i1; i++) {                                  \
+                VEXP;                                                          \
+                sv += e;                                                       \
+            }                                                                  \
+            CLT_ADD_COMPENSATED(T_C, s, c_, hsum(sv));                         \
+        }                                                                      \
+        for (ulong k = (nv) * SM_VW; k < (n); k++) {                           \
+            TEXP;                                                              \
+            t_ += e;                                                           \
+        }                                                                      \
+        CLT_ADD_COMPENSATED(T_C, s, c_, t_);                                   \
+    } while (0)
+
 CLT_KERNEL(softmax_cpu)(__global T *out, __global const T *in, ulong in_off, ulong rows,
                         ulong n, ulong inner, int logmode)
 {
@@ -68,13 +95,8 @@ CLT_KERNEL(softmax_cpu)(__global T *out, __global const T *in, ulong in_off, ulo
         m = hmax(mv);
         for (ulong k = nv * SM_VW; k < n; k++)
             m = fmax(m, T_LOAD(x, k));
-        V sv = (V)(0);
         if (logmode) {
-            for (ulong i = 0; i < nv; i++)
-                sv += exp(VLOADW(i, x) - m);
-            s = hsum(sv);
-            for (ulong k = nv * SM_VW; k < n; k++)
-                s += exp(T_LOAD(x, k) - m);
+            SM_SUM_EXP(s, nv, n, V e = exp(VLOADW(i, x) - m), T_C e = exp(T_LOAD(x, k) - m));
             T_C ls = log(s);
             for (ulong i = 0; i < nv; i++)
                 VSTOREW((VLOADW(i, x) - m) - ls, i, y);
@@ -84,11 +106,7 @@ CLT_KERNEL(softmax_cpu)(__global T *out, __global const T *in, ulong in_off, ulo
         }
 #ifdef SM_HALF
         /* Half storage would round exp() twice: compute it again instead. */
-        for (ulong i = 0; i < nv; i++)
-            sv += exp(VLOADW(i, x) - m);
-        s = hsum(sv);
-        for (ulong k = nv * SM_VW; k < n; k++)
-            s += exp(T_LOAD(x, k) - m);
+        SM_SUM_EXP(s, nv, n, V e = exp(VLOADW(i, x) - m), T_C e = exp(T_LOAD(x, k) - m));
         T_C inv = (T_C)1 / s;
         for (ulong i = 0; i < nv; i++)
             VSTOREW(exp(VLOADW(i, x) - m) * inv, i, y);
@@ -96,17 +114,8 @@ CLT_KERNEL(softmax_cpu)(__global T *out, __global const T *in, ulong in_off, ulo
             T_STORE(y, k, exp(T_LOAD(x, k) - m) * inv);
 #else
         /* exp() dominates: keep each value in the output and scale it. */
-        for (ulong i = 0; i < nv; i++) {
-            V e = exp(VLOADW(i, x) - m);
-            sv += e;
-            VSTOREW(e, i, y);
-        }
-        s = hsum(sv);
-        for (ulong k = nv * SM_VW; k < n; k++) {
-            T_C e = exp(T_LOAD(x, k) - m);
-            s += e;
-            T_STORE(y, k, e);
-        }
+        SM_SUM_EXP(s, nv, n, V e = exp(VLOADW(i, x) - m); VSTOREW(e, i, y),
+                   T_C e = exp(T_LOAD(x, k) - m); T_STORE(y, k, e));
         T_C inv = (T_C)1 / s;
         for (ulong i = 0; i < nv; i++)
             VSTOREW(VLOADW(i, y) * inv, i, y);
@@ -120,8 +129,9 @@ CLT_KERNEL(softmax_cpu)(__global T *out, __global const T *in, ulong in_off, ulo
     for (ulong k = 0; k < n; k++)
         m = fmax(m, T_LOAD(x, k * inner));
     s = 0;
+    T_C c = 0;
     for (ulong k = 0; k < n; k++)
-        s += exp(T_LOAD(x, k * inner) - m);
+        CLT_ADD_COMPENSATED(T_C, s, c, exp(T_LOAD(x, k * inner) - m));
     if (logmode) {
         T_C ls = log(s);
         for (ulong k = 0; k < n; k++)

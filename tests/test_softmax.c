@@ -275,3 +275,40 @@ Test(softmax, log_softmax_precision_on_large_values)
         }
     }
 }
+
+/* A long row's sum of exponentials keeps float32 accuracy on the CPU
+ * variant, along memory (vectors in blocks, compensated) and strided
+ * (compensated element by element): a row of 2^22 values whose
+ * exponentials are all about 0.1 (the first, the maximum, gives 1).
+ * Sixteen lanes over the whole row, or one for a strided row, used to make
+ * the sum 1e-3 off. */
+Test(softmax, long_row_sums_keep_float32_accuracy)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = (int64_t)1 << 22;
+    float *h = malloc((size_t)n * 2 * sizeof *h);
+    cr_assert(h);
+    const float low = (float)log(0.1);
+    for (int64_t k = 0; k < 2 * n; k++)
+        h[k] = k < 2 ? 0.0f : low; /* [n] uses the first n, [n, 2] all */
+    double sum = 1 + (double)(n - 1) * exp((double)low); /* max 0: exp(x - 0) */
+    clt_tensor *x[2] = {NULL, NULL}, *y = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, h + 1, &x[0]));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){n, 2}, h, &x[1]));
+    for (int logmode = 0; logmode < 2; logmode++) {
+        for (int strided = 0; strided < 2; strided++) {
+            CHECK(clt__softmax_variant(x[strided], 0, logmode, CLT__SOFTMAX_CPU, &y));
+            float *got = read_f32(y);
+            double first = got[strided], want = logmode ? -log(sum) : 1 / sum;
+            free(got);
+            cr_assert(fabs(first - want) <= 1e-5 * fabs(want),
+                      "%s%s: %.9g, want %.9g (relative error %.2e)",
+                      logmode ? "log_softmax" : "softmax", strided ? " strided" : "", first,
+                      want, fabs(first - want) / fabs(want));
+            clt_tensor_free(y);
+        }
+    }
+    clt_tensor_free(x[0]);
+    clt_tensor_free(x[1]);
+    free(h);
+}
