@@ -474,13 +474,26 @@ CLT_KERNEL_WG(gemv_sum, 1, 1, 1)(__global const T *part, __global T *y, ulong yo
     ulong nq = (K + GEMV_KB - 1) / GEMV_KB;
     ulong j0 = c * GEMV_PB, j1 = min(j0 + GEMV_PB, P);
     __global T *yb = y + yoff + b * ybs;
+    ulong jv = j0 + (j1 - j0) / GEMV_VW * GEMV_VW;
     for (ulong r = 0; r < R; r++) {
         __global const T *pb = part + (b * nq * R + r) * P;
-        for (ulong j = j0; j < j1; j++) {
+        __global T *yr = yb + r * yrs;
+        /* GEMV_VW columns at a time: the compensated sums' dependent
+         * operations, one column at a time, took longer than the products */
+        for (ulong j = j0; j < jv; j += GEMV_VW) {
+            WV s = WV_LOAD(0, pb + j), e = 0;
+            for (ulong q = 1; q < nq; q++)
+                CLT_ADD_COMPENSATED(WV, s, e, WV_LOAD(0, pb + q * R * P + j));
+            T t[GEMV_VW];
+            WV_STORE(s, 0, t);
+            for (int l = 0; l < GEMV_VW; l++)
+                yr[(j + l) * ys] = t[l];
+        }
+        for (ulong j = jv; j < j1; j++) {
             T s = pb[j], e = 0;
             for (ulong q = 1; q < nq; q++)
                 GEMV_ADD(s, e, pb[q * R * P + j]);
-            yb[r * yrs + j * ys] = s;
+            yr[j * ys] = s;
         }
     }
 }
