@@ -63,6 +63,34 @@ static inline void fill_random(float *x, size_t n, unsigned seed)
     }
 }
 
+/* The gradient of a float32 tensor (clt_grad), read into a new malloc'd
+ * array. */
+static inline float *read_grad_f32(const clt_tensor *t)
+{
+    clt_tensor *g = NULL;
+    CHECK(clt_grad(t, &g));
+    cr_assert_not_null(g, "no gradient");
+    float *h = read_f32(g);
+    clt_tensor_free(g);
+    return h;
+}
+
+static inline clt_memory_stats mem_stats(clt_device *dev)
+{
+    clt_memory_stats s;
+    CHECK(clt_memory_stats_get(dev, &s));
+    return s;
+}
+
+/* A suite's .init for tests of the caching allocator and its limits: the
+ * allocator reads CLTENSOR_POOL and CLTENSOR_MEMORY_FRACTION once per
+ * process, at its first use, and each test runs in a process of its own. */
+static inline void pool_defaults(void)
+{
+    unsetenv("CLTENSOR_POOL");
+    unsetenv("CLTENSOR_MEMORY_FRACTION");
+}
+
 /* Equal within a relative and absolute tolerance; NaN equals NaN. */
 static inline int close_enough(double got, double want, double rtol, double atol)
 {
