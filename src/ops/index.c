@@ -63,6 +63,36 @@ static clt_status same_dtype(const clt_tensor *t, const clt_tensor *src, const c
 }
 
 /* Build options of cl/index.cl for data dtype t (one_hot uses int64). */
+/* What the ops that take an index check first: one device, int64 indices,
+ * src (NULL for those that only read) of t's dtype, dim wrapped over nd
+ * dims, and a dtype the device holds. */
+static clt_status index_checks(const clt_tensor *t, int dim, int nd, const clt_tensor *index,
+                               const clt_tensor *src, int *d, const char *fn)
+{
+    clt_status st = clt__same_device(t, index, fn);
+    if (st == CLT_OK && src)
+        st = clt__same_device(t, src, fn);
+    if (st == CLT_OK)
+        st = index_dtype(index, fn, "index");
+    if (st == CLT_OK && src)
+        st = same_dtype(t, src, fn);
+    if (st == CLT_OK)
+        st = clt__wrap_dim(dim, nd, d, fn);
+    if (st == CLT_OK)
+        st = clt__check_dtype(t->dev, t->dtype, fn);
+    return st;
+}
+
+static clt_status vector_index(const clt_tensor *index, const char *fn)
+{
+    char s[160];
+    if (index->ndim <= 1)
+        return CLT_OK;
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "%s: index is supposed to be a vector, but has shape %s", fn,
+                      shape_of(s, sizeof s, index));
+}
+
 static const char *options(clt_dtype t)
 {
     static clt__opts_slot slots[CLT_DTYPE_COUNT];
@@ -138,21 +168,11 @@ clt_status clt__index_select(const clt_tensor *t, int dim, const clt_tensor *ind
     CLT__REQUIRE_ARG(index, fn);
     int64_t ts[CLT_MAX_DIMS], tst[CLT_MAX_DIMS], is[1], ist[1];
     int nd = nonempty(t, ts, tst), d = 0;
-    clt_status st = clt__same_device(t, index, fn);
+    clt_status st = index_checks(t, dim, nd, index, NULL, &d, fn);
     if (st == CLT_OK)
-        st = index_dtype(index, fn, "index");
-    if (st == CLT_OK)
-        st = clt__wrap_dim(dim, nd, &d, fn);
-    if (st == CLT_OK)
-        st = clt__check_dtype(t->dev, t->dtype, fn);
+        st = vector_index(index, fn);
     if (st != CLT_OK)
         return st;
-    if (index->ndim > 1) {
-        char s[160];
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: index is supposed to be a vector, but has shape %s", fn,
-                          shape_of(s, sizeof s, index));
-    }
     int64_t count = index->numel;
     if (t->ndim == 0 && count != 1)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -187,13 +207,7 @@ clt_status clt__gather(const clt_tensor *t, int dim, const clt_tensor *index, cl
     CLT__REQUIRE_ARG(index, fn);
     int64_t ts[CLT_MAX_DIMS], tst[CLT_MAX_DIMS], is[CLT_MAX_DIMS], ist[CLT_MAX_DIMS];
     int nd = nonempty(t, ts, tst), ind = nonempty(index, is, ist), d = 0;
-    clt_status st = clt__same_device(t, index, fn);
-    if (st == CLT_OK)
-        st = index_dtype(index, fn, "index");
-    if (st == CLT_OK)
-        st = clt__wrap_dim(dim, nd, &d, fn);
-    if (st == CLT_OK)
-        st = clt__check_dtype(t->dev, t->dtype, fn);
+    clt_status st = index_checks(t, dim, nd, index, NULL, &d, fn);
     if (st != CLT_OK)
         return st;
     char s1[160], s2[160];
@@ -324,25 +338,6 @@ static clt_status scatter_into(clt_tensor *dst, int d, const clt_tensor *index,
     return launch(dst->dev, dst->dtype, "scatter", n, 15, args);
 }
 
-/* What scatter and index_add check first: one device, int64 indices, src
- * of t's dtype, dim wrapped over nd dims, and a dtype the device holds. */
-static clt_status writer_checks(const clt_tensor *t, int dim, int nd, const clt_tensor *index,
-                                const clt_tensor *src, int *d, const char *fn)
-{
-    clt_status st = clt__same_device(t, index, fn);
-    if (st == CLT_OK)
-        st = clt__same_device(t, src, fn);
-    if (st == CLT_OK)
-        st = index_dtype(index, fn, "index");
-    if (st == CLT_OK)
-        st = same_dtype(t, src, fn);
-    if (st == CLT_OK)
-        st = clt__wrap_dim(dim, nd, d, fn);
-    if (st == CLT_OK)
-        st = clt__check_dtype(t->dev, t->dtype, fn);
-    return st;
-}
-
 /* PyTorch's scatter_shape_check: index, self and src of one rank (0-d
  * counting as 1-d), index no larger than src anywhere nor than self apart
  * from dimension d; nothing is checked for an empty index. */
@@ -352,7 +347,7 @@ static clt_status scatter_checks(const clt_tensor *t, int dim, const clt_tensor 
     int64_t ts[CLT_MAX_DIMS], tst[CLT_MAX_DIMS], is[CLT_MAX_DIMS], ist[CLT_MAX_DIMS];
     int64_t ss[CLT_MAX_DIMS], sst[CLT_MAX_DIMS];
     int nd = nonempty(t, ts, tst), ind = nonempty(index, is, ist), snd = nonempty(src, ss, sst);
-    clt_status st = writer_checks(t, dim, nd, index, src, d, fn);
+    clt_status st = index_checks(t, dim, nd, index, src, d, fn);
     if (st != CLT_OK || index->numel == 0)
         return st;
     char s1[160], s2[160], s3[160];
@@ -380,14 +375,12 @@ static clt_status index_add_checks(const clt_tensor *t, int dim, const clt_tenso
 {
     int64_t ts[CLT_MAX_DIMS], tst[CLT_MAX_DIMS], ss[CLT_MAX_DIMS], sst[CLT_MAX_DIMS];
     int nd = nonempty(t, ts, tst), snd = nonempty(src, ss, sst);
-    clt_status st = writer_checks(t, dim, nd, index, src, d, fn);
+    clt_status st = index_checks(t, dim, nd, index, src, d, fn);
+    if (st == CLT_OK)
+        st = vector_index(index, fn);
     if (st != CLT_OK)
         return st;
     char s1[160], s2[160];
-    if (index->ndim > 1)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: index is supposed to be a vector, but has shape %s", fn,
-                          shape_of(s1, sizeof s1, index));
     if (snd != nd)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: source.dim() (%d) must equal self.dim() (%d) (source %s, self %s)",
