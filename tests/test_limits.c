@@ -28,13 +28,6 @@ clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int bac
 clt_status clt__softmax_variant(const clt_tensor *a, int dim, bool logmode, int variant,
                                 clt_tensor **out);
 
-static uint64_t launches(void)
-{
-    clt_stats s;
-    clt_stats_get(&s);
-    return s.kernel_launches;
-}
-
 /* A refused call: status `want`, *out NULL, a message holding `text`, and
  * no buffer allocated or kept. */
 #define ASSERT_REFUSED(call, out, want, text, dev)                                       \
