@@ -93,6 +93,23 @@ static clt_status vector_index(const clt_tensor *index, const char *fn)
                       shape_of(s, sizeof s, index));
 }
 
+/* The shape of embedding's and one_hot's results: indices' shape and one
+ * more dimension of size last (n dimensions in all). */
+static clt_status indices_and(const clt_tensor *indices, int64_t last, int64_t *shape, int *n,
+                              const char *fn)
+{
+    char s[160];
+    *n = indices->ndim + 1;
+    if (*n > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS,
+                          "%s: indices of shape %s give a result of %d dimensions; at most %d "
+                          "supported",
+                          fn, shape_of(s, sizeof s, indices), *n, CLT_MAX_DIMS);
+    memcpy(shape, indices->shape, sizeof(int64_t) * (size_t)indices->ndim);
+    shape[*n - 1] = last;
+    return CLT_OK;
+}
+
 static const char *options(clt_dtype t)
 {
     static clt__opts_slot slots[CLT_DTYPE_COUNT];
@@ -257,15 +274,11 @@ clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, c
     if (weight->ndim != 2)
         return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: 'weight' must be 2-D, but has shape %s",
                           fn, shape_of(s, sizeof s, weight));
-    int n = indices->ndim + 1;
-    if (n > CLT_MAX_DIMS)
-        return clt__error(CLT_ERR_TOO_MANY_DIMS,
-                          "%s: indices of shape %s give a result of %d dimensions; at most %d "
-                          "supported",
-                          fn, shape_of(s, sizeof s, indices), n, CLT_MAX_DIMS);
     int64_t shape[CLT_MAX_DIMS];
-    memcpy(shape, indices->shape, sizeof(int64_t) * (size_t)indices->ndim);
-    shape[n - 1] = weight->shape[1];
+    int n = 0;
+    st = indices_and(indices, weight->shape[1], shape, &n, fn);
+    if (st != CLT_OK)
+        return st;
     clt_tensor *r = NULL;
     CLT__TRY(clt__tensor_new(weight->dev, weight->dtype, n, shape, &r));
     {
@@ -595,18 +608,12 @@ clt_status clt__one_hot(const clt_tensor *indices, int64_t num_classes, clt_tens
                           "%s: class values must be smaller than num_classes 0 (%lld values "
                           "given)",
                           fn, (long long)indices->numel);
-    char s[160];
-    int n = indices->ndim + 1;
-    if (n > CLT_MAX_DIMS)
-        return clt__error(CLT_ERR_TOO_MANY_DIMS,
-                          "%s: indices of shape %s give a result of %d dimensions; at most %d "
-                          "supported",
-                          fn, shape_of(s, sizeof s, indices), n, CLT_MAX_DIMS);
     int64_t shape[CLT_MAX_DIMS];
-    memcpy(shape, indices->shape, sizeof(int64_t) * (size_t)indices->ndim);
-    shape[n - 1] = num_classes;
+    int n = 0;
+    clt_status st = indices_and(indices, num_classes, shape, &n, fn);
+    if (st != CLT_OK)
+        return st;
     clt_tensor *r = NULL;
-    clt_status st = CLT_OK;
     CLT__TRY(clt__tensor_new(indices->dev, CLT_INT64, n, shape, &r));
     if (r->numel > 0) {
         cl_mem err = NULL;
