@@ -93,6 +93,16 @@ typedef struct clt_offsets {
         }                                                                     \
     } while (0)
 
+/* The start of a kernel with one work-item per element of L.shape: item i
+ * past the last of n elements returns; the others get the offsets o0, o1
+ * and o2 of element i (row-major) in the three operands. */
+#define CLT_STRIDED_ITEM(i, n, L, o0, o1, o2)                                 \
+    size_t i = get_global_id(0);                                              \
+    if (i >= (n))                                                             \
+        return;                                                               \
+    long o0, o1, o2;                                                          \
+    CLT_UNRAVEL3(&(L), i, o0, o1, o2)
+
 /* 16-element loads and stores at any address aligned to the element, for
  * global memory.  PoCL 3.1 compiles vload16/vstore16 in some kernels into
  * pieces of two elements (eight 8-byte loads and a chain of shuffles per
