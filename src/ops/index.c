@@ -448,16 +448,24 @@ static clt_status unaliased(const clt_tensor *t, const clt_tensor *x, clt_tensor
     return st;
 }
 
-static clt_status scatter_inplace(clt_tensor *t, int dim, const clt_tensor *index,
-                                  const clt_tensor *src, scatter_kind kind, double alpha,
-                                  clt__index_op op, const char *fn)
+/* The arguments of scatter, scatter_add and index_add, in place or not. */
+static clt_status scatter_args(const clt_tensor *t, int dim, const clt_tensor *index,
+                               const clt_tensor *src, scatter_kind kind, double alpha, int *d,
+                               const char *fn)
 {
     CLT__REQUIRE_ARG(t, fn);
     CLT__REQUIRE_ARG(index, fn);
     CLT__REQUIRE_ARG(src, fn);
+    return kind == SCATTER ? scatter_checks(t, dim, index, src, d, fn)
+                           : index_add_checks(t, dim, index, src, alpha, d, fn);
+}
+
+static clt_status scatter_inplace(clt_tensor *t, int dim, const clt_tensor *index,
+                                  const clt_tensor *src, scatter_kind kind, double alpha,
+                                  clt__index_op op, const char *fn)
+{
     int d = 0;
-    clt_status st = kind == SCATTER ? scatter_checks(t, dim, index, src, &d, fn)
-                                    : index_add_checks(t, dim, index, src, alpha, &d, fn);
+    clt_status st = scatter_args(t, dim, index, src, kind, alpha, &d, fn);
     if (st == CLT_OK)
         st = writable(t, fn);
     if (st != CLT_OK)
@@ -480,12 +488,8 @@ static clt_status scatter_copy(const clt_tensor *t, int dim, const clt_tensor *i
 {
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
-    CLT__REQUIRE_ARG(t, fn);
-    CLT__REQUIRE_ARG(index, fn);
-    CLT__REQUIRE_ARG(src, fn);
     int d = 0;
-    clt_status st = kind == SCATTER ? scatter_checks(t, dim, index, src, &d, fn)
-                                    : index_add_checks(t, dim, index, src, alpha, &d, fn);
+    clt_status st = scatter_args(t, dim, index, src, kind, alpha, &d, fn);
     if (st != CLT_OK)
         return st;
     clt_tensor *r = NULL;
