@@ -38,11 +38,7 @@
 CLT_KERNEL(copy_strided)(__global D *dst, ulong dst_off, __global const S *src, ulong n,
                          clt_layout L)
 {
-    size_t i = get_global_id(0);
-    if (i >= n)
-        return;
-    long os, o1, o2;
-    CLT_UNRAVEL3(&L, i, os, o1, o2);
+    CLT_STRIDED_ITEM(i, n, L, os, o1, o2);
     D_STORE(dst, dst_off + i, CONVERT(S_LOAD(src, os)));
 }
 
@@ -73,10 +69,6 @@ CLT_KERNEL_WG(copy_chunk, 1, 1, 1)(__global D *dst, ulong dst_off, __global cons
  * broadcast).  Serves in-place ops and copy_ on views. */
 CLT_KERNEL(copy_to_strided)(__global D *dst, __global const S *src, ulong n, clt_layout L)
 {
-    size_t i = get_global_id(0);
-    if (i >= n)
-        return;
-    long od, os, o2;
-    CLT_UNRAVEL3(&L, i, od, os, o2);
+    CLT_STRIDED_ITEM(i, n, L, od, os, o2);
     D_STORE(dst, od, CONVERT(S_LOAD(src, os)));
 }

@@ -171,11 +171,7 @@ T_C ipow(T_C a, T_C b)
     CLT_KERNEL(name_##s)(__global O *out, PARAMS, ulong n, ulong chunk,        \
                          clt_layout L)                                         \
     {                                                                          \
-        size_t i = get_global_id(0);                                           \
-        if (i >= n)                                                            \
-            return;                                                            \
-        long o0_, o1_, o2_;                                                    \
-        CLT_UNRAVEL3(&L, i, o0_, o1_, o2_);                                    \
+        CLT_STRIDED_ITEM(i, n, L, o0_, o1_, o2_);                              \
         SCALAR_CONSTS                                                          \
         FETCH(o0_, o1_, o2_)                                                   \
         O_STORE(out, i, (O_C)(sexpr));                                         \

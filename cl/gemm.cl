@@ -22,6 +22,7 @@
 #define WV CAT(T, GEMV_VW)
 #define WV_LOAD CAT(vload, GEMV_VW)
 #define WV_STORE CAT(vstore, GEMV_VW)
+#define WV_AT(p) WV_LOAD(0, (p))
 #define T16 CAT(T, 16)
 
 #if GEMM_MR == 4
@@ -641,22 +642,7 @@ CLT_KERNEL_WG(gemm_small, 1, 1, 1)(__global const T *W, ulong woff, ulong wis, u
             T s[4][4] = {{0}}, c[4][4] = {{0}}, t[4][4] = {{0}};
             for (ulong kb = 0; kb < kv; kb += GEMV_DB) {
                 ulong ke = min(kb + GEMV_DB, kv);
-                WV a00 = 0, a01 = 0, a02 = 0, a03 = 0, a10 = 0, a11 = 0, a12 = 0, a13 = 0;
-                WV a20 = 0, a21 = 0, a22 = 0, a23 = 0, a30 = 0, a31 = 0, a32 = 0, a33 = 0;
-                for (ulong k = kb; k < ke; k += GEMV_VW) {
-                    WV w0 = WV_LOAD(0, w[0] + k), w1 = WV_LOAD(0, w[1] + k);
-                    WV w2 = WV_LOAD(0, w[2] + k), w3 = WV_LOAD(0, w[3] + k);
-                    WV x0 = WV_LOAD(0, x[0] + k), x1 = WV_LOAD(0, x[1] + k);
-                    WV x2 = WV_LOAD(0, x[2] + k), x3 = WV_LOAD(0, x[3] + k);
-                    a00 = fma(w0, x0, a00), a01 = fma(w0, x1, a01);
-                    a02 = fma(w0, x2, a02), a03 = fma(w0, x3, a03);
-                    a10 = fma(w1, x0, a10), a11 = fma(w1, x1, a11);
-                    a12 = fma(w1, x2, a12), a13 = fma(w1, x3, a13);
-                    a20 = fma(w2, x0, a20), a21 = fma(w2, x1, a21);
-                    a22 = fma(w2, x2, a22), a23 = fma(w2, x3, a23);
-                    a30 = fma(w3, x0, a30), a31 = fma(w3, x1, a31);
-                    a32 = fma(w3, x2, a32), a33 = fma(w3, x3, a33);
-                }
+                CLT_TILE4X4(WV, WV_AT, a, w[0], w[1], w[2], w[3], x[0], x[1], x[2], x[3], kb, ke)
                 T f[4][4] = {{gemv_fold(a00), gemv_fold(a01), gemv_fold(a02), gemv_fold(a03)},
                              {gemv_fold(a10), gemv_fold(a11), gemv_fold(a12), gemv_fold(a13)},
                              {gemv_fold(a20), gemv_fold(a21), gemv_fold(a22), gemv_fold(a23)},

@@ -36,11 +36,7 @@ CLT_KERNEL(take)(__global T *out, __global const T *src, __global const long *in
                  long sel_stride, long sel_size, int op, int dim,
                  __global clt_index_error *err, ulong n, clt_layout L)
 {
-    size_t i = get_global_id(0);
-    if (i >= n)
-        return;
-    long o0, o1, o2;
-    CLT_UNRAVEL3(&L, i, o0, o1, o2);
+    CLT_STRIDED_ITEM(i, n, L, o0, o1, o2);
     long r = index[o1];
     if (r < 0 || r >= sel_size) {
         report_index(err, op, dim, r, sel_size);
@@ -64,11 +60,7 @@ CLT_KERNEL(scatter)(__global T *dst, __global const long *index, __global const 
                     long dim_size, int op, int dim, __global clt_index_error *err, ulong n,
                     clt_layout L)
 {
-    size_t p = get_global_id(0);
-    if (p >= n)
-        return;
-    long o0, o1, o2;
-    CLT_UNRAVEL3(&L, p, o0, o1, o2);
+    CLT_STRIDED_ITEM(p, n, L, o0, o1, o2);
     for (long k = 0; k < nk; k++) {
         long r = index[o1 + k * idx_step];
         if (r < 0 || r >= dim_size) {
@@ -90,11 +82,7 @@ CLT_KERNEL(scatter)(__global T *dst, __global const long *index, __global const 
 CLT_KERNEL(masked_fill)(__global T *out, __global const T *src, __global const uchar *mask,
                         T_C value, ulong n, clt_layout L)
 {
-    size_t i = get_global_id(0);
-    if (i >= n)
-        return;
-    long o0, o1, o2;
-    CLT_UNRAVEL3(&L, i, o0, o1, o2);
+    CLT_STRIDED_ITEM(i, n, L, o0, o1, o2);
     T_STORE(out, i, mask[o1] ? value : T_LOAD(src, o0));
 }
 
@@ -103,11 +91,7 @@ CLT_KERNEL(masked_fill)(__global T *out, __global const T *src, __global const u
 CLT_KERNEL(one_hot)(__global long *out, __global const long *index, long classes, int op,
                     __global clt_index_error *err, ulong n, clt_layout L)
 {
-    size_t i = get_global_id(0);
-    if (i >= n)
-        return;
-    long o0, o1, o2;
-    CLT_UNRAVEL3(&L, i, o0, o1, o2);
+    CLT_STRIDED_ITEM(i, n, L, o0, o1, o2);
     long r = index[o0];
     long c = (long)(i % (ulong)classes);
     if (r < 0 || r >= classes) {

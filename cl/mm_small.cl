@@ -152,6 +152,7 @@ typedef struct mm_dot_geom {
 /* [a's 8 pair sums | b's 8], then [4 | 4 | 4 | 4] and so on. */
 #define MM_HALVES(a, b) ((float16)((a).lo + (a).hi, (b).lo + (b).hi))
 #define MM_PAIRS(a, b) ((float16)((a).even + (a).odd, (b).even + (b).odd))
+#define MM_LOAD16(p) CLT_VLOAD16(float, p)
 
 CLT_KERNEL_WG(mm_dot, 1, 1, 1)(__global const float *X, __global const float *W, __global float *C,
                                __global const float *bias, mm_dot_geom g)
@@ -176,23 +177,8 @@ CLT_KERNEL_WG(mm_dot, 1, 1, 1)(__global const float *X, __global const float *W,
             __global const float *x1 = Xb + min(m + 1, M - 1) * g.x_rs;
             __global const float *x2 = Xb + min(m + 2, M - 1) * g.x_rs;
             __global const float *x3 = Xb + min(m + 3, M - 1) * g.x_rs;
-            float16 a00 = 0, a01 = 0, a02 = 0, a03 = 0, a10 = 0, a11 = 0, a12 = 0, a13 = 0;
-            float16 a20 = 0, a21 = 0, a22 = 0, a23 = 0, a30 = 0, a31 = 0, a32 = 0, a33 = 0;
-            for (ulong k = 0; k < kv; k += 16) {
-                float16 u0 = CLT_VLOAD16(float, w0 + k), u1 = CLT_VLOAD16(float, w1 + k);
-                float16 u2 = CLT_VLOAD16(float, w2 + k), u3 = CLT_VLOAD16(float, w3 + k);
-                float16 v0 = CLT_VLOAD16(float, x0 + k), v1 = CLT_VLOAD16(float, x1 + k);
-                float16 v2 = CLT_VLOAD16(float, x2 + k), v3 = CLT_VLOAD16(float, x3 + k);
-                /* a<x row><W row> */
-                a00 = fma(v0, u0, a00), a01 = fma(v0, u1, a01);
-                a02 = fma(v0, u2, a02), a03 = fma(v0, u3, a03);
-                a10 = fma(v1, u0, a10), a11 = fma(v1, u1, a11);
-                a12 = fma(v1, u2, a12), a13 = fma(v1, u3, a13);
-                a20 = fma(v2, u0, a20), a21 = fma(v2, u1, a21);
-                a22 = fma(v2, u2, a22), a23 = fma(v2, u3, a23);
-                a30 = fma(v3, u0, a30), a31 = fma(v3, u1, a31);
-                a32 = fma(v3, u2, a32), a33 = fma(v3, u3, a33);
-            }
+            /* a<x row><W row> */
+            CLT_TILE4X4(float16, MM_LOAD16, a, x0, x1, x2, x3, w0, w1, w2, w3, 0, kv)
             float16 h0 = MM_HALVES(a00, a01), h1 = MM_HALVES(a02, a03);
             float16 h2 = MM_HALVES(a10, a11), h3 = MM_HALVES(a12, a13);
             float16 h4 = MM_HALVES(a20, a21), h5 = MM_HALVES(a22, a23);

@@ -105,6 +105,16 @@ typedef struct clt_offsets {
         }                                                                     \
     } while (0)
 
+/* The start of a kernel with one work-item per element of L.shape: item i
+ * past the last of n elements returns; the others get the offsets o0, o1
+ * and o2 of element i (row-major) in the three operands. */
+#define CLT_STRIDED_ITEM(i, n, L, o0, o1, o2)                                 \
+    size_t i = get_global_id(0);                                              \
+    if (i >= (n))                                                             \
+        return;                                                               \
+    long o0, o1, o2;                                                          \
+    CLT_UNRAVEL3(&(L), i, o0, o1, o2)
+
 /* 16-element loads and stores at any address aligned to the element, for
  * global memory.  PoCL 3.1 compiles vload16/vstore16 in some kernels into
  * pieces of two elements (eight 8-byte loads and a chain of shuffles per
@@ -130,3 +140,28 @@ CLT_DEF_V16U(double)
 #define CLT_VLOAD16(type, p) vload16(0, (p))
 #define CLT_VSTORE16(type, v, p) vstore16((v), 0, (p))
 #endif
+
+/* The 4 x 4 register tile of the small products (mm_dot in cl/mm_small.cl,
+ * gemm_small in cl/gemm.cl): declares the vector accumulators a00 to a33
+ * (a<u><v>, named by the prefix a) and adds into each, lane by lane, the
+ * products p<u>[k] q<v>[k] for k0 <= k < k1 (k1 - k0 a multiple of the
+ * width of V), in vectors read by LOAD(pointer).  The caller adds up the
+ * lanes. */
+#define CLT_TILE4X4(V, LOAD, a, p0, p1, p2, p3, q0, q1, q2, q3, k0, k1)      \
+    V a##00 = 0, a##01 = 0, a##02 = 0, a##03 = 0, a##10 = 0, a##11 = 0;      \
+    V a##12 = 0, a##13 = 0, a##20 = 0, a##21 = 0, a##22 = 0, a##23 = 0;      \
+    V a##30 = 0, a##31 = 0, a##32 = 0, a##33 = 0;                            \
+    for (ulong k_ = (k0); k_ < (k1); k_ += vec_step(V)) {                     \
+        V p0_ = LOAD((p0) + k_), p1_ = LOAD((p1) + k_);                       \
+        V p2_ = LOAD((p2) + k_), p3_ = LOAD((p3) + k_);                       \
+        V q0_ = LOAD((q0) + k_), q1_ = LOAD((q1) + k_);                       \
+        V q2_ = LOAD((q2) + k_), q3_ = LOAD((q3) + k_);                       \
+        a##00 = fma(p0_, q0_, a##00), a##01 = fma(p0_, q1_, a##01);           \
+        a##02 = fma(p0_, q2_, a##02), a##03 = fma(p0_, q3_, a##03);           \
+        a##10 = fma(p1_, q0_, a##10), a##11 = fma(p1_, q1_, a##11);           \
+        a##12 = fma(p1_, q2_, a##12), a##13 = fma(p1_, q3_, a##13);           \
+        a##20 = fma(p2_, q0_, a##20), a##21 = fma(p2_, q1_, a##21);           \
+        a##22 = fma(p2_, q2_, a##22), a##23 = fma(p2_, q3_, a##23);           \
+        a##30 = fma(p3_, q0_, a##30), a##31 = fma(p3_, q1_, a##31);           \
+        a##32 = fma(p3_, q2_, a##32), a##33 = fma(p3_, q3_, a##33);           \
+    }

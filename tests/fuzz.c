@@ -480,6 +480,19 @@ static void expect_meta(fz *f, const clt_tensor *t, int nd, const int64_t *shape
             clt_device_label(dev));
 }
 
+/* Keeps a result in a slot, checked first against the shape (nd dims),
+ * dtype and device the rules here predicted, or only for sanity where the
+ * shape could not be predicted (nd < 0). */
+static void keep_result(fz *f, clt_tensor *out, int nd, const int64_t *shape, clt_dtype dt,
+                        const clt_device *dev)
+{
+    if (nd >= 0)
+        expect_meta(f, out, nd, shape, dt, dev);
+    else
+        check_tensor(f, out);
+    store(f, out);
+}
+
 /* Runs one call with output captured, and names it for reports. */
 #define CALL(name, expr)                                                      \
     do {                                                                      \
@@ -944,11 +957,7 @@ static void op_view(fz *f)
         return;
     if (!t)
         die(f, "succeeded on a NULL tensor");
-    if (wnd >= 0)
-        expect_meta(f, out, wnd, want, clt_tensor_dtype(t), clt_tensor_device(t));
-    else
-        check_tensor(f, out);
-    store(f, out);
+    keep_result(f, out, wnd, want, clt_tensor_dtype(t), clt_tensor_device(t));
 }
 
 static void op_cat(fz *f)
@@ -1000,8 +1009,7 @@ static void result_like(fz *f, clt_status st, clt_tensor **op, clt_tensor *out,
         return;
     if (!a)
         die(f, "succeeded on a NULL operand");
-    expect_meta(f, out, clt_tensor_ndim(a), clt_tensor_shape(a), dt, clt_tensor_device(a));
-    store(f, out);
+    keep_result(f, out, clt_tensor_ndim(a), clt_tensor_shape(a), dt, clt_tensor_device(a));
 }
 
 /* ---- elementwise ------------------------------------------------------------------- */
@@ -1038,8 +1046,7 @@ static void op_binary(fz *f)
         int n2 = n1 < 0 ? -1 : broadcast(clt_tensor_ndim(c), clt_tensor_shape(c), n1, s1, s2);
         if (n2 < 0 || clt_tensor_dtype(c) != CLT_BOOL)
             die(f, "where succeeded on shapes that do not broadcast or a non-bool condition");
-        expect_meta(f, out, n2, s2, result_tt(a, b), clt_tensor_device(a));
-        store(f, out);
+        keep_result(f, out, n2, s2, result_tt(a, b), clt_tensor_device(a));
         return;
     }
     }
@@ -1059,8 +1066,7 @@ static void op_binary(fz *f)
         dt = CLT_BOOL;
     else if (div)
         dt = floatify(dt);
-    expect_meta(f, out, n, want, dt, clt_tensor_device(a));
-    store(f, out);
+    keep_result(f, out, n, want, dt, clt_tensor_device(a));
 }
 
 static void op_scalar(fz *f)
@@ -1266,8 +1272,7 @@ static void matmul_meta(fz *f, const clt_tensor *a, const clt_tensor *b, clt_ten
         want[n++] = sa[na - 2];
     if (nb >= 2)
         want[n++] = sb[nb - 1];
-    expect_meta(f, out, n, want, clt_tensor_dtype(a), clt_tensor_device(a));
-    store(f, out);
+    keep_result(f, out, n, want, clt_tensor_dtype(a), clt_tensor_device(a));
 }
 
 static void op_softmax(fz *f)
@@ -1284,9 +1289,8 @@ static void op_softmax(fz *f)
         return;
     if (!a || wrap_dim(d, clt_tensor_ndim(a)) < 0 || !is_float(clt_tensor_dtype(a)))
         die(f, "succeeded on a NULL or non-float tensor or a bad dim %d", d);
-    expect_meta(f, out, clt_tensor_ndim(a), clt_tensor_shape(a), clt_tensor_dtype(a),
+    keep_result(f, out, clt_tensor_ndim(a), clt_tensor_shape(a), clt_tensor_dtype(a),
                 clt_tensor_device(a));
-    store(f, out);
 }
 
 /* ---- index ops ---------------------------------------------------------------------- */
@@ -1431,11 +1435,7 @@ static void op_index(fz *f)
     if (result(f, st, op, out)) {
         if (!t)
             die(f, "succeeded on a NULL tensor");
-        if (wnd >= 0)
-            expect_meta(f, out, wnd, want, dt, clt_tensor_device(t));
-        else
-            check_tensor(f, out);
-        store(f, out);
+        keep_result(f, out, wnd, want, dt, clt_tensor_device(t));
     }
     f->call = "clt_tensor_free";
     tfree(f, idx, 0);
@@ -1526,11 +1526,7 @@ static void op_loss(fz *f)
     if (result(f, st, op, out)) {
         if (!x || (unsigned)red > CLT_REDUCTION_NONE)
             die(f, "succeeded on a NULL input or a reduction outside the enum");
-        if (wnd >= 0)
-            expect_meta(f, out, wnd, want, clt_tensor_dtype(x), clt_tensor_device(x));
-        else
-            check_tensor(f, out);
-        store(f, out);
+        keep_result(f, out, wnd, want, clt_tensor_dtype(x), clt_tensor_device(x));
     }
     f->call = "clt_tensor_free";
     tfree(f, target, 0);
@@ -1562,8 +1558,7 @@ static void op_move(fz *f)
         return;
     if (!t)
         die(f, "succeeded on a NULL tensor");
-    expect_meta(f, out, clt_tensor_ndim(t), clt_tensor_shape(t), dt, dev);
-    store(f, out);
+    keep_result(f, out, clt_tensor_ndim(t), clt_tensor_shape(t), dt, dev);
 }
 
 /* ---- in place ---------------------------------------------------------------------------- */
@@ -1684,9 +1679,8 @@ static void op_autograd(fz *f)
         if (out == SENT)
             die(f, "CLT_OK without setting *out");
         if (out) {
-            expect_meta(f, out, clt_tensor_ndim(t), clt_tensor_shape(t), clt_tensor_dtype(t),
+            keep_result(f, out, clt_tensor_ndim(t), clt_tensor_shape(t), clt_tensor_dtype(t),
                         clt_tensor_device(t));
-            store(f, out);
         }
         break;
     }

@@ -63,6 +63,76 @@ static inline void fill_random(float *x, size_t n, unsigned seed)
     }
 }
 
+/* The gradient of a float32 tensor (clt_grad), read into a new malloc'd
+ * array. */
+static inline float *read_grad_f32(const clt_tensor *t)
+{
+    clt_tensor *g = NULL;
+    CHECK(clt_grad(t, &g));
+    cr_assert_not_null(g, "no gradient");
+    float *h = read_f32(g);
+    clt_tensor_free(g);
+    return h;
+}
+
+static inline clt_memory_stats mem_stats(clt_device *dev)
+{
+    clt_memory_stats s;
+    CHECK(clt_memory_stats_get(dev, &s));
+    return s;
+}
+
+/* A suite's .init for tests of the caching allocator and its limits: the
+ * allocator reads CLTENSOR_POOL and CLTENSOR_MEMORY_FRACTION once per
+ * process, at its first use, and each test runs in a process of its own. */
+static inline void pool_defaults(void)
+{
+    unsetenv("CLTENSOR_POOL");
+    unsetenv("CLTENSOR_MEMORY_FRACTION");
+}
+
+/* A float32 tensor of the given shape holding 0, 1, 2, ... */
+static inline clt_tensor *iota(clt_device *dev, int ndim, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++)
+        n *= shape[d];
+    float *h = malloc((size_t)(n ? n : 1) * sizeof *h);
+    cr_assert_not_null(h);
+    for (int64_t i = 0; i < n; i++)
+        h[i] = (float)i;
+    clt_tensor *t = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, ndim, shape, h, &t));
+    free(h);
+    return t;
+}
+
+/* Kernel launches so far in this process. */
+static inline uint64_t launches(void)
+{
+    clt_stats s;
+    clt_stats_get(&s);
+    return s.kernel_launches;
+}
+
+static inline void assert_shape(const clt_tensor *t, int nd, const int64_t *shape)
+{
+    cr_assert_eq(clt_tensor_ndim(t), nd, "ndim %d, want %d", clt_tensor_ndim(t), nd);
+    for (int d = 0; d < nd; d++)
+        cr_assert_eq(clt_tensor_shape(t)[d], shape[d], "dim %d: %lld, want %lld", d,
+                     (long long)clt_tensor_shape(t)[d], (long long)shape[d]);
+}
+
+/* A status and, unless needle is NULL, a message that contains needle. */
+static inline void assert_error(clt_status st, clt_status want, const char *needle)
+{
+    cr_assert_eq(st, want, "status %s, want %s (%s)", clt_status_name(st), clt_status_name(want),
+                 clt_last_error());
+    if (needle)
+        cr_assert(strstr(clt_last_error(), needle) != NULL, "message '%s' lacks '%s'",
+                  clt_last_error(), needle);
+}
+
 /* Equal within a relative and absolute tolerance; NaN equals NaN. */
 static inline int close_enough(double got, double want, double rtol, double atol)
 {

@@ -5,13 +5,24 @@
 
 enum { NS = 10, F = 3 };
 
-static void dataset(float *x, int64_t *y)
+/* NS samples of F features (sample i: i * 100 + f), labelled i, and the
+ * specs of the two arrays. */
+typedef struct dataset {
+    float x[NS * F];
+    int64_t y[NS], xshape[2], yshape[1];
+    clt_array_spec xs, ys;
+} dataset;
+
+static void make_dataset(dataset *d)
 {
     for (int i = 0; i < NS; i++) {
         for (int f = 0; f < F; f++)
-            x[i * F + f] = (float)(i * 100 + f);
-        y[i] = i;
+            d->x[i * F + f] = (float)(i * 100 + f);
+        d->y[i] = i;
     }
+    d->xshape[0] = NS, d->xshape[1] = F, d->yshape[0] = NS;
+    d->xs = (clt_array_spec){d->x, CLT_FLOAT32, 2, d->xshape};
+    d->ys = (clt_array_spec){d->y, CLT_INT64, 1, d->yshape};
 }
 
 /* Reads an epoch: the order of sample ids, checking rows against labels. */
@@ -50,14 +61,11 @@ static int epoch(clt_dataloader *dl, int64_t *order, int64_t *sizes)
 Test(data, batches_order_and_shuffle)
 {
     clt_device *dev = get_device("cpu");
-    float x[NS * F];
-    int64_t y[NS];
-    dataset(x, y);
-    clt_array_spec xs = {x, CLT_FLOAT32, 2, (int64_t[]){NS, F}};
-    clt_array_spec ys = {y, CLT_INT64, 1, (int64_t[]){NS}};
+    dataset d;
+    make_dataset(&d);
     clt_loader_opts o = {4, 0, 0, 0};
     clt_dataloader *dl;
-    CHECK(clt_dataloader_arrays(dev, &xs, &ys, &o, &dl));
+    CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &dl));
     cr_assert_eq(clt_dataloader_len(dl), 3);
     int64_t order[NS], sizes[NS];
     cr_assert_eq(epoch(dl, order, sizes), 3);
@@ -69,8 +77,8 @@ Test(data, batches_order_and_shuffle)
     /* shuffled: a permutation, reproduced by the seed, new every epoch */
     o = (clt_loader_opts){3, 1, 1234, 1};
     clt_dataloader *a, *b;
-    CHECK(clt_dataloader_arrays(dev, &xs, &ys, &o, &a));
-    CHECK(clt_dataloader_arrays(dev, &xs, &ys, &o, &b));
+    CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &a));
+    CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &b));
     cr_assert_eq(clt_dataloader_len(a), 3);
     int64_t oa[NS], ob[NS], oa2[NS];
     cr_assert_eq(epoch(a, oa, sizes), 3); /* drop_last: 9 of 10 */
@@ -204,16 +212,14 @@ Test(data, training_epoch_never_waits)
 Test(data, errors)
 {
     clt_device *dev = get_device("cpu");
-    float x[NS * F];
-    int64_t y[NS];
-    dataset(x, y);
-    clt_array_spec xs = {x, CLT_FLOAT32, 2, (int64_t[]){NS, F}};
-    clt_array_spec ys = {y, CLT_INT64, 1, (int64_t[]){NS - 1}};
+    dataset d;
+    make_dataset(&d);
+    d.yshape[0] = NS - 1;
     clt_dataloader *dl = (clt_dataloader *)&dl;
-    cr_assert_eq(clt_dataloader_arrays(dev, &xs, &ys, NULL, &dl), CLT_ERR_SHAPE_MISMATCH);
+    cr_assert_eq(clt_dataloader_arrays(dev, &d.xs, &d.ys, NULL, &dl), CLT_ERR_SHAPE_MISMATCH);
     cr_assert_null(dl);
     clt_loader_opts zero = {0, 0, 0, 0};
-    cr_assert_eq(clt_dataloader_arrays(dev, &xs, NULL, &zero, &dl), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(clt_dataloader_arrays(dev, &d.xs, NULL, &zero, &dl), CLT_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(clt_last_error(), "batch_size"), "%s", clt_last_error());
     clt_array_spec none = {NULL, CLT_FLOAT32, 2, (int64_t[]){NS, F}};
     cr_assert_eq(clt_dataloader_arrays(dev, &none, NULL, NULL, &dl), CLT_ERR_NULL_ARGUMENT);
@@ -238,16 +244,13 @@ long clt__pool_refuse_after(long pass); /* src/memory/pool.c */
 Test(data, refused_uploads_lose_no_batch)
 {
     clt_device *dev = get_device("cpu");
-    float x[NS * F];
-    int64_t y[NS];
-    dataset(x, y);
-    clt_array_spec xs = {x, CLT_FLOAT32, 2, (int64_t[]){NS, F}};
-    clt_array_spec ys = {y, CLT_INT64, 1, (int64_t[]){NS}};
+    dataset d;
+    make_dataset(&d);
     clt_loader_opts o = {3, 0, 0, 0};
     long pass = 0;
     for (;; pass++) {
         clt_dataloader *dl;
-        CHECK(clt_dataloader_arrays(dev, &xs, &ys, &o, &dl));
+        CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &dl));
         int64_t seen = 0;
         int refusals = 0, got = 1;
         clt__pool_refuse_after(pass);

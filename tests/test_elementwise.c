@@ -113,13 +113,6 @@ static int64_t bcast_off(int nin, const int64_t *sin, int nout, const int64_t *s
     return off;
 }
 
-static void assert_shape(const clt_tensor *t, int nd, const int64_t *s)
-{
-    cr_assert_eq(clt_tensor_ndim(t), nd);
-    for (int d = 0; d < nd; d++)
-        cr_assert_eq(clt_tensor_shape(t)[d], s[d], "dim %d", d);
-}
-
 /* ---- binary ops ---------------------------------------------------------------- */
 
 typedef enum { ADD, SUB, MUL, DIV, POW, MAX, MIN, EQ, NE, LT, LE, GT, GE, NBIN } binop;

@@ -120,14 +120,6 @@ static double *rd(const clt_tensor *t)
     return v;
 }
 
-static void assert_shape(const clt_tensor *t, int nd, const int64_t *shape)
-{
-    cr_assert_eq(clt_tensor_ndim(t), nd, "ndim %d, want %d", clt_tensor_ndim(t), nd);
-    for (int d = 0; d < nd; d++)
-        cr_assert_eq(clt_tensor_shape(t)[d], shape[d], "dim %d: %lld, want %lld", d,
-                     (long long)clt_tensor_shape(t)[d], (long long)shape[d]);
-}
-
 static void assert_values(const clt_tensor *t, const double *want, int64_t n)
 {
     cr_assert_eq(clt_tensor_numel(t), n);

@@ -28,20 +28,6 @@ clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int bac
 clt_status clt__softmax_variant(const clt_tensor *a, int dim, bool logmode, int variant,
                                 clt_tensor **out);
 
-static clt_memory_stats mem_stats(clt_device *dev)
-{
-    clt_memory_stats s;
-    CHECK(clt_memory_stats_get(dev, &s));
-    return s;
-}
-
-static uint64_t launches(void)
-{
-    clt_stats s;
-    clt_stats_get(&s);
-    return s.kernel_launches;
-}
-
 /* A refused call: status `want`, *out NULL, a message holding `text`, and
  * no buffer allocated or kept. */
 #define ASSERT_REFUSED(call, out, want, text, dev)                                       \
@@ -815,13 +801,7 @@ Test(limits, chunked_kernels_split_to_single_work_items)
 
 /* ---- the allocator's limit ---------------------------------------------------------- */
 
-static void pool_on(void)
-{
-    unsetenv("CLTENSOR_POOL");
-    unsetenv("CLTENSOR_MEMORY_FRACTION");
-}
-
-TestSuite(memlimit, .init = pool_on);
+TestSuite(memlimit, .init = pool_defaults);
 
 Test(memlimit, cap_refuses_with_the_sizes_and_changes_nothing)
 {

@@ -22,6 +22,19 @@ static float *read_param(const clt_module *m, const char *name, size_t *n)
     return NULL;
 }
 
+/* The gradient of parameter k of m (which has np_want of them, in the
+ * order of clt_module_parameters), read into a new malloc'd array. */
+static float *param_grad(const clt_module *m, size_t k, size_t np_want)
+{
+    clt_tensor **ps;
+    size_t np;
+    CHECK(clt_module_parameters(m, &ps, &np));
+    cr_assert_eq(np, np_want);
+    float *h = read_grad_f32(ps[k]);
+    clt_free(ps);
+    return h;
+}
+
 Test(nn, linear_forward_and_gradients)
 {
     clt_device *dev = get_device("cpu");
@@ -43,7 +56,7 @@ Test(nn, linear_forward_and_gradients)
     cr_assert(hi - lo > bound, "weights not spread: %g..%g", lo, hi);
     float x[B * I];
     fill_random(x, B * I, 3);
-    clt_tensor *tx, *y, *l, *g;
+    clt_tensor *tx, *y, *l;
     CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){B, I}, x, &tx));
     CHECK(clt_scope_begin());
     CHECK(clt_module_forward(lin, tx, &y));
@@ -60,12 +73,7 @@ Test(nn, linear_forward_and_gradients)
     CHECK(clt_sum(y, &l));
     CHECK(clt_backward(l, NULL, 0));
     clt_scope_end();
-    clt_tensor **ps;
-    size_t np;
-    CHECK(clt_module_parameters(lin, &ps, &np));
-    cr_assert_eq(np, 2);
-    CHECK(clt_grad(ps[0], &g));
-    float *gw = read_f32(g);
+    float *gw = param_grad(lin, 0, 2);
     for (int o = 0; o < O; o++)
         for (int i = 0; i < I; i++) {
             double want = 0;
@@ -73,15 +81,11 @@ Test(nn, linear_forward_and_gradients)
                 want += x[r * I + i];
             cr_assert(close_enough(gw[o * I + i], want, 1e-5, 1e-5));
         }
-    clt_tensor_free(g);
-    CHECK(clt_grad(ps[1], &g));
-    float *gb = read_f32(g);
+    float *gb = param_grad(lin, 1, 2);
     for (int o = 0; o < O; o++)
         cr_assert_eq(gb[o], (float)B);
-    clt_tensor_free(g);
     free(gw);
     free(gb);
-    clt_free(ps);
     free(w);
     free(b);
     clt_tensor_free(tx);
@@ -106,7 +110,7 @@ static void check_linear_grads(int B, int I, int O, bool three_d)
     cr_assert(x && r);
     fill_random(x, (size_t)(B * I), 5);
     fill_random(r, (size_t)(B * O), 6);
-    clt_tensor *tx, *tr, *y, *p, *l, *g;
+    clt_tensor *tx, *tr, *y, *p, *l;
     int64_t xs3[3] = {2, B / 2, I}, rs3[3] = {2, B / 2, O};
     int64_t xs2[2] = {B, I}, rs2[2] = {B, O};
     CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, three_d ? 3 : 2, three_d ? xs3 : xs2, x, &tx));
@@ -126,12 +130,7 @@ static void check_linear_grads(int B, int I, int O, bool three_d)
     CHECK(clt_mul(y, tr, &p));
     CHECK(clt_sum(p, &l));
     CHECK(clt_backward(l, NULL, 0));
-    clt_tensor **ps;
-    size_t np;
-    CHECK(clt_module_parameters(lin, &ps, &np));
-    CHECK(clt_grad(tx, &g));
-    float *gx = read_f32(g);
-    clt_tensor_free(g);
+    float *gx = read_grad_f32(tx);
     for (int k = 0; k < B; k++)
         for (int i = 0; i < I; i++) {
             double want = 0;
@@ -140,12 +139,7 @@ static void check_linear_grads(int B, int I, int O, bool three_d)
             cr_assert(close_enough(gx[k * I + i], want, 1e-4, 1e-4), "B=%d gx[%d][%d] %g vs %g",
                       B, k, i, gx[k * I + i], want);
         }
-    CHECK(clt_grad(ps[0], &g));
-    float *gw = read_f32(g);
-    clt_tensor_free(g);
-    CHECK(clt_grad(ps[1], &g));
-    float *gb = read_f32(g);
-    clt_tensor_free(g);
+    float *gw = param_grad(lin, 0, 2), *gb = param_grad(lin, 1, 2);
     for (int o = 0; o < O; o++) {
         double wb = 0;
         for (int k = 0; k < B; k++)
@@ -160,7 +154,6 @@ static void check_linear_grads(int B, int I, int O, bool three_d)
         }
     }
     free(gx), free(gw), free(gb), free(x), free(r), free(w), free(b);
-    clt_free(ps);
     clt_tensor *all[] = {tx, tr, y, p, l};
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
         clt_tensor_free(all[k]);
@@ -464,7 +457,7 @@ Test(nn, layer_norm)
     fill_random(x, B * R * C, 21);
     clt_module *ln;
     CHECK(clt_layer_norm_layer(dev, 2, (int64_t[]){R, C}, 1e-5, 1, &ln));
-    clt_tensor *tx, *y, *l, *g;
+    clt_tensor *tx, *y, *l;
     CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 3, (int64_t[]){B, R, C}, x, &tx));
     CHECK(clt_scope_begin());
     CHECK(clt_module_forward(ln, tx, &y));
@@ -489,17 +482,10 @@ Test(nn, layer_norm)
     CHECK(clt_sum(y, &l));
     CHECK(clt_backward(l, NULL, 0));
     clt_scope_end();
-    clt_tensor **ps;
-    size_t np;
-    CHECK(clt_module_parameters(ln, &ps, &np));
-    cr_assert_eq(np, 2);
-    CHECK(clt_grad(ps[0], &g));
-    float *gv = read_f32(g);
+    float *gv = param_grad(ln, 0, 2);
     for (int k = 0; k < R * C; k++)
         cr_assert(close_enough(gv[k], gw[k], 1e-4, 1e-4), "dweight %d", k);
     free(gv);
-    clt_tensor_free(g);
-    clt_free(ps);
     clt_tensor *bad, *y2 = (clt_tensor *)&y2;
     CHECK(clt_zeros(dev, CLT_FLOAT32, 2, (int64_t[]){3, 4}, &bad));
     cr_assert_eq(clt_module_forward(ln, bad, &y2), CLT_ERR_SHAPE_MISMATCH);
@@ -634,7 +620,7 @@ Test(nn, embedding)
     float *w = read_param(emb, "weight", &nw);
     cr_assert_eq(nw, 15);
     const int64_t idx[4] = {4, 0, 4, 2};
-    clt_tensor *ti, *y, *l, *g;
+    clt_tensor *ti, *y, *l;
     CHECK(clt_tensor_from_host(dev, CLT_INT64, 2, (int64_t[]){2, 2}, idx, &ti));
     CHECK(clt_module_forward(emb, ti, &y));
     cr_assert_eq(clt_tensor_ndim(y), 3);
@@ -644,11 +630,7 @@ Test(nn, embedding)
             cr_assert_eq(got[k * 3 + d], w[idx[k] * 3 + d]);
     CHECK(clt_sum(y, &l));
     CHECK(clt_backward(l, NULL, 0));
-    clt_tensor **ps;
-    size_t np;
-    CHECK(clt_module_parameters(emb, &ps, &np));
-    CHECK(clt_grad(ps[0], &g));
-    float *gv = read_f32(g);
+    float *gv = param_grad(emb, 0, 1);
     const float rows[5] = {1, 0, 1, 0, 2};
     for (int r = 0; r < 5; r++)
         for (int d = 0; d < 3; d++)
@@ -656,8 +638,6 @@ Test(nn, embedding)
     free(gv);
     free(got);
     free(w);
-    clt_free(ps);
-    clt_tensor_free(g);
     clt_tensor_free(l);
     clt_tensor_free(y);
     clt_tensor_free(ti);

@@ -10,13 +10,6 @@
 /* Test hook in src/memory/pool.c. */
 void clt__pool_inject_failures(int n);
 
-static clt_memory_stats stats(clt_device *dev)
-{
-    clt_memory_stats s;
-    CHECK(clt_memory_stats_get(dev, &s));
-    return s;
-}
-
 static clt_tensor *empty_f32(clt_device *dev, int64_t n)
 {
     clt_tensor *t = NULL;
@@ -24,47 +17,40 @@ static clt_tensor *empty_f32(clt_device *dev, int64_t n)
     return t;
 }
 
-/* The allocator reads CLTENSOR_POOL once per process, at its first use;
- * each test runs in a process of its own. */
-static void caching_on(void)
-{
-    unsetenv("CLTENSOR_POOL");
-}
-
-TestSuite(pool, .init = caching_on);
+TestSuite(pool, .init = pool_defaults);
 
 Test(pool, freed_buffer_is_reused_and_empty_cache_releases_it)
 {
     clt_device *dev = get_device("cpu");
     CHECK(clt_memory_empty_cache(dev));
-    clt_memory_stats s0 = stats(dev);
+    clt_memory_stats s0 = mem_stats(dev);
     cr_assert_eq(s0.held, 0);
 
     clt_tensor *a = empty_f32(dev, 1000); /* 4000 bytes: size class 4096 */
-    clt_memory_stats s1 = stats(dev);
+    clt_memory_stats s1 = mem_stats(dev);
     cr_assert_eq(s1.device_allocs, s0.device_allocs + 1);
     cr_assert_eq(s1.allocated, s0.allocated + 4096);
     cr_assert_eq(s1.requested, s0.requested + 4000);
     clt_tensor_free(a);
-    clt_memory_stats s2 = stats(dev);
+    clt_memory_stats s2 = mem_stats(dev);
     cr_assert_eq(s2.held, 4096, "held %llu", (unsigned long long)s2.held);
     cr_assert_eq(s2.allocated, s0.allocated);
     cr_assert_eq(s2.device_frees, s0.device_frees);
 
     clt_tensor *b = empty_f32(dev, 1024); /* same class */
-    clt_memory_stats s3 = stats(dev);
+    clt_memory_stats s3 = mem_stats(dev);
     cr_assert_eq(s3.device_allocs, s1.device_allocs, "no new device buffer");
     cr_assert_eq(s3.cache_hits, s2.cache_hits + 1);
     cr_assert_eq(s3.held, 0);
     cr_assert_eq(s3.alloc_calls, s3.cache_hits + s3.device_allocs);
 
     clt_tensor *c = empty_f32(dev, 700); /* 2800 bytes: class 3072, no hit */
-    cr_assert_eq(stats(dev).device_allocs, s3.device_allocs + 1);
+    cr_assert_eq(mem_stats(dev).device_allocs, s3.device_allocs + 1);
     clt_tensor_free(b);
     clt_tensor_free(c);
-    cr_assert_eq(stats(dev).held, 4096 + 3072);
+    cr_assert_eq(mem_stats(dev).held, 4096 + 3072);
     CHECK(clt_memory_empty_cache(dev));
-    clt_memory_stats s4 = stats(dev);
+    clt_memory_stats s4 = mem_stats(dev);
     cr_assert_eq(s4.held, 0);
     cr_assert_eq(s4.device_frees, s0.device_frees + 2);
     cr_assert_eq(s4.allocated, s0.allocated);
@@ -79,10 +65,10 @@ Test(pool, reused_buffer_holds_new_values)
     clt_tensor *a = NULL, *b = NULL;
     CHECK(clt_full(dev, CLT_FLOAT32, 1, &n, 7.0, &a));
     clt_tensor_free(a); /* queued fill may still run: the reuse is on the same queue */
-    uint64_t hits = stats(dev).cache_hits;
+    uint64_t hits = mem_stats(dev).cache_hits;
     fill_random(want, N, 5);
     CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, want, &b));
-    cr_assert_eq(stats(dev).cache_hits, hits + 1);
+    cr_assert_eq(mem_stats(dev).cache_hits, hits + 1);
     CHECK(clt_tensor_read(b, got, sizeof got));
     ASSERT_ALLCLOSE_F32(got, want, N, 0, 0);
     clt_tensor_free(b);
@@ -91,19 +77,19 @@ Test(pool, reused_buffer_holds_new_values)
 Test(pool, peak_and_reset_peak)
 {
     clt_device *dev = get_device("cpu");
-    uint64_t base = stats(dev).allocated;
+    uint64_t base = mem_stats(dev).allocated;
     CHECK(clt_memory_reset_peak(dev));
-    cr_assert_eq(stats(dev).peak, base);
+    cr_assert_eq(mem_stats(dev).peak, base);
     clt_tensor *a = empty_f32(dev, 1 << 16), *b = empty_f32(dev, 1 << 14);
     uint64_t both = base + (4u << 16) + (4u << 14);
-    cr_assert_eq(stats(dev).allocated, both);
+    cr_assert_eq(mem_stats(dev).allocated, both);
     clt_tensor_free(a);
     clt_tensor_free(b);
-    clt_memory_stats s = stats(dev);
+    clt_memory_stats s = mem_stats(dev);
     cr_assert_eq(s.peak, both);
     cr_assert_eq(s.allocated, base);
     CHECK(clt_memory_reset_peak(dev));
-    cr_assert_eq(stats(dev).peak, base);
+    cr_assert_eq(mem_stats(dev).peak, base);
     clt_device_info info;
     CHECK(clt_device_get_info(dev, &info));
     cr_assert_eq(s.device_limit, info.global_mem_bytes);
@@ -113,11 +99,11 @@ Test(pool, failed_allocation_empties_the_cache_and_retries_once)
 {
     clt_device *dev = get_device("cpu");
     clt_tensor_free(empty_f32(dev, 5000)); /* something held */
-    clt_memory_stats s0 = stats(dev);
+    clt_memory_stats s0 = mem_stats(dev);
     cr_assert_gt(s0.held, 0);
     clt__pool_inject_failures(1);
     clt_tensor *t = empty_f32(dev, 1 << 20);
-    clt_memory_stats s1 = stats(dev);
+    clt_memory_stats s1 = mem_stats(dev);
     cr_assert_eq(s1.retries, s0.retries + 1);
     cr_assert_eq(s1.held, 0, "the cache was emptied before the retry");
     cr_assert_eq(s1.allocated, s0.allocated + (4u << 20));
@@ -130,7 +116,7 @@ Test(pool, allocation_failure_names_the_sizes_and_changes_nothing)
     clt_device *dev = get_device("cpu");
     clt_tensor *keep = empty_f32(dev, 256); /* 1024 bytes in use */
     clt_tensor_free(empty_f32(dev, 1 << 12));
-    clt_memory_stats s0 = stats(dev);
+    clt_memory_stats s0 = mem_stats(dev);
     clt__pool_inject_failures(2);
     int64_t n = 123456;
     clt_tensor *t = (clt_tensor *)&n;
@@ -149,7 +135,7 @@ Test(pool, allocation_failure_names_the_sizes_and_changes_nothing)
              (unsigned long long)s0.device_limit);
     cr_assert(strstr(msg, want), "%s", msg);
     cr_assert(strstr(msg, "CL_MEM_OBJECT_ALLOCATION_FAILURE"), "%s", msg);
-    clt_memory_stats s1 = stats(dev);
+    clt_memory_stats s1 = mem_stats(dev);
     cr_assert_eq(s1.failures, s0.failures + 1);
     cr_assert_eq(s1.allocated, s0.allocated);
     clt_tensor_free(keep);
@@ -162,14 +148,14 @@ Test(pool, buffers_go_back_only_to_their_own_device)
     CHECK(clt_memory_empty_cache(d0));
     CHECK(clt_memory_empty_cache(d1));
     clt_tensor_free(empty_f32(d0, 2048));
-    cr_assert_eq(stats(d0).held, 8192);
-    clt_memory_stats s1 = stats(d1);
+    cr_assert_eq(mem_stats(d0).held, 8192);
+    clt_memory_stats s1 = mem_stats(d1);
     clt_tensor *t = empty_f32(d1, 2048);
-    cr_assert_eq(stats(d1).cache_hits, s1.cache_hits, "d1 must not take d0's buffer");
-    cr_assert_eq(stats(d1).device_allocs, s1.device_allocs + 1);
-    cr_assert_eq(stats(d0).held, 8192);
+    cr_assert_eq(mem_stats(d1).cache_hits, s1.cache_hits, "d1 must not take d0's buffer");
+    cr_assert_eq(mem_stats(d1).device_allocs, s1.device_allocs + 1);
+    cr_assert_eq(mem_stats(d0).held, 8192);
     clt_tensor_free(t);
-    cr_assert_eq(stats(d1).held, 8192);
+    cr_assert_eq(mem_stats(d1).held, 8192);
 }
 
 static void *churn(void *arg)
@@ -188,7 +174,7 @@ static void *churn(void *arg)
 Test(pool, threads_share_a_pool_safely)
 {
     clt_device *dev = get_device("cpu");
-    clt_memory_stats s0 = stats(dev);
+    clt_memory_stats s0 = mem_stats(dev);
     pthread_t th[4];
     for (int i = 0; i < 4; i++)
         cr_assert_eq(pthread_create(&th[i], NULL, churn, dev), 0);
@@ -197,7 +183,7 @@ Test(pool, threads_share_a_pool_safely)
         pthread_join(th[i], &r);
         cr_assert_null(r);
     }
-    clt_memory_stats s1 = stats(dev);
+    clt_memory_stats s1 = mem_stats(dev);
     cr_assert_eq(s1.allocated, s0.allocated);
     cr_assert_eq(s1.requested, s0.requested);
     cr_assert_eq(s1.alloc_calls, s0.alloc_calls + 800);
@@ -220,14 +206,14 @@ Test(pool, shutdown_frees_the_pool_and_a_new_one_starts_empty)
 {
     clt_device *dev = get_device("cpu");
     clt_tensor_free(empty_f32(dev, 4096));
-    cr_assert_gt(stats(dev).held, 0);
+    cr_assert_gt(mem_stats(dev).held, 0);
     clt_shutdown();
     dev = get_device("cpu");
-    clt_memory_stats s = stats(dev);
+    clt_memory_stats s = mem_stats(dev);
     cr_assert_eq(s.held, 0);
     cr_assert_eq(s.alloc_calls, 0);
     clt_tensor *t = empty_f32(dev, 10);
-    cr_assert_eq(stats(dev).device_allocs, 1);
+    cr_assert_eq(mem_stats(dev).device_allocs, 1);
     clt_tensor_free(t);
 }
 
@@ -235,12 +221,12 @@ Test(pool, caching_off_releases_at_once)
 {
     setenv("CLTENSOR_POOL", "0", 1);
     clt_device *dev = get_device("cpu");
-    clt_memory_stats s0 = stats(dev);
+    clt_memory_stats s0 = mem_stats(dev);
     clt_tensor *a = empty_f32(dev, 1000);
-    cr_assert_eq(stats(dev).allocated, s0.allocated + 4000, "no rounding without caching");
+    cr_assert_eq(mem_stats(dev).allocated, s0.allocated + 4000, "no rounding without caching");
     clt_tensor_free(a);
     clt_tensor *b = empty_f32(dev, 1000);
-    clt_memory_stats s1 = stats(dev);
+    clt_memory_stats s1 = mem_stats(dev);
     cr_assert_eq(s1.held, 0);
     cr_assert_eq(s1.cache_hits, s0.cache_hits);
     cr_assert_eq(s1.device_allocs, s0.device_allocs + 2);

@@ -3,36 +3,6 @@
  * stack with non-contiguous and mixed-dtype inputs; error cases. */
 #include "helpers.h"
 
-/* A float32 tensor of the given shape holding 0, 1, 2, ... */
-static clt_tensor *iota(clt_device *dev, int ndim, const int64_t *shape)
-{
-    int64_t n = 1;
-    for (int d = 0; d < ndim; d++)
-        n *= shape[d];
-    float *h = malloc((size_t)(n ? n : 1) * sizeof *h);
-    for (int64_t i = 0; i < n; i++)
-        h[i] = (float)i;
-    clt_tensor *t = NULL;
-    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, ndim, shape, h, &t));
-    free(h);
-    return t;
-}
-
-static uint64_t launches(void)
-{
-    clt_stats s;
-    clt_stats_get(&s);
-    return s.kernel_launches;
-}
-
-static void assert_shape(const clt_tensor *t, int ndim, const int64_t *shape)
-{
-    cr_assert_eq(clt_tensor_ndim(t), ndim);
-    for (int d = 0; d < ndim; d++)
-        cr_assert_eq(clt_tensor_shape(t)[d], shape[d], "dim %d: %lld vs %lld", d,
-                     (long long)clt_tensor_shape(t)[d], (long long)shape[d]);
-}
-
 static void assert_strides(const clt_tensor *t, int ndim, const int64_t *strides)
 {
     for (int d = 0; d < ndim; d++)
@@ -58,14 +28,6 @@ static void assert_view_values(const clt_tensor *v, int64_t offset, const int64_
         cr_assert_eq(got[i], (float)off, "element %zu: got %g, want %g", i, got[i], (double)off);
     }
     free(got);
-}
-
-static void assert_error(clt_status st, clt_status want, const char *needle)
-{
-    cr_assert_eq(st, want, "status %s, want %s (%s)", clt_status_name(st), clt_status_name(want),
-                 clt_last_error());
-    cr_assert(strstr(clt_last_error(), needle) != NULL, "message '%s' lacks '%s'",
-              clt_last_error(), needle);
 }
 
 Test(view, reshape_and_view_share_storage)

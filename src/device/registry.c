@@ -398,6 +398,26 @@ clt_status clt_device_count(size_t *count)
     return clt__ok();
 }
 
+/* The registry's device idx, opened at its first use. */
+static clt_status open_at(size_t idx, clt_device **out)
+{
+    clt_status st = clt__device_open(&reg.devs[idx]);
+    if (st != CLT_OK)
+        return st;
+    *out = &reg.devs[idx];
+    return clt__ok();
+}
+
+/* The device a request picks (CLTENSOR_DEVICE standing in for "auto"), with
+ * the picker's report when asked for. */
+static clt_status pick_kind(const char *kind, size_t *idx, char **report)
+{
+    clt_status st = ensure_init();
+    if (st != CLT_OK)
+        return st;
+    return clt_pick(reg.infos, reg.n, kind, getenv("CLTENSOR_DEVICE"), idx, report);
+}
+
 clt_status clt_device_at(size_t n, clt_device **out)
 {
     CLT__REQUIRE_ARG(out, "clt_device_at");
@@ -408,11 +428,7 @@ clt_status clt_device_at(size_t n, clt_device **out)
     if (n >= reg.n)
         return clt__error(CLT_ERR_DEVICE_NOT_FOUND, "clt_device_at: index %zu, but only %zu device(s)",
                           n, reg.n);
-    st = clt__device_open(&reg.devs[n]);
-    if (st != CLT_OK)
-        return st;
-    *out = &reg.devs[n];
-    return clt__ok();
+    return open_at(n, out);
 }
 
 clt_status clt_device_get(const char *kind, clt_device **out)
@@ -420,30 +436,19 @@ clt_status clt_device_get(const char *kind, clt_device **out)
     CLT__REQUIRE_ARG(out, "clt_device_get");
     *out = NULL;
     CLT__REQUIRE_ARG(kind, "clt_device_get");
-    clt_status st = ensure_init();
-    if (st != CLT_OK)
-        return st;
     size_t idx = 0;
-    st = clt_pick(reg.infos, reg.n, kind, getenv("CLTENSOR_DEVICE"), &idx, NULL);
+    clt_status st = pick_kind(kind, &idx, NULL);
     if (st != CLT_OK)
         return st;
-    st = clt__device_open(&reg.devs[idx]);
-    if (st != CLT_OK)
-        return st;
-    *out = &reg.devs[idx];
-    return clt__ok();
+    return open_at(idx, out);
 }
 
 int clt_is_available(const char *kind)
 {
     if (kind == NULL)
         return 0;
-    if (ensure_init() != CLT_OK) {
-        clt__ok();
-        return 0;
-    }
     size_t idx = 0;
-    int ok = clt_pick(reg.infos, reg.n, kind, getenv("CLTENSOR_DEVICE"), &idx, NULL) == CLT_OK;
+    int ok = pick_kind(kind, &idx, NULL) == CLT_OK;
     clt__ok();
     return ok;
 }
@@ -471,12 +476,8 @@ clt_status clt_device_explain(const char *kind, char **report)
     CLT__REQUIRE_ARG(report, "clt_device_explain");
     *report = NULL;
     CLT__REQUIRE_ARG(kind, "clt_device_explain");
-    clt_status st = ensure_init();
-    if (st != CLT_OK)
-        return st;
     size_t idx = 0;
-    st = clt_pick(reg.infos, reg.n, kind, getenv("CLTENSOR_DEVICE"), &idx, report);
-    return st;
+    return pick_kind(kind, &idx, report);
 }
 
 clt_status clt_device_get_info(const clt_device *dev, clt_device_info *info)

@@ -643,46 +643,39 @@ done:
     return st;
 }
 
-clt_status clt__avg_pool2d(const clt_tensor *x, const clt__pool2d *p, clt_tensor **out)
+/* A new tensor of `shape` from one pooling kernel over a contiguous copy of
+ * `in`, the kernel taking (in, out, g) on `rows` rows of work. */
+static clt_status pool_launch(const clt_tensor *in, geom g, const int64_t *shape,
+                              const char *kernel, int64_t rows, clt_tensor **out)
 {
-    geom g = pool_geom(x->shape, p);
     clt_status st = CLT_OK;
-    clt_tensor *xc = NULL, *r = NULL;
-    int64_t shape[4] = {g.N, g.C, g.Ho, g.Wo};
-    CLT__TRY(clt__tensor_new(x->dev, x->dtype, 4, shape, &r));
+    clt_tensor *c = NULL, *r = NULL;
+    CLT__TRY(clt__tensor_new(in->dev, in->dtype, 4, shape, &r));
     if (r->numel > 0) {
-        CLT__TRY(clt__contiguous_as(x, x->dtype, &xc));
-        g.off0 = xc->offset;
-        cl_mem mx = clt__mem(xc), mr = clt__mem(r);
-        clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mr), CLT__ARG(g)};
-        CLT__TRY(launch(x->dev, x->dtype, "avg_pool_fwd", g.N * g.C * g.Ho, 3, args));
+        CLT__TRY(clt__contiguous_as(in, in->dtype, &c));
+        g.off0 = c->offset;
+        cl_mem mi = clt__mem(c), mr = clt__mem(r);
+        clt__arg args[] = {CLT__ARG(mi), CLT__ARG(mr), CLT__ARG(g)};
+        CLT__TRY(launch(in->dev, in->dtype, kernel, rows, 3, args));
     }
     *out = r;
     r = NULL;
 done:
-    clt_tensor_free(xc);
+    clt_tensor_free(c);
     clt_tensor_free(r);
     return st;
+}
+
+clt_status clt__avg_pool2d(const clt_tensor *x, const clt__pool2d *p, clt_tensor **out)
+{
+    geom g = pool_geom(x->shape, p);
+    int64_t shape[4] = {g.N, g.C, g.Ho, g.Wo};
+    return pool_launch(x, g, shape, "avg_pool_fwd", g.N * g.C * g.Ho, out);
 }
 
 clt_status clt__avg_pool2d_backward(const clt_tensor *gout, const int64_t *in_shape,
                                     const clt__pool2d *p, clt_tensor **out)
 {
     geom g = pool_geom(in_shape, p);
-    clt_status st = CLT_OK;
-    clt_tensor *gc = NULL, *r = NULL;
-    CLT__TRY(clt__tensor_new(gout->dev, gout->dtype, 4, in_shape, &r));
-    if (r->numel > 0) {
-        CLT__TRY(clt__contiguous_as(gout, gout->dtype, &gc));
-        g.off0 = gc->offset;
-        cl_mem mg = clt__mem(gc), mr = clt__mem(r);
-        clt__arg args[] = {CLT__ARG(mg), CLT__ARG(mr), CLT__ARG(g)};
-        CLT__TRY(launch(gout->dev, gout->dtype, "avg_pool_bwd", g.N * g.C * g.H, 3, args));
-    }
-    *out = r;
-    r = NULL;
-done:
-    clt_tensor_free(gc);
-    clt_tensor_free(r);
-    return st;
+    return pool_launch(gout, g, in_shape, "avg_pool_bwd", g.N * g.C * g.H, out);
 }

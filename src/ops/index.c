@@ -63,6 +63,53 @@ static clt_status same_dtype(const clt_tensor *t, const clt_tensor *src, const c
 }
 
 /* Build options of cl/index.cl for data dtype t (one_hot uses int64). */
+/* What the ops that take an index check first: one device, int64 indices,
+ * src (NULL for those that only read) of t's dtype, dim wrapped over nd
+ * dims, and a dtype the device holds. */
+static clt_status index_checks(const clt_tensor *t, int dim, int nd, const clt_tensor *index,
+                               const clt_tensor *src, int *d, const char *fn)
+{
+    clt_status st = clt__same_device(t, index, fn);
+    if (st == CLT_OK && src)
+        st = clt__same_device(t, src, fn);
+    if (st == CLT_OK)
+        st = index_dtype(index, fn, "index");
+    if (st == CLT_OK && src)
+        st = same_dtype(t, src, fn);
+    if (st == CLT_OK)
+        st = clt__wrap_dim(dim, nd, d, fn);
+    if (st == CLT_OK)
+        st = clt__check_dtype(t->dev, t->dtype, fn);
+    return st;
+}
+
+static clt_status vector_index(const clt_tensor *index, const char *fn)
+{
+    char s[160];
+    if (index->ndim <= 1)
+        return CLT_OK;
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "%s: index is supposed to be a vector, but has shape %s", fn,
+                      shape_of(s, sizeof s, index));
+}
+
+/* The shape of embedding's and one_hot's results: indices' shape and one
+ * more dimension of size last (n dimensions in all). */
+static clt_status indices_and(const clt_tensor *indices, int64_t last, int64_t *shape, int *n,
+                              const char *fn)
+{
+    char s[160];
+    *n = indices->ndim + 1;
+    if (*n > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS,
+                          "%s: indices of shape %s give a result of %d dimensions; at most %d "
+                          "supported",
+                          fn, shape_of(s, sizeof s, indices), *n, CLT_MAX_DIMS);
+    memcpy(shape, indices->shape, sizeof(int64_t) * (size_t)indices->ndim);
+    shape[*n - 1] = last;
+    return CLT_OK;
+}
+
 static const char *options(clt_dtype t)
 {
     static clt__opts_slot slots[CLT_DTYPE_COUNT];
@@ -138,21 +185,11 @@ clt_status clt__index_select(const clt_tensor *t, int dim, const clt_tensor *ind
     CLT__REQUIRE_ARG(index, fn);
     int64_t ts[CLT_MAX_DIMS], tst[CLT_MAX_DIMS], is[1], ist[1];
     int nd = nonempty(t, ts, tst), d = 0;
-    clt_status st = clt__same_device(t, index, fn);
+    clt_status st = index_checks(t, dim, nd, index, NULL, &d, fn);
     if (st == CLT_OK)
-        st = index_dtype(index, fn, "index");
-    if (st == CLT_OK)
-        st = clt__wrap_dim(dim, nd, &d, fn);
-    if (st == CLT_OK)
-        st = clt__check_dtype(t->dev, t->dtype, fn);
+        st = vector_index(index, fn);
     if (st != CLT_OK)
         return st;
-    if (index->ndim > 1) {
-        char s[160];
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: index is supposed to be a vector, but has shape %s", fn,
-                          shape_of(s, sizeof s, index));
-    }
     int64_t count = index->numel;
     if (t->ndim == 0 && count != 1)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -187,13 +224,7 @@ clt_status clt__gather(const clt_tensor *t, int dim, const clt_tensor *index, cl
     CLT__REQUIRE_ARG(index, fn);
     int64_t ts[CLT_MAX_DIMS], tst[CLT_MAX_DIMS], is[CLT_MAX_DIMS], ist[CLT_MAX_DIMS];
     int nd = nonempty(t, ts, tst), ind = nonempty(index, is, ist), d = 0;
-    clt_status st = clt__same_device(t, index, fn);
-    if (st == CLT_OK)
-        st = index_dtype(index, fn, "index");
-    if (st == CLT_OK)
-        st = clt__wrap_dim(dim, nd, &d, fn);
-    if (st == CLT_OK)
-        st = clt__check_dtype(t->dev, t->dtype, fn);
+    clt_status st = index_checks(t, dim, nd, index, NULL, &d, fn);
     if (st != CLT_OK)
         return st;
     char s1[160], s2[160];
@@ -243,15 +274,11 @@ clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, c
     if (weight->ndim != 2)
         return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: 'weight' must be 2-D, but has shape %s",
                           fn, shape_of(s, sizeof s, weight));
-    int n = indices->ndim + 1;
-    if (n > CLT_MAX_DIMS)
-        return clt__error(CLT_ERR_TOO_MANY_DIMS,
-                          "%s: indices of shape %s give a result of %d dimensions; at most %d "
-                          "supported",
-                          fn, shape_of(s, sizeof s, indices), n, CLT_MAX_DIMS);
     int64_t shape[CLT_MAX_DIMS];
-    memcpy(shape, indices->shape, sizeof(int64_t) * (size_t)indices->ndim);
-    shape[n - 1] = weight->shape[1];
+    int n = 0;
+    st = indices_and(indices, weight->shape[1], shape, &n, fn);
+    if (st != CLT_OK)
+        return st;
     clt_tensor *r = NULL;
     CLT__TRY(clt__result_new(fn, weight->dev, weight->dtype, n, shape, &r));
     {
@@ -324,25 +351,6 @@ static clt_status scatter_into(clt_tensor *dst, int d, const clt_tensor *index,
     return launch(dst->dev, dst->dtype, "scatter", n, 15, args);
 }
 
-/* What scatter and index_add check first: one device, int64 indices, src
- * of t's dtype, dim wrapped over nd dims, and a dtype the device holds. */
-static clt_status writer_checks(const clt_tensor *t, int dim, int nd, const clt_tensor *index,
-                                const clt_tensor *src, int *d, const char *fn)
-{
-    clt_status st = clt__same_device(t, index, fn);
-    if (st == CLT_OK)
-        st = clt__same_device(t, src, fn);
-    if (st == CLT_OK)
-        st = index_dtype(index, fn, "index");
-    if (st == CLT_OK)
-        st = same_dtype(t, src, fn);
-    if (st == CLT_OK)
-        st = clt__wrap_dim(dim, nd, d, fn);
-    if (st == CLT_OK)
-        st = clt__check_dtype(t->dev, t->dtype, fn);
-    return st;
-}
-
 /* PyTorch's scatter_shape_check: index, self and src of one rank (0-d
  * counting as 1-d), index no larger than src anywhere nor than self apart
  * from dimension d; nothing is checked for an empty index. */
@@ -352,7 +360,7 @@ static clt_status scatter_checks(const clt_tensor *t, int dim, const clt_tensor 
     int64_t ts[CLT_MAX_DIMS], tst[CLT_MAX_DIMS], is[CLT_MAX_DIMS], ist[CLT_MAX_DIMS];
     int64_t ss[CLT_MAX_DIMS], sst[CLT_MAX_DIMS];
     int nd = nonempty(t, ts, tst), ind = nonempty(index, is, ist), snd = nonempty(src, ss, sst);
-    clt_status st = writer_checks(t, dim, nd, index, src, d, fn);
+    clt_status st = index_checks(t, dim, nd, index, src, d, fn);
     if (st != CLT_OK || index->numel == 0)
         return st;
     char s1[160], s2[160], s3[160];
@@ -380,14 +388,12 @@ static clt_status index_add_checks(const clt_tensor *t, int dim, const clt_tenso
 {
     int64_t ts[CLT_MAX_DIMS], tst[CLT_MAX_DIMS], ss[CLT_MAX_DIMS], sst[CLT_MAX_DIMS];
     int nd = nonempty(t, ts, tst), snd = nonempty(src, ss, sst);
-    clt_status st = writer_checks(t, dim, nd, index, src, d, fn);
+    clt_status st = index_checks(t, dim, nd, index, src, d, fn);
+    if (st == CLT_OK)
+        st = vector_index(index, fn);
     if (st != CLT_OK)
         return st;
     char s1[160], s2[160];
-    if (index->ndim > 1)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: index is supposed to be a vector, but has shape %s", fn,
-                          shape_of(s1, sizeof s1, index));
     if (snd != nd)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: source.dim() (%d) must equal self.dim() (%d) (source %s, self %s)",
@@ -442,16 +448,24 @@ static clt_status unaliased(const clt_tensor *t, const clt_tensor *x, clt_tensor
     return st;
 }
 
-static clt_status scatter_inplace(clt_tensor *t, int dim, const clt_tensor *index,
-                                  const clt_tensor *src, scatter_kind kind, double alpha,
-                                  clt__index_op op, const char *fn)
+/* The arguments of scatter, scatter_add and index_add, in place or not. */
+static clt_status scatter_args(const clt_tensor *t, int dim, const clt_tensor *index,
+                               const clt_tensor *src, scatter_kind kind, double alpha, int *d,
+                               const char *fn)
 {
     CLT__REQUIRE_ARG(t, fn);
     CLT__REQUIRE_ARG(index, fn);
     CLT__REQUIRE_ARG(src, fn);
+    return kind == SCATTER ? scatter_checks(t, dim, index, src, d, fn)
+                           : index_add_checks(t, dim, index, src, alpha, d, fn);
+}
+
+static clt_status scatter_inplace(clt_tensor *t, int dim, const clt_tensor *index,
+                                  const clt_tensor *src, scatter_kind kind, double alpha,
+                                  clt__index_op op, const char *fn)
+{
     int d = 0;
-    clt_status st = kind == SCATTER ? scatter_checks(t, dim, index, src, &d, fn)
-                                    : index_add_checks(t, dim, index, src, alpha, &d, fn);
+    clt_status st = scatter_args(t, dim, index, src, kind, alpha, &d, fn);
     if (st == CLT_OK)
         st = writable(t, fn);
     if (st != CLT_OK)
@@ -474,12 +488,8 @@ static clt_status scatter_copy(const clt_tensor *t, int dim, const clt_tensor *i
 {
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
-    CLT__REQUIRE_ARG(t, fn);
-    CLT__REQUIRE_ARG(index, fn);
-    CLT__REQUIRE_ARG(src, fn);
     int d = 0;
-    clt_status st = kind == SCATTER ? scatter_checks(t, dim, index, src, &d, fn)
-                                    : index_add_checks(t, dim, index, src, alpha, &d, fn);
+    clt_status st = scatter_args(t, dim, index, src, kind, alpha, &d, fn);
     if (st != CLT_OK)
         return st;
     clt_tensor *r = NULL;
@@ -602,18 +612,12 @@ clt_status clt__one_hot(const clt_tensor *indices, int64_t num_classes, clt_tens
                           "%s: class values must be smaller than num_classes 0 (%lld values "
                           "given)",
                           fn, (long long)indices->numel);
-    char s[160];
-    int n = indices->ndim + 1;
-    if (n > CLT_MAX_DIMS)
-        return clt__error(CLT_ERR_TOO_MANY_DIMS,
-                          "%s: indices of shape %s give a result of %d dimensions; at most %d "
-                          "supported",
-                          fn, shape_of(s, sizeof s, indices), n, CLT_MAX_DIMS);
     int64_t shape[CLT_MAX_DIMS];
-    memcpy(shape, indices->shape, sizeof(int64_t) * (size_t)indices->ndim);
-    shape[n - 1] = num_classes;
+    int n = 0;
+    clt_status st = indices_and(indices, num_classes, shape, &n, fn);
+    if (st != CLT_OK)
+        return st;
     clt_tensor *r = NULL;
-    clt_status st = CLT_OK;
     CLT__TRY(clt__result_new(fn, indices->dev, CLT_INT64, n, shape, &r));
     if (r->numel > 0) {
         cl_mem err = NULL;

@@ -489,7 +489,7 @@ clt_status clt__copy_into(clt_tensor *dst, const clt_tensor *src)
         return CLT_OK;
     const char *opts = clt__copy_options(src->dtype, dst->dtype);
     if (opts == NULL)
-        return CLT_ERR_OUT_OF_HOST_MEMORY;
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "copy: out of host memory");
     cl_mem dmem = clt__mem(dst), smem = clt__mem(src);
     cl_ulong doff = (cl_ulong)dst->offset, n = (cl_ulong)src->numel;
     size_t gws = (size_t)n;
@@ -537,7 +537,7 @@ clt_status clt__copy_strided(clt_tensor *dst, const clt_tensor *src)
         return clt__copy_into(dst, src);
     const char *opts = clt__copy_options(src->dtype, dst->dtype);
     if (opts == NULL)
-        return CLT_ERR_OUT_OF_HOST_MEMORY;
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "copy: out of host memory");
     clt__layout L;
     memset(&L, 0, sizeof L);
     L.ndim = dst->ndim;

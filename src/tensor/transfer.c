@@ -37,7 +37,12 @@ static cl_int wait_release(cl_event ev)
     return err;
 }
 
-static cl_int write_host(clt_device *dev, cl_mem mem, size_t bytes, const void *data)
+/* A blocking copy between host memory and bytes [offset, offset + bytes) of
+ * mem: written from data (write, which only reads data) or read into it;
+ * through a mapping where the device shares host memory, else a read or
+ * write command.  The caller may reuse data when it returns. */
+static cl_int host_copy(clt_device *dev, cl_mem mem, size_t offset, size_t bytes, void *data,
+                        bool write)
 {
     cl_event ev = NULL;
     cl_int err = CL_SUCCESS;
@@ -45,39 +50,13 @@ static cl_int write_host(clt_device *dev, cl_mem mem, size_t bytes, const void *
     void *p = NULL;
     pthread_mutex_lock(&dev->lock);
     if (map)
-        p = clEnqueueMapBuffer(dev->queue, mem, CL_FALSE, CL_MAP_WRITE_INVALIDATE_REGION, 0,
+        p = clEnqueueMapBuffer(dev->queue, mem, CL_FALSE,
+                               write ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, offset,
                                bytes, 0, NULL, &ev, &err);
+    else if (write)
+        err = clEnqueueWriteBuffer(dev->queue, mem, CL_FALSE, offset, bytes, data, 0, NULL, &ev);
     else
-        err = clEnqueueWriteBuffer(dev->queue, mem, CL_FALSE, 0, bytes, data, 0, NULL, &ev);
-    if (err == CL_SUCCESS)
-        clFlush(dev->queue);
-    pthread_mutex_unlock(&dev->lock);
-    if (err != CL_SUCCESS)
-        return err;
-    err = wait_release(ev); /* the caller may reuse data when this returns */
-    if (!map || err != CL_SUCCESS)
-        return err;
-    memcpy(p, data, bytes);
-    pthread_mutex_lock(&dev->lock);
-    err = clEnqueueUnmapMemObject(dev->queue, mem, p, 0, NULL, NULL);
-    if (err == CL_SUCCESS)
-        clFlush(dev->queue);
-    pthread_mutex_unlock(&dev->lock);
-    return err;
-}
-
-static cl_int read_host(clt_device *dev, cl_mem mem, size_t offset, size_t bytes, void *dst)
-{
-    cl_event ev = NULL;
-    cl_int err = CL_SUCCESS;
-    bool map = mapped(dev, bytes);
-    void *p = NULL;
-    pthread_mutex_lock(&dev->lock);
-    if (map)
-        p = clEnqueueMapBuffer(dev->queue, mem, CL_FALSE, CL_MAP_READ, offset, bytes, 0, NULL,
-                               &ev, &err);
-    else
-        err = clEnqueueReadBuffer(dev->queue, mem, CL_FALSE, offset, bytes, dst, 0, NULL, &ev);
+        err = clEnqueueReadBuffer(dev->queue, mem, CL_FALSE, offset, bytes, data, 0, NULL, &ev);
     if (err == CL_SUCCESS)
         clFlush(dev->queue);
     pthread_mutex_unlock(&dev->lock);
@@ -86,7 +65,10 @@ static cl_int read_host(clt_device *dev, cl_mem mem, size_t offset, size_t bytes
     err = wait_release(ev);
     if (!map || err != CL_SUCCESS)
         return err;
-    memcpy(dst, p, bytes);
+    if (write)
+        memcpy(p, data, bytes);
+    else
+        memcpy(data, p, bytes);
     pthread_mutex_lock(&dev->lock);
     err = clEnqueueUnmapMemObject(dev->queue, mem, p, 0, NULL, NULL);
     if (err == CL_SUCCESS)
@@ -124,7 +106,7 @@ clt_status clt_tensor_from_host(clt_device *dev, clt_dtype dtype, int ndim, cons
             clt_tensor_free(t);
             return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: data is NULL for %zu bytes", fn, bytes);
         }
-        cl_int err = write_host(dev, clt__mem(t), bytes, data);
+        cl_int err = host_copy(dev, clt__mem(t), 0, bytes, (void *)data, true);
         if (err != CL_SUCCESS) {
             clt_tensor_free(t);
             return clt__cl_error(err, "%s: writing %zu bytes to %s (%s)", fn, bytes, dev->label,
@@ -183,7 +165,7 @@ static clt_status copy_through_host(const clt_tensor *src, clt_tensor *dst, cons
                           "clt_to: no host memory for a %zu-byte staging buffer", bytes);
     clt_status st = clt__tensor_read_at(src, tmp, bytes, "clt_to", caller);
     if (st == CLT_OK) {
-        cl_int err = write_host(dst->dev, clt__mem(dst), bytes, tmp);
+        cl_int err = host_copy(dst->dev, clt__mem(dst), 0, bytes, tmp, true);
         if (err != CL_SUCCESS)
             st = clt__cl_error(err, "clt_to: writing %zu bytes to %s (%s)", bytes,
                                dst->dev->label, dst->dev->info.name);
@@ -351,8 +333,8 @@ clt_status clt__tensor_read_at(const clt_tensor *t, void *dst, size_t dst_bytes,
     clt__index_check chk = {0};
     CLT__TRY(contiguous(t, &src));
     CLT__TRY(clt__index_check_begin(src->dev, &chk));
-    CLT__CL_CHECK(read_host(src->dev, clt__mem(src),
-                            (size_t)src->offset * clt_dtype_size(src->dtype), bytes, dst),
+    CLT__CL_CHECK(host_copy(src->dev, clt__mem(src),
+                            (size_t)src->offset * clt_dtype_size(src->dtype), bytes, dst, false),
                   "%s: reading %zu bytes from %s (%s)", fn, bytes, src->dev->label,
                   src->dev->info.name);
     clt__count_d2h(bytes);

@@ -455,33 +455,6 @@ clt_status clt__contiguous(const clt_tensor *t, clt_tensor **out)
 
 /* ---- cat and stack ---------------------------------------------------------- */
 
-/* Enqueues a copy (with cast) of src into dst, a view of the same shape
- * into another storage; both may have any strides. */
-static clt_status copy_strided(clt_tensor *dst, const clt_tensor *src)
-{
-    if (src->numel == 0)
-        return CLT_OK;
-    const char *opts = clt__copy_options(src->dtype, dst->dtype);
-    if (opts == NULL)
-        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "cat: out of host memory");
-    clt__layout L;
-    memset(&L, 0, sizeof L);
-    L.ndim = src->ndim;
-    L.off0 = src->offset;
-    L.off1 = dst->offset;
-    for (int d = 0; d < src->ndim; d++) {
-        L.shape[d] = src->shape[d];
-        L.s0[d] = src->strides[d];
-        L.s1[d] = dst->strides[d];
-    }
-    cl_mem dmem = clt__mem(dst), smem = clt__mem(src);
-    cl_ulong n = (cl_ulong)src->numel;
-    size_t gws = (size_t)n;
-    clt__arg args[] = {CLT__ARG(dmem), CLT__ARG(smem), CLT__ARG(n), CLT__ARG(L)};
-    clt_status st = clt__launch(dst->dev, "view", opts, "copy_s2s", 1, &gws, NULL, 4, args);
-    return st;
-}
-
 /* PyTorch skips 1-D empty tensors in cat whatever the other shapes. */
 static bool legacy_empty(const clt_tensor *t)
 {
@@ -571,7 +544,7 @@ static clt_status cat_impl(const clt_tensor *const *ts, size_t n, int dim, clt_t
             continue;
         }
         CLT__TRY(clt__tensor_view(r, r->ndim, t->shape, r->strides, pos * r->strides[d], &slot));
-        CLT__TRY(copy_strided(slot, t));
+        CLT__TRY(clt__copy_strided(slot, t));
         clt_tensor_free(slot);
         slot = NULL;
         pos += t->shape[d];
