@@ -257,6 +257,56 @@ Test(optim, errors)
     clt_tensor_free(p);
 }
 
+/* A parameter that starts inside its buffer (a detached slice with
+ * requires_grad; a tensor over a caller's buffer at an offset): the step
+ * wrote the buffer's first elements instead of the parameter's. */
+Test(optim, parameter_at_an_offset)
+{
+    clt_device *dev = get_device("cpu");
+    const float w0[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    for (int kind = 0; kind < 3; kind++) {
+        clt_tensor *w, *view, *p, *sq, *half, *loss;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, (int64_t[]){8}, w0, &w));
+        CHECK(clt_narrow(w, 0, 3, 4, &view));
+        CHECK(clt_detach(view, &p));
+        CHECK(clt_set_requires_grad(p, 1));
+        clt_optimizer *opt = NULL;
+        const double lr = 0.25, b1 = 0.9, b2 = 0.999, eps = 1e-8, wd = 0.01;
+        clt_sgd_opts so = {lr, 0.0, 0.0, 0.0, 0};
+        clt_adam_opts ao = {lr, b1, b2, eps, kind == 2 ? wd : 0.0, 0};
+        CHECK(kind == 0   ? clt_sgd(&p, 1, &so, &opt)
+              : kind == 1 ? clt_adam(&p, 1, &ao, &opt)
+                          : clt_adamw(&p, 1, &ao, &opt));
+        CHECK(clt_mul(p, p, &sq));
+        CHECK(clt_mul_scalar(sq, 0.5, &half));
+        CHECK(clt_sum(half, &loss)); /* gradient: p */
+        CHECK(clt_backward(loss, NULL, 0));
+        CHECK(clt_optimizer_step(opt));
+        float *got = read_f32(w);
+        for (int i = 0; i < 8; i++) {
+            double want = w0[i];
+            if (i >= 3 && i < 7) {
+                double g = w0[i];
+                if (kind == 0) {
+                    want -= lr * g;
+                } else {
+                    if (kind == 2)
+                        want *= 1 - lr * wd;
+                    double m = (1 - b1) * g, v = (1 - b2) * g * g;
+                    want -= lr / (1 - b1) * (m / (sqrt(v) / sqrt(1 - b2) + eps));
+                }
+            }
+            cr_assert(close_enough(got[i], want, 1e-6, 1e-6), "optimizer %d, [%d]: %g, not %g",
+                      kind, i, got[i], want);
+        }
+        free(got);
+        clt_optimizer_free(opt);
+        clt_tensor *all[] = {loss, half, sq, p, view, w};
+        for (size_t k = 0; k < 6; k++)
+            clt_tensor_free(all[k]);
+    }
+}
+
 /* Forward, backward and an Adam step in a scope: after the first step, no
  * buffer is created on the device (the allocator serves every request from
  * its cache). */

@@ -216,7 +216,9 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
     const char *opts = options(p->dtype);
     if (opts == NULL)
         return CLT_ERR_OUT_OF_HOST_MEMORY;
-    cl_ulong n = (cl_ulong)p->numel, chunk;
+    /* Autograd keeps a leaf's gradient alone in its buffer, at offset 0;
+     * the parameter may start anywhere in its own. */
+    cl_ulong n = (cl_ulong)p->numel, chunk, p_off = (cl_ulong)p->offset;
     size_t gws, lws = 1;
     geometry(p, &chunk, &gws);
     const size_t *lp = p->dev->info.type == CLT_DEVICE_TYPE_CPU ? &lws : NULL;
@@ -237,12 +239,13 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
         }
         cl_mem bm = buf ? clt__mem(buf) : pm;
         clt__arg args[] = {CLT__ARG(pm),           CLT__ARG(gm),
-                           CLT__ARG(bm),           CLT__ARG(n),
-                           CLT__ARG(chunk),        SCALAR(0, o->lr),
+                           CLT__ARG(bm),           CLT__ARG(p_off),
+                           CLT__ARG(n),            CLT__ARG(chunk),
+                           SCALAR(0, o->lr),
                            SCALAR(1, s->weight_decay), SCALAR(2, s->momentum),
                            SCALAR(3, s->dampening),    CLT__ARG(nest),
                            CLT__ARG(first)};
-        st = clt__launch(p->dev, "optim", opts, "sgd_step", 1, &gws, lp, 11, args);
+        st = clt__launch(p->dev, "optim", opts, "sgd_step", 1, &gws, lp, 12, args);
         if (st == CLT_OK && buf) {
             o->started[i] = 1;
             clt__version_bump(buf);
@@ -266,6 +269,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
                            CLT__ARG(mm),
                            CLT__ARG(vm),
                            CLT__ARG(xm),
+                           CLT__ARG(p_off),
                            CLT__ARG(n),
                            CLT__ARG(chunk),
                            SCALAR(0, o->lr),
@@ -277,7 +281,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
                            CLT__ARG(ams),
                            SCALAR(5, o->lr / bc1),
                            SCALAR(6, sqrt(bc2))};
-        st = clt__launch(p->dev, "optim", opts, "adam_step", 1, &gws, lp, 16, args);
+        st = clt__launch(p->dev, "optim", opts, "adam_step", 1, &gws, lp, 17, args);
         if (st == CLT_OK) {
             clt__version_bump(m);
             clt__version_bump(v);
