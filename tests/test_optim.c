@@ -307,6 +307,74 @@ Test(optim, parameter_at_an_offset)
     }
 }
 
+/* A parameter given twice would be updated twice per step (PyTorch 1.13
+ * warns, later versions raise); so would two aliases of one memory.  Each
+ * optimizer refuses both, naming the two positions; disjoint parts of one
+ * buffer are distinct parameters. */
+Test(optim, duplicate_parameters_refused)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *a, *b, *w, *lo, *hi, *lo2, *view;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &a));
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &b));
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){6}, &w));
+    CHECK(clt_narrow(w, 0, 0, 3, &view));
+    CHECK(clt_detach(view, &lo));
+    clt_tensor_free(view);
+    CHECK(clt_narrow(w, 0, 3, 3, &view));
+    CHECK(clt_detach(view, &hi));
+    clt_tensor_free(view);
+    CHECK(clt_narrow(w, 0, 2, 2, &view)); /* overlaps lo at element 2 */
+    CHECK(clt_detach(view, &lo2));
+    clt_tensor_free(view);
+    clt_tensor *all[] = {a, b, lo, hi, lo2};
+    for (size_t k = 0; k < 5; k++)
+        CHECK(clt_set_requires_grad(all[k], 1));
+
+    struct {
+        clt_tensor *ps[3];
+        const char *says;
+    } cases[] = {
+        {{a, b, a}, "parameter 2 is parameter 0 given again"},
+        {{b, a, a}, "parameter 2 is parameter 1 given again"},
+        {{lo, b, lo2}, "parameters 0 and 2 share memory"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        for (int kind = 0; kind < 3; kind++) {
+            clt_optimizer *opt = (clt_optimizer *)&opt;
+            clt_status st = kind == 0   ? clt_sgd(cases[c].ps, 3, NULL, &opt)
+                            : kind == 1 ? clt_adam(cases[c].ps, 3, NULL, &opt)
+                                        : clt_adamw(cases[c].ps, 3, NULL, &opt);
+            cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "case %zu, optimizer %d: %s", c, kind,
+                         clt_status_name(st));
+            cr_assert_null(opt);
+            cr_assert(strstr(clt_last_error(), cases[c].says), "case %zu: %s", c,
+                      clt_last_error());
+        }
+    }
+    /* Disjoint halves of one buffer, and one alias beside other tensors,
+     * are fine; a step updates each once. */
+    clt_tensor *ok[] = {hi, a, lo, b};
+    clt_optimizer *opt = NULL;
+    clt_sgd_opts so = {0.5, 0.0, 0.0, 0.0, 0};
+    CHECK(clt_sgd(ok, 4, &so, &opt));
+    clt_tensor *s, *l;
+    CHECK(clt_sum(hi, &s));
+    CHECK(clt_mul_scalar(s, -2.0, &l)); /* d/dhi = -2 */
+    CHECK(clt_backward(l, NULL, 0));
+    CHECK(clt_optimizer_step(opt));
+    float *got = read_f32(w);
+    for (int i = 0; i < 6; i++)
+        cr_assert_eq(got[i], i < 3 ? 0.0f : 1.0f, "[%d] %g", i, got[i]);
+    free(got);
+    clt_optimizer_free(opt);
+    clt_tensor_free(l);
+    clt_tensor_free(s);
+    for (size_t k = 0; k < 5; k++)
+        clt_tensor_free(all[k]);
+    clt_tensor_free(w);
+}
+
 /* Forward, backward and an Adam step in a scope: after the first step, no
  * buffer is created on the device (the allocator serves every request from
  * its cache). */

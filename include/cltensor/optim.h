@@ -40,8 +40,12 @@ typedef struct clt_adam_opts {
  * its own references).  opts NULL means the defaults.  Settings out of
  * range (a negative or NaN learning rate, betas outside [0, 1), ...), a
  * parameter that is not a floating leaf requiring grad, or none at all are
- * CLT_ERR_INVALID_ARGUMENT.  New optimizer: release with
- * clt_optimizer_free. */
+ * CLT_ERR_INVALID_ARGUMENT.  So is a parameter given twice, or two whose
+ * elements overlap (aliases made with clt_detach), which a step would
+ * update twice: the message names both positions ("parameter 2 is
+ * parameter 0 given again"; PyTorch warns, then raises, on duplicates).  A
+ * parameter may start inside its buffer (a detached slice).  New
+ * optimizer: release with clt_optimizer_free. */
 CLT_API clt_status clt_sgd(clt_tensor *const *params, size_t n, const clt_sgd_opts *opts,
                            clt_optimizer **out);
 /* Adam: L2 weight decay added to the gradient. */

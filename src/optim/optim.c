@@ -88,6 +88,67 @@ static clt_status state(clt_optimizer *o, int k, size_t i, clt_tensor **out)
     return st;
 }
 
+/* Where a parameter's elements lie, for finding one given twice. */
+typedef struct span {
+    const clt__storage *storage;
+    uint64_t begin, end; /* bytes */
+    const clt_tensor *t;
+    size_t index;
+} span;
+
+static int span_cmp(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    if (x->storage != y->storage)
+        return (uintptr_t)x->storage < (uintptr_t)y->storage ? -1 : 1;
+    if (x->begin != y->begin)
+        return x->begin < y->begin ? -1 : 1;
+    if (x->t != y->t)
+        return (uintptr_t)x->t < (uintptr_t)y->t ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Refuses a parameter given twice, or two whose elements overlap (an alias
+ * made with clt_detach): a step would update those elements twice.
+ * PyTorch 1.13 warns ("optimizer contains a parameter group with duplicate
+ * parameters") and later versions raise; the library never prints. */
+static clt_status check_distinct(clt_tensor *const *params, size_t n, const char *fn)
+{
+    span *s = malloc(n * sizeof *s);
+    if (s == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    for (size_t i = 0; i < n; i++) {
+        const clt_tensor *p = params[i];
+        uint64_t es = clt_dtype_size(p->dtype);
+        s[i] = (span){p->storage, (uint64_t)p->offset * es,
+                      (uint64_t)(p->offset + p->numel) * es, p, i};
+    }
+    qsort(s, n, sizeof *s, span_cmp);
+    clt_status st = CLT_OK;
+    size_t far = 0; /* the span of this storage seen so far that ends last */
+    for (size_t k = 1; k < n && st == CLT_OK; k++) {
+        if (s[k].storage != s[far].storage) {
+            far = k;
+            continue;
+        }
+        if (s[k].t == s[k - 1].t)
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: parameter %zu is parameter %zu given again (duplicate "
+                            "parameters would be updated twice per step)",
+                            fn, s[k].index, s[k - 1].index);
+        else if (s[k].begin < s[far].end && s[k].end > s[k].begin)
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: parameters %zu and %zu share memory (their elements would be "
+                            "updated twice per step)",
+                            fn, s[far].index < s[k].index ? s[far].index : s[k].index,
+                            s[far].index < s[k].index ? s[k].index : s[far].index);
+        if (s[k].end > s[far].end)
+            far = k;
+    }
+    free(s);
+    return st;
+}
+
 static clt_status make(kind k, clt_tensor *const *params, size_t n, const clt_sgd_opts *s,
                        const clt_adam_opts *a, clt_optimizer **out)
 {
@@ -118,6 +179,9 @@ static clt_status make(kind k, clt_tensor *const *params, size_t n, const clt_sg
             return clt__error(CLT_ERR_NOT_CONTIGUOUS, "%s: parameter %zu is not contiguous", fn,
                               i);
     }
+    st = check_distinct(params, n, fn);
+    if (st != CLT_OK)
+        return st;
     clt_optimizer *o = calloc(1, sizeof *o);
     if (o == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
