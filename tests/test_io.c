@@ -825,6 +825,97 @@ Test(io, saving_never_replaces_a_special_file)
     clt_tensor_free(t);
 }
 
+/* Whether path is a symbolic link whose contents are `to`. */
+static int link_to(const char *path, const char *to)
+{
+    char b[200];
+    ssize_t n = readlink(path, b, sizeof b - 1);
+    if (n < 0)
+        return 0;
+    b[n] = '\0';
+    return strcmp(b, to) == 0;
+}
+
+/* Saving over a symbolic link renamed the new file over the link itself,
+ * leaving its target stale.  np.save and torch.save write where the link
+ * points, creating a dangling link's target; so does every writer here,
+ * relative targets taken from the link's directory, through chains of
+ * links.  A loop, or a target in a missing directory, is CLT_ERR_IO. */
+Test(io, saving_through_a_symbolic_link_writes_its_target)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *t = make(dev, CLT_FLOAT32, 1, (int64_t[]){5}, 3);
+    float want[5], got[5];
+    CHECK(clt_tensor_read(t, want, sizeof want));
+    clt_named_tensor one[1] = {{"x", t}};
+    clt_module *m = NULL;
+    CHECK(clt_linear(dev, 2, 3, 1, NULL, &m));
+    char sub[160], target[160], l1[160], l2[160], dangling[160], made[160];
+    strcpy(sub, tpath("sub"));
+    cr_assert_eq(mkdir(sub, 0700), 0, "mkdir: %s", strerror(errno));
+    strcpy(made, tpath("made.npy"));
+    for (int w = 0; w < 3; w++) { /* npy, safetensors, module */
+        /* l2 -> <tmpdir>/sub/l1 -> ../target, relative to sub: the file
+         * <tmpdir>/target, which holds an old content */
+        snprintf(target, sizeof target, "target%d", w);
+        snprintf(l1, sizeof l1, "%s/l1-%d", sub, w);
+        snprintf(l2, sizeof l2, "%s/l2-%d", tmpdir, w);
+        char rel[64];
+        snprintf(rel, sizeof rel, "../%s", target);
+        cr_assert_eq(symlink(rel, l1), 0, "symlink: %s", strerror(errno));
+        cr_assert_eq(symlink(l1, l2), 0, "symlink: %s", strerror(errno));
+        write_file(tpath(target), "old", 3);
+        CHECK(w == 0   ? clt_save_npy(l2, t)
+              : w == 1 ? clt_save_safetensors(l2, one, 1)
+                       : clt_module_save(m, l2));
+        cr_assert(link_to(l2, l1) && link_to(l1, rel), "writer %d replaced a link", w);
+        if (w == 0) {
+            clt_tensor *u = NULL;
+            CHECK(clt_load_npy(tpath(target), dev, &u));
+            CHECK(clt_tensor_read(u, got, sizeof got));
+            cr_assert(memcmp(got, want, sizeof got) == 0, "the target holds other values");
+            clt_tensor_free(u);
+        } else {
+            clt_named_tensor *arr = NULL;
+            size_t n = 0;
+            CHECK(clt_load_safetensors(tpath(target), dev, &arr, &n));
+            cr_assert_eq(n, w == 1 ? 1 : 2, "%zu tensors", n);
+            if (w == 1) {
+                CHECK(clt_tensor_read(arr[0].tensor, got, sizeof got));
+                cr_assert(memcmp(got, want, sizeof got) == 0, "the target holds other values");
+            }
+            clt_named_tensors_free(arr, n);
+        }
+    }
+    /* A dangling link: its target is created, the link stays. */
+    strcpy(dangling, tpath("dangling.npy"));
+    cr_assert_eq(symlink("made.npy", dangling), 0);
+    CHECK(clt_save_npy(dangling, t));
+    cr_assert(link_to(dangling, "made.npy"));
+    clt_tensor *u = NULL;
+    CHECK(clt_load_npy(made, dev, &u));
+    clt_tensor_free(u);
+    /* Into a missing directory, and a loop: refused, the links left. */
+    char nodir[160], la[160], lb[160];
+    strcpy(nodir, tpath("nodir.npy"));
+    strcpy(la, tpath("la.npy"));
+    strcpy(lb, tpath("lb.npy"));
+    cr_assert_eq(symlink("missing/x.npy", nodir), 0);
+    cr_assert_eq(symlink("lb.npy", la), 0);
+    cr_assert_eq(symlink("la.npy", lb), 0);
+    const char *bad[2] = {nodir, la}, *says[2] = {"No such file", "symbolic links"};
+    for (int k = 0; k < 2; k++) {
+        clt_status st = clt_save_npy(bad[k], t);
+        cr_assert_eq(st, CLT_ERR_IO, "%s: %s", bad[k], clt_status_name(st));
+        cr_assert(strstr(clt_last_error(), bad[k]) && strstr(clt_last_error(), says[k]), "%s",
+                  clt_last_error());
+    }
+    cr_assert(link_to(nodir, "missing/x.npy") && link_to(la, "lb.npy") && link_to(lb, "la.npy"));
+    cr_assert(no_temp_files());
+    clt_module_free(m);
+    clt_tensor_free(t);
+}
+
 /* ---- DLPack ----------------------------------------------------------------------------- */
 
 Test(io, dlpack_export_non_contiguous)

@@ -4,12 +4,18 @@
  *
  * Saving reads the tensors back into host memory (it waits for the work
  * queued on them) and writes the file through a temporary file beside it,
- * renamed over `path` at the end: a save that fails leaves no file, or the
- * one that was there, unchanged.  So a `path` that exists and is no regular
- * file (a directory, a device such as /dev/null, a FIFO, or a link to one)
- * is refused with CLT_ERR_IO rather than replaced.  Loading reads the whole header, checks
- * it against the file (dtypes, shapes, sizes, offsets) before it creates a
- * tensor, and uploads with blocking writes.
+ * renamed over it at the end: a save that fails leaves no file, or the one
+ * that was there, unchanged.  A `path` that is a symbolic link (or a chain
+ * of them) is written where it leads, as np.save and torch.save write it:
+ * the link stays, the temporary file is made beside the target and renamed
+ * over it, and a dangling link's target is created (CLT_ERR_IO when its
+ * directory does not exist, or for a loop of links).  A target that exists
+ * and is no regular file (a directory, a device such as /dev/null, a FIFO)
+ * is refused with CLT_ERR_IO rather than replaced.  The new file replaces
+ * the old one, so it has the default mode (0666 less the umask) and other
+ * hard links to the old file keep the old content.  Loading reads the
+ * whole header, checks it against the file (dtypes, shapes, sizes,
+ * offsets) before it creates a tensor, and uploads with blocking writes.
  *
  * Errors.  A file that cannot be opened, read or written is CLT_ERR_IO, as
  * is a path that is no regular file (a directory, a device, a FIFO: refused

@@ -24,11 +24,12 @@ clt_status clt__io_read_at(FILE *f, uint64_t off, void *dst, size_t n, const cha
 
 /* ---- writing ---------------------------------------------------------------------- */
 
-/* A file being written: a temporary file beside `path`, renamed over it
- * by clt__io_commit, removed by clt__io_abort. */
+/* A file being written: a temporary file beside `target` (path, or where
+ * its symbolic links lead), renamed over it by clt__io_commit, removed by
+ * clt__io_abort. */
 typedef struct clt__io_out {
     FILE *f;
-    char *tmp;
+    char *tmp, *target;
     const char *path, *fn;
 } clt__io_out;
 
