@@ -55,10 +55,24 @@ CLT_API clt_status clt_adam(clt_tensor *const *params, size_t n, const clt_adam_
 CLT_API clt_status clt_adamw(clt_tensor *const *params, size_t n, const clt_adam_opts *opts,
                              clt_optimizer **out);
 
-/* One update of every parameter that has a gradient (optimizer.step()).
- * The state is first moved to its parameters' devices where the model has
- * moved; when that fails (out of device memory) no parameter, state or
- * step count has changed, and the step may be retried. */
+/* One update of every parameter that has a gradient (optimizer.step()),
+ * in the order the parameters were given.
+ *
+ * Failures.  Everything that can fail in the library comes first: the
+ * state is moved to its parameters' devices where the model has moved,
+ * and every kernel the step launches is built.  When one of those fails
+ * (out of device or host memory, a kernel that does not build) no
+ * parameter, state or step count has changed, and the step may be
+ * retried.  What remains is the driver refusing an enqueue
+ * (clEnqueueNDRangeKernel or clSetKernelArg failing, CLT_ERR_OPENCL, say
+ * CL_OUT_OF_RESOURCES) after earlier parameters' updates were enqueued:
+ * then the parameters before the one the message names ("the driver
+ * failed at parameter 3 of 8") and their state (momentum, moments) have
+ * been updated, that one and those after it have not, and the step count
+ * has not moved.  Retrying would update the earlier parameters twice; to
+ * recover, reload the parameters (clt_module_load from a checkpoint) and
+ * make a new optimizer, or carry on knowing that this step was partial.  A
+ * driver that fails there usually fails the next work too. */
 CLT_API clt_status clt_optimizer_step(clt_optimizer *opt);
 
 /* Clears every parameter's gradient: drops it (set_to_none, PyTorch's
