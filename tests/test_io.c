@@ -6,6 +6,7 @@
  * deleter. */
 #include <errno.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -406,6 +407,72 @@ Test(io, safetensors_save_errors_leave_files_alone)
     CHECK(clt_save_safetensors(p, one, 1));
     cr_assert(no_temp_files());
     clt_tensor_free(t);
+}
+
+/* The process's private writable memory (VmData), in bytes. */
+static size_t vm_data(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    size_t kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmData: %zu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb * 1024;
+}
+
+/* The header was parsed into a tree of the whole JSON: a header of many
+ * small entries took about 24 times its size (98 MB: 2.4 GB).  Entries are
+ * now parsed one at a time, and only what the file needs is kept: with
+ * the memory this process may still take limited to 12 times a 4 MB
+ * header, parsing it gets to the check that comes after (a stray byte
+ * after the data) instead of running out of memory.  An entry of more
+ * JSON values than any tensor needs is refused as it is parsed. */
+Test(io, safetensors_header_memory_is_a_small_multiple)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    cr_skip_test("the sanitizer's allocator does not take a memory limit");
+#endif
+    clt_device *dev = get_device("cpu");
+    enum { HEADER = 4 << 20 };
+    char *h = malloc(HEADER + 64);
+    size_t len = 0;
+    h[len++] = '{';
+    for (int k = 0; len < HEADER; k++)
+        len += (size_t)sprintf(h + len, "%s\"t%07d\":{\"dtype\":\"U8\",\"shape\":[0],"
+                                        "\"data_offsets\":[0,0]}", k ? "," : "", k);
+    h[len++] = '}';
+    h[len] = '\0';
+    char p[160];
+    strcpy(p, tpath("many.safetensors"));
+    write_st(p, h, 1);
+    free(h);
+    struct rlimit old, lim;
+    cr_assert_eq(getrlimit(RLIMIT_DATA, &old), 0);
+    lim = old;
+    lim.rlim_cur = vm_data() + 12 * (size_t)HEADER;
+    if (old.rlim_cur != RLIM_INFINITY && old.rlim_cur < lim.rlim_cur)
+        cr_skip_test("RLIMIT_DATA is already lower");
+    cr_assert_eq(setrlimit(RLIMIT_DATA, &lim), 0, "setrlimit: %s", strerror(errno));
+    clt_named_tensor *out = (clt_named_tensor *)1;
+    size_t m = 99;
+    clt_status st = clt_load_safetensors(p, dev, &out, &m);
+    cr_assert_eq(setrlimit(RLIMIT_DATA, &old), 0);
+    cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s: %s", clt_status_name(st), clt_last_error());
+    cr_assert(strstr(clt_last_error(), "1 bytes after the data"), "%s", clt_last_error());
+    cr_assert_null(out);
+
+    /* one entry with a shape of 5000 dimensions */
+    h = malloc(16 * 5000 + 128);
+    len = (size_t)sprintf(h, "{\"a\":{\"dtype\":\"U8\",\"data_offsets\":[0,1],\"shape\":[");
+    for (int k = 0; k < 5000; k++)
+        len += (size_t)sprintf(h + len, "%s1", k ? "," : "");
+    strcpy(h + len, "]}}");
+    write_st(p, h, 1);
+    free(h);
+    refused(dev, p, "tensor 'a': its entry holds more than 4096 JSON values");
 }
 
 /* ---- models ------------------------------------------------------------------------- */

@@ -62,7 +62,12 @@ CLT_API clt_status clt_save_safetensors(const char *path, const clt_named_tensor
 
 /* Reads every tensor of the safetensors file `path` into new tensors on
  * dev, in the order of the file's header; "__metadata__" is checked (an
- * object of strings) and ignored.  *out receives *n entries in one block
+ * object of strings) and ignored.  The header is at most 100 MB (10^8
+ * bytes, the reference implementation's limit: a longer one is
+ * CLT_ERR_INVALID_ARGUMENT) and is parsed one entry at a time, so that
+ * checking it takes a few times its size in memory (about 3.3 times for
+ * a header of many tiny entries), besides the tensors loaded; an entry of
+ * more than 4096 JSON values is refused as it is parsed.  *out receives *n entries in one block
  * that also holds the names.  Ownership: each tensor is a new reference
  * that belongs to no scope, even inside one (release with
  * clt_tensor_free), and the block is released with clt_free;
