@@ -84,14 +84,6 @@ struct clt__json {
     size_t cap;
 };
 
-/* Parses exactly one JSON value (RFC 8259: strict; UTF-8 checked; depth at
- * most 64) from text[0..len), with only whitespace after it.  0 and *out
- * on success; 1 with a message in err ("at byte 17: expected ':' after an
- * object key") for bad JSON; 2 when memory runs out. */
-int clt__json_parse(const char *text, size_t len, clt__json **out, char *err, size_t errlen);
-
-/* Releases a parsed value.  NULL does nothing. */
-void clt__json_free(clt__json *v);
 /* Releases what a value holds (not the value itself) and empties it. */
 void clt__json_clear(clt__json *v);
 
@@ -105,10 +97,11 @@ void clt__json_clear(clt__json *v);
 typedef struct clt__json_cursor clt__json_cursor;
 typedef int (*clt__json_member_fn)(void *ctx, clt__json_cursor *c, char *key, size_t key_len);
 
-/* Parses text[0..len) as one JSON object, with only whitespace after it,
- * handing each member to fn.  0 on success; 1 with a message in err for
- * bad JSON; 2 when memory runs out; 3 when fn returned nonzero (fn left
- * its own error). */
+/* Parses text[0..len) as one JSON object (RFC 8259: strict; UTF-8
+ * checked; depth at most 64), with only whitespace after it, handing each
+ * member to fn.  0 on success; 1 with a message in err ("at byte 17:
+ * expected ':' after an object key") for bad JSON; 2 when memory runs
+ * out; 3 when fn returned nonzero (fn left its own error). */
 int clt__json_parse_members(const char *text, size_t len, clt__json_member_fn fn, void *ctx,
                             char *err, size_t errlen);
 

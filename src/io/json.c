@@ -1,6 +1,7 @@
 /* json.c: a small strict JSON parser (RFC 8259) for the safetensors header:
  * objects, arrays, strings with every escape, integers told apart from
- * other numbers, UTF-8 checked, nesting bounded.  Nothing else in the
+ * other numbers, UTF-8 checked, nesting bounded; an object's members are
+ * handed out one by one, so that no tree of the whole text is built.  Nothing else in the
  * library needs JSON, so it stays this small. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,13 +72,6 @@ void clt__json_clear(clt__json *v)
     memset(v, 0, sizeof *v);
 }
 
-void clt__json_free(clt__json *v)
-{
-    if (v == NULL)
-        return;
-    clt__json_clear(v);
-    free(v);
-}
 
 /* ---- strings ------------------------------------------------------------------ */
 
@@ -474,28 +468,6 @@ static int parse_value(parser *ps, clt__json *v, int depth)
     if (c == 'n')
         return literal(ps, "null", v, CLT__JSON_NULL);
     fail(ps, "an unexpected character (expected a value)");
-    return 0;
-}
-
-int clt__json_parse(const char *text, size_t len, clt__json **out, char *err, size_t errlen)
-{
-    *out = NULL;
-    parser ps = {text, text, text + len, err, errlen, 0, 0, 0};
-    clt__json *v = calloc(1, sizeof *v);
-    if (v == NULL) {
-        oom(&ps);
-        return ps.status;
-    }
-    if (parse_value(&ps, v, 0)) {
-        skip_ws(&ps);
-        if (ps.p != ps.end)
-            fail(&ps, "text after the JSON value");
-    }
-    if (ps.status) {
-        clt__json_free(v);
-        return ps.status;
-    }
-    *out = v;
     return 0;
 }
 
