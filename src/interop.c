@@ -71,6 +71,17 @@ clt_status clt_tensor_from_cl_buffer(clt_device *dev, cl_mem mem, size_t offset_
         err = clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof type, &type, NULL);
     if (err == CL_SUCCESS)
         err = clGetMemObjectInfo(mem, CL_MEM_FLAGS, sizeof flags, &flags, NULL);
+    /* A sub-buffer made without access flags inherits its parent's, which
+     * OpenCL 1.2 drivers need not report as its own. */
+    cl_mem parent = NULL;
+    if (err == CL_SUCCESS)
+        err = clGetMemObjectInfo(mem, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL);
+    const cl_mem_flags access = CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY;
+    cl_mem_flags pflags = 0;
+    if (err == CL_SUCCESS && parent != NULL && !(flags & access)) {
+        err = clGetMemObjectInfo(parent, CL_MEM_FLAGS, sizeof pflags, &pflags, NULL);
+        flags |= pflags & access;
+    }
     if (err != CL_SUCCESS)
         return clt__cl_error(err, "%s: querying the buffer", fn);
     /* An image (or pipe) is no array of elements: buffer commands on it

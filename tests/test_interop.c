@@ -137,9 +137,23 @@ Test(interop, kernel_access_flags_are_checked)
         clReleaseMemObject(mem);
     }
 
+    /* A sub-buffer of a read-only buffer, made without flags of its own,
+     * inherits them. */
+    cl_int err = CL_SUCCESS;
+    cl_mem ro = clCreateBuffer(ctx, CL_MEM_READ_ONLY, 64, NULL, &err);
+    cr_assert_eq(err, CL_SUCCESS);
+    cl_buffer_region region = {0, 4 * sizeof(float)};
+    cl_mem sub = clCreateSubBuffer(ro, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    cr_assert_eq(err, CL_SUCCESS, "clCreateSubBuffer: %d", err);
+    clt_tensor *sub_t = (clt_tensor *)&sub_t;
+    cr_assert_eq(clt_tensor_from_cl_buffer(dev, sub, 0, CLT_FLOAT32, 1, &n, &sub_t),
+                 CLT_ERR_INVALID_ARGUMENT, "%s", clt_last_error());
+    cr_assert_null(sub_t);
+    clReleaseMemObject(sub);
+    clReleaseMemObject(ro);
+
     /* The host may not touch the buffer: kernels work on it, the host
      * transfer is an error (never a silent success). */
-    cl_int err = CL_SUCCESS;
     cl_mem mem = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS,
                                 4 * sizeof(float), NULL, &err);
     cr_assert_eq(err, CL_SUCCESS);
