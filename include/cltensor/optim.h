@@ -71,8 +71,7 @@ CLT_API clt_status clt_adamw(clt_tensor *const *params, size_t n, const clt_adam
  * been updated, that one and those after it have not, and the step count
  * has not moved.  Retrying would update the earlier parameters twice; to
  * recover, reload the parameters (clt_module_load from a checkpoint) and
- * make a new optimizer, or carry on knowing that this step was partial.  A
- * driver that fails there usually fails the next work too. */
+ * make a new optimizer, or carry on knowing that this step was partial. */
 CLT_API clt_status clt_optimizer_step(clt_optimizer *opt);
 
 /* Clears every parameter's gradient: drops it (set_to_none, PyTorch's

@@ -115,7 +115,7 @@ static int span_cmp(const void *a, const void *b)
  * parameters") and later versions raise; the library never prints. */
 static clt_status check_distinct(clt_tensor *const *params, size_t n, const char *fn)
 {
-    span *s = malloc(n * sizeof *s);
+    span *s = calloc(n, sizeof *s);
     if (s == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     for (size_t i = 0; i < n; i++) {
