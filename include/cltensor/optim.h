@@ -64,14 +64,16 @@ CLT_API clt_status clt_adamw(clt_tensor *const *params, size_t n, const clt_adam
  * (out of device or host memory, a kernel that does not build) no
  * parameter, state or step count has changed, and the step may be
  * retried.  What remains is the driver refusing an enqueue
- * (clEnqueueNDRangeKernel or clSetKernelArg failing, CLT_ERR_OPENCL, say
- * CL_OUT_OF_RESOURCES) after earlier parameters' updates were enqueued:
- * then the parameters before the one the message names ("the driver
- * failed at parameter 3 of 8") and their state (momentum, moments) have
- * been updated, that one and those after it have not, and the step count
- * has not moved.  Retrying would update the earlier parameters twice; to
- * recover, reload the parameters (clt_module_load from a checkpoint) and
- * make a new optimizer, or carry on knowing that this step was partial. */
+ * (clEnqueueNDRangeKernel or clSetKernelArg failing: CLT_ERR_OPENCL, say
+ * CL_OUT_OF_RESOURCES) after earlier parameters' updates were enqueued.
+ * Then the parameters with a gradient before the one the message names
+ * ("the driver failed at parameter 3 of 8") have been updated, with their
+ * state (momentum, moments); that one and those after it have not (but
+ * for a parameter of more than 2^31 work-items, enqueued in parts, whose
+ * first parts may have been); and the step count has not moved.  Retrying
+ * would update the earlier parameters twice: to recover, reload the
+ * parameters (clt_module_load from a checkpoint) and make a new
+ * optimizer, or carry on knowing that this step was partial. */
 CLT_API clt_status clt_optimizer_step(clt_optimizer *opt);
 
 /* Clears every parameter's gradient: drops it (set_to_none, PyTorch's
