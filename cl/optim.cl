@@ -1,8 +1,11 @@
 /* optim.cl: the optimizers' updates, one launch per parameter tensor, for a
  * floating dtype T (float or double storage).  Each work-item updates
- * `chunk` consecutive elements (1 on GPUs), in place.  The formulas and
- * their order of operations follow PyTorch's single-tensor implementations
- * (torch/optim/sgd.py, adam.py). */
+ * `chunk` consecutive elements (1 on GPUs), in place.  The parameter starts
+ * p_off elements into its buffer (it may be a detached slice, or lie inside
+ * a caller's buffer); its gradient and the state tensors are buffers of
+ * their own and start at 0.  The formulas and their order of operations
+ * follow PyTorch's single-tensor implementations (torch/optim/sgd.py,
+ * adam.py). */
 
 #define CHUNK_LOOP                                                             \
     ulong i = get_global_id(0) * chunk;                                        \
@@ -12,9 +15,11 @@
 /* SGD: d = g + wd p; with momentum, buf = first ? d : momentum buf +
  * (1 - dampening) d, and d = nesterov ? d + momentum buf : buf; p -= lr d.
  * buf is not read without momentum. */
-CLT_KERNEL(sgd_step)(__global T *p, __global const T *g, __global T *buf, ulong n, ulong chunk,
-                     T_C lr, T_C wd, T_C momentum, T_C dampening, int nesterov, int first)
+CLT_KERNEL(sgd_step)(__global T *p, __global const T *g, __global T *buf, ulong p_off,
+                     ulong n, ulong chunk, T_C lr, T_C wd, T_C momentum,
+                     T_C dampening, int nesterov, int first)
 {
+    p += p_off;
     CHUNK_LOOP {
         T_C pi = T_LOAD(p, i), d = T_LOAD(g, i);
         if (wd != (T_C)0)
@@ -34,11 +39,12 @@ CLT_KERNEL(sgd_step)(__global T *p, __global const T *g, __global T *buf, ulong 
  * passes step_size = lr / (1 - beta1^t) and bc2_sqrt = sqrt(1 - beta2^t).
  * vmax is read only with amsgrad. */
 CLT_KERNEL(adam_step)(__global T *p, __global const T *g, __global T *m, __global T *v,
-                      __global T *vmax, ulong n, ulong chunk, T_C lr, T_C beta1, T_C beta2,
-                      T_C eps, T_C wd, int decoupled, int amsgrad, T_C step_size,
-                      T_C bc2_sqrt)
+                      __global T *vmax, ulong p_off, ulong n, ulong chunk, T_C lr,
+                      T_C beta1, T_C beta2, T_C eps, T_C wd, int decoupled, int amsgrad,
+                      T_C step_size, T_C bc2_sqrt)
 {
     const T_C w = (T_C)1 - beta1;
+    p += p_off;
     CHUNK_LOOP {
         T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
         if (wd != (T_C)0) {

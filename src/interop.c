@@ -62,12 +62,26 @@ clt_status clt_tensor_from_cl_buffer(clt_device *dev, cl_mem mem, size_t offset_
                           offset_bytes, clt_dtype_name(dtype), es);
     cl_context ctx = NULL;
     cl_mem_object_type type = 0;
+    cl_mem_flags flags = 0;
     size_t size = 0;
     cl_int err = clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof ctx, &ctx, NULL);
     if (err == CL_SUCCESS)
         err = clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof size, &size, NULL);
     if (err == CL_SUCCESS)
         err = clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof type, &type, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetMemObjectInfo(mem, CL_MEM_FLAGS, sizeof flags, &flags, NULL);
+    /* A sub-buffer made without access flags inherits its parent's, which
+     * OpenCL 1.2 drivers need not report as its own. */
+    cl_mem parent = NULL;
+    if (err == CL_SUCCESS)
+        err = clGetMemObjectInfo(mem, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL);
+    const cl_mem_flags access = CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY;
+    cl_mem_flags pflags = 0;
+    if (err == CL_SUCCESS && parent != NULL && !(flags & access)) {
+        err = clGetMemObjectInfo(parent, CL_MEM_FLAGS, sizeof pflags, &pflags, NULL);
+        flags |= pflags & access;
+    }
     if (err != CL_SUCCESS)
         return clt__cl_error(err, "%s: querying the buffer", fn);
     /* An image (or pipe) is no array of elements: buffer commands on it
@@ -77,6 +91,15 @@ clt_status clt_tensor_from_cl_buffer(clt_device *dev, cl_mem mem, size_t offset_
                           "%s: the memory object is not a buffer (CL_MEM_TYPE 0x%x; images "
                           "and pipes cannot hold a tensor)",
                           fn, (unsigned)type);
+    /* Kernels write through any tensor (in-place ops, outputs of the _out
+     * forms, optimizer steps) and read any: a kernel writing a read-only
+     * buffer, or reading a write-only one, is undefined behaviour that
+     * drivers do not report. */
+    if (flags & (CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the buffer was created with %s: a tensor's buffer must be "
+                          "readable and writable by kernels (CL_MEM_READ_WRITE)",
+                          fn, flags & CL_MEM_READ_ONLY ? "CL_MEM_READ_ONLY" : "CL_MEM_WRITE_ONLY");
     if (ctx != dev->context)
         return clt__error(CLT_ERR_DEVICE_MISMATCH,
                           "%s: the buffer belongs to another OpenCL context than %s (%s)", fn,

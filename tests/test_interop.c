@@ -107,3 +107,70 @@ Test(interop, an_image_is_not_a_buffer)
     cr_assert_eq(refs, 1, "the refused image was retained");
     clReleaseMemObject(img);
 }
+
+/* Kernels write through every tensor (an in-place op, an _out destination):
+ * over a CL_MEM_READ_ONLY buffer that wrote memory the caller declared
+ * read-only, and the driver said nothing.  Buffers kernels may not both
+ * read and write are refused when wrapped; buffers the host may not touch
+ * are taken, and a host transfer they forbid fails with the driver's code. */
+Test(interop, kernel_access_flags_are_checked)
+{
+    clt_device *dev = get_device("cpu");
+    cl_context ctx = clt_device_cl_context(dev);
+    const cl_mem_flags refused[] = {CL_MEM_READ_ONLY, CL_MEM_WRITE_ONLY,
+                                    CL_MEM_READ_ONLY | CL_MEM_HOST_NO_ACCESS};
+    const char *names[] = {"CL_MEM_READ_ONLY", "CL_MEM_WRITE_ONLY", "CL_MEM_READ_ONLY"};
+    int64_t n = 4;
+    for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
+        cl_int err = CL_SUCCESS;
+        cl_mem mem = clCreateBuffer(ctx, refused[k], 4 * sizeof(float), NULL, &err);
+        cr_assert_eq(err, CL_SUCCESS);
+        clt_tensor *t = (clt_tensor *)&t;
+        clt_status st = clt_tensor_from_cl_buffer(dev, mem, 0, CLT_FLOAT32, 1, &n, &t);
+        cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "flags 0x%llx: %s",
+                     (unsigned long long)refused[k], clt_status_name(st));
+        cr_assert_null(t);
+        cr_assert(strstr(clt_last_error(), names[k]), "%s", clt_last_error());
+        cl_uint refs = 0;
+        clGetMemObjectInfo(mem, CL_MEM_REFERENCE_COUNT, sizeof refs, &refs, NULL);
+        cr_assert_eq(refs, 1, "the refused buffer was retained");
+        clReleaseMemObject(mem);
+    }
+
+    /* A sub-buffer of a read-only buffer, made without flags of its own,
+     * inherits them. */
+    cl_int err = CL_SUCCESS;
+    cl_mem ro = clCreateBuffer(ctx, CL_MEM_READ_ONLY, 64, NULL, &err);
+    cr_assert_eq(err, CL_SUCCESS);
+    cl_buffer_region region = {0, 4 * sizeof(float)};
+    cl_mem sub = clCreateSubBuffer(ro, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    cr_assert_eq(err, CL_SUCCESS, "clCreateSubBuffer: %d", err);
+    clt_tensor *sub_t = (clt_tensor *)&sub_t;
+    cr_assert_eq(clt_tensor_from_cl_buffer(dev, sub, 0, CLT_FLOAT32, 1, &n, &sub_t),
+                 CLT_ERR_INVALID_ARGUMENT, "%s", clt_last_error());
+    cr_assert_null(sub_t);
+    clReleaseMemObject(sub);
+    clReleaseMemObject(ro);
+
+    /* The host may not touch the buffer: kernels work on it, the host
+     * transfer is an error (never a silent success). */
+    cl_mem mem = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS,
+                                4 * sizeof(float), NULL, &err);
+    cr_assert_eq(err, CL_SUCCESS);
+    clt_tensor *t = NULL, *c = NULL;
+    CHECK(clt_tensor_from_cl_buffer(dev, mem, 0, CLT_FLOAT32, 1, &n, &t));
+    clReleaseMemObject(mem);
+    CHECK(clt_fill_(t, 2.5));
+    CHECK(clt_add_scalar_(t, 1.0));
+    CHECK(clt_clone(t, &c));
+    float *g = read_f32(c);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(g[i], 3.5f, "[%d] %g", i, g[i]);
+    free(g);
+    float h[4] = {0};
+    cr_assert_eq(clt_tensor_read(t, h, sizeof h), CLT_ERR_OPENCL,
+                 "a read the buffer's flags forbid did not fail: %s", clt_last_error());
+    cr_assert_eq(clt_last_cl_error(), CL_INVALID_OPERATION, "%d", clt_last_cl_error());
+    clt_tensor_free(c);
+    clt_tensor_free(t);
+}

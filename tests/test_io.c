@@ -6,6 +6,7 @@
  * deleter. */
 #include <errno.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -406,6 +407,72 @@ Test(io, safetensors_save_errors_leave_files_alone)
     CHECK(clt_save_safetensors(p, one, 1));
     cr_assert(no_temp_files());
     clt_tensor_free(t);
+}
+
+/* The process's private writable memory (VmData), in bytes. */
+static size_t vm_data(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    size_t kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmData: %zu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb * 1024;
+}
+
+/* The header was parsed into a tree of the whole JSON: a header of many
+ * small entries took about 24 times its size (98 MB: 2.4 GB).  Entries are
+ * now parsed one at a time, and only what the file needs is kept: with
+ * the memory this process may still take limited to 12 times a 4 MB
+ * header, parsing it gets to the check that comes after (a stray byte
+ * after the data) instead of running out of memory.  An entry of more
+ * JSON values than any tensor needs is refused as it is parsed. */
+Test(io, safetensors_header_memory_is_a_small_multiple)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    cr_skip_test("the sanitizer's allocator does not take a memory limit");
+#endif
+    clt_device *dev = get_device("cpu");
+    enum { HEADER = 4 << 20 };
+    char *h = malloc(HEADER + 64);
+    size_t len = 0;
+    h[len++] = '{';
+    for (int k = 0; len < HEADER; k++)
+        len += (size_t)sprintf(h + len, "%s\"t%07d\":{\"dtype\":\"U8\",\"shape\":[0],"
+                                        "\"data_offsets\":[0,0]}", k ? "," : "", k);
+    h[len++] = '}';
+    h[len] = '\0';
+    char p[160];
+    strcpy(p, tpath("many.safetensors"));
+    write_st(p, h, 1);
+    free(h);
+    struct rlimit old, lim;
+    cr_assert_eq(getrlimit(RLIMIT_DATA, &old), 0);
+    lim = old;
+    lim.rlim_cur = vm_data() + 12 * (size_t)HEADER;
+    if (old.rlim_cur != RLIM_INFINITY && old.rlim_cur < lim.rlim_cur)
+        cr_skip_test("RLIMIT_DATA is already lower");
+    cr_assert_eq(setrlimit(RLIMIT_DATA, &lim), 0, "setrlimit: %s", strerror(errno));
+    clt_named_tensor *out = (clt_named_tensor *)1;
+    size_t m = 99;
+    clt_status st = clt_load_safetensors(p, dev, &out, &m);
+    cr_assert_eq(setrlimit(RLIMIT_DATA, &old), 0);
+    cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s: %s", clt_status_name(st), clt_last_error());
+    cr_assert(strstr(clt_last_error(), "1 bytes after the data"), "%s", clt_last_error());
+    cr_assert_null(out);
+
+    /* one entry with a shape of 5000 dimensions */
+    h = malloc(16 * 5000 + 128);
+    len = (size_t)sprintf(h, "{\"a\":{\"dtype\":\"U8\",\"data_offsets\":[0,1],\"shape\":[");
+    for (int k = 0; k < 5000; k++)
+        len += (size_t)sprintf(h + len, "%s1", k ? "," : "");
+    strcpy(h + len, "]}}");
+    write_st(p, h, 1);
+    free(h);
+    refused(dev, p, "tensor 'a': its entry holds more than 4096 JSON values");
 }
 
 /* ---- models ------------------------------------------------------------------------- */
@@ -820,6 +887,97 @@ Test(io, saving_never_replaces_a_special_file)
     cr_assert(S_ISLNK(sb.st_mode), "the link was replaced");
     cr_assert_eq(lstat(dir, &sb), 0);
     cr_assert(S_ISDIR(sb.st_mode));
+    cr_assert(no_temp_files());
+    clt_module_free(m);
+    clt_tensor_free(t);
+}
+
+/* Whether path is a symbolic link whose contents are `to`. */
+static int link_to(const char *path, const char *to)
+{
+    char b[200];
+    ssize_t n = readlink(path, b, sizeof b - 1);
+    if (n < 0)
+        return 0;
+    b[n] = '\0';
+    return strcmp(b, to) == 0;
+}
+
+/* Saving over a symbolic link renamed the new file over the link itself,
+ * leaving its target stale.  np.save and torch.save write where the link
+ * points, creating a dangling link's target; so does every writer here,
+ * relative targets taken from the link's directory, through chains of
+ * links.  A loop, or a target in a missing directory, is CLT_ERR_IO. */
+Test(io, saving_through_a_symbolic_link_writes_its_target)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *t = make(dev, CLT_FLOAT32, 1, (int64_t[]){5}, 3);
+    float want[5], got[5];
+    CHECK(clt_tensor_read(t, want, sizeof want));
+    clt_named_tensor one[1] = {{"x", t}};
+    clt_module *m = NULL;
+    CHECK(clt_linear(dev, 2, 3, 1, NULL, &m));
+    char sub[160], target[160], l1[160], l2[160], dangling[160], made[160];
+    strcpy(sub, tpath("sub"));
+    cr_assert_eq(mkdir(sub, 0700), 0, "mkdir: %s", strerror(errno));
+    strcpy(made, tpath("made.npy"));
+    for (int w = 0; w < 3; w++) { /* npy, safetensors, module */
+        /* l2 -> <tmpdir>/sub/l1 -> ../target, relative to sub: the file
+         * <tmpdir>/target, which holds an old content */
+        snprintf(target, sizeof target, "target%d", w);
+        snprintf(l1, sizeof l1, "%s/l1-%d", sub, w);
+        snprintf(l2, sizeof l2, "%s/l2-%d", tmpdir, w);
+        char rel[64];
+        snprintf(rel, sizeof rel, "../%s", target);
+        cr_assert_eq(symlink(rel, l1), 0, "symlink: %s", strerror(errno));
+        cr_assert_eq(symlink(l1, l2), 0, "symlink: %s", strerror(errno));
+        write_file(tpath(target), "old", 3);
+        CHECK(w == 0   ? clt_save_npy(l2, t)
+              : w == 1 ? clt_save_safetensors(l2, one, 1)
+                       : clt_module_save(m, l2));
+        cr_assert(link_to(l2, l1) && link_to(l1, rel), "writer %d replaced a link", w);
+        if (w == 0) {
+            clt_tensor *u = NULL;
+            CHECK(clt_load_npy(tpath(target), dev, &u));
+            CHECK(clt_tensor_read(u, got, sizeof got));
+            cr_assert(memcmp(got, want, sizeof got) == 0, "the target holds other values");
+            clt_tensor_free(u);
+        } else {
+            clt_named_tensor *arr = NULL;
+            size_t n = 0;
+            CHECK(clt_load_safetensors(tpath(target), dev, &arr, &n));
+            cr_assert_eq(n, w == 1 ? 1 : 2, "%zu tensors", n);
+            if (w == 1) {
+                CHECK(clt_tensor_read(arr[0].tensor, got, sizeof got));
+                cr_assert(memcmp(got, want, sizeof got) == 0, "the target holds other values");
+            }
+            clt_named_tensors_free(arr, n);
+        }
+    }
+    /* A dangling link: its target is created, the link stays. */
+    strcpy(dangling, tpath("dangling.npy"));
+    cr_assert_eq(symlink("made.npy", dangling), 0);
+    CHECK(clt_save_npy(dangling, t));
+    cr_assert(link_to(dangling, "made.npy"));
+    clt_tensor *u = NULL;
+    CHECK(clt_load_npy(made, dev, &u));
+    clt_tensor_free(u);
+    /* Into a missing directory, and a loop: refused, the links left. */
+    char nodir[160], la[160], lb[160];
+    strcpy(nodir, tpath("nodir.npy"));
+    strcpy(la, tpath("la.npy"));
+    strcpy(lb, tpath("lb.npy"));
+    cr_assert_eq(symlink("missing/x.npy", nodir), 0);
+    cr_assert_eq(symlink("lb.npy", la), 0);
+    cr_assert_eq(symlink("la.npy", lb), 0);
+    const char *bad[2] = {nodir, la}, *says[2] = {"No such file", "symbolic links"};
+    for (int k = 0; k < 2; k++) {
+        clt_status st = clt_save_npy(bad[k], t);
+        cr_assert_eq(st, CLT_ERR_IO, "%s: %s", bad[k], clt_status_name(st));
+        cr_assert(strstr(clt_last_error(), bad[k]) && strstr(clt_last_error(), says[k]), "%s",
+                  clt_last_error());
+    }
+    cr_assert(link_to(nodir, "missing/x.npy") && link_to(la, "lb.npy") && link_to(lb, "la.npy"));
     cr_assert(no_temp_files());
     clt_module_free(m);
     clt_tensor_free(t);

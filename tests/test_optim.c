@@ -257,6 +257,124 @@ Test(optim, errors)
     clt_tensor_free(p);
 }
 
+/* A parameter that starts inside its buffer (a detached slice with
+ * requires_grad; a tensor over a caller's buffer at an offset): the step
+ * wrote the buffer's first elements instead of the parameter's. */
+Test(optim, parameter_at_an_offset)
+{
+    clt_device *dev = get_device("cpu");
+    const float w0[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    for (int kind = 0; kind < 3; kind++) {
+        clt_tensor *w, *view, *p, *sq, *half, *loss;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, (int64_t[]){8}, w0, &w));
+        CHECK(clt_narrow(w, 0, 3, 4, &view));
+        CHECK(clt_detach(view, &p));
+        CHECK(clt_set_requires_grad(p, 1));
+        clt_optimizer *opt = NULL;
+        const double lr = 0.25, b1 = 0.9, b2 = 0.999, eps = 1e-8, wd = 0.01;
+        clt_sgd_opts so = {lr, 0.0, 0.0, 0.0, 0};
+        clt_adam_opts ao = {lr, b1, b2, eps, kind == 2 ? wd : 0.0, 0};
+        CHECK(kind == 0   ? clt_sgd(&p, 1, &so, &opt)
+              : kind == 1 ? clt_adam(&p, 1, &ao, &opt)
+                          : clt_adamw(&p, 1, &ao, &opt));
+        CHECK(clt_mul(p, p, &sq));
+        CHECK(clt_mul_scalar(sq, 0.5, &half));
+        CHECK(clt_sum(half, &loss)); /* gradient: p */
+        CHECK(clt_backward(loss, NULL, 0));
+        CHECK(clt_optimizer_step(opt));
+        float *got = read_f32(w);
+        for (int i = 0; i < 8; i++) {
+            double want = w0[i];
+            if (i >= 3 && i < 7) {
+                double g = w0[i];
+                if (kind == 0) {
+                    want -= lr * g;
+                } else {
+                    if (kind == 2)
+                        want *= 1 - lr * wd;
+                    double m = (1 - b1) * g, v = (1 - b2) * g * g;
+                    want -= lr / (1 - b1) * (m / (sqrt(v) / sqrt(1 - b2) + eps));
+                }
+            }
+            cr_assert(close_enough(got[i], want, 1e-6, 1e-6), "optimizer %d, [%d]: %g, not %g",
+                      kind, i, got[i], want);
+        }
+        free(got);
+        clt_optimizer_free(opt);
+        clt_tensor *all[] = {loss, half, sq, p, view, w};
+        for (size_t k = 0; k < 6; k++)
+            clt_tensor_free(all[k]);
+    }
+}
+
+/* A parameter given twice would be updated twice per step (PyTorch 1.13
+ * warns, later versions raise); so would two aliases of one memory.  Each
+ * optimizer refuses both, naming the two positions; disjoint parts of one
+ * buffer are distinct parameters. */
+Test(optim, duplicate_parameters_refused)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *a, *b, *w, *lo, *hi, *lo2, *view;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &a));
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &b));
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){6}, &w));
+    CHECK(clt_narrow(w, 0, 0, 3, &view));
+    CHECK(clt_detach(view, &lo));
+    clt_tensor_free(view);
+    CHECK(clt_narrow(w, 0, 3, 3, &view));
+    CHECK(clt_detach(view, &hi));
+    clt_tensor_free(view);
+    CHECK(clt_narrow(w, 0, 2, 2, &view)); /* overlaps lo at element 2 */
+    CHECK(clt_detach(view, &lo2));
+    clt_tensor_free(view);
+    clt_tensor *all[] = {a, b, lo, hi, lo2};
+    for (size_t k = 0; k < 5; k++)
+        CHECK(clt_set_requires_grad(all[k], 1));
+
+    struct {
+        clt_tensor *ps[3];
+        const char *says;
+    } cases[] = {
+        {{a, b, a}, "parameter 2 is parameter 0 given again"},
+        {{b, a, a}, "parameter 2 is parameter 1 given again"},
+        {{lo, b, lo2}, "parameters 0 and 2 share memory"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        for (int kind = 0; kind < 3; kind++) {
+            clt_optimizer *opt = (clt_optimizer *)&opt;
+            clt_status st = kind == 0   ? clt_sgd(cases[c].ps, 3, NULL, &opt)
+                            : kind == 1 ? clt_adam(cases[c].ps, 3, NULL, &opt)
+                                        : clt_adamw(cases[c].ps, 3, NULL, &opt);
+            cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "case %zu, optimizer %d: %s", c, kind,
+                         clt_status_name(st));
+            cr_assert_null(opt);
+            cr_assert(strstr(clt_last_error(), cases[c].says), "case %zu: %s", c,
+                      clt_last_error());
+        }
+    }
+    /* Disjoint halves of one buffer, and one alias beside other tensors,
+     * are fine; a step updates each once. */
+    clt_tensor *ok[] = {hi, a, lo, b};
+    clt_optimizer *opt = NULL;
+    clt_sgd_opts so = {0.5, 0.0, 0.0, 0.0, 0};
+    CHECK(clt_sgd(ok, 4, &so, &opt));
+    clt_tensor *s, *l;
+    CHECK(clt_sum(hi, &s));
+    CHECK(clt_mul_scalar(s, -2.0, &l)); /* d/dhi = -2 */
+    CHECK(clt_backward(l, NULL, 0));
+    CHECK(clt_optimizer_step(opt));
+    float *got = read_f32(w);
+    for (int i = 0; i < 6; i++)
+        cr_assert_eq(got[i], i < 3 ? 0.0f : 1.0f, "[%d] %g", i, got[i]);
+    free(got);
+    clt_optimizer_free(opt);
+    clt_tensor_free(l);
+    clt_tensor_free(s);
+    for (size_t k = 0; k < 5; k++)
+        clt_tensor_free(all[k]);
+    clt_tensor_free(w);
+}
+
 /* Forward, backward and an Adam step in a scope: after the first step, no
  * buffer is created on the device (the allocator serves every request from
  * its cache). */
@@ -470,4 +588,102 @@ Test(optim, refused_step_changes_nothing)
             break;
     }
     cr_assert_geq(pass, 2, "only %ld requests in the step", pass);
+}
+
+long clt__program_refuse_after(long pass); /* src/device/program.c */
+long clt__launch_refuse_after(long pass);
+
+/* Parameters p[0..n) of dtypes dt[k] holding 1, 2, 3, 4 (times k + 1),
+ * with the gradient of sum(p^2) / 2, which is p. */
+static void params_with_grads(clt_device *dev, const clt_dtype *dt, size_t n, clt_tensor **p)
+{
+    for (size_t k = 0; k < n; k++) {
+        const double h[4] = {1.0 * (k + 1), 2.0 * (k + 1), 3.0 * (k + 1), 4.0 * (k + 1)};
+        clt_tensor *d, *sq, *half, *loss;
+        clt_status st = clt_tensor_from_host(dev, CLT_FLOAT64, 1, (int64_t[]){4}, h, &d);
+        if (st == CLT_ERR_DTYPE_UNSUPPORTED)
+            cr_skip_test("no float64 on %s", clt_device_label(dev));
+        CHECK(st);
+        CHECK(clt_to_dtype(d, dt[k], &p[k]));
+        clt_tensor_free(d);
+        CHECK(clt_set_requires_grad(p[k], 1));
+        CHECK(clt_mul(p[k], p[k], &sq));
+        CHECK(clt_mul_scalar(sq, 0.5, &half));
+        CHECK(clt_sum(half, &loss));
+        CHECK(clt_backward(loss, NULL, 0));
+        clt_tensor_free(loss);
+        clt_tensor_free(half);
+        clt_tensor_free(sq);
+    }
+}
+
+/* Parameter k's values as doubles; whether they are the start values
+ * (updated 0) or those after one SGD step of rate 0.5 (updated 1). */
+static bool holds(clt_tensor *p, size_t k, int updated)
+{
+    double got[4];
+    clt_tensor *d;
+    CHECK(clt_to_dtype(p, CLT_FLOAT64, &d));
+    CHECK(clt_tensor_read(d, got, sizeof got));
+    clt_tensor_free(d);
+    for (int i = 0; i < 4; i++)
+        if (got[i] != (i + 1.0) * (double)(k + 1) * (updated ? 0.5 : 1.0))
+            return false;
+    return true;
+}
+
+/* A step built its kernels as it went: the float32 parameter was updated
+ * before building the float64 kernel failed.  Every kernel is now built
+ * before any update, so a failed build changes nothing and the step can be
+ * retried. */
+Test(optim, failed_build_changes_nothing)
+{
+    clt_device *dev = get_device("cpu");
+    const clt_dtype dt[2] = {CLT_FLOAT32, CLT_FLOAT64};
+    clt_tensor *p[2];
+    params_with_grads(dev, dt, 2, p);
+    clt_sgd_opts so = {0.5, 0.9, 0.0, 0.0, 0};
+    clt_optimizer *opt;
+    CHECK(clt_sgd(p, 2, &so, &opt));
+    clt__program_refuse_after(1); /* the float32 kernel builds, the float64 one fails */
+    clt_status st = clt_optimizer_step(opt);
+    cr_assert_lt(clt__program_refuse_after(-1), 0, "the build was not refused");
+    cr_assert_eq(st, CLT_ERR_OPENCL, "%s", clt_status_name(st));
+    cr_assert(strstr(clt_last_error(), "refused by the test hook"), "%s", clt_last_error());
+    cr_assert(holds(p[0], 0, 0) && holds(p[1], 1, 0), "the failed step changed a parameter");
+    cr_assert_eq(clt_optimizer_steps(opt), 0);
+    CHECK(clt_optimizer_step(opt)); /* momentum's first step: buf = g = p */
+    cr_assert(holds(p[0], 0, 1) && holds(p[1], 1, 1), "the retried step is not SGD's");
+    cr_assert_eq(clt_optimizer_steps(opt), 1);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p[0]);
+    clt_tensor_free(p[1]);
+}
+
+/* What remains: the driver failing one enqueue after others went through.
+ * The message says which parameter, that those before it were updated and
+ * that the step was not counted, as optim.h documents. */
+Test(optim, driver_failure_mid_step_says_where)
+{
+    clt_device *dev = get_device("cpu");
+    const clt_dtype dt[3] = {CLT_FLOAT32, CLT_FLOAT32, CLT_FLOAT32};
+    clt_tensor *p[3];
+    params_with_grads(dev, dt, 3, p);
+    clt_optimizer *opt;
+    clt_sgd_opts so = {0.5, 0.0, 0.0, 0.0, 0};
+    CHECK(clt_sgd(p, 3, &so, &opt));
+    clt__launch_refuse_after(1);
+    clt_status st = clt_optimizer_step(opt);
+    cr_assert_lt(clt__launch_refuse_after(-1), 0, "the launch was not refused");
+    cr_assert_eq(st, CLT_ERR_OPENCL, "%s", clt_status_name(st));
+    cr_assert_eq(clt_last_cl_error(), -5, "%d", clt_last_cl_error()); /* CL_OUT_OF_RESOURCES */
+    cr_assert(strstr(clt_last_error(), "failed at parameter 1 of 3: the parameters before it "
+                                       "were updated, it and those after it were not, and the "
+                                       "step was not counted"),
+              "%s", clt_last_error());
+    cr_assert(holds(p[0], 0, 1) && holds(p[1], 1, 0) && holds(p[2], 2, 0));
+    cr_assert_eq(clt_optimizer_steps(opt), 0);
+    clt_optimizer_free(opt);
+    for (int k = 0; k < 3; k++)
+        clt_tensor_free(p[k]);
 }

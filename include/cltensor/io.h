@@ -4,12 +4,18 @@
  *
  * Saving reads the tensors back into host memory (it waits for the work
  * queued on them) and writes the file through a temporary file beside it,
- * renamed over `path` at the end: a save that fails leaves no file, or the
- * one that was there, unchanged.  So a `path` that exists and is no regular
- * file (a directory, a device such as /dev/null, a FIFO, or a link to one)
- * is refused with CLT_ERR_IO rather than replaced.  Loading reads the whole header, checks
- * it against the file (dtypes, shapes, sizes, offsets) before it creates a
- * tensor, and uploads with blocking writes.
+ * renamed over it at the end: a save that fails leaves no file, or the one
+ * that was there, unchanged.  A `path` that is a symbolic link (or a chain
+ * of them) is written where it leads, as np.save and torch.save write it:
+ * the link stays, the temporary file is made beside the target and renamed
+ * over it, and a dangling link's target is created (CLT_ERR_IO when its
+ * directory does not exist, or for a loop of links).  A target that exists
+ * and is no regular file (a directory, a device such as /dev/null, a FIFO)
+ * is refused with CLT_ERR_IO rather than replaced.  The new file replaces
+ * the old one, so it has the default mode (0666 less the umask) and other
+ * hard links to the old file keep the old content.  Loading reads the
+ * whole header, checks it against the file (dtypes, shapes, sizes,
+ * offsets) before it creates a tensor, and uploads with blocking writes.
  *
  * Errors.  A file that cannot be opened, read or written is CLT_ERR_IO, as
  * is a path that is no regular file (a directory, a device, a FIFO: refused
@@ -56,7 +62,12 @@ CLT_API clt_status clt_save_safetensors(const char *path, const clt_named_tensor
 
 /* Reads every tensor of the safetensors file `path` into new tensors on
  * dev, in the order of the file's header; "__metadata__" is checked (an
- * object of strings) and ignored.  *out receives *n entries in one block
+ * object of strings) and ignored.  The header is at most 100 MB (10^8
+ * bytes, the reference implementation's limit: a longer one is
+ * CLT_ERR_INVALID_ARGUMENT) and is parsed one entry at a time, so that
+ * checking it takes a few times its size in memory (about 3.3 times for
+ * a header of many tiny entries), besides the tensors loaded; an entry of
+ * more than 4096 JSON values is refused as it is parsed.  *out receives *n entries in one block
  * that also holds the names.  Ownership: each tensor is a new reference
  * that belongs to no scope, even inside one (release with
  * clt_tensor_free), and the block is released with clt_free;

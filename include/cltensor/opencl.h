@@ -34,7 +34,15 @@ CLT_API clt_status clt_tensor_cl_buffer(const clt_tensor *t, cl_mem *mem, size_t
  * offset_bytes.  The buffer is retained (clRetainMemObject) and released
  * when the tensor's last handle goes; it must be a buffer (not an image:
  * CLT_ERR_INVALID_ARGUMENT), belong to dev's context and hold the whole
- * tensor.  New tensor: release with clt_tensor_free. */
+ * tensor.  Kernels may read and write any tensor (in-place ops, _out
+ * destinations, optimizer steps), so a buffer made with CL_MEM_READ_ONLY
+ * or CL_MEM_WRITE_ONLY is refused (CLT_ERR_INVALID_ARGUMENT): wrap a
+ * CL_MEM_READ_WRITE buffer, or copy a read-only one into a new tensor.
+ * The host-access flags are accepted (CL_MEM_HOST_NO_ACCESS, ..._READ_ONLY,
+ * ..._WRITE_ONLY): device work runs as usual, and a transfer they forbid
+ * (clt_tensor_read of a CL_MEM_HOST_NO_ACCESS buffer, say) fails with the
+ * driver's CL_INVALID_OPERATION as CLT_ERR_OPENCL.  New tensor: release
+ * with clt_tensor_free. */
 CLT_API clt_status clt_tensor_from_cl_buffer(clt_device *dev, cl_mem mem, size_t offset_bytes,
                                              clt_dtype dtype, int ndim, const int64_t *shape,
                                              clt_tensor **out);

@@ -40,8 +40,12 @@ typedef struct clt_adam_opts {
  * its own references).  opts NULL means the defaults.  Settings out of
  * range (a negative or NaN learning rate, betas outside [0, 1), ...), a
  * parameter that is not a floating leaf requiring grad, or none at all are
- * CLT_ERR_INVALID_ARGUMENT.  New optimizer: release with
- * clt_optimizer_free. */
+ * CLT_ERR_INVALID_ARGUMENT.  So is a parameter given twice, or two whose
+ * elements overlap (aliases made with clt_detach), which a step would
+ * update twice: the message names both positions ("parameter 2 is
+ * parameter 0 given again"; PyTorch warns, then raises, on duplicates).  A
+ * parameter may start inside its buffer (a detached slice).  New
+ * optimizer: release with clt_optimizer_free. */
 CLT_API clt_status clt_sgd(clt_tensor *const *params, size_t n, const clt_sgd_opts *opts,
                            clt_optimizer **out);
 /* Adam: L2 weight decay added to the gradient. */
@@ -51,10 +55,25 @@ CLT_API clt_status clt_adam(clt_tensor *const *params, size_t n, const clt_adam_
 CLT_API clt_status clt_adamw(clt_tensor *const *params, size_t n, const clt_adam_opts *opts,
                              clt_optimizer **out);
 
-/* One update of every parameter that has a gradient (optimizer.step()).
- * The state is first moved to its parameters' devices where the model has
- * moved; when that fails (out of device memory) no parameter, state or
- * step count has changed, and the step may be retried. */
+/* One update of every parameter that has a gradient (optimizer.step()),
+ * in the order the parameters were given.
+ *
+ * Failures.  Everything that can fail in the library comes first: the
+ * state is moved to its parameters' devices where the model has moved,
+ * and every kernel the step launches is built.  When one of those fails
+ * (out of device or host memory, a kernel that does not build) no
+ * parameter, state or step count has changed, and the step may be
+ * retried.  What remains is the driver refusing an enqueue
+ * (clEnqueueNDRangeKernel or clSetKernelArg failing: CLT_ERR_OPENCL, say
+ * CL_OUT_OF_RESOURCES) after earlier parameters' updates were enqueued.
+ * Then the parameters with a gradient before the one the message names
+ * ("the driver failed at parameter 3 of 8") have been updated, with their
+ * state (momentum, moments); that one and those after it have not (but
+ * for a parameter of more than 2^31 work-items, enqueued in parts, whose
+ * first parts may have been); and the step count has not moved.  Retrying
+ * would update the earlier parameters twice: to recover, reload the
+ * parameters (clt_module_load from a checkpoint) and make a new
+ * optimizer, or carry on knowing that this step was partial. */
 CLT_API clt_status clt_optimizer_step(clt_optimizer *opt);
 
 /* Clears every parameter's gradient: drops it (set_to_none, PyTorch's

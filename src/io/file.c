@@ -58,31 +58,105 @@ clt_status clt__io_read_at(FILE *f, uint64_t off, void *dst, size_t n, const cha
 
 /* ---- writing ---------------------------------------------------------------------- */
 
+/* The contents of the symbolic link `link` in a new malloc'd string, or
+ * NULL with errno set (st_size can be 0, as in /proc: the buffer grows). */
+static char *read_link(const char *link)
+{
+    for (size_t cap = 256; cap <= ((size_t)1 << 20); cap *= 2) {
+        char *b = malloc(cap);
+        if (b == NULL)
+            return NULL;
+        ssize_t n = readlink(link, b, cap);
+        if (n >= 0 && (size_t)n < cap) {
+            b[n] = '\0';
+            return b;
+        }
+        free(b);
+        if (n < 0)
+            return NULL;
+    }
+    errno = ENAMETOOLONG;
+    return NULL;
+}
+
+/* The file that writing `path` replaces, as open(path, O_CREAT) would find
+ * it: path itself, or the end of its chain of symbolic links, which need
+ * not exist yet (np.save and torch.save create a dangling link's target).
+ * New malloc'd string in *out. */
+static clt_status resolve_links(const char *path, const char *fn, char **out)
+{
+    *out = NULL;
+    char *p = strdup(path);
+    for (int hops = 0; p != NULL; hops++) {
+        struct stat sb;
+        if (lstat(p, &sb) != 0 || !S_ISLNK(sb.st_mode)) {
+            *out = p; /* not a link, or not there: creating it tells */
+            return CLT_OK;
+        }
+        if (hops == 40) {
+            free(p);
+            return clt__error(CLT_ERR_IO, "%s: cannot write %s: %s", fn, path, strerror(ELOOP));
+        }
+        char *target = read_link(p);
+        if (target == NULL) {
+            int e = errno;
+            free(p);
+            return clt__error(e == ENOMEM ? CLT_ERR_OUT_OF_HOST_MEMORY : CLT_ERR_IO,
+                              "%s: cannot write %s: reading the link %s: %s", fn, path, p,
+                              strerror(e));
+        }
+        /* A relative target is relative to the link's directory. */
+        const char *slash = strrchr(p, '/');
+        size_t dir = target[0] == '/' || slash == NULL ? 0 : (size_t)(slash - p) + 1;
+        char *next = malloc(dir + strlen(target) + 1);
+        if (next != NULL) {
+            memcpy(next, p, dir);
+            strcpy(next + dir, target);
+        }
+        free(target);
+        free(p);
+        p = next;
+    }
+    return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+}
+
 clt_status clt__io_create(clt__io_out *o, const char *path, const char *fn)
 {
     static unsigned counter;
     o->f = NULL;
     o->tmp = NULL;
+    o->target = NULL;
     o->path = path;
     o->fn = fn;
-    /* The file is written beside path and renamed over it, which would put
-     * a regular file in the place of a device, a FIFO or a socket (as root,
-     * in the place of /dev/null itself).  Such paths are refused. */
+    /* The file is written beside its target and renamed over it: over a
+     * symbolic link itself, that would replace the link rather than write
+     * where it points, as np.save and torch.save do. */
+    clt_status st = resolve_links(path, fn, &o->target);
+    if (st != CLT_OK)
+        return st;
+    /* A regular file in the place of a device, a FIFO or a socket (as
+     * root, in the place of /dev/null itself) would be worse: such paths
+     * are refused. */
     struct stat sb;
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-        return clt__error(CLT_ERR_IO,
-                          "%s: cannot write %s: not a regular file (a file is written beside "
-                          "it and renamed over it)",
-                          fn, path);
-    size_t len = strlen(path) + 48;
+    if (stat(o->target, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        st = clt__error(CLT_ERR_IO,
+                        "%s: cannot write %s: not a regular file (a file is written beside "
+                        "it and renamed over it)",
+                        fn, path);
+        clt__io_abort(o);
+        return st;
+    }
+    size_t len = strlen(o->target) + 48;
     o->tmp = malloc(len);
-    if (o->tmp == NULL)
+    if (o->tmp == NULL) {
+        clt__io_abort(o);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
     /* O_EXCL with a name of our own; the mode is 0666 less the umask, as
      * fopen would create the file. */
     for (int attempt = 0; attempt < 100; attempt++) {
         unsigned k = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
-        snprintf(o->tmp, len, "%s.tmp-%ld-%u", path, (long)getpid(), k);
+        snprintf(o->tmp, len, "%s.tmp-%ld-%u", o->target, (long)getpid(), k);
         int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0 && errno == EEXIST)
             continue;
@@ -98,10 +172,11 @@ clt_status clt__io_create(clt__io_out *o, const char *path, const char *fn)
         }
         return CLT_OK;
     }
-    clt_status st = clt__error(CLT_ERR_IO, "%s: cannot create %s (as %s): %s", fn, path, o->tmp,
-                               strerror(errno));
+    st = clt__error(CLT_ERR_IO, "%s: cannot create %s (as %s): %s", fn, path, o->tmp,
+                    strerror(errno));
     free(o->tmp);
     o->tmp = NULL;
+    clt__io_abort(o);
     return st;
 }
 
@@ -124,13 +199,15 @@ clt_status clt__io_commit(clt__io_out *o)
     o->f = NULL;
     if (bad)
         st = clt__error(CLT_ERR_IO, "%s: writing %s: %s", o->fn, o->path, strerror(e));
-    else if (rename(o->tmp, o->path) != 0)
-        st = clt__error(CLT_ERR_IO, "%s: cannot rename %s to %s: %s", o->fn, o->tmp, o->path,
+    else if (rename(o->tmp, o->target) != 0)
+        st = clt__error(CLT_ERR_IO, "%s: cannot rename %s to %s: %s", o->fn, o->tmp, o->target,
                         strerror(errno));
     if (st != CLT_OK)
         unlink(o->tmp);
     free(o->tmp);
     o->tmp = NULL;
+    free(o->target);
+    o->target = NULL;
     return st;
 }
 
@@ -145,6 +222,8 @@ void clt__io_abort(clt__io_out *o)
         free(o->tmp);
         o->tmp = NULL;
     }
+    free(o->target);
+    o->target = NULL;
 }
 
 /* ---- tensors and messages ------------------------------------------------------ */

@@ -24,11 +24,12 @@ clt_status clt__io_read_at(FILE *f, uint64_t off, void *dst, size_t n, const cha
 
 /* ---- writing ---------------------------------------------------------------------- */
 
-/* A file being written: a temporary file beside `path`, renamed over it
- * by clt__io_commit, removed by clt__io_abort. */
+/* A file being written: a temporary file beside `target` (path, or where
+ * its symbolic links lead), renamed over it by clt__io_commit, removed by
+ * clt__io_abort. */
 typedef struct clt__io_out {
     FILE *f;
-    char *tmp;
+    char *tmp, *target;
     const char *path, *fn;
 } clt__io_out;
 
@@ -83,14 +84,40 @@ struct clt__json {
     size_t cap;
 };
 
-/* Parses exactly one JSON value (RFC 8259: strict; UTF-8 checked; depth at
- * most 64) from text[0..len), with only whitespace after it.  0 and *out
- * on success; 1 with a message in err ("at byte 17: expected ':' after an
- * object key") for bad JSON; 2 when memory runs out. */
-int clt__json_parse(const char *text, size_t len, clt__json **out, char *err, size_t errlen);
+/* Releases what a value holds (not the value itself) and empties it. */
+void clt__json_clear(clt__json *v);
 
-/* Releases a parsed value.  NULL does nothing. */
-void clt__json_free(clt__json *v);
+/* Parsing an object without keeping it, member by member, so that memory
+ * stays a small multiple of the largest member rather than of the text.
+ * The callback gets each member's key (decoded, NUL-terminated, malloc'd
+ * and handed over: it frees or keeps it) and a cursor at the value, which
+ * it may read once with clt__json_cursor_value or
+ * clt__json_cursor_members; a value it leaves is checked and skipped.
+ * Returning nonzero stops the parse. */
+typedef struct clt__json_cursor clt__json_cursor;
+typedef int (*clt__json_member_fn)(void *ctx, clt__json_cursor *c, char *key, size_t key_len);
+
+/* Parses text[0..len) as one JSON object (RFC 8259: strict; UTF-8
+ * checked; depth at most 64), with only whitespace after it, handing each
+ * member to fn.  0 on success; 1 with a message in err ("at byte 17:
+ * expected ':' after an object key") for bad JSON; 2 when memory runs
+ * out; 3 when fn returned nonzero (fn left its own error). */
+int clt__json_parse_members(const char *text, size_t len, clt__json_member_fn fn, void *ctx,
+                            char *err, size_t errlen);
+
+/* The type of the value at the cursor, from its first character (a value
+ * that turns out malformed fails when read). */
+clt__json_type clt__json_cursor_type(const clt__json_cursor *c);
+
+/* Parses the value at the cursor into *v (release with clt__json_clear).
+ * 0, or the parse's status as above, or 4 (message in err) for a value of
+ * more than max_values values in all, counting itself and everything
+ * inside it (max_values 0: no limit). */
+int clt__json_cursor_value(clt__json_cursor *c, size_t max_values, clt__json *v);
+
+/* Parses the object at the cursor member by member, as
+ * clt__json_parse_members; 0 or the status. */
+int clt__json_cursor_members(clt__json_cursor *c, clt__json_member_fn fn, void *ctx);
 
 /* Whether s[0..n) is well-formed UTF-8. */
 bool clt__utf8_valid(const char *s, size_t n);

@@ -1,6 +1,7 @@
 /* json.c: a small strict JSON parser (RFC 8259) for the safetensors header:
  * objects, arrays, strings with every escape, integers told apart from
- * other numbers, UTF-8 checked, nesting bounded.  Nothing else in the
+ * other numbers, UTF-8 checked, nesting bounded; an object's members are
+ * handed out one by one, so that no tree of the whole text is built.  Nothing else in the
  * library needs JSON, so it stays this small. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,10 @@ typedef struct parser {
     const char *start, *p, *end;
     char *err;
     size_t errlen;
-    int status; /* 0, 1 bad JSON, 2 out of memory */
+    int status;   /* 0, 1 bad JSON, 2 out of memory, 3 stopped by a member callback,
+                   * 4 more values than clt__json_cursor_value was allowed */
+    size_t limit; /* values one clt__json_cursor_value may hold (0: any) */
+    size_t count;
 } parser;
 
 static void fail(parser *ps, const char *what)
@@ -54,26 +58,20 @@ const char *clt__json_type_name(clt__json_type t)
     return "?";
 }
 
-static void free_contents(clt__json *v)
+void clt__json_clear(clt__json *v)
 {
     free(v->s);
     for (size_t k = 0; k < v->n; k++) {
-        free_contents(&v->items[k]);
+        clt__json_clear(&v->items[k]);
         if (v->keys)
             free(v->keys[k]);
     }
     free(v->items);
     free(v->keys);
     free(v->key_lens);
+    memset(v, 0, sizeof *v);
 }
 
-void clt__json_free(clt__json *v)
-{
-    if (v == NULL)
-        return;
-    free_contents(v);
-    free(v);
-}
 
 /* ---- strings ------------------------------------------------------------------ */
 
@@ -386,6 +384,13 @@ static int literal(parser *ps, const char *word, clt__json *v, clt__json_type t)
 static int parse_value(parser *ps, clt__json *v, int depth)
 {
     memset(v, 0, sizeof *v);
+    if (ps->limit && ++ps->count > ps->limit) {
+        char what[96];
+        snprintf(what, sizeof what, "a value of more than %zu values", ps->limit);
+        fail(ps, what);
+        ps->status = 4;
+        return 0;
+    }
     skip_ws(ps);
     if (ps->p >= ps->end) {
         fail(ps, "the text ended where a value was expected");
@@ -466,26 +471,131 @@ static int parse_value(parser *ps, clt__json *v, int depth)
     return 0;
 }
 
-int clt__json_parse(const char *text, size_t len, clt__json **out, char *err, size_t errlen)
+/* ---- objects member by member --------------------------------------------- */
+
+struct clt__json_cursor {
+    parser *ps;
+    int depth;     /* of the member's value */
+    bool consumed; /* the callback parsed the value */
+};
+
+/* The object at ps->p, its members handed to fn one by one (see
+ * clt__json_parse_members). */
+static int parse_members(parser *ps, int depth, clt__json_member_fn fn, void *ctx)
 {
-    *out = NULL;
-    parser ps = {text, text, text + len, err, errlen, 0};
-    clt__json *v = calloc(1, sizeof *v);
-    if (v == NULL) {
-        oom(&ps);
-        return ps.status;
+    skip_ws(ps);
+    if (ps->p >= ps->end || *ps->p != '{') {
+        fail(ps, "expected an object");
+        return 0;
     }
-    if (parse_value(&ps, v, 0)) {
+    if (depth >= MAX_DEPTH) {
+        fail(ps, "nesting deeper than 64 levels");
+        return 0;
+    }
+    ps->p++;
+    skip_ws(ps);
+    if (ps->p < ps->end && *ps->p == '}') {
+        ps->p++;
+        return 1;
+    }
+    for (;;) {
+        skip_ws(ps);
+        if (ps->p >= ps->end || *ps->p != '"') {
+            fail(ps, "expected a string as an object key");
+            return 0;
+        }
+        char *key = NULL;
+        size_t klen = 0;
+        if (!parse_string(ps, &key, &klen))
+            return 0;
+        skip_ws(ps);
+        if (ps->p >= ps->end || *ps->p != ':') {
+            free(key);
+            fail(ps, "expected ':' after an object key");
+            return 0;
+        }
+        ps->p++;
+        skip_ws(ps);
+        clt__json_cursor c = {ps, depth + 1, false};
+        if (fn(ctx, &c, key, klen) != 0) {
+            if (ps->status == 0)
+                ps->status = 3;
+            return 0;
+        }
+        if (ps->status)
+            return 0;
+        if (!c.consumed) {
+            clt__json v;
+            int ok = parse_value(ps, &v, depth + 1);
+            clt__json_clear(&v);
+            if (!ok)
+                return 0;
+        }
+        skip_ws(ps);
+        if (ps->p < ps->end && *ps->p == ',') {
+            ps->p++;
+            continue;
+        }
+        if (ps->p < ps->end && *ps->p == '}') {
+            ps->p++;
+            return 1;
+        }
+        fail(ps, "expected ',' or '}' in an object");
+        return 0;
+    }
+}
+
+int clt__json_parse_members(const char *text, size_t len, clt__json_member_fn fn, void *ctx,
+                            char *err, size_t errlen)
+{
+    parser ps = {text, text, text + len, err, errlen, 0, 0, 0};
+    if (parse_members(&ps, 0, fn, ctx)) {
         skip_ws(&ps);
         if (ps.p != ps.end)
             fail(&ps, "text after the JSON value");
     }
-    if (ps.status) {
-        clt__json_free(v);
-        return ps.status;
+    return ps.status;
+}
+
+clt__json_type clt__json_cursor_type(const clt__json_cursor *c)
+{
+    const parser *ps = c->ps;
+    char ch = ps->p < ps->end ? *ps->p : '\0';
+    return ch == '{' ? CLT__JSON_OBJECT
+         : ch == '[' ? CLT__JSON_ARRAY
+         : ch == '"' ? CLT__JSON_STRING
+         : ch == 't' ? CLT__JSON_TRUE
+         : ch == 'f' ? CLT__JSON_FALSE
+         : ch == 'n' ? CLT__JSON_NULL : CLT__JSON_NUMBER;
+}
+
+int clt__json_cursor_value(clt__json_cursor *c, size_t max_values, clt__json *v)
+{
+    parser *ps = c->ps;
+    memset(v, 0, sizeof *v);
+    if (c->consumed) {
+        fail(ps, "a member's value read twice");
+        return ps->status;
     }
-    *out = v;
-    return 0;
+    c->consumed = true;
+    ps->limit = max_values;
+    ps->count = 0;
+    int ok = parse_value(ps, v, c->depth);
+    ps->limit = 0;
+    if (!ok)
+        clt__json_clear(v);
+    return ok ? 0 : ps->status;
+}
+
+int clt__json_cursor_members(clt__json_cursor *c, clt__json_member_fn fn, void *ctx)
+{
+    parser *ps = c->ps;
+    if (c->consumed) {
+        fail(ps, "a member's value read twice");
+        return ps->status;
+    }
+    c->consumed = true;
+    return parse_members(ps, c->depth, fn, ctx) ? 0 : ps->status;
 }
 
 bool clt__utf8_valid(const char *s, size_t n)

@@ -48,7 +48,7 @@ static uint64_t le64(const unsigned char *b)
 /* ---- reading the header ---------------------------------------------------------- */
 
 typedef struct entry {
-    const char *name; /* the JSON key: lives as long as the parsed header */
+    char *name; /* the JSON key, decoded (owned) */
     clt_dtype dtype;
     int ndim;
     int64_t shape[CLT_MAX_DIMS];
@@ -59,17 +59,19 @@ typedef struct st_file {
     FILE *f;
     const char *path, *fn;
     uint64_t size, data_start;
-    clt__json *json;
     entry *e;      /* in the header's order */
-    size_t n;
+    size_t n, cap;
     size_t *by_name; /* indices of e sorted by name */
+    bool seen_meta;
+    clt_status st; /* what the header's member callbacks found wrong */
 } st_file;
 
 static void st_close(st_file *sf)
 {
     if (sf->f)
         fclose(sf->f);
-    clt__json_free(sf->json);
+    for (size_t k = 0; k < sf->n; k++)
+        free(sf->e[k].name);
     free(sf->e);
     free(sf->by_name);
     memset(sf, 0, sizeof *sf);
@@ -122,7 +124,7 @@ static void sort_entries(entry *e, size_t *idx, size_t n, int (*cmp)(const void 
     pthread_mutex_unlock(&sort_lock);
 }
 
-static clt_status read_entry(const st_file *sf, const char *name, size_t name_len,
+static clt_status read_entry(const st_file *sf, char *name, size_t name_len,
                              const clt__json *v, entry *e)
 {
     if (strlen(name) != name_len)
@@ -188,6 +190,87 @@ static clt_status read_entry(const st_file *sf, const char *name, size_t name_le
     return CLT_OK;
 }
 
+/* JSON values a tensor's entry may hold before it is refused: a few in a
+ * well-formed one (its object, three fields, the dimensions, two
+ * offsets), and so little memory at most while it is parsed. */
+#define ENTRY_VALUES 4096
+
+/* A value's type for a message, when it is not the one expected: read as
+ * a single value, or found a container (rc 4) from its first character. */
+static int value_type(clt__json_cursor *c, clt__json_type *t)
+{
+    clt__json v;
+    int rc = clt__json_cursor_value(c, 1, &v);
+    *t = rc == 0 ? v.type : clt__json_cursor_type(c);
+    clt__json_clear(&v);
+    return rc == 4 ? 0 : rc;
+}
+
+static int metadata_member(void *ctx, clt__json_cursor *c, char *key, size_t key_len)
+{
+    st_file *sf = ctx;
+    (void)key_len;
+    if (clt__json_cursor_type(c) != CLT__JSON_STRING) {
+        clt__json_type t;
+        if (value_type(c, &t) == 0)
+            sf->st = bad(sf, "__metadata__ '%s' is %s, expected a string", key,
+                         clt__json_type_name(t));
+        free(key);
+        return 1;
+    }
+    free(key);
+    return 0; /* the parser checks the string and skips it */
+}
+
+/* One member of the header: __metadata__ (an object of strings, checked
+ * and dropped) or a tensor's entry, kept with its name.  Each entry is
+ * parsed alone, so the header's memory is its text and the entries. */
+static int header_member(void *ctx, clt__json_cursor *c, char *key, size_t key_len)
+{
+    st_file *sf = ctx;
+    if (strcmp(key, "__metadata__") == 0 && key_len == strlen(key)) {
+        free(key);
+        if (sf->seen_meta) {
+            sf->st = bad(sf, "__metadata__ appears twice");
+            return 1;
+        }
+        sf->seen_meta = true;
+        if (clt__json_cursor_type(c) != CLT__JSON_OBJECT) {
+            clt__json_type t;
+            if (value_type(c, &t) == 0)
+                sf->st = bad(sf, "__metadata__ is %s, expected an object of strings",
+                             clt__json_type_name(t));
+            return 1;
+        }
+        return clt__json_cursor_members(c, metadata_member, sf) != 0;
+    }
+    if (sf->n == sf->cap) {
+        size_t cap = sf->cap ? sf->cap * 2 : 16;
+        entry *e = realloc(sf->e, cap * sizeof *e);
+        if (e == NULL) {
+            free(key);
+            sf->st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", sf->fn);
+            return 1;
+        }
+        sf->e = e;
+        sf->cap = cap;
+    }
+    clt__json v;
+    int rc = clt__json_cursor_value(c, ENTRY_VALUES, &v);
+    if (rc == 4)
+        sf->st = bad(sf, "tensor '%s': its entry holds more than %d JSON values (expected "
+                         "dtype, shape and data_offsets)", key, ENTRY_VALUES);
+    else if (rc == 0)
+        sf->st = read_entry(sf, key, key_len, &v, &sf->e[sf->n]);
+    clt__json_clear(&v);
+    if (rc != 0 || sf->st != CLT_OK) {
+        free(key);
+        return 1;
+    }
+    sf->n++; /* the entry owns the key now */
+    return 0;
+}
+
 /* Opens the file and checks the whole header against it: each entry, no
  * duplicate name, data that covers the rest of the file exactly, without
  * gaps or overlaps (as the reference implementation checks). */
@@ -225,39 +308,22 @@ static clt_status st_open(const char *path, const char *fn, st_file *sf)
     if (header[0] != '{')
         CLT__TRY(bad(sf, "the header does not start with '{' (not a safetensors file?)"));
     char err[160];
-    int rc = clt__json_parse(header, hlen, &sf->json, err, sizeof err);
+    int rc = clt__json_parse_members(header, hlen, header_member, sf, err, sizeof err);
     if (rc == 2)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: %s: parsing the header: out of "
                             "host memory", fn, path));
-    if (rc != 0)
+    if (rc == 1)
         CLT__TRY(bad(sf, "bad JSON in the header %s", err));
-    const clt__json *top = sf->json;
-    sf->e = malloc((top->n ? top->n : 1) * sizeof *sf->e);
-    sf->by_name = malloc((top->n ? top->n : 1) * sizeof *sf->by_name);
-    by_off = malloc((top->n ? top->n : 1) * sizeof *by_off);
-    if (sf->e == NULL || sf->by_name == NULL || by_off == NULL)
+    if (rc != 0)
+        CLT__TRY(sf->st != CLT_OK ? sf->st : bad(sf, "the header could not be read"));
+    free(header);
+    header = NULL;
+    sf->by_name = malloc((sf->n ? sf->n : 1) * sizeof *sf->by_name);
+    by_off = malloc((sf->n ? sf->n : 1) * sizeof *by_off);
+    if (sf->by_name == NULL || by_off == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
-    bool seen_meta = false;
-    for (size_t k = 0; k < top->n; k++) {
-        const clt__json *v = &top->items[k];
-        if (strcmp(top->keys[k], "__metadata__") == 0) {
-            if (seen_meta)
-                CLT__TRY(bad(sf, "__metadata__ appears twice"));
-            seen_meta = true;
-            if (v->type != CLT__JSON_OBJECT)
-                CLT__TRY(bad(sf, "__metadata__ is %s, expected an object of strings",
-                             clt__json_type_name(v->type)));
-            for (size_t j = 0; j < v->n; j++)
-                if (v->items[j].type != CLT__JSON_STRING)
-                    CLT__TRY(bad(sf, "__metadata__ '%s' is %s, expected a string", v->keys[j],
-                                 clt__json_type_name(v->items[j].type)));
-            continue;
-        }
-        CLT__TRY(read_entry(sf, top->keys[k], top->key_lens[k], v, &sf->e[sf->n]));
-        sf->by_name[sf->n] = sf->n;
-        by_off[sf->n] = sf->n;
-        sf->n++;
-    }
+    for (size_t k = 0; k < sf->n; k++)
+        sf->by_name[k] = by_off[k] = k;
     sort_entries(sf->e, sf->by_name, sf->n, by_name_cmp);
     for (size_t k = 1; k < sf->n; k++)
         if (strcmp(sf->e[sf->by_name[k - 1]].name, sf->e[sf->by_name[k]].name) == 0)

@@ -2,6 +2,7 @@
  * tensor (cl/optim.cl), gradient-norm clipping, and learning-rate
  * schedules. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +89,67 @@ static clt_status state(clt_optimizer *o, int k, size_t i, clt_tensor **out)
     return st;
 }
 
+/* Where a parameter's elements lie, for finding one given twice. */
+typedef struct span {
+    const clt__storage *storage;
+    uint64_t begin, end; /* bytes */
+    const clt_tensor *t;
+    size_t index;
+} span;
+
+static int span_cmp(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    if (x->storage != y->storage)
+        return (uintptr_t)x->storage < (uintptr_t)y->storage ? -1 : 1;
+    if (x->begin != y->begin)
+        return x->begin < y->begin ? -1 : 1;
+    if (x->t != y->t)
+        return (uintptr_t)x->t < (uintptr_t)y->t ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Refuses a parameter given twice, or two whose elements overlap (an alias
+ * made with clt_detach): a step would update those elements twice.
+ * PyTorch 1.13 warns ("optimizer contains a parameter group with duplicate
+ * parameters") and later versions raise; the library never prints. */
+static clt_status check_distinct(clt_tensor *const *params, size_t n, const char *fn)
+{
+    span *s = calloc(n, sizeof *s);
+    if (s == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    for (size_t i = 0; i < n; i++) {
+        const clt_tensor *p = params[i];
+        uint64_t es = clt_dtype_size(p->dtype);
+        s[i] = (span){p->storage, (uint64_t)p->offset * es,
+                      (uint64_t)(p->offset + p->numel) * es, p, i};
+    }
+    qsort(s, n, sizeof *s, span_cmp);
+    clt_status st = CLT_OK;
+    size_t far = 0; /* the span of this storage seen so far that ends last */
+    for (size_t k = 1; k < n && st == CLT_OK; k++) {
+        if (s[k].storage != s[far].storage) {
+            far = k;
+            continue;
+        }
+        if (s[k].t == s[k - 1].t)
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: parameter %zu is parameter %zu given again (duplicate "
+                            "parameters would be updated twice per step)",
+                            fn, s[k].index, s[k - 1].index);
+        else if (s[k].begin < s[far].end && s[k].end > s[k].begin)
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: parameters %zu and %zu share memory (their elements would be "
+                            "updated twice per step)",
+                            fn, s[far].index < s[k].index ? s[far].index : s[k].index,
+                            s[far].index < s[k].index ? s[k].index : s[far].index);
+        if (s[k].end > s[far].end)
+            far = k;
+    }
+    free(s);
+    return st;
+}
+
 static clt_status make(kind k, clt_tensor *const *params, size_t n, const clt_sgd_opts *s,
                        const clt_adam_opts *a, clt_optimizer **out)
 {
@@ -118,6 +180,9 @@ static clt_status make(kind k, clt_tensor *const *params, size_t n, const clt_sg
             return clt__error(CLT_ERR_NOT_CONTIGUOUS, "%s: parameter %zu is not contiguous", fn,
                               i);
     }
+    st = check_distinct(params, n, fn);
+    if (st != CLT_OK)
+        return st;
     clt_optimizer *o = calloc(1, sizeof *o);
     if (o == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
@@ -201,25 +266,33 @@ static const char *options(clt_dtype dt)
     return clt__opts_cached(&slots[dt], "T", dt, NULL, dt, "");
 }
 
-/* One work-item per chunk on CPU devices, per element on GPUs. */
-static void geometry(const clt_tensor *p, cl_ulong *chunk, size_t *gws)
+/* One work-item per chunk, in work-groups of one, on CPU devices; per
+ * element on GPUs. */
+static void geometry(const clt_tensor *p, cl_ulong *chunk, size_t *gws, const size_t **lws)
 {
+    static const size_t one = 1;
     *chunk = clt__chunk_size(p->dev, p->numel);
     if (*chunk == 0)
         *chunk = 1;
     *gws = (size_t)(((cl_ulong)p->numel + *chunk - 1) / *chunk);
+    *lws = p->dev->info.type == CLT_DEVICE_TYPE_CPU ? &one : NULL;
+}
+
+static const char *kernel_name(kind k)
+{
+    return k == SGD ? "sgd_step" : "adam_step";
 }
 
 static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
 {
     clt_tensor *p = o->params[i];
-    const char *opts = options(p->dtype);
-    if (opts == NULL)
-        return CLT_ERR_OUT_OF_HOST_MEMORY;
-    cl_ulong n = (cl_ulong)p->numel, chunk;
-    size_t gws, lws = 1;
-    geometry(p, &chunk, &gws);
-    const size_t *lp = p->dev->info.type == CLT_DEVICE_TYPE_CPU ? &lws : NULL;
+    const char *opts = options(p->dtype); /* found by step_ready */
+    /* Autograd keeps a leaf's gradient alone in its buffer, at offset 0;
+     * the parameter may start anywhere in its own. */
+    cl_ulong n = (cl_ulong)p->numel, chunk, p_off = (cl_ulong)p->offset;
+    size_t gws;
+    const size_t *lp;
+    geometry(p, &chunk, &gws, &lp);
     cl_mem pm = clt__mem(p), gm = clt__mem(g);
     unsigned char sv[10][8];
     size_t ss[10];
@@ -237,12 +310,14 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
         }
         cl_mem bm = buf ? clt__mem(buf) : pm;
         clt__arg args[] = {CLT__ARG(pm),           CLT__ARG(gm),
-                           CLT__ARG(bm),           CLT__ARG(n),
-                           CLT__ARG(chunk),        SCALAR(0, o->lr),
+                           CLT__ARG(bm),           CLT__ARG(p_off),
+                           CLT__ARG(n),            CLT__ARG(chunk),
+                           SCALAR(0, o->lr),
                            SCALAR(1, s->weight_decay), SCALAR(2, s->momentum),
                            SCALAR(3, s->dampening),    CLT__ARG(nest),
                            CLT__ARG(first)};
-        st = clt__launch(p->dev, "optim", opts, "sgd_step", 1, &gws, lp, 11, args);
+        st = clt__launch(p->dev, "optim", opts, kernel_name(o->kind), 1, &gws, lp, 12,
+                         args);
         if (st == CLT_OK && buf) {
             o->started[i] = 1;
             clt__version_bump(buf);
@@ -266,6 +341,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
                            CLT__ARG(mm),
                            CLT__ARG(vm),
                            CLT__ARG(xm),
+                           CLT__ARG(p_off),
                            CLT__ARG(n),
                            CLT__ARG(chunk),
                            SCALAR(0, o->lr),
@@ -277,7 +353,8 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
                            CLT__ARG(ams),
                            SCALAR(5, o->lr / bc1),
                            SCALAR(6, sqrt(bc2))};
-        st = clt__launch(p->dev, "optim", opts, "adam_step", 1, &gws, lp, 16, args);
+        st = clt__launch(p->dev, "optim", opts, kernel_name(o->kind), 1, &gws, lp, 17,
+                         args);
         if (st == CLT_OK) {
             clt__version_bump(m);
             clt__version_bump(v);
@@ -291,22 +368,41 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
     return st;
 }
 
-/* Moves every state tensor of a parameter that will be updated to the
- * parameter's device (after clt_module_to), before any update: a step
- * that runs out of memory there has changed nothing. */
-static clt_status rehome_state(clt_optimizer *o)
+/* Everything the updates need, before any of them: each state tensor of
+ * a parameter that will be updated moved to the parameter's device (after
+ * clt_module_to), and every kernel built.  A step that fails here (out of
+ * memory, a build that fails) has changed nothing. */
+static clt_status step_ready(clt_optimizer *o)
 {
     for (size_t i = 0; i < o->n; i++) {
-        if (clt__grad_of(o->params[i]) == NULL)
+        const clt_tensor *p = o->params[i];
+        if (clt__grad_of(p) == NULL)
             continue;
         for (int k = 0; k < NSTATE; k++) {
             clt_tensor *s = o->state[k][i];
-            if (s && s->dev != o->params[i]->dev) {
-                clt_status st = clt__tensor_rehome(s, o->params[i]->dev);
+            if (s && s->dev != p->dev) {
+                clt_status st = clt__tensor_rehome(s, p->dev);
                 if (st != CLT_OK)
                     return st;
             }
         }
+    }
+    for (size_t i = 0; i < o->n; i++) {
+        const clt_tensor *p = o->params[i];
+        if (clt__grad_of(p) == NULL || p->numel == 0)
+            continue;
+        const char *opts = options(p->dtype);
+        if (opts == NULL)
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
+                              "clt_optimizer_step: out of host memory");
+        cl_ulong chunk;
+        size_t gws;
+        const size_t *lws;
+        geometry(p, &chunk, &gws, &lws);
+        clt_status st =
+            clt__launch_prepare(p->dev, "optim", opts, kernel_name(o->kind), 1, &gws, lws);
+        if (st != CLT_OK)
+            return st;
     }
     return CLT_OK;
 }
@@ -314,7 +410,7 @@ static clt_status rehome_state(clt_optimizer *o)
 clt_status clt_optimizer_step(clt_optimizer *opt)
 {
     CLT__REQUIRE_ARG(opt, "clt_optimizer_step");
-    clt_status st = rehome_state(opt);
+    clt_status st = step_ready(opt);
     if (st != CLT_OK)
         return st;
     for (size_t i = 0; i < opt->n; i++) {
@@ -322,8 +418,16 @@ clt_status clt_optimizer_step(clt_optimizer *opt)
         if (g == NULL || opt->params[i]->numel == 0)
             continue;
         st = step_one(opt, i, g);
-        if (st != CLT_OK)
+        if (st != CLT_OK) {
+            char note[256];
+            snprintf(note, sizeof note,
+                     " (clt_optimizer_step: the driver failed at parameter %zu of %zu: the "
+                     "parameters before it were updated, it and those after it were not, and "
+                     "the step was not counted)",
+                     i, opt->n);
+            clt__error_append(note);
             return st;
+        }
     }
     opt->steps++;
     return clt__ok();
