@@ -983,6 +983,63 @@ Test(io, saving_through_a_symbolic_link_writes_its_target)
     clt_tensor_free(t);
 }
 
+/* Saving renamed a new file over the old one, which gave it the default
+ * mode: a 0600 checkpoint became 0644 (np.save and torch.save write in
+ * place and keep it).  Every writer now keeps the old file's permission
+ * bits, whatever the umask, and as root its owner and group; a new file
+ * still gets 0666 less the umask.  Hard links keep the old content, as the
+ * header says. */
+Test(io, saving_keeps_the_mode_of_the_file_it_replaces)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *t = make(dev, CLT_FLOAT32, 1, (int64_t[]){4}, 1);
+    clt_named_tensor one[1] = {{"x", t}};
+    clt_module *m = NULL;
+    CHECK(clt_linear(dev, 2, 3, 1, NULL, &m));
+    const mode_t modes[3] = {0600, 0640, 0755};
+    mode_t was = umask(022);
+    for (int w = 0; w < 3; w++) { /* npy, safetensors, module */
+        for (int k = 0; k < 3; k++) {
+            char path[160], other[160];
+            snprintf(path, sizeof path, "%s/kept-%d-%d", tmpdir, w, k);
+            snprintf(other, sizeof other, "%s/kept-%d-%d.link", tmpdir, w, k);
+            write_file(path, "old", 3);
+            cr_assert_eq(chmod(path, modes[k]), 0, "chmod: %s", strerror(errno));
+            cr_assert_eq(link(path, other), 0, "link: %s", strerror(errno));
+            /* as root, the old file is someone else's: it stays theirs */
+            bool root = geteuid() == 0;
+            if (root)
+                cr_assert_eq(chown(path, 65534, 65534), 0, "chown: %s", strerror(errno));
+            CHECK(w == 0   ? clt_save_npy(path, t)
+                  : w == 1 ? clt_save_safetensors(path, one, 1)
+                           : clt_module_save(m, path));
+            struct stat sb;
+            cr_assert_eq(stat(path, &sb), 0);
+            cr_assert_eq(sb.st_mode & 07777, modes[k], "writer %d: mode %o, was %o", w,
+                         (unsigned)(sb.st_mode & 07777), (unsigned)modes[k]);
+            cr_assert_gt(sb.st_size, 3, "writer %d wrote nothing", w);
+            if (root)
+                cr_assert(sb.st_uid == 65534 && sb.st_gid == 65534,
+                          "writer %d: owner %u:%u, was 65534:65534", w, (unsigned)sb.st_uid,
+                          (unsigned)sb.st_gid);
+            size_t n = 0;
+            unsigned char *b = read_file(other, &n);
+            cr_assert(n == 3 && memcmp(b, "old", 3) == 0, "the other link changed");
+            free(b);
+        }
+    }
+    /* a new file: 0666 less the umask */
+    umask(027);
+    CHECK(clt_save_npy(tpath("new.npy"), t));
+    struct stat sb;
+    cr_assert_eq(stat(tpath("new.npy"), &sb), 0);
+    cr_assert_eq(sb.st_mode & 07777, 0640, "mode %o", (unsigned)(sb.st_mode & 07777));
+    umask(was);
+    cr_assert(no_temp_files());
+    clt_module_free(m);
+    clt_tensor_free(t);
+}
+
 /* ---- DLPack ----------------------------------------------------------------------------- */
 
 Test(io, dlpack_export_non_contiguous)

@@ -12,8 +12,13 @@
  * directory does not exist, or for a loop of links).  A target that exists
  * and is no regular file (a directory, a device such as /dev/null, a FIFO)
  * is refused with CLT_ERR_IO rather than replaced.  The new file replaces
- * the old one, so it has the default mode (0666 less the umask) and other
- * hard links to the old file keep the old content.  Loading reads the
+ * the old one: it keeps the old file's permission bits (a 0600 file stays
+ * 0600; a new file gets 0666 less the umask), and its owner and group where
+ * the caller may set them (root may; others may keep a group they belong
+ * to), else it belongs to the caller.  Unlike np.save and torch.save, which
+ * write the file in place, a read-only file the caller may not write is
+ * replaced all the same (when its directory is writable), and other hard
+ * links to the old file keep the old content.  Loading reads the
  * whole header, checks it against the file (dtypes, shapes, sizes,
  * offsets) before it creates a tensor, and uploads with blocking writes.
  *

@@ -120,6 +120,19 @@ static clt_status resolve_links(const char *path, const char *fn, char **out)
     return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
 }
 
+/* Gives the new file open as fd the owner and group of the old one, sb,
+ * where the caller may: root may, others may set a group they belong to.
+ * Where it may not, the file stays the caller's, as any file it creates. */
+static void keep_owner(int fd, const struct stat *sb)
+{
+    if (sb->st_uid == geteuid() && sb->st_gid == getegid())
+        return;
+    if (fchown(fd, sb->st_uid, sb->st_gid) == 0)
+        return;
+    int group_only = fchown(fd, (uid_t)-1, sb->st_gid);
+    (void)group_only;
+}
+
 clt_status clt__io_create(clt__io_out *o, const char *path, const char *fn)
 {
     static unsigned counter;
@@ -138,7 +151,8 @@ clt_status clt__io_create(clt__io_out *o, const char *path, const char *fn)
      * root, in the place of /dev/null itself) would be worse: such paths
      * are refused. */
     struct stat sb;
-    if (stat(o->target, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    bool exists = stat(o->target, &sb) == 0;
+    if (exists && !S_ISREG(sb.st_mode)) {
         st = clt__error(CLT_ERR_IO,
                         "%s: cannot write %s: not a regular file (a file is written beside "
                         "it and renamed over it)",
@@ -152,27 +166,34 @@ clt_status clt__io_create(clt__io_out *o, const char *path, const char *fn)
         clt__io_abort(o);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     }
-    /* O_EXCL with a name of our own; the mode is 0666 less the umask, as
-     * fopen would create the file. */
+    /* O_EXCL with a name of our own.  A new file gets 0666 less the umask,
+     * as fopen would create it; a replaced one keeps its permission bits
+     * (and its owner and group where the caller may set them, as sed -i
+     * does), as np.save and torch.save, writing in place, keep them.  The
+     * bits are set before anything is written. */
+    mode_t mode = exists ? sb.st_mode & 0777 : 0666;
+    const char *failed = "cannot create";
     for (int attempt = 0; attempt < 100; attempt++) {
         unsigned k = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
         snprintf(o->tmp, len, "%s.tmp-%ld-%u", o->target, (long)getpid(), k);
-        int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
         if (fd < 0 && errno == EEXIST)
             continue;
         if (fd < 0)
             break;
-        o->f = fdopen(fd, "wb");
-        if (o->f == NULL) {
-            int e = errno;
-            close(fd);
-            unlink(o->tmp);
-            errno = e;
-            break;
-        }
-        return CLT_OK;
+        if (exists)
+            keep_owner(fd, &sb);
+        if (exists && fchmod(fd, mode) != 0)
+            failed = "cannot keep the mode of";
+        else if ((o->f = fdopen(fd, "wb")) != NULL)
+            return CLT_OK;
+        int e = errno;
+        close(fd);
+        unlink(o->tmp);
+        errno = e;
+        break;
     }
-    st = clt__error(CLT_ERR_IO, "%s: cannot create %s (as %s): %s", fn, path, o->tmp,
+    st = clt__error(CLT_ERR_IO, "%s: %s %s (as %s): %s", fn, failed, path, o->tmp,
                     strerror(errno));
     free(o->tmp);
     o->tmp = NULL;
