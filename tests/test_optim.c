@@ -375,6 +375,74 @@ Test(optim, duplicate_parameters_refused)
     clt_tensor_free(w);
 }
 
+/* clip_grad_norm_ given one parameter twice: PyTorch 1.13 counts its
+ * gradient twice in the norm and scales it twice ([p, p] with grad 2s of 3
+ * elements and max_norm 1: norm 4.90 and grad 0.083 rather than 3.46 and
+ * 0.58).  It is refused, naming the two positions, with nothing scaled;
+ * a parameter without a gradient given twice has nothing to scale, and two
+ * aliases of one memory have a gradient each, each scaled once. */
+Test(optim, clip_grad_norm_refuses_a_gradient_twice)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *a, *b, *q, *w, *view, *lo, *hi;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &a));
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &b));
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &q));
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){4}, &w));
+    CHECK(clt_narrow(w, 0, 0, 3, &view));
+    CHECK(clt_detach(view, &lo));
+    clt_tensor_free(view);
+    CHECK(clt_narrow(w, 0, 1, 3, &view)); /* overlaps lo */
+    CHECK(clt_detach(view, &hi));
+    clt_tensor_free(view);
+    clt_tensor *leaves[] = {a, b, q, lo, hi};
+    for (size_t k = 0; k < 5; k++)
+        CHECK(clt_set_requires_grad(leaves[k], 1));
+    /* grad a = 2, grad b = 1, grad lo = 3, grad hi = 4 (q has none) */
+    const double scale[] = {2, 1, 0, 3, 4};
+    for (size_t k = 0; k < 5; k++) {
+        if (scale[k] == 0)
+            continue;
+        clt_tensor *s, *l;
+        CHECK(clt_sum(leaves[k], &s));
+        CHECK(clt_mul_scalar(s, scale[k], &l));
+        CHECK(clt_backward(l, NULL, 0));
+        clt_tensor_free(s);
+        clt_tensor_free(l);
+    }
+    clt_tensor *twice[] = {a, b, a}, *norm = (clt_tensor *)&norm;
+    clt_status st = clt_clip_grad_norm(twice, 3, 1.0, 2.0, &norm);
+    cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s", clt_status_name(st));
+    cr_assert_null(norm);
+    cr_assert(strstr(clt_last_error(), "parameter 2 is parameter 0 given again") &&
+                  strstr(clt_last_error(), "clt_clip_grad_norm"),
+              "%s", clt_last_error());
+    float *g = read_grad_f32(a);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(g[i], 2.0f, "a refused clip scaled grad a[%d]: %g", i, g[i]);
+    free(g);
+    /* q twice (no gradient) and the two aliases: clipped, each once */
+    clt_tensor *fine[] = {q, lo, hi, q, b};
+    CHECK(clt_clip_grad_norm(fine, 5, 1.0, 2.0, &norm));
+    double total = sqrt(3 * (3.0 * 3 + 4.0 * 4 + 1.0 * 1)), got;
+    CHECK(clt_tensor_item(norm, &got));
+    cr_assert(fabs(got - total) <= 1e-6 * total, "norm %.9g, want %.9g", got, total);
+    double coef = 1.0 / (total + 1e-6);
+    const clt_tensor *clipped[] = {lo, hi, b};
+    const double was[] = {3, 4, 1};
+    for (int k = 0; k < 3; k++) {
+        g = read_grad_f32(clipped[k]);
+        for (int i = 0; i < 3; i++)
+            cr_assert(fabs(g[i] - was[k] * coef) <= 1e-6, "gradient %d [%d]: %g, want %g", k,
+                      i, g[i], was[k] * coef);
+        free(g);
+    }
+    clt_tensor_free(norm);
+    for (size_t k = 0; k < 5; k++)
+        clt_tensor_free(leaves[k]);
+    clt_tensor_free(w);
+}
+
 /* Forward, backward and an Adam step in a scope: after the first step, no
  * buffer is created on the device (the allocator serves every request from
  * its cache). */

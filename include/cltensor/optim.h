@@ -98,7 +98,9 @@ CLT_API void clt_optimizer_free(clt_optimizer *opt);
  * 0-d tensor on the first parameter's device (new tensor: release with
  * clt_tensor_free), or NULL when no parameter has a gradient (nothing to
  * clip).  Parameters without gradients are skipped; all must be
- * on one device.  Only norm_type 2 is supported. */
+ * on one device.  Only norm_type 2 is supported.  A parameter with a
+ * gradient given twice is CLT_ERR_INVALID_ARGUMENT, nothing scaled: PyTorch
+ * counts its gradient twice in the norm and scales it twice. */
 CLT_API clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_norm,
                                       double norm_type, clt_tensor **total_norm);
 

@@ -112,37 +112,46 @@ static int span_cmp(const void *a, const void *b)
 /* Refuses a parameter given twice, or two whose elements overlap (an alias
  * made with clt_detach): a step would update those elements twice.
  * PyTorch 1.13 warns ("optimizer contains a parameter group with duplicate
- * parameters") and later versions raise; the library never prints. */
-static clt_status check_distinct(clt_tensor *const *params, size_t n, const char *fn)
+ * parameters") and later versions raise; the library never prints.  With
+ * `grads`, the parameters' gradients are checked instead (parameters
+ * without one skipped): clip_grad_norm_ would count such a gradient twice
+ * in the norm and scale it twice, as PyTorch does. */
+static clt_status check_distinct(clt_tensor *const *params, size_t n, bool grads, const char *fn)
 {
-    span *s = calloc(n, sizeof *s);
+    span *s = calloc(n ? n : 1, sizeof *s);
     if (s == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        const clt_tensor *p = params[i];
+        const clt_tensor *p = grads ? clt__grad_of(params[i]) : params[i];
+        if (p == NULL)
+            continue;
         uint64_t es = clt_dtype_size(p->dtype);
-        s[i] = (span){p->storage, (uint64_t)p->offset * es,
-                      (uint64_t)(p->offset + p->numel) * es, p, i};
+        s[m++] = (span){p->storage, (uint64_t)p->offset * es,
+                        (uint64_t)(p->offset + p->numel) * es, p, i};
     }
-    qsort(s, n, sizeof *s, span_cmp);
+    qsort(s, m, sizeof *s, span_cmp);
     clt_status st = CLT_OK;
     size_t far = 0; /* the span of this storage seen so far that ends last */
-    for (size_t k = 1; k < n && st == CLT_OK; k++) {
+    for (size_t k = 1; k < m && st == CLT_OK; k++) {
         if (s[k].storage != s[far].storage) {
             far = k;
             continue;
         }
+        size_t lo = s[far].index < s[k].index ? s[far].index : s[k].index;
+        size_t hi = s[far].index < s[k].index ? s[k].index : s[far].index;
         if (s[k].t == s[k - 1].t)
             st = clt__error(CLT_ERR_INVALID_ARGUMENT,
-                            "%s: parameter %zu is parameter %zu given again (duplicate "
-                            "parameters would be updated twice per step)",
-                            fn, s[k].index, s[k - 1].index);
+                            "%s: parameter %zu is parameter %zu given again (%s)", fn,
+                            s[k].index, s[k - 1].index,
+                            grads ? "its gradient would count twice in the norm and be scaled "
+                                    "twice"
+                                  : "duplicate parameters would be updated twice per step");
         else if (s[k].begin < s[far].end && s[k].end > s[k].begin)
-            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
-                            "%s: parameters %zu and %zu share memory (their elements would be "
-                            "updated twice per step)",
-                            fn, s[far].index < s[k].index ? s[far].index : s[k].index,
-                            s[far].index < s[k].index ? s[k].index : s[far].index);
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s %zu and %zu share memory (%s)", fn,
+                            grads ? "the gradients of parameters" : "parameters", lo, hi,
+                            grads ? "their elements would be scaled twice"
+                                  : "their elements would be updated twice per step");
         if (s[k].end > s[far].end)
             far = k;
     }
@@ -180,7 +189,7 @@ static clt_status make(kind k, clt_tensor *const *params, size_t n, const clt_sg
             return clt__error(CLT_ERR_NOT_CONTIGUOUS, "%s: parameter %zu is not contiguous", fn,
                               i);
     }
-    st = check_distinct(params, n, fn);
+    st = check_distinct(params, n, false, fn);
     if (st != CLT_OK)
         return st;
     clt_optimizer *o = calloc(1, sizeof *o);
@@ -479,7 +488,12 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
                           norm_type);
     if (!(max_norm >= 0.0))
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid max_norm %g", fn, max_norm);
-    clt_status st = CLT_OK;
+    for (size_t i = 0; i < n; i++)
+        if (params[i] == NULL)
+            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: parameter %zu is NULL", fn, i);
+    clt_status st = check_distinct(params, n, true, fn);
+    if (st != CLT_OK)
+        return st;
     clt_tensor **sq = calloc(n ? n : 1, sizeof *sq);
     clt_tensor *sum = NULL, *norm = NULL, *den = NULL, *coef = NULL, *clamped = NULL,
                *nd = NULL;
@@ -489,10 +503,6 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     int was = clt_set_grad_enabled(0);
     for (size_t i = 0; i < n; i++) {
-        if (params[i] == NULL) {
-            st = clt__error(CLT_ERR_NULL_ARGUMENT, "%s: parameter %zu is NULL", fn, i);
-            goto done;
-        }
         const clt_tensor *g = clt__grad_of(params[i]);
         if (g == NULL)
             continue;
