@@ -8,14 +8,19 @@
  * C[b][m, n] = sum over k of op(A)[m, k] B[k, n], with op(A)[m, k] at
  * A[a_off + b a_bs + m a_rs + k a_cs] (any layout, transposed or not) and
  * the rows of B contiguous: B[k, n] at B[b_off + b b_bs + k ldb + n].  Each
- * element is one fma chain over k in ascending order, so results do not
- * depend on the device or on how the work is split. */
+ * element is a sum over k in ascending order: fma chains over blocks of
+ * MM_KB k, the block sums added compensated, so that the error does not
+ * grow with K and results do not depend on the device or on how the work
+ * is split. */
 
 /* Rows of C per register tile and columns per work-item (MM_NB / 16
  * vectors): 4 x 4 float16 accumulators, four loads of B and four of A per
- * k. */
+ * k.  MM_KB: k per block, as the matrix-vector kernels' lanes (cl/gemm.cl)
+ * run 256 products per block: a chain of 256 float32 adds of 0.1 is 2.4e-6
+ * off, one over 2^21 of them 1.7e-2. */
 #define MM_MR 4
 #define MM_NB 64
+#define MM_KB 256
 
 /* Must match mm_geom in src/ops/mm_small.c: one by-value argument, as
  * PoCL copies each such argument at every launch. */
@@ -26,11 +31,26 @@ typedef struct mm_geom {
     ulong M, N, K, rows, s_off, want_sum;
 } mm_geom;
 
+/* The blocks [k0, k1) of [0, K). */
+#define MM_BLOCKS(k0, k1)                                                      \
+    for (ulong k0 = 0, k1; k0 < K && ((k1 = min(K, k0 + MM_KB)), 1); k0 = k1)
+/* Adds block sum x into the total s (compensation e); the first block
+ * sets it, so that for K up to MM_KB the result is the one fma chain. */
+#define MM_ADD(type, s, e, x)                                                  \
+    do {                                                                       \
+        if (k0 == 0)                                                           \
+            (s) = (x);                                                         \
+        else                                                                   \
+            CLT_ADD_COMPENSATED(type, s, e, x);                                \
+    } while (0)
+/* The row sums' block, added into s, e. */
+#define MM_SUMS_ADD() MM_ADD(float4, s, e, bs)
+
 /* Work-item (jb, ib, b) takes the columns [jb MM_NB, (jb + 1) MM_NB) of
  * rows [ib rows, (ib + 1) rows) (rows a multiple of MM_MR).  With want_sum,
  * the work-items of the first column block also write sum[s_off + b M + m]
- * = sum over k of op(A)[m, k] (in the order of k): the bias gradient that
- * goes with a weight gradient op(A) = G^T. */
+ * = sum over k of op(A)[m, k] (in blocks, as the products): the bias
+ * gradient that goes with a weight gradient op(A) = G^T. */
 CLT_KERNEL_WG(mm_rows, 1, 1, 1)(__global const float *A, __global const float *B, __global float *C,
                                 __global float *sum, mm_geom g)
 {
@@ -50,88 +70,117 @@ CLT_KERNEL_WG(mm_rows, 1, 1, 1)(__global const float *A, __global const float *B
         __global const float *a2 = Ab + min(i + 2, M - 1) * a_rs;
         __global const float *a3 = Ab + min(i + 3, M - 1) * a_rs;
         int nr = (int)min((ulong)MM_MR, M - i);
-        float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        float4 s = 0, e = 0; /* the row sums and their compensation */
         ulong j = 0;
         if (nc == MM_NB) {
-            float16 c00 = 0, c01 = 0, c02 = 0, c03 = 0, c10 = 0, c11 = 0, c12 = 0, c13 = 0;
-            float16 c20 = 0, c21 = 0, c22 = 0, c23 = 0, c30 = 0, c31 = 0, c32 = 0, c33 = 0;
+            float16 t[MM_MR][4], te[MM_MR][4]; /* totals and their compensation */
+            for (int u = 0; u < MM_MR; u++)
+                for (int v = 0; v < 4; v++)
+                    t[u][v] = 0, te[u][v] = 0;
             __global const float *bk = Bb;
-            for (ulong k = 0, ak = 0; k < K; k++, ak += a_cs, bk += ldb) {
-                float16 b0 = CLT_VLOAD16(float, bk), b1 = CLT_VLOAD16(float, bk + 16);
-                float16 b2 = CLT_VLOAD16(float, bk + 32), b3 = CLT_VLOAD16(float, bk + 48);
-                float x0 = a0[ak], x1 = a1[ak], x2 = a2[ak], x3 = a3[ak];
-                c00 = fma((float16)x0, b0, c00), c01 = fma((float16)x0, b1, c01);
-                c02 = fma((float16)x0, b2, c02), c03 = fma((float16)x0, b3, c03);
-                c10 = fma((float16)x1, b0, c10), c11 = fma((float16)x1, b1, c11);
-                c12 = fma((float16)x1, b2, c12), c13 = fma((float16)x1, b3, c13);
-                c20 = fma((float16)x2, b0, c20), c21 = fma((float16)x2, b1, c21);
-                c22 = fma((float16)x2, b2, c22), c23 = fma((float16)x2, b3, c23);
-                c30 = fma((float16)x3, b0, c30), c31 = fma((float16)x3, b1, c31);
-                c32 = fma((float16)x3, b2, c32), c33 = fma((float16)x3, b3, c33);
+            ulong ak = 0;
+            MM_BLOCKS(k0, k1) {
+                float16 c00 = 0, c01 = 0, c02 = 0, c03 = 0, c10 = 0, c11 = 0, c12 = 0, c13 = 0;
+                float16 c20 = 0, c21 = 0, c22 = 0, c23 = 0, c30 = 0, c31 = 0, c32 = 0, c33 = 0;
+                float4 bs = 0;
+                for (ulong k = k0; k < k1; k++, ak += a_cs, bk += ldb) {
+                    float16 b0 = CLT_VLOAD16(float, bk), b1 = CLT_VLOAD16(float, bk + 16);
+                    float16 b2 = CLT_VLOAD16(float, bk + 32), b3 = CLT_VLOAD16(float, bk + 48);
+                    float x0 = a0[ak], x1 = a1[ak], x2 = a2[ak], x3 = a3[ak];
+                    c00 = fma((float16)x0, b0, c00), c01 = fma((float16)x0, b1, c01);
+                    c02 = fma((float16)x0, b2, c02), c03 = fma((float16)x0, b3, c03);
+                    c10 = fma((float16)x1, b0, c10), c11 = fma((float16)x1, b1, c11);
+                    c12 = fma((float16)x1, b2, c12), c13 = fma((float16)x1, b3, c13);
+                    c20 = fma((float16)x2, b0, c20), c21 = fma((float16)x2, b1, c21);
+                    c22 = fma((float16)x2, b2, c22), c23 = fma((float16)x2, b3, c23);
+                    c30 = fma((float16)x3, b0, c30), c31 = fma((float16)x3, b1, c31);
+                    c32 = fma((float16)x3, b2, c32), c33 = fma((float16)x3, b3, c33);
+                    if (sums)
+                        bs += (float4)(x0, x1, x2, x3);
+                }
+#define MM_ADD_ROW(u)                                                          \
+    MM_ADD(float16, t[u][0], te[u][0], c##u##0);                               \
+    MM_ADD(float16, t[u][1], te[u][1], c##u##1);                               \
+    MM_ADD(float16, t[u][2], te[u][2], c##u##2);                               \
+    MM_ADD(float16, t[u][3], te[u][3], c##u##3);
+                MM_ADD_ROW(0)
+                MM_ADD_ROW(1)
+                MM_ADD_ROW(2)
+                MM_ADD_ROW(3)
+#undef MM_ADD_ROW
                 if (sums)
-                    s0 += x0, s1 += x1, s2 += x2, s3 += x3;
+                    MM_SUMS_ADD();
             }
-#define MM_STORE_ROW(u)                                                        \
-    if (u < nr) {                                                              \
-        __global float *cr = Cb + (i + u) * ldc;                               \
-        CLT_VSTORE16(float, c##u##0, cr);                                      \
-        CLT_VSTORE16(float, c##u##1, cr + 16);                                 \
-        CLT_VSTORE16(float, c##u##2, cr + 32);                                 \
-        CLT_VSTORE16(float, c##u##3, cr + 48);                                 \
-    }
-            MM_STORE_ROW(0)
-            MM_STORE_ROW(1)
-            MM_STORE_ROW(2)
-            MM_STORE_ROW(3)
-#undef MM_STORE_ROW
+            for (int u = 0; u < MM_MR; u++) { /* constant indices: t stays in registers */
+                __global float *cr = Cb + (i + u) * ldc;
+                if (u < nr)
+                    for (int v = 0; v < 4; v++)
+                        CLT_VSTORE16(float, t[u][v], cr + 16 * v);
+            }
             j = MM_NB;
         }
         /* A narrower last block: 16 columns at a time, then one by one. */
         for (; j + 16 <= nc; j += 16) {
-            float16 c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+            float16 t0 = 0, t1 = 0, t2 = 0, t3 = 0, e0 = 0, e1 = 0, e2 = 0, e3 = 0;
             __global const float *bk = Bb + j;
-            for (ulong k = 0, ak = 0; k < K; k++, ak += a_cs, bk += ldb) {
-                float16 bv = CLT_VLOAD16(float, bk);
-                c0 = fma((float16)a0[ak], bv, c0), c1 = fma((float16)a1[ak], bv, c1);
-                c2 = fma((float16)a2[ak], bv, c2), c3 = fma((float16)a3[ak], bv, c3);
+            ulong ak = 0;
+            MM_BLOCKS(k0, k1) {
+                float16 c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+                for (ulong k = k0; k < k1; k++, ak += a_cs, bk += ldb) {
+                    float16 bv = CLT_VLOAD16(float, bk);
+                    c0 = fma((float16)a0[ak], bv, c0), c1 = fma((float16)a1[ak], bv, c1);
+                    c2 = fma((float16)a2[ak], bv, c2), c3 = fma((float16)a3[ak], bv, c3);
+                }
+                MM_ADD(float16, t0, e0, c0);
+                MM_ADD(float16, t1, e1, c1);
+                MM_ADD(float16, t2, e2, c2);
+                MM_ADD(float16, t3, e3, c3);
             }
-            CLT_VSTORE16(float, c0, Cb + i * ldc + j);
+            CLT_VSTORE16(float, t0, Cb + i * ldc + j);
             if (nr > 1)
-                CLT_VSTORE16(float, c1, Cb + (i + 1) * ldc + j);
+                CLT_VSTORE16(float, t1, Cb + (i + 1) * ldc + j);
             if (nr > 2)
-                CLT_VSTORE16(float, c2, Cb + (i + 2) * ldc + j);
+                CLT_VSTORE16(float, t2, Cb + (i + 2) * ldc + j);
             if (nr > 3)
-                CLT_VSTORE16(float, c3, Cb + (i + 3) * ldc + j);
+                CLT_VSTORE16(float, t3, Cb + (i + 3) * ldc + j);
         }
         for (; j < nc; j++) {
-            float c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+            float4 t = 0, te = 0; /* rows i .. i + 3 of column j */
             __global const float *bk = Bb + j;
-            for (ulong k = 0, ak = 0; k < K; k++, ak += a_cs, bk += ldb) {
-                float bv = *bk;
-                c0 = fma(a0[ak], bv, c0), c1 = fma(a1[ak], bv, c1);
-                c2 = fma(a2[ak], bv, c2), c3 = fma(a3[ak], bv, c3);
+            ulong ak = 0;
+            MM_BLOCKS(k0, k1) {
+                float4 c = 0;
+                for (ulong k = k0; k < k1; k++, ak += a_cs, bk += ldb)
+                    c = fma((float4)(a0[ak], a1[ak], a2[ak], a3[ak]), (float4)*bk, c);
+                MM_ADD(float4, t, te, c);
             }
             __global float *cr = Cb + i * ldc + j;
-            cr[0] = c0;
+            cr[0] = t.s0;
             if (nr > 1)
-                cr[ldc] = c1;
+                cr[ldc] = t.s1;
             if (nr > 2)
-                cr[2 * ldc] = c2;
+                cr[2 * ldc] = t.s2;
             if (nr > 3)
-                cr[3 * ldc] = c3;
+                cr[3 * ldc] = t.s3;
         }
-        if (sums && nc < MM_NB) /* the full block did not run: sum apart */
-            for (ulong k = 0, ak = 0; k < K; k++, ak += a_cs)
-                s0 += a0[ak], s1 += a1[ak], s2 += a2[ak], s3 += a3[ak];
+        if (sums && nc < MM_NB) { /* the full block did not run: sum apart */
+            ulong ak = 0;
+            MM_BLOCKS(k0, k1) {
+                float4 bs = 0;
+                for (ulong k = k0; k < k1; k++, ak += a_cs)
+                    bs += (float4)(a0[ak], a1[ak], a2[ak], a3[ak]);
+                MM_SUMS_ADD();
+            }
+        }
         if (sums) {
             __global float *sr = sum + g.s_off + b * M + i;
-            sr[0] = s0;
+            sr[0] = s.s0;
             if (nr > 1)
-                sr[1] = s1;
+                sr[1] = s.s1;
             if (nr > 2)
-                sr[2] = s2;
+                sr[2] = s.s2;
             if (nr > 3)
-                sr[3] = s3;
+                sr[3] = s.s3;
         }
     }
 }

@@ -632,8 +632,8 @@ int clt__gemm_class(const char *name, unsigned width, const char *forced);
 
 /* True when clt__mm_small_f32 should serve C = op(A) op(B) on dev: a CPU
  * device, B not transposed (rows of op(B) contiguous), M and N at least 2
- * and M N K small enough that packing for the GEMM would not pay, with K
- * at most 4096 (longer float32 chains lose accuracy). */
+ * and M N K small enough that packing for the GEMM would not pay (K in
+ * blocks of 256, added compensated). */
 bool clt__mm_small_fits(const clt_device *dev, bool trans_b, size_t M, size_t N, size_t K);
 /* The largest M N K clt__mm_small_fits accepts (tests set it to 0). */
 extern size_t clt__mm_small_limit;

@@ -1,10 +1,11 @@
 /* test_mm_small.c: the small-product kernel (clt__mm_small_f32, cl/mm_small.cl)
- * on raw buffers against a host reference: the same fma chain over k in
- * float (the kernel promises those bits) and a double-precision sum within
- * float tolerance; widths around its 16- and 64-column blocks, transposed
- * A, offsets, leading dimensions, batches, the row sums, and the choice
- * clt_matmul makes; and x @ W^T + b (clt__mm_dot_f32) against sums in
- * double. */
+ * on raw buffers against a host reference: the same sums in float (fma
+ * chains over blocks of 256 k, the block sums added compensated: the
+ * kernel promises those bits) and a double-precision sum within float
+ * tolerance; widths around its 16- and 64-column blocks, transposed A,
+ * offsets, leading dimensions, batches, the row sums, long K, and the
+ * choice clt_matmul makes; and x @ W^T + b (clt__mm_dot_f32) against sums
+ * in double. */
 #include <float.h>
 #include <stdint.h>
 
@@ -61,6 +62,22 @@ static void run_on(clt_device *dev, const mm_case *c, const float *ha, size_t na
     clt_tensor_free(ts);
 }
 
+/* k per block of the kernel's sums (MM_KB in cl/mm_small.cl). */
+#define KB 256
+
+/* The kernel's MM_ADD in float: block sum x of block k0 into *s, *e the
+ * compensation (CLT_ADD_COMPENSATED); the first block sets *s. */
+static void add_compensated(float *s, float *e, float x, size_t k0)
+{
+    if (k0 == 0) {
+        *s = x;
+        return;
+    }
+    float y = x - *e, t = *s + y;
+    *e = isfinite(t) ? (t - *s) - y : 0.0f;
+    *s = t;
+}
+
 static void run_case(clt_device *dev, const mm_case *c)
 {
     size_t M = c->M, N = c->N, K = c->K, batch = c->batch;
@@ -82,9 +99,12 @@ static void run_case(clt_device *dev, const mm_case *c)
     for (size_t b = 0; b < batch; b++) {
         const float *A = ha + c->a_off + b * sa, *B = hb + c->b_off + b * sb;
         for (size_t i = 0; i < M; i++) {
-            float rs = 0;
-            for (size_t k = 0; k < K; k++)
-                rs += c->ta ? A[k * lda + i] : A[i * lda + k];
+            float rs = 0, re = 0, rb = 0;
+            for (size_t k = 0; k < K; k++) {
+                rb += c->ta ? A[k * lda + i] : A[i * lda + k];
+                if ((k + 1) % KB == 0 || k + 1 == K)
+                    add_compensated(&rs, &re, rb, k / KB * KB), rb = 0;
+            }
             if (c->sums) {
                 size_t at = c->s_off + b * M + i;
                 shit[at] = true;
@@ -93,11 +113,13 @@ static void run_case(clt_device *dev, const mm_case *c)
                              (double)gsum[at], (double)rs);
             }
             for (size_t j = 0; j < N; j++) {
-                float f = 0;
+                float f = 0, fe = 0, fb = 0;
                 double ref = 0, mag = 0;
                 for (size_t k = 0; k < K; k++) {
                     float x = c->ta ? A[k * lda + i] : A[i * lda + k], y = B[k * ldb + j];
-                    f = fmaf(x, y, f);
+                    fb = fmaf(x, y, fb);
+                    if ((k + 1) % KB == 0 || k + 1 == K)
+                        add_compensated(&f, &fe, fb, k / KB * KB), fb = 0;
                     ref += (double)x * y;
                     mag += fabs((double)x * y);
                 }
@@ -105,9 +127,9 @@ static void run_case(clt_device *dev, const mm_case *c)
                 hit[at] = true;
                 cr_assert_eq(got[at], f,
                              "%zux%zux%zu ta=%d batch %zu/%zu C[%zu][%zu]: got %.9g, want the "
-                             "fma chain's %.9g",
+                             "blocked fma chains' %.9g",
                              M, N, K, c->ta, b, batch, i, j, (double)got[at], (double)f);
-                cr_assert(fabs(got[at] - ref) <= (double)(K + 2) * FLT_EPSILON * mag,
+                cr_assert(fabs(got[at] - ref) <= (double)(KB + 2) * FLT_EPSILON * mag,
                           "C[%zu][%zu]: got %.9g, double reference %.9g", i, j,
                           (double)got[at], ref);
             }
@@ -157,6 +179,34 @@ Test(mm_small, offsets_leading_dimensions_and_batches)
     }
 }
 
+/* K past one block of 256, as a weight gradient's K is the batch: the
+ * blocks' sums added compensated, on every column path and the row sums,
+ * and a long sum of 0.1s within 1e-5 (one chain over 2^17 of them, as the
+ * kernel had, is 1e-3 off). */
+Test(mm_small, long_k_in_compensated_blocks)
+{
+    clt_device *dev = get_device("cpu");
+    for (int ta = 0; ta < 2; ta++) {
+        run_case(dev, &(mm_case){.ta = ta, .M = 6, .N = 83, .K = 3 * KB + 7, .batch = 2,
+                                 .sums = true});
+        run_case(dev, &(mm_case){.ta = ta, .M = 5, .N = 17, .K = 2 * KB, .batch = 1,
+                                 .sums = true});
+    }
+    size_t K = (size_t)1 << 17;
+    float *ha = filled(2 * K, 0.1f), *hb = filled(K * 2, 1.0f);
+    mm_case c = {.ta = true, .M = 2, .N = 2, .K = K, .batch = 1, .sums = true};
+    float *got, *sums;
+    run_on(dev, &c, ha, 2 * K, hb, 2 * K, 2, 0, 2, 0, 2, 0, 4, 2, &got, &sums);
+    double want = (double)K * (double)0.1f;
+    for (int i = 0; i < 4; i++)
+        cr_assert(fabs(got[i] - want) <= 1e-5 * want, "C[%d] = %.9g, want %.9g", i,
+                  (double)got[i], want);
+    for (int i = 0; i < 2; i++)
+        cr_assert(fabs(sums[i] - want) <= 1e-5 * want, "sum %d = %.9g, want %.9g", i,
+                  (double)sums[i], want);
+    free(got), free(sums), free(ha), free(hb);
+}
+
 /* The layer shapes it was made for: many rows per work-item. */
 Test(mm_small, network_layer_shapes)
 {
@@ -200,6 +250,9 @@ Test(mm_small, which_products_it_takes)
     cr_assert(!clt__mm_small_fits(dev, false, 128, 1, 10), "one column: the vector kernels'");
     cr_assert(!clt__mm_small_fits(dev, false, 4, 4, 0));
     cr_assert(!clt__mm_small_fits(dev, false, 1024, 1024, 1024), "large: the packed GEMM's");
+    /* a small layer's weight gradient at batch 8192 and 16384 (K) */
+    cr_assert(clt__mm_small_fits(dev, false, 32, 32, 8192));
+    cr_assert(clt__mm_small_fits(dev, false, 16, 32, 16384));
 
     /* clt_matmul takes it in one launch, with the product's values. */
     float ha[6 * 5], hb[5 * 7];

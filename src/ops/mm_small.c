@@ -22,18 +22,20 @@ typedef struct mm_geom {
  * and about the same at 8M. */
 size_t clt__mm_small_limit = (size_t)1 << 23;
 
-/* Longest K the kernels take: mm_rows adds each result up in one chain
- * over k, mm_dot in 16 chains, in float32, with an error that grows with
- * the chain (a [2, 2^21] @ [2^21, 2] product of 0.1s came out 1.7% low).
- * Longer products go to the matrix-vector kernels or the packed GEMM. */
-#define MM_K_MAX 4096
+/* Longest K mm_dot takes: it adds each result up in 16 float32 chains,
+ * with an error that grows with the chain (a [2, 2^21] @ [2^21, 2] product
+ * of 0.1s in one chain came out 1.7% low); longer products go to the
+ * matrix-vector kernels or the packed GEMM.  mm_rows has no such limit:
+ * it adds blocks of 256 k compensated.  (Sending its long K, a weight
+ * gradient's batch, to the packed GEMM made gout^T @ x 1.3 to 3.5 times
+ * slower at batch 8192 and 16384.) */
+#define MM_DOT_K_MAX 4096
 
 bool clt__mm_small_fits(const clt_device *dev, bool trans_b, size_t M, size_t N, size_t K)
 {
     /* Rows of op(B) must be contiguous; one row or column is the
      * matrix-vector kernels' (gemm_cpu.c). */
-    if (!clt__gemm_cpu_suitable(dev, CLT_FLOAT32) || trans_b || M < 2 || N < 2 || K == 0 ||
-        K > MM_K_MAX)
+    if (!clt__gemm_cpu_suitable(dev, CLT_FLOAT32) || trans_b || M < 2 || N < 2 || K == 0)
         return false;
     return M <= clt__mm_small_limit / N / K;
 }
@@ -83,7 +85,7 @@ typedef struct mm_dot_geom {
 bool clt__mm_dot_fits(const clt_device *dev, size_t M, size_t N, size_t K)
 {
     return clt__gemm_cpu_suitable(dev, CLT_FLOAT32) && M > 0 && N > 0 && K > 0 &&
-           K <= MM_K_MAX && M <= clt__mm_small_limit / N / K;
+           K <= MM_DOT_K_MAX && M <= clt__mm_small_limit / N / K;
 }
 
 clt_status clt__mm_dot_f32(clt_device *dev, size_t M, size_t N, size_t K, cl_mem X,
