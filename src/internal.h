@@ -30,6 +30,11 @@
 /* Sets the thread's last status and message and returns status. */
 clt_status clt__error(clt_status status, const char *fmt, ...) CLT__PRINTF(2, 3);
 
+/* Keeps status and puts "<prefix>: " before the thread's message, so that
+ * an error from a lower layer names the call it happened in (the raw
+ * OpenCL code stays).  Returns status. */
+clt_status clt__error_prefix(clt_status status, const char *fmt, ...) CLT__PRINTF(2, 3);
+
 /* For a failed OpenCL call: "<what>: CL_OUT_OF_RESOURCES (-5)", status
  * CLT_ERR_OPENCL (or CLT_ERR_OUT_OF_DEVICE_MEMORY for allocation failures),
  * and the raw code kept for clt_last_cl_error(). */
@@ -486,8 +491,8 @@ clt_status clt__tensor_new(clt_device *dev, clt_dtype dtype, int ndim, const int
  * operands' shapes (a broadcast, a product, a concatenation): a shape with
  * too many elements or past the device's largest buffer is refused with a
  * message that names fn ("clt_add: result shape [...] has too many
- * elements") where clt__tensor_new says "tensor".  fn NULL: as
- * clt__tensor_new. */
+ * elements") where clt__tensor_new says "tensor", and a refused buffer
+ * as "clt_add: allocating ...".  fn NULL: as clt__tensor_new. */
 clt_status clt__result_new(const char *fn, clt_device *dev, clt_dtype dtype, int ndim,
                            const int64_t *shape, clt_tensor **out);
 
@@ -530,8 +535,16 @@ const char *clt__shape_str(char *buf, size_t n, int ndim, const int64_t *shape);
 clt_status clt__same_device(const clt_tensor *a, const clt_tensor *b, const char *fn);
 
 /* A contiguous tensor with t's values: a new handle on t itself when it is
- * already contiguous, otherwise a strided copy.  Optionally cast. */
-clt_status clt__contiguous_as(const clt_tensor *t, clt_dtype dtype, clt_tensor **out);
+ * already contiguous, otherwise a strided copy.  Optionally cast.  For an
+ * operand of the public op fn: a failure (the copy's allocation refused)
+ * names fn and the copy ("clt_softmax: a contiguous copy of an operand:
+ * allocating ..."); fn NULL: the tensor layer's message. */
+clt_status clt__contiguous_as(const char *fn, const clt_tensor *t, clt_dtype dtype,
+                              clt_tensor **out);
+/* clt__tensor_new for a buffer the public op fn needs inside (partial
+ * sums, unfolded patches): a failure names fn and `what`. */
+clt_status clt__temp_new(const char *fn, const char *what, clt_device *dev, clt_dtype dtype,
+                         int ndim, const int64_t *shape, clt_tensor **out);
 /* A fresh contiguous copy of t as dtype, allocated by clt__result_new(fn). */
 clt_status clt__copy_as(const char *fn, const clt_tensor *t, clt_dtype dtype, clt_tensor **out);
 

@@ -361,6 +361,79 @@ Test(limits, oversized_results_name_the_op)
     clt_tensor_free(w);
 }
 
+long clt__pool_refuse_after(long pass); /* src/memory/pool.c */
+
+/* A device buffer an op asks for inside (a contiguous copy of a strided
+ * operand, an operand cast to the computation's dtype, partial sums,
+ * patches) and that the allocator refuses was reported as "allocating N
+ * bytes ... on cpu:0" or "tensor of shape ...", naming no op.  Refusing
+ * each buffer request of each call in turn: every refusal is
+ * CLT_ERR_OUT_OF_DEVICE_MEMORY with the public op first in the message,
+ * the output NULL, and for each call but reshape (whose copy is its
+ * result) one of them was an operand's copy. */
+Test(limits, refused_internal_buffers_name_the_op)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *m = NULL, *mt = NULL, *i32 = NULL, *a4 = NULL, *b3 = NULL, *img = NULL;
+    clt_tensor *imgp = NULL, *w = NULL, *y = NULL;
+    CHECK(clt_rand(NULL, dev, CLT_FLOAT32, 2, (int64_t[]){6, 4}, &m));
+    CHECK(clt_transpose(m, 0, 1, &mt)); /* [4, 6], strided */
+    CHECK(clt_ones(dev, CLT_INT32, 2, (int64_t[]){4, 6}, &i32));
+    /* batch [2, 5] that no single stride walks in either operand */
+    CHECK(clt_rand(NULL, dev, CLT_FLOAT32, 4, (int64_t[]){2, 1, 3, 4}, &a4));
+    CHECK(clt_rand(NULL, dev, CLT_FLOAT32, 3, (int64_t[]){5, 4, 2}, &b3));
+    CHECK(clt_rand(NULL, dev, CLT_FLOAT32, 4, (int64_t[]){1, 5, 5, 2}, &img));
+    CHECK(clt_permute(img, 4, (int[]){0, 3, 1, 2}, &imgp)); /* NHWC seen as NCHW */
+    CHECK(clt_rand(NULL, dev, CLT_FLOAT32, 4, (int64_t[]){3, 2, 3, 3}, &w));
+    int64_t labels[4] = {0, 5, 2, 3};
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){4}, labels, &y));
+    const int64_t k2[2] = {2, 2};
+    float host[24];
+    for (int c = 0; c < 10; c++) {
+        static const char *const names[] = {
+            "clt_softmax", "clt_matmul", "clt_add",           "clt_sum_dim",   "clt_conv2d",
+            "clt_cross_entropy", "clt_reshape", "clt_tensor_read", "clt_max_pool2d",
+            "clt_mse_loss"};
+        bool copied = false;
+        long pass = 0;
+        for (;; pass++) {
+            clt_tensor *t = (clt_tensor *)&t;
+            clt__pool_refuse_after(pass);
+            clt_status st;
+            switch (c) {
+            case 0: st = clt_softmax(mt, 1, &t); break;
+            case 1: st = clt_matmul(a4, b3, &t); break;
+            case 2: st = clt_add(i32, mt, &t); break;
+            case 3: st = clt_sum_dim(mt, 1, 0, &t); break;
+            case 4: st = clt_conv2d(imgp, w, NULL, NULL, &t); break;
+            case 5: st = clt_cross_entropy(mt, y, NULL, &t); break;
+            case 6: st = clt_reshape(mt, 1, (int64_t[]){24}, &t); break;
+            case 7: t = NULL, st = clt_tensor_read(mt, host, sizeof host); break;
+            case 8: st = clt_max_pool2d(imgp, k2, NULL, NULL, NULL, 0, &t); break;
+            default: st = clt_mse_loss(mt, mt, CLT_REDUCTION_MEAN, &t); break;
+            }
+            if (clt__pool_refuse_after(-1) >= 0) { /* every request went through */
+                CHECK(st);
+                clt_tensor_free(t);
+                break;
+            }
+            const char *msg = clt_last_error();
+            cr_assert_eq(st, CLT_ERR_OUT_OF_DEVICE_MEMORY, "%s, request %ld: %s: %s", names[c],
+                         pass, clt_status_name(st), msg);
+            cr_assert_null(t, "%s, request %ld: *out set", names[c], pass);
+            cr_assert(strncmp(msg, names[c], strlen(names[c])) == 0 &&
+                          strstr(msg, "refused by the test hook"),
+                      "%s, request %ld: %s", names[c], pass, msg);
+            copied |= strstr(msg, "copy") != NULL;
+        }
+        cr_assert(pass > 0, "%s asked for no buffer", names[c]);
+        cr_assert(copied || c == 6, "%s made no copy of its operand", names[c]);
+    }
+    clt_tensor *all[] = {m, mt, i32, a4, b3, img, imgp, w, y};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        clt_tensor_free(all[k]);
+}
+
 /* Layers whose weight shapes pass int64: refused with the layer named,
  * before fan_in (in_channels x kH x kW) is multiplied (signed overflow,
  * undefined; UBSan saw it). */

@@ -53,7 +53,9 @@ CLT_API clt_status clt_memory_reset_peak(clt_device *dev);
  * (CL_DEVICE_GLOBAL_MEM_SIZE), or against a smaller cap set here.  A
  * request that would pass the limit first empties the cache when that
  * makes room, and otherwise fails with CLT_ERR_OUT_OF_DEVICE_MEMORY, its
- * message giving the bytes requested, in use, cached and the limit; so
+ * message naming the op that asked ("clt_softmax: a contiguous copy of an
+ * operand: allocating ...") and giving the bytes requested, in use, cached
+ * and the limit; so
  * does a request for more than one buffer may hold
  * (CL_DEVICE_MAX_MEM_ALLOC_SIZE).  Nothing is allocated or changed by a
  * refused request.  Buffers wrapped with clt_tensor_from_cl_buffer are the

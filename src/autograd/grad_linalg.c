@@ -102,6 +102,7 @@ static bool rows_contiguous(const clt_tensor *t)
  * as it goes by); otherwise gb is a reduction of its own. */
 static clt_status bw_linear(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
+    static const char fn[] = "clt_linear (backward)";
     clt_status st = CLT_OK;
     const clt_tensor *x = S(0), *w = S(1);
     clt_tensor *gt = NULL;
@@ -112,8 +113,8 @@ static clt_status bw_linear(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     if (nw && nb && g->dtype == CLT_FLOAT32 && x->dtype == CLT_FLOAT32 &&
         rows_contiguous(g) && rows_contiguous(x) &&
         clt__mm_small_fits(g->dev, false, (size_t)out, (size_t)in, (size_t)B)) {
-        CLT__TRY(clt__tensor_new(g->dev, CLT_FLOAT32, 2, w->shape, &gin[1]));
-        CLT__TRY(clt__tensor_new(g->dev, CLT_FLOAT32, 1, &out, &gin[2]));
+        CLT__TRY(clt__result_new(fn, g->dev, CLT_FLOAT32, 2, w->shape, &gin[1]));
+        CLT__TRY(clt__result_new(fn, g->dev, CLT_FLOAT32, 1, &out, &gin[2]));
         CLT__TRY(clt__mm_small_f32(g->dev, true, (size_t)out, (size_t)in, (size_t)B,
                                    clt__mem(g), (size_t)g->offset, (size_t)out, 0, clt__mem(x),
                                    (size_t)x->offset, (size_t)in, 0, clt__mem(gin[1]), 0,
@@ -155,7 +156,7 @@ clt_status clt__linear(const clt_tensor *x, const clt_tensor *w, const clt_tenso
         b->ndim == 1 && b->shape[0] == O && b->strides[0] == 1 && rows_contiguous(x) &&
         rows_contiguous(w) && clt__mm_dot_fits(x->dev, (size_t)B, (size_t)O, (size_t)I)) {
         /* small: the product and the bias in one launch */
-        st = clt__tensor_new(x->dev, CLT_FLOAT32, 2, (int64_t[]){B, O}, out);
+        st = clt__result_new("clt_linear", x->dev, CLT_FLOAT32, 2, (int64_t[]){B, O}, out);
         if (st == CLT_OK)
             st = clt__mm_dot_f32(x->dev, (size_t)B, (size_t)O, (size_t)I, clt__mem(x),
                                  (size_t)x->offset, (size_t)I, clt__mem(w), (size_t)w->offset,

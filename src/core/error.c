@@ -100,6 +100,33 @@ void clt__error_append(const char *text)
     memcpy(msg + have, text, add + 1);
 }
 
+clt_status clt__error_prefix(clt_status status, const char *fmt, ...)
+{
+    char prefix[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    size_t pl = n < 0 ? 0 : (size_t)n < sizeof prefix ? (size_t)n : sizeof prefix - 1;
+    size_t have = msg ? strlen(msg) : 0, need = pl + 2 + have + 1;
+    if (need > msg_cap) {
+        char *grown = realloc(msg, need);
+        if (grown == NULL) /* the message stays as it was, unprefixed */
+            goto done;
+        if (msg == NULL)
+            grown[0] = '\0';
+        msg = grown;
+        msg_cap = need;
+    }
+    memmove(msg + pl + 2, msg, have + 1);
+    memcpy(msg, prefix, pl);
+    msg[pl] = ':';
+    msg[pl + 1] = ' ';
+done:
+    last_status = status;
+    return status;
+}
+
 clt_status clt__ok(void)
 {
     if (msg)

@@ -294,16 +294,3 @@ int64_t clt__io_numel(int ndim, const int64_t *shape, size_t esize)
         return -1;
     return n;
 }
-
-clt_status clt__io_prefix_error(clt_status st, const char *fmt, ...)
-{
-    char prefix[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(prefix, sizeof prefix, fmt, ap);
-    va_end(ap);
-    char *old = strdup(clt_last_error());
-    clt__error(st, "%s: %s", prefix, old ? old : "");
-    free(old);
-    return st;
-}

@@ -54,10 +54,6 @@ int64_t clt__io_bad_bool(const void *p, size_t n);
  * numel * esize overflows). */
 int64_t clt__io_numel(int ndim, const int64_t *shape, size_t esize);
 
-/* Keeps status st and puts "<prefix>: " before the current message, so
- * that an error from a lower layer names the file and the tensor. */
-clt_status clt__io_prefix_error(clt_status st, const char *fmt, ...) CLT__PRINTF(2, 3);
-
 /* ---- JSON (src/io/json.c) ---------------------------------------------------- */
 
 typedef enum clt__json_type {

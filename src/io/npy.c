@@ -69,7 +69,7 @@ clt_status clt_save_npy(const char *path, const clt_tensor *t)
     prefix[9] = (unsigned char)(hl >> 8);
     clt_status st = clt__io_read_tensor(t, &data, &bytes, fn, __builtin_return_address(0));
     if (st != CLT_OK) {
-        clt__io_prefix_error(st, "%s: %s: reading the tensor", fn, path);
+        clt__error_prefix(st, "%s: %s: reading the tensor", fn, path);
         return st;
     }
     CLT__TRY(clt__io_create(&o, path, fn));
@@ -345,7 +345,7 @@ clt_status clt_load_npy(const char *path, clt_device *dev, clt_tensor **out)
     }
     st = clt_tensor_from_host(dev, dtype, h.ndim, h.shape, data, out);
     if (st != CLT_OK)
-        clt__io_prefix_error(st, "%s: %s", fn, path);
+        clt__error_prefix(st, "%s: %s", fn, path);
 done:
     free(text);
     free(data);

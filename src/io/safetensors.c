@@ -389,7 +389,7 @@ static clt_status st_upload(const st_file *sf, const entry *e, clt_device *dev, 
     st = clt_tensor_from_host(dev, e->dtype, e->ndim, e->shape, data, out);
     free(data);
     if (st != CLT_OK)
-        clt__io_prefix_error(st, "%s: %s: tensor '%s'", sf->fn, sf->path, e->name);
+        clt__error_prefix(st, "%s: %s: tensor '%s'", sf->fn, sf->path, e->name);
     return st;
 }
 
@@ -516,8 +516,8 @@ static clt_status save(const char *path, const clt_named_tensor *tensors, size_t
     for (size_t k = 0; k < n; k++) {
         st = clt__io_read_tensor(tensors[order[k]].tensor, &data[k], &bytes[k], fn, caller);
         if (st != CLT_OK)
-            CLT__TRY(clt__io_prefix_error(st, "%s: %s: reading tensor '%s'", fn, path,
-                                          tensors[order[k]].name));
+            CLT__TRY(clt__error_prefix(st, "%s: %s: reading tensor '%s'", fn, path,
+                                       tensors[order[k]].name));
     }
     clt__sb_printf(&sb, "{");
     uint64_t at = 0;
@@ -686,8 +686,8 @@ clt_status clt_module_load(clt_module *m, const char *path)
     for (size_t k = 0; k < n; k++) {
         st = clt__copy_into(state[k].tensor, fresh[k]);
         if (st != CLT_OK)
-            CLT__TRY(clt__io_prefix_error(st, "%s: %s: copying into %s (the tensors before it "
-                                          "were loaded)", fn, path, state[k].name));
+            CLT__TRY(clt__error_prefix(st, "%s: %s: copying into %s (the tensors before it "
+                                       "were loaded)", fn, path, state[k].name));
         clt__version_bump(state[k].tensor);
     }
 done:

@@ -124,7 +124,8 @@ static clt_status check_float(const clt_tensor *t, const char *what, const char 
  * transposes when t* is set: a new contiguous [G, M, N].  Float32 and float64
  * on CPU devices go to the CPU GEMM kernel directly, the rest to clt__matmul. */
 static clt_status gemm(int64_t G, bool ta, const clt_tensor *a, int64_t ar, int64_t ac, bool tb,
-                       const clt_tensor *b, int64_t br, int64_t bc, clt_tensor **out)
+                       const clt_tensor *b, int64_t br, int64_t bc, clt_tensor **out,
+                       const char *fn)
 {
     clt_status st = CLT_OK;
     int64_t M = ta ? ac : ar, K = ta ? ar : ac, N = tb ? br : bc;
@@ -132,7 +133,7 @@ static clt_status gemm(int64_t G, bool ta, const clt_tensor *a, int64_t ar, int6
     *out = NULL;
     if (clt__gemm_cpu_suitable(a->dev, a->dtype)) {
         int64_t shape[3] = {G, M, N};
-        CLT__TRY(clt__tensor_new(a->dev, a->dtype, 3, shape, out));
+        CLT__TRY(clt__temp_new(fn, "a product of patches", a->dev, a->dtype, 3, shape, out));
         CLT__TRY(clt__gemm_cpu_auto(a->dev, a->dtype, ta, tb, (size_t)M, (size_t)N, (size_t)K,
                                     clt__mem(a), (size_t)a->offset, (size_t)ac, (size_t)(ar * ac),
                                     clt__mem(b), (size_t)b->offset, (size_t)bc, (size_t)(br * bc),
@@ -282,10 +283,11 @@ static clt_status conv_check(const clt_tensor *x, const clt_tensor *w, const clt
 
 /* The patches of g.N images of the contiguous xc from image n0 on, as cols
  * [G][K][g.N][L] (a new 1-D tensor). */
-static clt_status im2col(const clt_tensor *xc, geom g, int64_t n0, clt_tensor **cols)
+static clt_status im2col(const clt_tensor *xc, geom g, int64_t n0, clt_tensor **cols,
+                         const char *fn)
 {
     int64_t n = g.G * g.K * g.N * g.L;
-    clt_status st = clt__tensor_new(xc->dev, xc->dtype, 1, &n, cols);
+    clt_status st = clt__temp_new(fn, "the input's patches", xc->dev, xc->dtype, 1, &n, cols);
     if (st != CLT_OK)
         return st;
     g.off0 = xc->offset + n0 * g.C * g.H * g.W;
@@ -324,12 +326,12 @@ clt_status clt__conv2d(const clt_tensor *x, const clt_tensor *w, const clt_tenso
         return st;
     clt_tensor *xc = NULL, *wc = NULL, *bc = NULL, *cols = NULL, *Y = NULL, *r = NULL;
     int64_t shape[4] = {g.N, g.O, g.Ho, g.Wo};
-    CLT__TRY(clt__tensor_new(x->dev, x->dtype, 4, shape, &r));
+    CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 4, shape, &r));
     if (r->numel > 0) {
-        CLT__TRY(clt__contiguous_as(x, x->dtype, &xc));
-        CLT__TRY(clt__contiguous_as(w, w->dtype, &wc));
+        CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &xc));
+        CLT__TRY(clt__contiguous_as(fn, w, w->dtype, &wc));
         if (b)
-            CLT__TRY(clt__contiguous_as(b, b->dtype, &bc));
+            CLT__TRY(clt__contiguous_as(fn, b, b->dtype, &bc));
         g.flag = bc != NULL;
         g.off1 = bc ? bc->offset : 0;
         int64_t nb = chunk_images(&g, x->dtype);
@@ -337,9 +339,9 @@ clt_status clt__conv2d(const clt_tensor *x, const clt_tensor *w, const clt_tenso
             geom c = g;
             c.N = g.N - n0 < nb ? g.N - n0 : nb;
             c.off2 = n0 * g.O * g.L;
-            CLT__TRY(im2col(xc, c, n0, &cols));
+            CLT__TRY(im2col(xc, c, n0, &cols, fn));
             /* Y[g] = W[g] [Og, K] @ cols[g] [K, N L]: the images in one product */
-            CLT__TRY(gemm(g.G, false, wc, g.Og, g.K, false, cols, g.K, c.N * g.L, &Y));
+            CLT__TRY(gemm(g.G, false, wc, g.Og, g.K, false, cols, g.K, c.N * g.L, &Y, fn));
             cl_mem my = clt__mem(Y), mb = bc ? clt__mem(bc) : my, mo = clt__mem(r);
             clt__arg args[] = {CLT__ARG(my), CLT__ARG(mb), CLT__ARG(mo), CLT__ARG(c)};
             CLT__TRY(launch_rows(x->dev, x->dtype, "conv_out", c.N * g.O, g.L, 4, args));
@@ -375,32 +377,33 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
         return st;
     clt_tensor *gc = NULL, *Gp = NULL, *wc = NULL, *xc = NULL, *cols = NULL;
     clt_tensor *dcols = NULL, *rx = NULL, *rb = NULL, *dw = NULL, *part = NULL, *sum = NULL;
-    CLT__TRY(clt__contiguous_as(gout, x->dtype, &gc));
+    CLT__TRY(clt__contiguous_as(fn, gout, x->dtype, &gc));
     if (gx) {
-        CLT__TRY(clt__tensor_new(x->dev, x->dtype, 4, x->shape, &rx));
+        CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 4, x->shape, &rx));
         if (rx->numel > 0 && (g.L == 0 || g.O == 0))
             CLT__TRY(clt__fill_value(rx, 0.0));
     }
     bool want_gx = gx && rx->numel > 0 && g.L > 0 && g.O > 0;
     bool want_gw = gw && w->numel > 0 && g.N * g.L > 0;
     if (want_gx)
-        CLT__TRY(clt__contiguous_as(w, w->dtype, &wc));
+        CLT__TRY(clt__contiguous_as(fn, w, w->dtype, &wc));
     if (want_gw)
-        CLT__TRY(clt__contiguous_as(x, x->dtype, &xc));
+        CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &xc));
     int64_t nb = chunk_images(&g, x->dtype);
     for (int64_t n0 = 0; (want_gx || want_gw) && n0 < g.N; n0 += nb) {
         geom c = g;
         c.N = g.N - n0 < nb ? g.N - n0 : nb;
         /* this chunk's gout as [G][Og][N][L], the layout of the forward product */
         int64_t n = g.O * c.N * g.L;
-        CLT__TRY(clt__tensor_new(x->dev, x->dtype, 1, &n, &Gp));
+        CLT__TRY(clt__temp_new(fn, "the output gradient's patches", x->dev, x->dtype, 1, &n,
+                               &Gp));
         c.off0 = gc->offset + n0 * g.O * g.L;
         cl_mem mg = clt__mem(gc), mp = clt__mem(Gp);
         clt__arg pa[] = {CLT__ARG(mg), CLT__ARG(mp), CLT__ARG(mp), CLT__ARG(c)};
         CLT__TRY(launch_rows(x->dev, x->dtype, "conv_gout_perm", g.O * c.N, g.L, 4, pa));
         if (want_gx) {
             /* dcols[g] = W[g]^T [K, Og] @ gout[g] [Og, N L], then summed into dx */
-            CLT__TRY(gemm(g.G, true, wc, g.Og, g.K, false, Gp, g.Og, c.N * g.L, &dcols));
+            CLT__TRY(gemm(g.G, true, wc, g.Og, g.K, false, Gp, g.Og, c.N * g.L, &dcols, fn));
             c.off2 = n0 * g.C * g.H * g.W;
             cl_mem md = clt__mem(dcols), mr = clt__mem(rx);
             clt__arg ca[] = {CLT__ARG(md), CLT__ARG(mr), CLT__ARG(mr), CLT__ARG(c)};
@@ -413,8 +416,9 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
                 CLT__TRY(clt__tensor_view(cols_saved, cols_saved->ndim, cols_saved->shape,
                                           cols_saved->strides, cols_saved->offset, &cols));
             else
-                CLT__TRY(im2col(xc, c, n0, &cols));
-            CLT__TRY(gemm(g.G, false, Gp, g.Og, c.N * g.L, true, cols, g.K, c.N * g.L, &part));
+                CLT__TRY(im2col(xc, c, n0, &cols, fn));
+            CLT__TRY(gemm(g.G, false, Gp, g.Og, c.N * g.L, true, cols, g.K, c.N * g.L, &part,
+                          fn));
             if (dw) {
                 CLT__TRY(clt__add(dw, part, &sum));
                 clt_tensor_free(dw);
@@ -442,7 +446,7 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
         Gp = dcols = cols = NULL;
     }
     if (gb && rb == NULL) {
-        CLT__TRY(clt__tensor_new(x->dev, x->dtype, 1, &g.O, &rb));
+        CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 1, &g.O, &rb));
         g.off0 = gc->offset;
         cl_mem mg = clt__mem(gc), mr = clt__mem(rb);
         clt__arg args[] = {CLT__ARG(mg), CLT__ARG(mr), CLT__ARG(g)};
@@ -583,14 +587,15 @@ static geom pool_geom(const int64_t *shape, const clt__pool2d *p)
 clt_status clt__max_pool2d(const clt_tensor *x, const clt__pool2d *p, clt_tensor **out,
                            clt_tensor **indices)
 {
+    static const char fn[] = "clt_max_pool2d";
     geom g = pool_geom(x->shape, p);
     clt_status st = CLT_OK;
     clt_tensor *xc = NULL, *r = NULL, *ix = NULL;
     int64_t shape[4] = {g.N, g.C, g.Ho, g.Wo};
-    CLT__TRY(clt__tensor_new(x->dev, x->dtype, 4, shape, &r));
-    CLT__TRY(clt__tensor_new(x->dev, CLT_INT64, 4, shape, &ix));
+    CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 4, shape, &r));
+    CLT__TRY(clt__result_new(fn, x->dev, CLT_INT64, 4, shape, &ix));
     if (r->numel > 0) {
-        CLT__TRY(clt__contiguous_as(x, x->dtype, &xc));
+        CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &xc));
         g.off0 = xc->offset;
         cl_mem mx = clt__mem(xc), mr = clt__mem(r), mi = clt__mem(ix);
         clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mr), CLT__ARG(mi), CLT__ARG(g)};
@@ -611,13 +616,14 @@ clt_status clt__max_pool2d_backward(const clt_tensor *gout, const clt_tensor *in
                                     const int64_t *in_shape, const clt__pool2d *p,
                                     clt_tensor **out)
 {
+    static const char fn[] = "clt_max_pool2d (backward)";
     geom g = pool_geom(in_shape, p);
     clt_status st = CLT_OK;
     clt_tensor *gc = NULL, *ic = NULL, *r = NULL;
-    CLT__TRY(clt__tensor_new(gout->dev, gout->dtype, 4, in_shape, &r));
+    CLT__TRY(clt__result_new(fn, gout->dev, gout->dtype, 4, in_shape, &r));
     if (r->numel > 0) {
-        CLT__TRY(clt__contiguous_as(gout, gout->dtype, &gc));
-        CLT__TRY(clt__contiguous_as(indices, CLT_INT64, &ic));
+        CLT__TRY(clt__contiguous_as(fn, gout, gout->dtype, &gc));
+        CLT__TRY(clt__contiguous_as(fn, indices, CLT_INT64, &ic));
         g.off0 = gc->offset;
         g.off1 = ic->offset;
         cl_mem mg = clt__mem(gc), mi = clt__mem(ic), mr = clt__mem(r);
@@ -646,13 +652,13 @@ done:
 /* A new tensor of `shape` from one pooling kernel over a contiguous copy of
  * `in`, the kernel taking (in, out, g) on `rows` rows of work. */
 static clt_status pool_launch(const clt_tensor *in, geom g, const int64_t *shape,
-                              const char *kernel, int64_t rows, clt_tensor **out)
+                              const char *kernel, int64_t rows, clt_tensor **out, const char *fn)
 {
     clt_status st = CLT_OK;
     clt_tensor *c = NULL, *r = NULL;
-    CLT__TRY(clt__tensor_new(in->dev, in->dtype, 4, shape, &r));
+    CLT__TRY(clt__result_new(fn, in->dev, in->dtype, 4, shape, &r));
     if (r->numel > 0) {
-        CLT__TRY(clt__contiguous_as(in, in->dtype, &c));
+        CLT__TRY(clt__contiguous_as(fn, in, in->dtype, &c));
         g.off0 = c->offset;
         cl_mem mi = clt__mem(c), mr = clt__mem(r);
         clt__arg args[] = {CLT__ARG(mi), CLT__ARG(mr), CLT__ARG(g)};
@@ -670,12 +676,13 @@ clt_status clt__avg_pool2d(const clt_tensor *x, const clt__pool2d *p, clt_tensor
 {
     geom g = pool_geom(x->shape, p);
     int64_t shape[4] = {g.N, g.C, g.Ho, g.Wo};
-    return pool_launch(x, g, shape, "avg_pool_fwd", g.N * g.C * g.Ho, out);
+    return pool_launch(x, g, shape, "avg_pool_fwd", g.N * g.C * g.Ho, out, "clt_avg_pool2d");
 }
 
 clt_status clt__avg_pool2d_backward(const clt_tensor *gout, const int64_t *in_shape,
                                     const clt__pool2d *p, clt_tensor **out)
 {
     geom g = pool_geom(in_shape, p);
-    return pool_launch(gout, g, in_shape, "avg_pool_bwd", g.N * g.C * g.H, out);
+    return pool_launch(gout, g, in_shape, "avg_pool_bwd", g.N * g.C * g.H, out,
+                       "clt_avg_pool2d (backward)");
 }

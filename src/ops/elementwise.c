@@ -195,12 +195,12 @@ static geom layout_inputs(const clt_tensor *r, int nin, const clt_tensor *const 
 /* t itself when it already has dtype dt, else a contiguous converted copy in
  * *tmp (released by the caller). */
 static clt_status as_dtype(const clt_tensor *t, clt_dtype dt, clt_tensor **tmp,
-                           const clt_tensor **use)
+                           const clt_tensor **use, const char *fn)
 {
     *use = t;
     if (t->dtype == dt)
         return CLT_OK;
-    clt_status st = clt__contiguous_as(t, dt, tmp);
+    clt_status st = clt__contiguous_as(fn, t, dt, tmp);
     if (st == CLT_OK)
         *use = *tmp;
     return st;
@@ -263,8 +263,8 @@ static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
 
     clt_tensor *ta = NULL, *tb = NULL, *r = NULL;
     const clt_tensor *ua, *ub;
-    CLT__TRY(as_dtype(a, ct, &ta, &ua));
-    CLT__TRY(as_dtype(b, ct, &tb, &ub));
+    CLT__TRY(as_dtype(a, ct, &ta, &ua, fn));
+    CLT__TRY(as_dtype(b, ct, &tb, &ub, fn));
     clt_dtype rt = kind == COMPARE ? CLT_BOOL : ct;
     if (!usable_into(into, rt, n, shape)) {
         into = NULL;
@@ -323,11 +323,11 @@ static clt_status binary_ts(const char *op, op_kind kind, const clt_tensor *a, d
         return st;
     clt_tensor *ta = NULL, *r = NULL;
     const clt_tensor *ua;
-    CLT__TRY(as_dtype(a, ct, &ta, &ua));
+    CLT__TRY(as_dtype(a, ct, &ta, &ua, fn));
     clt_dtype rt = kind == COMPARE ? CLT_BOOL : ct;
     if (!usable_into(into, rt, a->ndim, a->shape)) {
         into = NULL;
-        CLT__TRY(clt__tensor_new(a->dev, rt, a->ndim, a->shape, &r));
+        CLT__TRY(clt__result_new(fn, a->dev, rt, a->ndim, a->shape, &r));
     }
     {
         clt_tensor *w = into ? into : r;
@@ -372,8 +372,8 @@ static clt_status unary(const char *op, unary_kind kind, const clt_tensor *a, cl
         return st;
     clt_tensor *ta = NULL, *r = NULL;
     const clt_tensor *ua;
-    CLT__TRY(as_dtype(a, ct, &ta, &ua));
-    CLT__TRY(clt__tensor_new(a->dev, kind == LOGICAL ? CLT_BOOL : ct, a->ndim, a->shape, &r));
+    CLT__TRY(as_dtype(a, ct, &ta, &ua, fn));
+    CLT__TRY(clt__result_new(fn, a->dev, kind == LOGICAL ? CLT_BOOL : ct, a->ndim, a->shape, &r));
     {
         clt__layout L;
         geom g = layout_inputs(r, 1, &ua, &L);
@@ -519,8 +519,8 @@ clt_status clt__clamp(const clt_tensor *a, const double *min, const double *max,
         return st;
     clt_tensor *ta = NULL, *r = NULL;
     const clt_tensor *ua;
-    CLT__TRY(as_dtype(a, ct, &ta, &ua));
-    CLT__TRY(clt__tensor_new(a->dev, ct, a->ndim, a->shape, &r));
+    CLT__TRY(as_dtype(a, ct, &ta, &ua, fn));
+    CLT__TRY(clt__result_new(fn, a->dev, ct, a->ndim, a->shape, &r));
     {
         clt__layout L;
         geom g = layout_inputs(r, 1, &ua, &L);
@@ -573,8 +573,8 @@ clt_status clt__where(const clt_tensor *cond, const clt_tensor *a, const clt_ten
         return st;
     clt_tensor *ta = NULL, *tb = NULL, *r = NULL;
     const clt_tensor *ua, *ub;
-    CLT__TRY(as_dtype(a, ct, &ta, &ua));
-    CLT__TRY(as_dtype(b, ct, &tb, &ub));
+    CLT__TRY(as_dtype(a, ct, &ta, &ua, fn));
+    CLT__TRY(as_dtype(b, ct, &tb, &ub, fn));
     CLT__TRY(clt__result_new(fn, a->dev, ct, n, shape, &r));
     {
         clt__layout L;

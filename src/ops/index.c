@@ -200,7 +200,7 @@ clt_status clt__index_select(const clt_tensor *t, int dim, const clt_tensor *ind
     memcpy(shape, ts, sizeof(int64_t) * (size_t)nd);
     shape[d] = count;
     clt_tensor *r = NULL;
-    CLT__TRY(clt__tensor_new(t->dev, t->dtype, t->ndim, shape, &r));
+    CLT__TRY(clt__result_new(fn, t->dev, t->dtype, t->ndim, shape, &r));
     {
         clt__layout L = layout_new(nd, shape);
         memcpy(L.s0, tst, sizeof(int64_t) * (size_t)nd);
@@ -241,7 +241,7 @@ clt_status clt__gather(const clt_tensor *t, int dim, const clt_tensor *index, cl
                               fn, k, shape_of(s1, sizeof s1, index), shape_of(s2, sizeof s2, t),
                               d);
     clt_tensor *r = NULL;
-    CLT__TRY(clt__tensor_new(t->dev, t->dtype, index->ndim, index->shape, &r));
+    CLT__TRY(clt__result_new(fn, t->dev, t->dtype, index->ndim, index->shape, &r));
     {
         clt__layout L = layout_new(nd, is);
         memcpy(L.s0, tst, sizeof(int64_t) * (size_t)nd);

@@ -84,19 +84,19 @@ static clt_status check_same_dtype(const clt_tensor *a, const clt_tensor *b, con
 /* out = the reduction of vals (and wrow) with `mode` (0 sum, 1 mean over
  * the count, 2 mean over the sum of wrow); den as well when asked. */
 static clt_status reduce(const clt_tensor *vals, const clt_tensor *wrow, int mode,
-                         clt_tensor **out, clt_tensor **den)
+                         clt_tensor **out, clt_tensor **den, const char *fn)
 {
     clt_status st = CLT_OK;
     clt_tensor *r = NULL, *d = NULL, *part = NULL, *part_w = NULL;
     clt_dtype dt = vals->dtype;
     cl_mem mv = clt__mem(vals), mw = clt__mem(wrow);
     cl_ulong n = (cl_ulong)vals->numel, count = n;
-    CLT__TRY(clt__tensor_new(vals->dev, dt, 0, NULL, &r));
-    CLT__TRY(clt__tensor_new(vals->dev, dt, 0, NULL, &d));
+    CLT__TRY(clt__result_new(fn, vals->dev, dt, 0, NULL, &r));
+    CLT__TRY(clt__temp_new(fn, "the divisor", vals->dev, dt, 0, NULL, &d));
     if (n > LOSS_SERIAL_MAX) {
         int64_t np = LOSS_PARTS;
-        CLT__TRY(clt__tensor_new(vals->dev, dt, 1, &np, &part));
-        CLT__TRY(clt__tensor_new(vals->dev, dt, 1, &np, &part_w));
+        CLT__TRY(clt__temp_new(fn, "partial sums", vals->dev, dt, 1, &np, &part));
+        CLT__TRY(clt__temp_new(fn, "partial sums", vals->dev, dt, 1, &np, &part_w));
         cl_mem mp = clt__mem(part), mpw = clt__mem(part_w);
         cl_ulong parts = LOSS_PARTS, chunk = (n + parts - 1) / parts;
         cl_int ww = mode == 2;
@@ -237,14 +237,14 @@ clt_status clt__cross_entropy(const clt_tensor *x, const clt_tensor *target,
      * synchronisations free of the record's read. */
     if (!prob)
         CLT__TRY(clt__index_errors(x->dev, &err));
-    CLT__TRY(clt__contiguous_as(x, x->dtype, &xc));
+    CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &xc));
     if (prob)
         err = clt__mem(xc);
-    CLT__TRY(clt__contiguous_as(target, target->dtype, &tc));
+    CLT__TRY(clt__contiguous_as(fn, target, target->dtype, &tc));
     if (o->weight)
-        CLT__TRY(clt__contiguous_as(o->weight, x->dtype, &wc));
-    CLT__TRY(clt__tensor_new(x->dev, x->dtype, 1, &N, &rows));
-    CLT__TRY(clt__tensor_new(x->dev, x->dtype, 1, &N, &wrow));
+        CLT__TRY(clt__contiguous_as(fn, o->weight, x->dtype, &wc));
+    CLT__TRY(clt__temp_new(fn, "the rows' losses", x->dev, x->dtype, 1, &N, &rows));
+    CLT__TRY(clt__temp_new(fn, "the rows' weights", x->dev, x->dtype, 1, &N, &wrow));
     {
         cl_mem ml = clt__mem(rows), mw = clt__mem(wrow), mx = clt__mem(xc);
         cl_mem mt = clt__mem(tc), mwt = wc ? clt__mem(wc) : mx;
@@ -272,7 +272,7 @@ clt_status clt__cross_entropy(const clt_tensor *x, const clt_tensor *target,
         }
     } else {
         int mode = o->reduction == CLT_REDUCTION_SUM ? 0 : prob ? 1 : 2;
-        CLT__TRY(reduce(rows, wrow, mode, &r, den));
+        CLT__TRY(reduce(rows, wrow, mode, &r, den, fn));
     }
     *out = r;
     r = NULL;
@@ -292,6 +292,7 @@ clt_status clt__cross_entropy_bw(const clt_tensor *x, const clt_tensor *target,
                                  const clt_tensor *den, bool want_gt, clt_tensor **gx,
                                  clt_tensor **gt)
 {
+    const char *fn = nll ? "clt_nll_loss (backward)" : "clt_cross_entropy (backward)";
     clt_status st = CLT_OK;
     bool prob = clt__dtype_is_float(target->dtype);
     int64_t C = x->shape[x->ndim - 1], N = x->ndim == 2 ? x->shape[0] : 1;
@@ -301,14 +302,14 @@ clt_status clt__cross_entropy_bw(const clt_tensor *x, const clt_tensor *target,
     if (gt)
         *gt = NULL;
     want_gt = want_gt && prob;
-    CLT__TRY(clt__contiguous_as(x, x->dtype, &xc));
-    CLT__TRY(clt__contiguous_as(target, target->dtype, &tc));
-    CLT__TRY(clt__contiguous_as(g, x->dtype, &gc));
+    CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &xc));
+    CLT__TRY(clt__contiguous_as(fn, target, target->dtype, &tc));
+    CLT__TRY(clt__contiguous_as(fn, g, x->dtype, &gc));
     if (weight)
-        CLT__TRY(clt__contiguous_as(weight, x->dtype, &wc));
-    CLT__TRY(clt__tensor_new(x->dev, x->dtype, 2, shape, &dx));
+        CLT__TRY(clt__contiguous_as(fn, weight, x->dtype, &wc));
+    CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 2, shape, &dx));
     if (want_gt)
-        CLT__TRY(clt__tensor_new(x->dev, x->dtype, 2, shape, &dt));
+        CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 2, shape, &dt));
     {
         cl_mem mgx = clt__mem(dx), mgt = dt ? clt__mem(dt) : mgx, mx = clt__mem(xc);
         cl_mem mt = clt__mem(tc), mwt = wc ? clt__mem(wc) : mx, mg = clt__mem(gc);
@@ -401,11 +402,12 @@ clt_status clt__pointwise_loss(int kind, const clt_tensor *input, const clt_tens
     if (st != CLT_OK)
         return st;
     clt_tensor *xc = NULL, *yc = NULL, *pc = NULL, *e = NULL, *r = NULL;
-    CLT__TRY(clt__contiguous_as(x, x->dtype, &xc));
-    CLT__TRY(clt__contiguous_as(y, x->dtype, &yc));
+    CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &xc));
+    CLT__TRY(clt__contiguous_as(fn, y, x->dtype, &yc));
     if (pw)
-        CLT__TRY(clt__contiguous_as(pw, x->dtype, &pc));
-    CLT__TRY(clt__tensor_new(x->dev, x->dtype, x->ndim, x->shape, &e));
+        CLT__TRY(clt__contiguous_as(fn, pw, x->dtype, &pc));
+    CLT__TRY(clt__temp_new(fn, "the elements' losses", x->dev, x->dtype, x->ndim, x->shape,
+                           &e));
     {
         cl_mem me = clt__mem(e), mx = clt__mem(xc), my = clt__mem(yc);
         cl_mem mp = pc ? clt__mem(pc) : mx;
@@ -422,7 +424,7 @@ clt_status clt__pointwise_loss(int kind, const clt_tensor *input, const clt_tens
         r = e;
         e = NULL;
     } else {
-        CLT__TRY(reduce(e, e, reduction == CLT_REDUCTION_MEAN ? 1 : 0, &r, NULL));
+        CLT__TRY(reduce(e, e, reduction == CLT_REDUCTION_MEAN ? 1 : 0, &r, NULL, fn));
     }
     *out = r;
     r = NULL;
@@ -439,17 +441,18 @@ clt_status clt__pointwise_loss_bw(int kind, const clt_tensor *x, const clt_tenso
                                   const clt_tensor *pw, int reduction, const clt_tensor *g,
                                   bool want_x, bool want_y, clt_tensor **gx, clt_tensor **gy)
 {
+    const char *fn = pointwise_names[kind];
     clt_status st = CLT_OK;
     clt_tensor *xc = NULL, *yc = NULL, *pc = NULL, *gc = NULL, *dx = NULL, *dy = NULL;
-    CLT__TRY(clt__contiguous_as(x, x->dtype, &xc));
-    CLT__TRY(clt__contiguous_as(y, x->dtype, &yc));
-    CLT__TRY(clt__contiguous_as(g, x->dtype, &gc));
+    CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &xc));
+    CLT__TRY(clt__contiguous_as(fn, y, x->dtype, &yc));
+    CLT__TRY(clt__contiguous_as(fn, g, x->dtype, &gc));
     if (pw)
-        CLT__TRY(clt__contiguous_as(pw, x->dtype, &pc));
+        CLT__TRY(clt__contiguous_as(fn, pw, x->dtype, &pc));
     if (want_x)
-        CLT__TRY(clt__tensor_new(x->dev, x->dtype, x->ndim, x->shape, &dx));
+        CLT__TRY(clt__result_new(fn, x->dev, x->dtype, x->ndim, x->shape, &dx));
     if (want_y)
-        CLT__TRY(clt__tensor_new(x->dev, x->dtype, x->ndim, x->shape, &dy));
+        CLT__TRY(clt__result_new(fn, x->dev, x->dtype, x->ndim, x->shape, &dy));
     {
         cl_mem mx = clt__mem(xc), my = clt__mem(yc), mp = pc ? clt__mem(pc) : mx;
         cl_mem mgx = dx ? clt__mem(dx) : mx, mgy = dy ? clt__mem(dy) : mx, mg = clt__mem(gc);

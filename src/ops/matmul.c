@@ -93,7 +93,7 @@ static void geometry(const clt_tensor *x, bool is_a, int nb, const int64_t *bsha
 }
 
 static clt_status prepare(const clt_tensor *x, bool is_a, int nb, const int64_t *bshape,
-                          int64_t r, int64_t c, operand *op)
+                          int64_t r, int64_t c, operand *op, const char *fn)
 {
     int64_t bs[CLT_MAX_DIMS], sr, sc, ld, stride;
     bool trans;
@@ -102,7 +102,7 @@ static clt_status prepare(const clt_tensor *x, bool is_a, int nb, const int64_t 
 
     geometry(x, is_a, nb, bshape, bs, &sr, &sc);
     if (!matrix_layout(r, c, sr, sc, &trans, &ld)) {
-        CLT__TRY(clt__contiguous_as(x, x->dtype, &own));
+        CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &own));
         x = own;
         geometry(x, is_a, nb, bshape, bs, &sr, &sc);
         matrix_layout(r, c, sr, sc, &trans, &ld);
@@ -120,7 +120,7 @@ static clt_status prepare(const clt_tensor *x, bool is_a, int nb, const int64_t 
         strides[nb + 1] = sc;
         clt_tensor *v = NULL;
         CLT__TRY(clt__tensor_view(x, nb + 2, shape, strides, x->offset, &v));
-        st = clt__contiguous_as(v, x->dtype, &op->t);
+        st = clt__contiguous_as(fn, v, x->dtype, &op->t);
         clt_tensor_free(v);
         if (st != CLT_OK)
             goto done;
@@ -327,8 +327,8 @@ clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int bac
     CLT__TRY(clt__result_new(fn, a->dev, a->dtype, nr, rshape, &r));
     if (r->numel == 0)
         goto finish;
-    CLT__TRY(prepare(a, true, nbatch, bshape, M, K, &A));
-    CLT__TRY(prepare(b, false, nbatch, bshape, K, N, &B));
+    CLT__TRY(prepare(a, true, nbatch, bshape, M, K, &A, fn));
+    CLT__TRY(prepare(b, false, nbatch, bshape, K, N, &B, fn));
 
     int64_t batch = 1; /* r has batch * M * N elements: no overflow */
     for (int d = 0; d < nbatch; d++)

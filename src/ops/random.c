@@ -124,7 +124,7 @@ static clt_status generate(kind k, clt_generator *gen, clt_device *dev, int64_t 
         return st;
     clt_tensor *t = NULL;
     const char *opts = NULL;
-    CLT__TRY(clt__tensor_new(dev, dtype, ndim, shape, &t));
+    CLT__TRY(clt__result_new(fn, dev, dtype, ndim, shape, &t));
     if (t->numel > 0) {
         opts = random_options(dtype);
         if (opts == NULL) {
@@ -277,7 +277,7 @@ clt_status clt_randperm(clt_generator *gen, clt_device *dev, int64_t n, clt_dtyp
     if (st != CLT_OK)
         return st;
     clt_tensor *keys = NULL, *t = NULL;
-    CLT__TRY(clt__tensor_new(dev, dtype, 1, &n, &t));
+    CLT__TRY(clt__result_new(fn, dev, dtype, 1, &n, &t));
     if (n > 0) {
         CLT__TRY(generate(INTEGER, gen, dev, 0, INT64_MAX, CLT_INT64, 1, &n, &keys, fn));
         const char *opts = random_options(dtype);

@@ -24,6 +24,7 @@ typedef struct plan {
     const char *opts;
     bool gpu_style;
     int64_t outer, R, inner;
+    const char *fn; /* the public op, for messages */
 } plan;
 
 static bool is_select(kind k)
@@ -209,7 +210,7 @@ static clt_status run_sum(const plan *P, const clt_tensor *in, int op, cl_mem me
         cl_mem to = dst;
         if (!last) {
             int64_t n = P->outer * nch * P->inner;
-            CLT__TRY(clt__tensor_new(P->dev, sdt, 1, &n, &tmp));
+            CLT__TRY(clt__temp_new(P->fn, "partial sums", P->dev, sdt, 1, &n, &tmp));
             to = clt__mem(tmp);
         }
         CLT__TRY(sum_pass(P, first, src, soff, R, nch, first || op != OP_SUMSQ ? op : OP_SUM,
@@ -245,11 +246,11 @@ static clt_status run_select(const plan *P, const clt_tensor *in, int want_max, 
         int64_t n = P->outer * nch * P->inner;
         cl_mem vto = last ? dval : NULL, ito = last ? didx : NULL;
         if (vto == NULL) {
-            CLT__TRY(clt__tensor_new(P->dev, in->dtype, 1, &n, &tv));
+            CLT__TRY(clt__temp_new(P->fn, "partial results", P->dev, in->dtype, 1, &n, &tv));
             vto = clt__mem(tv);
         }
         if (ito == NULL) {
-            CLT__TRY(clt__tensor_new(P->dev, CLT_INT64, 1, &n, &ti));
+            CLT__TRY(clt__temp_new(P->fn, "partial indices", P->dev, CLT_INT64, 1, &n, &ti));
             ito = clt__mem(ti);
         }
         CLT__TRY(select_pass(P, src, soff, sidx, R, nch, want_max, vto, ito));
@@ -357,11 +358,11 @@ static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int kee
     clt_dtype odt = result_dtype(k, a->dtype), sdt = acc64 ? CLT_FLOAT64 : acc_dtype(a->dtype);
     clt_tensor *r = NULL, *ri = NULL, *ca = NULL, *acc = NULL, *mean = NULL;
     const char *opts = NULL;
-    CLT__TRY(clt__tensor_new(a->dev, odt, ond, oshape, &r));
+    CLT__TRY(clt__result_new(fn, a->dev, odt, ond, oshape, &r));
     if (idx)
-        CLT__TRY(clt__tensor_new(a->dev, CLT_INT64, ond, oshape, &ri));
+        CLT__TRY(clt__result_new(fn, a->dev, CLT_INT64, ond, oshape, &ri));
     if (r->numel > 0) {
-        CLT__TRY(clt__contiguous_as(a, a->dtype, &ca));
+        CLT__TRY(clt__contiguous_as(fn, a, a->dtype, &ca));
         /* mean, var and std end with a float32 division (and sqrt); rounded
          * correctly they agree across vendors, like the sums before them. */
         static clt__opts_slot slots[2][CLT_DTYPE_COUNT], slot64;
@@ -374,7 +375,7 @@ static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int kee
             st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
             goto done;
         }
-        plan P = {a->dev, opts, gpu_style(a->dev), outer, R, inner};
+        plan P = {a->dev, opts, gpu_style(a->dev), outer, R, inner, fn};
         if (is_select(k)) {
             bool arg = k == K_ARGMAX || k == K_ARGMIN;
             CLT__TRY(run_select(&P, ca, k == K_MAX || k == K_ARGMAX, arg ? NULL : clt__mem(r),
@@ -382,7 +383,7 @@ static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int kee
         } else {
             cl_mem dst = clt__mem(r);
             if (odt != sdt) {
-                CLT__TRY(clt__tensor_new(a->dev, sdt, ond, oshape, &acc));
+                CLT__TRY(clt__temp_new(fn, "the accumulator", a->dev, sdt, ond, oshape, &acc));
                 dst = clt__mem(acc);
             }
             if (k == K_SUM || k == K_PROD) {
@@ -391,7 +392,7 @@ static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int kee
                 CLT__TRY(run_sum(&P, ca, OP_SUM, NULL, sdt, (double)R, 0, dst));
             } else {
                 int64_t n = outer * inner;
-                CLT__TRY(clt__tensor_new(a->dev, sdt, 1, &n, &mean));
+                CLT__TRY(clt__temp_new(fn, "the means", a->dev, sdt, 1, &n, &mean));
                 CLT__TRY(run_sum(&P, ca, OP_SUM, NULL, sdt, (double)R, 0, clt__mem(mean)));
                 CLT__TRY(run_sum(&P, ca, OP_SUMSQ, clt__mem(mean), sdt,
                                  fmax(0.0, (double)R - correction), k == K_STD, dst));

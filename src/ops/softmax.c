@@ -43,10 +43,10 @@ clt_status clt__softmax_variant(const clt_tensor *a, int dim, bool logmode, int 
     clt_tensor *c = NULL, *r = NULL;
     const char *opts = NULL;
     clt_status st = CLT_OK;
-    CLT__TRY(clt__tensor_new(a->dev, a->dtype, a->ndim, a->shape, &r));
+    CLT__TRY(clt__result_new(fn, a->dev, a->dtype, a->ndim, a->shape, &r));
     if (r->numel == 0)
         goto finish;
-    CLT__TRY(clt__contiguous_as(a, a->dtype, &c));
+    CLT__TRY(clt__contiguous_as(fn, a, a->dtype, &c));
     if ((opts = options(a->dtype)) == NULL) {
         st = clt_last_status();
         goto done;

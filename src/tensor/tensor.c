@@ -176,6 +176,8 @@ clt_status clt__result_new(const char *fn, clt_device *dev, clt_dtype dtype, int
                             (unsigned long long)dev->info.max_alloc_bytes);
         } else {
             st = clt__buffer_alloc(dev, s->bytes, &s->mem);
+            if (st != CLT_OK && fn)
+                clt__error_prefix(st, "%s", fn);
         }
         if (st != CLT_OK) {
             free(t);
@@ -569,11 +571,26 @@ clt_status clt__copy_as(const char *fn, const clt_tensor *t, clt_dtype dtype, cl
     return CLT_OK;
 }
 
-clt_status clt__contiguous_as(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
+clt_status clt__contiguous_as(const char *fn, const clt_tensor *t, clt_dtype dtype,
+                              clt_tensor **out)
 {
-    if (t->dtype == dtype && clt__is_contiguous(t))
-        return clt__tensor_view(t, t->ndim, t->shape, t->strides, t->offset, out);
-    return clt__copy_as(NULL, t, dtype, out);
+    clt_status st = t->dtype == dtype && clt__is_contiguous(t)
+                        ? clt__tensor_view(t, t->ndim, t->shape, t->strides, t->offset, out)
+                        : clt__copy_as(NULL, t, dtype, out);
+    if (st != CLT_OK && fn)
+        clt__error_prefix(st, "%s: %s", fn,
+                          t->dtype == dtype ? "a contiguous copy of an operand"
+                                            : "an operand's copy as the computation's dtype");
+    return st;
+}
+
+clt_status clt__temp_new(const char *fn, const char *what, clt_device *dev, clt_dtype dtype,
+                         int ndim, const int64_t *shape, clt_tensor **out)
+{
+    clt_status st = clt__tensor_new(dev, dtype, ndim, shape, out);
+    if (st != CLT_OK)
+        clt__error_prefix(st, "%s: %s", fn, what);
+    return st;
 }
 
 clt_status clt__clone(const clt_tensor *t, clt_tensor **out)
@@ -596,7 +613,7 @@ clt_status clt__to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
     if (dtype == t->dtype)
         st = clt__tensor_view(t, t->ndim, t->shape, t->strides, t->offset, out);
     else
-        st = clt__contiguous_as(t, dtype, out);
+        st = clt__copy_as("clt_to_dtype", t, dtype, out);
     return st == CLT_OK ? clt__ok() : st;
 }
 

@@ -118,10 +118,11 @@ clt_status clt_tensor_from_host(clt_device *dev, clt_dtype dtype, int ndim, cons
     return clt__ok();
 }
 
-/* A contiguous version of t on its own device (maybe t's own storage). */
-static clt_status contiguous(const clt_tensor *t, clt_tensor **out)
+/* A contiguous version of t on its own device (maybe t's own storage),
+ * for the public call fn. */
+static clt_status contiguous(const clt_tensor *t, clt_tensor **out, const char *fn)
 {
-    return clt__contiguous_as(t, t->dtype, out);
+    return clt__contiguous_as(fn, t, t->dtype, out);
 }
 
 /* Device-side copy between two devices of one context.  The two in-order
@@ -199,8 +200,8 @@ clt_status clt__to_at(const clt_tensor *t, clt_device *dev, clt_tensor **out,
     if (st != CLT_OK)
         return st;
     clt_tensor *src = NULL, *dst = NULL;
-    CLT__TRY(contiguous(t, &src));
-    CLT__TRY(clt__tensor_new(dev, t->dtype, t->ndim, t->shape, &dst));
+    CLT__TRY(contiguous(t, &src, "clt_to"));
+    CLT__TRY(clt__result_new("clt_to", dev, t->dtype, t->ndim, t->shape, &dst));
     if (src->numel > 0) {
         if (dev->context == t->dev->context)
             CLT__TRY(copy_same_context(src, dst, caller));
@@ -331,7 +332,7 @@ clt_status clt__tensor_read_at(const clt_tensor *t, void *dst, size_t dst_bytes,
         return st;
     clt_tensor *src = NULL;
     clt__index_check chk = {0};
-    CLT__TRY(contiguous(t, &src));
+    CLT__TRY(contiguous(t, &src, fn));
     CLT__TRY(clt__index_check_begin(src->dev, &chk));
     CLT__CL_CHECK(host_copy(src->dev, clt__mem(src),
                             (size_t)src->offset * clt_dtype_size(src->dtype), bytes, dst, false),
@@ -364,7 +365,7 @@ clt_status clt_tensor_read_async(const clt_tensor *t, void *dst, size_t dst_byte
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_tensor_read_async: out of host memory");
     size_t bytes = clt_tensor_nbytes(t);
     if (bytes > 0) {
-        CLT__TRY(contiguous(t, &e->keep));
+        CLT__TRY(contiguous(t, &e->keep, "clt_tensor_read_async"));
         /* The record's read goes first on the in-order queue, so that it has
          * completed whenever the copy has (clt_event_query never waits). */
         CLT__TRY(clt__index_check_begin(e->keep->dev, &e->chk));

@@ -126,7 +126,7 @@ static clt_status reshape_impl(const clt_tensor *t, int ndim, const int64_t *sha
                           clt__shape_str(s3, sizeof s3, ndim, shape));
     }
     clt_tensor *c = NULL;
-    st = clt__contiguous_as(t, t->dtype, &c);
+    st = clt__copy_as(fn, t, t->dtype, &c); /* the result's data */
     if (st != CLT_OK)
         return st;
     contiguous_strides(ndim, shape, strides);
@@ -449,7 +449,7 @@ clt_status clt__contiguous(const clt_tensor *t, clt_tensor **out)
     *out = NULL;
     CLT__REQUIRE_ARG(t, "clt_contiguous");
     if (clt__is_contiguous(t))
-        return finish(clt__contiguous_as(t, t->dtype, out));
+        return finish(clt__tensor_view(t, t->ndim, t->shape, t->strides, t->offset, out));
     return finish(clt__copy_as("clt_contiguous", t, t->dtype, out));
 }
 
