@@ -74,6 +74,22 @@ void clt__error_append(const char *text);
             return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: argument '%s' is NULL", fn, #p); \
     } while (0)
 
+/* ---- host memory (src/core/alloc.c) ------------------------------------- */
+
+/* Every host allocation of the library goes through these (freed with
+ * free()), so that clt__host_refuse_after can fail any of them.
+ * clt__realloc takes a count and an element size and fails, leaving p as it
+ * was, when their product overflows. */
+void *clt__malloc(size_t bytes);
+void *clt__calloc(size_t n, size_t size);
+void *clt__realloc(void *p, size_t n, size_t size);
+char *clt__strdup(const char *s);
+/* Test hook: lets `pass` more host allocations through, then fails every
+ * further one until set again (negative: off).  Returns the previous
+ * setting: the allocations that were still to pass, -1 when off, -2 when
+ * one has been refused. */
+long clt__host_refuse_after(long pass);
+
 /* ---- growable strings (src/core/strbuf.c) ------------------------------ */
 
 typedef struct clt__strbuf {

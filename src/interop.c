@@ -123,8 +123,8 @@ clt_status clt_tensor_from_cl_buffer(clt_device *dev, cl_mem mem, size_t offset_
                           fn, clt_dtype_name(dtype), s, offset_bytes, (unsigned long long)end,
                           size);
     }
-    clt_tensor *t = calloc(1, sizeof *t);
-    clt__storage *sto = calloc(1, sizeof *sto);
+    clt_tensor *t = clt__calloc(1, sizeof *t);
+    clt__storage *sto = clt__calloc(1, sizeof *sto);
     if (t == NULL || sto == NULL) {
         free(t);
         free(sto);

@@ -56,7 +56,7 @@ static void node_unref(clt__node *n)
             if (c && __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) == 0) {
                 if (top == cap) {
                     size_t ncap = cap * 2;
-                    clt__node **ns = malloc(ncap * sizeof *ns);
+                    clt__node **ns = clt__malloc(ncap * sizeof *ns);
                     if (ns == NULL) {
                         /* Out of memory: leaking the rest beats recursing. */
                         continue;
@@ -91,7 +91,7 @@ static void meta_free(clt_tensor *t)
 static clt__meta *meta_get(clt_tensor *t)
 {
     if (t->meta == NULL) {
-        clt__meta *m = calloc(1, sizeof *m);
+        clt__meta *m = clt__calloc(1, sizeof *m);
         if (m == NULL)
             return NULL;
         t->meta = m;
@@ -131,7 +131,7 @@ static clt__node *node_new(const char *name, clt__backward_fn bw, int nin,
                            const clt_tensor *const *in, int nsaved,
                            const clt_tensor *const *saved)
 {
-    clt__node *n = calloc(1, sizeof *n + (size_t)nin * sizeof n->in[0]);
+    clt__node *n = clt__calloc(1, sizeof *n + (size_t)nin * sizeof n->in[0]);
     if (n == NULL)
         return NULL;
     n->refs = 1;
@@ -463,7 +463,7 @@ static clt_status pend(pendlist *l, clt_tensor *leaf, clt_tensor *g)
             return accumulate(&l->v[k].g, g);
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 16;
-        pending *v = realloc(l->v, cap * sizeof *v);
+        pending *v = clt__realloc(l->v, cap, sizeof *v);
         if (v == NULL) {
             clt_tensor_free(g);
             return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_backward: out of host memory");
@@ -532,7 +532,7 @@ static bool list_push(nodelist *l, clt__node *x)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 64;
-        clt__node **v = realloc(l->v, cap * sizeof *v);
+        clt__node **v = clt__realloc(l->v, cap, sizeof *v);
         if (v == NULL)
             return false;
         l->v = v;
@@ -581,7 +581,7 @@ static clt_status run_node(clt__node *x, nodelist *ready, pendlist *leaves, bool
     clt_status st = CLT_OK;
     clt_tensor *gin_small[8], **gin = gin_small;
     if (x->nin > 8) {
-        gin = calloc((size_t)x->nin, sizeof *gin);
+        gin = clt__calloc((size_t)x->nin, sizeof *gin);
         if (gin == NULL)
             return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_backward: out of host memory");
     } else {

@@ -61,7 +61,7 @@ static clt_status bw_slice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     if (cnt == 0)
         return clt_full(g->dev, g->dtype, e->ndim, e->shape, 0.0, &gin[0]);
     if (step > 1) {
-        parts = calloc((size_t)step, sizeof *parts);
+        parts = clt__calloc((size_t)step, sizeof *parts);
         if (parts == NULL)
             return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "SliceBackward0: out of host memory");
         CLT__TRY(clt_full(g->dev, g->dtype, g->ndim, g->shape, 0.0, &z));

@@ -63,7 +63,7 @@ static void set_msg(const char *fmt, va_list ap)
     if ((size_t)need + 1 > msg_cap) {
         /* The buffer lives as long as the thread; a failed grow keeps the
          * old one and truncates the message rather than losing it. */
-        char *grown = realloc(msg, (size_t)need + 1);
+        char *grown = clt__realloc(msg, (size_t)need + 1, 1);
         if (grown) {
             msg = grown;
             msg_cap = (size_t)need + 1;
@@ -89,7 +89,7 @@ void clt__error_append(const char *text)
     size_t have = msg ? strlen(msg) : 0;
     size_t add = strlen(text);
     if (have + add + 1 > msg_cap) {
-        char *grown = realloc(msg, have + add + 1);
+        char *grown = clt__realloc(msg, have + add + 1, 1);
         if (grown == NULL)
             return;
         if (msg == NULL)
@@ -110,7 +110,7 @@ clt_status clt__error_prefix(clt_status status, const char *fmt, ...)
     size_t pl = n < 0 ? 0 : (size_t)n < sizeof prefix ? (size_t)n : sizeof prefix - 1;
     size_t have = msg ? strlen(msg) : 0, need = pl + 2 + have + 1;
     if (need > msg_cap) {
-        char *grown = realloc(msg, need);
+        char *grown = clt__realloc(msg, need, 1);
         if (grown == NULL) /* the message stays as it was, unprefixed */
             goto done;
         if (msg == NULL)

@@ -198,7 +198,7 @@ void clt__profile_event(const char *kernel, cl_event ev)
             e = &prof.entries[i];
     if (e == NULL && prof.n == prof.cap) {
         size_t cap = prof.cap ? prof.cap * 2 : 32;
-        prof_entry *grown = realloc(prof.entries, cap * sizeof *grown);
+        prof_entry *grown = clt__realloc(prof.entries, cap, sizeof *grown);
         if (grown) {
             prof.entries = grown;
             prof.cap = cap;
@@ -213,7 +213,7 @@ void clt__profile_event(const char *kernel, cl_event ev)
         settle(e, false);
         if (e->npending == e->cap) {
             size_t cap = e->cap ? e->cap * 2 : 64;
-            cl_event *grown = realloc(e->pending, cap * sizeof *grown);
+            cl_event *grown = clt__realloc(e->pending, cap, sizeof *grown);
             if (grown) {
                 e->pending = grown;
                 e->cap = cap;

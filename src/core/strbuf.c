@@ -18,7 +18,7 @@ void clt__sb_vprintf(clt__strbuf *sb, const char *fmt, va_list ap)
         size_t cap = sb->cap ? sb->cap : 128;
         while (cap < sb->len + (size_t)need + 1)
             cap *= 2;
-        char *grown = realloc(sb->data, cap);
+        char *grown = clt__realloc(sb->data, cap, 1);
         if (grown == NULL) {
             sb->failed = true;
             return;
@@ -42,7 +42,7 @@ char *clt__sb_take(clt__strbuf *sb)
 {
     char *s = sb->data;
     if (s == NULL && !sb->failed) {
-        s = malloc(1);
+        s = clt__malloc(1);
         if (s)
             s[0] = '\0';
     }

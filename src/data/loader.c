@@ -89,10 +89,10 @@ static staging *staging_get(clt_dataloader *dl, size_t bytes)
             return s;
         }
     }
-    staging *s = calloc(1, sizeof *s);
+    staging *s = clt__calloc(1, sizeof *s);
     if (s == NULL)
         return NULL;
-    s->mem = malloc(bytes ? bytes : 1);
+    s->mem = clt__malloc(bytes ? bytes : 1);
     if (s->mem == NULL) {
         free(s);
         return NULL;
@@ -333,8 +333,8 @@ static clt_status make(clt_device *dev, int64_t n, const clt_loader_opts *opts,
         st = clt__device_open(dev);
     if (st != CLT_OK)
         return st;
-    clt_dataloader *dl = malloc(sizeof *dl);
-    int64_t *perm = malloc((size_t)(n ? n : 1) * sizeof *perm);
+    clt_dataloader *dl = clt__malloc(sizeof *dl);
+    int64_t *perm = clt__malloc((size_t)(n ? n : 1) * sizeof *perm);
     if (dl == NULL || perm == NULL) {
         free(dl);
         free(perm);

@@ -221,13 +221,13 @@ static clt_status picker_init(picker *p, const clt_device_info *infos, size_t n)
     memset(p, 0, sizeof *p);
     p->infos = infos;
     p->n = n;
-    p->kinds = calloc(m, sizeof *p->kinds);
-    p->usable = calloc(m, sizeof *p->usable);
-    p->rank = calloc(m, sizeof *p->rank);
-    p->by_label = calloc(m, sizeof *p->by_label);
-    p->order = calloc(m, sizeof *p->order);
-    p->pos = calloc(m, sizeof *p->pos);
-    p->labels = calloc(m, sizeof *p->labels);
+    p->kinds = clt__calloc(m, sizeof *p->kinds);
+    p->usable = clt__calloc(m, sizeof *p->usable);
+    p->rank = clt__calloc(m, sizeof *p->rank);
+    p->by_label = clt__calloc(m, sizeof *p->by_label);
+    p->order = clt__calloc(m, sizeof *p->order);
+    p->pos = clt__calloc(m, sizeof *p->pos);
+    p->labels = clt__calloc(m, sizeof *p->labels);
     if (!p->kinds || !p->usable || !p->rank || !p->by_label || !p->order || !p->pos ||
         !p->labels) {
         picker_free(p);
@@ -279,7 +279,7 @@ clt_status clt_pick_label(const clt_device_info *infos, size_t n, size_t i, char
     if (st != CLT_OK)
         return st;
     size_t len = strlen(p.labels[i]);
-    char *s = malloc(len + 1);
+    char *s = clt__malloc(len + 1);
     if (s == NULL) {
         picker_free(&p);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_pick_label: out of host memory");

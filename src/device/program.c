@@ -102,7 +102,7 @@ static void append_build_log(cl_program prog, cl_device_id dev)
     if (clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &len) != CL_SUCCESS ||
         len == 0)
         return;
-    char *log = malloc(len + 1);
+    char *log = clt__malloc(len + 1);
     if (log == NULL)
         return;
     if (clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, len, log, NULL) == CL_SUCCESS) {
@@ -218,7 +218,7 @@ static unsigned char *disk_read(const char *path, const char *key, size_t *len)
               h.key_len == klen && h.key_hash == fnv1a(FNV_INIT, key, klen) &&
               h.payload_len == (uint64_t)sbuf.st_size - sizeof h - klen && h.payload_len > 0;
     if (ok) {
-        buf = malloc(klen + h.payload_len);
+        buf = clt__malloc(klen + h.payload_len);
         ok = buf && read(fd, buf, klen + h.payload_len) == (ssize_t)(klen + h.payload_len) &&
              memcmp(buf, key, klen) == 0 &&
              fnv1a(FNV_INIT, buf + klen, h.payload_len) == h.payload_hash;
@@ -243,7 +243,7 @@ static void disk_write(const char *dir, const char *key, uint64_t khash, cl_prog
     char *tmp = NULL, *path = NULL;
     int fd = -1;
     if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
-        size == 0 || (bin = malloc(size)) == NULL)
+        size == 0 || (bin = clt__malloc(size)) == NULL)
         goto done;
     if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) != CL_SUCCESS)
         goto done;
@@ -446,8 +446,8 @@ static clt_status build_locked(clt_device *dev, const char *family, const char *
             note_key(dir, family, options);
         }
     }
-    e = calloc(1, sizeof *e);
-    if (e == NULL || (e->base.key = malloc(strlen(family) + strlen(options) + 2)) == NULL) {
+    e = clt__calloc(1, sizeof *e);
+    if (e == NULL || (e->base.key = clt__malloc(strlen(family) + strlen(options) + 2)) == NULL) {
         st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "program cache: out of host memory");
         goto done;
     }
@@ -546,7 +546,7 @@ static clt_status kernel_locked(clt_device *dev, clt__program_entry *p, const ch
     cl_kernel kernel = clCreateKernel(p->program, name, &err);
     if (err != CL_SUCCESS)
         return clt__cl_error(err, "clCreateKernel '%s' on %s", name, dev->label);
-    clt__kernel_entry *k = calloc(1, sizeof *k);
+    clt__kernel_entry *k = clt__calloc(1, sizeof *k);
     if (k == NULL) {
         clReleaseKernel(kernel);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "kernel cache: out of host memory");

@@ -89,7 +89,7 @@ static void describe(cl_platform_id p, cl_device_id d, clt_device_info *info)
 
     size_t ext_len = 0;
     if (clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, 0, NULL, &ext_len) == CL_SUCCESS && ext_len) {
-        char *ext = malloc(ext_len + 1);
+        char *ext = clt__malloc(ext_len + 1);
         if (ext && clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, ext_len, ext, NULL) == CL_SUCCESS) {
             ext[ext_len] = '\0';
             info->fp64 = strstr(ext, "cl_khr_fp64") != NULL;
@@ -222,10 +222,10 @@ static clt_status enumerate_locked(void)
         return clt__error(CLT_ERR_NO_PLATFORM,
                           "OpenCL found %u platform(s) but no device on any of them", np);
 
-    reg.devs = calloc(total, sizeof *reg.devs);
-    reg.infos = calloc(total, sizeof *reg.infos);
-    char(*labels)[32] = calloc(total, sizeof *labels);
-    cl_device_id *ids = calloc(total, sizeof *ids);
+    reg.devs = clt__calloc(total, sizeof *reg.devs);
+    reg.infos = clt__calloc(total, sizeof *reg.infos);
+    char(*labels)[32] = clt__calloc(total, sizeof *labels);
+    cl_device_id *ids = clt__calloc(total, sizeof *ids);
     clt_status st = CLT_OK;
     if (!reg.devs || !reg.infos || !labels || !ids) {
         st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "device registry: out of host memory");
@@ -310,7 +310,7 @@ static clt_status ensure_init(void)
     if (!reg.initialised) {
         reg.status = enumerate_locked();
         if (reg.status != CLT_OK) {
-            reg.message = strdup(clt_last_error());
+            reg.message = clt__strdup(clt_last_error());
             /* Keep the message; drop partial state so a retry starts clean. */
             char *keep = reg.message;
             reg.message = NULL;

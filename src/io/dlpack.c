@@ -81,7 +81,7 @@ clt_status clt_to_dlpack(const clt_tensor *t, DLManagedTensor **out)
     clt_status st = clt__check_host_size(t, fn);
     if (st != CLT_OK)
         return st;
-    managed *m = calloc(1, sizeof *m);
+    managed *m = clt__calloc(1, sizeof *m);
     size_t bytes = clt_tensor_nbytes(t);
     if (m == NULL || posix_memalign(&m->data, 256, bytes ? bytes : 1) != 0) {
         free(m);
@@ -230,7 +230,7 @@ clt_status clt_from_dlpack(clt_device *dev, const DLManagedTensor *src, clt_tens
     if (st != CLT_OK)
         return st;
     size_t bytes = (size_t)numel * es;
-    char *buf = malloc(bytes ? bytes : 1);
+    char *buf = clt__malloc(bytes ? bytes : 1);
     if (buf == NULL) {
         clt_tensor_free(t);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for %zu bytes", fn,

@@ -63,7 +63,7 @@ clt_status clt__io_read_at(FILE *f, uint64_t off, void *dst, size_t n, const cha
 static char *read_link(const char *link)
 {
     for (size_t cap = 256; cap <= ((size_t)1 << 20); cap *= 2) {
-        char *b = malloc(cap);
+        char *b = clt__malloc(cap);
         if (b == NULL)
             return NULL;
         ssize_t n = readlink(link, b, cap);
@@ -86,7 +86,7 @@ static char *read_link(const char *link)
 static clt_status resolve_links(const char *path, const char *fn, char **out)
 {
     *out = NULL;
-    char *p = strdup(path);
+    char *p = clt__strdup(path);
     for (int hops = 0; p != NULL; hops++) {
         struct stat sb;
         if (lstat(p, &sb) != 0 || !S_ISLNK(sb.st_mode)) {
@@ -108,7 +108,7 @@ static clt_status resolve_links(const char *path, const char *fn, char **out)
         /* A relative target is relative to the link's directory. */
         const char *slash = strrchr(p, '/');
         size_t dir = target[0] == '/' || slash == NULL ? 0 : (size_t)(slash - p) + 1;
-        char *next = malloc(dir + strlen(target) + 1);
+        char *next = clt__malloc(dir + strlen(target) + 1);
         if (next != NULL) {
             memcpy(next, p, dir);
             strcpy(next + dir, target);
@@ -161,7 +161,7 @@ clt_status clt__io_create(clt__io_out *o, const char *path, const char *fn)
         return st;
     }
     size_t len = strlen(o->target) + 48;
-    o->tmp = malloc(len);
+    o->tmp = clt__malloc(len);
     if (o->tmp == NULL) {
         clt__io_abort(o);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
@@ -258,7 +258,7 @@ clt_status clt__io_read_tensor(const clt_tensor *t, void **data, size_t *bytes, 
     if (st != CLT_OK)
         return st;
     size_t nb = clt_tensor_nbytes(t);
-    void *p = malloc(nb ? nb : 1);
+    void *p = clt__malloc(nb ? nb : 1);
     if (p == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for %zu bytes", fn, nb);
     st = clt__tensor_read_at(t, p, nb, fn, caller);

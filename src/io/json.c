@@ -86,7 +86,7 @@ static bool put(buf *b, const char *s, size_t n)
         size_t cap = b->cap ? b->cap * 2 : 32;
         while (cap < b->len + n + 1)
             cap *= 2;
-        char *d = realloc(b->d, cap);
+        char *d = clt__realloc(b->d, cap, 1);
         if (d == NULL)
             return false;
         b->d = d;
@@ -279,20 +279,20 @@ static int grow(parser *ps, clt__json *v, bool object)
     if (v->n < v->cap)
         return 1;
     size_t cap = v->cap ? v->cap * 2 : 4;
-    clt__json *items = realloc(v->items, cap * sizeof *items);
+    clt__json *items = clt__realloc(v->items, cap, sizeof *items);
     if (items == NULL) {
         oom(ps);
         return 0;
     }
     v->items = items;
     if (object) {
-        char **keys = realloc(v->keys, cap * sizeof *keys);
+        char **keys = clt__realloc(v->keys, cap, sizeof *keys);
         if (keys == NULL) {
             oom(ps);
             return 0;
         }
         v->keys = keys;
-        size_t *kl = realloc(v->key_lens, cap * sizeof *kl);
+        size_t *kl = clt__realloc(v->key_lens, cap, sizeof *kl);
         if (kl == NULL) {
             oom(ps);
             return 0;

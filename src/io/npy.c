@@ -288,7 +288,7 @@ clt_status clt_load_npy(const char *path, clt_device *dev, clt_tensor **out)
     if (hlen > size - start)
         CLT__TRY(hbad(&h, "the header length %llu goes past the end of the file (%llu bytes; "
                           "truncated?)", (unsigned long long)hlen, (unsigned long long)size));
-    text = malloc(hlen ? hlen : 1);
+    text = clt__malloc(hlen ? hlen : 1);
     if (text == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
     CLT__TRY(clt__io_read_at(f, start, text, hlen, path, fn));
@@ -332,7 +332,7 @@ clt_status clt_load_npy(const char *path, clt_device *dev, clt_tensor **out)
         CLT__TRY(hbad(&h, "%llu bytes after the array's data (%llu bytes for %s of shape %s)",
                       (unsigned long long)(have - need), (unsigned long long)need, h.descr,
                       clt__shape_str(s, sizeof s, h.ndim, h.shape)));
-    data = malloc(need ? need : 1);
+    data = clt__malloc(need ? need : 1);
     if (data == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for %llu bytes", fn,
                             (unsigned long long)need));

@@ -246,7 +246,7 @@ static int header_member(void *ctx, clt__json_cursor *c, char *key, size_t key_l
     }
     if (sf->n == sf->cap) {
         size_t cap = sf->cap ? sf->cap * 2 : 16;
-        entry *e = realloc(sf->e, cap * sizeof *e);
+        entry *e = clt__realloc(sf->e, cap, sizeof *e);
         if (e == NULL) {
             free(key);
             sf->st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", sf->fn);
@@ -300,7 +300,7 @@ static clt_status st_open(const char *path, const char *fn, st_file *sf)
         CLT__TRY(bad(sf, "the header length %llu is too short for a JSON object",
                      (unsigned long long)hlen));
     sf->data_start = 8 + hlen;
-    header = malloc(hlen);
+    header = clt__malloc(hlen);
     if (header == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for a %llu-byte "
                             "header", fn, (unsigned long long)hlen));
@@ -318,8 +318,8 @@ static clt_status st_open(const char *path, const char *fn, st_file *sf)
         CLT__TRY(sf->st != CLT_OK ? sf->st : bad(sf, "the header could not be read"));
     free(header);
     header = NULL;
-    sf->by_name = malloc((sf->n ? sf->n : 1) * sizeof *sf->by_name);
-    by_off = malloc((sf->n ? sf->n : 1) * sizeof *by_off);
+    sf->by_name = clt__malloc((sf->n ? sf->n : 1) * sizeof *sf->by_name);
+    by_off = clt__malloc((sf->n ? sf->n : 1) * sizeof *by_off);
     if (sf->by_name == NULL || by_off == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
     for (size_t k = 0; k < sf->n; k++)
@@ -361,7 +361,7 @@ done:
 static clt_status st_read(const st_file *sf, const entry *e, void **out)
 {
     size_t nb = (size_t)(e->end - e->begin);
-    void *p = malloc(nb ? nb : 1);
+    void *p = clt__malloc(nb ? nb : 1);
     *out = NULL;
     if (p == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for the %zu bytes of "
@@ -421,7 +421,7 @@ clt_status clt_load_safetensors(const char *path, clt_device *dev, clt_named_ten
     size_t name_bytes = 0, done_n = 0;
     for (size_t k = 0; k < sf.n; k++)
         name_bytes += strlen(sf.e[k].name) + 1;
-    clt_named_tensor *arr = malloc((sf.n ? sf.n : 1) * sizeof *arr + name_bytes);
+    clt_named_tensor *arr = clt__malloc((sf.n ? sf.n : 1) * sizeof *arr + name_bytes);
     if (arr == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
     char *names = (char *)(arr + sf.n);
@@ -481,9 +481,9 @@ static int save_cmp(const void *a, const void *b)
 static clt_status save(const char *path, const clt_named_tensor *tensors, size_t n,
                        const char *fn, const void *caller)
 {
-    size_t *order = malloc((n ? n : 1) * sizeof *order);
-    void **data = calloc(n ? n : 1, sizeof *data);
-    size_t *bytes = calloc(n ? n : 1, sizeof *bytes);
+    size_t *order = clt__malloc((n ? n : 1) * sizeof *order);
+    void **data = clt__calloc(n ? n : 1, sizeof *data);
+    size_t *bytes = clt__calloc(n ? n : 1, sizeof *bytes);
     clt__strbuf sb = {0};
     clt__io_out o = {0};
     clt_status st = CLT_OK;
@@ -604,7 +604,7 @@ static clt_status check_state(const st_file *sf, const clt_named_tensor *state, 
                               const entry **match)
 {
     clt__strbuf missing = {0}, unexpected = {0};
-    bool *used = calloc(sf->n ? sf->n : 1, sizeof *used);
+    bool *used = clt__calloc(sf->n ? sf->n : 1, sizeof *used);
     clt_status st = CLT_OK;
     if (used == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", sf->fn);
@@ -673,8 +673,8 @@ clt_status clt_module_load(clt_module *m, const char *path)
     if (st != CLT_OK)
         return st;
     CLT__TRY(clt_module_state(m, &state, &n));
-    match = calloc(n ? n : 1, sizeof *match);
-    fresh = calloc(n ? n : 1, sizeof *fresh);
+    match = clt__calloc(n ? n : 1, sizeof *match);
+    fresh = clt__calloc(n ? n : 1, sizeof *fresh);
     if (match == NULL || fresh == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
     CLT__TRY(check_state(&sf, state, n, match));

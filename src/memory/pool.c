@@ -129,7 +129,7 @@ static pool *get_pool(clt_device *dev, bool create)
         return p;
     pthread_mutex_lock(&create_lock);
     p = dev->pool;
-    if (p == NULL && (p = calloc(1, sizeof *p)) != NULL) {
+    if (p == NULL && (p = clt__calloc(1, sizeof *p)) != NULL) {
         pthread_mutex_init(&p->lock, NULL);
         cap_from_env(dev, p);
         __atomic_store_n((pool **)&dev->pool, p, __ATOMIC_RELEASE);
@@ -290,7 +290,7 @@ void clt__buffer_release(clt_device *dev, cl_mem mem, size_t bytes)
     pool *p = get_pool(dev, false);
     int bin = 0;
     uint64_t size = effective_size(dev, bytes, &bin);
-    node *n = bin >= 0 && p ? malloc(sizeof *n) : NULL;
+    node *n = bin >= 0 && p ? clt__malloc(sizeof *n) : NULL;
     if (p)
         pthread_mutex_lock(&p->lock);
     if (n) {

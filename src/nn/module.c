@@ -12,7 +12,7 @@
 
 clt_status clt__module_new(const clt__module_ops *ops, clt_device *dev, clt_module **out)
 {
-    clt_module *m = calloc(1, sizeof *m);
+    clt_module *m = clt__calloc(1, sizeof *m);
     *out = m;
     if (m == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", ops->name);
@@ -209,7 +209,7 @@ static clt_status named(const clt_module *m, bool params, bool bufs, clt_named_t
     walk w = {params, bufs, NULL, NULL, 0, 0};
     visit(m, "", &w);
     size_t count = w.n;
-    clt_named_tensor *arr = malloc(count * sizeof *arr + w.name_bytes + 1);
+    clt_named_tensor *arr = clt__malloc(count * sizeof *arr + w.name_bytes + 1);
     if (arr == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     w = (walk){params, bufs, arr, (char *)(arr + count), 0, 0};
@@ -242,7 +242,7 @@ clt_status clt_module_parameters(const clt_module *m, clt_tensor ***out, size_t 
     clt_status st = named(m, true, false, &arr, n, "clt_module_parameters");
     if (st != CLT_OK)
         return st;
-    clt_tensor **t = malloc((*n ? *n : 1) * sizeof *t);
+    clt_tensor **t = clt__malloc((*n ? *n : 1) * sizeof *t);
     if (t == NULL) {
         free(arr);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_module_parameters: out of host memory");
@@ -305,7 +305,7 @@ clt_status clt_module_to(clt_module *m, clt_device *dev)
     CLT__REQUIRE_ARG(m, "clt_module_to");
     CLT__REQUIRE_ARG(dev, "clt_module_to");
     size_t n = count_tensors(m), k = 0;
-    clt_tensor **ts = calloc(n ? n : 1, sizeof *ts);
+    clt_tensor **ts = clt__calloc(n ? n : 1, sizeof *ts);
     if (ts == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_module_to: out of host memory");
     list_tensors(m, ts, &k);
@@ -364,7 +364,7 @@ clt_status clt_sequential(clt_module *const *mods, size_t n, clt_module **out)
     clt_status st = clt__module_new(&sequential_ops, NULL, &m);
     if (st != CLT_OK)
         return st;
-    m->children = malloc((n ? n : 1) * sizeof *m->children);
+    m->children = clt__malloc((n ? n : 1) * sizeof *m->children);
     if (m->children == NULL) {
         free(m);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_sequential: out of host memory");

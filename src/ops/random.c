@@ -22,7 +22,7 @@ clt_status clt_generator_new(uint64_t seed, clt_generator **out)
 {
     CLT__REQUIRE_ARG(out, "clt_generator_new");
     *out = NULL;
-    clt_generator *g = calloc(1, sizeof *g);
+    clt_generator *g = clt__calloc(1, sizeof *g);
     if (g == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_generator_new: out of host memory");
     g->seed = seed;

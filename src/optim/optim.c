@@ -118,7 +118,7 @@ static int span_cmp(const void *a, const void *b)
  * in the norm and scale it twice, as PyTorch does. */
 static clt_status check_distinct(clt_tensor *const *params, size_t n, bool grads, const char *fn)
 {
-    span *s = calloc(n ? n : 1, sizeof *s);
+    span *s = clt__calloc(n ? n : 1, sizeof *s);
     if (s == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     size_t m = 0;
@@ -192,13 +192,13 @@ static clt_status make(kind k, clt_tensor *const *params, size_t n, const clt_sg
     st = check_distinct(params, n, false, fn);
     if (st != CLT_OK)
         return st;
-    clt_optimizer *o = calloc(1, sizeof *o);
+    clt_optimizer *o = clt__calloc(1, sizeof *o);
     if (o == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-    o->params = calloc(n, sizeof *o->params);
-    o->started = calloc(n, 1);
+    o->params = clt__calloc(n, sizeof *o->params);
+    o->started = clt__calloc(n, 1);
     for (int k2 = 0; k2 < NSTATE; k2++)
-        o->state[k2] = calloc(n, sizeof *o->state[k2]);
+        o->state[k2] = clt__calloc(n, sizeof *o->state[k2]);
     if (o->params == NULL || o->started == NULL || o->state[0] == NULL || o->state[1] == NULL || o->state[2] == NULL) {
         clt_optimizer_free(o);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
@@ -494,7 +494,7 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
     clt_status st = check_distinct(params, n, true, fn);
     if (st != CLT_OK)
         return st;
-    clt_tensor **sq = calloc(n ? n : 1, sizeof *sq);
+    clt_tensor **sq = clt__calloc(n ? n : 1, sizeof *sq);
     clt_tensor *sum = NULL, *norm = NULL, *den = NULL, *coef = NULL, *clamped = NULL,
                *nd = NULL;
     const clt_tensor *first = NULL;
@@ -577,7 +577,7 @@ static clt_status scheduler(clt_optimizer *opt, int cosine, int64_t period, doub
     if (!isfinite(factor) || (!cosine && factor < 0))
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid %s %g", fn,
                           cosine ? "eta_min" : "gamma", factor);
-    clt_lr_scheduler *s = calloc(1, sizeof *s);
+    clt_lr_scheduler *s = clt__calloc(1, sizeof *s);
     if (s == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     *s = (clt_lr_scheduler){opt, cosine, 0, period, opt->lr, factor};

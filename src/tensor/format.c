@@ -174,7 +174,7 @@ clt_status clt_tensor_format(const clt_tensor *t, char **out)
     if (st != CLT_OK)
         return st;
     size_t bytes = clt_tensor_nbytes(t);
-    unsigned char *data = malloc(bytes ? bytes : 1);
+    unsigned char *data = clt__malloc(bytes ? bytes : 1);
     if (data == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
                           "clt_tensor_format: no host memory for %zu bytes", bytes);

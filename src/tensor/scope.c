@@ -17,7 +17,7 @@ static clt_status scope_push(clt__scope *s, clt_tensor *t)
 {
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 64;
-        clt_tensor **items = realloc(s->items, cap * sizeof *items);
+        clt_tensor **items = clt__realloc(s->items, cap, sizeof *items);
         if (items == NULL)
             return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "scope: out of host memory");
         s->items = items;
@@ -44,7 +44,7 @@ void clt__scope_disown(clt_tensor *t)
 
 clt_status clt_scope_begin(void)
 {
-    clt__scope *s = calloc(1, sizeof *s);
+    clt__scope *s = clt__calloc(1, sizeof *s);
     if (s == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_scope_begin: out of host memory");
     s->parent = top;

@@ -132,8 +132,8 @@ clt_status clt__result_new(const char *fn, clt_device *dev, clt_dtype dtype, int
     st = clt__device_open(dev);
     if (st != CLT_OK)
         return st;
-    clt_tensor *t = calloc(1, sizeof *t);
-    clt__storage *s = calloc(1, sizeof *s);
+    clt_tensor *t = clt__calloc(1, sizeof *t);
+    clt__storage *s = clt__calloc(1, sizeof *s);
     if (t == NULL || s == NULL) {
         free(t);
         free(s);
@@ -198,7 +198,7 @@ clt_status clt__result_new(const char *fn, clt_device *dev, clt_dtype dtype, int
 clt_status clt__tensor_view(const clt_tensor *t, int ndim, const int64_t *shape,
                             const int64_t *strides, int64_t offset, clt_tensor **out)
 {
-    clt_tensor *v = calloc(1, sizeof *v);
+    clt_tensor *v = clt__calloc(1, sizeof *v);
     if (v == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "view: out of host memory");
     v->refs = 1;

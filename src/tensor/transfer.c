@@ -160,7 +160,7 @@ done:
 static clt_status copy_through_host(const clt_tensor *src, clt_tensor *dst, const void *caller)
 {
     size_t bytes = clt_tensor_nbytes(src);
-    void *tmp = malloc(bytes);
+    void *tmp = clt__malloc(bytes);
     if (tmp == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
                           "clt_to: no host memory for a %zu-byte staging buffer", bytes);
@@ -264,7 +264,7 @@ clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev)
 
 clt_status clt__tensor_rehome_all(clt_tensor *const *ts, size_t n, clt_device *dev)
 {
-    clt_tensor **moved = calloc(n ? n : 1, sizeof *moved);
+    clt_tensor **moved = clt__calloc(n ? n : 1, sizeof *moved);
     if (moved == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "moving %zu tensors to %s: out of host "
                           "memory", n, dev->label);
@@ -360,7 +360,7 @@ clt_status clt_tensor_read_async(const clt_tensor *t, void *dst, size_t dst_byte
     clt_status st = check_read(t, dst, dst_bytes, "clt_tensor_read_async");
     if (st != CLT_OK)
         return st;
-    clt_event *e = calloc(1, sizeof *e);
+    clt_event *e = clt__calloc(1, sizeof *e);
     if (e == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_tensor_read_async: out of host memory");
     size_t bytes = clt_tensor_nbytes(t);
@@ -486,7 +486,7 @@ clt_status clt__tensor_write(clt_tensor *t, const void *src, size_t bytes, clt_e
     clt_status st = clt__check_dest(t, fn);
     if (st != CLT_OK)
         return st;
-    clt_event *e = calloc(1, sizeof *e);
+    clt_event *e = clt__calloc(1, sizeof *e);
     if (e == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     clt_tensor *stage = NULL;

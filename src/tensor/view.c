@@ -597,7 +597,7 @@ clt_status clt__stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor
         return clt__error(CLT_ERR_TOO_MANY_DIMS,
                           "%s: stacking tensors of %d dimensions needs %d; at most %d supported",
                           fn, t0->ndim, t0->ndim + 1, CLT_MAX_DIMS);
-    clt_tensor **u = calloc(n, sizeof *u);
+    clt_tensor **u = clt__calloc(n, sizeof *u);
     if (u == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     for (size_t i = 0; i < n; i++)

@@ -1,0 +1,52 @@
+/* alloc.c: the library's host allocations, in one place so that a test can
+ * make any of them fail (clt__host_refuse_after). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Host allocations still to succeed before every further one fails: -1 off,
+ * -2 once one has been refused (and until the hook is set again). */
+static long refuse_in = -1;
+
+long clt__host_refuse_after(long pass)
+{
+    return __atomic_exchange_n(&refuse_in, pass < 0 ? -1 : pass, __ATOMIC_RELAXED);
+}
+
+static bool refused(void)
+{
+    long n = __atomic_load_n(&refuse_in, __ATOMIC_RELAXED);
+    while (n >= 0) {
+        long next = n > 0 ? n - 1 : -2;
+        if (__atomic_compare_exchange_n(&refuse_in, &n, next, false, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+            return n == 0;
+    }
+    return n == -2;
+}
+
+void *clt__malloc(size_t bytes)
+{
+    return refused() ? NULL : malloc(bytes);
+}
+
+void *clt__calloc(size_t n, size_t size)
+{
+    return refused() ? NULL : calloc(n, size); /* calloc checks n * size */
+}
+
+void *clt__realloc(void *p, size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    return refused() ? NULL : realloc(p, n * size);
+}
+
+char *clt__strdup(const char *s)
+{
+    size_t len = strlen(s) + 1;
+    char *d = clt__malloc(len);
+    return d ? memcpy(d, s, len) : NULL;
+}
