@@ -6,7 +6,14 @@
 
 #include "internal.h"
 
-static _Thread_local char *msg;        /* heap, owned by this thread */
+/* The message lives in a heap buffer owned by the thread, or, while that
+ * cannot be grown (the host is out of memory), truncated in a small fixed
+ * one, so that a failure always comes back with a message.  msg points to
+ * whichever holds it, msg_cap is that one's size. */
+static _Thread_local char *heap;
+static _Thread_local size_t heap_cap;
+static _Thread_local char spare[192];
+static _Thread_local char *msg;
 static _Thread_local size_t msg_cap;
 static _Thread_local clt_status last_status;
 static _Thread_local int last_cl;
@@ -52,25 +59,34 @@ void clt_free(void *ptr)
     free(ptr);
 }
 
+/* Makes heap hold at least `need` bytes when it can, keeping the message,
+ * and points msg at it; while there is no heap buffer, at spare.  The heap
+ * buffer is never smaller than spare. */
+static void reserve(size_t need)
+{
+    if (need < sizeof spare)
+        need = sizeof spare;
+    if (need > heap_cap) {
+        char *grown = clt__realloc(heap, need, 1);
+        if (grown) {
+            if (msg == spare)
+                memcpy(grown, spare, sizeof spare);
+            heap = grown;
+            heap_cap = need;
+        }
+    }
+    msg = heap ? heap : spare;
+    msg_cap = heap ? heap_cap : sizeof spare;
+}
+
 static void set_msg(const char *fmt, va_list ap)
 {
     va_list copy;
     va_copy(copy, ap);
     int need = vsnprintf(NULL, 0, fmt, copy);
     va_end(copy);
-    if (need < 0)
-        need = 0;
-    if ((size_t)need + 1 > msg_cap) {
-        /* The buffer lives as long as the thread; a failed grow keeps the
-         * old one and truncates the message rather than losing it. */
-        char *grown = clt__realloc(msg, (size_t)need + 1, 1);
-        if (grown) {
-            msg = grown;
-            msg_cap = (size_t)need + 1;
-        }
-    }
-    if (msg)
-        vsnprintf(msg, msg_cap, fmt, ap);
+    reserve(need < 0 ? 1 : (size_t)need + 1);
+    vsnprintf(msg, msg_cap, fmt, ap);
 }
 
 clt_status clt__error(clt_status status, const char *fmt, ...)
@@ -87,17 +103,10 @@ clt_status clt__error(clt_status status, const char *fmt, ...)
 void clt__error_append(const char *text)
 {
     size_t have = msg ? strlen(msg) : 0;
-    size_t add = strlen(text);
-    if (have + add + 1 > msg_cap) {
-        char *grown = clt__realloc(msg, have + add + 1, 1);
-        if (grown == NULL)
-            return;
-        if (msg == NULL)
-            grown[0] = '\0';
-        msg = grown;
-        msg_cap = have + add + 1;
-    }
-    memcpy(msg + have, text, add + 1);
+    reserve(have + strlen(text) + 1);
+    if (have == 0)
+        msg[0] = '\0';
+    snprintf(msg + have, msg_cap - have, "%s", text); /* truncated when it did not fit */
 }
 
 clt_status clt__error_prefix(clt_status status, const char *fmt, ...)
@@ -109,14 +118,13 @@ clt_status clt__error_prefix(clt_status status, const char *fmt, ...)
     va_end(ap);
     size_t pl = n < 0 ? 0 : (size_t)n < sizeof prefix ? (size_t)n : sizeof prefix - 1;
     size_t have = msg ? strlen(msg) : 0, need = pl + 2 + have + 1;
-    if (need > msg_cap) {
-        char *grown = clt__realloc(msg, need, 1);
-        if (grown == NULL) /* the message stays as it was, unprefixed */
-            goto done;
-        if (msg == NULL)
-            grown[0] = '\0';
-        msg = grown;
-        msg_cap = need;
+    reserve(need);
+    if (have == 0)
+        msg[0] = '\0';
+    if (need > msg_cap) { /* the message stays as it was, unprefixed */
+        if (have == 0)
+            snprintf(msg, msg_cap, "%s", prefix);
+        goto done;
     }
     memmove(msg + pl + 2, msg, have + 1);
     memcpy(msg, prefix, pl);
@@ -186,7 +194,10 @@ static clt_status cl_error_v(cl_int err, const char *fmt, va_list ap)
                         : CLT_ERR_OPENCL;
     if (err == CL_OUT_OF_HOST_MEMORY)
         st = CLT_ERR_OUT_OF_HOST_MEMORY;
-    clt__error(st, "%s", text ? text : "OpenCL call failed");
+    if (text)
+        clt__error(st, "%s", text);
+    else
+        clt__error(st, "OpenCL call failed: %s (%d)", clt_cl_error_name(err), err);
     free(text);
     last_cl = err;
     return st;
@@ -245,7 +256,10 @@ clt_status clt__clblast_error(int err, const char *fmt, ...)
     va_end(ap);
     clt__sb_printf(&sb, ": %s (%d)", clblast_name(err), err);
     char *text = clt__sb_take(&sb);
-    clt__error(CLT_ERR_CLBLAST, "%s", text ? text : "CLBlast call failed");
+    if (text)
+        clt__error(CLT_ERR_CLBLAST, "%s", text);
+    else
+        clt__error(CLT_ERR_CLBLAST, "CLBlast call failed: %s (%d)", clblast_name(err), err);
     free(text);
     last_cl = err;
     return CLT_ERR_CLBLAST;
