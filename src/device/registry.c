@@ -50,7 +50,8 @@ static void get_platform_str(cl_platform_id p, cl_platform_info what, char *buf,
     copy_str(clGetPlatformInfo(p, what, sizeof tmp, tmp, NULL), tmp, sizeof tmp, buf, n);
 }
 
-static void describe(cl_platform_id p, cl_device_id d, clt_device_info *info)
+/* Fills info; false only when the host is out of memory. */
+static bool describe(cl_platform_id p, cl_device_id d, clt_device_info *info)
 {
     memset(info, 0, sizeof *info);
     get_str(d, CL_DEVICE_NAME, info->name, sizeof info->name);
@@ -90,7 +91,9 @@ static void describe(cl_platform_id p, cl_device_id d, clt_device_info *info)
     size_t ext_len = 0;
     if (clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, 0, NULL, &ext_len) == CL_SUCCESS && ext_len) {
         char *ext = clt__malloc(ext_len + 1);
-        if (ext && clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, ext_len, ext, NULL) == CL_SUCCESS) {
+        if (ext == NULL)
+            return false;
+        if (clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, ext_len, ext, NULL) == CL_SUCCESS) {
             ext[ext_len] = '\0';
             info->fp64 = strstr(ext, "cl_khr_fp64") != NULL;
             info->fp16 = strstr(ext, "cl_khr_fp16") != NULL;
@@ -99,6 +102,7 @@ static void describe(cl_platform_id p, cl_device_id d, clt_device_info *info)
     }
     if (sscanf(info->device_version, "OpenCL %d.%d", &info->cl_major, &info->cl_minor) != 2)
         info->cl_major = info->cl_minor = 0;
+    return true;
 }
 
 /* What the layers above keep per device (the allocator's pool, CLBlast's
@@ -244,7 +248,12 @@ static clt_status enumerate_locked(void)
             dev->index = k;
             dev->platform = reg.platforms[p];
             dev->id = ids[k];
-            describe(reg.platforms[p], ids[k], &dev->info);
+            if (!describe(reg.platforms[p], ids[k], &dev->info)) {
+                reg.n = k; /* the devices set up so far, for the teardown */
+                st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
+                                "device registry: out of host memory");
+                goto done;
+            }
             dev->info.platform_index = (int)p;
             dev->info.device_index = (int)j;
             dev->kind = clt_classify(&dev->info);
@@ -309,13 +318,19 @@ static clt_status ensure_init(void)
     pthread_mutex_lock(&reg.lock);
     if (!reg.initialised) {
         reg.status = enumerate_locked();
+        /* Running out of host memory passes: the next call tries again.
+         * Any other failure (no platform, a driver error) is kept, with its
+         * message, and every later call reports it. */
         if (reg.status != CLT_OK) {
-            reg.message = clt__strdup(clt_last_error());
-            /* Keep the message; drop partial state so a retry starts clean. */
-            char *keep = reg.message;
-            reg.message = NULL;
-            teardown_locked();
+            bool again = reg.status == CLT_ERR_OUT_OF_HOST_MEMORY;
+            char *keep = again ? NULL : clt__strdup(clt_last_error());
+            clt_status st = reg.status;
+            teardown_locked(); /* drops partial state and reg.message */
+            reg.status = st;
             reg.message = keep;
+            reg.initialised = !again;
+            pthread_mutex_unlock(&reg.lock);
+            return st; /* with this thread's message from enumerate_locked */
         }
         reg.initialised = true;
     }
