@@ -307,6 +307,7 @@ static clt_status dropout_forward(clt_module *m, const clt_tensor *x, clt_tensor
     if (st != CLT_OK)
         return st;
     clt_tensor *u, *keep, *kf, *y;
+    uint64_t drawn = clt_generator_offset(m->gen);
     CLT__TRY(clt_rand(m->gen, x->dev, clt__dtype_is_float(x->dtype) ? x->dtype : CLT_FLOAT32,
                       x->ndim, x->shape, &u));
     CLT__TRY(clt_ge_scalar(u, p, &keep));
@@ -314,7 +315,10 @@ static clt_status dropout_forward(clt_module *m, const clt_tensor *x, clt_tensor
     CLT__TRY(clt_mul(x, kf, &y));
     CLT__TRY(clt_mul_scalar(y, 1.0 / (1.0 - p), out));
 done:
-    return finish(st, out);
+    st = finish(st, out);
+    if (st != CLT_OK) /* a failed forward takes no numbers: the retry draws the same mask */
+        clt_generator_set_offset(m->gen, drawn);
+    return st;
 }
 
 static const clt__module_ops dropout_ops = {"Dropout", dropout_forward, NULL};
@@ -362,6 +366,7 @@ clt_status clt_embedding_layer(clt_device *dev, int64_t num_embeddings, int64_t 
     clt_module *m = NULL;
     clt_tensor *w = NULL;
     clt_status st;
+    uint64_t drawn = clt_generator_offset(gen);
     CLT__TRY(clt__module_new(&embedding_ops, dev, &m));
     int64_t shape[2] = {num_embeddings, embedding_dim};
     CLT__TRY(clt_randn(gen, dev, CLT_FLOAT32, 2, shape, &w)); /* N(0, 1), as PyTorch */
@@ -369,6 +374,8 @@ clt_status clt_embedding_layer(clt_device *dev, int64_t num_embeddings, int64_t 
     *out = m;
     m = NULL;
 done:
+    if (st != CLT_OK)
+        clt_generator_set_offset(gen, drawn);
     clt_tensor_free(w);
     clt_module_free(m);
     return st == CLT_OK ? clt__ok() : st;

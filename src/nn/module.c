@@ -70,6 +70,7 @@ clt_status clt__module_weight_bias(clt_module *m, clt_generator *gen, int ndim,
     /* kaiming_uniform_(a = sqrt(5)) and the bias both come to 1 / sqrt(fan_in) */
     double bound = 1.0 / sqrt((double)fan_in);
     clt_tensor *t = NULL;
+    uint64_t drawn = clt_generator_offset(gen);
     clt_status st = clt__init_uniform(gen, m->dev, ndim, wshape, bound, &t);
     if (st == CLT_OK)
         st = clt__module_param(m, "weight", t);
@@ -78,6 +79,8 @@ clt_status clt__module_weight_bias(clt_module *m, clt_generator *gen, int ndim,
         if (st == CLT_OK)
             st = clt__module_param(m, "bias", t);
     }
+    if (st != CLT_OK) /* a failed constructor takes no numbers from gen */
+        clt_generator_set_offset(gen, drawn);
     return st;
 }
 
