@@ -494,13 +494,16 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
     clt_status st = check_distinct(params, n, true, fn);
     if (st != CLT_OK)
         return st;
-    clt_tensor **sq = clt__calloc(n ? n : 1, sizeof *sq);
+    /* sq[0..m): the squared norms; co[i]: the coefficient in the dtype of
+     * parameter i's gradient */
+    clt_tensor **sq = clt__calloc(n ? 2 * n : 1, sizeof *sq), **co;
     clt_tensor *sum = NULL, *norm = NULL, *den = NULL, *coef = NULL, *clamped = NULL,
                *nd = NULL;
     const clt_tensor *first = NULL;
     size_t m = 0;
     if (sq == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    co = sq + n;
     int was = clt_set_grad_enabled(0);
     for (size_t i = 0; i < n; i++) {
         const clt_tensor *g = clt__grad_of(params[i]);
@@ -534,18 +537,37 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
     CLT__TRY(clt__rdiv_scalar(den, max_norm, &coef));
     double one = 1.0;
     CLT__TRY(clt__clamp(coef, NULL, &one, &clamped));
-    for (size_t i = 0; i < n; i++) {
-        clt_tensor *g = (clt_tensor *)clt__grad_of(params[i]);
-        if (g == NULL)
-            continue;
-        CLT__TRY(clt__binary_(CLT__OP_MUL, g, clamped, 1.0, fn));
-    }
+    /* Everything that allocates is made before any gradient changes: a
+     * failure must leave them as they were, or the call made again would
+     * clip twice. */
     if (total_norm)
         CLT__TRY(clt__to_dtype(norm, first->dtype, total_norm));
+    const clt_tensor *last = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const clt_tensor *g = clt__grad_of(params[i]);
+        if (g == NULL)
+            continue;
+        if (last && last->dtype == g->dtype)
+            co[i] = clt_tensor_retain((clt_tensor *)last);
+        else
+            CLT__TRY(clt__to_dtype(clamped, g->dtype, &co[i]));
+        last = co[i];
+    }
+    for (size_t i = 0; i < n; i++) {
+        clt_tensor *g = (clt_tensor *)clt__grad_of(params[i]);
+        if (g != NULL)
+            CLT__TRY(clt__binary_(CLT__OP_MUL, g, co[i], 1.0, fn));
+    }
 done:
+    if (st != CLT_OK && total_norm) {
+        clt_tensor_free(*total_norm);
+        *total_norm = NULL;
+    }
     clt_set_grad_enabled(was);
     for (size_t i = 0; i < m; i++)
         clt_tensor_free(sq[i]);
+    for (size_t i = 0; i < n; i++)
+        clt_tensor_free(co[i]);
     free(sq);
     clt_tensor_free(nd);
     clt_tensor_free(sum);
