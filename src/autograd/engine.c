@@ -602,7 +602,11 @@ static clt_status run_node(clt__node *x, nodelist *ready, pendlist *leaves, bool
         if (gin[k] != NULL && (e->node || e->leaf)) {
             clt_tensor *g = gin[k];
             gin[k] = NULL;
-            CLT__TRY(conform(&g, e));
+            st = conform(&g, e);
+            if (st != CLT_OK) {
+                clt_tensor_free(g); /* conform hands g back when it fails */
+                goto done;
+            }
             if (e->leaf)
                 CLT__TRY(pend(leaves, e->leaf, g));
             else
