@@ -13,7 +13,8 @@ typedef struct clt__scope {
 
 static __thread clt__scope *top;
 
-static clt_status scope_push(clt__scope *s, clt_tensor *t)
+/* Makes room for one more handle in s. */
+static clt_status scope_reserve(clt__scope *s)
 {
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 64;
@@ -23,6 +24,14 @@ static clt_status scope_push(clt__scope *s, clt_tensor *t)
         s->items = items;
         s->cap = cap;
     }
+    return CLT_OK;
+}
+
+static clt_status scope_push(clt__scope *s, clt_tensor *t)
+{
+    clt_status st = scope_reserve(s);
+    if (st != CLT_OK)
+        return st;
     t->scope = s;
     t->scope_slot = s->n;
     s->items[s->n++] = t;
@@ -58,12 +67,15 @@ clt_status clt_scope_keep(clt_tensor *t)
     if (t->scope == NULL)
         return clt__ok(); /* the caller owns it already */
     clt__scope *parent = t->scope->parent;
-    clt__scope_disown(t);
+    /* Room first: a failure leaves t in its scope, released at its end. */
     if (parent) {
-        clt_status st = scope_push(parent, t);
+        clt_status st = scope_reserve(parent);
         if (st != CLT_OK)
-            return st; /* the caller owns it now */
+            return st;
     }
+    clt__scope_disown(t);
+    if (parent)
+        scope_push(parent, t); /* cannot fail now */
     return clt__ok();
 }
 
