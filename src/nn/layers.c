@@ -142,24 +142,20 @@ done:
     return st;
 }
 
-static clt_status running_update(clt_tensor *run, const clt_tensor *stat, double momentum)
+/* *next = (1 - momentum) run + momentum stat (no graph). */
+static clt_status running_next(const clt_tensor *run, const clt_tensor *stat, double momentum,
+                               clt_tensor **next)
 {
-    /* run = (1 - momentum) run + momentum stat, in place (no graph) */
-    clt_tensor *a = NULL, *b = NULL, *s = NULL, *flat = NULL;
+    clt_tensor *a = NULL, *b = NULL, *flat = NULL;
     clt_status st = clt__mul_scalar(run, 1.0 - momentum, &a);
     if (st == CLT_OK)
         st = clt__reshape(stat, run->ndim, run->shape, &flat);
     if (st == CLT_OK)
         st = clt__mul_scalar(flat, momentum, &b);
     if (st == CLT_OK)
-        st = clt__add(a, b, &s);
-    if (st == CLT_OK)
-        st = clt__copy_into(run, s);
-    if (st == CLT_OK)
-        clt__version_bump(run);
+        st = clt__add(a, b, next);
     clt_tensor_free(a);
     clt_tensor_free(b);
-    clt_tensor_free(s);
     clt_tensor_free(flat);
     return st;
 }
@@ -191,6 +187,9 @@ static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
     for (int d = 0; d < x->ndim; d++)
         bshape[d] = d == 1 ? x->shape[1] : 1;
     clt_tensor *mu, *var, *xc, *ve, *inv, *y, *w, *b, *t;
+    /* the new running_mean, running_var and num_batches_tracked, written
+     * into the buffers once the whole forward has succeeded */
+    clt_tensor *next[3] = {NULL, NULL, NULL};
     if (use_batch) {
         CLT__TRY(batch_stat(x, false, NULL, &mu));
         CLT__TRY(batch_stat(x, true, mu, &var));
@@ -199,15 +198,11 @@ static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
             clt_tensor *unb = NULL;
             st = clt__mul_scalar(var, (double)count / (double)(count - 1), &unb);
             if (st == CLT_OK)
-                st = running_update(m->bufs[0], mu, m->f[1]);
+                st = running_next(m->bufs[0], mu, m->f[1], &next[0]);
             if (st == CLT_OK)
-                st = running_update(m->bufs[1], unb, m->f[1]);
-            clt_tensor *one = NULL;
+                st = running_next(m->bufs[1], unb, m->f[1], &next[1]);
             if (st == CLT_OK)
-                st = clt__add_scalar(m->bufs[2], 1.0, &one);
-            if (st == CLT_OK)
-                st = clt__copy_into(m->bufs[2], one);
-            clt_tensor_free(one);
+                st = clt__add_scalar(m->bufs[2], 1.0, &next[2]);
             clt_tensor_free(unb);
             clt_set_grad_enabled(was);
             CLT__TRY(st);
@@ -228,6 +223,8 @@ static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
     } else {
         *out = y;
     }
+    for (int k = 0; k < 3 && next[k]; k++)
+        CLT__TRY(clt__forward_defer_write(m->bufs[k], next[k]));
 done:
     return finish(st, out);
 }
@@ -307,7 +304,7 @@ static clt_status dropout_forward(clt_module *m, const clt_tensor *x, clt_tensor
     if (st != CLT_OK)
         return st;
     clt_tensor *u, *keep, *kf, *y;
-    uint64_t drawn = clt_generator_offset(m->gen);
+    CLT__TRY(clt__forward_note_generator(m->gen));
     CLT__TRY(clt_rand(m->gen, x->dev, clt__dtype_is_float(x->dtype) ? x->dtype : CLT_FLOAT32,
                       x->ndim, x->shape, &u));
     CLT__TRY(clt_ge_scalar(u, p, &keep));
@@ -315,10 +312,7 @@ static clt_status dropout_forward(clt_module *m, const clt_tensor *x, clt_tensor
     CLT__TRY(clt_mul(x, kf, &y));
     CLT__TRY(clt_mul_scalar(y, 1.0 / (1.0 - p), out));
 done:
-    st = finish(st, out);
-    if (st != CLT_OK) /* a failed forward takes no numbers: the retry draws the same mask */
-        clt_generator_set_offset(m->gen, drawn);
-    return st;
+    return finish(st, out);
 }
 
 static const clt__module_ops dropout_ops = {"Dropout", dropout_forward, NULL};

@@ -111,13 +111,83 @@ void clt_module_free(clt_module *m)
     free(m);
 }
 
+/* What a forward changes besides its output: Dropout takes numbers from
+ * its generator, BatchNorm gets new running statistics.  So that a forward
+ * that fails leaves the model as it was, also when the layer that failed
+ * comes after those that changed something, the changes are noted while
+ * the outermost clt_module_forward of the thread runs; when it ends, the
+ * generators are put back (failure) or the buffers written (success). */
+typedef struct fwd_change {
+    clt_tensor *buf, *next; /* a buffer to write: next (held) into buf */
+    clt_generator *gen;     /* or a generator and its offset before */
+    uint64_t offset;
+} fwd_change;
+
+static _Thread_local struct {
+    int depth;
+    fwd_change *v;
+    size_t n, cap;
+} fwd;
+
+static clt_status fwd_note(fwd_change c)
+{
+    if (fwd.n == fwd.cap) {
+        size_t cap = fwd.cap ? 2 * fwd.cap : 8;
+        fwd_change *v = clt__realloc(fwd.v, cap, sizeof *v);
+        if (v == NULL)
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_module_forward: out of host memory");
+        fwd.v = v;
+        fwd.cap = cap;
+    }
+    fwd.v[fwd.n++] = c;
+    return CLT_OK;
+}
+
+clt_status clt__forward_note_generator(clt_generator *gen)
+{
+    return fwd_note((fwd_change){.gen = gen, .offset = clt_generator_offset(gen)});
+}
+
+clt_status clt__forward_defer_write(clt_tensor *buf, clt_tensor *next)
+{
+    clt_status st = fwd_note((fwd_change){.buf = buf, .next = clt_tensor_retain(next)});
+    if (st != CLT_OK)
+        clt_tensor_free(next);
+    return st;
+}
+
+/* Ends the outermost forward: makes its changes when st is CLT_OK (which a
+ * failed write turns into a failure), else undoes them. */
+static clt_status fwd_end(clt_status st)
+{
+    for (size_t k = 0; k < fwd.n && st == CLT_OK; k++) {
+        if (fwd.v[k].buf == NULL)
+            continue;
+        st = clt__copy_into(fwd.v[k].buf, fwd.v[k].next);
+        if (st == CLT_OK)
+            clt__version_bump(fwd.v[k].buf);
+    }
+    for (size_t k = fwd.n; k-- > 0;) {
+        if (st != CLT_OK && fwd.v[k].gen)
+            clt_generator_set_offset(fwd.v[k].gen, fwd.v[k].offset);
+        clt_tensor_free(fwd.v[k].next);
+    }
+    free(fwd.v); /* kept only while a forward runs */
+    fwd.v = NULL;
+    fwd.n = fwd.cap = 0;
+    return st;
+}
+
 clt_status clt_module_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
     CLT__REQUIRE_ARG(out, "clt_module_forward");
     *out = NULL;
     CLT__REQUIRE_ARG(m, "clt_module_forward");
     CLT__REQUIRE_ARG(x, "clt_module_forward");
+    fwd.depth++;
     clt_status st = m->ops->forward(m, x, out);
+    if (--fwd.depth == 0)
+        st = fwd_end(st);
     if (st != CLT_OK) {
         clt_tensor_free(*out);
         *out = NULL;

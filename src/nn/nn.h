@@ -55,6 +55,14 @@ clt_status clt__init_uniform(clt_generator *gen, clt_device *dev, int ndim, cons
 clt_status clt__module_weight_bias(clt_module *m, clt_generator *gen, int ndim,
                                    const int64_t *wshape, int64_t fan_in, int bias);
 
+/* For a forward that changes state (clt_module_forward holds the changes
+ * until the outermost forward ends, so that one that fails changes
+ * nothing): notes gen's offset, to be put back if the forward fails; or
+ * has next (retained) written into buf once the forward has succeeded.
+ * Called before the generator is drawn from, or instead of writing buf. */
+clt_status clt__forward_note_generator(clt_generator *gen);
+clt_status clt__forward_defer_write(clt_tensor *buf, clt_tensor *next);
+
 /* Error unless x lives on the module's device (PyTorch's wording, naming
  * both devices). */
 clt_status clt__module_check_device(const clt_module *m, const clt_tensor *x, const char *fn);
