@@ -3,7 +3,8 @@
  * Random sequences of calls (creation, views, elementwise ops, reductions,
  * matmul, index ops, softmax and losses, moves, in-place ops, autograd,
  * scopes, read-back and formatting, io round trips, modules, optimizers,
- * data loaders, and tight device memory limits that make calls fail half-way)
+ * data loaders, and tight device memory limits and refused host allocations
+ * that make calls fail half-way)
  * on random shapes (empty, huge and overflowing ones included), dtypes,
  * devices, views, NULLs and values outside the enums.  Every call must
  * either succeed with the metadata its inputs imply (the broadcast shape of
@@ -31,6 +32,10 @@
 #include <unistd.h>
 
 #include "cltensor.h"
+
+/* The library's test hook (src/core/alloc.c): host allocations to let
+ * through before every further one fails; negative: none refused. */
+long clt__host_refuse_after(long pass);
 
 /* ---- the source of numbers ------------------------------------------------ */
 
@@ -86,6 +91,7 @@ typedef struct fz {
     int depth;       /* scopes open */
     int grad_was;    /* grad mode before the episode */
     int limited;     /* a device has a memory limit (op_data): valid requests may fail */
+    int host_limited; /* host allocations are refused from some point (op_data): the same */
     char dir[256];   /* temporary folder for io */
     unsigned long long seed;
     long iter;
@@ -712,7 +718,8 @@ static void op_create(fz *f)
     }
     }
     if (!result(f, st, op, out)) {
-        if (must && op && !(f->limited && st == CLT_ERR_OUT_OF_DEVICE_MEMORY))
+        if (must && op && !(f->limited && st == CLT_ERR_OUT_OF_DEVICE_MEMORY) &&
+            !(f->host_limited && st == CLT_ERR_OUT_OF_HOST_MEMORY))
             die(f, "refused a valid request: %s", clt_last_error());
         return;
     }
@@ -2306,15 +2313,22 @@ static void op_optim(fz *f)
 /* ---- data loader and device memory limits ------------------------------------------------------ */
 
 /* A loader over a small dataset (or NULL / odd arguments), a few batches
- * from it kept in the slots; or a tight limit on a device's memory, so
- * that the calls after it fail for want of memory, half-way through their
- * work, until it is lifted (at the latest by the teardown). */
+ * from it kept in the slots; or a tight limit on a device's memory, or on
+ * the host allocations still to succeed, so that the calls after it fail
+ * for want of memory, half-way through their work, until it is lifted (at
+ * the latest by the teardown). */
 static void op_data(fz *f)
 {
     static float xs[24];
     static int64_t ys[12];
     clt_status st;
     clt_device *dev = rand_dev(f);
+    if (chance(f, 10)) {
+        long pass = f->host_limited && chance(f, 50) ? -1 : (long)pick(f, 300);
+        clt__host_refuse_after(pass);
+        f->host_limited = pass >= 0;
+        return;
+    }
     if (chance(f, 25)) {
         clt_memory_stats ms;
         CALL("clt_memory_stats_get", clt_memory_stats_get(dev, &ms));
@@ -2548,6 +2562,8 @@ static void step(fz *f)
  * is left allocated on any device. */
 static void teardown(fz *f)
 {
+    clt__host_refuse_after(-1);
+    f->host_limited = 0;
     while (f->depth > 0)
         scope_end(f);
     for (int i = 0; i < NSLOT; i++)
