@@ -1,5 +1,6 @@
 /* alloc.c: the library's host allocations, in one place so that a test can
  * make any of them fail (clt__host_refuse_after). */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@ long clt__host_refuse_after(long pass)
     return __atomic_exchange_n(&refuse_in, pass < 0 ? -1 : pass, __ATOMIC_RELAXED);
 }
 
-static bool refused(void)
+static bool hook_refuses(void)
 {
     long n = __atomic_load_n(&refuse_in, __ATOMIC_RELAXED);
     while (n >= 0) {
@@ -25,6 +26,15 @@ static bool refused(void)
             return n == 0;
     }
     return n == -2;
+}
+
+/* A refusal looks like malloc's own failure, errno included. */
+static bool refused(void)
+{
+    if (!hook_refuses())
+        return false;
+    errno = ENOMEM;
+    return true;
 }
 
 void *clt__malloc(size_t bytes)
@@ -39,8 +49,10 @@ void *clt__calloc(size_t n, size_t size)
 
 void *clt__realloc(void *p, size_t n, size_t size)
 {
-    if (size && n > SIZE_MAX / size)
+    if (size && n > SIZE_MAX / size) {
+        errno = ENOMEM;
         return NULL;
+    }
     return refused() ? NULL : realloc(p, n * size);
 }
 
