@@ -5,6 +5,7 @@
  * failures gives, and no device memory is left behind. */
 #include <pthread.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "cltensor/dlpack.h"
 #include "helpers.h"
@@ -452,6 +453,13 @@ static void io_work(run *r)
     float v[6] = {1.5f, -2.0f, 0.25f, 3.0f, -0.5f, 8.0f};
     clt_tensor *t = from_host(r, dev, 2, (int64_t[]){2, 3}, v), *u;
     STEP(r, clt_save_npy(npy, t));
+    STEP_OUT(r, u, clt_load_npy(npy, dev, &u));
+    keep(r, u);
+    clt_tensor_free(u);
+    char link[96];
+    snprintf(link, sizeof link, "%s/link.npy", r->dir);
+    cr_assert_eq(symlink("t.npy", link), 0);
+    STEP(r, clt_save_npy(link, t)); /* through the link, into t.npy */
     STEP_OUT(r, u, clt_load_npy(npy, dev, &u));
     keep(r, u);
     clt_tensor_free(u);

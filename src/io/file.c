@@ -100,10 +100,11 @@ static clt_status resolve_links(const char *path, const char *fn, char **out)
         char *target = read_link(p);
         if (target == NULL) {
             int e = errno;
+            clt_status st = clt__error(e == ENOMEM ? CLT_ERR_OUT_OF_HOST_MEMORY : CLT_ERR_IO,
+                                       "%s: cannot write %s: reading the link %s: %s", fn, path,
+                                       p, strerror(e));
             free(p);
-            return clt__error(e == ENOMEM ? CLT_ERR_OUT_OF_HOST_MEMORY : CLT_ERR_IO,
-                              "%s: cannot write %s: reading the link %s: %s", fn, path, p,
-                              strerror(e));
+            return st;
         }
         /* A relative target is relative to the link's directory. */
         const char *slash = strrchr(p, '/');
