@@ -100,7 +100,8 @@ typedef struct clt__strbuf {
 
 void clt__sb_printf(clt__strbuf *sb, const char *fmt, ...) CLT__PRINTF(2, 3);
 void clt__sb_vprintf(clt__strbuf *sb, const char *fmt, va_list ap);
-/* Hands the string over (never NULL unless allocation failed); sb is reset. */
+/* Hands the string over, or NULL when an allocation failed on the way
+ * (never a part of it); sb is reset. */
 char *clt__sb_take(clt__strbuf *sb);
 void clt__sb_free(clt__strbuf *sb);
 

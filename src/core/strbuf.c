@@ -41,7 +41,10 @@ void clt__sb_printf(clt__strbuf *sb, const char *fmt, ...)
 char *clt__sb_take(clt__strbuf *sb)
 {
     char *s = sb->data;
-    if (s == NULL && !sb->failed) {
+    if (sb->failed) { /* a part missing would pass for the whole string */
+        free(s);
+        s = NULL;
+    } else if (s == NULL) {
         s = clt__malloc(1);
         if (s)
             s[0] = '\0';
