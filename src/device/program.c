@@ -103,8 +103,10 @@ static void append_build_log(cl_program prog, cl_device_id dev)
         len == 0)
         return;
     char *log = clt__malloc(len + 1);
-    if (log == NULL)
+    if (log == NULL) {
+        clt__error_append("\n(no build log: out of host memory)");
         return;
+    }
     if (clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, len, log, NULL) == CL_SUCCESS) {
         log[len] = '\0';
         clt__error_append("\nbuild log:\n");
