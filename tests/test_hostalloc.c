@@ -283,6 +283,18 @@ static void train_work(run *r)
             train_step(r, nets[k], opt, x[k], labels[k]);
             STEP(r, clt_lr_scheduler_step(sched));
         }
+        /* one more step on the other device: the optimizer's state moves */
+        size_t ndev;
+        clt_device *dev1;
+        clt_tensor *x1, *l1;
+        STEP(r, clt_device_count(&ndev));
+        STEP_OUT(r, dev1, clt_device_at(ndev - 1, &dev1));
+        STEP(r, clt_module_to(nets[k], dev1));
+        STEP_OUT(r, x1, clt_to(x[k], dev1, &x1));
+        STEP_OUT(r, l1, clt_to(labels[k], dev1, &l1));
+        train_step(r, nets[k], opt, x1, l1);
+        clt_tensor_free(x1);
+        clt_tensor_free(l1);
         clt_tensor *norm;
         STEP_OUT(r, norm, clt_clip_grad_norm(ps, n, 0.5, 2.0, &norm));
         keep(r, norm);
@@ -379,6 +391,68 @@ static void layers_work(run *r)
         clt_tensor_free(t[i]);
     clt_optimizer_free(opt);
     clt_module_free(net);
+    clt_generator_free(gen);
+}
+
+/* Index ops, a strided convolution with padding and groups, pooling, a
+ * random permutation and the nll loss, with their gradients, and a larger
+ * tensor formatted (its summary). */
+static void index_conv_work(run *r)
+{
+    clt_device *dev = pick(r);
+    clt_generator *gen;
+    STEP_OUT(r, gen, clt_generator_new(9, &gen));
+    float xv[2 * 2 * 5 * 5], wv[4 * 1 * 3 * 3];
+    for (int i = 0; i < 100; i++)
+        xv[i] = (float)((i * 13) % 17) / 8.0f - 1.0f;
+    for (int i = 0; i < 36; i++)
+        wv[i] = (float)((i * 5) % 7) / 4.0f - 0.75f;
+    clt_tensor *x = from_host(r, dev, 4, (int64_t[]){2, 2, 5, 5}, xv);
+    clt_tensor *w = from_host(r, dev, 4, (int64_t[]){4, 1, 3, 3}, wv);
+    STEP(r, clt_set_requires_grad(x, 1));
+    STEP(r, clt_set_requires_grad(w, 1));
+    clt_tensor *perm, *idx, *lab, *t[10];
+    STEP_OUT(r, perm, clt_randperm(gen, dev, 4, CLT_INT64, &perm));
+    STEP_OUT(r, idx, clt_tensor_from_host(dev, CLT_INT64, 2, (int64_t[]){2, 3},
+                                          (int64_t[]){0, 3, 1, 2, 2, 0}, &idx));
+    STEP_OUT(r, lab, clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){2},
+                                          (int64_t[]){2, 0}, &lab));
+    keep(r, perm);
+    clt_conv2d_opts co = {{2, 1}, {1, 1}, {1, 1}, 2};
+    for (;;) {
+        STEP_OUT(r, t[0], clt_conv2d(x, w, NULL, &co, &t[0]));              /* [2,4,3,5] */
+        STEP_OUT(r, t[1], clt_max_pool2d(t[0], (int64_t[]){2, 2}, NULL, NULL, NULL, 1,
+                                         &t[1]));                                /* [2,4,2,3] */
+        STEP_OUT(r, t[2], clt_index_select(t[1], 1, perm, &t[2]));
+        STEP_OUT(r, t[3], clt_reshape(t[2], 2, (int64_t[]){2, 24}, &t[3]));
+        STEP_OUT(r, t[4], clt_gather(t[3], 1, idx, &t[4]));                  /* [2,3] */
+        STEP_OUT(r, t[5], clt_gt_scalar(t[4], 0.0, &t[5]));
+        STEP_OUT(r, t[6], clt_masked_fill(t[4], t[5], 0.5, &t[6]));
+        STEP_OUT(r, t[7], clt_where(t[5], t[6], t[4], &t[7]));
+        STEP_OUT(r, t[8], clt_log_softmax(t[7], 1, &t[8]));
+        STEP_OUT(r, t[9], clt_nll_loss(t[8], lab, NULL, &t[9]));
+        if (backward(r, t[9]))
+            break;
+        for (int i = 0; i < 10; i++)
+            clt_tensor_free(t[i]);
+    }
+    keep(r, t[9]);
+    clt_tensor *g;
+    STEP_OUT(r, g, clt_grad(w, &g));
+    keep(r, g);
+    clt_tensor_free(g);
+    STEP_OUT(r, g, clt_grad(x, &g));
+    keep(r, g);
+    char *text;
+    STEP_OUT(r, text, clt_tensor_format(t[0], &text));
+    keep_bytes(r, text, strlen(text));
+    clt_free(text);
+    clt_tensor_free(g);
+    for (int i = 0; i < 10; i++)
+        clt_tensor_free(t[i]);
+    clt_tensor *rest[] = {x, w, perm, idx, lab};
+    for (size_t i = 0; i < sizeof rest / sizeof *rest; i++)
+        clt_tensor_free(rest[i]);
     clt_generator_free(gen);
 }
 
@@ -577,6 +651,11 @@ Test(hostalloc, mlp_cnn_sgd_adam, .timeout = 600)
 Test(hostalloc, layers_ops_adamw, .timeout = 600)
 {
     each_refusal(layers_work, 100);
+}
+
+Test(hostalloc, index_conv_pool, .timeout = 600)
+{
+    each_refusal(index_conv_work, 100);
 }
 
 Test(hostalloc, dataloader_epochs, .timeout = 600)
