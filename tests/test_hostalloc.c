@@ -638,35 +638,20 @@ static void each_refusal(void (*work)(run *), long at_least)
     cr_assert_geq(pass, at_least, "only %ld host allocations", pass);
 }
 
-Test(hostalloc, tensors_autograd_format, .timeout = 600)
-{
-    each_refusal(tensor_work, 20);
-}
+/* One test per kind of work, each in its own process (a fresh device
+ * registry and program cache), with the allocations it must at least make. */
+#define EACH_REFUSAL(name, work, at_least)                                               \
+    Test(hostalloc, name, .timeout = 600)                                                \
+    {                                                                                    \
+        each_refusal(work, at_least);                                                    \
+    }
 
-Test(hostalloc, mlp_cnn_sgd_adam, .timeout = 600)
-{
-    each_refusal(train_work, 50);
-}
-
-Test(hostalloc, layers_ops_adamw, .timeout = 600)
-{
-    each_refusal(layers_work, 100);
-}
-
-Test(hostalloc, index_conv_pool, .timeout = 600)
-{
-    each_refusal(index_conv_work, 100);
-}
-
-Test(hostalloc, dataloader_epochs, .timeout = 600)
-{
-    each_refusal(data_work, 20);
-}
-
-Test(hostalloc, files_and_dlpack, .timeout = 600)
-{
-    each_refusal(io_work, 50);
-}
+EACH_REFUSAL(tensors_autograd_format, tensor_work, 20)
+EACH_REFUSAL(mlp_cnn_sgd_adam, train_work, 50)
+EACH_REFUSAL(layers_ops_adamw, layers_work, 100)
+EACH_REFUSAL(index_conv_pool, index_conv_work, 100)
+EACH_REFUSAL(dataloader_epochs, data_work, 20)
+EACH_REFUSAL(files_and_dlpack, io_work, 50)
 
 /* The message of a failure does not need the heap: on a thread that has
  * never had one, with every host allocation refused, a failure still comes
