@@ -82,6 +82,24 @@ static void keep(run *r, const clt_tensor *t)
     free(h);
 }
 
+/* Keeps the gradient of t. */
+static void keep_grad(run *r, const clt_tensor *t)
+{
+    clt_tensor *g;
+    STEP_OUT(r, g, clt_grad(t, &g));
+    keep(r, g);
+    clt_tensor_free(g);
+}
+
+/* Keeps t as clt_tensor_format prints it. */
+static void keep_text(run *r, const clt_tensor *t)
+{
+    char *text;
+    STEP_OUT(r, text, clt_tensor_format(t, &text));
+    keep_bytes(r, text, strlen(text));
+    clt_free(text);
+}
+
 /* A backward pass frees the saved tensors of the nodes it has run, so one
  * that failed half-way may leave a graph that cannot run again; then it
  * says so and changed no gradient, and the caller builds the graph again
@@ -162,15 +180,10 @@ static void tensor_work(run *r)
     }
     keep(r, c);
     keep(r, l);
-    STEP_OUT(r, g, clt_grad(a, &g));
-    keep(r, g);
-    clt_tensor_free(g);
+    keep_grad(r, a);
     STEP_OUT(r, g, clt_grad(b, &g));
     keep(r, g);
-    char *text;
-    STEP_OUT(r, text, clt_tensor_format(g, &text));
-    keep_bytes(r, text, strlen(text));
-    clt_free(text);
+    keep_text(r, g);
     clt_tensor *v, *w;
     STEP_OUT(r, v, clt_transpose(g, 0, 1, &v));
     STEP_OUT(r, w, clt_contiguous(v, &w));
@@ -437,17 +450,9 @@ static void index_conv_work(run *r)
             clt_tensor_free(t[i]);
     }
     keep(r, t[9]);
-    clt_tensor *g;
-    STEP_OUT(r, g, clt_grad(w, &g));
-    keep(r, g);
-    clt_tensor_free(g);
-    STEP_OUT(r, g, clt_grad(x, &g));
-    keep(r, g);
-    char *text;
-    STEP_OUT(r, text, clt_tensor_format(t[0], &text));
-    keep_bytes(r, text, strlen(text));
-    clt_free(text);
-    clt_tensor_free(g);
+    keep_grad(r, w);
+    keep_grad(r, x);
+    keep_text(r, t[0]);
     for (int i = 0; i < 10; i++)
         clt_tensor_free(t[i]);
     clt_tensor *rest[] = {x, w, perm, idx, lab};
