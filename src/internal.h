@@ -84,6 +84,8 @@ void *clt__malloc(size_t bytes);
 void *clt__calloc(size_t n, size_t size);
 void *clt__realloc(void *p, size_t n, size_t size);
 char *clt__strdup(const char *s);
+/* posix_memalign's: align a power of two multiple of sizeof(void *). */
+void *clt__aligned(size_t align, size_t bytes);
 /* Test hook: lets `pass` more host allocations through, then fails every
  * further one until set again (negative: off).  Returns the previous
  * setting: the allocations that were still to pass, -1 when off, -2 when

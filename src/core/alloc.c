@@ -62,3 +62,16 @@ char *clt__strdup(const char *s)
     char *d = clt__malloc(len);
     return d ? memcpy(d, s, len) : NULL;
 }
+
+void *clt__aligned(size_t align, size_t bytes)
+{
+    void *p = NULL;
+    if (refused())
+        return NULL;
+    int e = posix_memalign(&p, align, bytes);
+    if (e != 0) {
+        errno = e;
+        return NULL;
+    }
+    return p;
+}

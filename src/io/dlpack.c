@@ -83,7 +83,7 @@ clt_status clt_to_dlpack(const clt_tensor *t, DLManagedTensor **out)
         return st;
     managed *m = clt__calloc(1, sizeof *m);
     size_t bytes = clt_tensor_nbytes(t);
-    if (m == NULL || posix_memalign(&m->data, 256, bytes ? bytes : 1) != 0) {
+    if (m == NULL || (m->data = clt__aligned(256, bytes ? bytes : 1)) == NULL) {
         free(m);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for %zu bytes", fn,
                           bytes);
