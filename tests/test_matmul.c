@@ -477,3 +477,147 @@ Test(matmul, long_sums_keep_float32_accuracy)
     clt_tensor_free(b2);
     clt_tensor_free(bt);
 }
+
+/* ---- long dot products: split over K, strides read in place ----------------- */
+
+/* sum_k x[k * xs] w[k * ws] for k < n in long double on the host; *mag
+ * gets the sum of the products' magnitudes. */
+static double host_dot(const float *x, int64_t xs, const float *w, int64_t ws, int64_t n,
+                       double *mag)
+{
+    long double s = 0, m = 0;
+    for (int64_t k = 0; k < n; k++) {
+        long double p = (long double)x[k * xs] * (long double)w[k * ws];
+        s += p;
+        m += fabsl(p);
+    }
+    *mag = (double)m;
+    return (double)s;
+}
+
+/* A long dot product, and a few rows against a long vector, are cut along K
+ * into slices summed apart: the result is the same on both devices and on
+ * every run (the cut depends on the shape only), and as close to the host's
+ * as the uncut sum was. */
+Test(matmul, long_dot_products_are_deterministic)
+{
+    clt_device *dev = get_device("cpu"), *other = second_device(dev);
+    int64_t K = 3 * 65536 + 77, M = 3;
+    float *hx = malloc((size_t)(M * K) * sizeof *hx), *hw = malloc((size_t)K * sizeof *hw);
+    cr_assert(hx && hw);
+    fill_random(hx, (size_t)(M * K), 21);
+    fill_random(hw, (size_t)K, 22);
+    float first[2][3] = {{0}};
+    for (int d = 0; d < 2; d++) {
+        clt_device *on = d ? other : dev;
+        clt_tensor *x = NULL, *w = NULL, *dot = NULL, *mv = NULL;
+        CHECK(clt_tensor_from_host(on, CLT_FLOAT32, 2, (int64_t[]){M, K}, hx, &x));
+        CHECK(clt_tensor_from_host(on, CLT_FLOAT32, 1, &K, hw, &w));
+        for (int run = 0; run < 2; run++) {
+            clt_tensor *row = NULL;
+            CHECK(clt__tensor_view(x, 1, &K, (int64_t[]){1}, 0, &row));
+            CHECK(clt_matmul(row, w, &dot));
+            CHECK(clt_matmul(x, w, &mv));
+            float got[4];
+            CHECK(clt_tensor_read(dot, got, sizeof(float)));
+            CHECK(clt_tensor_read(mv, got + 1, 3 * sizeof(float)));
+            for (int i = 0; i < 3; i++) {
+                double mag, want = host_dot(hx + i * K, 1, hw, 1, K, &mag);
+                cr_assert(fabs(got[i + 1] - want) <= 1e-6 * mag, "row %d: %.9g, want %.9g", i,
+                          got[i + 1], want);
+            }
+            cr_assert(memcmp(&got[0], &got[1], sizeof(float)) == 0,
+                      "dot %.9g, first row of the product %.9g", got[0], got[1]);
+            if (d == 0 && run == 0)
+                memcpy(first[0], got + 1, sizeof first[0]);
+            cr_assert(memcmp(first[0], got + 1, sizeof first[0]) == 0,
+                      "device %d run %d: %.9g %.9g %.9g, first %.9g %.9g %.9g", d, run, got[1],
+                      got[2], got[3], first[0][0], first[0][1], first[0][2]);
+            clt_tensor_free(row), clt_tensor_free(dot), clt_tensor_free(mv);
+        }
+        clt_tensor_free(x), clt_tensor_free(w);
+    }
+    free(hx), free(hw);
+}
+
+/* Expanded (stride 0) and strided vectors go into the dot product as they
+ * are: as many launches as with contiguous vectors (a copy would add one),
+ * and the values of the host. */
+static void check_strided_dot(clt_device *dev, clt_dtype dt, int64_t K)
+{
+    int64_t one = 1, K3 = 3 * K, M = 2;
+    float *hs = malloc((size_t)K3 * sizeof *hs), *hm = malloc((size_t)(M * K) * sizeof *hm);
+    cr_assert(hs && hm);
+    fill_random(hs, (size_t)K3, 31);
+    fill_random(hm, (size_t)(M * K), 32);
+    double *ds = malloc((size_t)K3 * sizeof *ds), *dm = malloc((size_t)(M * K) * sizeof *dm);
+    for (int64_t i = 0; i < K3; i++)
+        ds[i] = hs[i];
+    for (int64_t i = 0; i < M * K; i++)
+        dm[i] = hm[i];
+    float half = 0.5f;
+    clt_tensor *s = upload(dev, dt, 1, &K3, ds), *m = upload(dev, dt, 2, (int64_t[]){M, K}, dm);
+    clt_tensor *c = NULL, *e = NULL, *st3 = NULL, *row = NULL, *plain = NULL, *plain2 = NULL;
+    CHECK(clt_full(dev, dt, 1, &one, half, &c));
+    CHECK(clt_expand(c, 1, &K, &e));
+    CHECK(clt__tensor_view(s, 1, &K, (int64_t[]){3}, 1, &st3)); /* s[1], s[4], ... */
+    CHECK(clt__tensor_view(m, 1, &K, (int64_t[]){1}, K, &row)); /* the second row */
+    CHECK(clt_contiguous(st3, &plain));
+    CHECK(clt_contiguous(e, &plain2));
+    struct {
+        clt_tensor *a, *b, *pa, *pb;
+        const float *x, *w;
+        int64_t xs, ws;
+        int64_t n; /* result elements */
+        const char *what;
+    } cases[] = {
+        {e, e, plain2, plain2, &half, &half, 0, 0, 1, "expanded . expanded"},
+        {e, st3, plain2, plain, &half, hs + 1, 0, 3, 1, "expanded . stride 3"},
+        {st3, row, plain, row, hs + 1, hm + K, 3, 1, 1, "stride 3 . contiguous"},
+        {m, e, m, plain2, hm, &half, 1, 0, M, "[2, K] @ expanded"},
+        {m, st3, m, plain, hm, hs + 1, 1, 3, M, "[2, K] @ stride 3"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint64_t views = launches_of(cases[i].a, cases[i].b, CLT__GEMM_AUTO);
+        uint64_t copies = launches_of(cases[i].pa, cases[i].pb, CLT__GEMM_AUTO);
+        cr_assert_eq(views, copies, "%s (%s, K %lld): %llu launches, %llu with copies",
+                     cases[i].what, clt_dtype_name(dt), (long long)K,
+                     (unsigned long long)views, (unsigned long long)copies);
+        clt_tensor *r = NULL;
+        CHECK(clt_matmul(cases[i].a, cases[i].b, &r));
+        double got[2];
+        if (dt == CLT_FLOAT64) {
+            CHECK(clt_tensor_read(r, got, (size_t)cases[i].n * sizeof(double)));
+        } else {
+            float g[2];
+            CHECK(clt_tensor_read(r, g, (size_t)cases[i].n * sizeof(float)));
+            got[0] = g[0], got[1] = g[1];
+        }
+        for (int64_t j = 0; j < cases[i].n; j++) {
+            double mag, want = host_dot(cases[i].x + j * K, cases[i].xs, cases[i].w,
+                                        cases[i].ws, K, &mag);
+            double tol = (dt == CLT_FLOAT64 ? 1e-14 : 1e-6) * mag;
+            cr_assert(fabs(got[j] - want) <= tol, "%s (%s, K %lld) [%lld]: %.17g, want %.17g",
+                      cases[i].what,
+                      clt_dtype_name(dt), (long long)K, (long long)j, got[j], want);
+        }
+        clt_tensor_free(r);
+    }
+    clt_tensor_free(s), clt_tensor_free(m), clt_tensor_free(c), clt_tensor_free(e);
+    clt_tensor_free(st3), clt_tensor_free(row), clt_tensor_free(plain), clt_tensor_free(plain2);
+    free(hs), free(hm), free(ds), free(dm);
+}
+
+Test(matmul, strided_and_expanded_vectors_are_not_copied)
+{
+    clt_device *dev = get_device("cpu");
+    if (!clt__gemm_cpu_suitable(dev, CLT_FLOAT32))
+        cr_skip_test("the CPU GEMM kernel does not serve %s", clt_device_name(dev));
+    /* short (one slice, the tail of K % 16 by elements) and long (sliced) */
+    check_strided_dot(dev, CLT_FLOAT32, 1000);
+    check_strided_dot(dev, CLT_FLOAT32, 2 * 65536 + 5);
+    if (clt__gemm_cpu_suitable(dev, CLT_FLOAT64)) {
+        check_strided_dot(dev, CLT_FLOAT64, 1000);
+        check_strided_dot(dev, CLT_FLOAT64, 2 * 65536 + 5);
+    }
+}

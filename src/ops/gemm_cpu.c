@@ -271,10 +271,61 @@ static clt_status partial_rows(clt_device *dev, const gemm_cfg *cfg, cl_mem W, c
     return st;
 }
 
+/* y[b][i * ys] = sum_k W[b][i * wis + k * wks] x[b][k * xs] for i < P (any
+ * strides, 0 included) with gemv_dot.  Few rows with a long K would leave
+ * all of K to one work-item: K is then cut into up to GEMV_SLICES slices
+ * (whole GEMV_DB blocks, GEMV_SLICE_MIN elements or more), summed apart and
+ * added up by gemv_dot_sum.  The cut depends on P, K and the batch only, so
+ * that every device gives the same bits. */
+#define GEMV_DB 4096 /* as in cl/gemm.cl */
+#define GEMV_FEW_ROWS 16
+#define GEMV_SLICES 64
+#define GEMV_SLICE_MIN 32768
+static clt_status gemv(clt_device *dev, const gemm_cfg *cfg, cl_mem W, cl_ulong woff,
+                       cl_ulong wis, cl_ulong wks, cl_ulong wbs, cl_mem X, cl_ulong xoff,
+                       cl_ulong xs, cl_ulong xbs, cl_mem C, cl_ulong yoff, cl_ulong ys,
+                       cl_ulong ybs, size_t P, size_t K, size_t batch)
+{
+    size_t nsl = 1, kslice = K;
+    if (P <= GEMV_FEW_ROWS / batch && K >= 2 * GEMV_SLICE_MIN) {
+        nsl = K / GEMV_SLICE_MIN < GEMV_SLICES ? K / GEMV_SLICE_MIN : GEMV_SLICES;
+        kslice = ((K + nsl - 1) / nsl + GEMV_DB - 1) / GEMV_DB * GEMV_DB;
+        nsl = (K + kslice - 1) / kslice;
+    }
+    cl_mem part = NULL;
+    size_t bytes = nsl > 1 ? nsl * P * batch * 2 * cfg->esize : 0;
+    if (bytes) {
+        clt_status st = clt__buffer_alloc(dev, bytes, &part);
+        if (st != CLT_OK)
+            return st;
+    }
+    cl_ulong rows = rows_per_item(dev, P, batch), P_ = P, K_ = K, ks = kslice, nsl_ = nsl;
+    size_t gws[3] = {(size_t)((P + rows - 1) / rows), batch, nsl}, lws[3] = {1, 1, 1};
+    clt__arg args[] = {CLT__ARG(W),    CLT__ARG(woff), CLT__ARG(wis), CLT__ARG(wks),
+                       CLT__ARG(wbs),  CLT__ARG(X),    CLT__ARG(xoff), CLT__ARG(xs),
+                       CLT__ARG(xbs),  CLT__ARG(C),    CLT__ARG(yoff), CLT__ARG(ys),
+                       CLT__ARG(ybs),  CLT__ARG(P_),   CLT__ARG(K_),  CLT__ARG(rows),
+                       CLT__ARG(ks),   CLT__ARG(part)};
+    clt_status st = clt__launch(dev, "gemm", cfg->opts, "gemv_dot", 3, gws, lws, 18, args);
+    if (st == CLT_OK && nsl > 1) {
+        size_t gs[2] = {P, batch}, ls[2] = {1, 1};
+        clt__arg sa[] = {CLT__ARG(part), CLT__ARG(nsl_), CLT__ARG(C),  CLT__ARG(yoff),
+                         CLT__ARG(ys),   CLT__ARG(ybs),  CLT__ARG(P_)};
+        st = clt__launch(dev, "gemm", cfg->opts, "gemv_dot_sum", 2, gs, ls, 7, sa);
+    }
+    /* OpenCL keeps the released buffer alive until the kernels finish. */
+    if (part)
+        clt__buffer_release(dev, part, bytes);
+    return st;
+}
+
 /* A product with 1 to 64 rows (M) or columns (N), without packing:
- * - gemm_small (gemv_dot for one vector) when the dot products it needs run
- *   along contiguous memory (op(A) rows and op(B) columns contiguous in k),
- *   four rows of the large operand W against four vectors at a time;
+ * - gemv (gemv_dot) for one row or column whose dot products run along
+ *   contiguous rows of the other operand, and for a single dot product of
+ *   any strides (expanded vectors are read in place);
+ * - gemm_small when the dot products run along contiguous memory (op(A)
+ *   rows and op(B) columns contiguous in k), four rows of the large operand
+ *   W against four vectors at a time;
  * - partial_rows, for up to SMALL_PART_MAX vectors, when the large operand
  *   is contiguous along the outputs instead.
  * Sets *handled to false, launching nothing, for the other layouts. */
@@ -289,6 +340,14 @@ static clt_status gemm_small(clt_device *dev, const gemm_cfg *cfg, bool trans_a,
     cl_ulong b_rs = trans_b ? 1 : ldb, b_cs = trans_b ? ldb : 1;
     cl_ulong K_ = K, yoff = c_off, ybs = stride_c;
     *handled = true;
+    /* One row of op(A) against the columns of op(B), or the rows of op(A)
+     * against one column of op(B). */
+    if (M == 1 && (b_rs == 1 || N == 1))
+        return gemv(dev, cfg, B, b_off, b_cs, b_rs, stride_b, A, a_off, a_cs, stride_a, C, yoff,
+                    1, ybs, N, K, batch);
+    if (N == 1 && a_cs == 1)
+        return gemv(dev, cfg, A, a_off, a_rs, a_cs, stride_a, B, b_off, b_rs, stride_b, C, yoff,
+                    ldc, ybs, M, K, batch);
     if (a_cs == 1 && b_rs == 1) {
         cl_mem W, X;
         cl_ulong P, R, woff, wis, wbs, xoff, xrs, xbs, yps, yrs;
@@ -301,13 +360,6 @@ static clt_status gemm_small(clt_device *dev, const gemm_cfg *cfg, bool trans_a,
         }
         cl_ulong rows = rows_per_item(dev, P, batch);
         size_t gws[2] = {(size_t)((P + rows - 1) / rows), batch}, lws[2] = {1, 1};
-        if (R == 1) { /* gemv_dot: gemm_small without three idle vectors */
-            clt__arg args[] = {CLT__ARG(W),    CLT__ARG(woff), CLT__ARG(wis), CLT__ARG(wbs),
-                               CLT__ARG(X),    CLT__ARG(xoff), CLT__ARG(xbs), CLT__ARG(C),
-                               CLT__ARG(yoff), CLT__ARG(yps),  CLT__ARG(ybs), CLT__ARG(P),
-                               CLT__ARG(K_),   CLT__ARG(rows)};
-            return clt__launch(dev, "gemm", cfg->opts, "gemv_dot", 2, gws, lws, 14, args);
-        }
         clt__arg args[] = {CLT__ARG(W),   CLT__ARG(woff), CLT__ARG(wis), CLT__ARG(wbs),
                            CLT__ARG(X),   CLT__ARG(xoff), CLT__ARG(xrs), CLT__ARG(xbs),
                            CLT__ARG(C),   CLT__ARG(yoff), CLT__ARG(yps), CLT__ARG(yrs),
@@ -347,7 +399,11 @@ clt_status clt__gemm_cpu(clt_device *dev, clt_dtype dtype, bool trans_a, bool tr
         CLT__REQUIRE_ARG(A, fn);
         CLT__REQUIRE_ARG(B, fn);
     }
-    if (ldc < N || (K > 0 && (lda < (trans_a ? M : K) || ldb < (trans_b ? K : N))))
+    /* A single row of op(A) or column of op(B) may repeat one element along
+     * K (leading dimension 0: an expanded vector). */
+    bool a_ok = lda >= (trans_a ? M : K) || (M == 1 && trans_a);
+    bool b_ok = ldb >= (trans_b ? K : N) || (N == 1 && !trans_b);
+    if (ldc < N || (K > 0 && (!a_ok || !b_ok)))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: leading dimensions lda=%zu, ldb=%zu, ldc=%zu too small for "
                           "M=%zu, N=%zu, K=%zu (trans_a=%d, trans_b=%d)",

@@ -92,8 +92,12 @@ static void geometry(const clt_tensor *x, bool is_a, int nb, const int64_t *bsha
     }
 }
 
+/* Builds the operand of x, copying it only when no layout fits.  On the CPU
+ * kernel (`cpu`), a single row of A or column of B may also repeat one
+ * element along K (stride 0, as clt_expand makes): leading dimension 0,
+ * read in place. */
 static clt_status prepare(const clt_tensor *x, bool is_a, int nb, const int64_t *bshape,
-                          int64_t r, int64_t c, operand *op, const char *fn)
+                          int64_t r, int64_t c, bool cpu, operand *op, const char *fn)
 {
     int64_t bs[CLT_MAX_DIMS], sr, sc, ld, stride;
     bool trans;
@@ -101,7 +105,13 @@ static clt_status prepare(const clt_tensor *x, bool is_a, int nb, const int64_t 
     clt_status st = CLT_OK;
 
     geometry(x, is_a, nb, bshape, bs, &sr, &sc);
-    if (!matrix_layout(r, c, sr, sc, &trans, &ld)) {
+    if (cpu && is_a && r == 1 && sc == 0) {
+        trans = true;
+        ld = 0;
+    } else if (cpu && !is_a && c == 1 && sr == 0) {
+        trans = false;
+        ld = 0;
+    } else if (!matrix_layout(r, c, sr, sc, &trans, &ld)) {
         CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &own));
         x = own;
         geometry(x, is_a, nb, bshape, bs, &sr, &sc);
@@ -327,8 +337,8 @@ clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int bac
     CLT__TRY(clt__result_new(fn, a->dev, a->dtype, nr, rshape, &r));
     if (r->numel == 0)
         goto finish;
-    CLT__TRY(prepare(a, true, nbatch, bshape, M, K, &A, fn));
-    CLT__TRY(prepare(b, false, nbatch, bshape, K, N, &B, fn));
+    CLT__TRY(prepare(a, true, nbatch, bshape, M, K, cpu, &A, fn));
+    CLT__TRY(prepare(b, false, nbatch, bshape, K, N, cpu, &B, fn));
 
     int64_t batch = 1; /* r has batch * M * N elements: no overflow */
     for (int d = 0; d < nbatch; d++)
