@@ -2,12 +2,21 @@
  * along R, for input dtype T.  Sum-like ops (sum, prod, sum of squared
  * deviations) accumulate in S and follow one fixed order on every device:
  * R is cut into CHUNK-element chunks; element k of a chunk goes to lane
- * k % LANES, each lane accumulates its elements in order, and the lanes are
- * folded in halves (lane j with lane j + w, w = 32, 16, ..., 1).  Chunk
- * partials form a new [outer, nchunks, inner] input reduced the same way
- * until one chunk is left.  Every variant realises this order: vectors
+ * k % LANES (round k / LANES of that lane); each lane adds up its elements
+ * in blocks of BLOCK rounds, in order within a block, and the block sums in
+ * order into a compensated sum (LANE_END); the lanes are folded in halves
+ * (lane j with lane j + w, w = 32, 16, ..., 1).  Every lane takes part in
+ * every block (a block with none of its elements adds the identity).
+ * Chunk partials form a new [outer, nchunks, inner] input reduced the same
+ * way until one chunk is left.  Every variant realises this order: vectors
  * along rows (inner == 1) or across 16 inner positions on CPUs, one
- * work-group per chunk on GPUs, and a generic one-position kernel. */
+ * work-group per chunk on GPUs, and a generic one-position kernel.
+ *
+ * The blocks keep each lane's plain sums short: a float32 lane that added
+ * its 64 elements of a chunk one after the other was about ten roundings
+ * off on a column of 1e8s (torch's cascade sum: under one); with blocks of
+ * 8 and their sums compensated the error stays near one rounding per fold
+ * level. */
 
 /* Bit-identical results across variants need every product rounded on its
  * own, never fused into an fma. */
@@ -15,6 +24,7 @@
 
 #define CHUNK 4096
 #define LANES 64
+#define BLOCK 8
 
 /* CLT_ACC_DOUBLE (float32 var and std, see src/ops/reduce.c): S is double. */
 #if defined(CLT_ACC_DOUBLE)
@@ -49,85 +59,6 @@
 #define FINISH(r, div, do_sqrt) ((r) / (div))
 #endif
 
-/* CPU style: one work-item per (row, chunk) of a row-contiguous input
- * (inner == 1), four 16-wide accumulators = LANES lanes. */
-#define DEF_SUM_VEC(name, SRC, LOAD1, VLOAD)                                   \
-    CLT_KERNEL(name)(__global const SRC *src, long soff, __global S *dst,      \
-                     long total, long R, long nchunks, int op,                 \
-                     __global const S *mean, S div, int do_sqrt)               \
-    {                                                                          \
-        long g = get_global_id(0);                                             \
-        if (g >= total)                                                        \
-            return;                                                            \
-        long o = g / nchunks, c = g - o * nchunks;                             \
-        long begin = c * CHUNK;                                                \
-        long n = clamp(R - begin, 0L, (long)CHUNK);                            \
-        long full = n / LANES * LANES;                                         \
-        __global const SRC *p = src + soff + o * R + begin;                    \
-        S id = op == OP_PROD ? (S)1 : (S)0;                                    \
-        S m = op == OP_SUMSQ ? mean[o] : (S)0;                                 \
-        S16 a0 = id, a1 = id, a2 = id, a3 = id;                                \
-        if (op == OP_SUM) {                                                    \
-            for (long k = 0; k < full; k += LANES) {                           \
-                a0 += VLOAD(p, k);                                             \
-                a1 += VLOAD(p, k + 16);                                        \
-                a2 += VLOAD(p, k + 32);                                        \
-                a3 += VLOAD(p, k + 48);                                        \
-            }                                                                  \
-        } else if (op == OP_PROD) {                                            \
-            for (long k = 0; k < full; k += LANES) {                           \
-                a0 *= VLOAD(p, k);                                             \
-                a1 *= VLOAD(p, k + 16);                                        \
-                a2 *= VLOAD(p, k + 32);                                        \
-                a3 *= VLOAD(p, k + 48);                                        \
-            }                                                                  \
-        } else {                                                               \
-            for (long k = 0; k < full; k += LANES) {                           \
-                S16 d0 = VLOAD(p, k) - m, d1 = VLOAD(p, k + 16) - m;           \
-                S16 d2 = VLOAD(p, k + 32) - m, d3 = VLOAD(p, k + 48) - m;      \
-                a0 += d0 * d0;                                                 \
-                a1 += d1 * d1;                                                 \
-                a2 += d2 * d2;                                                 \
-                a3 += d3 * d3;                                                 \
-            }                                                                  \
-        }                                                                      \
-        if (full < n) {                                                        \
-            S t[LANES];                                                        \
-            for (int j = 0; j < LANES; j++) {                                  \
-                S x = full + j < n ? LOAD1(p, full + j) : id;                  \
-                if (op == OP_SUMSQ)                                            \
-                    x = full + j < n ? (x - m) * (x - m) : (S)0;               \
-                t[j] = x;                                                      \
-            }                                                                  \
-            if (op == OP_PROD) {                                               \
-                a0 *= vload16(0, t);                                           \
-                a1 *= vload16(1, t);                                           \
-                a2 *= vload16(2, t);                                           \
-                a3 *= vload16(3, t);                                           \
-            } else {                                                           \
-                a0 += vload16(0, t);                                           \
-                a1 += vload16(1, t);                                           \
-                a2 += vload16(2, t);                                           \
-                a3 += vload16(3, t);                                           \
-            }                                                                  \
-        }                                                                      \
-        S r;                                                                   \
-        if (op == OP_PROD) {                                                   \
-            S16 v = (a0 * a2) * (a1 * a3);                                     \
-            S8 v8 = v.lo * v.hi;                                               \
-            S4 v4 = v8.lo * v8.hi;                                             \
-            S2 v2 = v4.lo * v4.hi;                                             \
-            r = v2.lo * v2.hi;                                                 \
-        } else {                                                               \
-            S16 v = (a0 + a2) + (a1 + a3);                                     \
-            S8 v8 = v.lo + v.hi;                                               \
-            S4 v4 = v8.lo + v8.hi;                                             \
-            S2 v2 = v4.lo + v4.hi;                                             \
-            r = v2.lo + v2.hi;                                                 \
-        }                                                                      \
-        dst[g] = FINISH(r, div, do_sqrt);                                      \
-    }
-
 #define S8 CAT(S, 8)
 #define S4 CAT(S, 4)
 #define S2 CAT(S, 2)
@@ -142,6 +73,114 @@
             x_ = (x_ - (m)) * (x_ - (m));                                      \
         acc = COMBINE(op, acc, x_);                                            \
     } while (0)
+
+/* A lane's blocks: LANE_START gives the block's starting value b, and
+ * LANE_END puts the block into the lane's running result s, whose lost
+ * low-order part is -c (the lane's value is s - c): compensated for
+ * floating sums, a plain add for integers.  A product (OP_PROD) runs on
+ * through the blocks, the lane one product in order, as compensation buys
+ * a product nothing (c stays 0). */
+#define LANE_START(op, s, id) ((op) == OP_PROD ? (s) : (id))
+#if T_IS_FLOAT && !defined(CLT_ACC_DOUBLE) /* float32 in double needs none */
+#define LANE_SUM(type, s, c, b) CLT_ADD_COMPENSATED(type, s, c, b)
+#else
+#define LANE_SUM(type, s, c, b) ((s) += (b))
+#endif
+#define LANE_END(type, op, s, c, b)                                            \
+    do {                                                                       \
+        if ((op) == OP_PROD)                                                   \
+            s = (b);                                                           \
+        else                                                                   \
+            LANE_SUM(type, s, c, b);                                           \
+    } while (0)
+
+/* The 16-lane vectors' loop over the full rounds [k, ke) of a block (k and
+ * ke in elements): a0..a3 are lanes 0-15, ..., 48-63.  A whole block runs
+ * a loop of constant length, which the compiler unrolls. */
+#define VEC_ROUND_STEPS(VLOAD, STEP)                                           \
+    if (ke - k == BLOCK * LANES) {                                             \
+        _Pragma("unroll") for (int q = 0; q < BLOCK; q++, k += LANES) {        \
+            STEP                                                               \
+        }                                                                      \
+    } else {                                                                   \
+        for (; k < ke; k += LANES) {                                           \
+            STEP                                                               \
+        }                                                                      \
+    }
+#define VEC_ROUNDS(VLOAD)                                                      \
+    if (op == OP_SUM) {                                                        \
+        VEC_ROUND_STEPS(VLOAD, a0 += VLOAD(p, k); a1 += VLOAD(p, k + 16);      \
+                        a2 += VLOAD(p, k + 32); a3 += VLOAD(p, k + 48);)       \
+    } else if (op == OP_PROD) {                                                \
+        VEC_ROUND_STEPS(VLOAD, a0 *= VLOAD(p, k); a1 *= VLOAD(p, k + 16);      \
+                        a2 *= VLOAD(p, k + 32); a3 *= VLOAD(p, k + 48);)       \
+    } else {                                                                   \
+        VEC_ROUND_STEPS(VLOAD, S16 d0 = VLOAD(p, k) - m;                       \
+                        S16 d1 = VLOAD(p, k + 16) - m;                         \
+                        S16 d2 = VLOAD(p, k + 32) - m;                         \
+                        S16 d3 = VLOAD(p, k + 48) - m; a0 += d0 * d0;          \
+                        a1 += d1 * d1; a2 += d2 * d2; a3 += d3 * d3;)          \
+    }
+
+/* CPU style: one work-item per (row, chunk) of a row-contiguous input
+ * (inner == 1), four 16-wide vectors = LANES lanes. */
+#define DEF_SUM_VEC(name, SRC, LOAD1, VLOAD)                                   \
+    CLT_KERNEL(name)(__global const SRC *src, long soff, __global S *dst,      \
+                     long total, long R, long nchunks, int op,                 \
+                     __global const S *mean, S div, int do_sqrt)               \
+    {                                                                          \
+        long g = get_global_id(0);                                             \
+        if (g >= total)                                                        \
+            return;                                                            \
+        long o = g / nchunks, c = g - o * nchunks;                             \
+        long begin = c * CHUNK;                                                \
+        long n = clamp(R - begin, 0L, (long)CHUNK);                            \
+        long full = n / LANES * LANES, rounds = (n + LANES - 1) / LANES;       \
+        __global const SRC *p = src + soff + o * R + begin;                    \
+        S id = op == OP_PROD ? (S)1 : (S)0;                                    \
+        S m = op == OP_SUMSQ ? mean[o] : (S)0;                                 \
+        S16 s0 = id, s1 = id, s2 = id, s3 = id;                                \
+        S16 c0 = 0, c1 = 0, c2 = 0, c3 = 0;                                    \
+        for (long r0 = 0; r0 < rounds; r0 += BLOCK) {                          \
+            long k = r0 * LANES, ke = min((r0 + BLOCK) * LANES, full);         \
+            S16 a0 = LANE_START(op, s0, id), a1 = LANE_START(op, s1, id);      \
+            S16 a2 = LANE_START(op, s2, id), a3 = LANE_START(op, s3, id);      \
+            VEC_ROUNDS(VLOAD)                                                  \
+            if (r0 + BLOCK >= rounds && full < n) {                            \
+                S t[LANES];                                                    \
+                for (int j = 0; j < LANES; j++) {                              \
+                    S x = full + j < n ? LOAD1(p, full + j) : id;              \
+                    if (op == OP_SUMSQ)                                        \
+                        x = full + j < n ? (x - m) * (x - m) : (S)0;           \
+                    t[j] = x;                                                  \
+                }                                                              \
+                a0 = COMBINE(op, a0, vload16(0, t));                           \
+                a1 = COMBINE(op, a1, vload16(1, t));                           \
+                a2 = COMBINE(op, a2, vload16(2, t));                           \
+                a3 = COMBINE(op, a3, vload16(3, t));                           \
+            }                                                                  \
+            LANE_END(S16, op, s0, c0, a0);                                     \
+            LANE_END(S16, op, s1, c1, a1);                                     \
+            LANE_END(S16, op, s2, c2, a2);                                     \
+            LANE_END(S16, op, s3, c3, a3);                                     \
+        }                                                                      \
+        s0 -= c0, s1 -= c1, s2 -= c2, s3 -= c3;                                \
+        S r;                                                                   \
+        if (op == OP_PROD) {                                                   \
+            S16 v = (s0 * s2) * (s1 * s3);                                     \
+            S8 v8 = v.lo * v.hi;                                               \
+            S4 v4 = v8.lo * v8.hi;                                             \
+            S2 v2 = v4.lo * v4.hi;                                             \
+            r = v2.lo * v2.hi;                                                 \
+        } else {                                                               \
+            S16 v = (s0 + s2) + (s1 + s3);                                     \
+            S8 v8 = v.lo + v.hi;                                               \
+            S4 v4 = v8.lo + v8.hi;                                             \
+            S2 v2 = v4.lo + v4.hi;                                             \
+            r = v2.lo + v2.hi;                                                 \
+        }                                                                      \
+        dst[g] = FINISH(r, div, do_sqrt);                                      \
+    }
 
 /* GPU style: one work-group of LANES work-items per (row, chunk) of a
  * row-contiguous input; work-item j is lane j, and the fold runs in local
@@ -160,12 +199,18 @@
         long o = g / nchunks, c = g - o * nchunks;                             \
         long begin = c * CHUNK;                                                \
         long n = clamp(R - begin, 0L, (long)CHUNK);                            \
+        long rounds = (n + LANES - 1) / LANES;                                 \
         __global const SRC *p = src + soff + o * R + begin;                    \
         S m = op == OP_SUMSQ ? mean[o] : (S)0;                                 \
-        S acc = op == OP_PROD ? (S)1 : (S)0;                                   \
-        for (long k = j; k < n; k += LANES)                                    \
-            ACCUM(op, acc, LOAD1(p, k), m);                                    \
-        lanes[j] = acc;                                                        \
+        S id = op == OP_PROD ? (S)1 : (S)0, acc = id, comp = 0;                \
+        for (long r0 = 0; r0 < rounds; r0 += BLOCK) {                          \
+            S blk = LANE_START(op, acc, id);                                   \
+            long ke = min((r0 + BLOCK) * LANES, n);                            \
+            for (long k = r0 * LANES + j; k < ke; k += LANES)                  \
+                ACCUM(op, blk, LOAD1(p, k), m);                                \
+            LANE_END(S, op, acc, comp, blk);                                   \
+        }                                                                      \
+        lanes[j] = acc - comp;                                                 \
         barrier(CLK_LOCAL_MEM_FENCE);                                          \
         for (int w = LANES / 2; w > 0; w >>= 1) {                              \
             if (j < w)                                                         \
@@ -191,14 +236,24 @@
         long o = g / nchunks, c = g - o * nchunks;                             \
         long begin = c * CHUNK;                                                \
         long n = clamp(R - begin, 0L, (long)CHUNK);                            \
+        long rounds = (n + LANES - 1) / LANES;                                 \
         __global const SRC *p = src + soff + (o * R + begin) * inner + i;      \
         S m = op == OP_SUMSQ ? mean[o * inner + i] : (S)0;                     \
-        S acc[LANES];                                                          \
+        S id = op == OP_PROD ? (S)1 : (S)0;                                    \
+        S acc[LANES], comp[LANES];                                             \
         for (int j = 0; j < LANES; j++)                                        \
-            acc[j] = op == OP_PROD ? (S)1 : (S)0;                              \
-        for (long k0 = 0; k0 < n; k0 += LANES)                                 \
-            for (int j = 0; j < LANES && k0 + j < n; j++)                      \
-                ACCUM(op, acc[j], LOAD1(p, (k0 + j) * inner), m);              \
+            acc[j] = id, comp[j] = 0;                                          \
+        for (long r0 = 0; r0 < rounds; r0 += BLOCK) {                          \
+            long ke = min((r0 + BLOCK) * LANES, n);                            \
+            for (int j = 0; j < LANES; j++) {                                  \
+                S blk = LANE_START(op, acc[j], id);                            \
+                for (long k = r0 * LANES + j; k < ke; k += LANES)              \
+                    ACCUM(op, blk, LOAD1(p, k * inner), m);                    \
+                LANE_END(S, op, acc[j], comp[j], blk);                         \
+            }                                                                  \
+        }                                                                      \
+        for (int j = 0; j < LANES; j++)                                        \
+            acc[j] -= comp[j];                                                 \
         for (int w = LANES / 2; w > 0; w >>= 1)                                \
             for (int j = 0; j < w; j++)                                        \
                 acc[j] = COMBINE(op, acc[j], acc[j + w]);                      \
@@ -208,15 +263,22 @@
 
 /* CPU style for inner >= 16: one work-item per (row, chunk, block of up to
  * 64 inner positions), each lane up to four 16-wide vectors across the inner
- * positions; wide blocks keep the row-to-row page walks few.  The host
- * leaves the last inner % 16 positions to the generic kernel. */
-#define IVEC_LOOP(VLOAD, STEP)                                                 \
-    for (long k0 = 0; k0 < n; k0 += LANES) {                                   \
-        int jn = (int)min((long)LANES, n - k0);                                \
-        for (int j = 0; j < jn; j++)                                           \
+ * positions; wide blocks keep the row-to-row page walks few.  Block by
+ * block, lane by lane: the BLOCK rows of a lane's block lie in cache
+ * (BLOCK * LANES rows), and only the lanes' compensated sums stay in
+ * private memory.  The host leaves the last inner % 16 positions to the
+ * generic kernel. */
+#define IVEC_BLOCK(VLOAD, STEP)                                                \
+    for (long r0 = 0; r0 < rounds; r0 += BLOCK) {                              \
+        long ke = min((r0 + BLOCK) * LANES, n);                                \
+        for (int j = 0; j < LANES; j++)                                        \
             for (int v = 0; v < nv; v++) {                                     \
-                S16 x = VLOAD(p, (k0 + j) * inner + v * 16);                   \
-                STEP;                                                          \
+                S16 b = LANE_START(op, acc[j][v], id);                         \
+                for (long k = r0 * LANES + j; k < ke; k += LANES) {            \
+                    S16 x = VLOAD(p, k * inner + v * 16);                      \
+                    STEP;                                                      \
+                }                                                              \
+                LANE_END(S16, op, acc[j][v], comp[j][v], b);                   \
             }                                                                  \
     }
 
@@ -234,23 +296,26 @@
         long o = g / nchunks, c = g - o * nchunks;                             \
         long begin = c * CHUNK;                                                \
         long n = clamp(R - begin, 0L, (long)CHUNK);                            \
+        long rounds = (n + LANES - 1) / LANES;                                 \
         __global const SRC *p = src + soff + (o * R + begin) * inner + i0;     \
-        S16 acc[LANES][4];                                                     \
+        S16 acc[LANES][4], comp[LANES][4];                                     \
         S id = op == OP_PROD ? (S)1 : (S)0;                                    \
         for (int j = 0; j < LANES; j++)                                        \
             for (int v = 0; v < 4; v++)                                        \
-                acc[j][v] = id;                                                \
+                acc[j][v] = id, comp[j][v] = 0;                                \
         if (op == OP_SUM) {                                                    \
-            IVEC_LOOP(VLOAD, acc[j][v] += x)                                   \
+            IVEC_BLOCK(VLOAD, b += x)                                          \
         } else if (op == OP_PROD) {                                            \
-            IVEC_LOOP(VLOAD, acc[j][v] *= x)                                   \
+            IVEC_BLOCK(VLOAD, b *= x)                                          \
         } else {                                                               \
             S16 m[4];                                                          \
             for (int v = 0; v < nv; v++)                                       \
                 m[v] = vload16(v, mean + o * inner + i0);                      \
-            IVEC_LOOP(VLOAD, S16 d = x - m[v]; acc[j][v] += d * d)             \
+            IVEC_BLOCK(VLOAD, S16 d = x - m[v]; b += d * d)                    \
         }                                                                      \
         for (int v = 0; v < nv; v++) {                                         \
+            for (int j = 0; j < LANES; j++)                                    \
+                acc[j][v] -= comp[j][v];                                       \
             for (int w = LANES / 2; w > 0; w >>= 1)                            \
                 for (int j = 0; j < w; j++)                                    \
                     acc[j][v] = COMBINE(op, acc[j][v], acc[j + w][v]);         \

@@ -900,3 +900,118 @@ Test(reduce, arg_reductions_refuse_bool)
     clt_tensor_free(r);
     clt_tensor_free(b);
 }
+
+/* Error of got against want in units in the last place of want as a
+ * float32 (or float64 when dbl). */
+static double ulps_off(double got, long double want, int dbl)
+{
+    int e = 0;
+    frexp((double)want, &e);
+    return fabs((double)((long double)got - want)) / ldexp(1.0, e - (dbl ? 53 : 24));
+}
+
+/* Long sums of one repeated value end within two units in the last place of
+ * the exact sum, in every kernel layout (rows, columns 16 at a time, single
+ * columns, work-groups): each lane adds only BLOCK elements plainly, and the
+ * block sums are compensated.  Lanes that added their 64 elements of a chunk
+ * one after the other were 7 to 10 units off for 0.1 and 1e8 over 15625
+ * and 33285 elements (torch's cascade sum: within one). */
+static void check_constant_sums(clt_dtype dt, const char *style)
+{
+    clt_device *dev = get_device("cpu");
+    int dbl = dt == CLT_FLOAT64;
+    const double vals[] = {0.1, 1e8, 1.0 / 3};
+    const int64_t lens[] = {15625, 4096 * 8 + 517, 517};
+    const int64_t widths[] = {64, 5};
+    if (style)
+        setenv("CLTENSOR_REDUCE_STYLE", style, 1);
+    for (size_t vi = 0; vi < 3; vi++)
+        for (size_t li = 0; li < 3; li++)
+            for (size_t wi = 0; wi < 2; wi++) {
+                int64_t R = lens[li], W = widths[wi];
+                double v = dbl ? vals[vi] : (double)(float)vals[vi];
+                long double want = (long double)R * v;
+                clt_tensor *cols = NULL, *rows = NULL, *r = NULL;
+                CHECK(clt_full(dev, dt, 2, (int64_t[]){R, W}, v, &cols));
+                CHECK(clt_full(dev, dt, 2, (int64_t[]){W, R}, v, &rows));
+                for (int d = 0; d < 2; d++) {
+                    CHECK(clt_sum_dim(d ? rows : cols, d, 0, &r));
+                    double *got = read_doubles(r);
+                    for (int64_t i = 0; i < W; i++)
+                        cr_assert(ulps_off(got[i], want, dbl) <= 2,
+                                  "%s sum of %lld x %.9g (dim %d of width %lld, style %s): "
+                                  "%.17g, exact %.17Lg (%.1f units off)",
+                                  clt_dtype_name(dt), (long long)R, v, d, (long long)W,
+                                  style ? style : "default", got[i], want,
+                                  ulps_off(got[i], want, dbl));
+                    free(got);
+                    clt_tensor_free(r);
+                }
+                clt_tensor_free(cols);
+                clt_tensor_free(rows);
+            }
+    if (style)
+        unsetenv("CLTENSOR_REDUCE_STYLE");
+}
+
+Test(reduce, long_constant_sums_within_two_ulps)
+{
+    check_constant_sums(CLT_FLOAT32, NULL);
+    check_constant_sums(CLT_FLOAT32, "gpu");
+    clt_device *dev = get_device("cpu");
+    if (clt_device_supports_dtype(dev, CLT_FLOAT64))
+        check_constant_sums(CLT_FLOAT64, NULL);
+}
+
+/* The blocks of every lane are the same in each kernel variant, also where
+ * the last, partial round of a chunk starts a block (lanes past the end add
+ * an empty block): 517 = 8 * 64 + 5 elements, and more chunks after it. */
+Test(reduce, bit_identical_block_edges)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t lens[] = {517, 2 * 4096 + 517, 64 * 8 * 3 + 1, 63};
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        int64_t n = lens[li], W = 17;
+        float *h = malloc((size_t)(n * W) * sizeof *h);
+        fill_random(h, (size_t)(n * W), 77u + (unsigned)li);
+        for (int64_t i = 0; i < n * W; i++)
+            h[i] = h[i] * 1.0001f + 1e-3f;
+        float out[2][2 + 2 * 17] = {{0}}, *rows[2] = {malloc((size_t)n * sizeof(float)),
+                                                      malloc((size_t)n * sizeof(float))};
+        cr_assert(rows[0] && rows[1]);
+        for (int s = 0; s < 2; s++) {
+            setenv("CLTENSOR_REDUCE_STYLE", s ? "gpu" : "cpu", 1);
+            clt_tensor *a = NULL, *m = NULL, *r = NULL;
+            CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, h, &a));
+            CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){n, W}, h, &m));
+            CHECK(clt_sum(a, &r));
+            CHECK(clt_tensor_read(r, &out[s][0], sizeof(float)));
+            clt_tensor_free(r);
+            CHECK(clt_var(a, 1, &r));
+            CHECK(clt_tensor_read(r, &out[s][1], sizeof(float)));
+            clt_tensor_free(r);
+            CHECK(clt_sum_dim(m, 0, 0, &r));
+            CHECK(clt_tensor_read(r, &out[s][2], (size_t)W * sizeof(float)));
+            clt_tensor_free(r);
+            CHECK(clt_var_dim(m, 0, 1, 0, &r));
+            CHECK(clt_tensor_read(r, &out[s][2 + W], (size_t)W * sizeof(float)));
+            clt_tensor_free(r);
+            CHECK(clt_sum_dim(m, 1, 0, &r)); /* rows of 17: the short-row kernel */
+            CHECK(clt_tensor_read(r, rows[s], (size_t)n * sizeof(float)));
+            clt_tensor_free(r);
+            clt_tensor_free(a);
+            clt_tensor_free(m);
+        }
+        unsetenv("CLTENSOR_REDUCE_STYLE");
+        cr_assert(memcmp(out[0], out[1], sizeof out[0]) == 0 &&
+                      memcmp(rows[0], rows[1], (size_t)n * sizeof(float)) == 0,
+                  "n %lld: CPU-style and GPU-style results differ", (long long)n);
+        /* and right: the host's sum */
+        long double want = 0, mag = 0;
+        for (int64_t i = 0; i < n; i++)
+            want += h[i], mag += fabsl((long double)h[i]);
+        cr_assert(fabsl((long double)out[0][0] - want) <= 1e-6L * mag,
+                  "n %lld: sum %.9g, want %.9Lg", (long long)n, out[0][0], want);
+        free(h), free(rows[0]), free(rows[1]);
+    }
+}
