@@ -417,85 +417,91 @@ static WV gemv_load(__global const T *p, ulong s, ulong k)
     return WV_LOAD(0, t);
 }
 
-/* One K block [kb, ke) of four rows against x, lane by lane. */
-#define GEMV_DOT_BLOCK(LW, LX)                                                 \
-    for (ulong k = kb; k < ke; k += GEMV_VW) {                                 \
-        WV xv = LX(xb, k);                                                     \
-        a0 = fma(LW(w0, k), xv, a0);                                           \
-        a1 = fma(LW(w1, k), xv, a1);                                           \
-        a2 = fma(LW(w2, k), xv, a2);                                           \
-        a3 = fma(LW(w3, k), xv, a3);                                           \
-    }
 #define GEMV_AT(p, k) WV_LOAD(0, (p) + (k))
 #define GEMV_AT_W(p, k) gemv_load((p), wks, (k))
 #define GEMV_AT_X(p, k) gemv_load((p), xs, (k))
 
 /* y[b][i * ys] = sum_k W[b][i * wis + k * wks] x[b][k * xs]: each work-item
  * (g, b, q) takes `rows` rows (a multiple of 4), four at a time against one
- * load of x, over the K slice [q * kslice, (q + 1) * kslice) (kslice a
- * multiple of GEMV_DB), in blocks of GEMV_DB, the last K % GEMV_VW products
- * after them.  One slice (a launch with global size 1 along dimension 2)
- * stores y; several store each row's compensated sum (s, c) at
- * part[((b * P + i) * nslices + q) * 2], for gemv_dot_sum.  Any strides,
- * 0 included; contiguous rows and x take whole-vector loads. */
-CLT_KERNEL_WG(gemv_dot, 1, 1, 1)(__global const T *W, ulong woff, ulong wis, ulong wks,
-                                 ulong wbs, __global const T *x, ulong xoff, ulong xs,
-                                 ulong xbs, __global T *y, ulong yoff, ulong ys, ulong ybs,
-                                 ulong P, ulong K, ulong rows, ulong kslice,
-                                 __global T *part)
-{
-    ulong b = get_global_id(1), q = get_global_id(2), nsl = get_global_size(2);
-    ulong i0 = get_global_id(0) * rows, i1 = min(i0 + rows, P);
-    __global const T *xb = x + xoff + b * xbs;
-    __global const T *wb = W + woff + b * wbs;
-    __global T *yb = y + yoff + b * ybs;
-    ulong kv = K / GEMV_VW * GEMV_VW;
-    ulong k0 = q * kslice, k1 = q + 1 == nsl ? K : min(k0 + kslice, K);
-    ulong k1v = min(k1, kv);
-    bool unit = wks == 1 && xs == 1;
-    for (ulong i = i0; i < i1; i += 4) {
-        /* Past the last row, repeat it (and drop the result). */
-        __global const T *w0 = wb + i * wis;
-        __global const T *w1 = wb + min(i + 1, P - 1) * wis;
-        __global const T *w2 = wb + min(i + 2, P - 1) * wis;
-        __global const T *w3 = wb + min(i + 3, P - 1) * wis;
-        T s[4] = {0, 0, 0, 0}, c[4] = {0, 0, 0, 0};
-        for (ulong kb = k0; kb < k1v; kb += GEMV_DB) {
-            ulong ke = min(kb + GEMV_DB, k1v);
-            WV a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-            if (unit) {
-                GEMV_DOT_BLOCK(GEMV_AT, GEMV_AT)
-            } else {
-                GEMV_DOT_BLOCK(GEMV_AT_W, GEMV_AT_X)
-            }
-            GEMV_ADD(s[0], c[0], gemv_fold(a0));
-            GEMV_ADD(s[1], c[1], gemv_fold(a1));
-            GEMV_ADD(s[2], c[2], gemv_fold(a2));
-            GEMV_ADD(s[3], c[3], gemv_fold(a3));
-        }
-        T t0 = 0, t1 = 0, t2 = 0, t3 = 0;
-        for (ulong k = max(k0, kv); k < k1; k++) {
-            T xk = xb[k * xs];
-            t0 = fma(w0[k * wks], xk, t0);
-            t1 = fma(w1[k * wks], xk, t1);
-            t2 = fma(w2[k * wks], xk, t2);
-            t3 = fma(w3[k * wks], xk, t3);
-        }
-        GEMV_ADD(s[0], c[0], t0);
-        GEMV_ADD(s[1], c[1], t1);
-        GEMV_ADD(s[2], c[2], t2);
-        GEMV_ADD(s[3], c[3], t3);
-        for (ulong u = 0; u < 4 && i + u < P; u++) {
-            if (nsl == 1) {
-                yb[(i + u) * ys] = s[u];
-            } else {
-                __global T *pp = part + ((b * P + i + u) * nsl + q) * 2;
-                pp[0] = s[u];
-                pp[1] = c[u];
-            }
-        }
+ * load of x (LX), rows read by LW, over the K slice [q * kslice, (q + 1) *
+ * kslice) (kslice a multiple of GEMV_DB), in blocks of GEMV_DB, the last
+ * K % GEMV_VW products after them.  One slice (a launch with global size 1
+ * along dimension 2) stores y; several store each row's compensated sum
+ * (s, c) at part[((b * P + i) * nslices + q) * 2], for gemv_dot_sum.
+ * gemv_dot: contiguous rows and x (wks == xs == 1), whole-vector loads;
+ * gemv_dot_any: any strides, 0 included. */
+#define GEMV_DOT(name, LW, LX)                                                 \
+    CLT_KERNEL_WG(name, 1, 1, 1)(__global const T *W, ulong woff, ulong wis,   \
+                                 ulong wks, ulong wbs, __global const T *x,    \
+                                 ulong xoff, ulong xs, ulong xbs,              \
+                                 __global T *y, ulong yoff, ulong ys,          \
+                                 ulong ybs, ulong P, ulong K, ulong rows,      \
+                                 ulong kslice, __global T *part)               \
+    {                                                                          \
+        ulong b = get_global_id(1), q = get_global_id(2);                      \
+        ulong nsl = get_global_size(2);                                        \
+        ulong i0 = get_global_id(0) * rows, i1 = min(i0 + rows, P);            \
+        __global const T *xb = x + xoff + b * xbs;                             \
+        __global const T *wb = W + woff + b * wbs;                             \
+        __global T *yb = y + yoff + b * ybs;                                   \
+        ulong kv = K / GEMV_VW * GEMV_VW;                                      \
+        ulong k0 = q * kslice, k1 = q + 1 == nsl ? K : min(k0 + kslice, K);    \
+        ulong k1v = min(k1, kv);                                               \
+        for (ulong i = i0; i < i1; i += 4) {                                   \
+            /* Past the last row, repeat it (and drop the result). */          \
+            __global const T *w0 = wb + i * wis;                               \
+            __global const T *w1 = wb + min(i + 1, P - 1) * wis;               \
+            __global const T *w2 = wb + min(i + 2, P - 1) * wis;               \
+            __global const T *w3 = wb + min(i + 3, P - 1) * wis;               \
+            T s0 = 0, s1 = 0, s2 = 0, s3 = 0, c0 = 0, c1 = 0, c2 = 0, c3 = 0;  \
+            for (ulong kb = k0; kb < k1v; kb += GEMV_DB) {                     \
+                ulong ke = min(kb + GEMV_DB, k1v);                             \
+                WV a0 = 0, a1 = 0, a2 = 0, a3 = 0;                             \
+                for (ulong k = kb; k < ke; k += GEMV_VW) {                     \
+                    WV xv = LX(xb, k);                                         \
+                    a0 = fma(LW(w0, k), xv, a0);                               \
+                    a1 = fma(LW(w1, k), xv, a1);                               \
+                    a2 = fma(LW(w2, k), xv, a2);                               \
+                    a3 = fma(LW(w3, k), xv, a3);                               \
+                }                                                              \
+                GEMV_ADD(s0, c0, gemv_fold(a0));                               \
+                GEMV_ADD(s1, c1, gemv_fold(a1));                               \
+                GEMV_ADD(s2, c2, gemv_fold(a2));                               \
+                GEMV_ADD(s3, c3, gemv_fold(a3));                               \
+            }                                                                  \
+            T t0 = 0, t1 = 0, t2 = 0, t3 = 0;                                  \
+            for (ulong k = max(k0, kv); k < k1; k++) {                         \
+                T xk = xb[k * xs];                                             \
+                t0 = fma(w0[k * wks], xk, t0);                                 \
+                t1 = fma(w1[k * wks], xk, t1);                                 \
+                t2 = fma(w2[k * wks], xk, t2);                                 \
+                t3 = fma(w3[k * wks], xk, t3);                                 \
+            }                                                                  \
+            GEMV_ADD(s0, c0, t0);                                              \
+            GEMV_ADD(s1, c1, t1);                                              \
+            GEMV_ADD(s2, c2, t2);                                              \
+            GEMV_ADD(s3, c3, t3);                                              \
+            if (nsl == 1) {                                                    \
+                yb[i * ys] = s0;                                               \
+                if (i + 1 < P)                                                 \
+                    yb[(i + 1) * ys] = s1;                                     \
+                if (i + 2 < P)                                                 \
+                    yb[(i + 2) * ys] = s2;                                     \
+                if (i + 3 < P)                                                 \
+                    yb[(i + 3) * ys] = s3;                                     \
+            } else {                                                           \
+                T sc[8] = {s0, c0, s1, c1, s2, c2, s3, c3};                    \
+                for (ulong u = 0; u < 4 && i + u < P; u++) {                   \
+                    __global T *pp = part + ((b * P + i + u) * nsl + q) * 2;   \
+                    pp[0] = sc[2 * u];                                         \
+                    pp[1] = sc[2 * u + 1];                                     \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
     }
-}
+
+GEMV_DOT(gemv_dot, GEMV_AT, GEMV_AT)
+GEMV_DOT(gemv_dot_any, GEMV_AT_W, GEMV_AT_X)
 
 /* y[b][i * ys] for each (i, b) from gemv_dot's slice sums: their sums s
  * added in order of the slice, compensated, less the lost parts c. */

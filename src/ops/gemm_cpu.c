@@ -272,13 +272,15 @@ static clt_status partial_rows(clt_device *dev, const gemm_cfg *cfg, cl_mem W, c
 }
 
 /* y[b][i * ys] = sum_k W[b][i * wis + k * wks] x[b][k * xs] for i < P (any
- * strides, 0 included) with gemv_dot.  Few rows with a long K would leave
- * all of K to one work-item: K is then cut into up to GEMV_SLICES slices
- * (whole GEMV_DB blocks, GEMV_SLICE_MIN elements or more), summed apart and
- * added up by gemv_dot_sum.  The cut depends on P, K and the batch only, so
- * that every device gives the same bits. */
+ * strides, 0 included) with gemv_dot, or gemv_dot_any unless wks and xs are
+ * 1.  Up to four rows (one work-item's) with a long K would leave all of K
+ * to one work-item: K is then cut into up to GEMV_SLICES slices (whole
+ * GEMV_DB blocks, GEMV_SLICE_MIN elements or more), summed apart and added
+ * up by gemv_dot_sum.  The cut depends on P, K and the batch only, so that
+ * every device gives the same bits.  (Five rows or more already make two
+ * work-items; cutting [16, 2^20] @ [2^20] too made it about 5% slower.) */
 #define GEMV_DB 4096 /* as in cl/gemm.cl */
-#define GEMV_FEW_ROWS 16
+#define GEMV_FEW_ROWS 4
 #define GEMV_SLICES 64
 #define GEMV_SLICE_MIN 32768
 static clt_status gemv(clt_device *dev, const gemm_cfg *cfg, cl_mem W, cl_ulong woff,
@@ -306,7 +308,8 @@ static clt_status gemv(clt_device *dev, const gemm_cfg *cfg, cl_mem W, cl_ulong 
                        CLT__ARG(xbs),  CLT__ARG(C),    CLT__ARG(yoff), CLT__ARG(ys),
                        CLT__ARG(ybs),  CLT__ARG(P_),   CLT__ARG(K_),  CLT__ARG(rows),
                        CLT__ARG(ks),   CLT__ARG(part)};
-    clt_status st = clt__launch(dev, "gemm", cfg->opts, "gemv_dot", 3, gws, lws, 18, args);
+    const char *kernel = wks == 1 && xs == 1 ? "gemv_dot" : "gemv_dot_any";
+    clt_status st = clt__launch(dev, "gemm", cfg->opts, kernel, 3, gws, lws, 18, args);
     if (st == CLT_OK && nsl > 1) {
         size_t gs[2] = {P, batch}, ls[2] = {1, 1};
         clt__arg sa[] = {CLT__ARG(part), CLT__ARG(nsl_), CLT__ARG(C),  CLT__ARG(yoff),
