@@ -3,8 +3,9 @@
  * deviations) accumulate in S and follow one fixed order on every device:
  * R is cut into CHUNK-element chunks; element k of a chunk goes to lane
  * k % LANES (round k / LANES of that lane); each lane adds up its elements
- * in blocks of BLOCK rounds, in order within a block, and the block sums in
- * order into a compensated sum (LANE_END); the lanes are folded in halves
+ * in blocks of BLOCK rounds (see LANE_SUM), in order within a block, and
+ * the block sums in order into a compensated sum (LANE_END; plain for
+ * integers and for float32 in double); the lanes are folded in halves
  * (lane j with lane j + w, w = 32, 16, ..., 1).  Every lane takes part in
  * every block (a block with none of its elements adds the identity).
  * Chunk partials form a new [outer, nchunks, inner] input reduced the same
@@ -24,7 +25,6 @@
 
 #define CHUNK 4096
 #define LANES 64
-#define BLOCK 8
 
 /* CLT_ACC_DOUBLE (float32 var and std, see src/ops/reduce.c): S is double. */
 #if defined(CLT_ACC_DOUBLE)
@@ -81,9 +81,13 @@
  * through the blocks, the lane one product in order, as compensation buys
  * a product nothing (c stays 0). */
 #define LANE_START(op, s, id) ((op) == OP_PROD ? (s) : (id))
-#if T_IS_FLOAT && !defined(CLT_ACC_DOUBLE) /* float32 in double needs none */
+#if T_IS_FLOAT && !defined(CLT_ACC_DOUBLE)
+#define BLOCK 8
 #define LANE_SUM(type, s, c, b) CLT_ADD_COMPENSATED(type, s, c, b)
 #else
+/* Integers add exactly, and float32 input in double loses nothing worth a
+ * compensation: one block per chunk, each lane's elements in order. */
+#define BLOCK (CHUNK / LANES)
 #define LANE_SUM(type, s, c, b) ((s) += (b))
 #endif
 #define LANE_END(type, op, s, c, b)                                            \
