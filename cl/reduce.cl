@@ -75,20 +75,30 @@
     } while (0)
 
 /* A lane's blocks: LANE_START gives the block's starting value b, and
- * LANE_END puts the block into the lane's running result s, whose lost
- * low-order part is -c (the lane's value is s - c): compensated for
- * floating sums, a plain add for integers.  A product (OP_PROD) runs on
- * through the blocks, the lane one product in order, as compensation buys
- * a product nothing (c stays 0). */
+ * LANE_END puts the block into the lane's running result s with LANE_SUM,
+ * and LANE_VALUE(s, c) is the lane's value at the end.  For floating sums
+ * LANE_SUM is an error-free addition (TwoSum: t + e == s + b exactly) whose
+ * errors e gather, negated, in c: no operation waits on c, so the running
+ * sum is one add per block.  An infinite or NaN sum makes c NaN, and the
+ * lane's value is then s alone.  A product (OP_PROD) runs on through the
+ * blocks, the lane one product in order, as compensation buys a product
+ * nothing (c stays 0). */
 #define LANE_START(op, s, id) ((op) == OP_PROD ? (s) : (id))
 #if T_IS_FLOAT && !defined(CLT_ACC_DOUBLE)
 #define BLOCK 8
-#define LANE_SUM(type, s, c, b) CLT_ADD_COMPENSATED(type, s, c, b)
+#define LANE_SUM(type, s, c, b)                                                \
+    do {                                                                       \
+        type t_ = (s) + (b), bp_ = t_ - (s);                                   \
+        (c) -= ((s) - (t_ - bp_)) + ((b) - bp_);                               \
+        (s) = t_;                                                              \
+    } while (0)
+#define LANE_VALUE(s, c) (isfinite(s) ? (s) - (c) : (s))
 #else
 /* Integers add exactly, and float32 input in double loses nothing worth a
  * compensation: one block per chunk, each lane's elements in order. */
 #define BLOCK (CHUNK / LANES)
 #define LANE_SUM(type, s, c, b) ((s) += (b))
+#define LANE_VALUE(s, c) (s)
 #endif
 #define LANE_END(type, op, s, c, b)                                            \
     do {                                                                       \
@@ -168,7 +178,8 @@
             LANE_END(S16, op, s2, c2, a2);                                     \
             LANE_END(S16, op, s3, c3, a3);                                     \
         }                                                                      \
-        s0 -= c0, s1 -= c1, s2 -= c2, s3 -= c3;                                \
+        s0 = LANE_VALUE(s0, c0), s1 = LANE_VALUE(s1, c1);                      \
+        s2 = LANE_VALUE(s2, c2), s3 = LANE_VALUE(s3, c3);                      \
         S r;                                                                   \
         if (op == OP_PROD) {                                                   \
             S16 v = (s0 * s2) * (s1 * s3);                                     \
@@ -214,7 +225,7 @@
                 ACCUM(op, blk, LOAD1(p, k), m);                                \
             LANE_END(S, op, acc, comp, blk);                                   \
         }                                                                      \
-        lanes[j] = acc - comp;                                                 \
+        lanes[j] = LANE_VALUE(acc, comp);                                      \
         barrier(CLK_LOCAL_MEM_FENCE);                                          \
         for (int w = LANES / 2; w > 0; w >>= 1) {                              \
             if (j < w)                                                         \
@@ -257,7 +268,7 @@
             }                                                                  \
         }                                                                      \
         for (int j = 0; j < LANES; j++)                                        \
-            acc[j] -= comp[j];                                                 \
+            acc[j] = LANE_VALUE(acc[j], comp[j]);                              \
         for (int w = LANES / 2; w > 0; w >>= 1)                                \
             for (int j = 0; j < w; j++)                                        \
                 acc[j] = COMBINE(op, acc[j], acc[j + w]);                      \
@@ -319,7 +330,7 @@
         }                                                                      \
         for (int v = 0; v < nv; v++) {                                         \
             for (int j = 0; j < LANES; j++)                                    \
-                acc[j][v] -= comp[j][v];                                       \
+                acc[j][v] = LANE_VALUE(acc[j][v], comp[j][v]);                 \
             for (int w = LANES / 2; w > 0; w >>= 1)                            \
                 for (int j = 0; j < w; j++)                                    \
                     acc[j][v] = COMBINE(op, acc[j][v], acc[j + w][v]);         \

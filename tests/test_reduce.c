@@ -1015,3 +1015,42 @@ Test(reduce, bit_identical_block_edges)
         free(h), free(rows[0]), free(rows[1]);
     }
 }
+
+/* One infinite element keeps the sum infinite (not NaN: the compensation
+ * of an infinite sum is inf - inf), wherever it lies: first or last block
+ * of a lane, first or later chunk; in every kernel layout and style. */
+Test(reduce, one_inf_sums_to_inf)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 3 * 4096 + 517, W = 17;
+    const int64_t at[] = {0, 7 * 64 + 3, 4096 + 8 * 64, 3 * 4096 + 512 + 1};
+    float *h = malloc((size_t)(n * W) * sizeof *h);
+    for (int s = 0; s < 2; s++) {
+        setenv("CLTENSOR_REDUCE_STYLE", s ? "gpu" : "cpu", 1);
+        for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+            fill_random(h, (size_t)(n * W), 5u + (unsigned)i);
+            clt_tensor *a = NULL, *m = NULL, *r = NULL;
+            h[at[i]] = INFINITY; /* element at[i] of the flat sum */
+            CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, h, &a));
+            h[at[i]] = 1;
+            h[at[i] * W + 3] = INFINITY; /* row at[i] of column 3 */
+            CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){n, W}, h, &m));
+            CHECK(clt_sum(a, &r));
+            double v = item(r);
+            cr_assert(isinf(v) && v > 0, "style %d, inf at %lld: sum %g", s, (long long)at[i], v);
+            clt_tensor_free(r);
+            CHECK(clt_sum_dim(m, 0, 0, &r));
+            double *got = read_doubles(r);
+            for (int64_t j = 0; j < W; j++)
+                cr_assert(j == 3 ? isinf(got[j]) && got[j] > 0 : isfinite(got[j]),
+                          "style %d, inf at row %lld: column %lld sums to %g", s,
+                          (long long)at[i], (long long)j, got[j]);
+            free(got);
+            clt_tensor_free(r);
+            clt_tensor_free(a);
+            clt_tensor_free(m);
+        }
+    }
+    unsetenv("CLTENSOR_REDUCE_STYLE");
+    free(h);
+}
