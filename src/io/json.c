@@ -381,6 +381,62 @@ static int literal(parser *ps, const char *word, clt__json *v, clt__json_type t)
     return 1;
 }
 
+/* The container opening at ps->p (its first character, '{' or '['): -1
+ * (failed), 0 (closed at once by close) or 1 (members follow). */
+static int open_container(parser *ps, char close, int depth)
+{
+    if (depth >= MAX_DEPTH) {
+        fail(ps, "nesting deeper than 64 levels");
+        return -1;
+    }
+    ps->p++;
+    skip_ws(ps);
+    if (ps->p < ps->end && *ps->p == close) {
+        ps->p++;
+        return 0;
+    }
+    return 1;
+}
+
+/* An object's key and the ':' after it.  New string in *key (free it) on
+ * success; nothing on failure. */
+static int object_key(parser *ps, char **key, size_t *klen)
+{
+    skip_ws(ps);
+    if (ps->p >= ps->end || *ps->p != '"') {
+        fail(ps, "expected a string as an object key");
+        return 0;
+    }
+    if (!parse_string(ps, key, klen))
+        return 0;
+    skip_ws(ps);
+    if (ps->p >= ps->end || *ps->p != ':') {
+        free(*key);
+        *key = NULL;
+        fail(ps, "expected ':' after an object key");
+        return 0;
+    }
+    ps->p++;
+    return 1;
+}
+
+/* What follows a member of the container closed by close: 1 (a ',': more
+ * members), 0 (the close) or -1 (failed). */
+static int after_member(parser *ps, char close)
+{
+    skip_ws(ps);
+    if (ps->p < ps->end && *ps->p == ',') {
+        ps->p++;
+        return 1;
+    }
+    if (ps->p < ps->end && *ps->p == close) {
+        ps->p++;
+        return 0;
+    }
+    fail(ps, close == '}' ? "expected ',' or '}' in an object" : "expected ',' or ']' in an array");
+    return -1;
+}
+
 static int parse_value(parser *ps, clt__json *v, int depth)
 {
     memset(v, 0, sizeof *v);
@@ -401,59 +457,26 @@ static int parse_value(parser *ps, clt__json *v, int depth)
         bool object = c == '{';
         char close = object ? '}' : ']';
         v->type = object ? CLT__JSON_OBJECT : CLT__JSON_ARRAY;
-        if (depth >= MAX_DEPTH) {
-            fail(ps, "nesting deeper than 64 levels");
-            return 0;
-        }
-        ps->p++;
-        skip_ws(ps);
-        if (ps->p < ps->end && *ps->p == close) {
-            ps->p++;
-            return 1;
-        }
-        for (;;) {
+        int more = open_container(ps, close, depth);
+        while (more > 0) {
             if (!grow(ps, v, object))
                 return 0;
             if (object) {
-                skip_ws(ps);
-                if (ps->p >= ps->end || *ps->p != '"') {
-                    fail(ps, "expected a string as an object key");
-                    return 0;
-                }
                 char *key = NULL;
                 size_t klen = 0;
-                if (!parse_string(ps, &key, &klen))
+                if (!object_key(ps, &key, &klen))
                     return 0;
                 v->keys[v->n] = key;
                 v->key_lens[v->n] = klen;
                 /* the key counts as a member from here, so that it is freed */
                 memset(&v->items[v->n], 0, sizeof v->items[v->n]);
-                v->n++;
-                skip_ws(ps);
-                if (ps->p >= ps->end || *ps->p != ':') {
-                    fail(ps, "expected ':' after an object key");
-                    return 0;
-                }
-                ps->p++;
-                if (!parse_value(ps, &v->items[v->n - 1], depth + 1))
-                    return 0;
-            } else {
-                v->n++;
-                if (!parse_value(ps, &v->items[v->n - 1], depth + 1))
-                    return 0;
             }
-            skip_ws(ps);
-            if (ps->p < ps->end && *ps->p == ',') {
-                ps->p++;
-                continue;
-            }
-            if (ps->p < ps->end && *ps->p == close) {
-                ps->p++;
-                return 1;
-            }
-            fail(ps, object ? "expected ',' or '}' in an object" : "expected ',' or ']' in an array");
-            return 0;
+            v->n++;
+            if (!parse_value(ps, &v->items[v->n - 1], depth + 1))
+                return 0;
+            more = after_member(ps, close);
         }
+        return more == 0;
     }
     if (c == '"') {
         v->type = CLT__JSON_STRING;
@@ -488,33 +511,12 @@ static int parse_members(parser *ps, int depth, clt__json_member_fn fn, void *ct
         fail(ps, "expected an object");
         return 0;
     }
-    if (depth >= MAX_DEPTH) {
-        fail(ps, "nesting deeper than 64 levels");
-        return 0;
-    }
-    ps->p++;
-    skip_ws(ps);
-    if (ps->p < ps->end && *ps->p == '}') {
-        ps->p++;
-        return 1;
-    }
-    for (;;) {
-        skip_ws(ps);
-        if (ps->p >= ps->end || *ps->p != '"') {
-            fail(ps, "expected a string as an object key");
-            return 0;
-        }
+    int more = open_container(ps, '}', depth);
+    while (more > 0) {
         char *key = NULL;
         size_t klen = 0;
-        if (!parse_string(ps, &key, &klen))
+        if (!object_key(ps, &key, &klen))
             return 0;
-        skip_ws(ps);
-        if (ps->p >= ps->end || *ps->p != ':') {
-            free(key);
-            fail(ps, "expected ':' after an object key");
-            return 0;
-        }
-        ps->p++;
         skip_ws(ps);
         clt__json_cursor c = {ps, depth + 1, false};
         if (fn(ctx, &c, key, klen) != 0) {
@@ -531,18 +533,9 @@ static int parse_members(parser *ps, int depth, clt__json_member_fn fn, void *ct
             if (!ok)
                 return 0;
         }
-        skip_ws(ps);
-        if (ps->p < ps->end && *ps->p == ',') {
-            ps->p++;
-            continue;
-        }
-        if (ps->p < ps->end && *ps->p == '}') {
-            ps->p++;
-            return 1;
-        }
-        fail(ps, "expected ',' or '}' in an object");
-        return 0;
+        more = after_member(ps, '}');
     }
+    return more == 0;
 }
 
 int clt__json_parse_members(const char *text, size_t len, clt__json_member_fn fn, void *ctx,
