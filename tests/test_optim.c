@@ -307,6 +307,17 @@ Test(optim, parameter_at_an_offset)
     }
 }
 
+/* A leaf over elements [start, start + len) of the 1-D tensor t's memory (a
+ * detached narrow view).  New tensor: free it. */
+static clt_tensor *detached_part(clt_tensor *t, int64_t start, int64_t len)
+{
+    clt_tensor *view, *part;
+    CHECK(clt_narrow(t, 0, start, len, &view));
+    CHECK(clt_detach(view, &part));
+    clt_tensor_free(view);
+    return part;
+}
+
 /* A parameter given twice would be updated twice per step (PyTorch 1.13
  * warns, later versions raise); so would two aliases of one memory.  Each
  * optimizer refuses both, naming the two positions; disjoint parts of one
@@ -314,19 +325,12 @@ Test(optim, parameter_at_an_offset)
 Test(optim, duplicate_parameters_refused)
 {
     clt_device *dev = get_device("cpu");
-    clt_tensor *a, *b, *w, *lo, *hi, *lo2, *view;
+    clt_tensor *a, *b, *w;
     CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &a));
     CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &b));
     CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){6}, &w));
-    CHECK(clt_narrow(w, 0, 0, 3, &view));
-    CHECK(clt_detach(view, &lo));
-    clt_tensor_free(view);
-    CHECK(clt_narrow(w, 0, 3, 3, &view));
-    CHECK(clt_detach(view, &hi));
-    clt_tensor_free(view);
-    CHECK(clt_narrow(w, 0, 2, 2, &view)); /* overlaps lo at element 2 */
-    CHECK(clt_detach(view, &lo2));
-    clt_tensor_free(view);
+    clt_tensor *lo = detached_part(w, 0, 3), *hi = detached_part(w, 3, 3);
+    clt_tensor *lo2 = detached_part(w, 2, 2); /* overlaps lo at element 2 */
     clt_tensor *all[] = {a, b, lo, hi, lo2};
     for (size_t k = 0; k < 5; k++)
         CHECK(clt_set_requires_grad(all[k], 1));
@@ -384,17 +388,13 @@ Test(optim, duplicate_parameters_refused)
 Test(optim, clip_grad_norm_refuses_a_gradient_twice)
 {
     clt_device *dev = get_device("cpu");
-    clt_tensor *a, *b, *q, *w, *view, *lo, *hi;
+    clt_tensor *a, *b, *q, *w;
     CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &a));
     CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &b));
     CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &q));
     CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){4}, &w));
-    CHECK(clt_narrow(w, 0, 0, 3, &view));
-    CHECK(clt_detach(view, &lo));
-    clt_tensor_free(view);
-    CHECK(clt_narrow(w, 0, 1, 3, &view)); /* overlaps lo */
-    CHECK(clt_detach(view, &hi));
-    clt_tensor_free(view);
+    clt_tensor *lo = detached_part(w, 0, 3);
+    clt_tensor *hi = detached_part(w, 1, 3); /* overlaps lo */
     clt_tensor *leaves[] = {a, b, q, lo, hi};
     for (size_t k = 0; k < 5; k++)
         CHECK(clt_set_requires_grad(leaves[k], 1));
