@@ -10,7 +10,8 @@
  * with the same values.  PoCL only emits full-width SIMD code for explicit
  * vector types, hence the vectors. */
 #if !defined(GEMM_MR) || !defined(GEMM_NV) || !defined(GEMM_VW) || !defined(GEMM_KC) || \
-    !defined(GEMM_PKC) || !defined(GEMV_VW) || !defined(GEMV_KB) || !defined(GEMV_PB)
+    !defined(GEMM_PKC) || !defined(GEMV_VW) || !defined(GEMV_KB) || !defined(GEMV_PB) || \
+    !defined(GEMV_DB)
 #error "the GEMM_ and GEMV_ sizes come from src/ops/gemm_cpu.c"
 #endif
 #define GEMM_NR (GEMM_VW * GEMM_NV)
@@ -395,12 +396,12 @@ static T gemv_fold16(CAT(T, 16) v)
 #endif
 #define gemv_fold CAT(gemv_fold, GEMV_VW)
 
-/* K elements per block of gemv_dot and gemm_small.  Within a block each
+/* GEMV_DB (from the host, which cuts K into slices of whole blocks): K
+ * elements per block of gemv_dot and gemm_small.  Within a block each
  * lane adds up GEMV_DB / GEMV_VW products in T; the folded block sums go
  * into a compensated (Kahan) sum, so the error no longer grows with K: a
  * float32 lane that ran through all of K stalled at 2^24 (a dot product of
  * 2^29 ones gave 2^28). */
-#define GEMV_DB 4096
 #define GEMV_ADD(s, c, x) CLT_ADD_COMPENSATED(T, s, c, x)
 
 /* GEMV_VW elements of p from element k on, s apart: one load when they are

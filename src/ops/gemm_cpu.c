@@ -50,6 +50,10 @@ static const gemm_tile tiles[NCLASS][2] = {
 #define GEMV_KB 256
 #define GEMV_PB 4096
 
+/* K elements per block of the matrix-vector and few-row kernels (see
+ * cl/gemm.cl); gemv() cuts long K into slices of whole blocks. */
+#define GEMV_DB 4096
+
 /* Most vectors partial_rows serves for few-row products; with more the
  * packed GEMM is faster ([M, 4096] @ [4096, 4096] on PoCL: M = 16 takes
  * about 9 ms either way, M = 32 about 20 ms against 16). */
@@ -148,8 +152,8 @@ static clt_status gemm_config(const clt_device *dev, clt_dtype dtype, gemm_cfg *
     char extra[256];
     snprintf(extra, sizeof extra,
              " -DGEMM_MR=%d -DGEMM_NV=%d -DGEMM_VW=%d -DGEMM_KC=%d -DGEMM_PKC=%d"
-             " -DGEMV_VW=%d -DGEMV_KB=%d -DGEMV_PB=%d",
-             t->mr, t->nv, t->vw, t->kc, GEMM_PKC, t->gemv_vw, GEMV_KB, GEMV_PB);
+             " -DGEMV_VW=%d -DGEMV_KB=%d -DGEMV_PB=%d -DGEMV_DB=%d",
+             t->mr, t->nv, t->vw, t->kc, GEMM_PKC, t->gemv_vw, GEMV_KB, GEMV_PB, GEMV_DB);
     cfg->opts = clt__opts_cached(&slots[c][d], "T", dtype, NULL, dtype, extra);
     return cfg->opts ? CLT_OK : clt_last_status();
 }
@@ -279,7 +283,6 @@ static clt_status partial_rows(clt_device *dev, const gemm_cfg *cfg, cl_mem W, c
  * up by gemv_dot_sum.  The cut depends on P, K and the batch only, so that
  * every device gives the same bits.  (Five rows or more already make two
  * work-items; cutting [16, 2^20] @ [2^20] too made it about 5% slower.) */
-#define GEMV_DB 4096 /* as in cl/gemm.cl */
 #define GEMV_FEW_ROWS 4
 #define GEMV_SLICES 64
 #define GEMV_SLICE_MIN 32768
