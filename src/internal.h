@@ -49,6 +49,10 @@ clt_status clt__ok(void);
 /* Adds text after the current message (e.g. a build log). */
 void clt__error_append(const char *text);
 
+/* Test hook: how many threads hold a heap buffer for their message (each
+ * is freed when its thread exits). */
+long clt__error_heaps(void);
+
 /* Evaluates an OpenCL call; on failure records it and jumps to `done`
  * with `st` set.  One cleanup label per function. */
 #define CLT__CL_CHECK(call, ...)                                             \

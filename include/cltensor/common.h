@@ -88,7 +88,7 @@ CLT_API const char *clt_status_name(clt_status status);
 
 /* The message left by the last failed call on this thread, or "" when the
  * last call succeeded.  Owned by the library; valid until the next cltensor
- * call on this thread. */
+ * call on this thread, and freed when the thread exits. */
 CLT_API const char *clt_last_error(void);
 
 /* The status of the last call on this thread that set one. */

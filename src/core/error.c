@@ -9,15 +9,72 @@
 /* The message lives in a heap buffer owned by the thread, or, while that
  * cannot be grown (the host is out of memory), truncated in a small fixed
  * one, so that a failure always comes back with a message.  msg points to
- * whichever holds it, msg_cap is that one's size. */
+ * whichever holds it, msg_cap is that one's size.  The heap buffer is freed
+ * when its thread exits (heap_key's destructor); a thread that cannot
+ * register it there keeps to the fixed buffer rather than leak. */
 static _Thread_local char *heap;
 static _Thread_local size_t heap_cap;
+static _Thread_local bool heap_registered;
 static _Thread_local char spare[192];
 static _Thread_local char *msg;
 static _Thread_local size_t msg_cap;
 static _Thread_local clt_status last_status;
 static _Thread_local int last_cl;
 static char empty_msg[1] = "";
+
+static pthread_once_t heap_once = PTHREAD_ONCE_INIT;
+static pthread_key_t heap_key;
+static bool heap_key_made;
+static long heaps_live;
+
+/* At thread exit: the thread's message goes with it.  The key's value is
+ * only a marker; the buffer is the exiting thread's own `heap`.  Should a
+ * later destructor of that thread set a message again, the buffer is
+ * registered anew and POSIX runs this once more. */
+static void heap_release(void *marker)
+{
+    (void)marker;
+    if (msg == heap)
+        msg = NULL;
+    if (heap) {
+        free(heap);
+        __atomic_sub_fetch(&heaps_live, 1, __ATOMIC_RELAXED);
+    }
+    heap = NULL;
+    heap_cap = 0;
+    heap_registered = false;
+}
+
+static void heap_key_make(void)
+{
+    heap_key_made = pthread_key_create(&heap_key, heap_release) == 0;
+}
+
+/* A library unloaded while threads that used it still run must not leave
+ * them a destructor to call in unmapped code; their buffers then stay. */
+__attribute__((destructor)) static void heap_key_unmake(void)
+{
+    if (heap_key_made) {
+        heap_key_made = false;
+        pthread_key_delete(heap_key);
+    }
+}
+
+/* Whether this thread's heap buffer will be freed at its exit (and so may
+ * be allocated). */
+static bool heap_register(void)
+{
+    if (!heap_registered) {
+        pthread_once(&heap_once, heap_key_make);
+        heap_registered = heap_key_made && pthread_setspecific(heap_key, &heap) == 0;
+    }
+    return heap_registered;
+}
+
+long clt__error_heaps(void)
+{
+    return __atomic_load_n(&heaps_live, __ATOMIC_RELAXED);
+}
 
 const char *clt_status_string(clt_status status)
 {
@@ -66,11 +123,13 @@ static void reserve(size_t need)
 {
     if (need < sizeof spare)
         need = sizeof spare;
-    if (need > heap_cap) {
+    if (need > heap_cap && heap_register()) {
         char *grown = clt__realloc(heap, need, 1);
         if (grown) {
             if (msg == spare)
                 memcpy(grown, spare, sizeof spare);
+            if (heap == NULL)
+                __atomic_add_fetch(&heaps_live, 1, __ATOMIC_RELAXED);
             heap = grown;
             heap_cap = need;
         }
