@@ -95,6 +95,10 @@ void *clt__aligned(size_t align, size_t bytes);
  * setting: the allocations that were still to pass, -1 when off, -2 when
  * one has been refused. */
 long clt__host_refuse_after(long pass);
+/* Test hook: lets `pass` more host allocations through, fails the next one
+ * only and lets every further one through.  Returns the previous setting
+ * as clt__host_refuse_after does, or -3 when the one has been refused. */
+long clt__host_refuse_one(long pass);
 
 /* ---- growable strings (src/core/strbuf.c) ------------------------------ */
 

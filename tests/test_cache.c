@@ -10,6 +10,10 @@
 
 #include "helpers.h"
 
+/* Test hooks in src/core/alloc.c: host allocations failing from one on,
+ * or only that one. */
+long clt__host_refuse_after(long pass);
+long clt__host_refuse_one(long pass);
 /* Test hook in src/device/program.c: hits, misses, stores, rejected. */
 void clt__kernel_cache_counters(uint64_t out[4]);
 /* Internal warm-up steps (src/internal.h): one whole program, and every
@@ -275,6 +279,96 @@ Test(cache, garbage_file_is_rebuilt)
 Test(cache, file_with_another_key_is_rebuilt)
 {
     damaged_file_is_rebuilt(wrong_key);
+}
+
+/* Files in the cache directory that are not finished cache files (the
+ * temporary files a store writes before its rename); the last one's name. */
+static int unfinished_files(char *last, size_t n)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    int count = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.' || strcmp(e->d_name, "keys.txt") == 0 ||
+            (len > 4 && strcmp(e->d_name + len - 4, ".bin") == 0))
+            continue;
+        count++;
+        snprintf(last, n, "%s", e->d_name);
+    }
+    closedir(d);
+    return count;
+}
+
+/* The host running out of memory at each allocation in turn of a cold
+ * build and store (every allocation from there on failing, or that one
+ * only): the fill succeeds, with or without storing its program, or fails
+ * with CLT_ERR_OUT_OF_HOST_MEMORY, and leaves in the cache directory only
+ * whole files, which a restarted runtime then loads without rejecting any.
+ * Returns the passes whose fill succeeded without a store. */
+static int refusals_leave_only_whole_files(long (*refuse)(long pass), long refused_state)
+{
+    int unstored = 0;
+    long pass = 0;
+    for (;; pass++) {
+        clt_shutdown();
+        remove_temp_cache();
+        cr_assert_eq(mkdir(dir, 0700), 0);
+        clt_device *dev = get_device("cpu");
+        int64_t n = BIG_FILL;
+        clt_tensor *t = NULL;
+        uint64_t c0[4], c1[4];
+        counters(c0);
+        refuse(pass);
+        clt_status st = clt_full(dev, CLT_FLOAT32, 1, &n, 2.5, &t);
+        bool refused = refuse(-1) == refused_state;
+        counters(c1);
+        if (st != CLT_OK) {
+            cr_assert(refused, "allocation %ld: %s", pass, clt_last_error());
+            cr_assert_eq(st, CLT_ERR_OUT_OF_HOST_MEMORY, "allocation %ld: %s: %s", pass,
+                         clt_status_name(st), clt_last_error());
+            cr_assert_null(t);
+        } else {
+            float *h = read_f32(t);
+            for (int i = 0; i < BIG_FILL; i++)
+                cr_assert_eq(h[i], 2.5f, "allocation %ld, element %d", pass, i);
+            free(h);
+            clt_tensor_free(t);
+            unstored += c1[STORES] == c0[STORES];
+        }
+        char name[256] = "";
+        cr_assert_eq(unfinished_files(name, sizeof name), 0,
+                     "allocation %ld: %s left in the cache directory", pass, name);
+        int files = bin_files(NULL, 0);
+        cr_assert_eq((uint64_t)files, c1[STORES] - c0[STORES], "allocation %ld", pass);
+        clt_shutdown();
+        counters(c0);
+        fill_and_check(-1.25);
+        counters(c1);
+        cr_assert_eq(c1[REJECTED], c0[REJECTED], "allocation %ld: a stored file was rejected",
+                     pass);
+        cr_assert_eq(c1[HITS], c0[HITS] + (uint64_t)files,
+                     "allocation %ld: %d stored files, %llu loaded", pass, files,
+                     (unsigned long long)(c1[HITS] - c0[HITS]));
+        if (!refused)
+            break;
+    }
+    cr_log_info("%ld host allocations, %d fills without a store", pass, unstored);
+    cr_assert_geq(pass, 5, "only %ld host allocations in a cold build and store", pass);
+    return unstored;
+}
+
+Test(cache, host_memory_running_out_leaves_only_whole_files, .timeout = 300)
+{
+    refusals_leave_only_whole_files(clt__host_refuse_after, -2);
+}
+
+/* One allocation of the store failing skips the store, not the fill. */
+Test(cache, one_refused_allocation_skips_the_store, .timeout = 300)
+{
+    cr_assert_geq(refusals_leave_only_whole_files(clt__host_refuse_one, -3), 1,
+                  "no refusal skipped a store and let the fill through");
 }
 
 Test(cache, cache_off_writes_nothing)

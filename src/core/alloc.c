@@ -8,19 +8,34 @@
 #include "internal.h"
 
 /* Host allocations still to succeed before every further one fails: -1 off,
- * -2 once one has been refused (and until the hook is set again). */
+ * -2 once one has been refused (and until the hook is set again); with
+ * refuse_one, only that one fails and the state becomes -3 (letting every
+ * further one through). */
 static long refuse_in = -1;
+static bool refuse_one;
+
+static long hook_set(long pass, bool one)
+{
+    __atomic_store_n(&refuse_one, one, __ATOMIC_RELAXED);
+    return __atomic_exchange_n(&refuse_in, pass < 0 ? -1 : pass, __ATOMIC_RELAXED);
+}
 
 long clt__host_refuse_after(long pass)
 {
-    return __atomic_exchange_n(&refuse_in, pass < 0 ? -1 : pass, __ATOMIC_RELAXED);
+    return hook_set(pass, false);
+}
+
+long clt__host_refuse_one(long pass)
+{
+    return hook_set(pass, true);
 }
 
 static bool hook_refuses(void)
 {
     long n = __atomic_load_n(&refuse_in, __ATOMIC_RELAXED);
     while (n >= 0) {
-        long next = n > 0 ? n - 1 : -2;
+        long last = __atomic_load_n(&refuse_one, __ATOMIC_RELAXED) ? -3 : -2;
+        long next = n > 0 ? n - 1 : last;
         if (__atomic_compare_exchange_n(&refuse_in, &n, next, false, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED))
             return n == 0;

@@ -117,6 +117,19 @@ static void append_build_log(cl_program prog, cl_device_id dev)
 
 /* ---- the disk cache --------------------------------------------------------- */
 
+/* One file per program, <dir>/<hash of the key>.bin: a header, the full key
+ * and the binary.  The cache only saves builds, so whatever goes wrong on
+ * its way (no directory, a file that cannot be read or written, the host
+ * out of memory for the key, the path or the binary) skips it without an
+ * error: the program is built from source, now or in the next process.
+ * Nothing is trusted that cannot be checked whole: a store writes a
+ * temporary file (<hash>.tmp.<pid>.<n>) and renames it into place only
+ * when every byte was written, and a load checks the magic, the version,
+ * the key (its hash and its text), the exact size and a hash of the binary,
+ * rejecting anything else (a file cut short by a crash or a full disk, or
+ * damaged since), which the next store replaces.  A process killed while
+ * writing can leave its temporary file behind; no load reads one. */
+
 #define CACHE_MAGIC "CLTKCACH"
 #define CACHE_VERSION 2u
 
