@@ -43,6 +43,10 @@ clt_status clt__cl_error(cl_int err, const char *fmt, ...) CLT__PRINTF(2, 3);
 /* Like clt__cl_error for CLBlast's status codes. */
 clt_status clt__clblast_error(int err, const char *fmt, ...) CLT__PRINTF(2, 3);
 
+/* For a failure in a step of the public op fn: puts "<fn>: " before the
+ * message unless it names fn first already.  Returns status. */
+clt_status clt__error_in(clt_status status, const char *fn);
+
 /* Marks success: clears the message. */
 clt_status clt__ok(void);
 
@@ -530,11 +534,12 @@ clt_status clt__write_async(clt_tensor *t, const void *src, size_t bytes, cl_eve
 /* Moves t's data to dev in place: the handle stays, its storage becomes a
  * contiguous copy on dev (model.to(device) keeps its Parameters).  Other
  * handles on the old storage keep it. */
-clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev);
+clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev, const char *fn);
 /* clt__tensor_rehome of the n tensors (NULL entries skipped), all or none:
  * every copy is made before any handle changes, so that a failure (out of
  * memory on dev) leaves each where it was. */
-clt_status clt__tensor_rehome_all(clt_tensor *const *ts, size_t n, clt_device *dev);
+clt_status clt__tensor_rehome_all(clt_tensor *const *ts, size_t n, clt_device *dev,
+                                  const char *fn);
 
 /* A new handle on t's storage with the given geometry (a view). */
 clt_status clt__tensor_view(const clt_tensor *t, int ndim, const int64_t *shape,
@@ -722,7 +727,7 @@ void clt__blas_release(clt_device *dev);
 #define CLT__GEMM_CLBLAST 1
 #define CLT__GEMM_CPU 2
 clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int backend,
-                               clt_tensor **out);
+                               clt_tensor **out, const char *fn);
 
 /* softmax (logmode false) or log_softmax with a chosen kernel variant:
  * AUTO picks by device type, CPU one work-item per row, WG a work-group per
@@ -763,7 +768,10 @@ clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, c
 /* ---- op implementations, without autograd (src/ops, src/tensor) ------------
  * The public clt_X of each differentiable op (and its non-differentiable
  * siblings) is defined in src/autograd, which calls clt__X and records the
- * graph.  Library code computes with clt__X: it never records. */
+ * graph.  Library code computes with clt__X: it never records.  Their
+ * messages name clt_X, except those taking `fn`, which name fn: the public
+ * op the user called (clt_X from its own entry, the caller's name when
+ * another op uses it). */
 clt_status clt__add(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
 clt_status clt__sub(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
 clt_status clt__mul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
@@ -784,7 +792,8 @@ clt_status clt__le_scalar(const clt_tensor *a, double s, clt_tensor **out);
 clt_status clt__gt_scalar(const clt_tensor *a, double s, clt_tensor **out);
 clt_status clt__ge_scalar(const clt_tensor *a, double s, clt_tensor **out);
 clt_status clt__where(const clt_tensor *cond, const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__clamp(const clt_tensor *a, const double *min, const double *max, clt_tensor **out);
+clt_status clt__clamp(const clt_tensor *a, const double *min, const double *max, clt_tensor **out,
+                       const char *fn);
 clt_status clt__add_scalar(const clt_tensor *a, double s, clt_tensor **out);
 clt_status clt__sub_scalar(const clt_tensor *a, double s, clt_tensor **out);
 clt_status clt__rsub_scalar(const clt_tensor *a, double s, clt_tensor **out);
@@ -828,30 +837,34 @@ clt_status clt__var(const clt_tensor *a, double correction, clt_tensor **out);
 clt_status clt__var_dim(const clt_tensor *a, int dim, double correction, int keepdim, clt_tensor **out);
 clt_status clt__std(const clt_tensor *a, double correction, clt_tensor **out);
 clt_status clt__std_dim(const clt_tensor *a, int dim, double correction, int keepdim, clt_tensor **out);
-clt_status clt__matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out, const char *fn);
 clt_status clt__softmax(const clt_tensor *a, int dim, clt_tensor **out);
 clt_status clt__log_softmax(const clt_tensor *a, int dim, clt_tensor **out);
-clt_status clt__view(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out);
-clt_status clt__reshape(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out);
+clt_status clt__view(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out,
+                     const char *fn);
+clt_status clt__reshape(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out,
+                        const char *fn);
 clt_status clt__flatten(const clt_tensor *t, int start_dim, int end_dim, clt_tensor **out);
-clt_status clt__transpose(const clt_tensor *t, int d0, int d1, clt_tensor **out);
+clt_status clt__transpose(const clt_tensor *t, int d0, int d1, clt_tensor **out, const char *fn);
 clt_status clt__permute(const clt_tensor *t, int ndim, const int *dims, clt_tensor **out);
 clt_status clt__narrow(const clt_tensor *t, int dim, int64_t start, int64_t length, clt_tensor **out);
 clt_status clt__slice(const clt_tensor *t, int dim, int64_t start, int64_t end, int64_t step, clt_tensor **out);
-clt_status clt__squeeze(const clt_tensor *t, int dim, clt_tensor **out);
+clt_status clt__squeeze(const clt_tensor *t, int dim, clt_tensor **out, const char *fn);
 clt_status clt__squeeze_all(const clt_tensor *t, clt_tensor **out);
-clt_status clt__unsqueeze(const clt_tensor *t, int dim, clt_tensor **out);
-clt_status clt__expand(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out);
+clt_status clt__unsqueeze(const clt_tensor *t, int dim, clt_tensor **out, const char *fn);
+clt_status clt__expand(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out,
+                       const char *fn);
 clt_status clt__contiguous(const clt_tensor *t, clt_tensor **out);
 clt_status clt__cat(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out);
-clt_status clt__stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out);
+clt_status clt__stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out,
+                      const char *fn);
 clt_status clt__to(const clt_tensor *t, clt_device *dev, clt_tensor **out);
-/* clt__to on behalf of a public function whose caller is `caller` (the
- * user's call site for CLTENSOR_SYNC_DEBUG). */
+/* clt__to on behalf of the public function fn whose caller is `caller`
+ * (the user's call site for CLTENSOR_SYNC_DEBUG). */
 clt_status clt__to_at(const clt_tensor *t, clt_device *dev, clt_tensor **out,
-                      const void *caller);
-clt_status clt__to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out);
-clt_status clt__clone(const clt_tensor *t, clt_tensor **out);
+                      const void *caller, const char *fn);
+clt_status clt__to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out, const char *fn);
+clt_status clt__clone(const clt_tensor *t, clt_tensor **out, const char *fn);
 
 /* The binary ops of elementwise.c writing into `into` when it is a
  * contiguous tensor at offset 0 with the result's shape and dtype (*out is
@@ -927,8 +940,8 @@ const clt_tensor *clt__grad_of(const clt_tensor *t);
 
 /* y = x @ w^T + b for a 2-D x (torch's addmm, a Linear layer), recorded as
  * one node whose backward gives w's and b's gradients together
- * (src/autograd/grad_linalg.c).  *out is new. */
+ * (src/autograd/grad_linalg.c).  *out is new; messages name fn. */
 clt_status clt__linear(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
-                       clt_tensor **out);
+                       clt_tensor **out, const char *fn);
 
 #endif

@@ -150,3 +150,271 @@ Test(errors, status_strings)
     cr_assert_eq(dt, CLT_FLOAT64);
     cr_assert_eq(clt_dtype_parse("float128", &dt), CLT_ERR_INVALID_ARGUMENT);
 }
+
+/* ---- the op called is the op named ---------------------------------------------- */
+
+long clt__host_refuse_after(long pass); /* src/core/alloc.c */
+
+/* The message starts with "fn: " and names no other public function: a
+ * failure inside an op names the op the user called, not a helper the op
+ * ran (another op's implementation, a copy, a product). */
+static void names_only(const char *fn)
+{
+    const char *m = clt_last_error();
+    size_t n = strlen(fn);
+    cr_assert(strncmp(m, fn, n) == 0 && m[n] == ':', "the message does not start with %s: %s",
+              fn, m);
+    for (const char *p = strstr(m, "clt_"); p; p = strstr(p + 1, "clt_")) {
+        size_t len = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_");
+        cr_assert(len == n && strncmp(p, fn, n) == 0, "%s: the message names %.*s: %s", fn,
+                  (int)len, p, m);
+    }
+}
+
+static clt_tensor *ramp(clt_device *dev, clt_dtype dt, int ndim, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++)
+        n *= shape[d];
+    clt_tensor *t = NULL, *r = NULL;
+    CHECK(clt_arange(dev, CLT_FLOAT32, 0, (double)n, 1, &t));
+    CHECK(clt_reshape(t, ndim, shape, &r));
+    clt_tensor_free(t);
+    CHECK(clt_to_dtype(r, dt, &t));
+    clt_tensor_free(r);
+    return t;
+}
+
+/* A CLTENSOR_GEMM_CLASS that names no class fails every product on the
+ * CPU GEMM kernels (float64 here, which never takes the small-product
+ * kernel): a convolution, a matrix product and the backward pass of one
+ * each name themselves. */
+Test(errors, gemm_failure_names_the_op_called)
+{
+    clt_device *dev = get_device("cpu");
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64) || !clt__gemm_cpu_suitable(dev, CLT_FLOAT64))
+        cr_skip_test("no float64 CPU GEMM on %s", clt_device_label(dev));
+    clt_tensor *x = ramp(dev, CLT_FLOAT64, 4, (int64_t[]){2, 3, 6, 6});
+    clt_tensor *w = ramp(dev, CLT_FLOAT64, 4, (int64_t[]){4, 3, 3, 3});
+    clt_tensor *a = ramp(dev, CLT_FLOAT64, 2, (int64_t[]){5, 7});
+    clt_tensor *b = ramp(dev, CLT_FLOAT64, 2, (int64_t[]){7, 3});
+    clt_tensor *y = NULL, *s = NULL, *o = (clt_tensor *)1;
+    CHECK(clt_set_requires_grad(a, 1));
+    CHECK(clt_matmul(a, b, &y));
+    CHECK(clt_sum(y, &s));
+    setenv("CLTENSOR_GEMM_CLASS", "7", 1);
+    cr_assert_eq(clt_conv2d(x, w, NULL, NULL, &o), CLT_ERR_INVALID_ARGUMENT, "%s",
+                 clt_last_error());
+    cr_assert_null(o);
+    names_only("clt_conv2d");
+    cr_assert(strstr(clt_last_error(), "CLTENSOR_GEMM_CLASS is '7'"), "%s", clt_last_error());
+    o = (clt_tensor *)1;
+    cr_assert_eq(clt_matmul(a, b, &o), CLT_ERR_INVALID_ARGUMENT, "%s", clt_last_error());
+    cr_assert_null(o);
+    names_only("clt_matmul");
+    cr_assert_eq(clt_backward(s, NULL, 0), CLT_ERR_INVALID_ARGUMENT, "%s", clt_last_error());
+    names_only("clt_backward");
+    unsetenv("CLTENSOR_GEMM_CLASS");
+    clt_tensor *ga = (clt_tensor *)1;
+    CHECK(clt_grad(a, &ga));
+    cr_assert_null(ga, "the failed pass left a gradient");
+    CHECK(clt_conv2d(x, w, NULL, NULL, &o));
+    clt_tensor_free(o);
+    clt_tensor *ts[] = {x, w, a, b, y, s};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        clt_tensor_free(ts[i]);
+}
+
+/* Without hardware FMA a convolution's product runs through the matrix
+ * product of src/ops/matmul.c (CLBlast) on views of its operands.  With
+ * the device's memory capped at each size from what its inputs take up to
+ * what the whole call needs, every failure names clt_conv2d alone, one of
+ * them the product's result, and the results that succeed are right
+ * (against sums computed here). */
+Test(errors, convolution_through_matmul_names_conv, .timeout = 300)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t N = 2, C = 2, H = 5, W = 4, O = 3, K = 3, Ho = H - K + 1, Wo = W - K + 1;
+    clt_tensor *x = ramp(dev, CLT_FLOAT32, 4, (int64_t[]){N, C, H, W});
+    clt_tensor *w = ramp(dev, CLT_FLOAT32, 4, (int64_t[]){O, C, K, K});
+    dev->fp32_fma = false; /* the device is open now; this test's process only */
+    cr_assert(!clt__gemm_cpu_suitable(dev, CLT_FLOAT32));
+    float want[N * O * Ho * Wo];
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t q = 0; q < O; q++)
+            for (int64_t i = 0; i < Ho; i++)
+                for (int64_t j = 0; j < Wo; j++) {
+                    double acc = 0;
+                    for (int64_t c = 0; c < C; c++)
+                        for (int64_t u = 0; u < K; u++)
+                            for (int64_t v = 0; v < K; v++)
+                                acc += (double)(((n * C + c) * H + i + u) * W + j + v) *
+                                       (double)(((q * C + c) * K + u) * K + v);
+                    want[((n * O + q) * Ho + i) * Wo + j] = (float)acc;
+                }
+    clt_memory_stats ms;
+    CHECK(clt_memory_empty_cache(dev));
+    CHECK(clt_memory_stats_get(dev, &ms));
+    int failures = 0;
+    for (uint64_t cap = ms.allocated;; cap += 16) {
+        clt_tensor *o = (clt_tensor *)1;
+        CHECK(clt_memory_empty_cache(dev));
+        CHECK(clt_memory_set_limit(dev, cap));
+        clt_status st = clt_conv2d(x, w, NULL, NULL, &o);
+        if (st != CLT_OK) {
+            cr_assert_eq(st, CLT_ERR_OUT_OF_DEVICE_MEMORY, "%s", clt_last_error());
+            cr_assert_null(o);
+            names_only("clt_conv2d");
+            failures++;
+            continue;
+        }
+        CHECK(clt_memory_set_limit(dev, 0));
+        float *h = read_f32(o);
+        for (int64_t k = 0; k < N * O * Ho * Wo; k++)
+            cr_assert_eq(h[k], want[k], "element %lld: %g, not %g", (long long)k, (double)h[k],
+                         (double)want[k]);
+        free(h);
+        clt_tensor_free(o);
+        break;
+    }
+    cr_assert_geq(failures, 3);
+    clt_tensor_free(x);
+    clt_tensor_free(w);
+}
+
+/* Runs call with the device's memory capped at each size, 16 bytes apart,
+ * from what is allocated now until it succeeds; every failure must be
+ * CLT_ERR_OUT_OF_DEVICE_MEMORY and pass check.  Returns the failures. */
+static int capped(clt_device *dev, clt_status (*call)(void *), void *arg,
+                  void (*check)(void))
+{
+    clt_memory_stats ms;
+    CHECK(clt_memory_empty_cache(dev));
+    CHECK(clt_memory_stats_get(dev, &ms));
+    int failures = 0;
+    for (uint64_t cap = ms.allocated;; cap += 16, failures++) {
+        CHECK(clt_memory_empty_cache(dev));
+        CHECK(clt_memory_set_limit(dev, cap));
+        clt_status st = call(arg);
+        if (st == CLT_OK)
+            break;
+        cr_assert_eq(st, CLT_ERR_OUT_OF_DEVICE_MEMORY, "%s", clt_last_error());
+        check();
+    }
+    CHECK(clt_memory_set_limit(dev, 0));
+    return failures;
+}
+
+typedef struct graph {
+    clt_tensor *a, *b, *s, *norm;
+} graph;
+
+static clt_status backward_retained(void *arg)
+{
+    graph *g = arg;
+    return clt_backward(g->s, NULL, 1);
+}
+
+static clt_status clip(void *arg)
+{
+    graph *g = arg;
+    clt_tensor_free(g->norm);
+    g->norm = NULL;
+    return clt_clip_grad_norm(&g->a, 1, 1e9, 2.0, &g->norm);
+}
+
+static void backward_named(void)
+{
+    names_only("clt_backward");
+}
+
+/* clt_clip_grad_norm computes the norm with plain ops (whose own names may
+ * follow), and converts dtypes, stacks and clamps through helpers that
+ * name it alone. */
+static void clip_named(void)
+{
+    const char *m = clt_last_error();
+    cr_assert(strncmp(m, "clt_clip_grad_norm: ", 20) == 0, "%s", m);
+    cr_assert(!strstr(m, "clt_to_dtype") && !strstr(m, "clt_stack") && !strstr(m, "clt_clamp"),
+              "%s", m);
+}
+
+/* The backward pass of a matrix product and clt_clip_grad_norm over its
+ * gradient, each with the device's memory running out at every point in
+ * turn: the messages name the call.  The gradients that come out in the
+ * end are the ones a host computation gives. */
+Test(errors, backward_and_clipping_name_the_call, .timeout = 300)
+{
+    clt_device *dev = get_device("cpu");
+    graph g = {0};
+    g.a = ramp(dev, CLT_FLOAT32, 2, (int64_t[]){6, 5});
+    g.b = ramp(dev, CLT_FLOAT32, 2, (int64_t[]){5, 4});
+    clt_tensor *y = NULL;
+    CHECK(clt_set_requires_grad(g.a, 1));
+    CHECK(clt_matmul(g.a, g.b, &y));
+    CHECK(clt_sum(y, &g.s));
+    cr_assert_geq(capped(dev, backward_retained, &g, backward_named), 1);
+    clt_tensor *ga = NULL;
+    CHECK(clt_grad(g.a, &ga));
+    float *h = read_f32(ga);
+    for (int i = 0; i < 6; i++)
+        for (int k = 0; k < 5; k++) /* d sum(a b) / d a[i][k] = sum_j b[k][j] */
+            cr_assert_eq(h[i * 5 + k], (float)(4 * (4 * k) + 6), "gradient [%d][%d]: %g", i, k,
+                         (double)h[i * 5 + k]);
+    free(h);
+    clt_tensor_free(ga);
+    cr_assert_geq(capped(dev, clip, &g, clip_named), 1);
+    double norm = 0, want = 0;
+    CHECK(clt_tensor_item(g.norm, &norm));
+    for (int k = 0; k < 5; k++)
+        want += 6.0 * (16.0 * k + 6) * (16.0 * k + 6);
+    cr_assert_float_eq(norm, sqrt(want), 1e-3 * sqrt(want));
+    clt_tensor_free(g.norm);
+    clt_tensor_free(y);
+    clt_tensor_free(g.s);
+    clt_tensor_free(g.a);
+    clt_tensor_free(g.b);
+}
+
+typedef struct forward {
+    clt_module *m;
+    clt_tensor *x, *y;
+} forward;
+
+static clt_status run_forward(void *arg)
+{
+    forward *f = arg;
+    clt_tensor_free(f->y);
+    f->y = NULL;
+    return clt_module_forward(f->m, f->x, &f->y);
+}
+
+static void forward_named(void)
+{
+    const char *m = clt_last_error();
+    cr_assert(strncmp(m, "clt_module_forward: ", 20) == 0, "%s", m);
+    cr_assert(!strstr(m, "clt_linear"), "%s", m); /* the constructor, not called here */
+}
+
+/* A model's forward pass with the device's memory running out at every
+ * point in turn names clt_module_forward, never clt_linear (the layer's
+ * constructor); both layer paths of Linear (a batch of rows, and 3-D
+ * input through the general composition) are run. */
+Test(errors, module_forward_names_the_call, .timeout = 300)
+{
+    clt_device *dev = get_device("cpu");
+    clt_module *layers[2] = {NULL, NULL};
+    CHECK(clt_linear(dev, 5, 4, 1, NULL, &layers[0]));
+    CHECK(clt_relu_layer(&layers[1]));
+    forward f = {0};
+    CHECK(clt_sequential(layers, 2, &f.m));
+    for (int nd = 2; nd <= 3; nd++) {
+        f.x = ramp(dev, CLT_FLOAT32, nd, nd == 2 ? (int64_t[]){3, 5} : (int64_t[]){2, 3, 5});
+        cr_assert_geq(capped(dev, run_forward, &f, forward_named), 1);
+        cr_assert_eq(clt_tensor_numel(f.y), nd == 2 ? 12 : 24);
+        clt_tensor_free(f.x);
+        clt_tensor_free(f.y);
+        f.y = NULL;
+    }
+    clt_module_free(f.m);
+}

@@ -24,7 +24,7 @@ clt_status clt__launch(clt_device *dev, const char *family, const char *options,
 /* src/ops: softmax variant 2 has a work-group per row, matmul backend 2 is
  * the CPU GEMM kernels (2-D and 3-D ranges). */
 clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int backend,
-                               clt_tensor **out);
+                               clt_tensor **out, const char *fn);
 clt_status clt__softmax_variant(const clt_tensor *a, int dim, bool logmode, int variant,
                                 clt_tensor **out);
 
@@ -723,7 +723,7 @@ Test(limits, multi_dimensional_launch_past_the_limit_is_refused)
     int64_t shape[2] = {256, 256};
     clt_tensor *a = NULL, *t = NULL;
     CHECK(clt_ones(dev, CLT_FLOAT32, 2, shape, &a));
-    ASSERT_REFUSED(clt__matmul_backend(a, a, 2, &t), t, CLT_ERR_INVALID_ARGUMENT,
+    ASSERT_REFUSED(clt__matmul_backend(a, a, 2, &t, "clt_matmul"), t, CLT_ERR_INVALID_ARGUMENT,
                    "work-items per launch", dev);
     clt_tensor_free(a);
 }

@@ -100,7 +100,7 @@ static void expect_product(clt_tensor *a, const double *A, clt_tensor *b, const 
     double *want = ref_matmul(clt_tensor_ndim(a), clt_tensor_shape(a), A, clt_tensor_ndim(b),
                               clt_tensor_shape(b), B, &nr, sr);
     clt_tensor *c = NULL;
-    CHECK(clt__matmul_backend(a, b, backend, &c));
+    CHECK(clt__matmul_backend(a, b, backend, &c, "clt_matmul"));
     cr_assert_eq(clt_tensor_ndim(c), nr);
     for (int d = 0; d < nr; d++)
         cr_assert_eq(clt_tensor_shape(c)[d], sr[d], "dim %d: %lld != %lld", d,
@@ -203,10 +203,10 @@ static uint64_t launches_of(clt_tensor *a, clt_tensor *b, int backend)
 {
     clt_stats before, after;
     clt_tensor *c = NULL;
-    CHECK(clt__matmul_backend(a, b, backend, &c)); /* warm up: builds the kernels */
+    CHECK(clt__matmul_backend(a, b, backend, &c, "clt_matmul")); /* warm up: builds the kernels */
     clt_tensor_free(c);
     clt_stats_get(&before);
-    CHECK(clt__matmul_backend(a, b, backend, &c));
+    CHECK(clt__matmul_backend(a, b, backend, &c, "clt_matmul"));
     clt_stats_get(&after);
     clt_tensor_free(c);
     return after.kernel_launches - before.kernel_launches;

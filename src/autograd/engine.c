@@ -358,7 +358,7 @@ static clt_status conform(clt_tensor **g, const clt__edge *e)
                 shape[0] *= cur->shape[d];
             for (int d = lead; d < cur->ndim; d++)
                 shape[1 + d - lead] = cur->shape[d];
-            CLT__TRY(clt__reshape(cur, 1 + e->ndim, shape, &next));
+            CLT__TRY(clt__reshape(cur, 1 + e->ndim, shape, &next, "clt_backward"));
             clt_tensor_free(cur);
             cur = next;
             CLT__TRY(clt__sum_dim(cur, 0, 0, &next));
@@ -374,7 +374,7 @@ static clt_status conform(clt_tensor **g, const clt__edge *e)
         }
     }
     if (cur->dtype != e->dtype) {
-        CLT__TRY(clt__to_dtype(cur, e->dtype, &next));
+        CLT__TRY(clt__to_dtype(cur, e->dtype, &next, "clt_backward"));
         clt_tensor_free(cur);
         cur = next;
     }
@@ -401,7 +401,7 @@ static clt_status make_keepable(clt_tensor **g)
     if (exclusive(*g))
         return CLT_OK;
     clt_tensor *copy = NULL;
-    clt_status st = clt__clone(*g, &copy);
+    clt_status st = clt__clone(*g, &copy, "clt_backward");
     if (st != CLT_OK)
         return st;
     clt_tensor_free(*g);
@@ -589,7 +589,12 @@ static clt_status run_node(clt__node *x, nodelist *ready, pendlist *leaves, bool
     }
     if (x->gbuf) {
         CLT__TRY(check_saved(x));
-        CLT__TRY(x->backward(x, x->gbuf, gin));
+        /* A formula computes with the plain ops, whose messages name
+         * them: the node's name says where they ran. */
+        st = x->backward(x, x->gbuf, gin);
+        if (st != CLT_OK && strncmp(clt_last_error(), "clt_backward", 12) != 0)
+            clt__error_prefix(st, "clt_backward: %s", x->name);
+        CLT__TRY(st);
     }
     clt_tensor_free(x->gbuf);
     x->gbuf = NULL;
@@ -657,7 +662,7 @@ static clt_status seed_gradient(const clt_tensor *t, const clt_tensor *grad, clt
                           "clt_backward: the gradient must be floating point, not %s",
                           clt_dtype_name(grad->dtype));
     if (grad->dtype != t->dtype)
-        return clt__to_dtype(grad, t->dtype, out);
+        return clt__to_dtype(grad, t->dtype, out, "clt_backward");
     return clt__alias(grad, out);
 }
 
@@ -672,7 +677,7 @@ clt_status clt_backward(clt_tensor *t, const clt_tensor *grad, int retain_graph)
     clt_tensor *g0 = NULL;
     clt_status st = seed_gradient(t, grad, &g0);
     if (st != CLT_OK)
-        return st;
+        return clt__error_in(st, "clt_backward");
     /* Formulas compute with plain ops; nothing they make is recorded. */
     bool was_disabled = grad_disabled;
     grad_disabled = true;
@@ -687,7 +692,7 @@ clt_status clt_backward(clt_tensor *t, const clt_tensor *grad, int retain_graph)
         else
             clt_tensor_free(g0);
         grad_disabled = was_disabled;
-        return st == CLT_OK ? clt__ok() : st;
+        return st == CLT_OK ? clt__ok() : clt__error_in(st, "clt_backward");
     }
     nodelist all = {0}, ready = {0};
     pendlist leaves = {0};
@@ -722,7 +727,7 @@ done:
     free(ready.v);
     clt_tensor_free(g0);
     grad_disabled = was_disabled;
-    return st == CLT_OK ? clt__ok() : st;
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, "clt_backward");
 }
 
 bool clt__requires_grad(const clt_tensor *t)

@@ -269,7 +269,7 @@ clt_status clt_clamp(const clt_tensor *a, const double *min, const double *max,
                      clt_tensor **out)
 {
     clt__node *n = NULL;
-    clt_status st = clt__clamp(a, min, max, out);
+    clt_status st = clt__clamp(a, min, max, out, "clt_clamp");
     st = clt__record(st, out, "ClampBackward1", bw_clamp, 1, &a, 1, &a, &n);
     if (n) {
         n->i[0] = min != NULL;

@@ -109,8 +109,8 @@ static clt_status bw_embedding(clt__node *n, const clt_tensor *g, clt_tensor **g
     clt_tensor *z = NULL, *flat = NULL, *rows = NULL;
     int64_t count = indices->numel, shape[2] = {count, n->in[0].shape[1]};
     CLT__TRY(zeros_of(&n->in[0], g, &z));
-    CLT__TRY(clt__reshape(indices, 1, &count, &flat));
-    CLT__TRY(clt__reshape(g, 2, shape, &rows));
+    CLT__TRY(clt__reshape(indices, 1, &count, &flat, "clt_backward"));
+    CLT__TRY(clt__reshape(g, 2, shape, &rows, "clt_backward"));
     CLT__TRY(clt__index_add(z, 0, flat, rows, 1, &gin[0]));
 done:
     clt_tensor_free(z);

@@ -7,7 +7,7 @@
 /* The last two dims of t swapped (a view). */
 static clt_status mT(const clt_tensor *t, clt_tensor **out)
 {
-    return clt__transpose(t, -2, -1, out);
+    return clt__transpose(t, -2, -1, out, "clt_backward");
 }
 
 /* Whether t's last two dims are stored column-major (a transpose of a
@@ -45,13 +45,13 @@ static clt_status bw_matmul(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     }
     if (b1)
         gs[gn++] = 1;
-    CLT__TRY(clt__reshape(g, gn, gs, &G));
-    CLT__TRY(a1 ? clt__unsqueeze(a, 0, &A) : clt__alias(a, &A));
-    CLT__TRY(b1 ? clt__unsqueeze(b, 1, &B) : clt__alias(b, &B));
+    CLT__TRY(clt__reshape(g, gn, gs, &G, "clt_backward"));
+    CLT__TRY(a1 ? clt__unsqueeze(a, 0, &A, "clt_backward") : clt__alias(a, &A));
+    CLT__TRY(b1 ? clt__unsqueeze(b, 1, &B, "clt_backward") : clt__alias(b, &B));
     if (CLT__NEED(n, 0)) {
         CLT__TRY(mT(B, &T));
-        CLT__TRY(clt__matmul(G, T, &R));
-        CLT__TRY(a1 ? clt__squeeze(R, -2, &gin[0]) : clt__alias(R, &gin[0]));
+        CLT__TRY(clt__matmul(G, T, &R, "clt_backward"));
+        CLT__TRY(a1 ? clt__squeeze(R, -2, &gin[0], "clt_backward") : clt__alias(R, &gin[0]));
         clt_tensor_free(T);
         clt_tensor_free(R);
         T = R = NULL;
@@ -63,14 +63,14 @@ static clt_status bw_matmul(clt__node *n, const clt_tensor *g, clt_tensor **gin)
              * W contiguous, with no copy. */
             clt_tensor *gt = NULL;
             CLT__TRY(mT(G, &gt));
-            st = clt__matmul(gt, A, &R);
+            st = clt__matmul(gt, A, &R, "clt_backward");
             clt_tensor_free(gt);
             CLT__TRY(st);
             CLT__TRY(mT(R, &gin[1]));
         } else {
             CLT__TRY(mT(A, &T));
-            CLT__TRY(clt__matmul(T, G, &R));
-            CLT__TRY(b1 ? clt__squeeze(R, -1, &gin[1]) : clt__alias(R, &gin[1]));
+            CLT__TRY(clt__matmul(T, G, &R, "clt_backward"));
+            CLT__TRY(b1 ? clt__squeeze(R, -1, &gin[1], "clt_backward") : clt__alias(R, &gin[1]));
         }
     }
 done:
@@ -85,8 +85,8 @@ done:
 clt_status clt_matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 {
     const clt_tensor *in[2] = {a, b};
-    return clt__record(clt__matmul(a, b, out), out, "MmBackward0", bw_matmul, 2, in, 2, in,
-                       NULL);
+    return clt__record(clt__matmul(a, b, out, "clt_matmul"), out, "MmBackward0", bw_matmul, 2,
+                       in, 2, in, NULL);
 }
 
 /* Whether t is a row-major 2-D matrix (any offset). */
@@ -102,13 +102,13 @@ static bool rows_contiguous(const clt_tensor *t)
  * as it goes by); otherwise gb is a reduction of its own. */
 static clt_status bw_linear(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    static const char fn[] = "clt_linear (backward)";
+    static const char fn[] = "clt_backward";
     clt_status st = CLT_OK;
     const clt_tensor *x = S(0), *w = S(1);
     clt_tensor *gt = NULL;
     int64_t B = x->shape[0], in = x->shape[1], out = w->shape[0];
     if (CLT__NEED(n, 0))
-        CLT__TRY(clt__matmul(g, w, &gin[0]));
+        CLT__TRY(clt__matmul(g, w, &gin[0], fn));
     bool nw = CLT__NEED(n, 1), nb = CLT__NEED(n, 2);
     if (nw && nb && g->dtype == CLT_FLOAT32 && x->dtype == CLT_FLOAT32 &&
         rows_contiguous(g) && rows_contiguous(x) &&
@@ -123,7 +123,7 @@ static clt_status bw_linear(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     }
     if (nw) {
         CLT__TRY(mT(g, &gt));
-        CLT__TRY(clt__matmul(gt, x, &gin[1]));
+        CLT__TRY(clt__matmul(gt, x, &gin[1], fn));
     }
     if (nb)
         CLT__TRY(clt__sum_dim(g, 0, 0, &gin[2]));
@@ -133,7 +133,7 @@ done:
 }
 
 clt_status clt__linear(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
-                       clt_tensor **out)
+                       clt_tensor **out, const char *fn)
 {
     *out = NULL;
     clt_tensor *wt = NULL, *y = NULL;
@@ -147,7 +147,7 @@ clt_status clt__linear(const clt_tensor *x, const clt_tensor *w, const clt_tenso
             *out = y, y = NULL;
         clt_tensor_free(wt);
         clt_tensor_free(y);
-        return st;
+        return clt__error_in(st, fn);
     }
     clt_status st = CLT_OK;
     int64_t B = x->shape[0], I = x->shape[1], O = w->shape[0];
@@ -156,20 +156,21 @@ clt_status clt__linear(const clt_tensor *x, const clt_tensor *w, const clt_tenso
         b->ndim == 1 && b->shape[0] == O && b->strides[0] == 1 && rows_contiguous(x) &&
         rows_contiguous(w) && clt__mm_dot_fits(x->dev, (size_t)B, (size_t)O, (size_t)I)) {
         /* small: the product and the bias in one launch */
-        st = clt__result_new("clt_linear", x->dev, CLT_FLOAT32, 2, (int64_t[]){B, O}, out);
+        st = clt__result_new(fn, x->dev, CLT_FLOAT32, 2, (int64_t[]){B, O}, out);
         if (st == CLT_OK)
             st = clt__mm_dot_f32(x->dev, (size_t)B, (size_t)O, (size_t)I, clt__mem(x),
                                  (size_t)x->offset, (size_t)I, clt__mem(w), (size_t)w->offset,
                                  (size_t)I, clt__mem(*out), 0, (size_t)O, clt__mem(b),
                                  (size_t)b->offset);
     } else {
-        st = clt__transpose(w, 0, 1, &wt);
+        st = clt__transpose(w, 0, 1, &wt, fn);
         if (st == CLT_OK)
-            st = clt__matmul(x, wt, &y);
+            st = clt__matmul(x, wt, &y, fn);
         if (st == CLT_OK)
             st = clt__add(y, b, out);
     }
     if (st != CLT_OK) {
+        clt__error_in(st, fn);
         clt_tensor_free(*out);
         *out = NULL;
     }

@@ -18,7 +18,7 @@ static clt_status unreduce(clt__node *n, const clt_tensor *g, clt_tensor **out)
     int64_t shape[CLT_MAX_DIMS];
     for (int d = 0; d < e->ndim; d++)
         shape[d] = (n->i[0] < 0 || d == n->i[0]) ? 1 : e->shape[d];
-    return clt__reshape(g, e->ndim, shape, out);
+    return clt__reshape(g, e->ndim, shape, out, "clt_backward");
 }
 
 /* g brought back and expanded to the input's shape. */
@@ -27,7 +27,7 @@ static clt_status spread(clt__node *n, const clt_tensor *g, clt_tensor **out)
     clt_tensor *u = NULL;
     clt_status st = unreduce(n, g, &u);
     if (st == CLT_OK)
-        st = clt__expand(u, n->in[0].ndim, n->in[0].shape, out);
+        st = clt__expand(u, n->in[0].ndim, n->in[0].shape, out, "clt_backward");
     clt_tensor_free(u);
     return st;
 }
@@ -72,7 +72,7 @@ static clt_status bw_prod(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     CLT__TRY(unreduce(n, g, &gu));
     CLT__TRY(unreduce(n, S(1), &ou));
     CLT__TRY(clt__eq_scalar(a, 0.0, &z));
-    CLT__TRY(clt__to_dtype(z, a->dtype, &zf));
+    CLT__TRY(clt__to_dtype(z, a->dtype, &zf, "clt_backward"));
     if (dim < 0) {
         clt_tensor *s = NULL;
         CLT__TRY(clt__sum(zf, &s));
@@ -124,8 +124,8 @@ static clt_status bw_extreme_all(clt__node *n, const clt_tensor *g, clt_tensor *
                *share = NULL;
     CLT__TRY(clt__eq(S(0), S(1), &eq));
     CLT__TRY(clt__ne(S(0), S(0), &nan));
-    CLT__TRY(clt__to_dtype(eq, g->dtype, &ef));
-    CLT__TRY(clt__to_dtype(nan, g->dtype, &nf));
+    CLT__TRY(clt__to_dtype(eq, g->dtype, &ef, "clt_backward"));
+    CLT__TRY(clt__to_dtype(nan, g->dtype, &nf, "clt_backward"));
     /* When the result is not NaN no input is, and when it is, no input
      * equals it: the sum is the one mask that applies. */
     CLT__TRY(clt__add(ef, nf, &mask));
@@ -159,7 +159,7 @@ static clt_status bw_extreme_dim(clt__node *n, const clt_tensor *g, clt_tensor *
     int64_t shape[CLT_MAX_DIMS];
     for (int d = 0; d < e->ndim; d++)
         shape[d] = d == dim ? e->shape[d] : 1;
-    CLT__TRY(clt__reshape(ar, e->ndim, shape, &arv));
+    CLT__TRY(clt__reshape(ar, e->ndim, shape, &arv, "clt_backward"));
     CLT__TRY(clt__eq(arv, idx, &hit));
     CLT__TRY(unreduce(n, g, &gu));
     CLT__TRY(clt_full(e->dev, g->dtype, 0, NULL, 0.0, &z));

@@ -11,7 +11,7 @@
  * unsqueeze). */
 static clt_status bw_reshape(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__reshape(g, n->in[0].ndim, n->in[0].shape, &gin[0]);
+    return clt__reshape(g, n->in[0].ndim, n->in[0].shape, &gin[0], "clt_backward");
 }
 
 /* The identity: expand (the engine sums the broadcast dims), contiguous,
@@ -23,7 +23,7 @@ static clt_status bw_identity(clt__node *n, const clt_tensor *g, clt_tensor **gi
 
 static clt_status bw_transpose(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__transpose(g, (int)n->i[0], (int)n->i[1], &gin[0]);
+    return clt__transpose(g, (int)n->i[0], (int)n->i[1], &gin[0], "clt_backward");
 }
 
 /* i[0..ndim) the permutation; the gradient takes its inverse. */
@@ -68,11 +68,12 @@ static clt_status bw_slice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         parts[0] = (clt_tensor *)g;
         for (int64_t k = 1; k < step; k++)
             parts[k] = z;
-        CLT__TRY(clt__stack((const clt_tensor *const *)parts, (size_t)step, dim + 1, &st_));
+        CLT__TRY(clt__stack((const clt_tensor *const *)parts, (size_t)step, dim + 1, &st_,
+                            "clt_backward"));
         int64_t shape[CLT_MAX_DIMS];
         memcpy(shape, g->shape, sizeof shape);
         shape[dim] = cnt * step;
-        CLT__TRY(clt__reshape(st_, g->ndim, shape, &spread));
+        CLT__TRY(clt__reshape(st_, g->ndim, shape, &spread, "clt_backward"));
         int64_t span = (cnt - 1) * step + 1;
         CLT__TRY(clt__narrow(spread, dim, 0, span, &cut));
     } else {
@@ -117,7 +118,8 @@ static clt_status bw_join(clt__node *n, const clt_tensor *g, clt_tensor **gin)
             clt_tensor *part = NULL;
             st = clt__narrow(g, dim, at, len, &part);
             if (st == CLT_OK)
-                st = n->i[1] ? clt__squeeze(part, dim, &gin[k]) : clt__alias(part, &gin[k]);
+                st = n->i[1] ? clt__squeeze(part, dim, &gin[k], "clt_backward")
+                             : clt__alias(part, &gin[k]);
             clt_tensor_free(part);
             if (st != CLT_OK)
                 return st;
@@ -141,12 +143,14 @@ static clt_status one(clt_status st, clt_tensor **out, const char *name, clt__ba
 
 clt_status clt_view(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
 {
-    return one(clt__view(t, ndim, shape, out), out, "ViewBackward0", bw_reshape, t, NULL);
+    return one(clt__view(t, ndim, shape, out, "clt_view"), out,
+               "ViewBackward0", bw_reshape, t, NULL);
 }
 
 clt_status clt_reshape(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
 {
-    return one(clt__reshape(t, ndim, shape, out), out, "ViewBackward0", bw_reshape, t, NULL);
+    return one(clt__reshape(t, ndim, shape, out, "clt_reshape"), out,
+               "ViewBackward0", bw_reshape, t, NULL);
 }
 
 clt_status clt_flatten(const clt_tensor *t, int start_dim, int end_dim, clt_tensor **out)
@@ -157,7 +161,8 @@ clt_status clt_flatten(const clt_tensor *t, int start_dim, int end_dim, clt_tens
 
 clt_status clt_squeeze(const clt_tensor *t, int dim, clt_tensor **out)
 {
-    return one(clt__squeeze(t, dim, out), out, "SqueezeBackward1", bw_reshape, t, NULL);
+    return one(clt__squeeze(t, dim, out, "clt_squeeze"), out,
+               "SqueezeBackward1", bw_reshape, t, NULL);
 }
 
 clt_status clt_squeeze_all(const clt_tensor *t, clt_tensor **out)
@@ -167,12 +172,14 @@ clt_status clt_squeeze_all(const clt_tensor *t, clt_tensor **out)
 
 clt_status clt_unsqueeze(const clt_tensor *t, int dim, clt_tensor **out)
 {
-    return one(clt__unsqueeze(t, dim, out), out, "UnsqueezeBackward0", bw_reshape, t, NULL);
+    return one(clt__unsqueeze(t, dim, out, "clt_unsqueeze"), out,
+               "UnsqueezeBackward0", bw_reshape, t, NULL);
 }
 
 clt_status clt_expand(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
 {
-    return one(clt__expand(t, ndim, shape, out), out, "ExpandBackward0", bw_identity, t, NULL);
+    return one(clt__expand(t, ndim, shape, out, "clt_expand"), out,
+               "ExpandBackward0", bw_identity, t, NULL);
 }
 
 clt_status clt_contiguous(const clt_tensor *t, clt_tensor **out)
@@ -182,17 +189,18 @@ clt_status clt_contiguous(const clt_tensor *t, clt_tensor **out)
 
 clt_status clt_clone(const clt_tensor *t, clt_tensor **out)
 {
-    return one(clt__clone(t, out), out, "CloneBackward0", bw_identity, t, NULL);
+    return one(clt__clone(t, out, "clt_clone"), out, "CloneBackward0", bw_identity, t, NULL);
 }
 
 clt_status clt_to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
 {
-    return one(clt__to_dtype(t, dtype, out), out, "ToCopyBackward0", bw_identity, t, NULL);
+    return one(clt__to_dtype(t, dtype, out, "clt_to_dtype"), out,
+               "ToCopyBackward0", bw_identity, t, NULL);
 }
 
 clt_status clt_to(const clt_tensor *t, clt_device *dev, clt_tensor **out)
 {
-    clt_status st = clt__to_at(t, dev, out, __builtin_return_address(0));
+    clt_status st = clt__to_at(t, dev, out, __builtin_return_address(0), "clt_to");
     return one(st, out, "ToCopyBackward0", bw_to, t, NULL);
 }
 
@@ -205,8 +213,8 @@ static int wrap(int dim, int ndim)
 clt_status clt_transpose(const clt_tensor *t, int d0, int d1, clt_tensor **out)
 {
     clt__node *n = NULL;
-    clt_status st = one(clt__transpose(t, d0, d1, out), out, "TransposeBackward0", bw_transpose,
-                        t, &n);
+    clt_status st = one(clt__transpose(t, d0, d1, out, "clt_transpose"), out,
+                        "TransposeBackward0", bw_transpose, t, &n);
     if (n) {
         n->i[0] = d0;
         n->i[1] = d1;
@@ -268,7 +276,7 @@ clt_status clt_slice(const clt_tensor *t, int dim, int64_t start, int64_t end, i
 static clt_status join(bool stack, const clt_tensor *const *ts, size_t n_, int dim,
                        clt_tensor **out)
 {
-    clt_status st = stack ? clt__stack(ts, n_, dim, out) : clt__cat(ts, n_, dim, out);
+    clt_status st = stack ? clt__stack(ts, n_, dim, out, "clt_stack") : clt__cat(ts, n_, dim, out);
     if (st != CLT_OK)
         return st;
     clt__node *n = NULL;

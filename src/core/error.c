@@ -194,6 +194,14 @@ done:
     return status;
 }
 
+clt_status clt__error_in(clt_status status, const char *fn)
+{
+    size_t n = strlen(fn);
+    if (status != CLT_OK && !(msg && strncmp(msg, fn, n) == 0 && msg[n] == ':'))
+        clt__error_prefix(status, "%s", fn);
+    return status;
+}
+
 clt_status clt__ok(void)
 {
     if (msg)

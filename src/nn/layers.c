@@ -142,14 +142,15 @@ done:
     return st;
 }
 
-/* *next = (1 - momentum) run + momentum stat (no graph). */
+/* *next = (1 - momentum) run + momentum stat (no graph), for the layer
+ * named fn. */
 static clt_status running_next(const clt_tensor *run, const clt_tensor *stat, double momentum,
-                               clt_tensor **next)
+                               clt_tensor **next, const char *fn)
 {
     clt_tensor *a = NULL, *b = NULL, *flat = NULL;
     clt_status st = clt__mul_scalar(run, 1.0 - momentum, &a);
     if (st == CLT_OK)
-        st = clt__reshape(stat, run->ndim, run->shape, &flat);
+        st = clt__reshape(stat, run->ndim, run->shape, &flat, fn);
     if (st == CLT_OK)
         st = clt__mul_scalar(flat, momentum, &b);
     if (st == CLT_OK)
@@ -157,7 +158,7 @@ static clt_status running_next(const clt_tensor *run, const clt_tensor *stat, do
     clt_tensor_free(a);
     clt_tensor_free(b);
     clt_tensor_free(flat);
-    return st;
+    return clt__error_in(st, fn);
 }
 
 static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
@@ -198,9 +199,9 @@ static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
             clt_tensor *unb = NULL;
             st = clt__mul_scalar(var, (double)count / (double)(count - 1), &unb);
             if (st == CLT_OK)
-                st = running_next(m->bufs[0], mu, m->f[1], &next[0]);
+                st = running_next(m->bufs[0], mu, m->f[1], &next[0], name);
             if (st == CLT_OK)
-                st = running_next(m->bufs[1], unb, m->f[1], &next[1]);
+                st = running_next(m->bufs[1], unb, m->f[1], &next[1], name);
             if (st == CLT_OK)
                 st = clt__add_scalar(m->bufs[2], 1.0, &next[2]);
             clt_tensor_free(unb);

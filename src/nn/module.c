@@ -191,7 +191,8 @@ clt_status clt_module_forward(clt_module *m, const clt_tensor *x, clt_tensor **o
     if (st != CLT_OK) {
         clt_tensor_free(*out);
         *out = NULL;
-        return st;
+        /* the layers compute with public ops: the message names the call */
+        return fwd.depth == 0 ? clt__error_in(st, "clt_module_forward") : st;
     }
     return clt__ok();
 }
@@ -382,7 +383,7 @@ clt_status clt_module_to(clt_module *m, clt_device *dev)
     if (ts == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_module_to: out of host memory");
     list_tensors(m, ts, &k);
-    clt_status st = clt__tensor_rehome_all(ts, n, dev);
+    clt_status st = clt__tensor_rehome_all(ts, n, dev, "clt_module_to");
     free(ts);
     if (st != CLT_OK)
         return st;
@@ -467,7 +468,7 @@ static clt_status linear_forward(clt_module *m, const clt_tensor *x, clt_tensor 
                           clt__shape_str(s, sizeof s, x->ndim, x->shape),
                           x->ndim ? (long long)x->shape[x->ndim - 1] : 0LL, (long long)m->i[0]);
     }
-    return clt__linear(x, m->params[0], m->nparams > 1 ? m->params[1] : NULL, out);
+    return clt__linear(x, m->params[0], m->nparams > 1 ? m->params[1] : NULL, out, "Linear");
 }
 
 static const clt__module_ops linear_ops = {"Linear", linear_forward, NULL};

@@ -134,10 +134,12 @@ static clt_status gemm(int64_t G, bool ta, const clt_tensor *a, int64_t ar, int6
     if (clt__gemm_cpu_suitable(a->dev, a->dtype)) {
         int64_t shape[3] = {G, M, N};
         CLT__TRY(clt__temp_new(fn, "a product of patches", a->dev, a->dtype, 3, shape, out));
-        CLT__TRY(clt__gemm_cpu_auto(a->dev, a->dtype, ta, tb, (size_t)M, (size_t)N, (size_t)K,
-                                    clt__mem(a), (size_t)a->offset, (size_t)ac, (size_t)(ar * ac),
-                                    clt__mem(b), (size_t)b->offset, (size_t)bc, (size_t)(br * bc),
-                                    clt__mem(*out), 0, (size_t)N, (size_t)(M * N), (size_t)G));
+        CLT__TRY(clt__error_in(
+            clt__gemm_cpu_auto(a->dev, a->dtype, ta, tb, (size_t)M, (size_t)N, (size_t)K,
+                               clt__mem(a), (size_t)a->offset, (size_t)ac, (size_t)(ar * ac),
+                               clt__mem(b), (size_t)b->offset, (size_t)bc, (size_t)(br * bc),
+                               clt__mem(*out), 0, (size_t)N, (size_t)(M * N), (size_t)G),
+            fn));
         return CLT_OK;
     }
     int64_t as[3] = {G, ar, ac}, ast[3] = {ar * ac, ac, 1};
@@ -145,10 +147,10 @@ static clt_status gemm(int64_t G, bool ta, const clt_tensor *a, int64_t ar, int6
     CLT__TRY(clt__tensor_view(a, 3, as, ast, a->offset, &av));
     CLT__TRY(clt__tensor_view(b, 3, bs, bst, b->offset, &bv));
     if (ta)
-        CLT__TRY(clt__transpose(av, 1, 2, &at));
+        CLT__TRY(clt__transpose(av, 1, 2, &at, fn));
     if (tb)
-        CLT__TRY(clt__transpose(bv, 1, 2, &bt));
-    CLT__TRY(clt__matmul(at ? at : av, bt ? bt : bv, out));
+        CLT__TRY(clt__transpose(bv, 1, 2, &bt, fn));
+    CLT__TRY(clt__matmul(at ? at : av, bt ? bt : bv, out, fn));
 done:
     if (st != CLT_OK) {
         clt_tensor_free(*out);
@@ -420,7 +422,7 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
             CLT__TRY(gemm(g.G, false, Gp, g.Og, c.N * g.L, true, cols, g.K, c.N * g.L, &part,
                           fn));
             if (dw) {
-                CLT__TRY(clt__add(dw, part, &sum));
+                CLT__TRY(clt__error_in(clt__add(dw, part, &sum), fn));
                 clt_tensor_free(dw);
                 clt_tensor_free(part);
                 dw = sum;
@@ -436,7 +438,7 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
             clt_tensor *rows = NULL;
             CLT__TRY(clt__tensor_view(Gp, 2, (int64_t[]){g.O, g.N * g.L},
                                       (int64_t[]){g.N * g.L, 1}, Gp->offset, &rows));
-            st = clt__sum_dim(rows, 1, 0, &rb);
+            st = clt__error_in(clt__sum_dim(rows, 1, 0, &rb), fn);
             clt_tensor_free(rows);
             CLT__TRY(st);
         }
@@ -454,9 +456,9 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
     }
     if (gw) {
         if (dw)
-            CLT__TRY(clt__view(dw, 4, w->shape, gw));
+            CLT__TRY(clt__view(dw, 4, w->shape, gw, fn));
         else
-            CLT__TRY(clt_zeros(w->dev, w->dtype, 4, w->shape, gw));
+            CLT__TRY(clt__error_in(clt_zeros(w->dev, w->dtype, 4, w->shape, gw), fn));
     }
     if (gx) {
         *gx = rx;

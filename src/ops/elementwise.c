@@ -496,9 +496,8 @@ clt_status clt__neg(const clt_tensor *a, clt_tensor **out)
 }
 
 clt_status clt__clamp(const clt_tensor *a, const double *min, const double *max,
-                     clt_tensor **out)
+                     clt_tensor **out, const char *fn)
 {
-    const char *fn = "clt_clamp";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(a, fn);

@@ -143,12 +143,6 @@ static uint64_t layout_numel(const clt__layout *L)
     return n;
 }
 
-/* A contiguous copy of t with storage of its own. */
-static clt_status fresh_copy(const clt_tensor *t, clt_tensor **out)
-{
-    return clt__clone(t, out);
-}
-
 /* ---- take: index_select, gather, embedding ------------------------------------- */
 
 /* Launches take over r (new, contiguous) with L.s0/off0 placing src and
@@ -437,12 +431,12 @@ static clt_status writable(const clt_tensor *t, const char *fn)
  * or private copies of them when they share t's storage, so that the
  * kernel reads them as they were before the write. */
 static clt_status unaliased(const clt_tensor *t, const clt_tensor *x, clt_tensor **tmp,
-                            const clt_tensor **use)
+                            const clt_tensor **use, const char *fn)
 {
     *use = x;
     if (x->storage == NULL || x->storage != t->storage)
         return CLT_OK;
-    clt_status st = fresh_copy(x, tmp);
+    clt_status st = clt__clone(x, tmp, fn);
     if (st == CLT_OK)
         *use = *tmp;
     return st;
@@ -472,8 +466,8 @@ static clt_status scatter_inplace(clt_tensor *t, int dim, const clt_tensor *inde
         return st;
     clt_tensor *ti = NULL, *ts = NULL;
     const clt_tensor *ui, *us;
-    CLT__TRY(unaliased(t, index, &ti, &ui));
-    CLT__TRY(unaliased(t, src, &ts, &us));
+    CLT__TRY(unaliased(t, index, &ti, &ui, fn));
+    CLT__TRY(unaliased(t, src, &ts, &us, fn));
     CLT__TRY(scatter_into(t, d, ui, us, kind, true, alpha, op));
     clt__version_bump(t);
 done:
@@ -493,7 +487,7 @@ static clt_status scatter_copy(const clt_tensor *t, int dim, const clt_tensor *i
     if (st != CLT_OK)
         return st;
     clt_tensor *r = NULL;
-    CLT__TRY(fresh_copy(t, &r));
+    CLT__TRY(clt__clone(t, &r, fn)); /* contiguous, with storage of its own */
     CLT__TRY(scatter_into(r, d, index, src, kind, add, alpha, op));
     *out = r;
     r = NULL;

@@ -198,7 +198,7 @@ clt_status clt__clamp_(clt_tensor *t, const double *min, const double *max)
     if (st != CLT_OK)
         return st;
     clt_tensor *r = NULL;
-    CLT__TRY(clt__clamp(t, min, max, &r));
+    CLT__TRY(clt__clamp(t, min, max, &r, fn));
     CLT__TRY(check_cast(r->dtype, t->dtype, fn));
     CLT__TRY(clt__copy_strided(t, r));
     clt__version_bump(t);
@@ -250,7 +250,7 @@ clt_status clt__copy_(clt_tensor *dst, const clt_tensor *src)
     if (src->dev != dst->dev) {
         /* Device-side within one context, else through host memory (see
          * clt_to); either waits for the source. */
-        CLT__TRY(clt__to_at(src, dst->dev, &moved, __builtin_return_address(0)));
+        CLT__TRY(clt__to_at(src, dst->dev, &moved, __builtin_return_address(0), fn));
         s = moved;
     } else if (!alias_safe(dst, src)) {
         if (src->storage == dst->storage && src->offset == dst->offset &&
@@ -259,7 +259,7 @@ clt_status clt__copy_(clt_tensor *dst, const clt_tensor *src)
             clt__version_bump(dst); /* x.copy_(x): nothing moves */
             goto done;
         }
-        CLT__TRY(clt__clone(src, &moved));
+        CLT__TRY(clt__clone(src, &moved, fn));
         s = moved;
     }
     CLT__TRY(clt__copy_strided(dst, s));
@@ -293,7 +293,7 @@ clt_status clt__matmul_out(clt_tensor *out, const clt_tensor *a, const clt_tenso
     if (st != CLT_OK)
         return st;
     clt_tensor *r = NULL;
-    CLT__TRY(clt__matmul(a, b, &r));
+    CLT__TRY(clt__matmul(a, b, &r, fn));
     CLT__TRY(check_shape_into(out, r->ndim, r->shape, fn));
     CLT__TRY(check_cast(r->dtype, out->dtype, fn));
     CLT__TRY(clt__copy_strided(out, r));

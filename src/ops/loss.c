@@ -265,7 +265,7 @@ clt_status clt__cross_entropy(const clt_tensor *x, const clt_tensor *target,
     }
     if (o->reduction == CLT_REDUCTION_NONE) {
         if (x->ndim == 1)
-            CLT__TRY(clt__reshape(rows, 0, NULL, &r));
+            CLT__TRY(clt__reshape(rows, 0, NULL, &r, fn));
         else {
             r = rows;
             rows = NULL;
@@ -330,9 +330,9 @@ clt_status clt__cross_entropy_bw(const clt_tensor *x, const clt_tensor *target,
                            CLT__ARG(hd),  CLT__ARG(n)};
         CLT__TRY(launch_rows(x->dev, x->dtype, "ce_rows_bw", n, C, 22, args));
     }
-    CLT__TRY(clt__reshape(dx, x->ndim, x->shape, gx));
+    CLT__TRY(clt__reshape(dx, x->ndim, x->shape, gx, fn));
     if (want_gt && gt)
-        CLT__TRY(clt__reshape(dt, target->ndim, target->shape, gt));
+        CLT__TRY(clt__reshape(dt, target->ndim, target->shape, gt, fn));
 done:
     if (st != CLT_OK) {
         clt_tensor_free(*gx);

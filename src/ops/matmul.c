@@ -154,7 +154,8 @@ static CLBlastTranspose tr(bool t)
 
 /* Enqueues C = A * B through CLBlast, batched when batch > 1. */
 static clt_status clblast_gemm(clt_device *dev, clt_dtype dtype, size_t M, size_t N, size_t K,
-                               const operand *A, const operand *B, cl_mem C, size_t batch)
+                               const operand *A, const operand *B, cl_mem C, size_t batch,
+                               const char *fn)
 {
     const char *name = NULL;
     CLBlastStatusCode e = CLBlastSuccess;
@@ -229,9 +230,8 @@ static clt_status clblast_gemm(clt_device *dev, clt_dtype dtype, size_t M, size_
     if (e != CLBlastSuccess) {
         if (ev)
             clReleaseEvent(ev);
-        return clt__clblast_error((int)e,
-                                  "clt_matmul: %s (%zux%zu @ %zux%zu, batch %zu, %s) on %s (%s)",
-                                  name, M, K, K, N, batch, clt_dtype_name(dtype), dev->label,
+        return clt__clblast_error((int)e, "%s: %s (%zux%zu @ %zux%zu, batch %zu, %s) on %s (%s)",
+                                  fn, name, M, K, K, N, batch, clt_dtype_name(dtype), dev->label,
                                   dev->info.name);
     }
     if (ev)
@@ -278,9 +278,8 @@ static clt_status check_operands(const clt_tensor *a, const clt_tensor *b, const
 }
 
 clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int backend,
-                               clt_tensor **out)
+                               clt_tensor **out, const char *fn)
 {
-    const char *fn = "clt_matmul";
     if (out)
         *out = NULL;
     CLT__REQUIRE_ARG(a, fn);
@@ -331,7 +330,7 @@ clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int bac
     for (int d = 0; d < nbatch; d++)
         empty |= bshape[d] == 0;
     if (K == 0 && !empty) {
-        CLT__TRY(clt_zeros(a->dev, a->dtype, nr, rshape, &r));
+        CLT__TRY(clt__error_in(clt_zeros(a->dev, a->dtype, nr, rshape, &r), fn));
         goto finish;
     }
     CLT__TRY(clt__result_new(fn, a->dev, a->dtype, nr, rshape, &r));
@@ -351,12 +350,14 @@ clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int bac
         bg = 1;
     }
     if (cpu)
-        CLT__TRY(clt__gemm_cpu_auto(a->dev, a->dtype, A.trans, B.trans, Mg, (size_t)N, (size_t)K,
-                                    clt__mem(A.t), A.off, A.ld, A.stride, clt__mem(B.t), B.off, B.ld,
-                                    B.stride, clt__mem(r), 0, (size_t)N, Mg * (size_t)N, bg));
+        CLT__TRY(clt__error_in(
+            clt__gemm_cpu_auto(a->dev, a->dtype, A.trans, B.trans, Mg, (size_t)N, (size_t)K,
+                               clt__mem(A.t), A.off, A.ld, A.stride, clt__mem(B.t), B.off, B.ld,
+                               B.stride, clt__mem(r), 0, (size_t)N, Mg * (size_t)N, bg),
+            fn));
     else
         CLT__TRY(clblast_gemm(a->dev, a->dtype, Mg, (size_t)N, (size_t)K, &A, &B, clt__mem(r),
-                              bg));
+                              bg, fn));
 finish:
     *out = r;
     r = NULL;
@@ -380,9 +381,9 @@ clt_status clt__gemm_cpu_auto(clt_device *dev, clt_dtype dtype, bool trans_a, bo
                          b_off, ldb, stride_b, C, c_off, ldc, stride_c, batch);
 }
 
-clt_status clt__matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
+clt_status clt__matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out, const char *fn)
 {
-    return clt__matmul_backend(a, b, CLT__GEMM_AUTO, out);
+    return clt__matmul_backend(a, b, CLT__GEMM_AUTO, out, fn);
 }
 
 clt_status clt__blas_warmup(clt_device *dev)

@@ -83,7 +83,7 @@ static clt_status state(clt_optimizer *o, int k, size_t i, clt_tensor **out)
         if (st == CLT_OK)
             clt__scope_disown(*s);
     } else if ((*s)->dev != p->dev) {
-        st = clt__tensor_rehome(*s, p->dev);
+        st = clt__tensor_rehome(*s, p->dev, "clt_optimizer_step");
     }
     *out = *s;
     return st;
@@ -390,7 +390,7 @@ static clt_status step_ready(clt_optimizer *o)
         for (int k = 0; k < NSTATE; k++) {
             clt_tensor *s = o->state[k][i];
             if (s && s->dev != p->dev) {
-                clt_status st = clt__tensor_rehome(s, p->dev);
+                clt_status st = clt__tensor_rehome(s, p->dev, "clt_optimizer_step");
                 if (st != CLT_OK)
                     return st;
             }
@@ -516,7 +516,7 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
         first = first ? first : g;
         clt_tensor *g2 = NULL, *gd = NULL;
         /* in float64 where the device has it, as the sum of many squares */
-        st = clt__to_dtype(g, g->dev->info.fp64 ? CLT_FLOAT64 : CLT_FLOAT32, &gd);
+        st = clt__to_dtype(g, g->dev->info.fp64 ? CLT_FLOAT64 : CLT_FLOAT32, &gd, fn);
         if (st == CLT_OK)
             st = clt__mul(gd, gd, &g2);
         if (st == CLT_OK)
@@ -530,18 +530,18 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
         st = CLT_OK;
         goto done; /* nothing to clip; the norm stays NULL */
     }
-    CLT__TRY(clt__stack((const clt_tensor *const *)sq, m, 0, &nd));
+    CLT__TRY(clt__stack((const clt_tensor *const *)sq, m, 0, &nd, fn));
     CLT__TRY(clt__sum(nd, &sum));
     CLT__TRY(clt__sqrt(sum, &norm));
     CLT__TRY(clt__add_scalar(norm, 1e-6, &den));
     CLT__TRY(clt__rdiv_scalar(den, max_norm, &coef));
     double one = 1.0;
-    CLT__TRY(clt__clamp(coef, NULL, &one, &clamped));
+    CLT__TRY(clt__clamp(coef, NULL, &one, &clamped, fn));
     /* Everything that allocates is made before any gradient changes: a
      * failure must leave them as they were, or the call made again would
      * clip twice. */
     if (total_norm)
-        CLT__TRY(clt__to_dtype(norm, first->dtype, total_norm));
+        CLT__TRY(clt__to_dtype(norm, first->dtype, total_norm, fn));
     const clt_tensor *last = NULL;
     for (size_t i = 0; i < n; i++) {
         const clt_tensor *g = clt__grad_of(params[i]);
@@ -550,7 +550,7 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
         if (last && last->dtype == g->dtype)
             co[i] = clt_tensor_retain((clt_tensor *)last);
         else
-            CLT__TRY(clt__to_dtype(clamped, g->dtype, &co[i]));
+            CLT__TRY(clt__to_dtype(clamped, g->dtype, &co[i], fn));
         last = co[i];
     }
     for (size_t i = 0; i < n; i++) {
@@ -575,7 +575,8 @@ done:
     clt_tensor_free(den);
     clt_tensor_free(coef);
     clt_tensor_free(clamped);
-    return st == CLT_OK ? clt__ok() : st;
+    /* the norm is computed with plain ops, whose messages name them */
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
 }
 
 /* ---- schedules -------------------------------------------------------------------------- */

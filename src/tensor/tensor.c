@@ -593,27 +593,27 @@ clt_status clt__temp_new(const char *fn, const char *what, clt_device *dev, clt_
     return st;
 }
 
-clt_status clt__clone(const clt_tensor *t, clt_tensor **out)
+clt_status clt__clone(const clt_tensor *t, clt_tensor **out, const char *fn)
 {
-    CLT__REQUIRE_ARG(out, "clt_clone");
+    CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
-    CLT__REQUIRE_ARG(t, "clt_clone");
-    clt_status st = clt__copy_as("clt_clone", t, t->dtype, out);
+    CLT__REQUIRE_ARG(t, fn);
+    clt_status st = clt__copy_as(fn, t, t->dtype, out);
     return st == CLT_OK ? clt__ok() : st;
 }
 
-clt_status clt__to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
+clt_status clt__to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out, const char *fn)
 {
-    CLT__REQUIRE_ARG(out, "clt_to_dtype");
+    CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
-    CLT__REQUIRE_ARG(t, "clt_to_dtype");
-    clt_status st = clt__check_dtype(t->dev, dtype, "clt_to_dtype");
+    CLT__REQUIRE_ARG(t, fn);
+    clt_status st = clt__check_dtype(t->dev, dtype, fn);
     if (st != CLT_OK)
         return st;
     if (dtype == t->dtype)
         st = clt__tensor_view(t, t->ndim, t->shape, t->strides, t->offset, out);
     else
-        st = clt__copy_as("clt_to_dtype", t, dtype, out);
+        st = clt__copy_as(fn, t, dtype, out);
     return st == CLT_OK ? clt__ok() : st;
 }
 

@@ -130,17 +130,18 @@ static clt_status contiguous(const clt_tensor *t, clt_tensor **out, const char *
  * (and PoCL 3.1 deadlocks on them between its pthread and basic drivers),
  * so the source queue is drained first and the copy is waited for, which
  * also keeps the source buffer from being reused under the copy. */
-static clt_status copy_same_context(const clt_tensor *src, clt_tensor *dst, const void *caller)
+static clt_status copy_same_context(const clt_tensor *src, clt_tensor *dst, const void *caller,
+                                    const char *fn)
 {
     clt_status st = CLT_OK;
     clt_device *sd = src->dev, *dd = dst->dev;
     size_t es = clt_dtype_size(src->dtype);
     clt__index_check chk = {0};
-    CLT__TRY(clt__sync_point_at("clt_to", caller));
+    CLT__TRY(clt__sync_point_at(fn, caller));
     CLT__TRY(clt__index_check_begin(sd, &chk));
-    CLT__CL_CHECK(clFinish(sd->queue), "clt_to: finishing work on %s (%s)", sd->label,
+    CLT__CL_CHECK(clFinish(sd->queue), "%s: finishing work on %s (%s)", fn, sd->label,
                   sd->info.name);
-    CLT__TRY(clt__index_check_end(&chk, true, "clt_to"));
+    CLT__TRY(clt__index_check_end(&chk, true, fn));
     cl_event ev = NULL;
     pthread_mutex_lock(&dd->lock);
     cl_int err = clEnqueueCopyBuffer(dd->queue, clt__mem(src), clt__mem(dst),
@@ -149,26 +150,27 @@ static clt_status copy_same_context(const clt_tensor *src, clt_tensor *dst, cons
     if (err == CL_SUCCESS)
         clFlush(dd->queue);
     pthread_mutex_unlock(&dd->lock);
-    CLT__CL_CHECK(err, "clt_to: copying %zu bytes from %s (%s) to %s (%s)",
+    CLT__CL_CHECK(err, "%s: copying %zu bytes from %s (%s) to %s (%s)", fn,
                   clt_tensor_nbytes(src), sd->label, sd->info.name, dd->label, dd->info.name);
-    CLT__CL_CHECK(wait_release(ev), "clt_to: copy to %s (%s)", dd->label, dd->info.name);
+    CLT__CL_CHECK(wait_release(ev), "%s: copy to %s (%s)", fn, dd->label, dd->info.name);
 done:
     clt__index_check_end(&chk, false, NULL);
     return st;
 }
 
-static clt_status copy_through_host(const clt_tensor *src, clt_tensor *dst, const void *caller)
+static clt_status copy_through_host(const clt_tensor *src, clt_tensor *dst, const void *caller,
+                                    const char *fn)
 {
     size_t bytes = clt_tensor_nbytes(src);
     void *tmp = clt__malloc(bytes);
     if (tmp == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
-                          "clt_to: no host memory for a %zu-byte staging buffer", bytes);
-    clt_status st = clt__tensor_read_at(src, tmp, bytes, "clt_to", caller);
+                          "%s: no host memory for a %zu-byte staging buffer", fn, bytes);
+    clt_status st = clt__tensor_read_at(src, tmp, bytes, fn, caller);
     if (st == CLT_OK) {
         cl_int err = host_copy(dst->dev, clt__mem(dst), 0, bytes, tmp, true);
         if (err != CL_SUCCESS)
-            st = clt__cl_error(err, "clt_to: writing %zu bytes to %s (%s)", bytes,
+            st = clt__cl_error(err, "%s: writing %zu bytes to %s (%s)", fn, bytes,
                                dst->dev->label, dst->dev->info.name);
         else
             clt__count_h2d(bytes);
@@ -179,34 +181,34 @@ static clt_status copy_through_host(const clt_tensor *src, clt_tensor *dst, cons
 
 clt_status clt__to(const clt_tensor *t, clt_device *dev, clt_tensor **out)
 {
-    return clt__to_at(t, dev, out, __builtin_return_address(0));
+    return clt__to_at(t, dev, out, __builtin_return_address(0), "clt_to");
 }
 
 clt_status clt__to_at(const clt_tensor *t, clt_device *dev, clt_tensor **out,
-                      const void *caller)
+                      const void *caller, const char *fn)
 {
-    CLT__REQUIRE_ARG(out, "clt_to");
+    CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
-    CLT__REQUIRE_ARG(t, "clt_to");
-    CLT__REQUIRE_ARG(dev, "clt_to");
+    CLT__REQUIRE_ARG(t, fn);
+    CLT__REQUIRE_ARG(dev, fn);
     clt_status st;
     if (dev == t->dev) {
         st = clt__tensor_view(t, t->ndim, t->shape, t->strides, t->offset, out);
         return st == CLT_OK ? clt__ok() : st;
     }
-    st = clt__check_dtype(dev, t->dtype, "clt_to");
+    st = clt__check_dtype(dev, t->dtype, fn);
     if (st == CLT_OK)
         st = clt__device_open(dev);
     if (st != CLT_OK)
         return st;
     clt_tensor *src = NULL, *dst = NULL;
-    CLT__TRY(contiguous(t, &src, "clt_to"));
-    CLT__TRY(clt__result_new("clt_to", dev, t->dtype, t->ndim, t->shape, &dst));
+    CLT__TRY(contiguous(t, &src, fn));
+    CLT__TRY(clt__result_new(fn, dev, t->dtype, t->ndim, t->shape, &dst));
     if (src->numel > 0) {
         if (dev->context == t->dev->context)
-            CLT__TRY(copy_same_context(src, dst, caller));
+            CLT__TRY(copy_same_context(src, dst, caller, fn));
         else
-            CLT__TRY(copy_through_host(src, dst, caller));
+            CLT__TRY(copy_through_host(src, dst, caller, fn));
     }
     *out = dst;
     dst = NULL;
@@ -249,12 +251,12 @@ static void take_storage(clt_tensor *t, clt_tensor *moved)
     moved->dev = old ? old->dev : moved->dev;
 }
 
-clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev)
+clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev, const char *fn)
 {
     if (t->dev == dev)
         return CLT_OK;
     clt_tensor *moved = NULL;
-    clt_status st = clt__to_at(t, dev, &moved, __builtin_return_address(0));
+    clt_status st = clt__to_at(t, dev, &moved, __builtin_return_address(0), fn);
     if (st != CLT_OK)
         return st;
     take_storage(t, moved);
@@ -262,16 +264,17 @@ clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev)
     return CLT_OK;
 }
 
-clt_status clt__tensor_rehome_all(clt_tensor *const *ts, size_t n, clt_device *dev)
+clt_status clt__tensor_rehome_all(clt_tensor *const *ts, size_t n, clt_device *dev,
+                                  const char *fn)
 {
     clt_tensor **moved = clt__calloc(n ? n : 1, sizeof *moved);
     if (moved == NULL)
-        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "moving %zu tensors to %s: out of host "
-                          "memory", n, dev->label);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: moving %zu tensors to %s: out of "
+                          "host memory", fn, n, dev->label);
     clt_status st = CLT_OK;
     for (size_t i = 0; i < n && st == CLT_OK; i++)
         if (ts[i] && ts[i]->dev != dev)
-            st = clt__to_at(ts[i], dev, &moved[i], __builtin_return_address(0));
+            st = clt__to_at(ts[i], dev, &moved[i], __builtin_return_address(0), fn);
     for (size_t i = 0; i < n; i++) {
         if (st == CLT_OK && moved[i] && ts[i]->dev != dev) /* a tensor listed twice moves once */
             take_storage(ts[i], moved[i]);

@@ -135,20 +135,22 @@ static clt_status reshape_impl(const clt_tensor *t, int ndim, const int64_t *sha
     return st;
 }
 
-clt_status clt__view(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
+clt_status clt__view(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out,
+                     const char *fn)
 {
-    CLT__REQUIRE_ARG(out, "clt_view");
+    CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
-    CLT__REQUIRE_ARG(t, "clt_view");
-    return finish(reshape_impl(t, ndim, shape, false, out, "clt_view"));
+    CLT__REQUIRE_ARG(t, fn);
+    return finish(reshape_impl(t, ndim, shape, false, out, fn));
 }
 
-clt_status clt__reshape(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
+clt_status clt__reshape(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out,
+                        const char *fn)
 {
-    CLT__REQUIRE_ARG(out, "clt_reshape");
+    CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
-    CLT__REQUIRE_ARG(t, "clt_reshape");
-    return finish(reshape_impl(t, ndim, shape, true, out, "clt_reshape"));
+    CLT__REQUIRE_ARG(t, fn);
+    return finish(reshape_impl(t, ndim, shape, true, out, fn));
 }
 
 clt_status clt__flatten(const clt_tensor *t, int start_dim, int end_dim, clt_tensor **out)
@@ -187,9 +189,8 @@ clt_status clt__flatten(const clt_tensor *t, int start_dim, int end_dim, clt_ten
     return finish(reshape_impl(t, m, shape, true, out, fn));
 }
 
-clt_status clt__transpose(const clt_tensor *t, int d0, int d1, clt_tensor **out)
+clt_status clt__transpose(const clt_tensor *t, int d0, int d1, clt_tensor **out, const char *fn)
 {
-    static const char fn[] = "clt_transpose";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
@@ -322,9 +323,8 @@ clt_status clt__slice(const clt_tensor *t, int dim, int64_t start, int64_t end, 
                                    out));
 }
 
-clt_status clt__squeeze(const clt_tensor *t, int dim, clt_tensor **out)
+clt_status clt__squeeze(const clt_tensor *t, int dim, clt_tensor **out, const char *fn)
 {
-    static const char fn[] = "clt_squeeze";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
@@ -361,9 +361,8 @@ clt_status clt__squeeze_all(const clt_tensor *t, clt_tensor **out)
     return finish(clt__tensor_view(t, m, shape, strides, t->offset, out));
 }
 
-clt_status clt__unsqueeze(const clt_tensor *t, int dim, clt_tensor **out)
+clt_status clt__unsqueeze(const clt_tensor *t, int dim, clt_tensor **out, const char *fn)
 {
-    static const char fn[] = "clt_unsqueeze";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
@@ -388,9 +387,9 @@ clt_status clt__unsqueeze(const clt_tensor *t, int dim, clt_tensor **out)
     return finish(clt__tensor_view(t, t->ndim + 1, shape, strides, t->offset, out));
 }
 
-clt_status clt__expand(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
+clt_status clt__expand(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out,
+                       const char *fn)
 {
-    static const char fn[] = "clt_expand";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
@@ -567,9 +566,9 @@ clt_status clt__cat(const clt_tensor *const *ts, size_t n, int dim, clt_tensor *
     return finish(cat_impl(ts, n, dim, out, "clt_cat"));
 }
 
-clt_status clt__stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out)
+clt_status clt__stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out,
+                      const char *fn)
 {
-    static const char fn[] = "clt_stack";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     clt_status st = check_list(ts, n, fn);
@@ -601,7 +600,7 @@ clt_status clt__stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor
     if (u == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     for (size_t i = 0; i < n; i++)
-        CLT__TRY(clt__unsqueeze(ts[i], d, &u[i]));
+        CLT__TRY(clt__unsqueeze(ts[i], d, &u[i], fn));
     st = cat_impl((const clt_tensor *const *)u, n, d, out, fn);
 done:
     for (size_t i = 0; i < n; i++)
