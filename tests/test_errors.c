@@ -283,8 +283,9 @@ Test(errors, convolution_through_matmul_names_conv, .timeout = 300)
 }
 
 /* Runs call with the device's memory capped at each size, 16 bytes apart,
- * from what is allocated now until it succeeds; every failure must be
- * CLT_ERR_OUT_OF_DEVICE_MEMORY and pass check.  Returns the failures. */
+ * from just above what is allocated now (a cap of 0 would be none) until
+ * it succeeds; every failure must be CLT_ERR_OUT_OF_DEVICE_MEMORY and pass
+ * check.  Returns the failures. */
 static int capped(clt_device *dev, clt_status (*call)(void *), void *arg,
                   void (*check)(void))
 {
@@ -292,7 +293,7 @@ static int capped(clt_device *dev, clt_status (*call)(void *), void *arg,
     CHECK(clt_memory_empty_cache(dev));
     CHECK(clt_memory_stats_get(dev, &ms));
     int failures = 0;
-    for (uint64_t cap = ms.allocated;; cap += 16, failures++) {
+    for (uint64_t cap = ms.allocated + 1;; cap += 16, failures++) {
         CHECK(clt_memory_empty_cache(dev));
         CHECK(clt_memory_set_limit(dev, cap));
         clt_status st = call(arg);
@@ -328,15 +329,26 @@ static void backward_named(void)
     names_only("clt_backward");
 }
 
-/* clt_clip_grad_norm computes the norm with plain ops (whose own names may
- * follow), and converts dtypes, stacks and clamps through helpers that
- * name it alone. */
-static void clip_named(void)
+/* The message starts with "fn: " and names none of the helpers listed
+ * (NULL-terminated); others may follow fn, saying which step failed. */
+static void names_first(const char *fn, const char *const *helpers)
 {
     const char *m = clt_last_error();
-    cr_assert(strncmp(m, "clt_clip_grad_norm: ", 20) == 0, "%s", m);
-    cr_assert(!strstr(m, "clt_to_dtype") && !strstr(m, "clt_stack") && !strstr(m, "clt_clamp"),
-              "%s", m);
+    size_t n = strlen(fn);
+    cr_assert(strncmp(m, fn, n) == 0 && m[n] == ':', "the message does not start with %s: %s",
+              fn, m);
+    for (; *helpers; helpers++)
+        cr_assert(!strstr(m, *helpers), "%s: the message names %s: %s", fn, *helpers, m);
+}
+
+/* clt_clip_grad_norm converts dtypes, squares, stacks, adds and clamps
+ * through helpers that name it alone; the sums, the square root and the
+ * division may name themselves after it. */
+static void clip_named(void)
+{
+    static const char *const helpers[] = {"clt_to_dtype", "clt_mul",   "clt_stack",
+                                          "clt_add",      "clt_clamp", NULL};
+    names_first("clt_clip_grad_norm", helpers);
 }
 
 /* The backward pass of a matrix product and clt_clip_grad_norm over its
@@ -391,9 +403,8 @@ static clt_status run_forward(void *arg)
 
 static void forward_named(void)
 {
-    const char *m = clt_last_error();
-    cr_assert(strncmp(m, "clt_module_forward: ", 20) == 0, "%s", m);
-    cr_assert(!strstr(m, "clt_linear"), "%s", m); /* the constructor, not called here */
+    static const char *const helpers[] = {"clt_linear", NULL}; /* the constructor */
+    names_first("clt_module_forward", helpers);
 }
 
 /* A model's forward pass with the device's memory running out at every
@@ -417,4 +428,34 @@ Test(errors, module_forward_names_the_call, .timeout = 300)
         f.y = NULL;
     }
     clt_module_free(f.m);
+}
+
+typedef struct layer {
+    clt_device *dev;
+    clt_module *m;
+} layer;
+
+static clt_status make_linear(void *arg)
+{
+    layer *l = arg;
+    clt_module_free(l->m);
+    l->m = NULL;
+    return clt_linear(l->dev, 6, 5, 1, NULL, &l->m);
+}
+
+static void linear_named(void)
+{
+    static const char *const helpers[] = {"clt_mul_scalar", "clt_sub_scalar", NULL};
+    names_first("clt_linear", helpers);
+}
+
+/* A layer's constructor draws its initial weights with plain ops: with the
+ * device's memory running out at every point in turn, the messages name
+ * the constructor, then the draw (clt_rand, which it calls) at most. */
+Test(errors, layer_constructor_names_the_call, .timeout = 300)
+{
+    layer l = {get_device("cpu"), NULL};
+    cr_assert_geq(capped(l.dev, make_linear, &l, linear_named), 1);
+    cr_assert_eq(clt_module_device(l.m), l.dev);
+    clt_module_free(l.m);
 }

@@ -433,7 +433,7 @@ static clt_status accumulate(clt_tensor **sum, clt_tensor *g)
         return CLT_OK;
     }
     clt_tensor *next = NULL;
-    clt_status st = clt__add(*sum, g, &next);
+    clt_status st = clt__add_into(NULL, *sum, g, &next, "clt_backward");
     clt_tensor_free(g);
     if (st != CLT_OK)
         return st;

@@ -66,7 +66,7 @@ clt_status clt_conv2d_layer(clt_device *dev, int64_t in_channels, int64_t out_ch
     for (int k = 0; k < 9; k++)
         m->i[k] = v[k];
     st = clt__module_weight_bias(m, gen, 4, ws, in_channels / o->groups * kernel_h * kernel_w,
-                                 bias);
+                                 bias, fn);
     if (st != CLT_OK) {
         clt_module_free(m);
         return st;

@@ -148,17 +148,17 @@ static clt_status running_next(const clt_tensor *run, const clt_tensor *stat, do
                                clt_tensor **next, const char *fn)
 {
     clt_tensor *a = NULL, *b = NULL, *flat = NULL;
-    clt_status st = clt__mul_scalar(run, 1.0 - momentum, &a);
+    clt_status st = clt__mul_scalar_into(NULL, run, 1.0 - momentum, &a, fn);
     if (st == CLT_OK)
         st = clt__reshape(stat, run->ndim, run->shape, &flat, fn);
     if (st == CLT_OK)
-        st = clt__mul_scalar(flat, momentum, &b);
+        st = clt__mul_scalar_into(NULL, flat, momentum, &b, fn);
     if (st == CLT_OK)
-        st = clt__add(a, b, next);
+        st = clt__add_into(NULL, a, b, next, fn);
     clt_tensor_free(a);
     clt_tensor_free(b);
     clt_tensor_free(flat);
-    return clt__error_in(st, fn);
+    return st;
 }
 
 static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
@@ -197,13 +197,13 @@ static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
         if (m->training && m->i[2]) {
             int was = clt_set_grad_enabled(0);
             clt_tensor *unb = NULL;
-            st = clt__mul_scalar(var, (double)count / (double)(count - 1), &unb);
+            st = clt__mul_scalar_into(NULL, var, (double)count / (double)(count - 1), &unb, name);
             if (st == CLT_OK)
                 st = running_next(m->bufs[0], mu, m->f[1], &next[0], name);
             if (st == CLT_OK)
                 st = running_next(m->bufs[1], unb, m->f[1], &next[1], name);
             if (st == CLT_OK)
-                st = clt__add_scalar(m->bufs[2], 1.0, &next[2]);
+                st = clt__add_scalar_into(NULL, m->bufs[2], 1.0, &next[2], name);
             clt_tensor_free(unb);
             clt_set_grad_enabled(was);
             CLT__TRY(st);

@@ -49,33 +49,34 @@ clt_status clt__module_buffer(clt_module *m, const char *name, clt_tensor *t)
 }
 
 clt_status clt__init_uniform(clt_generator *gen, clt_device *dev, int ndim, const int64_t *shape,
-                             double bound, clt_tensor **out)
+                             double bound, clt_tensor **out, const char *fn)
 {
     clt_tensor *u = NULL, *s = NULL;
     *out = NULL;
     /* 2 bound u - bound, u uniform in [0, 1) */
-    clt_status st = clt_rand(gen, dev, CLT_FLOAT32, ndim, shape, &u);
+    clt_status st = clt__error_in(clt_rand(gen, dev, CLT_FLOAT32, ndim, shape, &u), fn);
     if (st == CLT_OK)
-        st = clt__mul_scalar(u, 2.0 * bound, &s);
+        st = clt__mul_scalar_into(NULL, u, 2.0 * bound, &s, fn);
     if (st == CLT_OK)
-        st = clt__sub_scalar(s, bound, out);
+        st = clt__sub_scalar_into(NULL, s, bound, out, fn);
     clt_tensor_free(u);
     clt_tensor_free(s);
     return st;
 }
 
 clt_status clt__module_weight_bias(clt_module *m, clt_generator *gen, int ndim,
-                                   const int64_t *wshape, int64_t fan_in, int bias)
+                                   const int64_t *wshape, int64_t fan_in, int bias,
+                                   const char *fn)
 {
     /* kaiming_uniform_(a = sqrt(5)) and the bias both come to 1 / sqrt(fan_in) */
     double bound = 1.0 / sqrt((double)fan_in);
     clt_tensor *t = NULL;
     uint64_t drawn = clt_generator_offset(gen);
-    clt_status st = clt__init_uniform(gen, m->dev, ndim, wshape, bound, &t);
+    clt_status st = clt__init_uniform(gen, m->dev, ndim, wshape, bound, &t, fn);
     if (st == CLT_OK)
         st = clt__module_param(m, "weight", t);
     if (st == CLT_OK && bias) {
-        st = clt__init_uniform(gen, m->dev, 1, &wshape[0], bound, &t);
+        st = clt__init_uniform(gen, m->dev, 1, &wshape[0], bound, &t, fn);
         if (st == CLT_OK)
             st = clt__module_param(m, "bias", t);
     }
@@ -491,7 +492,7 @@ clt_status clt_linear(clt_device *dev, int64_t in_features, int64_t out_features
     m->i[0] = in_features;
     m->i[1] = out_features;
     int64_t ws[2] = {out_features, in_features};
-    st = clt__module_weight_bias(m, gen, 2, ws, in_features, bias);
+    st = clt__module_weight_bias(m, gen, 2, ws, in_features, bias, "clt_linear");
     if (st != CLT_OK) {
         clt_module_free(m);
         return st;

@@ -45,15 +45,16 @@ clt_status clt__module_buffer(clt_module *m, const char *name, clt_tensor *t);
 
 /* A new dev tensor of shape with values uniform in [-bound, bound), from
  * gen: PyTorch's kaiming_uniform_(a = sqrt(5)) and bias init take bound
- * 1 / sqrt(fan_in). */
+ * 1 / sqrt(fan_in).  Messages name fn, the layer constructor called. */
 clt_status clt__init_uniform(clt_generator *gen, clt_device *dev, int ndim, const int64_t *shape,
-                             double bound, clt_tensor **out);
+                             double bound, clt_tensor **out, const char *fn);
 
 /* Gives m (on its device) a parameter "weight" of shape wshape and, when
  * bias, a "bias" [wshape[0]], both uniform in +-1/sqrt(fan_in): PyTorch's
  * initialisation of Linear and Conv2d. */
 clt_status clt__module_weight_bias(clt_module *m, clt_generator *gen, int ndim,
-                                   const int64_t *wshape, int64_t fan_in, int bias);
+                                   const int64_t *wshape, int64_t fan_in, int bias,
+                                   const char *fn);
 
 /* For a forward that changes state (clt_module_forward holds the changes
  * until the outermost forward ends, so that one that fails changes

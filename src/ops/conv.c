@@ -422,7 +422,7 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
             CLT__TRY(gemm(g.G, false, Gp, g.Og, c.N * g.L, true, cols, g.K, c.N * g.L, &part,
                           fn));
             if (dw) {
-                CLT__TRY(clt__error_in(clt__add(dw, part, &sum), fn));
+                CLT__TRY(clt__add_into(NULL, dw, part, &sum, fn));
                 clt_tensor_free(dw);
                 clt_tensor_free(part);
                 dw = sum;

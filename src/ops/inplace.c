@@ -147,7 +147,7 @@ clt_status clt__binary_(clt__binop op, clt_tensor *t, const clt_tensor *other, d
     if (scaled) {
         /* alpha * other in other's dtype (float alpha on an integer other
          * makes it float, which the cast check above allowed). */
-        st = clt__mul_scalar(other, alpha, &scaled_other);
+        st = clt__mul_scalar_into(NULL, other, alpha, &scaled_other, fn);
         if (st != CLT_OK)
             return st;
         b = scaled_other;

@@ -208,8 +208,8 @@ static clt_status fill_random(kind k, clt_tensor *t, clt_generator *gen, double 
     clt_tensor *r = NULL, *m = NULL, *a = NULL;
     CLT__TRY(generate(k, gen, t->dev, 0, 1, t->dtype, t->ndim, t->shape, &r, fn));
     if (t->numel > 0) {
-        CLT__TRY(clt__mul_scalar(r, scale, &m));
-        CLT__TRY(clt__add_scalar(m, shift, &a));
+        CLT__TRY(clt__mul_scalar_into(NULL, r, scale, &m, fn));
+        CLT__TRY(clt__add_scalar_into(NULL, m, shift, &a, fn));
         CLT__TRY(clt__copy_strided(t, a));
         clt__version_bump(t);
     }

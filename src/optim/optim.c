@@ -518,7 +518,7 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
         /* in float64 where the device has it, as the sum of many squares */
         st = clt__to_dtype(g, g->dev->info.fp64 ? CLT_FLOAT64 : CLT_FLOAT32, &gd, fn);
         if (st == CLT_OK)
-            st = clt__mul(gd, gd, &g2);
+            st = clt__mul_into(NULL, gd, gd, &g2, fn);
         if (st == CLT_OK)
             st = clt__sum(g2, &sq[m++]);
         clt_tensor_free(g2);
@@ -533,7 +533,7 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
     CLT__TRY(clt__stack((const clt_tensor *const *)sq, m, 0, &nd, fn));
     CLT__TRY(clt__sum(nd, &sum));
     CLT__TRY(clt__sqrt(sum, &norm));
-    CLT__TRY(clt__add_scalar(norm, 1e-6, &den));
+    CLT__TRY(clt__add_scalar_into(NULL, norm, 1e-6, &den, fn));
     CLT__TRY(clt__rdiv_scalar(den, max_norm, &coef));
     double one = 1.0;
     CLT__TRY(clt__clamp(coef, NULL, &one, &clamped, fn));
