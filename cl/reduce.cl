@@ -278,24 +278,87 @@
 
 /* CPU style for inner >= 16: one work-item per (row, chunk, block of up to
  * 64 inner positions), each lane up to four 16-wide vectors across the inner
- * positions; wide blocks keep the row-to-row page walks few.  Block by
- * block, lane by lane: the BLOCK rows of a lane's block lie in cache
- * (BLOCK * LANES rows), and only the lanes' compensated sums stay in
- * private memory.  The host leaves the last inner % 16 positions to the
- * generic kernel. */
-#define IVEC_BLOCK(VLOAD, STEP)                                                \
-    for (long r0 = 0; r0 < rounds; r0 += BLOCK) {                              \
-        long ke = min((r0 + BLOCK) * LANES, n);                                \
-        for (int j = 0; j < LANES; j++)                                        \
-            for (int v = 0; v < nv; v++) {                                     \
-                S16 b = LANE_START(op, acc[j][v], id);                         \
-                for (long k = r0 * LANES + j; k < ke; k += LANES) {            \
-                    S16 x = VLOAD(p, k * inner + v * 16);                      \
-                    STEP;                                                      \
+ * positions; wide blocks keep the row-to-row page walks few.  The host
+ * leaves the last inner % 16 positions to the generic kernel.
+ *
+ * PoCL gives every work-item of a group its own copy of the kernel's
+ * private arrays, all on the worker thread's stack: one acc and one comp
+ * serve every path (64 KiB a work-item for 64-bit sums).
+ *
+ * A chunk of one block per lane (up to BLOCK * LANES rows) needs no
+ * compensation: a lane's one block sum is its value.  Its lanes go four at
+ * a time, those the fold meets first (j, j + 16, j + 32, j + 48): their
+ * sums stay in registers, each row is read whole (all four vectors), and
+ * the four lanes leave folded into acc[j], one of 16 partials. */
+#define IVEC_ONE_BLOCK(VLOAD, STEP, NV)                                        \
+    {                                                                          \
+        for (int j = 0; j < 16; j++) {                                         \
+            S16 a[4][4];                                                       \
+            _Pragma("unroll") for (int q = 0; q < 4; q++)                      \
+                _Pragma("unroll") for (int v = 0; v < 4; v++) a[q][v] = id;    \
+            for (long k0 = 0; k0 < n; k0 += LANES)                             \
+                _Pragma("unroll") for (int q = 0; q < 4; q++) {                \
+                    long k = k0 + j + 16 * q;                                  \
+                    if (k < n)                                                 \
+                        _Pragma("unroll") for (int v = 0; v < NV; v++) {       \
+                            S16 b = a[q][v], x = VLOAD(p, k * inner + v * 16); \
+                            STEP;                                              \
+                            a[q][v] = b;                                       \
+                        }                                                      \
                 }                                                              \
-                LANE_END(S16, op, acc[j][v], comp[j][v], b);                   \
-            }                                                                  \
+            _Pragma("unroll") for (int v = 0; v < NV; v++) acc[j][v] =         \
+                COMBINE(op, COMBINE(op, a[0][v], a[2][v]),                     \
+                        COMBINE(op, a[1][v], a[3][v]));                        \
+        }                                                                      \
+        for (int v = 0; v < NV; v++) {                                         \
+            for (int w = 8; w > 0; w >>= 1)                                    \
+                for (int j = 0; j < w; j++)                                    \
+                    acc[j][v] = COMBINE(op, acc[j][v], acc[j + w][v]);         \
+            vstore16(FINISH(acc[0][v], div, do_sqrt), 0,                       \
+                     dst + g * inner + i0 + v * 16);                           \
+        }                                                                      \
     }
+
+/* Longer chunks go block by block, lane by lane: the BLOCK rows of a lane's
+ * block lie in cache (BLOCK * LANES rows), and only the lanes' compensated
+ * sums stay in private memory. */
+#define IVEC_BLOCKS(VLOAD, STEP)                                               \
+    {                                                                          \
+        for (int j = 0; j < LANES; j++)                                        \
+            for (int v = 0; v < 4; v++)                                        \
+                acc[j][v] = id, comp[j][v] = 0;                                \
+        for (long r0 = 0; r0 < rounds; r0 += BLOCK) {                          \
+            long ke = min((r0 + BLOCK) * LANES, n);                            \
+            for (int j = 0; j < LANES; j++)                                    \
+                for (int v = 0; v < nv; v++) {                                 \
+                    S16 b = LANE_START(op, acc[j][v], id);                     \
+                    for (long k = r0 * LANES + j; k < ke; k += LANES) {        \
+                        S16 x = VLOAD(p, k * inner + v * 16);                  \
+                        STEP;                                                  \
+                    }                                                          \
+                    LANE_END(S16, op, acc[j][v], comp[j][v], b);               \
+                }                                                              \
+        }                                                                      \
+        for (int v = 0; v < nv; v++) {                                         \
+            for (int j = 0; j < LANES; j++)                                    \
+                acc[j][v] = LANE_VALUE(acc[j][v], comp[j][v]);                 \
+            for (int w = LANES / 2; w > 0; w >>= 1)                            \
+                for (int j = 0; j < w; j++)                                    \
+                    acc[j][v] = COMBINE(op, acc[j][v], acc[j + w][v]);         \
+            vstore16(FINISH(acc[0][v], div, do_sqrt), 0,                       \
+                     dst + g * inner + i0 + v * 16);                           \
+        }                                                                      \
+    }
+
+/* One block: four vectors (loops the compiler unrolls), or the last inner
+ * block's fewer. */
+#define IVEC_WALK(VLOAD, STEP)                                                 \
+    if (rounds > BLOCK)                                                        \
+        IVEC_BLOCKS(VLOAD, STEP)                                               \
+    else if (nv == 4)                                                          \
+        IVEC_ONE_BLOCK(VLOAD, STEP, 4)                                         \
+    else                                                                       \
+        IVEC_ONE_BLOCK(VLOAD, STEP, nv)
 
 #define DEF_SUM_IVEC(name, SRC, VLOAD)                                         \
     CLT_KERNEL(name)(__global const SRC *src, long soff, __global S *dst,      \
@@ -315,27 +378,15 @@
         __global const SRC *p = src + soff + (o * R + begin) * inner + i0;     \
         S16 acc[LANES][4], comp[LANES][4];                                     \
         S id = op == OP_PROD ? (S)1 : (S)0;                                    \
-        for (int j = 0; j < LANES; j++)                                        \
-            for (int v = 0; v < 4; v++)                                        \
-                acc[j][v] = id, comp[j][v] = 0;                                \
+        S16 m[4];                                                              \
+        for (int v = 0; v < nv; v++)                                           \
+            m[v] = op == OP_SUMSQ ? vload16(v, mean + o * inner + i0) : 0;     \
         if (op == OP_SUM) {                                                    \
-            IVEC_BLOCK(VLOAD, b += x)                                          \
+            IVEC_WALK(VLOAD, b += x)                                           \
         } else if (op == OP_PROD) {                                            \
-            IVEC_BLOCK(VLOAD, b *= x)                                          \
+            IVEC_WALK(VLOAD, b *= x)                                           \
         } else {                                                               \
-            S16 m[4];                                                          \
-            for (int v = 0; v < nv; v++)                                       \
-                m[v] = vload16(v, mean + o * inner + i0);                      \
-            IVEC_BLOCK(VLOAD, S16 d = x - m[v]; b += d * d)                    \
-        }                                                                      \
-        for (int v = 0; v < nv; v++) {                                         \
-            for (int j = 0; j < LANES; j++)                                    \
-                acc[j][v] = LANE_VALUE(acc[j][v], comp[j][v]);                 \
-            for (int w = LANES / 2; w > 0; w >>= 1)                            \
-                for (int j = 0; j < w; j++)                                    \
-                    acc[j][v] = COMBINE(op, acc[j][v], acc[j + w][v]);         \
-            vstore16(FINISH(acc[0][v], div, do_sqrt), 0,                       \
-                     dst + g * inner + i0 + v * 16);                           \
+            IVEC_WALK(VLOAD, S16 d = x - m[v]; b += d * d)                     \
         }                                                                      \
     }
 
