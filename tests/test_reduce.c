@@ -1054,3 +1054,97 @@ Test(reduce, one_inf_sums_to_inf)
     unsetenv("CLTENSOR_REDUCE_STYLE");
     free(h);
 }
+
+/* Column sums, products and variances (dim 0 of [R, W]) where a chunk has
+ * at most one block per lane (R up to 512: lanes in registers, rows read
+ * whole) or more, with inner blocks of four, fewer and no full vectors and
+ * a chunk after a full one: the host's sums in long double, and the same
+ * bits from the CPU-style kernels as from the GPU-style ones (one position
+ * a work-item), in float32 and float64. */
+static void check_columns(clt_dtype dt)
+{
+    clt_device *dev = get_device("cpu");
+    int dbl = dt == CLT_FLOAT64;
+    size_t es = dbl ? 8 : 4;
+    const int64_t Rs[] = {1, 7, 64, 65, 200, 512, 513, 4096 + 300};
+    const int64_t Ws[] = {16, 100, 200};
+    for (size_t ri = 0; ri < sizeof Rs / sizeof Rs[0]; ri++)
+        for (size_t wi = 0; wi < sizeof Ws / sizeof Ws[0]; wi++) {
+            int64_t R = Rs[ri], W = Ws[wi], n = R * W;
+            float *h = malloc((size_t)n * sizeof *h);
+            double *hd = malloc((size_t)n * sizeof *hd);
+            cr_assert(h && hd);
+            fill_random(h, (size_t)n, 31u + (unsigned)(ri * 7 + wi));
+            for (int64_t i = 0; i < n; i++) /* long mantissas: the order shows */
+                hd[i] = dbl ? (double)h[i] * (1 + 1e-9) + 1e-3 : (double)(h[i] * 1.0001f + 1e-3f);
+            unsigned char *out[2];
+            for (int s = 0; s < 2; s++) {
+                setenv("CLTENSOR_REDUCE_STYLE", s ? "gpu" : "cpu", 1);
+                out[s] = malloc((size_t)(3 * W) * es);
+                clt_tensor *a = NULL, *pa = NULL, *r = NULL;
+                CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, (int64_t[]){R, W}, hd, &a));
+                if (!dbl) {
+                    CHECK(clt_to_dtype(a, CLT_FLOAT32, &r));
+                    clt_tensor_free(a);
+                    a = r;
+                }
+                /* products of 1 + x / 1000: finite over 4396 rows */
+                CHECK(clt_div_scalar(a, 1000.0, &r));
+                CHECK(clt_add_scalar(r, 1.0, &pa));
+                clt_tensor_free(r);
+                for (int k = 0; k < 3; k++) {
+                    CHECK(k == 0   ? clt_sum_dim(a, 0, 0, &r)
+                          : k == 1 ? clt_prod_dim(pa, 0, 0, &r)
+                                   : clt_var_dim(a, 0, 1, 0, &r));
+                    CHECK(clt_tensor_read(r, out[s] + (size_t)(k * W) * es, (size_t)W * es));
+                    if (s == 0) {
+                        double *got = read_doubles(r), *hp = read_doubles(pa);
+                        for (int64_t i = 0; i < W; i++) {
+                            long double want = k == 1 ? 1 : 0, mag = 0, m = 0;
+                            for (int64_t j = 0; j < R; j++)
+                                m += hd[j * W + i];
+                            m /= R;
+                            for (int64_t j = 0; j < R; j++) {
+                                long double x = hd[j * W + i];
+                                if (!dbl)
+                                    x = (float)x;
+                                if (k == 1)
+                                    want *= hp[j * W + i];
+                                else if (k == 0)
+                                    want += x, mag += fabsl(x);
+                                else
+                                    want += (x - m) * (x - m), mag += (x - m) * (x - m);
+                            }
+                            if (k == 1)
+                                mag = want * R;
+                            if (k == 2)
+                                want = R > 1 ? want / (R - 1) : NAN, mag /= R > 1 ? R - 1 : 1;
+                            cr_assert(isnan((double)want)
+                                          ? isnan(got[i])
+                                          : fabsl(got[i] - want) <= (dbl ? 1e-14L : 1e-6L) * mag,
+                                      "%s %s of [%lld, %lld] column %lld: %.17g, want %.17Lg",
+                                      clt_dtype_name(dt), k == 0 ? "sum" : k == 1 ? "prod" : "var",
+                                      (long long)R, (long long)W, (long long)i, got[i], want);
+                        }
+                        free(got);
+                        free(hp);
+                    }
+                    clt_tensor_free(r);
+                }
+                clt_tensor_free(a);
+                clt_tensor_free(pa);
+            }
+            unsetenv("CLTENSOR_REDUCE_STYLE");
+            cr_assert(memcmp(out[0], out[1], (size_t)(3 * W) * es) == 0,
+                      "%s columns of [%lld, %lld]: CPU-style and GPU-style results differ",
+                      clt_dtype_name(dt), (long long)R, (long long)W);
+            free(out[0]), free(out[1]), free(h), free(hd);
+        }
+}
+
+Test(reduce, column_chunks_of_one_block_and_more)
+{
+    check_columns(CLT_FLOAT32);
+    if (clt_device_supports_dtype(get_device("cpu"), CLT_FLOAT64))
+        check_columns(CLT_FLOAT64);
+}
