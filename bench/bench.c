@@ -213,6 +213,23 @@ static void sum_part(void *p, int tid)
     v->sum[tid] = s;
 }
 
+/* Column sums of a row-major [n / cols, cols] a into c: the columns split
+ * over the threads, each thread's run of c added to row by row. */
+static void sum_cols_part(void *p, int tid)
+{
+    vec_ctx *v = p;
+    size_t lo, hi, rows = v->n / v->cols;
+    span(v->cols, tid, &lo, &hi);
+    float *restrict c = v->c;
+    for (size_t i = lo; i < hi; i++)
+        c[i] = 0;
+    for (size_t r = 0; r < rows; r++) {
+        const float *restrict a = v->a + r * v->cols;
+        for (size_t i = lo; i < hi; i++)
+            c[i] += a[i];
+    }
+}
+
 /* y = A x for a row-major n x n A (v->cols = n): rows split over the
  * threads, each row a dot product in 16 float accumulators. */
 static void matvec_part(void *p, int tid)
@@ -351,13 +368,14 @@ static clt_tensor *from_host(bench *b, const float *data, int ndim, const int64_
     return t;
 }
 
-typedef enum op_kind { OP_ADD, OP_SUM, OP_SOFTMAX, OP_MATMUL } op_kind;
+typedef enum op_kind { OP_ADD, OP_SUM, OP_SUM_COLS, OP_SOFTMAX, OP_MATMUL } op_kind;
 
 static clt_status run_op(op_kind op, const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 {
     switch (op) {
     case OP_ADD: return clt_add(a, b, out);
     case OP_SUM: return clt_sum(a, out);
+    case OP_SUM_COLS: return clt_sum_dim(a, 0, 0, out);
     case OP_SOFTMAX: return clt_softmax(a, -1, out);
     default: return clt_matmul(a, b, out);
     }
@@ -541,6 +559,58 @@ done:
     clt_tensor_free(out);
     clt_tensor_free(ta);
     free(ha);
+}
+
+/* clt_sum_dim over dim 0 of [rows, cols] float32: column sums. */
+static void case_sum_cols(bench *b, size_t rows, size_t cols, const char *name)
+{
+    size_t n = rows * cols;
+    int64_t shape[2] = {(int64_t)rows, (int64_t)cols};
+    float *ha = malloc(n * sizeof(float)), *hc = malloc(cols * sizeof(float));
+    float *got = malloc(cols * sizeof(float));
+    double *ref = calloc(cols, sizeof(double));
+    clt_tensor *ta = NULL, *out = NULL;
+    if (!ha || !hc || !got || !ref) {
+        fprintf(stderr, "cltensor bench: %s: out of host memory\n", name);
+        b->failures++;
+        goto done;
+    }
+    fill_random(ha, n);
+    for (size_t i = 0; i < n; i++)
+        ref[i % cols] += ha[i];
+    if (!(ta = from_host(b, ha, 2, shape))) {
+        fail(b, name, "making the input");
+        goto done;
+    }
+    if (run_op(OP_SUM_COLS, ta, NULL, &out) != CLT_OK ||
+        clt_tensor_read(out, got, cols * sizeof(float)) != CLT_OK) {
+        fail(b, name, "clt_sum_dim");
+        goto done;
+    }
+    /* Entries lie in [-1, 1): a column's sum errs by well under rows eps. */
+    double tol = 1e-6 * (double)rows, err = 0;
+    for (size_t i = 0; i < cols; i++)
+        err = fmax(err, fabs(got[i] - ref[i]));
+    if (!(err <= tol))
+        wrong(b, name, "clt_sum_dim", err);
+    vec_ctx v = {.a = ha, .c = hc, .n = n, .cols = cols};
+    double t_loop, t_op;
+    if (time_both(b, name, sum_cols_part, &v, OP_SUM_COLS, ta, NULL, 9, 4, &t_loop, &t_op) != 0)
+        goto done;
+    err = 0;
+    for (size_t i = 0; i < cols; i++)
+        err = fmax(err, fabs(hc[i] - ref[i]));
+    if (!(err <= tol))
+        wrong(b, name, "C loop", err);
+    double gbs = 4.0 * (double)n / t_op / 1e9, gbs_loop = 4.0 * (double)n / t_loop / 1e9;
+    report(b, name, gbs, "GB/s", "c_loop_2t", gbs_loop, gbs / gbs_loop, ">= 0.9");
+done:
+    clt_tensor_free(out);
+    clt_tensor_free(ta);
+    free(ha);
+    free(hc);
+    free(got);
+    free(ref);
 }
 
 static void case_softmax(bench *b, size_t rows, size_t cols, const char *name)
@@ -1381,6 +1451,7 @@ int cltensor_bench(int argc, char **argv)
         return first_op_child(b.kind);
     }
     static const char *const names[] = {"overhead_add16", "add_1M", "add_16M", "sum_16M",
+                                        "sum_cols_256x4096", "sum_cols_32x65536",
                                         "softmax_4096x1024", "matmul_256", "matmul_512",
                                         "matmul_1024", "matmul_2048", "matmul_f64_256",
                                         "matmul_f64_1024", "matmul_f64_2048", "matvec_4096",
@@ -1422,6 +1493,10 @@ int cltensor_bench(int argc, char **argv)
         case_add(&b, (size_t)1 << 24, "add_16M");
     if (selected(&b, "sum_16M"))
         case_sum(&b, (size_t)1 << 24, "sum_16M");
+    if (selected(&b, "sum_cols_256x4096"))
+        case_sum_cols(&b, 256, 4096, "sum_cols_256x4096");
+    if (selected(&b, "sum_cols_32x65536"))
+        case_sum_cols(&b, 32, 65536, "sum_cols_32x65536");
     if (selected(&b, "softmax_4096x1024"))
         case_softmax(&b, 4096, 1024, "softmax_4096x1024");
     static const struct {
