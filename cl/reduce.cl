@@ -276,6 +276,17 @@
     }
 
 
+/* The fold of the first nparts lanes (or partials) in acc, vector by
+ * vector, and the results stored. */
+#define IVEC_FOLD(nparts, NV)                                                  \
+    for (int v = 0; v < NV; v++) {                                             \
+        for (int w = (nparts) / 2; w > 0; w >>= 1)                             \
+            for (int j = 0; j < w; j++)                                        \
+                acc[j][v] = COMBINE(op, acc[j][v], acc[j + w][v]);             \
+        vstore16(FINISH(acc[0][v], div, do_sqrt), 0,                           \
+                 dst + g * inner + i0 + v * 16);                               \
+    }
+
 /* CPU style for inner >= 16: one work-item per (row, chunk, block of up to
  * 64 inner positions), each lane up to four 16-wide vectors across the inner
  * positions; wide blocks keep the row-to-row page walks few.  The host
@@ -310,13 +321,7 @@
                 COMBINE(op, COMBINE(op, a[0][v], a[2][v]),                     \
                         COMBINE(op, a[1][v], a[3][v]));                        \
         }                                                                      \
-        for (int v = 0; v < NV; v++) {                                         \
-            for (int w = 8; w > 0; w >>= 1)                                    \
-                for (int j = 0; j < w; j++)                                    \
-                    acc[j][v] = COMBINE(op, acc[j][v], acc[j + w][v]);         \
-            vstore16(FINISH(acc[0][v], div, do_sqrt), 0,                       \
-                     dst + g * inner + i0 + v * 16);                           \
-        }                                                                      \
+        IVEC_FOLD(16, NV)                                                      \
     }
 
 /* Longer chunks go block by block, lane by lane: the BLOCK rows of a lane's
@@ -339,19 +344,14 @@
                     LANE_END(S16, op, acc[j][v], comp[j][v], b);               \
                 }                                                              \
         }                                                                      \
-        for (int v = 0; v < nv; v++) {                                         \
+        for (int v = 0; v < nv; v++)                                           \
             for (int j = 0; j < LANES; j++)                                    \
                 acc[j][v] = LANE_VALUE(acc[j][v], comp[j][v]);                 \
-            for (int w = LANES / 2; w > 0; w >>= 1)                            \
-                for (int j = 0; j < w; j++)                                    \
-                    acc[j][v] = COMBINE(op, acc[j][v], acc[j + w][v]);         \
-            vstore16(FINISH(acc[0][v], div, do_sqrt), 0,                       \
-                     dst + g * inner + i0 + v * 16);                           \
-        }                                                                      \
+        IVEC_FOLD(LANES, nv)                                                   \
     }
 
-/* One block: four vectors (loops the compiler unrolls), or the last inner
- * block's fewer. */
+/* A chunk of one block per lane takes four vectors at once (constant loops,
+ * which the compiler unrolls), or the last inner block's fewer. */
 #define IVEC_WALK(VLOAD, STEP)                                                 \
     if (rounds > BLOCK)                                                        \
         IVEC_BLOCKS(VLOAD, STEP)                                               \
@@ -378,14 +378,14 @@
         __global const SRC *p = src + soff + (o * R + begin) * inner + i0;     \
         S16 acc[LANES][4], comp[LANES][4];                                     \
         S id = op == OP_PROD ? (S)1 : (S)0;                                    \
-        S16 m[4];                                                              \
-        for (int v = 0; v < nv; v++)                                           \
-            m[v] = op == OP_SUMSQ ? vload16(v, mean + o * inner + i0) : 0;     \
         if (op == OP_SUM) {                                                    \
             IVEC_WALK(VLOAD, b += x)                                           \
         } else if (op == OP_PROD) {                                            \
             IVEC_WALK(VLOAD, b *= x)                                           \
         } else {                                                               \
+            S16 m[4];                                                          \
+            for (int v = 0; v < nv; v++)                                       \
+                m[v] = vload16(v, mean + o * inner + i0);                      \
             IVEC_WALK(VLOAD, S16 d = x - m[v]; b += d * d)                     \
         }                                                                      \
     }
@@ -546,6 +546,17 @@ CLT_KERNEL(select_vec)(__global const T *src, long soff, __global T *dval,
     T_STORE(dval, g, bv);
     didx[g] = begin + bi;
 }
+
+/* The fold of the first nparts lanes (or partials) in acc, vector by
+ * vector, and the results stored. */
+#define IVEC_FOLD(nparts, NV)                                                  \
+    for (int v = 0; v < NV; v++) {                                             \
+        for (int w = (nparts) / 2; w > 0; w >>= 1)                             \
+            for (int j = 0; j < w; j++)                                        \
+                acc[j][v] = COMBINE(op, acc[j][v], acc[j + w][v]);             \
+        vstore16(FINISH(acc[0][v], div, do_sqrt), 0,                           \
+                 dst + g * inner + i0 + v * 16);                               \
+    }
 
 /* CPU style for inner >= 16: one work-item per (row, chunk, block of 16
  * inner positions); the host leaves the last inner % 16 positions to
