@@ -798,6 +798,18 @@ static void run_bitwise(clt_device *dev, const float *h, const float *hp, int64_
         *len += nb;
         clt_tensor_free(r);
     }
+    /* Columns of 500 rows: one block per lane, the lanes in registers. */
+    int64_t shape4[2] = {500, n / 500};
+    clt_tensor *a4 = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, shape4, h, &a4));
+    for (int i = 0; i < 2; i++) {
+        CHECK(i == 0 ? clt_sum_dim(a4, 0, 0, &r) : clt_var_dim(a4, 0, 1, 0, &r));
+        size_t nb = clt_tensor_nbytes(r);
+        CHECK(clt_tensor_read(r, outb + *len, nb));
+        *len += nb;
+        clt_tensor_free(r);
+    }
+    clt_tensor_free(a4);
     /* Short rows (20 elements) take their own CPU kernel. */
     int64_t shape3[2] = {n / 20, 20};
     clt_tensor *a3 = NULL, *p3 = NULL;
