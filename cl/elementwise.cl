@@ -339,12 +339,20 @@ DEF_UNARY(logical_not, x == zero)
 UNARY_OPS(DEF_UNARY)
 
 #if T_IS_FLOAT
+/* PoCL's float tanh stops at 1 - 2^-24 (0.99999994): tanh(inf) was not 1,
+ * and the gradient 1 - y*y of a saturated tanh never reached 0.  Beyond
+ * |x| = ln(2^26 - 1) / 2 = 9.0109134 the float result rounds to +-1. */
+#if T_ID == 1
+#define TANH(x) tanh(x)
+#else
+#define TANH(x) select(tanh(x), copysign(one, x), isgreater(fabs(x), K(9.0109134)))
+#endif
 #define FLOAT_UNARY_OPS(X)                                                     \
     X(exp, exp(x))                                                             \
     X(log, log(x))                                                             \
     X(sqrt, sqrt(x))                                                           \
     X(rsqrt, rsqrt(x))                                                         \
-    X(tanh, tanh(x))                                                           \
+    X(tanh, TANH(x))                                                           \
     X(sigmoid, one / (one + exp(-x)))                                          \
     X(gelu, K(0.5) * x * (one + erf(x * K(0.70710678118654752440))))
 FLOAT_UNARY_OPS(DEF_UNARY)

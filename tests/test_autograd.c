@@ -201,6 +201,47 @@ Test(autograd, abs_gradient_sign_of_zero)
     clt_tensor_free(tx);
 }
 
+/* float32 tanh of large |x| (the vector loop and the tail): +-1 exactly, as
+ * the correctly rounded result (host tanh in double, rounded) is, and so a
+ * gradient 1 - y*y of exactly 0.  PoCL's tanh stopped at 0.99999994, which
+ * left a gradient of 1.2e-7 on every saturated unit. */
+Test(autograd, tanh_saturates_to_one)
+{
+    clt_device *dev = get_device("cpu");
+    const float edge[8] = {INFINITY, -INFINITY, 9.02f, -9.5f, 20.0f, -100.0f, 1e30f, 0.5f};
+    float x[37];
+    for (int i = 0; i < 37; i++)
+        x[i] = edge[i % 8];
+    int64_t n = 37;
+    clt_tensor *tx, *y, *s, *g;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, x, &tx));
+    CHECK(clt_set_requires_grad(tx, 1));
+    CHECK(clt_tanh(tx, &y));
+    CHECK(clt_sum(y, &s));
+    CHECK(clt_backward(s, NULL, 0));
+    CHECK(clt_grad(tx, &g));
+    float *yv = read_f32(y), *gv = read_f32(g);
+    for (int i = 0; i < 37; i++) {
+        float want = (float)tanh((double)x[i]);
+        double wg = 1.0 - (double)want * want;
+        if (fabsf(x[i]) > 9.0109134f) {
+            cr_assert(want == copysignf(1.0f, x[i]), "reference tanh(%g) = %.9g", x[i], want);
+            cr_assert(yv[i] == want && gv[i] == 0.0f, "tanh(%g) = %.9g, grad %g; want %g, 0", x[i],
+                      yv[i], gv[i], want);
+        } else {
+            cr_assert(fabsf(yv[i] - want) <= 1.2e-7f * fabsf(want), "tanh(%g) = %.9g, want %.9g",
+                      x[i], yv[i], want);
+            cr_assert(fabs(gv[i] - wg) <= 1e-6 * wg, "tanh'(%g) = %g, want %g", x[i], gv[i], wg);
+        }
+    }
+    free(yv);
+    free(gv);
+    clt_tensor_free(g);
+    clt_tensor_free(s);
+    clt_tensor_free(y);
+    clt_tensor_free(tx);
+}
+
 /* ---- reductions ----------------------------------------------------------------- */
 
 typedef struct red_case {
