@@ -583,6 +583,38 @@ Test(elementwise, scalar_type_rules)
     free(g);
     clt_tensor_free(r);
 
+    /* An integer power's scalar must fit the dtype (PyTorch refuses
+     * int32 ** 2^31 and uint8 ** 256), where add wraps it; the largest that
+     * fit are taken, and the references wrap by repeated multiplication. */
+    CHECK(clt_add_scalar(i32, 4294967296.0, &r)); /* wraps to + 0 */
+    clt_tensor_free(r);
+    r = (clt_tensor *)1;
+    assert_error(clt_pow_scalar(i32, 2147483648.0, &r), CLT_ERR_INVALID_ARGUMENT, "int32");
+    cr_assert_null(r);
+    assert_error(clt_rpow_scalar(i32, -2147483649.0, &r), CLT_ERR_INVALID_ARGUMENT, "int32");
+    assert_error(clt_pow_scalar(u8, 256.0, &r), CLT_ERR_INVALID_ARGUMENT, "uint8");
+    assert_error(clt_rpow_scalar(u8, -256.0, &r), CLT_ERR_INVALID_ARGUMENT, "uint8");
+    CHECK(clt_rpow_scalar(u8, -255.0, &r)); /* -255 fits uint8's check: 1 ** a */
+    g = values(r);
+    for (int i = 0; i < 4; i++) {
+        uint8_t want = 1;
+        for (int k = 0; k < (int)hu[i]; k++)
+            want = (uint8_t)(want * (uint8_t)-255);
+        cr_assert_eq(g[i], want, "(-255) ** %g = %g, want %d", hu[i], g[i], want);
+    }
+    free(g);
+    clt_tensor_free(r);
+    CHECK(clt_pow_scalar(u8, 255.0, &r));
+    g = values(r);
+    for (int i = 0; i < 4; i++) {
+        uint8_t want = 1;
+        for (int k = 0; k < 255; k++)
+            want = (uint8_t)(want * (uint8_t)hu[i]);
+        cr_assert_eq(g[i], want, "%g ** 255 = %g, want %d", hu[i], g[i], want);
+    }
+    free(g);
+    clt_tensor_free(r);
+
     clt_tensor_free(i32);
     clt_tensor_free(b);
     clt_tensor_free(u8);

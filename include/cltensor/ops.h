@@ -95,7 +95,10 @@ CLT_API clt_status clt_div_scalar(const clt_tensor *a, double s, clt_tensor **ou
 /* s / a */
 CLT_API clt_status clt_rdiv_scalar(const clt_tensor *a, double s, clt_tensor **out);
 /* a ** s; an integer tensor to a negative integral s is refused
- * (CLT_ERR_INVALID_ARGUMENT), as in PyTorch.  On float32 and float64
+ * (CLT_ERR_INVALID_ARGUMENT), as in PyTorch, and so is, here and in
+ * clt_rpow_scalar, an integral s outside the integer result dtype's range
+ * (uint8 takes -255..255): PyTorch's "value cannot be converted to type
+ * int32 without overflow", where the other ops wrap.  On float32 and float64
  * tensors s = 0.5, -0.5, -1, 2, 3 and -2 are computed as PyTorch does, as
  * sqrt(a), rsqrt(a), 1 / a, a * a, a * a * a and 1 / (a * a): so
  * (-inf) ** 0.5 is NaN and (-0.0) ** 0.5 is -0.0 (pow would give inf and

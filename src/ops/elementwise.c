@@ -317,8 +317,12 @@ static clt_status binary_ts(const char *op, op_kind kind, const clt_tensor *a, d
                           "to the power %g)",
                           fn, clt_dtype_name(a->dtype), s);
     clt_status st = clt__check_dtype(a->dev, ct, fn);
+    /* An integer power's scalar must fit the dtype, as PyTorch checks it
+     * (int32 tensor ** 2^31 is refused, where int32 tensor + 2^31 wraps). */
+    clt__scalar_rule rule =
+        kind == POW && !clt__dtype_is_float(ct) ? CLT__SCALAR_EXACT : CLT__SCALAR_WRAP;
     if (st == CLT_OK)
-        st = clt__scalar_check(ct, s, CLT__SCALAR_WRAP, fn);
+        st = clt__scalar_check(ct, s, rule, fn);
     if (st != CLT_OK)
         return st;
     clt_tensor *ta = NULL, *r = NULL;
