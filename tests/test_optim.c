@@ -30,11 +30,16 @@ typedef struct ref_opts {
     int nesterov, amsgrad;
 } ref_opts;
 
-/* PyTorch's formulas (torch/optim/sgd.py, adam.py) in double. */
-static void reference(const ref_opts *o, double *p)
+/* PyTorch's formulas (torch/optim/sgd.py, adam.py) in double, for a
+ * parameter that has no gradient at step `skip` (1-based; 0 none), so that
+ * the step skips it: its own count t of updates drives the momentum's start
+ * and Adam's bias correction, as PyTorch's state['step']. */
+static void reference_skipping(const ref_opts *o, double *p, int skip)
 {
     double buf[N] = {0}, m[N] = {0}, v[N] = {0}, vmax[N] = {0};
-    for (int t = 1; t <= STEPS; t++) {
+    for (int step = 1, t = 1; step <= STEPS; step++) {
+        if (step == skip)
+            continue;
         for (int i = 0; i < N; i++) {
             double g = C[i] * p[i];
             if (o->kind == 0) {
@@ -62,7 +67,13 @@ static void reference(const ref_opts *o, double *p)
                 p[i] -= o->lr / bc1 * m[i] / denom;
             }
         }
+        t++;
     }
+}
+
+static void reference(const ref_opts *o, double *p)
+{
+    reference_skipping(o, p, 0);
 }
 
 static void run_case(const ref_opts *o)
@@ -119,6 +130,58 @@ Test(optim, adam_and_adamw)
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         run_case(&cases[k]);
+}
+
+/* A parameter without a gradient at one step is skipped and keeps its own
+ * step count: Adam's bias correction at its next update uses 2, not the
+ * optimizer's 3 (it once did, as did nothing else in PyTorch), and SGD's
+ * momentum starts at a parameter's first update. */
+Test(optim, skipped_parameter_keeps_its_own_step_count)
+{
+    clt_device *dev = get_device("cpu");
+    const ref_opts cases[] = {
+        {1, 0.1, 0, 0, 0, 0.9, 0.999, 1e-8, 0, 0}, {2, 0.05, 0, 0, 0.1, 0.8, 0.99, 1e-8, 0, 1},
+        {0, 0.1, 0.9, 0.2, 0, 0, 0, 0, 0, 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const ref_opts *o = &cases[k];
+        for (int skip = 1; skip <= 2; skip++) {
+            int64_t n = N;
+            clt_tensor *p[2];
+            for (int j = 0; j < 2; j++) {
+                CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, P0, &p[j]));
+                CHECK(clt_set_requires_grad(p[j], 1));
+            }
+            clt_optimizer *opt;
+            if (o->kind == 0) {
+                clt_sgd_opts so = {o->lr, o->momentum, o->dampening, o->wd, o->nesterov};
+                CHECK(clt_sgd(p, 2, &so, &opt));
+            } else {
+                clt_adam_opts a = {o->lr, o->beta1, o->beta2, o->eps, o->wd, o->amsgrad};
+                CHECK(o->kind == 1 ? clt_adam(p, 2, &a, &opt) : clt_adamw(p, 2, &a, &opt));
+            }
+            for (int step = 1; step <= STEPS; step++) {
+                CHECK(clt_optimizer_zero_grad(opt, 1));
+                loss_backward(dev, p[0]);
+                if (step != skip)
+                    loss_backward(dev, p[1]);
+                CHECK(clt_optimizer_step(opt));
+            }
+            cr_assert_eq(clt_optimizer_steps(opt), STEPS);
+            for (int j = 0; j < 2; j++) {
+                double got[N], want[N];
+                memcpy(want, P0, sizeof want);
+                reference_skipping(o, want, j == 1 ? skip : 0);
+                CHECK(clt_tensor_read(p[j], got, sizeof got));
+                for (int i = 0; i < N; i++)
+                    cr_assert(close_enough(got[i], want[i], 1e-12, 1e-14),
+                              "kind %d, skip %d, parameter %d, element %d: %.17g vs %.17g",
+                              o->kind, skip, j, i, got[i], want[i]);
+                clt_tensor_free(p[j]);
+            }
+            clt_optimizer_free(opt);
+        }
+    }
 }
 
 Test(optim, float32_adam_close_to_reference)

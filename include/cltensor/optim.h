@@ -56,7 +56,9 @@ CLT_API clt_status clt_adamw(clt_tensor *const *params, size_t n, const clt_adam
                              clt_optimizer **out);
 
 /* One update of every parameter that has a gradient (optimizer.step()),
- * in the order the parameters were given.
+ * in the order the parameters were given.  A parameter without one is
+ * skipped and, as PyTorch's state['step'], keeps its own count of updates:
+ * Adam's bias correction and the start of SGD's momentum follow it.
  *
  * Failures.  Everything that can fail in the library comes first: the
  * state is moved to its parameters' devices where the model has moved,
@@ -70,7 +72,7 @@ CLT_API clt_status clt_adamw(clt_tensor *const *params, size_t n, const clt_adam
  * ("the driver failed at parameter 3 of 8") have been updated, with their
  * state (momentum, moments); that one and those after it have not (but
  * for a parameter of more than 2^31 work-items, enqueued in parts, whose
- * first parts may have been); and the step count has not moved.  Retrying
+ * first parts may have been); and clt_optimizer_steps has not moved.  Retrying
  * would update the earlier parameters twice: to recover, reload the
  * parameters (clt_module_load from a checkpoint) and make a new
  * optimizer, or carry on knowing that this step was partial. */
@@ -84,7 +86,7 @@ CLT_API clt_status clt_optimizer_zero_grad(clt_optimizer *opt, int set_to_none);
 CLT_API double clt_optimizer_lr(const clt_optimizer *opt);
 CLT_API clt_status clt_optimizer_set_lr(clt_optimizer *opt, double lr);
 
-/* Steps taken so far. */
+/* Steps taken so far (calls of clt_optimizer_step that succeeded). */
 CLT_API int64_t clt_optimizer_steps(const clt_optimizer *opt);
 
 /* Releases the optimizer, its state and its references.  NULL does

@@ -17,7 +17,11 @@ struct clt_optimizer {
     size_t n;
     clt_tensor **params;          /* references */
     clt_tensor **state[NSTATE];   /* per parameter, made at the first step */
-    unsigned char *started;       /* SGD: the momentum buffer holds a value */
+    /* Per parameter, the updates it has had (PyTorch's state['step']): a
+     * parameter without a gradient at some step is skipped and keeps its
+     * own count, which Adam's bias correction uses; SGD's momentum buffer
+     * starts at a parameter's first update. */
+    int64_t *updates;
     int64_t steps;
     double lr;
     clt_sgd_opts sgd;
@@ -196,10 +200,10 @@ static clt_status make(kind k, clt_tensor *const *params, size_t n, const clt_sg
     if (o == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     o->params = clt__calloc(n, sizeof *o->params);
-    o->started = clt__calloc(n, 1);
+    o->updates = clt__calloc(n, sizeof *o->updates);
     for (int k2 = 0; k2 < NSTATE; k2++)
         o->state[k2] = clt__calloc(n, sizeof *o->state[k2]);
-    if (o->params == NULL || o->started == NULL || o->state[0] == NULL || o->state[1] == NULL || o->state[2] == NULL) {
+    if (o->params == NULL || o->updates == NULL || o->state[0] == NULL || o->state[1] == NULL || o->state[2] == NULL) {
         clt_optimizer_free(o);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     }
@@ -263,7 +267,7 @@ void clt_optimizer_free(clt_optimizer *opt)
                 clt_tensor_free(opt->state[k][i]);
     }
     free(opt->params);
-    free(opt->started);
+    free(opt->updates);
     for (int k = 0; k < NSTATE; k++)
         free(opt->state[k]);
     free(opt);
@@ -312,7 +316,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
         clt_tensor *buf = NULL;
         cl_int first = 0, nest = s->nesterov != 0;
         if (s->momentum != 0.0) {
-            first = !o->started[i]; /* PyTorch's buf = d.clone() */
+            first = o->updates[i] == 0; /* PyTorch's buf = d.clone() */
             st = state(o, 0, i, &buf);
             if (st != CLT_OK)
                 return st;
@@ -327,10 +331,8 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
                            CLT__ARG(first)};
         st = clt__launch(p->dev, "optim", opts, kernel_name(o->kind), 1, &gws, lp, 12,
                          args);
-        if (st == CLT_OK && buf) {
-            o->started[i] = 1;
+        if (st == CLT_OK && buf)
             clt__version_bump(buf);
-        }
     } else {
         const clt_adam_opts *a = &o->adam;
         clt_tensor *m = NULL, *v = NULL, *vmax = NULL;
@@ -341,7 +343,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
             st = state(o, 2, i, &vmax);
         if (st != CLT_OK)
             return st;
-        double t = (double)(o->steps + 1);
+        double t = (double)(o->updates[i] + 1);
         double bc1 = 1.0 - pow(a->beta1, t), bc2 = 1.0 - pow(a->beta2, t);
         cl_int decoupled = o->kind == ADAMW, ams = a->amsgrad != 0;
         cl_mem mm = clt__mem(m), vm = clt__mem(v), xm = vmax ? clt__mem(vmax) : vm;
@@ -372,8 +374,10 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
         }
     }
 #undef SCALAR
-    if (st == CLT_OK)
+    if (st == CLT_OK) {
+        o->updates[i]++;
         clt__version_bump(p);
+    }
     return st;
 }
 
