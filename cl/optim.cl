@@ -14,10 +14,12 @@
 
 /* SGD: d = g + wd p; with momentum, buf = first ? d : momentum buf +
  * (1 - dampening) d, and d = nesterov ? d + momentum buf : buf; p -= lr d.
- * buf is not read without momentum. */
+ * buf is not read without momentum.  The host computes 1 - dampening (in
+ * double, as PyTorch's Python does): in float32 the difference would carry
+ * the rounding of dampening itself. */
 CLT_KERNEL(sgd_step)(__global T *p, __global const T *g, __global T *buf, ulong p_off,
                      ulong n, ulong chunk, T_C lr, T_C wd, T_C momentum,
-                     T_C dampening, int nesterov, int first)
+                     T_C undamped, int nesterov, int first)
 {
     p += p_off;
     CHUNK_LOOP {
@@ -25,7 +27,7 @@ CLT_KERNEL(sgd_step)(__global T *p, __global const T *g, __global T *buf, ulong 
         if (wd != (T_C)0)
             d = d + wd * pi;
         if (momentum != (T_C)0) {
-            T_C b = first ? d : momentum * T_LOAD(buf, i) + ((T_C)1 - dampening) * d;
+            T_C b = first ? d : momentum * T_LOAD(buf, i) + undamped * d;
             T_STORE(buf, i, b);
             d = nesterov ? d + momentum * b : b;
         }
@@ -36,26 +38,29 @@ CLT_KERNEL(sgd_step)(__global T *p, __global const T *g, __global T *buf, ulong 
 /* Adam and AdamW (decoupled weight decay): m = lerp(m, g, 1 - beta1),
  * v = beta2 v + (1 - beta2) g g, denom = sqrt(v or max(vmax, v)) /
  * sqrt(1 - beta2^t) + eps, p -= lr / (1 - beta1^t) * m / denom.  The host
- * passes step_size = lr / (1 - beta1^t) and bc2_sqrt = sqrt(1 - beta2^t).
- * vmax is read only with amsgrad. */
+ * passes w1 = 1 - beta1, w2 = 1 - beta2, decay = 1 - lr wd (AdamW),
+ * step_size = lr / (1 - beta1^t) and bc2_sqrt = sqrt(1 - beta2^t), all
+ * computed in double as PyTorch's Python computes them: 1 - beta2 taken in
+ * float32 from beta2 = 0.999 is 1.3e-5 off, which biased every update.  The
+ * lerp is PyTorch's, exact at weight 1 (beta1 = 0).  vmax is read only with
+ * amsgrad. */
 CLT_KERNEL(adam_step)(__global T *p, __global const T *g, __global T *m, __global T *v,
-                      __global T *vmax, ulong p_off, ulong n, ulong chunk, T_C lr,
-                      T_C beta1, T_C beta2, T_C eps, T_C wd, int decoupled, int amsgrad,
-                      T_C step_size, T_C bc2_sqrt)
+                      __global T *vmax, ulong p_off, ulong n, ulong chunk, T_C decay,
+                      T_C w1, T_C beta2, T_C w2, T_C eps, T_C wd, int decoupled,
+                      int amsgrad, T_C step_size, T_C bc2_sqrt)
 {
-    const T_C w = (T_C)1 - beta1;
     p += p_off;
     CHUNK_LOOP {
         T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
         if (wd != (T_C)0) {
             if (decoupled)
-                pi = pi * ((T_C)1 - lr * wd);
+                pi = pi * decay;
             else
                 gi = gi + wd * pi;
         }
         T_C mi = T_LOAD(m, i);
-        mi = mi + w * (gi - mi);
-        T_C vi = beta2 * T_LOAD(v, i) + ((T_C)1 - beta2) * gi * gi;
+        mi = w1 < (T_C)0.5 ? mi + w1 * (gi - mi) : gi - (gi - mi) * ((T_C)1 - w1);
+        T_C vi = beta2 * T_LOAD(v, i) + w2 * gi * gi;
         T_STORE(m, i, mi);
         T_STORE(v, i, vi);
         if (amsgrad) {

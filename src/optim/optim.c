@@ -327,7 +327,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
                            CLT__ARG(n),            CLT__ARG(chunk),
                            SCALAR(0, o->lr),
                            SCALAR(1, s->weight_decay), SCALAR(2, s->momentum),
-                           SCALAR(3, s->dampening),    CLT__ARG(nest),
+                           SCALAR(3, 1.0 - s->dampening), CLT__ARG(nest),
                            CLT__ARG(first)};
         st = clt__launch(p->dev, "optim", opts, kernel_name(o->kind), 1, &gws, lp, 12,
                          args);
@@ -355,16 +355,17 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
                            CLT__ARG(p_off),
                            CLT__ARG(n),
                            CLT__ARG(chunk),
-                           SCALAR(0, o->lr),
-                           SCALAR(1, a->beta1),
+                           SCALAR(0, 1.0 - o->lr * a->weight_decay),
+                           SCALAR(1, 1.0 - a->beta1),
                            SCALAR(2, a->beta2),
-                           SCALAR(3, a->eps),
-                           SCALAR(4, a->weight_decay),
+                           SCALAR(3, 1.0 - a->beta2),
+                           SCALAR(4, a->eps),
+                           SCALAR(5, a->weight_decay),
                            CLT__ARG(decoupled),
                            CLT__ARG(ams),
-                           SCALAR(5, o->lr / bc1),
-                           SCALAR(6, sqrt(bc2))};
-        st = clt__launch(p->dev, "optim", opts, kernel_name(o->kind), 1, &gws, lp, 17,
+                           SCALAR(6, o->lr / bc1),
+                           SCALAR(7, sqrt(bc2))};
+        st = clt__launch(p->dev, "optim", opts, kernel_name(o->kind), 1, &gws, lp, 18,
                          args);
         if (st == CLT_OK) {
             clt__version_bump(m);
