@@ -90,7 +90,8 @@ CLT_API clt_status clt_sequential(clt_module *const *mods, size_t n, clt_module 
 
 /* torch.nn.Linear: y = x W^T + b over the last dimension of x.  weight
  * [out_features, in_features] and bias [out_features] (when bias is
- * non-zero), both uniform in +-1/sqrt(in_features), float32 on dev. */
+ * non-zero), both uniform in +-1/sqrt(in_features), float32 on dev.  Both
+ * sizes must be positive (PyTorch also makes empty layers). */
 CLT_API clt_status clt_linear(clt_device *dev, int64_t in_features, int64_t out_features,
                               int bias, clt_generator *gen, clt_module **out);
 
@@ -137,7 +138,8 @@ CLT_API clt_status clt_batch_norm2d_layer(clt_device *dev, int64_t num_features,
                                           clt_module **out);
 
 /* torch.nn.Dropout(p): in train mode zeroes each element with probability
- * p and scales the others by 1 / (1 - p); the masks come from gen (NULL:
+ * p (in [0, 1]; NaN is refused, which PyTorch lets through) and scales the
+ * others by 1 / (1 - p); the masks come from gen (NULL:
  * the default generator, borrowed) and are the same on every device for
  * the same generator state.  The identity in eval mode. */
 CLT_API clt_status clt_dropout_layer(double p, clt_generator *gen, clt_module **out);

@@ -76,7 +76,9 @@ CLT_API clt_status clt_where(const clt_tensor *cond, const clt_tensor *a, const 
                              clt_tensor **out);
 
 /* torch.clamp(a, min, max) with scalar bounds; NULL means no bound (one is
- * required).  NaN in a or in a bound gives NaN; min > max gives max.  A
+ * required).  NaN in a or in a bound gives NaN; min > max gives max.  (A
+ * deliberate difference: PyTorch 1.13 gives NaN for a NaN bound only when
+ * both bounds are given, and ignores a lone NaN min or max, keeping a.)  A
  * fractional bound makes an integer tensor float32, and a bool tensor with
  * integral bounds gives int64, as torch.clamp does.  A value equal to a
  * bound is kept (clamping -0.0 at 0.0 keeps -0.0).  New tensor. */
@@ -92,7 +94,10 @@ CLT_API clt_status clt_rsub_scalar(const clt_tensor *a, double s, clt_tensor **o
 CLT_API clt_status clt_mul_scalar(const clt_tensor *a, double s, clt_tensor **out);
 /* a / s */
 CLT_API clt_status clt_div_scalar(const clt_tensor *a, double s, clt_tensor **out);
-/* s / a */
+/* s / a, one correctly rounded division.  (PyTorch's Python `s / t`
+ * computes t.reciprocal() * s instead, which can be 1 ulp apart, and gives
+ * NaN for 0 / t and inf for s / t where 1 / t overflows, as for t = 1e-45;
+ * here 0 and the quotient.) */
 CLT_API clt_status clt_rdiv_scalar(const clt_tensor *a, double s, clt_tensor **out);
 /* a ** s; an integer tensor to a negative integral s is refused
  * (CLT_ERR_INVALID_ARGUMENT), as in PyTorch, and so is, here and in

@@ -52,7 +52,17 @@ CLT_API clt_status clt_mean(const clt_tensor *a, clt_tensor **out);
 CLT_API clt_status clt_mean_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
 
 /* Product of all elements (0-dim).  New tensor: release with
- * clt_tensor_free. */
+ * clt_tensor_free.
+ *
+ * The gradient of clt_prod and clt_prod_dim is decided per reduced slice:
+ * g * result / x where the slice has no zero (NaN for an inf element, as in
+ * PyTorch), g times the product of the others for its one zero (0 for the
+ * rest), 0 where it has two or more.  PyTorch 1.13 instead takes the
+ * product of the others for every element of every slice as soon as the
+ * whole tensor holds a zero, so with a zero somewhere and an inf or NaN in
+ * a slice the two differ (inf, NaN or finite values where this gives NaN
+ * or 0).  A deliberate difference: PyTorch's choice needs the host to wait
+ * for the count of zeros. */
 CLT_API clt_status clt_prod(const clt_tensor *a, clt_tensor **out);
 /* Product along dim.  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_prod_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
