@@ -96,7 +96,9 @@ CLT_API void clt_optimizer_free(clt_optimizer *opt);
 /* torch.nn.utils.clip_grad_norm_: scales the gradients of params in place
  * so that their joint norm (norm_type 2: Euclidean) is at most max_norm,
  * by max_norm / (norm + 1e-6) when that is below 1, all on the device (no
- * wait).  *total_norm, when not NULL, gets the norm before clipping as a
+ * wait).  The squares are summed in float64 where the device has it, so
+ * float32 gradients beyond 1.8e19 give their true norm (PyTorch's float32
+ * norm overflows to inf there and the gradients are scaled to 0).  *total_norm, when not NULL, gets the norm before clipping as a
  * 0-d tensor on the first parameter's device (new tensor: release with
  * clt_tensor_free), or NULL when no parameter has a gradient (nothing to
  * clip).  Parameters without gradients are skipped; all must be
