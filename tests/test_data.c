@@ -231,6 +231,34 @@ Test(data, errors)
     int got;
     cr_assert_eq(clt_dataloader_next(dl, &a, &b, &got), CLT_ERR_INTERNAL);
     cr_assert(a == NULL && b == NULL && got == 0);
+    /* the status alone is no message: the loader says whose it is */
+    cr_assert(strstr(clt_last_error(), "clt_dataloader_next") &&
+                  strstr(clt_last_error(), "CLT_ERR_INTERNAL"),
+              "message: '%s'", clt_last_error());
+    clt_dataloader_free(dl);
+}
+
+/* A callback that failed in a cltensor call keeps that call's message,
+ * after the loader's own words. */
+static clt_status fill_failing_call(void *user, const int64_t *idx, int64_t n, void *x, void *y)
+{
+    (void)user, (void)idx, (void)n, (void)x, (void)y;
+    clt_dtype dt;
+    return clt_dtype_parse("no-such-dtype", &dt);
+}
+
+Test(data, callback_failure_keeps_its_message)
+{
+    clt_device *dev = get_device("cpu");
+    clt_array_spec xc = {NULL, CLT_FLOAT32, 1, (int64_t[]){2}};
+    clt_dataloader *dl;
+    CHECK(clt_dataloader_callback(dev, 4, &xc, NULL, fill_failing_call, NULL, NULL, &dl));
+    clt_tensor *a;
+    int got;
+    cr_assert_eq(clt_dataloader_next(dl, &a, NULL, &got), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "clt_dataloader_next") &&
+                  strstr(clt_last_error(), "no-such-dtype"),
+              "message: '%s'", clt_last_error());
     clt_dataloader_free(dl);
 }
 

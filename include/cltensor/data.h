@@ -54,7 +54,8 @@ CLT_API clt_status clt_dataloader_arrays(clt_device *dev, const clt_array_spec *
 /* Fills one batch on the host: the samples `indices[0..count)` into x (and
  * y, NULL when the loader has no labels), C order, in the dtypes and sample
  * shapes the loader was made with.  A status other than CLT_OK stops the
- * epoch and is returned by clt_dataloader_next. */
+ * epoch and is returned by clt_dataloader_next, whose message names it and
+ * keeps the message of a cltensor call the callback made that failed. */
 typedef clt_status (*clt_batch_fill)(void *user, const int64_t *indices, int64_t count, void *x,
                                      void *y);
 

@@ -162,7 +162,17 @@ static clt_status prepare(clt_dataloader *dl)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_dataloader_next: out of host memory");
     unsigned char *hx = s->mem, *hy = hx + xb;
     if (dl->fill) {
-        CLT__TRY(dl->fill(dl->user, idx, count, hx, dl->py.present ? hy : NULL));
+        /* The status alone is no message: the callback's own failed
+         * cltensor call left one, or nothing did. */
+        clt__ok();
+        st = dl->fill(dl->user, idx, count, hx, dl->py.present ? hy : NULL);
+        if (st != CLT_OK) {
+            if (!clt_last_error()[0])
+                clt__error(st, "%s", clt_status_string(st));
+            st = clt__error_prefix(st, "clt_dataloader_next: the batch callback returned %s",
+                                   clt_status_name(st));
+            goto done;
+        }
     } else {
         for (int64_t k = 0; k < count; k++) {
             memcpy(hx + (size_t)k * dl->px.sample_bytes,
