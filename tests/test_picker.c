@@ -772,3 +772,28 @@ Test(picker, success_clears_error)
     cr_assert_neq(clt_last_error()[0], '\0');
     pick_ok(m, n, "cpu", NULL);
 }
+
+/* clt_device_explain follows common.h's rule for outputs (only clt_pick
+ * hands out its report on failure): a kind that resolves to nothing gives
+ * no report to leak, and its explanation goes into the message. */
+Test(picker, explain_failure_hands_out_nothing)
+{
+    clt_device *dev = NULL;
+    if (clt_device_get("cpu", &dev) != CLT_OK)
+        cr_skip_test("no OpenCL cpu device: %s", clt_last_error());
+    char *report = (char *)&report;
+    cr_assert_eq(clt_device_explain("cpu:4096", &report), CLT_ERR_DEVICE_NOT_FOUND);
+    cr_assert_null(report);
+    expect_in_error("no device for 'cpu:4096'");
+    expect_in_error("request 'cpu:4096' -> none");
+    expect_in_error("passed over: index 4096 asked");
+    report = (char *)&report;
+    cr_assert_eq(clt_device_explain("cudaa", &report), CLT_ERR_UNKNOWN_KIND);
+    cr_assert_null(report);
+    expect_in_error("'cudaa' is no device kind");
+
+    report = NULL;
+    cr_assert_eq(clt_device_explain("cpu", &report), CLT_OK, "%s", clt_last_error());
+    cr_assert(report && strstr(report, "request 'cpu' -> "), "%s", report ? report : "(null)");
+    clt_free(report);
+}

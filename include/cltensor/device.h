@@ -76,7 +76,9 @@ CLT_API int clt_is_available(const char *kind);
 CLT_API size_t clt_device_count_kind(const char *kind);
 
 /* Explains how a kind string resolves here: one line per device saying why
- * it was picked or passed over.  New string: release with clt_free. */
+ * it was picked or passed over.  New string: release with clt_free.  A kind
+ * that resolves to no device fails as clt_device_get does, and the
+ * explanation follows the error's first line in the message. */
 CLT_API clt_status clt_device_explain(const char *kind, char **report);
 
 /* Description of a device.  Copied into *info. */

@@ -492,7 +492,19 @@ clt_status clt_device_explain(const char *kind, char **report)
     *report = NULL;
     CLT__REQUIRE_ARG(kind, "clt_device_explain");
     size_t idx = 0;
-    return pick_kind(kind, &idx, report);
+    clt_status st = pick_kind(kind, &idx, report);
+    if (st != CLT_OK && *report) {
+        /* clt_pick's report on failure is its own exception to the rule
+         * for outputs; here the explanation goes into the message. */
+        size_t len = strlen(*report);
+        if (len > 0 && (*report)[len - 1] == '\n')
+            (*report)[len - 1] = '\0';
+        clt__error_append("\n");
+        clt__error_append(*report);
+        free(*report);
+        *report = NULL;
+    }
+    return st;
 }
 
 clt_status clt_device_get_info(const clt_device *dev, clt_device_info *info)
