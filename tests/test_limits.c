@@ -641,9 +641,12 @@ Test(limits, dlpack_strides_and_offsets_that_wrap_are_refused)
     }
     /* byte offsets that carry the data pointer around the address space */
     strides[0] = 2;
-    const uint64_t bad_offsets[3] = {UINT64_MAX, UINT64_MAX - 3,
-                                     (uint64_t)0 - (uint64_t)(uintptr_t)host};
-    for (int k = 0; k < 3; k++) {
+    const uint64_t bad_offsets[5] = {UINT64_MAX, UINT64_MAX - 3,
+                                     (uint64_t)0 - (uint64_t)(uintptr_t)host,
+                                     /* byte distances past int64 that wrap nothing on a
+                                      * 64-bit machine (they were followed: a crash) */
+                                     (uint64_t)1 << 63, ((uint64_t)1 << 63) + 64};
+    for (int k = 0; k < 5; k++) {
         src.dl_tensor.byte_offset = bad_offsets[k];
         ASSERT_REFUSED(clt_from_dlpack(dev, &src, &t), t, CLT_ERR_INVALID_ARGUMENT,
                        "outside the address space", dev);

@@ -117,9 +117,9 @@ clt_status clt_to_dlpack(const clt_tensor *t, DLManagedTensor **out)
 
 /* Whether every element of the strided array src (numel > 0, strides in
  * elements of es bytes) has an address: the byte distances from its first
- * element to the lowest and past the highest one fit int64, and the data
- * pointer plus byte_offset plus those distances do not wrap around the
- * address space.  Where they would, the strides or the offset lie, and
+ * element to the lowest and past the highest one fit int64 (from the data
+ * pointer too, byte_offset included), and the data pointer plus
+ * byte_offset plus those distances do not wrap around the address space.  Where they would, the strides or the offset lie, and
  * following them would read from addresses computed modulo 2^64. */
 static bool within_address_space(const DLTensor *src, const int64_t *strides, size_t es)
 {
@@ -131,6 +131,12 @@ static bool within_address_space(const DLTensor *src, const int64_t *strides, si
             __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi))
             return false;
     }
+    /* The offset is a byte distance too: one past int64 points at no
+     * memory the caller could have (and led the copy into a crash). */
+    int64_t end;
+    if (src->byte_offset > (uint64_t)INT64_MAX ||
+        __builtin_add_overflow(hi, (int64_t)src->byte_offset, &end))
+        return false;
     uintptr_t first, low, high;
     return !__builtin_add_overflow((uintptr_t)src->data, src->byte_offset, &first) &&
            !__builtin_sub_overflow(first, (uintptr_t)0 - (uintptr_t)lo, &low) &&
