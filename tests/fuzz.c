@@ -2039,7 +2039,8 @@ static void op_module(fz *f)
         clt_conv2d_opts o = CLT_CONV2D_DEFAULTS;
         if (chance(f, 30)) {
             o.stride[pick(f, 2)] = rand_count(f);
-            o.padding[pick(f, 2)] = rand_count(f) - 1;
+            /* minus one without overflow: INT64_MIN becomes INT64_MAX */
+            o.padding[pick(f, 2)] = (int64_t)((uint64_t)rand_count(f) - 1);
             o.groups = rand_count(f);
         }
         CALL("clt_conv2d_layer",
