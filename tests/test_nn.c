@@ -327,6 +327,51 @@ Test(nn, move_model_between_devices)
     clt_module_free(m);
 }
 
+/* A backward pass through a graph recorded before the model moved puts
+ * the gradients where the parameters are now, as autograd.h promises
+ * ("the gradients live on the tensors' devices"): they stayed on the old
+ * device, and an optimizer step then mixed the two devices' buffers. */
+Test(nn, backward_after_a_move_puts_gradients_on_the_new_device)
+{
+    clt_device *d0 = get_device("cpu:0");
+    clt_device *d1 = second_device(d0);
+    clt_module *m;
+    CHECK(clt_linear(d0, 3, 2, 1, NULL, &m));
+    clt_tensor *x, *y, *loss;
+    float xv[6] = {1, 2, 3, 4, 5, 6};
+    CHECK(clt_tensor_from_host(d0, CLT_FLOAT32, 2, (int64_t[]){2, 3}, xv, &x));
+    CHECK(clt_module_forward(m, x, &y));
+    CHECK(clt_sum(y, &loss));
+    /* the bias has a gradient on d0 from a pass before the move */
+    clt_tensor **ps;
+    size_t n;
+    CHECK(clt_module_parameters(m, &ps, &n));
+    cr_assert_eq(n, 2);
+    CHECK(clt_backward(loss, NULL, 1));
+    CHECK(clt_zero_grad(ps[0], 1));
+    CHECK(clt_module_to(m, d1));
+    CHECK(clt_backward(loss, NULL, 0));
+    /* d(sum(x W^T + b))/dW[o][i] = sum over the batch of x[.][i]; db = batch */
+    const float want_w[6] = {5, 7, 9, 5, 7, 9}, want_b[2] = {4, 4};
+    for (size_t k = 0; k < n; k++) {
+        clt_tensor *g;
+        CHECK(clt_grad(ps[k], &g));
+        cr_assert_not_null(g);
+        cr_assert_eq(clt_tensor_device(g), d1, "gradient %zu on %s", k,
+                     clt_device_label(clt_tensor_device(g)));
+        float *v = read_f32(g);
+        for (int i = 0; i < (k ? 2 : 6); i++)
+            cr_assert_eq(v[i], k ? want_b[i] : want_w[i], "grad %zu [%d] = %g", k, i, v[i]);
+        free(v);
+        clt_tensor_free(g);
+    }
+    clt_free(ps);
+    clt_tensor_free(loss);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+    clt_module_free(m);
+}
+
 long clt__pool_refuse_after(long pass); /* src/memory/pool.c */
 
 /* Whichever buffer request of a model's move is refused, clt_module_to

@@ -44,7 +44,8 @@ CLT_API clt_status clt_module_forward(clt_module *m, const clt_tensor *x, clt_te
 /* Like model.to(device): moves every parameter, buffer and gradient of m
  * and its children to dev (copies; the handles stay).  All or none: every
  * copy is made before any handle changes, so that when dev runs out of
- * memory the model is left whole where it was. */
+ * memory the model is left whole where it was.  A backward pass through
+ * a graph recorded before the move adds the gradients on dev. */
 CLT_API clt_status clt_module_to(clt_module *m, clt_device *dev);
 
 /* model.train() (on = 1) or model.eval() (on = 0), for m and its

@@ -476,13 +476,25 @@ static clt_status pend(pendlist *l, clt_tensor *leaf, clt_tensor *g)
 }
 
 /* Adds the pass's gradients to the leaves: first every copy the leaves
- * will keep (which may fail and then changes nothing), then the sums. */
+ * will keep (which may fail and then changes nothing), then the sums.  A
+ * leaf moved since the forward pass (clt_module_to) gets its gradient
+ * where it is now. */
 static clt_status commit_pending(pendlist *l)
 {
     clt_status st = CLT_OK;
-    for (size_t k = 0; k < l->n && st == CLT_OK; k++)
-        if (meta_of(l->v[k].leaf)->grad == NULL)
-            st = make_keepable(&l->v[k].g);
+    for (size_t k = 0; k < l->n && st == CLT_OK; k++) {
+        pending *p = &l->v[k];
+        if (p->g->dev != p->leaf->dev) {
+            clt_tensor *moved = NULL;
+            st = clt__to(p->g, p->leaf->dev, &moved);
+            if (st != CLT_OK)
+                break;
+            clt_tensor_free(p->g);
+            p->g = moved;
+        }
+        if (meta_of(p->leaf)->grad == NULL)
+            st = make_keepable(&p->g);
+    }
     for (size_t k = 0; k < l->n && st == CLT_OK; k++) {
         st = commit_leaf(l->v[k].leaf, l->v[k].g);
         l->v[k].g = NULL;
