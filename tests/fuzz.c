@@ -20,7 +20,8 @@
  * bytes libFuzzer hands LLVMFuzzerTestOneInput when this file is built with
  * -DCLT_FUZZ_LIBFUZZER and -fsanitize=fuzzer (tools/fuzz-libfuzzer.sh).
  * FUZZ_TRACE=1 prints each call before it runs, to find the sequence that
- * led to a failure.
+ * led to a failure.  FUZZ_MEMORY_CAP=BYTES caps each device where the
+ * driver would otherwise lift every cap (tools/fuzz-libfuzzer.sh sets it).
  */
 #include <fcntl.h>
 #include <math.h>
@@ -178,6 +179,15 @@ static void capture_check(fz *f)
 }
 
 /* ---- choices ----------------------------------------------------------------- */
+
+/* The limit that stands for "no cap": FUZZ_MEMORY_CAP bytes when set (a
+ * libFuzzer run counts the buffers of a CPU device against its malloc
+ * limit, and a valid arange of gigabytes passes it), else none. */
+static uint64_t no_cap(void)
+{
+    const char *e = getenv("FUZZ_MEMORY_CAP");
+    return e ? strtoull(e, NULL, 10) : 0;
+}
 
 static uint32_t pick(fz *f, uint32_t n) { return in_below(&f->in, n); }
 static int chance(fz *f, uint32_t percent) { return in_below(&f->in, 100) < percent; }
@@ -2335,7 +2345,7 @@ static void op_data(fz *f)
         CALL("clt_memory_stats_get", clt_memory_stats_get(dev, &ms));
         if (!status_ok(f, st))
             return;
-        uint64_t cap = chance(f, 40) ? 0 : ms.allocated + 512 * pick(f, 8);
+        uint64_t cap = chance(f, 40) ? no_cap() : ms.allocated + 512 * pick(f, 8);
         CALL("clt_memory_set_limit", clt_memory_set_limit(dev, cap));
         if (status_ok(f, st) && cap)
             f->limited = 1;
@@ -2581,9 +2591,9 @@ static void teardown(fz *f)
     clt_set_grad_enabled(f->grad_was);
     clt_status st;
     for (int i = 0; i < f->ndev; i++) {
-        CALL("clt_memory_set_limit", clt_memory_set_limit(f->dev[i], 0));
+        CALL("clt_memory_set_limit", clt_memory_set_limit(f->dev[i], no_cap()));
         status_ok(f, st);
-        f->limited = 0;
+        f->limited = no_cap() != 0;
         /* a device error left by the last ops is reported here, once */
         CALL("clt_device_synchronize", clt_device_synchronize(f->dev[i]));
         status_ok(f, st);
@@ -2613,6 +2623,10 @@ static int setup(fz *f)
             f->ndev++;
         else if (i == 0)
             return 0;
+    }
+    for (int i = 0; i < f->ndev && no_cap(); i++) {
+        CALL("clt_memory_set_limit", clt_memory_set_limit(f->dev[i], no_cap()));
+        f->limited = 1;
     }
     CALL("clt_generator_new", clt_generator_new(f->seed, &f->gen));
     if (!outcome(f, st, f->gen))

@@ -20,6 +20,9 @@ cd "$build"
     $(sed -n 's/^OPENCL_LIBS = //p; s/^CLBLAST_LIBS = //p; s/^PTHREAD_LIBS = //p' Makefile) -lm \
     -o fuzz-libfuzzer
 echo "fuzz-libfuzzer: built $build/fuzz-libfuzzer" >&2
+# libFuzzer's malloc limit counts a CPU device's buffers: the driver caps
+# each device at FUZZ_MEMORY_CAP bytes (1 GiB unless set) in their stead.
+FUZZ_MEMORY_CAP="${FUZZ_MEMORY_CAP-1073741824}" \
 POCL_DEVICES="${POCL_DEVICES-pthread basic}" \
 LSAN_OPTIONS="suppressions=$src/tests/lsan.supp:print_suppressions=0" \
 ASAN_OPTIONS="allocator_may_return_null=1:detect_odr_violation=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
