@@ -372,6 +372,43 @@ Test(nn, backward_after_a_move_puts_gradients_on_the_new_device)
     clt_module_free(m);
 }
 
+/* Containers nest at most 100 deep: forward, moves, listings and release
+ * recurse once per level, and a deeper model ran out of stack (a crash at
+ * some 30000 levels on an 8 MB stack, far fewer on a small thread's). */
+Test(nn, containers_nest_at_most_100_deep)
+{
+    clt_device *dev = get_device("cpu");
+    clt_module *m;
+    CHECK(clt_relu_layer(&m));
+    for (int level = 1; level <= 100; level++) {
+        clt_module *s = NULL;
+        CHECK(clt_sequential(&m, 1, &s));
+        m = s;
+    }
+    clt_module *deeper = (clt_module *)&deeper;
+    cr_assert_eq(clt_sequential(&m, 1, &deeper), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(deeper);
+    cr_assert(strstr(clt_last_error(), "101 levels") && strstr(clt_last_error(), "at most 100"),
+              "%s", clt_last_error());
+    /* m is still the caller's, and whole */
+    clt_tensor *x, *y;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, (int64_t[]){2}, (float[]){-1, 2}, &x));
+    CHECK(clt_module_forward(m, x, &y));
+    float v[2];
+    CHECK(clt_tensor_read(y, v, sizeof v));
+    cr_assert(v[0] == 0 && v[1] == 2);
+    /* a container of it beside a leaf layer is as deep */
+    clt_module *r, *pair[2];
+    CHECK(clt_relu_layer(&r));
+    pair[0] = r, pair[1] = m;
+    cr_assert_eq(clt_sequential(pair, 2, &deeper), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(deeper);
+    clt_module_free(r);
+    clt_tensor_free(x);
+    clt_tensor_free(y);
+    clt_module_free(m);
+}
+
 long clt__pool_refuse_after(long pass); /* src/memory/pool.c */
 
 /* Whichever buffer request of a model's move is refused, clt_module_to

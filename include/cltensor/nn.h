@@ -86,7 +86,8 @@ CLT_API void clt_module_free(clt_module *m);
  * modules when it succeeds (they are released with the container); one
  * module given twice, or a module that a container already owns, is
  * CLT_ERR_INVALID_ARGUMENT (each module has one owner, unlike PyTorch's
- * shared submodules). */
+ * shared submodules), and so is a model nesting containers more than 100
+ * levels deep (running a model recurses once per level). */
 CLT_API clt_status clt_sequential(clt_module *const *mods, size_t n, clt_module **out);
 
 /* torch.nn.Linear: y = x W^T + b over the last dimension of x.  weight

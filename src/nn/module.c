@@ -413,12 +413,17 @@ static clt_status sequential_forward(clt_module *m, const clt_tensor *x, clt_ten
 
 static const clt__module_ops sequential_ops = {"Sequential", sequential_forward, NULL};
 
+/* Forward, moves, listings and release recurse once per level of
+ * containers: a bound keeps them within any thread's stack. */
+enum { MAX_LEVELS = 100 };
+
 clt_status clt_sequential(clt_module *const *mods, size_t n, clt_module **out)
 {
     CLT__REQUIRE_ARG(out, "clt_sequential");
     *out = NULL;
     if (n > 0)
         CLT__REQUIRE_ARG(mods, "clt_sequential");
+    int levels = 1;
     for (size_t k = 0; k < n; k++) {
         if (mods[k] == NULL)
             return clt__error(CLT_ERR_NULL_ARGUMENT, "clt_sequential: module %zu is NULL", k);
@@ -434,11 +439,19 @@ clt_status clt_sequential(clt_module *const *mods, size_t n, clt_module **out)
                               "clt_sequential: module %zu (%s) already belongs to a %s, which "
                               "releases it; a module can be given to one container only",
                               k, mods[k]->ops->name, mods[k]->owner->ops->name);
+        if (mods[k]->levels + 1 > levels)
+            levels = mods[k]->levels + 1;
     }
+    if (levels > MAX_LEVELS)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "clt_sequential: the model would nest containers %d levels deep; at "
+                          "most %d",
+                          levels, MAX_LEVELS);
     clt_module *m = NULL;
     clt_status st = clt__module_new(&sequential_ops, NULL, &m);
     if (st != CLT_OK)
         return st;
+    m->levels = levels;
     m->children = clt__malloc((n ? n : 1) * sizeof *m->children);
     if (m->children == NULL) {
         free(m);

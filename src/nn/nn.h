@@ -28,6 +28,7 @@ struct clt_module {
     size_t nchildren;  /* owned; named "0", "1", ... as in torch.nn.Sequential */
     clt_module **children;
     clt_module *owner; /* the container that owns m (and releases it), or NULL */
+    int levels;        /* containers from m down to its deepest layer (0: a layer) */
     double f[8];       /* the layer's settings */
     int64_t i[16];
     clt_generator *gen; /* borrowed (Dropout's masks) */
