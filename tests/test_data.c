@@ -236,6 +236,12 @@ Test(data, errors)
                   strstr(clt_last_error(), "CLT_ERR_INTERNAL"),
               "message: '%s'", clt_last_error());
     clt_dataloader_free(dl);
+    /* too many samples to index names the index table, not the batches */
+    dl = (clt_dataloader *)&dl;
+    cr_assert_eq(clt_dataloader_callback(dev, INT64_MAX, &xc, NULL, fill, &calls, NULL, &dl),
+                 CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(dl);
+    cr_assert(strstr(clt_last_error(), "the table of their indices"), "%s", clt_last_error());
 }
 
 /* A callback that failed in a cltensor call keeps that call's message,

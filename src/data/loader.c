@@ -327,8 +327,12 @@ static clt_status make(clt_device *dev, int64_t n, const clt_loader_opts *opts,
     /* A batch's staging memory and tensors must be sizes that exist. */
     int64_t most = opts->batch_size < n ? opts->batch_size : n;
     size_t xb = 0, yb = 0, all = 0;
-    if ((uint64_t)n > SIZE_MAX / sizeof(int64_t) ||
-        __builtin_mul_overflow(tmpl->px.sample_bytes, (size_t)most, &xb) ||
+    if ((uint64_t)n > SIZE_MAX / sizeof(int64_t))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %lld samples: the table of their indices (%zu bytes each) "
+                          "passes what size_t holds",
+                          fn, (long long)n, sizeof(int64_t));
+    if (__builtin_mul_overflow(tmpl->px.sample_bytes, (size_t)most, &xb) ||
         __builtin_mul_overflow(tmpl->py.sample_bytes, (size_t)most, &yb) ||
         __builtin_add_overflow(xb, yb, &all) || all > (size_t)INT64_MAX)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
