@@ -202,6 +202,31 @@ void clt__profile_event(const char *kernel, cl_event ev);
 /* The embedded cl/<name>.cl, or NULL. */
 const clt__cl_source *clt__cl_source_find(const char *name);
 
+/* ---- driver calls a test can fail (src/device/fault.c) ----------------- */
+
+/* Test hook: lets `pass` driver calls through and makes the next one fail
+ * with CL_OUT_OF_RESOURCES, as a driver out of resources would; the calls
+ * after it go through again.  The calls counted are those whose failure
+ * the library reports: kernel launches and their arguments, program builds
+ * from source, kernel creation, enqueued reads, writes, copies, fills and
+ * maps, and the waits behind them (clFinish, clWaitForEvents).  A negative
+ * `pass` turns the hook off.  Returns the count still to pass: negative
+ * when the hook was off (-1) or the refusal has happened (-2). */
+long clt__driver_refuse_at(long pass);
+
+/* Whether the hook refuses the driver call about to be made: one relaxed
+ * atomic load while it is off. */
+bool clt__driver_refused(void);
+
+/* A driver call the hook can refuse: the call is not made and
+ * CL_OUT_OF_RESOURCES stands for its result. */
+#define CLT__DRIVER(call) (clt__driver_refused() ? CL_OUT_OF_RESOURCES : (call))
+
+/* The result of a wait that was made, or CL_OUT_OF_RESOURCES when the hook
+ * refuses it: the commands waited for have run, as they may have when a
+ * real wait fails. */
+cl_int clt__driver_waited(cl_int err);
+
 /* ---- devices (src/device/registry.c) ----------------------------------- */
 
 /* The last value set for each of a kernel's first arguments, so that a

@@ -553,7 +553,7 @@ clt_status clt_device_synchronize(clt_device *dev)
     st = clt__index_check_begin(dev, &chk);
     if (st != CLT_OK)
         return st;
-    cl_int err = clFinish(dev->queue);
+    cl_int err = clt__driver_waited(clFinish(dev->queue));
     if (err != CL_SUCCESS) {
         clt__index_check_end(&chk, false, NULL);
         return clt__cl_error(err, "clFinish on %s (%s)", dev->label, dev->info.name);

@@ -309,8 +309,8 @@ static clt_status fill_direct(clt_tensor *t, double value)
     if (st != CLT_OK)
         return st;
     pthread_mutex_lock(&dev->lock);
-    cl_int err = clEnqueueFillBuffer(dev->queue, clt__mem(t), pattern, es, 0, bytes, 0, NULL,
-                                     NULL);
+    cl_int err = CLT__DRIVER(clEnqueueFillBuffer(dev->queue, clt__mem(t), pattern, es, 0, bytes,
+                                                 0, NULL, NULL));
     if (err == CL_SUCCESS)
         err = clFlush(dev->queue);
     pthread_mutex_unlock(&dev->lock);

@@ -32,7 +32,7 @@ static bool mapped(const clt_device *dev, size_t bytes)
  * waiting for each other's event locks). */
 static cl_int wait_release(cl_event ev)
 {
-    cl_int err = clWaitForEvents(1, &ev);
+    cl_int err = clt__driver_waited(clWaitForEvents(1, &ev));
     clReleaseEvent(ev);
     return err;
 }
@@ -49,7 +49,9 @@ static cl_int host_copy(clt_device *dev, cl_mem mem, size_t offset, size_t bytes
     bool map = mapped(dev, bytes);
     void *p = NULL;
     pthread_mutex_lock(&dev->lock);
-    if (map)
+    if (clt__driver_refused())
+        err = CL_OUT_OF_RESOURCES;
+    else if (map)
         p = clEnqueueMapBuffer(dev->queue, mem, CL_FALSE,
                                write ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, offset,
                                bytes, 0, NULL, &ev, &err);
@@ -63,18 +65,19 @@ static cl_int host_copy(clt_device *dev, cl_mem mem, size_t offset, size_t bytes
     if (err != CL_SUCCESS)
         return err;
     err = wait_release(ev);
-    if (!map || err != CL_SUCCESS)
+    if (!map)
         return err;
-    if (write)
+    if (err == CL_SUCCESS && write)
         memcpy(p, data, bytes);
-    else
+    else if (err == CL_SUCCESS)
         memcpy(data, p, bytes);
+    /* A failed wait still leaves the region mapped. */
     pthread_mutex_lock(&dev->lock);
-    err = clEnqueueUnmapMemObject(dev->queue, mem, p, 0, NULL, NULL);
-    if (err == CL_SUCCESS)
+    cl_int unmap = CLT__DRIVER(clEnqueueUnmapMemObject(dev->queue, mem, p, 0, NULL, NULL));
+    if (unmap == CL_SUCCESS)
         clFlush(dev->queue);
     pthread_mutex_unlock(&dev->lock);
-    return err;
+    return err != CL_SUCCESS ? err : unmap;
 }
 
 struct clt_event {
@@ -139,14 +142,14 @@ static clt_status copy_same_context(const clt_tensor *src, clt_tensor *dst, cons
     clt__index_check chk = {0};
     CLT__TRY(clt__sync_point_at(fn, caller));
     CLT__TRY(clt__index_check_begin(sd, &chk));
-    CLT__CL_CHECK(clFinish(sd->queue), "%s: finishing work on %s (%s)", fn, sd->label,
+    CLT__CL_CHECK(clt__driver_waited(clFinish(sd->queue)), "%s: finishing work on %s (%s)", fn, sd->label,
                   sd->info.name);
     CLT__TRY(clt__index_check_end(&chk, true, fn));
     cl_event ev = NULL;
     pthread_mutex_lock(&dd->lock);
-    cl_int err = clEnqueueCopyBuffer(dd->queue, clt__mem(src), clt__mem(dst),
-                                     (size_t)src->offset * es, 0, clt_tensor_nbytes(src), 0,
-                                     NULL, &ev);
+    cl_int err = CLT__DRIVER(clEnqueueCopyBuffer(dd->queue, clt__mem(src), clt__mem(dst),
+                                                 (size_t)src->offset * es, 0,
+                                                 clt_tensor_nbytes(src), 0, NULL, &ev));
     if (err == CL_SUCCESS)
         clFlush(dd->queue);
     pthread_mutex_unlock(&dd->lock);
@@ -225,8 +228,8 @@ clt_status clt__write_async(clt_tensor *t, const void *src, size_t bytes, cl_eve
         return CLT_OK;
     size_t off = (size_t)t->offset * clt_dtype_size(t->dtype);
     pthread_mutex_lock(&t->dev->lock);
-    cl_int err = clEnqueueWriteBuffer(t->dev->queue, clt__mem(t), CL_FALSE, off, bytes, src, 0,
-                                      NULL, ev);
+    cl_int err = CLT__DRIVER(clEnqueueWriteBuffer(t->dev->queue, clt__mem(t), CL_FALSE, off,
+                                                  bytes, src, 0, NULL, ev));
     if (err == CL_SUCCESS)
         clFlush(t->dev->queue);
     pthread_mutex_unlock(&t->dev->lock);
@@ -374,9 +377,9 @@ clt_status clt_tensor_read_async(const clt_tensor *t, void *dst, size_t dst_byte
         CLT__TRY(clt__index_check_begin(e->keep->dev, &e->chk));
         clt_device *kd = e->keep->dev;
         pthread_mutex_lock(&kd->lock);
-        cl_int err = clEnqueueReadBuffer(kd->queue, clt__mem(e->keep), CL_FALSE,
-                                         (size_t)e->keep->offset * clt_dtype_size(t->dtype),
-                                         bytes, dst, 0, NULL, &e->ev);
+        cl_int err = CLT__DRIVER(clEnqueueReadBuffer(
+            kd->queue, clt__mem(e->keep), CL_FALSE,
+            (size_t)e->keep->offset * clt_dtype_size(t->dtype), bytes, dst, 0, NULL, &e->ev));
         if (err == CL_SUCCESS)
             clFlush(kd->queue);
         pthread_mutex_unlock(&kd->lock);
@@ -402,7 +405,7 @@ clt_status clt_event_wait(clt_event *e)
         clt_status st = clt__sync_point_at("clt_event_wait", __builtin_return_address(0));
         if (st != CLT_OK)
             return st;
-        cl_int err = clWaitForEvents(1, &e->ev);
+        cl_int err = clt__driver_waited(clWaitForEvents(1, &e->ev));
         if (err != CL_SUCCESS)
             return clt__cl_error(err, "clt_event_wait: the read-back failed");
         e->waited = true;
