@@ -113,6 +113,14 @@ static const char *random_options(clt_dtype dtype)
                                                    : "");
 }
 
+/* Gives n numbers back to gen after they were drawn for a call that then
+ * failed, so that the failure does not shift the sequence (exact only
+ * without concurrent callers). */
+static void give_back(clt_generator *gen, int64_t n)
+{
+    __atomic_fetch_sub(&resolve(gen)->offset, (uint64_t)n, __ATOMIC_RELAXED);
+}
+
 static clt_status generate(kind k, clt_generator *gen, clt_device *dev, int64_t low,
                            int64_t high, clt_dtype dtype, int ndim, const int64_t *shape,
                            clt_tensor **out, const char *fn)
@@ -147,9 +155,7 @@ static clt_status generate(kind k, clt_generator *gen, clt_device *dev, int64_t 
         st = clt__launch(dev, "random", opts, names[k], 1, &gws, NULL,
                          k == INTEGER ? 7 : 5, args);
         if (st != CLT_OK) {
-            /* Give the numbers back so that a failed call does not shift the
-             * sequence (exact only without concurrent callers). */
-            __atomic_fetch_sub(&g->offset, (uint64_t)t->numel, __ATOMIC_RELAXED);
+            give_back(gen, t->numel);
             goto done;
         }
     }
@@ -214,6 +220,8 @@ static clt_status fill_random(kind k, clt_tensor *t, clt_generator *gen, double 
         clt__version_bump(t);
     }
 done:
+    if (st != CLT_OK && r)
+        give_back(gen, r->numel);
     clt_tensor_free(r);
     clt_tensor_free(m);
     clt_tensor_free(a);
@@ -294,6 +302,8 @@ clt_status clt_randperm(clt_generator *gen, clt_device *dev, int64_t n, clt_dtyp
     *out = t;
     t = NULL;
 done:
+    if (st != CLT_OK && keys)
+        give_back(gen, keys->numel);
     clt_tensor_free(keys);
     clt_tensor_free(t);
     return st == CLT_OK ? clt__ok() : st;
