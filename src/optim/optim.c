@@ -22,6 +22,7 @@ struct clt_optimizer {
      * own count, which Adam's bias correction uses; SGD's momentum buffer
      * starts at a parameter's first update. */
     int64_t *updates;
+    size_t resume;                /* parameters a step that failed part-way updated */
     int64_t steps;
     double lr;
     clt_sgd_opts sgd;
@@ -427,22 +428,27 @@ clt_status clt_optimizer_step(clt_optimizer *opt)
     clt_status st = step_ready(opt);
     if (st != CLT_OK)
         return st;
-    for (size_t i = 0; i < opt->n; i++) {
+    /* A step the driver stopped part-way is finished by the next one, from
+     * the parameter it stopped at, so that none is updated twice. */
+    for (size_t i = opt->resume; i < opt->n; i++) {
         const clt_tensor *g = clt__grad_of(opt->params[i]);
         if (g == NULL || opt->params[i]->numel == 0)
             continue;
         st = step_one(opt, i, g);
         if (st != CLT_OK) {
-            char note[256];
+            char note[320];
             snprintf(note, sizeof note,
                      " (clt_optimizer_step: the driver failed at parameter %zu of %zu: the "
                      "parameters before it were updated, it and those after it were not, and "
-                     "the step was not counted)",
-                     i, opt->n);
+                     "the step was not counted; the next clt_optimizer_step finishes this "
+                     "step from parameter %zu)",
+                     i, opt->n, i);
             clt__error_append(note);
+            opt->resume = i;
             return st;
         }
     }
+    opt->resume = 0;
     opt->steps++;
     return clt__ok();
 }
