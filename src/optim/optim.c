@@ -507,7 +507,7 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
         return st;
     /* sq[0..m): the squared norms; co[i]: the coefficient in the dtype of
      * parameter i's gradient */
-    clt_tensor **sq = clt__calloc(n ? 2 * n : 1, sizeof *sq), **co;
+    clt_tensor **sq = clt__calloc(n ? 3 * n : 1, sizeof *sq), **co, **sc;
     clt_tensor *sum = NULL, *norm = NULL, *den = NULL, *coef = NULL, *clamped = NULL,
                *nd = NULL;
     const clt_tensor *first = NULL;
@@ -515,6 +515,7 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
     if (sq == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     co = sq + n;
+    sc = sq + 2 * n;
     int was = clt_set_grad_enabled(0);
     for (size_t i = 0; i < n; i++) {
         const clt_tensor *g = clt__grad_of(params[i]);
@@ -564,10 +565,35 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
             CLT__TRY(clt__to_dtype(clamped, g->dtype, &co[i], fn));
         last = co[i];
     }
+    /* The clipped gradients are made apart, and each gradient then takes
+     * its clipped values' storage, which cannot fail: the gradients are
+     * clipped all or none.  Only a gradient that cannot take them (one
+     * that shares its storage with a view) is scaled in place, after the
+     * others, and a driver failing there leaves the gradients before it
+     * clipped (said in the message). */
+    for (size_t i = 0; i < n; i++) {
+        const clt_tensor *g = clt__grad_of(params[i]);
+        if (g != NULL)
+            CLT__TRY(clt__mul_into(NULL, g, co[i], &sc[i], fn));
+    }
     for (size_t i = 0; i < n; i++) {
         clt_tensor *g = (clt_tensor *)clt__grad_of(params[i]);
-        if (g != NULL)
-            CLT__TRY(clt__binary_(CLT__OP_MUL, g, co[i], 1.0, fn));
+        if (g != NULL && clt__tensor_take_values(g, sc[i])) {
+            clt_tensor_free(sc[i]);
+            sc[i] = NULL;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        clt_tensor *g = (clt_tensor *)clt__grad_of(params[i]);
+        if (g != NULL && sc[i] != NULL) {
+            st = clt__binary_(CLT__OP_MUL, g, co[i], 1.0, fn);
+            if (st != CLT_OK) {
+                clt__error_append(" (clt_clip_grad_norm: the gradients of the parameters "
+                                  "before it and of those that share no storage were "
+                                  "clipped, it and the others that share storage were not)");
+                goto done;
+            }
+        }
     }
 done:
     if (st != CLT_OK && total_norm) {
@@ -577,8 +603,10 @@ done:
     clt_set_grad_enabled(was);
     for (size_t i = 0; i < m; i++)
         clt_tensor_free(sq[i]);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         clt_tensor_free(co[i]);
+        clt_tensor_free(sc[i]);
+    }
     free(sq);
     clt_tensor_free(nd);
     clt_tensor_free(sum);

@@ -254,6 +254,21 @@ static void take_storage(clt_tensor *t, clt_tensor *moved)
     moved->dev = old ? old->dev : moved->dev;
 }
 
+bool clt__tensor_take_values(clt_tensor *t, clt_tensor *next)
+{
+    if (t->storage == NULL || next->storage == NULL || t->storage->foreign ||
+        __atomic_load_n(&t->storage->refs, __ATOMIC_ACQUIRE) != 1 ||
+        t->offset != 0 || clt_tensor_nbytes(t) != t->storage->bytes || !clt__is_contiguous(t) ||
+        next->offset != 0 || !clt__is_contiguous(next) ||
+        __atomic_load_n(&next->storage->refs, __ATOMIC_ACQUIRE) != 1 ||
+        next->dtype != t->dtype || next->dev != t->dev || next->ndim != t->ndim ||
+        memcmp(next->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim) != 0)
+        return false;
+    take_storage(t, next);
+    clt__version_bump(t);
+    return true;
+}
+
 clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev, const char *fn)
 {
     if (t->dev == dev)
