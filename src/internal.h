@@ -432,7 +432,8 @@ clt_status clt__index_errors(clt_device *dev, cl_mem *out);
 /* One check of the record around a blocking wait: clt__index_check_begin
  * enqueues, without waiting, a read of the record and its reset (nothing
  * when no index kernel ever ran on dev), under the device's lock so that no
- * kernel comes between them; call it before the wait, on the same queue.
+ * kernel comes between them; call it before the wait, on the same queue (a
+ * failure names fn, the synchronising call).
  * clt__index_check_end, after the wait, finds that read complete and
  * returns CLT_ERR_INDEX_OUT_OF_RANGE, with a message naming the op, the
  * index, the dimension, the device and `fn` (the synchronising call), when
@@ -444,7 +445,7 @@ typedef struct clt__index_check {
     cl_event ev;
     clt__index_error rec;
 } clt__index_check;
-clt_status clt__index_check_begin(clt_device *dev, clt__index_check *c);
+clt_status clt__index_check_begin(clt_device *dev, clt__index_check *c, const char *fn);
 clt_status clt__index_check_end(clt__index_check *c, bool report, const char *fn);
 
 /* Releases the device's record buffer (clt_shutdown). */
@@ -553,8 +554,10 @@ clt_status clt__result_new(const char *fn, clt_device *dev, clt_dtype dtype, int
                            const int64_t *shape, clt_tensor **out);
 
 /* Enqueues a non-blocking write of `bytes` from host memory src into the
- * contiguous t; *ev completes when src may be reused (NULL for 0 bytes). */
-clt_status clt__write_async(clt_tensor *t, const void *src, size_t bytes, cl_event *ev);
+ * contiguous t; *ev completes when src may be reused (NULL for 0 bytes).
+ * A failure names fn, the public call. */
+clt_status clt__write_async(clt_tensor *t, const void *src, size_t bytes, cl_event *ev,
+                            const char *fn);
 
 /* Moves t's data to dev in place: the handle stays, its storage becomes a
  * contiguous copy on dev (model.to(device) keeps its Parameters).  Other
@@ -617,13 +620,13 @@ clt_status clt__copy_as(const char *fn, const clt_tensor *t, clt_dtype dtype, cl
 clt_status clt__fill_value(clt_tensor *t, double value);
 
 /* Enqueues a strided copy (with cast) of src into the contiguous dst of the
- * same shape and device. */
-clt_status clt__copy_into(clt_tensor *dst, const clt_tensor *src);
+ * same shape and device; a failure names fn, the public call. */
+clt_status clt__copy_into(clt_tensor *dst, const clt_tensor *src, const char *fn);
 
 /* Enqueues a copy (with cast) of src, broadcast to dst's shape, into dst,
  * which may be any strided view on the same device (one without stride-0
- * dimensions; src must not overlap it). */
-clt_status clt__copy_strided(clt_tensor *dst, const clt_tensor *src);
+ * dimensions; src must not overlap it); a failure names fn. */
+clt_status clt__copy_strided(clt_tensor *dst, const clt_tensor *src, const char *fn);
 
 /* clt_tensor_write_async's host part: bytes (at least t's) from src into t,
  * any layout; a new clt_event in *out.  Bumps t's version. */

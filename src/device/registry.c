@@ -550,7 +550,7 @@ clt_status clt_device_synchronize(clt_device *dev)
     if (st != CLT_OK)
         return st;
     clt__index_check chk;
-    st = clt__index_check_begin(dev, &chk);
+    st = clt__index_check_begin(dev, &chk, "clt_device_synchronize");
     if (st != CLT_OK)
         return st;
     cl_int err = clt__driver_waited(clFinish(dev->queue));

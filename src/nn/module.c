@@ -171,7 +171,7 @@ static clt_status fwd_end(clt_status st)
     for (size_t k = 0; k < fwd.n && st == CLT_OK; k++) {
         if (fwd.v[k].buf == NULL)
             continue;
-        st = clt__copy_into(fwd.v[k].buf, fwd.v[k].next);
+        st = clt__copy_into(fwd.v[k].buf, fwd.v[k].next, "clt_module_forward");
         if (st == CLT_OK)
             clt__version_bump(fwd.v[k].buf);
     }

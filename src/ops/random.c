@@ -152,8 +152,9 @@ static clt_status generate(kind k, clt_generator *gen, clt_device *dev, int64_t 
         clt__arg args[] = {CLT__ARG(mem),    CLT__ARG(n),  CLT__ARG(key0), CLT__ARG(key1),
                            CLT__ARG(offset), CLT__ARG(lo), CLT__ARG(range)};
         static const char *const names[] = {"rand", "randn", "randint"};
-        st = clt__launch(dev, "random", opts, names[k], 1, &gws, NULL,
-                         k == INTEGER ? 7 : 5, args);
+        st = clt__error_in(clt__launch(dev, "random", opts, names[k], 1, &gws, NULL,
+                                       k == INTEGER ? 7 : 5, args),
+                           fn);
         if (st != CLT_OK) {
             give_back(gen, t->numel);
             goto done;
@@ -216,7 +217,7 @@ static clt_status fill_random(kind k, clt_tensor *t, clt_generator *gen, double 
     if (t->numel > 0) {
         CLT__TRY(clt__mul_scalar_into(NULL, r, scale, &m, fn));
         CLT__TRY(clt__add_scalar_into(NULL, m, shift, &a, fn));
-        CLT__TRY(clt__copy_strided(t, a));
+        CLT__TRY(clt__copy_strided(t, a, fn));
         clt__version_bump(t);
     }
 done:
@@ -297,7 +298,8 @@ clt_status clt_randperm(clt_generator *gen, clt_device *dev, int64_t n, clt_dtyp
         cl_ulong un = (cl_ulong)n;
         size_t gws = (size_t)n;
         clt__arg args[] = {CLT__ARG(mo), CLT__ARG(mk), CLT__ARG(un)};
-        CLT__TRY(clt__launch(dev, "random", opts, "randperm_rank", 1, &gws, NULL, 3, args));
+        CLT__TRY(clt__error_in(
+            clt__launch(dev, "random", opts, "randperm_rank", 1, &gws, NULL, 3, args), fn));
     }
     *out = t;
     t = NULL;

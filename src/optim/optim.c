@@ -227,7 +227,7 @@ static clt_status make(kind k, clt_tensor *const *params, size_t n, const clt_sg
             st = state(o, j, i, &unused);
             if (st != CLT_OK) {
                 clt_optimizer_free(o);
-                return st;
+                return clt__error_in(st, fn);
             }
         }
     }

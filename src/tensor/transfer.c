@@ -141,7 +141,7 @@ static clt_status copy_same_context(const clt_tensor *src, clt_tensor *dst, cons
     size_t es = clt_dtype_size(src->dtype);
     clt__index_check chk = {0};
     CLT__TRY(clt__sync_point_at(fn, caller));
-    CLT__TRY(clt__index_check_begin(sd, &chk));
+    CLT__TRY(clt__index_check_begin(sd, &chk, fn));
     CLT__CL_CHECK(clt__driver_waited(clFinish(sd->queue)), "%s: finishing work on %s (%s)", fn, sd->label,
                   sd->info.name);
     CLT__TRY(clt__index_check_end(&chk, true, fn));
@@ -221,7 +221,8 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
-clt_status clt__write_async(clt_tensor *t, const void *src, size_t bytes, cl_event *ev)
+clt_status clt__write_async(clt_tensor *t, const void *src, size_t bytes, cl_event *ev,
+                            const char *fn)
 {
     *ev = NULL;
     if (bytes == 0)
@@ -234,7 +235,7 @@ clt_status clt__write_async(clt_tensor *t, const void *src, size_t bytes, cl_eve
         clFlush(t->dev->queue);
     pthread_mutex_unlock(&t->dev->lock);
     if (err != CL_SUCCESS)
-        return clt__cl_error(err, "writing %zu bytes to %s (%s)", bytes, t->dev->label,
+        return clt__cl_error(err, "%s: writing %zu bytes to %s (%s)", fn, bytes, t->dev->label,
                              t->dev->info.name);
     clt__count_h2d(bytes);
     clt__version_bump(t);
@@ -354,7 +355,7 @@ clt_status clt__tensor_read_at(const clt_tensor *t, void *dst, size_t dst_bytes,
     clt_tensor *src = NULL;
     clt__index_check chk = {0};
     CLT__TRY(contiguous(t, &src, fn));
-    CLT__TRY(clt__index_check_begin(src->dev, &chk));
+    CLT__TRY(clt__index_check_begin(src->dev, &chk, fn));
     CLT__CL_CHECK(host_copy(src->dev, clt__mem(src),
                             (size_t)src->offset * clt_dtype_size(src->dtype), bytes, dst, false),
                   "%s: reading %zu bytes from %s (%s)", fn, bytes, src->dev->label,
@@ -389,7 +390,7 @@ clt_status clt_tensor_read_async(const clt_tensor *t, void *dst, size_t dst_byte
         CLT__TRY(contiguous(t, &e->keep, "clt_tensor_read_async"));
         /* The record's read goes first on the in-order queue, so that it has
          * completed whenever the copy has (clt_event_query never waits). */
-        CLT__TRY(clt__index_check_begin(e->keep->dev, &e->chk));
+        CLT__TRY(clt__index_check_begin(e->keep->dev, &e->chk, "clt_tensor_read_async"));
         clt_device *kd = e->keep->dev;
         pthread_mutex_lock(&kd->lock);
         cl_int err = CLT__DRIVER(clEnqueueReadBuffer(
@@ -422,7 +423,7 @@ clt_status clt_event_wait(clt_event *e)
             return st;
         cl_int err = clt__driver_waited(clWaitForEvents(1, &e->ev));
         if (err != CL_SUCCESS)
-            return clt__cl_error(err, "clt_event_wait: the read-back failed");
+            return clt__cl_error(err, "clt_event_wait: the transfer failed");
         e->waited = true;
         st = clt__index_check_end(&e->chk, true, "clt_event_wait");
         if (st != CLT_OK)
@@ -444,7 +445,7 @@ clt_status clt_event_query(clt_event *e, int *done)
     if (err != CL_SUCCESS)
         return clt__cl_error(err, "clt_event_query");
     if (status < 0)
-        return clt__cl_error(status, "clt_event_query: the read-back failed");
+        return clt__cl_error(status, "clt_event_query: the transfer failed");
     *done = status == CL_COMPLETE;
     if (*done) {
         /* The record's read preceded the copy on the in-order queue. */
@@ -513,13 +514,13 @@ clt_status clt__tensor_write(clt_tensor *t, const void *src, size_t bytes, clt_e
     clt_tensor *stage = NULL;
     if (need > 0) {
         if (clt__is_contiguous(t)) {
-            CLT__TRY(clt__write_async(t, src, need, &e->ev));
+            CLT__TRY(clt__write_async(t, src, need, &e->ev, fn));
         } else {
             /* A staging buffer on the device, then the strided copy; the
              * in-order queue runs the copy after the write. */
             CLT__TRY(clt__tensor_new(t->dev, t->dtype, t->ndim, t->shape, &stage));
-            CLT__TRY(clt__write_async(stage, src, need, &e->ev));
-            CLT__TRY(clt__copy_strided(t, stage));
+            CLT__TRY(clt__write_async(stage, src, need, &e->ev, fn));
+            CLT__TRY(clt__copy_strided(t, stage, fn));
             clt__version_bump(t);
         }
     }
