@@ -32,3 +32,106 @@ EACH_REFUSAL(launchfail, layers_ops_adamw, layers_work, 100)
 EACH_REFUSAL(launchfail, index_conv_pool, index_conv_work, 100)
 EACH_REFUSAL(launchfail, dataloader_epochs, data_work, 20)
 EACH_REFUSAL(launchfail, files_and_dlpack, io_work, 50)
+
+/* ---- a gradient that a view shares ------------------------------------------ */
+
+enum { NP = 3, NE = 5 };
+
+/* Three parameters with gradient 2 p (from the sum of p * p), and a view of
+ * the middle gradient held in *view: that one cannot take new storage. */
+static void clip_setup(clt_device *dev, clt_tensor **p, clt_tensor **view)
+{
+    for (int i = 0; i < NP; i++) {
+        float v[NE];
+        for (int k = 0; k < NE; k++)
+            v[k] = (float)(i * NE + k) * 0.75f - 4.0f;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, (int64_t[]){NE}, v, &p[i]));
+        CHECK(clt_set_requires_grad(p[i], 1));
+        clt_tensor *sq, *l;
+        CHECK(clt_mul(p[i], p[i], &sq));
+        CHECK(clt_sum(sq, &l));
+        CHECK(clt_backward(l, NULL, 0));
+        clt_tensor_free(sq);
+        clt_tensor_free(l);
+    }
+    CHECK(clt_grad(p[1], view));
+}
+
+static void read_grads(clt_tensor **p, float (*g)[NE])
+{
+    for (int i = 0; i < NP; i++) {
+        clt_tensor *t;
+        CHECK(clt_grad(p[i], &t));
+        CHECK(clt_tensor_read(t, g[i], sizeof g[i]));
+        clt_tensor_free(t);
+    }
+}
+
+/* With every driver call of the clipping failing in turn: either every
+ * gradient is clipped, bit for bit as without the failure, or none is, or
+ * (the failure in the middle gradient's in-place scaling) the two others
+ * are and the middle one is not, which the message says. */
+Test(launchfail, clip_grad_norm_with_a_view)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *p[NP], *view;
+    float before[NP][NE], want[NP][NE], got[NP][NE];
+    clip_setup(dev, p, &view);
+    read_grads(p, before);
+    CHECK(clt_clip_grad_norm(p, NP, 1.0, 2.0, NULL));
+    read_grads(p, want);
+    /* the reference: the joint norm of 2 p, computed here */
+    double norm = 0;
+    for (int i = 0; i < NP; i++)
+        for (int k = 0; k < NE; k++)
+            norm += (double)before[i][k] * before[i][k];
+    norm = sqrt(norm);
+    cr_assert_gt(norm, 1.0);
+    for (int i = 0; i < NP; i++)
+        for (int k = 0; k < NE; k++)
+            cr_assert_float_eq(want[i][k], before[i][k] / (norm + 1e-6), 1e-6);
+    for (int i = 0; i < NP; i++)
+        clt_tensor_free(p[i]);
+    clt_tensor_free(view);
+
+    int partial = 0;
+    long pass = 0;
+    for (;; pass++) {
+        clip_setup(dev, p, &view);
+        clt__driver_refuse_at(pass);
+        clt_status st = clt_clip_grad_norm(p, NP, 1.0, 2.0, NULL);
+        long left = clt__driver_refuse_at(-1);
+        bool stopped = strstr(clt_last_error(), "stopped at parameter 1 of 3") != NULL;
+        if (left < 0) {
+            cr_assert_neq(st, CLT_OK, "driver call %ld was refused and no failure came back",
+                          pass);
+            check_driver(pass, st, "clt_clip_grad_norm");
+        }
+        read_grads(p, got);
+        if (left >= 0) {
+            CHECK(st);
+            cr_assert(memcmp(got, want, sizeof got) == 0);
+            break;
+        }
+        if (stopped) {
+            partial++;
+            cr_assert(memcmp(got[0], want[0], sizeof got[0]) == 0, "driver call %ld", pass);
+            cr_assert(memcmp(got[1], before[1], sizeof got[1]) == 0, "driver call %ld", pass);
+            cr_assert(memcmp(got[2], want[2], sizeof got[2]) == 0, "driver call %ld", pass);
+        } else {
+            cr_assert(memcmp(got, before, sizeof got) == 0, "driver call %ld: %s", pass,
+                      clt_last_error());
+        }
+        for (int i = 0; i < NP; i++)
+            clt_tensor_free(p[i]);
+        clt_tensor_free(view);
+    }
+    /* the view still sees its gradient */
+    float seen[NE];
+    CHECK(clt_tensor_read(view, seen, sizeof seen));
+    cr_assert(memcmp(seen, want[1], sizeof seen) == 0);
+    cr_assert_geq(partial, 1, "no failure fell in the in-place scaling (%ld calls)", pass);
+    for (int i = 0; i < NP; i++)
+        clt_tensor_free(p[i]);
+    clt_tensor_free(view);
+}

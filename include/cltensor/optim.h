@@ -105,7 +105,14 @@ CLT_API void clt_optimizer_free(clt_optimizer *opt);
  * clip).  Parameters without gradients are skipped; all must be
  * on one device.  Only norm_type 2 is supported.  A parameter with a
  * gradient given twice is CLT_ERR_INVALID_ARGUMENT, nothing scaled: PyTorch
- * counts its gradient twice in the norm and scales it twice. */
+ * counts its gradient twice in the norm and scales it twice.
+ *
+ * Failures.  Every gradient is clipped or none: the clipped values are all
+ * made first (where out of memory or a refused launch changes nothing),
+ * then each gradient takes their storage, which cannot fail.  Only a
+ * gradient whose storage a view shares is scaled in place, after the
+ * others; a driver failing there leaves the gradients before it clipped,
+ * and the message says so. */
 CLT_API clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_norm,
                                       double norm_type, clt_tensor **total_norm);
 

@@ -588,9 +588,13 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
         if (g != NULL && sc[i] != NULL) {
             st = clt__binary_(CLT__OP_MUL, g, co[i], 1.0, fn);
             if (st != CLT_OK) {
-                clt__error_append(" (clt_clip_grad_norm: the gradients of the parameters "
-                                  "before it and of those that share no storage were "
-                                  "clipped, it and the others that share storage were not)");
+                char note[256];
+                snprintf(note, sizeof note,
+                         " (clt_clip_grad_norm: stopped at parameter %zu of %zu, whose gradient "
+                         "shares its storage with a view: the other gradients were clipped but "
+                         "for those after it that share theirs)",
+                         i, n);
+                clt__error_append(note);
                 goto done;
             }
         }
