@@ -26,12 +26,12 @@ static void check_driver(long pass, clt_status st, const char *call)
 
 static const failing_kind failing = {"driver call", clt__driver_refuse_at, check_driver, true};
 
-EACH_REFUSAL(launchfail, tensors_autograd_format, tensor_work, 20)
-EACH_REFUSAL(launchfail, mlp_cnn_sgd_adam, train_work, 50)
-EACH_REFUSAL(launchfail, layers_ops_adamw, layers_work, 100)
+EACH_REFUSAL(launchfail, tensors_autograd_format, tensor_work, 30)
+EACH_REFUSAL(launchfail, mlp_cnn_sgd_adam, train_work, 500)
+EACH_REFUSAL(launchfail, layers_ops_adamw, layers_work, 350)
 EACH_REFUSAL(launchfail, index_conv_pool, index_conv_work, 100)
-EACH_REFUSAL(launchfail, dataloader_epochs, data_work, 20)
-EACH_REFUSAL(launchfail, files_and_dlpack, io_work, 50)
+EACH_REFUSAL(launchfail, dataloader_epochs, data_work, 30)
+EACH_REFUSAL(launchfail, files_and_dlpack, io_work, 80)
 
 /* ---- a gradient that a view shares ------------------------------------------ */
 
@@ -134,4 +134,48 @@ Test(launchfail, clip_grad_norm_with_a_view)
     for (int i = 0; i < NP; i++)
         clt_tensor_free(p[i]);
     clt_tensor_free(view);
+}
+
+/* ---- builds and kernel creation ------------------------------------------------ */
+
+/* The works above find their programs built by their first run; here every
+ * run starts with no program (no disk cache, the devices shut down), so
+ * that the builds and kernel creations are failed in turn too. */
+Test(launchfail, builds_and_kernel_creation, .timeout = 600)
+{
+    setenv("CLTENSOR_CACHE", "0", 1);
+    float av[6] = {1.5f, -2.0f, 0.25f, 3.0f, -0.5f, 8.0f}, bv[6] = {2, 4, 8, 16, 32, 64};
+    int builds = 0, kernels = 0;
+    long pass = 0;
+    for (;; pass++) {
+        clt_device *dev = get_device("cpu");
+        clt_tensor *a, *b, *c = (void *)&failing;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, (int64_t[]){6}, av, &a));
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, (int64_t[]){6}, bv, &b));
+        clt__driver_refuse_at(pass);
+        clt_status st = clt_add(a, b, &c);
+        long left = clt__driver_refuse_at(-1);
+        if (st != CLT_OK) {
+            cr_assert_lt(left, 0);
+            check_driver(pass, st, "clt_add");
+            cr_assert_null(c, "driver call %ld: a failed clt_add handed out a result", pass);
+            builds += strstr(clt_last_error(), "building cl/elementwise.cl") != NULL;
+            kernels += strstr(clt_last_error(), "clCreateKernel") != NULL;
+            CHECK(clt_add(a, b, &c));
+        } else {
+            cr_assert_geq(left, 0, "driver call %ld was refused and no failure came back", pass);
+        }
+        float got[6];
+        CHECK(clt_tensor_read(c, got, sizeof got));
+        for (int i = 0; i < 6; i++)
+            cr_assert_eq(got[i], av[i] + bv[i], "driver call %ld: element %d", pass, i);
+        clt_tensor_free(a);
+        clt_tensor_free(b);
+        clt_tensor_free(c);
+        clt_shutdown();
+        if (left >= 0)
+            break;
+    }
+    cr_assert_geq(builds, 1, "no build was refused in %ld driver calls", pass);
+    cr_assert_geq(kernels, 1, "no kernel creation was refused in %ld driver calls", pass);
 }
