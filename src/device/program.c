@@ -613,9 +613,9 @@ static clt_status set_args_locked(clt_device *dev, clt__kernel_entry *ke, const 
         if (i < CLT__ARGS_CACHED)
             ke->arg_size[i] = 0;
         __atomic_add_fetch(&set_arg_calls, 1, __ATOMIC_RELAXED);
-        CLT__CL_CHECK(CLT__DRIVER(clSetKernelArg(ke->kernel, (cl_uint)i, args[i].size, args[i].ptr)),
-                      "clSetKernelArg %zu of kernel '%s' (cl/%s.cl) on %s", i, kernel, family,
-                      dev->label);
+        CLT__CL_CHECK(
+            CLT__DRIVER(clSetKernelArg(ke->kernel, (cl_uint)i, args[i].size, args[i].ptr)),
+            "clSetKernelArg %zu of kernel '%s' (cl/%s.cl) on %s", i, kernel, family, dev->label);
         if (cacheable) {
             memcpy(ke->arg_val[i], args[i].ptr, args[i].size);
             ke->arg_size[i] = (uint8_t)args[i].size;

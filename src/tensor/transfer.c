@@ -142,8 +142,8 @@ static clt_status copy_same_context(const clt_tensor *src, clt_tensor *dst, cons
     clt__index_check chk = {0};
     CLT__TRY(clt__sync_point_at(fn, caller));
     CLT__TRY(clt__index_check_begin(sd, &chk, fn));
-    CLT__CL_CHECK(clt__driver_waited(clFinish(sd->queue)), "%s: finishing work on %s (%s)", fn, sd->label,
-                  sd->info.name);
+    CLT__CL_CHECK(clt__driver_waited(clFinish(sd->queue)), "%s: finishing work on %s (%s)", fn,
+                  sd->label, sd->info.name);
     CLT__TRY(clt__index_check_end(&chk, true, fn));
     cl_event ev = NULL;
     pthread_mutex_lock(&dd->lock);
