@@ -44,7 +44,8 @@ clt_status clt__cl_error(cl_int err, const char *fmt, ...) CLT__PRINTF(2, 3);
 clt_status clt__clblast_error(int err, const char *fmt, ...) CLT__PRINTF(2, 3);
 
 /* For a failure in a step of the public op fn: puts "<fn>: " before the
- * message unless it names fn first already.  Returns status. */
+ * message unless it names fn first already.  Returns status; does nothing
+ * for CLT_OK or a NULL fn (a helper called with no public name). */
 clt_status clt__error_in(clt_status status, const char *fn);
 
 /* Marks success: clears the message. */
