@@ -44,7 +44,8 @@ clt_status clt__cl_error(cl_int err, const char *fmt, ...) CLT__PRINTF(2, 3);
 clt_status clt__clblast_error(int err, const char *fmt, ...) CLT__PRINTF(2, 3);
 
 /* For a failure in a step of the public op fn: puts "<fn>: " before the
- * message unless it names fn first already.  Returns status. */
+ * message unless it names fn first already.  Returns status; does nothing
+ * for CLT_OK or a NULL fn (a helper called with no public name). */
 clt_status clt__error_in(clt_status status, const char *fn);
 
 /* Marks success: clears the message. */
@@ -201,6 +202,31 @@ void clt__profile_event(const char *kernel, cl_event ev);
 
 /* The embedded cl/<name>.cl, or NULL. */
 const clt__cl_source *clt__cl_source_find(const char *name);
+
+/* ---- driver calls a test can fail (src/device/fault.c) ----------------- */
+
+/* Test hook: lets `pass` driver calls through and makes the next one fail
+ * with CL_OUT_OF_RESOURCES, as a driver out of resources would; the calls
+ * after it go through again.  The calls counted are those whose failure
+ * the library reports: kernel launches and their arguments, program builds
+ * from source, kernel creation, enqueued reads, writes, copies, fills and
+ * maps, and the waits behind them (clFinish, clWaitForEvents).  A negative
+ * `pass` turns the hook off.  Returns the count still to pass: negative
+ * when the hook was off (-1) or the refusal has happened (-2). */
+long clt__driver_refuse_at(long pass);
+
+/* Whether the hook refuses the driver call about to be made: one relaxed
+ * atomic load while it is off. */
+bool clt__driver_refused(void);
+
+/* A driver call the hook can refuse: the call is not made and
+ * CL_OUT_OF_RESOURCES stands for its result. */
+#define CLT__DRIVER(call) (clt__driver_refused() ? CL_OUT_OF_RESOURCES : (call))
+
+/* The result of a wait that was made, or CL_OUT_OF_RESOURCES when the hook
+ * refuses it: the commands waited for have run, as they may have when a
+ * real wait fails. */
+cl_int clt__driver_waited(cl_int err);
 
 /* ---- devices (src/device/registry.c) ----------------------------------- */
 
@@ -407,7 +433,8 @@ clt_status clt__index_errors(clt_device *dev, cl_mem *out);
 /* One check of the record around a blocking wait: clt__index_check_begin
  * enqueues, without waiting, a read of the record and its reset (nothing
  * when no index kernel ever ran on dev), under the device's lock so that no
- * kernel comes between them; call it before the wait, on the same queue.
+ * kernel comes between them; call it before the wait, on the same queue (a
+ * failure names fn, the synchronising call).
  * clt__index_check_end, after the wait, finds that read complete and
  * returns CLT_ERR_INDEX_OUT_OF_RANGE, with a message naming the op, the
  * index, the dimension, the device and `fn` (the synchronising call), when
@@ -419,7 +446,7 @@ typedef struct clt__index_check {
     cl_event ev;
     clt__index_error rec;
 } clt__index_check;
-clt_status clt__index_check_begin(clt_device *dev, clt__index_check *c);
+clt_status clt__index_check_begin(clt_device *dev, clt__index_check *c, const char *fn);
 clt_status clt__index_check_end(clt__index_check *c, bool report, const char *fn);
 
 /* Releases the device's record buffer (clt_shutdown). */
@@ -528,13 +555,22 @@ clt_status clt__result_new(const char *fn, clt_device *dev, clt_dtype dtype, int
                            const int64_t *shape, clt_tensor **out);
 
 /* Enqueues a non-blocking write of `bytes` from host memory src into the
- * contiguous t; *ev completes when src may be reused (NULL for 0 bytes). */
-clt_status clt__write_async(clt_tensor *t, const void *src, size_t bytes, cl_event *ev);
+ * contiguous t; *ev completes when src may be reused (NULL for 0 bytes).
+ * A failure names fn, the public call. */
+clt_status clt__write_async(clt_tensor *t, const void *src, size_t bytes, cl_event *ev,
+                            const char *fn);
 
 /* Moves t's data to dev in place: the handle stays, its storage becomes a
  * contiguous copy on dev (model.to(device) keeps its Parameters).  Other
  * handles on the old storage keep it. */
 clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev, const char *fn);
+/* Puts the values of `next` (a tensor of t's dtype and shape, its own
+ * storage and no other handle's) into t by giving t next's storage, which
+ * cannot fail, and bumps t's version; next keeps t's old storage.  False,
+ * changing nothing, where t cannot take it: t shares its storage with
+ * another handle (a view), is a part of a larger buffer or on a caller's
+ * buffer, or next is not contiguous or not alone on its storage. */
+bool clt__tensor_take_values(clt_tensor *t, clt_tensor *next);
 /* clt__tensor_rehome of the n tensors (NULL entries skipped), all or none:
  * every copy is made before any handle changes, so that a failure (out of
  * memory on dev) leaves each where it was. */
@@ -585,13 +621,13 @@ clt_status clt__copy_as(const char *fn, const clt_tensor *t, clt_dtype dtype, cl
 clt_status clt__fill_value(clt_tensor *t, double value);
 
 /* Enqueues a strided copy (with cast) of src into the contiguous dst of the
- * same shape and device. */
-clt_status clt__copy_into(clt_tensor *dst, const clt_tensor *src);
+ * same shape and device; a failure names fn, the public call. */
+clt_status clt__copy_into(clt_tensor *dst, const clt_tensor *src, const char *fn);
 
 /* Enqueues a copy (with cast) of src, broadcast to dst's shape, into dst,
  * which may be any strided view on the same device (one without stride-0
- * dimensions; src must not overlap it). */
-clt_status clt__copy_strided(clt_tensor *dst, const clt_tensor *src);
+ * dimensions; src must not overlap it); a failure names fn. */
+clt_status clt__copy_strided(clt_tensor *dst, const clt_tensor *src, const char *fn);
 
 /* clt_tensor_write_async's host part: bytes (at least t's) from src into t,
  * any layout; a new clt_event in *out.  Bumps t's version. */

@@ -854,7 +854,8 @@ Test(optim, failed_build_changes_nothing)
 
 /* What remains: the driver failing one enqueue after others went through.
  * The message says which parameter, that those before it were updated and
- * that the step was not counted, as optim.h documents. */
+ * that the step was not counted, as optim.h documents; the next step
+ * finishes it, updating no parameter twice. */
 Test(optim, driver_failure_mid_step_says_where)
 {
     clt_device *dev = get_device("cpu");
@@ -875,6 +876,10 @@ Test(optim, driver_failure_mid_step_says_where)
               "%s", clt_last_error());
     cr_assert(holds(p[0], 0, 1) && holds(p[1], 1, 0) && holds(p[2], 2, 0));
     cr_assert_eq(clt_optimizer_steps(opt), 0);
+    /* the next step finishes that one, from parameter 1 */
+    CHECK(clt_optimizer_step(opt));
+    cr_assert(holds(p[0], 0, 1) && holds(p[1], 1, 1) && holds(p[2], 2, 1));
+    cr_assert_eq(clt_optimizer_steps(opt), 1);
     clt_optimizer_free(opt);
     for (int k = 0; k < 3; k++)
         clt_tensor_free(p[k]);

@@ -72,10 +72,11 @@ CLT_API clt_status clt_adamw(clt_tensor *const *params, size_t n, const clt_adam
  * ("the driver failed at parameter 3 of 8") have been updated, with their
  * state (momentum, moments); that one and those after it have not (but
  * for a parameter of more than 2^31 work-items, enqueued in parts, whose
- * first parts may have been); and clt_optimizer_steps has not moved.  Retrying
- * would update the earlier parameters twice: to recover, reload the
- * parameters (clt_module_load from a checkpoint) and make a new
- * optimizer, or carry on knowing that this step was partial. */
+ * first parts may have been); and clt_optimizer_steps has not moved.  The
+ * optimizer remembers where it stopped: the next clt_optimizer_step
+ * finishes that step, updating that parameter and those after it (with
+ * the gradients they hold then) and no earlier one, and counts it; so a
+ * step retried after the failure gives what one step without it gives. */
 CLT_API clt_status clt_optimizer_step(clt_optimizer *opt);
 
 /* Clears every parameter's gradient: drops it (set_to_none, PyTorch's
@@ -104,7 +105,14 @@ CLT_API void clt_optimizer_free(clt_optimizer *opt);
  * clip).  Parameters without gradients are skipped; all must be
  * on one device.  Only norm_type 2 is supported.  A parameter with a
  * gradient given twice is CLT_ERR_INVALID_ARGUMENT, nothing scaled: PyTorch
- * counts its gradient twice in the norm and scales it twice. */
+ * counts its gradient twice in the norm and scales it twice.
+ *
+ * Failures.  Every gradient is clipped or none: the clipped values are all
+ * made first (where out of memory or a refused launch changes nothing),
+ * then each gradient takes their storage, which cannot fail.  Only a
+ * gradient whose storage a view shares is scaled in place, after the
+ * others; a driver failing there leaves the gradients before it clipped,
+ * and the message says so. */
 CLT_API clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_norm,
                                       double norm_type, clt_tensor **total_norm);
 

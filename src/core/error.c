@@ -196,8 +196,10 @@ done:
 
 clt_status clt__error_in(clt_status status, const char *fn)
 {
+    if (status == CLT_OK || fn == NULL)
+        return status;
     size_t n = strlen(fn);
-    if (status != CLT_OK && !(msg && strncmp(msg, fn, n) == 0 && msg[n] == ':'))
+    if (!(msg && strncmp(msg, fn, n) == 0 && msg[n] == ':'))
         clt__error_prefix(status, "%s", fn);
     return status;
 }

@@ -45,7 +45,7 @@ clt_status clt__index_errors(clt_device *dev, cl_mem *out)
     return st;
 }
 
-clt_status clt__index_check_begin(clt_device *dev, clt__index_check *c)
+clt_status clt__index_check_begin(clt_device *dev, clt__index_check *c, const char *fn)
 {
     memset(c, 0, sizeof *c);
     if (dev == NULL || __atomic_load_n(&dev->index_errors, __ATOMIC_ACQUIRE) == NULL)
@@ -56,13 +56,16 @@ clt_status clt__index_check_begin(clt_device *dev, clt__index_check *c)
      * writes from static storage, so it needs no wait either. */
     pthread_mutex_lock(&dev->lock);
     cl_mem mem = dev->index_errors;
-    CLT__CL_CHECK(clEnqueueReadBuffer(dev->queue, mem, CL_FALSE, 0, sizeof c->rec, &c->rec, 0,
-                                      NULL, &c->ev),
-                  "reading the index error record of %s (%s)", dev->label, dev->info.name);
+    CLT__CL_CHECK(CLT__DRIVER(clEnqueueReadBuffer(dev->queue, mem, CL_FALSE, 0, sizeof c->rec,
+                                                  &c->rec, 0, NULL, &c->ev)),
+                  "%s: reading the index error record of %s (%s)", fn, dev->label,
+                  dev->info.name);
     c->dev = dev;
-    CLT__CL_CHECK(clEnqueueWriteBuffer(dev->queue, mem, CL_FALSE, 0, sizeof zero_record,
-                                       &zero_record, 0, NULL, NULL),
-                  "resetting the index error record of %s (%s)", dev->label, dev->info.name);
+    CLT__CL_CHECK(CLT__DRIVER(clEnqueueWriteBuffer(dev->queue, mem, CL_FALSE, 0,
+                                                   sizeof zero_record, &zero_record, 0, NULL,
+                                                   NULL)),
+                  "%s: resetting the index error record of %s (%s)", fn, dev->label,
+                  dev->info.name);
 done:
     pthread_mutex_unlock(&dev->lock);
     if (st != CLT_OK && c->ev) {
@@ -84,6 +87,7 @@ clt_status clt__index_check_end(clt__index_check *c, bool report, const char *fn
     c->ev = NULL;
     if (!report)
         return CLT_OK;
+    err = clt__driver_waited(err);
     if (err != CL_SUCCESS)
         return clt__cl_error(err, "%s: reading the index error record of %s (%s)", fn,
                              dev->label, dev->info.name);

@@ -385,7 +385,7 @@ static clt_status build_source(clt_device *dev, const char *family, const char *
     cl_int err = CL_SUCCESS;
     prog = clCreateProgramWithSource(dev->context, 2, texts, lens, &err);
     CLT__CL_CHECK(err, "clCreateProgramWithSource for cl/%s.cl on %s", family, dev->label);
-    err = clBuildProgram(prog, 1, &dev->id, opts, NULL, NULL);
+    err = CLT__DRIVER(clBuildProgram(prog, 1, &dev->id, opts, NULL, NULL));
     if (err != CL_SUCCESS) {
         if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_INVALID_BUILD_OPTIONS)
             st = clt__error(CLT_ERR_BUILD_FAILED,
@@ -558,7 +558,8 @@ static clt_status kernel_locked(clt_device *dev, clt__program_entry *p, const ch
     if (strlen(name) >= sizeof p->kernels->name)
         return clt__error(CLT_ERR_INTERNAL, "kernel name too long: %s", name);
     cl_int err = CL_SUCCESS;
-    cl_kernel kernel = clCreateKernel(p->program, name, &err);
+    cl_kernel kernel = clt__driver_refused() ? (err = CL_OUT_OF_RESOURCES, NULL)
+                                             : clCreateKernel(p->program, name, &err);
     if (err != CL_SUCCESS)
         return clt__cl_error(err, "clCreateKernel '%s' on %s", name, dev->label);
     clt__kernel_entry *k = clt__calloc(1, sizeof *k);
@@ -612,9 +613,9 @@ static clt_status set_args_locked(clt_device *dev, clt__kernel_entry *ke, const 
         if (i < CLT__ARGS_CACHED)
             ke->arg_size[i] = 0;
         __atomic_add_fetch(&set_arg_calls, 1, __ATOMIC_RELAXED);
-        CLT__CL_CHECK(clSetKernelArg(ke->kernel, (cl_uint)i, args[i].size, args[i].ptr),
-                      "clSetKernelArg %zu of kernel '%s' (cl/%s.cl) on %s", i, kernel, family,
-                      dev->label);
+        CLT__CL_CHECK(
+            CLT__DRIVER(clSetKernelArg(ke->kernel, (cl_uint)i, args[i].size, args[i].ptr)),
+            "clSetKernelArg %zu of kernel '%s' (cl/%s.cl) on %s", i, kernel, family, dev->label);
         if (cacheable) {
             memcpy(ke->arg_val[i], args[i].ptr, args[i].size);
             ke->arg_size[i] = (uint8_t)args[i].size;
@@ -729,9 +730,10 @@ clt_status clt__launch(clt_device *dev, const char *family, const char *options,
     for (size_t off = 0; off < gws[0]; off += step) {
         size_t part = gws[0] - off < step ? gws[0] - off : step;
         cl_event ev = NULL;
-        CLT__CL_CHECK(clEnqueueNDRangeKernel(dev->queue, k, work_dim, off ? &off : NULL,
-                                             part == gws[0] ? gws : &part, lws, 0, NULL,
-                                             clt__profiling() ? &ev : NULL),
+        CLT__CL_CHECK(CLT__DRIVER(clEnqueueNDRangeKernel(
+                          dev->queue, k, work_dim, off ? &off : NULL,
+                          part == gws[0] ? gws : &part, lws, 0, NULL,
+                          clt__profiling() ? &ev : NULL)),
                       "clEnqueueNDRangeKernel '%s' (cl/%s.cl) on %s, global size %zu at %zu",
                       kernel, family, dev->label, part, off);
         clt__count_launch();

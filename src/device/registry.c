@@ -562,13 +562,14 @@ clt_status clt_device_synchronize(clt_device *dev)
     if (st != CLT_OK)
         return st;
     clt__index_check chk;
-    st = clt__index_check_begin(dev, &chk);
+    st = clt__index_check_begin(dev, &chk, "clt_device_synchronize");
     if (st != CLT_OK)
         return st;
-    cl_int err = clFinish(dev->queue);
+    cl_int err = clt__driver_waited(clFinish(dev->queue));
     if (err != CL_SUCCESS) {
         clt__index_check_end(&chk, false, NULL);
-        return clt__cl_error(err, "clFinish on %s (%s)", dev->label, dev->info.name);
+        return clt__cl_error(err, "clt_device_synchronize: clFinish on %s (%s)", dev->label,
+                             dev->info.name);
     }
     st = clt__index_check_end(&chk, true, "clt_device_synchronize");
     return st == CLT_OK ? clt__ok() : st;

@@ -250,7 +250,7 @@ clt_status clt_from_dlpack(clt_device *dev, const DLManagedTensor *src, clt_tens
                         "%s: bool element %lld holds the byte %u (only 0 and 1 are bools)", fn,
                         (long long)b, (unsigned char)buf[b]);
     if (st == CLT_OK)
-        st = clt_tensor_write(t, buf, bytes);
+        st = clt__error_in(clt_tensor_write(t, buf, bytes), fn);
     free(buf);
     if (st != CLT_OK) {
         clt_tensor_free(t);

@@ -684,7 +684,7 @@ clt_status clt_module_load(clt_module *m, const char *path)
         clt__scope_disown(fresh[k]);
     }
     for (size_t k = 0; k < n; k++) {
-        st = clt__copy_into(state[k].tensor, fresh[k]);
+        st = clt__copy_into(state[k].tensor, fresh[k], fn);
         if (st != CLT_OK)
             CLT__TRY(clt__error_prefix(st, "%s: %s: copying into %s (the tensors before it "
                                        "were loaded)", fn, path, state[k].name));

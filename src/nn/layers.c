@@ -110,7 +110,7 @@ done:
     clt_tensor_free(w);
     clt_tensor_free(b);
     clt_module_free(m);
-    return st == CLT_OK ? clt__ok() : st;
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
 }
 
 /* ---- BatchNorm ---------------------------------------------------------------- */
@@ -273,7 +273,7 @@ static clt_status batch_norm(bool two_d, clt_device *dev, int64_t features, doub
 done:
     clt_tensor_free(t);
     clt_module_free(m);
-    return st == CLT_OK ? clt__ok() : st;
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
 }
 
 clt_status clt_batch_norm1d_layer(clt_device *dev, int64_t num_features, double eps,
@@ -373,5 +373,5 @@ done:
         clt_generator_set_offset(gen, drawn);
     clt_tensor_free(w);
     clt_module_free(m);
-    return st == CLT_OK ? clt__ok() : st;
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
 }

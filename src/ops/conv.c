@@ -66,7 +66,7 @@ static bool fits32(const geom *g)
 /* One work-item per `items`, kernel `name` of cl/conv.cl; the last
  * argument is the geometry. */
 static clt_status launch(clt_device *dev, clt_dtype dtype, const char *name, int64_t items,
-                         size_t nargs, const clt__arg *args)
+                         size_t nargs, const clt__arg *args, const char *fn)
 {
     if (items <= 0)
         return CLT_OK;
@@ -74,7 +74,8 @@ static clt_status launch(clt_device *dev, clt_dtype dtype, const char *name, int
     if (opts == NULL)
         return clt_last_status();
     size_t gws = (size_t)items;
-    return clt__launch(dev, "conv", opts, name, 1, &gws, NULL, nargs, args);
+    return clt__error_in(clt__launch(dev, "conv", opts, name, 1, &gws, NULL, nargs, args),
+                         fn);
 }
 
 /* Kernel `name` over `rows` rows of `width` outputs: on CPU devices, when
@@ -82,12 +83,12 @@ static clt_status launch(clt_device *dev, clt_dtype dtype, const char *name, int
  * work-groups of one (the last argument is then the rows per work-item);
  * elsewhere one work-item per row.  args has room for that last one. */
 static clt_status launch_rows(clt_device *dev, clt_dtype dtype, const char *name, int64_t rows,
-                              int64_t width, size_t nargs, clt__arg *args)
+                              int64_t width, size_t nargs, clt__arg *args, const char *fn)
 {
     const geom *g = (const geom *)args[nargs - 1].ptr;
     cl_ulong chunk = clt__chunk_size(dev, rows * width);
     if (chunk == 0 || rows <= 0 || !fits32(g))
-        return launch(dev, dtype, name, rows, nargs, args);
+        return launch(dev, dtype, name, rows, nargs, args, fn);
     const char *opts = options(dtype, true);
     if (opts == NULL)
         return clt_last_status();
@@ -106,7 +107,8 @@ static clt_status launch_rows(clt_device *dev, clt_dtype dtype, const char *name
     clt__arg all[8];
     memcpy(all, args, nargs * sizeof *args);
     all[nargs] = CLT__ARG(per);
-    return clt__launch(dev, "conv", opts, kname, 1, &gws, &lws, nargs + 1, all);
+    return clt__error_in(clt__launch(dev, "conv", opts, kname, 1, &gws, &lws, nargs + 1, all),
+                         fn);
 }
 
 static clt_status check_float(const clt_tensor *t, const char *what, const char *fn)
@@ -298,16 +300,18 @@ static clt_status im2col(const clt_tensor *xc, geom g, int64_t n0, clt_tensor **
     if (chunk && n > 0 && fits32(&g) && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1) {
         /* CPU devices, stride and dilation 1: whole patch rows of an image */
         clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mc), CLT__ARG(mc), CLT__ARG(g)};
-        st = launch_rows(xc->dev, xc->dtype, "im2col_plane", g.G * g.K * g.N, g.L, 4, args);
+        st = launch_rows(xc->dev, xc->dtype, "im2col_plane", g.G * g.K * g.N, g.L, 4, args, fn);
     } else if (chunk && n > 0 && fits32(&g)) { /* CPU devices: chunks in work-groups of one */
         const char *opts = options(xc->dtype, true);
         size_t gws = (size_t)(((cl_ulong)n + chunk - 1) / chunk), lws = 1;
         clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mc), CLT__ARG(g), CLT__ARG(chunk)};
-        st = opts ? clt__launch(xc->dev, "conv", opts, "im2col_chunk", 1, &gws, &lws, 4, args)
+        st = opts ? clt__error_in(
+                        clt__launch(xc->dev, "conv", opts, "im2col_chunk", 1, &gws, &lws, 4, args),
+                        fn)
                   : clt_last_status();
     } else {
         clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mc), CLT__ARG(g)};
-        st = launch(xc->dev, xc->dtype, "im2col", g.G * g.K * g.N * g.Ho, 3, args);
+        st = launch(xc->dev, xc->dtype, "im2col", g.G * g.K * g.N * g.Ho, 3, args, fn);
     }
     if (st != CLT_OK) {
         clt_tensor_free(*cols);
@@ -346,7 +350,7 @@ clt_status clt__conv2d(const clt_tensor *x, const clt_tensor *w, const clt_tenso
             CLT__TRY(gemm(g.G, false, wc, g.Og, g.K, false, cols, g.K, c.N * g.L, &Y, fn));
             cl_mem my = clt__mem(Y), mb = bc ? clt__mem(bc) : my, mo = clt__mem(r);
             clt__arg args[] = {CLT__ARG(my), CLT__ARG(mb), CLT__ARG(mo), CLT__ARG(c)};
-            CLT__TRY(launch_rows(x->dev, x->dtype, "conv_out", c.N * g.O, g.L, 4, args));
+            CLT__TRY(launch_rows(x->dev, x->dtype, "conv_out", c.N * g.O, g.L, 4, args, fn));
             if (cols_keep && c.N == g.N) { /* one chunk: the backward reuses it */
                 *cols_keep = cols;
                 cols = NULL;
@@ -402,14 +406,14 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
         c.off0 = gc->offset + n0 * g.O * g.L;
         cl_mem mg = clt__mem(gc), mp = clt__mem(Gp);
         clt__arg pa[] = {CLT__ARG(mg), CLT__ARG(mp), CLT__ARG(mp), CLT__ARG(c)};
-        CLT__TRY(launch_rows(x->dev, x->dtype, "conv_gout_perm", g.O * c.N, g.L, 4, pa));
+        CLT__TRY(launch_rows(x->dev, x->dtype, "conv_gout_perm", g.O * c.N, g.L, 4, pa, fn));
         if (want_gx) {
             /* dcols[g] = W[g]^T [K, Og] @ gout[g] [Og, N L], then summed into dx */
             CLT__TRY(gemm(g.G, true, wc, g.Og, g.K, false, Gp, g.Og, c.N * g.L, &dcols, fn));
             c.off2 = n0 * g.C * g.H * g.W;
             cl_mem md = clt__mem(dcols), mr = clt__mem(rx);
             clt__arg ca[] = {CLT__ARG(md), CLT__ARG(mr), CLT__ARG(mr), CLT__ARG(c)};
-            CLT__TRY(launch_rows(x->dev, x->dtype, "col2im", c.N * g.C * g.H, g.W, 4, ca));
+            CLT__TRY(launch_rows(x->dev, x->dtype, "col2im", c.N * g.C * g.H, g.W, 4, ca, fn));
         }
         if (want_gw) {
             /* dW[g] = gout[g] [Og, N L] @ cols[g]^T [N L, K]: the images summed
@@ -452,7 +456,7 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
         g.off0 = gc->offset;
         cl_mem mg = clt__mem(gc), mr = clt__mem(rb);
         clt__arg args[] = {CLT__ARG(mg), CLT__ARG(mr), CLT__ARG(g)};
-        CLT__TRY(launch(x->dev, x->dtype, "conv_bias_grad", g.O, 3, args));
+        CLT__TRY(launch(x->dev, x->dtype, "conv_bias_grad", g.O, 3, args, fn));
     }
     if (gw) {
         if (dw)
@@ -602,7 +606,7 @@ clt_status clt__max_pool2d(const clt_tensor *x, const clt__pool2d *p, clt_tensor
         cl_mem mx = clt__mem(xc), mr = clt__mem(r), mi = clt__mem(ix);
         clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mr), CLT__ARG(mi), CLT__ARG(g)};
         CLT__TRY(launch_rows(x->dev, x->dtype, "max_pool_fwd", g.N * g.C * g.Ho, g.Wo, 4,
-                             args));
+                             args, fn));
     }
     *out = r;
     *indices = ix;
@@ -637,9 +641,9 @@ clt_status clt__max_pool2d_backward(const clt_tensor *gout, const clt_tensor *in
              * fraction of its time. */
             CLT__TRY(clt__fill_value(r, 0.0));
             CLT__TRY(launch_rows(gout->dev, gout->dtype, "max_pool_bwd_disjoint", g.N * g.C,
-                                 g.L, 4, args));
+                                 g.L, 4, args, fn));
         } else {
-            CLT__TRY(launch(gout->dev, gout->dtype, "max_pool_bwd", g.N * g.C * g.H, 4, args));
+            CLT__TRY(launch(gout->dev, gout->dtype, "max_pool_bwd", g.N * g.C * g.H, 4, args, fn));
         }
     }
     *out = r;
@@ -664,7 +668,7 @@ static clt_status pool_launch(const clt_tensor *in, geom g, const int64_t *shape
         g.off0 = c->offset;
         cl_mem mi = clt__mem(c), mr = clt__mem(r);
         clt__arg args[] = {CLT__ARG(mi), CLT__ARG(mr), CLT__ARG(g)};
-        CLT__TRY(launch(in->dev, in->dtype, kernel, rows, 3, args));
+        CLT__TRY(launch(in->dev, in->dtype, kernel, rows, 3, args, fn));
     }
     *out = r;
     r = NULL;

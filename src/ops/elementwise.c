@@ -130,7 +130,7 @@ static geom geometry(const clt_device *dev, bool contig, int64_t n)
  * contiguous ones ('c', 'k'). */
 static clt_status launch(clt_device *dev, group grp, clt_dtype t, const char *op,
                          const char *form, const geom *g, const clt__layout *L, size_t nargs,
-                         const clt__arg *args)
+                         const clt__arg *args, const char *fn)
 {
     const char *opts = clt__elementwise_options(grp, t);
     if (opts == NULL)
@@ -156,8 +156,9 @@ static clt_status launch(clt_device *dev, group grp, clt_dtype t, const char *op
         a[nargs++] = (clt__arg){sizeof g->chunk, &g->chunk};
         a[nargs++] = (clt__arg){sizeof *L, L};
     }
-    return clt__launch(dev, "elementwise", opts, kname, 1, &g->gws, g->lws ? &g->lws : NULL,
-                       nargs, a);
+    clt_status st = clt__launch(dev, "elementwise", opts, kname, 1, &g->gws,
+                                g->lws ? &g->lws : NULL, nargs, a);
+    return st == CLT_OK ? st : clt__error_in(st, fn);
 }
 
 /* A 0-d layout is given one dimension of size 1 (strides 0), which the
@@ -277,7 +278,7 @@ static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
         cl_mem mo = clt__mem(w), ma = clt__mem(ua), mb = clt__mem(ub);
         clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(mb)};
         group grp = kind == COMPARE ? G_CMP : kind == GRAD ? G_GRAD : G_BIN;
-        CLT__TRY(launch(a->dev, grp, ct, op, "_tt", &g, &L, 3, args));
+        CLT__TRY(launch(a->dev, grp, ct, op, "_tt", &g, &L, 3, args, fn));
     }
     *out = r;
     r = NULL;
@@ -342,7 +343,8 @@ static clt_status binary_ts(const char *op, op_kind kind, const clt_tensor *a, d
         unsigned char sv[8];
         size_t ssize = clt__scalar_arg(ct, s, sv);
         clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma), {ssize, sv}, CLT__ARG(rev)};
-        CLT__TRY(launch(a->dev, kind == COMPARE ? G_CMP : G_BIN, ct, op, "_ts", &g, &L, 4, args));
+        CLT__TRY(launch(a->dev, kind == COMPARE ? G_CMP : G_BIN, ct, op, "_ts", &g, &L, 4, args,
+                        fn));
     }
     *out = r;
     r = NULL;
@@ -383,7 +385,8 @@ static clt_status unary(const char *op, unary_kind kind, const clt_tensor *a, cl
         geom g = layout_inputs(r, 1, &ua, &L);
         cl_mem mo = clt__mem(r), ma = clt__mem(ua);
         clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma)};
-        CLT__TRY(launch(a->dev, kind == LOGICAL ? G_CMP : G_UN, ct, op, "", &g, &L, 2, args));
+        CLT__TRY(launch(a->dev, kind == LOGICAL ? G_CMP : G_UN, ct, op, "", &g, &L, 2, args,
+                        fn));
     }
     *out = r;
     r = NULL;
@@ -534,7 +537,7 @@ clt_status clt__clamp(const clt_tensor *a, const double *min, const double *max,
         cl_mem mo = clt__mem(r), ma = clt__mem(ua);
         clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma),     {size, lo},
                            {size, hi},   CLT__ARG(has_lo), CLT__ARG(has_hi)};
-        CLT__TRY(launch(a->dev, G_BIN, ct, "clamp", "", &g, &L, 6, args));
+        CLT__TRY(launch(a->dev, G_BIN, ct, "clamp", "", &g, &L, 6, args, fn));
     }
     *out = r;
     r = NULL;
@@ -584,7 +587,7 @@ clt_status clt__where(const clt_tensor *cond, const clt_tensor *a, const clt_ten
         geom g = layout_inputs(r, 3, (const clt_tensor *[]){cond, ua, ub}, &L);
         cl_mem mo = clt__mem(r), mc = clt__mem(cond), ma = clt__mem(ua), mb = clt__mem(ub);
         clt__arg args[] = {CLT__ARG(mo), CLT__ARG(mc), CLT__ARG(ma), CLT__ARG(mb)};
-        CLT__TRY(launch(a->dev, G_BIN, ct, "where", "", &g, &L, 4, args));
+        CLT__TRY(launch(a->dev, G_BIN, ct, "where", "", &g, &L, 4, args, fn));
     }
     *out = r;
     r = NULL;

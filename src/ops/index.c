@@ -117,13 +117,14 @@ static const char *options(clt_dtype t)
 }
 
 static clt_status launch(clt_device *dev, clt_dtype t, const char *kernel, uint64_t n,
-                         size_t nargs, const clt__arg *args)
+                         size_t nargs, const clt__arg *args, const char *fn)
 {
     const char *opts = options(t);
     if (opts == NULL)
         return CLT_ERR_OUT_OF_HOST_MEMORY;
     size_t gws = (size_t)n;
-    return clt__launch(dev, "index", opts, kernel, 1, &gws, NULL, nargs, args);
+    return clt__error_in(clt__launch(dev, "index", opts, kernel, 1, &gws, NULL, nargs, args),
+                         fn);
 }
 
 static clt__layout layout_new(int ndim, const int64_t *shape)
@@ -149,7 +150,7 @@ static uint64_t layout_numel(const clt__layout *L)
  * L.s1/off1 placing index. */
 static clt_status take(clt_tensor *r, const clt_tensor *src, const clt_tensor *index,
                        clt__layout *L, int64_t sel_stride, int64_t sel_size, clt__index_op op,
-                       int dim)
+                       int dim, const char *fn)
 {
     if (r->numel == 0)
         return CLT_OK;
@@ -166,7 +167,7 @@ static clt_status take(clt_tensor *r, const clt_tensor *src, const clt_tensor *i
     clt__arg args[] = {CLT__ARG(mo),   CLT__ARG(ms),    CLT__ARG(mi), CLT__ARG(l_stride),
                        CLT__ARG(l_size), CLT__ARG(l_op), CLT__ARG(l_dim), CLT__ARG(err),
                        CLT__ARG(n),    {sizeof *L, L}};
-    return launch(r->dev, r->dtype, "take", n, 10, args);
+    return launch(r->dev, r->dtype, "take", n, 10, args, fn);
 }
 
 clt_status clt__index_select(const clt_tensor *t, int dim, const clt_tensor *index,
@@ -200,7 +201,7 @@ clt_status clt__index_select(const clt_tensor *t, int dim, const clt_tensor *ind
         memcpy(L.s0, tst, sizeof(int64_t) * (size_t)nd);
         L.s0[d] = 0;
         L.s1[d] = ist[0];
-        CLT__TRY(take(r, t, index, &L, tst[d], ts[d], CLT__IDX_INDEX_SELECT, d));
+        CLT__TRY(take(r, t, index, &L, tst[d], ts[d], CLT__IDX_INDEX_SELECT, d, fn));
     }
     *out = r;
     r = NULL;
@@ -241,7 +242,7 @@ clt_status clt__gather(const clt_tensor *t, int dim, const clt_tensor *index, cl
         memcpy(L.s0, tst, sizeof(int64_t) * (size_t)nd);
         L.s0[d] = 0;
         memcpy(L.s1, ist, sizeof(int64_t) * (size_t)nd);
-        CLT__TRY(take(r, t, index, &L, tst[d], ts[d], CLT__IDX_GATHER, d));
+        CLT__TRY(take(r, t, index, &L, tst[d], ts[d], CLT__IDX_GATHER, d, fn));
     }
     *out = r;
     r = NULL;
@@ -280,7 +281,7 @@ clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, c
         L.s0[n - 1] = weight->strides[1];
         memcpy(L.s1, indices->strides, sizeof(int64_t) * (size_t)indices->ndim);
         CLT__TRY(take(r, weight, indices, &L, weight->strides[0], weight->shape[0],
-                      CLT__IDX_EMBEDDING, 0));
+                      CLT__IDX_EMBEDDING, 0, fn));
     }
     *out = r;
     r = NULL;
@@ -300,7 +301,7 @@ typedef enum scatter_kind { SCATTER, INDEX_ADD } scatter_kind;
  * assign. */
 static clt_status scatter_into(clt_tensor *dst, int d, const clt_tensor *index,
                                const clt_tensor *src, scatter_kind kind, bool add, double alpha,
-                               clt__index_op op)
+                               clt__index_op op, const char *fn)
 {
     if (index->numel == 0)
         return CLT_OK; /* and the ranks may differ (scatter_checks) */
@@ -342,7 +343,7 @@ static clt_status scatter_into(clt_tensor *dst, int d, const clt_tensor *index,
                        CLT__ARG(dst_step), CLT__ARG(idx_step), CLT__ARG(src_step),
                        CLT__ARG(dim_size), CLT__ARG(l_op),     CLT__ARG(l_dim),
                        CLT__ARG(err),      CLT__ARG(n),        {sizeof L, &L}};
-    return launch(dst->dev, dst->dtype, "scatter", n, 15, args);
+    return launch(dst->dev, dst->dtype, "scatter", n, 15, args, fn);
 }
 
 /* PyTorch's scatter_shape_check: index, self and src of one rank (0-d
@@ -468,7 +469,7 @@ static clt_status scatter_inplace(clt_tensor *t, int dim, const clt_tensor *inde
     const clt_tensor *ui, *us;
     CLT__TRY(unaliased(t, index, &ti, &ui, fn));
     CLT__TRY(unaliased(t, src, &ts, &us, fn));
-    CLT__TRY(scatter_into(t, d, ui, us, kind, true, alpha, op));
+    CLT__TRY(scatter_into(t, d, ui, us, kind, true, alpha, op, fn));
     clt__version_bump(t);
 done:
     clt_tensor_free(ti);
@@ -488,7 +489,7 @@ static clt_status scatter_copy(const clt_tensor *t, int dim, const clt_tensor *i
         return st;
     clt_tensor *r = NULL;
     CLT__TRY(clt__clone(t, &r, fn)); /* contiguous, with storage of its own */
-    CLT__TRY(scatter_into(r, d, index, src, kind, add, alpha, op));
+    CLT__TRY(scatter_into(r, d, index, src, kind, add, alpha, op, fn));
     *out = r;
     r = NULL;
 done:
@@ -571,7 +572,7 @@ clt_status clt__masked_fill(const clt_tensor *t, const clt_tensor *mask, double 
         cl_ulong count = (cl_ulong)r->numel;
         clt__arg args[] = {CLT__ARG(mo),    CLT__ARG(mt),    CLT__ARG(mm),
                            {vsize, v},      CLT__ARG(count), {sizeof L, &L}};
-        CLT__TRY(launch(t->dev, t->dtype, "masked_fill", count, 6, args));
+        CLT__TRY(launch(t->dev, t->dtype, "masked_fill", count, 6, args, fn));
     }
     *out = r;
     r = NULL;
@@ -625,7 +626,7 @@ clt_status clt__one_hot(const clt_tensor *indices, int64_t num_classes, clt_tens
         cl_ulong count = (cl_ulong)r->numel;
         clt__arg args[] = {CLT__ARG(mo),  CLT__ARG(mi),    CLT__ARG(classes), CLT__ARG(op),
                            CLT__ARG(err), CLT__ARG(count), {sizeof L, &L}};
-        CLT__TRY(launch(r->dev, CLT_INT64, "one_hot", count, 7, args));
+        CLT__TRY(launch(r->dev, CLT_INT64, "one_hot", count, 7, args, fn));
     }
     *out = r;
     r = NULL;

@@ -95,7 +95,7 @@ static clt_status binary_dest(clt__binop op, clt_tensor *dst, const clt_tensor *
     clt_tensor *r = NULL;
     clt_status st = run_tt(op, direct ? dst : NULL, a, b, &r, fn);
     if (st == CLT_OK && r != NULL)
-        st = clt__copy_strided(dst, r);
+        st = clt__copy_strided(dst, r, fn);
     clt_tensor_free(r);
     if (st == CLT_OK)
         clt__version_bump(dst);
@@ -183,7 +183,7 @@ clt_status clt__scalar_(clt__binop op, clt_tensor *t, double s, const char *fn)
     default: st = clt__div_scalar_into(t, t, s, &r, fn); break;
     }
     if (st == CLT_OK && r != NULL)
-        st = clt__copy_strided(t, r);
+        st = clt__copy_strided(t, r, fn);
     clt_tensor_free(r);
     if (st == CLT_OK)
         clt__version_bump(t);
@@ -200,7 +200,7 @@ clt_status clt__clamp_(clt_tensor *t, const double *min, const double *max)
     clt_tensor *r = NULL;
     CLT__TRY(clt__clamp(t, min, max, &r, fn));
     CLT__TRY(check_cast(r->dtype, t->dtype, fn));
-    CLT__TRY(clt__copy_strided(t, r));
+    CLT__TRY(clt__copy_strided(t, r, fn));
     clt__version_bump(t);
 done:
     clt_tensor_free(r);
@@ -221,7 +221,7 @@ clt_status clt__fill_(clt_tensor *t, double value, const char *fn)
     }
     clt_tensor *v = NULL;
     CLT__TRY(clt_full(t->dev, t->dtype, 0, NULL, value, &v));
-    CLT__TRY(clt__copy_strided(t, v));
+    CLT__TRY(clt__copy_strided(t, v, fn));
     clt__version_bump(t);
 done:
     clt_tensor_free(v);
@@ -262,7 +262,7 @@ clt_status clt__copy_(clt_tensor *dst, const clt_tensor *src)
         CLT__TRY(clt__clone(src, &moved, fn));
         s = moved;
     }
-    CLT__TRY(clt__copy_strided(dst, s));
+    CLT__TRY(clt__copy_strided(dst, s, fn));
     clt__version_bump(dst);
 done:
     clt_tensor_free(moved);
@@ -296,7 +296,7 @@ clt_status clt__matmul_out(clt_tensor *out, const clt_tensor *a, const clt_tenso
     CLT__TRY(clt__matmul(a, b, &r, fn));
     CLT__TRY(check_shape_into(out, r->ndim, r->shape, fn));
     CLT__TRY(check_cast(r->dtype, out->dtype, fn));
-    CLT__TRY(clt__copy_strided(out, r));
+    CLT__TRY(clt__copy_strided(out, r, fn));
     clt__version_bump(out);
 done:
     clt_tensor_free(r);

@@ -12,7 +12,7 @@ static const char *options(clt_dtype t)
 }
 
 static clt_status launch(clt_device *dev, clt_dtype t, const char *kernel, uint64_t n,
-                         size_t nargs, const clt__arg *args)
+                         size_t nargs, const clt__arg *args, const char *fn)
 {
     if (n == 0)
         return CLT_OK;
@@ -20,14 +20,15 @@ static clt_status launch(clt_device *dev, clt_dtype t, const char *kernel, uint6
     if (opts == NULL)
         return clt_last_status();
     size_t gws = (size_t)n;
-    return clt__launch(dev, "loss", opts, kernel, 1, &gws, NULL, nargs, args);
+    return clt__error_in(clt__launch(dev, "loss", opts, kernel, 1, &gws, NULL, nargs, args),
+                         fn);
 }
 
 /* Kernel over the n rows of C elements of cl/loss.cl's ce kernels: rows
  * in chunks in work-groups of one on CPU devices, one per work-item
  * elsewhere; the rows per work-item go after args. */
 static clt_status launch_rows(clt_device *dev, clt_dtype t, const char *kernel, uint64_t n,
-                              int64_t C, size_t nargs, const clt__arg *args)
+                              int64_t C, size_t nargs, const clt__arg *args, const char *fn)
 {
     if (n == 0)
         return CLT_OK;
@@ -42,7 +43,8 @@ static clt_status launch_rows(clt_device *dev, clt_dtype t, const char *kernel, 
     clt__arg all[24];
     memcpy(all, args, nargs * sizeof *args);
     all[nargs] = CLT__ARG(chunk);
-    return clt__launch(dev, "loss", opts, kernel, 1, &gws, cpu ? &lws : NULL, nargs + 1, all);
+    return clt__error_in(
+        clt__launch(dev, "loss", opts, kernel, 1, &gws, cpu ? &lws : NULL, nargs + 1, all), fn);
 }
 
 static clt_status check_reduction(int reduction, const char *fn)
@@ -102,7 +104,7 @@ static clt_status reduce(const clt_tensor *vals, const clt_tensor *wrow, int mod
         cl_int ww = mode == 2;
         clt__arg args[] = {CLT__ARG(mp), CLT__ARG(mpw), CLT__ARG(mv),    CLT__ARG(mw),
                            CLT__ARG(n),  CLT__ARG(chunk), CLT__ARG(ww), CLT__ARG(parts)};
-        CLT__TRY(launch(vals->dev, dt, "loss_partial", parts, 8, args));
+        CLT__TRY(launch(vals->dev, dt, "loss_partial", parts, 8, args, fn));
         mv = mp;
         mw = mpw;
         n = parts;
@@ -112,7 +114,7 @@ static clt_status reduce(const clt_tensor *vals, const clt_tensor *wrow, int mod
         cl_int m = mode;
         clt__arg args[] = {CLT__ARG(mr), CLT__ARG(md), CLT__ARG(mv),   CLT__ARG(mw),
                            CLT__ARG(n),  CLT__ARG(m),  CLT__ARG(count)};
-        CLT__TRY(launch(vals->dev, dt, "loss_reduce", 1, 7, args));
+        CLT__TRY(launch(vals->dev, dt, "loss_reduce", 1, 7, args, fn));
     }
     *out = r;
     r = NULL;
@@ -261,7 +263,7 @@ clt_status clt__cross_entropy(const clt_tensor *x, const clt_tensor *target,
                            CLT__ARG(mwt), CLT__ARG(wo), CLT__ARG(hw),  CLT__ARG(cc),
                            CLT__ARG(ign), eps,          CLT__ARG(lsm), CLT__ARG(op),
                            CLT__ARG(err), CLT__ARG(n)};
-        CLT__TRY(launch_rows(x->dev, x->dtype, "ce_rows", n, C, 18, args));
+        CLT__TRY(launch_rows(x->dev, x->dtype, "ce_rows", n, C, 18, args, fn));
     }
     if (o->reduction == CLT_REDUCTION_NONE) {
         if (x->ndim == 1)
@@ -328,7 +330,7 @@ clt_status clt__cross_entropy_bw(const clt_tensor *x, const clt_tensor *target,
                            CLT__ARG(cc),  CLT__ARG(ign), eps,           CLT__ARG(lsm),
                            CLT__ARG(mg),  CLT__ARG(go),  CLT__ARG(grows), CLT__ARG(md),
                            CLT__ARG(hd),  CLT__ARG(n)};
-        CLT__TRY(launch_rows(x->dev, x->dtype, "ce_rows_bw", n, C, 22, args));
+        CLT__TRY(launch_rows(x->dev, x->dtype, "ce_rows_bw", n, C, 22, args, fn));
     }
     CLT__TRY(clt__reshape(dx, x->ndim, x->shape, gx, fn));
     if (want_gt && gt)
@@ -418,7 +420,7 @@ clt_status clt__pointwise_loss(int kind, const clt_tensor *input, const clt_tens
         clt__arg args[] = {CLT__ARG(me), CLT__ARG(mx), CLT__ARG(xo), CLT__ARG(my),
                            CLT__ARG(yo), CLT__ARG(mp), CLT__ARG(po), CLT__ARG(pn),
                            CLT__ARG(hp), CLT__ARG(k),  CLT__ARG(n)};
-        CLT__TRY(launch(x->dev, x->dtype, "ew_loss", n, 11, args));
+        CLT__TRY(launch(x->dev, x->dtype, "ew_loss", n, 11, args, fn));
     }
     if (reduction == CLT_REDUCTION_NONE) {
         r = e;
@@ -469,7 +471,7 @@ clt_status clt__pointwise_loss_bw(int kind, const clt_tensor *x, const clt_tenso
                            CLT__ARG(mp),  CLT__ARG(po),  CLT__ARG(pn), CLT__ARG(hp),
                            CLT__ARG(k),   CLT__ARG(mg),  CLT__ARG(go), CLT__ARG(ge),
                            div,           CLT__ARG(n)};
-        CLT__TRY(launch(x->dev, x->dtype, "ew_loss_bw", n, 18, args));
+        CLT__TRY(launch(x->dev, x->dtype, "ew_loss_bw", n, 18, args, fn));
     }
     *gx = dx;
     *gy = dy;

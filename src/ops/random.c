@@ -113,6 +113,14 @@ static const char *random_options(clt_dtype dtype)
                                                    : "");
 }
 
+/* Gives n numbers back to gen after they were drawn for a call that then
+ * failed, so that the failure does not shift the sequence (exact only
+ * without concurrent callers). */
+static void give_back(clt_generator *gen, int64_t n)
+{
+    __atomic_fetch_sub(&resolve(gen)->offset, (uint64_t)n, __ATOMIC_RELAXED);
+}
+
 static clt_status generate(kind k, clt_generator *gen, clt_device *dev, int64_t low,
                            int64_t high, clt_dtype dtype, int ndim, const int64_t *shape,
                            clt_tensor **out, const char *fn)
@@ -144,12 +152,11 @@ static clt_status generate(kind k, clt_generator *gen, clt_device *dev, int64_t 
         clt__arg args[] = {CLT__ARG(mem),    CLT__ARG(n),  CLT__ARG(key0), CLT__ARG(key1),
                            CLT__ARG(offset), CLT__ARG(lo), CLT__ARG(range)};
         static const char *const names[] = {"rand", "randn", "randint"};
-        st = clt__launch(dev, "random", opts, names[k], 1, &gws, NULL,
-                         k == INTEGER ? 7 : 5, args);
+        st = clt__error_in(clt__launch(dev, "random", opts, names[k], 1, &gws, NULL,
+                                       k == INTEGER ? 7 : 5, args),
+                           fn);
         if (st != CLT_OK) {
-            /* Give the numbers back so that a failed call does not shift the
-             * sequence (exact only without concurrent callers). */
-            __atomic_fetch_sub(&g->offset, (uint64_t)t->numel, __ATOMIC_RELAXED);
+            give_back(gen, t->numel);
             goto done;
         }
     }
@@ -210,10 +217,12 @@ static clt_status fill_random(kind k, clt_tensor *t, clt_generator *gen, double 
     if (t->numel > 0) {
         CLT__TRY(clt__mul_scalar_into(NULL, r, scale, &m, fn));
         CLT__TRY(clt__add_scalar_into(NULL, m, shift, &a, fn));
-        CLT__TRY(clt__copy_strided(t, a));
+        CLT__TRY(clt__copy_strided(t, a, fn));
         clt__version_bump(t);
     }
 done:
+    if (st != CLT_OK && r)
+        give_back(gen, r->numel);
     clt_tensor_free(r);
     clt_tensor_free(m);
     clt_tensor_free(a);
@@ -289,11 +298,14 @@ clt_status clt_randperm(clt_generator *gen, clt_device *dev, int64_t n, clt_dtyp
         cl_ulong un = (cl_ulong)n;
         size_t gws = (size_t)n;
         clt__arg args[] = {CLT__ARG(mo), CLT__ARG(mk), CLT__ARG(un)};
-        CLT__TRY(clt__launch(dev, "random", opts, "randperm_rank", 1, &gws, NULL, 3, args));
+        CLT__TRY(clt__error_in(
+            clt__launch(dev, "random", opts, "randperm_rank", 1, &gws, NULL, 3, args), fn));
     }
     *out = t;
     t = NULL;
 done:
+    if (st != CLT_OK && keys)
+        give_back(gen, keys->numel);
     clt_tensor_free(keys);
     clt_tensor_free(t);
     return st == CLT_OK ? clt__ok() : st;

@@ -86,6 +86,14 @@ static void geometry(const plan *P, size_t items, size_t *gws, size_t *lws)
     *gws = round_up(items, l);
 }
 
+/* Launches kernel of cl/reduce.cl for the plan; a failure names its op. */
+static clt_status run(const plan *P, const char *kernel, size_t gws, size_t lws, size_t nargs,
+                      const clt__arg *args)
+{
+    return clt__error_in(
+        clt__launch(P->dev, "reduce", P->opts, kernel, 1, &gws, &lws, nargs, args), P->fn);
+}
+
 /* One pass of a sum-like op: src ([outer, R, inner], S or the input dtype T
  * when from_input) to dst ([outer, nchunks, inner] of S). */
 static clt_status sum_pass(const plan *P, bool from_input, cl_mem src, int64_t soff, int64_t R,
@@ -107,7 +115,7 @@ static clt_status sum_pass(const plan *P, bool from_input, cl_mem src, int64_t s
         clt__arg args[] = {CLT__ARG(src),  CLT__ARG(l_soff), CLT__ARG(dst),  CLT__ARG(l_outer),
                            CLT__ARG(l_R),  CLT__ARG(l_op),   CLT__ARG(mean), {dsize, dv},
                            CLT__ARG(l_sqrt)};
-        return clt__launch(P->dev, "reduce", P->opts, "sum_rows", 1, &gws, &lws, 9, args);
+        return run(P, "sum_rows", gws, lws, 9, args);
     }
     if (P->inner == 1 && !P->gpu_style) {
         geometry(P, total, &gws, &lws);
@@ -115,7 +123,7 @@ static clt_status sum_pass(const plan *P, bool from_input, cl_mem src, int64_t s
         clt__arg args[] = {CLT__ARG(src), CLT__ARG(l_soff), CLT__ARG(dst),  CLT__ARG(l_total),
                            CLT__ARG(l_R), CLT__ARG(l_nch),  CLT__ARG(l_op), CLT__ARG(mean),
                            {dsize, dv},   CLT__ARG(l_sqrt)};
-        return clt__launch(P->dev, "reduce", P->opts, kname, 1, &gws, &lws, 10, args);
+        return run(P, kname, gws, lws, 10, args);
     }
     if (P->inner == 1) {
         gws = total * LANES;
@@ -125,7 +133,7 @@ static clt_status sum_pass(const plan *P, bool from_input, cl_mem src, int64_t s
                            CLT__ARG(l_total), CLT__ARG(l_R),    CLT__ARG(l_nch),
                            CLT__ARG(l_op),   CLT__ARG(mean),    {dsize, dv},
                            CLT__ARG(l_sqrt), CLT__LOCAL(LANES * clt_dtype_size(sdt))};
-        return clt__launch(P->dev, "reduce", P->opts, kname, 1, &gws, &lws, 11, args);
+        return run(P, kname, gws, lws, 11, args);
     }
     /* CPU style: blocks of up to 64 inner positions as vectors, the last
      * inner % 16 one by one. */
@@ -137,7 +145,7 @@ static clt_status sum_pass(const plan *P, bool from_input, cl_mem src, int64_t s
         clt__arg args[] = {CLT__ARG(src),  CLT__ARG(l_soff), CLT__ARG(dst),     CLT__ARG(l_inner),
                            CLT__ARG(l_R),  CLT__ARG(l_nch),  CLT__ARG(l_op),    CLT__ARG(mean),
                            {dsize, dv},    CLT__ARG(l_sqrt), CLT__ARG(nblocks), CLT__ARG(l_total)};
-        CLT__TRY(clt__launch(P->dev, "reduce", P->opts, kname, 1, &gws, &lws, 12, args));
+        CLT__TRY(run(P, kname, gws, lws, 12, args));
     }
     if (icount > 0) {
         geometry(P, (size_t)icount * total, &gws, &lws);
@@ -147,7 +155,7 @@ static clt_status sum_pass(const plan *P, bool from_input, cl_mem src, int64_t s
                            CLT__ARG(l_op),    CLT__ARG(mean),   {dsize, dv},
                            CLT__ARG(l_sqrt),  CLT__ARG(i_begin), CLT__ARG(icount),
                            CLT__ARG(l_total)};
-        CLT__TRY(clt__launch(P->dev, "reduce", P->opts, kname, 1, &gws, &lws, 13, args));
+        CLT__TRY(run(P, kname, gws, lws, 13, args));
     }
 done:
     return st;
@@ -167,7 +175,7 @@ static clt_status select_pass(const plan *P, cl_mem src, int64_t soff, cl_mem si
         geometry(P, total, &gws, &lws);
         clt__arg args[] = {CLT__ARG(src), CLT__ARG(l_soff), CLT__ARG(dval),  CLT__ARG(didx),
                            CLT__ARG(l_total), CLT__ARG(l_R), CLT__ARG(l_nch), CLT__ARG(l_max)};
-        return clt__launch(P->dev, "reduce", P->opts, "select_vec", 1, &gws, &lws, 8, args);
+        return run(P, "select_vec", gws, lws, 8, args);
     }
     cl_long nblocks = P->gpu_style ? 0 : P->inner / 16, i_begin = nblocks * 16,
             icount = P->inner - i_begin;
@@ -177,7 +185,7 @@ static clt_status select_pass(const plan *P, cl_mem src, int64_t soff, cl_mem si
                            CLT__ARG(has_idx), CLT__ARG(dval),   CLT__ARG(didx),
                            CLT__ARG(l_inner), CLT__ARG(l_R),    CLT__ARG(l_nch),
                            CLT__ARG(l_max),   CLT__ARG(nblocks), CLT__ARG(l_total)};
-        CLT__TRY(clt__launch(P->dev, "reduce", P->opts, "select_ivec", 1, &gws, &lws, 12, args));
+        CLT__TRY(run(P, "select_ivec", gws, lws, 12, args));
     }
     if (icount > 0) {
         geometry(P, (size_t)icount * total, &gws, &lws);
@@ -186,8 +194,7 @@ static clt_status select_pass(const plan *P, cl_mem src, int64_t soff, cl_mem si
                            CLT__ARG(l_inner), CLT__ARG(l_R),     CLT__ARG(l_nch),
                            CLT__ARG(l_max),   CLT__ARG(i_begin), CLT__ARG(icount),
                            CLT__ARG(l_total)};
-        CLT__TRY(clt__launch(P->dev, "reduce", P->opts, "select_reduce", 1, &gws, &lws, 13,
-                             args));
+        CLT__TRY(run(P, "select_reduce", gws, lws, 13, args));
     }
 done:
     return st;
@@ -398,7 +405,7 @@ static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int kee
                                  fmax(0.0, (double)R - correction), k == K_STD, dst));
             }
             if (acc)
-                CLT__TRY(clt__copy_into(r, acc));
+                CLT__TRY(clt__copy_into(r, acc, fn));
         }
     }
     *out = r;

@@ -62,8 +62,8 @@ clt_status clt__softmax_variant(const clt_tensor *a, int dim, bool logmode, int 
             size_t gws = (size_t)rows;
             clt__arg args[] = {CLT__ARG(mo), CLT__ARG(mi), CLT__ARG(off), CLT__ARG(rows),
                                CLT__ARG(nn), CLT__ARG(in), CLT__ARG(lm)};
-            CLT__TRY(clt__launch(a->dev, "softmax", opts, "softmax_cpu", 1, &gws, NULL, 7,
-                                 args));
+            CLT__TRY(clt__error_in(
+                clt__launch(a->dev, "softmax", opts, "softmax_cpu", 1, &gws, NULL, 7, args), fn));
         } else {
             size_t lws = 1;
             size_t cap = a->dev->info.max_work_group_size;
@@ -73,8 +73,8 @@ clt_status clt__softmax_variant(const clt_tensor *a, int dim, bool logmode, int 
             size_t csize = a->dtype == CLT_FLOAT64 ? 8 : 4; /* T_C */
             clt__arg args[] = {CLT__ARG(mo), CLT__ARG(mi), CLT__ARG(off), CLT__ARG(nn),
                                CLT__ARG(in), CLT__ARG(lm), CLT__LOCAL(lws * csize)};
-            CLT__TRY(clt__launch(a->dev, "softmax", opts, "softmax_wg", 1, &gws, &lws, 7,
-                                 args));
+            CLT__TRY(clt__error_in(
+                clt__launch(a->dev, "softmax", opts, "softmax_wg", 1, &gws, &lws, 7, args), fn));
         }
     }
 finish:

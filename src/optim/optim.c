@@ -22,6 +22,7 @@ struct clt_optimizer {
      * own count, which Adam's bias correction uses; SGD's momentum buffer
      * starts at a parameter's first update. */
     int64_t *updates;
+    size_t resume;                /* parameters a step that failed part-way updated */
     int64_t steps;
     double lr;
     clt_sgd_opts sgd;
@@ -226,7 +227,7 @@ static clt_status make(kind k, clt_tensor *const *params, size_t n, const clt_sg
             st = state(o, j, i, &unused);
             if (st != CLT_OK) {
                 clt_optimizer_free(o);
-                return st;
+                return clt__error_in(st, fn);
             }
         }
     }
@@ -427,22 +428,27 @@ clt_status clt_optimizer_step(clt_optimizer *opt)
     clt_status st = step_ready(opt);
     if (st != CLT_OK)
         return st;
-    for (size_t i = 0; i < opt->n; i++) {
+    /* A step the driver stopped part-way is finished by the next one, from
+     * the parameter it stopped at, so that none is updated twice. */
+    for (size_t i = opt->resume; i < opt->n; i++) {
         const clt_tensor *g = clt__grad_of(opt->params[i]);
         if (g == NULL || opt->params[i]->numel == 0)
             continue;
         st = step_one(opt, i, g);
         if (st != CLT_OK) {
-            char note[256];
+            char note[320];
             snprintf(note, sizeof note,
                      " (clt_optimizer_step: the driver failed at parameter %zu of %zu: the "
                      "parameters before it were updated, it and those after it were not, and "
-                     "the step was not counted)",
-                     i, opt->n);
+                     "the step was not counted; the next clt_optimizer_step finishes this "
+                     "step from parameter %zu)",
+                     i, opt->n, i);
             clt__error_append(note);
+            opt->resume = i;
             return st;
         }
     }
+    opt->resume = 0;
     opt->steps++;
     return clt__ok();
 }
@@ -501,7 +507,7 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
         return st;
     /* sq[0..m): the squared norms; co[i]: the coefficient in the dtype of
      * parameter i's gradient */
-    clt_tensor **sq = clt__calloc(n ? 2 * n : 1, sizeof *sq), **co;
+    clt_tensor **sq = clt__calloc(n ? 3 * n : 1, sizeof *sq), **co, **sc;
     clt_tensor *sum = NULL, *norm = NULL, *den = NULL, *coef = NULL, *clamped = NULL,
                *nd = NULL;
     const clt_tensor *first = NULL;
@@ -509,6 +515,7 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
     if (sq == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     co = sq + n;
+    sc = sq + 2 * n;
     int was = clt_set_grad_enabled(0);
     for (size_t i = 0; i < n; i++) {
         const clt_tensor *g = clt__grad_of(params[i]);
@@ -558,10 +565,39 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
             CLT__TRY(clt__to_dtype(clamped, g->dtype, &co[i], fn));
         last = co[i];
     }
+    /* The clipped gradients are made apart, and each gradient then takes
+     * its clipped values' storage, which cannot fail: the gradients are
+     * clipped all or none.  Only a gradient that cannot take them (one
+     * that shares its storage with a view) is scaled in place, after the
+     * others, and a driver failing there leaves the gradients before it
+     * clipped (said in the message). */
+    for (size_t i = 0; i < n; i++) {
+        const clt_tensor *g = clt__grad_of(params[i]);
+        if (g != NULL)
+            CLT__TRY(clt__mul_into(NULL, g, co[i], &sc[i], fn));
+    }
     for (size_t i = 0; i < n; i++) {
         clt_tensor *g = (clt_tensor *)clt__grad_of(params[i]);
-        if (g != NULL)
-            CLT__TRY(clt__binary_(CLT__OP_MUL, g, co[i], 1.0, fn));
+        if (g != NULL && clt__tensor_take_values(g, sc[i])) {
+            clt_tensor_free(sc[i]);
+            sc[i] = NULL;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        clt_tensor *g = (clt_tensor *)clt__grad_of(params[i]);
+        if (g != NULL && sc[i] != NULL) {
+            st = clt__binary_(CLT__OP_MUL, g, co[i], 1.0, fn);
+            if (st != CLT_OK) {
+                char note[256];
+                snprintf(note, sizeof note,
+                         " (clt_clip_grad_norm: stopped at parameter %zu of %zu, whose gradient "
+                         "shares its storage with a view: the other gradients were clipped but "
+                         "for those after it that share theirs)",
+                         i, n);
+                clt__error_append(note);
+                goto done;
+            }
+        }
     }
 done:
     if (st != CLT_OK && total_norm) {
@@ -571,8 +607,10 @@ done:
     clt_set_grad_enabled(was);
     for (size_t i = 0; i < m; i++)
         clt_tensor_free(sq[i]);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         clt_tensor_free(co[i]);
+        clt_tensor_free(sc[i]);
+    }
     free(sq);
     clt_tensor_free(nd);
     clt_tensor_free(sum);

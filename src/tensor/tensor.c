@@ -309,8 +309,8 @@ static clt_status fill_direct(clt_tensor *t, double value)
     if (st != CLT_OK)
         return st;
     pthread_mutex_lock(&dev->lock);
-    cl_int err = clEnqueueFillBuffer(dev->queue, clt__mem(t), pattern, es, 0, bytes, 0, NULL,
-                                     NULL);
+    cl_int err = CLT__DRIVER(clEnqueueFillBuffer(dev->queue, clt__mem(t), pattern, es, 0, bytes,
+                                                 0, NULL, NULL));
     if (err == CL_SUCCESS)
         err = clFlush(dev->queue);
     pthread_mutex_unlock(&dev->lock);
@@ -485,7 +485,7 @@ clt_status clt_arange(clt_device *dev, clt_dtype dtype, double start, double end
 
 /* ---- copies ----------------------------------------------------------------- */
 
-clt_status clt__copy_into(clt_tensor *dst, const clt_tensor *src)
+static clt_status copy_into(clt_tensor *dst, const clt_tensor *src)
 {
     if (src->numel == 0)
         return CLT_OK;
@@ -531,12 +531,12 @@ static bool same_shape(const clt_tensor *a, const clt_tensor *b)
     return true;
 }
 
-clt_status clt__copy_strided(clt_tensor *dst, const clt_tensor *src)
+static clt_status copy_strided(clt_tensor *dst, const clt_tensor *src)
 {
     if (dst->numel == 0)
         return CLT_OK;
     if (clt__is_contiguous(dst) && same_shape(dst, src))
-        return clt__copy_into(dst, src);
+        return copy_into(dst, src);
     const char *opts = clt__copy_options(src->dtype, dst->dtype);
     if (opts == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "copy: out of host memory");
@@ -557,12 +557,22 @@ clt_status clt__copy_strided(clt_tensor *dst, const clt_tensor *src)
     return clt__launch(dst->dev, "copy", opts, "copy_to_strided", 1, &gws, NULL, 4, args);
 }
 
+clt_status clt__copy_into(clt_tensor *dst, const clt_tensor *src, const char *fn)
+{
+    return clt__error_in(copy_into(dst, src), fn);
+}
+
+clt_status clt__copy_strided(clt_tensor *dst, const clt_tensor *src, const char *fn)
+{
+    return clt__error_in(copy_strided(dst, src), fn);
+}
+
 clt_status clt__copy_as(const char *fn, const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
 {
     clt_tensor *c = NULL;
     clt_status st = clt__result_new(fn, t->dev, dtype, t->ndim, t->shape, &c);
     if (st == CLT_OK)
-        st = clt__copy_into(c, t);
+        st = clt__copy_into(c, t, fn);
     if (st != CLT_OK) {
         clt_tensor_free(c);
         return st;

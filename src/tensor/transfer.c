@@ -32,7 +32,7 @@ static bool mapped(const clt_device *dev, size_t bytes)
  * waiting for each other's event locks). */
 static cl_int wait_release(cl_event ev)
 {
-    cl_int err = clWaitForEvents(1, &ev);
+    cl_int err = clt__driver_waited(clWaitForEvents(1, &ev));
     clReleaseEvent(ev);
     return err;
 }
@@ -49,7 +49,9 @@ static cl_int host_copy(clt_device *dev, cl_mem mem, size_t offset, size_t bytes
     bool map = mapped(dev, bytes);
     void *p = NULL;
     pthread_mutex_lock(&dev->lock);
-    if (map)
+    if (clt__driver_refused())
+        err = CL_OUT_OF_RESOURCES;
+    else if (map)
         p = clEnqueueMapBuffer(dev->queue, mem, CL_FALSE,
                                write ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, offset,
                                bytes, 0, NULL, &ev, &err);
@@ -63,18 +65,19 @@ static cl_int host_copy(clt_device *dev, cl_mem mem, size_t offset, size_t bytes
     if (err != CL_SUCCESS)
         return err;
     err = wait_release(ev);
-    if (!map || err != CL_SUCCESS)
+    if (!map)
         return err;
-    if (write)
+    if (err == CL_SUCCESS && write)
         memcpy(p, data, bytes);
-    else
+    else if (err == CL_SUCCESS)
         memcpy(data, p, bytes);
+    /* A failed wait still leaves the region mapped. */
     pthread_mutex_lock(&dev->lock);
-    err = clEnqueueUnmapMemObject(dev->queue, mem, p, 0, NULL, NULL);
-    if (err == CL_SUCCESS)
+    cl_int unmap = CLT__DRIVER(clEnqueueUnmapMemObject(dev->queue, mem, p, 0, NULL, NULL));
+    if (unmap == CL_SUCCESS)
         clFlush(dev->queue);
     pthread_mutex_unlock(&dev->lock);
-    return err;
+    return err != CL_SUCCESS ? err : unmap;
 }
 
 struct clt_event {
@@ -138,15 +141,15 @@ static clt_status copy_same_context(const clt_tensor *src, clt_tensor *dst, cons
     size_t es = clt_dtype_size(src->dtype);
     clt__index_check chk = {0};
     CLT__TRY(clt__sync_point_at(fn, caller));
-    CLT__TRY(clt__index_check_begin(sd, &chk));
-    CLT__CL_CHECK(clFinish(sd->queue), "%s: finishing work on %s (%s)", fn, sd->label,
-                  sd->info.name);
+    CLT__TRY(clt__index_check_begin(sd, &chk, fn));
+    CLT__CL_CHECK(clt__driver_waited(clFinish(sd->queue)), "%s: finishing work on %s (%s)", fn,
+                  sd->label, sd->info.name);
     CLT__TRY(clt__index_check_end(&chk, true, fn));
     cl_event ev = NULL;
     pthread_mutex_lock(&dd->lock);
-    cl_int err = clEnqueueCopyBuffer(dd->queue, clt__mem(src), clt__mem(dst),
-                                     (size_t)src->offset * es, 0, clt_tensor_nbytes(src), 0,
-                                     NULL, &ev);
+    cl_int err = CLT__DRIVER(clEnqueueCopyBuffer(dd->queue, clt__mem(src), clt__mem(dst),
+                                                 (size_t)src->offset * es, 0,
+                                                 clt_tensor_nbytes(src), 0, NULL, &ev));
     if (err == CL_SUCCESS)
         clFlush(dd->queue);
     pthread_mutex_unlock(&dd->lock);
@@ -218,20 +221,21 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
-clt_status clt__write_async(clt_tensor *t, const void *src, size_t bytes, cl_event *ev)
+clt_status clt__write_async(clt_tensor *t, const void *src, size_t bytes, cl_event *ev,
+                            const char *fn)
 {
     *ev = NULL;
     if (bytes == 0)
         return CLT_OK;
     size_t off = (size_t)t->offset * clt_dtype_size(t->dtype);
     pthread_mutex_lock(&t->dev->lock);
-    cl_int err = clEnqueueWriteBuffer(t->dev->queue, clt__mem(t), CL_FALSE, off, bytes, src, 0,
-                                      NULL, ev);
+    cl_int err = CLT__DRIVER(clEnqueueWriteBuffer(t->dev->queue, clt__mem(t), CL_FALSE, off,
+                                                  bytes, src, 0, NULL, ev));
     if (err == CL_SUCCESS)
         clFlush(t->dev->queue);
     pthread_mutex_unlock(&t->dev->lock);
     if (err != CL_SUCCESS)
-        return clt__cl_error(err, "writing %zu bytes to %s (%s)", bytes, t->dev->label,
+        return clt__cl_error(err, "%s: writing %zu bytes to %s (%s)", fn, bytes, t->dev->label,
                              t->dev->info.name);
     clt__count_h2d(bytes);
     clt__version_bump(t);
@@ -249,6 +253,21 @@ static void take_storage(clt_tensor *t, clt_tensor *moved)
     t->offset = moved->offset;
     memcpy(t->strides, moved->strides, sizeof t->strides);
     moved->dev = old ? old->dev : moved->dev;
+}
+
+bool clt__tensor_take_values(clt_tensor *t, clt_tensor *next)
+{
+    if (t->storage == NULL || next->storage == NULL || t->storage->foreign ||
+        __atomic_load_n(&t->storage->refs, __ATOMIC_ACQUIRE) != 1 ||
+        t->offset != 0 || clt_tensor_nbytes(t) != t->storage->bytes || !clt__is_contiguous(t) ||
+        next->offset != 0 || !clt__is_contiguous(next) ||
+        __atomic_load_n(&next->storage->refs, __ATOMIC_ACQUIRE) != 1 ||
+        next->dtype != t->dtype || next->dev != t->dev || next->ndim != t->ndim ||
+        memcmp(next->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim) != 0)
+        return false;
+    take_storage(t, next);
+    clt__version_bump(t);
+    return true;
 }
 
 clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev, const char *fn)
@@ -336,7 +355,7 @@ clt_status clt__tensor_read_at(const clt_tensor *t, void *dst, size_t dst_bytes,
     clt_tensor *src = NULL;
     clt__index_check chk = {0};
     CLT__TRY(contiguous(t, &src, fn));
-    CLT__TRY(clt__index_check_begin(src->dev, &chk));
+    CLT__TRY(clt__index_check_begin(src->dev, &chk, fn));
     CLT__CL_CHECK(host_copy(src->dev, clt__mem(src),
                             (size_t)src->offset * clt_dtype_size(src->dtype), bytes, dst, false),
                   "%s: reading %zu bytes from %s (%s)", fn, bytes, src->dev->label,
@@ -371,12 +390,12 @@ clt_status clt_tensor_read_async(const clt_tensor *t, void *dst, size_t dst_byte
         CLT__TRY(contiguous(t, &e->keep, "clt_tensor_read_async"));
         /* The record's read goes first on the in-order queue, so that it has
          * completed whenever the copy has (clt_event_query never waits). */
-        CLT__TRY(clt__index_check_begin(e->keep->dev, &e->chk));
+        CLT__TRY(clt__index_check_begin(e->keep->dev, &e->chk, "clt_tensor_read_async"));
         clt_device *kd = e->keep->dev;
         pthread_mutex_lock(&kd->lock);
-        cl_int err = clEnqueueReadBuffer(kd->queue, clt__mem(e->keep), CL_FALSE,
-                                         (size_t)e->keep->offset * clt_dtype_size(t->dtype),
-                                         bytes, dst, 0, NULL, &e->ev);
+        cl_int err = CLT__DRIVER(clEnqueueReadBuffer(
+            kd->queue, clt__mem(e->keep), CL_FALSE,
+            (size_t)e->keep->offset * clt_dtype_size(t->dtype), bytes, dst, 0, NULL, &e->ev));
         if (err == CL_SUCCESS)
             clFlush(kd->queue);
         pthread_mutex_unlock(&kd->lock);
@@ -402,9 +421,9 @@ clt_status clt_event_wait(clt_event *e)
         clt_status st = clt__sync_point_at("clt_event_wait", __builtin_return_address(0));
         if (st != CLT_OK)
             return st;
-        cl_int err = clWaitForEvents(1, &e->ev);
+        cl_int err = clt__driver_waited(clWaitForEvents(1, &e->ev));
         if (err != CL_SUCCESS)
-            return clt__cl_error(err, "clt_event_wait: the read-back failed");
+            return clt__cl_error(err, "clt_event_wait: the transfer failed");
         e->waited = true;
         st = clt__index_check_end(&e->chk, true, "clt_event_wait");
         if (st != CLT_OK)
@@ -426,7 +445,7 @@ clt_status clt_event_query(clt_event *e, int *done)
     if (err != CL_SUCCESS)
         return clt__cl_error(err, "clt_event_query");
     if (status < 0)
-        return clt__cl_error(status, "clt_event_query: the read-back failed");
+        return clt__cl_error(status, "clt_event_query: the transfer failed");
     *done = status == CL_COMPLETE;
     if (*done) {
         /* The record's read preceded the copy on the in-order queue. */
@@ -495,13 +514,13 @@ clt_status clt__tensor_write(clt_tensor *t, const void *src, size_t bytes, clt_e
     clt_tensor *stage = NULL;
     if (need > 0) {
         if (clt__is_contiguous(t)) {
-            CLT__TRY(clt__write_async(t, src, need, &e->ev));
+            CLT__TRY(clt__write_async(t, src, need, &e->ev, fn));
         } else {
             /* A staging buffer on the device, then the strided copy; the
              * in-order queue runs the copy after the write. */
             CLT__TRY(clt__tensor_new(t->dev, t->dtype, t->ndim, t->shape, &stage));
-            CLT__TRY(clt__write_async(stage, src, need, &e->ev));
-            CLT__TRY(clt__copy_strided(t, stage));
+            CLT__TRY(clt__write_async(stage, src, need, &e->ev, fn));
+            CLT__TRY(clt__copy_strided(t, stage, fn));
             clt__version_bump(t);
         }
     }

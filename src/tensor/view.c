@@ -543,7 +543,7 @@ static clt_status cat_impl(const clt_tensor *const *ts, size_t n, int dim, clt_t
             continue;
         }
         CLT__TRY(clt__tensor_view(r, r->ndim, t->shape, r->strides, pos * r->strides[d], &slot));
-        CLT__TRY(clt__copy_strided(slot, t));
+        CLT__TRY(clt__copy_strided(slot, t, fn));
         clt_tensor_free(slot);
         slot = NULL;
         pos += t->shape[d];
