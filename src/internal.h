@@ -292,6 +292,11 @@ struct clt_device {
 bool clt__want_pocl_affinity(const char *pocl_affinity, const char *pocl_max_threads,
                              const char *cltensor_setting, bool all_cpus_allowed);
 
+/* clt_pick with its messages naming fn, the public call that asked
+ * (src/device/picker.c). */
+clt_status clt__pick(const char *fn, const clt_device_info *infos, size_t n, const char *kind,
+                     const char *env_override, size_t *picked, char **report);
+
 /* Picker labels for n descriptions (src/device/picker.c). */
 clt_status clt__pick_labels(const clt_device_info *infos, size_t n, char (*labels)[32]);
 

@@ -163,6 +163,7 @@ static clt_status pick_fail(const clt_device_info *m, size_t n, const char *kind
     cr_assert_neq(st, CLT_OK, "'%s' should fail, picked %zu", kind, picked);
     cr_assert_eq(picked, 999, "picked must stay untouched on failure");
     cr_assert_eq(clt_last_status(), st);
+    cr_assert(strncmp(clt_last_error(), "clt_pick: ", 10) == 0, "%s", clt_last_error());
     return st;
 }
 

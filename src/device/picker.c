@@ -277,7 +277,7 @@ clt_status clt_pick_label(const clt_device_info *infos, size_t n, size_t i, char
     picker p;
     clt_status st = picker_init(&p, infos, n);
     if (st != CLT_OK)
-        return st;
+        return clt__error_in(st, "clt_pick_label");
     size_t len = strlen(p.labels[i]);
     char *s = clt__malloc(len + 1);
     if (s == NULL) {
@@ -518,20 +518,20 @@ static void report_devices(clt__strbuf *sb, const picker *p, const request *r, c
     }
 }
 
-clt_status clt_pick(const clt_device_info *infos, size_t n, const char *kind,
-                    const char *env_override, size_t *picked, char **report)
+clt_status clt__pick(const char *fn, const clt_device_info *infos, size_t n, const char *kind,
+                     const char *env_override, size_t *picked, char **report)
 {
     if (report)
         *report = NULL;
-    CLT__REQUIRE_ARG(kind, "clt_pick");
-    CLT__REQUIRE_ARG(picked, "clt_pick");
+    CLT__REQUIRE_ARG(kind, fn);
+    CLT__REQUIRE_ARG(picked, fn);
     if (n > 0)
-        CLT__REQUIRE_ARG(infos, "clt_pick");
+        CLT__REQUIRE_ARG(infos, fn);
 
     picker p;
     clt_status st = picker_init(&p, infos, n);
     if (st != CLT_OK)
-        return st;
+        return clt__error_in(st, fn);
     clt__strbuf msg = {0}, rep = {0};
     request asked, over;
     const request *used = &asked;
@@ -575,7 +575,7 @@ clt_status clt_pick(const clt_device_info *infos, size_t n, const char *kind,
         clt__sb_free(&rep);
         clt__sb_free(&msg);
         picker_free(&p);
-        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_pick: out of host memory");
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     }
 
     if (report)
@@ -584,12 +584,18 @@ clt_status clt_pick(const clt_device_info *infos, size_t n, const char *kind,
         *picked = pick;
         clt__ok();
     } else if (overridden) {
-        clt__error(st, "CLTENSOR_DEVICE=%.*s could not be resolved: %s", over.len, over.text,
-                   msg.data ? msg.data : "");
+        clt__error(st, "%s: CLTENSOR_DEVICE=%.*s could not be resolved: %s", fn, over.len,
+                   over.text, msg.data ? msg.data : "");
     } else {
-        clt__error(st, "%s", msg.data ? msg.data : "");
+        clt__error(st, "%s: %s", fn, msg.data ? msg.data : "");
     }
     clt__sb_free(&msg);
     picker_free(&p);
     return st;
+}
+
+clt_status clt_pick(const clt_device_info *infos, size_t n, const char *kind,
+                    const char *env_override, size_t *picked, char **report)
+{
+    return clt__pick("clt_pick", infos, n, kind, env_override, picked, report);
 }

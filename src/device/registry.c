@@ -407,7 +407,7 @@ clt_status clt_device_count(size_t *count)
     clt_status st = ensure_init();
     if (st != CLT_OK) {
         *count = 0;
-        return st;
+        return clt__error_in(st, "clt_device_count");
     }
     *count = reg.n;
     return clt__ok();
@@ -425,12 +425,12 @@ static clt_status open_at(size_t idx, clt_device **out)
 
 /* The device a request picks (CLTENSOR_DEVICE standing in for "auto"), with
  * the picker's report when asked for. */
-static clt_status pick_kind(const char *kind, size_t *idx, char **report)
+static clt_status pick_kind(const char *fn, const char *kind, size_t *idx, char **report)
 {
     clt_status st = ensure_init();
     if (st != CLT_OK)
-        return st;
-    return clt_pick(reg.infos, reg.n, kind, getenv("CLTENSOR_DEVICE"), idx, report);
+        return clt__error_in(st, fn);
+    return clt__pick(fn, reg.infos, reg.n, kind, getenv("CLTENSOR_DEVICE"), idx, report);
 }
 
 clt_status clt_device_at(size_t n, clt_device **out)
@@ -439,7 +439,7 @@ clt_status clt_device_at(size_t n, clt_device **out)
     *out = NULL;
     clt_status st = ensure_init();
     if (st != CLT_OK)
-        return st;
+        return clt__error_in(st, "clt_device_at");
     if (n >= reg.n)
         return clt__error(CLT_ERR_DEVICE_NOT_FOUND, "clt_device_at: index %zu, but only %zu device(s)",
                           n, reg.n);
@@ -452,7 +452,7 @@ clt_status clt_device_get(const char *kind, clt_device **out)
     *out = NULL;
     CLT__REQUIRE_ARG(kind, "clt_device_get");
     size_t idx = 0;
-    clt_status st = pick_kind(kind, &idx, NULL);
+    clt_status st = pick_kind("clt_device_get", kind, &idx, NULL);
     if (st != CLT_OK)
         return st;
     return open_at(idx, out);
@@ -463,7 +463,7 @@ int clt_is_available(const char *kind)
     if (kind == NULL)
         return 0;
     size_t idx = 0;
-    int ok = pick_kind(kind, &idx, NULL) == CLT_OK;
+    int ok = pick_kind("clt_is_available", kind, &idx, NULL) == CLT_OK;
     clt__ok();
     return ok;
 }
@@ -492,7 +492,7 @@ clt_status clt_device_explain(const char *kind, char **report)
     *report = NULL;
     CLT__REQUIRE_ARG(kind, "clt_device_explain");
     size_t idx = 0;
-    clt_status st = pick_kind(kind, &idx, report);
+    clt_status st = pick_kind("clt_device_explain", kind, &idx, report);
     if (st != CLT_OK && *report) {
         /* clt_pick's report on failure is its own exception to the rule
          * for outputs; here the explanation goes into the message. */
