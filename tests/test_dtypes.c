@@ -449,6 +449,16 @@ Test(dtypes, binary_op_scalars_wrap_like_python_ints)
     clt_tensor *r = NULL;
     expect_overflow(clt_add_scalar(a, 1e30, &r), "int32 + 1e30");
     cr_assert_null(r);
+    /* The message states the range that applies, int64's, not int32's. */
+    cr_assert(strstr(clt_last_error(), "int64's range [-9.2233720368547758e+18, "
+                                       "9.2233720368547748e+18]") != NULL &&
+                  strstr(clt_last_error(), "wraps to int32") != NULL &&
+                  strstr(clt_last_error(), "2147483647") == NULL,
+              "%s", clt_last_error());
+    expect_overflow(clt_sub_scalar(u, -1e19, &r), "uint8 - -1e19");
+    cr_assert(strstr(clt_last_error(), "int64's range") != NULL &&
+                  strstr(clt_last_error(), "wraps to uint8") != NULL,
+              "%s", clt_last_error());
     clt_tensor_free(a);
     clt_tensor_free(u);
 }

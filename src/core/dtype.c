@@ -219,6 +219,12 @@ clt_status clt__scalar_check(clt_dtype dtype, double v, clt__scalar_rule rule, c
                 return CLT_OK;
             lo = -TWO63;
             hi = TWO63 - 1024.0; /* the largest double below 2^63 */
+            if (dtype != CLT_INT64)
+                return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                  "%s: value %.17g cannot be converted to type int64 without "
+                                  "overflow (an integer scalar for a %s operand must lie in "
+                                  "int64's range [%.17g, %.17g]; inside it, it wraps to %s)",
+                                  fn, v, clt_dtype_name(dtype), lo, hi, clt_dtype_name(dtype));
         } else if (dtype == CLT_INT32) {
             if (v > -2147483649.0 && v < 2147483648.0)
                 return CLT_OK;
