@@ -1161,6 +1161,32 @@ Test(elementwise, pow_scalar_as_torch)
     clt_tensor_free(t);
 }
 
+/* A float32 tensor to a power too small for float32 (1e-310, 1e-46) or
+ * denormal in it (1e-40): the exponent is not 0, so 0 ** s is 0 (inf for a
+ * negative s), a negative base gives NaN and inf stays inf, as torch.pow
+ * gives with its double exponent; the reference is the C library's pow in
+ * double, rounded to float. */
+Test(elementwise, pow_scalar_tiny_exponent)
+{
+    clt_device *dev = get_device("cpu");
+    const double x[7] = {0.0, 0.5, 1.0, 2.0, -1.0, INFINITY, NAN};
+    int64_t n = 7;
+    clt_tensor *t = make(dev, CLT_FLOAT32, 1, &n, x), *r;
+    const double exps[6] = {1e-310, 4.9406564584124654e-324, -1e-310, 1e-40, 1e-46, -1e-46};
+    for (int e = 0; e < 6; e++) {
+        CHECK(clt_pow_scalar(t, exps[e], &r));
+        double *v = values(r);
+        for (int i = 0; i < 7; i++) {
+            double want = (float)pow(x[i], exps[e]);
+            cr_assert(isnan(want) ? isnan(v[i]) : v[i] == want, "pow(%g, %g) = %g, want %g",
+                      x[i], exps[e], v[i], want);
+        }
+        free(v);
+        clt_tensor_free(r);
+    }
+    clt_tensor_free(t);
+}
+
 /* float64 pow in every lane: a denormal, zero, inf or NaN base in one lane
  * of a 16-wide vector once spoiled another lane's result (2.5^3 gave 0),
  * and a denormal base got a wrong result of its own (5e-324^-0.5 gave 0).

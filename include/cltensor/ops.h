@@ -107,7 +107,10 @@ CLT_API clt_status clt_rdiv_scalar(const clt_tensor *a, double s, clt_tensor **o
  * tensors s = 0.5, -0.5, -1, 2, 3 and -2 are computed as PyTorch does, as
  * sqrt(a), rsqrt(a), 1 / a, a * a, a * a * a and 1 / (a * a): so
  * (-inf) ** 0.5 is NaN and (-0.0) ** 0.5 is -0.0 (pow would give inf and
- * 0.0), and 1 / (a * a) is 0 where a * a overflows. */
+ * 0.0), and 1 / (a * a) is 0 where a * a overflows.  A nonzero s below
+ * float32's smallest normal keeps its sign and its being nonzero on a
+ * float32 or float16 tensor, as torch's double exponent does: 0 ** 1e-310
+ * is 0, (-1) ** 1e-310 NaN, inf ** -1e-310 0. */
 CLT_API clt_status clt_pow_scalar(const clt_tensor *a, double s, clt_tensor **out);
 /* s ** a */
 CLT_API clt_status clt_rpow_scalar(const clt_tensor *a, double s, clt_tensor **out);

@@ -1,6 +1,7 @@
 /* elementwise.c: elementwise ops: type promotion, broadcasting, device and
  * dtype checks, and launches of cl/elementwise.cl in the variant that suits
  * the device (vector chunks on CPUs, one element per work-item on GPUs). */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -340,6 +341,14 @@ static clt_status binary_ts(const char *op, op_kind kind, const clt_tensor *a, d
         geom g = layout_inputs(w, 1, &ua, &L);
         cl_int rev = kind == POW ? pow_form(ct, s, reversed) : reversed;
         cl_mem mo = clt__mem(w), ma = clt__mem(ua);
+        /* A float32 (or float16) tensor to a power below float's smallest
+         * normal would get 0 (or a denormal a device may flush to 0), and
+         * x ** 0 is 1 everywhere; torch keeps the double exponent, so
+         * 0 ** 1e-310 is 0 and (-1) ** 1e-310 NaN.  +-FLT_MIN gives every
+         * float base the same result as the double exponent would. */
+        if (kind == POW && !reversed && (ct == CLT_FLOAT32 || ct == CLT_FLOAT16) && s != 0 &&
+            fabs(s) < FLT_MIN)
+            s = copysign(FLT_MIN, s);
         unsigned char sv[8];
         size_t ssize = clt__scalar_arg(ct, s, sv);
         clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma), {ssize, sv}, CLT__ARG(rev)};
