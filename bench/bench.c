@@ -1439,6 +1439,9 @@ int cltensor_bench(int argc, char **argv)
             free(filters);
             return 0;
         } else if (argv[i][0] == '-') {
+            fprintf(stderr, "cltensor bench: %s '%s'\n",
+                    strcmp(argv[i], "--device") == 0 ? "a KIND must follow" : "unknown option",
+                    argv[i]);
             usage(stderr);
             free(filters);
             return 2;

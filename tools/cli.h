@@ -2,12 +2,12 @@
 #ifndef CLT_CLI_H
 #define CLT_CLI_H
 
-/* cltensor warmup [KIND]: builds every kernel program for a device ahead of
- * time (tools/warmup.c). */
+/* cltensor warmup [--blas] [KIND]: builds every kernel program for a device
+ * ahead of time (tools/warmup.c). */
 int cltensor_warmup(int argc, char **argv);
 
-/* cltensor bench [--json] [CASE...]: benchmarks with same-run baselines
- * (bench/bench.c). */
+/* cltensor bench [--json] [--quick] [--device KIND] [CASE...]: benchmarks
+ * with same-run baselines (bench/bench.c). */
 int cltensor_bench(int argc, char **argv);
 
 #endif

@@ -88,37 +88,83 @@ static int cmd_explain(const char *kind)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: cltensor COMMAND\n"
-               "  devices [-v]     list OpenCL platforms and devices, and what each kind\n"
-               "                   string (auto, cuda, rocm, mps, xpu, gpu, cpu) picks here\n"
-               "  explain KIND     say why KIND (e.g. cuda:1) picks the device it picks\n"
-               "  warmup [KIND]    build every kernel for a device ahead of time\n"
-               "  bench [--json]   run the benchmarks (figures with same-run baselines)\n"
-               "  version          print the library version\n");
+    fprintf(f, "usage: cltensor COMMAND [ARGS]\n"
+               "  devices [-v]           list OpenCL platforms and devices, and what each\n"
+               "                         kind string (auto, cuda, rocm, mps, xpu, gpu, cpu)\n"
+               "                         picks here; -v adds the picker's reasons\n"
+               "  explain KIND           say why KIND (e.g. cuda:1) picks the device it picks\n"
+               "  warmup [--blas] [KIND] build every kernel for a device ahead of time\n"
+               "  bench [--json] [--quick] [--device KIND] [CASE...]\n"
+               "                         run the benchmarks (figures with same-run baselines)\n"
+               "  version                print the library version (also --version)\n"
+               "  help                   this text (also -h, --help)\n"
+               "`cltensor COMMAND --help` describes a command.\n");
+}
+
+/* A bad command line: what was wrong (what, then arg quoted when not NULL),
+ * then the usage; exit status 2. */
+static int bad_usage(const char *what, const char *arg)
+{
+    if (arg)
+        fprintf(stderr, "cltensor: %s '%s'\n", what, arg);
+    else
+        fprintf(stderr, "cltensor: %s\n", what);
+    usage(stderr);
+    return 2;
+}
+
+static int is_help(const char *arg)
+{
+    return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
 
 int main(int argc, char **argv)
 {
     int rc = 2;
-    if (argc < 2) {
+    const char *cmd = argc > 1 ? argv[1] : NULL;
+    if (cmd == NULL) {
         usage(stderr);
-    } else if (strcmp(argv[1], "devices") == 0) {
-        rc = cmd_devices(argc > 2 && strcmp(argv[2], "-v") == 0);
-    } else if (strcmp(argv[1], "explain") == 0 && argc == 3) {
-        rc = cmd_explain(argv[2]);
-    } else if (strcmp(argv[1], "warmup") == 0) {
+    } else if (strcmp(cmd, "devices") == 0) {
+        int verbose = 0;
+        rc = -1;
+        for (int i = 2; i < argc && rc < 0; i++) {
+            if (strcmp(argv[i], "-v") == 0) {
+                verbose = 1;
+            } else if (is_help(argv[i])) {
+                printf("usage: cltensor devices [-v]\n"
+                       "  lists every OpenCL platform and device and what each kind string\n"
+                       "  picks here; -v adds the picker's reasons for every kind\n");
+                rc = 0;
+            } else {
+                rc = bad_usage("devices: unknown argument", argv[i]);
+            }
+        }
+        if (rc < 0)
+            rc = cmd_devices(verbose);
+    } else if (strcmp(cmd, "explain") == 0) {
+        if (argc == 3 && is_help(argv[2])) {
+            printf("usage: cltensor explain KIND\n"
+                   "  says, for each device, why KIND (cuda, cpu:1, auto, ...) picks it or\n"
+                   "  passes it over; exit status 1 when KIND picks no device\n");
+            rc = 0;
+        } else if (argc == 3) {
+            rc = cmd_explain(argv[2]);
+        } else {
+            rc = argc < 3 ? bad_usage("explain needs a KIND, e.g. cuda:1", NULL)
+                          : bad_usage("explain takes one KIND; unexpected", argv[3]);
+        }
+    } else if (strcmp(cmd, "warmup") == 0) {
         rc = cltensor_warmup(argc - 1, argv + 1);
-    } else if (strcmp(argv[1], "bench") == 0) {
+    } else if (strcmp(cmd, "bench") == 0) {
         rc = cltensor_bench(argc - 1, argv + 1);
-    } else if (strcmp(argv[1], "version") == 0) {
+    } else if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("cltensor %s\n", clt_version());
         rc = 0;
-    } else if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+    } else if (is_help(cmd) || strcmp(cmd, "help") == 0) {
         usage(stdout);
         rc = 0;
     } else {
-        fprintf(stderr, "cltensor: unknown command '%s'\n", argv[1]);
-        usage(stderr);
+        rc = bad_usage("unknown command", cmd);
     }
     clt_shutdown();
     return rc;

@@ -19,13 +19,18 @@ int cltensor_warmup(int argc, char **argv)
 {
     const char *kind = NULL;
     int blas = 0;
+    static const char usage[] =
+        "usage: cltensor warmup [--blas] [KIND]\n"
+        "  builds cltensor's kernels for the device KIND picks (default auto)\n"
+        "  into the kernel cache; --blas also fills CLBlast's cache (slow)\n";
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--blas") == 0) {
             blas = 1;
+        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            fputs(usage, stdout);
+            return 0;
         } else if (argv[i][0] == '-' || kind != NULL) {
-            fprintf(stderr, "usage: cltensor warmup [--blas] [KIND]\n"
-                            "  builds cltensor's kernels for the device KIND picks (default auto)\n"
-                            "  into the kernel cache; --blas also fills CLBlast's cache (slow)\n");
+            fprintf(stderr, "cltensor warmup: unexpected argument '%s'\n%s", argv[i], usage);
             return 2;
         } else {
             kind = argv[i];
