@@ -47,6 +47,40 @@ Test(tensor, zeros_ones_full)
     clt_tensor_free(f);
 }
 
+/* Each creation call's message names that call, not the one it is built
+ * on (clt_ones used to say clt_full), for argument errors and for a buffer
+ * the allocator refuses. */
+static void expect_named(clt_status st, clt_tensor *t, const char *fn)
+{
+    cr_assert_neq(st, CLT_OK, "%s succeeded", fn);
+    cr_assert_null(t);
+    size_t n = strlen(fn);
+    cr_assert(strncmp(clt_last_error(), fn, n) == 0 && clt_last_error()[n] == ':',
+              "%s: message: %s", fn, clt_last_error());
+}
+
+Test(tensor, creation_errors_name_the_call)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t bad[1] = {-1}, big[1] = {1 << 20};
+    clt_tensor *t = NULL;
+    expect_named(clt_zeros(dev, CLT_FLOAT32, 1, bad, &t), t, "clt_zeros");
+    expect_named(clt_ones(dev, CLT_FLOAT32, 1, bad, &t), t, "clt_ones");
+    expect_named(clt_full(dev, CLT_INT32, 1, big, 1e12, &t), t, "clt_full");
+    expect_named(clt_zeros_like(NULL, &t), t, "clt_zeros_like");
+    expect_named(clt_ones_like(NULL, &t), t, "clt_ones_like");
+    expect_named(clt_empty_like(NULL, &t), t, "clt_empty_like");
+    clt_tensor *small = NULL;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){4}, &small));
+    CHECK(clt_memory_set_limit(dev, 1024 * 1024));
+    expect_named(clt_ones(dev, CLT_FLOAT32, 1, big, &t), t, "clt_ones");
+    expect_named(clt_zeros(dev, CLT_FLOAT32, 1, big, &t), t, "clt_zeros");
+    expect_named(clt_empty(dev, CLT_FLOAT32, 1, big, &t), t, "clt_empty");
+    expect_named(clt_arange(dev, CLT_FLOAT32, 0, 1 << 20, 1, &t), t, "clt_arange");
+    CHECK(clt_memory_set_limit(dev, 0));
+    clt_tensor_free(small);
+}
+
 Test(tensor, arange_matches_host)
 {
     clt_device *dev = get_device("cpu");

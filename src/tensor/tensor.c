@@ -366,26 +366,29 @@ static clt_status check_create(clt_device *dev, clt_dtype dtype, int ndim, const
     return st;
 }
 
-clt_status clt_empty(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
-                     clt_tensor **out)
+/* clt_empty and clt_full under the name of the public call fn, which every
+ * message starts with (clt_ones says clt_ones, clt_zeros_like
+ * clt_zeros_like). */
+static clt_status empty_in(const char *fn, clt_device *dev, clt_dtype dtype, int ndim,
+                           const int64_t *shape, clt_tensor **out)
 {
-    clt_status st = check_create(dev, dtype, ndim, shape, out, "clt_empty");
+    clt_status st = check_create(dev, dtype, ndim, shape, out, fn);
     if (st == CLT_OK)
-        st = clt__tensor_new(dev, dtype, ndim, shape, out);
+        st = clt__result_new(fn, dev, dtype, ndim, shape, out);
     return st == CLT_OK ? clt__ok() : st;
 }
 
-clt_status clt_full(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
-                    double value, clt_tensor **out)
+static clt_status full_in(const char *fn, clt_device *dev, clt_dtype dtype, int ndim,
+                          const int64_t *shape, double value, clt_tensor **out)
 {
     clt_tensor *t = NULL;
-    clt_status st = check_create(dev, dtype, ndim, shape, out, "clt_full");
+    clt_status st = check_create(dev, dtype, ndim, shape, out, fn);
     if (st == CLT_OK)
-        st = clt__scalar_check(dtype, value, CLT__SCALAR_EXACT, "clt_full");
+        st = clt__scalar_check(dtype, value, CLT__SCALAR_EXACT, fn);
     if (st == CLT_OK)
-        st = clt__tensor_new(dev, dtype, ndim, shape, &t);
+        st = clt__result_new(fn, dev, dtype, ndim, shape, &t);
     if (st == CLT_OK)
-        st = fill(t, value);
+        st = clt__error_in(fill(t, value), fn);
     if (st != CLT_OK) {
         clt_tensor_free(t);
         return st;
@@ -394,16 +397,28 @@ clt_status clt_full(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *s
     return clt__ok();
 }
 
+clt_status clt_empty(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
+                     clt_tensor **out)
+{
+    return empty_in("clt_empty", dev, dtype, ndim, shape, out);
+}
+
+clt_status clt_full(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
+                    double value, clt_tensor **out)
+{
+    return full_in("clt_full", dev, dtype, ndim, shape, value, out);
+}
+
 clt_status clt_zeros(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
                      clt_tensor **out)
 {
-    return clt_full(dev, dtype, ndim, shape, 0.0, out);
+    return full_in("clt_zeros", dev, dtype, ndim, shape, 0.0, out);
 }
 
 clt_status clt_ones(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
                     clt_tensor **out)
 {
-    return clt_full(dev, dtype, ndim, shape, 1.0, out);
+    return full_in("clt_ones", dev, dtype, ndim, shape, 1.0, out);
 }
 
 clt_status clt_arange(clt_device *dev, clt_dtype dtype, double start, double end, double step,
@@ -451,7 +466,7 @@ clt_status clt_arange(clt_device *dev, clt_dtype dtype, double start, double end
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "clt_arange: %g elements is too many", count);
     int64_t n = (int64_t)count;
     clt_tensor *t = NULL;
-    st = clt__tensor_new(dev, dtype, 1, &n, &t);
+    st = clt__result_new("clt_arange", dev, dtype, 1, &n, &t);
     if (st != CLT_OK)
         return st;
     const char *opts = clt__arange_options(dev, dtype);
@@ -693,28 +708,33 @@ clt_status clt__same_device(const clt_tensor *a, const clt_tensor *b, const char
 
 /* ---- *_like ------------------------------------------------------------------- */
 
+/* The *_like calls: t's device, dtype and shape, empty or filled with value. */
+static clt_status like_in(const char *fn, const clt_tensor *t, int empty, double value,
+                          clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    return empty ? empty_in(fn, t->dev, t->dtype, t->ndim, t->shape, out)
+                 : full_in(fn, t->dev, t->dtype, t->ndim, t->shape, value, out);
+}
+
 clt_status clt_empty_like(const clt_tensor *t, clt_tensor **out)
 {
-    CLT__REQUIRE_ARG(out, "clt_empty_like");
-    *out = NULL;
-    CLT__REQUIRE_ARG(t, "clt_empty_like");
-    return clt_empty(t->dev, t->dtype, t->ndim, t->shape, out);
+    return like_in("clt_empty_like", t, 1, 0.0, out);
 }
 
 clt_status clt_full_like(const clt_tensor *t, double value, clt_tensor **out)
 {
-    CLT__REQUIRE_ARG(out, "clt_full_like");
-    *out = NULL;
-    CLT__REQUIRE_ARG(t, "clt_full_like");
-    return clt_full(t->dev, t->dtype, t->ndim, t->shape, value, out);
+    return like_in("clt_full_like", t, 0, value, out);
 }
 
 clt_status clt_zeros_like(const clt_tensor *t, clt_tensor **out)
 {
-    return clt_full_like(t, 0.0, out);
+    return like_in("clt_zeros_like", t, 0, 0.0, out);
 }
 
 clt_status clt_ones_like(const clt_tensor *t, clt_tensor **out)
 {
-    return clt_full_like(t, 1.0, out);
+    return like_in("clt_ones_like", t, 0, 1.0, out);
 }
