@@ -323,6 +323,36 @@ Test(counters, sync_debug_error_refuses_read_back_and_leaves_data_untouched)
     clt_tensor_free(s1);
 }
 
+/* torch.cuda.set_sync_debug_mode's values, by name or number; any other
+ * value is refused at the first wait, naming it, instead of turning the
+ * check off unseen. */
+Test(counters, sync_debug_values)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 4;
+    clt_tensor *t = NULL;
+    CHECK(clt_full(dev, CLT_FLOAT32, 1, &n, 2.0, &t));
+    float dst[4] = {0};
+    const char *off[] = {"", "0", "default", "DEFAULT"};
+    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++) {
+        setenv("CLTENSOR_SYNC_DEBUG", off[i], 1);
+        CHECK(clt_tensor_read(t, dst, sizeof dst));
+        cr_assert_eq(dst[3], 2.0f, "'%s'", off[i]);
+    }
+    setenv("CLTENSOR_SYNC_DEBUG", "2", 1);
+    cr_assert_eq(clt_tensor_read(t, dst, sizeof dst), CLT_ERR_SYNC_FORBIDDEN);
+    cr_assert(strstr(clt_last_error(), "(CLTENSOR_SYNC_DEBUG=2)"), "%s", clt_last_error());
+    setenv("CLTENSOR_SYNC_DEBUG", "eror", 1);
+    dst[0] = -1.0f;
+    cr_assert_eq(clt_tensor_read(t, dst, sizeof dst), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "clt_tensor_read: CLTENSOR_SYNC_DEBUG is 'eror'; expected "
+                                       "warn, error or default"),
+              "%s", clt_last_error());
+    cr_assert_eq(dst[0], -1.0f);
+    unsetenv("CLTENSOR_SYNC_DEBUG");
+    clt_tensor_free(t);
+}
+
 Test(counters, sync_debug_warn_names_the_call_site, .init = cr_redirect_stderr)
 {
     clt_device *dev = get_device("cpu");

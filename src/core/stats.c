@@ -68,24 +68,33 @@ static void describe_site(const void *caller, char *buf, size_t n)
         snprintf(buf, n, ", called from %s+0x%zx", info.dli_fname, (size_t)off);
 }
 
-/* CLTENSOR_SYNC_DEBUG mirrors torch.cuda.set_sync_debug_mode: "warn" reports
- * each blocking wait on stderr (the user asked for it), "error" refuses it.
- * `caller` is the return address into the user's code, or NULL. */
+/* CLTENSOR_SYNC_DEBUG mirrors torch.cuda.set_sync_debug_mode: "warn" (or 1)
+ * reports each blocking wait on stderr (the user asked for it), "error" (or
+ * 2) refuses it, "default" (or 0, or empty) does neither.  Any other value
+ * refuses the wait too, naming the value: a misspelt "eror" must not pass a
+ * check that the program never waits.  `caller` is the return address into
+ * the user's code, or NULL. */
 clt_status clt__sync_point_at(const char *what, const void *caller)
 {
     const char *mode = getenv("CLTENSOR_SYNC_DEBUG");
-    bool refuse = mode && clt__strcaseeq(mode, "error");
-    bool warn = mode && clt__strcaseeq(mode, "warn");
+    bool refuse = mode && (clt__strcaseeq(mode, "error") || strcmp(mode, "2") == 0);
+    bool warn = mode && (clt__strcaseeq(mode, "warn") || strcmp(mode, "1") == 0);
+    if (mode && *mode && !refuse && !warn && !clt__strcaseeq(mode, "default") &&
+        strcmp(mode, "0") != 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: CLTENSOR_SYNC_DEBUG is '%s'; expected warn, error or default "
+                          "(or 1, 2, 0)",
+                          what, mode);
     if (refuse || warn) {
         char site[512];
         describe_site(caller, site, sizeof site);
         if (refuse)
             return clt__error(CLT_ERR_SYNC_FORBIDDEN,
                               "%s: blocking wait on the device refused%s "
-                              "(CLTENSOR_SYNC_DEBUG=error)",
-                              what, site);
-        fprintf(stderr, "cltensor: warning: %s waits for the device%s (CLTENSOR_SYNC_DEBUG=warn)\n",
-                what, site);
+                              "(CLTENSOR_SYNC_DEBUG=%s)",
+                              what, site, mode);
+        fprintf(stderr, "cltensor: warning: %s waits for the device%s (CLTENSOR_SYNC_DEBUG=%s)\n",
+                what, site, mode);
     }
     __atomic_add_fetch(&counters.waits, 1, __ATOMIC_RELAXED);
     return CLT_OK;
