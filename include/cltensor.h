@@ -11,6 +11,7 @@
  *   cltensor/random.h   counter-based random numbers
  *   cltensor/view.h     views and layout: reshape, permute, cat, ...
  *   cltensor/index.h    indexing: index_select, gather, scatter, embedding, ...
+ *   cltensor/loss.h     losses: cross_entropy, nll, mse, l1, BCE with logits
  *   cltensor/memory.h   the caching allocator and kernel cache
  *   cltensor/stats.h    transfer and synchronisation counters
  *   cltensor/autograd.h gradients
