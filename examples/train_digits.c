@@ -8,6 +8,8 @@
  *
  * As in PyTorch: model.to(device), for xb, yb in loader, out = model(xb),
  * loss.backward(), opt.step(), and pred = out.argmax(dim=1).cpu().numpy().
+ * Built in the source tree by make; against an installed cltensor with
+ *   cc train_digits.c $(pkg-config --cflags --libs cltensor) -lz
  * The loop reads one value back per epoch (the loss and accuracy it
  * prints); every batch goes to the device ahead of its step. */
 #include <cltensor.h>
@@ -142,11 +144,24 @@ static clt_status cross_entropy(const clt_tensor *logits, const clt_tensor *labe
     return clt_cross_entropy(logits, labels, NULL, loss);
 }
 
-static void usage(void)
+/* The usage: on stdout with status 0 when asked for (--help), else on
+ * stderr with status 2. */
+static void usage(int asked)
 {
-    fprintf(stderr, "usage: train_digits [--model mlp|cnn] [--device KIND] [--epochs N] "
-                    "[--seed N] [--out FILE.npy] DIGITS_CSV_GZ\n");
-    exit(2);
+    fprintf(asked ? stdout : stderr,
+            "usage: train_digits [--model mlp|cnn] [--device KIND] [--epochs N] "
+            "[--seed N] [--out FILE.npy] DIGITS_CSV_GZ\n");
+    exit(asked ? 0 : 2);
+}
+
+/* A whole decimal number up to max, or the usage. */
+static unsigned long long number(const char *s, unsigned long long max)
+{
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || *end != '\0' || s[0] == '-' || v > max)
+        usage(0);
+    return v;
 }
 
 int main(int argc, char **argv)
@@ -161,19 +176,21 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--device") == 0 && i + 1 < argc)
             kind = argv[++i];
         else if (strcmp(a, "--epochs") == 0 && i + 1 < argc)
-            epochs = atoi(argv[++i]);
+            epochs = (int)number(argv[++i], 1000000);
         else if (strcmp(a, "--seed") == 0 && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 10);
+            seed = number(argv[++i], UINT64_MAX);
         else if (strcmp(a, "--out") == 0 && i + 1 < argc)
             out_path = argv[++i];
+        else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
+            usage(1);
         else if (a[0] == '-' || path)
-            usage();
+            usage(0);
         else
             path = a;
     }
     bool cnn = strcmp(model, "cnn") == 0;
     if (!path || (!cnn && strcmp(model, "mlp") != 0) || epochs == 0 || epochs < -1)
-        usage();
+        usage(0);
     if (epochs < 0)
         epochs = cnn ? 20 : 30;
 

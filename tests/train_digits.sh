@@ -32,6 +32,11 @@ for model in mlp cnn; do
 done
 "$prog" --model rnn "$data" >/dev/null 2>"$tmp/err" && fail "--model rnn accepted"
 grep -q usage "$tmp/err" || fail "no usage message for a bad model"
+"$prog" --epochs 3x "$data" >/dev/null 2>"$tmp/err" && fail "--epochs 3x accepted"
+grep -q usage "$tmp/err" || fail "no usage message for a bad number"
+"$prog" --seed abc "$data" >/dev/null 2>"$tmp/err" && fail "--seed abc accepted"
+"$prog" --help >"$tmp/out" 2>"$tmp/err" || fail "--help: exit status $?"
+grep -q '^usage: train_digits' "$tmp/out" || fail "--help: no usage on stdout"
 "$prog" "$tmp/missing.csv.gz" >/dev/null 2>"$tmp/err" && fail "a missing file accepted"
 grep -q "cannot open" "$tmp/err" || fail "no message for a missing file"
 exit 0
