@@ -547,6 +547,16 @@ typedef struct clt__offsets {
     int64_t off0, off1, off2;
 } clt__offsets;
 
+/* clt_empty, clt_full and clt_arange for the library's own use: a failure
+ * names no public creation call, so that the op that asked (clt_backward, a
+ * layer constructor) leads its message (src/tensor/tensor.c). */
+clt_status clt__empty(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
+                      clt_tensor **out);
+clt_status clt__full(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
+                     double value, clt_tensor **out);
+clt_status clt__arange(clt_device *dev, clt_dtype dtype, double start, double end, double step,
+                       clt_tensor **out);
+
 /* A new contiguous tensor with fresh (uninitialised) storage. */
 clt_status clt__tensor_new(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
                            clt_tensor **out);

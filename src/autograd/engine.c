@@ -653,7 +653,7 @@ static clt_status seed_gradient(const clt_tensor *t, const clt_tensor *grad, clt
                               "outputs (this output has shape %s); pass the output's gradient",
                               clt__shape_str(s, sizeof s, t->ndim, t->shape));
         }
-        return clt_full(t->dev, t->dtype, t->ndim, t->shape, 1.0, out);
+        return clt__full(t->dev, t->dtype, t->ndim, t->shape, 1.0, out);
     }
     clt_status st = clt__same_device(t, grad, "clt_backward");
     if (st != CLT_OK)

@@ -11,7 +11,7 @@
 /* A 0-d zero of g's dtype on g's device, for where(). */
 static clt_status zero_of(const clt_tensor *g, clt_tensor **out)
 {
-    return clt_full(g->dev, g->dtype, 0, NULL, 0.0, out);
+    return clt__full(g->dev, g->dtype, 0, NULL, 0.0, out);
 }
 
 /* where(mask, 0, x), the masked_fill of PyTorch's formulas. */

@@ -10,7 +10,7 @@
 /* Zeros of the input's shape in g's dtype. */
 static clt_status zeros_of(const clt__edge *e, const clt_tensor *g, clt_tensor **out)
 {
-    return clt_full(g->dev, g->dtype, e->ndim, e->shape, 0.0, out);
+    return clt__full(g->dev, g->dtype, e->ndim, e->shape, 0.0, out);
 }
 
 /* i[0] dim, saved[0] index: t's gradient is g's slices added back at their
@@ -64,7 +64,7 @@ static clt_status bw_scatter(clt__node *n, const clt_tensor *g, clt_tensor **gin
     clt_tensor *z = NULL;
     if (CLT__NEED(n, 0)) {
         const clt_tensor *index = n->saved[0];
-        CLT__TRY(clt_full(g->dev, g->dtype, index->ndim, index->shape, 0.0, &z));
+        CLT__TRY(clt__full(g->dev, g->dtype, index->ndim, index->shape, 0.0, &z));
         CLT__TRY(clt__scatter(g, (int)n->i[0], index, z, &gin[0]));
     }
     if (CLT__NEED(n, 1))

@@ -82,8 +82,8 @@ static clt_status bw_prod(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     } else {
         CLT__TRY(clt__sum_dim(zf, dim, 1, &nz));
     }
-    CLT__TRY(clt_full(a->dev, a->dtype, 0, NULL, 1.0, &one));
-    CLT__TRY(clt_full(a->dev, a->dtype, 0, NULL, 0.0, &zero));
+    CLT__TRY(clt__full(a->dev, a->dtype, 0, NULL, 1.0, &one));
+    CLT__TRY(clt__full(a->dev, a->dtype, 0, NULL, 0.0, &zero));
     CLT__TRY(clt__where(z, one, a, &anz));
     if (dim < 0) {
         clt_tensor *s = NULL;
@@ -155,14 +155,14 @@ static clt_status bw_extreme_dim(clt__node *n, const clt_tensor *g, clt_tensor *
         return clt__alias(g, &gin[0]); /* a 0-d input is its own max */
     clt_tensor *idx = NULL, *ar = NULL, *arv = NULL, *hit = NULL, *gu = NULL, *z = NULL;
     CLT__TRY(unreduce(n, S(0), &idx));
-    CLT__TRY(clt_arange(e->dev, CLT_INT64, 0, (double)e->shape[dim], 1, &ar));
+    CLT__TRY(clt__arange(e->dev, CLT_INT64, 0, (double)e->shape[dim], 1, &ar));
     int64_t shape[CLT_MAX_DIMS];
     for (int d = 0; d < e->ndim; d++)
         shape[d] = d == dim ? e->shape[d] : 1;
     CLT__TRY(clt__reshape(ar, e->ndim, shape, &arv, "clt_backward"));
     CLT__TRY(clt__eq(arv, idx, &hit));
     CLT__TRY(unreduce(n, g, &gu));
-    CLT__TRY(clt_full(e->dev, g->dtype, 0, NULL, 0.0, &z));
+    CLT__TRY(clt__full(e->dev, g->dtype, 0, NULL, 0.0, &z));
     CLT__TRY(clt__where(hit, gu, z, &gin[0]));
 done:
     clt_tensor_free(idx);
@@ -203,7 +203,7 @@ static clt_status bw_var(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         if (st == CLT_OK)
             st = clt__eq_scalar(ou, 0.0, &z);
         if (st == CLT_OK)
-            st = clt_full(g->dev, g->dtype, 0, NULL, 0.0, &zero);
+            st = clt__full(g->dev, g->dtype, 0, NULL, 0.0, &zero);
         if (st == CLT_OK)
             st = clt__where(z, zero, q, &t2);
         clt_tensor_free(q);

@@ -43,7 +43,7 @@ static clt_status zeros_along(const clt_tensor *g, const clt__edge *e, int dim, 
     int64_t shape[CLT_MAX_DIMS];
     memcpy(shape, g->shape, sizeof shape);
     shape[dim] = len;
-    return clt_full(g->dev, g->dtype, g->ndim, shape, 0.0, out);
+    return clt__full(g->dev, g->dtype, g->ndim, shape, 0.0, out);
 }
 
 /* i[0] dim, i[1] start, i[2] step, i[3] count.  The input's gradient is g
@@ -59,12 +59,12 @@ static clt_status bw_slice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     clt_tensor *z = NULL, *spread = NULL, *st_ = NULL, *cut = NULL, *before = NULL,
                *after = NULL, **parts = NULL;
     if (cnt == 0)
-        return clt_full(g->dev, g->dtype, e->ndim, e->shape, 0.0, &gin[0]);
+        return clt__full(g->dev, g->dtype, e->ndim, e->shape, 0.0, &gin[0]);
     if (step > 1) {
         parts = clt__calloc((size_t)step, sizeof *parts);
         if (parts == NULL)
             return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "SliceBackward0: out of host memory");
-        CLT__TRY(clt_full(g->dev, g->dtype, g->ndim, g->shape, 0.0, &z));
+        CLT__TRY(clt__full(g->dev, g->dtype, g->ndim, g->shape, 0.0, &z));
         parts[0] = (clt_tensor *)g;
         for (int64_t k = 1; k < step; k++)
             parts[k] = z;

@@ -232,7 +232,7 @@ clt_status clt_from_dlpack(clt_device *dev, const DLManagedTensor *src, clt_tens
     /* The device tensor first: a size the device refuses costs no host
      * memory. */
     clt_tensor *t = NULL;
-    clt_status st = clt_empty(dev, dtype, dl->ndim, dl->shape, &t);
+    clt_status st = clt__empty(dev, dtype, dl->ndim, dl->shape, &t);
     if (st != CLT_OK)
         return st;
     size_t bytes = (size_t)numel * es;

@@ -99,9 +99,9 @@ clt_status clt_layer_norm_layer(clt_device *dev, int ndim, const int64_t *normal
     memcpy(m->i + 1, normalized_shape, sizeof(int64_t) * (size_t)ndim);
     m->f[0] = eps;
     if (elementwise_affine) {
-        CLT__TRY(clt_ones(dev, CLT_FLOAT32, ndim, normalized_shape, &w));
+        CLT__TRY(clt__full(dev, CLT_FLOAT32, ndim, normalized_shape, 1.0, &w));
         CLT__TRY(clt__module_param(m, "weight", keep_null(&w)));
-        CLT__TRY(clt_zeros(dev, CLT_FLOAT32, ndim, normalized_shape, &b));
+        CLT__TRY(clt__full(dev, CLT_FLOAT32, ndim, normalized_shape, 0.0, &b));
         CLT__TRY(clt__module_param(m, "bias", keep_null(&b)));
     }
     *out = m;
@@ -255,17 +255,17 @@ static clt_status batch_norm(bool two_d, clt_device *dev, int64_t features, doub
     m->f[0] = eps;
     m->f[1] = momentum;
     if (affine) {
-        CLT__TRY(clt_ones(dev, CLT_FLOAT32, 1, &features, &t));
+        CLT__TRY(clt__full(dev, CLT_FLOAT32, 1, &features, 1.0, &t));
         CLT__TRY(clt__module_param(m, "weight", keep_null(&t)));
-        CLT__TRY(clt_zeros(dev, CLT_FLOAT32, 1, &features, &t));
+        CLT__TRY(clt__full(dev, CLT_FLOAT32, 1, &features, 0.0, &t));
         CLT__TRY(clt__module_param(m, "bias", keep_null(&t)));
     }
     if (track) {
-        CLT__TRY(clt_zeros(dev, CLT_FLOAT32, 1, &features, &t));
+        CLT__TRY(clt__full(dev, CLT_FLOAT32, 1, &features, 0.0, &t));
         CLT__TRY(clt__module_buffer(m, "running_mean", keep_null(&t)));
-        CLT__TRY(clt_ones(dev, CLT_FLOAT32, 1, &features, &t));
+        CLT__TRY(clt__full(dev, CLT_FLOAT32, 1, &features, 1.0, &t));
         CLT__TRY(clt__module_buffer(m, "running_var", keep_null(&t)));
-        CLT__TRY(clt_zeros(dev, CLT_INT64, 0, NULL, &t));
+        CLT__TRY(clt__full(dev, CLT_INT64, 0, NULL, 0.0, &t));
         CLT__TRY(clt__module_buffer(m, "num_batches_tracked", keep_null(&t)));
     }
     *out = m;

@@ -462,7 +462,7 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
         if (dw)
             CLT__TRY(clt__view(dw, 4, w->shape, gw, fn));
         else
-            CLT__TRY(clt__error_in(clt_zeros(w->dev, w->dtype, 4, w->shape, gw), fn));
+            CLT__TRY(clt__error_in(clt__full(w->dev, w->dtype, 4, w->shape, 0.0, gw), fn));
     }
     if (gx) {
         *gx = rx;

@@ -220,7 +220,7 @@ clt_status clt__fill_(clt_tensor *t, double value, const char *fn)
         return st == CLT_OK ? clt__ok() : st;
     }
     clt_tensor *v = NULL;
-    CLT__TRY(clt_full(t->dev, t->dtype, 0, NULL, value, &v));
+    CLT__TRY(clt__full(t->dev, t->dtype, 0, NULL, value, &v));
     CLT__TRY(clt__copy_strided(t, v, fn));
     clt__version_bump(t);
 done:

@@ -330,7 +330,7 @@ clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int bac
     for (int d = 0; d < nbatch; d++)
         empty |= bshape[d] == 0;
     if (K == 0 && !empty) {
-        CLT__TRY(clt__error_in(clt_zeros(a->dev, a->dtype, nr, rshape, &r), fn));
+        CLT__TRY(clt__error_in(clt__full(a->dev, a->dtype, nr, rshape, 0.0, &r), fn));
         goto finish;
     }
     CLT__TRY(clt__result_new(fn, a->dev, a->dtype, nr, rshape, &r));

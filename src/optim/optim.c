@@ -84,7 +84,7 @@ static clt_status state(clt_optimizer *o, int k, size_t i, clt_tensor **out)
     clt_tensor **s = &o->state[k][i];
     clt_status st = CLT_OK;
     if (*s == NULL) {
-        st = clt_zeros(p->dev, p->dtype, p->ndim, p->shape, s);
+        st = clt__full(p->dev, p->dtype, p->ndim, p->shape, 0.0, s);
         if (st == CLT_OK)
             clt__scope_disown(*s);
     } else if ((*s)->dev != p->dev) {

@@ -368,11 +368,13 @@ static clt_status check_create(clt_device *dev, clt_dtype dtype, int ndim, const
 
 /* clt_empty and clt_full under the name of the public call fn, which every
  * message starts with (clt_ones says clt_ones, clt_zeros_like
- * clt_zeros_like). */
+ * clt_zeros_like).  fn NULL: for the library's own use (clt__empty,
+ * clt__full), whose failures the calling op names; only arguments that
+ * no caller of the library passes are named as clt_empty's or clt_full's. */
 static clt_status empty_in(const char *fn, clt_device *dev, clt_dtype dtype, int ndim,
                            const int64_t *shape, clt_tensor **out)
 {
-    clt_status st = check_create(dev, dtype, ndim, shape, out, fn);
+    clt_status st = check_create(dev, dtype, ndim, shape, out, fn ? fn : "clt_empty");
     if (st == CLT_OK)
         st = clt__result_new(fn, dev, dtype, ndim, shape, out);
     return st == CLT_OK ? clt__ok() : st;
@@ -382,19 +384,34 @@ static clt_status full_in(const char *fn, clt_device *dev, clt_dtype dtype, int 
                           const int64_t *shape, double value, clt_tensor **out)
 {
     clt_tensor *t = NULL;
-    clt_status st = check_create(dev, dtype, ndim, shape, out, fn);
+    const char *named = fn ? fn : "clt_full";
+    clt_status st = check_create(dev, dtype, ndim, shape, out, named);
     if (st == CLT_OK)
-        st = clt__scalar_check(dtype, value, CLT__SCALAR_EXACT, fn);
+        st = clt__scalar_check(dtype, value, CLT__SCALAR_EXACT, named);
     if (st == CLT_OK)
         st = clt__result_new(fn, dev, dtype, ndim, shape, &t);
     if (st == CLT_OK)
-        st = clt__error_in(fill(t, value), fn);
+        st = fill(t, value);
+    if (st != CLT_OK && fn)
+        clt__error_in(st, fn);
     if (st != CLT_OK) {
         clt_tensor_free(t);
         return st;
     }
     *out = t;
     return clt__ok();
+}
+
+clt_status clt__empty(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
+                      clt_tensor **out)
+{
+    return empty_in(NULL, dev, dtype, ndim, shape, out);
+}
+
+clt_status clt__full(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
+                     double value, clt_tensor **out)
+{
+    return full_in(NULL, dev, dtype, ndim, shape, value, out);
 }
 
 clt_status clt_empty(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
@@ -421,8 +438,10 @@ clt_status clt_ones(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *s
     return full_in("clt_ones", dev, dtype, ndim, shape, 1.0, out);
 }
 
-clt_status clt_arange(clt_device *dev, clt_dtype dtype, double start, double end, double step,
-                      clt_tensor **out)
+/* clt_arange; fn NULL for the library's own use (clt__arange), whose
+ * failure to allocate the op that asked names. */
+static clt_status arange_in(const char *fn, clt_device *dev, clt_dtype dtype, double start,
+                            double end, double step, clt_tensor **out)
 {
     clt_status st = check_create(dev, dtype, 0, NULL, out, "clt_arange");
     if (st != CLT_OK)
@@ -466,7 +485,7 @@ clt_status clt_arange(clt_device *dev, clt_dtype dtype, double start, double end
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "clt_arange: %g elements is too many", count);
     int64_t n = (int64_t)count;
     clt_tensor *t = NULL;
-    st = clt__result_new("clt_arange", dev, dtype, 1, &n, &t);
+    st = clt__result_new(fn, dev, dtype, 1, &n, &t);
     if (st != CLT_OK)
         return st;
     const char *opts = clt__arange_options(dev, dtype);
@@ -496,6 +515,18 @@ clt_status clt_arange(clt_device *dev, clt_dtype dtype, double start, double end
     }
     *out = t;
     return clt__ok();
+}
+
+clt_status clt_arange(clt_device *dev, clt_dtype dtype, double start, double end, double step,
+                      clt_tensor **out)
+{
+    return arange_in("clt_arange", dev, dtype, start, end, step, out);
+}
+
+clt_status clt__arange(clt_device *dev, clt_dtype dtype, double start, double end, double step,
+                       clt_tensor **out)
+{
+    return arange_in(NULL, dev, dtype, start, end, step, out);
 }
 
 /* ---- copies ----------------------------------------------------------------- */
