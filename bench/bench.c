@@ -1,7 +1,7 @@
 /* bench.c: `cltensor bench`, cltensor's operations timed against baselines
  * measured in the same run (C loops on 2 threads, memcpy, OpenBLAS, raw
- * CLBlast, the measured FMA peak, raw OpenCL enqueues, the 150 ms first-op
- * target). */
+ * CLBlast, the measured FMA peak, raw OpenCL enqueues, the first-op
+ * targets: 150 ms with warm caches, 2 s with empty ones). */
 #include <errno.h>
 #include <ftw.h>
 #include <math.h>
@@ -24,7 +24,11 @@
 
 extern char **environ;
 
+/* A first op with warm caches; with empty caches every kernel it needs is
+ * compiled from source, and the cold-start target is the whole first run
+ * in 2 s on a 2-core machine. */
 #define FIRST_OP_TARGET_MS 150.0
+#define FIRST_OP_EMPTY_TARGET_MS 2000.0
 
 /* ---- timing and output ---------------------------------------------------- */
 
@@ -1400,7 +1404,8 @@ static void case_first_op(bench *b, int empty, const char *name)
             return;
     }
     double ms = median(t, reps);
-    report(b, name, ms, "ms", "target", FIRST_OP_TARGET_MS, ms / FIRST_OP_TARGET_MS,
+    double target = empty ? FIRST_OP_EMPTY_TARGET_MS : FIRST_OP_TARGET_MS;
+    report(b, name, ms, "ms", "target", target, ms / target,
            "<= 1.0 (lower is better)");
 }
 
