@@ -360,68 +360,74 @@
     else                                                                       \
         IVEC_ONE_BLOCK(VLOAD, STEP, nv)
 
+/* Work-item w takes the `per` consecutive (row, chunk, block) items from
+ * w * per on: the host keeps a group's private arrays small (PoCL puts
+ * every work-item's on one thread's stack) and gives each work-item the
+ * items a larger group's work-items would have taken, in their order. */
 #define DEF_SUM_IVEC(name, SRC, VLOAD)                                         \
     CLT_KERNEL(name)(__global const SRC *src, long soff, __global S *dst,      \
                      long inner, long R, long nchunks, int op,                 \
                      __global const S *mean, S div, int do_sqrt,               \
-                     long nblocks, long total)                                 \
+                     long nblocks, long total, long per)                       \
     {                                                                          \
-        long t = get_global_id(0);                                             \
-        if (t >= nblocks * total)                                              \
-            return;                                                            \
-        long g = t / nblocks, i0 = (t - g * nblocks) * 64;                     \
-        int nv = (int)min(4L, (inner / 16 * 16 - i0) / 16);                    \
-        long o = g / nchunks, c = g - o * nchunks;                             \
-        long begin = c * CHUNK;                                                \
-        long n = clamp(R - begin, 0L, (long)CHUNK);                            \
-        long rounds = (n + LANES - 1) / LANES;                                 \
-        __global const SRC *p = src + soff + (o * R + begin) * inner + i0;     \
+        long t0 = get_global_id(0) * per;                                      \
+        long t1 = min(t0 + per, nblocks * total);                              \
         S16 acc[LANES][4], comp[LANES][4];                                     \
         S id = op == OP_PROD ? (S)1 : (S)0;                                    \
-        if (op == OP_SUM) {                                                    \
-            IVEC_WALK(VLOAD, b += x)                                           \
-        } else if (op == OP_PROD) {                                            \
-            IVEC_WALK(VLOAD, b *= x)                                           \
-        } else {                                                               \
-            S16 m[4];                                                          \
-            for (int v = 0; v < nv; v++)                                       \
-                m[v] = vload16(v, mean + o * inner + i0);                      \
-            IVEC_WALK(VLOAD, S16 d = x - m[v]; b += d * d)                     \
+        for (long t = t0; t < t1; t++) {                                       \
+            long g = t / nblocks, i0 = (t - g * nblocks) * 64;                 \
+            int nv = (int)min(4L, (inner / 16 * 16 - i0) / 16);                \
+            long o = g / nchunks, c = g - o * nchunks;                         \
+            long begin = c * CHUNK;                                            \
+            long n = clamp(R - begin, 0L, (long)CHUNK);                        \
+            long rounds = (n + LANES - 1) / LANES;                             \
+            __global const SRC *p = src + soff + (o * R + begin) * inner + i0; \
+            if (op == OP_SUM) {                                                \
+                IVEC_WALK(VLOAD, b += x)                                       \
+            } else if (op == OP_PROD) {                                        \
+                IVEC_WALK(VLOAD, b *= x)                                       \
+            } else {                                                           \
+                S16 m[4];                                                      \
+                for (int v = 0; v < nv; v++)                                   \
+                    m[v] = vload16(v, mean + o * inner + i0);                  \
+                IVEC_WALK(VLOAD, S16 d = x - m[v]; b += d * d)                 \
+            }                                                                  \
         }                                                                      \
     }
 
 /* CPU style for short rows (inner == 1, 1 <= R < LANES): one work-item
- * per 16 rows, vectors across the rows.  Lanes at or beyond R hold the
- * identity, and folding one in changes no bits (an accumulator started at
- * +0 never becomes -0), so the fold skips them. */
+ * per `per` times 16 rows (see DEF_SUM_IVEC), vectors across 16 rows at a
+ * time.  Lanes at or beyond R hold the identity, and folding one in
+ * changes no bits (an accumulator started at +0 never becomes -0), so the
+ * fold skips them. */
 CLT_KERNEL(sum_rows)(__global const T *src, long soff, __global S *dst, long outer, long R,
-                     int op, __global const S *mean, S div, int do_sqrt)
+                     int op, __global const S *mean, S div, int do_sqrt, long per)
 {
-    long r0 = get_global_id(0) * 16;
-    if (r0 >= outer)
-        return;
-    int nr = (int)min(16L, outer - r0);
-    __global const T *p = src + soff + r0 * R;
+    long wi = get_global_id(0), r_end = min((wi + 1) * per * 16, outer);
     S id = op == OP_PROD ? (S)1 : (S)0;
     S t[16];
-    for (int l = 0; l < 16; l++)
-        t[l] = op == OP_SUMSQ && l < nr ? mean[r0 + l] : (S)0;
-    S16 m = vload16(0, t);
     S16 a[LANES];
-    for (long k = 0; k < R; k++) {
+    for (long r0 = wi * per * 16; r0 < r_end; r0 += 16) {
+        int nr = (int)min(16L, outer - r0);
+        __global const T *p = src + soff + r0 * R;
         for (int l = 0; l < 16; l++)
-            t[l] = l < nr ? LOAD1_T(p, l * R + k) : (S)0;
-        S16 x = vload16(0, t);
-        if (op == OP_SUMSQ)
-            x = (x - m) * (x - m);
-        a[k] = COMBINE(op, (S16)id, x);
+            t[l] = op == OP_SUMSQ && l < nr ? mean[r0 + l] : (S)0;
+        S16 m = vload16(0, t);
+        for (long k = 0; k < R; k++) {
+            for (int l = 0; l < 16; l++)
+                t[l] = l < nr ? LOAD1_T(p, l * R + k) : (S)0;
+            S16 x = vload16(0, t);
+            if (op == OP_SUMSQ)
+                x = (x - m) * (x - m);
+            a[k] = COMBINE(op, (S16)id, x);
+        }
+        for (int w = LANES / 2; w > 0; w >>= 1)
+            for (int j = 0; j < w && j + w < R; j++)
+                a[j] = COMBINE(op, a[j], a[j + w]);
+        vstore16(FINISH(a[0], div, do_sqrt), 0, t);
+        for (int l = 0; l < nr; l++)
+            dst[r0 + l] = t[l];
     }
-    for (int w = LANES / 2; w > 0; w >>= 1)
-        for (int j = 0; j < w && j + w < R; j++)
-            a[j] = COMBINE(op, a[j], a[j + w]);
-    vstore16(FINISH(a[0], div, do_sqrt), 0, t);
-    for (int l = 0; l < nr; l++)
-        dst[r0 + l] = t[l];
 }
 
 DEF_SUM_VEC(sum_vec_t, T, LOAD1_T, VLOAD_T)

@@ -10,10 +10,9 @@
  * on success), for ThreadSanitizer, under which Criterion cannot start
  * (tools/tsan-check.sh). */
 #include <pthread.h>
-
-#ifdef THREADS_MAIN
 #include <stdio.h>
 
+#ifdef THREADS_MAIN
 #include "cltensor.h"
 #else
 #include "helpers.h"
@@ -115,5 +114,232 @@ Test(threads, two_devices_many_threads, .timeout = 120)
     devs[1] = second_device(devs[0]);
     const char *failed = run_threads();
     cr_assert_null(failed, "a thread failed at: %s (%s)", failed, clt_last_error());
+}
+
+/* ---- a caller's thread with a small stack --------------------------------
+ *
+ * PoCL's basic driver runs a kernel's work-groups on the thread that waits
+ * for them, with every work-item's private arrays on that thread's stack.
+ * A thread of 512 KiB runs, on both devices, the reductions whose kernels
+ * hold the largest private arrays (column sums of 16-wide vectors, short
+ * rows, long rows, float32 and float64), softmax, matmul and conv, each
+ * checked against a sum in double on the host.  Before the column sums
+ * bounded their groups' private arrays, float64 column sums crashed it. */
+
+enum { SMALL_STACK = 512 * 1024 };
+
+static char small_msg[256];
+
+/* Fills a with values in [-1, 1) from a fixed sequence. */
+static void fill_unit(double *a, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        a[i] = (double)((seed >> 8) % 2048) / 1024.0 - 1.0;
+    }
+}
+
+/* The tensor t read as doubles (t is float32 or float64). */
+static double *read_doubles(const clt_tensor *t)
+{
+    size_t n = (size_t)clt_tensor_numel(t);
+    bool f64 = clt_tensor_dtype(t) == CLT_FLOAT64;
+    double *h = malloc((n ? n : 1) * sizeof *h);
+    if (h == NULL || clt_tensor_read(t, h, n * (f64 ? 8 : 4)) != CLT_OK) {
+        free(h);
+        return NULL;
+    }
+    for (size_t i = n; f64 == false && i-- > 0;)
+        h[i] = ((float *)h)[i];
+    return h;
+}
+
+static clt_tensor *upload(clt_device *dev, clt_dtype dt, int nd, const int64_t *shape,
+                          const double *h, size_t n)
+{
+    clt_tensor *t = NULL, *d = NULL;
+    float *f = dt == CLT_FLOAT32 ? malloc(n * sizeof *f) : NULL;
+    for (size_t i = 0; f && i < n; i++)
+        f[i] = (float)h[i];
+    if ((dt == CLT_FLOAT64 || f) &&
+        clt_tensor_from_host(dev, dt, nd, shape, dt == CLT_FLOAT64 ? (const void *)h : f,
+                             &t) == CLT_OK)
+        d = t;
+    free(f);
+    return d;
+}
+
+/* Compares got with want (n values), each within tol times scale[i]. */
+static bool near(const char *what, const double *got, const double *want, const double *scale,
+                 size_t n, double tol)
+{
+    for (size_t i = 0; got && i < n; i++)
+        if (!(fabs(got[i] - want[i]) <= tol * scale[i])) {
+            snprintf(small_msg, sizeof small_msg, "%s: element %zu is %.17g, want %.17g",
+                     what, i, got[i], want[i]);
+            return false;
+        }
+    if (got == NULL)
+        snprintf(small_msg, sizeof small_msg, "%s: %s", what, clt_last_error());
+    return got != NULL;
+}
+
+/* Sums over dim of every shape below, checked against the host. */
+static bool small_sums(clt_device *dev, clt_dtype dt, double tol)
+{
+    static const int64_t shapes[][3] = {{256, 4096, 0}, {3, 4100, 0}, {4100, 3, 1},
+                                        {64, 4096, 1},  {700, 300, 0}};
+    bool ok = true;
+    for (size_t k = 0; ok && k < sizeof shapes / sizeof *shapes; k++) {
+        int64_t r = shapes[k][0], c = shapes[k][1];
+        int dim = (int)shapes[k][2];
+        size_t n = (size_t)(r * c), m = (size_t)(dim ? r : c);
+        double *a = malloc(n * sizeof *a), *want = calloc(m, sizeof *want),
+               *scale = calloc(m, sizeof *scale), *got = NULL;
+        clt_tensor *t = NULL, *s = NULL;
+        ok = a && want && scale;
+        if (ok) {
+            fill_unit(a, n, (unsigned)k + 1);
+            for (int64_t i = 0; i < r; i++)
+                for (int64_t j = 0; j < c; j++) {
+                    double x = dt == CLT_FLOAT32 ? (double)(float)a[i * c + j] : a[i * c + j];
+                    want[dim ? i : j] += x;
+                    scale[dim ? i : j] += fabs(x);
+                }
+            t = upload(dev, dt, 2, (int64_t[]){r, c}, a, n);
+            if (t && clt_sum_dim(t, dim, 0, &s) == CLT_OK)
+                got = read_doubles(s);
+            char what[96];
+            snprintf(what, sizeof what, "%s sum over dim %d of [%lld, %lld] on %s",
+                     clt_dtype_name(dt), dim, (long long)r, (long long)c,
+                     clt_device_label(dev));
+            ok = near(what, got, want, scale, m, tol);
+        }
+        clt_tensor_free(t);
+        clt_tensor_free(s);
+        free(a);
+        free(want);
+        free(scale);
+        free(got);
+    }
+    return ok;
+}
+
+/* softmax over the rows of [rows, cols], matmul [rows, cols] x [cols, 24]
+ * and a 3x3 conv of [2, 3, 12, 12] with 4 filters, float32. */
+static bool small_others(clt_device *dev)
+{
+    enum { R = 40, C = 300, P = 24, H = 12, O = 4 };
+    double *a = malloc(R * C * sizeof *a), *b = malloc(C * P * sizeof *b);
+    double *want = malloc(R * C * sizeof *want), *scale = malloc(R * C * sizeof *scale);
+    double *got = NULL;
+    clt_tensor *ta = NULL, *tb = NULL, *out = NULL;
+    bool ok = a && b && want && scale;
+    if (ok) {
+        fill_unit(a, R * C, 11);
+        fill_unit(b, C * P, 12);
+        for (size_t i = 0; i < R * C; i++)
+            a[i] = (float)(4 * a[i]);
+        for (size_t i = 0; i < C * P; i++)
+            b[i] = (float)b[i];
+        ta = upload(dev, CLT_FLOAT32, 2, (int64_t[]){R, C}, a, R * C);
+        tb = upload(dev, CLT_FLOAT32, 2, (int64_t[]){C, P}, b, C * P);
+        for (int i = 0; i < R; i++) {
+            double mx = -INFINITY, z = 0;
+            for (int j = 0; j < C; j++)
+                mx = fmax(mx, a[i * C + j]);
+            for (int j = 0; j < C; j++)
+                z += exp(a[i * C + j] - mx);
+            for (int j = 0; j < C; j++)
+                want[i * C + j] = exp(a[i * C + j] - mx) / z, scale[i * C + j] = 1;
+        }
+        if (ta && clt_softmax(ta, 1, &out) == CLT_OK)
+            got = read_doubles(out);
+        ok = near("softmax", got, want, scale, R * C, 1e-6);
+    }
+    clt_tensor_free(out);
+    out = NULL;
+    free(got);
+    got = NULL;
+    if (ok) {
+        for (int i = 0; i < R; i++)
+            for (int j = 0; j < P; j++) {
+                want[i * P + j] = scale[i * P + j] = 0;
+                for (int k = 0; k < C; k++) {
+                    want[i * P + j] += a[i * C + k] * b[k * P + j];
+                    scale[i * P + j] += fabs(a[i * C + k] * b[k * P + j]);
+                }
+            }
+        if (tb && clt_matmul(ta, tb, &out) == CLT_OK)
+            got = read_doubles(out);
+        ok = near("matmul", got, want, scale, R * P, 2e-5);
+    }
+    clt_tensor_free(out);
+    out = NULL;
+    free(got);
+    got = NULL;
+    clt_tensor_free(ta);
+    clt_tensor_free(tb);
+    ta = tb = NULL;
+    if (ok) {
+        /* x: the first 2*3*12*12 values of a, w: of b. */
+        enum { HO = H - 2 };
+        ta = upload(dev, CLT_FLOAT32, 4, (int64_t[]){2, 3, H, H}, a, 2 * 3 * H * H);
+        tb = upload(dev, CLT_FLOAT32, 4, (int64_t[]){O, 3, 3, 3}, b, O * 27);
+        for (int nn = 0; nn < 2; nn++)
+            for (int o = 0; o < O; o++)
+                for (int y = 0; y < HO; y++)
+                    for (int x = 0; x < HO; x++) {
+                        double s = 0, sa = 0;
+                        for (int ci = 0; ci < 3; ci++)
+                            for (int ky = 0; ky < 3; ky++)
+                                for (int kx = 0; kx < 3; kx++) {
+                                    double v = a[((nn * 3 + ci) * H + y + ky) * H + x + kx] *
+                                               b[((o * 3 + ci) * 3 + ky) * 3 + kx];
+                                    s += v;
+                                    sa += fabs(v);
+                                }
+                        size_t i = (size_t)((nn * O + o) * HO + y) * HO + x;
+                        want[i] = s;
+                        scale[i] = sa;
+                    }
+        if (ta && tb && clt_conv2d(ta, tb, NULL, NULL, &out) == CLT_OK)
+            got = read_doubles(out);
+        ok = near("conv2d", got, want, scale, 2 * O * HO * HO, 1e-6);
+    }
+    clt_tensor_free(out);
+    clt_tensor_free(ta);
+    clt_tensor_free(tb);
+    free(got);
+    free(a);
+    free(b);
+    free(want);
+    free(scale);
+    return ok;
+}
+
+static void *small_stack_work(void *arg)
+{
+    (void)arg;
+    for (int d = 0; d < 2; d++)
+        if (!small_sums(devs[d], CLT_FLOAT32, 1e-6) || !small_sums(devs[d], CLT_FLOAT64, 1e-14) ||
+            !small_others(devs[d]))
+            return small_msg;
+    return NULL;
+}
+
+Test(threads, small_stack_thread, .timeout = 300)
+{
+    devs[0] = get_device("cpu:0");
+    devs[1] = second_device(devs[0]);
+    pthread_attr_t attr;
+    pthread_t th;
+    void *r = NULL;
+    cr_assert_eq(pthread_attr_init(&attr), 0);
+    cr_assert_eq(pthread_attr_setstacksize(&attr, SMALL_STACK), 0);
+    cr_assert_eq(pthread_create(&th, &attr, small_stack_work, NULL), 0);
+    pthread_join(th, &r);
+    pthread_attr_destroy(&attr);
+    cr_assert_null(r, "%s", (const char *)r);
 }
 #endif

@@ -27,7 +27,10 @@
  * release function accepts NULL and then does nothing.
  *
  * Threads.  Distinct tensors may be used from distinct threads.  One tensor
- * must not be used by two threads at once without outside locking.
+ * must not be used by two threads at once without outside locking.  On
+ * PoCL's basic CPU driver, kernels run on the stack of the thread that
+ * waits for them (a read-back, clt_device_synchronize): give such a thread
+ * at least 256 KiB of stack (README.md, "Thread stacks").
  */
 #ifndef CLTENSOR_COMMON_H
 #define CLTENSOR_COMMON_H

@@ -94,6 +94,33 @@ static clt_status run(const plan *P, const char *kernel, size_t gws, size_t lws,
         clt__launch(P->dev, "reduce", P->opts, kernel, 1, &gws, &lws, nargs, args), P->fn);
 }
 
+/* Private array bytes a CPU group may hold in all.  PoCL's CPU drivers run
+ * a work-group on one thread with every work-item's own copy of the
+ * kernel's private arrays on that thread's stack: a worker thread's
+ * (pthread driver), or the thread that waits for the queue (basic), which
+ * may be a caller's thread with a small stack.  A compiled work-group
+ * function's frame is its arrays and a few KiB more (70 KiB at most for
+ * these kernels on PoCL 3.1). */
+#define GROUP_PRIVATE_MAX (64 * 1024)
+
+/* geometry() for the kernels that take `per` items a work-item (sum_ivec,
+ * sum_rows), whose arrays hold item_bytes a work-item: the group shrinks
+ * until its arrays fit in GROUP_PRIVATE_MAX, and each work-item takes the
+ * items of as many work-items of the larger group (returned), so that the
+ * work of a group and its order stay as they were. */
+static cl_long geometry_per(const plan *P, size_t items, size_t item_bytes, size_t *gws,
+                            size_t *lws)
+{
+    size_t per = 1;
+    geometry(P, items, gws, lws);
+    while (!P->gpu_style && *lws > 1 && *lws * item_bytes > GROUP_PRIVATE_MAX) {
+        *lws /= 2;
+        per *= 2;
+    }
+    *gws = round_up((items + per - 1) / per, *lws);
+    return (cl_long)per;
+}
+
 /* One pass of a sum-like op: src ([outer, R, inner], S or the input dtype T
  * when from_input) to dst ([outer, nchunks, inner] of S). */
 static clt_status sum_pass(const plan *P, bool from_input, cl_mem src, int64_t soff, int64_t R,
@@ -109,13 +136,17 @@ static clt_status sum_pass(const plan *P, bool from_input, cl_mem src, int64_t s
     const char *sfx = from_input ? "t" : "s";
     char kname[32];
     clt_status st = CLT_OK;
+    /* The kernels' private arrays a work-item (cl/reduce.cl): sum_rows's
+     * a[LANES] and t of S16, sum_ivec's acc and comp of LANES x 4 S16. */
+    size_t ssize = clt_dtype_size(sdt);
     if (P->inner == 1 && !P->gpu_style && from_input && R >= 1 && R < LANES) {
         cl_long l_outer = P->outer;
-        geometry(P, (size_t)(P->outer + 15) / 16, &gws, &lws);
+        cl_long per = geometry_per(P, (size_t)(P->outer + 15) / 16, (LANES + 1) * 16 * ssize,
+                                   &gws, &lws);
         clt__arg args[] = {CLT__ARG(src),  CLT__ARG(l_soff), CLT__ARG(dst),  CLT__ARG(l_outer),
                            CLT__ARG(l_R),  CLT__ARG(l_op),   CLT__ARG(mean), {dsize, dv},
-                           CLT__ARG(l_sqrt)};
-        return run(P, "sum_rows", gws, lws, 9, args);
+                           CLT__ARG(l_sqrt), CLT__ARG(per)};
+        return run(P, "sum_rows", gws, lws, 10, args);
     }
     if (P->inner == 1 && !P->gpu_style) {
         geometry(P, total, &gws, &lws);
@@ -140,12 +171,14 @@ static clt_status sum_pass(const plan *P, bool from_input, cl_mem src, int64_t s
     cl_long i_begin = P->gpu_style ? 0 : P->inner / 16 * 16, nblocks = (i_begin + 63) / 64,
             icount = P->inner - i_begin;
     if (nblocks > 0) {
-        geometry(P, (size_t)nblocks * total, &gws, &lws);
+        cl_long per = geometry_per(P, (size_t)nblocks * total, 2 * LANES * 4 * 16 * ssize,
+                                   &gws, &lws);
         snprintf(kname, sizeof kname, "sum_ivec_%s", sfx);
         clt__arg args[] = {CLT__ARG(src),  CLT__ARG(l_soff), CLT__ARG(dst),     CLT__ARG(l_inner),
                            CLT__ARG(l_R),  CLT__ARG(l_nch),  CLT__ARG(l_op),    CLT__ARG(mean),
-                           {dsize, dv},    CLT__ARG(l_sqrt), CLT__ARG(nblocks), CLT__ARG(l_total)};
-        CLT__TRY(run(P, kname, gws, lws, 12, args));
+                           {dsize, dv},    CLT__ARG(l_sqrt), CLT__ARG(nblocks), CLT__ARG(l_total),
+                           CLT__ARG(per)};
+        CLT__TRY(run(P, kname, gws, lws, 13, args));
     }
     if (icount > 0) {
         geometry(P, (size_t)icount * total, &gws, &lws);
