@@ -553,17 +553,6 @@ CLT_KERNEL(select_vec)(__global const T *src, long soff, __global T *dval,
     didx[g] = begin + bi;
 }
 
-/* The fold of the first nparts lanes (or partials) in acc, vector by
- * vector, and the results stored. */
-#define IVEC_FOLD(nparts, NV)                                                  \
-    for (int v = 0; v < NV; v++) {                                             \
-        for (int w = (nparts) / 2; w > 0; w >>= 1)                             \
-            for (int j = 0; j < w; j++)                                        \
-                acc[j][v] = COMBINE(op, acc[j][v], acc[j + w][v]);             \
-        vstore16(FINISH(acc[0][v], div, do_sqrt), 0,                           \
-                 dst + g * inner + i0 + v * 16);                               \
-    }
-
 /* CPU style for inner >= 16: one work-item per (row, chunk, block of 16
  * inner positions); the host leaves the last inner % 16 positions to
  * select_reduce. */
