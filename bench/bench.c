@@ -72,7 +72,7 @@ void report(const bench *b, const char *name, double value, const char *unit,
                "\"baseline_value\": %.6g, \"ratio\": %.4g}\n",
                name, value, unit, base, base_value, ratio);
     else
-        printf("%-18s %10.3f %-7s %-14s %10.3f %8.3fx  %s\n", name, value, unit, base,
+        printf("%-24s %10.3f %-7s %-14s %10.3f %8.3fx  %s\n", name, value, unit, base,
                base_value, ratio, target);
     fflush(stdout);
 }
@@ -1489,7 +1489,7 @@ int cltensor_bench(int argc, char **argv)
     if (!b.json) {
         printf("cltensor %s bench on %s (%s); baselines on %d host threads\n", clt_version(),
                clt_device_label(b.dev), clt_device_name(b.dev), NT);
-        printf("%-18s %10s %-7s %-14s %10s %9s  %s\n", "case", "value", "unit", "baseline",
+        printf("%-24s %10s %-7s %-14s %10s %9s  %s\n", "case", "value", "unit", "baseline",
                "base_value", "ratio", "target");
         fflush(stdout);
     }
