@@ -52,16 +52,16 @@ static void remove_temp_cache(void)
     rmdir(dir);
 }
 
-/* Number of program files (*.bin) in the cache; the last one's path. */
-static int bin_files(char *last, size_t n)
+/* Number of files in the cache directory whose name `pick` accepts; the
+ * last one's path in last (when not NULL). */
+static int files_where(bool (*pick)(const char *name), char *last, size_t n)
 {
     DIR *d = opendir(dir);
     cr_assert_not_null(d);
     int count = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name);
-        if (len > 4 && strcmp(e->d_name + len - 4, ".bin") == 0) {
+        if (pick(e->d_name)) {
             count++;
             if (last)
                 snprintf(last, n, "%s/%s", dir, e->d_name);
@@ -69,6 +69,19 @@ static int bin_files(char *last, size_t n)
     }
     closedir(d);
     return count;
+}
+
+/* A program file. */
+static bool is_bin(const char *name)
+{
+    size_t len = strlen(name);
+    return len > 4 && strcmp(name + len - 4, ".bin") == 0;
+}
+
+/* Number of program files (*.bin) in the cache; the last one's path. */
+static int bin_files(char *last, size_t n)
+{
+    return files_where(is_bin, last, n);
 }
 
 static void counters(uint64_t c[4])
@@ -281,24 +294,18 @@ Test(cache, file_with_another_key_is_rebuilt)
     damaged_file_is_rebuilt(wrong_key);
 }
 
-/* Files in the cache directory that are not finished cache files (the
- * temporary files a store writes before its rename); the last one's name. */
+/* Not a finished cache file: a temporary file a store writes before its
+ * rename. */
+static bool is_unfinished(const char *name)
+{
+    return name[0] != '.' && strcmp(name, "keys.txt") != 0 && !is_bin(name);
+}
+
+/* Files in the cache directory that are not finished cache files; the last
+ * one's path. */
 static int unfinished_files(char *last, size_t n)
 {
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d);
-    int count = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name);
-        if (e->d_name[0] == '.' || strcmp(e->d_name, "keys.txt") == 0 ||
-            (len > 4 && strcmp(e->d_name + len - 4, ".bin") == 0))
-            continue;
-        count++;
-        snprintf(last, n, "%s", e->d_name);
-    }
-    closedir(d);
-    return count;
+    return files_where(is_unfinished, last, n);
 }
 
 /* The host running out of memory at each allocation in turn of a cold
@@ -337,9 +344,9 @@ static int refusals_leave_only_whole_files(long (*refuse)(long pass), long refus
             clt_tensor_free(t);
             unstored += c1[STORES] == c0[STORES];
         }
-        char name[256] = "";
-        cr_assert_eq(unfinished_files(name, sizeof name), 0,
-                     "allocation %ld: %s left in the cache directory", pass, name);
+        char path[512] = "";
+        cr_assert_eq(unfinished_files(path, sizeof path), 0,
+                     "allocation %ld: %s left in the cache directory", pass, path);
         int files = bin_files(NULL, 0);
         cr_assert_eq((uint64_t)files, c1[STORES] - c0[STORES], "allocation %ld", pass);
         clt_shutdown();
