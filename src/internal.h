@@ -379,7 +379,8 @@ clt_status clt__program_warm(clt_device *dev, const char *family, const char *op
                              bool optional, size_t *count);
 /* Programs built for the device so far. */
 size_t clt__programs_count(clt_device *dev);
-/* Builds every (family, options) pair recorded in the disk cache's list. */
+/* Builds every (family, options) pair recorded in the disk cache's list;
+ * first removes temporary files of stores that never finished. */
 clt_status clt__programs_warm_seen(clt_device *dev, size_t *count);
 
 /* Builds a program ahead of time (used by warm-up and tests). */

@@ -1,11 +1,14 @@
 /* test_cache.c: the persistent kernel cache: a store on the first build, a
  * hit after clt_shutdown (a fresh, process-like state), damaged files
  * (corrupt, truncated, garbage, empty) rebuilt instead of trusted, programs
- * of one kernel for launches and whole families from the warm-up. */
+ * of one kernel for launches and whole families from the warm-up, and
+ * temporary files of stores that never finished removed. */
 #include <dirent.h>
 #include <stdio.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -531,4 +534,104 @@ Test(cache, warmed_up_families_serve_every_kernel)
     free(hb);
     clt_tensor_free(a);
     clt_tensor_free(b);
+}
+
+/* ---- unfinished stores ------------------------------------------------------ */
+
+/* Writes a file named `name` in the cache directory, last modified `age`
+ * seconds ago. */
+static void put_file(const char *name, time_t age)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs("half a program", f);
+    fclose(f);
+    struct timespec ts[2] = {{time(NULL) - age, 0}, {time(NULL) - age, 0}};
+    cr_assert_eq(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+static bool file_exists(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* The id of a process that has exited and been reaped. */
+static long dead_pid(void)
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0)
+        _exit(0);
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    return (long)pid;
+}
+
+enum { HOUR = 3600 };
+
+/* Temporary files around a sweep: the dead process's and the hours-old
+ * ones go, a live process's recent ones and other names stay. */
+typedef struct unfinished_case {
+    char name[96];
+    time_t age;
+    bool removed;
+} unfinished_case;
+
+static int make_unfinished(unfinished_case *c)
+{
+    long dead = dead_pid(), self = (long)getpid(), parent = (long)getppid();
+    int n = 0;
+    snprintf(c[n].name, sizeof c[n].name, "0123456789abcdef.tmp.%ld.1", dead);
+    c[n].age = 0, c[n++].removed = true;
+    snprintf(c[n].name, sizeof c[n].name, "0123456789abcdef.tmp.%ld.2", self);
+    c[n].age = 0, c[n++].removed = false;
+    snprintf(c[n].name, sizeof c[n].name, "fedcba9876543210.tmp.%ld.3", parent);
+    c[n].age = HOUR, c[n++].removed = false;
+    snprintf(c[n].name, sizeof c[n].name, "fedcba9876543210.tmp.%ld.4", parent);
+    c[n].age = 7 * HOUR, c[n++].removed = true;
+    snprintf(c[n].name, sizeof c[n].name, "keys.txt.tmp.%ld.5", dead);
+    c[n].age = 0, c[n++].removed = true;
+    snprintf(c[n].name, sizeof c[n].name, "notes.tmp");
+    c[n].age = 9 * HOUR, c[n++].removed = false;
+    snprintf(c[n].name, sizeof c[n].name, "0123456789abcdef.tmp.%ld.x", dead);
+    c[n].age = 9 * HOUR, c[n++].removed = false;
+    for (int i = 0; i < n; i++)
+        put_file(c[i].name, c[i].age);
+    return n;
+}
+
+static void check_unfinished(const unfinished_case *c, int n)
+{
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(file_exists(c[i].name), !c[i].removed, "%s (%ld s old) %s", c[i].name,
+                     (long)c[i].age, c[i].removed ? "was left" : "was removed");
+}
+
+Test(cache, the_warm_up_removes_unfinished_files_of_dead_processes)
+{
+    unfinished_case c[8];
+    int n = make_unfinished(c);
+    size_t count = 0;
+    CHECK(clt__programs_warm_seen(get_device("cpu"), &count));
+    cr_assert_eq(count, 0);
+    check_unfinished(c, n);
+}
+
+/* The first store of a process sweeps too (each test runs in a process of
+ * its own), and the store itself leaves only whole files. */
+Test(cache, the_first_store_removes_unfinished_files_of_dead_processes)
+{
+    unfinished_case c[8];
+    int n = make_unfinished(c);
+    uint64_t c0[4], c1[4];
+    counters(c0);
+    fill_and_check(2.0);
+    counters(c1);
+    cr_assert_geq(c1[STORES] - c0[STORES], 1);
+    check_unfinished(c, n);
+    cr_assert_eq(bin_files(NULL, 0), (int)(c1[STORES] - c0[STORES]));
 }

@@ -7,14 +7,17 @@
  * kernel by kernel, and a whole family's took seconds where a program's
  * first use needs one or two kernels.  The warm-up builds whole families,
  * which then serve every kernel of theirs. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -128,7 +131,9 @@ static void append_build_log(cl_program prog, cl_device_id dev)
  * the key (its hash and its text), the exact size and a hash of the binary,
  * rejecting anything else (a file cut short by a crash or a full disk, or
  * damaged since), which the next store replaces.  A process killed while
- * writing can leave its temporary file behind; no load reads one. */
+ * writing leaves its temporary file behind; no load reads one, and the
+ * first store of a process and every warm-up remove such files (see
+ * sweep_unfinished). */
 
 #define CACHE_MAGIC "CLTKCACH"
 #define CACHE_VERSION 2u
@@ -249,10 +254,72 @@ static unsigned char *disk_read(const char *path, const char *key, size_t *len)
     return buf;
 }
 
+/* A temporary file older than this is removed whatever its pid says: a
+ * store writes for well under a second, and the pid may have been reused
+ * since, or be another pid namespace's (a container sharing the cache). */
+#define UNFINISHED_MAX_AGE_S (6 * 3600)
+
+/* The process id in a temporary file's name, <name>.tmp.<pid>.<n>, or 0
+ * when the name is no such file. */
+static long unfinished_pid(const char *name)
+{
+    const char *t = strstr(name, ".tmp.");
+    if (t == NULL || t == name)
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    long pid = strtol(t + 5, &end, 10);
+    if (errno != 0 || pid <= 0 || end == t + 5 || *end != '.' || end[1] == '\0')
+        return 0;
+    for (const char *p = end + 1; *p; p++)
+        if (*p < '0' || *p > '9')
+            return 0;
+    return pid;
+}
+
+/* Removes the temporary files in dir that no rename will finish: those of
+ * processes that are gone (kill(pid, 0) says ESRCH) and any older than
+ * UNFINISHED_MAX_AGE_S.  A live process's recent file stays; were it
+ * removed anyway, that process would only lose its store (its rename
+ * fails), never leave a damaged file.  Reads the directory once: called
+ * where a build has just taken far longer (a store) or on the warm-up,
+ * never on a load.  Returns the files removed. */
+static size_t sweep_unfinished(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return 0;
+    size_t removed = 0;
+    time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        long pid = unfinished_pid(e->d_name);
+        struct stat sb;
+        if (pid == 0 || fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(sb.st_mode))
+            continue;
+        bool gone = (pid_t)pid == pid && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+        bool old = now - sb.st_mtime > UNFINISHED_MAX_AGE_S;
+        if ((gone || old) && unlinkat(dirfd(d), e->d_name, 0) == 0)
+            removed++;
+    }
+    closedir(d);
+    return removed;
+}
+
+/* Sweeps the cache directory at the first store of the process. */
+static void sweep_once(const char *dir)
+{
+    static int swept;
+    if (!__atomic_exchange_n(&swept, 1, __ATOMIC_RELAXED))
+        sweep_unfinished(dir);
+}
+
 /* Writes a cache file through a temporary file and a rename, so readers see
  * a whole file or none.  Failures only cost the next process a build. */
 static void disk_write(const char *dir, const char *key, uint64_t khash, cl_program prog)
 {
+    sweep_once(dir);
     size_t size = 0;
     unsigned char *bin = NULL;
     char *tmp = NULL, *path = NULL;
@@ -816,6 +883,7 @@ clt_status clt__programs_warm_seen(clt_device *dev, size_t *count)
     char *dir = cache_dir();
     if (dir == NULL)
         return CLT_OK;
+    sweep_unfinished(dir);
     clt__strbuf sb = {0};
     clt__sb_printf(&sb, "%s/keys.txt", dir);
     char *path = clt__sb_take(&sb);
