@@ -379,9 +379,11 @@ clt_status clt__program_warm(clt_device *dev, const char *family, const char *op
                              bool optional, size_t *count);
 /* Programs built for the device so far. */
 size_t clt__programs_count(clt_device *dev);
-/* Builds every (family, options) pair recorded in the disk cache's list;
- * first removes temporary files of stores that never finished. */
-clt_status clt__programs_warm_seen(clt_device *dev, size_t *count);
+/* Builds every (family, options) pair recorded in the disk cache's list,
+ * counting them, and removes from the list the pairs that no longer build
+ * or name no family, counting those in *dropped (may be NULL); first
+ * removes temporary files of stores that never finished. */
+clt_status clt__programs_warm_seen(clt_device *dev, size_t *count, size_t *dropped);
 
 /* Builds a program ahead of time (used by warm-up and tests). */
 clt_status clt__program_get(clt_device *dev, const char *family, const char *options,

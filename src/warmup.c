@@ -22,17 +22,19 @@ static clt_status warm_table(clt_device *dev, size_t *count)
     return st;
 }
 
-clt_status clt_warmup(clt_device *dev, int include_blas, size_t *built)
+clt_status clt_warmup_counts(clt_device *dev, int include_blas, size_t *built, size_t *dropped)
 {
-    CLT__REQUIRE_ARG(dev, "clt_warmup");
     if (built)
         *built = 0;
+    if (dropped)
+        *dropped = 0;
+    CLT__REQUIRE_ARG(dev, "clt_warmup");
     size_t count = 0;
     clt_status st = clt__device_open(dev);
     if (st == CLT_OK)
         st = warm_table(dev, &count);
     if (st == CLT_OK)
-        st = clt__programs_warm_seen(dev, &count);
+        st = clt__programs_warm_seen(dev, &count, dropped);
     const clt_dtype gemm_dtypes[] = {CLT_FLOAT32, CLT_FLOAT64};
     for (size_t i = 0; i < 2 && st == CLT_OK; i++)
         if (clt__gemm_cpu_suitable(dev, gemm_dtypes[i]))
@@ -44,4 +46,9 @@ clt_status clt_warmup(clt_device *dev, int include_blas, size_t *built)
     if (built)
         *built = clt__programs_count(dev); /* ready on the device, built now or before */
     return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_warmup(clt_device *dev, int include_blas, size_t *built)
+{
+    return clt_warmup_counts(dev, include_blas, built, NULL);
 }

@@ -47,12 +47,16 @@ int cltensor_warmup(int argc, char **argv)
            blas ? " with CLBlast" : "");
     fflush(stdout);
     double t0 = now();
-    size_t built = 0;
-    clt_status st = clt_warmup(dev, blas, &built);
+    size_t built = 0, dropped = 0;
+    clt_status st = clt_warmup_counts(dev, blas, &built, &dropped);
     if (st != CLT_OK) {
         fprintf(stderr, "cltensor warmup: %s\n", clt_last_error());
         return 1;
     }
-    printf("%zu kernel programs ready in %.1f s\n", built, now() - t0);
+    printf("%zu kernel programs ready in %.1f s", built, now() - t0);
+    if (dropped)
+        printf("; %zu entr%s of the list of programs seen no longer built and %s removed",
+               dropped, dropped == 1 ? "y" : "ies", dropped == 1 ? "was" : "were");
+    printf("\n");
     return 0;
 }

@@ -79,8 +79,16 @@ CLT_API clt_status clt_memory_set_fraction(clt_device *dev, double fraction);
  * seen used, and stores them in the disk cache; with include_blas non-zero
  * also fills CLBlast's cache for the device.  Takes minutes with an empty
  * cache, well under a second with a full one.  `built` (may be NULL)
- * receives the number of programs made ready. */
+ * receives the number of programs made ready.  Entries of the list of
+ * programs seen that no longer build (an earlier cltensor's, whose
+ * kernels took other options) are removed from it, which is no error;
+ * clt_warmup_counts says how many. */
 CLT_API clt_status clt_warmup(clt_device *dev, int include_blas, size_t *built);
+
+/* clt_warmup, and `dropped` (may be NULL) receives the number of entries
+ * removed from the list of programs seen because they no longer build. */
+CLT_API clt_status clt_warmup_counts(clt_device *dev, int include_blas, size_t *built,
+                                     size_t *dropped);
 
 #ifdef __cplusplus
 }

@@ -878,32 +878,79 @@ size_t clt__programs_count(clt_device *dev)
     return n;
 }
 
-clt_status clt__programs_warm_seen(clt_device *dev, size_t *count)
+/* Rewrites the list of keys seen as `keep` through a temporary file and a
+ * rename.  A key another process notes meanwhile may be lost: it only
+ * costs that program a place in the next warm-up. */
+static void keys_rewrite(const char *path, const char *keep, size_t len)
+{
+    clt__strbuf sb = {0};
+    static unsigned long seq;
+    clt__sb_printf(&sb, "%s.tmp.%ld.%lu", path, (long)getpid(),
+                   __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+    char *tmp = clt__sb_take(&sb);
+    int fd = tmp ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
+    if (fd >= 0) {
+        bool ok = write(fd, keep, len) == (ssize_t)len;
+        ok = close(fd) == 0 && ok;
+        if (!ok || rename(tmp, path) != 0)
+            unlink(tmp);
+    }
+    free(tmp);
+}
+
+clt_status clt__programs_warm_seen(clt_device *dev, size_t *count, size_t *dropped)
 {
     char *dir = cache_dir();
     if (dir == NULL)
         return CLT_OK;
     sweep_unfinished(dir);
-    clt__strbuf sb = {0};
+    clt__strbuf sb = {0}, keep = {0};
     clt__sb_printf(&sb, "%s/keys.txt", dir);
     char *path = clt__sb_take(&sb);
     FILE *f = path ? fopen(path, "r") : NULL;
     clt_status st = CLT_OK;
+    size_t stale = 0;
     char line[4096];
     while (f && st == CLT_OK && fgets(line, sizeof line, f)) {
         char *tab = strchr(line, '\t'), *nl = strchr(line, '\n');
-        if (tab == NULL || nl == NULL)
+        if (tab == NULL || nl == NULL) {
+            stale++;
             continue;
+        }
         *tab = *nl = '\0';
-        if (clt__cl_source_find(line) == NULL)
+        /* A family cltensor no longer has, or options its kernels no
+         * longer build with (an earlier version's): dropped from the list. */
+        if (clt__cl_source_find(line) == NULL) {
+            stale++;
             continue;
+        }
         if ((strstr(tab + 1, "-DCLT_FP64") && !dev->info.fp64) ||
-            (strstr(tab + 1, "-DCLT_FP16") && !dev->info.fp16))
+            (strstr(tab + 1, "-DCLT_FP16") && !dev->info.fp16)) {
+            clt__sb_printf(&keep, "%s\t%s\n", line, tab + 1);
             continue;
-        st = clt__program_warm(dev, line, tab + 1, true, count);
+        }
+        cl_program prog = NULL;
+        st = clt__program_get(dev, line, tab + 1, &prog);
+        if (st == CLT_OK) {
+            (*count)++;
+        } else if (st == CLT_ERR_BUILD_FAILED) {
+            stale++;
+            st = clt__ok();
+            continue;
+        } else if (st != CLT_ERR_OUT_OF_HOST_MEMORY) {
+            st = clt__ok(); /* another device's trouble, perhaps: kept */
+        }
+        clt__sb_printf(&keep, "%s\t%s\n", line, tab + 1);
     }
     if (f)
         fclose(f);
+    size_t len = keep.len;
+    char *text = clt__sb_take(&keep);
+    if (st == CLT_OK && stale > 0 && (text || len == 0))
+        keys_rewrite(path, text ? text : "", len);
+    if (dropped)
+        *dropped = st == CLT_OK ? stale : 0;
+    free(text);
     free(path);
     free(dir);
     return st;
