@@ -868,6 +868,41 @@ Test(index, embedding_rows_by_indices_of_any_shape)
 
 /* ---- one_hot --------------------------------------------------------------------- */
 
+/* Empty indices as torch 1.13 takes them: with num_classes 0, -1 or any
+ * other non-positive count torch raises "Can not infer total number of
+ * classes from empty tensor"; with a positive count the result is empty,
+ * of shape indices.shape + [num_classes]. */
+Test(index, one_hot_of_empty_indices_needs_a_positive_count)
+{
+    clt_device *dev = cpu0();
+    int64_t shapes[3][2] = {{0, 0}, {2, 0}, {0, 3}};
+    int ndims[3] = {1, 2, 2};
+    for (int i = 0; i < 3; i++) {
+        clt_tensor *idx = mk(dev, CLT_INT64, ndims[i], shapes[i], NULL), *r = NULL;
+        int64_t bad[4] = {0, -1, -2, -5};
+        for (int b = 0; b < 4; b++) {
+            r = (clt_tensor *)idx; /* must come back NULL */
+            clt_status st = clt_one_hot(idx, bad[b], &r);
+            cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "shape %d, num_classes %lld: %s", i,
+                         (long long)bad[b], clt_status_name(st));
+            cr_assert_null(r);
+            cr_assert(strstr(clt_last_error(), "cannot infer the number of classes from an "
+                                               "empty tensor"),
+                      "%s", clt_last_error());
+        }
+        for (int64_t c = 1; c <= 3; c += 2) {
+            CHECK(clt_one_hot(idx, c, &r));
+            int64_t want[3] = {shapes[i][0], shapes[i][1], 0};
+            want[ndims[i]] = c;
+            assert_shape(r, ndims[i] + 1, want);
+            cr_assert_eq(clt_tensor_numel(r), 0);
+            cr_assert_eq(clt_tensor_dtype(r), CLT_INT64);
+            clt_tensor_free(r);
+        }
+        clt_tensor_free(idx);
+    }
+}
+
 Test(index, one_hot_shapes_and_values)
 {
     clt_device *dev = cpu0();
@@ -892,8 +927,8 @@ Test(index, one_hot_shapes_and_values)
 
     int64_t zero = 0;
     clt_tensor *empty = mk(dev, CLT_INT64, 1, &zero, NULL);
-    CHECK(clt_one_hot(empty, 0, &r));
-    assert_shape(r, 2, (int64_t[]){0, 0});
+    CHECK(clt_one_hot(empty, 4, &r));
+    assert_shape(r, 2, (int64_t[]){0, 4});
     clt_tensor_free(r);
 
     clt_status st = clt_one_hot(idx, -1, &r);

@@ -125,8 +125,10 @@ CLT_API clt_status clt_masked_fill(const clt_tensor *t, const clt_tensor *mask, 
  * value) is not supported, because finding it would wait for the device:
  * CLT_ERR_INVALID_ARGUMENT.  Class values outside [0, num_classes) are
  * out-of-range indices (see above); with num_classes 0 and any value the
- * call itself fails with CLT_ERR_INDEX_OUT_OF_RANGE.  New tensor: release
- * with clt_tensor_free. */
+ * call itself fails with CLT_ERR_INDEX_OUT_OF_RANGE.  Empty indices need a
+ * positive num_classes (torch cannot infer the count from no values
+ * either): with 0 or a negative one, CLT_ERR_INVALID_ARGUMENT.  New
+ * tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_one_hot(const clt_tensor *indices, int64_t num_classes,
                                clt_tensor **out);
 

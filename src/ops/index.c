@@ -592,6 +592,13 @@ clt_status clt__one_hot(const clt_tensor *indices, int64_t num_classes, clt_tens
                           "%s: one_hot is only applicable to index tensors of dtype int64, but "
                           "got %s",
                           fn, clt_dtype_name(indices->dtype));
+    /* torch checks an empty tensor first: its result needs a class count
+     * from the caller, since no value can give one. */
+    if (indices->numel == 0 && num_classes <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: cannot infer the number of classes from an empty tensor "
+                          "(num_classes %lld); pass a positive num_classes",
+                          fn, (long long)num_classes);
     if (num_classes == -1)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: num_classes -1 (one more than the largest value) is not "
