@@ -64,17 +64,58 @@ int selected(const bench *b, const char *name)
 /* One line per (case, baseline).  Throughput ratios are value / baseline
  * (higher is better); latency ratios are value / baseline (lower is better),
  * which `target` spells out in the human table. */
+/* s as a JSON string, quotes included. */
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+/* A JSON number, or null for NaN (a baseline that could not run). */
+static void json_number(const char *fmt, double v)
+{
+    if (isnan(v))
+        fputs("null", stdout);
+    else
+        printf(fmt, v);
+}
+
+void report_with(const bench *b, const char *name, double value, const char *unit,
+                 const char *base, double base_value, double ratio, const char *target,
+                 const char *key, const char *text)
+{
+    if (b->json) {
+        printf("{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", \"baseline\": \"%s\", "
+               "\"baseline_value\": ",
+               name, value, unit, base);
+        json_number("%.6g", base_value);
+        fputs(", \"ratio\": ", stdout);
+        json_number("%.4g", ratio);
+        if (key && text) {
+            printf(", \"%s\": ", key);
+            json_string(text);
+        }
+        puts("}");
+    } else {
+        printf("%-24s %10.3f %-7s %-14s %10.3f %8.3fx  %s\n", name, value, unit, base,
+               base_value, ratio, target);
+    }
+    fflush(stdout);
+}
+
 void report(const bench *b, const char *name, double value, const char *unit,
             const char *base, double base_value, double ratio, const char *target)
 {
-    if (b->json)
-        printf("{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", \"baseline\": \"%s\", "
-               "\"baseline_value\": %.6g, \"ratio\": %.4g}\n",
-               name, value, unit, base, base_value, ratio);
-    else
-        printf("%-24s %10.3f %-7s %-14s %10.3f %8.3fx  %s\n", name, value, unit, base,
-               base_value, ratio, target);
-    fflush(stdout);
+    report_with(b, name, value, unit, base, base_value, ratio, target, NULL, NULL);
 }
 
 int fail(bench *b, const char *name, const char *what)
@@ -856,9 +897,10 @@ static int time_with_openblas(bench *b, const char *name, mm_data *m, int reps, 
 }
 
 /* Loads OpenBLAS with the device's thread count (a CPU device's compute
- * units, else the other baselines' NT) at the first matmul case,
- * and says which kernel it runs or why it is missing (on stderr with
- * --json, whose stdout holds only the cases' lines). */
+ * units, else the other baselines' NT) at the first matmul case, and
+ * says which kernel it runs or why it is missing: in a line of its own,
+ * or with --json in the "openblas" key of every matmul line (stdout then
+ * holds only JSON, stderr only failures). */
 static int openblas_ready(bench *b)
 {
     if (b->openblas == 0) {
@@ -869,8 +911,10 @@ static int openblas_ready(bench *b)
                           ? (int)info.compute_units
                           : NT;
         b->openblas = openblas_load(threads) == 0 ? 1 : -1;
-        fprintf(b->json ? stderr : stdout, "baseline openblas: %s\n", openblas_about());
-        fflush(stdout);
+        if (!b->json) {
+            printf("baseline openblas: %s\n", openblas_about());
+            fflush(stdout);
+        }
     }
     return b->openblas > 0;
 }
@@ -902,10 +946,14 @@ static void case_matmul(bench *b, clt_dtype dt, size_t n, const char *name)
                              : n < 1024              ? ""
                              : dt == CLT_FLOAT64 ? ">= 0.8"
                                                  : ">= 0.9";
-        report(b, name, flop / t_op / 1e9, "GFLOP/s", "openblas", flop / t_ob / 1e9,
-               t_ob / t_op, target);
+        report_with(b, name, flop / t_op / 1e9, "GFLOP/s", "openblas", flop / t_ob / 1e9,
+                    t_ob / t_op, target, "openblas", openblas_about());
     } else if (time_op(b, name, OP_MATMUL, m.ta, m.tb, reps, &t_op) != 0) {
         goto done;
+    } else if (b->json) {
+        /* The figure without its baseline, and why the baseline is missing. */
+        report_with(b, name, flop / t_op / 1e9, "GFLOP/s", "openblas", NAN, NAN, "",
+                    "openblas", openblas_about());
     }
     double gf = flop / t_op / 1e9;
     if (dt != CLT_FLOAT32)
@@ -926,11 +974,12 @@ static void case_matmul(bench *b, clt_dtype dt, size_t n, const char *name)
     }
     double gf_blas = flop / median(t, blas_reps) / 1e9;
     const char *big = n >= 1024 ? ">= 10" : "";
-    report(b, name, gf, "GFLOP/s", "clblast", gf_blas, gf / gf_blas, big);
+    report_with(b, name, gf, "GFLOP/s", "clblast", gf_blas, gf / gf_blas, big, "openblas",
+                openblas_about());
     if (b->fma_peak == 0)
         b->fma_peak = measure_fma_peak();
-    report(b, name, gf, "GFLOP/s", "fma_peak", b->fma_peak, gf / b->fma_peak,
-           n >= 1024 ? ">= 0.5" : "");
+    report_with(b, name, gf, "GFLOP/s", "fma_peak", b->fma_peak, gf / b->fma_peak,
+                n >= 1024 ? ">= 0.5" : "", "openblas", openblas_about());
 done:
     clt_tensor_free(out);
     clt_tensor_free(tc);

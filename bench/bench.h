@@ -29,6 +29,11 @@ int selected(const bench *b, const char *name);
  * case says otherwise in `target`. */
 void report(const bench *b, const char *name, double value, const char *unit, const char *base,
             double base_value, double ratio, const char *target);
+/* report, with one more key and string value on the JSON line (key NULL:
+ * none); a NaN base_value or ratio is JSON's null. */
+void report_with(const bench *b, const char *name, double value, const char *unit,
+                 const char *base, double base_value, double ratio, const char *target,
+                 const char *key, const char *text);
 /* Reports a failed call with clt_last_error() and counts it. */
 int fail(bench *b, const char *name, const char *what);
 /* Uniform values in [-1, 1) from the run's fixed sequence. */

@@ -330,8 +330,11 @@ def main():
     cl_lines = run_cltensor(args.cltensor, args.quick) if args.cltensor else []
     peak = next((l["baseline_value"] for l in cl_lines if l.get("baseline") == "fma_peak"),
                 None)
+    openblas = next((l["openblas"] for l in cl_lines if "openblas" in l), None)
     if not args.json:
         print(f"torch {torch.__version__} ({args.threads} threads), numpy {np.__version__}")
+        if openblas:
+            print(f"cltensor bench's OpenBLAS baseline: {openblas}")
     rep = Report(args.json)
     torch_results = run_torch_cases(np, torch, args, rep, peak)
     if not cl_lines:
