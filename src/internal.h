@@ -711,9 +711,10 @@ bool clt__gemm_cpu_suitable(const clt_device *dev, clt_dtype dtype);
 
 /* Row-major C[b] = op(A[b]) * op(B[b]) for b < batch, float32 or float64,
  * where op transposes when trans_* is set: op(A) is M x K, op(B) is K x N.
- * Offsets, leading dimensions and batch strides are in elements.  The
- * register tile is the one of the device's machine class (clt__gemm_class).
- * Enqueues without waiting. */
+ * Offsets, leading dimensions and batch strides are in elements; a leading
+ * dimension 0 of an untransposed A or B repeats its first row (an expanded
+ * row, read in place).  The register tile is the one of the device's
+ * machine class (clt__gemm_class).  Enqueues without waiting. */
 clt_status clt__gemm_cpu(clt_device *dev, clt_dtype dtype, bool trans_a, bool trans_b, size_t M,
                          size_t N, size_t K, cl_mem A, size_t a_off, size_t lda,
                          size_t stride_a, cl_mem B, size_t b_off, size_t ldb, size_t stride_b,

@@ -621,3 +621,114 @@ Test(matmul, strided_and_expanded_vectors_are_not_copied)
         check_strided_dot(dev, CLT_FLOAT64, 2 * 65536 + 5);
     }
 }
+
+/* One operand a [1, c] row expanded to [r, c] (stride 0 down the rows),
+ * the other `other` with the logical values O, on the side `on_a` says:
+ * on the CPU kernel the row is read in place (as many launches as with a
+ * contiguous copy of it, which would add one), the product has the bits
+ * of the product with that copy, and the host's values. */
+static void check_expanded_rows(clt_device *dev, clt_dtype dt, bool on_a, int64_t r, int64_t c,
+                                clt_tensor *other, const double *O, const char *what)
+{
+    double *row = random_values(c, 41), *E = malloc((size_t)(r * c) * sizeof *E);
+    for (int64_t i = 0; i < r; i++)
+        memcpy(E + i * c, row, (size_t)c * sizeof *E);
+    clt_tensor *t = upload(dev, dt, 2, (int64_t[]){1, c}, row), *e = NULL, *plain = NULL;
+    CHECK(clt_expand(t, 2, (int64_t[]){r, c}, &e));
+    cr_assert_eq(clt_tensor_strides(e)[0], 0);
+    CHECK(clt_contiguous(e, &plain));
+    clt_tensor *a = on_a ? e : other, *b = on_a ? other : e;
+    clt_tensor *pa = on_a ? plain : other, *pb = on_a ? other : plain;
+    uint64_t views = launches_of(a, b, CLT__GEMM_AUTO), copies = launches_of(pa, pb, CLT__GEMM_AUTO);
+    cr_assert_eq(views, copies, "%s: %llu launches, %llu with a contiguous operand", what,
+                 (unsigned long long)views, (unsigned long long)copies);
+    clt_tensor *rv = NULL, *rc = NULL;
+    CHECK(clt_matmul(a, b, &rv));
+    CHECK(clt_matmul(pa, pb, &rc));
+    int64_t n = clt_tensor_numel(rv);
+    size_t bytes = (size_t)n * clt_dtype_size(dt);
+    unsigned char *gv = malloc(bytes + 1), *gc = malloc(bytes + 1);
+    CHECK(clt_tensor_read(rv, gv, bytes));
+    CHECK(clt_tensor_read(rc, gc, bytes));
+    for (int64_t i = 0; i < n; i++) {
+        size_t es = clt_dtype_size(dt);
+        cr_assert(memcmp(gv + (size_t)i * es, gc + (size_t)i * es, es) == 0,
+                  "%s (%s): element %lld differs from the product with a copy", what,
+                  clt_dtype_name(dt), (long long)i);
+    }
+    expect_product(a, on_a ? E : O, b, on_a ? O : E, CLT__GEMM_AUTO);
+    /* CLBlast takes no leading dimension 0: its copy gives the same values. */
+    expect_product(a, on_a ? E : O, b, on_a ? O : E, CLT__GEMM_CLBLAST);
+    free(gv), free(gc), free(row), free(E);
+    clt_tensor_free(rv), clt_tensor_free(rc), clt_tensor_free(t), clt_tensor_free(e);
+    clt_tensor_free(plain);
+}
+
+/* The batched cases of check_expanded_rows_dtype.  With the small-product
+ * limit at 0, 6 rows take the few-row kernel (partial sums over blocks of
+ * K) and 18, a batch of 3 folded, the packed GEMM. */
+static void check_expanded_batches(clt_device *dev, clt_dtype dt)
+{
+    int64_t M = 6, K = 600, N = 10;
+    double *B3 = random_values(3 * K * N, 44), *A3 = random_values(3 * M * K, 45);
+    clt_tensor *b3 = upload(dev, dt, 3, (int64_t[]){3, K, N}, B3);
+    clt_tensor *a3 = upload(dev, dt, 3, (int64_t[]){3, M, K}, A3);
+    check_expanded_rows(dev, dt, true, M, K, b3, B3, "expanded @ [3, K, N]");
+    check_expanded_rows(dev, dt, false, K, N, a3, A3, "[3, M, K] @ expanded");
+    /* [1, K, N] repeated over a batch of 3. */
+    double *B1 = random_values(K * N, 46), *B1x3 = malloc((size_t)(3 * K * N) * sizeof *B1x3);
+    for (int q = 0; q < 3; q++)
+        memcpy(B1x3 + q * K * N, B1, (size_t)(K * N) * sizeof *B1);
+    clt_tensor *b1 = upload(dev, dt, 3, (int64_t[]){1, K, N}, B1), *b1x3 = NULL;
+    CHECK(clt_expand(b1, 3, (int64_t[]){3, K, N}, &b1x3));
+    check_expanded_rows(dev, dt, true, M, K, b1x3, B1x3, "expanded @ [1, K, N] expanded to 3");
+    clt_tensor_free(b3), clt_tensor_free(a3), clt_tensor_free(b1), clt_tensor_free(b1x3);
+    free(B3), free(A3), free(B1), free(B1x3);
+}
+
+/* An expanded row on either side, through every CPU kernel that the
+ * shapes pick: mm_small (float32), the matrix-vector and few-row kernels,
+ * and the packed GEMM (the small-product limit at 0); batched against a
+ * 3-D operand, and against one repeated over the batch (stride 0), which
+ * a repeated row must not fold into a taller product where its copy would
+ * not. */
+static void check_expanded_rows_dtype(clt_device *dev, clt_dtype dt)
+{
+    static const struct {
+        int64_t M, K, N;
+    } sizes[] = {{3, 5, 7}, {8, 300, 1}, {1, 40, 9}, {100, 40, 3}, {70, 9, 68}, {5, 70, 130}};
+    for (int small = 0; small < 2; small++) {
+        clt__mm_small_limit = small ? (size_t)1 << 23 : 0;
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            int64_t M = sizes[i].M, K = sizes[i].K, N = sizes[i].N;
+            char what[96];
+            double *OB = random_values(K * N, 42), *OA = random_values(M * K, 43);
+            clt_tensor *ob = upload(dev, dt, 2, (int64_t[]){K, N}, OB);
+            clt_tensor *oa = upload(dev, dt, 2, (int64_t[]){M, K}, OA);
+            snprintf(what, sizeof what, "[%lld, %lld] expanded @ [%lld, %lld], limit %zu",
+                     (long long)M, (long long)K, (long long)K, (long long)N,
+                     clt__mm_small_limit);
+            if (M > 1)
+                check_expanded_rows(dev, dt, true, M, K, ob, OB, what);
+            snprintf(what, sizeof what, "[%lld, %lld] @ [%lld, %lld] expanded, limit %zu",
+                     (long long)M, (long long)K, (long long)K, (long long)N,
+                     clt__mm_small_limit);
+            if (N > 1)
+                check_expanded_rows(dev, dt, false, K, N, oa, OA, what);
+            clt_tensor_free(ob), clt_tensor_free(oa);
+            free(OB), free(OA);
+        }
+        check_expanded_batches(dev, dt);
+    }
+    clt__mm_small_limit = (size_t)1 << 23;
+}
+
+Test(matmul, expanded_rows_are_read_in_place)
+{
+    clt_device *dev = get_device("cpu");
+    if (!clt__gemm_cpu_suitable(dev, CLT_FLOAT32))
+        cr_skip_test("the CPU GEMM kernel does not serve %s", clt_device_name(dev));
+    check_expanded_rows_dtype(dev, CLT_FLOAT32);
+    if (clt__gemm_cpu_suitable(dev, CLT_FLOAT64))
+        check_expanded_rows_dtype(dev, CLT_FLOAT64);
+}

@@ -406,9 +406,10 @@ clt_status clt__gemm_cpu(clt_device *dev, clt_dtype dtype, bool trans_a, bool tr
         CLT__REQUIRE_ARG(B, fn);
     }
     /* A single row of op(A) or column of op(B) may repeat one element along
-     * K (leading dimension 0: an expanded vector). */
-    bool a_ok = lda >= (trans_a ? M : K) || (M == 1 && trans_a);
-    bool b_ok = ldb >= (trans_b ? K : N) || (N == 1 && !trans_b);
+     * K, and a row-major A or B may repeat one row (leading dimension 0: an
+     * expanded vector or row). */
+    bool a_ok = lda >= (trans_a ? M : K) || (M == 1 && trans_a) || (lda == 0 && !trans_a);
+    bool b_ok = ldb >= (trans_b ? K : N) || (ldb == 0 && !trans_b);
     if (ldc < N || (K > 0 && (!a_ok || !b_ok)))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: leading dimensions lda=%zu, ldb=%zu, ldc=%zu too small for "

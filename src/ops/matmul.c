@@ -94,8 +94,14 @@ static void geometry(const clt_tensor *x, bool is_a, int nb, const int64_t *bsha
 
 /* Builds the operand of x, copying it only when no layout fits.  On the CPU
  * kernel (`cpu`), a single row of A or column of B may also repeat one
- * element along K (stride 0, as clt_expand makes): leading dimension 0,
- * read in place. */
+ * element along K (stride 0, as clt_expand makes), and a 2-D matrix may
+ * repeat one row (a [1, c] row expanded to [r, c]): leading dimension 0,
+ * read in place.  Both keep the orientation and batch stride a copy would
+ * have, so the product takes the same kernel and gives the same bits.  A
+ * matrix that repeats one column (strides [1, 0], e.g. an expanded weight
+ * transposed) is still copied: read in place it would be a transposed
+ * operand, which sends small products to other kernels (mm_small reads
+ * B by rows only), summing in another order. */
 static clt_status prepare(const clt_tensor *x, bool is_a, int nb, const int64_t *bshape,
                           int64_t r, int64_t c, bool cpu, operand *op, const char *fn)
 {
@@ -109,6 +115,9 @@ static clt_status prepare(const clt_tensor *x, bool is_a, int nb, const int64_t 
         trans = true;
         ld = 0;
     } else if (cpu && !is_a && c == 1 && sr == 0) {
+        trans = false;
+        ld = 0;
+    } else if (cpu && x->ndim == 2 && r > 1 && c > 1 && sr == 0 && sc == 1) {
         trans = false;
         ld = 0;
     } else if (!matrix_layout(r, c, sr, sc, &trans, &ld)) {
@@ -344,8 +353,9 @@ clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int bac
         batch *= bshape[d];
     size_t Mg = (size_t)M, bg = (size_t)batch;
     /* One matrix repeated on the right and row-major batches on the left
-     * make a single taller product, as torch folds them. */
-    if (bg > 1 && B.stride == 0 && !A.trans && A.stride == Mg * A.ld) {
+     * make a single taller product, as torch folds them (not a repeated
+     * row, ld 0, which the copy it stands for would not fold). */
+    if (bg > 1 && B.stride == 0 && !A.trans && A.ld > 0 && A.stride == Mg * A.ld) {
         Mg *= bg;
         bg = 1;
     }
