@@ -48,6 +48,11 @@ clt_status clt__clblast_error(int err, const char *fmt, ...) CLT__PRINTF(2, 3);
  * for CLT_OK or a NULL fn (a helper called with no public name). */
 clt_status clt__error_in(clt_status status, const char *fn);
 
+/* For a failure in `step` of the public call fn (a node of clt_backward):
+ * the message reads "<fn>: <step>: ...", a leading "<fn>: " it had (from
+ * a helper given fn) dropped first.  Returns status; nothing for CLT_OK. */
+clt_status clt__error_in_step(clt_status status, const char *fn, const char *step);
+
 /* Marks success: clears the message. */
 clt_status clt__ok(void);
 
@@ -827,71 +832,67 @@ clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, c
  * messages name clt_X, except those taking `fn`, which name fn: the public
  * op the user called (clt_X from its own entry, the caller's name when
  * another op uses it). */
-clt_status clt__add(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__sub(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__mul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__div(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__pow(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__maximum(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__minimum(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__eq(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__ne(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__lt(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__le(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__gt(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__ge(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
-clt_status clt__eq_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__ne_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__lt_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__le_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__gt_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__ge_scalar(const clt_tensor *a, double s, clt_tensor **out);
+/* The elementwise ops, by form: clt__X names clt_X in its messages,
+ * clt__X_in names fn, the public call that computes with it (a backward
+ * formula passes clt_backward). */
+#define CLT__EW_TT(X)                                                        \
+    X(add) X(sub) X(mul) X(div) X(pow) X(maximum) X(minimum) X(eq) X(ne) X(lt) X(le) X(gt) \
+    X(ge)
+#define CLT__EW_TS(X)                                                        \
+    X(add_scalar) X(sub_scalar) X(rsub_scalar) X(mul_scalar) X(div_scalar) X(rdiv_scalar) \
+    X(pow_scalar) X(rpow_scalar) X(eq_scalar) X(ne_scalar) X(lt_scalar) X(le_scalar)   \
+    X(gt_scalar) X(ge_scalar)
+#define CLT__EW_UN(X)                                                        \
+    X(neg) X(abs) X(relu) X(exp) X(log) X(sqrt) X(rsqrt) X(sin) X(cos) X(tanh) X(sigmoid) \
+    X(gelu) X(logical_not)
+#define CLT__DECL_TT_(f)                                                     \
+    clt_status clt__##f(const clt_tensor *a, const clt_tensor *b, clt_tensor **out); \
+    clt_status clt__##f##_in(const char *fn, const clt_tensor *a, const clt_tensor *b, \
+                             clt_tensor **out);
+#define CLT__DECL_TS_(f)                                                     \
+    clt_status clt__##f(const clt_tensor *a, double s, clt_tensor **out);    \
+    clt_status clt__##f##_in(const char *fn, const clt_tensor *a, double s, clt_tensor **out);
+#define CLT__DECL_UN_(f)                                                     \
+    clt_status clt__##f(const clt_tensor *a, clt_tensor **out);              \
+    clt_status clt__##f##_in(const char *fn, const clt_tensor *a, clt_tensor **out);
+CLT__EW_TT(CLT__DECL_TT_)
+CLT__EW_TS(CLT__DECL_TS_)
+CLT__EW_UN(CLT__DECL_UN_)
 clt_status clt__where(const clt_tensor *cond, const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+clt_status clt__where_in(const char *fn, const clt_tensor *cond, const clt_tensor *a,
+                         const clt_tensor *b, clt_tensor **out);
 clt_status clt__clamp(const clt_tensor *a, const double *min, const double *max, clt_tensor **out,
                        const char *fn);
-clt_status clt__add_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__sub_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__rsub_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__mul_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__div_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__rdiv_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__pow_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__rpow_scalar(const clt_tensor *a, double s, clt_tensor **out);
-clt_status clt__neg(const clt_tensor *a, clt_tensor **out);
-clt_status clt__abs(const clt_tensor *a, clt_tensor **out);
-clt_status clt__relu(const clt_tensor *a, clt_tensor **out);
-clt_status clt__exp(const clt_tensor *a, clt_tensor **out);
-clt_status clt__log(const clt_tensor *a, clt_tensor **out);
-clt_status clt__sqrt(const clt_tensor *a, clt_tensor **out);
-clt_status clt__rsqrt(const clt_tensor *a, clt_tensor **out);
-clt_status clt__sin(const clt_tensor *a, clt_tensor **out);
-clt_status clt__cos(const clt_tensor *a, clt_tensor **out);
-clt_status clt__tanh(const clt_tensor *a, clt_tensor **out);
-clt_status clt__sigmoid(const clt_tensor *a, clt_tensor **out);
-clt_status clt__gelu(const clt_tensor *a, clt_tensor **out);
-clt_status clt__logical_not(const clt_tensor *a, clt_tensor **out);
-clt_status clt__sum(const clt_tensor *a, clt_tensor **out);
-clt_status clt__sum_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
-clt_status clt__mean(const clt_tensor *a, clt_tensor **out);
-clt_status clt__mean_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
-clt_status clt__prod(const clt_tensor *a, clt_tensor **out);
-clt_status clt__prod_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
-clt_status clt__max(const clt_tensor *a, clt_tensor **out);
+/* The reductions (src/ops/reduce.c); messages name fn. */
+clt_status clt__sum(const clt_tensor *a, clt_tensor **out, const char *fn);
+clt_status clt__sum_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out,
+                        const char *fn);
+clt_status clt__mean(const clt_tensor *a, clt_tensor **out, const char *fn);
+clt_status clt__mean_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out,
+                         const char *fn);
+clt_status clt__prod(const clt_tensor *a, clt_tensor **out, const char *fn);
+clt_status clt__prod_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out,
+                         const char *fn);
+clt_status clt__max(const clt_tensor *a, clt_tensor **out, const char *fn);
 /* max and min along dim with their indices (int64, the first of ties or
  * the first NaN); indices may be NULL. */
 clt_status clt__max_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **values,
-                        clt_tensor **indices);
-clt_status clt__min(const clt_tensor *a, clt_tensor **out);
+                        clt_tensor **indices, const char *fn);
+clt_status clt__min(const clt_tensor *a, clt_tensor **out, const char *fn);
 clt_status clt__min_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **values,
-                        clt_tensor **indices);
-clt_status clt__argmax(const clt_tensor *a, clt_tensor **out);
-clt_status clt__argmax_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
-clt_status clt__argmin(const clt_tensor *a, clt_tensor **out);
-clt_status clt__argmin_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
-clt_status clt__var(const clt_tensor *a, double correction, clt_tensor **out);
-clt_status clt__var_dim(const clt_tensor *a, int dim, double correction, int keepdim, clt_tensor **out);
-clt_status clt__std(const clt_tensor *a, double correction, clt_tensor **out);
-clt_status clt__std_dim(const clt_tensor *a, int dim, double correction, int keepdim, clt_tensor **out);
+                        clt_tensor **indices, const char *fn);
+clt_status clt__argmax(const clt_tensor *a, clt_tensor **out, const char *fn);
+clt_status clt__argmax_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out,
+                           const char *fn);
+clt_status clt__argmin(const clt_tensor *a, clt_tensor **out, const char *fn);
+clt_status clt__argmin_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out,
+                           const char *fn);
+clt_status clt__var(const clt_tensor *a, double correction, clt_tensor **out, const char *fn);
+clt_status clt__var_dim(const clt_tensor *a, int dim, double correction, int keepdim,
+                        clt_tensor **out, const char *fn);
+clt_status clt__std(const clt_tensor *a, double correction, clt_tensor **out, const char *fn);
+clt_status clt__std_dim(const clt_tensor *a, int dim, double correction, int keepdim,
+                        clt_tensor **out, const char *fn);
 clt_status clt__matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out, const char *fn);
 clt_status clt__softmax(const clt_tensor *a, int dim, clt_tensor **out);
 clt_status clt__log_softmax(const clt_tensor *a, int dim, clt_tensor **out);

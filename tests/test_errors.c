@@ -348,14 +348,11 @@ static void names_first(const char *fn, const char *const *helpers)
         cr_assert(!strstr(m, *helpers), "%s: the message names %s: %s", fn, *helpers, m);
 }
 
-/* clt_clip_grad_norm converts dtypes, squares, stacks, adds and clamps
- * through helpers that name it alone; the sums, the square root and the
- * division may name themselves after it. */
+/* clt_clip_grad_norm converts dtypes, squares, sums, stacks, takes the
+ * square root, divides and clamps through helpers that name it alone. */
 static void clip_named(void)
 {
-    static const char *const helpers[] = {"clt_to_dtype", "clt_mul",   "clt_stack",
-                                          "clt_add",      "clt_clamp", NULL};
-    names_first("clt_clip_grad_norm", helpers);
+    names_only("clt_clip_grad_norm");
 }
 
 /* The backward pass of a matrix product and clt_clip_grad_norm over its
@@ -465,4 +462,117 @@ Test(errors, layer_constructor_names_the_call, .timeout = 300)
     cr_assert_geq(capped(l.dev, make_linear, &l, linear_named), 1);
     cr_assert_eq(clt_module_device(l.m), l.dev);
     clt_module_free(l.m);
+}
+
+/* ---- the driver failing inside composite calls ------------------------------------ */
+
+long clt__driver_refuse_at(long pass); /* src/device/fault.c */
+
+/* A graph whose backward runs elementwise ops, reductions and softmax's
+ * formula inside its nodes, and reduces a broadcast input's gradient:
+ * with each driver call of the pass failing in turn, the message names
+ * clt_backward, then the node (when the failure was in one), and no
+ * other public call; the failed pass leaves no gradient. */
+Test(errors, driver_failures_in_backward_name_the_node, .timeout = 300)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = ramp(dev, CLT_FLOAT32, 2, (int64_t[]){3, 4});
+    clt_tensor *b = ramp(dev, CLT_FLOAT32, 1, (int64_t[]){4});
+    clt_tensor *y, *v, *s, *l, *g;
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_set_requires_grad(b, 1));
+    CHECK(clt_mul(x, b, &y));
+    CHECK(clt_var_dim(y, 1, 1.0, 0, &v));
+    CHECK(clt_softmax(v, 0, &s));
+    CHECK(clt_prod(s, &l));
+    static const char *const nodes[] = {"ProdBackward0: ", "SoftmaxBackward0: ",
+                                        "VarBackward0: ", "MulBackward0: "};
+    int seen[4] = {0};
+    long pass = 0;
+    for (;; pass++) {
+        clt__driver_refuse_at(pass);
+        clt_status st = clt_backward(l, NULL, 1);
+        long left = clt__driver_refuse_at(-1);
+        if (left >= 0) {
+            CHECK(st);
+            break;
+        }
+        cr_assert_neq(st, CLT_OK, "driver call %ld was refused and no failure came back", pass);
+        names_only("clt_backward");
+        const char *m = clt_last_error();
+        cr_assert(strstr(m, "CL_OUT_OF_RESOURCES"), "driver call %ld: %s", pass, m);
+        for (int k = 0; k < 4; k++)
+            if (strncmp(m + strlen("clt_backward: "), nodes[k], strlen(nodes[k])) == 0)
+                seen[k]++;
+        g = (clt_tensor *)1;
+        CHECK(clt_grad(x, &g));
+        cr_assert_null(g, "driver call %ld: the failed pass left a gradient", pass);
+    }
+    for (int k = 0; k < 4; k++)
+        cr_assert_geq(seen[k], 1, "no failure in %.*s (%ld driver calls)",
+                      (int)strlen(nodes[k]) - 2, nodes[k], pass);
+    CHECK(clt_grad(b, &g));
+    cr_assert_not_null(g);
+    clt_tensor_free(g);
+    clt_tensor *ts[] = {x, b, y, v, s, l};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        clt_tensor_free(ts[i]);
+}
+
+/* Calls that compute with reductions inside (var's means, clipping's sums
+ * and norm) name themselves alone whichever driver call fails. */
+Test(errors, driver_failures_in_reductions_name_the_call, .timeout = 300)
+{
+    clt_device *dev = get_device("cpu");
+    graph gr = {0};
+    gr.a = ramp(dev, CLT_FLOAT32, 2, (int64_t[]){6, 5});
+    clt_tensor *sq, *v = NULL;
+    CHECK(clt_set_requires_grad(gr.a, 1));
+    CHECK(clt_mul(gr.a, gr.a, &sq));
+    CHECK(clt_sum(sq, &gr.s));
+    CHECK(clt_backward(gr.s, NULL, 0));
+    static const struct {
+        const char *fn;
+        int which;
+    } calls[] = {{"clt_var_dim", 0}, {"clt_clip_grad_norm", 1}};
+    for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++) {
+        int failures = 0;
+        for (long pass = 0;; pass++) {
+            if (!calls[c].which) {
+                clt_tensor_free(v);
+                v = NULL;
+            }
+            clt__driver_refuse_at(pass);
+            /* a huge max_norm: the gradient is not clipped, and stays as it is */
+            clt_status st = calls[c].which ? clip(&gr) : clt_var_dim(gr.a, 0, 1.0, 0, &v);
+            long left = clt__driver_refuse_at(-1);
+            if (left >= 0) {
+                CHECK(st);
+                break;
+            }
+            cr_assert_neq(st, CLT_OK, "%s: driver call %ld was refused and no failure came back",
+                          calls[c].fn, pass);
+            cr_assert(strstr(clt_last_error(), "CL_OUT_OF_RESOURCES"), "%s",
+                      clt_last_error());
+            names_only(calls[c].fn);
+            failures++;
+        }
+        cr_assert_geq(failures, 3, "%s: %d failures", calls[c].fn, failures);
+    }
+    double norm = 0, want = 0;
+    CHECK(clt_tensor_item(gr.norm, &norm));
+    for (int i = 0; i < 30; i++)
+        want += 4.0 * i * i; /* the gradient is 2 a */
+    cr_assert_float_eq(norm, sqrt(want), 1e-4 * sqrt(want));
+    float *h = read_f32(v);
+    for (int k = 0; k < 5; k++) { /* column k of a: k, k + 5, ..., k + 25 */
+        double mean = k + 12.5, ss = 0;
+        for (int i = 0; i < 6; i++)
+            ss += (k + 5.0 * i - mean) * (k + 5.0 * i - mean);
+        cr_assert_float_eq(h[k], ss / 5.0, 1e-4, "var of column %d: %g", k, (double)h[k]);
+    }
+    free(h);
+    clt_tensor *ts[] = {gr.a, gr.s, gr.norm, sq, v};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        clt_tensor_free(ts[i]);
 }

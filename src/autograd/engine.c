@@ -361,13 +361,13 @@ static clt_status conform(clt_tensor **g, const clt__edge *e)
             CLT__TRY(clt__reshape(cur, 1 + e->ndim, shape, &next, "clt_backward"));
             clt_tensor_free(cur);
             cur = next;
-            CLT__TRY(clt__sum_dim(cur, 0, 0, &next));
+            CLT__TRY(clt__sum_dim(cur, 0, 0, &next, "clt_backward"));
             clt_tensor_free(cur);
             cur = next;
         }
         for (int d = 0; d < e->ndim; d++) {
             if (e->shape[d] == 1 && cur->shape[d] != 1) {
-                CLT__TRY(clt__sum_dim(cur, d, 1, &next));
+                CLT__TRY(clt__sum_dim(cur, d, 1, &next, "clt_backward"));
                 clt_tensor_free(cur);
                 cur = next;
             }
@@ -509,14 +509,14 @@ static void pend_free(pendlist *l)
     free(l->v);
 }
 
+/* Messages name clt_backward; run_node adds the node's name. */
 static clt_status check_saved(const clt__node *n)
 {
     if (n->released)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "clt_backward: trying to backward through the graph a second time "
-                          "(%s's saved tensors were freed by the first backward); pass "
-                          "retain_graph = 1 to the first clt_backward to keep them",
-                          n->name);
+                          "(the node's saved tensors were freed by the first backward); pass "
+                          "retain_graph = 1 to the first clt_backward to keep them");
     for (int k = 0; k < n->nsaved; k++) {
         uint64_t now = clt__version(n->saved[k]);
         if (now != n->saved_version[k]) {
@@ -524,11 +524,12 @@ static clt_status check_saved(const clt__node *n)
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
                               "clt_backward: one of the tensors needed for gradient "
                               "computation has been modified by an in-place operation: %s %s, "
-                              "saved by %s, is at version %llu; expected version %llu instead",
+                              "saved by the node, is at version %llu; expected version %llu "
+                              "instead",
                               clt_dtype_name(n->saved[k]->dtype),
                               clt__shape_str(s, sizeof s, n->saved[k]->ndim,
                                              n->saved[k]->shape),
-                              n->name, (unsigned long long)now,
+                              (unsigned long long)now,
                               (unsigned long long)n->saved_version[k]);
         }
     }
@@ -601,12 +602,10 @@ static clt_status run_node(clt__node *x, nodelist *ready, pendlist *leaves, bool
     }
     if (x->gbuf) {
         CLT__TRY(check_saved(x));
-        /* A formula computes with the plain ops, whose messages name
-         * them: the node's name says where they ran. */
-        st = x->backward(x, x->gbuf, gin);
-        if (st != CLT_OK && strncmp(clt_last_error(), "clt_backward", 12) != 0)
-            clt__error_prefix(st, "clt_backward: %s", x->name);
-        CLT__TRY(st);
+        /* A formula computes with the plain ops under clt_backward's name;
+         * the node's name says where they ran (done: below), as it does
+         * for the reductions that bring its gradients to its inputs. */
+        CLT__TRY(x->backward(x, x->gbuf, gin));
     }
     clt_tensor_free(x->gbuf);
     x->gbuf = NULL;
@@ -635,6 +634,7 @@ static clt_status run_node(clt__node *x, nodelist *ready, pendlist *leaves, bool
         }
     }
 done:
+    clt__error_in_step(st, "clt_backward", x->name);
     for (int k = 0; k < x->nin; k++)
         clt_tensor_free(gin[k]);
     if (gin != gin_small)

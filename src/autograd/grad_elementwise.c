@@ -20,7 +20,7 @@ static clt_status zero_where(const clt_tensor *mask, const clt_tensor *x, clt_te
     clt_tensor *z = NULL;
     clt_status st = zero_of(x, &z);
     if (st == CLT_OK)
-        st = clt__where(mask, z, x, out);
+        st = clt__where_in("clt_backward", mask, z, x, out);
     clt_tensor_free(z);
     return st;
 }
@@ -43,7 +43,7 @@ static clt_status bw_sub(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     if (CLT__NEED(n, 0))
         st = clt__alias(g, &gin[0]);
     if (st == CLT_OK && CLT__NEED(n, 1))
-        st = clt__neg(g, &gin[1]);
+        st = clt__neg_in("clt_backward", g, &gin[1]);
     return st;
 }
 
@@ -52,9 +52,9 @@ static clt_status bw_mul(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     if (CLT__NEED(n, 0))
-        st = clt__mul(g, S(1), &gin[0]);
+        st = clt__mul_in("clt_backward", g, S(1), &gin[0]);
     if (st == CLT_OK && CLT__NEED(n, 1))
-        st = clt__mul(g, S(0), &gin[1]);
+        st = clt__mul_in("clt_backward", g, S(0), &gin[1]);
     return st;
 }
 
@@ -62,11 +62,11 @@ static clt_status bw_mul(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 static clt_status bw_div(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_tensor *gb = NULL, *t = NULL;
-    clt_status st = clt__div(g, S(0), &gb);
+    clt_status st = clt__div_in("clt_backward", g, S(0), &gb);
     if (st == CLT_OK && CLT__NEED(n, 1)) {
-        st = clt__mul(gb, S(1), &t);
+        st = clt__mul_in("clt_backward", gb, S(1), &t);
         if (st == CLT_OK)
-            st = clt__neg(t, &gin[1]);
+            st = clt__neg_in("clt_backward", t, &gin[1]);
     }
     if (st == CLT_OK && CLT__NEED(n, 0)) {
         gin[0] = gb;
@@ -85,15 +85,15 @@ static clt_status bw_pow(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     clt_status st = CLT_OK;
     clt_tensor *t1 = NULL, *t2 = NULL, *t3 = NULL, *mask = NULL, *m2 = NULL;
     if (CLT__NEED(n, 0)) {
-        CLT__TRY(clt__sub_scalar(S(1), 1.0, &t1));
-        CLT__TRY(clt__pow(S(0), t1, &t2));
+        CLT__TRY(clt__sub_scalar_in("clt_backward", S(1), 1.0, &t1));
+        CLT__TRY(clt__pow_in("clt_backward", S(0), t1, &t2));
         clt_tensor_free(t1);
         t1 = NULL;
-        CLT__TRY(clt__mul(t2, S(1), &t1));
+        CLT__TRY(clt__mul_in("clt_backward", t2, S(1), &t1));
         clt_tensor_free(t2);
         t2 = NULL;
-        CLT__TRY(clt__mul(t1, g, &t2));
-        CLT__TRY(clt__eq_scalar(S(1), 0.0, &mask));
+        CLT__TRY(clt__mul_in("clt_backward", t1, g, &t2));
+        CLT__TRY(clt__eq_scalar_in("clt_backward", S(1), 0.0, &mask));
         CLT__TRY(zero_where(mask, t2, &gin[0]));
         clt_tensor_free(t1);
         clt_tensor_free(t2);
@@ -101,15 +101,15 @@ static clt_status bw_pow(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         t1 = t2 = mask = NULL;
     }
     if (CLT__NEED(n, 1)) {
-        CLT__TRY(clt__log(S(0), &t1));
-        CLT__TRY(clt__mul(g, S(2), &t2));
-        CLT__TRY(clt__mul(t2, t1, &t3));
+        CLT__TRY(clt__log_in("clt_backward", S(0), &t1));
+        CLT__TRY(clt__mul_in("clt_backward", g, S(2), &t2));
+        CLT__TRY(clt__mul_in("clt_backward", t2, t1, &t3));
         /* a == 0 and b >= 0: where(a == 0, b >= 0, false) */
-        CLT__TRY(clt__eq_scalar(S(0), 0.0, &mask));
-        CLT__TRY(clt__ge_scalar(S(1), 0.0, &m2));
+        CLT__TRY(clt__eq_scalar_in("clt_backward", S(0), 0.0, &mask));
+        CLT__TRY(clt__ge_scalar_in("clt_backward", S(1), 0.0, &m2));
         clt_tensor_free(t1);
         t1 = NULL;
-        CLT__TRY(clt__mul(mask, m2, &t1)); /* bool * bool: logical and */
+        CLT__TRY(clt__mul_in("clt_backward", mask, m2, &t1)); /* bool * bool: logical and */
         CLT__TRY(zero_where(t1, t3, &gin[1]));
     }
 done:
@@ -127,15 +127,15 @@ static clt_status bw_extremum(clt__node *n, const clt_tensor *g, clt_tensor **gi
 {
     clt_status st = CLT_OK;
     clt_tensor *tie = NULL, *half = NULL, *base = NULL, *lose = NULL;
-    CLT__TRY(clt__eq(S(0), S(1), &tie));
-    CLT__TRY(clt__mul_scalar(g, 0.5, &half));
-    CLT__TRY(clt__where(tie, half, g, &base));
+    CLT__TRY(clt__eq_in("clt_backward", S(0), S(1), &tie));
+    CLT__TRY(clt__mul_scalar_in("clt_backward", g, 0.5, &half));
+    CLT__TRY(clt__where_in("clt_backward", tie, half, g, &base));
     for (int k = 0; k < 2; k++) {
         if (!CLT__NEED(n, k))
             continue;
         /* input k loses where it is below the other (maximum) or above */
         bool below = (k == 0) == (n->i[0] == 1);
-        CLT__TRY(below ? clt__lt(S(0), S(1), &lose) : clt__gt(S(0), S(1), &lose));
+        CLT__TRY(below ? clt__lt_in("clt_backward", S(0), S(1), &lose) : clt__gt_in("clt_backward", S(0), S(1), &lose));
         CLT__TRY(zero_where(lose, base, &gin[k]));
         clt_tensor_free(lose);
         lose = NULL;
@@ -155,9 +155,9 @@ static clt_status bw_where(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     clt_tensor *z = NULL;
     CLT__TRY(zero_of(g, &z));
     if (CLT__NEED(n, 1))
-        CLT__TRY(clt__where(S(0), g, z, &gin[1]));
+        CLT__TRY(clt__where_in("clt_backward", S(0), g, z, &gin[1]));
     if (CLT__NEED(n, 2))
-        CLT__TRY(clt__where(S(0), z, g, &gin[2]));
+        CLT__TRY(clt__where_in("clt_backward", S(0), z, g, &gin[2]));
 done:
     clt_tensor_free(z);
     return st;
@@ -173,15 +173,15 @@ static clt_status bw_clamp(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     for (int k = 0; k < 2; k++) {
         if (!n->i[k])
             continue;
-        CLT__TRY(k == 0 ? clt__lt_scalar(S(0), n->s[0], &out)
-                        : clt__gt_scalar(S(0), n->s[1], &out));
+        CLT__TRY(k == 0 ? clt__lt_scalar_in("clt_backward", S(0), n->s[0], &out)
+                        : clt__gt_scalar_in("clt_backward", S(0), n->s[1], &out));
         /* NaN compares false either way: PyTorch's mask is (a >= min), so a
          * NaN input gets no gradient. */
-        CLT__TRY(k == 0 ? clt__ge_scalar(S(0), n->s[0], &in) : clt__le_scalar(S(0), n->s[1], &in));
+        CLT__TRY(k == 0 ? clt__ge_scalar_in("clt_backward", S(0), n->s[0], &in) : clt__le_scalar_in("clt_backward", S(0), n->s[1], &in));
         clt_tensor *next = NULL;
         clt_tensor *z = NULL;
         CLT__TRY(zero_of(g, &z));
-        st = clt__where(in, cur, z, &next);
+        st = clt__where_in("clt_backward", in, cur, z, &next);
         clt_tensor_free(z);
         if (st != CLT_OK)
             goto done;
@@ -290,28 +290,28 @@ static clt_status bw_add_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 
 static clt_status bw_rsub_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__neg(g, &gin[0]);
+    return clt__neg_in("clt_backward", g, &gin[0]);
 }
 
 static clt_status bw_mul_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__mul_scalar(g, n->s[0], &gin[0]);
+    return clt__mul_scalar_in("clt_backward", g, n->s[0], &gin[0]);
 }
 
 static clt_status bw_div_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__div_scalar(g, n->s[0], &gin[0]);
+    return clt__div_scalar_in("clt_backward", g, n->s[0], &gin[0]);
 }
 
 /* s / a: -g * out / a; saved a, out */
 static clt_status bw_rdiv_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_tensor *t = NULL, *u = NULL;
-    clt_status st = clt__mul(g, S(1), &t);
+    clt_status st = clt__mul_in("clt_backward", g, S(1), &t);
     if (st == CLT_OK)
-        st = clt__div(t, S(0), &u);
+        st = clt__div_in("clt_backward", t, S(0), &u);
     if (st == CLT_OK)
-        st = clt__neg(u, &gin[0]);
+        st = clt__neg_in("clt_backward", u, &gin[0]);
     clt_tensor_free(t);
     clt_tensor_free(u);
     return st;
@@ -322,13 +322,13 @@ static clt_status bw_pow_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     double s = n->s[0];
     if (s == 0.0)
-        return clt__mul_scalar(g, 0.0, &gin[0]);
+        return clt__mul_scalar_in("clt_backward", g, 0.0, &gin[0]);
     clt_tensor *p = NULL, *t = NULL;
-    clt_status st = clt__pow_scalar(S(0), s - 1.0, &p);
+    clt_status st = clt__pow_scalar_in("clt_backward", S(0), s - 1.0, &p);
     if (st == CLT_OK)
-        st = clt__mul_scalar(p, s, &t);
+        st = clt__mul_scalar_in("clt_backward", p, s, &t);
     if (st == CLT_OK)
-        st = clt__mul(t, g, &gin[0]);
+        st = clt__mul_in("clt_backward", t, g, &gin[0]);
     clt_tensor_free(p);
     clt_tensor_free(t);
     return st;
@@ -339,11 +339,11 @@ static clt_status bw_rpow_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     double s = n->s[0];
     clt_tensor *t = NULL, *u = NULL, *mask = NULL;
-    clt_status st = clt__mul(g, S(1), &t);
+    clt_status st = clt__mul_in("clt_backward", g, S(1), &t);
     if (st == CLT_OK)
-        st = clt__mul_scalar(t, log(s), &u);
+        st = clt__mul_scalar_in("clt_backward", t, log(s), &u);
     if (st == CLT_OK && s == 0.0) {
-        st = clt__ge_scalar(S(0), 0.0, &mask);
+        st = clt__ge_scalar_in("clt_backward", S(0), 0.0, &mask);
         if (st == CLT_OK)
             st = zero_where(mask, u, &gin[0]);
     } else if (st == CLT_OK) {
@@ -410,19 +410,19 @@ static clt_status bw_kernel(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 
 static clt_status bw_neg(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__neg(g, &gin[0]);
+    return clt__neg_in("clt_backward", g, &gin[0]);
 }
 
 /* exp: g * out (saved out) */
 static clt_status bw_exp(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__mul(g, S(0), &gin[0]);
+    return clt__mul_in("clt_backward", g, S(0), &gin[0]);
 }
 
 /* log: g / a (saved a) */
 static clt_status bw_log(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__div(g, S(0), &gin[0]);
+    return clt__div_in("clt_backward", g, S(0), &gin[0]);
 }
 
 typedef clt_status (*unary_fn)(const clt_tensor *, clt_tensor **);

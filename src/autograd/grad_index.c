@@ -94,7 +94,7 @@ static clt_status bw_index_add(clt__node *n, const clt_tensor *g, clt_tensor **g
         CLT__TRY(clt__alias(g, &gin[0]));
     if (CLT__NEED(n, 1)) {
         CLT__TRY(clt__index_select(g, (int)n->i[0], n->saved[0], &sel));
-        CLT__TRY(n->s[0] == 1 ? clt__alias(sel, &gin[1]) : clt__mul_scalar(sel, n->s[0], &gin[1]));
+        CLT__TRY(n->s[0] == 1 ? clt__alias(sel, &gin[1]) : clt__mul_scalar_in("clt_backward", sel, n->s[0], &gin[1]));
     }
 done:
     clt_tensor_free(sel);

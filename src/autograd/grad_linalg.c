@@ -126,7 +126,7 @@ static clt_status bw_linear(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         CLT__TRY(clt__matmul(gt, x, &gin[1], fn));
     }
     if (nb)
-        CLT__TRY(clt__sum_dim(g, 0, 0, &gin[2]));
+        CLT__TRY(clt__sum_dim(g, 0, 0, &gin[2], fn));
 done:
     clt_tensor_free(gt);
     return st;
@@ -167,7 +167,7 @@ clt_status clt__linear(const clt_tensor *x, const clt_tensor *w, const clt_tenso
         if (st == CLT_OK)
             st = clt__matmul(x, wt, &y, fn);
         if (st == CLT_OK)
-            st = clt__add(y, b, out);
+            st = clt__add_in(fn, y, b, out);
     }
     if (st != CLT_OK) {
         clt__error_in(st, fn);
@@ -189,15 +189,15 @@ static clt_status bw_softmax(clt__node *n, const clt_tensor *g, clt_tensor **gin
     int dim = (int)n->i[0];
     clt_tensor *t = NULL, *s = NULL, *u = NULL;
     if (n->i[1]) {
-        CLT__TRY(clt__sum_dim(g, dim, 1, &s));
-        CLT__TRY(clt__exp(y, &t));
-        CLT__TRY(clt__mul(t, s, &u));
-        CLT__TRY(clt__sub(g, u, &gin[0]));
+        CLT__TRY(clt__sum_dim(g, dim, 1, &s, "clt_backward"));
+        CLT__TRY(clt__exp_in("clt_backward", y, &t));
+        CLT__TRY(clt__mul_in("clt_backward", t, s, &u));
+        CLT__TRY(clt__sub_in("clt_backward", g, u, &gin[0]));
     } else {
-        CLT__TRY(clt__mul(g, y, &t));
-        CLT__TRY(clt__sum_dim(t, dim, 1, &s));
-        CLT__TRY(clt__sub(g, s, &u));
-        CLT__TRY(clt__mul(y, u, &gin[0]));
+        CLT__TRY(clt__mul_in("clt_backward", g, y, &t));
+        CLT__TRY(clt__sum_dim(t, dim, 1, &s, "clt_backward"));
+        CLT__TRY(clt__sub_in("clt_backward", g, s, &u));
+        CLT__TRY(clt__mul_in("clt_backward", y, u, &gin[0]));
     }
 done:
     clt_tensor_free(t);

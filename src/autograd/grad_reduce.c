@@ -51,7 +51,7 @@ static clt_status bw_sum(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 static clt_status bw_mean(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_tensor *t = NULL;
-    clt_status st = clt__div_scalar(g, count(n), &t);
+    clt_status st = clt__div_scalar_in("clt_backward", g, count(n), &t);
     if (st == CLT_OK)
         st = spread(n, t, &gin[0]);
     clt_tensor_free(t);
@@ -71,42 +71,42 @@ static clt_status bw_prod(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     int dim = (int)n->i[0];
     CLT__TRY(unreduce(n, g, &gu));
     CLT__TRY(unreduce(n, S(1), &ou));
-    CLT__TRY(clt__eq_scalar(a, 0.0, &z));
+    CLT__TRY(clt__eq_scalar_in("clt_backward", a, 0.0, &z));
     CLT__TRY(clt__to_dtype(z, a->dtype, &zf, "clt_backward"));
     if (dim < 0) {
         clt_tensor *s = NULL;
-        CLT__TRY(clt__sum(zf, &s));
+        CLT__TRY(clt__sum(zf, &s, "clt_backward"));
         st = unreduce(n, s, &nz);
         clt_tensor_free(s);
         CLT__TRY(st);
     } else {
-        CLT__TRY(clt__sum_dim(zf, dim, 1, &nz));
+        CLT__TRY(clt__sum_dim(zf, dim, 1, &nz, "clt_backward"));
     }
     CLT__TRY(clt__full(a->dev, a->dtype, 0, NULL, 1.0, &one));
     CLT__TRY(clt__full(a->dev, a->dtype, 0, NULL, 0.0, &zero));
-    CLT__TRY(clt__where(z, one, a, &anz));
+    CLT__TRY(clt__where_in("clt_backward", z, one, a, &anz));
     if (dim < 0) {
         clt_tensor *s = NULL;
-        CLT__TRY(clt__prod(anz, &s));
+        CLT__TRY(clt__prod(anz, &s, "clt_backward"));
         st = unreduce(n, s, &pnz);
         clt_tensor_free(s);
         CLT__TRY(st);
     } else {
-        CLT__TRY(clt__prod_dim(anz, dim, 1, &pnz));
+        CLT__TRY(clt__prod_dim(anz, dim, 1, &pnz, "clt_backward"));
     }
     /* no zero: g * out / a */
-    CLT__TRY(clt__mul(gu, ou, &t));
-    CLT__TRY(clt__div(t, a, &c0));
+    CLT__TRY(clt__mul_in("clt_backward", gu, ou, &t));
+    CLT__TRY(clt__div_in("clt_backward", t, a, &c0));
     /* one zero, at this element: g * product of the others */
-    CLT__TRY(clt__mul(gu, pnz, &c1));
-    CLT__TRY(clt__eq_scalar(nz, 1.0, &m1));
+    CLT__TRY(clt__mul_in("clt_backward", gu, pnz, &c1));
+    CLT__TRY(clt__eq_scalar_in("clt_backward", nz, 1.0, &m1));
     clt_tensor *only = NULL;
-    CLT__TRY(clt__where(m1, c1, zero, &only));
-    st = clt__where(z, only, zero, &inner);
+    CLT__TRY(clt__where_in("clt_backward", m1, c1, zero, &only));
+    st = clt__where_in("clt_backward", z, only, zero, &inner);
     clt_tensor_free(only);
     CLT__TRY(st);
-    CLT__TRY(clt__eq_scalar(nz, 0.0, &m0));
-    CLT__TRY(clt__where(m0, c0, inner, &gin[0]));
+    CLT__TRY(clt__eq_scalar_in("clt_backward", nz, 0.0, &m0));
+    CLT__TRY(clt__where_in("clt_backward", m0, c0, inner, &gin[0]));
 done:;
     clt_tensor *all[] = {gu, ou, z, zf, nz, one, anz, pnz, t, c0, c1, zero, m0, m1, inner};
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
@@ -122,16 +122,16 @@ static clt_status bw_extreme_all(clt__node *n, const clt_tensor *g, clt_tensor *
     clt_status st = CLT_OK;
     clt_tensor *eq = NULL, *nan = NULL, *ef = NULL, *nf = NULL, *mask = NULL, *cnt = NULL,
                *share = NULL;
-    CLT__TRY(clt__eq(S(0), S(1), &eq));
-    CLT__TRY(clt__ne(S(0), S(0), &nan));
+    CLT__TRY(clt__eq_in("clt_backward", S(0), S(1), &eq));
+    CLT__TRY(clt__ne_in("clt_backward", S(0), S(0), &nan));
     CLT__TRY(clt__to_dtype(eq, g->dtype, &ef, "clt_backward"));
     CLT__TRY(clt__to_dtype(nan, g->dtype, &nf, "clt_backward"));
     /* When the result is not NaN no input is, and when it is, no input
      * equals it: the sum is the one mask that applies. */
-    CLT__TRY(clt__add(ef, nf, &mask));
-    CLT__TRY(clt__sum(mask, &cnt));
-    CLT__TRY(clt__div(g, cnt, &share));
-    CLT__TRY(clt__mul(mask, share, &gin[0]));
+    CLT__TRY(clt__add_in("clt_backward", ef, nf, &mask));
+    CLT__TRY(clt__sum(mask, &cnt, "clt_backward"));
+    CLT__TRY(clt__div_in("clt_backward", g, cnt, &share));
+    CLT__TRY(clt__mul_in("clt_backward", mask, share, &gin[0]));
 done:
     clt_tensor_free(eq);
     clt_tensor_free(nan);
@@ -160,10 +160,10 @@ static clt_status bw_extreme_dim(clt__node *n, const clt_tensor *g, clt_tensor *
     for (int d = 0; d < e->ndim; d++)
         shape[d] = d == dim ? e->shape[d] : 1;
     CLT__TRY(clt__reshape(ar, e->ndim, shape, &arv, "clt_backward"));
-    CLT__TRY(clt__eq(arv, idx, &hit));
+    CLT__TRY(clt__eq_in("clt_backward", arv, idx, &hit));
     CLT__TRY(unreduce(n, g, &gu));
     CLT__TRY(clt__full(e->dev, g->dtype, 0, NULL, 0.0, &z));
-    CLT__TRY(clt__where(hit, gu, z, &gin[0]));
+    CLT__TRY(clt__where_in("clt_backward", hit, gu, z, &gin[0]));
 done:
     clt_tensor_free(idx);
     clt_tensor_free(ar);
@@ -185,27 +185,27 @@ static clt_status bw_var(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     int dim = (int)n->i[0];
     if (dim < 0) {
         clt_tensor *m = NULL;
-        CLT__TRY(clt__mean(a, &m));
+        CLT__TRY(clt__mean(a, &m, "clt_backward"));
         st = unreduce(n, m, &mu);
         clt_tensor_free(m);
         CLT__TRY(st);
     } else {
-        CLT__TRY(clt__mean_dim(a, dim, 1, &mu));
+        CLT__TRY(clt__mean_dim(a, dim, 1, &mu, "clt_backward"));
     }
-    CLT__TRY(clt__sub(a, mu, &dev));
+    CLT__TRY(clt__sub_in("clt_backward", a, mu, &dev));
     CLT__TRY(unreduce(n, g, &gu));
     double scale = 2.0 / (count(n) - n->s[0]);
     if (n->i[2]) {
         /* g / (2 std), and 0 where std is 0, as PyTorch's std_backward */
         clt_tensor *q = NULL, *z = NULL, *zero = NULL;
         CLT__TRY(unreduce(n, S(1), &ou));
-        st = clt__div(gu, ou, &q);
+        st = clt__div_in("clt_backward", gu, ou, &q);
         if (st == CLT_OK)
-            st = clt__eq_scalar(ou, 0.0, &z);
+            st = clt__eq_scalar_in("clt_backward", ou, 0.0, &z);
         if (st == CLT_OK)
             st = clt__full(g->dev, g->dtype, 0, NULL, 0.0, &zero);
         if (st == CLT_OK)
-            st = clt__where(z, zero, q, &t2);
+            st = clt__where_in("clt_backward", z, zero, q, &t2);
         clt_tensor_free(q);
         clt_tensor_free(z);
         clt_tensor_free(zero);
@@ -214,8 +214,8 @@ static clt_status bw_var(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     } else {
         CLT__TRY(clt__alias(gu, &t2));
     }
-    CLT__TRY(clt__mul(dev, t2, &t));
-    CLT__TRY(clt__mul_scalar(t, scale, &gin[0]));
+    CLT__TRY(clt__mul_in("clt_backward", dev, t2, &t));
+    CLT__TRY(clt__mul_scalar_in("clt_backward", t, scale, &gin[0]));
 done:
     clt_tensor_free(mu);
     clt_tensor_free(dev);
@@ -258,7 +258,7 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
 #define DEF_ALL(fname, nall, bw_all, save_all, flag)                                      \
     clt_status clt_##fname(const clt_tensor *a, clt_tensor **out)                         \
     {                                                                                     \
-        return record(clt__##fname(a, out), out, nall, bw_all, save_all, a, -1, 0, flag,  \
+        return record(clt__##fname(a, out, "clt_" #fname), out, nall, bw_all, save_all, a, -1, 0, flag,  \
                       0.0);                                                               \
     }
 #define DEF_REDUCTION(fname, nall, ndim, bw_all, bw_dim, save_all, save_dim, flag)          \
@@ -266,7 +266,7 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
     clt_status clt_##fname##_dim(const clt_tensor *a, int dim, int keepdim,               \
                                  clt_tensor **out)                                        \
     {                                                                                     \
-        clt_status st = clt__##fname##_dim(a, dim, keepdim, out);                         \
+        clt_status st = clt__##fname##_dim(a, dim, keepdim, out, "clt_" #fname "_dim");                         \
         return record(st, out, ndim, bw_dim, save_dim, a, st == CLT_OK ? node_dim(a, dim) : 0, \
                       keepdim, flag, 0.0);                                                \
     }
@@ -285,8 +285,8 @@ static clt_status extreme_dim(const clt_tensor *a, int dim, int keepdim, bool ma
     if (indices)
         *indices = NULL;
     clt_tensor *idx = NULL;
-    clt_status st = max ? clt__max_dim(a, dim, keepdim, values, &idx)
-                        : clt__min_dim(a, dim, keepdim, values, &idx);
+    clt_status st = max ? clt__max_dim(a, dim, keepdim, values, &idx, "clt_max_dim")
+                        : clt__min_dim(a, dim, keepdim, values, &idx, "clt_min_dim");
     clt__node *n = NULL;
     st = clt__record(st, values, max ? "MaxBackward0" : "MinBackward0", bw_extreme_dim, 1, &a,
                      1, (const clt_tensor *const *)&idx, &n);
@@ -315,48 +315,48 @@ clt_status clt_min_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **v
 
 clt_status clt_argmax(const clt_tensor *a, clt_tensor **out)
 {
-    return clt__argmax(a, out);
+    return clt__argmax(a, out, "clt_argmax");
 }
 
 clt_status clt_argmax_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out)
 {
-    return clt__argmax_dim(a, dim, keepdim, out);
+    return clt__argmax_dim(a, dim, keepdim, out, "clt_argmax_dim");
 }
 
 clt_status clt_argmin(const clt_tensor *a, clt_tensor **out)
 {
-    return clt__argmin(a, out);
+    return clt__argmin(a, out, "clt_argmin");
 }
 
 clt_status clt_argmin_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out)
 {
-    return clt__argmin_dim(a, dim, keepdim, out);
+    return clt__argmin_dim(a, dim, keepdim, out, "clt_argmin_dim");
 }
 
 clt_status clt_var(const clt_tensor *a, double correction, clt_tensor **out)
 {
-    return record(clt__var(a, correction, out), out, "VarBackward0", bw_var, 1, a, -1, 0, 0,
+    return record(clt__var(a, correction, out, "clt_var"), out, "VarBackward0", bw_var, 1, a, -1, 0, 0,
                   correction);
 }
 
 clt_status clt_var_dim(const clt_tensor *a, int dim, double correction, int keepdim,
                        clt_tensor **out)
 {
-    clt_status st = clt__var_dim(a, dim, correction, keepdim, out);
+    clt_status st = clt__var_dim(a, dim, correction, keepdim, out, "clt_var_dim");
     return record(st, out, "VarBackward0", bw_var, 1, a, st == CLT_OK ? node_dim(a, dim) : 0,
                   keepdim, 0, correction);
 }
 
 clt_status clt_std(const clt_tensor *a, double correction, clt_tensor **out)
 {
-    return record(clt__std(a, correction, out), out, "StdBackward0", bw_var, 2, a, -1, 0, 1,
+    return record(clt__std(a, correction, out, "clt_std"), out, "StdBackward0", bw_var, 2, a, -1, 0, 1,
                   correction);
 }
 
 clt_status clt_std_dim(const clt_tensor *a, int dim, double correction, int keepdim,
                        clt_tensor **out)
 {
-    clt_status st = clt__std_dim(a, dim, correction, keepdim, out);
+    clt_status st = clt__std_dim(a, dim, correction, keepdim, out, "clt_std_dim");
     return record(st, out, "StdBackward0", bw_var, 2, a, st == CLT_OK ? node_dim(a, dim) : 0,
                   keepdim, 1, correction);
 }

@@ -204,6 +204,18 @@ clt_status clt__error_in(clt_status status, const char *fn)
     return status;
 }
 
+clt_status clt__error_in_step(clt_status status, const char *fn, const char *step)
+{
+    if (status == CLT_OK)
+        return status;
+    size_t n = strlen(fn);
+    if (msg && strncmp(msg, fn, n) == 0 && msg[n] == ':') {
+        size_t skip = n + 1 + (msg[n + 1] == ' ');
+        memmove(msg, msg + skip, strlen(msg + skip) + 1);
+    }
+    return clt__error_prefix(status, "%s: %s", fn, step);
+}
+
 clt_status clt__ok(void)
 {
     if (msg)

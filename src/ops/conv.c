@@ -442,7 +442,7 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
             clt_tensor *rows = NULL;
             CLT__TRY(clt__tensor_view(Gp, 2, (int64_t[]){g.O, g.N * g.L},
                                       (int64_t[]){g.N * g.L, 1}, Gp->offset, &rows));
-            st = clt__error_in(clt__sum_dim(rows, 1, 0, &rb), fn);
+            st = clt__sum_dim(rows, 1, 0, &rb, fn);
             clt_tensor_free(rows);
             CLT__TRY(st);
         }

@@ -407,23 +407,40 @@ done:
 
 /* ---- public entry points -------------------------------------------------------- */
 
+/* clt__X names clt_X; clt__X_in names fn, the caller's public call. */
 #define BINARY_TT(fname, op, kind)                                                  \
+    clt_status clt__##fname##_in(const char *fn, const clt_tensor *a, const clt_tensor *b, \
+                                 clt_tensor **out)                                  \
+    {                                                                               \
+        return binary_tt(#op, kind, a, b, NULL, out, fn);                           \
+    }                                                                               \
     clt_status clt__##fname(const clt_tensor *a, const clt_tensor *b, clt_tensor **out) \
     {                                                                               \
-        return binary_tt(#op, kind, a, b, NULL, out, "clt_" #fname);                \
+        return clt__##fname##_in("clt_" #fname, a, b, out);                         \
     }
 
 #define BINARY_TS(fname, op, kind, reversed)                                        \
+    clt_status clt__##fname##_in(const char *fn, const clt_tensor *a, double s,      \
+                                 clt_tensor **out)                                  \
+    {                                                                               \
+        return binary_ts(#op, kind, a, s, reversed, NULL, out, fn);                 \
+    }                                                                               \
     clt_status clt__##fname(const clt_tensor *a, double s, clt_tensor **out)         \
     {                                                                               \
-        return binary_ts(#op, kind, a, s, reversed, NULL, out, "clt_" #fname);      \
+        return clt__##fname##_in("clt_" #fname, a, s, out);                         \
     }
 
-#define UNARY(fname, kind)                                                          \
+#define UNARY_IN(fname)                                                             \
     clt_status clt__##fname(const clt_tensor *a, clt_tensor **out)                   \
     {                                                                               \
-        return unary(#fname, kind, a, out, "clt_" #fname);                          \
+        return clt__##fname##_in("clt_" #fname, a, out);                            \
     }
+#define UNARY(fname, kind)                                                          \
+    clt_status clt__##fname##_in(const char *fn, const clt_tensor *a, clt_tensor **out) \
+    {                                                                               \
+        return unary(#fname, kind, a, out, fn);                                     \
+    }                                                                               \
+    UNARY_IN(fname)
 
 BINARY_TT(add, add, ARITH)
 BINARY_TT(sub, sub, NO_BOOL_SUB)
@@ -499,17 +516,19 @@ UNARY(sigmoid, FLOAT)
 UNARY(gelu, FLOAT_ONLY)
 UNARY(logical_not, LOGICAL)
 
-clt_status clt__neg(const clt_tensor *a, clt_tensor **out)
+clt_status clt__neg_in(const char *fn, const clt_tensor *a, clt_tensor **out)
 {
     if (a && a->dtype == CLT_BOOL) {
         if (out)
             *out = NULL;
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
-                          "clt_neg: negation, the '-' operator, on a bool tensor is not "
-                          "supported; use clt_logical_not instead");
+                          "%s: negation, the '-' operator, on a bool tensor is not "
+                          "supported; use clt_logical_not instead",
+                          fn);
     }
-    return unary("neg", KEEP, a, out, "clt_neg");
+    return unary("neg", KEEP, a, out, fn);
 }
+UNARY_IN(neg)
 
 clt_status clt__clamp(const clt_tensor *a, const double *min, const double *max,
                      clt_tensor **out, const char *fn)
@@ -559,7 +578,12 @@ done:
 clt_status clt__where(const clt_tensor *cond, const clt_tensor *a, const clt_tensor *b,
                      clt_tensor **out)
 {
-    const char *fn = "clt_where";
+    return clt__where_in("clt_where", cond, a, b, out);
+}
+
+clt_status clt__where_in(const char *fn, const clt_tensor *cond, const clt_tensor *a,
+                         const clt_tensor *b, clt_tensor **out)
+{
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(cond, fn);

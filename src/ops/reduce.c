@@ -456,28 +456,27 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
-/* ---- public entry points ------------------------------------------------------ */
+/* ---- entry points: messages name fn, the public call ----------------------------- */
 
 #define DEF_ALL(name, k)                                                             \
-    clt_status clt__##name(const clt_tensor *a, clt_tensor **out)                     \
+    clt_status clt__##name(const clt_tensor *a, clt_tensor **out, const char *fn)     \
     {                                                                                \
-        return reduce(k, a, true, 0, 0, 0.0, out, NULL, "clt_" #name);               \
+        return reduce(k, a, true, 0, 0, 0.0, out, NULL, fn);                         \
     }
 #define DEF_REDUCTION(name, k)                                                       \
     DEF_ALL(name, k)                                                                 \
     clt_status clt__##name##_dim(const clt_tensor *a, int dim, int keepdim,           \
-                                clt_tensor **out)                                    \
+                                clt_tensor **out, const char *fn)                    \
     {                                                                                \
-        return reduce(k, a, false, dim, keepdim, 0.0, out, NULL, "clt_" #name "_dim"); \
+        return reduce(k, a, false, dim, keepdim, 0.0, out, NULL, fn);                \
     }
 /* max and min along a dim also give their indices. */
 #define DEF_SELECTION(name, k)                                                       \
     DEF_ALL(name, k)                                                                 \
     clt_status clt__##name##_dim(const clt_tensor *a, int dim, int keepdim,           \
-                                clt_tensor **values, clt_tensor **indices)           \
+                                clt_tensor **values, clt_tensor **indices, const char *fn) \
     {                                                                                \
-        return reduce(k, a, false, dim, keepdim, 0.0, values, indices,               \
-                      "clt_" #name "_dim");                                          \
+        return reduce(k, a, false, dim, keepdim, 0.0, values, indices, fn);          \
     }
 
 DEF_REDUCTION(sum, K_SUM)
@@ -488,24 +487,24 @@ DEF_SELECTION(min, K_MIN)
 DEF_REDUCTION(argmax, K_ARGMAX)
 DEF_REDUCTION(argmin, K_ARGMIN)
 
-clt_status clt__var(const clt_tensor *a, double correction, clt_tensor **out)
+clt_status clt__var(const clt_tensor *a, double correction, clt_tensor **out, const char *fn)
 {
-    return reduce(K_VAR, a, true, 0, 0, correction, out, NULL, "clt_var");
+    return reduce(K_VAR, a, true, 0, 0, correction, out, NULL, fn);
 }
 
 clt_status clt__var_dim(const clt_tensor *a, int dim, double correction, int keepdim,
-                       clt_tensor **out)
+                       clt_tensor **out, const char *fn)
 {
-    return reduce(K_VAR, a, false, dim, keepdim, correction, out, NULL, "clt_var_dim");
+    return reduce(K_VAR, a, false, dim, keepdim, correction, out, NULL, fn);
 }
 
-clt_status clt__std(const clt_tensor *a, double correction, clt_tensor **out)
+clt_status clt__std(const clt_tensor *a, double correction, clt_tensor **out, const char *fn)
 {
-    return reduce(K_STD, a, true, 0, 0, correction, out, NULL, "clt_std");
+    return reduce(K_STD, a, true, 0, 0, correction, out, NULL, fn);
 }
 
 clt_status clt__std_dim(const clt_tensor *a, int dim, double correction, int keepdim,
-                       clt_tensor **out)
+                       clt_tensor **out, const char *fn)
 {
-    return reduce(K_STD, a, false, dim, keepdim, correction, out, NULL, "clt_std_dim");
+    return reduce(K_STD, a, false, dim, keepdim, correction, out, NULL, fn);
 }

@@ -532,7 +532,7 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
         if (st == CLT_OK)
             st = clt__mul_into(NULL, gd, gd, &g2, fn);
         if (st == CLT_OK)
-            st = clt__sum(g2, &sq[m++]);
+            st = clt__sum(g2, &sq[m++], fn);
         clt_tensor_free(g2);
         clt_tensor_free(gd);
         if (st != CLT_OK)
@@ -543,10 +543,10 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
         goto done; /* nothing to clip; the norm stays NULL */
     }
     CLT__TRY(clt__stack((const clt_tensor *const *)sq, m, 0, &nd, fn));
-    CLT__TRY(clt__sum(nd, &sum));
-    CLT__TRY(clt__sqrt(sum, &norm));
+    CLT__TRY(clt__sum(nd, &sum, fn));
+    CLT__TRY(clt__sqrt_in(fn, sum, &norm));
     CLT__TRY(clt__add_scalar_into(NULL, norm, 1e-6, &den, fn));
-    CLT__TRY(clt__rdiv_scalar(den, max_norm, &coef));
+    CLT__TRY(clt__rdiv_scalar_in(fn, den, max_norm, &coef));
     double one = 1.0;
     CLT__TRY(clt__clamp(coef, NULL, &one, &clamped, fn));
     /* Everything that allocates is made before any gradient changes: a
