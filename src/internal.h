@@ -588,11 +588,12 @@ clt_status clt__write_async(clt_tensor *t, const void *src, size_t bytes, cl_eve
  * handles on the old storage keep it. */
 clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev, const char *fn);
 /* Puts the values of `next` (a tensor of t's dtype and shape, its own
- * storage and no other handle's) into t by giving t next's storage, which
- * cannot fail, and bumps t's version; next keeps t's old storage.  False,
- * changing nothing, where t cannot take it: t shares its storage with
- * another handle (a view), is a part of a larger buffer or on a caller's
- * buffer, or next is not contiguous or not alone on its storage. */
+ * storage and no other handle's) into t by giving t's storage next's
+ * buffer, which cannot fail, and bumps t's version; next keeps t's old
+ * buffer.  Every handle on t's storage (views included) sees the new
+ * values.  False, changing nothing, where t cannot take it: t is a part
+ * of a larger buffer or on a caller's buffer, or next is not contiguous,
+ * not alone on its storage or on a caller's buffer. */
 bool clt__tensor_take_values(clt_tensor *t, clt_tensor *next);
 /* clt__tensor_rehome of the n tensors (NULL entries skipped), all or none:
  * every copy is made before any handle changes, so that a failure (out of

@@ -55,9 +55,9 @@ CLT_API int clt_is_leaf(const clt_tensor *t);
 CLT_API const char *clt_grad_fn_name(const clt_tensor *t);
 
 /* Like t.grad: a new handle on the gradient accumulated into the leaf t
- * (it shares the storage: later backward passes add into it), or *out =
- * NULL with CLT_OK when there is none yet.  New tensor: release with
- * clt_tensor_free. */
+ * (it shares the storage: it sees what later backward passes add and what
+ * clt_clip_grad_norm or clt_zero_grad(t, 0) write), or *out = NULL with CLT_OK when there is none yet.
+ * New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_grad(const clt_tensor *t, clt_tensor **out);
 
 /* Clears t's gradient: drops it (set_to_none, PyTorch's default for
@@ -70,8 +70,10 @@ CLT_API clt_status clt_zero_grad(clt_tensor *t, int set_to_none);
  * have one element ("grad can be implicitly created only for scalar
  * outputs").  retain_graph 0 frees the graph's saved tensors. Enqueues
  * kernels only.  The leaves' gradients change only when the whole pass
- * succeeds: a pass that fails (out of device memory, say) adds nothing to
- * any grad, so the forward and backward may simply be run again; with
+ * succeeds: a pass that fails (out of device memory, the driver refusing
+ * a launch, say) adds nothing to any grad, so the forward and backward may
+ * simply be run again (every sum is made apart first, then each gradient's
+ * storage takes its sum's buffer, which cannot fail); with
  * retain_graph 0 it has freed the saved tensors of the part it ran, so
  * that a second backward through the same graph is the error above. */
 CLT_API clt_status clt_backward(clt_tensor *t, const clt_tensor *grad, int retain_graph);

@@ -42,10 +42,11 @@ typedef struct clt_named_tensor {
  * fails (out of memory, the driver refusing a launch) changes no buffer
  * and takes no numbers from a generator.  The buffers it updates
  * (BatchNorm's running statistics) are written all at once at its end,
- * each taking the storage of its new values; only a buffer that shares
- * its storage with a view is copied into, after the others, and a driver
- * failing there leaves those before it written (the message says which
- * call failed). */
+ * each storage taking the buffer of its new values (views of a buffer see
+ * them too); only a buffer that is a part of a larger one or on a
+ * caller's buffer (clt_tensor_from_cl_buffer) is copied into, after the
+ * others, and a driver failing there leaves those before it written (the
+ * message says which call failed). */
 CLT_API clt_status clt_module_forward(clt_module *m, const clt_tensor *x, clt_tensor **out);
 
 /* Like model.to(device): moves every parameter, buffer and gradient of m

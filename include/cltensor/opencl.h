@@ -26,8 +26,12 @@ CLT_API cl_command_queue clt_device_cl_queue(clt_device *dev);
 CLT_API cl_device_id clt_device_cl_device(const clt_device *dev);
 
 /* The buffer holding a tensor and the byte offset of its first element.
- * Borrowed (not retained): valid while t lives.  *mem is NULL for a tensor
- * with no elements. */
+ * Borrowed (not retained): valid while t lives and holds its values
+ * there: calls that replace a whole tensor's values at once give its
+ * storage a new buffer instead of writing the old one (clt_backward adding
+ * to a gradient, clt_clip_grad_norm, BatchNorm's running statistics in
+ * clt_module_forward), so ask again after them.  *mem is NULL for a tensor with no
+ * elements. */
 CLT_API clt_status clt_tensor_cl_buffer(const clt_tensor *t, cl_mem *mem, size_t *offset_bytes);
 
 /* A tensor over a caller's buffer, contiguous, row-major, starting at

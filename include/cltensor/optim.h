@@ -109,10 +109,12 @@ CLT_API void clt_optimizer_free(clt_optimizer *opt);
  *
  * Failures.  Every gradient is clipped or none: the clipped values are all
  * made first (where out of memory or a refused launch changes nothing),
- * then each gradient takes their storage, which cannot fail.  Only a
- * gradient whose storage a view shares is scaled in place, after the
- * others; a driver failing there leaves the gradients before it clipped,
- * and the message says so. */
+ * then each gradient's storage takes their buffer, which cannot fail; a
+ * handle on a gradient from clt_grad sees the clipped values too.  Only a
+ * gradient that is a part of a larger buffer or on a caller's buffer
+ * (autograd makes neither) would be scaled in place, after the others; a
+ * driver failing there leaves the gradients before it clipped, and the
+ * message says so. */
 CLT_API clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_norm,
                                       double norm_type, clt_tensor **total_norm);
 

@@ -409,18 +409,25 @@ static clt_status make_keepable(clt_tensor **g)
     return CLT_OK;
 }
 
-/* leaf.grad += g (g is taken), g already keepable when leaf has no
- * gradient yet. */
+/* Gives leaf g (taken), made by commit_pending: as its gradient when it
+ * has none, else as its gradient's new values (the sum).  The gradient takes
+ * them by taking g's buffer, which cannot fail and which every handle on
+ * it (from clt_grad) sees; one that cannot (never one autograd made: they
+ * are alone in their buffers) is copied into. */
 static clt_status commit_leaf(clt_tensor *leaf, clt_tensor *g)
 {
     clt__meta *m = meta_of(leaf);
+    clt_status st = CLT_OK;
     if (m->grad == NULL) {
         clt__scope_disown(g);
         m->grad = g;
         return CLT_OK;
     }
-    /* In place, so that handles from clt_grad see the sum. */
-    clt_status st = clt__binary_(CLT__OP_ADD, m->grad, g, 1.0, "clt_backward");
+    if (!clt__tensor_take_values(m->grad, g)) {
+        st = clt__copy_into(m->grad, g, "clt_backward");
+        if (st == CLT_OK)
+            clt__version_bump(m->grad);
+    }
     clt_tensor_free(g);
     return st;
 }
@@ -475,8 +482,9 @@ static clt_status pend(pendlist *l, clt_tensor *leaf, clt_tensor *g)
     return CLT_OK;
 }
 
-/* Adds the pass's gradients to the leaves: first every copy the leaves
- * will keep (which may fail and then changes nothing), then the sums.  A
+/* Adds the pass's gradients to the leaves: first what each leaf will
+ * hold, its gradient's sum with the pass's or a tensor it may keep (which
+ * may fail and then changes nothing), then every leaf takes it at once.  A
  * leaf moved since the forward pass (clt_module_to) gets its gradient
  * where it is now. */
 static clt_status commit_pending(pendlist *l)
@@ -486,14 +494,24 @@ static clt_status commit_pending(pendlist *l)
         pending *p = &l->v[k];
         if (p->g->dev != p->leaf->dev) {
             clt_tensor *moved = NULL;
-            st = clt__to(p->g, p->leaf->dev, &moved);
+            st = clt__to_at(p->g, p->leaf->dev, &moved, __builtin_return_address(0),
+                            "clt_backward");
             if (st != CLT_OK)
                 break;
             clt_tensor_free(p->g);
             p->g = moved;
         }
-        if (meta_of(p->leaf)->grad == NULL)
+        const clt_tensor *grad = meta_of(p->leaf)->grad;
+        if (grad == NULL) {
             st = make_keepable(&p->g);
+        } else {
+            clt_tensor *sum = NULL;
+            st = clt__add_into(NULL, grad, p->g, &sum, "clt_backward");
+            if (st == CLT_OK) {
+                clt_tensor_free(p->g);
+                p->g = sum;
+            }
+        }
     }
     for (size_t k = 0; k < l->n && st == CLT_OK; k++) {
         st = commit_leaf(l->v[k].leaf, l->v[k].g);
@@ -696,13 +714,15 @@ clt_status clt_backward(clt_tensor *t, const clt_tensor *grad, int retain_graph)
     if (m->grad_fn == NULL) {
         clt__edge e = {.dev = t->dev, .dtype = t->dtype, .ndim = t->ndim};
         memcpy(e.shape, t->shape, sizeof e.shape);
+        pendlist one = {0};
         st = conform(&g0, &e);
-        if (st == CLT_OK && m->grad == NULL)
-            st = make_keepable(&g0);
         if (st == CLT_OK)
-            st = commit_leaf(t, g0);
+            st = pend(&one, t, g0); /* takes g0 */
         else
             clt_tensor_free(g0);
+        if (st == CLT_OK)
+            st = commit_pending(&one);
+        pend_free(&one);
         grad_disabled = was_disabled;
         return st == CLT_OK ? clt__ok() : clt__error_in(st, "clt_backward");
     }

@@ -161,9 +161,10 @@ clt_status clt__forward_defer_write(clt_tensor *buf, clt_tensor *next)
  * failed write turns into a failure), else undoes them. */
 static clt_status fwd_end(clt_status st)
 {
-    /* Buffers take their new values' storage, which cannot fail, so that
-     * a forward changes all of them or none; only a buffer that cannot
-     * (a view, a caller's buffer) is copied into, after them. */
+    /* Buffers take their new values' buffer, which cannot fail (views of
+     * them see it too), so that a forward changes all of them or none;
+     * only a buffer that cannot (a part of a larger buffer, a caller's
+     * buffer) is copied into, after them. */
     for (size_t k = 0; k < fwd.n && st == CLT_OK; k++) {
         if (fwd.v[k].buf && clt__tensor_take_values(fwd.v[k].buf, fwd.v[k].next))
             fwd.v[k].buf = NULL;

@@ -566,9 +566,10 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
         last = co[i];
     }
     /* The clipped gradients are made apart, and each gradient then takes
-     * its clipped values' storage, which cannot fail: the gradients are
-     * clipped all or none.  Only a gradient that cannot take them (one
-     * that shares its storage with a view) is scaled in place, after the
+     * its clipped values' buffer, which cannot fail (views from clt_grad
+     * see it too): the gradients are clipped all or none.  Only a gradient
+     * that cannot take them (a part of a larger buffer or on a caller's
+     * buffer, which autograd never makes) is scaled in place, after the
      * others, and a driver failing there leaves the gradients before it
      * clipped (said in the message). */
     for (size_t i = 0; i < n; i++) {
@@ -591,8 +592,8 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
                 char note[256];
                 snprintf(note, sizeof note,
                          " (clt_clip_grad_norm: stopped at parameter %zu of %zu, whose gradient "
-                         "shares its storage with a view: the other gradients were clipped but "
-                         "for those after it that share theirs)",
+                         "is not alone in its buffer: the other gradients were clipped but "
+                         "for those after it that are not alone in theirs)",
                          i, n);
                 clt__error_append(note);
                 goto done;

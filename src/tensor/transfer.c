@@ -255,17 +255,22 @@ static void take_storage(clt_tensor *t, clt_tensor *moved)
     moved->dev = old ? old->dev : moved->dev;
 }
 
+/* The buffers trade places inside the two storages, so that every handle
+ * on t's storage (a view that clt_grad handed out, say) sees the new
+ * values. */
 bool clt__tensor_take_values(clt_tensor *t, clt_tensor *next)
 {
-    if (t->storage == NULL || next->storage == NULL || t->storage->foreign ||
-        __atomic_load_n(&t->storage->refs, __ATOMIC_ACQUIRE) != 1 ||
-        t->offset != 0 || clt_tensor_nbytes(t) != t->storage->bytes || !clt__is_contiguous(t) ||
-        next->offset != 0 || !clt__is_contiguous(next) ||
-        __atomic_load_n(&next->storage->refs, __ATOMIC_ACQUIRE) != 1 ||
-        next->dtype != t->dtype || next->dev != t->dev || next->ndim != t->ndim ||
+    clt__storage *s = t->storage, *n = next->storage;
+    if (s == NULL || n == NULL || s == n || s->foreign || n->foreign || s->dev != n->dev ||
+        s->bytes != n->bytes || t->offset != 0 || clt_tensor_nbytes(t) != s->bytes ||
+        !clt__is_contiguous(t) || next->offset != 0 || !clt__is_contiguous(next) ||
+        __atomic_load_n(&n->refs, __ATOMIC_ACQUIRE) != 1 || next->dtype != t->dtype ||
+        next->ndim != t->ndim ||
         memcmp(next->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim) != 0)
         return false;
-    take_storage(t, next);
+    cl_mem mem = s->mem;
+    s->mem = n->mem;
+    n->mem = mem;
     clt__version_bump(t);
     return true;
 }
