@@ -358,14 +358,6 @@ clt_status clt__launch_prepare(clt_device *dev, const char *family, const char *
                                const char *kernel, cl_uint work_dim, const size_t *gws,
                                const size_t *lws);
 
-/* Test hooks: let `pass` program builds (misses of the in-memory cache),
- * or `pass` launches, through and fail the next one as the driver would
- * (CL_BUILD_PROGRAM_FAILURE; CL_OUT_OF_RESOURCES at the enqueue); a
- * negative `pass` turns the hook off.  Return the count still to pass,
- * negative when the failure has happened or the hook was off. */
-long clt__program_refuse_after(long pass);
-long clt__launch_refuse_after(long pass);
-
 /* Work-items one enqueue hands a driver by default: drivers count
  * work-groups in 32 bits (PoCL's pthread scheduler, CUDA grids). */
 #define CLT__LAUNCH_MAX ((uint64_t)1 << 31)

@@ -473,21 +473,6 @@ done:
     return st;
 }
 
-/* Test hooks (clt__program_refuse_after, clt__launch_refuse_after): the
- * builds or launches to let through before one fails; negative: off. */
-static long refuse_build_in = -1, refuse_launch_in = -1;
-
-static bool hook_fires(long *in)
-{
-    return __atomic_load_n(in, __ATOMIC_RELAXED) >= 0 &&
-           __atomic_fetch_sub(in, 1, __ATOMIC_RELAXED) == 0;
-}
-
-long clt__program_refuse_after(long pass)
-{
-    return __atomic_exchange_n(&refuse_build_in, pass, __ATOMIC_RELAXED);
-}
-
 /* Gets the program for (family, options) that holds `kernel` (NULL: the
  * whole family): from the disk cache, where a whole family stored by the
  * warm-up serves any of its kernels, else built from source and stored.
@@ -504,10 +489,6 @@ static clt_status build_locked(clt_device *dev, const char *family, const char *
     const clt__cl_source *src = clt__cl_source_find(family);
     if (prelude == NULL || src == NULL)
         return clt__error(CLT_ERR_INTERNAL, "no embedded kernel source cl/%s.cl", family);
-    if (hook_fires(&refuse_build_in))
-        return clt__cl_error(CL_BUILD_PROGRAM_FAILURE,
-                             "building cl/%s.cl for %s: refused by the test hook", family,
-                             dev->label);
     if (strlen(only) >= sizeof e->only)
         return clt__error(CLT_ERR_INTERNAL, "kernel name too long: %s", only);
 
@@ -732,11 +713,6 @@ uint64_t clt__launch_max_set(clt_device *dev, uint64_t items)
     return old;
 }
 
-long clt__launch_refuse_after(long pass)
-{
-    return __atomic_exchange_n(&refuse_launch_in, pass, __ATOMIC_RELAXED);
-}
-
 /* What a launch checks and builds before it sets arguments: the device
  * open, *step from the range (0: an empty range, nothing to launch), the
  * program and the kernel.  Returns with dev->lock held when it succeeds
@@ -790,10 +766,6 @@ clt_status clt__launch(clt_device *dev, const char *family, const char *options,
         return st;
     clt__kernel_entry *ke = p->kernels; /* kernel_locked moves it to the front */
     CLT__TRY(set_args_locked(dev, ke, family, kernel, nargs, args));
-    if (hook_fires(&refuse_launch_in))
-        CLT__CL_CHECK(CL_OUT_OF_RESOURCES,
-                      "clEnqueueNDRangeKernel '%s' (cl/%s.cl) on %s: refused by the test hook",
-                      kernel, family, dev->label);
     for (size_t off = 0; off < gws[0]; off += step) {
         size_t part = gws[0] - off < step ? gws[0] - off : step;
         cl_event ev = NULL;
