@@ -799,22 +799,24 @@ clt_status clt__blas_warmup(clt_device *dev);
 /* ---- index ops (src/ops/index.c) -------------------------------------------- */
 
 /* The index ops of index.h without autograd (src/ops/index.c); their
- * public entries and backward formulas are in src/autograd/grad_index.c. */
+ * public entries and backward formulas are in src/autograd/grad_index.c.
+ * Those taking fn name it, the public call (clt_backward in a formula). */
 clt_status clt__index_select(const clt_tensor *t, int dim, const clt_tensor *index,
-                             clt_tensor **out);
-clt_status clt__gather(const clt_tensor *t, int dim, const clt_tensor *index, clt_tensor **out);
+                             clt_tensor **out, const char *fn);
+clt_status clt__gather(const clt_tensor *t, int dim, const clt_tensor *index, clt_tensor **out,
+                       const char *fn);
 clt_status clt__scatter(const clt_tensor *t, int dim, const clt_tensor *index,
-                        const clt_tensor *src, clt_tensor **out);
+                        const clt_tensor *src, clt_tensor **out, const char *fn);
 clt_status clt__scatter_add(const clt_tensor *t, int dim, const clt_tensor *index,
-                            const clt_tensor *src, clt_tensor **out);
+                            const clt_tensor *src, clt_tensor **out, const char *fn);
 clt_status clt__scatter_add_(clt_tensor *t, int dim, const clt_tensor *index,
                              const clt_tensor *src);
 clt_status clt__index_add(const clt_tensor *t, int dim, const clt_tensor *index,
-                          const clt_tensor *src, double alpha, clt_tensor **out);
+                          const clt_tensor *src, double alpha, clt_tensor **out, const char *fn);
 clt_status clt__index_add_(clt_tensor *t, int dim, const clt_tensor *index, const clt_tensor *src,
                            double alpha);
 clt_status clt__masked_fill(const clt_tensor *t, const clt_tensor *mask, double value,
-                            clt_tensor **out);
+                            clt_tensor **out, const char *fn);
 clt_status clt__one_hot(const clt_tensor *indices, int64_t num_classes, clt_tensor **out);
 clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, clt_tensor **out);
 
@@ -895,8 +897,10 @@ clt_status clt__reshape(const clt_tensor *t, int ndim, const int64_t *shape, clt
                         const char *fn);
 clt_status clt__flatten(const clt_tensor *t, int start_dim, int end_dim, clt_tensor **out);
 clt_status clt__transpose(const clt_tensor *t, int d0, int d1, clt_tensor **out, const char *fn);
-clt_status clt__permute(const clt_tensor *t, int ndim, const int *dims, clt_tensor **out);
-clt_status clt__narrow(const clt_tensor *t, int dim, int64_t start, int64_t length, clt_tensor **out);
+clt_status clt__permute(const clt_tensor *t, int ndim, const int *dims, clt_tensor **out,
+                        const char *fn);
+clt_status clt__narrow(const clt_tensor *t, int dim, int64_t start, int64_t length,
+                       clt_tensor **out, const char *fn);
 clt_status clt__slice(const clt_tensor *t, int dim, int64_t start, int64_t end, int64_t step, clt_tensor **out);
 clt_status clt__squeeze(const clt_tensor *t, int dim, clt_tensor **out, const char *fn);
 clt_status clt__squeeze_all(const clt_tensor *t, clt_tensor **out);
@@ -904,7 +908,8 @@ clt_status clt__unsqueeze(const clt_tensor *t, int dim, clt_tensor **out, const 
 clt_status clt__expand(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out,
                        const char *fn);
 clt_status clt__contiguous(const clt_tensor *t, clt_tensor **out);
-clt_status clt__cat(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out);
+clt_status clt__cat(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out,
+                    const char *fn);
 clt_status clt__stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out,
                       const char *fn);
 clt_status clt__to(const clt_tensor *t, clt_device *dev, clt_tensor **out);

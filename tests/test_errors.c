@@ -468,26 +468,19 @@ Test(errors, layer_constructor_names_the_call, .timeout = 300)
 
 long clt__driver_refuse_at(long pass); /* src/device/fault.c */
 
-/* A graph whose backward runs elementwise ops, reductions and softmax's
- * formula inside its nodes, and reduces a broadcast input's gradient:
- * with each driver call of the pass failing in turn, the message names
- * clt_backward, then the node (when the failure was in one), and no
- * other public call; the failed pass leaves no gradient. */
-Test(errors, driver_failures_in_backward_name_the_node, .timeout = 300)
+/* The backward pass from l with each of its driver calls failing in turn:
+ * every message names clt_backward, then the node whose step failed (when
+ * it was one), and no other public call; each node of ts (the tensors the
+ * graph made) is named by some failure; the failed pass leaves no gradient
+ * on leaf. */
+static void backward_failures_name_nodes(clt_tensor *l, clt_tensor *leaf,
+                                         clt_tensor *const *ts, size_t nt)
 {
-    clt_device *dev = get_device("cpu");
-    clt_tensor *x = ramp(dev, CLT_FLOAT32, 2, (int64_t[]){3, 4});
-    clt_tensor *b = ramp(dev, CLT_FLOAT32, 1, (int64_t[]){4});
-    clt_tensor *y, *v, *s, *l, *g;
-    CHECK(clt_set_requires_grad(x, 1));
-    CHECK(clt_set_requires_grad(b, 1));
-    CHECK(clt_mul(x, b, &y));
-    CHECK(clt_var_dim(y, 1, 1.0, 0, &v));
-    CHECK(clt_softmax(v, 0, &s));
-    CHECK(clt_prod(s, &l));
-    static const char *const nodes[] = {"ProdBackward0: ", "SoftmaxBackward0: ",
-                                        "VarBackward0: ", "MulBackward0: "};
-    int seen[4] = {0};
+    char nodes[16][64];
+    int seen[16] = {0};
+    cr_assert_leq(nt, 16);
+    for (size_t k = 0; k < nt; k++)
+        snprintf(nodes[k], sizeof nodes[k], "clt_backward: %s: ", clt_grad_fn_name(ts[k]));
     long pass = 0;
     for (;; pass++) {
         clt__driver_refuse_at(pass);
@@ -501,22 +494,72 @@ Test(errors, driver_failures_in_backward_name_the_node, .timeout = 300)
         names_only("clt_backward");
         const char *m = clt_last_error();
         cr_assert(strstr(m, "CL_OUT_OF_RESOURCES"), "driver call %ld: %s", pass, m);
-        for (int k = 0; k < 4; k++)
-            if (strncmp(m + strlen("clt_backward: "), nodes[k], strlen(nodes[k])) == 0)
-                seen[k]++;
-        g = (clt_tensor *)1;
-        CHECK(clt_grad(x, &g));
+        for (size_t k = 0; k < nt; k++)
+            seen[k] += strncmp(m, nodes[k], strlen(nodes[k])) == 0;
+        clt_tensor *g = (clt_tensor *)1;
+        CHECK(clt_grad(leaf, &g));
         cr_assert_null(g, "driver call %ld: the failed pass left a gradient", pass);
     }
-    for (int k = 0; k < 4; k++)
-        cr_assert_geq(seen[k], 1, "no failure in %.*s (%ld driver calls)",
-                      (int)strlen(nodes[k]) - 2, nodes[k], pass);
+    for (size_t k = 0; k < nt; k++)
+        cr_assert_geq(seen[k], 1, "no failure named by %s (%ld driver calls)", nodes[k], pass);
+}
+
+/* Elementwise ops, reductions and softmax's formula inside the nodes, and
+ * the reduction of a broadcast input's gradient. */
+Test(errors, driver_failures_in_backward_name_the_node, .timeout = 300)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = ramp(dev, CLT_FLOAT32, 2, (int64_t[]){3, 4});
+    clt_tensor *b = ramp(dev, CLT_FLOAT32, 1, (int64_t[]){4});
+    clt_tensor *t[4], *g;
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_set_requires_grad(b, 1));
+    CHECK(clt_mul(x, b, &t[0]));
+    CHECK(clt_var_dim(t[0], 1, 1.0, 0, &t[1]));
+    CHECK(clt_softmax(t[1], 0, &t[2]));
+    CHECK(clt_prod(t[2], &t[3]));
+    backward_failures_name_nodes(t[3], x, t, 4);
     CHECK(clt_grad(b, &g));
     cr_assert_not_null(g);
     clt_tensor_free(g);
-    clt_tensor *ts[] = {x, b, y, v, s, l};
-    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
-        clt_tensor_free(ts[i]);
+    for (int i = 0; i < 4; i++)
+        clt_tensor_free(t[i]);
+    clt_tensor_free(x);
+    clt_tensor_free(b);
+}
+
+/* A convolution, relu's gradient kernel, pooling, views, index ops, a
+ * concatenation and a loss. */
+Test(errors, driver_failures_in_backward_of_conv_index_loss, .timeout = 300)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = ramp(dev, CLT_FLOAT32, 4, (int64_t[]){2, 1, 6, 6});
+    clt_tensor *w = ramp(dev, CLT_FLOAT32, 4, (int64_t[]){2, 1, 3, 3});
+    clt_tensor *idx, *lab, *mask, *t[10];
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){3}, (int64_t[]){0, 3, 5}, &idx));
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){3}, (int64_t[]){1, 0, 3}, &lab));
+    CHECK(clt_tensor_from_host(dev, CLT_BOOL, 2, (int64_t[]){3, 4},
+                               (uint8_t[]){0, 1, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0}, &mask));
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_set_requires_grad(w, 1));
+    CHECK(clt_conv2d(x, w, NULL, NULL, &t[0]));                   /* [2, 2, 4, 4] */
+    CHECK(clt_relu(t[0], &t[1]));
+    CHECK(clt_max_pool2d(t[1], (int64_t[]){2, 2}, NULL, NULL, NULL, 0, &t[2]));
+    CHECK(clt_flatten(t[2], 1, -1, &t[3]));                       /* [2, 8] */
+    CHECK(clt_permute(t[3], 2, (int[]){1, 0}, &t[4]));            /* [8, 2] */
+    CHECK(clt_index_select(t[4], 0, idx, &t[5]));                 /* [3, 2] */
+    CHECK(clt_narrow(t[4], 0, 1, 3, &t[6]));                      /* [3, 2] */
+    CHECK(clt_cat((const clt_tensor *[]){t[5], t[6]}, 2, 1, &t[7])); /* [3, 4] */
+    CHECK(clt_masked_fill(t[7], mask, 0.0, &t[8]));
+    CHECK(clt_cross_entropy(t[8], lab, NULL, &t[9]));
+    /* flatten's, permute's and cat's formulas make views: they launch nothing */
+    clt_tensor *launching[] = {t[0], t[1], t[2], t[5], t[6], t[8], t[9]};
+    backward_failures_name_nodes(t[9], x, launching, 7);
+    for (int i = 0; i < 10; i++)
+        clt_tensor_free(t[i]);
+    clt_tensor *rest[] = {x, w, idx, lab, mask};
+    for (size_t i = 0; i < 5; i++)
+        clt_tensor_free(rest[i]);
 }
 
 /* Calls that compute with reductions inside (var's means, clipping's sums

@@ -135,7 +135,8 @@ static clt_status bw_extremum(clt__node *n, const clt_tensor *g, clt_tensor **gi
             continue;
         /* input k loses where it is below the other (maximum) or above */
         bool below = (k == 0) == (n->i[0] == 1);
-        CLT__TRY(below ? clt__lt_in("clt_backward", S(0), S(1), &lose) : clt__gt_in("clt_backward", S(0), S(1), &lose));
+        CLT__TRY(below ? clt__lt_in("clt_backward", S(0), S(1), &lose)
+                       : clt__gt_in("clt_backward", S(0), S(1), &lose));
         CLT__TRY(zero_where(lose, base, &gin[k]));
         clt_tensor_free(lose);
         lose = NULL;
@@ -177,7 +178,8 @@ static clt_status bw_clamp(clt__node *n, const clt_tensor *g, clt_tensor **gin)
                         : clt__gt_scalar_in("clt_backward", S(0), n->s[1], &out));
         /* NaN compares false either way: PyTorch's mask is (a >= min), so a
          * NaN input gets no gradient. */
-        CLT__TRY(k == 0 ? clt__ge_scalar_in("clt_backward", S(0), n->s[0], &in) : clt__le_scalar_in("clt_backward", S(0), n->s[1], &in));
+        CLT__TRY(k == 0 ? clt__ge_scalar_in("clt_backward", S(0), n->s[0], &in)
+                        : clt__le_scalar_in("clt_backward", S(0), n->s[1], &in));
         clt_tensor *next = NULL;
         clt_tensor *z = NULL;
         CLT__TRY(zero_of(g, &z));

@@ -20,7 +20,7 @@ static clt_status bw_index_select(clt__node *n, const clt_tensor *g, clt_tensor 
     clt_tensor *z = NULL;
     clt_status st = zeros_of(&n->in[0], g, &z);
     if (st == CLT_OK)
-        st = clt__index_add(z, (int)n->i[0], n->saved[0], g, 1, &gin[0]);
+        st = clt__index_add(z, (int)n->i[0], n->saved[0], g, 1, &gin[0], "clt_backward");
     clt_tensor_free(z);
     return st;
 }
@@ -31,7 +31,7 @@ static clt_status bw_gather(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     clt_tensor *z = NULL;
     clt_status st = zeros_of(&n->in[0], g, &z);
     if (st == CLT_OK)
-        st = clt__scatter_add(z, (int)n->i[0], n->saved[0], g, &gin[0]);
+        st = clt__scatter_add(z, (int)n->i[0], n->saved[0], g, &gin[0], "clt_backward");
     clt_tensor_free(z);
     return st;
 }
@@ -53,7 +53,7 @@ static clt_status src_grad(clt__node *n, const clt_tensor *g, clt_tensor **out, 
                           clt__shape_str(s1, sizeof s1, e->ndim, e->shape),
                           clt__shape_str(s2, sizeof s2, index->ndim, index->shape));
     }
-    return clt__gather(g, (int)n->i[0], index, out);
+    return clt__gather(g, (int)n->i[0], index, out, "clt_backward");
 }
 
 /* i[0] dim, saved[0] index: t's gradient is g with the overwritten places
@@ -65,7 +65,7 @@ static clt_status bw_scatter(clt__node *n, const clt_tensor *g, clt_tensor **gin
     if (CLT__NEED(n, 0)) {
         const clt_tensor *index = n->saved[0];
         CLT__TRY(clt__full(g->dev, g->dtype, index->ndim, index->shape, 0.0, &z));
-        CLT__TRY(clt__scatter(g, (int)n->i[0], index, z, &gin[0]));
+        CLT__TRY(clt__scatter(g, (int)n->i[0], index, z, &gin[0], "clt_backward"));
     }
     if (CLT__NEED(n, 1))
         CLT__TRY(src_grad(n, g, &gin[1], n->name));
@@ -93,8 +93,9 @@ static clt_status bw_index_add(clt__node *n, const clt_tensor *g, clt_tensor **g
     if (CLT__NEED(n, 0))
         CLT__TRY(clt__alias(g, &gin[0]));
     if (CLT__NEED(n, 1)) {
-        CLT__TRY(clt__index_select(g, (int)n->i[0], n->saved[0], &sel));
-        CLT__TRY(n->s[0] == 1 ? clt__alias(sel, &gin[1]) : clt__mul_scalar_in("clt_backward", sel, n->s[0], &gin[1]));
+        CLT__TRY(clt__index_select(g, (int)n->i[0], n->saved[0], &sel, "clt_backward"));
+        CLT__TRY(n->s[0] == 1 ? clt__alias(sel, &gin[1])
+                              : clt__mul_scalar_in("clt_backward", sel, n->s[0], &gin[1]));
     }
 done:
     clt_tensor_free(sel);
@@ -111,7 +112,7 @@ static clt_status bw_embedding(clt__node *n, const clt_tensor *g, clt_tensor **g
     CLT__TRY(zeros_of(&n->in[0], g, &z));
     CLT__TRY(clt__reshape(indices, 1, &count, &flat, "clt_backward"));
     CLT__TRY(clt__reshape(g, 2, shape, &rows, "clt_backward"));
-    CLT__TRY(clt__index_add(z, 0, flat, rows, 1, &gin[0]));
+    CLT__TRY(clt__index_add(z, 0, flat, rows, 1, &gin[0], "clt_backward"));
 done:
     clt_tensor_free(z);
     clt_tensor_free(flat);
@@ -123,7 +124,7 @@ done:
  * gradient back to its shape). */
 static clt_status bw_masked_fill(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__masked_fill(g, n->saved[0], 0.0, &gin[0]);
+    return clt__masked_fill(g, n->saved[0], 0.0, &gin[0], "clt_backward");
 }
 
 /* ---- public entries ------------------------------------------------------------------ */
@@ -145,38 +146,38 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
 clt_status clt_index_select(const clt_tensor *t, int dim, const clt_tensor *index,
                             clt_tensor **out)
 {
-    return record(clt__index_select(t, dim, index, out), out, "IndexSelectBackward0",
-                  bw_index_select, 1, &t, index, dim, 1);
+    clt_status st = clt__index_select(t, dim, index, out, "clt_index_select");
+    return record(st, out, "IndexSelectBackward0", bw_index_select, 1, &t, index, dim, 1);
 }
 
 clt_status clt_gather(const clt_tensor *t, int dim, const clt_tensor *index, clt_tensor **out)
 {
-    return record(clt__gather(t, dim, index, out), out, "GatherBackward0", bw_gather, 1, &t,
-                  index, dim, 1);
+    clt_status st = clt__gather(t, dim, index, out, "clt_gather");
+    return record(st, out, "GatherBackward0", bw_gather, 1, &t, index, dim, 1);
 }
 
 clt_status clt_scatter(const clt_tensor *t, int dim, const clt_tensor *index,
                        const clt_tensor *src, clt_tensor **out)
 {
     const clt_tensor *in[2] = {t, src};
-    return record(clt__scatter(t, dim, index, src, out), out, "ScatterBackward0", bw_scatter, 2,
-                  in, index, dim, 1);
+    clt_status st = clt__scatter(t, dim, index, src, out, "clt_scatter");
+    return record(st, out, "ScatterBackward0", bw_scatter, 2, in, index, dim, 1);
 }
 
 clt_status clt_scatter_add(const clt_tensor *t, int dim, const clt_tensor *index,
                            const clt_tensor *src, clt_tensor **out)
 {
     const clt_tensor *in[2] = {t, src};
-    return record(clt__scatter_add(t, dim, index, src, out), out, "ScatterAddBackward0",
-                  bw_scatter_add, 2, in, index, dim, 1);
+    clt_status st = clt__scatter_add(t, dim, index, src, out, "clt_scatter_add");
+    return record(st, out, "ScatterAddBackward0", bw_scatter_add, 2, in, index, dim, 1);
 }
 
 clt_status clt_index_add(const clt_tensor *t, int dim, const clt_tensor *index,
                          const clt_tensor *src, double alpha, clt_tensor **out)
 {
     const clt_tensor *in[2] = {t, src};
-    return record(clt__index_add(t, dim, index, src, alpha, out), out, "IndexAddBackward0",
-                  bw_index_add, 2, in, index, dim, alpha);
+    clt_status st = clt__index_add(t, dim, index, src, alpha, out, "clt_index_add");
+    return record(st, out, "IndexAddBackward0", bw_index_add, 2, in, index, dim, alpha);
 }
 
 clt_status clt_embedding(const clt_tensor *weight, const clt_tensor *indices, clt_tensor **out)
@@ -188,8 +189,8 @@ clt_status clt_embedding(const clt_tensor *weight, const clt_tensor *indices, cl
 clt_status clt_masked_fill(const clt_tensor *t, const clt_tensor *mask, double value,
                            clt_tensor **out)
 {
-    return record(clt__masked_fill(t, mask, value, out), out, "MaskedFillBackward0",
-                  bw_masked_fill, 1, &t, mask, 0, 1);
+    clt_status st = clt__masked_fill(t, mask, value, out, "clt_masked_fill");
+    return record(st, out, "MaskedFillBackward0", bw_masked_fill, 1, &t, mask, 0, 1);
 }
 
 clt_status clt_one_hot(const clt_tensor *indices, int64_t num_classes, clt_tensor **out)

@@ -13,7 +13,8 @@ static clt_status bw_add_(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     if (CLT__NEED(n, 0))
         st = clt__alias(g, &gin[0]);
     if (st == CLT_OK && n->nin > 1 && CLT__NEED(n, 1))
-        st = n->s[0] == 1.0 ? clt__alias(g, &gin[1]) : clt__mul_scalar_in("clt_backward", g, n->s[0], &gin[1]);
+        st = n->s[0] == 1.0 ? clt__alias(g, &gin[1])
+                            : clt__mul_scalar_in("clt_backward", g, n->s[0], &gin[1]);
     return st;
 }
 

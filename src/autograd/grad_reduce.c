@@ -258,15 +258,15 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
 #define DEF_ALL(fname, nall, bw_all, save_all, flag)                                      \
     clt_status clt_##fname(const clt_tensor *a, clt_tensor **out)                         \
     {                                                                                     \
-        return record(clt__##fname(a, out, "clt_" #fname), out, nall, bw_all, save_all, a, -1, 0, flag,  \
-                      0.0);                                                               \
+        clt_status st = clt__##fname(a, out, "clt_" #fname);                              \
+        return record(st, out, nall, bw_all, save_all, a, -1, 0, flag, 0.0);              \
     }
 #define DEF_REDUCTION(fname, nall, ndim, bw_all, bw_dim, save_all, save_dim, flag)          \
     DEF_ALL(fname, nall, bw_all, save_all, flag)                                          \
     clt_status clt_##fname##_dim(const clt_tensor *a, int dim, int keepdim,               \
                                  clt_tensor **out)                                        \
     {                                                                                     \
-        clt_status st = clt__##fname##_dim(a, dim, keepdim, out, "clt_" #fname "_dim");                         \
+        clt_status st = clt__##fname##_dim(a, dim, keepdim, out, "clt_" #fname "_dim");   \
         return record(st, out, ndim, bw_dim, save_dim, a, st == CLT_OK ? node_dim(a, dim) : 0, \
                       keepdim, flag, 0.0);                                                \
     }
@@ -335,8 +335,8 @@ clt_status clt_argmin_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor 
 
 clt_status clt_var(const clt_tensor *a, double correction, clt_tensor **out)
 {
-    return record(clt__var(a, correction, out, "clt_var"), out, "VarBackward0", bw_var, 1, a, -1, 0, 0,
-                  correction);
+    clt_status st = clt__var(a, correction, out, "clt_var");
+    return record(st, out, "VarBackward0", bw_var, 1, a, -1, 0, 0, correction);
 }
 
 clt_status clt_var_dim(const clt_tensor *a, int dim, double correction, int keepdim,
@@ -349,8 +349,8 @@ clt_status clt_var_dim(const clt_tensor *a, int dim, double correction, int keep
 
 clt_status clt_std(const clt_tensor *a, double correction, clt_tensor **out)
 {
-    return record(clt__std(a, correction, out, "clt_std"), out, "StdBackward0", bw_var, 2, a, -1, 0, 1,
-                  correction);
+    clt_status st = clt__std(a, correction, out, "clt_std");
+    return record(st, out, "StdBackward0", bw_var, 2, a, -1, 0, 1, correction);
 }
 
 clt_status clt_std_dim(const clt_tensor *a, int dim, double correction, int keepdim,

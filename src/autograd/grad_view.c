@@ -33,7 +33,7 @@ static clt_status bw_permute(clt__node *n, const clt_tensor *g, clt_tensor **gin
     int nd = n->in[0].ndim;
     for (int d = 0; d < nd; d++)
         inv[n->i[d]] = d;
-    return clt__permute(g, nd, inv, &gin[0]);
+    return clt__permute(g, nd, inv, &gin[0], "clt_backward");
 }
 
 /* zeros of the given shape, size `len` along dim, in g's dtype */
@@ -75,7 +75,7 @@ static clt_status bw_slice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         shape[dim] = cnt * step;
         CLT__TRY(clt__reshape(st_, g->ndim, shape, &spread, "clt_backward"));
         int64_t span = (cnt - 1) * step + 1;
-        CLT__TRY(clt__narrow(spread, dim, 0, span, &cut));
+        CLT__TRY(clt__narrow(spread, dim, 0, span, &cut, "clt_backward"));
     } else {
         CLT__TRY(clt__alias(g, &cut));
     }
@@ -91,7 +91,7 @@ static clt_status bw_slice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         CLT__TRY(zeros_along(g, e, dim, tail, &after));
         join[nj++] = after;
     }
-    CLT__TRY(nj == 1 ? clt__alias(cut, &gin[0]) : clt__cat(join, nj, dim, &gin[0]));
+    CLT__TRY(nj == 1 ? clt__alias(cut, &gin[0]) : clt__cat(join, nj, dim, &gin[0], "clt_backward"));
 done:
     free(parts);
     clt_tensor_free(z);
@@ -116,7 +116,7 @@ static clt_status bw_join(clt__node *n, const clt_tensor *g, clt_tensor **gin)
                                                                                    : e->shape[dim];
         if (CLT__NEED(n, k)) {
             clt_tensor *part = NULL;
-            st = clt__narrow(g, dim, at, len, &part);
+            st = clt__narrow(g, dim, at, len, &part, "clt_backward");
             if (st == CLT_OK)
                 st = n->i[1] ? clt__squeeze(part, dim, &gin[k], "clt_backward")
                              : clt__alias(part, &gin[k]);
@@ -132,7 +132,7 @@ static clt_status bw_join(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 /* The gradient goes back to the input's device. */
 static clt_status bw_to(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__to(g, n->in[0].dev, &gin[0]);
+    return clt__to_at(g, n->in[0].dev, &gin[0], __builtin_return_address(0), "clt_backward");
 }
 
 static clt_status one(clt_status st, clt_tensor **out, const char *name, clt__backward_fn bw,
@@ -225,8 +225,8 @@ clt_status clt_transpose(const clt_tensor *t, int d0, int d1, clt_tensor **out)
 clt_status clt_permute(const clt_tensor *t, int ndim, const int *dims, clt_tensor **out)
 {
     clt__node *n = NULL;
-    clt_status st = one(clt__permute(t, ndim, dims, out), out, "PermuteBackward0", bw_permute,
-                        t, &n);
+    clt_status st = clt__permute(t, ndim, dims, out, "clt_permute");
+    st = one(st, out, "PermuteBackward0", bw_permute, t, &n);
     if (n)
         for (int d = 0; d < ndim; d++)
             n->i[d] = wrap(dims[d], ndim);
@@ -255,8 +255,8 @@ clt_status clt_narrow(const clt_tensor *t, int dim, int64_t start, int64_t lengt
                       clt_tensor **out)
 {
     clt__node *n = NULL;
-    clt_status st = one(clt__narrow(t, dim, start, length, out), out, "NarrowBackward0",
-                        bw_slice, t, &n);
+    clt_status st = clt__narrow(t, dim, start, length, out, "clt_narrow");
+    st = one(st, out, "NarrowBackward0", bw_slice, t, &n);
     if (n)
         slice_node(n, t, dim, start, 1, *out);
     return st;
@@ -276,7 +276,8 @@ clt_status clt_slice(const clt_tensor *t, int dim, int64_t start, int64_t end, i
 static clt_status join(bool stack, const clt_tensor *const *ts, size_t n_, int dim,
                        clt_tensor **out)
 {
-    clt_status st = stack ? clt__stack(ts, n_, dim, out, "clt_stack") : clt__cat(ts, n_, dim, out);
+    clt_status st = stack ? clt__stack(ts, n_, dim, out, "clt_stack")
+                          : clt__cat(ts, n_, dim, out, "clt_cat");
     if (st != CLT_OK)
         return st;
     clt__node *n = NULL;

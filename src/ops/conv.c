@@ -376,7 +376,7 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
                                 const clt_conv2d_opts *o, const clt_tensor *cols_saved,
                                 clt_tensor **gx, clt_tensor **gw, clt_tensor **gb)
 {
-    const char *fn = "clt_conv2d (backward)";
+    const char *fn = "clt_backward"; /* a formula's step: the engine names the node */
     geom g;
     clt_status st = conv_check(x, w, NULL, o, &g, fn);
     if (st != CLT_OK)
@@ -622,7 +622,7 @@ clt_status clt__max_pool2d_backward(const clt_tensor *gout, const clt_tensor *in
                                     const int64_t *in_shape, const clt__pool2d *p,
                                     clt_tensor **out)
 {
-    static const char fn[] = "clt_max_pool2d (backward)";
+    static const char fn[] = "clt_backward"; /* the engine names the node */
     geom g = pool_geom(in_shape, p);
     clt_status st = CLT_OK;
     clt_tensor *gc = NULL, *ic = NULL, *r = NULL;
@@ -690,5 +690,5 @@ clt_status clt__avg_pool2d_backward(const clt_tensor *gout, const int64_t *in_sh
 {
     geom g = pool_geom(in_shape, p);
     return pool_launch(gout, g, in_shape, "avg_pool_bwd", g.N * g.C * g.H, out,
-                       "clt_avg_pool2d (backward)");
+                       "clt_backward");
 }

@@ -461,7 +461,7 @@ BINARY_TT(ge, ge, COMPARE)
 clt_status clt__grad_kernel(const char *op, const clt_tensor *g, const clt_tensor *x,
                             clt_tensor **out)
 {
-    return binary_tt(op, GRAD, g, x, NULL, out, op);
+    return binary_tt(op, GRAD, g, x, NULL, out, "clt_backward");
 }
 
 BINARY_TS(add_scalar, add, ARITH, 0)

@@ -171,9 +171,8 @@ static clt_status take(clt_tensor *r, const clt_tensor *src, const clt_tensor *i
 }
 
 clt_status clt__index_select(const clt_tensor *t, int dim, const clt_tensor *index,
-                            clt_tensor **out)
+                            clt_tensor **out, const char *fn)
 {
-    const char *fn = "clt_index_select";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
@@ -210,9 +209,9 @@ done:
     return finish(st);
 }
 
-clt_status clt__gather(const clt_tensor *t, int dim, const clt_tensor *index, clt_tensor **out)
+clt_status clt__gather(const clt_tensor *t, int dim, const clt_tensor *index, clt_tensor **out,
+                       const char *fn)
 {
-    const char *fn = "clt_gather";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
@@ -498,24 +497,21 @@ done:
 }
 
 clt_status clt__scatter(const clt_tensor *t, int dim, const clt_tensor *index,
-                       const clt_tensor *src, clt_tensor **out)
+                       const clt_tensor *src, clt_tensor **out, const char *fn)
 {
-    return scatter_copy(t, dim, index, src, SCATTER, false, 1, CLT__IDX_SCATTER, out,
-                        "clt_scatter");
+    return scatter_copy(t, dim, index, src, SCATTER, false, 1, CLT__IDX_SCATTER, out, fn);
 }
 
 clt_status clt__scatter_add(const clt_tensor *t, int dim, const clt_tensor *index,
-                           const clt_tensor *src, clt_tensor **out)
+                           const clt_tensor *src, clt_tensor **out, const char *fn)
 {
-    return scatter_copy(t, dim, index, src, SCATTER, true, 1, CLT__IDX_SCATTER_ADD, out,
-                        "clt_scatter_add");
+    return scatter_copy(t, dim, index, src, SCATTER, true, 1, CLT__IDX_SCATTER_ADD, out, fn);
 }
 
 clt_status clt__index_add(const clt_tensor *t, int dim, const clt_tensor *index,
-                         const clt_tensor *src, double alpha, clt_tensor **out)
+                         const clt_tensor *src, double alpha, clt_tensor **out, const char *fn)
 {
-    return scatter_copy(t, dim, index, src, INDEX_ADD, true, alpha, CLT__IDX_INDEX_ADD, out,
-                        "clt_index_add");
+    return scatter_copy(t, dim, index, src, INDEX_ADD, true, alpha, CLT__IDX_INDEX_ADD, out, fn);
 }
 
 clt_status clt__scatter_add_(clt_tensor *t, int dim, const clt_tensor *index,
@@ -535,9 +531,8 @@ clt_status clt__index_add_(clt_tensor *t, int dim, const clt_tensor *index, cons
 /* ---- masked_fill, one_hot ------------------------------------------------------- */
 
 clt_status clt__masked_fill(const clt_tensor *t, const clt_tensor *mask, double value,
-                           clt_tensor **out)
+                           clt_tensor **out, const char *fn)
 {
-    const char *fn = "clt_masked_fill";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);

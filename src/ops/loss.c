@@ -294,7 +294,7 @@ clt_status clt__cross_entropy_bw(const clt_tensor *x, const clt_tensor *target,
                                  const clt_tensor *den, bool want_gt, clt_tensor **gx,
                                  clt_tensor **gt)
 {
-    const char *fn = nll ? "clt_nll_loss (backward)" : "clt_cross_entropy (backward)";
+    const char *fn = "clt_backward"; /* a formula's step: the engine names the node */
     clt_status st = CLT_OK;
     bool prob = clt__dtype_is_float(target->dtype);
     int64_t C = x->shape[x->ndim - 1], N = x->ndim == 2 ? x->shape[0] : 1;
@@ -443,7 +443,7 @@ clt_status clt__pointwise_loss_bw(int kind, const clt_tensor *x, const clt_tenso
                                   const clt_tensor *pw, int reduction, const clt_tensor *g,
                                   bool want_x, bool want_y, clt_tensor **gx, clt_tensor **gy)
 {
-    const char *fn = pointwise_names[kind];
+    const char *fn = "clt_backward"; /* a formula's step: the engine names the node */
     clt_status st = CLT_OK;
     clt_tensor *xc = NULL, *yc = NULL, *pc = NULL, *gc = NULL, *dx = NULL, *dy = NULL;
     CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &xc));

@@ -212,9 +212,9 @@ clt_status clt__transpose(const clt_tensor *t, int d0, int d1, clt_tensor **out,
     return finish(clt__tensor_view(t, t->ndim, shape, strides, t->offset, out));
 }
 
-clt_status clt__permute(const clt_tensor *t, int ndim, const int *dims, clt_tensor **out)
+clt_status clt__permute(const clt_tensor *t, int ndim, const int *dims, clt_tensor **out,
+                        const char *fn)
 {
-    static const char fn[] = "clt_permute";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
@@ -255,9 +255,8 @@ static clt_status slicing_dim(const clt_tensor *t, int dim, int *d, const char *
 }
 
 clt_status clt__narrow(const clt_tensor *t, int dim, int64_t start, int64_t length,
-                      clt_tensor **out)
+                      clt_tensor **out, const char *fn)
 {
-    static const char fn[] = "clt_narrow";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
@@ -556,14 +555,15 @@ done:
     return st;
 }
 
-clt_status clt__cat(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out)
+clt_status clt__cat(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out,
+                    const char *fn)
 {
-    CLT__REQUIRE_ARG(out, "clt_cat");
+    CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
-    clt_status st = check_list(ts, n, "clt_cat");
+    clt_status st = check_list(ts, n, fn);
     if (st != CLT_OK)
         return st;
-    return finish(cat_impl(ts, n, dim, out, "clt_cat"));
+    return finish(cat_impl(ts, n, dim, out, fn));
 }
 
 clt_status clt__stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out,
