@@ -58,6 +58,15 @@ void clt__error_append(const char *text);
  * is freed when its thread exits). */
 long clt__error_heaps(void);
 
+/* ---- thread exit (src/core/thread_exit.c) ------------------------------- */
+
+/* Arranges for fn to run in the calling thread when it exits, with the
+ * thread's thread-local variables still there; once, however often this is
+ * called before.  At most 4 distinct fns.  false when that cannot be
+ * arranged (no pthread key, or the host out of memory); fn then will not
+ * run. */
+bool clt__at_thread_exit(void (*fn)(void));
+
 /* Evaluates an OpenCL call; on failure records it and jumps to `done`
  * with `st` set.  One cleanup label per function. */
 #define CLT__CL_CHECK(call, ...)                                             \
