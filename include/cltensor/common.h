@@ -18,9 +18,10 @@
  *
  * Errors found on the device.  An index out of range in an index op
  * (cltensor/index.h) is found by its kernel, after the op has returned
- * CLT_OK; the next blocking wait on that device returns
- * CLT_ERR_INDEX_OUT_OF_RANGE with the message, as CUDA reports a kernel's
- * error at the next synchronisation.
+ * CLT_OK; the next blocking wait on that device by the thread that called
+ * the op returns CLT_ERR_INDEX_OUT_OF_RANGE with the message, as CUDA
+ * reports a kernel's error at the next synchronisation, but to that thread
+ * alone: other threads' waits on the device never report it.
  *
  * Ownership.  Functions that hand out something the caller must release say
  * so next to their declaration ("new reference: release with ...").  Every
