@@ -30,8 +30,12 @@
  * Threads.  Distinct tensors may be used from distinct threads.  One tensor
  * must not be used by two threads at once without outside locking.  On
  * PoCL's basic CPU driver, kernels run on the stack of the thread that
- * waits for them (a read-back, clt_device_synchronize): give such a thread
- * at least 256 KiB of stack (README.md, "Thread stacks").
+ * waits for them (a read-back, clt_device_synchronize, a kernel's first
+ * launch), and any driver may build a kernel's program on the stack of the
+ * thread that first launches it: give every thread that calls cltensor at
+ * least 256 KiB of stack (README.md, "Thread stacks").  With less, the
+ * driver can overflow it, and the process dies of a segmentation fault
+ * that the library can neither catch nor report.
  */
 #ifndef CLTENSOR_COMMON_H
 #define CLTENSOR_COMMON_H
