@@ -63,6 +63,15 @@ void clt__error_append(const char *text);
  * is freed when its thread exits). */
 long clt__error_heaps(void);
 
+/* ---- thread exit (src/core/thread_exit.c) ------------------------------- */
+
+/* Arranges for fn to run in the calling thread when it exits, with the
+ * thread's thread-local variables still there; once, however often this is
+ * called before.  At most 4 distinct fns.  false when that cannot be
+ * arranged (no pthread key, or the host out of memory); fn then will not
+ * run. */
+bool clt__at_thread_exit(void (*fn)(void));
+
 /* Evaluates an OpenCL call; on failure records it and jumps to `done`
  * with `st` set.  One cleanup label per function. */
 #define CLT__CL_CHECK(call, ...)                                             \
@@ -285,7 +294,6 @@ struct clt_device {
     clt__program_entry *programs;
     void *pool;              /* allocator state (src/memory) */
     void *blas;              /* matmul state (src/ops) */
-    cl_mem index_errors;     /* atomic; clt__index_error record (src/device/error_flag.c) */
 };
 
 /* Whether cltensor sets POCL_AFFINITY=1 before the process's first OpenCL
@@ -399,10 +407,11 @@ uint64_t clt__set_arg_calls(void);
 
 /* Index kernels (cl/index.cl) do not trust their indices: a work-item that
  * meets one outside [0, size) skips the access and records the first such
- * index of the device in a small buffer that the device owns; the blocking
- * read-back and synchronisation paths read that record behind their own
- * wait and turn it into CLT_ERR_INDEX_OUT_OF_RANGE.  The ops that can
- * record, by the code their kernels write (names appear in messages). */
+ * index in a small buffer of the launching thread for that device; the
+ * blocking read-back and synchronisation paths of the same thread read
+ * that record behind their own wait and turn it into
+ * CLT_ERR_INDEX_OUT_OF_RANGE.  The ops that can record, by the code their
+ * kernels write (names appear in messages). */
 #define CLT__INDEX_OPS(X)                                                    \
     X(INDEX_SELECT, "clt_index_select")                                      \
     X(GATHER, "clt_gather")                                                  \
@@ -431,21 +440,23 @@ typedef struct clt__index_error {
     cl_long value, size;
 } clt__index_error;
 
-/* The device's record buffer, created (zeroed) on first use; index kernels
- * take it as an argument.  Borrowed: it lives until clt_shutdown. */
+/* The calling thread's record buffer on dev, created (zeroed) at the
+ * thread's first index op there; index kernels take it as an argument.
+ * Borrowed: it lives until the thread exits or clt_shutdown. */
 clt_status clt__index_errors(clt_device *dev, cl_mem *out);
 
-/* One check of the record around a blocking wait: clt__index_check_begin
- * enqueues, without waiting, a read of the record and its reset (nothing
- * when no index kernel ever ran on dev), under the device's lock so that no
- * kernel comes between them; call it before the wait, on the same queue (a
- * failure names fn, the synchronising call).
+/* One check of the calling thread's record around a blocking wait:
+ * clt__index_check_begin enqueues, without waiting, a read of the record
+ * and its reset (nothing when the thread never ran an index kernel on
+ * dev); call it before the wait, on the same queue (a failure names fn,
+ * the synchronising call).
  * clt__index_check_end, after the wait, finds that read complete and
  * returns CLT_ERR_INDEX_OUT_OF_RANGE, with a message naming the op, the
  * index, the dimension, the device and `fn` (the synchronising call), when
  * the record was set; with `report` false it only releases (for error
  * paths, where the first error is kept).  Every successful begin needs
- * its end, which may run on another thread. */
+ * its end, which may run on another thread (clt_event_wait): it reports
+ * the record of the thread that began it. */
 typedef struct clt__index_check {
     clt_device *dev; /* NULL: nothing enqueued */
     cl_event ev;
@@ -454,8 +465,10 @@ typedef struct clt__index_check {
 clt_status clt__index_check_begin(clt_device *dev, clt__index_check *c, const char *fn);
 clt_status clt__index_check_end(clt__index_check *c, bool report, const char *fn);
 
-/* Releases the device's record buffer (clt_shutdown). */
+/* Releases every thread's record buffer on dev (clt_shutdown). */
 void clt__index_errors_release(clt_device *dev);
+/* Test hook: record buffers held now, by all threads together. */
+long clt__index_records(void);
 
 /* ==== memory (src/memory) ================================================== */
 

@@ -18,9 +18,10 @@
  *
  * Errors found on the device.  An index out of range in an index op
  * (cltensor/index.h) is found by its kernel, after the op has returned
- * CLT_OK; the next blocking wait on that device returns
- * CLT_ERR_INDEX_OUT_OF_RANGE with the message, as CUDA reports a kernel's
- * error at the next synchronisation.
+ * CLT_OK; the next blocking wait on that device by the thread that called
+ * the op returns CLT_ERR_INDEX_OUT_OF_RANGE with the message, as CUDA
+ * reports a kernel's error at the next synchronisation, but to that thread
+ * alone: other threads' waits on the device never report it.
  *
  * Ownership.  Functions that hand out something the caller must release say
  * so next to their declaration ("new reference: release with ...").  Every
@@ -29,8 +30,12 @@
  * Threads.  Distinct tensors may be used from distinct threads.  One tensor
  * must not be used by two threads at once without outside locking.  On
  * PoCL's basic CPU driver, kernels run on the stack of the thread that
- * waits for them (a read-back, clt_device_synchronize): give such a thread
- * at least 256 KiB of stack (README.md, "Thread stacks").
+ * waits for them (a read-back, clt_device_synchronize, a kernel's first
+ * launch), and any driver may build a kernel's program on the stack of the
+ * thread that first launches it: give every thread that calls cltensor at
+ * least 256 KiB of stack (README.md, "Thread stacks").  With less, the
+ * driver can overflow it, and the process dies of a segmentation fault
+ * that the library can neither catch nor report.
  */
 #ifndef CLTENSOR_COMMON_H
 #define CLTENSOR_COMMON_H

@@ -101,8 +101,9 @@ CLT_API const char *clt_device_name(const clt_device *dev);
 CLT_API int clt_device_supports_dtype(const clt_device *dev, clt_dtype dtype);
 
 /* Waits until every operation queued on the device has completed.
- * CLT_ERR_INDEX_OUT_OF_RANGE when an index op (cltensor/index.h) met an
- * index out of range on this device since the last synchronisation. */
+ * CLT_ERR_INDEX_OUT_OF_RANGE when an index op (cltensor/index.h) that the
+ * calling thread ran on this device met an index out of range since the
+ * thread's last synchronisation there; other threads' are not reported. */
 CLT_API clt_status clt_device_synchronize(clt_device *dev);
 
 /* ---- The pure picker, for tools and tests ------------------------------ */

@@ -18,16 +18,23 @@
  * (negative ones included: PyTorch's index_select, gather and embedding
  * refuse them too) is skipped (ops that read write 0 in its place; the
  * scatters and index_add still apply every other entry, in place too) and
- * the first such index is recorded for its device.  The next blocking
- * synchronisation on that device (clt_tensor_read, clt_tensor_item,
- * clt_tensor_format, clt_event_wait, clt_event_query once complete, clt_to
- * when it waits, clt_device_synchronize) returns CLT_ERR_INDEX_OUT_OF_RANGE
- * with a message like "clt_index_select: index 7 is out of bounds for
- * dimension 0 with size 5 (found on cpu:0 (...) at the next
- * synchronisation, clt_tensor_read)", and clears the record.  The record is
- * the device's, like a CUDA error: the synchronisation that reports it may
- * read an unrelated tensor, and its data have been read.  Later bad indices
- * before that synchronisation are not recorded.
+ * the first such index is recorded for the calling thread on its device.
+ * That thread's next blocking synchronisation on that device
+ * (clt_tensor_read, clt_tensor_item, clt_tensor_format, clt_event_wait,
+ * clt_event_query once complete, clt_to when it waits,
+ * clt_device_synchronize) returns CLT_ERR_INDEX_OUT_OF_RANGE with a message
+ * like "clt_index_select: index 7 is out of bounds for dimension 0 with
+ * size 5 (found on cpu:0 (...) at the next synchronisation,
+ * clt_tensor_read)", and clears the record.  The synchronisation that
+ * reports it may read an unrelated tensor, and its data have been read.
+ * Later bad indices of the thread before that synchronisation are not
+ * recorded.  The record is the thread's, not the device's as a CUDA error
+ * is: other threads' synchronisations on the device never report it (an
+ * event reports the record of the thread that called
+ * clt_tensor_read_async).  So a thread that hands an index op's result to
+ * another one learns of its bad indices by synchronising itself
+ * (clt_device_synchronize) before; one that exits without synchronising
+ * takes its unreported error with it.
  *
  * Determinism.  scatter_add, index_add and their in-place forms sum without
  * atomics, each destination element adding its sources in ascending index

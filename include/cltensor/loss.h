@@ -23,9 +23,9 @@
  *
  * Out-of-range class indices (cross_entropy, nll_loss) are checked on the
  * device, as index.h describes: the row is skipped (it adds nothing, and
- * its gradient is 0) and the next blocking synchronisation on the device
- * returns CLT_ERR_INDEX_OUT_OF_RANGE ("clt_cross_entropy: Target 7 is out
- * of bounds ...").
+ * its gradient is 0) and the calling thread's next blocking
+ * synchronisation on the device returns CLT_ERR_INDEX_OUT_OF_RANGE
+ * ("clt_cross_entropy: Target 7 is out of bounds ...").
  *
  * Autograd (autograd.h).  Each loss records one node whose backward is a
  * single fused kernel writing the whole input gradient.  mse, l1 and

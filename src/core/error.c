@@ -10,11 +10,10 @@
  * cannot be grown (the host is out of memory), truncated in a small fixed
  * one, so that a failure always comes back with a message.  msg points to
  * whichever holds it, msg_cap is that one's size.  The heap buffer is freed
- * when its thread exits (heap_key's destructor); a thread that cannot
- * register it there keeps to the fixed buffer rather than leak. */
+ * when its thread exits (heap_release); a thread that cannot arrange that
+ * keeps to the fixed buffer rather than leak. */
 static _Thread_local char *heap;
 static _Thread_local size_t heap_cap;
-static _Thread_local bool heap_registered;
 static _Thread_local char spare[192];
 static _Thread_local char *msg;
 static _Thread_local size_t msg_cap;
@@ -22,18 +21,13 @@ static _Thread_local clt_status last_status;
 static _Thread_local int last_cl;
 static char empty_msg[1] = "";
 
-static pthread_once_t heap_once = PTHREAD_ONCE_INIT;
-static pthread_key_t heap_key;
-static bool heap_key_made;
 static long heaps_live;
 
-/* At thread exit: the thread's message goes with it.  The key's value is
- * only a marker; the buffer is the exiting thread's own `heap`.  Should a
- * later destructor of that thread set a message again, the buffer is
- * registered anew and POSIX runs this once more. */
-static void heap_release(void *marker)
+/* At thread exit: the thread's message goes with it.  Should a later
+ * destructor of that thread set a message again, the buffer's release is
+ * arranged anew. */
+static void heap_release(void)
 {
-    (void)marker;
     if (msg == heap)
         msg = NULL;
     if (heap) {
@@ -42,33 +36,13 @@ static void heap_release(void *marker)
     }
     heap = NULL;
     heap_cap = 0;
-    heap_registered = false;
-}
-
-static void heap_key_make(void)
-{
-    heap_key_made = pthread_key_create(&heap_key, heap_release) == 0;
-}
-
-/* A library unloaded while threads that used it still run must not leave
- * them a destructor to call in unmapped code; their buffers then stay. */
-__attribute__((destructor)) static void heap_key_unmake(void)
-{
-    if (heap_key_made) {
-        heap_key_made = false;
-        pthread_key_delete(heap_key);
-    }
 }
 
 /* Whether this thread's heap buffer will be freed at its exit (and so may
  * be allocated). */
 static bool heap_register(void)
 {
-    if (!heap_registered) {
-        pthread_once(&heap_once, heap_key_make);
-        heap_registered = heap_key_made && pthread_setspecific(heap_key, &heap) == 0;
-    }
-    return heap_registered;
+    return clt__at_thread_exit(heap_release);
 }
 
 long clt__error_heaps(void)

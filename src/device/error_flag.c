@@ -1,6 +1,7 @@
-/* error_flag.c: each device's record of the first out-of-range index that an
- * index kernel met, and its check behind the blocking waits, which turns it
- * into CLT_ERR_INDEX_OUT_OF_RANGE at the next synchronisation. */
+/* error_flag.c: the records of the first out-of-range index that an index
+ * kernel met, one for each thread and device, and their check behind the
+ * blocking waits, which turns the calling thread's record into
+ * CLT_ERR_INDEX_OUT_OF_RANGE at its next synchronisation on the device. */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,54 +15,144 @@ static const char *const op_names[CLT__IDX_COUNT] = {
 #undef CLT__INDEX_OP_NAME_
 };
 
-/* Created under the device's lock the first time an index op runs there, so
- * that devices which never index pay nothing at their waits. */
+/* A thread's record buffer on one device.  Index kernels write the record
+ * of the thread that launched them, and a thread's waits read only its own
+ * records: the queue is in order, so a read enqueued by a wait comes after
+ * every kernel its thread launched before it, and other threads' kernels
+ * write other buffers.
+ *
+ * The thread's list (`next`) is walked and changed by that thread alone,
+ * without a lock.  `live_next` links every record still holding its buffer,
+ * under records_lock, so that clt_shutdown can release the buffers of
+ * threads that still run; it marks such a record dead (dev NULL) and leaves
+ * the struct to its thread, which frees it at its next new record or at its
+ * exit. */
+typedef struct record {
+    struct record *next;
+    struct record *live_next; /* records_lock */
+    clt_device *dev;          /* atomic; NULL once the buffer is released */
+    cl_mem mem;               /* set before the record is listed, then fixed */
+} record;
+
+static _Thread_local record *mine;
+static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
+static record *live;
+static long records_live; /* records_lock */
+
+/* Releases r's buffer and unlists it; r stays on its thread's list, dead.
+ * Called with records_lock held: clReleaseMemObject neither waits nor
+ * calls back (buffers under enqueued commands are kept by the driver until
+ * those complete). */
+static void release_locked(record *r)
+{
+    for (record **p = &live; *p; p = &(*p)->live_next)
+        if (*p == r) {
+            *p = r->live_next;
+            break;
+        }
+    clReleaseMemObject(r->mem);
+    clt__mem_released();
+    records_live--;
+    __atomic_store_n(&r->dev, NULL, __ATOMIC_RELEASE);
+}
+
+/* Frees the calling thread's records: all of them (at its exit), or the
+ * dead ones. */
+static void free_mine_locked(bool all)
+{
+    for (record **p = &mine; *p;) {
+        record *r = *p;
+        bool alive = __atomic_load_n(&r->dev, __ATOMIC_RELAXED) != NULL;
+        if (!all && alive) {
+            p = &r->next;
+            continue;
+        }
+        if (alive)
+            release_locked(r);
+        *p = r->next;
+        free(r);
+    }
+}
+
+/* At thread exit: the thread's records go with it, with any error still
+ * unreported in them (as its last-error message goes). */
+static void thread_exit(void)
+{
+    pthread_mutex_lock(&records_lock);
+    free_mine_locked(true);
+    pthread_mutex_unlock(&records_lock);
+}
+
+/* The calling thread's record on dev, or NULL. */
+static record *find(const clt_device *dev)
+{
+    for (record *r = mine; r; r = r->next)
+        if (__atomic_load_n(&r->dev, __ATOMIC_ACQUIRE) == dev)
+            return r;
+    return NULL;
+}
+
+/* Created the first time the thread runs an index op on dev, so that the
+ * waits of threads and devices which never index pay nothing. */
 clt_status clt__index_errors(clt_device *dev, cl_mem *out)
 {
-    cl_mem mem = __atomic_load_n(&dev->index_errors, __ATOMIC_ACQUIRE);
-    if (mem) {
-        *out = mem;
+    *out = NULL;
+    record *r = find(dev);
+    if (r) {
+        *out = r->mem;
         return CLT_OK;
     }
     clt_status st = clt__device_open(dev);
     if (st != CLT_OK)
         return st;
-    pthread_mutex_lock(&dev->lock);
-    mem = dev->index_errors;
-    if (mem == NULL) {
-        cl_int err = CL_SUCCESS;
-        mem = clCreateBuffer(dev->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-                             sizeof zero_record, (void *)&zero_record, &err);
-        if (err != CL_SUCCESS) {
-            mem = NULL;
-            st = clt__cl_error(err, "index error record: clCreateBuffer of %zu bytes on %s (%s)",
-                               sizeof zero_record, dev->label, dev->info.name);
-        } else {
-            __atomic_store_n(&dev->index_errors, mem, __ATOMIC_RELEASE);
-        }
+    if (!clt__at_thread_exit(thread_exit))
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
+                          "index error record on %s (%s): cannot arrange the release of this "
+                          "thread's records at its exit",
+                          dev->label, dev->info.name);
+    r = clt__calloc(1, sizeof *r);
+    if (r == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
+                          "index error record on %s (%s): out of host memory", dev->label,
+                          dev->info.name);
+    cl_int err = CL_SUCCESS;
+    r->mem = clCreateBuffer(dev->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                            sizeof zero_record, (void *)&zero_record, &err);
+    if (err != CL_SUCCESS) {
+        free(r);
+        return clt__cl_error(err, "index error record: clCreateBuffer of %zu bytes on %s (%s)",
+                             sizeof zero_record, dev->label, dev->info.name);
     }
-    pthread_mutex_unlock(&dev->lock);
-    *out = mem;
-    return st;
+    __atomic_store_n(&r->dev, dev, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&records_lock);
+    free_mine_locked(false); /* those clt_shutdown released */
+    r->live_next = live;
+    live = r;
+    records_live++;
+    r->next = mine;
+    mine = r;
+    pthread_mutex_unlock(&records_lock);
+    *out = r->mem;
+    return CLT_OK;
 }
 
 clt_status clt__index_check_begin(clt_device *dev, clt__index_check *c, const char *fn)
 {
     memset(c, 0, sizeof *c);
-    if (dev == NULL || __atomic_load_n(&dev->index_errors, __ATOMIC_ACQUIRE) == NULL)
+    record *r = dev ? find(dev) : NULL;
+    if (r == NULL)
         return CLT_OK;
     clt_status st = CLT_OK;
-    /* The read and the reset go in together: a kernel enqueued by another
-     * thread between them would have its record wiped unseen.  The reset
-     * writes from static storage, so it needs no wait either. */
+    /* Only this thread's kernels write the record, and it enqueues none
+     * between the read and the reset; the lock is the one every enqueue
+     * takes.  The reset writes from static storage, so it needs no wait. */
     pthread_mutex_lock(&dev->lock);
-    cl_mem mem = dev->index_errors;
-    CLT__CL_CHECK(CLT__DRIVER(clEnqueueReadBuffer(dev->queue, mem, CL_FALSE, 0, sizeof c->rec,
-                                                  &c->rec, 0, NULL, &c->ev)),
+    CLT__CL_CHECK(CLT__DRIVER(clEnqueueReadBuffer(dev->queue, r->mem, CL_FALSE, 0,
+                                                  sizeof c->rec, &c->rec, 0, NULL, &c->ev)),
                   "%s: reading the index error record of %s (%s)", fn, dev->label,
                   dev->info.name);
     c->dev = dev;
-    CLT__CL_CHECK(CLT__DRIVER(clEnqueueWriteBuffer(dev->queue, mem, CL_FALSE, 0,
+    CLT__CL_CHECK(CLT__DRIVER(clEnqueueWriteBuffer(dev->queue, r->mem, CL_FALSE, 0,
                                                    sizeof zero_record, &zero_record, 0, NULL,
                                                    NULL)),
                   "%s: resetting the index error record of %s (%s)", fn, dev->label,
@@ -118,9 +209,20 @@ clt_status clt__index_check_end(clt__index_check *c, bool report, const char *fn
 
 void clt__index_errors_release(clt_device *dev)
 {
-    if (dev->index_errors) {
-        clReleaseMemObject(dev->index_errors);
-        clt__mem_released();
-        dev->index_errors = NULL;
+    pthread_mutex_lock(&records_lock);
+    for (record *r = live, *next; r; r = next) {
+        next = r->live_next;
+        if (__atomic_load_n(&r->dev, __ATOMIC_RELAXED) == dev)
+            release_locked(r);
     }
+    free_mine_locked(false);
+    pthread_mutex_unlock(&records_lock);
+}
+
+long clt__index_records(void)
+{
+    pthread_mutex_lock(&records_lock);
+    long n = records_live;
+    pthread_mutex_unlock(&records_lock);
+    return n;
 }

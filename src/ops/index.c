@@ -1,7 +1,8 @@
 /* index.c: indexing ops (index_select, gather, scatter, scatter_add,
  * index_add, masked_fill, one_hot, embedding): PyTorch's shape and dtype
  * checks, and launches of cl/index.cl.  Indices are checked on the device;
- * a bad one is reported at the next synchronisation (src/device/error_flag.c).
+ * a bad one is reported at the launching thread's next synchronisation on
+ * the device (src/device/error_flag.c).
  * These are the clt__ implementations; the public entries, with their
  * backward formulas, are in src/autograd/grad_index.c.
  *

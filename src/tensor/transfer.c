@@ -84,7 +84,7 @@ struct clt_event {
     cl_event ev;            /* NULL when there was nothing to copy */
     clt_tensor *keep;       /* keeps the source storage alive until done */
     bool waited;
-    clt__index_check chk;   /* the device's index error record, read behind the copy */
+    clt__index_check chk;   /* the reading thread's index error record, read behind the copy */
 };
 
 clt_status clt_tensor_from_host(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
@@ -342,7 +342,7 @@ static clt_status check_read(const clt_tensor *t, const void *dst, size_t dst_by
 
 /* The blocking read-back behind clt_tensor_read, clt_tensor_item,
  * clt_tensor_format and clt_to; `caller` is the user's call site for
- * CLTENSOR_SYNC_DEBUG.  The device's index error record is read on the same
+ * CLTENSOR_SYNC_DEBUG.  The thread's index error record is read on the same
  * in-order queue, enqueued before the data and complete when the blocking
  * read returns, so the check adds no wait of its own. */
 clt_status clt__tensor_read_at(const clt_tensor *t, void *dst, size_t dst_bytes, const char *fn,
