@@ -831,7 +831,8 @@ clt_status clt__index_add_(clt_tensor *t, int dim, const clt_tensor *index, cons
 clt_status clt__masked_fill(const clt_tensor *t, const clt_tensor *mask, double value,
                             clt_tensor **out, const char *fn);
 clt_status clt__one_hot(const clt_tensor *indices, int64_t num_classes, clt_tensor **out);
-clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, clt_tensor **out);
+clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, clt_tensor **out,
+                          const char *fn);
 
 /* ---- op implementations, without autograd (src/ops, src/tensor) ------------
  * The public clt_X of each differentiable op (and its non-differentiable
@@ -908,7 +909,8 @@ clt_status clt__view(const clt_tensor *t, int ndim, const int64_t *shape, clt_te
                      const char *fn);
 clt_status clt__reshape(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out,
                         const char *fn);
-clt_status clt__flatten(const clt_tensor *t, int start_dim, int end_dim, clt_tensor **out);
+clt_status clt__flatten(const clt_tensor *t, int start_dim, int end_dim, clt_tensor **out,
+                        const char *fn);
 clt_status clt__transpose(const clt_tensor *t, int d0, int d1, clt_tensor **out, const char *fn);
 clt_status clt__permute(const clt_tensor *t, int ndim, const int *dims, clt_tensor **out,
                         const char *fn);
@@ -960,7 +962,10 @@ clt_status clt__copy_(clt_tensor *dst, const clt_tensor *src);
 clt_status clt__binary_out(clt__binop op, clt_tensor *out, const clt_tensor *a,
                            const clt_tensor *b, const char *fn);
 clt_status clt__matmul_out(clt_tensor *out, const clt_tensor *a, const clt_tensor *b);
-/* In-place random fills (src/ops/random.c). */
+/* clt_rand with its messages naming fn, the public call that draws
+ * (src/ops/random.c); then the in-place random fills. */
+clt_status clt__rand_in(const char *fn, clt_generator *gen, clt_device *dev, clt_dtype dtype,
+                        int ndim, const int64_t *shape, clt_tensor **out);
 clt_status clt__uniform_(clt_tensor *t, clt_generator *gen, double low, double high);
 clt_status clt__normal_(clt_tensor *t, clt_generator *gen, double mean, double std);
 
@@ -1010,5 +1015,55 @@ const clt_tensor *clt__grad_of(const clt_tensor *t);
  * (src/autograd/grad_linalg.c).  *out is new; messages name fn. */
 clt_status clt__linear(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
                        clt_tensor **out, const char *fn);
+
+/* ---- recording ops naming the caller (src/autograd) ----------------------
+ * clt__X_rec(fn, ...) is the public clt_X (it records the graph) with its
+ * messages naming fn, not clt_X; clt_X is clt__X_rec("clt_X", ...).  A
+ * composite public call that records through other ops (a layer's forward,
+ * which passes the layer's name: "clt_module_forward: LayerNorm: ...")
+ * computes with these, so that no inner public name shows. */
+#define CLT__DECL_REC_TT_(f)                                                 \
+    clt_status clt__##f##_rec(const char *fn, const clt_tensor *a, const clt_tensor *b, \
+                              clt_tensor **out);
+#define CLT__DECL_REC_TS_(f)                                                 \
+    clt_status clt__##f##_rec(const char *fn, const clt_tensor *a, double s, clt_tensor **out);
+#define CLT__DECL_REC_UN_(f)                                                 \
+    clt_status clt__##f##_rec(const char *fn, const clt_tensor *a, clt_tensor **out);
+CLT__EW_TT(CLT__DECL_REC_TT_)
+CLT__EW_TS(CLT__DECL_REC_TS_)
+CLT__EW_UN(CLT__DECL_REC_UN_)
+#define CLT__DECL_REC_DIM_(f)                                                \
+    clt_status clt__##f##_dim_rec(const char *fn, const clt_tensor *a, int dim, int keepdim, \
+                                  clt_tensor **out);
+CLT__DECL_REC_DIM_(sum)
+CLT__DECL_REC_DIM_(mean)
+CLT__DECL_REC_DIM_(prod)
+clt_status clt__var_dim_rec(const char *fn, const clt_tensor *a, int dim, double correction,
+                            int keepdim, clt_tensor **out);
+clt_status clt__matmul_rec(const char *fn, const clt_tensor *a, const clt_tensor *b,
+                           clt_tensor **out);
+clt_status clt__reshape_rec(const char *fn, const clt_tensor *t, int ndim, const int64_t *shape,
+                            clt_tensor **out);
+clt_status clt__expand_rec(const char *fn, const clt_tensor *t, int ndim, const int64_t *shape,
+                           clt_tensor **out);
+clt_status clt__to_dtype_rec(const char *fn, const clt_tensor *t, clt_dtype dtype,
+                             clt_tensor **out);
+clt_status clt__flatten_rec(const char *fn, const clt_tensor *t, int start_dim, int end_dim,
+                            clt_tensor **out);
+clt_status clt__transpose_rec(const char *fn, const clt_tensor *t, int d0, int d1,
+                              clt_tensor **out);
+clt_status clt__squeeze_rec(const char *fn, const clt_tensor *t, int dim, clt_tensor **out);
+clt_status clt__unsqueeze_rec(const char *fn, const clt_tensor *t, int dim, clt_tensor **out);
+clt_status clt__conv2d_rec(const char *fn, const clt_tensor *input, const clt_tensor *weight,
+                           const clt_tensor *bias, const clt_conv2d_opts *opts,
+                           clt_tensor **out);
+clt_status clt__embedding_rec(const char *fn, const clt_tensor *weight,
+                              const clt_tensor *indices, clt_tensor **out);
+/* max (max true) or average pooling as clt_max_pool2d and clt_avg_pool2d
+ * (dilation NULL for the average). */
+clt_status clt__pool2d_rec(const char *fn, bool max, const clt_tensor *input,
+                           const int64_t *kernel, const int64_t *stride, const int64_t *padding,
+                           const int64_t *dilation, int ceil_mode, int count_include_pad,
+                           clt_tensor **out);
 
 #endif

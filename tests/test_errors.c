@@ -1,5 +1,7 @@
 /* test_errors.c: every error path returns a status, leaves a message that
  * names what went wrong, and leaves the operands as they were. */
+#include <stdio.h>
+
 #include "helpers.h"
 #include "internal.h"
 
@@ -618,4 +620,144 @@ Test(errors, driver_failures_in_reductions_name_the_call, .timeout = 300)
     clt_tensor *ts[] = {gr.a, gr.s, gr.norm, sq, v};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
         clt_tensor_free(ts[i]);
+}
+
+/* Conv2d, BatchNorm2d, ReLU, Flatten, Linear (without bias: the general
+ * composition), LayerNorm, Dropout and BatchNorm1d, in training, drawing
+ * from gen (which Dropout keeps using). */
+static clt_module *composite_model(clt_device *dev, clt_generator *gen)
+{
+    clt_module *m[8], *seq = NULL;
+    CHECK(clt_conv2d_layer(dev, 1, 2, 3, 3, NULL, 1, gen, &m[0])); /* [3, 2, 2, 2] */
+    CHECK(clt_batch_norm2d_layer(dev, 2, 1e-5, 0.1, 1, 1, &m[1]));
+    CHECK(clt_relu_layer(&m[2]));
+    CHECK(clt_flatten_layer(1, -1, &m[3])); /* [3, 8] */
+    CHECK(clt_linear(dev, 8, 6, 0, gen, &m[4]));
+    CHECK(clt_layer_norm_layer(dev, 1, (int64_t[]){6}, 1e-5, 1, &m[5]));
+    CHECK(clt_dropout_layer(0.25, gen, &m[6]));
+    CHECK(clt_batch_norm1d_layer(dev, 6, 1e-5, 0.1, 1, 1, &m[7]));
+    CHECK(clt_sequential(m, 8, &seq));
+    clt_module_train(seq, 1);
+    return seq;
+}
+
+static uint64_t device_requested(clt_device *dev)
+{
+    clt_memory_stats s;
+    CHECK(clt_memory_stats_get(dev, &s));
+    return s.requested;
+}
+
+/* call with each of its driver calls failing in turn: every failure names
+ * fn alone (then, for a forward, the layer), hands out nothing (*out NULL)
+ * and leaves no tensor behind.  Returns the failures; seen[k] counts those
+ * naming "fn: layers[k]: ". */
+static int driver_failures(clt_device *dev, clt_status (*call)(void *), void *arg,
+                           clt_tensor **out, const char *fn, const char *const *layers,
+                           int *seen)
+{
+    int failures = 0;
+    for (long pass = 0;; pass++) {
+        clt_tensor_free(*out);
+        *out = NULL;
+        uint64_t before = device_requested(dev);
+        clt__driver_refuse_at(pass);
+        clt_status st = call(arg);
+        long left = clt__driver_refuse_at(-1);
+        if (left >= 0) {
+            CHECK(st);
+            return failures;
+        }
+        failures++;
+        cr_assert_neq(st, CLT_OK, "%s: driver call %ld was refused and no failure came back",
+                      fn, pass);
+        cr_assert_null(*out, "%s: driver call %ld: a failure handed out a result", fn, pass);
+        names_only(fn);
+        const char *m = clt_last_error();
+        cr_assert(strstr(m, "CL_OUT_OF_RESOURCES"), "driver call %ld: %s", pass, m);
+        for (size_t k = 0; layers && layers[k]; k++) {
+            char prefix[96];
+            snprintf(prefix, sizeof prefix, "%s: %s: ", fn, layers[k]);
+            seen[k] += strncmp(m, prefix, strlen(prefix)) == 0;
+        }
+        /* (the stats call clears the message) */
+        uint64_t after = device_requested(dev);
+        cr_assert_eq(after, before, "%s: driver call %ld left %lld bytes", fn, pass,
+                     (long long)(after - before));
+    }
+}
+
+typedef struct loss_call {
+    clt_tensor *y, *labels, *l;
+} loss_call;
+
+static clt_status run_loss(void *arg)
+{
+    loss_call *c = arg;
+    return clt_cross_entropy(c->y, c->labels, NULL, &c->l);
+}
+
+/* Bit for bit equality of two tensors' values. */
+static void same_values(const clt_tensor *a, const clt_tensor *b, const char *what)
+{
+    cr_assert_eq(clt_tensor_numel(a), clt_tensor_numel(b), "%s", what);
+    float *ha = read_f32(a), *hb = read_f32(b);
+    cr_assert(memcmp(ha, hb, clt_tensor_numel(a) * sizeof(float)) == 0,
+              "%s: the values differ", what);
+    free(ha);
+    free(hb);
+}
+
+/* A forward through layers that compute with recording ops, and the loss
+ * after it, with each driver call failing in turn: the messages name
+ * clt_module_forward and then the layer ("clt_module_forward: LayerNorm:
+ * ..."), or clt_cross_entropy, and never an op inside (clt_mean_dim,
+ * clt_matmul, clt_rand, ...).  The failures change nothing: the forward
+ * that then succeeds gives what the same model gives on its first try, and
+ * the running statistics are the same. */
+Test(errors, driver_failures_in_forward_name_the_layer, .timeout = 300)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = ramp(dev, CLT_FLOAT32, 4, (int64_t[]){3, 1, 4, 4}), *xs = NULL;
+    CHECK(clt_mul_scalar(x, 0.125, &xs)); /* moderate values */
+    clt_tensor *labels;
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){3}, (int64_t[]){4, 0, 2},
+                               &labels));
+    clt_generator *g1, *g2;
+    CHECK(clt_generator_new(11, &g1));
+    CHECK(clt_generator_new(11, &g2));
+    forward ref = {composite_model(dev, g1), xs, NULL};
+    forward f = {composite_model(dev, g2), xs, NULL};
+    CHECK(run_forward(&ref)); /* builds every program the forward uses */
+    static const char *const layers[] = {"Conv2d", "BatchNorm2d", "ReLU", "Linear",
+                                         "LayerNorm", "Dropout", "BatchNorm1d", NULL};
+    int seen[7] = {0};
+    int failures = driver_failures(dev, run_forward, &f, &f.y, "clt_module_forward", layers,
+                                   seen);
+    for (int k = 0; layers[k]; k++)
+        cr_assert_geq(seen[k], 1, "no failure named %s (%d failures)", layers[k], failures);
+    same_values(f.y, ref.y, "the forward after the failures");
+    clt_named_tensor *s1, *s2;
+    size_t n1, n2;
+    CHECK(clt_module_state(f.m, &s1, &n1));
+    CHECK(clt_module_state(ref.m, &s2, &n2));
+    cr_assert_eq(n1, n2);
+    for (size_t i = 0; i < n1; i++)
+        if (clt_tensor_dtype(s1[i].tensor) == CLT_FLOAT32)
+            same_values(s1[i].tensor, s2[i].tensor, s1[i].name);
+    clt_free(s1);
+    clt_free(s2);
+
+    loss_call c = {f.y, labels, NULL};
+    cr_assert_geq(driver_failures(dev, run_loss, &c, &c.l, "clt_cross_entropy", NULL, NULL), 1);
+    clt_tensor *lref = NULL;
+    CHECK(clt_cross_entropy(ref.y, labels, NULL, &lref));
+    same_values(c.l, lref, "the loss after the failures");
+    clt_tensor *ts[] = {c.l, lref, f.y, ref.y, x, xs, labels};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        clt_tensor_free(ts[i]);
+    clt_module_free(f.m);
+    clt_module_free(ref.m);
+    clt_generator_free(g1);
+    clt_generator_free(g2);
 }

@@ -11,16 +11,17 @@ typedef clt_status (*op4_fn)(const clt_tensor *x, const void *ctx, clt_tensor **
 
 /* op4 on a [C, H, W] input seen as [1, C, H, W], or on a 4-D one as it is;
  * other ranks are the caller's error. */
-static clt_status batched(const clt_tensor *x, op4_fn op4, const void *ctx, clt_tensor **out)
+static clt_status batched(const clt_tensor *x, op4_fn op4, const void *ctx, clt_tensor **out,
+                          const char *fn)
 {
     if (x->ndim == 4)
         return op4(x, ctx, out);
     clt_tensor *x4 = NULL, *y4 = NULL;
-    clt_status st = clt_unsqueeze(x, 0, &x4);
+    clt_status st = clt__unsqueeze_rec(fn, x, 0, &x4);
     if (st == CLT_OK)
         st = op4(x4, ctx, &y4);
     if (st == CLT_OK)
-        st = clt_squeeze(y4, 0, out);
+        st = clt__squeeze_rec(fn, y4, 0, out);
     clt_tensor_free(x4);
     clt_tensor_free(y4);
     return st;
@@ -50,6 +51,7 @@ static clt_status bw_conv2d(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 typedef struct conv_ctx {
     const clt_tensor *w, *b;
     const clt_conv2d_opts *o;
+    const char *fn;
 } conv_ctx;
 
 static clt_status conv4(const clt_tensor *x, const void *ctx, clt_tensor **out)
@@ -60,7 +62,7 @@ static clt_status conv4(const clt_tensor *x, const void *ctx, clt_tensor **out)
     /* the patches are kept for the weight's gradient when it will need them */
     clt_tensor *cols = NULL;
     bool keep = clt__grad_needed(1, &c->w);
-    clt_status st = clt__conv2d(x, c->w, c->b, c->o, out, keep ? &cols : NULL);
+    clt_status st = clt__conv2d(x, c->w, c->b, c->o, out, keep ? &cols : NULL, c->fn);
     const clt_tensor *sv[3] = {x, c->w, cols};
     st = clt__record(st, out, "ConvolutionBackward0", bw_conv2d, c->b ? 3 : 2, in,
                      cols ? 3 : 2, sv, &n);
@@ -75,10 +77,9 @@ static clt_status conv4(const clt_tensor *x, const void *ctx, clt_tensor **out)
     return st;
 }
 
-clt_status clt_conv2d(const clt_tensor *input, const clt_tensor *weight, const clt_tensor *bias,
-                      const clt_conv2d_opts *opts, clt_tensor **out)
+clt_status clt__conv2d_rec(const char *fn, const clt_tensor *input, const clt_tensor *weight,
+                           const clt_tensor *bias, const clt_conv2d_opts *opts, clt_tensor **out)
 {
-    const char *fn = "clt_conv2d";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);
@@ -91,9 +92,15 @@ clt_status clt_conv2d(const clt_tensor *input, const clt_tensor *weight, const c
                           fn, clt__shape_str(s, sizeof s, input->ndim, input->shape));
     }
     const clt_conv2d_opts defaults = CLT_CONV2D_DEFAULTS;
-    conv_ctx c = {weight, bias, opts ? opts : &defaults};
-    clt_status st = batched(input, conv4, &c, out);
+    conv_ctx c = {weight, bias, opts ? opts : &defaults, fn};
+    clt_status st = batched(input, conv4, &c, out, fn);
     return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_conv2d(const clt_tensor *input, const clt_tensor *weight, const clt_tensor *bias,
+                      const clt_conv2d_opts *opts, clt_tensor **out)
+{
+    return clt__conv2d_rec("clt_conv2d", input, weight, bias, opts, out);
 }
 
 /* ---- pooling ------------------------------------------------------------------------ */
@@ -158,9 +165,10 @@ static clt_status pool4(const clt_tensor *x, const void *ctx, clt_tensor **out)
     return st;
 }
 
-static clt_status pool(const clt_tensor *input, const int64_t *kernel, const int64_t *stride,
-                       const int64_t *padding, const int64_t *dilation, int ceil_mode,
-                       int count_include_pad, bool max, const char *fn, clt_tensor **out)
+clt_status clt__pool2d_rec(const char *fn, bool max, const clt_tensor *input,
+                           const int64_t *kernel, const int64_t *stride, const int64_t *padding,
+                           const int64_t *dilation, int ceil_mode, int count_include_pad,
+                           clt_tensor **out)
 {
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
@@ -181,7 +189,7 @@ static clt_status pool(const clt_tensor *input, const int64_t *kernel, const int
                    count_include_pad != 0},
                   max,
                   fn};
-    clt_status st = batched(input, pool4, &c, out);
+    clt_status st = batched(input, pool4, &c, out, fn);
     return st == CLT_OK ? clt__ok() : st;
 }
 
@@ -189,14 +197,14 @@ clt_status clt_max_pool2d(const clt_tensor *input, const int64_t kernel[2],
                           const int64_t stride[2], const int64_t padding[2],
                           const int64_t dilation[2], int ceil_mode, clt_tensor **out)
 {
-    return pool(input, kernel, stride, padding, dilation, ceil_mode, 1, true, "clt_max_pool2d",
-                out);
+    return clt__pool2d_rec("clt_max_pool2d", true, input, kernel, stride, padding, dilation,
+                           ceil_mode, 1, out);
 }
 
 clt_status clt_avg_pool2d(const clt_tensor *input, const int64_t kernel[2],
                           const int64_t stride[2], const int64_t padding[2], int ceil_mode,
                           int count_include_pad, clt_tensor **out)
 {
-    return pool(input, kernel, stride, padding, NULL, ceil_mode, count_include_pad, false,
-                "clt_avg_pool2d", out);
+    return clt__pool2d_rec("clt_avg_pool2d", false, input, kernel, stride, padding, NULL,
+                           ceil_mode, count_include_pad, out);
 }

@@ -202,13 +202,15 @@ done:
     return st;
 }
 
-typedef clt_status (*binary_fn)(const clt_tensor *, const clt_tensor *, clt_tensor **);
+typedef clt_status (*binary_fn)(const char *, const clt_tensor *, const clt_tensor *,
+                                clt_tensor **);
 
-static clt_status binary(binary_fn fwd, const char *name, clt__backward_fn bw, int save,
-                         const clt_tensor *a, const clt_tensor *b, clt_tensor **out,
-                         clt__node **node)
+/* tag goes to the node's i[0] (maximum 1, minimum 0). */
+static clt_status binary(binary_fn fwd, const char *fn, const char *name, clt__backward_fn bw,
+                         int save, int tag, const clt_tensor *a, const clt_tensor *b,
+                         clt_tensor **out)
 {
-    clt_status st = fwd(a, b, out);
+    clt_status st = fwd(fn, a, b, out);
     if (st != CLT_OK || bw == NULL)
         return st;
     const clt_tensor *in[2] = {a, b};
@@ -220,44 +222,39 @@ static clt_status binary(binary_fn fwd, const char *name, clt__backward_fn bw, i
         sv[1] = *out;
         ns = 2;
     }
-    return clt__record(st, out, name, bw, 2, in, ns, sv, node);
+    clt__node *n = NULL;
+    st = clt__record(st, out, name, bw, 2, in, ns, sv, &n);
+    if (n)
+        n->i[0] = tag;
+    return st;
 }
 
-#define DEF_BINARY(fname, name, bw, save)                                             \
+/* clt__X_rec(fn, ...) records clt_X with its messages naming fn; clt_X is
+ * clt__X_rec("clt_X", ...). */
+#define DEF_BINARY(fname, name, bw, save, tag)                                        \
+    clt_status clt__##fname##_rec(const char *fn, const clt_tensor *a, const clt_tensor *b, \
+                                  clt_tensor **out)                                   \
+    {                                                                                 \
+        return binary(clt__##fname##_in, fn, name, bw, save, tag, a, b, out);         \
+    }                                                                                 \
     clt_status clt_##fname(const clt_tensor *a, const clt_tensor *b, clt_tensor **out) \
     {                                                                                 \
-        return binary(clt__##fname, name, bw, save, a, b, out, NULL);                 \
+        return clt__##fname##_rec("clt_" #fname, a, b, out);                          \
     }
 
-DEF_BINARY(add, "AddBackward0", bw_add, 0)
-DEF_BINARY(sub, "SubBackward0", bw_sub, 0)
-DEF_BINARY(mul, "MulBackward0", bw_mul, 1)
-DEF_BINARY(div, "DivBackward0", bw_div, 2)
-DEF_BINARY(pow, "PowBackward1", bw_pow, 3)
-DEF_BINARY(eq, NULL, NULL, 0)
-DEF_BINARY(ne, NULL, NULL, 0)
-DEF_BINARY(lt, NULL, NULL, 0)
-DEF_BINARY(le, NULL, NULL, 0)
-DEF_BINARY(gt, NULL, NULL, 0)
-DEF_BINARY(ge, NULL, NULL, 0)
-
-clt_status clt_maximum(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
-{
-    clt__node *n = NULL;
-    clt_status st = binary(clt__maximum, "MaximumBackward0", bw_extremum, 1, a, b, out, &n);
-    if (n)
-        n->i[0] = 1;
-    return st;
-}
-
-clt_status clt_minimum(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
-{
-    clt__node *n = NULL;
-    clt_status st = binary(clt__minimum, "MinimumBackward0", bw_extremum, 1, a, b, out, &n);
-    if (n)
-        n->i[0] = 0;
-    return st;
-}
+DEF_BINARY(add, "AddBackward0", bw_add, 0, 0)
+DEF_BINARY(sub, "SubBackward0", bw_sub, 0, 0)
+DEF_BINARY(mul, "MulBackward0", bw_mul, 1, 0)
+DEF_BINARY(div, "DivBackward0", bw_div, 2, 0)
+DEF_BINARY(pow, "PowBackward1", bw_pow, 3, 0)
+DEF_BINARY(maximum, "MaximumBackward0", bw_extremum, 1, 1)
+DEF_BINARY(minimum, "MinimumBackward0", bw_extremum, 1, 0)
+DEF_BINARY(eq, NULL, NULL, 0, 0)
+DEF_BINARY(ne, NULL, NULL, 0, 0)
+DEF_BINARY(lt, NULL, NULL, 0, 0)
+DEF_BINARY(le, NULL, NULL, 0, 0)
+DEF_BINARY(gt, NULL, NULL, 0, 0)
+DEF_BINARY(ge, NULL, NULL, 0, 0)
 
 clt_status clt_where(const clt_tensor *cond, const clt_tensor *a, const clt_tensor *b,
                      clt_tensor **out)
@@ -358,13 +355,13 @@ static clt_status bw_rpow_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     return st;
 }
 
-typedef clt_status (*scalar_fn)(const clt_tensor *, double, clt_tensor **);
+typedef clt_status (*scalar_fn)(const char *, const clt_tensor *, double, clt_tensor **);
 
 /* save: 0 nothing, 1 a, 2 (a, out) */
-static clt_status scalar_op(scalar_fn fwd, const char *name, clt__backward_fn bw, int save,
-                            const clt_tensor *a, double s, clt_tensor **out)
+static clt_status scalar_op(scalar_fn fwd, const char *fn, const char *name, clt__backward_fn bw,
+                            int save, const clt_tensor *a, double s, clt_tensor **out)
 {
-    clt_status st = fwd(a, s, out);
+    clt_status st = fwd(fn, a, s, out);
     if (st != CLT_OK || bw == NULL)
         return st;
     const clt_tensor *sv[2] = {a, *out};
@@ -375,10 +372,15 @@ static clt_status scalar_op(scalar_fn fwd, const char *name, clt__backward_fn bw
     return st;
 }
 
-#define DEF_SCALAR(fname, name, bw, save)                                    \
-    clt_status clt_##fname(const clt_tensor *a, double s, clt_tensor **out)  \
-    {                                                                        \
-        return scalar_op(clt__##fname, name, bw, save, a, s, out);           \
+#define DEF_SCALAR(fname, name, bw, save)                                      \
+    clt_status clt__##fname##_rec(const char *fn, const clt_tensor *a, double s, \
+                                  clt_tensor **out)                            \
+    {                                                                          \
+        return scalar_op(clt__##fname##_in, fn, name, bw, save, a, s, out);    \
+    }                                                                          \
+    clt_status clt_##fname(const clt_tensor *a, double s, clt_tensor **out)    \
+    {                                                                          \
+        return clt__##fname##_rec("clt_" #fname, a, s, out);                   \
     }
 
 DEF_SCALAR(add_scalar, "AddBackward1", bw_add_s, 0)
@@ -427,13 +429,13 @@ static clt_status bw_log(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     return clt__div_in("clt_backward", g, S(0), &gin[0]);
 }
 
-typedef clt_status (*unary_fn)(const clt_tensor *, clt_tensor **);
+typedef clt_status (*unary_fn)(const char *, const clt_tensor *, clt_tensor **);
 
 /* save: 0 nothing, 1 the input, 2 the output; kernel: index in kernels[] */
-static clt_status unary(unary_fn fwd, const char *name, clt__backward_fn bw, int save,
-                        int kernel, const clt_tensor *a, clt_tensor **out)
+static clt_status unary(unary_fn fwd, const char *fn, const char *name, clt__backward_fn bw,
+                        int save, int kernel, const clt_tensor *a, clt_tensor **out)
 {
-    clt_status st = fwd(a, out);
+    clt_status st = fwd(fn, a, out);
     if (st != CLT_OK || bw == NULL)
         return st;
     const clt_tensor *sv = save == 2 ? *out : a;
@@ -444,10 +446,14 @@ static clt_status unary(unary_fn fwd, const char *name, clt__backward_fn bw, int
     return st;
 }
 
-#define DEF_UNARY(fname, name, bw, save, kernel)                          \
-    clt_status clt_##fname(const clt_tensor *a, clt_tensor **out)         \
-    {                                                                     \
-        return unary(clt__##fname, name, bw, save, kernel, a, out);       \
+#define DEF_UNARY(fname, name, bw, save, kernel)                                        \
+    clt_status clt__##fname##_rec(const char *fn, const clt_tensor *a, clt_tensor **out) \
+    {                                                                                   \
+        return unary(clt__##fname##_in, fn, name, bw, save, kernel, a, out);            \
+    }                                                                                   \
+    clt_status clt_##fname(const clt_tensor *a, clt_tensor **out)                       \
+    {                                                                                   \
+        return clt__##fname##_rec("clt_" #fname, a, out);                               \
     }
 
 DEF_UNARY(neg, "NegBackward0", bw_neg, 0, 0)

@@ -180,10 +180,16 @@ clt_status clt_index_add(const clt_tensor *t, int dim, const clt_tensor *index,
     return record(st, out, "IndexAddBackward0", bw_index_add, 2, in, index, dim, alpha);
 }
 
+clt_status clt__embedding_rec(const char *fn, const clt_tensor *weight,
+                              const clt_tensor *indices, clt_tensor **out)
+{
+    return record(clt__embedding(weight, indices, out, fn), out, "EmbeddingBackward0",
+                  bw_embedding, 1, &weight, indices, 0, 1);
+}
+
 clt_status clt_embedding(const clt_tensor *weight, const clt_tensor *indices, clt_tensor **out)
 {
-    return record(clt__embedding(weight, indices, out), out, "EmbeddingBackward0", bw_embedding,
-                  1, &weight, indices, 0, 1);
+    return clt__embedding_rec("clt_embedding", weight, indices, out);
 }
 
 clt_status clt_masked_fill(const clt_tensor *t, const clt_tensor *mask, double value,

@@ -82,11 +82,17 @@ done:
     return st;
 }
 
-clt_status clt_matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
+clt_status clt__matmul_rec(const char *fn, const clt_tensor *a, const clt_tensor *b,
+                           clt_tensor **out)
 {
     const clt_tensor *in[2] = {a, b};
-    return clt__record(clt__matmul(a, b, out, "clt_matmul"), out, "MmBackward0", bw_matmul, 2,
-                       in, 2, in, NULL);
+    return clt__record(clt__matmul(a, b, out, fn), out, "MmBackward0", bw_matmul, 2, in, 2, in,
+                       NULL);
+}
+
+clt_status clt_matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
+{
+    return clt__matmul_rec("clt_matmul", a, b, out);
 }
 
 /* Whether t is a row-major 2-D matrix (any offset). */
@@ -138,11 +144,11 @@ clt_status clt__linear(const clt_tensor *x, const clt_tensor *w, const clt_tenso
     *out = NULL;
     clt_tensor *wt = NULL, *y = NULL;
     if (b == NULL || x->ndim != 2) { /* the general composition */
-        clt_status st = clt_transpose(w, 0, 1, &wt);
+        clt_status st = clt__transpose_rec(fn, w, 0, 1, &wt);
         if (st == CLT_OK)
-            st = clt_matmul(x, wt, &y);
+            st = clt__matmul_rec(fn, x, wt, &y);
         if (st == CLT_OK && b)
-            st = clt_add(y, b, out);
+            st = clt__add_rec(fn, y, b, out);
         else if (st == CLT_OK)
             *out = y, y = NULL;
         clt_tensor_free(wt);

@@ -263,12 +263,17 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
     }
 #define DEF_REDUCTION(fname, nall, ndim, bw_all, bw_dim, save_all, save_dim, flag)          \
     DEF_ALL(fname, nall, bw_all, save_all, flag)                                          \
+    clt_status clt__##fname##_dim_rec(const char *fn, const clt_tensor *a, int dim,       \
+                                      int keepdim, clt_tensor **out)                      \
+    {                                                                                     \
+        clt_status st = clt__##fname##_dim(a, dim, keepdim, out, fn);                     \
+        return record(st, out, ndim, bw_dim, save_dim, a, st == CLT_OK ? node_dim(a, dim) : 0, \
+                      keepdim, flag, 0.0);                                                \
+    }                                                                                     \
     clt_status clt_##fname##_dim(const clt_tensor *a, int dim, int keepdim,               \
                                  clt_tensor **out)                                        \
     {                                                                                     \
-        clt_status st = clt__##fname##_dim(a, dim, keepdim, out, "clt_" #fname "_dim");   \
-        return record(st, out, ndim, bw_dim, save_dim, a, st == CLT_OK ? node_dim(a, dim) : 0, \
-                      keepdim, flag, 0.0);                                                \
+        return clt__##fname##_dim_rec("clt_" #fname "_dim", a, dim, keepdim, out);        \
     }
 
 DEF_REDUCTION(sum, "SumBackward0", "SumBackward1", bw_sum, bw_sum, 0, 0, 0)
@@ -339,12 +344,18 @@ clt_status clt_var(const clt_tensor *a, double correction, clt_tensor **out)
     return record(st, out, "VarBackward0", bw_var, 1, a, -1, 0, 0, correction);
 }
 
+clt_status clt__var_dim_rec(const char *fn, const clt_tensor *a, int dim, double correction,
+                            int keepdim, clt_tensor **out)
+{
+    clt_status st = clt__var_dim(a, dim, correction, keepdim, out, fn);
+    return record(st, out, "VarBackward0", bw_var, 1, a, st == CLT_OK ? node_dim(a, dim) : 0,
+                  keepdim, 0, correction);
+}
+
 clt_status clt_var_dim(const clt_tensor *a, int dim, double correction, int keepdim,
                        clt_tensor **out)
 {
-    clt_status st = clt__var_dim(a, dim, correction, keepdim, out, "clt_var_dim");
-    return record(st, out, "VarBackward0", bw_var, 1, a, st == CLT_OK ? node_dim(a, dim) : 0,
-                  keepdim, 0, correction);
+    return clt__var_dim_rec("clt_var_dim", a, dim, correction, keepdim, out);
 }
 
 clt_status clt_std(const clt_tensor *a, double correction, clt_tensor **out)

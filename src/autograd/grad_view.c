@@ -147,22 +147,37 @@ clt_status clt_view(const clt_tensor *t, int ndim, const int64_t *shape, clt_ten
                "ViewBackward0", bw_reshape, t, NULL);
 }
 
+clt_status clt__reshape_rec(const char *fn, const clt_tensor *t, int ndim, const int64_t *shape,
+                            clt_tensor **out)
+{
+    return one(clt__reshape(t, ndim, shape, out, fn), out, "ViewBackward0", bw_reshape, t, NULL);
+}
+
 clt_status clt_reshape(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
 {
-    return one(clt__reshape(t, ndim, shape, out, "clt_reshape"), out,
-               "ViewBackward0", bw_reshape, t, NULL);
+    return clt__reshape_rec("clt_reshape", t, ndim, shape, out);
+}
+
+clt_status clt__flatten_rec(const char *fn, const clt_tensor *t, int start_dim, int end_dim,
+                            clt_tensor **out)
+{
+    return one(clt__flatten(t, start_dim, end_dim, out, fn), out, "ViewBackward0", bw_reshape,
+               t, NULL);
 }
 
 clt_status clt_flatten(const clt_tensor *t, int start_dim, int end_dim, clt_tensor **out)
 {
-    return one(clt__flatten(t, start_dim, end_dim, out), out, "ViewBackward0", bw_reshape, t,
-               NULL);
+    return clt__flatten_rec("clt_flatten", t, start_dim, end_dim, out);
+}
+
+clt_status clt__squeeze_rec(const char *fn, const clt_tensor *t, int dim, clt_tensor **out)
+{
+    return one(clt__squeeze(t, dim, out, fn), out, "SqueezeBackward1", bw_reshape, t, NULL);
 }
 
 clt_status clt_squeeze(const clt_tensor *t, int dim, clt_tensor **out)
 {
-    return one(clt__squeeze(t, dim, out, "clt_squeeze"), out,
-               "SqueezeBackward1", bw_reshape, t, NULL);
+    return clt__squeeze_rec("clt_squeeze", t, dim, out);
 }
 
 clt_status clt_squeeze_all(const clt_tensor *t, clt_tensor **out)
@@ -170,16 +185,26 @@ clt_status clt_squeeze_all(const clt_tensor *t, clt_tensor **out)
     return one(clt__squeeze_all(t, out), out, "SqueezeBackward0", bw_reshape, t, NULL);
 }
 
+clt_status clt__unsqueeze_rec(const char *fn, const clt_tensor *t, int dim, clt_tensor **out)
+{
+    return one(clt__unsqueeze(t, dim, out, fn), out, "UnsqueezeBackward0", bw_reshape, t, NULL);
+}
+
 clt_status clt_unsqueeze(const clt_tensor *t, int dim, clt_tensor **out)
 {
-    return one(clt__unsqueeze(t, dim, out, "clt_unsqueeze"), out,
-               "UnsqueezeBackward0", bw_reshape, t, NULL);
+    return clt__unsqueeze_rec("clt_unsqueeze", t, dim, out);
+}
+
+clt_status clt__expand_rec(const char *fn, const clt_tensor *t, int ndim, const int64_t *shape,
+                           clt_tensor **out)
+{
+    return one(clt__expand(t, ndim, shape, out, fn), out, "ExpandBackward0", bw_identity, t,
+               NULL);
 }
 
 clt_status clt_expand(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
 {
-    return one(clt__expand(t, ndim, shape, out, "clt_expand"), out,
-               "ExpandBackward0", bw_identity, t, NULL);
+    return clt__expand_rec("clt_expand", t, ndim, shape, out);
 }
 
 clt_status clt_contiguous(const clt_tensor *t, clt_tensor **out)
@@ -192,10 +217,15 @@ clt_status clt_clone(const clt_tensor *t, clt_tensor **out)
     return one(clt__clone(t, out, "clt_clone"), out, "CloneBackward0", bw_identity, t, NULL);
 }
 
+clt_status clt__to_dtype_rec(const char *fn, const clt_tensor *t, clt_dtype dtype,
+                             clt_tensor **out)
+{
+    return one(clt__to_dtype(t, dtype, out, fn), out, "ToCopyBackward0", bw_identity, t, NULL);
+}
+
 clt_status clt_to_dtype(const clt_tensor *t, clt_dtype dtype, clt_tensor **out)
 {
-    return one(clt__to_dtype(t, dtype, out, "clt_to_dtype"), out,
-               "ToCopyBackward0", bw_identity, t, NULL);
+    return clt__to_dtype_rec("clt_to_dtype", t, dtype, out);
 }
 
 clt_status clt_to(const clt_tensor *t, clt_device *dev, clt_tensor **out)
@@ -210,16 +240,22 @@ static int wrap(int dim, int ndim)
     return dim < 0 ? dim + ndim : dim;
 }
 
-clt_status clt_transpose(const clt_tensor *t, int d0, int d1, clt_tensor **out)
+clt_status clt__transpose_rec(const char *fn, const clt_tensor *t, int d0, int d1,
+                              clt_tensor **out)
 {
     clt__node *n = NULL;
-    clt_status st = one(clt__transpose(t, d0, d1, out, "clt_transpose"), out,
-                        "TransposeBackward0", bw_transpose, t, &n);
+    clt_status st = one(clt__transpose(t, d0, d1, out, fn), out, "TransposeBackward0",
+                        bw_transpose, t, &n);
     if (n) {
         n->i[0] = d0;
         n->i[1] = d1;
     }
     return st;
+}
+
+clt_status clt_transpose(const clt_tensor *t, int d0, int d1, clt_tensor **out)
+{
+    return clt__transpose_rec("clt_transpose", t, d0, d1, out);
 }
 
 clt_status clt_permute(const clt_tensor *t, int ndim, const int *dims, clt_tensor **out)

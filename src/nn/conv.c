@@ -13,7 +13,8 @@ static clt_status conv2d_forward(clt_module *m, const clt_tensor *x, clt_tensor 
     if (st != CLT_OK)
         return st;
     clt_conv2d_opts o = {{m->i[0], m->i[1]}, {m->i[2], m->i[3]}, {m->i[4], m->i[5]}, m->i[6]};
-    return clt_conv2d(x, m->params[0], m->nparams > 1 ? m->params[1] : NULL, &o, out);
+    return clt__conv2d_rec("Conv2d", x, m->params[0], m->nparams > 1 ? m->params[1] : NULL, &o,
+                           out);
 }
 
 static const clt__module_ops conv2d_ops = {"Conv2d", conv2d_forward, NULL};
@@ -81,12 +82,14 @@ clt_status clt_conv2d_layer(clt_device *dev, int64_t in_channels, int64_t out_ch
  * i[8] ceil_mode, i[9] count_include_pad. */
 static clt_status max_pool2d_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
-    return clt_max_pool2d(x, &m->i[0], &m->i[2], &m->i[4], &m->i[6], (int)m->i[8], out);
+    return clt__pool2d_rec("MaxPool2d", true, x, &m->i[0], &m->i[2], &m->i[4], &m->i[6],
+                           (int)m->i[8], 1, out);
 }
 
 static clt_status avg_pool2d_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
-    return clt_avg_pool2d(x, &m->i[0], &m->i[2], &m->i[4], (int)m->i[8], (int)m->i[9], out);
+    return clt__pool2d_rec("AvgPool2d", false, x, &m->i[0], &m->i[2], &m->i[4], NULL,
+                           (int)m->i[8], (int)m->i[9], out);
 }
 
 static const clt__module_ops max_pool2d_ops = {"MaxPool2d", max_pool2d_forward, NULL};

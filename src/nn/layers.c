@@ -31,8 +31,9 @@ static clt_tensor *keep_null(clt_tensor **p)
 /* i[0] the number of normalised (last) dims, i[1..] their sizes; f[0] eps. */
 static clt_status layer_norm_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
+    static const char fn[] = "LayerNorm";
     int k = (int)m->i[0];
-    clt_status st = clt__module_check_device(m, x, "LayerNorm");
+    clt_status st = clt__module_check_device(m, x, fn);
     if (st != CLT_OK)
         return st;
     bool fits = x->ndim >= k;
@@ -58,17 +59,17 @@ static clt_status layer_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
         inner *= x->shape[d];
     flat[nd] = inner;
     clt_tensor *xf, *mu, *var, *xc, *ve, *inv, *y, *yr, *t;
-    CLT__TRY(clt_reshape(x, nd + 1, flat, &xf));
-    CLT__TRY(clt_mean_dim(xf, -1, 1, &mu));
-    CLT__TRY(clt_var_dim(xf, -1, 0.0, 1, &var));
-    CLT__TRY(clt_sub(xf, mu, &xc));
-    CLT__TRY(clt_add_scalar(var, m->f[0], &ve));
-    CLT__TRY(clt_rsqrt(ve, &inv));
-    CLT__TRY(clt_mul(xc, inv, &y));
-    CLT__TRY(clt_reshape(y, x->ndim, x->shape, &yr));
+    CLT__TRY(clt__reshape_rec(fn, x, nd + 1, flat, &xf));
+    CLT__TRY(clt__mean_dim_rec(fn, xf, -1, 1, &mu));
+    CLT__TRY(clt__var_dim_rec(fn, xf, -1, 0.0, 1, &var));
+    CLT__TRY(clt__sub_rec(fn, xf, mu, &xc));
+    CLT__TRY(clt__add_scalar_rec(fn, var, m->f[0], &ve));
+    CLT__TRY(clt__rsqrt_rec(fn, ve, &inv));
+    CLT__TRY(clt__mul_rec(fn, xc, inv, &y));
+    CLT__TRY(clt__reshape_rec(fn, y, x->ndim, x->shape, &yr));
     if (m->nparams == 2) {
-        CLT__TRY(clt_mul(yr, m->params[0], &t));
-        CLT__TRY(clt_add(t, m->params[1], out));
+        CLT__TRY(clt__mul_rec(fn, yr, m->params[0], &t));
+        CLT__TRY(clt__add_rec(fn, t, m->params[1], out));
     } else {
         *out = keep_null(&yr);
     }
@@ -119,22 +120,22 @@ done:
  * i[2] track_running_stats; f[0] eps, f[1] momentum.  Buffers:
  * running_mean, running_var, num_batches_tracked (int64). */
 static clt_status batch_stat(const clt_tensor *x, bool var, const clt_tensor *mu,
-                             clt_tensor **out)
+                             clt_tensor **out, const char *fn)
 {
     /* the mean over every dim but 1, keepdim: shape [1, C, 1, ...] */
     clt_status st = CLT_OK;
     clt_tensor *cur = NULL, *next = NULL;
     if (var) {
         clt_tensor *d = NULL;
-        CLT__TRY(clt_sub(x, mu, &d));
-        CLT__TRY(clt_mul(d, d, &cur));
+        CLT__TRY(clt__sub_rec(fn, x, mu, &d));
+        CLT__TRY(clt__mul_rec(fn, d, d, &cur));
     } else {
-        CLT__TRY(clt_expand(x, x->ndim, x->shape, &cur));
+        CLT__TRY(clt__expand_rec(fn, x, x->ndim, x->shape, &cur));
     }
     for (int d = 0; d < x->ndim; d++) {
         if (d == 1)
             continue;
-        CLT__TRY(clt_mean_dim(cur, d, 1, &next));
+        CLT__TRY(clt__mean_dim_rec(fn, cur, d, 1, &next));
         cur = next;
     }
     *out = cur;
@@ -192,8 +193,8 @@ static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
      * into the buffers once the whole forward has succeeded */
     clt_tensor *next[3] = {NULL, NULL, NULL};
     if (use_batch) {
-        CLT__TRY(batch_stat(x, false, NULL, &mu));
-        CLT__TRY(batch_stat(x, true, mu, &var));
+        CLT__TRY(batch_stat(x, false, NULL, &mu, name));
+        CLT__TRY(batch_stat(x, true, mu, &var, name));
         if (m->training && m->i[2]) {
             int was = clt_set_grad_enabled(0);
             clt_tensor *unb = NULL;
@@ -209,18 +210,18 @@ static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
             CLT__TRY(st);
         }
     } else {
-        CLT__TRY(clt_reshape(m->bufs[0], x->ndim, bshape, &mu));
-        CLT__TRY(clt_reshape(m->bufs[1], x->ndim, bshape, &var));
+        CLT__TRY(clt__reshape_rec(name, m->bufs[0], x->ndim, bshape, &mu));
+        CLT__TRY(clt__reshape_rec(name, m->bufs[1], x->ndim, bshape, &var));
     }
-    CLT__TRY(clt_sub(x, mu, &xc));
-    CLT__TRY(clt_add_scalar(var, m->f[0], &ve));
-    CLT__TRY(clt_rsqrt(ve, &inv));
-    CLT__TRY(clt_mul(xc, inv, &y));
+    CLT__TRY(clt__sub_rec(name, x, mu, &xc));
+    CLT__TRY(clt__add_scalar_rec(name, var, m->f[0], &ve));
+    CLT__TRY(clt__rsqrt_rec(name, ve, &inv));
+    CLT__TRY(clt__mul_rec(name, xc, inv, &y));
     if (m->nparams == 2) {
-        CLT__TRY(clt_reshape(m->params[0], x->ndim, bshape, &w));
-        CLT__TRY(clt_reshape(m->params[1], x->ndim, bshape, &b));
-        CLT__TRY(clt_mul(y, w, &t));
-        CLT__TRY(clt_add(t, b, out));
+        CLT__TRY(clt__reshape_rec(name, m->params[0], x->ndim, bshape, &w));
+        CLT__TRY(clt__reshape_rec(name, m->params[1], x->ndim, bshape, &b));
+        CLT__TRY(clt__mul_rec(name, y, w, &t));
+        CLT__TRY(clt__add_rec(name, t, b, out));
     } else {
         *out = y;
     }
@@ -296,22 +297,24 @@ clt_status clt_batch_norm2d_layer(clt_device *dev, int64_t num_features, double 
  * generator, so that the masks are the same on every device. */
 static clt_status dropout_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
+    static const char fn[] = "Dropout";
     double p = m->f[0];
     if (!m->training || p == 0.0)
-        return clt_expand(x, x->ndim, x->shape, out); /* the identity, recorded */
+        return clt__expand_rec(fn, x, x->ndim, x->shape, out); /* the identity, recorded */
     if (p == 1.0)
-        return clt_mul_scalar(x, 0.0, out);
+        return clt__mul_scalar_rec(fn, x, 0.0, out);
     clt_status st = clt_scope_begin();
     if (st != CLT_OK)
         return st;
     clt_tensor *u, *keep, *kf, *y;
     CLT__TRY(clt__forward_note_generator(m->gen));
-    CLT__TRY(clt_rand(m->gen, x->dev, clt__dtype_is_float(x->dtype) ? x->dtype : CLT_FLOAT32,
-                      x->ndim, x->shape, &u));
-    CLT__TRY(clt_ge_scalar(u, p, &keep));
-    CLT__TRY(clt_to_dtype(keep, x->dtype, &kf));
-    CLT__TRY(clt_mul(x, kf, &y));
-    CLT__TRY(clt_mul_scalar(y, 1.0 / (1.0 - p), out));
+    CLT__TRY(clt__rand_in(fn, m->gen, x->dev,
+                          clt__dtype_is_float(x->dtype) ? x->dtype : CLT_FLOAT32, x->ndim,
+                          x->shape, &u));
+    CLT__TRY(clt__ge_scalar_rec(fn, u, p, &keep));
+    CLT__TRY(clt__to_dtype_rec(fn, keep, x->dtype, &kf));
+    CLT__TRY(clt__mul_rec(fn, x, kf, &y));
+    CLT__TRY(clt__mul_scalar_rec(fn, y, 1.0 / (1.0 - p), out));
 done:
     return finish(st, out);
 }
@@ -342,7 +345,7 @@ static clt_status embedding_forward(clt_module *m, const clt_tensor *x, clt_tens
     clt_status st = clt__module_check_device(m, x, "Embedding");
     if (st != CLT_OK)
         return st;
-    return clt_embedding(m->params[0], x, out);
+    return clt__embedding_rec("Embedding", m->params[0], x, out);
 }
 
 static const clt__module_ops embedding_ops = {"Embedding", embedding_forward, NULL};

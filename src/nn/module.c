@@ -414,7 +414,7 @@ static clt_status sequential_forward(clt_module *m, const clt_tensor *x, clt_ten
         cur = next;
     }
     if (cur == NULL)
-        return clt_expand(x, x->ndim, x->shape, out); /* the identity, recorded */
+        return clt__expand_rec("Sequential", x, x->ndim, x->shape, out); /* the identity */
     *out = cur;
     return CLT_OK;
 }
@@ -526,7 +526,7 @@ clt_status clt_linear(clt_device *dev, int64_t in_features, int64_t out_features
 
 static clt_status flatten_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
-    return clt_flatten(x, (int)m->i[0], (int)m->i[1], out);
+    return clt__flatten_rec("Flatten", x, (int)m->i[0], (int)m->i[1], out);
 }
 
 static const clt__module_ops flatten_ops = {"Flatten", flatten_forward, NULL};
@@ -542,11 +542,11 @@ clt_status clt_flatten_layer(int start_dim, int end_dim, clt_module **out)
     return clt__ok();
 }
 
-#define DEF_ACTIVATION(cname, fn, title)                                            \
+#define DEF_ACTIVATION(cname, title)                                                \
     static clt_status cname##_forward(clt_module *m, const clt_tensor *x,           \
                                       clt_tensor **out)                             \
     {                                                                               \
-        return fn(x, out);                                                          \
+        return clt__##cname##_rec(title, x, out);                                   \
     }                                                                               \
     static const clt__module_ops cname##_ops = {title, cname##_forward, NULL};      \
     clt_status clt_##cname##_layer(clt_module **out)                                \
@@ -556,7 +556,7 @@ clt_status clt_flatten_layer(int start_dim, int end_dim, clt_module **out)
         return st == CLT_OK ? clt__ok() : st;                                       \
     }
 
-DEF_ACTIVATION(relu, clt_relu, "ReLU")
-DEF_ACTIVATION(gelu, clt_gelu, "GELU")
-DEF_ACTIVATION(tanh, clt_tanh, "Tanh")
-DEF_ACTIVATION(sigmoid, clt_sigmoid, "Sigmoid")
+DEF_ACTIVATION(relu, "ReLU")
+DEF_ACTIVATION(gelu, "GELU")
+DEF_ACTIVATION(tanh, "Tanh")
+DEF_ACTIVATION(sigmoid, "Sigmoid")

@@ -321,11 +321,11 @@ static clt_status im2col(const clt_tensor *xc, geom g, int64_t n0, clt_tensor **
 }
 
 clt_status clt__conv2d(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
-                       const clt_conv2d_opts *o, clt_tensor **out, clt_tensor **cols_keep)
+                       const clt_conv2d_opts *o, clt_tensor **out, clt_tensor **cols_keep,
+                       const char *fn)
 {
     if (cols_keep)
         *cols_keep = NULL;
-    const char *fn = "clt_conv2d";
     geom g;
     clt_status st = conv_check(x, w, b, o, &g, fn);
     if (st != CLT_OK)

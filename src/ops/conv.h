@@ -20,9 +20,11 @@ extern size_t clt__conv2d_cols_limit;
 
 /* conv2d of a 4-D input; b may be NULL.  opts must not be NULL. */
 /* cols_keep (or NULL): the forward's im2col matrix, when it made one for
- * the whole batch, for the backward to reuse (NULL otherwise). */
+ * the whole batch, for the backward to reuse (NULL otherwise).  Messages
+ * name fn, the public call. */
 clt_status clt__conv2d(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
-                       const clt_conv2d_opts *opts, clt_tensor **out, clt_tensor **cols_keep);
+                       const clt_conv2d_opts *opts, clt_tensor **out, clt_tensor **cols_keep,
+                       const char *fn);
 
 /* The gradients of conv2d's input, weight and bias from g, the gradient of
  * its output; each of gx, gw, gb may be NULL to skip it.  New tensors. */

@@ -251,9 +251,9 @@ done:
     return finish(st);
 }
 
-clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, clt_tensor **out)
+clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, clt_tensor **out,
+                          const char *fn)
 {
-    const char *fn = "clt_embedding";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(weight, fn);

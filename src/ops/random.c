@@ -167,10 +167,16 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
+clt_status clt__rand_in(const char *fn, clt_generator *gen, clt_device *dev, clt_dtype dtype,
+                        int ndim, const int64_t *shape, clt_tensor **out)
+{
+    return generate(UNIFORM, gen, dev, 0, 1, dtype, ndim, shape, out, fn);
+}
+
 clt_status clt_rand(clt_generator *gen, clt_device *dev, clt_dtype dtype, int ndim,
                     const int64_t *shape, clt_tensor **out)
 {
-    return generate(UNIFORM, gen, dev, 0, 1, dtype, ndim, shape, out, "clt_rand");
+    return clt__rand_in("clt_rand", gen, dev, dtype, ndim, shape, out);
 }
 
 clt_status clt_randn(clt_generator *gen, clt_device *dev, clt_dtype dtype, int ndim,

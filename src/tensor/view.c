@@ -153,9 +153,9 @@ clt_status clt__reshape(const clt_tensor *t, int ndim, const int64_t *shape, clt
     return finish(reshape_impl(t, ndim, shape, true, out, fn));
 }
 
-clt_status clt__flatten(const clt_tensor *t, int start_dim, int end_dim, clt_tensor **out)
+clt_status clt__flatten(const clt_tensor *t, int start_dim, int end_dim, clt_tensor **out,
+                        const char *fn)
 {
-    static const char fn[] = "clt_flatten";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
