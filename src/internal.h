@@ -1009,6 +1009,8 @@ clt_status clt__pointwise_loss_bw(int kind, const clt_tensor *x, const clt_tenso
 
 /* t's accumulated gradient, borrowed, or NULL. */
 const clt_tensor *clt__grad_of(const clt_tensor *t);
+/* clt_zero_grad of a t that is not NULL, its messages naming fn. */
+clt_status clt__zero_grad(clt_tensor *t, int set_to_none, const char *fn);
 
 /* y = x @ w^T + b for a 2-D x (torch's addmm, a Linear layer), recorded as
  * one node whose backward gives w's and b's gradients together

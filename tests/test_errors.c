@@ -697,6 +697,16 @@ static clt_status run_loss(void *arg)
     return clt_cross_entropy(c->y, c->labels, NULL, &c->l);
 }
 
+static clt_status run_step(void *arg)
+{
+    return clt_optimizer_step(arg);
+}
+
+static clt_status run_zero_grad(void *arg)
+{
+    return clt_optimizer_zero_grad(arg, 0);
+}
+
 /* Bit for bit equality of two tensors' values. */
 static void same_values(const clt_tensor *a, const clt_tensor *b, const char *what)
 {
@@ -753,6 +763,29 @@ Test(errors, driver_failures_in_forward_name_the_layer, .timeout = 300)
     clt_tensor *lref = NULL;
     CHECK(clt_cross_entropy(ref.y, labels, NULL, &lref));
     same_values(c.l, lref, "the loss after the failures");
+
+    /* the optimizer's calls (its state made by a first step) */
+    clt_tensor **ps, *none = NULL;
+    size_t np;
+    clt_optimizer *opt;
+    CHECK(clt_module_parameters(f.m, &ps, &np));
+    CHECK(clt_sgd(ps, np, &(clt_sgd_opts){0.1, 0.9, 0.0, 0.0, 0}, &opt));
+    CHECK(clt_backward(c.l, NULL, 0));
+    CHECK(clt_optimizer_step(opt));
+    cr_assert_geq(driver_failures(dev, run_step, opt, &none, "clt_optimizer_step", NULL, NULL),
+                  1);
+    cr_assert_geq(driver_failures(dev, run_zero_grad, opt, &none, "clt_optimizer_zero_grad",
+                                  NULL, NULL),
+                  1);
+    clt_tensor *g0 = NULL;
+    CHECK(clt_grad(ps[0], &g0));
+    float *hg = read_f32(g0);
+    for (int64_t i = 0; i < clt_tensor_numel(g0); i++)
+        cr_assert_eq(hg[i], 0.0f, "gradient [%lld] not zeroed: %g", (long long)i, (double)hg[i]);
+    free(hg);
+    clt_tensor_free(g0);
+    clt_optimizer_free(opt);
+    clt_free(ps);
     clt_tensor *ts[] = {c.l, lref, f.y, ref.y, x, xs, labels};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
         clt_tensor_free(ts[i]);

@@ -307,6 +307,11 @@ clt_status clt_grad(const clt_tensor *t, clt_tensor **out)
 clt_status clt_zero_grad(clt_tensor *t, int set_to_none)
 {
     CLT__REQUIRE_ARG(t, "clt_zero_grad");
+    return clt__zero_grad(t, set_to_none, "clt_zero_grad");
+}
+
+clt_status clt__zero_grad(clt_tensor *t, int set_to_none, const char *fn)
+{
     clt__meta *m = meta_of(t);
     if (m == NULL || m->grad == NULL)
         return clt__ok();
@@ -316,7 +321,7 @@ clt_status clt_zero_grad(clt_tensor *t, int set_to_none)
         return clt__ok();
     }
     clt_status st = clt__fill_value(m->grad, 0.0);
-    return st == CLT_OK ? clt__ok() : st;
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
 }
 
 const clt_tensor *clt__grad_of(const clt_tensor *t)

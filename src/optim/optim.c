@@ -427,7 +427,7 @@ clt_status clt_optimizer_step(clt_optimizer *opt)
     CLT__REQUIRE_ARG(opt, "clt_optimizer_step");
     clt_status st = step_ready(opt);
     if (st != CLT_OK)
-        return st;
+        return clt__error_in(st, "clt_optimizer_step");
     /* A step the driver stopped part-way is finished by the next one, from
      * the parameter it stopped at, so that none is updated twice. */
     for (size_t i = opt->resume; i < opt->n; i++) {
@@ -437,8 +437,9 @@ clt_status clt_optimizer_step(clt_optimizer *opt)
         st = step_one(opt, i, g);
         if (st != CLT_OK) {
             char note[320];
+            clt__error_in(st, "clt_optimizer_step");
             snprintf(note, sizeof note,
-                     " (clt_optimizer_step: the driver failed at parameter %zu of %zu: the "
+                     " (the driver failed at parameter %zu of %zu: the "
                      "parameters before it were updated, it and those after it were not, and "
                      "the step was not counted; the next clt_optimizer_step finishes this "
                      "step from parameter %zu)",
@@ -457,7 +458,7 @@ clt_status clt_optimizer_zero_grad(clt_optimizer *opt, int set_to_none)
 {
     CLT__REQUIRE_ARG(opt, "clt_optimizer_zero_grad");
     for (size_t i = 0; i < opt->n; i++) {
-        clt_status st = clt_zero_grad(opt->params[i], set_to_none);
+        clt_status st = clt__zero_grad(opt->params[i], set_to_none, "clt_optimizer_zero_grad");
         if (st != CLT_OK)
             return st;
     }
