@@ -200,7 +200,7 @@ clt_status clt_module_forward(clt_module *m, const clt_tensor *x, clt_tensor **o
     if (st != CLT_OK) {
         clt_tensor_free(*out);
         *out = NULL;
-        /* the layers compute with public ops: the message names the call */
+        /* a layer names itself ("LayerNorm: ..."); the call goes first */
         return fwd.depth == 0 ? clt__error_in(st, "clt_module_forward") : st;
     }
     return clt__ok();
