@@ -1,5 +1,7 @@
 /* test_errors.c: every error path returns a status, leaves a message that
  * names what went wrong, and leaves the operands as they were. */
+#include <stdio.h>
+
 #include "helpers.h"
 #include "internal.h"
 
