@@ -797,6 +797,48 @@ Test(io, optimizer_load_is_strict)
     clt_module_free(wide);
 }
 
+long clt__driver_refuse_at(long pass); /* src/device/fault.c */
+
+/* A step the driver stopped part-way leaves some parameters updated and
+ * others not: saving then is refused, until a step finishes it. */
+Test(io, optimizer_save_refuses_a_step_stopped_part_way)
+{
+    clt_device *dev = get_device("cpu");
+    clt_module *m = mlp(dev, 1, 3, 2, 1);
+    clt_optimizer *opt = optimizer_of(m, 1);
+    train_steps(m, opt, 1); /* builds the kernels */
+    bool stopped = false;
+    for (long pass = 0; pass < 400 && !stopped; pass++) {
+        clt_tensor *x, *out, *loss;
+        CHECK(clt_ones(dev, CLT_FLOAT32, 2, (int64_t[]){2, 4}, &x));
+        CHECK(clt_optimizer_zero_grad(opt, 1));
+        CHECK(clt_module_forward(m, x, &out));
+        CHECK(clt_sum(out, &loss));
+        CHECK(clt_backward(loss, NULL, 0));
+        clt__driver_refuse_at(pass);
+        clt_status st = clt_optimizer_step(opt);
+        clt__driver_refuse_at(-1);
+        if (st != CLT_OK && strstr(clt_last_error(), "failed at parameter ") &&
+            !strstr(clt_last_error(), "failed at parameter 0 ")) {
+            stopped = true;
+            st = clt_optimizer_save(opt, tpath("o.safetensors"));
+            cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s", clt_status_name(st));
+            cr_assert(strstr(clt_last_error(), "clt_optimizer_save: a step that the driver "
+                                               "stopped part-way is not finished"),
+                      "%s", clt_last_error());
+            cr_assert(access(tpath("o.safetensors"), F_OK) != 0, "a file was written");
+            CHECK(clt_optimizer_step(opt));
+            CHECK(clt_optimizer_save(opt, tpath("o.safetensors")));
+        }
+        clt_tensor_free(x);
+        clt_tensor_free(out);
+        clt_tensor_free(loss);
+    }
+    cr_assert(stopped, "no driver call stopped a step after its first parameter");
+    clt_optimizer_free(opt);
+    clt_module_free(m);
+}
+
 Test(io, npy_round_trip_every_dtype)
 {
     clt_device *dev = get_device("cpu");

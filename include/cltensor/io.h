@@ -120,7 +120,9 @@ CLT_API clt_status clt_module_load(clt_module *m, const char *path);
  * comes back exact (NumPy: np.int64(v).view(np.float64)).  The other
  * settings (momentum, betas, weight decay, ...) are not saved: they are
  * the optimizer's the file is loaded into.  Save the model with
- * clt_module_save beside it. */
+ * clt_module_save beside it.  An optimizer whose last step the driver
+ * stopped part-way (optim.h) is refused (CLT_ERR_INVALID_ARGUMENT) until
+ * a clt_optimizer_step finishes that step. */
 CLT_API clt_status clt_optimizer_save(const clt_optimizer *opt, const char *path);
 
 /* Loads a file written by clt_optimizer_save into opt, an optimizer of the

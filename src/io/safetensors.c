@@ -777,6 +777,10 @@ clt_status clt_optimizer_save(const clt_optimizer *opt, const char *path)
     clt_named_tensor *arr = NULL;
     size_t n = 0;
     clt_status st;
+    if (clt__optimizer_stopped(opt))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: a step that the driver stopped part-way is not finished: call "
+                          "clt_optimizer_step again before saving", fn);
     int64_t *counts = optimizer_counts(opt, fn);
     if (counts == NULL)
         return clt_last_status();

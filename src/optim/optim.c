@@ -532,6 +532,11 @@ const int64_t *clt__optimizer_updates(const clt_optimizer *o)
     return o->updates;
 }
 
+bool clt__optimizer_stopped(const clt_optimizer *o)
+{
+    return o->resume != 0;
+}
+
 void clt__optimizer_restore(clt_optimizer *o, const int64_t *updates, int64_t steps, double lr)
 {
     memcpy(o->updates, updates, o->n * sizeof *updates);

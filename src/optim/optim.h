@@ -21,6 +21,9 @@ clt_status clt__optimizer_state(const clt_optimizer *o, size_t extra, clt_named_
 size_t clt__optimizer_size(const clt_optimizer *o);
 clt_tensor *clt__optimizer_param(const clt_optimizer *o, size_t i);
 const int64_t *clt__optimizer_updates(const clt_optimizer *o);
+/* Non-zero while a step the driver stopped part-way waits to be finished
+ * by the next clt_optimizer_step. */
+bool clt__optimizer_stopped(const clt_optimizer *o);
 
 /* Sets the counts and the learning rate a checkpoint holds; cannot fail
  * (the caller has checked them). */
