@@ -646,6 +646,199 @@ Test(io, module_load_is_strict)
 
 /* ---- .npy --------------------------------------------------------------------------------- */
 
+/* k steps of m on a fixed batch under mse loss. */
+static void train_steps(clt_module *m, clt_optimizer *opt, int k)
+{
+    clt_device *dev = clt_module_device(m);
+    float xv[8] = {0.5f, -1, 2, 0.25f, -0.75f, 1.5f, 0.1f, -2}, yv[4] = {1, -1, 0.5f, 2};
+    clt_tensor *x, *y;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){2, 4}, xv, &x));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){2, 2}, yv, &y));
+    for (int i = 0; i < k; i++) {
+        clt_tensor *out, *loss;
+        CHECK(clt_optimizer_zero_grad(opt, 1));
+        CHECK(clt_module_forward(m, x, &out));
+        CHECK(clt_mse_loss(out, y, CLT_REDUCTION_MEAN, &loss));
+        CHECK(clt_backward(loss, NULL, 0));
+        CHECK(clt_optimizer_step(opt));
+        clt_tensor_free(out);
+        clt_tensor_free(loss);
+    }
+    clt_tensor_free(x);
+    clt_tensor_free(y);
+}
+
+static clt_optimizer *optimizer_of(clt_module *m, int adam)
+{
+    clt_tensor **params;
+    size_t n;
+    clt_optimizer *opt;
+    CHECK(clt_module_parameters(m, &params, &n));
+    if (adam) {
+        clt_adam_opts o = CLT_ADAMW_DEFAULTS;
+        o.lr = 0.05;
+        o.amsgrad = 1;
+        CHECK(clt_adamw(params, n, &o, &opt));
+    } else {
+        clt_sgd_opts o = CLT_SGD_DEFAULTS;
+        o.lr = 0.05;
+        o.momentum = 0.9;
+        o.weight_decay = 0.01;
+        o.nesterov = 1;
+        CHECK(clt_sgd(params, n, &o, &opt));
+    }
+    clt_free(params);
+    return opt;
+}
+
+/* A run stopped after 3 steps, saved, loaded into a fresh model and
+ * optimizer and continued for 3 more ends with the bits of 6 steps
+ * uninterrupted; continuing with a fresh optimizer does not. */
+Test(io, optimizer_checkpoint_resumes_bit_for_bit)
+{
+    clt_device *dev = get_device("cpu");
+    for (int adam = 0; adam <= 1; adam++) {
+        clt_module *ref = mlp(dev, 1, 3, 2, 1);
+        clt_optimizer *ref_opt = optimizer_of(ref, adam);
+        train_steps(ref, ref_opt, 3);
+        CHECK(clt_optimizer_set_lr(ref_opt, 0.037)); /* as a schedule would */
+        CHECK(clt_module_save(ref, tpath("m.safetensors")));
+        CHECK(clt_optimizer_save(ref_opt, tpath("o.safetensors")));
+        train_steps(ref, ref_opt, 3);
+        size_t nr, nb, nc;
+        unsigned char *want = state_bytes(ref, &nr);
+
+        clt_module *m = mlp(dev, 7, 3, 2, 1), *fresh = mlp(dev, 7, 3, 2, 1);
+        clt_optimizer *opt = optimizer_of(m, adam), *fresh_opt = optimizer_of(fresh, adam);
+        CHECK(clt_module_load(m, tpath("m.safetensors")));
+        CHECK(clt_optimizer_load(opt, tpath("o.safetensors")));
+        cr_assert_eq(clt_optimizer_steps(opt), 3);
+        cr_assert_eq(clt_optimizer_lr(opt), 0.037);
+        train_steps(m, opt, 3);
+        cr_assert_eq(clt_optimizer_steps(opt), 6);
+        unsigned char *got = state_bytes(m, &nb);
+        cr_assert(nb == nr && memcmp(got, want, nr) == 0,
+                  "adam %d: the resumed run differs from the uninterrupted one", adam);
+
+        CHECK(clt_module_load(fresh, tpath("m.safetensors")));
+        CHECK(clt_optimizer_set_lr(fresh_opt, 0.037));
+        train_steps(fresh, fresh_opt, 3);
+        unsigned char *control = state_bytes(fresh, &nc);
+        cr_assert(memcmp(control, want, nr) != 0, "adam %d: the state made no difference", adam);
+
+        /* the file holds the state under PyTorch's names, and the counts */
+        clt_named_tensor *out;
+        size_t n;
+        CHECK(clt_load_safetensors(tpath("o.safetensors"), dev, &out, &n));
+        cr_assert_eq(n, adam ? 3 * 4 + 3 : 4 + 3);
+        cr_assert_str_eq(out[0].name, "lr_bits");
+        cr_assert_str_eq(out[1].name, adam ? "state.0.exp_avg" : "state.0.momentum_buffer");
+        cr_assert_str_eq(out[n - 1].name, "steps");
+        int64_t counts[4], lr_bits, steps;
+        double lr;
+        CHECK(clt_tensor_read(out[n - 2].tensor, counts, sizeof counts));
+        CHECK(clt_tensor_read(out[n - 1].tensor, &steps, sizeof steps));
+        CHECK(clt_tensor_read(out[0].tensor, &lr_bits, sizeof lr_bits));
+        memcpy(&lr, &lr_bits, sizeof lr);
+        cr_assert(counts[0] == 3 && counts[3] == 3 && steps == 3 && lr == 0.037);
+        clt_named_tensors_free(out, n);
+
+        free(want);
+        free(got);
+        free(control);
+        clt_optimizer_free(ref_opt);
+        clt_optimizer_free(opt);
+        clt_optimizer_free(fresh_opt);
+        clt_module_free(ref);
+        clt_module_free(m);
+        clt_module_free(fresh);
+    }
+}
+
+/* Loading `path` into opt must fail with `needle` and change nothing. */
+static void optimizer_load_refused(clt_optimizer *opt, const char *path, const char *needle)
+{
+    double lr = clt_optimizer_lr(opt);
+    int64_t steps = clt_optimizer_steps(opt);
+    clt_status st = clt_optimizer_load(opt, path);
+    cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s: %s", clt_status_name(st), clt_last_error());
+    cr_assert(strstr(clt_last_error(), needle), "message without '%s': %s", needle,
+              clt_last_error());
+    cr_assert(strstr(clt_last_error(), "clt_optimizer_load"), "%s", clt_last_error());
+    cr_assert(clt_optimizer_lr(opt) == lr && clt_optimizer_steps(opt) == steps);
+}
+
+Test(io, optimizer_load_is_strict)
+{
+    clt_device *dev = get_device("cpu");
+    clt_module *m = mlp(dev, 1, 3, 2, 1), *wide = mlp(dev, 1, 5, 2, 1);
+    clt_optimizer *sgd = optimizer_of(m, 0), *adam = optimizer_of(m, 1);
+    clt_optimizer *wide_sgd = optimizer_of(wide, 0);
+    train_steps(m, sgd, 2);
+    CHECK(clt_optimizer_save(sgd, tpath("sgd.safetensors")));
+    optimizer_load_refused(adam, tpath("sgd.safetensors"),
+                           "missing key(s) in state: state.0.exp_avg");
+    optimizer_load_refused(wide_sgd, tpath("sgd.safetensors"),
+                           "size mismatch for state.0.momentum_buffer");
+    /* a negative count is refused before anything changes */
+    clt_named_tensor *out;
+    size_t n;
+    CHECK(clt_load_safetensors(tpath("sgd.safetensors"), dev, &out, &n));
+    CHECK(clt_fill_(out[n - 1].tensor, -1));
+    CHECK(clt_save_safetensors(tpath("bad.safetensors"), out, n));
+    clt_named_tensors_free(out, n);
+    optimizer_load_refused(sgd, tpath("bad.safetensors"), "steps is negative");
+    cr_assert_eq(clt_optimizer_save(NULL, tpath("x")), CLT_ERR_NULL_ARGUMENT);
+    cr_assert_eq(clt_optimizer_load(sgd, NULL), CLT_ERR_NULL_ARGUMENT);
+    clt_optimizer_free(sgd);
+    clt_optimizer_free(adam);
+    clt_optimizer_free(wide_sgd);
+    clt_module_free(m);
+    clt_module_free(wide);
+}
+
+long clt__driver_refuse_at(long pass); /* src/device/fault.c */
+
+/* A step the driver stopped part-way leaves some parameters updated and
+ * others not: saving then is refused, until a step finishes it. */
+Test(io, optimizer_save_refuses_a_step_stopped_part_way)
+{
+    clt_device *dev = get_device("cpu");
+    clt_module *m = mlp(dev, 1, 3, 2, 1);
+    clt_optimizer *opt = optimizer_of(m, 1);
+    train_steps(m, opt, 1); /* builds the kernels */
+    bool stopped = false;
+    for (long pass = 0; pass < 400 && !stopped; pass++) {
+        clt_tensor *x, *out, *loss;
+        CHECK(clt_ones(dev, CLT_FLOAT32, 2, (int64_t[]){2, 4}, &x));
+        CHECK(clt_optimizer_zero_grad(opt, 1));
+        CHECK(clt_module_forward(m, x, &out));
+        CHECK(clt_sum(out, &loss));
+        CHECK(clt_backward(loss, NULL, 0));
+        clt__driver_refuse_at(pass);
+        clt_status st = clt_optimizer_step(opt);
+        clt__driver_refuse_at(-1);
+        if (st != CLT_OK && strstr(clt_last_error(), "failed at parameter ") &&
+            !strstr(clt_last_error(), "failed at parameter 0 ")) {
+            stopped = true;
+            st = clt_optimizer_save(opt, tpath("o.safetensors"));
+            cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s", clt_status_name(st));
+            cr_assert(strstr(clt_last_error(), "clt_optimizer_save: a step that the driver "
+                                               "stopped part-way is not finished"),
+                      "%s", clt_last_error());
+            cr_assert(access(tpath("o.safetensors"), F_OK) != 0, "a file was written");
+            CHECK(clt_optimizer_step(opt));
+            CHECK(clt_optimizer_save(opt, tpath("o.safetensors")));
+        }
+        clt_tensor_free(x);
+        clt_tensor_free(out);
+        clt_tensor_free(loss);
+    }
+    cr_assert(stopped, "no driver call stopped a step after its first parameter");
+    clt_optimizer_free(opt);
+    clt_module_free(m);
+}
+
 Test(io, npy_round_trip_every_dtype)
 {
     clt_device *dev = get_device("cpu");

@@ -1,6 +1,8 @@
 /* test_matmul.c: clt_matmul against a double-precision host torch.matmul:
  * 2-D, batched with broadcast, 1-D operands, transposed and other strided
  * views, float64, both GEMM backends, and the error cases. */
+#include <stdio.h>
+
 #include "helpers.h"
 #include "internal.h"
 

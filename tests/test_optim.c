@@ -1,6 +1,8 @@
 /* test_optim.c: SGD, Adam and AdamW against host implementations of
  * PyTorch's update rules written here, clip_grad_norm, the schedules,
  * errors, and a training step that allocates nothing after the first. */
+#include <stdio.h>
+
 #include "helpers.h"
 
 enum { N = 7, STEPS = 4 };

@@ -43,6 +43,7 @@
 #define CLTENSOR_IO_H
 
 #include <cltensor/nn.h>
+#include <cltensor/optim.h>
 #include <cltensor/tensor.h>
 
 #ifdef __cplusplus
@@ -105,6 +106,39 @@ CLT_API clt_status clt_module_save(const clt_module *m, const char *path);
  * before still hold them; parameters keep requires_grad; gradients are
  * left alone). */
 CLT_API clt_status clt_module_load(clt_module *m, const char *path);
+
+/* ---- optimizers ------------------------------------------------------------------ */
+
+/* Saves opt's state, as torch.save(optimizer.state_dict()), as a
+ * safetensors file: each parameter's state under PyTorch's names,
+ * "state.<i>.momentum_buffer" (SGD with momentum), "state.<i>.exp_avg",
+ * "state.<i>.exp_avg_sq" and, with amsgrad, "state.<i>.max_exp_avg_sq"
+ * (Adam, AdamW), i the parameter's position in the list the optimizer was
+ * made with; "step", int64 [n], the updates of each parameter
+ * (state[p]['step']); "steps", int64, clt_optimizer_steps; and "lr_bits",
+ * the learning rate's IEEE-754 binary64 bits as an int64, so that it
+ * comes back exact (NumPy: np.int64(v).view(np.float64)).  The other
+ * settings (momentum, betas, weight decay, ...) are not saved: they are
+ * the optimizer's the file is loaded into.  Save the model with
+ * clt_module_save beside it.  An optimizer whose last step the driver
+ * stopped part-way (optim.h) is refused (CLT_ERR_INVALID_ARGUMENT) until
+ * a clt_optimizer_step finishes that step. */
+CLT_API clt_status clt_optimizer_save(const clt_optimizer *opt, const char *path);
+
+/* Loads a file written by clt_optimizer_save into opt, an optimizer of the
+ * same kind over parameters of the same shapes and dtypes in the same
+ * order (a fresh one, or one that has stepped: its state is replaced),
+ * strictly, as clt_module_load: a name missing or unexpected (an SGD
+ * checkpoint loaded into Adam, amsgrad into one without), a shape or dtype
+ * that differs, or a negative count or invalid learning rate is
+ * CLT_ERR_INVALID_ARGUMENT naming it, and opt is left as it was.  The
+ * state is copied into opt's tensors on their devices; the counts and the
+ * learning rate are set, so that the steps after it give the bits an
+ * uninterrupted run gives.  Adam's and AdamW's files hold the same names:
+ * one loads into the other.  A schedule (clt_step_lr, clt_cosine_lr) keeps
+ * its own epoch and is not saved: after loading, make it anew and step it
+ * as many times as before (it then sets the same rate). */
+CLT_API clt_status clt_optimizer_load(clt_optimizer *opt, const char *path);
 
 /* ---- NumPy .npy ----------------------------------------------------------------- */
 

@@ -8,6 +8,9 @@
  * parameter tensor and PyTorch's formulas and defaults; after the first
  * step it allocates nothing.  It records nothing for autograd and waits for
  * nothing.
+ *
+ * Checkpoints (optimizer.state_dict(), load_state_dict()): clt_optimizer_save
+ * and clt_optimizer_load in <cltensor/io.h>.
  */
 #ifndef CLTENSOR_OPTIM_H
 #define CLTENSOR_OPTIM_H

@@ -2,11 +2,13 @@
  * length, a JSON header, raw little-endian data): saving named tensors,
  * loading them onto a device, and a model's state saved and loaded
  * strictly, as PyTorch's state_dict. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "io/io.h"
+#include "optim/optim.h"
 
 /* The reference implementation refuses headers above 100 MB. */
 #define MAX_HEADER 100000000u
@@ -659,6 +661,34 @@ done:
     return st;
 }
 
+/* Uploads the n values the file holds for state (matched by check_state),
+ * then copies each into its tensor: every value is on its device before
+ * the first tensor changes. */
+static clt_status load_into(const st_file *sf, const clt_named_tensor *state, size_t n,
+                            const entry **match)
+{
+    clt_status st = CLT_OK;
+    clt_tensor **fresh = clt__calloc(n ? n : 1, sizeof *fresh);
+    if (fresh == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", sf->fn);
+    for (size_t k = 0; k < n; k++) {
+        CLT__TRY(st_upload(sf, match[k], state[k].tensor->dev, &fresh[k]));
+        clt__scope_disown(fresh[k]);
+    }
+    for (size_t k = 0; k < n; k++) {
+        st = clt__copy_into(state[k].tensor, fresh[k], sf->fn);
+        if (st != CLT_OK)
+            CLT__TRY(clt__error_prefix(st, "%s: %s: copying into %s (the tensors before it "
+                                       "were loaded)", sf->fn, sf->path, state[k].name));
+        clt__version_bump(state[k].tensor);
+    }
+done:
+    for (size_t k = 0; k < n; k++)
+        clt_tensor_free(fresh[k]);
+    free(fresh);
+    return st;
+}
+
 clt_status clt_module_load(clt_module *m, const char *path)
 {
     const char *fn = "clt_module_load";
@@ -667,35 +697,142 @@ clt_status clt_module_load(clt_module *m, const char *path)
     clt_named_tensor *state = NULL;
     size_t n = 0;
     const entry **match = NULL;
-    clt_tensor **fresh = NULL;
     st_file sf;
     clt_status st = st_open(path, fn, &sf);
     if (st != CLT_OK)
         return st;
     CLT__TRY(clt_module_state(m, &state, &n));
     match = clt__calloc(n ? n : 1, sizeof *match);
-    fresh = clt__calloc(n ? n : 1, sizeof *fresh);
-    if (match == NULL || fresh == NULL)
+    if (match == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
     CLT__TRY(check_state(&sf, state, n, match));
-    /* Every value is on its device before the first tensor of m changes. */
-    for (size_t k = 0; k < n; k++) {
-        CLT__TRY(st_upload(&sf, match[k], state[k].tensor->dev, &fresh[k]));
-        clt__scope_disown(fresh[k]);
-    }
-    for (size_t k = 0; k < n; k++) {
-        st = clt__copy_into(state[k].tensor, fresh[k], fn);
-        if (st != CLT_OK)
-            CLT__TRY(clt__error_prefix(st, "%s: %s: copying into %s (the tensors before it "
-                                       "were loaded)", fn, path, state[k].name));
-        clt__version_bump(state[k].tensor);
-    }
+    CLT__TRY(load_into(&sf, state, n, match));
 done:
-    for (size_t k = 0; fresh && k < n; k++)
-        clt_tensor_free(fresh[k]);
-    free(fresh);
     free(match);
     free(state);
+    st_close(&sf);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* ---- optimizers ------------------------------------------------------------------------ */
+
+/* An optimizer's checkpoint: its state tensors, then three int64 entries
+ * made from its counts (the last three of the `extra` slots of
+ * clt__optimizer_state's block). */
+enum { OPT_STEP, OPT_STEPS, OPT_LR, OPT_EXTRA };
+static const char *const opt_extra_names[OPT_EXTRA] = {"step", "steps", "lr_bits"};
+
+static clt_status optimizer_entries(const clt_optimizer *opt, const int64_t *values,
+                                    clt_named_tensor **arr, size_t *n, const char *fn)
+{
+    clt_status st = clt__optimizer_state(opt, OPT_EXTRA, arr, n, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_device *dev = clt__optimizer_param(opt, 0)->dev;
+    int64_t np = (int64_t)clt__optimizer_size(opt);
+    for (int k = 0; k < OPT_EXTRA && st == CLT_OK; k++) {
+        clt_named_tensor *e = &(*arr)[*n + k];
+        e->name = opt_extra_names[k];
+        st = k == OPT_STEP ? clt_tensor_from_host(dev, CLT_INT64, 1, &np, values, &e->tensor)
+                           : clt_tensor_from_host(dev, CLT_INT64, 0, NULL, &values[np + k - 1],
+                                                  &e->tensor);
+        if (st == CLT_OK)
+            clt__scope_disown(e->tensor);
+        else
+            clt__error_in(st, fn);
+    }
+    *n += OPT_EXTRA;
+    return st;
+}
+
+static void optimizer_entries_free(clt_named_tensor *arr, size_t n)
+{
+    for (size_t k = n >= OPT_EXTRA ? n - OPT_EXTRA : n; arr && k < n; k++)
+        clt_tensor_free(arr[k].tensor);
+    free(arr);
+}
+
+/* The counts as optimizer_entries takes them: the updates of each
+ * parameter, the steps, the learning rate's bits. */
+static int64_t *optimizer_counts(const clt_optimizer *opt, const char *fn)
+{
+    size_t np = clt__optimizer_size(opt);
+    int64_t *v = clt__calloc(np + 2, sizeof *v);
+    if (v == NULL) {
+        clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        return NULL;
+    }
+    memcpy(v, clt__optimizer_updates(opt), np * sizeof *v);
+    v[np] = clt_optimizer_steps(opt);
+    double lr = clt_optimizer_lr(opt);
+    memcpy(&v[np + 1], &lr, sizeof lr);
+    return v;
+}
+
+clt_status clt_optimizer_save(const clt_optimizer *opt, const char *path)
+{
+    const char *fn = "clt_optimizer_save";
+    CLT__REQUIRE_ARG(opt, fn);
+    CLT__REQUIRE_ARG(path, fn);
+    clt_named_tensor *arr = NULL;
+    size_t n = 0;
+    clt_status st;
+    if (clt__optimizer_stopped(opt))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: a step that the driver stopped part-way is not finished: call "
+                          "clt_optimizer_step again before saving", fn);
+    int64_t *counts = optimizer_counts(opt, fn);
+    if (counts == NULL)
+        return clt_last_status();
+    CLT__TRY(optimizer_entries(opt, counts, &arr, &n, fn));
+    CLT__TRY(save(path, arr, n, fn, __builtin_return_address(0)));
+done:
+    optimizer_entries_free(arr, n);
+    free(counts);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
+{
+    const char *fn = "clt_optimizer_load";
+    CLT__REQUIRE_ARG(opt, fn);
+    CLT__REQUIRE_ARG(path, fn);
+    clt_named_tensor *arr = NULL;
+    size_t n = 0, np = clt__optimizer_size(opt);
+    const entry **match = NULL;
+    int64_t *counts = NULL, *values[OPT_EXTRA] = {NULL};
+    double lr;
+    st_file sf;
+    clt_status st = st_open(path, fn, &sf);
+    if (st != CLT_OK)
+        return st;
+    counts = optimizer_counts(opt, fn); /* placeholders with the shapes to check */
+    if (counts == NULL)
+        CLT__TRY(clt_last_status());
+    CLT__TRY(optimizer_entries(opt, counts, &arr, &n, fn));
+    match = clt__calloc(n, sizeof *match);
+    if (match == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    CLT__TRY(check_state(&sf, arr, n, match));
+    for (int k = 0; k < OPT_EXTRA; k++)
+        CLT__TRY(st_read(&sf, match[n - OPT_EXTRA + k], (void **)&values[k]));
+    memcpy(&lr, values[OPT_LR], sizeof lr);
+    for (size_t i = 0; i < np; i++)
+        if (values[OPT_STEP][i] < 0)
+            CLT__TRY(bad(&sf, "step of parameter %zu is negative: %lld", i,
+                         (long long)values[OPT_STEP][i]));
+    if (values[OPT_STEPS][0] < 0)
+        CLT__TRY(bad(&sf, "steps is negative: %lld", (long long)values[OPT_STEPS][0]));
+    if (!(lr >= 0.0) || isinf(lr))
+        CLT__TRY(bad(&sf, "lr_bits holds no valid learning rate: %g", lr));
+    CLT__TRY(load_into(&sf, arr, n - OPT_EXTRA, match));
+    clt__optimizer_restore(opt, values[OPT_STEP], values[OPT_STEPS][0], lr);
+done:
+    for (int k = 0; k < OPT_EXTRA; k++)
+        free(values[k]);
+    free(match);
+    optimizer_entries_free(arr, n);
+    free(counts);
     st_close(&sf);
     return st == CLT_OK ? clt__ok() : st;
 }

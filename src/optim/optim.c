@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "optim/optim.h"
 
 typedef enum kind { SGD, ADAM, ADAMW } kind;
 
@@ -483,6 +483,67 @@ clt_status clt_optimizer_set_lr(clt_optimizer *opt, double lr)
 int64_t clt_optimizer_steps(const clt_optimizer *opt)
 {
     return opt ? opt->steps : 0;
+}
+
+/* ---- state for checkpoints (src/io) -------------------------------------------- */
+
+static const char *const state_names[2][NSTATE] = {
+    {"momentum_buffer", NULL, NULL}, {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"}};
+
+clt_status clt__optimizer_state(const clt_optimizer *o, size_t extra, clt_named_tensor **out,
+                                size_t *n, const char *fn)
+{
+    const char *const *names = state_names[o->kind != SGD];
+    size_t count = 0, bytes = 0;
+    for (size_t i = 0; i < o->n; i++)
+        for (int k = 0; k < NSTATE; k++)
+            if (o->state[k][i]) {
+                count++;
+                bytes += (size_t)snprintf(NULL, 0, "state.%zu.%s", i, names[k]) + 1;
+            }
+    clt_named_tensor *arr = clt__calloc(1, (count + extra) * sizeof *arr + bytes + 1);
+    if (arr == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    char *text = (char *)(arr + count + extra);
+    size_t m = 0;
+    for (size_t i = 0; i < o->n; i++)
+        for (int k = 0; k < NSTATE; k++)
+            if (o->state[k][i]) {
+                arr[m].name = text;
+                arr[m++].tensor = o->state[k][i];
+                text += sprintf(text, "state.%zu.%s", i, names[k]) + 1;
+            }
+    *out = arr;
+    *n = count;
+    return CLT_OK;
+}
+
+size_t clt__optimizer_size(const clt_optimizer *o)
+{
+    return o->n;
+}
+
+clt_tensor *clt__optimizer_param(const clt_optimizer *o, size_t i)
+{
+    return o->params[i];
+}
+
+const int64_t *clt__optimizer_updates(const clt_optimizer *o)
+{
+    return o->updates;
+}
+
+bool clt__optimizer_stopped(const clt_optimizer *o)
+{
+    return o->resume != 0;
+}
+
+void clt__optimizer_restore(clt_optimizer *o, const int64_t *updates, int64_t steps, double lr)
+{
+    memcpy(o->updates, updates, o->n * sizeof *updates);
+    o->steps = steps;
+    o->lr = lr;
+    o->resume = 0;
 }
 
 /* ---- clip_grad_norm ---------------------------------------------------------------- */
