@@ -679,6 +679,23 @@ Test(io, module_load_is_strict)
     }
     clt_tensor_free(d64);
 
+    /* thousands of unexpected names: the message lists the first ones */
+    {
+        char *h = malloc(3000 * 64 + 16);
+        size_t hl = (size_t)sprintf(h, "{");
+        for (int k = 0; k < 3000; k++)
+            hl += (size_t)sprintf(h + hl, "%s\"x%04d\":{\"dtype\":\"U8\",\"shape\":[0],"
+                                  "\"data_offsets\":[0,0]}", k ? "," : "", k);
+        strcpy(h + hl, "}");
+        write_st(tpath("many.safetensors"), h, 0);
+        free(h);
+        load_refused(b, tpath("many.safetensors"), CLT_ERR_INVALID_ARGUMENT,
+                     "unexpected key(s) in state: x0000, x0001, x0002");
+        cr_assert_eq(clt_module_load(b, tpath("many.safetensors")), CLT_ERR_INVALID_ARGUMENT);
+        cr_assert(strstr(clt_last_error(), ", ...") && strlen(clt_last_error()) < 1000, "%s",
+                  clt_last_error());
+    }
+
     /* a truncated or missing checkpoint */
     size_t fl;
     unsigned char *bytes = read_file(p, &fl);

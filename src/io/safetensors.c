@@ -622,13 +622,24 @@ static const entry *find(const st_file *sf, const char *name)
     return NULL;
 }
 
+/* Adds name to a comma-separated list for a message (which holds 768
+ * bytes, both lists included): a list of a million names from a file
+ * stops at "..." rather than take as much memory as the header. */
+static void list_name(clt__strbuf *sb, const char *name)
+{
+    char q[160];
+    if (sb->len < 500)
+        clt__sb_printf(sb, "%s%s", sb->len ? ", " : "", QUOTE(q, name));
+    else if (sb->data[sb->len - 1] != '.')
+        clt__sb_printf(sb, ", ...");
+}
+
 /* load_state_dict(strict=True)'s checks: missing and unexpected names
  * (all of them listed), then the first dtype or shape that differs. */
 static clt_status check_state(const st_file *sf, const clt_named_tensor *state, size_t n,
                               const entry **match)
 {
     clt__strbuf missing = {0}, unexpected = {0};
-    char q[160];
     bool *used = clt__calloc(sf->n ? sf->n : 1, sizeof *used);
     clt_status st = CLT_OK;
     if (used == NULL)
@@ -636,14 +647,13 @@ static clt_status check_state(const st_file *sf, const clt_named_tensor *state, 
     for (size_t k = 0; k < n; k++) {
         match[k] = find(sf, state[k].name);
         if (match[k] == NULL)
-            clt__sb_printf(&missing, "%s%s", missing.len ? ", " : "", state[k].name);
+            list_name(&missing, state[k].name);
         else
             used[match[k] - sf->e] = true;
     }
     for (size_t k = 0; k < sf->n; k++)
         if (!used[k])
-            clt__sb_printf(&unexpected, "%s%s", unexpected.len ? ", " : "",
-                           QUOTE(q, sf->e[k].name));
+            list_name(&unexpected, sf->e[k].name);
     if (missing.len || unexpected.len) {
         st = bad(sf, "%s%s%s%s%s", missing.len ? "missing key(s) in state: " : "",
                  missing.len ? missing.data : "", missing.len && unexpected.len ? "; " : "",
