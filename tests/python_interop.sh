@@ -118,9 +118,14 @@ for name, a, needle in [
     ("int8", np.arange(3, dtype="i1"), "not supported"),
     ("complex", np.arange(3, dtype="<c8"), "not supported"),
     ("structured", np.zeros(3, dtype=[("a", "<f4")]), "structured"),
+    ("npz", None, "zip archive"),
 ]:
     src = f"{tmp}/{name}.npy"
-    np.save(src, a)
+    if a is None:
+        with open(src, "wb") as f:
+            np.savez(f, a=np.arange(3))
+    else:
+        np.save(src, a)
     r = run("npy", src, f"{tmp}/{name}.out.npy")
     if r.returncode != 1 or needle not in r.stderr:
         failures.append(f"npy {name}: expected a refusal naming '{needle}', got "

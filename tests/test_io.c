@@ -375,6 +375,16 @@ Test(io, safetensors_bad_headers)
         free(b);
     }
     refused(dev, p, "element 2 holds the byte 2");
+    /* files often taken for safetensors: torch.save's zip and pickle, .npy */
+    {
+        unsigned char zip[64] = "PK\x03\x04\x14\x00\x00\x00", pickle[64] = "\x80\x02\x8a\x0al\xfc";
+        write_file(p, zip, sizeof zip);
+        refused(dev, p, "a zip archive (torch.save's format");
+        write_file(p, pickle, sizeof pickle);
+        refused(dev, p, "a Python pickle");
+        write_file(p, "\x93NUMPY\x01\x00v\x00{'descr': '<f4', ", 30);
+        refused(dev, p, "a .npy file, not a safetensors file");
+    }
     /* a header length that is not one */
     unsigned char big[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, '{', '}'};
     write_file(p, big, sizeof big);
@@ -879,6 +889,9 @@ Test(io, npy_bad_files)
     write_file(p, buf, n);
     npy_refused(dev, p, CLT_ERR_INVALID_ARGUMENT, "version 4.0");
     memcpy(buf, "PK\x03\x04", 4);
+    write_file(p, buf, n);
+    npy_refused(dev, p, CLT_ERR_INVALID_ARGUMENT, "not a .npy file but a zip archive");
+    memcpy(buf, "\x80\x02\x8a\x0a", 4);
     write_file(p, buf, n);
     npy_refused(dev, p, CLT_ERR_INVALID_ARGUMENT, "not a .npy file");
     unsigned char bools[3] = {0, 1, 7};

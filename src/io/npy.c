@@ -337,6 +337,9 @@ clt_status clt_load_npy(const char *path, clt_device *dev, clt_tensor **out)
         CLT__TRY(hbad(&h, "the file is %llu bytes long, too short for a .npy header "
                           "(truncated?)", (unsigned long long)size));
     CLT__TRY(clt__io_read_at(f, 0, pre, 10, path, fn));
+    if (memcmp(pre, "PK\x03\x04", 4) == 0)
+        CLT__TRY(hbad(&h, "not a .npy file but a zip archive (numpy.savez's .npz holds .npy "
+                          "files: extract one; or torch.save's format)"));
     if (memcmp(pre, MAGIC, MAGIC_LEN) != 0)
         CLT__TRY(hbad(&h, "not a .npy file (its first bytes are not \\x93NUMPY)"));
     uint64_t hlen = 0, start = 0;

@@ -307,6 +307,17 @@ static clt_status st_open(const char *path, const char *fn, st_file *sf)
                          "(truncated?)", (unsigned long long)sf->size));
     CLT__TRY(clt__io_read_at(sf->f, 0, lenb, 8, path, fn));
     uint64_t hlen = le64(lenb);
+    /* the files most often taken for safetensors say what they are, where
+     * their first bytes make no header length */
+    bool no_length = hlen > MAX_HEADER || hlen > sf->size - 8;
+    if (no_length && memcmp(lenb, "PK\x03\x04", 4) == 0)
+        CLT__TRY(bad(sf, "a zip archive (torch.save's format, or numpy.savez's), not a "
+                         "safetensors file; save it with safetensors' save_file"));
+    if (no_length && lenb[0] == 0x80 && lenb[1] >= 2 && lenb[1] <= 5)
+        CLT__TRY(bad(sf, "a Python pickle (torch.save's older format), not a safetensors "
+                         "file; save it with safetensors' save_file"));
+    if (no_length && memcmp(lenb, "\x93NUMPY", 6) == 0)
+        CLT__TRY(bad(sf, "a .npy file, not a safetensors file (clt_load_npy reads it)"));
     if (hlen > MAX_HEADER)
         CLT__TRY(bad(sf, "the header length %llu is beyond the 100 MB safetensors allows (not "
                          "a safetensors file?)", (unsigned long long)hlen));
