@@ -382,7 +382,8 @@ Test(io, safetensors_bad_headers)
         refused(dev, p, "a zip archive (torch.save's format");
         write_file(p, pickle, sizeof pickle);
         refused(dev, p, "a Python pickle");
-        write_file(p, "\x93NUMPY\x01\x00v\x00{'descr': '<f4', ", 30);
+        static const char npy[] = "\x93NUMPY\x01\x00v\x00{'descr': '<f4', ";
+        write_file(p, npy, sizeof npy - 1);
         refused(dev, p, "a .npy file, not a safetensors file");
     }
     /* a header length that is not one */
@@ -960,7 +961,7 @@ Test(io, npy_byte_orders_and_fortran_order)
                         case CLT_FLOAT64: { double x = v; memcpy(e, &x, 8); break; }
                         case CLT_FLOAT16: { uint16_t x = half_of(v); memcpy(e, &x, 2); break; }
                         case CLT_INT32: { int32_t x = -v; memcpy(e, &x, 4); break; }
-                        case CLT_INT64: { int64_t x = -(int64_t)v << 33; memcpy(e, &x, 8); break; }
+                        case CLT_INT64: { int64_t x = -((int64_t)v << 33); memcpy(e, &x, 8); break; }
                         case CLT_UINT8: e[0] = (unsigned char)(200 + v); break;
                         default: e[0] = (unsigned char)(v % 2); break;
                         }
