@@ -13,6 +13,9 @@
  * The loop reads one value back per epoch (the loss and accuracy it
  * prints); every batch goes to the device ahead of its step. */
 #include <cltensor.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,49 +41,118 @@ static double now(void)
     return (double)tv.tv_sec + tv.tv_usec * 1e-6;
 }
 
-/* Reads the gzip'd CSV: n rows of 64 pixels (scaled to [0, 1]) and a label. */
+/* The CSV's limits: a row is 65 short numbers, so a line of 4 KiB is not
+ * one; a million rows is far more than the 1797 of the data set and keeps
+ * a file that inflates to gigabytes (a few MB of gzip can) from taking
+ * all memory: each row costs 264 bytes here. */
+enum { LINE_BYTES = 4096, MAX_ROWS = 1 << 20 };
+
+static void csv_fail(const char *path, int64_t line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4), noreturn));
+static void csv_fail(const char *path, int64_t line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "train_digits: %s line %lld: ", path, (long long)line);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(1);
+}
+
+/* A gzip stream that failed (truncated, corrupt) ends the program with
+ * zlib's word for it. */
+static void gz_check(gzFile f, const char *path)
+{
+    int err = Z_OK;
+    const char *msg = gzerror(f, &err);
+    if (err != Z_OK && err != Z_STREAM_END) {
+        /* zlib's message starts with the path */
+        fprintf(stderr, "train_digits: %s (a truncated or corrupt gzip file?)\n",
+                msg && *msg ? msg : path);
+        exit(1);
+    }
+}
+
+/* Reads the gzip'd (or plain) CSV: rows of 64 pixel values in [0, 16]
+ * (scaled to [0, 1]) and an integer label in [0, 9], separated by commas;
+ * blank lines are skipped.  Anything else (a ragged row, text that is no
+ * decimal number, NaN or infinity, a line too long, a truncated gzip
+ * stream) ends the program with a message naming the line. */
 static int64_t read_digits(const char *path, float **pixels, int64_t **labels)
 {
     gzFile f = gzopen(path, "rb");
     if (f == NULL) {
-        fprintf(stderr, "train_digits: cannot open %s\n", path);
+        fprintf(stderr, "train_digits: cannot open %s: %s\n", path, strerror(errno));
         exit(1);
     }
-    int64_t n = 0, cap = 2048;
-    float *x = malloc((size_t)cap * PIXELS * sizeof *x);
-    int64_t *y = malloc((size_t)cap * sizeof *y);
-    char line[1024];
-    while (x && y && gzgets(f, line, sizeof line)) {
-        if (n == cap) {
-            cap *= 2;
-            x = realloc(x, (size_t)cap * PIXELS * sizeof *x);
-            y = realloc(y, (size_t)cap * sizeof *y);
-            if (!x || !y)
-                break;
+    int64_t n = 0, cap = 0, lineno = 0;
+    float *x = NULL;
+    int64_t *y = NULL;
+    char line[LINE_BYTES];
+    while (gzgets(f, line, sizeof line)) {
+        lineno++;
+        size_t len = strlen(line);
+        if (len == 0 || line[len - 1] != '\n') {
+            /* gzgets stops early only at a newline or the end: at the end a
+             * failed stream shows itself now, else a NUL byte cut the line */
+            if (len == sizeof line - 1)
+                csv_fail(path, lineno, "longer than %d bytes", LINE_BYTES - 1);
+            if (gzgetc(f) != -1)
+                csv_fail(path, lineno, "a NUL byte");
+            gz_check(f, path);
         }
-        char *p = line, *end;
-        for (int k = 0; k <= PIXELS; k++) {
-            double v = strtod(p, &end);
-            if (end == p) {
-                fprintf(stderr, "train_digits: %s line %lld: expected 65 numbers\n", path,
-                        (long long)n + 1);
+        if (line[strspn(line, " \t\r\n")] == '\0')
+            continue;
+        if (n == MAX_ROWS)
+            csv_fail(path, lineno, "more than %d rows, the most this example reads", MAX_ROWS);
+        if (n == cap) {
+            cap = cap ? 2 * cap : 2048;
+            float *nx = realloc(x, (size_t)cap * PIXELS * sizeof *x);
+            if (nx)
+                x = nx;
+            int64_t *ny = realloc(y, (size_t)cap * sizeof *y);
+            if (ny)
+                y = ny;
+            if (!nx || !ny) {
+                fprintf(stderr, "train_digits: %s: out of memory at %lld rows\n", path,
+                        (long long)n);
                 exit(1);
             }
-            if (k < PIXELS)
+        }
+        char *p = line;
+        for (int k = 0; k <= PIXELS; k++) {
+            p += strspn(p, " \t");
+            /* strtod also takes "nan", "inf" and hex: only decimals here */
+            size_t digits = strspn(p, "+-.0123456789eE");
+            char *end;
+            double v = strtod(p, &end);
+            if (digits == 0 || end != p + digits || !isfinite(v))
+                csv_fail(path, lineno, "field %d is not a decimal number: '%.*s'", k + 1,
+                         (int)strcspn(p, ",\r\n"), p);
+            if (k < PIXELS) {
+                if (v < 0 || v > 16)
+                    csv_fail(path, lineno, "pixel %d is %g, outside [0, 16]", k + 1, v);
                 x[n * PIXELS + k] = (float)(v / 16.0);
-            else
+            } else {
+                if (v != floor(v) || v < 0 || v >= CLASSES)
+                    csv_fail(path, lineno, "label %g is not an integer in [0, %d]", v,
+                             CLASSES - 1);
                 y[n] = (int64_t)v;
-            p = end + (*end == ',');
+            }
+            p = end + strspn(end, " \t");
+            if (k < PIXELS && *p++ != ',')
+                csv_fail(path, lineno, "%d field%s, expected %d comma-separated numbers", k + 1,
+                         k ? "s" : "", PIXELS + 1);
         }
-        if (y[n] < 0 || y[n] >= CLASSES) {
-            fprintf(stderr, "train_digits: %s line %lld: label %lld\n", path, (long long)n + 1,
-                    (long long)y[n]);
-            exit(1);
-        }
+        if (p[strspn(p, "\r\n")] != '\0')
+            csv_fail(path, lineno, "%s after the %d numbers of a row",
+                     *p == ',' ? "more fields" : "text", PIXELS + 1);
         n++;
     }
+    gz_check(f, path);
     gzclose(f);
-    if (!x || !y || n <= TEST_ROWS) {
+    if (n <= TEST_ROWS) {
         fprintf(stderr, "train_digits: %s: %lld rows; more than %d needed\n", path,
                 (long long)n, TEST_ROWS);
         exit(1);

@@ -1925,6 +1925,270 @@ static void same_tensor(fz *f, const clt_tensor *a, const clt_tensor *b)
     free(y);
 }
 
+/* ---- hostile files: valid headers, then mutated ------------------------------ */
+
+/* Files made from valid .npy and safetensors headers, with some of their
+ * bytes changed, so that the loaders' inner paths (the dict and JSON
+ * parsers, dtypes, shapes, offsets, data sizes) meet what a corrupt or
+ * hostile file holds; random bytes alone stop at the magic string. */
+#define JUNK_MAX 4096
+
+typedef struct junk {
+    uint8_t b[JUNK_MAX];
+    size_t n;
+} junk;
+
+static void junk_put(junk *j, const void *p, size_t n)
+{
+    if (n > JUNK_MAX - j->n)
+        n = JUNK_MAX - j->n;
+    memcpy(j->b + j->n, p, n);
+    j->n += n;
+}
+
+static void junk_printf(junk *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void junk_printf(junk *j, const char *fmt, ...)
+{
+    char t[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(t, sizeof t, fmt, ap);
+    va_end(ap);
+    junk_put(j, t, n < 0 ? 0 : (size_t)n < sizeof t ? (size_t)n : sizeof t - 1);
+}
+
+/* A dimension: small mostly, sometimes huge, negative or overflowing. */
+static long long junk_dim(fz *f)
+{
+    static const long long odd[] = {-1, 9223372036854775807LL, 4294967296LL,
+                                    2305843009213693952LL, 1000000007LL};
+    return chance(f, 6) ? odd[pick(f, 5)] : (long long)pick(f, 4);
+}
+
+/* Data for `count` elements of `size` bytes (bools mostly 0 and 1), or a
+ * few bytes more or less. */
+static void junk_data(fz *f, junk *j, long long count, int size, int is_bool)
+{
+    long long n = count >= 0 && count <= 512 ? count * size : 2049;
+    if (n > 2048)
+        n = pick(f, 64);
+    if (chance(f, 10))
+        n += (long long)pick(f, 9) - 4;
+    for (long long k = 0; k < n; k++) {
+        uint8_t v = is_bool && !chance(f, 5) ? (uint8_t)pick(f, 2) : (uint8_t)pick(f, 256);
+        junk_put(j, &v, 1);
+    }
+}
+
+static void make_npy(fz *f, junk *j)
+{
+    static const struct {
+        const char *descr;
+        int size;
+    } d[] = {{"<f4", 4}, {">f4", 4}, {"<f8", 8}, {">f8", 8}, {"<f2", 2}, {"<i4", 4},
+             {">i4", 4}, {"<i8", 8}, {"|u1", 1}, {"|b1", 1}, {"f", 4},  {"float32", 4},
+             {"=i8", 8}, {"?", 1},   {"<c8", 8}, {"O", 8},   {"|S3", 3}, {"<U2", 8}};
+    int k = (int)pick(f, sizeof d / sizeof *d);
+    int nd = (int)pick(f, 4);
+    long long shape[3], count = 1;
+    char dict[256];
+    int len = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': %s, 'shape': (",
+                       d[k].descr, chance(f, 30) ? "True" : "False");
+    for (int i = 0; i < nd; i++) {
+        shape[i] = junk_dim(f);
+        count = count >= 0 && count <= 4096 && shape[i] >= 0 && shape[i] <= 4096
+                    ? count * shape[i] : -1;
+        len += snprintf(dict + len, sizeof dict - (size_t)len, "%s%lld", i ? ", " : "",
+                        shape[i]);
+    }
+    snprintf(dict + len, sizeof dict - (size_t)len, "%s), }", nd == 1 ? "," : "");
+    unsigned major = 1 + pick(f, 3);
+    size_t pre = major == 1 ? 10 : 12, hl = strlen(dict) + 1;
+    hl += (64 - (pre + hl) % 64) % 64;
+    uint8_t head[12] = {0x93, 'N', 'U', 'M', 'P', 'Y', (uint8_t)major, 0,
+                        (uint8_t)hl, (uint8_t)(hl >> 8), 0, 0};
+    junk_put(j, head, pre);
+    junk_printf(j, "%-*s\n", (int)hl - 1, dict);
+    junk_data(f, j, count, d[k].size, d[k].size == 1 && d[k].descr[1] == 'b');
+}
+
+static void make_safetensors(fz *f, junk *j)
+{
+    static const char *const names[] = {"a", "b.weight", "\\u00e9", "a\\u0000b", "__metadata__",
+                                        "\\ud83d\\ude00", "a"};
+    static const struct {
+        const char *name;
+        int size;
+    } d[] = {{"F32", 4}, {"F64", 8}, {"F16", 2}, {"I32", 4}, {"I64", 8},
+             {"U8", 1},  {"BOOL", 1}, {"BF16", 2}, {"I8", 1}};
+    char text[1024];
+    int len = snprintf(text, sizeof text, "{");
+    if (chance(f, 30))
+        len += snprintf(text + len, sizeof text - (size_t)len, "\"__metadata__\":%s,",
+                        chance(f, 70) ? "{\"format\":\"pt\"}" : "null");
+    int nt = (int)pick(f, 4), dt[3];
+    long long at = 0, count[3];
+    for (int t = 0; t < nt; t++) {
+        dt[t] = (int)pick(f, sizeof d / sizeof *d);
+        int nd = (int)pick(f, 3);
+        count[t] = 1;
+        len += snprintf(text + len, sizeof text - (size_t)len,
+                        "%s\"%s\":{\"dtype\":\"%s\",\"shape\":[", t ? "," : "",
+                        names[pick(f, 7)], d[dt[t]].name);
+        for (int i = 0; i < nd; i++) {
+            long long v = junk_dim(f);
+            count[t] = count[t] >= 0 && count[t] <= 4096 && v >= 0 && v <= 4096
+                           ? count[t] * v : -1;
+            len += snprintf(text + len, sizeof text - (size_t)len, "%s%lld", i ? "," : "", v);
+        }
+        long long nb = count[t] >= 0 ? count[t] * d[dt[t]].size : 4;
+        len += snprintf(text + len, sizeof text - (size_t)len,
+                        "],\"data_offsets\":[%lld,%lld]}", at, at + nb);
+        at += nb;
+    }
+    snprintf(text + len, sizeof text - (size_t)len, "}");
+    size_t hl = strlen(text);
+    hl += (8 - hl % 8) % 8;
+    uint8_t lenb[8];
+    for (int k = 0; k < 8; k++)
+        lenb[k] = (uint8_t)((uint64_t)hl >> (8 * k));
+    junk_put(j, lenb, 8);
+    junk_printf(j, "%-*s", (int)hl, text);
+    for (int t = 0; t < nt; t++)
+        junk_data(f, j, count[t], d[dt[t]].size, dt[t] == 6);
+}
+
+/* A few changes of the kinds that break parsers: a byte flipped or
+ * replaced by a token character, a token inserted, a range removed or
+ * repeated, the file cut short. */
+static void mutate(fz *f, junk *j)
+{
+    static const char *const tokens[] = {
+        "99999999999999999999", "-1", "-0", "2305843009213693952", "18446744073709551616",
+        "1e400", "True", "null", "\\u0000", "\\ud800", "[[[[[[[[", "{\"\":", "'>f8'", ",",
+        "  ", "\"", "'", "(", ")", "0", "\xff\xfe", "\x93NUMPY\x03\x00", "\\"};
+    int changes = 1 + (int)pick(f, 3);
+    for (int c = 0; c < changes && j->n > 0; c++) {
+        size_t at = in_u64(&f->in) % j->n;
+        switch (pick(f, 6)) {
+        case 0:
+            j->b[at] ^= (uint8_t)(1u << pick(f, 8));
+            break;
+        case 1:
+            j->b[at] = (uint8_t)"{}[]():,'\"\\-0123456789eE. \n\x00\xff"[pick(f, 29)];
+            break;
+        case 2: {
+            const char *t = tokens[pick(f, sizeof tokens / sizeof *tokens)];
+            size_t tn = strlen(t) ? strlen(t) : 1;
+            if (j->n + tn <= JUNK_MAX) {
+                memmove(j->b + at + tn, j->b + at, j->n - at);
+                memcpy(j->b + at, t, tn);
+                j->n += tn;
+            }
+            break;
+        }
+        case 3: {
+            size_t del = 1 + pick(f, 16);
+            if (del > j->n - at)
+                del = j->n - at;
+            memmove(j->b + at, j->b + at + del, j->n - at - del);
+            j->n -= del;
+            break;
+        }
+        case 4: {
+            size_t rep = 1 + pick(f, 16);
+            if (rep > j->n - at)
+                rep = j->n - at;
+            if (j->n + rep <= JUNK_MAX) {
+                memmove(j->b + at + rep, j->b + at, j->n - at);
+                j->n += rep;
+            }
+            break;
+        }
+        default:
+            j->n = at;
+        }
+    }
+}
+
+static void write_junk(fz *f, const char *path, const junk *j)
+{
+    FILE *fp = fopen(path, "wb");
+    if (!fp || fwrite(j->b, 1, j->n, fp) != j->n || fclose(fp) != 0)
+        die(f, "cannot write %s", path);
+}
+
+/* The values of m's state, in one malloc'd block (NULL when a tensor
+ * cannot be read). */
+static uint8_t *state_values(fz *f, clt_module *m, size_t *total)
+{
+    clt_named_tensor *s = SENT;
+    size_t n = 0;
+    clt_status st;
+    *total = 0;
+    CALL("clt_module_state", clt_module_state(m, &s, &n));
+    if (!outcome(f, st, s))
+        return NULL;
+    uint8_t *all = malloc(1);
+    for (size_t i = 0; i < n && all; i++) {
+        size_t nb = clt_tensor_nbytes(s[i].tensor);
+        uint8_t *v = read_all(f, s[i].tensor);
+        uint8_t *grown = v ? realloc(all, *total + nb + 1) : NULL;
+        if (grown)
+            memcpy(grown + *total, v, nb);
+        else
+            free(all);
+        all = grown;
+        *total += nb;
+        free(v);
+    }
+    clt_free(s);
+    return all;
+}
+
+/* Loads the file at path with every reader: each must load it or fail
+ * with the contract kept; m (may be NULL) must keep its values when the
+ * file is refused.  A .npy file that loads saves and loads back the same. */
+static void load_everywhere(fz *f, const char *path, clt_module *m)
+{
+    clt_status st;
+    clt_tensor *back = SENT;
+    CALL("clt_load_npy", clt_load_npy(path, f->dev[0], &back));
+    if (outcome(f, st, back)) {
+        char again[512];
+        path_in(f, again, sizeof again, "t.npy");
+        CALL("clt_save_npy", clt_save_npy(again, back));
+        clt_tensor *re = SENT;
+        if (status_ok(f, st)) {
+            CALL("clt_load_npy", clt_load_npy(again, f->dev[0], &re));
+            if (outcome(f, st, re))
+                same_tensor(f, back, re);
+            if (re != SENT)
+                clt_tensor_free(re);
+        }
+        store(f, back);
+    }
+    clt_named_tensor *nb = SENT;
+    size_t n = 99;
+    CALL("clt_load_safetensors", clt_load_safetensors(path, f->dev[0], &nb, &n));
+    if (outcome(f, st, nb))
+        clt_named_tensors_free(nb, n);
+    else if (n != 0)
+        die(f, "*n is %zu after a failure", n);
+    if (!m)
+        return;
+    size_t n0 = 0, n1 = 0;
+    uint8_t *v0 = state_values(f, m, &n0);
+    CALL("clt_module_load", clt_module_load(m, path));
+    if (!status_ok(f, st) && st == CLT_ERR_INVALID_ARGUMENT && v0) {
+        uint8_t *v1 = state_values(f, m, &n1);
+        if (v1 && (n0 != n1 || memcmp(v0, v1, n0) != 0))
+            die(f, "a refused file changed the module: %s", clt_last_error());
+        free(v1);
+    }
+    free(v0);
+}
+
 static void op_io(fz *f)
 {
     clt_tensor *t = rt(f);
@@ -1982,25 +2246,37 @@ static void op_io(fz *f)
         break;
     }
     case 2: {
-        /* a file that is not what its name says */
+        /* a file that is not what its name says: random bytes, or a valid
+         * .npy, safetensors or model file with a few bytes changed */
+        static junk j;
+        clt_module *m = f->mod[pick(f, NMOD)];
+        uint32_t kind = pick(f, 4);
         path_in(f, path, sizeof path, "junk");
-        FILE *fp = fopen(path, "wb");
-        size_t len = pick(f, 64);
-        for (size_t i = 0; i < len; i++)
-            fputc(chance(f, 30) ? "\x93NUMPY{'descr'"[pick(f, 14)] : (int)pick(f, 256), fp);
-        fclose(fp);
-        clt_tensor *back = SENT;
-        clt_named_tensor *nb = SENT;
-        size_t m = 99;
-        if (pick(f, 2)) {
-            CALL("clt_load_npy", clt_load_npy(path, f->dev[0], &back));
-            if (outcome(f, st, back))
-                store(f, back);
+        j.n = 0;
+        if (kind == 0) {
+            size_t len = pick(f, 64);
+            for (size_t i = 0; i < len; i++) {
+                uint8_t c = chance(f, 30) ? (uint8_t)"\x93NUMPY{'descr'"[pick(f, 14)]
+                                          : (uint8_t)pick(f, 256);
+                junk_put(&j, &c, 1);
+            }
+        } else if (kind == 1) {
+            make_npy(f, &j);
+        } else if (kind == 2 || !m) {
+            make_safetensors(f, &j);
         } else {
-            CALL("clt_load_safetensors", clt_load_safetensors(path, f->dev[0], &nb, &m));
-            if (outcome(f, st, nb))
-                clt_named_tensors_free(nb, m);
+            CALL("clt_module_save", clt_module_save(m, path));
+            if (!status_ok(f, st))
+                break;
+            FILE *fp = fopen(path, "rb");
+            j.n = fp ? fread(j.b, 1, JUNK_MAX, fp) : 0;
+            if (fp)
+                fclose(fp);
         }
+        if (kind > 0 && chance(f, 85))
+            mutate(f, &j);
+        write_junk(f, path, &j);
+        load_everywhere(f, path, m);
         break;
     }
     default: {
@@ -2675,6 +2951,39 @@ static void quiet_env(void)
     unsetenv("CLTENSOR_PROFILE");
 }
 
+/* FUZZ_FILES=1: the input is no call sequence but a file, which every
+ * loader reads (load_everywhere), into a small model for clt_module_load:
+ * libFuzzer mutates real .npy and safetensors files given as its corpus. */
+static int files_mode(void)
+{
+    return getenv("FUZZ_FILES") && *getenv("FUZZ_FILES") == '1';
+}
+
+static void one_input(fz *f, const uint8_t *data, size_t size)
+{
+    if (!files_mode()) {
+        f->in = (fz_in){data, size, 0, 0};
+        run(f, 256, 0);
+        return;
+    }
+    clt_status st;
+    char path[512];
+    path_in(f, path, sizeof path, "junk");
+    FILE *fp = fopen(path, "wb");
+    if (!fp || fwrite(data, 1, size, fp) != size || fclose(fp) != 0)
+        die(f, "cannot write %s", path);
+    if (!f->mod[0]) {
+        clt_module *m = SENT;
+        CALL("clt_linear", clt_linear(f->dev[0], 3, 2, 1, f->gen, &m));
+        if (outcome(f, st, m))
+            f->mod[0] = m;
+    }
+    load_everywhere(f, path, f->mod[0]);
+    for (int i = 0; i < NSLOT; i++)
+        if (f->s[i].t)
+            drop(f, i);
+}
+
 #ifdef CLT_FUZZ_LIBFUZZER
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -2689,8 +2998,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             return 0;
         ready = 1;
     }
-    f.in = (fz_in){data, size, 0, 0};
-    run(&f, 256, 0);
+    one_input(&f, data, size);
     return 0;
 }
 #else
@@ -2702,8 +3010,7 @@ static fz *main_f;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    main_f->in = (fz_in){data, size, 0, 0};
-    run(main_f, 256, 0);
+    one_input(main_f, data, size);
     return 0;
 }
 
@@ -2766,11 +3073,13 @@ int main(int argc, char **argv)
                 perror(argv[i]);
                 return 1;
             }
-            static uint8_t buf[1 << 16];
+            static uint8_t buf[1 << 20];
             size_t n = fread(buf, 1, sizeof buf, fp);
             fclose(fp);
             LLVMFuzzerTestOneInput(buf, n);
         }
+        if (files_mode())
+            teardown(&f);
     } else {
         f.in = (fz_in){NULL, 0, 0, f.seed};
         const char *ee = getenv("FUZZ_EPISODE");

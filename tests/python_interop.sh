@@ -2,9 +2,10 @@
 # python_interop.sh: files written by Python (numpy.save and
 # safetensors.numpy.save_file) are read by cltensor and written back
 # (tests/io_roundtrip), and Python checks that values, dtypes and shapes
-# came back unchanged, that a one-dtype safetensors file comes back byte
-# for byte, and that what cltensor refuses (Fortran order, big-endian) it
-# refuses with a message.  Skips (exit 77), saying why, without a Python
+# came back unchanged (big-endian and Fortran-ordered .npy files too, in
+# C order), that a one-dtype safetensors file comes back byte for byte,
+# and that what cltensor refuses (int8, complex, structured) it refuses
+# with a message.  Skips (exit 77), saying why, without a Python
 # that has numpy and safetensors: set PYTHON to choose one.
 set -u
 prog="${top_builddir:-.}/tests/io_roundtrip"
@@ -93,14 +94,38 @@ for name, a in tested.items():
             print(f"python_interop: note: {name}.npy differs from numpy's bytes "
                   "(another numpy version's header?)")
 
+# what numpy.save writes for big-endian and Fortran-ordered arrays (a
+# transposed array is one) loads with numpy.load's values, in C order
+for name, a in [
+    ("fortran", np.asfortranarray(rng.standard_normal((2, 3, 4)).astype("<f4"))),
+    ("transposed_i8", rng.integers(-2**40, 2**40, (5, 3), dtype="<i8").T),
+    ("bigendian_f4", rng.standard_normal((3, 2)).astype(">f4")),
+    ("bigendian_f8_fortran", np.asfortranarray(rng.standard_normal((4, 2)).astype(">f8"))),
+    ("bigendian_i4", rng.integers(-2**31, 2**31, (7,), dtype="<i4").astype(">i4")),
+]:
+    if str(a.dtype.newbyteorder("=")) not in held:
+        continue
+    src, dst = f"{tmp}/{name}.npy", f"{tmp}/{name}.out.npy"
+    np.save(src, a)
+    r = run("npy", src, dst)
+    if r.returncode != 0:
+        failures.append(f"npy {name}: {r.stderr.strip()}")
+        continue
+    same(f"npy {name}", np.load(dst), np.ascontiguousarray(a.astype(a.dtype.newbyteorder("<"))))
+
 # what cltensor refuses, it refuses with a message
 for name, a, needle in [
-    ("fortran", np.asfortranarray(np.arange(6, dtype="<f4").reshape(2, 3)), "fortran_order"),
-    ("bigendian", np.arange(3, dtype=">f4"), "big-endian"),
     ("int8", np.arange(3, dtype="i1"), "not supported"),
+    ("complex", np.arange(3, dtype="<c8"), "not supported"),
+    ("structured", np.zeros(3, dtype=[("a", "<f4")]), "structured"),
+    ("npz", None, "zip archive"),
 ]:
     src = f"{tmp}/{name}.npy"
-    np.save(src, a)
+    if a is None:
+        with open(src, "wb") as f:
+            np.savez(f, a=np.arange(3))
+    else:
+        np.save(src, a)
     r = run("npy", src, f"{tmp}/{name}.out.npy")
     if r.returncode != 1 or needle not in r.stderr:
         failures.append(f"npy {name}: expected a refusal naming '{needle}', got "

@@ -328,14 +328,19 @@ Test(io, safetensors_bad_headers)
         /* JSON, but not a safetensors header */
         {"{\"a\":[]}", "expected an object", 0},
         {"{\"a\":{\"dtype\":\"BF16\",\"shape\":[1],\"data_offsets\":[0,2]}}", "'BF16' is not supported", 2},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", "non-negative", 4},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1.0],\"data_offsets\":[0,4]}}", "non-negative integer", 4},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", "[0, 2^63)", 4},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1.0],\"data_offsets\":[0,4]}}", "not an integer", 4},
+        /* -0 is a float to the reference (serde_json) */
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[-0],\"data_offsets\":[0,0]}}", "shape[0] is not", 0},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,18446744073709551615]}}",
+         "data_offsets[1] is not an integer in [0, 2^63)", 4},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,1,1,1,1],\"data_offsets\":[0,4]}}", "9 dimensions", 4},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}", "takes 8 bytes", 4},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,0]}}", "end before", 4},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0]}}", "[begin, end]", 4},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1]}}", "once each", 4},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],\"x\":1}}", "unknown field 'x'", 4},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1]}}", "data_offsets is missing", 4},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],\"shape\":[1]}}",
+         "the field shape appears twice", 4},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
          "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", "appears twice", 8},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
@@ -344,6 +349,15 @@ Test(io, safetensors_bad_headers)
          "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", "overlaps", 8},
         {"{\"__metadata__\":{\"k\":1}}", "expected a string", 0},
         {"{\"__metadata__\":[]}", "an object of strings", 0},
+        /* the type named is the value's, not that of something inside it */
+        {"{\"__metadata__\":[1]}", "__metadata__ is an array", 0},
+        {"{\"__metadata__\":{\"k\":[\"v\"]}}", "'k' is an array", 0},
+        {"{\"__metadata__\":{\"k\":{\"x\":\"y\"}}}", "'k' is an object", 0},
+        {"{\"__metadata__\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+         "'shape' is an array", 4},
+        /* names from the file reach messages without control characters */
+        {"{\"a\\u001b[31m\\n\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}",
+         "tensor 'a\\x1b[31m\\x0a': F32 of shape [2] takes 8 bytes", 4},
         {"{\"a\\u0000b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", "NUL", 4},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -361,6 +375,17 @@ Test(io, safetensors_bad_headers)
         free(b);
     }
     refused(dev, p, "element 2 holds the byte 2");
+    /* files often taken for safetensors: torch.save's zip and pickle, .npy */
+    {
+        unsigned char zip[64] = "PK\x03\x04\x14\x00\x00\x00", pickle[64] = "\x80\x02\x8a\x0al\xfc";
+        write_file(p, zip, sizeof zip);
+        refused(dev, p, "a zip archive (torch.save's format");
+        write_file(p, pickle, sizeof pickle);
+        refused(dev, p, "a Python pickle");
+        static const char npy[] = "\x93NUMPY\x01\x00v\x00{'descr': '<f4', ";
+        write_file(p, npy, sizeof npy - 1);
+        refused(dev, p, "a .npy file, not a safetensors file");
+    }
     /* a header length that is not one */
     unsigned char big[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, '{', '}'};
     write_file(p, big, sizeof big);
@@ -376,6 +401,44 @@ Test(io, safetensors_bad_headers)
     cr_assert_eq(m, 2);
     cr_assert_str_eq(out[0].name, "A\xf0\x9f\x98\x80");
     cr_assert_eq(clt_tensor_numel(out[1].tensor), 0);
+    clt_named_tensors_free(out, m);
+}
+
+/* What the reference implementation (safetensors 0.4 and later, serde_json)
+ * reads and cltensor read wrongly or refused: whitespace before the
+ * header's object, __metadata__ null, fields of an entry besides dtype,
+ * shape and data_offsets (ignored), a name with control characters
+ * (kept as the file has it). */
+Test(io, safetensors_what_the_reference_accepts)
+{
+    clt_device *dev = get_device("cpu");
+    char p[160];
+    strcpy(p, tpath("ref.safetensors"));
+    write_st(p, " \n\t{\"__metadata__\":null,"
+                "\"b\\u001b\\n\":{\"dtype\":\"I32\",\"shape\":[2],\"data_offsets\":[4,12],"
+                "\"extra\":{\"q\":[1,{\"r\":null}]}},"
+                "\"a\":{\"x\":1,\"data_offsets\":[0,4],\"shape\":[],\"dtype\":\"F32\"}}", 0);
+    size_t n;
+    unsigned char *b = read_file(p, &n);
+    float a = -1.5f;
+    int32_t i[2] = {7, -9};
+    b = realloc(b, n + 12);
+    memcpy(b + n, &a, 4);
+    memcpy(b + n + 4, i, 8);
+    write_file(p, b, n + 12);
+    free(b);
+    clt_named_tensor *out;
+    size_t m;
+    CHECK(clt_load_safetensors(p, dev, &out, &m));
+    cr_assert_eq(m, 2);
+    cr_assert_str_eq(out[0].name, "b\x1b\n");
+    cr_assert_str_eq(out[1].name, "a");
+    int32_t gi[2];
+    float ga;
+    CHECK(clt_tensor_read(out[0].tensor, gi, sizeof gi));
+    CHECK(clt_tensor_read(out[1].tensor, &ga, sizeof ga));
+    cr_assert(gi[0] == 7 && gi[1] == -9 && ga == -1.5f, "%d %d %g", gi[0], gi[1], ga);
+    cr_assert_eq(clt_tensor_ndim(out[1].tensor), 0);
     clt_named_tensors_free(out, m);
 }
 
@@ -626,6 +689,23 @@ Test(io, module_load_is_strict)
                      "dtype mismatch for 2.bias");
     }
     clt_tensor_free(d64);
+
+    /* thousands of unexpected names: the message lists the first ones */
+    {
+        char *h = malloc(3000 * 64 + 16);
+        size_t hl = (size_t)sprintf(h, "{");
+        for (int k = 0; k < 3000; k++)
+            hl += (size_t)sprintf(h + hl, "%s\"x%04d\":{\"dtype\":\"U8\",\"shape\":[0],"
+                                  "\"data_offsets\":[0,0]}", k ? "," : "", k);
+        strcpy(h + hl, "}");
+        write_st(tpath("many.safetensors"), h, 0);
+        free(h);
+        load_refused(b, tpath("many.safetensors"), CLT_ERR_INVALID_ARGUMENT,
+                     "unexpected key(s) in state: x0000, x0001, x0002");
+        cr_assert_eq(clt_module_load(b, tpath("many.safetensors")), CLT_ERR_INVALID_ARGUMENT);
+        cr_assert(strstr(clt_last_error(), ", ...") && strlen(clt_last_error()) < 1000, "%s",
+                  clt_last_error());
+    }
 
     /* a truncated or missing checkpoint */
     size_t fl;
@@ -962,9 +1042,19 @@ Test(io, npy_bad_files)
     static const struct {
         const char *dict, *needle;
     } cases[] = {
-        {"{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", "fortran_order True"},
-        {"{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", "big-endian"},
         {"{'descr': '|i1', 'fortran_order': False, 'shape': (24,), }", "'|i1' is not supported"},
+        {"{'descr': '>u2', 'fortran_order': False, 'shape': (12,), }", "'>u2' is not supported"},
+        {"{'descr': '<float32', 'fortran_order': False, 'shape': (6,), }", "not supported"},
+        {"{'descr': '<f4', 'fortran_order': 1, 'shape': (2, 3), }", "True or False"},
+        /* Python reads no integer with a leading zero, nor numpy such a header */
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (02, 3), }", "leading zero"},
+        {"{'descr': '\\x3cf4', 'fortran_order': False, 'shape': (2, 3), }", "backslash"},
+        /* bytes of the file are quoted, not copied, into the message */
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'd\x7f\xe9': 1}",
+         "unexpected key 'd\\x7f\\xe9'"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'd\x1b': 1}",
+         "a control character in the key"},
+        {"{'descr': '<f4\x7f', 'fortran_order': False, 'shape': (2, 3), }", "'<f4\\x7f'"},
         {"{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (6,), }", "structured"},
         {"{'descr': '<f4', 'shape': (2, 3), }", "missing 'fortran_order'"},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'x': 1}", "unexpected key 'x'"},
@@ -994,6 +1084,9 @@ Test(io, npy_bad_files)
     npy_refused(dev, p, CLT_ERR_INVALID_ARGUMENT, "version 4.0");
     memcpy(buf, "PK\x03\x04", 4);
     write_file(p, buf, n);
+    npy_refused(dev, p, CLT_ERR_INVALID_ARGUMENT, "not a .npy file but a zip archive");
+    memcpy(buf, "\x80\x02\x8a\x0a", 4);
+    write_file(p, buf, n);
     npy_refused(dev, p, CLT_ERR_INVALID_ARGUMENT, "not a .npy file");
     unsigned char bools[3] = {0, 1, 7};
     write_file(p, buf, npy_expected(buf, 1, "{'descr': '|b1', 'fortran_order': False, "
@@ -1006,6 +1099,102 @@ Test(io, npy_bad_files)
     cr_assert(strstr(clt_last_error(), "no/dir.npy"), "%s", clt_last_error());
     cr_assert_eq(clt_save_npy(NULL, t), CLT_ERR_NULL_ARGUMENT);
     clt_tensor_free(t);
+}
+
+/* The float16 bits of a positive integer below 2048 (exact). */
+static uint16_t half_of(int v)
+{
+    int e = 0;
+    while ((v >> (e + 1)) != 0)
+        e++;
+    return (uint16_t)((e + 15) << 10 | ((v - (1 << e)) << (10 - e)));
+}
+
+/* What numpy.load reads besides numpy.save's little-endian C-order files:
+ * big-endian data ('>f8', as numpy.save writes a big-endian array),
+ * fortran_order True (as numpy.save writes a transposed array), and the
+ * other spellings of a dtype that numpy.dtype takes.  The expected values
+ * come from the element's index, not from the loader's own reordering. */
+Test(io, npy_byte_orders_and_fortran_order)
+{
+    clt_device *dev = get_device("cpu");
+    const char *p = tpath("order.npy");
+    unsigned char buf[512], data[192];
+    static const struct {
+        const char *descr;
+        clt_dtype dt;
+    } cases[] = {
+        {"'<f4'", CLT_FLOAT32}, {"'>f4'", CLT_FLOAT32}, {"'=f4'", CLT_FLOAT32},
+        {"'|f4'", CLT_FLOAT32}, {"'f'", CLT_FLOAT32},   {"'float32'", CLT_FLOAT32},
+        {"'>f8'", CLT_FLOAT64}, {"'d'", CLT_FLOAT64},   {"'>i4'", CLT_INT32},
+        {"'i'", CLT_INT32},     {"'>i8'", CLT_INT64},   {"'<q'", CLT_INT64},
+        {"'>u1'", CLT_UINT8},   {"'B'", CLT_UINT8},     {"'>b1'", CLT_BOOL},
+        {"'?'", CLT_BOOL},      {"'>f2'", CLT_FLOAT16}, {"'e'", CLT_FLOAT16},
+    };
+    static const int64_t shape[3] = {2, 3, 4};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        clt_dtype dt = cases[c].dt;
+        if (!supported(dev, dt))
+            continue;
+        size_t es = clt_dtype_size(dt);
+        bool big = cases[c].descr[1] == '>';
+        for (int fortran = 0; fortran < 2; fortran++) {
+            /* element (i, j, k) holds v = 12i + 4j + k + 1 (bools: v % 2),
+             * stored at its row-major or column-major position */
+            unsigned char want[192];
+            for (int i = 0; i < 2; i++)
+                for (int j = 0; j < 3; j++)
+                    for (int k = 0; k < 4; k++) {
+                        int v = 12 * i + 4 * j + k + 1;
+                        size_t row = (size_t)(12 * i + 4 * j + k);
+                        size_t col = (size_t)(i + 2 * j + 6 * k);
+                        unsigned char e[8] = {0};
+                        switch (dt) {
+                        case CLT_FLOAT32: { float x = (float)v; memcpy(e, &x, 4); break; }
+                        case CLT_FLOAT64: { double x = v; memcpy(e, &x, 8); break; }
+                        case CLT_FLOAT16: { uint16_t x = half_of(v); memcpy(e, &x, 2); break; }
+                        case CLT_INT32: { int32_t x = -v; memcpy(e, &x, 4); break; }
+                        case CLT_INT64: { int64_t x = -((int64_t)v << 33); memcpy(e, &x, 8); break; }
+                        case CLT_UINT8: e[0] = (unsigned char)(200 + v); break;
+                        default: e[0] = (unsigned char)(v % 2); break;
+                        }
+                        memcpy(want + row * es, e, es);
+                        size_t at = (fortran ? col : row) * es;
+                        for (size_t b = 0; b < es; b++)
+                            data[at + b] = e[big ? es - 1 - b : b];
+                    }
+            char dict[160];
+            snprintf(dict, sizeof dict, "{'descr': %s, 'fortran_order': %s, 'shape': (2, 3, 4), }",
+                     cases[c].descr, fortran ? "True" : "False");
+            write_file(p, buf, npy_expected(buf, 1, dict, data, 24 * es));
+            clt_tensor *t;
+            clt_status st = clt_load_npy(p, dev, &t);
+            cr_assert_eq(st, CLT_OK, "%s: %s", dict, clt_last_error());
+            cr_assert_eq(clt_tensor_dtype(t), dt, "%s", dict);
+            cr_assert_eq(clt_tensor_ndim(t), 3, "%s", dict);
+            cr_assert_arr_eq(clt_tensor_shape(t), shape, sizeof shape, "%s", dict);
+            unsigned char got[192];
+            CHECK(clt_tensor_read(t, got, 24 * es));
+            cr_assert_arr_eq(got, want, 24 * es, "%s: values", dict);
+            clt_tensor_free(t);
+        }
+    }
+    /* fortran_order with one dimension, none, or an empty one: nothing moves */
+    float f[4] = {1, 2, 3, 4};
+    static const char *const trivial[] = {"(4,)", "()", "(0, 3)", "(4, 1)", "(1, 4)"};
+    static const size_t counts[] = {4, 1, 0, 4, 4};
+    for (size_t k = 0; k < 5; k++) {
+        char dict[128];
+        snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': True, 'shape': %s, }",
+                 trivial[k]);
+        write_file(p, buf, npy_expected(buf, 1, dict, f, counts[k] * 4));
+        clt_tensor *t;
+        cr_assert_eq(clt_load_npy(p, dev, &t), CLT_OK, "%s: %s", dict, clt_last_error());
+        float got[4] = {0};
+        CHECK(clt_tensor_read(t, got, counts[k] * 4));
+        cr_assert_arr_eq(got, f, counts[k] * 4, "%s", dict);
+        clt_tensor_free(t);
+    }
 }
 
 /* Loading from something that is no regular file fails at once: a FIFO

@@ -39,4 +39,52 @@ grep -q usage "$tmp/err" || fail "no usage message for a bad number"
 grep -q '^usage: train_digits' "$tmp/out" || fail "--help: no usage on stdout"
 "$prog" "$tmp/missing.csv.gz" >/dev/null 2>"$tmp/err" && fail "a missing file accepted"
 grep -q "cannot open" "$tmp/err" || fail "no message for a missing file"
+# The CSV reader against hostile files: each is refused with exit status 1
+# (not a crash) and a message naming what is wrong.  Line 101 is changed.
+gzip -dc "$data" >"$tmp/good.csv" || fail "cannot decompress $data"
+refused() { # NAME NEEDLE: $tmp/NAME must be refused with NEEDLE in the message
+    "$prog" --epochs 1 "$tmp/$1" >/dev/null 2>"$tmp/err"
+    st=$?
+    [ "$st" -eq 1 ] || fail "$1: exit status $st, expected 1 ($(cat "$tmp/err"))"
+    grep -qF -- "$2" "$tmp/err" || fail "$1: no '$2' in the message: $(cat "$tmp/err")"
+}
+edit() { # NAME SED-SCRIPT: $tmp/NAME.csv.gz, good.csv with line 101 edited
+    sed "101$2" "$tmp/good.csv" | gzip -c >"$tmp/$1.csv.gz"
+    refused "$1.csv.gz" "$3"
+}
+edit nan_label 's/,[^,]*$/,nan/' "line 101: field 65 is not a decimal number: 'nan'"
+edit huge_label 's/,[^,]*$/,1e30/' "label 1e+30 is not an integer in [0, 9]"
+edit frac_label 's/,[^,]*$/,3.5/' "label 3.5 is not an integer"
+edit inf_pixel 's/^[^,]*/inf/' "field 1 is not a decimal number: 'inf'"
+edit hex_pixel 's/^[^,]*/0x10/' "field 1 is not a decimal number: '0x10'"
+edit negative_pixel 's/^[^,]*/-1/' "pixel 1 is -1, outside [0, 16]"
+edit extra_field 's/$/,5/' "more fields after the 65 numbers"
+edit trailing_text 's/$/x/' "text after the 65 numbers"
+edit short_row 's/,[^,]*,[^,]*$//' "line 101: 63 fields, expected 65"
+edit empty_field 's/,/,,/' "field 2 is not a decimal number"
+edit space_separated 's/,/ /g' "1 field, expected 65"
+edit long_line "s/^/$(printf '%05000d' 0)/" "line 101: longer than 4095 bytes"
+sed '101s/,/Q/' "$tmp/good.csv" | tr Q '\000' | gzip -c >"$tmp/nul.csv.gz"
+refused nul.csv.gz "line 101: a NUL byte"
+size=$(wc -c <"$data")
+head -c $((size / 2)) "$data" >"$tmp/half.csv.gz"
+refused half.csv.gz "truncated or corrupt gzip"
+head -c $((size - 4)) "$data" >"$tmp/no_trailer.csv.gz"
+refused no_trailer.csv.gz "truncated or corrupt gzip"
+: | gzip -c >"$tmp/empty.csv.gz"
+refused empty.csv.gz "0 rows"
+# a few hundred kB of gzip that inflate to more rows than the reader takes
+yes "$(head -n 1 "$tmp/good.csv")" | head -n 1048577 | gzip -c >"$tmp/many.csv.gz"
+refused many.csv.gz "more than 1048576 rows"
+
+# What is fine: an uncompressed file with CRLF line ends, blank lines and
+# no newline at the end trains to the same predictions as the original.
+"$prog" --model mlp --epochs 1 --seed 3 --out "$tmp/a.npy" "$data" >/dev/null 2>"$tmp/err" ||
+    fail "original: $(cat "$tmp/err")"
+awk '{ printf "%s%s%s", (NR == 50 ? "\r\n" : ""), (NR > 1 ? "\r\n" : ""), $0 }' \
+    "$tmp/good.csv" >"$tmp/crlf.csv"
+"$prog" --model mlp --epochs 1 --seed 3 --out "$tmp/b.npy" "$tmp/crlf.csv" >/dev/null \
+    2>"$tmp/err" || fail "CRLF and blank lines: $(cat "$tmp/err")"
+cmp -s "$tmp/a.npy" "$tmp/b.npy" || fail "CRLF and blank lines: other predictions"
+echo "train_digits.sh: hostile CSV files refused, CRLF and blank lines read alike"
 exit 0

@@ -1,12 +1,24 @@
 #!/bin/sh
-# fuzz-libfuzzer.sh [LIBFUZZER-ARGS...]: builds the fuzz target
+# fuzz-libfuzzer.sh [--files] [LIBFUZZER-ARGS...]: builds the fuzz target
 # (tests/fuzz.c) as a libFuzzer binary with clang, AddressSanitizer and
 # UndefinedBehaviorSanitizer, out of tree in build-fuzz/ (or $FUZZ_BUILD),
 # and runs it with the arguments given (e.g. -max_total_time=600 corpus/).
 # libFuzzer's inputs are decoded into call sequences by the same driver as
 # the seeded runs of tests/fuzz.sh; a crash input it saves replays with the
 # ordinary build: tests/fuzz crash-<sha1>.
+#
+# --files: each input is a file instead, which clt_load_npy,
+# clt_load_safetensors and clt_module_load (into a small model) read; give
+# a corpus folder of real .npy and safetensors files (written by numpy.save,
+# safetensors' save_file, clt_save_npy...) for libFuzzer to mutate, e.g.
+#   tools/fuzz-libfuzzer.sh --files -max_total_time=600 -max_len=65536 corpus/
+# A crash input replays with FUZZ_FILES=1 tests/fuzz crash-<sha1>.
 set -eu
+if [ "${1:-}" = "--files" ]; then
+    shift
+    FUZZ_FILES=1
+    export FUZZ_FILES
+fi
 tools=$(cd "$(dirname "$0")" && pwd)
 build=${FUZZ_BUILD:-$tools/../build-fuzz}
 cc=${CLANG:-clang}

@@ -31,10 +31,13 @@
  * common.h says).
  *
  * The dtypes are cltensor's seven: safetensors F32, F64, F16, I32, I64,
- * U8, BOOL; .npy '<f4', '<f8', '<f2', '<i4', '<i8', '|u1', '|b1'.  Data
- * is little-endian and row-major (C order) in both formats.  A dtype the
- * device cannot hold (float64 without cl_khr_fp64, ...) is
- * CLT_ERR_DTYPE_UNSUPPORTED when loading.
+ * U8, BOOL; .npy '<f4', '<f8', '<f2', '<i4', '<i8', '|u1', '|b1'.
+ * Tensors are saved little-endian and row-major (C order) in both
+ * formats; .npy files in the other byte order or in Fortran order load
+ * too (see clt_load_npy).  A dtype the device cannot hold (float64
+ * without cl_khr_fp64, ...) is CLT_ERR_DTYPE_UNSUPPORTED when loading.
+ * Names and other text from a file appear in messages with control
+ * characters and bytes that are not UTF-8 written as \xNN.
  *
  * Threads: the functions may run on several threads at once on distinct
  * files and tensors.
@@ -68,7 +71,10 @@ CLT_API clt_status clt_save_safetensors(const char *path, const clt_named_tensor
 
 /* Reads every tensor of the safetensors file `path` into new tensors on
  * dev, in the order of the file's header; "__metadata__" is checked (an
- * object of strings) and ignored.  The header is at most 100 MB (10^8
+ * object of strings, or null) and ignored, as are fields of an entry
+ * other than dtype, shape and data_offsets (as the reference
+ * implementation reads them).  A name given twice, a BOOL byte other than
+ * 0 or 1, and a name holding U+0000 are refused.  The header is at most 100 MB (10^8
  * bytes, the reference implementation's limit: a longer one is
  * CLT_ERR_INVALID_ARGUMENT) and is parsed one entry at a time, so that
  * checking it takes a few times its size in memory (about 3.3 times for
@@ -148,9 +154,17 @@ CLT_API clt_status clt_optimizer_load(clt_optimizer *opt, const char *path);
 CLT_API clt_status clt_save_npy(const char *path, const clt_tensor *t);
 
 /* Reads the .npy file `path` (format 1.0, 2.0 or 3.0) into a new tensor on
- * dev.  Refused with CLT_ERR_INVALID_ARGUMENT: fortran_order True,
- * big-endian data, dtypes other than the seven above, object or structured
- * arrays, truncated or over-long files.  New tensor: release with
+ * dev, with the values numpy.load gives: big-endian data ('>f8') is
+ * byte-swapped and fortran_order True (numpy.save's form of a transposed
+ * array) reordered into row-major order.  The dtype may be spelled as
+ * numpy.dtype reads it: '<f4', '>f4', '=f4', '|f4', 'f4', 'f', 'float32',
+ * and so on for the seven dtypes.  Refused with CLT_ERR_INVALID_ARGUMENT
+ * (where numpy.load may differ): other dtypes, object or structured
+ * arrays, headers numpy.save does not write (a key twice, escapes in
+ * strings, Python syntax beyond a dict of strings, booleans and a tuple of
+ * decimal integers), bool bytes other than 0 and 1, truncated files, and
+ * bytes after the array's data (numpy.load ignores them; they are what a
+ * header length off by one leaves).  New tensor: release with
  * clt_tensor_free. */
 CLT_API clt_status clt_load_npy(const char *path, clt_device *dev, clt_tensor **out);
 

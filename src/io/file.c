@@ -281,6 +281,29 @@ int64_t clt__io_bad_bool(const void *p, size_t n)
     return -1;
 }
 
+const char *clt__io_quote(char *buf, size_t cap, const char *s, size_t n)
+{
+    size_t o = 0;
+    const char *end = s + n;
+    while (s < end) {
+        size_t k = clt__utf8_len(s, end);
+        bool plain = k > 1 || (k == 1 && (unsigned char)*s >= 0x20 && *s != 0x7f);
+        size_t need = plain ? k : 4;
+        if (o + need + 4 > cap) {
+            memcpy(buf + o, "...", 4);
+            return buf;
+        }
+        if (plain)
+            memcpy(buf + o, s, k);
+        else
+            snprintf(buf + o, 5, "\\x%02x", (unsigned char)*s);
+        o += need;
+        s += plain ? k : 1;
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
 int64_t clt__io_numel(int ndim, const int64_t *shape, size_t esize)
 {
     int64_t n = 1;

@@ -50,6 +50,12 @@ clt_status clt__io_read_tensor(const clt_tensor *t, void **data, size_t *bytes, 
 /* Index of the first byte of p[0..n) that is neither 0 nor 1, or -1. */
 int64_t clt__io_bad_bool(const void *p, size_t n);
 
+/* s[0..n), text taken from a file, as a message may quote it: control
+ * characters, DEL and bytes that are not UTF-8 as \xNN, so that a name
+ * cannot break a message's line or reach a terminal as an escape
+ * sequence; cut with "..." to fit buf (cap >= 8).  Returns buf. */
+const char *clt__io_quote(char *buf, size_t cap, const char *s, size_t n);
+
 /* numel of a shape, or -1 when it overflows int64 (or the byte count
  * numel * esize overflows). */
 int64_t clt__io_numel(int ndim, const int64_t *shape, size_t esize);
@@ -69,7 +75,7 @@ typedef enum clt__json_type {
 typedef struct clt__json clt__json;
 struct clt__json {
     clt__json_type type;
-    bool is_int;      /* a number without fraction or exponent within int64 */
+    bool is_int;      /* a number without fraction or exponent within int64, not -0 */
     int64_t i;
     char *s;          /* a string, decoded to UTF-8 and NUL-terminated */
     size_t len;       /* its length in bytes (it may hold a NUL from \u0000) */
@@ -114,6 +120,9 @@ int clt__json_cursor_value(clt__json_cursor *c, size_t max_values, clt__json *v)
 /* Parses the object at the cursor member by member, as
  * clt__json_parse_members; 0 or the status. */
 int clt__json_cursor_members(clt__json_cursor *c, clt__json_member_fn fn, void *ctx);
+
+/* Length of the well-formed UTF-8 sequence at p (before end), or 0. */
+size_t clt__utf8_len(const char *p, const char *end);
 
 /* Whether s[0..n) is well-formed UTF-8. */
 bool clt__utf8_valid(const char *s, size_t n);

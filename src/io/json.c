@@ -358,6 +358,10 @@ static int parse_number(parser *ps, clt__json *v)
             q++;
     }
     v->type = CLT__JSON_NUMBER;
+    /* -0 is no integer: serde_json, as the reference reads it, makes it a
+     * float */
+    if (integer && neg && mag == 0)
+        integer = false;
     if (integer && !overflow && mag <= (uint64_t)INT64_MAX) {
         v->is_int = true;
         v->i = neg ? -(int64_t)mag : (int64_t)mag;
@@ -589,6 +593,11 @@ int clt__json_cursor_members(clt__json_cursor *c, clt__json_member_fn fn, void *
     }
     c->consumed = true;
     return parse_members(ps, c->depth, fn, ctx) ? 0 : ps->status;
+}
+
+size_t clt__utf8_len(const char *p, const char *end)
+{
+    return p < end ? utf8_valid((const unsigned char *)p, (const unsigned char *)end) : 0;
 }
 
 bool clt__utf8_valid(const char *s, size_t n)

@@ -1,6 +1,6 @@
 /* npy.c: NumPy's .npy format: saving a tensor as numpy.save does (format
  * 1.0, its header byte for byte) and loading format 1.0, 2.0 and 3.0 files
- * in C order with little-endian data. */
+ * as numpy.load reads them: either byte order, C or Fortran order. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,7 +106,8 @@ static clt_status hbad(const hdr *h, const char *fmt, ...)
 
 static void ws(hdr *h)
 {
-    while (h->p < h->end && (*h->p == ' ' || *h->p == '\t' || *h->p == '\n' || *h->p == '\r'))
+    while (h->p < h->end && (*h->p == ' ' || *h->p == '\t' || *h->p == '\n' || *h->p == '\r' ||
+                             *h->p == '\f'))
         h->p++;
 }
 
@@ -129,8 +130,12 @@ static clt_status pystring(hdr *h, char *out, size_t cap, const char *what)
     char q = *h->p++;
     size_t n = 0;
     while (h->p < h->end && *h->p != q) {
-        if (*h->p == '\\' || (unsigned char)*h->p < 0x20 || n + 1 >= cap)
-            return hbad(h, "bad header: unexpected %s", what);
+        if (*h->p == '\\')
+            return hbad(h, "bad header: a backslash escape in the %s (not supported)", what);
+        if ((unsigned char)*h->p < 0x20)
+            return hbad(h, "bad header: a control character in the %s", what);
+        if (n + 1 >= cap)
+            return hbad(h, "bad header: the %s is longer than %zu bytes", what, cap - 1);
         out[n++] = *h->p++;
     }
     if (h->p >= h->end)
@@ -156,6 +161,9 @@ static clt_status parse_shape(hdr *h)
         ws(h);
         if (h->p >= h->end || *h->p < '0' || *h->p > '9')
             return hbad(h, "bad header: 'shape' must be a tuple of non-negative integers");
+        if (*h->p == '0' && h->end - h->p > 1 && h->p[1] >= '0' && h->p[1] <= '9')
+            return hbad(h, "bad header: a dimension of 'shape' has a leading zero (not a Python "
+                           "integer)");
         int64_t v = 0;
         while (h->p < h->end && *h->p >= '0' && *h->p <= '9') {
             int dg = *h->p++ - '0';
@@ -184,12 +192,13 @@ static clt_status parse_header(hdr *h)
     for (;;) {
         if (eat(h, '}'))
             break;
-        char key[32];
+        char key[32], q[64];
         clt_status st = pystring(h, key, sizeof key, "key");
         if (st != CLT_OK)
             return st;
         if (!eat(h, ':'))
-            return hbad(h, "bad header: expected ':' after '%s'", key);
+            return hbad(h, "bad header: expected ':' after '%s'",
+                        clt__io_quote(q, sizeof q, key, strlen(key)));
         if (strcmp(key, "descr") == 0) {
             if (h->descr[0])
                 return hbad(h, "bad header: 'descr' appears twice");
@@ -218,7 +227,7 @@ static clt_status parse_header(hdr *h)
             st = parse_shape(h);
         } else {
             return hbad(h, "bad header: unexpected key '%s' (numpy writes descr, "
-                           "fortran_order and shape)", key);
+                           "fortran_order and shape)", clt__io_quote(q, sizeof q, key, strlen(key)));
         }
         if (st != CLT_OK)
             return st;
@@ -240,6 +249,69 @@ static clt_status parse_header(hdr *h)
 
 /* ---- loading ------------------------------------------------------------------------ */
 
+/* A dtype as numpy.dtype(descr) reads it, for the seven dtypes cltensor
+ * has: a byte order ('<', '>', '=' or '|'; none, '=' and '|' mean this
+ * machine's, little-endian) and a type ('f4', ... or numpy's one-letter
+ * code 'f', ...), or a name ('float32', ...).  *swap when the data is
+ * big-endian, numpy.save's form of a big-endian array ('>f8'). */
+static bool parse_descr(const char *d, clt_dtype *dtype, bool *swap)
+{
+    static const struct {
+        const char *type, *code, *name;
+        clt_dtype dtype;
+    } types[] = {
+        {"f4", "f", "float32", CLT_FLOAT32}, {"f8", "d", "float64", CLT_FLOAT64},
+        {"f2", "e", "float16", CLT_FLOAT16}, {"i4", "i", "int32", CLT_INT32},
+        {"i8", "q", "int64", CLT_INT64},     {"u1", "B", "uint8", CLT_UINT8},
+        {"b1", "?", "bool", CLT_BOOL},
+    };
+    char order = d[0] && strchr("<>=|", d[0]) ? d[0] : '\0';
+    const char *t = order ? d + 1 : d;
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
+        if (strcmp(t, types[k].type) == 0 || strcmp(t, types[k].code) == 0 ||
+            (!order && strcmp(t, types[k].name) == 0)) {
+            *dtype = types[k].dtype;
+            *swap = order == '>' && clt_dtype_size(*dtype) > 1;
+            return true;
+        }
+    return false;
+}
+
+static void swap_bytes(void *data, size_t n, size_t es)
+{
+    unsigned char *p = data;
+    for (size_t k = 0; k < n; k++, p += es)
+        for (size_t i = 0; i < es / 2; i++) {
+            unsigned char c = p[i];
+            p[i] = p[es - 1 - i];
+            p[es - 1 - i] = c;
+        }
+}
+
+/* src, numel elements of es bytes in column-major order of shape, to dst
+ * in row-major order: dst walks the row-major index, src follows with
+ * column-major strides. */
+static void from_fortran(const unsigned char *src, unsigned char *dst, int ndim,
+                         const int64_t *shape, size_t es, int64_t numel)
+{
+    int64_t stride[CLT_MAX_DIMS], idx[CLT_MAX_DIMS] = {0}, s = 1, off = 0;
+    for (int d = 0; d < ndim; d++) {
+        stride[d] = s;
+        s *= shape[d];
+    }
+    for (int64_t k = 0; k < numel; k++, dst += es) {
+        memcpy(dst, src + (size_t)off * es, es);
+        for (int d = ndim - 1; d >= 0; d--) {
+            if (++idx[d] < shape[d]) {
+                off += stride[d];
+                break;
+            }
+            off -= stride[d] * (shape[d] - 1);
+            idx[d] = 0;
+        }
+    }
+}
+
 clt_status clt_load_npy(const char *path, clt_device *dev, clt_tensor **out)
 {
     const char *fn = "clt_load_npy";
@@ -252,6 +324,7 @@ clt_status clt_load_npy(const char *path, clt_device *dev, clt_tensor **out)
     char *text = NULL;
     void *data = NULL;
     hdr h = {0};
+    char q[64];
     h.path = path;
     h.fn = fn;
     h.fortran = -1;
@@ -264,6 +337,9 @@ clt_status clt_load_npy(const char *path, clt_device *dev, clt_tensor **out)
         CLT__TRY(hbad(&h, "the file is %llu bytes long, too short for a .npy header "
                           "(truncated?)", (unsigned long long)size));
     CLT__TRY(clt__io_read_at(f, 0, pre, 10, path, fn));
+    if (memcmp(pre, "PK\x03\x04", 4) == 0)
+        CLT__TRY(hbad(&h, "not a .npy file but a zip archive (numpy.savez's .npz holds .npy "
+                          "files: extract one; or torch.save's format)"));
     if (memcmp(pre, MAGIC, MAGIC_LEN) != 0)
         CLT__TRY(hbad(&h, "not a .npy file (its first bytes are not \\x93NUMPY)"));
     uint64_t hlen = 0, start = 0;
@@ -295,28 +371,12 @@ clt_status clt_load_npy(const char *path, clt_device *dev, clt_tensor **out)
     h.p = text;
     h.end = text + hlen;
     CLT__TRY(parse_header(&h));
-    if (h.fortran)
-        CLT__TRY(hbad(&h, "fortran_order True (column-major) arrays are not supported; save "
-                          "np.ascontiguousarray(a) instead"));
+    clt__io_quote(q, sizeof q, h.descr, strlen(h.descr));
     clt_dtype dtype = CLT_FLOAT32;
-    bool known = false;
-    for (size_t k = 0; k < sizeof descrs / sizeof descrs[0]; k++)
-        if (strcmp(descrs[k].descr, h.descr) == 0) {
-            dtype = descrs[k].dtype;
-            known = true;
-        }
-    /* numpy writes one-byte types with '|', but '<' and '=' mean the same there */
-    if (!known && (h.descr[0] == '<' || h.descr[0] == '=') &&
-        (strcmp(h.descr + 1, "u1") == 0 || strcmp(h.descr + 1, "b1") == 0)) {
-        dtype = h.descr[1] == 'u' ? CLT_UINT8 : CLT_BOOL;
-        known = true;
-    }
-    if (!known && h.descr[0] == '>')
-        CLT__TRY(hbad(&h, "big-endian data ('%s') is not supported; save "
-                          "a.astype(a.dtype.newbyteorder('<')) instead", h.descr));
-    if (!known)
-        CLT__TRY(hbad(&h, "dtype '%s' is not supported (cltensor reads '<f4', '<f8', '<f2', "
-                          "'<i4', '<i8', '|u1' and '|b1')", h.descr));
+    bool swap = false;
+    if (!parse_descr(h.descr, &dtype, &swap))
+        CLT__TRY(hbad(&h, "dtype '%s' is not supported (cltensor reads float32, float64, "
+                          "float16, int32, int64, uint8 and bool, in either byte order)", q));
     size_t es = clt_dtype_size(dtype);
     int64_t numel = clt__io_numel(h.ndim, h.shape, es);
     char s[160];
@@ -325,18 +385,31 @@ clt_status clt_load_npy(const char *path, clt_device *dev, clt_tensor **out)
     uint64_t need = (uint64_t)numel * es, have = size - start - hlen;
     if (have < need)
         CLT__TRY(hbad(&h, "the array (%s, shape %s) needs %llu bytes of data, the file holds "
-                          "%llu after the header (truncated?)", h.descr,
+                          "%llu after the header (truncated?)", q,
                       clt__shape_str(s, sizeof s, h.ndim, h.shape), (unsigned long long)need,
                       (unsigned long long)have));
     if (have > need)
         CLT__TRY(hbad(&h, "%llu bytes after the array's data (%llu bytes for %s of shape %s)",
-                      (unsigned long long)(have - need), (unsigned long long)need, h.descr,
+                      (unsigned long long)(have - need), (unsigned long long)need, q,
                       clt__shape_str(s, sizeof s, h.ndim, h.shape)));
     data = clt__malloc(need ? need : 1);
     if (data == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for %llu bytes", fn,
                             (unsigned long long)need));
     CLT__TRY(clt__io_read_at(f, start + hlen, data, need, path, fn));
+    if (swap)
+        swap_bytes(data, (size_t)numel, es);
+    if (h.fortran && h.ndim > 1) {
+        /* column-major: the values are reordered, as numpy.load returns
+         * them, into the row-major order of a tensor */
+        void *c = clt__malloc(need ? need : 1);
+        if (c == NULL)
+            CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for %llu bytes",
+                                fn, (unsigned long long)need));
+        from_fortran(data, c, h.ndim, h.shape, es, numel);
+        free(data);
+        data = c;
+    }
     if (dtype == CLT_BOOL) {
         int64_t b = clt__io_bad_bool(data, need);
         if (b >= 0)

@@ -90,14 +90,6 @@ static clt_status bad(const st_file *sf, const char *fmt, ...)
     return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: %s", sf->fn, sf->path, what);
 }
 
-static const clt__json *member(const clt__json *obj, const char *key)
-{
-    for (size_t k = 0; k < obj->n; k++)
-        if (strcmp(obj->keys[k], key) == 0 && obj->key_lens[k] == strlen(key))
-            return &obj->items[k];
-    return NULL;
-}
-
 static const entry *sort_base;
 
 static int by_name_cmp(const void *a, const void *b)
@@ -126,66 +118,82 @@ static void sort_entries(entry *e, size_t *idx, size_t n, int (*cmp)(const void 
     pthread_mutex_unlock(&sort_lock);
 }
 
+/* A name from the file as messages quote it (see clt__io_quote). */
+#define QUOTE(buf, name) clt__io_quote(buf, sizeof buf, name, strlen(name))
+
+/* A non-negative integer of JSON within int64. */
+static bool json_count(const clt__json *v)
+{
+    return v->type == CLT__JSON_NUMBER && v->is_int && v->i >= 0;
+}
+
+/* An entry's fields, as the reference reads them: dtype, shape and
+ * data_offsets once each, and other fields ignored. */
 static clt_status read_entry(const st_file *sf, char *name, size_t name_len,
                              const clt__json *v, entry *e)
 {
+    char q[160];
     if (strlen(name) != name_len)
-        return bad(sf, "a tensor name holds a NUL character");
+        return bad(sf, "a tensor name holds a NUL character ('%s...')", QUOTE(q, name));
     if (v->type != CLT__JSON_OBJECT)
         return bad(sf, "tensor '%s': expected an object with dtype, shape and data_offsets, "
-                       "found %s", name, clt__json_type_name(v->type));
+                       "found %s", QUOTE(q, name), clt__json_type_name(v->type));
+    static const char *const fields[3] = {"dtype", "shape", "data_offsets"};
+    const clt__json *field[3] = {NULL, NULL, NULL};
     for (size_t k = 0; k < v->n; k++)
-        if (strcmp(v->keys[k], "dtype") != 0 && strcmp(v->keys[k], "shape") != 0 &&
-            strcmp(v->keys[k], "data_offsets") != 0)
-            return bad(sf, "tensor '%s': unknown field '%s'", name, v->keys[k]);
-    if (v->n != 3)
-        return bad(sf, "tensor '%s': expected the fields dtype, shape and data_offsets once each",
-                   name);
-    const clt__json *dt = member(v, "dtype"), *sh = member(v, "shape"),
-                    *off = member(v, "data_offsets");
+        for (int j = 0; j < 3; j++)
+            if (strcmp(v->keys[k], fields[j]) == 0 && v->key_lens[k] == strlen(fields[j])) {
+                if (field[j] != NULL)
+                    return bad(sf, "tensor '%s': the field %s appears twice", QUOTE(q, name),
+                               fields[j]);
+                field[j] = &v->items[k];
+            }
+    const clt__json *dt = field[0], *sh = field[1], *off = field[2];
     if (dt == NULL || sh == NULL || off == NULL)
-        return bad(sf, "tensor '%s': expected the fields dtype, shape and data_offsets once each",
-                   name);
+        return bad(sf, "tensor '%s': expected the fields dtype, shape and data_offsets; %s is "
+                       "missing", QUOTE(q, name), fields[dt == NULL ? 0 : sh == NULL ? 1 : 2]);
     e->name = name;
     if (dt->type != CLT__JSON_STRING)
-        return bad(sf, "tensor '%s': dtype is %s, expected a string", name,
+        return bad(sf, "tensor '%s': dtype is %s, expected a string", QUOTE(q, name),
                    clt__json_type_name(dt->type));
-    if (!st_dtype_parse(dt->s, &e->dtype))
+    char qd[40];
+    if (!st_dtype_parse(dt->s, &e->dtype) || strlen(dt->s) != dt->len)
         return bad(sf, "tensor '%s': dtype '%s' is not supported (cltensor reads F32, F64, F16, "
-                       "I32, I64, U8 and BOOL)", name, dt->s);
+                       "I32, I64, U8 and BOOL)", QUOTE(q, name),
+                   clt__io_quote(qd, sizeof qd, dt->s, dt->len));
     if (sh->type != CLT__JSON_ARRAY)
-        return bad(sf, "tensor '%s': shape is %s, expected an array", name,
+        return bad(sf, "tensor '%s': shape is %s, expected an array", QUOTE(q, name),
                    clt__json_type_name(sh->type));
     if (sh->n > CLT_MAX_DIMS)
-        return bad(sf, "tensor '%s': %zu dimensions; cltensor takes at most %d", name, sh->n,
-                   CLT_MAX_DIMS);
+        return bad(sf, "tensor '%s': %zu dimensions; cltensor takes at most %d", QUOTE(q, name),
+                   sh->n, CLT_MAX_DIMS);
     e->ndim = (int)sh->n;
     for (size_t d = 0; d < sh->n; d++) {
-        if (sh->items[d].type != CLT__JSON_NUMBER || !sh->items[d].is_int || sh->items[d].i < 0)
-            return bad(sf, "tensor '%s': shape[%zu] is not a non-negative integer", name, d);
+        if (!json_count(&sh->items[d]))
+            return bad(sf, "tensor '%s': shape[%zu] is not an integer in [0, 2^63)",
+                       QUOTE(q, name), d);
         e->shape[d] = sh->items[d].i;
     }
     if (off->type != CLT__JSON_ARRAY || off->n != 2)
-        return bad(sf, "tensor '%s': data_offsets must be an array [begin, end]", name);
+        return bad(sf, "tensor '%s': data_offsets must be an array [begin, end]", QUOTE(q, name));
     for (int k = 0; k < 2; k++)
-        if (off->items[k].type != CLT__JSON_NUMBER || !off->items[k].is_int ||
-            off->items[k].i < 0)
-            return bad(sf, "tensor '%s': data_offsets[%d] is not a non-negative integer", name,
-                       k);
+        if (!json_count(&off->items[k]))
+            return bad(sf, "tensor '%s': data_offsets[%d] is not an integer in [0, 2^63)",
+                       QUOTE(q, name), k);
     e->begin = (uint64_t)off->items[0].i;
     e->end = (uint64_t)off->items[1].i;
     if (e->end < e->begin)
-        return bad(sf, "tensor '%s': data_offsets [%llu, %llu] end before they begin", name,
-                   (unsigned long long)e->begin, (unsigned long long)e->end);
+        return bad(sf, "tensor '%s': data_offsets [%llu, %llu] end before they begin",
+                   QUOTE(q, name), (unsigned long long)e->begin, (unsigned long long)e->end);
     size_t es = clt_dtype_size(e->dtype);
     int64_t numel = clt__io_numel(e->ndim, e->shape, es);
     char s[160];
     if (numel < 0)
-        return bad(sf, "tensor '%s': shape %s is too large", name,
+        return bad(sf, "tensor '%s': shape %s is too large", QUOTE(q, name),
                    clt__shape_str(s, sizeof s, e->ndim, e->shape));
     if ((uint64_t)numel * es != e->end - e->begin)
         return bad(sf, "tensor '%s': %s of shape %s takes %llu bytes, but its data_offsets "
-                       "[%llu, %llu] hold %llu", name, dt->s,
+                       "[%llu, %llu] hold %llu", QUOTE(q, name), dt->s,
                    clt__shape_str(s, sizeof s, e->ndim, e->shape),
                    (unsigned long long)((uint64_t)numel * es), (unsigned long long)e->begin,
                    (unsigned long long)e->end, (unsigned long long)(e->end - e->begin));
@@ -197,13 +205,16 @@ static clt_status read_entry(const st_file *sf, char *name, size_t name_len,
  * offsets), and so little memory at most while it is parsed. */
 #define ENTRY_VALUES 4096
 
-/* A value's type for a message, when it is not the one expected: read as
- * a single value, or found a container (rc 4) from its first character. */
+/* A value's type for a message, when it is not the one expected: from
+ * its first character, or read when it is a single value (so that a
+ * malformed one is bad JSON); a container is not parsed (rc 4). */
 static int value_type(clt__json_cursor *c, clt__json_type *t)
 {
     clt__json v;
+    *t = clt__json_cursor_type(c);
     int rc = clt__json_cursor_value(c, 1, &v);
-    *t = rc == 0 ? v.type : clt__json_cursor_type(c);
+    if (rc == 0)
+        *t = v.type;
     clt__json_clear(&v);
     return rc == 4 ? 0 : rc;
 }
@@ -211,12 +222,12 @@ static int value_type(clt__json_cursor *c, clt__json_type *t)
 static int metadata_member(void *ctx, clt__json_cursor *c, char *key, size_t key_len)
 {
     st_file *sf = ctx;
-    (void)key_len;
     if (clt__json_cursor_type(c) != CLT__JSON_STRING) {
         clt__json_type t;
+        char q[160];
         if (value_type(c, &t) == 0)
-            sf->st = bad(sf, "__metadata__ '%s' is %s, expected a string", key,
-                         clt__json_type_name(t));
+            sf->st = bad(sf, "__metadata__ '%s' is %s, expected a string",
+                         clt__io_quote(q, sizeof q, key, key_len), clt__json_type_name(t));
         free(key);
         return 1;
     }
@@ -237,6 +248,10 @@ static int header_member(void *ctx, clt__json_cursor *c, char *key, size_t key_l
             return 1;
         }
         sf->seen_meta = true;
+        /* null: no metadata, as the reference reads it (the parser checks
+         * the value and skips it) */
+        if (clt__json_cursor_type(c) == CLT__JSON_NULL)
+            return 0;
         if (clt__json_cursor_type(c) != CLT__JSON_OBJECT) {
             clt__json_type t;
             if (value_type(c, &t) == 0)
@@ -259,9 +274,11 @@ static int header_member(void *ctx, clt__json_cursor *c, char *key, size_t key_l
     }
     clt__json v;
     int rc = clt__json_cursor_value(c, ENTRY_VALUES, &v);
+    char q[160];
     if (rc == 4)
         sf->st = bad(sf, "tensor '%s': its entry holds more than %d JSON values (expected "
-                         "dtype, shape and data_offsets)", key, ENTRY_VALUES);
+                         "dtype, shape and data_offsets)",
+                     clt__io_quote(q, sizeof q, key, key_len), ENTRY_VALUES);
     else if (rc == 0)
         sf->st = read_entry(sf, key, key_len, &v, &sf->e[sf->n]);
     clt__json_clear(&v);
@@ -281,7 +298,7 @@ static clt_status st_open(const char *path, const char *fn, st_file *sf)
     memset(sf, 0, sizeof *sf);
     sf->path = path;
     sf->fn = fn;
-    char *header = NULL;
+    char *header = NULL, q[160];
     size_t *by_off = NULL;
     clt_status st = clt__io_open(path, fn, &sf->f, &sf->size);
     if (st != CLT_OK)
@@ -292,6 +309,17 @@ static clt_status st_open(const char *path, const char *fn, st_file *sf)
                          "(truncated?)", (unsigned long long)sf->size));
     CLT__TRY(clt__io_read_at(sf->f, 0, lenb, 8, path, fn));
     uint64_t hlen = le64(lenb);
+    /* the files most often taken for safetensors say what they are, where
+     * their first bytes make no header length */
+    bool no_length = hlen > MAX_HEADER || hlen > sf->size - 8;
+    if (no_length && memcmp(lenb, "PK\x03\x04", 4) == 0)
+        CLT__TRY(bad(sf, "a zip archive (torch.save's format, or numpy.savez's), not a "
+                         "safetensors file; save it with safetensors' save_file"));
+    if (no_length && lenb[0] == 0x80 && lenb[1] >= 2 && lenb[1] <= 5)
+        CLT__TRY(bad(sf, "a Python pickle (torch.save's older format), not a safetensors "
+                         "file; save it with safetensors' save_file"));
+    if (no_length && memcmp(lenb, "\x93NUMPY", 6) == 0)
+        CLT__TRY(bad(sf, "a .npy file, not a safetensors file (clt_load_npy reads it)"));
     if (hlen > MAX_HEADER)
         CLT__TRY(bad(sf, "the header length %llu is beyond the 100 MB safetensors allows (not "
                          "a safetensors file?)", (unsigned long long)hlen));
@@ -307,7 +335,11 @@ static clt_status st_open(const char *path, const char *fn, st_file *sf)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for a %llu-byte "
                             "header", fn, (unsigned long long)hlen));
     CLT__TRY(clt__io_read_at(sf->f, 8, header, hlen, path, fn));
-    if (header[0] != '{')
+    /* JSON may start with whitespace, and the reference takes it */
+    size_t lead = 0;
+    while (lead < hlen && header[lead] && strchr(" \t\n\r", header[lead]))
+        lead++;
+    if (lead == hlen || header[lead] != '{')
         CLT__TRY(bad(sf, "the header does not start with '{' (not a safetensors file?)"));
     char err[160];
     int rc = clt__json_parse_members(header, hlen, header_member, sf, err, sizeof err);
@@ -330,14 +362,15 @@ static clt_status st_open(const char *path, const char *fn, st_file *sf)
     for (size_t k = 1; k < sf->n; k++)
         if (strcmp(sf->e[sf->by_name[k - 1]].name, sf->e[sf->by_name[k]].name) == 0)
             CLT__TRY(bad(sf, "tensor '%s' appears twice in the header",
-                         sf->e[sf->by_name[k]].name));
+                         QUOTE(q, sf->e[sf->by_name[k]].name)));
     sort_entries(sf->e, by_off, sf->n, by_offset_cmp);
     uint64_t at = 0, data_len = sf->size - sf->data_start;
     for (size_t k = 0; k < sf->n; k++) {
         const entry *e = &sf->e[by_off[k]];
         if (e->begin != at)
             CLT__TRY(bad(sf, "tensor '%s' starts at byte %llu of the data, where %s; the "
-                             "tensors must cover the data without gaps or overlaps", e->name,
+                             "tensors must cover the data without gaps or overlaps",
+                         QUOTE(q, e->name),
                          (unsigned long long)e->begin,
                          e->begin > at ? "a gap follows the tensor before it"
                                        : "it overlaps the tensor before it"));
@@ -363,16 +396,17 @@ done:
 static clt_status st_read(const st_file *sf, const entry *e, void **out)
 {
     size_t nb = (size_t)(e->end - e->begin);
+    char q[160];
     void *p = clt__malloc(nb ? nb : 1);
     *out = NULL;
     if (p == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for the %zu bytes of "
-                          "tensor '%s'", sf->fn, nb, e->name);
+                          "tensor '%s'", sf->fn, nb, QUOTE(q, e->name));
     clt_status st = clt__io_read_at(sf->f, sf->data_start + e->begin, p, nb, sf->path, sf->fn);
     int64_t badb = st == CLT_OK && e->dtype == CLT_BOOL ? clt__io_bad_bool(p, nb) : -1;
     if (badb >= 0)
         st = bad(sf, "tensor '%s': BOOL element %lld holds the byte %u (only 0 and 1 are bools)",
-                 e->name, (long long)badb, ((unsigned char *)p)[badb]);
+                 QUOTE(q, e->name), (long long)badb, ((unsigned char *)p)[badb]);
     if (st != CLT_OK) {
         free(p);
         return st;
@@ -385,13 +419,14 @@ static clt_status st_read(const st_file *sf, const entry *e, void **out)
 static clt_status st_upload(const st_file *sf, const entry *e, clt_device *dev, clt_tensor **out)
 {
     void *data = NULL;
+    char q[160];
     clt_status st = st_read(sf, e, &data);
     if (st != CLT_OK)
         return st;
     st = clt_tensor_from_host(dev, e->dtype, e->ndim, e->shape, data, out);
     free(data);
     if (st != CLT_OK)
-        clt__error_prefix(st, "%s: %s: tensor '%s'", sf->fn, sf->path, e->name);
+        clt__error_prefix(st, "%s: %s: tensor '%s'", sf->fn, sf->path, QUOTE(q, e->name));
     return st;
 }
 
@@ -600,6 +635,18 @@ static const entry *find(const st_file *sf, const char *name)
     return NULL;
 }
 
+/* Adds name to a comma-separated list for a message (which holds 768
+ * bytes, both lists included): a list of a million names from a file
+ * stops at "..." rather than take as much memory as the header. */
+static void list_name(clt__strbuf *sb, const char *name)
+{
+    char q[160];
+    if (sb->len < 500)
+        clt__sb_printf(sb, "%s%s", sb->len ? ", " : "", QUOTE(q, name));
+    else if (sb->data[sb->len - 1] != '.')
+        clt__sb_printf(sb, ", ...");
+}
+
 /* load_state_dict(strict=True)'s checks: missing and unexpected names
  * (all of them listed), then the first dtype or shape that differs. */
 static clt_status check_state(const st_file *sf, const clt_named_tensor *state, size_t n,
@@ -613,13 +660,13 @@ static clt_status check_state(const st_file *sf, const clt_named_tensor *state, 
     for (size_t k = 0; k < n; k++) {
         match[k] = find(sf, state[k].name);
         if (match[k] == NULL)
-            clt__sb_printf(&missing, "%s%s", missing.len ? ", " : "", state[k].name);
+            list_name(&missing, state[k].name);
         else
             used[match[k] - sf->e] = true;
     }
     for (size_t k = 0; k < sf->n; k++)
         if (!used[k])
-            clt__sb_printf(&unexpected, "%s%s", unexpected.len ? ", " : "", sf->e[k].name);
+            list_name(&unexpected, sf->e[k].name);
     if (missing.len || unexpected.len) {
         st = bad(sf, "%s%s%s%s%s", missing.len ? "missing key(s) in state: " : "",
                  missing.len ? missing.data : "", missing.len && unexpected.len ? "; " : "",
