@@ -95,6 +95,7 @@ CLT_KERNEL_WG(copy_runs, 1, 1, 1)(__global D *dst, ulong dst_off, __global const
     }
 }
 
+#define COPY_TILE_U 64
 #define COPY_TILE_B 256
 
 #ifdef __clang__
@@ -119,12 +120,13 @@ CLT_KERNEL_WG(copy_runs, 1, 1, 1)(__global D *dst, ulong dst_off, __global const
 
 /* CPU devices, a source whose innermost dimension (the last of L.shape) has
  * a stride other than 0 and 1 while another, u (the one before it in L),
- * has stride 1, as in a transpose: one tile per work-item, 16 values of u
- * by COPY_TILE_B of the innermost dimension.  With clang it goes in blocks
- * of 16 x 16: sixteen 16-wide loads along u, a transpose in registers,
- * sixteen 16-wide stores, so that each source line is read whole at once
- * (a walk along the strided dimension keeps few lines in the cache when
- * the stride is a power of two: they compete for the same sets).  L.s0
+ * has stride 1, as in a transpose: one tile per work-item, COPY_TILE_U
+ * values of u by COPY_TILE_B of the innermost dimension.  With clang it
+ * goes in blocks of 16 x 16: sixteen 16-wide loads along u, a transpose in
+ * registers, sixteen 16-wide stores, so that each source line is used
+ * whole at once (a walk along the strided dimension keeps few lines in the
+ * cache when the stride is a power of two: they compete for the same
+ * sets); the blocks along u go first, reading neighbouring lines.  L.s0
  * holds the source's strides, L.s1 the destination's (1 for the innermost
  * dimension); the dimensions before u are unravelled once per tile. */
 CLT_KERNEL_WG(copy_tiles, 1, 1, 1)(__global D *dst, ulong dst_off, __global const S *src,
@@ -132,11 +134,11 @@ CLT_KERNEL_WG(copy_tiles, 1, 1, 1)(__global D *dst, ulong dst_off, __global cons
 {
     int k = L.ndim - 1;
     long m = L.shape[k], st = L.s0[k], p = L.shape[k - 1], du = L.s1[k - 1];
-    long ub = (p + 15) / 16, bb = (m + COPY_TILE_B - 1) / COPY_TILE_B;
+    long ub = (p + COPY_TILE_U - 1) / COPY_TILE_U, bb = (m + COPY_TILE_B - 1) / COPY_TILE_B;
     ulong g = get_global_id(0);
     long b0 = (long)(g % (ulong)bb) * COPY_TILE_B;
     g /= (ulong)bb;
-    long u0 = (long)(g % (ulong)ub) * 16;
+    long u0 = (long)(g % (ulong)ub) * COPY_TILE_U;
     g /= (ulong)ub;
     long os = L.off0 + u0 + b0 * st, od = (long)dst_off + u0 * du + b0;
     for (int e = k - 2; e >= 0; --e) {
@@ -145,36 +147,37 @@ CLT_KERNEL_WG(copy_tiles, 1, 1, 1)(__global D *dst, ulong dst_off, __global cons
         os += x * L.s0[e];
         od += x * L.s1[e];
     }
-    long un = min(16L, p - u0), bn = min((long)COPY_TILE_B, m - b0);
-    for (long b = 0; b < bn; b += 16) {
-        __global const S *s = src + os + b * st;
-        __global D *d = dst + od + b;
+    long tn = min((long)COPY_TILE_U, p - u0), bn = min((long)COPY_TILE_B, m - b0);
+    for (long b = 0; b < bn; b += 16)
+        for (long u = 0; u < tn; u += 16) {
+            __global const S *s = src + os + u + b * st;
+            __global D *d = dst + od + u * du + b;
+            long un = min(16L, tn - u), rn = min(16L, bn - b);
 #ifdef __clang__
-        if (un == 16 && b + 16 <= bn) {
-            SV r[16];
-            for (int j = 0; j < 16; j++)
-                r[j] = S_VLOAD(s, j * st);
-            for (int i = 0; i < 16; i++)
-                if (!(i & 8))
-                    COPY_SWAP(r, i, 8, COPY_LO8, COPY_HI8);
-            for (int i = 0; i < 16; i++)
-                if (!(i & 4))
-                    COPY_SWAP(r, i, 4, COPY_LO4, COPY_HI4);
-            for (int i = 0; i < 16; i++)
-                if (!(i & 2))
-                    COPY_SWAP(r, i, 2, COPY_LO2, COPY_HI2);
-            for (int i = 0; i < 16; i += 2)
-                COPY_SWAP(r, i, 1, COPY_LO1, COPY_HI1);
-            for (int c = 0; c < 16; c++)
-                D_VSTORE(d, c * du, r[c]);
-            continue;
-        }
+            if (un == 16 && rn == 16) {
+                SV r[16];
+                for (int j = 0; j < 16; j++)
+                    r[j] = S_VLOAD(s, j * st);
+                for (int i = 0; i < 16; i++)
+                    if (!(i & 8))
+                        COPY_SWAP(r, i, 8, COPY_LO8, COPY_HI8);
+                for (int i = 0; i < 16; i++)
+                    if (!(i & 4))
+                        COPY_SWAP(r, i, 4, COPY_LO4, COPY_HI4);
+                for (int i = 0; i < 16; i++)
+                    if (!(i & 2))
+                        COPY_SWAP(r, i, 2, COPY_LO2, COPY_HI2);
+                for (int i = 0; i < 16; i += 2)
+                    COPY_SWAP(r, i, 1, COPY_LO1, COPY_HI1);
+                for (int c = 0; c < 16; c++)
+                    D_VSTORE(d, c * du, r[c]);
+                continue;
+            }
 #endif
-        long rn = min(16L, bn - b);
-        for (long c = 0; c < un; c++)
-            for (long j = 0; j < rn; j++)
-                D_STORE(d, c * du + j, CONVERT(S_LOAD(s, c + j * st)));
-    }
+            for (long c = 0; c < un; c++)
+                for (long j = 0; j < rn; j++)
+                    D_STORE(d, c * du + j, CONVERT(S_LOAD(s, c + j * st)));
+        }
 }
 
 CLT_KERNEL(copy_contig)(__global D *dst, ulong dst_off, __global const S *src, ulong src_off,

@@ -598,7 +598,7 @@ static clt_status copy_cpu_strided(clt_tensor *dst, const clt_tensor *src, const
     L.shape[k - 2] = us;
     L.s0[k - 2] = 1;
     L.s1[k - 2] = u1;
-    int64_t tile_u = 16, tile_b = 256;
+    int64_t tile_u = 64, tile_b = 256; /* COPY_TILE_U and COPY_TILE_B */
     size_t tiles = (size_t)((us + tile_u - 1) / tile_u) *
                    (size_t)((L.shape[k - 1] + tile_b - 1) / tile_b);
     for (int d = 0; d < k - 2; d++)
