@@ -320,6 +320,46 @@ static void softmax_part(void *p, int tid)
     }
 }
 
+/* The C loops of the copy cases: dst [planes, rows, cols] (plane stride
+ * dst_plane, row stride dst_ld) from src, rows split over the threads.
+ * Transposing (src_col > 1): dst[p][i][j] = src[p * src_plane + j * src_col
+ * + i], in 32 x 32 blocks so that the source's lines are read from the
+ * cache; otherwise row i of a plane is src + i * src_row, copied (src_col
+ * 1) or its first element repeated (src_col 0). */
+typedef struct copy_ctx {
+    const float *src;
+    float *dst;
+    size_t planes, rows, cols;
+    size_t src_plane, src_row, src_col, dst_plane, dst_ld;
+} copy_ctx;
+
+static void copy_part(void *p, int tid)
+{
+    copy_ctx *c = p;
+    size_t lo, hi;
+    span(c->rows, tid, &lo, &hi);
+    for (size_t q = 0; q < c->planes; q++) {
+        const float *restrict s = c->src + q * c->src_plane;
+        float *restrict d = c->dst + q * c->dst_plane;
+        if (c->src_col > 1) {
+            for (size_t i0 = lo; i0 < hi; i0 += 32)
+                for (size_t j0 = 0; j0 < c->cols; j0 += 32)
+                    for (size_t i = i0; i < i0 + 32 && i < hi; i++)
+                        for (size_t j = j0; j < j0 + 32 && j < c->cols; j++)
+                            d[i * c->dst_ld + j] = s[j * c->src_col + i];
+        } else if (c->src_col == 1) {
+            for (size_t i = lo; i < hi; i++)
+                memcpy(d + i * c->dst_ld, s + i * c->src_row, c->cols * sizeof(float));
+        } else {
+            for (size_t i = lo; i < hi; i++) {
+                float v = s[i * c->src_row], *restrict r = d + i * c->dst_ld;
+                for (size_t j = 0; j < c->cols; j++)
+                    r[j] = v;
+            }
+        }
+    }
+}
+
 /* ---- the FMA peak -------------------------------------------------------------- */
 
 typedef float v16f __attribute__((vector_size(64)));
@@ -413,7 +453,7 @@ static clt_tensor *from_host(bench *b, const float *data, int ndim, const int64_
     return t;
 }
 
-typedef enum op_kind { OP_ADD, OP_SUM, OP_SUM_COLS, OP_SOFTMAX, OP_MATMUL } op_kind;
+typedef enum op_kind { OP_ADD, OP_SUM, OP_SUM_COLS, OP_SOFTMAX, OP_CONTIGUOUS, OP_MATMUL } op_kind;
 
 static clt_status run_op(op_kind op, const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 {
@@ -422,6 +462,7 @@ static clt_status run_op(op_kind op, const clt_tensor *a, const clt_tensor *b, c
     case OP_SUM: return clt_sum(a, out);
     case OP_SUM_COLS: return clt_sum_dim(a, 0, 0, out);
     case OP_SOFTMAX: return clt_softmax(a, -1, out);
+    case OP_CONTIGUOUS: return clt_contiguous(a, out);
     default: return clt_matmul(a, b, out);
     }
 }
@@ -696,6 +737,87 @@ done:
     clt_tensor_free(out);
     clt_tensor_free(ta);
     free(ha);
+    free(hc);
+    free(hd);
+}
+
+/* The views the copy cases make contiguous, from a float32 base tensor. */
+typedef enum copy_kind { COPY_TRANSPOSE, COPY_PERMUTE, COPY_EXPAND, COPY_SLICE } copy_kind;
+
+static clt_status copy_view(copy_kind kind, const clt_tensor *base, clt_tensor **out)
+{
+    static const int perm[3] = {2, 0, 1};
+    static const int64_t expanded[2] = {4096, 512};
+    switch (kind) {
+    case COPY_TRANSPOSE: return clt_transpose(base, 0, 1, out);
+    case COPY_PERMUTE: return clt_permute(base, 3, perm, out);
+    case COPY_EXPAND: return clt_expand(base, 2, expanded, out);
+    default: return clt_slice(base, 0, 0, INT64_MAX, 2, out);
+    }
+}
+
+/* clt_contiguous of a view of a float32 tensor: a transposed [4096, 4096],
+ * [64, 256, 256] permuted (2, 0, 1), a [4096, 1] column expanded to [4096,
+ * 512] and the even rows of a [8192, 1024].  Bytes counted: the result's,
+ * read and written (8 per element), the expansion's written only (4). */
+static void case_copy(bench *b, copy_kind kind, const char *name)
+{
+    static const struct {
+        int ndim;
+        int64_t shape[3];
+        copy_ctx c;
+    } cfg[] = {
+        [COPY_TRANSPOSE] = {2, {4096, 4096}, {.planes = 1, .rows = 4096, .cols = 4096,
+                                              .src_col = 4096, .dst_ld = 4096}},
+        [COPY_PERMUTE] = {3, {64, 256, 256}, {.planes = 64, .rows = 256, .cols = 256,
+                                              .src_plane = 65536, .src_col = 256,
+                                              .dst_plane = 256, .dst_ld = 64 * 256}},
+        [COPY_EXPAND] = {2, {4096, 1}, {.planes = 1, .rows = 4096, .cols = 512,
+                                        .src_row = 1, .dst_ld = 512}},
+        [COPY_SLICE] = {2, {8192, 1024}, {.planes = 1, .rows = 4096, .cols = 1024,
+                                          .src_row = 2048, .src_col = 1, .dst_ld = 1024}},
+    };
+    size_t nin = 1;
+    for (int d = 0; d < cfg[kind].ndim; d++)
+        nin *= (size_t)cfg[kind].shape[d];
+    copy_ctx c = cfg[kind].c;
+    size_t n = c.planes * c.rows * c.cols;
+    float *hs = malloc(nin * sizeof(float)), *hc = malloc(n * sizeof(float));
+    float *hd = malloc(n * sizeof(float));
+    clt_tensor *base = NULL, *view = NULL, *out = NULL;
+    if (!hs || !hc || !hd) {
+        fprintf(stderr, "cltensor bench: %s: out of host memory\n", name);
+        b->failures++;
+        goto done;
+    }
+    fill_random(hs, nin);
+    if (!(base = from_host(b, hs, cfg[kind].ndim, cfg[kind].shape)) ||
+        copy_view(kind, base, &view) != CLT_OK) {
+        fail(b, name, "making the input");
+        goto done;
+    }
+    if (run_op(OP_CONTIGUOUS, view, NULL, &out) != CLT_OK) {
+        fail(b, name, "clt_contiguous");
+        goto done;
+    }
+    if (read_back(b, name, out, hd, n) != 0)
+        goto done;
+    c.src = hs;
+    c.dst = hc;
+    double t_loop, t_op;
+    if (time_both(b, name, copy_part, &c, OP_CONTIGUOUS, view, NULL, 9, 4, &t_loop, &t_op) != 0)
+        goto done;
+    double err = max_abs_diff(hc, hd, n);
+    if (err != 0)
+        wrong(b, name, "clt_contiguous", err);
+    double bytes = (kind == COPY_EXPAND ? 4.0 : 8.0) * (double)n;
+    double gbs = bytes / t_op / 1e9, gbs_loop = bytes / t_loop / 1e9;
+    report(b, name, gbs, "GB/s", "c_loop_2t", gbs_loop, gbs / gbs_loop, ">= 0.8");
+done:
+    clt_tensor_free(out);
+    clt_tensor_free(view);
+    clt_tensor_free(base);
+    free(hs);
     free(hc);
     free(hd);
 }
@@ -1464,7 +1586,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: cltensor bench [--json] [--quick] [--device KIND] [CASE...]\n"
                "  runs each case with baselines measured in the same run; CASE is a\n"
-               "  prefix of a case name (add, sum, softmax, matmul, matmul_1024,\n"
+               "  prefix of a case name (add, sum, softmax, copy, matmul, matmul_1024,\n"
                "  matmul_f64, matvec, conv2d, overhead, train, first_op); --quick\n"
                "  skips matmul 2048 and shortens first_op and the training steps;\n"
                "  the matmul cases load OpenBLAS, when configure found it, as their\n"
@@ -1509,7 +1631,9 @@ int cltensor_bench(int argc, char **argv)
     }
     static const char *const names[] = {"overhead_add16", "add_1M", "add_16M", "sum_16M",
                                         "sum_cols_256x4096", "sum_cols_32x65536",
-                                        "softmax_4096x1024", "matmul_256", "matmul_512",
+                                        "softmax_4096x1024", "copy_transpose_4096",
+                                        "copy_permute_64x256x256", "copy_expand_4096x512",
+                                        "copy_slice_4096x1024", "matmul_256", "matmul_512",
                                         "matmul_1024", "matmul_2048", "matmul_f64_256",
                                         "matmul_f64_1024", "matmul_f64_2048", "matvec_4096",
                                         "conv2d_64x1x8x8", "first_op_warm", "first_op_empty",
@@ -1556,6 +1680,12 @@ int cltensor_bench(int argc, char **argv)
         case_sum_cols(&b, 32, 65536, "sum_cols_32x65536");
     if (selected(&b, "softmax_4096x1024"))
         case_softmax(&b, 4096, 1024, "softmax_4096x1024");
+    static const char *const copies[] = {
+        [COPY_TRANSPOSE] = "copy_transpose_4096", [COPY_PERMUTE] = "copy_permute_64x256x256",
+        [COPY_EXPAND] = "copy_expand_4096x512", [COPY_SLICE] = "copy_slice_4096x1024"};
+    for (int k = 0; k < 4; k++)
+        if (selected(&b, copies[k]))
+            case_copy(&b, (copy_kind)k, copies[k]);
     static const struct {
         clt_dtype dt;
         size_t n;

@@ -1,6 +1,7 @@
 /* copy.cl: copies with dtype conversion from S to D into a contiguous
- * destination: strided (one element per work-item), contiguous (one element
- * per work-item, for GPUs) and chunked (one chunk per work-item with 16-wide
+ * destination: strided (one element per work-item, for GPUs), runs and
+ * tiles of a strided source (for CPUs), contiguous (one element per
+ * work-item, for GPUs) and chunked (one chunk per work-item with 16-wide
  * vectors, for CPUs), and into a strided destination from a broadcast
  * source.  Used by contiguous(), casts, moves and in-place writes. */
 
@@ -40,6 +41,143 @@ CLT_KERNEL(copy_strided)(__global D *dst, ulong dst_off, __global const S *src, 
 {
     CLT_STRIDED_ITEM(i, n, L, os, o1, o2);
     D_STORE(dst, dst_off + i, CONVERT(S_LOAD(src, os)));
+}
+
+/* CPU devices: a chunk of the destination per work-item, taken as runs of
+ * the source's innermost dimension (of L.shape, src strides L.s0), so that
+ * the offset of a run costs one step of an index counter, not a division
+ * per element.  Runs of stride 1 move 16-wide vectors, runs of stride 0
+ * store one converted value. */
+CLT_KERNEL_WG(copy_runs, 1, 1, 1)(__global D *dst, ulong dst_off, __global const S *src,
+                                  ulong n, ulong chunk, clt_layout L)
+{
+    ulong i = get_global_id(0) * chunk;
+    ulong end = min(i + chunk, n);
+    int k = L.ndim - 1;
+    ulong m = (ulong)L.shape[k];
+    long st = L.s0[k];
+    long idx[CLT_MAX_DIMS];
+    long o = L.off0;
+    ulong rem = i / m, col = i % m;
+    for (int e = k - 1; e >= 0; --e) {
+        idx[e] = (long)(rem % (ulong)L.shape[e]);
+        rem /= (ulong)L.shape[e];
+        o += idx[e] * L.s0[e];
+    }
+    while (i < end) {
+        ulong len = min(m - col, end - i), j = 0;
+        __global D *d = dst + dst_off + i;
+        __global const S *s = src + o + (long)col * st;
+        if (st == 1) {
+            for (; j + 16 <= len; j += 16)
+                D_VSTORE(d, j, S_VLOAD(s, j));
+            for (; j < len; j++)
+                D_STORE(d, j, CONVERT(S_LOAD(s, j)));
+        } else if (st == 0) {
+            S_C x = S_LOAD(s, 0);
+            for (; j + 16 <= len; j += 16)
+                D_VSTORE(d, j, (SV)x);
+            for (; j < len; j++)
+                D_STORE(d, j, CONVERT(x));
+        } else {
+            for (; j < len; j++)
+                D_STORE(d, j, CONVERT(S_LOAD(s, (long)j * st)));
+        }
+        i += len;
+        col = 0;
+        for (int e = k - 1; e >= 0; --e) {
+            o += L.s0[e];
+            if (++idx[e] < L.shape[e])
+                break;
+            o -= L.s0[e] * L.shape[e];
+            idx[e] = 0;
+        }
+    }
+}
+
+#define COPY_TILE_U 64
+#define COPY_TILE_B 256
+
+#ifdef __clang__
+/* One step of a 16 x 16 transpose in the vectors r[0..15]: the rows i and
+ * i + b (bit b clear in i) swap their off-diagonal b x b blocks.  The steps
+ * for b = 8, 4, 2 and 1 transpose the whole. */
+#define COPY_SWAP(r, i, b, LO, HI)                                            \
+    do {                                                                      \
+        SV a_ = r[i], c_ = r[(i) + (b)];                                      \
+        r[i] = __builtin_shufflevector(a_, c_, LO);                           \
+        r[(i) + (b)] = __builtin_shufflevector(a_, c_, HI);                   \
+    } while (0)
+#define COPY_LO8 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
+#define COPY_HI8 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
+#define COPY_LO4 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27
+#define COPY_HI4 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31
+#define COPY_LO2 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29
+#define COPY_HI2 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31
+#define COPY_LO1 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30
+#define COPY_HI1 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31
+#endif
+
+/* CPU devices, a source whose innermost dimension (the last of L.shape) has
+ * a stride other than 0 and 1 while another, u (the one before it in L),
+ * has stride 1, as in a transpose: one tile per work-item, COPY_TILE_U
+ * values of u by COPY_TILE_B of the innermost dimension.  With clang it
+ * goes in blocks of 16 x 16: sixteen 16-wide loads along u, a transpose in
+ * registers, sixteen 16-wide stores, so that each source line is used
+ * whole at once (a walk along the strided dimension keeps few lines in the
+ * cache when the stride is a power of two: they compete for the same
+ * sets); the blocks along u go first, reading neighbouring lines.  L.s0
+ * holds the source's strides, L.s1 the destination's (1 for the innermost
+ * dimension); the dimensions before u are unravelled once per tile. */
+CLT_KERNEL_WG(copy_tiles, 1, 1, 1)(__global D *dst, ulong dst_off, __global const S *src,
+                                   clt_layout L)
+{
+    int k = L.ndim - 1;
+    long m = L.shape[k], st = L.s0[k], p = L.shape[k - 1], du = L.s1[k - 1];
+    long ub = (p + COPY_TILE_U - 1) / COPY_TILE_U, bb = (m + COPY_TILE_B - 1) / COPY_TILE_B;
+    ulong g = get_global_id(0);
+    long b0 = (long)(g % (ulong)bb) * COPY_TILE_B;
+    g /= (ulong)bb;
+    long u0 = (long)(g % (ulong)ub) * COPY_TILE_U;
+    g /= (ulong)ub;
+    long os = L.off0 + u0 + b0 * st, od = (long)dst_off + u0 * du + b0;
+    for (int e = k - 2; e >= 0; --e) {
+        long x = (long)(g % (ulong)L.shape[e]);
+        g /= (ulong)L.shape[e];
+        os += x * L.s0[e];
+        od += x * L.s1[e];
+    }
+    long tn = min((long)COPY_TILE_U, p - u0), bn = min((long)COPY_TILE_B, m - b0);
+    for (long b = 0; b < bn; b += 16)
+        for (long u = 0; u < tn; u += 16) {
+            __global const S *s = src + os + u + b * st;
+            __global D *d = dst + od + u * du + b;
+            long un = min(16L, tn - u), rn = min(16L, bn - b);
+#ifdef __clang__
+            if (un == 16 && rn == 16) {
+                SV r[16];
+                for (int j = 0; j < 16; j++)
+                    r[j] = S_VLOAD(s, j * st);
+                for (int i = 0; i < 16; i++)
+                    if (!(i & 8))
+                        COPY_SWAP(r, i, 8, COPY_LO8, COPY_HI8);
+                for (int i = 0; i < 16; i++)
+                    if (!(i & 4))
+                        COPY_SWAP(r, i, 4, COPY_LO4, COPY_HI4);
+                for (int i = 0; i < 16; i++)
+                    if (!(i & 2))
+                        COPY_SWAP(r, i, 2, COPY_LO2, COPY_HI2);
+                for (int i = 0; i < 16; i += 2)
+                    COPY_SWAP(r, i, 1, COPY_LO1, COPY_HI1);
+                for (int c = 0; c < 16; c++)
+                    D_VSTORE(d, c * du, r[c]);
+                continue;
+            }
+#endif
+            for (long c = 0; c < un; c++)
+                for (long j = 0; j < rn; j++)
+                    D_STORE(d, c * du + j, CONVERT(S_LOAD(s, c + j * st)));
+        }
 }
 
 CLT_KERNEL(copy_contig)(__global D *dst, ulong dst_off, __global const S *src, ulong src_off,

@@ -38,6 +38,13 @@
 #define S16 CAT(S, 16)
 #define CONVERT_S16 CAT(convert_, S16)
 
+/* S is 64 bits wide: an S16 fills two 512-bit registers. */
+#if defined(CLT_ACC_DOUBLE) || T_ID == 1 || !T_IS_FLOAT
+#define S_WIDE 1
+#else
+#define S_WIDE 0
+#endif
+
 #define OP_SUM 0
 #define OP_PROD 1
 #define OP_SUMSQ 2
@@ -300,27 +307,40 @@
  * compensation: a lane's one block sum is its value.  Its lanes go four at
  * a time, those the fold meets first (j, j + 16, j + 32, j + 48): their
  * sums stay in registers, each row is read whole (all four vectors), and
- * the four lanes leave folded into acc[j], one of 16 partials. */
+ * the four lanes leave folded into acc[j], one of 16 partials.  With a
+ * 64-bit S the four lanes' sixteen S16 would fill every register twice
+ * over, so they go in two passes of two, (j, j + 32) then (j + 16, j + 48),
+ * each row still read whole once; the fold's order is the same. */
+#if S_WIDE
+#define IVEC_Q 2
+#define IVEC_PART(op, a, v) COMBINE(op, a[0][v], a[1][v])
+#else
+#define IVEC_Q 4
+#define IVEC_PART(op, a, v)                                                    \
+    COMBINE(op, COMBINE(op, a[0][v], a[2][v]), COMBINE(op, a[1][v], a[3][v]))
+#endif
 #define IVEC_ONE_BLOCK(VLOAD, STEP, NV)                                        \
     {                                                                          \
-        for (int j = 0; j < 16; j++) {                                         \
-            S16 a[4][4];                                                       \
-            _Pragma("unroll") for (int q = 0; q < 4; q++)                      \
-                _Pragma("unroll") for (int v = 0; v < 4; v++) a[q][v] = id;    \
-            for (long k0 = 0; k0 < n; k0 += LANES)                             \
-                _Pragma("unroll") for (int q = 0; q < 4; q++) {                \
-                    long k = k0 + j + 16 * q;                                  \
-                    if (k < n)                                                 \
-                        _Pragma("unroll") for (int v = 0; v < NV; v++) {       \
-                            S16 b = a[q][v], x = VLOAD(p, k * inner + v * 16); \
-                            STEP;                                              \
-                            a[q][v] = b;                                       \
-                        }                                                      \
-                }                                                              \
-            _Pragma("unroll") for (int v = 0; v < NV; v++) acc[j][v] =         \
-                COMBINE(op, COMBINE(op, a[0][v], a[2][v]),                     \
-                        COMBINE(op, a[1][v], a[3][v]));                        \
-        }                                                                      \
+        for (int j = 0; j < 16; j++)                                           \
+            for (int h = 0; h < 4 / IVEC_Q; h++) {                             \
+                S16 a[IVEC_Q][4];                                              \
+                _Pragma("unroll") for (int q = 0; q < IVEC_Q; q++)             \
+                    _Pragma("unroll") for (int v = 0; v < 4; v++) a[q][v] = id; \
+                for (long k0 = 0; k0 < n; k0 += LANES)                         \
+                    _Pragma("unroll") for (int q = 0; q < IVEC_Q; q++) {       \
+                        long k = k0 + j + 16 * (h + 4 / IVEC_Q * q);           \
+                        if (k < n)                                             \
+                            _Pragma("unroll") for (int v = 0; v < NV; v++) {   \
+                                S16 b = a[q][v];                               \
+                                S16 x = VLOAD(p, k * inner + v * 16);          \
+                                STEP;                                          \
+                                a[q][v] = b;                                   \
+                            }                                                  \
+                    }                                                          \
+                _Pragma("unroll") for (int v = 0; v < NV; v++) acc[j][v] =     \
+                    h ? COMBINE(op, acc[j][v], IVEC_PART(op, a, v))            \
+                      : IVEC_PART(op, a, v);                                   \
+            }                                                                  \
         IVEC_FOLD(16, NV)                                                      \
     }
 

@@ -412,3 +412,248 @@ Test(view, stack_values_and_errors)
     clt_tensor_free(a);
     clt_tensor_free(b);
 }
+
+/* ---- contiguous copies of every view pattern, every dtype --------------- */
+
+/* A view made from a base tensor by one to three of these steps, replayed on
+ * the host as (shape, strides, offset) arithmetic for the reference. */
+typedef enum { V_NONE, V_TRANSPOSE, V_PERMUTE, V_EXPAND, V_SLICE } view_op;
+
+typedef struct {
+    view_op op;
+    int dim, nd;          /* V_TRANSPOSE: dims dim and nd; V_EXPAND: nd dims */
+    int64_t v[4];         /* V_PERMUTE: the order; V_EXPAND: the shape; V_SLICE: start, end, step */
+} view_step;
+
+typedef struct {
+    int nd;
+    int64_t shape[4];
+    view_step steps[3];
+} view_case;
+
+typedef struct {
+    int nd;
+    int64_t shape[4], strides[4], offset;
+} host_view;
+
+static clt_tensor *apply_step(const clt_tensor *t, const view_step *s, host_view *h)
+{
+    clt_tensor *out = NULL;
+    host_view g = *h;
+    switch (s->op) {
+    case V_TRANSPOSE:
+        CHECK(clt_transpose(t, s->dim, s->nd, &out));
+        g.shape[s->dim] = h->shape[s->nd], g.shape[s->nd] = h->shape[s->dim];
+        g.strides[s->dim] = h->strides[s->nd], g.strides[s->nd] = h->strides[s->dim];
+        break;
+    case V_PERMUTE: {
+        int perm[4];
+        for (int d = 0; d < h->nd; d++) {
+            perm[d] = (int)s->v[d];
+            g.shape[d] = h->shape[perm[d]];
+            g.strides[d] = h->strides[perm[d]];
+        }
+        CHECK(clt_permute(t, h->nd, perm, &out));
+        break;
+    }
+    case V_EXPAND:
+        CHECK(clt_expand(t, s->nd, s->v, &out));
+        g.nd = s->nd;
+        for (int d = 0; d < s->nd; d++) {
+            int e = d - (s->nd - h->nd); /* the matching dim of t, or < 0 */
+            g.shape[d] = s->v[d];
+            g.strides[d] = e >= 0 && h->shape[e] == s->v[d] ? h->strides[e] : 0;
+        }
+        break;
+    default: { /* V_SLICE within the dimension, start < end */
+        CHECK(clt_slice(t, s->dim, s->v[0], s->v[1], s->v[2], &out));
+        int64_t len = s->v[1] > s->v[0] ? (s->v[1] - s->v[0] + s->v[2] - 1) / s->v[2] : 0;
+        g.offset += s->v[0] * h->strides[s->dim];
+        g.shape[s->dim] = len;
+        g.strides[s->dim] = h->strides[s->dim] * s->v[2];
+    }
+    }
+    *h = g;
+    return out;
+}
+
+/* Element f of a base tensor of dtype dt, as its bytes: values that every
+ * copy keeps exactly (float16: finite bit patterns of either sign). */
+static void element_bytes(clt_dtype dt, int64_t f, unsigned char *out)
+{
+    uint64_t u = (uint64_t)f;
+    union {
+        float f32;
+        double f64;
+        uint16_t h;
+        int32_t i32;
+        int64_t i64;
+        uint8_t u8;
+    } x;
+    switch (dt) {
+    case CLT_FLOAT32: x.f32 = (float)(f % 100003) * 0.25f - 1000.0f; break;
+    case CLT_FLOAT64: x.f64 = (double)f * 0.5 - 3.0; break;
+    case CLT_FLOAT16: x.h = (uint16_t)((u * 37u) % 0x7C00u | (u & 1u) << 15); break;
+    case CLT_INT32: x.i32 = (int32_t)(uint32_t)(u * 2654435761u); break;
+    case CLT_INT64: x.i64 = (int64_t)(u * 0x9E3779B97F4A7C15u); break;
+    case CLT_UINT8: x.u8 = (uint8_t)(u * 7u); break;
+    default: x.u8 = (uint8_t)(u % 3u == 0); break;
+    }
+    memcpy(out, &x, clt_dtype_size(dt));
+}
+
+/* The view of case c of a base of dtype dt; *ref gets the bytes a
+ * contiguous copy must hold (new malloc'd array), *n its elements. */
+static clt_tensor *make_view(clt_device *dev, clt_dtype dt, const view_case *c,
+                             clt_tensor **base, unsigned char **ref, size_t *n)
+{
+    size_t es = clt_dtype_size(dt), nb = 1;
+    for (int d = 0; d < c->nd; d++)
+        nb *= (size_t)c->shape[d];
+    unsigned char *hb = malloc(nb * es + 1);
+    cr_assert_not_null(hb);
+    for (size_t f = 0; f < nb; f++)
+        element_bytes(dt, (int64_t)f, hb + f * es);
+    CHECK(clt_tensor_from_host(dev, dt, c->nd, c->shape, hb, base));
+    host_view h = {.nd = c->nd};
+    int64_t step = 1;
+    for (int d = c->nd - 1; d >= 0; d--) {
+        h.shape[d] = c->shape[d];
+        h.strides[d] = step;
+        step *= c->shape[d];
+    }
+    clt_tensor *v = clt_tensor_retain(*base);
+    for (int k = 0; k < 3 && c->steps[k].op != V_NONE; k++) {
+        clt_tensor *w = apply_step(v, &c->steps[k], &h);
+        clt_tensor_free(v);
+        v = w;
+    }
+    assert_shape(v, h.nd, h.shape);
+    *n = (size_t)clt_tensor_numel(v);
+    *ref = malloc(*n * es + 1);
+    cr_assert_not_null(*ref);
+    for (size_t i = 0; i < *n; i++) {
+        size_t rem = i;
+        int64_t off = h.offset;
+        for (int d = h.nd - 1; d >= 0; d--) {
+            off += (int64_t)(rem % (size_t)h.shape[d]) * h.strides[d];
+            rem /= (size_t)h.shape[d];
+        }
+        memcpy(*ref + i * es, hb + (size_t)off * es, es);
+    }
+    free(hb);
+    return v;
+}
+
+#define T2(a, b) {V_TRANSPOSE, a, b, {0}}
+#define PERM(...) {V_PERMUTE, 0, 0, {__VA_ARGS__}}
+#define EXPAND(nd, ...) {V_EXPAND, 0, nd, {__VA_ARGS__}}
+#define SLICE(dim, ...) {V_SLICE, dim, 0, {__VA_ARGS__}}
+
+/* Transposes and permutes of odd shapes (partial 16 x 16 blocks, tiles of
+ * more than one block of 256), expansions (stride 0 innermost and outside),
+ * slices with steps of rows and of columns, offsets, 0- and 1-size dims;
+ * several of them larger than one work-item's share of a CPU device. */
+static const view_case view_cases[] = {
+    {2, {37, 53}, {T2(0, 1)}},
+    {2, {64, 48}, {T2(0, 1)}},
+    {2, {300, 530}, {T2(0, 1)}},
+    {2, {70, 300}, {T2(1, 0)}},
+    {2, {5, 40}, {T2(0, 1)}},
+    {3, {5, 33, 18}, {PERM(2, 0, 1)}},
+    {3, {3, 17, 40}, {PERM(1, 2, 0)}},
+    {4, {3, 4, 5, 6}, {PERM(3, 1, 0, 2)}},
+    {3, {17, 1, 3}, {PERM(2, 1, 0)}},
+    {2, {7, 1}, {EXPAND(2, 7, 45)}},
+    {2, {300, 1}, {EXPAND(2, 300, 77)}},
+    {2, {1, 30}, {EXPAND(2, 9, 30)}},
+    {1, {1}, {EXPAND(3, 3, 4, 5)}},
+    {2, {20, 37}, {SLICE(0, 1, 20, 3)}},
+    {2, {601, 33}, {SLICE(0, 0, 601, 2)}},
+    {2, {20, 37}, {SLICE(1, 2, 37, 2)}},
+    {2, {40, 50}, {SLICE(0, 3, 33, 1), SLICE(1, 5, 45, 1), T2(0, 1)}},
+    {3, {6, 40, 20}, {SLICE(0, 1, 6, 2), T2(1, 2)}},
+    {3, {9, 70, 36}, {SLICE(2, 1, 36, 1), PERM(2, 0, 1)}},
+    {2, {0, 5}, {T2(0, 1)}},
+    {3, {4, 0, 3}, {PERM(2, 0, 1)}},
+    {2, {1, 17}, {T2(0, 1)}},
+    {2, {3, 1}, {EXPAND(3, 0, 3, 4)}},
+};
+
+Test(view, contiguous_every_pattern_every_dtype)
+{
+    clt_device *dev = get_device("cpu");
+    for (int t = 0; t < CLT_DTYPE_COUNT; t++) {
+        clt_dtype dt = (clt_dtype)t;
+        if (!clt_device_supports_dtype(dev, dt))
+            continue;
+        size_t es = clt_dtype_size(dt);
+        for (size_t k = 0; k < sizeof view_cases / sizeof view_cases[0]; k++) {
+            clt_tensor *base = NULL, *c = NULL;
+            unsigned char *ref = NULL;
+            size_t n = 0;
+            clt_tensor *v = make_view(dev, dt, &view_cases[k], &base, &ref, &n);
+            CHECK(clt_contiguous(v, &c));
+            cr_assert(clt_tensor_is_contiguous(c));
+            unsigned char *got = malloc(n * es + 1);
+            cr_assert_not_null(got);
+            CHECK(clt_tensor_read(c, got, n * es));
+            for (size_t i = 0; i < n; i++)
+                cr_assert(memcmp(got + i * es, ref + i * es, es) == 0,
+                          "%s, case %zu: element %zu of %zu differs", clt_dtype_name(dt), k, i,
+                          n);
+            free(got);
+            free(ref);
+            clt_tensor_free(c);
+            clt_tensor_free(v);
+            clt_tensor_free(base);
+        }
+    }
+}
+
+/* A cast of a view converts as the cast of the same values in contiguous
+ * memory does (checked value by value in test_dtypes.c),
+ * on each kind of copy: blocks of a transpose, their odd edges, runs of
+ * stride 0, 1 and 2. */
+Test(view, cast_of_views_matches_contiguous_cast)
+{
+    clt_device *dev = get_device("cpu");
+    static const clt_dtype pairs[][2] = {
+        {CLT_FLOAT32, CLT_INT32}, {CLT_FLOAT32, CLT_FLOAT16}, {CLT_INT32, CLT_FLOAT64},
+        {CLT_FLOAT64, CLT_BOOL},  {CLT_UINT8, CLT_FLOAT32},   {CLT_FLOAT16, CLT_FLOAT32},
+        {CLT_INT64, CLT_UINT8},   {CLT_FLOAT32, CLT_UINT8},   {CLT_BOOL, CLT_INT64},
+    };
+    static const size_t cases[] = {2, 3, 6, 10, 11, 14, 15};
+    for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++) {
+        clt_dtype from = pairs[p][0], to = pairs[p][1];
+        if (!clt_device_supports_dtype(dev, from) || !clt_device_supports_dtype(dev, to))
+            continue;
+        size_t es = clt_dtype_size(to);
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            clt_tensor *base = NULL, *c = NULL, *a = NULL, *b = NULL;
+            unsigned char *ref = NULL;
+            size_t n = 0;
+            clt_tensor *v = make_view(dev, from, &view_cases[cases[k]], &base, &ref, &n);
+            CHECK(clt_to_dtype(v, to, &a));
+            CHECK(clt_tensor_from_host(dev, from, clt_tensor_ndim(v), clt_tensor_shape(v), ref,
+                                       &c));
+            CHECK(clt_to_dtype(c, to, &b));
+            unsigned char *ga = malloc(n * es + 1), *gb = malloc(n * es + 1);
+            cr_assert(ga && gb);
+            CHECK(clt_tensor_read(a, ga, n * es));
+            CHECK(clt_tensor_read(b, gb, n * es));
+            for (size_t i = 0; i < n; i++)
+                cr_assert(memcmp(ga + i * es, gb + i * es, es) == 0,
+                          "%s to %s, case %zu: element %zu differs", clt_dtype_name(from),
+                          clt_dtype_name(to), cases[k], i);
+            free(ga);
+            free(gb);
+            free(ref);
+            clt_tensor_free(a);
+            clt_tensor_free(b);
+            clt_tensor_free(c);
+            clt_tensor_free(v);
+            clt_tensor_free(base);
+        }
+    }
+}

@@ -531,6 +531,83 @@ clt_status clt__arange(clt_device *dev, clt_dtype dtype, double start, double en
 
 /* ---- copies ----------------------------------------------------------------- */
 
+/* t's dimensions without those of size 1, neighbours that step through
+ * memory as one dimension merged (a row-sliced [n, m] view whose rows are
+ * whole stays two dimensions; [n, m] of a [n, 2m] view with step 2 in the
+ * columns stays [n, m] of stride 2).  Returns their count, at least 1. */
+static int collapse_dims(const clt_tensor *t, int64_t *shape, int64_t *strides)
+{
+    int k = 0;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->shape[d] == 1)
+            continue;
+        if (k > 0 && strides[k - 1] == t->strides[d] * t->shape[d]) {
+            shape[k - 1] *= t->shape[d];
+            strides[k - 1] = t->strides[d];
+        } else {
+            shape[k] = t->shape[d];
+            strides[k++] = t->strides[d];
+        }
+    }
+    if (k == 0) {
+        shape[0] = 1;
+        strides[0] = 1;
+        k = 1;
+    }
+    return k;
+}
+
+/* A strided source into a contiguous destination on a CPU device
+ * (cl/copy.cl): tiles when the innermost dimension is strided and another
+ * has stride 1 (a transpose or a permute), runs of the innermost dimension
+ * otherwise. */
+static clt_status copy_cpu_strided(clt_tensor *dst, const clt_tensor *src, const char *opts,
+                                   cl_ulong chunk)
+{
+    clt__layout L;
+    memset(&L, 0, sizeof L);
+    int k = collapse_dims(src, L.shape, L.s0);
+    L.ndim = k;
+    L.off0 = src->offset;
+    cl_mem dmem = clt__mem(dst), smem = clt__mem(src);
+    cl_ulong doff = (cl_ulong)dst->offset, n = (cl_ulong)src->numel;
+    int u = -1;
+    if (L.s0[k - 1] != 0 && L.s0[k - 1] != 1)
+        for (int d = k - 2; d >= 0 && u < 0; d--)
+            if (L.s0[d] == 1)
+                u = d;
+    if (u < 0) {
+        size_t groups = (size_t)((n + chunk - 1) / chunk), lws = 1;
+        clt__arg args[] = {CLT__ARG(dmem), CLT__ARG(doff), CLT__ARG(smem),
+                           CLT__ARG(n),    CLT__ARG(chunk), CLT__ARG(L)};
+        return clt__launch(dst->dev, "copy", opts, "copy_runs", 1, &groups, &lws, 6, args);
+    }
+    /* The destination's strides, then u moved next to the innermost
+     * dimension; the tiles are counted as copy_tiles numbers them. */
+    int64_t step = 1;
+    for (int d = k - 1; d >= 0; d--) {
+        L.s1[d] = step;
+        step *= L.shape[d];
+    }
+    int64_t us = L.shape[u], u1 = L.s1[u];
+    for (int d = u; d < k - 2; d++) {
+        L.shape[d] = L.shape[d + 1];
+        L.s0[d] = L.s0[d + 1];
+        L.s1[d] = L.s1[d + 1];
+    }
+    L.shape[k - 2] = us;
+    L.s0[k - 2] = 1;
+    L.s1[k - 2] = u1;
+    int64_t tile_u = 64, tile_b = 256; /* COPY_TILE_U and COPY_TILE_B */
+    size_t tiles = (size_t)((us + tile_u - 1) / tile_u) *
+                   (size_t)((L.shape[k - 1] + tile_b - 1) / tile_b);
+    for (int d = 0; d < k - 2; d++)
+        tiles *= (size_t)L.shape[d];
+    size_t lws = 1;
+    clt__arg args[] = {CLT__ARG(dmem), CLT__ARG(doff), CLT__ARG(smem), CLT__ARG(L)};
+    return clt__launch(dst->dev, "copy", opts, "copy_tiles", 1, &tiles, &lws, 4, args);
+}
+
 static clt_status copy_into(clt_tensor *dst, const clt_tensor *src)
 {
     if (src->numel == 0)
@@ -554,6 +631,9 @@ static clt_status copy_into(clt_tensor *dst, const clt_tensor *src)
                            CLT__ARG(n)};
         return clt__launch(dst->dev, "copy", opts, "copy_contig", 1, &gws, NULL, 5, args);
     }
+    cl_ulong chunk = clt__chunk_size(dst->dev, src->numel);
+    if (chunk)
+        return copy_cpu_strided(dst, src, opts, chunk);
     clt__layout L;
     memset(&L, 0, sizeof L);
     L.ndim = src->ndim;
