@@ -1,9 +1,10 @@
 /* copy.cl: copies with dtype conversion from S to D into a contiguous
- * destination: strided (one element per work-item, for GPUs), runs and
- * tiles of a strided source (for CPUs), contiguous (one element per
- * work-item, for GPUs) and chunked (one chunk per work-item with 16-wide
- * vectors, for CPUs), and into a strided destination from a broadcast
- * source.  Used by contiguous(), casts, moves and in-place writes. */
+ * destination: strided (one element per work-item, for GPUs), contiguous
+ * (one element per work-item, for GPUs) and chunked (one chunk per
+ * work-item with 16-wide vectors, for CPUs); into a strided destination
+ * from a broadcast source (one element per work-item, for GPUs); and runs
+ * and tiles between any strided layouts (for CPUs).  Used by contiguous(),
+ * casts, moves and in-place writes. */
 
 #define SV CAT(S_C, 16)
 #define DV CAT(D_C, 16)
@@ -43,32 +44,37 @@ CLT_KERNEL(copy_strided)(__global D *dst, ulong dst_off, __global const S *src, 
     D_STORE(dst, dst_off + i, CONVERT(S_LOAD(src, os)));
 }
 
-/* CPU devices: a chunk of the destination per work-item, taken as runs of
- * the source's innermost dimension (of L.shape, src strides L.s0), so that
- * the offset of a run costs one step of an index counter, not a division
- * per element.  Runs of stride 1 move 16-wide vectors, runs of stride 0
- * store one converted value. */
-CLT_KERNEL_WG(copy_runs, 1, 1, 1)(__global D *dst, ulong dst_off, __global const S *src,
-                                  ulong n, ulong chunk, clt_layout L)
+/* CPU devices: a chunk of the elements (row-major over L.shape) per
+ * work-item, taken as runs of the innermost dimension (src at L.off0,
+ * strides L.s0; dst at L.off1, strides L.s1), so that the offsets of a run
+ * cost one step of an index counter, not a division per element.  Into
+ * runs of destination stride 1, runs of source stride 1 move 16-wide
+ * vectors and runs of stride 0 store one converted value. */
+CLT_KERNEL_WG(copy_runs, 1, 1, 1)(__global D *dst, __global const S *src, ulong n, ulong chunk,
+                                  clt_layout L)
 {
     ulong i = get_global_id(0) * chunk;
     ulong end = min(i + chunk, n);
     int k = L.ndim - 1;
     ulong m = (ulong)L.shape[k];
-    long st = L.s0[k];
+    long st = L.s0[k], dt = L.s1[k];
     long idx[CLT_MAX_DIMS];
-    long o = L.off0;
+    long o = L.off0, od = L.off1;
     ulong rem = i / m, col = i % m;
     for (int e = k - 1; e >= 0; --e) {
         idx[e] = (long)(rem % (ulong)L.shape[e]);
         rem /= (ulong)L.shape[e];
         o += idx[e] * L.s0[e];
+        od += idx[e] * L.s1[e];
     }
     while (i < end) {
         ulong len = min(m - col, end - i), j = 0;
-        __global D *d = dst + dst_off + i;
+        __global D *d = dst + od + (long)col * dt;
         __global const S *s = src + o + (long)col * st;
-        if (st == 1) {
+        if (dt != 1) {
+            for (; j < len; j++)
+                D_STORE(d, (long)j * dt, CONVERT(S_LOAD(s, (long)j * st)));
+        } else if (st == 1) {
             for (; j + 16 <= len; j += 16)
                 D_VSTORE(d, j, S_VLOAD(s, j));
             for (; j < len; j++)
@@ -87,9 +93,11 @@ CLT_KERNEL_WG(copy_runs, 1, 1, 1)(__global D *dst, ulong dst_off, __global const
         col = 0;
         for (int e = k - 1; e >= 0; --e) {
             o += L.s0[e];
+            od += L.s1[e];
             if (++idx[e] < L.shape[e])
                 break;
             o -= L.s0[e] * L.shape[e];
+            od -= L.s1[e] * L.shape[e];
             idx[e] = 0;
         }
     }
@@ -120,17 +128,19 @@ CLT_KERNEL_WG(copy_runs, 1, 1, 1)(__global D *dst, ulong dst_off, __global const
 
 /* CPU devices, a source whose innermost dimension (the last of L.shape) has
  * a stride other than 0 and 1 while another, u (the one before it in L),
- * has stride 1, as in a transpose: one tile per work-item, COPY_TILE_U
+ * has stride 1, as in a transpose, and a destination of stride 1 in the
+ * innermost dimension: one tile per work-item, COPY_TILE_U
  * values of u by COPY_TILE_B of the innermost dimension.  With clang it
  * goes in blocks of 16 x 16: sixteen 16-wide loads along u, a transpose in
  * registers, sixteen 16-wide stores, so that each source line is used
  * whole at once (a walk along the strided dimension keeps few lines in the
  * cache when the stride is a power of two: they compete for the same
- * sets); the blocks along u go first, reading neighbouring lines.  L.s0
- * holds the source's strides, L.s1 the destination's (1 for the innermost
- * dimension); the dimensions before u are unravelled once per tile. */
-CLT_KERNEL_WG(copy_tiles, 1, 1, 1)(__global D *dst, ulong dst_off, __global const S *src,
-                                   clt_layout L)
+ * sets); the blocks along u go first, reading neighbouring lines.  The
+ * source is at L.off0 with strides L.s0, the destination at L.off1 with
+ * strides L.s1 (1 for the innermost dimension): a transpose into a
+ * contiguous destination, or a contiguous source into a transposed one.
+ * The dimensions before u are unravelled once per tile. */
+CLT_KERNEL_WG(copy_tiles, 1, 1, 1)(__global D *dst, __global const S *src, clt_layout L)
 {
     int k = L.ndim - 1;
     long m = L.shape[k], st = L.s0[k], p = L.shape[k - 1], du = L.s1[k - 1];
@@ -140,7 +150,7 @@ CLT_KERNEL_WG(copy_tiles, 1, 1, 1)(__global D *dst, ulong dst_off, __global cons
     g /= (ulong)bb;
     long u0 = (long)(g % (ulong)ub) * COPY_TILE_U;
     g /= (ulong)ub;
-    long os = L.off0 + u0 + b0 * st, od = (long)dst_off + u0 * du + b0;
+    long os = L.off0 + u0 + b0 * st, od = L.off1 + u0 * du + b0;
     for (int e = k - 2; e >= 0; --e) {
         long x = (long)(g % (ulong)L.shape[e]);
         g /= (ulong)L.shape[e];
@@ -204,7 +214,7 @@ CLT_KERNEL_WG(copy_chunk, 1, 1, 1)(__global D *dst, ulong dst_off, __global cons
 
 /* Into a strided destination: element i (row-major over L.shape) goes to
  * dst at offset o0 and comes from src at o1 (strides 0 where src is
- * broadcast).  Serves in-place ops and copy_ on views. */
+ * broadcast).  Serves in-place ops and copy_ on views on GPUs. */
 CLT_KERNEL(copy_to_strided)(__global D *dst, __global const S *src, ulong n, clt_layout L)
 {
     CLT_STRIDED_ITEM(i, n, L, od, os, o2);

@@ -1,6 +1,8 @@
 /* test_view.c: views and layout ops against host index arithmetic: shapes,
  * strides, offsets, shared storage (no kernel launched) and values; cat and
  * stack with non-contiguous and mixed-dtype inputs; error cases. */
+#include <stdio.h>
+
 #include "helpers.h"
 
 static void assert_strides(const clt_tensor *t, int ndim, const int64_t *strides)
@@ -503,9 +505,11 @@ static void element_bytes(clt_dtype dt, int64_t f, unsigned char *out)
 }
 
 /* The view of case c of a base of dtype dt; *ref gets the bytes a
- * contiguous copy must hold (new malloc'd array), *n its elements. */
-static clt_tensor *make_view(clt_device *dev, clt_dtype dt, const view_case *c,
-                             clt_tensor **base, unsigned char **ref, size_t *n)
+ * contiguous copy must hold (new malloc'd array), *n its elements, and
+ * *offs (when not NULL) their offsets in the base (new malloc'd array). */
+static clt_tensor *make_view_at(clt_device *dev, clt_dtype dt, const view_case *c,
+                                clt_tensor **base, unsigned char **ref, size_t *n,
+                                int64_t **offs)
 {
     size_t es = clt_dtype_size(dt), nb = 1;
     for (int d = 0; d < c->nd; d++)
@@ -532,6 +536,10 @@ static clt_tensor *make_view(clt_device *dev, clt_dtype dt, const view_case *c,
     *n = (size_t)clt_tensor_numel(v);
     *ref = malloc(*n * es + 1);
     cr_assert_not_null(*ref);
+    if (offs) {
+        *offs = malloc(*n * sizeof(int64_t) + 1);
+        cr_assert_not_null(*offs);
+    }
     for (size_t i = 0; i < *n; i++) {
         size_t rem = i;
         int64_t off = h.offset;
@@ -540,9 +548,17 @@ static clt_tensor *make_view(clt_device *dev, clt_dtype dt, const view_case *c,
             rem /= (size_t)h.shape[d];
         }
         memcpy(*ref + i * es, hb + (size_t)off * es, es);
+        if (offs)
+            (*offs)[i] = off;
     }
     free(hb);
     return v;
+}
+
+static clt_tensor *make_view(clt_device *dev, clt_dtype dt, const view_case *c,
+                             clt_tensor **base, unsigned char **ref, size_t *n)
+{
+    return make_view_at(dev, dt, c, base, ref, n, NULL);
 }
 
 #define T2(a, b) {V_TRANSPOSE, a, b, {0}}
@@ -656,4 +672,212 @@ Test(view, cast_of_views_matches_contiguous_cast)
             clt_tensor_free(base);
         }
     }
+}
+
+/* ---- copies into every view pattern, every dtype, every device --------------- */
+
+/* The sources copied into a view v: contiguous; strided (a contiguous
+ * tensor of v's shape reversed, its dimensions reversed); v's shape with
+ * the last dimension 1, broadcast along it (stride 0 innermost); 0-d. */
+typedef enum { SRC_CONTIG, SRC_REVERSED, SRC_ROWS, SRC_SCALAR, SRC_KINDS } src_kind;
+
+/* The source of kind k for a view of shape[nd] and dtype dt, its values
+ * element_bytes(dt, first + f) for f its offsets in its own storage; *ref
+ * gets the bytes each element of the view must take (new malloc'd array). */
+static clt_tensor *make_source(clt_device *dev, clt_dtype dt, src_kind k, int nd,
+                               const int64_t *shape, int64_t first, unsigned char **ref)
+{
+    size_t es = clt_dtype_size(dt), n = 1;
+    for (int d = 0; d < nd; d++)
+        n *= (size_t)shape[d];
+    int64_t sshape[4], sst[4], step = 1;
+    int snd = k == SRC_SCALAR ? 0 : nd;
+    for (int d = 0; d < nd; d++)
+        sshape[d] = shape[k == SRC_REVERSED ? nd - 1 - d : d];
+    if (k == SRC_ROWS && nd > 0)
+        sshape[nd - 1] = 1;
+    size_t ns = 1;
+    for (int d = snd - 1; d >= 0; d--)
+        ns *= (size_t)sshape[d];
+    unsigned char *hs = malloc(ns * es + 1);
+    cr_assert_not_null(hs);
+    for (size_t f = 0; f < ns; f++)
+        element_bytes(dt, first + (int64_t)f, hs + f * es);
+    clt_tensor *s = NULL, *r = NULL;
+    CHECK(clt_tensor_from_host(dev, dt, snd, sshape, hs, &s));
+    /* Strides of the view's dimensions in the source (0 where broadcast). */
+    for (int d = nd - 1; d >= 0; d--) {
+        sst[d] = k == SRC_SCALAR || (k == SRC_ROWS && d == nd - 1) ? 0 : step;
+        if (k != SRC_REVERSED)
+            step *= k == SRC_SCALAR ? 1 : sshape[d];
+    }
+    if (k == SRC_REVERSED) {
+        int perm[4];
+        step = 1;
+        for (int d = 0; d < nd; d++) {
+            perm[d] = nd - 1 - d;
+            sst[d] = step;
+            step *= shape[d];
+        }
+        CHECK(clt_permute(s, nd, perm, &r));
+        clt_tensor_free(s);
+        s = r;
+    }
+    *ref = malloc(n * es + 1);
+    cr_assert_not_null(*ref);
+    for (size_t i = 0; i < n; i++) {
+        size_t rem = i;
+        int64_t off = 0;
+        for (int d = nd - 1; d >= 0; d--) {
+            off += (int64_t)(rem % (size_t)shape[d]) * sst[d];
+            rem /= (size_t)shape[d];
+        }
+        memcpy(*ref + i * es, hs + (size_t)off * es, es);
+    }
+    free(hs);
+    return s;
+}
+
+/* Whether case c's view is expanded: no destination for a copy. */
+static bool expanded_case(const view_case *c)
+{
+    for (int k = 0; k < 3; k++)
+        if (c->steps[k].op == V_EXPAND)
+            return true;
+    return false;
+}
+
+/* Reads the whole base of dtype dt and checks it against the base's own
+ * values with the view's elements (at offs) replaced by want. */
+static void assert_base_after_copy(const clt_tensor *base, clt_dtype dt, const int64_t *offs,
+                                   const unsigned char *want, size_t n, const char *what)
+{
+    size_t es = clt_dtype_size(dt), nb = (size_t)clt_tensor_numel(base);
+    unsigned char *ref = malloc(nb * es + 1), *got = malloc(nb * es + 1);
+    cr_assert(ref && got);
+    for (size_t f = 0; f < nb; f++)
+        element_bytes(dt, (int64_t)f, ref + f * es);
+    for (size_t i = 0; i < n; i++)
+        memcpy(ref + (size_t)offs[i] * es, want + i * es, es);
+    CHECK(clt_tensor_read(base, got, nb * es));
+    for (size_t f = 0; f < nb; f++)
+        cr_assert(memcmp(got + f * es, ref + f * es, es) == 0,
+                  "%s: element %zu of the base (%zu) differs", what, f, nb);
+    free(ref);
+    free(got);
+}
+
+/* clt_copy_ into a view (transposed, permuted, sliced with offsets and
+ * steps, empty) writes exactly the view's elements, bit for bit, from each
+ * kind of source, for every dtype size, on every device (POCL_DEVICES=
+ * "pthread basic" gives two). */
+Test(view, copy_into_every_pattern_every_dtype)
+{
+    get_device("cpu");
+    size_t ndev = 0;
+    CHECK(clt_device_count(&ndev));
+    for (size_t di = 0; di < ndev; di++) {
+        clt_device *dev = NULL;
+        CHECK(clt_device_at(di, &dev));
+        for (int t = 0; t < CLT_DTYPE_COUNT; t++) {
+            clt_dtype dt = (clt_dtype)t;
+            if (!clt_device_supports_dtype(dev, dt))
+                continue;
+            for (size_t k = 0; k < sizeof view_cases / sizeof view_cases[0]; k++) {
+                if (expanded_case(&view_cases[k]))
+                    continue;
+                for (int sk = 0; sk < SRC_KINDS; sk++) {
+                    clt_tensor *base = NULL;
+                    unsigned char *old = NULL, *want = NULL;
+                    int64_t *offs = NULL;
+                    size_t n = 0;
+                    clt_tensor *v = make_view_at(dev, dt, &view_cases[k], &base, &old, &n, &offs);
+                    clt_tensor *s = make_source(dev, dt, (src_kind)sk, clt_tensor_ndim(v),
+                                                clt_tensor_shape(v), 1000003, &want);
+                    CHECK(clt_copy_(v, s));
+                    char what[96];
+                    snprintf(what, sizeof what, "device %zu, %s, case %zu, source %d", di,
+                             clt_dtype_name(dt), k, sk);
+                    assert_base_after_copy(base, dt, offs, want, n, what);
+                    free(old);
+                    free(want);
+                    free(offs);
+                    clt_tensor_free(s);
+                    clt_tensor_free(v);
+                    clt_tensor_free(base);
+                }
+            }
+        }
+    }
+}
+
+/* A copy with a cast into a view gives each element what the contiguous
+ * cast of the source gives it (test_dtypes.c checks those values), and a
+ * 0-d view at an offset takes its one element. */
+Test(view, copy_into_views_with_casts_and_0d)
+{
+    clt_device *dev = get_device("cpu");
+    static const clt_dtype pairs[][2] = {
+        {CLT_FLOAT32, CLT_INT32}, {CLT_FLOAT32, CLT_FLOAT16}, {CLT_INT32, CLT_FLOAT64},
+        {CLT_FLOAT64, CLT_BOOL},  {CLT_UINT8, CLT_FLOAT32},   {CLT_FLOAT16, CLT_FLOAT32},
+        {CLT_INT64, CLT_UINT8},   {CLT_FLOAT32, CLT_UINT8},
+    };
+    static const size_t cases[] = {2, 3, 5, 13, 15, 16, 18};
+    for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++) {
+        clt_dtype from = pairs[p][0], to = pairs[p][1];
+        if (!clt_device_supports_dtype(dev, from) || !clt_device_supports_dtype(dev, to))
+            continue;
+        size_t es = clt_dtype_size(to);
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+            for (int sk = 0; sk < SRC_KINDS; sk += 2) {
+                clt_tensor *base = NULL, *c = NULL, *cast = NULL;
+                unsigned char *old = NULL, *vals = NULL;
+                int64_t *offs = NULL;
+                size_t n = 0;
+                clt_tensor *v =
+                    make_view_at(dev, to, &view_cases[cases[k]], &base, &old, &n, &offs);
+                clt_tensor *s = make_source(dev, from, (src_kind)sk, clt_tensor_ndim(v),
+                                            clt_tensor_shape(v), 77, &vals);
+                CHECK(clt_tensor_from_host(dev, from, clt_tensor_ndim(v), clt_tensor_shape(v),
+                                           vals, &c));
+                CHECK(clt_to_dtype(c, to, &cast));
+                unsigned char *want = malloc(n * es + 1);
+                cr_assert_not_null(want);
+                CHECK(clt_tensor_read(cast, want, n * es));
+                CHECK(clt_copy_(v, s));
+                char what[96];
+                snprintf(what, sizeof what, "%s to %s, case %zu, source %d",
+                         clt_dtype_name(from), clt_dtype_name(to), cases[k], sk);
+                assert_base_after_copy(base, to, offs, want, n, what);
+                free(old);
+                free(vals);
+                free(want);
+                free(offs);
+                clt_tensor_free(cast);
+                clt_tensor_free(c);
+                clt_tensor_free(s);
+                clt_tensor_free(v);
+                clt_tensor_free(base);
+            }
+    }
+
+    /* Element 3 of a [5] base as a 0-d view. */
+    static const view_case line = {1, {5}, {SLICE(0, 3, 4, 1)}};
+    clt_tensor *base = NULL, *v0 = NULL;
+    unsigned char *old = NULL, *want = NULL;
+    int64_t *offs = NULL;
+    size_t n = 0;
+    clt_tensor *v = make_view_at(dev, CLT_FLOAT64, &line, &base, &old, &n, &offs);
+    CHECK(clt_squeeze_all(v, &v0));
+    cr_assert_eq(clt_tensor_ndim(v0), 0);
+    clt_tensor *s = make_source(dev, CLT_FLOAT64, SRC_SCALAR, 0, NULL, 40, &want);
+    CHECK(clt_copy_(v0, s));
+    assert_base_after_copy(base, CLT_FLOAT64, offs, want, n, "0-d view");
+    free(old);
+    free(want);
+    free(offs);
+    clt_tensor_free(s);
+    clt_tensor_free(v0);
+    clt_tensor_free(v);
+    clt_tensor_free(base);
 }

@@ -531,81 +531,97 @@ clt_status clt__arange(clt_device *dev, clt_dtype dtype, double start, double en
 
 /* ---- copies ----------------------------------------------------------------- */
 
-/* t's dimensions without those of size 1, neighbours that step through
- * memory as one dimension merged (a row-sliced [n, m] view whose rows are
- * whole stays two dimensions; [n, m] of a [n, 2m] view with step 2 in the
- * columns stays [n, m] of stride 2).  Returns their count, at least 1. */
-static int collapse_dims(const clt_tensor *t, int64_t *shape, int64_t *strides)
+/* The layout of a copy of shape[ndim] from strides src_st (offset src_off)
+ * to strides dst_st (dst_off) into L (s0 the source's, s1 the
+ * destination's), without the dimensions of size 1 and with neighbours that
+ * step through both as one dimension merged (a row-sliced [n, m] view whose
+ * rows are whole stays two dimensions; [n, m] of a [n, 2m] view with step 2
+ * in the columns stays [n, m] of stride 2).  L.ndim is at least 1. */
+static void copy_layout(int ndim, const int64_t *shape, const int64_t *src_st, int64_t src_off,
+                        const int64_t *dst_st, int64_t dst_off, clt__layout *L)
 {
+    memset(L, 0, sizeof *L);
     int k = 0;
-    for (int d = 0; d < t->ndim; d++) {
-        if (t->shape[d] == 1)
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] == 1)
             continue;
-        if (k > 0 && strides[k - 1] == t->strides[d] * t->shape[d]) {
-            shape[k - 1] *= t->shape[d];
-            strides[k - 1] = t->strides[d];
+        if (k > 0 && L->s0[k - 1] == src_st[d] * shape[d] &&
+            L->s1[k - 1] == dst_st[d] * shape[d]) {
+            L->shape[k - 1] *= shape[d];
+            L->s0[k - 1] = src_st[d];
+            L->s1[k - 1] = dst_st[d];
         } else {
-            shape[k] = t->shape[d];
-            strides[k++] = t->strides[d];
+            L->shape[k] = shape[d];
+            L->s0[k] = src_st[d];
+            L->s1[k++] = dst_st[d];
         }
     }
     if (k == 0) {
-        shape[0] = 1;
-        strides[0] = 1;
+        L->shape[0] = 1;
+        L->s0[0] = L->s1[0] = 1;
         k = 1;
     }
-    return k;
+    L->ndim = k;
+    L->off0 = src_off;
+    L->off1 = dst_off;
 }
 
-/* A strided source into a contiguous destination on a CPU device
- * (cl/copy.cl): tiles when the innermost dimension is strided and another
- * has stride 1 (a transpose or a permute), runs of the innermost dimension
- * otherwise. */
-static clt_status copy_cpu_strided(clt_tensor *dst, const clt_tensor *src, const char *opts,
-                                   cl_ulong chunk)
+/* Moves dimension d of L to position to, the ones between shifting over. */
+static void layout_move(clt__layout *L, int d, int to)
 {
-    clt__layout L;
-    memset(&L, 0, sizeof L);
-    int k = collapse_dims(src, L.shape, L.s0);
-    L.ndim = k;
-    L.off0 = src->offset;
-    cl_mem dmem = clt__mem(dst), smem = clt__mem(src);
-    cl_ulong doff = (cl_ulong)dst->offset, n = (cl_ulong)src->numel;
+    int64_t n = L->shape[d], a = L->s0[d], b = L->s1[d];
+    for (; d < to; d++) {
+        L->shape[d] = L->shape[d + 1];
+        L->s0[d] = L->s0[d + 1];
+        L->s1[d] = L->s1[d + 1];
+    }
+    for (; d > to; d--) {
+        L->shape[d] = L->shape[d - 1];
+        L->s0[d] = L->s0[d - 1];
+        L->s1[d] = L->s1[d - 1];
+    }
+    L->shape[to] = n;
+    L->s0[to] = a;
+    L->s1[to] = b;
+}
+
+/* A copy of n elements in layout L (from copy_layout) on a CPU device
+ * (cl/copy.cl).  A destination dimension of stride 1 goes innermost, so
+ * that runs and tiles store along memory.  Tiles when then the innermost
+ * dimension has destination stride 1 and a source stride other than 0 and
+ * 1 while another has source stride 1 (a transpose or a permute on either
+ * side), runs of the innermost dimension otherwise.  The order of the
+ * elements does not matter: a destination never overlaps itself or the
+ * source (clt__check_dest, and callers copy an aliased source first). */
+static clt_status copy_cpu(clt_device *dev, cl_mem dmem, cl_mem smem, clt__layout *L,
+                           cl_ulong n, const char *opts, cl_ulong chunk)
+{
+    int k = L->ndim;
+    for (int d = k - 2; d >= 0 && L->s1[k - 1] != 1; d--)
+        if (L->s1[d] == 1)
+            layout_move(L, d, k - 1);
     int u = -1;
-    if (L.s0[k - 1] != 0 && L.s0[k - 1] != 1)
+    if (L->s1[k - 1] == 1 && L->s0[k - 1] != 0 && L->s0[k - 1] != 1)
         for (int d = k - 2; d >= 0 && u < 0; d--)
-            if (L.s0[d] == 1)
+            if (L->s0[d] == 1)
                 u = d;
     if (u < 0) {
         size_t groups = (size_t)((n + chunk - 1) / chunk), lws = 1;
-        clt__arg args[] = {CLT__ARG(dmem), CLT__ARG(doff), CLT__ARG(smem),
-                           CLT__ARG(n),    CLT__ARG(chunk), CLT__ARG(L)};
-        return clt__launch(dst->dev, "copy", opts, "copy_runs", 1, &groups, &lws, 6, args);
+        clt__arg args[] = {CLT__ARG(dmem), CLT__ARG(smem), CLT__ARG(n), CLT__ARG(chunk),
+                           CLT__ARG(*L)};
+        return clt__launch(dev, "copy", opts, "copy_runs", 1, &groups, &lws, 5, args);
     }
-    /* The destination's strides, then u moved next to the innermost
-     * dimension; the tiles are counted as copy_tiles numbers them. */
-    int64_t step = 1;
-    for (int d = k - 1; d >= 0; d--) {
-        L.s1[d] = step;
-        step *= L.shape[d];
-    }
-    int64_t us = L.shape[u], u1 = L.s1[u];
-    for (int d = u; d < k - 2; d++) {
-        L.shape[d] = L.shape[d + 1];
-        L.s0[d] = L.s0[d + 1];
-        L.s1[d] = L.s1[d + 1];
-    }
-    L.shape[k - 2] = us;
-    L.s0[k - 2] = 1;
-    L.s1[k - 2] = u1;
+    /* u next to the innermost dimension; the tiles are counted as
+     * copy_tiles numbers them. */
+    layout_move(L, u, k - 2);
     int64_t tile_u = 64, tile_b = 256; /* COPY_TILE_U and COPY_TILE_B */
-    size_t tiles = (size_t)((us + tile_u - 1) / tile_u) *
-                   (size_t)((L.shape[k - 1] + tile_b - 1) / tile_b);
+    size_t tiles = (size_t)((L->shape[k - 2] + tile_u - 1) / tile_u) *
+                   (size_t)((L->shape[k - 1] + tile_b - 1) / tile_b);
     for (int d = 0; d < k - 2; d++)
-        tiles *= (size_t)L.shape[d];
+        tiles *= (size_t)L->shape[d];
     size_t lws = 1;
-    clt__arg args[] = {CLT__ARG(dmem), CLT__ARG(doff), CLT__ARG(smem), CLT__ARG(L)};
-    return clt__launch(dst->dev, "copy", opts, "copy_tiles", 1, &tiles, &lws, 4, args);
+    clt__arg args[] = {CLT__ARG(dmem), CLT__ARG(smem), CLT__ARG(*L)};
+    return clt__launch(dev, "copy", opts, "copy_tiles", 1, &tiles, &lws, 3, args);
 }
 
 static clt_status copy_into(clt_tensor *dst, const clt_tensor *src)
@@ -618,9 +634,9 @@ static clt_status copy_into(clt_tensor *dst, const clt_tensor *src)
     cl_mem dmem = clt__mem(dst), smem = clt__mem(src);
     cl_ulong doff = (cl_ulong)dst->offset, n = (cl_ulong)src->numel;
     size_t gws = (size_t)n;
+    cl_ulong chunk = clt__chunk_size(dst->dev, src->numel);
     if (clt__is_contiguous(src)) {
         cl_ulong soff = (cl_ulong)src->offset;
-        cl_ulong chunk = clt__chunk_size(dst->dev, src->numel);
         if (chunk) {
             size_t groups = (size_t)((n + chunk - 1) / chunk), lws = 1;
             clt__arg args[] = {CLT__ARG(dmem), CLT__ARG(doff), CLT__ARG(smem),
@@ -631,10 +647,16 @@ static clt_status copy_into(clt_tensor *dst, const clt_tensor *src)
                            CLT__ARG(n)};
         return clt__launch(dst->dev, "copy", opts, "copy_contig", 1, &gws, NULL, 5, args);
     }
-    cl_ulong chunk = clt__chunk_size(dst->dev, src->numel);
-    if (chunk)
-        return copy_cpu_strided(dst, src, opts, chunk);
     clt__layout L;
+    if (chunk) {
+        int64_t dst_st[CLT_MAX_DIMS], step = 1;
+        for (int d = src->ndim - 1; d >= 0; d--) {
+            dst_st[d] = step;
+            step *= src->shape[d];
+        }
+        copy_layout(src->ndim, src->shape, src->strides, src->offset, dst_st, dst->offset, &L);
+        return copy_cpu(dst->dev, dmem, smem, &L, n, opts, chunk);
+    }
     memset(&L, 0, sizeof L);
     L.ndim = src->ndim;
     L.off0 = src->offset;
@@ -666,7 +688,16 @@ static clt_status copy_strided(clt_tensor *dst, const clt_tensor *src)
     const char *opts = clt__copy_options(src->dtype, dst->dtype);
     if (opts == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "copy: out of host memory");
+    cl_mem dmem = clt__mem(dst), smem = clt__mem(src);
+    cl_ulong n = (cl_ulong)dst->numel;
+    int64_t src_st[CLT_MAX_DIMS];
+    clt__broadcast_strides(src, dst->ndim, dst->shape, src_st);
     clt__layout L;
+    cl_ulong chunk = clt__chunk_size(dst->dev, dst->numel);
+    if (chunk) {
+        copy_layout(dst->ndim, dst->shape, src_st, src->offset, dst->strides, dst->offset, &L);
+        return copy_cpu(dst->dev, dmem, smem, &L, n, opts, chunk);
+    }
     memset(&L, 0, sizeof L);
     L.ndim = dst->ndim;
     L.off0 = dst->offset;
@@ -674,10 +705,8 @@ static clt_status copy_strided(clt_tensor *dst, const clt_tensor *src)
     for (int d = 0; d < dst->ndim; d++) {
         L.shape[d] = dst->shape[d];
         L.s0[d] = dst->strides[d];
+        L.s1[d] = src_st[d];
     }
-    clt__broadcast_strides(src, dst->ndim, dst->shape, L.s1);
-    cl_mem dmem = clt__mem(dst), smem = clt__mem(src);
-    cl_ulong n = (cl_ulong)dst->numel;
     size_t gws = (size_t)n;
     clt__arg args[] = {CLT__ARG(dmem), CLT__ARG(smem), CLT__ARG(n), CLT__ARG(L)};
     return clt__launch(dst->dev, "copy", opts, "copy_to_strided", 1, &gws, NULL, 4, args);
