@@ -360,6 +360,39 @@ static void copy_part(void *p, int tid)
     }
 }
 
+/* The C loops of the copies into a view: src [planes, rows, cols]
+ * contiguous, rows split over the threads; row i of plane q goes to dst +
+ * q * dst_plane + i * dst_row, its elements dst_col apart (transposing when
+ * dst_col > 1, in 32 x 32 blocks so that the destination's lines stay in
+ * the cache; a memcpy per row when 1). */
+typedef struct copy_into_ctx {
+    const float *src;
+    float *dst;
+    size_t planes, rows, cols;
+    size_t dst_plane, dst_row, dst_col;
+} copy_into_ctx;
+
+static void copy_into_part(void *p, int tid)
+{
+    copy_into_ctx *c = p;
+    size_t lo, hi;
+    span(c->rows, tid, &lo, &hi);
+    for (size_t q = 0; q < c->planes; q++) {
+        const float *restrict s = c->src + q * c->rows * c->cols;
+        float *restrict d = c->dst + q * c->dst_plane;
+        if (c->dst_col > 1) {
+            for (size_t i0 = lo; i0 < hi; i0 += 32)
+                for (size_t j0 = 0; j0 < c->cols; j0 += 32)
+                    for (size_t j = j0; j < j0 + 32 && j < c->cols; j++)
+                        for (size_t i = i0; i < i0 + 32 && i < hi; i++)
+                            d[i * c->dst_row + j * c->dst_col] = s[i * c->cols + j];
+        } else {
+            for (size_t i = lo; i < hi; i++)
+                memcpy(d + i * c->dst_row, s + i * c->cols, c->cols * sizeof(float));
+        }
+    }
+}
+
 /* ---- the FMA peak -------------------------------------------------------------- */
 
 typedef float v16f __attribute__((vector_size(64)));
@@ -453,11 +486,21 @@ static clt_tensor *from_host(bench *b, const float *data, int ndim, const int64_
     return t;
 }
 
-typedef enum op_kind { OP_ADD, OP_SUM, OP_SUM_COLS, OP_SOFTMAX, OP_CONTIGUOUS, OP_MATMUL } op_kind;
+typedef enum op_kind {
+    OP_ADD,
+    OP_SUM,
+    OP_SUM_COLS,
+    OP_SOFTMAX,
+    OP_CONTIGUOUS,
+    OP_COPY_INTO,
+    OP_MATMUL
+} op_kind;
 
-static clt_status run_op(op_kind op, const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
+/* OP_COPY_INTO copies b into a (a view), leaving *out NULL. */
+static clt_status run_op(op_kind op, clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 {
     switch (op) {
+    case OP_COPY_INTO: return clt_copy_(a, b);
     case OP_ADD: return clt_add(a, b, out);
     case OP_SUM: return clt_sum(a, out);
     case OP_SUM_COLS: return clt_sum_dim(a, 0, 0, out);
@@ -468,7 +511,7 @@ static clt_status run_op(op_kind op, const clt_tensor *a, const clt_tensor *b, c
 }
 
 /* Median seconds of one op, from enqueue to the device having finished it. */
-static int time_op(bench *b, const char *name, op_kind op, const clt_tensor *x,
+static int time_op(bench *b, const char *name, op_kind op, clt_tensor *x,
                    const clt_tensor *y, int reps, double *secs)
 {
     double t[MAX_REPS];
@@ -491,7 +534,7 @@ static int time_op(bench *b, const char *name, op_kind op, const clt_tensor *x,
  * alike.  The ops of a batch are queued back to back and waited for once,
  * at its end (as a stream of ops runs); with batch 1 each op is waited for. */
 static int time_both(bench *b, const char *name, par_fn fn, void *ctx, op_kind op,
-                     const clt_tensor *x, const clt_tensor *y, int reps, int batch,
+                     clt_tensor *x, const clt_tensor *y, int reps, int batch,
                      double *t_loop, double *t_op)
 {
     double tl[MAX_REPS], to[MAX_REPS];
@@ -818,6 +861,83 @@ done:
     clt_tensor_free(view);
     clt_tensor_free(base);
     free(hs);
+    free(hc);
+    free(hd);
+}
+
+/* clt_copy_ of a contiguous float32 tensor into a view: a [4096, 4096]
+ * transposed, [64, 256, 256] permuted (2, 0, 1) ([256, 64, 256] of strides
+ * [1, 65536, 256]), the even rows of a [8192, 1024].  Bytes counted: read
+ * and written, 8 per element. */
+static void case_copy_into(bench *b, copy_kind kind, const char *name)
+{
+    static const struct {
+        int ndim;
+        int64_t shape[3];
+        copy_into_ctx c;
+    } cfg[] = {
+        [COPY_TRANSPOSE] = {2, {4096, 4096}, {.planes = 1, .rows = 4096, .cols = 4096,
+                                              .dst_row = 1, .dst_col = 4096}},
+        /* Plane q = (a, b) pairs of the source's [256, 64] leading dims
+         * taken as 64 planes of b: rows a, columns c, at dst b * 65536 +
+         * c * 256 + a; the source plane b is rows a * 16384 + b * 256. */
+        [COPY_PERMUTE] = {3, {64, 256, 256}, {.planes = 64, .rows = 256, .cols = 256,
+                                              .dst_plane = 65536, .dst_row = 1,
+                                              .dst_col = 256}},
+        [COPY_SLICE] = {2, {8192, 1024}, {.planes = 1, .rows = 4096, .cols = 1024,
+                                          .dst_row = 2048, .dst_col = 1}},
+    };
+    size_t nb = 1;
+    for (int d = 0; d < cfg[kind].ndim; d++)
+        nb *= (size_t)cfg[kind].shape[d];
+    copy_into_ctx c = cfg[kind].c;
+    size_t n = c.planes * c.rows * c.cols;
+    float *hs = malloc(n * sizeof(float)), *hp = malloc(n * sizeof(float));
+    float *hc = calloc(nb, sizeof(float)), *hd = malloc(nb * sizeof(float));
+    clt_tensor *base = NULL, *view = NULL, *src = NULL;
+    if (!hs || !hp || !hc || !hd) {
+        fprintf(stderr, "cltensor bench: %s: out of host memory\n", name);
+        b->failures++;
+        goto done;
+    }
+    fill_random(hs, n);
+    if (!(base = from_host(b, hc, cfg[kind].ndim, cfg[kind].shape)) ||
+        copy_view(kind, base, &view) != CLT_OK ||
+        !(src = from_host(b, hs, clt_tensor_ndim(view), clt_tensor_shape(view)))) {
+        fail(b, name, "making the input");
+        goto done;
+    }
+    if (run_op(OP_COPY_INTO, view, src, NULL) != CLT_OK) {
+        fail(b, name, "clt_copy_");
+        goto done;
+    }
+    if (read_back(b, name, base, hd, nb) != 0)
+        goto done;
+    /* The C loop's source: the permute's planes b hold rows a of the
+     * [256, 64, 256] source, so it reads a copy regrouped by b. */
+    c.src = hs;
+    if (kind == COPY_PERMUTE) {
+        for (size_t a = 0; a < 256; a++)
+            for (size_t q = 0; q < 64; q++)
+                memcpy(hp + (q * 256 + a) * 256, hs + (a * 64 + q) * 256, 256 * sizeof(float));
+        c.src = hp;
+    }
+    c.dst = hc;
+    double t_loop, t_op;
+    if (time_both(b, name, copy_into_part, &c, OP_COPY_INTO, view, src, 9, 4, &t_loop, &t_op) !=
+        0)
+        goto done;
+    double err = max_abs_diff(hc, hd, nb);
+    if (err != 0)
+        wrong(b, name, "clt_copy_", err);
+    double gbs = 8.0 * (double)n / t_op / 1e9, gbs_loop = 8.0 * (double)n / t_loop / 1e9;
+    report(b, name, gbs, "GB/s", "c_loop_2t", gbs_loop, gbs / gbs_loop, ">= 0.8");
+done:
+    clt_tensor_free(src);
+    clt_tensor_free(view);
+    clt_tensor_free(base);
+    free(hs);
+    free(hp);
     free(hc);
     free(hd);
 }
@@ -1633,7 +1753,9 @@ int cltensor_bench(int argc, char **argv)
                                         "sum_cols_256x4096", "sum_cols_32x65536",
                                         "softmax_4096x1024", "copy_transpose_4096",
                                         "copy_permute_64x256x256", "copy_expand_4096x512",
-                                        "copy_slice_4096x1024", "matmul_256", "matmul_512",
+                                        "copy_slice_4096x1024", "copy_into_transpose_4096",
+                                        "copy_into_permute_64x256x256",
+                                        "copy_into_slice_4096x1024", "matmul_256", "matmul_512",
                                         "matmul_1024", "matmul_2048", "matmul_f64_256",
                                         "matmul_f64_1024", "matmul_f64_2048", "matvec_4096",
                                         "conv2d_64x1x8x8", "first_op_warm", "first_op_empty",
@@ -1686,6 +1808,12 @@ int cltensor_bench(int argc, char **argv)
     for (int k = 0; k < 4; k++)
         if (selected(&b, copies[k]))
             case_copy(&b, (copy_kind)k, copies[k]);
+    static const char *const copies_into[] = {[COPY_TRANSPOSE] = "copy_into_transpose_4096",
+                                              [COPY_PERMUTE] = "copy_into_permute_64x256x256",
+                                              [COPY_SLICE] = "copy_into_slice_4096x1024"};
+    for (int k = 0; k < 4; k++)
+        if (copies_into[k] && selected(&b, copies_into[k]))
+            case_copy_into(&b, (copy_kind)k, copies_into[k]);
     static const struct {
         clt_dtype dt;
         size_t n;
