@@ -564,10 +564,18 @@ CLT_KERNEL_WG(gemv_sum, 1, 1, 1)(__global const T *part, __global T *y, ulong yo
  * them, over the columns [c * GEMV_PB, (c + 1) * GEMV_PB), into its own
  * partial rows part[b][q][r][...] (which stay in cache), four vectors at a
  * time and the last R % 4 one by one (the block of W comes from cache after
- * the first pass); gemv_sum then adds up the partial rows. */
-CLT_KERNEL_WG(gemm_small_part, 1, 1, 1)(__global const T *W, ulong woff, ulong wks, ulong wbs,
-                                        __global const T *x, ulong xoff, ulong xs, ulong xrs,
-                                        ulong xbs, __global T *part, ulong P, ulong R, ulong K)
+ * the first pass); gemv_sum then adds up the partial rows.  With wrep (a
+ * constant, so each kernel compiles one branch) W repeats one value along
+ * its outputs, W[k * wks] for every i: an operand that repeats one column,
+ * read in place, each lane taking the value its copy would hold. */
+#define GSP_WV(p, j) (wrep ? (WV)((p)[0]) : WV_LOAD(0, (p) + (j)))
+#define GSP_W(p, j) (wrep ? (p)[0] : (p)[j])
+#define GEMM_SMALL_PART_PARAMS                                                 \
+    __global const T *W, ulong woff, ulong wks, ulong wbs, __global const T *x,  \
+        ulong xoff, ulong xs, ulong xrs, ulong xbs, __global T *part, ulong P,   \
+        ulong R, ulong K
+static inline __attribute__((always_inline)) void
+gemm_small_part_body(GEMM_SMALL_PART_PARAMS, const int wrep)
 {
     ulong q = get_global_id(0), c = get_global_id(1), b = get_global_id(2);
     ulong nq = (K + GEMV_KB - 1) / GEMV_KB;
@@ -598,8 +606,8 @@ CLT_KERNEL_WG(gemm_small_part, 1, 1, 1)(__global const T *W, ulong woff, ulong w
             GEMM_SMALL_X(d, x3)
 #undef GEMM_SMALL_X
             for (ulong j = j0; j < jv; j += GEMV_VW) {
-                WV u0 = WV_LOAD(0, w0 + j), u1 = WV_LOAD(0, w1 + j);
-                WV u2 = WV_LOAD(0, w2 + j), u3 = WV_LOAD(0, w3 + j);
+                WV u0 = GSP_WV(w0, j), u1 = GSP_WV(w1, j);
+                WV u2 = GSP_WV(w2, j), u3 = GSP_WV(w3, j);
 #define GEMM_SMALL_ACC(pv, v)                                                  \
     WV_STORE(fma(u3, (WV)v##3,                                            \
                  fma(u2, (WV)v##2,                                        \
@@ -613,27 +621,28 @@ CLT_KERNEL_WG(gemm_small_part, 1, 1, 1)(__global const T *W, ulong woff, ulong w
 #undef GEMM_SMALL_ACC
             }
             for (ulong j = jv; j < j1; j++) {
-                p0[j] = fma(w3[j], a3, fma(w2[j], a2, fma(w1[j], a1, fma(w0[j], a0, p0[j]))));
-                p1[j] = fma(w3[j], b3, fma(w2[j], b2, fma(w1[j], b1, fma(w0[j], b0, p1[j]))));
-                p2[j] = fma(w3[j], c3, fma(w2[j], c2, fma(w1[j], c1, fma(w0[j], c0, p2[j]))));
-                p3[j] = fma(w3[j], d3, fma(w2[j], d2, fma(w1[j], d1, fma(w0[j], d0, p3[j]))));
+                T e0 = GSP_W(w0, j), e1 = GSP_W(w1, j), e2 = GSP_W(w2, j), e3 = GSP_W(w3, j);
+                p0[j] = fma(e3, a3, fma(e2, a2, fma(e1, a1, fma(e0, a0, p0[j]))));
+                p1[j] = fma(e3, b3, fma(e2, b2, fma(e1, b1, fma(e0, b0, p1[j]))));
+                p2[j] = fma(e3, c3, fma(e2, c2, fma(e1, c1, fma(e0, c0, p2[j]))));
+                p3[j] = fma(e3, d3, fma(e2, d2, fma(e1, d1, fma(e0, d0, p3[j]))));
             }
         }
         for (; k < k1; k++) {
             __global const T *w = wb + k * wks;
             T s0 = x0[k * xs], s1 = x1[k * xs], s2 = x2[k * xs], s3 = x3[k * xs];
             for (ulong j = j0; j < jv; j += GEMV_VW) {
-                WV wv = WV_LOAD(0, w + j);
+                WV wv = GSP_WV(w, j);
                 WV_STORE(fma(wv, (WV)s0, WV_LOAD(0, p0 + j)), 0, p0 + j);
                 WV_STORE(fma(wv, (WV)s1, WV_LOAD(0, p1 + j)), 0, p1 + j);
                 WV_STORE(fma(wv, (WV)s2, WV_LOAD(0, p2 + j)), 0, p2 + j);
                 WV_STORE(fma(wv, (WV)s3, WV_LOAD(0, p3 + j)), 0, p3 + j);
             }
             for (ulong j = jv; j < j1; j++) {
-                p0[j] = fma(w[j], s0, p0[j]);
-                p1[j] = fma(w[j], s1, p1[j]);
-                p2[j] = fma(w[j], s2, p2[j]);
-                p3[j] = fma(w[j], s3, p3[j]);
+                p0[j] = fma(GSP_W(w, j), s0, p0[j]);
+                p1[j] = fma(GSP_W(w, j), s1, p1[j]);
+                p2[j] = fma(GSP_W(w, j), s2, p2[j]);
+                p3[j] = fma(GSP_W(w, j), s3, p3[j]);
             }
         }
     }
@@ -651,24 +660,39 @@ CLT_KERNEL_WG(gemm_small_part, 1, 1, 1)(__global const T *W, ulong woff, ulong w
             T s3 = xr[(k + 3) * xs];
             for (ulong j = j0; j < jv; j += GEMV_VW) {
                 WV t = WV_LOAD(0, p + j);
-                t = fma(WV_LOAD(0, w0 + j), (WV)s0, t);
-                t = fma(WV_LOAD(0, w1 + j), (WV)s1, t);
-                t = fma(WV_LOAD(0, w2 + j), (WV)s2, t);
-                t = fma(WV_LOAD(0, w3 + j), (WV)s3, t);
+                t = fma(GSP_WV(w0, j), (WV)s0, t);
+                t = fma(GSP_WV(w1, j), (WV)s1, t);
+                t = fma(GSP_WV(w2, j), (WV)s2, t);
+                t = fma(GSP_WV(w3, j), (WV)s3, t);
                 WV_STORE(t, 0, p + j);
             }
-            for (ulong j = jv; j < j1; j++)
-                p[j] = fma(w3[j], s3, fma(w2[j], s2, fma(w1[j], s1, fma(w0[j], s0, p[j]))));
+            for (ulong j = jv; j < j1; j++) {
+                T e0 = GSP_W(w0, j), e1 = GSP_W(w1, j), e2 = GSP_W(w2, j), e3 = GSP_W(w3, j);
+                p[j] = fma(e3, s3, fma(e2, s2, fma(e1, s1, fma(e0, s0, p[j]))));
+            }
         }
         for (; k < k1; k++) {
             __global const T *w = wb + k * wks;
             T s0 = xr[k * xs];
             for (ulong j = j0; j < jv; j += GEMV_VW)
-                WV_STORE(fma(WV_LOAD(0, w + j), (WV)s0, WV_LOAD(0, p + j)), 0, p + j);
+                WV_STORE(fma(GSP_WV(w, j), (WV)s0, WV_LOAD(0, p + j)), 0, p + j);
             for (ulong j = jv; j < j1; j++)
-                p[j] = fma(w[j], s0, p[j]);
+                p[j] = fma(GSP_W(w, j), s0, p[j]);
         }
     }
+}
+#undef GSP_WV
+#undef GSP_W
+
+CLT_KERNEL_WG(gemm_small_part, 1, 1, 1)(GEMM_SMALL_PART_PARAMS)
+{
+    gemm_small_part_body(W, woff, wks, wbs, x, xoff, xs, xrs, xbs, part, P, R, K, 0);
+}
+
+/* gemm_small_part for a W that repeats one value along its outputs. */
+CLT_KERNEL_WG(gemm_small_part_rep, 1, 1, 1)(GEMM_SMALL_PART_PARAMS)
+{
+    gemm_small_part_body(W, woff, wks, wbs, x, xoff, xs, xrs, xbs, part, P, R, K, 1);
 }
 
 /* A product with few rows or few columns (2 to 64 of them, R): y[r][i] =

@@ -625,25 +625,32 @@ Test(matmul, strided_and_expanded_vectors_are_not_copied)
 }
 
 /* One operand a [1, c] row expanded to [r, c] (stride 0 down the rows),
- * the other `other` with the logical values O, on the side `on_a` says:
- * on the CPU kernel the row is read in place (as many launches as with a
- * contiguous copy of it, which would add one), the product has the bits
- * of the product with that copy, and the host's values. */
-static void check_expanded_rows(clt_device *dev, clt_dtype dt, bool on_a, int64_t r, int64_t c,
-                                clt_tensor *other, const double *O, const char *what)
+ * or with `cols` a [r, 1] column expanded to [r, c] (stride 0 along the
+ * rows; B only), the other `other` with the logical values O, on the side
+ * `on_a` says: on the CPU kernel it is read in place (as many launches as
+ * with a contiguous copy of it, which would add one; a repeated column
+ * that mm_small would take is copied), the product has the bits of the
+ * product with that copy, and the host's values. */
+static void check_expanded(clt_device *dev, clt_dtype dt, bool on_a, bool cols, int64_t r,
+                           int64_t c, clt_tensor *other, const double *O, const char *what)
 {
-    double *row = random_values(c, 41), *E = malloc((size_t)(r * c) * sizeof *E);
-    for (int64_t i = 0; i < r; i++)
-        memcpy(E + i * c, row, (size_t)c * sizeof *E);
-    clt_tensor *t = upload(dev, dt, 2, (int64_t[]){1, c}, row), *e = NULL, *plain = NULL;
+    double *row = random_values(cols ? r : c, 41), *E = malloc((size_t)(r * c) * sizeof *E);
+    for (int64_t i = 0; i < r * c; i++)
+        E[i] = cols ? row[i / c] : row[i % c];
+    clt_tensor *t = upload(dev, dt, 2, cols ? (int64_t[]){r, 1} : (int64_t[]){1, c}, row);
+    clt_tensor *e = NULL, *plain = NULL;
     CHECK(clt_expand(t, 2, (int64_t[]){r, c}, &e));
-    cr_assert_eq(clt_tensor_strides(e)[0], 0);
+    cr_assert_eq(clt_tensor_strides(e)[cols ? 1 : 0], 0);
     CHECK(clt_contiguous(e, &plain));
     clt_tensor *a = on_a ? e : other, *b = on_a ? other : e;
     clt_tensor *pa = on_a ? plain : other, *pb = on_a ? other : plain;
+    /* The rows of every batch of a contiguous A: what mm_small is asked. */
+    size_t rows = (size_t)(clt_tensor_numel(a) / r);
+    uint64_t copied = cols && dt == CLT_FLOAT32 &&
+                      clt__mm_small_fits(clt_tensor_device(a), false, rows, (size_t)c, (size_t)r);
     uint64_t views = launches_of(a, b, CLT__GEMM_AUTO), copies = launches_of(pa, pb, CLT__GEMM_AUTO);
-    cr_assert_eq(views, copies, "%s: %llu launches, %llu with a contiguous operand", what,
-                 (unsigned long long)views, (unsigned long long)copies);
+    cr_assert_eq(views, copies + copied, "%s: %llu launches, %llu with a contiguous operand",
+                 what, (unsigned long long)views, (unsigned long long)copies);
     clt_tensor *rv = NULL, *rc = NULL;
     CHECK(clt_matmul(a, b, &rv));
     CHECK(clt_matmul(pa, pb, &rc));
@@ -666,6 +673,9 @@ static void check_expanded_rows(clt_device *dev, clt_dtype dt, bool on_a, int64_
     clt_tensor_free(plain);
 }
 
+#define check_expanded_rows(dev, dt, on_a, r, c, other, O, what)              \
+    check_expanded(dev, dt, on_a, false, r, c, other, O, what)
+
 /* The batched cases of check_expanded_rows_dtype.  With the small-product
  * limit at 0, 6 rows take the few-row kernel (partial sums over blocks of
  * K) and 18, a batch of 3 folded, the packed GEMM. */
@@ -677,6 +687,7 @@ static void check_expanded_batches(clt_device *dev, clt_dtype dt)
     clt_tensor *a3 = upload(dev, dt, 3, (int64_t[]){3, M, K}, A3);
     check_expanded_rows(dev, dt, true, M, K, b3, B3, "expanded @ [3, K, N]");
     check_expanded_rows(dev, dt, false, K, N, a3, A3, "[3, M, K] @ expanded");
+    check_expanded(dev, dt, false, true, K, N, a3, A3, "[3, M, K] @ expanded column");
     /* [1, K, N] repeated over a batch of 3. */
     double *B1 = random_values(K * N, 46), *B1x3 = malloc((size_t)(3 * K * N) * sizeof *B1x3);
     for (int q = 0; q < 3; q++)
@@ -698,7 +709,8 @@ static void check_expanded_rows_dtype(clt_device *dev, clt_dtype dt)
 {
     static const struct {
         int64_t M, K, N;
-    } sizes[] = {{3, 5, 7}, {8, 300, 1}, {1, 40, 9}, {100, 40, 3}, {70, 9, 68}, {5, 70, 130}};
+    } sizes[] = {{3, 5, 7},   {8, 300, 1},   {1, 40, 9},       {100, 40, 3},
+                 {70, 9, 68}, {5, 70, 130}, {16, 4096, 512}};
     for (int small = 0; small < 2; small++) {
         clt__mm_small_limit = small ? (size_t)1 << 23 : 0;
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -717,15 +729,31 @@ static void check_expanded_rows_dtype(clt_device *dev, clt_dtype dt)
                      clt__mm_small_limit);
             if (N > 1)
                 check_expanded_rows(dev, dt, false, K, N, oa, OA, what);
+            snprintf(what, sizeof what, "[%lld, %lld] @ [%lld, 1] expanded to %lld, limit %zu",
+                     (long long)M, (long long)K, (long long)K, (long long)N,
+                     clt__mm_small_limit);
+            if (N > 1 && K > 1)
+                check_expanded(dev, dt, false, true, K, N, oa, OA, what);
             clt_tensor_free(ob), clt_tensor_free(oa);
             free(OB), free(OA);
         }
         check_expanded_batches(dev, dt);
+        /* A transposed A of 40 rows against 5 columns: the few-row kernel
+         * with the columns of B as its vectors. */
+        int64_t M = 40, K = 30, N = 5;
+        double *AT = random_values(K * M, 47), *OA = malloc((size_t)(M * K) * sizeof *OA);
+        for (int64_t i = 0; i < M * K; i++)
+            OA[i] = AT[(i % K) * M + i / K];
+        clt_tensor *at = upload(dev, dt, 2, (int64_t[]){K, M}, AT), *oa = NULL;
+        CHECK(clt_transpose(at, 0, 1, &oa));
+        check_expanded(dev, dt, false, true, K, N, oa, OA, "[30, 40] transposed @ expanded column");
+        clt_tensor_free(oa), clt_tensor_free(at);
+        free(AT), free(OA);
     }
     clt__mm_small_limit = (size_t)1 << 23;
 }
 
-Test(matmul, expanded_rows_are_read_in_place)
+Test(matmul, expanded_rows_and_columns_are_read_in_place)
 {
     clt_device *dev = get_device("cpu");
     if (!clt__gemm_cpu_suitable(dev, CLT_FLOAT32))

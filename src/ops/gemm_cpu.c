@@ -239,11 +239,12 @@ static cl_ulong rows_per_item(const clt_device *dev, size_t P, size_t batch)
 }
 
 /* y_r[i] = sum_k W[i, k] x_r[k] for r < R and i < P, where W runs along i
- * (W[woff + i + k * wks]): gemm_small_part reads W straight through, block
- * of GEMV_KB rows by block, into partial rows per vector, and gemv_sum adds
- * the partial rows in order into y_r[i] = C[yoff + r * yrs + i * ys]. */
+ * (W[woff + i + k * wks], or W[woff + k * wks] for every i with wrep):
+ * gemm_small_part reads W straight through, block of GEMV_KB rows by block,
+ * into partial rows per vector, and gemv_sum adds the partial rows in order
+ * into y_r[i] = C[yoff + r * yrs + i * ys]. */
 static clt_status partial_rows(clt_device *dev, const gemm_cfg *cfg, cl_mem W, cl_ulong woff,
-                               cl_ulong wks, cl_ulong wbs, cl_mem X, cl_ulong xoff, cl_ulong xs,
+                               cl_ulong wks, cl_ulong wbs, bool wrep, cl_mem X, cl_ulong xoff, cl_ulong xs,
                                cl_ulong xrs, cl_ulong xbs, cl_mem C, cl_ulong yoff, cl_ulong ys,
                                cl_ulong yrs, cl_ulong ybs, size_t P, size_t R, size_t K,
                                size_t batch)
@@ -267,7 +268,8 @@ static clt_status partial_rows(clt_device *dev, const gemm_cfg *cfg, cl_mem W, c
     clt__arg sa[] = {CLT__ARG(part), CLT__ARG(C),   CLT__ARG(yoff), CLT__ARG(ys),
                      CLT__ARG(yrs),  CLT__ARG(ybs), CLT__ARG(P_),   CLT__ARG(R_),
                      CLT__ARG(K_)};
-    st = clt__launch(dev, "gemm", cfg->opts, "gemm_small_part", 3, gp, lp, 13, pa);
+    st = clt__launch(dev, "gemm", cfg->opts, wrep ? "gemm_small_part_rep" : "gemm_small_part", 3,
+                     gp, lp, 13, pa);
     if (st == CLT_OK)
         st = clt__launch(dev, "gemm", cfg->opts, "gemv_sum", 2, gs, ls, 9, sa);
     /* OpenCL keeps the released buffer alive until the kernels finish. */
@@ -334,7 +336,9 @@ static clt_status gemv(clt_device *dev, const gemm_cfg *cfg, cl_mem W, cl_ulong 
  *   W against four vectors at a time;
  * - partial_rows, for up to SMALL_PART_MAX vectors, when the large operand
  *   is contiguous along the outputs instead.
- * Sets *handled to false, launching nothing, for the other layouts. */
+ * Sets *handled to false, launching nothing, for the other layouts.  A B
+ * that repeats one column (trans_b with ldb 0) takes the way its row-major
+ * copy (ldb N) would, read in place: partial_rows, or packing. */
 static clt_status gemm_small(clt_device *dev, const gemm_cfg *cfg, bool trans_a, bool trans_b,
                              size_t M, size_t N, size_t K, cl_mem A, size_t a_off, size_t lda,
                              size_t stride_a, cl_mem B, size_t b_off, size_t ldb, size_t stride_b,
@@ -345,16 +349,20 @@ static clt_status gemm_small(clt_device *dev, const gemm_cfg *cfg, bool trans_a,
     cl_ulong a_rs = trans_a ? 1 : lda, a_cs = trans_a ? lda : 1;
     cl_ulong b_rs = trans_b ? 1 : ldb, b_cs = trans_b ? ldb : 1;
     cl_ulong K_ = K, yoff = c_off, ybs = stride_c;
+    /* The strides of B that choose the kernel: its copy's for a repeated
+     * column. */
+    bool brep = trans_b && ldb == 0 && N > 1;
+    cl_ulong sb_rs = brep ? N : b_rs, sb_cs = brep ? 1 : b_cs;
     *handled = true;
     /* One row of op(A) against the columns of op(B), or the rows of op(A)
      * against one column of op(B). */
-    if (M == 1 && (b_rs == 1 || N == 1))
+    if (M == 1 && (sb_rs == 1 || N == 1))
         return gemv(dev, cfg, B, b_off, b_cs, b_rs, stride_b, A, a_off, a_cs, stride_a, C, yoff,
                     1, ybs, N, K, batch);
     if (N == 1 && a_cs == 1)
         return gemv(dev, cfg, A, a_off, a_rs, a_cs, stride_a, B, b_off, b_rs, stride_b, C, yoff,
                     ldc, ybs, M, K, batch);
-    if (a_cs == 1 && b_rs == 1) {
+    if (a_cs == 1 && sb_rs == 1) {
         cl_mem W, X;
         cl_ulong P, R, woff, wis, wbs, xoff, xrs, xbs, yps, yrs;
         if (M <= N) { /* W: the N columns of op(B); vectors: the M rows of op(A) */
@@ -375,14 +383,14 @@ static clt_status gemm_small(clt_device *dev, const gemm_cfg *cfg, bool trans_a,
     }
     /* The large operand contiguous along the outputs: of the orientations
      * that allow it, the one with fewer vectors. */
-    bool rows_ok = M <= SMALL_PART_MAX && b_cs == 1; /* W = op(B), vectors: rows of op(A) */
+    bool rows_ok = M <= SMALL_PART_MAX && sb_cs == 1; /* W = op(B), vectors: rows of op(A) */
     bool cols_ok = N <= SMALL_PART_MAX && a_rs == 1; /* W = op(A), vectors: columns of op(B) */
     if (rows_ok && (!cols_ok || M <= N))
-        return partial_rows(dev, cfg, B, b_off, b_rs, stride_b, A, a_off, a_cs, a_rs, stride_a, C,
-                            yoff, 1, ldc, ybs, N, M, K, batch);
+        return partial_rows(dev, cfg, B, b_off, b_rs, stride_b, brep, A, a_off, a_cs, a_rs,
+                            stride_a, C, yoff, 1, ldc, ybs, N, M, K, batch);
     if (cols_ok)
-        return partial_rows(dev, cfg, A, a_off, a_cs, stride_a, B, b_off, b_rs, b_cs, stride_b, C,
-                            yoff, ldc, 1, ybs, M, N, K, batch);
+        return partial_rows(dev, cfg, A, a_off, a_cs, stride_a, false, B, b_off, b_rs, b_cs,
+                            stride_b, C, yoff, ldc, 1, ybs, M, N, K, batch);
     *handled = false;
     return CLT_OK;
 }
@@ -406,10 +414,11 @@ clt_status clt__gemm_cpu(clt_device *dev, clt_dtype dtype, bool trans_a, bool tr
         CLT__REQUIRE_ARG(B, fn);
     }
     /* A single row of op(A) or column of op(B) may repeat one element along
-     * K, and a row-major A or B may repeat one row (leading dimension 0: an
-     * expanded vector or row). */
+     * K, a row-major A or B may repeat one row, and a transposed B one
+     * column of op(B) (leading dimension 0: an expanded vector, row or
+     * column). */
     bool a_ok = lda >= (trans_a ? M : K) || (M == 1 && trans_a) || (lda == 0 && !trans_a);
-    bool b_ok = ldb >= (trans_b ? K : N) || (ldb == 0 && !trans_b);
+    bool b_ok = ldb >= (trans_b ? K : N) || ldb == 0;
     if (ldc < N || (K > 0 && (!a_ok || !b_ok)))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: leading dimensions lda=%zu, ldb=%zu, ldc=%zu too small for "

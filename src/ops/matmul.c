@@ -97,13 +97,14 @@ static void geometry(const clt_tensor *x, bool is_a, int nb, const int64_t *bsha
  * element along K (stride 0, as clt_expand makes), and a 2-D matrix may
  * repeat one row (a [1, c] row expanded to [r, c]): leading dimension 0,
  * read in place.  Both keep the orientation and batch stride a copy would
- * have, so the product takes the same kernel and gives the same bits.  A
- * matrix that repeats one column (strides [1, 0], e.g. an expanded weight
- * transposed) is still copied: read in place it would be a transposed
- * operand, which sends small products to other kernels (mm_small reads
- * B by rows only), summing in another order. */
+ * have, so the product takes the same kernel and gives the same bits.  With
+ * `cols` (see cols_in_place), a 2-D B that repeats one column (strides
+ * [1, 0], a [K, 1] column expanded to [K, N]) is read in place too, as a
+ * transposed operand with leading dimension 0, which the CPU kernels take
+ * the way they take its copy. */
 static clt_status prepare(const clt_tensor *x, bool is_a, int nb, const int64_t *bshape,
-                          int64_t r, int64_t c, bool cpu, operand *op, const char *fn)
+                          int64_t r, int64_t c, bool cpu, bool cols, operand *op,
+                          const char *fn)
 {
     int64_t bs[CLT_MAX_DIMS], sr, sc, ld, stride;
     bool trans;
@@ -119,6 +120,9 @@ static clt_status prepare(const clt_tensor *x, bool is_a, int nb, const int64_t 
         ld = 0;
     } else if (cpu && x->ndim == 2 && r > 1 && c > 1 && sr == 0 && sc == 1) {
         trans = false;
+        ld = 0;
+    } else if (cpu && cols && !is_a && x->ndim == 2 && r > 1 && c > 1 && sr == 1 && sc == 0) {
+        trans = true;
         ld = 0;
     } else if (!matrix_layout(r, c, sr, sc, &trans, &ld)) {
         CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &own));
@@ -154,6 +158,15 @@ static clt_status prepare(const clt_tensor *x, bool is_a, int nb, const int64_t 
 done:
     clt_tensor_free(own);
     return st;
+}
+
+/* Whether a B that repeats one column may be read in place by the CPU
+ * kernels (clt__gemm_cpu takes it as its row-major copy), for a product
+ * of M rows (after folding) and dtype: not when mm_small, which reads B by
+ * rows only, would take the copy. */
+static bool cols_in_place(const clt_device *dev, clt_dtype dtype, size_t M, size_t N, size_t K)
+{
+    return !(dtype == CLT_FLOAT32 && clt__mm_small_fits(dev, false, M, N, K));
 }
 
 static CLBlastTranspose tr(bool t)
@@ -345,8 +358,7 @@ clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int bac
     CLT__TRY(clt__result_new(fn, a->dev, a->dtype, nr, rshape, &r));
     if (r->numel == 0)
         goto finish;
-    CLT__TRY(prepare(a, true, nbatch, bshape, M, K, cpu, &A, fn));
-    CLT__TRY(prepare(b, false, nbatch, bshape, K, N, cpu, &B, fn));
+    CLT__TRY(prepare(a, true, nbatch, bshape, M, K, cpu, false, &A, fn));
 
     int64_t batch = 1; /* r has batch * M * N elements: no overflow */
     for (int d = 0; d < nbatch; d++)
@@ -354,8 +366,13 @@ clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int bac
     size_t Mg = (size_t)M, bg = (size_t)batch;
     /* One matrix repeated on the right and row-major batches on the left
      * make a single taller product, as torch folds them (not a repeated
-     * row, ld 0, which the copy it stands for would not fold). */
-    if (bg > 1 && B.stride == 0 && !A.trans && A.ld > 0 && A.stride == Mg * A.ld) {
+     * row, ld 0, which the copy it stands for would not fold).  A 2-D B,
+     * the only one that may repeat a column in place, has batch stride 0. */
+    bool fold = bg > 1 && !A.trans && A.ld > 0 && A.stride == Mg * A.ld;
+    bool cols = cpu && b->ndim == 2 &&
+                cols_in_place(a->dev, a->dtype, fold ? Mg * bg : Mg, (size_t)N, (size_t)K);
+    CLT__TRY(prepare(b, false, nbatch, bshape, K, N, cpu, cols, &B, fn));
+    if (fold && B.stride == 0) {
         Mg *= bg;
         bg = 1;
     }
