@@ -942,6 +942,59 @@ done:
     free(hd);
 }
 
+/* [16, 4096] @ B float32, B a [4096, 1] column expanded to [4096, 512]
+ * (strides [1, 0]), against the same product with B's contiguous copy made
+ * beforehand, timed alternately (one op each, waited for, medians of 15):
+ * the expanded B's copy inside clt_matmul is what the ratio shows.  The two
+ * products must have the same bits. */
+static void case_matmul_expanded_col(bench *b, const char *name)
+{
+    enum { M = 16, K = 4096, N = 512, REPS = 15 };
+    float *ha = malloc((size_t)M * K * sizeof(float)), *hx = malloc((size_t)K * sizeof(float));
+    float *h1 = malloc((size_t)M * N * sizeof(float)), *h2 = malloc((size_t)M * N * sizeof(float));
+    clt_tensor *ta = NULL, *tx = NULL, *te = NULL, *tc = NULL, *r1 = NULL, *r2 = NULL;
+    if (!ha || !hx || !h1 || !h2) {
+        fprintf(stderr, "cltensor bench: %s: out of host memory\n", name);
+        b->failures++;
+        goto done;
+    }
+    fill_random(ha, (size_t)M * K);
+    fill_random(hx, K);
+    if (!(ta = from_host(b, ha, 2, (int64_t[]){M, K})) ||
+        !(tx = from_host(b, hx, 2, (int64_t[]){K, 1})) ||
+        clt_expand(tx, 2, (int64_t[]){K, N}, &te) != CLT_OK || clt_contiguous(te, &tc) != CLT_OK) {
+        fail(b, name, "making the input");
+        goto done;
+    }
+    if (run_op(OP_MATMUL, ta, te, &r1) != CLT_OK || run_op(OP_MATMUL, ta, tc, &r2) != CLT_OK) {
+        fail(b, name, "clt_matmul");
+        goto done;
+    }
+    if (read_back(b, name, r1, h1, (size_t)M * N) != 0 ||
+        read_back(b, name, r2, h2, (size_t)M * N) != 0)
+        goto done;
+    if (memcmp(h1, h2, (size_t)M * N * sizeof(float)) != 0)
+        wrong(b, name, "clt_matmul against the copy's product", max_abs_diff(h1, h2, (size_t)M * N));
+    double te_s[REPS], tc_s[REPS];
+    for (int r = 0; r < REPS; r++)
+        if (time_op(b, name, OP_MATMUL, ta, te, 1, &te_s[r]) != 0 ||
+            time_op(b, name, OP_MATMUL, ta, tc, 1, &tc_s[r]) != 0)
+            goto done;
+    double ms = median(te_s, REPS) * 1e3, ms_copy = median(tc_s, REPS) * 1e3;
+    report(b, name, ms, "ms", "copy_first", ms_copy, ms / ms_copy, "<= 1.1 (lower is better)");
+done:
+    clt_tensor_free(r1);
+    clt_tensor_free(r2);
+    clt_tensor_free(tc);
+    clt_tensor_free(te);
+    clt_tensor_free(tx);
+    clt_tensor_free(ta);
+    free(ha);
+    free(hx);
+    free(h1);
+    free(h2);
+}
+
 /* A [n, n] times a 1-D x [n] (torch.mv through clt_matmul): bound by
  * reading A, so counted as 4 n^2 bytes. */
 static void case_matvec(bench *b, size_t n, const char *name)
@@ -1757,7 +1810,8 @@ int cltensor_bench(int argc, char **argv)
                                         "copy_into_permute_64x256x256",
                                         "copy_into_slice_4096x1024", "matmul_256", "matmul_512",
                                         "matmul_1024", "matmul_2048", "matmul_f64_256",
-                                        "matmul_f64_1024", "matmul_f64_2048", "matvec_4096",
+                                        "matmul_f64_1024", "matmul_f64_2048",
+                                        "matmul_expanded_col_16x4096x512", "matvec_4096",
                                         "conv2d_64x1x8x8", "first_op_warm", "first_op_empty",
                                         "train_mlp_64", "train_mlp_784", "train_cnn_digits"};
     for (int i = 0; i < b.nfilters; i++) {
@@ -1826,6 +1880,8 @@ int cltensor_bench(int argc, char **argv)
         if (selected(&b, name) && !(b.quick && mms[i].n >= 2048))
             case_matmul(&b, mms[i].dt, mms[i].n, name);
     }
+    if (selected(&b, "matmul_expanded_col_16x4096x512"))
+        case_matmul_expanded_col(&b, "matmul_expanded_col_16x4096x512");
     if (selected(&b, "matvec_4096"))
         case_matvec(&b, 4096, "matvec_4096");
     if (selected(&b, "conv2d_64x1x8x8"))
