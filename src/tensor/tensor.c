@@ -587,7 +587,7 @@ static void layout_move(clt__layout *L, int d, int to)
 
 /* A copy of n elements in layout L (from copy_layout) on a CPU device
  * (cl/copy.cl).  A destination dimension of stride 1 goes innermost, so
- * that runs and tiles store along memory.  Tiles when then the innermost
+ * that runs and tiles store along memory.  Then tiles when the innermost
  * dimension has destination stride 1 and a source stride other than 0 and
  * 1 while another has source stride 1 (a transpose or a permute on either
  * side), runs of the innermost dimension otherwise.  The order of the
