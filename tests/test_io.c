@@ -5,6 +5,7 @@
  * leaves the model as it was), and DLPack both ways with strides and the
  * deleter. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -997,6 +998,111 @@ Test(io, optimizer_load_is_strict)
     clt_optimizer_free(wide_sgd);
     clt_module_free(m);
     clt_module_free(wide);
+}
+
+/* Loading `path` into s must fail with `needle` and leave s as it was. */
+static void schedule_load_refused(clt_lr_scheduler *s, const char *path, const char *needle)
+{
+    int64_t epoch = clt_lr_scheduler_epoch(s);
+    clt_status st = clt_lr_scheduler_load(s, path);
+    cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s: %s", clt_status_name(st), clt_last_error());
+    cr_assert(strstr(clt_last_error(), needle), "message without '%s': %s", needle,
+              clt_last_error());
+    cr_assert(strstr(clt_last_error(), "clt_lr_scheduler_load"), "%s", clt_last_error());
+    cr_assert_eq(clt_lr_scheduler_epoch(s), epoch);
+}
+
+/* A schedule saved at epoch 3 and loaded into one made with other
+ * settings goes on with the rates of the uninterrupted one, bit for bit,
+ * and leaves the optimizer's rate alone until it steps; files it cannot
+ * take are refused and change nothing. */
+Test(io, lr_scheduler_save_and_load)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *p;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_sgd_opts so = CLT_SGD_DEFAULTS;
+    so.lr = 0.1;
+    for (int cosine = 0; cosine <= 1; cosine++) {
+        clt_optimizer *oa, *ob;
+        clt_lr_scheduler *a, *b, *other;
+        CHECK(clt_sgd(&p, 1, &so, &oa));
+        CHECK(clt_sgd(&p, 1, NULL, &ob));
+        CHECK(cosine ? clt_cosine_lr(oa, 7, 0.01, &a) : clt_step_lr(oa, 2, 0.3, &a));
+        CHECK(cosine ? clt_cosine_lr(ob, 1, 0, &b) : clt_step_lr(ob, 1, 1, &b));
+        CHECK(cosine ? clt_step_lr(ob, 1, 1, &other) : clt_cosine_lr(ob, 1, 0, &other));
+        for (int e = 0; e < 3; e++)
+            CHECK(clt_lr_scheduler_step(a));
+        cr_assert_eq(clt_lr_scheduler_epoch(a), 3);
+        CHECK(clt_lr_scheduler_save(a, tpath("s.safetensors")));
+        CHECK(clt_lr_scheduler_load(b, tpath("s.safetensors")));
+        cr_assert_eq(clt_lr_scheduler_epoch(b), 3);
+        cr_assert_eq(clt_optimizer_lr(ob), 1e-3);
+        for (int e = 0; e < 6; e++) {
+            CHECK(clt_lr_scheduler_step(a));
+            CHECK(clt_lr_scheduler_step(b));
+            cr_assert(clt_optimizer_lr(oa) == clt_optimizer_lr(ob), "cosine %d, epoch %d: %.17g "
+                      "!= %.17g", cosine, 4 + e, clt_optimizer_lr(oa), clt_optimizer_lr(ob));
+        }
+        size_t fl;
+        unsigned char *bytes = read_file(tpath("s.safetensors"), &fl);
+        const char *want = cosine ? "{\"__metadata__\":{\"scheduler\":\"CosineAnnealingLR\","
+                                    "\"T_max\":\"7\",\"eta_min\":\"0.01\",\"base_lrs\":"
+                                    "\"[0.1]\",\"last_epoch\":\"3\"}}"
+                                  : "{\"__metadata__\":{\"scheduler\":\"StepLR\",\"step_size\":"
+                                    "\"2\",\"gamma\":\"0.3\",\"base_lrs\":\"[0.1]\","
+                                    "\"last_epoch\":\"3\"}}";
+        cr_assert(fl >= 8 + strlen(want) && memcmp(bytes + 8, want, strlen(want)) == 0,
+                  "header: %.200s", bytes + 8);
+        free(bytes);
+        schedule_load_refused(other, tpath("s.safetensors"),
+                              cosine ? "holds a 'CosineAnnealingLR' schedule, and the schedule "
+                                       "is StepLR"
+                                     : "holds a 'StepLR' schedule, and the schedule is "
+                                       "CosineAnnealingLR");
+        clt_lr_scheduler_free(a);
+        clt_lr_scheduler_free(b);
+        clt_lr_scheduler_free(other);
+        clt_optimizer_free(oa);
+        clt_optimizer_free(ob);
+    }
+
+    clt_optimizer *opt;
+    clt_lr_scheduler *s;
+    CHECK(clt_sgd(&p, 1, &so, &opt));
+    CHECK(clt_step_lr(opt, 2, 0.3, &s));
+    CHECK(clt_lr_scheduler_step(s));
+    CHECK(clt_lr_scheduler_save(s, tpath("s.safetensors")));
+    CHECK(clt_lr_scheduler_step(s));
+    static const struct {
+        const char *from, *to, *needle;
+    } bad_meta[] = {
+        {"\"last_epoch\":\"1\"", "\"last_epoch\":\"-1\"", "last_epoch -1 is negative"},
+        {"\"last_epoch\":\"1\"", "\"last_epoch\":\"1.5\"",
+         "'last_epoch' is '1.5', expected an integer"},
+        {"\"step_size\":\"2\"", "\"step_size\":\"0\"", "step_size must be positive, not 0"},
+        {"\"gamma\":\"0.3\"", "\"gamma\":\"-0.3\"", "invalid gamma -0.3"},
+        {"[0.1]", "[0.1, 0.2]", "expected a list of one number"},
+        {"[0.1]", "[nan]", "invalid learning rate: nan"},
+        {"\"scheduler\":", "\"schedule\":", "__metadata__ has no 'scheduler'"},
+    };
+    for (size_t k = 0; k < sizeof bad_meta / sizeof bad_meta[0]; k++) {
+        rewrite_header(tpath("s.safetensors"), tpath("bad.safetensors"), bad_meta[k].from,
+                       bad_meta[k].to);
+        schedule_load_refused(s, tpath("bad.safetensors"), bad_meta[k].needle);
+    }
+    CHECK(clt_optimizer_save(opt, tpath("o.safetensors")));
+    schedule_load_refused(s, tpath("o.safetensors"), "the file holds tensors");
+    CHECK(clt_lr_scheduler_step(s)); /* epoch 3 still: 0.1 * 0.3 */
+    cr_assert_eq(clt_lr_scheduler_epoch(s), 3);
+    cr_assert(clt_optimizer_lr(opt) == 0.1 * pow(0.3, 1), "%.17g", clt_optimizer_lr(opt));
+    cr_assert_eq(clt_lr_scheduler_save(NULL, tpath("x")), CLT_ERR_NULL_ARGUMENT);
+    cr_assert_eq(clt_lr_scheduler_load(s, NULL), CLT_ERR_NULL_ARGUMENT);
+    cr_assert_eq(clt_lr_scheduler_epoch(NULL), 0);
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
 }
 
 long clt__driver_refuse_at(long pass); /* src/device/fault.c */
