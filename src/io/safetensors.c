@@ -1125,8 +1125,7 @@ clt_status clt_optimizer_save(const clt_optimizer *opt, const char *path)
     if (counts == NULL)
         return clt_last_status();
     CLT__TRY(optimizer_entries(opt, counts, &arr, &n, fn));
-    CLT__TRY(save(path, arr, n, md, optimizer_meta(opt, md), fn,
-                          __builtin_return_address(0)));
+    CLT__TRY(save(path, arr, n, md, optimizer_meta(opt, md), fn, __builtin_return_address(0)));
 done:
     optimizer_entries_free(arr, n);
     free(counts);
