@@ -157,7 +157,9 @@ CLT_API clt_status clt_optimizer_save(const clt_optimizer *opt, const char *path
  * decoupled decay, so the run would not be the one saved), settings the
  * constructors refuse (a negative or NaN rate, a beta outside [0, 1),
  * nesterov with dampening, ... with the constructors' message), a setting
- * missing or unreadable, "maximize" True, and "lr" not equal to lr_bits.
+ * missing or unreadable, "maximize" True, "lr" not equal to lr_bits,
+ * and a __metadata__ with a key twice or more than 64 entries (other keys
+ * are ignored).
  * opt is left as it was on any failure: the file is loaded into a new
  * optimizer (state made anew: for a moment opt's state twice over, besides
  * the uploads), which then takes opt's place within the same handle.
