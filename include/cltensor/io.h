@@ -1,6 +1,6 @@
-/* cltensor/io.h: tensors and models to and from files: safetensors (the
- * format of the Python safetensors package, and of Hugging Face
- * checkpoints) and NumPy's .npy.
+/* cltensor/io.h: tensors, models, optimizers and schedules to and from
+ * files: safetensors (the format of the Python safetensors package, and of
+ * Hugging Face checkpoints) and NumPy's .npy.
  *
  * Saving reads the tensors back into host memory (it waits for the work
  * queued on them) and writes the file through a temporary file beside it,
