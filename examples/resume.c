@@ -1,16 +1,19 @@
 /* resume.c: a training run stopped, saved and resumed, as in PyTorch:
  *
- *   torch.save({"model": model.state_dict(), "optim": opt.state_dict()}, f)
+ *   torch.save({"model": model.state_dict(), "optim": opt.state_dict(),
+ *               "sched": sched.state_dict()}, f)
  *   ...
  *   model.load_state_dict(ck["model"]); opt.load_state_dict(ck["optim"])
+ *   sched.load_state_dict(ck["sched"])
  *
  * A 4-32-1 MLP with Tanh learns y = sin(x . w) under MSE and Adam, with
  * StepLR halving the rate every 10 steps.  Run A takes 40 steps; run B
- * stops after 20, saves the model and the optimizer, releases them, loads
- * both into a fresh model and optimizer, remakes the schedule, and takes
- * the other 20.  B ends with A's bits.
+ * stops after 20, saves the model, the optimizer and the schedule,
+ * releases them, loads them into a fresh model, optimizer (made with the
+ * defaults: the file's settings replace them) and schedule, and takes the
+ * other 20.  B ends with A's bits.
  *
- *   resume [DIR]      (the two checkpoint files go in DIR, default ".") */
+ *   resume [DIR]      (the three checkpoint files go in DIR, default ".") */
 #include <cltensor.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,16 +29,16 @@
 static clt_device *dev;
 static clt_tensor *x, *y;
 
-/* nn.Sequential(nn.Linear(4, 32), nn.Tanh(), nn.Linear(32, 1)), Adam,
- * StepLR(opt, 10, 0.5) stepped `epochs` times. */
-static int make(clt_module **model, clt_optimizer **opt, clt_lr_scheduler **sched, int epochs)
+/* nn.Sequential(nn.Linear(4, 32), nn.Tanh(), nn.Linear(32, 1)), Adam
+ * (lr 0.02, or the defaults), StepLR(opt, 10, 0.5). */
+static int make(clt_module **model, clt_optimizer **opt, clt_lr_scheduler **sched, int fresh)
 {
     clt_module *l[3];
     clt_generator *gen;
     clt_tensor **params;
     size_t n;
     clt_adam_opts ao = CLT_ADAM_DEFAULTS;
-    ao.lr = 0.02;
+    ao.lr = fresh ? ao.lr : 0.02;
     TRY(clt_generator_new(1, &gen));
     TRY(clt_linear(dev, 4, 32, 1, gen, &l[0]));
     TRY(clt_tanh_layer(&l[1]));
@@ -46,8 +49,6 @@ static int make(clt_module **model, clt_optimizer **opt, clt_lr_scheduler **sche
     TRY(clt_adam(params, n, &ao, opt));
     clt_free(params);
     TRY(clt_step_lr(*opt, 10, 0.5, sched));
-    for (int e = 0; e < epochs; e++)
-        TRY(clt_lr_scheduler_step(*sched));
     return 0;
 }
 
@@ -70,9 +71,10 @@ static int train(clt_module *model, clt_optimizer *opt, clt_lr_scheduler *sched,
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : ".";
-    char mpath[1024], opath[1024];
+    char mpath[1024], opath[1024], spath[1024];
     snprintf(mpath, sizeof mpath, "%s/resume-model.safetensors", dir);
     snprintf(opath, sizeof opath, "%s/resume-optim.safetensors", dir);
+    snprintf(spath, sizeof spath, "%s/resume-sched.safetensors", dir);
     TRY(clt_device_get("auto", &dev));
 
     /* the data: x ~ N(0, 1) [256, 4], y = sin(x . w) [256, 1] */
@@ -96,14 +98,17 @@ int main(int argc, char **argv)
         return 1;
     TRY(clt_module_save(b, mpath));
     TRY(clt_optimizer_save(ob, opath));
+    TRY(clt_lr_scheduler_save(sb, spath));
     clt_lr_scheduler_free(sb);
     clt_optimizer_free(ob);
     clt_module_free(b);
 
-    if (make(&b, &ob, &sb, 20)) /* a fresh model, optimizer and schedule */
+    if (make(&b, &ob, &sb, 1)) /* a fresh model, optimizer and schedule */
         return 1;
     TRY(clt_module_load(b, mpath));
     TRY(clt_optimizer_load(ob, opath));
+    TRY(clt_lr_scheduler_load(sb, spath));
+    printf("resumed at epoch %lld\n", (long long)clt_lr_scheduler_epoch(sb));
     if (train(b, ob, sb, 20))
         return 1;
 

@@ -5,7 +5,10 @@
 # came back unchanged (big-endian and Fortran-ordered .npy files too, in
 # C order), that a one-dtype safetensors file comes back byte for byte,
 # and that what cltensor refuses (int8, complex, structured) it refuses
-# with a message.  Skips (exit 77), saying why, without a Python
+# with a message.  With torch too, the settings cltensor writes in an
+# optimizer's and a schedule's checkpoint (__metadata__) equal, key by
+# key, torch's param_groups[0] and scheduler.state_dict() for the same
+# settings (skipped, saying so, without torch).  Skips (exit 77), saying why, without a Python
 # that has numpy and safetensors: set PYTHON to choose one.
 set -u
 prog="${top_builddir:-.}/tests/io_roundtrip"
@@ -160,6 +163,78 @@ else:
     with open(src, "rb") as f1, open(dst, "rb") as f2:
         if f1.read() != f2.read():
             failures.append("safetensors one dtype: cltensor's file differs from the reference's")
+
+# optimizers' and schedules' checkpoints against torch's state_dict()s
+try:
+    import ast, warnings
+    import torch
+    from safetensors import safe_open
+except ImportError as e:
+    print("python_interop: no torch (" + str(e) + "): checkpoint settings not compared")
+    torch = None
+
+def metadata(path):
+    """The values as Python reads them back; the kinds are plain names."""
+    with safe_open(path, "np") as f:
+        return {k: v if k in ("optimizer", "scheduler") else ast.literal_eval(v)
+                for k, v in f.metadata().items()}
+
+def compare(what, meta, want, kind_key, kind):
+    if meta.get(kind_key) != kind:
+        failures.append(f"{what}: {kind_key} is {meta.get(kind_key)!r}, want {kind!r}")
+    shared = sorted((set(meta) & set(want)) - {"params"})
+    for k in shared:
+        if meta[k] != want[k] or type(meta[k]) is not type(want[k]) and not (
+                isinstance(want[k], (int, float)) and not isinstance(want[k], bool)):
+            failures.append(f"{what}: {k} is {meta[k]!r}, torch's {want[k]!r}")
+    return shared
+
+if torch is not None:
+    warnings.simplefilter("ignore")
+    optimizers = [
+        ("SGD", dict(lr=0.05, momentum=0.9, dampening=0.0, weight_decay=1e-4, nesterov=True)),
+        ("SGD", dict(lr=0.1, momentum=0.5, dampening=0.25, weight_decay=0.0, nesterov=False)),
+        ("Adam", dict(lr=3e-4, betas=(0.85, 0.995), eps=1e-7, weight_decay=0.02,
+                      amsgrad=True)),
+        ("AdamW", dict(lr=0.1 + 0.2, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01,
+                       amsgrad=False)),
+    ]
+    for kind, o in optimizers:
+        args = [o["lr"], *(o["betas"] if "betas" in o else [o["momentum"], o["dampening"]]),
+                o.get("eps", o["weight_decay"]), *([o["weight_decay"]] if "eps" in o else []),
+                int(o.get("nesterov", o.get("amsgrad")))]
+        path = f"{tmp}/{kind}.safetensors"
+        r = run("optimizer", kind, path, *map(repr, args))
+        if r.returncode != 0:
+            failures.append(f"optimizer {kind}: {r.stderr.strip()}")
+            continue
+        p = torch.nn.Parameter(torch.ones(3))
+        opt = getattr(torch.optim, kind)([p], **o)
+        p.sum().backward()
+        opt.step()
+        group = opt.state_dict()["param_groups"][0]
+        shared = compare(f"optimizer {kind}", metadata(path), group, "optimizer", kind)
+        if len(shared) < len(o) + 1:
+            failures.append(f"optimizer {kind}: only {shared} compared")
+    schedules = [("StepLR", "step_size", "gamma", 3, 0.3, 7),
+                 ("CosineAnnealingLR", "T_max", "eta_min", 10, 0.001, 4)]
+    for kind, pk, fk, period, factor, epochs in schedules:
+        path = f"{tmp}/{kind}.safetensors"
+        r = run("schedule", kind, path, "0.1", str(period), repr(factor), str(epochs))
+        if r.returncode != 0:
+            failures.append(f"schedule {kind}: {r.stderr.strip()}")
+            continue
+        opt = torch.optim.SGD([torch.nn.Parameter(torch.ones(3))], lr=0.1)
+        sched = getattr(torch.optim.lr_scheduler, kind)(opt, period, factor)
+        for _ in range(epochs):
+            opt.step()
+            sched.step()
+        shared = compare(f"schedule {kind}", metadata(path), sched.state_dict(), "scheduler",
+                         kind)
+        if shared != sorted([pk, fk, "base_lrs", "last_epoch"]):
+            failures.append(f"schedule {kind}: compared {shared}")
+    print("python_interop: checkpoint settings compared with torch for",
+          ", ".join(k for k, _ in optimizers), "and", ", ".join(s[0] for s in schedules))
 
 for f in failures:
     print("python_interop: FAIL:", f)

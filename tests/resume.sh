@@ -1,8 +1,8 @@
 #!/bin/sh
-# resume.sh: examples/resume, a run saved half-way (model and optimizer)
-# and resumed in a fresh model and optimizer, ends with the weights of the
+# resume.sh: examples/resume, a run saved half-way (model, optimizer and
+# schedule) and resumed in fresh ones, ends with the weights of the
 # uninterrupted run (the example compares the bits and exits 1 otherwise),
-# writes its two checkpoints where it is told and nothing on stderr.
+# writes its three checkpoints where it is told and nothing on stderr.
 set -u
 prog="${top_builddir:-.}/examples/resume"
 tmp=$(mktemp -d)
@@ -16,7 +16,8 @@ fail() {
 grep -qx "resumed run has the uninterrupted run's weights: yes" "$tmp/out" ||
     fail "output: $(cat "$tmp/out")"
 grep -qx "lr after 40 steps: 0.00125 and 0.00125" "$tmp/out" || fail "output: $(cat "$tmp/out")"
-for f in resume-model.safetensors resume-optim.safetensors; do
+grep -qx "resumed at epoch 20" "$tmp/out" || fail "output: $(cat "$tmp/out")"
+for f in resume-model.safetensors resume-optim.safetensors resume-sched.safetensors; do
     [ -s "$tmp/$f" ] || fail "$f was not written"
 done
 exit 0

@@ -5,6 +5,7 @@
  * leaves the model as it was), and DLPack both ways with strides and the
  * deleter. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -748,58 +749,115 @@ static void train_steps(clt_module *m, clt_optimizer *opt, int k)
     clt_tensor_free(y);
 }
 
-static clt_optimizer *optimizer_of(clt_module *m, int adam)
+/* kind 0: SGD, 1: AdamW, 2: Adam; custom: settings other than the
+ * defaults (momentum, nesterov, amsgrad, ...), else the defaults. */
+static clt_optimizer *optimizer_of(clt_module *m, int kind, int custom)
 {
     clt_tensor **params;
     size_t n;
     clt_optimizer *opt;
     CHECK(clt_module_parameters(m, &params, &n));
-    if (adam) {
+    if (kind) {
         clt_adam_opts o = CLT_ADAMW_DEFAULTS;
-        o.lr = 0.05;
-        o.amsgrad = 1;
-        CHECK(clt_adamw(params, n, &o, &opt));
+        if (custom) {
+            o.lr = 0.05;
+            o.beta1 = 0.8;
+            o.eps = 1e-6;
+            o.amsgrad = 1;
+        }
+        CHECK(kind == 1 ? clt_adamw(params, n, &o, &opt) : clt_adam(params, n, &o, &opt));
     } else {
         clt_sgd_opts o = CLT_SGD_DEFAULTS;
-        o.lr = 0.05;
-        o.momentum = 0.9;
-        o.weight_decay = 0.01;
-        o.nesterov = 1;
+        if (custom) {
+            o.lr = 0.05;
+            o.momentum = 0.9;
+            o.weight_decay = 0.01;
+            o.nesterov = 1;
+        }
         CHECK(clt_sgd(params, n, &o, &opt));
     }
     clt_free(params);
     return opt;
 }
 
+/* src with the first `from` in its header replaced by `to`, written to dst
+ * (the header's length adjusted). */
+static void rewrite_header(const char *src, const char *dst, const char *from, const char *to)
+{
+    size_t n;
+    unsigned char *b = read_file(src, &n);
+    uint64_t hl = 0;
+    for (int k = 7; k >= 0; k--)
+        hl = hl << 8 | b[k];
+    char *h = strndup((const char *)b + 8, hl), *at = strstr(h, from);
+    cr_assert_not_null(at, "'%s' is not in the header %s", from, h);
+    size_t nl = hl - strlen(from) + strlen(to);
+    unsigned char *o = malloc(n - hl + nl);
+    for (int k = 0; k < 8; k++)
+        o[k] = (unsigned char)((uint64_t)nl >> (8 * k));
+    size_t pre = (size_t)(at - h);
+    memcpy(o + 8, h, pre);
+    memcpy(o + 8 + pre, to, strlen(to));
+    memcpy(o + 8 + pre + strlen(to), at + strlen(from), hl - pre - strlen(from));
+    memcpy(o + 8 + nl, b + 8 + hl, n - 8 - hl);
+    write_file(dst, o, n - hl + nl);
+    free(o);
+    free(h);
+    free(b);
+}
+
+/* The file as the format before settings were saved: the same tensors,
+ * no __metadata__. */
+static void without_metadata(clt_device *dev, const char *src, const char *dst)
+{
+    clt_named_tensor *out;
+    size_t n;
+    CHECK(clt_load_safetensors(src, dev, &out, &n));
+    CHECK(clt_save_safetensors(dst, out, n));
+    clt_named_tensors_free(out, n);
+}
+
 /* A run stopped after 3 steps, saved, loaded into a fresh model and
  * optimizer and continued for 3 more ends with the bits of 6 steps
- * uninterrupted; continuing with a fresh optimizer does not. */
+ * uninterrupted: loaded into an optimizer made with the defaults (the
+ * file's settings and the state they make are taken), and, from the file
+ * without its metadata (the format before), into one with the run's
+ * settings.  Continuing with a fresh optimizer does not. */
 Test(io, optimizer_checkpoint_resumes_bit_for_bit)
 {
     clt_device *dev = get_device("cpu");
     for (int adam = 0; adam <= 1; adam++) {
         clt_module *ref = mlp(dev, 1, 3, 2, 1);
-        clt_optimizer *ref_opt = optimizer_of(ref, adam);
+        clt_optimizer *ref_opt = optimizer_of(ref, adam, 1);
         train_steps(ref, ref_opt, 3);
         CHECK(clt_optimizer_set_lr(ref_opt, 0.037)); /* as a schedule would */
         CHECK(clt_module_save(ref, tpath("m.safetensors")));
         CHECK(clt_optimizer_save(ref_opt, tpath("o.safetensors")));
+        without_metadata(dev, tpath("o.safetensors"), tpath("old.safetensors"));
         train_steps(ref, ref_opt, 3);
         size_t nr, nb, nc;
         unsigned char *want = state_bytes(ref, &nr);
 
-        clt_module *m = mlp(dev, 7, 3, 2, 1), *fresh = mlp(dev, 7, 3, 2, 1);
-        clt_optimizer *opt = optimizer_of(m, adam), *fresh_opt = optimizer_of(fresh, adam);
-        CHECK(clt_module_load(m, tpath("m.safetensors")));
-        CHECK(clt_optimizer_load(opt, tpath("o.safetensors")));
-        cr_assert_eq(clt_optimizer_steps(opt), 3);
-        cr_assert_eq(clt_optimizer_lr(opt), 0.037);
-        train_steps(m, opt, 3);
-        cr_assert_eq(clt_optimizer_steps(opt), 6);
-        unsigned char *got = state_bytes(m, &nb);
-        cr_assert(nb == nr && memcmp(got, want, nr) == 0,
-                  "adam %d: the resumed run differs from the uninterrupted one", adam);
+        for (int old = 0; old <= 1; old++) {
+            clt_module *m = mlp(dev, 7, 3, 2, 1);
+            clt_optimizer *opt = optimizer_of(m, adam, old);
+            CHECK(clt_module_load(m, tpath("m.safetensors")));
+            CHECK(clt_optimizer_load(opt, tpath(old ? "old.safetensors" : "o.safetensors")));
+            cr_assert_eq(clt_optimizer_steps(opt), 3);
+            cr_assert_eq(clt_optimizer_lr(opt), 0.037);
+            train_steps(m, opt, 3);
+            cr_assert_eq(clt_optimizer_steps(opt), 6);
+            unsigned char *got = state_bytes(m, &nb);
+            cr_assert(nb == nr && memcmp(got, want, nr) == 0,
+                      "adam %d, old %d: the resumed run differs from the uninterrupted one",
+                      adam, old);
+            free(got);
+            clt_optimizer_free(opt);
+            clt_module_free(m);
+        }
 
+        clt_module *fresh = mlp(dev, 7, 3, 2, 1);
+        clt_optimizer *fresh_opt = optimizer_of(fresh, adam, 1);
         CHECK(clt_module_load(fresh, tpath("m.safetensors")));
         CHECK(clt_optimizer_set_lr(fresh_opt, 0.037));
         train_steps(fresh, fresh_opt, 3);
@@ -823,14 +881,25 @@ Test(io, optimizer_checkpoint_resumes_bit_for_bit)
         cr_assert(counts[0] == 3 && counts[3] == 3 && steps == 3 && lr == 0.037);
         clt_named_tensors_free(out, n);
 
+        /* and the settings, as Python's repr writes them */
+        size_t fl;
+        unsigned char *bytes = read_file(tpath("o.safetensors"), &fl);
+        const char *meta = adam ? "{\"__metadata__\":{\"optimizer\":\"AdamW\",\"lr\":\"0.037\","
+                                  "\"betas\":\"(0.8, 0.999)\",\"eps\":\"1e-06\","
+                                  "\"weight_decay\":\"0.01\",\"amsgrad\":\"True\","
+                                  "\"maximize\":\"False\"},"
+                                : "{\"__metadata__\":{\"optimizer\":\"SGD\",\"lr\":\"0.037\","
+                                  "\"momentum\":\"0.9\",\"dampening\":\"0.0\","
+                                  "\"weight_decay\":\"0.01\",\"nesterov\":\"True\","
+                                  "\"maximize\":\"False\"},";
+        cr_assert(memcmp(bytes + 8, meta, strlen(meta)) == 0, "header: %.300s", bytes + 8);
+        free(bytes);
+
         free(want);
-        free(got);
         free(control);
         clt_optimizer_free(ref_opt);
-        clt_optimizer_free(opt);
         clt_optimizer_free(fresh_opt);
         clt_module_free(ref);
-        clt_module_free(m);
         clt_module_free(fresh);
     }
 }
@@ -840,10 +909,7 @@ static void optimizer_load_refused(clt_optimizer *opt, const char *path, const c
 {
     double lr = clt_optimizer_lr(opt);
     int64_t steps = clt_optimizer_steps(opt);
-    clt_status st = clt_optimizer_load(opt, path);
-    cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s: %s", clt_status_name(st), clt_last_error());
-    cr_assert(strstr(clt_last_error(), needle), "message without '%s': %s", needle,
-              clt_last_error());
+    assert_error(clt_optimizer_load(opt, path), CLT_ERR_INVALID_ARGUMENT, needle);
     cr_assert(strstr(clt_last_error(), "clt_optimizer_load"), "%s", clt_last_error());
     cr_assert(clt_optimizer_lr(opt) == lr && clt_optimizer_steps(opt) == steps);
 }
@@ -852,14 +918,25 @@ Test(io, optimizer_load_is_strict)
 {
     clt_device *dev = get_device("cpu");
     clt_module *m = mlp(dev, 1, 3, 2, 1), *wide = mlp(dev, 1, 5, 2, 1);
-    clt_optimizer *sgd = optimizer_of(m, 0), *adam = optimizer_of(m, 1);
-    clt_optimizer *wide_sgd = optimizer_of(wide, 0);
+    clt_optimizer *sgd = optimizer_of(m, 0, 1), *adamw = optimizer_of(m, 1, 1);
+    clt_optimizer *adam = optimizer_of(m, 2, 1), *wide_sgd = optimizer_of(wide, 0, 1);
     train_steps(m, sgd, 2);
+    train_steps(m, adam, 2);
     CHECK(clt_optimizer_save(sgd, tpath("sgd.safetensors")));
-    optimizer_load_refused(adam, tpath("sgd.safetensors"),
-                           "missing key(s) in state: state.0.exp_avg");
+    CHECK(clt_optimizer_save(adam, tpath("adam.safetensors")));
+    optimizer_load_refused(adamw, tpath("sgd.safetensors"),
+                           "holds the state of 'SGD', and the optimizer is AdamW");
+    optimizer_load_refused(adamw, tpath("adam.safetensors"),
+                           "holds the state of 'Adam', and the optimizer is AdamW");
     optimizer_load_refused(wide_sgd, tpath("sgd.safetensors"),
                            "size mismatch for state.0.momentum_buffer");
+    /* without metadata (the format before), the names decide */
+    without_metadata(dev, tpath("sgd.safetensors"), tpath("old-sgd.safetensors"));
+    without_metadata(dev, tpath("adam.safetensors"), tpath("old-adam.safetensors"));
+    optimizer_load_refused(adamw, tpath("old-sgd.safetensors"),
+                           "missing key(s) in state: state.0.exp_avg");
+    CHECK(clt_optimizer_load(adamw, tpath("old-adam.safetensors")));
+    cr_assert_eq(clt_optimizer_steps(adamw), 2);
     /* a negative count is refused before anything changes */
     clt_named_tensor *out;
     size_t n;
@@ -868,13 +945,158 @@ Test(io, optimizer_load_is_strict)
     CHECK(clt_save_safetensors(tpath("bad.safetensors"), out, n));
     clt_named_tensors_free(out, n);
     optimizer_load_refused(sgd, tpath("bad.safetensors"), "steps is negative");
+
+    /* settings the constructors refuse, or that do not read, are refused
+     * with their message, and the optimizer keeps its own */
+    static const struct {
+        int adam;
+        const char *from, *to, *needle;
+    } bad_meta[] = {
+        {0, "\"momentum\":\"0.9\"", "\"momentum\":\"-1.0\"", "invalid momentum value: -1"},
+        {0, "\"dampening\":\"0.0\"", "\"dampening\":\"0.5\"",
+         "Nesterov momentum requires a momentum and zero dampening"},
+        {0, "\"dampening\":\"0.0\"", "\"dampening\":\"nan\"", "invalid dampening value"},
+        {0, "\"lr\":\"0.05\"", "\"lr\":\"-0.05\"", "invalid learning rate: -0.05"},
+        {0, "\"lr\":\"0.05\"", "\"lr\":\"0.04\"",
+         "lr_bits holds the learning rate 0.05, __metadata__ 'lr' 0.04"},
+        {0, "\"nesterov\":\"True\"", "\"nesterov\":\"1\"",
+         "'nesterov' is '1', expected True or False"},
+        {0, "\"maximize\":\"False\"", "\"maximize\":\"True\"",
+         "'maximize' is True: cltensor's optimizers minimize"},
+        {1, "(0.8, 0.999)", "(0.8, 1.0)", "invalid beta parameter at index 1: 1"},
+        {1, "(0.8, 0.999)", "(0.8)", "'betas' is '(0.8)', expected two numbers"},
+        {1, "\"eps\":\"1e-06\"", "\"eps\":\"-1e-06\"", "invalid epsilon value"},
+        {1, "\"eps\":", "\"epz\":", "__metadata__ has no 'eps'"},
+        {1, "\"weight_decay\":\"0.01\"", "\"weight_decay\":\"0.01x\"",
+         "'weight_decay' is '0.01x', expected a number"},
+    };
+    for (size_t k = 0; k < sizeof bad_meta / sizeof bad_meta[0]; k++) {
+        rewrite_header(tpath(bad_meta[k].adam ? "adam.safetensors" : "sgd.safetensors"),
+                       tpath("meta.safetensors"), bad_meta[k].from, bad_meta[k].to);
+        optimizer_load_refused(bad_meta[k].adam ? adam : sgd, tpath("meta.safetensors"),
+                               bad_meta[k].needle);
+    }
+    /* nothing changed: saved again, each gives its file byte for byte */
+    const char *const saved[2] = {"sgd.safetensors", "adam.safetensors"};
+    for (int k = 0; k < 2; k++) {
+        size_t n0, n1;
+        CHECK(clt_optimizer_save(k ? adam : sgd, tpath("again.safetensors")));
+        unsigned char *b0 = read_file(tpath(saved[k]), &n0);
+        unsigned char *b1 = read_file(tpath("again.safetensors"), &n1);
+        cr_assert(n0 == n1 && memcmp(b0, b1, n0) == 0, "%s changed", saved[k]);
+        free(b0);
+        free(b1);
+    }
     cr_assert_eq(clt_optimizer_save(NULL, tpath("x")), CLT_ERR_NULL_ARGUMENT);
     cr_assert_eq(clt_optimizer_load(sgd, NULL), CLT_ERR_NULL_ARGUMENT);
     clt_optimizer_free(sgd);
     clt_optimizer_free(adam);
+    clt_optimizer_free(adamw);
     clt_optimizer_free(wide_sgd);
     clt_module_free(m);
     clt_module_free(wide);
+}
+
+/* Loading `path` into s must fail with `needle` and leave s as it was. */
+static void schedule_load_refused(clt_lr_scheduler *s, const char *path, const char *needle)
+{
+    int64_t epoch = clt_lr_scheduler_epoch(s);
+    assert_error(clt_lr_scheduler_load(s, path), CLT_ERR_INVALID_ARGUMENT, needle);
+    cr_assert(strstr(clt_last_error(), "clt_lr_scheduler_load"), "%s", clt_last_error());
+    cr_assert_eq(clt_lr_scheduler_epoch(s), epoch);
+}
+
+/* A schedule saved at epoch 3 and loaded into one made with other
+ * settings goes on with the rates of the uninterrupted one, bit for bit,
+ * and leaves the optimizer's rate alone until it steps; files it cannot
+ * take are refused and change nothing. */
+Test(io, lr_scheduler_save_and_load)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *p;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_sgd_opts so = CLT_SGD_DEFAULTS;
+    so.lr = 0.1;
+    for (int cosine = 0; cosine <= 1; cosine++) {
+        clt_optimizer *oa, *ob;
+        clt_lr_scheduler *a, *b, *other;
+        CHECK(clt_sgd(&p, 1, &so, &oa));
+        CHECK(clt_sgd(&p, 1, NULL, &ob));
+        CHECK(cosine ? clt_cosine_lr(oa, 7, 0.01, &a) : clt_step_lr(oa, 2, 0.3, &a));
+        CHECK(cosine ? clt_cosine_lr(ob, 1, 0, &b) : clt_step_lr(ob, 1, 1, &b));
+        CHECK(cosine ? clt_step_lr(ob, 1, 1, &other) : clt_cosine_lr(ob, 1, 0, &other));
+        for (int e = 0; e < 3; e++)
+            CHECK(clt_lr_scheduler_step(a));
+        cr_assert_eq(clt_lr_scheduler_epoch(a), 3);
+        CHECK(clt_lr_scheduler_save(a, tpath("s.safetensors")));
+        CHECK(clt_lr_scheduler_load(b, tpath("s.safetensors")));
+        cr_assert_eq(clt_lr_scheduler_epoch(b), 3);
+        cr_assert_eq(clt_optimizer_lr(ob), 1e-3);
+        for (int e = 0; e < 6; e++) {
+            CHECK(clt_lr_scheduler_step(a));
+            CHECK(clt_lr_scheduler_step(b));
+            cr_assert(clt_optimizer_lr(oa) == clt_optimizer_lr(ob), "cosine %d, epoch %d: %.17g "
+                      "!= %.17g", cosine, 4 + e, clt_optimizer_lr(oa), clt_optimizer_lr(ob));
+        }
+        size_t fl;
+        unsigned char *bytes = read_file(tpath("s.safetensors"), &fl);
+        const char *want = cosine ? "{\"__metadata__\":{\"scheduler\":\"CosineAnnealingLR\","
+                                    "\"T_max\":\"7\",\"eta_min\":\"0.01\",\"base_lrs\":"
+                                    "\"[0.1]\",\"last_epoch\":\"3\"}}"
+                                  : "{\"__metadata__\":{\"scheduler\":\"StepLR\",\"step_size\":"
+                                    "\"2\",\"gamma\":\"0.3\",\"base_lrs\":\"[0.1]\","
+                                    "\"last_epoch\":\"3\"}}";
+        cr_assert(fl >= 8 + strlen(want) && memcmp(bytes + 8, want, strlen(want)) == 0,
+                  "header: %.200s", bytes + 8);
+        free(bytes);
+        schedule_load_refused(other, tpath("s.safetensors"),
+                              cosine ? "holds a 'CosineAnnealingLR' schedule, and the schedule "
+                                       "is StepLR"
+                                     : "holds a 'StepLR' schedule, and the schedule is "
+                                       "CosineAnnealingLR");
+        clt_lr_scheduler_free(a);
+        clt_lr_scheduler_free(b);
+        clt_lr_scheduler_free(other);
+        clt_optimizer_free(oa);
+        clt_optimizer_free(ob);
+    }
+
+    clt_optimizer *opt;
+    clt_lr_scheduler *s;
+    CHECK(clt_sgd(&p, 1, &so, &opt));
+    CHECK(clt_step_lr(opt, 2, 0.3, &s));
+    CHECK(clt_lr_scheduler_step(s));
+    CHECK(clt_lr_scheduler_save(s, tpath("s.safetensors")));
+    CHECK(clt_lr_scheduler_step(s));
+    static const struct {
+        const char *from, *to, *needle;
+    } bad_meta[] = {
+        {"\"last_epoch\":\"1\"", "\"last_epoch\":\"-1\"", "last_epoch -1 is negative"},
+        {"\"last_epoch\":\"1\"", "\"last_epoch\":\"1.5\"",
+         "'last_epoch' is '1.5', expected an integer"},
+        {"\"step_size\":\"2\"", "\"step_size\":\"0\"", "step_size must be positive, not 0"},
+        {"\"gamma\":\"0.3\"", "\"gamma\":\"-0.3\"", "invalid gamma -0.3"},
+        {"[0.1]", "[0.1, 0.2]", "expected a list of one number"},
+        {"[0.1]", "[nan]", "invalid learning rate: nan"},
+        {"\"scheduler\":", "\"schedule\":", "__metadata__ has no 'scheduler'"},
+    };
+    for (size_t k = 0; k < sizeof bad_meta / sizeof bad_meta[0]; k++) {
+        rewrite_header(tpath("s.safetensors"), tpath("bad.safetensors"), bad_meta[k].from,
+                       bad_meta[k].to);
+        schedule_load_refused(s, tpath("bad.safetensors"), bad_meta[k].needle);
+    }
+    CHECK(clt_optimizer_save(opt, tpath("o.safetensors")));
+    schedule_load_refused(s, tpath("o.safetensors"), "the file holds tensors");
+    CHECK(clt_lr_scheduler_step(s)); /* epoch 3 still: 0.1 * 0.3 */
+    cr_assert_eq(clt_lr_scheduler_epoch(s), 3);
+    cr_assert(clt_optimizer_lr(opt) == 0.1 * pow(0.3, 1), "%.17g", clt_optimizer_lr(opt));
+    cr_assert_eq(clt_lr_scheduler_save(NULL, tpath("x")), CLT_ERR_NULL_ARGUMENT);
+    cr_assert_eq(clt_lr_scheduler_load(s, NULL), CLT_ERR_NULL_ARGUMENT);
+    cr_assert_eq(clt_lr_scheduler_epoch(NULL), 0);
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
 }
 
 long clt__driver_refuse_at(long pass); /* src/device/fault.c */
@@ -885,7 +1107,7 @@ Test(io, optimizer_save_refuses_a_step_stopped_part_way)
 {
     clt_device *dev = get_device("cpu");
     clt_module *m = mlp(dev, 1, 3, 2, 1);
-    clt_optimizer *opt = optimizer_of(m, 1);
+    clt_optimizer *opt = optimizer_of(m, 1, 1);
     train_steps(m, opt, 1); /* builds the kernels */
     bool stopped = false;
     for (long pass = 0; pass < 400 && !stopped; pass++) {

@@ -332,6 +332,7 @@ Test(optim, schedules)
     const double want_step[] = {0.1, 0.05, 0.05, 0.025, 0.025};
     for (int e = 0; e < 5; e++) {
         CHECK(clt_lr_scheduler_step(s));
+        cr_assert_eq(clt_lr_scheduler_epoch(s), e + 1);
         cr_assert(close_enough(clt_optimizer_lr(opt), want_step[e], 1e-15, 0), "epoch %d: %g", e,
                   clt_optimizer_lr(opt));
     }

@@ -1,6 +1,6 @@
-/* cltensor/io.h: tensors and models to and from files: safetensors (the
- * format of the Python safetensors package, and of Hugging Face
- * checkpoints) and NumPy's .npy.
+/* cltensor/io.h: tensors, models, optimizers and schedules to and from
+ * files: safetensors (the format of the Python safetensors package, and of
+ * Hugging Face checkpoints) and NumPy's .npy.
  *
  * Saving reads the tensors back into host memory (it waits for the work
  * queued on them) and writes the file through a temporary file beside it,
@@ -123,28 +123,76 @@ CLT_API clt_status clt_module_load(clt_module *m, const char *path);
  * made with; "step", int64 [n], the updates of each parameter
  * (state[p]['step']); "steps", int64, clt_optimizer_steps; and "lr_bits",
  * the learning rate's IEEE-754 binary64 bits as an int64, so that it
- * comes back exact (NumPy: np.int64(v).view(np.float64)).  The other
- * settings (momentum, betas, weight decay, ...) are not saved: they are
- * the optimizer's the file is loaded into.  Save the model with
- * clt_module_save beside it.  An optimizer whose last step the driver
- * stopped part-way (optim.h) is refused (CLT_ERR_INVALID_ARGUMENT) until
- * a clt_optimizer_step finishes that step. */
+ * comes back exact (NumPy: np.int64(v).view(np.float64)).
+ *
+ * The header's __metadata__ holds the kind, "optimizer": "SGD", "Adam" or
+ * "AdamW" (torch's class name), and the settings under the keys of torch's
+ * param_groups[0], each as Python's repr writes the value, so that
+ * ast.literal_eval gives it back exactly (numbers in the fewest digits
+ * that read back to the same double, in the C locale): SGD "lr",
+ * "momentum", "dampening", "weight_decay", "nesterov" ("True"/"False");
+ * Adam and AdamW "lr", "betas" ("(0.9, 0.999)"), "eps", "weight_decay",
+ * "amsgrad"; both "maximize" ("False").  "lr" is the rate now (a
+ * schedule's), as in torch, and equals lr_bits.  Save the model with
+ * clt_module_save and a schedule with clt_lr_scheduler_save beside it.
+ * An optimizer whose last step the driver stopped part-way (optim.h) is
+ * refused (CLT_ERR_INVALID_ARGUMENT) until a clt_optimizer_step finishes
+ * that step. */
 CLT_API clt_status clt_optimizer_save(const clt_optimizer *opt, const char *path);
 
 /* Loads a file written by clt_optimizer_save into opt, an optimizer of the
  * same kind over parameters of the same shapes and dtypes in the same
- * order (a fresh one, or one that has stepped: its state is replaced),
- * strictly, as clt_module_load: a name missing or unexpected (an SGD
- * checkpoint loaded into Adam, amsgrad into one without), a shape or dtype
- * that differs, or a negative count or invalid learning rate is
- * CLT_ERR_INVALID_ARGUMENT naming it, and opt is left as it was.  The
- * state is copied into opt's tensors on their devices; the counts and the
- * learning rate are set, so that the steps after it give the bits an
- * uninterrupted run gives.  Adam's and AdamW's files hold the same names:
- * one loads into the other.  A schedule (clt_step_lr, clt_cosine_lr) keeps
- * its own epoch and is not saved: after loading, make it anew and step it
- * as many times as before (it then sets the same rate). */
+ * order (a fresh one, or one that has stepped: its state is replaced), as
+ * torch's load_state_dict: opt takes the file's settings (learning rate,
+ * momentum, betas, ... from __metadata__; its later steps use them) and
+ * its state, and the counts, so that the steps after it give the bits an
+ * uninterrupted run gives.  The state expected is the one the file's
+ * settings make (momentum buffers where its momentum is not 0, amsgrad's
+ * maxima), and it is checked strictly, as clt_module_load checks: a name
+ * missing or unexpected, a shape or dtype that differs, a negative count,
+ * an invalid learning rate is CLT_ERR_INVALID_ARGUMENT naming it.  So are
+ * a file of another kind, naming both ("holds the state of 'Adam', and the
+ * optimizer is AdamW": torch accepts Adam's state into AdamW silently, but
+ * the two read weight_decay differently, L2 in the gradient against
+ * decoupled decay, so the run would not be the one saved), settings the
+ * constructors refuse (a negative or NaN rate, a beta outside [0, 1),
+ * nesterov with dampening, ... with the constructors' message), a setting
+ * missing or unreadable, "maximize" True, "lr" not equal to lr_bits,
+ * and a __metadata__ with a key twice or more than 64 entries (other keys
+ * are ignored).
+ * opt is left as it was on any failure: the file is loaded into a new
+ * optimizer (state made anew: for a moment opt's state twice over, besides
+ * the uploads), which then takes opt's place within the same handle.
+ * A file without "optimizer" in its metadata (written before the settings
+ * were saved) loads as before: opt keeps its own settings, and Adam's and
+ * AdamW's such files load into one another.  A schedule keeps its own
+ * state: clt_lr_scheduler_load. */
 CLT_API clt_status clt_optimizer_load(clt_optimizer *opt, const char *path);
+
+/* ---- schedules ------------------------------------------------------------------- */
+
+/* Saves a schedule's state, as torch.save(scheduler.state_dict()), in a
+ * file of its own beside the optimizer's (a torch user's checkpoint
+ * {"model", "optimizer", "scheduler"} is three files: clt_module_save,
+ * clt_optimizer_save, this): a safetensors file with no tensors, whose
+ * __metadata__ holds "scheduler" ("StepLR" or "CosineAnnealingLR"),
+ * "step_size" and "gamma" or "T_max" and "eta_min", "base_lrs" ("[0.02]")
+ * and "last_epoch" (clt_lr_scheduler_epoch), under torch's names and as
+ * Python's repr writes them (safetensors' safe_open(...).metadata() reads
+ * them).  The optimizer it drives is not saved with it. */
+CLT_API clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path);
+
+/* Loads a file written by clt_lr_scheduler_save into s, a schedule of the
+ * same kind (made over the optimizer it is to drive), as torch's
+ * load_state_dict: s takes the file's step_size and gamma, or T_max and
+ * eta_min, base_lrs and last_epoch; the optimizer's rate is not touched
+ * (clt_optimizer_load restores it).  With the model and the optimizer
+ * loaded too, the run continues with the bits of an uninterrupted one.  A
+ * file of the other kind, with tensors, without a key, with a value that
+ * does not read or that clt_step_lr or clt_cosine_lr refuses, a negative
+ * last_epoch or more than one base rate is CLT_ERR_INVALID_ARGUMENT naming
+ * it, and s is left as it was. */
+CLT_API clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path);
 
 /* ---- NumPy .npy ----------------------------------------------------------------- */
 

@@ -9,8 +9,9 @@
  * step it allocates nothing.  It records nothing for autograd and waits for
  * nothing.
  *
- * Checkpoints (optimizer.state_dict(), load_state_dict()): clt_optimizer_save
- * and clt_optimizer_load in <cltensor/io.h>.
+ * Checkpoints (optimizer.state_dict(), load_state_dict(), and the same of
+ * a schedule): clt_optimizer_save, clt_optimizer_load,
+ * clt_lr_scheduler_save and clt_lr_scheduler_load in <cltensor/io.h>.
  */
 #ifndef CLTENSOR_OPTIM_H
 #define CLTENSOR_OPTIM_H
@@ -135,6 +136,11 @@ CLT_API clt_status clt_cosine_lr(clt_optimizer *opt, int64_t t_max, double eta_m
                                  clt_lr_scheduler **out);
 /* Advances the schedule by one epoch and sets the optimizer's rate. */
 CLT_API clt_status clt_lr_scheduler_step(clt_lr_scheduler *s);
+/* The epoch the schedule is at: the clt_lr_scheduler_step calls so far,
+ * or the epoch a checkpoint restored (torch's scheduler.last_epoch); 0 for
+ * NULL.  Checkpoints: clt_lr_scheduler_save, clt_lr_scheduler_load in
+ * <cltensor/io.h>. */
+CLT_API int64_t clt_lr_scheduler_epoch(const clt_lr_scheduler *s);
 CLT_API void clt_lr_scheduler_free(clt_lr_scheduler *s);
 
 #ifdef __cplusplus

@@ -2,6 +2,8 @@
  * length, a JSON header, raw little-endian data): saving named tensors,
  * loading them onto a device, and a model's state saved and loaded
  * strictly, as PyTorch's state_dict. */
+#include <errno.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,10 @@
 
 /* The reference implementation refuses headers above 100 MB. */
 #define MAX_HEADER 100000000u
+
+/* __metadata__ entries kept from a checkpoint's header: a few are written
+ * (optimizers and schedules), and a file with more is no checkpoint. */
+#define MAX_META 64
 
 static const struct {
     const char *name;
@@ -65,6 +71,9 @@ typedef struct st_file {
     size_t n, cap;
     size_t *by_name; /* indices of e sorted by name */
     bool seen_meta;
+    bool keep_meta;  /* keep __metadata__'s strings (checkpoints read them) */
+    char *meta[2 * MAX_META]; /* key, value, ... (owned) */
+    size_t nmeta;
     clt_status st; /* what the header's member callbacks found wrong */
 } st_file;
 
@@ -74,6 +83,8 @@ static void st_close(st_file *sf)
         fclose(sf->f);
     for (size_t k = 0; k < sf->n; k++)
         free(sf->e[k].name);
+    for (size_t k = 0; k < 2 * sf->nmeta; k++)
+        free(sf->meta[k]);
     free(sf->e);
     free(sf->by_name);
     memset(sf, 0, sizeof *sf);
@@ -219,20 +230,57 @@ static int value_type(clt__json_cursor *c, clt__json_type *t)
     return rc == 4 ? 0 : rc;
 }
 
+/* One member of __metadata__: checked to be a string and, for a
+ * checkpoint, kept (a NUL in a key or value, a key given twice or more
+ * than MAX_META members are then refused). */
 static int metadata_member(void *ctx, clt__json_cursor *c, char *key, size_t key_len)
 {
     st_file *sf = ctx;
+    char q[160];
     if (clt__json_cursor_type(c) != CLT__JSON_STRING) {
         clt__json_type t;
-        char q[160];
         if (value_type(c, &t) == 0)
             sf->st = bad(sf, "__metadata__ '%s' is %s, expected a string",
                          clt__io_quote(q, sizeof q, key, key_len), clt__json_type_name(t));
         free(key);
         return 1;
     }
-    free(key);
-    return 0; /* the parser checks the string and skips it */
+    if (!sf->keep_meta) {
+        free(key);
+        return 0; /* the parser checks the string and skips it */
+    }
+    clt__json v;
+    int rc = clt__json_cursor_value(c, 1, &v);
+    if (rc == 0 && (strlen(key) != key_len || strlen(v.s) != v.len))
+        sf->st = bad(sf, "__metadata__ '%s' holds a NUL character",
+                     clt__io_quote(q, sizeof q, key, key_len));
+    for (size_t k = 0; rc == 0 && sf->st == CLT_OK && k < sf->nmeta; k++)
+        if (strcmp(sf->meta[2 * k], key) == 0)
+            sf->st = bad(sf, "__metadata__ '%s' appears twice",
+                         clt__io_quote(q, sizeof q, key, key_len));
+    if (rc == 0 && sf->st == CLT_OK && sf->nmeta == MAX_META)
+        sf->st = bad(sf, "__metadata__ holds more than %d entries (not a checkpoint?)",
+                     MAX_META);
+    if (rc != 0 || sf->st != CLT_OK) {
+        clt__json_clear(&v);
+        free(key);
+        return 1;
+    }
+    sf->meta[2 * sf->nmeta] = key;
+    sf->meta[2 * sf->nmeta + 1] = v.s; /* taken from v */
+    sf->nmeta++;
+    v.s = NULL;
+    clt__json_clear(&v);
+    return 0;
+}
+
+/* The value of __metadata__'s key, or NULL. */
+static const char *meta_get(const st_file *sf, const char *key)
+{
+    for (size_t k = 0; k < sf->nmeta; k++)
+        if (strcmp(sf->meta[2 * k], key) == 0)
+            return sf->meta[2 * k + 1];
+    return NULL;
 }
 
 /* One member of the header: __metadata__ (an object of strings, checked
@@ -293,11 +341,12 @@ static int header_member(void *ctx, clt__json_cursor *c, char *key, size_t key_l
 /* Opens the file and checks the whole header against it: each entry, no
  * duplicate name, data that covers the rest of the file exactly, without
  * gaps or overlaps (as the reference implementation checks). */
-static clt_status st_open(const char *path, const char *fn, st_file *sf)
+static clt_status st_open(const char *path, const char *fn, bool keep_meta, st_file *sf)
 {
     memset(sf, 0, sizeof *sf);
     sf->path = path;
     sf->fn = fn;
+    sf->keep_meta = keep_meta;
     char *header = NULL, q[160];
     size_t *by_off = NULL;
     clt_status st = clt__io_open(path, fn, &sf->f, &sf->size);
@@ -452,7 +501,7 @@ clt_status clt_load_safetensors(const char *path, clt_device *dev, clt_named_ten
     CLT__REQUIRE_ARG(path, fn);
     CLT__REQUIRE_ARG(dev, fn);
     st_file sf;
-    clt_status st = st_open(path, fn, &sf);
+    clt_status st = st_open(path, fn, false, &sf);
     if (st != CLT_OK)
         return st;
     size_t name_bytes = 0, done_n = 0;
@@ -515,8 +564,16 @@ static int save_cmp(const void *a, const void *b)
     return strcmp(save_base[*(const size_t *)a].name, save_base[*(const size_t *)b].name);
 }
 
+/* One __metadata__ entry a checkpoint writes. */
+typedef struct meta {
+    const char *key;
+    char value[64];
+} meta;
+
+/* Writes the n tensors, and __metadata__ first when nmeta > 0; the
+ * status of the public call fn (success clears the message). */
 static clt_status save(const char *path, const clt_named_tensor *tensors, size_t n,
-                       const char *fn, const void *caller)
+                       const meta *md, size_t nmeta, const char *fn, const void *caller)
 {
     size_t *order = clt__malloc((n ? n : 1) * sizeof *order);
     void **data = clt__calloc(n ? n : 1, sizeof *data);
@@ -557,6 +614,16 @@ static clt_status save(const char *path, const clt_named_tensor *tensors, size_t
                                        tensors[order[k]].name));
     }
     clt__sb_printf(&sb, "{");
+    if (nmeta > 0) {
+        clt__sb_printf(&sb, "\"__metadata__\":{");
+        for (size_t k = 0; k < nmeta; k++) {
+            json_string(&sb, md[k].key);
+            clt__sb_printf(&sb, ":");
+            json_string(&sb, md[k].value);
+            clt__sb_printf(&sb, "%s", k + 1 < nmeta ? "," : "");
+        }
+        clt__sb_printf(&sb, "}%s", n ? "," : "");
+    }
     uint64_t at = 0;
     for (size_t k = 0; k < n; k++) {
         const clt_tensor *t = tensors[order[k]].tensor;
@@ -590,7 +657,7 @@ done:
     free(data);
     free(bytes);
     free(order);
-    return st;
+    return st == CLT_OK ? clt__ok() : st;
 }
 
 clt_status clt_save_safetensors(const char *path, const clt_named_tensor *tensors, size_t n)
@@ -599,8 +666,7 @@ clt_status clt_save_safetensors(const char *path, const clt_named_tensor *tensor
     CLT__REQUIRE_ARG(path, fn);
     if (n > 0)
         CLT__REQUIRE_ARG(tensors, fn);
-    clt_status st = save(path, tensors, n, fn, __builtin_return_address(0));
-    return st == CLT_OK ? clt__ok() : st;
+    return save(path, tensors, n, NULL, 0, fn, __builtin_return_address(0));
 }
 
 /* ---- models ---------------------------------------------------------------------------- */
@@ -614,9 +680,9 @@ clt_status clt_module_save(const clt_module *m, const char *path)
     size_t n = 0;
     clt_status st = clt_module_state(m, &state, &n);
     if (st == CLT_OK)
-        st = save(path, state, n, fn, __builtin_return_address(0));
+        st = save(path, state, n, NULL, 0, fn, __builtin_return_address(0));
     free(state);
-    return st == CLT_OK ? clt__ok() : st;
+    return st;
 }
 
 static const entry *find(const st_file *sf, const char *name)
@@ -745,7 +811,7 @@ clt_status clt_module_load(clt_module *m, const char *path)
     size_t n = 0;
     const entry **match = NULL;
     st_file sf;
-    clt_status st = st_open(path, fn, &sf);
+    clt_status st = st_open(path, fn, false, &sf);
     if (st != CLT_OK)
         return st;
     CLT__TRY(clt_module_state(m, &state, &n));
@@ -816,6 +882,232 @@ static int64_t *optimizer_counts(const clt_optimizer *opt, const char *fn)
     return v;
 }
 
+/* ---- settings in __metadata__ ------------------------------------------------- */
+
+/* Numbers in __metadata__ are written and read in the C locale whatever
+ * the program's LC_NUMERIC (a decimal comma would not read back), on this
+ * thread only: uselocale leaves the others alone. */
+typedef struct c_numeric {
+    locale_t c, old;
+} c_numeric;
+
+static c_numeric c_numeric_begin(void)
+{
+    c_numeric l = {newlocale(LC_NUMERIC_MASK, "C", (locale_t)0), (locale_t)0};
+    if (l.c != (locale_t)0)
+        l.old = uselocale(l.c);
+    return l;
+}
+
+static void c_numeric_end(c_numeric l)
+{
+    if (l.c != (locale_t)0) {
+        uselocale(l.old);
+        freelocale(l.c);
+    }
+}
+
+/* A double as Python's repr writes it where it can ("0.001", "1e-08",
+ * "0.0"): the shortest of 15, 16 or 17 digits that reads back exactly, so
+ * that float(s) in Python, or strtod, gives the same bits. */
+static void fmt_double(char *buf, size_t size, double v)
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, size, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    if (isfinite(v) && strpbrk(buf, ".e") == NULL)
+        strncat(buf, ".0", size - strlen(buf) - 1);
+}
+
+static void put(meta *m, const char *key, const char *fmt, ...) CLT__PRINTF(3, 4);
+static void put(meta *m, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    m->key = key;
+    vsnprintf(m->value, sizeof m->value, fmt, ap);
+    va_end(ap);
+}
+
+static void put_double(meta *m, const char *key, double v)
+{
+    m->key = key;
+    fmt_double(m->value, sizeof m->value, v);
+}
+
+/* The value of key, or a message that names it missing. */
+static clt_status meta_need(const st_file *sf, const char *key, const char **v)
+{
+    *v = meta_get(sf, key);
+    return *v ? CLT_OK : bad(sf, "__metadata__ has no '%s'", key);
+}
+
+static clt_status meta_bad(const st_file *sf, const char *key, const char *v, const char *want)
+{
+    char q[160];
+    return bad(sf, "__metadata__ '%s' is '%s', expected %s", key, QUOTE(q, v), want);
+}
+
+/* Reads a number from *p up to one of the characters in `stop`. */
+static bool read_double(const char **p, const char *stop, double *out)
+{
+    char *end;
+    *out = strtod(*p, &end);
+    if (end == *p)
+        return false;
+    if (*stop == '\0' ? *end != '\0' : *end == '\0' || strchr(stop, *end) == NULL)
+        return false;
+    *p = end;
+    return true;
+}
+
+static clt_status meta_double(const st_file *sf, const char *key, double *out)
+{
+    const char *v;
+    clt_status st = meta_need(sf, key, &v);
+    if (st == CLT_OK && !read_double(&v, "", out))
+        st = meta_bad(sf, key, v, "a number");
+    return st;
+}
+
+/* "(a, b)" (a Python tuple of two numbers: Adam's betas) or "[a]" (a list
+ * of one: base_lrs). */
+static clt_status meta_doubles(const st_file *sf, const char *key, double *out, int n)
+{
+    const char *v, *p;
+    clt_status st = meta_need(sf, key, &v);
+    if (st != CLT_OK)
+        return st;
+    p = v + 1;
+    bool ok = *v == (n == 2 ? '(' : '[');
+    for (int k = 0; ok && k < n; k++) {
+        ok = read_double(&p, k + 1 < n ? ", " : n == 2 ? " )" : " ]", &out[k]);
+        while (ok && *p == ' ')
+            p++;
+        ok = ok && *p++ == (k + 1 < n ? ',' : n == 2 ? ')' : ']');
+    }
+    if (!ok || *p != '\0')
+        return meta_bad(sf, key, v, n == 2 ? "two numbers, as '(0.9, 0.999)'"
+                                           : "a list of one number, as '[0.01]' (cltensor's "
+                                             "optimizers hold one parameter group)");
+    return CLT_OK;
+}
+
+static clt_status meta_bool(const st_file *sf, const char *key, int *out)
+{
+    const char *v;
+    clt_status st = meta_need(sf, key, &v);
+    if (st != CLT_OK)
+        return st;
+    if (strcmp(v, "True") != 0 && strcmp(v, "False") != 0)
+        return meta_bad(sf, key, v, "True or False");
+    *out = v[0] == 'T';
+    return CLT_OK;
+}
+
+static clt_status meta_int(const st_file *sf, const char *key, int64_t *out)
+{
+    const char *v;
+    char *end;
+    clt_status st = meta_need(sf, key, &v);
+    if (st != CLT_OK)
+        return st;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (end == v || *end != '\0' || errno == ERANGE)
+        return meta_bad(sf, key, v, "an integer within int64");
+    *out = x;
+    return CLT_OK;
+}
+
+/* ---- optimizers' settings ---------------------------------------------------------------- */
+
+/* What an optimizer's file holds in __metadata__: its kind, and its
+ * settings under the names of torch's param_groups, as Python's repr
+ * writes them. */
+#define OPT_META 7
+
+static size_t optimizer_meta(const clt_optimizer *opt, meta *md)
+{
+    clt_sgd_opts s;
+    clt_adam_opts a;
+    size_t n = 0;
+    char b1[32], b2[32];
+    const char *kind = clt__optimizer_kind(opt);
+    c_numeric l = c_numeric_begin();
+    clt__optimizer_settings(opt, &s, &a);
+    put(&md[n++], "optimizer", "%s", kind);
+    if (strcmp(kind, "SGD") == 0) {
+        put_double(&md[n++], "lr", s.lr);
+        put_double(&md[n++], "momentum", s.momentum);
+        put_double(&md[n++], "dampening", s.dampening);
+        put_double(&md[n++], "weight_decay", s.weight_decay);
+        put(&md[n++], "nesterov", "%s", s.nesterov ? "True" : "False");
+    } else {
+        put_double(&md[n++], "lr", a.lr);
+        fmt_double(b1, sizeof b1, a.beta1);
+        fmt_double(b2, sizeof b2, a.beta2);
+        put(&md[n++], "betas", "(%s, %s)", b1, b2);
+        put_double(&md[n++], "eps", a.eps);
+        put_double(&md[n++], "weight_decay", a.weight_decay);
+        put(&md[n++], "amsgrad", "%s", a.amsgrad ? "True" : "False");
+    }
+    put(&md[n++], "maximize", "False");
+    c_numeric_end(l);
+    return n;
+}
+
+/* The settings a file holds into *s or *a (left as they are for a file
+ * without them: the format before they were saved), *has set when it
+ * holds them.  A file of another kind is refused. */
+static clt_status optimizer_settings_read(const st_file *sf, const clt_optimizer *opt,
+                                          clt_sgd_opts *s, clt_adam_opts *a, bool *has)
+{
+    const char *kind = meta_get(sf, "optimizer"), *mine = clt__optimizer_kind(opt);
+    char q[64];
+    *has = kind != NULL;
+    if (kind == NULL)
+        return CLT_OK;
+    if (strcmp(kind, mine) != 0)
+        return bad(sf, "the file holds the state of '%s', and the optimizer is %s (a different "
+                       "update rule, whose state would mean something else)",
+                   QUOTE(q, kind), mine);
+    int maximize;
+    c_numeric l = c_numeric_begin();
+    clt_status st = meta_bool(sf, "maximize", &maximize);
+    if (st == CLT_OK && maximize)
+        st = bad(sf, "__metadata__ 'maximize' is True: cltensor's optimizers minimize");
+    if (st == CLT_OK && strcmp(kind, "SGD") == 0) {
+        st = meta_double(sf, "lr", &s->lr);
+        if (st == CLT_OK)
+            st = meta_double(sf, "momentum", &s->momentum);
+        if (st == CLT_OK)
+            st = meta_double(sf, "dampening", &s->dampening);
+        if (st == CLT_OK)
+            st = meta_double(sf, "weight_decay", &s->weight_decay);
+        if (st == CLT_OK)
+            st = meta_bool(sf, "nesterov", &s->nesterov);
+    } else if (st == CLT_OK) {
+        double betas[2];
+        st = meta_double(sf, "lr", &a->lr);
+        if (st == CLT_OK)
+            st = meta_doubles(sf, "betas", betas, 2);
+        if (st == CLT_OK) {
+            a->beta1 = betas[0];
+            a->beta2 = betas[1];
+            st = meta_double(sf, "eps", &a->eps);
+        }
+        if (st == CLT_OK)
+            st = meta_double(sf, "weight_decay", &a->weight_decay);
+        if (st == CLT_OK)
+            st = meta_bool(sf, "amsgrad", &a->amsgrad);
+    }
+    c_numeric_end(l);
+    return st;
+}
+
 clt_status clt_optimizer_save(const clt_optimizer *opt, const char *path)
 {
     const char *fn = "clt_optimizer_save";
@@ -823,6 +1115,7 @@ clt_status clt_optimizer_save(const clt_optimizer *opt, const char *path)
     CLT__REQUIRE_ARG(path, fn);
     clt_named_tensor *arr = NULL;
     size_t n = 0;
+    meta md[OPT_META];
     clt_status st;
     if (clt__optimizer_stopped(opt))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -832,11 +1125,11 @@ clt_status clt_optimizer_save(const clt_optimizer *opt, const char *path)
     if (counts == NULL)
         return clt_last_status();
     CLT__TRY(optimizer_entries(opt, counts, &arr, &n, fn));
-    CLT__TRY(save(path, arr, n, fn, __builtin_return_address(0)));
+    CLT__TRY(save(path, arr, n, md, optimizer_meta(opt, md), fn, __builtin_return_address(0)));
 done:
     optimizer_entries_free(arr, n);
     free(counts);
-    return st == CLT_OK ? clt__ok() : st;
+    return st;
 }
 
 clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
@@ -845,18 +1138,31 @@ clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
     CLT__REQUIRE_ARG(opt, fn);
     CLT__REQUIRE_ARG(path, fn);
     clt_named_tensor *arr = NULL;
+    clt_optimizer *fresh = NULL;
     size_t n = 0, np = clt__optimizer_size(opt);
     const entry **match = NULL;
     int64_t *counts = NULL, *values[OPT_EXTRA] = {NULL};
     double lr;
+    clt_sgd_opts so;
+    clt_adam_opts ao;
+    bool has;
+    char where[512];
     st_file sf;
-    clt_status st = st_open(path, fn, &sf);
+    clt_status st = st_open(path, fn, true, &sf);
     if (st != CLT_OK)
         return st;
-    counts = optimizer_counts(opt, fn); /* placeholders with the shapes to check */
+    /* The file is loaded into a fresh optimizer with its settings (whose
+     * state tensors are those the settings make: momentum buffers, amsgrad's
+     * maxima), which then takes the place of opt's contents: opt changes
+     * only when everything has loaded. */
+    clt__optimizer_settings(opt, &so, &ao);
+    CLT__TRY(optimizer_settings_read(&sf, opt, &so, &ao, &has));
+    snprintf(where, sizeof where, "%s: %s: the settings in __metadata__", fn, path);
+    CLT__TRY(clt__optimizer_like(opt, &so, &ao, where, &fresh));
+    counts = optimizer_counts(fresh, fn); /* placeholders with the shapes to check */
     if (counts == NULL)
         CLT__TRY(clt_last_status());
-    CLT__TRY(optimizer_entries(opt, counts, &arr, &n, fn));
+    CLT__TRY(optimizer_entries(fresh, counts, &arr, &n, fn));
     match = clt__calloc(n, sizeof *match);
     if (match == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
@@ -872,14 +1178,87 @@ clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
         CLT__TRY(bad(&sf, "steps is negative: %lld", (long long)values[OPT_STEPS][0]));
     if (!(lr >= 0.0) || isinf(lr))
         CLT__TRY(bad(&sf, "lr_bits holds no valid learning rate: %g", lr));
+    if (has && lr != clt_optimizer_lr(fresh)) {
+        char b0[32], b1[32];
+        fmt_double(b0, sizeof b0, lr);
+        fmt_double(b1, sizeof b1, clt_optimizer_lr(fresh));
+        CLT__TRY(bad(&sf, "lr_bits holds the learning rate %s, __metadata__ 'lr' %s", b0, b1));
+    }
     CLT__TRY(load_into(&sf, arr, n - OPT_EXTRA, match));
-    clt__optimizer_restore(opt, values[OPT_STEP], values[OPT_STEPS][0], lr);
+    clt__optimizer_restore(fresh, values[OPT_STEP], values[OPT_STEPS][0], lr);
+    clt__optimizer_swap(opt, fresh);
 done:
     for (int k = 0; k < OPT_EXTRA; k++)
         free(values[k]);
     free(match);
     optimizer_entries_free(arr, n);
     free(counts);
+    clt_optimizer_free(fresh);
+    st_close(&sf);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* ---- schedules -------------------------------------------------------------------------- */
+
+static const char *const sched_keys[2][3] = {{"StepLR", "step_size", "gamma"},
+                                             {"CosineAnnealingLR", "T_max", "eta_min"}};
+
+clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path)
+{
+    const char *fn = "clt_lr_scheduler_save";
+    CLT__REQUIRE_ARG(s, fn);
+    CLT__REQUIRE_ARG(path, fn);
+    clt__schedule v;
+    meta md[5];
+    char b[32];
+    clt__lr_scheduler_get(s, &v);
+    const char *const *keys = sched_keys[v.cosine != 0];
+    c_numeric l = c_numeric_begin();
+    put(&md[0], "scheduler", "%s", keys[0]);
+    put(&md[1], keys[1], "%lld", (long long)v.period);
+    put_double(&md[2], keys[2], v.factor);
+    fmt_double(b, sizeof b, v.base_lr);
+    put(&md[3], "base_lrs", "[%s]", b);
+    put(&md[4], "last_epoch", "%lld", (long long)v.epoch);
+    c_numeric_end(l);
+    return save(path, NULL, 0, md, 5, fn, __builtin_return_address(0));
+}
+
+clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
+{
+    const char *fn = "clt_lr_scheduler_load";
+    CLT__REQUIRE_ARG(s, fn);
+    CLT__REQUIRE_ARG(path, fn);
+    clt__schedule v;
+    char q[64], where[512];
+    const char *kind;
+    st_file sf;
+    clt_status st = st_open(path, fn, true, &sf);
+    if (st != CLT_OK)
+        return st;
+    clt__lr_scheduler_get(s, &v);
+    const char *const *keys = sched_keys[v.cosine != 0];
+    if (sf.n > 0)
+        CLT__TRY(bad(&sf, "the file holds tensors ('%s', ...): not a schedule's file (see "
+                          "clt_lr_scheduler_save)", QUOTE(q, sf.e[0].name)));
+    CLT__TRY(meta_need(&sf, "scheduler", &kind));
+    if (strcmp(kind, keys[0]) != 0)
+        CLT__TRY(bad(&sf, "the file holds a '%s' schedule, and the schedule is %s",
+                     QUOTE(q, kind), keys[0]));
+    c_numeric l = c_numeric_begin();
+    st = meta_int(&sf, keys[1], &v.period);
+    if (st == CLT_OK)
+        st = meta_double(&sf, keys[2], &v.factor);
+    if (st == CLT_OK)
+        st = meta_doubles(&sf, "base_lrs", &v.base_lr, 1);
+    if (st == CLT_OK)
+        st = meta_int(&sf, "last_epoch", &v.epoch);
+    c_numeric_end(l);
+    if (st != CLT_OK)
+        goto done;
+    snprintf(where, sizeof where, "%s: %s", fn, path);
+    CLT__TRY(clt__lr_scheduler_set(s, &v, where));
+done:
     st_close(&sf);
     return st == CLT_OK ? clt__ok() : st;
 }

@@ -164,39 +164,12 @@ static clt_status check_distinct(clt_tensor *const *params, size_t n, bool grads
     return st;
 }
 
-static clt_status make(kind k, clt_tensor *const *params, size_t n, const clt_sgd_opts *s,
-                       const clt_adam_opts *a, clt_optimizer **out)
+/* An optimizer of kind k over params (checked by the caller) with settings
+ * s or a (checked too), its state made; messages name fn. */
+static clt_status build(kind k, clt_tensor *const *params, size_t n, const clt_sgd_opts *s,
+                        const clt_adam_opts *a, const char *fn, clt_optimizer **out)
 {
-    const char *fn = kind_name(k);
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
-    if (n == 0)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: optimizer got an empty parameter list",
-                          fn);
-    CLT__REQUIRE_ARG(params, fn);
-    clt_status st = check_opts(k, s, a, fn);
-    if (st != CLT_OK)
-        return st;
-    for (size_t i = 0; i < n; i++) {
-        const clt_tensor *p = params[i];
-        if (p == NULL)
-            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: parameter %zu is NULL", fn, i);
-        if (!clt_is_leaf(p) || !clt_requires_grad(p))
-            return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                              "%s: parameter %zu is not a leaf that requires grad: can't "
-                              "optimize a computed tensor",
-                              fn, i);
-        if (p->dtype != CLT_FLOAT32 && p->dtype != CLT_FLOAT64)
-            return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
-                              "%s: parameter %zu is %s; float32 and float64 are supported", fn,
-                              i, clt_dtype_name(p->dtype));
-        if (!clt__is_contiguous(p))
-            return clt__error(CLT_ERR_NOT_CONTIGUOUS, "%s: parameter %zu is not contiguous", fn,
-                              i);
-    }
-    st = check_distinct(params, n, false, fn);
-    if (st != CLT_OK)
-        return st;
+    clt_status st;
     clt_optimizer *o = clt__calloc(1, sizeof *o);
     if (o == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
@@ -232,7 +205,44 @@ static clt_status make(kind k, clt_tensor *const *params, size_t n, const clt_sg
         }
     }
     *out = o;
-    return clt__ok();
+    return CLT_OK;
+}
+
+static clt_status make(kind k, clt_tensor *const *params, size_t n, const clt_sgd_opts *s,
+                       const clt_adam_opts *a, clt_optimizer **out)
+{
+    const char *fn = kind_name(k);
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    if (n == 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: optimizer got an empty parameter list",
+                          fn);
+    CLT__REQUIRE_ARG(params, fn);
+    clt_status st = check_opts(k, s, a, fn);
+    if (st != CLT_OK)
+        return st;
+    for (size_t i = 0; i < n; i++) {
+        const clt_tensor *p = params[i];
+        if (p == NULL)
+            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: parameter %zu is NULL", fn, i);
+        if (!clt_is_leaf(p) || !clt_requires_grad(p))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: parameter %zu is not a leaf that requires grad: can't "
+                              "optimize a computed tensor",
+                              fn, i);
+        if (p->dtype != CLT_FLOAT32 && p->dtype != CLT_FLOAT64)
+            return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                              "%s: parameter %zu is %s; float32 and float64 are supported", fn,
+                              i, clt_dtype_name(p->dtype));
+        if (!clt__is_contiguous(p))
+            return clt__error(CLT_ERR_NOT_CONTIGUOUS, "%s: parameter %zu is not contiguous", fn,
+                              i);
+    }
+    st = check_distinct(params, n, false, fn);
+    if (st != CLT_OK)
+        return st;
+    st = build(k, params, n, s, a, fn, out);
+    return st == CLT_OK ? clt__ok() : st;
 }
 
 clt_status clt_sgd(clt_tensor *const *params, size_t n, const clt_sgd_opts *opts,
@@ -546,6 +556,39 @@ void clt__optimizer_restore(clt_optimizer *o, const int64_t *updates, int64_t st
     o->resume = 0;
 }
 
+const char *clt__optimizer_kind(const clt_optimizer *o)
+{
+    return o->kind == SGD ? "SGD" : o->kind == ADAM ? "Adam" : "AdamW";
+}
+
+void clt__optimizer_settings(const clt_optimizer *o, clt_sgd_opts *s, clt_adam_opts *a)
+{
+    if (o->kind == SGD) {
+        *s = o->sgd;
+        s->lr = o->lr;
+    } else {
+        *a = o->adam;
+        a->lr = o->lr;
+    }
+}
+
+clt_status clt__optimizer_like(const clt_optimizer *o, const clt_sgd_opts *s,
+                               const clt_adam_opts *a, const char *fn, clt_optimizer **out)
+{
+    *out = NULL;
+    clt_status st = check_opts(o->kind, s, a, fn);
+    if (st != CLT_OK)
+        return st;
+    return build(o->kind, o->params, o->n, s, a, fn, out);
+}
+
+void clt__optimizer_swap(clt_optimizer *a, clt_optimizer *b)
+{
+    clt_optimizer t = *a;
+    *a = *b;
+    *b = t;
+}
+
 /* ---- clip_grad_norm ---------------------------------------------------------------- */
 
 clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_norm,
@@ -694,18 +737,26 @@ struct clt_lr_scheduler {
     double base_lr, factor; /* gamma, or eta_min */
 };
 
-static clt_status scheduler(clt_optimizer *opt, int cosine, int64_t period, double factor,
-                            clt_lr_scheduler **out, const char *fn)
+static clt_status check_schedule(int cosine, int64_t period, double factor, const char *fn)
 {
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
-    CLT__REQUIRE_ARG(opt, fn);
     if (period <= 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s must be positive, not %lld", fn,
                           cosine ? "t_max" : "step_size", (long long)period);
     if (!isfinite(factor) || (!cosine && factor < 0))
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid %s %g", fn,
                           cosine ? "eta_min" : "gamma", factor);
+    return CLT_OK;
+}
+
+static clt_status scheduler(clt_optimizer *opt, int cosine, int64_t period, double factor,
+                            clt_lr_scheduler **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(opt, fn);
+    clt_status st = check_schedule(cosine, period, factor, fn);
+    if (st != CLT_OK)
+        return st;
     clt_lr_scheduler *s = clt__calloc(1, sizeof *s);
     if (s == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
@@ -739,7 +790,34 @@ clt_status clt_lr_scheduler_step(clt_lr_scheduler *s)
     return clt_optimizer_set_lr(s->opt, lr < 0 ? 0 : lr);
 }
 
+int64_t clt_lr_scheduler_epoch(const clt_lr_scheduler *s)
+{
+    return s ? s->epoch : 0;
+}
+
 void clt_lr_scheduler_free(clt_lr_scheduler *s)
 {
     free(s);
+}
+
+void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out)
+{
+    *out = (clt__schedule){s->cosine, s->epoch, s->period, s->base_lr, s->factor};
+}
+
+clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, const char *fn)
+{
+    clt_status st = check_schedule(v->cosine, v->period, v->factor, fn);
+    if (st == CLT_OK)
+        st = check_lr(v->base_lr, fn);
+    if (st == CLT_OK && v->epoch < 0)
+        st = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: last_epoch %lld is negative", fn,
+                        (long long)v->epoch);
+    if (st != CLT_OK)
+        return st;
+    s->epoch = v->epoch;
+    s->period = v->period;
+    s->base_lr = v->base_lr;
+    s->factor = v->factor;
+    return CLT_OK;
 }

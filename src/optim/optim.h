@@ -29,4 +29,33 @@ bool clt__optimizer_stopped(const clt_optimizer *o);
  * (the caller has checked them). */
 void clt__optimizer_restore(clt_optimizer *o, const int64_t *updates, int64_t steps, double lr);
 
+/* The kind as PyTorch names its class: "SGD", "Adam" or "AdamW". */
+const char *clt__optimizer_kind(const clt_optimizer *o);
+/* The settings of o's kind into *s (SGD) or *a (Adam, AdamW), the other
+ * untouched; lr is the rate now (a schedule's), as torch's param_groups. */
+void clt__optimizer_settings(const clt_optimizer *o, clt_sgd_opts *s, clt_adam_opts *a);
+/* A new optimizer of o's kind over o's parameters with the settings s or
+ * a, checked as the constructors check them, its state made (zeros) as
+ * they make it; nothing of o changes.  Messages name fn.  Release with
+ * clt_optimizer_free. */
+clt_status clt__optimizer_like(const clt_optimizer *o, const clt_sgd_opts *s,
+                               const clt_adam_opts *a, const char *fn, clt_optimizer **out);
+/* Exchanges everything two optimizers hold (made by clt__optimizer_like
+ * from one another: the same parameters). */
+void clt__optimizer_swap(clt_optimizer *a, clt_optimizer *b);
+
+/* A schedule's state, as torch's scheduler.state_dict() holds it: the
+ * kind, last_epoch, step_size or T_max (period), base_lrs[0], gamma or
+ * eta_min (factor). */
+typedef struct clt__schedule {
+    int cosine;
+    int64_t epoch, period;
+    double base_lr, factor;
+} clt__schedule;
+void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out);
+/* Sets v's epoch, period, base_lr and factor (v->cosine is the caller's
+ * to have checked), checked as clt_step_lr and clt_cosine_lr check them;
+ * refused, s unchanged, with a message naming fn. */
+clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, const char *fn);
+
 #endif
