@@ -398,6 +398,7 @@ int main(int argc, char **argv)
             TRY(clt_detach(loss, &d));
             if (loss_sum) {
                 TRY(clt_add(loss_sum, d, &s));
+                clt_tensor_free(loss_sum); /* kept by the batch before */
                 loss_sum = s;
             } else {
                 loss_sum = d;
