@@ -4,8 +4,10 @@
  * and prints the test accuracy:
  *
  *   train_digits [--model mlp|cnn] [--device KIND] [--epochs N] [--seed N]
- *                [--out FILE.npy] DIGITS_CSV_GZ
+ *                [--out FILE.npy] DIGITS_CSV_GZ | X.npy Y.npy
  *
+ * or on the same data from NumPy: np.save("X.npy", X.astype(np.float32))
+ * (64 pixels a row) and np.save("y.npy", y) (int64 labels).
  * As in PyTorch: model.to(device), for xb, yb in loader, out = model(xb),
  * loss.backward(), opt.step(), and pred = out.argmax(dim=1).cpu().numpy().
  * Built in the source tree by make; against an installed cltensor with
@@ -162,6 +164,59 @@ static int64_t read_digits(const char *path, float **pixels, int64_t **labels)
     return n;
 }
 
+/* Reads the same data from two .npy files, as NumPy saves them
+ * (np.save("X.npy", digits.data.astype(np.float32)), np.save("y.npy",
+ * digits.target)): X float32 [n, 64] (or [n, 8, 8]) pixels in [0, 16],
+ * scaled as the CSV's, y int64 [n] labels in [0, 9].  The arrays stay in
+ * the blocks clt_load_npy_host hands out (*xa, *ya, released with
+ * clt_free), which the data loader then borrows. */
+static int64_t read_npy(const char *xpath, const char *ypath, clt_array_spec **xa,
+                        clt_array_spec **ya, float **pixels, int64_t **labels)
+{
+    TRY(clt_load_npy_host(xpath, xa));
+    TRY(clt_load_npy_host(ypath, ya));
+    const clt_array_spec *x = *xa, *y = *ya;
+    int64_t n = x->ndim ? x->shape[0] : 0, row = 1;
+    for (int d = 1; d < x->ndim; d++)
+        row *= x->shape[d];
+    if (x->dtype != CLT_FLOAT32 || x->ndim < 2 || row != PIXELS) {
+        fprintf(stderr, "train_digits: %s: want float32 rows of %d pixels, not %s of %d "
+                "dimensions (np.save(path, X.astype(np.float32)))\n", xpath, PIXELS,
+                clt_dtype_name(x->dtype), x->ndim);
+        exit(1);
+    }
+    if (y->dtype != CLT_INT64 || y->ndim != 1 || y->shape[0] != n) {
+        fprintf(stderr, "train_digits: %s: want int64 [%lld] labels, one per row of %s\n",
+                ypath, (long long)n, xpath);
+        exit(1);
+    }
+    /* the values are the caller's: scaled in place */
+    float *px = (float *)(uintptr_t)x->data;
+    int64_t *ly = (int64_t *)(uintptr_t)y->data;
+    for (int64_t i = 0; i < n * PIXELS; i++) {
+        if (!(px[i] >= 0 && px[i] <= 16)) {
+            fprintf(stderr, "train_digits: %s: row %lld: pixel %lld is %g, outside [0, 16]\n",
+                    xpath, (long long)(i / PIXELS), (long long)(i % PIXELS), (double)px[i]);
+            exit(1);
+        }
+        px[i] = (float)(px[i] / 16.0);
+    }
+    for (int64_t i = 0; i < n; i++)
+        if (ly[i] < 0 || ly[i] >= CLASSES) {
+            fprintf(stderr, "train_digits: %s: label %lld is %lld, not in [0, %d]\n", ypath,
+                    (long long)i, (long long)ly[i], CLASSES - 1);
+            exit(1);
+        }
+    if (n <= TEST_ROWS) {
+        fprintf(stderr, "train_digits: %s: %lld rows; more than %d needed\n", xpath,
+                (long long)n, TEST_ROWS);
+        exit(1);
+    }
+    *pixels = px;
+    *labels = ly;
+    return n;
+}
+
 /* The rows in a fixed shuffled order (seeded), so that the last 360 are a
  * test set with every class. */
 static void shuffle_rows(float *x, int64_t *y, int64_t n, uint64_t seed)
@@ -222,7 +277,7 @@ static void usage(int asked)
 {
     fprintf(asked ? stdout : stderr,
             "usage: train_digits [--model mlp|cnn] [--device KIND] [--epochs N] "
-            "[--seed N] [--out FILE.npy] DIGITS_CSV_GZ\n");
+            "[--seed N] [--out FILE.npy] DIGITS_CSV_GZ | X.npy Y.npy\n");
     exit(asked ? 0 : 2);
 }
 
@@ -238,7 +293,7 @@ static unsigned long long number(const char *s, unsigned long long max)
 
 int main(int argc, char **argv)
 {
-    const char *model = "mlp", *kind = "auto", *out_path = NULL, *path = NULL;
+    const char *model = "mlp", *kind = "auto", *out_path = NULL, *path = NULL, *ypath = NULL;
     int epochs = -1;
     uint64_t seed = 0;
     for (int i = 1; i < argc; i++) {
@@ -255,8 +310,10 @@ int main(int argc, char **argv)
             out_path = argv[++i];
         else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
             usage(1);
-        else if (a[0] == '-' || path)
+        else if (a[0] == '-' || ypath)
             usage(0);
+        else if (path)
+            ypath = a;
         else
             path = a;
     }
@@ -268,7 +325,8 @@ int main(int argc, char **argv)
 
     float *x;
     int64_t *y;
-    int64_t n = read_digits(path, &x, &y);
+    clt_array_spec *xa = NULL, *ya = NULL; /* the .npy files' blocks */
+    int64_t n = ypath ? read_npy(path, ypath, &xa, &ya, &x, &y) : read_digits(path, &x, &y);
     shuffle_rows(x, y, n, seed);
     int64_t ntrain = n - TEST_ROWS;
 
@@ -340,6 +398,7 @@ int main(int argc, char **argv)
             TRY(clt_detach(loss, &d));
             if (loss_sum) {
                 TRY(clt_add(loss_sum, d, &s));
+                clt_tensor_free(loss_sum); /* kept by the batch before */
                 loss_sum = s;
             } else {
                 loss_sum = d;
@@ -386,7 +445,12 @@ int main(int argc, char **argv)
     clt_dataloader_free(loader);
     clt_module_free(net);
     clt_generator_free(gen);
-    free(x);
-    free(y);
+    if (ypath) {
+        clt_free(xa);
+        clt_free(ya);
+    } else {
+        free(x);
+        free(y);
+    }
     return 0;
 }

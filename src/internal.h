@@ -582,6 +582,11 @@ clt_status clt__tensor_new(clt_device *dev, clt_dtype dtype, int ndim, const int
 clt_status clt__result_new(const char *fn, clt_device *dev, clt_dtype dtype, int ndim,
                            const int64_t *shape, clt_tensor **out);
 
+/* clt_tensor_from_host for the public call fn (a loader that uploads what
+ * it read): its messages name fn (src/tensor/transfer.c). */
+clt_status clt__tensor_from_host_in(const char *fn, clt_device *dev, clt_dtype dtype, int ndim,
+                                    const int64_t *shape, const void *data, clt_tensor **out);
+
 /* Enqueues a non-blocking write of `bytes` from host memory src into the
  * contiguous t; *ev completes when src may be reused (NULL for 0 bytes).
  * A failure names fn, the public call. */
@@ -662,6 +667,9 @@ clt_status clt__copy_strided(clt_tensor *dst, const clt_tensor *src, const char 
  * any layout; a new clt_event in *out.  Bumps t's version. */
 clt_status clt__tensor_write(clt_tensor *t, const void *src, size_t bytes, clt_event **out,
                              const char *fn);
+/* clt_event_wait for the public call fn, made at `caller` (the user's call
+ * site): its messages name fn. */
+clt_status clt__event_wait_in(const char *fn, clt_event *e, const void *caller);
 
 /* cl_mem of a tensor (NULL for zero-size). */
 static inline cl_mem clt__mem(const clt_tensor *t)
@@ -963,10 +971,12 @@ clt_status clt__copy_(clt_tensor *dst, const clt_tensor *src);
 clt_status clt__binary_out(clt__binop op, clt_tensor *out, const clt_tensor *a,
                            const clt_tensor *b, const char *fn);
 clt_status clt__matmul_out(clt_tensor *out, const clt_tensor *a, const clt_tensor *b);
-/* clt_rand with its messages naming fn, the public call that draws
- * (src/ops/random.c); then the in-place random fills. */
+/* clt_rand and clt_randn with their messages naming fn, the public call
+ * that draws (src/ops/random.c); then the in-place random fills. */
 clt_status clt__rand_in(const char *fn, clt_generator *gen, clt_device *dev, clt_dtype dtype,
                         int ndim, const int64_t *shape, clt_tensor **out);
+clt_status clt__randn_in(const char *fn, clt_generator *gen, clt_device *dev, clt_dtype dtype,
+                         int ndim, const int64_t *shape, clt_tensor **out);
 clt_status clt__uniform_(clt_tensor *t, clt_generator *gen, double low, double high);
 clt_status clt__normal_(clt_tensor *t, clt_generator *gen, double mean, double std);
 

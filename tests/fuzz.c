@@ -2146,15 +2146,40 @@ static uint8_t *state_values(fz *f, clt_module *m, size_t *total)
     return all;
 }
 
+/* t, loaded by clt_load_npy, against a, what clt_load_npy_host read from
+ * the same file: the same dtype, shape and bytes. */
+static void same_host(fz *f, const clt_array_spec *a, const clt_tensor *t)
+{
+    expect_meta(f, t, a->ndim, a->shape, a->dtype, NULL);
+    uint8_t *x = read_all(f, t);
+    if (x && memcmp(x, a->data, clt_tensor_nbytes(t)) != 0)
+        die(f, "clt_load_npy_host's values differ from clt_load_npy's");
+    free(x);
+}
+
 /* Loads the file at path with every reader: each must load it or fail
  * with the contract kept; m (may be NULL) must keep its values when the
- * file is refused.  A .npy file that loads saves and loads back the same. */
+ * file is refused.  A .npy file that loads saves and loads back the same,
+ * and clt_load_npy_host (the same parser) loads the same values or
+ * refuses the file as clt_load_npy does. */
 static void load_everywhere(fz *f, const char *path, clt_module *m)
 {
-    clt_status st;
+    clt_status st, host_st;
+    clt_array_spec *host = SENT;
+    CALL("clt_load_npy_host", clt_load_npy_host(path, &host));
+    host_st = st;
+    int host_ok = outcome(f, st, host);
     clt_tensor *back = SENT;
     CALL("clt_load_npy", clt_load_npy(path, f->dev[0], &back));
-    if (outcome(f, st, back)) {
+    if (host_ok && st == CLT_ERR_INVALID_ARGUMENT)
+        die(f, "clt_load_npy refused what clt_load_npy_host read: %s", clt_last_error());
+    if (st == CLT_OK && host_st == CLT_ERR_INVALID_ARGUMENT)
+        die(f, "clt_load_npy read what clt_load_npy_host refused");
+    if (outcome(f, st, back) && host_ok)
+        same_host(f, host, back);
+    if (host_ok)
+        clt_free(host);
+    if (back != NULL) {
         char again[512];
         path_in(f, again, sizeof again, "t.npy");
         CALL("clt_save_npy", clt_save_npy(again, back));

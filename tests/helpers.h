@@ -133,6 +133,22 @@ static inline void assert_error(clt_status st, clt_status want, const char *need
                   clt_last_error(), needle);
 }
 
+/* The message starts with "fn: " and names no other public function: a
+ * failure inside a call names the call the user made, not a helper it ran
+ * (another op's implementation, a copy, a product, an upload). */
+static inline void names_only(const char *fn)
+{
+    const char *m = clt_last_error();
+    size_t n = strlen(fn);
+    cr_assert(strncmp(m, fn, n) == 0 && m[n] == ':', "the message does not start with %s: %s",
+              fn, m);
+    for (const char *p = strstr(m, "clt_"); p; p = strstr(p + 1, "clt_")) {
+        size_t len = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_");
+        cr_assert(len == n && strncmp(p, fn, n) == 0, "%s: the message names %.*s: %s", fn,
+                  (int)len, p, m);
+    }
+}
+
 /* Equal within a relative and absolute tolerance; NaN equals NaN. */
 static inline int close_enough(double got, double want, double rtol, double atol)
 {

@@ -11,6 +11,12 @@
  *   io_roundtrip schedule KIND OUT LR PERIOD FACTOR EPOCHS
  *       StepLR (step_size, gamma) or CosineAnnealingLR (T_max, eta_min)
  *       over SGD(lr), stepped EPOCHS times, saved with clt_lr_scheduler_save
+ *   io_roundtrip npyhost IN OUT            clt_load_npy_host, then
+ *                                          clt_save_npy_host (no device)
+ *   io_roundtrip loader X Y XOUT YOUT      X and Y read by clt_load_npy_host
+ *                                          through a shuffling data loader
+ *                                          (batches of 3), the batches
+ *                                          saved in the order they came
  *
  * Exits 0, 1 with the library's message on stderr, or 77 without OpenCL. */
 #include <cltensor.h>
@@ -66,8 +72,84 @@ static int checkpoint(clt_device *dev, int argc, char **argv)
     return st == CLT_OK ? 0 : fail(argv[1], st);
 }
 
+/* One epoch of a shuffling loader over the arrays of the files x_in and
+ * y_in; the batches, read back in the order they come, are saved to x_out
+ * and y_out. */
+static int loader(clt_device *dev, char **paths)
+{
+    clt_array_spec *x = NULL, *y = NULL;
+    clt_dataloader *dl = NULL;
+    unsigned char *xb = NULL, *yb = NULL;
+    int rc = 1;
+    clt_status st = clt_load_npy_host(paths[0], &x);
+    if (st == CLT_OK)
+        st = clt_load_npy_host(paths[1], &y);
+    clt_loader_opts opts = {3, 1, 42, 0};
+    if (st == CLT_OK)
+        st = clt_dataloader_arrays(dev, x, y, &opts, &dl);
+    if (st != CLT_OK) {
+        rc = fail("loading", st);
+        goto done;
+    }
+    /* the batches together hold as many bytes as the arrays */
+    size_t xn = clt_dtype_size(x->dtype), yn = clt_dtype_size(y->dtype), xat = 0, yat = 0;
+    for (int d = 0; d < x->ndim; d++)
+        xn *= (size_t)x->shape[d];
+    for (int d = 0; d < y->ndim; d++)
+        yn *= (size_t)y->shape[d];
+    xb = malloc(xn ? xn : 1);
+    yb = malloc(yn ? yn : 1);
+    if (xb == NULL || yb == NULL) {
+        fprintf(stderr, "io_roundtrip: out of memory\n");
+        goto done;
+    }
+    for (;;) {
+        clt_tensor *bx = NULL, *by = NULL;
+        int got = 0;
+        st = clt_dataloader_next(dl, &bx, &by, &got);
+        if (st != CLT_OK) {
+            rc = fail("clt_dataloader_next", st);
+            goto done;
+        }
+        if (!got)
+            break;
+        st = clt_tensor_read(bx, xb + xat, xn - xat);
+        if (st == CLT_OK)
+            st = clt_tensor_read(by, yb + yat, yn - yat);
+        xat += clt_tensor_nbytes(bx);
+        yat += clt_tensor_nbytes(by);
+        clt_tensor_free(bx);
+        clt_tensor_free(by);
+        if (st != CLT_OK) {
+            rc = fail("clt_tensor_read", st);
+            goto done;
+        }
+    }
+    clt_array_spec xo = {xb, x->dtype, x->ndim, x->shape}, yo = {yb, y->dtype, y->ndim, y->shape};
+    st = clt_save_npy_host(paths[2], &xo);
+    if (st == CLT_OK)
+        st = clt_save_npy_host(paths[3], &yo);
+    rc = st == CLT_OK ? 0 : fail("clt_save_npy_host", st);
+done:
+    clt_dataloader_free(dl);
+    clt_free(x);
+    clt_free(y);
+    free(xb);
+    free(yb);
+    return rc;
+}
+
 static int run(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "npyhost") == 0) {
+        clt_array_spec *a = NULL;
+        clt_status st = clt_load_npy_host(argv[2], &a);
+        if (st != CLT_OK)
+            return fail("clt_load_npy_host", st);
+        st = clt_save_npy_host(argv[3], a);
+        clt_free(a);
+        return st == CLT_OK ? 0 : fail("clt_save_npy_host", st);
+    }
     clt_device *dev = NULL;
     clt_status st = clt_device_get("auto", &dev);
     if (st == CLT_ERR_NO_PLATFORM) {
@@ -108,6 +190,10 @@ static int run(int argc, char **argv)
         return checkpoint(dev, argc, argv);
     fprintf(stderr, "usage: io_roundtrip dtypes | npy IN OUT | safetensors IN OUT | optimizer "
                     "KIND OUT SETTINGS... | schedule KIND OUT LR PERIOD FACTOR EPOCHS\n");
+    if (argc == 6 && strcmp(argv[1], "loader") == 0)
+        return loader(dev, argv + 2);
+    fprintf(stderr, "usage: io_roundtrip dtypes | npy IN OUT | safetensors IN OUT | "
+                    "npyhost IN OUT | loader X Y XOUT YOUT\n");
     return 2;
 }
 

@@ -1,9 +1,11 @@
 #!/bin/sh
 # python_interop.sh: files written by Python (numpy.save and
 # safetensors.numpy.save_file) are read by cltensor and written back
-# (tests/io_roundtrip), and Python checks that values, dtypes and shapes
-# came back unchanged (big-endian and Fortran-ordered .npy files too, in
-# C order), that a one-dtype safetensors file comes back byte for byte,
+# (tests/io_roundtrip), through the device and through host memory, and
+# Python checks that values, dtypes and shapes came back unchanged
+# (big-endian and Fortran-ordered .npy files too, in C order), that a
+# data loader over .npy files read into host memory keeps each label with
+# its sample, that a one-dtype safetensors file comes back byte for byte,
 # and that what cltensor refuses (int8, complex, structured) it refuses
 # with a message.  With torch too, the settings cltensor writes in an
 # optimizer's and a schedule's checkpoint (__metadata__) equal, key by
@@ -83,27 +85,34 @@ def same(name, got, want):
     if got.dtype != want.dtype or got.shape != want.shape or not np.array_equal(got, want):
         failures.append(f"{name}: got {got.dtype} {got.shape}, want {want.dtype} {want.shape}")
 
-# .npy: numpy writes, cltensor reads and writes back, numpy reads; the
-# file paths, or None when cltensor failed (recorded)
-def npy_roundtrip(name, a, want):
-    src, dst = f"{tmp}/{name}.npy", f"{tmp}/{name}.out.npy"
+# .npy: numpy writes, cltensor reads and writes back, numpy reads, through
+# a tensor on the device ("npy") and through host memory ("npyhost":
+# clt_load_npy_host, clt_save_npy_host, which need no device, so every
+# dtype goes that way); numpy's file and the files cltensor wrote
+def npy_roundtrip(name, a, want, modes=("npy", "npyhost")):
+    src = f"{tmp}/{name}.npy"
     np.save(src, a)
-    r = run("npy", src, dst)
-    if r.returncode != 0:
-        failures.append(f"npy {name}: {r.stderr.strip()}")
-        return None
-    same(f"npy {name}", np.load(dst), want)
-    return src, dst
+    outs = []
+    for mode in modes:
+        dst = f"{tmp}/{name}.{mode}.out.npy"
+        r = run(mode, src, dst)
+        if r.returncode != 0:
+            failures.append(f"{mode} {name}: {r.stderr.strip()}")
+            continue
+        same(f"{mode} {name}", np.load(dst), want)
+        outs.append(dst)
+    return src, outs
 
-for name, a in tested.items():
-    paths = npy_roundtrip(name, a, a)
-    if paths is None:
-        continue
-    src, dst = paths
-    with open(src, "rb") as f1, open(dst, "rb") as f2:
-        if f1.read() != f2.read():
-            print(f"python_interop: note: {name}.npy differs from numpy's bytes "
-                  "(another numpy version's header?)")
+def modes_for(dtype):
+    return ("npy", "npyhost") if str(dtype.newbyteorder("=")) in held else ("npyhost",)
+
+for name, a in {**arrays, **extra}.items():
+    src, outs = npy_roundtrip(name, a, a, modes_for(a.dtype))
+    for dst in outs:
+        with open(src, "rb") as f1, open(dst, "rb") as f2:
+            if f1.read() != f2.read():
+                print(f"python_interop: note: {dst} differs from numpy's bytes "
+                      "(another numpy version's header?)")
 
 # what numpy.save writes for big-endian and Fortran-ordered arrays (a
 # transposed array is one) loads with numpy.load's values, in C order
@@ -114,9 +123,29 @@ for name, a in [
     ("bigendian_f8_fortran", np.asfortranarray(rng.standard_normal((4, 2)).astype(">f8"))),
     ("bigendian_i4", rng.integers(-2**31, 2**31, (7,), dtype="<i4").astype(">i4")),
 ]:
-    if str(a.dtype.newbyteorder("=")) not in held:
-        continue
-    npy_roundtrip(name, a, np.ascontiguousarray(a.astype(a.dtype.newbyteorder("<"))))
+    npy_roundtrip(name, a, np.ascontiguousarray(a.astype(a.dtype.newbyteorder("<"))),
+                  modes_for(a.dtype))
+
+# np.save X.npy and y.npy, train on them in C: a Fortran-ordered X and a
+# big-endian y through clt_load_npy_host and a shuffling data loader; each
+# label must come out beside its own sample, every sample once
+X = np.asfortranarray(rng.standard_normal((10, 2, 3)).astype("<f4"))
+y = (np.arange(10, dtype="<i8") * 7 - 30).astype(">i8")
+np.save(f"{tmp}/X.npy", X)
+np.save(f"{tmp}/y.npy", y)
+r = run("loader", f"{tmp}/X.npy", f"{tmp}/y.npy", f"{tmp}/Xb.npy", f"{tmp}/yb.npy")
+if r.returncode != 0:
+    failures.append(f"loader: {r.stderr.strip()}")
+else:
+    Xb, yb = np.load(f"{tmp}/Xb.npy"), np.load(f"{tmp}/yb.npy")
+    order = [int(np.flatnonzero(y == v)[0]) for v in yb] if set(yb) == set(y) else None
+    if order is None or sorted(order) != list(range(10)):
+        failures.append(f"loader: labels {yb} are not a permutation of {y}")
+    else:
+        same("loader X", Xb, np.ascontiguousarray(X[order]))
+        same("loader y", yb, y[order].astype("<i8"))
+        if order == list(range(10)):
+            failures.append("loader: the batches were not shuffled")
 
 # what cltensor refuses, it refuses with a message
 for name, a, needle in [
@@ -131,10 +160,11 @@ for name, a, needle in [
             np.savez(f, a=np.arange(3))
     else:
         np.save(src, a)
-    r = run("npy", src, f"{tmp}/{name}.out.npy")
-    if r.returncode != 1 or needle not in r.stderr:
-        failures.append(f"npy {name}: expected a refusal naming '{needle}', got "
-                        f"{r.returncode}: {r.stderr.strip()}")
+    for mode in ("npy", "npyhost"):
+        r = run(mode, src, f"{tmp}/{name}.out.npy")
+        if r.returncode != 1 or needle not in r.stderr:
+            failures.append(f"{mode} {name}: expected a refusal naming '{needle}', got "
+                            f"{r.returncode}: {r.stderr.strip()}")
 
 # safetensors: every dtype in one file, with metadata
 src, dst = f"{tmp}/all.safetensors", f"{tmp}/all.out.safetensors"
@@ -239,6 +269,7 @@ if torch is not None:
 for f in failures:
     print("python_interop: FAIL:", f)
 print(f"python_interop: {len(tested)} arrays through .npy and safetensors,",
+      f"{len(arrays) + len(extra)} through host memory, a loader over .npy files:",
       "all equal" if not failures else f"{len(failures)} failures")
 sys.exit(1 if failures else 0)
 PYEOF

@@ -47,6 +47,7 @@ typedef struct outs {
     DLManagedTensor *dlp;
     char *s;
     cl_mem mem;
+    clt_array_spec *arr;
     size_t n;
 } outs;
 
@@ -55,7 +56,8 @@ enum {
     DL = 1 << 6, D = 1 << 7, EV = 1 << 8, NAMED = 1 << 9, DLP = 1 << 10, S = 1 << 11,
     MEM = 1 << 12, N = 1 << 13,
     NEVER_FAILS = 1 << 14, /* fails only when memory runs out: not called */
-    REPORT = 1 << 15 /* the documented exception: the string is handed out on failure too */
+    REPORT = 1 << 15, /* the documented exception: the string is handed out on failure too */
+    ARR = 1 << 16
 };
 
 static const int64_t sh23[2] = {2, 3}, sh5[1] = {5}, sh53[2] = {5, 3}, k22[2] = {2, 2};
@@ -244,6 +246,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_load_safetensors, NAMED | N,                                                       \
       clt_load_safetensors("/nonexistent/cltensor.safetensors", f->dev, &o->named, &o->n))   \
     X(clt_load_npy, T, clt_load_npy("/nonexistent/cltensor.npy", f->dev, &o->t))             \
+    X(clt_load_npy_host, ARR, clt_load_npy_host("/nonexistent/cltensor.npy", &o->arr))      \
     /* dlpack.h */                                                                           \
     X(clt_to_dlpack, DLP, clt_to_dlpack(NULL, &o->dlp))                                      \
     X(clt_from_dlpack, T, clt_from_dlpack(f->dev, NULL, &o->t))                              \
@@ -297,6 +300,7 @@ static void fill_sentinels(outs *o)
     o->dlp = SENTINEL;
     o->s = SENTINEL;
     o->mem = SENTINEL;
+    o->arr = SENTINEL;
     o->n = SENTINEL_N;
 }
 
@@ -319,7 +323,7 @@ static void check_slots(const row *r, outs *o, const char *pass)
                  {M, o->m, "module"},        {OPT, o->opt, "optimizer"}, {SCHED, o->sched, "scheduler"},
                  {DL, o->dl, "loader"},      {D, o->d, "device"},       {EV, o->ev, "event"},
                  {NAMED, o->named, "named"}, {DLP, o->dlp, "dlpack"},   {S, o->s, "string"},
-                 {MEM, o->mem, "cl_mem"}};
+                 {MEM, o->mem, "cl_mem"},     {ARR, o->arr, "host array"}};
     for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
         const void *want = (r->slots & slots[i].bit) ? NULL : SENTINEL;
         cr_expect_eq(slots[i].p, want, "%s (%s): %s is %p after the failure, want %p", r->name,

@@ -164,22 +164,6 @@ Test(errors, status_strings)
 
 long clt__host_refuse_after(long pass); /* src/core/alloc.c */
 
-/* The message starts with "fn: " and names no other public function: a
- * failure inside an op names the op the user called, not a helper the op
- * ran (another op's implementation, a copy, a product). */
-static void names_only(const char *fn)
-{
-    const char *m = clt_last_error();
-    size_t n = strlen(fn);
-    cr_assert(strncmp(m, fn, n) == 0 && m[n] == ':', "the message does not start with %s: %s",
-              fn, m);
-    for (const char *p = strstr(m, "clt_"); p; p = strstr(p + 1, "clt_")) {
-        size_t len = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_");
-        cr_assert(len == n && strncmp(p, fn, n) == 0, "%s: the message names %.*s: %s", fn,
-                  (int)len, p, m);
-    }
-}
-
 static clt_tensor *ramp(clt_device *dev, clt_dtype dt, int ndim, const int64_t *shape)
 {
     int64_t n = 1;
@@ -441,29 +425,48 @@ typedef struct layer {
     clt_module *m;
 } layer;
 
-static clt_status make_linear(void *arg)
+/* The layer constructors the tests below make fail: Linear, Conv2d and
+ * Embedding draw their initial weights (uniform, uniform, normal). */
+static const char *const constructors[] = {"clt_linear", "clt_conv2d_layer",
+                                           "clt_embedding_layer"};
+static int constructor;
+
+/* Makes constructors[constructor] into l->m; a failure leaves it NULL. */
+static clt_status make_layer(void *arg)
 {
     layer *l = arg;
     clt_module_free(l->m);
     l->m = NULL;
-    return clt_linear(l->dev, 6, 5, 1, NULL, &l->m);
+    clt_status st;
+    switch (constructor) {
+    case 0: st = clt_linear(l->dev, 6, 5, 1, NULL, &l->m); break;
+    case 1: st = clt_conv2d_layer(l->dev, 2, 3, 3, 3, NULL, 1, NULL, &l->m); break;
+    default: st = clt_embedding_layer(l->dev, 7, 5, NULL, &l->m); break;
+    }
+    if (st != CLT_OK)
+        cr_assert_null(l->m, "%s failed and handed out a module", constructors[constructor]);
+    return st;
 }
 
-static void linear_named(void)
+static void layer_named(void)
 {
-    static const char *const helpers[] = {"clt_mul_scalar", "clt_sub_scalar", NULL};
-    names_first("clt_linear", helpers);
+    names_only(constructors[constructor]);
 }
 
 /* A layer's constructor draws its initial weights with plain ops: with the
  * device's memory running out at every point in turn, the messages name
- * the constructor, then the draw (clt_rand, which it calls) at most. */
+ * the constructor alone, not the draw (clt_rand, clt_randn) nor the
+ * scaling inside it. */
 Test(errors, layer_constructor_names_the_call, .timeout = 300)
 {
     layer l = {get_device("cpu"), NULL};
-    cr_assert_geq(capped(l.dev, make_linear, &l, linear_named), 1);
-    cr_assert_eq(clt_module_device(l.m), l.dev);
-    clt_module_free(l.m);
+    for (constructor = 0; constructor < 3; constructor++) {
+        cr_assert_geq(capped(l.dev, make_layer, &l, layer_named), 1, "%s",
+                      constructors[constructor]);
+        cr_assert_eq(clt_module_device(l.m), l.dev);
+        clt_module_free(l.m);
+        l.m = NULL;
+    }
 }
 
 /* ---- the driver failing inside composite calls ------------------------------------ */
@@ -716,6 +719,25 @@ static void same_values(const clt_tensor *a, const clt_tensor *b, const char *wh
               "%s: the values differ", what);
     free(ha);
     free(hb);
+}
+
+/* The layer constructors with each driver call failing in turn (the draw's
+ * launch, the scaling's): every message names the constructor alone. */
+Test(errors, driver_failures_in_layer_constructors_name_the_call, .timeout = 300)
+{
+    layer l = {get_device("cpu"), NULL};
+    clt_tensor *none = NULL;
+    for (constructor = 0; constructor < 3; constructor++) {
+        CHECK(make_layer(&l)); /* builds the programs */
+        clt_module_free(l.m);
+        l.m = NULL;
+        cr_assert_geq(driver_failures(l.dev, make_layer, &l, &none, constructors[constructor],
+                                      NULL, NULL),
+                      1, "%s", constructors[constructor]);
+        cr_assert_not_null(l.m);
+        clt_module_free(l.m);
+        l.m = NULL;
+    }
 }
 
 /* A forward through layers that compute with recording ops, and the loss

@@ -87,4 +87,29 @@ awk '{ printf "%s%s%s", (NR == 50 ? "\r\n" : ""), (NR > 1 ? "\r\n" : ""), $0 }' 
     2>"$tmp/err" || fail "CRLF and blank lines: $(cat "$tmp/err")"
 cmp -s "$tmp/a.npy" "$tmp/b.npy" || fail "CRLF and blank lines: other predictions"
 echo "train_digits.sh: hostile CSV files refused, CRLF and blank lines read alike"
+
+# The same rows saved by NumPy as X.npy (float32) and y.npy (int64) train
+# to the same predictions; X as float64 is refused with the fix named.
+py=${PYTHON:-/usr/bin/python3}
+if "$py" -c 'import numpy' 2>/dev/null; then
+    "$py" - "$tmp" <<'PYEOF' || fail "numpy could not write X.npy and y.npy"
+import sys
+import numpy as np
+tmp = sys.argv[1]
+d = np.loadtxt(f"{tmp}/good.csv", delimiter=",")
+np.save(f"{tmp}/X.npy", d[:, :64].astype(np.float32))
+np.save(f"{tmp}/y.npy", d[:, 64].astype(np.int64))
+np.save(f"{tmp}/X64.npy", d[:, :64].reshape(-1, 8, 8))
+PYEOF
+    "$prog" --model mlp --epochs 1 --seed 3 --out "$tmp/c.npy" "$tmp/X.npy" "$tmp/y.npy" \
+        >/dev/null 2>"$tmp/err" || fail ".npy files: $(cat "$tmp/err")"
+    cmp -s "$tmp/a.npy" "$tmp/c.npy" || fail ".npy files: other predictions than the CSV's"
+    "$prog" --epochs 1 "$tmp/X64.npy" "$tmp/y.npy" >/dev/null 2>"$tmp/err" &&
+        fail "a float64 X.npy accepted"
+    grep -qF "want float32 rows of 64 pixels, not float64" "$tmp/err" ||
+        fail "a float64 X.npy: $(cat "$tmp/err")"
+    echo "train_digits.sh: X.npy and y.npy train as the CSV does"
+else
+    echo "train_digits.sh: no numpy in $py: the .npy input is not tried"
+fi
 exit 0

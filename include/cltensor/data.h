@@ -35,7 +35,8 @@ typedef struct clt_loader_opts {
 
 /* A host array: `data` (C order) of `dtype` with `ndim` dims `shape`.  For
  * a dataset the first dimension counts the samples; for a callback loader
- * `data` is NULL and `shape` is one sample's. */
+ * `data` is NULL and `shape` is one sample's.  clt_load_npy_host (io.h)
+ * reads a NumPy .npy file into one. */
 typedef struct clt_array_spec {
     const void *data;
     clt_dtype dtype;

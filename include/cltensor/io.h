@@ -21,6 +21,8 @@
  * links to the old file keep the old content.  Loading reads the
  * whole header, checks it against the file (dtypes, shapes, sizes,
  * offsets) before it creates a tensor, and uploads with blocking writes.
+ * .npy files also go to and from host memory with no device
+ * (clt_load_npy_host, clt_save_npy_host), for the data loader.
  *
  * Errors.  A file that cannot be opened, read or written is CLT_ERR_IO, as
  * is a path that is no regular file (a directory, a device, a FIFO: refused
@@ -45,6 +47,7 @@
 #ifndef CLTENSOR_IO_H
 #define CLTENSOR_IO_H
 
+#include <cltensor/data.h>
 #include <cltensor/nn.h>
 #include <cltensor/optim.h>
 #include <cltensor/tensor.h>
@@ -215,6 +218,39 @@ CLT_API clt_status clt_save_npy(const char *path, const clt_tensor *t);
  * header length off by one leaves).  New tensor: release with
  * clt_tensor_free. */
 CLT_API clt_status clt_load_npy(const char *path, clt_device *dev, clt_tensor **out);
+
+/* Reads the .npy file `path` into host memory, with no device: the file is
+ * parsed, checked and converted as clt_load_npy does it (the same dtypes,
+ * byte orders, Fortran order, 0-d and empty arrays, and the same refusals,
+ * naming clt_load_npy_host; clt_load_npy is this read, then an upload),
+ * float16 and float64 whatever the devices hold.  *out is one block that
+ * holds the description, its shape and the values (C order, this
+ * machine's byte order, at a 64-byte boundary); it can be passed to
+ * clt_dataloader_arrays as it is, which borrows it with no copy:
+ *
+ *   clt_array_spec *x, *y;
+ *   clt_load_npy_host("X.npy", &x);        // np.save("X.npy", X)
+ *   clt_load_npy_host("y.npy", &y);
+ *   clt_dataloader_arrays(dev, x, y, &opts, &loader);
+ *   ...
+ *   clt_dataloader_free(loader);           // then the arrays it borrowed
+ *   clt_free(x);
+ *   clt_free(y);
+ *
+ * (*out)->data is never NULL, even for an empty array; ndim is 0 for a 0-d
+ * one.  Ownership: the block is the caller's, released with one clt_free,
+ * after any loader that borrows it; the values may be changed in place
+ * through a cast of data. */
+CLT_API clt_status clt_load_npy_host(const char *path, clt_array_spec **out);
+
+/* Writes the host array a (data in C order, as clt_array_spec describes
+ * it) to `path` as clt_save_npy writes a tensor of that dtype and shape:
+ * np.save for an array that never was on a device, or one
+ * clt_load_npy_host gave.  Errors: CLT_ERR_NULL_ARGUMENT (path, a, its
+ * shape, or data NULL for a non-empty array), CLT_ERR_INVALID_ARGUMENT (an
+ * invalid dtype, a negative dimension), CLT_ERR_TOO_MANY_DIMS, CLT_ERR_IO;
+ * a refused array writes no file.  Nothing is taken. */
+CLT_API clt_status clt_save_npy_host(const char *path, const clt_array_spec *a);
 
 #ifdef __cplusplus
 }

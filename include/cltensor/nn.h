@@ -111,7 +111,9 @@ CLT_API clt_status clt_linear(clt_device *dev, int64_t in_features, int64_t out_
  * [out_channels, in_channels / groups, kernel_h, kernel_w] and bias
  * [out_channels] (when bias is non-zero), both uniform in
  * +-1/sqrt(fan_in), fan_in = in_channels / groups * kernel_h * kernel_w,
- * float32 on dev.  groups must divide both channel counts. */
+ * float32 on dev.  groups must divide both channel counts.  A convolution
+ * that BatchNorm follows is made without bias (bias 0; torchvision's
+ * bias=False): see clt_batch_norm2d_layer. */
 CLT_API clt_status clt_conv2d_layer(clt_device *dev, int64_t in_channels, int64_t out_channels,
                                     int64_t kernel_h, int64_t kernel_w,
                                     const clt_conv2d_opts *opts, int bias, clt_generator *gen,
@@ -139,7 +141,17 @@ CLT_API clt_status clt_layer_norm_layer(clt_device *dev, int ndim, const int64_t
  * H, W]): in train mode, normalises with the batch's statistics and, when
  * track_running_stats, updates the buffers running_mean, running_var
  * (unbiased) and num_batches_tracked with `momentum` (PyTorch: 0.1); in
- * eval mode uses the running statistics.  eps PyTorch: 1e-5. */
+ * eval mode uses the running statistics.  eps PyTorch: 1e-5.
+ *
+ * The layer before BatchNorm (a Conv2d, a Linear) should have no bias, as
+ * torchvision makes its convolutions (bias=False): BatchNorm subtracts
+ * each channel's mean, which cancels a per-channel bias exactly, so the
+ * bias changes nothing in the output and its gradient is zero but for
+ * rounding.  It is not merely wasted: Adam (and AdamW) divides each step
+ * by the gradient's running magnitude, so a gradient of rounding noise
+ * still moves the bias by about the learning rate per step, and it drifts
+ * (weight decay pulls it back only slowly).  BatchNorm's own bias (beta,
+ * with affine) plays its part. */
 CLT_API clt_status clt_batch_norm1d_layer(clt_device *dev, int64_t num_features, double eps,
                                           double momentum, int affine, int track_running_stats,
                                           clt_module **out);

@@ -210,7 +210,7 @@ clt_status clt_tensor_write(clt_tensor *t, const void *src, size_t bytes)
     if (st == CLT_OK)
         st = clt__tensor_write(t, src, bytes, &ev, fn);
     if (st == CLT_OK)
-        st = clt__error_in(clt_event_wait(ev), fn);
+        st = clt__event_wait_in(fn, ev, __builtin_return_address(0));
     clt_event_free(ev);
     return st == CLT_OK ? clt__ok() : st;
 }

@@ -234,7 +234,7 @@ clt_status clt_from_dlpack(clt_device *dev, const DLManagedTensor *src, clt_tens
     clt_tensor *t = NULL;
     clt_status st = clt__empty(dev, dtype, dl->ndim, dl->shape, &t);
     if (st != CLT_OK)
-        return st;
+        return clt__error_in(st, fn);
     size_t bytes = (size_t)numel * es;
     char *buf = clt__malloc(bytes ? bytes : 1);
     if (buf == NULL) {
@@ -249,8 +249,12 @@ clt_status clt_from_dlpack(clt_device *dev, const DLManagedTensor *src, clt_tens
         st = clt__error(CLT_ERR_INVALID_ARGUMENT,
                         "%s: bool element %lld holds the byte %u (only 0 and 1 are bools)", fn,
                         (long long)b, (unsigned char)buf[b]);
+    clt_event *ev = NULL;
     if (st == CLT_OK)
-        st = clt__error_in(clt_tensor_write(t, buf, bytes), fn);
+        st = clt__tensor_write(t, buf, bytes, &ev, fn);
+    if (st == CLT_OK)
+        st = clt__event_wait_in(fn, ev, __builtin_return_address(0));
+    clt_event_free(ev);
     free(buf);
     if (st != CLT_OK) {
         clt_tensor_free(t);

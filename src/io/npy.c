@@ -25,33 +25,31 @@ static const struct {
 
 /* ---- saving ------------------------------------------------------------------------- */
 
-clt_status clt_save_npy(const char *path, const clt_tensor *t)
+/* Writes dtype/ndim/shape and `bytes` bytes of C-order data (a tensor's
+ * values read back, or a caller's host array) as numpy.save does. */
+static clt_status write_npy(const char *path, clt_dtype dtype, int ndim, const int64_t *shape,
+                            const void *data, size_t bytes, const char *fn)
 {
-    const char *fn = "clt_save_npy";
-    CLT__REQUIRE_ARG(path, fn);
-    CLT__REQUIRE_ARG(t, fn);
     const char *descr = NULL;
     for (size_t k = 0; k < sizeof descrs / sizeof descrs[0]; k++)
-        if (descrs[k].dtype == t->dtype)
+        if (descrs[k].dtype == dtype)
             descr = descrs[k].descr;
     if (descr == NULL)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: dtype %d has no .npy form", fn, path,
-                          (int)t->dtype);
-    void *data = NULL;
-    size_t bytes = 0;
+                          (int)dtype);
     clt__io_out o = {0};
-    char header[512], shape[320];
+    char header[512], dims[320];
     size_t sl = 0;
-    shape[sl++] = '(';
-    for (int d = 0; d < t->ndim; d++)
-        sl += (size_t)snprintf(shape + sl, sizeof shape - sl, "%s%lld", d ? ", " : "",
-                               (long long)t->shape[d]);
-    snprintf(shape + sl, sizeof shape - sl, "%s)", t->ndim == 1 ? "," : "");
+    dims[sl++] = '(';
+    for (int d = 0; d < ndim; d++)
+        sl += (size_t)snprintf(dims + sl, sizeof dims - sl, "%s%lld", d ? ", " : "",
+                               (long long)shape[d]);
+    snprintf(dims + sl, sizeof dims - sl, "%s)", ndim == 1 ? "," : "");
     int hl = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, "
-                      "'shape': %s, }", descr, shape);
-    if (t->ndim > 0) {
+                      "'shape': %s, }", descr, dims);
+    if (ndim > 0) {
         char first[32];
-        int fl = snprintf(first, sizeof first, "%lld", (long long)t->shape[0]);
+        int fl = snprintf(first, sizeof first, "%lld", (long long)shape[0]);
         for (int k = fl; k < GROWTH_DIGITS; k++)
             header[hl++] = ' ';
     }
@@ -67,11 +65,7 @@ clt_status clt_save_npy(const char *path, const clt_tensor *t)
     prefix[7] = 0;
     prefix[8] = (unsigned char)(hl & 0xFF);
     prefix[9] = (unsigned char)(hl >> 8);
-    clt_status st = clt__io_read_tensor(t, &data, &bytes, fn, __builtin_return_address(0));
-    if (st != CLT_OK) {
-        clt__error_prefix(st, "%s: %s: reading the tensor", fn, path);
-        return st;
-    }
+    clt_status st;
     CLT__TRY(clt__io_create(&o, path, fn));
     CLT__TRY(clt__io_write(&o, prefix, sizeof prefix));
     CLT__TRY(clt__io_write(&o, header, (size_t)hl));
@@ -79,7 +73,45 @@ clt_status clt_save_npy(const char *path, const clt_tensor *t)
     CLT__TRY(clt__io_commit(&o));
 done:
     clt__io_abort(&o);
+    return st;
+}
+
+clt_status clt_save_npy(const char *path, const clt_tensor *t)
+{
+    const char *fn = "clt_save_npy";
+    CLT__REQUIRE_ARG(path, fn);
+    CLT__REQUIRE_ARG(t, fn);
+    void *data = NULL;
+    size_t bytes = 0;
+    clt_status st = clt__io_read_tensor(t, &data, &bytes, fn, __builtin_return_address(0));
+    if (st != CLT_OK)
+        return clt__error_prefix(st, "%s: %s: reading the tensor", fn, path);
+    st = write_npy(path, t->dtype, t->ndim, t->shape, data, bytes, fn);
     free(data);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_save_npy_host(const char *path, const clt_array_spec *a)
+{
+    const char *fn = "clt_save_npy_host";
+    CLT__REQUIRE_ARG(path, fn);
+    CLT__REQUIRE_ARG(a, fn);
+    if (!clt__dtype_valid(a->dtype))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: dtype %d is not a cltensor dtype",
+                          fn, path, (int)a->dtype);
+    clt_status st = clt__check_shape(a->ndim, a->shape, fn);
+    if (st != CLT_OK)
+        return st;
+    int64_t numel = clt__io_numel(a->ndim, a->shape, clt_dtype_size(a->dtype));
+    char s[160];
+    if (numel < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: shape %s is too large", fn, path,
+                          clt__shape_str(s, sizeof s, a->ndim, a->shape));
+    size_t bytes = (size_t)numel * clt_dtype_size(a->dtype);
+    if (bytes > 0 && a->data == NULL)
+        return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: %s: data is NULL for %zu bytes", fn, path,
+                          bytes);
+    st = write_npy(path, a->dtype, a->ndim, a->shape, a->data, bytes, fn);
     return st == CLT_OK ? clt__ok() : st;
 }
 
@@ -312,23 +344,31 @@ static void from_fortran(const unsigned char *src, unsigned char *dst, int ndim,
     }
 }
 
-clt_status clt_load_npy(const char *path, clt_device *dev, clt_tensor **out)
+/* What clt_load_npy_host hands out: one block holding the spec, its shape
+ * and, from DATA_AT on (a multiple of 64 bytes, as numpy aligns arrays),
+ * the values; freed with one clt_free, the spec first in it. */
+typedef struct host_array {
+    clt_array_spec spec;
+    int64_t shape[CLT_MAX_DIMS];
+} host_array;
+#define DATA_AT ((sizeof(host_array) + ARRAY_ALIGN - 1) / ARRAY_ALIGN * ARRAY_ALIGN)
+
+/* The parser behind both loaders: the file's array, in C order and this
+ * machine's byte order, in a new block; messages name fn. */
+static clt_status read_npy(const char *path, const char *fn, host_array **out)
 {
-    const char *fn = "clt_load_npy";
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
-    CLT__REQUIRE_ARG(path, fn);
-    CLT__REQUIRE_ARG(dev, fn);
     FILE *f = NULL;
     uint64_t size = 0;
     char *text = NULL;
-    void *data = NULL;
+    unsigned char *raw = NULL;
+    host_array *a = NULL;
     hdr h = {0};
     char q[64];
     h.path = path;
     h.fn = fn;
     h.fortran = -1;
     h.ndim = -1;
+    *out = NULL;
     clt_status st = clt__io_open(path, fn, &f, &size);
     if (st != CLT_OK)
         return st;
@@ -392,37 +432,67 @@ clt_status clt_load_npy(const char *path, clt_device *dev, clt_tensor **out)
         CLT__TRY(hbad(&h, "%llu bytes after the array's data (%llu bytes for %s of shape %s)",
                       (unsigned long long)(have - need), (unsigned long long)need, q,
                       clt__shape_str(s, sizeof s, h.ndim, h.shape)));
-    data = clt__malloc(need ? need : 1);
-    if (data == NULL)
+    if (need > SIZE_MAX - DATA_AT ||
+        (a = clt__aligned(ARRAY_ALIGN, DATA_AT + (size_t)need)) == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for %llu bytes", fn,
                             (unsigned long long)need));
-    CLT__TRY(clt__io_read_at(f, start + hlen, data, need, path, fn));
+    unsigned char *data = (unsigned char *)a + DATA_AT;
+    /* column-major: read aside, then reordered, as numpy.load returns the
+     * values, into row-major order */
+    bool fortran = h.fortran && h.ndim > 1;
+    if (fortran && (raw = clt__malloc(need ? need : 1)) == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for %llu bytes", fn,
+                            (unsigned long long)need));
+    CLT__TRY(clt__io_read_at(f, start + hlen, fortran ? raw : data, need, path, fn));
+    if (fortran)
+        from_fortran(raw, data, h.ndim, h.shape, es, numel);
     if (swap)
         swap_bytes(data, (size_t)numel, es);
-    if (h.fortran && h.ndim > 1) {
-        /* column-major: the values are reordered, as numpy.load returns
-         * them, into the row-major order of a tensor */
-        void *c = clt__malloc(need ? need : 1);
-        if (c == NULL)
-            CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for %llu bytes",
-                                fn, (unsigned long long)need));
-        from_fortran(data, c, h.ndim, h.shape, es, numel);
-        free(data);
-        data = c;
-    }
     if (dtype == CLT_BOOL) {
         int64_t b = clt__io_bad_bool(data, need);
         if (b >= 0)
             CLT__TRY(hbad(&h, "bool element %lld holds the byte %u (only 0 and 1 are bools)",
-                          (long long)b, ((unsigned char *)data)[b]));
+                          (long long)b, data[b]));
     }
-    st = clt_tensor_from_host(dev, dtype, h.ndim, h.shape, data, out);
-    if (st != CLT_OK)
-        clt__error_prefix(st, "%s: %s", fn, path);
+    memcpy(a->shape, h.shape, (size_t)h.ndim * sizeof *a->shape);
+    a->spec = (clt_array_spec){data, dtype, h.ndim, a->shape};
+    *out = a;
+    a = NULL;
 done:
+    free(a);
+    free(raw);
     free(text);
-    free(data);
-    if (f)
-        fclose(f);
-    return st == CLT_OK ? clt__ok() : st;
+    fclose(f);
+    return st;
+}
+
+clt_status clt_load_npy_host(const char *path, clt_array_spec **out)
+{
+    const char *fn = "clt_load_npy_host";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(path, fn);
+    host_array *a;
+    clt_status st = read_npy(path, fn, &a);
+    if (st != CLT_OK)
+        return st;
+    *out = &a->spec;
+    return clt__ok();
+}
+
+clt_status clt_load_npy(const char *path, clt_device *dev, clt_tensor **out)
+{
+    const char *fn = "clt_load_npy";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(path, fn);
+    CLT__REQUIRE_ARG(dev, fn);
+    host_array *a;
+    clt_status st = read_npy(path, fn, &a);
+    if (st != CLT_OK)
+        return st;
+    const clt_array_spec *s = &a->spec;
+    st = clt__tensor_from_host_in(fn, dev, s->dtype, s->ndim, s->shape, s->data, out);
+    free(a);
+    return st == CLT_OK ? clt__ok() : clt__error_in_step(st, fn, path);
 }

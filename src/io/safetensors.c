@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "io/io.h"
+#include "nn/nn.h"
 #include "optim/optim.h"
 
 /* The reference implementation refuses headers above 100 MB. */
@@ -472,10 +473,13 @@ static clt_status st_upload(const st_file *sf, const entry *e, clt_device *dev, 
     clt_status st = st_read(sf, e, &data);
     if (st != CLT_OK)
         return st;
-    st = clt_tensor_from_host(dev, e->dtype, e->ndim, e->shape, data, out);
+    st = clt__tensor_from_host_in(sf->fn, dev, e->dtype, e->ndim, e->shape, data, out);
     free(data);
-    if (st != CLT_OK)
-        clt__error_prefix(st, "%s: %s: tensor '%s'", sf->fn, sf->path, QUOTE(q, e->name));
+    if (st != CLT_OK) {
+        char step[512];
+        snprintf(step, sizeof step, "%s: tensor '%s'", sf->path, QUOTE(q, e->name));
+        clt__error_in_step(st, sf->fn, step);
+    }
     return st;
 }
 
@@ -678,7 +682,7 @@ clt_status clt_module_save(const clt_module *m, const char *path)
     CLT__REQUIRE_ARG(path, fn);
     clt_named_tensor *state = NULL;
     size_t n = 0;
-    clt_status st = clt_module_state(m, &state, &n);
+    clt_status st = clt__module_state_in(fn, m, &state, &n);
     if (st == CLT_OK)
         st = save(path, state, n, NULL, 0, fn, __builtin_return_address(0));
     free(state);
@@ -814,7 +818,7 @@ clt_status clt_module_load(clt_module *m, const char *path)
     clt_status st = st_open(path, fn, false, &sf);
     if (st != CLT_OK)
         return st;
-    CLT__TRY(clt_module_state(m, &state, &n));
+    CLT__TRY(clt__module_state_in(fn, m, &state, &n));
     match = clt__calloc(n ? n : 1, sizeof *match);
     if (match == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
@@ -846,9 +850,10 @@ static clt_status optimizer_entries(const clt_optimizer *opt, const int64_t *val
     for (int k = 0; k < OPT_EXTRA && st == CLT_OK; k++) {
         clt_named_tensor *e = &(*arr)[*n + k];
         e->name = opt_extra_names[k];
-        st = k == OPT_STEP ? clt_tensor_from_host(dev, CLT_INT64, 1, &np, values, &e->tensor)
-                           : clt_tensor_from_host(dev, CLT_INT64, 0, NULL, &values[np + k - 1],
-                                                  &e->tensor);
+        st = k == OPT_STEP
+                 ? clt__tensor_from_host_in(fn, dev, CLT_INT64, 1, &np, values, &e->tensor)
+                 : clt__tensor_from_host_in(fn, dev, CLT_INT64, 0, NULL, &values[np + k - 1],
+                                            &e->tensor);
         if (st == CLT_OK)
             clt__scope_disown(e->tensor);
         else

@@ -367,7 +367,7 @@ clt_status clt_embedding_layer(clt_device *dev, int64_t num_embeddings, int64_t 
     uint64_t drawn = clt_generator_offset(gen);
     CLT__TRY(clt__module_new(&embedding_ops, dev, &m));
     int64_t shape[2] = {num_embeddings, embedding_dim};
-    CLT__TRY(clt_randn(gen, dev, CLT_FLOAT32, 2, shape, &w)); /* N(0, 1), as PyTorch */
+    CLT__TRY(clt__randn_in(fn, gen, dev, CLT_FLOAT32, 2, shape, &w)); /* N(0, 1), as PyTorch */
     CLT__TRY(clt__module_param(m, "weight", keep_null(&w)));
     *out = m;
     m = NULL;

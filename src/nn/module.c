@@ -54,7 +54,7 @@ clt_status clt__init_uniform(clt_generator *gen, clt_device *dev, int ndim, cons
     clt_tensor *u = NULL, *s = NULL;
     *out = NULL;
     /* 2 bound u - bound, u uniform in [0, 1) */
-    clt_status st = clt__error_in(clt_rand(gen, dev, CLT_FLOAT32, ndim, shape, &u), fn);
+    clt_status st = clt__rand_in(fn, gen, dev, CLT_FLOAT32, ndim, shape, &u);
     if (st == CLT_OK)
         st = clt__mul_scalar_into(NULL, u, 2.0 * bound, &s, fn);
     if (st == CLT_OK)
@@ -314,7 +314,13 @@ clt_status clt_module_named_buffers(const clt_module *m, clt_named_tensor **out,
 
 clt_status clt_module_state(const clt_module *m, clt_named_tensor **out, size_t *n)
 {
-    return named(m, true, true, out, n, "clt_module_state");
+    return clt__module_state_in("clt_module_state", m, out, n);
+}
+
+clt_status clt__module_state_in(const char *fn, const clt_module *m, clt_named_tensor **out,
+                                size_t *n)
+{
+    return named(m, true, true, out, n, fn);
 }
 
 clt_status clt_module_parameters(const clt_module *m, clt_tensor ***out, size_t *n)

@@ -65,6 +65,11 @@ clt_status clt__module_weight_bias(clt_module *m, clt_generator *gen, int ndim,
 clt_status clt__forward_note_generator(clt_generator *gen);
 clt_status clt__forward_defer_write(clt_tensor *buf, clt_tensor *next);
 
+/* clt_module_state for the public call fn (saving or loading a
+ * checkpoint): its messages name fn. */
+clt_status clt__module_state_in(const char *fn, const clt_module *m, clt_named_tensor **out,
+                                size_t *n);
+
 /* Error unless x lives on the module's device (PyTorch's wording, naming
  * both devices). */
 clt_status clt__module_check_device(const clt_module *m, const clt_tensor *x, const char *fn);

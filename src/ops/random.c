@@ -179,10 +179,16 @@ clt_status clt_rand(clt_generator *gen, clt_device *dev, clt_dtype dtype, int nd
     return clt__rand_in("clt_rand", gen, dev, dtype, ndim, shape, out);
 }
 
+clt_status clt__randn_in(const char *fn, clt_generator *gen, clt_device *dev, clt_dtype dtype,
+                         int ndim, const int64_t *shape, clt_tensor **out)
+{
+    return generate(NORMAL, gen, dev, 0, 1, dtype, ndim, shape, out, fn);
+}
+
 clt_status clt_randn(clt_generator *gen, clt_device *dev, clt_dtype dtype, int ndim,
                      const int64_t *shape, clt_tensor **out)
 {
-    return generate(NORMAL, gen, dev, 0, 1, dtype, ndim, shape, out, "clt_randn");
+    return clt__randn_in("clt_randn", gen, dev, dtype, ndim, shape, out);
 }
 
 clt_status clt_randint(clt_generator *gen, clt_device *dev, int64_t low, int64_t high,

@@ -90,7 +90,12 @@ struct clt_event {
 clt_status clt_tensor_from_host(clt_device *dev, clt_dtype dtype, int ndim, const int64_t *shape,
                                 const void *data, clt_tensor **out)
 {
-    const char *fn = "clt_tensor_from_host";
+    return clt__tensor_from_host_in("clt_tensor_from_host", dev, dtype, ndim, shape, data, out);
+}
+
+clt_status clt__tensor_from_host_in(const char *fn, clt_device *dev, clt_dtype dtype, int ndim,
+                                    const int64_t *shape, const void *data, clt_tensor **out)
+{
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(dev, fn);
@@ -421,16 +426,21 @@ done:
 
 clt_status clt_event_wait(clt_event *e)
 {
-    CLT__REQUIRE_ARG(e, "clt_event_wait");
+    return clt__event_wait_in("clt_event_wait", e, __builtin_return_address(0));
+}
+
+clt_status clt__event_wait_in(const char *fn, clt_event *e, const void *caller)
+{
+    CLT__REQUIRE_ARG(e, fn);
     if (e->ev && !e->waited) {
-        clt_status st = clt__sync_point_at("clt_event_wait", __builtin_return_address(0));
+        clt_status st = clt__sync_point_at(fn, caller);
         if (st != CLT_OK)
             return st;
         cl_int err = clt__driver_waited(clWaitForEvents(1, &e->ev));
         if (err != CL_SUCCESS)
-            return clt__cl_error(err, "clt_event_wait: the transfer failed");
+            return clt__cl_error(err, "%s: the transfer failed", fn);
         e->waited = true;
-        st = clt__index_check_end(&e->chk, true, "clt_event_wait");
+        st = clt__index_check_end(&e->chk, true, fn);
         if (st != CLT_OK)
             return st;
     }
