@@ -82,11 +82,17 @@ CLT_API clt_status clt_memory_set_fraction(clt_device *dev, double fraction);
  * receives the number of programs made ready.  Entries of the list of
  * programs seen that no longer build (an earlier cltensor's, whose
  * kernels took other options) are removed from it, which is no error;
- * clt_warmup_counts says how many. */
+ * clt_warmup_counts says how many.  Only this build's own entries are
+ * removed: the list is shared by every process and cltensor version using
+ * the cache directory, each line tagged with the build that noted it, and
+ * changed under a file lock so that no entry noted meanwhile is lost (where
+ * the file system has no locks nothing is removed).  Safe to call from
+ * several processes at once. */
 CLT_API clt_status clt_warmup(clt_device *dev, int include_blas, size_t *built);
 
 /* clt_warmup, and `dropped` (may be NULL) receives the number of entries
- * removed from the list of programs seen because they no longer build. */
+ * removed from the list of programs seen because they no longer build or
+ * are damaged (repeated lines are removed too, without being counted). */
 CLT_API clt_status clt_warmup_counts(clt_device *dev, int include_blas, size_t *built,
                                      size_t *dropped);
 
