@@ -67,12 +67,19 @@ typedef struct line {
     uint64_t h;
 } line;
 
+/* Where l is in set[0, count), or count. */
+static size_t line_find(const line *set, size_t count, const line *l)
+{
+    size_t i = 0;
+    while (i < count &&
+           !(set[i].h == l->h && set[i].n == l->n && memcmp(set[i].p, l->p, l->n) == 0))
+        i++;
+    return i;
+}
+
 static bool line_in(const line *set, size_t count, const line *l)
 {
-    for (size_t i = 0; i < count; i++)
-        if (set[i].h == l->h && set[i].n == l->n && memcmp(set[i].p, l->p, l->n) == 0)
-            return true;
-    return false;
+    return line_find(set, count, l) < count;
 }
 
 /* The whole lines of text[0, len) in their order, only the first of
@@ -318,10 +325,7 @@ clt_status clt__keys_warm(const char *dir, clt__keys_judge_fn judge, void *ctx,
             size_t flen = strlen(family), klen = flen + 1 + strlen(options);
             family[flen] = '\t'; /* "family\toptions" names the key */
             line key = {family, klen, clt__fnv1a(CLT__FNV_INIT, family, klen)};
-            size_t j = 0;
-            while (j < nseen && !(seen[j].h == key.h && seen[j].n == key.n &&
-                                  memcmp(seen[j].p, key.p, key.n) == 0))
-                j++;
+            size_t j = line_find(seen, nseen, &key);
             family[flen] = '\0';
             if (j == nseen) {
                 st = judge(ctx, family, options, &verdicts[j]);
