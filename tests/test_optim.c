@@ -844,6 +844,10 @@ static step_failures step_refusals(const clt_dtype *dt, size_t n, double momentu
 {
     static const char mid[] = "failed at parameter ";
     step_failures f = {0};
+    /* Set before the devices start and only changed in value after: a
+     * variable added or removed may move the environment while a driver
+     * thread reads it. */
+    setenv("CLTENSOR_CACHE", "1", 1);
     for (long pass = 0;; pass++) {
         clt_device *dev = get_device("cpu");
         clt_tensor *p[3];
@@ -856,7 +860,7 @@ static step_failures step_refusals(const clt_dtype *dt, size_t n, double momentu
         clt__driver_refuse_at(pass);
         clt_status st = clt_optimizer_step(opt);
         long left = clt__driver_refuse_at(-1);
-        unsetenv("CLTENSOR_CACHE");
+        setenv("CLTENSOR_CACHE", "1", 1);
         if (left < 0) {
             const char *m = clt_last_error(), *at = strstr(m, mid);
             cr_assert(st == CLT_ERR_OPENCL || st == CLT_ERR_OUT_OF_DEVICE_MEMORY,
@@ -894,6 +898,7 @@ static step_failures step_refusals(const clt_dtype *dt, size_t n, double momentu
         if (left >= 0)
             break;
     }
+    unsetenv("CLTENSOR_CACHE");
     return f;
 }
 
