@@ -385,10 +385,40 @@ clt_status clt__program_warm(clt_device *dev, const char *family, const char *op
 /* Programs built for the device so far. */
 size_t clt__programs_count(clt_device *dev);
 /* Builds every (family, options) pair recorded in the disk cache's list,
- * counting them, and removes from the list the pairs that no longer build
- * or name no family, counting those in *dropped (may be NULL); first
- * removes temporary files of stores that never finished. */
+ * counting them, and removes from the list this build's pairs that no
+ * longer build or name no family, counting those in *dropped (may be
+ * NULL); first removes temporary files of stores that never finished. */
 clt_status clt__programs_warm_seen(clt_device *dev, size_t *count, size_t *dropped);
+
+/* FNV-1a, 64 bits (src/device/program.c): keys the caches. */
+#define CLT__FNV_INIT 0xcbf29ce484222325ull
+uint64_t clt__fnv1a(uint64_t h, const void *data, size_t n);
+
+/* The cache directory's list of programs seen, keys.txt (src/device/keys.c):
+ * lines "<tag>\t<family>\t<options>", the tag naming the cltensor build
+ * that noted the line (its version and a hash of its kernel sources). */
+const char *clt__keys_tag(void);
+/* Adds the line (tag, family, options) to the list in dir unless it is
+ * there (tag: clt__keys_tag(), or another build's in tests). */
+void clt__keys_note(const char *dir, const char *tag, const char *family, const char *options);
+typedef enum clt__key_verdict {
+    CLT__KEY_SKIPPED, /* not tried here (a dtype the device lacks): kept */
+    CLT__KEY_BUILT,
+    CLT__KEY_STALE /* cannot be built by this build */
+} clt__key_verdict;
+/* Gives the verdict on one (family, options); a status other than CLT_OK
+ * stops the walk. */
+typedef clt_status (*clt__keys_judge_fn)(void *ctx, const char *family, const char *options,
+                                         clt__key_verdict *verdict);
+/* The warm-up's walk over the list in dir: judge is called once for each
+ * distinct (family, options) of any build's lines.  When every call
+ * returned CLT_OK, this build's lines found stale, damaged lines (no tab),
+ * one cut short at the end and repeats are removed under the list's lock,
+ * keeping lines noted meanwhile; another build's line that was built is
+ * noted as this build's.  *dropped: the lines removed, repeats aside (0
+ * where the list cannot be locked: nothing is removed then). */
+clt_status clt__keys_warm(const char *dir, clt__keys_judge_fn judge, void *ctx,
+                          size_t *dropped);
 
 /* Builds a program ahead of time (used by warm-up and tests). */
 clt_status clt__program_get(clt_device *dev, const char *family, const char *options,

@@ -3,7 +3,9 @@
  * (corrupt, truncated, garbage, empty) rebuilt instead of trusted, programs
  * of one kernel for launches and whole families from the warm-up,
  * temporary files of stores that never finished removed, and the list of
- * keys seen rid of entries that no longer build. */
+ * keys seen: rid of this build's entries that no longer build, of repeats
+ * and of damaged lines, other builds' entries kept, no key lost to another
+ * process's rewrite, and nothing removed where it cannot be locked. */
 #include <dirent.h>
 #include <stdio.h>
 #include <fcntl.h>
@@ -26,6 +28,9 @@ clt_status clt__program_warm(clt_device *dev, const char *family, const char *op
                              bool optional, size_t *count);
 clt_status clt__programs_warm_seen(clt_device *dev, size_t *count, size_t *dropped);
 const char *clt__fill_options(clt_dtype t);
+/* The list of keys seen (src/device/keys.c). */
+const char *clt__keys_tag(void);
+void clt__keys_note(const char *dir, const char *tag, const char *family, const char *options);
 
 enum { HITS, MISSES, STORES, REJECTED };
 
@@ -302,7 +307,8 @@ Test(cache, file_with_another_key_is_rebuilt)
  * rename. */
 static bool is_unfinished(const char *name)
 {
-    return name[0] != '.' && strcmp(name, "keys.txt") != 0 && !is_bin(name);
+    return name[0] != '.' && strcmp(name, "keys.txt") != 0 && strcmp(name, "keys.lock") != 0 &&
+           !is_bin(name);
 }
 
 /* Files in the cache directory that are not finished cache files; the last
@@ -665,23 +671,55 @@ static char *read_keys(void)
     return text;
 }
 
-/* A list written before cl/gemm.cl took GEMV_DB from the host (its gemm
- * options lack -DGEMV_DB, so the build stops at the #error), a family that
- * does not exist and a line cut short: the warm-up builds the good entry,
- * drops the other three from the list and says so, without failing; the
- * next warm-up finds nothing to drop. */
+/* Another cltensor build's tag: a fake second version. */
+#define OTHER "cltensor-0.0.1-0123456789abcdef"
+
+/* This build's line for (family, options). */
+static const char *own(const char *family, const char *options)
+{
+    static char line[4][1024];
+    static int next;
+    char *l = line[next++ % 4];
+    snprintf(l, sizeof line[0], "%s\t%s\t%s\n", clt__keys_tag(), family, options);
+    return l;
+}
+
+/* Options of gemm from before cl/gemm.cl took GEMV_DB from the host: the
+ * build stops at its #error. */
+static const char *old_gemm(void)
+{
+    static char o[1024];
+    snprintf(o, sizeof o,
+             "%s -DGEMM_MR=12 -DGEMM_NV=2 -DGEMM_VW=16 -DGEMM_KC=512 -DGEMM_PKC=1024 "
+             "-DGEMV_VW=16 -DGEMV_KB=256 -DGEMV_PB=4096",
+             clt__fill_options(CLT_FLOAT32));
+    return o;
+}
+
+/* The number of lines of text. */
+static int lines_in(const char *text)
+{
+    int n = 0;
+    for (const char *p = text; (p = strchr(p, '\n')) != NULL; p++)
+        n++;
+    return n;
+}
+
+/* This build's lines that no longer build (the old gemm options, a family
+ * that does not exist) and a line cut short: the warm-up builds the good
+ * entry, drops the other three from the list and says so, without failing;
+ * the next warm-up finds nothing to drop. */
 Test(cache, the_warm_up_drops_entries_that_no_longer_build)
 {
+    const char *tag = clt__keys_tag();
+    cr_assert(strncmp(tag, "cltensor-", 9) == 0 && strstr(tag, clt_version()) != NULL &&
+                  strlen(tag) == 9 + strlen(clt_version()) + 17 && strcmp(tag, OTHER) != 0,
+              "%s", tag);
     clt_device *dev = get_device("cpu");
     char good[1024], text[4096];
-    snprintf(good, sizeof good, "fill\t%s\n", clt__fill_options(CLT_FLOAT32));
-    snprintf(text, sizeof text,
-             "gemm\t%s -DGEMM_MR=12 -DGEMM_NV=2 -DGEMM_VW=16 -DGEMM_KC=512 -DGEMM_PKC=1024 "
-             "-DGEMV_VW=16 -DGEMV_KB=256 -DGEMV_PB=4096\n"
-             "%s"
-             "no_such_family\t-DT=float\n"
-             "fill",
-             clt__fill_options(CLT_FLOAT32), good);
+    snprintf(good, sizeof good, "%s", own("fill", clt__fill_options(CLT_FLOAT32)));
+    snprintf(text, sizeof text, "%s%s%s%s\tfill", own("gemm", old_gemm()), good,
+             own("no_such_family", "-DT=float"), tag);
     write_keys(text);
     uint64_t c0[4], c1[4];
     counters(c0);
@@ -702,4 +740,184 @@ Test(cache, the_warm_up_drops_entries_that_no_longer_build)
     cr_assert_eq(count, 1);
     cr_assert_eq(dropped, 0);
     cr_assert_str_eq(read_keys(), good);
+}
+
+/* Another build sharing the directory (a fake second version) and a
+ * cltensor from before tags: their lines stay as they are, even those that
+ * do not build here, while this build's own line with the same options is
+ * dropped; their line that builds here is built and noted as this build's
+ * too, once. */
+Test(cache, the_warm_up_keeps_other_builds_entries)
+{
+    clt_device *dev = get_device("cpu");
+    char theirs[4096], text[8192], want[8192];
+    snprintf(theirs, sizeof theirs,
+             OTHER "\tgemm\t%s\n" OTHER "\tno_such_family\t-DT=float\n"
+                   "gemm\t%s\n"
+                   "no_such_family\t-DT=float\n" OTHER "\tfill\t%s\n",
+             old_gemm(), old_gemm(), clt__fill_options(CLT_FLOAT32));
+    snprintf(text, sizeof text, "%s%s", own("gemm", old_gemm()), theirs);
+    snprintf(want, sizeof want, "%s%s", theirs, own("fill", clt__fill_options(CLT_FLOAT32)));
+    write_keys(text);
+    for (int pass = 0; pass < 2; pass++) {
+        size_t count = 0, dropped = 9;
+        CHECK(clt__programs_warm_seen(dev, &count, &dropped));
+        cr_assert_eq(count, 1, "pass %d: the fill family, once", pass);
+        cr_assert_eq(dropped, pass == 0 ? 1 : 0, "pass %d", pass);
+        cr_assert_str_eq(read_keys(), want, "pass %d", pass);
+    }
+}
+
+/* Repeated lines (this build's and another's) are removed, the first of
+ * each kept in its place, and not counted as dropped; a repeated line is
+ * built once.  Noting a key the list has adds nothing. */
+Test(cache, repeated_lines_are_removed_and_never_added)
+{
+    clt_device *dev = get_device("cpu");
+    char fill[1024], text[8192], want[8192];
+    snprintf(fill, sizeof fill, "%s", own("fill", clt__fill_options(CLT_FLOAT32)));
+    const char *other = OTHER "\tno_such_family\t-DT=float\n";
+    snprintf(text, sizeof text, "%s%s%s%s%s", fill, other, fill, other, fill);
+    snprintf(want, sizeof want, "%s%s", fill, other);
+    write_keys(text);
+    size_t count = 0, dropped = 9;
+    CHECK(clt__programs_warm_seen(dev, &count, &dropped));
+    cr_assert_eq(count, 1);
+    cr_assert_eq(dropped, 0);
+    cr_assert_str_eq(read_keys(), want);
+
+    clt__keys_note(dir, clt__keys_tag(), "fill", clt__fill_options(CLT_FLOAT32));
+    clt__keys_note(dir, OTHER, "no_such_family", "-DT=float");
+    cr_assert_str_eq(read_keys(), want);
+    clt__keys_note(dir, clt__keys_tag(), "cast", "-DT=float");
+    clt__keys_note(dir, clt__keys_tag(), "cast", "-DT=float");
+    snprintf(want + strlen(want), sizeof want - strlen(want), "%s", own("cast", "-DT=float"));
+    cr_assert_str_eq(read_keys(), want);
+}
+
+/* A writer that stopped in the middle of a line: a note starts a line of
+ * its own after it, and the warm-up removes such a fragment at the end of
+ * the list, with lines that have no tab. */
+Test(cache, a_line_cut_short_spoils_no_other)
+{
+    write_keys(OTHER "\tfi");
+    clt__keys_note(dir, OTHER, "cast", "-DT=int");
+    cr_assert_str_eq(read_keys(), OTHER "\tfi\n" OTHER "\tcast\t-DT=int\n");
+    write_keys(OTHER "\tcast\t-DT=int\n\tno family\nno tab\n\n" OTHER "\tfi");
+    size_t count = 0, dropped = 0;
+    CHECK(clt__programs_warm_seen(get_device("cpu"), &count, &dropped));
+    cr_assert_eq(count, 0);
+    cr_assert_eq(dropped, 4);
+    cr_assert_str_eq(read_keys(), OTHER "\tcast\t-DT=int\n");
+}
+
+/* Another process holds the list's lock, the list open, and adds a line
+ * after the warm-up has read the list: the warm-up's rewrite waits for the
+ * lock and takes the list as it is then, so the line stays (a rename
+ * before it would leave the line in the file replaced). */
+Test(cache, a_line_added_during_the_warm_up_stays)
+{
+    clt_device *dev = get_device("cpu");
+    write_keys(own("no_such_family", "-DT=float"));
+    int ready[2];
+    cr_assert_eq(pipe(ready), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/keys.lock", dir);
+        int fd = open(path, O_RDWR | O_CREAT, 0644);
+        struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        snprintf(path, sizeof path, "%s/keys.txt", dir);
+        int out = open(path, O_WRONLY | O_APPEND);
+        if (fd < 0 || out < 0 || fcntl(fd, F_SETLKW, &fl) != 0 || write(ready[1], "x", 1) != 1)
+            _exit(1);
+        const struct timespec pause = {0, 300000000};
+        nanosleep(&pause, NULL);
+        const char *line = OTHER "\tcast\t-DT=int\n";
+        _exit(write(out, line, strlen(line)) == (ssize_t)strlen(line) ? 0 : 1);
+    }
+    char x;
+    cr_assert_eq(read(ready[0], &x, 1), 1);
+    size_t count = 0, dropped = 0;
+    CHECK(clt__programs_warm_seen(dev, &count, &dropped));
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    cr_assert_eq(dropped, 1);
+    cr_assert_str_eq(read_keys(), OTHER "\tcast\t-DT=int\n");
+}
+
+/* Processes noting keys (another build's) all at once while this one
+ * warms up again and again, each time with a stale line of its own to
+ * drop: every key noted is in the list at the end, once, and nothing
+ * else. */
+Test(cache, keys_noted_by_other_processes_during_warm_ups_are_kept, .timeout = 120)
+{
+    enum { WRITERS = 3, KEYS = 40, WARM_UPS = 30 };
+    pid_t pid[WRITERS];
+    for (int w = 0; w < WRITERS; w++) {
+        pid[w] = fork();
+        cr_assert_geq(pid[w], 0);
+        if (pid[w] == 0) {
+            char options[64];
+            for (int k = 0; k < KEYS; k++) {
+                snprintf(options, sizeof options, "-DWRITER=%d -DKEY=%d", w, k);
+                clt__keys_note(dir, OTHER, "no_such_family", options);
+                clt__keys_note(dir, OTHER, "no_such_family", options);
+            }
+            _exit(0);
+        }
+    }
+    clt_device *dev = get_device("cpu");
+    for (int i = 0; i < WARM_UPS; i++) {
+        clt__keys_note(dir, clt__keys_tag(), "no_such_family", "-DT=float");
+        size_t count = 0, dropped = 0;
+        CHECK(clt__programs_warm_seen(dev, &count, &dropped));
+        cr_assert_eq(dropped, 1, "warm-up %d", i);
+        cr_assert_eq(count, 0);
+    }
+    for (int w = 0; w < WRITERS; w++) {
+        int status = 0;
+        cr_assert_eq(waitpid(pid[w], &status, 0), pid[w]);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    char *text = read_keys();
+    cr_assert_eq(lines_in(text), WRITERS * KEYS, "%s", text);
+    char line[128];
+    for (int w = 0; w < WRITERS; w++)
+        for (int k = 0; k < KEYS; k++) {
+            snprintf(line, sizeof line, OTHER "\tno_such_family\t-DWRITER=%d -DKEY=%d\n", w, k);
+            cr_assert_not_null(strstr(text, line), "writer %d key %d", w, k);
+        }
+    cr_assert_eq(unfinished_files(NULL, 0), 0);
+}
+
+/* Where the list cannot be locked (here keys.lock is a directory; an NFS
+ * mount without a lock daemon refuses alike) a key is still added, but
+ * nothing is removed: a rewrite then could lose another process's key. */
+Test(cache, without_locks_keys_are_added_and_none_removed)
+{
+    clt_device *dev = get_device("cpu");
+    char lock[512], text[2048], fill[1024];
+    snprintf(lock, sizeof lock, "%s/keys.lock", dir);
+    cr_assert_eq(mkdir(lock, 0700), 0);
+    snprintf(text, sizeof text, "%s%s", own("no_such_family", "-DT=float"),
+             own("no_such_family", "-DT=float"));
+    write_keys(text);
+    size_t count = 0, dropped = 9;
+    CHECK(clt__programs_warm_seen(dev, &count, &dropped));
+    cr_assert_eq(dropped, 0);
+    cr_assert_str_eq(read_keys(), text);
+    snprintf(fill, sizeof fill, "%s", own("fill", clt__fill_options(CLT_FLOAT32)));
+    clt__keys_note(dir, clt__keys_tag(), "fill", clt__fill_options(CLT_FLOAT32));
+    snprintf(text + strlen(text), sizeof text - strlen(text), "%s", fill);
+    cr_assert_str_eq(read_keys(), text);
+
+    cr_assert_eq(rmdir(lock), 0);
+    count = 0;
+    CHECK(clt__programs_warm_seen(dev, &count, &dropped));
+    cr_assert_eq(dropped, 1);
+    cr_assert_eq(count, 1);
+    cr_assert_str_eq(read_keys(), fill);
 }

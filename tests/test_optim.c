@@ -834,8 +834,9 @@ typedef struct step_failures {
 } step_failures;
 
 /* Each driver call of an SGD step (rate 0.5) over parameters of dtypes
- * dt[0..n) fails in turn, from no program (no disk cache, the devices
- * shut down), so that the step builds its kernels.  A failure before any
+ * dt[0..n) fails in turn, from no program (the devices shut down, the
+ * disk cache off during the step), so that the step builds its kernels;
+ * the parameters' set-up loads its own from the cache.  A failure before any
  * update (a build, a kernel's creation) changes nothing; one in parameter
  * i's update says so, leaves those before it updated and it and those
  * after it not, as optim.h documents.  Neither counts the step, and the
@@ -844,7 +845,10 @@ static step_failures step_refusals(const clt_dtype *dt, size_t n, double momentu
 {
     static const char mid[] = "failed at parameter ";
     step_failures f = {0};
-    setenv("CLTENSOR_CACHE", "0", 1);
+    /* Set before the devices start and only changed in value after: a
+     * variable added or removed may move the environment while a driver
+     * thread reads it. */
+    setenv("CLTENSOR_CACHE", "1", 1);
     for (long pass = 0;; pass++) {
         clt_device *dev = get_device("cpu");
         clt_tensor *p[3];
@@ -853,9 +857,11 @@ static step_failures step_refusals(const clt_dtype *dt, size_t n, double momentu
         clt_sgd_opts so = {0.5, momentum, 0.0, 0.0, 0};
         clt_optimizer *opt;
         CHECK(clt_sgd(p, n, &so, &opt));
+        setenv("CLTENSOR_CACHE", "0", 1);
         clt__driver_refuse_at(pass);
         clt_status st = clt_optimizer_step(opt);
         long left = clt__driver_refuse_at(-1);
+        setenv("CLTENSOR_CACHE", "1", 1);
         if (left < 0) {
             const char *m = clt_last_error(), *at = strstr(m, mid);
             cr_assert(st == CLT_ERR_OPENCL || st == CLT_ERR_OUT_OF_DEVICE_MEMORY,

@@ -79,14 +79,22 @@ CLT_API clt_status clt_memory_set_fraction(clt_device *dev, double fraction);
  * seen used, and stores them in the disk cache; with include_blas non-zero
  * also fills CLBlast's cache for the device.  Takes minutes with an empty
  * cache, well under a second with a full one.  `built` (may be NULL)
- * receives the number of programs made ready.  Entries of the list of
- * programs seen that no longer build (an earlier cltensor's, whose
- * kernels took other options) are removed from it, which is no error;
- * clt_warmup_counts says how many. */
+ * receives the number of programs made ready.  The list of programs seen
+ * is shared by every process and cltensor build using the cache directory,
+ * each line tagged with the build that noted it (its version and kernel
+ * sources).  This build's entries that no longer build (options its
+ * kernels no longer take) and damaged lines are removed from it, which is
+ * no error; clt_warmup_counts says how many.  Other builds' entries are
+ * never removed: they are built where they can be (and then noted as this
+ * build's too), and tried again at each warm-up where they cannot.  The
+ * list is changed under a file lock, so that no entry noted meanwhile is
+ * lost; where the file system has no locks nothing is removed.  Safe to
+ * call from several processes at once. */
 CLT_API clt_status clt_warmup(clt_device *dev, int include_blas, size_t *built);
 
 /* clt_warmup, and `dropped` (may be NULL) receives the number of entries
- * removed from the list of programs seen because they no longer build. */
+ * removed from the list of programs seen because they no longer build or
+ * are damaged (repeated lines are removed too, without being counted). */
 CLT_API clt_status clt_warmup_counts(clt_device *dev, int include_blas, size_t *built,
                                      size_t *dropped);
 

@@ -33,9 +33,7 @@ const clt__cl_source *clt__cl_source_find(const char *name)
 
 /* FNV-1a, 64 bits: cheap enough to key every launch, good enough to key a
  * cache whose files also carry the full key. */
-#define FNV_INIT 0xcbf29ce484222325ull
-
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+uint64_t clt__fnv1a(uint64_t h, const void *data, size_t n)
 {
     const unsigned char *p = data;
     for (size_t i = 0; i < n; i++) {
@@ -89,7 +87,7 @@ static uint64_t mix_str(uint64_t h, const char *s)
 
 static uint64_t key_hash(const char *family, const char *options)
 {
-    return mix_str(mix_str(FNV_INIT, family), options);
+    return mix_str(mix_str(CLT__FNV_INIT, family), options);
 }
 
 static bool key_equal(const char *key, const char *family, const char *options)
@@ -205,8 +203,8 @@ static char *disk_key(const clt_device *dev, const char *family, const char *opt
                       const char *only, const clt__cl_source *prelude,
                       const clt__cl_source *src)
 {
-    uint64_t h = fnv1a(FNV_INIT, prelude->text, prelude->size);
-    h = fnv1a(h, src->text, src->size);
+    uint64_t h = clt__fnv1a(CLT__FNV_INIT, prelude->text, prelude->size);
+    h = clt__fnv1a(h, src->text, src->size);
     clt__strbuf sb = {0};
     clt__sb_printf(&sb, "cltensor kernel cache %u\n%s\n%s\n%s\n%s\n%016llx\n%s\n%s\n%s",
                    CACHE_VERSION, dev->info.platform_name, dev->info.name,
@@ -235,13 +233,13 @@ static unsigned char *disk_read(const char *path, const char *key, size_t *len)
     bool ok = fstat(fd, &sbuf) == 0 && (size_t)sbuf.st_size >= sizeof h + klen &&
               read(fd, &h, sizeof h) == (ssize_t)sizeof h &&
               memcmp(h.magic, CACHE_MAGIC, 8) == 0 && h.version == CACHE_VERSION &&
-              h.key_len == klen && h.key_hash == fnv1a(FNV_INIT, key, klen) &&
+              h.key_len == klen && h.key_hash == clt__fnv1a(CLT__FNV_INIT, key, klen) &&
               h.payload_len == (uint64_t)sbuf.st_size - sizeof h - klen && h.payload_len > 0;
     if (ok) {
         buf = clt__malloc(klen + h.payload_len);
         ok = buf && read(fd, buf, klen + h.payload_len) == (ssize_t)(klen + h.payload_len) &&
              memcmp(buf, key, klen) == 0 &&
-             fnv1a(FNV_INIT, buf + klen, h.payload_len) == h.payload_hash;
+             clt__fnv1a(CLT__FNV_INIT, buf + klen, h.payload_len) == h.payload_hash;
     }
     close(fd);
     if (!ok) {
@@ -343,9 +341,9 @@ static void disk_write(const char *dir, const char *key, uint64_t khash, cl_prog
     memcpy(h.magic, CACHE_MAGIC, 8);
     h.version = CACHE_VERSION;
     h.key_len = (uint32_t)klen;
-    h.key_hash = fnv1a(FNV_INIT, key, klen);
+    h.key_hash = clt__fnv1a(CLT__FNV_INIT, key, klen);
     h.payload_len = size;
-    h.payload_hash = fnv1a(FNV_INIT, bin, size);
+    h.payload_hash = clt__fnv1a(CLT__FNV_INIT, bin, size);
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         goto done;
@@ -367,37 +365,10 @@ done:
     free(bin);
 }
 
-/* Remembers a (family, options) pair in the cache directory's list, once,
- * so that clt_warmup can prepare programs of modules it has no table for. */
-static void note_key(const char *dir, const char *family, const char *options)
-{
-    clt__strbuf sb = {0};
-    clt__sb_printf(&sb, "%s/keys.txt", dir);
-    char *path = clt__sb_take(&sb);
-    clt__sb_printf(&sb, "%s\t%s\n", family, options);
-    char *line = clt__sb_take(&sb);
-    bool seen = false;
-    FILE *f = path && line ? fopen(path, "r") : NULL;
-    char buf[4096];
-    while (f && !seen && fgets(buf, sizeof buf, f))
-        seen = strcmp(buf, line) == 0;
-    if (f)
-        fclose(f);
-    int fd = path && line && !seen ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
-                                   : -1;
-    if (fd >= 0) {
-        ssize_t w = write(fd, line, strlen(line));
-        (void)w;
-        close(fd);
-    }
-    free(path);
-    free(line);
-}
-
 /* A program from the disk cache, built for dev, or NULL. */
 static cl_program disk_load(clt_device *dev, const char *dir, const char *key)
 {
-    char *path = disk_path(dir, fnv1a_str(FNV_INIT, key), ".bin");
+    char *path = disk_path(dir, fnv1a_str(CLT__FNV_INIT, key), ".bin");
     size_t len = 0;
     unsigned char *bin = path ? disk_read(path, key, &len) : NULL;
     cl_program prog = NULL;
@@ -505,8 +476,8 @@ static clt_status build_locked(clt_device *dev, const char *family, const char *
         CLT__TRY(build_source(dev, family, options, only, prelude, src, &prog));
         if (dkey) {
             __atomic_add_fetch(&disk_counters.misses, 1, __ATOMIC_RELAXED);
-            disk_write(dir, dkey, fnv1a_str(FNV_INIT, dkey), prog);
-            note_key(dir, family, options);
+            disk_write(dir, dkey, fnv1a_str(CLT__FNV_INIT, dkey), prog);
+            clt__keys_note(dir, clt__keys_tag(), family, options);
         }
     }
     e = clt__calloc(1, sizeof *e);
@@ -850,80 +821,54 @@ size_t clt__programs_count(clt_device *dev)
     return n;
 }
 
-/* Rewrites the list of keys seen as `keep` through a temporary file and a
- * rename.  A key another process notes meanwhile may be lost: it only
- * costs that program a place in the next warm-up. */
-static void keys_rewrite(const char *path, const char *keep, size_t len)
+/* Judges one entry of the list of keys seen for the warm-up (see
+ * clt__keys_warm): builds it, or says it cannot be built here. */
+typedef struct warm_seen {
+    clt_device *dev;
+    size_t *count;
+} warm_seen;
+
+static clt_status judge_key(void *ctx, const char *family, const char *options,
+                            clt__key_verdict *verdict)
 {
-    clt__strbuf sb = {0};
-    static unsigned long seq;
-    clt__sb_printf(&sb, "%s.tmp.%ld.%lu", path, (long)getpid(),
-                   __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
-    char *tmp = clt__sb_take(&sb);
-    int fd = tmp ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
-    if (fd >= 0) {
-        bool ok = write(fd, keep, len) == (ssize_t)len;
-        ok = close(fd) == 0 && ok;
-        if (!ok || rename(tmp, path) != 0)
-            unlink(tmp);
+    warm_seen *w = ctx;
+    *verdict = CLT__KEY_SKIPPED;
+    /* A family cltensor no longer has, or options its kernels no longer
+     * build with (an earlier build's): stale. */
+    if (clt__cl_source_find(family) == NULL) {
+        *verdict = CLT__KEY_STALE;
+        return CLT_OK;
     }
-    free(tmp);
+    if ((strstr(options, "-DCLT_FP64") && !w->dev->info.fp64) ||
+        (strstr(options, "-DCLT_FP16") && !w->dev->info.fp16))
+        return CLT_OK;
+    cl_program prog = NULL;
+    clt_status st = clt__program_get(w->dev, family, options, &prog);
+    if (st == CLT_OK) {
+        (*w->count)++;
+        *verdict = CLT__KEY_BUILT;
+    } else if (st == CLT_ERR_BUILD_FAILED) {
+        *verdict = CLT__KEY_STALE;
+        st = clt__ok();
+    } else if (st != CLT_ERR_OUT_OF_HOST_MEMORY) {
+        st = clt__ok(); /* another device's trouble, perhaps: kept */
+    }
+    return st;
 }
 
 clt_status clt__programs_warm_seen(clt_device *dev, size_t *count, size_t *dropped)
 {
+    size_t removed = 0;
+    if (dropped)
+        *dropped = 0;
     char *dir = cache_dir();
     if (dir == NULL)
         return CLT_OK;
     sweep_unfinished(dir);
-    clt__strbuf sb = {0}, keep = {0};
-    clt__sb_printf(&sb, "%s/keys.txt", dir);
-    char *path = clt__sb_take(&sb);
-    FILE *f = path ? fopen(path, "r") : NULL;
-    clt_status st = CLT_OK;
-    size_t stale = 0;
-    char line[4096];
-    while (f && st == CLT_OK && fgets(line, sizeof line, f)) {
-        char *tab = strchr(line, '\t'), *nl = strchr(line, '\n');
-        if (tab == NULL || nl == NULL) {
-            stale++;
-            continue;
-        }
-        *tab = *nl = '\0';
-        /* A family cltensor no longer has, or options its kernels no
-         * longer build with (an earlier version's): dropped from the list. */
-        if (clt__cl_source_find(line) == NULL) {
-            stale++;
-            continue;
-        }
-        if ((strstr(tab + 1, "-DCLT_FP64") && !dev->info.fp64) ||
-            (strstr(tab + 1, "-DCLT_FP16") && !dev->info.fp16)) {
-            clt__sb_printf(&keep, "%s\t%s\n", line, tab + 1);
-            continue;
-        }
-        cl_program prog = NULL;
-        st = clt__program_get(dev, line, tab + 1, &prog);
-        if (st == CLT_OK) {
-            (*count)++;
-        } else if (st == CLT_ERR_BUILD_FAILED) {
-            stale++;
-            st = clt__ok();
-            continue;
-        } else if (st != CLT_ERR_OUT_OF_HOST_MEMORY) {
-            st = clt__ok(); /* another device's trouble, perhaps: kept */
-        }
-        clt__sb_printf(&keep, "%s\t%s\n", line, tab + 1);
-    }
-    if (f)
-        fclose(f);
-    size_t len = keep.len;
-    char *text = clt__sb_take(&keep);
-    if (st == CLT_OK && stale > 0 && (text || len == 0))
-        keys_rewrite(path, text ? text : "", len);
+    warm_seen w = {dev, count};
+    clt_status st = clt__keys_warm(dir, judge_key, &w, &removed);
     if (dropped)
-        *dropped = st == CLT_OK ? stale : 0;
-    free(text);
-    free(path);
+        *dropped = removed;
     free(dir);
     return st;
 }
