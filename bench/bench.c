@@ -974,7 +974,8 @@ static void case_matmul_expanded_col(bench *b, const char *name)
         read_back(b, name, r2, h2, (size_t)M * N) != 0)
         goto done;
     if (memcmp(h1, h2, (size_t)M * N * sizeof(float)) != 0)
-        wrong(b, name, "clt_matmul against the copy's product", max_abs_diff(h1, h2, (size_t)M * N));
+        wrong(b, name, "clt_matmul against the copy's product",
+              max_abs_diff(h1, h2, (size_t)M * N));
     double te_s[REPS], tc_s[REPS];
     for (int r = 0; r < REPS; r++)
         if (time_op(b, name, OP_MATMUL, ta, te, 1, &te_s[r]) != 0 ||
