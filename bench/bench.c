@@ -360,16 +360,16 @@ static void copy_part(void *p, int tid)
     }
 }
 
-/* The C loops of the copies into a view: src [planes, rows, cols]
- * contiguous, rows split over the threads; row i of plane q goes to dst +
- * q * dst_plane + i * dst_row, its elements dst_col apart (transposing when
- * dst_col > 1, in 32 x 32 blocks so that the destination's lines stay in
- * the cache; a memcpy per row when 1). */
+/* The C loops of the copies into a view, rows split over the threads: row
+ * i of plane q, cols contiguous elements at src + q * src_plane + i *
+ * src_row, goes to dst + q * dst_plane + i * dst_row, its elements dst_col
+ * apart (transposing when dst_col > 1, in 32 x 32 blocks so that the
+ * destination's lines stay in the cache; a memcpy per row when 1). */
 typedef struct copy_into_ctx {
     const float *src;
     float *dst;
     size_t planes, rows, cols;
-    size_t dst_plane, dst_row, dst_col;
+    size_t src_plane, src_row, dst_plane, dst_row, dst_col;
 } copy_into_ctx;
 
 static void copy_into_part(void *p, int tid)
@@ -378,17 +378,17 @@ static void copy_into_part(void *p, int tid)
     size_t lo, hi;
     span(c->rows, tid, &lo, &hi);
     for (size_t q = 0; q < c->planes; q++) {
-        const float *restrict s = c->src + q * c->rows * c->cols;
+        const float *restrict s = c->src + q * c->src_plane;
         float *restrict d = c->dst + q * c->dst_plane;
         if (c->dst_col > 1) {
             for (size_t i0 = lo; i0 < hi; i0 += 32)
                 for (size_t j0 = 0; j0 < c->cols; j0 += 32)
                     for (size_t j = j0; j < j0 + 32 && j < c->cols; j++)
                         for (size_t i = i0; i < i0 + 32 && i < hi; i++)
-                            d[i * c->dst_row + j * c->dst_col] = s[i * c->cols + j];
+                            d[i * c->dst_row + j * c->dst_col] = s[i * c->src_row + j];
         } else {
             for (size_t i = lo; i < hi; i++)
-                memcpy(d + i * c->dst_row, s + i * c->cols, c->cols * sizeof(float));
+                memcpy(d + i * c->dst_row, s + i * c->src_row, c->cols * sizeof(float));
         }
     }
 }
@@ -877,25 +877,27 @@ static void case_copy_into(bench *b, copy_kind kind, const char *name)
         copy_into_ctx c;
     } cfg[] = {
         [COPY_TRANSPOSE] = {2, {4096, 4096}, {.planes = 1, .rows = 4096, .cols = 4096,
-                                              .dst_row = 1, .dst_col = 4096}},
-        /* Plane q = (a, b) pairs of the source's [256, 64] leading dims
-         * taken as 64 planes of b: rows a, columns c, at dst b * 65536 +
-         * c * 256 + a; the source plane b is rows a * 16384 + b * 256. */
+                                              .src_row = 4096, .dst_row = 1,
+                                              .dst_col = 4096}},
+        /* Source element [a, b, c] of the [256, 64, 256] source, at a *
+         * 16384 + b * 256 + c, goes to b * 65536 + c * 256 + a: plane b,
+         * row a, column c. */
         [COPY_PERMUTE] = {3, {64, 256, 256}, {.planes = 64, .rows = 256, .cols = 256,
+                                              .src_plane = 256, .src_row = 16384,
                                               .dst_plane = 65536, .dst_row = 1,
                                               .dst_col = 256}},
         [COPY_SLICE] = {2, {8192, 1024}, {.planes = 1, .rows = 4096, .cols = 1024,
-                                          .dst_row = 2048, .dst_col = 1}},
+                                          .src_row = 1024, .dst_row = 2048, .dst_col = 1}},
     };
     size_t nb = 1;
     for (int d = 0; d < cfg[kind].ndim; d++)
         nb *= (size_t)cfg[kind].shape[d];
     copy_into_ctx c = cfg[kind].c;
     size_t n = c.planes * c.rows * c.cols;
-    float *hs = malloc(n * sizeof(float)), *hp = malloc(n * sizeof(float));
-    float *hc = calloc(nb, sizeof(float)), *hd = malloc(nb * sizeof(float));
+    float *hs = malloc(n * sizeof(float)), *hc = calloc(nb, sizeof(float));
+    float *hd = malloc(nb * sizeof(float));
     clt_tensor *base = NULL, *view = NULL, *src = NULL;
-    if (!hs || !hp || !hc || !hd) {
+    if (!hs || !hc || !hd) {
         fprintf(stderr, "cltensor bench: %s: out of host memory\n", name);
         b->failures++;
         goto done;
@@ -913,15 +915,7 @@ static void case_copy_into(bench *b, copy_kind kind, const char *name)
     }
     if (read_back(b, name, base, hd, nb) != 0)
         goto done;
-    /* The C loop's source: the permute's planes b hold rows a of the
-     * [256, 64, 256] source, so it reads a copy regrouped by b. */
     c.src = hs;
-    if (kind == COPY_PERMUTE) {
-        for (size_t a = 0; a < 256; a++)
-            for (size_t q = 0; q < 64; q++)
-                memcpy(hp + (q * 256 + a) * 256, hs + (a * 64 + q) * 256, 256 * sizeof(float));
-        c.src = hp;
-    }
     c.dst = hc;
     double t_loop, t_op;
     if (time_both(b, name, copy_into_part, &c, OP_COPY_INTO, view, src, 9, 4, &t_loop, &t_op) !=
@@ -937,7 +931,6 @@ done:
     clt_tensor_free(view);
     clt_tensor_free(base);
     free(hs);
-    free(hp);
     free(hc);
     free(hd);
 }
@@ -974,7 +967,8 @@ static void case_matmul_expanded_col(bench *b, const char *name)
         read_back(b, name, r2, h2, (size_t)M * N) != 0)
         goto done;
     if (memcmp(h1, h2, (size_t)M * N * sizeof(float)) != 0)
-        wrong(b, name, "clt_matmul against the copy's product", max_abs_diff(h1, h2, (size_t)M * N));
+        wrong(b, name, "clt_matmul against the copy's product",
+              max_abs_diff(h1, h2, (size_t)M * N));
     double te_s[REPS], tc_s[REPS];
     for (int r = 0; r < REPS; r++)
         if (time_op(b, name, OP_MATMUL, ta, te, 1, &te_s[r]) != 0 ||

@@ -763,8 +763,9 @@ bool clt__gemm_cpu_suitable(const clt_device *dev, clt_dtype dtype);
  * Offsets, leading dimensions and batch strides are in elements; a leading
  * dimension 0 of an untransposed A or B repeats its first row (an expanded
  * row, read in place), and of a transposed B one column of op(B) (an
- * expanded column, taken by the kernels its row-major copy would take).  The register tile is the one of the device's
- * machine class (clt__gemm_class).  Enqueues without waiting. */
+ * expanded column, taken by the kernels its row-major copy would take).
+ * The register tile is the one of the device's machine class
+ * (clt__gemm_class).  Enqueues without waiting. */
 clt_status clt__gemm_cpu(clt_device *dev, clt_dtype dtype, bool trans_a, bool trans_b, size_t M,
                          size_t N, size_t K, cl_mem A, size_t a_off, size_t lda,
                          size_t stride_a, cl_mem B, size_t b_off, size_t ldb, size_t stride_b,

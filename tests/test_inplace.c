@@ -115,6 +115,51 @@ Test(inplace, views_change_only_their_elements)
     clt_tensor_free(base);
 }
 
+/* Through views large enough for several work-items of the CPU copy
+ * kernels (runs and tiles), on every device: an add into a transposed
+ * view, a scale of every third column, and copy_ of a square tensor into
+ * its own transpose (the source is read whole before any write). */
+Test(inplace, large_views_on_every_device)
+{
+    get_device("cpu");
+    size_t ndev = 0;
+    CHECK(clt_device_count(&ndev));
+    enum { R = 300, C = 260, S = 200 };
+    int64_t rc[] = {R, C}, r1[] = {R}, ss[] = {S, S};
+    float *want = malloc(R * C * sizeof *want), *sq = malloc(S * S * sizeof *sq);
+    float ov[R];
+    cr_assert(want && sq);
+    for (int i = 0; i < R; i++)
+        ov[i] = (float)(3 * i + 1);
+    for (size_t di = 0; di < ndev; di++) {
+        clt_device *dev = NULL;
+        CHECK(clt_device_at(di, &dev));
+        clt_tensor *base = iota(dev, 2, rc), *o = from_f32(dev, 1, r1, ov), *v = NULL;
+        CHECK(clt_transpose(base, 0, 1, &v));
+        CHECK(clt_add_(v, o, 1)); /* v[j][i] += o[i]: base[i][j] += o[i] */
+        clt_tensor_free(v);
+        CHECK(clt_slice(base, 1, 1, C, 3, &v));
+        CHECK(clt_mul_scalar_(v, 2));
+        clt_tensor_free(v);
+        for (int i = 0; i < R * C; i++)
+            want[i] = ((float)i + ov[i / C]) * (i % C % 3 == 1 ? 2.0f : 1.0f);
+        expect_f32(base, want, R * C);
+
+        clt_tensor *t = iota(dev, 2, ss);
+        CHECK(clt_transpose(t, 0, 1, &v));
+        CHECK(clt_copy_(v, t));
+        clt_tensor_free(v);
+        for (int i = 0; i < S * S; i++)
+            sq[i] = (float)(i % S * S + i / S);
+        expect_f32(t, sq, S * S);
+        clt_tensor_free(t);
+        clt_tensor_free(o);
+        clt_tensor_free(base);
+    }
+    free(want);
+    free(sq);
+}
+
 Test(inplace, expanded_destination_refused)
 {
     clt_device *dev = get_device("cpu");

@@ -627,6 +627,13 @@ Test(view, contiguous_every_pattern_every_dtype)
     }
 }
 
+/* The dtype pairs (from, to) of the casts of views and into views. */
+static const clt_dtype cast_pairs[][2] = {
+    {CLT_FLOAT32, CLT_INT32}, {CLT_FLOAT32, CLT_FLOAT16}, {CLT_INT32, CLT_FLOAT64},
+    {CLT_FLOAT64, CLT_BOOL},  {CLT_UINT8, CLT_FLOAT32},   {CLT_FLOAT16, CLT_FLOAT32},
+    {CLT_INT64, CLT_UINT8},   {CLT_FLOAT32, CLT_UINT8},   {CLT_BOOL, CLT_INT64},
+};
+
 /* A cast of a view converts as the cast of the same values in contiguous
  * memory does (checked value by value in test_dtypes.c),
  * on each kind of copy: blocks of a transpose, their odd edges, runs of
@@ -634,14 +641,9 @@ Test(view, contiguous_every_pattern_every_dtype)
 Test(view, cast_of_views_matches_contiguous_cast)
 {
     clt_device *dev = get_device("cpu");
-    static const clt_dtype pairs[][2] = {
-        {CLT_FLOAT32, CLT_INT32}, {CLT_FLOAT32, CLT_FLOAT16}, {CLT_INT32, CLT_FLOAT64},
-        {CLT_FLOAT64, CLT_BOOL},  {CLT_UINT8, CLT_FLOAT32},   {CLT_FLOAT16, CLT_FLOAT32},
-        {CLT_INT64, CLT_UINT8},   {CLT_FLOAT32, CLT_UINT8},   {CLT_BOOL, CLT_INT64},
-    };
     static const size_t cases[] = {2, 3, 6, 10, 11, 14, 15};
-    for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++) {
-        clt_dtype from = pairs[p][0], to = pairs[p][1];
+    for (size_t p = 0; p < sizeof cast_pairs / sizeof cast_pairs[0]; p++) {
+        clt_dtype from = cast_pairs[p][0], to = cast_pairs[p][1];
         if (!clt_device_supports_dtype(dev, from) || !clt_device_supports_dtype(dev, to))
             continue;
         size_t es = clt_dtype_size(to);
@@ -817,14 +819,9 @@ Test(view, copy_into_every_pattern_every_dtype)
 Test(view, copy_into_views_with_casts_and_0d)
 {
     clt_device *dev = get_device("cpu");
-    static const clt_dtype pairs[][2] = {
-        {CLT_FLOAT32, CLT_INT32}, {CLT_FLOAT32, CLT_FLOAT16}, {CLT_INT32, CLT_FLOAT64},
-        {CLT_FLOAT64, CLT_BOOL},  {CLT_UINT8, CLT_FLOAT32},   {CLT_FLOAT16, CLT_FLOAT32},
-        {CLT_INT64, CLT_UINT8},   {CLT_FLOAT32, CLT_UINT8},
-    };
     static const size_t cases[] = {2, 3, 5, 13, 15, 16, 18};
-    for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++) {
-        clt_dtype from = pairs[p][0], to = pairs[p][1];
+    for (size_t p = 0; p < sizeof cast_pairs / sizeof cast_pairs[0]; p++) {
+        clt_dtype from = cast_pairs[p][0], to = cast_pairs[p][1];
         if (!clt_device_supports_dtype(dev, from) || !clt_device_supports_dtype(dev, to))
             continue;
         size_t es = clt_dtype_size(to);

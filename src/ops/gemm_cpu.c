@@ -244,10 +244,10 @@ static cl_ulong rows_per_item(const clt_device *dev, size_t P, size_t batch)
  * into partial rows per vector, and gemv_sum adds the partial rows in order
  * into y_r[i] = C[yoff + r * yrs + i * ys]. */
 static clt_status partial_rows(clt_device *dev, const gemm_cfg *cfg, cl_mem W, cl_ulong woff,
-                               cl_ulong wks, cl_ulong wbs, bool wrep, cl_mem X, cl_ulong xoff, cl_ulong xs,
-                               cl_ulong xrs, cl_ulong xbs, cl_mem C, cl_ulong yoff, cl_ulong ys,
-                               cl_ulong yrs, cl_ulong ybs, size_t P, size_t R, size_t K,
-                               size_t batch)
+                               cl_ulong wks, cl_ulong wbs, bool wrep, cl_mem X, cl_ulong xoff,
+                               cl_ulong xs, cl_ulong xrs, cl_ulong xbs, cl_mem C, cl_ulong yoff,
+                               cl_ulong ys, cl_ulong yrs, cl_ulong ybs, size_t P, size_t R,
+                               size_t K, size_t batch)
 {
     size_t nq = (K + GEMV_KB - 1) / GEMV_KB, nc = (P + GEMV_PB - 1) / GEMV_PB;
     if (nq > SIZE_MAX / cfg->esize / P / R / batch)
