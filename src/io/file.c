@@ -307,14 +307,15 @@ const char *clt__io_quote(char *buf, size_t cap, const char *s, size_t n)
 int64_t clt__io_numel(int ndim, const int64_t *shape, size_t esize)
 {
     int64_t n = 1;
+    bool empty = false;
     for (int d = 0; d < ndim; d++) {
         if (shape[d] < 0)
             return -1;
-        if (shape[d] != 0 && n > INT64_MAX / shape[d])
+        empty |= shape[d] == 0;
+        if (shape[d] != 0 && __builtin_mul_overflow(n, shape[d], &n))
             return -1;
-        n *= shape[d];
     }
     if (esize > 0 && n > INT64_MAX / (int64_t)esize)
         return -1;
-    return n;
+    return empty ? 0 : n;
 }

@@ -57,7 +57,8 @@ int64_t clt__io_bad_bool(const void *p, size_t n);
 const char *clt__io_quote(char *buf, size_t cap, const char *s, size_t n);
 
 /* numel of a shape, or -1 when it overflows int64 (or the byte count
- * numel * esize overflows). */
+ * numel * esize overflows).  As clt__check_shape, an empty shape's sizes
+ * other than 0 must multiply within int64 too: they are its strides. */
 int64_t clt__io_numel(int ndim, const int64_t *shape, size_t esize);
 
 /* ---- JSON (src/io/json.c) ---------------------------------------------------- */
