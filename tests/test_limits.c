@@ -1038,3 +1038,46 @@ Test(memlimit, device_memory_is_the_limit)
     ASSERT_REFUSED(clt_empty(dev, CLT_BOOL, 1, &over, &u), u, CLT_ERR_OUT_OF_DEVICE_MEMORY,
                    "exceeds the largest buffer", dev);
 }
+
+/* A refusal inside a call names the call, also where the buffer refused is
+ * a helper's: fill_ of a view (its value as a 0-d tensor), zero_, and the
+ * loader's batch. */
+Test(memlimit, refusals_of_helper_buffers_name_the_call)
+{
+    clt_device *dev = get_device("cpu");
+    const float v[6] = {1, 2, 3, 4, 5, 6};
+    int64_t sh[2] = {2, 3};
+    clt_tensor *t = NULL, *tt = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, sh, v, &t));
+    CHECK(clt_transpose(t, 0, 1, &tt));
+    float x[8] = {0};
+    int64_t xs[2] = {4, 2};
+    clt_array_spec spec = {x, CLT_FLOAT32, 2, xs};
+    clt_loader_opts opts = {2, 0, 0, 0};
+    clt_dataloader *dl = NULL;
+    CHECK(clt_dataloader_arrays(dev, &spec, NULL, &opts, &dl));
+    CHECK(clt_device_synchronize(dev));
+    CHECK(clt_memory_empty_cache(dev));
+    CHECK(clt_memory_set_limit(dev, mem_stats(dev).allocated));
+    const char *names[2] = {"clt_fill_", "clt_zero_"};
+    for (int k = 0; k < 2; k++) {
+        clt_status st = k == 0 ? clt_fill_(tt, 9) : clt_zero_(tt);
+        cr_assert_eq(st, CLT_ERR_OUT_OF_DEVICE_MEMORY, "%s: %s", names[k], clt_status_name(st));
+        cr_assert(strncmp(clt_last_error(), names[k], strlen(names[k])) == 0 &&
+                  strstr(clt_last_error(), "limit"), "%s", clt_last_error());
+    }
+    clt_tensor *bx = (clt_tensor *)&spec;
+    int got = 1;
+    clt_status st = clt_dataloader_next(dl, &bx, NULL, &got);
+    cr_assert_eq(st, CLT_ERR_OUT_OF_DEVICE_MEMORY, "%s", clt_status_name(st));
+    cr_assert(strncmp(clt_last_error(), "clt_dataloader_next:", 20) == 0, "%s", clt_last_error());
+    cr_assert_null(bx);
+    cr_assert_eq(got, 0);
+    CHECK(clt_memory_set_limit(dev, 0));
+    float back[6];
+    CHECK(clt_tensor_read(t, back, sizeof back));
+    cr_assert(memcmp(back, v, sizeof v) == 0, "a refused fill changed the tensor");
+    clt_dataloader_free(dl);
+    clt_tensor_free(tt);
+    clt_tensor_free(t);
+}

@@ -182,10 +182,11 @@ static clt_status prepare(clt_dataloader *dl)
                        dl->py.data + (size_t)idx[k] * dl->py.sample_bytes, dl->py.sample_bytes);
         }
     }
-    CLT__TRY(new_batch_tensor(dl, &dl->px, count, &b.x));
+    CLT__TRY(clt__error_in(new_batch_tensor(dl, &dl->px, count, &b.x), "clt_dataloader_next"));
     CLT__TRY(clt__write_async(b.x, hx, xb, &s->ev[0], "clt_dataloader_next"));
     if (dl->py.present) {
-        CLT__TRY(new_batch_tensor(dl, &dl->py, count, &b.y));
+        CLT__TRY(clt__error_in(new_batch_tensor(dl, &dl->py, count, &b.y),
+                               "clt_dataloader_next"));
         CLT__TRY(clt__write_async(b.y, hy, yb, &s->ev[1], "clt_dataloader_next"));
     }
     /* The loader's tensors belong to no scope until handed out. */

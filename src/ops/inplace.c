@@ -217,10 +217,10 @@ clt_status clt__fill_(clt_tensor *t, double value, const char *fn)
         return st == CLT_OK ? clt__ok() : st;
     if (t->offset == 0 && clt__is_contiguous(t)) {
         st = clt__fill_value(t, value);
-        return st == CLT_OK ? clt__ok() : st;
+        return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
     }
     clt_tensor *v = NULL;
-    CLT__TRY(clt__full(t->dev, t->dtype, 0, NULL, value, &v));
+    CLT__TRY(clt__error_in(clt__full(t->dev, t->dtype, 0, NULL, value, &v), fn));
     CLT__TRY(clt__copy_strided(t, v, fn));
     clt__version_bump(t);
 done:
