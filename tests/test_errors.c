@@ -158,6 +158,8 @@ Test(errors, status_strings)
     CHECK(clt_dtype_parse("Double", &dt));
     cr_assert_eq(dt, CLT_FLOAT64);
     cr_assert_eq(clt_dtype_parse("float128", &dt), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strncmp(clt_last_error(), "clt_dtype_parse: ", 17) == 0 &&
+              strstr(clt_last_error(), "'float128'"), "%s", clt_last_error());
 }
 
 /* ---- the op called is the op named ---------------------------------------------- */

@@ -51,8 +51,8 @@ clt_status clt_dtype_parse(const char *name, clt_dtype *out)
             return clt__ok();
         }
     return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                      "unknown dtype '%s': expected float32, float64, float16, int32, int64, "
-                      "uint8 or bool",
+                      "clt_dtype_parse: unknown dtype '%s': expected float32, float64, float16, "
+                      "int32, int64, uint8 or bool",
                       name);
 }
 
