@@ -22,13 +22,16 @@ static clt_status warm_table(clt_device *dev, size_t *count)
     return st;
 }
 
-clt_status clt_warmup_counts(clt_device *dev, int include_blas, size_t *built, size_t *dropped)
+/* clt_warmup_counts under the name of the public call fn, which a failure's
+ * message starts with. */
+static clt_status warmup_in(const char *fn, clt_device *dev, int include_blas, size_t *built,
+                            size_t *dropped)
 {
     if (built)
         *built = 0;
     if (dropped)
         *dropped = 0;
-    CLT__REQUIRE_ARG(dev, "clt_warmup");
+    CLT__REQUIRE_ARG(dev, fn);
     size_t count = 0;
     clt_status st = clt__device_open(dev);
     if (st == CLT_OK)
@@ -45,10 +48,15 @@ clt_status clt_warmup_counts(clt_device *dev, int include_blas, size_t *built, s
         st = clt__blas_warmup(dev);
     if (built)
         *built = clt__programs_count(dev); /* ready on the device, built now or before */
-    return st == CLT_OK ? clt__ok() : st;
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+}
+
+clt_status clt_warmup_counts(clt_device *dev, int include_blas, size_t *built, size_t *dropped)
+{
+    return warmup_in("clt_warmup_counts", dev, include_blas, built, dropped);
 }
 
 clt_status clt_warmup(clt_device *dev, int include_blas, size_t *built)
 {
-    return clt_warmup_counts(dev, include_blas, built, NULL);
+    return warmup_in("clt_warmup", dev, include_blas, built, NULL);
 }

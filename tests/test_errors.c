@@ -164,6 +164,18 @@ Test(errors, status_strings)
 
 /* ---- the op called is the op named ---------------------------------------------- */
 
+/* clt_warmup_counts is not clt_warmup: each names itself. */
+Test(errors, each_warm_up_call_names_itself)
+{
+    size_t built = 5, dropped = 5;
+    cr_assert_eq(clt_warmup_counts(NULL, 0, &built, &dropped), CLT_ERR_NULL_ARGUMENT);
+    cr_assert(strncmp(clt_last_error(), "clt_warmup_counts: ", 19) == 0, "%s", clt_last_error());
+    cr_assert_eq(built, 0);
+    cr_assert_eq(dropped, 0);
+    cr_assert_eq(clt_warmup(NULL, 0, &built), CLT_ERR_NULL_ARGUMENT);
+    cr_assert(strncmp(clt_last_error(), "clt_warmup: ", 12) == 0, "%s", clt_last_error());
+}
+
 long clt__host_refuse_after(long pass); /* src/core/alloc.c */
 
 static clt_tensor *ramp(clt_device *dev, clt_dtype dt, int ndim, const int64_t *shape)
