@@ -326,6 +326,33 @@ Test(threads, index_error_goes_to_its_thread, .timeout = 120)
     cr_assert_null(failed, "%s", failed);
 }
 
+/* A thread that exits with two scopes open: they are closed as it exits,
+ * and what they held goes back to the allocator. */
+static void *leave_scopes_open(void *arg)
+{
+    clt_device *dev = arg;
+    clt_tensor *t = NULL, *u = NULL;
+    if (clt_scope_begin() != CLT_OK || clt_ones(dev, CLT_FLOAT32, 1, (int64_t[]){100}, &t) ||
+        clt_scope_begin() != CLT_OK || clt_add(t, t, &u) != CLT_OK)
+        return "ops";
+    return NULL;
+}
+
+Test(threads, scopes_left_open_close_at_thread_exit, .timeout = 120)
+{
+    clt_device *dev = get_device("cpu:0");
+    CHECK(clt_device_synchronize(dev));
+    uint64_t before = mem_stats(dev).allocated;
+    pthread_t th;
+    void *failed = (void *)"not run";
+    cr_assert_eq(pthread_create(&th, NULL, leave_scopes_open, dev), 0);
+    cr_assert_eq(pthread_join(th, &failed), 0);
+    cr_assert_null(failed, "%s", (const char *)failed);
+    CHECK(clt_device_synchronize(dev));
+    cr_assert_eq(mem_stats(dev).allocated, before, "the thread's scopes kept %llu bytes",
+                 (unsigned long long)(mem_stats(dev).allocated - before));
+}
+
 /* ---- a caller's thread with a small stack --------------------------------
  *
  * PoCL's basic driver runs a kernel's work-groups on the thread that waits

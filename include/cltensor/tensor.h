@@ -104,8 +104,9 @@ CLT_API void clt_tensor_free(clt_tensor *t);
  * its temporaries by hand works unchanged in a scope), and a reference taken
  * with clt_tensor_retain outlives the scope.  Scopes nest; they are per
  * thread, and a tensor made in a scope must be released or kept on that
- * thread.  Tensors the library keeps for itself (gradients, saved tensors)
- * belong to no scope. */
+ * thread.  A thread that exits with scopes still open has them closed, as
+ * clt_scope_end closes them, when it exits.  Tensors the library keeps for
+ * itself (gradients, saved tensors) belong to no scope. */
 
 /* Opens a scope on the calling thread; close it with clt_scope_end. */
 CLT_API clt_status clt_scope_begin(void);

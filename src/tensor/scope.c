@@ -51,11 +51,25 @@ void clt__scope_disown(clt_tensor *t)
     }
 }
 
+/* A thread that ends with scopes open has them closed as it exits, so that
+ * what they hold (device memory too) does not stay allocated for good. */
+static void scopes_close(void)
+{
+    while (top)
+        clt_scope_end();
+}
+
 clt_status clt_scope_begin(void)
 {
     clt__scope *s = clt__calloc(1, sizeof *s);
     if (s == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_scope_begin: out of host memory");
+    if (!clt__at_thread_exit(scopes_close)) {
+        free(s);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
+                          "clt_scope_begin: out of host memory (for the scope's close at the "
+                          "thread's exit)");
+    }
     s->parent = top;
     top = s;
     return clt__ok();
