@@ -203,6 +203,9 @@ clt_status clt_from_dlpack(clt_device *dev, const DLManagedTensor *src, clt_tens
     if (dl->ndim > 0 && dl->shape == NULL)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: shape is NULL for %d dimensions", fn,
                           dl->ndim);
+    clt_status st = clt__check_shape(dl->ndim, dl->shape, fn);
+    if (st != CLT_OK)
+        return st;
     size_t es = clt_dtype_size(dtype);
     int64_t numel = clt__io_numel(dl->ndim, dl->shape, es);
     char s[160];
@@ -232,7 +235,7 @@ clt_status clt_from_dlpack(clt_device *dev, const DLManagedTensor *src, clt_tens
     /* The device tensor first: a size the device refuses costs no host
      * memory. */
     clt_tensor *t = NULL;
-    clt_status st = clt__empty(dev, dtype, dl->ndim, dl->shape, &t);
+    st = clt__empty(dev, dtype, dl->ndim, dl->shape, &t);
     if (st != CLT_OK)
         return clt__error_in(st, fn);
     size_t bytes = (size_t)numel * es;
