@@ -213,6 +213,9 @@ Test(inplace, dtype_casts_and_refusals)
     assert_error(clt_add_scalar_(ti, 0.5), CLT_ERR_DTYPE_MISMATCH, "can't be cast");
     assert_error(clt_div_scalar_(ti, 2), CLT_ERR_DTYPE_MISMATCH, "can't be cast");
     assert_error(clt_add_(ti, ti, 0.5), CLT_ERR_INVALID_ARGUMENT, "alpha");
+    /* infinite alphas are not integral either (and ti stays as it was: 25 below) */
+    assert_error(clt_add_(ti, ti, INFINITY), CLT_ERR_INVALID_ARGUMENT, "alpha");
+    assert_error(clt_sub_(ti, ti, -INFINITY), CLT_ERR_INVALID_ARGUMENT, "alpha");
     double half = 0.5;
     assert_error(clt_clamp_(ti, &half, NULL), CLT_ERR_DTYPE_MISMATCH, "can't be cast");
     /* int64 into int32 is allowed (same category) */

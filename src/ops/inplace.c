@@ -135,7 +135,8 @@ clt_status clt__binary_(clt__binop op, clt_tensor *t, const clt_tensor *other, d
     if (st != CLT_OK)
         return st;
     bool scaled = (op == CLT__OP_ADD || op == CLT__OP_SUB) && alpha != 1.0;
-    if (scaled && !clt__dtype_is_float(binary_dtype(op, t, other)) && alpha != floor(alpha))
+    if (scaled && !clt__dtype_is_float(binary_dtype(op, t, other)) &&
+        !(isfinite(alpha) && alpha == floor(alpha)))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: for integral input tensors, argument alpha must not be a "
                           "floating point number",
