@@ -60,6 +60,39 @@ Test(inplace, binary_broadcast_and_alpha)
     clt_tensor_free(o);
 }
 
+/* alpha * other is computed in the sum's dtype, as PyTorch: a float64 t
+ * adding a float32 or int32 other times 0.1 keeps float64's precision (in
+ * float32 the term was off by 1e-9 relative), and an int32 other times 2
+ * added to a float64 t does not wrap. */
+Test(inplace, alpha_in_the_sum_dtype)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t s3[] = {3};
+    const double tv[] = {1.0, 2.0, -3.0};
+    const float fv[] = {1.0f, 3.0f, 7.3f};
+    const int32_t iv[] = {1, 2000000000, -2000000000};
+    clt_tensor *t, *of, *oi;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, s3, fv, &of));
+    CHECK(clt_tensor_from_host(dev, CLT_INT32, 1, s3, iv, &oi));
+    for (int k = 0; k < 4; k++) {
+        double alpha = k < 2 ? 0.1 : 2.0;
+        const clt_tensor *o = k % 2 ? oi : of;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, s3, tv, &t));
+        CHECK(k < 2 ? clt_add_(t, o, alpha) : clt_sub_(t, o, alpha));
+        double got[3];
+        CHECK(clt_tensor_read(t, got, sizeof got));
+        for (int i = 0; i < 3; i++) {
+            double ov = k % 2 ? (double)iv[i] : (double)fv[i];
+            double want = k < 2 ? tv[i] + alpha * ov : tv[i] - alpha * ov;
+            cr_assert(fabs(got[i] - want) <= 1e-15 * fabs(want),
+                      "case %d element %d: %.17g, want %.17g", k, i, got[i], want);
+        }
+        clt_tensor_free(t);
+    }
+    clt_tensor_free(of);
+    clt_tensor_free(oi);
+}
+
 Test(inplace, shape_never_changes)
 {
     clt_device *dev = get_device("cpu");

@@ -146,9 +146,19 @@ clt_status clt__binary_(clt__binop op, clt_tensor *t, const clt_tensor *other, d
     clt_tensor *scaled_other = NULL;
     const clt_tensor *b = other;
     if (scaled) {
-        /* alpha * other in other's dtype (float alpha on an integer other
-         * makes it float, which the cast check above allowed). */
-        st = clt__mul_scalar_into(NULL, other, alpha, &scaled_other, fn);
+        /* alpha * other in the dtype the sum is computed in, as PyTorch:
+         * in other's own dtype a float64 sum's term would be rounded to
+         * float32, or an integer other added to a float t would wrap. */
+        clt_dtype ct = binary_dtype(op, t, other);
+        clt_tensor *conv = NULL;
+        const clt_tensor *o = other;
+        if (other->dtype != ct) {
+            st = clt__to_dtype(other, ct, &conv, fn);
+            o = conv;
+        }
+        if (st == CLT_OK)
+            st = clt__mul_scalar_into(NULL, o, alpha, &scaled_other, fn);
+        clt_tensor_free(conv);
         if (st != CLT_OK)
             return st;
         b = scaled_other;
