@@ -60,11 +60,12 @@ Test(inplace, binary_broadcast_and_alpha)
     clt_tensor_free(o);
 }
 
-/* alpha * other is computed in the sum's dtype, as PyTorch: a float64 t
- * adding a float32 or int32 other times 0.1 keeps float64's precision (in
- * float32 the term was off by 1e-9 relative), and an int32 other times 2
- * added to a float64 t does not wrap. */
-Test(inplace, alpha_in_the_sum_dtype)
+/* add_ and sub_ with alpha on floating sums: t + alpha * other in the
+ * sum's dtype, rounded once, as PyTorch's fused kernel (fma).  A float64 t
+ * adding a float32 or int32 other times 0.1 keeps float64's precision (the
+ * term was once rounded to float32, 1e-9 relative), an int32 other times 2
+ * does not wrap, and 3e38 - 2 * 3e38 is -3e38 in float32, not -inf. */
+Test(inplace, alpha_in_the_sum_dtype_rounded_once)
 {
     clt_device *dev = get_device("cpu");
     int64_t s3[] = {3};
@@ -83,12 +84,34 @@ Test(inplace, alpha_in_the_sum_dtype)
         CHECK(clt_tensor_read(t, got, sizeof got));
         for (int i = 0; i < 3; i++) {
             double ov = k % 2 ? (double)iv[i] : (double)fv[i];
-            double want = k < 2 ? tv[i] + alpha * ov : tv[i] - alpha * ov;
-            cr_assert(fabs(got[i] - want) <= 1e-15 * fabs(want),
-                      "case %d element %d: %.17g, want %.17g", k, i, got[i], want);
+            double want = fma(k < 2 ? alpha : -alpha, ov, tv[i]);
+            cr_assert(got[i] == want, "case %d element %d: %.17g, want %.17g", k, i, got[i],
+                      want);
         }
         clt_tensor_free(t);
     }
+    /* float32, against fmaf */
+    float a[20], b[20], got[20];
+    for (int i = 0; i < 20; i++) {
+        a[i] = (i % 2 ? -1.0f : 1.0f) * (1.0f + (float)i / 7.0f);
+        b[i] = (i % 3 ? 1.0f : -1.0f) * (2.0f + (float)i / 3.0f);
+    }
+    a[0] = b[0] = 3e38f; /* 2 * b alone overflows */
+    int64_t s20[] = {20};
+    clt_tensor *ta = from_f32(dev, 1, s20, a), *tb = from_f32(dev, 1, s20, b);
+    CHECK(clt_sub_(ta, tb, 2.0));
+    CHECK(clt_tensor_read(ta, got, sizeof got));
+    for (int i = 0; i < 20; i++)
+        cr_assert(got[i] == fmaf(-2.0f, b[i], a[i]), "float32 element %d: %.9g, want %.9g", i,
+                  got[i], fmaf(-2.0f, b[i], a[i]));
+    cr_assert(got[0] == -3e38f);
+    CHECK(clt_add_(ta, tb, 0.1));
+    float got2[20];
+    CHECK(clt_tensor_read(ta, got2, sizeof got2));
+    for (int i = 0; i < 20; i++)
+        cr_assert(got2[i] == fmaf(0.1f, b[i], got[i]), "float32 + 0.1 element %d", i);
+    clt_tensor_free(ta);
+    clt_tensor_free(tb);
     clt_tensor_free(of);
     clt_tensor_free(oi);
 }

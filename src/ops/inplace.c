@@ -74,9 +74,13 @@ static clt_dtype binary_dtype(clt__binop op, const clt_tensor *a, const clt_tens
     return dt;
 }
 
+/* With alpha (not NULL, op add): a + *alpha * b. */
 static clt_status run_tt(clt__binop op, clt_tensor *into, const clt_tensor *a,
-                         const clt_tensor *b, clt_tensor **out, const char *fn)
+                         const clt_tensor *b, const double *alpha, clt_tensor **out,
+                         const char *fn)
 {
+    if (alpha)
+        return clt__axpy_into(into, a, b, *alpha, out, fn);
     switch (op) {
     case CLT__OP_ADD: return clt__add_into(into, a, b, out, fn);
     case CLT__OP_SUB: return clt__sub_into(into, a, b, out, fn);
@@ -89,11 +93,11 @@ static clt_status run_tt(clt__binop op, clt_tensor *into, const clt_tensor *a,
  * (contiguous, offset 0, the result's dtype, no partial overlap), else into
  * a temporary copied into dst through its strides. */
 static clt_status binary_dest(clt__binop op, clt_tensor *dst, const clt_tensor *a,
-                              const clt_tensor *b, const char *fn)
+                              const clt_tensor *b, const double *alpha, const char *fn)
 {
     bool direct = alias_safe(dst, a) && alias_safe(dst, b);
     clt_tensor *r = NULL;
-    clt_status st = run_tt(op, direct ? dst : NULL, a, b, &r, fn);
+    clt_status st = run_tt(op, direct ? dst : NULL, a, b, alpha, &r, fn);
     if (st == CLT_OK && r != NULL)
         st = clt__copy_strided(dst, r, fn);
     clt_tensor_free(r);
@@ -135,8 +139,8 @@ clt_status clt__binary_(clt__binop op, clt_tensor *t, const clt_tensor *other, d
     if (st != CLT_OK)
         return st;
     bool scaled = (op == CLT__OP_ADD || op == CLT__OP_SUB) && alpha != 1.0;
-    if (scaled && !clt__dtype_is_float(binary_dtype(op, t, other)) &&
-        !(isfinite(alpha) && alpha == floor(alpha)))
+    bool floating = clt__dtype_is_float(binary_dtype(op, t, other));
+    if (scaled && !floating && !(isfinite(alpha) && alpha == floor(alpha)))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: for integral input tensors, argument alpha must not be a "
                           "floating point number",
@@ -145,25 +149,19 @@ clt_status clt__binary_(clt__binop op, clt_tensor *t, const clt_tensor *other, d
         return clt__ok();
     clt_tensor *scaled_other = NULL;
     const clt_tensor *b = other;
-    if (scaled) {
-        /* alpha * other in the dtype the sum is computed in, as PyTorch:
-         * in other's own dtype a float64 sum's term would be rounded to
-         * float32, or an integer other added to a float t would wrap. */
-        clt_dtype ct = binary_dtype(op, t, other);
-        clt_tensor *conv = NULL;
-        const clt_tensor *o = other;
-        if (other->dtype != ct) {
-            st = clt__to_dtype(other, ct, &conv, fn);
-            o = conv;
-        }
-        if (st == CLT_OK)
-            st = clt__mul_scalar_into(NULL, o, alpha, &scaled_other, fn);
-        clt_tensor_free(conv);
+    /* Floating sums take alpha in one kernel that rounds once, as PyTorch
+     * (t - alpha * other is t + (-alpha) * other; + 0.0 makes a zero alpha
+     * +0, as an integral scalar is a Python int). */
+    double signed_alpha = (op == CLT__OP_SUB ? -alpha : alpha) + 0.0;
+    bool fused = scaled && floating;
+    if (scaled && !fused) {
+        /* integers: alpha * other, then the op (both wrap as PyTorch's) */
+        st = clt__mul_scalar_into(NULL, other, alpha, &scaled_other, fn);
         if (st != CLT_OK)
             return st;
         b = scaled_other;
     }
-    st = binary_dest(op, t, t, b, fn);
+    st = binary_dest(fused ? CLT__OP_ADD : op, t, t, b, fused ? &signed_alpha : NULL, fn);
     clt_tensor_free(scaled_other);
     return st == CLT_OK ? clt__ok() : st;
 }
@@ -288,7 +286,7 @@ clt_status clt__binary_out(clt__binop op, clt_tensor *out, const clt_tensor *a,
     CLT__REQUIRE_ARG(b, fn);
     clt_status st = binary_checks(op, out, a, b, fn);
     if (st == CLT_OK && out->numel > 0)
-        st = binary_dest(op, out, a, b, fn);
+        st = binary_dest(op, out, a, b, NULL, fn);
     return st == CLT_OK ? clt__ok() : st;
 }
 
