@@ -110,6 +110,16 @@ Test(inplace, alpha_in_the_sum_dtype_rounded_once)
     CHECK(clt_tensor_read(ta, got2, sizeof got2));
     for (int i = 0; i < 20; i++)
         cr_assert(got2[i] == fmaf(0.1f, b[i], got[i]), "float32 + 0.1 element %d", i);
+    /* -0.0 - 0 * 0.0 is +0.0: a zero alpha is the integer 0, and PyTorch
+     * adds (-0) * other */
+    const float nz = -0.0f, pz = 0.0f;
+    clt_tensor *tz = from_f32(dev, 1, s3, (const float[]){nz, nz, nz}),
+               *oz = from_f32(dev, 1, s3, (const float[]){pz, pz, pz});
+    CHECK(clt_sub_(tz, oz, 0.0));
+    CHECK(clt_tensor_read(tz, got, 3 * sizeof *got));
+    cr_assert(got[0] == 0.0f && !signbit(got[0]), "-0.0 - 0 * 0.0: %g", got[0]);
+    clt_tensor_free(tz);
+    clt_tensor_free(oz);
     clt_tensor_free(ta);
     clt_tensor_free(tb);
     clt_tensor_free(of);
