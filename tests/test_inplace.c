@@ -110,6 +110,25 @@ Test(inplace, alpha_in_the_sum_dtype_rounded_once)
     CHECK(clt_tensor_read(ta, got2, sizeof got2));
     for (int i = 0; i < 20; i++)
         cr_assert(got2[i] == fmaf(0.1f, b[i], got[i]), "float32 + 0.1 element %d", i);
+    /* integers: an int32 other times 3 or 2^33 added to an int64 t, in int64 */
+    const int64_t lv[] = {1, 2, -3};
+    for (int k = 0; k < 2; k++) {
+        double alpha = k ? 8589934592.0 : 3.0;
+        clt_tensor *tl;
+        CHECK(clt_tensor_from_host(dev, CLT_INT64, 1, s3, lv, &tl));
+        CHECK(clt_add_(tl, oi, alpha));
+        int64_t gl[3];
+        CHECK(clt_tensor_read(tl, gl, sizeof gl));
+        for (int i = 0; i < 3; i++) {
+            /* int64 arithmetic wrapping (2^33 * 2e9 does), without C's
+             * signed overflow */
+            int64_t want = (int64_t)((uint64_t)lv[i] + (uint64_t)(int64_t)alpha *
+                                                           (uint64_t)(int64_t)iv[i]);
+            cr_assert(gl[i] == want, "int64 + %g * int32 [%d]: %lld, want %lld", alpha, i,
+                      (long long)gl[i], (long long)want);
+        }
+        clt_tensor_free(tl);
+    }
     /* -0.0 - 0 * 0.0 is +0.0: a zero alpha is the integer 0, and PyTorch
      * adds (-0) * other */
     const float nz = -0.0f, pz = 0.0f;

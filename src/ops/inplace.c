@@ -155,8 +155,19 @@ clt_status clt__binary_(clt__binop op, clt_tensor *t, const clt_tensor *other, d
     double signed_alpha = (op == CLT__OP_SUB ? -alpha : alpha) + 0.0;
     bool fused = scaled && floating;
     if (scaled && !fused) {
-        /* integers: alpha * other, then the op (both wrap as PyTorch's) */
-        st = clt__mul_scalar_into(NULL, other, alpha, &scaled_other, fn);
+        /* integers: alpha * other in the sum's dtype (other's own would
+         * wrap an int32 other that an int64 t adds), then the op; both wrap
+         * as PyTorch's */
+        clt_dtype ct = binary_dtype(op, t, other);
+        clt_tensor *conv = NULL;
+        const clt_tensor *o = other;
+        if (other->dtype != ct) {
+            st = clt__to_dtype(other, ct, &conv, fn);
+            o = conv;
+        }
+        if (st == CLT_OK)
+            st = clt__mul_scalar_into(NULL, o, alpha, &scaled_other, fn);
+        clt_tensor_free(conv);
         if (st != CLT_OK)
             return st;
         b = scaled_other;
