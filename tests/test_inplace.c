@@ -129,6 +129,18 @@ Test(inplace, alpha_in_the_sum_dtype_rounded_once)
         }
         clt_tensor_free(tl);
     }
+    /* bool sums take a nonzero alpha as true: t + (-1) * other is t or other */
+    const unsigned char bv[] = {0, 1, 0}, bo[] = {1, 1, 0};
+    clt_tensor *tbl, *obl;
+    CHECK(clt_tensor_from_host(dev, CLT_BOOL, 1, s3, bv, &tbl));
+    CHECK(clt_tensor_from_host(dev, CLT_BOOL, 1, s3, bo, &obl));
+    CHECK(clt_add_(tbl, obl, -1.0));
+    unsigned char gb[3];
+    CHECK(clt_tensor_read(tbl, gb, sizeof gb));
+    for (int i = 0; i < 3; i++)
+        cr_assert(gb[i] == (bv[i] | bo[i]), "bool + (-1) * bool [%d]: %d", i, gb[i]);
+    clt_tensor_free(tbl);
+    clt_tensor_free(obl);
     /* -0.0 - 0 * 0.0 is +0.0: a zero alpha is the integer 0, and PyTorch
      * adds (-0) * other */
     const float nz = -0.0f, pz = 0.0f;
@@ -301,6 +313,8 @@ Test(inplace, dtype_casts_and_refusals)
     /* infinite alphas are not integral either (and ti stays as it was: 25 below) */
     assert_error(clt_add_(ti, ti, INFINITY), CLT_ERR_INVALID_ARGUMENT, "alpha");
     assert_error(clt_sub_(ti, ti, -INFINITY), CLT_ERR_INVALID_ARGUMENT, "alpha");
+    /* nor one the sum's dtype cannot hold, as PyTorch converts alpha to it */
+    assert_error(clt_add_(ti, ti, 8589934592.0), CLT_ERR_INVALID_ARGUMENT, "without overflow");
     double half = 0.5;
     assert_error(clt_clamp_(ti, &half, NULL), CLT_ERR_DTYPE_MISMATCH, "can't be cast");
     /* int64 into int32 is allowed (same category) */

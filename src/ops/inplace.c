@@ -139,12 +139,23 @@ clt_status clt__binary_(clt__binop op, clt_tensor *t, const clt_tensor *other, d
     if (st != CLT_OK)
         return st;
     bool scaled = (op == CLT__OP_ADD || op == CLT__OP_SUB) && alpha != 1.0;
-    bool floating = clt__dtype_is_float(binary_dtype(op, t, other));
+    clt_dtype ct = binary_dtype(op, t, other);
+    bool floating = clt__dtype_is_float(ct);
     if (scaled && !floating && !(isfinite(alpha) && alpha == floor(alpha)))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: for integral input tensors, argument alpha must not be a "
                           "floating point number",
                           fn);
+    /* PyTorch converts alpha to the sum's dtype: a bool sum takes any
+     * nonzero alpha as true, an integer one refuses an alpha it cannot hold */
+    if (scaled && ct == CLT_BOOL) {
+        alpha = alpha != 0.0;
+        scaled = alpha != 1.0;
+    } else if (scaled && !floating) {
+        st = clt__scalar_check(ct, alpha, CLT__SCALAR_EXACT, fn);
+        if (st != CLT_OK)
+            return st;
+    }
     if (t->numel == 0)
         return clt__ok();
     clt_tensor *scaled_other = NULL;
@@ -158,7 +169,6 @@ clt_status clt__binary_(clt__binop op, clt_tensor *t, const clt_tensor *other, d
         /* integers: alpha * other in the sum's dtype (other's own would
          * wrap an int32 other that an int64 t adds), then the op; both wrap
          * as PyTorch's */
-        clt_dtype ct = binary_dtype(op, t, other);
         clt_tensor *conv = NULL;
         const clt_tensor *o = other;
         if (other->dtype != ct) {
