@@ -280,6 +280,18 @@ DEF_FOUR(pow_tt_, PARAMS_TT, FETCH_TT, VFETCH_TT, POW_S(a, b), POW_V(a, b), POW_
 DEF_FOUR(pow_ts_, PARAMS_POW_TS, FETCH_POW_TS, VFETCH_POW_TS, POW_FORM(POW_S), POW_FORM(POW_V),
          POW_VEC)
 
+/* axpy: a + alpha * b, for add and sub with alpha; floating types round
+ * once (fma), as PyTorch's CPU kernel (vec::fmadd) and CUDA's contraction. */
+#define PARAMS_AXPY __global const T *pa, __global const T *pb, T_C alpha
+#define FETCH_AXPY(o0, o1, o2) FETCH_TT(o0, o1, o2) TY al_ = alpha;
+#define VFETCH_AXPY(o0, o1, o2) VFETCH_TT(o0, o1, o2) TY al_ = (TY)alpha;
+#if T_IS_FLOAT
+#define AXPY fma(al_, b, a)
+#else
+#define AXPY (a + al_ * b)
+#endif
+DEF_FOUR(axpy_tt_, PARAMS_AXPY, FETCH_AXPY, VFETCH_AXPY, AXPY, AXPY, 1)
+
 /* clamp(x, lo, hi) = minimum(maximum(x, lo), hi): NaN in x or in a bound
  * propagates, and lo > hi gives hi, as torch.clamp does. */
 #define CLAMP(x)                                                               \

@@ -989,6 +989,10 @@ clt_status clt__clone(const clt_tensor *t, clt_tensor **out, const char *fn);
                                clt_tensor **out, const char *fn);
 CLT__EW_INTO_TT(CLT__DECL_INTO_TT_)
 CLT__EW_INTO_TS(CLT__DECL_INTO_TS_)
+/* a + alpha * b, into as above; floating dtypes round once (fma), as
+ * PyTorch's add with alpha. */
+clt_status clt__axpy_into(clt_tensor *into, const clt_tensor *a, const clt_tensor *b,
+                          double alpha, clt_tensor **out, const char *fn);
 
 /* In-place and out= ops without autograd (src/ops/inplace.c); their public
  * entries are in src/autograd/grad_inplace.c.  fn names the public call. */

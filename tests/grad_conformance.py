@@ -188,6 +188,13 @@ for n, f in {"sum": torch.sum, "mean": torch.mean, "prod": torch.prod, "max": to
             else (lambda x, d=d, k=k, f=f: f(x, d, keepdim=bool(k)))
         case("%s_dim %d %d" % (n, d, k), tf,
              lambda x, d=d, k=k, n=n, e=extra: call("clt_%s_dim" % n, x, d, k, after=e), [t])
+# a zero beside a NaN or an infinity: the others' product is NaN (0 * inf)
+z = [[0.0, 0.0, float("nan"), 2.0], [0.0, 3.0, 0.0, 1.0], [float("inf"), 0.0, 2.0, 3.0]]
+for d in (0, 1):
+    case("prod_dim %d zeros and non-finite" % d, lambda x, d=d: torch.prod(x, d),
+         lambda x, d=d: call("clt_prod_dim", x, d, 0), [z])
+case("prod one zero and an infinity", torch.prod, lambda x: call("clt_prod", x),
+     [[float("inf"), 0.0, 2.0]])
 for n in ("var", "std"):
     proto("clt_" + n, [P, C.c_double, PP])
     proto("clt_%s_dim" % n, [P, C.c_int, C.c_double, C.c_int, PP])

@@ -307,38 +307,44 @@ Test(autograd, var_and_std)
 }
 
 /* prod with zeros: PyTorch's three cases, against the products of the
- * others computed here. */
+ * others computed here, also where a zero meets a NaN or an infinity among
+ * the others (0 * inf: NaN, not 0). */
 Test(autograd, prod_with_zeros)
 {
     clt_device *dev = get_device("cpu");
-    const double rows[3][4] = {{2, 3, 0, 5}, {0, 3, 0, 5}, {2, 3, 4, 5}};
-    int64_t s[2] = {3, 4};
+    const double rows[6][4] = {{2, 3, 0, 5},        {0, 3, 0, 5},        {2, 3, 4, 5},
+                               {NAN, 0, 2, 3}, {INFINITY, 0, 2, 3}, {0, 0, NAN, 1}};
+    /* first row, rows, full product (else along dim 1) */
+    const int cases[][3] = {{0, 6, 0}, {0, 6, 1}, {0, 1, 1}, {3, 1, 1}, {4, 1, 1}};
     clt_tensor *x, *p, *l, *g;
-    for (int all = 0; all < 2; all++) {
-        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, s, rows, &x));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int r0 = cases[i][0], nr = cases[i][1], all = cases[i][2];
+        int64_t s[2] = {nr, 4};
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, s, rows[r0], &x));
         CHECK(clt_set_requires_grad(x, 1));
         CHECK(clt_scope_begin());
         if (all) {
-            CHECK(clt_prod(x, &l)); /* two zeros: every gradient is 0 */
+            CHECK(clt_prod(x, &l));
         } else {
             CHECK(clt_prod_dim(x, 1, 0, &p));
             CHECK(clt_sum(p, &l));
         }
         CHECK(clt_backward(l, NULL, 0));
         clt_scope_end();
-        double got[3][4];
+        double got[6][4];
         CHECK(clt_grad(x, &g));
-        CHECK(clt_tensor_read(g, got, sizeof got));
-        for (int r = 0; r < 3; r++)
+        CHECK(clt_tensor_read(g, got, (size_t)nr * sizeof got[0]));
+        for (int r = 0; r < nr; r++)
             for (int c = 0; c < 4; c++) {
                 double want = 1;
                 for (int k = 0; k < 4; k++)
                     if (k != c)
-                        want *= rows[r][k];
-                if (all)
-                    want = 0;
-                cr_assert_eq(got[r][c], want, "prod grad [%d][%d] (all %d): %g, want %g", r,
-                             c, all, got[r][c], want);
+                        want *= rows[r0 + r][k];
+                if (all && nr > 1)
+                    want = 0; /* two zeros or more in the tensor: every gradient is 0 */
+                cr_assert(isnan(want) ? isnan(got[r][c]) : got[r][c] == want,
+                          "prod grad [%d][%d] (case %zu): %g, want %g", r0 + r, c, i,
+                          got[r][c], want);
             }
         clt_tensor_free(g);
         clt_tensor_free(x);

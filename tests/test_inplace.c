@@ -60,6 +60,103 @@ Test(inplace, binary_broadcast_and_alpha)
     clt_tensor_free(o);
 }
 
+/* add_ and sub_ with alpha on floating sums: t + alpha * other in the
+ * sum's dtype, rounded once, as PyTorch's fused kernel (fma).  A float64 t
+ * adding a float32 or int32 other times 0.1 keeps float64's precision (the
+ * term was once rounded to float32, 1e-9 relative), an int32 other times 2
+ * does not wrap, and 3e38 - 2 * 3e38 is -3e38 in float32, not -inf. */
+Test(inplace, alpha_in_the_sum_dtype_rounded_once)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t s3[] = {3};
+    const double tv[] = {1.0, 2.0, -3.0};
+    const float fv[] = {1.0f, 3.0f, 7.3f};
+    const int32_t iv[] = {1, 2000000000, -2000000000};
+    clt_tensor *t, *of, *oi;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, s3, fv, &of));
+    CHECK(clt_tensor_from_host(dev, CLT_INT32, 1, s3, iv, &oi));
+    for (int k = 0; k < 4; k++) {
+        double alpha = k < 2 ? 0.1 : 2.0;
+        const clt_tensor *o = k % 2 ? oi : of;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, s3, tv, &t));
+        CHECK(k < 2 ? clt_add_(t, o, alpha) : clt_sub_(t, o, alpha));
+        double got[3];
+        CHECK(clt_tensor_read(t, got, sizeof got));
+        for (int i = 0; i < 3; i++) {
+            double ov = k % 2 ? (double)iv[i] : (double)fv[i];
+            double want = fma(k < 2 ? alpha : -alpha, ov, tv[i]);
+            cr_assert(got[i] == want, "case %d element %d: %.17g, want %.17g", k, i, got[i],
+                      want);
+        }
+        clt_tensor_free(t);
+    }
+    /* float32, against fmaf */
+    float a[20], b[20], got[20];
+    for (int i = 0; i < 20; i++) {
+        a[i] = (i % 2 ? -1.0f : 1.0f) * (1.0f + (float)i / 7.0f);
+        b[i] = (i % 3 ? 1.0f : -1.0f) * (2.0f + (float)i / 3.0f);
+    }
+    a[0] = b[0] = 3e38f; /* 2 * b alone overflows */
+    int64_t s20[] = {20};
+    clt_tensor *ta = from_f32(dev, 1, s20, a), *tb = from_f32(dev, 1, s20, b);
+    CHECK(clt_sub_(ta, tb, 2.0));
+    CHECK(clt_tensor_read(ta, got, sizeof got));
+    for (int i = 0; i < 20; i++)
+        cr_assert(got[i] == fmaf(-2.0f, b[i], a[i]), "float32 element %d: %.9g, want %.9g", i,
+                  got[i], fmaf(-2.0f, b[i], a[i]));
+    cr_assert(got[0] == -3e38f);
+    CHECK(clt_add_(ta, tb, 0.1));
+    float got2[20];
+    CHECK(clt_tensor_read(ta, got2, sizeof got2));
+    for (int i = 0; i < 20; i++)
+        cr_assert(got2[i] == fmaf(0.1f, b[i], got[i]), "float32 + 0.1 element %d", i);
+    /* integers: an int32 other times 3 or 2^33 added to an int64 t, in int64 */
+    const int64_t lv[] = {1, 2, -3};
+    for (int k = 0; k < 2; k++) {
+        double alpha = k ? 8589934592.0 : 3.0;
+        clt_tensor *tl;
+        CHECK(clt_tensor_from_host(dev, CLT_INT64, 1, s3, lv, &tl));
+        CHECK(clt_add_(tl, oi, alpha));
+        int64_t gl[3];
+        CHECK(clt_tensor_read(tl, gl, sizeof gl));
+        for (int i = 0; i < 3; i++) {
+            /* int64 arithmetic wrapping (2^33 * 2e9 does), without C's
+             * signed overflow */
+            int64_t want = (int64_t)((uint64_t)lv[i] + (uint64_t)(int64_t)alpha *
+                                                           (uint64_t)(int64_t)iv[i]);
+            cr_assert(gl[i] == want, "int64 + %g * int32 [%d]: %lld, want %lld", alpha, i,
+                      (long long)gl[i], (long long)want);
+        }
+        clt_tensor_free(tl);
+    }
+    /* bool sums take a nonzero alpha as true: t + (-1) * other is t or other */
+    const unsigned char bv[] = {0, 1, 0}, bo[] = {1, 1, 0};
+    clt_tensor *tbl, *obl;
+    CHECK(clt_tensor_from_host(dev, CLT_BOOL, 1, s3, bv, &tbl));
+    CHECK(clt_tensor_from_host(dev, CLT_BOOL, 1, s3, bo, &obl));
+    CHECK(clt_add_(tbl, obl, -1.0));
+    unsigned char gb[3];
+    CHECK(clt_tensor_read(tbl, gb, sizeof gb));
+    for (int i = 0; i < 3; i++)
+        cr_assert(gb[i] == (bv[i] | bo[i]), "bool + (-1) * bool [%d]: %d", i, gb[i]);
+    clt_tensor_free(tbl);
+    clt_tensor_free(obl);
+    /* -0.0 - 0 * 0.0 is +0.0: a zero alpha is the integer 0, and PyTorch
+     * adds (-0) * other */
+    const float nz = -0.0f, pz = 0.0f;
+    clt_tensor *tz = from_f32(dev, 1, s3, (const float[]){nz, nz, nz}),
+               *oz = from_f32(dev, 1, s3, (const float[]){pz, pz, pz});
+    CHECK(clt_sub_(tz, oz, 0.0));
+    CHECK(clt_tensor_read(tz, got, 3 * sizeof *got));
+    cr_assert(got[0] == 0.0f && !signbit(got[0]), "-0.0 - 0 * 0.0: %g", got[0]);
+    clt_tensor_free(tz);
+    clt_tensor_free(oz);
+    clt_tensor_free(ta);
+    clt_tensor_free(tb);
+    clt_tensor_free(of);
+    clt_tensor_free(oi);
+}
+
 Test(inplace, shape_never_changes)
 {
     clt_device *dev = get_device("cpu");
@@ -213,6 +310,11 @@ Test(inplace, dtype_casts_and_refusals)
     assert_error(clt_add_scalar_(ti, 0.5), CLT_ERR_DTYPE_MISMATCH, "can't be cast");
     assert_error(clt_div_scalar_(ti, 2), CLT_ERR_DTYPE_MISMATCH, "can't be cast");
     assert_error(clt_add_(ti, ti, 0.5), CLT_ERR_INVALID_ARGUMENT, "alpha");
+    /* infinite alphas are not integral either (and ti stays as it was: 25 below) */
+    assert_error(clt_add_(ti, ti, INFINITY), CLT_ERR_INVALID_ARGUMENT, "alpha");
+    assert_error(clt_sub_(ti, ti, -INFINITY), CLT_ERR_INVALID_ARGUMENT, "alpha");
+    /* nor one the sum's dtype cannot hold, as PyTorch converts alpha to it */
+    assert_error(clt_add_(ti, ti, 8589934592.0), CLT_ERR_INVALID_ARGUMENT, "without overflow");
     double half = 0.5;
     assert_error(clt_clamp_(ti, &half, NULL), CLT_ERR_DTYPE_MISMATCH, "can't be cast");
     /* int64 into int32 is allowed (same category) */

@@ -170,7 +170,12 @@ CLT_API clt_status clt_logical_not(const clt_tensor *a, clt_tensor **out);
  * tensor that requires grad is not supported; use clt_mul").  In-place ops
  * on a view do not reach its base's history.  On error t is unchanged. */
 
-/* t += alpha * other.  Integer results refuse a non-integral alpha. */
+/* t += alpha * other, computed in the result type of t and other and, for
+ * floating types, rounded once (fma), as PyTorch's kernels: 3e38 + (-2) *
+ * 3e38 is -3e38 in float32.  Integer results refuse a non-integral alpha
+ * (an infinite or NaN one too) and one their dtype cannot hold ("cannot be
+ * converted to type int32 without overflow"); bool results take any
+ * nonzero alpha as true, all as PyTorch. */
 CLT_API clt_status clt_add_(clt_tensor *t, const clt_tensor *other, double alpha);
 /* t -= alpha * other.  Bool tensors are refused, as in clt_sub. */
 CLT_API clt_status clt_sub_(clt_tensor *t, const clt_tensor *other, double alpha);

@@ -56,13 +56,16 @@ CLT_API clt_status clt_mean_dim(const clt_tensor *a, int dim, int keepdim, clt_t
  *
  * The gradient of clt_prod and clt_prod_dim is decided per reduced slice:
  * g * result / x where the slice has no zero (NaN for an inf element, as in
- * PyTorch), g times the product of the others for its one zero (0 for the
- * rest), 0 where it has two or more.  PyTorch 1.13 instead takes the
- * product of the others for every element of every slice as soon as the
- * whole tensor holds a zero, so with a zero somewhere and an inf or NaN in
- * a slice the two differ (inf, NaN or finite values where this gives NaN
- * or 0).  A deliberate difference: PyTorch's choice needs the host to wait
- * for the count of zeros. */
+ * PyTorch); where it has a zero, g times the product of the others (for an
+ * element other than the slice's only zero that is 0, or NaN when the
+ * others hold an inf or NaN: 0 * inf); clt_prod of a tensor with two or
+ * more zeros has gradient 0 throughout.  clt_prod's gradient is PyTorch
+ * 1.13's.  For clt_prod_dim PyTorch 1.13 instead takes the product of the
+ * others for every element of every slice as soon as the whole tensor
+ * holds a zero, so with a zero in one slice and an inf or NaN in another
+ * slice that has none, the two differ there (PyTorch's inf or finite
+ * values where this gives NaN).  A deliberate difference: PyTorch's choice
+ * needs the host to wait for the count of zeros. */
 CLT_API clt_status clt_prod(const clt_tensor *a, clt_tensor **out);
 /* Product along dim.  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_prod_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);

@@ -2,6 +2,7 @@
  * formulas.  The gradient of a reduction over dim d is the output's gradient
  * put back along d (unsqueezed when keepdim was off) and broadcast over it;
  * max and min split ties as PyTorch does. */
+#include <math.h>
 #include <string.h>
 
 #include "autograd/autograd.h"
@@ -58,57 +59,77 @@ static clt_status bw_mean(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     return st;
 }
 
+/* x summed (or multiplied, prod 1) over the node's reduced dims, which stay
+ * as size 1 so that the result broadcasts against the input. */
+static clt_status over_slice(clt__node *n, const clt_tensor *x, int prod, clt_tensor **out)
+{
+    int dim = (int)n->i[0];
+    if (dim >= 0)
+        return prod ? clt__prod_dim(x, dim, 1, out, "clt_backward")
+                    : clt__sum_dim(x, dim, 1, out, "clt_backward");
+    clt_tensor *s = NULL;
+    clt_status st = prod ? clt__prod(x, &s, "clt_backward") : clt__sum(x, &s, "clt_backward");
+    if (st == CLT_OK)
+        st = unreduce(n, s, out);
+    clt_tensor_free(s);
+    return st;
+}
+
 /* saved: a, out.  PyTorch's prod_backward: g * out / a where the slice has
- * no zero; where it has exactly one, that element gets g times the product
- * of the others; elements of slices with two or more zeros get 0. */
+ * no zero; elsewhere g times the product of the other elements (its
+ * prod_safe_zeros_backward): for the only zero of a slice the product of
+ * the non-zero ones, for every other element 0, or NaN when the others hold
+ * an infinity or a NaN (0 * inf).  The full product of a tensor with two or
+ * more zeros has gradient 0 throughout, as in PyTorch. */
 static clt_status bw_prod(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     const clt_tensor *a = S(0);
     clt_tensor *gu = NULL, *ou = NULL, *z = NULL, *zf = NULL, *nz = NULL, *one = NULL,
                *anz = NULL, *pnz = NULL, *t = NULL, *c0 = NULL, *c1 = NULL, *zero = NULL,
-               *m0 = NULL, *m1 = NULL, *inner = NULL;
-    int dim = (int)n->i[0];
+               *m0 = NULL, *m1 = NULL, *inner = NULL, *nanv = NULL, *a0 = NULL, *nf = NULL,
+               *nff = NULL, *nfc = NULL, *nfo = NULL, *mo = NULL, *zo = NULL, *c2 = NULL,
+               *only = NULL, *m2 = NULL, *tmp = NULL;
     CLT__TRY(unreduce(n, g, &gu));
     CLT__TRY(unreduce(n, S(1), &ou));
     CLT__TRY(clt__eq_scalar_in("clt_backward", a, 0.0, &z));
     CLT__TRY(clt__to_dtype(z, a->dtype, &zf, "clt_backward"));
-    if (dim < 0) {
-        clt_tensor *s = NULL;
-        CLT__TRY(clt__sum(zf, &s, "clt_backward"));
-        st = unreduce(n, s, &nz);
-        clt_tensor_free(s);
-        CLT__TRY(st);
-    } else {
-        CLT__TRY(clt__sum_dim(zf, dim, 1, &nz, "clt_backward"));
-    }
+    CLT__TRY(over_slice(n, zf, 0, &nz));
     CLT__TRY(clt__full(a->dev, a->dtype, 0, NULL, 1.0, &one));
     CLT__TRY(clt__full(a->dev, a->dtype, 0, NULL, 0.0, &zero));
+    CLT__TRY(clt__full(a->dev, a->dtype, 0, NULL, NAN, &nanv));
     CLT__TRY(clt__where_in("clt_backward", z, one, a, &anz));
-    if (dim < 0) {
-        clt_tensor *s = NULL;
-        CLT__TRY(clt__prod(anz, &s, "clt_backward"));
-        st = unreduce(n, s, &pnz);
-        clt_tensor_free(s);
-        CLT__TRY(st);
-    } else {
-        CLT__TRY(clt__prod_dim(anz, dim, 1, &pnz, "clt_backward"));
-    }
+    CLT__TRY(over_slice(n, anz, 1, &pnz));
     /* no zero: g * out / a */
     CLT__TRY(clt__mul_in("clt_backward", gu, ou, &t));
     CLT__TRY(clt__div_in("clt_backward", t, a, &c0));
-    /* one zero, at this element: g * product of the others */
+    /* the only zero: g * product of the others */
     CLT__TRY(clt__mul_in("clt_backward", gu, pnz, &c1));
+    /* the rest: g * 0, NaN where one of the others is not finite (x * 0 is
+     * NaN just for those) */
+    CLT__TRY(clt__mul_scalar_in("clt_backward", a, 0.0, &a0));
+    CLT__TRY(clt__ne_in("clt_backward", a0, a0, &nf));
+    CLT__TRY(clt__to_dtype(nf, a->dtype, &nff, "clt_backward"));
+    CLT__TRY(over_slice(n, nff, 0, &nfc));
+    CLT__TRY(clt__sub_in("clt_backward", nfc, nff, &nfo));
+    CLT__TRY(clt__gt_scalar_in("clt_backward", nfo, 0.5, &mo));
+    CLT__TRY(clt__where_in("clt_backward", mo, nanv, zero, &zo));
+    CLT__TRY(clt__mul_in("clt_backward", gu, zo, &c2));
     CLT__TRY(clt__eq_scalar_in("clt_backward", nz, 1.0, &m1));
-    clt_tensor *only = NULL;
-    CLT__TRY(clt__where_in("clt_backward", m1, c1, zero, &only));
-    st = clt__where_in("clt_backward", z, only, zero, &inner);
-    clt_tensor_free(only);
-    CLT__TRY(st);
+    CLT__TRY(clt__where_in("clt_backward", m1, c1, c2, &only));
+    CLT__TRY(clt__where_in("clt_backward", z, only, c2, &inner));
+    if (n->i[0] < 0) {
+        CLT__TRY(clt__gt_scalar_in("clt_backward", nz, 1.5, &m2));
+        CLT__TRY(clt__where_in("clt_backward", m2, zero, inner, &tmp));
+        clt_tensor_free(inner);
+        inner = tmp;
+        tmp = NULL;
+    }
     CLT__TRY(clt__eq_scalar_in("clt_backward", nz, 0.0, &m0));
     CLT__TRY(clt__where_in("clt_backward", m0, c0, inner, &gin[0]));
 done:;
-    clt_tensor *all[] = {gu, ou, z, zf, nz, one, anz, pnz, t, c0, c1, zero, m0, m1, inner};
+    clt_tensor *all[] = {gu,    ou,   z,  zf, nz,  one, anz, pnz, t,  c0, c1,   zero, m0, m1,
+                         inner, nanv, a0, nf, nff, nfc, nfo, mo, zo, c2, only, m2, tmp};
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
         clt_tensor_free(all[k]);
     return st;

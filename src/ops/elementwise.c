@@ -235,9 +235,10 @@ static bool usable_into(const clt_tensor *into, clt_dtype dt, int n, const int64
 
 /* With `into` usable (see usable_into) the result goes there and *out is
  * NULL; otherwise *out is a new tensor. */
+/* With alpha (not NULL): a + *alpha * b, by the kernel axpy. */
 static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
-                            const clt_tensor *b, clt_tensor *into, clt_tensor **out,
-                            const char *fn)
+                            const clt_tensor *b, const double *alpha, clt_tensor *into,
+                            clt_tensor **out, const char *fn)
 {
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
@@ -277,9 +278,12 @@ static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
         clt__layout L;
         geom g = layout_inputs(w, 2, (const clt_tensor *[]){ua, ub}, &L);
         cl_mem mo = clt__mem(w), ma = clt__mem(ua), mb = clt__mem(ub);
-        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(mb)};
+        unsigned char sv[8];
+        size_t ssize = alpha ? clt__scalar_arg(ct, *alpha, sv) : 0;
+        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(mb), {ssize, sv}};
         group grp = kind == COMPARE ? G_CMP : kind == GRAD ? G_GRAD : G_BIN;
-        CLT__TRY(launch(a->dev, grp, ct, op, "_tt", &g, &L, 3, args, fn));
+        CLT__TRY(launch(a->dev, grp, ct, alpha ? "axpy" : op, "_tt", &g, &L, alpha ? 4 : 3,
+                        args, fn));
     }
     *out = r;
     r = NULL;
@@ -412,7 +416,7 @@ done:
     clt_status clt__##fname##_in(const char *fn, const clt_tensor *a, const clt_tensor *b, \
                                  clt_tensor **out)                                  \
     {                                                                               \
-        return binary_tt(#op, kind, a, b, NULL, out, fn);                           \
+        return binary_tt(#op, kind, a, b, NULL, NULL, out, fn);                           \
     }                                                                               \
     clt_status clt__##fname(const clt_tensor *a, const clt_tensor *b, clt_tensor **out) \
     {                                                                               \
@@ -461,7 +465,7 @@ BINARY_TT(ge, ge, COMPARE)
 clt_status clt__grad_kernel(const char *op, const clt_tensor *g, const clt_tensor *x,
                             clt_tensor **out)
 {
-    return binary_tt(op, GRAD, g, x, NULL, out, "clt_backward");
+    return binary_tt(op, GRAD, g, x, NULL, NULL, out, "clt_backward");
 }
 
 BINARY_TS(add_scalar, add, ARITH, 0)
@@ -484,7 +488,7 @@ BINARY_TS(ge_scalar, ge, COMPARE, 0)
     clt_status clt__##fname##_into(clt_tensor *into, const clt_tensor *a,            \
                                    const clt_tensor *b, clt_tensor **out, const char *fn) \
     {                                                                               \
-        return binary_tt(#op, kind, a, b, into, out, fn);                           \
+        return binary_tt(#op, kind, a, b, NULL, into, out, fn);                           \
     }
 
 #define INTO_TS(fname, op, kind)                                                    \
@@ -502,6 +506,12 @@ INTO_TS(add_scalar, add, ARITH)
 INTO_TS(sub_scalar, sub, NO_BOOL_SUB)
 INTO_TS(mul_scalar, mul, ARITH)
 INTO_TS(div_scalar, div, TRUE_DIV)
+
+clt_status clt__axpy_into(clt_tensor *into, const clt_tensor *a, const clt_tensor *b,
+                          double alpha, clt_tensor **out, const char *fn)
+{
+    return binary_tt("axpy", ARITH, a, b, &alpha, into, out, fn);
+}
 
 UNARY(abs, KEEP)
 UNARY(relu, KEEP)

@@ -74,9 +74,13 @@ static clt_dtype binary_dtype(clt__binop op, const clt_tensor *a, const clt_tens
     return dt;
 }
 
+/* With alpha (not NULL, op add): a + *alpha * b. */
 static clt_status run_tt(clt__binop op, clt_tensor *into, const clt_tensor *a,
-                         const clt_tensor *b, clt_tensor **out, const char *fn)
+                         const clt_tensor *b, const double *alpha, clt_tensor **out,
+                         const char *fn)
 {
+    if (alpha)
+        return clt__axpy_into(into, a, b, *alpha, out, fn);
     switch (op) {
     case CLT__OP_ADD: return clt__add_into(into, a, b, out, fn);
     case CLT__OP_SUB: return clt__sub_into(into, a, b, out, fn);
@@ -89,11 +93,11 @@ static clt_status run_tt(clt__binop op, clt_tensor *into, const clt_tensor *a,
  * (contiguous, offset 0, the result's dtype, no partial overlap), else into
  * a temporary copied into dst through its strides. */
 static clt_status binary_dest(clt__binop op, clt_tensor *dst, const clt_tensor *a,
-                              const clt_tensor *b, const char *fn)
+                              const clt_tensor *b, const double *alpha, const char *fn)
 {
     bool direct = alias_safe(dst, a) && alias_safe(dst, b);
     clt_tensor *r = NULL;
-    clt_status st = run_tt(op, direct ? dst : NULL, a, b, &r, fn);
+    clt_status st = run_tt(op, direct ? dst : NULL, a, b, alpha, &r, fn);
     if (st == CLT_OK && r != NULL)
         st = clt__copy_strided(dst, r, fn);
     clt_tensor_free(r);
@@ -135,24 +139,50 @@ clt_status clt__binary_(clt__binop op, clt_tensor *t, const clt_tensor *other, d
     if (st != CLT_OK)
         return st;
     bool scaled = (op == CLT__OP_ADD || op == CLT__OP_SUB) && alpha != 1.0;
-    if (scaled && !clt__dtype_is_float(binary_dtype(op, t, other)) && alpha != floor(alpha))
+    clt_dtype ct = binary_dtype(op, t, other);
+    bool floating = clt__dtype_is_float(ct);
+    if (scaled && !floating && !(isfinite(alpha) && alpha == floor(alpha)))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: for integral input tensors, argument alpha must not be a "
                           "floating point number",
                           fn);
+    /* PyTorch converts alpha to the sum's dtype: a bool sum takes any
+     * nonzero alpha as true, an integer one refuses an alpha it cannot hold */
+    if (scaled && ct == CLT_BOOL) {
+        alpha = alpha != 0.0;
+        scaled = alpha != 1.0;
+    } else if (scaled && !floating) {
+        st = clt__scalar_check(ct, alpha, CLT__SCALAR_EXACT, fn);
+        if (st != CLT_OK)
+            return st;
+    }
     if (t->numel == 0)
         return clt__ok();
     clt_tensor *scaled_other = NULL;
     const clt_tensor *b = other;
-    if (scaled) {
-        /* alpha * other in other's dtype (float alpha on an integer other
-         * makes it float, which the cast check above allowed). */
-        st = clt__mul_scalar_into(NULL, other, alpha, &scaled_other, fn);
+    /* Floating sums take alpha in one kernel that rounds once, as PyTorch
+     * (t - alpha * other is t + (-alpha) * other; + 0.0 makes a zero alpha
+     * +0, as an integral scalar is a Python int). */
+    double signed_alpha = (op == CLT__OP_SUB ? -alpha : alpha) + 0.0;
+    bool fused = scaled && floating;
+    if (scaled && !fused) {
+        /* integers: alpha * other in the sum's dtype (other's own would
+         * wrap an int32 other that an int64 t adds), then the op; both wrap
+         * as PyTorch's */
+        clt_tensor *conv = NULL;
+        const clt_tensor *o = other;
+        if (other->dtype != ct) {
+            st = clt__to_dtype(other, ct, &conv, fn);
+            o = conv;
+        }
+        if (st == CLT_OK)
+            st = clt__mul_scalar_into(NULL, o, alpha, &scaled_other, fn);
+        clt_tensor_free(conv);
         if (st != CLT_OK)
             return st;
         b = scaled_other;
     }
-    st = binary_dest(op, t, t, b, fn);
+    st = binary_dest(fused ? CLT__OP_ADD : op, t, t, b, fused ? &signed_alpha : NULL, fn);
     clt_tensor_free(scaled_other);
     return st == CLT_OK ? clt__ok() : st;
 }
@@ -277,7 +307,7 @@ clt_status clt__binary_out(clt__binop op, clt_tensor *out, const clt_tensor *a,
     CLT__REQUIRE_ARG(b, fn);
     clt_status st = binary_checks(op, out, a, b, fn);
     if (st == CLT_OK && out->numel > 0)
-        st = binary_dest(op, out, a, b, fn);
+        st = binary_dest(op, out, a, b, NULL, fn);
     return st == CLT_OK ? clt__ok() : st;
 }
 
