@@ -1,8 +1,10 @@
 /* gemm.cl: GEMM for CPU devices, float32 or float64 (T, from the host's
  * dtype options): kernels that pack op(A) and op(B) into zero-padded panels,
  * and a kernel whose work-items each compute a block of C with an MR x
- * (VW * NV) register tile of VW-wide vectors; then the matrix-vector and
- * few-row products, on vectors of GEMV_VW elements. */
+ * (VW * NV) register tile of VW-wide vectors; the same tile in one launch
+ * for operands that fit in cache (B read in place, A packed by each
+ * work-group); then the matrix-vector and few-row products, on vectors of
+ * GEMV_VW elements. */
 
 /* Tile shape, vector widths, K block of the product and K rows per packing
  * work-item come from the host (src/ops/gemm_cpu.c, one tile per machine

@@ -1,6 +1,8 @@
 /* gemm_cpu.c: float32 and float64 GEMM tuned for CPU OpenCL devices (PoCL):
  * picks a register tile by the device's SIMD width, packs op(A) and op(B)
- * into panels and launches the register-tiled kernel of cl/gemm.cl. */
+ * into panels and launches the register-tiled kernel of cl/gemm.cl, or,
+ * for operands that fit in cache, launches its one-launch variant that
+ * reads B in place. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,9 +189,12 @@ clt_status clt__gemm_cpu_warmup(clt_device *dev, clt_dtype dtype)
 
 /* Operands of at most 1/GEMM_DIRECT_SHARE of the device's global memory
  * cache (CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, on PoCL the last level) per
- * product take gemm_tile_direct: one launch, no packing of B.  Negative:
- * from the device; 0 never (tests). */
-#define GEMM_DIRECT_SHARE 32
+ * product take gemm_tile_direct: one launch, no packing of B.  A pack and a
+ * launch cost as much as a third of a 256^3 product (docs/performance.md,
+ * Zen 5); a 1/16 share (2 MiB of a 32 MiB L3) takes 256^3 in float32 and
+ * float64 and leaves 512^3 (2.1 MB in float32) packed.  Negative: from the
+ * device; 0 never (tests). */
+#define GEMM_DIRECT_SHARE 16
 long long clt__gemm_direct_bytes = -1;
 
 /* The cache share of the first devices (by index), 0 until known. */
