@@ -1,8 +1,10 @@
 /* gemm.cl: GEMM for CPU devices, float32 or float64 (T, from the host's
  * dtype options): kernels that pack op(A) and op(B) into zero-padded panels,
  * and a kernel whose work-items each compute a block of C with an MR x
- * (VW * NV) register tile of VW-wide vectors; then the matrix-vector and
- * few-row products, on vectors of GEMV_VW elements. */
+ * (VW * NV) register tile of VW-wide vectors; the same tile in one launch
+ * for operands that fit in cache (B read in place, A packed by each
+ * work-group); then the matrix-vector and few-row products, on vectors of
+ * GEMV_VW elements. */
 
 /* Tile shape, vector widths, K block of the product and K rows per packing
  * work-item come from the host (src/ops/gemm_cpu.c, one tile per machine
@@ -172,37 +174,41 @@ static void gemm_pack_t16(__global const T *src, ulong stride, int width, __glob
  * targeting haswell: A and B packed in 60-95 us against 38-42; the same on
  * AVX-512's 12 rows). */
 #define GEMM_PACK_LOAD(r) GV x##r = GV_LOAD(0, src + (r) * rs + k);
-#define GEMM_PACK_STORE(r) dst[(k + q) * GEMM_MR + (r)] = ((const T *)&x##r)[q];
+#define GEMM_PACK_STORE(r) dst[(k - k0 + q) * GEMM_MR + (r)] = ((const T *)&x##r)[q];
 
-/* Packs op(A) (M x K, element (i, k) at A[i * rs + k * cs]) into
- * Ap[ip * K * MR + k * MR + r] for row ip * MR + r, zero beyond M: rows
- * k0..k1 of K of row panel ip. */
-static void gemm_pack_a_panel(__global const T *A, ulong rs, ulong cs, ulong M, ulong K,
-                              __global T *Ap, ulong ip, ulong k0, ulong k1)
-{
-    ulong i0 = ip * GEMM_MR;
-    int mr = (int)min((ulong)GEMM_MR, M - i0);
-    __global const T *src = A + i0 * rs;
-    __global T *dst = Ap + ip * K * GEMM_MR;
-    ulong k = k0;
-    if (cs == 1 && mr == GEMM_MR) {
-        for (; k + GEMM_VW <= k1; k += GEMM_VW) {
-            GEMM_ROWS(GEMM_PACK_LOAD)
-#pragma unroll
-            for (int q = 0; q < GEMM_VW; q++) {
-                GEMM_ROWS(GEMM_PACK_STORE)
-            }
-        }
+/* Packs rows k0..k1 of K of row panel ip of op(A) (M x K, element (i, k)
+ * at A[i * rs + k * cs]) into dst[(k - k0) * MR + r] for row ip * MR + r,
+ * zero beyond M; defined for a __global dst (gemm_pack) and a __private
+ * one (gemm_tile_direct). */
+#define GEMM_PACK_A_PANEL(name, AS)                                            \
+    static void name(__global const T *A, ulong rs, ulong cs, ulong M,         \
+                     AS T *dst, ulong ip, ulong k0, ulong k1)                  \
+    {                                                                          \
+        ulong i0 = ip * GEMM_MR;                                               \
+        int mr = (int)min((ulong)GEMM_MR, M - i0);                             \
+        __global const T *src = A + i0 * rs;                                   \
+        ulong k = k0;                                                          \
+        if (cs == 1 && mr == GEMM_MR) {                                        \
+            for (; k + GEMM_VW <= k1; k += GEMM_VW) {                          \
+                GEMM_ROWS(GEMM_PACK_LOAD)                                      \
+                _Pragma("unroll") for (int q = 0; q < GEMM_VW; q++)            \
+                {                                                              \
+                    GEMM_ROWS(GEMM_PACK_STORE)                                 \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+        if (rs == 1 && mr == GEMM_MR) {                                        \
+            for (; k < k1; k++)                                                \
+                for (int i = 0; i < GEMM_MR; i++)                              \
+                    dst[(k - k0) * GEMM_MR + i] = src[i + k * cs];             \
+        }                                                                      \
+        for (; k < k1; k++)                                                    \
+            for (int i = 0; i < GEMM_MR; i++)                                  \
+                dst[(k - k0) * GEMM_MR + i] =                                  \
+                    i < mr ? src[i * rs + k * cs] : (T)0;                      \
     }
-    if (rs == 1 && mr == GEMM_MR) {
-        for (; k < k1; k++)
-            for (int i = 0; i < GEMM_MR; i++)
-                dst[k * GEMM_MR + i] = src[i + k * cs];
-    }
-    for (; k < k1; k++)
-        for (int i = 0; i < GEMM_MR; i++)
-            dst[k * GEMM_MR + i] = i < mr ? src[i * rs + k * cs] : (T)0;
-}
+GEMM_PACK_A_PANEL(gemm_pack_a_panel, __global)
+GEMM_PACK_A_PANEL(gemm_pack_a_private, __private)
 
 /* Packs column panel jp, rows k0..k1 of op(B) (K x N, element (k, n) at
  * B[k * rs + n * cs]) into P[jp * K * NR + k * NR + c] for column
@@ -267,8 +273,8 @@ CLT_KERNEL_WG(gemm_pack, 1, 1, 1)(__global const T *A, ulong a_off, ulong a_rs, 
     if (g < a_items) {
         ulong kq = g % a_kb, ip = g / a_kb % a_mp, b = g / a_kb / a_mp;
         ulong k0 = kq * GEMM_PKC, k1 = min(k0 + GEMM_PKC, K);
-        gemm_pack_a_panel(A + a_off + b * a_bstride, a_rs, a_cs, M, K, Ap + b * a_pstride, ip,
-                          k0, k1);
+        gemm_pack_a_panel(A + a_off + b * a_bstride, a_rs, a_cs, M,
+                          Ap + b * a_pstride + (ip * K + k0) * GEMM_MR, ip, k0, k1);
         return;
     }
     g -= a_items;
@@ -315,6 +321,29 @@ CLT_KERNEL_WG(gemm_pack, 1, 1, 1)(__global const T *A, ulong a_off, ulong a_rs, 
     }
 #define GEMM_EDGE_R(r) GEMM_VECS(GEMM_EDGE_V, r)
 
+/* One MR x NR tile of C from K rows [pc, pc + kc): A from ap (MR elements
+ * per K row), B vectors loaded by LOADB from bp, which moves bstep
+ * elements per K row; then C (cp, mr x nr inside it) stored, plus what an
+ * earlier K block left there. */
+#define GEMM_MICRO(LOADB, bstep)                                               \
+    {                                                                          \
+        for (int r_ = 0; r_ < mr; r_++)                                        \
+            for (int v_ = 0; v_ < GEMM_NR; v_ += 64 / (int)sizeof(T))          \
+                GEMM_PREFETCH_W(cp + r_ * ldc + v_);                           \
+        GEMM_ROWS(GEMM_DECL_R)                                                 \
+        for (uint k = 0; k < kc; k++) {                                        \
+            GEMM_BVECS(LOADB)                                                  \
+            GEMM_ROWS(GEMM_FMA_R)                                              \
+            ap += GEMM_MR;                                                     \
+            bp += (bstep);                                                     \
+        }                                                                      \
+        if (mr == GEMM_MR && nr == GEMM_NR) {                                  \
+            GEMM_ROWS(GEMM_STORE_R)                                            \
+        } else {                                                               \
+            GEMM_ROWS(GEMM_EDGE_R)                                             \
+        }                                                                      \
+    }
+
 /* C[b] (M x N at C + off + b * bstride, leading dimension ldc) = Ap[b] *
  * Bp[b].  Work-group (n block, m block, b) of one work-item computes mpan
  * row panels by npan column panels, K block by K block: each B micro-panel
@@ -343,20 +372,65 @@ CLT_KERNEL_WG(gemm_tile, 1, 1, 1)(__global const T *Ap, ulong pa_stride, __globa
                 __global const T *bp = bpanel;
                 int mr = (int)min((ulong)GEMM_MR, M - ip * GEMM_MR);
                 __global T *cp = Cb + ip * GEMM_MR * ldc + jp * GEMM_NR;
-                for (int r_ = 0; r_ < mr; r_++)
-                    for (int v_ = 0; v_ < GEMM_NR; v_ += 64 / (int)sizeof(T))
-                        GEMM_PREFETCH_W(cp + r_ * ldc + v_);
-                GEMM_ROWS(GEMM_DECL_R)
-                for (uint k = 0; k < kc; k++) {
-                    GEMM_BVECS(GEMM_LOADB)
-                    GEMM_ROWS(GEMM_FMA_R)
-                    ap += GEMM_MR;
-                    bp += GEMM_NR;
-                }
-                if (mr == GEMM_MR && nr == GEMM_NR) {
-                    GEMM_ROWS(GEMM_STORE_R)
+                GEMM_MICRO(GEMM_LOADB, GEMM_NR)
+            }
+        }
+    }
+}
+
+/* A B vector past the last column of an edge panel: columns from nr on
+ * read as zero, none read past N. */
+static GV gemm_load_b_edge(__global const T *bp, int v, int nr)
+{
+    T t[GEMM_VW];
+    for (int q = 0; q < GEMM_VW; q++)
+        t[q] = v * GEMM_VW + q < nr ? bp[v * GEMM_VW + q] : (T)0;
+    return GV_LOAD(0, t);
+}
+#define GEMM_LOADB_EDGE(v) GV b##v = gemm_load_b_edge(bp, v, nr);
+/* op(B) repeating one column (b_cs 0): each row of it one value. */
+#define GEMM_LOADB_REP(v) GV b##v = (GV)(bp[0]);
+
+/* gemm_tile's product with no gemm_pack launch before it, for operands that
+ * fit in cache (the host decides): op(B) is read where it lies, its rows
+ * contiguous (element (k, n) at B[k * b_rs + n * b_cs], b_cs 1: KC x NR
+ * micro-panels of NR contiguous elements per K row; or b_cs 0, a repeated
+ * column, read as its row-major copy would be), and each row panel of op(A) (element
+ * (i, k) at A[i * a_rs + k * a_cs]) is packed by the work-group itself, one
+ * K block at a time, into a private buffer, then met by the group's column
+ * panels, whose rows stay in L2.  The sums run in gemm_tile's order, so
+ * the two give the same bits. */
+CLT_KERNEL_WG(gemm_tile_direct, 1, 1, 1)(__global const T *A, ulong a_off, ulong a_rs,
+                                         ulong a_cs, ulong a_bstride, __global const T *B,
+                                         ulong b_off, ulong b_rs, ulong b_cs, ulong b_bstride,
+                                         __global T *C, ulong off, ulong ldc, ulong bstride,
+                                         ulong M, ulong N, ulong K, ulong mpan, ulong npan)
+{
+    ulong b = get_group_id(2);
+    ulong mp = (M + GEMM_MR - 1) / GEMM_MR, np = (N + GEMM_NR - 1) / GEMM_NR;
+    ulong ip0 = get_group_id(1) * mpan, jp0 = get_group_id(0) * npan;
+    ulong ip1 = min(ip0 + mpan, mp), jp1 = min(jp0 + npan, np);
+    __global const T *Ab = A + a_off + b * a_bstride;
+    __global const T *Bb = B + b_off + b * b_bstride;
+    __global T *Cb = C + off + b * bstride;
+    T apanel[GEMM_MR * GEMM_KC];
+
+    for (ulong pc = 0; pc == 0 || pc < K; pc += GEMM_KC) {
+        uint kc = (uint)min((ulong)GEMM_KC, K - pc);
+        for (ulong ip = ip0; ip < ip1; ip++) {
+            gemm_pack_a_private(Ab, a_rs, a_cs, M, apanel, ip, pc, pc + kc);
+            int mr = (int)min((ulong)GEMM_MR, M - ip * GEMM_MR);
+            for (ulong jp = jp0; jp < jp1; jp++) {
+                const T *ap = apanel;
+                __global const T *bp = Bb + pc * b_rs + jp * GEMM_NR * b_cs;
+                int nr = (int)min((ulong)GEMM_NR, N - jp * GEMM_NR);
+                __global T *cp = Cb + ip * GEMM_MR * ldc + jp * GEMM_NR;
+                if (b_cs == 0) {
+                    GEMM_MICRO(GEMM_LOADB_REP, b_rs)
+                } else if (nr == GEMM_NR) {
+                    GEMM_MICRO(GEMM_LOADB, b_rs)
                 } else {
-                    GEMM_ROWS(GEMM_EDGE_R)
+                    GEMM_MICRO(GEMM_LOADB_EDGE, b_rs)
                 }
             }
         }

@@ -778,6 +778,11 @@ clt_status clt__gemm_cpu(clt_device *dev, clt_dtype dtype, bool trans_a, bool tr
  * when it is a known x86 one, else the native float vector width (16, 8,
  * 4 or less).  Pure, for tests. */
 int clt__gemm_class(const char *name, unsigned width, const char *forced);
+/* Bytes of op(A) and op(B) (padded to whole panels) up to which a product
+ * whose op(B) rows are contiguous takes one launch without packing (tests
+ * set 0: always pack); negative (the default): a share of the device's
+ * cache. */
+extern long long clt__gemm_direct_bytes;
 
 /* ---- small products (src/ops/mm_small.c, cl/mm_small.cl) ---------------- */
 

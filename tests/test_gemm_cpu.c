@@ -3,6 +3,7 @@
  * offsets, leading dimensions, batches, K == 0 and errors, in float32 and
  * float64, with the native tile and every machine class's tile. */
 #include <float.h>
+#include <limits.h>
 #include <stdint.h>
 
 #include "helpers.h"
@@ -387,10 +388,11 @@ Test(gemm_cpu, class_from_the_device)
 
 /* Ragged products through every path of one class's tile and dtype: the
  * packed GEMM with edge tiles in both directions, K over several K blocks
- * (512) and the 16-row transposing packs with their remainders;
- * offsets, leading dimensions and batches; the matrix-vector and few-row
- * kernels. */
-static void tile_of_class(const char *cls, clt_dtype dtype)
+ * (512) and the 16-row transposing packs with their remainders; the same
+ * through the one-launch GEMM (gemm_tile_direct, B read in place) where
+ * B's rows are contiguous; offsets, leading dimensions and batches; the
+ * matrix-vector and few-row kernels. */
+static void tile_of_class_paths(const char *cls, clt_dtype dtype)
 {
     setenv("CLTENSOR_GEMM_CLASS", cls, 1);
     clt_device *dev = get_device("cpu");
@@ -414,6 +416,16 @@ static void tile_of_class(const char *cls, clt_dtype dtype)
                                         .dtype = dtype});
     }
     unsetenv("CLTENSOR_GEMM_CLASS");
+}
+
+/* Both GEMM paths, packed and one launch. */
+static void tile_of_class(const char *cls, clt_dtype dtype)
+{
+    for (int direct = 0; direct < 2; direct++) {
+        clt__gemm_direct_bytes = direct ? LLONG_MAX : 0;
+        tile_of_class_paths(cls, dtype);
+    }
+    clt__gemm_direct_bytes = -1;
 }
 
 Test(gemm_cpu, tile_512_float32)
@@ -547,4 +559,62 @@ Test(gemm_cpu, few_rows_or_columns)
     w.M = 7;
     w.N = 4100;
     all_transposes(dev, w);
+}
+
+/* C of a product through the packed GEMM or the one-launch GEMM, and the
+ * kernel launches it took. */
+static double *product_by_path(clt_device *dev, clt_dtype dtype, bool ta, size_t M, size_t N,
+                               size_t K, long long direct, uint64_t *launches)
+{
+    size_t na = M * K, nb = K * N;
+    float *ha = malloc(na * sizeof *ha), *hb = malloc(nb * sizeof *hb);
+    cr_assert(ha && hb);
+    fill_random(ha, na, 7u);
+    fill_random(hb, nb, 8u);
+    float *hc = calloc(M * N, sizeof *hc);
+    cr_assert_not_null(hc);
+    clt_tensor *a = upload_as(dev, dtype, ha, na), *b = upload_as(dev, dtype, hb, nb);
+    clt_tensor *c = upload_as(dev, dtype, hc, M * N);
+    clt__gemm_direct_bytes = direct;
+    clt_stats before, after;
+    clt_stats_get(&before);
+    CHECK(clt__gemm_cpu(dev, dtype, ta, false, M, N, K, clt__mem(a), 0, ta ? M : K, 0,
+                        clt__mem(b), 0, N, 0, clt__mem(c), 0, N, 0, 1));
+    clt_stats_get(&after);
+    clt__gemm_direct_bytes = -1;
+    *launches = after.kernel_launches - before.kernel_launches;
+    double *got = read_as_double(c);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+    free(ha);
+    free(hb);
+    free(hc);
+    return got;
+}
+
+/* The one-launch GEMM launches once (the packed one twice: pack, tile) and
+ * sums in the packed GEMM's order: the same bits, edge tiles and two K
+ * blocks included (run_case checks both against the reference). */
+Test(gemm_cpu, one_launch_path_matches_the_packed_one)
+{
+    clt_device *dev = get_device("cpu");
+    for (int d = 0; d < 2; d++) {
+        clt_dtype dtype = d ? CLT_FLOAT64 : CLT_FLOAT32;
+        for (int ta = 0; ta < 2; ta++) {
+            size_t M = 77, N = 70, K = 601;
+            uint64_t lp = 0, ld = 0;
+            double *packed = product_by_path(dev, dtype, ta, M, N, K, 0, &lp);
+            double *direct = product_by_path(dev, dtype, ta, M, N, K, LLONG_MAX, &ld);
+            cr_assert_eq(lp, 2, "%s ta=%d: packed GEMM took %llu launches",
+                         clt_dtype_name(dtype), ta, (unsigned long long)lp);
+            cr_assert_eq(ld, 1, "%s ta=%d: one-launch GEMM took %llu launches",
+                         clt_dtype_name(dtype), ta, (unsigned long long)ld);
+            for (size_t i = 0; i < M * N; i++)
+                cr_assert(packed[i] == direct[i], "%s ta=%d C[%zu]: packed %.17g, direct %.17g",
+                          clt_dtype_name(dtype), ta, i, packed[i], direct[i]);
+            free(packed);
+            free(direct);
+        }
+    }
 }

@@ -221,8 +221,10 @@ Test(matmul, transposed_views_are_not_copied)
      * [68, 9].  More than 64 rows and columns and the small-product kernel
      * off: every transpose takes the packed GEMM on CPU devices (smaller
      * products pick their kernel by layout, so their launch counts
-     * differ). */
+     * differ), and the one-launch GEMM off (it reads B's rows in place
+     * only). */
     clt__mm_small_limit = 0;
+    clt__gemm_direct_bytes = 0;
     double *SA = random_values(630, 3), *SB = random_values(612, 4), *A = NULL, *B = NULL;
     clt_tensor *a = transposed_view(dev, 9, 70, SA, &A);
     clt_tensor *b = transposed_view(dev, 68, 9, SB, &B);
@@ -246,6 +248,7 @@ Test(matmul, transposed_views_are_not_copied)
     clt_tensor_free(a);
     clt_tensor_free(b);
     free(SA), free(SB), free(A), free(B);
+    clt__gemm_direct_bytes = -1;
 }
 
 Test(matmul, other_strided_views)

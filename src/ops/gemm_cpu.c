@@ -1,6 +1,8 @@
 /* gemm_cpu.c: float32 and float64 GEMM tuned for CPU OpenCL devices (PoCL):
  * picks a register tile by the device's SIMD width, packs op(A) and op(B)
- * into panels and launches the register-tiled kernel of cl/gemm.cl. */
+ * into panels and launches the register-tiled kernel of cl/gemm.cl, or,
+ * for operands that fit in cache, launches its one-launch variant that
+ * reads B in place. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,6 +185,39 @@ clt_status clt__gemm_cpu_warmup(clt_device *dev, clt_dtype dtype)
     if (st == CLT_OK)
         st = clt__program_get(dev, "gemm", cfg.opts, &prog);
     return st == CLT_OK ? clt__ok() : st;
+}
+
+/* Operands of at most 1/GEMM_DIRECT_SHARE of the device's global memory
+ * cache (CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, on PoCL the last level) per
+ * product take gemm_tile_direct: one launch, no packing of B.  A pack and a
+ * launch cost as much as a third of a 256^3 product (docs/performance.md,
+ * Zen 5); a 1/16 share (2 MiB of a 32 MiB L3) takes 256^3 in float32 and
+ * float64 and leaves 512^3 (2.1 MB in float32) packed.  Negative: from the
+ * device; 0 never (tests). */
+#define GEMM_DIRECT_SHARE 16
+long long clt__gemm_direct_bytes = -1;
+
+/* The cache share of the first devices (by index), 0 until known. */
+static size_t found_direct[64];
+
+static size_t direct_bytes(const clt_device *dev)
+{
+    long long forced = __atomic_load_n(&clt__gemm_direct_bytes, __ATOMIC_RELAXED);
+    if (forced >= 0)
+        return (size_t)forced;
+    size_t i = dev->index;
+    size_t bytes = i < 64 ? __atomic_load_n(&found_direct[i], __ATOMIC_RELAXED) : 0;
+    if (bytes)
+        return bytes;
+    cl_ulong cache = 0;
+    if (clGetDeviceInfo(dev->id, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof cache, &cache, NULL) !=
+        CL_SUCCESS)
+        cache = 0;
+    bytes = (size_t)(cache / GEMM_DIRECT_SHARE);
+    /* 1 rather than 0 keeps "known" apart from "not asked yet". */
+    if (i < 64)
+        __atomic_store_n(&found_direct[i], bytes ? bytes : 1, __ATOMIC_RELAXED);
+    return bytes;
 }
 
 /* Splits the Mp x Np panels into blocks so that there are enough work-groups
@@ -443,6 +478,24 @@ clt_status clt__gemm_cpu(clt_device *dev, clt_dtype dtype, bool trans_a, bool tr
     if (K > SIZE_MAX / es / mr / mp || K > SIZE_MAX / es / nr / np)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: sizes M=%zu, N=%zu, K=%zu too large",
                           fn, M, N, K);
+    /* Rows of op(B) contiguous (or one column repeated: ldb 0) and both
+     * operands within the cache share: one launch, reading B in place. */
+    if (K > 0 && (!trans_b || ldb == 0) && (mp * mr + np * nr) * K <= direct_bytes(dev) / es) {
+        size_t mpan = 0, npan = 0;
+        choose_blocks(t, mp, np, batch, dev->info.compute_units, &mpan, &npan);
+        size_t gw[3] = {(np + npan - 1) / npan, (mp + mpan - 1) / mpan, batch}, lw[3] = {1, 1, 1};
+        cl_ulong a_rs = trans_a ? 1 : lda, a_cs = trans_a ? lda : 1;
+        cl_ulong b_rs = trans_b ? 1 : ldb, b_cs = trans_b ? 0 : 1;
+        cl_ulong ao = a_off, sa = stride_a, bo = b_off, sb = stride_b, co = c_off, ldc_ = ldc;
+        cl_ulong sc = stride_c, m_ = M, n_ = N, k_ = K, mpan_ = mpan, npan_ = npan;
+        clt__arg da[] = {CLT__ARG(A),  CLT__ARG(ao),    CLT__ARG(a_rs), CLT__ARG(a_cs),
+                         CLT__ARG(sa), CLT__ARG(B),     CLT__ARG(bo),   CLT__ARG(b_rs),
+                         CLT__ARG(b_cs), CLT__ARG(sb),  CLT__ARG(C),    CLT__ARG(co),
+                         CLT__ARG(ldc_), CLT__ARG(sc),  CLT__ARG(m_),   CLT__ARG(n_),
+                         CLT__ARG(k_), CLT__ARG(mpan_), CLT__ARG(npan_)};
+        st = clt__launch(dev, "gemm", cfg.opts, "gemm_tile_direct", 3, gw, lw, 19, da);
+        return st == CLT_OK ? clt__ok() : st;
+    }
     /* Elements of packed panels per batch; an operand with batch stride 0
      * (one matrix for every batch) is packed once. */
     size_t pa = mp * mr * K, pb = np * nr * K;
