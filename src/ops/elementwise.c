@@ -233,9 +233,9 @@ static bool usable_into(const clt_tensor *into, clt_dtype dt, int n, const int64
            clt__is_contiguous(into);
 }
 
-/* With `into` usable (see usable_into) the result goes there and *out is
+/* a op b, or with alpha (not NULL) a + *alpha * b by the kernel axpy.
+ * With `into` usable (see usable_into) the result goes there and *out is
  * NULL; otherwise *out is a new tensor. */
-/* With alpha (not NULL): a + *alpha * b, by the kernel axpy. */
 static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
                             const clt_tensor *b, const double *alpha, clt_tensor *into,
                             clt_tensor **out, const char *fn)
@@ -416,7 +416,7 @@ done:
     clt_status clt__##fname##_in(const char *fn, const clt_tensor *a, const clt_tensor *b, \
                                  clt_tensor **out)                                  \
     {                                                                               \
-        return binary_tt(#op, kind, a, b, NULL, NULL, out, fn);                           \
+        return binary_tt(#op, kind, a, b, NULL, NULL, out, fn);                     \
     }                                                                               \
     clt_status clt__##fname(const clt_tensor *a, const clt_tensor *b, clt_tensor **out) \
     {                                                                               \
@@ -488,7 +488,7 @@ BINARY_TS(ge_scalar, ge, COMPARE, 0)
     clt_status clt__##fname##_into(clt_tensor *into, const clt_tensor *a,            \
                                    const clt_tensor *b, clt_tensor **out, const char *fn) \
     {                                                                               \
-        return binary_tt(#op, kind, a, b, NULL, into, out, fn);                           \
+        return binary_tt(#op, kind, a, b, NULL, into, out, fn);                     \
     }
 
 #define INTO_TS(fname, op, kind)                                                    \
