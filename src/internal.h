@@ -366,6 +366,13 @@ clt_status clt__launch_prepare(clt_device *dev, const char *family, const char *
                                const char *kernel, cl_uint work_dim, const size_t *gws,
                                const size_t *lws);
 
+/* The private memory one work-item of `kernel` takes, as the driver reports
+ * it (CL_KERNEL_PRIVATE_MEM_SIZE: PoCL 3.1 answers 1024 for every
+ * kernel), into *bytes (0 on failure); builds the program and creates the kernel first,
+ * as clt__launch_prepare does. */
+clt_status clt__kernel_private_bytes(clt_device *dev, const char *family, const char *options,
+                                     const char *kernel, uint64_t *bytes);
+
 /* Work-items one enqueue hands a driver by default: drivers count
  * work-groups in 32 bits (PoCL's pthread scheduler, CUDA grids). */
 #define CLT__LAUNCH_MAX ((uint64_t)1 << 31)
@@ -783,6 +790,10 @@ int clt__gemm_class(const char *name, unsigned width, const char *forced);
  * set 0: always pack); negative (the default): a share of the device's
  * cache. */
 extern long long clt__gemm_direct_bytes;
+/* Bytes of private memory per work-item the one-launch kernel may take
+ * (tests set 0: never fits); negative (the default): a share of the
+ * default thread stack (see src/ops/gemm_cpu.c). */
+extern long long clt__gemm_direct_private;
 
 /* ---- small products (src/ops/mm_small.c, cl/mm_small.cl) ---------------- */
 

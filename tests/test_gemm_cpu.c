@@ -561,10 +561,14 @@ Test(gemm_cpu, few_rows_or_columns)
     all_transposes(dev, w);
 }
 
+long clt__driver_refuse_at(long pass); /* src/device/fault.c */
+
 /* C of a product through the packed GEMM or the one-launch GEMM, and the
- * kernel launches it took. */
-static double *product_by_path(clt_device *dev, clt_dtype dtype, bool ta, size_t M, size_t N,
-                               size_t K, long long direct, uint64_t *launches)
+ * kernel launches it took; with refuse >= 0, the driver call after the
+ * first `refuse` ones in the product is refused (*refused: whether it was). */
+static double *product_refusing(clt_device *dev, clt_dtype dtype, bool ta, size_t M, size_t N,
+                                size_t K, long long direct, long refuse, uint64_t *launches,
+                                bool *refused)
 {
     size_t na = M * K, nb = K * N;
     float *ha = malloc(na * sizeof *ha), *hb = malloc(nb * sizeof *hb);
@@ -578,8 +582,12 @@ static double *product_by_path(clt_device *dev, clt_dtype dtype, bool ta, size_t
     clt__gemm_direct_bytes = direct;
     clt_stats before, after;
     clt_stats_get(&before);
-    CHECK(clt__gemm_cpu(dev, dtype, ta, false, M, N, K, clt__mem(a), 0, ta ? M : K, 0,
-                        clt__mem(b), 0, N, 0, clt__mem(c), 0, N, 0, 1));
+    clt__driver_refuse_at(refuse);
+    clt_status st = clt__gemm_cpu(dev, dtype, ta, false, M, N, K, clt__mem(a), 0, ta ? M : K, 0,
+                                  clt__mem(b), 0, N, 0, clt__mem(c), 0, N, 0, 1);
+    *refused = clt__driver_refuse_at(-1) == -2;
+    CHECK(st);
+    cr_assert_str_empty(clt_last_error(), "a message left behind: %s", clt_last_error());
     clt_stats_get(&after);
     clt__gemm_direct_bytes = -1;
     *launches = after.kernel_launches - before.kernel_launches;
@@ -591,6 +599,106 @@ static double *product_by_path(clt_device *dev, clt_dtype dtype, bool ta, size_t
     free(hb);
     free(hc);
     return got;
+}
+
+static double *product_by_path(clt_device *dev, clt_dtype dtype, bool ta, size_t M, size_t N,
+                               size_t K, long long direct, uint64_t *launches)
+{
+    bool refused;
+    return product_refusing(dev, dtype, ta, M, N, K, direct, -1, launches, &refused);
+}
+
+/* C (M x N, float64) = op(A) B of product_refusing's operands, on the host. */
+static double *product_on_host(bool ta, size_t M, size_t N, size_t K, double **mag)
+{
+    size_t na = M * K, nb = K * N;
+    float *ha = malloc(na * sizeof *ha), *hb = malloc(nb * sizeof *hb);
+    double *c = calloc(M * N, sizeof *c);
+    *mag = calloc(M * N, sizeof **mag);
+    cr_assert(ha && hb && c && *mag);
+    fill_random(ha, na, 7u);
+    fill_random(hb, nb, 8u);
+    for (size_t i = 0; i < M; i++)
+        for (size_t j = 0; j < N; j++)
+            for (size_t k = 0; k < K; k++) {
+                double p = (double)(ta ? ha[k * M + i] : ha[i * K + k]) * hb[k * N + j];
+                c[i * N + j] += p;
+                (*mag)[i * N + j] += fabs(p);
+            }
+    free(ha);
+    free(hb);
+    return c;
+}
+
+/* got within K eps of the host's product, element by element. */
+static void check_against_host(const double *got, clt_dtype dtype, bool ta, size_t M, size_t N,
+                               size_t K, const char *what)
+{
+    double *mag = NULL, *ref = product_on_host(ta, M, N, K, &mag);
+    double eps = dtype == CLT_FLOAT64 ? DBL_EPSILON : FLT_EPSILON;
+    for (size_t i = 0; i < M * N; i++)
+        cr_assert(fabs(got[i] - ref[i]) <= (double)(K + 2) * eps * mag[i],
+                  "%s, %s ta=%d C[%zu]: got %.17g, want %.17g", what, clt_dtype_name(dtype),
+                  ta, i, got[i], ref[i]);
+    free(ref);
+    free(mag);
+}
+
+/* A one-launch kernel whose private memory does not fit the bound (forced
+ * to 0 bytes here; by default a share of the thread stack the driver runs
+ * it on) is never launched: the packed path computes the product. */
+Test(gemm_cpu, one_launch_path_needs_its_private_memory_to_fit)
+{
+    clt_device *dev = get_device("cpu");
+    for (int d = 0; d < 2; d++) {
+        clt_dtype dtype = d ? CLT_FLOAT64 : CLT_FLOAT32;
+        for (int ta = 0; ta < 2; ta++) {
+            size_t M = 77, N = 70, K = 601;
+            uint64_t l = 0;
+            clt__gemm_direct_private = 0;
+            double *got = product_by_path(dev, dtype, ta, M, N, K, LLONG_MAX, &l);
+            clt__gemm_direct_private = -1;
+            cr_assert_eq(l, 2, "%s ta=%d: %llu launches, not the packed path's 2",
+                         clt_dtype_name(dtype), ta, (unsigned long long)l);
+            check_against_host(got, dtype, ta, M, N, K, "bound 0");
+            free(got);
+            /* The default bound (8 MiB stacks here) takes the one launch. */
+            got = product_by_path(dev, dtype, ta, M, N, K, LLONG_MAX, &l);
+            cr_assert_eq(l, 1, "%s ta=%d: %llu launches with the default bound",
+                         clt_dtype_name(dtype), ta, (unsigned long long)l);
+            check_against_host(got, dtype, ta, M, N, K, "default bound");
+            free(got);
+        }
+    }
+}
+
+/* A one-launch kernel the driver refuses (CL_OUT_OF_RESOURCES from its
+ * launch) gives way to the packed path: the product succeeds, right, with
+ * no message left (product_refusing checks), and the device keeps to the
+ * packed path after. */
+Test(gemm_cpu, refused_one_launch_falls_back_on_the_packed_path)
+{
+    clt_device *dev = get_device("cpu");
+    for (int d = 0; d < 2; d++) {
+        clt_dtype dtype = d ? CLT_FLOAT64 : CLT_FLOAT32;
+        size_t M = 77, N = 70, K = 601;
+        uint64_t l = 0;
+        bool refused = false;
+        /* Built and run once, so that the refused call is the launch's own. */
+        free(product_by_path(dev, dtype, false, M, N, K, LLONG_MAX, &l));
+        cr_assert_eq(l, 1);
+        double *got = product_refusing(dev, dtype, false, M, N, K, LLONG_MAX, 0, &l, &refused);
+        cr_assert(refused, "%s: no driver call was refused", clt_dtype_name(dtype));
+        cr_assert_eq(l, 2, "%s: %llu launches after the refusal, not the packed path's 2",
+                     clt_dtype_name(dtype), (unsigned long long)l);
+        check_against_host(got, dtype, false, M, N, K, "refused one launch");
+        free(got);
+        got = product_by_path(dev, dtype, true, M, N, K, LLONG_MAX, &l);
+        cr_assert_eq(l, 2, "%s: %llu launches after a refused one launch",
+                     clt_dtype_name(dtype), (unsigned long long)l);
+        check_against_host(got, dtype, true, M, N, K, "after the refusal");
+        free(got);
+    }
 }
 
 /* The one-launch GEMM launches once (the packed one twice: pack, tile) and

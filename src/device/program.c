@@ -725,6 +725,31 @@ clt_status clt__launch_prepare(clt_device *dev, const char *family, const char *
     return st;
 }
 
+clt_status clt__kernel_private_bytes(clt_device *dev, const char *family, const char *options,
+                                     const char *kernel, uint64_t *bytes)
+{
+    *bytes = 0;
+    clt_status st = clt__device_open(dev);
+    if (st != CLT_OK)
+        return st;
+    clt__program_entry *p = NULL;
+    cl_kernel k = NULL;
+    cl_ulong size = 0;
+    pthread_mutex_lock(&dev->lock);
+    st = program_locked(dev, family, options, kernel, &p);
+    if (st == CLT_OK)
+        st = kernel_locked(dev, p, kernel, &k);
+    if (st == CLT_OK)
+        CLT__CL_CHECK(clGetKernelWorkGroupInfo(k, dev->id, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof size,
+                                               &size, NULL),
+                      "clGetKernelWorkGroupInfo CL_KERNEL_PRIVATE_MEM_SIZE '%s' (cl/%s.cl) on %s",
+                      kernel, family, dev->label);
+    *bytes = size;
+done:
+    pthread_mutex_unlock(&dev->lock);
+    return st;
+}
+
 clt_status clt__launch(clt_device *dev, const char *family, const char *options,
                        const char *kernel, cl_uint work_dim, const size_t *gws,
                        const size_t *lws, size_t nargs, const clt__arg *args)

@@ -3,6 +3,7 @@
  * into panels and launches the register-tiled kernel of cl/gemm.cl, or,
  * for operands that fit in cache, launches its one-launch variant that
  * reads B in place. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,6 +219,76 @@ static size_t direct_bytes(const clt_device *dev)
     if (i < 64)
         __atomic_store_n(&found_direct[i], bytes ? bytes : 1, __ATOMIC_RELAXED);
     return bytes;
+}
+
+/* gemm_tile_direct keeps one MR x KC panel of A in private memory (24 KiB
+ * in float32, 48 KiB in float64 with the AVX-512 tile), which CPU drivers
+ * place on the stack of the thread that runs the work-group: on PoCL 3.1
+ * (Debian 12; pthread and basic drivers) threads it makes with the C
+ * library's default attributes, or the caller's thread, so with glibc the
+ * default thread stack (RLIMIT_STACK when the process started, `ulimit -s`:
+ * 8 MiB on Debian); PoCL has no setting of its own, and OpenCL no device
+ * query.  A stack too small for the panel crashes the process, so the
+ * direct path is taken only while the kernel's private memory (the larger
+ * of the panel and CL_KERNEL_PRIVATE_MEM_SIZE, which PoCL 3.1 answers
+ * 1024 for every kernel) is at most 1/GEMM_STACK_SHARE of that stack, the
+ * rest left to the frames of the kernel and the driver; without glibc the
+ * stack is taken to be 128 KiB (musl's default).  A direct launch that the
+ * driver refuses falls back on the packed path, which the device then
+ * keeps to. */
+#define GEMM_STACK_SHARE 8
+long long clt__gemm_direct_private = -1;
+
+/* Whether gemm_tile_direct fits, by device (index), tile (class and dtype):
+ * 0 not known, 1 fits, 2 does not or failed. */
+static unsigned char direct_fits[64][NCLASS * 2];
+
+static size_t thread_stack_bytes(void)
+{
+    size_t bytes = (size_t)128 << 10;
+#ifdef __GLIBC__
+    pthread_attr_t attr;
+    if (pthread_getattr_default_np(&attr) == 0) {
+        size_t got = 0;
+        if (pthread_attr_getstacksize(&attr, &got) == 0 && got > 0)
+            bytes = got;
+        pthread_attr_destroy(&attr);
+    }
+#endif
+    return bytes;
+}
+
+/* Whether dev may run gemm_tile_direct of cfg (see above); an error only
+ * where the program does not build. */
+static clt_status direct_private_ok(clt_device *dev, const gemm_cfg *cfg, bool *ok)
+{
+    long long forced = __atomic_load_n(&clt__gemm_direct_private, __ATOMIC_RELAXED);
+    size_t i = dev->index, t = (size_t)(cfg->t - &tiles[0][0]);
+    unsigned char known =
+        forced < 0 && i < 64 ? __atomic_load_n(&direct_fits[i][t], __ATOMIC_RELAXED) : 0;
+    if (known) {
+        *ok = known == 1;
+        return CLT_OK;
+    }
+    uint64_t priv = 0;
+    clt_status st = clt__kernel_private_bytes(dev, "gemm", cfg->opts, "gemm_tile_direct", &priv);
+    if (st != CLT_OK)
+        return st;
+    uint64_t panel = (uint64_t)cfg->t->mr * (uint64_t)cfg->t->kc * cfg->esize;
+    uint64_t need = priv > panel ? priv : panel;
+    uint64_t bound = forced >= 0 ? (uint64_t)forced : thread_stack_bytes() / GEMM_STACK_SHARE;
+    *ok = need <= bound;
+    if (forced < 0 && i < 64)
+        __atomic_store_n(&direct_fits[i][t], *ok ? 1 : 2, __ATOMIC_RELAXED);
+    return CLT_OK;
+}
+
+/* After a refused direct launch: the packed path from now on. */
+static void direct_failed(const clt_device *dev, const gemm_cfg *cfg)
+{
+    size_t i = dev->index, t = (size_t)(cfg->t - &tiles[0][0]);
+    if (i < 64)
+        __atomic_store_n(&direct_fits[i][t], 2, __ATOMIC_RELAXED);
 }
 
 /* Splits the Mp x Np panels into blocks so that there are enough work-groups
@@ -480,7 +551,14 @@ clt_status clt__gemm_cpu(clt_device *dev, clt_dtype dtype, bool trans_a, bool tr
                           fn, M, N, K);
     /* Rows of op(B) contiguous (or one column repeated: ldb 0) and both
      * operands within the cache share: one launch, reading B in place. */
-    if (K > 0 && (!trans_b || ldb == 0) && (mp * mr + np * nr) * K <= direct_bytes(dev) / es) {
+    bool refused = false, direct =
+        K > 0 && (!trans_b || ldb == 0) && (mp * mr + np * nr) * K <= direct_bytes(dev) / es;
+    if (direct) {
+        st = direct_private_ok(dev, &cfg, &direct);
+        if (st != CLT_OK)
+            return st;
+    }
+    if (direct) {
         size_t mpan = 0, npan = 0;
         choose_blocks(t, mp, np, batch, dev->info.compute_units, &mpan, &npan);
         size_t gw[3] = {(np + npan - 1) / npan, (mp + mpan - 1) / mpan, batch}, lw[3] = {1, 1, 1};
@@ -494,7 +572,13 @@ clt_status clt__gemm_cpu(clt_device *dev, clt_dtype dtype, bool trans_a, bool tr
                          CLT__ARG(ldc_), CLT__ARG(sc),  CLT__ARG(m_),   CLT__ARG(n_),
                          CLT__ARG(k_), CLT__ARG(mpan_), CLT__ARG(npan_)};
         st = clt__launch(dev, "gemm", cfg.opts, "gemm_tile_direct", 3, gw, lw, 19, da);
-        return st == CLT_OK ? clt__ok() : st;
+        if (st != CLT_ERR_OPENCL)
+            return st == CLT_OK ? clt__ok() : st;
+        /* The driver refused it (out of resources, work-group size): the
+         * packed path below, whose success clears the message and keeps
+         * the device off the direct path. */
+        refused = true;
+        st = CLT_OK;
     }
     /* Elements of packed panels per batch; an operand with batch stride 0
      * (one matrix for every batch) is packed once. */
@@ -554,6 +638,8 @@ clt_status clt__gemm_cpu(clt_device *dev, clt_dtype dtype, bool trans_a, bool tr
         CLT__TRY(clt__launch(dev, "gemm", cfg.opts, "gemm_tile", 3, gwc, lwc, 13, ca));
     }
 done:
+    if (refused && st == CLT_OK)
+        direct_failed(dev, &cfg);
     /* OpenCL keeps released buffers alive until the queued kernels finish. */
     clt__buffer_release(dev, ap, abytes);
     clt__buffer_release(dev, bp, bbytes);
