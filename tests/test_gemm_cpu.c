@@ -423,9 +423,11 @@ static void tile_of_class(const char *cls, clt_dtype dtype)
 {
     for (int direct = 0; direct < 2; direct++) {
         clt__gemm_direct_bytes = direct ? LLONG_MAX : 0;
+        clt__gemm_direct_private = direct ? LLONG_MAX : -1;
         tile_of_class_paths(cls, dtype);
     }
     clt__gemm_direct_bytes = -1;
+    clt__gemm_direct_private = -1;
 }
 
 Test(gemm_cpu, tile_512_float32)
@@ -563,12 +565,13 @@ Test(gemm_cpu, few_rows_or_columns)
 
 long clt__driver_refuse_at(long pass); /* src/device/fault.c */
 
-/* C of a product through the packed GEMM or the one-launch GEMM, and the
+/* C of a product through the packed GEMM or the one-launch GEMM (direct
+ * and priv: clt__gemm_direct_bytes and clt__gemm_direct_private), and the
  * kernel launches it took; with refuse >= 0, the driver call after the
  * first `refuse` ones in the product is refused (*refused: whether it was). */
 static double *product_refusing(clt_device *dev, clt_dtype dtype, bool ta, size_t M, size_t N,
-                                size_t K, long long direct, long refuse, uint64_t *launches,
-                                bool *refused)
+                                size_t K, long long direct, long long priv, long refuse,
+                                uint64_t *launches, bool *refused)
 {
     size_t na = M * K, nb = K * N;
     float *ha = malloc(na * sizeof *ha), *hb = malloc(nb * sizeof *hb);
@@ -580,6 +583,7 @@ static double *product_refusing(clt_device *dev, clt_dtype dtype, bool ta, size_
     clt_tensor *a = upload_as(dev, dtype, ha, na), *b = upload_as(dev, dtype, hb, nb);
     clt_tensor *c = upload_as(dev, dtype, hc, M * N);
     clt__gemm_direct_bytes = direct;
+    clt__gemm_direct_private = priv;
     clt_stats before, after;
     clt_stats_get(&before);
     clt__driver_refuse_at(refuse);
@@ -590,6 +594,7 @@ static double *product_refusing(clt_device *dev, clt_dtype dtype, bool ta, size_
     cr_assert_str_empty(clt_last_error(), "a message left behind: %s", clt_last_error());
     clt_stats_get(&after);
     clt__gemm_direct_bytes = -1;
+    clt__gemm_direct_private = -1;
     *launches = after.kernel_launches - before.kernel_launches;
     double *got = read_as_double(c);
     clt_tensor_free(a);
@@ -605,7 +610,8 @@ static double *product_by_path(clt_device *dev, clt_dtype dtype, bool ta, size_t
                                size_t K, long long direct, uint64_t *launches)
 {
     bool refused;
-    return product_refusing(dev, dtype, ta, M, N, K, direct, -1, launches, &refused);
+    return product_refusing(dev, dtype, ta, M, N, K, direct, direct ? LLONG_MAX : -1, -1,
+                            launches, &refused);
 }
 
 /* C (M x N, float64) = op(A) B of product_refusing's operands, on the host. */
@@ -645,8 +651,10 @@ static void check_against_host(const double *got, clt_dtype dtype, bool ta, size
 }
 
 /* A one-launch kernel whose private memory does not fit the bound (forced
- * to 0 bytes here; by default a share of the thread stack the driver runs
- * it on) is never launched: the packed path computes the product. */
+ * to 0 bytes here) is never launched: the packed path computes the
+ * product.  With the default bound (a share of the thread stack the driver
+ * runs it on) either path may serve, as the stack allows; the values are
+ * checked all the same. */
 Test(gemm_cpu, one_launch_path_needs_its_private_memory_to_fit)
 {
     clt_device *dev = get_device("cpu");
@@ -655,17 +663,15 @@ Test(gemm_cpu, one_launch_path_needs_its_private_memory_to_fit)
         for (int ta = 0; ta < 2; ta++) {
             size_t M = 77, N = 70, K = 601;
             uint64_t l = 0;
-            clt__gemm_direct_private = 0;
-            double *got = product_by_path(dev, dtype, ta, M, N, K, LLONG_MAX, &l);
-            clt__gemm_direct_private = -1;
+            bool refused;
+            double *got =
+                product_refusing(dev, dtype, ta, M, N, K, LLONG_MAX, 0, -1, &l, &refused);
             cr_assert_eq(l, 2, "%s ta=%d: %llu launches, not the packed path's 2",
                          clt_dtype_name(dtype), ta, (unsigned long long)l);
             check_against_host(got, dtype, ta, M, N, K, "bound 0");
             free(got);
-            /* The default bound (8 MiB stacks here) takes the one launch. */
-            got = product_by_path(dev, dtype, ta, M, N, K, LLONG_MAX, &l);
-            cr_assert_eq(l, 1, "%s ta=%d: %llu launches with the default bound",
-                         clt_dtype_name(dtype), ta, (unsigned long long)l);
+            /* The default bound: one path or the other, as the stack allows. */
+            got = product_refusing(dev, dtype, ta, M, N, K, LLONG_MAX, -1, -1, &l, &refused);
             check_against_host(got, dtype, ta, M, N, K, "default bound");
             free(got);
         }
@@ -687,7 +693,8 @@ Test(gemm_cpu, refused_one_launch_falls_back_on_the_packed_path)
         /* Built and run once, so that the refused call is the launch's own. */
         free(product_by_path(dev, dtype, false, M, N, K, LLONG_MAX, &l));
         cr_assert_eq(l, 1);
-        double *got = product_refusing(dev, dtype, false, M, N, K, LLONG_MAX, 0, &l, &refused);
+        double *got =
+            product_refusing(dev, dtype, false, M, N, K, LLONG_MAX, LLONG_MAX, 0, &l, &refused);
         cr_assert(refused, "%s: no driver call was refused", clt_dtype_name(dtype));
         cr_assert_eq(l, 2, "%s: %llu launches after the refusal, not the packed path's 2",
                      clt_dtype_name(dtype), (unsigned long long)l);

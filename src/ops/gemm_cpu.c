@@ -240,7 +240,8 @@ static size_t direct_bytes(const clt_device *dev)
 long long clt__gemm_direct_private = -1;
 
 /* Whether gemm_tile_direct fits, by device (index), tile (class and dtype):
- * 0 not known, 1 fits, 2 does not or failed. */
+ * 0 not known, 1 fits, 2 does not, 3 the driver refused it (whatever the
+ * test hook says). */
 static unsigned char direct_fits[64][NCLASS * 2];
 
 static size_t thread_stack_bytes(void)
@@ -264,9 +265,8 @@ static clt_status direct_private_ok(clt_device *dev, const gemm_cfg *cfg, bool *
 {
     long long forced = __atomic_load_n(&clt__gemm_direct_private, __ATOMIC_RELAXED);
     size_t i = dev->index, t = (size_t)(cfg->t - &tiles[0][0]);
-    unsigned char known =
-        forced < 0 && i < 64 ? __atomic_load_n(&direct_fits[i][t], __ATOMIC_RELAXED) : 0;
-    if (known) {
+    unsigned char known = i < 64 ? __atomic_load_n(&direct_fits[i][t], __ATOMIC_RELAXED) : 0;
+    if (known == 3 || (known && forced < 0)) {
         *ok = known == 1;
         return CLT_OK;
     }
@@ -288,7 +288,7 @@ static void direct_failed(const clt_device *dev, const gemm_cfg *cfg)
 {
     size_t i = dev->index, t = (size_t)(cfg->t - &tiles[0][0]);
     if (i < 64)
-        __atomic_store_n(&direct_fits[i][t], 2, __ATOMIC_RELAXED);
+        __atomic_store_n(&direct_fits[i][t], 3, __ATOMIC_RELAXED);
 }
 
 /* Splits the Mp x Np panels into blocks so that there are enough work-groups
