@@ -6,12 +6,14 @@
  *   model.load_state_dict(ck["model"]); opt.load_state_dict(ck["optim"])
  *   sched.load_state_dict(ck["sched"])
  *
- * A 4-32-1 MLP with Tanh learns y = sin(x . w) under MSE and Adam, with
- * StepLR halving the rate every 10 steps.  Run A takes 40 steps; run B
- * stops after 20, saves the model, the optimizer and the schedule,
- * releases them, loads them into a fresh model, optimizer (made with the
- * defaults: the file's settings replace them) and schedule, and takes the
- * other 20.  B ends with A's bits.
+ * A 4-32-1 MLP with Tanh and Dropout learns y = sin(x . w) under MSE and
+ * Adam, with StepLR halving the rate every 10 steps.  Run A takes 40
+ * steps; run B stops after 20, saves the model, the optimizer and the
+ * schedule, releases them, loads them into a fresh model, optimizer (made
+ * with the defaults: the file's settings replace them) and schedule, and
+ * takes the other 20.  Dropout's generator is in none of the files (as
+ * torch.get_rng_state() is in no state_dict): B keeps its offset and
+ * moves the fresh generator there.  B ends with A's bits.
  *
  *   resume [DIR]      (the three checkpoint files go in DIR, default ".") */
 #include <cltensor.h>
@@ -29,11 +31,13 @@
 static clt_device *dev;
 static clt_tensor *x, *y;
 
-/* nn.Sequential(nn.Linear(4, 32), nn.Tanh(), nn.Linear(32, 1)), Adam
- * (lr 0.02, or the defaults), StepLR(opt, 10, 0.5). */
-static int make(clt_module **model, clt_optimizer **opt, clt_lr_scheduler **sched, int fresh)
+/* nn.Sequential(nn.Linear(4, 32), nn.Tanh(), nn.Dropout(0.1),
+ * nn.Linear(32, 1)), Adam (lr 0.02, or the defaults), StepLR(opt, 10,
+ * 0.5).  Dropout draws from *drop, which must outlive the model. */
+static int make(clt_module **model, clt_optimizer **opt, clt_lr_scheduler **sched,
+                clt_generator **drop, int fresh)
 {
-    clt_module *l[3];
+    clt_module *l[4];
     clt_generator *gen;
     clt_tensor **params;
     size_t n;
@@ -42,9 +46,11 @@ static int make(clt_module **model, clt_optimizer **opt, clt_lr_scheduler **sche
     TRY(clt_generator_new(1, &gen));
     TRY(clt_linear(dev, 4, 32, 1, gen, &l[0]));
     TRY(clt_tanh_layer(&l[1]));
-    TRY(clt_linear(dev, 32, 1, 1, gen, &l[2]));
+    TRY(clt_generator_new(2, drop));
+    TRY(clt_dropout_layer(0.1, *drop, &l[2]));
+    TRY(clt_linear(dev, 32, 1, 1, gen, &l[3]));
     clt_generator_free(gen);
-    TRY(clt_sequential(l, 3, model));
+    TRY(clt_sequential(l, 4, model));
     TRY(clt_module_parameters(*model, &params, &n));
     TRY(clt_adam(params, n, &ao, opt));
     clt_free(params);
@@ -91,23 +97,27 @@ int main(int argc, char **argv)
     clt_module *a, *b;
     clt_optimizer *oa, *ob;
     clt_lr_scheduler *sa, *sb;
-    if (make(&a, &oa, &sa, 0) || train(a, oa, sa, 40)) /* run A */
+    clt_generator *ga, *gb;
+    if (make(&a, &oa, &sa, &ga, 0) || train(a, oa, sa, 40)) /* run A */
         return 1;
 
-    if (make(&b, &ob, &sb, 0) || train(b, ob, sb, 20)) /* run B, first half */
+    if (make(&b, &ob, &sb, &gb, 0) || train(b, ob, sb, 20)) /* run B, first half */
         return 1;
     TRY(clt_module_save(b, mpath));
     TRY(clt_optimizer_save(ob, opath));
     TRY(clt_lr_scheduler_save(sb, spath));
+    uint64_t offset = clt_generator_offset(gb); /* a real run writes it to a file too */
     clt_lr_scheduler_free(sb);
     clt_optimizer_free(ob);
     clt_module_free(b);
+    clt_generator_free(gb);
 
-    if (make(&b, &ob, &sb, 1)) /* a fresh model, optimizer and schedule */
+    if (make(&b, &ob, &sb, &gb, 1)) /* a fresh model, optimizer and schedule */
         return 1;
     TRY(clt_module_load(b, mpath));
     TRY(clt_optimizer_load(ob, opath));
     TRY(clt_lr_scheduler_load(sb, spath));
+    clt_generator_set_offset(gb, offset);
     printf("resumed at epoch %lld\n", (long long)clt_lr_scheduler_epoch(sb));
     if (train(b, ob, sb, 20))
         return 1;
@@ -134,6 +144,8 @@ int main(int argc, char **argv)
     clt_optimizer_free(ob);
     clt_module_free(a);
     clt_module_free(b);
+    clt_generator_free(ga);
+    clt_generator_free(gb);
     clt_tensor_free(x);
     clt_tensor_free(y);
     clt_tensor_free(w);

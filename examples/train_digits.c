@@ -11,7 +11,7 @@
  * As in PyTorch: model.to(device), for xb, yb in loader, out = model(xb),
  * loss.backward(), opt.step(), and pred = out.argmax(dim=1).cpu().numpy().
  * Built in the source tree by make; against an installed cltensor with
- *   cc train_digits.c $(pkg-config --cflags --libs cltensor) -lz
+ *   cc train_digits.c $(pkg-config --cflags --libs cltensor) -lz -lm
  * The loop reads one value back per epoch (the loss and accuracy it
  * prints); every batch goes to the device ahead of its step. */
 #include <cltensor.h>

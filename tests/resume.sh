@@ -1,8 +1,9 @@
 #!/bin/sh
 # resume.sh: examples/resume, a run saved half-way (model, optimizer and
-# schedule) and resumed in fresh ones, ends with the weights of the
-# uninterrupted run (the example compares the bits and exits 1 otherwise),
-# writes its three checkpoints where it is told and nothing on stderr.
+# schedule, and Dropout's generator offset) and resumed in fresh ones, ends
+# with the weights of the uninterrupted run (the example compares the bits
+# and exits 1 otherwise), writes its three checkpoints where it is told and
+# nothing on stderr.
 set -u
 prog="${top_builddir:-.}/examples/resume"
 tmp=$(mktemp -d)

@@ -725,7 +725,16 @@ Test(autograd, no_grad_detach_and_errors)
     CHECK(clt_exp(x, &y));
     cr_assert(!clt_requires_grad(y) && clt_is_leaf(y));
     cr_assert_eq(clt_backward(y, NULL, 0), CLT_ERR_INVALID_ARGUMENT);
+    /* a loss computed under no_grad: the message names recording, and that
+     * it is off now */
+    cr_assert(strstr(clt_last_error(), "clt_set_grad_enabled(0)") &&
+                  strstr(clt_last_error(), "recording is off on this thread now"),
+              "%s", clt_last_error());
     clt_set_grad_enabled(was);
+    cr_assert_eq(clt_backward(y, NULL, 0), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "clt_set_grad_enabled(0)") &&
+                  !strstr(clt_last_error(), "off on this thread now"),
+              "%s", clt_last_error());
     CHECK(clt_exp(x, &y));
     cr_assert(clt_requires_grad(y) && !clt_is_leaf(y));
     cr_assert_str_eq(clt_grad_fn_name(y), "ExpBackward0");

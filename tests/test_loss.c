@@ -694,6 +694,16 @@ Test(loss, errors)
     expect_err(clt_cross_entropy(x, p35, NULL, &r), r, CLT_ERR_SHAPE_MISMATCH, "5 classes");
     expect_err(clt_cross_entropy(x, p34d, NULL, &r), r, CLT_ERR_DTYPE_MISMATCH, "float64");
     expect_err(clt_cross_entropy(x, ti32, NULL, &r), r, CLT_ERR_DTYPE_MISMATCH, "int32");
+    /* float labels of the shape class indices have: a dtype error, as torch's
+     * "expected scalar type Long but found Float", not a probability target
+     * of the wrong shape */
+    clt_tensor *tf3 = mk(dev, CLT_FLOAT32, 1, &n3, z), *tf3d = mk(dev, CLT_FLOAT64, 1, &n3, z);
+    expect_err(clt_cross_entropy(x, tf3, NULL, &r), r, CLT_ERR_DTYPE_MISMATCH,
+               "expected target of dtype int64 (class indices), but got float32 of shape [3]");
+    expect_err(clt_cross_entropy(x, tf3d, NULL, &r), r, CLT_ERR_DTYPE_MISMATCH,
+               "but got float64 of shape [3]");
+    clt_tensor_free(tf3);
+    clt_tensor_free(tf3d);
     expect_err(clt_cross_entropy(xi, t3, NULL, &r), r, CLT_ERR_DTYPE_UNSUPPORTED, "int64");
     o = (clt_cross_entropy_opts)CLT_CROSS_ENTROPY_DEFAULTS;
     o.reduction = (clt_reduction)7;

@@ -286,6 +286,31 @@ Test(nn, errors)
     cr_assert(strstr(clt_last_error(), "cpu:0") && strstr(clt_last_error(), "cpu:1"), "%s",
               clt_last_error());
     clt_tensor_free(x);
+    /* NumPy's float64 pixels into a float32 Linear: named as the input and
+     * the weight (the product's message spoke of m1 and m2) */
+    if (clt_device_supports_dtype(dev, CLT_FLOAT64)) {
+        CHECK(clt_zeros(dev, CLT_FLOAT64, 2, (int64_t[]){2, 6}, &x));
+        y = (clt_tensor *)&y;
+        cr_assert_eq(clt_module_forward(m, x, &y), CLT_ERR_DTYPE_MISMATCH);
+        cr_assert_null(y);
+        cr_assert(strstr(clt_last_error(), "Linear: ") &&
+                      strstr(clt_last_error(), "the input is float64 and the weight float32"),
+                  "%s", clt_last_error());
+        clt_tensor_free(x);
+    }
+    clt_module_free(m);
+    /* a batch of one in train mode: the message gives the input's shape, as
+     * torch's "got input size torch.Size([1, 3])" (it gave the element
+     * count, 3, which reads as a size of [3]) */
+    CHECK(clt_batch_norm1d_layer(dev, 3, 1e-5, 0.1, 1, 1, &m));
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 2, (int64_t[]){1, 3}, &x));
+    y = (clt_tensor *)&y;
+    cr_assert_eq(clt_module_forward(m, x, &y), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(y);
+    cr_assert(strstr(clt_last_error(), "more than 1 value per channel") &&
+                  strstr(clt_last_error(), "got input size [1, 3]"),
+              "%s", clt_last_error());
+    clt_tensor_free(x);
     clt_module_free(m);
 }
 

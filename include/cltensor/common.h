@@ -91,7 +91,8 @@ typedef enum clt_status {
 /* The fixed English text of a status ("invalid argument").  Static storage. */
 CLT_API const char *clt_status_string(clt_status status);
 
-/* The name of a status as it appears in C ("CLT_ERR_DEVICE_MISMATCH"). */
+/* The name of a status as it appears in C ("CLT_ERR_DEVICE_MISMATCH");
+ * "CLT_UNKNOWN_STATUS" for a value outside the enum.  Static storage. */
 CLT_API const char *clt_status_name(clt_status status);
 
 /* The message left by the last failed call on this thread, or "" when the
@@ -131,7 +132,8 @@ typedef enum clt_dtype {
     CLT_DTYPE_COUNT
 } clt_dtype;
 
-/* "float32", "int64", ...; "invalid" for a value outside the enum. */
+/* "float32", "int64", ...; "invalid" for a value outside the enum.
+ * Static storage. */
 CLT_API const char *clt_dtype_name(clt_dtype dtype);
 
 /* Bytes per element; 0 for a value outside the enum. */

@@ -75,8 +75,11 @@ typedef struct clt_cross_entropy_opts {
  * with probabilities p it is -sum_c w[c] ((1 - s) p[c] + s / C)
  * log_softmax(x)[c], and the mean divides by N (ignore_index does not
  * apply).  Errors: CLT_ERR_DTYPE_UNSUPPORTED for non-float logits,
- * CLT_ERR_DTYPE_MISMATCH for an integer target other than int64 or a
- * weight or probability target of another dtype, CLT_ERR_SHAPE_MISMATCH
+ * CLT_ERR_DTYPE_MISMATCH for an integer target other than int64, a
+ * floating target of class indices' shape ([N] for [N, C] logits: labels
+ * in the wrong dtype, as torch's "expected scalar type Long but found
+ * Float"), or a weight or probability target of another dtype,
+ * CLT_ERR_SHAPE_MISMATCH
  * for batch sizes, class counts (weight, probabilities) or dimensions that
  * do not match, CLT_ERR_INVALID_ARGUMENT for a reduction outside the enum
  * or label_smoothing outside [0, 1]. */

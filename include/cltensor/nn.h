@@ -161,9 +161,12 @@ CLT_API clt_status clt_batch_norm2d_layer(clt_device *dev, int64_t num_features,
 
 /* torch.nn.Dropout(p): in train mode zeroes each element with probability
  * p (in [0, 1]; NaN is refused, which PyTorch lets through) and scales the
- * others by 1 / (1 - p); the masks come from gen (NULL:
- * the default generator, borrowed) and are the same on every device for
- * the same generator state.  The identity in eval mode. */
+ * others by 1 / (1 - p); the masks come from gen (NULL: the default
+ * generator) and are the same on every device for the same generator
+ * state.  gen is borrowed, unlike the other layers' (which draw from it
+ * only while they are made): every forward in train mode draws from it,
+ * so it must outlive the layer (clt_generator_free after
+ * clt_module_free).  The identity in eval mode. */
 CLT_API clt_status clt_dropout_layer(double p, clt_generator *gen, clt_module **out);
 
 /* torch.nn.Embedding(num_embeddings, embedding_dim): rows of a weight

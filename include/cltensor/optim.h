@@ -131,7 +131,8 @@ typedef struct clt_lr_scheduler clt_lr_scheduler;
 CLT_API clt_status clt_step_lr(clt_optimizer *opt, int64_t step_size, double gamma,
                                clt_lr_scheduler **out);
 /* CosineAnnealingLR: lr = eta_min + (base_lr - eta_min) (1 + cos(pi epoch /
- * t_max)) / 2.  New scheduler: release with clt_lr_scheduler_free. */
+ * t_max)) / 2.  New scheduler (it borrows opt): release with
+ * clt_lr_scheduler_free. */
 CLT_API clt_status clt_cosine_lr(clt_optimizer *opt, int64_t t_max, double eta_min,
                                  clt_lr_scheduler **out);
 /* Advances the schedule by one epoch and sets the optimizer's rate. */
@@ -141,6 +142,8 @@ CLT_API clt_status clt_lr_scheduler_step(clt_lr_scheduler *s);
  * NULL.  Checkpoints: clt_lr_scheduler_save, clt_lr_scheduler_load in
  * <cltensor/io.h>. */
 CLT_API int64_t clt_lr_scheduler_epoch(const clt_lr_scheduler *s);
+/* Releases the schedule (not the optimizer it drives, which must outlive
+ * it while it steps).  NULL does nothing. */
 CLT_API void clt_lr_scheduler_free(clt_lr_scheduler *s);
 
 #ifdef __cplusplus

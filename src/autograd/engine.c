@@ -708,7 +708,10 @@ clt_status clt_backward(clt_tensor *t, const clt_tensor *grad, int retain_graph)
     if (m == NULL || !m->requires_grad)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "clt_backward: the tensor does not require grad and has no grad_fn "
-                          "(call clt_set_requires_grad on the leaves before computing it)");
+                          "(call clt_set_requires_grad on the leaves before computing it, and "
+                          "compute it with recording on: ops under clt_set_grad_enabled(0) "
+                          "record nothing%s)",
+                          clt_is_grad_enabled() ? "" : ", and recording is off on this thread now");
     clt_tensor *g0 = NULL;
     clt_status st = seed_gradient(t, grad, &g0);
     if (st != CLT_OK)

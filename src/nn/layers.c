@@ -178,11 +178,13 @@ static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
                           (long long)x->shape[1], (long long)m->i[0]);
     bool use_batch = m->training || !m->i[2];
     int64_t count = x->numel / (x->shape[1] ? x->shape[1] : 1);
-    if (use_batch && m->training && count <= 1)
+    if (use_batch && m->training && count <= 1) {
+        char s1[160];
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: expected more than 1 value per channel when training, got input "
-                          "size %lld",
-                          name, (long long)x->numel);
+                          "size %s",
+                          name, clt__shape_str(s1, sizeof s1, x->ndim, x->shape));
+    }
     if ((st = clt_scope_begin()) != CLT_OK)
         return st;
     int64_t bshape[CLT_MAX_DIMS];

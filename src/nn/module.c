@@ -496,6 +496,13 @@ static clt_status linear_forward(clt_module *m, const clt_tensor *x, clt_tensor 
                           clt__shape_str(s, sizeof s, x->ndim, x->shape),
                           x->ndim ? (long long)x->shape[x->ndim - 1] : 0LL, (long long)m->i[0]);
     }
+    /* named here, as the input and the weight: the product's own message
+     * speaks of m1 and m2, which the caller never saw */
+    if (x->dtype != m->params[0]->dtype)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "Linear: mat1 and mat2 must have the same dtype, but the input is %s "
+                          "and the weight %s (convert the input with clt_to_dtype)",
+                          clt_dtype_name(x->dtype), clt_dtype_name(m->params[0]->dtype));
     return clt__linear(x, m->params[0], m->nparams > 1 ? m->params[1] : NULL, out, "Linear");
 }
 

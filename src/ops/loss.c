@@ -173,6 +173,17 @@ static clt_status ce_check(const clt_tensor *x, const clt_tensor *target,
             return clt__error(CLT_ERR_DTYPE_MISMATCH,
                               "%s: expected target of dtype int64 (class indices), but got %s",
                               fn, clt_dtype_name(target->dtype));
+        /* A floating target with the shape of class indices is labels in
+         * the wrong dtype, as torch says ("expected scalar type Long but
+         * found Float"), not probabilities of the wrong shape. */
+        if (target->ndim == x->ndim - 1)
+            return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                              "%s: expected target of dtype int64 (class indices), but got %s "
+                              "of shape %s (convert it with clt_to_dtype; a probability target "
+                              "has the input's shape %s)",
+                              fn, clt_dtype_name(target->dtype),
+                              clt__shape_str(s1, sizeof s1, target->ndim, target->shape),
+                              clt__shape_str(s2, sizeof s2, x->ndim, x->shape));
         if ((st = check_same_dtype(x, target, "probability target", fn)) != CLT_OK)
             return st;
         if (target->ndim != x->ndim ||
