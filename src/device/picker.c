@@ -47,7 +47,7 @@ typedef struct picker {
 } picker;
 
 typedef struct request {
-    const char *text; /* trimmed, not terminated */
+    const char *text; /* not terminated: CLTENSOR_DEVICE's is trimmed */
     int len;
     int group;
     bool has_index;
@@ -297,7 +297,11 @@ static bool blank(const char *s)
     return *s == '\0';
 }
 
-static clt_status parse_request(const char *s, request *r, clt__strbuf *msg)
+/* Parses a kind string.  Like torch.device, a request from the caller is
+ * taken as it is: " cpu" or "cpu\n" is no kind.  CLTENSOR_DEVICE (trim true)
+ * is read with surrounding white space dropped, as shells and env files add
+ * it easily. */
+static clt_status parse_request(const char *s, bool trim, request *r, clt__strbuf *msg)
 {
     static const struct {
         const char *name;
@@ -306,10 +310,10 @@ static clt_status parse_request(const char *s, request *r, clt__strbuf *msg)
         {"cuda", K_CUDA}, {"rocm", K_ROCM},     {"hip", K_ROCM}, {"mps", K_MPS},
         {"xpu", K_XPU},   {"gpu", G_ANY_GPU}, {"cpu", K_CPU},  {"auto", G_AUTO},
     };
-    while (is_space(*s))
+    while (trim && is_space(*s))
         s++;
     size_t len = strlen(s);
-    while (len > 0 && is_space(s[len - 1]))
+    while (trim && len > 0 && is_space(s[len - 1]))
         len--;
     r->text = s;
     r->len = len > INT_MAX ? INT_MAX : (int)len;
@@ -539,11 +543,11 @@ clt_status clt__pick(const char *fn, const clt_device_info *infos, size_t n, con
     int group = -1;
     size_t pick = NONE;
 
-    clt_status parsed = parse_request(kind, &asked, &msg);
+    clt_status parsed = parse_request(kind, false, &asked, &msg);
     if (parsed == CLT_OK && asked.group == G_AUTO && env_override && !blank(env_override)) {
         overridden = true;
         used = &over;
-        parsed = parse_request(env_override, &over, &msg);
+        parsed = parse_request(env_override, true, &over, &msg);
         if (parsed == CLT_OK && over.group == G_AUTO) {
             clt__sb_printf(&msg, "it must name a device kind, not auto");
             parsed = CLT_ERR_INVALID_ARGUMENT;
