@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "cltensor.h"
 
@@ -138,6 +139,23 @@ void clt__sb_free(clt__strbuf *sb);
 int clt__strcaseeq(const char *a, const char *b);
 /* Case-insensitive substring search. */
 bool clt__strcasestr(const char *hay, const char *needle);
+
+/* Length of the well-formed UTF-8 sequence at p (before end; no overlong
+ * forms, no surrogates, nothing above U+10FFFF), or 0. */
+size_t clt__utf8_len(const char *p, const char *end);
+
+/* s[0..n), text from a caller or a file, as every message quotes it:
+ * control characters, DEL and bytes that are not UTF-8 as \xNN, so that a
+ * string cannot break a message's line or reach a terminal as an escape
+ * sequence; cut with "..." to fit buf (cap >= 8), so that a huge string
+ * cannot swell the message.  Returns buf.  No quote marks are added. */
+const char *clt__quote(char *buf, size_t cap, const char *s, size_t n);
+
+/* A buffer for clt__quote holding about the first 200 bytes of a string. */
+#define CLT__QUOTE_SIZE 208
+/* A NUL-terminated string quoted into buf (a char array); reads at most
+ * what fits. */
+#define CLT__QUOTE(buf, s) clt__quote(buf, sizeof buf, s, strnlen(s, sizeof buf))
 
 /* ---- dtypes (src/core/dtype.c) ------------------------------------------- */
 
