@@ -663,7 +663,13 @@ clt_status clt__tensor_rehome_all(clt_tensor *const *ts, size_t n, clt_device *d
 clt_status clt__tensor_view(const clt_tensor *t, int ndim, const int64_t *shape,
                             const int64_t *strides, int64_t offset, clt_tensor **out);
 
-/* Checks shape arguments: 0 <= ndim <= CLT_MAX_DIMS, dims >= 0. */
+/* The one rule for sizes: each >= 0, and their product with zeros counted
+ * as 1 (an empty tensor's strides are products of its other sizes) within
+ * int64.  Returns that product, or -1 when the rule is broken.  No message. */
+int64_t clt__shape_most(int ndim, const int64_t *shape);
+
+/* Checks shape arguments: 0 <= ndim <= CLT_MAX_DIMS and clt__shape_most's
+ * rule, with a message naming what is wrong. */
 clt_status clt__check_shape(int ndim, const int64_t *shape, const char *fn);
 
 bool clt__is_contiguous(const clt_tensor *t);

@@ -290,16 +290,11 @@ int64_t clt__io_bad_bool(const void *p, size_t n)
 
 int64_t clt__io_numel(int ndim, const int64_t *shape, size_t esize)
 {
-    int64_t n = 1;
-    bool empty = false;
-    for (int d = 0; d < ndim; d++) {
-        if (shape[d] < 0)
-            return -1;
-        empty |= shape[d] == 0;
-        if (shape[d] != 0 && __builtin_mul_overflow(n, shape[d], &n))
-            return -1;
-    }
-    if (esize > 0 && n > INT64_MAX / (int64_t)esize)
+    int64_t n = clt__shape_most(ndim, shape);
+    if (n < 0 || (esize > 0 && n > INT64_MAX / (int64_t)esize))
         return -1;
-    return empty ? 0 : n;
+    for (int d = 0; d < ndim; d++)
+        if (shape[d] == 0)
+            return 0;
+    return n;
 }

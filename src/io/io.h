@@ -50,9 +50,8 @@ clt_status clt__io_read_tensor(const clt_tensor *t, void **data, size_t *bytes, 
 /* Index of the first byte of p[0..n) that is neither 0 nor 1, or -1. */
 int64_t clt__io_bad_bool(const void *p, size_t n);
 
-/* numel of a shape, or -1 when it overflows int64 (or the byte count
- * numel * esize overflows).  As clt__check_shape, an empty shape's sizes
- * other than 0 must multiply within int64 too: they are its strides. */
+/* numel of a shape, or -1 when it breaks clt__shape_most's rule or the
+ * byte count (sizes other than 0 multiplied) * esize overflows int64. */
 int64_t clt__io_numel(int ndim, const int64_t *shape, size_t esize);
 
 /* ---- JSON (src/io/json.c) ---------------------------------------------------- */
