@@ -174,8 +174,8 @@ static clt_status read_entry(const st_file *sf, char *name, size_t name_len,
         return bad(sf, "tensor '%s': shape is %s, expected an array", CLT__QUOTE(q, name),
                    clt__json_type_name(sh->type));
     if (sh->n > CLT_MAX_DIMS)
-        return bad(sf, "tensor '%s': %zu dimensions; cltensor takes at most %d", CLT__QUOTE(q, name),
-                   sh->n, CLT_MAX_DIMS);
+        return bad(sf, "tensor '%s': %zu dimensions; cltensor takes at most %d",
+                   CLT__QUOTE(q, name), sh->n, CLT_MAX_DIMS);
     e->ndim = (int)sh->n;
     for (size_t d = 0; d < sh->n; d++) {
         if (!json_count(&sh->items[d]))
@@ -184,7 +184,8 @@ static clt_status read_entry(const st_file *sf, char *name, size_t name_len,
         e->shape[d] = sh->items[d].i;
     }
     if (off->type != CLT__JSON_ARRAY || off->n != 2)
-        return bad(sf, "tensor '%s': data_offsets must be an array [begin, end]", CLT__QUOTE(q, name));
+        return bad(sf, "tensor '%s': data_offsets must be an array [begin, end]",
+                   CLT__QUOTE(q, name));
     for (int k = 0; k < 2; k++)
         if (!json_count(&off->items[k]))
             return bad(sf, "tensor '%s': data_offsets[%d] is not an integer in [0, 2^63)",
