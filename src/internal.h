@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "cltensor.h"
 
@@ -138,6 +139,23 @@ void clt__sb_free(clt__strbuf *sb);
 int clt__strcaseeq(const char *a, const char *b);
 /* Case-insensitive substring search. */
 bool clt__strcasestr(const char *hay, const char *needle);
+
+/* Length of the well-formed UTF-8 sequence at p (before end; no overlong
+ * forms, no surrogates, nothing above U+10FFFF), or 0. */
+size_t clt__utf8_len(const char *p, const char *end);
+
+/* s[0..n), text from a caller or a file, as every message quotes it:
+ * control characters, DEL and bytes that are not UTF-8 as \xNN, so that a
+ * string cannot break a message's line or reach a terminal as an escape
+ * sequence; cut with "..." to fit buf (cap >= 8), so that a huge string
+ * cannot swell the message.  Returns buf.  No quote marks are added. */
+const char *clt__quote(char *buf, size_t cap, const char *s, size_t n);
+
+/* A buffer for clt__quote holding about the first 200 bytes of a string. */
+#define CLT__QUOTE_SIZE 208
+/* A NUL-terminated string quoted into buf (a char array); reads at most
+ * what fits. */
+#define CLT__QUOTE(buf, s) clt__quote(buf, sizeof buf, s, strnlen(s, sizeof buf))
 
 /* ---- dtypes (src/core/dtype.c) ------------------------------------------- */
 
@@ -652,7 +670,13 @@ clt_status clt__tensor_rehome_all(clt_tensor *const *ts, size_t n, clt_device *d
 clt_status clt__tensor_view(const clt_tensor *t, int ndim, const int64_t *shape,
                             const int64_t *strides, int64_t offset, clt_tensor **out);
 
-/* Checks shape arguments: 0 <= ndim <= CLT_MAX_DIMS, dims >= 0. */
+/* The one rule for sizes: each >= 0, and their product with zeros counted
+ * as 1 (an empty tensor's strides are products of its other sizes) within
+ * int64.  Returns that product, or -1 when the rule is broken.  No message. */
+int64_t clt__shape_most(int ndim, const int64_t *shape);
+
+/* Checks shape arguments: 0 <= ndim <= CLT_MAX_DIMS and clt__shape_most's
+ * rule, with a message naming what is wrong. */
 clt_status clt__check_shape(int ndim, const int64_t *shape, const char *fn);
 
 bool clt__is_contiguous(const clt_tensor *t);

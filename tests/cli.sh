@@ -62,11 +62,22 @@ if grep -q "no OpenCL platform" "$tmp/err"; then
 fi
 [ "$st" -eq 0 ] || fail "cltensor devices: exit status $st ($(cat "$tmp/err"))"
 grep -q '^  cpu   -> cpu:0 ' "$tmp/out" || fail "cltensor devices: no cpu line: $(cat "$tmp/out")"
+cp "$tmp/out" "$tmp/devices"
 run 0 explain cpu
 grep -q "^request 'cpu' -> cpu:0" "$tmp/out" || fail "explain cpu: $(cat "$tmp/out")"
 run 1 explain bogus
 grep -q "clt_device_explain: unknown device kind 'bogus'" "$tmp/err" ||
     fail "explain bogus: $(cat "$tmp/err")"
 grep -q "is no device kind" "$tmp/err" || fail "explain bogus: no report: $(cat "$tmp/err")"
+# PoCL alone here: without a writable cache directory it shows no device,
+# and the message must say where to look.
+if [ "$(grep -c '^platform ' "$tmp/devices")" -eq 1 ] &&
+    grep -q '^platform 0: Portable Computing Language' "$tmp/devices"; then
+    (unset POCL_CACHE_DIR; XDG_CACHE_HOME=/dev/null "$prog" devices) >"$tmp/out" 2>"$tmp/err"
+    st=$?
+    [ "$st" -eq 1 ] || fail "devices with XDG_CACHE_HOME=/dev/null: exit status $st"
+    grep -q "no device.*writable cache directory: check XDG_CACHE_HOME or set POCL_CACHE_DIR" \
+        "$tmp/err" || fail "devices with XDG_CACHE_HOME=/dev/null: no hint: $(cat "$tmp/err")"
+fi
 echo "cli.sh: ok"
 exit 0

@@ -830,3 +830,61 @@ Test(errors, driver_failures_in_forward_name_the_layer, .timeout = 300)
     clt_generator_free(g1);
     clt_generator_free(g2);
 }
+
+/* The message must hold no raw control byte and stay small, whatever the
+ * caller's string. */
+static void expect_tame_message(const char *want)
+{
+    const char *m = clt_last_error();
+    for (const char *c = m; *c; c++)
+        cr_assert((unsigned char)*c >= 0x20 && *c != 0x7f, "raw byte 0x%02x in: %s",
+                  (unsigned char)*c, m);
+    cr_assert_lt(strlen(m), 2000, "message of %zu bytes", strlen(m));
+    cr_assert(strstr(m, want) != NULL, "'%s' not in: %s", want, m);
+}
+
+Test(errors, caller_strings_are_quoted)
+{
+    size_t big = 1 << 20;
+    char *huge = malloc(big + 1);
+    cr_assert_not_null(huge);
+    memset(huge, 'a', big);
+    huge[big] = '\0';
+    char want[256];
+    memset(want, 'a', 150);
+    want[150] = '\0';
+
+    clt_dtype dt;
+    cr_assert_eq(clt_dtype_parse("float\n32", &dt), CLT_ERR_INVALID_ARGUMENT);
+    expect_tame_message("unknown dtype 'float\\x0a32'");
+    cr_assert_eq(clt_dtype_parse("\x1b[31mred", &dt), CLT_ERR_INVALID_ARGUMENT);
+    expect_tame_message("unknown dtype '\\x1b[31mred'");
+    cr_assert_eq(clt_dtype_parse(huge, &dt), CLT_ERR_INVALID_ARGUMENT);
+    expect_tame_message(want);
+    expect_tame_message("...'");
+
+    clt_array_spec *spec = (clt_array_spec *)1;
+    cr_assert_eq(clt_load_npy_host("/nonexistent/a\n\x1b[31m.npy", &spec), CLT_ERR_IO);
+    cr_assert_null(spec);
+    expect_tame_message("/nonexistent/a\\x0a\\x1b[31m.npy");
+    cr_assert_eq(clt_load_npy_host(huge, &spec), CLT_ERR_IO);
+    expect_tame_message(want);
+
+    clt_device *dev = (clt_device *)1;
+    clt_status st = clt_device_get("\x1b[31mcpu\n", &dev);
+    if (st != CLT_ERR_NO_PLATFORM) {
+        cr_assert_eq(st, CLT_ERR_UNKNOWN_KIND);
+        cr_assert_null(dev);
+        expect_tame_message("unknown device kind '\\x1b[31mcpu\\x0a'");
+        cr_assert_eq(clt_device_get(huge, &dev), CLT_ERR_UNKNOWN_KIND);
+        expect_tame_message(want);
+    }
+    free(huge);
+
+    /* The helper itself: escapes and the cut. */
+    char q[CLT__QUOTE_SIZE];
+    cr_assert_str_eq(CLT__QUOTE(q, "a\tb\x7f" "c\xff"), "a\\x09b\\x7fc\\xff");
+    cr_assert_str_eq(CLT__QUOTE(q, "caf\xc3\xa9"), "caf\xc3\xa9");
+    char small[12];
+    cr_assert_str_eq(clt__quote(small, sizeof small, "abcdefghijkl", 12), "abcdefgh...");
+}

@@ -346,10 +346,22 @@ Test(picker, case_and_spaces)
     put(m, &n, pocl("pthread"), 0, 0);
     put(m, &n, nvidia("NVIDIA A", 10, 1000, 8), 1, 0);
     put(m, &n, nvidia("NVIDIA B", 20, 1000, 8), 1, 1);
-    cr_assert_eq(pick_ok(m, n, "  CUDA:0 ", NULL), 2);
-    cr_assert_eq(pick_ok(m, n, "\tCuDa:1\n", NULL), 1);
+    cr_assert_eq(pick_ok(m, n, "CUDA:0", NULL), 2);
+    cr_assert_eq(pick_ok(m, n, "CuDa:1", NULL), 1);
     cr_assert_eq(pick_ok(m, n, "Cpu", NULL), 0);
-    cr_assert_eq(pick_ok(m, n, " AUTO ", NULL), 2);
+    cr_assert_eq(pick_ok(m, n, "AUTO", NULL), 2);
+    /* As torch.device: white space around a request is refused, quoted. */
+    cr_assert_eq(pick_fail(m, n, " cpu", NULL), CLT_ERR_UNKNOWN_KIND);
+    expect_in_error("unknown device kind ' cpu'");
+    cr_assert_eq(pick_fail(m, n, "cpu ", NULL), CLT_ERR_UNKNOWN_KIND);
+    expect_in_error("unknown device kind 'cpu '");
+    cr_assert_eq(pick_fail(m, n, "  CUDA:0 ", NULL), CLT_ERR_UNKNOWN_KIND);
+    cr_assert_eq(pick_fail(m, n, "\tcuda", NULL), CLT_ERR_UNKNOWN_KIND);
+    cr_assert_eq(pick_fail(m, n, " AUTO ", NULL), CLT_ERR_UNKNOWN_KIND);
+    cr_assert_eq(pick_fail(m, n, "cuda:1\n", NULL), CLT_ERR_INVALID_ARGUMENT);
+    /* CLTENSOR_DEVICE's value alone is trimmed. */
+    cr_assert_eq(pick_ok(m, n, "auto", " cuda:1\n"), 1);
+    cr_assert_eq(pick_ok(m, n, "auto", "\tCPU "), 0);
     cr_assert_eq(pick_fail(m, n, "cu da", NULL), CLT_ERR_UNKNOWN_KIND);
     cr_assert_eq(pick_fail(m, n, "cuda :0", NULL), CLT_ERR_UNKNOWN_KIND);
     cr_assert_eq(pick_fail(m, n, "cuda: 0", NULL), CLT_ERR_INVALID_ARGUMENT);

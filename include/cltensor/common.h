@@ -97,7 +97,10 @@ CLT_API const char *clt_status_name(clt_status status);
 
 /* The message left by the last failed call on this thread, or "" when the
  * last call succeeded.  Owned by the library; valid until the next cltensor
- * call on this thread, and freed when the thread exits. */
+ * call on this thread, and freed when the thread exits.  A device kind
+ * string, dtype name, environment value or path that cannot be opened is
+ * quoted in it with control characters, DEL and bytes that are not UTF-8
+ * written as \xNN, and cut with "..." after about 200 bytes. */
 CLT_API const char *clt_last_error(void);
 
 /* The status of the last call on this thread that set one. */

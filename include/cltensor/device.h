@@ -4,9 +4,10 @@
  * Kinds: "cuda" (NVIDIA GPU), "rocm" or "hip" (AMD GPU), "mps" (Apple GPU),
  * "xpu" (Intel GPU), "gpu" (any GPU), "cpu" (a CPU OpenCL device, PoCL
  * preferred) and "auto" (the best GPU, else the cpu device).  Each may carry
- * an index ("cuda:1") and is matched case-insensitively.  The environment
- * variable CLTENSOR_DEVICE, when set and not empty, replaces what "auto"
- * picks.
+ * an index ("cuda:1") and is matched case-insensitively; as with
+ * torch.device, white space is refused (" cpu" is no kind).  The environment
+ * variable CLTENSOR_DEVICE, when set and not blank, replaces what "auto"
+ * picks; its value alone is read with surrounding white space dropped.
  *
  * Devices belong to the library: clt_device pointers are borrowed, never
  * released by the caller, and stay valid until clt_shutdown().

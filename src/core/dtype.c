@@ -50,10 +50,11 @@ clt_status clt_dtype_parse(const char *name, clt_dtype *out)
             *out = names[i].dtype;
             return clt__ok();
         }
+    char q[CLT__QUOTE_SIZE];
     return clt__error(CLT_ERR_INVALID_ARGUMENT,
                       "clt_dtype_parse: unknown dtype '%s': expected float32, float64, float16, "
                       "int32, int64, uint8 or bool",
-                      name);
+                      CLT__QUOTE(q, name));
 }
 
 /* ---- promotion ------------------------------------------------------------------ */

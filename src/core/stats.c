@@ -80,11 +80,13 @@ clt_status clt__sync_point_at(const char *what, const void *caller)
     bool refuse = mode && (clt__strcaseeq(mode, "error") || strcmp(mode, "2") == 0);
     bool warn = mode && (clt__strcaseeq(mode, "warn") || strcmp(mode, "1") == 0);
     if (mode && *mode && !refuse && !warn && !clt__strcaseeq(mode, "default") &&
-        strcmp(mode, "0") != 0)
+        strcmp(mode, "0") != 0) {
+        char q[CLT__QUOTE_SIZE];
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: CLTENSOR_SYNC_DEBUG is '%s'; expected warn, error or default "
                           "(or 1, 2, 0)",
-                          what, mode);
+                          what, CLT__QUOTE(q, mode));
+    }
     if (refuse || warn) {
         char site[512];
         describe_site(caller, site, sizeof site);

@@ -1,5 +1,6 @@
 /* strbuf.c: a growable string for messages and reports, and small ASCII
  * string helpers that do not depend on the locale. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,4 +88,60 @@ bool clt__strcasestr(const char *hay, const char *needle)
             return true;
     }
     return n == 0;
+}
+
+/* Length of the well-formed UTF-8 sequence at p (no overlong forms, no
+ * surrogates, nothing above U+10FFFF), or 0. */
+size_t clt__utf8_len(const char *s, const char *e)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = (const unsigned char *)e;
+    if (p >= end)
+        return 0;
+    unsigned c = p[0];
+    size_t n;
+    uint32_t cp, min;
+    if (c < 0x80)
+        return 1;
+    if ((c & 0xE0) == 0xC0) {
+        n = 2, cp = c & 0x1F, min = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+        n = 3, cp = c & 0x0F, min = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+        n = 4, cp = c & 0x07, min = 0x10000;
+    } else {
+        return 0;
+    }
+    if ((size_t)(end - p) < n)
+        return 0;
+    for (size_t k = 1; k < n; k++) {
+        if ((p[k] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (p[k] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return n;
+}
+
+const char *clt__quote(char *buf, size_t cap, const char *s, size_t n)
+{
+    size_t o = 0;
+    const char *end = s + n;
+    while (s < end) {
+        size_t k = clt__utf8_len(s, end);
+        bool plain = k > 1 || (k == 1 && (unsigned char)*s >= 0x20 && *s != 0x7f);
+        size_t need = plain ? k : 4;
+        if (o + need + 4 > cap) {
+            memcpy(buf + o, "...", 4);
+            return buf;
+        }
+        if (plain)
+            memcpy(buf + o, s, k);
+        else
+            snprintf(buf + o, 5, "\\x%02x", (unsigned char)*s);
+        o += need;
+        s += plain ? k : 1;
+    }
+    buf[o] = '\0';
+    return buf;
 }

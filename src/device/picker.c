@@ -1,7 +1,6 @@
 /* picker.c: the pure device picker.  It classifies described devices, ranks
  * them into labels ("cuda:0", "cpu:1") and resolves PyTorch-style kind
  * strings, with no OpenCL call, so that simulated machines can be tested. */
-#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,8 +46,8 @@ typedef struct picker {
 } picker;
 
 typedef struct request {
-    const char *text; /* trimmed, not terminated */
-    int len;
+    const char *text; /* not terminated: CLTENSOR_DEVICE's is trimmed */
+    char shown[CLT__QUOTE_SIZE]; /* text as messages quote it */
     int group;
     bool has_index;
     size_t index;
@@ -297,7 +296,11 @@ static bool blank(const char *s)
     return *s == '\0';
 }
 
-static clt_status parse_request(const char *s, request *r, clt__strbuf *msg)
+/* Parses a kind string.  Like torch.device, a request from the caller is
+ * taken as it is: " cpu" or "cpu\n" is no kind.  CLTENSOR_DEVICE (trim true)
+ * is read with surrounding white space dropped, as shells and env files add
+ * it easily. */
+static clt_status parse_request(const char *s, bool trim, request *r, clt__strbuf *msg)
 {
     static const struct {
         const char *name;
@@ -306,13 +309,13 @@ static clt_status parse_request(const char *s, request *r, clt__strbuf *msg)
         {"cuda", K_CUDA}, {"rocm", K_ROCM},     {"hip", K_ROCM}, {"mps", K_MPS},
         {"xpu", K_XPU},   {"gpu", G_ANY_GPU}, {"cpu", K_CPU},  {"auto", G_AUTO},
     };
-    while (is_space(*s))
+    while (trim && is_space(*s))
         s++;
     size_t len = strlen(s);
-    while (len > 0 && is_space(s[len - 1]))
+    while (trim && len > 0 && is_space(s[len - 1]))
         len--;
     r->text = s;
-    r->len = len > INT_MAX ? INT_MAX : (int)len;
+    clt__quote(r->shown, sizeof r->shown, s, len);
     r->group = -1;
     r->has_index = false;
     r->index = 0;
@@ -328,9 +331,8 @@ static clt_status parse_request(const char *s, request *r, clt__strbuf *msg)
     }
     if (r->group < 0) {
         clt__sb_printf(msg,
-                       "unknown device kind '%.*s': expected one of cuda, rocm (hip), mps, xpu, "
-                       "gpu, cpu, auto, optionally with an index like cuda:1",
-                       r->len, r->text);
+                       "unknown device kind '%s': expected one of cuda, rocm (hip), mps, xpu, "
+                       "gpu, cpu, auto, optionally with an index like cuda:1", r->shown);
         return CLT_ERR_UNKNOWN_KIND;
     }
     if (name_len == len)
@@ -348,13 +350,12 @@ static clt_status parse_request(const char *s, request *r, clt__strbuf *msg)
     }
     if (!ok) {
         clt__sb_printf(msg,
-                       "malformed device index in '%.*s': expected a decimal number without "
-                       "sign or leading zeros after ':', as in cuda:1",
-                       r->len, r->text);
+                       "malformed device index in '%s': expected a decimal number without "
+                       "sign or leading zeros after ':', as in cuda:1", r->shown);
         return CLT_ERR_INVALID_ARGUMENT;
     }
     if (r->group == G_AUTO) {
-        clt__sb_printf(msg, "malformed request '%.*s': auto takes no index", r->len, r->text);
+        clt__sb_printf(msg, "malformed request '%s': auto takes no index", r->shown);
         return CLT_ERR_INVALID_ARGUMENT;
     }
     r->has_index = true;
@@ -391,7 +392,7 @@ static clt_status resolve(picker *p, const request *r, int *group, size_t *picke
         return CLT_OK;
     }
 
-    clt__sb_printf(msg, "no device for '%.*s': ", r->len, r->text);
+    clt__sb_printf(msg, "no device for '%s': ", r->shown);
     if (p->n == 0) {
         clt__sb_printf(msg, "no OpenCL device found");
     } else if (usable == 0) {
@@ -488,9 +489,9 @@ static void report_devices(clt__strbuf *sb, const picker *p, const request *r, c
         } else {
             clt__sb_printf(sb, "passed over: ");
             if (parsed == CLT_ERR_UNKNOWN_KIND)
-                clt__sb_printf(sb, "'%.*s' is no device kind", r->len, r->text);
+                clt__sb_printf(sb, "'%s' is no device kind", r->shown);
             else if (parsed != CLT_OK)
-                clt__sb_printf(sb, "'%.*s' is no valid request", r->len, r->text);
+                clt__sb_printf(sb, "'%s' is no valid request", r->shown);
             else if (!p->usable[i])
                 clt__sb_printf(sb, "OpenCL %d.%d is below the required 1.2", d->cl_major,
                                d->cl_minor);
@@ -539,11 +540,11 @@ clt_status clt__pick(const char *fn, const clt_device_info *infos, size_t n, con
     int group = -1;
     size_t pick = NONE;
 
-    clt_status parsed = parse_request(kind, &asked, &msg);
+    clt_status parsed = parse_request(kind, false, &asked, &msg);
     if (parsed == CLT_OK && asked.group == G_AUTO && env_override && !blank(env_override)) {
         overridden = true;
         used = &over;
-        parsed = parse_request(env_override, &over, &msg);
+        parsed = parse_request(env_override, true, &over, &msg);
         if (parsed == CLT_OK && over.group == G_AUTO) {
             clt__sb_printf(&msg, "it must name a device kind, not auto");
             parsed = CLT_ERR_INVALID_ARGUMENT;
@@ -559,13 +560,13 @@ clt_status clt__pick(const char *fn, const clt_device_info *infos, size_t n, con
 
     char *text = NULL;
     if (report) {
-        clt__sb_printf(&rep, "request '%.*s' -> ", asked.len, asked.text);
+        clt__sb_printf(&rep, "request '%s' -> ", asked.shown);
         if (pick != NONE)
             clt__sb_printf(&rep, "%s (%s)", p.labels[pick], infos[pick].name);
         else
             clt__sb_printf(&rep, "none");
         if (overridden)
-            clt__sb_printf(&rep, "; CLTENSOR_DEVICE=%.*s overrides auto", over.len, over.text);
+            clt__sb_printf(&rep, "; CLTENSOR_DEVICE=%s overrides auto", over.shown);
         clt__sb_printf(&rep, "\n");
         report_devices(&rep, &p, used, parsed, group, pick);
         text = rep.failed ? NULL : clt__sb_take(&rep);
@@ -584,8 +585,8 @@ clt_status clt__pick(const char *fn, const clt_device_info *infos, size_t n, con
         *picked = pick;
         clt__ok();
     } else if (overridden) {
-        clt__error(st, "%s: CLTENSOR_DEVICE=%.*s could not be resolved: %s", fn, over.len,
-                   over.text, msg.data ? msg.data : "");
+        clt__error(st, "%s: CLTENSOR_DEVICE=%s could not be resolved: %s", fn, over.shown,
+                   msg.data ? msg.data : "");
     } else {
         clt__error(st, "%s: %s", fn, msg.data ? msg.data : "");
     }

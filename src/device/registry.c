@@ -202,6 +202,12 @@ static void default_pocl_affinity(void)
         setenv("POCL_AFFINITY", "1", 0);
 }
 
+/* PoCL hides its CPU device when it cannot write its kernel cache (with
+ * XDG_CACHE_HOME=/dev/null, say), which reads as no device at all. */
+#define POCL_CACHE_HINT                                                      \
+    "a PoCL CPU device also needs a writable cache directory: check "        \
+    "XDG_CACHE_HOME or set POCL_CACHE_DIR"
+
 static clt_status enumerate_locked(void)
 {
     default_pocl_affinity();
@@ -210,7 +216,8 @@ static clt_status enumerate_locked(void)
     if (err == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (err == CL_SUCCESS && np == 0))
         return clt__error(CLT_ERR_NO_PLATFORM,
                           "no OpenCL platform found: the ICD loader sees no driver "
-                          "(on Debian, install pocl-opencl-icd for the CPU device)");
+                          "(on Debian, install pocl-opencl-icd for the CPU device; "
+                          POCL_CACHE_HINT ")");
     if (err != CL_SUCCESS)
         return clt__cl_error(err, "clGetPlatformIDs");
     reg.nplatforms = np;
@@ -224,7 +231,8 @@ static clt_status enumerate_locked(void)
     }
     if (total == 0)
         return clt__error(CLT_ERR_NO_PLATFORM,
-                          "OpenCL found %u platform(s) but no device on any of them", np);
+                          "OpenCL found %u platform(s) but no device on any of them ("
+                          POCL_CACHE_HINT ")", np);
 
     reg.devs = clt__calloc(total, sizeof *reg.devs);
     reg.infos = clt__calloc(total, sizeof *reg.infos);

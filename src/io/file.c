@@ -14,27 +14,34 @@
 clt_status clt__io_open(const char *path, const char *fn, FILE **f, uint64_t *size)
 {
     *f = NULL;
+    char q[CLT__QUOTE_SIZE];
     /* O_NONBLOCK: opening a FIFO for reading would wait for a writer,
      * forever; it is refused below with every other non-regular file. */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return clt__error(CLT_ERR_IO, "%s: cannot open %s: %s", fn, path, strerror(errno));
+    if (fd < 0) {
+        int e = errno;
+        return clt__error(CLT_ERR_IO, "%s: cannot open %s: %s", fn, CLT__QUOTE(q, path),
+                          strerror(e));
+    }
     struct stat sb;
     if (fstat(fd, &sb) != 0) {
         int e = errno;
         close(fd);
-        return clt__error(CLT_ERR_IO, "%s: cannot read %s: %s", fn, path, strerror(e));
+        return clt__error(CLT_ERR_IO, "%s: cannot read %s: %s", fn, CLT__QUOTE(q, path),
+                          strerror(e));
     }
     if (!S_ISREG(sb.st_mode)) {
         close(fd);
-        return clt__error(CLT_ERR_IO, "%s: cannot read %s: not a regular file", fn, path);
+        return clt__error(CLT_ERR_IO, "%s: cannot read %s: not a regular file", fn,
+                          CLT__QUOTE(q, path));
     }
     int flags = fcntl(fd, F_GETFL);
     if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0 ||
         (*f = fdopen(fd, "rb")) == NULL) {
         int e = errno;
         close(fd);
-        return clt__error(CLT_ERR_IO, "%s: cannot open %s: %s", fn, path, strerror(e));
+        return clt__error(CLT_ERR_IO, "%s: cannot open %s: %s", fn, CLT__QUOTE(q, path),
+                          strerror(e));
     }
     *size = (uint64_t)sb.st_size;
     return CLT_OK;
@@ -281,41 +288,13 @@ int64_t clt__io_bad_bool(const void *p, size_t n)
     return -1;
 }
 
-const char *clt__io_quote(char *buf, size_t cap, const char *s, size_t n)
-{
-    size_t o = 0;
-    const char *end = s + n;
-    while (s < end) {
-        size_t k = clt__utf8_len(s, end);
-        bool plain = k > 1 || (k == 1 && (unsigned char)*s >= 0x20 && *s != 0x7f);
-        size_t need = plain ? k : 4;
-        if (o + need + 4 > cap) {
-            memcpy(buf + o, "...", 4);
-            return buf;
-        }
-        if (plain)
-            memcpy(buf + o, s, k);
-        else
-            snprintf(buf + o, 5, "\\x%02x", (unsigned char)*s);
-        o += need;
-        s += plain ? k : 1;
-    }
-    buf[o] = '\0';
-    return buf;
-}
-
 int64_t clt__io_numel(int ndim, const int64_t *shape, size_t esize)
 {
-    int64_t n = 1;
-    bool empty = false;
-    for (int d = 0; d < ndim; d++) {
-        if (shape[d] < 0)
-            return -1;
-        empty |= shape[d] == 0;
-        if (shape[d] != 0 && __builtin_mul_overflow(n, shape[d], &n))
-            return -1;
-    }
-    if (esize > 0 && n > INT64_MAX / (int64_t)esize)
+    int64_t n = clt__shape_most(ndim, shape);
+    if (n < 0 || (esize > 0 && n > INT64_MAX / (int64_t)esize))
         return -1;
-    return empty ? 0 : n;
+    for (int d = 0; d < ndim; d++)
+        if (shape[d] == 0)
+            return 0;
+    return n;
 }

@@ -50,15 +50,8 @@ clt_status clt__io_read_tensor(const clt_tensor *t, void **data, size_t *bytes, 
 /* Index of the first byte of p[0..n) that is neither 0 nor 1, or -1. */
 int64_t clt__io_bad_bool(const void *p, size_t n);
 
-/* s[0..n), text taken from a file, as a message may quote it: control
- * characters, DEL and bytes that are not UTF-8 as \xNN, so that a name
- * cannot break a message's line or reach a terminal as an escape
- * sequence; cut with "..." to fit buf (cap >= 8).  Returns buf. */
-const char *clt__io_quote(char *buf, size_t cap, const char *s, size_t n);
-
-/* numel of a shape, or -1 when it overflows int64 (or the byte count
- * numel * esize overflows).  As clt__check_shape, an empty shape's sizes
- * other than 0 must multiply within int64 too: they are its strides. */
+/* numel of a shape, or -1 when it breaks clt__shape_most's rule or the
+ * byte count (sizes other than 0 multiplied) * esize overflows int64. */
 int64_t clt__io_numel(int ndim, const int64_t *shape, size_t esize);
 
 /* ---- JSON (src/io/json.c) ---------------------------------------------------- */
@@ -121,9 +114,6 @@ int clt__json_cursor_value(clt__json_cursor *c, size_t max_values, clt__json *v)
 /* Parses the object at the cursor member by member, as
  * clt__json_parse_members; 0 or the status. */
 int clt__json_cursor_members(clt__json_cursor *c, clt__json_member_fn fn, void *ctx);
-
-/* Length of the well-formed UTF-8 sequence at p (before end), or 0. */
-size_t clt__utf8_len(const char *p, const char *end);
 
 /* Whether s[0..n) is well-formed UTF-8. */
 bool clt__utf8_valid(const char *s, size_t n);

@@ -122,36 +122,6 @@ static size_t utf8_encode(uint32_t c, char *o)
     return 4;
 }
 
-/* Length of the well-formed UTF-8 sequence at p (no overlong forms, no
- * surrogates, nothing above U+10FFFF), or 0. */
-static size_t utf8_valid(const unsigned char *p, const unsigned char *end)
-{
-    unsigned c = p[0];
-    size_t n;
-    uint32_t cp, min;
-    if (c < 0x80)
-        return 1;
-    if ((c & 0xE0) == 0xC0) {
-        n = 2, cp = c & 0x1F, min = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-        n = 3, cp = c & 0x0F, min = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-        n = 4, cp = c & 0x07, min = 0x10000;
-    } else {
-        return 0;
-    }
-    if ((size_t)(end - p) < n)
-        return 0;
-    for (size_t k = 1; k < n; k++) {
-        if ((p[k] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (p[k] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return n;
-}
-
 static int hex4(parser *ps, uint32_t *out)
 {
     if (ps->end - ps->p < 4) {
@@ -247,7 +217,7 @@ static int parse_string(parser *ps, char **s, size_t *len)
             }
             continue;
         }
-        size_t n = utf8_valid((const unsigned char *)ps->p, (const unsigned char *)ps->end);
+        size_t n = clt__utf8_len(ps->p, ps->end);
         if (n == 0) {
             fail(ps, "a string that is not valid UTF-8");
             goto bad;
@@ -595,16 +565,11 @@ int clt__json_cursor_members(clt__json_cursor *c, clt__json_member_fn fn, void *
     return parse_members(ps, c->depth, fn, ctx) ? 0 : ps->status;
 }
 
-size_t clt__utf8_len(const char *p, const char *end)
-{
-    return p < end ? utf8_valid((const unsigned char *)p, (const unsigned char *)end) : 0;
-}
-
 bool clt__utf8_valid(const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s, *end = p + n;
     while (p < end) {
-        size_t k = utf8_valid(p, end);
+        size_t k = clt__utf8_len((const char *)p, (const char *)end);
         if (k == 0)
             return false;
         p += k;

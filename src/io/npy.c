@@ -230,7 +230,7 @@ static clt_status parse_header(hdr *h)
             return st;
         if (!eat(h, ':'))
             return hbad(h, "bad header: expected ':' after '%s'",
-                        clt__io_quote(q, sizeof q, key, strlen(key)));
+                        clt__quote(q, sizeof q, key, strlen(key)));
         if (strcmp(key, "descr") == 0) {
             if (h->descr[0])
                 return hbad(h, "bad header: 'descr' appears twice");
@@ -259,7 +259,7 @@ static clt_status parse_header(hdr *h)
             st = parse_shape(h);
         } else {
             return hbad(h, "bad header: unexpected key '%s' (numpy writes descr, "
-                           "fortran_order and shape)", clt__io_quote(q, sizeof q, key, strlen(key)));
+                           "fortran_order and shape)", clt__quote(q, sizeof q, key, strlen(key)));
         }
         if (st != CLT_OK)
             return st;
@@ -411,7 +411,7 @@ static clt_status read_npy(const char *path, const char *fn, host_array **out)
     h.p = text;
     h.end = text + hlen;
     CLT__TRY(parse_header(&h));
-    clt__io_quote(q, sizeof q, h.descr, strlen(h.descr));
+    clt__quote(q, sizeof q, h.descr, strlen(h.descr));
     clt_dtype dtype = CLT_FLOAT32;
     bool swap = false;
     if (!parse_descr(h.descr, &dtype, &swap))

@@ -130,9 +130,6 @@ static void sort_entries(entry *e, size_t *idx, size_t n, int (*cmp)(const void 
     pthread_mutex_unlock(&sort_lock);
 }
 
-/* A name from the file as messages quote it (see clt__io_quote). */
-#define QUOTE(buf, name) clt__io_quote(buf, sizeof buf, name, strlen(name))
-
 /* A non-negative integer of JSON within int64. */
 static bool json_count(const clt__json *v)
 {
@@ -146,66 +143,67 @@ static clt_status read_entry(const st_file *sf, char *name, size_t name_len,
 {
     char q[160];
     if (strlen(name) != name_len)
-        return bad(sf, "a tensor name holds a NUL character ('%s...')", QUOTE(q, name));
+        return bad(sf, "a tensor name holds a NUL character ('%s...')", CLT__QUOTE(q, name));
     if (v->type != CLT__JSON_OBJECT)
         return bad(sf, "tensor '%s': expected an object with dtype, shape and data_offsets, "
-                       "found %s", QUOTE(q, name), clt__json_type_name(v->type));
+                       "found %s", CLT__QUOTE(q, name), clt__json_type_name(v->type));
     static const char *const fields[3] = {"dtype", "shape", "data_offsets"};
     const clt__json *field[3] = {NULL, NULL, NULL};
     for (size_t k = 0; k < v->n; k++)
         for (int j = 0; j < 3; j++)
             if (strcmp(v->keys[k], fields[j]) == 0 && v->key_lens[k] == strlen(fields[j])) {
                 if (field[j] != NULL)
-                    return bad(sf, "tensor '%s': the field %s appears twice", QUOTE(q, name),
+                    return bad(sf, "tensor '%s': the field %s appears twice", CLT__QUOTE(q, name),
                                fields[j]);
                 field[j] = &v->items[k];
             }
     const clt__json *dt = field[0], *sh = field[1], *off = field[2];
     if (dt == NULL || sh == NULL || off == NULL)
         return bad(sf, "tensor '%s': expected the fields dtype, shape and data_offsets; %s is "
-                       "missing", QUOTE(q, name), fields[dt == NULL ? 0 : sh == NULL ? 1 : 2]);
+                       "missing", CLT__QUOTE(q, name), fields[dt == NULL ? 0 : sh == NULL ? 1 : 2]);
     e->name = name;
     if (dt->type != CLT__JSON_STRING)
-        return bad(sf, "tensor '%s': dtype is %s, expected a string", QUOTE(q, name),
+        return bad(sf, "tensor '%s': dtype is %s, expected a string", CLT__QUOTE(q, name),
                    clt__json_type_name(dt->type));
     char qd[40];
     if (!st_dtype_parse(dt->s, &e->dtype) || strlen(dt->s) != dt->len)
         return bad(sf, "tensor '%s': dtype '%s' is not supported (cltensor reads F32, F64, F16, "
-                       "I32, I64, U8 and BOOL)", QUOTE(q, name),
-                   clt__io_quote(qd, sizeof qd, dt->s, dt->len));
+                       "I32, I64, U8 and BOOL)", CLT__QUOTE(q, name),
+                   clt__quote(qd, sizeof qd, dt->s, dt->len));
     if (sh->type != CLT__JSON_ARRAY)
-        return bad(sf, "tensor '%s': shape is %s, expected an array", QUOTE(q, name),
+        return bad(sf, "tensor '%s': shape is %s, expected an array", CLT__QUOTE(q, name),
                    clt__json_type_name(sh->type));
     if (sh->n > CLT_MAX_DIMS)
-        return bad(sf, "tensor '%s': %zu dimensions; cltensor takes at most %d", QUOTE(q, name),
-                   sh->n, CLT_MAX_DIMS);
+        return bad(sf, "tensor '%s': %zu dimensions; cltensor takes at most %d",
+                   CLT__QUOTE(q, name), sh->n, CLT_MAX_DIMS);
     e->ndim = (int)sh->n;
     for (size_t d = 0; d < sh->n; d++) {
         if (!json_count(&sh->items[d]))
             return bad(sf, "tensor '%s': shape[%zu] is not an integer in [0, 2^63)",
-                       QUOTE(q, name), d);
+                       CLT__QUOTE(q, name), d);
         e->shape[d] = sh->items[d].i;
     }
     if (off->type != CLT__JSON_ARRAY || off->n != 2)
-        return bad(sf, "tensor '%s': data_offsets must be an array [begin, end]", QUOTE(q, name));
+        return bad(sf, "tensor '%s': data_offsets must be an array [begin, end]",
+                   CLT__QUOTE(q, name));
     for (int k = 0; k < 2; k++)
         if (!json_count(&off->items[k]))
             return bad(sf, "tensor '%s': data_offsets[%d] is not an integer in [0, 2^63)",
-                       QUOTE(q, name), k);
+                       CLT__QUOTE(q, name), k);
     e->begin = (uint64_t)off->items[0].i;
     e->end = (uint64_t)off->items[1].i;
     if (e->end < e->begin)
         return bad(sf, "tensor '%s': data_offsets [%llu, %llu] end before they begin",
-                   QUOTE(q, name), (unsigned long long)e->begin, (unsigned long long)e->end);
+                   CLT__QUOTE(q, name), (unsigned long long)e->begin, (unsigned long long)e->end);
     size_t es = clt_dtype_size(e->dtype);
     int64_t numel = clt__io_numel(e->ndim, e->shape, es);
     char s[160];
     if (numel < 0)
-        return bad(sf, "tensor '%s': shape %s is too large", QUOTE(q, name),
+        return bad(sf, "tensor '%s': shape %s is too large", CLT__QUOTE(q, name),
                    clt__shape_str(s, sizeof s, e->ndim, e->shape));
     if ((uint64_t)numel * es != e->end - e->begin)
         return bad(sf, "tensor '%s': %s of shape %s takes %llu bytes, but its data_offsets "
-                       "[%llu, %llu] hold %llu", QUOTE(q, name), dt->s,
+                       "[%llu, %llu] hold %llu", CLT__QUOTE(q, name), dt->s,
                    clt__shape_str(s, sizeof s, e->ndim, e->shape),
                    (unsigned long long)((uint64_t)numel * es), (unsigned long long)e->begin,
                    (unsigned long long)e->end, (unsigned long long)(e->end - e->begin));
@@ -242,7 +240,7 @@ static int metadata_member(void *ctx, clt__json_cursor *c, char *key, size_t key
         clt__json_type t;
         if (value_type(c, &t) == 0)
             sf->st = bad(sf, "__metadata__ '%s' is %s, expected a string",
-                         clt__io_quote(q, sizeof q, key, key_len), clt__json_type_name(t));
+                         clt__quote(q, sizeof q, key, key_len), clt__json_type_name(t));
         free(key);
         return 1;
     }
@@ -254,11 +252,11 @@ static int metadata_member(void *ctx, clt__json_cursor *c, char *key, size_t key
     int rc = clt__json_cursor_value(c, 1, &v);
     if (rc == 0 && (strlen(key) != key_len || strlen(v.s) != v.len))
         sf->st = bad(sf, "__metadata__ '%s' holds a NUL character",
-                     clt__io_quote(q, sizeof q, key, key_len));
+                     clt__quote(q, sizeof q, key, key_len));
     for (size_t k = 0; rc == 0 && sf->st == CLT_OK && k < sf->nmeta; k++)
         if (strcmp(sf->meta[2 * k], key) == 0)
             sf->st = bad(sf, "__metadata__ '%s' appears twice",
-                         clt__io_quote(q, sizeof q, key, key_len));
+                         clt__quote(q, sizeof q, key, key_len));
     if (rc == 0 && sf->st == CLT_OK && sf->nmeta == MAX_META)
         sf->st = bad(sf, "__metadata__ holds more than %d entries (not a checkpoint?)",
                      MAX_META);
@@ -327,7 +325,7 @@ static int header_member(void *ctx, clt__json_cursor *c, char *key, size_t key_l
     if (rc == 4)
         sf->st = bad(sf, "tensor '%s': its entry holds more than %d JSON values (expected "
                          "dtype, shape and data_offsets)",
-                     clt__io_quote(q, sizeof q, key, key_len), ENTRY_VALUES);
+                     clt__quote(q, sizeof q, key, key_len), ENTRY_VALUES);
     else if (rc == 0)
         sf->st = read_entry(sf, key, key_len, &v, &sf->e[sf->n]);
     clt__json_clear(&v);
@@ -412,7 +410,7 @@ static clt_status st_open(const char *path, const char *fn, bool keep_meta, st_f
     for (size_t k = 1; k < sf->n; k++)
         if (strcmp(sf->e[sf->by_name[k - 1]].name, sf->e[sf->by_name[k]].name) == 0)
             CLT__TRY(bad(sf, "tensor '%s' appears twice in the header",
-                         QUOTE(q, sf->e[sf->by_name[k]].name)));
+                         CLT__QUOTE(q, sf->e[sf->by_name[k]].name)));
     sort_entries(sf->e, by_off, sf->n, by_offset_cmp);
     uint64_t at = 0, data_len = sf->size - sf->data_start;
     for (size_t k = 0; k < sf->n; k++) {
@@ -420,7 +418,7 @@ static clt_status st_open(const char *path, const char *fn, bool keep_meta, st_f
         if (e->begin != at)
             CLT__TRY(bad(sf, "tensor '%s' starts at byte %llu of the data, where %s; the "
                              "tensors must cover the data without gaps or overlaps",
-                         QUOTE(q, e->name),
+                         CLT__QUOTE(q, e->name),
                          (unsigned long long)e->begin,
                          e->begin > at ? "a gap follows the tensor before it"
                                        : "it overlaps the tensor before it"));
@@ -451,12 +449,12 @@ static clt_status st_read(const st_file *sf, const entry *e, void **out)
     *out = NULL;
     if (p == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for the %zu bytes of "
-                          "tensor '%s'", sf->fn, nb, QUOTE(q, e->name));
+                          "tensor '%s'", sf->fn, nb, CLT__QUOTE(q, e->name));
     clt_status st = clt__io_read_at(sf->f, sf->data_start + e->begin, p, nb, sf->path, sf->fn);
     int64_t badb = st == CLT_OK && e->dtype == CLT_BOOL ? clt__io_bad_bool(p, nb) : -1;
     if (badb >= 0)
         st = bad(sf, "tensor '%s': BOOL element %lld holds the byte %u (only 0 and 1 are bools)",
-                 QUOTE(q, e->name), (long long)badb, ((unsigned char *)p)[badb]);
+                 CLT__QUOTE(q, e->name), (long long)badb, ((unsigned char *)p)[badb]);
     if (st != CLT_OK) {
         free(p);
         return st;
@@ -477,7 +475,7 @@ static clt_status st_upload(const st_file *sf, const entry *e, clt_device *dev, 
     free(data);
     if (st != CLT_OK) {
         char step[512];
-        snprintf(step, sizeof step, "%s: tensor '%s'", sf->path, QUOTE(q, e->name));
+        snprintf(step, sizeof step, "%s: tensor '%s'", sf->path, CLT__QUOTE(q, e->name));
         clt__error_in_step(st, sf->fn, step);
     }
     return st;
@@ -712,7 +710,7 @@ static void list_name(clt__strbuf *sb, const char *name)
 {
     char q[160];
     if (sb->len < 500)
-        clt__sb_printf(sb, "%s%s", sb->len ? ", " : "", QUOTE(q, name));
+        clt__sb_printf(sb, "%s%s", sb->len ? ", " : "", CLT__QUOTE(q, name));
     else if (sb->data[sb->len - 1] != '.')
         clt__sb_printf(sb, ", ...");
 }
@@ -952,7 +950,7 @@ static clt_status meta_need(const st_file *sf, const char *key, const char **v)
 static clt_status meta_bad(const st_file *sf, const char *key, const char *v, const char *want)
 {
     char q[160];
-    return bad(sf, "__metadata__ '%s' is '%s', expected %s", key, QUOTE(q, v), want);
+    return bad(sf, "__metadata__ '%s' is '%s', expected %s", key, CLT__QUOTE(q, v), want);
 }
 
 /* Reads a number from *p up to one of the characters in `stop`. */
@@ -1078,7 +1076,7 @@ static clt_status optimizer_settings_read(const st_file *sf, const clt_optimizer
     if (strcmp(kind, mine) != 0)
         return bad(sf, "the file holds the state of '%s', and the optimizer is %s (a different "
                        "update rule, whose state would mean something else)",
-                   QUOTE(q, kind), mine);
+                   CLT__QUOTE(q, kind), mine);
     int maximize;
     c_numeric l = c_numeric_begin();
     clt_status st = meta_bool(sf, "maximize", &maximize);
@@ -1245,11 +1243,11 @@ clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
     const char *const *keys = sched_keys[v.cosine != 0];
     if (sf.n > 0)
         CLT__TRY(bad(&sf, "the file holds tensors ('%s', ...): not a schedule's file (see "
-                          "clt_lr_scheduler_save)", QUOTE(q, sf.e[0].name)));
+                          "clt_lr_scheduler_save)", CLT__QUOTE(q, sf.e[0].name)));
     CLT__TRY(meta_need(&sf, "scheduler", &kind));
     if (strcmp(kind, keys[0]) != 0)
         CLT__TRY(bad(&sf, "the file holds a '%s' schedule, and the schedule is %s",
-                     QUOTE(q, kind), keys[0]));
+                     CLT__QUOTE(q, kind), keys[0]));
     c_numeric l = c_numeric_begin();
     st = meta_int(&sf, keys[1], &v.period);
     if (st == CLT_OK)

@@ -137,11 +137,13 @@ static clt_status gemm_config(const clt_device *dev, clt_dtype dtype, gemm_cfg *
     static clt__opts_slot slots[NCLASS][2];
     const char *forced = getenv("CLTENSOR_GEMM_CLASS");
     int bits = forced && *forced ? clt__gemm_class(NULL, 0, forced) : device_class(dev);
-    if (bits == 0)
+    if (bits == 0) {
+        char q[CLT__QUOTE_SIZE];
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "matrix product: CLTENSOR_GEMM_CLASS is '%s'; expected 512, 256 or "
                           "128 (the SIMD width whose GEMM tile to use)",
-                          forced);
+                          CLT__QUOTE(q, forced));
+    }
     int c = bits == 512 ? CLASS_512 : bits == 256 ? CLASS_256 : CLASS_128;
     int d = dtype == CLT_FLOAT64;
     const gemm_tile *t = &tiles[c][d];

@@ -18,6 +18,17 @@ const char *clt__shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
     return buf;
 }
 
+int64_t clt__shape_most(int ndim, const int64_t *shape)
+{
+    /* The sizes multiply with zeros counted as 1: an empty tensor's strides
+     * are products of its other sizes, which must fit int64 too. */
+    int64_t most = 1;
+    for (int d = 0; d < ndim; d++)
+        if (shape[d] < 0 || (shape[d] > 0 && __builtin_mul_overflow(most, shape[d], &most)))
+            return -1;
+    return most;
+}
+
 /* clt__check_shape; `what` names the shape in the message ("shape", or
  * "result shape" for an op's result). */
 static clt_status check_shape(int ndim, const int64_t *shape, const char *fn, const char *what)
@@ -27,30 +38,19 @@ static clt_status check_shape(int ndim, const int64_t *shape, const char *fn, co
                           fn, ndim, CLT_MAX_DIMS);
     if (ndim > 0 && shape == NULL)
         return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: shape is NULL for %d dimensions", fn, ndim);
-    /* The sizes multiply with zeros counted as 1: an empty tensor's strides
-     * are products of its other sizes, which must fit int64 too. */
-    int64_t most = 1;
+    if (clt__shape_most(ndim, shape) >= 0)
+        return CLT_OK;
+    char s[160];
+    clt__shape_str(s, sizeof s, ndim, shape);
     bool empty = false;
     for (int d = 0; d < ndim; d++) {
-        if (shape[d] < 0) {
-            char s[160];
-            return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                              "%s: negative dimension %lld in shape %s", fn, (long long)shape[d],
-                              clt__shape_str(s, sizeof s, ndim, shape));
-        }
+        if (shape[d] < 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: negative dimension %lld in shape %s",
+                              fn, (long long)shape[d], s);
         empty |= shape[d] == 0;
-        if (shape[d] > 0 && __builtin_mul_overflow(most, shape[d], &most)) {
-            char s[160];
-            clt__shape_str(s, sizeof s, ndim, shape);
-            for (d++; d < ndim; d++)
-                empty |= shape[d] == 0;
-            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s %s has too many elements%s",
-                              fn, what, s,
-                              empty ? " (its sizes other than 0 multiply past the int64 range)"
-                                    : "");
-        }
     }
-    return CLT_OK;
+    return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s %s has too many elements%s", fn, what, s,
+                      empty ? " (its sizes other than 0 multiply past the int64 range)" : "");
 }
 
 clt_status clt__check_shape(int ndim, const int64_t *shape, const char *fn)
