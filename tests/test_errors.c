@@ -1,6 +1,8 @@
 /* test_errors.c: every error path returns a status, leaves a message that
  * names what went wrong, and leaves the operands as they were. */
+#include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "helpers.h"
 #include "internal.h"
@@ -887,4 +889,112 @@ Test(errors, caller_strings_are_quoted)
     cr_assert_str_eq(CLT__QUOTE(q, "caf\xc3\xa9"), "caf\xc3\xa9");
     char small[12];
     cr_assert_str_eq(clt__quote(small, sizeof small, "abcdefghijkl", 12), "abcdefgh...");
+}
+
+static void write_bytes(const char *path, const void *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+    cr_assert_eq(fwrite(p, 1, n, f), n);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* Paths and names in the messages of saving and loading, after the file
+ * opened as well as before: a newline and an escape sequence come back
+ * as \xNN, a 1 MiB path is cut. */
+Test(errors, io_strings_are_quoted)
+{
+    clt_device *dev = get_device("cpu");
+    char dir[] = "/tmp/cltensor-quote-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+    size_t big = 1 << 20;
+    char *huge = malloc(big + 1);
+    cr_assert_not_null(huge);
+    memset(huge, 'a', big);
+    huge[big] = '\0';
+    char want[256];
+    memset(want, 'a', 150);
+    want[150] = '\0';
+    char p[4096], q[4096];
+
+    /* failing saves: a directory that is not there, a directory in the
+     * place of the file, a name given twice, a 1 MiB path */
+    float v[3] = {1, 2, 3};
+    int64_t shape[1] = {3};
+    clt_array_spec a = {v, CLT_FLOAT32, 1, shape};
+    snprintf(p, sizeof p, "%s/no\n\x1b[31m/x.npy", dir);
+    cr_assert_eq(clt_save_npy_host(p, &a), CLT_ERR_IO);
+    expect_tame_message("/no\\x0a\\x1b[31m/x.npy");
+    cr_assert_eq(clt_save_npy_host(huge, &a), CLT_ERR_IO);
+    expect_tame_message(want);
+    snprintf(p, sizeof p, "%s/d\n\x1b[31m", dir);
+    cr_assert_eq(mkdir(p, 0700), 0, "mkdir: %s", strerror(errno));
+    clt_tensor *t;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, shape, v, &t));
+    clt_named_tensor one[2] = {{"w", t}, {"w\x01\n", t}};
+    cr_assert_eq(clt_save_safetensors(p, one, 1), CLT_ERR_IO);
+    expect_tame_message("/d\\x0a\\x1b[31m: not a regular file");
+    one[0].name = "w\x01\n";
+    snprintf(q, sizeof q, "%s/twice\n.safetensors", dir);
+    cr_assert_eq(clt_save_safetensors(q, one, 2), CLT_ERR_INVALID_ARGUMENT);
+    expect_tame_message("/twice\\x0a.safetensors: the name 'w\\x01\\x0a' is given twice");
+    clt_module *m;
+    CHECK(clt_linear(dev, 2, 3, 1, NULL, &m));
+    cr_assert_eq(clt_module_save(m, huge), CLT_ERR_IO);
+    expect_tame_message(want);
+
+    /* failing loads of files that open: not .npy, not safetensors; a
+     * path of nearly 4 KiB (as long as open takes) is cut too */
+    snprintf(p, sizeof p, "%s/bad\n\x1b[31m.npy", dir);
+    write_bytes(p, "not a file of tensors", 21);
+    clt_array_spec *spec = (clt_array_spec *)1;
+    cr_assert_eq(clt_load_npy_host(p, &spec), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(spec);
+    expect_tame_message("/bad\\x0a\\x1b[31m.npy: ");
+    clt_named_tensor *got = (clt_named_tensor *)1;
+    size_t n = 9;
+    cr_assert_eq(clt_load_safetensors(p, dev, &got, &n), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(got);
+    expect_tame_message("/bad\\x0a\\x1b[31m.npy: ");
+    cr_assert_eq(clt_module_load(m, p), CLT_ERR_INVALID_ARGUMENT);
+    expect_tame_message("/bad\\x0a\\x1b[31m.npy: ");
+    size_t len = (size_t)snprintf(q, sizeof q, "%s/", dir);
+    while (len + 2 + 20 < 4000) {
+        memcpy(q + len, "./", 2);
+        len += 2;
+    }
+    snprintf(q + len, sizeof q - len, "bad\n\x1b[31m.npy");
+    cr_assert_eq(clt_load_npy_host(q, &spec), CLT_ERR_INVALID_ARGUMENT);
+    expect_tame_message("/./././...");
+    cr_assert_eq(clt_module_load(m, q), CLT_ERR_INVALID_ARGUMENT);
+    expect_tame_message("/./././...");
+    cr_assert_eq(clt_module_load(m, huge), CLT_ERR_IO);
+    expect_tame_message(want);
+    cr_assert_eq(clt_load_safetensors(huge, dev, &got, &n), CLT_ERR_IO);
+    expect_tame_message(want);
+
+    /* a checkpoint whose key holds a control character: Linear(2, 3)'s
+     * bias is missing, the file's "b\u0001ias" unexpected */
+    char h[160];
+    int hl = snprintf(h, sizeof h, "{\"weight\":{\"dtype\":\"F32\",\"shape\":[3,2],"
+                      "\"data_offsets\":[0,24]},\"b\\u0001ias\":{\"dtype\":\"F32\","
+                      "\"shape\":[3],\"data_offsets\":[24,36]}}");
+    while (hl % 8 != 0)
+        h[hl++] = ' ';
+    unsigned char file[8 + 160 + 36] = {0};
+    for (int k = 0; k < 8; k++)
+        file[k] = (unsigned char)((uint64_t)hl >> (8 * k));
+    memcpy(file + 8, h, (size_t)hl);
+    snprintf(p, sizeof p, "%s/ctl\n.safetensors", dir);
+    write_bytes(p, file, 8 + (size_t)hl + 36);
+    cr_assert_eq(clt_module_load(m, p), CLT_ERR_INVALID_ARGUMENT);
+    expect_tame_message("/ctl\\x0a.safetensors: missing key(s) in state: bias; unexpected "
+                        "key(s) in state: b\\x01ias");
+
+    clt_module_free(m);
+    clt_tensor_free(t);
+    free(huge);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
 }

@@ -52,13 +52,16 @@ clt_status clt__io_read_at(FILE *f, uint64_t off, void *dst, size_t n, const cha
 {
     if (n == 0)
         return CLT_OK;
-    if (fseeko(f, (off_t)off, SEEK_SET) != 0)
-        return clt__error(CLT_ERR_IO, "%s: %s: cannot seek to byte %llu: %s", fn, path,
-                          (unsigned long long)off, strerror(errno));
+    char q[CLT__QUOTE_SIZE];
+    if (fseeko(f, (off_t)off, SEEK_SET) != 0) {
+        int e = errno;
+        return clt__error(CLT_ERR_IO, "%s: %s: cannot seek to byte %llu: %s", fn,
+                          CLT__QUOTE(q, path), (unsigned long long)off, strerror(e));
+    }
     size_t got = fread(dst, 1, n, f);
     if (got != n)
-        return clt__error(CLT_ERR_IO, "%s: %s: reading %zu bytes at byte %llu: %s", fn, path, n,
-                          (unsigned long long)off,
+        return clt__error(CLT_ERR_IO, "%s: %s: reading %zu bytes at byte %llu: %s", fn,
+                          CLT__QUOTE(q, path), n, (unsigned long long)off,
                           ferror(f) ? strerror(errno) : "the file ended early (changed while read?)");
     return CLT_OK;
 }
@@ -93,6 +96,7 @@ static char *read_link(const char *link)
 static clt_status resolve_links(const char *path, const char *fn, char **out)
 {
     *out = NULL;
+    char q[CLT__QUOTE_SIZE], ql[CLT__QUOTE_SIZE];
     char *p = clt__strdup(path);
     for (int hops = 0; p != NULL; hops++) {
         struct stat sb;
@@ -102,14 +106,15 @@ static clt_status resolve_links(const char *path, const char *fn, char **out)
         }
         if (hops == 40) {
             free(p);
-            return clt__error(CLT_ERR_IO, "%s: cannot write %s: %s", fn, path, strerror(ELOOP));
+            return clt__error(CLT_ERR_IO, "%s: cannot write %s: %s", fn, CLT__QUOTE(q, path),
+                              strerror(ELOOP));
         }
         char *target = read_link(p);
         if (target == NULL) {
             int e = errno;
             clt_status st = clt__error(e == ENOMEM ? CLT_ERR_OUT_OF_HOST_MEMORY : CLT_ERR_IO,
-                                       "%s: cannot write %s: reading the link %s: %s", fn, path,
-                                       p, strerror(e));
+                                       "%s: cannot write %s: reading the link %s: %s", fn,
+                                       CLT__QUOTE(q, path), CLT__QUOTE(ql, p), strerror(e));
             free(p);
             return st;
         }
@@ -149,6 +154,7 @@ clt_status clt__io_create(clt__io_out *o, const char *path, const char *fn)
     o->target = NULL;
     o->path = path;
     o->fn = fn;
+    CLT__QUOTE(o->path_q, path);
     /* The file is written beside its target and renamed over it: over a
      * symbolic link itself, that would replace the link rather than write
      * where it points, as np.save and torch.save do. */
@@ -164,7 +170,7 @@ clt_status clt__io_create(clt__io_out *o, const char *path, const char *fn)
         st = clt__error(CLT_ERR_IO,
                         "%s: cannot write %s: not a regular file (a file is written beside "
                         "it and renamed over it)",
-                        fn, path);
+                        fn, o->path_q);
         clt__io_abort(o);
         return st;
     }
@@ -201,8 +207,10 @@ clt_status clt__io_create(clt__io_out *o, const char *path, const char *fn)
         errno = e;
         break;
     }
-    st = clt__error(CLT_ERR_IO, "%s: %s %s (as %s): %s", fn, failed, path, o->tmp,
-                    strerror(errno));
+    int e = errno;
+    char qt[CLT__QUOTE_SIZE];
+    st = clt__error(CLT_ERR_IO, "%s: %s %s (as %s): %s", fn, failed, o->path_q,
+                    CLT__QUOTE(qt, o->tmp), strerror(e));
     free(o->tmp);
     o->tmp = NULL;
     clt__io_abort(o);
@@ -212,7 +220,7 @@ clt_status clt__io_create(clt__io_out *o, const char *path, const char *fn)
 clt_status clt__io_write(clt__io_out *o, const void *p, size_t n)
 {
     if (n > 0 && fwrite(p, 1, n, o->f) != n)
-        return clt__error(CLT_ERR_IO, "%s: writing %s: %s", o->fn, o->path, strerror(errno));
+        return clt__error(CLT_ERR_IO, "%s: writing %s: %s", o->fn, o->path_q, strerror(errno));
     return CLT_OK;
 }
 
@@ -227,10 +235,13 @@ clt_status clt__io_commit(clt__io_out *o)
     }
     o->f = NULL;
     if (bad)
-        st = clt__error(CLT_ERR_IO, "%s: writing %s: %s", o->fn, o->path, strerror(e));
-    else if (rename(o->tmp, o->target) != 0)
-        st = clt__error(CLT_ERR_IO, "%s: cannot rename %s to %s: %s", o->fn, o->tmp, o->target,
-                        strerror(errno));
+        st = clt__error(CLT_ERR_IO, "%s: writing %s: %s", o->fn, o->path_q, strerror(e));
+    else if (rename(o->tmp, o->target) != 0) {
+        e = errno;
+        char qt[CLT__QUOTE_SIZE], qg[CLT__QUOTE_SIZE];
+        st = clt__error(CLT_ERR_IO, "%s: cannot rename %s to %s: %s", o->fn,
+                        CLT__QUOTE(qt, o->tmp), CLT__QUOTE(qg, o->target), strerror(e));
+    }
     if (st != CLT_OK)
         unlink(o->tmp);
     free(o->tmp);

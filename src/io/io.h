@@ -31,6 +31,7 @@ typedef struct clt__io_out {
     FILE *f;
     char *tmp, *target;
     const char *path, *fn;
+    char path_q[CLT__QUOTE_SIZE]; /* path as messages quote it */
 } clt__io_out;
 
 clt_status clt__io_create(clt__io_out *o, const char *path, const char *fn);

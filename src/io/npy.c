@@ -34,9 +34,10 @@ static clt_status write_npy(const char *path, clt_dtype dtype, int ndim, const i
     for (size_t k = 0; k < sizeof descrs / sizeof descrs[0]; k++)
         if (descrs[k].dtype == dtype)
             descr = descrs[k].descr;
+    char q[CLT__QUOTE_SIZE];
     if (descr == NULL)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: dtype %d has no .npy form", fn, path,
-                          (int)dtype);
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: dtype %d has no .npy form", fn,
+                          CLT__QUOTE(q, path), (int)dtype);
     clt__io_out o = {0};
     char header[512], dims[320];
     size_t sl = 0;
@@ -83,9 +84,10 @@ clt_status clt_save_npy(const char *path, const clt_tensor *t)
     CLT__REQUIRE_ARG(t, fn);
     void *data = NULL;
     size_t bytes = 0;
+    char q[CLT__QUOTE_SIZE];
     clt_status st = clt__io_read_tensor(t, &data, &bytes, fn, __builtin_return_address(0));
     if (st != CLT_OK)
-        return clt__error_prefix(st, "%s: %s: reading the tensor", fn, path);
+        return clt__error_prefix(st, "%s: %s: reading the tensor", fn, CLT__QUOTE(q, path));
     st = write_npy(path, t->dtype, t->ndim, t->shape, data, bytes, fn);
     free(data);
     return st == CLT_OK ? clt__ok() : st;
@@ -96,21 +98,22 @@ clt_status clt_save_npy_host(const char *path, const clt_array_spec *a)
     const char *fn = "clt_save_npy_host";
     CLT__REQUIRE_ARG(path, fn);
     CLT__REQUIRE_ARG(a, fn);
+    char q[CLT__QUOTE_SIZE];
     if (!clt__dtype_valid(a->dtype))
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: dtype %d is not a cltensor dtype",
-                          fn, path, (int)a->dtype);
+                          fn, CLT__QUOTE(q, path), (int)a->dtype);
     clt_status st = clt__check_shape(a->ndim, a->shape, fn);
     if (st != CLT_OK)
         return st;
     int64_t numel = clt__io_numel(a->ndim, a->shape, clt_dtype_size(a->dtype));
     char s[160];
     if (numel < 0)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: shape %s is too large", fn, path,
-                          clt__shape_str(s, sizeof s, a->ndim, a->shape));
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: shape %s is too large", fn,
+                          CLT__QUOTE(q, path), clt__shape_str(s, sizeof s, a->ndim, a->shape));
     size_t bytes = (size_t)numel * clt_dtype_size(a->dtype);
     if (bytes > 0 && a->data == NULL)
-        return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: %s: data is NULL for %zu bytes", fn, path,
-                          bytes);
+        return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: %s: data is NULL for %zu bytes", fn,
+                          CLT__QUOTE(q, path), bytes);
     st = write_npy(path, a->dtype, a->ndim, a->shape, a->data, bytes, fn);
     return st == CLT_OK ? clt__ok() : st;
 }
@@ -118,7 +121,8 @@ clt_status clt_save_npy_host(const char *path, const clt_array_spec *a)
 /* ---- the header: a Python dict literal ------------------------------------------------ */
 
 typedef struct hdr {
-    const char *p, *end, *path, *fn;
+    const char *p, *end, *fn;
+    char path_q[CLT__QUOTE_SIZE]; /* the path as messages quote it */
     char descr[32];
     int fortran; /* -1 unseen */
     int ndim;    /* -1 unseen */
@@ -133,7 +137,7 @@ static clt_status hbad(const hdr *h, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: %s", h->fn, h->path, what);
+    return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: %s", h->fn, h->path_q, what);
 }
 
 static void ws(hdr *h)
@@ -364,7 +368,7 @@ static clt_status read_npy(const char *path, const char *fn, host_array **out)
     host_array *a = NULL;
     hdr h = {0};
     char q[64];
-    h.path = path;
+    CLT__QUOTE(h.path_q, path);
     h.fn = fn;
     h.fortran = -1;
     h.ndim = -1;
@@ -494,5 +498,6 @@ clt_status clt_load_npy(const char *path, clt_device *dev, clt_tensor **out)
     const clt_array_spec *s = &a->spec;
     st = clt__tensor_from_host_in(fn, dev, s->dtype, s->ndim, s->shape, s->data, out);
     free(a);
-    return st == CLT_OK ? clt__ok() : clt__error_in_step(st, fn, path);
+    char q[CLT__QUOTE_SIZE];
+    return st == CLT_OK ? clt__ok() : clt__error_in_step(st, fn, CLT__QUOTE(q, path));
 }

@@ -67,6 +67,7 @@ typedef struct entry {
 typedef struct st_file {
     FILE *f;
     const char *path, *fn;
+    char path_q[CLT__QUOTE_SIZE]; /* path as messages quote it */
     uint64_t size, data_start;
     entry *e;      /* in the header's order */
     size_t n, cap;
@@ -99,7 +100,7 @@ static clt_status bad(const st_file *sf, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: %s", sf->fn, sf->path, what);
+    return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: %s", sf->fn, sf->path_q, what);
 }
 
 static const entry *sort_base;
@@ -344,6 +345,7 @@ static clt_status st_open(const char *path, const char *fn, bool keep_meta, st_f
 {
     memset(sf, 0, sizeof *sf);
     sf->path = path;
+    CLT__QUOTE(sf->path_q, path);
     sf->fn = fn;
     sf->keep_meta = keep_meta;
     char *header = NULL, q[160];
@@ -393,7 +395,7 @@ static clt_status st_open(const char *path, const char *fn, bool keep_meta, st_f
     int rc = clt__json_parse_members(header, hlen, header_member, sf, err, sizeof err);
     if (rc == 2)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: %s: parsing the header: out of "
-                            "host memory", fn, path));
+                            "host memory", fn, sf->path_q));
     if (rc == 1)
         CLT__TRY(bad(sf, "bad JSON in the header %s", err));
     if (rc != 0)
@@ -475,7 +477,7 @@ static clt_status st_upload(const st_file *sf, const entry *e, clt_device *dev, 
     free(data);
     if (st != CLT_OK) {
         char step[512];
-        snprintf(step, sizeof step, "%s: tensor '%s'", sf->path, CLT__QUOTE(q, e->name));
+        snprintf(step, sizeof step, "%s: tensor '%s'", sf->path_q, CLT__QUOTE(q, e->name));
         clt__error_in_step(st, sf->fn, step);
     }
     return st;
@@ -583,21 +585,23 @@ static clt_status save(const char *path, const clt_named_tensor *tensors, size_t
     clt__strbuf sb = {0};
     clt__io_out o = {0};
     clt_status st = CLT_OK;
+    char qp[CLT__QUOTE_SIZE], q[CLT__QUOTE_SIZE];
+    CLT__QUOTE(qp, path);
     if (order == NULL || data == NULL || bytes == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
     for (size_t k = 0; k < n; k++) {
         if (tensors[k].name == NULL)
             CLT__TRY(clt__error(CLT_ERR_NULL_ARGUMENT, "%s: %s: the name of tensor %zu is NULL",
-                                fn, path, k));
+                                fn, qp, k));
         if (tensors[k].tensor == NULL)
-            CLT__TRY(clt__error(CLT_ERR_NULL_ARGUMENT, "%s: %s: tensor '%s' is NULL", fn, path,
-                                tensors[k].name));
+            CLT__TRY(clt__error(CLT_ERR_NULL_ARGUMENT, "%s: %s: tensor '%s' is NULL", fn, qp,
+                                CLT__QUOTE(q, tensors[k].name)));
         if (!clt__utf8_valid(tensors[k].name, strlen(tensors[k].name)))
             CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: the name of tensor %zu is "
-                                "not valid UTF-8", fn, path, k));
+                                "not valid UTF-8", fn, qp, k));
         if (strcmp(tensors[k].name, "__metadata__") == 0)
             CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: '__metadata__' is reserved "
-                                "by the format and cannot name a tensor", fn, path));
+                                "by the format and cannot name a tensor", fn, qp));
         order[k] = k;
     }
     pthread_mutex_lock(&sort_lock);
@@ -607,13 +611,13 @@ static clt_status save(const char *path, const clt_named_tensor *tensors, size_t
     for (size_t k = 1; k < n; k++)
         if (strcmp(tensors[order[k - 1]].name, tensors[order[k]].name) == 0)
             CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: the name '%s' is given twice",
-                                fn, path, tensors[order[k]].name));
+                                fn, qp, CLT__QUOTE(q, tensors[order[k]].name)));
     /* Everything is read back before the file is created. */
     for (size_t k = 0; k < n; k++) {
         st = clt__io_read_tensor(tensors[order[k]].tensor, &data[k], &bytes[k], fn, caller);
         if (st != CLT_OK)
-            CLT__TRY(clt__error_prefix(st, "%s: %s: reading tensor '%s'", fn, path,
-                                       tensors[order[k]].name));
+            CLT__TRY(clt__error_prefix(st, "%s: %s: reading tensor '%s'", fn, qp,
+                                       CLT__QUOTE(q, tensors[order[k]].name)));
     }
     clt__sb_printf(&sb, "{");
     if (nmeta > 0) {
@@ -745,27 +749,28 @@ static clt_status check_state(const st_file *sf, const clt_named_tensor *state, 
     for (size_t k = 0; k < n; k++) {
         const clt_tensor *t = state[k].tensor;
         const entry *e = match[k];
-        char s0[160], s1[160];
+        char s0[160], s1[160], q[CLT__QUOTE_SIZE];
         bool same = e->ndim == t->ndim;
         for (int d = 0; same && d < t->ndim; d++)
             same = e->shape[d] == t->shape[d];
         if (!same) {
             st = bad(sf, "size mismatch for %s: copying a param with shape %s from checkpoint, "
-                         "the shape in current model is %s", state[k].name,
+                         "the shape in current model is %s", CLT__QUOTE(q, state[k].name),
                      clt__shape_str(s0, sizeof s0, e->ndim, e->shape),
                      clt__shape_str(s1, sizeof s1, t->ndim, t->shape));
             goto done;
         }
         if (e->dtype != t->dtype) {
             st = bad(sf, "dtype mismatch for %s: copying a param of dtype %s (%s) from "
-                         "checkpoint, the dtype in current model is %s", state[k].name,
+                         "checkpoint, the dtype in current model is %s",
+                     CLT__QUOTE(q, state[k].name),
                      st_dtype_name(e->dtype), clt_dtype_name(e->dtype),
                      clt_dtype_name(t->dtype));
             goto done;
         }
         if (!clt__is_contiguous(t)) {
             st = clt__error(CLT_ERR_NOT_CONTIGUOUS, "%s: the model's tensor %s is not contiguous",
-                            sf->fn, state[k].name);
+                            sf->fn, CLT__QUOTE(q, state[k].name));
             goto done;
         }
     }
@@ -791,10 +796,12 @@ static clt_status load_into(const st_file *sf, const clt_named_tensor *state, si
         clt__scope_disown(fresh[k]);
     }
     for (size_t k = 0; k < n; k++) {
+        char q[CLT__QUOTE_SIZE];
         st = clt__copy_into(state[k].tensor, fresh[k], sf->fn);
         if (st != CLT_OK)
             CLT__TRY(clt__error_prefix(st, "%s: %s: copying into %s (the tensors before it "
-                                       "were loaded)", sf->fn, sf->path, state[k].name));
+                                       "were loaded)", sf->fn, sf->path_q,
+                                       CLT__QUOTE(q, state[k].name)));
         clt__version_bump(state[k].tensor);
     }
 done:
@@ -1160,7 +1167,7 @@ clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
      * only when everything has loaded. */
     clt__optimizer_settings(opt, &so, &ao);
     CLT__TRY(optimizer_settings_read(&sf, opt, &so, &ao, &has));
-    snprintf(where, sizeof where, "%s: %s: the settings in __metadata__", fn, path);
+    snprintf(where, sizeof where, "%s: %s: the settings in __metadata__", fn, sf.path_q);
     CLT__TRY(clt__optimizer_like(opt, &so, &ao, where, &fresh));
     counts = optimizer_counts(fresh, fn); /* placeholders with the shapes to check */
     if (counts == NULL)
@@ -1259,7 +1266,7 @@ clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
     c_numeric_end(l);
     if (st != CLT_OK)
         goto done;
-    snprintf(where, sizeof where, "%s: %s", fn, path);
+    snprintf(where, sizeof where, "%s: %s", fn, sf.path_q);
     CLT__TRY(clt__lr_scheduler_set(s, &v, where));
 done:
     st_close(&sf);
