@@ -1006,6 +1006,21 @@ Test(memlimit, environment_fraction_that_is_no_fraction_is_an_error, .init = bad
     clt_tensor_free(t);
 }
 
+static void escaping_fraction(void)
+{
+    setenv("CLTENSOR_MEMORY_FRACTION", "0.5\n\x1b[31m", 1);
+}
+
+/* The variable's value is quoted in the message as a caller's string. */
+Test(memlimit, environment_fraction_is_quoted, .init = escaping_fraction)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 4;
+    clt_tensor *t = NULL;
+    ASSERT_REFUSED(clt_empty(dev, CLT_FLOAT32, 1, &n, &t), t, CLT_ERR_INVALID_ARGUMENT,
+                   "CLTENSOR_MEMORY_FRACTION=0.5\\x0a\\x1b[31m is not a fraction", dev);
+}
+
 /* The device's own global memory is the limit: a loop of buffers ends
  * with CLT_ERR_OUT_OF_DEVICE_MEMORY, not the host's OOM killer.  Only on
  * CPU devices, where untouched buffers cost no memory (PoCL allocates

@@ -97,10 +97,19 @@ CLT_API const char *clt_status_name(clt_status status);
 
 /* The message left by the last failed call on this thread, or "" when the
  * last call succeeded.  Owned by the library; valid until the next cltensor
- * call on this thread, and freed when the thread exits.  A device kind
- * string, dtype name, environment value or path that cannot be opened is
- * quoted in it with control characters, DEL and bytes that are not UTF-8
- * written as \xNN, and cut with "..." after about 200 bytes. */
+ * call on this thread, and freed when the thread exits.  Strings that come
+ * from the caller or from a file are quoted in it with control characters,
+ * DEL and bytes that are not UTF-8 written as \xNN, and cut with "..."
+ * after about 200 bytes: a device kind string; a dtype name given to
+ * clt_dtype_parse; the values of CLTENSOR_DEVICE, CLTENSOR_GEMM_CLASS,
+ * CLTENSOR_SYNC_DEBUG and CLTENSOR_MEMORY_FRACTION; every file path of
+ * the npy, safetensors and checkpoint functions, loading or saving, with
+ * the temporary file and symbolic links that saving names; tensor names
+ * given to clt_save_safetensors, and the model's and optimizer's state
+ * names in checkpoint messages; and what a file holds: safetensors tensor
+ * names (the unexpected keys of a checkpoint among them), dtype strings,
+ * __metadata__ keys and values, the kind of optimizer or schedule a
+ * checkpoint names, and .npy header keys and descr. */
 CLT_API const char *clt_last_error(void);
 
 /* The status of the last call on this thread that set one. */

@@ -196,11 +196,12 @@ clt_status clt__buffer_alloc(clt_device *dev, size_t bytes, cl_mem *out)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "allocator of %s: out of host memory",
                           dev->label);
     const char *bad = __atomic_load_n(&p->env_error, __ATOMIC_RELAXED);
+    char q[CLT__QUOTE_SIZE];
     if (bad)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "allocator of %s: CLTENSOR_MEMORY_FRACTION=%s is not a fraction in "
                           "(0, 1]",
-                          dev->label, bad);
+                          dev->label, CLT__QUOTE(q, bad));
     int bin = 0;
     uint64_t size = effective_size(dev, bytes, &bin);
     if (refused_by_hook()) {
