@@ -750,3 +750,150 @@ Test(nn, embedding)
     clt_tensor_free(ti);
     clt_module_free(emb);
 }
+
+/* Runs m on x, which must be refused with CLT_ERR_DTYPE_MISMATCH and a
+ * message holding each of the two phrases. */
+static void refused_dtype(clt_module *m, const clt_tensor *x, const char *a, const char *b)
+{
+    clt_tensor *y = (clt_tensor *)&y;
+    cr_assert_eq(clt_module_forward(m, x, &y), CLT_ERR_DTYPE_MISMATCH, "%s: %s",
+                 clt_module_name(m), clt_last_error());
+    cr_assert_null(y);
+    cr_assert(strstr(clt_last_error(), a) && strstr(clt_last_error(), b), "%s",
+              clt_last_error());
+}
+
+/* As torch 1.13: Conv2d, LayerNorm and BatchNorm with parameters or running
+ * statistics refuse an input of another dtype (a float64 one computed in
+ * float64, an integer one in eval mode in float32), changing no running
+ * statistic; without either they take float64.  Dropout in train mode
+ * refuses an integer input (torch: "result type Float can't be cast"),
+ * drawing nothing, and passes it in eval mode. */
+Test(nn, layers_refuse_an_input_of_another_dtype)
+{
+    clt_device *dev = get_device("cpu");
+    bool f64 = clt_device_supports_dtype(dev, CLT_FLOAT64);
+    clt_tensor *x64 = NULL, *xi, *x4i, *x4_64 = NULL, *y;
+    double v[8] = {1, -2, 3.5, 0.25, -1, 4, 2, -3};
+    if (f64) {
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, (int64_t[]){2, 4}, v, &x64));
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 4, (int64_t[]){2, 2, 1, 2}, v, &x4_64));
+    }
+    CHECK(clt_full(dev, CLT_INT64, 2, (int64_t[]){2, 4}, 3, &xi));
+    CHECK(clt_full(dev, CLT_INT64, 4, (int64_t[]){2, 2, 1, 2}, 3, &x4i));
+
+    /* Conv2d names the layer's weight and the fix for an integer input too
+     * (it said the input must be floating point, as if float64 would do) */
+    clt_module *conv;
+    CHECK(clt_conv2d_layer(dev, 2, 1, 1, 1, NULL, 1, NULL, &conv));
+    refused_dtype(conv, x4i, "Conv2d: ", "the input is int64 and the weight float32");
+    if (f64)
+        refused_dtype(conv, x4_64, "Conv2d: ", "the input is float64 and the weight float32");
+    clt_module_free(conv);
+
+    clt_module *ln, *ln_bare;
+    CHECK(clt_layer_norm_layer(dev, 1, (int64_t[]){4}, 1e-5, 1, &ln));
+    CHECK(clt_layer_norm_layer(dev, 1, (int64_t[]){4}, 1e-5, 0, &ln_bare));
+    if (f64) {
+        refused_dtype(ln, x64, "LayerNorm: ", "the input is float64 and the weight float32");
+        /* no parameters: computed in float64, as torch does */
+        CHECK(clt_module_forward(ln_bare, x64, &y));
+        cr_assert_eq(clt_tensor_dtype(y), CLT_FLOAT64);
+        double got[8];
+        CHECK(clt_tensor_read(y, got, sizeof got));
+        for (int r = 0; r < 2; r++) {
+            double mu = 0, var = 0;
+            for (int k = 0; k < 4; k++)
+                mu += v[r * 4 + k] / 4;
+            for (int k = 0; k < 4; k++)
+                var += (v[r * 4 + k] - mu) * (v[r * 4 + k] - mu) / 4;
+            for (int k = 0; k < 4; k++) {
+                double want = (v[r * 4 + k] - mu) / sqrt(var + 1e-5);
+                cr_assert(fabs(got[r * 4 + k] - want) < 1e-12, "%g vs %g", got[r * 4 + k], want);
+            }
+        }
+        clt_tensor_free(y);
+    }
+    refused_dtype(ln, xi, "LayerNorm: ", "the input is int64 and the weight float32");
+    clt_module_free(ln);
+    clt_module_free(ln_bare);
+
+    /* BatchNorm: the weight named with affine, the running mean without;
+     * the statistics stay as they were */
+    for (int affine = 1; affine >= 0; affine--) {
+        clt_module *bn;
+        CHECK(clt_batch_norm2d_layer(dev, 2, 1e-5, 0.1, affine, 1, &bn));
+        const char *w64 = affine ? "the input is float64 and the weight float32"
+                                 : "the input is float64 and the running_mean float32";
+        const char *wi = affine ? "the input is int64 and the weight float32"
+                                : "the input is int64 and the running_mean float32";
+        for (int train = 1; train >= 0; train--) {
+            clt_module_train(bn, train);
+            if (f64)
+                refused_dtype(bn, x4_64, "BatchNorm2d: ", w64);
+            refused_dtype(bn, x4i, "BatchNorm2d: ", wi);
+        }
+        clt_named_tensor *bufs;
+        size_t nb;
+        CHECK(clt_module_named_buffers(bn, &bufs, &nb));
+        float rm[2], rv[2];
+        int64_t tracked;
+        CHECK(clt_tensor_read(bufs[0].tensor, rm, sizeof rm));
+        CHECK(clt_tensor_read(bufs[1].tensor, rv, sizeof rv));
+        CHECK(clt_tensor_read(bufs[2].tensor, &tracked, sizeof tracked));
+        cr_assert(rm[0] == 0 && rm[1] == 0 && rv[0] == 1 && rv[1] == 1 && tracked == 0);
+        clt_free(bufs);
+        clt_module_free(bn);
+    }
+    clt_module *bn1;
+    CHECK(clt_batch_norm1d_layer(dev, 4, 1e-5, 0.1, 1, 0, &bn1));
+    refused_dtype(bn1, xi, "BatchNorm1d: ", "the input is int64 and the weight float32");
+    clt_module_free(bn1);
+    if (f64) {
+        /* neither parameters nor statistics: float64 in, float64 out */
+        clt_module *bare;
+        CHECK(clt_batch_norm2d_layer(dev, 2, 1e-5, 0.1, 0, 0, &bare));
+        CHECK(clt_module_forward(bare, x4_64, &y));
+        cr_assert_eq(clt_tensor_dtype(y), CLT_FLOAT64);
+        double got[8];
+        CHECK(clt_tensor_read(y, got, sizeof got));
+        for (int c = 0; c < 2; c++) {
+            /* channel c holds v[2c], v[2c+1] of sample 0 and v[4+2c], v[5+2c] */
+            double e[4] = {v[2 * c], v[2 * c + 1], v[4 + 2 * c], v[5 + 2 * c]}, mu = 0, var = 0;
+            for (int k = 0; k < 4; k++)
+                mu += e[k] / 4;
+            for (int k = 0; k < 4; k++)
+                var += (e[k] - mu) * (e[k] - mu) / 4;
+            for (int k = 0; k < 4; k++) {
+                int i = (k / 2) * 4 + 2 * c + k % 2;
+                double want = (e[k] - mu) / sqrt(var + 1e-5);
+                cr_assert(fabs(got[i] - want) < 1e-12, "[%d] %g vs %g", i, got[i], want);
+            }
+        }
+        clt_tensor_free(y);
+        clt_module_free(bare);
+    }
+
+    clt_generator *gen;
+    CHECK(clt_generator_new(5, &gen));
+    clt_module *dp;
+    CHECK(clt_dropout_layer(0.5, gen, &dp));
+    uint64_t drawn = clt_generator_offset(gen);
+    refused_dtype(dp, xi, "Dropout: ", "not int64");
+    cr_assert_eq(clt_generator_offset(gen), drawn);
+    clt_module_train(dp, 0);
+    CHECK(clt_module_forward(dp, xi, &y));
+    int64_t id[8];
+    cr_assert_eq(clt_tensor_dtype(y), CLT_INT64);
+    CHECK(clt_tensor_read(y, id, sizeof id));
+    for (int k = 0; k < 8; k++)
+        cr_assert_eq(id[k], 3);
+    clt_tensor_free(y);
+    clt_module_free(dp);
+    clt_generator_free(gen);
+
+    clt_tensor_free(x64);
+    clt_tensor_free(x4_64);
+    clt_tensor_free(xi);
+    clt_tensor_free(x4i);
+}

@@ -5,6 +5,9 @@
  *
  * Indices are int64 tensors on the data's device; any other dtype gives
  * CLT_ERR_DTYPE_MISMATCH ("expected dtype int64 for index, but got int32").
+ * PyTorch 1.13 differs for three ops: index_select, index_add and embedding
+ * take int32 indices too (gather, scatter, scatter_add and one_hot want
+ * int64 there as well); convert int32 ones with clt_to_dtype.
  * Dimensions wrap like Python indices, and a 0-dimensional tensor counts as
  * 1-dimensional of size 1, as in PyTorch.  Every operand may be a view
  * (transposed, sliced, expanded).  Ops enqueue their kernels and return

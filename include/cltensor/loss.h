@@ -7,7 +7,12 @@
  * CLT_REDUCTION_SUM, one value per row (cross entropy, nll) or per element
  * (the others) for CLT_REDUCTION_NONE.  Calls enqueue their kernels and
  * return without waiting.  Operands must be float32 or float64, of one
- * dtype, on one device.  On any error the message names the
+ * dtype, on one device.  PyTorch 1.13 refuses a class weight of another
+ * dtype too, but promotes the others: mse_loss(float32, float64) and
+ * l1_loss give float64 there, binary_cross_entropy_with_logits takes a
+ * target or pos_weight of another floating dtype, and cross_entropy a
+ * float64 probability target for float32 logits; here each is
+ * CLT_ERR_DTYPE_MISMATCH (convert with clt_to_dtype).  On any error the message names the
  * loss and what did not match ("Expected input batch_size (3) to match
  * target batch_size (4)"), and nothing is changed.
  *

@@ -15,6 +15,22 @@
  *
  * Devices.  A model's tensors live on one device.  An input on another
  * device is an error naming both (CLT_ERR_DEVICE_MISMATCH), never a copy.
+ *
+ * Dtypes.  The layers make their parameters and buffers float32.  As in
+ * PyTorch 1.13, a layer with parameters or running statistics (Linear,
+ * Conv2d, LayerNorm with elementwise_affine, BatchNorm with affine or
+ * track_running_stats) does not promote: an input of another dtype,
+ * float64 or integer, is CLT_ERR_DTYPE_MISMATCH naming the layer, both
+ * dtypes and the fix ("LayerNorm: ... the input is float64 and
+ * the weight float32 (convert the input with clt_to_dtype)"), and changes
+ * nothing.  The layers without tensors keep the input's dtype (float64 in,
+ * float64 out) and take integers where their ops do: ReLU, Flatten,
+ * Dropout in eval mode (and with p 0) keep them; Tanh and Sigmoid give
+ * float32; GELU, the pooling layers, LayerNorm and BatchNorm refuse them.
+ * Where PyTorch differs: Embedding takes int64 indices only (PyTorch
+ * int32 too), AvgPool2d refuses int64 inputs (PyTorch averages them in
+ * int64), and Dropout with p 1 turns a bool input into int64 zeros
+ * (PyTorch keeps bool).
  */
 #ifndef CLTENSOR_NN_H
 #define CLTENSOR_NN_H
@@ -133,7 +149,8 @@ CLT_API clt_status clt_flatten_layer(int start_dim, int end_dim, clt_module **ou
 
 /* torch.nn.LayerNorm(normalized_shape, eps, elementwise_affine): normalises
  * over the last ndim dims (biased variance); weight ones and bias zeros
- * when affine. */
+ * (float32) when affine.  A floating input other than float32 needs
+ * elementwise_affine 0 (see Dtypes above). */
 CLT_API clt_status clt_layer_norm_layer(clt_device *dev, int ndim, const int64_t *normalized_shape,
                                         double eps, int elementwise_affine, clt_module **out);
 
@@ -141,7 +158,10 @@ CLT_API clt_status clt_layer_norm_layer(clt_device *dev, int ndim, const int64_t
  * H, W]): in train mode, normalises with the batch's statistics and, when
  * track_running_stats, updates the buffers running_mean, running_var
  * (unbiased) and num_batches_tracked with `momentum` (PyTorch: 0.1); in
- * eval mode uses the running statistics.  eps PyTorch: 1e-5.
+ * eval mode uses the running statistics.  eps PyTorch: 1e-5.  The
+ * parameters and running statistics are float32: an input of another dtype
+ * is refused unless the layer has neither (affine 0, track_running_stats
+ * 0), as in PyTorch.
  *
  * The layer before BatchNorm (a Conv2d, a Linear) should have no bias, as
  * torchvision makes its convolutions (bias=False): BatchNorm subtracts
@@ -166,7 +186,10 @@ CLT_API clt_status clt_batch_norm2d_layer(clt_device *dev, int64_t num_features,
  * state.  gen is borrowed, unlike the other layers' (which draw from it
  * only while they are made): every forward in train mode draws from it,
  * so it must outlive the layer (clt_generator_free after
- * clt_module_free).  The identity in eval mode. */
+ * clt_module_free).  The identity in eval mode.  In train mode with
+ * 0 < p < 1 the input must be floating point (an integer or bool one is
+ * CLT_ERR_DTYPE_MISMATCH, as PyTorch's "result type Float can't be cast"),
+ * and nothing is drawn from gen when it is refused. */
 CLT_API clt_status clt_dropout_layer(double p, clt_generator *gen, clt_module **out);
 
 /* torch.nn.Embedding(num_embeddings, embedding_dim): rows of a weight

@@ -10,6 +10,8 @@
 static clt_status conv2d_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
     clt_status st = clt__module_check_device(m, x, "Conv2d");
+    if (st == CLT_OK)
+        st = clt__module_check_dtype(x, m->params[0], "weight", NULL, "Conv2d");
     if (st != CLT_OK)
         return st;
     clt_conv2d_opts o = {{m->i[0], m->i[1]}, {m->i[2], m->i[3]}, {m->i[4], m->i[5]}, m->i[6]};

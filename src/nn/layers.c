@@ -48,6 +48,10 @@ static clt_status layer_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
                           clt__shape_str(s3, sizeof s3, k, m->i + 1) + 1,
                           clt__shape_str(s2, sizeof s2, x->ndim, x->shape));
     }
+    if (m->nparams == 2)
+        st = clt__module_check_dtype(x, m->params[0], "weight", NULL, fn);
+    if (st != CLT_OK)
+        return st;
     if ((st = clt_scope_begin()) != CLT_OK)
         return st;
     int64_t flat[CLT_MAX_DIMS];
@@ -176,6 +180,15 @@ static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: running_mean should contain %lld elements not %lld", name,
                           (long long)x->shape[1], (long long)m->i[0]);
+    /* the parameters' dtype, or else the running statistics': PyTorch
+     * refuses either kind of mismatch (only a layer with neither takes
+     * float64 and float32 alike) */
+    if (m->nparams == 2)
+        st = clt__module_check_dtype(x, m->params[0], "weight", NULL, name);
+    else if (m->nbufs > 0)
+        st = clt__module_check_dtype(x, m->bufs[0], "running_mean", NULL, name);
+    if (st != CLT_OK)
+        return st;
     bool use_batch = m->training || !m->i[2];
     int64_t count = x->numel / (x->shape[1] ? x->shape[1] : 1);
     if (use_batch && m->training && count <= 1) {
@@ -305,14 +318,20 @@ static clt_status dropout_forward(clt_module *m, const clt_tensor *x, clt_tensor
         return clt__expand_rec(fn, x, x->ndim, x->shape, out); /* the identity, recorded */
     if (p == 1.0)
         return clt__mul_scalar_rec(fn, x, 0.0, out);
+    /* scaling by 1 / (1 - p) makes floats, which PyTorch refuses to cast
+     * into an integer result; refused here too rather than truncated */
+    if (!clt__dtype_is_float(x->dtype))
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: in train mode with 0 < p < 1 the input must be floating point, "
+                          "not %s: the scaled values cannot be cast back to it (convert the "
+                          "input with clt_to_dtype)",
+                          fn, clt_dtype_name(x->dtype));
     clt_status st = clt_scope_begin();
     if (st != CLT_OK)
         return st;
     clt_tensor *u, *keep, *kf, *y;
     CLT__TRY(clt__forward_note_generator(m->gen));
-    CLT__TRY(clt__rand_in(fn, m->gen, x->dev,
-                          clt__dtype_is_float(x->dtype) ? x->dtype : CLT_FLOAT32, x->ndim,
-                          x->shape, &u));
+    CLT__TRY(clt__rand_in(fn, m->gen, x->dev, x->dtype, x->ndim, x->shape, &u));
     CLT__TRY(clt__ge_scalar_rec(fn, u, p, &keep));
     CLT__TRY(clt__to_dtype_rec(fn, keep, x->dtype, &kf));
     CLT__TRY(clt__mul_rec(fn, x, kf, &y));

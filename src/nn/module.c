@@ -96,6 +96,22 @@ clt_status clt__module_check_device(const clt_module *m, const clt_tensor *x, co
                       fn, x->dev->label, x->dev->info.name, m->dev->label, m->dev->info.name);
 }
 
+clt_status clt__module_check_dtype(const clt_tensor *x, const clt_tensor *t, const char *what,
+                                   const char *rule, const char *fn)
+{
+    if (x->dtype == t->dtype)
+        return CLT_OK;
+    char own[80];
+    if (rule == NULL) {
+        snprintf(own, sizeof own, "the input and the %s must have the same dtype", what);
+        rule = own;
+    }
+    return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                      "%s: %s, but the input is %s and the %s %s (convert the input with "
+                      "clt_to_dtype)",
+                      fn, rule, clt_dtype_name(x->dtype), what, clt_dtype_name(t->dtype));
+}
+
 void clt_module_free(clt_module *m)
 {
     if (m == NULL)
@@ -498,11 +514,10 @@ static clt_status linear_forward(clt_module *m, const clt_tensor *x, clt_tensor 
     }
     /* named here, as the input and the weight: the product's own message
      * speaks of m1 and m2, which the caller never saw */
-    if (x->dtype != m->params[0]->dtype)
-        return clt__error(CLT_ERR_DTYPE_MISMATCH,
-                          "Linear: mat1 and mat2 must have the same dtype, but the input is %s "
-                          "and the weight %s (convert the input with clt_to_dtype)",
-                          clt_dtype_name(x->dtype), clt_dtype_name(m->params[0]->dtype));
+    st = clt__module_check_dtype(x, m->params[0], "weight",
+                                 "mat1 and mat2 must have the same dtype", "Linear");
+    if (st != CLT_OK)
+        return st;
     return clt__linear(x, m->params[0], m->nparams > 1 ? m->params[1] : NULL, out, "Linear");
 }
 

@@ -74,4 +74,14 @@ clt_status clt__module_state_in(const char *fn, const clt_module *m, clt_named_t
  * both devices). */
 clt_status clt__module_check_device(const clt_module *m, const clt_tensor *x, const char *fn);
 
+/* Error (CLT_ERR_DTYPE_MISMATCH) unless x has the dtype of t, the layer's
+ * parameter or buffer named `what` ("weight"): PyTorch's layers do not
+ * promote between the input and their tensors, so a float64 input into
+ * float32 weights (or an integer one) is refused rather than computed in
+ * another dtype.  The message opens with rule (PyTorch's words for the
+ * layer; NULL: "the input and the <what> must have the same dtype"), names
+ * both dtypes and the fix.  fn is the layer ("LayerNorm"). */
+clt_status clt__module_check_dtype(const clt_tensor *x, const clt_tensor *t, const char *what,
+                                   const char *rule, const char *fn);
+
 #endif
