@@ -845,16 +845,24 @@ static void expect_tame_message(const char *want)
     cr_assert(strstr(m, want) != NULL, "'%s' not in: %s", want, m);
 }
 
-Test(errors, caller_strings_are_quoted)
+/* A 1 MiB string of 'a' (the caller frees it), and in want the first 150
+ * bytes of it, which a message quoting it must hold before its cut. */
+static char *huge_string(char want[256])
 {
     size_t big = 1 << 20;
     char *huge = malloc(big + 1);
     cr_assert_not_null(huge);
     memset(huge, 'a', big);
     huge[big] = '\0';
-    char want[256];
     memset(want, 'a', 150);
     want[150] = '\0';
+    return huge;
+}
+
+Test(errors, caller_strings_are_quoted)
+{
+    char want[256];
+    char *huge = huge_string(want);
 
     clt_dtype dt;
     cr_assert_eq(clt_dtype_parse("float\n32", &dt), CLT_ERR_INVALID_ARGUMENT);
@@ -907,14 +915,8 @@ Test(errors, io_strings_are_quoted)
     clt_device *dev = get_device("cpu");
     char dir[] = "/tmp/cltensor-quote-XXXXXX";
     cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
-    size_t big = 1 << 20;
-    char *huge = malloc(big + 1);
-    cr_assert_not_null(huge);
-    memset(huge, 'a', big);
-    huge[big] = '\0';
     char want[256];
-    memset(want, 'a', 150);
-    want[150] = '\0';
+    char *huge = huge_string(want);
     char p[4096], q[4096];
 
     /* failing saves: a directory that is not there, a directory in the
