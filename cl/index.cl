@@ -1,10 +1,12 @@
-/* index.cl: indexing kernels for data dtype T (one_hot is built with T =
- * int64): take (index_select, gather, embedding), scatter (scatter,
- * scatter_add, index_add), masked_fill and one_hot.  Indices are int64 and
- * never trusted: an index outside [0, size) is recorded in the device's
- * error record (the first one) and its access is skipped; take writes 0 in
- * its place.  Every sum runs in a fixed order, so results are the same bits
- * on every run and every device. */
+/* index.cl: indexing kernels for data dtype T and index dtype I: take
+ * (index_select, gather, embedding), scatter (scatter, scatter_add,
+ * index_add), masked_fill and one_hot (built with T = I = int64).  I is
+ * int64, or int32 for the ops where PyTorch takes it too (index_select,
+ * index_add, embedding); its values are widened to long and never
+ * trusted: an index outside [0, size) is recorded in the device's error
+ * record (the first one) and its access is skipped; take writes 0 in its
+ * place.  Every sum runs in a fixed order, so results are the same bits on
+ * every run and every device. */
 
 /* a + alpha * b must round the product and the sum apart on every device
  * (OpenCL C lets compilers contract it into an fma by default), so that
@@ -32,12 +34,12 @@ void report_index(__global clt_index_error *e, int op, int dim, long value, long
 /* out[i] = src[o0 + index[o1] * sel_stride] for the contiguous output of n
  * elements, where element i of L.shape places o0 in src (L.s0, 0 along the
  * selected dimension) and o1 in index (L.s1). */
-CLT_KERNEL(take)(__global T *out, __global const T *src, __global const long *index,
+CLT_KERNEL(take)(__global T *out, __global const T *src, __global const I *index,
                  long sel_stride, long sel_size, int op, int dim,
                  __global clt_index_error *err, ulong n, clt_layout L)
 {
     CLT_STRIDED_ITEM(i, n, L, o0, o1, o2);
-    long r = index[o1];
+    long r = (long)index[o1];
     if (r < 0 || r >= sel_size) {
         report_index(err, op, dim, r, sel_size);
         T_STORE(out, i, (T_C)0);
@@ -55,14 +57,14 @@ CLT_KERNEL(take)(__global T *out, __global const T *src, __global const long *in
  * of a sequential loop.  scatter and scatter_add walk index's own column,
  * index_add a 1-D index shared by every column (idx_step its stride, L.s1
  * zero). */
-CLT_KERNEL(scatter)(__global T *dst, __global const long *index, __global const T *src,
+CLT_KERNEL(scatter)(__global T *dst, __global const I *index, __global const T *src,
                     T_C alpha, int add, long nk, long dst_step, long idx_step, long src_step,
                     long dim_size, int op, int dim, __global clt_index_error *err, ulong n,
                     clt_layout L)
 {
     CLT_STRIDED_ITEM(p, n, L, o0, o1, o2);
     for (long k = 0; k < nk; k++) {
-        long r = index[o1 + k * idx_step];
+        long r = (long)index[o1 + k * idx_step];
         if (r < 0 || r >= dim_size) {
             report_index(err, op, dim, r, dim_size);
             continue;

@@ -7,6 +7,7 @@
  * errors found from shapes and dtypes; and the gradients against finite
  * differences. */
 #include <stdint.h>
+#include <stdio.h>
 
 #include "gradcheck.h"
 #include "internal.h"
@@ -1268,6 +1269,7 @@ Test(index, errors_from_shapes_and_dtypes)
     clt_tensor *t = mk(dev, CLT_FLOAT32, 2, shape, tv);
     clt_tensor *i64 = mk(dev, CLT_INT64, 1, &two, iv);
     clt_tensor *i32 = mk(dev, CLT_INT32, 1, &two, iv);
+    clt_tensor *u8 = mk(dev, CLT_UINT8, 1, &two, iv);
     clt_tensor *i2d = mk(dev, CLT_INT64, 2, (int64_t[]){2, 2}, iv);
     clt_tensor *i3d = mk(dev, CLT_INT64, 3, (int64_t[]){1, 2, 2}, iv);
     clt_tensor *f64 = clt_device_supports_dtype(dev, CLT_FLOAT64)
@@ -1277,8 +1279,8 @@ Test(index, errors_from_shapes_and_dtypes)
     clt_tensor *src = mk(dev, CLT_FLOAT32, 2, (int64_t[]){3, 2}, tv);
     clt_tensor *r = (clt_tensor *)&r;
 
-    EXPECT(clt_index_select(t, 0, i32, &r), CLT_ERR_DTYPE_MISMATCH,
-           "clt_index_select: expected dtype int64 for index, but got int32");
+    EXPECT(clt_index_select(t, 0, u8, &r), CLT_ERR_DTYPE_MISMATCH,
+           "clt_index_select: expected dtype int32 or int64 for index, but got uint8");
     cr_assert_null(r);
     EXPECT(clt_index_select(t, 0, i2d, &r), CLT_ERR_INVALID_ARGUMENT, "supposed to be a vector");
     EXPECT(clt_index_select(t, 2, i64, &r), CLT_ERR_DIM_OUT_OF_RANGE, "[-2, 1], but got 2");
@@ -1307,8 +1309,8 @@ Test(index, errors_from_shapes_and_dtypes)
     EXPECT(clt_scatter(t, 0, i2d, NULL, &r), CLT_ERR_NULL_ARGUMENT, "'src'");
     cr_assert_null(r);
 
-    EXPECT(clt_index_add(t, 1, i32, src, 1, &r), CLT_ERR_DTYPE_MISMATCH,
-           "clt_index_add: expected dtype int64 for index, but got int32");
+    EXPECT(clt_index_add(t, 1, u8, src, 1, &r), CLT_ERR_DTYPE_MISMATCH,
+           "clt_index_add: expected dtype int32 or int64 for index, but got uint8");
     EXPECT(clt_index_add(t, 1, i2d, src, 1, &r), CLT_ERR_INVALID_ARGUMENT,
            "supposed to be a vector");
     EXPECT(clt_index_add(t, 0, i64, src, 1, &r), CLT_ERR_SHAPE_MISMATCH,
@@ -1337,8 +1339,8 @@ Test(index, errors_from_shapes_and_dtypes)
     assert_values(t, tv, 12);
 
     EXPECT(clt_embedding(src1, i64, &r), CLT_ERR_SHAPE_MISMATCH, "'weight' must be 2-D");
-    EXPECT(clt_embedding(t, i32, &r), CLT_ERR_DTYPE_MISMATCH,
-           "expected dtype int64 for indices, but got int32");
+    EXPECT(clt_embedding(t, u8, &r), CLT_ERR_DTYPE_MISMATCH,
+           "clt_embedding: expected dtype int32 or int64 for indices, but got uint8");
     EXPECT(clt_embedding(t, elsewhere, &r), CLT_ERR_DEVICE_MISMATCH, "same device");
     clt_tensor *deep = NULL, *one = mk(dev, CLT_INT64, 0, NULL, iv);
     CHECK(clt_expand(one, 8, (int64_t[]){1, 1, 1, 1, 1, 1, 1, 2}, &deep));
@@ -1358,6 +1360,7 @@ Test(index, errors_from_shapes_and_dtypes)
     clt_tensor_free(f64);
     clt_tensor_free(i3d);
     clt_tensor_free(i2d);
+    clt_tensor_free(u8);
     clt_tensor_free(i32);
     clt_tensor_free(i64);
     clt_tensor_free(t);
@@ -1509,4 +1512,389 @@ Test(index, autograd_names_and_inplace_rules)
     clt_tensor_free(t);
     clt_tensor_free(idx);
     clt_tensor_free(src);
+}
+
+/* ---- int32 indices ---------------------------------------------------------------- */
+
+/* As torch 1.13: index_select, index_add (and index_add_) and embedding take
+ * int32 indices as well as int64 ones, with the same results; every data
+ * dtype, every dim, strided indices, 0-d and empty ones. */
+Test(index, int32_indices_select_like_int64)
+{
+    clt_device *dev = cpu0();
+    int64_t shape[3] = {4, 5, 3}, seven = 7, oshape[3];
+    for (size_t k = 0; k < N_DTYPES; k++) {
+        clt_dtype dt = all_dtypes[k];
+        if (!clt_device_supports_dtype(dev, dt))
+            continue;
+        double *tv = values(dt, 60, 201 + (unsigned)k);
+        clt_tensor *t = mk_transposed(dev, dt, 3, shape, tv, 0, 2);
+        for (int dim = -3; dim < 3; dim++) {
+            int w = dim < 0 ? dim + 3 : dim;
+            double *iv = indices(7, shape[w], 211 + (unsigned)w);
+            clt_tensor *i32 = mk_sliced(dev, CLT_INT32, 1, &seven, iv, 0, 2, 1e6);
+            clt_tensor *i64 = mk(dev, CLT_INT64, 1, &seven, iv), *r32 = NULL, *r64 = NULL;
+            CHECK(clt_index_select(t, dim, i32, &r32));
+            CHECK(clt_index_select(t, dim, i64, &r64));
+            double *want = ref_index_select(3, shape, tv, w, iv, 7, oshape);
+            cr_assert_eq(clt_tensor_dtype(r32), dt);
+            assert_shape(r32, 3, oshape);
+            assert_values(r32, want, numel_of(3, oshape));
+            double *same = rd(r64);
+            assert_values(r32, same, numel_of(3, oshape));
+            free(same);
+            free(want);
+            free(iv);
+            clt_tensor_free(r32);
+            clt_tensor_free(r64);
+            clt_tensor_free(i32);
+            clt_tensor_free(i64);
+        }
+        clt_tensor_free(t);
+        free(tv);
+    }
+
+    /* a 0-d int32 index keeps the dimension; an empty one empties it */
+    double tv[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, i0 = 2;
+    int64_t zero = 0;
+    clt_tensor *t = mk(dev, CLT_FLOAT32, 2, (int64_t[]){3, 4}, tv), *r = NULL;
+    clt_tensor *idx0 = mk(dev, CLT_INT32, 0, NULL, &i0);
+    clt_tensor *empty = mk(dev, CLT_INT32, 1, &zero, NULL);
+    CHECK(clt_index_select(t, 0, idx0, &r));
+    assert_shape(r, 2, (int64_t[]){1, 4});
+    assert_values(r, tv + 8, 4);
+    clt_tensor_free(r);
+    CHECK(clt_index_select(t, 1, empty, &r));
+    assert_shape(r, 2, (int64_t[]){3, 0});
+    clt_tensor_free(r);
+    clt_tensor_free(empty);
+    clt_tensor_free(idx0);
+    clt_tensor_free(t);
+}
+
+Test(index, int32_indices_add_like_int64)
+{
+    clt_device *dev = cpu0();
+    int64_t shape[3] = {5, 4, 6};
+    double *tv = values(CLT_FLOAT32, 120, 221);
+    clt_tensor *t = mk_sliced(dev, CLT_FLOAT32, 3, shape, tv, 2, 2, 1e30);
+    for (int dim = -3; dim < 3; dim++) {
+        int w = dim < 0 ? dim + 3 : dim;
+        int64_t count = 9, sshape[3];
+        memcpy(sshape, shape, sizeof sshape);
+        sshape[w] = count;
+        int64_t ns = numel_of(3, sshape);
+        double *iv = indices(count, shape[w], 231 + (unsigned)w);
+        double *sv = values(CLT_FLOAT32, ns, 241 + (unsigned)w);
+        for (int64_t i = 0; i < ns; i++)
+            sv[i] = (float)(sv[i] * 1.37 + 0.001 * (double)i);
+        clt_tensor *i32 = mk_sliced(dev, CLT_INT32, 1, &count, iv, 0, 3, -5);
+        clt_tensor *i64 = mk(dev, CLT_INT64, 1, &count, iv);
+        clt_tensor *src = mk_transposed(dev, CLT_FLOAT32, 3, sshape, sv, w, (w + 1) % 3);
+        clt_tensor *r32 = NULL, *r64 = NULL;
+        CHECK(clt_index_add(t, dim, i32, src, -0.3, &r32));
+        CHECK(clt_index_add(t, dim, i64, src, -0.3, &r64));
+        float *want = ref_index_add_f32(3, shape, tv, w, iv, count, sv, -0.3f);
+        assert_shape(r32, 3, shape);
+        assert_bits_f32(r32, want, 120);
+        assert_bits_f32(r64, want, 120);
+
+        /* in place, into a copy */
+        clt_tensor *c = NULL;
+        CHECK(clt_clone(t, &c));
+        CHECK(clt_index_add_(c, dim, i32, src, -0.3));
+        assert_bits_f32(c, want, 120);
+        free(want);
+        clt_tensor_free(c);
+        clt_tensor_free(r32);
+        clt_tensor_free(r64);
+        clt_tensor_free(src);
+        clt_tensor_free(i32);
+        clt_tensor_free(i64);
+        free(iv);
+        free(sv);
+    }
+    clt_tensor_free(t);
+    free(tv);
+
+    /* integer data, and an int32 index that is a view of the destination
+     * itself: it is read as it was before the write */
+    double bv[6] = {2, 0, 5, 6, 7, 8};
+    int64_t six = 6;
+    clt_tensor *b = mk(dev, CLT_INT32, 1, &six, bv), *ix = NULL;
+    clt_tensor *src = mk(dev, CLT_INT32, 1, (int64_t[]){2}, (double[]){10, 20});
+    CHECK(clt_narrow(b, 0, 0, 2, &ix)); /* {2, 0} */
+    CHECK(clt_index_add_(b, 0, ix, src, 3));
+    assert_values(b, (double[]){62, 0, 35, 6, 7, 8}, 6);
+    clt_tensor_free(ix);
+    clt_tensor_free(src);
+    clt_tensor_free(b);
+}
+
+Test(index, int32_indices_embed_like_int64)
+{
+    clt_device *dev = cpu0();
+    int64_t V = 10, D = 4, wshape[2] = {10, 4}, ishape[2] = {3, 5};
+    double *wv = values(CLT_FLOAT32, V * D, 251);
+    double *iv = indices(15, V, 252);
+    double want[60];
+    for (int i = 0; i < 15; i++)
+        for (int d = 0; d < D; d++)
+            want[i * D + d] = wv[(int64_t)iv[i] * D + d];
+    clt_tensor *w = mk_transposed(dev, CLT_FLOAT32, 2, wshape, wv, 0, 1);
+    clt_tensor *i32 = mk_transposed(dev, CLT_INT32, 2, ishape, iv, 0, 1), *r = NULL;
+    CHECK(clt_embedding(w, i32, &r));
+    assert_shape(r, 3, (int64_t[]){3, 5, 4});
+    assert_values(r, want, 60);
+    clt_tensor_free(r);
+    double i0 = 7;
+    clt_tensor *idx0 = mk(dev, CLT_INT32, 0, NULL, &i0);
+    CHECK(clt_embedding(w, idx0, &r));
+    assert_shape(r, 1, &D);
+    assert_values(r, wv + 28, 4);
+    clt_tensor_free(r);
+    clt_tensor_free(idx0);
+    clt_tensor_free(i32);
+    clt_tensor_free(w);
+    free(wv);
+    free(iv);
+}
+
+/* What the caller sees of every bad index below, with indices of dtype dt:
+ * the status and message of the op, of the read that reports it, and the
+ * values read after. */
+typedef struct bad_run {
+    int n;
+    clt_status st[32];
+    char msg[32][512];
+    double vals[32][8];
+} bad_run;
+
+static void bad_note(bad_run *b, clt_status st, const clt_tensor *probe)
+{
+    cr_assert(b->n < 32);
+    b->st[b->n] = st;
+    snprintf(b->msg[b->n], sizeof b->msg[0], "%s", st == CLT_OK ? "" : clt_last_error());
+    if (probe) {
+        cr_assert(clt_tensor_numel(probe) <= 8);
+        double *v = rd(probe); /* the second read succeeds */
+        memcpy(b->vals[b->n], v, (size_t)clt_tensor_numel(probe) * sizeof *v);
+        free(v);
+    }
+    b->n++;
+}
+
+/* Reads probe (the first read reports the bad index) and notes it. */
+static void bad_read(bad_run *b, const clt_tensor *probe)
+{
+    float buf[16];
+    cr_assert(clt_tensor_nbytes(probe) <= sizeof buf);
+    clt_status st = clt_tensor_read(probe, buf, sizeof buf);
+    bad_note(b, st, probe);
+}
+
+static void bad_indices(clt_device *dev, clt_dtype dt, bad_run *b)
+{
+    memset(b, 0, sizeof *b);
+    int64_t n = 5, three = 3, two = 2;
+    double tv[5] = {1, 2, 3, 4, 5};
+    const double lists[4][3] = {{1, 7, 0}, {0, -1, 4}, {INT32_MIN, 2, INT32_MAX}, {3, 5, 1}};
+    clt_tensor *t = mk(dev, CLT_FLOAT32, 1, &n, tv), *r = NULL;
+    clt_tensor *src = mk(dev, CLT_FLOAT32, 1, &three, (double[]){10, 20, 30});
+    clt_tensor *w = mk(dev, CLT_FLOAT32, 2, (int64_t[]){5, 1}, tv);
+    for (int l = 0; l < 4; l++) {
+        clt_tensor *idx = mk(dev, dt, 1, &three, lists[l]);
+        bad_note(b, clt_index_select(t, 0, idx, &r), NULL);
+        bad_read(b, r);
+        clt_tensor_free(r);
+        bad_note(b, clt_index_add(t, -1, idx, src, 2, &r), NULL);
+        bad_read(b, r);
+        clt_tensor_free(r);
+        if (l == 3) {
+            clt_tensor *c = NULL;
+            CHECK(clt_clone(t, &c));
+            bad_note(b, clt_index_add_(c, 0, idx, src, 1), NULL);
+            bad_read(b, c);
+            clt_tensor_free(c);
+            bad_note(b, clt_embedding(w, idx, &r), NULL);
+            bad_read(b, r);
+            clt_tensor_free(r);
+        }
+        clt_tensor_free(idx);
+    }
+
+    /* backward through a bad index: the forward's report comes at the read of
+     * the loss, the backward's own (index_add into zeros) at the read of the
+     * gradient */
+    clt_tensor *p = mk(dev, CLT_FLOAT32, 1, &n, tv), *y = NULL, *loss = NULL;
+    clt_tensor *idx = mk(dev, dt, 1, &two, (double[]){3, 6});
+    CHECK(clt_set_requires_grad(p, 1));
+    bad_note(b, clt_index_select(p, 0, idx, &y), NULL);
+    CHECK(clt_sum(y, &loss));
+    bad_read(b, loss);
+    bad_note(b, clt_backward(loss, NULL, 0), NULL);
+    clt_tensor *g = NULL;
+    CHECK(clt_grad(p, &g));
+    cr_assert_not_null(g);
+    bad_read(b, g);
+    clt_tensor_free(g);
+    clt_tensor_free(loss);
+    clt_tensor_free(y);
+    clt_tensor_free(idx);
+    clt_tensor_free(p);
+    clt_tensor_free(w);
+    clt_tensor_free(src);
+    clt_tensor_free(t);
+}
+
+/* Out-of-range int32 indices, negative ones and int32's extremes included,
+ * give what int64 ones give: the same statuses, messages and values, in the
+ * forward ops and in the backward of index_select. */
+Test(index, int32_out_of_range_as_int64)
+{
+    clt_device *dev = cpu0();
+    bad_run *b32 = malloc(sizeof *b32), *b64 = malloc(sizeof *b64);
+    bad_indices(dev, CLT_INT64, b64);
+    bad_indices(dev, CLT_INT32, b32);
+    cr_assert_eq(b32->n, b64->n);
+    for (int k = 0; k < b64->n; k++) {
+        cr_assert_eq(b32->st[k], b64->st[k], "step %d: %s vs %s", k,
+                     clt_status_name(b32->st[k]), clt_status_name(b64->st[k]));
+        cr_assert_str_eq(b32->msg[k], b64->msg[k], "step %d", k);
+        cr_assert(memcmp(b32->vals[k], b64->vals[k], sizeof b64->vals[k]) == 0, "step %d", k);
+    }
+    /* and what they give is the documented report, independently of dtype */
+    const char *want[] = {
+        [1] = "clt_index_select: index 7 is out of bounds for dimension 0 with size 5",
+        [3] = "clt_index_add: index 7 is out of bounds for dimension 0 with size 5",
+        [5] = "clt_index_select: index -1 is out of bounds for dimension 0 with size 5",
+        [7] = "clt_index_add: index -1 is out of bounds",
+        [9] = "clt_index_select: index -2147483648 is out of bounds",
+        [11] = "clt_index_add: index -2147483648 is out of bounds",
+        [13] = "clt_index_select: index 5 is out of bounds",
+        [15] = "clt_index_add: index 5 is out of bounds",
+        [17] = "clt_index_add_: index 5 is out of bounds",
+        [19] = "clt_embedding: index 5 is out of bounds for dimension 0 with size 5",
+        [21] = "clt_index_select: index 6 is out of bounds",
+        [23] = "clt_index_add: index 6 is out of bounds",
+    };
+    cr_assert_eq(b32->n, 24);
+    for (int k = 0; k < 24; k++) {
+        if (!want[k])
+            continue;
+        cr_assert_eq(b32->st[k - 1], CLT_OK, "step %d: %s", k - 1, b32->msg[k - 1]);
+        cr_assert_eq(b32->st[k], CLT_ERR_INDEX_OUT_OF_RANGE, "step %d", k);
+        cr_assert(strstr(b32->msg[k], want[k]), "step %d: '%s' lacks '%s'", k, b32->msg[k],
+                  want[k]);
+    }
+    /* index_select's bad entries read 0; index_add skips them */
+    cr_assert(memcmp(b32->vals[1], (double[]){2, 0, 1}, 3 * sizeof(double)) == 0);
+    cr_assert(memcmp(b32->vals[3], (double[]){61, 22, 3, 4, 5}, 5 * sizeof(double)) == 0);
+    cr_assert(memcmp(b32->vals[9], (double[]){0, 3, 0}, 3 * sizeof(double)) == 0);
+    cr_assert(memcmp(b32->vals[19], (double[]){4, 0, 2}, 3 * sizeof(double)) == 0);
+    /* the gradient of the good entry only */
+    cr_assert(memcmp(b32->vals[23], (double[]){0, 0, 0, 1, 0}, 5 * sizeof(double)) == 0);
+    free(b32);
+    free(b64);
+}
+
+/* The gradients of index_select, index_add and embedding with int32
+ * indices, against finite differences, and equal to int64's. */
+Test(index, int32_indices_gradients)
+{
+    clt_device *dev = cpu0();
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("no float64");
+    double *tv = ramp(12, 1.0), *sv = ramp(15, 1.25), *wv = ramp(15, 0.5);
+    gc_in t = {2, {3, 4}, tv, 1};
+    gctx c = {-2, mk(dev, CLT_INT32, 1, (int64_t[]){4}, (double[]){2, 0, 2, 1}), 1, G_SELECT};
+    gradcheck(dev, g_op, &c, 1, &t);
+    clt_tensor_free(c.index);
+
+    gc_in ins[2] = {{2, {3, 4}, tv, 1}, {2, {3, 5}, sv, 1}};
+    c = (gctx){1, mk(dev, CLT_INT32, 1, (int64_t[]){5}, (double[]){3, 0, 3, 3, 1}), 2.5,
+               G_INDEX_ADD};
+    gradcheck(dev, g_op, &c, 2, ins);
+    clt_tensor_free(c.index);
+
+    gc_in w = {2, {5, 3}, wv, 1};
+    double ev[6] = {4, 0, 4, 2, 4, 0};
+    c = (gctx){0, mk(dev, CLT_INT32, 2, (int64_t[]){2, 3}, ev), 1, G_EMBEDDING};
+    gradcheck(dev, g_op, &c, 1, &w);
+
+    /* the table's gradient, exactly: row r gets one 1 per occurrence of r */
+    clt_tensor *wt = NULL, *y = NULL, *loss = NULL, *g = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, (int64_t[]){5, 3}, wv, &wt));
+    CHECK(clt_set_requires_grad(wt, 1));
+    CHECK(clt_embedding(wt, c.index, &y));
+    CHECK(clt_sum(y, &loss));
+    CHECK(clt_backward(loss, NULL, 0));
+    CHECK(clt_grad(wt, &g));
+    double want[15] = {0};
+    for (int i = 0; i < 6; i++)
+        for (int d = 0; d < 3; d++)
+            want[(int)ev[i] * 3 + d] += 1;
+    assert_values(g, want, 15);
+    clt_tensor_free(g);
+    clt_tensor_free(loss);
+    clt_tensor_free(y);
+    clt_tensor_free(wt);
+    clt_tensor_free(c.index);
+    free(tv);
+    free(sv);
+    free(wv);
+}
+
+/* Index dtypes torch 1.13 refuses: uint8, bool and floating indices
+ * everywhere ("Expected dtype int32 or int64 for index"), int32 in gather,
+ * scatter, scatter_add and scatter_add_ ("Expected dtype int64 for index");
+ * nothing is changed. */
+Test(index, index_dtypes_torch_refuses)
+{
+    clt_device *dev = cpu0();
+    int64_t shape[2] = {2, 3}, two = 2;
+    double tv[6] = {1, 2, 3, 4, 5, 6}, iv[6] = {1, 0, 1, 0, 1, 0};
+    clt_tensor *t = mk(dev, CLT_FLOAT32, 2, shape, tv), *r = (clt_tensor *)&r;
+    clt_tensor *src = mk(dev, CLT_FLOAT32, 2, shape, tv);
+    const clt_dtype refused[] = {CLT_UINT8, CLT_BOOL, CLT_FLOAT32};
+    for (size_t k = 0; k < 3; k++) {
+        const char *name = clt_dtype_name(refused[k]);
+        char want[128], want_ind[128];
+        snprintf(want, sizeof want, "expected dtype int32 or int64 for index, but got %s", name);
+        snprintf(want_ind, sizeof want_ind,
+                 "clt_embedding: expected dtype int32 or int64 for indices, but got %s", name);
+        clt_tensor *v = mk(dev, refused[k], 1, &two, iv);
+        clt_tensor *m = mk(dev, refused[k], 2, shape, iv);
+        EXPECT(clt_index_select(t, 1, v, &r), CLT_ERR_DTYPE_MISMATCH, want);
+        cr_assert_null(r);
+        EXPECT(clt_index_add(t, 0, v, src, 1, &r), CLT_ERR_DTYPE_MISMATCH, want);
+        cr_assert(strstr(clt_last_error(), "clt_index_add: "), "%s", clt_last_error());
+        cr_assert_null(r);
+        EXPECT(clt_index_add_(t, 0, v, src, 1), CLT_ERR_DTYPE_MISMATCH, want);
+        EXPECT(clt_embedding(t, m, &r), CLT_ERR_DTYPE_MISMATCH, want_ind);
+        cr_assert_null(r);
+        EXPECT(clt_gather(t, 1, m, &r), CLT_ERR_DTYPE_MISMATCH,
+               "expected dtype int64 for index, but got");
+        clt_tensor_free(v);
+        clt_tensor_free(m);
+    }
+    clt_tensor *i32 = mk(dev, CLT_INT32, 2, shape, iv);
+    EXPECT(clt_gather(t, 1, i32, &r), CLT_ERR_DTYPE_MISMATCH,
+           "clt_gather: expected dtype int64 for index, but got int32");
+    cr_assert_null(r);
+    EXPECT(clt_scatter(t, 0, i32, src, &r), CLT_ERR_DTYPE_MISMATCH,
+           "clt_scatter: expected dtype int64 for index, but got int32");
+    cr_assert_null(r);
+    EXPECT(clt_scatter_add(t, 0, i32, src, &r), CLT_ERR_DTYPE_MISMATCH,
+           "clt_scatter_add: expected dtype int64 for index, but got int32");
+    cr_assert_null(r);
+    EXPECT(clt_scatter_add_(t, 0, i32, src), CLT_ERR_DTYPE_MISMATCH,
+           "clt_scatter_add_: expected dtype int64 for index, but got int32");
+    EXPECT(clt_one_hot(i32, 3, &r), CLT_ERR_DTYPE_MISMATCH,
+           "one_hot is only applicable to index tensors of dtype int64, but got int32");
+    cr_assert_null(r);
+    assert_values(t, tv, 6);
+    clt_tensor_free(i32);
+    clt_tensor_free(src);
+    clt_tensor_free(t);
 }

@@ -3,11 +3,14 @@
  * embedding, and the in-place index_add_ and scatter_add_ that gradients
  * are built from.
  *
- * Indices are int64 tensors on the data's device; any other dtype gives
- * CLT_ERR_DTYPE_MISMATCH ("expected dtype int64 for index, but got int32").
- * PyTorch 1.13 differs for three ops: index_select, index_add and embedding
- * take int32 indices too (gather, scatter, scatter_add and one_hot want
- * int64 there as well); convert int32 ones with clt_to_dtype.
+ * Indices are tensors on the data's device, of the dtypes PyTorch 1.13
+ * takes: index_select, index_add, index_add_ and embedding take int64 or
+ * int32 indices (with the same results, and the same out-of-range errors
+ * and gradients, for both); gather, scatter, scatter_add, scatter_add_ and
+ * one_hot take int64 only.  Any other dtype gives CLT_ERR_DTYPE_MISMATCH
+ * naming the dtypes the op takes ("clt_index_select: expected dtype int32
+ * or int64 for index, but got uint8", "clt_gather: expected dtype int64 for
+ * index, but got int32"); convert such indices with clt_to_dtype.
  * Dimensions wrap like Python indices, and a 0-dimensional tensor counts as
  * 1-dimensional of size 1, as in PyTorch.  Every operand may be a view
  * (transposed, sliced, expanded).  Ops enqueue their kernels and return
@@ -65,10 +68,10 @@ extern "C" {
 #endif
 
 /* torch.index_select(t, dim, index): the slices index[0], index[1], ... of
- * t along dim, in that order; index is 1-D or 0-D (one value).  The result
- * has t's shape with dimension dim of size numel(index) (0-d for a 0-d t).
- * CLT_ERR_INVALID_ARGUMENT when index has more than one dimension.  New
- * tensor: release with clt_tensor_free. */
+ * t along dim, in that order; index is 1-D or 0-D (one value), int64 or
+ * int32.  The result has t's shape with dimension dim of size
+ * numel(index) (0-d for a 0-d t).  CLT_ERR_INVALID_ARGUMENT when index has
+ * more than one dimension.  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_index_select(const clt_tensor *t, int dim, const clt_tensor *index,
                                     clt_tensor **out);
 
@@ -107,9 +110,9 @@ CLT_API clt_status clt_scatter_add_(clt_tensor *t, int dim, const clt_tensor *in
 
 /* torch.index_add(t, dim, index, src, alpha=alpha): a copy of t with
  * alpha * src[i] added to slice index[i] of dim, for i in order (src's
- * slices along dim).  index is 1-D (or 0-D) with numel(index) ==
- * src.size(dim); src has t's dtype and t's shape apart from dim
- * (CLT_ERR_SHAPE_MISMATCH).  Integer tensors refuse a fractional alpha
+ * slices along dim).  index is 1-D (or 0-D), int64 or int32, with
+ * numel(index) == src.size(dim); src has t's dtype and t's shape apart
+ * from dim (CLT_ERR_SHAPE_MISMATCH).  Integer tensors refuse a fractional alpha
  * (CLT_ERR_INVALID_ARGUMENT).  Deterministic (see above); the backward of
  * clt_embedding is index_add of the output gradient's rows into zeros.
  * New tensor: release with clt_tensor_free. */
@@ -143,8 +146,8 @@ CLT_API clt_status clt_one_hot(const clt_tensor *indices, int64_t num_classes,
                                clt_tensor **out);
 
 /* torch.nn.functional.embedding(indices, weight): the rows of the 2-D weight
- * table [num_embeddings, D] picked by int64 indices of any shape; the
- * result has shape indices.shape + [D] and weight's dtype.  A weight that
+ * table [num_embeddings, D] picked by int64 or int32 indices of any shape;
+ * the result has shape indices.shape + [D] and weight's dtype.  A weight that
  * is not 2-D is CLT_ERR_SHAPE_MISMATCH.  Note the order of the arguments
  * (weight first, as torch.nn.Embedding holds it).  New tensor: release with
  * clt_tensor_free. */

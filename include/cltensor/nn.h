@@ -27,10 +27,10 @@
  * float64 out) and take integers where their ops do: ReLU, Flatten,
  * Dropout in eval mode (and with p 0) keep them; Tanh and Sigmoid give
  * float32; GELU, the pooling layers, LayerNorm and BatchNorm refuse them.
- * Where PyTorch differs: Embedding takes int64 indices only (PyTorch
- * int32 too), AvgPool2d refuses int64 inputs (PyTorch averages them in
- * int64), and Dropout with p 1 turns a bool input into int64 zeros
- * (PyTorch keeps bool).
+ * Embedding takes int64 or int32 indices, as PyTorch (other dtypes are
+ * CLT_ERR_DTYPE_MISMATCH).  Where PyTorch differs: AvgPool2d refuses int64
+ * inputs (PyTorch averages them in int64), and Dropout with p 1 turns a
+ * bool input into int64 zeros (PyTorch keeps bool).
  */
 #ifndef CLTENSOR_NN_H
 #define CLTENSOR_NN_H
@@ -193,7 +193,8 @@ CLT_API clt_status clt_batch_norm2d_layer(clt_device *dev, int64_t num_features,
 CLT_API clt_status clt_dropout_layer(double p, clt_generator *gen, clt_module **out);
 
 /* torch.nn.Embedding(num_embeddings, embedding_dim): rows of a weight
- * table (normal(0, 1)) picked by int64 indices of any shape. */
+ * table (normal(0, 1)) picked by int64 or int32 indices of any shape
+ * (clt_embedding's rules, index.h). */
 CLT_API clt_status clt_embedding_layer(clt_device *dev, int64_t num_embeddings,
                                        int64_t embedding_dim, clt_generator *gen,
                                        clt_module **out);

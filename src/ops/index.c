@@ -45,12 +45,19 @@ static const char *shape_of(char *buf, size_t n, const clt_tensor *t)
     return clt__shape_str(buf, n, t->ndim, t->shape);
 }
 
-static clt_status index_dtype(const clt_tensor *index, const char *fn, const char *what)
+/* Which index dtypes an op takes, as PyTorch 1.13: int64 everywhere, and
+ * int32 too for index_select, index_add and embedding (gather and the
+ * scatters want int64). */
+typedef enum index_dtypes { INT64_ONLY, INT32_OR_INT64 } index_dtypes;
+
+static clt_status index_dtype(const clt_tensor *index, index_dtypes allowed, const char *fn,
+                              const char *what)
 {
-    if (index->dtype == CLT_INT64)
+    if (index->dtype == CLT_INT64 || (allowed == INT32_OR_INT64 && index->dtype == CLT_INT32))
         return CLT_OK;
-    return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: expected dtype int64 for %s, but got %s", fn,
-                      what, clt_dtype_name(index->dtype));
+    return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: expected dtype %s for %s, but got %s", fn,
+                      allowed == INT32_OR_INT64 ? "int32 or int64" : "int64", what,
+                      clt_dtype_name(index->dtype));
 }
 
 static clt_status same_dtype(const clt_tensor *t, const clt_tensor *src, const char *fn)
@@ -63,18 +70,18 @@ static clt_status same_dtype(const clt_tensor *t, const clt_tensor *src, const c
                       fn, clt_dtype_name(t->dtype), clt_dtype_name(src->dtype));
 }
 
-/* Build options of cl/index.cl for data dtype t (one_hot uses int64). */
-/* What the ops that take an index check first: one device, int64 indices,
- * src (NULL for those that only read) of t's dtype, dim wrapped over nd
- * dims, and a dtype the device holds. */
+/* What the ops that take an index check first: one device, an index dtype
+ * the op takes, src (NULL for those that only read) of t's dtype, dim
+ * wrapped over nd dims, and a dtype the device holds. */
 static clt_status index_checks(const clt_tensor *t, int dim, int nd, const clt_tensor *index,
-                               const clt_tensor *src, int *d, const char *fn)
+                               index_dtypes allowed, const clt_tensor *src, int *d,
+                               const char *fn)
 {
     clt_status st = clt__same_device(t, index, fn);
     if (st == CLT_OK && src)
         st = clt__same_device(t, src, fn);
     if (st == CLT_OK)
-        st = index_dtype(index, fn, "index");
+        st = index_dtype(index, allowed, fn, "index");
     if (st == CLT_OK && src)
         st = same_dtype(t, src, fn);
     if (st == CLT_OK)
@@ -111,16 +118,18 @@ static clt_status indices_and(const clt_tensor *indices, int64_t last, int64_t *
     return CLT_OK;
 }
 
-static const char *options(clt_dtype t)
+/* Build options of cl/index.cl for data dtype t and index dtype idx (int64
+ * or int32; int64 for the kernels that read no index, and one_hot). */
+static const char *options(clt_dtype t, clt_dtype idx)
 {
-    static clt__opts_slot slots[CLT_DTYPE_COUNT];
-    return clt__opts_cached(&slots[t], "T", t, NULL, t, "");
+    static clt__opts_slot slots[CLT_DTYPE_COUNT][2];
+    return clt__opts_cached(&slots[t][idx == CLT_INT32], "T", t, "I", idx, "");
 }
 
-static clt_status launch(clt_device *dev, clt_dtype t, const char *kernel, uint64_t n,
-                         size_t nargs, const clt__arg *args, const char *fn)
+static clt_status launch(clt_device *dev, clt_dtype t, clt_dtype idx, const char *kernel,
+                         uint64_t n, size_t nargs, const clt__arg *args, const char *fn)
 {
-    const char *opts = options(t);
+    const char *opts = options(t, idx);
     if (opts == NULL)
         return CLT_ERR_OUT_OF_HOST_MEMORY;
     size_t gws = (size_t)n;
@@ -168,7 +177,7 @@ static clt_status take(clt_tensor *r, const clt_tensor *src, const clt_tensor *i
     clt__arg args[] = {CLT__ARG(mo),   CLT__ARG(ms),    CLT__ARG(mi), CLT__ARG(l_stride),
                        CLT__ARG(l_size), CLT__ARG(l_op), CLT__ARG(l_dim), CLT__ARG(err),
                        CLT__ARG(n),    {sizeof *L, L}};
-    return launch(r->dev, r->dtype, "take", n, 10, args, fn);
+    return launch(r->dev, r->dtype, index->dtype, "take", n, 10, args, fn);
 }
 
 clt_status clt__index_select(const clt_tensor *t, int dim, const clt_tensor *index,
@@ -180,7 +189,7 @@ clt_status clt__index_select(const clt_tensor *t, int dim, const clt_tensor *ind
     CLT__REQUIRE_ARG(index, fn);
     int64_t ts[CLT_MAX_DIMS], tst[CLT_MAX_DIMS], is[1], ist[1];
     int nd = nonempty(t, ts, tst), d = 0;
-    clt_status st = index_checks(t, dim, nd, index, NULL, &d, fn);
+    clt_status st = index_checks(t, dim, nd, index, INT32_OR_INT64, NULL, &d, fn);
     if (st == CLT_OK)
         st = vector_index(index, fn);
     if (st != CLT_OK)
@@ -219,7 +228,7 @@ clt_status clt__gather(const clt_tensor *t, int dim, const clt_tensor *index, cl
     CLT__REQUIRE_ARG(index, fn);
     int64_t ts[CLT_MAX_DIMS], tst[CLT_MAX_DIMS], is[CLT_MAX_DIMS], ist[CLT_MAX_DIMS];
     int nd = nonempty(t, ts, tst), ind = nonempty(index, is, ist), d = 0;
-    clt_status st = index_checks(t, dim, nd, index, NULL, &d, fn);
+    clt_status st = index_checks(t, dim, nd, index, INT64_ONLY, NULL, &d, fn);
     if (st != CLT_OK)
         return st;
     char s1[160], s2[160];
@@ -260,7 +269,7 @@ clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, c
     CLT__REQUIRE_ARG(indices, fn);
     clt_status st = clt__same_device(weight, indices, fn);
     if (st == CLT_OK)
-        st = index_dtype(indices, fn, "indices");
+        st = index_dtype(indices, INT32_OR_INT64, fn, "indices");
     if (st == CLT_OK)
         st = clt__check_dtype(weight->dev, weight->dtype, fn);
     if (st != CLT_OK)
@@ -343,7 +352,7 @@ static clt_status scatter_into(clt_tensor *dst, int d, const clt_tensor *index,
                        CLT__ARG(dst_step), CLT__ARG(idx_step), CLT__ARG(src_step),
                        CLT__ARG(dim_size), CLT__ARG(l_op),     CLT__ARG(l_dim),
                        CLT__ARG(err),      CLT__ARG(n),        {sizeof L, &L}};
-    return launch(dst->dev, dst->dtype, "scatter", n, 15, args, fn);
+    return launch(dst->dev, dst->dtype, index->dtype, "scatter", n, 15, args, fn);
 }
 
 /* PyTorch's scatter_shape_check: index, self and src of one rank (0-d
@@ -355,7 +364,7 @@ static clt_status scatter_checks(const clt_tensor *t, int dim, const clt_tensor 
     int64_t ts[CLT_MAX_DIMS], tst[CLT_MAX_DIMS], is[CLT_MAX_DIMS], ist[CLT_MAX_DIMS];
     int64_t ss[CLT_MAX_DIMS], sst[CLT_MAX_DIMS];
     int nd = nonempty(t, ts, tst), ind = nonempty(index, is, ist), snd = nonempty(src, ss, sst);
-    clt_status st = index_checks(t, dim, nd, index, src, d, fn);
+    clt_status st = index_checks(t, dim, nd, index, INT64_ONLY, src, d, fn);
     if (st != CLT_OK || index->numel == 0)
         return st;
     char s1[160], s2[160], s3[160];
@@ -383,7 +392,7 @@ static clt_status index_add_checks(const clt_tensor *t, int dim, const clt_tenso
 {
     int64_t ts[CLT_MAX_DIMS], tst[CLT_MAX_DIMS], ss[CLT_MAX_DIMS], sst[CLT_MAX_DIMS];
     int nd = nonempty(t, ts, tst), snd = nonempty(src, ss, sst);
-    clt_status st = index_checks(t, dim, nd, index, src, d, fn);
+    clt_status st = index_checks(t, dim, nd, index, INT32_OR_INT64, src, d, fn);
     if (st == CLT_OK)
         st = vector_index(index, fn);
     if (st != CLT_OK)
@@ -568,7 +577,7 @@ clt_status clt__masked_fill(const clt_tensor *t, const clt_tensor *mask, double 
         cl_ulong count = (cl_ulong)r->numel;
         clt__arg args[] = {CLT__ARG(mo),    CLT__ARG(mt),    CLT__ARG(mm),
                            {vsize, v},      CLT__ARG(count), {sizeof L, &L}};
-        CLT__TRY(launch(t->dev, t->dtype, "masked_fill", count, 6, args, fn));
+        CLT__TRY(launch(t->dev, t->dtype, CLT_INT64, "masked_fill", count, 6, args, fn));
     }
     *out = r;
     r = NULL;
@@ -629,7 +638,7 @@ clt_status clt__one_hot(const clt_tensor *indices, int64_t num_classes, clt_tens
         cl_ulong count = (cl_ulong)r->numel;
         clt__arg args[] = {CLT__ARG(mo),  CLT__ARG(mi),    CLT__ARG(classes), CLT__ARG(op),
                            CLT__ARG(err), CLT__ARG(count), {sizeof L, &L}};
-        CLT__TRY(launch(r->dev, CLT_INT64, "one_hot", count, 7, args, fn));
+        CLT__TRY(launch(r->dev, CLT_INT64, CLT_INT64, "one_hot", count, 7, args, fn));
     }
     *out = r;
     r = NULL;
