@@ -718,6 +718,8 @@ Test(nn, dropout)
     cr_assert_null(bad);
 }
 
+/* Embedding with int64 and int32 indices (torch.nn.Embedding takes both),
+ * forward and the table's gradient; a uint8 index is refused. */
 Test(nn, embedding)
 {
     clt_device *dev = get_device("cpu");
@@ -727,27 +729,46 @@ Test(nn, embedding)
     float *w = read_param(emb, "weight", &nw);
     cr_assert_eq(nw, 15);
     const int64_t idx[4] = {4, 0, 4, 2};
-    clt_tensor *ti, *y, *l;
-    CHECK(clt_tensor_from_host(dev, CLT_INT64, 2, (int64_t[]){2, 2}, idx, &ti));
-    CHECK(clt_module_forward(emb, ti, &y));
-    cr_assert_eq(clt_tensor_ndim(y), 3);
-    float *got = read_f32(y);
-    for (int k = 0; k < 4; k++)
-        for (int d = 0; d < 3; d++)
-            cr_assert_eq(got[k * 3 + d], w[idx[k] * 3 + d]);
-    CHECK(clt_sum(y, &l));
-    CHECK(clt_backward(l, NULL, 0));
-    float *gv = param_grad(emb, 0, 1);
-    const float rows[5] = {1, 0, 1, 0, 2};
-    for (int r = 0; r < 5; r++)
-        for (int d = 0; d < 3; d++)
-            cr_assert_eq(gv[r * 3 + d], rows[r], "row %d", r);
-    free(gv);
-    free(got);
+    const int32_t idx32[4] = {4, 0, 4, 2};
+    const clt_dtype dts[2] = {CLT_INT64, CLT_INT32};
+    for (int k = 0; k < 2; k++) {
+        clt_tensor *ti, *y, *l;
+        CHECK(clt_tensor_from_host(dev, dts[k], 2, (int64_t[]){2, 2},
+                                   k == 0 ? (const void *)idx : (const void *)idx32, &ti));
+        CHECK(clt_module_forward(emb, ti, &y));
+        cr_assert_eq(clt_tensor_ndim(y), 3);
+        float *got = read_f32(y);
+        for (int i = 0; i < 4; i++)
+            for (int d = 0; d < 3; d++)
+                cr_assert_eq(got[i * 3 + d], w[idx[i] * 3 + d]);
+        clt_tensor **ps;
+        size_t np;
+        CHECK(clt_module_parameters(emb, &ps, &np));
+        CHECK(clt_zero_grad(ps[0], 1)); /* each dtype's gradient on its own */
+        clt_free(ps);
+        CHECK(clt_sum(y, &l));
+        CHECK(clt_backward(l, NULL, 0));
+        float *gv = param_grad(emb, 0, 1);
+        const float rows[5] = {1, 0, 1, 0, 2};
+        for (int r = 0; r < 5; r++)
+            for (int d = 0; d < 3; d++)
+                cr_assert_eq(gv[r * 3 + d], rows[r], "%s: row %d", clt_dtype_name(dts[k]), r);
+        free(gv);
+        free(got);
+        clt_tensor_free(l);
+        clt_tensor_free(y);
+        clt_tensor_free(ti);
+    }
+    clt_tensor *tu;
+    const uint8_t idx8[2] = {1, 0};
+    CHECK(clt_tensor_from_host(dev, CLT_UINT8, 1, (int64_t[]){2}, idx8, &tu));
+    clt_tensor *y = (clt_tensor *)&y;
+    cr_assert_eq(clt_module_forward(emb, tu, &y), CLT_ERR_DTYPE_MISMATCH);
+    cr_assert_null(y);
+    cr_assert(strstr(clt_last_error(), "expected dtype int32 or int64 for indices, but got uint8"),
+              "%s", clt_last_error());
+    clt_tensor_free(tu);
     free(w);
-    clt_tensor_free(l);
-    clt_tensor_free(y);
-    clt_tensor_free(ti);
     clt_module_free(emb);
 }
 
