@@ -1543,7 +1543,17 @@ static void op_loss(fz *f)
     if (result(f, st, op, out)) {
         if (!x || (unsigned)red > CLT_REDUCTION_NONE)
             die(f, "succeeded on a NULL input or a reduction outside the enum");
-        keep_result(f, out, wnd, want, clt_tensor_dtype(x), clt_tensor_device(x));
+        /* loss.h's promotion: bce gives the target's dtype, mse and l1 the
+         * promoted one, cross entropy with probabilities promotes the
+         * weight too */
+        clt_dtype wdt = clt_tensor_dtype(x), tdt = clt_tensor_dtype(target);
+        if (k == 4)
+            wdt = tdt;
+        else if (k >= 2 || tdt != CLT_INT64)
+            wdt = clt_promote_types(wdt, tdt);
+        if (k < 2 && tdt != CLT_INT64 && weight)
+            wdt = clt_promote_types(wdt, clt_tensor_dtype(weight));
+        keep_result(f, out, wnd, want, wdt, clt_tensor_device(x));
     }
     f->call = "clt_tensor_free";
     tfree(f, target, 0);
