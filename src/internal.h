@@ -648,10 +648,12 @@ clt_status clt__tensor_from_host_in(const char *fn, clt_device *dev, clt_dtype d
 clt_status clt__write_async(clt_tensor *t, const void *src, size_t bytes, cl_event *ev,
                             const char *fn);
 
-/* Moves t's data to dev in place: the handle stays, its storage becomes a
- * contiguous copy on dev (model.to(device) keeps its Parameters).  Other
- * handles on the old storage keep it. */
-clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev, const char *fn);
+/* Moves t's data to dev and converts it to dtype in place: the handle
+ * stays, its storage becomes a contiguous copy on dev of dtype
+ * (model.to(device) and model.double() keep their Parameters).  Other
+ * handles on the old storage keep it.  Nothing to do when t is on dev and
+ * of dtype already. */
+clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev, clt_dtype dtype, const char *fn);
 /* Puts the values of `next` (a tensor of t's dtype and shape, its own
  * storage and no other handle's) into t by giving t's storage next's
  * buffer, which cannot fail, and bumps t's version; next keeps t's old
@@ -662,9 +664,12 @@ clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev, const char *fn);
 bool clt__tensor_take_values(clt_tensor *t, clt_tensor *next);
 /* clt__tensor_rehome of the n tensors (NULL entries skipped), all or none:
  * every copy is made before any handle changes, so that a failure (out of
- * memory on dev) leaves each where it was. */
+ * memory) leaves each as it was.  dev NULL keeps each on its device; each
+ * floating tensor becomes one of dtype `floats` (integer and bool tensors
+ * keep theirs, as torch's module.to(dtype)), or keeps its dtype when
+ * `floats` is CLT_DTYPE_COUNT. */
 clt_status clt__tensor_rehome_all(clt_tensor *const *ts, size_t n, clt_device *dev,
-                                  const char *fn);
+                                  clt_dtype floats, const char *fn);
 
 /* A new handle on t's storage with the given geometry (a view). */
 clt_status clt__tensor_view(const clt_tensor *t, int ndim, const int64_t *shape,

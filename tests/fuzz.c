@@ -1543,7 +1543,17 @@ static void op_loss(fz *f)
     if (result(f, st, op, out)) {
         if (!x || (unsigned)red > CLT_REDUCTION_NONE)
             die(f, "succeeded on a NULL input or a reduction outside the enum");
-        keep_result(f, out, wnd, want, clt_tensor_dtype(x), clt_tensor_device(x));
+        /* loss.h's promotion: bce gives the target's dtype, mse and l1 the
+         * promoted one, cross entropy with probabilities promotes the
+         * weight too */
+        clt_dtype wdt = clt_tensor_dtype(x), tdt = clt_tensor_dtype(target);
+        if (k == 4)
+            wdt = tdt;
+        else if (k >= 2 || tdt != CLT_INT64)
+            wdt = clt_promote_types(wdt, tdt);
+        if (k < 2 && tdt != CLT_INT64 && weight)
+            wdt = clt_promote_types(wdt, clt_tensor_dtype(weight));
+        keep_result(f, out, wnd, want, wdt, clt_tensor_device(x));
     }
     f->call = "clt_tensor_free";
     tfree(f, target, 0);
@@ -2446,6 +2456,21 @@ static void op_module(fz *f)
             if (status_ok(f, st) && clt_module_device(mod) != dev && clt_module_device(mod))
                 die(f, "the module is on %s after a move to %s",
                     clt_device_label(clt_module_device(mod)), clt_device_label(dev));
+            if (chance(f, 30)) {
+                clt_dtype dt = rand_dtype(f);
+                CALL("clt_module_to_dtype", clt_module_to_dtype(mod, dt));
+                if (status_ok(f, st)) {
+                    clt_named_tensor *nt = NULL;
+                    size_t n = 0;
+                    if (clt_module_named_parameters(mod, &nt, &n) == CLT_OK)
+                        for (size_t k = 0; k < n; k++)
+                            if (clt_tensor_dtype(nt[k].tensor) != dt)
+                                die(f, "parameter %s is %s after a conversion to %s",
+                                    nt[k].name, clt_dtype_name(clt_tensor_dtype(nt[k].tensor)),
+                                    clt_dtype_name(dt));
+                    clt_free(nt);
+                }
+            }
             break;
         case 1:
             CALL_VOID("clt_module_train", clt_module_train(mod, pick(f, 2)));

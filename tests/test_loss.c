@@ -659,6 +659,143 @@ Test(loss, float32_gradients_against_host)
     clt_tensor_free(w);
 }
 
+/* ---- dtype promotion ------------------------------------------------------------- */
+
+/* One mixed-dtype call, with the result dtype torch 1.13 gives it (checked
+ * with torch: F.mse_loss(float32, float64) is float64, an int64 target
+ * takes the input's dtype, binary_cross_entropy_with_logits gives the
+ * target's dtype whatever the input's and pos_weight's, cross_entropy with
+ * probabilities promotes the logits, the target and the weight). */
+typedef struct promo_case {
+    int kind; /* 0 mse, 1 l1, 2 bce, 3 cross entropy with probabilities */
+    clt_dtype x, y, extra; /* extra: pos_weight or weight; CLT_DTYPE_COUNT: none */
+    double smoothing;
+    clt_dtype want;
+} promo_case;
+
+enum { PR = 2, PC = 3, PN = PR * PC };
+
+/* The loss of the case on host values, in double: the mean (red 0) or the
+ * sum (red 1) of the elements' or rows' losses. */
+static double promo_ref(const promo_case *c, const double *x, const double *y, const double *e,
+                        int red)
+{
+    if (c->kind == 3) {
+        double rows[PR], res;
+        ref_ce(x, PR, PC, NULL, y, c->extra == CLT_DTYPE_COUNT ? NULL : e, -100, c->smoothing,
+               0, red ? CLT_REDUCTION_SUM : CLT_REDUCTION_MEAN, rows, &res, NULL);
+        return res;
+    }
+    double sum = 0;
+    for (int i = 0; i < PN; i++)
+        sum += ref_pointwise(c->kind, x[i], y[i], c->extra == CLT_DTYPE_COUNT ? 1 : e[i % PC]);
+    return red ? sum : sum / PN;
+}
+
+/* values rounded to what a tensor of dt holds */
+static clt_tensor *promo_tensor(clt_device *dev, clt_dtype dt, int ndim, const int64_t *shape,
+                                double *v, size_t n)
+{
+    if (dt == CLT_INT64) {
+        int64_t iv[PN];
+        for (size_t k = 0; k < n; k++)
+            v[k] = (double)(iv[k] = (int64_t)llround(v[k]));
+        return mk_idx(dev, ndim, shape, iv);
+    }
+    for (size_t k = 0; k < n && dt == CLT_FLOAT32; k++)
+        v[k] = (float)v[k];
+    return mk(dev, dt, ndim, shape, v);
+}
+
+/* Mixed float32 and float64 (and int64) operands give torch's dtype, the
+ * value of a float64 host reference, and each floating operand its
+ * gradient in its own dtype, against central differences of that
+ * reference in float64.  torch 1.13's own mse_loss backward refuses mixed
+ * dtypes ("Found dtype Double but expected Float"); here it works as l1's. */
+Test(loss, dtype_promotion)
+{
+    clt_device *dev = get_device("cpu");
+    const clt_dtype F32 = CLT_FLOAT32, F64 = CLT_FLOAT64, I64 = CLT_INT64, NO = CLT_DTYPE_COUNT;
+    const promo_case cases[] = {
+        {0, F32, F64, NO, 0, F64},  {0, F64, F32, NO, 0, F64},  {0, F32, I64, NO, 0, F32},
+        {0, I64, F64, NO, 0, F64},  {1, F32, F64, NO, 0, F64},  {1, F64, F32, NO, 0, F64},
+        {1, F64, I64, NO, 0, F64},  {2, F32, F64, NO, 0, F64},  {2, F64, F32, NO, 0, F32},
+        {2, F32, F32, F64, 0, F32}, {2, F32, F64, F32, 0, F64}, {2, F64, F32, F64, 0, F32},
+        {2, F64, F64, I64, 0, F64}, {3, F32, F64, NO, 0, F64},  {3, F64, F32, NO, 0, F64},
+        {3, F32, F32, F64, 0, F64}, {3, F32, F64, F32, 0.1, F64},
+    };
+    int64_t s2[2] = {PR, PC}, s1 = PC;
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+        const promo_case *c = &cases[ci];
+        for (int red = 0; red < 2; red++) {
+            double x[PN], y[PN], e[PC];
+            for (int k = 0; k < PN; k++) {
+                x[k] = c->x == I64 ? k - 2 : 1.3 * sin(0.9 * k + 0.2);
+                y[k] = c->y == I64 ? 2 - k % 4 : c->kind >= 2 ? 0.2 + 0.1 * k : cos(1.1 * k);
+            }
+            for (int k = 0; k < PC; k++)
+                e[k] = 0.5 + 0.75 * k;
+            clt_tensor *tx = promo_tensor(dev, c->x, 2, s2, x, PN);
+            clt_tensor *ty = promo_tensor(dev, c->y, 2, s2, y, PN);
+            clt_tensor *te = c->extra == NO ? NULL : promo_tensor(dev, c->extra, 1, &s1, e, PC);
+            if (c->x != I64)
+                CHECK(clt_set_requires_grad(tx, 1));
+            if (c->y != I64)
+                CHECK(clt_set_requires_grad(ty, 1));
+            clt_reduction rr = red ? CLT_REDUCTION_SUM : CLT_REDUCTION_MEAN;
+            clt_tensor *r = NULL;
+            if (c->kind == 0)
+                CHECK(clt_mse_loss(tx, ty, rr, &r));
+            else if (c->kind == 1)
+                CHECK(clt_l1_loss(tx, ty, rr, &r));
+            else if (c->kind == 2)
+                CHECK(clt_binary_cross_entropy_with_logits(tx, ty, te, rr, &r));
+            else {
+                clt_cross_entropy_opts o = {rr, -100, c->smoothing, te};
+                CHECK(clt_cross_entropy(tx, ty, &o, &r));
+            }
+            cr_assert_eq(clt_tensor_dtype(r), c->want, "case %zu: the loss is %s, want %s", ci,
+                         clt_dtype_name(clt_tensor_dtype(r)), clt_dtype_name(c->want));
+            /* float32 where any operand or the result is float32 */
+            bool f32 = c->want == F32 || (c->x != F64 && c->y != F64 && c->extra != F64);
+            double tol = f32 ? 2e-6 : 1e-12, want = promo_ref(c, x, y, e, red);
+            double *got = rd(r);
+            assert_close(got, &want, 1, tol, tol, "promoted loss");
+            free(got);
+            CHECK(clt_backward(r, NULL, 0));
+            for (int which = 0; which < 2; which++) {
+                clt_tensor *t = which ? ty : tx;
+                double *v = which ? y : x;
+                if ((which ? c->y : c->x) == I64)
+                    continue;
+                clt_tensor *g = NULL;
+                CHECK(clt_grad(t, &g));
+                cr_assert_eq(clt_tensor_dtype(g), clt_tensor_dtype(t),
+                             "case %zu: operand %d's gradient is %s", ci, which,
+                             clt_dtype_name(clt_tensor_dtype(g)));
+                double *gv = rd(g), fd[PN];
+                for (int k = 0; k < PN; k++) {
+                    double keep = v[k], h = 1e-6;
+                    v[k] = keep + h;
+                    double up = promo_ref(c, x, y, e, red);
+                    v[k] = keep - h;
+                    double down = promo_ref(c, x, y, e, red);
+                    v[k] = keep;
+                    fd[k] = (up - down) / (2 * h);
+                }
+                assert_close(gv, fd, PN, f32 ? 1e-5 : 1e-7, f32 ? 1e-6 : 1e-8,
+                             which ? "target gradient" : "input gradient");
+                free(gv);
+                clt_tensor_free(g);
+            }
+            clt_tensor_free(r);
+            clt_tensor_free(tx);
+            clt_tensor_free(ty);
+            clt_tensor_free(te);
+        }
+    }
+}
+
 /* ---- errors ------------------------------------------------------------------------- */
 
 static void expect_err(clt_status st, clt_tensor *r, clt_status want, const char *needle)
@@ -692,8 +829,20 @@ Test(loss, errors)
     o.weight = w5;
     expect_err(clt_cross_entropy(x, t3, &o, &r), r, CLT_ERR_SHAPE_MISMATCH, "all 4 classes");
     expect_err(clt_cross_entropy(x, p35, NULL, &r), r, CLT_ERR_SHAPE_MISMATCH, "5 classes");
-    expect_err(clt_cross_entropy(x, p34d, NULL, &r), r, CLT_ERR_DTYPE_MISMATCH, "float64");
     expect_err(clt_cross_entropy(x, ti32, NULL, &r), r, CLT_ERR_DTYPE_MISMATCH, "int32");
+    /* an int64 target of the logits' shape is neither indices nor
+     * probabilities (torch: "Expected floating point type for target with
+     * class probabilities, got Long") */
+    expect_err(clt_cross_entropy(x, xi, NULL, &r), r, CLT_ERR_SHAPE_MISMATCH,
+               "1-dimensional target of class indices");
+    /* with class indices torch refuses a weight of another dtype; with
+     * probabilities it promotes (test dtype_promotion) */
+    clt_tensor *w4d = mk(dev, CLT_FLOAT64, 1, &n4, z);
+    o.weight = w4d;
+    expect_err(clt_cross_entropy(x, t3, &o, &r), r, CLT_ERR_DTYPE_MISMATCH,
+               "weight of dtype float32 like the input, but got float64");
+    expect_err(clt_nll_loss(x, t3, &o, &r), r, CLT_ERR_DTYPE_MISMATCH, "weight");
+    clt_tensor_free(w4d);
     /* float labels of the shape class indices have: a dtype error, as torch's
      * "expected scalar type Long but found Float", not a probability target
      * of the wrong shape */
@@ -721,8 +870,19 @@ Test(loss, errors)
     expect_err(clt_nll_loss(x, t3, &o, &r), r, CLT_ERR_INVALID_ARGUMENT, "label_smoothing");
     expect_err(clt_mse_loss(x, p35, CLT_REDUCTION_MEAN, &r), r, CLT_ERR_SHAPE_MISMATCH,
                "different to the input size");
-    expect_err(clt_l1_loss(x, p34d, CLT_REDUCTION_MEAN, &r), r, CLT_ERR_DTYPE_MISMATCH,
-               "target");
+    /* torch: "mse_cpu" not implemented for 'Long' */
+    expect_err(clt_mse_loss(xi, xi, CLT_REDUCTION_MEAN, &r), r, CLT_ERR_DTYPE_UNSUPPORTED,
+               "the input is int64 and the target int64: one of them must be floating");
+    /* torch: "result type Float can't be cast to the desired output type Long" */
+    expect_err(clt_binary_cross_entropy_with_logits(x, xi, NULL, CLT_REDUCTION_MEAN, &r), r,
+               CLT_ERR_DTYPE_UNSUPPORTED, "the target (int64) must be floating");
+    expect_err(clt_binary_cross_entropy_with_logits(xi, x, NULL, CLT_REDUCTION_MEAN, &r), r,
+               CLT_ERR_DTYPE_UNSUPPORTED, "the input (int64)");
+    clt_tensor *pwb = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_BOOL, 1, &n4, (uint8_t[4]){1, 1, 0, 1}, &pwb));
+    expect_err(clt_binary_cross_entropy_with_logits(x, p34d, pwb, CLT_REDUCTION_MEAN, &r), r,
+               CLT_ERR_DTYPE_UNSUPPORTED, "pos_weight must not be bool");
+    clt_tensor_free(pwb);
     expect_err(clt_binary_cross_entropy_with_logits(x, x, w5, CLT_REDUCTION_MEAN, &r), r,
                CLT_ERR_SHAPE_MISMATCH, "pos_weight");
     expect_err(clt_cross_entropy(NULL, t3, NULL, &r), r, CLT_ERR_NULL_ARGUMENT, "NULL");

@@ -1,6 +1,8 @@
 /* test_nn.c: modules: Linear against a host reference (forward and
  * gradients, on each path the backward takes), initialisation bounds and reproducibility, names and counts,
- * moving a model between devices, errors, and a small model that learns. */
+ * moving a model between devices, converting its dtype (values, buffers,
+ * gradients, a forward after it, all or none), errors, and a small model
+ * that learns. */
 #include "helpers.h"
 #include "internal.h" /* clt__mm_small_limit */
 
@@ -917,4 +919,293 @@ Test(nn, layers_refuse_an_input_of_another_dtype)
     clt_tensor_free(x4_64);
     clt_tensor_free(xi);
     clt_tensor_free(x4i);
+}
+
+/* ---- converting a model's dtype ------------------------------------------------------ */
+
+/* Linear(4, 3), BatchNorm1d(3), ReLU, Linear(3, 2). */
+static clt_module *bn_net(clt_device *dev, clt_generator *gen)
+{
+    clt_module *l[4];
+    CHECK(clt_linear(dev, 4, 3, 1, gen, &l[0]));
+    CHECK(clt_batch_norm1d_layer(dev, 3, 1e-5, 0.1, 1, 1, &l[1]));
+    CHECK(clt_relu_layer(&l[2]));
+    CHECK(clt_linear(dev, 3, 2, 1, gen, &l[3]));
+    clt_module *m;
+    CHECK(clt_sequential(l, 4, &m));
+    return m;
+}
+
+/* A tensor's values as doubles, whatever its floating or int64 dtype. */
+static double *read_any(const clt_tensor *t, size_t *n)
+{
+    clt_tensor *d = NULL;
+    CHECK(clt_to_dtype(t, CLT_FLOAT64, &d));
+    *n = (size_t)clt_tensor_numel(d);
+    double *v = malloc((*n ? *n : 1) * sizeof *v);
+    CHECK(clt_tensor_read(d, v, *n * sizeof *v));
+    clt_tensor_free(d);
+    return v;
+}
+
+/* Every tensor of the model's state and the parameters' gradients, as
+ * doubles, with their dtypes and handles. */
+typedef struct snapshot {
+    size_t n;
+    clt_tensor *t[16], *g[16];
+    clt_dtype dt[16], gdt[16];
+    double *v[16], *gv[16];
+} snapshot;
+
+static void snap(const clt_module *m, snapshot *s)
+{
+    clt_named_tensor *st = NULL;
+    CHECK(clt_module_state(m, &st, &s->n));
+    cr_assert(s->n <= 16);
+    for (size_t k = 0; k < s->n; k++) {
+        size_t c;
+        s->t[k] = st[k].tensor;
+        s->dt[k] = clt_tensor_dtype(st[k].tensor);
+        s->v[k] = read_any(st[k].tensor, &c);
+        s->g[k] = NULL;
+        s->gv[k] = NULL;
+        CHECK(clt_grad(st[k].tensor, &s->g[k]));
+        if (s->g[k]) {
+            s->gdt[k] = clt_tensor_dtype(s->g[k]);
+            s->gv[k] = read_any(s->g[k], &c);
+            clt_tensor_free(s->g[k]);
+        }
+    }
+    clt_free(st);
+}
+
+static void snap_free(snapshot *s)
+{
+    for (size_t k = 0; k < s->n; k++) {
+        free(s->v[k]);
+        free(s->gv[k]);
+    }
+}
+
+/* b holds a's tensors (the same handles) with a's values; floating ones
+ * (and their gradients) of dtype `floats`, the others of their own. */
+static void same_values(const snapshot *a, const snapshot *b, clt_dtype floats, const char *when)
+{
+    cr_assert_eq(a->n, b->n);
+    for (size_t k = 0; k < a->n; k++) {
+        cr_assert_eq(a->t[k], b->t[k], "%s: tensor %zu is another handle", when, k);
+        clt_dtype want = a->dt[k] == CLT_INT64 ? CLT_INT64 : floats;
+        cr_assert_eq(b->dt[k], want, "%s: tensor %zu is %s, want %s", when, k,
+                     clt_dtype_name(b->dt[k]), clt_dtype_name(want));
+        size_t c = (size_t)clt_tensor_numel(a->t[k]);
+        for (size_t i = 0; i < c; i++)
+            cr_assert_eq(a->v[k][i], b->v[k][i], "%s: tensor %zu [%zu]", when, k, i);
+        cr_assert_eq(a->gv[k] != NULL, b->gv[k] != NULL, "%s: gradient %zu", when, k);
+        if (a->gv[k] == NULL)
+            continue;
+        cr_assert_eq(b->gdt[k], floats, "%s: gradient %zu is %s", when, k,
+                     clt_dtype_name(b->gdt[k]));
+        for (size_t i = 0; i < c; i++)
+            cr_assert_eq(a->gv[k][i], b->gv[k][i], "%s: gradient %zu [%zu]", when, k, i);
+    }
+}
+
+/* The state's values by name (a snapshot of bn_net). */
+static const double *named_values(const clt_module *m, const snapshot *s, const char *name)
+{
+    clt_named_tensor *st = NULL;
+    size_t n;
+    CHECK(clt_module_state(m, &st, &n));
+    const double *v = NULL;
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(st[k].name, name) == 0)
+            v = s->v[k];
+    clt_free(st);
+    cr_assert_not_null(v, "no tensor named %s", name);
+    return v;
+}
+
+/* model.double(): every floating parameter, buffer and gradient becomes
+ * float64 with its values, num_batches_tracked stays int64, the handles
+ * stay; the model then computes in float64 (against a host reference of
+ * the eval-mode forward), refuses float32 inputs as PyTorch does, and a
+ * backward through a graph recorded before gives float64 gradients.
+ * model.float() brings back the same bits. */
+Test(nn, to_dtype_converts_parameters_buffers_and_gradients)
+{
+    clt_device *dev = get_device("cpu");
+    clt_generator *gen;
+    CHECK(clt_generator_new(11, &gen));
+    clt_module *m = bn_net(dev, gen);
+    enum { B = 5, I = 4, O = 2 };
+    float xv[B * I];
+    fill_random(xv, B * I, 9);
+    clt_tensor *x, *y, *s, *pending;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){B, I}, xv, &x));
+    CHECK(clt_module_forward(m, x, &y)); /* running statistics move off 0 and 1 */
+    CHECK(clt_sum(y, &s));
+    CHECK(clt_backward(s, NULL, 0));
+    clt_tensor_free(y);
+    clt_tensor_free(s);
+    CHECK(clt_module_forward(m, x, &y)); /* a graph to run after the conversion */
+    CHECK(clt_sum(y, &pending));
+    clt_tensor_free(y);
+    snapshot a, b, c;
+    snap(m, &a);
+    cr_assert_eq(a.n, 9);
+    CHECK(clt_module_to_dtype(m, CLT_FLOAT64));
+    snap(m, &b);
+    same_values(&a, &b, CLT_FLOAT64, "double()");
+    const double *nbt = named_values(m, &b, "1.num_batches_tracked");
+    cr_assert_eq(nbt[0], 2.0);
+    for (size_t k = 0; k < b.n; k++)
+        if (b.gv[k])
+            cr_assert(clt_requires_grad(b.t[k]) && clt_is_leaf(b.t[k]));
+
+    /* eval-mode forward in float64 against the host */
+    clt_module_train(m, 0);
+    double xd[B * I], want[B * O];
+    for (int k = 0; k < B * I; k++)
+        xd[k] = xv[k] * 1.25 - 0.5;
+    const double *w0 = named_values(m, &b, "0.weight"), *b0 = named_values(m, &b, "0.bias");
+    const double *g1 = named_values(m, &b, "1.weight"), *b1 = named_values(m, &b, "1.bias");
+    const double *rm = named_values(m, &b, "1.running_mean");
+    const double *rv = named_values(m, &b, "1.running_var");
+    const double *w3 = named_values(m, &b, "3.weight"), *b3 = named_values(m, &b, "3.bias");
+    for (int r = 0; r < B; r++) {
+        double h[3];
+        for (int o = 0; o < 3; o++) {
+            double acc = b0[o];
+            for (int i = 0; i < I; i++)
+                acc += xd[r * I + i] * w0[o * I + i];
+            acc = (acc - rm[o]) / sqrt(rv[o] + 1e-5) * g1[o] + b1[o];
+            h[o] = acc > 0 ? acc : 0;
+        }
+        for (int o = 0; o < O; o++) {
+            double acc = b3[o];
+            for (int i = 0; i < 3; i++)
+                acc += h[i] * w3[o * 3 + i];
+            want[r * O + o] = acc;
+        }
+    }
+    clt_tensor *xd_t, *yd;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, (int64_t[]){B, I}, xd, &xd_t));
+    CHECK(clt_module_forward(m, xd_t, &yd));
+    cr_assert_eq(clt_tensor_dtype(yd), CLT_FLOAT64);
+    double got[B * O];
+    CHECK(clt_tensor_read(yd, got, sizeof got));
+    for (int k = 0; k < B * O; k++)
+        cr_assert(close_enough(got[k], want[k], 1e-12, 1e-12), "y[%d] = %.17g, want %.17g", k,
+                  got[k], want[k]);
+    clt_tensor_free(yd);
+    /* a float32 input is now the dtype error (PyTorch: "mat1 and mat2 must
+     * have the same dtype") */
+    y = (clt_tensor *)&y;
+    cr_assert_eq(clt_module_forward(m, x, &y), CLT_ERR_DTYPE_MISMATCH);
+    cr_assert_null(y);
+    cr_assert(strstr(clt_last_error(), "the input is float32 and the weight float64"), "%s",
+              clt_last_error());
+
+    /* the graph recorded in float32 gives float64 gradients, added to the
+     * converted ones: twice the first pass's (the same input and mode) */
+    CHECK(clt_backward(pending, NULL, 0));
+    snap(m, &c);
+    for (size_t k = 0; k < c.n; k++) {
+        if (a.gv[k] == NULL)
+            continue;
+        cr_assert_eq(c.gdt[k], CLT_FLOAT64, "gradient %zu is %s", k, clt_dtype_name(c.gdt[k]));
+        size_t cnt = (size_t)clt_tensor_numel(c.t[k]);
+        for (size_t i = 0; i < cnt; i++)
+            cr_assert(close_enough(c.gv[k][i], 2 * a.gv[k][i], 1e-6, 1e-6),
+                      "gradient %zu [%zu]: %.9g, want %.9g", k, i, c.gv[k][i], 2 * a.gv[k][i]);
+    }
+    snap_free(&c);
+
+    /* model.float(): back to the float32 bits, gradients included */
+    CHECK(clt_module_to_dtype(m, CLT_FLOAT32));
+    snap(m, &c);
+    for (size_t k = 0; k < c.n; k++) {
+        cr_assert_eq(c.t[k], a.t[k]);
+        cr_assert_eq(c.dt[k], a.dt[k]);
+        size_t cnt = (size_t)clt_tensor_numel(c.t[k]);
+        cr_assert(memcmp(c.v[k], b.v[k], cnt * sizeof(double)) == 0, "tensor %zu", k);
+    }
+    snap_free(&c);
+    snap_free(&a);
+    snap_free(&b);
+    clt_tensor_free(pending);
+    clt_tensor_free(xd_t);
+    clt_tensor_free(x);
+    clt_module_free(m);
+    clt_generator_free(gen);
+}
+
+Test(nn, to_dtype_errors)
+{
+    clt_device *dev = get_device("cpu");
+    clt_module *m = bn_net(dev, NULL);
+    snapshot a, b;
+    snap(m, &a);
+    const clt_dtype bad[] = {CLT_INT64, CLT_INT32, CLT_UINT8, CLT_BOOL};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        cr_assert_eq(clt_module_to_dtype(m, bad[k]), CLT_ERR_INVALID_ARGUMENT);
+        cr_assert(strstr(clt_last_error(), "clt_module_to_dtype: nn.Module.to only accepts "
+                                           "floating point or complex dtypes") &&
+                      strstr(clt_last_error(), clt_dtype_name(bad[k])),
+                  "%s", clt_last_error());
+    }
+    cr_assert_eq(clt_module_to_dtype(m, (clt_dtype)99), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "desired dtype=invalid"), "%s", clt_last_error());
+    cr_assert_eq(clt_module_to_dtype(NULL, CLT_FLOAT64), CLT_ERR_NULL_ARGUMENT);
+    snap(m, &b);
+    same_values(&a, &b, CLT_FLOAT32, "after the errors");
+    snap_free(&a);
+    snap_free(&b);
+    clt_module_free(m);
+}
+
+/* Whichever buffer request of the conversion is refused, clt_module_to_dtype
+ * fails with a message and leaves every tensor float32 with its values;
+ * made again, it converts them all. */
+Test(nn, refused_to_dtype_leaves_the_model_whole)
+{
+    clt_device *dev = get_device("cpu");
+    float xv[20];
+    fill_random(xv, 20, 4);
+    long pass = 0;
+    for (;; pass++) {
+        clt_module *m = bn_net(dev, NULL);
+        clt_tensor *x, *y, *s;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){5, 4}, xv, &x));
+        CHECK(clt_module_forward(m, x, &y));
+        CHECK(clt_sum(y, &s));
+        CHECK(clt_backward(s, NULL, 0));
+        snapshot a, b;
+        snap(m, &a);
+        clt__pool_refuse_after(pass);
+        clt_status st = clt_module_to_dtype(m, CLT_FLOAT64);
+        bool named = strstr(clt_last_error(), "clt_module_to_dtype") != NULL;
+        bool fired = clt__pool_refuse_after(-1) < 0;
+        snap(m, &b);
+        if (fired) {
+            cr_assert_eq(st, CLT_ERR_OUT_OF_DEVICE_MEMORY, "%s", clt_status_name(st));
+            cr_assert(named, "request %ld: %s", pass, clt_last_error());
+            same_values(&a, &b, CLT_FLOAT32, "refused");
+            snap_free(&b);
+            CHECK(clt_module_to_dtype(m, CLT_FLOAT64));
+            snap(m, &b);
+        } else {
+            CHECK(st);
+        }
+        same_values(&a, &b, CLT_FLOAT64, "converted");
+        snap_free(&a);
+        snap_free(&b);
+        clt_tensor_free(s);
+        clt_tensor_free(y);
+        clt_tensor_free(x);
+        clt_module_free(m);
+        if (!fired)
+            break;
+    }
+    cr_assert_geq(pass, 5, "only %ld requests in the conversion", pass);
 }

@@ -1,6 +1,7 @@
 /* test_optim.c: SGD, Adam and AdamW against host implementations of
  * PyTorch's update rules written here, clip_grad_norm, the schedules,
- * errors, and a training step that allocates nothing after the first. */
+ * errors, a training step that allocates nothing after the first, and the
+ * state following a model converted to float64. */
 #include <stdio.h>
 
 #include "helpers.h"
@@ -923,4 +924,100 @@ Test(optim, driver_failure_mid_step_says_where, .timeout = 300)
     step_failures f = step_refusals(dt, 3, 0.0);
     cr_assert_geq(f.mid, 2, "%d failures after the first update", f.mid);
     cr_assert_geq(f.before, 1);
+}
+
+/* An optimizer made before clt_module_to_dtype keeps its state: the next
+ * step converts the moments to the parameters' new dtype, and the updates
+ * go on as if the whole run had been in float64 (against Adam on the host
+ * in double, with the gradient of sum(x W^T + b), which is x for W and 1
+ * for b).  A graph recorded before the conversion gives float64 gradients
+ * also to parameters whose gradient was set to none, so the step never
+ * sees a float32 gradient beside a float64 parameter.  A parameter of a
+ * dtype the kernels lack (float16) is refused with a message, changing
+ * nothing. */
+Test(optim, state_follows_a_converted_model)
+{
+    clt_device *dev = get_device("cpu");
+    clt_generator *gen;
+    CHECK(clt_generator_new(5, &gen));
+    clt_module *m;
+    CHECK(clt_linear(dev, 2, 2, 1, gen, &m));
+    clt_tensor **ps;
+    size_t np;
+    CHECK(clt_module_parameters(m, &ps, &np));
+    cr_assert_eq(np, 2);
+    double p[6], mo[6] = {0}, ve[6] = {0}, g[6] = {1, 2, 1, 2, 1, 1};
+    float f[6];
+    CHECK(clt_tensor_read(ps[0], f, 4 * sizeof *f));
+    CHECK(clt_tensor_read(ps[1], f + 4, 2 * sizeof *f));
+    for (int i = 0; i < 6; i++)
+        p[i] = f[i];
+    const double lr = 0.1, b1 = 0.9, b2 = 0.999, eps = 1e-8;
+    clt_adam_opts ao = CLT_ADAM_DEFAULTS;
+    ao.lr = lr;
+    clt_optimizer *opt;
+    CHECK(clt_adam(ps, np, &ao, &opt));
+    clt_tensor *x32, *x64;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){1, 2}, (float[]){1, 2}, &x32));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 2, (int64_t[]){1, 2}, (double[]){1, 2}, &x64));
+    for (int step = 1; step <= 4; step++) {
+        clt_tensor *y, *loss;
+        CHECK(clt_module_forward(m, step <= 3 ? x32 : x64, &y));
+        CHECK(clt_sum(y, &loss));
+        if (step == 3) /* the graph above is float32 */
+            CHECK(clt_module_to_dtype(m, CLT_FLOAT64));
+        CHECK(clt_optimizer_zero_grad(opt, 1));
+        CHECK(clt_backward(loss, NULL, 0));
+        for (size_t k = 0; k < np; k++) {
+            clt_tensor *gr;
+            CHECK(clt_grad(ps[k], &gr));
+            cr_assert_eq(clt_tensor_dtype(gr), step >= 3 ? CLT_FLOAT64 : CLT_FLOAT32,
+                         "step %d: gradient %zu is %s", step, k,
+                         clt_dtype_name(clt_tensor_dtype(gr)));
+            clt_tensor_free(gr);
+        }
+        CHECK(clt_optimizer_step(opt));
+        clt_tensor_free(y);
+        clt_tensor_free(loss);
+        double bc1 = 1 - pow(b1, step), bc2 = 1 - pow(b2, step);
+        for (int i = 0; i < 6; i++) {
+            mo[i] = b1 * mo[i] + (1 - b1) * g[i];
+            ve[i] = b2 * ve[i] + (1 - b2) * g[i] * g[i];
+            p[i] -= lr / bc1 * mo[i] / (sqrt(ve[i]) / sqrt(bc2) + eps);
+        }
+    }
+    double now[6];
+    cr_assert_eq(clt_tensor_dtype(ps[0]), CLT_FLOAT64);
+    CHECK(clt_tensor_read(ps[0], now, 4 * sizeof *now));
+    CHECK(clt_tensor_read(ps[1], now + 4, 2 * sizeof *now));
+    for (int i = 0; i < 6; i++)
+        cr_assert(close_enough(now[i], p[i], 1e-6, 1e-6), "[%d] %.9g, want %.9g", i, now[i],
+                  p[i]);
+    cr_assert_eq(clt_optimizer_steps(opt), 4);
+
+    /* float16 parameters: the conversion works where the device holds
+     * float16; the step then refuses them */
+    if (clt_device_supports_dtype(dev, CLT_FLOAT16)) {
+        CHECK(clt_module_to_dtype(m, CLT_FLOAT16));
+        cr_assert_eq(clt_optimizer_step(opt), CLT_ERR_DTYPE_UNSUPPORTED);
+        cr_assert(strstr(clt_last_error(), "clt_optimizer_step: parameter 0 is float16"), "%s",
+                  clt_last_error());
+        cr_assert_eq(clt_optimizer_steps(opt), 4);
+        CHECK(clt_module_to_dtype(m, CLT_FLOAT64));
+    } else {
+        cr_assert_eq(clt_module_to_dtype(m, CLT_FLOAT16), CLT_ERR_DTYPE_UNSUPPORTED, "%s",
+                     clt_last_error());
+    }
+    double again[6];
+    CHECK(clt_tensor_read(ps[0], again, 4 * sizeof *again));
+    CHECK(clt_tensor_read(ps[1], again + 4, 2 * sizeof *again));
+    for (int i = 0; i < 6; i++) /* float16 rounds these; the refused step changed nothing */
+        cr_assert(close_enough(again[i], now[i], 1e-3, 1e-3), "[%d] %g, was %g", i, again[i],
+                  now[i]);
+    clt_optimizer_free(opt);
+    clt_free(ps);
+    clt_tensor_free(x32);
+    clt_tensor_free(x64);
+    clt_module_free(m);
+    clt_generator_free(gen);
 }

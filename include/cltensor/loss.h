@@ -6,15 +6,30 @@
  * clt_tensor_free): 0-dimensional for CLT_REDUCTION_MEAN and
  * CLT_REDUCTION_SUM, one value per row (cross entropy, nll) or per element
  * (the others) for CLT_REDUCTION_NONE.  Calls enqueue their kernels and
- * return without waiting.  Operands must be float32 or float64, of one
- * dtype, on one device.  PyTorch 1.13 refuses a class weight of another
- * dtype too, but promotes the others: mse_loss(float32, float64) and
- * l1_loss give float64 there, binary_cross_entropy_with_logits takes a
- * target or pos_weight of another floating dtype, and cross_entropy a
- * float64 probability target for float32 logits; here each is
- * CLT_ERR_DTYPE_MISMATCH (convert with clt_to_dtype).  On any error the message names the
- * loss and what did not match ("Expected input batch_size (3) to match
- * target batch_size (4)"), and nothing is changed.
+ * return without waiting.  Operands live on one device.
+ *
+ * Dtypes, as PyTorch 1.13 promotes them.  mse_loss and l1_loss compute in
+ * their operands' promoted dtype and give it: float32 with float64 gives
+ * float64, an integer or bool target (or input) takes the other's
+ * floating dtype; two integer operands are CLT_ERR_DTYPE_UNSUPPORTED.
+ * binary_cross_entropy_with_logits takes a floating input and target
+ * (an integer target is CLT_ERR_DTYPE_UNSUPPORTED, as torch's "result
+ * type Float can't be cast to the desired output type Long") and a
+ * pos_weight of any dtype but bool, computes in the three's promoted dtype
+ * and, as torch 1.13, gives the target's dtype (float64 input with a
+ * float32 target: a float32 loss).  cross_entropy with probabilities
+ * promotes the logits, the target and the weight (float32 logits and
+ * targets with a float64 weight: float64); with class indices (and
+ * nll_loss) the weight must have the input's dtype, as in torch
+ * (CLT_ERR_DTYPE_MISMATCH).  The promoted dtype must be float32 or float64
+ * (CLT_ERR_DTYPE_UNSUPPORTED otherwise).  Each operand that requires grad
+ * gets its gradient in its own dtype.  torch 1.13's own mse_loss backward
+ * refuses mixed dtypes ("Found dtype Double but expected Float"); here it
+ * works as l1_loss's does there.
+ *
+ * On any error the message names the loss and what did not match
+ * ("Expected input batch_size (3) to match target batch_size (4)"), and
+ * nothing is changed.
  *
  * Numerics.  cross_entropy computes each row's maximum, log-sum-exp and
  * target terms in one kernel (never softmax then log), so logits of 1e4 or
@@ -62,7 +77,8 @@ typedef enum clt_reduction {
  * label_smoothing in [0, 1] (must be 0 for nll_loss).  weight: NULL or a
  * [C] tensor of the input's dtype and device, borrowed for the call (class
  * weights; the mean of class-index targets divides by the sum of the
- * weights of the non-ignored targets, as PyTorch). */
+ * weights of the non-ignored targets, as PyTorch).  With probability
+ * targets the weight may be of another floating dtype (promoted). */
 typedef struct clt_cross_entropy_opts {
     clt_reduction reduction;
     int64_t ignore_index;
@@ -74,7 +90,7 @@ typedef struct clt_cross_entropy_opts {
 
 /* torch.nn.functional.cross_entropy.  logits: [N, C], or [C] for one
  * unbatched sample.  target: int64 class indices [N] (or [] unbatched), or
- * class probabilities of logits' dtype and shape.  opts NULL means
+ * class probabilities of logits' shape and a floating dtype (promoted).  opts NULL means
  * CLT_CROSS_ENTROPY_DEFAULTS.  With class indices each row's loss is
  * (1 - s) w[t] (-log_softmax(x)[t]) + s / C sum_c w[c] (-log_softmax(x)[c]);
  * with probabilities p it is -sum_c w[c] ((1 - s) p[c] + s / C)
@@ -83,7 +99,7 @@ typedef struct clt_cross_entropy_opts {
  * CLT_ERR_DTYPE_MISMATCH for an integer target other than int64, a
  * floating target of class indices' shape ([N] for [N, C] logits: labels
  * in the wrong dtype, as torch's "expected scalar type Long but found
- * Float"), or a weight or probability target of another dtype,
+ * Float"), or a weight of another dtype beside class indices,
  * CLT_ERR_SHAPE_MISMATCH
  * for batch sizes, class counts (weight, probabilities) or dimensions that
  * do not match, CLT_ERR_INVALID_ARGUMENT for a reduction outside the enum
@@ -99,7 +115,7 @@ CLT_API clt_status clt_nll_loss(const clt_tensor *log_probs, const clt_tensor *t
 
 /* (input - target)^2 and |input - target|, reduced.  input and target have
  * the same shape (PyTorch would broadcast with a warning; here a
- * difference is CLT_ERR_SHAPE_MISMATCH) and dtype.  The gradient of l1 is
+ * difference is CLT_ERR_SHAPE_MISMATCH); their dtypes promote (above).  The gradient of l1 is
  * sign(input - target), 0 where they are equal or either is NaN (PyTorch's
  * sgn). */
 CLT_API clt_status clt_mse_loss(const clt_tensor *input, const clt_tensor *target,
@@ -108,9 +124,9 @@ CLT_API clt_status clt_l1_loss(const clt_tensor *input, const clt_tensor *target
                                clt_reduction reduction, clt_tensor **out);
 
 /* torch.nn.functional.binary_cross_entropy_with_logits: input logits and
- * target of one shape and dtype; pos_weight NULL, or of the input's dtype
- * with one element or as many as input's last dimension (broadcast along
- * it). */
+ * target of one shape; pos_weight NULL, or with one element or as many as
+ * input's last dimension (broadcast along it).  The loss has the target's
+ * dtype (above). */
 CLT_API clt_status clt_binary_cross_entropy_with_logits(const clt_tensor *input,
                                                         const clt_tensor *target,
                                                         const clt_tensor *pos_weight,

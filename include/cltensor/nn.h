@@ -10,13 +10,15 @@
  * Ownership.  Constructors hand out a new module: release it with
  * clt_module_free, which releases its children and tensors.  The tensors
  * that the listing functions hand out are borrowed: they live as long as
- * the module (across clt_module_to, which moves their data but keeps the
- * handles, so optimizers made before still hold them).
+ * the module (across clt_module_to and clt_module_to_dtype, which move or
+ * convert their data but keep the handles, so optimizers made before
+ * still hold them).
  *
  * Devices.  A model's tensors live on one device.  An input on another
  * device is an error naming both (CLT_ERR_DEVICE_MISMATCH), never a copy.
  *
- * Dtypes.  The layers make their parameters and buffers float32.  As in
+ * Dtypes.  The layers make their parameters and buffers float32
+ * (clt_module_to_dtype converts a model, as model.double()).  As in
  * PyTorch 1.13, a layer with parameters or running statistics (Linear,
  * Conv2d, LayerNorm with elementwise_affine, BatchNorm with affine or
  * track_running_stats) does not promote: an input of another dtype,
@@ -71,6 +73,24 @@ CLT_API clt_status clt_module_forward(clt_module *m, const clt_tensor *x, clt_te
  * memory the model is left whole where it was.  A backward pass through
  * a graph recorded before the move adds the gradients on dev. */
 CLT_API clt_status clt_module_to(clt_module *m, clt_device *dev);
+
+/* Like model.double(), model.float() or model.to(torch.float64): converts
+ * every floating parameter and buffer of m and its children (BatchNorm's
+ * running_mean and running_var; not the int64 num_batches_tracked), and
+ * their gradients, to dtype (copies, rounded when narrowing; the handles
+ * stay, as with clt_module_to).  dtype must be floating, as PyTorch's
+ * ("nn.Module.to only accepts floating point or complex dtypes"):
+ * anything else is CLT_ERR_INVALID_ARGUMENT; a dtype the device cannot
+ * hold (float64 without cl_khr_fp64) is the error clt_to_dtype gives.  All
+ * or none: every copy is made before any handle changes, so that a
+ * failure (out of memory) leaves the model as it was.  An optimizer made
+ * over the parameters before keeps working: its state (momentum, moments)
+ * follows each parameter's dtype, converted by the next
+ * clt_optimizer_step (PyTorch keeps the state's old dtype and mixes the
+ * two); a parameter converted to float16 is refused there.  A backward
+ * pass through a graph recorded before the conversion gives each
+ * parameter its gradient in its new dtype. */
+CLT_API clt_status clt_module_to_dtype(clt_module *m, clt_dtype dtype);
 
 /* model.train() (on = 1) or model.eval() (on = 0), for m and its
  * children: Dropout and BatchNorm act differently in the two. */
@@ -159,9 +179,9 @@ CLT_API clt_status clt_layer_norm_layer(clt_device *dev, int ndim, const int64_t
  * track_running_stats, updates the buffers running_mean, running_var
  * (unbiased) and num_batches_tracked with `momentum` (PyTorch: 0.1); in
  * eval mode uses the running statistics.  eps PyTorch: 1e-5.  The
- * parameters and running statistics are float32: an input of another dtype
- * is refused unless the layer has neither (affine 0, track_running_stats
- * 0), as in PyTorch.
+ * parameters and running statistics are float32 (until
+ * clt_module_to_dtype): an input of another dtype is refused unless the
+ * layer has neither (affine 0, track_running_stats 0), as in PyTorch.
  *
  * The layer before BatchNorm (a Conv2d, a Linear) should have no bias, as
  * torchvision makes its convolutions (bias=False): BatchNorm subtracts

@@ -65,11 +65,16 @@ CLT_API clt_status clt_adamw(clt_tensor *const *params, size_t n, const clt_adam
  * Adam's bias correction and the start of SGD's momentum follow it.
  *
  * Failures.  Everything that can fail in the library comes first: the
- * state is moved to its parameters' devices where the model has moved,
- * and every kernel the step launches is built.  When one of those fails
- * (out of device or host memory, a kernel that does not build) no
- * parameter, state or step count has changed, and the step may be
- * retried.  What remains is the driver refusing an enqueue
+ * state is moved to its parameters' devices where the model has moved
+ * (clt_module_to) and converted to their dtypes where it was converted
+ * (clt_module_to_dtype: the moments keep their values, so the run goes on
+ * where PyTorch would keep the state's old dtype and mix the two), and
+ * every kernel the step launches is built.  A parameter that is neither
+ * float32 nor float64 by then (converted to float16) is
+ * CLT_ERR_DTYPE_UNSUPPORTED, one whose gradient has another dtype or size
+ * CLT_ERR_DTYPE_MISMATCH.  When one of those fails (out of device or host
+ * memory, a kernel that does not build) no parameter, state or step count
+ * has changed, and the step may be retried.  What remains is the driver refusing an enqueue
  * (clEnqueueNDRangeKernel or clSetKernelArg failing: CLT_ERR_OPENCL, say
  * CL_OUT_OF_RESOURCES) after earlier parameters' updates were enqueued.
  * Then the parameters with a gradient before the one the message names

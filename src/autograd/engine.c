@@ -490,8 +490,9 @@ static clt_status pend(pendlist *l, clt_tensor *leaf, clt_tensor *g)
 /* Adds the pass's gradients to the leaves: first what each leaf will
  * hold, its gradient's sum with the pass's or a tensor it may keep (which
  * may fail and then changes nothing), then every leaf takes it at once.  A
- * leaf moved since the forward pass (clt_module_to) gets its gradient
- * where it is now. */
+ * leaf moved or converted since the forward pass (clt_module_to,
+ * clt_module_to_dtype) gets its gradient where it is now, in its dtype
+ * now. */
 static clt_status commit_pending(pendlist *l)
 {
     clt_status st = CLT_OK;
@@ -505,6 +506,14 @@ static clt_status commit_pending(pendlist *l)
                 break;
             clt_tensor_free(p->g);
             p->g = moved;
+        }
+        if (p->g->dtype != p->leaf->dtype) {
+            clt_tensor *conv = NULL;
+            st = clt__to_dtype(p->g, p->leaf->dtype, &conv, "clt_backward");
+            if (st != CLT_OK)
+                break;
+            clt_tensor_free(p->g);
+            p->g = conv;
         }
         const clt_tensor *grad = meta_of(p->leaf)->grad;
         if (grad == NULL) {

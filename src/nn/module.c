@@ -402,24 +402,42 @@ static void set_device(clt_module *m, clt_device *dev)
         set_device(m->children[c], dev);
 }
 
-/* Moves every tensor of m and its children, all or none; the handles stay
- * the same, as PyTorch's Parameters do, so optimizers built before still
- * hold them. */
+/* Moves (dev) or converts (floats, as clt__tensor_rehome_all) every tensor
+ * of m and its children, all or none; the handles stay the same, as
+ * PyTorch's Parameters do, so optimizers built before still hold them. */
+static clt_status rehome_module(clt_module *m, clt_device *dev, clt_dtype floats, const char *fn)
+{
+    size_t n = count_tensors(m), k = 0;
+    clt_tensor **ts = clt__calloc(n ? n : 1, sizeof *ts);
+    if (ts == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    list_tensors(m, ts, &k);
+    clt_status st = clt__tensor_rehome_all(ts, n, dev, floats, fn);
+    free(ts);
+    return st;
+}
+
 clt_status clt_module_to(clt_module *m, clt_device *dev)
 {
     CLT__REQUIRE_ARG(m, "clt_module_to");
     CLT__REQUIRE_ARG(dev, "clt_module_to");
-    size_t n = count_tensors(m), k = 0;
-    clt_tensor **ts = clt__calloc(n ? n : 1, sizeof *ts);
-    if (ts == NULL)
-        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_module_to: out of host memory");
-    list_tensors(m, ts, &k);
-    clt_status st = clt__tensor_rehome_all(ts, n, dev, "clt_module_to");
-    free(ts);
+    clt_status st = rehome_module(m, dev, CLT_DTYPE_COUNT, "clt_module_to");
     if (st != CLT_OK)
         return st;
     set_device(m, dev);
     return clt__ok();
+}
+
+clt_status clt_module_to_dtype(clt_module *m, clt_dtype dtype)
+{
+    CLT__REQUIRE_ARG(m, "clt_module_to_dtype");
+    if (!clt__dtype_valid(dtype) || !clt__dtype_is_float(dtype))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "clt_module_to_dtype: nn.Module.to only accepts floating point or "
+                          "complex dtypes, but got desired dtype=%s",
+                          clt_dtype_name(dtype));
+    clt_status st = rehome_module(m, NULL, dtype, "clt_module_to_dtype");
+    return st == CLT_OK ? clt__ok() : st;
 }
 
 /* ---- Sequential -------------------------------------------------------------------- */

@@ -77,6 +77,17 @@ static clt_status check_same_dtype(const clt_tensor *a, const clt_tensor *b, con
                       clt_dtype_name(a->dtype), clt_dtype_name(b->dtype));
 }
 
+/* The dtype a loss computes in, ct, promoted from its operands' as PyTorch
+ * promotes them: the kernels take float32 and float64. */
+static clt_status check_compute(clt_dtype ct, const clt_tensor *x, const char *fn)
+{
+    if (ct == CLT_FLOAT32 || ct == CLT_FLOAT64)
+        return clt__check_dtype(x->dev, ct, fn);
+    return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                      "%s: the operands promote to %s; float32 and float64 are supported", fn,
+                      clt_dtype_name(ct));
+}
+
 /* Above this many values the sum runs in two stages: LOSS_PARTS chunks
  * added in parallel, then the chunk sums in order.  Both depend on n only,
  * so the bits do not depend on the device. */
@@ -132,6 +143,17 @@ done:
 
 /* ---- cross entropy and nll_loss ------------------------------------------------ */
 
+/* What cross entropy computes in and gives: the logits' dtype with class
+ * indices, promoted with the probabilities' and the weight's otherwise. */
+static clt_dtype ce_dtype(const clt_tensor *x, const clt_tensor *target,
+                          const clt_tensor *weight)
+{
+    if (!clt__dtype_is_float(target->dtype))
+        return x->dtype;
+    clt_dtype ct = clt_promote_types(x->dtype, target->dtype);
+    return weight ? clt_promote_types(ct, weight->dtype) : ct;
+}
+
 static clt_status ce_check(const clt_tensor *x, const clt_tensor *target,
                            const clt_cross_entropy_opts *o, bool nll, const char *fn)
 {
@@ -159,8 +181,6 @@ static clt_status ce_check(const clt_tensor *x, const clt_tensor *target,
     if (o->weight) {
         if ((st = clt__same_device(x, o->weight, fn)) != CLT_OK)
             return st;
-        if ((st = check_same_dtype(x, o->weight, "weight", fn)) != CLT_OK)
-            return st;
         if (o->weight->ndim != 1 || o->weight->shape[0] != C)
             return clt__error(CLT_ERR_SHAPE_MISMATCH,
                               "%s: weight tensor should be defined either for all %lld classes "
@@ -184,7 +204,12 @@ static clt_status ce_check(const clt_tensor *x, const clt_tensor *target,
                               fn, clt_dtype_name(target->dtype),
                               clt__shape_str(s1, sizeof s1, target->ndim, target->shape),
                               clt__shape_str(s2, sizeof s2, x->ndim, x->shape));
-        if ((st = check_same_dtype(x, target, "probability target", fn)) != CLT_OK)
+        /* probabilities, and a weight beside them, promote with the logits */
+        if (o->weight && !clt__dtype_is_float(o->weight->dtype))
+            return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                              "%s: expected a floating weight, but got %s", fn,
+                              clt_dtype_name(o->weight->dtype));
+        if ((st = check_compute(ce_dtype(x, target, o->weight), x, fn)) != CLT_OK)
             return st;
         if (target->ndim != x->ndim ||
             (x->ndim == 2 && target->shape[0] != x->shape[0]))
@@ -200,9 +225,12 @@ static clt_status ce_check(const clt_tensor *x, const clt_tensor *target,
     }
     if (target->dtype != CLT_INT64)
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
-                          "%s: expected target of dtype int64 (class indices) or %s "
-                          "(probabilities), but got %s",
-                          fn, clt_dtype_name(x->dtype), clt_dtype_name(target->dtype));
+                          "%s: expected target of dtype int64 (class indices) or a floating "
+                          "dtype (probabilities), but got %s",
+                          fn, clt_dtype_name(target->dtype));
+    /* with class indices torch wants the weight in the input's dtype */
+    if (o->weight && (st = check_same_dtype(x, o->weight, "weight", fn)) != CLT_OK)
+        return st;
     if (x->ndim == 1) {
         if (target->ndim != 0)
             return clt__error(CLT_ERR_SHAPE_MISMATCH,
@@ -243,6 +271,7 @@ clt_status clt__cross_entropy(const clt_tensor *x, const clt_tensor *target,
     if (st != CLT_OK)
         return st;
     bool prob = clt__dtype_is_float(target->dtype);
+    clt_dtype ct = ce_dtype(x, target, o->weight);
     int64_t C = x->shape[x->ndim - 1], N = x->ndim == 2 ? x->shape[0] : 1;
     clt_tensor *xc = NULL, *tc = NULL, *wc = NULL, *rows = NULL, *wrow = NULL, *r = NULL;
     cl_mem err = NULL;
@@ -250,14 +279,14 @@ clt_status clt__cross_entropy(const clt_tensor *x, const clt_tensor *target,
      * synchronisations free of the record's read. */
     if (!prob)
         CLT__TRY(clt__index_errors(x->dev, &err));
-    CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &xc));
+    CLT__TRY(clt__contiguous_as(fn, x, ct, &xc));
     if (prob)
         err = clt__mem(xc);
-    CLT__TRY(clt__contiguous_as(fn, target, target->dtype, &tc));
+    CLT__TRY(clt__contiguous_as(fn, target, prob ? ct : target->dtype, &tc));
     if (o->weight)
-        CLT__TRY(clt__contiguous_as(fn, o->weight, x->dtype, &wc));
-    CLT__TRY(clt__temp_new(fn, "the rows' losses", x->dev, x->dtype, 1, &N, &rows));
-    CLT__TRY(clt__temp_new(fn, "the rows' weights", x->dev, x->dtype, 1, &N, &wrow));
+        CLT__TRY(clt__contiguous_as(fn, o->weight, ct, &wc));
+    CLT__TRY(clt__temp_new(fn, "the rows' losses", x->dev, ct, 1, &N, &rows));
+    CLT__TRY(clt__temp_new(fn, "the rows' weights", x->dev, ct, 1, &N, &wrow));
     {
         cl_mem ml = clt__mem(rows), mw = clt__mem(wrow), mx = clt__mem(xc);
         cl_mem mt = clt__mem(tc), mwt = wc ? clt__mem(wc) : mx;
@@ -268,13 +297,13 @@ clt_status clt__cross_entropy(const clt_tensor *x, const clt_tensor *target,
         cl_long cc = C, ign = o->ignore_index;
         double eps64 = o->label_smoothing;
         float eps32 = (float)eps64;
-        clt__arg eps = x->dtype == CLT_FLOAT64 ? CLT__ARG(eps64) : CLT__ARG(eps32);
+        clt__arg eps = ct == CLT_FLOAT64 ? CLT__ARG(eps64) : CLT__ARG(eps32);
         clt__arg args[] = {CLT__ARG(ml), CLT__ARG(mw),  CLT__ARG(mx),  CLT__ARG(xo),
                            CLT__ARG(mt), CLT__ARG(mt),  CLT__ARG(to),  CLT__ARG(p),
                            CLT__ARG(mwt), CLT__ARG(wo), CLT__ARG(hw),  CLT__ARG(cc),
                            CLT__ARG(ign), eps,          CLT__ARG(lsm), CLT__ARG(op),
                            CLT__ARG(err), CLT__ARG(n)};
-        CLT__TRY(launch_rows(x->dev, x->dtype, "ce_rows", n, C, 18, args, fn));
+        CLT__TRY(launch_rows(x->dev, ct, "ce_rows", n, C, 18, args, fn));
     }
     if (o->reduction == CLT_REDUCTION_NONE) {
         if (x->ndim == 1)
@@ -308,6 +337,7 @@ clt_status clt__cross_entropy_bw(const clt_tensor *x, const clt_tensor *target,
     const char *fn = "clt_backward"; /* a formula's step: the engine names the node */
     clt_status st = CLT_OK;
     bool prob = clt__dtype_is_float(target->dtype);
+    clt_dtype ct = ce_dtype(x, target, weight);
     int64_t C = x->shape[x->ndim - 1], N = x->ndim == 2 ? x->shape[0] : 1;
     int64_t shape[2] = {N, C};
     clt_tensor *xc = NULL, *tc = NULL, *wc = NULL, *gc = NULL, *dx = NULL, *dt = NULL;
@@ -315,14 +345,14 @@ clt_status clt__cross_entropy_bw(const clt_tensor *x, const clt_tensor *target,
     if (gt)
         *gt = NULL;
     want_gt = want_gt && prob;
-    CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &xc));
-    CLT__TRY(clt__contiguous_as(fn, target, target->dtype, &tc));
-    CLT__TRY(clt__contiguous_as(fn, g, x->dtype, &gc));
+    CLT__TRY(clt__contiguous_as(fn, x, ct, &xc));
+    CLT__TRY(clt__contiguous_as(fn, target, prob ? ct : target->dtype, &tc));
+    CLT__TRY(clt__contiguous_as(fn, g, ct, &gc));
     if (weight)
-        CLT__TRY(clt__contiguous_as(fn, weight, x->dtype, &wc));
-    CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 2, shape, &dx));
+        CLT__TRY(clt__contiguous_as(fn, weight, ct, &wc));
+    CLT__TRY(clt__result_new(fn, x->dev, ct, 2, shape, &dx));
     if (want_gt)
-        CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 2, shape, &dt));
+        CLT__TRY(clt__result_new(fn, x->dev, ct, 2, shape, &dt));
     {
         cl_mem mgx = clt__mem(dx), mgt = dt ? clt__mem(dt) : mgx, mx = clt__mem(xc);
         cl_mem mt = clt__mem(tc), mwt = wc ? clt__mem(wc) : mx, mg = clt__mem(gc);
@@ -334,14 +364,14 @@ clt_status clt__cross_entropy_bw(const clt_tensor *x, const clt_tensor *target,
         cl_long cc = C, ign = ignore_index;
         double eps64 = label_smoothing;
         float eps32 = (float)eps64;
-        clt__arg eps = x->dtype == CLT_FLOAT64 ? CLT__ARG(eps64) : CLT__ARG(eps32);
+        clt__arg eps = ct == CLT_FLOAT64 ? CLT__ARG(eps64) : CLT__ARG(eps32);
         clt__arg args[] = {CLT__ARG(mgx), CLT__ARG(mgt), CLT__ARG(wg),  CLT__ARG(mx),
                            CLT__ARG(xo),  CLT__ARG(mt),  CLT__ARG(mt),  CLT__ARG(to),
                            CLT__ARG(p),   CLT__ARG(mwt), CLT__ARG(wo),  CLT__ARG(hw),
                            CLT__ARG(cc),  CLT__ARG(ign), eps,           CLT__ARG(lsm),
                            CLT__ARG(mg),  CLT__ARG(go),  CLT__ARG(grows), CLT__ARG(md),
                            CLT__ARG(hd),  CLT__ARG(n)};
-        CLT__TRY(launch_rows(x->dev, x->dtype, "ce_rows_bw", n, C, 22, args, fn));
+        CLT__TRY(launch_rows(x->dev, ct, "ce_rows_bw", n, C, 22, args, fn));
     }
     CLT__TRY(clt__reshape(dx, x->ndim, x->shape, gx, fn));
     if (want_gt && gt)
@@ -365,18 +395,47 @@ done:
 static const char *const pointwise_names[] = {"clt_mse_loss", "clt_l1_loss",
                                               "clt_binary_cross_entropy_with_logits"};
 
+/* What the pointwise losses compute in: their operands' promoted dtype (an
+ * integer target of mse or l1 takes the input's, an integer pos_weight
+ * leaves it).  mse and l1 give it; binary cross entropy gives the target's,
+ * as torch 1.13 does (its loss is (1 - target) * input updated in place). */
+static clt_dtype pointwise_dtype(const clt_tensor *x, const clt_tensor *y, const clt_tensor *pw)
+{
+    clt_dtype ct = clt_promote_types(x->dtype, y->dtype);
+    return pw ? clt_promote_types(ct, pw->dtype) : ct;
+}
+
 static clt_status pointwise_check(int kind, const clt_tensor *x, const clt_tensor *y,
                                   const clt_tensor *pw, int reduction, const char *fn)
 {
     char s1[128], s2[128];
-    clt_status st = check_float(x, "input", fn);
-    if (st == CLT_OK)
-        st = clt__same_device(x, y, fn);
-    if (st == CLT_OK)
-        st = check_same_dtype(x, y, "target", fn);
+    clt_status st = clt__same_device(x, y, fn);
+    if (st == CLT_OK && pw)
+        st = clt__same_device(x, pw, fn);
     if (st == CLT_OK)
         st = check_reduction(reduction, fn);
     if (st != CLT_OK)
+        return st;
+    if (kind != CLT__LOSS_BCE) {
+        /* torch.mse_loss(float32, int64) promotes to float32 */
+        if (!clt__dtype_is_float(x->dtype) && !clt__dtype_is_float(y->dtype))
+            return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                              "%s: the input is %s and the target %s: one of them must be "
+                              "floating",
+                              fn, clt_dtype_name(x->dtype), clt_dtype_name(y->dtype));
+    } else if (!clt__dtype_is_float(x->dtype) || !clt__dtype_is_float(y->dtype)) {
+        /* torch: "result type Float can't be cast to the desired output
+         * type Long", the loss being computed in the target's dtype */
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: the input (%s) and the target (%s) must be floating", fn,
+                          clt_dtype_name(x->dtype), clt_dtype_name(y->dtype));
+    } else if (pw && pw->dtype == CLT_BOOL) {
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: pos_weight must not be bool (torch: subtraction with a bool "
+                          "tensor is not supported)",
+                          fn);
+    }
+    if ((st = check_compute(pointwise_dtype(x, y, pw), x, fn)) != CLT_OK)
         return st;
     bool same = x->ndim == y->ndim;
     for (int d = 0; same && d < x->ndim; d++)
@@ -388,9 +447,6 @@ static clt_status pointwise_check(int kind, const clt_tensor *x, const clt_tenso
                           fn, clt__shape_str(s1, sizeof s1, y->ndim, y->shape),
                           clt__shape_str(s2, sizeof s2, x->ndim, x->shape));
     if (pw) {
-        if ((st = clt__same_device(x, pw, fn)) != CLT_OK ||
-            (st = check_same_dtype(x, pw, "pos_weight", fn)) != CLT_OK)
-            return st;
         int64_t last = x->ndim ? x->shape[x->ndim - 1] : 1;
         if (pw->ndim > 1 || (pw->numel != 1 && pw->numel != last))
             return clt__error(CLT_ERR_SHAPE_MISMATCH,
@@ -414,13 +470,13 @@ clt_status clt__pointwise_loss(int kind, const clt_tensor *input, const clt_tens
     clt_status st = pointwise_check(kind, x, y, pw, reduction, fn);
     if (st != CLT_OK)
         return st;
+    clt_dtype ct = pointwise_dtype(x, y, pw), rt = kind == CLT__LOSS_BCE ? y->dtype : ct;
     clt_tensor *xc = NULL, *yc = NULL, *pc = NULL, *e = NULL, *r = NULL;
-    CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &xc));
-    CLT__TRY(clt__contiguous_as(fn, y, x->dtype, &yc));
+    CLT__TRY(clt__contiguous_as(fn, x, ct, &xc));
+    CLT__TRY(clt__contiguous_as(fn, y, ct, &yc));
     if (pw)
-        CLT__TRY(clt__contiguous_as(fn, pw, x->dtype, &pc));
-    CLT__TRY(clt__temp_new(fn, "the elements' losses", x->dev, x->dtype, x->ndim, x->shape,
-                           &e));
+        CLT__TRY(clt__contiguous_as(fn, pw, ct, &pc));
+    CLT__TRY(clt__temp_new(fn, "the elements' losses", x->dev, ct, x->ndim, x->shape, &e));
     {
         cl_mem me = clt__mem(e), mx = clt__mem(xc), my = clt__mem(yc);
         cl_mem mp = pc ? clt__mem(pc) : mx;
@@ -431,13 +487,19 @@ clt_status clt__pointwise_loss(int kind, const clt_tensor *input, const clt_tens
         clt__arg args[] = {CLT__ARG(me), CLT__ARG(mx), CLT__ARG(xo), CLT__ARG(my),
                            CLT__ARG(yo), CLT__ARG(mp), CLT__ARG(po), CLT__ARG(pn),
                            CLT__ARG(hp), CLT__ARG(k),  CLT__ARG(n)};
-        CLT__TRY(launch(x->dev, x->dtype, "ew_loss", n, 11, args, fn));
+        CLT__TRY(launch(x->dev, ct, "ew_loss", n, 11, args, fn));
     }
     if (reduction == CLT_REDUCTION_NONE) {
         r = e;
         e = NULL;
     } else {
         CLT__TRY(reduce(e, e, reduction == CLT_REDUCTION_MEAN ? 1 : 0, &r, NULL, fn));
+    }
+    if (rt != ct) {
+        clt_tensor *conv = NULL;
+        CLT__TRY(clt__to_dtype(r, rt, &conv, fn));
+        clt_tensor_free(r);
+        r = conv;
     }
     *out = r;
     r = NULL;
@@ -456,16 +518,17 @@ clt_status clt__pointwise_loss_bw(int kind, const clt_tensor *x, const clt_tenso
 {
     const char *fn = "clt_backward"; /* a formula's step: the engine names the node */
     clt_status st = CLT_OK;
+    clt_dtype ct = pointwise_dtype(x, y, pw);
     clt_tensor *xc = NULL, *yc = NULL, *pc = NULL, *gc = NULL, *dx = NULL, *dy = NULL;
-    CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &xc));
-    CLT__TRY(clt__contiguous_as(fn, y, x->dtype, &yc));
-    CLT__TRY(clt__contiguous_as(fn, g, x->dtype, &gc));
+    CLT__TRY(clt__contiguous_as(fn, x, ct, &xc));
+    CLT__TRY(clt__contiguous_as(fn, y, ct, &yc));
+    CLT__TRY(clt__contiguous_as(fn, g, ct, &gc));
     if (pw)
-        CLT__TRY(clt__contiguous_as(fn, pw, x->dtype, &pc));
+        CLT__TRY(clt__contiguous_as(fn, pw, ct, &pc));
     if (want_x)
-        CLT__TRY(clt__result_new(fn, x->dev, x->dtype, x->ndim, x->shape, &dx));
+        CLT__TRY(clt__result_new(fn, x->dev, ct, x->ndim, x->shape, &dx));
     if (want_y)
-        CLT__TRY(clt__result_new(fn, x->dev, x->dtype, x->ndim, x->shape, &dy));
+        CLT__TRY(clt__result_new(fn, x->dev, ct, x->ndim, x->shape, &dy));
     {
         cl_mem mx = clt__mem(xc), my = clt__mem(yc), mp = pc ? clt__mem(pc) : mx;
         cl_mem mgx = dx ? clt__mem(dx) : mx, mgy = dy ? clt__mem(dy) : mx, mg = clt__mem(gc);
@@ -476,13 +539,13 @@ clt_status clt__pointwise_loss_bw(int kind, const clt_tensor *x, const clt_tenso
         cl_int ge = reduction == CLT_REDUCTION_NONE;
         double div64 = reduction == CLT_REDUCTION_MEAN ? (double)x->numel : 1.0;
         float div32 = (float)div64;
-        clt__arg div = x->dtype == CLT_FLOAT64 ? CLT__ARG(div64) : CLT__ARG(div32);
+        clt__arg div = ct == CLT_FLOAT64 ? CLT__ARG(div64) : CLT__ARG(div32);
         clt__arg args[] = {CLT__ARG(mgx), CLT__ARG(mgy), CLT__ARG(wx), CLT__ARG(wy),
                            CLT__ARG(mx),  CLT__ARG(xo),  CLT__ARG(my), CLT__ARG(yo),
                            CLT__ARG(mp),  CLT__ARG(po),  CLT__ARG(pn), CLT__ARG(hp),
                            CLT__ARG(k),   CLT__ARG(mg),  CLT__ARG(go), CLT__ARG(ge),
                            div,           CLT__ARG(n)};
-        CLT__TRY(launch(x->dev, x->dtype, "ew_loss_bw", n, 18, args, fn));
+        CLT__TRY(launch(x->dev, ct, "ew_loss_bw", n, 18, args, fn));
     }
     *gx = dx;
     *gy = dy;

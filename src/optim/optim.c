@@ -77,7 +77,8 @@ static clt_status check_opts(kind k, const clt_sgd_opts *s, const clt_adam_opts 
 }
 
 /* State k of parameter i: zeros like it (in no scope), kept on the
- * parameter's device when the model moves. */
+ * parameter's device and in its dtype when the model moves or is
+ * converted (clt_module_to, clt_module_to_dtype). */
 static clt_status state(clt_optimizer *o, int k, size_t i, clt_tensor **out)
 {
     const clt_tensor *p = o->params[i];
@@ -87,8 +88,8 @@ static clt_status state(clt_optimizer *o, int k, size_t i, clt_tensor **out)
         st = clt__full(p->dev, p->dtype, p->ndim, p->shape, 0.0, s);
         if (st == CLT_OK)
             clt__scope_disown(*s);
-    } else if ((*s)->dev != p->dev) {
-        st = clt__tensor_rehome(*s, p->dev, "clt_optimizer_step");
+    } else {
+        st = clt__tensor_rehome(*s, p->dev, p->dtype, "clt_optimizer_step");
     }
     *out = *s;
     return st;
@@ -394,22 +395,34 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
 }
 
 /* Everything the updates need, before any of them: each state tensor of
- * a parameter that will be updated moved to the parameter's device (after
- * clt_module_to), and every kernel built.  A step that fails here (out of
- * memory, a build that fails) has changed nothing. */
+ * a parameter that will be updated moved to the parameter's device and
+ * converted to its dtype (after clt_module_to or clt_module_to_dtype),
+ * and every kernel built.  A step that fails here (out of memory, a build
+ * that fails) has changed nothing. */
 static clt_status step_ready(clt_optimizer *o)
 {
     for (size_t i = 0; i < o->n; i++) {
-        const clt_tensor *p = o->params[i];
-        if (clt__grad_of(p) == NULL)
+        const clt_tensor *p = o->params[i], *g = clt__grad_of(p);
+        if (g == NULL)
             continue;
+        /* the kernel reads both as one element type: never a mix */
+        if (g->dtype != p->dtype || g->numel != p->numel)
+            return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                              "clt_optimizer_step: parameter %zu is %s with %lld elements and "
+                              "its gradient %s with %lld",
+                              i, clt_dtype_name(p->dtype), (long long)p->numel,
+                              clt_dtype_name(g->dtype), (long long)g->numel);
+        if (p->dtype != CLT_FLOAT32 && p->dtype != CLT_FLOAT64)
+            return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                              "clt_optimizer_step: parameter %zu is %s; float32 and float64 "
+                              "are supported",
+                              i, clt_dtype_name(p->dtype));
         for (int k = 0; k < NSTATE; k++) {
             clt_tensor *s = o->state[k][i];
-            if (s && s->dev != p->dev) {
-                clt_status st = clt__tensor_rehome(s, p->dev, "clt_optimizer_step");
-                if (st != CLT_OK)
-                    return st;
-            }
+            clt_status st = s ? clt__tensor_rehome(s, p->dev, p->dtype, "clt_optimizer_step")
+                              : CLT_OK;
+            if (st != CLT_OK)
+                return st;
         }
     }
     for (size_t i = 0; i < o->n; i++) {

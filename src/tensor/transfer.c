@@ -252,8 +252,11 @@ clt_status clt__write_async(clt_tensor *t, const void *src, size_t bytes, cl_eve
 static void take_storage(clt_tensor *t, clt_tensor *moved)
 {
     clt__storage *old = t->storage;
+    clt_dtype dtype = t->dtype;
     t->storage = moved->storage;
     moved->storage = old;
+    t->dtype = moved->dtype;
+    moved->dtype = dtype;
     t->dev = moved->dev;
     t->offset = moved->offset;
     memcpy(t->strides, moved->strides, sizeof t->strides);
@@ -280,12 +283,28 @@ bool clt__tensor_take_values(clt_tensor *t, clt_tensor *next)
     return true;
 }
 
-clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev, const char *fn)
+/* A contiguous copy of t on dev as dtype, for t's handle to take. */
+static clt_status converted(const clt_tensor *t, clt_device *dev, clt_dtype dtype,
+                            clt_tensor **out, const void *caller, const char *fn)
 {
-    if (t->dev == dev)
+    if (dtype == t->dtype)
+        return clt__to_at(t, dev, out, caller, fn);
+    if (dev == t->dev)
+        return clt__to_dtype(t, dtype, out, fn);
+    clt_tensor *there = NULL;
+    clt_status st = clt__to_at(t, dev, &there, caller, fn);
+    if (st == CLT_OK)
+        st = clt__to_dtype(there, dtype, out, fn);
+    clt_tensor_free(there);
+    return st;
+}
+
+clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev, clt_dtype dtype, const char *fn)
+{
+    if (t->dev == dev && t->dtype == dtype)
         return CLT_OK;
     clt_tensor *moved = NULL;
-    clt_status st = clt__to_at(t, dev, &moved, __builtin_return_address(0), fn);
+    clt_status st = converted(t, dev, dtype, &moved, __builtin_return_address(0), fn);
     if (st != CLT_OK)
         return st;
     take_storage(t, moved);
@@ -293,19 +312,32 @@ clt_status clt__tensor_rehome(clt_tensor *t, clt_device *dev, const char *fn)
     return CLT_OK;
 }
 
+/* Where t goes for clt__tensor_rehome_all: *dev and *dtype, and whether
+ * that is a change. */
+static bool destination(const clt_tensor *t, clt_device *to_dev, clt_dtype floats,
+                        clt_device **dev, clt_dtype *dtype)
+{
+    *dev = to_dev ? to_dev : t->dev;
+    *dtype = floats != CLT_DTYPE_COUNT && clt__dtype_is_float(t->dtype) ? floats : t->dtype;
+    return *dev != t->dev || *dtype != t->dtype;
+}
+
 clt_status clt__tensor_rehome_all(clt_tensor *const *ts, size_t n, clt_device *dev,
-                                  const char *fn)
+                                  clt_dtype floats, const char *fn)
 {
     clt_tensor **moved = clt__calloc(n ? n : 1, sizeof *moved);
     if (moved == NULL)
-        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: moving %zu tensors to %s: out of "
-                          "host memory", fn, n, dev->label);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: converting %zu tensors: out of "
+                          "host memory", fn, n);
     clt_status st = CLT_OK;
+    clt_device *to;
+    clt_dtype dt;
     for (size_t i = 0; i < n && st == CLT_OK; i++)
-        if (ts[i] && ts[i]->dev != dev)
-            st = clt__to_at(ts[i], dev, &moved[i], __builtin_return_address(0), fn);
+        if (ts[i] && destination(ts[i], dev, floats, &to, &dt))
+            st = converted(ts[i], to, dt, &moved[i], __builtin_return_address(0), fn);
     for (size_t i = 0; i < n; i++) {
-        if (st == CLT_OK && moved[i] && ts[i]->dev != dev) /* a tensor listed twice moves once */
+        /* a tensor listed twice changes once */
+        if (st == CLT_OK && moved[i] && destination(ts[i], dev, floats, &to, &dt))
             take_storage(ts[i], moved[i]);
         clt_tensor_free(moved[i]);
     }
