@@ -280,6 +280,99 @@ DEF_FOUR(pow_tt_, PARAMS_TT, FETCH_TT, VFETCH_TT, POW_S(a, b), POW_V(a, b), POW_
 DEF_FOUR(pow_ts_, PARAMS_POW_TS, FETCH_POW_TS, VFETCH_POW_TS, POW_FORM(POW_S), POW_FORM(POW_V),
          POW_VEC)
 
+/* remainder, fmod and floor_divide, as PyTorch 1.13's CPU kernels
+ * (BinaryOpsKernel.cpp).  Floats: remainder is fmod(a, b), plus b where the
+ * two differ in sign; floor_divide is (a - fmod(a, b)) / b, less 1 where
+ * remainder adds b, rounded to the nearest integer; a zero quotient takes
+ * the sign of a / b, and b == 0 gives a / b.  Integers: b == 0 is recorded
+ * in the error record (dim -3, the host's ZeroDivisionError) and gives 0;
+ * b == -1 gives a remainder of 0 and a quotient of -a, wrapping (INT_MIN
+ * stays INT_MIN), where the hardware's division traps.  No vector loop. */
+#if T_IS_FLOAT
+inline T_C remainder_f(T_C a, T_C b)
+{
+    T_C m = fmod(a, b);
+    return m != 0 && (b < 0) != (m < 0) ? m + b : m;
+}
+
+inline T_C floor_divide_f(T_C a, T_C b)
+{
+    if (b == 0)
+        return a / b;
+    T_C m = fmod(a, b), d = (a - m) / b;
+    if (m != 0 && (b < 0) != (m < 0))
+        d -= 1;
+    if (d == 0)
+        return copysign((T_C)0, a / b);
+    T_C f = floor(d);
+    return d - f > K(0.5) ? f + 1 : f;
+}
+
+#define PARAMS_MOD_TT PARAMS_TT
+#define REMAINDER_(E) remainder_f(a, b)
+#define FMOD_(E) fmod(a, b)
+#define FLOOR_DIVIDE_(E) floor_divide_f(a, b)
+#else
+#if T_IS_UNSIGNED
+#define NEG_WRAP(x) (-(x))
+#elif T_ID == 3
+#define NEG_WRAP(x) as_int(-as_uint(x))
+#else
+#define NEG_WRAP(x) as_long(-as_ulong(x))
+#endif
+
+/* err is 0 for a scalar divisor, which the host has checked. */
+inline T_C mod_i(T_C a, T_C b, int floored, __global clt_index_error *err, int op)
+{
+    if (b == 0) {
+        if (err)
+            clt_report_error(err, op, -3, 0, 0);
+        return 0;
+    }
+#if !T_IS_UNSIGNED
+    if (b == -1)
+        return 0;
+#endif
+    T_C r = a % b;
+#if !T_IS_UNSIGNED
+    if (floored && r != 0 && (r < 0) != (b < 0))
+        r += b;
+#endif
+    return r;
+}
+
+inline T_C floor_divide_i(T_C a, T_C b, __global clt_index_error *err, int op)
+{
+    if (b == 0) {
+        if (err)
+            clt_report_error(err, op, -3, 0, 0);
+        return 0;
+    }
+#if T_IS_UNSIGNED
+    return a / b;
+#else
+    if (b == -1)
+        return NEG_WRAP(a);
+    T_C q = a / b, r = a % b;
+    return r != 0 && (r < 0) != (b < 0) ? q - 1 : q;
+#endif
+}
+
+#define PARAMS_MOD_TT PARAMS_TT, __global clt_index_error *err, int eop
+#define REMAINDER_(E) mod_i(a, b, 1, E)
+#define FMOD_(E) mod_i(a, b, 0, E)
+#define FLOOR_DIVIDE_(E) floor_divide_i(a, b, E)
+#endif
+#define MOD_ERR_TT err, eop
+#define MOD_ERR_TS 0, 0
+#define VFETCH_SKIP(o0, o1, o2)
+#define DEF_MOD(name, EXPR)                                                    \
+    DEF_FOUR(name##_tt_, PARAMS_MOD_TT, FETCH_TT, VFETCH_SKIP, EXPR(MOD_ERR_TT), zero, 0) \
+    DEF_FOUR(name##_ts_, PARAMS_TS, FETCH_TS, VFETCH_SKIP, EXPR(MOD_ERR_TS), zero, 0)
+DEF_MOD(remainder, REMAINDER_)
+DEF_MOD(fmod, FMOD_)
+DEF_MOD(floor_divide, FLOOR_DIVIDE_)
+
 /* axpy: a + alpha * b, for add and sub with alpha; floating types round
  * once (fma), as PyTorch's CPU kernel (vec::fmadd) and CUDA's contraction. */
 #define PARAMS_AXPY __global const T *pa, __global const T *pb, T_C alpha
@@ -307,6 +400,14 @@ DEF_FOUR(clamp_, PARAMS_CLAMP, FETCH_UN, VFETCH_UN, CLAMP(x), CLAMP(x), 1)
 #define FETCH_WHERE(o0, o1, o2) TY w_ = pc[o0] ? T_LOAD(pa, o1) : T_LOAD(pb, o2);
 #define VFETCH_NONE(o0, o1, o2) TY w_ = zero;
 DEF_FOUR(where_, PARAMS_WHERE, FETCH_WHERE, VFETCH_NONE, w_, w_, 0)
+#endif
+
+/* Gradients of remainder and fmod with respect to the divisor, as binary
+ * ops of the output's gradient a and the true quotient b of the operands:
+ * -a * floor(b) and -a * trunc(b), as PyTorch's formulas. */
+#if defined(EW_GRAD) && T_IS_FLOAT
+DEF_BINARY(remainder_bw, -a * floor(b), -a * floor(b), 1)
+DEF_BINARY(fmod_bw, -a * trunc(b), -a * trunc(b), 1)
 #endif
 
 /* Gradients of unary ops (src/autograd), as binary ops of the output's

@@ -70,6 +70,11 @@ SCAL = ["add", "sub", "rsub", "mul", "div", "rdiv", "pow", "rpow",
         "eq", "ne", "lt", "le", "gt", "ge"]
 for n in SCAL:
     proto("clt_%s_scalar" % n, [P, C.c_double, PP])
+MOD = ["remainder", "fmod", "floor_divide"]
+for n in MOD:
+    proto("clt_" + n, [P, P, PP])
+    proto("clt_%s_scalar" % n, [P, C.c_double, PP])
+proto("clt_device_synchronize", [P])
 UN = ["neg", "abs", "relu", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh",
       "sigmoid", "gelu", "logical_not"]
 for n in UN:
@@ -561,6 +566,70 @@ def elementwise():
                   lambda p, o, db=db: L.clt_to_dtype(p, T2C[db], o),
                   [data((7,), da, special=(db.is_floating_point or db == torch.bool),
                         lo=-3, hi=300 if da != torch.uint8 else 5)])
+
+
+def nonzero(t):
+    """An integer or bool divisor with its zeros made 1 (torch raises)."""
+    return t if t.dtype.is_floating_point else torch.where(t == 0, torch.ones_like(t), t)
+
+
+def modulo():
+    # remainder, fmod and floor_divide over every dtype pair (floats with
+    # their specials), with a 0-d divisor, broadcast and transposed
+    for n in MOD:
+        tf, cf = getattr(torch, n), getattr(L, "clt_" + n)
+        for da in DTYPES:
+            for db in DTYPES:
+                a = data((4, 6), da, special=True, lo=-40, hi=40)
+                b = data((6,), db, special=True)
+                if not (da.is_floating_point or db.is_floating_point):
+                    b = nonzero(b)
+                check("%s %s,%s" % (n, dn(da), dn(db)), tf, cf, [a, b])
+                check("%s %s,0-d %s" % (n, dn(da), dn(db)), tf, cf,
+                      [a, nonzero(data((), db)) if da != torch.bool or db != torch.bool
+                       else data((), db)])
+        check("%s transposed" % n, tf, cf,
+              [In(data((5, 3), torch.float32, special=True, lo=-30, hi=30), ("T",)),
+               data((3, 1), torch.float32)])
+        check("%s int64 transposed" % n, tf, cf,
+              [In(data((5, 3), torch.int64, lo=-30, hi=30), ("T",)),
+               nonzero(data((3, 5), torch.int64))])
+        for dt in (torch.float32, torch.float64):
+            x = torch.tensor([5, -5, 0, -0.0, math.inf, -math.inf, math.nan, 1, -1, 7.5, 1e30, 3],
+                             dtype=dt)
+            y = torch.tensor([3, -3, -3, 3, 3, -3, 2, math.inf, math.inf, -math.inf, 7, 0],
+                             dtype=dt)
+            check("%s %s edges" % (n, dn(dt)), tf, cf, [x, y], tol="exact")
+        # scalars, also those that wrap (2^32 + 3, -1 for uint8) and zero
+        cs = getattr(L, "clt_%s_scalar" % n)
+        for dt in DTYPES:
+            for s in (3.0, -3.0, 2.5, -0.5, 0.0, -1.0, 256.0, 4294967299.0, math.inf):
+                ps = pyscalar(s)
+                check("%s_scalar %s %r" % (n, dn(dt), s), lambda t, ps=ps, tf=tf: tf(t, ps),
+                      lambda p, o, s=s, cs=cs: cs(p, s, o),
+                      [data((2, 7), dt, special=True, lo=-40, hi=40)])
+        # a zero in an integer divisor: torch raises at once, cltensor at the
+        # next synchronisation (CLT_ERR_ZERO_DIVISION, -24)
+        keep = []
+        try:
+            pa = upload(torch.tensor([7, 8], dtype=torch.int32))
+            pb = upload(torch.tensor([2, 0], dtype=torch.int32))
+            keep += [pa, pb]
+            try:
+                tf(torch.tensor([7, 8]), torch.tensor([2, 0]))
+                raised = False
+            except RuntimeError as e:
+                raised = "ZeroDivisionError" in str(e)
+            out = P()
+            st = cf(pa, pb, C.byref(out))
+            keep.append(out)
+            sync = L.clt_device_synchronize(DEV)
+            ok("%s int zero divisor" % n, raised and st == 0 and sync == -24 and
+               b"ZeroDivisionError" in L.clt_last_error(), "status %d, sync %d: %s" % (
+                   st, sync, L.clt_last_error()))
+        finally:
+            for p in keep:
+                L.clt_tensor_free(p)
 
 
 LANE_SPECIALS = {
@@ -1448,7 +1517,7 @@ def errors():
 
 
 def main():
-    sections = [elementwise, reductions, linalg, views, stress, chains, creation, random, errors]
+    sections = [elementwise, modulo, reductions, linalg, views, stress, chains, creation, random, errors]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):
