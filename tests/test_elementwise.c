@@ -616,6 +616,56 @@ Test(elementwise, modulo_float_broadcast_against_reference)
     }
 }
 
+/* Quotients from 2^-60 to 2^60 and dividends a ulp away from a multiple
+ * of the divisor (where a / b rounds to an integer): the kernels' exact
+ * fmod against the C library's, on the vector and the scalar paths. */
+Test(elementwise, modulo_float_wide_range)
+{
+    clt_device *dev = get_device("cpu");
+    enum { N = 4099 };
+    static double ha[N], hb[N];
+    unsigned seed = 5;
+    for (int f32 = 0; f32 < 2; f32++) {
+        for (int i = 0; i < N; i++) {
+            seed = seed * 1103515245u + 12345u;
+            double ma = 1 + (seed >> 8) / 16777216.0, eb;
+            seed = seed * 1103515245u + 12345u;
+            double mb = 1 + (seed >> 8) / 16777216.0;
+            seed = seed * 1103515245u + 12345u;
+            eb = (double)((int)((seed >> 8) % 41u) - 20);
+            hb[i] = ldexp(mb, (int)eb) * ((seed >> 4) & 1 ? -1 : 1);
+            seed = seed * 1103515245u + 12345u;
+            if (i % 3 == 0) { /* k * b, one ulp either side */
+                double k = (double)((seed >> 8) % 1000u + 1), p = k * hb[i];
+                p = f32 ? (double)(float)p : p;
+                ha[i] = f32 ? (double)nextafterf((float)p, (seed >> 4) & 1 ? INFINITY : 0)
+                            : nextafter(p, (seed >> 4) & 1 ? INFINITY : 0);
+            } else {
+                ha[i] = ldexp(ma, (int)eb + (int)((seed >> 8) % 121u) - 60) *
+                        ((seed >> 5) & 1 ? -1 : 1);
+            }
+        }
+        clt_dtype dt = f32 ? CLT_FLOAT32 : CLT_FLOAT64;
+        int64_t n = N;
+        clt_tensor *a = make(dev, dt, 1, &n, ha), *b = make(dev, dt, 1, &n, hb);
+        for (int op = 0; op < NMOD; op++) {
+            clt_tensor *r = NULL;
+            CHECK(mod[op].tt(a, b, &r));
+            double *got = values(r);
+            for (int i = 0; i < N; i++) {
+                double x = f32 ? (double)(float)ha[i] : ha[i], y = f32 ? (double)(float)hb[i] : hb[i];
+                double want = ref_mod_float(op, x, y, f32);
+                cr_assert(same_value(got[i], want), "%s %s(%a, %a): got %a, want %a",
+                          clt_dtype_name(dt), mod[op].name, x, y, got[i], want);
+            }
+            free(got);
+            clt_tensor_free(r);
+        }
+        clt_tensor_free(a);
+        clt_tensor_free(b);
+    }
+}
+
 static void check_modulo_int(clt_dtype dt)
 {
     clt_device *dev = get_device("cpu");

@@ -68,7 +68,10 @@ CLT_API clt_status clt_minimum(const clt_tensor *a, const clt_tensor *b, clt_ten
  * b, less 1 where the signs differ, rounded to an integer): a zero quotient
  * has the sign of a / b, floor_divide(3.0, -inf) is -1.0, and b == 0 gives
  * a / b (inf, -inf or NaN).  Floating remainder and fmod by 0 give NaN, and
- * NaN or an infinite a gives NaN.
+ * NaN or an infinite a gives NaN.  fmod is exact, as C's (PyTorch 1.13's
+ * vectorised CPU kernel, which computes all but the last few elements of a
+ * tensor, gives NaN instead for a subnormal divisor and for float64
+ * dividends near the largest double; its scalar path agrees with this).
  *
  * Integers: INT_MIN by -1 gives the wrapped quotient INT_MIN and
  * remainder 0 (PyTorch 1.13's CPU kernel dies of SIGFPE there).  A zero in
