@@ -501,8 +501,9 @@ typedef struct clt__index_error {
 } clt__index_error;
 
 /* The calling thread's record buffer on dev, created (zeroed) at the
- * thread's first index op there; index kernels take it as an argument.
- * Borrowed: it lives until the thread exits or clt_shutdown. */
+ * thread's first index op (or integer remainder, fmod or floor_divide of
+ * two tensors) there; those kernels take it as an argument.  Borrowed: it
+ * lives until the thread exits or clt_shutdown. */
 clt_status clt__index_errors(clt_device *dev, cl_mem *out);
 
 /* One check of the calling thread's record around a blocking wait:

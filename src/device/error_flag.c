@@ -93,8 +93,8 @@ static record *find(const clt_device *dev)
     return NULL;
 }
 
-/* Created the first time the thread runs an index op on dev, so that the
- * waits of threads and devices which never index pay nothing. */
+/* Created the first time the thread runs an op that records on dev, so
+ * that the waits of threads and devices which never do pay nothing. */
 clt_status clt__index_errors(clt_device *dev, cl_mem *out)
 {
     *out = NULL;
