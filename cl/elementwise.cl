@@ -280,6 +280,165 @@ DEF_FOUR(pow_tt_, PARAMS_TT, FETCH_TT, VFETCH_TT, POW_S(a, b), POW_V(a, b), POW_
 DEF_FOUR(pow_ts_, PARAMS_POW_TS, FETCH_POW_TS, VFETCH_POW_TS, POW_FORM(POW_S), POW_FORM(POW_V),
          POW_VEC)
 
+/* remainder, fmod and floor_divide, as PyTorch 1.13's CPU kernels
+ * (BinaryOpsKernel.cpp).  Floats: remainder is fmod(a, b), plus b where the
+ * two differ in sign; floor_divide is (a - fmod(a, b)) / b, less 1 where
+ * remainder adds b, rounded to the nearest integer; a zero quotient takes
+ * the sign of a / b, and b == 0 gives a / b.  Integers: b == 0 is recorded
+ * in the error record (dim -3, the host's ZeroDivisionError) and gives 0;
+ * b == -1 gives a remainder of 0 and a quotient of -a, wrapping (INT_MIN
+ * stays INT_MIN), where the hardware's division traps (no vector loop). */
+#if T_IS_FLOAT
+/* fmod(a, b), exact, without PoCL's fmod (a loop, some 50 times slower than
+ * a division) where the truncated quotient q is below 2^mantissa and
+ * a - q * b comes out below |b|: then it is a multiple of b's last place
+ * (or a itself), which fma computes exactly, and q is the true quotient or
+ * 1 more (a / b rounded up to an integer), which adding |b| with a's sign
+ * mends.  Elsewhere (a NaN, an infinite a, b == 0, a quotient 2 off from a
+ * device's inexact division) fmod itself. */
+#if T_ID == 1
+#define FMOD_EXACT_LIMIT 0x1p53
+#else
+#define FMOD_EXACT_LIMIT 0x1p24f
+#endif
+inline T_C fmod_f(T_C a, T_C b)
+{
+    T_C q = trunc(a / b), r = fma(-q, b, a);
+    if (!(fabs(q) < FMOD_EXACT_LIMIT) || !(fabs(r) < fabs(b)))
+        return fmod(a, b);
+    if (r != 0 && signbit(r) != signbit(a))
+        r += copysign(fabs(b), a);
+    return r == 0 ? copysign((T_C)0, a) : r;
+}
+
+inline T_C remainder_f(T_C a, T_C b)
+{
+    T_C m = fmod_f(a, b);
+    return m != 0 && (b < 0) != (m < 0) ? m + b : m;
+}
+
+inline T_C floor_divide_f(T_C a, T_C b)
+{
+    if (b == 0)
+        return a / b;
+    T_C m = fmod_f(a, b), d = (a - m) / b;
+    if (m != 0 && (b < 0) != (m < 0))
+        d -= 1;
+    if (d == 0)
+        return copysign((T_C)0, a / b);
+    T_C f = floor(d);
+    return d - f > K(0.5) ? f + 1 : f;
+}
+
+/* The same on 16 lanes for name_k's vector loop; a vector with a lane that
+ * fmod_f would give to fmod goes lane by lane. */
+inline TV fmod_v(TV a, TV b)
+{
+    TV q = trunc(a / b), r = fma(-q, b, a);
+    if (!all(isless(fabs(q), (TV)FMOD_EXACT_LIMIT) & isless(fabs(r), fabs(b)))) {
+        T_C ta[16], tb[16];
+        vstore16(a, 0, ta);
+        vstore16(b, 0, tb);
+        for (int l = 0; l < 16; l++)
+            ta[l] = fmod_f(ta[l], tb[l]);
+        return vload16(0, ta);
+    }
+    r = select(r, r + copysign(fabs(b), a), (r != (TV)0) & (signbit(r) != signbit(a)));
+    return select(r, copysign((TV)0, a), r == (TV)0);
+}
+
+inline TV remainder_v(TV a, TV b)
+{
+    TV m = fmod_v(a, b);
+    return select(m, m + b, (m != (TV)0) & ((b < (TV)0) != (m < (TV)0)));
+}
+
+inline TV floor_divide_v(TV a, TV b)
+{
+    TV m = fmod_v(a, b), d = (a - m) / b;
+    d = select(d, d - (TV)1, (m != (TV)0) & ((b < (TV)0) != (m < (TV)0)));
+    TV f = floor(d);
+    f = select(f, f + (TV)1, d - f > (TV)K(0.5));
+    f = select(f, copysign((TV)0, a / b), d == (TV)0);
+    return select(f, a / b, b == (TV)0);
+}
+
+#define PARAMS_MOD_TT PARAMS_TT
+#define REMAINDER_(E) remainder_f(a, b)
+#define FMOD_(E) fmod_f(a, b)
+#define FLOOR_DIVIDE_(E) floor_divide_f(a, b)
+#define VFETCH_MOD_TT VFETCH_TT
+#define VFETCH_MOD_TS VFETCH_TS
+#define MOD_VEC(fn) fn(a, b)
+#define MOD_HAS_VEC 1
+#else
+#if T_IS_UNSIGNED
+#define NEG_WRAP(x) (-(x))
+#elif T_ID == 3
+#define NEG_WRAP(x) as_int(-as_uint(x))
+#else
+#define NEG_WRAP(x) as_long(-as_ulong(x))
+#endif
+
+/* err is 0 for a scalar divisor, which the host has checked. */
+inline T_C mod_i(T_C a, T_C b, int floored, __global clt_index_error *err, int op)
+{
+    if (b == 0) {
+        if (err)
+            clt_report_error(err, op, -3, 0, 0);
+        return 0;
+    }
+#if !T_IS_UNSIGNED
+    if (b == -1)
+        return 0;
+#endif
+    T_C r = a % b;
+#if !T_IS_UNSIGNED
+    if (floored && r != 0 && (r < 0) != (b < 0))
+        r += b;
+#endif
+    return r;
+}
+
+inline T_C floor_divide_i(T_C a, T_C b, __global clt_index_error *err, int op)
+{
+    if (b == 0) {
+        if (err)
+            clt_report_error(err, op, -3, 0, 0);
+        return 0;
+    }
+#if T_IS_UNSIGNED
+    return a / b;
+#else
+    if (b == -1)
+        return NEG_WRAP(a);
+    T_C q = a / b, r = a % b;
+    return r != 0 && (r < 0) != (b < 0) ? q - 1 : q;
+#endif
+}
+
+#define PARAMS_MOD_TT PARAMS_TT, __global clt_index_error *err, int eop
+#define REMAINDER_(E) mod_i(a, b, 1, E)
+#define FMOD_(E) mod_i(a, b, 0, E)
+#define FLOOR_DIVIDE_(E) floor_divide_i(a, b, E)
+#define VFETCH_MOD_TT(o0, o1, o2)
+#define VFETCH_MOD_TS(o0, o1, o2)
+#define MOD_VEC(fn) zero
+#define MOD_HAS_VEC 0
+#endif
+#define MOD_ERR_TT err, eop
+#define MOD_ERR_TS 0, 0
+/* EXPR(errors) is an element's expression, VFN the vector function (its
+ * name apart: PoCL defines remainder and fmod as macros). */
+#define DEF_MOD(name, EXPR, VFN)                                               \
+    DEF_FOUR(name##_tt_, PARAMS_MOD_TT, FETCH_TT, VFETCH_MOD_TT, EXPR(MOD_ERR_TT),          \
+             MOD_VEC(VFN), MOD_HAS_VEC)                                        \
+    DEF_FOUR(name##_ts_, PARAMS_TS, FETCH_TS, VFETCH_MOD_TS, EXPR(MOD_ERR_TS),              \
+             MOD_VEC(VFN), MOD_HAS_VEC)
+DEF_MOD(remainder, REMAINDER_, remainder_v)
+DEF_MOD(fmod, FMOD_, fmod_v)
+DEF_MOD(floor_divide, FLOOR_DIVIDE_, floor_divide_v)
+
 /* axpy: a + alpha * b, for add and sub with alpha; floating types round
  * once (fma), as PyTorch's CPU kernel (vec::fmadd) and CUDA's contraction. */
 #define PARAMS_AXPY __global const T *pa, __global const T *pb, T_C alpha
@@ -307,6 +466,14 @@ DEF_FOUR(clamp_, PARAMS_CLAMP, FETCH_UN, VFETCH_UN, CLAMP(x), CLAMP(x), 1)
 #define FETCH_WHERE(o0, o1, o2) TY w_ = pc[o0] ? T_LOAD(pa, o1) : T_LOAD(pb, o2);
 #define VFETCH_NONE(o0, o1, o2) TY w_ = zero;
 DEF_FOUR(where_, PARAMS_WHERE, FETCH_WHERE, VFETCH_NONE, w_, w_, 0)
+#endif
+
+/* Gradients of remainder and fmod with respect to the divisor, as binary
+ * ops of the output's gradient a and the true quotient b of the operands:
+ * -a * floor(b) and -a * trunc(b), as PyTorch's formulas. */
+#if defined(EW_GRAD) && T_IS_FLOAT
+DEF_BINARY(remainder_bw, -a * floor(b), -a * floor(b), 1)
+DEF_BINARY(fmod_bw, -a * trunc(b), -a * trunc(b), 1)
 #endif
 
 /* Gradients of unary ops (src/autograd), as binary ops of the output's

@@ -13,24 +13,6 @@
  * results do not depend on the device's fma support. */
 #pragma OPENCL FP_CONTRACT OFF
 
-/* Must match clt__index_error in src/internal.h. */
-typedef struct clt_index_error {
-    int flag, op, dim, pad;
-    long value, size;
-} clt_index_error;
-
-/* Keeps the first bad index the device meets; later ones (in this kernel
- * or the next) leave it alone until the host reads and resets it. */
-void report_index(__global clt_index_error *e, int op, int dim, long value, long size)
-{
-    if (atomic_cmpxchg((volatile __global int *)&e->flag, 0, 1) == 0) {
-        e->op = op;
-        e->dim = dim;
-        e->value = value;
-        e->size = size;
-    }
-}
-
 /* out[i] = src[o0 + index[o1] * sel_stride] for the contiguous output of n
  * elements, where element i of L.shape places o0 in src (L.s0, 0 along the
  * selected dimension) and o1 in index (L.s1). */
@@ -41,7 +23,7 @@ CLT_KERNEL(take)(__global T *out, __global const T *src, __global const I *index
     CLT_STRIDED_ITEM(i, n, L, o0, o1, o2);
     long r = (long)index[o1];
     if (r < 0 || r >= sel_size) {
-        report_index(err, op, dim, r, sel_size);
+        clt_report_error(err, op, dim, r, sel_size);
         T_STORE(out, i, (T_C)0);
         return;
     }
@@ -66,7 +48,7 @@ CLT_KERNEL(scatter)(__global T *dst, __global const I *index, __global const T *
     for (long k = 0; k < nk; k++) {
         long r = (long)index[o1 + k * idx_step];
         if (r < 0 || r >= dim_size) {
-            report_index(err, op, dim, r, dim_size);
+            clt_report_error(err, op, dim, r, dim_size);
             continue;
         }
         long d = o0 + r * dst_step;
@@ -98,7 +80,7 @@ CLT_KERNEL(one_hot)(__global long *out, __global const long *index, long classes
     long c = (long)(i % (ulong)classes);
     if (r < 0 || r >= classes) {
         if (c == 0)
-            report_index(err, op, -1, r, classes);
+            clt_report_error(err, op, -1, r, classes);
         out[i] = 0;
         return;
     }

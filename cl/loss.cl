@@ -12,24 +12,6 @@
 
 #pragma OPENCL FP_CONTRACT OFF
 
-/* Must match clt__index_error in src/internal.h. */
-typedef struct clt_index_error {
-    int flag, op, dim, pad;
-    long value, size;
-} clt_index_error;
-
-/* dim -2 tells the host that a cross entropy or nll target was out of
- * range (src/device/error_flag.c words it as PyTorch does). */
-void report_target(__global clt_index_error *e, int op, long value, long size)
-{
-    if (atomic_cmpxchg((volatile __global int *)&e->flag, 0, 1) == 0) {
-        e->op = op;
-        e->dim = -2;
-        e->value = value;
-        e->size = size;
-    }
-}
-
 /* A row's maximum *m and log(sum(exp(x - m))) *ls: log_softmax(x)[c] is
  * (x[c] - m) - ls, which keeps its digits for huge logits (x - (m + ls)
  * would round m + ls to the spacing of m first). */
@@ -78,7 +60,7 @@ inline void ce_row(__global T *loss, __global T *wrow, __global const T *x, ulon
     long t = tidx[t_off + i];
     if (t == ignore || t < 0 || t >= C) {
         if (t != ignore)
-            report_target(err, op, t, C);
+            clt_report_error(err, op, -2, t, C);
         T_STORE(loss, i, (T_C)0);
         T_STORE(wrow, i, (T_C)0);
         return;

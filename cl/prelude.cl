@@ -69,6 +69,30 @@ typedef struct clt_offsets {
     long off0, off1, off2;
 } clt_offsets;
 
+/* The record of the first error a kernel meets in its data (an index out of
+ * range, an integer division by zero), which the host reads at the
+ * launching thread's next synchronisation (src/device/error_flag.c).  Must
+ * match clt__index_error in src/internal.h. */
+typedef struct clt_index_error {
+    int flag, op, dim, pad;
+    long value, size;
+} clt_index_error;
+
+/* Keeps the first error the device meets; later ones (in this kernel or the
+ * next) leave it alone until the host reads and resets it.  dim says what
+ * was met: >= 0 an index along that dimension, -1 one_hot's class value,
+ * -2 a loss's target, -3 an integer division by zero. */
+static inline void clt_report_error(__global clt_index_error *e, int op, int dim, long value,
+                                    long size)
+{
+    if (atomic_cmpxchg((volatile __global int *)&e->flag, 0, 1) == 0) {
+        e->op = op;
+        e->dim = dim;
+        e->value = value;
+        e->size = size;
+    }
+}
+
 #define LOAD_PLAIN(p, i) ((p)[i])
 #define STORE_PLAIN(p, i, v) ((p)[i] = (v))
 #define LOAD_HALF(p, i) vload_half((i), (p))

@@ -465,8 +465,10 @@ uint64_t clt__set_arg_calls(void);
  * index in a small buffer of the launching thread for that device; the
  * blocking read-back and synchronisation paths of the same thread read
  * that record behind their own wait and turn it into
- * CLT_ERR_INDEX_OUT_OF_RANGE.  The ops that can record, by the code their
- * kernels write (names appear in messages). */
+ * CLT_ERR_INDEX_OUT_OF_RANGE.  The integer forms of remainder, fmod and
+ * floor_divide (cl/elementwise.cl) record a zero divisor in the same record,
+ * which becomes CLT_ERR_ZERO_DIVISION.  The ops that can record, by the code
+ * their kernels write (names appear in messages). */
 #define CLT__INDEX_OPS(X)                                                    \
     X(INDEX_SELECT, "clt_index_select")                                      \
     X(GATHER, "clt_gather")                                                  \
@@ -478,7 +480,10 @@ uint64_t clt__set_arg_calls(void);
     X(EMBEDDING, "clt_embedding")                                            \
     X(ONE_HOT, "clt_one_hot")                                                \
     X(CROSS_ENTROPY, "clt_cross_entropy")                                    \
-    X(NLL_LOSS, "clt_nll_loss")
+    X(NLL_LOSS, "clt_nll_loss")                                              \
+    X(REMAINDER, "clt_remainder")                                            \
+    X(FMOD, "clt_fmod")                                                      \
+    X(FLOOR_DIVIDE, "clt_floor_divide")
 
 typedef enum clt__index_op {
 #define CLT__INDEX_OP_ENUM_(name, text) CLT__IDX_##name,
@@ -487,17 +492,18 @@ typedef enum clt__index_op {
     CLT__IDX_COUNT
 } clt__index_op;
 
-/* The record; must match clt_index_error in cl/index.cl.  flag is 0 until a
- * kernel meets a bad index; dim -1 marks one_hot's class values, dim -2 a
- * loss's class-index target. */
+/* The record; must match clt_index_error in cl/prelude.cl.  flag is 0 until
+ * a kernel meets a bad index; dim -1 marks one_hot's class values, dim -2 a
+ * loss's class-index target, dim -3 an integer division by zero. */
 typedef struct clt__index_error {
     cl_int flag, op, dim, pad;
     cl_long value, size;
 } clt__index_error;
 
 /* The calling thread's record buffer on dev, created (zeroed) at the
- * thread's first index op there; index kernels take it as an argument.
- * Borrowed: it lives until the thread exits or clt_shutdown. */
+ * thread's first index op (or integer remainder, fmod or floor_divide of
+ * two tensors) there; those kernels take it as an argument.  Borrowed: it
+ * lives until the thread exits or clt_shutdown. */
 clt_status clt__index_errors(clt_device *dev, cl_mem *out);
 
 /* One check of the calling thread's record around a blocking wait:
@@ -930,12 +936,12 @@ clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, c
  * clt__X_in names fn, the public call that computes with it (a backward
  * formula passes clt_backward). */
 #define CLT__EW_TT(X)                                                        \
-    X(add) X(sub) X(mul) X(div) X(pow) X(maximum) X(minimum) X(eq) X(ne) X(lt) X(le) X(gt) \
-    X(ge)
+    X(add) X(sub) X(mul) X(div) X(pow) X(maximum) X(minimum) X(remainder) X(fmod) \
+    X(floor_divide) X(eq) X(ne) X(lt) X(le) X(gt) X(ge)
 #define CLT__EW_TS(X)                                                        \
     X(add_scalar) X(sub_scalar) X(rsub_scalar) X(mul_scalar) X(div_scalar) X(rdiv_scalar) \
-    X(pow_scalar) X(rpow_scalar) X(eq_scalar) X(ne_scalar) X(lt_scalar) X(le_scalar)   \
-    X(gt_scalar) X(ge_scalar)
+    X(pow_scalar) X(rpow_scalar) X(remainder_scalar) X(fmod_scalar) X(floor_divide_scalar) \
+    X(eq_scalar) X(ne_scalar) X(lt_scalar) X(le_scalar) X(gt_scalar) X(ge_scalar)
 #define CLT__EW_UN(X)                                                        \
     X(neg) X(abs) X(relu) X(exp) X(log) X(sqrt) X(rsqrt) X(sin) X(cos) X(tanh) X(sigmoid) \
     X(gelu) X(logical_not)

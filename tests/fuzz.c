@@ -1036,7 +1036,7 @@ static void op_binary(fz *f)
     clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f);
     clt_tensor *out = SENT, **op = OUTP(f, &out);
     clt_status st;
-    uint32_t k = pick(f, 14);
+    uint32_t k = pick(f, 17);
     int cmp = 0, div = 0;
     switch (k) {
     case 0: CALL("clt_add", clt_add(a, b, op)); break;
@@ -1052,6 +1052,10 @@ static void op_binary(fz *f)
     case 10: CALL("clt_le", clt_le(a, b, op)); cmp = 1; break;
     case 11: CALL("clt_gt", clt_gt(a, b, op)); cmp = 1; break;
     case 12: CALL("clt_ge", clt_ge(a, b, op)); cmp = 1; break;
+    /* an integer zero divisor is reported by the next read-back */
+    case 13: CALL("clt_remainder", clt_remainder(a, b, op)); break;
+    case 14: CALL("clt_fmod", clt_fmod(a, b, op)); break;
+    case 15: CALL("clt_floor_divide", clt_floor_divide(a, b, op)); break;
     default: {
         clt_tensor *c = rt(f);
         CALL("clt_where", clt_where(c, a, b, op));
@@ -1093,7 +1097,7 @@ static void op_scalar(fz *f)
     clt_tensor *out = SENT, **op = OUTP(f, &out);
     clt_status st;
     clt_dtype dt = a ? result_ts(a, s) : CLT_DTYPE_COUNT;
-    switch (pick(f, 17)) {
+    switch (pick(f, 20)) {
     case 0: CALL("clt_add_scalar", clt_add_scalar(a, s, op)); break;
     case 1: CALL("clt_sub_scalar", clt_sub_scalar(a, s, op)); break;
     case 2: CALL("clt_rsub_scalar", clt_rsub_scalar(a, s, op)); break;
@@ -1108,6 +1112,9 @@ static void op_scalar(fz *f)
     case 11: CALL("clt_le_scalar", clt_le_scalar(a, s, op)); dt = CLT_BOOL; break;
     case 12: CALL("clt_gt_scalar", clt_gt_scalar(a, s, op)); dt = CLT_BOOL; break;
     case 13: CALL("clt_ge_scalar", clt_ge_scalar(a, s, op)); dt = CLT_BOOL; break;
+    case 17: CALL("clt_remainder_scalar", clt_remainder_scalar(a, s, op)); break;
+    case 18: CALL("clt_fmod_scalar", clt_fmod_scalar(a, s, op)); break;
+    case 19: CALL("clt_floor_divide_scalar", clt_floor_divide_scalar(a, s, op)); break;
     case 14: {
         double lo = rand_scalar(f), hi = rand_scalar(f);
         const double *pl = chance(f, 70) ? &lo : NULL, *ph = chance(f, 70) ? &hi : NULL;

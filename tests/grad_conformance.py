@@ -155,6 +155,18 @@ case("pow zeros", torch.pow, lambda x, y: call("clt_pow", x, y),
      [[0.0, 0.0, 0.0, 2.0, 0.5, 4.0], [0.0, 2.0, 0.5, 3.0, -1.0, 0.5]])
 case("maximum nan", torch.maximum, lambda x, y: call("clt_maximum", x, y),
      [[float("nan"), 1.0, 2.0], [1.0, float("nan"), 2.0]])
+# remainder and fmod: -g * floor(a / b) and -g * trunc(a / b) for b, also at
+# a zero, an infinite or a NaN divisor and at exact multiples
+for n, f in {"remainder": torch.remainder, "fmod": torch.fmod}.items():
+    proto("clt_" + n, [P, P, PP])
+    proto("clt_%s_scalar" % n, [P, C.c_double, PP])
+    case(n, f, lambda x, y, n=n: call("clt_" + n, x, y),
+         [[[5.0, -7.5, 0.0, 6.0, -0.0, 1.0], [3.0, 2.5, -1.0, 9.0, 4.0, -6.5]],
+          [2.0, -2.0, 0.0, float("inf"), float("nan"), 1.5]])
+    for s in (2.0, -0.75):
+        case("%s_scalar %g" % (n, s), lambda x, s=s, f=f: f(x, s),
+             lambda x, s=s, n=n: call("clt_%s_scalar" % n, x, C.c_double(s)),
+             [[-3.0, -0.5, 0.0, 1.25, 4.0]])
 
 for n, f in {"add": lambda x, s: x + s, "sub": lambda x, s: x - s,
              "rsub": lambda x, s: s - x, "mul": lambda x, s: x * s,

@@ -73,6 +73,85 @@ Test(autograd, scalar_ops)
         gradcheck(dev, call_ts, &cases[i], 1, pos);
 }
 
+/* remainder and fmod: a's gradient passes, b's is -g * floor(a / b) or
+ * -g * trunc(a / b); at points away from the jumps (a / b not near an
+ * integer).  Their scalar forms pass the gradient. */
+Test(autograd, remainder_and_fmod)
+{
+    clt_device *dev = get_device("cpu");
+    const tt_fn fns[] = {clt_remainder, clt_fmod};
+    static const double C2[] = {0.5, -1.5}, S1[] = {1.25}, W6[] = {7.3, -5.1, 4.4, -0.7, 9.5, -3.3};
+    gc_in ins[2] = {{2, {2, 3}, W6, 1}, {1, {3}, Y3, 1}};
+    gc_in b2[2] = {{2, {2, 1}, C2, 1}, {2, {1, 3}, Y3, 1}};
+    gc_in b0[2] = {{2, {2, 3}, X6, 1}, {0, {0}, S1, 1}};
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        gradcheck(dev, call_tt, &fns[i], 2, ins);
+        gradcheck(dev, call_tt, &fns[i], 2, b2);
+        gradcheck(dev, call_tt, &fns[i], 2, b0);
+    }
+    const struct {
+        ts_fn f;
+        double s;
+    } cases[] = {{clt_remainder_scalar, 0.75}, {clt_fmod_scalar, -0.75}};
+    gc_in one[1] = {{2, {2, 3}, W6, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        gradcheck(dev, call_ts, &cases[i], 1, one);
+
+    /* the values PyTorch 1.13 gives: x = [5, -7.5], y = [2, 2], the
+     * gradients of sum(remainder(x, y)) are [1, 1] and [-2, 4], of
+     * sum(fmod(x, y)) [1, 1] and [-2, 3] */
+    int64_t n = 2;
+    static const double want[2][2] = {{-2, 4}, {-2, 3}};
+    for (int k = 0; k < 2; k++) {
+        clt_tensor *x = NULL, *y = NULL, *r = NULL, *l = NULL, *gx = NULL, *gy = NULL;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, (float[]){5, -7.5f}, &x));
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, &n, (float[]){2, 2}, &y));
+        CHECK(clt_set_requires_grad(x, 1));
+        CHECK(clt_set_requires_grad(y, 1));
+        CHECK(fns[k](x, y, &r));
+        cr_assert_str_eq(clt_grad_fn_name(r), k ? "FmodBackward1" : "RemainderBackward1");
+        CHECK(clt_sum(r, &l));
+        CHECK(clt_backward(l, NULL, 0));
+        CHECK(clt_grad(x, &gx));
+        CHECK(clt_grad(y, &gy));
+        float *hx = read_f32(gx), *hy = read_f32(gy);
+        cr_assert(hx[0] == 1 && hx[1] == 1, "%g %g", hx[0], hx[1]);
+        cr_assert(hy[0] == want[k][0] && hy[1] == want[k][1], "%g %g", hy[0], hy[1]);
+        free(hx);
+        free(hy);
+        clt_tensor *all[] = {x, y, r, l, gx, gy};
+        for (size_t i = 0; i < 6; i++)
+            clt_tensor_free(all[i]);
+    }
+}
+
+/* floor_divide has no derivative in PyTorch 1.13: its result requires
+ * grad, and backward through it fails ("derivative for aten::floor_divide
+ * is not implemented"), leaving no gradient. */
+Test(autograd, floor_divide_not_differentiable)
+{
+    clt_device *dev = get_device("cpu");
+    for (int scalar = 0; scalar < 2; scalar++) {
+        int64_t n = 3;
+        clt_tensor *x = NULL, *y = NULL, *r = NULL, *l = NULL, *g = NULL;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, X6, &x));
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, Q3, &y));
+        CHECK(clt_set_requires_grad(x, 1));
+        CHECK(scalar ? clt_floor_divide_scalar(x, 0.5, &r) : clt_floor_divide(x, y, &r));
+        cr_assert(clt_requires_grad(r));
+        cr_assert_str_eq(clt_grad_fn_name(r), "NotImplemented");
+        CHECK(clt_sum(r, &l));
+        assert_error(clt_backward(l, NULL, 0), CLT_ERR_INVALID_ARGUMENT,
+                     "derivative for clt_floor_divide is not implemented");
+        cr_assert(strncmp(clt_last_error(), "clt_backward: ", 14) == 0, "%s", clt_last_error());
+        CHECK(clt_grad(x, &g));
+        cr_assert_null(g);
+        clt_tensor *all[] = {x, y, r, l};
+        for (size_t i = 0; i < 4; i++)
+            clt_tensor_free(all[i]);
+    }
+}
+
 static clt_status call_un(clt_tensor *const *in, clt_tensor **out, const void *ctx)
 {
     return (*(const un_fn *)ctx)(in[0], out);

@@ -119,6 +119,9 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_pow, T, clt_pow(f->bl, f->bl, &o->t))                                              \
     X(clt_maximum, T, clt_maximum(f->f, f->f2, &o->t))                                       \
     X(clt_minimum, T, clt_minimum(f->f, f->f2, &o->t))                                       \
+    X(clt_remainder, T, clt_remainder(f->bl, f->bl, &o->t))                                  \
+    X(clt_fmod, T, clt_fmod(f->f, NULL, &o->t))                                              \
+    X(clt_floor_divide, T, clt_floor_divide(f->bl, f->bl, &o->t))                            \
     X(clt_eq, T, clt_eq(f->f, f->f2, &o->t))                                                 \
     X(clt_ne, T, clt_ne(f->f, f->f2, &o->t))                                                 \
     X(clt_lt, T, clt_lt(f->f, f->f2, &o->t))                                                 \
@@ -141,6 +144,9 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_rdiv_scalar, T, clt_rdiv_scalar(NULL, 2, &o->t))                                   \
     X(clt_pow_scalar, T, clt_pow_scalar(f->i32, -1, &o->t))                                  \
     X(clt_rpow_scalar, T, clt_rpow_scalar(f->i32, big, &o->t))                               \
+    X(clt_remainder_scalar, T, clt_remainder_scalar(f->i32, 0, &o->t))                       \
+    X(clt_fmod_scalar, T, clt_fmod_scalar(NULL, 2, &o->t))                                   \
+    X(clt_floor_divide_scalar, T, clt_floor_divide_scalar(f->i32, 4294967296.0, &o->t))      \
     X(clt_neg, T, clt_neg(f->bl, &o->t))                                                     \
     X(clt_abs, T, clt_abs(NULL, &o->t))                                                      \
     X(clt_relu, T, clt_relu(NULL, &o->t))                                                    \

@@ -3,6 +3,7 @@
  * corners, 0-d), special values, integer and bool dtypes, non-contiguous
  * inputs, both launch variants, and bad input. */
 #include <stdint.h>
+#include <stdio.h>
 
 #include "helpers.h"
 #include "internal.h"
@@ -435,6 +436,494 @@ Test(elementwise, mixed_dtypes_promote)
     clt_tensor_free(f32);
     clt_tensor_free(b);
     clt_tensor_free(u8);
+}
+
+/* ---- remainder, fmod, floor_divide --------------------------------------------- */
+
+typedef enum { REM, FMOD, FDIV, NMOD } modop;
+
+static const struct {
+    const char *name;
+    tt_fn tt;
+    ts_fn ts;
+} mod[NMOD] = {
+    {"remainder", clt_remainder, clt_remainder_scalar},
+    {"fmod", clt_fmod, clt_fmod_scalar},
+    {"floor_divide", clt_floor_divide, clt_floor_divide_scalar},
+};
+
+/* PyTorch 1.13's CPU results for a op b, written down from
+ * torch.remainder, torch.fmod and torch.floor_divide on these float64
+ * inputs (float32 gives the same, but for 1e30 % 3: float32's 1e30 is
+ * 1000000015047466219876688855040, a multiple of 3, so 0, and 1e30 // 3
+ * 3.3333334e29). */
+static const double MOD_A[] = {5, -5, 5, -5, 0, -0.0, 5, -5, INFINITY, -INFINITY, NAN, 5, 0,
+                               1, 7.5, -7.5, 1e30, 3, 0.5, -0.5, -0.0, 1, -1};
+static const double MOD_B[] = {3, 3, -3, -3, 3, 3, 0, 0, 3, 3, 3, NAN, 0,
+                               INFINITY, 2, -INFINITY, 3, -INFINITY, -INFINITY, INFINITY, -3,
+                               -INFINITY, INFINITY};
+static const double MOD_WANT[NMOD][23] = {
+    {2, 1, -1, -2, 0, -0.0, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
+     1, 1.5, -7.5, 1, -INFINITY, -INFINITY, INFINITY, -0.0, -INFINITY, INFINITY},
+    {2, -2, 2, -2, 0, -0.0, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
+     1, 1.5, -7.5, 1, 3, 0.5, -0.5, -0.0, 1, -1},
+    {1, -2, -2, 1, 0, -0.0, INFINITY, -INFINITY, NAN, NAN, NAN, NAN, NAN,
+     0, 3, 0, 3.333333333333333e+29, -1, -1, -1, 0, -1, -1},
+};
+
+/* Equal, NaN to NaN, and zeros of the same sign. */
+static bool same_value(double got, double want)
+{
+    if (isnan(want))
+        return isnan(got);
+    return got == want && signbit(got) == signbit(want);
+}
+
+static void check_modulo_int(clt_dtype dt);
+
+static void modulo_edge_cases(clt_device *dev)
+{
+    int64_t n = sizeof MOD_A / sizeof MOD_A[0];
+    for (int f32 = 0; f32 < 2; f32++) {
+        clt_dtype dt = f32 ? CLT_FLOAT32 : CLT_FLOAT64;
+        clt_tensor *a = make(dev, dt, 1, &n, MOD_A), *b = make(dev, dt, 1, &n, MOD_B);
+        for (int op = 0; op < NMOD; op++) {
+            clt_tensor *r = NULL;
+            CHECK(mod[op].tt(a, b, &r));
+            cr_assert_eq(clt_tensor_dtype(r), dt);
+            double *got = values(r);
+            for (int64_t i = 0; i < n; i++) {
+                double want = MOD_WANT[op][i];
+                if (f32 && i == 16)
+                    want = op == FDIV ? (double)3.3333334e29f : 0;
+                else if (f32)
+                    want = (float)want;
+                cr_assert(same_value(got[i], want), "%s %s(%g, %g): got %.17g, want %.17g",
+                          clt_dtype_name(dt), mod[op].name, MOD_A[i], MOD_B[i], got[i], want);
+            }
+            free(got);
+            clt_tensor_free(r);
+        }
+        clt_tensor_free(a);
+        clt_tensor_free(b);
+    }
+}
+
+Test(elementwise, modulo_edge_cases_as_torch)
+{
+    modulo_edge_cases(get_device("cpu"));
+}
+
+Test(elementwise, modulo_edge_cases_gpu_variant)
+{
+    clt_device *dev = get_device("cpu");
+    dev->info.type = CLT_DEVICE_TYPE_GPU;
+    modulo_edge_cases(dev);
+    check_modulo_int(CLT_INT64);
+}
+
+/* The reference, in the precision of the dtype (float or double), from the
+ * definitions: fmod is exact in either; remainder adds b where the signs of
+ * fmod and b differ; floor_divide is PyTorch's div_floor formula. */
+#define REF_MOD(T, FLOOR, FMOD_, op, x_, y_)                                      \
+    do {                                                                          \
+        T a = (T)(x_), b = (T)(y_), m = FMOD_(a, b);                              \
+        if (op == FMOD) {                                                         \
+            r = m;                                                                \
+        } else if (op == REM) {                                                   \
+            r = m != 0 && (b < 0) != (m < 0) ? (T)(m + b) : m;                    \
+        } else if (b == 0) {                                                      \
+            r = (T)(a / b);                                                       \
+        } else {                                                                  \
+            T d = (T)((T)(a - m) / b);                                            \
+            if (m != 0 && (b < 0) != (m < 0))                                     \
+                d = (T)(d - 1);                                                   \
+            if (d == 0) {                                                         \
+                r = copysign(0.0, (T)(a / b));                                    \
+            } else {                                                              \
+                T fl = FLOOR(d);                                                  \
+                r = (T)(d - fl) > (T)0.5 ? (T)(fl + 1) : fl;                      \
+            }                                                                     \
+        }                                                                         \
+    } while (0)
+
+static double ref_mod_float(modop op, double x, double y, bool f32)
+{
+    double r = 0;
+    if (f32)
+        REF_MOD(float, floorf, fmodf, op, x, y);
+    else
+        REF_MOD(double, floor, fmod, op, x, y);
+    return r;
+}
+
+/* Python's //, % and C's fmod on int64 values (no zero divisor). */
+static int64_t ref_mod_int(modop op, int64_t a, int64_t b)
+{
+    int64_t q = a / b, m = a % b;
+    bool adjust = m != 0 && (m < 0) != (b < 0);
+    return op == FMOD ? m : op == REM ? (adjust ? m + b : m) : (adjust ? q - 1 : q);
+}
+
+Test(elementwise, modulo_float_broadcast_against_reference)
+{
+    clt_device *dev = get_device("cpu");
+    static const struct {
+        shp a, b;
+        int nd;
+        int64_t out[4];
+    } cases[] = {
+        {{1, {1031}}, {1, {1031}}, 1, {1031}},
+        {{2, {37, 1}}, {1, {41}}, 2, {37, 41}},
+        {{3, {3, 1, 65}}, {0, {0}}, 3, {3, 1, 65}},
+        {{1, {0}}, {1, {1}}, 1, {0}},
+    };
+    for (int f32 = 0; f32 < 2; f32++) {
+        clt_dtype dt = f32 ? CLT_FLOAT32 : CLT_FLOAT64;
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            shp sa = cases[c].a, sb = cases[c].b;
+            int64_t na = count(sa.nd, sa.s), nb = count(sb.nd, sb.s);
+            int64_t no = count(cases[c].nd, cases[c].out);
+            double *ha = random_values(na, 31, true), *hb = random_values(nb, 32, true);
+            for (int64_t i = 0; i < na; i++)
+                ha[i] *= 37; /* quotients up to a few hundred */
+            clt_tensor *a = make(dev, dt, sa.nd, sa.s, ha), *b = make(dev, dt, sb.nd, sb.s, hb);
+            for (int op = 0; op < NMOD; op++) {
+                clt_tensor *r = NULL;
+                CHECK(mod[op].tt(a, b, &r));
+                assert_shape(r, cases[c].nd, cases[c].out);
+                double *got = values(r);
+                for (int64_t i = 0; i < no; i++) {
+                    double x = ha[bcast_off(sa.nd, sa.s, cases[c].nd, cases[c].out, i)];
+                    double y = hb[bcast_off(sb.nd, sb.s, cases[c].nd, cases[c].out, i)];
+                    double want = ref_mod_float(op, x, y, f32);
+                    cr_assert(same_value(got[i], want), "%s %s(%.9g, %.9g): got %.17g, want %.17g",
+                              clt_dtype_name(dt), mod[op].name, x, y, got[i], want);
+                    /* floor_divide is floor(a / b) away from rounding, and
+                     * a - b * floor_divide(a, b) the remainder */
+                    if (op == FDIV && isfinite(want) && y != 0 && fabs(x / y) < 1e6 &&
+                        fabs(x / y - nearbyint(x / y)) > 1e-3)
+                        cr_assert_eq(got[i], floor(x / y), "%g // %g", x, y);
+                }
+                free(got);
+                clt_tensor_free(r);
+            }
+            clt_tensor_free(a);
+            clt_tensor_free(b);
+            free(ha);
+            free(hb);
+        }
+    }
+}
+
+/* Quotients from 2^-60 to 2^60 and dividends a ulp away from a multiple
+ * of the divisor (where a / b rounds to an integer): the kernels' exact
+ * fmod against the C library's, on the vector and the scalar paths. */
+Test(elementwise, modulo_float_wide_range)
+{
+    clt_device *dev = get_device("cpu");
+    enum { N = 4099 };
+    static double ha[N], hb[N];
+    unsigned seed = 5;
+    for (int f32 = 0; f32 < 2; f32++) {
+        for (int i = 0; i < N; i++) {
+            seed = seed * 1103515245u + 12345u;
+            double ma = 1 + (seed >> 8) / 16777216.0, eb;
+            seed = seed * 1103515245u + 12345u;
+            double mb = 1 + (seed >> 8) / 16777216.0;
+            seed = seed * 1103515245u + 12345u;
+            eb = (double)((int)((seed >> 8) % 41u) - 20);
+            hb[i] = ldexp(mb, (int)eb) * ((seed >> 4) & 1 ? -1 : 1);
+            seed = seed * 1103515245u + 12345u;
+            if (i % 3 == 0) { /* k * b, one ulp either side */
+                double k = (double)((seed >> 8) % 1000u + 1), p = k * hb[i];
+                p = f32 ? (double)(float)p : p;
+                ha[i] = f32 ? (double)nextafterf((float)p, (seed >> 4) & 1 ? INFINITY : 0)
+                            : nextafter(p, (seed >> 4) & 1 ? INFINITY : 0);
+            } else {
+                ha[i] = ldexp(ma, (int)eb + (int)((seed >> 8) % 121u) - 60) *
+                        ((seed >> 5) & 1 ? -1 : 1);
+            }
+        }
+        clt_dtype dt = f32 ? CLT_FLOAT32 : CLT_FLOAT64;
+        int64_t n = N;
+        clt_tensor *a = make(dev, dt, 1, &n, ha), *b = make(dev, dt, 1, &n, hb);
+        for (int op = 0; op < NMOD; op++) {
+            clt_tensor *r = NULL;
+            CHECK(mod[op].tt(a, b, &r));
+            double *got = values(r);
+            for (int i = 0; i < N; i++) {
+                double x = f32 ? (double)(float)ha[i] : ha[i], y = f32 ? (double)(float)hb[i] : hb[i];
+                double want = ref_mod_float(op, x, y, f32);
+                cr_assert(same_value(got[i], want), "%s %s(%a, %a): got %a, want %a",
+                          clt_dtype_name(dt), mod[op].name, x, y, got[i], want);
+            }
+            free(got);
+            clt_tensor_free(r);
+        }
+        clt_tensor_free(a);
+        clt_tensor_free(b);
+    }
+}
+
+static void check_modulo_int(clt_dtype dt)
+{
+    clt_device *dev = get_device("cpu");
+    enum { N = 1037 };
+    double ha[N], hb[N];
+    bool is_signed = dt != CLT_UINT8;
+    unsigned seed = 11;
+    for (int i = 0; i < N; i++) {
+        seed = seed * 1103515245u + 12345u;
+        ha[i] = (double)((int64_t)((seed >> 8) % 2001u) - (is_signed ? 1000 : 0));
+        seed = seed * 1103515245u + 12345u;
+        hb[i] = (double)((int64_t)((seed >> 8) % 41u) - (is_signed ? 20 : 0));
+        if (!is_signed) {
+            ha[i] = (double)((int64_t)ha[i] & 255);
+            hb[i] = (double)((int64_t)hb[i] & 255);
+        }
+        if (hb[i] == 0)
+            hb[i] = is_signed ? -1 : 7;
+    }
+    /* the minimum by -1: the quotient wraps (PyTorch's CPU kernel traps) */
+    double lo = dt == CLT_INT32 ? -2147483648.0 : dt == CLT_INT64 ? -9223372036854775808.0 : 0;
+    ha[0] = lo;
+    hb[0] = is_signed ? -1 : 255;
+    ha[1] = lo;
+    hb[1] = is_signed ? 7 : 255;
+    int64_t n = N;
+    clt_tensor *a = make(dev, dt, 1, &n, ha), *b = make(dev, dt, 1, &n, hb);
+    for (int op = 0; op < NMOD; op++) {
+        clt_tensor *r = NULL;
+        CHECK(mod[op].tt(a, b, &r));
+        cr_assert_eq(clt_tensor_dtype(r), dt);
+        size_t es = esize(dt);
+        unsigned char *buf = malloc(N * es);
+        CHECK(clt_tensor_read(r, buf, N * es));
+        for (int i = 0; i < N; i++) {
+            int64_t x = (int64_t)ha[i], y = (int64_t)hb[i], want, got;
+            if (dt == CLT_INT64) {
+                memcpy(&got, buf + i * es, 8);
+                want = y == -1 ? (op == FDIV ? (int64_t)(0 - (uint64_t)x) : 0)
+                               : ref_mod_int(op, x, y);
+            } else {
+                got = dt == CLT_INT32 ? *(int32_t *)(void *)(buf + i * es) : buf[i];
+                want = ref_mod_int(op, x, y);
+                if (dt == CLT_INT32)
+                    want = (int32_t)(uint32_t)(uint64_t)want;
+            }
+            cr_assert_eq(got, want, "%s %s(%lld, %lld): got %lld, want %lld", clt_dtype_name(dt),
+                         mod[op].name, (long long)x, (long long)y, (long long)got,
+                         (long long)want);
+        }
+        free(buf);
+        clt_tensor_free(r);
+    }
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+}
+
+Test(elementwise, modulo_int32)
+{
+    check_modulo_int(CLT_INT32);
+}
+
+Test(elementwise, modulo_int64)
+{
+    check_modulo_int(CLT_INT64);
+}
+
+Test(elementwise, modulo_uint8)
+{
+    check_modulo_int(CLT_UINT8);
+}
+
+/* Result dtypes as torch.result_type, values as PyTorch gives them. */
+Test(elementwise, modulo_mixed_dtypes_and_scalars)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 4;
+    double hi[4] = {7, -7, 5, -1}, hf[4] = {2.5, 2.5, -0.5, 4}, hb[4] = {1, 0, 1, 1};
+    double hu[4] = {7, 250, 5, 1};
+    clt_tensor *i32 = make(dev, CLT_INT32, 1, &n, hi), *f32 = make(dev, CLT_FLOAT32, 1, &n, hf);
+    clt_tensor *f64 = make(dev, CLT_FLOAT64, 1, &n, hf), *i64 = make(dev, CLT_INT64, 1, &n, hi);
+    clt_tensor *b = make(dev, CLT_BOOL, 1, &n, hb), *u8 = make(dev, CLT_UINT8, 1, &n, hu);
+    clt_tensor *ones = NULL, *r = NULL;
+    CHECK(clt_ones(dev, CLT_BOOL, 1, &n, &ones));
+    static const struct {
+        int a, b; /* 0 i32, 1 f32, 2 f64, 3 i64, 4 bool, 5 u8, 6 bool ones */
+        modop op;
+        clt_dtype dt;
+        double want[4];
+    } cases[] = {
+        /* torch.remainder(int32 [7, -7, 5, -1], float32 [2.5, 2.5, -0.5, 4]) */
+        {0, 1, REM, CLT_FLOAT32, {2, 0.5, 0, 3}},
+        {0, 1, FMOD, CLT_FLOAT32, {2, -2, 0, -1}},
+        {0, 1, FDIV, CLT_FLOAT32, {2, -3, -10, -1}},
+        {1, 3, REM, CLT_FLOAT32, {2.5, -4.5, 4.5, 0}},
+        {2, 0, FDIV, CLT_FLOAT64, {0, -1, -1, -4}},
+        {0, 5, REM, CLT_INT32, {0, 243, 0, 0}},
+        {5, 0, FDIV, CLT_INT32, {1, -36, 1, -1}},
+        {3, 0, FMOD, CLT_INT64, {0, 0, 0, 0}},
+        {4, 0, REM, CLT_INT32, {1, 0, 1, 0}},
+        {0, 6, FDIV, CLT_INT32, {7, -7, 5, -1}},
+        {5, 6, REM, CLT_UINT8, {0, 0, 0, 0}},
+        {4, 1, FMOD, CLT_FLOAT32, {1, 0, 0, 1}},
+    };
+    clt_tensor *in[7] = {i32, f32, f64, i64, b, u8, ones};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        CHECK(mod[cases[c].op].tt(in[cases[c].a], in[cases[c].b], &r));
+        cr_assert_eq(clt_tensor_dtype(r), cases[c].dt, "case %zu: %s", c,
+                     clt_dtype_name(clt_tensor_dtype(r)));
+        double *g = values(r);
+        for (int i = 0; i < 4; i++)
+            cr_assert(same_value(g[i], cases[c].want[i]), "case %zu element %d: got %g, want %g",
+                      c, i, g[i], cases[c].want[i]);
+        free(g);
+        clt_tensor_free(r);
+    }
+    /* a 0-d divisor */
+    int64_t one = 1;
+    clt_tensor *z = make(dev, CLT_INT32, 0, &one, (double[]){-3});
+    CHECK(clt_remainder(i32, z, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_INT32);
+    double *g = values(r);
+    double want0[4] = {-2, -1, -1, -1};
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(g[i], want0[i]);
+    free(g);
+    clt_tensor_free(r);
+    clt_tensor_free(z);
+
+    /* scalars: torch.remainder(t, s) etc. */
+    static const struct {
+        int a;
+        double s;
+        modop op;
+        clt_dtype dt;
+        double want[4];
+    } sc[] = {
+        {0, 3, REM, CLT_INT32, {1, 2, 2, 2}},
+        {0, -3, FMOD, CLT_INT32, {1, -1, 2, -1}},
+        {0, 3, FDIV, CLT_INT32, {2, -3, 1, -1}},
+        {0, 2.5, REM, CLT_FLOAT32, {2, 0.5, 0, 1.5}},
+        {0, -2.5, FDIV, CLT_FLOAT32, {-3, 2, -2, 0}},
+        {0, 4294967299.0, REM, CLT_INT32, {1, 2, 2, 2}}, /* 2^32 + 3 wraps to 3 */
+        {5, -1, REM, CLT_UINT8, {7, 250, 5, 1}},          /* -1 is 255 */
+        {5, -3, FDIV, CLT_UINT8, {0, 0, 0, 0}},           /* 253 */
+        {4, 2, REM, CLT_INT64, {1, 0, 1, 1}},
+        {4, 0.5, FMOD, CLT_FLOAT32, {0, 0, 0, 0}},
+        {1, 0, REM, CLT_FLOAT32, {NAN, NAN, NAN, NAN}},
+        {1, -0.0, FDIV, CLT_FLOAT32, {-INFINITY, -INFINITY, INFINITY, -INFINITY}},
+        {2, INFINITY, REM, CLT_FLOAT64, {2.5, 2.5, INFINITY, 4}},
+        {2, -INFINITY, FMOD, CLT_FLOAT64, {2.5, 2.5, -0.5, 4}},
+    };
+    for (size_t c = 0; c < sizeof sc / sizeof sc[0]; c++) {
+        CHECK(mod[sc[c].op].ts(in[sc[c].a], sc[c].s, &r));
+        cr_assert_eq(clt_tensor_dtype(r), sc[c].dt, "scalar case %zu: %s", c,
+                     clt_dtype_name(clt_tensor_dtype(r)));
+        g = values(r);
+        for (int i = 0; i < 4; i++)
+            cr_assert(same_value(g[i], sc[c].want[i]),
+                      "scalar case %zu element %d: got %g, want %g", c, i, g[i], sc[c].want[i]);
+        free(g);
+        clt_tensor_free(r);
+    }
+    clt_tensor *all[7] = {i32, f32, f64, i64, b, u8, ones};
+    for (int k = 0; k < 7; k++)
+        clt_tensor_free(all[k]);
+}
+
+Test(elementwise, modulo_refusals)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 3;
+    clt_tensor *b = NULL, *i = NULL, *u = NULL, *r = (clt_tensor *)&r;
+    CHECK(clt_ones(dev, CLT_BOOL, 1, &n, &b));
+    CHECK(clt_ones(dev, CLT_INT32, 1, &n, &i));
+    CHECK(clt_ones(dev, CLT_UINT8, 1, &n, &u));
+    for (int op = 0; op < NMOD; op++) {
+        r = (clt_tensor *)&r;
+        assert_error(mod[op].tt(b, b, &r), CLT_ERR_DTYPE_MISMATCH, "not implemented for bool");
+        cr_assert_null(r);
+        cr_assert(strstr(clt_last_error(), mod[op].name), "%s", clt_last_error());
+        /* a zero scalar divisor is known at once */
+        static const struct {
+            int u8;
+            double s;
+        } zeros[] = {{0, 0}, {0, -0.0}, {0, 4294967296.0}, {1, 256}, {1, 0}};
+        for (size_t z = 0; z < sizeof zeros / sizeof zeros[0]; z++) {
+            r = (clt_tensor *)&r;
+            assert_error(mod[op].ts(zeros[z].u8 ? u : i, zeros[z].s, &r), CLT_ERR_ZERO_DIVISION,
+                         "ZeroDivisionError");
+            cr_assert_null(r);
+        }
+        char fn[64];
+        snprintf(fn, sizeof fn, "clt_%s_scalar", mod[op].name);
+        names_only(fn);
+        r = (clt_tensor *)&r;
+        cr_assert_eq(mod[op].tt(i, NULL, &r), CLT_ERR_NULL_ARGUMENT);
+        cr_assert_null(r);
+    }
+    CHECK(clt_device_synchronize(dev));
+    clt_tensor_free(b);
+    clt_tensor_free(i);
+    clt_tensor_free(u);
+}
+
+/* A zero in an integer divisor tensor is found by the kernel: the op
+ * returns CLT_OK, and the thread's next wait on the device reports it. */
+Test(elementwise, modulo_integer_zero_divisor_reported_at_sync)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 5;
+    for (int op = 0; op < NMOD; op++) {
+        for (int which = 0; which < 3; which++) {
+            clt_dtype dt = which == 0 ? CLT_INT32 : which == 1 ? CLT_INT64 : CLT_BOOL;
+            clt_tensor *a = make(dev, CLT_INT32, 1, &n, (double[]){7, -7, 9, 4, 3});
+            clt_tensor *b = make(dev, dt, 1, &n, (double[]){2, 0, 1, 1, 0});
+            clt_tensor *r = NULL;
+            CHECK(mod[op].tt(a, b, &r));
+            int64_t got[5];
+            clt_dtype rt = dt == CLT_INT64 ? CLT_INT64 : CLT_INT32;
+            cr_assert_eq(clt_tensor_dtype(r), rt);
+            size_t bytes = (size_t)n * esize(rt);
+            char want[64];
+            snprintf(want, sizeof want, "clt_%s: ZeroDivisionError", mod[op].name);
+            if (which == 2) {
+                assert_error(clt_device_synchronize(dev), CLT_ERR_ZERO_DIVISION, want);
+                cr_assert(strstr(clt_last_error(), "clt_device_synchronize"), "%s",
+                          clt_last_error());
+            } else {
+                assert_error(clt_tensor_read(r, got, bytes), CLT_ERR_ZERO_DIVISION, want);
+                cr_assert(strstr(clt_last_error(), "clt_tensor_read"), "%s", clt_last_error());
+            }
+            /* reported once; the other elements are computed, the bad one
+             * holds 0 */
+            double *g = values(r);
+            /* 7 by 2 (by true for a bool divisor) */
+            double ok1 = which == 2 ? (op == FDIV ? 7 : 0) : op == FDIV ? 3 : 1;
+            cr_assert_eq(g[0], ok1, "%s: %g", mod[op].name, g[0]);
+            cr_assert_eq(g[1], 0);
+            cr_assert_eq(g[2], op == FDIV ? 9 : 0);
+            free(g);
+            CHECK(clt_device_synchronize(dev));
+            clt_tensor_free(a);
+            clt_tensor_free(b);
+            clt_tensor_free(r);
+        }
+    }
+    /* floats divide by zero as IEEE does: nothing is recorded */
+    clt_tensor *a = make(dev, CLT_FLOAT32, 1, &n, (double[]){7, -7, 0, 4, 3});
+    clt_tensor *b = make(dev, CLT_INT32, 1, &n, (double[]){0, 0, 0, 1, 2}), *r = NULL;
+    CHECK(clt_floor_divide(a, b, &r));
+    double *g = values(r);
+    cr_assert(g[0] == INFINITY && g[1] == -INFINITY && isnan(g[2]) && g[3] == 4 && g[4] == 1);
+    free(g);
+    CHECK(clt_device_synchronize(dev));
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(r);
 }
 
 /* ---- tensor with scalar ------------------------------------------------------------- */

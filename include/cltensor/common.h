@@ -21,7 +21,9 @@
  * CLT_OK; the next blocking wait on that device by the thread that called
  * the op returns CLT_ERR_INDEX_OUT_OF_RANGE with the message, as CUDA
  * reports a kernel's error at the next synchronisation, but to that thread
- * alone: other threads' waits on the device never report it.
+ * alone: other threads' waits on the device never report it.  An integer
+ * division by a zero tensor element (clt_remainder, clt_fmod,
+ * clt_floor_divide) is reported the same way, as CLT_ERR_ZERO_DIVISION.
  *
  * Ownership.  Functions that hand out something the caller must release say
  * so next to their declaration ("new reference: release with ...").  Every
@@ -80,7 +82,8 @@ extern "C" {
     X(ERR_IO, -20, "file input/output failed")                               \
     X(ERR_SYNC_FORBIDDEN, -21, "blocking synchronisation forbidden")         \
     X(ERR_INTERNAL, -22, "internal error")                                   \
-    X(ERR_INDEX_OUT_OF_RANGE, -23, "index out of range")
+    X(ERR_INDEX_OUT_OF_RANGE, -23, "index out of range")                     \
+    X(ERR_ZERO_DIVISION, -24, "integer division by zero")
 
 typedef enum clt_status {
 #define CLT_STATUS_ENUM_(name, value, text) CLT_##name = value,

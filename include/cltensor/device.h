@@ -104,7 +104,9 @@ CLT_API int clt_device_supports_dtype(const clt_device *dev, clt_dtype dtype);
 /* Waits until every operation queued on the device has completed.
  * CLT_ERR_INDEX_OUT_OF_RANGE when an index op (cltensor/index.h) that the
  * calling thread ran on this device met an index out of range since the
- * thread's last synchronisation there; other threads' are not reported. */
+ * thread's last synchronisation there, CLT_ERR_ZERO_DIVISION when an integer
+ * clt_remainder, clt_fmod or clt_floor_divide met a zero divisor; other
+ * threads' are not reported. */
 CLT_API clt_status clt_device_synchronize(clt_device *dev);
 
 /* ---- The pure picker, for tools and tests ------------------------------ */

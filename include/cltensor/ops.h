@@ -52,6 +52,45 @@ CLT_API clt_status clt_pow(const clt_tensor *a, const clt_tensor *b, clt_tensor 
 CLT_API clt_status clt_maximum(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
 CLT_API clt_status clt_minimum(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
 
+/* Modulo and floor division, as PyTorch 1.13's torch.remainder, torch.fmod
+ * and torch.floor_divide (which is torch.div(a, b, rounding_mode='floor')):
+ * dtypes promote as in clt_sub (int32 % int32 stays int32, int32 % float32
+ * is float32; float16 computes in float32), two bool operands are refused
+ * (CLT_ERR_DTYPE_MISMATCH), a bool with a number is that number's dtype.
+ *
+ * clt_remainder: Python's a % b, with the sign of the divisor b:
+ * remainder(-5, 3) is 1, remainder(5, -3) is -1.  Floating: fmod(a, b),
+ * plus b where the two differ in sign, so remainder(3.0, -inf) is -inf and
+ * remainder(-0.0, 3.0) is -0.0.  clt_fmod: C's fmod, with the sign of the
+ * dividend a: fmod(-5, 3) is -2.  clt_floor_divide: the quotient rounded
+ * toward negative infinity: floor_divide(-5, 3) is -2, floor_divide(-7.5,
+ * 2.0) -4.0.  Floating results follow PyTorch's formula ((a - fmod(a, b)) /
+ * b, less 1 where the signs differ, rounded to an integer): a zero quotient
+ * has the sign of a / b, floor_divide(3.0, -inf) is -1.0, and b == 0 gives
+ * a / b (inf, -inf or NaN).  Floating remainder and fmod by 0 give NaN, and
+ * NaN or an infinite a gives NaN.  fmod is exact, as C's (PyTorch 1.13's
+ * vectorised CPU kernel, which computes all but the last few elements of a
+ * tensor, gives NaN instead for a subnormal divisor and for float64
+ * dividends near the largest double; its scalar path agrees with this).
+ *
+ * Integers: INT_MIN by -1 gives the wrapped quotient INT_MIN and
+ * remainder 0 (PyTorch 1.13's CPU kernel dies of SIGFPE there).  A zero in
+ * an integer divisor tensor is found by the kernel, after the op has
+ * returned CLT_OK, as an index out of range is (common.h): the calling
+ * thread's next blocking wait on the device (a read-back,
+ * clt_device_synchronize) returns CLT_ERR_ZERO_DIVISION with a message that
+ * names the op ("clt_remainder: ZeroDivisionError: integer division by
+ * zero"), the result holds 0 there, and the wait after succeeds.  PyTorch
+ * raises the same "ZeroDivisionError" at once on the CPU.
+ *
+ * Autograd (floating results): remainder and fmod pass g to a and give b
+ * -g * floor(a / b) and -g * trunc(a / b); floor_divide records a node whose
+ * backward fails (CLT_ERR_INVALID_ARGUMENT), as PyTorch 1.13's "derivative
+ * for aten::floor_divide is not implemented".  New tensor. */
+CLT_API clt_status clt_remainder(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+CLT_API clt_status clt_fmod(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+CLT_API clt_status clt_floor_divide(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+
 /* ---- comparisons: bool tensors, compared in the promoted dtype ------------ */
 CLT_API clt_status clt_eq(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
 CLT_API clt_status clt_ne(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
@@ -114,6 +153,14 @@ CLT_API clt_status clt_rdiv_scalar(const clt_tensor *a, double s, clt_tensor **o
 CLT_API clt_status clt_pow_scalar(const clt_tensor *a, double s, clt_tensor **out);
 /* s ** a */
 CLT_API clt_status clt_rpow_scalar(const clt_tensor *a, double s, clt_tensor **out);
+/* remainder(a, s), fmod(a, s), floor_divide(a, s), as the tensor forms
+ * above with the scalar rules of this section (an integer tensor by a
+ * fractional s is float32; an integral s wraps to the integer dtype).  An
+ * integral s that is 0 in an integer result dtype (0, or 256 for uint8) is
+ * refused at once: CLT_ERR_ZERO_DIVISION, "ZeroDivisionError". */
+CLT_API clt_status clt_remainder_scalar(const clt_tensor *a, double s, clt_tensor **out);
+CLT_API clt_status clt_fmod_scalar(const clt_tensor *a, double s, clt_tensor **out);
+CLT_API clt_status clt_floor_divide_scalar(const clt_tensor *a, double s, clt_tensor **out);
 
 /* ---- unary -------------------------------------------------------------- */
 

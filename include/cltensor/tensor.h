@@ -13,7 +13,9 @@
  * of range met on the tensor's device since the last one (by an op of
  * cltensor/index.h): they return CLT_ERR_INDEX_OUT_OF_RANGE, with the data
  * read (but *out, a string or a value, not handed out), and the next wait
- * succeeds.
+ * succeeds.  An integer division by zero met there (clt_remainder,
+ * clt_fmod, clt_floor_divide) is reported the same way, as
+ * CLT_ERR_ZERO_DIVISION.
  */
 #ifndef CLTENSOR_TENSOR_H
 #define CLTENSOR_TENSOR_H

@@ -149,6 +149,36 @@ done:
     return st;
 }
 
+/* saved: a, b.  remainder and fmod: da = g; db = -g * floor(a / b)
+ * (remainder, n->i[0] 1) or -g * trunc(a / b) (fmod, 0), as PyTorch's
+ * formulas, with a / b the true quotient. */
+static clt_status bw_modulo(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    if (CLT__NEED(n, 0))
+        st = clt__alias(g, &gin[0]);
+    if (st == CLT_OK && CLT__NEED(n, 1)) {
+        clt_tensor *q = NULL;
+        st = clt__div_in("clt_backward", S(0), S(1), &q);
+        if (st == CLT_OK)
+            st = clt__grad_kernel(n->i[0] ? "remainder_bw" : "fmod_bw", g, q, &gin[1]);
+        clt_tensor_free(q);
+    }
+    return st;
+}
+
+/* floor_divide has no derivative in PyTorch 1.13: its result requires grad,
+ * and backward through it fails. */
+static clt_status bw_floor_divide(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    (void)n;
+    (void)g;
+    (void)gin;
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "clt_backward: the derivative for clt_floor_divide is not implemented, "
+                      "as in PyTorch (derivative for aten::floor_divide is not implemented)");
+}
+
 /* saved: cond */
 static clt_status bw_where(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
@@ -249,6 +279,9 @@ DEF_BINARY(div, "DivBackward0", bw_div, 2, 0)
 DEF_BINARY(pow, "PowBackward1", bw_pow, 3, 0)
 DEF_BINARY(maximum, "MaximumBackward0", bw_extremum, 1, 1)
 DEF_BINARY(minimum, "MinimumBackward0", bw_extremum, 1, 0)
+DEF_BINARY(remainder, "RemainderBackward1", bw_modulo, 1, 1)
+DEF_BINARY(fmod, "FmodBackward1", bw_modulo, 1, 0)
+DEF_BINARY(floor_divide, "NotImplemented", bw_floor_divide, 0, 0)
 DEF_BINARY(eq, NULL, NULL, 0, 0)
 DEF_BINARY(ne, NULL, NULL, 0, 0)
 DEF_BINARY(lt, NULL, NULL, 0, 0)
@@ -391,6 +424,9 @@ DEF_SCALAR(div_scalar, "DivBackward1", bw_div_s, 0)
 DEF_SCALAR(rdiv_scalar, "DivBackward2", bw_rdiv_s, 2)
 DEF_SCALAR(pow_scalar, "PowBackward0", bw_pow_s, 1)
 DEF_SCALAR(rpow_scalar, "PowBackward2", bw_rpow_s, 2)
+DEF_SCALAR(remainder_scalar, "RemainderBackward0", bw_add_s, 0)
+DEF_SCALAR(fmod_scalar, "FmodBackward0", bw_add_s, 0)
+DEF_SCALAR(floor_divide_scalar, "NotImplemented", bw_floor_divide, 0)
 DEF_SCALAR(eq_scalar, NULL, NULL, 0)
 DEF_SCALAR(ne_scalar, NULL, NULL, 0)
 DEF_SCALAR(lt_scalar, NULL, NULL, 0)

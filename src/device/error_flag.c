@@ -1,7 +1,8 @@
 /* error_flag.c: the records of the first out-of-range index that an index
- * kernel met, one for each thread and device, and their check behind the
- * blocking waits, which turns the calling thread's record into
- * CLT_ERR_INDEX_OUT_OF_RANGE at its next synchronisation on the device. */
+ * kernel met (or integer division by zero), one for each thread and device,
+ * and their check behind the blocking waits, which turns the calling
+ * thread's record into CLT_ERR_INDEX_OUT_OF_RANGE (CLT_ERR_ZERO_DIVISION)
+ * at its next synchronisation on the device. */
 #include <stdio.h>
 #include <string.h>
 
@@ -92,8 +93,8 @@ static record *find(const clt_device *dev)
     return NULL;
 }
 
-/* Created the first time the thread runs an index op on dev, so that the
- * waits of threads and devices which never index pay nothing. */
+/* Created the first time the thread runs an op that records on dev, so
+ * that the waits of threads and devices which never do pay nothing. */
 clt_status clt__index_errors(clt_device *dev, cl_mem *out)
 {
     *out = NULL;
@@ -189,6 +190,9 @@ clt_status clt__index_check_end(clt__index_check *c, bool report, const char *fn
     char where[512];
     snprintf(where, sizeof where, "found on %s (%s) at the next synchronisation, %s",
              dev->label, dev->info.name, fn);
+    if (r->dim == -3)
+        return clt__error(CLT_ERR_ZERO_DIVISION,
+                          "%s: ZeroDivisionError: integer division by zero (%s)", op, where);
     if (r->dim == -2)
         return clt__error(CLT_ERR_INDEX_OUT_OF_RANGE,
                           "%s: Target %lld is out of bounds (expected a class index in [0, %lld) "

@@ -208,7 +208,9 @@ static clt_status as_dtype(const clt_tensor *t, clt_dtype dt, clt_tensor **tmp,
     return st;
 }
 
-typedef enum op_kind { ARITH, TRUE_DIV, NO_BOOL_SUB, POW, COMPARE, EXTREMUM, GRAD } op_kind;
+/* MODULO: remainder, fmod and floor_divide, whose integer forms check
+ * their divisors (see modulo_errors). */
+typedef enum op_kind { ARITH, TRUE_DIV, NO_BOOL_SUB, POW, COMPARE, EXTREMUM, GRAD, MODULO } op_kind;
 
 static clt_dtype compute_dtype(op_kind kind, clt_dtype promoted)
 {
@@ -223,6 +225,32 @@ static clt_status bool_sub_error(const char *fn)
                       "%s: subtraction, the '-' operator, with a bool tensor is not "
                       "supported; to invert a mask use clt_logical_not",
                       fn);
+}
+
+/* remainder, fmod and floor_divide refuse two bool operands, as PyTorch's
+ * "remainder_cpu" not implemented for 'Bool'. */
+static clt_status bool_modulo_error(const char *op, const char *fn)
+{
+    return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                      "%s: %s is not implemented for bool tensors; convert one operand with "
+                      "clt_to_dtype first",
+                      fn, op);
+}
+
+/* An integer remainder, fmod or floor_divide of a tensor by a tensor: the
+ * kernel records a zero divisor in the calling thread's error record on
+ * the device (*err, borrowed), under the code *code, and the thread's next
+ * synchronisation there reports it as CLT_ERR_ZERO_DIVISION (as an index
+ * out of range is reported).  Nothing for floating types, which divide by
+ * zero as IEEE does. */
+static clt_status modulo_errors(clt_device *dev, clt_dtype ct, const char *op, cl_mem *err,
+                                cl_int *code)
+{
+    *err = NULL;
+    *code = strcmp(op, "remainder") == 0 ? CLT__IDX_REMAINDER
+          : strcmp(op, "fmod") == 0      ? CLT__IDX_FMOD
+                                         : CLT__IDX_FLOOR_DIVIDE;
+    return clt__dtype_is_float(ct) ? CLT_OK : clt__index_errors(dev, err);
 }
 
 /* Whether the result of shape (n, shape) and dtype dt may be written into
@@ -260,6 +288,8 @@ static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
                           "%s: pow is not implemented for bool tensors; convert one operand "
                           "with clt_to_dtype first",
                           fn);
+    if (kind == MODULO && ct == CLT_BOOL)
+        return bool_modulo_error(op, fn);
     st = clt__check_dtype(a->dev, ct, fn);
     if (st != CLT_OK)
         return st;
@@ -277,13 +307,20 @@ static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
         clt_tensor *w = into ? into : r;
         clt__layout L;
         geom g = layout_inputs(w, 2, (const clt_tensor *[]){ua, ub}, &L);
-        cl_mem mo = clt__mem(w), ma = clt__mem(ua), mb = clt__mem(ub);
+        cl_mem mo = clt__mem(w), ma = clt__mem(ua), mb = clt__mem(ub), merr = NULL;
+        cl_int code = 0;
+        if (kind == MODULO)
+            CLT__TRY(modulo_errors(a->dev, ct, op, &merr, &code));
         unsigned char sv[8];
         size_t ssize = alpha ? clt__scalar_arg(ct, *alpha, sv) : 0;
-        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(mb), {ssize, sv}};
+        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(mb), {ssize, sv}, CLT__ARG(code)};
+        size_t nargs = alpha ? 4 : 3;
+        if (merr) {
+            args[3] = CLT__ARG(merr);
+            nargs = 5;
+        }
         group grp = kind == COMPARE ? G_CMP : kind == GRAD ? G_GRAD : G_BIN;
-        CLT__TRY(launch(a->dev, grp, ct, alpha ? "axpy" : op, "_tt", &g, &L, alpha ? 4 : 3,
-                        args, fn));
+        CLT__TRY(launch(a->dev, grp, ct, alpha ? "axpy" : op, "_tt", &g, &L, nargs, args, fn));
     }
     *out = r;
     r = NULL;
@@ -308,6 +345,23 @@ static cl_int pow_form(clt_dtype ct, double s, int reversed)
          : s == -2.0 ? 6 : 0;
 }
 
+/* An integer remainder, fmod or floor_divide by a scalar that is 0 in the
+ * integer dtype (0, or 256 for uint8 as it wraps) is refused at once: no
+ * element needs the device to find it.  PyTorch's message is
+ * "ZeroDivisionError". */
+static clt_status modulo_scalar_check(clt_dtype ct, double s, const char *fn)
+{
+    unsigned char sv[8] = {0};
+    static const unsigned char zero[8];
+    size_t size = clt__scalar_arg(ct, s, sv);
+    if (clt__dtype_is_float(ct) || memcmp(sv, zero, size) != 0)
+        return CLT_OK;
+    return clt__error(CLT_ERR_ZERO_DIVISION,
+                      "%s: ZeroDivisionError: integer division by zero (the scalar divisor "
+                      "%.17g is 0 as %s)",
+                      fn, s, clt_dtype_name(ct));
+}
+
 static clt_status binary_ts(const char *op, op_kind kind, const clt_tensor *a, double s,
                             int reversed, clt_tensor *into, clt_tensor **out, const char *fn)
 {
@@ -329,6 +383,8 @@ static clt_status binary_ts(const char *op, op_kind kind, const clt_tensor *a, d
         kind == POW && !clt__dtype_is_float(ct) ? CLT__SCALAR_EXACT : CLT__SCALAR_WRAP;
     if (st == CLT_OK)
         st = clt__scalar_check(ct, s, rule, fn);
+    if (st == CLT_OK && kind == MODULO)
+        st = modulo_scalar_check(ct, s, fn);
     if (st != CLT_OK)
         return st;
     clt_tensor *ta = NULL, *r = NULL;
@@ -453,6 +509,9 @@ BINARY_TT(div, div, TRUE_DIV)
 BINARY_TT(pow, pow, POW)
 BINARY_TT(maximum, maximum, EXTREMUM)
 BINARY_TT(minimum, minimum, EXTREMUM)
+BINARY_TT(remainder, remainder, MODULO)
+BINARY_TT(fmod, fmod, MODULO)
+BINARY_TT(floor_divide, floor_divide, MODULO)
 BINARY_TT(eq, eq, COMPARE)
 BINARY_TT(ne, ne, COMPARE)
 BINARY_TT(lt, lt, COMPARE)
@@ -476,6 +535,9 @@ BINARY_TS(div_scalar, div, TRUE_DIV, 0)
 BINARY_TS(rdiv_scalar, div, TRUE_DIV, 1)
 BINARY_TS(pow_scalar, pow, POW, 0)
 BINARY_TS(rpow_scalar, pow, POW, 1)
+BINARY_TS(remainder_scalar, remainder, MODULO, 0)
+BINARY_TS(fmod_scalar, fmod, MODULO, 0)
+BINARY_TS(floor_divide_scalar, floor_divide, MODULO, 0)
 BINARY_TS(eq_scalar, eq, COMPARE, 0)
 BINARY_TS(ne_scalar, ne, COMPARE, 0)
 BINARY_TS(lt_scalar, lt, COMPARE, 0)
