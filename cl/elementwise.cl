@@ -496,6 +496,30 @@ DEF_BINARY(fmod_bw, -a * trunc(b), -a * trunc(b), 1)
     X(sqrt_bw, a / (b + b), a / (b + b), 1)                                    \
     X(rsqrt_bw, K(-0.5) * a * b * b * b, K(-0.5) * a * b * b * b, 1)
 GRAD_OPS(DEF_BINARY)
+
+/* log1p's from the input (a / (1 + x)), expm1's and tan's from the output
+ * (a * (y + 1), a * (1 + y*y)), silu's from the input as PyTorch's
+ * silu_backward, sigmoid(x) * (1 + x * (1 - sigmoid(x))), which is NaN at
+ * +-inf as there. */
+#define SILU_BW(a, b)                                                          \
+    (a) * (one / (one + exp(-(b)))) * (one + (b) * (one - one / (one + exp(-(b)))))
+DEF_BINARY(log1p_bw, a / (one + b), a / (one + b), 1)
+DEF_BINARY(expm1_bw, a * (b + one), a * (b + one), 1)
+DEF_BINARY(tan_bw, a * (one + b * b), a * (one + b * b), 1)
+DEF_BINARY(silu_bw, SILU_BW(a, b), SILU_BW(a, b), 1)
+
+/* softplus's from the input x = b: a where beta * x > threshold, else
+ * a * sigmoid(beta * x) in a form that overflows nowhere (PyTorch's
+ * z / (z + 1) with z = exp(beta * x) is NaN once z overflows, which only a
+ * threshold above ~88 in float32 lets happen). */
+#define PARAMS_SOFTPLUS_BW PARAMS_TT, T_C beta, T_C threshold
+#define FETCH_SOFTPLUS_BW(o0, o1, o2) FETCH_TT(o0, o1, o2) TY be_ = beta, th_ = threshold;
+#define VFETCH_SOFTPLUS_BW(o0, o1, o2)                                         \
+    VFETCH_TT(o0, o1, o2) TY be_ = (TY)beta, th_ = (TY)threshold;
+#define SIGMOID_STABLE(z) (((z) >= zero ? one : exp(-fabs(z))) / (one + exp(-fabs(z))))
+#define SOFTPLUS_BW (b * be_ > th_ ? a : a * SIGMOID_STABLE(b * be_))
+DEF_FOUR(softplus_bw_tt_, PARAMS_SOFTPLUS_BW, FETCH_SOFTPLUS_BW, VFETCH_SOFTPLUS_BW, SOFTPLUS_BW,
+         SOFTPLUS_BW, 1)
 #endif
 
 #ifdef EW_CMP
@@ -537,5 +561,57 @@ UNARY_OPS(DEF_UNARY)
 FLOAT_UNARY_OPS(DEF_UNARY)
 DEF_UNARY_SCALAR(sin, sin(x))
 DEF_UNARY_SCALAR(cos, cos(x))
+
+/* log1p and expm1 exact near 0 (1e-10 gives 1e-10); PoCL's log1p gives 0
+ * for a denormal x, whose log1p is x. */
+#if T_ID == 1
+#define LOG1P(x) (fabs(x) < DBL_MIN ? (x) : log1p(x))
+#else
+#define LOG1P(x) (fabs(x) < FLT_MIN ? (x) : log1p(x))
 #endif
+DEF_UNARY(log1p, LOG1P(x))
+DEF_UNARY(expm1, expm1(x))
+
+/* PoCL's 16-wide tan gives the bits of its scalar tan while all 16 lanes
+ * are below 1e4 in magnitude (4M values tried, float32 and float64); a
+ * float32 value from about 1e7 up, or an inf, spoils the other lanes
+ * (beside 1e30 tan(1e-30) came out 0.0099).  A vector holding a value of
+ * 1e4 or more, an inf or a NaN goes lane by lane. */
+inline TV tan_lanes(TV x)
+{
+    if (all(isless(fabs(x), (TV)K(1e4))))
+        return tan(x);
+    T_C t[16];
+    vstore16(x, 0, t);
+    for (int l = 0; l < 16; l++)
+        t[l] = tan(t[l]);
+    return vload16(0, t);
+}
+DEF_FOUR(tan_, PARAMS_UN, FETCH_UN, VFETCH_UN, tan(x), tan_lanes(x), 1)
+
+/* silu is x * sigmoid(x) as x / (1 + exp(-x)): -0.0 at -0.0, -0.0 where
+ * exp(-x) overflows, NaN at -inf (inf / inf), all as PyTorch's. */
+DEF_UNARY(silu, x / (one + exp(-x)))
+
+/* softplus: x where beta * x > threshold, as PyTorch's, else
+ * log1p(exp(beta * x)) / beta computed as (max(z, 0) + log1p(exp(-|z|))) /
+ * beta with z = beta * x, which overflows for no threshold (PyTorch's
+ * exp(z) does past ~88 in float32). */
+#define PARAMS_SOFTPLUS PARAMS_UN, T_C beta, T_C threshold
+#define FETCH_SOFTPLUS(o0, o1, o2) FETCH_UN(o0, o1, o2) TY be_ = beta, th_ = threshold;
+#define VFETCH_SOFTPLUS(o0, o1, o2)                                            \
+    VFETCH_UN(o0, o1, o2) TY be_ = (TY)beta, th_ = (TY)threshold;
+#define SOFTPLUS                                                               \
+    (x * be_ > th_ ? x : (fmax(x * be_, zero) + log1p(exp(-fabs(x * be_)))) / be_)
+DEF_FOUR(softplus_, PARAMS_SOFTPLUS, FETCH_SOFTPLUS, VFETCH_SOFTPLUS, SOFTPLUS, SOFTPLUS, 1)
+#endif
+
+/* sign keeps the dtype (bool too, unchanged), as torch.sign: NaN gives 0
+ * and -0.0 gives +0.0 there, as (x > 0) - (x < 0) does. */
+#if T_IS_UNSIGNED
+#define SIGN(x) ((x) > zero ? one : zero)
+#else
+#define SIGN(x) (((x) > zero ? one : zero) - ((x) < zero ? one : zero))
+#endif
+DEF_UNARY(sign, SIGN(x))
 #endif

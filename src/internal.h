@@ -944,7 +944,7 @@ clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, c
     X(eq_scalar) X(ne_scalar) X(lt_scalar) X(le_scalar) X(gt_scalar) X(ge_scalar)
 #define CLT__EW_UN(X)                                                        \
     X(neg) X(abs) X(relu) X(exp) X(log) X(sqrt) X(rsqrt) X(sin) X(cos) X(tanh) X(sigmoid) \
-    X(gelu) X(logical_not)
+    X(gelu) X(log1p) X(expm1) X(tan) X(sign) X(silu) X(logical_not)
 #define CLT__DECL_TT_(f)                                                     \
     clt_status clt__##f(const clt_tensor *a, const clt_tensor *b, clt_tensor **out); \
     clt_status clt__##f##_in(const char *fn, const clt_tensor *a, const clt_tensor *b, \
@@ -958,6 +958,8 @@ clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, c
 CLT__EW_TT(CLT__DECL_TT_)
 CLT__EW_TS(CLT__DECL_TS_)
 CLT__EW_UN(CLT__DECL_UN_)
+clt_status clt__softplus_in(const char *fn, const clt_tensor *a, double beta, double threshold,
+                            clt_tensor **out);
 clt_status clt__where(const clt_tensor *cond, const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
 clt_status clt__where_in(const char *fn, const clt_tensor *cond, const clt_tensor *a,
                          const clt_tensor *b, clt_tensor **out);
@@ -1070,6 +1072,10 @@ clt_status clt__normal_(clt_tensor *t, clt_generator *gen, double mean, double s
  * kernels of cl/elementwise.cl ("relu_bw", "tanh_bw", ...). */
 clt_status clt__grad_kernel(const char *op, const clt_tensor *g, const clt_tensor *x,
                             clt_tensor **out);
+/* The same for a kernel that takes nsc scalars after g and x
+ * ("softplus_bw": beta, threshold). */
+clt_status clt__grad_kernel_s(const char *op, const clt_tensor *g, const clt_tensor *x, int nsc,
+                              const double *sc, clt_tensor **out);
 
 /* ---- losses without autograd (src/ops/loss.c) ------------------------------
  * The public entries and their backward formulas are in
@@ -1131,6 +1137,8 @@ clt_status clt__linear(const clt_tensor *x, const clt_tensor *w, const clt_tenso
 CLT__EW_TT(CLT__DECL_REC_TT_)
 CLT__EW_TS(CLT__DECL_REC_TS_)
 CLT__EW_UN(CLT__DECL_REC_UN_)
+clt_status clt__softplus_rec(const char *fn, const clt_tensor *a, double beta, double threshold,
+                             clt_tensor **out);
 #define CLT__DECL_REC_DIM_(f)                                                \
     clt_status clt__##f##_dim_rec(const char *fn, const clt_tensor *a, int dim, int keepdim, \
                                   clt_tensor **out);

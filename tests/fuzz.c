@@ -1158,7 +1158,7 @@ static void op_unary(fz *f)
     clt_tensor *out = SENT, **op = OUTP(f, &out);
     clt_status st;
     clt_dtype dt = clt_tensor_dtype(a);
-    switch (pick(f, 13)) {
+    switch (pick(f, 19)) {
     case 0: CALL("clt_neg", clt_neg(a, op)); break;
     case 1: CALL("clt_abs", clt_abs(a, op)); break;
     case 2: CALL("clt_relu", clt_relu(a, op)); break;
@@ -1171,6 +1171,17 @@ static void op_unary(fz *f)
     case 9: CALL("clt_tanh", clt_tanh(a, op)); dt = floatify(dt); break;
     case 10: CALL("clt_sigmoid", clt_sigmoid(a, op)); dt = floatify(dt); break;
     case 11: CALL("clt_gelu", clt_gelu(a, op)); break;
+    case 12: CALL("clt_log1p", clt_log1p(a, op)); dt = floatify(dt); break;
+    case 13: CALL("clt_expm1", clt_expm1(a, op)); dt = floatify(dt); break;
+    case 14: CALL("clt_tan", clt_tan(a, op)); dt = floatify(dt); break;
+    case 15: CALL("clt_sign", clt_sign(a, op)); break;
+    case 16: CALL("clt_silu", clt_silu(a, op)); break;
+    case 17: {
+        double beta = chance(f, 70) ? 1.0 : rand_scalar(f);
+        double threshold = chance(f, 70) ? 20.0 : rand_scalar(f);
+        CALL("clt_softplus", clt_softplus(a, beta, threshold, op));
+        break;
+    }
     default: CALL("clt_logical_not", clt_logical_not(a, op)); dt = CLT_BOOL; break;
     }
     result_like(f, st, op, out, a, dt);
@@ -2421,10 +2432,12 @@ static void op_module(fz *f)
              clt_embedding_layer(dev, rand_count(f), rand_count(f), f->gen, mp));
         break;
     case 8:
-        switch (pick(f, 4)) {
+        switch (pick(f, 6)) {
         case 0: CALL("clt_relu_layer", clt_relu_layer(mp)); break;
         case 1: CALL("clt_gelu_layer", clt_gelu_layer(mp)); break;
         case 2: CALL("clt_tanh_layer", clt_tanh_layer(mp)); break;
+        case 3: CALL("clt_silu_layer", clt_silu_layer(mp)); break;
+        case 4: CALL("clt_softplus_layer", clt_softplus_layer(2.0, 10.0, mp)); break;
         default: CALL("clt_sigmoid_layer", clt_sigmoid_layer(mp)); break;
         }
         break;

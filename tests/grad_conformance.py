@@ -136,12 +136,23 @@ SPECIAL = [-2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 3.0, float("inf"), float("-inf"), fl
 POS = [0.0, 1e-300, 0.25, 1.0, 4.0, float("inf"), float("nan")]
 unary = {"neg": torch.neg, "abs": torch.abs, "relu": torch.relu, "exp": torch.exp,
          "sin": torch.sin, "cos": torch.cos, "tanh": torch.tanh, "sigmoid": torch.sigmoid,
-         "gelu": torch.nn.functional.gelu}
+         "gelu": torch.nn.functional.gelu, "expm1": torch.expm1, "tan": torch.tan,
+         "sign": torch.sign, "silu": torch.nn.functional.silu}
 positive = {"log": torch.log, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt}
 for n, f in list(unary.items()) + list(positive.items()):
     proto("clt_" + n, [P, PP])
     pts = SPECIAL if n in unary else POS
     case(n, f, lambda x, n=n: call("clt_" + n, x), [pts])
+proto("clt_log1p", [P, PP])
+case("log1p", torch.log1p, lambda x: call("clt_log1p", x),
+     [[-2.0, -1.0, -0.5, -0.0, 0.0, 1e-10, 3.0, float("inf"), float("nan")]])
+proto("clt_softplus", [P, C.c_double, C.c_double, PP])
+for beta, thr in ((1.0, 20.0), (2.0, 3.0), (-1.0, 2.0)):
+    # 1.5 and -2.0 sit on the kinks of (2, 3) and (-1, 2): beta * x == threshold
+    case("softplus %g %g" % (beta, thr),
+         lambda x, b=beta, h=thr: torch.nn.functional.softplus(x, b, h),
+         lambda x, b=beta, h=thr: call("clt_softplus", x, C.c_double(b), C.c_double(h)),
+         [SPECIAL + [1.5, 25.0, -100.0]])
 
 # ---- binary ops with broadcasting, ties and zeros ----------------------------------
 a = [[0.0, 1.0, -2.0, 3.0], [2.0, 2.0, 0.0, -1.0]]

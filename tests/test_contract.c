@@ -159,6 +159,12 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_tanh, T, clt_tanh(NULL, &o->t))                                                    \
     X(clt_sigmoid, T, clt_sigmoid(NULL, &o->t))                                              \
     X(clt_gelu, T, clt_gelu(NULL, &o->t))                                                    \
+    X(clt_log1p, T, clt_log1p(NULL, &o->t))                                                  \
+    X(clt_expm1, T, clt_expm1(NULL, &o->t))                                                  \
+    X(clt_tan, T, clt_tan(NULL, &o->t))                                                      \
+    X(clt_sign, T, clt_sign(NULL, &o->t))                                                    \
+    X(clt_silu, T, clt_silu(f->bl, &o->t))                                                   \
+    X(clt_softplus, T, clt_softplus(f->i32, 1, 20, &o->t))                                   \
     X(clt_logical_not, T, clt_logical_not(NULL, &o->t))                                      \
     /* reduce.h */                                                                           \
     X(clt_sum, T, clt_sum(NULL, &o->t))                                                      \
@@ -236,6 +242,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_gelu_layer, NEVER_FAILS, CLT_OK)                                                   \
     X(clt_tanh_layer, NEVER_FAILS, CLT_OK)                                                   \
     X(clt_sigmoid_layer, NEVER_FAILS, CLT_OK)                                                \
+    X(clt_silu_layer, NEVER_FAILS, CLT_OK)                                                   \
+    X(clt_softplus_layer, NEVER_FAILS, CLT_OK)                                               \
     /* optim.h */                                                                            \
     X(clt_sgd, OPT, clt_sgd(f->pair, 1, &bad_sgd, &o->opt))                                  \
     X(clt_adam, OPT, clt_adam(f->pair, 1, &bad_adam, &o->opt))                               \

@@ -219,11 +219,17 @@ CLT_API clt_status clt_embedding_layer(clt_device *dev, int64_t num_embeddings,
                                        int64_t embedding_dim, clt_generator *gen,
                                        clt_module **out);
 
-/* The activations as layers: ReLU, GELU (exact, erf), Tanh, Sigmoid. */
+/* The activations as layers: ReLU, GELU (exact, erf), Tanh, Sigmoid,
+ * SiLU (clt_silu: floating inputs only). */
 CLT_API clt_status clt_relu_layer(clt_module **out);
 CLT_API clt_status clt_gelu_layer(clt_module **out);
 CLT_API clt_status clt_tanh_layer(clt_module **out);
 CLT_API clt_status clt_sigmoid_layer(clt_module **out);
+CLT_API clt_status clt_silu_layer(clt_module **out);
+/* torch.nn.Softplus(beta, threshold): clt_softplus with the layer's beta
+ * and threshold, which PyTorch defaults to beta = 1, threshold = 20 (pass
+ * those for nn.Softplus()).  Any values are taken, as by clt_softplus. */
+CLT_API clt_status clt_softplus_layer(double beta, double threshold, clt_module **out);
 
 #ifdef __cplusplus
 }

@@ -185,6 +185,39 @@ CLT_API clt_status clt_tanh(const clt_tensor *a, clt_tensor **out);
 CLT_API clt_status clt_sigmoid(const clt_tensor *a, clt_tensor **out);
 CLT_API clt_status clt_gelu(const clt_tensor *a, clt_tensor **out);
 
+/* torch.log1p, torch.expm1 and torch.tan, typed as the functions above
+ * (integer and bool tensors give float32).  log1p(x) = log(1 + x) and
+ * expm1(x) = exp(x) - 1 keep their precision near 0: 1e-10 gives 1e-10
+ * (and -0.0 gives -0.0), which log(1 + x) and exp(x) - 1 lose.  log1p(-1)
+ * is -inf, below -1 NaN; expm1(-inf) is -1.  Deliberate differences, where
+ * PyTorch 1.13's CPU kernels are off: a denormal x has log1p x here (there
+ * 0, and float64 tan 0 too), and log1p of more than half the largest finite
+ * value is finite here (float32 log1p(3e38) is 88.6), inf there.  New
+ * tensor. */
+CLT_API clt_status clt_log1p(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_expm1(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_tan(const clt_tensor *a, clt_tensor **out);
+/* torch.sign: -1, 0 or 1 in a's own dtype (integers stay integers; a bool
+ * tensor comes back unchanged, as in PyTorch).  As torch.sign, NaN gives 0
+ * and -0.0 gives +0.0.  Its gradient is zero.  New tensor. */
+CLT_API clt_status clt_sign(const clt_tensor *a, clt_tensor **out);
+/* torch.nn.functional.silu: x * sigmoid(x).  Floating tensors only (integer
+ * and bool are CLT_ERR_DTYPE_MISMATCH, as PyTorch's "not implemented for
+ * 'Int'").  A large negative x gives -0.0 (not NaN); -inf gives NaN, as in
+ * PyTorch (-inf * 0).  New tensor. */
+CLT_API clt_status clt_silu(const clt_tensor *a, clt_tensor **out);
+/* torch.nn.functional.softplus(a, beta, threshold): log(1 + exp(beta * x))
+ * / beta, and x itself where beta * x > threshold (PyTorch's defaults are
+ * beta 1, threshold 20).  beta and threshold are converted to a's dtype
+ * (float for float16) first, as PyTorch does; any value is taken (beta 0
+ * gives inf, a NaN one NaN, as there).  Floating tensors only, as silu.
+ * Computed as (max(z, 0) + log1p(exp(-|z|))) / beta with z = beta * x, so
+ * it overflows for no threshold: with a threshold above 88 PyTorch's
+ * float32 log1p(exp(z)) gives inf where this gives about x, and its
+ * gradient NaN where this gives about 1.  New tensor. */
+CLT_API clt_status clt_softplus(const clt_tensor *a, double beta, double threshold,
+                                clt_tensor **out);
+
 /* Bool tensor, true where a is zero (any dtype).  New tensor. */
 CLT_API clt_status clt_logical_not(const clt_tensor *a, clt_tensor **out);
 

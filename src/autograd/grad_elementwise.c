@@ -439,9 +439,13 @@ DEF_SCALAR(ge_scalar, NULL, NULL, 0)
 /* Formulas over one saved tensor (the input or the output): either a
  * gradient kernel of cl/elementwise.cl (n->i[0] indexes kernels[]) or a
  * plain op. */
-static const char *const kernels[] = {"relu_bw", "abs_bw", "tanh_bw", "sigmoid_bw", "gelu_bw",
-                                      "sin_bw", "cos_bw", "sqrt_bw", "rsqrt_bw"};
-enum { K_RELU, K_ABS, K_TANH, K_SIGMOID, K_GELU, K_SIN, K_COS, K_SQRT, K_RSQRT };
+static const char *const kernels[] = {"relu_bw", "abs_bw",   "tanh_bw",  "sigmoid_bw", "gelu_bw",
+                                      "log1p_bw", "expm1_bw", "tan_bw",   "silu_bw",    "sin_bw",
+                                      "cos_bw",   "sqrt_bw",  "rsqrt_bw"};
+enum {
+    K_RELU, K_ABS, K_TANH, K_SIGMOID, K_GELU, K_LOG1P, K_EXPM1, K_TAN, K_SILU, K_SIN, K_COS,
+    K_SQRT, K_RSQRT
+};
 
 static clt_status bw_kernel(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
@@ -463,6 +467,13 @@ static clt_status bw_exp(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 static clt_status bw_log(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     return clt__div_in("clt_backward", g, S(0), &gin[0]);
+}
+
+/* sign: zeros of g's shape, as PyTorch's SignBackward0 (not g * 0, which
+ * an infinite g would make NaN). */
+static clt_status bw_zero(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__full(g->dev, g->dtype, g->ndim, g->shape, 0.0, &gin[0]);
 }
 
 typedef clt_status (*unary_fn)(const char *, const clt_tensor *, clt_tensor **);
@@ -504,4 +515,34 @@ DEF_UNARY(cos, "CosBackward0", bw_kernel, 1, K_COS)
 DEF_UNARY(tanh, "TanhBackward0", bw_kernel, 2, K_TANH)
 DEF_UNARY(sigmoid, "SigmoidBackward0", bw_kernel, 2, K_SIGMOID)
 DEF_UNARY(gelu, "GeluBackward0", bw_kernel, 1, K_GELU)
+DEF_UNARY(log1p, "Log1PBackward0", bw_kernel, 1, K_LOG1P)
+DEF_UNARY(expm1, "Expm1Backward0", bw_kernel, 2, K_EXPM1)
+DEF_UNARY(tan, "TanBackward0", bw_kernel, 2, K_TAN)
+DEF_UNARY(sign, "SignBackward0", bw_zero, 0, 0)
+DEF_UNARY(silu, "SiluBackward0", bw_kernel, 1, K_SILU)
 DEF_UNARY(logical_not, NULL, NULL, 0, 0)
+
+/* softplus: n->s[0] beta, n->s[1] threshold; saved: a.  PyTorch's
+ * softplus_backward: g where beta * a > threshold, else g * sigmoid(beta * a). */
+static clt_status bw_softplus(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__grad_kernel_s("softplus_bw", g, S(0), 2, n->s, &gin[0]);
+}
+
+clt_status clt__softplus_rec(const char *fn, const clt_tensor *a, double beta, double threshold,
+                             clt_tensor **out)
+{
+    clt_status st = clt__softplus_in(fn, a, beta, threshold, out);
+    clt__node *n = NULL;
+    st = clt__record(st, out, "SoftplusBackward0", bw_softplus, 1, &a, 1, &a, &n);
+    if (n) {
+        n->s[0] = beta;
+        n->s[1] = threshold;
+    }
+    return st;
+}
+
+clt_status clt_softplus(const clt_tensor *a, double beta, double threshold, clt_tensor **out)
+{
+    return clt__softplus_rec("clt_softplus", a, beta, threshold, out);
+}

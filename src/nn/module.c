@@ -606,3 +606,23 @@ DEF_ACTIVATION(relu, "ReLU")
 DEF_ACTIVATION(gelu, "GELU")
 DEF_ACTIVATION(tanh, "Tanh")
 DEF_ACTIVATION(sigmoid, "Sigmoid")
+DEF_ACTIVATION(silu, "SiLU")
+
+/* f[0] beta, f[1] threshold. */
+static clt_status softplus_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    return clt__softplus_rec("Softplus", x, m->f[0], m->f[1], out);
+}
+
+static const clt__module_ops softplus_ops = {"Softplus", softplus_forward, NULL};
+
+clt_status clt_softplus_layer(double beta, double threshold, clt_module **out)
+{
+    CLT__REQUIRE_ARG(out, "clt_softplus_layer");
+    clt_status st = clt__module_new(&softplus_ops, NULL, out);
+    if (st != CLT_OK)
+        return st;
+    (*out)->f[0] = beta;
+    (*out)->f[1] = threshold;
+    return clt__ok();
+}

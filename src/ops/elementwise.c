@@ -261,11 +261,21 @@ static bool usable_into(const clt_tensor *into, clt_dtype dt, int n, const int64
            clt__is_contiguous(into);
 }
 
-/* a op b, or with alpha (not NULL) a + *alpha * b by the kernel axpy.
- * With `into` usable (see usable_into) the result goes there and *out is
- * NULL; otherwise *out is a new tensor. */
+/* The kernel arguments args[0..nsc) of the scalars sc[0..nsc) in dtype ct,
+ * their bytes in sv. */
+static void scalar_args(clt_dtype ct, int nsc, const double *sc, unsigned char (*sv)[8],
+                        clt__arg *args)
+{
+    for (int k = 0; k < nsc; k++)
+        args[k] = (clt__arg){clt__scalar_arg(ct, sc[k], sv[k]), sv[k]};
+}
+
+/* a op b; the kernels that take scalars after a and b (axpy's alpha,
+ * softplus_bw's beta and threshold) get the nsc <= 2 of sc, in the compute
+ * dtype.  With `into` usable (see usable_into) the result goes there and
+ * *out is NULL; otherwise *out is a new tensor. */
 static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
-                            const clt_tensor *b, const double *alpha, clt_tensor *into,
+                            const clt_tensor *b, int nsc, const double *sc, clt_tensor *into,
                             clt_tensor **out, const char *fn)
 {
     CLT__REQUIRE_ARG(out, fn);
@@ -311,16 +321,17 @@ static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
         cl_int code = 0;
         if (kind == MODULO)
             CLT__TRY(modulo_errors(a->dev, ct, op, &merr, &code));
-        unsigned char sv[8];
-        size_t ssize = alpha ? clt__scalar_arg(ct, *alpha, sv) : 0;
-        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(mb), {ssize, sv}, CLT__ARG(code)};
-        size_t nargs = alpha ? 4 : 3;
+        unsigned char sv[2][8];
+        clt__arg args[5] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(mb)};
+        size_t nargs = 3 + (size_t)nsc;
+        scalar_args(ct, nsc, sc, sv, args + 3);
         if (merr) {
             args[3] = CLT__ARG(merr);
+            args[4] = CLT__ARG(code);
             nargs = 5;
         }
         group grp = kind == COMPARE ? G_CMP : kind == GRAD ? G_GRAD : G_BIN;
-        CLT__TRY(launch(a->dev, grp, ct, alpha ? "axpy" : op, "_tt", &g, &L, nargs, args, fn));
+        CLT__TRY(launch(a->dev, grp, ct, op, "_tt", &g, &L, nargs, args, fn));
     }
     *out = r;
     r = NULL;
@@ -424,12 +435,15 @@ done:
 }
 
 /* How a unary op types its result: KEEP keeps the dtype (bool refused),
- * FLOAT computes integer and bool input in float32 as torch.exp does,
- * FLOAT_ONLY refuses them as torch's gelu does, LOGICAL gives bool. */
-typedef enum unary_kind { KEEP, FLOAT, FLOAT_ONLY, LOGICAL } unary_kind;
+ * KEEP_ALL keeps it, bool too (torch.sign), FLOAT computes integer and bool
+ * input in float32 as torch.exp does, FLOAT_ONLY refuses them as torch's
+ * gelu does, LOGICAL gives bool. */
+typedef enum unary_kind { KEEP, KEEP_ALL, FLOAT, FLOAT_ONLY, LOGICAL } unary_kind;
 
-static clt_status unary(const char *op, unary_kind kind, const clt_tensor *a, clt_tensor **out,
-                        const char *fn)
+/* op(a); a kernel that takes scalars after its input (softplus's beta and
+ * threshold) gets the nsc <= 2 of sc, in the compute dtype. */
+static clt_status unary_s(const char *op, unary_kind kind, const clt_tensor *a, int nsc,
+                          const double *sc, clt_tensor **out, const char *fn)
 {
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
@@ -453,9 +467,11 @@ static clt_status unary(const char *op, unary_kind kind, const clt_tensor *a, cl
         clt__layout L;
         geom g = layout_inputs(r, 1, &ua, &L);
         cl_mem mo = clt__mem(r), ma = clt__mem(ua);
-        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma)};
-        CLT__TRY(launch(a->dev, kind == LOGICAL ? G_CMP : G_UN, ct, op, "", &g, &L, 2, args,
-                        fn));
+        unsigned char sv[2][8];
+        clt__arg args[4] = {CLT__ARG(mo), CLT__ARG(ma)};
+        scalar_args(ct, nsc, sc, sv, args + 2);
+        CLT__TRY(launch(a->dev, kind == LOGICAL ? G_CMP : G_UN, ct, op, "", &g, &L,
+                        2 + (size_t)nsc, args, fn));
     }
     *out = r;
     r = NULL;
@@ -465,6 +481,12 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
+static clt_status unary(const char *op, unary_kind kind, const clt_tensor *a, clt_tensor **out,
+                        const char *fn)
+{
+    return unary_s(op, kind, a, 0, NULL, out, fn);
+}
+
 /* ---- public entry points -------------------------------------------------------- */
 
 /* clt__X names clt_X; clt__X_in names fn, the caller's public call. */
@@ -472,7 +494,7 @@ done:
     clt_status clt__##fname##_in(const char *fn, const clt_tensor *a, const clt_tensor *b, \
                                  clt_tensor **out)                                  \
     {                                                                               \
-        return binary_tt(#op, kind, a, b, NULL, NULL, out, fn);                     \
+        return binary_tt(#op, kind, a, b, 0, NULL, NULL, out, fn);                  \
     }                                                                               \
     clt_status clt__##fname(const clt_tensor *a, const clt_tensor *b, clt_tensor **out) \
     {                                                                               \
@@ -520,11 +542,17 @@ BINARY_TT(gt, gt, COMPARE)
 BINARY_TT(ge, ge, COMPARE)
 
 /* The gradient kernels of cl/elementwise.cl's EW_GRAD group, for autograd:
- * op is one of its GRAD_OPS names ("relu_bw"); static storage. */
+ * op is one of their names ("relu_bw"); static storage. */
 clt_status clt__grad_kernel(const char *op, const clt_tensor *g, const clt_tensor *x,
                             clt_tensor **out)
 {
-    return binary_tt(op, GRAD, g, x, NULL, NULL, out, "clt_backward");
+    return binary_tt(op, GRAD, g, x, 0, NULL, NULL, out, "clt_backward");
+}
+
+clt_status clt__grad_kernel_s(const char *op, const clt_tensor *g, const clt_tensor *x, int nsc,
+                              const double *sc, clt_tensor **out)
+{
+    return binary_tt(op, GRAD, g, x, nsc, sc, NULL, out, "clt_backward");
 }
 
 BINARY_TS(add_scalar, add, ARITH, 0)
@@ -550,7 +578,7 @@ BINARY_TS(ge_scalar, ge, COMPARE, 0)
     clt_status clt__##fname##_into(clt_tensor *into, const clt_tensor *a,            \
                                    const clt_tensor *b, clt_tensor **out, const char *fn) \
     {                                                                               \
-        return binary_tt(#op, kind, a, b, NULL, into, out, fn);                     \
+        return binary_tt(#op, kind, a, b, 0, NULL, into, out, fn);                  \
     }
 
 #define INTO_TS(fname, op, kind)                                                    \
@@ -572,7 +600,7 @@ INTO_TS(div_scalar, div, TRUE_DIV)
 clt_status clt__axpy_into(clt_tensor *into, const clt_tensor *a, const clt_tensor *b,
                           double alpha, clt_tensor **out, const char *fn)
 {
-    return binary_tt("axpy", ARITH, a, b, &alpha, into, out, fn);
+    return binary_tt("axpy", ARITH, a, b, 1, &alpha, into, out, fn);
 }
 
 UNARY(abs, KEEP)
@@ -586,7 +614,21 @@ UNARY(cos, FLOAT)
 UNARY(tanh, FLOAT)
 UNARY(sigmoid, FLOAT)
 UNARY(gelu, FLOAT_ONLY)
+UNARY(log1p, FLOAT)
+UNARY(expm1, FLOAT)
+UNARY(tan, FLOAT)
+UNARY(sign, KEEP_ALL)
+UNARY(silu, FLOAT_ONLY)
 UNARY(logical_not, LOGICAL)
+
+/* torch's F.softplus(a, beta, threshold); beta and threshold are converted
+ * to the compute dtype, as PyTorch's kernel converts them to scalar_t. */
+clt_status clt__softplus_in(const char *fn, const clt_tensor *a, double beta, double threshold,
+                            clt_tensor **out)
+{
+    const double sc[2] = {beta, threshold};
+    return unary_s("softplus", FLOAT_ONLY, a, 2, sc, out, fn);
+}
 
 clt_status clt__neg_in(const char *fn, const clt_tensor *a, clt_tensor **out)
 {
