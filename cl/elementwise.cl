@@ -237,10 +237,6 @@ T_C ipow(T_C a, T_C b)
 #define VFETCH_UN(o0, o1, o2) TY x = T_VLOAD(pa, o0);
 
 #define DEF_UNARY(name, expr) DEF_FOUR(name##_, PARAMS_UN, FETCH_UN, VFETCH_UN, expr, expr, 1)
-/* Without the vector loop: PoCL's 16-wide sin and cos let one lane's range
- * reduction (an inf, or a value near 3e38) spoil the others' results. */
-#define DEF_UNARY_SCALAR(name, expr)                                           \
-    DEF_FOUR(name##_, PARAMS_UN, FETCH_UN, VFETCH_UN, expr, expr, 0)
 
 /* ---- the op lists -------------------------------------------------------------- */
 
@@ -559,8 +555,26 @@ UNARY_OPS(DEF_UNARY)
     X(sigmoid, one / (one + exp(-x)))                                          \
     X(gelu, K(0.5) * x * (one + erf(x * K(0.70710678118654752440))))
 FLOAT_UNARY_OPS(DEF_UNARY)
-DEF_UNARY_SCALAR(sin, sin(x))
-DEF_UNARY_SCALAR(cos, cos(x))
+/* PoCL's 16-wide sin, cos and tan give the bits of their scalar forms
+ * while all 16 lanes are below 1e4 in magnitude (4M values per range
+ * tried, float32 and float64); a float32 value from about 1e7 up, or an
+ * inf, lets one lane's range reduction spoil the other lanes (beside an
+ * inf sin(1e-30) came out 0.0099, beside 1e30 tan(1e-30) 0.0099).  A vector
+ * holding a value of 1e4 or more, an inf or a NaN goes lane by lane. */
+#define DEF_LANES(f)                                                           \
+    inline TV f##_lanes(TV x)                                                  \
+    {                                                                          \
+        if (all(isless(fabs(x), (TV)K(1e4))))                                  \
+            return f(x);                                                       \
+        T_C t[16];                                                             \
+        vstore16(x, 0, t);                                                     \
+        for (int l = 0; l < 16; l++)                                           \
+            t[l] = f(t[l]);                                                    \
+        return vload16(0, t);                                                  \
+    }                                                                          \
+    DEF_FOUR(f##_, PARAMS_UN, FETCH_UN, VFETCH_UN, f(x), f##_lanes(x), 1)
+DEF_LANES(sin)
+DEF_LANES(cos)
 
 /* log1p and expm1 exact near 0 (1e-10 gives 1e-10); PoCL's log1p gives 0
  * for a denormal x, whose log1p is x. */
@@ -571,23 +585,8 @@ DEF_UNARY_SCALAR(cos, cos(x))
 #endif
 DEF_UNARY(log1p, LOG1P(x))
 DEF_UNARY(expm1, expm1(x))
+DEF_LANES(tan)
 
-/* PoCL's 16-wide tan gives the bits of its scalar tan while all 16 lanes
- * are below 1e4 in magnitude (4M values tried, float32 and float64); a
- * float32 value from about 1e7 up, or an inf, spoils the other lanes
- * (beside 1e30 tan(1e-30) came out 0.0099).  A vector holding a value of
- * 1e4 or more, an inf or a NaN goes lane by lane. */
-inline TV tan_lanes(TV x)
-{
-    if (all(isless(fabs(x), (TV)K(1e4))))
-        return tan(x);
-    T_C t[16];
-    vstore16(x, 0, t);
-    for (int l = 0; l < 16; l++)
-        t[l] = tan(t[l]);
-    return vload16(0, t);
-}
-DEF_FOUR(tan_, PARAMS_UN, FETCH_UN, VFETCH_UN, tan(x), tan_lanes(x), 1)
 
 /* silu is x * sigmoid(x) as x / (1 + exp(-x)): -0.0 at -0.0, -0.0 where
  * exp(-x) overflows, NaN at -inf (inf / inf), all as PyTorch's. */
