@@ -104,16 +104,19 @@ CLT_API clt_status clt_module_save(const clt_module *m, const char *path);
 /* Loads a safetensors file written by clt_module_save (or by PyTorch's
  * safetensors.torch.save_file(model.state_dict(), path)) into m, strictly,
  * as load_state_dict(strict=True): every name of m's state must be in the
- * file with the same dtype and shape, and the file must hold nothing else.
+ * file with the same shape, and the file must hold nothing else.
  * Otherwise CLT_ERR_INVALID_ARGUMENT, naming the first mismatch ("missing
  * key(s) in state: 2.bias", "unexpected key(s) in state: 3.weight", "size
  * mismatch for 0.weight: copying a param with shape [10, 64] from
- * checkpoint, the shape in current model is [128, 64]", "dtype mismatch
- * for ..."), and m is left as it was: the whole file is checked and
- * uploaded before any tensor of m is written.  The values are copied into
- * m's existing tensors on their device (handles kept, so optimizers made
- * before still hold them; parameters keep requires_grad; gradients are
- * left alone). */
+ * checkpoint, the shape in current model is [128, 64]"), and m is left as
+ * it was: the whole file is checked and uploaded before any tensor of m is
+ * written.  The values are copied into m's existing tensors on their
+ * device (handles kept, so optimizers made before still hold them;
+ * parameters keep requires_grad; gradients are left alone), converted to
+ * each tensor's dtype as torch's param.copy_ converts: a float32
+ * checkpoint loads into a model made float64 by clt_module_to_dtype, and
+ * back (a value the file holds in a dtype the device cannot hold, float64
+ * on a device without it, is refused). */
 CLT_API clt_status clt_module_load(clt_module *m, const char *path);
 
 /* ---- optimizers ------------------------------------------------------------------ */
@@ -151,8 +154,9 @@ CLT_API clt_status clt_optimizer_save(const clt_optimizer *opt, const char *path
  * its state, and the counts, so that the steps after it give the bits an
  * uninterrupted run gives.  The state expected is the one the file's
  * settings make (momentum buffers where its momentum is not 0, amsgrad's
- * maxima), and it is checked strictly, as clt_module_load checks: a name
- * missing or unexpected, a shape or dtype that differs, a negative count,
+ * maxima), and it is checked strictly, as clt_module_load checks, and
+ * more: a name missing or unexpected, a shape or (unlike a model's load,
+ * and unlike torch, which converts) a dtype that differs, a negative count,
  * an invalid learning rate is CLT_ERR_INVALID_ARGUMENT naming it.  So are
  * a file of another kind, naming both ("holds the state of 'Adam', and the
  * optimizer is AdamW": torch accepts Adam's state into AdamW silently, but

@@ -720,9 +720,11 @@ static void list_name(clt__strbuf *sb, const char *name)
 }
 
 /* load_state_dict(strict=True)'s checks: missing and unexpected names
- * (all of them listed), then the first dtype or shape that differs. */
+ * (all of them listed), then the first shape that differs, and with
+ * same_dtype the first dtype (a model's load converts, as param.copy_ does
+ * in torch; an optimizer's file must match). */
 static clt_status check_state(const st_file *sf, const clt_named_tensor *state, size_t n,
-                              const entry **match)
+                              bool same_dtype, const entry **match)
 {
     clt__strbuf missing = {0}, unexpected = {0};
     bool *used = clt__calloc(sf->n ? sf->n : 1, sizeof *used);
@@ -760,7 +762,7 @@ static clt_status check_state(const st_file *sf, const clt_named_tensor *state, 
                      clt__shape_str(s1, sizeof s1, t->ndim, t->shape));
             goto done;
         }
-        if (e->dtype != t->dtype) {
+        if (same_dtype && e->dtype != t->dtype) {
             st = bad(sf, "dtype mismatch for %s: copying a param of dtype %s (%s) from "
                          "checkpoint, the dtype in current model is %s",
                      CLT__QUOTE(q, state[k].name),
@@ -782,8 +784,8 @@ done:
 }
 
 /* Uploads the n values the file holds for state (matched by check_state),
- * then copies each into its tensor: every value is on its device before
- * the first tensor changes. */
+ * then copies each into its tensor, converting its dtype: every value is on
+ * its device before the first tensor changes. */
 static clt_status load_into(const st_file *sf, const clt_named_tensor *state, size_t n,
                             const entry **match)
 {
@@ -827,7 +829,7 @@ clt_status clt_module_load(clt_module *m, const char *path)
     match = clt__calloc(n ? n : 1, sizeof *match);
     if (match == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
-    CLT__TRY(check_state(&sf, state, n, match));
+    CLT__TRY(check_state(&sf, state, n, false, match));
     CLT__TRY(load_into(&sf, state, n, match));
 done:
     free(match);
@@ -1176,7 +1178,7 @@ clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
     match = clt__calloc(n, sizeof *match);
     if (match == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
-    CLT__TRY(check_state(&sf, arr, n, match));
+    CLT__TRY(check_state(&sf, arr, n, true, match));
     for (int k = 0; k < OPT_EXTRA; k++)
         CLT__TRY(st_read(&sf, match[n - OPT_EXTRA + k], (void **)&values[k]));
     memcpy(&lr, values[OPT_LR], sizeof lr);
