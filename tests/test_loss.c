@@ -185,6 +185,57 @@ Test(loss, cross_entropy_class_indices)
     }
 }
 
+/* uint8 class indices, as torch 1.13 takes them (labels read from a uint8
+ * file): the values and gradients of the int64 reference, for both losses
+ * and every reduction; an index past the classes (200) is reported as an
+ * int64 one is. */
+Test(loss, uint8_class_indices)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t xs[2] = {N4, C5}, n = N4;
+    const int64_t t64[N4] = {4, 1, 0, 2};
+    const uint8_t t8[N4] = {4, 1, 0, 2}, bad[N4] = {4, 200, 0, 2};
+    clt_tensor *t, *tb;
+    CHECK(clt_tensor_from_host(dev, CLT_UINT8, 1, &n, t8, &t));
+    CHECK(clt_tensor_from_host(dev, CLT_UINT8, 1, &n, bad, &tb));
+    for (int nll = 0; nll < 2; nll++)
+        for (int red = 0; red < 3; red++) {
+            clt_cross_entropy_opts o = CLT_CROSS_ENTROPY_DEFAULTS;
+            o.reduction = (clt_reduction)red;
+            double rows[N4], res, grad[N4 * C5];
+            ref_ce(X45, N4, C5, t64, NULL, NULL, -100, 0.0, nll, o.reduction, rows, &res, grad);
+            clt_tensor *x = mk(dev, CLT_FLOAT64, 2, xs, X45), *r = NULL, *g = NULL;
+            CHECK(clt_set_requires_grad(x, 1));
+            CHECK(ce_call(nll, x, t, &o, &r));
+            double *got = rd(r);
+            if (red == CLT_REDUCTION_NONE)
+                assert_close(got, rows, N4, 1e-12, 1e-12, "rows");
+            else
+                assert_close(got, &res, 1, 1e-12, 1e-12, "loss");
+            free(got);
+            clt_tensor *s = NULL;
+            CHECK(clt_sum(r, &s));
+            CHECK(clt_backward(s, NULL, 0));
+            CHECK(clt_grad(x, &g));
+            got = rd(g);
+            assert_close(got, grad, N4 * C5, 1e-12, 1e-12, "gradient");
+            free(got);
+            clt_tensor_free(g);
+            clt_tensor_free(s);
+            clt_tensor_free(r);
+            CHECK(ce_call(nll, x, tb, &o, &r));
+            clt_status st = clt_device_synchronize(dev);
+            cr_assert_eq(st, CLT_ERR_INDEX_OUT_OF_RANGE, "%s: %s", clt_status_name(st),
+                         clt_last_error());
+            cr_assert(strstr(clt_last_error(), "Target 200 is out of bounds"), "%s",
+                      clt_last_error());
+            clt_tensor_free(r);
+            clt_tensor_free(x);
+        }
+    clt_tensor_free(t);
+    clt_tensor_free(tb);
+}
+
 Test(loss, cross_entropy_probabilities_and_unbatched)
 {
     clt_device *dev = get_device("cpu");

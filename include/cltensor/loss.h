@@ -89,14 +89,16 @@ typedef struct clt_cross_entropy_opts {
 #define CLT_CROSS_ENTROPY_DEFAULTS {CLT_REDUCTION_MEAN, -100, 0.0, NULL}
 
 /* torch.nn.functional.cross_entropy.  logits: [N, C], or [C] for one
- * unbatched sample.  target: int64 class indices [N] (or [] unbatched), or
+ * unbatched sample.  target: class indices [N] (or [] unbatched), int64
+ * or, as torch 1.13 takes them, uint8 (labels read from a uint8 file), or
  * class probabilities of logits' shape and a floating dtype (promoted).  opts NULL means
  * CLT_CROSS_ENTROPY_DEFAULTS.  With class indices each row's loss is
  * (1 - s) w[t] (-log_softmax(x)[t]) + s / C sum_c w[c] (-log_softmax(x)[c]);
  * with probabilities p it is -sum_c w[c] ((1 - s) p[c] + s / C)
  * log_softmax(x)[c], and the mean divides by N (ignore_index does not
  * apply).  Errors: CLT_ERR_DTYPE_UNSUPPORTED for non-float logits,
- * CLT_ERR_DTYPE_MISMATCH for an integer target other than int64, a
+ * CLT_ERR_DTYPE_MISMATCH for an integer target other than int64 and
+ * uint8 (int32 too, as torch's "expected scalar type Long but found Int"), a
  * floating target of class indices' shape ([N] for [N, C] logits: labels
  * in the wrong dtype, as torch's "expected scalar type Long but found
  * Float"), or a weight of another dtype beside class indices,
@@ -107,7 +109,7 @@ typedef struct clt_cross_entropy_opts {
 CLT_API clt_status clt_cross_entropy(const clt_tensor *logits, const clt_tensor *target,
                                      const clt_cross_entropy_opts *opts, clt_tensor **out);
 
-/* torch.nn.functional.nll_loss: log_probs [N, C] or [C], int64 target as
+/* torch.nn.functional.nll_loss: log_probs [N, C] or [C], target as
  * for clt_cross_entropy; row loss -w[t] log_probs[t].  opts as for
  * clt_cross_entropy (NULL: defaults); label_smoothing must be 0. */
 CLT_API clt_status clt_nll_loss(const clt_tensor *log_probs, const clt_tensor *target,

@@ -223,7 +223,8 @@ static clt_status ce_check(const clt_tensor *x, const clt_tensor *target,
                               fn, (long long)target->shape[target->ndim - 1], (long long)C);
         return CLT_OK;
     }
-    if (target->dtype != CLT_INT64)
+    /* torch 1.13 takes uint8 class indices too (not int32) */
+    if (target->dtype != CLT_INT64 && target->dtype != CLT_UINT8)
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
                           "%s: expected target of dtype int64 (class indices) or a floating "
                           "dtype (probabilities), but got %s",
@@ -282,7 +283,7 @@ clt_status clt__cross_entropy(const clt_tensor *x, const clt_tensor *target,
     CLT__TRY(clt__contiguous_as(fn, x, ct, &xc));
     if (prob)
         err = clt__mem(xc);
-    CLT__TRY(clt__contiguous_as(fn, target, prob ? ct : target->dtype, &tc));
+    CLT__TRY(clt__contiguous_as(fn, target, prob ? ct : CLT_INT64, &tc));
     if (o->weight)
         CLT__TRY(clt__contiguous_as(fn, o->weight, ct, &wc));
     CLT__TRY(clt__temp_new(fn, "the rows' losses", x->dev, ct, 1, &N, &rows));
@@ -346,7 +347,7 @@ clt_status clt__cross_entropy_bw(const clt_tensor *x, const clt_tensor *target,
         *gt = NULL;
     want_gt = want_gt && prob;
     CLT__TRY(clt__contiguous_as(fn, x, ct, &xc));
-    CLT__TRY(clt__contiguous_as(fn, target, prob ? ct : target->dtype, &tc));
+    CLT__TRY(clt__contiguous_as(fn, target, prob ? ct : CLT_INT64, &tc));
     CLT__TRY(clt__contiguous_as(fn, g, ct, &gc));
     if (weight)
         CLT__TRY(clt__contiguous_as(fn, weight, ct, &wc));
