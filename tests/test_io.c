@@ -1088,10 +1088,14 @@ Test(io, lr_scheduler_save_and_load)
         unsigned char *bytes = read_file(tpath("s.safetensors"), &fl);
         const char *want = cosine ? "{\"__metadata__\":{\"scheduler\":\"CosineAnnealingLR\","
                                     "\"T_max\":\"7\",\"eta_min\":\"0.01\",\"base_lrs\":"
-                                    "\"[0.1]\",\"last_epoch\":\"3\"}}"
+                                    "\"[0.1]\",\"last_epoch\":\"3\",\"_step_count\":\"4\","
+                                    "\"_last_lr\":\"[0.06501344202803415]\",\"verbose\":"
+                                    "\"False\",\"_get_lr_called_within_step\":\"False\"}}"
                                   : "{\"__metadata__\":{\"scheduler\":\"StepLR\",\"step_size\":"
                                     "\"2\",\"gamma\":\"0.3\",\"base_lrs\":\"[0.1]\","
-                                    "\"last_epoch\":\"3\"}}";
+                                    "\"last_epoch\":\"3\",\"_step_count\":\"4\",\"_last_lr\":"
+                                    "\"[0.03]\",\"verbose\":\"False\","
+                                    "\"_get_lr_called_within_step\":\"False\"}}";
         cr_assert(fl >= 8 + strlen(want) && memcmp(bytes + 8, want, strlen(want)) == 0,
                   "header: %.200s", bytes + 8);
         free(bytes);
@@ -1125,6 +1129,11 @@ Test(io, lr_scheduler_save_and_load)
         {"[0.1]", "[0.1, 0.2]", "expected a list of one number"},
         {"[0.1]", "[nan]", "invalid learning rate: nan"},
         {"\"scheduler\":", "\"schedule\":", "__metadata__ has no 'scheduler'"},
+        {"\"_step_count\":\"2\"", "\"_step_count\":\"3\"",
+         "'_step_count' is 3, and last_epoch 1 makes it last_epoch + 1"},
+        {"\"_step_count\":\"2\"", "\"_step_count\":\"two\"",
+         "'_step_count' is 'two', expected an integer"},
+        {"\"_last_lr\":\"[0.1]\"", "\"_last_lr\":\"0.1\"", "expected a list of one number"},
     };
     for (size_t k = 0; k < sizeof bad_meta / sizeof bad_meta[0]; k++) {
         rewrite_header(tpath("s.safetensors"), tpath("bad.safetensors"), bad_meta[k].from,

@@ -184,7 +184,10 @@ CLT_API clt_status clt_optimizer_load(clt_optimizer *opt, const char *path);
  * clt_optimizer_save, this): a safetensors file with no tensors, whose
  * __metadata__ holds "scheduler" ("StepLR" or "CosineAnnealingLR"),
  * "step_size" and "gamma" or "T_max" and "eta_min", "base_lrs" ("[0.02]")
- * and "last_epoch" (clt_lr_scheduler_epoch), under torch's names and as
+ * and "last_epoch" (clt_lr_scheduler_epoch), and the rest of torch 1.13's
+ * state_dict: "_step_count" (last_epoch + 1), "_last_lr" (the rate the
+ * schedule gives at last_epoch, in closed form), "verbose" and
+ * "_get_lr_called_within_step" ("False"), under torch's names and as
  * Python's repr writes them (safetensors' safe_open(...).metadata() reads
  * them).  The optimizer it drives is not saved with it. */
 CLT_API clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path);
@@ -192,7 +195,10 @@ CLT_API clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *
 /* Loads a file written by clt_lr_scheduler_save into s, a schedule of the
  * same kind (made over the optimizer it is to drive), as torch's
  * load_state_dict: s takes the file's step_size and gamma, or T_max and
- * eta_min, base_lrs and last_epoch; the optimizer's rate is not touched
+ * eta_min, base_lrs and last_epoch (_step_count and _last_lr follow from
+ * them: where the file has them they must read, and _step_count must be
+ * last_epoch + 1; a file without them, from before they were saved,
+ * loads); the optimizer's rate is not touched
  * (clt_optimizer_load restores it).  With the model and the optimizer
  * loaded too, the run continues with the bits of an uninterrupted one.  A
  * file of the other kind, with tensors, without a key, with a value that

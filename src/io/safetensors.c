@@ -1221,7 +1221,7 @@ clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path)
     CLT__REQUIRE_ARG(s, fn);
     CLT__REQUIRE_ARG(path, fn);
     clt__schedule v;
-    meta md[5];
+    meta md[9];
     char b[32];
     clt__lr_scheduler_get(s, &v);
     const char *const *keys = sched_keys[v.cosine != 0];
@@ -1232,8 +1232,14 @@ clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path)
     fmt_double(b, sizeof b, v.base_lr);
     put(&md[3], "base_lrs", "[%s]", b);
     put(&md[4], "last_epoch", "%lld", (long long)v.epoch);
+    /* the rest of torch 1.13's state_dict: its constructor's step counts */
+    put(&md[5], "_step_count", "%lld", (long long)v.epoch + 1);
+    fmt_double(b, sizeof b, v.last_lr);
+    put(&md[6], "_last_lr", "[%s]", b);
+    put(&md[7], "verbose", "False");
+    put(&md[8], "_get_lr_called_within_step", "False");
     c_numeric_end(l);
-    return save(path, NULL, 0, md, 5, fn, __builtin_return_address(0));
+    return save(path, NULL, 0, md, 9, fn, __builtin_return_address(0));
 }
 
 clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
@@ -1265,6 +1271,18 @@ clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
         st = meta_doubles(&sf, "base_lrs", &v.base_lr, 1);
     if (st == CLT_OK)
         st = meta_int(&sf, "last_epoch", &v.epoch);
+    /* _step_count and _last_lr follow from the rest (files from before
+     * they were saved lack them): checked where present, not taken */
+    int64_t count;
+    double last;
+    if (st == CLT_OK && meta_get(&sf, "_step_count")) {
+        st = meta_int(&sf, "_step_count", &count);
+        if (st == CLT_OK && v.epoch >= 0 && (v.epoch == INT64_MAX || count != v.epoch + 1))
+            st = bad(&sf, "__metadata__ '_step_count' is %lld, and last_epoch %lld makes it "
+                          "last_epoch + 1", (long long)count, (long long)v.epoch);
+    }
+    if (st == CLT_OK && meta_get(&sf, "_last_lr"))
+        st = meta_doubles(&sf, "_last_lr", &last, 1);
     c_numeric_end(l);
     if (st != CLT_OK)
         goto done;

@@ -790,17 +790,23 @@ clt_status clt_cosine_lr(clt_optimizer *opt, int64_t t_max, double eta_min,
     return scheduler(opt, 1, t_max, eta_min, out, "clt_cosine_lr");
 }
 
-clt_status clt_lr_scheduler_step(clt_lr_scheduler *s)
+/* The rate s gives at its epoch, in closed form. */
+static double schedule_lr(const clt_lr_scheduler *s)
 {
-    CLT__REQUIRE_ARG(s, "clt_lr_scheduler_step");
-    s->epoch++;
     double lr;
     if (s->cosine)
         lr = s->factor + (s->base_lr - s->factor) *
                              (1.0 + cos(M_PI * (double)s->epoch / (double)s->period)) / 2.0;
     else
         lr = s->base_lr * pow(s->factor, (double)(s->epoch / s->period));
-    return clt_optimizer_set_lr(s->opt, lr < 0 ? 0 : lr);
+    return lr < 0 ? 0 : lr;
+}
+
+clt_status clt_lr_scheduler_step(clt_lr_scheduler *s)
+{
+    CLT__REQUIRE_ARG(s, "clt_lr_scheduler_step");
+    s->epoch++;
+    return clt_optimizer_set_lr(s->opt, schedule_lr(s));
 }
 
 int64_t clt_lr_scheduler_epoch(const clt_lr_scheduler *s)
@@ -815,7 +821,8 @@ void clt_lr_scheduler_free(clt_lr_scheduler *s)
 
 void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out)
 {
-    *out = (clt__schedule){s->cosine, s->epoch, s->period, s->base_lr, s->factor};
+    *out = (clt__schedule){s->cosine, s->epoch, s->period, s->base_lr, s->factor,
+                           schedule_lr(s)};
 }
 
 clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, const char *fn)

@@ -46,11 +46,12 @@ void clt__optimizer_swap(clt_optimizer *a, clt_optimizer *b);
 
 /* A schedule's state, as torch's scheduler.state_dict() holds it: the
  * kind, last_epoch, step_size or T_max (period), base_lrs[0], gamma or
- * eta_min (factor). */
+ * eta_min (factor), and _last_lr[0] (last_lr: the rate the schedule gives
+ * at last_epoch; filled by clt__lr_scheduler_get, not read by _set). */
 typedef struct clt__schedule {
     int cosine;
     int64_t epoch, period;
-    double base_lr, factor;
+    double base_lr, factor, last_lr;
 } clt__schedule;
 void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out);
 /* Sets v's epoch, period, base_lr and factor (v->cosine is the caller's
