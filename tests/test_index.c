@@ -811,7 +811,9 @@ Test(index, sums_bit_identical_across_runs_and_devices)
 
 /* ---- embedding ------------------------------------------------------------------- */
 
-Test(index, embedding_rows_by_indices_of_any_shape)
+/* Embedding with indices of dtype idt (int64, or int32 as torch takes
+ * them): the same rows, shapes and table gradient. */
+static void embedding_rows(clt_dtype idt)
 {
     clt_device *dev = cpu0();
     int64_t V = 10, D = 4, wshape[2] = {10, 4}, ishape[2] = {3, 5};
@@ -823,7 +825,7 @@ Test(index, embedding_rows_by_indices_of_any_shape)
             want[i * D + d] = wv[(int64_t)iv[i] * D + d];
     /* weight stored transposed; indices transposed */
     clt_tensor *w = mk_transposed(dev, CLT_FLOAT32, 2, wshape, wv, 0, 1);
-    clt_tensor *idx = mk_transposed(dev, CLT_INT64, 2, ishape, iv, 0, 1), *r = NULL;
+    clt_tensor *idx = mk_transposed(dev, idt, 2, ishape, iv, 0, 1), *r = NULL;
     CHECK(clt_embedding(w, idx, &r));
     assert_shape(r, 3, (int64_t[]){3, 5, 4});
     assert_values(r, want, 60);
@@ -831,13 +833,13 @@ Test(index, embedding_rows_by_indices_of_any_shape)
 
     /* 0-d indices give one row; empty indices an empty [0, D]. */
     double i0 = 7;
-    clt_tensor *idx0 = mk(dev, CLT_INT64, 0, NULL, &i0);
+    clt_tensor *idx0 = mk(dev, idt, 0, NULL, &i0);
     CHECK(clt_embedding(w, idx0, &r));
     assert_shape(r, 1, &D);
     assert_values(r, wv + 28, 4);
     clt_tensor_free(r);
     int64_t zero = 0;
-    clt_tensor *empty = mk(dev, CLT_INT64, 1, &zero, NULL);
+    clt_tensor *empty = mk(dev, idt, 1, &zero, NULL);
     CHECK(clt_embedding(w, empty, &r));
     assert_shape(r, 2, (int64_t[]){0, 4});
     clt_tensor_free(r);
@@ -865,6 +867,16 @@ Test(index, embedding_rows_by_indices_of_any_shape)
     free(wv);
     free(iv);
     free(want);
+}
+
+Test(index, embedding_rows_by_indices_of_any_shape)
+{
+    embedding_rows(CLT_INT64);
+}
+
+Test(index, int32_indices_embed_like_int64)
+{
+    embedding_rows(CLT_INT32);
 }
 
 /* ---- one_hot --------------------------------------------------------------------- */
@@ -1629,35 +1641,6 @@ Test(index, int32_indices_add_like_int64)
     clt_tensor_free(ix);
     clt_tensor_free(src);
     clt_tensor_free(b);
-}
-
-Test(index, int32_indices_embed_like_int64)
-{
-    clt_device *dev = cpu0();
-    int64_t V = 10, D = 4, wshape[2] = {10, 4}, ishape[2] = {3, 5};
-    double *wv = values(CLT_FLOAT32, V * D, 251);
-    double *iv = indices(15, V, 252);
-    double want[60];
-    for (int i = 0; i < 15; i++)
-        for (int d = 0; d < D; d++)
-            want[i * D + d] = wv[(int64_t)iv[i] * D + d];
-    clt_tensor *w = mk_transposed(dev, CLT_FLOAT32, 2, wshape, wv, 0, 1);
-    clt_tensor *i32 = mk_transposed(dev, CLT_INT32, 2, ishape, iv, 0, 1), *r = NULL;
-    CHECK(clt_embedding(w, i32, &r));
-    assert_shape(r, 3, (int64_t[]){3, 5, 4});
-    assert_values(r, want, 60);
-    clt_tensor_free(r);
-    double i0 = 7;
-    clt_tensor *idx0 = mk(dev, CLT_INT32, 0, NULL, &i0);
-    CHECK(clt_embedding(w, idx0, &r));
-    assert_shape(r, 1, &D);
-    assert_values(r, wv + 28, 4);
-    clt_tensor_free(r);
-    clt_tensor_free(idx0);
-    clt_tensor_free(i32);
-    clt_tensor_free(w);
-    free(wv);
-    free(iv);
 }
 
 /* What the caller sees of every bad index below, with indices of dtype dt:
