@@ -320,6 +320,15 @@ static void softmax_part(void *p, int tid)
     }
 }
 
+static void sin_part(void *p, int tid)
+{
+    vec_ctx *v = p;
+    size_t lo, hi;
+    span(v->n, tid, &lo, &hi);
+    for (size_t i = lo; i < hi; i++)
+        v->c[i] = sinf(v->a[i]);
+}
+
 /* The C loops of the copy cases: dst [planes, rows, cols] (plane stride
  * dst_plane, row stride dst_ld) from src, rows split over the threads.
  * Transposing (src_col > 1): dst[p][i][j] = src[p * src_plane + j * src_col
@@ -491,6 +500,7 @@ typedef enum op_kind {
     OP_SUM,
     OP_SUM_COLS,
     OP_SOFTMAX,
+    OP_SIN,
     OP_CONTIGUOUS,
     OP_COPY_INTO,
     OP_MATMUL
@@ -505,6 +515,7 @@ static clt_status run_op(op_kind op, clt_tensor *a, const clt_tensor *b, clt_ten
     case OP_SUM: return clt_sum(a, out);
     case OP_SUM_COLS: return clt_sum_dim(a, 0, 0, out);
     case OP_SOFTMAX: return clt_softmax(a, -1, out);
+    case OP_SIN: return clt_sin(a, out);
     case OP_CONTIGUOUS: return clt_contiguous(a, out);
     default: return clt_matmul(a, b, out);
     }
@@ -774,6 +785,49 @@ static void case_softmax(bench *b, size_t rows, size_t cols, const char *name)
     double err = max_abs_diff(hc, hd, n);
     if (!(err <= 1e-5))
         wrong(b, name, "clt_softmax", err);
+    double gbs = 8.0 * (double)n / t_op / 1e9, gbs_loop = 8.0 * (double)n / t_loop / 1e9;
+    report(b, name, gbs, "GB/s", "c_loop_2t", gbs_loop, gbs / gbs_loop, ">= 1.0");
+done:
+    clt_tensor_free(out);
+    clt_tensor_free(ta);
+    free(ha);
+    free(hc);
+    free(hd);
+}
+
+/* clt_sin of n float32 in [-8, 8), a transcendental function in the
+ * kernels' vector loop, against libm's sinf on 2 threads. */
+static void case_sin(bench *b, size_t n, const char *name)
+{
+    int64_t shape[1] = {(int64_t)n};
+    float *ha = malloc(n * sizeof(float)), *hc = malloc(n * sizeof(float));
+    float *hd = malloc(n * sizeof(float));
+    clt_tensor *ta = NULL, *out = NULL;
+    if (!ha || !hc || !hd) {
+        fprintf(stderr, "cltensor bench: %s: out of host memory\n", name);
+        b->failures++;
+        goto done;
+    }
+    fill_random(ha, n);
+    for (size_t i = 0; i < n; i++)
+        ha[i] *= 8.0f;
+    if (!(ta = from_host(b, ha, 1, shape))) {
+        fail(b, name, "making the input");
+        goto done;
+    }
+    if (run_op(OP_SIN, ta, NULL, &out) != CLT_OK) {
+        fail(b, name, "clt_sin");
+        goto done;
+    }
+    if (read_back(b, name, out, hd, n) != 0)
+        goto done;
+    vec_ctx v = {.a = ha, .c = hc, .n = n};
+    double t_loop, t_op;
+    if (time_both(b, name, sin_part, &v, OP_SIN, ta, NULL, 7, 4, &t_loop, &t_op) != 0)
+        goto done;
+    double err = max_abs_diff(hc, hd, n);
+    if (!(err <= 1e-6))
+        wrong(b, name, "clt_sin", err);
     double gbs = 8.0 * (double)n / t_op / 1e9, gbs_loop = 8.0 * (double)n / t_loop / 1e9;
     report(b, name, gbs, "GB/s", "c_loop_2t", gbs_loop, gbs / gbs_loop, ">= 1.0");
 done:
@@ -1753,7 +1807,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: cltensor bench [--json] [--quick] [--device KIND] [CASE...]\n"
                "  runs each case with baselines measured in the same run; CASE is a\n"
-               "  prefix of a case name (add, sum, softmax, copy, matmul, matmul_1024,\n"
+               "  prefix of a case name (add, sum, softmax, sin, copy, matmul, matmul_1024,\n"
                "  matmul_f64, matvec, conv2d, overhead, train, first_op); --quick\n"
                "  skips matmul 2048 and shortens first_op and the training steps;\n"
                "  the matmul cases load OpenBLAS, when configure found it, as their\n"
@@ -1798,7 +1852,7 @@ int cltensor_bench(int argc, char **argv)
     }
     static const char *const names[] = {"overhead_add16", "add_1M", "add_16M", "sum_16M",
                                         "sum_cols_256x4096", "sum_cols_32x65536",
-                                        "softmax_4096x1024", "copy_transpose_4096",
+                                        "softmax_4096x1024", "sin_16M", "copy_transpose_4096",
                                         "copy_permute_64x256x256", "copy_expand_4096x512",
                                         "copy_slice_4096x1024", "copy_into_transpose_4096",
                                         "copy_into_permute_64x256x256",
@@ -1850,6 +1904,8 @@ int cltensor_bench(int argc, char **argv)
         case_sum_cols(&b, 32, 65536, "sum_cols_32x65536");
     if (selected(&b, "softmax_4096x1024"))
         case_softmax(&b, 4096, 1024, "softmax_4096x1024");
+    if (selected(&b, "sin_16M"))
+        case_sin(&b, (size_t)1 << 24, "sin_16M");
     static const char *const copies[] = {
         [COPY_TRANSPOSE] = "copy_transpose_4096", [COPY_PERMUTE] = "copy_permute_64x256x256",
         [COPY_EXPAND] = "copy_expand_4096x512", [COPY_SLICE] = "copy_slice_4096x1024"};
