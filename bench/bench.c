@@ -753,10 +753,17 @@ done:
     free(ref);
 }
 
-static void case_softmax(bench *b, size_t rows, size_t cols, const char *name)
+/* One op that reads and writes each element once (8 bytes counted per
+ * element) on n float32 in [-8, 8), [n / cols, cols] for softmax (over the
+ * rows) and 1-D for sin, against its C loop on 2 threads; the results
+ * within tol of the loop's. */
+static void case_map(bench *b, op_kind op, par_fn fn, size_t n, size_t cols, double tol,
+                     const char *op_name, const char *name)
 {
-    size_t n = rows * cols;
-    int64_t shape[2] = {(int64_t)rows, (int64_t)cols};
+    int64_t shape[2] = {(int64_t)(n / cols), (int64_t)cols};
+    int ndim = op == OP_SOFTMAX ? 2 : 1;
+    if (ndim == 1)
+        shape[0] = (int64_t)n;
     float *ha = malloc(n * sizeof(float)), *hc = malloc(n * sizeof(float));
     float *hd = malloc(n * sizeof(float));
     clt_tensor *ta = NULL, *out = NULL;
@@ -768,66 +775,23 @@ static void case_softmax(bench *b, size_t rows, size_t cols, const char *name)
     fill_random(ha, n);
     for (size_t i = 0; i < n; i++)
         ha[i] *= 8.0f;
-    if (!(ta = from_host(b, ha, 2, shape))) {
+    if (!(ta = from_host(b, ha, ndim, shape))) {
         fail(b, name, "making the input");
         goto done;
     }
-    if (run_op(OP_SOFTMAX, ta, NULL, &out) != CLT_OK) {
-        fail(b, name, "clt_softmax");
+    if (run_op(op, ta, NULL, &out) != CLT_OK) {
+        fail(b, name, op_name);
         goto done;
     }
     if (read_back(b, name, out, hd, n) != 0)
         goto done;
     vec_ctx v = {.a = ha, .c = hc, .n = n, .cols = cols};
     double t_loop, t_op;
-    if (time_both(b, name, softmax_part, &v, OP_SOFTMAX, ta, NULL, 7, 4, &t_loop, &t_op) != 0)
+    if (time_both(b, name, fn, &v, op, ta, NULL, 7, 4, &t_loop, &t_op) != 0)
         goto done;
     double err = max_abs_diff(hc, hd, n);
-    if (!(err <= 1e-5))
-        wrong(b, name, "clt_softmax", err);
-    double gbs = 8.0 * (double)n / t_op / 1e9, gbs_loop = 8.0 * (double)n / t_loop / 1e9;
-    report(b, name, gbs, "GB/s", "c_loop_2t", gbs_loop, gbs / gbs_loop, ">= 1.0");
-done:
-    clt_tensor_free(out);
-    clt_tensor_free(ta);
-    free(ha);
-    free(hc);
-    free(hd);
-}
-
-/* clt_sin of n float32 in [-8, 8), a transcendental function in the
- * kernels' vector loop, against libm's sinf on 2 threads. */
-static void case_sin(bench *b, size_t n, const char *name)
-{
-    int64_t shape[1] = {(int64_t)n};
-    float *ha = malloc(n * sizeof(float)), *hc = malloc(n * sizeof(float));
-    float *hd = malloc(n * sizeof(float));
-    clt_tensor *ta = NULL, *out = NULL;
-    if (!ha || !hc || !hd) {
-        fprintf(stderr, "cltensor bench: %s: out of host memory\n", name);
-        b->failures++;
-        goto done;
-    }
-    fill_random(ha, n);
-    for (size_t i = 0; i < n; i++)
-        ha[i] *= 8.0f;
-    if (!(ta = from_host(b, ha, 1, shape))) {
-        fail(b, name, "making the input");
-        goto done;
-    }
-    if (run_op(OP_SIN, ta, NULL, &out) != CLT_OK) {
-        fail(b, name, "clt_sin");
-        goto done;
-    }
-    if (read_back(b, name, out, hd, n) != 0)
-        goto done;
-    vec_ctx v = {.a = ha, .c = hc, .n = n};
-    double t_loop, t_op;
-    if (time_both(b, name, sin_part, &v, OP_SIN, ta, NULL, 7, 4, &t_loop, &t_op) != 0)
-        goto done;
-    double err = max_abs_diff(hc, hd, n);
-    if (!(err <= 1e-6))
-        wrong(b, name, "clt_sin", err);
+    if (!(err <= tol))
+        wrong(b, name, op_name, err);
     double gbs = 8.0 * (double)n / t_op / 1e9, gbs_loop = 8.0 * (double)n / t_loop / 1e9;
     report(b, name, gbs, "GB/s", "c_loop_2t", gbs_loop, gbs / gbs_loop, ">= 1.0");
 done:
@@ -1903,9 +1867,10 @@ int cltensor_bench(int argc, char **argv)
     if (selected(&b, "sum_cols_32x65536"))
         case_sum_cols(&b, 32, 65536, "sum_cols_32x65536");
     if (selected(&b, "softmax_4096x1024"))
-        case_softmax(&b, 4096, 1024, "softmax_4096x1024");
+        case_map(&b, OP_SOFTMAX, softmax_part, (size_t)4096 * 1024, 1024, 1e-5, "clt_softmax",
+                 "softmax_4096x1024");
     if (selected(&b, "sin_16M"))
-        case_sin(&b, (size_t)1 << 24, "sin_16M");
+        case_map(&b, OP_SIN, sin_part, (size_t)1 << 24, 1, 1e-6, "clt_sin", "sin_16M");
     static const char *const copies[] = {
         [COPY_TRANSPOSE] = "copy_transpose_4096", [COPY_PERMUTE] = "copy_permute_64x256x256",
         [COPY_EXPAND] = "copy_expand_4096x512", [COPY_SLICE] = "copy_slice_4096x1024"};
