@@ -262,6 +262,14 @@ cl_int clt__driver_waited(cl_int err);
 
 /* ---- devices (src/device/registry.c) ----------------------------------- */
 
+/* A string the driver reports (device and platform names, vendors,
+ * versions) copied into buf[n] as clt__quote writes it: control
+ * characters, DEL and bytes that are not UTF-8 as \xNN, cut with "..." to
+ * fit, so that every message and the public clt_device_info can show it as
+ * it is.  tmp (tmp_size bytes) holds what the query `got` returned; an
+ * empty string when the query failed.  n >= 8. */
+void clt__driver_str(cl_int got, char *tmp, size_t tmp_size, char *buf, size_t n);
+
 /* The last value set for each of a kernel's first arguments, so that a
  * launch repeating it skips clSetKernelArg (PoCL copies every value it is
  * given).  Values larger than CLT__ARG_CACHED bytes are always set. */

@@ -67,3 +67,51 @@ Test(registry, cltensor_pocl_affinity_0_leaves_it_unset)
     get_device("cpu");
     cr_assert_null(getenv("POCL_AFFINITY"));
 }
+
+/* Driver strings are kept as messages quote caller text: a device name
+ * with an escape sequence, a newline or a byte that is not UTF-8 cannot
+ * reach a terminal or break a message's line through clt_device_info or a
+ * message. */
+Test(registry, driver_strings_are_quoted)
+{
+    char buf[32];
+    char tmp[64];
+
+    strcpy(tmp, "GPU\x1b[2J\n");
+    clt__driver_str(CL_SUCCESS, tmp, sizeof tmp, buf, sizeof buf);
+    cr_assert_str_eq(buf, "GPU\\x1b[2J\\x0a");
+
+    strcpy(tmp, "caf\xc3\xa9 \xff");
+    clt__driver_str(CL_SUCCESS, tmp, sizeof tmp, buf, sizeof buf);
+    cr_assert_str_eq(buf, "caf\xc3\xa9 \\xff");
+
+    /* longer than the array: cut with "...", never inside a character */
+    strcpy(tmp, "abcdefghijk\xc3\xa9xyz");
+    clt__driver_str(CL_SUCCESS, tmp, sizeof tmp, buf, 16);
+    cr_assert_str_eq(buf, "abcdefghijk...");
+
+    /* a failed query leaves an empty string, whatever tmp holds */
+    clt__driver_str(CL_INVALID_VALUE, tmp, sizeof tmp, buf, sizeof buf);
+    cr_assert_str_eq(buf, "");
+
+    /* an unterminated answer is cut at the end of tmp */
+    memset(tmp, 'a', sizeof tmp);
+    clt__driver_str(CL_SUCCESS, tmp, 8, buf, sizeof buf);
+    cr_assert_str_eq(buf, "aaaaaaa");
+}
+
+/* What a real device reports goes through the same copy: printable. */
+Test(registry, device_info_strings_are_printable)
+{
+    clt_device *dev = NULL;
+    cr_assert_eq(clt_device_get("cpu", &dev), CLT_OK, "%s", clt_last_error());
+    clt_device_info info;
+    cr_assert_eq(clt_device_get_info(dev, &info), CLT_OK, "%s", clt_last_error());
+    const char *s[] = {info.name, info.vendor, info.platform_name, info.platform_vendor,
+                       info.device_version, info.driver_version};
+    for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
+        cr_assert_gt(strlen(s[i]), 0);
+        for (const char *p = s[i]; *p; p++)
+            cr_assert((unsigned char)*p >= 0x20 && *p != 0x7f, "%zu: %s", i, s[i]);
+    }
+}

@@ -31,7 +31,10 @@ typedef enum clt_device_type {
 } clt_device_type;
 
 /* A plain description of one OpenCL device.  The picker works on arrays of
- * these alone, so it can be run on simulated machines (clt_pick). */
+ * these alone, so it can be run on simulated machines (clt_pick).  The
+ * strings are the driver's, with control characters, DEL and bytes that
+ * are not UTF-8 written as \xNN and a string longer than its array cut
+ * with "...", so that they print safely and messages can show them. */
 typedef struct clt_device_info {
     char name[128];
     char vendor[128];

@@ -24,30 +24,26 @@ static struct {
     cl_uint nplatforms;
 } reg = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* Copies a string property into buf, truncated to n bytes.  OpenCL refuses
- * a buffer shorter than the property, so it is read whole into tmp first;
- * `got` is the query's result. */
-static void copy_str(cl_int got, char *tmp, size_t tmp_size, char *buf, size_t n)
+/* A string property as the description keeps it (clt__driver_str). */
+void clt__driver_str(cl_int got, char *tmp, size_t tmp_size, char *buf, size_t n)
 {
     buf[0] = '\0';
     if (got != CL_SUCCESS)
         return;
     tmp[tmp_size - 1] = '\0';
-    size_t len = strlen(tmp) < n - 1 ? strlen(tmp) : n - 1;
-    memcpy(buf, tmp, len);
-    buf[len] = '\0';
+    clt__quote(buf, n, tmp, strlen(tmp));
 }
 
 static void get_str(cl_device_id d, cl_device_info what, char *buf, size_t n)
 {
     char tmp[1024];
-    copy_str(clGetDeviceInfo(d, what, sizeof tmp, tmp, NULL), tmp, sizeof tmp, buf, n);
+    clt__driver_str(clGetDeviceInfo(d, what, sizeof tmp, tmp, NULL), tmp, sizeof tmp, buf, n);
 }
 
 static void get_platform_str(cl_platform_id p, cl_platform_info what, char *buf, size_t n)
 {
     char tmp[1024];
-    copy_str(clGetPlatformInfo(p, what, sizeof tmp, tmp, NULL), tmp, sizeof tmp, buf, n);
+    clt__driver_str(clGetPlatformInfo(p, what, sizeof tmp, tmp, NULL), tmp, sizeof tmp, buf, n);
 }
 
 /* Fills info; false only when the host is out of memory. */
