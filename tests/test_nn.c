@@ -921,6 +921,52 @@ Test(nn, layers_refuse_an_input_of_another_dtype)
     clt_tensor_free(x4i);
 }
 
+/* Dropout(1) in train mode is x * 0 in x's dtype, as torch 1.13's
+ * F.dropout(x, 1.0): NaN and inf give NaN, integers give their zero, a bool
+ * input false (bool * 0 would be int64); the gradient is 0. */
+Test(nn, dropout_p1_keeps_the_dtype)
+{
+    clt_device *dev = get_device("cpu");
+    clt_module *dp;
+    CHECK(clt_dropout_layer(1.0, NULL, &dp));
+    clt_dtype dts[] = {CLT_FLOAT32, CLT_INT32, CLT_INT64, CLT_UINT8, CLT_BOOL};
+    for (size_t d = 0; d < sizeof dts / sizeof *dts; d++) {
+        clt_tensor *x, *y;
+        CHECK(clt_full(dev, dts[d], 1, (int64_t[]){3}, 1, &x));
+        CHECK(clt_module_forward(dp, x, &y));
+        cr_assert_eq(clt_tensor_dtype(y), dts[d], "%s", clt_dtype_name(dts[d]));
+        double got[3];
+        clt_tensor *y64;
+        CHECK(clt_to_dtype(y, CLT_FLOAT64, &y64));
+        CHECK(clt_tensor_read(y64, got, sizeof got));
+        for (int k = 0; k < 3; k++)
+            cr_assert_eq(got[k], 0.0, "%s [%d] %g", clt_dtype_name(dts[d]), k, got[k]);
+        clt_tensor_free(y64);
+        clt_tensor_free(y);
+        clt_tensor_free(x);
+    }
+    float v[3] = {NAN, INFINITY, -2}, got[3], g[3];
+    clt_tensor *x, *y, *s;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, (int64_t[]){3}, v, &x));
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_module_forward(dp, x, &y));
+    CHECK(clt_tensor_read(y, got, sizeof got));
+    cr_assert(isnan(got[0]) && isnan(got[1]) && got[2] == 0 && signbit(got[2]),
+              "%g %g %g", got[0], got[1], got[2]);
+    CHECK(clt_sum(y, &s));
+    CHECK(clt_backward(s, NULL, 0));
+    clt_tensor *gx = NULL;
+    CHECK(clt_grad(x, &gx));
+    CHECK(clt_tensor_read(gx, g, sizeof g));
+    for (int k = 0; k < 3; k++)
+        cr_assert_eq(g[k], 0.0f);
+    clt_tensor_free(gx);
+    clt_tensor_free(s);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+    clt_module_free(dp);
+}
+
 /* ---- converting a model's dtype ------------------------------------------------------ */
 
 /* Linear(4, 3), BatchNorm1d(3), ReLU, Linear(3, 2). */

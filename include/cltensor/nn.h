@@ -30,9 +30,10 @@
  * Dropout in eval mode (and with p 0) keep them; Tanh and Sigmoid give
  * float32; GELU, the pooling layers, LayerNorm and BatchNorm refuse them.
  * Embedding takes int64 or int32 indices, as PyTorch (other dtypes are
- * CLT_ERR_DTYPE_MISMATCH).  Where PyTorch differs: AvgPool2d refuses int64
- * inputs (PyTorch averages them in int64), and Dropout with p 1 turns a
- * bool input into int64 zeros (PyTorch keeps bool).
+ * CLT_ERR_DTYPE_MISMATCH).  Dropout in train mode with p 1 gives x * 0
+ * in x's dtype, as PyTorch (NaN stays NaN; a bool input gives false).
+ * Where PyTorch differs: AvgPool2d refuses int64 inputs (PyTorch averages
+ * them in int64).
  */
 #ifndef CLTENSOR_NN_H
 #define CLTENSOR_NN_H

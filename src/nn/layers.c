@@ -316,8 +316,12 @@ static clt_status dropout_forward(clt_module *m, const clt_tensor *x, clt_tensor
     double p = m->f[0];
     if (!m->training || p == 0.0)
         return clt__expand_rec(fn, x, x->ndim, x->shape, out); /* the identity, recorded */
-    if (p == 1.0)
-        return clt__mul_scalar_rec(fn, x, 0.0, out);
+    if (p == 1.0 && x->dtype != CLT_BOOL)
+        return clt__mul_scalar_rec(fn, x, 0.0, out); /* x * 0, as PyTorch: NaN stays */
+    if (p == 1.0) { /* bool * 0 is int64; PyTorch's Dropout gives bool false */
+        clt_status st = clt__full(x->dev, CLT_BOOL, x->ndim, x->shape, 0.0, out);
+        return st == CLT_OK ? st : clt__error_prefix(st, "%s", fn);
+    }
     /* scaling by 1 / (1 - p) makes floats, which PyTorch refuses to cast
      * into an integer result; refused here too rather than truncated */
     if (!clt__dtype_is_float(x->dtype))
