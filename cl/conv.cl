@@ -277,7 +277,7 @@ inline void max_pool_row(__global const T *x, __global T *out, __global long *id
             for (ix iw = iw0; iw < iw1; iw += ((ix)g.dw)) {
                 ix k = ih * ((ix)g.W) + iw;
                 T v = src[k];
-                if (v > m || isnan(v)) {
+                if (v > m || IS_NAN(v)) {
                     m = v;
                     best = k;
                 }
@@ -319,11 +319,11 @@ CLT_KERNEL_WG(max_pool_fwd_chunk, 1, 1, 1)(__global const T *x, __global T *out,
                 T a = s0[2 * ow], b = s0[2 * ow + 1], c = s1[2 * ow], d = s1[2 * ow + 1];
                 T m = a; /* as max_pool_row from -INFINITY */
                 ix k = 0;
-                if (b > m || isnan(b))
+                if (b > m || IS_NAN(b))
                     m = b, k = 1;
-                if (c > m || isnan(c))
+                if (c > m || IS_NAN(c))
                     m = c, k = W;
-                if (d > m || isnan(d))
+                if (d > m || IS_NAN(d))
                     m = d, k = W + 1;
                 o[ow] = m;
                 q[ow] = base + 2 * ow + k;

@@ -93,6 +93,14 @@ static inline void clt_report_error(__global clt_index_error *e, int op, int dim
     }
 }
 
+/* isnan for the dtype T, false for integers (isnan of an integer is an
+ * ambiguous call). */
+#if T_IS_FLOAT
+#define IS_NAN(x) isnan(x)
+#else
+#define IS_NAN(x) false
+#endif
+
 #define LOAD_PLAIN(p, i) ((p)[i])
 #define STORE_PLAIN(p, i, v) ((p)[i] = (v))
 #define LOAD_HALF(p, i) vload_half((i), (p))

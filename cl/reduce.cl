@@ -460,12 +460,6 @@ DEF_SUM_IVEC(sum_ivec_t, T, VLOAD_T)
 DEF_SUM_IVEC(sum_ivec_s, S, VLOAD_S)
 
 
-#if T_IS_FLOAT
-#define IS_NAN(x) isnan(x)
-#else
-#define IS_NAN(x) false
-#endif
-
 /* max, min, argmax, argmin keep the first best element (NaN beats
  * everything, ties keep the lower index), so any grouping gives the same
  * answer.  Values are kept in T, indices in long; passes after the first

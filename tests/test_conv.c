@@ -411,6 +411,103 @@ Test(conv, pools_against_host_loops)
     free(x);
 }
 
+/* The call fails with status and a message containing text. */
+#define EXPECT_ERR(call, status, text)                                                    \
+    do {                                                                                  \
+        clt_tensor *r_ = (clt_tensor *)0x1;                                               \
+        clt_status s_ = (call);                                                           \
+        (void)r_;                                                                         \
+        cr_assert_eq(s_, status, "%s: got %s (%s)", #call, clt_status_name(s_),           \
+                     clt_last_error());                                                   \
+        cr_assert(strstr(clt_last_error(), text) != NULL, "message '%s' lacks '%s'",      \
+                  clt_last_error(), text);                                                \
+    } while (0)
+
+/* As torch 1.13, avg_pool2d averages int64 in int64: each window's sum
+ * divided with truncation toward zero (-5 / 4 is -1), for every option
+ * set; the layer too.  Other integer dtypes are refused, as torch's
+ * "not implemented for 'Int'", and max pooling refuses int64 as torch's
+ * max_pool2d does. */
+Test(conv, avg_pool_int64_truncates)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t N = 2, C = 3, H = 7, W = 8, n = N * C * H * W;
+    int64_t *xi = malloc((size_t)n * sizeof *xi);
+    unsigned seed = 7;
+    for (int64_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        xi[i] = (int64_t)((seed >> 8) % 2001) - 1000;
+        if (i % 17 == 0)
+            xi[i] = (i % 2 ? INT64_C(1) : INT64_C(-1)) * (INT64_C(1) << 60); /* no overflow in 16 */
+    }
+    clt_tensor *x;
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, 4, (int64_t[]){N, C, H, W}, xi, &x));
+    for (size_t k = 0; k < sizeof POOLS / sizeof POOLS[0]; k++) {
+        const pset *q = &POOLS[k];
+        int64_t Ho = pool_size(H, q->k[0], q->p[0], q->s[0], 1, q->ceil_mode);
+        int64_t Wo = pool_size(W, q->k[1], q->p[1], q->s[1], 1, q->ceil_mode);
+        clt_tensor *y = run_pool(x, q, 0);
+        const int64_t *ys = clt_tensor_shape(y);
+        cr_assert(ys[2] == Ho && ys[3] == Wo);
+        cr_assert_eq(clt_tensor_dtype(y), CLT_INT64);
+        int64_t *got = malloc((size_t)(N * C * Ho * Wo) * sizeof *got);
+        CHECK(clt_tensor_read(y, got, (size_t)(N * C * Ho * Wo) * sizeof *got));
+        for (int64_t i = 0; i < N * C * Ho * Wo; i++) {
+            /* exact integer sum and divisor from the same window walk */
+            int64_t pl = i / (Ho * Wo), oh = i / Wo % Ho, ow = i % Wo;
+            int64_t h0 = oh * q->s[0] - q->p[0], w0 = ow * q->s[1] - q->p[1];
+            int64_t h1 = h0 + q->k[0] < H + q->p[0] ? h0 + q->k[0] : H + q->p[0];
+            int64_t w1 = w0 + q->k[1] < W + q->p[1] ? w0 + q->k[1] : W + q->p[1];
+            int64_t sum = 0, count = 0, padded = (h1 - h0) * (w1 - w0);
+            for (int64_t ih = h0; ih < h1; ih++)
+                for (int64_t iw = w0; iw < w1; iw++)
+                    if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
+                        sum += xi[(pl * H + ih) * W + iw];
+                        count++;
+                    }
+            int64_t want = count ? sum / (q->cip ? padded : count) : 0;
+            cr_assert_eq(got[i], want, "pool %zu element %lld: got %lld, want %lld", k,
+                         (long long)i, (long long)got[i], (long long)want);
+        }
+        free(got);
+        clt_tensor_free(y);
+    }
+    /* torch's small case: [[-7, 2, 5, 1], [0, 0, 3, 3]] in 2x2 windows */
+    int64_t v[8] = {-7, 2, 5, 1, 0, 0, 3, 3}, o[2];
+    clt_tensor *small, *y;
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, 4, (int64_t[]){1, 1, 2, 4}, v, &small));
+    clt_module *layer;
+    CHECK(clt_avg_pool2d_layer(2, 2, NULL, &layer));
+    CHECK(clt_module_forward(layer, small, &y));
+    CHECK(clt_tensor_read(y, o, sizeof o));
+    cr_assert(o[0] == -1 && o[1] == 3, "%lld %lld", (long long)o[0], (long long)o[1]);
+    clt_tensor_free(y);
+    clt_module_free(layer);
+
+    int64_t k2[2] = {2, 2};
+    y = (clt_tensor *)0x1;
+    EXPECT_ERR(clt_max_pool2d(small, k2, NULL, NULL, NULL, 0, &y), CLT_ERR_DTYPE_UNSUPPORTED,
+               "clt_max_pool2d: input must be float32 or float64, not int64");
+    cr_assert_null(y);
+    clt_dtype refused[] = {CLT_INT32, CLT_UINT8, CLT_BOOL};
+    for (size_t d = 0; d < sizeof refused / sizeof *refused; d++) {
+        clt_tensor *xr;
+        CHECK(clt_zeros(dev, refused[d], 4, (int64_t[]){1, 1, 4, 4}, &xr));
+        char want[128];
+        snprintf(want, sizeof want,
+                 "clt_avg_pool2d: input must be float32, float64 or int64, not %s",
+                 clt_dtype_name(refused[d]));
+        y = (clt_tensor *)0x1;
+        EXPECT_ERR(clt_avg_pool2d(xr, k2, NULL, NULL, 0, 1, &y), CLT_ERR_DTYPE_UNSUPPORTED,
+                   want);
+        cr_assert_null(y);
+        clt_tensor_free(xr);
+    }
+    clt_tensor_free(small);
+    clt_tensor_free(x);
+    free(xi);
+}
+
 Test(conv, max_pool_ties_nan_and_infinities)
 {
     clt_device *dev = get_device("cpu");
@@ -660,16 +757,6 @@ Test(conv, pool_gradients_by_finite_differences)
 
 /* ---- errors ----------------------------------------------------------------------------- */
 
-#define EXPECT_ERR(call, status, text)                                                    \
-    do {                                                                                  \
-        clt_tensor *r_ = (clt_tensor *)0x1;                                               \
-        clt_status s_ = (call);                                                           \
-        (void)r_;                                                                         \
-        cr_assert_eq(s_, status, "%s: got %s (%s)", #call, clt_status_name(s_),           \
-                     clt_last_error());                                                   \
-        cr_assert(strstr(clt_last_error(), text) != NULL, "message '%s' lacks '%s'",      \
-                  clt_last_error(), text);                                                \
-    } while (0)
 
 Test(conv, errors_name_shapes)
 {

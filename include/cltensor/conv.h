@@ -2,8 +2,9 @@
  * conv2d, max_pool2d and avg_pool2d.  All are differentiable (autograd.h).
  *
  * Inputs are [N, C, H, W] (batched) or [C, H, W] (unbatched: the result
- * has no batch dimension either), float32 or float64, in any layout
- * (PyTorch 1.13's avg_pool2d also averages int64 inputs, in int64).
+ * has no batch dimension either), float32 or float64, in any layout;
+ * avg_pool2d also takes int64, as PyTorch 1.13: each window's int64 sum
+ * divided with truncation toward zero, -5 / 4 being -1.
  * Every operand lives on one device (CLT_ERR_DEVICE_MISMATCH otherwise).
  * Results are computed on the device in a fixed order: the same bits on
  * every run, and on every device whose arithmetic is the same.  Shapes that

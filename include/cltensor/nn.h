@@ -28,12 +28,11 @@
  * nothing.  The layers without tensors keep the input's dtype (float64 in,
  * float64 out) and take integers where their ops do: ReLU, Flatten,
  * Dropout in eval mode (and with p 0) keep them; Tanh and Sigmoid give
- * float32; GELU, the pooling layers, LayerNorm and BatchNorm refuse them.
+ * float32; AvgPool2d takes int64 (conv.h); GELU, MaxPool2d, the other
+ * integer dtypes in AvgPool2d, LayerNorm and BatchNorm refuse them.
  * Embedding takes int64 or int32 indices, as PyTorch (other dtypes are
  * CLT_ERR_DTYPE_MISMATCH).  Dropout in train mode with p 1 gives x * 0
  * in x's dtype, as PyTorch (NaN stays NaN; a bool input gives false).
- * Where PyTorch differs: AvgPool2d refuses int64 inputs (PyTorch averages
- * them in int64).
  */
 #ifndef CLTENSOR_NN_H
 #define CLTENSOR_NN_H

@@ -145,7 +145,7 @@ static clt_status pool4(const clt_tensor *x, const void *ctx, clt_tensor **out)
     const pool_ctx *c = ctx;
     clt__pool2d p = c->p;
     clt__node *n = NULL;
-    clt_status st = clt__pool2d_check(x, &p, c->fn);
+    clt_status st = clt__pool2d_check(x, &p, !c->max, c->fn);
     if (st != CLT_OK)
         return st;
     if (c->max) {

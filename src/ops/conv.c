@@ -515,10 +515,19 @@ static int64_t pool_out(int64_t in, int64_t k, int64_t pad, int64_t stride, int6
     return outsz;
 }
 
-clt_status clt__pool2d_check(const clt_tensor *x, clt__pool2d *p, const char *fn)
+clt_status clt__pool2d_check(const clt_tensor *x, clt__pool2d *p, bool int64_ok, const char *fn)
 {
     char s1[160];
-    clt_status st = check_float(x, "input", fn);
+    clt_status st;
+    if (int64_ok && x->dtype != CLT_FLOAT32 && x->dtype != CLT_FLOAT64 && x->dtype != CLT_INT64)
+        st = clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                        "%s: input must be float32, float64 or int64, not %s; convert with "
+                        "clt_to_dtype first",
+                        fn, clt_dtype_name(x->dtype));
+    else if (int64_ok && x->dtype == CLT_INT64)
+        st = clt__check_dtype(x->dev, x->dtype, fn);
+    else
+        st = check_float(x, "input", fn);
     if (st != CLT_OK)
         return st;
     if (x->ndim != 4)

@@ -35,8 +35,10 @@ clt_status clt__conv2d_backward(const clt_tensor *g, const clt_tensor *x, const 
                                 clt_tensor **gx, clt_tensor **gw, clt_tensor **gb);
 
 /* Fills in a pool's default stride ({0, 0}: the kernel) and checks it against the 4-D shape of x
- * (PyTorch's messages); `fn` names the caller. */
-clt_status clt__pool2d_check(const clt_tensor *x, clt__pool2d *p, const char *fn);
+ * (PyTorch's messages) and x's dtype: float32 or float64, or int64 too with int64_ok (avg
+ * pooling, which PyTorch 1.13 computes in int64, each sum divided with truncation); `fn`
+ * names the caller. */
+clt_status clt__pool2d_check(const clt_tensor *x, clt__pool2d *p, bool int64_ok, const char *fn);
 
 /* max_pool2d of a 4-D input: the maxima and, in *indices (int64, the same
  * shape), where each came from as h * W + w in its plane. */
