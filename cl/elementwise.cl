@@ -276,7 +276,7 @@ DEF_FOUR(pow_tt_, PARAMS_TT, FETCH_TT, VFETCH_TT, POW_S(a, b), POW_V(a, b), POW_
 DEF_FOUR(pow_ts_, PARAMS_POW_TS, FETCH_POW_TS, VFETCH_POW_TS, POW_FORM(POW_S), POW_FORM(POW_V),
          POW_VEC)
 
-/* remainder, fmod and floor_divide, as PyTorch 1.13's CPU kernels
+/* remainder, fmod, floor_divide and trunc_divide, as PyTorch 1.13's CPU kernels
  * (BinaryOpsKernel.cpp).  Floats: remainder is fmod(a, b), plus b where the
  * two differ in sign; floor_divide is (a - fmod(a, b)) / b, less 1 where
  * remainder adds b, rounded to the nearest integer; a zero quotient takes
@@ -359,7 +359,19 @@ inline TV floor_divide_v(TV a, TV b)
     return select(f, a / b, b == (TV)0);
 }
 
+/* torch.div(a, b, rounding_mode='trunc'): trunc of the rounded quotient. */
+inline T_C trunc_divide_f(T_C a, T_C b)
+{
+    return trunc(a / b);
+}
+
+inline TV trunc_divide_v(TV a, TV b)
+{
+    return trunc(a / b);
+}
+
 #define PARAMS_MOD_TT PARAMS_TT
+#define TRUNC_DIVIDE_(E) trunc_divide_f(a, b)
 #define REMAINDER_(E) remainder_f(a, b)
 #define FMOD_(E) fmod_f(a, b)
 #define FLOOR_DIVIDE_(E) floor_divide_f(a, b)
@@ -413,7 +425,22 @@ inline T_C floor_divide_i(T_C a, T_C b, __global clt_index_error *err, int op)
 #endif
 }
 
+inline T_C trunc_divide_i(T_C a, T_C b, __global clt_index_error *err, int op)
+{
+    if (b == 0) {
+        if (err)
+            clt_report_error(err, op, -3, 0, 0);
+        return 0;
+    }
+#if !T_IS_UNSIGNED
+    if (b == -1)
+        return NEG_WRAP(a);
+#endif
+    return a / b;
+}
+
 #define PARAMS_MOD_TT PARAMS_TT, __global clt_index_error *err, int eop
+#define TRUNC_DIVIDE_(E) trunc_divide_i(a, b, E)
 #define REMAINDER_(E) mod_i(a, b, 1, E)
 #define FMOD_(E) mod_i(a, b, 0, E)
 #define FLOOR_DIVIDE_(E) floor_divide_i(a, b, E)
@@ -434,6 +461,7 @@ inline T_C floor_divide_i(T_C a, T_C b, __global clt_index_error *err, int op)
 DEF_MOD(remainder, REMAINDER_, remainder_v)
 DEF_MOD(fmod, FMOD_, fmod_v)
 DEF_MOD(floor_divide, FLOOR_DIVIDE_, floor_divide_v)
+DEF_MOD(trunc_divide, TRUNC_DIVIDE_, trunc_divide_v)
 
 /* axpy: a + alpha * b, for add and sub with alpha; floating types round
  * once (fma), as PyTorch's CPU kernel (vec::fmadd) and CUDA's contraction. */

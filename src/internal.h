@@ -473,8 +473,8 @@ uint64_t clt__set_arg_calls(void);
  * index in a small buffer of the launching thread for that device; the
  * blocking read-back and synchronisation paths of the same thread read
  * that record behind their own wait and turn it into
- * CLT_ERR_INDEX_OUT_OF_RANGE.  The integer forms of remainder, fmod and
- * floor_divide (cl/elementwise.cl) record a zero divisor in the same record,
+ * CLT_ERR_INDEX_OUT_OF_RANGE.  The integer forms of remainder, fmod,
+ * floor_divide and trunc_divide (cl/elementwise.cl) record a zero divisor in the same record,
  * which becomes CLT_ERR_ZERO_DIVISION.  The ops that can record, by the code
  * their kernels write (names appear in messages). */
 #define CLT__INDEX_OPS(X)                                                    \
@@ -491,7 +491,8 @@ uint64_t clt__set_arg_calls(void);
     X(NLL_LOSS, "clt_nll_loss")                                              \
     X(REMAINDER, "clt_remainder")                                            \
     X(FMOD, "clt_fmod")                                                      \
-    X(FLOOR_DIVIDE, "clt_floor_divide")
+    X(FLOOR_DIVIDE, "clt_floor_divide")                                      \
+    X(DIV_ROUNDING, "clt_div_rounding")
 
 typedef enum clt__index_op {
 #define CLT__INDEX_OP_ENUM_(name, text) CLT__IDX_##name,
@@ -945,11 +946,11 @@ clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, c
  * formula passes clt_backward). */
 #define CLT__EW_TT(X)                                                        \
     X(add) X(sub) X(mul) X(div) X(pow) X(maximum) X(minimum) X(remainder) X(fmod) \
-    X(floor_divide) X(eq) X(ne) X(lt) X(le) X(gt) X(ge)
+    X(floor_divide) X(trunc_divide) X(eq) X(ne) X(lt) X(le) X(gt) X(ge)
 #define CLT__EW_TS(X)                                                        \
     X(add_scalar) X(sub_scalar) X(rsub_scalar) X(mul_scalar) X(div_scalar) X(rdiv_scalar) \
     X(pow_scalar) X(rpow_scalar) X(remainder_scalar) X(fmod_scalar) X(floor_divide_scalar) \
-    X(eq_scalar) X(ne_scalar) X(lt_scalar) X(le_scalar) X(gt_scalar) X(ge_scalar)
+    X(trunc_divide_scalar) X(eq_scalar) X(ne_scalar) X(lt_scalar) X(le_scalar) X(gt_scalar) X(ge_scalar)
 #define CLT__EW_UN(X)                                                        \
     X(neg) X(abs) X(relu) X(exp) X(log) X(sqrt) X(rsqrt) X(sin) X(cos) X(tanh) X(sigmoid) \
     X(gelu) X(log1p) X(expm1) X(tan) X(sign) X(silu) X(logical_not)

@@ -71,6 +71,8 @@ SCAL = ["add", "sub", "rsub", "mul", "div", "rdiv", "pow", "rpow",
 for n in SCAL:
     proto("clt_%s_scalar" % n, [P, C.c_double, PP])
 MOD = ["remainder", "fmod", "floor_divide"]
+proto("clt_div_rounding", [P, P, C.c_int, PP])
+proto("clt_div_scalar_rounding", [P, C.c_double, C.c_int, PP])
 for n in MOD:
     proto("clt_" + n, [P, P, PP])
     proto("clt_%s_scalar" % n, [P, C.c_double, PP])
@@ -595,8 +597,11 @@ def nonzero(t):
 def modulo():
     # remainder, fmod and floor_divide over every dtype pair (floats with
     # their specials), with a 0-d divisor, broadcast and transposed
-    for n in MOD:
-        tf, cf = getattr(torch, n), getattr(L, "clt_" + n)
+    trunc = [("div_trunc", lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+              lambda a, b, o: L.clt_div_rounding(a, b, 1, o),
+              lambda p, s, o: L.clt_div_scalar_rounding(p, s, 1, o))]
+    for n, tf, cf, cs in [(n, getattr(torch, n), getattr(L, "clt_" + n),
+                           getattr(L, "clt_%s_scalar" % n)) for n in MOD] + trunc:
         for da in DTYPES:
             for db in DTYPES:
                 a = data((4, 6), da, special=True, lo=-40, hi=40)
@@ -620,7 +625,6 @@ def modulo():
                              dtype=dt)
             check("%s %s edges" % (n, dn(dt)), tf, cf, [x, y], tol="exact")
         # scalars, also those that wrap (2^32 + 3, -1 for uint8) and zero
-        cs = getattr(L, "clt_%s_scalar" % n)
         for dt in DTYPES:
             for s in (3.0, -3.0, 2.5, -0.5, 0.0, -1.0, 256.0, 4294967299.0, math.inf):
                 ps = pyscalar(s)

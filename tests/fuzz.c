@@ -1036,7 +1036,7 @@ static void op_binary(fz *f)
     clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f);
     clt_tensor *out = SENT, **op = OUTP(f, &out);
     clt_status st;
-    uint32_t k = pick(f, 17);
+    uint32_t k = pick(f, 18);
     int cmp = 0, div = 0;
     switch (k) {
     case 0: CALL("clt_add", clt_add(a, b, op)); break;
@@ -1056,6 +1056,13 @@ static void op_binary(fz *f)
     case 13: CALL("clt_remainder", clt_remainder(a, b, op)); break;
     case 14: CALL("clt_fmod", clt_fmod(a, b, op)); break;
     case 15: CALL("clt_floor_divide", clt_floor_divide(a, b, op)); break;
+    case 16: {
+        /* mode 3 is outside the enum: refused */
+        clt_rounding_mode m = (clt_rounding_mode)pick(f, 4);
+        CALL("clt_div_rounding", clt_div_rounding(a, b, m, op));
+        div = m == CLT_ROUNDING_NONE;
+        break;
+    }
     default: {
         clt_tensor *c = rt(f);
         CALL("clt_where", clt_where(c, a, b, op));
@@ -1097,7 +1104,7 @@ static void op_scalar(fz *f)
     clt_tensor *out = SENT, **op = OUTP(f, &out);
     clt_status st;
     clt_dtype dt = a ? result_ts(a, s) : CLT_DTYPE_COUNT;
-    switch (pick(f, 20)) {
+    switch (pick(f, 21)) {
     case 0: CALL("clt_add_scalar", clt_add_scalar(a, s, op)); break;
     case 1: CALL("clt_sub_scalar", clt_sub_scalar(a, s, op)); break;
     case 2: CALL("clt_rsub_scalar", clt_rsub_scalar(a, s, op)); break;
@@ -1115,6 +1122,13 @@ static void op_scalar(fz *f)
     case 17: CALL("clt_remainder_scalar", clt_remainder_scalar(a, s, op)); break;
     case 18: CALL("clt_fmod_scalar", clt_fmod_scalar(a, s, op)); break;
     case 19: CALL("clt_floor_divide_scalar", clt_floor_divide_scalar(a, s, op)); break;
+    case 20: {
+        clt_rounding_mode m = (clt_rounding_mode)pick(f, 4);
+        CALL("clt_div_scalar_rounding", clt_div_scalar_rounding(a, s, m, op));
+        if (m == CLT_ROUNDING_NONE)
+            dt = floatify(dt);
+        break;
+    }
     case 14: {
         double lo = rand_scalar(f), hi = rand_scalar(f);
         const double *pl = chance(f, 70) ? &lo : NULL, *ph = chance(f, 70) ? &hi : NULL;

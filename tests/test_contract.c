@@ -122,6 +122,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_remainder, T, clt_remainder(f->bl, f->bl, &o->t))                                  \
     X(clt_fmod, T, clt_fmod(f->f, NULL, &o->t))                                              \
     X(clt_floor_divide, T, clt_floor_divide(f->bl, f->bl, &o->t))                            \
+    X(clt_div_rounding, T, clt_div_rounding(f->bl, f->bl, CLT_ROUNDING_TRUNC, &o->t))        \
     X(clt_eq, T, clt_eq(f->f, f->f2, &o->t))                                                 \
     X(clt_ne, T, clt_ne(f->f, f->f2, &o->t))                                                 \
     X(clt_lt, T, clt_lt(f->f, f->f2, &o->t))                                                 \
@@ -147,6 +148,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_remainder_scalar, T, clt_remainder_scalar(f->i32, 0, &o->t))                       \
     X(clt_fmod_scalar, T, clt_fmod_scalar(NULL, 2, &o->t))                                   \
     X(clt_floor_divide_scalar, T, clt_floor_divide_scalar(f->i32, 4294967296.0, &o->t))      \
+    X(clt_div_scalar_rounding, T,                                                             \
+      clt_div_scalar_rounding(f->i32, 0, CLT_ROUNDING_TRUNC, &o->t))                          \
     X(clt_neg, T, clt_neg(f->bl, &o->t))                                                     \
     X(clt_abs, T, clt_abs(NULL, &o->t))                                                      \
     X(clt_relu, T, clt_relu(NULL, &o->t))                                                    \

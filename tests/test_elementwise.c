@@ -926,6 +926,248 @@ Test(elementwise, modulo_integer_zero_divisor_reported_at_sync)
     clt_tensor_free(r);
 }
 
+/* ---- division with a rounding mode ------------------------------------------------ */
+
+/* torch.div(a, b, rounding_mode='trunc') on these inputs, float32 then
+ * float64, written down from PyTorch 1.13. */
+static const double TDIV_A[] = {5, -5, 5, -5, 0, -0.0, 7.5, -7.5, INFINITY, -INFINITY, NAN, 5,
+                                0, -0.5, 1e30, 3, 1e-45, -1};
+static const double TDIV_B[] = {3, 3, -3, -3, 3, 3, 2, 2, 3, 3, 3, 0, 0, 2, 3, INFINITY, 3,
+                                -INFINITY};
+static const double TDIV_WANT[2][18] = {
+    {1, -1, -1, 1, 0, -0.0, 3, -3, INFINITY, -INFINITY, NAN, INFINITY, NAN, -0.0,
+     3.333333383491554e+29, 0, 0, 0},
+    {1, -1, -1, 1, 0, -0.0, 3, -3, INFINITY, -INFINITY, NAN, INFINITY, NAN, -0.0,
+     3.333333333333333e+29, 0, 0, 0},
+};
+
+static clt_status div_trunc(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
+{
+    return clt_div_rounding(a, b, CLT_ROUNDING_TRUNC, out);
+}
+
+/* trunc(a / b) with the quotient rounded in the dtype's precision, against
+ * torch's literals, random broadcast operands on both kernel paths, and
+ * integers (C's division; the minimum by -1 wraps); floor mode gives
+ * clt_floor_divide's bits and no mode clt_div's. */
+Test(elementwise, div_rounding_against_reference)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t ne = 18;
+    for (int f32 = 1; f32 >= 0; f32--) {
+        clt_dtype dt = f32 ? CLT_FLOAT32 : CLT_FLOAT64;
+        clt_tensor *a = make(dev, dt, 1, &ne, TDIV_A), *b = make(dev, dt, 1, &ne, TDIV_B), *r;
+        CHECK(div_trunc(a, b, &r));
+        cr_assert_eq(clt_tensor_dtype(r), dt);
+        double *g = values(r);
+        for (int i = 0; i < 18; i++)
+            cr_assert(same_value(g[i], TDIV_WANT[!f32][i]), "%s trunc(%g / %g): got %.17g",
+                      clt_dtype_name(dt), TDIV_A[i], TDIV_B[i], g[i]);
+        free(g);
+        clt_tensor_free(r);
+        clt_tensor_free(a);
+        clt_tensor_free(b);
+
+        /* broadcast, long enough for the vector loop, random with specials */
+        int64_t sa[2] = {37, 1}, sb[1] = {41}, so[2] = {37, 41};
+        double *ha = random_values(37, 41, true), *hb = random_values(41, 42, true);
+        for (int i = 0; i < 37; i++)
+            ha[i] *= 1000;
+        a = make(dev, dt, 2, sa, ha);
+        b = make(dev, dt, 1, sb, hb);
+        clt_tensor *fl, *fd, *no, *dv;
+        CHECK(div_trunc(a, b, &r));
+        CHECK(clt_div_rounding(a, b, CLT_ROUNDING_FLOOR, &fl));
+        CHECK(clt_floor_divide(a, b, &fd));
+        CHECK(clt_div_rounding(a, b, CLT_ROUNDING_NONE, &no));
+        CHECK(clt_div(a, b, &dv));
+        double *gt = values(r), *gf = values(fl), *gfd = values(fd), *gn = values(no),
+               *gd = values(dv);
+        for (int64_t i = 0; i < 37 * 41; i++) {
+            double x = ha[bcast_off(2, sa, 2, so, i)], y = hb[bcast_off(1, sb, 2, so, i)];
+            double want = f32 ? (double)truncf((float)x / (float)y) : trunc(x / y);
+            cr_assert(same_value(gt[i], want), "%s trunc(%.9g / %.9g): got %.17g, want %.17g",
+                      clt_dtype_name(dt), x, y, gt[i], want);
+            cr_assert(same_value(gf[i], gfd[i]) && same_value(gn[i], gd[i]), "%lld",
+                      (long long)i);
+        }
+        free(gt), free(gf), free(gfd), free(gn), free(gd), free(ha), free(hb);
+        clt_tensor *all[] = {a, b, r, fl, fd, no, dv};
+        for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+            clt_tensor_free(all[k]);
+    }
+
+    clt_dtype idt[] = {CLT_INT32, CLT_INT64, CLT_UINT8};
+    for (size_t d = 0; d < 3; d++) {
+        enum { N = 517 };
+        double ha[N], hb[N];
+        bool is_signed = idt[d] != CLT_UINT8;
+        unsigned seed = 3;
+        for (int i = 0; i < N; i++) {
+            seed = seed * 1103515245u + 12345u;
+            ha[i] = is_signed ? (double)((int)((seed >> 8) % 2001u) - 1000) : (seed >> 8) % 256u;
+            seed = seed * 1103515245u + 12345u;
+            hb[i] = is_signed ? (double)((int)((seed >> 8) % 41u) - 20) : (seed >> 8) % 256u;
+            if (hb[i] == 0)
+                hb[i] = is_signed ? -1 : 9;
+        }
+        ha[0] = idt[d] == CLT_INT32 ? -2147483648.0 : idt[d] == CLT_INT64 ? -9223372036854775808.0
+                                                                          : 255;
+        hb[0] = is_signed ? -1 : 1;
+        int64_t n = N;
+        clt_tensor *a = make(dev, idt[d], 1, &n, ha), *b = make(dev, idt[d], 1, &n, hb), *r;
+        CHECK(div_trunc(a, b, &r));
+        cr_assert_eq(clt_tensor_dtype(r), idt[d]);
+        double *g = values(r);
+        for (int i = 0; i < N; i++) {
+            int64_t x = (int64_t)ha[i], y = (int64_t)hb[i];
+            double want = i == 0 ? ha[0] : (double)(x / y); /* the minimum by -1 wraps */
+            cr_assert_eq(g[i], want, "%s %lld / %lld: got %g", clt_dtype_name(idt[d]),
+                         (long long)x, (long long)y, g[i]);
+        }
+        free(g);
+        clt_tensor_free(r);
+        clt_tensor_free(a);
+        clt_tensor_free(b);
+    }
+
+    /* mixed dtypes and scalars, from torch */
+    int64_t n4 = 4;
+    clt_tensor *i32 = make(dev, CLT_INT32, 1, &n4, (double[]){7, -7, 5, -1});
+    clt_tensor *f32 = make(dev, CLT_FLOAT32, 1, &n4, (double[]){2.5, 2.5, -0.5, 4});
+    clt_tensor *u8 = make(dev, CLT_UINT8, 1, &n4, (double[]){7, 250, 5, 1});
+    clt_tensor *bl = make(dev, CLT_BOOL, 1, &n4, (double[]){1, 0, 1, 1}), *ones, *r;
+    CHECK(clt_ones(dev, CLT_BOOL, 1, &n4, &ones));
+    static const struct {
+        int a, b; /* 0 i32, 1 f32, 2 u8, 3 bool, 4 bool ones; b -1: the scalar s */
+        double s;
+        clt_dtype dt;
+        double want[4];
+    } cases[] = {
+        {0, 1, 0, CLT_FLOAT32, {2, -2, -10, -0.0}},
+        {0, 4, 0, CLT_INT32, {7, -7, 5, -1}},
+        {0, -1, 3, CLT_INT32, {2, -2, 1, 0}},
+        {2, -1, -3, CLT_UINT8, {0, 0, 0, 0}}, /* -3 is 253 */
+        {0, -1, -2.5, CLT_FLOAT32, {-2, 2, -2, 0}},
+        {3, -1, 2, CLT_INT64, {0, 0, 0, 0}},
+    };
+    clt_tensor *in[5] = {i32, f32, u8, bl, ones};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        if (cases[c].b < 0)
+            CHECK(clt_div_scalar_rounding(in[cases[c].a], cases[c].s, CLT_ROUNDING_TRUNC, &r));
+        else
+            CHECK(div_trunc(in[cases[c].a], in[cases[c].b], &r));
+        cr_assert_eq(clt_tensor_dtype(r), cases[c].dt, "case %zu: %s", c,
+                     clt_dtype_name(clt_tensor_dtype(r)));
+        double *g = values(r);
+        for (int i = 0; i < 4; i++)
+            cr_assert(same_value(g[i], cases[c].want[i]), "case %zu [%d]: got %g, want %g", c, i,
+                      g[i], cases[c].want[i]);
+        free(g);
+        clt_tensor_free(r);
+    }
+    /* the scalar floor and true forms are clt_floor_divide_scalar's and clt_div_scalar's */
+    clt_tensor *x, *y;
+    for (int mode = 0; mode < 2; mode++) {
+        CHECK(clt_div_scalar_rounding(f32, -0.75, mode ? CLT_ROUNDING_FLOOR : CLT_ROUNDING_NONE,
+                                      &x));
+        CHECK(mode ? clt_floor_divide_scalar(f32, -0.75, &y) : clt_div_scalar(f32, -0.75, &y));
+        double *gx = values(x), *gy = values(y);
+        for (int i = 0; i < 4; i++)
+            cr_assert(same_value(gx[i], gy[i]));
+        free(gx), free(gy);
+        clt_tensor_free(x);
+        clt_tensor_free(y);
+    }
+    for (int k = 0; k < 5; k++)
+        clt_tensor_free(in[k]);
+}
+
+/* Refusals (a mode outside the enum, two bools, a zero integer divisor
+ * named after clt_div_rounding at the next wait) and the gradients: zeros
+ * for both inputs, DivBackward2 (DivBackward3 with a scalar), as torch. */
+Test(elementwise, div_rounding_errors_and_gradients)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = 3;
+    clt_tensor *b = NULL, *i = NULL, *r = (clt_tensor *)&r;
+    CHECK(clt_ones(dev, CLT_BOOL, 1, &n, &b));
+    CHECK(clt_ones(dev, CLT_INT32, 1, &n, &i));
+    assert_error(clt_div_rounding(i, i, (clt_rounding_mode)3, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "clt_div_rounding: div expected rounding_mode to be one of");
+    cr_assert_null(r);
+    r = (clt_tensor *)&r;
+    assert_error(clt_div_scalar_rounding(i, 2, (clt_rounding_mode)-1, &r),
+                 CLT_ERR_INVALID_ARGUMENT, "but found -1");
+    cr_assert_null(r);
+    r = (clt_tensor *)&r;
+    assert_error(clt_div_rounding(b, b, CLT_ROUNDING_TRUNC, &r), CLT_ERR_DTYPE_MISMATCH,
+                 "clt_div_rounding: division with rounding mode trunc is not implemented "
+                 "for bool tensors");
+    cr_assert_null(r);
+    r = (clt_tensor *)&r;
+    assert_error(clt_div_scalar_rounding(i, 0, CLT_ROUNDING_TRUNC, &r), CLT_ERR_ZERO_DIVISION,
+                 "ZeroDivisionError");
+    cr_assert_null(r);
+    names_only("clt_div_scalar_rounding");
+    cr_assert_eq(clt_div_rounding(i, i, CLT_ROUNDING_TRUNC, NULL), CLT_ERR_NULL_ARGUMENT);
+
+    clt_tensor *a = make(dev, CLT_INT32, 1, &n, (double[]){7, -7, 9});
+    clt_tensor *z = make(dev, CLT_INT32, 1, &n, (double[]){2, 0, 1});
+    CHECK(clt_div_rounding(a, z, CLT_ROUNDING_TRUNC, &r));
+    int32_t got[3];
+    assert_error(clt_tensor_read(r, got, sizeof got), CLT_ERR_ZERO_DIVISION,
+                 "clt_div_rounding: ZeroDivisionError");
+    CHECK(clt_tensor_read(r, got, sizeof got));
+    cr_assert(got[0] == 3 && got[1] == 0 && got[2] == 9);
+    clt_tensor_free(r);
+    CHECK(clt_div_rounding(a, z, CLT_ROUNDING_FLOOR, &r));
+    assert_error(clt_device_synchronize(dev), CLT_ERR_ZERO_DIVISION,
+                 "clt_div_rounding: ZeroDivisionError");
+    clt_tensor_free(r);
+
+    /* gradients: zeros in each input's shape and dtype */
+    int64_t s2[2] = {2, 3}, s1[1] = {3};
+    clt_tensor *xa = make(dev, CLT_FLOAT64, 2, s2, (double[]){7.5, -7.5, 3, 1, 2, -4});
+    clt_tensor *xb = make(dev, CLT_FLOAT32, 1, s1, (double[]){2, INFINITY, -0.5});
+    CHECK(clt_set_requires_grad(xa, 1));
+    CHECK(clt_set_requires_grad(xb, 1));
+    for (int mode = 1; mode <= 3; mode++) {
+        clt_tensor *q, *sum, *ga = NULL, *gb = NULL;
+        if (mode == 3)
+            CHECK(clt_div_scalar_rounding(xa, 2.5, CLT_ROUNDING_TRUNC, &q));
+        else
+            CHECK(clt_div_rounding(xa, xb, (clt_rounding_mode)mode, &q));
+        cr_assert_str_eq(clt_grad_fn_name(q), mode == 3 ? "DivBackward3" : "DivBackward2");
+        CHECK(clt_sum(q, &sum));
+        CHECK(clt_backward(sum, NULL, 0));
+        CHECK(clt_grad(xa, &ga));
+        cr_assert_eq(clt_tensor_dtype(ga), CLT_FLOAT64);
+        double *g = values(ga);
+        for (int k = 0; k < 6; k++)
+            cr_assert(same_value(g[k], 0.0), "mode %d da[%d] %g", mode, k, g[k]);
+        free(g);
+        if (mode != 3) {
+            CHECK(clt_grad(xb, &gb));
+            cr_assert_eq(clt_tensor_dtype(gb), CLT_FLOAT32);
+            assert_shape(gb, 1, s1);
+            g = values(gb);
+            for (int k = 0; k < 3; k++)
+                cr_assert(same_value(g[k], 0.0), "mode %d db[%d] %g", mode, k, g[k]);
+            free(g);
+        }
+        clt_tensor_free(ga);
+        clt_tensor_free(gb);
+        CHECK(clt_zero_grad(xa, 1));
+        CHECK(clt_zero_grad(xb, 1));
+        clt_tensor_free(sum);
+        clt_tensor_free(q);
+    }
+    clt_tensor *all[] = {b, i, a, z, xa, xb};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        clt_tensor_free(all[k]);
+}
+
 /* ---- tensor with scalar ------------------------------------------------------------- */
 
 Test(elementwise, scalar_ops)

@@ -91,6 +91,27 @@ CLT_API clt_status clt_remainder(const clt_tensor *a, const clt_tensor *b, clt_t
 CLT_API clt_status clt_fmod(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
 CLT_API clt_status clt_floor_divide(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
 
+/* torch.div(a, b, rounding_mode=...).  CLT_ROUNDING_NONE is clt_div (true
+ * division).  CLT_ROUNDING_TRUNC rounds the quotient toward zero: dtypes
+ * as clt_floor_divide (int32 by int32 stays int32, an int tensor by
+ * float32 is float32; two bool tensors are refused), floating results are
+ * trunc(a / b) of the rounded quotient (-0.5 / 2 is -0.0, 1 / 0 is inf,
+ * 0 / 0 NaN), integer ones C's division (-7 / 2 is -3; INT_MIN by -1
+ * wraps to INT_MIN, and a zero divisor is CLT_ERR_ZERO_DIVISION as for
+ * clt_floor_divide, its message naming clt_div_rounding).
+ * CLT_ROUNDING_FLOOR computes clt_floor_divide.  Autograd: with a rounding
+ * mode both inputs get zero gradients, as PyTorch's DivBackward2 (where
+ * clt_floor_divide's backward is refused).  Another mode is
+ * CLT_ERR_INVALID_ARGUMENT.  New tensor. */
+typedef enum clt_rounding_mode {
+    CLT_ROUNDING_NONE,  /* rounding_mode=None */
+    CLT_ROUNDING_TRUNC, /* 'trunc' */
+    CLT_ROUNDING_FLOOR  /* 'floor' */
+} clt_rounding_mode;
+
+CLT_API clt_status clt_div_rounding(const clt_tensor *a, const clt_tensor *b,
+                                    clt_rounding_mode mode, clt_tensor **out);
+
 /* ---- comparisons: bool tensors, compared in the promoted dtype ------------ */
 CLT_API clt_status clt_eq(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
 CLT_API clt_status clt_ne(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
@@ -161,6 +182,12 @@ CLT_API clt_status clt_rpow_scalar(const clt_tensor *a, double s, clt_tensor **o
 CLT_API clt_status clt_remainder_scalar(const clt_tensor *a, double s, clt_tensor **out);
 CLT_API clt_status clt_fmod_scalar(const clt_tensor *a, double s, clt_tensor **out);
 CLT_API clt_status clt_floor_divide_scalar(const clt_tensor *a, double s, clt_tensor **out);
+/* torch.div(a, s, rounding_mode=...): clt_div_rounding with the scalar
+ * rules above (clt_div_scalar for CLT_ROUNDING_NONE; an integer tensor by
+ * an integral s stays integer, by 2.5 float32; a zero integral s for an
+ * integer result is refused at once).  New tensor. */
+CLT_API clt_status clt_div_scalar_rounding(const clt_tensor *a, double s, clt_rounding_mode mode,
+                                           clt_tensor **out);
 
 /* ---- unary -------------------------------------------------------------- */
 

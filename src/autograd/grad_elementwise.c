@@ -289,6 +289,42 @@ DEF_BINARY(le, NULL, NULL, 0, 0)
 DEF_BINARY(gt, NULL, NULL, 0, 0)
 DEF_BINARY(ge, NULL, NULL, 0, 0)
 
+/* torch.div with a rounding mode: zeros for every input, as PyTorch's
+ * DivBackward2 and DivBackward3 give (floor_divide alone refuses). */
+static clt_status bw_rounded_div(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    for (int k = 0; k < n->nin && st == CLT_OK; k++)
+        if (CLT__NEED(n, k))
+            st = clt__full(g->dev, g->dtype, g->ndim, g->shape, 0.0, &gin[k]);
+    return st;
+}
+
+static clt_status bad_rounding(clt_rounding_mode mode, const char *fn)
+{
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "%s: div expected rounding_mode to be one of CLT_ROUNDING_NONE, "
+                      "CLT_ROUNDING_TRUNC or CLT_ROUNDING_FLOOR, but found %d",
+                      fn, (int)mode);
+}
+
+clt_status clt_div_rounding(const clt_tensor *a, const clt_tensor *b, clt_rounding_mode mode,
+                            clt_tensor **out)
+{
+    static const char fn[] = "clt_div_rounding";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    switch (mode) {
+    case CLT_ROUNDING_NONE:
+        return clt__div_rec(fn, a, b, out);
+    case CLT_ROUNDING_TRUNC:
+        return binary(clt__trunc_divide_in, fn, "DivBackward2", bw_rounded_div, 0, 0, a, b, out);
+    case CLT_ROUNDING_FLOOR:
+        return binary(clt__floor_divide_in, fn, "DivBackward2", bw_rounded_div, 0, 0, a, b, out);
+    }
+    return bad_rounding(mode, fn);
+}
+
 clt_status clt_where(const clt_tensor *cond, const clt_tensor *a, const clt_tensor *b,
                      clt_tensor **out)
 {
@@ -433,6 +469,25 @@ DEF_SCALAR(lt_scalar, NULL, NULL, 0)
 DEF_SCALAR(le_scalar, NULL, NULL, 0)
 DEF_SCALAR(gt_scalar, NULL, NULL, 0)
 DEF_SCALAR(ge_scalar, NULL, NULL, 0)
+
+clt_status clt_div_scalar_rounding(const clt_tensor *a, double s, clt_rounding_mode mode,
+                                   clt_tensor **out)
+{
+    static const char fn[] = "clt_div_scalar_rounding";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    switch (mode) {
+    case CLT_ROUNDING_NONE:
+        return clt__div_scalar_rec(fn, a, s, out);
+    case CLT_ROUNDING_TRUNC:
+        return scalar_op(clt__trunc_divide_scalar_in, fn, "DivBackward3", bw_rounded_div, 0, a,
+                         s, out);
+    case CLT_ROUNDING_FLOOR:
+        return scalar_op(clt__floor_divide_scalar_in, fn, "DivBackward3", bw_rounded_div, 0, a,
+                         s, out);
+    }
+    return bad_rounding(mode, fn);
+}
 
 /* ---- unary ---------------------------------------------------------------------------- */
 

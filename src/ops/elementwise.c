@@ -208,7 +208,7 @@ static clt_status as_dtype(const clt_tensor *t, clt_dtype dt, clt_tensor **tmp,
     return st;
 }
 
-/* MODULO: remainder, fmod and floor_divide, whose integer forms check
+/* MODULO: remainder, fmod, floor_divide and trunc_divide, whose integer forms check
  * their divisors (see modulo_errors). */
 typedef enum op_kind { ARITH, TRUE_DIV, NO_BOOL_SUB, POW, COMPARE, EXTREMUM, GRAD, MODULO } op_kind;
 
@@ -231,6 +231,8 @@ static clt_status bool_sub_error(const char *fn)
  * "remainder_cpu" not implemented for 'Bool'. */
 static clt_status bool_modulo_error(const char *op, const char *fn)
 {
+    if (strcmp(op, "trunc_divide") == 0)
+        op = "division with rounding mode trunc";
     return clt__error(CLT_ERR_DTYPE_MISMATCH,
                       "%s: %s is not implemented for bool tensors; convert one operand with "
                       "clt_to_dtype first",
@@ -243,13 +245,14 @@ static clt_status bool_modulo_error(const char *op, const char *fn)
  * synchronisation there reports it as CLT_ERR_ZERO_DIVISION (as an index
  * out of range is reported).  Nothing for floating types, which divide by
  * zero as IEEE does. */
-static clt_status modulo_errors(clt_device *dev, clt_dtype ct, const char *op, cl_mem *err,
-                                cl_int *code)
+static clt_status modulo_errors(clt_device *dev, clt_dtype ct, const char *op, const char *fn,
+                                cl_mem *err, cl_int *code)
 {
     *err = NULL;
-    *code = strcmp(op, "remainder") == 0 ? CLT__IDX_REMAINDER
-          : strcmp(op, "fmod") == 0      ? CLT__IDX_FMOD
-                                         : CLT__IDX_FLOOR_DIVIDE;
+    *code = strcmp(fn, "clt_div_rounding") == 0 ? CLT__IDX_DIV_ROUNDING
+          : strcmp(op, "remainder") == 0        ? CLT__IDX_REMAINDER
+          : strcmp(op, "fmod") == 0             ? CLT__IDX_FMOD
+                                                : CLT__IDX_FLOOR_DIVIDE;
     return clt__dtype_is_float(ct) ? CLT_OK : clt__index_errors(dev, err);
 }
 
@@ -320,7 +323,7 @@ static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
         cl_mem mo = clt__mem(w), ma = clt__mem(ua), mb = clt__mem(ub), merr = NULL;
         cl_int code = 0;
         if (kind == MODULO)
-            CLT__TRY(modulo_errors(a->dev, ct, op, &merr, &code));
+            CLT__TRY(modulo_errors(a->dev, ct, op, fn, &merr, &code));
         unsigned char sv[2][8];
         clt__arg args[5] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(mb)};
         size_t nargs = 3 + (size_t)nsc;
@@ -534,6 +537,7 @@ BINARY_TT(minimum, minimum, EXTREMUM)
 BINARY_TT(remainder, remainder, MODULO)
 BINARY_TT(fmod, fmod, MODULO)
 BINARY_TT(floor_divide, floor_divide, MODULO)
+BINARY_TT(trunc_divide, trunc_divide, MODULO)
 BINARY_TT(eq, eq, COMPARE)
 BINARY_TT(ne, ne, COMPARE)
 BINARY_TT(lt, lt, COMPARE)
@@ -566,6 +570,7 @@ BINARY_TS(rpow_scalar, pow, POW, 1)
 BINARY_TS(remainder_scalar, remainder, MODULO, 0)
 BINARY_TS(fmod_scalar, fmod, MODULO, 0)
 BINARY_TS(floor_divide_scalar, floor_divide, MODULO, 0)
+BINARY_TS(trunc_divide_scalar, trunc_divide, MODULO, 0)
 BINARY_TS(eq_scalar, eq, COMPARE, 0)
 BINARY_TS(ne_scalar, ne, COMPARE, 0)
 BINARY_TS(lt_scalar, lt, COMPARE, 0)
