@@ -606,6 +606,35 @@ Test(rounding, float16)
     cr_assert_null(r);
     clt_tensor_free(a);
     clt_tensor_free(a32);
+
+    /* the predicates and logical ops on float16 (1e5 is inf there), in
+     * the vector loop and its tail */
+    double v[19];
+    const double sp[6] = {NAN, INFINITY, -INFINITY, 1e5, 65504, -0.0};
+    for (int i = 0; i < 19; i++)
+        v[i] = i < 6 ? sp[i] : i % 2 ? 0.0 : 0.5 * i;
+    v[17] = NAN;
+    n = 19;
+    a32 = upload(dev, CLT_FLOAT32, 1, &n, n, v);
+    CHECK(clt_to_dtype(a32, CLT_FLOAT16, &a));
+    for (int op = 0; op < NPRED + NLOG; op++) {
+        if (op < NPRED)
+            CHECK(pred_fns[op](a, &r));
+        else
+            CHECK(log_fns[op - NPRED](a, a32, &r));
+        uint8_t *b = download_bool(r);
+        for (int i = 0; i < 19; i++) {
+            double h = v[i] == 1e5 ? INFINITY : v[i];
+            bool want = op < NPRED ? pred_ref(op, h)
+                                   : log_ref(op - NPRED, h != 0, v[i] != 0);
+            cr_assert_eq(b[i], want, "float16 %s(%g)",
+                         op < NPRED ? pred_names[op] : log_names[op - NPRED], v[i]);
+        }
+        free(b);
+        clt_tensor_free(r);
+    }
+    clt_tensor_free(a);
+    clt_tensor_free(a32);
 }
 
 /* ---- isnan, isinf, isfinite and the logical ops ------------------------------------ */
