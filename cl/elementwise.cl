@@ -521,6 +521,9 @@ DEF_BINARY(fmod_bw, -a * trunc(b), -a * trunc(b), 1)
     X(rsqrt_bw, K(-0.5) * a * b * b * b, K(-0.5) * a * b * b * b, 1)
 GRAD_OPS(DEF_BINARY)
 
+/* reciprocal's from the output, PyTorch's -g * (out * out). */
+DEF_BINARY(reciprocal_bw, -a * (b * b), -a * (b * b), 1)
+
 /* log1p's from the input (a / (1 + x)), expm1's and tan's from the output
  * (a * (y + 1), a * (1 + y*y)), silu's from the input as PyTorch's
  * silu_backward, sigmoid(x) * (1 + x * (1 - sigmoid(x))), which is NaN at
@@ -556,6 +559,29 @@ DEF_FOUR(softplus_bw_tt_, PARAMS_SOFTPLUS_BW, FETCH_SOFTPLUS_BW, VFETCH_SOFTPLUS
     X(ge, a >= b, a >= b, 1)
 COMPARE_OPS(DEF_BINARY)
 DEF_UNARY(logical_not, x == zero)
+
+/* isnan, isinf and isfinite of any dtype (integers and bool are finite),
+ * and logical_and, logical_or and logical_xor of two operands compared in
+ * their promoted dtype, nonzero (NaN too) being true, all as torch's. */
+#if T_IS_FLOAT
+#define ISNAN(x) isnan(x)
+#define ISINF(x) isinf(x)
+#define ISFINITE(x) isfinite(x)
+#else
+#define ISNAN(x) ((x) != (x))
+#define ISINF(x) ((x) != (x))
+#define ISFINITE(x) ((x) == (x))
+#endif
+#define PREDICATE_OPS(X)                                                       \
+    X(isnan, ISNAN(x))                                                         \
+    X(isinf, ISINF(x))                                                         \
+    X(isfinite, ISFINITE(x))
+PREDICATE_OPS(DEF_UNARY)
+#define LOGICAL_OPS(X)                                                         \
+    X(logical_and, (a != zero) & (b != zero), (a != zero) & (b != zero), 1)   \
+    X(logical_or, (a != zero) | (b != zero), (a != zero) | (b != zero), 1)    \
+    X(logical_xor, (a != zero) ^ (b != zero), (a != zero) ^ (b != zero), 1)
+LOGICAL_OPS(DEF_BINARY)
 #endif
 
 #ifdef EW_UN
@@ -641,4 +667,43 @@ DEF_FOUR(softplus_, PARAMS_SOFTPLUS, FETCH_SOFTPLUS, VFETCH_SOFTPLUS, SOFTPLUS, 
 #define SIGN(x) (((x) > zero ? one : zero) - ((x) < zero ? one : zero))
 #endif
 DEF_UNARY(sign, SIGN(x))
+
+/* floor, ceil, round and trunc keep the dtype, as torch's: integer values
+ * come back unchanged.  round is rint, halves to even as torch.round's
+ * nearbyint (2.5 gives 2.0, -0.5 gives -0.0). */
+#if T_IS_FLOAT
+#define FLOOR(x) floor(x)
+#define CEIL(x) ceil(x)
+#define ROUND(x) rint(x)
+#define TRUNC(x) trunc(x)
+#else
+#define FLOOR(x) (x)
+#define CEIL(x) (x)
+#define ROUND(x) (x)
+#define TRUNC(x) (x)
+#endif
+#define ROUNDING_OPS(X)                                                        \
+    X(floor, FLOOR(x))                                                         \
+    X(ceil, CEIL(x))                                                           \
+    X(round, ROUND(x))                                                         \
+    X(trunc, TRUNC(x))
+ROUNDING_OPS(DEF_UNARY)
+
+#if T_IS_FLOAT
+/* frac is x - trunc(x), as torch.frac: NaN at +-inf, +0.0 at integers and
+ * -0.0.  reciprocal is one division, 1 / -0.0 = -inf. */
+DEF_UNARY(frac, x - trunc(x))
+DEF_UNARY(reciprocal, one / x)
+
+/* round(x, decimals) as PyTorch 1.13's CPU kernel computes it, in the
+ * tensor's dtype: rint(x * p) / p, or rint(x / p) * p for negative
+ * decimals, where p is 10^|decimals| computed in double and then converted,
+ * as there.  The host passes scale = p, or -p for negative decimals. */
+#define PARAMS_ROUND_DEC PARAMS_UN, T_C scale
+#define FETCH_ROUND_DEC(o0, o1, o2) FETCH_UN(o0, o1, o2) TY p_ = fabs(scale);
+#define VFETCH_ROUND_DEC(o0, o1, o2) VFETCH_UN(o0, o1, o2) TY p_ = (TY)fabs(scale);
+#define ROUND_DEC (scale < 0 ? rint(x / p_) * p_ : rint(x * p_) / p_)
+DEF_FOUR(round_decimals_, PARAMS_ROUND_DEC, FETCH_ROUND_DEC, VFETCH_ROUND_DEC, ROUND_DEC,
+         ROUND_DEC, 1)
+#endif
 #endif

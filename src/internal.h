@@ -946,14 +946,16 @@ clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, c
  * formula passes clt_backward). */
 #define CLT__EW_TT(X)                                                        \
     X(add) X(sub) X(mul) X(div) X(pow) X(maximum) X(minimum) X(remainder) X(fmod) \
-    X(floor_divide) X(trunc_divide) X(eq) X(ne) X(lt) X(le) X(gt) X(ge)
+    X(floor_divide) X(trunc_divide) X(eq) X(ne) X(lt) X(le) X(gt) X(ge) X(logical_and) \
+    X(logical_or) X(logical_xor)
 #define CLT__EW_TS(X)                                                        \
     X(add_scalar) X(sub_scalar) X(rsub_scalar) X(mul_scalar) X(div_scalar) X(rdiv_scalar) \
     X(pow_scalar) X(rpow_scalar) X(remainder_scalar) X(fmod_scalar) X(floor_divide_scalar) \
     X(trunc_divide_scalar) X(eq_scalar) X(ne_scalar) X(lt_scalar) X(le_scalar) X(gt_scalar) X(ge_scalar)
 #define CLT__EW_UN(X)                                                        \
     X(neg) X(abs) X(relu) X(exp) X(log) X(sqrt) X(rsqrt) X(sin) X(cos) X(tanh) X(sigmoid) \
-    X(gelu) X(log1p) X(expm1) X(tan) X(sign) X(silu) X(logical_not)
+    X(gelu) X(log1p) X(expm1) X(tan) X(sign) X(floor) X(ceil) X(round) X(trunc) X(frac) \
+    X(reciprocal) X(isnan) X(isinf) X(isfinite) X(silu) X(logical_not)
 #define CLT__DECL_TT_(f)                                                     \
     clt_status clt__##f(const clt_tensor *a, const clt_tensor *b, clt_tensor **out); \
     clt_status clt__##f##_in(const char *fn, const clt_tensor *a, const clt_tensor *b, \
@@ -969,6 +971,8 @@ CLT__EW_TS(CLT__DECL_TS_)
 CLT__EW_UN(CLT__DECL_UN_)
 clt_status clt__softplus_in(const char *fn, const clt_tensor *a, double beta, double threshold,
                             clt_tensor **out);
+clt_status clt__round_decimals_in(const char *fn, const clt_tensor *a, int64_t decimals,
+                                  clt_tensor **out);
 clt_status clt__where(const clt_tensor *cond, const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
 clt_status clt__where_in(const char *fn, const clt_tensor *cond, const clt_tensor *a,
                          const clt_tensor *b, clt_tensor **out);

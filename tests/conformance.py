@@ -263,6 +263,8 @@ def compare_values(name, exp, got, tol, signed_zero):
     if e.dtype == np.bool_ or e.dtype.kind in "iu" or tol == "exact":
         if e.dtype.kind == "f":
             same = (e == got) | (np.isnan(e) & np.isnan(got))
+            if signed_zero:
+                same &= (e != 0) | (np.signbit(e) == np.signbit(got))
         else:
             same = e == got
         if not np.all(same):
@@ -718,6 +720,108 @@ def lanes_apart(tun, scal):
             check("%s_scalar lanes apart %s" % (n, dn(dt)), lambda t, n=n: scal[n](t, 2.5),
                   lambda p, o, cf=cf: cf(p, 2.5, o), [lane_data(dt, 0.1, 5, True)],
                   tol="tr" if "pow" in n else "ew")
+
+
+# ---- rounding, predicates and logical ops -----------------------------------
+
+ROUND_UN = {"floor": torch.floor, "ceil": torch.ceil, "round": torch.round,
+            "trunc": torch.trunc, "frac": torch.frac, "reciprocal": torch.reciprocal,
+            "isnan": torch.isnan, "isinf": torch.isinf, "isfinite": torch.isfinite}
+LOGICAL = {"logical_and": torch.logical_and, "logical_or": torch.logical_or,
+           "logical_xor": torch.logical_xor}
+for n in ROUND_UN:
+    proto("clt_" + n, [P, PP])
+for n in LOGICAL:
+    proto("clt_" + n, [P, P, PP])
+proto("clt_round_decimals", [P, C.c_int64, PP])
+# halves, values beside them, the first floats without a fraction (2^23,
+# 2^52), the largest, denormals, signed zeros, infinities, NaN
+ROUND_EDGES = {
+    torch.float32: [0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999997, -0.49999997, 1.0000001,
+                    -0.99999994, 8388607.5, -8388607.5, 8388608.0, 16777215.0, 3.4028235e38,
+                    -3.4028235e38, 1e-45, -1e-45, 1.17549435e-38, 1e-30, -1e-30, -0.0, 0.0,
+                    math.inf, -math.inf, math.nan, 2.7, -2.7, 1e30, -1e30],
+    torch.float64: [0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999999999999994,
+                    -0.49999999999999994, 4503599627370495.5, -4503599627370495.5,
+                    4503599627370496.0, 9007199254740991.0, 1.7976931348623157e308,
+                    -1.7976931348623157e308, 5e-324, -5e-324, 2.2250738585072014e-308, 1e-300,
+                    -1e-300, -0.0, 0.0, math.inf, -math.inf, math.nan, 2.7, -2.7, 1e300, -1e300,
+                    1e-310, 0.1],
+}
+
+
+def rounding():
+    f = torch.float32
+    for n, tf in ROUND_UN.items():
+        cf = getattr(L, "clt_" + n)
+        tol = "ew" if n == "reciprocal" else "exact"
+        for dt in DTYPES:
+            check("%s %s" % (n, dn(dt)), tf, cf, [data((3, 7), dt, special=True)], tol=tol)
+        for dt in (torch.int32, torch.int64, torch.uint8):
+            lo, hi = torch.iinfo(dt).min, torch.iinfo(dt).max
+            ext = torch.tensor([lo, hi, lo + 1, hi - 1, 0, 1], dtype=dt)
+            check("%s %s extremes" % (n, dn(dt)), tf, cf, [ext], tol=tol)
+        for dt in FLOATS:
+            check("%s %s edges" % (n, dn(dt)), tf, cf,
+                  [torch.tensor(ROUND_EDGES[dt] * 2, dtype=dt)], tol=tol)
+            check("%s %s 0-d" % (n, dn(dt)), tf, cf, [torch.tensor(-2.5, dtype=dt)], tol=tol)
+            check("%s lanes apart %s" % (n, dn(dt)), tf, cf, [lane_data(dt, -5, 5, True)],
+                  tol=tol)
+            # every value with a fraction, at magnitudes up to where none is left
+            wide = (torch.rand(1000, generator=G, dtype=torch.float64) - 0.5) * \
+                torch.pow(2.0, torch.randint(-30, 60, (1000,), generator=G).double())
+            check("%s %s wide" % (n, dn(dt)), tf, cf, [wide.to(dt)], tol=tol)
+        check("%s transposed" % n, tf, cf, [In(data((4, 3), f, special=True), ("T",))],
+              tol=tol)
+        check("%s empty" % n, tf, cf, [data((0, 3), f)], tol=tol)
+    for dt in FLOATS:
+        x = torch.tensor(ROUND_EDGES[dt] * 2, dtype=dt)
+        wide = (torch.rand(4000, generator=G, dtype=torch.float64) - 0.5) * \
+            torch.pow(10.0, torch.randint(-12, 12, (4000,), generator=G).double())
+        for d in (0, 1, 2, 3, -1, -2, 5, 8, -7, 15, 17, 38, 39, -39, 300, 308, 309, -400):
+            cfd = lambda p, o, d=d: L.clt_round_decimals(p, d, o)
+            tfd = lambda t, d=d: torch.round(t, decimals=d)
+            check("round_decimals %d %s edges" % (d, dn(dt)), tfd, cfd, [x], tol="exact")
+            check("round_decimals %d %s wide" % (d, dn(dt)), tfd, cfd, [wide.to(dt)],
+                  tol="exact")
+        check("round_decimals lanes apart %s" % dn(dt),
+              lambda t: torch.round(t, decimals=2), lambda p, o: L.clt_round_decimals(p, 2, o),
+              [lane_data(dt, -5, 5, True)], tol="exact")
+    for dt in (torch.int32, torch.int64, torch.uint8, torch.bool):
+        for d in (0, 2):
+            check("round_decimals %d %s" % (d, dn(dt)), lambda t, d=d: torch.round(t, decimals=d),
+                  lambda p, o, d=d: L.clt_round_decimals(p, d, o), [data((4,), dt)])
+    check("round_decimals transposed", lambda t: torch.round(t, decimals=1),
+          lambda p, o: L.clt_round_decimals(p, 1, o), [In(data((4, 3), f), ("T",))],
+          tol="exact")
+    # logical ops: every dtype, dtype pairs with and without 0-d operands
+    # (converted to the promoted dtype first: a 0-d float64 1e-300 beside
+    # float32 is false), broadcasting, NaN, non-contiguous operands
+    for n, tf in LOGICAL.items():
+        cf = getattr(L, "clt_" + n)
+        for dt in DTYPES:
+            a = data((3, 5), dt, special=True)
+            check("%s %s" % (n, dn(dt)), tf, cf, [a, data((3, 5), dt, special=True).flip(-1)])
+            check("%s %s with zeros" % (n, dn(dt)), tf, cf, [a, torch.zeros(5, dtype=dt)])
+        for da in DTYPES:
+            for db in DTYPES:
+                if da != db:
+                    check("%s %s,%s" % (n, dn(da), dn(db)), tf, cf,
+                          [data((4,), da, special=True), data((4,), db)])
+                    check("%s %s,0-d %s" % (n, dn(da), dn(db)), tf, cf,
+                          [data((4,), da, special=True), data((), db)])
+        check("%s 0-d tiny" % n, tf, cf,
+              [data((4,), f), torch.tensor(1e-300, dtype=torch.float64)])
+        check("%s 0-d wraps" % n, tf, cf,
+              [data((4,), torch.uint8), torch.tensor(256, dtype=torch.int64)])
+        check("%s nan" % n, tf, cf,
+              [torch.tensor([math.nan, 0.0, -0.0, math.nan]), torch.tensor([1, 1, 0, 0])])
+        check("%s bcast" % n, tf, cf, [data((3, 1), f, special=True), data((1, 4), torch.int32)])
+        check("%s transposed" % n, tf, cf,
+              [In(data((5, 3), torch.int64), ("T",)), In(data((4, 1), f), ("E", (4, 5)))])
+        check("%s lanes apart" % n, tf, cf,
+              [lane_data(f, -1, 1, True).round(), lane_data(torch.float64, -1, 1, True).round()])
+        check("%s shape mismatch" % n, tf, cf, [data((2, 3), f), data((3, 2), f)])
 
 
 # ---- reductions -----------------------------------------------------------
@@ -1563,7 +1667,7 @@ def errors():
 
 
 def main():
-    sections = [elementwise, modulo, reductions, linalg, views, stress, chains, creation, random, errors]
+    sections = [elementwise, modulo, rounding, reductions, linalg, views, stress, chains, creation, random, errors]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -1036,7 +1036,7 @@ static void op_binary(fz *f)
     clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f);
     clt_tensor *out = SENT, **op = OUTP(f, &out);
     clt_status st;
-    uint32_t k = pick(f, 18);
+    uint32_t k = pick(f, 21);
     int cmp = 0, div = 0;
     switch (k) {
     case 0: CALL("clt_add", clt_add(a, b, op)); break;
@@ -1056,7 +1056,10 @@ static void op_binary(fz *f)
     case 13: CALL("clt_remainder", clt_remainder(a, b, op)); break;
     case 14: CALL("clt_fmod", clt_fmod(a, b, op)); break;
     case 15: CALL("clt_floor_divide", clt_floor_divide(a, b, op)); break;
-    case 16: {
+    case 16: CALL("clt_logical_and", clt_logical_and(a, b, op)); cmp = 1; break;
+    case 17: CALL("clt_logical_or", clt_logical_or(a, b, op)); cmp = 1; break;
+    case 18: CALL("clt_logical_xor", clt_logical_xor(a, b, op)); cmp = 1; break;
+    case 19: {
         /* mode 3 is outside the enum: refused */
         clt_rounding_mode m = (clt_rounding_mode)pick(f, 4);
         CALL("clt_div_rounding", clt_div_rounding(a, b, m, op));
@@ -1172,7 +1175,7 @@ static void op_unary(fz *f)
     clt_tensor *out = SENT, **op = OUTP(f, &out);
     clt_status st;
     clt_dtype dt = clt_tensor_dtype(a);
-    switch (pick(f, 19)) {
+    switch (pick(f, 30)) {
     case 0: CALL("clt_neg", clt_neg(a, op)); break;
     case 1: CALL("clt_abs", clt_abs(a, op)); break;
     case 2: CALL("clt_relu", clt_relu(a, op)); break;
@@ -1189,6 +1192,20 @@ static void op_unary(fz *f)
     case 13: CALL("clt_expm1", clt_expm1(a, op)); dt = floatify(dt); break;
     case 14: CALL("clt_tan", clt_tan(a, op)); dt = floatify(dt); break;
     case 15: CALL("clt_sign", clt_sign(a, op)); break;
+    case 18: CALL("clt_floor", clt_floor(a, op)); break;
+    case 19: CALL("clt_ceil", clt_ceil(a, op)); break;
+    case 20: CALL("clt_round", clt_round(a, op)); break;
+    case 21: CALL("clt_trunc", clt_trunc(a, op)); break;
+    case 22: {
+        int64_t decimals = (int64_t)pick(f, 40) - 20;
+        CALL("clt_round_decimals", clt_round_decimals(a, decimals, op));
+        break;
+    }
+    case 23: CALL("clt_frac", clt_frac(a, op)); break;
+    case 24: CALL("clt_reciprocal", clt_reciprocal(a, op)); dt = floatify(dt); break;
+    case 25: CALL("clt_isnan", clt_isnan(a, op)); dt = CLT_BOOL; break;
+    case 26: CALL("clt_isinf", clt_isinf(a, op)); dt = CLT_BOOL; break;
+    case 27: CALL("clt_isfinite", clt_isfinite(a, op)); dt = CLT_BOOL; break;
     case 16: CALL("clt_silu", clt_silu(a, op)); break;
     case 17: {
         double beta = chance(f, 70) ? 1.0 : rand_scalar(f);

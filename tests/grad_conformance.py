@@ -146,6 +146,17 @@ for n, f in list(unary.items()) + list(positive.items()):
 proto("clt_log1p", [P, PP])
 case("log1p", torch.log1p, lambda x: call("clt_log1p", x),
      [[-2.0, -1.0, -0.5, -0.0, 0.0, 1e-10, 3.0, float("inf"), float("nan")]])
+# rounding: zero gradients (at halves, integers, inf and NaN too), frac's g,
+# reciprocal's -g * out^2 (-inf at +-0, -0.0 at +-inf)
+rounding = {"floor": torch.floor, "ceil": torch.ceil, "round": torch.round,
+            "trunc": torch.trunc, "frac": torch.frac, "reciprocal": torch.reciprocal}
+for n, f in rounding.items():
+    proto("clt_" + n, [P, PP])
+    case(n, f, lambda x, n=n: call("clt_" + n, x), [SPECIAL + [2.5, -0.5, 1e-200, 1e200]])
+proto("clt_round_decimals", [P, C.c_int64, PP])
+for d in (2, -1):
+    case("round_decimals %d" % d, lambda x, d=d: torch.round(x, decimals=d),
+         lambda x, d=d: call("clt_round_decimals", x, C.c_int64(d)), [SPECIAL + [2.675, -25.0]])
 proto("clt_softplus", [P, C.c_double, C.c_double, PP])
 for beta, thr in ((1.0, 20.0), (2.0, 3.0), (-1.0, 2.0)):
     # 1.5 and -2.0 sit on the kinks of (2, 3) and (-1, 2): beta * x == threshold

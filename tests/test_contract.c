@@ -166,6 +166,19 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_expm1, T, clt_expm1(NULL, &o->t))                                                  \
     X(clt_tan, T, clt_tan(NULL, &o->t))                                                      \
     X(clt_sign, T, clt_sign(NULL, &o->t))                                                    \
+    X(clt_floor, T, clt_floor(NULL, &o->t))                                                  \
+    X(clt_ceil, T, clt_ceil(f->bl, &o->t))                                                   \
+    X(clt_round, T, clt_round(NULL, &o->t))                                                  \
+    X(clt_round_decimals, T, clt_round_decimals(f->i32, 2, &o->t))                           \
+    X(clt_trunc, T, clt_trunc(NULL, &o->t))                                                  \
+    X(clt_frac, T, clt_frac(f->i32, &o->t))                                                  \
+    X(clt_reciprocal, T, clt_reciprocal(NULL, &o->t))                                        \
+    X(clt_isnan, T, clt_isnan(NULL, &o->t))                                                  \
+    X(clt_isinf, T, clt_isinf(NULL, &o->t))                                                  \
+    X(clt_isfinite, T, clt_isfinite(NULL, &o->t))                                            \
+    X(clt_logical_and, T, clt_logical_and(NULL, f->f, &o->t))                                \
+    X(clt_logical_or, T, clt_logical_or(f->f, NULL, &o->t))                                  \
+    X(clt_logical_xor, T, clt_logical_xor(NULL, NULL, &o->t))                                \
     X(clt_silu, T, clt_silu(f->bl, &o->t))                                                   \
     X(clt_softplus, T, clt_softplus(f->i32, 1, 20, &o->t))                                   \
     X(clt_logical_not, T, clt_logical_not(NULL, &o->t))                                      \

@@ -228,6 +228,38 @@ CLT_API clt_status clt_tan(const clt_tensor *a, clt_tensor **out);
  * tensor comes back unchanged, as in PyTorch).  As torch.sign, NaN gives 0
  * and -0.0 gives +0.0.  Its gradient is zero.  New tensor. */
 CLT_API clt_status clt_sign(const clt_tensor *a, clt_tensor **out);
+/* torch.floor, torch.ceil, torch.round and torch.trunc: a's own dtype;
+ * integer tensors come back with their values, bool tensors are refused
+ * (CLT_ERR_DTYPE_MISMATCH), as in PyTorch 1.13.  round takes halves to
+ * the even neighbour (0.5 and -0.5 give 0.0 and -0.0, 2.5 gives 2.0).
+ * -0.0, +-inf and NaN come back as they are; ceil of a value in (-1, 0)
+ * is -0.0.  float16 computes in float (PyTorch's CPU kernels refuse it).
+ * Their gradients are zero.  New tensor. */
+CLT_API clt_status clt_floor(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_ceil(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_round(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_trunc(const clt_tensor *a, clt_tensor **out);
+/* torch.round(a, decimals=decimals), bit for bit as PyTorch 1.13's CPU
+ * kernel computes it in a's dtype: rint(x * p) / p, or rint(x / p) * p for
+ * negative decimals, with p = 10^|decimals| computed in double and then
+ * converted to a's dtype.  So, as there, round(2.675f, 2) is 2.68f, and
+ * once p overflows the dtype (decimals beyond 38 in float32, 308 in
+ * float64) every result is NaN.  decimals 0 is clt_round.  float32 and
+ * float64 only: integer, bool and float16 tensors are refused
+ * (CLT_ERR_DTYPE_MISMATCH), as torch's "round_cpu" not implemented for
+ * them.  The division is the device's float division, correctly rounded
+ * on CPUs (OpenCL lets a GPU's float32 division be 2.5 ulp off).  Its
+ * gradient is zero.  New tensor. */
+CLT_API clt_status clt_round_decimals(const clt_tensor *a, int64_t decimals, clt_tensor **out);
+/* torch.frac: x - trunc(x), with x's sign (-2.5 gives -0.5); NaN at +-inf,
+ * +0.0 at integers and -0.0.  Floating tensors only (integer and bool are
+ * CLT_ERR_DTYPE_MISMATCH, as torch's "frac_cpu" not implemented for
+ * 'Int').  Its gradient is g.  New tensor. */
+CLT_API clt_status clt_frac(const clt_tensor *a, clt_tensor **out);
+/* torch.reciprocal: 1 / x, one correctly rounded division on CPUs; integer
+ * and bool tensors give float32, as clt_exp; 1 / 0.0 is inf and 1 / -0.0
+ * -inf.  Its gradient is -g * out^2, PyTorch's formula.  New tensor. */
+CLT_API clt_status clt_reciprocal(const clt_tensor *a, clt_tensor **out);
 /* torch.nn.functional.silu: x * sigmoid(x).  Floating tensors only (integer
  * and bool are CLT_ERR_DTYPE_MISMATCH, as PyTorch's "not implemented for
  * 'Int'").  A large negative x gives -0.0 (not NaN); -inf gives NaN, as in
@@ -247,6 +279,20 @@ CLT_API clt_status clt_softplus(const clt_tensor *a, double beta, double thresho
 
 /* Bool tensor, true where a is zero (any dtype).  New tensor. */
 CLT_API clt_status clt_logical_not(const clt_tensor *a, clt_tensor **out);
+/* torch.isnan, torch.isinf and torch.isfinite: bool tensors of a's shape,
+ * any dtype; integer and bool values are finite.  No gradient.  New
+ * tensor. */
+CLT_API clt_status clt_isnan(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_isinf(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_isfinite(const clt_tensor *a, clt_tensor **out);
+/* torch.logical_and, torch.logical_or and torch.logical_xor: bool tensors,
+ * any dtypes, shapes broadcast; each operand is true where it is nonzero
+ * (NaN is true), after both are converted to their promoted dtype as for
+ * the comparisons (so a 0-d float64 1e-300 beside a float32 tensor is
+ * false, as in PyTorch).  No gradient.  New tensor. */
+CLT_API clt_status clt_logical_and(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+CLT_API clt_status clt_logical_or(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+CLT_API clt_status clt_logical_xor(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
 
 /* ---- in place and out= -------------------------------------------------- */
 

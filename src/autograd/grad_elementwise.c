@@ -574,6 +574,33 @@ DEF_UNARY(log1p, "Log1PBackward0", bw_kernel, 1, K_LOG1P)
 DEF_UNARY(expm1, "Expm1Backward0", bw_kernel, 2, K_EXPM1)
 DEF_UNARY(tan, "TanBackward0", bw_kernel, 2, K_TAN)
 DEF_UNARY(sign, "SignBackward0", bw_zero, 0, 0)
+
+/* floor, ceil, round and trunc have zero gradients, frac passes g (as
+ * bw_add_s does), reciprocal's is -g * out^2 (PyTorch's formula, one
+ * kernel); the predicates and logical ops give bool: no node. */
+static clt_status bw_reciprocal(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__grad_kernel("reciprocal_bw", g, S(0), &gin[0]);
+}
+
+DEF_UNARY(floor, "FloorBackward0", bw_zero, 0, 0)
+DEF_UNARY(ceil, "CeilBackward0", bw_zero, 0, 0)
+DEF_UNARY(round, "RoundBackward0", bw_zero, 0, 0)
+DEF_UNARY(trunc, "TruncBackward0", bw_zero, 0, 0)
+DEF_UNARY(frac, "FracBackward0", bw_add_s, 0, 0)
+DEF_UNARY(reciprocal, "ReciprocalBackward0", bw_reciprocal, 2, 0)
+DEF_UNARY(isnan, NULL, NULL, 0, 0)
+DEF_UNARY(isinf, NULL, NULL, 0, 0)
+DEF_UNARY(isfinite, NULL, NULL, 0, 0)
+DEF_BINARY(logical_and, NULL, NULL, 0, 0)
+DEF_BINARY(logical_or, NULL, NULL, 0, 0)
+DEF_BINARY(logical_xor, NULL, NULL, 0, 0)
+
+clt_status clt_round_decimals(const clt_tensor *a, int64_t decimals, clt_tensor **out)
+{
+    clt_status st = clt__round_decimals_in("clt_round_decimals", a, decimals, out);
+    return clt__record(st, out, "RoundBackward1", bw_zero, 1, &a, 0, NULL, NULL);
+}
 DEF_UNARY(silu, "SiluBackward0", bw_kernel, 1, K_SILU)
 DEF_UNARY(logical_not, NULL, NULL, 0, 0)
 

@@ -623,6 +623,40 @@ UNARY(log1p, FLOAT)
 UNARY(expm1, FLOAT)
 UNARY(tan, FLOAT)
 UNARY(sign, KEEP_ALL)
+UNARY(floor, KEEP)
+UNARY(ceil, KEEP)
+UNARY(round, KEEP)
+UNARY(trunc, KEEP)
+UNARY(frac, FLOAT_ONLY)
+UNARY(reciprocal, FLOAT)
+UNARY(isnan, LOGICAL)
+UNARY(isinf, LOGICAL)
+UNARY(isfinite, LOGICAL)
+BINARY_TT(logical_and, logical_and, COMPARE)
+BINARY_TT(logical_or, logical_or, COMPARE)
+BINARY_TT(logical_xor, logical_xor, COMPARE)
+
+/* torch.round(a, decimals=d) as PyTorch 1.13's CPU kernel: float32 and
+ * float64 only (it refuses integers, bool and float16, for d == 0 too), in
+ * the tensor's dtype with the scale 10^|d| computed in double and then
+ * converted, as there. */
+clt_status clt__round_decimals_in(const char *fn, const clt_tensor *a, int64_t decimals,
+                                  clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    if (a->dtype != CLT_FLOAT32 && a->dtype != CLT_FLOAT64)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: round with decimals is not implemented for %s tensors, as in "
+                          "PyTorch; it needs float32 or float64 (convert with clt_to_dtype)",
+                          fn, clt_dtype_name(a->dtype));
+    /* The scale's sign tells the kernel to divide (negative decimals). */
+    double scale = pow(10.0, fabs((double)decimals));
+    if (decimals < 0)
+        scale = -scale;
+    return unary_s("round_decimals", KEEP, a, 1, &scale, out, fn);
+}
 UNARY(silu, FLOAT_ONLY)
 UNARY(logical_not, LOGICAL)
 
