@@ -618,14 +618,15 @@ DEF_UNARY(silu, x / (one + exp(-x)))
 DEF_FOUR(softplus_, PARAMS_SOFTPLUS, FETCH_SOFTPLUS, VFETCH_SOFTPLUS, SOFTPLUS, SOFTPLUS, 1)
 
 /* leaky_relu: x where x > 0, else x * negative_slope (-0.0 stays -0.0,
- * NaN stays NaN); elu: x where x > 0, else (exp(x) - 1) * alpha, PyTorch's
- * form (not expm1: near 0 it keeps PyTorch's bits, and its rounding).  The
- * scalar is sc0, in the compute dtype. */
+ * NaN stays NaN); elu: x where x > 0, else (exp(x) - 1) * alpha, with
+ * expm1, which keeps the digits near 0 that PyTorch's exp(x) - 1 loses
+ * (float32 elu(-1e-10) is -1e-10 here, 0 there); + 0 gives -0.0 PyTorch's
+ * +0.0.  The scalar is sc0, in the compute dtype. */
 #define PARAMS_ACT PARAMS_UN, T_C sc0
 #define FETCH_ACT(o0, o1, o2) FETCH_UN(o0, o1, o2) TY sc0_ = sc0;
 #define VFETCH_ACT(o0, o1, o2) VFETCH_UN(o0, o1, o2) TY sc0_ = (TY)sc0;
 #define LEAKY_RELU (x > zero ? x : x * sc0_)
-#define ELU (x > zero ? x : (exp(x) - one) * sc0_)
+#define ELU (x > zero ? x : (expm1(x) + zero) * sc0_)
 DEF_FOUR(leaky_relu_, PARAMS_ACT, FETCH_ACT, VFETCH_ACT, LEAKY_RELU, LEAKY_RELU, 1)
 DEF_FOUR(elu_, PARAMS_ACT, FETCH_ACT, VFETCH_ACT, ELU, ELU, 1)
 #endif
