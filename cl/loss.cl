@@ -230,15 +230,15 @@ inline T_C softplus_neg(T_C x)
 #define LK_BCE 5
 #define LK_KL_DIV 6
 
-/* 0.5 and PyTorch's EPSILON of binary cross entropy's gradient, 1e-12, in
- * T (no double literals where there is no double). */
+/* 0.5 in T (no double literals where there is no double), and PyTorch's
+ * EPSILON of binary cross entropy's gradient, the float 1e-12 in both
+ * dtypes (torch's float64 gradient at x = 0 is 1 / 1e-12f, 1000000003995.8). */
 #if T_ID == 1
 #define LK_HALF 0.5
-#define LK_EPS 1e-12
 #else
 #define LK_HALF 0.5f
-#define LK_EPS 1e-12f
 #endif
+#define LK_EPS ((T_C)1e-12f)
 
 /* x log(y) as torch.xlogy: NaN for a NaN y, 0 for x == 0, even where
  * log(y) is infinite. */

@@ -1,8 +1,9 @@
 /* test_unary_more.c: log1p, expm1, tan, sign, silu, softplus, leaky_relu and
- * elu (ops.h) and the SiLU, Softplus, LeakyReLU and ELU layers (nn.h): values against the C library in
- * double, PyTorch 1.13's results at the edges (literal values from torch),
- * every lane of the CPU kernels' vectors, integer and bool inputs,
- * gradients against finite differences, and bad input. */
+ * elu (ops.h) and the SiLU, Softplus, LeakyReLU and ELU layers (nn.h):
+ * values against the C library in double, PyTorch 1.13's results at the
+ * edges (literal values from torch), every lane of the CPU kernels'
+ * vectors, integer and bool inputs, gradients against finite differences,
+ * and bad input. */
 #include <float.h>
 #include <stdio.h>
 

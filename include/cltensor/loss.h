@@ -163,8 +163,10 @@ CLT_API clt_status clt_huber_loss(const clt_tensor *input, const clt_tensor *tar
  * or 1 gives a finite loss (100 for a certain wrong answer).  weight: NULL
  * or a tensor of any dtype whose shape broadcasts to x's (torch expands it
  * so), borrowed for the call, converted to x's dtype.  The gradient is, as
- * PyTorch's, w (x - y) / max((1 - x) x, 1e-12) g for x (0 at x == y == 0
- * or 1) and -w log(x / (1 - x)) g for a target that requires grad.
+ * PyTorch's, w (x - y) / max((1 - x) x, eps) g for x, with eps the float
+ * 1e-12 in both dtypes (0 at x == y == 0 or 1, about -+1e12 g at x = 0 or
+ * 1 otherwise), and -w log(x / (1 - x)) g for a target that requires grad
+ * (infinite at x = 0 or 1).
  * Errors: CLT_ERR_DTYPE_MISMATCH, CLT_ERR_DTYPE_UNSUPPORTED (above),
  * CLT_ERR_SHAPE_MISMATCH for a target of another shape or a weight that
  * does not broadcast. */
