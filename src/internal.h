@@ -467,7 +467,9 @@ uint64_t clt__set_arg_calls(void);
  * that record behind their own wait and turn it into
  * CLT_ERR_INDEX_OUT_OF_RANGE.  The integer forms of remainder, fmod and
  * floor_divide (cl/elementwise.cl) record a zero divisor in the same record,
- * which becomes CLT_ERR_ZERO_DIVISION.  The ops that can record, by the code
+ * which becomes CLT_ERR_ZERO_DIVISION, and binary cross entropy
+ * (cl/loss.cl) an input outside [0, 1], which becomes
+ * CLT_ERR_INVALID_ARGUMENT.  The ops that can record, by the code
  * their kernels write (names appear in messages). */
 #define CLT__INDEX_OPS(X)                                                    \
     X(INDEX_SELECT, "clt_index_select")                                      \
