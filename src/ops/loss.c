@@ -24,6 +24,9 @@ static clt_status launch(clt_device *dev, clt_dtype t, const char *kernel, uint6
                          fn);
 }
 
+/* A kernel argument of value v in dtype ct (float32 or float64). */
+#define LOSS_SCALAR(ct, v64, v32) ((ct) == CLT_FLOAT64 ? CLT__ARG(v64) : CLT__ARG(v32))
+
 /* Kernel over the n rows of C elements of cl/loss.cl's ce kernels: rows
  * in chunks in work-groups of one on CPU devices, one per work-item
  * elsewhere; the rows per work-item go after args. */
@@ -300,7 +303,7 @@ clt_status clt__cross_entropy(const clt_tensor *x, const clt_tensor *target,
         cl_long cc = C, ign = o->ignore_index;
         double eps64 = o->label_smoothing;
         float eps32 = (float)eps64;
-        clt__arg eps = ct == CLT_FLOAT64 ? CLT__ARG(eps64) : CLT__ARG(eps32);
+        clt__arg eps = LOSS_SCALAR(ct, eps64, eps32);
         clt__arg args[] = {CLT__ARG(ml), CLT__ARG(mw),  CLT__ARG(mx),  CLT__ARG(xo),
                            CLT__ARG(mt), CLT__ARG(mt),  CLT__ARG(to),  CLT__ARG(p),
                            CLT__ARG(mwt), CLT__ARG(wo), CLT__ARG(hw),  CLT__ARG(cc),
@@ -367,7 +370,7 @@ clt_status clt__cross_entropy_bw(const clt_tensor *x, const clt_tensor *target,
         cl_long cc = C, ign = ignore_index;
         double eps64 = label_smoothing;
         float eps32 = (float)eps64;
-        clt__arg eps = ct == CLT_FLOAT64 ? CLT__ARG(eps64) : CLT__ARG(eps32);
+        clt__arg eps = LOSS_SCALAR(ct, eps64, eps32);
         clt__arg args[] = {CLT__ARG(mgx), CLT__ARG(mgt), CLT__ARG(wg),  CLT__ARG(mx),
                            CLT__ARG(xo),  CLT__ARG(mt),  CLT__ARG(mt),  CLT__ARG(to),
                            CLT__ARG(p),   CLT__ARG(mwt), CLT__ARG(wo),  CLT__ARG(hw),
@@ -570,17 +573,15 @@ static clt_status pointwise_weight(int kind, const clt_tensor *x, const clt_tens
     return st;
 }
 
-/* The divisor of a mean: the count, or for batchmean the input's first
- * dimension (none for a 0-d input, as torch's kl_div). */
-static uint64_t pointwise_count(const clt_tensor *x, int reduction)
+/* What the reduction divides the sum by: the count for a mean, the input's
+ * first dimension for batchmean (nothing for a 0-d input, as torch's
+ * kl_div), 1 otherwise. */
+static uint64_t pointwise_divisor(const clt_tensor *x, int reduction)
 {
     if (reduction == CLT_REDUCTION_BATCHMEAN)
         return x->ndim ? (uint64_t)x->shape[0] : 1;
-    return (uint64_t)x->numel;
+    return reduction == CLT_REDUCTION_MEAN ? (uint64_t)x->numel : 1;
 }
-
-/* A kernel argument of value v in dtype ct (float32 or float64). */
-#define LOSS_SCALAR(ct, v64, v32) ((ct) == CLT_FLOAT64 ? CLT__ARG(v64) : CLT__ARG(v32))
 
 clt_status clt__pointwise_loss(int kind, const clt_tensor *input, const clt_tensor *target,
                                const clt_tensor *pw_in, double prm, int reduction,
@@ -627,7 +628,7 @@ clt_status clt__pointwise_loss(int kind, const clt_tensor *input, const clt_tens
         e = NULL;
     } else {
         CLT__TRY(reduce(e, e, reduction == CLT_REDUCTION_SUM ? 0 : 1,
-                        pointwise_count(x, reduction), &r, NULL, fn));
+                        pointwise_divisor(x, reduction), &r, NULL, fn));
     }
     if (rt != ct) {
         clt_tensor *conv = NULL;
@@ -671,10 +672,7 @@ clt_status clt__pointwise_loss_bw(int kind, const clt_tensor *x, const clt_tenso
         cl_ulong go = (cl_ulong)gc->offset, n = (cl_ulong)x->numel;
         cl_int wx = want_x, wy = want_y, hp = pc != NULL, k = kind;
         cl_int ge = reduction == CLT_REDUCTION_NONE;
-        double p64 = prm, div64 = reduction == CLT_REDUCTION_MEAN ||
-                                          reduction == CLT_REDUCTION_BATCHMEAN
-                                      ? (double)pointwise_count(x, reduction)
-                                      : 1.0;
+        double p64 = prm, div64 = (double)pointwise_divisor(x, reduction);
         float p32 = (float)p64, div32 = (float)div64;
         clt__arg args[] = {CLT__ARG(mgx), CLT__ARG(mgy), CLT__ARG(wx), CLT__ARG(wy),
                            CLT__ARG(mx),  CLT__ARG(xo),  CLT__ARG(my), CLT__ARG(yo),
