@@ -36,9 +36,9 @@
  * nll_loss) the weight must have the input's dtype, as in torch
  * (CLT_ERR_DTYPE_MISMATCH).  The promoted dtype must be float32 or float64
  * (CLT_ERR_DTYPE_UNSUPPORTED otherwise).  Each operand that requires grad
- * gets its gradient in its own dtype.  torch 1.13's own mse_loss backward
- * refuses mixed dtypes ("Found dtype Double but expected Float"); here it
- * works as l1_loss's does there.
+ * gets its gradient in its own dtype.  torch 1.13's own mse_loss and
+ * huber_loss backward refuse mixed dtypes ("Found dtype Double but
+ * expected Float"); here they work as l1_loss's does there.
  *
  * On any error the message names the loss and what did not match
  * ("Expected input batch_size (3) to match target batch_size (4)"), and
@@ -87,7 +87,7 @@ typedef enum clt_reduction {
     CLT_REDUCTION_MEAN, /* the mean (cross_entropy, nll_loss: see below) */
     CLT_REDUCTION_SUM,
     CLT_REDUCTION_NONE,
-    CLT_REDUCTION_BATCHMEAN /* clt_kl_div only: the sum over input's first dimension */
+    CLT_REDUCTION_BATCHMEAN /* clt_kl_div only: the sum divided by input's first dimension */
 } clt_reduction;
 
 /* Options of clt_cross_entropy and clt_nll_loss.  ignore_index: targets
@@ -146,7 +146,8 @@ CLT_API clt_status clt_l1_loss(const clt_tensor *input, const clt_tensor *target
 /* torch.nn.functional.smooth_l1_loss: with z = |input - target|,
  * 0.5 z^2 / beta where z < beta, else z - 0.5 beta (beta 1 is PyTorch's
  * default; beta 0 is l1_loss's value, and its gradient, as PyTorch's
- * smooth_l1_loss_backward, is -1 where input equals target).
+ * smooth_l1_loss_backward, is -g for both operands where input equals
+ * target).
  * torch.nn.functional.huber_loss: 0.5 z^2 where z < delta, else
  * delta (z - 0.5 delta) (delta 1 by default), which is delta times
  * smooth_l1 with beta = delta.  Shapes as for clt_mse_loss; dtypes above.
