@@ -3,14 +3,13 @@
  * work-item per row or per chunk of rows: its maximum, log-sum-exp and target terms in one pass
  * over the row, with no softmax or log_softmax tensor in between.  mse, l1,
  * smooth_l1, huber, binary cross entropy (of probabilities and with logits)
- * and kl_div are elementwise.  The mean and sum
- * reductions add the per-row (or per-element) values in index order, in
- * chunks whose size depends only on their count, so results are the same
- * bits on every run and device.
+ * and kl_div are elementwise.  The mean and sum reductions add the per-row
+ * (or per-element) values in index order, in chunks whose size depends only
+ * on their count, so results are the same bits on every run and device.
  * Class indices are int64 and never trusted: one outside [0, C) that is not
  * ignore_index is recorded in the device's index error record (as
- * cl/index.cl does) and its row contributes nothing; so is a probability
- * outside [0, 1] given to binary cross entropy. */
+ * cl/index.cl does) and its row contributes nothing.  A probability outside
+ * [0, 1] given to binary cross entropy is recorded too (its loss is NaN). */
 
 #pragma OPENCL FP_CONTRACT OFF
 
