@@ -547,6 +547,19 @@ DEF_BINARY(silu_bw, SILU_BW(a, b), SILU_BW(a, b), 1)
 #define SOFTPLUS_BW (b * be_ > th_ ? a : a * SIGMOID_STABLE(b * be_))
 DEF_FOUR(softplus_bw_tt_, PARAMS_SOFTPLUS_BW, FETCH_SOFTPLUS_BW, VFETCH_SOFTPLUS_BW, SOFTPLUS_BW,
          SOFTPLUS_BW, 1)
+
+/* leaky_relu's and elu's from the input x = b, as PyTorch's
+ * leaky_relu_backward (a where x > 0, else a * slope: NaN takes the slope)
+ * and elu_backward (a * alpha * exp(x) where x <= 0, else a: NaN passes
+ * a). */
+#define PARAMS_ACT_BW PARAMS_TT, T_C sc0
+#define FETCH_ACT_BW(o0, o1, o2) FETCH_TT(o0, o1, o2) TY sc0_ = sc0;
+#define VFETCH_ACT_BW(o0, o1, o2) VFETCH_TT(o0, o1, o2) TY sc0_ = (TY)sc0;
+#define LEAKY_RELU_BW (b > zero ? a : a * sc0_)
+#define ELU_BW (b <= zero ? a * sc0_ * exp(b) : a)
+DEF_FOUR(leaky_relu_bw_tt_, PARAMS_ACT_BW, FETCH_ACT_BW, VFETCH_ACT_BW, LEAKY_RELU_BW,
+         LEAKY_RELU_BW, 1)
+DEF_FOUR(elu_bw_tt_, PARAMS_ACT_BW, FETCH_ACT_BW, VFETCH_ACT_BW, ELU_BW, ELU_BW, 1)
 #endif
 
 #ifdef EW_CMP
@@ -657,6 +670,19 @@ DEF_UNARY(silu, x / (one + exp(-x)))
 #define SOFTPLUS                                                               \
     (x * be_ > th_ ? x : (fmax(x * be_, zero) + log1p(exp(-fabs(x * be_)))) / be_)
 DEF_FOUR(softplus_, PARAMS_SOFTPLUS, FETCH_SOFTPLUS, VFETCH_SOFTPLUS, SOFTPLUS, SOFTPLUS, 1)
+
+/* leaky_relu: x where x > 0, else x * negative_slope (-0.0 stays -0.0,
+ * NaN stays NaN); elu: x where x > 0, else (exp(x) - 1) * alpha, with
+ * expm1, which keeps the digits near 0 that PyTorch's exp(x) - 1 loses
+ * (float32 elu(-1e-10) is -1e-10 here, 0 there); + 0 gives -0.0 PyTorch's
+ * +0.0.  The scalar is sc0, in the compute dtype. */
+#define PARAMS_ACT PARAMS_UN, T_C sc0
+#define FETCH_ACT(o0, o1, o2) FETCH_UN(o0, o1, o2) TY sc0_ = sc0;
+#define VFETCH_ACT(o0, o1, o2) VFETCH_UN(o0, o1, o2) TY sc0_ = (TY)sc0;
+#define LEAKY_RELU (x > zero ? x : x * sc0_)
+#define ELU (x > zero ? x : (expm1(x) + zero) * sc0_)
+DEF_FOUR(leaky_relu_, PARAMS_ACT, FETCH_ACT, VFETCH_ACT, LEAKY_RELU, LEAKY_RELU, 1)
+DEF_FOUR(elu_, PARAMS_ACT, FETCH_ACT, VFETCH_ACT, ELU, ELU, 1)
 #endif
 
 /* sign keeps the dtype (bool too, unchanged), as torch.sign: NaN gives 0

@@ -1,14 +1,15 @@
 /* loss.cl: fused losses of dtype T (float32 or float64) and their
  * gradients.  cross entropy and nll_loss work on contiguous [N, C] rows, a
  * work-item per row or per chunk of rows: its maximum, log-sum-exp and target terms in one pass
- * over the row, with no softmax or log_softmax tensor in between.  mse, l1
- * and binary cross entropy with logits are elementwise.  The mean and sum
- * reductions add the per-row (or per-element) values in index order, in
- * chunks whose size depends only on their count, so results are the same
- * bits on every run and device.
+ * over the row, with no softmax or log_softmax tensor in between.  mse, l1,
+ * smooth_l1, huber, binary cross entropy (of probabilities and with logits)
+ * and kl_div are elementwise.  The mean and sum reductions add the per-row
+ * (or per-element) values in index order, in chunks whose size depends only
+ * on their count, so results are the same bits on every run and device.
  * Class indices are int64 and never trusted: one outside [0, C) that is not
  * ignore_index is recorded in the device's index error record (as
- * cl/index.cl does) and its row contributes nothing. */
+ * cl/index.cl does) and its row contributes nothing.  A probability outside
+ * [0, 1] given to binary cross entropy is recorded too (its loss is NaN). */
 
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -219,21 +220,74 @@ inline T_C softplus_neg(T_C x)
     return log1p(exp(-fabs(x))) + fmax(-x, (T_C)0);
 }
 
-/* Elementwise loss of x and y (kind 0 mse, 1 l1, 2 binary cross entropy
- * with logits, pos_weight pw[k % pwn] when has_pw). */
+/* The pointwise losses' kinds, as src/internal.h numbers them. */
+#define LK_MSE 0
+#define LK_L1 1
+#define LK_BCE_LOGITS 2
+#define LK_SMOOTH_L1 3
+#define LK_HUBER 4
+#define LK_BCE 5
+#define LK_KL_DIV 6
+
+/* 0.5 in T (no double literals where there is no double), and PyTorch's
+ * EPSILON of binary cross entropy's gradient, the float 1e-12 in both
+ * dtypes (torch's float64 gradient at x = 0 is 1 / 1e-12f, 1000000003995.8). */
+#if T_ID == 1
+#define LK_HALF 0.5
+#else
+#define LK_HALF 0.5f
+#endif
+#define LK_EPS ((T_C)1e-12f)
+
+/* x log(y) as torch.xlogy: NaN for a NaN y, 0 for x == 0, even where
+ * log(y) is infinite. */
+inline T_C xlogy(T_C x, T_C y)
+{
+    return isnan(y) ? y : x == 0 ? (T_C)0 : x * log(y);
+}
+
+/* Elementwise loss of x and y: kind 0 mse, 1 l1, 2 binary cross entropy
+ * with logits (pos_weight pw[k % pwn] when has_pw), 3 smooth_l1 (beta prm),
+ * 4 huber (delta prm), 5 binary cross entropy of probabilities (weight
+ * pw[k % pwn] when has_pw; an x outside [0, 1], NaN too, is recorded in
+ * err as op's value error, dim -4, and its loss is NaN), 6 kl_div
+ * (log_target when prm is not 0). */
 CLT_KERNEL(ew_loss)(__global T *out, __global const T *x, ulong x_off, __global const T *y,
                     ulong y_off, __global const T *pw, ulong pw_off, ulong pwn, int has_pw,
-                    int kind, ulong n)
+                    int kind, T_C prm, __global clt_index_error *err, int op, ulong n)
 {
     size_t k = get_global_id(0);
     if (k >= n)
         return;
     T_C a = T_LOAD(x, x_off + k), b = T_LOAD(y, y_off + k), r;
-    if (kind == 0) {
+    if (kind == LK_MSE) {
         T_C d = a - b;
         r = d * d;
-    } else if (kind == 1) {
+    } else if (kind == LK_L1) {
         r = fabs(a - b);
+    } else if (kind == LK_SMOOTH_L1) {
+        /* PyTorch's form; beta 0 never divides (z < 0 is false) */
+        T_C z = fabs(a - b);
+        r = z < prm ? LK_HALF * z * z / prm : z - LK_HALF * prm;
+    } else if (kind == LK_HUBER) {
+        T_C z = fabs(a - b);
+        r = z < prm ? LK_HALF * z * z : prm * (z - LK_HALF * prm);
+    } else if (kind == LK_BCE) {
+        if (!(a >= 0 && a <= 1)) {
+            clt_report_error(err, op, -4, (long)k, (long)n);
+            r = (T_C)NAN;
+        } else {
+            /* PyTorch's: each log clamped at -100, so that 0 * log(0)
+             * gives 0 and a certain wrong answer 100 */
+            r = (b - (T_C)1) * fmax(log((T_C)1 - a), (T_C)-100) - b * fmax(log(a), (T_C)-100);
+            if (has_pw)
+                r *= T_LOAD(pw, pw_off + k % pwn);
+        }
+    } else if (kind == LK_KL_DIV) {
+        /* PyTorch 1.13's forms: exp(y) (y - x) for a log target (prm not
+         * 0), else xlogy(y, y) - y x (0 where y is 0, NaN where it is
+         * negative) */
+        r = prm != 0 ? exp(b) * (b - a) : xlogy(b, b) - b * a;
     } else if (has_pw) {
         T_C p = T_LOAD(pw, pw_off + k % pwn);
         r = ((T_C)1 - b) * a + ((T_C)1 + (p - (T_C)1) * b) * softplus_neg(a);
@@ -245,13 +299,25 @@ CLT_KERNEL(ew_loss)(__global T *out, __global const T *x, ulong x_off, __global 
     T_STORE(out, k, r);
 }
 
+/* smooth_l1's (huber's) gradient for the difference d, as PyTorch's
+ * smooth_l1_backward (huber_loss_backward): -g (-g delta) for d <= -prm,
+ * g (g delta) for d >= prm, else d g / beta (d g). */
+inline T_C kink_bw(int kind, T_C d, T_C g, T_C prm)
+{
+    if (kind == LK_SMOOTH_L1)
+        return d <= -prm ? -g : d >= prm ? g : d * g / prm;
+    return d <= -prm ? -g * prm : d >= prm ? g * prm : d * g;
+}
+
 /* Gradients of ew_loss from g (g_elems: one value per element, otherwise
- * g[0]) divided by `div` (n for a mean, else 1): gx (want_x) and gy
- * (want_y) in one launch. */
+ * g[0]) divided by `div` (n for a mean, the batch for kl_div's batchmean,
+ * else 1): gx (want_x) and gy (want_y) in one launch, with PyTorch's
+ * formulas (its *_backward kernels and, for kl_div, the gradients of the
+ * ops it is made of). */
 CLT_KERNEL(ew_loss_bw)(__global T *gx, __global T *gy, int want_x, int want_y,
                        __global const T *x, ulong x_off, __global const T *y, ulong y_off,
                        __global const T *pw, ulong pw_off, ulong pwn, int has_pw, int kind,
-                       __global const T *g, ulong g_off, int g_elems, T_C div, ulong n)
+                       T_C prm, __global const T *g, ulong g_off, int g_elems, T_C div, ulong n)
 {
     size_t k = get_global_id(0);
     if (k >= n)
@@ -259,15 +325,37 @@ CLT_KERNEL(ew_loss_bw)(__global T *gx, __global T *gy, int want_x, int want_y,
     T_C a = T_LOAD(x, x_off + k), b = T_LOAD(y, y_off + k);
     T_C gk = T_LOAD(g, g_off + (g_elems ? k : 0)) / div;
     T_C dx, dy;
-    if (kind == 0) {
+    if (kind == LK_MSE) {
         dx = (T_C)2 * (a - b) * gk;
         dy = -dx;
-    } else if (kind == 1) {
+    } else if (kind == LK_L1) {
         T_C d = a - b;
         /* PyTorch's sgn: 0 at 0 (of d's sign) and for NaN */
         T_C s = d > 0 ? (T_C)1 : d < 0 ? (T_C)-1 : d == 0 ? d : (T_C)0;
         dx = s * gk;
         dy = -dx;
+    } else if (kind == LK_SMOOTH_L1 || kind == LK_HUBER) {
+        /* PyTorch takes y's gradient as x's with the two swapped: with
+         * beta 0 both are -g where x == y */
+        dx = kink_bw(kind, a - b, gk, prm);
+        dy = kink_bw(kind, b - a, gk, prm);
+    } else if (kind == LK_BCE) {
+        /* PyTorch's: the denominator at least 1e-12, so that x at 0 or 1
+         * gives 0 (x == y) or +-1e12 g; y's gradient is -logit(x) */
+        T_C w = has_pw ? T_LOAD(pw, pw_off + k % pwn) : (T_C)1;
+        dx = gk * (a - b) / fmax(((T_C)1 - a) * a, LK_EPS) * w;
+        dy = -log(a / ((T_C)1 - a)) * gk * w;
+    } else if (kind == LK_KL_DIV) {
+        if (prm != 0) {
+            T_C e = exp(b);
+            dx = -(gk * e);
+            dy = gk * e * (b - a) + gk * e;
+        } else {
+            /* xlogy(y, y)'s gradient is xlogy(y != 0, y) + y / y: NaN at
+             * y == 0, as in PyTorch */
+            dx = -(gk * b);
+            dy = gk * xlogy(b != 0 ? (T_C)1 : (T_C)0, b) + gk * b / b - gk * a;
+        }
     } else if (has_pw) {
         T_C p = T_LOAD(pw, pw_off + k % pwn);
         T_C sg = (T_C)1 / ((T_C)1 + exp(-a));

@@ -474,8 +474,10 @@ uint64_t clt__set_arg_calls(void);
  * blocking read-back and synchronisation paths of the same thread read
  * that record behind their own wait and turn it into
  * CLT_ERR_INDEX_OUT_OF_RANGE.  The integer forms of remainder, fmod,
- * floor_divide and trunc_divide (cl/elementwise.cl) record a zero divisor in the same record,
- * which becomes CLT_ERR_ZERO_DIVISION.  The ops that can record, by the code
+ * floor_divide and trunc_divide (cl/elementwise.cl) record a zero divisor
+ * in the same record, which becomes CLT_ERR_ZERO_DIVISION, and binary cross
+ * entropy (cl/loss.cl) an input outside [0, 1], which becomes
+ * CLT_ERR_INVALID_ARGUMENT.  The ops that can record, by the code
  * their kernels write (names appear in messages). */
 #define CLT__INDEX_OPS(X)                                                    \
     X(INDEX_SELECT, "clt_index_select")                                      \
@@ -489,6 +491,7 @@ uint64_t clt__set_arg_calls(void);
     X(ONE_HOT, "clt_one_hot")                                                \
     X(CROSS_ENTROPY, "clt_cross_entropy")                                    \
     X(NLL_LOSS, "clt_nll_loss")                                              \
+    X(BINARY_CROSS_ENTROPY, "clt_binary_cross_entropy")                      \
     X(REMAINDER, "clt_remainder")                                            \
     X(FMOD, "clt_fmod")                                                      \
     X(FLOOR_DIVIDE, "clt_floor_divide")                                      \
@@ -503,7 +506,9 @@ typedef enum clt__index_op {
 
 /* The record; must match clt_index_error in cl/prelude.cl.  flag is 0 until
  * a kernel meets a bad index; dim -1 marks one_hot's class values, dim -2 a
- * loss's class-index target, dim -3 an integer division by zero. */
+ * loss's class-index target, dim -3 an integer division by zero, dim -4 a
+ * value outside its domain (binary cross entropy's probabilities outside
+ * [0, 1]: value is the element's index, size the count). */
 typedef struct clt__index_error {
     cl_int flag, op, dim, pad;
     cl_long value, size;
@@ -973,6 +978,9 @@ clt_status clt__softplus_in(const char *fn, const clt_tensor *a, double beta, do
                             clt_tensor **out);
 clt_status clt__round_decimals_in(const char *fn, const clt_tensor *a, int64_t decimals,
                                   clt_tensor **out);
+clt_status clt__leaky_relu_in(const char *fn, const clt_tensor *a, double negative_slope,
+                              clt_tensor **out);
+clt_status clt__elu_in(const char *fn, const clt_tensor *a, double alpha, clt_tensor **out);
 clt_status clt__where(const clt_tensor *cond, const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
 clt_status clt__where_in(const char *fn, const clt_tensor *cond, const clt_tensor *a,
                          const clt_tensor *b, clt_tensor **out);
@@ -1110,14 +1118,23 @@ clt_status clt__cross_entropy_bw(const clt_tensor *x, const clt_tensor *target,
 
 #define CLT__LOSS_MSE 0
 #define CLT__LOSS_L1 1
-#define CLT__LOSS_BCE 2
-/* mse, l1 or binary cross entropy with logits (pos_weight only for BCE). */
+#define CLT__LOSS_BCE 2 /* with logits */
+#define CLT__LOSS_SMOOTH_L1 3
+#define CLT__LOSS_HUBER 4
+#define CLT__LOSS_BCE_PROB 5
+#define CLT__LOSS_KL_DIV 6
+/* The pointwise losses of loss.h, by kind (as cl/loss.cl numbers them):
+ * pw is binary cross entropy with logits' pos_weight or binary cross
+ * entropy's weight (NULL for the others); prm smooth_l1's beta, huber's
+ * delta or kl_div's log_target (0 or 1), 0 for the others. */
 clt_status clt__pointwise_loss(int kind, const clt_tensor *input, const clt_tensor *target,
-                               const clt_tensor *pos_weight, int reduction, clt_tensor **out);
+                               const clt_tensor *pw, double prm, int reduction,
+                               clt_tensor **out);
 /* Their gradients for input (want_x) and target (want_y), one launch. */
 clt_status clt__pointwise_loss_bw(int kind, const clt_tensor *x, const clt_tensor *y,
-                                  const clt_tensor *pw, int reduction, const clt_tensor *g,
-                                  bool want_x, bool want_y, clt_tensor **gx, clt_tensor **gy);
+                                  const clt_tensor *pw, double prm, int reduction,
+                                  const clt_tensor *g, bool want_x, bool want_y, clt_tensor **gx,
+                                  clt_tensor **gy);
 
 /* ==== autograd (src/autograd) ============================================== */
 
@@ -1152,6 +1169,9 @@ CLT__EW_TS(CLT__DECL_REC_TS_)
 CLT__EW_UN(CLT__DECL_REC_UN_)
 clt_status clt__softplus_rec(const char *fn, const clt_tensor *a, double beta, double threshold,
                              clt_tensor **out);
+clt_status clt__leaky_relu_rec(const char *fn, const clt_tensor *a, double negative_slope,
+                               clt_tensor **out);
+clt_status clt__elu_rec(const char *fn, const clt_tensor *a, double alpha, clt_tensor **out);
 #define CLT__DECL_REC_DIM_(f)                                                \
     clt_status clt__##f##_dim_rec(const char *fn, const clt_tensor *a, int dim, int keepdim, \
                                   clt_tensor **out);

@@ -82,6 +82,12 @@ UN = ["neg", "abs", "relu", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh",
 for n in UN:
     proto("clt_" + n, [P, PP])
 proto("clt_softplus", [P, C.c_double, C.c_double, PP])
+proto("clt_leaky_relu", [P, C.c_double, PP])
+proto("clt_elu", [P, C.c_double, PP])
+proto("clt_smooth_l1_loss", [P, P, C.c_int, C.c_double, PP])
+proto("clt_huber_loss", [P, P, C.c_int, C.c_double, PP])
+proto("clt_binary_cross_entropy", [P, P, P, C.c_int, PP])
+proto("clt_kl_div", [P, P, C.c_int, C.c_int, PP])
 proto("clt_where", [P, P, P, PP])
 proto("clt_clamp", [P, C.POINTER(C.c_double), C.POINTER(C.c_double), PP])
 for n in ["sum", "mean", "prod", "max", "min", "argmax", "argmin"]:
@@ -530,6 +536,25 @@ def elementwise():
         check("softplus %s" % dn(dt), torch.nn.functional.softplus,
               lambda p, o: L.clt_softplus(p, 1.0, 20.0, o), [data((3, 7), dt, special=True)],
               tol="tr")
+    # leaky_relu and elu: integers and bool refused, as torch's "not
+    # implemented for 'Long'"; any scalar, a negative or zero one too
+    for dt in DTYPES:
+        for sc in (0.01, 0.2, -0.5, 0.0):
+            check("leaky_relu %s %r" % (dn(dt), sc),
+                  lambda t, s=sc: torch.nn.functional.leaky_relu(t, s),
+                  lambda p, o, s=sc: L.clt_leaky_relu(p, s, o), [data((3, 7), dt, special=True)])
+        for sc in (1.0, 1.5, -0.5, 0.0):
+            check("elu %s %r" % (dn(dt), sc), lambda t, s=sc: torch.nn.functional.elu(t, s),
+                  lambda p, o, s=sc: L.clt_elu(p, s, o), [data((3, 7), dt, special=True)],
+                  tol="tr")
+    for dt in FLOATS:
+        near = torch.tensor([-1e-10, -1e-5, -1e-30, -0.0, 0.0, 1e-30, -20.0, -104.0, -800.0,
+                             -1e30], dtype=dt)
+        check("elu near 0 and far %s" % dn(dt), torch.nn.functional.elu,
+              lambda p, o: L.clt_elu(p, 1.0, o), [near], tol="tr")
+        check("leaky_relu transposed %s" % dn(dt), torch.nn.functional.leaky_relu,
+              lambda p, o: L.clt_leaky_relu(p, 0.01, o),
+              [In(data((4, 3), dt, special=True), ("T",))])
     lanes_apart(TUN, scal)
     # where, clamp
     cond = data((3, 4), torch.bool)
@@ -698,6 +723,10 @@ def lanes_apart(tun, scal):
         check("softplus lanes apart %s" % dn(dt), torch.nn.functional.softplus,
               lambda p, o: L.clt_softplus(p, 1.0, 20.0, o), [lane_data(dt, -5, 5, True)],
               tol="tr")
+        check("leaky_relu lanes apart %s" % dn(dt), torch.nn.functional.leaky_relu,
+              lambda p, o: L.clt_leaky_relu(p, 0.01, o), [lane_data(dt, -5, 5, True)])
+        check("elu lanes apart %s" % dn(dt), torch.nn.functional.elu,
+              lambda p, o: L.clt_elu(p, 1.0, o), [lane_data(dt, -5, 5, True)], tol="tr")
         for n in ("add", "sub", "mul", "div", "pow", "maximum", "minimum"):
             for side in (0, 1):
                 ab = [lane_data(dt, 0.1 if n == "pow" else -5, 5, side == 0),
@@ -1666,8 +1695,171 @@ def errors():
     ok("add NULL args", st != 0 and o.value is None)
 
 
+# ---- losses ---------------------------------------------------------------
+
+RED = {"mean": 0, "sum": 1, "none": 2, "batchmean": 3}
+F = torch.nn.functional
+
+
+def probs(shape, dtype, edges=True):
+    """Probabilities in [0, 1], with 0 and 1 at the front when edges."""
+    t = torch.rand(shape, generator=G, dtype=torch.float64).to(dtype)
+    if edges and t.numel() >= 4:
+        f = t.view(-1)
+        f[0], f[1], f[2], f[3] = 0.0, 1.0, 1e-30, 1.0 - 1e-7
+    return t
+
+
+def losses():
+    pairs = [(torch.float32, torch.float32), (torch.float64, torch.float64),
+             (torch.float32, torch.float64), (torch.float64, torch.float32),
+             (torch.float32, torch.int64), (torch.int64, torch.float32),
+             (torch.int64, torch.int64), (torch.float32, torch.bool)]
+    for da, db in pairs:
+        for rn in ("mean", "sum", "none"):
+            tol = "tr" if rn == "none" else "red"
+            x, y = data((4, 5), da, special=True), data((4, 5), db).flip(-1)
+            for beta in (1.0, 0.5, 0.0, -1.0):
+                check("smooth_l1 %s,%s %s beta %r" % (dn(da), dn(db), rn, beta),
+                      lambda a, b, rn=rn, v=beta: F.smooth_l1_loss(a, b, reduction=rn, beta=v),
+                      lambda a, b, o, rn=rn, v=beta: L.clt_smooth_l1_loss(a, b, RED[rn], v, o),
+                      [x, y], tol=tol)
+            for delta in (1.0, 2.5, 0.0):
+                check("huber %s,%s %s delta %r" % (dn(da), dn(db), rn, delta),
+                      lambda a, b, rn=rn, v=delta: F.huber_loss(a, b, reduction=rn, delta=v),
+                      lambda a, b, o, rn=rn, v=delta: L.clt_huber_loss(a, b, RED[rn], v, o),
+                      [x, y], tol=tol)
+            pa = probs((4, 5), da) if da.is_floating_point else data((4, 5), da, lo=0, hi=1)
+            pb = probs((4, 5), db, edges=False) if db.is_floating_point else \
+                data((4, 5), db, lo=0, hi=1)
+            check("binary_cross_entropy %s,%s %s" % (dn(da), dn(db), rn),
+                  lambda a, b, rn=rn: F.binary_cross_entropy(a, b, reduction=rn),
+                  lambda a, b, o, rn=rn: L.clt_binary_cross_entropy(a, b, None, RED[rn], o),
+                  [pa, pb], tol=tol)
+            for rk in (rn, "batchmean") if rn == "mean" else (rn,):
+                for lt in (0, 1):
+                    kx = data((4, 5), da, lo=-6, hi=0)
+                    ky = data((4, 5), db, lo=-3, hi=0) if lt else probs((4, 5), db) \
+                        if db.is_floating_point else data((4, 5), db, lo=0, hi=2)
+                    # torch computes a float32 target's own term in float32
+                    # beside a float64 input; cltensor all in float64
+                    # (loss.h), as torch with the target promoted
+                    up = (da, db) == (torch.float64, torch.float32)
+                    check("kl_div %s,%s %s log_target %d" % (dn(da), dn(db), rk, lt),
+                          lambda a, b, rk=rk, lt=lt, up=up: F.kl_div(
+                              a, b.double() if up else b, reduction=rk, log_target=bool(lt)),
+                          lambda a, b, o, rk=rk, lt=lt: L.clt_kl_div(a, b, RED[rk], lt, o),
+                          [kx, ky], tol="tr" if rk == "none" else "red")
+    f = torch.float32
+    # binary cross entropy's weight: any dtype, broadcast to the input's shape
+    for wd, ws in ((torch.float32, (5,)), (torch.float64, (4, 1)), (torch.int64, (1, 5)),
+                   (torch.bool, (5,)), (torch.float32, (4, 5)), (torch.float32, (3,)),
+                   (torch.float32, (2, 4, 5))):
+        for rn in ("mean", "none"):
+            w = data(ws, wd, lo=0, hi=3)
+            check("binary_cross_entropy weight %s %s %s" % (dn(wd), list(ws), rn),
+                  lambda a, b, w=w, rn=rn: F.binary_cross_entropy(a, b, weight=w, reduction=rn),
+                  lambda a, b, o, w=w, rn=rn: _bce_w(a, b, w, RED[rn], o),
+                  [probs((4, 5), f), probs((4, 5), f, edges=False)],
+                  tol="tr" if rn == "none" else "red",
+                  expect_error="broadcast" if len(ws) > 2 else None)
+    # torch's edge values, checked against torch 1.13 by hand: log clamped
+    # at -100, kl_div's 0 target and its NaN for a negative one
+    for dt in FLOATS:
+        check("binary_cross_entropy clamp %s" % dn(dt),
+              lambda a, b: F.binary_cross_entropy(a, b, reduction="none"),
+              lambda a, b, o: L.clt_binary_cross_entropy(a, b, None, 2, o),
+              [torch.tensor([0.0, 1.0, 0.5, 1e-30, 1.0, 0.0], dtype=dt),
+               torch.tensor([1.0, 0.0, 1.0, 1.0, 1.0, 0.5], dtype=dt)], tol="tr")
+        check("kl_div zero and negative target %s" % dn(dt),
+              lambda a, b: F.kl_div(a, b, reduction="none"),
+              lambda a, b, o: L.clt_kl_div(a, b, 2, 0, o),
+              [torch.tensor([-1.0, -float("inf"), 0.5, 2.0, 0.0], dtype=dt),
+               torch.tensor([0.0, 0.0, -1.0, float("nan"), float("inf")], dtype=dt)], tol="tr")
+        check("kl_div batchmean 0-d %s" % dn(dt),
+              lambda a, b: F.kl_div(a, b, reduction="batchmean"),
+              lambda a, b, o: L.clt_kl_div(a, b, 3, 0, o),
+              [torch.tensor(-0.5, dtype=dt), torch.tensor(0.25, dtype=dt)], tol="red")
+        for fn, tfn in (("smooth_l1", lambda a, b: F.smooth_l1_loss(a, b)),
+                        ("huber", lambda a, b: F.huber_loss(a, b)),
+                        ("binary_cross_entropy", lambda a, b: F.binary_cross_entropy(a, b)),
+                        ("kl_div batchmean",
+                         lambda a, b: F.kl_div(a, b, reduction="batchmean"))):
+            cfn = {"smooth_l1": lambda a, b, o: L.clt_smooth_l1_loss(a, b, 0, 1.0, o),
+                   "huber": lambda a, b, o: L.clt_huber_loss(a, b, 0, 1.0, o),
+                   "binary_cross_entropy":
+                   lambda a, b, o: L.clt_binary_cross_entropy(a, b, None, 0, o),
+                   "kl_div batchmean": lambda a, b, o: L.clt_kl_div(a, b, 3, 0, o)}[fn]
+            check("%s empty %s" % (fn, dn(dt)), tfn, cfn, [data((0, 3), dt), data((0, 3), dt)],
+                  tol="red")
+            check("%s shape mismatch %s" % (fn, dn(dt)), tfn, cfn,
+                  [probs((2, 3), dt), probs((3, 2), dt)], expect_error="shape")
+    # reductions outside the enum; batchmean is kl_div's alone
+    for rv in (3, 7, -1):
+        ok_red = None if rv == 3 else "reduction"
+        for nm, cfn in (("smooth_l1", lambda a, b, o, r=rv: L.clt_smooth_l1_loss(a, b, r, 1.0, o)),
+                        ("binary_cross_entropy",
+                         lambda a, b, o, r=rv: L.clt_binary_cross_entropy(a, b, None, r, o))):
+            check("%s reduction %d" % (nm, rv), lambda a, b: a.sum(), cfn,
+                  [probs((3,), f), probs((3,), f)], expect_error="reduction")
+        if ok_red:
+            check("kl_div reduction %d" % rv, lambda a, b: a.sum(),
+                  lambda a, b, o, r=rv: L.clt_kl_div(a, b, r, 0, o),
+                  [probs((3,), f), probs((3,), f)], expect_error=ok_red)
+    bce_out_of_range()
+
+
+def _bce_w(a, b, w, red, o):
+    keep = []
+    try:
+        wp = upload(w)
+        keep.append(wp)
+        return L.clt_binary_cross_entropy(a, b, wp, red, o)
+    finally:
+        for p in keep:
+            L.clt_tensor_free(p)
+
+
+def bce_out_of_range():
+    """torch refuses probabilities outside [0, 1] (and NaN) at the call;
+    here the call succeeds and the next read returns CLT_ERR_INVALID_ARGUMENT
+    with torch's message, and the record is clean again after it."""
+    for bad in (1.5, -0.1, float("nan")):
+        keep = []
+        try:
+            try:
+                F.binary_cross_entropy(torch.tensor([0.5, bad]), torch.tensor([1.0, 1.0]))
+                fail("bce out of range %r" % bad, "torch accepts")
+                continue
+            except RuntimeError as e:
+                ok("bce out of range %r: torch refuses" % bad,
+                   "between 0 and 1" in str(e), str(e))
+            x = upload(torch.tensor([0.5, bad, 0.25]))
+            y = upload(torch.tensor([1.0, 1.0, 0.0]))
+            keep += [x, y]
+            out = P()
+            st = L.clt_binary_cross_entropy(x, y, None, 0, C.byref(out))
+            ok("bce out of range %r: enqueued" % bad, st == 0, str(L.clt_last_error()))
+            if st:
+                continue
+            keep.append(out)
+            v = C.c_float()
+            st = L.clt_tensor_read(out, C.byref(v), 4)
+            msg = (L.clt_last_error() or b"").decode()
+            ok("bce out of range %r: read fails" % bad,
+               st == -1 and "between 0 and 1" in msg and "element 1 of 3" in msg,
+               "status %d: %s" % (st, msg))
+            st = L.clt_tensor_read(out, C.byref(v), 4)
+            ok("bce out of range %r: reported once" % bad, st == 0,
+               "status %d: %s" % (st, L.clt_last_error()))
+        finally:
+            for p in keep:
+                L.clt_tensor_free(p)
+
+
 def main():
-    sections = [elementwise, modulo, rounding, reductions, linalg, views, stress, chains, creation, random, errors]
+    sections = [elementwise, modulo, rounding, reductions, linalg, views, stress, chains, creation,
+                random, errors, losses]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -1175,7 +1175,7 @@ static void op_unary(fz *f)
     clt_tensor *out = SENT, **op = OUTP(f, &out);
     clt_status st;
     clt_dtype dt = clt_tensor_dtype(a);
-    switch (pick(f, 30)) {
+    switch (pick(f, 31)) {
     case 0: CALL("clt_neg", clt_neg(a, op)); break;
     case 1: CALL("clt_abs", clt_abs(a, op)); break;
     case 2: CALL("clt_relu", clt_relu(a, op)); break;
@@ -1213,6 +1213,10 @@ static void op_unary(fz *f)
         CALL("clt_softplus", clt_softplus(a, beta, threshold, op));
         break;
     }
+    case 28:
+        CALL("clt_leaky_relu", clt_leaky_relu(a, chance(f, 70) ? 0.01 : rand_scalar(f), op));
+        break;
+    case 29: CALL("clt_elu", clt_elu(a, chance(f, 70) ? 1.0 : rand_scalar(f), op)); break;
     default: CALL("clt_logical_not", clt_logical_not(a, op)); dt = CLT_BOOL; break;
     }
     result_like(f, st, op, out, a, dt);
@@ -1528,7 +1532,7 @@ static void op_loss(fz *f)
     const int64_t *sh = clt_tensor_shape(x);
     int64_t want[16];
     int wnd = -1;
-    uint32_t k = pick(f, 5);
+    uint32_t k = pick(f, 8);
     if (k < 2) {
         clt_cross_entropy_opts o = CLT_CROSS_ENTROPY_DEFAULTS;
         o.reduction = red;
@@ -1570,10 +1574,17 @@ static void op_loss(fz *f)
             outcome(f, st, target);
         } else
             target = clt_tensor_retain(rt(f));
+        double prm = chance(f, 70) ? 1.0 : rand_scalar(f);
         if (k == 2)
             CALL("clt_mse_loss", clt_mse_loss(x, target, red, op));
         else if (k == 3)
             CALL("clt_l1_loss", clt_l1_loss(x, target, red, op));
+        else if (k == 5)
+            CALL("clt_smooth_l1_loss", clt_smooth_l1_loss(x, target, red, prm, op));
+        else if (k == 6)
+            CALL("clt_huber_loss", clt_huber_loss(x, target, red, prm, op));
+        else if (k == 7)
+            CALL("clt_kl_div", clt_kl_div(x, target, red, (int)pick(f, 2), op));
         else {
             if (chance(f, 30) && x) {
                 int64_t c = nd >= 1 && chance(f, 50) ? sh[nd - 1] : 1;
@@ -1590,15 +1601,17 @@ static void op_loss(fz *f)
         }
     }
     if (result(f, st, op, out)) {
-        if (!x || (unsigned)red > CLT_REDUCTION_NONE)
+        /* batchmean is kl_div's alone */
+        if (!x || ((unsigned)red > CLT_REDUCTION_NONE &&
+                   !(k == 7 && red == CLT_REDUCTION_BATCHMEAN)))
             die(f, "succeeded on a NULL input or a reduction outside the enum");
-        /* loss.h's promotion: bce gives the target's dtype, mse and l1 the
-         * promoted one, cross entropy with probabilities promotes the
-         * weight too */
+        /* loss.h's promotion: bce gives the target's dtype, huber the
+         * input's, mse, l1, smooth_l1 and kl_div the promoted one, cross
+         * entropy with probabilities promotes the weight too */
         clt_dtype wdt = clt_tensor_dtype(x), tdt = clt_tensor_dtype(target);
         if (k == 4)
             wdt = tdt;
-        else if (k >= 2 || tdt != CLT_INT64)
+        else if (k != 6 && (k >= 2 || tdt != CLT_INT64))
             wdt = clt_promote_types(wdt, tdt);
         if (k < 2 && tdt != CLT_INT64 && weight)
             wdt = clt_promote_types(wdt, clt_tensor_dtype(weight));
@@ -2463,12 +2476,14 @@ static void op_module(fz *f)
              clt_embedding_layer(dev, rand_count(f), rand_count(f), f->gen, mp));
         break;
     case 8:
-        switch (pick(f, 6)) {
+        switch (pick(f, 8)) {
         case 0: CALL("clt_relu_layer", clt_relu_layer(mp)); break;
         case 1: CALL("clt_gelu_layer", clt_gelu_layer(mp)); break;
         case 2: CALL("clt_tanh_layer", clt_tanh_layer(mp)); break;
         case 3: CALL("clt_silu_layer", clt_silu_layer(mp)); break;
         case 4: CALL("clt_softplus_layer", clt_softplus_layer(2.0, 10.0, mp)); break;
+        case 5: CALL("clt_leaky_relu_layer", clt_leaky_relu_layer(0.2, mp)); break;
+        case 6: CALL("clt_elu_layer", clt_elu_layer(1.0, mp)); break;
         default: CALL("clt_sigmoid_layer", clt_sigmoid_layer(mp)); break;
         }
         break;

@@ -164,6 +164,14 @@ for beta, thr in ((1.0, 20.0), (2.0, 3.0), (-1.0, 2.0)):
          lambda x, b=beta, h=thr: torch.nn.functional.softplus(x, b, h),
          lambda x, b=beta, h=thr: call("clt_softplus", x, C.c_double(b), C.c_double(h)),
          [SPECIAL + [1.5, 25.0, -100.0]])
+proto("clt_leaky_relu", [P, C.c_double, PP])
+proto("clt_elu", [P, C.c_double, PP])
+for sc in (0.01, 0.2, -0.5, 0.0):
+    case("leaky_relu %g" % sc, lambda x, s=sc: torch.nn.functional.leaky_relu(x, s),
+         lambda x, s=sc: call("clt_leaky_relu", x, C.c_double(s)), [SPECIAL])
+for sc in (1.0, 1.5, -0.5, 0.0):
+    case("elu %g" % sc, lambda x, s=sc: torch.nn.functional.elu(x, s),
+         lambda x, s=sc: call("clt_elu", x, C.c_double(s)), [SPECIAL + [-1e-10, -30.0]])
 
 # ---- binary ops with broadcasting, ties and zeros ----------------------------------
 a = [[0.0, 1.0, -2.0, 3.0], [2.0, 2.0, 0.0, -1.0]]
@@ -260,6 +268,10 @@ proto("clt_cross_entropy", [P, P, P, PP])
 proto("clt_mse_loss", [P, P, C.c_int, PP])
 proto("clt_l1_loss", [P, P, C.c_int, PP])
 proto("clt_binary_cross_entropy_with_logits", [P, P, P, C.c_int, PP])
+proto("clt_smooth_l1_loss", [P, P, C.c_int, C.c_double, PP])
+proto("clt_huber_loss", [P, P, C.c_int, C.c_double, PP])
+proto("clt_binary_cross_entropy", [P, P, P, C.c_int, PP])
+proto("clt_kl_div", [P, P, C.c_int, C.c_int, PP])
 logits = rng.standard_normal((5, 4)) * 4
 labels = np.array([0, 3, 1, 1, 2])
 case("cross_entropy", lambda x, y: torch.nn.functional.cross_entropy(x, y),
@@ -276,6 +288,44 @@ for red, rn in ((0, "mean"), (1, "sum"), (2, "none")):
              x, y, reduction=rn),
          lambda x, y, red=red: call("clt_binary_cross_entropy_with_logits", x, y, None, red),
          [xs * 30, ys])
+    # smooth_l1 and huber at and beside their kinks |x - y| == beta (delta),
+    # beta 0 too (-g where x == y, as torch's smooth_l1_backward)
+    xk = np.array([0.0, 1.0, -1.0, 0.5, 2.0, -3.0, 0.25, 1.0])
+    yk = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.25, 2.0])
+    for beta in (1.0, 0.5, 0.0):
+        case("smooth_l1 %s beta %g" % (rn, beta),
+             lambda x, y, rn=rn, b=beta: torch.nn.functional.smooth_l1_loss(
+                 x, y, reduction=rn, beta=b),
+             lambda x, y, red=red, b=beta: call("clt_smooth_l1_loss", x, y, red, C.c_double(b)),
+             [xk, yk])
+    for delta in (1.0, 0.5, 2.0):
+        case("huber %s delta %g" % (rn, delta),
+             lambda x, y, rn=rn, d=delta: torch.nn.functional.huber_loss(
+                 x, y, reduction=rn, delta=d),
+             lambda x, y, red=red, d=delta: call("clt_huber_loss", x, y, red, C.c_double(d)),
+             [xk, yk])
+    # binary cross entropy at 0 and 1 (torch's clamps: +-1e12 g for x, inf for y),
+    # with a weight broadcast along rows
+    px = np.array([[0.0, 1.0, 0.5, 1e-300], [0.25, 0.75, 1.0, 0.0]])
+    py = np.array([[1.0, 0.0, 1.0, 1.0], [0.0, 0.3, 1.0, 0.0]])
+    case("binary_cross_entropy %s" % rn,
+         lambda x, y, rn=rn: torch.nn.functional.binary_cross_entropy(x, y, reduction=rn),
+         lambda x, y, red=red: call("clt_binary_cross_entropy", x, y, None, red), [px, py])
+    bw = np.array([0.5, 2.0, 1.0, 3.0])
+    case("binary_cross_entropy weight %s" % rn,
+         lambda x, y, rn=rn: torch.nn.functional.binary_cross_entropy(
+             x, y, weight=torch.tensor(bw), reduction=rn),
+         lambda x, y, red=red: call("clt_binary_cross_entropy", x, y, up(bw), red), [px, py])
+    # kl_div: a zero target (NaN for the target's gradient, as torch's xlogy)
+    kx = np.array([[-1.0, -2.0, 0.5], [-0.1, -3.0, 0.0]])
+    ky = np.array([[0.0, 0.3, 2.0], [0.6, 0.1, 0.3]])
+    for lt in (0, 1):
+        case("kl_div %s log_target %d" % (rn, lt),
+             lambda x, y, rn=rn, lt=lt: torch.nn.functional.kl_div(
+                 x, y, reduction=rn, log_target=bool(lt)),
+             lambda x, y, red=red, lt=lt: call("clt_kl_div", x, y, red, lt), [kx, ky])
+case("kl_div batchmean", lambda x, y: torch.nn.functional.kl_div(x, y, reduction="batchmean"),
+     lambda x, y: call("clt_kl_div", x, y, 3, 0), [kx, ky])
 
 # ---- indexing, convolution and pooling ---------------------------------------------------
 proto("clt_index_select", [P, C.c_int, P, PP])

@@ -181,6 +181,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_logical_xor, T, clt_logical_xor(NULL, NULL, &o->t))                                \
     X(clt_silu, T, clt_silu(f->bl, &o->t))                                                   \
     X(clt_softplus, T, clt_softplus(f->i32, 1, 20, &o->t))                                   \
+    X(clt_leaky_relu, T, clt_leaky_relu(f->i32, 0.01, &o->t))                                \
+    X(clt_elu, T, clt_elu(f->bl, 1.0, &o->t))                                                \
     X(clt_logical_not, T, clt_logical_not(NULL, &o->t))                                      \
     /* reduce.h */                                                                           \
     X(clt_sum, T, clt_sum(NULL, &o->t))                                                      \
@@ -221,6 +223,11 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_l1_loss, T, clt_l1_loss(f->f, f->f2, CLT_REDUCTION_SUM, &o->t))                    \
     X(clt_binary_cross_entropy_with_logits, T,                                               \
       clt_binary_cross_entropy_with_logits(f->f, f->f2, NULL, CLT_REDUCTION_MEAN, &o->t))    \
+    X(clt_smooth_l1_loss, T, clt_smooth_l1_loss(f->f, f->f2, CLT_REDUCTION_MEAN, -1, &o->t)) \
+    X(clt_huber_loss, T, clt_huber_loss(f->f, f->f2, CLT_REDUCTION_SUM, 0, &o->t))           \
+    X(clt_binary_cross_entropy, T,                                                           \
+      clt_binary_cross_entropy(f->f, f->f2, NULL, CLT_REDUCTION_BATCHMEAN, &o->t))           \
+    X(clt_kl_div, T, clt_kl_div(f->i32, f->f, CLT_REDUCTION_MEAN, 0, &o->t))                 \
     /* conv.h */                                                                             \
     X(clt_conv2d, T, clt_conv2d(f->f, f->f, NULL, NULL, &o->t))                              \
     X(clt_max_pool2d, T, clt_max_pool2d(f->f, k22, NULL, NULL, NULL, 0, &o->t))              \
@@ -260,6 +267,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_sigmoid_layer, NEVER_FAILS, CLT_OK)                                                \
     X(clt_silu_layer, NEVER_FAILS, CLT_OK)                                                   \
     X(clt_softplus_layer, NEVER_FAILS, CLT_OK)                                               \
+    X(clt_leaky_relu_layer, NEVER_FAILS, CLT_OK)                                             \
+    X(clt_elu_layer, NEVER_FAILS, CLT_OK)                                                    \
     /* optim.h */                                                                            \
     X(clt_sgd, OPT, clt_sgd(f->pair, 1, &bad_sgd, &o->opt))                                  \
     X(clt_adam, OPT, clt_adam(f->pair, 1, &bad_adam, &o->opt))                               \

@@ -1,9 +1,12 @@
 /* test_loss.c: the losses of loss.h against host references computed in
  * double: values (huge logits, ignore_index, label smoothing, class
- * weights, probability targets, every reduction), gradients by finite
- * differences in float64 and against analytic references in float32,
- * errors, out-of-range class indices found on the device, and identical
- * bits on two devices. */
+ * weights, probability targets, every reduction, batchmean), gradients by
+ * finite differences in float64 and against analytic references in
+ * float32, PyTorch's values at the edges, dtypes, errors, out-of-range
+ * class indices and probabilities found on the device, and identical bits
+ * on two devices. */
+#include <stdio.h>
+
 #include "gradcheck.h"
 
 static clt_tensor *mk(clt_device *dev, clt_dtype dt, int ndim, const int64_t *shape,
@@ -1037,4 +1040,529 @@ Test(loss, same_bits_on_two_devices)
     float l2, b2, m2;
     run_on(d0, &l2, g1, &b2, &m2); /* and run to run */
     cr_assert(memcmp(&l0, &l2, sizeof l0) == 0 && memcmp(g0, g1, sizeof g0) == 0);
+}
+
+/* ---- smooth_l1, huber, binary cross entropy (probabilities), kl_div ----------------- */
+
+enum { MK_SL1, MK_HUBER, MK_BCE, MK_KL };
+
+/* One call: kind, its scalar (beta, delta, log_target) and for binary cross
+ * entropy a weight (w: NULL or broadcast to the input's shape). */
+static clt_status more_call(int kind, double prm, const clt_tensor *x, const clt_tensor *y,
+                            const clt_tensor *w, clt_reduction red, clt_tensor **out)
+{
+    switch (kind) {
+    case MK_SL1: return clt_smooth_l1_loss(x, y, red, prm, out);
+    case MK_HUBER: return clt_huber_loss(x, y, red, prm, out);
+    case MK_BCE: return clt_binary_cross_entropy(x, y, w, red, out);
+    default: return clt_kl_div(x, y, red, (int)prm, out);
+    }
+}
+
+/* The element's loss in double, and its derivatives in x and y (away from
+ * the kinks), as PyTorch defines them. */
+static double ref_more(int kind, double prm, double x, double y, double w, double *dx,
+                       double *dy)
+{
+    double d = x - y, z = fabs(d), l;
+    switch (kind) {
+    case MK_SL1:
+        l = z < prm ? 0.5 * z * z / prm : z - 0.5 * prm;
+        *dx = d <= -prm ? -1 : d >= prm ? 1 : d / prm;
+        *dy = -*dx;
+        return l;
+    case MK_HUBER:
+        l = z < prm ? 0.5 * z * z : prm * (z - 0.5 * prm);
+        *dx = d <= -prm ? -prm : d >= prm ? prm : d;
+        *dy = -*dx;
+        return l;
+    case MK_BCE:
+        *dx = w * d / fmax((1 - x) * x, (double)1e-12f);
+        *dy = -w * log(x / (1 - x));
+        return -w * (y * fmax(log(x), -100) + (1 - y) * fmax(log(1 - x), -100));
+    default:
+        if (prm != 0) {
+            *dx = -exp(y);
+            *dy = exp(y) * (y - x + 1);
+            return exp(y) * (y - x);
+        }
+        *dx = -y;
+        *dy = log(y) + 1 - x;
+        return (y == 0 ? 0 : y * log(y)) - y * x;
+    }
+}
+
+enum { MR = 3, MC = 4, MN = MR * MC };
+
+/* Inputs for each kind: differences on both sides of beta and delta
+ * (never on them), probabilities in (0, 1), log-probabilities and a
+ * probability target with a 0 (kl_div; log_target uses it as logs). */
+static void more_data(int kind, double *x, double *y)
+{
+    for (int k = 0; k < MN; k++) {
+        double s = sin(0.9 * k + 0.3), c = cos(1.3 * k + 0.1);
+        if (kind == MK_BCE) {
+            x[k] = 0.5 + 0.45 * s;
+            y[k] = 0.5 + 0.5 * c;
+        } else if (kind == MK_KL) {
+            x[k] = -1.5 + 1.2 * s;
+            y[k] = k == 5 ? 0 : 0.55 + 0.45 * c;
+        } else {
+            x[k] = 2.7 * s;
+            y[k] = 0.9 * c;
+        }
+    }
+}
+
+static const struct more_param {
+    int kind;
+    double prm;
+    int weight; /* binary cross entropy: 0 none, 1 [MC], 2 [MR, 1] */
+} more_params[] = {
+    {MK_SL1, 1.0, 0},   {MK_SL1, 0.5, 0},   {MK_SL1, 0.0, 0}, {MK_HUBER, 1.0, 0},
+    {MK_HUBER, 2.5, 0}, {MK_BCE, 0, 0},     {MK_BCE, 0, 1},   {MK_BCE, 0, 2},
+    {MK_KL, 0, 0},      {MK_KL, 1, 0},
+};
+
+static const double MW[MC] = {0.5, 2.0, 1.0, 3.0}, MWR[MR] = {1.5, 0.25, 2.0};
+
+static double more_weight(const struct more_param *p, int k)
+{
+    return p->weight == 1 ? MW[k % MC] : p->weight == 2 ? MWR[k / MC] : 1;
+}
+
+/* Values of every reduction (batchmean for kl_div), and both gradients
+ * after a backward of the reduced loss (a sum of the rows for NONE),
+ * against ref_more, in float32 and float64. */
+Test(loss, more_losses_values_and_gradients)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t s2[2] = {MR, MC}, sc = MC, sr[2] = {MR, 1};
+    for (int di = 0; di < 2; di++) {
+        clt_dtype dt = di ? CLT_FLOAT32 : CLT_FLOAT64;
+        double tol = di ? 3e-6 : 1e-12;
+        for (size_t pi = 0; pi < sizeof more_params / sizeof *more_params; pi++) {
+            const struct more_param *p = &more_params[pi];
+            double x[MN], y[MN], rows[MN], gx[MN], gy[MN], sum = 0;
+            more_data(p->kind, x, y);
+            for (int k = 0; k < MN; k++) {
+                if (di) { /* what the float32 tensors hold */
+                    x[k] = (float)x[k];
+                    y[k] = (float)y[k];
+                }
+                rows[k] = ref_more(p->kind, p->prm, x[k], y[k], more_weight(p, k), &gx[k],
+                                   &gy[k]);
+                sum += rows[k];
+            }
+            clt_tensor *w = p->weight == 1   ? mk(dev, dt, 1, &sc, MW)
+                            : p->weight == 2 ? mk(dev, CLT_FLOAT64, 2, sr, MWR)
+                                             : NULL;
+            for (int red = 0; red < (p->kind == MK_KL ? 4 : 3); red++) {
+                clt_tensor *tx = mk(dev, dt, 2, s2, x), *ty = mk(dev, dt, 2, s2, y);
+                clt_tensor *r = NULL, *l = NULL, *g = NULL;
+                CHECK(clt_set_requires_grad(tx, 1));
+                CHECK(clt_set_requires_grad(ty, 1));
+                CHECK(more_call(p->kind, p->prm, tx, ty, w, (clt_reduction)red, &r));
+                cr_assert_eq(clt_tensor_dtype(r), dt);
+                double div = red == CLT_REDUCTION_MEAN ? MN : red == CLT_REDUCTION_BATCHMEAN ? MR
+                                                                                             : 1;
+                double want = sum / div, *got = rd(r);
+                char what[64];
+                snprintf(what, sizeof what, "case %zu %s reduction %d", pi,
+                         clt_dtype_name(dt), red);
+                if (red == CLT_REDUCTION_NONE) {
+                    assert_shape(r, 2, s2);
+                    assert_close(got, rows, MN, tol, tol, what);
+                    CHECK(clt_sum(r, &l));
+                } else {
+                    cr_assert_eq(clt_tensor_ndim(r), 0);
+                    assert_close(got, &want, 1, tol, tol, what);
+                }
+                free(got);
+                CHECK(clt_backward(l ? l : r, NULL, 0));
+                for (int which = 0; which < 2; which++) {
+                    double ref_g[MN];
+                    for (int k = 0; k < MN; k++)
+                        ref_g[k] = (which ? gy[k] : gx[k]) / div;
+                    CHECK(clt_grad(which ? ty : tx, &g));
+                    cr_assert_eq(clt_tensor_dtype(g), dt);
+                    got = rd(g);
+                    /* kl_div's target gradient at a 0 target is NaN, as torch's */
+                    if (p->kind == MK_KL && p->prm == 0 && which) {
+                        cr_assert(isnan(got[5]), "%s: kl_div's target gradient at 0: %g", what,
+                                  got[5]);
+                        got[5] = ref_g[5] = 0;
+                    }
+                    assert_close(got, ref_g, MN, di ? 1e-5 : 1e-12, di ? 1e-6 : 1e-12,
+                                 which ? "target gradient" : "input gradient");
+                    free(got);
+                    clt_tensor_free(g);
+                }
+                clt_tensor_free(l);
+                clt_tensor_free(r);
+                clt_tensor_free(tx);
+                clt_tensor_free(ty);
+            }
+            clt_tensor_free(w);
+        }
+    }
+}
+
+typedef struct more_ctx {
+    int kind;
+    double prm;
+    clt_reduction red;
+    int with_w;
+} more_ctx;
+
+static clt_status f_more(clt_tensor *const *in, clt_tensor **out, const void *p)
+{
+    const more_ctx *c = p;
+    return more_call(c->kind, c->prm, in[0], in[1], c->with_w ? in[2] : NULL, c->red, out);
+}
+
+/* Both gradients against float64 central differences, each reduction. */
+Test(loss, gradcheck_more_losses)
+{
+    clt_device *dev = get_device("cpu");
+    for (size_t pi = 0; pi < sizeof more_params / sizeof *more_params; pi++) {
+        const struct more_param *p = &more_params[pi];
+        double x[MN], y[MN];
+        more_data(p->kind, x, y);
+        if (p->kind == MK_KL)
+            y[5] = 0.3; /* the target's gradient at 0 is NaN */
+        gc_in ins[3] = {{2, {MR, MC}, x, 1}, {2, {MR, MC}, y, 1}, {0}};
+        if (p->weight == 1)
+            ins[2] = (gc_in){1, {MC}, MW, 0};
+        else
+            ins[2] = (gc_in){2, {MR, 1}, MWR, 0};
+        for (int red = 0; red < (p->kind == MK_KL ? 4 : 3); red++) {
+            more_ctx c = {p->kind, p->prm, (clt_reduction)red, p->weight != 0};
+            gradcheck(dev, f_more, &c, p->weight ? 3 : 2, ins);
+        }
+    }
+}
+
+/* PyTorch 1.13's values at the edges, printed by torch:
+ * binary_cross_entropy's logs clamped at -100 (x = 0 or 1 against the
+ * other label: 100), its input gradient's denominator at least 1e-12f,
+ * its target gradient -logit(x) (infinite at 0 and 1), 0 and -0.0 where x
+ * equals y at 0 and 1; smooth_l1 with beta 0 is -1 at x == y for both
+ * operands (its backward's d <= -beta); kl_div is 0 at a zero target with
+ * a finite input, NaN with -inf or a negative or NaN target, and its
+ * target gradient NaN at 0. */
+Test(loss, more_losses_torch_edge_values)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n6 = 6, n3 = 3, n5 = 5;
+    const double bx[6] = {0, 1, 0.5, 1e-50, 0, 1}, by[6] = {1, 0, 1, 1, 0, 1};
+    const double b_loss[6] = {100, 100, 0.6931471805599453, 100, 0.0, -0.0};
+    const double b_gx[6] = {-1000000003995.8029, 1000000003995.8029, -2.0, -1000000003995.8029,
+                            0.0, 0.0};
+    const double b_gy[6] = {INFINITY, -INFINITY, 0.0, 115.12925464970229, INFINITY, -INFINITY};
+    /* float32: 1e-30 is not clamped (log is -69.08) */
+    const double fx[6] = {0, 1, 0.5, 1e-30, 0, 1};
+    const double f_loss[6] = {100, 100, 0.6931471824645996, 69.07755279541016, 0.0, -0.0};
+    const double f_gx[6] = {-999999995904.0, 999999995904.0, -2.0, -999999995904.0, 0.0, 0.0};
+    const double f_gy[6] = {INFINITY, -INFINITY, 0.0, 69.07755279541016, INFINITY, -INFINITY};
+    for (int di = 0; di < 2; di++) {
+        clt_dtype dt = di ? CLT_FLOAT32 : CLT_FLOAT64;
+        clt_tensor *tx = mk(dev, dt, 1, &n6, di ? fx : bx), *ty = mk(dev, dt, 1, &n6, by);
+        clt_tensor *r = NULL, *l = NULL, *g = NULL;
+        CHECK(clt_set_requires_grad(tx, 1));
+        CHECK(clt_set_requires_grad(ty, 1));
+        CHECK(clt_binary_cross_entropy(tx, ty, NULL, CLT_REDUCTION_NONE, &r));
+        double *got = rd(r);
+        for (int k = 0; k < 6; k++)
+            cr_assert(got[k] == (di ? f_loss : b_loss)[k] &&
+                          !!signbit(got[k]) == !!signbit((di ? f_loss : b_loss)[k]),
+                      "%s bce(%g, %g): %.17g", clt_dtype_name(dt), bx[k], by[k], got[k]);
+        free(got);
+        CHECK(clt_sum(r, &l));
+        CHECK(clt_backward(l, NULL, 0));
+        CHECK(clt_grad(tx, &g));
+        got = rd(g);
+        assert_close(got, di ? f_gx : b_gx, 6, di ? 1e-7 : 1e-15, 0, "bce input gradient");
+        free(got);
+        clt_tensor_free(g);
+        CHECK(clt_grad(ty, &g));
+        got = rd(g);
+        assert_close(got, di ? f_gy : b_gy, 6, di ? 1e-7 : 1e-15, 0, "bce target gradient");
+        free(got);
+        clt_tensor_free(g);
+        clt_tensor_free(l);
+        clt_tensor_free(r);
+        clt_tensor_free(tx);
+        clt_tensor_free(ty);
+    }
+
+    const double sx[3] = {0, 2, -1}, sy[3] = {0, 2, 1};
+    const double s_gx[3] = {-1, -1, -1}, s_gy[3] = {-1, -1, 1}, s_loss = 2;
+    clt_tensor *tx = mk(dev, CLT_FLOAT64, 1, &n3, sx), *ty = mk(dev, CLT_FLOAT64, 1, &n3, sy);
+    clt_tensor *r = NULL, *g = NULL;
+    CHECK(clt_set_requires_grad(tx, 1));
+    CHECK(clt_set_requires_grad(ty, 1));
+    CHECK(clt_smooth_l1_loss(tx, ty, CLT_REDUCTION_SUM, 0.0, &r));
+    double *got = rd(r);
+    assert_close(got, &s_loss, 1, 0, 0, "smooth_l1 beta 0");
+    free(got);
+    CHECK(clt_backward(r, NULL, 0));
+    CHECK(clt_grad(tx, &g));
+    got = rd(g);
+    assert_close(got, s_gx, 3, 0, 0, "smooth_l1 beta 0 input gradient");
+    free(got);
+    clt_tensor_free(g);
+    CHECK(clt_grad(ty, &g));
+    got = rd(g);
+    assert_close(got, s_gy, 3, 0, 0, "smooth_l1 beta 0 target gradient");
+    free(got);
+    clt_tensor_free(g);
+    clt_tensor_free(r);
+    clt_tensor_free(tx);
+    clt_tensor_free(ty);
+
+    const double kx[5] = {-1, -INFINITY, 0.5, 2, -0.5}, ky[5] = {0, 0, -1, NAN, 0.25};
+    const double k_loss[5] = {0.0, NAN, NAN, NAN, -0.22157359027997264};
+    const double k_gx[5] = {-0.0, -0.0, 1.0, NAN, -0.25};
+    const double k_gy[5] = {NAN, NAN, NAN, NAN, 0.11370563888010943};
+    tx = mk(dev, CLT_FLOAT64, 1, &n5, kx);
+    ty = mk(dev, CLT_FLOAT64, 1, &n5, ky);
+    CHECK(clt_set_requires_grad(tx, 1));
+    CHECK(clt_set_requires_grad(ty, 1));
+    clt_tensor *l = NULL;
+    CHECK(clt_kl_div(tx, ty, CLT_REDUCTION_NONE, 0, &r));
+    got = rd(r);
+    assert_close(got, k_loss, 5, 1e-15, 0, "kl_div");
+    free(got);
+    CHECK(clt_sum(r, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    CHECK(clt_grad(tx, &g));
+    got = rd(g);
+    assert_close(got, k_gx, 5, 1e-15, 0, "kl_div input gradient");
+    cr_assert(signbit(got[0]) && signbit(got[1]), "-0.0 at a zero target: %g %g", got[0],
+              got[1]);
+    free(got);
+    clt_tensor_free(g);
+    CHECK(clt_grad(ty, &g));
+    got = rd(g);
+    assert_close(got, k_gy, 5, 1e-15, 0, "kl_div target gradient");
+    free(got);
+    clt_tensor_free(g);
+    clt_tensor_free(l);
+    clt_tensor_free(r);
+    clt_tensor_free(tx);
+    clt_tensor_free(ty);
+
+    /* batchmean of a 0-d input is the sum; of an empty batch NaN, as torch */
+    double a = -0.5, b = 0.25, want = 0.25 * log(0.25) + 0.125, v;
+    tx = mk(dev, CLT_FLOAT64, 0, NULL, &a);
+    ty = mk(dev, CLT_FLOAT64, 0, NULL, &b);
+    CHECK(clt_kl_div(tx, ty, CLT_REDUCTION_BATCHMEAN, 0, &r));
+    CHECK(clt_tensor_item(r, &v));
+    cr_assert(close_enough(v, want, 1e-15, 0), "batchmean 0-d: %.17g, want %.17g", v, want);
+    clt_tensor_free(r);
+    clt_tensor_free(tx);
+    clt_tensor_free(ty);
+    int64_t e2[2] = {0, 3};
+    tx = mk(dev, CLT_FLOAT32, 2, e2, &a);
+    ty = mk(dev, CLT_FLOAT32, 2, e2, &b);
+    CHECK(clt_kl_div(tx, ty, CLT_REDUCTION_BATCHMEAN, 0, &r));
+    CHECK(clt_tensor_item(r, &v));
+    cr_assert(isnan(v), "batchmean of no rows: %g", v);
+    clt_tensor_free(r);
+    clt_tensor_free(tx);
+    clt_tensor_free(ty);
+}
+
+/* Result and gradient dtypes as torch 1.13 gives them (checked with torch):
+ * smooth_l1 and kl_div promote, huber keeps the input's dtype (computing in
+ * the promoted one: huber(float32 1.0000001, float64 0.1) is torch's
+ * 0.40500012040138245, the float64 loss rounded once), binary cross
+ * entropy's weight takes the input's dtype. */
+Test(loss, more_losses_dtypes)
+{
+    clt_device *dev = get_device("cpu");
+    const clt_dtype F32 = CLT_FLOAT32, F64 = CLT_FLOAT64, I64 = CLT_INT64, BL = CLT_BOOL;
+    const struct {
+        int kind;
+        clt_dtype x, y, want;
+    } cases[] = {
+        {MK_SL1, F32, F64, F64},   {MK_SL1, F64, F32, F64},   {MK_SL1, F32, I64, F32},
+        {MK_SL1, I64, F32, F32},   {MK_SL1, F32, BL, F32},    {MK_HUBER, F32, F64, F32},
+        {MK_HUBER, F64, F32, F64}, {MK_HUBER, F32, I64, F32}, {MK_HUBER, F64, BL, F64},
+        {MK_KL, F32, F64, F64},    {MK_KL, F64, F32, F64},
+    };
+    int64_t n = 4;
+    const double xv[4] = {0.5, -1.25, 2.0, 0.0};
+    const int64_t iv[4] = {1, 0, 2, -1};
+    const uint8_t bv[4] = {1, 0, 1, 1};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        clt_tensor *t[2] = {NULL, NULL}, *r = NULL, *g = NULL;
+        clt_dtype dts[2] = {cases[c].x, cases[c].y};
+        for (int i = 0; i < 2; i++) {
+            if (dts[i] == I64)
+                t[i] = mk_idx(dev, 1, &n, iv);
+            else if (dts[i] == BL)
+                CHECK(clt_tensor_from_host(dev, BL, 1, &n, bv, &t[i]));
+            else
+                t[i] = mk(dev, dts[i], 1, &n, xv);
+            if (dts[i] == F32 || dts[i] == F64)
+                CHECK(clt_set_requires_grad(t[i], 1));
+        }
+        CHECK(more_call(cases[c].kind, 1.0, t[0], t[1], NULL,
+                        CLT_REDUCTION_MEAN, &r));
+        cr_assert_eq(clt_tensor_dtype(r), cases[c].want, "case %zu: %s", c,
+                     clt_dtype_name(clt_tensor_dtype(r)));
+        CHECK(clt_backward(r, NULL, 0));
+        for (int i = 0; i < 2; i++) {
+            if (dts[i] != F32 && dts[i] != F64)
+                continue;
+            CHECK(clt_grad(t[i], &g));
+            cr_assert_eq(clt_tensor_dtype(g), dts[i], "case %zu operand %d", c, i);
+            clt_tensor_free(g);
+        }
+        clt_tensor_free(r);
+        clt_tensor_free(t[0]);
+        clt_tensor_free(t[1]);
+    }
+    float hx = 1.0000001f;
+    double hy = 0.1, v;
+    int64_t one = 1;
+    clt_tensor *a = NULL, *b = mk(dev, F64, 1, &one, &hy), *r = NULL;
+    CHECK(clt_tensor_from_host(dev, F32, 1, &one, &hx, &a));
+    CHECK(clt_huber_loss(a, b, CLT_REDUCTION_MEAN, 1.0, &r));
+    CHECK(clt_tensor_item(r, &v));
+    cr_assert_eq(v, 0.40500012040138245, "huber mixed: %.17g", v);
+    clt_tensor_free(r);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+}
+
+Test(loss, more_losses_errors)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t s[2] = {2, 3}, s32[2] = {3, 2}, n4 = 4, w3[3] = {2, 2, 3};
+    double h[12] = {0.5, 0.25, 0.75, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5};
+    const int64_t iv[6] = {0, 1, 0, 1, 1, 0};
+    clt_tensor *x = mk(dev, CLT_FLOAT32, 2, s, h), *xd = mk(dev, CLT_FLOAT64, 2, s, h);
+    clt_tensor *xt = mk(dev, CLT_FLOAT32, 2, s32, h), *xi = mk_idx(dev, 2, s, iv);
+    clt_tensor *w4 = mk(dev, CLT_FLOAT32, 1, &n4, h), *wb = mk(dev, CLT_FLOAT32, 3, w3, h);
+    clt_tensor *r = NULL;
+    expect_err(clt_smooth_l1_loss(x, x, CLT_REDUCTION_MEAN, -1, &r), r,
+               CLT_ERR_INVALID_ARGUMENT, "does not support negative values for beta");
+    expect_err(clt_smooth_l1_loss(x, x, CLT_REDUCTION_MEAN, NAN, &r), r,
+               CLT_ERR_INVALID_ARGUMENT, "beta");
+    expect_err(clt_huber_loss(x, x, CLT_REDUCTION_MEAN, 0, &r), r, CLT_ERR_INVALID_ARGUMENT,
+               "does not support non-positive values for delta");
+    expect_err(clt_huber_loss(x, x, CLT_REDUCTION_MEAN, -2, &r), r, CLT_ERR_INVALID_ARGUMENT,
+               "delta");
+    expect_err(clt_smooth_l1_loss(xi, xi, CLT_REDUCTION_MEAN, 1, &r), r,
+               CLT_ERR_DTYPE_UNSUPPORTED, "one of them must be floating");
+    /* torch: "result type Float can't be cast to the desired output type Long" */
+    expect_err(clt_huber_loss(xi, x, CLT_REDUCTION_MEAN, 1, &r), r, CLT_ERR_DTYPE_UNSUPPORTED,
+               "clt_huber_loss: the input is int64");
+    expect_err(clt_smooth_l1_loss(x, xt, CLT_REDUCTION_SUM, 1, &r), r, CLT_ERR_SHAPE_MISMATCH,
+               "different to the input size");
+    /* torch: "Found dtype Double but expected Float" */
+    expect_err(clt_binary_cross_entropy(x, xd, NULL, CLT_REDUCTION_MEAN, &r), r,
+               CLT_ERR_DTYPE_MISMATCH, "Found dtype float64 but expected float32");
+    expect_err(clt_binary_cross_entropy(xi, xi, NULL, CLT_REDUCTION_MEAN, &r), r,
+               CLT_ERR_DTYPE_UNSUPPORTED, "int64");
+    expect_err(clt_binary_cross_entropy(x, x, w4, CLT_REDUCTION_MEAN, &r), r,
+               CLT_ERR_SHAPE_MISMATCH, "weight of shape [4] does not broadcast");
+    expect_err(clt_binary_cross_entropy(x, x, wb, CLT_REDUCTION_MEAN, &r), r,
+               CLT_ERR_SHAPE_MISMATCH, "[2, 2, 3]");
+    expect_err(clt_binary_cross_entropy(x, xt, NULL, CLT_REDUCTION_MEAN, &r), r,
+               CLT_ERR_SHAPE_MISMATCH, "different to the input size");
+    /* batchmean is kl_div's alone */
+    expect_err(clt_binary_cross_entropy(x, x, NULL, CLT_REDUCTION_BATCHMEAN, &r), r,
+               CLT_ERR_INVALID_ARGUMENT, "reduction");
+    expect_err(clt_huber_loss(x, x, CLT_REDUCTION_BATCHMEAN, 1, &r), r,
+               CLT_ERR_INVALID_ARGUMENT, "reduction");
+    expect_err(clt_kl_div(x, x, (clt_reduction)4, 0, &r), r, CLT_ERR_INVALID_ARGUMENT,
+               "CLT_REDUCTION_BATCHMEAN");
+    expect_err(clt_kl_div(x, xi, CLT_REDUCTION_SUM, 0, &r), r, CLT_ERR_DTYPE_UNSUPPORTED,
+               "Integral inputs not supported");
+    expect_err(clt_kl_div(NULL, x, CLT_REDUCTION_SUM, 0, &r), r, CLT_ERR_NULL_ARGUMENT,
+               "clt_kl_div");
+    expect_err(clt_binary_cross_entropy(x, NULL, NULL, CLT_REDUCTION_SUM, &r), r,
+               CLT_ERR_NULL_ARGUMENT, "clt_binary_cross_entropy");
+    clt_tensor *arr[] = {x, xd, xt, xi, w4, wb};
+    for (size_t k = 0; k < sizeof arr / sizeof *arr; k++)
+        clt_tensor_free(arr[k]);
+}
+
+/* Probabilities outside [0, 1] (and NaN) are found on the device, as torch's
+ * "all elements of input should be between 0 and 1": the call succeeds,
+ * the next read fails once with CLT_ERR_INVALID_ARGUMENT and the message
+ * names the element, and the reads after it succeed. */
+Test(loss, bce_input_outside_0_1_reported_at_next_read)
+{
+    clt_device *dev = get_device("cpu");
+    const double bad[3] = {1.5, -0.1, NAN};
+    int64_t n = 4;
+    for (int k = 0; k < 3; k++) {
+        double x[4] = {0.5, 0.25, bad[k], 1.0}, y[4] = {1, 0, 1, 1}, v;
+        clt_tensor *tx = mk(dev, CLT_FLOAT32, 1, &n, x), *ty = mk(dev, CLT_FLOAT32, 1, &n, y);
+        clt_tensor *r = NULL;
+        CHECK(clt_binary_cross_entropy(tx, ty, NULL, CLT_REDUCTION_MEAN, &r));
+        clt_status st = clt_tensor_item(r, &v);
+        cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%g: %s: %s", bad[k], clt_status_name(st),
+                     clt_last_error());
+        cr_assert(strstr(clt_last_error(), "clt_binary_cross_entropy: all elements of input "
+                                           "should be between 0 and 1 (element 2 of 4 is not)"),
+                  "%s", clt_last_error());
+        CHECK(clt_tensor_item(r, &v)); /* the record was reset */
+        cr_assert(isnan(v), "the loss of a bad element is NaN: %g", v);
+        clt_tensor_free(r);
+        clt_tensor_free(tx);
+        clt_tensor_free(ty);
+    }
+}
+
+/* The new losses' means of 9001 values (a two-stage sum) and gradients are
+ * the same bits on two devices. */
+static void run_more_on(clt_device *dev, float *loss, float *grad)
+{
+    enum { M = 9001 };
+    static double x[M], y[M], p[M];
+    for (int k = 0; k < M; k++) {
+        x[k] = sin(0.013 * k * k) * (1 + k % 13);
+        y[k] = cos(0.7 * k);
+        p[k] = 0.5 + 0.49 * sin(0.31 * k);
+    }
+    int64_t m = M;
+    clt_tensor *tx = mk(dev, CLT_FLOAT32, 1, &m, x), *ty = mk(dev, CLT_FLOAT32, 1, &m, y);
+    clt_tensor *tp = mk(dev, CLT_FLOAT32, 1, &m, p);
+    CHECK(clt_set_requires_grad(tx, 1));
+    for (int kind = 0; kind < 4; kind++) {
+        clt_tensor *r = NULL, *g = NULL, *in = kind == MK_BCE ? tp : tx;
+        if (kind == MK_BCE)
+            CHECK(clt_set_requires_grad(tp, 1));
+        CHECK(more_call(kind, kind == MK_KL ? 1 : 0.75, in, kind == MK_BCE ? tp : ty, NULL,
+                        CLT_REDUCTION_MEAN, &r));
+        CHECK(clt_backward(r, NULL, 0));
+        CHECK(clt_tensor_read(r, &loss[kind], sizeof *loss));
+        CHECK(clt_grad(in, &g));
+        CHECK(clt_tensor_read(g, grad + (size_t)kind * M, sizeof(float) * M));
+        CHECK(clt_zero_grad(in, 1));
+        clt_tensor_free(g);
+        clt_tensor_free(r);
+    }
+    clt_tensor_free(tx);
+    clt_tensor_free(ty);
+    clt_tensor_free(tp);
+}
+
+Test(loss, more_losses_same_bits_on_two_devices)
+{
+    clt_device *d0 = get_device("cpu:0"), *d1 = second_device(d0);
+    static float g0[4 * 9001], g1[4 * 9001];
+    float l0[4], l1[4];
+    run_more_on(d0, l0, g0);
+    run_more_on(d1, l1, g1);
+    for (int k = 0; k < 4; k++)
+        cr_assert(memcmp(&l0[k], &l1[k], sizeof *l0) == 0, "loss %d: %.9g vs %.9g", k, l0[k],
+                  l1[k]);
+    cr_assert(memcmp(g0, g1, sizeof g0) == 0, "gradients differ");
 }

@@ -1,17 +1,19 @@
-/* test_unary_more.c: log1p, expm1, tan, sign, silu and softplus (ops.h) and
- * the SiLU and Softplus layers (nn.h): values against the C library in
- * double, PyTorch 1.13's results at the edges (literal values from torch),
- * every lane of the CPU kernels' vectors, integer and bool inputs,
- * gradients against finite differences, and bad input. */
+/* test_unary_more.c: log1p, expm1, tan, sign, silu, softplus, leaky_relu and
+ * elu (ops.h) and the SiLU, Softplus, LeakyReLU and ELU layers (nn.h):
+ * values against the C library in double, PyTorch 1.13's results at the
+ * edges (literal values from torch), every lane of the CPU kernels'
+ * vectors, integer and bool inputs, gradients against finite differences,
+ * and bad input. */
 #include <float.h>
 #include <stdio.h>
 
 #include "gradcheck.h"
 #include "internal.h"
 
-typedef enum { LOG1P, EXPM1, TAN, SIGN, SILU, SOFTPLUS, NOPS } unop;
+typedef enum { LOG1P, EXPM1, TAN, SIGN, SILU, SOFTPLUS, LEAKY_RELU, ELU, NOPS } unop;
 
-static const char *const names[NOPS] = {"log1p", "expm1", "tan", "sign", "silu", "softplus"};
+static const char *const names[NOPS] = {"log1p", "expm1",    "tan",        "sign",
+                                        "silu",  "softplus", "leaky_relu", "elu"};
 
 /* softplus with PyTorch's defaults, beta 1 and threshold 20 */
 static clt_status softplus_default(const clt_tensor *a, clt_tensor **out)
@@ -19,9 +21,20 @@ static clt_status softplus_default(const clt_tensor *a, clt_tensor **out)
     return clt_softplus(a, 1.0, 20.0, out);
 }
 
+/* leaky_relu and elu with PyTorch's defaults, 0.01 and 1.0 */
+static clt_status leaky_relu_default(const clt_tensor *a, clt_tensor **out)
+{
+    return clt_leaky_relu(a, 0.01, out);
+}
+
+static clt_status elu_default(const clt_tensor *a, clt_tensor **out)
+{
+    return clt_elu(a, 1.0, out);
+}
+
 typedef clt_status (*un_fn)(const clt_tensor *, clt_tensor **);
-static const un_fn fns[NOPS] = {clt_log1p, clt_expm1, clt_tan, clt_sign, clt_silu,
-                                softplus_default};
+static const un_fn fns[NOPS] = {clt_log1p, clt_expm1,        clt_tan,           clt_sign,
+                                clt_silu,  softplus_default, leaky_relu_default, elu_default};
 
 /* The reference, in double; softplus with beta and threshold. */
 static double ref_sp(double x, double beta, double threshold)
@@ -38,12 +51,14 @@ static double ref(unop op, double x)
     case TAN: return tan(x);
     case SIGN: return (x > 0) - (x < 0);
     case SILU: return x / (1 + exp(-x));
+    case LEAKY_RELU: return x > 0 ? x : x * 0.01;
+    case ELU: return x > 0 ? x : expm1(x) + 0.0; /* +0.0 at -0.0, as torch */
     default: return ref_sp(x, 1, 20);
     }
 }
 
 /* Relative tolerances: float32 (a few roundings in the kernel), float64. */
-static const double rtol32[NOPS] = {3e-7, 3e-7, 4e-7, 0, 5e-7, 4e-7};
+static const double rtol32[NOPS] = {3e-7, 3e-7, 4e-7, 0, 5e-7, 4e-7, 2e-7, 3e-7};
 #define RTOL64 1e-14
 
 /* A float32 or float64 tensor of v (converted to float for float32). */
@@ -198,8 +213,11 @@ Test(unary_more, transposed_input)
 }
 
 /* ---- PyTorch 1.13's values at the edges -----------------------------------------
- * torch.log1p, torch.expm1, torch.tan, torch.sign, F.silu and F.softplus on
- * these inputs, printed by torch (float32 to 9 digits, float64 to 17). */
+ * torch.log1p, torch.expm1, torch.tan, torch.sign, F.silu, F.softplus,
+ * F.leaky_relu and F.elu on these inputs, printed by torch (float32 to 9
+ * digits, float64 to 17); elu's with torch.expm1 for exp(x) - 1 (ops.h:
+ * F.elu gives 0 at float32 -1e-10, and -1.000000082740371e-10 at float64
+ * -1e-10). */
 static const double edge_x_f32[24] = {
     NAN,   INFINITY, -INFINITY, -0.0,       0.0,  1.00000001e-10, -1.00000001e-10, 1e-30,
     1.00000002e+30, -1.00000002e+30, 88.8000031, 89.0, -1.0, -0.999999881, -2.0, 20.0,
@@ -227,6 +245,13 @@ static const double edge_want_f32[NOPS][24] = {
                     0.693147182, 1.00000002e+30, 0.0, 88.8000031, 89.0, 0.313261688, 0.313261718,
                     0.126928017, 20.0, 20.5, 2.06115369e-09, 6.05460149e-39, 3.78350585e-44,
                     100.0, 0.693147182, 3.04858732, 0.048587352},
+    /* leaky_relu */ {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1.00000001e-10, -9.99999996e-13,
+                      1e-30, 1.00000002e+30, -9.99999944e+27, 88.8000031, 89.0, -0.00999999978,
+                      -0.00999999885, -0.0199999996, 20.0, 20.5, -0.199999988, -0.879999995,
+                      -1.0, 100.0, 9.99999994e-09, 3.0, -0.0299999993},
+    /* elu */ {NAN, INFINITY, -1.0, 0.0, 0.0, 1.00000001e-10, -1.00000001e-10, 1e-30,
+               1.00000002e+30, -1.0, 88.8000031, 89.0, -0.63212055, -0.63212049, -0.864664733,
+               20.0, 20.5, -1.0, -1.0, -1.0, 100.0, 9.99999994e-09, 3.0, -0.950212955},
 };
 static const double edge_x_f64[24] = {
     NAN,   INFINITY, -INFINITY, -0.0, 0.0,  1e-10, -1e-10, 1.0000000000000001e-30, 1e+30, -1e+30,
@@ -264,6 +289,14 @@ static const double edge_want_f64[NOPS][24] = {
                     20.000000002061153, 20.5, 2.0611536203143808e-09, 6.0546018954011858e-39,
                     6.8135568215452984e-46, 100.0, 0.69314718555994526, 3.0485873515737421,
                     0.048587351573742062},
+    /* leaky_relu */ {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1e-10, -9.9999999999999998e-13,
+                      1.0000000000000001e-30, 1e+30, -9.9999999999999996e+27, 709.0, 710.0,
+                      -0.01, -0.0099999990000000007, -0.02, 20.0, 20.5, -0.20000000000000001,
+                      -0.88, -1.04, 100.0, 1e-08, 3.0, -0.029999999999999999},
+    /* elu */ {NAN, INFINITY, -1.0, 0.0, 0.0, 1e-10, -9.9999999995000007e-11,
+               1.0000000000000001e-30, 1e+30, -1.0, 709.0, 710.0, -0.63212055882855767,
+               -0.63212052204061175, -0.8646647167633873, 20.0, 20.5, -0.99999999793884642,
+               -1.0, -1.0, 100.0, 1e-08, 3.0, -0.95021293163213605},
 };
 
 /* Each edge value in the vector loop (a tensor of 24 copies of it, twice
@@ -442,7 +475,8 @@ static void opens_with(const char *fn)
 }
 
 /* log1p, expm1 and tan of integer and bool tensors are float32; sign keeps
- * the dtype (bool unchanged); silu and softplus refuse them, all as torch. */
+ * the dtype (bool unchanged); silu, softplus, leaky_relu and elu refuse
+ * them, all as torch. */
 Test(unary_more, integer_and_bool_inputs)
 {
     clt_device *dev = get_device("cpu");
@@ -491,7 +525,7 @@ Test(unary_more, integer_and_bool_inputs)
                          (long long)got);
         }
         clt_tensor_free(r);
-        for (int op = SILU; op <= SOFTPLUS; op++) {
+        for (int op = SILU; op < NOPS; op++) {
             r = (clt_tensor *)&r;
             clt_status st = fns[op](a, &r);
             char fn[32];
@@ -612,16 +646,24 @@ Test(unary_more, gradients)
     gradcheck(dev, call_un, &fns[TAN], 1, tx);
     gradcheck(dev, call_un, &fns[SILU], 1, xs);
     gradcheck(dev, call_un, &fns[SOFTPLUS], 1, xs);
+    gradcheck(dev, call_un, &fns[LEAKY_RELU], 1, xs);
+    gradcheck(dev, call_un, &fns[ELU], 1, xs);
     const double p[3][2] = {{2, 3}, {-1.5, 2}, {0.5, -1}};
     for (int i = 0; i < 3; i++)
         gradcheck(dev, call_softplus, p[i], 1, xs);
-    clt_module *silu, *softplus;
+    clt_module *silu, *softplus, *leaky, *elu;
     CHECK(clt_silu_layer(&silu));
     CHECK(clt_softplus_layer(2, 3, &softplus));
+    CHECK(clt_leaky_relu_layer(-0.3, &leaky));
+    CHECK(clt_elu_layer(1.7, &elu));
     gradcheck(dev, call_layer, silu, 1, xs);
     gradcheck(dev, call_layer, softplus, 1, xs);
+    gradcheck(dev, call_layer, leaky, 1, xs);
+    gradcheck(dev, call_layer, elu, 1, xs);
     clt_module_free(silu);
     clt_module_free(softplus);
+    clt_module_free(leaky);
+    clt_module_free(elu);
 }
 
 /* x's gradient of sum(op(x)) for the float32 x, as a new array. */
@@ -644,7 +686,8 @@ static float *grad_of_sum(clt_device *dev, un_fn f, const float *x, int64_t n,
 
 /* torch's gradients at the edges (x.grad after f(x).sum().backward(),
  * printed by torch): sign's is zero everywhere, silu's NaN at +-inf,
- * softplus's 1 past the threshold and 0 at -inf. */
+ * softplus's 1 past the threshold and 0 at -inf, leaky_relu's the slope at
+ * 0 and NaN, elu's 1 at NaN and alpha at -0.0. */
 Test(unary_more, gradients_at_the_edges)
 {
     clt_device *dev = get_device("cpu");
@@ -668,6 +711,10 @@ Test(unary_more, gradients_at_the_edges)
          {NAN, NAN, NAN, 0.5f, 0.5f, 0.07232948392629623f, -0.0f, 1, 1, 0.5f}},
         {softplus_default, "SoftplusBackward0",
          {NAN, 1, 0, 0.5f, 0.5f, 0.2689414322376251f, 3.783505853677006e-44f, 1, 1, 0.5f}},
+        {leaky_relu_default, "LeakyReluBackward0",
+         {0.01f, 1, 0.01f, 0.01f, 0.01f, 0.01f, 0.01f, 1, 1, 0.01f}},
+        {elu_default, "EluBackward0",
+         {1, 1, 0, 1, 1, 0.3678794503211975f, 3.783505853677006e-44f, 1, 1, 1}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         float *g = grad_of_sum(dev, cases[c].f, x, 10, cases[c].name);
@@ -723,6 +770,92 @@ Test(unary_more, layers)
     clt_module_free(softplus);
     cr_assert_eq(clt_softplus_layer(1, 20, NULL), CLT_ERR_NULL_ARGUMENT);
     cr_assert_eq(clt_silu_layer(NULL), CLT_ERR_NULL_ARGUMENT);
+}
+
+/* LeakyReLU and ELU keep their scalar (nn.LeakyReLU(0.2), nn.ELU(0.5)) and
+ * hold no parameters; an integer input is refused with the layer named. */
+Test(unary_more, leaky_relu_and_elu_layers)
+{
+    clt_device *dev = get_device("cpu");
+    clt_module *leaky, *elu;
+    CHECK(clt_leaky_relu_layer(0.2, &leaky));
+    CHECK(clt_elu_layer(0.5, &elu));
+    cr_assert_str_eq(clt_module_name(leaky), "LeakyReLU");
+    cr_assert_str_eq(clt_module_name(elu), "ELU");
+    cr_assert_eq(clt_module_num_parameters(leaky), 0);
+    cr_assert_eq(clt_module_num_parameters(elu), 0);
+    double x[12];
+    for (int i = 0; i < 12; i++)
+        x[i] = -6.5 + 1.25 * i;
+    int64_t s[2] = {3, 4}, n = 12;
+    clt_tensor *a = upload(dev, CLT_FLOAT64, 2, s, n, x), *y = NULL;
+    CHECK(clt_module_forward(leaky, a, &y));
+    assert_shape(y, 2, s);
+    double *g = download(y);
+    for (int i = 0; i < 12; i++)
+        assert_value("LeakyReLU(0.2)", x[i], g[i], x[i] > 0 ? x[i] : 0.2 * x[i], 1e-15, 0);
+    free(g);
+    clt_tensor_free(y);
+    CHECK(clt_module_forward(elu, a, &y));
+    g = download(y);
+    for (int i = 0; i < 12; i++)
+        assert_value("ELU(0.5)", x[i], g[i], x[i] > 0 ? x[i] : 0.5 * expm1(x[i]), 1e-15, 0);
+    free(g);
+    clt_tensor_free(y);
+    clt_tensor *xi = NULL;
+    CHECK(clt_full(dev, CLT_INT32, 2, s, 3, &xi));
+    y = (clt_tensor *)&y;
+    assert_error(clt_module_forward(leaky, xi, &y), CLT_ERR_DTYPE_MISMATCH, "LeakyReLU");
+    cr_assert_null(y);
+    y = (clt_tensor *)&y;
+    assert_error(clt_module_forward(elu, xi, &y), CLT_ERR_DTYPE_MISMATCH, "ELU");
+    cr_assert_null(y);
+    cr_assert(!strstr(clt_last_error(), "clt_elu"), "%s", clt_last_error());
+    clt_tensor_free(xi);
+    clt_tensor_free(a);
+    clt_module_free(leaky);
+    clt_module_free(elu);
+    cr_assert_eq(clt_leaky_relu_layer(0.01, NULL), CLT_ERR_NULL_ARGUMENT);
+    cr_assert_eq(clt_elu_layer(1.0, NULL), CLT_ERR_NULL_ARGUMENT);
+}
+
+/* Any slope and alpha are taken, as by torch: a negative slope flips the
+ * negative side (leaky_relu(-2, -0.5) is 1), alpha 0 gives -0.0 below 0, a
+ * negative alpha a positive value (torch's values, float64). */
+Test(unary_more, leaky_relu_and_elu_scalars)
+{
+    clt_device *dev = get_device("cpu");
+    const double x[7] = {-2.0, -0.0, 0.0, 3.0, -INFINITY, INFINITY, NAN};
+    const struct {
+        int elu;
+        double s, want[7];
+    } cases[] = {
+        {0, 0.2, {-0.4, -0.0, 0.0, 3.0, -INFINITY, INFINITY, NAN}},
+        {0, -0.5, {1.0, 0.0, -0.0, 3.0, INFINITY, INFINITY, NAN}},
+        {1, 1.5, {-1.2969970751450810, 0.0, 0.0, 3.0, -1.5, INFINITY, NAN}},
+        {1, -0.5, {0.43233235838169365, -0.0, -0.0, 3.0, 0.5, INFINITY, NAN}},
+        {1, 0.0, {-0.0, 0.0, 0.0, 3.0, -0.0, INFINITY, NAN}},
+    };
+    int64_t n = 7;
+    for (int d = 0; d < 2; d++) {
+        clt_dtype dt = d ? CLT_FLOAT64 : CLT_FLOAT32;
+        clt_tensor *a = upload(dev, dt, 1, &n, n, x);
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            clt_tensor *r = NULL;
+            if (cases[c].elu)
+                CHECK(clt_elu(a, cases[c].s, &r));
+            else
+                CHECK(clt_leaky_relu(a, cases[c].s, &r));
+            double *g = download(r);
+            for (int i = 0; i < 7; i++)
+                assert_value(cases[c].elu ? "elu" : "leaky_relu", x[i], g[i],
+                             d ? cases[c].want[i] : (float)cases[c].want[i], d ? 1e-15 : 2e-7,
+                             0);
+            free(g);
+            clt_tensor_free(r);
+        }
+        clt_tensor_free(a);
+    }
 }
 
 /* ---- bad input ---------------------------------------------------------------------- */

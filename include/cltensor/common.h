@@ -23,7 +23,9 @@
  * reports a kernel's error at the next synchronisation, but to that thread
  * alone: other threads' waits on the device never report it.  An integer
  * division by a zero tensor element (clt_remainder, clt_fmod,
- * clt_floor_divide) is reported the same way, as CLT_ERR_ZERO_DIVISION.
+ * clt_floor_divide) is reported the same way, as CLT_ERR_ZERO_DIVISION,
+ * and a probability outside [0, 1] given to clt_binary_cross_entropy as
+ * CLT_ERR_INVALID_ARGUMENT.
  *
  * Ownership.  Functions that hand out something the caller must release say
  * so next to their declaration ("new reference: release with ...").  Every

@@ -1,6 +1,7 @@
 /* cltensor/loss.h: fused, numerically stable losses with PyTorch's
- * reductions and gradients: cross_entropy, nll_loss, mse_loss, l1_loss and
- * binary_cross_entropy_with_logits.
+ * reductions and gradients: cross_entropy, nll_loss, mse_loss, l1_loss,
+ * smooth_l1_loss, huber_loss, binary_cross_entropy,
+ * binary_cross_entropy_with_logits and kl_div.
  *
  * Each loss hands out a new tensor on its operands' device (release with
  * clt_tensor_free): 0-dimensional for CLT_REDUCTION_MEAN and
@@ -8,10 +9,22 @@
  * (the others) for CLT_REDUCTION_NONE.  Calls enqueue their kernels and
  * return without waiting.  Operands live on one device.
  *
- * Dtypes, as PyTorch 1.13 promotes them.  mse_loss and l1_loss compute in
- * their operands' promoted dtype and give it: float32 with float64 gives
- * float64, an integer or bool target (or input) takes the other's
- * floating dtype; two integer operands are CLT_ERR_DTYPE_UNSUPPORTED.
+ * Dtypes, as PyTorch 1.13 promotes them.  mse_loss, l1_loss and
+ * smooth_l1_loss compute in their operands' promoted dtype and give it:
+ * float32 with float64 gives float64, an integer or bool target (or input)
+ * takes the other's floating dtype; two integer operands are
+ * CLT_ERR_DTYPE_UNSUPPORTED.  huber_loss computes so too but gives the
+ * input's dtype (float32 input, float64 target: a float32 loss), and an
+ * integer input is CLT_ERR_DTYPE_UNSUPPORTED (torch's "result type Float
+ * can't be cast to the desired output type Long").  binary_cross_entropy
+ * wants input and target of one floating dtype (CLT_ERR_DTYPE_MISMATCH
+ * otherwise, torch's "Found dtype Double but expected Float") and
+ * converts its weight, of any dtype, to it.  kl_div promotes two floating
+ * operands (an integer or bool one is CLT_ERR_DTYPE_UNSUPPORTED, torch's
+ * "Integral inputs not supported") and computes all in that dtype, where
+ * torch 1.13's composite kl_div computes the target's own term
+ * (xlogy(target, target) or exp(target)) in the target's dtype: a float64
+ * input with a float32 target differs from it in about the 8th digit.
  * binary_cross_entropy_with_logits takes a floating input and target
  * (an integer target is CLT_ERR_DTYPE_UNSUPPORTED, as torch's "result
  * type Float can't be cast to the desired output type Long") and a
@@ -23,9 +36,9 @@
  * nll_loss) the weight must have the input's dtype, as in torch
  * (CLT_ERR_DTYPE_MISMATCH).  The promoted dtype must be float32 or float64
  * (CLT_ERR_DTYPE_UNSUPPORTED otherwise).  Each operand that requires grad
- * gets its gradient in its own dtype.  torch 1.13's own mse_loss backward
- * refuses mixed dtypes ("Found dtype Double but expected Float"); here it
- * works as l1_loss's does there.
+ * gets its gradient in its own dtype.  torch 1.13's own mse_loss and
+ * huber_loss backward refuse mixed dtypes ("Found dtype Double but
+ * expected Float"); here they work as l1_loss's does there.
  *
  * On any error the message names the loss and what did not match
  * ("Expected input batch_size (3) to match target batch_size (4)"), and
@@ -45,14 +58,18 @@
  * device, as index.h describes: the row is skipped (it adds nothing, and
  * its gradient is 0) and the calling thread's next blocking
  * synchronisation on the device returns CLT_ERR_INDEX_OUT_OF_RANGE
- * ("clt_cross_entropy: Target 7 is out of bounds ...").
+ * ("clt_cross_entropy: Target 7 is out of bounds ...").  So are
+ * binary_cross_entropy's probabilities: an input element outside [0, 1]
+ * (or NaN) has a NaN loss and the next blocking synchronisation returns
+ * CLT_ERR_INVALID_ARGUMENT ("clt_binary_cross_entropy: all elements of
+ * input should be between 0 and 1 (element 3 of 8 is not) ...").
  *
  * Autograd (autograd.h).  Each loss records one node whose backward is a
- * single fused kernel writing the whole input gradient.  mse, l1 and
- * binary_cross_entropy_with_logits also give a target that requires grad
- * its gradient, as does cross_entropy for probability targets
- * (-(1 - label_smoothing) w log_softmax(x) g).  Class weights and
- * pos_weight get no gradient.
+ * single fused kernel writing the whole input gradient.  The elementwise
+ * losses (all but cross_entropy and nll_loss) also give a target that
+ * requires grad its gradient, as does cross_entropy for probability
+ * targets (-(1 - label_smoothing) w log_softmax(x) g).  Class weights,
+ * binary_cross_entropy's weight and pos_weight get no gradient.
  *
  * Thread-safety: as for tensors (common.h).
  */
@@ -69,7 +86,8 @@ extern "C" {
 typedef enum clt_reduction {
     CLT_REDUCTION_MEAN, /* the mean (cross_entropy, nll_loss: see below) */
     CLT_REDUCTION_SUM,
-    CLT_REDUCTION_NONE
+    CLT_REDUCTION_NONE,
+    CLT_REDUCTION_BATCHMEAN /* clt_kl_div only: the sum divided by input's first dimension */
 } clt_reduction;
 
 /* Options of clt_cross_entropy and clt_nll_loss.  ignore_index: targets
@@ -104,8 +122,8 @@ typedef struct clt_cross_entropy_opts {
  * Float"), or a weight of another dtype beside class indices,
  * CLT_ERR_SHAPE_MISMATCH
  * for batch sizes, class counts (weight, probabilities) or dimensions that
- * do not match, CLT_ERR_INVALID_ARGUMENT for a reduction outside the enum
- * or label_smoothing outside [0, 1]. */
+ * do not match, CLT_ERR_INVALID_ARGUMENT for a reduction other than MEAN,
+ * SUM and NONE or label_smoothing outside [0, 1]. */
 CLT_API clt_status clt_cross_entropy(const clt_tensor *logits, const clt_tensor *target,
                                      const clt_cross_entropy_opts *opts, clt_tensor **out);
 
@@ -125,6 +143,38 @@ CLT_API clt_status clt_mse_loss(const clt_tensor *input, const clt_tensor *targe
 CLT_API clt_status clt_l1_loss(const clt_tensor *input, const clt_tensor *target,
                                clt_reduction reduction, clt_tensor **out);
 
+/* torch.nn.functional.smooth_l1_loss: with z = |input - target|,
+ * 0.5 z^2 / beta where z < beta, else z - 0.5 beta (beta 1 is PyTorch's
+ * default; beta 0 is l1_loss's value, and its gradient, as PyTorch's
+ * smooth_l1_loss_backward, is -g for both operands where input equals
+ * target).
+ * torch.nn.functional.huber_loss: 0.5 z^2 where z < delta, else
+ * delta (z - 0.5 delta) (delta 1 by default), which is delta times
+ * smooth_l1 with beta = delta.  Shapes as for clt_mse_loss; dtypes above.
+ * Errors: CLT_ERR_INVALID_ARGUMENT for a negative (or NaN) beta, a delta
+ * that is not positive, or a reduction outside MEAN, SUM, NONE. */
+CLT_API clt_status clt_smooth_l1_loss(const clt_tensor *input, const clt_tensor *target,
+                                      clt_reduction reduction, double beta, clt_tensor **out);
+CLT_API clt_status clt_huber_loss(const clt_tensor *input, const clt_tensor *target,
+                                  clt_reduction reduction, double delta, clt_tensor **out);
+
+/* torch.nn.functional.binary_cross_entropy on probabilities: input x in
+ * [0, 1] (checked on the device, above) and target y of x's shape;
+ * -w (y max(log x, -100) + (1 - y) max(log(1 - x), -100)), so that x = 0
+ * or 1 gives a finite loss (100 for a certain wrong answer).  weight: NULL
+ * or a tensor of any dtype whose shape broadcasts to x's (torch expands it
+ * so), borrowed for the call, converted to x's dtype.  The gradient is, as
+ * PyTorch's, w (x - y) / max((1 - x) x, eps) g for x, with eps the float
+ * 1e-12 in both dtypes (0 at x == y == 0 or 1, about -+1e12 g at x = 0 or
+ * 1 otherwise), and -w log(x / (1 - x)) g for a target that requires grad
+ * (infinite at x = 0 or 1).
+ * Errors: CLT_ERR_DTYPE_MISMATCH, CLT_ERR_DTYPE_UNSUPPORTED (above),
+ * CLT_ERR_SHAPE_MISMATCH for a target of another shape or a weight that
+ * does not broadcast. */
+CLT_API clt_status clt_binary_cross_entropy(const clt_tensor *input, const clt_tensor *target,
+                                            const clt_tensor *weight, clt_reduction reduction,
+                                            clt_tensor **out);
+
 /* torch.nn.functional.binary_cross_entropy_with_logits: input logits and
  * target of one shape; pos_weight NULL, or with one element or as many as
  * input's last dimension (broadcast along it).  The loss has the target's
@@ -134,6 +184,20 @@ CLT_API clt_status clt_binary_cross_entropy_with_logits(const clt_tensor *input,
                                                         const clt_tensor *pos_weight,
                                                         clt_reduction reduction,
                                                         clt_tensor **out);
+
+/* torch.nn.functional.kl_div(input, target, reduction, log_target): input
+ * holds log-probabilities; each element is target (log(target) - input),
+ * computed as PyTorch 1.13's xlogy(target, target) - target input (0
+ * where target is 0, NaN where it is negative), or, with log_target
+ * non-zero, exp(target) (target - input).  reduction may also be
+ * CLT_REDUCTION_BATCHMEAN, the sum divided by input's first dimension (the
+ * sum itself for a 0-d input), the KL divergence's definition; MEAN divides
+ * by the number of elements, as PyTorch's 'mean' does.  Shapes as for
+ * clt_mse_loss.  The target's gradient follows PyTorch's composite
+ * backward: log(target) + 1 - input times g (NaN where target is 0),
+ * or exp(target) (target - input + 1) g. */
+CLT_API clt_status clt_kl_div(const clt_tensor *input, const clt_tensor *target,
+                              clt_reduction reduction, int log_target, clt_tensor **out);
 
 #ifdef __cplusplus
 }

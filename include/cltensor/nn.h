@@ -230,6 +230,11 @@ CLT_API clt_status clt_silu_layer(clt_module **out);
  * and threshold, which PyTorch defaults to beta = 1, threshold = 20 (pass
  * those for nn.Softplus()).  Any values are taken, as by clt_softplus. */
 CLT_API clt_status clt_softplus_layer(double beta, double threshold, clt_module **out);
+/* torch.nn.LeakyReLU(negative_slope) and torch.nn.ELU(alpha): clt_leaky_relu
+ * and clt_elu with the layer's scalar (PyTorch's defaults: 0.01 and 1.0;
+ * pass those for nn.LeakyReLU() and nn.ELU()).  Any value is taken. */
+CLT_API clt_status clt_leaky_relu_layer(double negative_slope, clt_module **out);
+CLT_API clt_status clt_elu_layer(double alpha, clt_module **out);
 
 #ifdef __cplusplus
 }

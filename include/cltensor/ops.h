@@ -276,6 +276,19 @@ CLT_API clt_status clt_silu(const clt_tensor *a, clt_tensor **out);
  * gradient NaN where this gives about 1.  New tensor. */
 CLT_API clt_status clt_softplus(const clt_tensor *a, double beta, double threshold,
                                 clt_tensor **out);
+/* torch.nn.functional.leaky_relu(a, negative_slope): x where x > 0, else
+ * x * negative_slope (PyTorch's default 0.01; any value is taken, a
+ * negative one too).  Its gradient is 1 where x > 0, else negative_slope
+ * (NaN too).  torch.nn.functional.elu(a, alpha): x where x > 0, else
+ * (exp(x) - 1) * alpha (alpha 1.0 by default), computed with expm1, so
+ * that near 0 it keeps the digits PyTorch's exp(x) - 1 loses (float32
+ * elu(-1e-10) is -1e-10 here, 0 in PyTorch); its gradient is
+ * alpha * exp(x) where x <= 0, else 1 (NaN too).
+ * The scalar is converted to a's dtype (float for float16) first, as
+ * PyTorch does.  Floating tensors only, as silu (torch: "leaky_relu_cpu"
+ * not implemented for 'Long').  New tensor. */
+CLT_API clt_status clt_leaky_relu(const clt_tensor *a, double negative_slope, clt_tensor **out);
+CLT_API clt_status clt_elu(const clt_tensor *a, double alpha, clt_tensor **out);
 
 /* Bool tensor, true where a is zero (any dtype).  New tensor. */
 CLT_API clt_status clt_logical_not(const clt_tensor *a, clt_tensor **out);

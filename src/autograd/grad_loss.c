@@ -60,19 +60,20 @@ clt_status clt_nll_loss(const clt_tensor *log_probs, const clt_tensor *target,
     return cross_entropy(true, log_probs, target, opts, out);
 }
 
-/* saved: input, target, pos_weight if any.  i[0] the kind, i[1] the
- * reduction. */
+/* saved: input, target, pos_weight or weight if any.  i[0] the kind, i[1]
+ * the reduction; s[0] the kind's scalar (beta, delta, log_target). */
 static clt_status bw_pointwise(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     return clt__pointwise_loss_bw((int)n->i[0], S(0), S(1), n->nsaved > 2 ? S(2) : NULL,
-                                  (int)n->i[1], g, CLT__NEED(n, 0), CLT__NEED(n, 1), &gin[0],
-                                  &gin[1]);
+                                  n->s[0], (int)n->i[1], g, CLT__NEED(n, 0), CLT__NEED(n, 1),
+                                  &gin[0], &gin[1]);
 }
 
 static clt_status pointwise(int kind, const char *name, const clt_tensor *x, const clt_tensor *y,
-                            const clt_tensor *pw, clt_reduction reduction, clt_tensor **out)
+                            const clt_tensor *pw, double prm, clt_reduction reduction,
+                            clt_tensor **out)
 {
-    clt_status st = clt__pointwise_loss(kind, x, y, pw, (int)reduction, out);
+    clt_status st = clt__pointwise_loss(kind, x, y, pw, prm, (int)reduction, out);
     if (st != CLT_OK)
         return st;
     const clt_tensor *in[2] = {x, y};
@@ -82,6 +83,7 @@ static clt_status pointwise(int kind, const char *name, const clt_tensor *x, con
     if (n) {
         n->i[0] = kind;
         n->i[1] = reduction;
+        n->s[0] = prm;
     }
     return st;
 }
@@ -89,13 +91,35 @@ static clt_status pointwise(int kind, const char *name, const clt_tensor *x, con
 clt_status clt_mse_loss(const clt_tensor *input, const clt_tensor *target,
                         clt_reduction reduction, clt_tensor **out)
 {
-    return pointwise(CLT__LOSS_MSE, "MseLossBackward0", input, target, NULL, reduction, out);
+    return pointwise(CLT__LOSS_MSE, "MseLossBackward0", input, target, NULL, 0, reduction, out);
 }
 
 clt_status clt_l1_loss(const clt_tensor *input, const clt_tensor *target, clt_reduction reduction,
                        clt_tensor **out)
 {
-    return pointwise(CLT__LOSS_L1, "L1LossBackward0", input, target, NULL, reduction, out);
+    return pointwise(CLT__LOSS_L1, "L1LossBackward0", input, target, NULL, 0, reduction, out);
+}
+
+clt_status clt_smooth_l1_loss(const clt_tensor *input, const clt_tensor *target,
+                              clt_reduction reduction, double beta, clt_tensor **out)
+{
+    return pointwise(CLT__LOSS_SMOOTH_L1, "SmoothL1LossBackward0", input, target, NULL, beta,
+                     reduction, out);
+}
+
+clt_status clt_huber_loss(const clt_tensor *input, const clt_tensor *target,
+                          clt_reduction reduction, double delta, clt_tensor **out)
+{
+    return pointwise(CLT__LOSS_HUBER, "HuberLossBackward0", input, target, NULL, delta,
+                     reduction, out);
+}
+
+clt_status clt_binary_cross_entropy(const clt_tensor *input, const clt_tensor *target,
+                                    const clt_tensor *weight, clt_reduction reduction,
+                                    clt_tensor **out)
+{
+    return pointwise(CLT__LOSS_BCE_PROB, "BinaryCrossEntropyBackward0", input, target, weight,
+                     0, reduction, out);
 }
 
 clt_status clt_binary_cross_entropy_with_logits(const clt_tensor *input, const clt_tensor *target,
@@ -103,5 +127,12 @@ clt_status clt_binary_cross_entropy_with_logits(const clt_tensor *input, const c
                                                 clt_reduction reduction, clt_tensor **out)
 {
     return pointwise(CLT__LOSS_BCE, "BinaryCrossEntropyWithLogitsBackward0", input, target,
-                     pos_weight, reduction, out);
+                     pos_weight, 0, reduction, out);
+}
+
+clt_status clt_kl_div(const clt_tensor *input, const clt_tensor *target, clt_reduction reduction,
+                      int log_target, clt_tensor **out)
+{
+    return pointwise(CLT__LOSS_KL_DIV, "KlDivBackward0", input, target, NULL, log_target != 0,
+                     reduction, out);
 }

@@ -1,8 +1,9 @@
 /* error_flag.c: the records of the first out-of-range index that an index
  * kernel met (or integer division by zero), one for each thread and device,
  * and their check behind the blocking waits, which turns the calling
- * thread's record into CLT_ERR_INDEX_OUT_OF_RANGE (CLT_ERR_ZERO_DIVISION)
- * at its next synchronisation on the device. */
+ * thread's record into CLT_ERR_INDEX_OUT_OF_RANGE (CLT_ERR_ZERO_DIVISION,
+ * or CLT_ERR_INVALID_ARGUMENT for a value outside an op's domain) at its
+ * next synchronisation on the device. */
 #include <stdio.h>
 #include <string.h>
 
@@ -193,6 +194,11 @@ clt_status clt__index_check_end(clt__index_check *c, bool report, const char *fn
     if (r->dim == -3)
         return clt__error(CLT_ERR_ZERO_DIVISION,
                           "%s: ZeroDivisionError: integer division by zero (%s)", op, where);
+    if (r->dim == -4)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: all elements of input should be between 0 and 1 (element %lld "
+                          "of %lld is not) (%s)",
+                          op, (long long)r->value, (long long)r->size, where);
     if (r->dim == -2)
         return clt__error(CLT_ERR_INDEX_OUT_OF_RANGE,
                           "%s: Target %lld is out of bounds (expected a class index in [0, %lld) "

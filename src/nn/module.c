@@ -626,3 +626,39 @@ clt_status clt_softplus_layer(double beta, double threshold, clt_module **out)
     (*out)->f[1] = threshold;
     return clt__ok();
 }
+
+/* f[0] negative_slope or alpha. */
+static clt_status leaky_relu_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    return clt__leaky_relu_rec("LeakyReLU", x, m->f[0], out);
+}
+
+static clt_status elu_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    return clt__elu_rec("ELU", x, m->f[0], out);
+}
+
+static const clt__module_ops leaky_relu_ops = {"LeakyReLU", leaky_relu_forward, NULL};
+static const clt__module_ops elu_ops = {"ELU", elu_forward, NULL};
+
+/* A layer of ops with its one scalar in f[0]. */
+static clt_status scalar_layer(const clt__module_ops *ops, double s, clt_module **out,
+                               const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    clt_status st = clt__module_new(ops, NULL, out);
+    if (st != CLT_OK)
+        return st;
+    (*out)->f[0] = s;
+    return clt__ok();
+}
+
+clt_status clt_leaky_relu_layer(double negative_slope, clt_module **out)
+{
+    return scalar_layer(&leaky_relu_ops, negative_slope, out, "clt_leaky_relu_layer");
+}
+
+clt_status clt_elu_layer(double alpha, clt_module **out)
+{
+    return scalar_layer(&elu_ops, alpha, out, "clt_elu_layer");
+}

@@ -669,6 +669,19 @@ clt_status clt__softplus_in(const char *fn, const clt_tensor *a, double beta, do
     return unary_s("softplus", FLOAT_ONLY, a, 2, sc, out, fn);
 }
 
+/* F.leaky_relu(a, negative_slope) and F.elu(a, alpha); the scalar is
+ * converted to the compute dtype, as softplus's. */
+clt_status clt__leaky_relu_in(const char *fn, const clt_tensor *a, double negative_slope,
+                              clt_tensor **out)
+{
+    return unary_s("leaky_relu", FLOAT_ONLY, a, 1, &negative_slope, out, fn);
+}
+
+clt_status clt__elu_in(const char *fn, const clt_tensor *a, double alpha, clt_tensor **out)
+{
+    return unary_s("elu", FLOAT_ONLY, a, 1, &alpha, out, fn);
+}
+
 clt_status clt__neg_in(const char *fn, const clt_tensor *a, clt_tensor **out)
 {
     if (a && a->dtype == CLT_BOOL) {

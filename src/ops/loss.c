@@ -24,6 +24,9 @@ static clt_status launch(clt_device *dev, clt_dtype t, const char *kernel, uint6
                          fn);
 }
 
+/* A kernel argument of value v in dtype ct (float32 or float64). */
+#define LOSS_SCALAR(ct, v64, v32) ((ct) == CLT_FLOAT64 ? CLT__ARG(v64) : CLT__ARG(v32))
+
 /* Kernel over the n rows of C elements of cl/loss.cl's ce kernels: rows
  * in chunks in work-groups of one on CPU devices, one per work-item
  * elsewhere; the rows per work-item go after args. */
@@ -47,15 +50,16 @@ static clt_status launch_rows(clt_device *dev, clt_dtype t, const char *kernel, 
         clt__launch(dev, "loss", opts, kernel, 1, &gws, cpu ? &lws : NULL, nargs + 1, all), fn);
 }
 
-static clt_status check_reduction(int reduction, const char *fn)
+/* batchmean: whether CLT_REDUCTION_BATCHMEAN is taken (kl_div). */
+static clt_status check_reduction(int reduction, bool batchmean, const char *fn)
 {
     if (reduction == CLT_REDUCTION_MEAN || reduction == CLT_REDUCTION_SUM ||
-        reduction == CLT_REDUCTION_NONE)
+        reduction == CLT_REDUCTION_NONE || (batchmean && reduction == CLT_REDUCTION_BATCHMEAN))
         return CLT_OK;
     return clt__error(CLT_ERR_INVALID_ARGUMENT,
                       "%s: %d is not a valid value for reduction (expected CLT_REDUCTION_MEAN, "
-                      "CLT_REDUCTION_SUM or CLT_REDUCTION_NONE)",
-                      fn, reduction);
+                      "CLT_REDUCTION_SUM%s or CLT_REDUCTION_NONE)",
+                      fn, reduction, batchmean ? ", CLT_REDUCTION_BATCHMEAN" : "");
 }
 
 static clt_status check_float(const clt_tensor *t, const char *what, const char *fn)
@@ -95,15 +99,15 @@ static clt_status check_compute(clt_dtype ct, const clt_tensor *x, const char *f
 #define LOSS_PARTS 256
 
 /* out = the reduction of vals (and wrow) with `mode` (0 sum, 1 mean over
- * the count, 2 mean over the sum of wrow); den as well when asked. */
+ * count, 2 mean over the sum of wrow); den as well when asked. */
 static clt_status reduce(const clt_tensor *vals, const clt_tensor *wrow, int mode,
-                         clt_tensor **out, clt_tensor **den, const char *fn)
+                         uint64_t count, clt_tensor **out, clt_tensor **den, const char *fn)
 {
     clt_status st = CLT_OK;
     clt_tensor *r = NULL, *d = NULL, *part = NULL, *part_w = NULL;
     clt_dtype dt = vals->dtype;
     cl_mem mv = clt__mem(vals), mw = clt__mem(wrow);
-    cl_ulong n = (cl_ulong)vals->numel, count = n;
+    cl_ulong n = (cl_ulong)vals->numel;
     CLT__TRY(clt__result_new(fn, vals->dev, dt, 0, NULL, &r));
     CLT__TRY(clt__temp_new(fn, "the divisor", vals->dev, dt, 0, NULL, &d));
     if (n > LOSS_SERIAL_MAX) {
@@ -123,8 +127,9 @@ static clt_status reduce(const clt_tensor *vals, const clt_tensor *wrow, int mod
     {
         cl_mem mr = clt__mem(r), md = clt__mem(d);
         cl_int m = mode;
+        cl_ulong cnt = count;
         clt__arg args[] = {CLT__ARG(mr), CLT__ARG(md), CLT__ARG(mv),   CLT__ARG(mw),
-                           CLT__ARG(n),  CLT__ARG(m),  CLT__ARG(count)};
+                           CLT__ARG(n),  CLT__ARG(m),  CLT__ARG(cnt)};
         CLT__TRY(launch(vals->dev, dt, "loss_reduce", 1, 7, args, fn));
     }
     *out = r;
@@ -163,7 +168,7 @@ static clt_status ce_check(const clt_tensor *x, const clt_tensor *target,
         return st;
     if ((st = clt__same_device(x, target, fn)) != CLT_OK)
         return st;
-    if ((st = check_reduction((int)o->reduction, fn)) != CLT_OK)
+    if ((st = check_reduction((int)o->reduction, false, fn)) != CLT_OK)
         return st;
     if (x->ndim != 1 && x->ndim != 2)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
@@ -298,7 +303,7 @@ clt_status clt__cross_entropy(const clt_tensor *x, const clt_tensor *target,
         cl_long cc = C, ign = o->ignore_index;
         double eps64 = o->label_smoothing;
         float eps32 = (float)eps64;
-        clt__arg eps = ct == CLT_FLOAT64 ? CLT__ARG(eps64) : CLT__ARG(eps32);
+        clt__arg eps = LOSS_SCALAR(ct, eps64, eps32);
         clt__arg args[] = {CLT__ARG(ml), CLT__ARG(mw),  CLT__ARG(mx),  CLT__ARG(xo),
                            CLT__ARG(mt), CLT__ARG(mt),  CLT__ARG(to),  CLT__ARG(p),
                            CLT__ARG(mwt), CLT__ARG(wo), CLT__ARG(hw),  CLT__ARG(cc),
@@ -315,7 +320,7 @@ clt_status clt__cross_entropy(const clt_tensor *x, const clt_tensor *target,
         }
     } else {
         int mode = o->reduction == CLT_REDUCTION_SUM ? 0 : prob ? 1 : 2;
-        CLT__TRY(reduce(rows, wrow, mode, &r, den, fn));
+        CLT__TRY(reduce(rows, wrow, mode, (uint64_t)N, &r, den, fn));
     }
     *out = r;
     r = NULL;
@@ -365,7 +370,7 @@ clt_status clt__cross_entropy_bw(const clt_tensor *x, const clt_tensor *target,
         cl_long cc = C, ign = ignore_index;
         double eps64 = label_smoothing;
         float eps32 = (float)eps64;
-        clt__arg eps = ct == CLT_FLOAT64 ? CLT__ARG(eps64) : CLT__ARG(eps32);
+        clt__arg eps = LOSS_SCALAR(ct, eps64, eps32);
         clt__arg args[] = {CLT__ARG(mgx), CLT__ARG(mgt), CLT__ARG(wg),  CLT__ARG(mx),
                            CLT__ARG(xo),  CLT__ARG(mt),  CLT__ARG(mt),  CLT__ARG(to),
                            CLT__ARG(p),   CLT__ARG(mwt), CLT__ARG(wo),  CLT__ARG(hw),
@@ -391,52 +396,137 @@ done:
     return st;
 }
 
-/* ---- mse, l1, binary cross entropy with logits ---------------------------------- */
+/* ---- the pointwise losses: mse, l1, smooth_l1, huber, binary cross entropy
+ * (of probabilities and with logits), kl_div ------------------------------------ */
 
-static const char *const pointwise_names[] = {"clt_mse_loss", "clt_l1_loss",
-                                              "clt_binary_cross_entropy_with_logits"};
+static const char *const pointwise_names[] = {
+    "clt_mse_loss",   "clt_l1_loss",   "clt_binary_cross_entropy_with_logits",
+    "clt_smooth_l1_loss", "clt_huber_loss", "clt_binary_cross_entropy", "clt_kl_div"};
 
 /* What the pointwise losses compute in: their operands' promoted dtype (an
- * integer target of mse or l1 takes the input's, an integer pos_weight
- * leaves it).  mse and l1 give it; binary cross entropy gives the target's,
- * as torch 1.13 does (its loss is (1 - target) * input updated in place). */
-static clt_dtype pointwise_dtype(const clt_tensor *x, const clt_tensor *y, const clt_tensor *pw)
+ * integer target of mse, l1, smooth_l1 or huber takes the input's, an
+ * integer pos_weight leaves it); binary cross entropy's input and target
+ * have one dtype, which its weight takes. */
+static clt_dtype pointwise_dtype(int kind, const clt_tensor *x, const clt_tensor *y,
+                                 const clt_tensor *pw)
 {
+    if (kind == CLT__LOSS_BCE_PROB)
+        return x->dtype;
     clt_dtype ct = clt_promote_types(x->dtype, y->dtype);
     return pw ? clt_promote_types(ct, pw->dtype) : ct;
 }
 
+/* What they give, as torch 1.13: binary cross entropy with logits the
+ * target's dtype (its loss is (1 - target) * input updated in place),
+ * huber the input's (the loss is written into a tensor like the input),
+ * the others the compute dtype. */
+static clt_dtype pointwise_result(int kind, const clt_tensor *x, const clt_tensor *y,
+                                  const clt_tensor *pw)
+{
+    if (kind == CLT__LOSS_BCE)
+        return y->dtype;
+    if (kind == CLT__LOSS_HUBER)
+        return x->dtype;
+    return pointwise_dtype(kind, x, y, pw);
+}
+
+static clt_status pointwise_dtype_check(int kind, const clt_tensor *x, const clt_tensor *y,
+                                        const clt_tensor *pw, const char *fn)
+{
+    bool fx = clt__dtype_is_float(x->dtype), fy = clt__dtype_is_float(y->dtype);
+    switch (kind) {
+    case CLT__LOSS_BCE:
+        /* torch: "result type Float can't be cast to the desired output
+         * type Long", the loss being computed in the target's dtype */
+        if (!fx || !fy)
+            return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                              "%s: the input (%s) and the target (%s) must be floating", fn,
+                              clt_dtype_name(x->dtype), clt_dtype_name(y->dtype));
+        if (pw && pw->dtype == CLT_BOOL)
+            return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                              "%s: pos_weight must not be bool (torch: subtraction with a bool "
+                              "tensor is not supported)",
+                              fn);
+        return CLT_OK;
+    case CLT__LOSS_BCE_PROB:
+        if (x->dtype != y->dtype)
+            return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                              "%s: the target (%s) must have the input's dtype (%s), as torch's "
+                              "\"Found dtype %s but expected %s\"",
+                              fn, clt_dtype_name(y->dtype), clt_dtype_name(x->dtype),
+                              clt_dtype_name(y->dtype), clt_dtype_name(x->dtype));
+        if (!fx)
+            return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                              "%s: not implemented for %s input and target; they must be "
+                              "floating",
+                              fn, clt_dtype_name(x->dtype));
+        return CLT_OK;
+    case CLT__LOSS_KL_DIV:
+        if (!fx || !fy)
+            return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                              "%s: Integral inputs not supported (the input is %s, the target "
+                              "%s)",
+                              fn, clt_dtype_name(x->dtype), clt_dtype_name(y->dtype));
+        return CLT_OK;
+    case CLT__LOSS_HUBER:
+        /* torch: "result type Float can't be cast to the desired output
+         * type Long", the loss having the input's dtype */
+        if (!fx)
+            return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                              "%s: the input is %s: it must be floating (the loss has its "
+                              "dtype)",
+                              fn, clt_dtype_name(x->dtype));
+        return CLT_OK;
+    default:
+        /* torch.mse_loss(float32, int64) promotes to float32 */
+        if (!fx && !fy)
+            return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                              "%s: the input is %s and the target %s: one of them must be "
+                              "floating",
+                              fn, clt_dtype_name(x->dtype), clt_dtype_name(y->dtype));
+        return CLT_OK;
+    }
+}
+
+/* Whether pw has a shape that expands to x's (binary cross entropy's
+ * weight, as torch expands it). */
+static bool expands_to(const clt_tensor *pw, const clt_tensor *x)
+{
+    if (pw->ndim > x->ndim)
+        return false;
+    for (int d = 1; d <= pw->ndim; d++) {
+        int64_t w = pw->shape[pw->ndim - d];
+        if (w != 1 && w != x->shape[x->ndim - d])
+            return false;
+    }
+    return true;
+}
+
 static clt_status pointwise_check(int kind, const clt_tensor *x, const clt_tensor *y,
-                                  const clt_tensor *pw, int reduction, const char *fn)
+                                  const clt_tensor *pw, double prm, int reduction,
+                                  const char *fn)
 {
     char s1[128], s2[128];
     clt_status st = clt__same_device(x, y, fn);
     if (st == CLT_OK && pw)
         st = clt__same_device(x, pw, fn);
     if (st == CLT_OK)
-        st = check_reduction(reduction, fn);
+        st = check_reduction(reduction, kind == CLT__LOSS_KL_DIV, fn);
+    if (st == CLT_OK)
+        st = pointwise_dtype_check(kind, x, y, pw, fn);
     if (st != CLT_OK)
         return st;
-    if (kind != CLT__LOSS_BCE) {
-        /* torch.mse_loss(float32, int64) promotes to float32 */
-        if (!clt__dtype_is_float(x->dtype) && !clt__dtype_is_float(y->dtype))
-            return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
-                              "%s: the input is %s and the target %s: one of them must be "
-                              "floating",
-                              fn, clt_dtype_name(x->dtype), clt_dtype_name(y->dtype));
-    } else if (!clt__dtype_is_float(x->dtype) || !clt__dtype_is_float(y->dtype)) {
-        /* torch: "result type Float can't be cast to the desired output
-         * type Long", the loss being computed in the target's dtype */
-        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
-                          "%s: the input (%s) and the target (%s) must be floating", fn,
-                          clt_dtype_name(x->dtype), clt_dtype_name(y->dtype));
-    } else if (pw && pw->dtype == CLT_BOOL) {
-        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
-                          "%s: pos_weight must not be bool (torch: subtraction with a bool "
-                          "tensor is not supported)",
-                          fn);
-    }
-    if ((st = check_compute(pointwise_dtype(x, y, pw), x, fn)) != CLT_OK)
+    if (kind == CLT__LOSS_SMOOTH_L1 && !(prm >= 0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: smooth_l1_loss does not support negative values for beta "
+                          "(got %g)",
+                          fn, prm);
+    if (kind == CLT__LOSS_HUBER && !(prm > 0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: huber_loss does not support non-positive values for delta (got "
+                          "%g)",
+                          fn, prm);
+    if ((st = check_compute(pointwise_dtype(kind, x, y, pw), x, fn)) != CLT_OK)
         return st;
     bool same = x->ndim == y->ndim;
     for (int d = 0; same && d < x->ndim; d++)
@@ -447,7 +537,12 @@ static clt_status pointwise_check(int kind, const clt_tensor *x, const clt_tenso
                           "(%s)",
                           fn, clt__shape_str(s1, sizeof s1, y->ndim, y->shape),
                           clt__shape_str(s2, sizeof s2, x->ndim, x->shape));
-    if (pw) {
+    if (pw && kind == CLT__LOSS_BCE_PROB && !expands_to(pw, x))
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: weight of shape %s does not broadcast to the input's shape %s",
+                          fn, clt__shape_str(s1, sizeof s1, pw->ndim, pw->shape),
+                          clt__shape_str(s2, sizeof s2, x->ndim, x->shape));
+    if (pw && kind == CLT__LOSS_BCE) {
         int64_t last = x->ndim ? x->shape[x->ndim - 1] : 1;
         if (pw->ndim > 1 || (pw->numel != 1 && pw->numel != last))
             return clt__error(CLT_ERR_SHAPE_MISMATCH,
@@ -459,42 +554,81 @@ static clt_status pointwise_check(int kind, const clt_tensor *x, const clt_tenso
     return CLT_OK;
 }
 
+/* pw contiguous in dtype ct: pos_weight as it is (the kernels index it
+ * modulo its count), binary cross entropy's weight expanded to x's
+ * shape. */
+static clt_status pointwise_weight(int kind, const clt_tensor *x, const clt_tensor *pw,
+                                   clt_dtype ct, clt_tensor **out, const char *fn)
+{
+    *out = NULL;
+    if (pw == NULL)
+        return CLT_OK;
+    if (kind != CLT__LOSS_BCE_PROB)
+        return clt__contiguous_as(fn, pw, ct, out);
+    clt_tensor *e = NULL;
+    clt_status st = clt__expand(pw, x->ndim, x->shape, &e, fn);
+    if (st == CLT_OK)
+        st = clt__contiguous_as(fn, e, ct, out);
+    clt_tensor_free(e);
+    return st;
+}
+
+/* What the reduction divides the sum by: the count for a mean, the input's
+ * first dimension for batchmean (nothing for a 0-d input, as torch's
+ * kl_div), 1 otherwise. */
+static uint64_t pointwise_divisor(const clt_tensor *x, int reduction)
+{
+    if (reduction == CLT_REDUCTION_BATCHMEAN)
+        return x->ndim ? (uint64_t)x->shape[0] : 1;
+    return reduction == CLT_REDUCTION_MEAN ? (uint64_t)x->numel : 1;
+}
+
 clt_status clt__pointwise_loss(int kind, const clt_tensor *input, const clt_tensor *target,
-                               const clt_tensor *pos_weight, int reduction, clt_tensor **out)
+                               const clt_tensor *pw_in, double prm, int reduction,
+                               clt_tensor **out)
 {
     const char *fn = pointwise_names[kind];
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);
     CLT__REQUIRE_ARG(target, fn);
-    const clt_tensor *x = input, *y = target, *pw = kind == CLT__LOSS_BCE ? pos_weight : NULL;
-    clt_status st = pointwise_check(kind, x, y, pw, reduction, fn);
+    const clt_tensor *x = input, *y = target;
+    const clt_tensor *pw = kind == CLT__LOSS_BCE || kind == CLT__LOSS_BCE_PROB ? pw_in : NULL;
+    clt_status st = pointwise_check(kind, x, y, pw, prm, reduction, fn);
     if (st != CLT_OK)
         return st;
-    clt_dtype ct = pointwise_dtype(x, y, pw), rt = kind == CLT__LOSS_BCE ? y->dtype : ct;
+    clt_dtype ct = pointwise_dtype(kind, x, y, pw), rt = pointwise_result(kind, x, y, pw);
     clt_tensor *xc = NULL, *yc = NULL, *pc = NULL, *e = NULL, *r = NULL;
+    cl_mem err = NULL;
+    /* Only binary cross entropy checks its values: the other losses leave
+     * the device's synchronisations free of the record's read. */
+    if (kind == CLT__LOSS_BCE_PROB)
+        CLT__TRY(clt__index_errors(x->dev, &err));
     CLT__TRY(clt__contiguous_as(fn, x, ct, &xc));
     CLT__TRY(clt__contiguous_as(fn, y, ct, &yc));
-    if (pw)
-        CLT__TRY(clt__contiguous_as(fn, pw, ct, &pc));
+    CLT__TRY(pointwise_weight(kind, x, pw, ct, &pc, fn));
     CLT__TRY(clt__temp_new(fn, "the elements' losses", x->dev, ct, x->ndim, x->shape, &e));
     {
         cl_mem me = clt__mem(e), mx = clt__mem(xc), my = clt__mem(yc);
-        cl_mem mp = pc ? clt__mem(pc) : mx;
+        cl_mem mp = pc ? clt__mem(pc) : mx, merr = err ? err : mx;
         cl_ulong xo = (cl_ulong)xc->offset, yo = (cl_ulong)yc->offset;
         cl_ulong po = pc ? (cl_ulong)pc->offset : 0, pn = pc ? (cl_ulong)pc->numel : 1;
         cl_ulong n = (cl_ulong)x->numel;
-        cl_int hp = pc != NULL, k = kind;
-        clt__arg args[] = {CLT__ARG(me), CLT__ARG(mx), CLT__ARG(xo), CLT__ARG(my),
-                           CLT__ARG(yo), CLT__ARG(mp), CLT__ARG(po), CLT__ARG(pn),
-                           CLT__ARG(hp), CLT__ARG(k),  CLT__ARG(n)};
-        CLT__TRY(launch(x->dev, ct, "ew_loss", n, 11, args, fn));
+        cl_int hp = pc != NULL, k = kind, op = CLT__IDX_BINARY_CROSS_ENTROPY;
+        double p64 = prm;
+        float p32 = (float)prm;
+        clt__arg args[] = {CLT__ARG(me), CLT__ARG(mx), CLT__ARG(xo),   CLT__ARG(my),
+                           CLT__ARG(yo), CLT__ARG(mp), CLT__ARG(po),   CLT__ARG(pn),
+                           CLT__ARG(hp), CLT__ARG(k),  LOSS_SCALAR(ct, p64, p32),
+                           CLT__ARG(merr), CLT__ARG(op), CLT__ARG(n)};
+        CLT__TRY(launch(x->dev, ct, "ew_loss", n, 14, args, fn));
     }
     if (reduction == CLT_REDUCTION_NONE) {
         r = e;
         e = NULL;
     } else {
-        CLT__TRY(reduce(e, e, reduction == CLT_REDUCTION_MEAN ? 1 : 0, &r, NULL, fn));
+        CLT__TRY(reduce(e, e, reduction == CLT_REDUCTION_SUM ? 0 : 1,
+                        pointwise_divisor(x, reduction), &r, NULL, fn));
     }
     if (rt != ct) {
         clt_tensor *conv = NULL;
@@ -514,18 +648,18 @@ done:
 }
 
 clt_status clt__pointwise_loss_bw(int kind, const clt_tensor *x, const clt_tensor *y,
-                                  const clt_tensor *pw, int reduction, const clt_tensor *g,
-                                  bool want_x, bool want_y, clt_tensor **gx, clt_tensor **gy)
+                                  const clt_tensor *pw, double prm, int reduction,
+                                  const clt_tensor *g, bool want_x, bool want_y, clt_tensor **gx,
+                                  clt_tensor **gy)
 {
     const char *fn = "clt_backward"; /* a formula's step: the engine names the node */
     clt_status st = CLT_OK;
-    clt_dtype ct = pointwise_dtype(x, y, pw);
+    clt_dtype ct = pointwise_dtype(kind, x, y, pw);
     clt_tensor *xc = NULL, *yc = NULL, *pc = NULL, *gc = NULL, *dx = NULL, *dy = NULL;
     CLT__TRY(clt__contiguous_as(fn, x, ct, &xc));
     CLT__TRY(clt__contiguous_as(fn, y, ct, &yc));
     CLT__TRY(clt__contiguous_as(fn, g, ct, &gc));
-    if (pw)
-        CLT__TRY(clt__contiguous_as(fn, pw, ct, &pc));
+    CLT__TRY(pointwise_weight(kind, x, pw, ct, &pc, fn));
     if (want_x)
         CLT__TRY(clt__result_new(fn, x->dev, ct, x->ndim, x->shape, &dx));
     if (want_y)
@@ -538,15 +672,15 @@ clt_status clt__pointwise_loss_bw(int kind, const clt_tensor *x, const clt_tenso
         cl_ulong go = (cl_ulong)gc->offset, n = (cl_ulong)x->numel;
         cl_int wx = want_x, wy = want_y, hp = pc != NULL, k = kind;
         cl_int ge = reduction == CLT_REDUCTION_NONE;
-        double div64 = reduction == CLT_REDUCTION_MEAN ? (double)x->numel : 1.0;
-        float div32 = (float)div64;
-        clt__arg div = ct == CLT_FLOAT64 ? CLT__ARG(div64) : CLT__ARG(div32);
+        double p64 = prm, div64 = (double)pointwise_divisor(x, reduction);
+        float p32 = (float)p64, div32 = (float)div64;
         clt__arg args[] = {CLT__ARG(mgx), CLT__ARG(mgy), CLT__ARG(wx), CLT__ARG(wy),
                            CLT__ARG(mx),  CLT__ARG(xo),  CLT__ARG(my), CLT__ARG(yo),
                            CLT__ARG(mp),  CLT__ARG(po),  CLT__ARG(pn), CLT__ARG(hp),
-                           CLT__ARG(k),   CLT__ARG(mg),  CLT__ARG(go), CLT__ARG(ge),
-                           div,           CLT__ARG(n)};
-        CLT__TRY(launch(x->dev, ct, "ew_loss_bw", n, 18, args, fn));
+                           CLT__ARG(k),   LOSS_SCALAR(ct, p64, p32),   CLT__ARG(mg),
+                           CLT__ARG(go),  CLT__ARG(ge),  LOSS_SCALAR(ct, div64, div32),
+                           CLT__ARG(n)};
+        CLT__TRY(launch(x->dev, ct, "ew_loss_bw", n, 19, args, fn));
     }
     *gx = dx;
     *gy = dy;
