@@ -10,6 +10,7 @@ import ctypes as C
 import math
 import os
 import sys
+import warnings
 
 try:
     import numpy as np
@@ -17,6 +18,9 @@ try:
 except Exception as e:  # pragma: no cover
     print("conformance: skipped, cannot import torch/numpy: %s" % e)
     sys.exit(0)
+
+# torch's own warnings (a loss's target broadcast on purpose) are no finding
+warnings.filterwarnings("ignore", category=UserWarning)
 
 os.environ.setdefault("POCL_DEVICES", "pthread basic")
 LIBPATH = (sys.argv[1] if len(sys.argv) > 1 else
