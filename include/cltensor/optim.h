@@ -90,7 +90,8 @@ CLT_API clt_status clt_adagrad(clt_tensor *const *params, size_t n,
 /* One update of every parameter that has a gradient (optimizer.step()),
  * in the order the parameters were given.  A parameter without one is
  * skipped and, as PyTorch's state['step'], keeps its own count of updates:
- * Adam's bias correction and the start of SGD's momentum follow it.
+ * Adam's bias correction, Adagrad's lr_decay and the start of SGD's
+ * momentum follow it.
  *
  * Failures.  Everything that can fail in the library comes first: the
  * state is moved to its parameters' devices where the model has moved

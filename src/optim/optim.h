@@ -10,7 +10,10 @@
 /* The state tensors (borrowed), named as PyTorch's optimizer state_dict
  * names them: "state.<i>.momentum_buffer" (SGD with momentum),
  * "state.<i>.exp_avg", "state.<i>.exp_avg_sq" and, with amsgrad,
- * "state.<i>.max_exp_avg_sq" (Adam, AdamW), i the parameter's position.
+ * "state.<i>.max_exp_avg_sq" (Adam, AdamW), "state.<i>.square_avg",
+ * "state.<i>.momentum_buffer" and "state.<i>.grad_avg" (RMSprop, the last
+ * two with momentum and centered), "state.<i>.sum" (Adagrad), i the
+ * parameter's position.
  * *out holds *n entries then `extra` zeroed ones, names included in the
  * block; released with clt_free.  Messages name fn. */
 clt_status clt__optimizer_state(const clt_optimizer *o, size_t extra, clt_named_tensor **out,
