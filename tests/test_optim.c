@@ -1194,6 +1194,86 @@ Test(optim, failed_build_changes_nothing, .timeout = 300)
     cr_assert_geq(f.builds, 2, "%d builds failed", f.builds);
 }
 
+/* The values of p as doubles into v (4 of them). */
+static void read_as_double(clt_tensor *p, double *v)
+{
+    clt_tensor *d;
+    CHECK(clt_to_dtype(p, CLT_FLOAT64, &d));
+    CHECK(clt_tensor_read(d, v, 4 * sizeof *v));
+    clt_tensor_free(d);
+}
+
+/* RMSprop (centered, momentum) and Adagrad (lr_decay, initial
+ * accumulator) with the driver refusing each of its calls in turn, over a
+ * float32 and a float64 parameter: the failure leaves the step count at 0,
+ * and the step made again gives the bits of one step without the refusal
+ * (every kernel built and the state moved first; a step stopped part-way
+ * finished from the parameter it stopped at, none updated twice). */
+Test(optim, rmsprop_and_adagrad_refused_step_made_again, .timeout = 300)
+{
+    const clt_dtype dt[2] = {CLT_FLOAT32, CLT_FLOAT64};
+    const ref_opts kinds[2] = {
+        {.kind = 3, .lr = 0.01, .alpha = 0.9, .eps = 1e-8, .wd = 0.01, .momentum = 0.5,
+         .centered = 1},
+        {.kind = 4, .lr = 0.1, .eps = 1e-10, .lr_decay = 0.5, .init = 0.1},
+    };
+    setenv("CLTENSOR_CACHE", "1", 1);
+    for (int k = 0; k < 2; k++) {
+        double want[2][4], got[4];
+        int refused = 0, builds = 0;
+        for (long pass = -1;; pass++) {
+            clt_device *dev = get_device("cpu");
+            clt_tensor *p[2];
+            params_with_grads(dev, dt, 2, p);
+            clt_optimizer *opt;
+            make_optimizer(&kinds[k], p, 2, &opt);
+            setenv("CLTENSOR_CACHE", "0", 1);
+            clt__driver_refuse_at(pass);
+            clt_status st = clt_optimizer_step(opt);
+            long left = clt__driver_refuse_at(-1);
+            setenv("CLTENSOR_CACHE", "1", 1);
+            if (left < 0 && pass >= 0) {
+                cr_assert_neq(st, CLT_OK, "driver call %ld refused, the step succeeded", pass);
+                cr_assert_eq(clt_optimizer_steps(opt), 0);
+                /* refused before the first update (a build, say): nothing moved */
+                char msg[512];
+                snprintf(msg, sizeof msg, "%s", clt_last_error());
+                bool before = strstr(msg, "failed at parameter ") == NULL;
+                builds += before && strstr(msg, "building cl/optim.cl") != NULL;
+                for (int j = 0; before && j < 2; j++) {
+                    read_as_double(p[j], got);
+                    for (int e = 0; e < 4; e++)
+                        cr_assert_eq(got[e], (e + 1.0) * (j + 1), "kind %d, driver call %ld: "
+                                     "parameter %d changed: %s", kinds[k].kind, pass, j, msg);
+                }
+                CHECK(clt_optimizer_step(opt));
+                refused++;
+            } else {
+                CHECK(st);
+            }
+            cr_assert_eq(clt_optimizer_steps(opt), 1);
+            for (int j = 0; j < 2; j++) {
+                read_as_double(p[j], pass < 0 ? want[j] : got);
+                if (pass >= 0)
+                    cr_assert(memcmp(got, want[j], sizeof got) == 0,
+                              "kind %d, driver call %ld: parameter %d is not one step's: "
+                              "%.17g, want %.17g", kinds[k].kind, pass, j, got[0], want[j][0]);
+            }
+            clt_optimizer_free(opt);
+            clt_tensor_free(p[0]);
+            clt_tensor_free(p[1]);
+            clt_shutdown();
+            if (pass >= 0 && left >= 0)
+                break;
+        }
+        cr_assert_geq(refused, 4, "kind %d: only %d driver calls refused", kinds[k].kind,
+                      refused);
+        cr_assert_geq(builds, 2, "kind %d: %d builds refused before the updates",
+                      kinds[k].kind, builds);
+    }
+    unsetenv("CLTENSOR_CACHE");
+}
+
 /* What remains: the driver failing one update after others went through.
  * The message says which parameter, that those before it were updated and
  * that the step was not counted; the next step finishes it. */
