@@ -190,11 +190,11 @@ CLT_API clt_status clt_multistep_lr(clt_optimizer *opt, const int64_t *milestone
  * CLT_ERR_INVALID_ARGUMENT.  New scheduler (it borrows opt): release with
  * clt_lr_scheduler_free.
  *
- * Every schedule gives its closed form (torch's _get_closed_form_lr, bit
- * for bit where both use pow); torch's step() multiplies the previous rate
- * instead (its chainable form), which differs from it in the last bits
- * (ExponentialLR, MultiStepLR, LinearLR: within a few units in the last
- * place after tens of epochs). */
+ * Every schedule gives its closed form, bit for bit torch's
+ * _get_closed_form_lr; torch's step() multiplies the previous rate instead
+ * (its chainable form), which drifts from it in the last bits: over 100
+ * epochs, up to 4 units in the last place for ExponentialLR(0.9), 3 for a
+ * MultiStepLR of 33 milestones, 9 for LinearLR(0.1, 0.9, 60). */
 CLT_API clt_status clt_linear_lr(clt_optimizer *opt, double start_factor, double end_factor,
                                  int64_t total_iters, clt_lr_scheduler **out);
 /* Advances the schedule by one epoch and sets the optimizer's rate. */
