@@ -5,7 +5,8 @@
  * a caller's buffer); its gradient and the state tensors are buffers of
  * their own and start at 0.  The formulas and their order of operations
  * follow PyTorch's single-tensor implementations (torch/optim/sgd.py,
- * adam.py). */
+ * adam.py, rmsprop.py, adagrad.py) and its CPU kernels (addcmul: self +
+ * value * t1 * t2; addcdiv: self + value * t1 / t2). */
 
 #define CHUNK_LOOP                                                             \
     ulong i = get_global_id(0) * chunk;                                        \
@@ -69,5 +70,55 @@ CLT_KERNEL(adam_step)(__global T *p, __global const T *g, __global T *m, __globa
         }
         T_C denom = sqrt(vi) / bc2_sqrt + eps;
         T_STORE(p, i, pi - step_size * (mi / denom));
+    }
+}
+
+/* RMSprop: g += wd p; sq = alpha sq + (1 - alpha) g g; centered: ga =
+ * alpha ga + (1 - alpha) g, avg = sqrt(sq - ga ga), else avg = sqrt(sq);
+ * avg += eps; with momentum, buf = momentum buf + g / avg, p += neg_lr buf,
+ * else p += neg_lr g / avg.  The host passes neg_lr = -lr and w = 1 - alpha
+ * (in double, as PyTorch's Python computes it).  buf and ga are read only
+ * with momentum and centered. */
+CLT_KERNEL(rmsprop_step)(__global T *p, __global const T *g, __global T *sq, __global T *buf,
+                         __global T *ga, ulong p_off, ulong n, ulong chunk, T_C neg_lr,
+                         T_C alpha, T_C w, T_C eps, T_C wd, T_C momentum, int centered)
+{
+    p += p_off;
+    CHUNK_LOOP {
+        T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
+        if (wd != (T_C)0)
+            gi = gi + wd * pi;
+        T_C si = T_LOAD(sq, i) * alpha + w * gi * gi;
+        T_STORE(sq, i, si);
+        if (centered) {
+            T_C ai = T_LOAD(ga, i) * alpha + w * gi;
+            T_STORE(ga, i, ai);
+            si = si - ai * ai;
+        }
+        T_C avg = sqrt(si) + eps;
+        if (momentum > (T_C)0) {
+            T_C b = T_LOAD(buf, i) * momentum + gi / avg;
+            T_STORE(buf, i, b);
+            T_STORE(p, i, pi + neg_lr * b);
+        } else {
+            T_STORE(p, i, pi + neg_lr * gi / avg);
+        }
+    }
+}
+
+/* Adagrad: g += wd p; sum += g g; p += neg_clr g / (sqrt(sum) + eps), the
+ * host passing neg_clr = -lr / (1 + (t - 1) lr_decay) for the parameter's
+ * t-th update. */
+CLT_KERNEL(adagrad_step)(__global T *p, __global const T *g, __global T *sum, ulong p_off,
+                         ulong n, ulong chunk, T_C neg_clr, T_C eps, T_C wd)
+{
+    p += p_off;
+    CHUNK_LOOP {
+        T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
+        if (wd != (T_C)0)
+            gi = gi + wd * pi;
+        T_C si = T_LOAD(sum, i) + gi * gi;
+        T_STORE(sum, i, si);
+        T_STORE(p, i, pi + neg_clr * gi / (sqrt(si) + eps));
     }
 }

@@ -6,11 +6,26 @@
  *   io_roundtrip safetensors IN OUT        clt_load_safetensors, then save
  *   io_roundtrip optimizer KIND OUT SETTINGS...
  *       an optimizer (SGD: lr momentum dampening weight_decay nesterov;
- *       Adam, AdamW: lr beta1 beta2 eps weight_decay amsgrad) over one
- *       parameter, stepped once, saved with clt_optimizer_save
- *   io_roundtrip schedule KIND OUT LR PERIOD FACTOR EPOCHS
- *       StepLR (step_size, gamma) or CosineAnnealingLR (T_max, eta_min)
- *       over SGD(lr), stepped EPOCHS times, saved with clt_lr_scheduler_save
+ *       Adam, AdamW: lr beta1 beta2 eps weight_decay amsgrad; RMSprop: lr
+ *       alpha eps weight_decay momentum centered; Adagrad: lr lr_decay
+ *       weight_decay initial_accumulator_value eps) over one parameter,
+ *       stepped once, saved with clt_optimizer_save
+ *   io_roundtrip resume KIND STEPS PARAM OPTIM OUT SETTINGS...
+ *       the same optimizer over a float32 parameter [5] that starts at
+ *       P0 (PARAM "-") or at the tensor "p" of the safetensors file PARAM,
+ *       with the state of OPTIM loaded (clt_optimizer_load; "-": fresh),
+ *       STEPS steps of the loss sum(p^3 / 3 + p^2) (gradient p^2 + 2p);
+ *       saves the parameter to OUT.param.safetensors and the optimizer to
+ *       OUT.optim.safetensors
+ *   io_roundtrip schedule KIND OUT LR PERIOD FACTOR EPOCHS [EXTRA]
+ *       StepLR (step_size, gamma), CosineAnnealingLR (T_max, eta_min),
+ *       ExponentialLR (-, gamma), MultiStepLR (-, gamma; EXTRA the
+ *       milestones, "2,5,5") or LinearLR (total_iters, start_factor; EXTRA
+ *       end_factor) over SGD(lr), stepped EPOCHS times, saved with
+ *       clt_lr_scheduler_save
+ *   io_roundtrip schedresume KIND FILE EPOCHS
+ *       a schedule of KIND (any settings) over SGD(lr=1) loaded from FILE,
+ *       then stepped EPOCHS times: prints the rate after each, "%.17g"
  *   io_roundtrip npyhost IN OUT            clt_load_npy_host, then
  *                                          clt_save_npy_host (no device)
  *   io_roundtrip loader X Y XOUT YOUT      X and Y read by clt_load_npy_host
@@ -31,6 +46,48 @@ static int fail(const char *what, clt_status st)
     return 1;
 }
 
+/* The optimizer KIND with the settings v (see the top) over p. */
+static clt_status make_optimizer(const char *kind, const double *v, clt_tensor **p,
+                                 clt_optimizer **opt)
+{
+    if (strcmp(kind, "SGD") == 0)
+        return clt_sgd(p, 1, &(clt_sgd_opts){v[0], v[1], v[2], v[3], v[4] != 0}, opt);
+    if (strcmp(kind, "RMSprop") == 0)
+        return clt_rmsprop(p, 1, &(clt_rmsprop_opts){v[0], v[1], v[2], v[3], v[4], v[5] != 0},
+                           opt);
+    if (strcmp(kind, "Adagrad") == 0)
+        return clt_adagrad(p, 1, &(clt_adagrad_opts){v[0], v[1], v[2], v[3], v[4]}, opt);
+    return (strcmp(kind, "Adam") == 0 ? clt_adam : clt_adamw)(
+        p, 1, &(clt_adam_opts){v[0], v[1], v[2], v[3], v[4], v[5] != 0}, opt);
+}
+
+/* The schedule KIND over opt: v holds period and factor; extra (or NULL)
+ * MultiStepLR's milestones "2,5,5" or LinearLR's end_factor. */
+static clt_status make_schedule(const char *kind, clt_optimizer *opt, const double *v,
+                                const char *extra, clt_lr_scheduler **s)
+{
+    int64_t period = (int64_t)v[0];
+    if (strcmp(kind, "StepLR") == 0)
+        return clt_step_lr(opt, period, v[1], s);
+    if (strcmp(kind, "CosineAnnealingLR") == 0)
+        return clt_cosine_lr(opt, period, v[1], s);
+    if (strcmp(kind, "ExponentialLR") == 0)
+        return clt_exponential_lr(opt, v[1], s);
+    if (strcmp(kind, "LinearLR") == 0)
+        return clt_linear_lr(opt, v[1], extra ? strtod(extra, NULL) : 1.0, period, s);
+    int64_t m[64];
+    size_t n = 0;
+    for (const char *at = extra; at && *at && n < 64;) {
+        char *end;
+        m[n] = strtoll(at, &end, 10);
+        if (end == at)
+            break;
+        n++;
+        at = *end == ',' ? end + 1 : end;
+    }
+    return clt_multistep_lr(opt, m, n, v[1], s);
+}
+
 /* The optimizer or schedule argv describes, saved (see the top). */
 static int checkpoint(clt_device *dev, int argc, char **argv)
 {
@@ -44,17 +101,13 @@ static int checkpoint(clt_device *dev, int argc, char **argv)
     clt_status st = clt_ones(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p);
     if (st == CLT_OK)
         st = clt_set_requires_grad(p, 1);
-    bool optimizer = argc >= 9;
-    if (st == CLT_OK && optimizer && strcmp(kind, "SGD") == 0)
-        st = clt_sgd(&p, 1, &(clt_sgd_opts){v[0], v[1], v[2], v[3], v[4] != 0}, &opt);
-    else if (st == CLT_OK && optimizer)
-        st = (strcmp(kind, "Adam") == 0 ? clt_adam : clt_adamw)(
-            &p, 1, &(clt_adam_opts){v[0], v[1], v[2], v[3], v[4], v[5] != 0}, &opt);
+    bool optimizer = strcmp(argv[1], "optimizer") == 0;
+    if (st == CLT_OK && optimizer)
+        st = make_optimizer(kind, v, &p, &opt);
     else if (st == CLT_OK)
         st = clt_sgd(&p, 1, &(clt_sgd_opts){v[0], 0, 0, 0, 0}, &opt);
     if (st == CLT_OK && !optimizer)
-        st = strcmp(kind, "StepLR") == 0 ? clt_step_lr(opt, (int64_t)v[1], v[2], &s)
-                                         : clt_cosine_lr(opt, (int64_t)v[1], v[2], &s);
+        st = make_schedule(kind, opt, v + 1, argc > 8 ? argv[8] : NULL, &s);
     for (int e = 0; st == CLT_OK && s && e < (int)v[3]; e++)
         st = clt_lr_scheduler_step(s);
     if (st == CLT_OK && !s)
@@ -70,6 +123,105 @@ static int checkpoint(clt_device *dev, int argc, char **argv)
     clt_tensor_free(loss);
     clt_tensor_free(p);
     return st == CLT_OK ? 0 : fail(argv[1], st);
+}
+
+/* io_roundtrip resume (see the top). */
+static int resume(clt_device *dev, int argc, char **argv)
+{
+    const char *kind = argv[2], *param = argv[4], *optim = argv[5], *out = argv[6];
+    int steps = atoi(argv[3]);
+    double v[6] = {0};
+    for (int k = 7; k < argc && k < 13; k++)
+        v[k - 7] = strtod(argv[k], NULL);
+    static const float p0[5] = {1.0f, -0.5f, 0.25f, 2.0f, -1.5f};
+    clt_named_tensor *in = NULL;
+    size_t nin = 0;
+    clt_tensor *p = NULL;
+    clt_optimizer *opt = NULL;
+    clt_status st;
+    if (strcmp(param, "-") == 0) {
+        st = clt_tensor_from_host(dev, CLT_FLOAT32, 1, (int64_t[]){5}, p0, &p);
+    } else {
+        st = clt_load_safetensors(param, dev, &in, &nin);
+        if (st == CLT_OK && (nin != 1 || strcmp(in[0].name, "p") != 0)) {
+            fprintf(stderr, "io_roundtrip: %s holds no single tensor \"p\"\n", param);
+            clt_named_tensors_free(in, nin);
+            return 1;
+        }
+        if (st == CLT_OK)
+            st = clt_clone(in[0].tensor, &p);
+        clt_named_tensors_free(in, nin);
+    }
+    if (st == CLT_OK)
+        st = clt_set_requires_grad(p, 1);
+    if (st == CLT_OK)
+        st = make_optimizer(kind, v, &p, &opt);
+    if (st == CLT_OK && strcmp(optim, "-") != 0)
+        st = clt_optimizer_load(opt, optim);
+    for (int t = 0; st == CLT_OK && t < steps; t++) {
+        clt_tensor *p2 = NULL, *p3 = NULL, *a = NULL, *l = NULL, *loss = NULL;
+        st = clt_optimizer_zero_grad(opt, 1);
+        if (st == CLT_OK)
+            st = clt_mul(p, p, &p2);
+        if (st == CLT_OK)
+            st = clt_mul(p2, p, &p3);
+        if (st == CLT_OK)
+            st = clt_mul_scalar(p3, 1.0 / 3, &a);
+        if (st == CLT_OK)
+            st = clt_add(a, p2, &l);
+        if (st == CLT_OK)
+            st = clt_sum(l, &loss);
+        if (st == CLT_OK)
+            st = clt_backward(loss, NULL, 0);
+        if (st == CLT_OK)
+            st = clt_optimizer_step(opt);
+        clt_tensor_free(p2);
+        clt_tensor_free(p3);
+        clt_tensor_free(a);
+        clt_tensor_free(l);
+        clt_tensor_free(loss);
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s.param.safetensors", out);
+    clt_tensor *saved = NULL;
+    if (st == CLT_OK)
+        st = clt_detach(p, &saved);
+    if (st == CLT_OK)
+        st = clt_save_safetensors(path, &(clt_named_tensor){"p", saved}, 1);
+    snprintf(path, sizeof path, "%s.optim.safetensors", out);
+    if (st == CLT_OK)
+        st = clt_optimizer_save(opt, path);
+    clt_tensor_free(saved);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+    return st == CLT_OK ? 0 : fail("resume", st);
+}
+
+/* io_roundtrip schedresume (see the top). */
+static int schedresume(clt_device *dev, char **argv)
+{
+    clt_tensor *p = NULL;
+    clt_optimizer *opt = NULL;
+    clt_lr_scheduler *s = NULL;
+    static const double v[2] = {1, 0.5};
+    clt_status st = clt_ones(dev, CLT_FLOAT32, 1, (int64_t[]){1}, &p);
+    if (st == CLT_OK)
+        st = clt_set_requires_grad(p, 1);
+    if (st == CLT_OK)
+        st = clt_sgd(&p, 1, &(clt_sgd_opts){1.0, 0, 0, 0, 0}, &opt);
+    if (st == CLT_OK)
+        st = make_schedule(argv[2], opt, v, NULL, &s);
+    if (st == CLT_OK)
+        st = clt_lr_scheduler_load(s, argv[3]);
+    for (int e = 0; st == CLT_OK && e < atoi(argv[4]); e++) {
+        st = clt_lr_scheduler_step(s);
+        if (st == CLT_OK)
+            printf("%.17g\n", clt_optimizer_lr(opt));
+    }
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+    return st == CLT_OK ? 0 : fail("schedresume", st);
 }
 
 /* One epoch of a shuffling loader over the arrays of the files x_in and
@@ -186,14 +338,18 @@ static int run(int argc, char **argv)
         return st == CLT_OK ? 0 : fail("clt_save_safetensors", st);
     }
     if ((argc >= 9 && argc <= 10 && strcmp(argv[1], "optimizer") == 0) ||
-        (argc == 8 && strcmp(argv[1], "schedule") == 0))
+        (argc >= 8 && argc <= 9 && strcmp(argv[1], "schedule") == 0))
         return checkpoint(dev, argc, argv);
-    fprintf(stderr, "usage: io_roundtrip dtypes | npy IN OUT | safetensors IN OUT | optimizer "
-                    "KIND OUT SETTINGS... | schedule KIND OUT LR PERIOD FACTOR EPOCHS\n");
+    if (argc >= 12 && argc <= 13 && strcmp(argv[1], "resume") == 0)
+        return resume(dev, argc, argv);
+    if (argc == 5 && strcmp(argv[1], "schedresume") == 0)
+        return schedresume(dev, argv);
     if (argc == 6 && strcmp(argv[1], "loader") == 0)
         return loader(dev, argv + 2);
     fprintf(stderr, "usage: io_roundtrip dtypes | npy IN OUT | safetensors IN OUT | "
-                    "npyhost IN OUT | loader X Y XOUT YOUT\n");
+                    "npyhost IN OUT | loader X Y XOUT YOUT | optimizer KIND OUT SETTINGS... | "
+                    "resume KIND STEPS PARAM OPTIM OUT SETTINGS... | schedule KIND OUT LR "
+                    "PERIOD FACTOR EPOCHS [EXTRA] | schedresume KIND FILE EPOCHS\n");
     return 2;
 }
 

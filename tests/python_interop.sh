@@ -10,7 +10,12 @@
 # with a message.  With torch too, the settings cltensor writes in an
 # optimizer's and a schedule's checkpoint (__metadata__) equal, key by
 # key, torch's param_groups[0] and scheduler.state_dict() for the same
-# settings (skipped, saying so, without torch).  Skips (exit 77), saying why, without a Python
+# settings; torch's load_state_dict takes what cltensor writes and goes on
+# as cltensor does (to float32 rounding; schedules to a few units in the
+# last place, torch's chainable form against cltensor's closed form), and
+# cltensor loads what torch writes (state cast to float64 too) and resumes
+# with the bits of its uninterrupted run (skipped, saying so, without
+# torch).  Skips (exit 77), saying why, without a Python
 # that has numpy and safetensors: set PYTHON to choose one.
 set -u
 prog="${top_builddir:-.}/tests/io_roundtrip"
@@ -196,28 +201,68 @@ else:
 
 # optimizers' and schedules' checkpoints against torch's state_dict()s
 try:
-    import ast, warnings
+    import ast, collections, warnings
     import torch
     from safetensors import safe_open
 except ImportError as e:
     print("python_interop: no torch (" + str(e) + "): checkpoint settings not compared")
     torch = None
 
+def raw_metadata(path):
+    with safe_open(path, "np") as f:
+        return f.metadata()
+
+def literal(k, v):
+    """A value as torch holds it: MultiStepLR's milestones are a Counter."""
+    if k in ("optimizer", "scheduler"):
+        return v
+    if k == "milestones":
+        assert v.startswith("Counter(") and v.endswith(")"), v
+        return collections.Counter(ast.literal_eval(v[8:-1] or "{}"))
+    return ast.literal_eval(v)
+
 def metadata(path):
     """The values as Python reads them back; the kinds are plain names."""
-    with safe_open(path, "np") as f:
-        return {k: v if k in ("optimizer", "scheduler") else ast.literal_eval(v)
-                for k, v in f.metadata().items()}
+    return {k: literal(k, v) for k, v in raw_metadata(path).items()}
 
-def compare(what, meta, want, kind_key, kind):
+def compare(what, meta, want, kind_key, kind, close=()):
+    """Key by key; those in close (torch's chainable rates) to 4 ulp."""
     if meta.get(kind_key) != kind:
         failures.append(f"{what}: {kind_key} is {meta.get(kind_key)!r}, want {kind!r}")
     shared = sorted((set(meta) & set(want)) - {"params"})
     for k in shared:
-        if meta[k] != want[k] or type(meta[k]) is not type(want[k]) and not (
+        if k in close:
+            if not all(abs(a - b) <= 4 * 2.0**-52 * abs(b) for a, b in zip(meta[k], want[k])):
+                failures.append(f"{what}: {k} is {meta[k]!r}, torch's {want[k]!r}")
+        elif meta[k] != want[k] or type(meta[k]) is not type(want[k]) and not (
                 isinstance(want[k], (int, float)) and not isinstance(want[k], bool)):
             failures.append(f"{what}: {k} is {meta[k]!r}, torch's {want[k]!r}")
     return shared
+
+# The order in which io_roundtrip takes each kind's settings.
+ORDER = {"SGD": ["lr", "momentum", "dampening", "weight_decay", "nesterov"],
+         "Adam": ["lr", "betas", "eps", "weight_decay", "amsgrad"],
+         "AdamW": ["lr", "betas", "eps", "weight_decay", "amsgrad"],
+         "RMSprop": ["lr", "alpha", "eps", "weight_decay", "momentum", "centered"],
+         "Adagrad": ["lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps"]}
+DEFAULTS = {"SGD": dict(lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
+                        nesterov=False),
+            "Adam": dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+                         amsgrad=False),
+            "AdamW": dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                          amsgrad=False),
+            "RMSprop": dict(lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0,
+                            centered=False),
+            "Adagrad": dict(lr=1e-2, lr_decay=0.0, weight_decay=0.0,
+                            initial_accumulator_value=0.0, eps=1e-10)}
+
+def c_args(kind, o):
+    out = []
+    for k in ORDER[kind]:
+        v = o[k]
+        out += [repr(x) for x in v] if isinstance(v, tuple) else [repr(int(v) if isinstance(
+            v, bool) else v)]
+    return out
 
 if torch is not None:
     warnings.simplefilter("ignore")
@@ -228,13 +273,16 @@ if torch is not None:
                       amsgrad=True)),
         ("AdamW", dict(lr=0.1 + 0.2, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01,
                        amsgrad=False)),
+        ("RMSprop", dict(lr=0.02, alpha=0.9, eps=1e-6, weight_decay=0.01, momentum=0.5,
+                         centered=True)),
+        ("RMSprop", dict(lr=0.01, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0,
+                         centered=False)),
+        ("Adagrad", dict(lr=0.05, lr_decay=0.1, weight_decay=0.01,
+                         initial_accumulator_value=0.25, eps=1e-8)),
     ]
     for kind, o in optimizers:
-        args = [o["lr"], *(o["betas"] if "betas" in o else [o["momentum"], o["dampening"]]),
-                o.get("eps", o["weight_decay"]), *([o["weight_decay"]] if "eps" in o else []),
-                int(o.get("nesterov", o.get("amsgrad")))]
         path = f"{tmp}/{kind}.safetensors"
-        r = run("optimizer", kind, path, *map(repr, args))
+        r = run("optimizer", kind, path, *c_args(kind, o))
         if r.returncode != 0:
             failures.append(f"optimizer {kind}: {r.stderr.strip()}")
             continue
@@ -246,26 +294,150 @@ if torch is not None:
         shared = compare(f"optimizer {kind}", metadata(path), group, "optimizer", kind)
         if len(shared) < len(o) + 1:
             failures.append(f"optimizer {kind}: only {shared} compared")
-    schedules = [("StepLR", "step_size", "gamma", 3, 0.3, 7),
-                 ("CosineAnnealingLR", "T_max", "eta_min", 10, 0.001, 4)]
-    for kind, pk, fk, period, factor, epochs in schedules:
+    # (kind, torch's arguments, io_roundtrip's PERIOD FACTOR [EXTRA], epochs)
+    schedules = [("StepLR", dict(step_size=3, gamma=0.3), ["3", "0.3"], 7),
+                 ("CosineAnnealingLR", dict(T_max=10, eta_min=0.001), ["10", "0.001"], 4),
+                 ("ExponentialLR", dict(gamma=0.9), ["0", "0.9"], 8),
+                 ("MultiStepLR", dict(milestones=[5, 2, 5], gamma=0.1), ["0", "0.1", "5,2,5"],
+                  6),
+                 ("LinearLR", dict(start_factor=0.25, end_factor=0.75, total_iters=4),
+                  ["4", "0.25", "0.75"], 5)]
+    closed_form = {"ExponentialLR", "MultiStepLR", "LinearLR"}
+    for kind, kw, cargs, epochs in schedules:
         path = f"{tmp}/{kind}.safetensors"
-        r = run("schedule", kind, path, "0.1", str(period), repr(factor), str(epochs))
+        r = run("schedule", kind, path, "0.1", cargs[0], cargs[1], str(epochs), *cargs[2:])
         if r.returncode != 0:
             failures.append(f"schedule {kind}: {r.stderr.strip()}")
             continue
         opt = torch.optim.SGD([torch.nn.Parameter(torch.ones(3))], lr=0.1)
-        sched = getattr(torch.optim.lr_scheduler, kind)(opt, period, factor)
+        sched = getattr(torch.optim.lr_scheduler, kind)(opt, **kw)
         for _ in range(epochs):
             opt.step()
             sched.step()
-        shared = compare(f"schedule {kind}", metadata(path), sched.state_dict(), "scheduler",
-                         kind)
-        if shared != sorted([pk, fk, "base_lrs", "last_epoch", "_step_count", "_last_lr",
+        want = sched.state_dict()
+        close = ("_last_lr",) if kind in closed_form else ()
+        shared = compare(f"schedule {kind}", metadata(path), want, "scheduler", kind, close)
+        if shared != sorted([*kw, "base_lrs", "last_epoch", "_step_count", "_last_lr",
                              "verbose", "_get_lr_called_within_step"]):
             failures.append(f"schedule {kind}: compared {shared}")
+        if "milestones" in kw and raw_metadata(path)["milestones"] != repr(want["milestones"]):
+            failures.append(f"schedule {kind}: milestones {raw_metadata(path)['milestones']} "
+                            f"is not torch's {want['milestones']!r}")
+
+        # torch loads ours and goes on as we do; we load torch's and go on as it does
+        more = 4
+        r = run("schedresume", kind, path, str(more))
+        ours = [float(x) for x in r.stdout.split()] if r.returncode == 0 else None
+        if ours is None:
+            failures.append(f"schedresume {kind}: {r.stderr.strip()}")
+            continue
+        t_opt = torch.optim.SGD([torch.nn.Parameter(torch.ones(3))], lr=0.1)
+        t_sched = getattr(torch.optim.lr_scheduler, kind)(t_opt, **kw)
+        t_sched.load_state_dict({k: v for k, v in metadata(path).items() if k != "scheduler"})
+        t_opt.param_groups[0]["lr"] = t_sched.get_last_lr()[0]  # the optimizer's file has it
+        theirs_path = f"{tmp}/{kind}.torch.safetensors"
+        save_file({}, theirs_path, metadata={"scheduler": kind, **{
+            k: repr(v) for k, v in sched.state_dict().items()}})
+        r = run("schedresume", kind, theirs_path, str(more))
+        from_torch = [float(x) for x in r.stdout.split()] if r.returncode == 0 else None
+        if from_torch is None:
+            failures.append(f"schedresume {kind} from torch's file: {r.stderr.strip()}")
+            continue
+        for e in range(more):
+            t_opt.step()
+            t_sched.step()
+            sched.step()
+            got, want_lr = t_opt.param_groups[0]["lr"], opt.param_groups[0]["lr"]
+            exact = sched._get_closed_form_lr()[0]  # ours, bit for bit
+            if abs(got - ours[e]) > 4 * 2.0**-52 * abs(got) or abs(want_lr - from_torch[e]) > (
+                    4 * 2.0**-52 * abs(want_lr)) or from_torch[e] != exact:
+                failures.append(f"schedule {kind}, epoch {epochs + 1 + e}: torch from our file "
+                                f"{got!r}, ours {ours[e]!r}; ours from torch's file "
+                                f"{from_torch[e]!r}, torch {want_lr!r} (closed form {exact!r})")
     print("python_interop: checkpoint settings compared with torch for",
           ", ".join(k for k, _ in optimizers), "and", ", ".join(s[0] for s in schedules))
+
+    # An optimizer's state both ways: cltensor steps 3 times and saves; torch
+    # loads that (load_state_dict) and takes 3 more steps, which must come
+    # out as cltensor's 6 uninterrupted ones (float32 rounding apart); torch
+    # writes what it loaded back in cltensor's format, as it holds it and
+    # cast to float64, and cltensor resumes from each with the bits of its
+    # uninterrupted run.
+    def loss_backward(p):
+        (p ** 3 / 3 + p ** 2).sum().backward()
+
+    def torch_state_dict(opt, path, kind):
+        """Our file as torch's state_dict, into opt's param_groups."""
+        t, meta = load_file(path), metadata(path)
+        group = dict(opt.state_dict()["param_groups"][0])
+        group.update({k: v for k, v in meta.items() if k in group})
+        state = {}
+        for name, a in t.items():
+            if name.startswith("state."):
+                _, i, key = name.split(".", 2)
+                state.setdefault(int(i), {})[key] = torch.from_numpy(a.copy())
+        for i in state:
+            if kind != "SGD":
+                step = int(t["step"][i])
+                state[i]["step"] = torch.tensor(float(step)) if kind != "RMSprop" else step
+        return {"state": state, "param_groups": [group]}
+
+    def our_file(opt, kind, path, steps, dtype=None):
+        """torch's state_dict in our format (steps: what SGD does not count)."""
+        sd = opt.state_dict()
+        group = sd["param_groups"][0]
+        tensors = {}
+        for i, st in sd["state"].items():
+            for k, v in st.items():
+                if k != "step":
+                    tensors[f"state.{i}.{k}"] = v.numpy().astype(dtype or v.numpy().dtype)
+        counts = [int(sd["state"].get(i, {}).get("step", steps)) for i in group["params"]]
+        tensors["step"] = np.array(counts, dtype="<i8")
+        tensors["steps"] = np.array(max(counts), dtype="<i8")
+        tensors["lr_bits"] = np.array(group["lr"], dtype="<f8").view("<i8")
+        meta = {"optimizer": kind, **{k: repr(v) for k, v in group.items()
+                                      if k not in ("params", "foreach", "differentiable")}}
+        save_file(tensors, path, metadata=meta)
+
+    resumed = []
+    for kind, o in optimizers:
+        tag = f"{tmp}/{kind}-{len(resumed)}"
+        r1 = run("resume", kind, "3", "-", "-", f"{tag}.a", *c_args(kind, o))
+        r2 = run("resume", kind, "6", "-", "-", f"{tag}.u", *c_args(kind, o))
+        if r1.returncode != 0 or r2.returncode != 0:
+            failures.append(f"resume {kind}: {r1.stderr.strip()} {r2.stderr.strip()}")
+            continue
+        p = torch.nn.Parameter(torch.from_numpy(load_file(f"{tag}.a.param.safetensors")["p"]))
+        opt = getattr(torch.optim, kind)([p], **DEFAULTS[kind])
+        opt.load_state_dict(torch_state_dict(opt, f"{tag}.a.optim.safetensors", kind))
+        for k, v in o.items():
+            if opt.param_groups[0][k] != v:
+                failures.append(f"resume {kind}: torch loaded {k} = "
+                                f"{opt.param_groups[0][k]!r}, the file holds {v!r}")
+        our_file(opt, kind, f"{tag}.b32.safetensors", 3)
+        our_file(opt, kind, f"{tag}.b64.safetensors", 3, "<f8")
+        for _ in range(3):
+            opt.zero_grad()
+            loss_backward(p)
+            opt.step()
+        want = load_file(f"{tag}.u.param.safetensors")["p"]
+        if not np.allclose(p.detach().numpy(), want, rtol=1e-5, atol=1e-6):
+            failures.append(f"resume {kind}: torch from our file ends at "
+                            f"{p.detach().numpy()}, our uninterrupted run at {want}")
+        for b in ("b32", "b64"):
+            r = run("resume", kind, "3", f"{tag}.a.param.safetensors", f"{tag}.{b}.safetensors",
+                    f"{tag}.{b}", *c_args(kind, DEFAULTS[kind]))
+            if r.returncode != 0:
+                failures.append(f"resume {kind} from torch's file ({b}): {r.stderr.strip()}")
+                continue
+            with open(f"{tag}.{b}.param.safetensors", "rb") as f1, \
+                    open(f"{tag}.u.param.safetensors", "rb") as f2:
+                if f1.read() != f2.read():
+                    failures.append(f"resume {kind} from torch's file ({b}): not the bits of "
+                                    "the uninterrupted run")
+        resumed.append(kind)
+    print("python_interop: optimizer state through torch and back, resumed bit for bit:",
+          ", ".join(resumed))
 
 for f in failures:
     print("python_interop: FAIL:", f)

@@ -67,6 +67,9 @@ static char small_buf[1];
 static const double big = 1e30;
 static const clt_sgd_opts bad_sgd = {-1.0, 0, 0, 0, 0};
 static const clt_adam_opts bad_adam = {-1.0, 0.9, 0.999, 1e-8, 0, 0};
+static const clt_rmsprop_opts bad_rmsprop = {0.01, -0.5, 1e-8, 0, 0, 0};
+static const clt_adagrad_opts bad_adagrad = {0.01, -1.0, 0, 0, 1e-10};
+static const int64_t bad_milestones[] = {-1};
 static const clt_cross_entropy_opts ce_opts = CLT_CROSS_ENTROPY_DEFAULTS;
 static const clt_loader_opts bad_loader = {0, 0, 0, 0};
 static const clt_array_spec spec_x = {host6, CLT_FLOAT32, 2, sh23};
@@ -273,9 +276,14 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_sgd, OPT, clt_sgd(f->pair, 1, &bad_sgd, &o->opt))                                  \
     X(clt_adam, OPT, clt_adam(f->pair, 1, &bad_adam, &o->opt))                               \
     X(clt_adamw, OPT, clt_adamw(f->pair, 1, &bad_adam, &o->opt))                             \
+    X(clt_rmsprop, OPT, clt_rmsprop(f->pair, 1, &bad_rmsprop, &o->opt))                      \
+    X(clt_adagrad, OPT, clt_adagrad(f->pair, 1, &bad_adagrad, &o->opt))                      \
     X(clt_clip_grad_norm, T, clt_clip_grad_norm(f->pair, 2, -1.0, 2.0, &o->t))               \
     X(clt_step_lr, SCHED, clt_step_lr(f->opt, 0, 0.5, &o->sched))                            \
     X(clt_cosine_lr, SCHED, clt_cosine_lr(f->opt, -1, 0, &o->sched))                         \
+    X(clt_exponential_lr, SCHED, clt_exponential_lr(f->opt, -0.5, &o->sched))                \
+    X(clt_multistep_lr, SCHED, clt_multistep_lr(f->opt, bad_milestones, 1, 0.1, &o->sched))  \
+    X(clt_linear_lr, SCHED, clt_linear_lr(f->opt, 0.0, 1.0, 5, &o->sched))                   \
     /* data.h */                                                                             \
     X(clt_dataloader_arrays, DL, clt_dataloader_arrays(f->dev, &spec_x, NULL, &bad_loader, &o->dl)) \
     X(clt_dataloader_callback, DL,                                                           \

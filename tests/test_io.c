@@ -794,15 +794,26 @@ static void train_steps(clt_module *m, clt_optimizer *opt, int k)
     clt_tensor_free(y);
 }
 
-/* kind 0: SGD, 1: AdamW, 2: Adam; custom: settings other than the
- * defaults (momentum, nesterov, amsgrad, ...), else the defaults. */
+/* kind 0: SGD, 1: AdamW, 2: Adam, 3: RMSprop, 4: Adagrad; custom:
+ * settings other than the defaults (momentum, nesterov, amsgrad, centered,
+ * lr_decay, ...), else the defaults. */
 static clt_optimizer *optimizer_of(clt_module *m, int kind, int custom)
 {
     clt_tensor **params;
     size_t n;
     clt_optimizer *opt;
     CHECK(clt_module_parameters(m, &params, &n));
-    if (kind) {
+    if (kind == 3) {
+        clt_rmsprop_opts o = CLT_RMSPROP_DEFAULTS;
+        if (custom)
+            o = (clt_rmsprop_opts){0.02, 0.9, 1e-6, 0.01, 0.5, 1};
+        CHECK(clt_rmsprop(params, n, &o, &opt));
+    } else if (kind == 4) {
+        clt_adagrad_opts o = CLT_ADAGRAD_DEFAULTS;
+        if (custom)
+            o = (clt_adagrad_opts){0.05, 0.1, 0.01, 0.25, 1e-8};
+        CHECK(clt_adagrad(params, n, &o, &opt));
+    } else if (kind) {
         clt_adam_opts o = CLT_ADAMW_DEFAULTS;
         if (custom) {
             o.lr = 0.05;
@@ -947,6 +958,170 @@ Test(io, optimizer_checkpoint_resumes_bit_for_bit)
         clt_module_free(ref);
         clt_module_free(fresh);
     }
+}
+
+/* RMSprop (centered, with momentum and weight decay) and Adagrad (lr_decay,
+ * an initial accumulator, weight decay) stopped after 3 steps, saved and
+ * loaded into an optimizer made with the defaults, go on with the bits of
+ * the uninterrupted run; the files hold torch's state and settings names. */
+Test(io, rmsprop_and_adagrad_checkpoints_resume_bit_for_bit)
+{
+    clt_device *dev = get_device("cpu");
+    for (int kind = 3; kind <= 4; kind++) {
+        clt_module *ref = mlp(dev, 1, 3, 2, 1), *m = mlp(dev, 7, 3, 2, 1);
+        clt_optimizer *ref_opt = optimizer_of(ref, kind, 1), *opt = optimizer_of(m, kind, 0);
+        train_steps(ref, ref_opt, 3);
+        CHECK(clt_module_save(ref, tpath("m.safetensors")));
+        CHECK(clt_optimizer_save(ref_opt, tpath("o.safetensors")));
+        train_steps(ref, ref_opt, 3);
+        CHECK(clt_module_load(m, tpath("m.safetensors")));
+        CHECK(clt_optimizer_load(opt, tpath("o.safetensors")));
+        cr_assert_eq(clt_optimizer_steps(opt), 3);
+        train_steps(m, opt, 3);
+        size_t nr, nb;
+        unsigned char *want = state_bytes(ref, &nr), *got = state_bytes(m, &nb);
+        cr_assert(nb == nr && memcmp(got, want, nr) == 0,
+                  "kind %d: the resumed run differs from the uninterrupted one", kind);
+        free(want);
+        free(got);
+
+        clt_named_tensor *out;
+        size_t n;
+        CHECK(clt_load_safetensors(tpath("o.safetensors"), dev, &out, &n));
+        cr_assert_eq(n, kind == 3 ? 3 * 4 + 3 : 4 + 3);
+        cr_assert_str_eq(out[1].name, kind == 3 ? "state.0.grad_avg" : "state.0.sum");
+        if (kind == 3) {
+            cr_assert_str_eq(out[2].name, "state.0.momentum_buffer");
+            cr_assert_str_eq(out[3].name, "state.0.square_avg");
+        }
+        clt_named_tensors_free(out, n);
+        size_t fl;
+        unsigned char *bytes = read_file(tpath("o.safetensors"), &fl);
+        const char *meta =
+            kind == 3 ? "{\"__metadata__\":{\"optimizer\":\"RMSprop\",\"lr\":\"0.02\","
+                        "\"alpha\":\"0.9\",\"eps\":\"1e-06\",\"weight_decay\":\"0.01\","
+                        "\"momentum\":\"0.5\",\"centered\":\"True\",\"maximize\":\"False\"},"
+                      : "{\"__metadata__\":{\"optimizer\":\"Adagrad\",\"lr\":\"0.05\","
+                        "\"lr_decay\":\"0.1\",\"weight_decay\":\"0.01\","
+                        "\"initial_accumulator_value\":\"0.25\",\"eps\":\"1e-08\","
+                        "\"maximize\":\"False\"},";
+        cr_assert(memcmp(bytes + 8, meta, strlen(meta)) == 0, "header: %.300s", bytes + 8);
+        free(bytes);
+        clt_optimizer_free(ref_opt);
+        clt_optimizer_free(opt);
+        clt_module_free(ref);
+        clt_module_free(m);
+    }
+}
+
+/* The values of the state tensors of opt's file, as float64, in the file's
+ * order (n of them in all). */
+static double *state_values(clt_optimizer *opt, size_t *n)
+{
+    clt_device *dev = get_device("cpu");
+    clt_named_tensor *out;
+    size_t k, total = 0, at = 0;
+    CHECK(clt_optimizer_save(opt, tpath("values.safetensors")));
+    CHECK(clt_load_safetensors(tpath("values.safetensors"), dev, &out, &k));
+    for (size_t j = 0; j < k; j++)
+        if (strncmp(out[j].name, "state.", 6) == 0)
+            total += (size_t)clt_tensor_numel(out[j].tensor);
+    double *v = malloc(total * sizeof *v);
+    for (size_t j = 0; j < k; j++) {
+        if (strncmp(out[j].name, "state.", 6) != 0)
+            continue;
+        clt_tensor *d;
+        CHECK(clt_to_dtype(out[j].tensor, CLT_FLOAT64, &d));
+        CHECK(clt_tensor_read(d, v + at, (size_t)clt_tensor_numel(d) * sizeof *v));
+        at += (size_t)clt_tensor_numel(d);
+        clt_tensor_free(d);
+    }
+    clt_named_tensors_free(out, k);
+    *n = total;
+    return v;
+}
+
+/* State saved in float32 loads into an optimizer over float64 parameters,
+ * and back, converted to the parameters' dtype as torch's load_state_dict
+ * casts it (float64 values rounded to nearest on the way down); a state
+ * tensor that is not floating, or counts that are not int64, are refused. */
+Test(io, optimizer_load_converts_state_dtypes)
+{
+    clt_device *dev = get_device("cpu");
+    if (!supported(dev, CLT_FLOAT64))
+        return;
+    clt_module *a = mlp(dev, 1, 3, 2, 1), *w = mlp(dev, 2, 3, 2, 1), *f = mlp(dev, 3, 3, 2, 1);
+    clt_optimizer *oa = optimizer_of(a, 3, 1);
+    train_steps(a, oa, 2);
+    CHECK(clt_optimizer_save(oa, tpath("o32.safetensors")));
+    CHECK(clt_module_to_dtype(w, CLT_FLOAT64));
+    /* of takes a file without __metadata__ below: it keeps its settings */
+    clt_optimizer *ow = optimizer_of(w, 3, 0), *of = optimizer_of(f, 3, 1);
+    CHECK(clt_optimizer_load(ow, tpath("o32.safetensors")));
+    size_t n32, n64, nf;
+    double *v32 = state_values(oa, &n32), *v64 = state_values(ow, &n64);
+    cr_assert(n32 == n64 && n32 > 0 && memcmp(v32, v64, n32 * sizeof *v32) == 0,
+              "the float64 state differs from the float32 file's");
+    /* every state tensor of the float64 optimizer is float64 */
+    clt_named_tensor *out;
+    size_t k;
+    CHECK(clt_load_safetensors(tpath("values.safetensors"), dev, &out, &k));
+    for (size_t j = 0; j < k; j++)
+        cr_assert_eq(clt_tensor_dtype(out[j].tensor),
+                     strncmp(out[j].name, "state.", 6) == 0 ? CLT_FLOAT64 : CLT_INT64, "%s",
+                     out[j].name);
+    /* and back down: a float64 value off the float32 grid rounds to nearest */
+    clt_tensor *t0 = NULL;
+    for (size_t j = 0; j < k; j++)
+        if (strcmp(out[j].name, "state.0.square_avg") == 0)
+            t0 = out[j].tensor;
+    cr_assert_not_null(t0);
+    size_t nt0 = (size_t)clt_tensor_numel(t0);
+    double *x0 = malloc(nt0 * sizeof *x0);
+    CHECK(clt_tensor_read(t0, x0, nt0 * sizeof *x0));
+    cr_assert(x0[0] != 0);
+    x0[0] *= 1 + 0x1p-30;
+    CHECK(clt_tensor_write(t0, x0, nt0 * sizeof *x0));
+    free(x0);
+    CHECK(clt_save_safetensors(tpath("o64.safetensors"), out, k));
+    CHECK(clt_optimizer_load(of, tpath("o64.safetensors")));
+    double *vf = state_values(of, &nf);
+    cr_assert(nf == n32 && memcmp(vf, v32, nf * sizeof *vf) == 0,
+              "the float32 state differs from the values it started from");
+    /* a state tensor in int64, the counts in float64: refused, naming them */
+    clt_tensor *bad;
+    for (int which = 0; which < 2; which++) {
+        const char *name = which ? "step" : "state.0.square_avg";
+        clt_tensor *orig = NULL;
+        size_t at = 0;
+        for (size_t j = 0; j < k; j++)
+            if (strcmp(out[j].name, name) == 0) {
+                orig = out[j].tensor;
+                at = j;
+            }
+        CHECK(clt_to_dtype(orig, which ? CLT_FLOAT64 : CLT_INT64, &bad));
+        out[at].tensor = bad;
+        CHECK(clt_save_safetensors(tpath("bad.safetensors"), out, k));
+        out[at].tensor = orig;
+        clt_tensor_free(bad);
+        int64_t steps = clt_optimizer_steps(of);
+        assert_error(clt_optimizer_load(of, tpath("bad.safetensors")), CLT_ERR_INVALID_ARGUMENT,
+                     which ? "dtype mismatch for step: the checkpoint holds F64 (float64), "
+                             "expected int64"
+                           : "dtype mismatch for state.0.square_avg: the checkpoint holds I64 "
+                             "(int64), expected a floating dtype");
+        cr_assert_eq(clt_optimizer_steps(of), steps);
+    }
+    clt_named_tensors_free(out, k);
+    free(v32);
+    free(v64);
+    free(vf);
+    clt_optimizer_free(oa);
+    clt_optimizer_free(ow);
+    clt_optimizer_free(of);
+    clt_module_free(a);
+    clt_module_free(w);
+    clt_module_free(f);
 }
 
 /* Loading `path` into opt must fail with `needle` and change nothing. */
@@ -1149,6 +1324,134 @@ Test(io, lr_scheduler_save_and_load)
     cr_assert_eq(clt_lr_scheduler_load(s, NULL), CLT_ERR_NULL_ARGUMENT);
     cr_assert_eq(clt_lr_scheduler_epoch(NULL), 0);
     clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+}
+
+/* ExponentialLR, MultiStepLR and LinearLR saved at epoch 3 and loaded into
+ * one of the same kind made with other settings go on with the rates of
+ * the uninterrupted one, bit for bit; the files hold torch's state_dict
+ * keys (milestones as torch's Counter); what cannot be taken is refused. */
+Test(io, new_schedules_save_and_load)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *p;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_sgd_opts so = CLT_SGD_DEFAULTS;
+    so.lr = 0.1;
+    const int64_t ms[] = {5, 2, 5}, other_ms[] = {1};
+    static const char *const want[] = {
+        "{\"__metadata__\":{\"scheduler\":\"ExponentialLR\",\"gamma\":\"0.9\",\"base_lrs\":"
+        "\"[0.1]\",\"last_epoch\":\"3\",\"_step_count\":\"4\",\"_last_lr\":\"[0.0729]\","
+        "\"verbose\":\"False\",\"_get_lr_called_within_step\":\"False\"}}",
+        "{\"__metadata__\":{\"scheduler\":\"MultiStepLR\",\"gamma\":\"0.1\",\"milestones\":"
+        "\"Counter({5: 2, 2: 1})\",\"base_lrs\":\"[0.1]\",\"last_epoch\":\"3\",\"_step_count\":"
+        "\"4\",\"_last_lr\":\"[0.010000000000000002]\",\"verbose\":\"False\","
+        "\"_get_lr_called_within_step\":\"False\"}}",
+        "{\"__metadata__\":{\"scheduler\":\"LinearLR\",\"total_iters\":\"5\",\"start_factor\":"
+        "\"0.3333333333333333\",\"end_factor\":\"1.0\",\"base_lrs\":\"[0.1]\",\"last_epoch\":"
+        "\"3\",\"_step_count\":\"4\",\"_last_lr\":\"[0.07333333333333335]\",\"verbose\":"
+        "\"False\",\"_get_lr_called_within_step\":\"False\"}}",
+    };
+    for (int kind = 0; kind < 3; kind++) {
+        clt_optimizer *oa, *ob;
+        clt_lr_scheduler *a, *b, *step;
+        CHECK(clt_sgd(&p, 1, &so, &oa));
+        CHECK(clt_sgd(&p, 1, NULL, &ob));
+        CHECK(kind == 0   ? clt_exponential_lr(oa, 0.9, &a)
+              : kind == 1 ? clt_multistep_lr(oa, ms, 3, 0.1, &a)
+                          : clt_linear_lr(oa, 1.0 / 3, 1.0, 5, &a));
+        CHECK(kind == 0   ? clt_exponential_lr(ob, 0.5, &b)
+              : kind == 1 ? clt_multistep_lr(ob, other_ms, 1, 0.5, &b)
+                          : clt_linear_lr(ob, 0.5, 0.25, 2, &b));
+        CHECK(clt_step_lr(ob, 1, 1, &step));
+        for (int e = 0; e < 3; e++)
+            CHECK(clt_lr_scheduler_step(a));
+        CHECK(clt_lr_scheduler_save(a, tpath("s.safetensors")));
+        CHECK(clt_lr_scheduler_load(b, tpath("s.safetensors")));
+        cr_assert_eq(clt_lr_scheduler_epoch(b), 3);
+        for (int e = 0; e < 6; e++) {
+            CHECK(clt_lr_scheduler_step(a));
+            CHECK(clt_lr_scheduler_step(b));
+            cr_assert(clt_optimizer_lr(oa) == clt_optimizer_lr(ob), "kind %d, epoch %d: %.17g "
+                      "!= %.17g", kind, 4 + e, clt_optimizer_lr(oa), clt_optimizer_lr(ob));
+        }
+        size_t fl;
+        unsigned char *bytes = read_file(tpath("s.safetensors"), &fl);
+        cr_assert(fl >= 8 + strlen(want[kind]) &&
+                      memcmp(bytes + 8, want[kind], strlen(want[kind])) == 0,
+                  "header: %.400s", bytes + 8);
+        free(bytes);
+        schedule_load_refused(step, tpath("s.safetensors"), "and the schedule is StepLR");
+        clt_lr_scheduler_free(a);
+        clt_lr_scheduler_free(b);
+        clt_lr_scheduler_free(step);
+        clt_optimizer_free(oa);
+        clt_optimizer_free(ob);
+    }
+
+    /* milestones torch's way and others; refusals */
+    clt_optimizer *opt;
+    clt_lr_scheduler *s, *lin;
+    CHECK(clt_sgd(&p, 1, &so, &opt));
+    CHECK(clt_multistep_lr(opt, ms, 3, 0.1, &s));
+    CHECK(clt_linear_lr(opt, 0.5, 1.0, 4, &lin));
+    CHECK(clt_lr_scheduler_save(s, tpath("ms.safetensors")));
+    CHECK(clt_lr_scheduler_save(lin, tpath("lin.safetensors")));
+    static const struct {
+        const char *to, *lr; /* milestones, the rate at epoch 6 (over base 0.1) */
+    } good[] = {
+        {"Counter()", "0.1"},
+        {"{2: 1, 5: 2}", "0.00010000000000000003"},
+        {"Counter({6: 3})", "0.00010000000000000003"},
+    };
+    for (size_t k = 0; k < sizeof good / sizeof good[0]; k++) {
+        char to[96];
+        snprintf(to, sizeof to, "\"milestones\":\"%s\"", good[k].to);
+        rewrite_header(tpath("ms.safetensors"), tpath("good.safetensors"),
+                       "\"milestones\":\"Counter({5: 2, 2: 1})\"", to);
+        CHECK(clt_lr_scheduler_load(s, tpath("good.safetensors")));
+        for (int e = 0; e < 6; e++)
+            CHECK(clt_lr_scheduler_step(s));
+        cr_assert(clt_optimizer_lr(opt) == strtod(good[k].lr, NULL), "%s: %.17g", good[k].to,
+                  clt_optimizer_lr(opt));
+    }
+    static const struct {
+        const char *file, *from, *to, *needle;
+    } bad_meta[] = {
+        {"ms", "Counter({5: 2, 2: 1})", "[2, 5]", "'milestones' is '[2, 5]', expected a Counter"},
+        {"ms", "Counter({5: 2, 2: 1})", "Counter({5: 0})", "counts >= 1"},
+        {"ms", "Counter({5: 2, 2: 1})", "Counter({-5: 1})", "epochs >= 0"},
+        {"ms", "Counter({5: 2, 2: 1})", "Counter({5: 99999})", "at most 4096 in all"},
+        {"ms", "Counter({5: 2, 2: 1})", "Counter({5: 2, 2: 1}", "expected a Counter"},
+        {"ms", "\"gamma\":\"0.1\"", "\"gamma\":\"-1.0\"", "invalid gamma -1"},
+        {"ms", "\"milestones\":", "\"milestone\":", "__metadata__ has no 'milestones'"},
+        {"lin", "\"start_factor\":\"0.5\"", "\"start_factor\":\"0.0\"",
+         "start_factor 0: starting multiplicative factor expected"},
+        {"lin", "\"end_factor\":\"1.0\"", "\"end_factor\":\"2.0\"", "end_factor 2: ending"},
+        {"lin", "\"total_iters\":\"4\"", "\"total_iters\":\"0\"",
+         "total_iters must be positive, not 0"},
+    };
+    for (size_t k = 0; k < sizeof bad_meta / sizeof bad_meta[0]; k++) {
+        char src[32];
+        snprintf(src, sizeof src, "%s.safetensors", bad_meta[k].file);
+        rewrite_header(tpath(src), tpath("bad.safetensors"), bad_meta[k].from, bad_meta[k].to);
+        schedule_load_refused(*bad_meta[k].file == 'm' ? s : lin, tpath("bad.safetensors"),
+                              bad_meta[k].needle);
+    }
+    schedule_load_refused(lin, tpath("ms.safetensors"),
+                          "holds a 'MultiStepLR' schedule, and the schedule is LinearLR");
+    clt_lr_scheduler_free(s);
+    /* more milestones than the metadata holds are refused when saving */
+    int64_t many[200];
+    for (int k = 0; k < 200; k++)
+        many[k] = 1000 + k;
+    CHECK(clt_multistep_lr(opt, many, 200, 0.5, &s));
+    assert_error(clt_lr_scheduler_save(s, tpath("many.safetensors")), CLT_ERR_INVALID_ARGUMENT,
+                 "the 200 milestones do not fit in the file's metadata");
+    clt_lr_scheduler_free(s);
+    clt_lr_scheduler_free(lin);
     clt_optimizer_free(opt);
     clt_tensor_free(p);
 }

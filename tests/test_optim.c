@@ -1,7 +1,9 @@
-/* test_optim.c: SGD, Adam and AdamW against host implementations of
- * PyTorch's update rules written here, clip_grad_norm, the schedules,
+/* test_optim.c: SGD, Adam, AdamW, RMSprop and Adagrad against host
+ * implementations of PyTorch's update rules written here, clip_grad_norm,
+ * the schedules (against closed forms and torch's values),
  * errors, a training step that allocates nothing after the first, and the
  * state following a model converted to float64. */
+#include <float.h>
 #include <stdio.h>
 
 #include "helpers.h"
@@ -17,7 +19,9 @@ static void loss_backward(clt_device *dev, clt_tensor *p)
     clt_tensor *c, *pp, *q, *l;
     int64_t n = N;
     CHECK(clt_scope_begin());
-    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, C, &c));
+    clt_tensor *c64;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, C, &c64));
+    CHECK(clt_to_dtype(c64, clt_tensor_dtype(p), &c));
     CHECK(clt_mul(p, p, &pp));
     CHECK(clt_mul(pp, c, &q));
     CHECK(clt_mul_scalar(q, 0.5, &l));
@@ -28,18 +32,41 @@ static void loss_backward(clt_device *dev, clt_tensor *p)
 }
 
 typedef struct ref_opts {
-    int kind; /* 0 SGD, 1 Adam, 2 AdamW */
+    int kind; /* 0 SGD, 1 Adam, 2 AdamW, 3 RMSprop, 4 Adagrad */
     double lr, momentum, dampening, wd, beta1, beta2, eps;
     int nesterov, amsgrad;
+    double alpha; /* RMSprop */
+    int centered;
+    double lr_decay, init; /* Adagrad */
 } ref_opts;
 
-/* PyTorch's formulas (torch/optim/sgd.py, adam.py) in double, for a
+/* o's optimizer over the np tensors p. */
+static void make_optimizer(const ref_opts *o, clt_tensor **p, size_t np, clt_optimizer **opt)
+{
+    if (o->kind == 0) {
+        clt_sgd_opts s = {o->lr, o->momentum, o->dampening, o->wd, o->nesterov};
+        CHECK(clt_sgd(p, np, &s, opt));
+    } else if (o->kind == 3) {
+        clt_rmsprop_opts r = {o->lr, o->alpha, o->eps, o->wd, o->momentum, o->centered};
+        CHECK(clt_rmsprop(p, np, &r, opt));
+    } else if (o->kind == 4) {
+        clt_adagrad_opts a = {o->lr, o->lr_decay, o->wd, o->init, o->eps};
+        CHECK(clt_adagrad(p, np, &a, opt));
+    } else {
+        clt_adam_opts a = {o->lr, o->beta1, o->beta2, o->eps, o->wd, o->amsgrad};
+        CHECK(o->kind == 1 ? clt_adam(p, np, &a, opt) : clt_adamw(p, np, &a, opt));
+    }
+}
+
+/* PyTorch's formulas (torch/optim/sgd.py, adam.py, rmsprop.py, adagrad.py) in double, for a
  * parameter that has no gradient at step `skip` (1-based; 0 none), so that
  * the step skips it: its own count t of updates drives the momentum's start
  * and Adam's bias correction, as PyTorch's state['step']. */
 static void reference_skipping(const ref_opts *o, double *p, int skip)
 {
-    double buf[N] = {0}, m[N] = {0}, v[N] = {0}, vmax[N] = {0};
+    double buf[N] = {0}, m[N] = {0}, v[N] = {0}, vmax[N] = {0}, sum[N];
+    for (int i = 0; i < N; i++)
+        sum[i] = o->init;
     for (int step = 1, t = 1; step <= STEPS; step++) {
         if (step == skip)
             continue;
@@ -53,6 +80,26 @@ static void reference_skipping(const ref_opts *o, double *p, int skip)
                     g = o->nesterov ? g + o->momentum * buf[i] : buf[i];
                 }
                 p[i] -= o->lr * g;
+            } else if (o->kind == 3) {
+                g += o->wd * p[i];
+                m[i] = o->alpha * m[i] + (1 - o->alpha) * g * g; /* square_avg */
+                double avg = m[i];
+                if (o->centered) {
+                    v[i] = o->alpha * v[i] + (1 - o->alpha) * g; /* grad_avg */
+                    avg -= v[i] * v[i];
+                }
+                avg = sqrt(avg) + o->eps;
+                if (o->momentum > 0) {
+                    buf[i] = o->momentum * buf[i] + g / avg;
+                    p[i] -= o->lr * buf[i];
+                } else {
+                    p[i] -= o->lr * g / avg;
+                }
+            } else if (o->kind == 4) {
+                g += o->wd * p[i];
+                double clr = o->lr / (1 + (t - 1) * o->lr_decay);
+                sum[i] += g * g;
+                p[i] -= clr * g / (sqrt(sum[i]) + o->eps);
             } else {
                 if (o->kind == 2)
                     p[i] *= 1 - o->lr * o->wd;
@@ -79,21 +126,19 @@ static void reference(const ref_opts *o, double *p)
     reference_skipping(o, p, 0);
 }
 
-static void run_case(const ref_opts *o)
+/* STEPS steps of o's optimizer over a parameter of dtype dt against the
+ * reference in double: float64 to 1e-12, float32 to 1e-5 (its roundings
+ * against the reference's, over four steps). */
+static void run_case_in(const ref_opts *o, clt_dtype dt)
 {
     clt_device *dev = get_device("cpu");
     int64_t n = N;
-    clt_tensor *p;
-    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, P0, &p));
+    clt_tensor *p64, *p;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, P0, &p64));
+    CHECK(clt_to_dtype(p64, dt, &p));
     CHECK(clt_set_requires_grad(p, 1));
     clt_optimizer *opt;
-    if (o->kind == 0) {
-        clt_sgd_opts s = {o->lr, o->momentum, o->dampening, o->wd, o->nesterov};
-        CHECK(clt_sgd(&p, 1, &s, &opt));
-    } else {
-        clt_adam_opts a = {o->lr, o->beta1, o->beta2, o->eps, o->wd, o->amsgrad};
-        CHECK(o->kind == 1 ? clt_adam(&p, 1, &a, &opt) : clt_adamw(&p, 1, &a, &opt));
-    }
+    make_optimizer(o, &p, 1, &opt);
     for (int t = 0; t < STEPS; t++) {
         CHECK(clt_optimizer_zero_grad(opt, 1));
         loss_backward(dev, p);
@@ -103,23 +148,36 @@ static void run_case(const ref_opts *o)
     double got[N], want[N];
     memcpy(want, P0, sizeof want);
     reference(o, want);
-    CHECK(clt_tensor_read(p, got, sizeof got));
+    clt_tensor *back;
+    CHECK(clt_to_dtype(p, CLT_FLOAT64, &back));
+    CHECK(clt_tensor_read(back, got, sizeof got));
+    double rtol = dt == CLT_FLOAT64 ? 1e-12 : 1e-5, atol = dt == CLT_FLOAT64 ? 1e-14 : 1e-6;
     for (int i = 0; i < N; i++)
-        cr_assert(close_enough(got[i], want[i], 1e-12, 1e-14), "kind %d element %d: %.17g vs %.17g",
-                  o->kind, i, got[i], want[i]);
+        cr_assert(close_enough(got[i], want[i], rtol, atol),
+                  "kind %d, %s, element %d: %.17g vs %.17g", o->kind, clt_dtype_name(dt), i,
+                  got[i], want[i]);
     double moved = 0;
     for (int i = 0; i < N; i++)
         moved += fabs(got[i] - P0[i]);
     cr_assert(moved > 1e-3, "the parameters hardly moved");
     clt_optimizer_free(opt);
+    clt_tensor_free(back);
     clt_tensor_free(p);
+    clt_tensor_free(p64);
+}
+
+static void run_case(const ref_opts *o)
+{
+    run_case_in(o, CLT_FLOAT64);
 }
 
 Test(optim, sgd_variants)
 {
     const ref_opts cases[] = {
-        {0, 0.1, 0, 0, 0, 0, 0, 0, 0, 0},       {0, 0.1, 0.9, 0, 0, 0, 0, 0, 0, 0},
-        {0, 0.05, 0.9, 0.1, 0.01, 0, 0, 0, 0, 0}, {0, 0.05, 0.8, 0, 0.02, 0, 0, 0, 1, 0},
+        {0, 0.1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {0, 0.1, 0.9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {0, 0.05, 0.9, 0.1, 0.01, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {0, 0.05, 0.8, 0, 0.02, 0, 0, 0, 1, 0, 0, 0, 0, 0},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         run_case(&cases[k]);
@@ -128,11 +186,71 @@ Test(optim, sgd_variants)
 Test(optim, adam_and_adamw)
 {
     const ref_opts cases[] = {
-        {1, 0.01, 0, 0, 0, 0.9, 0.999, 1e-8, 0, 0},   {1, 0.02, 0, 0, 0.05, 0.8, 0.99, 1e-6, 0, 1},
-        {2, 0.01, 0, 0, 0.01, 0.9, 0.999, 1e-8, 0, 0}, {2, 0.03, 0, 0, 0.1, 0.85, 0.95, 1e-8, 0, 1},
+        {1, 0.01, 0, 0, 0, 0.9, 0.999, 1e-8, 0, 0, 0, 0, 0, 0},
+        {1, 0.02, 0, 0, 0.05, 0.8, 0.99, 1e-6, 0, 1, 0, 0, 0, 0},
+        {2, 0.01, 0, 0, 0.01, 0.9, 0.999, 1e-8, 0, 0, 0, 0, 0, 0},
+        {2, 0.03, 0, 0, 0.1, 0.85, 0.95, 1e-8, 0, 1, 0, 0, 0, 0},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         run_case(&cases[k]);
+}
+
+/* Every option that changes RMSprop's and Adagrad's code path, in float32
+ * and float64. */
+Test(optim, rmsprop_and_adagrad)
+{
+    const ref_opts cases[] = {
+        /* RMSprop: plain (torch's defaults but lr), weight decay, momentum,
+         * centered, all three */
+        {.kind = 3, .lr = 0.01, .alpha = 0.99, .eps = 1e-8},
+        {.kind = 3, .lr = 0.02, .alpha = 0.9, .eps = 1e-6, .wd = 0.1},
+        {.kind = 3, .lr = 0.01, .alpha = 0.95, .eps = 1e-8, .momentum = 0.9},
+        {.kind = 3, .lr = 0.01, .alpha = 0.99, .eps = 1e-8, .centered = 1},
+        {.kind = 3, .lr = 0.005, .alpha = 0.8, .eps = 1e-4, .wd = 0.05, .momentum = 0.5,
+         .centered = 1},
+        /* Adagrad: plain, lr_decay, weight decay, initial accumulator, all */
+        {.kind = 4, .lr = 0.1, .eps = 1e-10},
+        {.kind = 4, .lr = 0.1, .eps = 1e-10, .lr_decay = 0.5},
+        {.kind = 4, .lr = 0.1, .eps = 1e-10, .wd = 0.2},
+        {.kind = 4, .lr = 0.1, .eps = 1e-10, .init = 0.7},
+        {.kind = 4, .lr = 0.3, .eps = 1e-3, .lr_decay = 0.1, .wd = 0.05, .init = 0.25},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        run_case_in(&cases[k], CLT_FLOAT64);
+        run_case_in(&cases[k], CLT_FLOAT32);
+    }
+}
+
+/* The defaults are torch's: one step of each made with NULL options
+ * equals the step with the values written out. */
+Test(optim, rmsprop_and_adagrad_defaults)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = N;
+    for (int ada = 0; ada <= 1; ada++) {
+        ref_opts o = ada ? (ref_opts){.kind = 4, .lr = 0.01, .eps = 1e-10}
+                         : (ref_opts){.kind = 3, .lr = 0.01, .alpha = 0.99, .eps = 1e-8};
+        clt_tensor *p;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, P0, &p));
+        CHECK(clt_set_requires_grad(p, 1));
+        clt_optimizer *opt;
+        CHECK(ada ? clt_adagrad(&p, 1, NULL, &opt) : clt_rmsprop(&p, 1, NULL, &opt));
+        cr_assert_eq(clt_optimizer_lr(opt), 0.01);
+        for (int t = 0; t < STEPS; t++) {
+            CHECK(clt_optimizer_zero_grad(opt, 1));
+            loss_backward(dev, p);
+            CHECK(clt_optimizer_step(opt));
+        }
+        double got[N], want[N];
+        memcpy(want, P0, sizeof want);
+        reference(&o, want);
+        CHECK(clt_tensor_read(p, got, sizeof got));
+        for (int i = 0; i < N; i++)
+            cr_assert(close_enough(got[i], want[i], 1e-12, 1e-14), "%d: %.17g vs %.17g", i,
+                      got[i], want[i]);
+        clt_optimizer_free(opt);
+        clt_tensor_free(p);
+    }
 }
 
 /* A parameter without a gradient at one step is skipped and keeps its own
@@ -143,8 +261,11 @@ Test(optim, skipped_parameter_keeps_its_own_step_count)
 {
     clt_device *dev = get_device("cpu");
     const ref_opts cases[] = {
-        {1, 0.1, 0, 0, 0, 0.9, 0.999, 1e-8, 0, 0}, {2, 0.05, 0, 0, 0.1, 0.8, 0.99, 1e-8, 0, 1},
-        {0, 0.1, 0.9, 0.2, 0, 0, 0, 0, 0, 0},
+        {1, 0.1, 0, 0, 0, 0.9, 0.999, 1e-8, 0, 0, 0, 0, 0, 0},
+        {2, 0.05, 0, 0, 0.1, 0.8, 0.99, 1e-8, 0, 1, 0, 0, 0, 0},
+        {0, 0.1, 0.9, 0.2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {.kind = 4, .lr = 0.1, .eps = 1e-10, .lr_decay = 0.5, .init = 0.1},
+        {.kind = 3, .lr = 0.01, .alpha = 0.9, .eps = 1e-8, .momentum = 0.9, .centered = 1},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const ref_opts *o = &cases[k];
@@ -156,13 +277,7 @@ Test(optim, skipped_parameter_keeps_its_own_step_count)
                 CHECK(clt_set_requires_grad(p[j], 1));
             }
             clt_optimizer *opt;
-            if (o->kind == 0) {
-                clt_sgd_opts so = {o->lr, o->momentum, o->dampening, o->wd, o->nesterov};
-                CHECK(clt_sgd(p, 2, &so, &opt));
-            } else {
-                clt_adam_opts a = {o->lr, o->beta1, o->beta2, o->eps, o->wd, o->amsgrad};
-                CHECK(o->kind == 1 ? clt_adam(p, 2, &a, &opt) : clt_adamw(p, 2, &a, &opt));
-            }
+            make_optimizer(o, p, 2, &opt);
             for (int step = 1; step <= STEPS; step++) {
                 CHECK(clt_optimizer_zero_grad(opt, 1));
                 loss_backward(dev, p[0]);
@@ -350,6 +465,133 @@ Test(optim, schedules)
     clt_tensor_free(p);
 }
 
+/* The new schedules over SGD(lr=0.1): want[e] is torch 1.13's rate at
+ * epoch e through step() (its chainable form, want[0] what its constructor
+ * sets), printed with repr; ours is the closed form, equal to torch's
+ * _get_closed_form_lr (closed[e], where given) bit for bit and to the
+ * chainable rates to 4 units in the last place. */
+static void check_schedule_rates(clt_lr_scheduler *s, const clt_optimizer *opt,
+                                 const double *want, const double *closed, int epochs,
+                                 const char *what)
+{
+    for (int e = 0; e <= epochs; e++) {
+        if (e > 0)
+            CHECK(clt_lr_scheduler_step(s));
+        cr_assert_eq(clt_lr_scheduler_epoch(s), e);
+        double lr = clt_optimizer_lr(opt);
+        cr_assert(close_enough(lr, want[e], 4 * DBL_EPSILON, 0),
+                  "%s, epoch %d: %.17g vs torch's %.17g", what, e, lr, want[e]);
+        if (closed)
+            cr_assert(lr == closed[e], "%s, epoch %d: %.17g vs torch's closed form %.17g", what,
+                      e, lr, closed[e]);
+    }
+}
+
+Test(optim, exponential_multistep_linear_schedules)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *p;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_sgd_opts so = CLT_SGD_DEFAULTS;
+    so.lr = 0.1;
+    clt_optimizer *opt;
+    clt_lr_scheduler *s;
+
+    /* ExponentialLR(gamma=0.9); and against 0.1 * 0.9^e computed here */
+    static const double exp_chain[] = {0.1, 0.09000000000000001, 0.08100000000000002,
+                                       0.07290000000000002, 0.06561000000000002,
+                                       0.05904900000000002, 0.05314410000000002,
+                                       0.04782969000000002, 0.043046721000000024};
+    static const double exp_closed[] = {0.1, 0.09000000000000001, 0.08100000000000002,
+                                        0.0729, 0.06561, 0.05904900000000001,
+                                        0.05314410000000001, 0.04782969000000001,
+                                        0.04304672100000001};
+    CHECK(clt_sgd(&p, 1, &so, &opt));
+    CHECK(clt_exponential_lr(opt, 0.9, &s));
+    check_schedule_rates(s, opt, exp_chain, exp_closed, 8, "ExponentialLR");
+    cr_assert_eq(clt_optimizer_lr(opt), 0.1 * pow(0.9, 8));
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+
+    /* MultiStepLR([5, 2, 5], gamma=0.1): unsorted, 5 twice (decays twice) */
+    static const double ms_chain[] = {0.1, 0.1, 0.010000000000000002, 0.010000000000000002,
+                                      0.010000000000000002, 0.00010000000000000005,
+                                      0.00010000000000000005, 0.00010000000000000005,
+                                      0.00010000000000000005};
+    static const double ms_closed[] = {0.1, 0.1, 0.010000000000000002, 0.010000000000000002,
+                                       0.010000000000000002, 0.00010000000000000003,
+                                       0.00010000000000000003, 0.00010000000000000003,
+                                       0.00010000000000000003};
+    int64_t milestones[] = {5, 2, 5};
+    CHECK(clt_sgd(&p, 1, &so, &opt));
+    CHECK(clt_multistep_lr(opt, milestones, 3, 0.1, &s));
+    milestones[0] = 1; /* copied: changes nothing */
+    check_schedule_rates(s, opt, ms_chain, ms_closed, 8, "MultiStepLR");
+    clt_lr_scheduler_free(s);
+    /* no milestones: the rate stays */
+    CHECK(clt_optimizer_set_lr(opt, 0.1));
+    CHECK(clt_multistep_lr(opt, NULL, 0, 0.1, &s));
+    for (int e = 0; e < 3; e++)
+        CHECK(clt_lr_scheduler_step(s));
+    cr_assert_eq(clt_optimizer_lr(opt), 0.1);
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+
+    /* LinearLR with torch's defaults (1/3, 1, 5): the constructor sets
+     * base_lr / 3; and LinearLR(1.0, 0.1, 3), decreasing */
+    static const double lin_chain[] = {0.03333333333333333, 0.04666666666666667,
+                                       0.060000000000000005, 0.07333333333333335,
+                                       0.08666666666666668, 0.1, 0.1, 0.1};
+    static const double lin_closed[] = {0.03333333333333333, 0.04666666666666667,
+                                        0.06000000000000001, 0.07333333333333335,
+                                        0.08666666666666667, 0.1, 0.1, 0.1};
+    static const double dec_chain[] = {0.1, 0.06999999999999999, 0.039999999999999994,
+                                       0.009999999999999998, 0.009999999999999998,
+                                       0.009999999999999998};
+    static const double dec_closed[] = {0.1, 0.06999999999999999, 0.04000000000000001,
+                                        0.009999999999999998, 0.009999999999999998,
+                                        0.009999999999999998};
+    CHECK(clt_sgd(&p, 1, &so, &opt));
+    CHECK(clt_linear_lr(opt, 1.0 / 3, 1.0, 5, &s));
+    check_schedule_rates(s, opt, lin_chain, lin_closed, 7, "LinearLR");
+    clt_lr_scheduler_free(s);
+    CHECK(clt_optimizer_set_lr(opt, 0.1));
+    CHECK(clt_linear_lr(opt, 1.0, 0.1, 3, &s));
+    check_schedule_rates(s, opt, dec_chain, dec_closed, 5, "LinearLR decreasing");
+    for (int e = 6; e <= 8; e++) { /* the closed form, written out here */
+        CHECK(clt_lr_scheduler_step(s));
+        cr_assert_eq(clt_optimizer_lr(opt), 0.1 * (1.0 + (0.1 - 1.0) * 3 / 3));
+    }
+    clt_lr_scheduler_free(s);
+
+    /* refused, each with torch's reason, nothing made */
+    int64_t neg[] = {3, -1};
+    s = (clt_lr_scheduler *)&s;
+    assert_error(clt_exponential_lr(opt, -0.5, &s), CLT_ERR_INVALID_ARGUMENT, "invalid gamma -0.5");
+    cr_assert_null(s);
+    assert_error(clt_exponential_lr(opt, NAN, &s), CLT_ERR_INVALID_ARGUMENT, "invalid gamma");
+    assert_error(clt_multistep_lr(opt, neg, 2, 0.1, &s), CLT_ERR_INVALID_ARGUMENT,
+                 "milestone 1 is negative (-1)");
+    cr_assert_null(s);
+    assert_error(clt_multistep_lr(opt, NULL, 2, 0.1, &s), CLT_ERR_NULL_ARGUMENT, "milestones");
+    assert_error(clt_multistep_lr(opt, neg, 1, INFINITY, &s), CLT_ERR_INVALID_ARGUMENT,
+                 "invalid gamma inf");
+    assert_error(clt_linear_lr(opt, 0.0, 1.0, 5, &s), CLT_ERR_INVALID_ARGUMENT,
+                 "start_factor 0: starting multiplicative factor expected to be greater than 0");
+    assert_error(clt_linear_lr(opt, 1.5, 1.0, 5, &s), CLT_ERR_INVALID_ARGUMENT, "start_factor 1.5");
+    assert_error(clt_linear_lr(opt, 0.5, 1.1, 5, &s), CLT_ERR_INVALID_ARGUMENT,
+                 "end_factor 1.1: ending multiplicative factor expected to be between 0 and 1");
+    assert_error(clt_linear_lr(opt, 0.5, 1.0, 0, &s), CLT_ERR_INVALID_ARGUMENT,
+                 "total_iters must be positive, not 0");
+    assert_error(clt_linear_lr(NULL, 0.5, 1.0, 5, &s), CLT_ERR_NULL_ARGUMENT, "clt_linear_lr");
+    cr_assert_null(s);
+    cr_assert_eq(clt_optimizer_lr(opt), 0.1 * (1.0 + (0.1 - 1.0) * 3 / 3),
+                 "a refusal set the rate");
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+}
+
 Test(optim, errors)
 {
     clt_device *dev = get_device("cpu");
@@ -380,6 +622,43 @@ Test(optim, errors)
     cr_assert_eq(clt_optimizer_set_lr(opt, -1), CLT_ERR_INVALID_ARGUMENT);
     cr_assert_eq(clt_optimizer_lr(opt), 1e-3);
     clt_optimizer_free(opt);
+    /* RMSprop's and Adagrad's settings, refused with torch's messages */
+    static const struct {
+        clt_rmsprop_opts r;
+        const char *needle;
+    } bad_r[] = {
+        {{-0.01, 0.99, 1e-8, 0, 0, 0}, "clt_rmsprop: invalid learning rate: -0.01"},
+        {{0.01, -0.5, 1e-8, 0, 0, 0}, "clt_rmsprop: invalid alpha value: -0.5"},
+        {{0.01, 0.99, -1e-8, 0, 0, 0}, "clt_rmsprop: invalid epsilon value"},
+        {{0.01, 0.99, 1e-8, NAN, 0, 0}, "clt_rmsprop: invalid weight_decay value: nan"},
+        {{0.01, 0.99, 1e-8, 0, -0.9, 0}, "clt_rmsprop: invalid momentum value: -0.9"},
+    };
+    for (size_t k = 0; k < sizeof bad_r / sizeof bad_r[0]; k++) {
+        opt = (clt_optimizer *)&opt;
+        assert_error(clt_rmsprop(&p, 1, &bad_r[k].r, &opt), CLT_ERR_INVALID_ARGUMENT,
+                     bad_r[k].needle);
+        cr_assert_null(opt);
+    }
+    static const struct {
+        clt_adagrad_opts a;
+        const char *needle;
+    } bad_a[] = {
+        {{NAN, 0, 0, 0, 1e-10}, "clt_adagrad: invalid learning rate: nan"},
+        {{0.01, -1, 0, 0, 1e-10}, "clt_adagrad: invalid lr_decay value: -1"},
+        {{0.01, 0, -1, 0, 1e-10}, "clt_adagrad: invalid weight_decay value: -1"},
+        {{0.01, 0, 0, -0.1, 1e-10}, "clt_adagrad: invalid initial_accumulator_value value: -0.1"},
+        {{0.01, 0, 0, 0, -1e-10}, "clt_adagrad: invalid epsilon value: -1e-10"},
+    };
+    for (size_t k = 0; k < sizeof bad_a / sizeof bad_a[0]; k++) {
+        opt = (clt_optimizer *)&opt;
+        assert_error(clt_adagrad(&p, 1, &bad_a[k].a, &opt), CLT_ERR_INVALID_ARGUMENT,
+                     bad_a[k].needle);
+        cr_assert_null(opt);
+    }
+    assert_error(clt_rmsprop(&i, 1, NULL, &opt), CLT_ERR_INVALID_ARGUMENT,
+                 "clt_rmsprop: parameter 0 is not a leaf that requires grad");
+    assert_error(clt_adagrad(&p, 0, NULL, &opt), CLT_ERR_INVALID_ARGUMENT,
+                 "clt_adagrad: optimizer got an empty parameter list");
     clt_tensor_free(y);
     clt_tensor_free(i);
     clt_tensor_free(p);
@@ -913,6 +1192,86 @@ Test(optim, failed_build_changes_nothing, .timeout = 300)
     const clt_dtype dt[2] = {CLT_FLOAT32, CLT_FLOAT64};
     step_failures f = step_refusals(dt, 2, 0.9);
     cr_assert_geq(f.builds, 2, "%d builds failed", f.builds);
+}
+
+/* The values of p as doubles into v (4 of them). */
+static void read_as_double(clt_tensor *p, double *v)
+{
+    clt_tensor *d;
+    CHECK(clt_to_dtype(p, CLT_FLOAT64, &d));
+    CHECK(clt_tensor_read(d, v, 4 * sizeof *v));
+    clt_tensor_free(d);
+}
+
+/* RMSprop (centered, momentum) and Adagrad (lr_decay, initial
+ * accumulator) with the driver refusing each of its calls in turn, over a
+ * float32 and a float64 parameter: the failure leaves the step count at 0,
+ * and the step made again gives the bits of one step without the refusal
+ * (every kernel built and the state moved first; a step stopped part-way
+ * finished from the parameter it stopped at, none updated twice). */
+Test(optim, rmsprop_and_adagrad_refused_step_made_again, .timeout = 300)
+{
+    const clt_dtype dt[2] = {CLT_FLOAT32, CLT_FLOAT64};
+    const ref_opts kinds[2] = {
+        {.kind = 3, .lr = 0.01, .alpha = 0.9, .eps = 1e-8, .wd = 0.01, .momentum = 0.5,
+         .centered = 1},
+        {.kind = 4, .lr = 0.1, .eps = 1e-10, .lr_decay = 0.5, .init = 0.1},
+    };
+    setenv("CLTENSOR_CACHE", "1", 1);
+    for (int k = 0; k < 2; k++) {
+        double want[2][4], got[4];
+        int refused = 0, builds = 0;
+        for (long pass = -1;; pass++) {
+            clt_device *dev = get_device("cpu");
+            clt_tensor *p[2];
+            params_with_grads(dev, dt, 2, p);
+            clt_optimizer *opt;
+            make_optimizer(&kinds[k], p, 2, &opt);
+            setenv("CLTENSOR_CACHE", "0", 1);
+            clt__driver_refuse_at(pass);
+            clt_status st = clt_optimizer_step(opt);
+            long left = clt__driver_refuse_at(-1);
+            setenv("CLTENSOR_CACHE", "1", 1);
+            if (left < 0 && pass >= 0) {
+                cr_assert_neq(st, CLT_OK, "driver call %ld refused, the step succeeded", pass);
+                cr_assert_eq(clt_optimizer_steps(opt), 0);
+                /* refused before the first update (a build, say): nothing moved */
+                char msg[512];
+                snprintf(msg, sizeof msg, "%s", clt_last_error());
+                bool before = strstr(msg, "failed at parameter ") == NULL;
+                builds += before && strstr(msg, "building cl/optim.cl") != NULL;
+                for (int j = 0; before && j < 2; j++) {
+                    read_as_double(p[j], got);
+                    for (int e = 0; e < 4; e++)
+                        cr_assert_eq(got[e], (e + 1.0) * (j + 1), "kind %d, driver call %ld: "
+                                     "parameter %d changed: %s", kinds[k].kind, pass, j, msg);
+                }
+                CHECK(clt_optimizer_step(opt));
+                refused++;
+            } else {
+                CHECK(st);
+            }
+            cr_assert_eq(clt_optimizer_steps(opt), 1);
+            for (int j = 0; j < 2; j++) {
+                read_as_double(p[j], pass < 0 ? want[j] : got);
+                if (pass >= 0)
+                    cr_assert(memcmp(got, want[j], sizeof got) == 0,
+                              "kind %d, driver call %ld: parameter %d is not one step's: "
+                              "%.17g, want %.17g", kinds[k].kind, pass, j, got[0], want[j][0]);
+            }
+            clt_optimizer_free(opt);
+            clt_tensor_free(p[0]);
+            clt_tensor_free(p[1]);
+            clt_shutdown();
+            if (pass >= 0 && left >= 0)
+                break;
+        }
+        cr_assert_geq(refused, 4, "kind %d: only %d driver calls refused", kinds[k].kind,
+                      refused);
+        cr_assert_geq(builds, 2, "kind %d: %d builds refused before the updates",
+                      kinds[k].kind, builds);
+    }
+    unsetenv("CLTENSOR_CACHE");
 }
 
 /* What remains: the driver failing one update after others went through.

@@ -125,20 +125,26 @@ CLT_API clt_status clt_module_load(clt_module *m, const char *path);
  * safetensors file: each parameter's state under PyTorch's names,
  * "state.<i>.momentum_buffer" (SGD with momentum), "state.<i>.exp_avg",
  * "state.<i>.exp_avg_sq" and, with amsgrad, "state.<i>.max_exp_avg_sq"
- * (Adam, AdamW), i the parameter's position in the list the optimizer was
+ * (Adam, AdamW), "state.<i>.square_avg" and, with momentum and centered,
+ * "state.<i>.momentum_buffer" and "state.<i>.grad_avg" (RMSprop),
+ * "state.<i>.sum" (Adagrad), i the parameter's position in the list the
+ * optimizer was
  * made with; "step", int64 [n], the updates of each parameter
  * (state[p]['step']); "steps", int64, clt_optimizer_steps; and "lr_bits",
  * the learning rate's IEEE-754 binary64 bits as an int64, so that it
  * comes back exact (NumPy: np.int64(v).view(np.float64)).
  *
- * The header's __metadata__ holds the kind, "optimizer": "SGD", "Adam" or
- * "AdamW" (torch's class name), and the settings under the keys of torch's
+ * The header's __metadata__ holds the kind, "optimizer": "SGD", "Adam",
+ * "AdamW", "RMSprop" or "Adagrad" (torch's class name), and the settings
+ * under the keys of torch's
  * param_groups[0], each as Python's repr writes the value, so that
  * ast.literal_eval gives it back exactly (numbers in the fewest digits
  * that read back to the same double, in the C locale): SGD "lr",
  * "momentum", "dampening", "weight_decay", "nesterov" ("True"/"False");
  * Adam and AdamW "lr", "betas" ("(0.9, 0.999)"), "eps", "weight_decay",
- * "amsgrad"; both "maximize" ("False").  "lr" is the rate now (a
+ * "amsgrad"; RMSprop "lr", "alpha", "eps", "weight_decay", "momentum",
+ * "centered"; Adagrad "lr", "lr_decay", "weight_decay",
+ * "initial_accumulator_value", "eps"; all "maximize" ("False").  "lr" is the rate now (a
  * schedule's), as in torch, and equals lr_bits.  Save the model with
  * clt_module_save and a schedule with clt_lr_scheduler_save beside it.
  * An optimizer whose last step the driver stopped part-way (optim.h) is
@@ -147,17 +153,23 @@ CLT_API clt_status clt_module_load(clt_module *m, const char *path);
 CLT_API clt_status clt_optimizer_save(const clt_optimizer *opt, const char *path);
 
 /* Loads a file written by clt_optimizer_save into opt, an optimizer of the
- * same kind over parameters of the same shapes and dtypes in the same
- * order (a fresh one, or one that has stepped: its state is replaced), as
- * torch's load_state_dict: opt takes the file's settings (learning rate,
- * momentum, betas, ... from __metadata__; its later steps use them) and
+ * same kind over parameters of the same shapes in the same order (their
+ * dtypes may differ from the file's: see below), a fresh one or one that
+ * has stepped (its state is replaced), as torch's load_state_dict: opt
+ * takes the file's settings (learning rate, momentum, betas, ... from
+ * __metadata__; its later steps use them) and
  * its state, and the counts, so that the steps after it give the bits an
  * uninterrupted run gives.  The state expected is the one the file's
  * settings make (momentum buffers where its momentum is not 0, amsgrad's
- * maxima), and it is checked strictly, as clt_module_load checks, and
- * more: a name missing or unexpected, a shape or (unlike a model's load,
- * and unlike torch, which converts) a dtype that differs, a negative count,
- * an invalid learning rate is CLT_ERR_INVALID_ARGUMENT naming it.  So are
+ * maxima, RMSprop's grad_avg when centered), and it is checked strictly,
+ * as clt_module_load checks, and more: a name missing or unexpected, a
+ * shape that differs, a state tensor that is not floating, counts ("step",
+ * "steps", "lr_bits") that are not int64, a negative count, an invalid
+ * learning rate is CLT_ERR_INVALID_ARGUMENT naming it.  Floating state in
+ * another dtype than its parameter's is converted to the parameter's, as
+ * torch's load_state_dict casts it, and as clt_module_load converts (a
+ * float64 file into a float32 model rounds to nearest, a float32 one into
+ * float64 is exact; a dtype the device cannot hold is refused).  So are
  * a file of another kind, naming both ("holds the state of 'Adam', and the
  * optimizer is AdamW": torch accepts Adam's state into AdamW silently, but
  * the two read weight_decay differently, L2 in the gradient against
@@ -182,8 +194,14 @@ CLT_API clt_status clt_optimizer_load(clt_optimizer *opt, const char *path);
  * file of its own beside the optimizer's (a torch user's checkpoint
  * {"model", "optimizer", "scheduler"} is three files: clt_module_save,
  * clt_optimizer_save, this): a safetensors file with no tensors, whose
- * __metadata__ holds "scheduler" ("StepLR" or "CosineAnnealingLR"),
- * "step_size" and "gamma" or "T_max" and "eta_min", "base_lrs" ("[0.02]")
+ * __metadata__ holds "scheduler" (torch's class: "StepLR",
+ * "CosineAnnealingLR", "ExponentialLR", "MultiStepLR" or "LinearLR"), its
+ * settings under torch's keys ("step_size" and "gamma"; "T_max" and
+ * "eta_min"; "gamma"; "milestones" and "gamma"; "start_factor",
+ * "end_factor" and "total_iters"), "milestones" as torch's Counter prints
+ * ("Counter({30: 1, 80: 2})": counts descending, then in the order first
+ * given; more milestones than fit in 511 bytes are
+ * CLT_ERR_INVALID_ARGUMENT), "base_lrs" ("[0.02]")
  * and "last_epoch" (clt_lr_scheduler_epoch), and the rest of torch 1.13's
  * state_dict: "_step_count" (last_epoch + 1), "_last_lr" (the rate the
  * schedule gives at last_epoch, in closed form), "verbose" and
@@ -194,15 +212,17 @@ CLT_API clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *
 
 /* Loads a file written by clt_lr_scheduler_save into s, a schedule of the
  * same kind (made over the optimizer it is to drive), as torch's
- * load_state_dict: s takes the file's step_size and gamma, or T_max and
- * eta_min, base_lrs and last_epoch (_step_count and _last_lr follow from
+ * load_state_dict: s takes the file's settings (step_size and gamma,
+ * T_max and eta_min, ...; "milestones" read as a Counter, "Counter()" or
+ * a dict "{30: 1}", epochs >= 0, counts >= 1, at most 4096 in all),
+ * base_lrs and last_epoch (_step_count and _last_lr follow from
  * them: where the file has them they must read, and _step_count must be
  * last_epoch + 1; a file without them, from before they were saved,
  * loads); the optimizer's rate is not touched
  * (clt_optimizer_load restores it).  With the model and the optimizer
  * loaded too, the run continues with the bits of an uninterrupted one.  A
- * file of the other kind, with tensors, without a key, with a value that
- * does not read or that clt_step_lr or clt_cosine_lr refuses, a negative
+ * file of another kind, with tensors, without a key, with a value that
+ * does not read or that the kind's constructor refuses, a negative
  * last_epoch or more than one base rate is CLT_ERR_INVALID_ARGUMENT naming
  * it, and s is left as it was. */
 CLT_API clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path);

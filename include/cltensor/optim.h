@@ -40,6 +40,19 @@ typedef struct clt_adam_opts {
 #define CLT_ADAM_DEFAULTS {1e-3, 0.9, 0.999, 1e-8, 0.0, 0}
 #define CLT_ADAMW_DEFAULTS {1e-3, 0.9, 0.999, 1e-8, 1e-2, 0}
 
+/* torch.optim.RMSprop's settings; CLT_RMSPROP_DEFAULTS are PyTorch's. */
+typedef struct clt_rmsprop_opts {
+    double lr, alpha, eps, weight_decay, momentum;
+    int centered;
+} clt_rmsprop_opts;
+#define CLT_RMSPROP_DEFAULTS {1e-2, 0.99, 1e-8, 0.0, 0.0, 0}
+
+/* torch.optim.Adagrad's settings; CLT_ADAGRAD_DEFAULTS are PyTorch's. */
+typedef struct clt_adagrad_opts {
+    double lr, lr_decay, weight_decay, initial_accumulator_value, eps;
+} clt_adagrad_opts;
+#define CLT_ADAGRAD_DEFAULTS {1e-2, 0.0, 0.0, 0.0, 1e-10}
+
 /* Optimizers over the n tensors params (each retained: the caller keeps
  * its own references).  opts NULL means the defaults.  Settings out of
  * range (a negative or NaN learning rate, betas outside [0, 1), ...), a
@@ -58,11 +71,27 @@ CLT_API clt_status clt_adam(clt_tensor *const *params, size_t n, const clt_adam_
 /* AdamW: decoupled weight decay (p *= 1 - lr * weight_decay). */
 CLT_API clt_status clt_adamw(clt_tensor *const *params, size_t n, const clt_adam_opts *opts,
                              clt_optimizer **out);
+/* RMSprop: square_avg = alpha square_avg + (1 - alpha) g^2 (g with L2
+ * weight decay added); centered subtracts grad_avg^2, the running mean of
+ * g squared; with momentum, buf = momentum buf + g / (sqrt(.) + eps) and
+ * p -= lr buf, else p -= lr g / (sqrt(.) + eps).  alpha, eps, momentum,
+ * weight_decay below 0 (or NaN) are refused, as torch refuses them.  The
+ * state is square_avg, and momentum_buffer and grad_avg where momentum is
+ * not 0 and with centered. */
+CLT_API clt_status clt_rmsprop(clt_tensor *const *params, size_t n,
+                               const clt_rmsprop_opts *opts, clt_optimizer **out);
+/* Adagrad: sum += g^2 (sum starting at initial_accumulator_value), p -=
+ * clr g / (sqrt(sum) + eps) with clr = lr / (1 + (t - 1) lr_decay), t the
+ * parameter's own update count.  lr_decay, weight_decay,
+ * initial_accumulator_value, eps below 0 (or NaN) are refused. */
+CLT_API clt_status clt_adagrad(clt_tensor *const *params, size_t n,
+                               const clt_adagrad_opts *opts, clt_optimizer **out);
 
 /* One update of every parameter that has a gradient (optimizer.step()),
  * in the order the parameters were given.  A parameter without one is
  * skipped and, as PyTorch's state['step'], keeps its own count of updates:
- * Adam's bias correction and the start of SGD's momentum follow it.
+ * Adam's bias correction, Adagrad's lr_decay and the start of SGD's
+ * momentum follow it.
  *
  * Failures.  Everything that can fail in the library comes first: the
  * state is moved to its parameters' devices where the model has moved
@@ -140,6 +169,34 @@ CLT_API clt_status clt_step_lr(clt_optimizer *opt, int64_t step_size, double gam
  * clt_lr_scheduler_free. */
 CLT_API clt_status clt_cosine_lr(clt_optimizer *opt, int64_t t_max, double eta_min,
                                  clt_lr_scheduler **out);
+/* ExponentialLR: lr = base_lr * gamma^epoch (gamma finite, >= 0).  New
+ * scheduler (it borrows opt): release with clt_lr_scheduler_free.  (No
+ * last_epoch argument: a run resumes with clt_lr_scheduler_load.) */
+CLT_API clt_status clt_exponential_lr(clt_optimizer *opt, double gamma,
+                                      clt_lr_scheduler **out);
+/* MultiStepLR: lr = base_lr * gamma^k, k the number of the n milestones
+ * (copied; in any order, one given twice counting twice, as torch's
+ * Counter) at or below the epoch.  A negative milestone, or milestones
+ * NULL with n > 0, is CLT_ERR_INVALID_ARGUMENT (torch would apply a
+ * negative one in its closed form only).  New scheduler (it borrows opt):
+ * release with clt_lr_scheduler_free. */
+CLT_API clt_status clt_multistep_lr(clt_optimizer *opt, const int64_t *milestones, size_t n,
+                                    double gamma, clt_lr_scheduler **out);
+/* LinearLR: lr = base_lr * (start_factor + (end_factor - start_factor) *
+ * min(epoch, total_iters) / total_iters); torch's defaults are 1.0 / 3,
+ * 1.0 and 5.  As torch's constructor, it sets the optimizer's rate to
+ * base_lr * start_factor at once.  start_factor outside (0, 1], end_factor
+ * outside [0, 1] (torch's checks) or total_iters below 1 is
+ * CLT_ERR_INVALID_ARGUMENT.  New scheduler (it borrows opt): release with
+ * clt_lr_scheduler_free.
+ *
+ * Every schedule gives its closed form, bit for bit torch's
+ * _get_closed_form_lr; torch's step() multiplies the previous rate instead
+ * (its chainable form), which drifts from it in the last bits: over 100
+ * epochs, up to 4 units in the last place for ExponentialLR(0.9), 3 for a
+ * MultiStepLR of 33 milestones, 9 for LinearLR(0.1, 0.9, 60). */
+CLT_API clt_status clt_linear_lr(clt_optimizer *opt, double start_factor, double end_factor,
+                                 int64_t total_iters, clt_lr_scheduler **out);
 /* Advances the schedule by one epoch and sets the optimizer's rate. */
 CLT_API clt_status clt_lr_scheduler_step(clt_lr_scheduler *s);
 /* The epoch the schedule is at: the clt_lr_scheduler_step calls so far,

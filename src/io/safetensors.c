@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -571,7 +572,7 @@ static int save_cmp(const void *a, const void *b)
 /* One __metadata__ entry a checkpoint writes. */
 typedef struct meta {
     const char *key;
-    char value[64];
+    char value[512]; /* MultiStepLR's milestones: tens of them */
 } meta;
 
 /* Writes the n tensors, and __metadata__ first when nmeta > 0; the
@@ -720,11 +721,10 @@ static void list_name(clt__strbuf *sb, const char *name)
 }
 
 /* load_state_dict(strict=True)'s checks: missing and unexpected names
- * (all of them listed), then the first shape that differs, and with
- * same_dtype the first dtype (a model's load converts, as param.copy_ does
- * in torch; an optimizer's file must match). */
+ * (all of them listed), then the first shape that differs (dtypes are
+ * converted, as param.copy_ converts in torch). */
 static clt_status check_state(const st_file *sf, const clt_named_tensor *state, size_t n,
-                              bool same_dtype, const entry **match)
+                              const entry **match)
 {
     clt__strbuf missing = {0}, unexpected = {0};
     bool *used = clt__calloc(sf->n ? sf->n : 1, sizeof *used);
@@ -760,14 +760,6 @@ static clt_status check_state(const st_file *sf, const clt_named_tensor *state, 
                          "the shape in current model is %s", CLT__QUOTE(q, state[k].name),
                      clt__shape_str(s0, sizeof s0, e->ndim, e->shape),
                      clt__shape_str(s1, sizeof s1, t->ndim, t->shape));
-            goto done;
-        }
-        if (same_dtype && e->dtype != t->dtype) {
-            st = bad(sf, "dtype mismatch for %s: copying a param of dtype %s (%s) from "
-                         "checkpoint, the dtype in current model is %s",
-                     CLT__QUOTE(q, state[k].name),
-                     st_dtype_name(e->dtype), clt_dtype_name(e->dtype),
-                     clt_dtype_name(t->dtype));
             goto done;
         }
         if (!clt__is_contiguous(t)) {
@@ -829,7 +821,7 @@ clt_status clt_module_load(clt_module *m, const char *path)
     match = clt__calloc(n ? n : 1, sizeof *match);
     if (match == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
-    CLT__TRY(check_state(&sf, state, n, false, match));
+    CLT__TRY(check_state(&sf, state, n, match));
     CLT__TRY(load_into(&sf, state, n, match));
 done:
     free(match);
@@ -1038,44 +1030,77 @@ static clt_status meta_int(const st_file *sf, const char *key, int64_t *out)
 
 /* What an optimizer's file holds in __metadata__: its kind, and its
  * settings under the names of torch's param_groups, as Python's repr
- * writes them. */
-#define OPT_META 7
+ * writes them: a number, a bool ("True"), or Adam's betas, a pair of
+ * numbers from `off` on.  Each kind's fields end with a NULL key. */
+#define OPT_META 8
+
+typedef struct opt_field {
+    const char *key;
+    size_t off; /* in clt__opt_settings */
+    char type;  /* 'd' double, 'b' bool (int), 'p' pair of doubles */
+} opt_field;
+
+#define F(member, key, type) {key, offsetof(clt__opt_settings, member), type}
+static const struct {
+    const char *kind;
+    opt_field f[7];
+} opt_fields[] = {
+    {"SGD", {F(sgd.lr, "lr", 'd'), F(sgd.momentum, "momentum", 'd'),
+             F(sgd.dampening, "dampening", 'd'), F(sgd.weight_decay, "weight_decay", 'd'),
+             F(sgd.nesterov, "nesterov", 'b')}},
+    {"Adam", {F(adam.lr, "lr", 'd'), F(adam.beta1, "betas", 'p'), F(adam.eps, "eps", 'd'),
+              F(adam.weight_decay, "weight_decay", 'd'), F(adam.amsgrad, "amsgrad", 'b')}},
+    {"AdamW", {F(adam.lr, "lr", 'd'), F(adam.beta1, "betas", 'p'), F(adam.eps, "eps", 'd'),
+               F(adam.weight_decay, "weight_decay", 'd'), F(adam.amsgrad, "amsgrad", 'b')}},
+    {"RMSprop", {F(rmsprop.lr, "lr", 'd'), F(rmsprop.alpha, "alpha", 'd'),
+                 F(rmsprop.eps, "eps", 'd'), F(rmsprop.weight_decay, "weight_decay", 'd'),
+                 F(rmsprop.momentum, "momentum", 'd'), F(rmsprop.centered, "centered", 'b')}},
+    {"Adagrad", {F(adagrad.lr, "lr", 'd'), F(adagrad.lr_decay, "lr_decay", 'd'),
+                 F(adagrad.weight_decay, "weight_decay", 'd'),
+                 F(adagrad.initial_accumulator_value, "initial_accumulator_value", 'd'),
+                 F(adagrad.eps, "eps", 'd')}},
+};
+#undef F
+
+static const opt_field *fields_of(const char *kind)
+{
+    for (size_t k = 0; k < sizeof opt_fields / sizeof opt_fields[0]; k++)
+        if (strcmp(opt_fields[k].kind, kind) == 0)
+            return opt_fields[k].f;
+    return NULL;
+}
 
 static size_t optimizer_meta(const clt_optimizer *opt, meta *md)
 {
-    clt_sgd_opts s;
-    clt_adam_opts a;
+    clt__opt_settings c;
     size_t n = 0;
     char b1[32], b2[32];
     const char *kind = clt__optimizer_kind(opt);
     c_numeric l = c_numeric_begin();
-    clt__optimizer_settings(opt, &s, &a);
+    clt__optimizer_settings(opt, &c);
     put(&md[n++], "optimizer", "%s", kind);
-    if (strcmp(kind, "SGD") == 0) {
-        put_double(&md[n++], "lr", s.lr);
-        put_double(&md[n++], "momentum", s.momentum);
-        put_double(&md[n++], "dampening", s.dampening);
-        put_double(&md[n++], "weight_decay", s.weight_decay);
-        put(&md[n++], "nesterov", "%s", s.nesterov ? "True" : "False");
-    } else {
-        put_double(&md[n++], "lr", a.lr);
-        fmt_double(b1, sizeof b1, a.beta1);
-        fmt_double(b2, sizeof b2, a.beta2);
-        put(&md[n++], "betas", "(%s, %s)", b1, b2);
-        put_double(&md[n++], "eps", a.eps);
-        put_double(&md[n++], "weight_decay", a.weight_decay);
-        put(&md[n++], "amsgrad", "%s", a.amsgrad ? "True" : "False");
+    for (const opt_field *f = fields_of(kind); f->key; f++) {
+        const char *at = (const char *)&c + f->off;
+        if (f->type == 'd') {
+            put_double(&md[n++], f->key, *(const double *)at);
+        } else if (f->type == 'b') {
+            put(&md[n++], f->key, "%s", *(const int *)at ? "True" : "False");
+        } else {
+            fmt_double(b1, sizeof b1, ((const double *)at)[0]);
+            fmt_double(b2, sizeof b2, ((const double *)at)[1]);
+            put(&md[n++], f->key, "(%s, %s)", b1, b2);
+        }
     }
     put(&md[n++], "maximize", "False");
     c_numeric_end(l);
     return n;
 }
 
-/* The settings a file holds into *s or *a (left as they are for a file
- * without them: the format before they were saved), *has set when it
- * holds them.  A file of another kind is refused. */
+/* The settings a file holds into the member of *c of opt's kind (left as
+ * they are for a file without them: the format before they were saved),
+ * *has set when it holds them.  A file of another kind is refused. */
 static clt_status optimizer_settings_read(const st_file *sf, const clt_optimizer *opt,
-                                          clt_sgd_opts *s, clt_adam_opts *a, bool *has)
+                                          clt__opt_settings *c, bool *has)
 {
     const char *kind = meta_get(sf, "optimizer"), *mine = clt__optimizer_kind(opt);
     char q[64];
@@ -1091,30 +1116,14 @@ static clt_status optimizer_settings_read(const st_file *sf, const clt_optimizer
     clt_status st = meta_bool(sf, "maximize", &maximize);
     if (st == CLT_OK && maximize)
         st = bad(sf, "__metadata__ 'maximize' is True: cltensor's optimizers minimize");
-    if (st == CLT_OK && strcmp(kind, "SGD") == 0) {
-        st = meta_double(sf, "lr", &s->lr);
-        if (st == CLT_OK)
-            st = meta_double(sf, "momentum", &s->momentum);
-        if (st == CLT_OK)
-            st = meta_double(sf, "dampening", &s->dampening);
-        if (st == CLT_OK)
-            st = meta_double(sf, "weight_decay", &s->weight_decay);
-        if (st == CLT_OK)
-            st = meta_bool(sf, "nesterov", &s->nesterov);
-    } else if (st == CLT_OK) {
-        double betas[2];
-        st = meta_double(sf, "lr", &a->lr);
-        if (st == CLT_OK)
-            st = meta_doubles(sf, "betas", betas, 2);
-        if (st == CLT_OK) {
-            a->beta1 = betas[0];
-            a->beta2 = betas[1];
-            st = meta_double(sf, "eps", &a->eps);
-        }
-        if (st == CLT_OK)
-            st = meta_double(sf, "weight_decay", &a->weight_decay);
-        if (st == CLT_OK)
-            st = meta_bool(sf, "amsgrad", &a->amsgrad);
+    for (const opt_field *f = fields_of(kind); st == CLT_OK && f->key; f++) {
+        char *at = (char *)c + f->off;
+        if (f->type == 'd')
+            st = meta_double(sf, f->key, (double *)at);
+        else if (f->type == 'b')
+            st = meta_bool(sf, f->key, (int *)at);
+        else
+            st = meta_doubles(sf, f->key, (double *)at, 2);
     }
     c_numeric_end(l);
     return st;
@@ -1155,8 +1164,7 @@ clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
     const entry **match = NULL;
     int64_t *counts = NULL, *values[OPT_EXTRA] = {NULL};
     double lr;
-    clt_sgd_opts so;
-    clt_adam_opts ao;
+    clt__opt_settings so;
     bool has;
     char where[512];
     st_file sf;
@@ -1167,10 +1175,10 @@ clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
      * state tensors are those the settings make: momentum buffers, amsgrad's
      * maxima), which then takes the place of opt's contents: opt changes
      * only when everything has loaded. */
-    clt__optimizer_settings(opt, &so, &ao);
-    CLT__TRY(optimizer_settings_read(&sf, opt, &so, &ao, &has));
+    clt__optimizer_settings(opt, &so);
+    CLT__TRY(optimizer_settings_read(&sf, opt, &so, &has));
     snprintf(where, sizeof where, "%s: %s: the settings in __metadata__", fn, sf.path_q);
-    CLT__TRY(clt__optimizer_like(opt, &so, &ao, where, &fresh));
+    CLT__TRY(clt__optimizer_like(opt, &so, where, &fresh));
     counts = optimizer_counts(fresh, fn); /* placeholders with the shapes to check */
     if (counts == NULL)
         CLT__TRY(clt_last_status());
@@ -1178,7 +1186,19 @@ clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
     match = clt__calloc(n, sizeof *match);
     if (match == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
-    CLT__TRY(check_state(&sf, arr, n, true, match));
+    /* Floating state in another dtype is converted to its parameter's, as
+     * torch's load_state_dict casts it; the counts must be int64. */
+    CLT__TRY(check_state(&sf, arr, n, match));
+    for (size_t k = 0; k < n; k++) {
+        clt_dtype want = arr[k].tensor->dtype, got = match[k]->dtype;
+        bool ok = k < n - OPT_EXTRA ? clt__dtype_is_float(got) : got == want;
+        if (!ok) {
+            char q[CLT__QUOTE_SIZE];
+            CLT__TRY(bad(&sf, "dtype mismatch for %s: the checkpoint holds %s (%s), expected %s",
+                         CLT__QUOTE(q, arr[k].name), st_dtype_name(got), clt_dtype_name(got),
+                         k < n - OPT_EXTRA ? "a floating dtype" : clt_dtype_name(want)));
+        }
+    }
     for (int k = 0; k < OPT_EXTRA; k++)
         CLT__TRY(st_read(&sf, match[n - OPT_EXTRA + k], (void **)&values[k]));
     memcpy(&lr, values[OPT_LR], sizeof lr);
@@ -1212,8 +1232,126 @@ done:
 
 /* ---- schedules -------------------------------------------------------------------------- */
 
-static const char *const sched_keys[2][3] = {{"StepLR", "step_size", "gamma"},
-                                             {"CosineAnnealingLR", "T_max", "eta_min"}};
+/* Each kind's name (torch's class) and the keys of its settings: period
+ * (an integer), factor and factor2 (numbers), milestones (a Counter); NULL
+ * where the kind has none. */
+static const struct {
+    const char *name, *period, *factor, *factor2;
+    bool milestones;
+} sched_keys[] = {
+    [CLT__SCHED_STEP] = {"StepLR", "step_size", "gamma", NULL, false},
+    [CLT__SCHED_COSINE] = {"CosineAnnealingLR", "T_max", "eta_min", NULL, false},
+    [CLT__SCHED_EXPONENTIAL] = {"ExponentialLR", NULL, "gamma", NULL, false},
+    [CLT__SCHED_MULTISTEP] = {"MultiStepLR", NULL, "gamma", NULL, true},
+    [CLT__SCHED_LINEAR] = {"LinearLR", "total_iters", "start_factor", "end_factor", false},
+};
+
+/* The most milestones a MultiStepLR file may expand to. */
+#define MAX_MILESTONES 4096
+
+/* MultiStepLR's milestones as torch's state_dict holds them, a Counter,
+ * written as repr writes it: "Counter({30: 1, 80: 2})", the counts
+ * descending and, among equal counts, the epochs in the order first given
+ * (most_common's order); "Counter()" for none.  False when it does not fit
+ * in size bytes. */
+static bool fmt_milestones(char *buf, size_t size, const int64_t *m, size_t n)
+{
+    size_t len = (size_t)snprintf(buf, size, "Counter(%s", n ? "{" : "");
+    int64_t top = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t c = 0;
+        for (size_t j = 0; j < n; j++)
+            c += m[j] == m[i];
+        top = c > top ? c : top;
+    }
+    bool first = true;
+    for (int64_t want = top; want >= 1; want--)
+        for (size_t i = 0; i < n; i++) {
+            int64_t c = 0;
+            bool seen = false;
+            for (size_t j = 0; j < n; j++) {
+                c += m[j] == m[i];
+                seen = seen || (j < i && m[j] == m[i]);
+            }
+            if (seen || c != want)
+                continue;
+            if (len < size)
+                len += (size_t)snprintf(buf + len, size - len, "%s%lld: %lld", first ? "" : ", ",
+                                        (long long)m[i], (long long)c);
+            first = false;
+        }
+    if (len < size)
+        len += (size_t)snprintf(buf + len, size - len, "%s)", n ? "}" : "");
+    return len < size;
+}
+
+/* Reads "Counter({30: 1, 80: 2})" (or "Counter()", or the dict alone)
+ * into a new array of the epochs, each as many times as its count
+ * (*m NULL for none; release with free). */
+static clt_status meta_milestones(const st_file *sf, const char *key, int64_t **m, size_t *n)
+{
+    const char *v, *p;
+    clt_status st = meta_need(sf, key, &v);
+    *m = NULL;
+    *n = 0;
+    if (st != CLT_OK)
+        return st;
+    const char *want = "a Counter of epochs, as 'Counter({30: 1, 80: 1})'";
+    bool counter = strncmp(v, "Counter(", 8) == 0, ok = true;
+    p = counter ? v + 8 : v;
+    size_t cap = 0;
+    if (counter && *p == ')') {
+        p++;
+    } else {
+        ok = *p++ == '{';
+        while (ok && *p == ' ')
+            p++;
+        while (ok && *p != '}') {
+            char *end;
+            errno = 0;
+            long long epoch = strtoll(p, &end, 10);
+            ok = end != p && errno == 0 && *end == ':';
+            p = end + 1;
+            long long count = ok ? strtoll(p, &end, 10) : 0;
+            ok = ok && end != p && errno == 0 && epoch >= 0 && count >= 1 &&
+                 count <= MAX_MILESTONES && *n + (size_t)count <= MAX_MILESTONES;
+            if (!ok)
+                break;
+            p = end;
+            if (*n + (size_t)count > cap) {
+                cap = *n + (size_t)count > 2 * cap ? *n + (size_t)count : 2 * cap;
+                int64_t *grown = realloc(*m, cap * sizeof **m);
+                if (grown == NULL) {
+                    free(*m);
+                    *m = NULL;
+                    *n = 0;
+                    return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory",
+                                      sf->fn);
+                }
+                *m = grown;
+            }
+            for (long long c = 0; c < count; c++)
+                (*m)[(*n)++] = epoch;
+            if (*p == ',')
+                p++;
+            else
+                ok = *p == '}';
+            while (ok && *p == ' ')
+                p++;
+        }
+        ok = ok && *p++ == '}' && (!counter || *p++ == ')');
+    }
+    if (!ok || *p != '\0') {
+        free(*m);
+        *m = NULL;
+        *n = 0;
+        char what[160];
+        snprintf(what, sizeof what, "%s (epochs >= 0, counts >= 1, at most %d in all)", want,
+                 MAX_MILESTONES);
+        return meta_bad(sf, key, v, what);
+    }
+    return CLT_OK;
+}
 
 clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path)
 {
@@ -1221,25 +1359,39 @@ clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path)
     CLT__REQUIRE_ARG(s, fn);
     CLT__REQUIRE_ARG(path, fn);
     clt__schedule v;
-    meta md[9];
+    meta md[10];
+    size_t n = 0;
     char b[32];
     clt__lr_scheduler_get(s, &v);
-    const char *const *keys = sched_keys[v.cosine != 0];
+    const char *name = sched_keys[v.kind].name;
     c_numeric l = c_numeric_begin();
-    put(&md[0], "scheduler", "%s", keys[0]);
-    put(&md[1], keys[1], "%lld", (long long)v.period);
-    put_double(&md[2], keys[2], v.factor);
+    put(&md[n++], "scheduler", "%s", name);
+    if (sched_keys[v.kind].period)
+        put(&md[n++], sched_keys[v.kind].period, "%lld", (long long)v.period);
+    put_double(&md[n++], sched_keys[v.kind].factor, v.factor);
+    if (sched_keys[v.kind].factor2)
+        put_double(&md[n++], sched_keys[v.kind].factor2, v.factor2);
+    bool fits = true;
+    if (sched_keys[v.kind].milestones) {
+        md[n].key = "milestones";
+        fits = fmt_milestones(md[n++].value, sizeof md[0].value, v.milestones, v.n_milestones);
+    }
     fmt_double(b, sizeof b, v.base_lr);
-    put(&md[3], "base_lrs", "[%s]", b);
-    put(&md[4], "last_epoch", "%lld", (long long)v.epoch);
+    put(&md[n++], "base_lrs", "[%s]", b);
+    put(&md[n++], "last_epoch", "%lld", (long long)v.epoch);
     /* the rest of torch 1.13's state_dict: its constructor's step counts */
-    put(&md[5], "_step_count", "%lld", (long long)v.epoch + 1);
+    put(&md[n++], "_step_count", "%lld", (long long)v.epoch + 1);
     fmt_double(b, sizeof b, v.last_lr);
-    put(&md[6], "_last_lr", "[%s]", b);
-    put(&md[7], "verbose", "False");
-    put(&md[8], "_get_lr_called_within_step", "False");
+    put(&md[n++], "_last_lr", "[%s]", b);
+    put(&md[n++], "verbose", "False");
+    put(&md[n++], "_get_lr_called_within_step", "False");
     c_numeric_end(l);
-    return save(path, NULL, 0, md, 9, fn, __builtin_return_address(0));
+    if (!fits)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the %zu milestones do not fit in the file's metadata (%zu bytes "
+                          "as Python writes them)",
+                          fn, v.n_milestones, sizeof md[0].value - 1);
+    return save(path, NULL, 0, md, n, fn, __builtin_return_address(0));
 }
 
 clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
@@ -1250,23 +1402,31 @@ clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
     clt__schedule v;
     char q[64], where[512];
     const char *kind;
+    int64_t *milestones = NULL;
     st_file sf;
     clt_status st = st_open(path, fn, true, &sf);
     if (st != CLT_OK)
         return st;
     clt__lr_scheduler_get(s, &v);
-    const char *const *keys = sched_keys[v.cosine != 0];
+    const char *name = sched_keys[v.kind].name;
     if (sf.n > 0)
         CLT__TRY(bad(&sf, "the file holds tensors ('%s', ...): not a schedule's file (see "
                           "clt_lr_scheduler_save)", CLT__QUOTE(q, sf.e[0].name)));
     CLT__TRY(meta_need(&sf, "scheduler", &kind));
-    if (strcmp(kind, keys[0]) != 0)
+    if (strcmp(kind, name) != 0)
         CLT__TRY(bad(&sf, "the file holds a '%s' schedule, and the schedule is %s",
-                     CLT__QUOTE(q, kind), keys[0]));
+                     CLT__QUOTE(q, kind), name));
     c_numeric l = c_numeric_begin();
-    st = meta_int(&sf, keys[1], &v.period);
+    if (sched_keys[v.kind].period)
+        st = meta_int(&sf, sched_keys[v.kind].period, &v.period);
     if (st == CLT_OK)
-        st = meta_double(&sf, keys[2], &v.factor);
+        st = meta_double(&sf, sched_keys[v.kind].factor, &v.factor);
+    if (st == CLT_OK && sched_keys[v.kind].factor2)
+        st = meta_double(&sf, sched_keys[v.kind].factor2, &v.factor2);
+    if (st == CLT_OK && sched_keys[v.kind].milestones) {
+        st = meta_milestones(&sf, "milestones", &milestones, &v.n_milestones);
+        v.milestones = milestones;
+    }
     if (st == CLT_OK)
         st = meta_doubles(&sf, "base_lrs", &v.base_lr, 1);
     if (st == CLT_OK)
@@ -1289,6 +1449,7 @@ clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
     snprintf(where, sizeof where, "%s: %s", fn, sf.path_q);
     CLT__TRY(clt__lr_scheduler_set(s, &v, where));
 done:
+    free(milestones);
     st_close(&sf);
     return st == CLT_OK ? clt__ok() : st;
 }

@@ -1,4 +1,4 @@
-/* optim.c: SGD, Adam and AdamW with one fused kernel launch per parameter
+/* optim.c: SGD, Adam, AdamW, RMSprop and Adagrad with one fused kernel launch per parameter
  * tensor (cl/optim.cl), gradient-norm clipping, and learning-rate
  * schedules. */
 #include <math.h>
@@ -8,9 +8,11 @@
 
 #include "optim/optim.h"
 
-typedef enum kind { SGD, ADAM, ADAMW } kind;
+typedef enum kind { SGD, ADAM, ADAMW, RMSPROP, ADAGRAD } kind;
 
-#define NSTATE 3 /* SGD: momentum buffer; Adam: m, v, vmax */
+/* SGD: momentum buffer; Adam: m, v, vmax; RMSprop: square_avg, momentum
+ * buffer, grad_avg; Adagrad: sum */
+#define NSTATE 3
 
 struct clt_optimizer {
     kind kind;
@@ -25,13 +27,57 @@ struct clt_optimizer {
     size_t resume;                /* parameters a step that failed part-way updated */
     int64_t steps;
     double lr;
-    clt_sgd_opts sgd;
-    clt_adam_opts adam;
+    clt__opt_settings set;        /* those of its kind */
 };
 
-static const char *kind_name(kind k)
+static const struct {
+    const char *fn, *torch, *kernel;
+} kinds[] = {
+    [SGD] = {"clt_sgd", "SGD", "sgd_step"},
+    [ADAM] = {"clt_adam", "Adam", "adam_step"},
+    [ADAMW] = {"clt_adamw", "AdamW", "adam_step"},
+    [RMSPROP] = {"clt_rmsprop", "RMSprop", "rmsprop_step"},
+    [ADAGRAD] = {"clt_adagrad", "Adagrad", "adagrad_step"},
+};
+
+/* The learning rate among the settings of kind k. */
+static double *settings_lr(clt__opt_settings *c, kind k)
 {
-    return k == SGD ? "clt_sgd" : k == ADAM ? "clt_adam" : "clt_adamw";
+    switch (k) {
+    case SGD:
+        return &c->sgd.lr;
+    case RMSPROP:
+        return &c->rmsprop.lr;
+    case ADAGRAD:
+        return &c->adagrad.lr;
+    default:
+        return &c->adam.lr;
+    }
+}
+
+/* Whether kind k with settings c keeps state slot j (all made at once,
+ * when the optimizer is). */
+static bool keeps_state(kind k, const clt__opt_settings *c, int j)
+{
+    switch (k) {
+    case SGD:
+        return j == 0 && c->sgd.momentum != 0.0;
+    case RMSPROP:
+        return j == 0 || (j == 1 && c->rmsprop.momentum != 0.0) ||
+               (j == 2 && c->rmsprop.centered);
+    case ADAGRAD:
+        return j == 0;
+    default:
+        return j < 2 || c->adam.amsgrad;
+    }
+}
+
+/* A setting that must be a number >= 0, named as torch's message names it. */
+static clt_status check_nonneg(double v, const char *what, const char *fn)
+{
+    if (!(v >= 0.0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid %s value: %g", fn, what, v);
+    return CLT_OK;
 }
 
 static clt_status check_lr(double lr, const char *fn)
@@ -41,19 +87,16 @@ static clt_status check_lr(double lr, const char *fn)
     return CLT_OK;
 }
 
-static clt_status check_opts(kind k, const clt_sgd_opts *s, const clt_adam_opts *a,
-                             const char *fn)
+static clt_status check_opts(kind k, const clt__opt_settings *c, const char *fn)
 {
-    clt_status st = check_lr(k == SGD ? s->lr : a->lr, fn);
+    clt_status st = check_lr(*settings_lr((clt__opt_settings *)c, k), fn);
     if (st != CLT_OK)
         return st;
     if (k == SGD) {
-        if (!(s->momentum >= 0.0))
-            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid momentum value: %g", fn,
-                              s->momentum);
-        if (!(s->weight_decay >= 0.0))
-            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid weight_decay value: %g",
-                              fn, s->weight_decay);
+        const clt_sgd_opts *s = &c->sgd;
+        if ((st = check_nonneg(s->momentum, "momentum", fn)) != CLT_OK ||
+            (st = check_nonneg(s->weight_decay, "weight_decay", fn)) != CLT_OK)
+            return st;
         if (!isfinite(s->dampening))
             return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid dampening value: %g", fn,
                               s->dampening);
@@ -62,6 +105,26 @@ static clt_status check_opts(kind k, const clt_sgd_opts *s, const clt_adam_opts 
                               "%s: Nesterov momentum requires a momentum and zero dampening", fn);
         return CLT_OK;
     }
+    if (k == RMSPROP) {
+        const clt_rmsprop_opts *r = &c->rmsprop;
+        if ((st = check_nonneg(r->eps, "epsilon", fn)) != CLT_OK ||
+            (st = check_nonneg(r->momentum, "momentum", fn)) != CLT_OK ||
+            (st = check_nonneg(r->weight_decay, "weight_decay", fn)) != CLT_OK ||
+            (st = check_nonneg(r->alpha, "alpha", fn)) != CLT_OK)
+            return st;
+        return CLT_OK;
+    }
+    if (k == ADAGRAD) {
+        const clt_adagrad_opts *g = &c->adagrad;
+        if ((st = check_nonneg(g->lr_decay, "lr_decay", fn)) != CLT_OK ||
+            (st = check_nonneg(g->weight_decay, "weight_decay", fn)) != CLT_OK ||
+            (st = check_nonneg(g->initial_accumulator_value, "initial_accumulator_value",
+                               fn)) != CLT_OK ||
+            (st = check_nonneg(g->eps, "epsilon", fn)) != CLT_OK)
+            return st;
+        return CLT_OK;
+    }
+    const clt_adam_opts *a = &c->adam;
     if (!(a->eps >= 0.0))
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid epsilon value: %g", fn, a->eps);
     if (!(a->beta1 >= 0.0 && a->beta1 < 1.0))
@@ -70,22 +133,21 @@ static clt_status check_opts(kind k, const clt_sgd_opts *s, const clt_adam_opts 
     if (!(a->beta2 >= 0.0 && a->beta2 < 1.0))
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid beta parameter at index 1: %g",
                           fn, a->beta2);
-    if (!(a->weight_decay >= 0.0))
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid weight_decay value: %g", fn,
-                          a->weight_decay);
-    return CLT_OK;
+    return check_nonneg(a->weight_decay, "weight_decay", fn);
 }
 
-/* State k of parameter i: zeros like it (in no scope), kept on the
- * parameter's device and in its dtype when the model moves or is
- * converted (clt_module_to, clt_module_to_dtype). */
+/* State k of parameter i: zeros like it (Adagrad's sum:
+ * initial_accumulator_value; in no scope), kept on the parameter's device
+ * and in its dtype when the model moves or is converted (clt_module_to,
+ * clt_module_to_dtype). */
 static clt_status state(clt_optimizer *o, int k, size_t i, clt_tensor **out)
 {
     const clt_tensor *p = o->params[i];
     clt_tensor **s = &o->state[k][i];
     clt_status st = CLT_OK;
     if (*s == NULL) {
-        st = clt__full(p->dev, p->dtype, p->ndim, p->shape, 0.0, s);
+        double init = o->kind == ADAGRAD ? o->set.adagrad.initial_accumulator_value : 0.0;
+        st = clt__full(p->dev, p->dtype, p->ndim, p->shape, init, s);
         if (st == CLT_OK)
             clt__scope_disown(*s);
     } else {
@@ -165,10 +227,11 @@ static clt_status check_distinct(clt_tensor *const *params, size_t n, bool grads
     return st;
 }
 
-/* An optimizer of kind k over params (checked by the caller) with settings
- * s or a (checked too), its state made; messages name fn. */
-static clt_status build(kind k, clt_tensor *const *params, size_t n, const clt_sgd_opts *s,
-                        const clt_adam_opts *a, const char *fn, clt_optimizer **out)
+/* An optimizer of kind k over params (checked by the caller) with the
+ * settings of its kind in c (checked too), its state made; messages name
+ * fn. */
+static clt_status build(kind k, clt_tensor *const *params, size_t n, const clt__opt_settings *c,
+                        const char *fn, clt_optimizer **out)
 {
     clt_status st;
     clt_optimizer *o = clt__calloc(1, sizeof *o);
@@ -186,18 +249,16 @@ static clt_status build(kind k, clt_tensor *const *params, size_t n, const clt_s
     o->n = n;
     for (size_t i = 0; i < n; i++)
         o->params[i] = clt_tensor_retain(params[i]);
-    if (k == SGD)
-        o->sgd = *s;
-    else
-        o->adam = *a;
-    o->lr = k == SGD ? s->lr : a->lr;
+    o->set = *c;
+    o->lr = *settings_lr(&o->set, k);
     /* The state is made now rather than at the first step, so that the
      * first step already holds everything later steps hold and the
      * allocator's cache serves every later step. */
-    int nstate = k == SGD ? (s->momentum != 0.0) : a->amsgrad ? 3 : 2;
     for (size_t i = 0; i < n; i++) {
-        for (int j = 0; j < nstate; j++) {
+        for (int j = 0; j < NSTATE; j++) {
             clt_tensor *unused;
+            if (!keeps_state(k, c, j))
+                continue;
             st = state(o, j, i, &unused);
             if (st != CLT_OK) {
                 clt_optimizer_free(o);
@@ -209,17 +270,17 @@ static clt_status build(kind k, clt_tensor *const *params, size_t n, const clt_s
     return CLT_OK;
 }
 
-static clt_status make(kind k, clt_tensor *const *params, size_t n, const clt_sgd_opts *s,
-                       const clt_adam_opts *a, clt_optimizer **out)
+static clt_status make(kind k, clt_tensor *const *params, size_t n, const clt__opt_settings *c,
+                       clt_optimizer **out)
 {
-    const char *fn = kind_name(k);
+    const char *fn = kinds[k].fn;
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     if (n == 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: optimizer got an empty parameter list",
                           fn);
     CLT__REQUIRE_ARG(params, fn);
-    clt_status st = check_opts(k, s, a, fn);
+    clt_status st = check_opts(k, c, fn);
     if (st != CLT_OK)
         return st;
     for (size_t i = 0; i < n; i++) {
@@ -242,29 +303,53 @@ static clt_status make(kind k, clt_tensor *const *params, size_t n, const clt_sg
     st = check_distinct(params, n, false, fn);
     if (st != CLT_OK)
         return st;
-    st = build(k, params, n, s, a, fn, out);
+    st = build(k, params, n, c, fn, out);
     return st == CLT_OK ? clt__ok() : st;
 }
 
 clt_status clt_sgd(clt_tensor *const *params, size_t n, const clt_sgd_opts *opts,
                    clt_optimizer **out)
 {
-    const clt_sgd_opts defaults = CLT_SGD_DEFAULTS;
-    return make(SGD, params, n, opts ? opts : &defaults, NULL, out);
+    clt__opt_settings c = {.sgd = CLT_SGD_DEFAULTS};
+    if (opts)
+        c.sgd = *opts;
+    return make(SGD, params, n, &c, out);
 }
 
 clt_status clt_adam(clt_tensor *const *params, size_t n, const clt_adam_opts *opts,
                     clt_optimizer **out)
 {
-    const clt_adam_opts defaults = CLT_ADAM_DEFAULTS;
-    return make(ADAM, params, n, NULL, opts ? opts : &defaults, out);
+    clt__opt_settings c = {.adam = CLT_ADAM_DEFAULTS};
+    if (opts)
+        c.adam = *opts;
+    return make(ADAM, params, n, &c, out);
 }
 
 clt_status clt_adamw(clt_tensor *const *params, size_t n, const clt_adam_opts *opts,
                      clt_optimizer **out)
 {
-    const clt_adam_opts defaults = CLT_ADAMW_DEFAULTS;
-    return make(ADAMW, params, n, NULL, opts ? opts : &defaults, out);
+    clt__opt_settings c = {.adam = CLT_ADAMW_DEFAULTS};
+    if (opts)
+        c.adam = *opts;
+    return make(ADAMW, params, n, &c, out);
+}
+
+clt_status clt_rmsprop(clt_tensor *const *params, size_t n, const clt_rmsprop_opts *opts,
+                       clt_optimizer **out)
+{
+    clt__opt_settings c = {.rmsprop = CLT_RMSPROP_DEFAULTS};
+    if (opts)
+        c.rmsprop = *opts;
+    return make(RMSPROP, params, n, &c, out);
+}
+
+clt_status clt_adagrad(clt_tensor *const *params, size_t n, const clt_adagrad_opts *opts,
+                       clt_optimizer **out)
+{
+    clt__opt_settings c = {.adagrad = CLT_ADAGRAD_DEFAULTS};
+    if (opts)
+        c.adagrad = *opts;
+    return make(ADAGRAD, params, n, &c, out);
 }
 
 void clt_optimizer_free(clt_optimizer *opt)
@@ -303,11 +388,6 @@ static void geometry(const clt_tensor *p, cl_ulong *chunk, size_t *gws, const si
     *lws = p->dev->info.type == CLT_DEVICE_TYPE_CPU ? &one : NULL;
 }
 
-static const char *kernel_name(kind k)
-{
-    return k == SGD ? "sgd_step" : "adam_step";
-}
-
 static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
 {
     clt_tensor *p = o->params[i];
@@ -324,7 +404,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
 #define SCALAR(k, v) (ss[k] = clt__scalar_arg(p->dtype, (v), sv[k]), (clt__arg){ss[k], sv[k]})
     clt_status st;
     if (o->kind == SGD) {
-        const clt_sgd_opts *s = &o->sgd;
+        const clt_sgd_opts *s = &o->set.sgd;
         clt_tensor *buf = NULL;
         cl_int first = 0, nest = s->nesterov != 0;
         if (s->momentum != 0.0) {
@@ -341,12 +421,50 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
                            SCALAR(1, s->weight_decay), SCALAR(2, s->momentum),
                            SCALAR(3, 1.0 - s->dampening), CLT__ARG(nest),
                            CLT__ARG(first)};
-        st = clt__launch(p->dev, "optim", opts, kernel_name(o->kind), 1, &gws, lp, 12,
+        st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 12,
                          args);
         if (st == CLT_OK && buf)
             clt__version_bump(buf);
+    } else if (o->kind == RMSPROP || o->kind == ADAGRAD) {
+        /* the state slots this kind keeps (keeps_state); the kernels read
+         * no other, and get the parameter's buffer in their place */
+        clt_tensor *sv_[NSTATE] = {NULL};
+        cl_mem sm[NSTATE];
+        for (int j = 0; j < NSTATE; j++) {
+            st = keeps_state(o->kind, &o->set, j) ? state(o, j, i, &sv_[j]) : CLT_OK;
+            if (st != CLT_OK)
+                return st;
+            sm[j] = sv_[j] ? clt__mem(sv_[j]) : pm;
+        }
+        if (o->kind == RMSPROP) {
+            const clt_rmsprop_opts *r = &o->set.rmsprop;
+            cl_int centered = r->centered != 0;
+            clt__arg args[] = {CLT__ARG(pm),       CLT__ARG(gm),
+                               CLT__ARG(sm[0]),    CLT__ARG(sm[1]),
+                               CLT__ARG(sm[2]),    CLT__ARG(p_off),
+                               CLT__ARG(n),        CLT__ARG(chunk),
+                               SCALAR(0, -o->lr),  SCALAR(1, r->alpha),
+                               SCALAR(2, 1.0 - r->alpha), SCALAR(3, r->eps),
+                               SCALAR(4, r->weight_decay), SCALAR(5, r->momentum),
+                               CLT__ARG(centered)};
+            st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 15,
+                             args);
+        } else {
+            const clt_adagrad_opts *a = &o->set.adagrad;
+            /* torch: clr = lr / (1 + (step - 1) * lr_decay), in double */
+            double clr = o->lr / (1.0 + (double)o->updates[i] * a->lr_decay);
+            clt__arg args[] = {CLT__ARG(pm),      CLT__ARG(gm),     CLT__ARG(sm[0]),
+                               CLT__ARG(p_off),   CLT__ARG(n),      CLT__ARG(chunk),
+                               SCALAR(0, -clr),   SCALAR(1, a->eps),
+                               SCALAR(2, a->weight_decay)};
+            st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 9,
+                             args);
+        }
+        for (int j = 0; st == CLT_OK && j < NSTATE; j++)
+            if (sv_[j])
+                clt__version_bump(sv_[j]);
     } else {
-        const clt_adam_opts *a = &o->adam;
+        const clt_adam_opts *a = &o->set.adam;
         clt_tensor *m = NULL, *v = NULL, *vmax = NULL;
         st = state(o, 0, i, &m);
         if (st == CLT_OK)
@@ -377,7 +495,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
                            CLT__ARG(ams),
                            SCALAR(6, o->lr / bc1),
                            SCALAR(7, sqrt(bc2))};
-        st = clt__launch(p->dev, "optim", opts, kernel_name(o->kind), 1, &gws, lp, 18,
+        st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 18,
                          args);
         if (st == CLT_OK) {
             clt__version_bump(m);
@@ -438,7 +556,7 @@ static clt_status step_ready(clt_optimizer *o)
         const size_t *lws;
         geometry(p, &chunk, &gws, &lws);
         clt_status st =
-            clt__launch_prepare(p->dev, "optim", opts, kernel_name(o->kind), 1, &gws, lws);
+            clt__launch_prepare(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lws);
         if (st != CLT_OK)
             return st;
     }
@@ -510,13 +628,18 @@ int64_t clt_optimizer_steps(const clt_optimizer *opt)
 
 /* ---- state for checkpoints (src/io) -------------------------------------------- */
 
-static const char *const state_names[2][NSTATE] = {
-    {"momentum_buffer", NULL, NULL}, {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"}};
+static const char *const state_names[][NSTATE] = {
+    [SGD] = {"momentum_buffer", NULL, NULL},
+    [ADAM] = {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"},
+    [ADAMW] = {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"},
+    [RMSPROP] = {"square_avg", "momentum_buffer", "grad_avg"},
+    [ADAGRAD] = {"sum", NULL, NULL},
+};
 
 clt_status clt__optimizer_state(const clt_optimizer *o, size_t extra, clt_named_tensor **out,
                                 size_t *n, const char *fn)
 {
-    const char *const *names = state_names[o->kind != SGD];
+    const char *const *names = state_names[o->kind];
     size_t count = 0, bytes = 0;
     for (size_t i = 0; i < o->n; i++)
         for (int k = 0; k < NSTATE; k++)
@@ -571,28 +694,36 @@ void clt__optimizer_restore(clt_optimizer *o, const int64_t *updates, int64_t st
 
 const char *clt__optimizer_kind(const clt_optimizer *o)
 {
-    return o->kind == SGD ? "SGD" : o->kind == ADAM ? "Adam" : "AdamW";
+    return kinds[o->kind].torch;
 }
 
-void clt__optimizer_settings(const clt_optimizer *o, clt_sgd_opts *s, clt_adam_opts *a)
+void clt__optimizer_settings(const clt_optimizer *o, clt__opt_settings *c)
 {
-    if (o->kind == SGD) {
-        *s = o->sgd;
-        s->lr = o->lr;
-    } else {
-        *a = o->adam;
-        a->lr = o->lr;
+    clt__opt_settings mine = o->set;
+    *settings_lr(&mine, o->kind) = o->lr;
+    switch (o->kind) {
+    case SGD:
+        c->sgd = mine.sgd;
+        break;
+    case RMSPROP:
+        c->rmsprop = mine.rmsprop;
+        break;
+    case ADAGRAD:
+        c->adagrad = mine.adagrad;
+        break;
+    default:
+        c->adam = mine.adam;
     }
 }
 
-clt_status clt__optimizer_like(const clt_optimizer *o, const clt_sgd_opts *s,
-                               const clt_adam_opts *a, const char *fn, clt_optimizer **out)
+clt_status clt__optimizer_like(const clt_optimizer *o, const clt__opt_settings *c,
+                               const char *fn, clt_optimizer **out)
 {
     *out = NULL;
-    clt_status st = check_opts(o->kind, s, a, fn);
+    clt_status st = check_opts(o->kind, c, fn);
     if (st != CLT_OK)
         return st;
-    return build(o->kind, o->params, o->n, s, a, fn, out);
+    return build(o->kind, o->params, o->n, c, fn, out);
 }
 
 void clt__optimizer_swap(clt_optimizer *a, clt_optimizer *b)
@@ -745,35 +876,120 @@ done:
 
 struct clt_lr_scheduler {
     clt_optimizer *opt;
-    int cosine;
-    int64_t epoch, period;
-    double base_lr, factor; /* gamma, or eta_min */
+    clt__sched_kind kind;
+    int64_t epoch, period;      /* step_size, T_max or total_iters */
+    double base_lr, factor;     /* gamma, eta_min or start_factor */
+    double factor2;             /* end_factor */
+    int64_t *milestones;        /* MultiStepLR's, as given */
+    size_t n_milestones;
 };
 
-static clt_status check_schedule(int cosine, int64_t period, double factor, const char *fn)
+static clt_status check_schedule(const clt__schedule *v, const char *fn)
 {
-    if (period <= 0)
+    static const char *const period_name[] = {
+        [CLT__SCHED_STEP] = "step_size", [CLT__SCHED_COSINE] = "t_max",
+        [CLT__SCHED_LINEAR] = "total_iters"};
+    clt__sched_kind k = v->kind;
+    if ((k == CLT__SCHED_STEP || k == CLT__SCHED_COSINE || k == CLT__SCHED_LINEAR) &&
+        v->period <= 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s must be positive, not %lld", fn,
-                          cosine ? "t_max" : "step_size", (long long)period);
-    if (!isfinite(factor) || (!cosine && factor < 0))
+                          period_name[k], (long long)v->period);
+    if (k == CLT__SCHED_LINEAR) {
+        /* torch's LinearLR checks, and messages */
+        if (!(v->factor > 0.0 && v->factor <= 1.0))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: start_factor %g: starting multiplicative factor expected "
+                              "to be greater than 0 and less or equal to 1",
+                              fn, v->factor);
+        if (!(v->factor2 >= 0.0 && v->factor2 <= 1.0))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: end_factor %g: ending multiplicative factor expected to be "
+                              "between 0 and 1",
+                              fn, v->factor2);
+        return CLT_OK;
+    }
+    if (!isfinite(v->factor) || (k != CLT__SCHED_COSINE && v->factor < 0))
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid %s %g", fn,
-                          cosine ? "eta_min" : "gamma", factor);
+                          k == CLT__SCHED_COSINE ? "eta_min" : "gamma", v->factor);
+    for (size_t i = 0; k == CLT__SCHED_MULTISTEP && i < v->n_milestones; i++)
+        if (v->milestones[i] < 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: milestone %zu is negative (%lld): milestones are epochs",
+                              fn, i, (long long)v->milestones[i]);
     return CLT_OK;
 }
 
-static clt_status scheduler(clt_optimizer *opt, int cosine, int64_t period, double factor,
-                            clt_lr_scheduler **out, const char *fn)
+/* A copy of v's milestones (NULL for none), or NULL with *st set. */
+static int64_t *copy_milestones(const clt__schedule *v, clt_status *st, const char *fn)
+{
+    *st = CLT_OK;
+    if (v->kind != CLT__SCHED_MULTISTEP || v->n_milestones == 0)
+        return NULL;
+    int64_t *m = clt__calloc(v->n_milestones, sizeof *m);
+    if (m == NULL)
+        *st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    else
+        memcpy(m, v->milestones, v->n_milestones * sizeof *m);
+    return m;
+}
+
+/* The rate s gives at its epoch, in closed form (torch's
+ * _get_closed_form_lr). */
+static double schedule_lr(const clt_lr_scheduler *s)
+{
+    double lr, e = (double)s->epoch;
+    size_t k = 0;
+    switch (s->kind) {
+    case CLT__SCHED_COSINE:
+        lr = s->factor + (s->base_lr - s->factor) * (1.0 + cos(M_PI * e / (double)s->period)) / 2.0;
+        break;
+    case CLT__SCHED_EXPONENTIAL:
+        lr = s->base_lr * pow(s->factor, e);
+        break;
+    case CLT__SCHED_MULTISTEP:
+        for (size_t i = 0; i < s->n_milestones; i++)
+            k += s->milestones[i] <= s->epoch; /* bisect_right of the sorted milestones */
+        lr = s->base_lr * pow(s->factor, (double)k);
+        break;
+    case CLT__SCHED_LINEAR:
+        lr = s->base_lr * (s->factor + (s->factor2 - s->factor) *
+                                           (double)(s->epoch < s->period ? s->epoch : s->period) /
+                                           (double)s->period);
+        break;
+    default:
+        lr = s->base_lr * pow(s->factor, (double)(s->epoch / s->period));
+    }
+    return lr < 0 ? 0 : lr;
+}
+
+static clt_status scheduler(clt_optimizer *opt, const clt__schedule *v, clt_lr_scheduler **out,
+                            const char *fn)
 {
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(opt, fn);
-    clt_status st = check_schedule(cosine, period, factor, fn);
+    if (v->n_milestones > 0)
+        CLT__REQUIRE_ARG(v->milestones, fn);
+    clt_status st = check_schedule(v, fn);
     if (st != CLT_OK)
         return st;
     clt_lr_scheduler *s = clt__calloc(1, sizeof *s);
     if (s == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-    *s = (clt_lr_scheduler){opt, cosine, 0, period, opt->lr, factor};
+    int64_t *m = copy_milestones(v, &st, fn);
+    if (st != CLT_OK) {
+        free(s);
+        return st;
+    }
+    *s = (clt_lr_scheduler){opt,        v->kind,   0, v->period, opt->lr, v->factor,
+                            v->factor2, m,         m ? v->n_milestones : 0};
+    /* torch's constructor takes a step to epoch 0, which sets LinearLR's
+     * start_factor (and a MultiStepLR milestone 0); at epoch 0 the closed
+     * forms of StepLR, ExponentialLR and MultiStepLR give base_lr exactly,
+     * CosineAnnealingLR's might not in its last bit, and torch leaves the
+     * rate alone there. */
+    if (v->kind != CLT__SCHED_COSINE)
+        opt->lr = schedule_lr(s);
     *out = s;
     return clt__ok();
 }
@@ -781,25 +997,37 @@ static clt_status scheduler(clt_optimizer *opt, int cosine, int64_t period, doub
 clt_status clt_step_lr(clt_optimizer *opt, int64_t step_size, double gamma,
                        clt_lr_scheduler **out)
 {
-    return scheduler(opt, 0, step_size, gamma, out, "clt_step_lr");
+    clt__schedule v = {.kind = CLT__SCHED_STEP, .period = step_size, .factor = gamma};
+    return scheduler(opt, &v, out, "clt_step_lr");
 }
 
 clt_status clt_cosine_lr(clt_optimizer *opt, int64_t t_max, double eta_min,
                          clt_lr_scheduler **out)
 {
-    return scheduler(opt, 1, t_max, eta_min, out, "clt_cosine_lr");
+    clt__schedule v = {.kind = CLT__SCHED_COSINE, .period = t_max, .factor = eta_min};
+    return scheduler(opt, &v, out, "clt_cosine_lr");
 }
 
-/* The rate s gives at its epoch, in closed form. */
-static double schedule_lr(const clt_lr_scheduler *s)
+clt_status clt_exponential_lr(clt_optimizer *opt, double gamma, clt_lr_scheduler **out)
 {
-    double lr;
-    if (s->cosine)
-        lr = s->factor + (s->base_lr - s->factor) *
-                             (1.0 + cos(M_PI * (double)s->epoch / (double)s->period)) / 2.0;
-    else
-        lr = s->base_lr * pow(s->factor, (double)(s->epoch / s->period));
-    return lr < 0 ? 0 : lr;
+    clt__schedule v = {.kind = CLT__SCHED_EXPONENTIAL, .factor = gamma};
+    return scheduler(opt, &v, out, "clt_exponential_lr");
+}
+
+clt_status clt_multistep_lr(clt_optimizer *opt, const int64_t *milestones, size_t n,
+                            double gamma, clt_lr_scheduler **out)
+{
+    clt__schedule v = {.kind = CLT__SCHED_MULTISTEP, .factor = gamma, .milestones = milestones,
+                       .n_milestones = n};
+    return scheduler(opt, &v, out, "clt_multistep_lr");
+}
+
+clt_status clt_linear_lr(clt_optimizer *opt, double start_factor, double end_factor,
+                         int64_t total_iters, clt_lr_scheduler **out)
+{
+    clt__schedule v = {.kind = CLT__SCHED_LINEAR, .period = total_iters,
+                       .factor = start_factor, .factor2 = end_factor};
+    return scheduler(opt, &v, out, "clt_linear_lr");
 }
 
 clt_status clt_lr_scheduler_step(clt_lr_scheduler *s)
@@ -816,28 +1044,36 @@ int64_t clt_lr_scheduler_epoch(const clt_lr_scheduler *s)
 
 void clt_lr_scheduler_free(clt_lr_scheduler *s)
 {
+    if (s)
+        free(s->milestones);
     free(s);
 }
 
 void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out)
 {
-    *out = (clt__schedule){s->cosine, s->epoch, s->period, s->base_lr, s->factor,
-                           schedule_lr(s)};
+    *out = (clt__schedule){s->kind,    s->epoch,      s->period,     s->base_lr,
+                           s->factor,  s->factor2,    schedule_lr(s), s->milestones,
+                           s->n_milestones};
 }
 
 clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, const char *fn)
 {
-    clt_status st = check_schedule(v->cosine, v->period, v->factor, fn);
+    clt_status st = check_schedule(v, fn);
     if (st == CLT_OK)
         st = check_lr(v->base_lr, fn);
     if (st == CLT_OK && v->epoch < 0)
         st = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: last_epoch %lld is negative", fn,
                         (long long)v->epoch);
+    int64_t *m = st == CLT_OK ? copy_milestones(v, &st, fn) : NULL;
     if (st != CLT_OK)
         return st;
+    free(s->milestones);
+    s->milestones = m;
+    s->n_milestones = m ? v->n_milestones : 0;
     s->epoch = v->epoch;
     s->period = v->period;
     s->base_lr = v->base_lr;
     s->factor = v->factor;
+    s->factor2 = v->factor2;
     return CLT_OK;
 }

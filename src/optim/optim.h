@@ -10,7 +10,10 @@
 /* The state tensors (borrowed), named as PyTorch's optimizer state_dict
  * names them: "state.<i>.momentum_buffer" (SGD with momentum),
  * "state.<i>.exp_avg", "state.<i>.exp_avg_sq" and, with amsgrad,
- * "state.<i>.max_exp_avg_sq" (Adam, AdamW), i the parameter's position.
+ * "state.<i>.max_exp_avg_sq" (Adam, AdamW), "state.<i>.square_avg",
+ * "state.<i>.momentum_buffer" and "state.<i>.grad_avg" (RMSprop, the last
+ * two with momentum and centered), "state.<i>.sum" (Adagrad), i the
+ * parameter's position.
  * *out holds *n entries then `extra` zeroed ones, names included in the
  * block; released with clt_free.  Messages name fn. */
 clt_status clt__optimizer_state(const clt_optimizer *o, size_t extra, clt_named_tensor **out,
@@ -29,34 +32,57 @@ bool clt__optimizer_stopped(const clt_optimizer *o);
  * (the caller has checked them). */
 void clt__optimizer_restore(clt_optimizer *o, const int64_t *updates, int64_t steps, double lr);
 
-/* The kind as PyTorch names its class: "SGD", "Adam" or "AdamW". */
+/* The settings of every kind; an optimizer reads those of its own. */
+typedef struct clt__opt_settings {
+    clt_sgd_opts sgd;
+    clt_adam_opts adam;
+    clt_rmsprop_opts rmsprop;
+    clt_adagrad_opts adagrad;
+} clt__opt_settings;
+
+/* The kind as PyTorch names its class: "SGD", "Adam", "AdamW", "RMSprop"
+ * or "Adagrad". */
 const char *clt__optimizer_kind(const clt_optimizer *o);
-/* The settings of o's kind into *s (SGD) or *a (Adam, AdamW), the other
+/* The settings of o's kind into the matching member of *c, the others
  * untouched; lr is the rate now (a schedule's), as torch's param_groups. */
-void clt__optimizer_settings(const clt_optimizer *o, clt_sgd_opts *s, clt_adam_opts *a);
-/* A new optimizer of o's kind over o's parameters with the settings s or
- * a, checked as the constructors check them, its state made (zeros) as
- * they make it; nothing of o changes.  Messages name fn.  Release with
+void clt__optimizer_settings(const clt_optimizer *o, clt__opt_settings *c);
+/* A new optimizer of o's kind over o's parameters with the settings of its
+ * kind in c, checked as the constructors check them, its state made
+ * (zeros, Adagrad's sums initial_accumulator_value) as they make it;
+ * nothing of o changes.  Messages name fn.  Release with
  * clt_optimizer_free. */
-clt_status clt__optimizer_like(const clt_optimizer *o, const clt_sgd_opts *s,
-                               const clt_adam_opts *a, const char *fn, clt_optimizer **out);
+clt_status clt__optimizer_like(const clt_optimizer *o, const clt__opt_settings *c,
+                               const char *fn, clt_optimizer **out);
 /* Exchanges everything two optimizers hold (made by clt__optimizer_like
  * from one another: the same parameters). */
 void clt__optimizer_swap(clt_optimizer *a, clt_optimizer *b);
 
+/* The kinds of schedule, in the order of sched_keys (src/io). */
+typedef enum clt__sched_kind {
+    CLT__SCHED_STEP,
+    CLT__SCHED_COSINE,
+    CLT__SCHED_EXPONENTIAL,
+    CLT__SCHED_MULTISTEP,
+    CLT__SCHED_LINEAR,
+} clt__sched_kind;
+
 /* A schedule's state, as torch's scheduler.state_dict() holds it: the
- * kind, last_epoch, step_size or T_max (period), base_lrs[0], gamma or
- * eta_min (factor), and _last_lr[0] (last_lr: the rate the schedule gives
- * at last_epoch; filled by clt__lr_scheduler_get, not read by _set). */
+ * kind, last_epoch, step_size, T_max or total_iters (period), base_lrs[0],
+ * gamma, eta_min or start_factor (factor), end_factor (factor2), the
+ * milestones (borrowed from the schedule by _get; n_milestones of them),
+ * and _last_lr[0] (last_lr: the rate the schedule gives at last_epoch;
+ * filled by clt__lr_scheduler_get, not read by _set). */
 typedef struct clt__schedule {
-    int cosine;
+    clt__sched_kind kind;
     int64_t epoch, period;
-    double base_lr, factor, last_lr;
+    double base_lr, factor, factor2, last_lr;
+    const int64_t *milestones;
+    size_t n_milestones;
 } clt__schedule;
 void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out);
-/* Sets v's epoch, period, base_lr and factor (v->cosine is the caller's
- * to have checked), checked as clt_step_lr and clt_cosine_lr check them;
- * refused, s unchanged, with a message naming fn. */
+/* Sets v's epoch, period, base_lr, factors and milestones (copied; v->kind
+ * is the caller's to have checked), checked as the constructors check
+ * them; refused, s unchanged, with a message naming fn. */
 clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, const char *fn);
 
 #endif
