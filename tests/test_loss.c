@@ -1566,3 +1566,74 @@ Test(loss, more_losses_same_bits_on_two_devices)
                   l1[k]);
     cr_assert(memcmp(g0, g1, sizeof g0) == 0, "gradients differ");
 }
+
+/* A weight (cross_entropy's and nll_loss's class weight, binary cross
+ * entropy's weight, the logits form's pos_weight) that requires grad is
+ * refused while grad mode is on, before anything is computed, as torch
+ * 1.13 refuses it ("not differentiable with respect to argument
+ * 'weight'"); in no-grad mode, or detached, it is taken and the loss has
+ * the value of the same weight without grad. */
+Test(loss, weight_requiring_grad_is_refused)
+{
+    clt_device *dev = get_device("cpu");
+    float xv[4] = {0.3f, 0.6f, -1.0f, 2.0f}, pv[4] = {0.3f, 0.6f, 0.1f, 0.9f};
+    float tv[4] = {0, 1, 1, 0}, wv[2] = {1.0f, 2.5f};
+    int64_t cls[2] = {1, 0};
+    clt_tensor *x, *p, *t, *w, *wd, *c, *xg;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){2, 2}, xv, &x));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){2, 2}, xv, &xg));
+    CHECK(clt_set_requires_grad(xg, 1));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){2, 2}, pv, &p));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){2, 2}, tv, &t));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, (int64_t[]){2}, wv, &w));
+    CHECK(clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){2}, cls, &c));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, (int64_t[]){2}, wv, &wd));
+    CHECK(clt_set_requires_grad(w, 1));
+    static const char *const fns[] = {"clt_cross_entropy", "clt_nll_loss",
+                                      "clt_binary_cross_entropy",
+                                      "clt_binary_cross_entropy_with_logits"};
+    for (int k = 0; k < 4; k++) {
+        for (int mode = 0; mode < 3; mode++) { /* 0 grad on, 1 no-grad, 2 detached weight */
+            const clt_tensor *wk = mode == 2 ? wd : w;
+            const clt_tensor *in = k == 2 ? p : mode == 0 ? xg : x;
+            clt_cross_entropy_opts o = CLT_CROSS_ENTROPY_DEFAULTS;
+            o.weight = wk;
+            int was = clt_is_grad_enabled();
+            clt_set_grad_enabled(mode != 1);
+            clt_tensor *l = (clt_tensor *)0x1, *ref = NULL;
+            clt_status st = k == 0   ? clt_cross_entropy(in, c, &o, &l)
+                            : k == 1 ? clt_nll_loss(in, c, &o, &l)
+                            : k == 2 ? clt_binary_cross_entropy(in, t, wk, CLT_REDUCTION_SUM, &l)
+                                     : clt_binary_cross_entropy_with_logits(
+                                           in, t, wk, CLT_REDUCTION_SUM, &l);
+            clt_set_grad_enabled(was);
+            if (mode == 0) {
+                cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s: %s", fns[k], clt_last_error());
+                cr_assert_null(l);
+                char want[160];
+                snprintf(want, sizeof want,
+                         "%s: the loss is not differentiable with respect to argument '%s'",
+                         fns[k], k == 3 ? "pos_weight" : "weight");
+                cr_assert(strstr(clt_last_error(), want), "%s", clt_last_error());
+                continue;
+            }
+            cr_assert_eq(st, CLT_OK, "%s mode %d: %s", fns[k], mode, clt_last_error());
+            /* the same value as with the weight's values and no grad */
+            o.weight = wd;
+            CHECK(k == 0   ? clt_cross_entropy(x, c, &o, &ref)
+                  : k == 1 ? clt_nll_loss(x, c, &o, &ref)
+                  : k == 2 ? clt_binary_cross_entropy(p, t, wd, CLT_REDUCTION_SUM, &ref)
+                           : clt_binary_cross_entropy_with_logits(x, t, wd, CLT_REDUCTION_SUM,
+                                                                  &ref));
+            float a, b;
+            CHECK(clt_tensor_read(l, &a, sizeof a));
+            CHECK(clt_tensor_read(ref, &b, sizeof b));
+            cr_assert(a == b && isfinite(a), "%s mode %d: %g vs %g", fns[k], mode, a, b);
+            clt_tensor_free(ref);
+            clt_tensor_free(l);
+        }
+    }
+    clt_tensor *all[] = {x, xg, p, t, w, wd, c};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        clt_tensor_free(all[k]);
+}

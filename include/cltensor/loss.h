@@ -7,7 +7,12 @@
  * clt_tensor_free): 0-dimensional for CLT_REDUCTION_MEAN and
  * CLT_REDUCTION_SUM, one value per row (cross entropy, nll) or per element
  * (the others) for CLT_REDUCTION_NONE.  Calls enqueue their kernels and
- * return without waiting.  Operands live on one device.
+ * return without waiting.  Operands live on one device.  Gradients flow to
+ * the input and the target; a weight (cross_entropy's and nll_loss's class
+ * weight, binary_cross_entropy's weight, the logits form's pos_weight)
+ * that requires grad is refused while grad mode is on
+ * (CLT_ERR_INVALID_ARGUMENT, "not differentiable with respect to argument
+ * 'weight'"), as PyTorch refuses it.
  *
  * Dtypes, as PyTorch 1.13 promotes them.  mse_loss, l1_loss and
  * smooth_l1_loss compute in their operands' promoted dtype and give it:
