@@ -314,6 +314,54 @@ done:
     return st;
 }
 
+/* Checks dim against a (a 0-d tensor has one dim, of size 1, to name) and
+ * sees a as [*outer, *R, *inner] around it, *d the dim wrapped; the shape
+ * of a reduction over it goes to oshape (*ond dims), with the dim kept as
+ * size 1 when keepdim is non-zero. */
+static clt_status split_at(const clt_tensor *a, int dim, int keepdim, int *d, int64_t *outer,
+                           int64_t *R, int64_t *inner, int64_t *oshape, int *ond, const char *fn)
+{
+    int nd = a->ndim;
+    clt_status st = clt__wrap_dim(dim, nd > 0 ? nd : 1, d, fn);
+    if (st != CLT_OK)
+        return st;
+    *outer = *inner = 1;
+    *R = a->numel;
+    *ond = 0;
+    if (nd > 0) {
+        *R = a->shape[*d];
+        for (int i = 0; i < nd; i++) {
+            if (i < *d)
+                *outer *= a->shape[i];
+            else if (i > *d)
+                *inner *= a->shape[i];
+            if (i != *d)
+                oshape[(*ond)++] = a->shape[i];
+            else if (keepdim)
+                oshape[(*ond)++] = 1;
+        }
+    }
+    return CLT_OK;
+}
+
+/* The build options of cl/reduce.cl for a's dtype; acc64: float32 input
+ * accumulating in double (S double). */
+static clt_status program_options(const clt_tensor *a, bool acc64, const char **opts,
+                                  const char *fn)
+{
+    /* mean, var and std end with a float32 division (and sqrt); rounded
+     * correctly they agree across vendors, like the sums before them. */
+    static clt__opts_slot slots[2][CLT_DTYPE_COUNT], slot64;
+    bool exact = a->dev->fp32_exact_divsqrt;
+    *opts = acc64 ? clt__opts_cached(&slot64, "T", a->dtype, NULL, a->dtype,
+                                     " -DCLT_FP64 -DCLT_ACC_DOUBLE")
+                  : clt__opts_cached(&slots[exact][a->dtype], "T", a->dtype, NULL, a->dtype,
+                                     exact ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
+    if (*opts == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    return CLT_OK;
+}
+
 static clt_status check_kind_dtype(kind k, clt_dtype dt, const char *fn)
 {
     if (clt__dtype_is_float(dt))
@@ -352,26 +400,9 @@ static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int kee
     int nd = a->ndim, ond = 0, d = -1;
     int64_t outer = 1, R = a->numel, inner = 1, oshape[CLT_MAX_DIMS];
     if (!all) {
-        int lim = nd > 0 ? nd : 1;
-        if (dim < -lim || dim >= lim)
-            return clt__error(CLT_ERR_DIM_OUT_OF_RANGE,
-                              "%s: Dimension out of range (expected to be in range of [%d, %d], "
-                              "but got %d)",
-                              fn, -lim, lim - 1, dim);
-        d = dim < 0 ? dim + lim : dim;
-        if (nd > 0) {
-            R = a->shape[d];
-            for (int i = 0; i < nd; i++) {
-                if (i < d)
-                    outer *= a->shape[i];
-                else if (i > d)
-                    inner *= a->shape[i];
-                if (i != d)
-                    oshape[ond++] = a->shape[i];
-                else if (keepdim)
-                    oshape[ond++] = 1;
-            }
-        }
+        st = split_at(a, dim, keepdim, &d, &outer, &R, &inner, oshape, &ond, fn);
+        if (st != CLT_OK)
+            return st;
     }
     if (R == 0 && is_select(k)) {
         char sh[160];
@@ -403,18 +434,7 @@ static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int kee
         CLT__TRY(clt__result_new(fn, a->dev, CLT_INT64, ond, oshape, &ri));
     if (r->numel > 0) {
         CLT__TRY(clt__contiguous_as(fn, a, a->dtype, &ca));
-        /* mean, var and std end with a float32 division (and sqrt); rounded
-         * correctly they agree across vendors, like the sums before them. */
-        static clt__opts_slot slots[2][CLT_DTYPE_COUNT], slot64;
-        bool exact = a->dev->fp32_exact_divsqrt;
-        opts = acc64 ? clt__opts_cached(&slot64, "T", a->dtype, NULL, a->dtype,
-                                        " -DCLT_FP64 -DCLT_ACC_DOUBLE")
-                     : clt__opts_cached(&slots[exact][a->dtype], "T", a->dtype, NULL, a->dtype,
-                                        exact ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
-        if (opts == NULL) {
-            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-            goto done;
-        }
+        CLT__TRY(program_options(a, acc64, &opts, fn));
         plan P = {a->dev, opts, gpu_style(a->dev), outer, R, inner, fn};
         if (is_select(k)) {
             bool arg = k == K_ARGMAX || k == K_ARGMIN;
