@@ -228,32 +228,35 @@ Test(cumsum, infinities_and_scalars)
     clt_tensor_free(a);
 }
 
+/* The bytes of cumsum and logsumexp over both dims of one long row, many
+ * short ones and columns. */
 static void cumsum_bits(clt_device *dev, const float *h, int64_t n, unsigned char *out,
                         size_t *len)
 {
-    /* one long row, many short ones, columns */
     const int64_t shapes[][2] = {{1, n}, {n / 50, 50}, {n / 1000, 1000}};
     *len = 0;
     for (size_t k = 0; k < 3; k++)
         for (int dim = 0; dim < 2; dim++) {
             clt_tensor *a = NULL, *r = NULL;
             CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, shapes[k], h, &a));
-            CHECK(clt_cumsum(a, dim, &r));
-            size_t nb = clt_tensor_nbytes(r);
-            CHECK(clt_tensor_read(r, out + *len, nb));
-            *len += nb;
+            for (int op = 0; op < 2; op++) {
+                CHECK(op ? clt_logsumexp(a, dim, 0, &r) : clt_cumsum(a, dim, &r));
+                size_t nb = clt_tensor_nbytes(r);
+                CHECK(clt_tensor_read(r, out + *len, nb));
+                *len += nb;
+                clt_tensor_free(r);
+            }
             clt_tensor_free(a);
-            clt_tensor_free(r);
         }
 }
 
-Test(cumsum, bit_identical_across_devices)
+Test(cumsum, bit_identical_across_devices_with_logsumexp)
 {
     clt_device *d0 = get_device("cpu");
     clt_device *d1 = second_device(d0);
     int64_t n = 200000;
     float *h = malloc((size_t)n * sizeof *h);
-    unsigned char *b0 = malloc((size_t)n * 4 * 6), *b1 = malloc((size_t)n * 4 * 6);
+    unsigned char *b0 = malloc((size_t)n * 4 * 8), *b1 = malloc((size_t)n * 4 * 8);
     cr_assert(h && b0 && b1);
     fill_random(h, (size_t)n, 99);
     for (int64_t i = 0; i < n; i++) /* long mantissas: the order shows */
@@ -262,13 +265,13 @@ Test(cumsum, bit_identical_across_devices)
     cumsum_bits(d0, h, n, b0, &l0);
     cumsum_bits(d1, h, n, b1, &l1);
     cr_assert_eq(l0, l1);
-    cr_assert(memcmp(b0, b1, l0) == 0, "cumsum differs between devices");
+    cr_assert(memcmp(b0, b1, l0) == 0, "cumsum or logsumexp differs between devices");
     /* the GPU-style kernel (one line a work-item) on the CPU device */
     setenv("CLTENSOR_REDUCE_STYLE", "gpu", 1);
     cumsum_bits(d0, h, n, b1, &l1);
     unsetenv("CLTENSOR_REDUCE_STYLE");
     cr_assert_eq(l0, l1);
-    cr_assert(memcmp(b0, b1, l0) == 0, "cumsum differs between kernel styles");
+    cr_assert(memcmp(b0, b1, l0) == 0, "cumsum or logsumexp differs between kernel styles");
     free(h);
     free(b0);
     free(b1);

@@ -139,12 +139,15 @@ CLT_API clt_status clt_logsumexp_all(const clt_tensor *a, clt_tensor **out);
  * dim is the sum of elements 0..k; the result has a's shape.  Floating
  * inputs keep their dtype, bool and integer inputs give int64 (PyTorch's
  * rule).  Each slice along dim is added up in order, one element after
- * the other, in the accumulator PyTorch's CPU kernel uses: double for
- * float32 and float64 (float32 on a device without float64: a compensated
- * float sum instead), float for float16, int64 for integers; so the
- * results are PyTorch's CPU results, each float32 one the float32 nearest
- * the running sum of the float32 inputs as float64 computes it, and every
- * device gives the same bits.  Slices run in parallel, the elements of one
+ * the other, in the accumulator PyTorch's CPU kernel (at::cumsum) uses:
+ * double for float32 and float64, float for float16, int64 for integers;
+ * so the results are PyTorch's CPU results bit for bit, each float32 one
+ * the float32 nearest the float64 running sum (within half a float32 ulp
+ * of the exact sum while that running sum is exact, as for 2^20 values of
+ * 0.1f), and every device gives the same bits.  On a device without
+ * float64, float32 adds in a compensated (Kahan) float sum instead: each
+ * result within about 2^-23 times the sum of the magnitudes so far, plus
+ * its rounding to float32.  Slices run in parallel, the elements of one
  * slice do not: a single long slice is one work-item's loop.  The gradient
  * is the cumulative sum of g from the end.  New tensor: release with
  * clt_tensor_free. */
