@@ -231,7 +231,7 @@ for n in ("var", "std"):
          lambda x, n=n: call("clt_%s_dim" % n, x, 1, C.c_double(1.0), 0),
          [[[2.0, 2.0, 2.0], [1.0, 2.0, 3.0]]])
 
-# logsumexp: softmax along the dim (NaN where the result is infinite, as torch);
+# logsumexp: softmax along the dim (NaN at elements equal to an infinite result, as torch);
 # cumsum: the reversed cumulative sum of the gradient
 proto("clt_logsumexp", [P, C.c_int, C.c_int, PP])
 proto("clt_logsumexp_all", [P, PP])

@@ -128,7 +128,8 @@ CLT_API clt_status clt_std_dim(const clt_tensor *a, int dim, double correction, 
  * one holding NaN gives NaN; a slice without elements gives -inf.
  * Floating inputs keep their dtype; bool and integer inputs give float32
  * (torch's default dtype).  The gradient is g * exp(x - result), the
- * softmax along dim (NaN where the result is infinite, as in PyTorch).
+ * softmax along dim (NaN at elements equal to an infinite result, as in
+ * PyTorch).
  * New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_logsumexp(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
 /* clt_logsumexp over every element (0-dim), like torch.logsumexp(a,

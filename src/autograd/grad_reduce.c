@@ -394,7 +394,8 @@ clt_status clt_std_dim(const clt_tensor *a, int dim, double correction, int keep
 }
 
 /* saved: a, out.  logsumexp: g * exp(a - out), softmax along the reduced
- * dims (NaN where out is infinite, as in PyTorch's logsumexp_backward). */
+ * dims (NaN at elements equal to an infinite out: inf - inf, as in
+ * PyTorch's logsumexp_backward). */
 static clt_status bw_logsumexp(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
