@@ -599,3 +599,81 @@ CLT_KERNEL(select_ivec)(__global const T *src, long soff, __global const long *s
         T_STORE(dval, g * inner + i0 + l, vals[l]);
     vstore16(idx, 0, didx + g * inner + i0);
 }
+
+/* Cumulative sums (torch.cumsum) of the same [outer, R, inner] view: each
+ * (outer, inner) line adds up its R elements in order (from the last one
+ * when reverse, for the gradient) in S and stores each running sum, as
+ * PyTorch's CPU kernel does in its accumulator type.  The order depends on
+ * nothing but the shape, so every device gives the same bits.  Floating
+ * results keep T; integer and bool ones are long.  float32 input sums in
+ * double where the device has it (CLT_ACC_DOUBLE), as PyTorch's; without
+ * double a compensated float sum (CLT_ADD_COMPENSATED) keeps it near one
+ * rounding. */
+#if T_IS_FLOAT
+#define CUM_OUT T
+#define CUM_STORE(p, i, v) T_STORE(p, i, (T_C)(v))
+#else
+#define CUM_OUT long
+#define CUM_STORE(p, i, v) ((p)[i] = (v))
+#endif
+#if T_ID == 2
+#define CUM_VSTORE(v, p, i) vstore_half16_rte((v), 0, (p) + (i))
+#elif T_IS_FLOAT
+#define CUM_VSTORE(v, p, i) CLT_VSTORE16(T, CAT(convert_, CAT(T, 16))(v), (p) + (i))
+#else
+#define CUM_VSTORE(v, p, i) CLT_VSTORE16(long, (v), (p) + (i))
+#endif
+#if T_ID == 0 && !defined(CLT_ACC_DOUBLE)
+#define CUM_ADD(type, s, c, x) CLT_ADD_COMPENSATED(type, s, c, x)
+#define CUM_VALUE(s, c) ((s) - (c))
+#else
+#define CUM_ADD(type, s, c, x) ((s) += (x))
+#define CUM_VALUE(s, c) (s)
+#endif
+
+/* One work-item per line, for lines at inner positions i_begin to
+ * i_begin + icount - 1. */
+CLT_KERNEL(cumsum)(__global const T *src, long soff, __global CUM_OUT *dst, long outer, long R,
+                   long inner, long i_begin, long icount, int reverse)
+{
+    long g = get_global_id(0);
+    if (g >= outer * icount)
+        return;
+    long o = g / icount, i = i_begin + (g - o * icount);
+    long at = o * R * inner + i, step = inner;
+    if (reverse) {
+        at += (R - 1) * inner;
+        step = -inner;
+    }
+    S s = 0, c = 0;
+    (void)c;
+    for (long k = 0; k < R; k++, at += step) {
+        CUM_ADD(S, s, c, LOAD1_T(src + soff, at));
+        CUM_STORE(dst, at, CUM_VALUE(s, c));
+    }
+}
+
+/* CPU style for inner >= 16: one work-item per (outer, block of 16 inner
+ * positions), its 16 lines side by side in a vector, each line still added
+ * in order (the same sums as cumsum's), and rows read whole instead of one
+ * element per row a line; the host leaves the last inner % 16 positions to
+ * cumsum. */
+CLT_KERNEL(cumsum_ivec)(__global const T *src, long soff, __global CUM_OUT *dst, long outer,
+                        long R, long inner, long nblocks, int reverse)
+{
+    long g = get_global_id(0);
+    if (g >= outer * nblocks)
+        return;
+    long o = g / nblocks, i0 = (g - o * nblocks) * 16;
+    long at = o * R * inner + i0, step = inner;
+    if (reverse) {
+        at += (R - 1) * inner;
+        step = -inner;
+    }
+    S16 s = 0, c = 0;
+    (void)c;
+    for (long k = 0; k < R; k++, at += step) {
+        CUM_ADD(S16, s, c, VLOAD_T(src + soff, at));
+        CUM_VSTORE(CUM_VALUE(s, c), dst, at);
+    }
+}

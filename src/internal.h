@@ -1016,6 +1016,19 @@ clt_status clt__var_dim(const clt_tensor *a, int dim, double correction, int kee
 clt_status clt__std(const clt_tensor *a, double correction, clt_tensor **out, const char *fn);
 clt_status clt__std_dim(const clt_tensor *a, int dim, double correction, int keepdim,
                         clt_tensor **out, const char *fn);
+/* Cumulative sums along dim, from the last element on when reverse (the
+ * gradient of a cumsum). */
+clt_status clt__cumsum(const clt_tensor *a, int dim, bool reverse, clt_tensor **out,
+                       const char *fn);
+clt_status clt__logsumexp(const clt_tensor *a, int dim, int keepdim, clt_tensor **out,
+                          const char *fn);
+clt_status clt__logsumexp_all(const clt_tensor *a, clt_tensor **out, const char *fn);
+clt_status clt__any(const clt_tensor *a, clt_tensor **out, const char *fn);
+clt_status clt__all(const clt_tensor *a, clt_tensor **out, const char *fn);
+clt_status clt__any_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out,
+                        const char *fn);
+clt_status clt__all_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out,
+                        const char *fn);
 clt_status clt__matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out, const char *fn);
 clt_status clt__softmax(const clt_tensor *a, int dim, clt_tensor **out);
 clt_status clt__log_softmax(const clt_tensor *a, int dim, clt_tensor **out);

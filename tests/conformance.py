@@ -101,6 +101,12 @@ for n in ["sum", "mean", "prod", "max", "min", "argmax", "argmin"]:
 for n in ["var", "std"]:
     proto("clt_" + n, [P, C.c_double, PP])
     proto("clt_%s_dim" % n, [P, C.c_int, C.c_double, C.c_int, PP])
+proto("clt_logsumexp", [P, C.c_int, C.c_int, PP])
+proto("clt_logsumexp_all", [P, PP])
+proto("clt_cumsum", [P, C.c_int, PP])
+for n in ["any", "all"]:
+    proto("clt_" + n, [P, PP])
+    proto("clt_%s_dim" % n, [P, C.c_int, C.c_int, PP])
 proto("clt_matmul", [P, P, PP])
 proto("clt_softmax", [P, C.c_int, PP])
 proto("clt_log_softmax", [P, C.c_int, PP])
@@ -1861,9 +1867,98 @@ def bce_out_of_range():
                 L.clt_tensor_free(p)
 
 
+def more_reductions():
+    """logsumexp, cumsum, any and all: dtypes, every dim, views, edges."""
+    f = torch.float32
+    inf, nan = float("inf"), float("nan")
+    shapes = [(3, 5), (7,), (), (2, 3, 4), (0,), (0, 3), (3, 0), (33, 65)]
+    for dt in DTYPES:
+        for sh in shapes if dt in FLOATS else [(3, 5), (0,), (), (2, 3, 4)]:
+            a = data(sh, dt, lo=-3, hi=3)
+            nd = max(len(sh), 1)
+            check("logsumexp_all %s %s" % (dn(dt), list(sh)),
+                  lambda t: torch.logsumexp(t, tuple(range(t.dim()))),
+                  L.clt_logsumexp_all, [a], tol="red")
+            for d in range(-nd - 1, nd + 1):
+                check("cumsum %s %s d=%d" % (dn(dt), list(sh), d),
+                      lambda t, d=d: torch.cumsum(t, d),
+                      lambda p, o, d=d: L.clt_cumsum(p, d, o), [a], tol="exact")
+                for k in (0, 1):
+                    check("logsumexp %s %s d=%d k=%d" % (dn(dt), list(sh), d, k),
+                          lambda t, d=d, k=k: torch.logsumexp(t, d, keepdim=bool(k)),
+                          lambda p, o, d=d, k=k: L.clt_logsumexp(p, d, k, o), [a], tol="red")
+                    for n in ("any", "all"):
+                        check("%s_dim %s %s d=%d k=%d" % (n, dn(dt), list(sh), d, k),
+                              lambda t, d=d, k=k, n=n: getattr(torch, n)(t, d, keepdim=bool(k)),
+                              lambda p, o, d=d, k=k, n=n: getattr(L, "clt_%s_dim" % n)(p, d, k, o),
+                              [a], tol="exact")
+            for n in ("any", "all"):
+                check("%s %s %s" % (n, dn(dt), list(sh)), getattr(torch, n),
+                      getattr(L, "clt_" + n), [a], tol="exact")
+    # sparse non-zeros: any and all both ways
+    sparse = torch.zeros(4, 6, dtype=torch.int32)
+    sparse[1, 2] = 5
+    sparse[3] = 1
+    for n in ("any", "all"):
+        for d in (0, 1):
+            check("%s_dim sparse d=%d" % (n, d), lambda t, d=d, n=n: getattr(torch, n)(t, d),
+                  lambda p, o, d=d, n=n: getattr(L, "clt_%s_dim" % n)(p, d, 0, o), [sparse],
+                  tol="exact")
+    # NaN counts as true, -0.0 as false
+    sp = torch.tensor([[nan, 0.0], [-0.0, 0.0], [nan, 1.0]])
+    for n in ("any", "all"):
+        check("%s nan" % n, getattr(torch, n), getattr(L, "clt_" + n), [sp], tol="exact")
+        check("%s_dim nan" % n, lambda t, n=n: getattr(torch, n)(t, 1),
+              lambda p, o, n=n: getattr(L, "clt_%s_dim" % n)(p, 1, 0, o), [sp], tol="exact")
+    # logsumexp edges: rows of -inf, +inf, NaN, large values
+    edge = torch.tensor([[-inf, -inf], [inf, 1.0], [nan, 1.0], [inf, -inf], [inf, inf],
+                         [1000.0, 1000.0], [-1000.0, -1e4]])
+    for dt in FLOATS:
+        check("logsumexp edges %s" % dn(dt), lambda t: torch.logsumexp(t, 1),
+              lambda p, o: L.clt_logsumexp(p, 1, 0, o), [edge.to(dt)], tol="red")
+        check("cumsum edges %s" % dn(dt), lambda t: torch.cumsum(t, 0),
+              lambda p, o: L.clt_cumsum(p, 0, o), [edge.to(dt)], tol="exact")
+    # views: transposed, sliced, permuted, expanded
+    views = [In(data((5, 6), f), ("T",)), In(data((4, 11), f), ("S", 1, 2, 10, 3)),
+             In(data((6, 7, 8), f), ("V", [("perm", (2, 0, 1))])),
+             In(data((1, 5), f), ("E", (3, 5)))]
+    for i, v in enumerate(views):
+        for d in (0, -1):
+            check("cumsum view %d d=%d" % (i, d), lambda t, d=d: torch.cumsum(t, d),
+                  lambda p, o, d=d: L.clt_cumsum(p, d, o), [v], tol="exact")
+            check("logsumexp view %d d=%d" % (i, d), lambda t, d=d: torch.logsumexp(t, d),
+                  lambda p, o, d=d: L.clt_logsumexp(p, d, 0, o), [v], tol="red")
+            check("all view %d d=%d" % (i, d), lambda t, d=d: torch.all(t > 0, d),
+                  lambda p, o, d=d: _gt0_then(p, o, L.clt_all_dim, d), [v], tol="exact")
+    # long slices: cumsum of float32 matches torch's CPU bits (double accumulation)
+    check("cumsum 2^20 x 0.1 f32", lambda t: torch.cumsum(t, 0),
+          lambda p, o: L.clt_cumsum(p, 0, o), [torch.full((1 << 20,), 0.1)], tol="exact")
+    check("cumsum 3 x 70000 f32", lambda t: torch.cumsum(t, 1),
+          lambda p, o: L.clt_cumsum(p, 1, o), [data((3, 70000), f)], tol="exact")
+    check("cumsum 70000 x 3 f64", lambda t: torch.cumsum(t, 0),
+          lambda p, o: L.clt_cumsum(p, 0, o), [data((70000, 3), torch.float64)], tol="exact")
+    check("cumsum int32 beyond 2^31", lambda t: torch.cumsum(t, 0),
+          lambda p, o: L.clt_cumsum(p, 0, o),
+          [torch.full((5,), 2**30, dtype=torch.int32)], tol="exact")
+    check("logsumexp 3 x 70000 f32", lambda t: torch.logsumexp(t, 1),
+          lambda p, o: L.clt_logsumexp(p, 1, 0, o), [data((3, 70000), f) * 30], tol="red")
+    check("any 70000 one late", torch.any, L.clt_any,
+          [torch.zeros(70000).index_fill_(0, torch.tensor([69999]), 1.0)], tol="exact")
+
+
+def _gt0_then(p, o, cfn, d):
+    q = P()
+    st = L.clt_gt_scalar(p, 0.0, C.byref(q))
+    if st:
+        return st
+    st = cfn(q, d, 0, o)
+    L.clt_tensor_free(q)
+    return st
+
+
 def main():
     sections = [elementwise, modulo, rounding, reductions, linalg, views, stress, chains, creation,
-                random, errors, losses]
+                random, errors, losses, more_reductions]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -1291,6 +1291,51 @@ static void op_reduce(fz *f)
     store(f, out);
 }
 
+/* logsumexp, cumsum, any and all: their dtype and shape rules. */
+static void op_cumulative(fz *f)
+{
+    clt_tensor *a = rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    int nd = clt_tensor_ndim(a);
+    int d = rand_dim(f, nd), keep = pick(f, 2), dim = pick(f, 2);
+    uint32_t k = pick(f, 4);
+    static const char *names[2][4] = {
+        {"clt_logsumexp_all", "clt_cumsum", "clt_any", "clt_all"},
+        {"clt_logsumexp", "clt_cumsum", "clt_any_dim", "clt_all_dim"}};
+    if (k == 1)
+        dim = 1; /* cumsum has no form without a dim */
+    const char *name = names[dim][k];
+    switch (k) {
+    case 0: CALL(name, dim ? clt_logsumexp(a, d, keep, op) : clt_logsumexp_all(a, op)); break;
+    case 1: CALL(name, clt_cumsum(a, d, op)); break;
+    case 2: CALL(name, dim ? clt_any_dim(a, d, keep, op) : clt_any(a, op)); break;
+    default: CALL(name, dim ? clt_all_dim(a, d, keep, op) : clt_all(a, op)); break;
+    }
+    if (!result(f, st, op, out))
+        return;
+    if (!a)
+        die(f, "succeeded on a NULL operand");
+    clt_dtype in = clt_tensor_dtype(a);
+    clt_dtype dt = k == 0   ? (is_float(in) ? in : CLT_FLOAT32)
+                   : k == 1 ? (is_float(in) ? in : CLT_INT64)
+                            : (in == CLT_UINT8 ? CLT_UINT8 : CLT_BOOL);
+    int64_t want[16];
+    int wnd = 0;
+    if (dim) {
+        int w = wrap_dim(d, nd);
+        if (w < 0)
+            die(f, "dim %d of a %d-d tensor accepted", d, nd);
+        for (int i = 0; i < nd; i++)
+            if (k == 1 || i != w)
+                want[wnd++] = clt_tensor_shape(a)[i];
+            else if (keep)
+                want[wnd++] = 1;
+    }
+    expect_meta(f, out, wnd, want, dt, clt_tensor_device(a));
+    store(f, out);
+}
+
 static void matmul_meta(fz *f, const clt_tensor *a, const clt_tensor *b, clt_tensor *out);
 
 static void op_matmul(fz *f)
@@ -2926,7 +2971,7 @@ static struct {
     {"inplace", op_inplace, 7}, {"autograd", op_autograd, 8}, {"scope", op_scope, 4},
     {"read", op_read, 5},      {"io", op_io, 2},            {"module", op_module, 4},
     {"optim", op_optim, 3},    {"conv", op_conv, 2},        {"misc", op_misc, 6},
-    {"data", op_data, 2},
+    {"data", op_data, 2},      {"cumulative", op_cumulative, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -250,6 +250,33 @@ for n in ("var", "std"):
          lambda x, n=n: call("clt_%s_dim" % n, x, 1, C.c_double(1.0), 0),
          [[[2.0, 2.0, 2.0], [1.0, 2.0, 3.0]]])
 
+# logsumexp: softmax along the dim (NaN at elements equal to an infinite result, as torch);
+# cumsum: the reversed cumulative sum of the gradient
+proto("clt_logsumexp", [P, C.c_int, C.c_int, PP])
+proto("clt_logsumexp_all", [P, PP])
+proto("clt_cumsum", [P, C.c_int, PP])
+inf = float("inf")
+lse = [[3.0, 1.0, 3.0, 0.0], [-inf, -inf, -inf, -inf], [1000.0, 999.0, -1e4, 1000.0],
+       [inf, 1.0, 2.0, 3.0]]
+for d, k in ((0, 0), (1, 1), (-1, 0)):
+    case("logsumexp %d %d" % (d, k), lambda x, d=d, k=k: torch.logsumexp(x, d, keepdim=bool(k)),
+         lambda x, d=d, k=k: call("clt_logsumexp", x, d, k), [t])
+    case("logsumexp infinities %d %d" % (d, k),
+         lambda x, d=d, k=k: torch.logsumexp(x, d, keepdim=bool(k)),
+         lambda x, d=d, k=k: call("clt_logsumexp", x, d, k), [lse])
+case("logsumexp_all", lambda x: torch.logsumexp(x, (0, 1)),
+     lambda x: call("clt_logsumexp_all", x), [t])
+case("logsumexp 0-d", lambda x: torch.logsumexp(x, 0), lambda x: call("clt_logsumexp", x, 0, 0),
+     [2.5])
+for d in (0, 1, -1):
+    case("cumsum %d" % d, lambda x, d=d: torch.cumsum(x, d),
+         lambda x, d=d: call("clt_cumsum", x, d), [t])
+case("cumsum 3-d middle", lambda x: torch.cumsum(x, 1), lambda x: call("clt_cumsum", x, 1),
+     [np.arange(24.0).reshape(2, 3, 4) / 7])
+case("cumsum non-finite", lambda x: torch.cumsum(x, 0), lambda x: call("clt_cumsum", x, 0),
+     [[1.0, inf, float("nan"), -inf]])
+case("cumsum 0-d", lambda x: torch.cumsum(x, 0), lambda x: call("clt_cumsum", x, 0), [2.5])
+
 # ---- linalg, softmax ---------------------------------------------------------------------
 proto("clt_matmul", [P, P, PP])
 rng = np.random.default_rng(5)

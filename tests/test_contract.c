@@ -206,6 +206,13 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_var_dim, T, clt_var_dim(f->f, 5, 1, 0, &o->t))                                     \
     X(clt_std, T, clt_std(f->i32, 1, &o->t))                                                 \
     X(clt_std_dim, T, clt_std_dim(f->f, 5, 1, 0, &o->t))                                     \
+    X(clt_logsumexp, T, clt_logsumexp(f->f, 5, 0, &o->t))                                    \
+    X(clt_logsumexp_all, T, clt_logsumexp_all(NULL, &o->t))                                  \
+    X(clt_cumsum, T, clt_cumsum(f->bl, -3, &o->t))                                           \
+    X(clt_any, T, clt_any(NULL, &o->t))                                                      \
+    X(clt_all, T, clt_all(NULL, &o->t))                                                      \
+    X(clt_any_dim, T, clt_any_dim(f->i32, 2, 1, &o->t))                                      \
+    X(clt_all_dim, T, clt_all_dim(f->e, -2, 0, &o->t))                                       \
     /* linalg.h */                                                                           \
     X(clt_matmul, T, clt_matmul(f->f, f->f, &o->t))                                          \
     X(clt_softmax, T, clt_softmax(f->f, 5, &o->t))                                           \

@@ -1,5 +1,6 @@
 /* cltensor/reduce.h: reductions over all elements or along one dimension,
- * like torch.sum, mean, prod, max, min, argmax, argmin, var and std.
+ * like torch.sum, mean, prod, max, min, argmax, argmin, var, std,
+ * logsumexp, any and all, and the cumulative sum torch.cumsum.
  *
  * The forms without a dimension reduce every element and give a
  * 0-dimensional tensor.  The *_dim forms reduce dimension `dim` (negative
@@ -119,6 +120,55 @@ CLT_API clt_status clt_std(const clt_tensor *a, double correction, clt_tensor **
 /* Standard deviation along dim.  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_std_dim(const clt_tensor *a, int dim, double correction, int keepdim,
                                clt_tensor **out);
+
+/* log(sum(exp(x))) along dim, like torch.logsumexp(a, dim, keepdim):
+ * computed as PyTorch does, m + log(sum(exp(x - m))) with m the slice's
+ * largest element (taken as 0 where it is infinite), so large values do
+ * not overflow.  A slice of -inf gives -inf, one holding +inf gives inf,
+ * one holding NaN gives NaN; a slice without elements gives -inf.
+ * Floating inputs keep their dtype; bool and integer inputs give float32
+ * (torch's default dtype).  The gradient is g * exp(x - result), the
+ * softmax along dim (NaN at elements equal to an infinite result, as in
+ * PyTorch).
+ * New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_logsumexp(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+/* clt_logsumexp over every element (0-dim), like torch.logsumexp(a,
+ * tuple(range(a.dim()))).  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_logsumexp_all(const clt_tensor *a, clt_tensor **out);
+
+/* Cumulative sums along dim, like torch.cumsum(a, dim): element k along
+ * dim is the sum of elements 0..k; the result has a's shape.  Floating
+ * inputs keep their dtype, bool and integer inputs give int64 (PyTorch's
+ * rule).  Each slice along dim is added up in order, one element after
+ * the other, in the accumulator PyTorch's CPU kernel (at::cumsum) uses:
+ * double for float32 and float64, float for float16, int64 for integers;
+ * so the results are PyTorch's CPU results bit for bit, each float32 one
+ * the float32 nearest the float64 running sum (within half a float32 ulp
+ * of the exact sum while that running sum is exact, as for 2^20 values of
+ * 0.1f), and every device gives the same bits.  On a device without
+ * float64, float32 adds in a compensated (Kahan) float sum instead: each
+ * result within about 2^-23 times the sum of the magnitudes so far, plus
+ * its rounding to float32.  Slices run in parallel, the elements of one
+ * slice do not: a single long slice is one work-item's loop.  The gradient
+ * is the cumulative sum of g from the end.  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_cumsum(const clt_tensor *a, int dim, clt_tensor **out);
+
+/* Whether any element is non-zero, like torch.any(a): 0-dim bool, false
+ * for no elements.  NaN counts as true (it is not 0).  Any dtype; as in
+ * PyTorch 1.13, uint8 input gives a uint8 0 or 1 instead of bool.  Not
+ * differentiable.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_any(const clt_tensor *a, clt_tensor **out);
+/* Whether every element is non-zero, like torch.all(a): true for no
+ * elements; otherwise as clt_any.  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_all(const clt_tensor *a, clt_tensor **out);
+/* clt_any along dim (torch.any(a, dim, keepdim)).  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_any_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+/* clt_all along dim (torch.all(a, dim, keepdim)).  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_all_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
 
 #ifdef __cplusplus
 }

@@ -392,3 +392,72 @@ clt_status clt_std_dim(const clt_tensor *a, int dim, double correction, int keep
     return record(st, out, "StdBackward0", bw_var, 2, a, st == CLT_OK ? node_dim(a, dim) : 0,
                   keepdim, 1, correction);
 }
+
+/* saved: a, out.  logsumexp: g * exp(a - out), softmax along the reduced
+ * dims (NaN at elements equal to an infinite out: inf - inf, as in
+ * PyTorch's logsumexp_backward). */
+static clt_status bw_logsumexp(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *gu = NULL, *ou = NULL, *d = NULL, *e = NULL;
+    CLT__TRY(unreduce(n, g, &gu));
+    CLT__TRY(unreduce(n, S(1), &ou));
+    CLT__TRY(clt__sub_in("clt_backward", S(0), ou, &d));
+    CLT__TRY(clt__exp_in("clt_backward", d, &e));
+    CLT__TRY(clt__mul_in("clt_backward", gu, e, &gin[0]));
+done:
+    clt_tensor_free(gu);
+    clt_tensor_free(ou);
+    clt_tensor_free(d);
+    clt_tensor_free(e);
+    return st;
+}
+
+clt_status clt_logsumexp(const clt_tensor *a, int dim, int keepdim, clt_tensor **out)
+{
+    clt_status st = clt__logsumexp(a, dim, keepdim, out, "clt_logsumexp");
+    return record(st, out, "LogsumexpBackward0", bw_logsumexp, 2, a,
+                  st == CLT_OK ? node_dim(a, dim) : 0, keepdim, 0, 0.0);
+}
+
+clt_status clt_logsumexp_all(const clt_tensor *a, clt_tensor **out)
+{
+    clt_status st = clt__logsumexp_all(a, out, "clt_logsumexp_all");
+    return record(st, out, "LogsumexpBackward0", bw_logsumexp, 2, a, -1, 0, 0, 0.0);
+}
+
+/* cumsum: the cumulative sum of g from the end, along the same dim (i[0];
+ * -1 for a 0-d input, its own cumsum). */
+static clt_status bw_cumsum(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    if (n->i[0] < 0)
+        return clt__alias(g, &gin[0]);
+    return clt__cumsum(g, (int)n->i[0], true, &gin[0], "clt_backward");
+}
+
+clt_status clt_cumsum(const clt_tensor *a, int dim, clt_tensor **out)
+{
+    clt_status st = clt__cumsum(a, dim, false, out, "clt_cumsum");
+    return record(st, out, "CumsumBackward0", bw_cumsum, 0, a,
+                  st == CLT_OK ? node_dim(a, dim) : 0, 0, 0, 0.0);
+}
+
+clt_status clt_any(const clt_tensor *a, clt_tensor **out)
+{
+    return clt__any(a, out, "clt_any");
+}
+
+clt_status clt_all(const clt_tensor *a, clt_tensor **out)
+{
+    return clt__all(a, out, "clt_all");
+}
+
+clt_status clt_any_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out)
+{
+    return clt__any_dim(a, dim, keepdim, out, "clt_any_dim");
+}
+
+clt_status clt_all_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out)
+{
+    return clt__all_dim(a, dim, keepdim, out, "clt_all_dim");
+}

@@ -314,6 +314,54 @@ done:
     return st;
 }
 
+/* Checks dim against a (a 0-d tensor has one dim, of size 1, to name) and
+ * sees a as [*outer, *R, *inner] around it, *d the dim wrapped; the shape
+ * of a reduction over it goes to oshape (*ond dims), with the dim kept as
+ * size 1 when keepdim is non-zero. */
+static clt_status split_at(const clt_tensor *a, int dim, int keepdim, int *d, int64_t *outer,
+                           int64_t *R, int64_t *inner, int64_t *oshape, int *ond, const char *fn)
+{
+    int nd = a->ndim;
+    clt_status st = clt__wrap_dim(dim, nd > 0 ? nd : 1, d, fn);
+    if (st != CLT_OK)
+        return st;
+    *outer = *inner = 1;
+    *R = a->numel;
+    *ond = 0;
+    if (nd > 0) {
+        *R = a->shape[*d];
+        for (int i = 0; i < nd; i++) {
+            if (i < *d)
+                *outer *= a->shape[i];
+            else if (i > *d)
+                *inner *= a->shape[i];
+            if (i != *d)
+                oshape[(*ond)++] = a->shape[i];
+            else if (keepdim)
+                oshape[(*ond)++] = 1;
+        }
+    }
+    return CLT_OK;
+}
+
+/* The build options of cl/reduce.cl for a's dtype; acc64: float32 input
+ * accumulating in double (S double). */
+static clt_status program_options(const clt_tensor *a, bool acc64, const char **opts,
+                                  const char *fn)
+{
+    /* mean, var and std end with a float32 division (and sqrt); rounded
+     * correctly they agree across vendors, like the sums before them. */
+    static clt__opts_slot slots[2][CLT_DTYPE_COUNT], slot64;
+    bool exact = a->dev->fp32_exact_divsqrt;
+    *opts = acc64 ? clt__opts_cached(&slot64, "T", a->dtype, NULL, a->dtype,
+                                     " -DCLT_FP64 -DCLT_ACC_DOUBLE")
+                  : clt__opts_cached(&slots[exact][a->dtype], "T", a->dtype, NULL, a->dtype,
+                                     exact ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
+    if (*opts == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    return CLT_OK;
+}
+
 static clt_status check_kind_dtype(kind k, clt_dtype dt, const char *fn)
 {
     if (clt__dtype_is_float(dt))
@@ -352,26 +400,9 @@ static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int kee
     int nd = a->ndim, ond = 0, d = -1;
     int64_t outer = 1, R = a->numel, inner = 1, oshape[CLT_MAX_DIMS];
     if (!all) {
-        int lim = nd > 0 ? nd : 1;
-        if (dim < -lim || dim >= lim)
-            return clt__error(CLT_ERR_DIM_OUT_OF_RANGE,
-                              "%s: Dimension out of range (expected to be in range of [%d, %d], "
-                              "but got %d)",
-                              fn, -lim, lim - 1, dim);
-        d = dim < 0 ? dim + lim : dim;
-        if (nd > 0) {
-            R = a->shape[d];
-            for (int i = 0; i < nd; i++) {
-                if (i < d)
-                    outer *= a->shape[i];
-                else if (i > d)
-                    inner *= a->shape[i];
-                if (i != d)
-                    oshape[ond++] = a->shape[i];
-                else if (keepdim)
-                    oshape[ond++] = 1;
-            }
-        }
+        st = split_at(a, dim, keepdim, &d, &outer, &R, &inner, oshape, &ond, fn);
+        if (st != CLT_OK)
+            return st;
     }
     if (R == 0 && is_select(k)) {
         char sh[160];
@@ -403,18 +434,7 @@ static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int kee
         CLT__TRY(clt__result_new(fn, a->dev, CLT_INT64, ond, oshape, &ri));
     if (r->numel > 0) {
         CLT__TRY(clt__contiguous_as(fn, a, a->dtype, &ca));
-        /* mean, var and std end with a float32 division (and sqrt); rounded
-         * correctly they agree across vendors, like the sums before them. */
-        static clt__opts_slot slots[2][CLT_DTYPE_COUNT], slot64;
-        bool exact = a->dev->fp32_exact_divsqrt;
-        opts = acc64 ? clt__opts_cached(&slot64, "T", a->dtype, NULL, a->dtype,
-                                        " -DCLT_FP64 -DCLT_ACC_DOUBLE")
-                     : clt__opts_cached(&slots[exact][a->dtype], "T", a->dtype, NULL, a->dtype,
-                                        exact ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
-        if (opts == NULL) {
-            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-            goto done;
-        }
+        CLT__TRY(program_options(a, acc64, &opts, fn));
         plan P = {a->dev, opts, gpu_style(a->dev), outer, R, inner, fn};
         if (is_select(k)) {
             bool arg = k == K_ARGMAX || k == K_ARGMIN;
@@ -507,4 +527,168 @@ clt_status clt__std_dim(const clt_tensor *a, int dim, double correction, int kee
                        clt_tensor **out, const char *fn)
 {
     return reduce(K_STD, a, false, dim, keepdim, correction, out, NULL, fn);
+}
+
+/* ---- cumsum, logsumexp, any and all ------------------------------------------------ */
+
+/* Cumulative sums along dim (from the last element on when reverse: the
+ * gradient of a cumsum), cl/reduce.cl's cumsum (and cumsum_ivec for blocks
+ * of 16 inner positions on CPUs); bool and integer inputs give int64,
+ * floating ones their dtype. */
+clt_status clt__cumsum(const clt_tensor *a, int dim, bool reverse, clt_tensor **out,
+                       const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    int d, ond;
+    int64_t outer, R, inner, oshape[CLT_MAX_DIMS];
+    clt_status st = split_at(a, dim, 1, &d, &outer, &R, &inner, oshape, &ond, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_dtype odt = clt__dtype_is_float(a->dtype) ? a->dtype : CLT_INT64;
+    clt_tensor *r = NULL, *ca = NULL;
+    const char *opts = NULL;
+    CLT__TRY(clt__result_new(fn, a->dev, odt, a->ndim, a->shape, &r));
+    if (r->numel > 0) {
+        CLT__TRY(clt__contiguous_as(fn, a, a->dtype, &ca));
+        CLT__TRY(program_options(a, a->dtype == CLT_FLOAT32 && a->dev->info.fp64, &opts, fn));
+        plan P = {a->dev, opts, gpu_style(a->dev), outer, R, inner, fn};
+        cl_long l_soff = ca->offset, l_outer = outer, l_R = R, l_inner = inner,
+                nblocks = P.gpu_style ? 0 : inner / 16, i_begin = nblocks * 16,
+                icount = inner - i_begin;
+        cl_int l_rev = reverse;
+        size_t gws, lws;
+        cl_mem src = clt__mem(ca), dst = clt__mem(r);
+        if (nblocks > 0) {
+            geometry(&P, (size_t)(outer * nblocks), &gws, &lws);
+            clt__arg args[] = {CLT__ARG(src),     CLT__ARG(l_soff), CLT__ARG(dst),
+                               CLT__ARG(l_outer), CLT__ARG(l_R),    CLT__ARG(l_inner),
+                               CLT__ARG(nblocks), CLT__ARG(l_rev)};
+            CLT__TRY(run(&P, "cumsum_ivec", gws, lws, 8, args));
+        }
+        if (icount > 0) {
+            geometry(&P, (size_t)(outer * icount), &gws, &lws);
+            clt__arg args[] = {CLT__ARG(src),     CLT__ARG(l_soff),  CLT__ARG(dst),
+                               CLT__ARG(l_outer), CLT__ARG(l_R),     CLT__ARG(l_inner),
+                               CLT__ARG(i_begin), CLT__ARG(icount), CLT__ARG(l_rev)};
+            CLT__TRY(run(&P, "cumsum", gws, lws, 9, args));
+        }
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(ca);
+    clt_tensor_free(r);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* torch.logsumexp's steps (at::logsumexp_out): m, the largest element
+ * reduced, taken as 0 where it is infinite (a slice of -inf then gives
+ * log(0) = -inf, one with +inf gives inf, not inf - inf = NaN), and
+ * log(sum(exp(x - m))) + m; a NaN reaches m and the sum.  Without elements
+ * it is log(sum(exp(x))), -inf.  Bool and integer inputs give float32
+ * (torch's default dtype).  all: over every element. */
+static clt_status logsumexp(const clt_tensor *a, bool all, int dim, int keepdim,
+                            clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    int d;
+    clt_status st = all ? CLT_OK : clt__wrap_dim(dim, a->ndim > 0 ? a->ndim : 1, &d, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *xf = NULL, *m = NULL, *ab = NULL, *inf = NULL, *m0 = NULL, *dx = NULL,
+               *e = NULL, *s = NULL, *l = NULL, *mr = NULL;
+    const clt_tensor *x = a;
+    if (!clt__dtype_is_float(a->dtype)) {
+        CLT__TRY(clt__to_dtype(a, CLT_FLOAT32, &xf, fn));
+        x = xf;
+    }
+    if (x->numel > 0) {
+        CLT__TRY(all ? clt__max(x, &m, fn) : clt__max_dim(x, dim, 1, &m, NULL, fn));
+        CLT__TRY(clt__abs_in(fn, m, &ab));
+        CLT__TRY(clt__eq_scalar_in(fn, ab, INFINITY, &inf));
+        CLT__TRY(clt__masked_fill(m, inf, 0.0, &m0, fn));
+        CLT__TRY(clt__sub_in(fn, x, m0, &dx));
+        x = dx;
+    }
+    CLT__TRY(clt__exp_in(fn, x, &e));
+    CLT__TRY(all ? clt__sum(e, &s, fn) : clt__sum_dim(e, dim, keepdim, &s, fn));
+    if (m0 == NULL) {
+        CLT__TRY(clt__log_in(fn, s, out));
+    } else {
+        CLT__TRY(clt__log_in(fn, s, &l));
+        CLT__TRY(clt__reshape(m0, l->ndim, l->shape, &mr, fn));
+        CLT__TRY(clt__add_in(fn, l, mr, out));
+    }
+done:;
+    clt_tensor *tmp[] = {xf, m, ab, inf, m0, dx, e, s, l, mr};
+    for (size_t k = 0; k < sizeof tmp / sizeof tmp[0]; k++)
+        clt_tensor_free(tmp[k]);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt__logsumexp(const clt_tensor *a, int dim, int keepdim, clt_tensor **out,
+                          const char *fn)
+{
+    return logsumexp(a, false, dim, keepdim, out, fn);
+}
+
+clt_status clt__logsumexp_all(const clt_tensor *a, clt_tensor **out, const char *fn)
+{
+    return logsumexp(a, true, 0, 0, out, fn);
+}
+
+/* any: some element is not 0, counted with sum (0 for no elements); all:
+ * none is 0.  NaN is not 0.  bool results, uint8 for uint8 input as in
+ * PyTorch 1.13.  whole: over every element. */
+static clt_status any_all(const clt_tensor *a, bool any, bool whole, int dim, int keepdim,
+                          clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    int d;
+    clt_status st = whole ? CLT_OK : clt__wrap_dim(dim, a->ndim > 0 ? a->ndim : 1, &d, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *hit = NULL, *n = NULL, *r = NULL;
+    CLT__TRY(any ? clt__ne_scalar_in(fn, a, 0.0, &hit) : clt__eq_scalar_in(fn, a, 0.0, &hit));
+    CLT__TRY(whole ? clt__sum(hit, &n, fn) : clt__sum_dim(hit, dim, keepdim, &n, fn));
+    CLT__TRY(any ? clt__gt_scalar_in(fn, n, 0.0, &r) : clt__eq_scalar_in(fn, n, 0.0, &r));
+    if (a->dtype == CLT_UINT8)
+        CLT__TRY(clt__to_dtype(r, CLT_UINT8, out, fn));
+    else {
+        *out = r;
+        r = NULL;
+    }
+done:
+    clt_tensor_free(hit);
+    clt_tensor_free(n);
+    clt_tensor_free(r);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt__any(const clt_tensor *a, clt_tensor **out, const char *fn)
+{
+    return any_all(a, true, true, 0, 0, out, fn);
+}
+
+clt_status clt__all(const clt_tensor *a, clt_tensor **out, const char *fn)
+{
+    return any_all(a, false, true, 0, 0, out, fn);
+}
+
+clt_status clt__any_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out,
+                        const char *fn)
+{
+    return any_all(a, true, false, dim, keepdim, out, fn);
+}
+
+clt_status clt__all_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out,
+                        const char *fn)
+{
+    return any_all(a, false, false, dim, keepdim, out, fn);
 }
