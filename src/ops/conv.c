@@ -1,6 +1,7 @@
 /* conv.c: 2-D convolution as im2col + GEMM (cl/conv.cl, then cltensor's CPU
  * GEMM for float32 and float64 on CPU devices, clt__matmul otherwise), its
- * backward pass, and max and average pooling with theirs. */
+ * backward pass, and max, average and adaptive average pooling with
+ * theirs. */
 #include <stdio.h>
 #include <string.h>
 
@@ -583,11 +584,18 @@ clt_status clt__pool2d_check(const clt_tensor *x, clt__pool2d *p, bool int64_ok,
     return CLT_OK;
 }
 
-static geom pool_geom(const int64_t *shape, const clt__pool2d *p)
+/* The geometry of a pooling over the N * C planes of a 4-D shape. */
+static geom planes_geom(const int64_t *shape)
 {
     geom g = {0};
     g.N = shape[0], g.C = shape[1], g.H = shape[2], g.W = shape[3];
     g.O = g.C, g.G = 1, g.Cg = g.C, g.Og = g.C;
+    return g;
+}
+
+static geom pool_geom(const int64_t *shape, const clt__pool2d *p)
+{
+    geom g = planes_geom(shape);
     g.kh = p->kernel[0], g.kw = p->kernel[1];
     g.sh = p->stride[0], g.sw = p->stride[1];
     g.ph = p->padding[0], g.pw = p->padding[1];
@@ -745,9 +753,7 @@ clt_status clt__adaptive_pool2d_check(const clt_tensor *x, const int64_t *size, 
 
 static geom adaptive_geom(const int64_t *in_shape, const int64_t *size)
 {
-    geom g = {0};
-    g.N = in_shape[0], g.C = in_shape[1], g.H = in_shape[2], g.W = in_shape[3];
-    g.O = g.C, g.G = 1, g.Cg = g.C, g.Og = g.C;
+    geom g = planes_geom(in_shape);
     g.Ho = size[0], g.Wo = size[1];
     g.L = g.Ho * g.Wo;
     return g;
