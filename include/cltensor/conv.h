@@ -90,12 +90,14 @@ CLT_API clt_status clt_avg_pool2d(const clt_tensor *input, const int64_t kernel[
  * floor(i H / Ho) to ceil((i + 1) H / Ho) - 1 and the like columns, the
  * window's sum divided by its height, then by its width, as PyTorch's CPU
  * kernel: windows overlap where Ho does not divide H, and an output larger
- * than the input repeats pixels; {1, 1} is the global average pool.
- * float32 or float64 only (PyTorch 1.13 refuses int64 here too).  The
- * input's last two sizes must be positive (the batch and, in 4-D, the
- * channels may be 0).  The gradient of each input pixel sums, over the
- * windows that cover it, the output's gradient divided by the window's
- * height and width. */
+ * than the input repeats pixels; {1, 1} is the global average pool (for
+ * which PyTorch calls mean(), whose other order of summation may round the
+ * last bit otherwise).  float32 or float64 only (PyTorch 1.13 refuses
+ * int64 here too).  The input's last two sizes must be positive (the batch
+ * and, in 4-D, the channels may be 0), and Ho * H and Wo * W must fit
+ * int64.  The gradient of each input pixel sums, over the windows that
+ * cover it, the output's gradient divided by the window's height and width
+ * (zeros for an empty output, whose backward PyTorch refuses). */
 CLT_API clt_status clt_adaptive_avg_pool2d(const clt_tensor *input, const int64_t output_size[2],
                                            clt_tensor **out);
 
