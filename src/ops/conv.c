@@ -755,7 +755,7 @@ static geom adaptive_geom(const int64_t *in_shape, const int64_t *size)
 {
     geom g = planes_geom(in_shape);
     g.Ho = size[0], g.Wo = size[1];
-    g.L = g.Ho * g.Wo;
+    g.L = product4(g.Ho, g.Wo, 1, 1); /* clt__result_new refuses what saturates */
     return g;
 }
 
