@@ -454,3 +454,65 @@ CLT_KERNEL(avg_pool_bwd)(__global const T *gout, __global T *dx, clt_conv_geom g
         dx[id * ((ix)g.W) + w] = acc;
     }
 }
+
+/* ---- adaptive average pooling: Ho x Wo windows over H x W ------------------------------ */
+
+/* Window i of n over `size`, as PyTorch's adaptive pooling: from
+ * floor(i * size / n) to ceil((i + 1) * size / n).  In 64 bits, as the
+ * product passes 2^31 where every index fits 32 bits; the host has made
+ * sure that (n + 1) * (size + 1) fits 64. */
+inline ix adaptive_start(ix i, long size, long n)
+{
+    return (ix)((long)i * size / n);
+}
+
+inline ix adaptive_end(ix i, long size, long n)
+{
+    return (ix)((((long)i + 1) * size + n - 1) / n);
+}
+
+/* Each output's window sum divided by its height, then by its width, as
+ * PyTorch's CPU kernel (not by their product: other bits). */
+CLT_KERNEL(adaptive_avg_pool_fwd)(__global const T *x, __global T *out, clt_conv_geom g)
+{
+    ix id = get_global_id(0);
+    if (id >= ((ix)g.N) * ((ix)g.C) * ((ix)g.Ho))
+        return;
+    ix oh = id % ((ix)g.Ho), p = id / ((ix)g.Ho);
+    __global const T *src = x + ((ix)g.off0) + p * ((ix)g.H) * ((ix)g.W);
+    ix ih0 = adaptive_start(oh, g.H, g.Ho), ih1 = adaptive_end(oh, g.H, g.Ho);
+    for (ix ow = 0; ow < ((ix)g.Wo); ow++) {
+        ix iw0 = adaptive_start(ow, g.W, g.Wo), iw1 = adaptive_end(ow, g.W, g.Wo);
+        T s = (T)0;
+        for (ix ih = ih0; ih < ih1; ih++)
+            for (ix iw = iw0; iw < iw1; iw++)
+                s += src[ih * ((ix)g.W) + iw];
+        out[id * ((ix)g.Wo) + ow] = s / (T)(ih1 - ih0) / (T)(iw1 - iw0);
+    }
+}
+
+/* Each input pixel sums gout / height / width over the windows that cover
+ * it, in row-major window order: the order of PyTorch's CPU scatter.  The
+ * windows covering row h are those of the same formula with the roles of
+ * H and Ho swapped. */
+CLT_KERNEL(adaptive_avg_pool_bwd)(__global const T *gout, __global T *dx, clt_conv_geom g)
+{
+    ix id = get_global_id(0);
+    if (id >= ((ix)g.N) * ((ix)g.C) * ((ix)g.H))
+        return;
+    ix h = id % ((ix)g.H), p = id / ((ix)g.H);
+    __global const T *gp = gout + ((ix)g.off0) + p * ((ix)g.L);
+    ix oh0 = adaptive_start(h, g.Ho, g.H), oh1 = adaptive_end(h, g.Ho, g.H);
+    for (ix w = 0; w < ((ix)g.W); w++) {
+        ix ow0 = adaptive_start(w, g.Wo, g.W), ow1 = adaptive_end(w, g.Wo, g.W);
+        T acc = (T)0;
+        for (ix oh = oh0; oh < oh1; oh++) {
+            T kh = (T)(adaptive_end(oh, g.H, g.Ho) - adaptive_start(oh, g.H, g.Ho));
+            for (ix ow = ow0; ow < ow1; ow++) {
+                T kw = (T)(adaptive_end(ow, g.W, g.Wo) - adaptive_start(ow, g.W, g.Wo));
+                acc += gp[oh * ((ix)g.Wo) + ow] / kh / kw;
+            }
+        }
+        dx[id * ((ix)g.W) + w] = acc;
+    }
+}

@@ -1218,5 +1218,7 @@ clt_status clt__pool2d_rec(const char *fn, bool max, const clt_tensor *input,
                            const int64_t *kernel, const int64_t *stride, const int64_t *padding,
                            const int64_t *dilation, int ceil_mode, int count_include_pad,
                            clt_tensor **out);
+clt_status clt__adaptive_avg_pool2d_rec(const char *fn, const clt_tensor *input,
+                                        const int64_t *output_size, clt_tensor **out);
 
 #endif

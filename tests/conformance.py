@@ -1082,6 +1082,44 @@ def linalg():
               [data((3,), torch.int32)])
 
 
+# ---- pooling ------------------------------------------------------------
+
+def pooling():
+    # adaptive_avg_pool2d: the same windows, sums and divisions as torch's
+    # CPU kernel, so the same bits; but for output size 1x1 torch calls
+    # mean(), which sums in another order
+    f = torch.float32
+    sizes = [((2, 3, 8, 6), (4, 3)), ((2, 3, 7, 11), (3, 4)), ((1, 2, 5, 7), (2, 3)),
+             ((2, 2, 3, 4), (5, 7)), ((2, 3, 6, 5), (1, 1)), ((1, 2, 1, 9), (3, 2)),
+             ((3, 9, 9), (9, 9)), ((4, 13, 10), (5, 3)), ((2, 3, 5, 7), (0, 2)),
+             ((0, 3, 5, 7), (2, 2)), ((2, 0, 5, 7), (2, 2)), ((0, 5, 7), (2, 3)),
+             ((1, 1, 33, 47), (7, 9))]
+    for dt in FLOATS:
+        for sh, o in sizes:
+            check("adaptive_avg_pool2d %s %s -> %s" % (dn(dt), list(sh), list(o)),
+                  lambda t, o=o: torch.nn.functional.adaptive_avg_pool2d(t, o),
+                  lambda p, r, o=o: L.clt_adaptive_avg_pool2d(p, shape_arr(o), r),
+                  [data(sh, dt, special=True)], tol="red" if o == (1, 1) else "exact")
+    ap = (lambda o: (lambda t: torch.nn.functional.adaptive_avg_pool2d(t, o),
+                     lambda p, r: L.clt_adaptive_avg_pool2d(p, shape_arr(o), r)))
+    tf, cf = ap((3, 4))
+    check("adaptive_avg_pool2d transposed", tf, cf, [In(data((2, 3, 11, 7), f), ("T",))],
+          tol="exact")
+    check("adaptive_avg_pool2d channels last", tf, cf,
+          [In(data((2, 7, 11, 3), f), ("V", [("perm", (0, 3, 1, 2))]))], tol="exact")
+    check("adaptive_avg_pool2d sliced", tf, cf, [In(data((2, 3, 7, 22), f), ("S", 3, 1, 22, 2))],
+          tol="exact")
+    check("adaptive_avg_pool2d expanded", tf, cf,
+          [In(data((1, 3, 7, 11), f), ("E", (2, 3, 7, 11)))], tol="exact")
+    for dt in (torch.int64, torch.int32, torch.uint8, torch.bool):
+        check("adaptive_avg_pool2d %s (refused)" % dn(dt), tf, cf, [data((1, 2, 4, 4), dt)])
+    for sh in ((5, 7), (1, 2, 3, 5, 7), (2, 3, 0, 7), (2, 3, 5, 0), (3, 0, 7)):
+        check("adaptive_avg_pool2d %s (refused)" % list(sh), tf, cf, [data(sh, f)])
+    for o in ((-1, 2), (2, -3)):
+        tf, cf = ap(o)
+        check("adaptive_avg_pool2d size %s (refused)" % list(o), tf, cf, [data((1, 2, 4, 4), f)])
+
+
 # ---- views --------------------------------------------------------------
 
 def views():
@@ -1957,8 +1995,8 @@ def _gt0_then(p, o, cfn, d):
 
 
 def main():
-    sections = [elementwise, modulo, rounding, reductions, linalg, views, stress, chains, creation,
-                random, errors, losses, more_reductions]
+    sections = [elementwise, modulo, rounding, reductions, linalg, pooling, views, stress, chains,
+                creation, random, errors, losses, more_reductions]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -2480,16 +2480,27 @@ static void op_module(fz *f)
         clt_pool2d_opts o = CLT_POOL2D_DEFAULTS;
         if (chance(f, 30))
             o.padding[pick(f, 2)] = rand_count(f);
-        if (pick(f, 2))
+        switch (pick(f, 3)) {
+        case 0:
             CALL("clt_max_pool2d_layer",
                  clt_max_pool2d_layer(rand_count(f), rand_count(f), chance(f, 20) ? NULL : &o, mp));
-        else
+            break;
+        case 1:
             CALL("clt_avg_pool2d_layer",
                  clt_avg_pool2d_layer(rand_count(f), rand_count(f), chance(f, 20) ? NULL : &o, mp));
+            break;
+        default:
+            CALL("clt_adaptive_avg_pool2d_layer",
+                 clt_adaptive_avg_pool2d_layer(rand_count(f), rand_count(f), mp));
+            break;
+        }
         break;
     }
     case 3:
-        CALL("clt_flatten_layer", clt_flatten_layer(rand_dim(f, 3), rand_dim(f, 3), mp));
+        if (chance(f, 25))
+            CALL("clt_identity_layer", clt_identity_layer(mp));
+        else
+            CALL("clt_flatten_layer", clt_flatten_layer(rand_dim(f, 3), rand_dim(f, 3), mp));
         break;
     case 4: {
         int64_t shape[16];
@@ -2844,7 +2855,7 @@ static void op_conv(fz *f)
     int64_t d[2] = {1, 1};
     if (chance(f, 10))
         k[pick(f, 2)] = odd_sizes[pick(f, N_ODD_SHAPE)];
-    switch (pick(f, 3)) {
+    switch (pick(f, 4)) {
     case 0: {
         clt_conv2d_opts o = CLT_CONV2D_DEFAULTS;
         if (chance(f, 30)) {
@@ -2859,6 +2870,14 @@ static void op_conv(fz *f)
     case 1:
         CALL("clt_max_pool2d", clt_max_pool2d(x, k, chance(f, 30) ? NULL : s, p, d, pick(f, 2), op));
         break;
+    case 2: {
+        /* output sizes 0 to 3, sometimes negative or too large ones */
+        int64_t o[2] = {(int64_t)pick(f, 4), (int64_t)pick(f, 4)};
+        if (chance(f, 10))
+            o[pick(f, 2)] = odd_sizes[pick(f, N_ODD_SHAPE)];
+        CALL("clt_adaptive_avg_pool2d", clt_adaptive_avg_pool2d(x, o, op));
+        break;
+    }
     default:
         CALL("clt_avg_pool2d",
              clt_avg_pool2d(x, k, chance(f, 30) ? NULL : s, p, pick(f, 2), pick(f, 2), op));

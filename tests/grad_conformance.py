@@ -396,6 +396,16 @@ case("max_pool2d overlapping", lambda x: torch.nn.functional.max_pool2d(x, 2, 1)
      lambda x: call("clt_max_pool2d", x, two, one, None, None, 0), [pool_in])
 case("avg_pool2d padded", lambda x: torch.nn.functional.avg_pool2d(x, 2, 2, 1),
      lambda x: call("clt_avg_pool2d", x, two, two, one, 0, 1), [pool_in])
+proto("clt_adaptive_avg_pool2d", [P, I64P, PP])
+for hw, size in (((6, 4), (3, 2)), ((7, 11), (3, 4)), ((3, 4), (5, 7)), ((5, 6), (1, 1))):
+    x = rng.standard_normal((2, 3) + hw)
+    sz = (C.c_int64 * 2)(*size)
+    case("adaptive_avg_pool2d %s -> %s" % (hw, size),
+         lambda x, s=size: torch.nn.functional.adaptive_avg_pool2d(x, s),
+         lambda x, sz=sz: call("clt_adaptive_avg_pool2d", x, sz), [x])
+case("adaptive_avg_pool2d unbatched", lambda x: torch.nn.functional.adaptive_avg_pool2d(x, (2, 3)),
+     lambda x: call("clt_adaptive_avg_pool2d", x, (C.c_int64 * 2)(2, 3)),
+     [rng.standard_normal((3, 5, 7))])
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -242,6 +242,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_conv2d, T, clt_conv2d(f->f, f->f, NULL, NULL, &o->t))                              \
     X(clt_max_pool2d, T, clt_max_pool2d(f->f, k22, NULL, NULL, NULL, 0, &o->t))              \
     X(clt_avg_pool2d, T, clt_avg_pool2d(f->f, k22, NULL, NULL, 0, 1, &o->t))                 \
+    X(clt_adaptive_avg_pool2d, T, clt_adaptive_avg_pool2d(f->f, k22, &o->t))                 \
     /* autograd.h */                                                                         \
     X(clt_grad, T, clt_grad(NULL, &o->t))                                                    \
     X(clt_detach, T, clt_detach(NULL, &o->t))                                                \
@@ -265,6 +266,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_conv2d_layer, M, clt_conv2d_layer(f->dev, 1, 1, 0, 3, NULL, 1, f->gen, &o->m))     \
     X(clt_max_pool2d_layer, M, clt_max_pool2d_layer(0, 2, NULL, &o->m))                      \
     X(clt_avg_pool2d_layer, M, clt_avg_pool2d_layer(2, -1, NULL, &o->m))                     \
+    X(clt_adaptive_avg_pool2d_layer, M, clt_adaptive_avg_pool2d_layer(-1, 2, &o->m))         \
+    X(clt_identity_layer, NEVER_FAILS, CLT_OK)                                               \
     X(clt_flatten_layer, NEVER_FAILS, CLT_OK) /* dims are checked at forward, as torch's */  \
     X(clt_layer_norm_layer, M, clt_layer_norm_layer(f->dev, 0, sh5, 1e-5, 1, &o->m))         \
     X(clt_batch_norm1d_layer, M, clt_batch_norm1d_layer(f->dev, 0, 1e-5, 0.1, 1, 1, &o->m))  \

@@ -1,9 +1,10 @@
-/* test_conv.c: conv2d, max_pool2d and avg_pool2d against direct host loops
- * in double (strides, padding, dilation, groups, bias, unbatched and
- * non-contiguous inputs, ties, NaN, count_include_pad, ceil_mode), their
- * gradients against finite differences (gradcheck.h), float32 on the CPU
- * GEMM path, errors, bit-identical results on two devices, and the layers
- * (Conv2d, MaxPool2d, AvgPool2d) in a small model. */
+/* test_conv.c: conv2d, max_pool2d, avg_pool2d and adaptive_avg_pool2d
+ * against direct host loops in double (strides, padding, dilation, groups,
+ * bias, unbatched and non-contiguous inputs, ties, NaN, count_include_pad,
+ * ceil_mode, adaptive windows that overlap or repeat), their gradients
+ * against finite differences (gradcheck.h), float32 on the CPU GEMM path,
+ * errors, bit-identical results on two devices, and the layers (Conv2d,
+ * MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, Identity) in small models. */
 #include <stdio.h>
 
 #include "gradcheck.h"
@@ -831,7 +832,8 @@ Test(conv, errors_name_shapes)
 
 /* ---- determinism across devices --------------------------------------------------------- */
 
-/* conv -> relu -> max pool -> avg pool -> sum, forward and backward, float32;
+/* conv -> relu -> max pool -> avg pool -> adaptive avg pool -> sum, forward
+ * and backward, float32;
  * the output and the three gradients as bytes in *res (4 arrays). */
 static void run_model(clt_device *dev, float **res, size_t *sizes)
 {
@@ -841,7 +843,7 @@ static void run_model(clt_device *dev, float **res, size_t *sizes)
     fill_random(x, N * C * H * W, 5);
     fill_random(w, O * C * 9, 6);
     fill_random(b, O, 7);
-    clt_tensor *tx, *tw, *tb, *y, *r, *m, *a, *l, *g;
+    clt_tensor *tx, *tw, *tb, *y, *r, *m, *a, *ad, *l, *g;
     CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 4, (int64_t[]){N, C, H, W}, x, &tx));
     CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 4, (int64_t[]){O, C, 3, 3}, w, &tw));
     CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, (int64_t[]){O}, b, &tb));
@@ -854,7 +856,8 @@ static void run_model(clt_device *dev, float **res, size_t *sizes)
     int64_t k[2] = {2, 2}, k3[2] = {3, 3}, p1[2] = {1, 1};
     CHECK(clt_max_pool2d(r, k, NULL, NULL, NULL, 0, &m));
     CHECK(clt_avg_pool2d(m, k3, (int64_t[]){1, 1}, p1, 0, 0, &a));
-    CHECK(clt_sum(a, &l));
+    CHECK(clt_adaptive_avg_pool2d(a, (int64_t[]){4, 5}, &ad)); /* overlapping windows */
+    CHECK(clt_sum(ad, &l));
     CHECK(clt_backward(l, NULL, 0));
     res[0] = read_f32(y);
     sizes[0] = (size_t)clt_tensor_numel(y);
@@ -865,7 +868,7 @@ static void run_model(clt_device *dev, float **res, size_t *sizes)
         sizes[i + 1] = (size_t)clt_tensor_numel(g);
         clt_tensor_free(g);
     }
-    clt_tensor *all[] = {tx, tw, tb, y, r, m, a, l};
+    clt_tensor *all[] = {tx, tw, tb, y, r, m, a, ad, l};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         clt_tensor_free(all[i]);
     free(x);
@@ -1080,6 +1083,316 @@ Test(conv, small_cnn_trains_and_checks_devices)
         cr_assert(strstr(clt_last_error(), "Conv2d") != NULL, "%s", clt_last_error());
         clt_tensor_free(x1);
     }
+    clt_optimizer_free(opt);
+    clt_free(params);
+    clt_tensor_free(tx);
+    clt_tensor_free(tt);
+    clt_module_free(net);
+    clt_generator_free(gen);
+}
+
+/* ---- adaptive average pooling ----------------------------------------------------------- */
+
+typedef struct acase {
+    int64_t N, C, H, W, Ho, Wo;
+} acase;
+
+static const acase ADAPTIVE[] = {
+    {2, 3, 8, 6, 4, 3},  /* sizes that divide: AvgPool2d(2) */
+    {2, 3, 7, 11, 3, 4}, /* overlapping windows of two sizes */
+    {1, 2, 5, 7, 2, 3},
+    {2, 2, 3, 4, 5, 7},  /* larger than the input: pixels repeat */
+    {2, 3, 6, 5, 1, 1},  /* the global average pool */
+    {1, 2, 1, 9, 3, 2},
+    {2, 1, 9, 9, 9, 9},  /* the same size: a copy */
+};
+
+/* PyTorch's adaptive_avg_pool2d: output (i, j) averages rows
+ * floor(i H / Ho) .. ceil((i + 1) H / Ho) - 1, columns likewise (in
+ * floating point here, the library computes them in integers). */
+static void ref_adaptive(const double *x, const acase *a, double *y)
+{
+    for (int64_t pl = 0; pl < a->N * a->C; pl++)
+        for (int64_t i = 0; i < a->Ho; i++)
+            for (int64_t j = 0; j < a->Wo; j++) {
+                int64_t h0 = (int64_t)floor((double)(i * a->H) / (double)a->Ho);
+                int64_t h1 = (int64_t)ceil((double)((i + 1) * a->H) / (double)a->Ho);
+                int64_t w0 = (int64_t)floor((double)(j * a->W) / (double)a->Wo);
+                int64_t w1 = (int64_t)ceil((double)((j + 1) * a->W) / (double)a->Wo);
+                double s = 0;
+                for (int64_t h = h0; h < h1; h++)
+                    for (int64_t w = w0; w < w1; w++)
+                        s += x[(pl * a->H + h) * a->W + w];
+                y[(pl * a->Ho + i) * a->Wo + j] = s / (double)((h1 - h0) * (w1 - w0));
+            }
+}
+
+/* layout 0: contiguous [N, C, H, W]; 1: the transpose of a contiguous
+ * [N, C, W, H]; 2: unbatched [N * C, H, W]. */
+static void check_adaptive(clt_device *dev, clt_dtype dt, const acase *a, int layout)
+{
+    int64_t nx = a->N * a->C * a->H * a->W, ny = a->N * a->C * a->Ho * a->Wo;
+    double *x = random_doubles((size_t)nx, 41 + (unsigned)a->H);
+    if (dt == CLT_FLOAT32)
+        for (int64_t i = 0; i < nx; i++)
+            x[i] = (float)x[i]; /* the reference sees the values the device sees */
+    double *want = malloc((size_t)ny * sizeof *want);
+    ref_adaptive(x, a, want);
+    clt_tensor *tx = NULL, *base = NULL, *y = NULL;
+    if (layout == 1) {
+        double *xt = malloc((size_t)nx * sizeof *xt);
+        for (int64_t pl = 0; pl < a->N * a->C; pl++)
+            for (int64_t h = 0; h < a->H; h++)
+                for (int64_t w = 0; w < a->W; w++)
+                    xt[(pl * a->W + w) * a->H + h] = x[(pl * a->H + h) * a->W + w];
+        base = from_f64(dev, dt, 4, (int64_t[]){a->N, a->C, a->W, a->H}, xt);
+        CHECK(clt_transpose(base, 2, 3, &tx));
+        free(xt);
+    } else if (layout == 2) {
+        tx = from_f64(dev, dt, 3, (int64_t[]){a->N * a->C, a->H, a->W}, x);
+    } else {
+        tx = from_f64(dev, dt, 4, (int64_t[]){a->N, a->C, a->H, a->W}, x);
+    }
+    CHECK(clt_adaptive_avg_pool2d(tx, (int64_t[]){a->Ho, a->Wo}, &y));
+    const int64_t *ys = clt_tensor_shape(y);
+    int nd = clt_tensor_ndim(y);
+    cr_assert_eq(nd, layout == 2 ? 3 : 4);
+    cr_assert_eq(clt_tensor_dtype(y), dt);
+    cr_assert(ys[nd - 2] == a->Ho && ys[nd - 1] == a->Wo &&
+                  (layout == 2 ? ys[0] == a->N * a->C : ys[0] == a->N && ys[1] == a->C),
+              "shape of %lldx%lld -> %lldx%lld, layout %d", (long long)a->H, (long long)a->W,
+              (long long)a->Ho, (long long)a->Wo, layout);
+    double *got;
+    if (dt == CLT_FLOAT64) {
+        got = read_f64(y);
+    } else {
+        float *f = read_f32(y);
+        got = malloc((size_t)ny * sizeof *got);
+        for (int64_t i = 0; i < ny; i++)
+            got[i] = f[i];
+        free(f);
+    }
+    double tol = dt == CLT_FLOAT64 ? 1e-14 : 2e-6;
+    for (int64_t i = 0; i < ny; i++)
+        cr_assert(close_enough(got[i], want[i], tol, tol),
+                  "%s %lldx%lld -> %lldx%lld layout %d element %lld: got %.17g, want %.17g",
+                  clt_dtype_name(dt), (long long)a->H, (long long)a->W, (long long)a->Ho,
+                  (long long)a->Wo, layout, (long long)i, got[i], want[i]);
+    free(got);
+    free(want);
+    free(x);
+    clt_tensor_free(tx);
+    clt_tensor_free(base);
+    clt_tensor_free(y);
+}
+
+Test(conv, adaptive_avg_pool_against_host_loop)
+{
+    clt_device *dev = get_device("cpu");
+    for (size_t i = 0; i < sizeof ADAPTIVE / sizeof *ADAPTIVE; i++)
+        for (int layout = 0; layout < 3; layout++) {
+            check_adaptive(dev, CLT_FLOAT64, &ADAPTIVE[i], layout);
+            check_adaptive(dev, CLT_FLOAT32, &ADAPTIVE[i], layout);
+        }
+}
+
+/* An output size of 0 gives an empty result whose gradient is zeros; an
+ * empty batch (and, in 4-D, no channels) is an empty result too. */
+Test(conv, adaptive_avg_pool_empty)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x, *y, *l, *g;
+    CHECK(clt_ones(dev, CLT_FLOAT64, 4, (int64_t[]){2, 3, 5, 7}, &x));
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_adaptive_avg_pool2d(x, (int64_t[]){0, 2}, &y));
+    const int64_t *ys = clt_tensor_shape(y);
+    cr_assert(ys[0] == 2 && ys[1] == 3 && ys[2] == 0 && ys[3] == 2);
+    CHECK(clt_sum(y, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    CHECK(clt_grad(x, &g));
+    double *gv = read_f64(g);
+    for (int i = 0; i < 2 * 3 * 5 * 7; i++)
+        cr_assert_eq(gv[i], 0.0, "element %d: %g", i, gv[i]);
+    free(gv);
+    clt_tensor_free(g);
+    clt_tensor_free(l);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+    static const int64_t in[3][4] = {{0, 3, 5, 7}, {2, 0, 5, 7}, {0, 5, 7, 0}};
+    static const int64_t want[3][4] = {{0, 3, 2, 3}, {2, 0, 2, 3}, {0, 2, 3, 0}};
+    for (int k = 0; k < 3; k++) {
+        int nd = k == 2 ? 3 : 4;
+        CHECK(clt_zeros(dev, CLT_FLOAT32, nd, in[k], &x));
+        CHECK(clt_adaptive_avg_pool2d(x, (int64_t[]){2, 3}, &y));
+        cr_assert_eq(clt_tensor_ndim(y), nd);
+        for (int d = 0; d < nd; d++)
+            cr_assert_eq(clt_tensor_shape(y)[d], want[k][d], "case %d dim %d", k, d);
+        clt_tensor_free(y);
+        clt_tensor_free(x);
+    }
+}
+
+static clt_status call_adaptive(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    return clt_adaptive_avg_pool2d(in[0], ctx, out);
+}
+
+Test(conv, adaptive_avg_pool_gradients_by_finite_differences)
+{
+    clt_device *dev = get_device("cpu");
+    for (size_t i = 0; i < sizeof ADAPTIVE / sizeof *ADAPTIVE; i++) {
+        const acase *a = &ADAPTIVE[i];
+        double *x = random_doubles((size_t)(a->N * a->C * a->H * a->W), 51 + (unsigned)i);
+        int64_t size[2] = {a->Ho, a->Wo};
+        gc_in ins[1] = {{4, {a->N, a->C, a->H, a->W}, x, 1}};
+        gradcheck(dev, call_adaptive, size, 1, ins);
+        gc_in unb[1] = {{3, {a->N * a->C, a->H, a->W}, x, 1}};
+        gradcheck(dev, call_adaptive, size, 1, unb);
+        free(x);
+    }
+}
+
+Test(conv, adaptive_avg_pool_errors)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x2, *xi, *e1, *e3, *x, *y = (clt_tensor *)0x1;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 2, (int64_t[]){5, 7}, &x2));
+    CHECK(clt_zeros(dev, CLT_INT64, 4, (int64_t[]){1, 1, 4, 4}, &xi));
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 3, (int64_t[]){3, 0, 7}, &e1));
+    CHECK(clt_zeros(dev, CLT_FLOAT64, 4, (int64_t[]){2, 3, 5, 0}, &e3));
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 4, (int64_t[]){1, 2, 4, 4}, &x));
+    int64_t s22[2] = {2, 2};
+    EXPECT_ERR(clt_adaptive_avg_pool2d(x2, s22, &y), CLT_ERR_SHAPE_MISMATCH,
+               "clt_adaptive_avg_pool2d: Expected 3D or 4D tensor, but got [5, 7]");
+    cr_assert_null(y);
+    y = (clt_tensor *)0x1;
+    EXPECT_ERR(clt_adaptive_avg_pool2d(xi, s22, &y), CLT_ERR_DTYPE_UNSUPPORTED,
+               "clt_adaptive_avg_pool2d: input must be float32 or float64, not int64");
+    cr_assert_null(y);
+    EXPECT_ERR(clt_adaptive_avg_pool2d(x, (int64_t[]){-1, 2}, &y), CLT_ERR_INVALID_ARGUMENT,
+               "elements of output_size must be greater than or equal to 0 but received {-1, 2}");
+    EXPECT_ERR(clt_adaptive_avg_pool2d(e1, s22, &y), CLT_ERR_SHAPE_MISMATCH,
+               "Expected input to have non-zero size for non-batch dimensions, but input has "
+               "sizes [3, 0, 7] with dimension 1 being empty");
+    EXPECT_ERR(clt_adaptive_avg_pool2d(e3, s22, &y), CLT_ERR_SHAPE_MISMATCH,
+               "sizes [2, 3, 5, 0] with dimension 3 being empty");
+    EXPECT_ERR(clt_adaptive_avg_pool2d(x, (int64_t[]){INT64_MAX / 4, 1}, &y),
+               CLT_ERR_INVALID_ARGUMENT, "product passes int64");
+    EXPECT_ERR(clt_adaptive_avg_pool2d(x, NULL, &y), CLT_ERR_NULL_ARGUMENT, "output_size");
+    EXPECT_ERR(clt_adaptive_avg_pool2d(NULL, s22, &y), CLT_ERR_NULL_ARGUMENT, "input");
+    cr_assert_null(y);
+
+    clt_module *m = (clt_module *)0x1;
+    cr_assert_eq(clt_adaptive_avg_pool2d_layer(3, -2, &m), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(m);
+    cr_assert(strstr(clt_last_error(), "clt_adaptive_avg_pool2d_layer: elements of output_size "
+                                       "must be greater than or equal to 0 but received {3, -2}"),
+              "%s", clt_last_error());
+    CHECK(clt_adaptive_avg_pool2d_layer(2, 2, &m));
+    y = (clt_tensor *)0x1;
+    EXPECT_ERR(clt_module_forward(m, x2, &y), CLT_ERR_SHAPE_MISMATCH,
+               "AdaptiveAvgPool2d: Expected 3D or 4D tensor, but got [5, 7]");
+    cr_assert_null(y);
+    clt_module_free(m);
+    clt_tensor *all[] = {x2, xi, e1, e3, x};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        clt_tensor_free(all[i]);
+}
+
+/* AdaptiveAvgPool2d is the function with the layer's size; Identity hands
+ * the input back as a new handle, through which gradients flow; and a
+ * ResNet-style head (convolution, global pool, Identity, Linear) trains. */
+Test(conv, adaptive_avg_pool_and_identity_layers)
+{
+    clt_device *dev = get_device("cpu");
+    double *xv = random_doubles(2 * 3 * 7 * 5, 61);
+    clt_tensor *x = from_f64(dev, CLT_FLOAT64, 4, (int64_t[]){2, 3, 7, 5}, xv);
+    clt_module *pool, *id;
+    CHECK(clt_adaptive_avg_pool2d_layer(3, 2, &pool));
+    CHECK(clt_identity_layer(&id));
+    cr_assert_str_eq(clt_module_name(pool), "AdaptiveAvgPool2d");
+    cr_assert_str_eq(clt_module_name(id), "Identity");
+    clt_tensor *y1, *y2, *z;
+    CHECK(clt_module_forward(pool, x, &y1));
+    CHECK(clt_adaptive_avg_pool2d(x, (int64_t[]){3, 2}, &y2));
+    double *a = read_f64(y1), *b = read_f64(y2);
+    cr_assert_eq(clt_tensor_numel(y1), 2 * 3 * 3 * 2);
+    cr_assert(memcmp(a, b, 36 * sizeof *a) == 0);
+    free(a);
+    free(b);
+
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_module_forward(id, x, &z));
+    cr_assert(z != x);
+    double *zv = read_f64(z);
+    cr_assert(memcmp(zv, xv, 210 * sizeof *zv) == 0);
+    free(zv);
+    clt_tensor *w, *p, *l, *g;
+    double *wv = random_doubles(210, 62);
+    w = from_f64(dev, CLT_FLOAT64, 4, (int64_t[]){2, 3, 7, 5}, wv);
+    CHECK(clt_mul(z, w, &p));
+    CHECK(clt_sum(p, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    CHECK(clt_grad(x, &g));
+    double *gv = read_f64(g);
+    cr_assert(memcmp(gv, wv, 210 * sizeof *gv) == 0, "d sum(identity(x) * w) / dx is not w");
+    free(gv);
+    free(wv);
+    clt_tensor *all[] = {x, y1, y2, z, w, p, l, g};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        clt_tensor_free(all[i]);
+    clt_module_free(pool);
+    clt_module_free(id);
+    free(xv);
+
+    clt_generator *gen;
+    CHECK(clt_generator_new(3, &gen));
+    clt_conv2d_opts pad1 = {{1, 1}, {1, 1}, {1, 1}, 1};
+    clt_module *mods[6], *net;
+    CHECK(clt_conv2d_layer(dev, 1, 4, 3, 3, &pad1, 1, gen, &mods[0]));
+    CHECK(clt_relu_layer(&mods[1]));
+    CHECK(clt_adaptive_avg_pool2d_layer(1, 1, &mods[2]));
+    CHECK(clt_flatten_layer(1, -1, &mods[3]));
+    CHECK(clt_identity_layer(&mods[4]));
+    CHECK(clt_linear(dev, 4, 1, 1, gen, &mods[5]));
+    CHECK(clt_sequential(mods, 6, &net));
+    float xs[4 * 35], t[4];
+    fill_random(xs, 140, 8);
+    for (int i = 0; i < 140; i++)
+        xs[i] *= 0.1f;
+    for (int i = 0; i < 4; i++)
+        t[i] = (float)i - 1.5f;
+    clt_tensor *tx, *tt;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 4, (int64_t[]){4, 1, 7, 5}, xs, &tx));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){4, 1}, t, &tt));
+    clt_tensor **params;
+    size_t np;
+    CHECK(clt_module_parameters(net, &params, &np));
+    cr_assert_eq(np, 4);
+    clt_optimizer *opt;
+    clt_sgd_opts so = {0.1, 0.9, 0, 0, 0};
+    CHECK(clt_sgd(params, np, &so, &opt));
+    double first = 0, last = 0;
+    for (int step = 0; step < 40; step++) {
+        clt_tensor *yo, *d, *sq, *lo;
+        CHECK(clt_scope_begin());
+        CHECK(clt_module_forward(net, tx, &yo));
+        cr_assert(clt_tensor_ndim(yo) == 2 && clt_tensor_shape(yo)[0] == 4 &&
+                  clt_tensor_shape(yo)[1] == 1);
+        CHECK(clt_sub(yo, tt, &d));
+        CHECK(clt_mul(d, d, &sq));
+        CHECK(clt_mean(sq, &lo));
+        CHECK(clt_optimizer_zero_grad(opt, 1));
+        CHECK(clt_backward(lo, NULL, 0));
+        CHECK(clt_optimizer_step(opt));
+        double v;
+        CHECK(clt_tensor_item(lo, &v));
+        if (step == 0)
+            first = v;
+        last = v;
+        clt_scope_end();
+    }
+    cr_assert(last < first * 0.8, "loss %g -> %g", first, last);
     clt_optimizer_free(opt);
     clt_free(params);
     clt_tensor_free(tx);

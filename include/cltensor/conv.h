@@ -1,5 +1,6 @@
 /* cltensor/conv.h: 2-D convolution and pooling, like torch.nn.functional's
- * conv2d, max_pool2d and avg_pool2d.  All are differentiable (autograd.h).
+ * conv2d, max_pool2d, avg_pool2d and adaptive_avg_pool2d.  All are
+ * differentiable (autograd.h).
  *
  * Inputs are [N, C, H, W] (batched) or [C, H, W] (unbatched: the result
  * has no batch dimension either), float32 or float64, in any layout;
@@ -81,6 +82,24 @@ CLT_API clt_status clt_max_pool2d(const clt_tensor *input, const int64_t kernel[
 CLT_API clt_status clt_avg_pool2d(const clt_tensor *input, const int64_t kernel[2],
                                   const int64_t stride[2], const int64_t padding[2],
                                   int ceil_mode, int count_include_pad, clt_tensor **out);
+
+/* torch.nn.functional.adaptive_avg_pool2d(input, output_size): the result
+ * is [N, C, Ho, Wo] (or [C, Ho, Wo]) for output_size {Ho, Wo} (>= 0; 0
+ * gives an empty result; PyTorch's None for a dimension is its input size,
+ * passed as such).  Output (i, j) is the mean of the input's rows
+ * floor(i H / Ho) to ceil((i + 1) H / Ho) - 1 and the like columns, the
+ * window's sum divided by its height, then by its width, as PyTorch's CPU
+ * kernel: windows overlap where Ho does not divide H, and an output larger
+ * than the input repeats pixels; {1, 1} is the global average pool (for
+ * which PyTorch calls mean(), whose other order of summation may round the
+ * last bit otherwise).  float32 or float64 only (PyTorch 1.13 refuses
+ * int64 here too).  The input's last two sizes must be positive (the batch
+ * and, in 4-D, the channels may be 0), and Ho * H and Wo * W must fit
+ * int64.  The gradient of each input pixel sums, over the windows that
+ * cover it, the output's gradient divided by the window's height and width
+ * (zeros for an empty output, whose backward PyTorch refuses). */
+CLT_API clt_status clt_adaptive_avg_pool2d(const clt_tensor *input, const int64_t output_size[2],
+                                           clt_tensor **out);
 
 #ifdef __cplusplus
 }

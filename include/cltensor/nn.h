@@ -164,6 +164,17 @@ CLT_API clt_status clt_max_pool2d_layer(int64_t kernel_h, int64_t kernel_w,
 CLT_API clt_status clt_avg_pool2d_layer(int64_t kernel_h, int64_t kernel_w,
                                         const clt_pool2d_opts *opts, clt_module **out);
 
+/* torch.nn.AdaptiveAvgPool2d((out_h, out_w)): clt_adaptive_avg_pool2d to
+ * that size (both >= 0, checked here: CLT_ERR_INVALID_ARGUMENT; PyTorch
+ * refuses them at the first forward).  AdaptiveAvgPool2d(1) is out_h =
+ * out_w = 1. */
+CLT_API clt_status clt_adaptive_avg_pool2d_layer(int64_t out_h, int64_t out_w, clt_module **out);
+
+/* torch.nn.Identity: its forward gives the input back as a new handle
+ * (a view sharing its storage, released with clt_tensor_free) through
+ * which gradients flow to the input; PyTorch returns the very object. */
+CLT_API clt_status clt_identity_layer(clt_module **out);
+
 /* torch.nn.Flatten(start_dim, end_dim) (PyTorch's defaults are 1, -1). */
 CLT_API clt_status clt_flatten_layer(int start_dim, int end_dim, clt_module **out);
 

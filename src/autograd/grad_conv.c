@@ -1,6 +1,6 @@
-/* grad_conv.c: conv2d, max_pool2d and avg_pool2d (conv.h) with their
- * backward formulas; the kernels live in src/ops/conv.c.  Unbatched
- * [C, H, W] inputs go through the batched op between a recorded unsqueeze
+/* grad_conv.c: conv2d, max_pool2d, avg_pool2d and adaptive_avg_pool2d
+ * (conv.h) with their backward formulas; the kernels live in
+ * src/ops/conv.c.  Unbatched [C, H, W] inputs go through the batched op between a recorded unsqueeze
  * and squeeze. */
 #include "autograd/autograd.h"
 #include "ops/conv.h"
@@ -207,4 +207,46 @@ clt_status clt_avg_pool2d(const clt_tensor *input, const int64_t kernel[2],
 {
     return clt__pool2d_rec("clt_avg_pool2d", false, input, kernel, stride, padding, NULL,
                            ceil_mode, count_include_pad, out);
+}
+
+/* ---- adaptive average pooling ----------------------------------------------------------- */
+
+/* nothing saved: the input's shape is its edge's, the output's g's */
+static clt_status bw_adaptive_avg_pool2d(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__adaptive_avg_pool2d_backward(g, n->in[0].shape, &gin[0]);
+}
+
+typedef struct adaptive_ctx {
+    const int64_t *size;
+    const char *fn;
+} adaptive_ctx;
+
+static clt_status adaptive4(const clt_tensor *x, const void *ctx, clt_tensor **out)
+{
+    const adaptive_ctx *c = ctx;
+    clt__node *n = NULL;
+    return clt__record(clt__adaptive_avg_pool2d(x, c->size, out, c->fn), out,
+                       "AdaptiveAvgPool2DBackward0", bw_adaptive_avg_pool2d, 1, &x, 0, NULL, &n);
+}
+
+clt_status clt__adaptive_avg_pool2d_rec(const char *fn, const clt_tensor *input,
+                                        const int64_t *output_size, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    CLT__REQUIRE_ARG(output_size, fn);
+    clt_status st = clt__adaptive_pool2d_check(input, output_size, fn);
+    if (st != CLT_OK)
+        return st;
+    adaptive_ctx c = {output_size, fn};
+    st = batched(input, adaptive4, &c, out, fn);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_adaptive_avg_pool2d(const clt_tensor *input, const int64_t output_size[2],
+                                   clt_tensor **out)
+{
+    return clt__adaptive_avg_pool2d_rec("clt_adaptive_avg_pool2d", input, output_size, out);
 }

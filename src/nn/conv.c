@@ -1,7 +1,8 @@
 /* conv.c: the convolution and pooling layers (torch.nn.Conv2d, MaxPool2d,
- * AvgPool2d) over the ops of conv.h. */
+ * AvgPool2d, AdaptiveAvgPool2d) over the ops of conv.h. */
 
 #include "nn/nn.h"
+#include "ops/conv.h"
 
 /* ---- Conv2d --------------------------------------------------------------------------- */
 
@@ -140,4 +141,32 @@ clt_status clt_avg_pool2d_layer(int64_t kernel_h, int64_t kernel_w, const clt_po
                                 clt_module **out)
 {
     return pool_layer(&avg_pool2d_ops, kernel_h, kernel_w, opts, "clt_avg_pool2d_layer", out);
+}
+
+/* ---- AdaptiveAvgPool2d ------------------------------------------------------------------ */
+
+/* i[0..1]: the output size. */
+static clt_status adaptive_avg_pool2d_forward(clt_module *m, const clt_tensor *x,
+                                              clt_tensor **out)
+{
+    return clt__adaptive_avg_pool2d_rec("AdaptiveAvgPool2d", x, &m->i[0], out);
+}
+
+static const clt__module_ops adaptive_avg_pool2d_ops = {"AdaptiveAvgPool2d",
+                                                        adaptive_avg_pool2d_forward, NULL};
+
+clt_status clt_adaptive_avg_pool2d_layer(int64_t out_h, int64_t out_w, clt_module **out)
+{
+    static const char fn[] = "clt_adaptive_avg_pool2d_layer";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    int64_t size[2] = {out_h, out_w};
+    clt_status st = clt__adaptive_size_check(size, fn);
+    if (st == CLT_OK)
+        st = clt__module_new(&adaptive_avg_pool2d_ops, NULL, out);
+    if (st != CLT_OK)
+        return st;
+    (*out)->i[0] = out_h;
+    (*out)->i[1] = out_w;
+    return clt__ok();
 }

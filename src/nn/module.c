@@ -568,7 +568,22 @@ clt_status clt_linear(clt_device *dev, int64_t in_features, int64_t out_features
     return clt__ok();
 }
 
-/* ---- Flatten and the activations --------------------------------------------------------- */
+/* ---- Identity, Flatten and the activations ---------------------------------------------- */
+
+/* A recorded view of the whole input, so that gradients flow through. */
+static clt_status identity_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    return clt__expand_rec("Identity", x, x->ndim, x->shape, out);
+}
+
+static const clt__module_ops identity_ops = {"Identity", identity_forward, NULL};
+
+clt_status clt_identity_layer(clt_module **out)
+{
+    CLT__REQUIRE_ARG(out, "clt_identity_layer");
+    clt_status st = clt__module_new(&identity_ops, NULL, out);
+    return st == CLT_OK ? clt__ok() : st;
+}
 
 static clt_status flatten_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {

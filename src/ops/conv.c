@@ -1,6 +1,7 @@
 /* conv.c: 2-D convolution as im2col + GEMM (cl/conv.cl, then cltensor's CPU
  * GEMM for float32 and float64 on CPU devices, clt__matmul otherwise), its
- * backward pass, and max and average pooling with theirs. */
+ * backward pass, and max, average and adaptive average pooling with
+ * theirs. */
 #include <stdio.h>
 #include <string.h>
 
@@ -583,11 +584,18 @@ clt_status clt__pool2d_check(const clt_tensor *x, clt__pool2d *p, bool int64_ok,
     return CLT_OK;
 }
 
-static geom pool_geom(const int64_t *shape, const clt__pool2d *p)
+/* The geometry of a pooling over the N * C planes of a 4-D shape. */
+static geom planes_geom(const int64_t *shape)
 {
     geom g = {0};
     g.N = shape[0], g.C = shape[1], g.H = shape[2], g.W = shape[3];
     g.O = g.C, g.G = 1, g.Cg = g.C, g.Og = g.C;
+    return g;
+}
+
+static geom pool_geom(const int64_t *shape, const clt__pool2d *p)
+{
+    geom g = planes_geom(shape);
     g.kh = p->kernel[0], g.kw = p->kernel[1];
     g.sh = p->stride[0], g.sw = p->stride[1];
     g.ph = p->padding[0], g.pw = p->padding[1];
@@ -699,5 +707,70 @@ clt_status clt__avg_pool2d_backward(const clt_tensor *gout, const int64_t *in_sh
 {
     geom g = pool_geom(in_shape, p);
     return pool_launch(gout, g, in_shape, "avg_pool_bwd", g.N * g.C * g.H, out,
+                       "clt_backward");
+}
+
+/* ---- adaptive average pooling ---------------------------------------------------------- */
+
+clt_status clt__adaptive_size_check(const int64_t *size, const char *fn)
+{
+    if (size[0] < 0 || size[1] < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: elements of output_size must be greater than or equal to 0 but "
+                          "received {%lld, %lld}",
+                          fn, (long long)size[0], (long long)size[1]);
+    return CLT_OK;
+}
+
+clt_status clt__adaptive_pool2d_check(const clt_tensor *x, const int64_t *size, const char *fn)
+{
+    char s1[160];
+    if (x->ndim != 3 && x->ndim != 4)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: Expected 3D or 4D tensor, but got %s", fn,
+                          clt__shape_str(s1, sizeof s1, x->ndim, x->shape));
+    clt_status st = check_float(x, "input", fn);
+    if (st == CLT_OK)
+        st = clt__adaptive_size_check(size, fn);
+    if (st != CLT_OK)
+        return st;
+    for (int d = x->ndim - 2; d < x->ndim; d++)
+        if (x->shape[d] == 0)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: Expected input to have non-zero size for non-batch "
+                              "dimensions, but input has sizes %s with dimension %d being empty",
+                              fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape), d);
+    /* the kernels' window bounds multiply the two sizes of a dimension,
+     * (size + 1) * (input size + 1) at most */
+    for (int d = 0; d < 2; d++)
+        if (size[d] >= INT64_MAX / (x->shape[x->ndim - 2 + d] + 1))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: output size %lld and input size %lld of dimension %d: their "
+                              "product passes int64",
+                              fn, (long long)size[d], (long long)x->shape[x->ndim - 2 + d],
+                              x->ndim - 2 + d);
+    return CLT_OK;
+}
+
+static geom adaptive_geom(const int64_t *in_shape, const int64_t *size)
+{
+    geom g = planes_geom(in_shape);
+    g.Ho = size[0], g.Wo = size[1];
+    g.L = product4(g.Ho, g.Wo, 1, 1); /* clt__result_new refuses what saturates */
+    return g;
+}
+
+clt_status clt__adaptive_avg_pool2d(const clt_tensor *x, const int64_t *size, clt_tensor **out,
+                                    const char *fn)
+{
+    geom g = adaptive_geom(x->shape, size);
+    int64_t shape[4] = {g.N, g.C, g.Ho, g.Wo};
+    return pool_launch(x, g, shape, "adaptive_avg_pool_fwd", g.N * g.C * g.Ho, out, fn);
+}
+
+clt_status clt__adaptive_avg_pool2d_backward(const clt_tensor *gout, const int64_t *in_shape,
+                                             clt_tensor **out)
+{
+    geom g = adaptive_geom(in_shape, gout->shape + 2);
+    return pool_launch(gout, g, in_shape, "adaptive_avg_pool_bwd", g.N * g.C * g.H, out,
                        "clt_backward");
 }

@@ -54,4 +54,17 @@ clt_status clt__avg_pool2d(const clt_tensor *x, const clt__pool2d *p, clt_tensor
 clt_status clt__avg_pool2d_backward(const clt_tensor *g, const int64_t *in_shape,
                                     const clt__pool2d *p, clt_tensor **out);
 
+/* Checks adaptive_avg_pool2d's input x (3-D or 4-D, float32 or float64,
+ * its last two sizes positive) and output size {Ho, Wo} (>= 0), with
+ * PyTorch's messages naming fn; clt__adaptive_size_check the size alone. */
+clt_status clt__adaptive_size_check(const int64_t *size, const char *fn);
+clt_status clt__adaptive_pool2d_check(const clt_tensor *x, const int64_t *size, const char *fn);
+
+/* adaptive_avg_pool2d of a checked 4-D input to [N, C, size[0], size[1]],
+ * and its backward: g's last two sizes are the output's. */
+clt_status clt__adaptive_avg_pool2d(const clt_tensor *x, const int64_t *size, clt_tensor **out,
+                                    const char *fn);
+clt_status clt__adaptive_avg_pool2d_backward(const clt_tensor *g, const int64_t *in_shape,
+                                             clt_tensor **out);
+
 #endif
