@@ -289,9 +289,11 @@ DEF_BINARY(le, NULL, NULL, 0, 0)
 DEF_BINARY(gt, NULL, NULL, 0, 0)
 DEF_BINARY(ge, NULL, NULL, 0, 0)
 
-/* torch.div with a rounding mode: zeros for every input, as PyTorch's
- * DivBackward2 and DivBackward3 give (floor_divide alone refuses). */
-static clt_status bw_rounded_div(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+/* Zeros of g's shape for every input that needs a gradient (not g * 0,
+ * which an infinite g would make NaN): sign, floor, ceil, round and trunc
+ * (PyTorch's SignBackward0, ...), and torch.div with a rounding mode
+ * (DivBackward2 and DivBackward3; floor_divide alone refuses). */
+static clt_status bw_zero(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     for (int k = 0; k < n->nin && st == CLT_OK; k++)
@@ -318,9 +320,9 @@ clt_status clt_div_rounding(const clt_tensor *a, const clt_tensor *b, clt_roundi
     case CLT_ROUNDING_NONE:
         return clt__div_rec(fn, a, b, out);
     case CLT_ROUNDING_TRUNC:
-        return binary(clt__trunc_divide_in, fn, "DivBackward2", bw_rounded_div, 0, 0, a, b, out);
+        return binary(clt__trunc_divide_in, fn, "DivBackward2", bw_zero, 0, 0, a, b, out);
     case CLT_ROUNDING_FLOOR:
-        return binary(clt__floor_divide_in, fn, "DivBackward2", bw_rounded_div, 0, 0, a, b, out);
+        return binary(clt__floor_divide_in, fn, "DivBackward2", bw_zero, 0, 0, a, b, out);
     }
     return bad_rounding(mode, fn);
 }
@@ -480,10 +482,10 @@ clt_status clt_div_scalar_rounding(const clt_tensor *a, double s, clt_rounding_m
     case CLT_ROUNDING_NONE:
         return clt__div_scalar_rec(fn, a, s, out);
     case CLT_ROUNDING_TRUNC:
-        return scalar_op(clt__trunc_divide_scalar_in, fn, "DivBackward3", bw_rounded_div, 0, a,
+        return scalar_op(clt__trunc_divide_scalar_in, fn, "DivBackward3", bw_zero, 0, a,
                          s, out);
     case CLT_ROUNDING_FLOOR:
-        return scalar_op(clt__floor_divide_scalar_in, fn, "DivBackward3", bw_rounded_div, 0, a,
+        return scalar_op(clt__floor_divide_scalar_in, fn, "DivBackward3", bw_zero, 0, a,
                          s, out);
     }
     return bad_rounding(mode, fn);
@@ -522,13 +524,6 @@ static clt_status bw_exp(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 static clt_status bw_log(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     return clt__div_in("clt_backward", g, S(0), &gin[0]);
-}
-
-/* sign: zeros of g's shape, as PyTorch's SignBackward0 (not g * 0, which
- * an infinite g would make NaN). */
-static clt_status bw_zero(clt__node *n, const clt_tensor *g, clt_tensor **gin)
-{
-    return clt__full(g->dev, g->dtype, g->ndim, g->shape, 0.0, &gin[0]);
 }
 
 typedef clt_status (*unary_fn)(const char *, const clt_tensor *, clt_tensor **);
