@@ -609,6 +609,19 @@ Test(group_norm, layer_errors)
                  "clt_module_forward: GroupNorm: Expected number of channels in input to be "
                  "divisible by num_groups");
     cr_assert_null(y);
+    /* integers: refused against the weight, or as the input's dtype */
+    clt_tensor *xi;
+    CHECK(clt_zeros(dev, CLT_INT64, 2, (int64_t[]){2, 6}, &xi));
+    y = (clt_tensor *)&y;
+    assert_error(clt_module_forward(m, xi, &y), CLT_ERR_DTYPE_MISMATCH,
+                 "GroupNorm: the input and the weight must have the same dtype, but the input is "
+                 "int64 and the weight float32");
+    cr_assert_null(y);
+    y = (clt_tensor *)&y;
+    assert_error(clt_module_forward(bare, xi, &y), CLT_ERR_DTYPE_UNSUPPORTED,
+                 "GroupNorm: the input must be float32 or float64, not int64");
+    cr_assert_null(y);
+    clt_tensor_free(xi);
     clt_tensor_free(x9);
     clt_tensor_free(x4);
     clt_module_free(m);
