@@ -108,6 +108,7 @@ for n in ["any", "all"]:
     proto("clt_" + n, [P, PP])
     proto("clt_%s_dim" % n, [P, C.c_int, C.c_int, PP])
 proto("clt_matmul", [P, P, PP])
+proto("clt_group_norm", [P, C.c_int64, P, P, C.c_double, PP])
 proto("clt_softmax", [P, C.c_int, PP])
 proto("clt_log_softmax", [P, C.c_int, PP])
 proto("clt_view", [P, C.c_int, I64P, PP])
@@ -1984,6 +1985,79 @@ def more_reductions():
           [torch.zeros(70000).index_fill_(0, torch.tensor([69999]), 1.0)], tol="exact")
 
 
+def _gn(g, parts, eps=1e-5, ref64=False):
+    """F.group_norm and clt_group_norm with a weight (parts & 1) and a bias
+    (parts & 2) after the input when they are given.  ref64: torch computes
+    in float64, rounded to the input's dtype at the end."""
+    def pick(wb):
+        return (wb[0] if parts & 1 else None), (wb[-1] if parts & 2 else None)
+
+    def tf(x, *wb):
+        if ref64:
+            w, b = pick(wb)
+            return torch.nn.functional.group_norm(
+                x.double(), g, None if w is None else w.double(),
+                None if b is None else b.double(), eps).to(x.dtype)
+        return torch.nn.functional.group_norm(x, g, *pick(wb), eps)
+
+    def cf(p, *rest):
+        return L.clt_group_norm(p, g, *pick(rest[:-1]), eps, rest[-1])
+    return tf, cf
+
+
+def group_norm():
+    """F.group_norm: shapes, groups, weight and bias, views, empty inputs,
+    NaN and infinities, and torch's refusals."""
+    f = torch.float32
+    cases = [((4, 6), (1, 3, 6)), ((2, 6, 5), (1, 2, 6)), ((2, 8, 3, 4), (1, 4, 8)),
+             ((3, 4, 1, 7), (2, 4)), ((1, 4, 9), (1, 4)), ((2, 32, 7, 9), (8,))]
+    for dt in FLOATS:
+        for sh, groups in cases:
+            for g in groups:
+                # torch's float32 kernel takes x * s + (b - mean * s), s = w /
+                # sqrt(var + eps), which for groups of one value (var 0) cancels
+                # with an error of about |x| w / sqrt(eps) * 2^-24 (1e-4 here)
+                # where the exact result is b: those compare with float64's
+                one = sh[1] // g * math.prod(sh[2:]) == 1
+                for parts in range(4):
+                    wb = [data((sh[1],), dt, lo=-2, hi=2) for k in (1, 2) if parts & k]
+                    tf, cf = _gn(g, parts, ref64=one)
+                    check("group_norm %s %s G=%d parts=%d" % (dn(dt), list(sh), g, parts), tf, cf,
+                          [data(sh, dt)] + wb, tol="red", signed_zero=False)
+        tf, cf = _gn(3, 3)
+        check("group_norm %s nan inf" % dn(dt), tf, cf,
+              [data((2, 6, 4), dt, special=True), data((6,), dt), data((6,), dt)], tol="red",
+              signed_zero=False)
+        for sh in ((0, 6), (2, 6, 0), (2, 0, 3), (0, 0)):
+            check("group_norm %s empty %s" % (dn(dt), list(sh)), *_gn(3, 0), [data(sh, dt)],
+                  tol="red")
+    views = [In(data((2, 5, 6), f), ("T",)), In(data((2, 12, 5), f), ("S", 1, 0, 12, 2)),
+             In(data((2, 4, 5, 8), f), ("V", [("perm", (0, 3, 1, 2))])),
+             In(data((1, 6, 5), f), ("E", (3, 6, 5)))]
+    for i, v in enumerate(views):
+        check("group_norm view %d" % i, *_gn(2, 0), [v], tol="red", signed_zero=False)
+        check("group_norm view %d weight" % i, *_gn(2, 1), [v, data((v.t.shape[1],), f)],
+              tol="red", signed_zero=False)
+    # refusals: torch's, and eps < 0 or NaN (torch computes with them)
+    x = data((2, 6, 4), f)
+    for g in (4, 0, -2):
+        check("group_norm G=%d (refused)" % g, *_gn(g, 0), [x])
+    check("group_norm weight [5] (refused)", *_gn(3, 1), [x, data((5,), f)])
+    check("group_norm bias [6, 1] (refused)", *_gn(3, 2), [x, data((6, 1), f)])
+    check("group_norm 1-D (refused)", *_gn(3, 0), [data((6,), f)])
+    check("group_norm one value a group (refused)", *_gn(6, 0), [data((1, 6), f)])
+    check("group_norm one value a group 3-D (refused)", *_gn(6, 0), [data((1, 6, 1), f)])
+    check("group_norm two values a group", *_gn(2, 0), [data((1, 4), f)], tol="red")
+    for dt in (torch.int64, torch.int32, torch.uint8, torch.bool):
+        check("group_norm %s (refused)" % dn(dt), *_gn(3, 0), [data((2, 6, 4), dt)])
+    check("group_norm float64 weight (refused)", *_gn(3, 1), [x, data((6,), torch.float64)])
+    check("group_norm float32 bias (refused)", *_gn(3, 2),
+          [data((2, 6, 4), torch.float64), data((6,), f)])
+    for eps in (-1.0, float("nan")):
+        check("group_norm eps %g (refused)" % eps, *_gn(3, 0, eps), [x],
+              expect_error="eps must not be negative or NaN")
+
+
 def _gt0_then(p, o, cfn, d):
     q = P()
     st = L.clt_gt_scalar(p, 0.0, C.byref(q))
@@ -1996,7 +2070,7 @@ def _gt0_then(p, o, cfn, d):
 
 def main():
     sections = [elementwise, modulo, rounding, reductions, linalg, pooling, views, stress, chains,
-                creation, random, errors, losses, more_reductions]
+                creation, random, errors, losses, more_reductions, group_norm]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -2507,9 +2507,14 @@ static void op_module(fz *f)
         int nd = chance(f, 80) ? 1 + (int)pick(f, 2) : rand_shape(f, shape);
         for (int i = 0; i < nd && i < 2; i++)
             shape[i] = 1 + (int64_t)pick(f, 4);
-        CALL("clt_layer_norm_layer",
-             clt_layer_norm_layer(dev, nd, shape, chance(f, 80) ? 1e-5 : rand_scalar(f),
-                                  pick(f, 2), mp));
+        if (chance(f, 30))
+            CALL("clt_group_norm_layer",
+                 clt_group_norm_layer(dev, rand_count(f), rand_count(f),
+                                      chance(f, 80) ? 1e-5 : rand_scalar(f), pick(f, 2), mp));
+        else
+            CALL("clt_layer_norm_layer",
+                 clt_layer_norm_layer(dev, nd, shape, chance(f, 80) ? 1e-5 : rand_scalar(f),
+                                      pick(f, 2), mp));
         break;
     }
     case 5: {
@@ -2855,7 +2860,7 @@ static void op_conv(fz *f)
     int64_t d[2] = {1, 1};
     if (chance(f, 10))
         k[pick(f, 2)] = odd_sizes[pick(f, N_ODD_SHAPE)];
-    switch (pick(f, 4)) {
+    switch (pick(f, 5)) {
     case 0: {
         clt_conv2d_opts o = CLT_CONV2D_DEFAULTS;
         if (chance(f, 30)) {
@@ -2878,6 +2883,14 @@ static void op_conv(fz *f)
         CALL("clt_adaptive_avg_pool2d", clt_adaptive_avg_pool2d(x, o, op));
         break;
     }
+    case 4:
+        /* groups 0 to 3 or an odd count; the weight and bias random
+         * tensors of any shape, often none */
+        CALL("clt_group_norm",
+             clt_group_norm(x, chance(f, 10) ? odd_sizes[pick(f, N_ODD_SHAPE)] : (int64_t)pick(f, 4),
+                            chance(f, 60) ? NULL : rt(f), chance(f, 60) ? NULL : rt(f),
+                            chance(f, 80) ? 1e-5 : rand_scalar(f), op));
+        break;
     default:
         CALL("clt_avg_pool2d",
              clt_avg_pool2d(x, k, chance(f, 30) ? NULL : s, p, pick(f, 2), pick(f, 2), op));

@@ -407,5 +407,25 @@ case("adaptive_avg_pool2d unbatched", lambda x: torch.nn.functional.adaptive_avg
      lambda x: call("clt_adaptive_avg_pool2d", x, (C.c_int64 * 2)(2, 3)),
      [rng.standard_normal((3, 5, 7))])
 
+# ---- group normalisation ------------------------------------------------------------------
+proto("clt_group_norm", [P, C.c_int64, P, P, C.c_double, PP])
+for shape, g in (((2, 6, 3), 3), ((3, 4), 2), ((2, 4, 2, 3), 1), ((2, 4, 2, 3), 4), ((4, 6), 6)):
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal(shape[1])
+    bias = rng.standard_normal(shape[1])
+    case("group_norm %s G=%d" % (list(shape), g),
+         lambda x, w, b, g=g: torch.nn.functional.group_norm(x, g, w, b),
+         lambda x, w, b, g=g: call("clt_group_norm", x, g, w, b, C.c_double(1e-5)), [x, w, bias])
+    case("group_norm %s G=%d bare" % (list(shape), g),
+         lambda x, g=g: torch.nn.functional.group_norm(x, g),
+         lambda x, g=g: call("clt_group_norm", x, g, None, None, C.c_double(1e-5)), [x])
+# a constant group: var 0, so the gradient runs through 1 / sqrt(eps)
+const = np.ones((2, 4, 3))
+const[1] = rng.standard_normal((4, 3))
+case("group_norm constant group",
+     lambda x, w: torch.nn.functional.group_norm(x, 2, w, None, 1e-3),
+     lambda x, w: call("clt_group_norm", x, 2, w, None, C.c_double(1e-3)),
+     [const, rng.standard_normal(4)])
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

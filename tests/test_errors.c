@@ -833,6 +833,40 @@ Test(errors, driver_failures_in_forward_name_the_layer, .timeout = 300)
     clt_generator_free(g2);
 }
 
+typedef struct gn_call {
+    clt_tensor *x, *w, *b, *y;
+} gn_call;
+
+static clt_status run_group_norm(void *arg)
+{
+    gn_call *c = arg;
+    return clt_group_norm(c->x, 2, c->w, c->b, 1e-5, &c->y);
+}
+
+/* clt_group_norm (a composite of recording ops) on a transposed input,
+ * with the weight requiring grad, with each driver call failing in turn:
+ * every message names clt_group_norm alone, nothing is handed out or left
+ * behind, and the call that then succeeds gives the first try's values. */
+Test(errors, driver_failures_in_group_norm_name_the_call, .timeout = 300)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = ramp(dev, CLT_FLOAT32, 4, (int64_t[]){2, 4, 3, 5}), *xt;
+    CHECK(clt_transpose(x, -1, -2, &xt));
+    cr_assert(!clt_tensor_is_contiguous(xt), "the input should need a copy");
+    gn_call c = {xt, ramp(dev, CLT_FLOAT32, 1, (int64_t[]){4}),
+                 ramp(dev, CLT_FLOAT32, 1, (int64_t[]){4}), NULL};
+    CHECK(clt_set_requires_grad(c.w, 1));
+    CHECK(run_group_norm(&c)); /* builds every program it uses */
+    clt_tensor *ref = c.y;
+    c.y = NULL;
+    cr_assert_geq(driver_failures(dev, run_group_norm, &c, &c.y, "clt_group_norm", NULL, NULL),
+                  1);
+    same_values(c.y, ref, "clt_group_norm after the failures");
+    clt_tensor *ts[] = {x, xt, c.w, c.b, c.y, ref};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        clt_tensor_free(ts[i]);
+}
+
 /* The message must hold no raw control byte and stay small, whatever the
  * caller's string. */
 static void expect_tame_message(const char *want)

@@ -20,8 +20,8 @@
  * Dtypes.  The layers make their parameters and buffers float32
  * (clt_module_to_dtype converts a model, as model.double()).  As in
  * PyTorch 1.13, a layer with parameters or running statistics (Linear,
- * Conv2d, LayerNorm with elementwise_affine, BatchNorm with affine or
- * track_running_stats) does not promote: an input of another dtype,
+ * Conv2d, LayerNorm with elementwise_affine, GroupNorm with affine,
+ * BatchNorm with affine or track_running_stats) does not promote: an input of another dtype,
  * float64 or integer, is CLT_ERR_DTYPE_MISMATCH naming the layer, both
  * dtypes and the fix ("LayerNorm: ... the input is float64 and
  * the weight float32 (convert the input with clt_to_dtype)"), and changes
@@ -29,7 +29,8 @@
  * float64 out) and take integers where their ops do: ReLU, Flatten,
  * Dropout in eval mode (and with p 0) keep them; Tanh and Sigmoid give
  * float32; AvgPool2d takes int64 (conv.h); GELU, MaxPool2d, the other
- * integer dtypes in AvgPool2d, LayerNorm and BatchNorm refuse them.
+ * integer dtypes in AvgPool2d, LayerNorm, GroupNorm and BatchNorm refuse
+ * them.
  * Embedding takes int64 or int32 indices, as PyTorch (other dtypes are
  * CLT_ERR_DTYPE_MISMATCH).  Dropout in train mode with p 1 gives x * 0
  * in x's dtype, as PyTorch (NaN stays NaN; a bool input gives false).
@@ -184,6 +185,49 @@ CLT_API clt_status clt_flatten_layer(int start_dim, int end_dim, clt_module **ou
  * elementwise_affine 0 (see Dtypes above). */
 CLT_API clt_status clt_layer_norm_layer(clt_device *dev, int ndim, const int64_t *normalized_shape,
                                         double eps, int elementwise_affine, clt_module **out);
+
+/* torch.nn.functional.group_norm(input, num_groups, weight, bias, eps):
+ * input [N, C, *] (at least 2 dims, float32 or float64) is split into
+ * num_groups groups of C / num_groups channels, each sample's group
+ * normalised over its channels and all of * together (biased variance:
+ * (x - mean) / sqrt(var + eps)), then scaled by weight and shifted by
+ * bias, both [C] of input's dtype and device, either NULL (none).  New
+ * tensor of input's shape and dtype: release with clt_tensor_free.
+ * Differentiable in input, weight and bias.  PyTorch's eps is 1e-5.
+ *
+ * Errors, in torch's words: num_groups <= 0 (CLT_ERR_INVALID_ARGUMENT), C
+ * not divisible by num_groups, fewer than 2 dims, a weight or bias that
+ * is not a vector of C values (CLT_ERR_SHAPE_MISMATCH); a weight or bias
+ * of another dtype (CLT_ERR_DTYPE_MISMATCH) or device; an integer, bool or
+ * float16 input (CLT_ERR_DTYPE_UNSUPPORTED, as torch's CPU kernel).  As
+ * torch 1.13's F.group_norm, one sample (N = 1) whose groups hold one value
+ * each is refused ("Expected more than 1 value per channel when
+ * training", CLT_ERR_INVALID_ARGUMENT).  Unlike torch, a negative or NaN
+ * eps is refused too (CLT_ERR_INVALID_ARGUMENT), as LayerNorm's.  Empty
+ * inputs (N, C or a size of * zero) give empty results.
+ *
+ * Composed of the recorded ops LayerNorm uses (a reshape to [N, G, C / G *
+ * prod(*)], a copy when input is not contiguous; mean, var, sub, rsqrt,
+ * mul), so autograd gives its backward without a formula of its own.  The
+ * price is passes over the data: with weight and bias the forward is ten
+ * kernel launches, two reductions and four elementwise ops over the whole
+ * input, where PyTorch's fused CPU kernel reads it twice and writes once;
+ * the backward takes about twice the forward's launches. */
+CLT_API clt_status clt_group_norm(const clt_tensor *input, int64_t num_groups,
+                                  const clt_tensor *weight, const clt_tensor *bias, double eps,
+                                  clt_tensor **out);
+
+/* torch.nn.GroupNorm(num_groups, num_channels, eps, affine): clt_group_norm
+ * with the layer's weight (ones) and bias (zeros), both [num_channels]
+ * float32 on dev, when affine; without affine none.  num_groups must be
+ * positive and divide num_channels (>= 0), eps >= 0 (PyTorch: 1e-5);
+ * otherwise CLT_ERR_INVALID_ARGUMENT.  An input's channels must number
+ * num_channels when affine (torch's weight message otherwise); without
+ * affine only num_groups is checked against them, as in PyTorch.  The
+ * parameters are float32 until clt_module_to_dtype: with affine an input
+ * of another dtype is refused (see Dtypes above). */
+CLT_API clt_status clt_group_norm_layer(clt_device *dev, int64_t num_groups, int64_t num_channels,
+                                        double eps, int affine, clt_module **out);
 
 /* torch.nn.BatchNorm1d ([N, C] or [N, C, L] inputs) and BatchNorm2d ([N, C,
  * H, W]): in train mode, normalises with the batch's statistics and, when

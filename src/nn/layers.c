@@ -1,6 +1,7 @@
 /* layers.c: the normalisation, dropout and embedding layers (LayerNorm,
- * BatchNorm1d/2d, Dropout, Embedding), composed of differentiable ops so
- * that autograd gives their backward passes. */
+ * GroupNorm and clt_group_norm, BatchNorm1d/2d, Dropout, Embedding),
+ * composed of differentiable ops so that autograd gives their backward
+ * passes. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,27 @@ static clt_tensor *keep_null(clt_tensor **p)
 }
 
 /* ---- LayerNorm ---------------------------------------------------------------- */
+
+/* (x - mean) / sqrt(var + eps), the statistics (biased variance) taken
+ * over the last dim of x seen as the nd-dim shape `rows`, given back in
+ * x's shape: the normalisation of LayerNorm and GroupNorm, recorded, its
+ * intermediates left in the caller's scope. */
+static clt_status normalize_rows(const char *fn, const clt_tensor *x, int nd, const int64_t *rows,
+                                 double eps, clt_tensor **out)
+{
+    clt_status st;
+    clt_tensor *xf, *mu, *var, *xc, *ve, *inv, *y;
+    CLT__TRY(clt__reshape_rec(fn, x, nd, rows, &xf));
+    CLT__TRY(clt__mean_dim_rec(fn, xf, -1, 1, &mu));
+    CLT__TRY(clt__var_dim_rec(fn, xf, -1, 0.0, 1, &var));
+    CLT__TRY(clt__sub_rec(fn, xf, mu, &xc));
+    CLT__TRY(clt__add_scalar_rec(fn, var, eps, &ve));
+    CLT__TRY(clt__rsqrt_rec(fn, ve, &inv));
+    CLT__TRY(clt__mul_rec(fn, xc, inv, &y));
+    CLT__TRY(clt__reshape_rec(fn, y, x->ndim, x->shape, out));
+done:
+    return st;
+}
 
 /* i[0] the number of normalised (last) dims, i[1..] their sizes; f[0] eps. */
 static clt_status layer_norm_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
@@ -62,15 +84,8 @@ static clt_status layer_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
     for (int d = nd; d < x->ndim; d++)
         inner *= x->shape[d];
     flat[nd] = inner;
-    clt_tensor *xf, *mu, *var, *xc, *ve, *inv, *y, *yr, *t;
-    CLT__TRY(clt__reshape_rec(fn, x, nd + 1, flat, &xf));
-    CLT__TRY(clt__mean_dim_rec(fn, xf, -1, 1, &mu));
-    CLT__TRY(clt__var_dim_rec(fn, xf, -1, 0.0, 1, &var));
-    CLT__TRY(clt__sub_rec(fn, xf, mu, &xc));
-    CLT__TRY(clt__add_scalar_rec(fn, var, m->f[0], &ve));
-    CLT__TRY(clt__rsqrt_rec(fn, ve, &inv));
-    CLT__TRY(clt__mul_rec(fn, xc, inv, &y));
-    CLT__TRY(clt__reshape_rec(fn, y, x->ndim, x->shape, &yr));
+    clt_tensor *yr, *t;
+    CLT__TRY(normalize_rows(fn, x, nd + 1, flat, m->f[0], &yr));
     if (m->nparams == 2) {
         CLT__TRY(clt__mul_rec(fn, yr, m->params[0], &t));
         CLT__TRY(clt__add_rec(fn, t, m->params[1], out));
@@ -114,6 +129,174 @@ clt_status clt_layer_norm_layer(clt_device *dev, int ndim, const int64_t *normal
 done:
     clt_tensor_free(w);
     clt_tensor_free(b);
+    clt_module_free(m);
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+}
+
+/* ---- GroupNorm ---------------------------------------------------------------- */
+
+/* F.group_norm's checks, in torch's words where it has them, for the
+ * public call or layer fn. */
+static clt_status group_norm_check(const char *fn, const clt_tensor *x, int64_t groups,
+                                   const clt_tensor *w, const clt_tensor *b, double eps)
+{
+    char s1[160], s2[160];
+    clt_status st;
+    if (groups <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Expected num groups to be greater than 0, got %lld", fn,
+                          (long long)groups);
+    if (!(eps >= 0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: eps %g: expected eps >= 0", fn, eps);
+    if (x->ndim < 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Expected at least 2 dimensions for input tensor but received %d",
+                          fn, x->ndim);
+    const clt_tensor *wb[2] = {w, b};
+    const char *names[2] = {"weight", "bias"};
+    for (int k = 0; k < 2; k++) {
+        if (wb[k] == NULL)
+            continue;
+        if ((st = clt__same_device(x, wb[k], fn)) != CLT_OK)
+            return st;
+        if ((st = clt__module_check_dtype(x, wb[k], names[k], NULL, fn)) != CLT_OK)
+            return st;
+    }
+    if (x->dtype != CLT_FLOAT32 && x->dtype != CLT_FLOAT64)
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: the input must be float32 or float64, not %s; convert it with "
+                          "clt_to_dtype first",
+                          fn, clt_dtype_name(x->dtype));
+    if ((st = clt__check_dtype(x->dev, x->dtype, fn)) != CLT_OK)
+        return st;
+    int64_t C = x->shape[1];
+    if (C % groups != 0)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Expected number of channels in input to be divisible by "
+                          "num_groups, but got input of shape %s and num_groups=%lld",
+                          fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape),
+                          (long long)groups);
+    for (int k = 0; k < 2; k++)
+        if (wb[k] && (wb[k]->ndim != 1 || wb[k]->shape[0] != C))
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: Expected %s to be a vector of size equal to the number of "
+                              "channels in input, but got %s of shape %s and input of shape %s",
+                              fn, names[k], names[k],
+                              clt__shape_str(s1, sizeof s1, wb[k]->ndim, wb[k]->shape),
+                              clt__shape_str(s2, sizeof s2, x->ndim, x->shape));
+    /* torch 1.13's F.group_norm refuses one sample whose groups hold one
+     * value each (its _verify_batch_size, given [N * C / G, G, *]) */
+    int64_t spatial = 1;
+    for (int d = 2; d < x->ndim; d++)
+        spatial *= x->shape[d];
+    if (x->shape[0] == 1 && C / groups == 1 && spatial == 1) {
+        int64_t sz[CLT_MAX_DIMS];
+        memcpy(sz, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+        sz[0] = x->shape[0] * C / groups;
+        sz[1] = groups;
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Expected more than 1 value per channel when training, got input "
+                          "size %s",
+                          fn, clt__shape_str(s1, sizeof s1, x->ndim, sz));
+    }
+    return CLT_OK;
+}
+
+/* F.group_norm for the public call or layer fn: x [N, C, *] seen as
+ * [N, G, C / G * prod(*)] and normalised over its last dim, then
+ * y * weight + bias with both seen as [C, 1, ...]. */
+static clt_status group_norm_in(const char *fn, const clt_tensor *x, int64_t groups,
+                                const clt_tensor *w, const clt_tensor *b, double eps,
+                                clt_tensor **out)
+{
+    clt_status st = group_norm_check(fn, x, groups, w, b, eps);
+    if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
+        return st;
+    int64_t rows[3] = {x->shape[0], groups, x->shape[1] / groups}, cshape[CLT_MAX_DIMS];
+    for (int d = 2; d < x->ndim; d++)
+        rows[2] *= x->shape[d];
+    cshape[0] = x->shape[1];
+    for (int d = 1; d < x->ndim - 1; d++)
+        cshape[d] = 1;
+    clt_tensor *y, *wc, *yw, *bc;
+    CLT__TRY(normalize_rows(fn, x, 3, rows, eps, &y));
+    if (w) {
+        CLT__TRY(clt__reshape_rec(fn, w, x->ndim - 1, cshape, &wc));
+        CLT__TRY(clt__mul_rec(fn, y, wc, &yw));
+        y = yw;
+    }
+    if (b) {
+        CLT__TRY(clt__reshape_rec(fn, b, x->ndim - 1, cshape, &bc));
+        CLT__TRY(clt__add_rec(fn, y, bc, out));
+    } else {
+        *out = y;
+    }
+done:
+    return finish(st, out);
+}
+
+clt_status clt_group_norm(const clt_tensor *input, int64_t num_groups, const clt_tensor *weight,
+                          const clt_tensor *bias, double eps, clt_tensor **out)
+{
+    static const char fn[] = "clt_group_norm";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    clt_status st = group_norm_in(fn, input, num_groups, weight, bias, eps, out);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* i[0] num_groups, i[1] num_channels; f[0] eps.  Without affine the
+ * channels are not checked against num_channels, as in PyTorch. */
+static clt_status group_norm_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    static const char fn[] = "GroupNorm";
+    clt_status st = clt__module_check_device(m, x, fn);
+    if (st != CLT_OK)
+        return st;
+    bool affine = m->nparams == 2;
+    return group_norm_in(fn, x, m->i[0], affine ? m->params[0] : NULL,
+                         affine ? m->params[1] : NULL, m->f[0], out);
+}
+
+static const clt__module_ops group_norm_ops = {"GroupNorm", group_norm_forward, NULL};
+
+clt_status clt_group_norm_layer(clt_device *dev, int64_t num_groups, int64_t num_channels,
+                                double eps, int affine, clt_module **out)
+{
+    static const char fn[] = "clt_group_norm_layer";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    if (num_groups <= 0 || num_channels < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: num_groups %lld, num_channels %lld: expected a positive number "
+                          "of groups and channels >= 0",
+                          fn, (long long)num_groups, (long long)num_channels);
+    if (num_channels % num_groups != 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: num_channels must be divisible by num_groups (num_channels "
+                          "%lld, num_groups %lld)",
+                          fn, (long long)num_channels, (long long)num_groups);
+    if (!(eps >= 0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: eps %g: expected eps >= 0", fn, eps);
+    clt_module *m = NULL;
+    clt_tensor *t = NULL;
+    clt_status st;
+    CLT__TRY(clt__module_new(&group_norm_ops, dev, &m));
+    m->i[0] = num_groups;
+    m->i[1] = num_channels;
+    m->f[0] = eps;
+    if (affine) {
+        CLT__TRY(clt__full(dev, CLT_FLOAT32, 1, &num_channels, 1.0, &t));
+        CLT__TRY(clt__module_param(m, "weight", keep_null(&t)));
+        CLT__TRY(clt__full(dev, CLT_FLOAT32, 1, &num_channels, 0.0, &t));
+        CLT__TRY(clt__module_param(m, "bias", keep_null(&t)));
+    }
+    *out = m;
+    m = NULL;
+done:
+    clt_tensor_free(t);
     clt_module_free(m);
     return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
 }
