@@ -897,9 +897,8 @@ done:
 static clt_status clamp_inplace(clt_tensor *g, size_t i, const void *ctx, const char *fn)
 {
     (void)i;
-    (void)fn; /* clt_clamp_'s message names it; the caller adds fn */
     double hi = *(const double *)ctx, lo = -hi;
-    return clt_clamp_(g, &lo, &hi);
+    return clt__clamp_(g, &lo, &hi, fn);
 }
 
 clt_status clt_clip_grad_value(clt_tensor *const *params, size_t n, double clip_value)
