@@ -1611,6 +1611,15 @@ Test(io, one_cycle_and_plateau_save_and_load)
     }
     schedule_load_refused(b, tpath("oc.safetensors"),
                           "holds a 'OneCycleLR' schedule, and the schedule is ReduceLROnPlateau");
+    /* an epoch count at its limit loads, and the next step is refused */
+    rewrite_header(tpath("pl.safetensors"), tpath("max.safetensors"), "\"last_epoch\":\"5\"",
+                   "\"last_epoch\":\"9223372036854775807\"");
+    CHECK(clt_lr_scheduler_load(b, tpath("max.safetensors")));
+    double lr_before = clt_optimizer_lr(ob);
+    assert_error(clt_lr_scheduler_step_metric(b, 0.5), CLT_ERR_INVALID_ARGUMENT,
+                 "the epoch count is at its limit");
+    cr_assert_eq(clt_lr_scheduler_epoch(b), INT64_MAX);
+    cr_assert_eq(clt_optimizer_lr(ob), lr_before);
     schedule_load_refused(step, tpath("pl.safetensors"), "and the schedule is StepLR");
     clt_lr_scheduler_free(a);
     clt_lr_scheduler_free(b);

@@ -216,9 +216,11 @@ CLT_API clt_status clt_linear_lr(clt_optimizer *opt, double start_factor, double
  * total_steps - 1 (three_phase: up, back down to initial_lr, then to
  * min_lr), annealed by cosine or linearly ("cos", "linear"; NULL is
  * "cos"), each rate torch's get_lr bit for bit.  It sets the optimizer's
- * rate at once (step 0) and ignores the rate the optimizer had.  Stepping
- * past total_steps is refused, as torch refuses it, the schedule
- * unchanged.  No momentum cycling: torch's cycle_momentum (on by default
+ * rate at once (step 0) and ignores the rate the optimizer had.  Step
+ * total_steps, one past the last phase, is allowed as in torch (the
+ * annealing goes on past min_lr: linearly below 0, where the rate is 0
+ * here and negative in torch); stepping further is refused, as torch
+ * refuses it, the schedule unchanged.  No momentum cycling: torch's cycle_momentum (on by default
  * there) would give SGD and RMSprop built without momentum momentum
  * buffers mid-run and needs max_momentum and base_momentum in the
  * optimizer's checkpoint, which holds neither; compare with torch's

@@ -1314,6 +1314,8 @@ clt_status clt_lr_scheduler_step(clt_lr_scheduler *s)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: ReduceLROnPlateau steps on a metric: call "
                           "clt_lr_scheduler_step_metric", fn);
+    if (s->epoch == INT64_MAX)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the epoch count is at its limit", fn);
     if (s->kind == CLT__SCHED_ONE_CYCLE) {
         clt_status st = one_cycle_lr(s, s->epoch + 1, &lr, fn);
         if (st != CLT_OK)
@@ -1348,6 +1350,8 @@ clt_status clt_lr_scheduler_step_metric(clt_lr_scheduler *s, double metric)
                           "%s: %s takes no metric (only ReduceLROnPlateau does): call "
                           "clt_lr_scheduler_step",
                           fn, sched_name[s->kind]);
+    if (s->epoch == INT64_MAX)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the epoch count is at its limit", fn);
     clt__plateau *p = &s->plateau;
     /* torch's step(metrics), in its order; a NaN metric is never better */
     if (plateau_better(p, metric)) {
