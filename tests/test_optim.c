@@ -1691,10 +1691,12 @@ Test(optim, clip_grad_value)
     /* refused first: nothing changes */
     assert_error(clt_clip_grad_value(ps, 3, -1.0), CLT_ERR_INVALID_ARGUMENT,
                  "clt_clip_grad_value: invalid clip_value -1");
-    assert_error(clt_clip_grad_value(ps, 3, NAN), CLT_ERR_INVALID_ARGUMENT, "invalid clip_value nan");
+    assert_error(clt_clip_grad_value(ps, 3, NAN), CLT_ERR_INVALID_ARGUMENT,
+                 "invalid clip_value nan");
     assert_error(clt_clip_grad_value(NULL, 3, 1.0), CLT_ERR_NULL_ARGUMENT, "clt_clip_grad_value");
     clt_tensor *withnull[2] = {p64, NULL};
-    assert_error(clt_clip_grad_value(withnull, 2, 1.0), CLT_ERR_NULL_ARGUMENT, "parameter 1 is NULL");
+    assert_error(clt_clip_grad_value(withnull, 2, 1.0), CLT_ERR_NULL_ARGUMENT,
+                 "parameter 1 is NULL");
     CHECK(clt_clip_grad_value(ps, 3, INFINITY)); /* clips nothing */
     double r64[6];
     float r32[4];

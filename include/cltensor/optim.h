@@ -220,10 +220,12 @@ CLT_API clt_status clt_linear_lr(clt_optimizer *opt, double start_factor, double
  * total_steps, one past the last phase, is allowed as in torch (the
  * annealing goes on past min_lr: linearly below 0, where the rate is 0
  * here and negative in torch); stepping further is refused, as torch
- * refuses it, the schedule unchanged.  No momentum cycling: torch's cycle_momentum (on by default
- * there) would give SGD and RMSprop built without momentum momentum
- * buffers mid-run and needs max_momentum and base_momentum in the
- * optimizer's checkpoint, which holds neither; compare with torch's
+ * refuses it, the schedule unchanged.
+ *
+ * No momentum cycling: torch's cycle_momentum (on by default there) would
+ * need momentum buffers that an SGD or RMSprop made without momentum does
+ * not hold, and max_momentum and base_momentum in the optimizer's
+ * checkpoint, which holds neither; compare with torch's
  * cycle_momentum=False.  pct_start outside [0, 1], total_steps below 1,
  * max_lr not a finite rate >= 0, div_factor or final_div_factor not finite
  * and > 0, an unknown strategy, or phases torch would divide by zero in at
@@ -257,7 +259,8 @@ CLT_API clt_status clt_lr_scheduler_step(clt_lr_scheduler *s);
  * improvement, as in torch.  Any other kind of schedule is refused
  * (CLT_ERR_INVALID_ARGUMENT): it takes no metric. */
 CLT_API clt_status clt_lr_scheduler_step_metric(clt_lr_scheduler *s, double metric);
-/* The epoch the schedule is at: the clt_lr_scheduler_step calls so far,
+/* The epoch the schedule is at: the clt_lr_scheduler_step (or
+ * clt_lr_scheduler_step_metric) calls that succeeded so far,
  * or the epoch a checkpoint restored (torch's scheduler.last_epoch); 0 for
  * NULL.  Checkpoints: clt_lr_scheduler_save, clt_lr_scheduler_load in
  * <cltensor/io.h>. */
