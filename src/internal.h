@@ -1087,7 +1087,7 @@ typedef enum clt__binop { CLT__OP_ADD, CLT__OP_SUB, CLT__OP_MUL, CLT__OP_DIV } c
 clt_status clt__binary_(clt__binop op, clt_tensor *t, const clt_tensor *other, double alpha,
                         const char *fn);
 clt_status clt__scalar_(clt__binop op, clt_tensor *t, double s, const char *fn);
-clt_status clt__clamp_(clt_tensor *t, const double *min, const double *max);
+clt_status clt__clamp_(clt_tensor *t, const double *min, const double *max, const char *fn);
 clt_status clt__fill_(clt_tensor *t, double value, const char *fn);
 clt_status clt__copy_(clt_tensor *dst, const clt_tensor *src);
 clt_status clt__binary_out(clt__binop op, clt_tensor *out, const clt_tensor *a,

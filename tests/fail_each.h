@@ -311,11 +311,17 @@ static void train_work(run *r)
             ao.lr = 0.01;
             STEP_OUT(r, opt, clt_adam(ps, n, &ao, &opt));
         }
-        clt_lr_scheduler *sched;
-        STEP_OUT(r, sched, clt_step_lr(opt, 1, 0.5, &sched));
+        clt_lr_scheduler *sched, *plateau;
+        if (k == 0)
+            STEP_OUT(r, sched, clt_step_lr(opt, 1, 0.5, &sched));
+        else
+            STEP_OUT(r, sched, clt_one_cycle_lr(opt, 0.02, 4, 0.3, "cos", 25, 1e4, 0, &sched));
+        STEP_OUT(r, plateau,
+                 clt_reduce_lr_on_plateau(opt, "min", 0.5, 0, 1e-4, "rel", 0, 0, 1e-8, &plateau));
         for (int s = 0; s < 2; s++) {
             train_step(r, nets[k], opt, x[k], labels[k]);
             STEP(r, clt_lr_scheduler_step(sched));
+            STEP(r, clt_lr_scheduler_step_metric(plateau, 1.0)); /* decays at the second */
         }
         /* one more step on the other device: the optimizer's state moves */
         size_t ndev;
@@ -330,6 +336,7 @@ static void train_work(run *r)
         clt_tensor_free(x1);
         clt_tensor_free(l1);
         clt_tensor *norm;
+        STEP(r, clt_clip_grad_value(ps, n, 0.01));
         STEP_OUT(r, norm, clt_clip_grad_norm(ps, n, 0.5, 2.0, &norm));
         keep(r, norm);
         clt_tensor_free(norm);
@@ -340,6 +347,7 @@ static void train_work(run *r)
         keep_bytes(r, &steps, sizeof steps);
         keep_bytes(r, &lr, sizeof lr);
         clt_lr_scheduler_free(sched);
+        clt_lr_scheduler_free(plateau);
         clt_optimizer_free(opt);
         clt_module_free(nets[k]);
         clt_tensor_free(x[k]);

@@ -2735,16 +2735,40 @@ static void op_optim(fz *f)
         break;
     case 4: {
         clt_lr_scheduler *s = SENT;
-        if (pick(f, 2))
+        static const char *const modes[] = {NULL, "min", "max", "rel", "abs", "cos", "linear",
+                                            ""};
+        switch (pick(f, 4)) {
+        case 0:
             CALL("clt_step_lr", clt_step_lr(f->opt, rand_count(f), rand_scalar(f), &s));
-        else
+            break;
+        case 1:
             CALL("clt_cosine_lr", clt_cosine_lr(f->opt, rand_count(f), rand_scalar(f), &s));
+            break;
+        case 2:
+            CALL("clt_one_cycle_lr",
+                 clt_one_cycle_lr(f->opt, rand_scalar(f), rand_count(f),
+                                  chance(f, 50) ? 0.3 : rand_scalar(f), modes[pick(f, 8)],
+                                  chance(f, 50) ? 25 : rand_scalar(f),
+                                  chance(f, 50) ? 1e4 : rand_scalar(f), pick(f, 2), &s));
+            break;
+        default:
+            CALL("clt_reduce_lr_on_plateau",
+                 clt_reduce_lr_on_plateau(f->opt, modes[pick(f, 8)],
+                                          chance(f, 50) ? 0.1 : rand_scalar(f), rand_count(f),
+                                          rand_scalar(f), modes[pick(f, 8)], rand_count(f),
+                                          chance(f, 50) ? 0 : rand_scalar(f),
+                                          chance(f, 50) ? 1e-8 : rand_scalar(f), &s));
+        }
         if (outcome(f, st, s)) {
             CALL_VOID("clt_lr_scheduler_free", clt_lr_scheduler_free(f->sched));
             f->sched = s;
         }
-        if (f->sched) {
-            CALL("clt_lr_scheduler_step", clt_lr_scheduler_step(f->sched));
+        for (int k = pick(f, 4); f->sched && k >= 0; k--) {
+            if (pick(f, 2))
+                CALL("clt_lr_scheduler_step", clt_lr_scheduler_step(f->sched));
+            else
+                CALL("clt_lr_scheduler_step_metric",
+                     clt_lr_scheduler_step_metric(f->sched, rand_scalar(f)));
             status_ok(f, st);
         }
         break;
@@ -2756,6 +2780,13 @@ static void op_optim(fz *f)
             ps[i] = rt(f);
         clt_tensor *norm = SENT, **np = chance(f, 50) ? NULL : &norm;
         double p = chance(f, 70) ? 2.0 : rand_scalar(f);
+        if (chance(f, 25)) {
+            CALL("clt_clip_grad_value",
+                 clt_clip_grad_value(chance(f, 5) ? NULL : ps, n,
+                                     chance(f, 70) ? 1.0 : rand_scalar(f)));
+            status_ok(f, st);
+            break;
+        }
         CALL("clt_clip_grad_norm",
              clt_clip_grad_norm(ps, n, chance(f, 70) ? 1.0 : rand_scalar(f), p, np));
         if (np && st == CLT_OK && norm == NULL) {

@@ -21,11 +21,17 @@
  *       StepLR (step_size, gamma), CosineAnnealingLR (T_max, eta_min),
  *       ExponentialLR (-, gamma), MultiStepLR (-, gamma; EXTRA the
  *       milestones, "2,5,5") or LinearLR (total_iters, start_factor; EXTRA
- *       end_factor) over SGD(lr), stepped EPOCHS times, saved with
- *       clt_lr_scheduler_save
- *   io_roundtrip schedresume KIND FILE EPOCHS
- *       a schedule of KIND (any settings) over SGD(lr=1) loaded from FILE,
- *       then stepped EPOCHS times: prints the rate after each, "%.17g"
+ *       end_factor), OneCycleLR (total_steps, max_lr; EXTRA "pct_start,
+ *       anneal_strategy,div_factor,final_div_factor,three_phase") or
+ *       ReduceLROnPlateau (patience, factor; EXTRA "mode,threshold,
+ *       threshold_mode,cooldown,min_lr,eps", each step on the metric
+ *       1 / (1 + epoch % 4), epoch the steps before it) over SGD(lr),
+ *       stepped EPOCHS times, saved with clt_lr_scheduler_save
+ *   io_roundtrip schedresume KIND FILE EPOCHS [LR [PERIOD FACTOR [EXTRA]]]
+ *       a schedule of KIND (the settings given, or any) over SGD(lr=1)
+ *       loaded from FILE, the optimizer's rate then set to LR (what the
+ *       optimizer's file would restore), then stepped EPOCHS times: prints
+ *       the rate after each, "%.17g"
  *   io_roundtrip npyhost IN OUT            clt_load_npy_host, then
  *                                          clt_save_npy_host (no device)
  *   io_roundtrip loader X Y XOUT YOUT      X and Y read by clt_load_npy_host
@@ -67,6 +73,24 @@ static clt_status make_schedule(const char *kind, clt_optimizer *opt, const doub
                                 const char *extra, clt_lr_scheduler **s)
 {
     int64_t period = (int64_t)v[0];
+    if (strcmp(kind, "OneCycleLR") == 0) {
+        double pct = 0.3, div = 25, fin = 1e4;
+        int three = 0;
+        char strat[16] = "cos";
+        if (extra)
+            sscanf(extra, "%lf,%15[a-z],%lf,%lf,%d", &pct, strat, &div, &fin, &three);
+        return clt_one_cycle_lr(opt, v[1], period, pct, strat, div, fin, three, s);
+    }
+    if (strcmp(kind, "ReduceLROnPlateau") == 0) {
+        double threshold = 1e-4, min_lr = 0, eps = 1e-8;
+        long long cooldown = 0;
+        char mode[8] = "min", tmode[8] = "rel";
+        if (extra)
+            sscanf(extra, "%7[a-z],%lf,%7[a-z],%lld,%lf,%lf", mode, &threshold, tmode, &cooldown,
+                   &min_lr, &eps);
+        return clt_reduce_lr_on_plateau(opt, mode, v[1], period, threshold, tmode, cooldown,
+                                        min_lr, eps, s);
+    }
     if (strcmp(kind, "StepLR") == 0)
         return clt_step_lr(opt, period, v[1], s);
     if (strcmp(kind, "CosineAnnealingLR") == 0)
@@ -86,6 +110,14 @@ static clt_status make_schedule(const char *kind, clt_optimizer *opt, const doub
         at = *end == ',' ? end + 1 : end;
     }
     return clt_multistep_lr(opt, m, n, v[1], s);
+}
+
+/* One step of s (ReduceLROnPlateau's on the metric of its epoch). */
+static clt_status step_schedule(const char *kind, clt_lr_scheduler *s)
+{
+    if (strcmp(kind, "ReduceLROnPlateau") != 0)
+        return clt_lr_scheduler_step(s);
+    return clt_lr_scheduler_step_metric(s, 1.0 / (double)(1 + clt_lr_scheduler_epoch(s) % 4));
 }
 
 /* The optimizer or schedule argv describes, saved (see the top). */
@@ -109,7 +141,7 @@ static int checkpoint(clt_device *dev, int argc, char **argv)
     if (st == CLT_OK && !optimizer)
         st = make_schedule(kind, opt, v + 1, argc > 8 ? argv[8] : NULL, &s);
     for (int e = 0; st == CLT_OK && s && e < (int)v[3]; e++)
-        st = clt_lr_scheduler_step(s);
+        st = step_schedule(kind, s);
     if (st == CLT_OK && !s)
         st = clt_sum(p, &loss);
     if (st == CLT_OK && !s)
@@ -198,23 +230,29 @@ static int resume(clt_device *dev, int argc, char **argv)
 }
 
 /* io_roundtrip schedresume (see the top). */
-static int schedresume(clt_device *dev, char **argv)
+static int schedresume(clt_device *dev, int argc, char **argv)
 {
     clt_tensor *p = NULL;
     clt_optimizer *opt = NULL;
     clt_lr_scheduler *s = NULL;
-    static const double v[2] = {1, 0.5};
+    double v[2] = {1, 0.5};
+    if (argc >= 8) {
+        v[0] = strtod(argv[6], NULL);
+        v[1] = strtod(argv[7], NULL);
+    }
     clt_status st = clt_ones(dev, CLT_FLOAT32, 1, (int64_t[]){1}, &p);
     if (st == CLT_OK)
         st = clt_set_requires_grad(p, 1);
     if (st == CLT_OK)
         st = clt_sgd(&p, 1, &(clt_sgd_opts){1.0, 0, 0, 0, 0}, &opt);
     if (st == CLT_OK)
-        st = make_schedule(argv[2], opt, v, NULL, &s);
+        st = make_schedule(argv[2], opt, v, argc > 8 ? argv[8] : NULL, &s);
     if (st == CLT_OK)
         st = clt_lr_scheduler_load(s, argv[3]);
+    if (st == CLT_OK && argc > 5)
+        st = clt_optimizer_set_lr(opt, strtod(argv[5], NULL));
     for (int e = 0; st == CLT_OK && e < atoi(argv[4]); e++) {
-        st = clt_lr_scheduler_step(s);
+        st = step_schedule(argv[2], s);
         if (st == CLT_OK)
             printf("%.17g\n", clt_optimizer_lr(opt));
     }
@@ -342,14 +380,15 @@ static int run(int argc, char **argv)
         return checkpoint(dev, argc, argv);
     if (argc >= 12 && argc <= 13 && strcmp(argv[1], "resume") == 0)
         return resume(dev, argc, argv);
-    if (argc == 5 && strcmp(argv[1], "schedresume") == 0)
-        return schedresume(dev, argv);
+    if ((argc == 5 || argc == 6 || argc == 8 || argc == 9) &&
+        strcmp(argv[1], "schedresume") == 0)
+        return schedresume(dev, argc, argv);
     if (argc == 6 && strcmp(argv[1], "loader") == 0)
         return loader(dev, argv + 2);
     fprintf(stderr, "usage: io_roundtrip dtypes | npy IN OUT | safetensors IN OUT | "
                     "npyhost IN OUT | loader X Y XOUT YOUT | optimizer KIND OUT SETTINGS... | "
                     "resume KIND STEPS PARAM OPTIM OUT SETTINGS... | schedule KIND OUT LR "
-                    "PERIOD FACTOR EPOCHS [EXTRA] | schedresume KIND FILE EPOCHS\n");
+                    "PERIOD FACTOR EPOCHS [EXTRA] | schedresume KIND FILE EPOCHS [LR [PERIOD FACTOR [EXTRA]]]\n");
     return 2;
 }
 

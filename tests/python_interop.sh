@@ -12,7 +12,8 @@
 # key, torch's param_groups[0] and scheduler.state_dict() for the same
 # settings; torch's load_state_dict takes what cltensor writes and goes on
 # as cltensor does (to float32 rounding; schedules to a few units in the
-# last place, torch's chainable form against cltensor's closed form), and
+# last place, torch's chainable form against cltensor's closed form;
+# OneCycleLR and ReduceLROnPlateau, which have none, bit for bit), and
 # cltensor loads what torch writes (state cast to float64 too) and resumes
 # with the bits of its uninterrupted run (skipped, saying so, without
 # torch).  Skips (exit 77), saying why, without a Python
@@ -219,6 +220,8 @@ def literal(k, v):
     if k == "milestones":
         assert v.startswith("Counter(") and v.endswith(")"), v
         return collections.Counter(ast.literal_eval(v[8:-1] or "{}"))
+    if v in ("inf", "-inf"):  # ReduceLROnPlateau's best and mode_worse
+        return float(v)
     return ast.literal_eval(v)
 
 def metadata(path):
@@ -354,8 +357,90 @@ if torch is not None:
                 failures.append(f"schedule {kind}, epoch {epochs + 1 + e}: torch from our file "
                                 f"{got!r}, ours {ours[e]!r}; ours from torch's file "
                                 f"{from_torch[e]!r}, torch {want_lr!r} (closed form {exact!r})")
+
+    # OneCycleLR (cycle_momentum=False: cltensor cycles no momentum) and
+    # ReduceLROnPlateau, stepped on the metric 1 / (1 + epoch % 4): no
+    # chainable form, so every rate is torch's bit for bit, both ways.
+    # (kind, torch's arguments, io_roundtrip's PERIOD FACTOR EXTRA, epochs
+    # saved at, epochs after)
+    def metric(e):
+        return 1.0 / (1 + e % 4)
+
+    new_schedules = [
+        ("OneCycleLR", dict(max_lr=0.2, total_steps=12, pct_start=0.25, anneal_strategy="linear",
+                            div_factor=10.0, final_div_factor=100.0, three_phase=True),
+         ["12", "0.2", "0.25,linear,10,100,1"], 4, 7),
+        ("OneCycleLR", dict(max_lr=0.5, total_steps=20), ["20", "0.5", "0.3,cos,25,10000,0"], 7,
+         13),
+        ("ReduceLROnPlateau", dict(mode="min", factor=0.5, patience=1, threshold=0.1,
+                                   threshold_mode="abs", cooldown=1, min_lr=0.01, eps=1e-8),
+         ["1", "0.5", "min,0.1,abs,1,0.01,1e-8"], 5, 12),
+        ("ReduceLROnPlateau", dict(mode="max", factor=0.3, patience=2),
+         ["2", "0.3", "max,0.0001,rel,0,0,1e-8"], 6, 12),
+    ]
+    for kind, kw, cargs, epochs, more in new_schedules:
+        tag = f"{kind} {cargs[2]}"
+        path = f"{tmp}/{kind}-{cargs[0]}.safetensors"
+        plateau = kind == "ReduceLROnPlateau"
+        if not plateau:
+            kw = dict(kw, cycle_momentum=False)
+
+        def make(lr):
+            o = torch.optim.SGD([torch.nn.Parameter(torch.ones(3))], lr=lr)
+            return o, getattr(torch.optim.lr_scheduler, kind)(o, **kw)
+
+        def step(sch, e):
+            if plateau:
+                sch.step(metric(e))
+            else:
+                sch.step()
+
+        r = run("schedule", kind, path, "0.1", cargs[0], cargs[1], str(epochs), cargs[2])
+        if r.returncode != 0:
+            failures.append(f"schedule {tag}: {r.stderr.strip()}")
+            continue
+        opt, sched = make(0.1)
+        for e in range(epochs):
+            opt.step()
+            step(sched, e)
+        want = sched.state_dict()
+        shared = compare(f"schedule {tag}", metadata(path), want, "scheduler", kind)
+        expect = set(want) - {"anneal_func"}  # a bound method: ours is anneal_strategy
+        if set(shared) != expect:
+            failures.append(f"schedule {tag}: compared {shared}, torch has {sorted(expect)}")
+        at_save = opt.param_groups[0]["lr"]
+        t_opt, t_sched = make(0.1)
+        t_sched.load_state_dict({k: v for k, v in metadata(path).items() if k != "scheduler"})
+        t_opt.param_groups[0]["lr"] = at_save  # the optimizer's file has it
+        theirs_path = f"{tmp}/{kind}-{cargs[0]}.torch.safetensors"
+        save_file({}, theirs_path, metadata={"scheduler": kind, **{
+            k: repr(v) for k, v in want.items()}})
+        r = run("schedresume", kind, path, str(more), repr(at_save))
+        ours = [float(x) for x in r.stdout.split()] if r.returncode == 0 else None
+        # torch's file has no max_lr and min_lr (torch keeps them in the
+        # optimizer): the schedule is made with the run's settings, as in torch
+        r2 = run("schedresume", kind, theirs_path, str(more), repr(at_save), *cargs)
+        from_torch = [float(x) for x in r2.stdout.split()] if r2.returncode == 0 else None
+        if ours is None or from_torch is None:
+            failures.append(f"schedresume {tag}: {r.stderr.strip()} {r2.stderr.strip()}")
+            continue
+        changes = 0
+        for e in range(more):
+            before = opt.param_groups[0]["lr"]
+            for o, sch in ((opt, sched), (t_opt, t_sched)):
+                o.step()
+                step(sch, epochs + e)
+            want_lr, got = opt.param_groups[0]["lr"], t_opt.param_groups[0]["lr"]
+            changes += want_lr != before
+            if not want_lr == got == ours[e] == from_torch[e]:
+                failures.append(f"schedule {tag}, epoch {epochs + 1 + e}: torch {want_lr!r}, "
+                                f"torch from our file {got!r}, ours {ours[e]!r}, ours from "
+                                f"torch's file {from_torch[e]!r}")
+        if changes < 2:
+            failures.append(f"schedule {tag}: the rate changed {changes} times after resuming")
     print("python_interop: checkpoint settings compared with torch for",
-          ", ".join(k for k, _ in optimizers), "and", ", ".join(s[0] for s in schedules))
+          ", ".join(k for k, _ in optimizers), "and",
+          ", ".join(s[0] for s in schedules + new_schedules))
 
     # An optimizer's state both ways: cltensor steps 3 times and saves; torch
     # loads that (load_state_dict) and takes 3 more steps, which must come

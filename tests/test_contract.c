@@ -296,6 +296,9 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_exponential_lr, SCHED, clt_exponential_lr(f->opt, -0.5, &o->sched))                \
     X(clt_multistep_lr, SCHED, clt_multistep_lr(f->opt, bad_milestones, 1, 0.1, &o->sched))  \
     X(clt_linear_lr, SCHED, clt_linear_lr(f->opt, 0.0, 1.0, 5, &o->sched))                   \
+    X(clt_one_cycle_lr, SCHED, clt_one_cycle_lr(f->opt, 0.1, 10, 1.5, NULL, 25, 1e4, 0, &o->sched)) \
+    X(clt_reduce_lr_on_plateau, SCHED,                                                       \
+      clt_reduce_lr_on_plateau(f->opt, "mid", 0.1, 10, 1e-4, NULL, 0, 0, 1e-8, &o->sched))    \
     /* data.h */                                                                             \
     X(clt_dataloader_arrays, DL, clt_dataloader_arrays(f->dev, &spec_x, NULL, &bad_loader, &o->dl)) \
     X(clt_dataloader_callback, DL,                                                           \

@@ -333,6 +333,17 @@ static clt_status clip(void *arg)
     return clt_clip_grad_norm(&g->a, 1, 1e9, 2.0, &g->norm);
 }
 
+static clt_status clip_value(void *arg)
+{
+    graph *g = arg;
+    return clt_clip_grad_value(&g->a, 1, 30.0);
+}
+
+static void clip_value_named(void)
+{
+    names_only("clt_clip_grad_value");
+}
+
 static void backward_named(void)
 {
     names_only("clt_backward");
@@ -388,6 +399,16 @@ Test(errors, backward_and_clipping_name_the_call, .timeout = 300)
         want += 6.0 * (16.0 * k + 6) * (16.0 * k + 6);
     cr_assert_float_eq(norm, sqrt(want), 1e-3 * sqrt(want));
     clt_tensor_free(g.norm);
+    /* clt_clip_grad_value too: then the gradient 16 k + 6 clamped at 30 */
+    cr_assert_geq(capped(dev, clip_value, &g, clip_value_named), 1);
+    CHECK(clt_grad(g.a, &ga));
+    h = read_f32(ga);
+    for (int i = 0; i < 6; i++)
+        for (int k = 0; k < 5; k++)
+            cr_assert_eq(h[i * 5 + k], (float)fmin(16 * k + 6, 30), "clipped [%d][%d]: %g", i,
+                         k, (double)h[i * 5 + k]);
+    free(h);
+    clt_tensor_free(ga);
     clt_tensor_free(y);
     clt_tensor_free(g.s);
     clt_tensor_free(g.a);

@@ -1456,6 +1456,179 @@ Test(io, new_schedules_save_and_load)
     clt_tensor_free(p);
 }
 
+/* OneCycleLR and ReduceLROnPlateau saved part-way (ReduceLROnPlateau in
+ * its cooldown) and loaded into ones made with other settings go on with
+ * the rates of the uninterrupted run, bit for bit; the files hold torch's
+ * state_dict (OneCycleLR's max_lr, min_lr and anneal_strategy besides,
+ * which torch keeps in the optimizer and a bound method); a file from
+ * torch (anneal_func, no max_lr) loads; what cannot be taken is refused. */
+Test(io, one_cycle_and_plateau_save_and_load)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *p;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_optimizer *oa, *ob;
+    clt_lr_scheduler *a, *b, *step;
+    CHECK(clt_sgd(&p, 1, NULL, &oa));
+    CHECK(clt_sgd(&p, 1, NULL, &ob));
+    CHECK(clt_step_lr(ob, 1, 1, &step));
+
+    CHECK(clt_one_cycle_lr(oa, 0.2, 12, 0.25, "linear", 10, 100, 1, &a));
+    CHECK(clt_one_cycle_lr(ob, 1.0, 30, 0.3, NULL, 25, 1e4, 0, &b));
+    for (int e = 0; e < 4; e++)
+        CHECK(clt_lr_scheduler_step(a));
+    CHECK(clt_lr_scheduler_save(a, tpath("oc.safetensors")));
+    CHECK(clt_lr_scheduler_load(b, tpath("oc.safetensors")));
+    cr_assert_eq(clt_lr_scheduler_epoch(b), 4);
+    for (int e = 5; e <= 12; e++) {
+        CHECK(clt_lr_scheduler_step(a));
+        CHECK(clt_lr_scheduler_step(b));
+        cr_assert(clt_optimizer_lr(oa) == clt_optimizer_lr(ob), "step %d: %.17g != %.17g", e,
+                  clt_optimizer_lr(oa), clt_optimizer_lr(ob));
+    }
+    assert_error(clt_lr_scheduler_step(b), CLT_ERR_INVALID_ARGUMENT, "Tried to step 14 times");
+    const char *want_oc =
+        "{\"__metadata__\":{\"scheduler\":\"OneCycleLR\",\"total_steps\":\"12\",\"max_lr\":"
+        "\"0.2\",\"min_lr\":\"0.0002\",\"_schedule_phases\":\"[{'end_step': 2.0, 'start_lr': "
+        "'initial_lr', 'end_lr': 'max_lr', 'start_momentum': 'max_momentum', 'end_momentum': "
+        "'base_momentum'}, {'end_step': 4.0, 'start_lr': 'max_lr', 'end_lr': 'initial_lr', "
+        "'start_momentum': 'base_momentum', 'end_momentum': 'max_momentum'}, {'end_step': 11, "
+        "'start_lr': 'initial_lr', 'end_lr': 'min_lr', 'start_momentum': 'max_momentum', "
+        "'end_momentum': 'max_momentum'}]\",\"anneal_strategy\":\"'linear'\","
+        "\"cycle_momentum\":\"False\",\"base_lrs\":\"[0.02]\",\"last_epoch\":\"4\","
+        "\"_step_count\":\"5\",\"_last_lr\":\"[0.01999999999999999]\",\"verbose\":\"False\","
+        "\"_get_lr_called_within_step\":\"False\"}}";
+    size_t fl;
+    unsigned char *bytes = read_file(tpath("oc.safetensors"), &fl);
+    cr_assert(fl >= 8 + strlen(want_oc) && memcmp(bytes + 8, want_oc, strlen(want_oc)) == 0,
+              "header: %.900s", bytes + 8);
+    free(bytes);
+    /* torch's own file: anneal_func's repr instead of anneal_strategy, no
+     * max_lr or min_lr (b keeps those it was made with: a's, loaded) */
+    rewrite_header(tpath("oc.safetensors"), tpath("torch.safetensors"),
+                   "\"max_lr\":\"0.2\",\"min_lr\":\"0.0002\",", "");
+    rewrite_header(tpath("torch.safetensors"), tpath("torch.safetensors"),
+                   "\"anneal_strategy\":\"'linear'\"",
+                   "\"anneal_func\":\"<bound method OneCycleLR._annealing_linear of "
+                   "<torch.optim.lr_scheduler.OneCycleLR object at 0x7f00>>\"");
+    CHECK(clt_lr_scheduler_load(b, tpath("torch.safetensors")));
+    cr_assert_eq(clt_lr_scheduler_epoch(b), 4);
+    CHECK(clt_lr_scheduler_step(b));
+    cr_assert(clt_optimizer_lr(ob) == 0.017171428571428574, "%.17g", clt_optimizer_lr(ob));
+    static const struct {
+        const char *file, *from, *to, *needle;
+    } bad_meta[] = {
+        {"oc", "'end_step': 11,", "'end_step': 12,",
+         "the last phase ends at step 12, and total_steps 12 makes it total_steps - 1"},
+        {"oc", "'end_step': 2.0,", "'end_step': x,", "expected torch's OneCycleLR phases"},
+        {"oc", "'end_lr': 'min_lr'", "'end_lr': 'max_lr'", "expected torch's OneCycleLR phases"},
+        {"oc", "\"last_epoch\":\"4\",\"_step_count\":\"5\"",
+         "\"last_epoch\":\"13\",\"_step_count\":\"14\"", "Tried to step 14 times"},
+        {"oc", "'linear'", "'exp'", "'anneal_strategy' is ''exp'', expected 'cos' or 'linear'"},
+        {"oc", "\"cycle_momentum\":\"False\"", "\"cycle_momentum\":\"True\"",
+         "cycles no momentum"},
+        {"oc", "\"max_lr\":\"0.2\"", "\"max_lr\":\"-0.2\"", "invalid max_lr -0.2"},
+        {"oc", "\"total_steps\":\"12\"", "\"total_steps\":\"0\"",
+         "Expected positive integer total_steps, but got 0"},
+        {"torch", "_annealing_linear", "_annealing_exp",
+         "expected torch's bound method _annealing_cos or _annealing_linear"},
+    };
+    for (size_t k = 0; k < sizeof bad_meta / sizeof bad_meta[0]; k++) {
+        char src[32];
+        snprintf(src, sizeof src, "%s.safetensors", bad_meta[k].file);
+        rewrite_header(tpath(src), tpath("bad.safetensors"), bad_meta[k].from, bad_meta[k].to);
+        schedule_load_refused(b, tpath("bad.safetensors"), bad_meta[k].needle);
+    }
+    cr_assert_eq(clt_lr_scheduler_epoch(b), 5);
+    schedule_load_refused(step, tpath("oc.safetensors"), "and the schedule is StepLR");
+    clt_lr_scheduler_free(a);
+    clt_lr_scheduler_free(b);
+
+    /* ReduceLROnPlateau: saved in its cooldown with bad epochs counted;
+     * the optimizer's rate is the optimizer's file's (set here) */
+    CHECK(clt_optimizer_set_lr(oa, 1.0));
+    CHECK(clt_optimizer_set_lr(ob, 0.3));
+    CHECK(clt_reduce_lr_on_plateau(oa, "max", 0.5, 1, 0.1, "abs", 2, 0.01, 1e-8, &a));
+    CHECK(clt_reduce_lr_on_plateau(ob, NULL, 0.1, 10, 1e-4, NULL, 0, 0, 1e-8, &b));
+    static const double m[] = {1, 2, 2, 2, 2, 2.05, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3};
+    for (int e = 0; e < 5; e++)
+        CHECK(clt_lr_scheduler_step_metric(a, m[e]));
+    CHECK(clt_lr_scheduler_save(a, tpath("pl.safetensors")));
+    CHECK(clt_lr_scheduler_load(b, tpath("pl.safetensors")));
+    cr_assert_eq(clt_optimizer_lr(ob), 0.3, "loading changed the optimizer's rate");
+    CHECK(clt_optimizer_set_lr(ob, clt_optimizer_lr(oa)));
+    cr_assert_eq(clt_lr_scheduler_epoch(b), 5);
+    int changes = 0;
+    for (int e = 5; e < 16; e++) {
+        double before = clt_optimizer_lr(oa);
+        CHECK(clt_lr_scheduler_step_metric(a, m[e]));
+        CHECK(clt_lr_scheduler_step_metric(b, m[e]));
+        changes += clt_optimizer_lr(oa) != before;
+        cr_assert(clt_optimizer_lr(oa) == clt_optimizer_lr(ob), "epoch %d: %.17g != %.17g", e,
+                  clt_optimizer_lr(oa), clt_optimizer_lr(ob));
+    }
+    cr_assert(changes >= 2, "the run after loading never decayed: the test tests nothing");
+    const char *want_pl =
+        "{\"__metadata__\":{\"scheduler\":\"ReduceLROnPlateau\",\"factor\":\"0.5\",\"min_lrs\":"
+        "\"[0.01]\",\"patience\":\"1\",\"verbose\":\"False\",\"cooldown\":\"2\","
+        "\"cooldown_counter\":\"1\",\"mode\":\"'max'\",\"threshold\":\"0.1\","
+        "\"threshold_mode\":\"'abs'\",\"best\":\"2.0\",\"num_bad_epochs\":\"0\","
+        "\"mode_worse\":\"-inf\",\"eps\":\"1e-08\",\"last_epoch\":\"5\",\"_last_lr\":"
+        "\"[0.5]\"}}";
+    bytes = read_file(tpath("pl.safetensors"), &fl);
+    cr_assert(fl >= 8 + strlen(want_pl) && memcmp(bytes + 8, want_pl, strlen(want_pl)) == 0,
+              "header: %.600s", bytes + 8);
+    free(bytes);
+    /* a fresh one's best is inf, as torch writes it */
+    clt_lr_scheduler *fresh;
+    CHECK(clt_reduce_lr_on_plateau(oa, NULL, 0.1, 10, 1e-4, NULL, 0, 0, 1e-8, &fresh));
+    CHECK(clt_lr_scheduler_save(fresh, tpath("fresh.safetensors")));
+    CHECK(clt_lr_scheduler_load(b, tpath("fresh.safetensors")));
+    bytes = read_file(tpath("fresh.safetensors"), &fl);
+    cr_assert(strstr((char *)bytes + 8, "\"best\":\"inf\""), "%.600s", bytes + 8);
+    free(bytes);
+    clt_lr_scheduler_free(fresh);
+    static const struct {
+        const char *from, *to, *needle;
+    } bad_pl[] = {
+        {"\"factor\":\"0.5\"", "\"factor\":\"1.5\"", "factor 1.5: Factor should be < 1.0"},
+        {"'max'", "'mid'", "'mode' is ''mid'', expected 'min' or 'max'"},
+        {"'max'", "max", "'mode' is 'max', expected 'min' or 'max'"},
+        {"'abs'", "'ratio'", "expected 'rel' or 'abs'"},
+        {"\"patience\":\"1\"", "\"patience\":\"-1\"", "patience (-1)"},
+        {"\"cooldown_counter\":\"1\"", "\"cooldown_counter\":\"x\"",
+         "'cooldown_counter' is 'x', expected an integer"},
+        {"\"best\":\"2.0\"", "\"best\":\"nan\"", "best is NaN"},
+        {"[0.01]", "[-0.01]", "invalid min_lr -0.01"},
+        {"\"eps\":\"1e-08\"", "\"eps\":\"inf\"", "invalid eps inf"},
+        {"\"num_bad_epochs\":", "\"bad_epochs\":", "__metadata__ has no 'num_bad_epochs'"},
+    };
+    for (size_t k = 0; k < sizeof bad_pl / sizeof bad_pl[0]; k++) {
+        rewrite_header(tpath("pl.safetensors"), tpath("bad.safetensors"), bad_pl[k].from,
+                       bad_pl[k].to);
+        schedule_load_refused(b, tpath("bad.safetensors"), bad_pl[k].needle);
+    }
+    schedule_load_refused(b, tpath("oc.safetensors"),
+                          "holds a 'OneCycleLR' schedule, and the schedule is ReduceLROnPlateau");
+    /* an epoch count at its limit loads, and the next step is refused */
+    rewrite_header(tpath("pl.safetensors"), tpath("max.safetensors"), "\"last_epoch\":\"5\"",
+                   "\"last_epoch\":\"9223372036854775807\"");
+    CHECK(clt_lr_scheduler_load(b, tpath("max.safetensors")));
+    double lr_before = clt_optimizer_lr(ob);
+    assert_error(clt_lr_scheduler_step_metric(b, 0.5), CLT_ERR_INVALID_ARGUMENT,
+                 "the epoch count is at its limit");
+    cr_assert_eq(clt_lr_scheduler_epoch(b), INT64_MAX);
+    cr_assert_eq(clt_optimizer_lr(ob), lr_before);
+    schedule_load_refused(step, tpath("pl.safetensors"), "and the schedule is StepLR");
+    clt_lr_scheduler_free(a);
+    clt_lr_scheduler_free(b);
+    clt_lr_scheduler_free(step);
+    clt_optimizer_free(oa);
+    clt_optimizer_free(ob);
+    clt_tensor_free(p);
+}
+
 long clt__driver_refuse_at(long pass); /* src/device/fault.c */
 
 /* A step the driver stopped part-way leaves some parameters updated and

@@ -84,29 +84,46 @@ static void check_view(clt_tensor *view, const float *grad, long pass)
     cr_assert(memcmp(seen, grad, sizeof seen) == 0, "driver call %ld: the view differs", pass);
 }
 
+/* The clipping under test: clt_clip_grad_norm (max_norm 1) or
+ * clt_clip_grad_value (2); its name for messages. */
+static clt_status clip(clt_tensor **p, int value, const char **name)
+{
+    *name = value ? "clt_clip_grad_value" : "clt_clip_grad_norm";
+    return value ? clt_clip_grad_value(p, NP, 2.0) : clt_clip_grad_norm(p, NP, 1.0, 2.0, NULL);
+}
+
 /* With every driver call of the clipping failing in turn, every gradient
  * is clipped, bit for bit as without the failure, or none is: the middle
  * one, which a view shares, takes its new buffer like the others, and the
  * view sees what the gradient holds. */
-Test(launchfail, clip_grad_norm_with_a_view)
+static void clip_all_or_none(int value)
 {
     clt_device *dev = get_device("cpu");
     clt_tensor *p[NP], *view;
     float before[NP][NE], want[NP][NE], got[NP][NE];
+    const char *name;
     clip_setup(dev, p, &view);
     read_grads(p, before);
-    CHECK(clt_clip_grad_norm(p, NP, 1.0, 2.0, NULL));
+    CHECK(clip(p, value, &name));
     read_grads(p, want);
-    /* the reference: the joint norm of 2 p, computed here */
+    /* the reference: the joint norm of 2 p, or the clamp, computed here */
     double norm = 0;
     for (int i = 0; i < NP; i++)
         for (int k = 0; k < NE; k++)
             norm += (double)before[i][k] * before[i][k];
     norm = sqrt(norm);
     cr_assert_gt(norm, 1.0);
+    int clamped = 0;
     for (int i = 0; i < NP; i++)
-        for (int k = 0; k < NE; k++)
-            cr_assert_float_eq(want[i][k], before[i][k] / (norm + 1e-6), 1e-6);
+        for (int k = 0; k < NE; k++) {
+            float b = before[i][k], c = b < -2.0f ? -2.0f : b > 2.0f ? 2.0f : b;
+            clamped += c != b;
+            if (value)
+                cr_assert_eq(want[i][k], c, "%s: %g vs %g", name, want[i][k], c);
+            else
+                cr_assert_float_eq(want[i][k], b / (norm + 1e-6), 1e-6);
+        }
+    cr_assert_gt(clamped, 3);
     for (int i = 0; i < NP; i++)
         clt_tensor_free(p[i]);
     clt_tensor_free(view);
@@ -115,9 +132,9 @@ Test(launchfail, clip_grad_norm_with_a_view)
     for (;; pass++) {
         clip_setup(dev, p, &view);
         clt__driver_refuse_at(pass);
-        clt_status st = clt_clip_grad_norm(p, NP, 1.0, 2.0, NULL);
+        clt_status st = clip(p, value, &name);
         long left = clt__driver_refuse_at(-1);
-        check_refused(pass, left, st, "clt_clip_grad_norm");
+        check_refused(pass, left, st, name);
         read_grads(p, got);
         check_view(view, got[1], pass);
         for (int i = 0; i < NP; i++)
@@ -131,7 +148,17 @@ Test(launchfail, clip_grad_norm_with_a_view)
         cr_assert(memcmp(got, before, sizeof got) == 0, "driver call %ld: a gradient changed",
                   pass);
     }
-    cr_assert_geq(pass, 6, "only %ld driver calls", pass);
+    cr_assert_geq(pass, value ? 3 : 6, "only %ld driver calls", pass);
+}
+
+Test(launchfail, clip_grad_norm_with_a_view)
+{
+    clip_all_or_none(0);
+}
+
+Test(launchfail, clip_grad_value_with_a_view)
+{
+    clip_all_or_none(1);
 }
 
 /* A backward pass that adds to gradients which views share (the handles

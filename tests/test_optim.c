@@ -1380,3 +1380,364 @@ Test(optim, state_follows_a_converted_model)
     clt_module_free(m);
     clt_generator_free(gen);
 }
+
+/* An SGD(lr) over one float32 parameter of 3 zeros, for the schedules. */
+static clt_optimizer *sgd_at(clt_tensor **p, double lr)
+{
+    clt_device *dev = get_device("cpu");
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, p));
+    CHECK(clt_set_requires_grad(*p, 1));
+    clt_sgd_opts so = CLT_SGD_DEFAULTS;
+    so.lr = lr;
+    clt_optimizer *opt;
+    CHECK(clt_sgd(p, 1, &so, &opt));
+    return opt;
+}
+
+/* OneCycleLR's rate at step e, written out from its definition: up from
+ * initial = max_lr / div over the phase ending at pct * total - 1, then
+ * down to initial / final_div at total - 1 (three phases: up, down to
+ * initial at 2 pct total - 2, then to the minimum). */
+static double one_cycle_ref(double max_lr, int64_t total, double pct, int linear, double div,
+                            double final_div, int three, int64_t e)
+{
+    double initial = max_lr / div, min_lr = initial / final_div;
+    double ends[3] = {pct * (double)total - 1, 0, 0}, from[3], to[3];
+    int n = three ? 3 : 2;
+    if (three) {
+        ends[1] = 2 * pct * (double)total - 2;
+        ends[2] = (double)(total - 1);
+        from[0] = initial, to[0] = max_lr, from[1] = max_lr, to[1] = initial;
+        from[2] = initial, to[2] = min_lr;
+    } else {
+        ends[1] = (double)(total - 1);
+        from[0] = initial, to[0] = max_lr, from[1] = max_lr, to[1] = min_lr;
+    }
+    double start = 0;
+    int k = 0;
+    while (k < n - 1 && (double)e > ends[k])
+        start = ends[k++];
+    double t = ((double)e - start) / (ends[k] - start);
+    return linear ? (to[k] - from[k]) * t + from[k]
+                  : to[k] + (from[k] - to[k]) / 2.0 * (cos(M_PI * t) + 1);
+}
+
+Test(optim, one_cycle_schedule)
+{
+    clt_tensor *p;
+    clt_optimizer *opt = sgd_at(&p, 0.1);
+    clt_lr_scheduler *s;
+    /* torch 1.13's OneCycleLR(cycle_momentum=False) rates, printed with
+     * repr: (max_lr=0.5, total_steps=10); (0.2, 12, pct_start=0.25,
+     * 'linear', div_factor=10, final_div_factor=100, three_phase=True), whose
+     * step 12 torch makes -0.002628571428571428 (here 0); (1.0, 7, 0.4,
+     * three_phase=True) */
+    static const double cos2[] = {0.020000000000000018, 0.26, 0.5, 0.47524231600673683,
+                                  0.40587282697488153, 0.30563101096814466,
+                                  0.19437098903185537, 0.09412917302511849,
+                                  0.024759683993263143, 2e-06, 0.024759683993263115};
+    static const double lin3[] = {0.02, 0.11000000000000001, 0.2, 0.11, 0.01999999999999999,
+                                  0.017171428571428574, 0.014342857142857143,
+                                  0.011514285714285715, 0.008685714285714286,
+                                  0.005857142857142856, 0.003028571428571429,
+                                  0.0001999999999999988, 0.0};
+    static const double cos3[] = {0.040000000000000036, 0.6033511252801265, 0.971052457977236,
+                                  0.2800000000000003, 0.03732077602488121,
+                                  0.014826136736039799, 4e-06, 0.014826136736039795};
+    static const struct {
+        double max_lr;
+        int64_t total;
+        double pct;
+        const char *strategy;
+        double div, final_div;
+        int three;
+        const double *want;
+    } cases[] = {
+        {0.5, 10, 0.3, NULL, 25, 1e4, 0, cos2},
+        {0.2, 12, 0.25, "linear", 10, 100, 1, lin3},
+        {1.0, 7, 0.4, "cos", 25, 1e4, 1, cos3},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        CHECK(clt_optimizer_set_lr(opt, 0.1));
+        CHECK(clt_one_cycle_lr(opt, cases[c].max_lr, cases[c].total, cases[c].pct,
+                               cases[c].strategy, cases[c].div, cases[c].final_div,
+                               cases[c].three, &s));
+        int linear = cases[c].strategy && strcmp(cases[c].strategy, "linear") == 0;
+        for (int64_t e = 0; e <= cases[c].total; e++) {
+            if (e > 0)
+                CHECK(clt_lr_scheduler_step(s));
+            double lr = clt_optimizer_lr(opt), want = cases[c].want[e];
+            double ref = one_cycle_ref(cases[c].max_lr, cases[c].total, cases[c].pct, linear,
+                                       cases[c].div, cases[c].final_div, cases[c].three, e);
+            cr_assert(lr == want, "case %zu, step %lld: %.17g vs torch's %.17g", c,
+                      (long long)e, lr, want);
+            cr_assert(lr == (ref < 0 ? 0 : ref), "case %zu, step %lld: %.17g vs %.17g", c,
+                      (long long)e, lr, ref);
+            cr_assert_eq(clt_lr_scheduler_epoch(s), e);
+        }
+        /* past total_steps: torch's refusal, nothing changed */
+        double last = clt_optimizer_lr(opt);
+        char needle[128];
+        snprintf(needle, sizeof needle,
+                 "Tried to step %lld times. The specified number of total steps is %lld",
+                 (long long)cases[c].total + 2, (long long)cases[c].total);
+        assert_error(clt_lr_scheduler_step(s), CLT_ERR_INVALID_ARGUMENT, needle);
+        cr_assert_eq(clt_lr_scheduler_epoch(s), cases[c].total);
+        cr_assert_eq(clt_optimizer_lr(opt), last);
+        assert_error(clt_lr_scheduler_step_metric(s, 1.0), CLT_ERR_INVALID_ARGUMENT,
+                     "OneCycleLR takes no metric (only ReduceLROnPlateau does)");
+        clt_lr_scheduler_free(s);
+    }
+    /* a long run, against the formula only */
+    CHECK(clt_one_cycle_lr(opt, 3e-3, 1000, 0.15, "cos", 7, 300, 0, &s));
+    for (int64_t e = 1; e <= 1000; e++) {
+        CHECK(clt_lr_scheduler_step(s));
+        double ref = one_cycle_ref(3e-3, 1000, 0.15, 0, 7, 300, 0, e);
+        cr_assert(clt_optimizer_lr(opt) == ref, "step %lld: %.17g vs %.17g", (long long)e,
+                  clt_optimizer_lr(opt), ref);
+    }
+    clt_lr_scheduler_free(s);
+
+    /* refused, nothing made, the rate untouched */
+    CHECK(clt_optimizer_set_lr(opt, 0.1));
+    s = (clt_lr_scheduler *)&s;
+    assert_error(clt_one_cycle_lr(opt, 0.5, 10, 1.5, NULL, 25, 1e4, 0, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "Expected float between 0 and 1 pct_start, but got 1.5");
+    cr_assert_null(s);
+    assert_error(clt_one_cycle_lr(opt, 0.5, 0, 0.3, NULL, 25, 1e4, 0, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "Expected positive integer total_steps, but got 0");
+    assert_error(clt_one_cycle_lr(opt, 0.5, 10, 0.3, "exp", 25, 1e4, 0, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "anneal_strategy 'exp' is unknown");
+    assert_error(clt_one_cycle_lr(opt, 0.5, 10, 0.3, NULL, 0, 1e4, 0, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "div_factor 0 and final_div_factor 10000");
+    assert_error(clt_one_cycle_lr(opt, -0.5, 10, 0.3, NULL, 25, 1e4, 0, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "invalid max_lr -0.5");
+    /* pct_start 0.1 of 10 steps: the first phase ends at step 0, where
+     * torch divides by zero */
+    assert_error(clt_one_cycle_lr(opt, 0.5, 10, 0.1, NULL, 25, 1e4, 0, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "phase 0 of OneCycleLR, which has no length");
+    assert_error(clt_one_cycle_lr(NULL, 0.5, 10, 0.3, NULL, 25, 1e4, 0, &s),
+                 CLT_ERR_NULL_ARGUMENT, "clt_one_cycle_lr");
+    cr_assert_null(s);
+    cr_assert_eq(clt_optimizer_lr(opt), 0.1);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+}
+
+/* ReduceLROnPlateau written out from torch's step(metrics). */
+typedef struct plateau_ref {
+    int max, abs;
+    double factor, threshold, min_lr, eps, best, lr;
+    int64_t patience, cooldown, counter, bad;
+} plateau_ref;
+
+static void plateau_ref_step(plateau_ref *r, double m)
+{
+    bool better = r->max ? (r->abs ? m > r->best + r->threshold
+                                   : m > r->best * (1 + r->threshold))
+                         : (r->abs ? m < r->best - r->threshold
+                                   : m < r->best * (1 - r->threshold));
+    r->bad = better ? 0 : r->bad + 1;
+    if (better)
+        r->best = m;
+    if (r->counter > 0) {
+        r->counter--;
+        r->bad = 0;
+    }
+    if (r->bad > r->patience) {
+        double lr = fmax(r->lr * r->factor, r->min_lr);
+        if (r->lr - lr > r->eps)
+            r->lr = lr;
+        r->counter = r->cooldown;
+        r->bad = 0;
+    }
+}
+
+Test(optim, reduce_lr_on_plateau)
+{
+    clt_tensor *p;
+    clt_optimizer *opt = sgd_at(&p, 1.0);
+    clt_lr_scheduler *s;
+    /* torch 1.13's rates: (patience=2, cooldown=1, factor=0.5); ('max',
+     * patience=1, threshold=0.1, 'abs', factor=0.1, min_lr=0.005) */
+    static const double m1[] = {5, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3};
+    static const double t1[] = {1.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.25, 0.25, 0.25};
+    static const double m2[] = {1, 2, 2.0001, 2.0001, 2.5, 2.5, 2.5};
+    static const double t2[] = {1.0, 1.0, 1.0, 0.1, 0.1, 0.1, 0.010000000000000002};
+    CHECK(clt_reduce_lr_on_plateau(opt, NULL, 0.5, 2, 1e-4, NULL, 1, 0, 1e-8, &s));
+    cr_assert_eq(clt_optimizer_lr(opt), 1.0, "made, it changed the rate");
+    for (int e = 0; e < 11; e++) {
+        CHECK(clt_lr_scheduler_step_metric(s, m1[e]));
+        cr_assert_eq(clt_optimizer_lr(opt), t1[e], "epoch %d: %.17g", e, clt_optimizer_lr(opt));
+    }
+    cr_assert_eq(clt_lr_scheduler_epoch(s), 11);
+    assert_error(clt_lr_scheduler_step(s), CLT_ERR_INVALID_ARGUMENT,
+                 "ReduceLROnPlateau steps on a metric: call clt_lr_scheduler_step_metric");
+    cr_assert_eq(clt_lr_scheduler_epoch(s), 11);
+    clt_lr_scheduler_free(s);
+    CHECK(clt_optimizer_set_lr(opt, 1.0));
+    CHECK(clt_reduce_lr_on_plateau(opt, "max", 0.1, 1, 0.1, "abs", 0, 0.005, 1e-8, &s));
+    for (int e = 0; e < 7; e++) {
+        CHECK(clt_lr_scheduler_step_metric(s, m2[e]));
+        cr_assert_eq(clt_optimizer_lr(opt), t2[e], "epoch %d: %.17g", e, clt_optimizer_lr(opt));
+    }
+    clt_lr_scheduler_free(s);
+
+    /* every mode against the host's, over a noisy metric with plateaus and
+     * a NaN (never better), min_lr reached, and an eps that stops decays */
+    static const struct {
+        const char *mode, *tmode;
+        double factor;
+        int64_t patience;
+        double threshold;
+        int64_t cooldown;
+        double min_lr, eps;
+    } cases[] = {
+        {"min", "rel", 0.1, 10, 1e-4, 0, 0, 1e-8},  {"min", "abs", 0.5, 2, 0.05, 3, 1e-3, 1e-8},
+        {"max", "rel", 0.3, 0, 0.01, 1, 0, 1e-8},   {"max", "abs", 0.9, 3, 0.0, 0, 0.2, 0.05},
+        {"min", "rel", 0.0, 1, 0.5, 2, 0.01, 0.0}, {"min", "abs", 0.7, 0, 1e-3, 0, 0, 0.3},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int max = strcmp(cases[c].mode, "max") == 0;
+        plateau_ref r = {max, strcmp(cases[c].tmode, "abs") == 0, cases[c].factor,
+                         cases[c].threshold, cases[c].min_lr, cases[c].eps,
+                         max ? -INFINITY : INFINITY, 1.0, cases[c].patience, cases[c].cooldown,
+                         0, 0};
+        CHECK(clt_optimizer_set_lr(opt, 1.0));
+        CHECK(clt_reduce_lr_on_plateau(opt, cases[c].mode, cases[c].factor, cases[c].patience,
+                                       cases[c].threshold, cases[c].tmode, cases[c].cooldown,
+                                       cases[c].min_lr, cases[c].eps, &s));
+        unsigned x = 12345u + (unsigned)c;
+        int changes = 0;
+        for (int e = 0; e < 200; e++) {
+            x = x * 1103515245u + 12345u;
+            double m = (e % 37 == 20) ? NAN : 1.0 / (1 + e / 15) + (double)(x >> 16 & 1023) / 1e5;
+            if (max)
+                m = -m;
+            double before = r.lr;
+            plateau_ref_step(&r, m);
+            changes += r.lr != before;
+            CHECK(clt_lr_scheduler_step_metric(s, m));
+            cr_assert_eq(clt_optimizer_lr(opt), r.lr, "case %zu, epoch %d: %.17g vs %.17g", c,
+                         e, clt_optimizer_lr(opt), r.lr);
+        }
+        cr_assert(changes > 0, "case %zu never decayed: the test tests nothing", c);
+        clt_lr_scheduler_free(s);
+    }
+
+    /* refused, nothing made */
+    s = (clt_lr_scheduler *)&s;
+    assert_error(clt_reduce_lr_on_plateau(opt, NULL, 1.0, 10, 1e-4, NULL, 0, 0, 1e-8, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "factor 1: Factor should be < 1.0");
+    cr_assert_null(s);
+    assert_error(clt_reduce_lr_on_plateau(opt, "mid", 0.1, 10, 1e-4, NULL, 0, 0, 1e-8, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "mode 'mid' is unknown");
+    assert_error(clt_reduce_lr_on_plateau(opt, NULL, 0.1, 10, 1e-4, "ratio", 0, 0, 1e-8, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "threshold_mode 'ratio' is unknown");
+    assert_error(clt_reduce_lr_on_plateau(opt, NULL, 0.1, -1, 1e-4, NULL, 0, 0, 1e-8, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "patience (-1)");
+    assert_error(clt_reduce_lr_on_plateau(opt, NULL, 0.1, 10, 1e-4, NULL, -2, 0, 1e-8, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "cooldown (-2)");
+    assert_error(clt_reduce_lr_on_plateau(opt, NULL, 0.1, 10, 1e-4, NULL, 0, -1, 1e-8, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "invalid min_lr -1");
+    assert_error(clt_reduce_lr_on_plateau(opt, NULL, 0.1, 10, 1e-4, NULL, 0, 0, NAN, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "invalid eps nan");
+    assert_error(clt_reduce_lr_on_plateau(opt, NULL, 0.1, 10, NAN, NULL, 0, 0, 1e-8, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "invalid threshold nan");
+    cr_assert_null(s);
+    assert_error(clt_lr_scheduler_step_metric(NULL, 1.0), CLT_ERR_NULL_ARGUMENT,
+                 "clt_lr_scheduler_step_metric");
+    CHECK(clt_step_lr(opt, 2, 0.5, &s));
+    assert_error(clt_lr_scheduler_step_metric(s, 1.0), CLT_ERR_INVALID_ARGUMENT,
+                 "StepLR takes no metric");
+    cr_assert_eq(clt_lr_scheduler_epoch(s), 0);
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+}
+
+/* Gives p the gradient g (released here): backward of sum(p * g). */
+static void give_grad(clt_tensor *p, clt_tensor *g)
+{
+    clt_tensor *pg, *loss;
+    CHECK(clt_mul(p, g, &pg));
+    CHECK(clt_sum(pg, &loss));
+    CHECK(clt_backward(loss, NULL, 0));
+    clt_tensor_free(loss);
+    clt_tensor_free(pg);
+    clt_tensor_free(g);
+}
+
+/* clip_grad_value_ over a float64 and a float32 gradient holding NaN and
+ * +-inf, against clamping written here (NaN stays, inf becomes the bound,
+ * as torch.clamp); a parameter without a gradient is skipped. */
+Test(optim, clip_grad_value)
+{
+    clt_device *dev = get_device("cpu");
+    static const double g64[6] = {0.3, -2.5, NAN, INFINITY, -INFINITY, 1.0};
+    static const float g32[4] = {-0.99f, 1.01f, NAN, -1e30f};
+    clt_tensor *p64, *p32, *q, *g;
+    CHECK(clt_zeros(dev, CLT_FLOAT64, 1, (int64_t[]){6}, &p64));
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 2, (int64_t[]){2, 2}, &p32));
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){2}, &q));
+    clt_tensor *ps[3] = {p64, q, p32};
+    for (int k = 0; k < 3; k++)
+        CHECK(clt_set_requires_grad(ps[k], 1));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, (int64_t[]){6}, g64, &g));
+    give_grad(p64, g);
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){2, 2}, g32, &g));
+    give_grad(p32, g);
+
+    /* refused first: nothing changes */
+    assert_error(clt_clip_grad_value(ps, 3, -1.0), CLT_ERR_INVALID_ARGUMENT,
+                 "clt_clip_grad_value: invalid clip_value -1");
+    assert_error(clt_clip_grad_value(ps, 3, NAN), CLT_ERR_INVALID_ARGUMENT,
+                 "invalid clip_value nan");
+    assert_error(clt_clip_grad_value(NULL, 3, 1.0), CLT_ERR_NULL_ARGUMENT, "clt_clip_grad_value");
+    clt_tensor *withnull[2] = {p64, NULL};
+    assert_error(clt_clip_grad_value(withnull, 2, 1.0), CLT_ERR_NULL_ARGUMENT,
+                 "parameter 1 is NULL");
+    CHECK(clt_clip_grad_value(ps, 3, INFINITY)); /* clips nothing */
+    double r64[6];
+    float r32[4];
+    CHECK(clt_grad(p64, &g));
+    CHECK(clt_tensor_read(g, r64, sizeof r64));
+    clt_tensor_free(g);
+    cr_assert(memcmp(r64, g64, sizeof r64) == 0, "a refusal or inf changed the gradient");
+
+    const double c = 1.0;
+    CHECK(clt_clip_grad_value(ps, 3, c));
+    CHECK(clt_grad(p64, &g));
+    CHECK(clt_tensor_read(g, r64, sizeof r64));
+    clt_tensor_free(g);
+    for (int i = 0; i < 6; i++) {
+        double want = isnan(g64[i]) ? NAN : g64[i] < -c ? -c : g64[i] > c ? c : g64[i];
+        cr_assert(isnan(want) ? isnan(r64[i]) : r64[i] == want, "float64 %d: %g vs %g", i,
+                  r64[i], want);
+    }
+    CHECK(clt_grad(p32, &g));
+    CHECK(clt_tensor_read(g, r32, sizeof r32));
+    clt_tensor_free(g);
+    for (int i = 0; i < 4; i++) {
+        float want = isnan(g32[i]) ? NAN : g32[i] < -1.0f ? -1.0f : g32[i] > 1.0f ? 1.0f : g32[i];
+        cr_assert(isnan(want) ? isnan(r32[i]) : r32[i] == want, "float32 %d: %g vs %g", i,
+                  r32[i], want);
+    }
+    CHECK(clt_grad(q, &g));
+    cr_assert_null(g, "a parameter without a gradient got one");
+    /* the same gradient twice is clamped twice: the same values; and zero */
+    clt_tensor *twice[2] = {p32, p32};
+    CHECK(clt_clip_grad_value(twice, 2, 0.5));
+    CHECK(clt_grad(p32, &g));
+    CHECK(clt_tensor_read(g, r32, sizeof r32));
+    clt_tensor_free(g);
+    cr_assert(r32[0] == -0.5f && r32[1] == 0.5f && isnan(r32[2]) && r32[3] == -0.5f);
+    CHECK(clt_clip_grad_value(ps, 3, 0.0));
+    CHECK(clt_grad(p64, &g));
+    CHECK(clt_tensor_read(g, r64, sizeof r64));
+    clt_tensor_free(g);
+    cr_assert(r64[0] == 0 && r64[1] == 0 && isnan(r64[2]) && r64[3] == 0 && r64[5] == 0);
+    CHECK(clt_clip_grad_value(NULL, 0, 1.0)); /* none: nothing to do */
+    for (int k = 0; k < 3; k++)
+        clt_tensor_free(ps[k]);
+}

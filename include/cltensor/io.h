@@ -207,7 +207,17 @@ CLT_API clt_status clt_optimizer_load(clt_optimizer *opt, const char *path);
  * schedule gives at last_epoch, in closed form), "verbose" and
  * "_get_lr_called_within_step" ("False"), under torch's names and as
  * Python's repr writes them (safetensors' safe_open(...).metadata() reads
- * them).  The optimizer it drives is not saved with it. */
+ * them).  OneCycleLR's file holds "total_steps", "_schedule_phases" (the
+ * list of phase dicts torch's repr writes), "cycle_momentum" ("False"),
+ * and besides torch's keys "max_lr", "min_lr" (torch keeps them in the
+ * optimizer's param_groups) and "anneal_strategy" ("'cos'" or
+ * "'linear'": torch's anneal_func is a bound method), then base_lrs
+ * (initial_lr) and the rest as above.  ReduceLROnPlateau's holds torch's
+ * state_dict only: "factor", "min_lrs", "patience", "verbose",
+ * "cooldown", "cooldown_counter", "mode" ("'min'"), "threshold",
+ * "threshold_mode" ("'rel'"), "best" ("inf" before any metric),
+ * "num_bad_epochs", "mode_worse", "eps", "last_epoch" and "_last_lr" (the
+ * optimizer's rate).  The optimizer it drives is not saved with it. */
 CLT_API clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path);
 
 /* Loads a file written by clt_lr_scheduler_save into s, a schedule of the
@@ -218,7 +228,13 @@ CLT_API clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *
  * base_lrs and last_epoch (_step_count and _last_lr follow from
  * them: where the file has them they must read, and _step_count must be
  * last_epoch + 1; a file without them, from before they were saved,
- * loads); the optimizer's rate is not touched
+ * loads); OneCycleLR's phases (the last ending at total_steps - 1, at
+ * most total_steps steps taken), and torch's own file too: "anneal_func"
+ * read for the strategy, and without "max_lr" and "min_lr" the schedule
+ * keeps its own (make it with the run's settings, as torch's user does);
+ * "cycle_momentum" True is refused; ReduceLROnPlateau's settings and
+ * counters (mode_worse and _last_lr not taken); the optimizer's rate is
+ * not touched
  * (clt_optimizer_load restores it).  With the model and the optimizer
  * loaded too, the run continues with the bits of an uninterrupted one.  A
  * file of another kind, with tensors, without a key, with a value that

@@ -155,6 +155,18 @@ CLT_API void clt_optimizer_free(clt_optimizer *opt);
  * message says so. */
 CLT_API clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_norm,
                                       double norm_type, clt_tensor **total_norm);
+/* torch.nn.utils.clip_grad_value_: clamps every element of the gradients
+ * of params to [-clip_value, clip_value] in place, on the device (no
+ * wait).  Parameters without gradients are skipped; NaN stays NaN and
+ * +-inf becomes +-clip_value, as torch.clamp does; clip_value inf clips
+ * nothing.  A negative or NaN clip_value is CLT_ERR_INVALID_ARGUMENT,
+ * nothing changed (torch's clamp with min > max would set every gradient
+ * to -|clip_value|).  A gradient given twice is clamped twice, which
+ * changes nothing more.  Failures: as clt_clip_grad_norm's, every
+ * gradient is clipped or none (the clamped values are all made first),
+ * but for a gradient not alone in its buffer, clamped in place after the
+ * others. */
+CLT_API clt_status clt_clip_grad_value(clt_tensor *const *params, size_t n, double clip_value);
 
 /* ---- learning-rate schedules (torch.optim.lr_scheduler) ------------------- */
 
@@ -197,9 +209,58 @@ CLT_API clt_status clt_multistep_lr(clt_optimizer *opt, const int64_t *milestone
  * MultiStepLR of 33 milestones, 9 for LinearLR(0.1, 0.9, 60). */
 CLT_API clt_status clt_linear_lr(clt_optimizer *opt, double start_factor, double end_factor,
                                  int64_t total_iters, clt_lr_scheduler **out);
-/* Advances the schedule by one epoch and sets the optimizer's rate. */
+/* OneCycleLR (torch's defaults: pct_start 0.3, anneal_strategy "cos",
+ * div_factor 25, final_div_factor 1e4, three_phase 0): from initial_lr =
+ * max_lr / div_factor up to max_lr over the first pct_start * total_steps
+ * steps, then down to min_lr = initial_lr / final_div_factor at step
+ * total_steps - 1 (three_phase: up, back down to initial_lr, then to
+ * min_lr), annealed by cosine or linearly ("cos", "linear"; NULL is
+ * "cos"), each rate torch's get_lr bit for bit.  It sets the optimizer's
+ * rate at once (step 0) and ignores the rate the optimizer had.  Step
+ * total_steps, one past the last phase, is allowed as in torch (the
+ * annealing goes on past min_lr: linearly below 0, where the rate is 0
+ * here and negative in torch); stepping further is refused, as torch
+ * refuses it, the schedule unchanged.
+ *
+ * No momentum cycling: torch's cycle_momentum (on by default there) would
+ * need momentum buffers that an SGD or RMSprop made without momentum does
+ * not hold, and max_momentum and base_momentum in the optimizer's
+ * checkpoint, which holds neither; compare with torch's
+ * cycle_momentum=False.  pct_start outside [0, 1], total_steps below 1,
+ * max_lr not a finite rate >= 0, div_factor or final_div_factor not finite
+ * and > 0, an unknown strategy, or phases torch would divide by zero in at
+ * step 0 are CLT_ERR_INVALID_ARGUMENT.  New scheduler (it borrows opt):
+ * release with clt_lr_scheduler_free. */
+CLT_API clt_status clt_one_cycle_lr(clt_optimizer *opt, double max_lr, int64_t total_steps,
+                                    double pct_start, const char *anneal_strategy,
+                                    double div_factor, double final_div_factor,
+                                    int three_phase, clt_lr_scheduler **out);
+/* ReduceLROnPlateau (torch's defaults: mode "min", factor 0.1, patience
+ * 10, threshold 1e-4, threshold_mode "rel", cooldown 0, min_lr 0, eps
+ * 1e-8; NULL modes are the defaults): stepped with
+ * clt_lr_scheduler_step_metric, it multiplies the optimizer's rate by
+ * factor (not below min_lr, and only by more than eps) when the metric
+ * has not improved on the best by threshold (relative or absolute) for
+ * more than patience steps, then waits cooldown steps.  It leaves the rate
+ * alone when made.  factor outside [0, 1), a negative patience or
+ * cooldown, min_lr or eps not a finite number >= 0, a non-finite threshold
+ * or an unknown mode is CLT_ERR_INVALID_ARGUMENT.  New scheduler (it
+ * borrows opt): release with clt_lr_scheduler_free. */
+CLT_API clt_status clt_reduce_lr_on_plateau(clt_optimizer *opt, const char *mode,
+                                            double factor, int64_t patience, double threshold,
+                                            const char *threshold_mode, int64_t cooldown,
+                                            double min_lr, double eps, clt_lr_scheduler **out);
+/* Advances the schedule by one epoch and sets the optimizer's rate.
+ * ReduceLROnPlateau is refused (CLT_ERR_INVALID_ARGUMENT): it steps on a
+ * metric.  A failure leaves the schedule and the rate as they were. */
 CLT_API clt_status clt_lr_scheduler_step(clt_lr_scheduler *s);
-/* The epoch the schedule is at: the clt_lr_scheduler_step calls so far,
+/* ReduceLROnPlateau's step on the metric of the epoch that ended
+ * (torch's scheduler.step(val_loss)); a NaN metric counts as no
+ * improvement, as in torch.  Any other kind of schedule is refused
+ * (CLT_ERR_INVALID_ARGUMENT): it takes no metric. */
+CLT_API clt_status clt_lr_scheduler_step_metric(clt_lr_scheduler *s, double metric);
+/* The epoch the schedule is at: the clt_lr_scheduler_step (or
+ * clt_lr_scheduler_step_metric) calls that succeeded so far,
  * or the epoch a checkpoint restored (torch's scheduler.last_epoch); 0 for
  * NULL.  Checkpoints: clt_lr_scheduler_save, clt_lr_scheduler_load in
  * <cltensor/io.h>. */

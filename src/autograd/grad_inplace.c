@@ -134,7 +134,7 @@ clt_status clt_div_scalar_(clt_tensor *t, double s)
 clt_status clt_clamp_(clt_tensor *t, const double *min, const double *max)
 {
     clt_status st = check_unrecorded(t, NULL, "clt_clamp_", "clamp_", "clt_clamp");
-    return st == CLT_OK ? clt__clamp_(t, min, max) : st;
+    return st == CLT_OK ? clt__clamp_(t, min, max, "clt_clamp_") : st;
 }
 
 clt_status clt_fill_(clt_tensor *t, double value)

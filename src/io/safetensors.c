@@ -1244,7 +1244,147 @@ static const struct {
     [CLT__SCHED_EXPONENTIAL] = {"ExponentialLR", NULL, "gamma", NULL, false},
     [CLT__SCHED_MULTISTEP] = {"MultiStepLR", NULL, "gamma", NULL, true},
     [CLT__SCHED_LINEAR] = {"LinearLR", "total_iters", "start_factor", "end_factor", false},
+    /* torch keeps max_lr and min_lr in the optimizer's param_groups; our
+     * files hold them too, and a file without them (torch's) keeps the
+     * schedule's own */
+    [CLT__SCHED_ONE_CYCLE] = {"OneCycleLR", "total_steps", "max_lr", "min_lr", false},
+    [CLT__SCHED_PLATEAU] = {"ReduceLROnPlateau", "patience", "factor", NULL, false},
 };
+
+/* OneCycleLR's _schedule_phases as torch's repr writes them (the last
+ * phase ends at total_steps - 1, an int there, the others at floats);
+ * false when they do not fit in size bytes. */
+static bool fmt_phases(char *buf, size_t size, const clt__one_cycle *c)
+{
+    static const char *const names[2][3][4] = {
+        {{"initial_lr", "max_lr", "max_momentum", "base_momentum"},
+         {"max_lr", "min_lr", "base_momentum", "max_momentum"}},
+        {{"initial_lr", "max_lr", "max_momentum", "base_momentum"},
+         {"max_lr", "initial_lr", "base_momentum", "max_momentum"},
+         {"initial_lr", "min_lr", "max_momentum", "max_momentum"}}};
+    size_t len = (size_t)snprintf(buf, size, "[");
+    for (int i = 0; i < c->phases && len < size; i++) {
+        const char *const *nm = names[c->phases == 3][i];
+        char end[32];
+        if (i == c->phases - 1)
+            snprintf(end, sizeof end, "%lld", (long long)c->end_step[i]);
+        else
+            fmt_double(end, sizeof end, c->end_step[i]);
+        len += (size_t)snprintf(buf + len, size - len,
+                                "%s{'end_step': %s, 'start_lr': '%s', 'end_lr': '%s', "
+                                "'start_momentum': '%s', 'end_momentum': '%s'}",
+                                i ? ", " : "", end, nm[0], nm[1], nm[2], nm[3]);
+    }
+    if (len < size)
+        len += (size_t)snprintf(buf + len, size - len, "]");
+    return len < size;
+}
+
+/* Reads _schedule_phases: the end steps of its 2 or 3 phases, the text
+ * being what fmt_phases writes for them (torch's repr). */
+static clt_status meta_phases(const st_file *sf, const char *key, clt__one_cycle *c)
+{
+    const char *v, *p;
+    clt_status st = meta_need(sf, key, &v);
+    if (st != CLT_OK)
+        return st;
+    static const char tag[] = "'end_step': ";
+    int n = 0;
+    bool ok = true;
+    for (p = strstr(v, tag); ok && p; p = strstr(p, tag)) {
+        p += sizeof tag - 1;
+        ok = n < 3 && read_double(&p, ",}", &c->end_step[n++]);
+    }
+    c->phases = n;
+    char want[512];
+    ok = ok && (n == 2 || n == 3) && fmt_phases(want, sizeof want, c) && strcmp(want, v) == 0;
+    if (!ok)
+        return meta_bad(sf, key, v,
+                        "torch's OneCycleLR phases, as \"[{'end_step': 2.0, 'start_lr': "
+                        "'initial_lr', ...}, {'end_step': 9, ...}]\"");
+    return CLT_OK;
+}
+
+/* A Python string among two, as repr writes it ("'min'"): *second 0 for
+ * a, 1 for b. */
+static clt_status meta_choice(const st_file *sf, const char *key, const char *a, const char *b,
+                              int *second)
+{
+    const char *v;
+    clt_status st = meta_need(sf, key, &v);
+    if (st != CLT_OK)
+        return st;
+    size_t la = strlen(a), lb = strlen(b), lv = strlen(v);
+    if (lv == la + 2 && v[0] == '\'' && v[lv - 1] == '\'' && strncmp(v + 1, a, la) == 0)
+        *second = 0;
+    else if (lv == lb + 2 && v[0] == '\'' && v[lv - 1] == '\'' && strncmp(v + 1, b, lb) == 0)
+        *second = 1;
+    else {
+        char want[64];
+        snprintf(want, sizeof want, "'%s' or '%s'", a, b);
+        return meta_bad(sf, key, v, want);
+    }
+    return CLT_OK;
+}
+
+/* ReduceLROnPlateau's state_dict: its settings and counters, under
+ * torch's keys, in torch's order (no base_lrs: it has none). */
+static size_t plateau_meta(const clt__schedule *v, double lr, meta *md)
+{
+    const clt__plateau *p = &v->plateau;
+    size_t n = 0;
+    char b[32];
+    put(&md[n++], "scheduler", "%s", sched_keys[v->kind].name);
+    put_double(&md[n++], "factor", v->factor);
+    fmt_double(b, sizeof b, v->factor2);
+    put(&md[n++], "min_lrs", "[%s]", b);
+    put(&md[n++], "patience", "%lld", (long long)v->period);
+    put(&md[n++], "verbose", "False");
+    put(&md[n++], "cooldown", "%lld", (long long)p->cooldown);
+    put(&md[n++], "cooldown_counter", "%lld", (long long)p->cooldown_counter);
+    put(&md[n++], "mode", "'%s'", p->max ? "max" : "min");
+    put_double(&md[n++], "threshold", p->threshold);
+    put(&md[n++], "threshold_mode", "'%s'", p->abs ? "abs" : "rel");
+    put_double(&md[n++], "best", p->best);
+    put(&md[n++], "num_bad_epochs", "%lld", (long long)p->num_bad_epochs);
+    put(&md[n++], "mode_worse", "%s", p->max ? "-inf" : "inf");
+    put_double(&md[n++], "eps", p->eps);
+    put(&md[n++], "last_epoch", "%lld", (long long)v->epoch);
+    fmt_double(b, sizeof b, lr);
+    put(&md[n++], "_last_lr", "[%s]", b);
+    return n;
+}
+
+/* Reads what plateau_meta writes into v (mode_worse and _last_lr follow
+ * from the rest: not taken). */
+static clt_status plateau_read(const st_file *sf, clt__schedule *v)
+{
+    clt__plateau *p = &v->plateau;
+    clt_status st = meta_double(sf, "factor", &v->factor);
+    if (st == CLT_OK)
+        st = meta_doubles(sf, "min_lrs", &v->factor2, 1);
+    if (st == CLT_OK)
+        st = meta_int(sf, "patience", &v->period);
+    if (st == CLT_OK)
+        st = meta_int(sf, "cooldown", &p->cooldown);
+    if (st == CLT_OK)
+        st = meta_int(sf, "cooldown_counter", &p->cooldown_counter);
+    if (st == CLT_OK)
+        st = meta_choice(sf, "mode", "min", "max", &p->max);
+    if (st == CLT_OK)
+        st = meta_double(sf, "threshold", &p->threshold);
+    if (st == CLT_OK)
+        st = meta_choice(sf, "threshold_mode", "rel", "abs", &p->abs);
+    if (st == CLT_OK)
+        st = meta_double(sf, "best", &p->best);
+    if (st == CLT_OK)
+        st = meta_int(sf, "num_bad_epochs", &p->num_bad_epochs);
+    if (st == CLT_OK)
+        st = meta_double(sf, "eps", &p->eps);
+    if (st == CLT_OK)
+        st = meta_int(sf, "last_epoch", &v->epoch);
+    return st;
+}
 
 /* The most milestones a MultiStepLR file may expand to. */
 #define MAX_MILESTONES 4096
@@ -1359,12 +1499,17 @@ clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path)
     CLT__REQUIRE_ARG(s, fn);
     CLT__REQUIRE_ARG(path, fn);
     clt__schedule v;
-    meta md[10];
+    meta md[18];
     size_t n = 0;
     char b[32];
     clt__lr_scheduler_get(s, &v);
     const char *name = sched_keys[v.kind].name;
     c_numeric l = c_numeric_begin();
+    if (v.kind == CLT__SCHED_PLATEAU) {
+        n = plateau_meta(&v, v.last_lr, md);
+        c_numeric_end(l);
+        return save(path, NULL, 0, md, n, fn, __builtin_return_address(0));
+    }
     put(&md[n++], "scheduler", "%s", name);
     if (sched_keys[v.kind].period)
         put(&md[n++], sched_keys[v.kind].period, "%lld", (long long)v.period);
@@ -1372,6 +1517,15 @@ clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path)
     if (sched_keys[v.kind].factor2)
         put_double(&md[n++], sched_keys[v.kind].factor2, v.factor2);
     bool fits = true;
+    if (v.kind == CLT__SCHED_ONE_CYCLE) {
+        /* torch's anneal_func is a bound method, whose repr names the
+         * strategy; ours is anneal_strategy, which torch's load_state_dict
+         * takes as a plain attribute */
+        md[n].key = "_schedule_phases";
+        fits = fmt_phases(md[n++].value, sizeof md[0].value, &v.cycle);
+        put(&md[n++], "anneal_strategy", "'%s'", v.cycle.linear ? "linear" : "cos");
+        put(&md[n++], "cycle_momentum", "False");
+    }
     if (sched_keys[v.kind].milestones) {
         md[n].key = "milestones";
         fits = fmt_milestones(md[n++].value, sizeof md[0].value, v.milestones, v.n_milestones);
@@ -1386,6 +1540,9 @@ clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path)
     put(&md[n++], "verbose", "False");
     put(&md[n++], "_get_lr_called_within_step", "False");
     c_numeric_end(l);
+    if (!fits && v.kind == CLT__SCHED_ONE_CYCLE)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: OneCycleLR's phases do not fit in the file's metadata", fn);
     if (!fits)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: the %zu milestones do not fit in the file's metadata (%zu bytes "
@@ -1417,12 +1574,47 @@ clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
         CLT__TRY(bad(&sf, "the file holds a '%s' schedule, and the schedule is %s",
                      CLT__QUOTE(q, kind), name));
     c_numeric l = c_numeric_begin();
+    bool cycle = v.kind == CLT__SCHED_ONE_CYCLE;
+    if (v.kind == CLT__SCHED_PLATEAU) {
+        st = plateau_read(&sf, &v);
+        if (st == CLT_OK && meta_get(&sf, "_last_lr"))
+            st = meta_doubles(&sf, "_last_lr", &v.last_lr, 1);
+        c_numeric_end(l);
+        if (st != CLT_OK)
+            goto done;
+        snprintf(where, sizeof where, "%s: %s", fn, sf.path_q);
+        CLT__TRY(clt__lr_scheduler_set(s, &v, where));
+        goto done;
+    }
     if (sched_keys[v.kind].period)
         st = meta_int(&sf, sched_keys[v.kind].period, &v.period);
-    if (st == CLT_OK)
+    if (st == CLT_OK && (!cycle || meta_get(&sf, sched_keys[v.kind].factor)))
         st = meta_double(&sf, sched_keys[v.kind].factor, &v.factor);
-    if (st == CLT_OK && sched_keys[v.kind].factor2)
+    if (st == CLT_OK && sched_keys[v.kind].factor2 &&
+        (!cycle || meta_get(&sf, sched_keys[v.kind].factor2)))
         st = meta_double(&sf, sched_keys[v.kind].factor2, &v.factor2);
+    if (st == CLT_OK && cycle)
+        st = meta_phases(&sf, "_schedule_phases", &v.cycle);
+    if (st == CLT_OK && cycle) {
+        /* ours, or the name of torch's bound method */
+        const char *af = meta_get(&sf, "anneal_func");
+        if (meta_get(&sf, "anneal_strategy"))
+            st = meta_choice(&sf, "anneal_strategy", "cos", "linear", &v.cycle.linear);
+        else if (af && (strstr(af, "._annealing_cos ") || strstr(af, "._annealing_linear ")))
+            v.cycle.linear = strstr(af, "._annealing_linear ") != NULL;
+        else
+            st = af ? meta_bad(&sf, "anneal_func", af,
+                               "torch's bound method _annealing_cos or _annealing_linear")
+                    : bad(&sf, "__metadata__ has no 'anneal_strategy' (nor torch's "
+                               "'anneal_func')");
+    }
+    if (st == CLT_OK && cycle && meta_get(&sf, "cycle_momentum")) {
+        int on;
+        st = meta_bool(&sf, "cycle_momentum", &on);
+        if (st == CLT_OK && on)
+            st = bad(&sf, "__metadata__ 'cycle_momentum' is True: cltensor's OneCycleLR "
+                          "cycles no momentum (torch's cycle_momentum=False)");
+    }
     if (st == CLT_OK && sched_keys[v.kind].milestones) {
         st = meta_milestones(&sf, "milestones", &milestones, &v.n_milestones);
         v.milestones = milestones;

@@ -220,9 +220,8 @@ clt_status clt__scalar_(clt__binop op, clt_tensor *t, double s, const char *fn)
     return st == CLT_OK ? clt__ok() : st;
 }
 
-clt_status clt__clamp_(clt_tensor *t, const double *min, const double *max)
+clt_status clt__clamp_(clt_tensor *t, const double *min, const double *max, const char *fn)
 {
-    const char *fn = "clt_clamp_";
     CLT__REQUIRE_ARG(t, fn);
     clt_status st = clt__check_dest(t, fn);
     if (st != CLT_OK)

@@ -733,7 +733,55 @@ void clt__optimizer_swap(clt_optimizer *a, clt_optimizer *b)
     *b = t;
 }
 
-/* ---- clip_grad_norm ---------------------------------------------------------------- */
+/* ---- clip_grad_norm, clip_grad_value ------------------------------------------------ */
+
+/* The in-place form of a clipping, for gradient i (g). */
+typedef clt_status (*clip_inplace)(clt_tensor *g, size_t i, const void *ctx, const char *fn);
+
+/* Puts the clipped values sc[i] (made apart, one for each parameter with a
+ * gradient) into the gradients.  Each gradient takes its clipped values'
+ * buffer, which cannot fail (views from clt_grad see it too): the
+ * gradients are clipped all or none.  Only a gradient that cannot take
+ * them (a part of a larger buffer or on a caller's buffer, which autograd
+ * never makes) is clipped in place, after the others, and a driver
+ * failing there leaves the gradients before it clipped (said in the
+ * message).  sc[i] is freed and set to NULL where taken. */
+static clt_status clip_commit(clt_tensor *const *params, size_t n, clt_tensor **sc,
+                              clip_inplace inplace, const void *ctx, const char *fn)
+{
+    for (size_t i = 0; i < n; i++) {
+        clt_tensor *g = (clt_tensor *)clt__grad_of(params[i]);
+        if (g != NULL && clt__tensor_take_values(g, sc[i])) {
+            clt_tensor_free(sc[i]);
+            sc[i] = NULL;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        clt_tensor *g = (clt_tensor *)clt__grad_of(params[i]);
+        if (g != NULL && sc[i] != NULL) {
+            clt_status st = inplace(g, i, ctx, fn);
+            if (st != CLT_OK) {
+                char note[256];
+                snprintf(note, sizeof note,
+                         " (%s: stopped at parameter %zu of %zu, whose gradient is not alone "
+                         "in its buffer: the other gradients were clipped but for those after "
+                         "it that are not alone in theirs)",
+                         fn, i, n);
+                clt__error_append(note);
+                return st;
+            }
+        }
+    }
+    return CLT_OK;
+}
+
+/* clip_grad_norm's in place: g *= its coefficient (ctx: the
+ * coefficients, one per parameter). */
+static clt_status scale_inplace(clt_tensor *g, size_t i, const void *ctx, const char *fn)
+{
+    clt_tensor *const *co = ctx;
+    return clt__binary_(CLT__OP_MUL, g, co[i], 1.0, fn);
+}
 
 clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_norm,
                               double norm_type, clt_tensor **total_norm)
@@ -814,41 +862,14 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
             CLT__TRY(clt__to_dtype(clamped, g->dtype, &co[i], fn));
         last = co[i];
     }
-    /* The clipped gradients are made apart, and each gradient then takes
-     * its clipped values' buffer, which cannot fail (views from clt_grad
-     * see it too): the gradients are clipped all or none.  Only a gradient
-     * that cannot take them (a part of a larger buffer or on a caller's
-     * buffer, which autograd never makes) is scaled in place, after the
-     * others, and a driver failing there leaves the gradients before it
-     * clipped (said in the message). */
+    /* The clipped gradients are made apart, then put in place
+     * (clip_commit): all or none. */
     for (size_t i = 0; i < n; i++) {
         const clt_tensor *g = clt__grad_of(params[i]);
         if (g != NULL)
             CLT__TRY(clt__mul_into(NULL, g, co[i], &sc[i], fn));
     }
-    for (size_t i = 0; i < n; i++) {
-        clt_tensor *g = (clt_tensor *)clt__grad_of(params[i]);
-        if (g != NULL && clt__tensor_take_values(g, sc[i])) {
-            clt_tensor_free(sc[i]);
-            sc[i] = NULL;
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        clt_tensor *g = (clt_tensor *)clt__grad_of(params[i]);
-        if (g != NULL && sc[i] != NULL) {
-            st = clt__binary_(CLT__OP_MUL, g, co[i], 1.0, fn);
-            if (st != CLT_OK) {
-                char note[256];
-                snprintf(note, sizeof note,
-                         " (clt_clip_grad_norm: stopped at parameter %zu of %zu, whose gradient "
-                         "is not alone in its buffer: the other gradients were clipped but "
-                         "for those after it that are not alone in theirs)",
-                         i, n);
-                clt__error_append(note);
-                goto done;
-            }
-        }
-    }
+    CLT__TRY(clip_commit(params, n, sc, scale_inplace, co, fn));
 done:
     if (st != CLT_OK && total_norm) {
         clt_tensor_free(*total_norm);
@@ -872,6 +893,52 @@ done:
     return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
 }
 
+/* clip_grad_value's in place: g clamped to [-c, c] (ctx: c). */
+static clt_status clamp_inplace(clt_tensor *g, size_t i, const void *ctx, const char *fn)
+{
+    (void)i;
+    double hi = *(const double *)ctx, lo = -hi;
+    return clt__clamp_(g, &lo, &hi, fn);
+}
+
+clt_status clt_clip_grad_value(clt_tensor *const *params, size_t n, double clip_value)
+{
+    static const char fn[] = "clt_clip_grad_value";
+    if (n > 0)
+        CLT__REQUIRE_ARG(params, fn);
+    /* torch.clamp with min > max gives max: torch's clip_grad_value_ with
+     * a negative clip_value sets every gradient to it, and NaN makes every
+     * one NaN; neither is a clipping */
+    if (!(clip_value >= 0.0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: invalid clip_value %g: a bound >= 0 (inf clips nothing)", fn,
+                          clip_value);
+    for (size_t i = 0; i < n; i++)
+        if (params[i] == NULL)
+            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: parameter %zu is NULL", fn, i);
+    clt_tensor **sc = clt__calloc(n ? n : 1, sizeof *sc);
+    if (sc == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    double hi = clip_value, lo = -clip_value;
+    clt_status st = CLT_OK;
+    int was = clt_set_grad_enabled(0);
+    /* Every clamped gradient is made before any gradient changes (a
+     * failure leaves them all as they were), then put in place.  A
+     * gradient given twice is clamped twice, which changes nothing more. */
+    for (size_t i = 0; i < n; i++) {
+        const clt_tensor *g = clt__grad_of(params[i]);
+        if (g != NULL)
+            CLT__TRY(clt__clamp(g, &lo, &hi, &sc[i], fn));
+    }
+    CLT__TRY(clip_commit(params, n, sc, clamp_inplace, &clip_value, fn));
+done:
+    clt_set_grad_enabled(was);
+    for (size_t i = 0; i < n; i++)
+        clt_tensor_free(sc[i]);
+    free(sc);
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+}
+
 /* ---- schedules -------------------------------------------------------------------------- */
 
 struct clt_lr_scheduler {
@@ -882,7 +949,75 @@ struct clt_lr_scheduler {
     double factor2;             /* end_factor */
     int64_t *milestones;        /* MultiStepLR's, as given */
     size_t n_milestones;
+    clt__one_cycle cycle;       /* OneCycleLR's phases */
+    clt__plateau plateau;       /* ReduceLROnPlateau's settings and counters */
 };
+
+/* torch's class names, for messages */
+static const char *const sched_name[] = {
+    [CLT__SCHED_STEP] = "StepLR",           [CLT__SCHED_COSINE] = "CosineAnnealingLR",
+    [CLT__SCHED_EXPONENTIAL] = "ExponentialLR", [CLT__SCHED_MULTISTEP] = "MultiStepLR",
+    [CLT__SCHED_LINEAR] = "LinearLR",       [CLT__SCHED_ONE_CYCLE] = "OneCycleLR",
+    [CLT__SCHED_PLATEAU] = "ReduceLROnPlateau"};
+
+/* A rate a schedule is given or gives: finite and >= 0. */
+static clt_status check_rate(double v, const char *what, const char *fn)
+{
+    if (!(v >= 0.0) || isinf(v))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid %s %g", fn, what, v);
+    return CLT_OK;
+}
+
+/* OneCycleLR's phases: two or three, each ending at a finite step, the
+ * last at total_steps - 1 (the period). */
+static clt_status check_one_cycle(const clt__schedule *v, const char *fn)
+{
+    const clt__one_cycle *c = &v->cycle;
+    clt_status st = CLT_OK;
+    if (c->phases != 2 && c->phases != 3)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: OneCycleLR has 2 or 3 phases, not %d",
+                          fn, c->phases);
+    for (int i = 0; i < c->phases && st == CLT_OK; i++)
+        if (!isfinite(c->end_step[i]))
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: phase %d ends at step %g", fn, i,
+                            c->end_step[i]);
+    if (st == CLT_OK && c->end_step[c->phases - 1] != (double)(v->period - 1))
+        st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                        "%s: the last phase ends at step %g, and total_steps %lld makes it "
+                        "total_steps - 1",
+                        fn, c->end_step[c->phases - 1], (long long)v->period);
+    if (st == CLT_OK)
+        st = check_rate(v->factor, "max_lr", fn);
+    if (st == CLT_OK)
+        st = check_rate(v->base_lr, "initial_lr", fn);
+    if (st == CLT_OK)
+        st = check_rate(v->factor2, "min_lr", fn);
+    return st;
+}
+
+static clt_status check_plateau(const clt__schedule *v, const char *fn)
+{
+    const clt__plateau *p = &v->plateau;
+    /* torch checks the factor only ("Factor should be < 1.0."); the rest
+     * would make no schedule: a negative patience or cooldown, a min_lr or
+     * eps that is no rate, a NaN threshold */
+    if (!(v->factor >= 0.0 && v->factor < 1.0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: factor %g: Factor should be < 1.0 (and >= 0)", fn, v->factor);
+    if (v->period < 0 || p->cooldown < 0 || p->cooldown_counter < 0 || p->num_bad_epochs < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: patience (%lld), cooldown (%lld), cooldown_counter (%lld) and "
+                          "num_bad_epochs (%lld) must be >= 0",
+                          fn, (long long)v->period, (long long)p->cooldown,
+                          (long long)p->cooldown_counter, (long long)p->num_bad_epochs);
+    if (!isfinite(p->threshold))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid threshold %g", fn,
+                          p->threshold);
+    if (isnan(p->best))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: best is NaN", fn);
+    clt_status st = check_rate(v->factor2, "min_lr", fn);
+    return st == CLT_OK ? check_rate(p->eps, "eps", fn) : st;
+}
 
 static clt_status check_schedule(const clt__schedule *v, const char *fn)
 {
@@ -890,6 +1025,14 @@ static clt_status check_schedule(const clt__schedule *v, const char *fn)
         [CLT__SCHED_STEP] = "step_size", [CLT__SCHED_COSINE] = "t_max",
         [CLT__SCHED_LINEAR] = "total_iters"};
     clt__sched_kind k = v->kind;
+    if (k == CLT__SCHED_PLATEAU)
+        return check_plateau(v, fn);
+    if (k == CLT__SCHED_ONE_CYCLE && v->period <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Expected positive integer total_steps, but got %lld", fn,
+                          (long long)v->period);
+    if (k == CLT__SCHED_ONE_CYCLE)
+        return check_one_cycle(v, fn);
     if ((k == CLT__SCHED_STEP || k == CLT__SCHED_COSINE || k == CLT__SCHED_LINEAR) &&
         v->period <= 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s must be positive, not %lld", fn,
@@ -933,13 +1076,61 @@ static int64_t *copy_milestones(const clt__schedule *v, clt_status *st, const ch
     return m;
 }
 
-/* The rate s gives at its epoch, in closed form (torch's
- * _get_closed_form_lr). */
-static double schedule_lr(const clt_lr_scheduler *s)
+/* OneCycleLR's rate at step `epoch` (torch's get_lr, bit for bit: the
+ * same operations in the same order), in *lr; refused, as torch refuses
+ * it, past total_steps or in a phase of no length (torch divides by zero
+ * there). */
+static clt_status one_cycle_lr(const clt_lr_scheduler *s, int64_t epoch, double *lr,
+                               const char *fn)
 {
-    double lr, e = (double)s->epoch;
+    const clt__one_cycle *c = &s->cycle;
+    if (epoch > s->period)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Tried to step %lld times. The specified number of total steps "
+                          "is %lld",
+                          fn, (long long)epoch + 1, (long long)s->period);
+    /* the rates each phase goes from and to: initial -> max -> min, or
+     * initial -> max -> initial -> min */
+    const double from[3] = {s->base_lr, s->factor, s->base_lr};
+    const double to[3] = {s->factor, c->phases == 3 ? s->base_lr : s->factor2, s->factor2};
+    double step = (double)epoch, start = 0.0;
+    for (int i = 0; i < c->phases; i++) {
+        double end = c->end_step[i];
+        if (step <= end || i == c->phases - 1) {
+            if (end - start == 0.0)
+                return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                  "%s: step %lld falls in phase %d of OneCycleLR, which has no "
+                                  "length (it starts and ends at step %g: float division by "
+                                  "zero in torch)",
+                                  fn, (long long)epoch, i, end);
+            double pct = (step - start) / (end - start);
+            if (c->linear)
+                *lr = (to[i] - from[i]) * pct + from[i];
+            else
+                *lr = to[i] + (from[i] - to[i]) / 2.0 * (cos(M_PI * pct) + 1);
+            break;
+        }
+        start = end;
+    }
+    if (!(*lr >= 0.0))
+        *lr = 0.0;
+    return CLT_OK;
+}
+
+/* The rate s gives at epoch e, in closed form (torch's
+ * _get_closed_form_lr); ReduceLROnPlateau's is the optimizer's, and
+ * OneCycleLR's one_cycle_lr's (checked before: here 0 where it fails). */
+static double schedule_lr(const clt_lr_scheduler *s, int64_t epoch)
+{
+    double lr, e = (double)epoch;
     size_t k = 0;
     switch (s->kind) {
+    case CLT__SCHED_PLATEAU:
+        return s->opt->lr;
+    case CLT__SCHED_ONE_CYCLE:
+        lr = 0.0; /* the state was checked: one_cycle_lr cannot fail */
+        (void)one_cycle_lr(s, epoch, &lr, "clt_lr_scheduler");
+        return lr;
     case CLT__SCHED_COSINE:
         lr = s->factor + (s->base_lr - s->factor) * (1.0 + cos(M_PI * e / (double)s->period)) / 2.0;
         break;
@@ -948,16 +1139,16 @@ static double schedule_lr(const clt_lr_scheduler *s)
         break;
     case CLT__SCHED_MULTISTEP:
         for (size_t i = 0; i < s->n_milestones; i++)
-            k += s->milestones[i] <= s->epoch; /* bisect_right of the sorted milestones */
+            k += s->milestones[i] <= epoch; /* bisect_right of the sorted milestones */
         lr = s->base_lr * pow(s->factor, (double)k);
         break;
     case CLT__SCHED_LINEAR:
         lr = s->base_lr * (s->factor + (s->factor2 - s->factor) *
-                                           (double)(s->epoch < s->period ? s->epoch : s->period) /
+                                           (double)(epoch < s->period ? epoch : s->period) /
                                            (double)s->period);
         break;
     default:
-        lr = s->base_lr * pow(s->factor, (double)(s->epoch / s->period));
+        lr = s->base_lr * pow(s->factor, (double)(epoch / s->period));
     }
     return lr < 0 ? 0 : lr;
 }
@@ -982,16 +1173,100 @@ static clt_status scheduler(clt_optimizer *opt, const clt__schedule *v, clt_lr_s
         return st;
     }
     *s = (clt_lr_scheduler){opt,        v->kind,   0, v->period, opt->lr, v->factor,
-                            v->factor2, m,         m ? v->n_milestones : 0};
+                            v->factor2, m,         m ? v->n_milestones : 0, v->cycle, v->plateau};
+    double lr = 0.0;
+    if (v->kind == CLT__SCHED_ONE_CYCLE) {
+        s->base_lr = v->base_lr; /* initial_lr, whatever the optimizer's rate */
+        st = one_cycle_lr(s, 0, &lr, fn);
+        if (st != CLT_OK) {
+            clt_lr_scheduler_free(s);
+            return st;
+        }
+    }
     /* torch's constructor takes a step to epoch 0, which sets LinearLR's
-     * start_factor (and a MultiStepLR milestone 0); at epoch 0 the closed
-     * forms of StepLR, ExponentialLR and MultiStepLR give base_lr exactly,
-     * CosineAnnealingLR's might not in its last bit, and torch leaves the
-     * rate alone there. */
-    if (v->kind != CLT__SCHED_COSINE)
-        opt->lr = schedule_lr(s);
+     * start_factor (and a MultiStepLR milestone 0) and OneCycleLR's first
+     * rate; at epoch 0 the closed forms of StepLR, ExponentialLR and
+     * MultiStepLR give base_lr exactly, CosineAnnealingLR's might not in its
+     * last bit, and torch leaves the rate alone there.  ReduceLROnPlateau
+     * takes no step. */
+    if (v->kind == CLT__SCHED_ONE_CYCLE)
+        opt->lr = lr;
+    else if (v->kind != CLT__SCHED_COSINE && v->kind != CLT__SCHED_PLATEAU)
+        opt->lr = schedule_lr(s, 0);
     *out = s;
     return clt__ok();
+}
+
+/* v as one of two names, a (or NULL) giving *second 0, b 1. */
+static clt_status parse_choice(const char *v, const char *a, const char *b, const char *what,
+                               int *second, const char *fn)
+{
+    if (v == NULL || strcmp(v, a) == 0) {
+        *second = 0;
+        return CLT_OK;
+    }
+    if (strcmp(v, b) == 0) {
+        *second = 1;
+        return CLT_OK;
+    }
+    char q[64];
+    return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s '%s' is unknown: '%s' or '%s' (NULL: '%s')",
+                      fn, what, CLT__QUOTE(q, v), a, b, a);
+}
+
+clt_status clt_one_cycle_lr(clt_optimizer *opt, double max_lr, int64_t total_steps,
+                            double pct_start, const char *anneal_strategy, double div_factor,
+                            double final_div_factor, int three_phase, clt_lr_scheduler **out)
+{
+    static const char fn[] = "clt_one_cycle_lr";
+    clt__schedule v = {.kind = CLT__SCHED_ONE_CYCLE, .period = total_steps, .factor = max_lr};
+    if (out)
+        *out = NULL;
+    clt_status st = parse_choice(anneal_strategy, "cos", "linear", "anneal_strategy",
+                                 &v.cycle.linear, fn);
+    if (st != CLT_OK)
+        return st;
+    if (!(pct_start >= 0.0 && pct_start <= 1.0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Expected float between 0 and 1 pct_start, but got %g", fn,
+                          pct_start);
+    if (!(div_factor > 0.0) || !(final_div_factor > 0.0) || isinf(div_factor) ||
+        isinf(final_div_factor))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: div_factor %g and final_div_factor %g must be finite and > 0", fn,
+                          div_factor, final_div_factor);
+    /* torch's _schedule_phases and the rates it puts in the parameter group */
+    v.base_lr = max_lr / div_factor;
+    v.factor2 = v.base_lr / final_div_factor;
+    double t = (double)total_steps;
+    v.cycle.phases = three_phase ? 3 : 2;
+    v.cycle.end_step[0] = pct_start * t - 1;
+    if (three_phase)
+        v.cycle.end_step[1] = 2 * pct_start * t - 2;
+    v.cycle.end_step[v.cycle.phases - 1] = (double)(total_steps - 1);
+    return scheduler(opt, &v, out, fn);
+}
+
+clt_status clt_reduce_lr_on_plateau(clt_optimizer *opt, const char *mode, double factor,
+                                    int64_t patience, double threshold,
+                                    const char *threshold_mode, int64_t cooldown, double min_lr,
+                                    double eps, clt_lr_scheduler **out)
+{
+    static const char fn[] = "clt_reduce_lr_on_plateau";
+    clt__schedule v = {.kind = CLT__SCHED_PLATEAU, .period = patience, .factor = factor,
+                       .factor2 = min_lr};
+    if (out)
+        *out = NULL;
+    clt_status st = parse_choice(mode, "min", "max", "mode", &v.plateau.max, fn);
+    if (st == CLT_OK)
+        st = parse_choice(threshold_mode, "rel", "abs", "threshold_mode", &v.plateau.abs, fn);
+    if (st != CLT_OK)
+        return st;
+    v.plateau.cooldown = cooldown;
+    v.plateau.threshold = threshold;
+    v.plateau.eps = eps;
+    v.plateau.best = v.plateau.max ? -INFINITY : INFINITY; /* mode_worse */
+    return scheduler(opt, &v, out, fn);
 }
 
 clt_status clt_step_lr(clt_optimizer *opt, int64_t step_size, double gamma,
@@ -1032,9 +1307,73 @@ clt_status clt_linear_lr(clt_optimizer *opt, double start_factor, double end_fac
 
 clt_status clt_lr_scheduler_step(clt_lr_scheduler *s)
 {
-    CLT__REQUIRE_ARG(s, "clt_lr_scheduler_step");
+    static const char fn[] = "clt_lr_scheduler_step";
+    CLT__REQUIRE_ARG(s, fn);
+    double lr;
+    if (s->kind == CLT__SCHED_PLATEAU)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: ReduceLROnPlateau steps on a metric: call "
+                          "clt_lr_scheduler_step_metric", fn);
+    if (s->epoch == INT64_MAX)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the epoch count is at its limit", fn);
+    if (s->kind == CLT__SCHED_ONE_CYCLE) {
+        clt_status st = one_cycle_lr(s, s->epoch + 1, &lr, fn);
+        if (st != CLT_OK)
+            return st;
+    } else {
+        lr = schedule_lr(s, s->epoch + 1);
+    }
+    clt_status st = clt_optimizer_set_lr(s->opt, lr);
+    if (st == CLT_OK)
+        s->epoch++;
+    return st == CLT_OK ? st : clt__error_in(st, fn);
+}
+
+/* torch's ReduceLROnPlateau.is_better. */
+static bool plateau_better(const clt__plateau *p, double a)
+{
+    if (!p->max && !p->abs)
+        return a < p->best * (1. - p->threshold);
+    if (!p->max)
+        return a < p->best - p->threshold;
+    if (!p->abs)
+        return a > p->best * (p->threshold + 1.);
+    return a > p->best + p->threshold;
+}
+
+clt_status clt_lr_scheduler_step_metric(clt_lr_scheduler *s, double metric)
+{
+    static const char fn[] = "clt_lr_scheduler_step_metric";
+    CLT__REQUIRE_ARG(s, fn);
+    if (s->kind != CLT__SCHED_PLATEAU)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %s takes no metric (only ReduceLROnPlateau does): call "
+                          "clt_lr_scheduler_step",
+                          fn, sched_name[s->kind]);
+    if (s->epoch == INT64_MAX)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the epoch count is at its limit", fn);
+    clt__plateau *p = &s->plateau;
+    /* torch's step(metrics), in its order; a NaN metric is never better */
+    if (plateau_better(p, metric)) {
+        p->best = metric;
+        p->num_bad_epochs = 0;
+    } else {
+        p->num_bad_epochs++;
+    }
+    if (p->cooldown_counter > 0) {
+        p->cooldown_counter--;
+        p->num_bad_epochs = 0; /* bad epochs in cooldown are ignored */
+    }
+    if (p->num_bad_epochs > s->period) {
+        double old = s->opt->lr, lr = old * s->factor;
+        lr = s->factor2 > lr ? s->factor2 : lr; /* max(old * factor, min_lr) */
+        if (old - lr > p->eps)
+            s->opt->lr = lr;
+        p->cooldown_counter = p->cooldown;
+        p->num_bad_epochs = 0;
+    }
     s->epoch++;
-    return clt_optimizer_set_lr(s->opt, schedule_lr(s));
+    return clt__ok();
 }
 
 int64_t clt_lr_scheduler_epoch(const clt_lr_scheduler *s)
@@ -1051,9 +1390,9 @@ void clt_lr_scheduler_free(clt_lr_scheduler *s)
 
 void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out)
 {
-    *out = (clt__schedule){s->kind,    s->epoch,      s->period,     s->base_lr,
-                           s->factor,  s->factor2,    schedule_lr(s), s->milestones,
-                           s->n_milestones};
+    *out = (clt__schedule){s->kind,     s->epoch,   s->period, s->base_lr,
+                           s->factor,   s->factor2, schedule_lr(s, s->epoch), s->milestones,
+                           s->n_milestones, s->cycle, s->plateau};
 }
 
 clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, const char *fn)
@@ -1064,9 +1403,23 @@ clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, co
     if (st == CLT_OK && v->epoch < 0)
         st = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: last_epoch %lld is negative", fn,
                         (long long)v->epoch);
+    if (st == CLT_OK && v->kind == CLT__SCHED_ONE_CYCLE) {
+        /* the rate at last_epoch must be one torch could have given */
+        clt_lr_scheduler t = *s;
+        double lr;
+        t.epoch = v->epoch;
+        t.period = v->period;
+        t.base_lr = v->base_lr;
+        t.factor = v->factor;
+        t.factor2 = v->factor2;
+        t.cycle = v->cycle;
+        st = one_cycle_lr(&t, v->epoch, &lr, fn);
+    }
     int64_t *m = st == CLT_OK ? copy_milestones(v, &st, fn) : NULL;
     if (st != CLT_OK)
         return st;
+    s->cycle = v->cycle;
+    s->plateau = v->plateau;
     free(s->milestones);
     s->milestones = m;
     s->n_milestones = m ? v->n_milestones : 0;

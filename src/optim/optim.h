@@ -64,20 +64,44 @@ typedef enum clt__sched_kind {
     CLT__SCHED_EXPONENTIAL,
     CLT__SCHED_MULTISTEP,
     CLT__SCHED_LINEAR,
+    CLT__SCHED_ONE_CYCLE,
+    CLT__SCHED_PLATEAU,
 } clt__sched_kind;
+
+/* OneCycleLR's phases: the step each ends at (torch's
+ * _schedule_phases[i]['end_step']; 2 phases, or 3 with three_phase) and
+ * the annealing (cosine or linear).  Its rates: base_lr is initial_lr,
+ * factor max_lr, factor2 min_lr, period total_steps. */
+typedef struct clt__one_cycle {
+    double end_step[3];
+    int phases, linear;
+} clt__one_cycle;
+
+/* ReduceLROnPlateau's settings and state (torch's names): factor is
+ * factor, factor2 min_lrs[0], period patience; `best` the best metric so
+ * far (+-inf before any), max: mode 'max', abs: threshold_mode 'abs'. */
+typedef struct clt__plateau {
+    int max, abs;
+    int64_t cooldown, cooldown_counter, num_bad_epochs;
+    double threshold, eps, best;
+} clt__plateau;
 
 /* A schedule's state, as torch's scheduler.state_dict() holds it: the
  * kind, last_epoch, step_size, T_max or total_iters (period), base_lrs[0],
  * gamma, eta_min or start_factor (factor), end_factor (factor2), the
  * milestones (borrowed from the schedule by _get; n_milestones of them),
- * and _last_lr[0] (last_lr: the rate the schedule gives at last_epoch;
- * filled by clt__lr_scheduler_get, not read by _set). */
+ * and _last_lr[0] (last_lr: the rate the schedule gives at last_epoch,
+ * ReduceLROnPlateau's the optimizer's rate; filled by
+ * clt__lr_scheduler_get, not read by _set); OneCycleLR's phases and
+ * ReduceLROnPlateau's settings and counters beside them. */
 typedef struct clt__schedule {
     clt__sched_kind kind;
     int64_t epoch, period;
     double base_lr, factor, factor2, last_lr;
     const int64_t *milestones;
     size_t n_milestones;
+    clt__one_cycle cycle;
+    clt__plateau plateau;
 } clt__schedule;
 void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out);
 /* Sets v's epoch, period, base_lr, factors and milestones (copied; v->kind
