@@ -177,12 +177,14 @@ CLT_API clt_status clt_all_dim(const clt_tensor *a, int dim, int keepdim, clt_te
  * it on the CPU: ord 2 sqrt(sum(x^2)), 1 sum(|x|), INFINITY max(|x|),
  * -INFINITY min(|x|), 0 the count of non-zero elements (NaN counts), any
  * other ord, positive or negative, sum(|x|^ord)^(1/ord) (so a zero element
- * makes a negative-ord norm 0).  Nothing is rescaled: as in PyTorch 1.13,
- * ord 2 of float32 values near 1e20 or above overflows to inf, and of values
- * below about 1e-23 underflows to 0.  NaN in a slice gives NaN (except for
+ * makes a negative-ord norm 0).  Nothing is rescaled, as in PyTorch 1.13:
+ * where the sum of |x|^ord overflows the dtype the norm is inf (ord 2 of two
+ * float32 values of 1.7e19), where it underflows 0 (ord 2 of float32 values
+ * of 1e-30).  NaN in a slice gives NaN (except for
  * ord 0).  Floating dtypes only, kept in the result; bool and integer
  * tensors fail with CLT_ERR_DTYPE_MISMATCH, a NaN ord with
- * CLT_ERR_INVALID_ARGUMENT.  A slice without elements gives 0 for ord >= 0
+ * CLT_ERR_INVALID_ARGUMENT (a deliberate difference: PyTorch computes with
+ * it and gives NaN).  A slice without elements gives 0 for ord >= 0
  * and fails with CLT_ERR_INVALID_ARGUMENT for a negative or infinite ord
  * (no identity), as in PyTorch.
  *
@@ -203,7 +205,8 @@ CLT_API clt_status clt_vector_norm_dim(const clt_tensor *a, double ord, int dim,
 
 /* F.normalize(a, p, dim, eps): a / max(norm, eps), the norm
  * clt_vector_norm_dim(a, p, dim, keepdim 1) broadcast back along dim
- * (torch's defaults: p 2, dim 1, eps 1e-12).  Where the norm is below eps
+ * (torch's defaults: p 2, dim 1, eps 1e-12); an empty a gives an empty
+ * result for every p, as in PyTorch.  Where the norm is below eps
  * no gradient flows through it (clamp_min's).  Floating dtypes only
  * (CLT_ERR_DTYPE_MISMATCH).  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_normalize(const clt_tensor *a, double p, int dim, double eps,

@@ -278,6 +278,10 @@ clt_status clt_normalize(const clt_tensor *a, double p, int dim, double eps, clt
     *out = NULL;
     clt_status st = CLT_OK;
     clt_tensor *norm = NULL, *den = NULL;
+    /* An empty a gives an empty result whatever the norm: PyTorch refuses
+     * no order then, not even one without identity. */
+    if (a != NULL && clt_tensor_numel(a) == 0 && !isnan(p))
+        p = 2;
     CLT__TRY(norm_rec(fn, a, p, false, dim, 1, NULL, &norm));
     CLT__TRY(clt__clamp_rec(fn, norm, &eps, NULL, &den));
     CLT__TRY(clt__div_rec(fn, a, den, out));
