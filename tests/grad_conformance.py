@@ -448,7 +448,10 @@ for s1, s2, d in (((3, 4), (3, 4), 1), ((3, 1, 4), (2, 4), -1), ((3, 4), (4,), 0
 case("cosine_similarity below eps",
      lambda x, y: torch.nn.functional.cosine_similarity(x, y, 1, 0.5),
      lambda x, y: call("clt_cosine_similarity", x, y, 1, C.c_double(0.5)),
-     [[[0.1, -0.2, 0.05], [3.0, 4.0, 0.0]], [[0.3, 0.1, -0.2], [0.0, 0.0, 0.0]]])
+     [[[0.1, -0.2, 0.05], [3.0, 4.0, 0.0]], [[0.3, 0.1, 0.2], [0.1, 0.2, 0.0]]])
+case("cosine_similarity zero vectors", lambda x, y: torch.nn.functional.cosine_similarity(x, y),
+     lambda x, y: call("clt_cosine_similarity", x, y, 1, C.c_double(1e-8)),
+     [[[0.0, 0.0, 0.0], [1.0, 2.0, 3.0]], [[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]])
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -572,3 +572,68 @@ Test(cosine_similarity, broadcast_values_and_dtypes)
     clt_tensor_free(r);
     clt_tensor_free(a);
 }
+
+/* Norms below eps: normalize's clamp stops the gradient through the norm
+ * (clamp_min's), cosine_similarity's does not (PyTorch 1.13 clamps without
+ * grad and its norm formula then reads the clamped norm): the reference is
+ * the derivative of sum(x y) / (c1 c2) with dc1/dx = x / c1, c1 = c2 =
+ * eps (torch gives [1.168, 0.464, 0.784]). */
+Test(gradients, eps_clamps)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t n = 3;
+    const double x[3] = {0.1, -0.2, 0.05}, y[3] = {0.3, 0.1, 0.2}, eps = 0.5;
+    clt_tensor *a = make(dev, CLT_FLOAT64, 1, &n, x), *b = make(dev, CLT_FLOAT64, 1, &n, y);
+    clt_tensor *r = NULL, *l = NULL, *g = NULL;
+    CHECK(clt_set_requires_grad(a, 1));
+    CHECK(clt_cosine_similarity(a, b, 0, eps, &r));
+    CHECK(clt_backward(r, NULL, 0));
+    CHECK(clt_grad(a, &g));
+    double *v = values(g);
+    double dot = 0, n1 = 0;
+    for (int k = 0; k < 3; k++) {
+        dot += x[k] * y[k];
+        n1 += x[k] * x[k];
+    }
+    n1 = sqrt(n1);
+    for (int k = 0; k < 3; k++) {
+        double want = y[k] / (eps * eps) - dot / (eps * eps * eps) * x[k] / fmax(n1, eps);
+        cr_assert(close_enough(v[k], want, 1e-12, 1e-15), "cosine %d: %.17g, want %.17g", k,
+                  v[k], want);
+    }
+    free(v);
+    clt_tensor_free(g);
+    clt_tensor_free(r);
+    CHECK(clt_zero_grad(a, 1));
+    CHECK(clt_normalize(a, 2, 0, eps, &r));
+    CHECK(clt_sum(r, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    CHECK(clt_grad(a, &g));
+    v = values(g);
+    for (int k = 0; k < 3; k++)
+        cr_assert(close_enough(v[k], 1 / eps, 1e-15, 0), "normalize %d: %.17g", k, v[k]);
+    free(v);
+    clt_tensor_free(g);
+    clt_tensor_free(l);
+    clt_tensor_free(r);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+}
+
+/* An empty input gives an empty result for every p, as F.normalize. */
+Test(normalize, empty_for_every_p)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t shapes[2][2] = {{0, 3}, {3, 0}};
+    const double ps[5] = {2, INFINITY, -INFINITY, -1, 0};
+    for (int s = 0; s < 2; s++)
+        for (int p = 0; p < 5; p++)
+            for (int d = 0; d < 2; d++) {
+                clt_tensor *e = NULL, *r = NULL;
+                CHECK(clt_zeros(dev, CLT_FLOAT32, 2, shapes[s], &e));
+                CHECK(clt_normalize(e, ps[p], d, 1e-12, &r));
+                assert_shape(r, 2, shapes[s]);
+                clt_tensor_free(r);
+                clt_tensor_free(e);
+            }
+}

@@ -216,9 +216,9 @@ CLT_API clt_status clt_normalize(const clt_tensor *a, double p, int dim, double 
  * dim 1, eps 1e-8): x1 and x2 broadcast together, then
  * sum((x1 / max(|x1|, eps)) * (x2 / max(|x2|, eps))) along dim, |.| the
  * 2-norm along dim; dividing first keeps large values from overflowing
- * (1e30-sized vectors give 0: their norm overflows).  As in PyTorch the
- * clamp to eps does not stop the gradient (it flows as through the
- * unclamped norm).  The dtype is the two inputs' promoted dtype, which must
+ * (1e30-sized vectors give 0: their norm overflows).  As in PyTorch 1.13
+ * the clamp to eps does not stop the gradient: it flows through the clamped
+ * norm as through the norm (x / max(|x|, eps) times the norm's gradient).  The dtype is the two inputs' promoted dtype, which must
  * be floating (CLT_ERR_DTYPE_MISMATCH otherwise): an integer or bool input
  * is converted to it first.  Shapes that do not broadcast fail with
  * CLT_ERR_SHAPE_MISMATCH.  New tensor: release with clt_tensor_free. */

@@ -54,7 +54,7 @@ done:
     return st;
 }
 
-/* Node: saved a and the (unclamped) norm; i[0] the dim (-1: every
+/* Node: saved a and the norm (clamped, for cosine_similarity); i[0] the dim (-1: every
  * element), i[1] keepdim; s[0] ord. */
 
 /* t (shaped as the node's output) with the reduced dim back as size 1, so
@@ -225,8 +225,9 @@ static clt_status check(const clt_tensor *a, double ord, bool all, int dim, int 
 }
 
 /* The recorded norm of a over dim (all: every element); with eps, the norm
- * clamped below at *eps while the gradient flows as through the unclamped
- * norm (what PyTorch's cosine_similarity does with its no-grad clamp_min_). */
+ * clamped below at *eps, its gradient the norm's formula with the clamped
+ * value in place of the norm (g * x / max(norm, eps) for ord 2): what
+ * PyTorch 1.13's cosine_similarity gives with its no-grad clamp_min_. */
 static clt_status norm_rec(const char *fn, const clt_tensor *a, double ord, bool all, int dim,
                            int keepdim, const double *eps, clt_tensor **out)
 {
@@ -244,19 +245,17 @@ static clt_status norm_rec(const char *fn, const clt_tensor *a, double ord, bool
         *out = norm;
         norm = NULL;
     }
-    if (st != CLT_OK) {
-        clt_tensor_free(norm);
+    clt_tensor_free(norm);
+    if (st != CLT_OK)
         return st;
-    }
     clt__node *n = NULL;
-    const clt_tensor *sv[2] = {a, norm ? norm : *out};
+    const clt_tensor *sv[2] = {a, *out};
     st = clt__record(st, out, "LinalgVectorNormBackward0", bw_norm, 1, &a, 2, sv, &n);
     if (n) {
         n->i[0] = wd;
         n->i[1] = keepdim;
         n->s[0] = ord;
     }
-    clt_tensor_free(norm);
     return st;
 }
 
