@@ -1185,6 +1185,8 @@ clt_status clt__softplus_rec(const char *fn, const clt_tensor *a, double beta, d
 clt_status clt__leaky_relu_rec(const char *fn, const clt_tensor *a, double negative_slope,
                                clt_tensor **out);
 clt_status clt__elu_rec(const char *fn, const clt_tensor *a, double alpha, clt_tensor **out);
+clt_status clt__clamp_rec(const char *fn, const clt_tensor *a, const double *min,
+                          const double *max, clt_tensor **out);
 #define CLT__DECL_REC_DIM_(f)                                                \
     clt_status clt__##f##_dim_rec(const char *fn, const clt_tensor *a, int dim, int keepdim, \
                                   clt_tensor **out);

@@ -104,6 +104,10 @@ for n in ["var", "std"]:
 proto("clt_logsumexp", [P, C.c_int, C.c_int, PP])
 proto("clt_logsumexp_all", [P, PP])
 proto("clt_cumsum", [P, C.c_int, PP])
+proto("clt_vector_norm", [P, C.c_double, PP])
+proto("clt_vector_norm_dim", [P, C.c_double, C.c_int, C.c_int, PP])
+proto("clt_normalize", [P, C.c_double, C.c_int, C.c_double, PP])
+proto("clt_cosine_similarity", [P, P, C.c_int, C.c_double, PP])
 for n in ["any", "all"]:
     proto("clt_" + n, [P, PP])
     proto("clt_%s_dim" % n, [P, C.c_int, C.c_int, PP])
@@ -270,6 +274,8 @@ TOL = {  # (rtol, atol) for float32, float64
     "tr": ((4e-6, 1e-7), (1e-13, 1e-15)),
     "red": ((5e-5, 1e-5), (1e-11, 1e-12)),
     "mm": ((2e-4, 1e-4), (1e-11, 1e-11)),
+    # a float64 result with a float32 operand rounded on the way (cosine_similarity)
+    "red32": ((5e-5, 1e-5), (5e-6, 1e-6)),
     # torch's float32 gelu loses ~2e-7 absolute in the left tail (1 + erf)
     "gelu": ((4e-6, 5e-7), (1e-13, 1e-15)),
 }
@@ -2068,9 +2074,96 @@ def _gt0_then(p, o, cfn, d):
     return st
 
 
+def norms():
+    """vector_norm (every ord, all or one dim, keepdim), normalize and
+    cosine_similarity: dtypes, views, edges, empty tensors, refusals."""
+    inf, nan = float("inf"), float("nan")
+    LA = torch.linalg
+    ords = [2, 1, inf, -inf, 0, 3, 0.5, -1, -2.5, 1.5]
+    shapes = [(3, 5), (7,), (), (2, 3, 4), (0,), (0, 3), (3, 0)]
+    for dt in DTYPES:
+        for sh in shapes if dt in FLOATS else [(3, 5)]:
+            a = data(sh, dt, special=(sh == (3, 5)))
+            nd = max(len(sh), 1)
+            for o in ords:
+                check("vector_norm %s %s ord=%g" % (dn(dt), list(sh), o),
+                      lambda t, o=o: LA.vector_norm(t, o),
+                      lambda p, r, o=o: L.clt_vector_norm(p, o, r), [a], tol="red")
+                for d in range(-nd - 1, nd + 1):
+                    for k in (0, 1):
+                        check("vector_norm_dim %s %s ord=%g d=%d k=%d"
+                              % (dn(dt), list(sh), o, d, k),
+                              lambda t, o=o, d=d, k=k: LA.vector_norm(t, o, d, bool(k)),
+                              lambda p, r, o=o, d=d, k=k: L.clt_vector_norm_dim(p, o, d, k, r),
+                              [a], tol="red")
+            for o in (2, 1, inf, 3):
+                for d in range(-nd - 1, nd + 1):
+                    check("normalize %s %s p=%g d=%d" % (dn(dt), list(sh), o, d),
+                          lambda t, o=o, d=d: torch.nn.functional.normalize(t, o, d),
+                          lambda p, r, o=o, d=d: L.clt_normalize(p, o, d, 1e-12, r),
+                          [a], tol="red")
+    # edges: zeros, inf, NaN rows; overflow and underflow without scaling
+    edge = torch.tensor([[0.0, 0.0, 0.0], [3.0, -4.0, 0.0], [1.0, inf, 2.0], [1.0, nan, 2.0],
+                         [-inf, 1.0, 1.0], [2.0, -2.0, 1.0]])
+    for dt in FLOATS:
+        for o in ords:
+            check("vector_norm edges %s ord=%g" % (dn(dt), o),
+                  lambda t, o=o: LA.vector_norm(t, o, 1),
+                  lambda p, r, o=o: L.clt_vector_norm_dim(p, o, 1, 0, r), [edge.to(dt)], tol="red")
+        wide = (1e200, 1e-200) if dt == torch.float64 else ()
+        for big in (1e30, 1e-30, 1.7e19, 3e-23, 1e-22) + wide:
+            check("vector_norm %g %s" % (big, dn(dt)), lambda t: LA.vector_norm(t),
+                  lambda p, r: L.clt_vector_norm(p, 2, r), [torch.full((4,), big, dtype=dt)],
+                  tol="red")
+            check("cosine %g %s" % (big, dn(dt)),
+                  lambda t: torch.nn.functional.cosine_similarity(t, t, 0),
+                  lambda p, r: L.clt_cosine_similarity(p, p, 0, 1e-8, r),
+                  [torch.full((4,), big, dtype=dt)], tol="red")
+        check("normalize edges %s" % dn(dt), lambda t: torch.nn.functional.normalize(t, dim=1),
+              lambda p, r: L.clt_normalize(p, 2, 1, 1e-12, r), [edge.to(dt)], tol="red")
+    # views: transposed, sliced, permuted, expanded
+    f = torch.float32
+    views = [In(data((5, 6), f), ("T",)), In(data((4, 11), f), ("S", 1, 2, 10, 3)),
+             In(data((6, 7, 8), f), ("V", [("perm", (2, 0, 1))])),
+             In(data((1, 5), f), ("E", (3, 5)))]
+    for i, v in enumerate(views):
+        for o in (2, 1, inf, 3):
+            for d in (0, -1):
+                check("vector_norm view %d ord=%g d=%d" % (i, o, d),
+                      lambda t, o=o, d=d: LA.vector_norm(t, o, d),
+                      lambda p, r, o=o, d=d: L.clt_vector_norm_dim(p, o, d, 0, r), [v], tol="red")
+        check("cosine view %d" % i, lambda t: torch.nn.functional.cosine_similarity(t, t + 1, 0),
+              lambda p, r: _plus1_cos(p, r), [v], tol="red")
+    # cosine_similarity: broadcasting, dtypes (integers converted), eps, empty
+    pairs = [((3, 1, 4), (2, 4), -1), ((3, 4), (3, 4), 1), ((3, 4), (4,), 0), ((4,), (4,), 0),
+             ((2, 3), (3, 2), 1), ((0, 3), (0, 3), 1), ((2, 0), (2, 0), 1), ((), (), 0),
+             ((3, 4), (3, 4), 2)]
+    for s1, s2, d in pairs:
+        for d1, d2 in ((f, f), (torch.float64, torch.float64), (f, torch.float64),
+                       (torch.int64, f), (torch.int32, torch.int64), (torch.bool, f)):
+            for eps in (1e-8, 10.0):
+                check("cosine %s %s %s %s d=%d eps=%g"
+                      % (list(s1), list(s2), dn(d1), dn(d2), d, eps),
+                      lambda x, y, d=d, eps=eps:
+                      torch.nn.functional.cosine_similarity(x, y, d, eps),
+                      lambda p, q, r, d=d, eps=eps: L.clt_cosine_similarity(p, q, d, eps, r),
+                      [data(s1, d1, lo=-3, hi=3), data(s2, d2, lo=-3, hi=3)],
+                      tol="red32" if f in (d1, d2) else "red")
+
+
+def _plus1_cos(p, o):
+    q = P()
+    st = L.clt_add_scalar(p, 1.0, C.byref(q))
+    if st:
+        return st
+    st = L.clt_cosine_similarity(p, q, 0, 1e-8, o)
+    L.clt_tensor_free(q)
+    return st
+
+
 def main():
     sections = [elementwise, modulo, rounding, reductions, linalg, pooling, views, stress, chains,
-                creation, random, errors, losses, more_reductions, group_norm]
+                creation, random, errors, losses, more_reductions, group_norm, norms]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

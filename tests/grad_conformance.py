@@ -426,6 +426,51 @@ case("group_norm constant group",
      lambda x, w: torch.nn.functional.group_norm(x, 2, w, None, 1e-3),
      lambda x, w: call("clt_group_norm", x, 2, w, None, C.c_double(1e-3)),
      [const, rng.standard_normal(4)])
+# ---- vector norms --------------------------------------------------------------------------
+# torch's norm_backward: 0 at a zero norm (ord 2 and > 1), 0 at zero elements (ord < 1),
+# ties of +-inf shared evenly, NaN through torch.sign's 0
+proto("clt_vector_norm", [P, C.c_double, PP])
+proto("clt_vector_norm_dim", [P, C.c_double, C.c_int, C.c_int, PP])
+proto("clt_normalize", [P, C.c_double, C.c_int, C.c_double, PP])
+proto("clt_cosine_similarity", [P, P, C.c_int, C.c_double, PP])
+nan = float("nan")
+kinks = [[2.0, -2.0, 1.0, 0.0], [0.0, 0.0, 0.0, 0.0], [1.0, -3.0, 3.0, 0.5],
+         [1.0, inf, 2.0, -1.0], [1.0, nan, 2.0, 0.0], [-4.0, 4.0, -4.0, 4.0]]
+plain = rng.standard_normal((3, 4))
+for o in (2.0, 1.0, inf, -inf, 3.0, 0.5, -1.0, 1.5, -2.5):
+    case("vector_norm %g" % o, lambda x, o=o: torch.linalg.vector_norm(x, o),
+         lambda x, o=o: call("clt_vector_norm", x, C.c_double(o)), [plain])
+    for d, k in ((0, 0), (1, 1), (-1, 0)):
+        case("vector_norm %g d=%d k=%d" % (o, d, k),
+             lambda x, o=o, d=d, k=k: torch.linalg.vector_norm(x, o, d, bool(k)),
+             lambda x, o=o, d=d, k=k: call("clt_vector_norm_dim", x, C.c_double(o), d, k),
+             [plain])
+    case("vector_norm %g kinks" % o, lambda x, o=o: torch.linalg.vector_norm(x, o, 1),
+         lambda x, o=o: call("clt_vector_norm_dim", x, C.c_double(o), 1, 0), [kinks])
+    case("vector_norm %g 0-d" % o, lambda x, o=o: torch.linalg.vector_norm(x, o),
+         lambda x, o=o: call("clt_vector_norm", x, C.c_double(o)), [-2.5])
+for o in (2.0, 1.0, inf, 3.0):
+    for d in (0, 1):
+        case("normalize %g d=%d" % (o, d),
+             lambda x, o=o, d=d: torch.nn.functional.normalize(x, o, d),
+             lambda x, o=o, d=d: call("clt_normalize", x, C.c_double(o), d, C.c_double(1e-12)),
+             [plain])
+case("normalize below eps", lambda x: torch.nn.functional.normalize(x, eps=0.5),
+     lambda x: call("clt_normalize", x, C.c_double(2), 1, C.c_double(0.5)),
+     [[[0.1, -0.2, 0.05], [3.0, 4.0, 0.0]]])
+for s1, s2, d in (((3, 4), (3, 4), 1), ((3, 1, 4), (2, 4), -1), ((3, 4), (4,), 0)):
+    case("cosine_similarity %s %s d=%d" % (s1, s2, d),
+         lambda x, y, d=d: torch.nn.functional.cosine_similarity(x, y, d),
+         lambda x, y, d=d: call("clt_cosine_similarity", x, y, d, C.c_double(1e-8)),
+         [rng.standard_normal(s1), rng.standard_normal(s2)])
+# norms below eps: PyTorch's clamp does not stop the gradient through the norm
+case("cosine_similarity below eps",
+     lambda x, y: torch.nn.functional.cosine_similarity(x, y, 1, 0.5),
+     lambda x, y: call("clt_cosine_similarity", x, y, 1, C.c_double(0.5)),
+     [[[0.1, -0.2, 0.05], [3.0, 4.0, 0.0]], [[0.3, 0.1, 0.2], [0.1, 0.2, 0.0]]])
+case("cosine_similarity zero vectors", lambda x, y: torch.nn.functional.cosine_similarity(x, y),
+     lambda x, y: call("clt_cosine_similarity", x, y, 1, C.c_double(1e-8)),
+     [[[0.0, 0.0, 0.0], [1.0, 2.0, 3.0]], [[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]])
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -213,6 +213,10 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_all, T, clt_all(NULL, &o->t))                                                      \
     X(clt_any_dim, T, clt_any_dim(f->i32, 2, 1, &o->t))                                      \
     X(clt_all_dim, T, clt_all_dim(f->e, -2, 0, &o->t))                                       \
+    X(clt_vector_norm, T, clt_vector_norm(f->i32, 2, &o->t))                                 \
+    X(clt_vector_norm_dim, T, clt_vector_norm_dim(f->e, -INFINITY, 0, 1, &o->t))             \
+    X(clt_normalize, T, clt_normalize(f->f, 2, 5, 1e-12, &o->t))                             \
+    X(clt_cosine_similarity, T, clt_cosine_similarity(f->f, f->e, 1, 1e-8, &o->t))           \
     /* linalg.h */                                                                           \
     X(clt_matmul, T, clt_matmul(f->f, f->f, &o->t))                                          \
     X(clt_softmax, T, clt_softmax(f->f, 5, &o->t))                                           \

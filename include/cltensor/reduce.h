@@ -1,6 +1,7 @@
 /* cltensor/reduce.h: reductions over all elements or along one dimension,
  * like torch.sum, mean, prod, max, min, argmax, argmin, var, std,
- * logsumexp, any and all, and the cumulative sum torch.cumsum.
+ * logsumexp, any and all, the cumulative sum torch.cumsum, and the vector
+ * norms torch.linalg.vector_norm, F.normalize and F.cosine_similarity.
  *
  * The forms without a dimension reduce every element and give a
  * 0-dimensional tensor.  The *_dim forms reduce dimension `dim` (negative
@@ -169,6 +170,60 @@ CLT_API clt_status clt_any_dim(const clt_tensor *a, int dim, int keepdim, clt_te
 /* clt_all along dim (torch.all(a, dim, keepdim)).  New tensor: release with
  * clt_tensor_free. */
 CLT_API clt_status clt_all_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+
+
+/* ---- vector norms ----------------------------------------------------------
+ * torch.linalg.vector_norm(a, ord, dim, keepdim) as PyTorch 1.13 computes
+ * it on the CPU: ord 2 sqrt(sum(x^2)), 1 sum(|x|), INFINITY max(|x|),
+ * -INFINITY min(|x|), 0 the count of non-zero elements (NaN counts), any
+ * other ord, positive or negative, sum(|x|^ord)^(1/ord) (so a zero element
+ * makes a negative-ord norm 0).  Nothing is rescaled, as in PyTorch 1.13:
+ * where the sum of |x|^ord overflows the dtype the norm is inf (ord 2 of two
+ * float32 values of 1.7e19), where it underflows 0 (ord 2 of float32 values
+ * of 1e-30).  NaN in a slice gives NaN (except for
+ * ord 0).  Floating dtypes only, kept in the result; bool and integer
+ * tensors fail with CLT_ERR_DTYPE_MISMATCH, a NaN ord with
+ * CLT_ERR_INVALID_ARGUMENT (a deliberate difference: PyTorch computes with
+ * it and gives NaN).  A slice without elements gives 0 for ord >= 0
+ * and fails with CLT_ERR_INVALID_ARGUMENT for a negative or infinite ord
+ * (no identity), as in PyTorch.
+ *
+ * The gradient is PyTorch's (one LinalgVectorNormBackward0 node): ord 2
+ * g * x / norm, 0 where the norm is 0; ord 1 g * sign(x); ord +-inf
+ * g * sign(x) shared evenly between the elements whose |x| equals the norm
+ * (a NaN gets 0, as torch.sign(NaN) is 0); ord 0 none (the input's gradient
+ * is left alone, as PyTorch leaves it None); other ord the derivative of
+ * the formula, 0 where the norm is 0 (ord > 1) or where x is 0 (ord < 1). */
+
+/* The ord-norm of all elements (0-dim), torch.linalg.vector_norm(a, ord).
+ * New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_vector_norm(const clt_tensor *a, double ord, clt_tensor **out);
+/* The ord-norm along dim, torch.linalg.vector_norm(a, ord, dim, keepdim).
+ * New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_vector_norm_dim(const clt_tensor *a, double ord, int dim, int keepdim,
+                                       clt_tensor **out);
+
+/* F.normalize(a, p, dim, eps): a / max(norm, eps), the norm
+ * clt_vector_norm_dim(a, p, dim, keepdim 1) broadcast back along dim
+ * (torch's defaults: p 2, dim 1, eps 1e-12); an empty a gives an empty
+ * result for every p, as in PyTorch.  Where the norm is below eps
+ * no gradient flows through it (clamp_min's).  Floating dtypes only
+ * (CLT_ERR_DTYPE_MISMATCH).  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_normalize(const clt_tensor *a, double p, int dim, double eps,
+                                 clt_tensor **out);
+
+/* F.cosine_similarity(x1, x2, dim, eps) of PyTorch 1.13 (torch's defaults:
+ * dim 1, eps 1e-8): x1 and x2 broadcast together, then
+ * sum((x1 / max(|x1|, eps)) * (x2 / max(|x2|, eps))) along dim, |.| the
+ * 2-norm along dim; dividing first keeps large values from overflowing
+ * (1e30-sized vectors give 0: their norm overflows).  As in PyTorch 1.13
+ * the clamp to eps does not stop the gradient: it flows through the clamped
+ * norm as through the norm (x / max(|x|, eps) times the norm's gradient).  The dtype is the two inputs' promoted dtype, which must
+ * be floating (CLT_ERR_DTYPE_MISMATCH otherwise): an integer or bool input
+ * is converted to it first.  Shapes that do not broadcast fail with
+ * CLT_ERR_SHAPE_MISMATCH.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_cosine_similarity(const clt_tensor *x1, const clt_tensor *x2, int dim,
+                                         double eps, clt_tensor **out);
 
 #ifdef __cplusplus
 }

@@ -335,11 +335,11 @@ clt_status clt_where(const clt_tensor *cond, const clt_tensor *a, const clt_tens
     return clt__record(st, out, "WhereBackward0", bw_where, 3, in, 1, &cond, NULL);
 }
 
-clt_status clt_clamp(const clt_tensor *a, const double *min, const double *max,
-                     clt_tensor **out)
+clt_status clt__clamp_rec(const char *fn, const clt_tensor *a, const double *min,
+                          const double *max, clt_tensor **out)
 {
     clt__node *n = NULL;
-    clt_status st = clt__clamp(a, min, max, out, "clt_clamp");
+    clt_status st = clt__clamp(a, min, max, out, fn);
     st = clt__record(st, out, "ClampBackward1", bw_clamp, 1, &a, 1, &a, &n);
     if (n) {
         n->i[0] = min != NULL;
@@ -348,6 +348,12 @@ clt_status clt_clamp(const clt_tensor *a, const double *min, const double *max,
         n->s[1] = max ? *max : 0.0;
     }
     return st;
+}
+
+clt_status clt_clamp(const clt_tensor *a, const double *min, const double *max,
+                     clt_tensor **out)
+{
+    return clt__clamp_rec("clt_clamp", a, min, max, out);
 }
 
 /* ---- tensor with scalar ------------------------------------------------------------ */
