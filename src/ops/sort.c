@@ -1,0 +1,169 @@
+/* sort.c: sort, argsort and topk along one dimension (the kernels of
+ * cl/sort.cl): runs sorted, then merged pass by pass into the results. */
+#include "internal.h"
+
+/* Both must match cl/sort.cl. */
+#define RUN 16
+/* Output elements a merge_pass work-item takes at most. */
+#define SEG_MAX 512
+
+static clt_status launch(clt_device *dev, const char *opts, const char *kernel, size_t items,
+                         size_t nargs, const clt__arg *args, const char *fn)
+{
+    size_t gws = items;
+    return clt__error_in(clt__launch(dev, "sort", opts, kernel, 1, &gws, NULL, nargs, args), fn);
+}
+
+/* Values (a's dtype) and indices (int64) of a sorted along d, both of a's
+ * shape, [outer, R, inner] around d. */
+static clt_status sort_into(const clt_tensor *a, int64_t outer, int64_t R, int64_t inner,
+                            bool desc, clt_tensor *vals, clt_tensor *idx, const char *fn)
+{
+    static clt__opts_slot slots[CLT_DTYPE_COUNT];
+    const char *opts = clt__opts_cached(&slots[a->dtype], "T", a->dtype, NULL, a->dtype, "");
+    if (opts == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    clt_status st = CLT_OK;
+    clt_tensor *ca = NULL, *tv = NULL, *ti = NULL;
+    int64_t nruns = (R + RUN - 1) / RUN;
+    int passes = 0;
+    for (int64_t w = RUN; w < R; w *= 2)
+        passes++;
+    CLT__TRY(clt__contiguous_as(fn, a, a->dtype, &ca));
+    if (passes > 0) {
+        CLT__TRY(clt__temp_new(fn, "the merge buffer", a->dev, a->dtype, a->ndim, a->shape, &tv));
+        CLT__TRY(clt__temp_new(fn, "the merge buffer", a->dev, CLT_INT64, a->ndim, a->shape,
+                               &ti));
+    }
+    /* The passes alternate between the two pairs of buffers and end in the
+     * results. */
+    cl_mem v[2] = {clt__mem(vals), tv ? clt__mem(tv) : NULL};
+    cl_mem x[2] = {clt__mem(idx), ti ? clt__mem(ti) : NULL};
+    int cur = passes % 2;
+    cl_long l_soff = ca->offset, l_R = R, l_inner = inner, l_nruns = nruns,
+            l_total = outer * inner * nruns;
+    cl_int l_desc = desc;
+    cl_mem src = clt__mem(ca);
+    clt__arg args[] = {CLT__ARG(src),     CLT__ARG(l_soff),  CLT__ARG(v[cur]),
+                       CLT__ARG(x[cur]),  CLT__ARG(l_R),     CLT__ARG(l_inner),
+                       CLT__ARG(l_nruns), CLT__ARG(l_desc),  CLT__ARG(l_total)};
+    CLT__TRY(launch(a->dev, opts, "sort_runs", (size_t)l_total, 9, args, fn));
+    for (int64_t w = RUN; w < R; w *= 2) {
+        cl_long l_w = w, l_seg = 2 * w < SEG_MAX ? 2 * w : SEG_MAX,
+                l_nsegs = (R + l_seg - 1) / l_seg, l_t = outer * inner * l_nsegs;
+        clt__arg margs[] = {CLT__ARG(v[cur]),     CLT__ARG(x[cur]),  CLT__ARG(v[1 - cur]),
+                            CLT__ARG(x[1 - cur]), CLT__ARG(l_R),     CLT__ARG(l_inner),
+                            CLT__ARG(l_w),        CLT__ARG(l_seg),   CLT__ARG(l_nsegs),
+                            CLT__ARG(l_desc),     CLT__ARG(l_t)};
+        CLT__TRY(launch(a->dev, opts, "merge_pass", (size_t)l_t, 11, margs, fn));
+        cur = 1 - cur;
+    }
+done:
+    clt_tensor_free(ca);
+    clt_tensor_free(tv);
+    clt_tensor_free(ti);
+    return st;
+}
+
+clt_status clt__sort(const clt_tensor *a, int dim, bool descending, clt_tensor **values,
+                     clt_tensor **indices, const char *fn)
+{
+    if (values)
+        *values = NULL;
+    if (indices)
+        *indices = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    int d;
+    clt_status st = clt__wrap_dim(dim, a->ndim > 0 ? a->ndim : 1, &d, fn);
+    if (st != CLT_OK)
+        return st;
+    int64_t outer = 1, R = 1, inner = 1;
+    for (int k = 0; k < a->ndim; k++) {
+        if (k < d)
+            outer *= a->shape[k];
+        else if (k == d)
+            R = a->shape[k];
+        else
+            inner *= a->shape[k];
+    }
+    clt_tensor *v = NULL, *x = NULL;
+    CLT__TRY(clt__result_new(fn, a->dev, a->dtype, a->ndim, a->shape, &v));
+    CLT__TRY(clt__result_new(fn, a->dev, CLT_INT64, a->ndim, a->shape, &x));
+    if (a->numel > 0)
+        CLT__TRY(sort_into(a, outer, R, inner, descending, v, x, fn));
+    if (values) {
+        *values = v;
+        v = NULL;
+    }
+    if (indices) {
+        *indices = x;
+        x = NULL;
+    }
+done:
+    clt_tensor_free(v);
+    clt_tensor_free(x);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt__topk(const clt_tensor *a, int64_t k, int dim, bool largest,
+                     clt_tensor **values, clt_tensor **indices, const char *fn)
+{
+    if (values)
+        *values = NULL;
+    if (indices)
+        *indices = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    int d;
+    clt_status st = clt__wrap_dim(dim, a->ndim > 0 ? a->ndim : 1, &d, fn);
+    if (st != CLT_OK)
+        return st;
+    /* torch 1.13 has no CPU topk kernel for bool. */
+    if (a->dtype == CLT_BOOL)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: \"topk\" not implemented for bool tensors",
+                          fn);
+    int64_t R = a->ndim > 0 ? a->shape[d] : 1;
+    if (k < 0 || k > R)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: selected index k out of range (k = %lld, size %lld along "
+                          "dimension %d)",
+                          fn, (long long)k, (long long)R, d);
+    clt_tensor *v = NULL, *x = NULL, *nv = NULL, *nx = NULL;
+    CLT__TRY(clt__sort(a, d, largest, values ? &v : NULL, &x, fn));
+    if (a->ndim == 0) {
+        /* torch gives a 0-dim tensor's own value for k 0 and 1 alike. */
+        nv = v;
+        nx = x;
+        v = x = NULL;
+    } else {
+        if (values) {
+            CLT__TRY(clt__narrow(v, d, 0, k, &nv, fn));
+            clt_tensor_free(v);
+            v = NULL;
+            CLT__TRY(clt__contiguous_as(fn, nv, nv->dtype, &v));
+            clt_tensor_free(nv);
+            nv = v;
+            v = NULL;
+        }
+        CLT__TRY(clt__narrow(x, d, 0, k, &nx, fn));
+        clt_tensor_free(x);
+        x = NULL;
+        CLT__TRY(clt__contiguous_as(fn, nx, CLT_INT64, &x));
+        clt_tensor_free(nx);
+        nx = x;
+        x = NULL;
+    }
+    if (values) {
+        *values = nv;
+        nv = NULL;
+    }
+    if (indices) {
+        *indices = nx;
+        nx = NULL;
+    }
+done:
+    clt_tensor_free(v);
+    clt_tensor_free(x);
+    clt_tensor_free(nv);
+    clt_tensor_free(nx);
+    return st == CLT_OK ? clt__ok() : st;
+}
