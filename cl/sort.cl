@@ -101,3 +101,60 @@ CLT_KERNEL(merge_pass)(__global const T *sval, __global const long *sidx, __glob
         didx[base + (p0 + d) * inner] = sidx[from];
     }
 }
+
+/* topk for k <= KMAX: one work-item per (slice, chunk of `chunk`
+ * elements) keeps the k first of its chunk in the order above, sorted, in
+ * private arrays.  Slice s's element j is read at (s / sin) * R * sin +
+ * s % sin + j * sin (sin: the input's inner size, or 1 for the candidates
+ * of an earlier pass, whose indices sidx carries when has_idx); the k
+ * results of chunk c go to positions c * k .. c * k + k - 1 of the slice's
+ * nchunks * k outputs, laid out likewise with din.  A chunk of fewer than k
+ * elements pads with index -1, which sorts after everything.  The first k
+ * of the union of the chunks' first k are the slice's first k, so the
+ * passes give the bits of sort_runs and merge_pass. */
+#define KMAX 16
+
+static inline bool topk_before(T_C x, long ix, T_C y, long iy, int desc)
+{
+    if (ix < 0)
+        return false;
+    if (iy < 0)
+        return true;
+    return sort_before(x, ix, y, iy, desc);
+}
+
+CLT_KERNEL(topk_small)(__global const T *src, long soff, __global const long *sidx,
+                       int has_idx, long R, long sin, long chunk, long nchunks, int k,
+                       int desc, __global T *dval, __global long *didx, long din, long total)
+{
+    long t = get_global_id(0);
+    if (t >= total)
+        return;
+    long s = t / nchunks, c = t - s * nchunks;
+    long sbase = (s / sin) * R * sin + s % sin;
+    long begin = c * chunk, end = min(begin + chunk, R);
+    T_C v[KMAX];
+    long id[KMAX];
+    int m = 0;
+    for (long j = begin; j < end; j++) {
+        long p = sbase + j * sin;
+        T_C x = T_LOAD(src, soff + p);
+        long ix = has_idx ? sidx[p] : j;
+        if (m == k && !topk_before(x, ix, v[k - 1], id[k - 1], desc))
+            continue;
+        int q = m < k ? m++ : k - 1;
+        while (q > 0 && topk_before(x, ix, v[q - 1], id[q - 1], desc)) {
+            v[q] = v[q - 1];
+            id[q] = id[q - 1];
+            q--;
+        }
+        v[q] = x;
+        id[q] = ix;
+    }
+    long dlen = nchunks * k, dbase = (s / din) * dlen * din + s % din;
+    for (int q = 0; q < k; q++) {
+        long p = dbase + (c * k + q) * din;
+        T_STORE(dval, p, q < m ? v[q] : (T_C)0);
+        didx[p] = q < m ? id[q] : -1;
+    }
+}

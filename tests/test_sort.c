@@ -121,8 +121,9 @@ static void check_all(const clt_tensor *t, int dim)
                 }
         /* topk: the first k of the sort in the same direction. */
         if (clt_tensor_dtype(t) != CLT_BOOL) {
-            int64_t ks[] = {0, 1, R / 2, R};
-            for (int q = 0; q < 4; q++) {
+            /* 1 to 16 take the chunked selection, the others a sort. */
+            int64_t ks[] = {0, 1, 5, 16, 17, R / 2, R};
+            for (int q = 0; q < 7; q++) {
                 int64_t k = ks[q] > R ? R : ks[q];
                 clt_tensor *tv = NULL, *ti = NULL;
                 CHECK(clt_topk(t, k, dim, desc, 1, &tv, &ti));
@@ -237,7 +238,8 @@ Test(sort, shapes_and_long_slices)
         int dim;
     } cases[] = {{1, {1}, 0},          {1, {16}, 0},        {1, {17}, 0},
                  {1, {5000}, 0},       {2, {2, 3000}, 1},   {2, {1100, 3}, 0},
-                 {3, {2, 513, 2}, 1},  {2, {4, 1024}, -1},  {1, {4097}, 0}};
+                 {3, {2, 513, 2}, 1},  {2, {4, 1024}, -1},  {1, {4097}, 0},
+                 {1, {70000}, 0},      {2, {2100, 3}, 0}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         size_t n = 1;
         for (int k = 0; k < cases[c].nd; k++)
@@ -254,6 +256,23 @@ Test(sort, shapes_and_long_slices)
             clt_tensor_free(t);
         }
     }
+}
+
+/* topk's chunks of 1024: a last chunk shorter than k pads its candidates,
+ * which must lose to every element, even to negative ones. */
+Test(sort, topk_short_last_chunk)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t shape[2] = {2, 1030};
+    double *x = tied_values(2060, 1, 5);
+    for (size_t k = 0; k < 2060; k++)
+        x[k] = -fabs(x[k]) - 1 - (double)(k % 7);
+    for (int q = 0; q < 2; q++) {
+        clt_tensor *t = make(dev, q ? CLT_INT32 : CLT_FLOAT32, 2, shape, x);
+        check_all(t, 1);
+        clt_tensor_free(t);
+    }
+    free(x);
 }
 
 Test(sort, views)
@@ -409,21 +428,24 @@ Test(sort, two_devices_same_bits)
     double *x = tied_values(7500, 1, 11);
     clt_tensor *ta = make(a, CLT_FLOAT32, 2, shape, x), *tb = make(b, CLT_FLOAT32, 2, shape, x);
     for (int desc = 0; desc < 2; desc++) {
-        clt_tensor *va = NULL, *ia = NULL, *vb = NULL, *ib = NULL;
-        CHECK(clt_sort(ta, 1, desc, &va, &ia));
-        CHECK(clt_sort(tb, 1, desc, &vb, &ib));
-        float *hva = read_f32(va), *hvb = read_f32(vb);
-        int64_t *hia = read_i64(ia), *hib = read_i64(ib);
-        cr_assert(memcmp(hva, hvb, 7500 * sizeof(float)) == 0, "values differ");
-        cr_assert(memcmp(hia, hib, 7500 * sizeof(int64_t)) == 0, "indices differ");
-        free(hva);
-        free(hvb);
-        free(hia);
-        free(hib);
-        clt_tensor_free(va);
-        clt_tensor_free(ia);
-        clt_tensor_free(vb);
-        clt_tensor_free(ib);
+        for (int64_t k = 5; k <= 2500; k += 2495) { /* topk's selection, then a sort */
+            clt_tensor *va = NULL, *ia = NULL, *vb = NULL, *ib = NULL;
+            CHECK(clt_topk(ta, k, 1, desc, 1, &va, &ia));
+            CHECK(clt_topk(tb, k, 1, desc, 1, &vb, &ib));
+            size_t n = (size_t)(3 * k);
+            float *hva = read_f32(va), *hvb = read_f32(vb);
+            int64_t *hia = read_i64(ia), *hib = read_i64(ib);
+            cr_assert(memcmp(hva, hvb, n * sizeof(float)) == 0, "values differ");
+            cr_assert(memcmp(hia, hib, n * sizeof(int64_t)) == 0, "indices differ");
+            free(hva);
+            free(hvb);
+            free(hia);
+            free(hib);
+            clt_tensor_free(va);
+            clt_tensor_free(ia);
+            clt_tensor_free(vb);
+            clt_tensor_free(ib);
+        }
     }
     free(x);
     clt_tensor_free(ta);

@@ -127,8 +127,9 @@ CLT_API clt_status clt_sort(const clt_tensor *a, int dim, int descending, clt_te
 CLT_API clt_status clt_argsort(const clt_tensor *a, int dim, int descending, clt_tensor **out);
 /* The k largest elements along dim (the k smallest when largest is 0) and
  * their int64 indices, like torch.topk(a, k, dim, largest, sorted): the
- * first k of clt_sort(a, dim, largest), so they are always in sorted
- * order, whatever `sorted` says (torch leaves the order unspecified when it
+ * first k of clt_sort(a, dim, largest), bit for bit (k up to 16 is
+ * selected in chunks without sorting the rest), so they are always in
+ * sorted order, whatever `sorted` says (torch leaves the order unspecified when it
  * is 0), NaN counts as the largest value, and among equal values the lower
  * indices come first and are the ones taken (torch's CPU kernel may pick
  * and order ties otherwise).  k outside [0, size along dim] gives

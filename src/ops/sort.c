@@ -14,6 +14,21 @@ static clt_status launch(clt_device *dev, const char *opts, const char *kernel, 
     return clt__error_in(clt__launch(dev, "sort", opts, kernel, 1, &gws, NULL, nargs, args), fn);
 }
 
+/* a seen as [outer, R, inner] around dimension d (a 0-dim tensor: one
+ * element). */
+static void around(const clt_tensor *a, int d, int64_t *outer, int64_t *R, int64_t *inner)
+{
+    *outer = *R = *inner = 1;
+    for (int k = 0; k < a->ndim; k++) {
+        if (k < d)
+            *outer *= a->shape[k];
+        else if (k == d)
+            *R = a->shape[k];
+        else
+            *inner *= a->shape[k];
+    }
+}
+
 /* Values (a's dtype) and indices (int64) of a sorted along d, both of a's
  * shape, [outer, R, inner] around d. */
 static clt_status sort_into(const clt_tensor *a, int64_t outer, int64_t R, int64_t inner,
@@ -77,15 +92,8 @@ clt_status clt__sort(const clt_tensor *a, int dim, bool descending, clt_tensor *
     clt_status st = clt__wrap_dim(dim, a->ndim > 0 ? a->ndim : 1, &d, fn);
     if (st != CLT_OK)
         return st;
-    int64_t outer = 1, R = 1, inner = 1;
-    for (int k = 0; k < a->ndim; k++) {
-        if (k < d)
-            outer *= a->shape[k];
-        else if (k == d)
-            R = a->shape[k];
-        else
-            inner *= a->shape[k];
-    }
+    int64_t outer, R, inner;
+    around(a, d, &outer, &R, &inner);
     clt_tensor *v = NULL, *x = NULL;
     CLT__TRY(clt__result_new(fn, a->dev, a->dtype, a->ndim, a->shape, &v));
     CLT__TRY(clt__result_new(fn, a->dev, CLT_INT64, a->ndim, a->shape, &x));
@@ -105,6 +113,82 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
+/* Both must match cl/sort.cl's topk_small. */
+#define KMAX 16
+#define TOPK_CHUNK 1024
+
+/* The first k (1 <= k <= KMAX) of a ([outer, R, inner] around d)
+ * into vals and idx ([outer, k, inner]): topk_small over chunks, then over
+ * the chunks' candidates until one chunk is left. */
+static clt_status topk_into(const clt_tensor *a, int64_t outer, int64_t R, int64_t inner,
+                            int k, bool desc, clt_tensor *vals, clt_tensor *idx, const char *fn)
+{
+    static clt__opts_slot slots[CLT_DTYPE_COUNT];
+    const char *opts = clt__opts_cached(&slots[a->dtype], "T", a->dtype, NULL, a->dtype, "");
+    if (opts == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    clt_status st = CLT_OK;
+    clt_tensor *ca = NULL, *sv = NULL, *si = NULL, *tv = NULL, *ti = NULL;
+    CLT__TRY(clt__contiguous_as(fn, a, a->dtype, &ca));
+    cl_mem src = clt__mem(ca), sidx = clt__mem(ca); /* sidx unread in the first pass */
+    cl_long l_soff = ca->offset, l_R = R, l_sin = inner, l_chunk = TOPK_CHUNK;
+    cl_int l_has = 0, l_k = k, l_desc = desc;
+    for (;;) {
+        cl_long l_nch = (l_R + TOPK_CHUNK - 1) / TOPK_CHUNK, l_din = inner,
+                l_total = outer * inner * l_nch;
+        cl_mem dv = clt__mem(vals), di = clt__mem(idx);
+        if (l_nch > 1) {
+            int64_t shape[2] = {outer * inner, l_nch * k};
+            l_din = 1;
+            CLT__TRY(clt__temp_new(fn, "the candidates", a->dev, a->dtype, 2, shape, &tv));
+            CLT__TRY(clt__temp_new(fn, "the candidates", a->dev, CLT_INT64, 2, shape, &ti));
+            dv = clt__mem(tv);
+            di = clt__mem(ti);
+        }
+        clt__arg args[] = {CLT__ARG(src),   CLT__ARG(l_soff), CLT__ARG(sidx),  CLT__ARG(l_has),
+                           CLT__ARG(l_R),   CLT__ARG(l_sin),  CLT__ARG(l_chunk),
+                           CLT__ARG(l_nch), CLT__ARG(l_k),    CLT__ARG(l_desc), CLT__ARG(dv),
+                           CLT__ARG(di),    CLT__ARG(l_din),  CLT__ARG(l_total)};
+        CLT__TRY(launch(a->dev, opts, "topk_small", (size_t)l_total, 14, args, fn));
+        if (l_nch == 1)
+            break;
+        /* The candidates are the next pass's input. */
+        clt_tensor_free(sv);
+        clt_tensor_free(si);
+        sv = tv;
+        si = ti;
+        tv = ti = NULL;
+        src = clt__mem(sv);
+        sidx = clt__mem(si);
+        l_soff = 0;
+        l_R = l_nch * k;
+        l_sin = 1;
+        l_has = 1;
+    }
+done:
+    clt_tensor_free(ca);
+    clt_tensor_free(sv);
+    clt_tensor_free(si);
+    clt_tensor_free(tv);
+    clt_tensor_free(ti);
+    return st;
+}
+
+/* *t replaced by a fresh copy of its first k along d. */
+static clt_status first_k(clt_tensor **t, int d, int64_t k, const char *fn)
+{
+    clt_tensor *view = NULL, *c = NULL;
+    clt_status st = clt__narrow(*t, d, 0, k, &view, fn);
+    if (st == CLT_OK)
+        st = clt__copy_as(fn, view, view->dtype, &c);
+    clt_tensor_free(view);
+    if (st == CLT_OK) {
+        clt_tensor_free(*t);
+        *t = c;
+    }
+    return st;
+}
+
 clt_status clt__topk(const clt_tensor *a, int64_t k, int dim, bool largest,
                      clt_tensor **values, clt_tensor **indices, const char *fn)
 {
@@ -121,36 +205,31 @@ clt_status clt__topk(const clt_tensor *a, int64_t k, int dim, bool largest,
     if (a->dtype == CLT_BOOL)
         return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: \"topk\" not implemented for bool tensors",
                           fn);
-    int64_t R = a->ndim > 0 ? a->shape[d] : 1;
+    int64_t outer, R, inner;
+    around(a, d, &outer, &R, &inner);
     if (k < 0 || k > R)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: selected index k out of range (k = %lld, size %lld along "
                           "dimension %d)",
                           fn, (long long)k, (long long)R, d);
-    clt_tensor *v = NULL, *x = NULL, *nv = NULL, *nx = NULL;
-    CLT__TRY(clt__sort(a, d, largest, values ? &v : NULL, &x, fn));
-    if (a->ndim == 0) {
-        /* torch gives a 0-dim tensor's own value for k 0 and 1 alike. */
-        nv = v;
-        nx = x;
-        v = x = NULL;
+    clt_tensor *nv = NULL, *nx = NULL;
+    if (a->ndim > 0 && k >= 1 && k <= KMAX) {
+        /* A few of many (top-5 accuracy): no full sort. */
+        int64_t shape[CLT_MAX_DIMS];
+        for (int q = 0; q < a->ndim; q++)
+            shape[q] = q == d ? k : a->shape[q];
+        CLT__TRY(clt__result_new(fn, a->dev, a->dtype, a->ndim, shape, &nv));
+        CLT__TRY(clt__result_new(fn, a->dev, CLT_INT64, a->ndim, shape, &nx));
+        if (nv->numel > 0)
+            CLT__TRY(topk_into(a, outer, R, inner, (int)k, largest, nv, nx, fn));
     } else {
-        if (values) {
-            CLT__TRY(clt__narrow(v, d, 0, k, &nv, fn));
-            clt_tensor_free(v);
-            v = NULL;
-            CLT__TRY(clt__contiguous_as(fn, nv, nv->dtype, &v));
-            clt_tensor_free(nv);
-            nv = v;
-            v = NULL;
+        CLT__TRY(clt__sort(a, d, largest, values ? &nv : NULL, &nx, fn));
+        /* A 0-dim tensor gives itself for k 0 and 1 alike, as in torch. */
+        if (a->ndim > 0 && k < R) {
+            if (nv)
+                CLT__TRY(first_k(&nv, d, k, fn));
+            CLT__TRY(first_k(&nx, d, k, fn));
         }
-        CLT__TRY(clt__narrow(x, d, 0, k, &nx, fn));
-        clt_tensor_free(x);
-        x = NULL;
-        CLT__TRY(clt__contiguous_as(fn, nx, CLT_INT64, &x));
-        clt_tensor_free(nx);
-        nx = x;
-        x = NULL;
     }
     if (values) {
         *values = nv;
@@ -161,8 +240,6 @@ clt_status clt__topk(const clt_tensor *a, int64_t k, int dim, bool largest,
         nx = NULL;
     }
 done:
-    clt_tensor_free(v);
-    clt_tensor_free(x);
     clt_tensor_free(nv);
     clt_tensor_free(nx);
     return st == CLT_OK ? clt__ok() : st;
