@@ -1,5 +1,6 @@
 /* sort.c: sort, argsort and topk along one dimension (the kernels of
- * cl/sort.cl): runs sorted, then merged pass by pass into the results. */
+ * cl/sort.cl): runs sorted, then merged pass by pass into the results;
+ * topk of up to 16 elements selected in chunks without a sort. */
 #include "internal.h"
 
 /* Both must match cl/sort.cl. */
@@ -7,11 +8,34 @@
 /* Output elements a merge_pass work-item takes at most. */
 #define SEG_MAX 512
 
-static clt_status launch(clt_device *dev, const char *opts, const char *kernel, size_t items,
-                         size_t nargs, const clt__arg *args, const char *fn)
+/* Work-items a group of sort_runs or topk_small takes at most.  PoCL's CPU
+ * drivers keep every work-item's private arrays (256 bytes for these
+ * kernels) on one thread's stack, maybe a caller's small one: a group size
+ * left to the driver could make that hundreds of KiB (see GROUP_PRIVATE_MAX
+ * in src/ops/reduce.c). */
+#define GROUP_MAX 64
+
+/* cl/sort.cl's build options for dtype (static storage), or NULL with the
+ * message set. */
+static const char *options(clt_dtype dt, const char *fn)
 {
-    size_t gws = items;
-    return clt__error_in(clt__launch(dev, "sort", opts, kernel, 1, &gws, NULL, nargs, args), fn);
+    static clt__opts_slot slots[CLT_DTYPE_COUNT];
+    const char *opts = clt__opts_cached(&slots[dt], "T", dt, NULL, dt, "");
+    if (opts == NULL)
+        clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    return opts;
+}
+
+/* Launches kernel over `items` work-items; with_arrays: in groups of at
+ * most GROUP_MAX (the kernel returns past its items). */
+static clt_status launch(clt_device *dev, const char *opts, const char *kernel, size_t items,
+                         bool with_arrays, size_t nargs, const clt__arg *args, const char *fn)
+{
+    size_t lws = dev->info.max_work_group_size < GROUP_MAX ? 1 : GROUP_MAX;
+    size_t gws = with_arrays ? (items + lws - 1) / lws * lws : items;
+    return clt__error_in(clt__launch(dev, "sort", opts, kernel, 1, &gws,
+                                     with_arrays ? &lws : NULL, nargs, args),
+                         fn);
 }
 
 /* a seen as [outer, R, inner] around dimension d (a 0-dim tensor: one
@@ -34,10 +58,9 @@ static void around(const clt_tensor *a, int d, int64_t *outer, int64_t *R, int64
 static clt_status sort_into(const clt_tensor *a, int64_t outer, int64_t R, int64_t inner,
                             bool desc, clt_tensor *vals, clt_tensor *idx, const char *fn)
 {
-    static clt__opts_slot slots[CLT_DTYPE_COUNT];
-    const char *opts = clt__opts_cached(&slots[a->dtype], "T", a->dtype, NULL, a->dtype, "");
+    const char *opts = options(a->dtype, fn);
     if (opts == NULL)
-        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        return CLT_ERR_OUT_OF_HOST_MEMORY;
     clt_status st = CLT_OK;
     clt_tensor *ca = NULL, *tv = NULL, *ti = NULL;
     int64_t nruns = (R + RUN - 1) / RUN;
@@ -62,7 +85,7 @@ static clt_status sort_into(const clt_tensor *a, int64_t outer, int64_t R, int64
     clt__arg args[] = {CLT__ARG(src),     CLT__ARG(l_soff),  CLT__ARG(v[cur]),
                        CLT__ARG(x[cur]),  CLT__ARG(l_R),     CLT__ARG(l_inner),
                        CLT__ARG(l_nruns), CLT__ARG(l_desc),  CLT__ARG(l_total)};
-    CLT__TRY(launch(a->dev, opts, "sort_runs", (size_t)l_total, 9, args, fn));
+    CLT__TRY(launch(a->dev, opts, "sort_runs", (size_t)l_total, true, 9, args, fn));
     for (int64_t w = RUN; w < R; w *= 2) {
         cl_long l_w = w, l_seg = 2 * w < SEG_MAX ? 2 * w : SEG_MAX,
                 l_nsegs = (R + l_seg - 1) / l_seg, l_t = outer * inner * l_nsegs;
@@ -70,7 +93,7 @@ static clt_status sort_into(const clt_tensor *a, int64_t outer, int64_t R, int64
                             CLT__ARG(x[1 - cur]), CLT__ARG(l_R),     CLT__ARG(l_inner),
                             CLT__ARG(l_w),        CLT__ARG(l_seg),   CLT__ARG(l_nsegs),
                             CLT__ARG(l_desc),     CLT__ARG(l_t)};
-        CLT__TRY(launch(a->dev, opts, "merge_pass", (size_t)l_t, 11, margs, fn));
+        CLT__TRY(launch(a->dev, opts, "merge_pass", (size_t)l_t, false, 11, margs, fn));
         cur = 1 - cur;
     }
 done:
@@ -123,10 +146,9 @@ done:
 static clt_status topk_into(const clt_tensor *a, int64_t outer, int64_t R, int64_t inner,
                             int k, bool desc, clt_tensor *vals, clt_tensor *idx, const char *fn)
 {
-    static clt__opts_slot slots[CLT_DTYPE_COUNT];
-    const char *opts = clt__opts_cached(&slots[a->dtype], "T", a->dtype, NULL, a->dtype, "");
+    const char *opts = options(a->dtype, fn);
     if (opts == NULL)
-        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        return CLT_ERR_OUT_OF_HOST_MEMORY;
     clt_status st = CLT_OK;
     clt_tensor *ca = NULL, *sv = NULL, *si = NULL, *tv = NULL, *ti = NULL;
     CLT__TRY(clt__contiguous_as(fn, a, a->dtype, &ca));
@@ -149,7 +171,7 @@ static clt_status topk_into(const clt_tensor *a, int64_t outer, int64_t R, int64
                            CLT__ARG(l_R),   CLT__ARG(l_sin),  CLT__ARG(l_chunk),
                            CLT__ARG(l_nch), CLT__ARG(l_k),    CLT__ARG(l_desc), CLT__ARG(dv),
                            CLT__ARG(di),    CLT__ARG(l_din),  CLT__ARG(l_total)};
-        CLT__TRY(launch(a->dev, opts, "topk_small", (size_t)l_total, 14, args, fn));
+        CLT__TRY(launch(a->dev, opts, "topk_small", (size_t)l_total, true, 14, args, fn));
         if (l_nch == 1)
             break;
         /* The candidates are the next pass's input. */
