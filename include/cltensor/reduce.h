@@ -116,7 +116,8 @@ CLT_API clt_status clt_argmin_dim(const clt_tensor *a, int dim, int keepdim, clt
  * default (stable=False) gives the same order for slices of up to 16
  * elements; on longer slices with ties its CPU kernel may order the equal
  * values' indices otherwise.  Any dtype, bool included; a 0-dim tensor is
- * a slice of one (dim -1 or 0).  Either output may be NULL when unwanted.
+ * a slice of one (dim -1 or 0).  Either output may be NULL when unwanted,
+ * not both (CLT_ERR_NULL_ARGUMENT).
  * The gradient of the values puts g back at each index.  New tensors:
  * release each with clt_tensor_free. */
 CLT_API clt_status clt_sort(const clt_tensor *a, int dim, int descending, clt_tensor **values,
@@ -129,15 +130,16 @@ CLT_API clt_status clt_argsort(const clt_tensor *a, int dim, int descending, clt
  * their int64 indices, like torch.topk(a, k, dim, largest, sorted): the
  * first k of clt_sort(a, dim, largest), bit for bit (k up to 16 is
  * selected in chunks without sorting the rest), so they are always in
- * sorted order, whatever `sorted` says (torch leaves the order unspecified when it
- * is 0), NaN counts as the largest value, and among equal values the lower
- * indices come first and are the ones taken (torch's CPU kernel may pick
- * and order ties otherwise).  k outside [0, size along dim] gives
+ * sorted order, whatever `sorted` says (torch leaves the order unspecified
+ * when it is 0), NaN counts as the largest value, and among equal values
+ * the lower indices come first and are the ones taken (torch's CPU kernel
+ * may pick and order ties otherwise).  k outside [0, size along dim] gives
  * CLT_ERR_INVALID_ARGUMENT ("selected index k out of range"); a 0-dim
  * tensor takes k 0 or 1 and gives itself, as torch does.  bool tensors are
  * refused (CLT_ERR_DTYPE_MISMATCH), as torch 1.13's CPU topk refuses them;
  * float16 is taken (torch's CPU kernel refuses it, its CUDA kernel does
- * not).  Either output may be NULL.  The gradient of the values puts g
+ * not).  Either output may be NULL, not both (CLT_ERR_NULL_ARGUMENT).
+ * The gradient of the values puts g
  * back at each index, 0 elsewhere.  New tensors: release each with
  * clt_tensor_free. */
 CLT_API clt_status clt_topk(const clt_tensor *a, int64_t k, int dim, int largest, int sorted,
