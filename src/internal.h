@@ -1020,6 +1020,13 @@ clt_status clt__std_dim(const clt_tensor *a, int dim, double correction, int kee
  * gradient of a cumsum). */
 clt_status clt__cumsum(const clt_tensor *a, int dim, bool reverse, clt_tensor **out,
                        const char *fn);
+/* sort along dim (src/ops/sort.c): values and int64 indices of a's shape,
+ * in the stable total order of cl/sort.cl; either may be NULL. */
+clt_status clt__sort(const clt_tensor *a, int dim, bool descending, clt_tensor **values,
+                     clt_tensor **indices, const char *fn);
+/* The first k of clt__sort (descending when largest); either may be NULL. */
+clt_status clt__topk(const clt_tensor *a, int64_t k, int dim, bool largest,
+                     clt_tensor **values, clt_tensor **indices, const char *fn);
 clt_status clt__logsumexp(const clt_tensor *a, int dim, int keepdim, clt_tensor **out,
                           const char *fn);
 clt_status clt__logsumexp_all(const clt_tensor *a, clt_tensor **out, const char *fn);

@@ -2064,6 +2064,98 @@ def group_norm():
               expect_error="eps must not be negative or NaN")
 
 
+def _sort_c(p, o, d, desc, want_idx):
+    """clt_sort handing out its values or (want_idx) its indices in o."""
+    return L.clt_sort(p, d, desc, None if want_idx else o, o if want_idx else None)
+
+
+def _topk_c(p, o, k, d, largest, want_idx):
+    other = P(0xdead)
+    st = L.clt_topk(p, k, d, largest, 1, C.byref(other) if want_idx else o,
+                    o if want_idx else C.byref(other))
+    if (st == 0) != (other.value is not None):
+        raise AssertionError("the other output %s after status %d" % (other.value, st))
+    L.clt_tensor_free(other)
+    return st
+
+
+def sorting():
+    """sort, argsort and topk: torch.sort(stable=True)'s values and indices,
+    dtypes, every dim, NaN/inf/-0.0, views, long slices, topk's k edges and
+    refusals; torch.topk where no ties make its choice unique."""
+    proto("clt_sort", [P, C.c_int, C.c_int, P, P])
+    proto("clt_argsort", [P, C.c_int, C.c_int, PP])
+    proto("clt_topk", [P, C.c_int64, C.c_int, C.c_int, C.c_int, P, P])
+    f = torch.float32
+
+    def tsort(t, d, desc, idx):
+        r = torch.sort(t, dim=d, descending=bool(desc), stable=True)
+        return r[1] if idx else r[0]
+
+    def sort_cases(name, a, dims):
+        for d in dims:
+            for desc in (0, 1):
+                for idx in (0, 1):
+                    check("sort%s %s d=%d desc=%d" % (" indices" if idx else "", name, d, desc),
+                          lambda t, d=d, desc=desc, idx=idx: tsort(t, d, desc, idx),
+                          lambda p, o, d=d, desc=desc, idx=idx: _sort_c(p, o, d, desc, idx),
+                          [a], tol="exact")
+                check("argsort %s d=%d desc=%d" % (name, d, desc),
+                      lambda t, d=d, desc=desc: tsort(t, d, desc, 1),
+                      lambda p, o, d=d, desc=desc: L.clt_argsort(p, d, desc, o), [a],
+                      tol="exact")
+
+    shapes = [(3, 5), (7,), (), (2, 3, 4), (0,), (0, 3), (3, 0), (33, 65)]
+    for dt in DTYPES:
+        for sh in shapes if dt in FLOATS else [(3, 5), (0,), (), (2, 3, 4)]:
+            a = data(sh, dt, lo=-2, hi=2, special=True)
+            nd = max(len(sh), 1)
+            sort_cases("%s %s" % (dn(dt), list(sh)), a, range(-nd - 1, nd + 1))
+    # torch's default (stable=False) gives the stable order on short slices
+    tie = data((6, 16), f, lo=-1, hi=1).round()
+    for desc in (0, 1):
+        check("sort default ties 16 desc=%d" % desc,
+              lambda t, desc=desc: torch.sort(t, 1, descending=bool(desc))[1],
+              lambda p, o, desc=desc: _sort_c(p, o, 1, desc, 1), [tie], tol="exact")
+    views = [In(data((5, 6), f), ("T",)), In(data((4, 11), f), ("S", 1, 2, 10, 3)),
+             In(data((6, 7, 8), f), ("V", [("perm", (2, 0, 1))])),
+             In(data((1, 5), f), ("E", (3, 5)))]
+    for i, v in enumerate(views):
+        sort_cases("view %d" % i, v, (0, -1))
+    sort_cases("long ties", data((2, 5000), f, lo=-3, hi=3).round(), (1,))
+    sort_cases("long", data((3, 4099), torch.float64, special=True), (1,))
+    sort_cases("long int64 d0", data((2100, 3), torch.int64, lo=-50, hi=50), (0,))
+    # topk: values always; indices where no ties leave torch a choice
+    distinct = torch.randperm(60, generator=G).to(f).reshape(3, 4, 5) - 30
+    for dt in DTYPES:
+        a = data((3, 5), dt, lo=-2, hi=2, special=True)
+        for k in (0, 1, 3, 5, 6, -1):
+            for largest in (0, 1):
+                check("topk %s k=%d largest=%d" % (dn(dt), k, largest),
+                      lambda t, k=k, largest=largest: torch.topk(t, k, 1, bool(largest))[0],
+                      lambda p, o, k=k, largest=largest: _topk_c(p, o, k, 1, largest, 0), [a],
+                      tol="exact", signed_zero=False)  # which of -0.0 and 0.0: a tie
+    for d in (0, 1, 2, -1):
+        n = distinct.shape[d]
+        for k in (0, 1, n // 2, n, n + 1):
+            for largest in (0, 1):
+                for idx in (0, 1):
+                    check("topk distinct%s d=%d k=%d largest=%d" % (
+                        " indices" if idx else "", d, k, largest),
+                        lambda t, d=d, k=k, largest=largest, idx=idx:
+                            torch.topk(t, k, d, bool(largest))[idx],
+                        lambda p, o, d=d, k=k, largest=largest, idx=idx:
+                            _topk_c(p, o, k, d, largest, idx), [distinct], tol="exact")
+    for k in (0, 1, 2):
+        check("topk 0-dim k=%d" % k, lambda t, k=k: torch.topk(t, k)[0],
+              lambda p, o, k=k: _topk_c(p, o, k, 0, 1, 0), [torch.tensor(2.5)], tol="exact")
+    check("topk empty k=0", lambda t: torch.topk(t, 0, 1)[0],
+          lambda p, o: _topk_c(p, o, 0, 1, 1, 0), [torch.zeros(3, 0)], tol="exact")
+    check("topk transposed", lambda t: torch.topk(t, 2, 0)[1],
+          lambda p, o: _topk_c(p, o, 2, 0, 1, 1), [In(distinct[0].contiguous(), ("T",))],
+          tol="exact")
+
+
 def _gt0_then(p, o, cfn, d):
     q = P()
     st = L.clt_gt_scalar(p, 0.0, C.byref(q))
@@ -2163,7 +2255,7 @@ def _plus1_cos(p, o):
 
 def main():
     sections = [elementwise, modulo, rounding, reductions, linalg, pooling, views, stress, chains,
-                creation, random, errors, losses, more_reductions, group_norm, norms]
+                creation, random, errors, losses, more_reductions, group_norm, norms, sorting]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -1336,6 +1336,64 @@ static void op_cumulative(fz *f)
     store(f, out);
 }
 
+/* sort, argsort and topk: a's shape (k along dim for topk), int64 indices,
+ * k's range, bool refused by topk, and either out alone. */
+static void op_sort(fz *f)
+{
+    clt_tensor *a = rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_tensor *idx = SENT, **ip = chance(f, 30) ? NULL : &idx;
+    clt_status st;
+    int nd = a ? clt_tensor_ndim(a) : 0;
+    int d = rand_dim(f, nd), desc = (int)pick(f, 2);
+    uint32_t which = pick(f, 3);
+    int64_t k = chance(f, 10) ? (int64_t)pick(f, 40) - 20 : (int64_t)pick(f, 5);
+    if (which == 1)
+        ip = NULL;
+    if (which == 0)
+        CALL("clt_sort", clt_sort(a, d, desc, op, ip));
+    else if (which == 1)
+        CALL("clt_argsort", clt_argsort(a, d, desc, op));
+    else
+        CALL("clt_topk", clt_topk(a, k, d, desc, (int)pick(f, 2), op, ip));
+    if (!op && !ip) {
+        result(f, st, NULL, NULL);
+        return;
+    }
+    int ok = op ? outcome(f, st, out) : outcome(f, st, idx);
+    if (ip && op && (ok ? idx == NULL || idx == SENT : idx != NULL))
+        die(f, "status %s but *indices is %p", clt_status_name(st), (void *)idx);
+    if (!ok)
+        return;
+    if (!a)
+        die(f, "succeeded on a NULL operand");
+    int w = wrap_dim(d, nd);
+    if (w < 0)
+        die(f, "dim %d of a %d-d tensor accepted", d, nd);
+    int64_t want[16];
+    for (int i = 0; i < nd; i++)
+        want[i] = clt_tensor_shape(a)[i];
+    if (which == 2) {
+        int64_t size = nd ? want[w] : 1;
+        if (k < 0 || k > size)
+            die(f, "k %lld accepted for a size of %lld", (long long)k, (long long)size);
+        if (clt_tensor_dtype(a) == CLT_BOOL)
+            die(f, "topk succeeded on a bool tensor");
+        if (nd)
+            want[w] = k;
+    }
+    /* Both checked before either is stored: storing may free a. */
+    if (op)
+        expect_meta(f, out, nd, want, which == 1 ? CLT_INT64 : clt_tensor_dtype(a),
+                    clt_tensor_device(a));
+    if (ip)
+        expect_meta(f, idx, nd, want, CLT_INT64, clt_tensor_device(a));
+    if (op)
+        store(f, out);
+    if (ip)
+        store(f, idx);
+}
+
 static void matmul_meta(fz *f, const clt_tensor *a, const clt_tensor *b, clt_tensor *out);
 
 static void op_matmul(fz *f)
@@ -3034,7 +3092,7 @@ static struct {
     {"inplace", op_inplace, 7}, {"autograd", op_autograd, 8}, {"scope", op_scope, 4},
     {"read", op_read, 5},      {"io", op_io, 2},            {"module", op_module, 4},
     {"optim", op_optim, 3},    {"conv", op_conv, 2},        {"misc", op_misc, 6},
-    {"data", op_data, 2},      {"cumulative", op_cumulative, 3},
+    {"data", op_data, 2},      {"cumulative", op_cumulative, 3}, {"sort", op_sort, 2},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -209,6 +209,9 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_logsumexp, T, clt_logsumexp(f->f, 5, 0, &o->t))                                    \
     X(clt_logsumexp_all, T, clt_logsumexp_all(NULL, &o->t))                                  \
     X(clt_cumsum, T, clt_cumsum(f->bl, -3, &o->t))                                           \
+    X(clt_sort, T | T2, clt_sort(f->f, 2, 0, &o->t, &o->t2))                                 \
+    X(clt_argsort, T, clt_argsort(NULL, 0, 1, &o->t))                                        \
+    X(clt_topk, T | T2, clt_topk(f->f, 4, 1, 1, 1, &o->t, &o->t2))                           \
     X(clt_any, T, clt_any(NULL, &o->t))                                                      \
     X(clt_all, T, clt_all(NULL, &o->t))                                                      \
     X(clt_any_dim, T, clt_any_dim(f->i32, 2, 1, &o->t))                                      \

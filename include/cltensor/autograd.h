@@ -12,7 +12,8 @@
  * the host.
  *
  * Differentiable: the elementwise ops of ops.h (not comparisons), the
- * reductions of reduce.h but argmax/argmin, matmul, softmax and
+ * reductions of reduce.h but argmax/argmin/argsort (sort and topk through
+ * their values), matmul, softmax and
  * log_softmax, every view of view.h, clt_to, clt_to_dtype (to a floating
  * dtype), clt_clone, and the index ops of index.h but one_hot and the
  * in-place forms.

@@ -1,7 +1,8 @@
 /* cltensor/reduce.h: reductions over all elements or along one dimension,
  * like torch.sum, mean, prod, max, min, argmax, argmin, var, std,
- * logsumexp, any and all, the cumulative sum torch.cumsum, and the vector
- * norms torch.linalg.vector_norm, F.normalize and F.cosine_similarity.
+ * logsumexp, any and all, the cumulative sum torch.cumsum, sort, argsort
+ * and topk, and the vector norms torch.linalg.vector_norm, F.normalize and
+ * F.cosine_similarity.
  *
  * The forms without a dimension reduce every element and give a
  * 0-dimensional tensor.  The *_dim forms reduce dimension `dim` (negative
@@ -105,6 +106,45 @@ CLT_API clt_status clt_argmin(const clt_tensor *a, clt_tensor **out);
 /* Index along dim of the first smallest element (int64).  New tensor:
  * release with clt_tensor_free. */
 CLT_API clt_status clt_argmin_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+
+/* Sorts a along dim, like torch.sort(a, dim, descending, stable=True):
+ * *values (a's dtype and shape) holds each slice along dim in ascending
+ * order (descending when descending is non-zero), *indices (int64) where
+ * each value was along dim.  NaN sorts as the largest value (last
+ * ascending, first descending), -0.0 and 0.0 are equal, and equal values
+ * keep their original order in both directions (a stable sort), so the
+ * result is unique and the same bits on every device.  torch 1.13's
+ * default (stable=False) gives the same order for slices of up to 16
+ * elements; on longer slices with ties its CPU kernel may order the equal
+ * values' indices otherwise.  Any dtype, bool included; a 0-dim tensor is
+ * a slice of one (dim -1 or 0).  Either output may be NULL when unwanted,
+ * not both (CLT_ERR_NULL_ARGUMENT).
+ * The gradient of the values puts g back at each index.  New tensors:
+ * release each with clt_tensor_free. */
+CLT_API clt_status clt_sort(const clt_tensor *a, int dim, int descending, clt_tensor **values,
+                            clt_tensor **indices);
+/* The indices of clt_sort, like torch.argsort(a, dim, descending) with the
+ * stable order.  Not differentiable.  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_argsort(const clt_tensor *a, int dim, int descending, clt_tensor **out);
+/* The k largest elements along dim (the k smallest when largest is 0) and
+ * their int64 indices, like torch.topk(a, k, dim, largest, sorted): the
+ * first k of clt_sort(a, dim, largest), bit for bit (k up to 16 is
+ * selected in chunks without sorting the rest), so they are always in
+ * sorted order, whatever `sorted` says (torch leaves the order unspecified
+ * when it is 0), NaN counts as the largest value, and among equal values
+ * the lower indices come first and are the ones taken (torch's CPU kernel
+ * may pick and order ties otherwise).  k outside [0, size along dim] gives
+ * CLT_ERR_INVALID_ARGUMENT ("selected index k out of range"); a 0-dim
+ * tensor takes k 0 or 1 and gives itself, as torch does.  bool tensors are
+ * refused (CLT_ERR_DTYPE_MISMATCH), as torch 1.13's CPU topk refuses them;
+ * float16 is taken (torch's CPU kernel refuses it, its CUDA kernel does
+ * not).  Either output may be NULL, not both (CLT_ERR_NULL_ARGUMENT).
+ * The gradient of the values puts g
+ * back at each index, 0 elsewhere.  New tensors: release each with
+ * clt_tensor_free. */
+CLT_API clt_status clt_topk(const clt_tensor *a, int64_t k, int dim, int largest, int sorted,
+                            clt_tensor **values, clt_tensor **indices);
 
 /* Variance of all elements (0-dim): sum((x - mean)^2) / max(0, N -
  * correction); correction 1 is the unbiased estimate (torch's default), 0

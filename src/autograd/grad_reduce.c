@@ -461,3 +461,72 @@ clt_status clt_all_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **o
 {
     return clt__all_dim(a, dim, keepdim, out, "clt_all_dim");
 }
+
+/* sort and topk: saved the indices along i[0]; g goes back to the
+ * element each index names, 0 elsewhere. */
+static clt_status bw_sort(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    const clt__edge *e = &n->in[0];
+    if (e->ndim == 0)
+        return clt__alias(g, &gin[0]);
+    clt_tensor *z = NULL;
+    clt_status st = clt__full(e->dev, g->dtype, e->ndim, e->shape, 0.0, &z);
+    if (st == CLT_OK)
+        st = clt__scatter(z, (int)n->i[0], S(0), g, &gin[0], "clt_backward");
+    clt_tensor_free(z);
+    return st;
+}
+
+/* The values of sort or topk record the node, which keeps the indices. */
+static clt_status sort_record(clt_status st, const clt_tensor *a, int dim, const char *name,
+                              clt_tensor **values, clt_tensor *idx)
+{
+    clt__node *n = NULL;
+    st = clt__record(st, values, name, bw_sort, 1, &a, 1, (const clt_tensor *const *)&idx, &n);
+    if (n)
+        n->i[0] = node_dim(a, dim);
+    return st;
+}
+
+clt_status clt_sort(const clt_tensor *a, int dim, int descending, clt_tensor **values,
+                    clt_tensor **indices)
+{
+    if (indices)
+        *indices = NULL;
+    if (values == NULL && indices == NULL)
+        return clt__error(CLT_ERR_NULL_ARGUMENT, "clt_sort: values and indices are both NULL");
+    clt_tensor *idx = NULL;
+    clt_status st = clt__sort(a, dim, descending != 0, values, &idx, "clt_sort");
+    if (values)
+        st = sort_record(st, a, dim, "SortBackward0", values, idx);
+    if (st == CLT_OK && indices)
+        *indices = idx;
+    else
+        clt_tensor_free(idx);
+    return st;
+}
+
+clt_status clt_argsort(const clt_tensor *a, int dim, int descending, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, "clt_argsort");
+    return clt__sort(a, dim, descending != 0, NULL, out, "clt_argsort");
+}
+
+clt_status clt_topk(const clt_tensor *a, int64_t k, int dim, int largest, int sorted,
+                    clt_tensor **values, clt_tensor **indices)
+{
+    (void)sorted; /* the results are always sorted */
+    if (indices)
+        *indices = NULL;
+    if (values == NULL && indices == NULL)
+        return clt__error(CLT_ERR_NULL_ARGUMENT, "clt_topk: values and indices are both NULL");
+    clt_tensor *idx = NULL;
+    clt_status st = clt__topk(a, k, dim, largest != 0, values, &idx, "clt_topk");
+    if (values)
+        st = sort_record(st, a, dim, "TopkBackward0", values, idx);
+    if (st == CLT_OK && indices)
+        *indices = idx;
+    else
+        clt_tensor_free(idx);
+    return st;
+}
