@@ -584,6 +584,9 @@ Test(optim, exponential_multistep_linear_schedules)
                  "end_factor 1.1: ending multiplicative factor expected to be between 0 and 1");
     assert_error(clt_linear_lr(opt, 0.5, 1.0, 0, &s), CLT_ERR_INVALID_ARGUMENT,
                  "total_iters must be positive, not 0");
+    /* torch's name for the period, which the schedule file's key is too */
+    assert_error(clt_cosine_lr(opt, 0, 0.0, &s), CLT_ERR_INVALID_ARGUMENT,
+                 "clt_cosine_lr: T_max must be positive, not 0");
     assert_error(clt_linear_lr(NULL, 0.5, 1.0, 5, &s), CLT_ERR_NULL_ARGUMENT, "clt_linear_lr");
     cr_assert_null(s);
     cr_assert_eq(clt_optimizer_lr(opt), 0.1 * (1.0 + (0.1 - 1.0) * 3 / 3),

@@ -1022,7 +1022,7 @@ static clt_status check_plateau(const clt__schedule *v, const char *fn)
 static clt_status check_schedule(const clt__schedule *v, const char *fn)
 {
     static const char *const period_name[] = {
-        [CLT__SCHED_STEP] = "step_size", [CLT__SCHED_COSINE] = "t_max",
+        [CLT__SCHED_STEP] = "step_size", [CLT__SCHED_COSINE] = "T_max",
         [CLT__SCHED_LINEAR] = "total_iters"};
     clt__sched_kind k = v->kind;
     if (k == CLT__SCHED_PLATEAU)
