@@ -115,6 +115,32 @@ static inline uint64_t launches(void)
     return s.kernel_launches;
 }
 
+/* A tensor of dtype dt holding v, converted from float64 on the device
+ * (values that dt holds exactly stay exact). */
+static inline clt_tensor *tensor_of(clt_device *dev, clt_dtype dt, int nd, const int64_t *shape,
+                                    const double *v)
+{
+    clt_tensor *d = NULL, *t = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, nd, shape, v, &d));
+    CHECK(clt_to_dtype(d, dt, &t));
+    clt_tensor_free(d);
+    return t;
+}
+
+/* t's values as doubles (exact for every dtype but int64 beyond 2^53); a
+ * new array to free. */
+static inline double *read_as_f64(const clt_tensor *t)
+{
+    size_t n = (size_t)clt_tensor_numel(t);
+    double *h = malloc((n ? n : 1) * sizeof *h);
+    clt_tensor *d = NULL;
+    cr_assert_not_null(h);
+    CHECK(clt_to_dtype(t, CLT_FLOAT64, &d));
+    CHECK(clt_tensor_read(d, h, n * sizeof *h));
+    clt_tensor_free(d);
+    return h;
+}
+
 static inline void assert_shape(const clt_tensor *t, int nd, const int64_t *shape)
 {
     cr_assert_eq(clt_tensor_ndim(t), nd, "ndim %d, want %d", clt_tensor_ndim(t), nd);

@@ -9,29 +9,6 @@
 
 #include "gradcheck.h"
 
-static clt_tensor *make(clt_device *dev, clt_dtype dt, int nd, const int64_t *shape,
-                        const double *v)
-{
-    clt_tensor *d = NULL, *t = NULL;
-    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, nd, shape, v, &d));
-    CHECK(clt_to_dtype(d, dt, &t));
-    clt_tensor_free(d);
-    return t;
-}
-
-/* t's values as doubles; new array. */
-static double *values(const clt_tensor *t)
-{
-    size_t n = (size_t)clt_tensor_numel(t);
-    double *h = malloc((n ? n : 1) * sizeof *h);
-    clt_tensor *d = NULL;
-    cr_assert_not_null(h);
-    CHECK(clt_to_dtype(t, CLT_FLOAT64, &d));
-    CHECK(clt_tensor_read(d, h, n * sizeof *h));
-    clt_tensor_free(d);
-    return h;
-}
-
 /* The norm of n values x[k * stride] in double, by the definition. */
 static double ref_norm(const double *x, int64_t n, int64_t stride, double ord)
 {
@@ -88,7 +65,7 @@ static void check_all_dims(const clt_tensor *a, const double *h, clt_dtype dt)
         CHECK(clt_vector_norm(a, ord, &r));
         cr_assert_eq(clt_tensor_ndim(r), 0);
         cr_assert_eq(clt_tensor_dtype(r), dt);
-        double *v = values(r);
+        double *v = read_as_f64(r);
         double want = ref_norm(h, 60, 1, ord);
         cr_assert(close_enough(v[0], want, tol(dt), 0), "ord %g: %.17g, want %.17g", ord, v[0],
                   want);
@@ -106,7 +83,7 @@ static void check_all_dims(const clt_tensor *a, const double *h, clt_dtype dt)
                     else if (keep)
                         os[on++] = 1;
                 assert_shape(r, on, os);
-                v = values(r);
+                v = read_as_f64(r);
                 int64_t k = 0;
                 for (int64_t i0 = 0; i0 < (d == 0 ? 1 : 3); i0++)
                     for (int64_t i1 = 0; i1 < (d == 1 ? 1 : 4); i1++)
@@ -131,7 +108,7 @@ Test(vector_norm, every_ord_and_dim)
     double *h = data(60, 1);
     const clt_dtype dts[2] = {CLT_FLOAT32, CLT_FLOAT64};
     for (int t = 0; t < 2; t++) {
-        clt_tensor *a = make(dev, dts[t], 3, shape, h);
+        clt_tensor *a = tensor_of(dev, dts[t], 3, shape, h);
         check_all_dims(a, h, dts[t]);
         clt_tensor_free(a);
     }
@@ -148,7 +125,7 @@ Test(vector_norm, strided_view)
         for (int j = 0; j < 4; j++)
             for (int k = 0; k < 5; k++)
                 hv[i * 20 + j * 5 + k] = h[k * 12 + j * 3 + i];
-    clt_tensor *base = make(dev, CLT_FLOAT64, 3, shape, h), *a = NULL;
+    clt_tensor *base = tensor_of(dev, CLT_FLOAT64, 3, shape, h), *a = NULL;
     CHECK(clt_transpose(base, 0, 2, &a));
     check_all_dims(a, hv, CLT_FLOAT64);
     clt_tensor_free(a);
@@ -160,9 +137,9 @@ Test(vector_norm, strided_view)
 /* One value of clt_vector_norm of the n values v. */
 static double norm_of(clt_device *dev, clt_dtype dt, int64_t n, const double *v, double ord)
 {
-    clt_tensor *a = make(dev, dt, 1, &n, v), *r = NULL;
+    clt_tensor *a = tensor_of(dev, dt, 1, &n, v), *r = NULL;
     CHECK(clt_vector_norm(a, ord, &r));
-    double *h = values(r), got = h[0];
+    double *h = read_as_f64(r), got = h[0];
     free(h);
     clt_tensor_free(r);
     clt_tensor_free(a);
@@ -207,14 +184,14 @@ Test(vector_norm, empty_and_zero_dim)
     const double ok[4] = {2, 1, 0, 3};
     for (int k = 0; k < 4; k++) {
         CHECK(clt_vector_norm(e, ok[k], &r));
-        double *v = values(r);
+        double *v = read_as_f64(r);
         cr_assert_eq(v[0], 0);
         free(v);
         clt_tensor_free(r);
         CHECK(clt_vector_norm_dim(e, ok[k], 0, 0, &r));
         const int64_t three = 3;
         assert_shape(r, 1, &three);
-        v = values(r);
+        v = read_as_f64(r);
         for (int i = 0; i < 3; i++)
             cr_assert_eq(v[i], 0);
         free(v);
@@ -236,11 +213,11 @@ Test(vector_norm, empty_and_zero_dim)
     clt_tensor_free(e);
     /* A 0-dim tensor: dim 0 and -1 are its own. */
     double m3 = -3;
-    clt_tensor *s = make(dev, CLT_FLOAT64, 0, NULL, &m3);
+    clt_tensor *s = tensor_of(dev, CLT_FLOAT64, 0, NULL, &m3);
     for (int dim = -1; dim <= 0; dim++) {
         CHECK(clt_vector_norm_dim(s, 2, dim, 1, &r));
         cr_assert_eq(clt_tensor_ndim(r), 0);
-        double *v = values(r);
+        double *v = read_as_f64(r);
         cr_assert_eq(v[0], 3);
         free(v);
         clt_tensor_free(r);
@@ -257,7 +234,7 @@ Test(vector_norm, errors)
     clt_tensor *r = (clt_tensor *)1;
     const clt_dtype bad[3] = {CLT_INT64, CLT_INT32, CLT_BOOL};
     for (int k = 0; k < 3; k++) {
-        clt_tensor *a = make(dev, bad[k], 1, &n, v);
+        clt_tensor *a = tensor_of(dev, bad[k], 1, &n, v);
         assert_error(clt_vector_norm(a, 2, &r), CLT_ERR_DTYPE_MISMATCH, "floating point");
         cr_assert_null(r);
         names_only("clt_vector_norm");
@@ -268,7 +245,7 @@ Test(vector_norm, errors)
         names_only("clt_normalize");
         clt_tensor_free(a);
     }
-    clt_tensor *a = make(dev, CLT_FLOAT32, 1, &n, v);
+    clt_tensor *a = tensor_of(dev, CLT_FLOAT32, 1, &n, v);
     assert_error(clt_vector_norm(a, NAN, &r), CLT_ERR_INVALID_ARGUMENT, "NaN");
     assert_error(clt_vector_norm_dim(a, 2, 1, 0, &r), CLT_ERR_DIM_OUT_OF_RANGE, NULL);
     cr_assert_null(r);
@@ -287,7 +264,7 @@ Test(vector_norm, errors)
     assert_error(clt_cosine_similarity(b, c, 1, 1e-8, &r), CLT_ERR_SHAPE_MISMATCH, NULL);
     cr_assert_null(r);
     names_only("clt_cosine_similarity");
-    clt_tensor *i1 = make(dev, CLT_INT64, 1, &n, v);
+    clt_tensor *i1 = tensor_of(dev, CLT_INT64, 1, &n, v);
     assert_error(clt_cosine_similarity(i1, i1, 0, 1e-8, &r), CLT_ERR_DTYPE_MISMATCH,
                  "floating point");
     names_only("clt_cosine_similarity");
@@ -337,13 +314,13 @@ Test(gradients, vector_norm_by_finite_differences)
 static double *grad_of(clt_device *dev, int nd, const int64_t *shape, const double *x, double ord,
                        int dim)
 {
-    clt_tensor *a = make(dev, CLT_FLOAT64, nd, shape, x), *r = NULL, *l = NULL, *g = NULL;
+    clt_tensor *a = tensor_of(dev, CLT_FLOAT64, nd, shape, x), *r = NULL, *l = NULL, *g = NULL;
     CHECK(clt_set_requires_grad(a, 1));
     CHECK(dim == 99 ? clt_vector_norm(a, ord, &r) : clt_vector_norm_dim(a, ord, dim, 0, &r));
     CHECK(clt_sum(r, &l));
     CHECK(clt_backward(l, NULL, 0));
     CHECK(clt_grad(a, &g));
-    double *h = g ? values(g) : NULL;
+    double *h = g ? read_as_f64(g) : NULL;
     clt_tensor_free(g);
     clt_tensor_free(l);
     clt_tensor_free(r);
@@ -424,7 +401,7 @@ Test(normalize, values_dims_and_eps)
     const clt_dtype dts[2] = {CLT_FLOAT32, CLT_FLOAT64};
     const double ps[4] = {2, 1, INFINITY, 3};
     for (int t = 0; t < 2; t++) {
-        clt_tensor *a = make(dev, dts[t], 3, shape, h);
+        clt_tensor *a = tensor_of(dev, dts[t], 3, shape, h);
         for (int p = 0; p < 4; p++)
             for (int d = 0; d < 3; d++) {
                 int64_t stride = d == 0 ? 20 : d == 1 ? 5 : 1;
@@ -432,7 +409,7 @@ Test(normalize, values_dims_and_eps)
                 CHECK(clt_normalize(a, ps[p], d - 3 * (p % 2), 1e-12, &r));
                 assert_shape(r, 3, shape);
                 cr_assert_eq(clt_tensor_dtype(r), dts[t]);
-                double *v = values(r);
+                double *v = read_as_f64(r);
                 for (int64_t k = 0; k < 60; k++) {
                     int64_t i[3] = {k / 20, k / 5 % 4, k % 5};
                     int64_t base = k - i[d] * stride;
@@ -450,9 +427,9 @@ Test(normalize, values_dims_and_eps)
     /* torch: F.normalize([[3, 4], [0, 0]], dim=1) */
     const int64_t s22[2] = {2, 2};
     const double x[4] = {3, 4, 0, 0}, want[4] = {0.6, 0.8, 0, 0};
-    clt_tensor *a = make(dev, CLT_FLOAT32, 2, s22, x), *r = NULL;
+    clt_tensor *a = tensor_of(dev, CLT_FLOAT32, 2, s22, x), *r = NULL;
     CHECK(clt_normalize(a, 2, 1, 1e-12, &r));
-    double *v = values(r);
+    double *v = read_as_f64(r);
     ASSERT_ALLCLOSE_F32(v, want, 4, 1e-7, 0);
     free(v);
     clt_tensor_free(r);
@@ -517,11 +494,11 @@ Test(cosine_similarity, broadcast_values_and_dtypes)
         double *g1 = malloc(12 * sizeof *g1);
         for (int k = 0; k < 12; k++)
             g1[k] = d1[t] == CLT_INT64 ? trunc(h1[k]) : h1[k];
-        clt_tensor *a = make(dev, d1[t], 3, s1, g1), *b = make(dev, d2[t], 2, s2, h2), *r = NULL;
+        clt_tensor *a = tensor_of(dev, d1[t], 3, s1, g1), *b = tensor_of(dev, d2[t], 2, s2, h2), *r = NULL;
         CHECK(clt_cosine_similarity(a, b, -1, 1e-8, &r));
         assert_shape(r, 2, so);
         cr_assert_eq(clt_tensor_dtype(r), dw[t]);
-        double *v = values(r);
+        double *v = read_as_f64(r);
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 2; j++) {
                 double n1 = fmax(ref_norm(g1 + 4 * i, 4, 1, 2), 1e-8);
@@ -542,17 +519,17 @@ Test(cosine_similarity, broadcast_values_and_dtypes)
     /* torch: overflowing norms give 0; tiny ones are clamped to eps. */
     const int64_t n = 2;
     const double big[2] = {1e30, 1e30}, tiny[2] = {1e-20, 1e-20};
-    clt_tensor *a = make(dev, CLT_FLOAT32, 1, &n, big), *r = NULL;
+    clt_tensor *a = tensor_of(dev, CLT_FLOAT32, 1, &n, big), *r = NULL;
     CHECK(clt_cosine_similarity(a, a, 0, 1e-8, &r));
     cr_assert_eq(clt_tensor_ndim(r), 0);
-    double *v = values(r);
+    double *v = read_as_f64(r);
     cr_assert_eq(v[0], 0);
     free(v);
     clt_tensor_free(r);
     clt_tensor_free(a);
-    a = make(dev, CLT_FLOAT32, 1, &n, tiny);
+    a = tensor_of(dev, CLT_FLOAT32, 1, &n, tiny);
     CHECK(clt_cosine_similarity(a, a, 0, 1e-8, &r));
-    v = values(r);
+    v = read_as_f64(r);
     cr_assert(close_enough(v[0], 2e-24, 1e-5, 0), "%g", v[0]);
     free(v);
     clt_tensor_free(r);
@@ -566,7 +543,7 @@ Test(cosine_similarity, broadcast_values_and_dtypes)
     clt_tensor_free(a);
     CHECK(clt_zeros(dev, CLT_FLOAT32, 2, s20, &a));
     CHECK(clt_cosine_similarity(a, a, 1, 1e-8, &r));
-    v = values(r);
+    v = read_as_f64(r);
     cr_assert(v[0] == 0 && v[1] == 0);
     free(v);
     clt_tensor_free(r);
@@ -583,13 +560,13 @@ Test(gradients, eps_clamps)
     clt_device *dev = get_device("cpu");
     const int64_t n = 3;
     const double x[3] = {0.1, -0.2, 0.05}, y[3] = {0.3, 0.1, 0.2}, eps = 0.5;
-    clt_tensor *a = make(dev, CLT_FLOAT64, 1, &n, x), *b = make(dev, CLT_FLOAT64, 1, &n, y);
+    clt_tensor *a = tensor_of(dev, CLT_FLOAT64, 1, &n, x), *b = tensor_of(dev, CLT_FLOAT64, 1, &n, y);
     clt_tensor *r = NULL, *l = NULL, *g = NULL;
     CHECK(clt_set_requires_grad(a, 1));
     CHECK(clt_cosine_similarity(a, b, 0, eps, &r));
     CHECK(clt_backward(r, NULL, 0));
     CHECK(clt_grad(a, &g));
-    double *v = values(g);
+    double *v = read_as_f64(g);
     double dot = 0, n1 = 0;
     for (int k = 0; k < 3; k++) {
         dot += x[k] * y[k];
@@ -609,7 +586,7 @@ Test(gradients, eps_clamps)
     CHECK(clt_sum(r, &l));
     CHECK(clt_backward(l, NULL, 0));
     CHECK(clt_grad(a, &g));
-    v = values(g);
+    v = read_as_f64(g);
     for (int k = 0; k < 3; k++)
         cr_assert(close_enough(v[k], 1 / eps, 1e-15, 0), "normalize %d: %.17g", k, v[k]);
     free(v);

@@ -8,30 +8,6 @@
 
 #include "gradcheck.h"
 
-/* A tensor of dtype dt holding v (values that dt holds exactly). */
-static clt_tensor *make(clt_device *dev, clt_dtype dt, int nd, const int64_t *shape,
-                        const double *v)
-{
-    clt_tensor *d = NULL, *t = NULL;
-    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, nd, shape, v, &d));
-    CHECK(clt_to_dtype(d, dt, &t));
-    clt_tensor_free(d);
-    return t;
-}
-
-/* t's values as doubles (exact for every dtype used here); new array. */
-static double *values(const clt_tensor *t)
-{
-    size_t n = (size_t)clt_tensor_numel(t);
-    double *h = malloc((n ? n : 1) * sizeof *h);
-    clt_tensor *d = NULL;
-    cr_assert_not_null(h);
-    CHECK(clt_to_dtype(t, CLT_FLOAT64, &d));
-    CHECK(clt_tensor_read(d, h, n * sizeof *h));
-    clt_tensor_free(d);
-    return h;
-}
-
 static int64_t numel(int nd, const int64_t *shape)
 {
     int64_t n = 1;
@@ -82,7 +58,7 @@ static void check_cumsum(const clt_tensor *a, const double *h, int nd, const int
     cr_assert_eq(clt_tensor_dtype(r), want_dt, "%s cumsum gives %s", clt_dtype_name(dt),
                  clt_dtype_name(clt_tensor_dtype(r)));
     assert_shape(r, nd, shape);
-    double *got = values(r);
+    double *got = read_as_f64(r);
     int64_t outer, R, inner;
     split(nd, shape, d, &outer, &R, &inner);
     for (int64_t o = 0; o < outer; o++)
@@ -112,7 +88,7 @@ static void cumsum_every_dim(clt_dtype dt, int nd, const int64_t *shape)
     if (dt == CLT_BOOL || dt == CLT_UINT8)
         for (size_t i = 0; i < n; i++)
             h[i] = fabs(h[i]) > 1 ? (dt == CLT_BOOL ? 1 : 200) : 0;
-    clt_tensor *a = make(dev, dt, nd, shape, h);
+    clt_tensor *a = tensor_of(dev, dt, nd, shape, h);
     for (int dim = -(nd ? nd : 1); dim < (nd ? nd : 1); dim++)
         check_cumsum(a, h, nd, shape, dim, dt);
     clt_tensor_free(a);
@@ -150,7 +126,7 @@ Test(cumsum, strided_input)
     int64_t shape[3] = {4, 6, 5};
     size_t n = 120;
     double *h = data(n, 5, 0);
-    clt_tensor *a = make(dev, CLT_FLOAT32, 3, shape, h), *v = NULL, *c = NULL;
+    clt_tensor *a = tensor_of(dev, CLT_FLOAT32, 3, shape, h), *v = NULL, *c = NULL;
     int perm[3] = {2, 0, 1};
     for (int w = 0; w < 2; w++) {
         if (w == 0)
@@ -158,7 +134,7 @@ Test(cumsum, strided_input)
         else
             CHECK(clt_slice(a, 1, 1, 6, 2, &v));
         CHECK(clt_contiguous(v, &c));
-        double *hc = values(c);
+        double *hc = read_as_f64(c);
         for (int dim = 0; dim < 3; dim++)
             check_cumsum(v, hc, 3, clt_tensor_shape(c), dim, CLT_FLOAT32);
         free(hc);
@@ -208,19 +184,19 @@ Test(cumsum, infinities_and_scalars)
     clt_device *dev = get_device("cpu");
     double h[4] = {1, INFINITY, -INFINITY, 2};
     int64_t n = 4;
-    clt_tensor *a = make(dev, CLT_FLOAT64, 1, &n, h), *r = NULL;
+    clt_tensor *a = tensor_of(dev, CLT_FLOAT64, 1, &n, h), *r = NULL;
     CHECK(clt_cumsum(a, 0, &r));
-    double *got = values(r);
+    double *got = read_as_f64(r);
     cr_assert(got[0] == 1 && got[1] == INFINITY && isnan(got[2]) && isnan(got[3]));
     free(got);
     clt_tensor_free(r);
     clt_tensor_free(a);
     double x = 2.5;
-    a = make(dev, CLT_FLOAT32, 0, NULL, &x);
+    a = tensor_of(dev, CLT_FLOAT32, 0, NULL, &x);
     for (int dim = -1; dim <= 0; dim++) {
         CHECK(clt_cumsum(a, dim, &r));
         cr_assert_eq(clt_tensor_ndim(r), 0);
-        got = values(r);
+        got = read_as_f64(r);
         cr_assert_eq(got[0], 2.5);
         free(got);
         clt_tensor_free(r);
@@ -315,7 +291,7 @@ static void check_lse(const clt_tensor *a, const double *h, int nd, const int64_
             oshape[ond++] = k == d ? 1 : shape[k];
     assert_shape(r, ond, oshape);
     split(nd, shape, d, &outer, &R, &inner);
-    double *got = values(r), rtol = want_dt == CLT_FLOAT64 ? 1e-14 : 2e-6;
+    double *got = read_as_f64(r), rtol = want_dt == CLT_FLOAT64 ? 1e-14 : 2e-6;
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {
             double want = ref_lse(h, o, R, inner, i);
@@ -339,7 +315,7 @@ static void lse_every_dim(clt_dtype dt, int nd, const int64_t *shape, double sca
     if (dt == CLT_BOOL)
         for (size_t i = 0; i < n; i++)
             h[i] = h[i] != 0;
-    clt_tensor *a = make(dev, dt, nd, shape, h);
+    clt_tensor *a = tensor_of(dev, dt, nd, shape, h);
     for (int dim = -(nd ? nd : 1); dim < (nd ? nd : 1); dim++)
         for (int keep = 0; keep < 2; keep++)
             check_lse(a, h, nd, shape, dim, keep, dt);
@@ -347,7 +323,7 @@ static void lse_every_dim(clt_dtype dt, int nd, const int64_t *shape, double sca
     clt_tensor *r = NULL;
     CHECK(clt_logsumexp_all(a, &r));
     cr_assert_eq(clt_tensor_ndim(r), 0);
-    double *got = values(r), want = ref_lse(h, 0, (int64_t)n, 1, 0);
+    double *got = read_as_f64(r), want = ref_lse(h, 0, (int64_t)n, 1, 0);
     cr_assert(close_enough(got[0], want, 2e-6, 2e-6), "all: %.17g, want %.17g", got[0], want);
     free(got);
     clt_tensor_free(r);
@@ -382,9 +358,9 @@ Test(logsumexp, infinities_nan_and_empty)
     double h[12] = {-INFINITY, -INFINITY, INFINITY, 1,        NAN,  1,
                     INFINITY,  -INFINITY, INFINITY, INFINITY, 1000, 1000};
     int64_t shape[2] = {6, 2};
-    clt_tensor *a = make(dev, CLT_FLOAT32, 2, shape, h), *r = NULL;
+    clt_tensor *a = tensor_of(dev, CLT_FLOAT32, 2, shape, h), *r = NULL;
     CHECK(clt_logsumexp(a, 1, 0, &r));
-    double *got = values(r);
+    double *got = read_as_f64(r);
     cr_assert(got[0] == -INFINITY && got[1] == INFINITY && isnan(got[2]) &&
               got[3] == INFINITY && got[4] == INFINITY);
     cr_assert(fabs(got[5] - (1000 + log(2.0))) < 1e-4, "%.9g", got[5]);
@@ -394,7 +370,7 @@ Test(logsumexp, infinities_nan_and_empty)
     int64_t es[2] = {0, 3};
     CHECK(clt_zeros(dev, CLT_FLOAT32, 2, es, &a));
     CHECK(clt_logsumexp(a, 0, 0, &r));
-    got = values(r);
+    got = read_as_f64(r);
     cr_assert_eq(clt_tensor_numel(r), 3);
     for (int k = 0; k < 3; k++)
         cr_assert(got[k] == -INFINITY);
@@ -408,7 +384,7 @@ Test(logsumexp, infinities_nan_and_empty)
 static void check_any_all(clt_device *dev, clt_dtype dt, int nd, const int64_t *shape,
                           const double *h)
 {
-    clt_tensor *a = make(dev, dt, nd, shape, h), *r = NULL;
+    clt_tensor *a = tensor_of(dev, dt, nd, shape, h), *r = NULL;
     clt_dtype odt = dt == CLT_UINT8 ? CLT_UINT8 : CLT_BOOL;
     size_t n = (size_t)numel(nd, shape);
     for (int which = 0; which < 2; which++) {
@@ -419,7 +395,7 @@ static void check_any_all(clt_device *dev, clt_dtype dt, int nd, const int64_t *
         int want = which;
         for (size_t i = 0; i < n; i++)
             want = which ? want && h[i] != 0 : want || h[i] != 0;
-        double *got = values(r);
+        double *got = read_as_f64(r);
         cr_assert_eq(got[0], (double)want, "%s %s", clt_dtype_name(dt), which ? "all" : "any");
         free(got);
         clt_tensor_free(r);
@@ -431,7 +407,7 @@ static void check_any_all(clt_device *dev, clt_dtype dt, int nd, const int64_t *
                 int d = nd ? (dim < 0 ? dim + nd : dim) : 0;
                 int64_t outer, R, inner;
                 split(nd, shape, d, &outer, &R, &inner);
-                got = values(r);
+                got = read_as_f64(r);
                 for (int64_t o = 0; o < outer; o++)
                     for (int64_t i = 0; i < inner; i++) {
                         int w = which;
@@ -484,16 +460,16 @@ Test(any_all, strided_input)
     double h[120];
     for (int i = 0; i < 120; i++)
         h[i] = i % 11 == 0 ? 0 : 1;
-    clt_tensor *a = make(dev, CLT_INT32, 3, shape, h), *v = NULL, *c = NULL;
+    clt_tensor *a = tensor_of(dev, CLT_INT32, 3, shape, h), *v = NULL, *c = NULL;
     int perm[3] = {2, 0, 1};
     CHECK(clt_permute(a, 3, perm, &v));
     CHECK(clt_contiguous(v, &c));
-    double *hc = values(c);
+    double *hc = read_as_f64(c);
     clt_tensor *r = NULL, *rc = NULL;
     for (int dim = 0; dim < 3; dim++) {
         CHECK(clt_all_dim(v, dim, 0, &r));
         CHECK(clt_all_dim(c, dim, 0, &rc));
-        double *g = values(r), *gc = values(rc);
+        double *g = read_as_f64(r), *gc = read_as_f64(rc);
         int64_t n = clt_tensor_numel(rc), ones = 0;
         for (int64_t i = 0; i < n; i++) {
             cr_assert_eq(g[i], gc[i]);
@@ -563,7 +539,7 @@ Test(gradients, cumsum_columns_reversed)
     CHECK(clt_sum(p, &l));
     CHECK(clt_backward(l, NULL, 0));
     CHECK(clt_grad(x, &g));
-    double *got = values(g);
+    double *got = read_as_f64(g);
     for (int64_t j = 0; j < 37; j++) {
         double s = 0;
         for (int64_t k = 39; k >= 0; k--) {
