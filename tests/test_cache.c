@@ -680,7 +680,8 @@ static const char *own(const char *family, const char *options)
     static char line[4][1024];
     static int next;
     char *l = line[next++ % 4];
-    snprintf(l, sizeof line[0], "%s\t%s\t%s\n", clt__keys_tag(), family, options);
+    int n = snprintf(l, sizeof line[0], "%s\t%s\t%s\n", clt__keys_tag(), family, options);
+    cr_assert(n > 0 && (size_t)n < sizeof line[0], "key line too long: %s", options);
     return l;
 }
 

@@ -39,7 +39,8 @@ static const char *tpath(const char *name)
     static char buf[4][160];
     static int k;
     char *p = buf[k++ % 4];
-    snprintf(p, 160, "%s/%s", tmpdir, name);
+    int n = snprintf(p, 160, "%s/%s", tmpdir, name);
+    cr_assert(n > 0 && n < 160, "path %s/%s too long", tmpdir, name);
     return p;
 }
 
@@ -2386,7 +2387,8 @@ Test(io, saving_through_a_symbolic_link_writes_its_target)
         snprintf(l1, sizeof l1, "%s/l1-%d", sub, w);
         snprintf(l2, sizeof l2, "%s/l2-%d", tmpdir, w);
         char rel[64];
-        snprintf(rel, sizeof rel, "../%s", target);
+        int len = snprintf(rel, sizeof rel, "../%s", target);
+        cr_assert(len > 0 && (size_t)len < sizeof rel);
         cr_assert_eq(symlink(rel, l1), 0, "symlink: %s", strerror(errno));
         cr_assert_eq(symlink(l1, l2), 0, "symlink: %s", strerror(errno));
         write_file(tpath(target), "old", 3);
