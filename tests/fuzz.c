@@ -1336,6 +1336,50 @@ static void op_cumulative(fz *f)
     store(f, out);
 }
 
+/* vector_norm (all elements or one dim) and normalize: floating input
+ * only, a reduction's shape or a's own, a's dtype. */
+static void op_norm(fz *f)
+{
+    static const double ords[] = {2, 1, INFINITY, -INFINITY, 0, 3.5, -1, 0.5, NAN};
+    clt_tensor *a = rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    int nd = clt_tensor_ndim(a);
+    int d = rand_dim(f, nd), keep = pick(f, 2);
+    double ord = ords[pick(f, sizeof ords / sizeof *ords)];
+    uint32_t k = pick(f, 3);
+    switch (k) {
+    case 0: CALL("clt_vector_norm", clt_vector_norm(a, ord, op)); break;
+    case 1: CALL("clt_vector_norm_dim", clt_vector_norm_dim(a, ord, d, keep, op)); break;
+    default:
+        CALL("clt_normalize", clt_normalize(a, ord, d, chance(f, 80) ? 1e-12 : rand_scalar(f), op));
+        break;
+    }
+    if (!result(f, st, op, out))
+        return;
+    if (!a)
+        die(f, "succeeded on a NULL operand");
+    clt_dtype in = clt_tensor_dtype(a);
+    if (!is_float(in))
+        die(f, "a norm of a %s tensor succeeded", clt_dtype_name(in));
+    if (isnan(ord))
+        die(f, "a norm of order NaN succeeded");
+    int64_t want[16];
+    int wnd = 0;
+    if (k != 0) {
+        int w = wrap_dim(d, nd);
+        if (w < 0)
+            die(f, "dim %d of a %d-d tensor accepted", d, nd);
+        for (int i = 0; i < nd; i++)
+            if (k == 2 || i != w)
+                want[wnd++] = clt_tensor_shape(a)[i];
+            else if (keep)
+                want[wnd++] = 1;
+    }
+    expect_meta(f, out, wnd, want, in, clt_tensor_device(a));
+    store(f, out);
+}
+
 /* sort, argsort and topk: a's shape (k along dim for topk), int64 indices,
  * k's range, bool refused by topk, and either out alone. */
 static void op_sort(fz *f)
@@ -3093,6 +3137,7 @@ static struct {
     {"read", op_read, 5},      {"io", op_io, 2},            {"module", op_module, 4},
     {"optim", op_optim, 3},    {"conv", op_conv, 2},        {"misc", op_misc, 6},
     {"data", op_data, 2},      {"cumulative", op_cumulative, 3}, {"sort", op_sort, 2},
+    {"norm", op_norm, 2},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 
