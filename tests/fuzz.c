@@ -614,6 +614,23 @@ static int wrap_dim(int d, int nd)
     return d < 0 ? d + n : d;
 }
 
+/* The shape of a reduction of a over dim d (keepdim keep) into want, or
+ * a's own shape when whole (cumsum, normalize); dies when d is out of
+ * range.  Returns the number of dims. */
+static int reduced_shape(fz *f, const clt_tensor *a, int d, int keep, int whole, int64_t *want)
+{
+    int nd = clt_tensor_ndim(a), wnd = 0;
+    int w = wrap_dim(d, nd);
+    if (w < 0)
+        die(f, "dim %d of a %d-d tensor accepted", d, nd);
+    for (int i = 0; i < nd; i++)
+        if (whole || i != w)
+            want[wnd++] = clt_tensor_shape(a)[i];
+        else if (keep)
+            want[wnd++] = 1;
+    return wnd;
+}
+
 /* ---- creation ------------------------------------------------------------------- */
 
 static void op_create(fz *f)
@@ -1272,17 +1289,7 @@ static void op_reduce(fz *f)
     if ((k == 3 || k == 4 || k == 5 || k == 6) && !dim && clt_tensor_numel(a) == 0)
         die(f, "succeeded on no elements");
     int64_t want[16];
-    int wnd = 0;
-    if (dim) {
-        int w = wrap_dim(d, nd);
-        if (w < 0)
-            die(f, "dim %d of a %d-d tensor accepted", d, nd);
-        for (int i = 0; i < nd; i++)
-            if (i != w)
-                want[wnd++] = clt_tensor_shape(a)[i];
-            else if (keep)
-                want[wnd++] = 1;
-    }
+    int wnd = dim ? reduced_shape(f, a, d, keep, 0, want) : 0;
     expect_meta(f, out, wnd, want, dt, clt_tensor_device(a));
     if (extreme && ip) {
         expect_meta(f, idx, wnd, want, CLT_INT64, clt_tensor_device(a));
@@ -1321,17 +1328,7 @@ static void op_cumulative(fz *f)
                    : k == 1 ? (is_float(in) ? in : CLT_INT64)
                             : (in == CLT_UINT8 ? CLT_UINT8 : CLT_BOOL);
     int64_t want[16];
-    int wnd = 0;
-    if (dim) {
-        int w = wrap_dim(d, nd);
-        if (w < 0)
-            die(f, "dim %d of a %d-d tensor accepted", d, nd);
-        for (int i = 0; i < nd; i++)
-            if (k == 1 || i != w)
-                want[wnd++] = clt_tensor_shape(a)[i];
-            else if (keep)
-                want[wnd++] = 1;
-    }
+    int wnd = dim ? reduced_shape(f, a, d, keep, k == 1, want) : 0;
     expect_meta(f, out, wnd, want, dt, clt_tensor_device(a));
     store(f, out);
 }
@@ -1365,17 +1362,7 @@ static void op_norm(fz *f)
     if (isnan(ord))
         die(f, "a norm of order NaN succeeded");
     int64_t want[16];
-    int wnd = 0;
-    if (k != 0) {
-        int w = wrap_dim(d, nd);
-        if (w < 0)
-            die(f, "dim %d of a %d-d tensor accepted", d, nd);
-        for (int i = 0; i < nd; i++)
-            if (k == 2 || i != w)
-                want[wnd++] = clt_tensor_shape(a)[i];
-            else if (keep)
-                want[wnd++] = 1;
-    }
+    int wnd = k != 0 ? reduced_shape(f, a, d, keep, k == 2, want) : 0;
     expect_meta(f, out, wnd, want, in, clt_tensor_device(a));
     store(f, out);
 }
