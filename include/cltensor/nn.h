@@ -212,7 +212,8 @@ CLT_API clt_status clt_layer_norm_layer(clt_device *dev, int ndim, const int64_t
  * price is passes over the data: with weight and bias the forward is ten
  * kernel launches, two reductions and four elementwise ops over the whole
  * input, where PyTorch's fused CPU kernel reads it twice and writes once;
- * the backward takes about twice the forward's launches. */
+ * the backward takes about twice the forward's launches.  A new tensor,
+ * not a module: release with clt_tensor_free. */
 CLT_API clt_status clt_group_norm(const clt_tensor *input, int64_t num_groups,
                                   const clt_tensor *weight, const clt_tensor *bias, double eps,
                                   clt_tensor **out);
