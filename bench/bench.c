@@ -6,6 +6,7 @@
 #include <ftw.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -329,6 +330,107 @@ static void sin_part(void *p, int tid)
         v->c[i] = sinf(v->a[i]);
 }
 
+/* The row-wise cases: a row-major [n / cols, cols] a; each thread takes
+ * its rows, or, for a single row, its half of it. */
+typedef struct rows_ctx {
+    const float *a;
+    float *c, *tmp;
+    size_t rows, cols;
+    atomic_int half_done; /* the single row's second half is sorted */
+} rows_ctx;
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* Ascending sort of each row (qsort), as clt_sort(a, -1, 0); a single row
+ * is sorted in two halves, one per thread, then merged by thread 0. */
+static void sort_part(void *p, int tid)
+{
+    rows_ctx *v = p;
+    size_t lo, hi, cols = v->cols;
+    if (v->rows >= NT) {
+        span(v->rows, tid, &lo, &hi);
+        memcpy(v->c + lo * cols, v->a + lo * cols, (hi - lo) * cols * sizeof(float));
+        for (size_t r = lo; r < hi; r++)
+            qsort(v->c + r * cols, cols, sizeof(float), cmp_float);
+        return;
+    }
+    span(cols, tid, &lo, &hi);
+    memcpy(v->tmp + lo, v->a + lo, (hi - lo) * sizeof(float));
+    qsort(v->tmp + lo, hi - lo, sizeof(float), cmp_float);
+    if (tid != 0) {
+        atomic_store(&v->half_done, 1);
+        return;
+    }
+    while (!atomic_load(&v->half_done))
+        ;
+    atomic_store(&v->half_done, 0);
+    size_t i = 0, j = hi, k = 0;
+    while (i < hi && j < cols)
+        v->c[k++] = v->tmp[j] < v->tmp[i] ? v->tmp[j++] : v->tmp[i++];
+    while (i < hi)
+        v->c[k++] = v->tmp[i++];
+    while (j < cols)
+        v->c[k++] = v->tmp[j++];
+}
+
+/* The 5 largest of each row, largest first, as clt_topk(a, 5, -1, 1, 1). */
+static void topk5_part(void *p, int tid)
+{
+    rows_ctx *v = p;
+    size_t lo, hi;
+    span(v->rows, tid, &lo, &hi);
+    for (size_t r = lo; r < hi; r++) {
+        const float *x = v->a + r * v->cols;
+        float top[5] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+        for (size_t j = 0; j < v->cols; j++) {
+            if (!(x[j] > top[4]))
+                continue;
+            int k = 4;
+            for (; k > 0 && x[j] > top[k - 1]; k--)
+                top[k] = top[k - 1];
+            top[k] = x[j];
+        }
+        memcpy(v->c + r * 5, top, sizeof top);
+    }
+}
+
+/* Running sums along each row in double, each rounded to float, as
+ * clt_cumsum(a, -1) accumulates float32 (so the bits agree). */
+static void cumsum_part(void *p, int tid)
+{
+    rows_ctx *v = p;
+    size_t lo, hi;
+    span(v->rows, tid, &lo, &hi);
+    for (size_t r = lo; r < hi; r++) {
+        const float *x = v->a + r * v->cols;
+        float *y = v->c + r * v->cols;
+        double s = 0;
+        for (size_t j = 0; j < v->cols; j++)
+            y[j] = (float)(s += x[j]);
+    }
+}
+
+/* log(sum(exp(x))) of each row, shifted by its max. */
+static void logsumexp_part(void *p, int tid)
+{
+    rows_ctx *v = p;
+    size_t lo, hi;
+    span(v->rows, tid, &lo, &hi);
+    for (size_t r = lo; r < hi; r++) {
+        const float *x = v->a + r * v->cols;
+        float m = -INFINITY, s = 0;
+        for (size_t j = 0; j < v->cols; j++)
+            m = x[j] > m ? x[j] : m;
+        for (size_t j = 0; j < v->cols; j++)
+            s += expf(x[j] - m);
+        v->c[r] = m + logf(s);
+    }
+}
+
 /* The C loops of the copy cases: dst [planes, rows, cols] (plane stride
  * dst_plane, row stride dst_ld) from src, rows split over the threads.
  * Transposing (src_col > 1): dst[p][i][j] = src[p * src_plane + j * src_col
@@ -503,8 +605,19 @@ typedef enum op_kind {
     OP_SIN,
     OP_CONTIGUOUS,
     OP_COPY_INTO,
-    OP_MATMUL
+    OP_MATMUL,
+    OP_SORT,
+    OP_TOPK5,
+    OP_CUMSUM,
+    OP_LOGSUMEXP
 } op_kind;
+
+/* clt_sort's or clt_topk's values, their indices released. */
+static clt_status values_only(clt_status st, clt_tensor *indices)
+{
+    clt_tensor_free(indices);
+    return st;
+}
 
 /* OP_COPY_INTO copies b into a (a view), leaving *out NULL. */
 static clt_status run_op(op_kind op, clt_tensor *a, const clt_tensor *b, clt_tensor **out)
@@ -517,6 +630,16 @@ static clt_status run_op(op_kind op, clt_tensor *a, const clt_tensor *b, clt_ten
     case OP_SOFTMAX: return clt_softmax(a, -1, out);
     case OP_SIN: return clt_sin(a, out);
     case OP_CONTIGUOUS: return clt_contiguous(a, out);
+    case OP_CUMSUM: return clt_cumsum(a, -1, out);
+    case OP_LOGSUMEXP: return clt_logsumexp(a, -1, 0, out);
+    case OP_SORT: {
+        clt_tensor *idx = NULL;
+        return values_only(clt_sort(a, -1, 0, out, &idx), idx);
+    }
+    case OP_TOPK5: {
+        clt_tensor *idx = NULL;
+        return values_only(clt_topk(a, 5, -1, 1, 1, out, &idx), idx);
+    }
     default: return clt_matmul(a, b, out);
     }
 }
@@ -800,6 +923,55 @@ done:
     free(ha);
     free(hc);
     free(hd);
+}
+
+/* A row-wise op on [rows, cols] float32 in [-8, 8) giving out_cols values
+ * a row (cols for sort and cumsum, 5 for topk, 1 for logsumexp), against
+ * its C loop on 2 threads, in elements read per second; the results within
+ * tol of the loop's (0 for the ops whose bits the loop reproduces). */
+static void case_rows(bench *b, op_kind op, par_fn fn, size_t rows, size_t cols,
+                      size_t out_cols, double tol, const char *op_name, const char *name)
+{
+    size_t n = rows * cols, nout = rows * out_cols;
+    int64_t shape[2] = {(int64_t)rows, (int64_t)cols};
+    float *ha = malloc(n * sizeof(float)), *hc = malloc(nout * sizeof(float));
+    float *hd = malloc(nout * sizeof(float)), *tmp = malloc(n * sizeof(float));
+    clt_tensor *ta = NULL, *out = NULL;
+    if (!ha || !hc || !hd || !tmp) {
+        fprintf(stderr, "cltensor bench: %s: out of host memory\n", name);
+        b->failures++;
+        goto done;
+    }
+    fill_random(ha, n);
+    for (size_t i = 0; i < n; i++)
+        ha[i] *= 8.0f;
+    if (!(ta = from_host(b, ha, 2, shape))) {
+        fail(b, name, "making the input");
+        goto done;
+    }
+    if (run_op(op, ta, NULL, &out) != CLT_OK) {
+        fail(b, name, op_name);
+        goto done;
+    }
+    if (read_back(b, name, out, hd, nout) != 0)
+        goto done;
+    rows_ctx v = {.a = ha, .c = hc, .tmp = tmp, .rows = rows, .cols = cols};
+    atomic_init(&v.half_done, 0);
+    double t_loop, t_op;
+    if (time_both(b, name, fn, &v, op, ta, NULL, 7, 2, &t_loop, &t_op) != 0)
+        goto done;
+    double err = max_abs_diff(hc, hd, nout);
+    if (!(err <= tol))
+        wrong(b, name, op_name, err);
+    double rate = (double)n / t_op / 1e6, rate_loop = (double)n / t_loop / 1e6;
+    report(b, name, rate, "Melem/s", "c_loop_2t", rate_loop, rate / rate_loop, "");
+done:
+    clt_tensor_free(out);
+    clt_tensor_free(ta);
+    free(ha);
+    free(hc);
+    free(hd);
+    free(tmp);
 }
 
 /* The views the copy cases make contiguous, from a float32 base tensor. */
@@ -1816,7 +1988,9 @@ int cltensor_bench(int argc, char **argv)
     }
     static const char *const names[] = {"overhead_add16", "add_1M", "add_16M", "sum_16M",
                                         "sum_cols_256x4096", "sum_cols_32x65536",
-                                        "softmax_4096x1024", "sin_16M", "copy_transpose_4096",
+                                        "softmax_4096x1024", "sin_16M", "sort_1M", "sort_4096x256",
+                                        "topk5_4096x1000", "cumsum_4096x1024",
+                                        "logsumexp_4096x1024", "copy_transpose_4096",
                                         "copy_permute_64x256x256", "copy_expand_4096x512",
                                         "copy_slice_4096x1024", "copy_into_transpose_4096",
                                         "copy_into_permute_64x256x256",
@@ -1871,6 +2045,19 @@ int cltensor_bench(int argc, char **argv)
                  "softmax_4096x1024");
     if (selected(&b, "sin_16M"))
         case_map(&b, OP_SIN, sin_part, (size_t)1 << 24, 1, 1e-6, "clt_sin", "sin_16M");
+    if (selected(&b, "sort_1M"))
+        case_rows(&b, OP_SORT, sort_part, 1, (size_t)1 << 20, (size_t)1 << 20, 0, "clt_sort",
+                  "sort_1M");
+    if (selected(&b, "sort_4096x256"))
+        case_rows(&b, OP_SORT, sort_part, 4096, 256, 256, 0, "clt_sort", "sort_4096x256");
+    if (selected(&b, "topk5_4096x1000"))
+        case_rows(&b, OP_TOPK5, topk5_part, 4096, 1000, 5, 0, "clt_topk", "topk5_4096x1000");
+    if (selected(&b, "cumsum_4096x1024"))
+        case_rows(&b, OP_CUMSUM, cumsum_part, 4096, 1024, 1024, 0, "clt_cumsum",
+                  "cumsum_4096x1024");
+    if (selected(&b, "logsumexp_4096x1024"))
+        case_rows(&b, OP_LOGSUMEXP, logsumexp_part, 4096, 1024, 1, 1e-5, "clt_logsumexp",
+                  "logsumexp_4096x1024");
     static const char *const copies[] = {
         [COPY_TRANSPOSE] = "copy_transpose_4096", [COPY_PERMUTE] = "copy_permute_64x256x256",
         [COPY_EXPAND] = "copy_expand_4096x512", [COPY_SLICE] = "copy_slice_4096x1024"};
