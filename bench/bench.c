@@ -1943,8 +1943,9 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: cltensor bench [--json] [--quick] [--device KIND] [CASE...]\n"
                "  runs each case with baselines measured in the same run; CASE is a\n"
-               "  prefix of a case name (add, sum, softmax, sin, copy, matmul, matmul_1024,\n"
-               "  matmul_f64, matvec, conv2d, overhead, train, first_op); --quick\n"
+               "  prefix of a case name (add, sum, softmax, sin, sort, topk, cumsum,\n"
+               "  logsumexp, copy, matmul, matmul_1024, matmul_f64, matvec, conv2d,\n"
+               "  overhead, train, first_op); --quick\n"
                "  skips matmul 2048 and shortens first_op and the training steps;\n"
                "  the matmul cases load OpenBLAS, when configure found it, as their\n"
                "  baseline\n");
