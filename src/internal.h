@@ -722,6 +722,11 @@ const char *clt__shape_str(char *buf, size_t n, int ndim, const int64_t *shape);
 /* Error unless a and b live on the same device (PyTorch's wording). */
 clt_status clt__same_device(const clt_tensor *a, const clt_tensor *b, const char *fn);
 
+/* Error unless t is float32 or float64 and its device holds that dtype:
+ * "fn: what must be float32 or float64, not int64; convert with
+ * clt_to_dtype first" (CLT_ERR_DTYPE_UNSUPPORTED). */
+clt_status clt__check_floating(const clt_tensor *t, const char *what, const char *fn);
+
 /* A contiguous tensor with t's values: a new handle on t itself when it is
  * already contiguous, otherwise a strided copy.  Optionally cast.  For an
  * operand of the public op fn: a failure (the copy's allocation refused)

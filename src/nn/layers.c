@@ -162,12 +162,7 @@ static clt_status group_norm_check(const char *fn, const clt_tensor *x, int64_t 
         if ((st = clt__module_check_dtype(x, wb[k], names[k], NULL, fn)) != CLT_OK)
             return st;
     }
-    if (x->dtype != CLT_FLOAT32 && x->dtype != CLT_FLOAT64)
-        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
-                          "%s: the input must be float32 or float64, not %s; convert it with "
-                          "clt_to_dtype first",
-                          fn, clt_dtype_name(x->dtype));
-    if ((st = clt__check_dtype(x->dev, x->dtype, fn)) != CLT_OK)
+    if ((st = clt__check_floating(x, "the input", fn)) != CLT_OK)
         return st;
     int64_t C = x->shape[1];
     if (C % groups != 0)

@@ -112,16 +112,6 @@ static clt_status launch_rows(clt_device *dev, clt_dtype dtype, const char *name
                          fn);
 }
 
-static clt_status check_float(const clt_tensor *t, const char *what, const char *fn)
-{
-    if (t->dtype != CLT_FLOAT32 && t->dtype != CLT_FLOAT64)
-        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
-                          "%s: %s must be float32 or float64, not %s; convert with "
-                          "clt_to_dtype first",
-                          fn, what, clt_dtype_name(t->dtype));
-    return clt__check_dtype(t->dev, t->dtype, fn);
-}
-
 /* C[g] = op(A[g]) op(B[g]) for g < G, where A[g] is the row-major [ar, ac]
  * matrix at a->offset + g ar ac of the contiguous a (B likewise) and op
  * transposes when t* is set: a new contiguous [G, M, N].  Float32 and float64
@@ -200,7 +190,7 @@ static clt_status conv_check(const clt_tensor *x, const clt_tensor *w, const clt
     if ((st = clt__same_device(x, w, fn)) != CLT_OK ||
         (b && (st = clt__same_device(x, b, fn)) != CLT_OK))
         return st;
-    if ((st = check_float(x, "input", fn)) != CLT_OK)
+    if ((st = clt__check_floating(x, "input", fn)) != CLT_OK)
         return st;
     if (w->dtype != x->dtype || (b && b->dtype != x->dtype))
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
@@ -528,7 +518,7 @@ clt_status clt__pool2d_check(const clt_tensor *x, clt__pool2d *p, bool int64_ok,
     else if (int64_ok && x->dtype == CLT_INT64)
         st = clt__check_dtype(x->dev, x->dtype, fn);
     else
-        st = check_float(x, "input", fn);
+        st = clt__check_floating(x, "input", fn);
     if (st != CLT_OK)
         return st;
     if (x->ndim != 4)
@@ -728,7 +718,7 @@ clt_status clt__adaptive_pool2d_check(const clt_tensor *x, const int64_t *size, 
     if (x->ndim != 3 && x->ndim != 4)
         return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: Expected 3D or 4D tensor, but got %s", fn,
                           clt__shape_str(s1, sizeof s1, x->ndim, x->shape));
-    clt_status st = check_float(x, "input", fn);
+    clt_status st = clt__check_floating(x, "input", fn);
     if (st == CLT_OK)
         st = clt__adaptive_size_check(size, fn);
     if (st != CLT_OK)

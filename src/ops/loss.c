@@ -62,15 +62,6 @@ static clt_status check_reduction(int reduction, bool batchmean, const char *fn)
                       fn, reduction, batchmean ? ", CLT_REDUCTION_BATCHMEAN" : "");
 }
 
-static clt_status check_float(const clt_tensor *t, const char *what, const char *fn)
-{
-    if (t->dtype == CLT_FLOAT32 || t->dtype == CLT_FLOAT64)
-        return clt__check_dtype(t->dev, t->dtype, fn);
-    return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
-                      "%s: %s must be float32 or float64, not %s", fn, what,
-                      clt_dtype_name(t->dtype));
-}
-
 static clt_status check_same_dtype(const clt_tensor *a, const clt_tensor *b, const char *what,
                                    const char *fn)
 {
@@ -163,7 +154,7 @@ static clt_status ce_check(const clt_tensor *x, const clt_tensor *target,
                            const clt_cross_entropy_opts *o, bool nll, const char *fn)
 {
     char s1[128], s2[128];
-    clt_status st = check_float(x, nll ? "input" : "logits", fn);
+    clt_status st = clt__check_floating(x, nll ? "input" : "logits", fn);
     if (st != CLT_OK)
         return st;
     if ((st = clt__same_device(x, target, fn)) != CLT_OK)

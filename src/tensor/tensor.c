@@ -846,6 +846,16 @@ clt_status clt__same_device(const clt_tensor *a, const clt_tensor *b, const char
                       fn, a->dev->label, a->dev->info.name, b->dev->label, b->dev->info.name);
 }
 
+clt_status clt__check_floating(const clt_tensor *t, const char *what, const char *fn)
+{
+    if (t->dtype != CLT_FLOAT32 && t->dtype != CLT_FLOAT64)
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: %s must be float32 or float64, not %s; convert with "
+                          "clt_to_dtype first",
+                          fn, what, clt_dtype_name(t->dtype));
+    return clt__check_dtype(t->dev, t->dtype, fn);
+}
+
 /* ---- *_like ------------------------------------------------------------------- */
 
 /* The *_like calls: t's device, dtype and shape, empty or filled with value. */
