@@ -907,7 +907,9 @@ Test(loss, errors)
                "but got float64 of shape [3]");
     clt_tensor_free(tf3);
     clt_tensor_free(tf3d);
-    expect_err(clt_cross_entropy(xi, t3, NULL, &r), r, CLT_ERR_DTYPE_UNSUPPORTED, "int64");
+    expect_err(clt_cross_entropy(xi, t3, NULL, &r), r, CLT_ERR_DTYPE_UNSUPPORTED,
+               "clt_cross_entropy: logits must be float32 or float64, not int64; convert with "
+               "clt_to_dtype first");
     o = (clt_cross_entropy_opts)CLT_CROSS_ENTROPY_DEFAULTS;
     o.reduction = (clt_reduction)7;
     expect_err(clt_cross_entropy(x, t3, &o, &r), r, CLT_ERR_INVALID_ARGUMENT, "reduction");
