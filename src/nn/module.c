@@ -533,7 +533,7 @@ static clt_status sequential_forward(clt_module *m, const clt_tensor *x, clt_ten
     return CLT_OK;
 }
 
-static const clt__module_ops sequential_ops = {"Sequential", sequential_forward, NULL};
+static const clt__module_ops sequential_ops = {"Sequential", sequential_forward, NULL, NULL};
 
 /* Forward, moves, listings and release recurse once per level of
  * containers: a bound keeps them within any thread's stack. */
@@ -613,7 +613,7 @@ static clt_status linear_forward(clt_module *m, const clt_tensor *x, clt_tensor 
     return clt__linear(x, m->params[0], m->nparams > 1 ? m->params[1] : NULL, out, "Linear");
 }
 
-static const clt__module_ops linear_ops = {"Linear", linear_forward, NULL};
+static const clt__module_ops linear_ops = {"Linear", linear_forward, NULL, NULL};
 
 clt_status clt_linear(clt_device *dev, int64_t in_features, int64_t out_features, int bias,
                       clt_generator *gen, clt_module **out)
@@ -650,7 +650,7 @@ static clt_status identity_forward(clt_module *m, const clt_tensor *x, clt_tenso
     return clt__expand_rec("Identity", x, x->ndim, x->shape, out);
 }
 
-static const clt__module_ops identity_ops = {"Identity", identity_forward, NULL};
+static const clt__module_ops identity_ops = {"Identity", identity_forward, NULL, NULL};
 
 clt_status clt_identity_layer(clt_module **out)
 {
@@ -664,7 +664,7 @@ static clt_status flatten_forward(clt_module *m, const clt_tensor *x, clt_tensor
     return clt__flatten_rec("Flatten", x, (int)m->i[0], (int)m->i[1], out);
 }
 
-static const clt__module_ops flatten_ops = {"Flatten", flatten_forward, NULL};
+static const clt__module_ops flatten_ops = {"Flatten", flatten_forward, NULL, NULL};
 
 clt_status clt_flatten_layer(int start_dim, int end_dim, clt_module **out)
 {
@@ -683,7 +683,7 @@ clt_status clt_flatten_layer(int start_dim, int end_dim, clt_module **out)
     {                                                                               \
         return clt__##cname##_rec(title, x, out);                                   \
     }                                                                               \
-    static const clt__module_ops cname##_ops = {title, cname##_forward, NULL};      \
+    static const clt__module_ops cname##_ops = {title, cname##_forward, NULL, NULL};\
     clt_status clt_##cname##_layer(clt_module **out)                                \
     {                                                                               \
         CLT__REQUIRE_ARG(out, "clt_" #cname "_layer");                              \
@@ -703,7 +703,7 @@ static clt_status softplus_forward(clt_module *m, const clt_tensor *x, clt_tenso
     return clt__softplus_rec("Softplus", x, m->f[0], m->f[1], out);
 }
 
-static const clt__module_ops softplus_ops = {"Softplus", softplus_forward, NULL};
+static const clt__module_ops softplus_ops = {"Softplus", softplus_forward, NULL, NULL};
 
 clt_status clt_softplus_layer(double beta, double threshold, clt_module **out)
 {
@@ -727,8 +727,8 @@ static clt_status elu_forward(clt_module *m, const clt_tensor *x, clt_tensor **o
     return clt__elu_rec("ELU", x, m->f[0], out);
 }
 
-static const clt__module_ops leaky_relu_ops = {"LeakyReLU", leaky_relu_forward, NULL};
-static const clt__module_ops elu_ops = {"ELU", elu_forward, NULL};
+static const clt__module_ops leaky_relu_ops = {"LeakyReLU", leaky_relu_forward, NULL, NULL};
+static const clt__module_ops elu_ops = {"ELU", elu_forward, NULL, NULL};
 
 /* A layer of ops with its one scalar in f[0]. */
 static clt_status scalar_layer(const clt__module_ops *ops, double s, clt_module **out,
