@@ -32,6 +32,14 @@
  *       loaded from FILE, the optimizer's rate then set to LR (what the
  *       optimizer's file would restore), then stepped EPOCHS times: prints
  *       the rate after each, "%.17g"
+ *   io_roundtrip chain save PREFIX EPOCHS | chain load PREFIX EPOCHS
+ *       SGD(lr=0.1) over one parameter (no gradient: the steps move
+ *       nothing), then LinearLR(0.5, 1.0, 4) and StepLR(2, 0.5) made one
+ *       after the other on it; "save" steps the optimizer and both
+ *       schedules EPOCHS times and saves them to PREFIX.optim.safetensors,
+ *       PREFIX.s1.safetensors and PREFIX.s2.safetensors; "load" makes them
+ *       over SGD with the defaults, loads those files and steps EPOCHS
+ *       times; both print the rate after each epoch, "%.17g"
  *   io_roundtrip npyhost IN OUT            clt_load_npy_host, then
  *                                          clt_save_npy_host (no device)
  *   io_roundtrip loader X Y XOUT YOUT      X and Y read by clt_load_npy_host
@@ -262,6 +270,49 @@ static int schedresume(clt_device *dev, int argc, char **argv)
     return st == CLT_OK ? 0 : fail("schedresume", st);
 }
 
+/* io_roundtrip chain (see the top). */
+static int chain(clt_device *dev, char **argv)
+{
+    bool save = strcmp(argv[2], "save") == 0;
+    const char *prefix = argv[3];
+    static const char *const files[3] = {"optim", "s1", "s2"};
+    char path[3][512];
+    clt_tensor *p = NULL;
+    clt_optimizer *opt = NULL;
+    clt_lr_scheduler *s[2] = {NULL, NULL};
+    for (int k = 0; k < 3; k++)
+        snprintf(path[k], sizeof path[k], "%s.%s.safetensors", prefix, files[k]);
+    clt_status st = clt_ones(dev, CLT_FLOAT32, 1, (int64_t[]){1}, &p);
+    if (st == CLT_OK)
+        st = clt_set_requires_grad(p, 1);
+    if (st == CLT_OK)
+        st = clt_sgd(&p, 1, save ? &(clt_sgd_opts){0.1, 0, 0, 0, 0} : NULL, &opt);
+    if (st == CLT_OK)
+        st = clt_linear_lr(opt, 0.5, 1.0, 4, &s[0]);
+    if (st == CLT_OK)
+        st = clt_step_lr(opt, 2, 0.5, &s[1]);
+    if (st == CLT_OK && !save)
+        st = clt_optimizer_load(opt, path[0]);
+    for (int k = 0; st == CLT_OK && !save && k < 2; k++)
+        st = clt_lr_scheduler_load(s[k], path[k + 1]);
+    for (int e = 0; st == CLT_OK && e < atoi(argv[4]); e++) {
+        st = clt_optimizer_step(opt);
+        for (int k = 0; st == CLT_OK && k < 2; k++)
+            st = clt_lr_scheduler_step(s[k]);
+        if (st == CLT_OK)
+            printf("%.17g\n", clt_optimizer_lr(opt));
+    }
+    if (st == CLT_OK && save)
+        st = clt_optimizer_save(opt, path[0]);
+    for (int k = 0; st == CLT_OK && save && k < 2; k++)
+        st = clt_lr_scheduler_save(s[k], path[k + 1]);
+    clt_lr_scheduler_free(s[0]);
+    clt_lr_scheduler_free(s[1]);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+    return st == CLT_OK ? 0 : fail("chain", st);
+}
+
 /* One epoch of a shuffling loader over the arrays of the files x_in and
  * y_in; the batches, read back in the order they come, are saved to x_out
  * and y_out. */
@@ -385,10 +436,13 @@ static int run(int argc, char **argv)
         return schedresume(dev, argc, argv);
     if (argc == 6 && strcmp(argv[1], "loader") == 0)
         return loader(dev, argv + 2);
+    if (argc == 5 && strcmp(argv[1], "chain") == 0)
+        return chain(dev, argv);
     fprintf(stderr, "usage: io_roundtrip dtypes | npy IN OUT | safetensors IN OUT | "
                     "npyhost IN OUT | loader X Y XOUT YOUT | optimizer KIND OUT SETTINGS... | "
                     "resume KIND STEPS PARAM OPTIM OUT SETTINGS... | schedule KIND OUT LR "
-                    "PERIOD FACTOR EPOCHS [EXTRA] | schedresume KIND FILE EPOCHS [LR [PERIOD FACTOR [EXTRA]]]\n");
+                    "PERIOD FACTOR EPOCHS [EXTRA] | schedresume KIND FILE EPOCHS [LR [PERIOD FACTOR "
+                    "[EXTRA]]] | chain save|load PREFIX EPOCHS\n");
     return 2;
 }
 

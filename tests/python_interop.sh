@@ -474,7 +474,7 @@ if torch is not None:
         tensors = {}
         for i, st in sd["state"].items():
             for k, v in st.items():
-                if k != "step":
+                if k != "step" and v is not None:  # SGD's momentum_buffer without momentum
                     tensors[f"state.{i}.{k}"] = v.numpy().astype(dtype or v.numpy().dtype)
         counts = [int(sd["state"].get(i, {}).get("step", steps)) for i in group["params"]]
         tensors["step"] = np.array(counts, dtype="<i8")
@@ -483,6 +483,70 @@ if torch is not None:
         meta = {"optimizer": kind, **{k: repr(v) for k, v in group.items()
                                       if k not in ("params", "foreach", "differentiable")}}
         save_file(tensors, path, metadata=meta)
+
+    # Two schedules made one after the other on one optimizer (no
+    # ChainedScheduler): LinearLR(0.5, 1.0, 4), then StepLR(2, 0.5), whose
+    # base_lrs is the group's initial_lr and whose factors multiply with
+    # LinearLR's (torch's chainable form).  Ours and torch's rates, files
+    # and resumed runs agree bit for bit, both ways.
+    def chain_torch(lr):
+        o = torch.optim.SGD([torch.nn.Parameter(torch.ones(1))], lr=lr)
+        return o, (torch.optim.lr_scheduler.LinearLR(o, 0.5, 1.0, 4),
+                   torch.optim.lr_scheduler.StepLR(o, 2, 0.5))
+
+    def chain_step(o, ss):
+        o.step()
+        for sch in ss:
+            sch.step()
+        return o.param_groups[0]["lr"]
+
+    r = run("chain", "save", f"{tmp}/chain", "5")
+    if r.returncode != 0:
+        failures.append(f"chain: {r.stderr.strip()}")
+    else:
+        c_opt, c_s = chain_torch(0.1)
+        want = [chain_step(c_opt, c_s) for _ in range(5)]
+        got = [float(x) for x in r.stdout.split()]
+        if got != want:
+            failures.append(f"chain: rates {got}, torch's {want}")
+        group = c_opt.state_dict()["param_groups"][0]
+        meta = metadata(f"{tmp}/chain.optim.safetensors")
+        shared = compare("chain optimizer", meta, group, "optimizer", "SGD")
+        if "initial_lr" not in shared or group["initial_lr"] != 0.1:
+            failures.append(f"chain optimizer: initial_lr not compared ({shared})")
+        for k, sch in enumerate(c_s):
+            sd = sch.state_dict()
+            compare(f"chain schedule {k}", metadata(f"{tmp}/chain.s{k + 1}.safetensors"), sd,
+                    "scheduler", type(sch).__name__)
+        # torch from our files (the optimizer's group as ours holds it,
+        # initial_lr included); ours from torch's
+        r_opt, r_s = chain_torch(1e-3)
+        r_opt.load_state_dict({"state": {}, "param_groups": [dict(
+            {k: v for k, v in meta.items() if k != "optimizer"}, params=[0])]})
+        for k, sch in enumerate(r_s):
+            sch.load_state_dict({k2: v for k2, v in metadata(
+                f"{tmp}/chain.s{k + 1}.safetensors").items() if k2 != "scheduler"})
+        our_file(c_opt, "SGD", f"{tmp}/tchain.optim.safetensors", 5)
+        for k, sch in enumerate(c_s):
+            save_file({}, f"{tmp}/tchain.s{k + 1}.safetensors", metadata={
+                "scheduler": type(sch).__name__,
+                **{k2: repr(v) for k2, v in sch.state_dict().items()}})
+        r1 = run("chain", "load", f"{tmp}/chain", "6")
+        r2 = run("chain", "load", f"{tmp}/tchain", "6")
+        if r1.returncode != 0 or r2.returncode != 0:
+            failures.append(f"chain resumed: {r1.stderr.strip()} {r2.stderr.strip()}")
+        else:
+            ours, from_torch = r1.stdout.split(), r2.stdout.split()
+            for e in range(6):
+                a, b = chain_step(c_opt, c_s), chain_step(r_opt, r_s)
+                if not a == b == float(ours[e]) == float(from_torch[e]):
+                    failures.append(f"chain, epoch {6 + e}: torch {a!r}, torch from our files "
+                                    f"{b!r}, ours from our files {ours[e]}, ours from torch's "
+                                    f"{from_torch[e]}")
+            if len(set(want + [chain_step(c_opt, c_s)])) < 4:
+                failures.append("chain: the rate hardly changed")
+            print("python_interop: LinearLR then StepLR on one optimizer: rates, files "
+                  "(initial_lr) and runs resumed both ways as torch's")
 
     resumed = []
     for kind, o in optimizers:

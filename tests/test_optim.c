@@ -595,6 +595,127 @@ Test(optim, exponential_multistep_linear_schedules)
     clt_tensor_free(p);
 }
 
+/* torch's chainable get_lr of the schedules below, written out from
+ * torch 1.13's lr_scheduler.py: the rate now times the factor of epoch e
+ * (base the schedule's base_lrs[0], for CosineAnnealingLR). */
+static double torch_chain(char kind, double lr, int64_t e, double base, const double *prm)
+{
+    switch (kind) {
+    case 'L': /* LinearLR(start, end, total) */
+        if (e == 0)
+            return lr * prm[0];
+        if (e > (int64_t)prm[2])
+            return lr;
+        return lr * (1. + (prm[1] - prm[0]) / (prm[2] * prm[0] + (double)(e - 1) * (prm[1] - prm[0])));
+    case 'S': /* StepLR(step_size, gamma) */
+        return e == 0 || e % (int64_t)prm[0] != 0 ? lr : lr * prm[1];
+    case 'E': /* ExponentialLR(gamma) */
+        return e == 0 ? lr : lr * prm[0];
+    case 'M': { /* MultiStepLR(gamma, milestones...; prm[1] of them) */
+        double k = 0;
+        for (int i = 0; i < (int)prm[1]; i++)
+            k += (int64_t)prm[2 + i] == e;
+        return k == 0 ? lr : lr * pow(prm[0], k);
+    }
+    default: { /* 'C': CosineAnnealingLR(T_max, eta_min) */
+        double t = prm[0], eta = prm[1];
+        int64_t tm = (int64_t)t;
+        if (e == 0)
+            return lr;
+        if (((e - 1 - tm) % (2 * tm) + 2 * tm) % (2 * tm) == 0)
+            return lr + (base - eta) * (1 - cos(M_PI / t)) / 2;
+        return (1 + cos(M_PI * (double)e / t)) / (1 + cos(M_PI * (double)(e - 1) / t)) *
+                   (lr - eta) +
+               eta;
+    }
+    }
+}
+
+/* Schedules made one after the other on one optimizer, as torch's
+ * without ChainedScheduler: the first sets initial_lr (setdefault), every
+ * later one takes it as its base_lrs and starts from the rate the others
+ * set, and each step multiplies the rate by each schedule's factor
+ * (torch's chainable form), bit for bit torch 1.13's rates (printed there
+ * with repr) and the formulas above.  Freeing one leaves the other going
+ * on from the rate. */
+Test(optim, chained_schedules_as_torch)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *p;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_sgd_opts so = CLT_SGD_DEFAULTS;
+    so.lr = 0.1;
+    clt_optimizer *opt;
+    clt_lr_scheduler *s1, *s2, *s3;
+    /* LinearLR(0.5, 1.0, 4) then StepLR(2, 0.5) */
+    static const double torch_ls[] = {0.05, 0.0625, 0.0375, 0.043750000000000004, 0.025, 0.025,
+                                      0.0125, 0.0125};
+    static const double lin[] = {0.5, 1.0, 4}, step[] = {2, 0.5};
+    CHECK(clt_sgd(&p, 1, &so, &opt));
+    CHECK(clt_linear_lr(opt, 0.5, 1.0, 4, &s1));
+    CHECK(clt_step_lr(opt, 2, 0.5, &s2));
+    double want = torch_chain('S', torch_chain('L', 0.1, 0, 0.1, lin), 0, 0.1, step);
+    cr_assert(clt_optimizer_lr(opt) == torch_ls[0] && want == torch_ls[0], "%.17g",
+              clt_optimizer_lr(opt));
+    for (int e = 1; e < 8; e++) {
+        CHECK(clt_lr_scheduler_step(s1));
+        CHECK(clt_lr_scheduler_step(s2));
+        want = torch_chain('S', torch_chain('L', want, e, 0.1, lin), e, 0.1, step);
+        cr_assert(clt_optimizer_lr(opt) == torch_ls[e] && want == torch_ls[e],
+                  "epoch %d: %.17g, the formulas %.17g, torch %.17g", e, clt_optimizer_lr(opt),
+                  want, torch_ls[e]);
+    }
+    /* s1 freed: s2, made where the rate was not initial_lr, goes on from the rate */
+    clt_lr_scheduler_free(s1);
+    CHECK(clt_lr_scheduler_step(s2));
+    cr_assert(clt_optimizer_lr(opt) == 0.0125 * 0.5, "%.17g", clt_optimizer_lr(opt));
+    clt_lr_scheduler_free(s2);
+    /* so does one made now (torch's chainable form from the rate now) */
+    CHECK(clt_exponential_lr(opt, 0.5, &s1));
+    cr_assert(clt_optimizer_lr(opt) == 0.0125 * 0.5, "%.17g", clt_optimizer_lr(opt));
+    CHECK(clt_lr_scheduler_step(s1));
+    cr_assert(clt_optimizer_lr(opt) == 0.0125 * 0.5 * 0.5, "%.17g", clt_optimizer_lr(opt));
+    clt_lr_scheduler_free(s1);
+    clt_optimizer_free(opt);
+
+    /* CosineAnnealingLR(3, 0.01), MultiStepLR([0, 2, 4, 4], 0.5) and
+     * ExponentialLR(0.9) over SGD(lr=0.2): the cosine's restart branch
+     * (epoch 7) and a milestone at 0 and one given twice */
+    static const double torch_cme[] = {0.1, 0.06975, 0.013462500000000004,
+                                       0.009000000000000001, 0.012712499999999998, 0.01632375,
+                                       0.0165885, 0.0134472375, 0.010034171250000003,
+                                       0.009000000000000001};
+    static const double cos_p[] = {3, 0.01}, ms_p[] = {0.5, 4, 0, 2, 4, 4}, exp_p[] = {0.9};
+    so.lr = 0.2;
+    CHECK(clt_sgd(&p, 1, &so, &opt));
+    CHECK(clt_cosine_lr(opt, 3, 0.01, &s1));
+    CHECK(clt_multistep_lr(opt, (const int64_t[]){0, 2, 4, 4}, 4, 0.5, &s2));
+    CHECK(clt_exponential_lr(opt, 0.9, &s3));
+    want = 0.2;
+    for (int e = 0; e < 10; e++) {
+        if (e > 0) {
+            CHECK(clt_lr_scheduler_step(s1));
+            CHECK(clt_lr_scheduler_step(s2));
+            CHECK(clt_lr_scheduler_step(s3));
+        }
+        want = torch_chain('E', torch_chain('M', torch_chain('C', want, e, 0.2, cos_p), e, 0.2,
+                                            ms_p),
+                           e, 0.2, exp_p);
+        cr_assert(clt_optimizer_lr(opt) == torch_cme[e] && want == torch_cme[e],
+                  "epoch %d: %.17g, the formulas %.17g, torch %.17g", e, clt_optimizer_lr(opt),
+                  want, torch_cme[e]);
+    }
+    clt_lr_scheduler_free(s1);
+    clt_lr_scheduler_free(s2);
+    /* a schedule outliving its optimizer steps no more */
+    clt_optimizer_free(opt);
+    assert_error(clt_lr_scheduler_step(s3), CLT_ERR_INVALID_ARGUMENT,
+                 "the optimizer this ExponentialLR drove was freed");
+    clt_lr_scheduler_free(s3);
+    clt_tensor_free(p);
+}
+
 Test(optim, errors)
 {
     clt_device *dev = get_device("cpu");

@@ -170,10 +170,36 @@ CLT_API clt_status clt_clip_grad_value(clt_tensor *const *params, size_t n, doub
 
 /* ---- learning-rate schedules (torch.optim.lr_scheduler) ------------------- */
 
+/* The base rate.  As torch's schedules, the first schedule made on an
+ * optimizer sets its initial_lr to the rate then (group.setdefault;
+ * OneCycleLR sets its own, max_lr / div_factor, whatever was there), and
+ * every schedule takes initial_lr as its base_lrs: a schedule made after
+ * another does not take the rate the first one reduced as its base.  The
+ * optimizer keeps initial_lr and its file holds it (clt_optimizer_save).
+ *
+ * Several schedules on one optimizer (torch's schedules made one after
+ * the other, without ChainedScheduler).  While more than one made on an
+ * optimizer is alive (not freed), StepLR, CosineAnnealingLR,
+ * ExponentialLR, MultiStepLR and LinearLR take torch's chainable form, as
+ * torch's step() does: each multiplies the optimizer's rate now by its
+ * factor for the epoch (LinearLR's constructor by start_factor), so the
+ * factors of all of them compose in the order they step, bit for bit
+ * torch's rates; a schedule made after another starts from the rate that
+ * one set.  OneCycleLR sets its rates outright and ReduceLROnPlateau
+ * multiplies the rate now, in either case.  So does a schedule made where
+ * the optimizer's rate is not initial_lr (made after clt_optimizer_load,
+ * or after a rate set by hand): torch goes on from that rate.  Any other
+ * schedule alone on its optimizer gives its closed form from initial_lr
+ * (below), which is torch's rate (to a few units in the last place)
+ * unless the rate is set by hand while it runs: torch's chainable form
+ * goes on from the rate set, the closed form does not.  Once one of
+ * several is freed, the others go on from the rate now, the last one
+ * alone again in its closed form (but for one made as above). */
 typedef struct clt_lr_scheduler clt_lr_scheduler;
 
-/* StepLR: lr = base_lr * gamma^(epoch / step_size).  New scheduler (it
- * borrows opt): release with clt_lr_scheduler_free. */
+/* StepLR: lr = base_lr * gamma^(epoch / step_size), base_lr the
+ * optimizer's initial_lr (above).  New scheduler (it borrows opt): release
+ * with clt_lr_scheduler_free. */
 CLT_API clt_status clt_step_lr(clt_optimizer *opt, int64_t step_size, double gamma,
                                clt_lr_scheduler **out);
 /* CosineAnnealingLR: lr = eta_min + (base_lr - eta_min) (1 + cos(pi epoch /
@@ -202,8 +228,8 @@ CLT_API clt_status clt_multistep_lr(clt_optimizer *opt, const int64_t *milestone
  * CLT_ERR_INVALID_ARGUMENT.  New scheduler (it borrows opt): release with
  * clt_lr_scheduler_free.
  *
- * Every schedule gives its closed form, bit for bit torch's
- * _get_closed_form_lr; torch's step() multiplies the previous rate instead
+ * Every schedule alone on its optimizer gives its closed form, bit for
+ * bit torch's _get_closed_form_lr; torch's step() multiplies the previous rate instead
  * (its chainable form), which drifts from it in the last bits: over 100
  * epochs, up to 4 units in the last place for ExponentialLR(0.9), 3 for a
  * MultiStepLR of 33 milestones, 9 for LinearLR(0.1, 0.9, 60). */
@@ -216,7 +242,9 @@ CLT_API clt_status clt_linear_lr(clt_optimizer *opt, double start_factor, double
  * total_steps - 1 (three_phase: up, back down to initial_lr, then to
  * min_lr), annealed by cosine or linearly ("cos", "linear"; NULL is
  * "cos"), each rate torch's get_lr bit for bit.  It sets the optimizer's
- * rate at once (step 0) and ignores the rate the optimizer had.  Step
+ * rate at once (step 0) and ignores the rate the optimizer had; it sets
+ * the optimizer's initial_lr, max_lr and min_lr, as torch's param_groups
+ * get them.  Step
  * total_steps, one past the last phase, is allowed as in torch (the
  * annealing goes on past min_lr: linearly below 0, where the rate is 0
  * here and negative in torch); stepping further is refused, as torch
@@ -265,8 +293,9 @@ CLT_API clt_status clt_lr_scheduler_step_metric(clt_lr_scheduler *s, double metr
  * NULL.  Checkpoints: clt_lr_scheduler_save, clt_lr_scheduler_load in
  * <cltensor/io.h>. */
 CLT_API int64_t clt_lr_scheduler_epoch(const clt_lr_scheduler *s);
-/* Releases the schedule (not the optimizer it drives, which must outlive
- * it while it steps).  NULL does nothing. */
+/* Releases the schedule (not the optimizer it drives).  Either may be
+ * freed first; a schedule whose optimizer was freed refuses to step
+ * (CLT_ERR_INVALID_ARGUMENT).  NULL does nothing. */
 CLT_API void clt_lr_scheduler_free(clt_lr_scheduler *s);
 
 #ifdef __cplusplus

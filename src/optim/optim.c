@@ -27,7 +27,12 @@ struct clt_optimizer {
     size_t resume;                /* parameters a step that failed part-way updated */
     int64_t steps;
     double lr;
-    clt__opt_settings set;        /* those of its kind */
+    clt__opt_settings set;        /* those of its kind, and the group's keys */
+    /* The schedules made on it and not yet freed (borrowed; each is told
+     * when the optimizer is freed first): with more than one, each takes
+     * torch's chainable form (the schedules' factors multiply). */
+    clt_lr_scheduler **scheds;
+    size_t schedules, sched_cap;
 };
 
 static const struct {
@@ -352,6 +357,8 @@ clt_status clt_adagrad(clt_tensor *const *params, size_t n, const clt_adagrad_op
     return make(ADAGRAD, params, n, &c, out);
 }
 
+static void detach_schedules(clt_optimizer *o);
+
 void clt_optimizer_free(clt_optimizer *opt)
 {
     if (opt == NULL)
@@ -363,6 +370,7 @@ void clt_optimizer_free(clt_optimizer *opt)
             if (opt->state[k])
                 clt_tensor_free(opt->state[k][i]);
     }
+    detach_schedules(opt);
     free(opt->params);
     free(opt->updates);
     for (int k = 0; k < NSTATE; k++)
@@ -714,6 +722,7 @@ void clt__optimizer_settings(const clt_optimizer *o, clt__opt_settings *c)
     default:
         c->adam = mine.adam;
     }
+    c->group = mine.group;
 }
 
 clt_status clt__optimizer_like(const clt_optimizer *o, const clt__opt_settings *c,
@@ -731,6 +740,13 @@ void clt__optimizer_swap(clt_optimizer *a, clt_optimizer *b)
     clt_optimizer t = *a;
     *a = *b;
     *b = t;
+    /* the schedules stay with their optimizer */
+    b->scheds = a->scheds;
+    b->schedules = a->schedules;
+    b->sched_cap = a->sched_cap;
+    a->scheds = t.scheds;
+    a->schedules = t.schedules;
+    a->sched_cap = t.sched_cap;
 }
 
 /* ---- clip_grad_norm, clip_grad_value ------------------------------------------------ */
@@ -951,7 +967,35 @@ struct clt_lr_scheduler {
     size_t n_milestones;
     clt__one_cycle cycle;       /* OneCycleLR's phases */
     clt__plateau plateau;       /* ReduceLROnPlateau's settings and counters */
+    double last_lr;             /* the rate it set last (torch's _last_lr) */
+    bool rebased;               /* made where the rate was not initial_lr */
 };
+
+/* Adds s to its optimizer's schedules; false when out of host memory. */
+static bool attach_schedule(clt_lr_scheduler *s)
+{
+    clt_optimizer *o = s->opt;
+    if (o->schedules == o->sched_cap) {
+        size_t cap = o->sched_cap ? 2 * o->sched_cap : 2;
+        clt_lr_scheduler **v = clt__realloc(o->scheds, cap, sizeof *v);
+        if (v == NULL)
+            return false;
+        o->scheds = v;
+        o->sched_cap = cap;
+    }
+    o->scheds[o->schedules++] = s;
+    return true;
+}
+
+/* The optimizer is being freed: its schedules drive nothing from now. */
+static void detach_schedules(clt_optimizer *o)
+{
+    for (size_t k = 0; k < o->schedules; k++)
+        o->scheds[k]->opt = NULL;
+    free(o->scheds);
+    o->scheds = NULL;
+    o->schedules = o->sched_cap = 0;
+}
 
 /* torch's class names, for messages */
 static const char *const sched_name[] = {
@@ -1126,7 +1170,7 @@ static double schedule_lr(const clt_lr_scheduler *s, int64_t epoch)
     size_t k = 0;
     switch (s->kind) {
     case CLT__SCHED_PLATEAU:
-        return s->opt->lr;
+        return s->opt ? s->opt->lr : s->last_lr;
     case CLT__SCHED_ONE_CYCLE:
         lr = 0.0; /* the state was checked: one_cycle_lr cannot fail */
         (void)one_cycle_lr(s, epoch, &lr, "clt_lr_scheduler");
@@ -1153,6 +1197,59 @@ static double schedule_lr(const clt_lr_scheduler *s, int64_t epoch)
     return lr < 0 ? 0 : lr;
 }
 
+/* Whether s takes torch's chainable form: another schedule made on its
+ * optimizer is alive, whose factors multiply with s's, or s was made
+ * where the rate was not its base (initial_lr: a schedule made after the
+ * rate was set by hand or loaded), from which torch goes on (OneCycleLR,
+ * which sets its rates outright, and ReduceLROnPlateau, which multiplies
+ * the rate now, have one form). */
+static bool chained(const clt_lr_scheduler *s)
+{
+    return s->opt && (s->opt->schedules > 1 || s->rebased) &&
+           s->kind != CLT__SCHED_ONE_CYCLE && s->kind != CLT__SCHED_PLATEAU;
+}
+
+/* torch's get_lr (its chainable form) at epoch: the optimizer's rate now
+ * times the schedule's factor for that epoch, the same operations in the
+ * same order. */
+static double chain_lr(const clt_lr_scheduler *s, int64_t epoch)
+{
+    double lr = s->opt->lr, e = (double)epoch, t = (double)s->period, k = 0;
+    switch (s->kind) {
+    case CLT__SCHED_STEP:
+        lr = epoch == 0 || epoch % s->period != 0 ? lr : lr * s->factor;
+        break;
+    case CLT__SCHED_EXPONENTIAL:
+        lr = epoch == 0 ? lr : lr * s->factor;
+        break;
+    case CLT__SCHED_MULTISTEP:
+        for (size_t i = 0; i < s->n_milestones; i++)
+            k += s->milestones[i] == epoch; /* the Counter's count of epoch */
+        lr = k == 0 ? lr : lr * pow(s->factor, k);
+        break;
+    case CLT__SCHED_LINEAR:
+        if (epoch == 0)
+            lr = lr * s->factor;
+        else if (epoch <= s->period)
+            lr = lr * (1. + (s->factor2 - s->factor) /
+                                (t * s->factor + (e - 1) * (s->factor2 - s->factor)));
+        break;
+    case CLT__SCHED_COSINE:
+        /* (last_epoch - 1 - T_max) % (2 T_max) == 0, Python's modulo */
+        if (epoch == 0)
+            break;
+        if (((epoch - 1 - s->period) % (2 * s->period) + 2 * s->period) % (2 * s->period) == 0)
+            lr = lr + (s->base_lr - s->factor) * (1 - cos(M_PI / t)) / 2;
+        else
+            lr = (1 + cos(M_PI * e / t)) / (1 + cos(M_PI * (e - 1) / t)) * (lr - s->factor) +
+                 s->factor;
+        break;
+    default:
+        break;
+    }
+    return lr < 0 ? 0 : lr;
+}
+
 static clt_status scheduler(clt_optimizer *opt, const clt__schedule *v, clt_lr_scheduler **out,
                             const char *fn)
 {
@@ -1172,27 +1269,49 @@ static clt_status scheduler(clt_optimizer *opt, const clt__schedule *v, clt_lr_s
         free(s);
         return st;
     }
-    *s = (clt_lr_scheduler){opt,        v->kind,   0, v->period, opt->lr, v->factor,
-                            v->factor2, m,         m ? v->n_milestones : 0, v->cycle, v->plateau};
-    double lr = 0.0;
+    /* torch's base_lrs: the group's initial_lr, which the first schedule
+     * made sets to the rate then (setdefault) and OneCycleLR to its own;
+     * ReduceLROnPlateau has none. */
+    clt__opt_group *g = &opt->set.group;
+    double base = v->kind == CLT__SCHED_ONE_CYCLE ? v->base_lr
+                  : v->kind == CLT__SCHED_PLATEAU || !g->has_initial_lr ? opt->lr
+                                                                         : g->initial_lr;
+    *s = (clt_lr_scheduler){opt,        v->kind, 0, v->period, base, v->factor,
+                            v->factor2, m,       m ? v->n_milestones : 0, v->cycle, v->plateau,
+                            opt->lr,    base != opt->lr};
+    double lr = opt->lr;
     if (v->kind == CLT__SCHED_ONE_CYCLE) {
-        s->base_lr = v->base_lr; /* initial_lr, whatever the optimizer's rate */
         st = one_cycle_lr(s, 0, &lr, fn);
-        if (st != CLT_OK) {
-            clt_lr_scheduler_free(s);
-            return st;
-        }
+    }
+    if (st == CLT_OK && !attach_schedule(s))
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    if (st != CLT_OK) {
+        free(s->milestones);
+        free(s);
+        return st;
+    }
+    if (v->kind == CLT__SCHED_ONE_CYCLE) {
+        g->has_initial_lr = g->has_one_cycle = 1;
+        g->initial_lr = v->base_lr;
+        g->max_lr = v->factor;
+        g->min_lr = v->factor2;
+    } else if (v->kind != CLT__SCHED_PLATEAU && !g->has_initial_lr) {
+        g->has_initial_lr = 1;
+        g->initial_lr = opt->lr;
     }
     /* torch's constructor takes a step to epoch 0, which sets LinearLR's
      * start_factor (and a MultiStepLR milestone 0) and OneCycleLR's first
      * rate; at epoch 0 the closed forms of StepLR, ExponentialLR and
      * MultiStepLR give base_lr exactly, CosineAnnealingLR's might not in its
      * last bit, and torch leaves the rate alone there.  ReduceLROnPlateau
-     * takes no step. */
-    if (v->kind == CLT__SCHED_ONE_CYCLE)
-        opt->lr = lr;
-    else if (v->kind != CLT__SCHED_COSINE && v->kind != CLT__SCHED_PLATEAU)
-        opt->lr = schedule_lr(s, 0);
+     * takes no step.  A schedule made after another starts from the rate
+     * that one set (torch's chainable form). */
+    if (chained(s))
+        lr = chain_lr(s, 0);
+    else if (v->kind != CLT__SCHED_ONE_CYCLE && v->kind != CLT__SCHED_COSINE &&
+             v->kind != CLT__SCHED_PLATEAU)
+        lr = schedule_lr(s, 0);
+    opt->lr = s->last_lr = lr;
     *out = s;
     return clt__ok();
 }
@@ -1305,11 +1424,16 @@ clt_status clt_linear_lr(clt_optimizer *opt, double start_factor, double end_fac
     return scheduler(opt, &v, out, "clt_linear_lr");
 }
 
+static clt_status check_attached(const clt_lr_scheduler *s, const char *fn);
+
 clt_status clt_lr_scheduler_step(clt_lr_scheduler *s)
 {
     static const char fn[] = "clt_lr_scheduler_step";
     CLT__REQUIRE_ARG(s, fn);
     double lr;
+    clt_status ast = check_attached(s, fn);
+    if (ast != CLT_OK)
+        return ast;
     if (s->kind == CLT__SCHED_PLATEAU)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: ReduceLROnPlateau steps on a metric: call "
@@ -1321,11 +1445,13 @@ clt_status clt_lr_scheduler_step(clt_lr_scheduler *s)
         if (st != CLT_OK)
             return st;
     } else {
-        lr = schedule_lr(s, s->epoch + 1);
+        lr = chained(s) ? chain_lr(s, s->epoch + 1) : schedule_lr(s, s->epoch + 1);
     }
     clt_status st = clt_optimizer_set_lr(s->opt, lr);
-    if (st == CLT_OK)
+    if (st == CLT_OK) {
         s->epoch++;
+        s->last_lr = lr;
+    }
     return st == CLT_OK ? st : clt__error_in(st, fn);
 }
 
@@ -1345,6 +1471,9 @@ clt_status clt_lr_scheduler_step_metric(clt_lr_scheduler *s, double metric)
 {
     static const char fn[] = "clt_lr_scheduler_step_metric";
     CLT__REQUIRE_ARG(s, fn);
+    clt_status ast = check_attached(s, fn);
+    if (ast != CLT_OK)
+        return ast;
     if (s->kind != CLT__SCHED_PLATEAU)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: %s takes no metric (only ReduceLROnPlateau does): call "
@@ -1383,16 +1512,41 @@ int64_t clt_lr_scheduler_epoch(const clt_lr_scheduler *s)
 
 void clt_lr_scheduler_free(clt_lr_scheduler *s)
 {
-    if (s)
-        free(s->milestones);
+    if (s == NULL)
+        return;
+    clt_optimizer *o = s->opt;
+    for (size_t k = 0; o && k < o->schedules; k++)
+        if (o->scheds[k] == s) {
+            memmove(&o->scheds[k], &o->scheds[k + 1], (o->schedules - k - 1) * sizeof *o->scheds);
+            o->schedules--;
+            break;
+        }
+    free(s->milestones);
     free(s);
+}
+
+/* Refuses a step of a schedule whose optimizer was freed. */
+static clt_status check_attached(const clt_lr_scheduler *s, const char *fn)
+{
+    if (s->opt == NULL)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the optimizer this %s drove was freed", fn, sched_name[s->kind]);
+    return CLT_OK;
 }
 
 void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out)
 {
-    *out = (clt__schedule){s->kind,     s->epoch,   s->period, s->base_lr,
-                           s->factor,   s->factor2, schedule_lr(s, s->epoch), s->milestones,
-                           s->n_milestones, s->cycle, s->plateau};
+    *out = (clt__schedule){s->kind,
+                           s->epoch,
+                           s->period,
+                           s->base_lr,
+                           s->factor,
+                           s->factor2,
+                           chained(s) ? s->last_lr : schedule_lr(s, s->epoch),
+                           s->milestones,
+                           s->n_milestones,
+                           s->cycle,
+                           s->plateau};
 }
 
 clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, const char *fn)
@@ -1428,5 +1582,7 @@ clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, co
     s->base_lr = v->base_lr;
     s->factor = v->factor;
     s->factor2 = v->factor2;
+    s->last_lr = chained(s) && v->last_lr >= 0 && !isinf(v->last_lr) ? v->last_lr
+                                                                      : schedule_lr(s, s->epoch);
     return CLT_OK;
 }
