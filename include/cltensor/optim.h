@@ -125,6 +125,11 @@ CLT_API clt_status clt_optimizer_zero_grad(clt_optimizer *opt, int set_to_none);
 CLT_API double clt_optimizer_lr(const clt_optimizer *opt);
 CLT_API clt_status clt_optimizer_set_lr(clt_optimizer *opt, double lr);
 
+/* The momentum now: SGD's and RMSprop's momentum, Adam's and AdamW's
+ * betas[0] (what OneCycleLR's momentum cycling sets:
+ * clt_one_cycle_lr_momentum); 0 for Adagrad and for NULL. */
+CLT_API double clt_optimizer_momentum(const clt_optimizer *opt);
+
 /* Steps taken so far (calls of clt_optimizer_step that succeeded). */
 CLT_API int64_t clt_optimizer_steps(const clt_optimizer *opt);
 
@@ -250,11 +255,9 @@ CLT_API clt_status clt_linear_lr(clt_optimizer *opt, double start_factor, double
  * here and negative in torch); stepping further is refused, as torch
  * refuses it, the schedule unchanged.
  *
- * No momentum cycling: torch's cycle_momentum (on by default there) would
- * need momentum buffers that an SGD or RMSprop made without momentum does
- * not hold, and max_momentum and base_momentum in the optimizer's
- * checkpoint, which holds neither; compare with torch's
- * cycle_momentum=False.  pct_start outside [0, 1], total_steps below 1,
+ * No momentum cycling: this is torch's OneCycleLR(..., cycle_momentum=
+ * False); clt_one_cycle_lr_momentum below is torch's default, which
+ * cycles it.  pct_start outside [0, 1], total_steps below 1,
  * max_lr not a finite rate >= 0, div_factor or final_div_factor not finite
  * and > 0, an unknown strategy, or phases torch would divide by zero in at
  * step 0 are CLT_ERR_INVALID_ARGUMENT.  New scheduler (it borrows opt):
@@ -263,6 +266,34 @@ CLT_API clt_status clt_one_cycle_lr(clt_optimizer *opt, double max_lr, int64_t t
                                     double pct_start, const char *anneal_strategy,
                                     double div_factor, double final_div_factor,
                                     int three_phase, clt_lr_scheduler **out);
+/* OneCycleLR with all of torch's arguments: clt_one_cycle_lr's, then
+ * cycle_momentum, base_momentum and max_momentum (torch's defaults: 1,
+ * 0.85, 0.95).  With cycle_momentum (cycle_momentum 0 is clt_one_cycle_lr)
+ * the optimizer's momentum is cycled inversely to the rate, from
+ * max_momentum down to base_momentum while the rate rises and back up
+ * while it falls (three_phase: then staying at max_momentum), annealed as
+ * the rate is, each value torch's bit for bit: SGD's and RMSprop's
+ * momentum, Adam's and AdamW's betas[0] (torch's use_beta1); Adagrad,
+ * which has none, is refused with torch's message ("optimizer must
+ * support momentum with `cycle_momentum` option enabled").  As torch's
+ * constructor, it puts max_momentum and base_momentum in the optimizer
+ * (its file holds them, under those keys: clt_optimizer_save, which a
+ * resumed schedule reads them from, as torch reads its param_groups) and
+ * sets the momentum to its value at step 0.  An SGD or RMSprop made
+ * without momentum gains it: the momentum buffers are made now (zeros),
+ * and SGD's takes a parameter's gradient at its first use, as torch's
+ * SGD starts a buffer (buf = grad), whatever updates the parameter had
+ * before.  base_momentum and max_momentum must be momenta the optimizer
+ * takes (finite and >= 0; below 1 for Adam's beta1): otherwise
+ * CLT_ERR_INVALID_ARGUMENT.  A failure (out of memory for the buffers)
+ * leaves the optimizer as it was.  New scheduler (it borrows opt):
+ * release with clt_lr_scheduler_free. */
+CLT_API clt_status clt_one_cycle_lr_momentum(clt_optimizer *opt, double max_lr,
+                                             int64_t total_steps, double pct_start,
+                                             const char *anneal_strategy, double div_factor,
+                                             double final_div_factor, int three_phase,
+                                             int cycle_momentum, double base_momentum,
+                                             double max_momentum, clt_lr_scheduler **out);
 /* ReduceLROnPlateau (torch's defaults: mode "min", factor 0.1, patience
  * 10, threshold 1e-4, threshold_mode "rel", cooldown 0, min_lr 0, eps
  * 1e-8; NULL modes are the defaults): stepped with

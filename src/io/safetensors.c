@@ -1568,7 +1568,9 @@ clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path)
         md[n].key = "_schedule_phases";
         fits = fmt_phases(md[n++].value, sizeof md[0].value, &v.cycle);
         put(&md[n++], "anneal_strategy", "'%s'", v.cycle.linear ? "linear" : "cos");
-        put(&md[n++], "cycle_momentum", "False");
+        put(&md[n++], "cycle_momentum", "%s", v.cycle.momentum ? "True" : "False");
+        if (v.cycle.momentum) /* torch's: whether it cycles betas[0] (Adam) */
+            put(&md[n++], "use_beta1", "%s", v.use_beta1 ? "True" : "False");
     }
     if (sched_keys[v.kind].milestones) {
         md[n].key = "milestones";
@@ -1652,13 +1654,11 @@ clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
                     : bad(&sf, "__metadata__ has no 'anneal_strategy' (nor torch's "
                                "'anneal_func')");
     }
-    if (st == CLT_OK && cycle && meta_get(&sf, "cycle_momentum")) {
-        int on;
-        st = meta_bool(&sf, "cycle_momentum", &on);
-        if (st == CLT_OK && on)
-            st = bad(&sf, "__metadata__ 'cycle_momentum' is True: cltensor's OneCycleLR "
-                          "cycles no momentum (torch's cycle_momentum=False)");
-    }
+    /* a file without it is from before momentum was cycled: False */
+    if (st == CLT_OK && cycle)
+        v.cycle.momentum = 0;
+    if (st == CLT_OK && cycle && meta_get(&sf, "cycle_momentum"))
+        st = meta_bool(&sf, "cycle_momentum", &v.cycle.momentum);
     if (st == CLT_OK && sched_keys[v.kind].milestones) {
         st = meta_milestones(&sf, "milestones", &milestones, &v.n_milestones);
         v.milestones = milestones;

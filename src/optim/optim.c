@@ -24,6 +24,10 @@ struct clt_optimizer {
      * own count, which Adam's bias correction uses; SGD's momentum buffer
      * starts at a parameter's first update. */
     int64_t *updates;
+    /* Per parameter, SGD's momentum buffer made and not used yet: its
+     * first use sets it to the gradient (PyTorch's buf = d.clone()), also
+     * when momentum starts mid-run (OneCycleLR's cycling). */
+    unsigned char *fresh;
     size_t resume;                /* parameters a step that failed part-way updated */
     int64_t steps;
     double lr;
@@ -162,6 +166,27 @@ static clt_status state(clt_optimizer *o, int k, size_t i, clt_tensor **out)
     return st;
 }
 
+/* Makes every state tensor o's settings keep and it lacks (all of them
+ * for a new optimizer; momentum buffers when OneCycleLR gives momentum to
+ * an optimizer made without), for every parameter; a new SGD momentum
+ * buffer is fresh.  What was made before a failure stays, unused. */
+static clt_status make_state(clt_optimizer *o, const char *fn)
+{
+    for (size_t i = 0; i < o->n; i++) {
+        for (int j = 0; j < NSTATE; j++) {
+            clt_tensor *unused;
+            if (!keeps_state(o->kind, &o->set, j) || o->state[j][i] != NULL)
+                continue;
+            clt_status st = state(o, j, i, &unused);
+            if (st != CLT_OK)
+                return clt__error_in(st, fn);
+            if (o->kind == SGD)
+                o->fresh[i] = 1;
+        }
+    }
+    return CLT_OK;
+}
+
 /* Where a parameter's elements lie, for finding one given twice. */
 typedef struct span {
     const clt__storage *storage;
@@ -244,9 +269,11 @@ static clt_status build(kind k, clt_tensor *const *params, size_t n, const clt__
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     o->params = clt__calloc(n, sizeof *o->params);
     o->updates = clt__calloc(n, sizeof *o->updates);
+    o->fresh = clt__calloc(n, sizeof *o->fresh);
     for (int k2 = 0; k2 < NSTATE; k2++)
         o->state[k2] = clt__calloc(n, sizeof *o->state[k2]);
-    if (o->params == NULL || o->updates == NULL || o->state[0] == NULL || o->state[1] == NULL || o->state[2] == NULL) {
+    if (o->params == NULL || o->updates == NULL || o->fresh == NULL || o->state[0] == NULL ||
+        o->state[1] == NULL || o->state[2] == NULL) {
         clt_optimizer_free(o);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     }
@@ -259,17 +286,10 @@ static clt_status build(kind k, clt_tensor *const *params, size_t n, const clt__
     /* The state is made now rather than at the first step, so that the
      * first step already holds everything later steps hold and the
      * allocator's cache serves every later step. */
-    for (size_t i = 0; i < n; i++) {
-        for (int j = 0; j < NSTATE; j++) {
-            clt_tensor *unused;
-            if (!keeps_state(k, c, j))
-                continue;
-            st = state(o, j, i, &unused);
-            if (st != CLT_OK) {
-                clt_optimizer_free(o);
-                return clt__error_in(st, fn);
-            }
-        }
+    st = make_state(o, fn);
+    if (st != CLT_OK) {
+        clt_optimizer_free(o);
+        return st;
     }
     *out = o;
     return CLT_OK;
@@ -373,6 +393,7 @@ void clt_optimizer_free(clt_optimizer *opt)
     detach_schedules(opt);
     free(opt->params);
     free(opt->updates);
+    free(opt->fresh);
     for (int k = 0; k < NSTATE; k++)
         free(opt->state[k]);
     free(opt);
@@ -416,7 +437,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
         clt_tensor *buf = NULL;
         cl_int first = 0, nest = s->nesterov != 0;
         if (s->momentum != 0.0) {
-            first = o->updates[i] == 0; /* PyTorch's buf = d.clone() */
+            first = o->fresh[i]; /* PyTorch's buf = d.clone() */
             st = state(o, 0, i, &buf);
             if (st != CLT_OK)
                 return st;
@@ -515,6 +536,8 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
 #undef SCALAR
     if (st == CLT_OK) {
         o->updates[i]++;
+        if (o->kind == SGD && o->set.sgd.momentum != 0.0)
+            o->fresh[i] = 0;
         clt__version_bump(p);
     }
     return st;
@@ -634,6 +657,28 @@ int64_t clt_optimizer_steps(const clt_optimizer *opt)
     return opt ? opt->steps : 0;
 }
 
+/* The momentum a schedule cycles: SGD's and RMSprop's momentum, Adam's
+ * and AdamW's beta1; NULL for Adagrad. */
+static double *momentum_of(clt_optimizer *o)
+{
+    switch (o->kind) {
+    case SGD:
+        return &o->set.sgd.momentum;
+    case RMSPROP:
+        return &o->set.rmsprop.momentum;
+    case ADAGRAD:
+        return NULL;
+    default:
+        return &o->set.adam.beta1;
+    }
+}
+
+double clt_optimizer_momentum(const clt_optimizer *opt)
+{
+    double *m = opt ? momentum_of((clt_optimizer *)opt) : NULL;
+    return m ? *m : 0.0;
+}
+
 /* ---- state for checkpoints (src/io) -------------------------------------------- */
 
 static const char *const state_names[][NSTATE] = {
@@ -695,6 +740,8 @@ bool clt__optimizer_stopped(const clt_optimizer *o)
 void clt__optimizer_restore(clt_optimizer *o, const int64_t *updates, int64_t steps, double lr)
 {
     memcpy(o->updates, updates, o->n * sizeof *updates);
+    for (size_t i = 0; i < o->n; i++)
+        o->fresh[i] = o->kind == SGD && o->state[0][i] && updates[i] == 0;
     o->steps = steps;
     o->lr = lr;
     o->resume = 0;
@@ -1120,12 +1167,15 @@ static int64_t *copy_milestones(const clt__schedule *v, clt_status *st, const ch
     return m;
 }
 
+static double *momentum_of(clt_optimizer *o);
+
 /* OneCycleLR's rate at step `epoch` (torch's get_lr, bit for bit: the
- * same operations in the same order), in *lr; refused, as torch refuses
- * it, past total_steps or in a phase of no length (torch divides by zero
- * there). */
-static clt_status one_cycle_lr(const clt_lr_scheduler *s, int64_t epoch, double *lr,
-                               const char *fn)
+ * same operations in the same order), in *lr, and with mom not NULL and
+ * cycle_momentum its momentum, from the optimizer's group's max_momentum
+ * and base_momentum, in *mom; refused, as torch refuses it, past
+ * total_steps or in a phase of no length (torch divides by zero there). */
+static clt_status one_cycle_at(const clt_lr_scheduler *s, int64_t epoch, double *lr,
+                               double *mom, const char *fn)
 {
     const clt__one_cycle *c = &s->cycle;
     if (epoch > s->period)
@@ -1152,6 +1202,22 @@ static clt_status one_cycle_lr(const clt_lr_scheduler *s, int64_t epoch, double 
                 *lr = (to[i] - from[i]) * pct + from[i];
             else
                 *lr = to[i] + (from[i] - to[i]) / 2.0 * (cos(M_PI * pct) + 1);
+            if (mom && c->momentum) {
+                /* max -> base -> max, or max -> base -> max -> max */
+                const clt__opt_group *g = &s->opt->set.group;
+                if (!g->has_momentum)
+                    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                      "%s: OneCycleLR cycles momentum and the optimizer has no "
+                                      "max_momentum and base_momentum (load the optimizer's "
+                                      "file, which holds them)",
+                                      fn);
+                double a = i == 1 ? g->base_momentum : g->max_momentum;
+                double b = i == 0 ? g->base_momentum : g->max_momentum;
+                if (c->linear)
+                    *mom = (b - a) * pct + a;
+                else
+                    *mom = b + (a - b) / 2.0 * (cos(M_PI * pct) + 1);
+            }
             break;
         }
         start = end;
@@ -1159,6 +1225,12 @@ static clt_status one_cycle_lr(const clt_lr_scheduler *s, int64_t epoch, double 
     if (!(*lr >= 0.0))
         *lr = 0.0;
     return CLT_OK;
+}
+
+static clt_status one_cycle_lr(const clt_lr_scheduler *s, int64_t epoch, double *lr,
+                               const char *fn)
+{
+    return one_cycle_at(s, epoch, lr, NULL, fn);
 }
 
 /* The rate s gives at epoch e, in closed form (torch's
@@ -1279,10 +1351,9 @@ static clt_status scheduler(clt_optimizer *opt, const clt__schedule *v, clt_lr_s
     *s = (clt_lr_scheduler){opt,        v->kind, 0, v->period, base, v->factor,
                             v->factor2, m,       m ? v->n_milestones : 0, v->cycle, v->plateau,
                             opt->lr,    base != opt->lr};
-    double lr = opt->lr;
-    if (v->kind == CLT__SCHED_ONE_CYCLE) {
-        st = one_cycle_lr(s, 0, &lr, fn);
-    }
+    double lr = opt->lr, mom = 0.0;
+    if (v->kind == CLT__SCHED_ONE_CYCLE)
+        st = one_cycle_at(s, 0, &lr, &mom, fn);
     if (st == CLT_OK && !attach_schedule(s))
         st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     if (st != CLT_OK) {
@@ -1312,6 +1383,8 @@ static clt_status scheduler(clt_optimizer *opt, const clt__schedule *v, clt_lr_s
              v->kind != CLT__SCHED_PLATEAU)
         lr = schedule_lr(s, 0);
     opt->lr = s->last_lr = lr;
+    if (v->kind == CLT__SCHED_ONE_CYCLE && v->cycle.momentum)
+        *momentum_of(opt) = mom;
     *out = s;
     return clt__ok();
 }
@@ -1333,11 +1406,73 @@ static clt_status parse_choice(const char *v, const char *a, const char *b, cons
                       fn, what, CLT__QUOTE(q, v), a, b, a);
 }
 
+/* OneCycleLR with settings v, cycling momentum when `cycle`: the
+ * optimizer's group gets max_momentum and base_momentum and its momentum
+ * (beta1) max_momentum, as torch's constructor gives them, and the
+ * momentum buffers an optimizer made without momentum lacks are made.
+ * A failure leaves the optimizer as it was. */
+static clt_status one_cycle(clt_optimizer *opt, clt__schedule *v, bool cycle,
+                            double base_momentum, double max_momentum, clt_lr_scheduler **out,
+                            const char *fn)
+{
+    if (!cycle || opt == NULL || out == NULL)
+        return scheduler(opt, v, out, fn);
+    *out = NULL;
+    double *m = momentum_of(opt);
+    if (m == NULL)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: optimizer must support momentum with `cycle_momentum` option "
+                          "enabled (Adagrad has no momentum)",
+                          fn);
+    bool betas = opt->kind == ADAM || opt->kind == ADAMW;
+    if (!(base_momentum >= 0.0 && max_momentum >= 0.0) || isinf(base_momentum) ||
+        isinf(max_momentum) || (betas && !(base_momentum < 1.0 && max_momentum < 1.0)))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: base_momentum %g and max_momentum %g must be momenta %s accepts "
+                          "(%s)",
+                          fn, base_momentum, max_momentum, kinds[opt->kind].torch,
+                          betas ? "betas[0] in [0, 1)" : "finite and >= 0");
+    clt__opt_settings old = opt->set;
+    double old_lr = opt->lr;
+    clt__opt_group *g = &opt->set.group;
+    g->has_momentum = 1;
+    g->max_momentum = max_momentum;
+    g->base_momentum = base_momentum;
+    *m = max_momentum;
+    v->cycle.momentum = 1;
+    clt_status st = scheduler(opt, v, out, fn);
+    if (st == CLT_OK)
+        st = make_state(opt, fn);
+    if (st != CLT_OK) {
+        clt_lr_scheduler_free(*out);
+        *out = NULL;
+        opt->set = old;
+        opt->lr = old_lr;
+        for (size_t i = 0; i < opt->n; i++)
+            for (int j = 0; j < NSTATE; j++)
+                if (opt->state[j][i] && !keeps_state(opt->kind, &old, j)) {
+                    clt_tensor_free(opt->state[j][i]);
+                    opt->state[j][i] = NULL;
+                }
+    }
+    return st;
+}
+
 clt_status clt_one_cycle_lr(clt_optimizer *opt, double max_lr, int64_t total_steps,
                             double pct_start, const char *anneal_strategy, double div_factor,
                             double final_div_factor, int three_phase, clt_lr_scheduler **out)
 {
-    static const char fn[] = "clt_one_cycle_lr";
+    return clt_one_cycle_lr_momentum(opt, max_lr, total_steps, pct_start, anneal_strategy,
+                                     div_factor, final_div_factor, three_phase, 0, 0, 0, out);
+}
+
+clt_status clt_one_cycle_lr_momentum(clt_optimizer *opt, double max_lr, int64_t total_steps,
+                                     double pct_start, const char *anneal_strategy,
+                                     double div_factor, double final_div_factor,
+                                     int three_phase, int cycle_momentum, double base_momentum,
+                                     double max_momentum, clt_lr_scheduler **out)
+{
+    const char *fn = cycle_momentum ? "clt_one_cycle_lr_momentum" : "clt_one_cycle_lr";
     clt__schedule v = {.kind = CLT__SCHED_ONE_CYCLE, .period = total_steps, .factor = max_lr};
     if (out)
         *out = NULL;
@@ -1363,7 +1498,7 @@ clt_status clt_one_cycle_lr(clt_optimizer *opt, double max_lr, int64_t total_ste
     if (three_phase)
         v.cycle.end_step[1] = 2 * pct_start * t - 2;
     v.cycle.end_step[v.cycle.phases - 1] = (double)(total_steps - 1);
-    return scheduler(opt, &v, out, fn);
+    return one_cycle(opt, &v, cycle_momentum != 0, base_momentum, max_momentum, out, fn);
 }
 
 clt_status clt_reduce_lr_on_plateau(clt_optimizer *opt, const char *mode, double factor,
@@ -1440,8 +1575,9 @@ clt_status clt_lr_scheduler_step(clt_lr_scheduler *s)
                           "clt_lr_scheduler_step_metric", fn);
     if (s->epoch == INT64_MAX)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the epoch count is at its limit", fn);
+    double mom = 0.0;
     if (s->kind == CLT__SCHED_ONE_CYCLE) {
-        clt_status st = one_cycle_lr(s, s->epoch + 1, &lr, fn);
+        clt_status st = one_cycle_at(s, s->epoch + 1, &lr, &mom, fn);
         if (st != CLT_OK)
             return st;
     } else {
@@ -1451,6 +1587,8 @@ clt_status clt_lr_scheduler_step(clt_lr_scheduler *s)
     if (st == CLT_OK) {
         s->epoch++;
         s->last_lr = lr;
+        if (s->kind == CLT__SCHED_ONE_CYCLE && s->cycle.momentum)
+            *momentum_of(s->opt) = mom;
     }
     return st == CLT_OK ? st : clt__error_in(st, fn);
 }
@@ -1546,7 +1684,8 @@ void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out)
                            s->milestones,
                            s->n_milestones,
                            s->cycle,
-                           s->plateau};
+                           s->plateau,
+                           s->opt && (s->opt->kind == ADAM || s->opt->kind == ADAMW)};
 }
 
 clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, const char *fn)
@@ -1557,6 +1696,12 @@ clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, co
     if (st == CLT_OK && v->epoch < 0)
         st = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: last_epoch %lld is negative", fn,
                         (long long)v->epoch);
+    if (st == CLT_OK && v->kind == CLT__SCHED_ONE_CYCLE && v->cycle.momentum &&
+        (s->opt == NULL || momentum_of(s->opt) == NULL))
+        st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                        "%s: cycle_momentum is True and the optimizer %s: optimizer must "
+                        "support momentum with `cycle_momentum` option enabled",
+                        fn, s->opt ? "is Adagrad" : "was freed");
     if (st == CLT_OK && v->kind == CLT__SCHED_ONE_CYCLE) {
         /* the rate at last_epoch must be one torch could have given */
         clt_lr_scheduler t = *s;

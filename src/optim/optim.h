@@ -82,12 +82,14 @@ typedef enum clt__sched_kind {
 } clt__sched_kind;
 
 /* OneCycleLR's phases: the step each ends at (torch's
- * _schedule_phases[i]['end_step']; 2 phases, or 3 with three_phase) and
- * the annealing (cosine or linear).  Its rates: base_lr is initial_lr,
+ * _schedule_phases[i]['end_step']; 2 phases, or 3 with three_phase), the
+ * annealing (cosine or linear), and whether it cycles momentum (between
+ * the optimizer's group's max_momentum and base_momentum).  Its rates: base_lr is initial_lr,
  * factor max_lr, factor2 min_lr, period total_steps. */
 typedef struct clt__one_cycle {
     double end_step[3];
     int phases, linear;
+    int momentum; /* cycle_momentum: the optimizer's momentum or beta1 too */
 } clt__one_cycle;
 
 /* ReduceLROnPlateau's settings and state (torch's names): factor is
@@ -116,6 +118,7 @@ typedef struct clt__schedule {
     size_t n_milestones;
     clt__one_cycle cycle;
     clt__plateau plateau;
+    int use_beta1; /* _get: the optimizer's momentum is Adam's betas[0] */
 } clt__schedule;
 void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out);
 /* Sets v's epoch, period, base_lr, factors and milestones (copied; v->kind
