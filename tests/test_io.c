@@ -1233,6 +1233,63 @@ Test(io, optimizer_file_keeps_what_schedules_add)
     clt_tensor_free(p);
 }
 
+/* OneCycleLR cycling momentum, saved at step 3 with its Adam: the files
+ * hold max_momentum and base_momentum (the optimizer's), cycle_momentum
+ * and use_beta1 (the schedule's); loaded into a fresh Adam and a
+ * OneCycleLR made without cycling, the run goes on with the rates and
+ * betas[0] of the uninterrupted one, bit for bit.  Without the
+ * optimizer's file, the schedule has no momenta to cycle between: its
+ * step is refused, nothing changed. */
+Test(io, one_cycle_momentum_save_and_load)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *p;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_optimizer *a, *b;
+    clt_lr_scheduler *sa, *sb;
+    CHECK(clt_adam(&p, 1, NULL, &a));
+    CHECK(clt_one_cycle_lr_momentum(a, 0.3, 10, 0.3, "linear", 20, 50, 0, 1, 0.7, 0.85, &sa));
+    for (int e = 0; e < 3; e++)
+        CHECK(clt_lr_scheduler_step(sa));
+    CHECK(clt_optimizer_save(a, tpath("oa.safetensors")));
+    CHECK(clt_lr_scheduler_save(sa, tpath("sa.safetensors")));
+    size_t n;
+    unsigned char *bytes = read_file(tpath("oa.safetensors"), &n);
+    cr_assert(holds(bytes, n, "\"max_momentum\":\"0.85\",\"base_momentum\":\"0.7\""),
+              "%.500s", bytes + 8);
+    free(bytes);
+    bytes = read_file(tpath("sa.safetensors"), &n);
+    cr_assert(holds(bytes, n, "\"cycle_momentum\":\"True\",\"use_beta1\":\"True\""),
+              "%.900s", bytes + 8);
+    free(bytes);
+    CHECK(clt_adam(&p, 1, NULL, &b));
+    CHECK(clt_one_cycle_lr(b, 1.0, 10, 0.3, "linear", 20, 50, 0, &sb));
+    CHECK(clt_lr_scheduler_load(sb, tpath("sa.safetensors")));
+    /* no max_momentum in b yet */
+    double lr = clt_optimizer_lr(b);
+    assert_error(clt_lr_scheduler_step(sb), CLT_ERR_INVALID_ARGUMENT, "has no max_momentum");
+    cr_assert(clt_optimizer_lr(b) == lr && clt_lr_scheduler_epoch(sb) == 3);
+    CHECK(clt_optimizer_load(b, tpath("oa.safetensors")));
+    cr_assert(clt_optimizer_momentum(b) == clt_optimizer_momentum(a));
+    double before = 0;
+    for (int e = 4; e <= 10; e++) {
+        cr_assert(clt_optimizer_momentum(b) != before, "step %d: the momentum stays", e);
+        before = clt_optimizer_momentum(b);
+        CHECK(clt_lr_scheduler_step(sa));
+        CHECK(clt_lr_scheduler_step(sb));
+        cr_assert(clt_optimizer_lr(a) == clt_optimizer_lr(b) &&
+                      clt_optimizer_momentum(a) == clt_optimizer_momentum(b),
+                  "step %d: %.17g %.17g, resumed %.17g %.17g", e, clt_optimizer_lr(a),
+                  clt_optimizer_momentum(a), clt_optimizer_lr(b), clt_optimizer_momentum(b));
+    }
+    clt_lr_scheduler_free(sa);
+    clt_lr_scheduler_free(sb);
+    clt_optimizer_free(a);
+    clt_optimizer_free(b);
+    clt_tensor_free(p);
+}
+
 Test(io, optimizer_load_is_strict)
 {
     clt_device *dev = get_device("cpu");

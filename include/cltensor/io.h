@@ -216,7 +216,9 @@ CLT_API clt_status clt_optimizer_load(clt_optimizer *opt, const char *path);
  * "_get_lr_called_within_step" ("False"), under torch's names and as
  * Python's repr writes them (safetensors' safe_open(...).metadata() reads
  * them).  OneCycleLR's file holds "total_steps", "_schedule_phases" (the
- * list of phase dicts torch's repr writes), "cycle_momentum" ("False"),
+ * list of phase dicts torch's repr writes), "cycle_momentum" ("True" or
+ * "False": clt_one_cycle_lr_momentum) and, when True, "use_beta1" (Adam's
+ * and AdamW's betas[0] are cycled),
  * and besides torch's keys "max_lr", "min_lr" (torch keeps them in the
  * optimizer's param_groups) and "anneal_strategy" ("'cos'" or
  * "'linear'": torch's anneal_func is a bound method), then base_lrs
@@ -240,7 +242,11 @@ CLT_API clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *
  * most total_steps steps taken), and torch's own file too: "anneal_func"
  * read for the strategy, and without "max_lr" and "min_lr" the schedule
  * keeps its own (make it with the run's settings, as torch's user does);
- * "cycle_momentum" True is refused; ReduceLROnPlateau's settings and
+ * "cycle_momentum" (a file without it cycles none), True taking the
+ * momenta to cycle between from the optimizer's file, as torch's from its
+ * param_groups (a step before the optimizer has them is refused; an
+ * Adagrad, which has no momentum, refuses the file); ReduceLROnPlateau's
+ * settings and
  * counters (mode_worse and _last_lr not taken); the optimizer's rate is
  * not touched
  * (clt_optimizer_load restores it).  With the model and the optimizer
