@@ -1458,21 +1458,14 @@ static clt_status one_cycle(clt_optimizer *opt, clt__schedule *v, bool cycle,
     return st;
 }
 
-clt_status clt_one_cycle_lr(clt_optimizer *opt, double max_lr, int64_t total_steps,
-                            double pct_start, const char *anneal_strategy, double div_factor,
-                            double final_div_factor, int three_phase, clt_lr_scheduler **out)
+/* clt_one_cycle_lr_momentum, its messages naming fn. */
+static clt_status one_cycle_in(const char *fn, clt_optimizer *opt, double max_lr,
+                               int64_t total_steps, double pct_start,
+                               const char *anneal_strategy, double div_factor,
+                               double final_div_factor, int three_phase, int cycle_momentum,
+                               double base_momentum, double max_momentum,
+                               clt_lr_scheduler **out)
 {
-    return clt_one_cycle_lr_momentum(opt, max_lr, total_steps, pct_start, anneal_strategy,
-                                     div_factor, final_div_factor, three_phase, 0, 0, 0, out);
-}
-
-clt_status clt_one_cycle_lr_momentum(clt_optimizer *opt, double max_lr, int64_t total_steps,
-                                     double pct_start, const char *anneal_strategy,
-                                     double div_factor, double final_div_factor,
-                                     int three_phase, int cycle_momentum, double base_momentum,
-                                     double max_momentum, clt_lr_scheduler **out)
-{
-    const char *fn = cycle_momentum ? "clt_one_cycle_lr_momentum" : "clt_one_cycle_lr";
     clt__schedule v = {.kind = CLT__SCHED_ONE_CYCLE, .period = total_steps, .factor = max_lr};
     if (out)
         *out = NULL;
@@ -1499,6 +1492,26 @@ clt_status clt_one_cycle_lr_momentum(clt_optimizer *opt, double max_lr, int64_t 
         v.cycle.end_step[1] = 2 * pct_start * t - 2;
     v.cycle.end_step[v.cycle.phases - 1] = (double)(total_steps - 1);
     return one_cycle(opt, &v, cycle_momentum != 0, base_momentum, max_momentum, out, fn);
+}
+
+clt_status clt_one_cycle_lr(clt_optimizer *opt, double max_lr, int64_t total_steps,
+                            double pct_start, const char *anneal_strategy, double div_factor,
+                            double final_div_factor, int three_phase, clt_lr_scheduler **out)
+{
+    return one_cycle_in("clt_one_cycle_lr", opt, max_lr, total_steps, pct_start,
+                        anneal_strategy, div_factor, final_div_factor, three_phase, 0, 0, 0,
+                        out);
+}
+
+clt_status clt_one_cycle_lr_momentum(clt_optimizer *opt, double max_lr, int64_t total_steps,
+                                     double pct_start, const char *anneal_strategy,
+                                     double div_factor, double final_div_factor,
+                                     int three_phase, int cycle_momentum, double base_momentum,
+                                     double max_momentum, clt_lr_scheduler **out)
+{
+    return one_cycle_in("clt_one_cycle_lr_momentum", opt, max_lr, total_steps, pct_start,
+                        anneal_strategy, div_factor, final_div_factor, three_phase,
+                        cycle_momentum, base_momentum, max_momentum, out);
 }
 
 clt_status clt_reduce_lr_on_plateau(clt_optimizer *opt, const char *mode, double factor,
