@@ -17,6 +17,13 @@
  *       STEPS steps of the loss sum(p^3 / 3 + p^2) (gradient p^2 + 2p);
  *       saves the parameter to OUT.param.safetensors and the optimizer to
  *       OUT.optim.safetensors
+ *   io_roundtrip cycle KIND STEPS PARAM OPTIM SCHED OUT SETTINGS...
+ *       resume's run under OneCycleLR(max_lr=0.2, total_steps=12,
+ *       pct_start=0.25, div_factor=10, final_div_factor=100,
+ *       base_momentum=0.8, max_momentum=0.9) cycling momentum, made after
+ *       the optimizer, with the state of SCHED loaded ("-": fresh), stepped
+ *       after each optimizer step; prints the rate and the momentum after
+ *       each ("%.17g %.17g") and saves the schedule to OUT.sched.safetensors
  *   io_roundtrip schedule KIND OUT LR PERIOD FACTOR EPOCHS [EXTRA]
  *       StepLR (step_size, gamma), CosineAnnealingLR (T_max, eta_min),
  *       ExponentialLR (-, gamma), MultiStepLR (-, gamma; EXTRA the
@@ -32,6 +39,14 @@
  *       loaded from FILE, the optimizer's rate then set to LR (what the
  *       optimizer's file would restore), then stepped EPOCHS times: prints
  *       the rate after each, "%.17g"
+ *   io_roundtrip chain save PREFIX EPOCHS | chain load PREFIX EPOCHS
+ *       SGD(lr=0.1) over one parameter (no gradient: the steps move
+ *       nothing), then LinearLR(0.5, 1.0, 4) and StepLR(2, 0.5) made one
+ *       after the other on it; "save" steps the optimizer and both
+ *       schedules EPOCHS times and saves them to PREFIX.optim.safetensors,
+ *       PREFIX.s1.safetensors and PREFIX.s2.safetensors; "load" makes them
+ *       over SGD with the defaults, loads those files and steps EPOCHS
+ *       times; both print the rate after each epoch, "%.17g"
  *   io_roundtrip npyhost IN OUT            clt_load_npy_host, then
  *                                          clt_save_npy_host (no device)
  *   io_roundtrip loader X Y XOUT YOUT      X and Y read by clt_load_npy_host
@@ -157,14 +172,17 @@ static int checkpoint(clt_device *dev, int argc, char **argv)
     return st == CLT_OK ? 0 : fail(argv[1], st);
 }
 
-/* io_roundtrip resume (see the top). */
+/* io_roundtrip resume and cycle (see the top). */
 static int resume(clt_device *dev, int argc, char **argv)
 {
-    const char *kind = argv[2], *param = argv[4], *optim = argv[5], *out = argv[6];
-    int steps = atoi(argv[3]);
+    bool cycle = strcmp(argv[1], "cycle") == 0;
+    const char *kind = argv[2], *param = argv[4], *optim = argv[5], *sched = argv[6];
+    const char *out = argv[cycle ? 7 : 6];
+    int steps = atoi(argv[3]), at = cycle ? 8 : 7;
     double v[6] = {0};
-    for (int k = 7; k < argc && k < 13; k++)
-        v[k - 7] = strtod(argv[k], NULL);
+    for (int k = at; k < argc && k < at + 6; k++)
+        v[k - at] = strtod(argv[k], NULL);
+    clt_lr_scheduler *s = NULL;
     static const float p0[5] = {1.0f, -0.5f, 0.25f, 2.0f, -1.5f};
     clt_named_tensor *in = NULL;
     size_t nin = 0;
@@ -188,8 +206,12 @@ static int resume(clt_device *dev, int argc, char **argv)
         st = clt_set_requires_grad(p, 1);
     if (st == CLT_OK)
         st = make_optimizer(kind, v, &p, &opt);
+    if (st == CLT_OK && cycle)
+        st = clt_one_cycle_lr_momentum(opt, 0.2, 12, 0.25, NULL, 10, 100, 0, 1, 0.8, 0.9, &s);
     if (st == CLT_OK && strcmp(optim, "-") != 0)
         st = clt_optimizer_load(opt, optim);
+    if (st == CLT_OK && cycle && strcmp(sched, "-") != 0)
+        st = clt_lr_scheduler_load(s, sched);
     for (int t = 0; st == CLT_OK && t < steps; t++) {
         clt_tensor *p2 = NULL, *p3 = NULL, *a = NULL, *l = NULL, *loss = NULL;
         st = clt_optimizer_zero_grad(opt, 1);
@@ -207,6 +229,10 @@ static int resume(clt_device *dev, int argc, char **argv)
             st = clt_backward(loss, NULL, 0);
         if (st == CLT_OK)
             st = clt_optimizer_step(opt);
+        if (st == CLT_OK && cycle)
+            st = clt_lr_scheduler_step(s);
+        if (st == CLT_OK && cycle)
+            printf("%.17g %.17g\n", clt_optimizer_lr(opt), clt_optimizer_momentum(opt));
         clt_tensor_free(p2);
         clt_tensor_free(p3);
         clt_tensor_free(a);
@@ -223,10 +249,14 @@ static int resume(clt_device *dev, int argc, char **argv)
     snprintf(path, sizeof path, "%s.optim.safetensors", out);
     if (st == CLT_OK)
         st = clt_optimizer_save(opt, path);
+    snprintf(path, sizeof path, "%s.sched.safetensors", out);
+    if (st == CLT_OK && cycle)
+        st = clt_lr_scheduler_save(s, path);
     clt_tensor_free(saved);
+    clt_lr_scheduler_free(s);
     clt_optimizer_free(opt);
     clt_tensor_free(p);
-    return st == CLT_OK ? 0 : fail("resume", st);
+    return st == CLT_OK ? 0 : fail(argv[1], st);
 }
 
 /* io_roundtrip schedresume (see the top). */
@@ -260,6 +290,49 @@ static int schedresume(clt_device *dev, int argc, char **argv)
     clt_optimizer_free(opt);
     clt_tensor_free(p);
     return st == CLT_OK ? 0 : fail("schedresume", st);
+}
+
+/* io_roundtrip chain (see the top). */
+static int chain(clt_device *dev, char **argv)
+{
+    bool save = strcmp(argv[2], "save") == 0;
+    const char *prefix = argv[3];
+    static const char *const files[3] = {"optim", "s1", "s2"};
+    char path[3][512];
+    clt_tensor *p = NULL;
+    clt_optimizer *opt = NULL;
+    clt_lr_scheduler *s[2] = {NULL, NULL};
+    for (int k = 0; k < 3; k++)
+        snprintf(path[k], sizeof path[k], "%s.%s.safetensors", prefix, files[k]);
+    clt_status st = clt_ones(dev, CLT_FLOAT32, 1, (int64_t[]){1}, &p);
+    if (st == CLT_OK)
+        st = clt_set_requires_grad(p, 1);
+    if (st == CLT_OK)
+        st = clt_sgd(&p, 1, save ? &(clt_sgd_opts){0.1, 0, 0, 0, 0} : NULL, &opt);
+    if (st == CLT_OK)
+        st = clt_linear_lr(opt, 0.5, 1.0, 4, &s[0]);
+    if (st == CLT_OK)
+        st = clt_step_lr(opt, 2, 0.5, &s[1]);
+    if (st == CLT_OK && !save)
+        st = clt_optimizer_load(opt, path[0]);
+    for (int k = 0; st == CLT_OK && !save && k < 2; k++)
+        st = clt_lr_scheduler_load(s[k], path[k + 1]);
+    for (int e = 0; st == CLT_OK && e < atoi(argv[4]); e++) {
+        st = clt_optimizer_step(opt);
+        for (int k = 0; st == CLT_OK && k < 2; k++)
+            st = clt_lr_scheduler_step(s[k]);
+        if (st == CLT_OK)
+            printf("%.17g\n", clt_optimizer_lr(opt));
+    }
+    if (st == CLT_OK && save)
+        st = clt_optimizer_save(opt, path[0]);
+    for (int k = 0; st == CLT_OK && save && k < 2; k++)
+        st = clt_lr_scheduler_save(s[k], path[k + 1]);
+    clt_lr_scheduler_free(s[0]);
+    clt_lr_scheduler_free(s[1]);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+    return st == CLT_OK ? 0 : fail("chain", st);
 }
 
 /* One epoch of a shuffling loader over the arrays of the files x_in and
@@ -378,17 +451,22 @@ static int run(int argc, char **argv)
     if ((argc >= 9 && argc <= 10 && strcmp(argv[1], "optimizer") == 0) ||
         (argc >= 8 && argc <= 9 && strcmp(argv[1], "schedule") == 0))
         return checkpoint(dev, argc, argv);
-    if (argc >= 12 && argc <= 13 && strcmp(argv[1], "resume") == 0)
+    if ((argc >= 12 && argc <= 13 && strcmp(argv[1], "resume") == 0) ||
+        (argc >= 13 && argc <= 14 && strcmp(argv[1], "cycle") == 0))
         return resume(dev, argc, argv);
     if ((argc == 5 || argc == 6 || argc == 8 || argc == 9) &&
         strcmp(argv[1], "schedresume") == 0)
         return schedresume(dev, argc, argv);
     if (argc == 6 && strcmp(argv[1], "loader") == 0)
         return loader(dev, argv + 2);
+    if (argc == 5 && strcmp(argv[1], "chain") == 0)
+        return chain(dev, argv);
     fprintf(stderr, "usage: io_roundtrip dtypes | npy IN OUT | safetensors IN OUT | "
                     "npyhost IN OUT | loader X Y XOUT YOUT | optimizer KIND OUT SETTINGS... | "
                     "resume KIND STEPS PARAM OPTIM OUT SETTINGS... | schedule KIND OUT LR "
-                    "PERIOD FACTOR EPOCHS [EXTRA] | schedresume KIND FILE EPOCHS [LR [PERIOD FACTOR [EXTRA]]]\n");
+                    "PERIOD FACTOR EPOCHS [EXTRA] | schedresume KIND FILE EPOCHS [LR [PERIOD FACTOR "
+                    "[EXTRA]]] | chain save|load PREFIX EPOCHS | cycle KIND STEPS PARAM OPTIM SCHED OUT "
+                    "SETTINGS...\n");
     return 2;
 }
 

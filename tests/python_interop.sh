@@ -15,9 +15,12 @@
 # last place, torch's chainable form against cltensor's closed form;
 # OneCycleLR and ReduceLROnPlateau, which have none, bit for bit), and
 # cltensor loads what torch writes (state cast to float64 too) and resumes
-# with the bits of its uninterrupted run (skipped, saying so, without
-# torch).  Skips (exit 77), saying why, without a Python
-# that has numpy and safetensors: set PYTHON to choose one.
+# with the bits of its uninterrupted run; two schedules made one after the
+# other on one optimizer (initial_lr, torch's chainable form) and
+# OneCycleLR cycling momentum go on with torch's rates and momenta bit for
+# bit, resumed both ways (skipped, saying so, without torch).  Skips
+# (exit 77), saying why, without a Python that has numpy and safetensors:
+# set PYTHON to choose one.
 set -u
 prog="${top_builddir:-.}/tests/io_roundtrip"
 if [ ! -x "$prog" ]; then
@@ -474,7 +477,7 @@ if torch is not None:
         tensors = {}
         for i, st in sd["state"].items():
             for k, v in st.items():
-                if k != "step":
+                if k != "step" and v is not None:  # SGD's momentum_buffer without momentum
                     tensors[f"state.{i}.{k}"] = v.numpy().astype(dtype or v.numpy().dtype)
         counts = [int(sd["state"].get(i, {}).get("step", steps)) for i in group["params"]]
         tensors["step"] = np.array(counts, dtype="<i8")
@@ -483,6 +486,70 @@ if torch is not None:
         meta = {"optimizer": kind, **{k: repr(v) for k, v in group.items()
                                       if k not in ("params", "foreach", "differentiable")}}
         save_file(tensors, path, metadata=meta)
+
+    # Two schedules made one after the other on one optimizer (no
+    # ChainedScheduler): LinearLR(0.5, 1.0, 4), then StepLR(2, 0.5), whose
+    # base_lrs is the group's initial_lr and whose factors multiply with
+    # LinearLR's (torch's chainable form).  Ours and torch's rates, files
+    # and resumed runs agree bit for bit, both ways.
+    def chain_torch(lr):
+        o = torch.optim.SGD([torch.nn.Parameter(torch.ones(1))], lr=lr)
+        return o, (torch.optim.lr_scheduler.LinearLR(o, 0.5, 1.0, 4),
+                   torch.optim.lr_scheduler.StepLR(o, 2, 0.5))
+
+    def chain_step(o, ss):
+        o.step()
+        for sch in ss:
+            sch.step()
+        return o.param_groups[0]["lr"]
+
+    r = run("chain", "save", f"{tmp}/chain", "5")
+    if r.returncode != 0:
+        failures.append(f"chain: {r.stderr.strip()}")
+    else:
+        c_opt, c_s = chain_torch(0.1)
+        want = [chain_step(c_opt, c_s) for _ in range(5)]
+        got = [float(x) for x in r.stdout.split()]
+        if got != want:
+            failures.append(f"chain: rates {got}, torch's {want}")
+        group = c_opt.state_dict()["param_groups"][0]
+        meta = metadata(f"{tmp}/chain.optim.safetensors")
+        shared = compare("chain optimizer", meta, group, "optimizer", "SGD")
+        if "initial_lr" not in shared or group["initial_lr"] != 0.1:
+            failures.append(f"chain optimizer: initial_lr not compared ({shared})")
+        for k, sch in enumerate(c_s):
+            sd = sch.state_dict()
+            compare(f"chain schedule {k}", metadata(f"{tmp}/chain.s{k + 1}.safetensors"), sd,
+                    "scheduler", type(sch).__name__)
+        # torch from our files (the optimizer's group as ours holds it,
+        # initial_lr included); ours from torch's
+        r_opt, r_s = chain_torch(1e-3)
+        r_opt.load_state_dict({"state": {}, "param_groups": [dict(
+            {k: v for k, v in meta.items() if k != "optimizer"}, params=[0])]})
+        for k, sch in enumerate(r_s):
+            sch.load_state_dict({k2: v for k2, v in metadata(
+                f"{tmp}/chain.s{k + 1}.safetensors").items() if k2 != "scheduler"})
+        our_file(c_opt, "SGD", f"{tmp}/tchain.optim.safetensors", 5)
+        for k, sch in enumerate(c_s):
+            save_file({}, f"{tmp}/tchain.s{k + 1}.safetensors", metadata={
+                "scheduler": type(sch).__name__,
+                **{k2: repr(v) for k2, v in sch.state_dict().items()}})
+        r1 = run("chain", "load", f"{tmp}/chain", "6")
+        r2 = run("chain", "load", f"{tmp}/tchain", "6")
+        if r1.returncode != 0 or r2.returncode != 0:
+            failures.append(f"chain resumed: {r1.stderr.strip()} {r2.stderr.strip()}")
+        else:
+            ours, from_torch = r1.stdout.split(), r2.stdout.split()
+            for e in range(6):
+                a, b = chain_step(c_opt, c_s), chain_step(r_opt, r_s)
+                if not a == b == float(ours[e]) == float(from_torch[e]):
+                    failures.append(f"chain, epoch {6 + e}: torch {a!r}, torch from our files "
+                                    f"{b!r}, ours from our files {ours[e]}, ours from torch's "
+                                    f"{from_torch[e]}")
+            if len(set(want + [chain_step(c_opt, c_s)])) < 4:
+                failures.append("chain: the rate hardly changed")
+            print("python_interop: LinearLR then StepLR on one optimizer: rates, files "
+                  "(initial_lr) and runs resumed both ways as torch's")
 
     resumed = []
     for kind, o in optimizers:
@@ -523,6 +590,95 @@ if torch is not None:
         resumed.append(kind)
     print("python_interop: optimizer state through torch and back, resumed bit for bit:",
           ", ".join(resumed))
+
+    # OneCycleLR cycling momentum (torch's default) over SGD and RMSprop made
+    # without momentum, which gain it, and Adam (betas[0]): ours and torch's
+    # rates and momenta bit for bit, uninterrupted and resumed both ways
+    # (torch from our files after 5 steps; ours from torch's after it
+    # loaded them), the files' settings against torch's state_dicts.
+    cyc = dict(max_lr=0.2, total_steps=12, pct_start=0.25, div_factor=10.0,
+               final_div_factor=100.0, base_momentum=0.8, max_momentum=0.9)
+    cycled = []
+    for kind, o in [("SGD", dict(lr=0.1, momentum=0.0, dampening=0.25, weight_decay=0.0,
+                                 nesterov=False)),
+                    ("Adam", DEFAULTS["Adam"]),
+                    ("RMSprop", dict(DEFAULTS["RMSprop"], centered=True))]:
+        tag = f"{tmp}/cycle-{kind}"
+        ra = run("cycle", kind, "5", "-", "-", "-", f"{tag}.a", *c_args(kind, o))
+        ru = run("cycle", kind, "10", "-", "-", "-", f"{tag}.u", *c_args(kind, o))
+        if ra.returncode != 0 or ru.returncode != 0:
+            failures.append(f"cycle {kind}: {ra.stderr.strip()} {ru.stderr.strip()}")
+            continue
+        ours_u = [tuple(float(x) for x in line.split()) for line in ru.stdout.splitlines()]
+
+        def momentum(opt):
+            g = opt.param_groups[0]
+            return g["betas"][0] if "betas" in g else g["momentum"]
+
+        def torch_steps(p, opt, sched, n):
+            out = []
+            for _ in range(n):
+                opt.zero_grad()
+                loss_backward(p)
+                opt.step()
+                sched.step()
+                out.append((opt.param_groups[0]["lr"], momentum(opt)))
+            return out
+
+        p = torch.nn.Parameter(torch.tensor([1.0, -0.5, 0.25, 2.0, -1.5]))
+        opt = getattr(torch.optim, kind)([p], **o)
+        sched = torch.optim.lr_scheduler.OneCycleLR(opt, **cyc)
+        want = torch_steps(p, opt, sched, 5)
+        group5, sched5 = dict(opt.state_dict()["param_groups"][0]), sched.state_dict()
+        want += torch_steps(p, opt, sched, 5)
+        if ours_u != want:
+            failures.append(f"cycle {kind}: (rate, momentum) {ours_u}, torch's {want}")
+        u_param = load_file(f"{tag}.u.param.safetensors")["p"]
+        if not np.allclose(p.detach().numpy(), u_param, rtol=1e-5, atol=1e-6):
+            failures.append(f"cycle {kind}: torch ends at {p.detach().numpy()}, ours {u_param}")
+        shared = compare(f"cycle {kind} optimizer", metadata(f"{tag}.a.optim.safetensors"),
+                         group5, "optimizer", kind)
+        if not {"initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum"} <= set(shared):
+            failures.append(f"cycle {kind}: the optimizer's file lacks torch's keys: {shared}")
+        shared = compare(f"cycle {kind} schedule", metadata(f"{tag}.a.sched.safetensors"),
+                         sched5, "scheduler", "OneCycleLR")
+        if set(shared) != set(sched5) - {"anneal_func"}:
+            failures.append(f"cycle {kind} schedule: compared {shared}, torch has "
+                            f"{sorted(sched5)}")
+        # torch from our files
+        p2 = torch.nn.Parameter(torch.from_numpy(load_file(f"{tag}.a.param.safetensors")["p"]))
+        opt2 = getattr(torch.optim, kind)([p2], **DEFAULTS[kind])
+        sched2 = torch.optim.lr_scheduler.OneCycleLR(opt2, max_lr=1.0, total_steps=12)
+        opt2.load_state_dict(torch_state_dict(opt2, f"{tag}.a.optim.safetensors", kind))
+        sched2.load_state_dict({k: v for k, v in metadata(f"{tag}.a.sched.safetensors").items()
+                                if k != "scheduler"})
+        our_file(opt2, kind, f"{tag}.b.optim.safetensors", 5)
+        save_file({}, f"{tag}.b.sched.safetensors", metadata={
+            "scheduler": "OneCycleLR", **{k: repr(v) for k, v in sched2.state_dict().items()}})
+        got = torch_steps(p2, opt2, sched2, 5)
+        if got != want[5:]:
+            failures.append(f"cycle {kind}: torch from our files {got}, uninterrupted "
+                            f"{want[5:]}")
+        if not np.allclose(p2.detach().numpy(), u_param, rtol=1e-5, atol=1e-6):
+            failures.append(f"cycle {kind}: torch from our files ends at "
+                            f"{p2.detach().numpy()}, ours at {u_param}")
+        # ours from torch's
+        r = run("cycle", kind, "5", f"{tag}.a.param.safetensors", f"{tag}.b.optim.safetensors",
+                f"{tag}.b.sched.safetensors", f"{tag}.b", *c_args(kind, DEFAULTS[kind]))
+        if r.returncode != 0:
+            failures.append(f"cycle {kind} from torch's files: {r.stderr.strip()}")
+            continue
+        got = [tuple(float(x) for x in line.split()) for line in r.stdout.splitlines()]
+        if got != want[5:]:
+            failures.append(f"cycle {kind}: ours from torch's files {got}, torch {want[5:]}")
+        with open(f"{tag}.b.param.safetensors", "rb") as f1, \
+                open(f"{tag}.u.param.safetensors", "rb") as f2:
+            if f1.read() != f2.read():
+                failures.append(f"cycle {kind} from torch's files: not the bits of the "
+                                "uninterrupted run")
+        cycled.append(kind)
+    print("python_interop: OneCycleLR cycling momentum, rates and momenta as torch's, resumed "
+          "both ways:", ", ".join(cycled))
 
 for f in failures:
     print("python_interop: FAIL:", f)

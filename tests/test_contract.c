@@ -268,6 +268,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
       clt_module_named_parameters(NULL, &o->named, &o->n))                                   \
     X(clt_module_named_buffers, NAMED | N, clt_module_named_buffers(NULL, &o->named, &o->n)) \
     X(clt_module_state, NAMED | N, clt_module_state(NULL, &o->named, &o->n))                 \
+    X(clt_module_clone, M, clt_module_clone(NULL, f->dev, &o->m))                            \
     X(clt_sequential, M, clt_sequential(f->mods, 1, &o->m))                                  \
     X(clt_linear, M, clt_linear(f->dev, -1, 4, 1, f->gen, &o->m))                            \
     X(clt_conv2d_layer, M, clt_conv2d_layer(f->dev, 1, 1, 0, 3, NULL, 1, f->gen, &o->m))     \
@@ -304,6 +305,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_multistep_lr, SCHED, clt_multistep_lr(f->opt, bad_milestones, 1, 0.1, &o->sched))  \
     X(clt_linear_lr, SCHED, clt_linear_lr(f->opt, 0.0, 1.0, 5, &o->sched))                   \
     X(clt_one_cycle_lr, SCHED, clt_one_cycle_lr(f->opt, 0.1, 10, 1.5, NULL, 25, 1e4, 0, &o->sched)) \
+    X(clt_one_cycle_lr_momentum, SCHED,                                                      \
+      clt_one_cycle_lr_momentum(f->opt, 0.1, 10, 0.3, NULL, 25, 1e4, 0, 1, -1, 0.9, &o->sched)) \
     X(clt_reduce_lr_on_plateau, SCHED,                                                       \
       clt_reduce_lr_on_plateau(f->opt, "mid", 0.1, 10, 1e-4, NULL, 0, 0, 1e-8, &o->sched))    \
     /* data.h */                                                                             \

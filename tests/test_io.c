@@ -1135,6 +1135,161 @@ static void optimizer_load_refused(clt_optimizer *opt, const char *path, const c
     cr_assert(clt_optimizer_lr(opt) == lr && clt_optimizer_steps(opt) == steps);
 }
 
+/* Whether the n bytes at b hold the text s. */
+static bool holds(const unsigned char *b, size_t n, const char *s)
+{
+    return memmem(b, n, s, strlen(s)) != NULL;
+}
+
+/* What schedules add to torch's param_groups[0] is in the optimizer's
+ * file under torch's keys and comes back: initial_lr, which a schedule
+ * made after loading takes as its base (going on from the loaded rate, as
+ * torch's chainable form does), OneCycleLR's max_lr and min_lr; a file
+ * without them leaves the optimizer without them; values that are no rate
+ * are refused, the optimizer unchanged. */
+Test(io, optimizer_file_keeps_what_schedules_add)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *p;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_optimizer *a, *b;
+    clt_lr_scheduler *s, *t;
+    CHECK(clt_sgd(&p, 1, &(clt_sgd_opts){0.1, 0, 0, 0, 0}, &a));
+    CHECK(clt_optimizer_save(a, tpath("none.safetensors")));
+    CHECK(clt_linear_lr(a, 0.5, 1.0, 4, &s));
+    CHECK(clt_optimizer_save(a, tpath("init.safetensors")));
+    size_t n;
+    unsigned char *bytes = read_file(tpath("init.safetensors"), &n);
+    cr_assert(holds(bytes, n, "\"lr\":\"0.05\"") &&
+                  holds(bytes, n, "\"initial_lr\":\"0.1\""),
+              "%.300s", bytes + 8);
+    free(bytes);
+    CHECK(clt_sgd(&p, 1, NULL, &b));
+    CHECK(clt_optimizer_load(b, tpath("init.safetensors")));
+    cr_assert_eq(clt_optimizer_lr(b), 0.05);
+    /* base_lrs 0.1 from the file; torch's 0.05, 0.05 * 0.9, ... from the rate */
+    CHECK(clt_exponential_lr(b, 0.9, &t));
+    cr_assert_eq(clt_optimizer_lr(b), 0.05);
+    for (int e = 1; e <= 3; e++) {
+        CHECK(clt_lr_scheduler_step(t));
+        double want = 0.05;
+        for (int k = 0; k < e; k++)
+            want = want * 0.9;
+        cr_assert(clt_optimizer_lr(b) == want, "epoch %d: %.17g, want %.17g", e,
+                  clt_optimizer_lr(b), want);
+    }
+    CHECK(clt_lr_scheduler_save(t, tpath("t.safetensors")));
+    bytes = read_file(tpath("t.safetensors"), &n);
+    cr_assert(holds(bytes, n, "\"base_lrs\":\"[0.1]\""), "%.300s", bytes + 8);
+    free(bytes);
+    clt_lr_scheduler_free(t);
+    /* refused: the optimizer keeps its rate and initial_lr */
+    static const struct {
+        const char *from, *to, *needle;
+    } bad_meta[] = {
+        {"\"initial_lr\":\"0.1\"", "\"initial_lr\":\"-0.1\"", "'initial_lr' is -0.1"},
+        {"\"initial_lr\":\"0.1\"", "\"initial_lr\":\"x\"", "'initial_lr' is 'x'"},
+        {"\"initial_lr\":\"0.1\"", "\"max_lr\":\"0.1\"", "holds max_lr without min_lr"},
+        {"\"initial_lr\":\"0.1\"", "\"base_momentum\":\"0.8\"",
+         "holds base_momentum without max_momentum"},
+    };
+    for (size_t k = 0; k < sizeof bad_meta / sizeof bad_meta[0]; k++) {
+        rewrite_header(tpath("init.safetensors"), tpath("bad.safetensors"), bad_meta[k].from,
+                       bad_meta[k].to);
+        assert_error(clt_optimizer_load(b, tpath("bad.safetensors")), CLT_ERR_INVALID_ARGUMENT,
+                     bad_meta[k].needle);
+        cr_assert_eq(clt_optimizer_lr(b), 0.05 * 0.9 * 0.9 * 0.9);
+    }
+    CHECK(clt_optimizer_save(b, tpath("b.safetensors")));
+    bytes = read_file(tpath("b.safetensors"), &n);
+    cr_assert(holds(bytes, n, "\"initial_lr\":\"0.1\""), "%.300s", bytes + 8);
+    free(bytes);
+    /* a file without initial_lr: none after loading it, as torch's group */
+    CHECK(clt_optimizer_load(b, tpath("none.safetensors")));
+    CHECK(clt_optimizer_save(b, tpath("b.safetensors")));
+    bytes = read_file(tpath("b.safetensors"), &n);
+    cr_assert(!holds(bytes, n, "initial_lr"), "%.300s", bytes + 8);
+    free(bytes);
+    /* OneCycleLR's keys */
+    clt_lr_scheduler_free(s);
+    CHECK(clt_one_cycle_lr(a, 0.4, 10, 0.3, NULL, 8, 100, 0, &s));
+    CHECK(clt_optimizer_save(a, tpath("oc.safetensors")));
+    bytes = read_file(tpath("oc.safetensors"), &n);
+    cr_assert(holds(bytes, n, "\"initial_lr\":\"0.05\",\"max_lr\":\"0.4\",\"min_lr\":\"0.0005\""),
+              "%.400s", bytes + 8);
+    free(bytes);
+    CHECK(clt_optimizer_load(b, tpath("oc.safetensors")));
+    CHECK(clt_optimizer_save(b, tpath("b.safetensors")));
+    size_t n2;
+    bytes = read_file(tpath("oc.safetensors"), &n);
+    unsigned char *again = read_file(tpath("b.safetensors"), &n2);
+    cr_assert(n == n2 && memcmp(bytes, again, n) == 0, "%.400s", again + 8);
+    free(bytes);
+    free(again);
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(a);
+    clt_optimizer_free(b);
+    clt_tensor_free(p);
+}
+
+/* OneCycleLR cycling momentum, saved at step 3 with its Adam: the files
+ * hold max_momentum and base_momentum (the optimizer's), cycle_momentum
+ * and use_beta1 (the schedule's); loaded into a fresh Adam and a
+ * OneCycleLR made without cycling, the run goes on with the rates and
+ * betas[0] of the uninterrupted one, bit for bit.  Without the
+ * optimizer's file, the schedule has no momenta to cycle between: its
+ * step is refused, nothing changed. */
+Test(io, one_cycle_momentum_save_and_load)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *p;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_optimizer *a, *b;
+    clt_lr_scheduler *sa, *sb;
+    CHECK(clt_adam(&p, 1, NULL, &a));
+    CHECK(clt_one_cycle_lr_momentum(a, 0.3, 10, 0.3, "linear", 20, 50, 0, 1, 0.7, 0.85, &sa));
+    for (int e = 0; e < 3; e++)
+        CHECK(clt_lr_scheduler_step(sa));
+    CHECK(clt_optimizer_save(a, tpath("oa.safetensors")));
+    CHECK(clt_lr_scheduler_save(sa, tpath("sa.safetensors")));
+    size_t n;
+    unsigned char *bytes = read_file(tpath("oa.safetensors"), &n);
+    cr_assert(holds(bytes, n, "\"max_momentum\":\"0.85\",\"base_momentum\":\"0.7\""),
+              "%.500s", bytes + 8);
+    free(bytes);
+    bytes = read_file(tpath("sa.safetensors"), &n);
+    cr_assert(holds(bytes, n, "\"cycle_momentum\":\"True\",\"use_beta1\":\"True\""),
+              "%.900s", bytes + 8);
+    free(bytes);
+    CHECK(clt_adam(&p, 1, NULL, &b));
+    CHECK(clt_one_cycle_lr(b, 1.0, 10, 0.3, "linear", 20, 50, 0, &sb));
+    CHECK(clt_lr_scheduler_load(sb, tpath("sa.safetensors")));
+    /* no max_momentum in b yet */
+    double lr = clt_optimizer_lr(b);
+    assert_error(clt_lr_scheduler_step(sb), CLT_ERR_INVALID_ARGUMENT, "has no max_momentum");
+    cr_assert(clt_optimizer_lr(b) == lr && clt_lr_scheduler_epoch(sb) == 3);
+    CHECK(clt_optimizer_load(b, tpath("oa.safetensors")));
+    cr_assert(clt_optimizer_momentum(b) == clt_optimizer_momentum(a));
+    double before = 0;
+    for (int e = 4; e <= 10; e++) {
+        cr_assert(clt_optimizer_momentum(b) != before, "step %d: the momentum stays", e);
+        before = clt_optimizer_momentum(b);
+        CHECK(clt_lr_scheduler_step(sa));
+        CHECK(clt_lr_scheduler_step(sb));
+        cr_assert(clt_optimizer_lr(a) == clt_optimizer_lr(b) &&
+                      clt_optimizer_momentum(a) == clt_optimizer_momentum(b),
+                  "step %d: %.17g %.17g, resumed %.17g %.17g", e, clt_optimizer_lr(a),
+                  clt_optimizer_momentum(a), clt_optimizer_lr(b), clt_optimizer_momentum(b));
+    }
+    clt_lr_scheduler_free(sa);
+    clt_lr_scheduler_free(sb);
+    clt_optimizer_free(a);
+    clt_optimizer_free(b);
+    clt_tensor_free(p);
+}
+
 Test(io, optimizer_load_is_strict)
 {
     clt_device *dev = get_device("cpu");
@@ -1240,13 +1395,14 @@ Test(io, lr_scheduler_save_and_load)
     clt_sgd_opts so = CLT_SGD_DEFAULTS;
     so.lr = 0.1;
     for (int cosine = 0; cosine <= 1; cosine++) {
-        clt_optimizer *oa, *ob;
+        clt_optimizer *oa, *ob, *oc;
         clt_lr_scheduler *a, *b, *other;
         CHECK(clt_sgd(&p, 1, &so, &oa));
         CHECK(clt_sgd(&p, 1, NULL, &ob));
+        CHECK(clt_sgd(&p, 1, NULL, &oc)); /* a second schedule on ob would chain with b */
         CHECK(cosine ? clt_cosine_lr(oa, 7, 0.01, &a) : clt_step_lr(oa, 2, 0.3, &a));
         CHECK(cosine ? clt_cosine_lr(ob, 1, 0, &b) : clt_step_lr(ob, 1, 1, &b));
-        CHECK(cosine ? clt_step_lr(ob, 1, 1, &other) : clt_cosine_lr(ob, 1, 0, &other));
+        CHECK(cosine ? clt_step_lr(oc, 1, 1, &other) : clt_cosine_lr(oc, 1, 0, &other));
         for (int e = 0; e < 3; e++)
             CHECK(clt_lr_scheduler_step(a));
         cr_assert_eq(clt_lr_scheduler_epoch(a), 3);
@@ -1285,6 +1441,7 @@ Test(io, lr_scheduler_save_and_load)
         clt_lr_scheduler_free(other);
         clt_optimizer_free(oa);
         clt_optimizer_free(ob);
+        clt_optimizer_free(oc);
     }
 
     clt_optimizer *opt;
@@ -1356,17 +1513,18 @@ Test(io, new_schedules_save_and_load)
         "\"False\",\"_get_lr_called_within_step\":\"False\"}}",
     };
     for (int kind = 0; kind < 3; kind++) {
-        clt_optimizer *oa, *ob;
+        clt_optimizer *oa, *ob, *oc;
         clt_lr_scheduler *a, *b, *step;
         CHECK(clt_sgd(&p, 1, &so, &oa));
         CHECK(clt_sgd(&p, 1, NULL, &ob));
+        CHECK(clt_sgd(&p, 1, NULL, &oc)); /* a second schedule on ob would chain with b */
         CHECK(kind == 0   ? clt_exponential_lr(oa, 0.9, &a)
               : kind == 1 ? clt_multistep_lr(oa, ms, 3, 0.1, &a)
                           : clt_linear_lr(oa, 1.0 / 3, 1.0, 5, &a));
         CHECK(kind == 0   ? clt_exponential_lr(ob, 0.5, &b)
               : kind == 1 ? clt_multistep_lr(ob, other_ms, 1, 0.5, &b)
                           : clt_linear_lr(ob, 0.5, 0.25, 2, &b));
-        CHECK(clt_step_lr(ob, 1, 1, &step));
+        CHECK(clt_step_lr(oc, 1, 1, &step));
         for (int e = 0; e < 3; e++)
             CHECK(clt_lr_scheduler_step(a));
         CHECK(clt_lr_scheduler_save(a, tpath("s.safetensors")));
@@ -1390,14 +1548,16 @@ Test(io, new_schedules_save_and_load)
         clt_lr_scheduler_free(step);
         clt_optimizer_free(oa);
         clt_optimizer_free(ob);
+        clt_optimizer_free(oc);
     }
 
     /* milestones torch's way and others; refusals */
-    clt_optimizer *opt;
+    clt_optimizer *opt, *opt2;
     clt_lr_scheduler *s, *lin;
     CHECK(clt_sgd(&p, 1, &so, &opt));
+    CHECK(clt_sgd(&p, 1, &so, &opt2)); /* lin on opt would chain with s */
     CHECK(clt_multistep_lr(opt, ms, 3, 0.1, &s));
-    CHECK(clt_linear_lr(opt, 0.5, 1.0, 4, &lin));
+    CHECK(clt_linear_lr(opt2, 0.5, 1.0, 4, &lin));
     CHECK(clt_lr_scheduler_save(s, tpath("ms.safetensors")));
     CHECK(clt_lr_scheduler_save(lin, tpath("lin.safetensors")));
     static const struct {
@@ -1454,6 +1614,7 @@ Test(io, new_schedules_save_and_load)
     clt_lr_scheduler_free(s);
     clt_lr_scheduler_free(lin);
     clt_optimizer_free(opt);
+    clt_optimizer_free(opt2);
     clt_tensor_free(p);
 }
 
@@ -1527,8 +1688,8 @@ Test(io, one_cycle_and_plateau_save_and_load)
         {"oc", "\"last_epoch\":\"4\",\"_step_count\":\"5\"",
          "\"last_epoch\":\"13\",\"_step_count\":\"14\"", "Tried to step 14 times"},
         {"oc", "'linear'", "'exp'", "'anneal_strategy' is ''exp'', expected 'cos' or 'linear'"},
-        {"oc", "\"cycle_momentum\":\"False\"", "\"cycle_momentum\":\"True\"",
-         "cycles no momentum"},
+        {"oc", "\"cycle_momentum\":\"False\"", "\"cycle_momentum\":\"maybe\"",
+         "'cycle_momentum' is 'maybe', expected True or False"},
         {"oc", "\"max_lr\":\"0.2\"", "\"max_lr\":\"-0.2\"", "invalid max_lr -0.2"},
         {"oc", "\"total_steps\":\"12\"", "\"total_steps\":\"0\"",
          "Expected positive integer total_steps, but got 0"},

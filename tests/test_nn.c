@@ -5,6 +5,7 @@
  * that learns. */
 #include "helpers.h"
 #include "internal.h" /* clt__mm_small_limit */
+#include "nn/nn.h"   /* a layer's extra, for clt_module_clone's refusal */
 
 static float *read_param(const clt_module *m, const char *name, size_t *n)
 {
@@ -1254,4 +1255,250 @@ Test(nn, refused_to_dtype_leaves_the_model_whole)
             break;
     }
     cr_assert_geq(pass, 5, "only %ld requests in the conversion", pass);
+}
+
+/* ---- clt_module_clone: copy.deepcopy(model).to(dev) ------------------------------- */
+
+/* b is a copy of a: the same layer, mode, names, dtypes and values, on
+ * dev (NULL: a's devices), in new handles; parameters that are leaves
+ * requiring grad, with no gradient (torch 1.13's deepcopy copies none). */
+static void assert_copy(const clt_module *a, const clt_module *b, clt_device *dev,
+                        const char *what)
+{
+    cr_assert_neq(a, b, "%s", what);
+    cr_assert_str_eq(clt_module_name(a), clt_module_name(b), "%s", what);
+    cr_assert_eq(clt_module_is_training(a), clt_module_is_training(b), "%s", what);
+    cr_assert_eq(clt_module_num_parameters(a), clt_module_num_parameters(b), "%s", what);
+    clt_named_tensor *sa = NULL, *sb = NULL, *pb = NULL;
+    size_t na, nb, npb;
+    CHECK(clt_module_state(a, &sa, &na));
+    CHECK(clt_module_state(b, &sb, &nb));
+    CHECK(clt_module_named_parameters(b, &pb, &npb));
+    cr_assert_eq(na, nb, "%s: %zu tensors, the copy %zu", what, na, nb);
+    for (size_t k = 0; k < na; k++) {
+        const clt_tensor *x = sa[k].tensor, *y = sb[k].tensor;
+        cr_assert_str_eq(sa[k].name, sb[k].name, "%s", what);
+        cr_assert_neq(x, y, "%s: %s is shared", what, sa[k].name);
+        cr_assert_eq(clt_tensor_dtype(x), clt_tensor_dtype(y), "%s: %s", what, sa[k].name);
+        cr_assert_eq(clt_tensor_device(y), dev ? dev : clt_tensor_device(x), "%s: %s", what,
+                     sa[k].name);
+        size_t cx, cy;
+        double *vx = read_any(x, &cx), *vy = read_any(y, &cy);
+        cr_assert_eq(cx, cy);
+        for (size_t i = 0; i < cx; i++)
+            cr_assert_eq(vx[i], vy[i], "%s: %s[%zu] %g, the copy's %g", what, sa[k].name, i,
+                         vx[i], vy[i]);
+        free(vx);
+        free(vy);
+        bool param = false; /* the parameters are the tensors that require grad */
+        for (size_t j = 0; j < npb; j++)
+            param = param || strcmp(pb[j].name, sb[k].name) == 0;
+        cr_assert_eq(clt_requires_grad(y), param, "%s: %s", what, sa[k].name);
+        cr_assert(clt_is_leaf(y), "%s: %s", what, sa[k].name);
+        clt_tensor *g = NULL;
+        CHECK(clt_grad(y, &g));
+        cr_assert_null(g, "%s: %s has a gradient", what, sa[k].name);
+    }
+    clt_free(sa);
+    clt_free(sb);
+    clt_free(pb);
+}
+
+/* Both forwards of x give the same values (Dropout: the generator put back
+ * to the same offset before each). */
+static void same_forward(clt_module *a, clt_module *b, const clt_tensor *xa,
+                         const clt_tensor *xb, clt_generator *gen, const char *what)
+{
+    uint64_t at = clt_generator_offset(gen);
+    clt_tensor *ya = NULL, *yb = NULL;
+    CHECK(clt_module_forward(a, xa, &ya));
+    clt_generator_set_offset(gen, at);
+    CHECK(clt_module_forward(b, xb, &yb));
+    size_t ca, cb;
+    double *va = read_any(ya, &ca), *vb = read_any(yb, &cb);
+    cr_assert_eq(ca, cb, "%s", what);
+    for (size_t i = 0; i < ca; i++)
+        cr_assert_eq(va[i], vb[i], "%s: y[%zu] %g, the copy's %g", what, i, va[i], vb[i]);
+    free(va);
+    free(vb);
+    clt_tensor_free(ya);
+    clt_tensor_free(yb);
+}
+
+/* Every layer constructor of nn.h, with settings other than the defaults
+ * (which the copy must keep: its forward gives the original's values),
+ * some in eval mode, BatchNorm after a forward (running statistics and
+ * num_batches_tracked moved), a Linear in float64; then an SGD step on
+ * the copy, which must leave the original as it was. */
+Test(nn, clone_copies_every_layer)
+{
+    clt_device *dev = get_device("cpu");
+    clt_generator *gen;
+    CHECK(clt_generator_new(11, &gen));
+    static const int64_t s24[2] = {2, 4}, s2255[4] = {2, 2, 5, 5}, s243[3] = {2, 4, 3},
+                         s34[2] = {3, 4}, s4[1] = {4};
+    clt_tensor *x24 = tensor_of(dev, CLT_FLOAT32, 2, s24, (double[]){-2, -0.5, 0, 0.25, 1, 3,
+                                                                     -1.5, 0.75});
+    clt_tensor *x34, *x2255, *x243, *idx, *x24d;
+    CHECK(clt_randn(gen, dev, CLT_FLOAT32, 2, s34, &x34));
+    CHECK(clt_randn(gen, dev, CLT_FLOAT32, 4, s2255, &x2255));
+    CHECK(clt_randn(gen, dev, CLT_FLOAT32, 3, s243, &x243));
+    CHECK(clt_to_dtype(x24, CLT_FLOAT64, &x24d));
+    idx = tensor_of(dev, CLT_INT64, 1, s4, (double[]){4, 0, 2, 2});
+    struct {
+        const char *what;
+        clt_module *m;
+        clt_tensor *x;
+    } c[24];
+    int n = 0;
+#define CASE(name, call, input)                                                            \
+    do {                                                                                   \
+        c[n].what = name;                                                                  \
+        CHECK(call);                                                                       \
+        c[n++].x = input;                                                                  \
+    } while (0)
+    CASE("Linear", clt_linear(dev, 4, 3, 1, gen, &c[n].m), x24);
+    CASE("Linear float64", clt_linear(dev, 4, 2, 0, gen, &c[n].m), x24d);
+    CHECK(clt_module_to_dtype(c[n - 1].m, CLT_FLOAT64));
+    CASE("Conv2d", clt_conv2d_layer(dev, 2, 3, 3, 2, NULL, 1, gen, &c[n].m), x2255);
+    CASE("MaxPool2d", clt_max_pool2d_layer(3, 2, NULL, &c[n].m), x2255);
+    CASE("AvgPool2d", clt_avg_pool2d_layer(2, 3, NULL, &c[n].m), x2255);
+    CASE("AdaptiveAvgPool2d", clt_adaptive_avg_pool2d_layer(2, 3, &c[n].m), x2255);
+    CASE("Identity", clt_identity_layer(&c[n].m), x24);
+    CASE("Flatten", clt_flatten_layer(2, 3, &c[n].m), x2255);
+    CASE("LayerNorm", clt_layer_norm_layer(dev, 1, s4, 0.5, 1, &c[n].m), x24);
+    CASE("GroupNorm", clt_group_norm_layer(dev, 2, 4, 0.25, 1, &c[n].m), x243);
+    CASE("BatchNorm1d", clt_batch_norm1d_layer(dev, 4, 1e-3, 0.3, 1, 1, &c[n].m), x34);
+    CASE("BatchNorm2d", clt_batch_norm2d_layer(dev, 2, 1e-5, 0.5, 1, 1, &c[n].m), x2255);
+    CASE("Dropout", clt_dropout_layer(0.5, gen, &c[n].m), x24);
+    CASE("Embedding", clt_embedding_layer(dev, 5, 3, gen, &c[n].m), idx);
+    CASE("ReLU", clt_relu_layer(&c[n].m), x24);
+    CASE("GELU", clt_gelu_layer(&c[n].m), x24);
+    CASE("Tanh", clt_tanh_layer(&c[n].m), x24);
+    CASE("Sigmoid", clt_sigmoid_layer(&c[n].m), x24);
+    CASE("SiLU", clt_silu_layer(&c[n].m), x24);
+    CASE("Softplus", clt_softplus_layer(2.0, 1.0, &c[n].m), x24);
+    CASE("LeakyReLU", clt_leaky_relu_layer(0.3, &c[n].m), x24);
+    CASE("ELU", clt_elu_layer(0.5, &c[n].m), x24);
+    {
+        clt_module *l[3], *inner;
+        CHECK(clt_linear(dev, 4, 4, 1, gen, &l[0]));
+        CHECK(clt_batch_norm1d_layer(dev, 4, 1e-5, 0.1, 1, 1, &l[1]));
+        CHECK(clt_sequential(l, 2, &inner));
+        l[0] = inner;
+        CHECK(clt_dropout_layer(0.25, gen, &l[1]));
+        CHECK(clt_linear(dev, 4, 2, 1, gen, &l[2]));
+        CASE("Sequential", clt_sequential(l, 3, &c[n].m), x34);
+    }
+#undef CASE
+    /* running statistics that are not the initial ones, and modes */
+    for (int k = 0; k < n; k++) {
+        const char *nm = c[k].what;
+        if (strcmp(nm, "BatchNorm1d") == 0 || strcmp(nm, "Sequential") == 0) {
+            clt_tensor *y;
+            CHECK(clt_module_forward(c[k].m, c[k].x, &y));
+            clt_tensor_free(y);
+            clt_module_train(c[k].m, 0);
+        }
+        if (strcmp(nm, "Linear") == 0 || strcmp(nm, "GELU") == 0)
+            clt_module_train(c[k].m, 0);
+    }
+    for (int k = 0; k < n; k++) {
+        clt_module *copy = NULL;
+        CHECK(clt_module_clone(c[k].m, NULL, &copy));
+        assert_copy(c[k].m, copy, NULL, c[k].what);
+        if (strcmp(c[k].what, "Sequential") == 0) {
+            /* train mode, then eval, as torch's: every layer of the copy follows */
+            clt_module_train(c[k].m, 1);
+            clt_module *again = NULL;
+            CHECK(clt_module_clone(c[k].m, NULL, &again));
+            clt_module_train(c[k].m, 0);
+            cr_assert(clt_module_is_training(again));
+            clt_module_train(again, 0);
+            assert_copy(c[k].m, again, NULL, "Sequential after train(), eval()");
+            clt_module_free(again);
+        }
+        same_forward(c[k].m, copy, c[k].x, c[k].x, gen, c[k].what);
+        assert_copy(c[k].m, copy, NULL, c[k].what); /* BatchNorm2d: both moved alike */
+        /* training the copy leaves the original alone */
+        clt_tensor **ps = NULL;
+        size_t np = 0;
+        CHECK(clt_module_parameters(copy, &ps, &np));
+        if (np > 0) {
+            snapshot before, after;
+            snap(c[k].m, &before);
+            clt_tensor *y, *l;
+            CHECK(clt_module_forward(copy, c[k].x, &y));
+            CHECK(clt_sum(y, &l));
+            CHECK(clt_backward(l, NULL, 0));
+            clt_optimizer *opt;
+            clt_sgd_opts so = {0.5, 0, 0, 0, 0};
+            CHECK(clt_sgd(ps, np, &so, &opt));
+            CHECK(clt_optimizer_step(opt));
+            clt_optimizer_free(opt);
+            clt_tensor_free(y);
+            clt_tensor_free(l);
+            snap(c[k].m, &after);
+            same_values(&before, &after, clt_tensor_dtype(ps[0]), c[k].what);
+            cr_assert_eq(after.gv[0], NULL, "%s: the original got a gradient", c[k].what);
+            clt_named_tensor *sc = NULL;
+            size_t nc;
+            CHECK(clt_module_named_parameters(copy, &sc, &nc));
+            size_t cnt;
+            double *moved = read_any(sc[0].tensor, &cnt);
+            bool differs = false;
+            for (size_t i = 0; i < cnt; i++)
+                differs = differs || moved[i] != before.v[0][i];
+            cr_assert(differs, "%s: the copy's step did not move it", c[k].what);
+            free(moved);
+            clt_free(sc);
+            snap_free(&before);
+            snap_free(&after);
+        }
+        clt_free(ps);
+        clt_module_free(copy);
+    }
+    for (int k = 0; k < n; k++)
+        clt_module_free(c[k].m);
+    clt_tensor_free(x24);
+    clt_tensor_free(x24d);
+    clt_tensor_free(x34);
+    clt_tensor_free(x2255);
+    clt_tensor_free(x243);
+    clt_tensor_free(idx);
+    clt_generator_free(gen);
+}
+
+/* A copy on another device holds every tensor there and computes what the
+ * original does; a layer that keeps private state it cannot copy is
+ * refused, *out NULL. */
+Test(nn, clone_to_another_device_and_refusals)
+{
+    clt_device *dev = get_device("cpu");
+    clt_generator *gen;
+    CHECK(clt_generator_new(3, &gen));
+    clt_module *m = bn_net(dev, gen), *copy = (clt_module *)&copy;
+    assert_error(clt_module_clone(NULL, dev, &copy), CLT_ERR_NULL_ARGUMENT, "clt_module_clone");
+    cr_assert_null(copy);
+    clt_module *relu;
+    CHECK(clt_relu_layer(&relu));
+    relu->extra = relu; /* as a layer with private state and no clone_extra */
+    copy = (clt_module *)&copy;
+    assert_error(clt_module_clone(relu, NULL, &copy), CLT_ERR_INTERNAL, "ReLU keeps state");
+    cr_assert_null(copy);
+    relu->extra = NULL;
+    clt_module_free(relu);
+    clt_device *dev2 = second_device(dev);
+    CHECK(clt_module_clone(m, dev2, &copy));
+    cr_assert_eq(clt_module_device(copy), dev2);
+    assert_copy(m, copy, dev2, "on the second device");
+    clt_tensor *x, *x2;
+    CHECK(clt_randn(gen, dev, CLT_FLOAT32, 2, (int64_t[]){3, 4}, &x));
+    CHECK(clt_to(x, dev2, &x2));
+    same_forward(m, copy, x, x2, gen, "on the second device");
+    clt_tensor_free(x);
+    clt_tensor_free(x2);
+    clt_module_free(copy);
+    clt_module_free(m);
+    clt_generator_free(gen);
 }

@@ -595,6 +595,127 @@ Test(optim, exponential_multistep_linear_schedules)
     clt_tensor_free(p);
 }
 
+/* torch's chainable get_lr of the schedules below, written out from
+ * torch 1.13's lr_scheduler.py: the rate now times the factor of epoch e
+ * (base the schedule's base_lrs[0], for CosineAnnealingLR). */
+static double torch_chain(char kind, double lr, int64_t e, double base, const double *prm)
+{
+    switch (kind) {
+    case 'L': /* LinearLR(start, end, total) */
+        if (e == 0)
+            return lr * prm[0];
+        if (e > (int64_t)prm[2])
+            return lr;
+        return lr * (1. + (prm[1] - prm[0]) / (prm[2] * prm[0] + (double)(e - 1) * (prm[1] - prm[0])));
+    case 'S': /* StepLR(step_size, gamma) */
+        return e == 0 || e % (int64_t)prm[0] != 0 ? lr : lr * prm[1];
+    case 'E': /* ExponentialLR(gamma) */
+        return e == 0 ? lr : lr * prm[0];
+    case 'M': { /* MultiStepLR(gamma, milestones...; prm[1] of them) */
+        double k = 0;
+        for (int i = 0; i < (int)prm[1]; i++)
+            k += (int64_t)prm[2 + i] == e;
+        return k == 0 ? lr : lr * pow(prm[0], k);
+    }
+    default: { /* 'C': CosineAnnealingLR(T_max, eta_min) */
+        double t = prm[0], eta = prm[1];
+        int64_t tm = (int64_t)t;
+        if (e == 0)
+            return lr;
+        if (((e - 1 - tm) % (2 * tm) + 2 * tm) % (2 * tm) == 0)
+            return lr + (base - eta) * (1 - cos(M_PI / t)) / 2;
+        return (1 + cos(M_PI * (double)e / t)) / (1 + cos(M_PI * (double)(e - 1) / t)) *
+                   (lr - eta) +
+               eta;
+    }
+    }
+}
+
+/* Schedules made one after the other on one optimizer, as torch's
+ * without ChainedScheduler: the first sets initial_lr (setdefault), every
+ * later one takes it as its base_lrs and starts from the rate the others
+ * set, and each step multiplies the rate by each schedule's factor
+ * (torch's chainable form), bit for bit torch 1.13's rates (printed there
+ * with repr) and the formulas above.  Freeing one leaves the other going
+ * on from the rate. */
+Test(optim, chained_schedules_as_torch)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *p;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_sgd_opts so = CLT_SGD_DEFAULTS;
+    so.lr = 0.1;
+    clt_optimizer *opt;
+    clt_lr_scheduler *s1, *s2, *s3;
+    /* LinearLR(0.5, 1.0, 4) then StepLR(2, 0.5) */
+    static const double torch_ls[] = {0.05, 0.0625, 0.0375, 0.043750000000000004, 0.025, 0.025,
+                                      0.0125, 0.0125};
+    static const double lin[] = {0.5, 1.0, 4}, step[] = {2, 0.5};
+    CHECK(clt_sgd(&p, 1, &so, &opt));
+    CHECK(clt_linear_lr(opt, 0.5, 1.0, 4, &s1));
+    CHECK(clt_step_lr(opt, 2, 0.5, &s2));
+    double want = torch_chain('S', torch_chain('L', 0.1, 0, 0.1, lin), 0, 0.1, step);
+    cr_assert(clt_optimizer_lr(opt) == torch_ls[0] && want == torch_ls[0], "%.17g",
+              clt_optimizer_lr(opt));
+    for (int e = 1; e < 8; e++) {
+        CHECK(clt_lr_scheduler_step(s1));
+        CHECK(clt_lr_scheduler_step(s2));
+        want = torch_chain('S', torch_chain('L', want, e, 0.1, lin), e, 0.1, step);
+        cr_assert(clt_optimizer_lr(opt) == torch_ls[e] && want == torch_ls[e],
+                  "epoch %d: %.17g, the formulas %.17g, torch %.17g", e, clt_optimizer_lr(opt),
+                  want, torch_ls[e]);
+    }
+    /* s1 freed: s2, made where the rate was not initial_lr, goes on from the rate */
+    clt_lr_scheduler_free(s1);
+    CHECK(clt_lr_scheduler_step(s2));
+    cr_assert(clt_optimizer_lr(opt) == 0.0125 * 0.5, "%.17g", clt_optimizer_lr(opt));
+    clt_lr_scheduler_free(s2);
+    /* so does one made now (torch's chainable form from the rate now) */
+    CHECK(clt_exponential_lr(opt, 0.5, &s1));
+    cr_assert(clt_optimizer_lr(opt) == 0.0125 * 0.5, "%.17g", clt_optimizer_lr(opt));
+    CHECK(clt_lr_scheduler_step(s1));
+    cr_assert(clt_optimizer_lr(opt) == 0.0125 * 0.5 * 0.5, "%.17g", clt_optimizer_lr(opt));
+    clt_lr_scheduler_free(s1);
+    clt_optimizer_free(opt);
+
+    /* CosineAnnealingLR(3, 0.01), MultiStepLR([0, 2, 4, 4], 0.5) and
+     * ExponentialLR(0.9) over SGD(lr=0.2): the cosine's restart branch
+     * (epoch 7) and a milestone at 0 and one given twice */
+    static const double torch_cme[] = {0.1, 0.06975, 0.013462500000000004,
+                                       0.009000000000000001, 0.012712499999999998, 0.01632375,
+                                       0.0165885, 0.0134472375, 0.010034171250000003,
+                                       0.009000000000000001};
+    static const double cos_p[] = {3, 0.01}, ms_p[] = {0.5, 4, 0, 2, 4, 4}, exp_p[] = {0.9};
+    so.lr = 0.2;
+    CHECK(clt_sgd(&p, 1, &so, &opt));
+    CHECK(clt_cosine_lr(opt, 3, 0.01, &s1));
+    CHECK(clt_multistep_lr(opt, (const int64_t[]){0, 2, 4, 4}, 4, 0.5, &s2));
+    CHECK(clt_exponential_lr(opt, 0.9, &s3));
+    want = 0.2;
+    for (int e = 0; e < 10; e++) {
+        if (e > 0) {
+            CHECK(clt_lr_scheduler_step(s1));
+            CHECK(clt_lr_scheduler_step(s2));
+            CHECK(clt_lr_scheduler_step(s3));
+        }
+        want = torch_chain('E', torch_chain('M', torch_chain('C', want, e, 0.2, cos_p), e, 0.2,
+                                            ms_p),
+                           e, 0.2, exp_p);
+        cr_assert(clt_optimizer_lr(opt) == torch_cme[e] && want == torch_cme[e],
+                  "epoch %d: %.17g, the formulas %.17g, torch %.17g", e, clt_optimizer_lr(opt),
+                  want, torch_cme[e]);
+    }
+    clt_lr_scheduler_free(s1);
+    clt_lr_scheduler_free(s2);
+    /* a schedule outliving its optimizer steps no more */
+    clt_optimizer_free(opt);
+    assert_error(clt_lr_scheduler_step(s3), CLT_ERR_INVALID_ARGUMENT,
+                 "the optimizer this ExponentialLR drove was freed");
+    clt_lr_scheduler_free(s3);
+    clt_tensor_free(p);
+}
+
 Test(optim, errors)
 {
     clt_device *dev = get_device("cpu");
@@ -1401,20 +1522,22 @@ static clt_optimizer *sgd_at(clt_tensor **p, double lr)
  * initial = max_lr / div over the phase ending at pct * total - 1, then
  * down to initial / final_div at total - 1 (three phases: up, down to
  * initial at 2 pct total - 2, then to the minimum). */
-static double one_cycle_ref(double max_lr, int64_t total, double pct, int linear, double div,
-                            double final_div, int three, int64_t e)
+/* torch's OneCycleLR phases at step e, from a to b then to c (three: a to
+ * b, back to a, then to c): the rates go initial -> max -> min, the
+ * momenta max_momentum -> base_momentum -> max_momentum. */
+static double one_cycle_anneal(double a, double b, double c, int64_t total, double pct,
+                               int linear, int three, int64_t e)
 {
-    double initial = max_lr / div, min_lr = initial / final_div;
     double ends[3] = {pct * (double)total - 1, 0, 0}, from[3], to[3];
     int n = three ? 3 : 2;
     if (three) {
         ends[1] = 2 * pct * (double)total - 2;
         ends[2] = (double)(total - 1);
-        from[0] = initial, to[0] = max_lr, from[1] = max_lr, to[1] = initial;
-        from[2] = initial, to[2] = min_lr;
+        from[0] = a, to[0] = b, from[1] = b, to[1] = a;
+        from[2] = a, to[2] = c;
     } else {
         ends[1] = (double)(total - 1);
-        from[0] = initial, to[0] = max_lr, from[1] = max_lr, to[1] = min_lr;
+        from[0] = a, to[0] = b, from[1] = b, to[1] = c;
     }
     double start = 0;
     int k = 0;
@@ -1423,6 +1546,122 @@ static double one_cycle_ref(double max_lr, int64_t total, double pct, int linear
     double t = ((double)e - start) / (ends[k] - start);
     return linear ? (to[k] - from[k]) * t + from[k]
                   : to[k] + (from[k] - to[k]) / 2.0 * (cos(M_PI * t) + 1);
+}
+
+static double one_cycle_ref(double max_lr, int64_t total, double pct, int linear, double div,
+                            double final_div, int three, int64_t e)
+{
+    double initial = max_lr / div;
+    return one_cycle_anneal(initial, max_lr, initial / final_div, total, pct, linear, three, e);
+}
+
+/* OneCycleLR's momentum cycling against torch 1.13 (its momenta printed
+ * with repr) and the phases written out above: an SGD made without
+ * momentum (and dampening 0.25), stepped twice before the schedule, gains
+ * it: its buffer starts at the gradient at its first use (torch's buf =
+ * grad), then buf = m buf + (1 - dampening) g with the momentum of the
+ * step, p -= lr buf, against a float64 host reference; Adam's betas[0]
+ * cycles (three phases, linear); Adagrad, momenta out of range are
+ * refused, the optimizer unchanged. */
+Test(optim, one_cycle_cycles_momentum_as_torch)
+{
+    clt_device *dev = get_device("cpu");
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("no float64 on this device");
+    static const double torch_sgd[] = {0.9, 0.8, 0.8066987298107781, 0.8250000000000001,
+                                       0.8500000000000001, 0.875, 0.893301270189222, 0.9,
+                                       0.893301270189222};
+    static const double torch_adam[] = {0.95, 0.8944444444444444, 0.861111111111111,
+                                        0.9166666666666666, 0.95, 0.95, 0.95, 0.95};
+    enum { N = 4 };
+    double host[N] = {1.0, -0.5, 2.0, 0.25}, buf[N];
+    clt_tensor *p = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, (int64_t[]){N}, host, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_optimizer *opt;
+    clt_lr_scheduler *s;
+    const double damp = 0.25;
+    CHECK(clt_sgd(&p, 1, &(clt_sgd_opts){0.1, 0, damp, 0, 0}, &opt));
+    /* loss sum(p^2) / 2: the gradient is p */
+    for (int e = 0; e < 10; e++) {
+        if (e == 2) {
+            CHECK(clt_one_cycle_lr_momentum(opt, 0.2, 8, 0.25, NULL, 10, 100, 0, 1, 0.8, 0.9,
+                                            &s));
+        }
+        double lr = clt_optimizer_lr(opt), m = clt_optimizer_momentum(opt);
+        if (e >= 2) {
+            int64_t k = e - 2;
+            double want_lr = one_cycle_ref(0.2, 8, 0.25, 0, 10, 100, 0, k);
+            double want_m = one_cycle_anneal(0.9, 0.8, 0.9, 8, 0.25, 0, 0, k);
+            cr_assert(m == torch_sgd[k] && m == want_m, "step %d: momentum %.17g, torch %.17g, "
+                      "the phases %.17g", e, m, torch_sgd[k], want_m);
+            cr_assert(lr == (want_lr < 0 ? 0 : want_lr), "step %d: %.17g vs %.17g", e, lr,
+                      want_lr);
+        } else {
+            cr_assert(lr == 0.1 && m == 0.0);
+        }
+        clt_tensor *sq, *l;
+        CHECK(clt_mul(p, p, &sq));
+        CHECK(clt_sum(sq, &l));
+        clt_tensor *half;
+        CHECK(clt_mul_scalar(l, 0.5, &half));
+        CHECK(clt_optimizer_zero_grad(opt, 1));
+        CHECK(clt_backward(half, NULL, 0));
+        CHECK(clt_optimizer_step(opt));
+        for (int i = 0; i < N; i++) {
+            double g = host[i];
+            if (m != 0.0)
+                buf[i] = e == 2 ? g : buf[i] * m + (1 - damp) * g;
+            host[i] -= lr * (m != 0.0 ? buf[i] : g);
+        }
+        double got[N];
+        CHECK(clt_tensor_read(p, got, sizeof got));
+        for (int i = 0; i < N; i++)
+            cr_assert(close_enough(got[i], host[i], 1e-14, 1e-15), "step %d: p[%d] %.17g vs %.17g",
+                      e, i, got[i], host[i]);
+        clt_tensor_free(sq);
+        clt_tensor_free(l);
+        clt_tensor_free(half);
+        if (e >= 2 && e < 9)
+            CHECK(clt_lr_scheduler_step(s));
+    }
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+
+    /* Adam's betas[0], beta2 untouched */
+    clt_adam_opts ao = CLT_ADAM_DEFAULTS;
+    CHECK(clt_adam(&p, 1, &ao, &opt));
+    CHECK(clt_one_cycle_lr_momentum(opt, 0.2, 7, 0.4, "linear", 25, 1e4, 1, 1, 0.85, 0.95, &s));
+    for (int e = 0; e < 8; e++) {
+        if (e > 0)
+            CHECK(clt_lr_scheduler_step(s));
+        double m = clt_optimizer_momentum(opt),
+               want = one_cycle_anneal(0.95, 0.85, 0.95, 7, 0.4, 1, 1, e);
+        cr_assert(m == torch_adam[e] && m == want, "Adam step %d: beta1 %.17g, torch %.17g, the "
+                  "phases %.17g", e, m, torch_adam[e], want);
+    }
+    clt_lr_scheduler_free(s);
+    /* refusals change nothing */
+    double lr = clt_optimizer_lr(opt), m = clt_optimizer_momentum(opt);
+    s = (clt_lr_scheduler *)&s;
+    assert_error(clt_one_cycle_lr_momentum(opt, 0.2, 7, 0.4, NULL, 25, 1e4, 0, 1, 0.85, 1.0, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "must be momenta Adam accepts");
+    cr_assert_null(s);
+    cr_assert(clt_optimizer_lr(opt) == lr && clt_optimizer_momentum(opt) == m);
+    clt_optimizer_free(opt);
+    CHECK(clt_adagrad(&p, 1, NULL, &opt));
+    assert_error(clt_one_cycle_lr_momentum(opt, 0.2, 7, 0.4, NULL, 25, 1e4, 0, 1, 0.85, 0.95, &s),
+                 CLT_ERR_INVALID_ARGUMENT,
+                 "optimizer must support momentum with `cycle_momentum` option enabled");
+    CHECK(clt_one_cycle_lr_momentum(opt, 0.2, 7, 0.4, NULL, 25, 1e4, 0, 0, 0.85, 0.95, &s));
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    CHECK(clt_sgd(&p, 1, NULL, &opt));
+    assert_error(clt_one_cycle_lr_momentum(opt, 0.2, 7, 0.4, NULL, 25, 1e4, 0, 1, -0.1, 0.95, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "finite and >= 0");
+    cr_assert(clt_optimizer_lr(opt) == 1e-3 && clt_optimizer_momentum(opt) == 0.0);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
 }
 
 Test(optim, one_cycle_schedule)

@@ -145,7 +145,14 @@ CLT_API clt_status clt_module_load(clt_module *m, const char *path);
  * "amsgrad"; RMSprop "lr", "alpha", "eps", "weight_decay", "momentum",
  * "centered"; Adagrad "lr", "lr_decay", "weight_decay",
  * "initial_accumulator_value", "eps"; all "maximize" ("False").  "lr" is the rate now (a
- * schedule's), as in torch, and equals lr_bits.  Save the model with
+ * schedule's), as in torch, and equals lr_bits.  What schedules add to
+ * torch's param_groups[0] is there too, where a schedule put it:
+ * "initial_lr" (the base rate of every schedule made on opt: optim.h),
+ * OneCycleLR's "max_lr" and "min_lr", and with its momentum cycling
+ * "max_momentum" and "base_momentum"; clt_optimizer_load takes them (a
+ * file without them leaves opt without them, as torch's load_state_dict
+ * takes the saved group whole), so that torch's optimizer loads the file
+ * with the keys its schedules read, and ours loads torch's.  Save the model with
  * clt_module_save and a schedule with clt_lr_scheduler_save beside it.
  * An optimizer whose last step the driver stopped part-way (optim.h) is
  * refused (CLT_ERR_INVALID_ARGUMENT) until a clt_optimizer_step finishes
@@ -204,11 +211,14 @@ CLT_API clt_status clt_optimizer_load(clt_optimizer *opt, const char *path);
  * CLT_ERR_INVALID_ARGUMENT), "base_lrs" ("[0.02]")
  * and "last_epoch" (clt_lr_scheduler_epoch), and the rest of torch 1.13's
  * state_dict: "_step_count" (last_epoch + 1), "_last_lr" (the rate the
- * schedule gives at last_epoch, in closed form), "verbose" and
+ * schedule gives at last_epoch, in closed form; the rate it set, for one
+ * of several on one optimizer: optim.h), "verbose" and
  * "_get_lr_called_within_step" ("False"), under torch's names and as
  * Python's repr writes them (safetensors' safe_open(...).metadata() reads
  * them).  OneCycleLR's file holds "total_steps", "_schedule_phases" (the
- * list of phase dicts torch's repr writes), "cycle_momentum" ("False"),
+ * list of phase dicts torch's repr writes), "cycle_momentum" ("True" or
+ * "False": clt_one_cycle_lr_momentum) and, when True, "use_beta1" (Adam's
+ * and AdamW's betas[0] are cycled),
  * and besides torch's keys "max_lr", "min_lr" (torch keeps them in the
  * optimizer's param_groups) and "anneal_strategy" ("'cos'" or
  * "'linear'": torch's anneal_func is a bound method), then base_lrs
@@ -232,7 +242,11 @@ CLT_API clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *
  * most total_steps steps taken), and torch's own file too: "anneal_func"
  * read for the strategy, and without "max_lr" and "min_lr" the schedule
  * keeps its own (make it with the run's settings, as torch's user does);
- * "cycle_momentum" True is refused; ReduceLROnPlateau's settings and
+ * "cycle_momentum" (a file without it cycles none), True taking the
+ * momenta to cycle between from the optimizer's file, as torch's from its
+ * param_groups (a step before the optimizer has them is refused; an
+ * Adagrad, which has no momentum, refuses the file); ReduceLROnPlateau's
+ * settings and
  * counters (mode_worse and _last_lr not taken); the optimizer's rate is
  * not touched
  * (clt_optimizer_load restores it).  With the model and the optimizer

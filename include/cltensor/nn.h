@@ -93,6 +93,20 @@ CLT_API clt_status clt_module_to(clt_module *m, clt_device *dev);
  * parameter its gradient in its new dtype. */
 CLT_API clt_status clt_module_to_dtype(clt_module *m, clt_dtype dtype);
 
+/* Like copy.deepcopy(model).to(dev) (dev NULL: the devices m's tensors
+ * are on): a new model of m's structure (its layers, their settings and
+ * nesting), each parameter and buffer copied (new handles on new
+ * buffers: nothing is shared, so changing one model leaves the other
+ * alone), in its own dtype, the parameters leaves that require grad, and
+ * m's train or eval mode, layer by layer.  As torch 1.13's deepcopy (whose
+ * Parameter.__deepcopy__ copies the data only), no gradient is copied:
+ * the copy's parameters have none.  A Dropout copy borrows the same
+ * generator as m's (clt_dropout_layer).  An optimizer over m's parameters
+ * does not drive the copy.  The base of EMA or target networks and of
+ * replicas on other devices.  On failure (out of memory on dev) *out is
+ * NULL and m is unchanged.  New module: release with clt_module_free. */
+CLT_API clt_status clt_module_clone(const clt_module *m, clt_device *dev, clt_module **out);
+
 /* model.train() (on = 1) or model.eval() (on = 0), for m and its
  * children: Dropout and BatchNorm act differently in the two. */
 CLT_API void clt_module_train(clt_module *m, int on);

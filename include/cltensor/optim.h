@@ -125,6 +125,11 @@ CLT_API clt_status clt_optimizer_zero_grad(clt_optimizer *opt, int set_to_none);
 CLT_API double clt_optimizer_lr(const clt_optimizer *opt);
 CLT_API clt_status clt_optimizer_set_lr(clt_optimizer *opt, double lr);
 
+/* The momentum now: SGD's and RMSprop's momentum, Adam's and AdamW's
+ * betas[0] (what OneCycleLR's momentum cycling sets:
+ * clt_one_cycle_lr_momentum); 0 for Adagrad and for NULL. */
+CLT_API double clt_optimizer_momentum(const clt_optimizer *opt);
+
 /* Steps taken so far (calls of clt_optimizer_step that succeeded). */
 CLT_API int64_t clt_optimizer_steps(const clt_optimizer *opt);
 
@@ -170,10 +175,36 @@ CLT_API clt_status clt_clip_grad_value(clt_tensor *const *params, size_t n, doub
 
 /* ---- learning-rate schedules (torch.optim.lr_scheduler) ------------------- */
 
+/* The base rate.  As torch's schedules, the first schedule made on an
+ * optimizer sets its initial_lr to the rate then (group.setdefault;
+ * OneCycleLR sets its own, max_lr / div_factor, whatever was there), and
+ * every schedule takes initial_lr as its base_lrs: a schedule made after
+ * another does not take the rate the first one reduced as its base.  The
+ * optimizer keeps initial_lr and its file holds it (clt_optimizer_save).
+ *
+ * Several schedules on one optimizer (torch's schedules made one after
+ * the other, without ChainedScheduler).  While more than one made on an
+ * optimizer is alive (not freed), StepLR, CosineAnnealingLR,
+ * ExponentialLR, MultiStepLR and LinearLR take torch's chainable form, as
+ * torch's step() does: each multiplies the optimizer's rate now by its
+ * factor for the epoch (LinearLR's constructor by start_factor), so the
+ * factors of all of them compose in the order they step, bit for bit
+ * torch's rates; a schedule made after another starts from the rate that
+ * one set.  OneCycleLR sets its rates outright and ReduceLROnPlateau
+ * multiplies the rate now, in either case.  So does a schedule made where
+ * the optimizer's rate is not initial_lr (made after clt_optimizer_load,
+ * or after a rate set by hand): torch goes on from that rate.  Any other
+ * schedule alone on its optimizer gives its closed form from initial_lr
+ * (below), which is torch's rate (to a few units in the last place)
+ * unless the rate is set by hand while it runs: torch's chainable form
+ * goes on from the rate set, the closed form does not.  Once one of
+ * several is freed, the others go on from the rate now, the last one
+ * alone again in its closed form (but for one made as above). */
 typedef struct clt_lr_scheduler clt_lr_scheduler;
 
-/* StepLR: lr = base_lr * gamma^(epoch / step_size).  New scheduler (it
- * borrows opt): release with clt_lr_scheduler_free. */
+/* StepLR: lr = base_lr * gamma^(epoch / step_size), base_lr the
+ * optimizer's initial_lr (above).  New scheduler (it borrows opt): release
+ * with clt_lr_scheduler_free. */
 CLT_API clt_status clt_step_lr(clt_optimizer *opt, int64_t step_size, double gamma,
                                clt_lr_scheduler **out);
 /* CosineAnnealingLR: lr = eta_min + (base_lr - eta_min) (1 + cos(pi epoch /
@@ -202,8 +233,8 @@ CLT_API clt_status clt_multistep_lr(clt_optimizer *opt, const int64_t *milestone
  * CLT_ERR_INVALID_ARGUMENT.  New scheduler (it borrows opt): release with
  * clt_lr_scheduler_free.
  *
- * Every schedule gives its closed form, bit for bit torch's
- * _get_closed_form_lr; torch's step() multiplies the previous rate instead
+ * Every schedule alone on its optimizer gives its closed form, bit for
+ * bit torch's _get_closed_form_lr; torch's step() multiplies the previous rate instead
  * (its chainable form), which drifts from it in the last bits: over 100
  * epochs, up to 4 units in the last place for ExponentialLR(0.9), 3 for a
  * MultiStepLR of 33 milestones, 9 for LinearLR(0.1, 0.9, 60). */
@@ -216,17 +247,17 @@ CLT_API clt_status clt_linear_lr(clt_optimizer *opt, double start_factor, double
  * total_steps - 1 (three_phase: up, back down to initial_lr, then to
  * min_lr), annealed by cosine or linearly ("cos", "linear"; NULL is
  * "cos"), each rate torch's get_lr bit for bit.  It sets the optimizer's
- * rate at once (step 0) and ignores the rate the optimizer had.  Step
+ * rate at once (step 0) and ignores the rate the optimizer had; it sets
+ * the optimizer's initial_lr, max_lr and min_lr, as torch's param_groups
+ * get them.  Step
  * total_steps, one past the last phase, is allowed as in torch (the
  * annealing goes on past min_lr: linearly below 0, where the rate is 0
  * here and negative in torch); stepping further is refused, as torch
  * refuses it, the schedule unchanged.
  *
- * No momentum cycling: torch's cycle_momentum (on by default there) would
- * need momentum buffers that an SGD or RMSprop made without momentum does
- * not hold, and max_momentum and base_momentum in the optimizer's
- * checkpoint, which holds neither; compare with torch's
- * cycle_momentum=False.  pct_start outside [0, 1], total_steps below 1,
+ * No momentum cycling: this is torch's OneCycleLR(..., cycle_momentum=
+ * False); clt_one_cycle_lr_momentum below is torch's default, which
+ * cycles it.  pct_start outside [0, 1], total_steps below 1,
  * max_lr not a finite rate >= 0, div_factor or final_div_factor not finite
  * and > 0, an unknown strategy, or phases torch would divide by zero in at
  * step 0 are CLT_ERR_INVALID_ARGUMENT.  New scheduler (it borrows opt):
@@ -235,6 +266,34 @@ CLT_API clt_status clt_one_cycle_lr(clt_optimizer *opt, double max_lr, int64_t t
                                     double pct_start, const char *anneal_strategy,
                                     double div_factor, double final_div_factor,
                                     int three_phase, clt_lr_scheduler **out);
+/* OneCycleLR with all of torch's arguments: clt_one_cycle_lr's, then
+ * cycle_momentum, base_momentum and max_momentum (torch's defaults: 1,
+ * 0.85, 0.95).  With cycle_momentum (cycle_momentum 0 is clt_one_cycle_lr)
+ * the optimizer's momentum is cycled inversely to the rate, from
+ * max_momentum down to base_momentum while the rate rises and back up
+ * while it falls (three_phase: then staying at max_momentum), annealed as
+ * the rate is, each value torch's bit for bit: SGD's and RMSprop's
+ * momentum, Adam's and AdamW's betas[0] (torch's use_beta1); Adagrad,
+ * which has none, is refused with torch's message ("optimizer must
+ * support momentum with `cycle_momentum` option enabled").  As torch's
+ * constructor, it puts max_momentum and base_momentum in the optimizer
+ * (its file holds them, under those keys: clt_optimizer_save, which a
+ * resumed schedule reads them from, as torch reads its param_groups) and
+ * sets the momentum to its value at step 0.  An SGD or RMSprop made
+ * without momentum gains it: the momentum buffers are made now (zeros),
+ * and SGD's takes a parameter's gradient at its first use, as torch's
+ * SGD starts a buffer (buf = grad), whatever updates the parameter had
+ * before.  base_momentum and max_momentum must be momenta the optimizer
+ * takes (finite and >= 0; below 1 for Adam's beta1): otherwise
+ * CLT_ERR_INVALID_ARGUMENT.  A failure (out of memory for the buffers)
+ * leaves the optimizer as it was.  New scheduler (it borrows opt):
+ * release with clt_lr_scheduler_free. */
+CLT_API clt_status clt_one_cycle_lr_momentum(clt_optimizer *opt, double max_lr,
+                                             int64_t total_steps, double pct_start,
+                                             const char *anneal_strategy, double div_factor,
+                                             double final_div_factor, int three_phase,
+                                             int cycle_momentum, double base_momentum,
+                                             double max_momentum, clt_lr_scheduler **out);
 /* ReduceLROnPlateau (torch's defaults: mode "min", factor 0.1, patience
  * 10, threshold 1e-4, threshold_mode "rel", cooldown 0, min_lr 0, eps
  * 1e-8; NULL modes are the defaults): stepped with
@@ -265,8 +324,9 @@ CLT_API clt_status clt_lr_scheduler_step_metric(clt_lr_scheduler *s, double metr
  * NULL.  Checkpoints: clt_lr_scheduler_save, clt_lr_scheduler_load in
  * <cltensor/io.h>. */
 CLT_API int64_t clt_lr_scheduler_epoch(const clt_lr_scheduler *s);
-/* Releases the schedule (not the optimizer it drives, which must outlive
- * it while it steps).  NULL does nothing. */
+/* Releases the schedule (not the optimizer it drives).  Either may be
+ * freed first; a schedule whose optimizer was freed refuses to step
+ * (CLT_ERR_INVALID_ARGUMENT).  NULL does nothing. */
 CLT_API void clt_lr_scheduler_free(clt_lr_scheduler *s);
 
 #ifdef __cplusplus

@@ -1032,7 +1032,7 @@ static clt_status meta_int(const st_file *sf, const char *key, int64_t *out)
  * settings under the names of torch's param_groups, as Python's repr
  * writes them: a number, a bool ("True"), or Adam's betas, a pair of
  * numbers from `off` on.  Each kind's fields end with a NULL key. */
-#define OPT_META 8
+#define OPT_META 14
 
 typedef struct opt_field {
     const char *key;
@@ -1092,8 +1092,50 @@ static size_t optimizer_meta(const clt_optimizer *opt, meta *md)
         }
     }
     put(&md[n++], "maximize", "False");
+    /* what schedules add to torch's param_groups[0] */
+    const clt__opt_group *g = &c.group;
+    if (g->has_initial_lr)
+        put_double(&md[n++], "initial_lr", g->initial_lr);
+    if (g->has_one_cycle) {
+        put_double(&md[n++], "max_lr", g->max_lr);
+        put_double(&md[n++], "min_lr", g->min_lr);
+    }
+    if (g->has_momentum) {
+        put_double(&md[n++], "max_momentum", g->max_momentum);
+        put_double(&md[n++], "base_momentum", g->base_momentum);
+    }
     c_numeric_end(l);
     return n;
+}
+
+/* The keys schedules add to the group, those the file holds (a group
+ * without them has none, as torch's load_state_dict takes the saved
+ * group whole): a rate >= 0 each, OneCycleLR's max_lr and min_lr
+ * together, max_momentum and base_momentum together. */
+static clt_status group_read(const st_file *sf, clt__opt_group *g)
+{
+    static const char *const keys[5] = {"initial_lr", "max_lr", "min_lr", "max_momentum",
+                                        "base_momentum"};
+    double *at[5] = {&g->initial_lr, &g->max_lr, &g->min_lr, &g->max_momentum,
+                     &g->base_momentum};
+    bool has[5];
+    clt_status st = CLT_OK;
+    *g = (clt__opt_group){0};
+    for (int k = 0; k < 5 && st == CLT_OK; k++) {
+        has[k] = meta_get(sf, keys[k]) != NULL;
+        if (has[k])
+            st = meta_double(sf, keys[k], at[k]);
+        if (st == CLT_OK && has[k] && (!(*at[k] >= 0.0) || isinf(*at[k])))
+            st = bad(sf, "__metadata__ '%s' is %g: not a rate >= 0", keys[k], *at[k]);
+    }
+    if (st == CLT_OK && (has[1] != has[2] || has[3] != has[4]))
+        st = bad(sf, "__metadata__ holds %s without %s (OneCycleLR sets both)",
+                 has[1] != has[2] ? keys[has[1] ? 1 : 2] : keys[has[3] ? 3 : 4],
+                 has[1] != has[2] ? keys[has[1] ? 2 : 1] : keys[has[3] ? 4 : 3]);
+    g->has_initial_lr = has[0];
+    g->has_one_cycle = has[1];
+    g->has_momentum = has[3];
+    return st;
 }
 
 /* The settings a file holds into the member of *c of opt's kind (left as
@@ -1125,6 +1167,8 @@ static clt_status optimizer_settings_read(const st_file *sf, const clt_optimizer
         else
             st = meta_doubles(sf, f->key, (double *)at, 2);
     }
+    if (st == CLT_OK)
+        st = group_read(sf, &c->group);
     c_numeric_end(l);
     return st;
 }
@@ -1524,7 +1568,9 @@ clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path)
         md[n].key = "_schedule_phases";
         fits = fmt_phases(md[n++].value, sizeof md[0].value, &v.cycle);
         put(&md[n++], "anneal_strategy", "'%s'", v.cycle.linear ? "linear" : "cos");
-        put(&md[n++], "cycle_momentum", "False");
+        put(&md[n++], "cycle_momentum", "%s", v.cycle.momentum ? "True" : "False");
+        if (v.cycle.momentum) /* torch's: whether it cycles betas[0] (Adam) */
+            put(&md[n++], "use_beta1", "%s", v.use_beta1 ? "True" : "False");
     }
     if (sched_keys[v.kind].milestones) {
         md[n].key = "milestones";
@@ -1608,13 +1654,11 @@ clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
                     : bad(&sf, "__metadata__ has no 'anneal_strategy' (nor torch's "
                                "'anneal_func')");
     }
-    if (st == CLT_OK && cycle && meta_get(&sf, "cycle_momentum")) {
-        int on;
-        st = meta_bool(&sf, "cycle_momentum", &on);
-        if (st == CLT_OK && on)
-            st = bad(&sf, "__metadata__ 'cycle_momentum' is True: cltensor's OneCycleLR "
-                          "cycles no momentum (torch's cycle_momentum=False)");
-    }
+    /* a file without it is from before momentum was cycled: False */
+    if (st == CLT_OK && cycle)
+        v.cycle.momentum = 0;
+    if (st == CLT_OK && cycle && meta_get(&sf, "cycle_momentum"))
+        st = meta_bool(&sf, "cycle_momentum", &v.cycle.momentum);
     if (st == CLT_OK && sched_keys[v.kind].milestones) {
         st = meta_milestones(&sf, "milestones", &milestones, &v.n_milestones);
         v.milestones = milestones;
@@ -1633,8 +1677,11 @@ clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
             st = bad(&sf, "__metadata__ '_step_count' is %lld, and last_epoch %lld makes it "
                           "last_epoch + 1", (long long)count, (long long)v.epoch);
     }
+    v.last_lr = NAN; /* the closed form's, where the file has none */
     if (st == CLT_OK && meta_get(&sf, "_last_lr"))
         st = meta_doubles(&sf, "_last_lr", &last, 1);
+    if (st == CLT_OK && meta_get(&sf, "_last_lr"))
+        v.last_lr = last;
     c_numeric_end(l);
     if (st != CLT_OK)
         goto done;

@@ -20,7 +20,7 @@ static clt_status conv2d_forward(clt_module *m, const clt_tensor *x, clt_tensor 
                            out);
 }
 
-static const clt__module_ops conv2d_ops = {"Conv2d", conv2d_forward, NULL};
+static const clt__module_ops conv2d_ops = {"Conv2d", conv2d_forward, NULL, NULL};
 
 clt_status clt_conv2d_layer(clt_device *dev, int64_t in_channels, int64_t out_channels,
                             int64_t kernel_h, int64_t kernel_w, const clt_conv2d_opts *opts,
@@ -95,8 +95,8 @@ static clt_status avg_pool2d_forward(clt_module *m, const clt_tensor *x, clt_ten
                            (int)m->i[8], (int)m->i[9], out);
 }
 
-static const clt__module_ops max_pool2d_ops = {"MaxPool2d", max_pool2d_forward, NULL};
-static const clt__module_ops avg_pool2d_ops = {"AvgPool2d", avg_pool2d_forward, NULL};
+static const clt__module_ops max_pool2d_ops = {"MaxPool2d", max_pool2d_forward, NULL, NULL};
+static const clt__module_ops avg_pool2d_ops = {"AvgPool2d", avg_pool2d_forward, NULL, NULL};
 
 static clt_status pool_layer(const clt__module_ops *ops, int64_t kernel_h, int64_t kernel_w,
                              const clt_pool2d_opts *opts, const char *fn, clt_module **out)
@@ -153,7 +153,7 @@ static clt_status adaptive_avg_pool2d_forward(clt_module *m, const clt_tensor *x
 }
 
 static const clt__module_ops adaptive_avg_pool2d_ops = {"AdaptiveAvgPool2d",
-                                                        adaptive_avg_pool2d_forward, NULL};
+                                                        adaptive_avg_pool2d_forward, NULL, NULL};
 
 clt_status clt_adaptive_avg_pool2d_layer(int64_t out_h, int64_t out_w, clt_module **out)
 {

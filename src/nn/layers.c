@@ -96,7 +96,7 @@ done:
     return finish(st, out);
 }
 
-static const clt__module_ops layer_norm_ops = {"LayerNorm", layer_norm_forward, NULL};
+static const clt__module_ops layer_norm_ops = {"LayerNorm", layer_norm_forward, NULL, NULL};
 
 clt_status clt_layer_norm_layer(clt_device *dev, int ndim, const int64_t *normalized_shape,
                                 double eps, int elementwise_affine, clt_module **out)
@@ -254,7 +254,7 @@ static clt_status group_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
                          affine ? m->params[1] : NULL, m->f[0], out);
 }
 
-static const clt__module_ops group_norm_ops = {"GroupNorm", group_norm_forward, NULL};
+static const clt__module_ops group_norm_ops = {"GroupNorm", group_norm_forward, NULL, NULL};
 
 clt_status clt_group_norm_layer(clt_device *dev, int64_t num_groups, int64_t num_channels,
                                 double eps, int affine, clt_module **out)
@@ -424,8 +424,8 @@ done:
     return finish(st, out);
 }
 
-static const clt__module_ops batch_norm1d_ops = {"BatchNorm1d", batch_norm_forward, NULL};
-static const clt__module_ops batch_norm2d_ops = {"BatchNorm2d", batch_norm_forward, NULL};
+static const clt__module_ops batch_norm1d_ops = {"BatchNorm1d", batch_norm_forward, NULL, NULL};
+static const clt__module_ops batch_norm2d_ops = {"BatchNorm2d", batch_norm_forward, NULL, NULL};
 
 static clt_status batch_norm(bool two_d, clt_device *dev, int64_t features, double eps,
                              double momentum, int affine, int track, clt_module **out)
@@ -522,7 +522,7 @@ done:
     return finish(st, out);
 }
 
-static const clt__module_ops dropout_ops = {"Dropout", dropout_forward, NULL};
+static const clt__module_ops dropout_ops = {"Dropout", dropout_forward, NULL, NULL};
 
 clt_status clt_dropout_layer(double p, clt_generator *gen, clt_module **out)
 {
@@ -551,7 +551,7 @@ static clt_status embedding_forward(clt_module *m, const clt_tensor *x, clt_tens
     return clt__embedding_rec("Embedding", m->params[0], x, out);
 }
 
-static const clt__module_ops embedding_ops = {"Embedding", embedding_forward, NULL};
+static const clt__module_ops embedding_ops = {"Embedding", embedding_forward, NULL, NULL};
 
 clt_status clt_embedding_layer(clt_device *dev, int64_t num_embeddings, int64_t embedding_dim,
                                clt_generator *gen, clt_module **out)

@@ -440,6 +440,80 @@ clt_status clt_module_to_dtype(clt_module *m, clt_dtype dtype)
     return st == CLT_OK ? clt__ok() : st;
 }
 
+/* ---- copying a model ---------------------------------------------------------- */
+
+/* A copy of t with no autograd history, in no scope: on dev (NULL: t's
+ * own device). */
+static clt_status copy_tensor(const clt_tensor *t, clt_device *dev, clt_tensor **out,
+                              const char *fn)
+{
+    clt_status st = dev == NULL || dev == t->dev
+                        ? clt__clone(t, out, fn)
+                        : clt__to_at(t, dev, out, __builtin_return_address(0), fn);
+    if (st == CLT_OK)
+        clt__scope_disown(*out);
+    return st;
+}
+
+static clt_status clone_rec(const clt_module *m, clt_device *dev, clt_module **out,
+                            const char *fn)
+{
+    clt_module *c = NULL;
+    clt_status st = clt__module_new(m->ops, m->dev && dev ? dev : m->dev, &c);
+    if (st != CLT_OK)
+        return st;
+    c->training = m->training;
+    c->levels = m->levels;
+    memcpy(c->f, m->f, sizeof c->f);
+    memcpy(c->i, m->i, sizeof c->i);
+    c->gen = m->gen;
+    for (int k = 0; k < m->nparams && st == CLT_OK; k++) {
+        clt_tensor *t = NULL;
+        st = copy_tensor(m->params[k], dev, &t, fn);
+        if (st == CLT_OK)
+            st = clt__module_param(c, m->pname[k], t);
+    }
+    for (int k = 0; k < m->nbufs && st == CLT_OK; k++) {
+        clt_tensor *t = NULL;
+        st = copy_tensor(m->bufs[k], dev, &t, fn);
+        if (st == CLT_OK)
+            st = clt__module_buffer(c, m->bname[k], t);
+    }
+    if (st == CLT_OK && m->nchildren > 0) {
+        c->children = clt__calloc(m->nchildren, sizeof *c->children);
+        if (c->children == NULL)
+            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
+    for (size_t k = 0; k < m->nchildren && st == CLT_OK; k++) {
+        st = clone_rec(m->children[k], dev, &c->children[k], fn);
+        if (st == CLT_OK) {
+            c->children[k]->owner = c;
+            c->nchildren++;
+        }
+    }
+    if (st == CLT_OK && m->extra != NULL)
+        st = m->ops->clone_extra
+                 ? m->ops->clone_extra(m, c, dev, fn)
+                 : clt__error(CLT_ERR_INTERNAL, "%s: %s keeps state that it cannot copy", fn,
+                              m->ops->name);
+    if (st != CLT_OK) {
+        clt_module_free(c);
+        return st;
+    }
+    *out = c;
+    return CLT_OK;
+}
+
+clt_status clt_module_clone(const clt_module *m, clt_device *dev, clt_module **out)
+{
+    static const char fn[] = "clt_module_clone";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(m, fn);
+    clt_status st = clone_rec(m, dev, out, fn);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
 /* ---- Sequential -------------------------------------------------------------------- */
 
 static clt_status sequential_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
@@ -459,7 +533,7 @@ static clt_status sequential_forward(clt_module *m, const clt_tensor *x, clt_ten
     return CLT_OK;
 }
 
-static const clt__module_ops sequential_ops = {"Sequential", sequential_forward, NULL};
+static const clt__module_ops sequential_ops = {"Sequential", sequential_forward, NULL, NULL};
 
 /* Forward, moves, listings and release recurse once per level of
  * containers: a bound keeps them within any thread's stack. */
@@ -539,7 +613,7 @@ static clt_status linear_forward(clt_module *m, const clt_tensor *x, clt_tensor 
     return clt__linear(x, m->params[0], m->nparams > 1 ? m->params[1] : NULL, out, "Linear");
 }
 
-static const clt__module_ops linear_ops = {"Linear", linear_forward, NULL};
+static const clt__module_ops linear_ops = {"Linear", linear_forward, NULL, NULL};
 
 clt_status clt_linear(clt_device *dev, int64_t in_features, int64_t out_features, int bias,
                       clt_generator *gen, clt_module **out)
@@ -576,7 +650,7 @@ static clt_status identity_forward(clt_module *m, const clt_tensor *x, clt_tenso
     return clt__expand_rec("Identity", x, x->ndim, x->shape, out);
 }
 
-static const clt__module_ops identity_ops = {"Identity", identity_forward, NULL};
+static const clt__module_ops identity_ops = {"Identity", identity_forward, NULL, NULL};
 
 clt_status clt_identity_layer(clt_module **out)
 {
@@ -590,7 +664,7 @@ static clt_status flatten_forward(clt_module *m, const clt_tensor *x, clt_tensor
     return clt__flatten_rec("Flatten", x, (int)m->i[0], (int)m->i[1], out);
 }
 
-static const clt__module_ops flatten_ops = {"Flatten", flatten_forward, NULL};
+static const clt__module_ops flatten_ops = {"Flatten", flatten_forward, NULL, NULL};
 
 clt_status clt_flatten_layer(int start_dim, int end_dim, clt_module **out)
 {
@@ -609,7 +683,7 @@ clt_status clt_flatten_layer(int start_dim, int end_dim, clt_module **out)
     {                                                                               \
         return clt__##cname##_rec(title, x, out);                                   \
     }                                                                               \
-    static const clt__module_ops cname##_ops = {title, cname##_forward, NULL};      \
+    static const clt__module_ops cname##_ops = {title, cname##_forward, NULL, NULL};\
     clt_status clt_##cname##_layer(clt_module **out)                                \
     {                                                                               \
         CLT__REQUIRE_ARG(out, "clt_" #cname "_layer");                              \
@@ -629,7 +703,7 @@ static clt_status softplus_forward(clt_module *m, const clt_tensor *x, clt_tenso
     return clt__softplus_rec("Softplus", x, m->f[0], m->f[1], out);
 }
 
-static const clt__module_ops softplus_ops = {"Softplus", softplus_forward, NULL};
+static const clt__module_ops softplus_ops = {"Softplus", softplus_forward, NULL, NULL};
 
 clt_status clt_softplus_layer(double beta, double threshold, clt_module **out)
 {
@@ -653,8 +727,8 @@ static clt_status elu_forward(clt_module *m, const clt_tensor *x, clt_tensor **o
     return clt__elu_rec("ELU", x, m->f[0], out);
 }
 
-static const clt__module_ops leaky_relu_ops = {"LeakyReLU", leaky_relu_forward, NULL};
-static const clt__module_ops elu_ops = {"ELU", elu_forward, NULL};
+static const clt__module_ops leaky_relu_ops = {"LeakyReLU", leaky_relu_forward, NULL, NULL};
+static const clt__module_ops elu_ops = {"ELU", elu_forward, NULL, NULL};
 
 /* A layer of ops with its one scalar in f[0]. */
 static clt_status scalar_layer(const clt__module_ops *ops, double s, clt_module **out,

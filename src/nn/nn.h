@@ -13,6 +13,14 @@ typedef struct clt__module_ops {
     clt_status (*forward)(clt_module *m, const clt_tensor *x, clt_tensor **out);
     /* Releases `extra`, if the layer keeps something there; may be NULL. */
     void (*free_extra)(clt_module *m);
+    /* For clt_module_clone of a layer that keeps something in `extra`:
+     * gives `copy` (which already holds m's settings, tensors on dev and
+     * children, and no extra) its own copy of m's extra, or fails with a
+     * message naming fn, leaving copy->extra NULL or for free_extra to
+     * release.  NULL for a layer whose extra stays NULL; cloning a layer
+     * that has an extra and no clone_extra is refused. */
+    clt_status (*clone_extra)(const clt_module *m, clt_module *copy, clt_device *dev,
+                              const char *fn);
 } clt__module_ops;
 
 struct clt_module {

@@ -24,10 +24,19 @@ struct clt_optimizer {
      * own count, which Adam's bias correction uses; SGD's momentum buffer
      * starts at a parameter's first update. */
     int64_t *updates;
+    /* Per parameter, SGD's momentum buffer made and not used yet: its
+     * first use sets it to the gradient (PyTorch's buf = d.clone()), also
+     * when momentum starts mid-run (OneCycleLR's cycling). */
+    unsigned char *fresh;
     size_t resume;                /* parameters a step that failed part-way updated */
     int64_t steps;
     double lr;
-    clt__opt_settings set;        /* those of its kind */
+    clt__opt_settings set;        /* those of its kind, and the group's keys */
+    /* The schedules made on it and not yet freed (borrowed; each is told
+     * when the optimizer is freed first): with more than one, each takes
+     * torch's chainable form (the schedules' factors multiply). */
+    clt_lr_scheduler **scheds;
+    size_t schedules, sched_cap;
 };
 
 static const struct {
@@ -157,6 +166,27 @@ static clt_status state(clt_optimizer *o, int k, size_t i, clt_tensor **out)
     return st;
 }
 
+/* Makes every state tensor o's settings keep and it lacks (all of them
+ * for a new optimizer; momentum buffers when OneCycleLR gives momentum to
+ * an optimizer made without), for every parameter; a new SGD momentum
+ * buffer is fresh.  What was made before a failure stays, unused. */
+static clt_status make_state(clt_optimizer *o, const char *fn)
+{
+    for (size_t i = 0; i < o->n; i++) {
+        for (int j = 0; j < NSTATE; j++) {
+            clt_tensor *unused;
+            if (!keeps_state(o->kind, &o->set, j) || o->state[j][i] != NULL)
+                continue;
+            clt_status st = state(o, j, i, &unused);
+            if (st != CLT_OK)
+                return clt__error_in(st, fn);
+            if (o->kind == SGD)
+                o->fresh[i] = 1;
+        }
+    }
+    return CLT_OK;
+}
+
 /* Where a parameter's elements lie, for finding one given twice. */
 typedef struct span {
     const clt__storage *storage;
@@ -239,9 +269,11 @@ static clt_status build(kind k, clt_tensor *const *params, size_t n, const clt__
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     o->params = clt__calloc(n, sizeof *o->params);
     o->updates = clt__calloc(n, sizeof *o->updates);
+    o->fresh = clt__calloc(n, sizeof *o->fresh);
     for (int k2 = 0; k2 < NSTATE; k2++)
         o->state[k2] = clt__calloc(n, sizeof *o->state[k2]);
-    if (o->params == NULL || o->updates == NULL || o->state[0] == NULL || o->state[1] == NULL || o->state[2] == NULL) {
+    if (o->params == NULL || o->updates == NULL || o->fresh == NULL || o->state[0] == NULL ||
+        o->state[1] == NULL || o->state[2] == NULL) {
         clt_optimizer_free(o);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     }
@@ -254,17 +286,10 @@ static clt_status build(kind k, clt_tensor *const *params, size_t n, const clt__
     /* The state is made now rather than at the first step, so that the
      * first step already holds everything later steps hold and the
      * allocator's cache serves every later step. */
-    for (size_t i = 0; i < n; i++) {
-        for (int j = 0; j < NSTATE; j++) {
-            clt_tensor *unused;
-            if (!keeps_state(k, c, j))
-                continue;
-            st = state(o, j, i, &unused);
-            if (st != CLT_OK) {
-                clt_optimizer_free(o);
-                return clt__error_in(st, fn);
-            }
-        }
+    st = make_state(o, fn);
+    if (st != CLT_OK) {
+        clt_optimizer_free(o);
+        return st;
     }
     *out = o;
     return CLT_OK;
@@ -352,6 +377,8 @@ clt_status clt_adagrad(clt_tensor *const *params, size_t n, const clt_adagrad_op
     return make(ADAGRAD, params, n, &c, out);
 }
 
+static void detach_schedules(clt_optimizer *o);
+
 void clt_optimizer_free(clt_optimizer *opt)
 {
     if (opt == NULL)
@@ -363,8 +390,10 @@ void clt_optimizer_free(clt_optimizer *opt)
             if (opt->state[k])
                 clt_tensor_free(opt->state[k][i]);
     }
+    detach_schedules(opt);
     free(opt->params);
     free(opt->updates);
+    free(opt->fresh);
     for (int k = 0; k < NSTATE; k++)
         free(opt->state[k]);
     free(opt);
@@ -408,7 +437,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
         clt_tensor *buf = NULL;
         cl_int first = 0, nest = s->nesterov != 0;
         if (s->momentum != 0.0) {
-            first = o->updates[i] == 0; /* PyTorch's buf = d.clone() */
+            first = o->fresh[i]; /* PyTorch's buf = d.clone() */
             st = state(o, 0, i, &buf);
             if (st != CLT_OK)
                 return st;
@@ -507,6 +536,8 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
 #undef SCALAR
     if (st == CLT_OK) {
         o->updates[i]++;
+        if (o->kind == SGD && o->set.sgd.momentum != 0.0)
+            o->fresh[i] = 0;
         clt__version_bump(p);
     }
     return st;
@@ -626,6 +657,28 @@ int64_t clt_optimizer_steps(const clt_optimizer *opt)
     return opt ? opt->steps : 0;
 }
 
+/* The momentum a schedule cycles: SGD's and RMSprop's momentum, Adam's
+ * and AdamW's beta1; NULL for Adagrad. */
+static double *momentum_of(clt_optimizer *o)
+{
+    switch (o->kind) {
+    case SGD:
+        return &o->set.sgd.momentum;
+    case RMSPROP:
+        return &o->set.rmsprop.momentum;
+    case ADAGRAD:
+        return NULL;
+    default:
+        return &o->set.adam.beta1;
+    }
+}
+
+double clt_optimizer_momentum(const clt_optimizer *opt)
+{
+    double *m = opt ? momentum_of((clt_optimizer *)opt) : NULL;
+    return m ? *m : 0.0;
+}
+
 /* ---- state for checkpoints (src/io) -------------------------------------------- */
 
 static const char *const state_names[][NSTATE] = {
@@ -687,6 +740,8 @@ bool clt__optimizer_stopped(const clt_optimizer *o)
 void clt__optimizer_restore(clt_optimizer *o, const int64_t *updates, int64_t steps, double lr)
 {
     memcpy(o->updates, updates, o->n * sizeof *updates);
+    for (size_t i = 0; i < o->n; i++)
+        o->fresh[i] = o->kind == SGD && o->state[0][i] && updates[i] == 0;
     o->steps = steps;
     o->lr = lr;
     o->resume = 0;
@@ -714,6 +769,7 @@ void clt__optimizer_settings(const clt_optimizer *o, clt__opt_settings *c)
     default:
         c->adam = mine.adam;
     }
+    c->group = mine.group;
 }
 
 clt_status clt__optimizer_like(const clt_optimizer *o, const clt__opt_settings *c,
@@ -731,6 +787,13 @@ void clt__optimizer_swap(clt_optimizer *a, clt_optimizer *b)
     clt_optimizer t = *a;
     *a = *b;
     *b = t;
+    /* the schedules stay with their optimizer */
+    b->scheds = a->scheds;
+    b->schedules = a->schedules;
+    b->sched_cap = a->sched_cap;
+    a->scheds = t.scheds;
+    a->schedules = t.schedules;
+    a->sched_cap = t.sched_cap;
 }
 
 /* ---- clip_grad_norm, clip_grad_value ------------------------------------------------ */
@@ -951,7 +1014,35 @@ struct clt_lr_scheduler {
     size_t n_milestones;
     clt__one_cycle cycle;       /* OneCycleLR's phases */
     clt__plateau plateau;       /* ReduceLROnPlateau's settings and counters */
+    double last_lr;             /* the rate it set last (torch's _last_lr) */
+    bool rebased;               /* made where the rate was not initial_lr */
 };
+
+/* Adds s to its optimizer's schedules; false when out of host memory. */
+static bool attach_schedule(clt_lr_scheduler *s)
+{
+    clt_optimizer *o = s->opt;
+    if (o->schedules == o->sched_cap) {
+        size_t cap = o->sched_cap ? 2 * o->sched_cap : 2;
+        clt_lr_scheduler **v = clt__realloc(o->scheds, cap, sizeof *v);
+        if (v == NULL)
+            return false;
+        o->scheds = v;
+        o->sched_cap = cap;
+    }
+    o->scheds[o->schedules++] = s;
+    return true;
+}
+
+/* The optimizer is being freed: its schedules drive nothing from now. */
+static void detach_schedules(clt_optimizer *o)
+{
+    for (size_t k = 0; k < o->schedules; k++)
+        o->scheds[k]->opt = NULL;
+    free(o->scheds);
+    o->scheds = NULL;
+    o->schedules = o->sched_cap = 0;
+}
 
 /* torch's class names, for messages */
 static const char *const sched_name[] = {
@@ -1076,12 +1167,15 @@ static int64_t *copy_milestones(const clt__schedule *v, clt_status *st, const ch
     return m;
 }
 
+static double *momentum_of(clt_optimizer *o);
+
 /* OneCycleLR's rate at step `epoch` (torch's get_lr, bit for bit: the
- * same operations in the same order), in *lr; refused, as torch refuses
- * it, past total_steps or in a phase of no length (torch divides by zero
- * there). */
-static clt_status one_cycle_lr(const clt_lr_scheduler *s, int64_t epoch, double *lr,
-                               const char *fn)
+ * same operations in the same order), in *lr, and with mom not NULL and
+ * cycle_momentum its momentum, from the optimizer's group's max_momentum
+ * and base_momentum, in *mom; refused, as torch refuses it, past
+ * total_steps or in a phase of no length (torch divides by zero there). */
+static clt_status one_cycle_at(const clt_lr_scheduler *s, int64_t epoch, double *lr,
+                               double *mom, const char *fn)
 {
     const clt__one_cycle *c = &s->cycle;
     if (epoch > s->period)
@@ -1108,6 +1202,22 @@ static clt_status one_cycle_lr(const clt_lr_scheduler *s, int64_t epoch, double 
                 *lr = (to[i] - from[i]) * pct + from[i];
             else
                 *lr = to[i] + (from[i] - to[i]) / 2.0 * (cos(M_PI * pct) + 1);
+            if (mom && c->momentum) {
+                /* max -> base -> max, or max -> base -> max -> max */
+                const clt__opt_group *g = &s->opt->set.group;
+                if (!g->has_momentum)
+                    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                      "%s: OneCycleLR cycles momentum and the optimizer has no "
+                                      "max_momentum and base_momentum (load the optimizer's "
+                                      "file, which holds them)",
+                                      fn);
+                double a = i == 1 ? g->base_momentum : g->max_momentum;
+                double b = i == 0 ? g->base_momentum : g->max_momentum;
+                if (c->linear)
+                    *mom = (b - a) * pct + a;
+                else
+                    *mom = b + (a - b) / 2.0 * (cos(M_PI * pct) + 1);
+            }
             break;
         }
         start = end;
@@ -1115,6 +1225,12 @@ static clt_status one_cycle_lr(const clt_lr_scheduler *s, int64_t epoch, double 
     if (!(*lr >= 0.0))
         *lr = 0.0;
     return CLT_OK;
+}
+
+static clt_status one_cycle_lr(const clt_lr_scheduler *s, int64_t epoch, double *lr,
+                               const char *fn)
+{
+    return one_cycle_at(s, epoch, lr, NULL, fn);
 }
 
 /* The rate s gives at epoch e, in closed form (torch's
@@ -1126,7 +1242,7 @@ static double schedule_lr(const clt_lr_scheduler *s, int64_t epoch)
     size_t k = 0;
     switch (s->kind) {
     case CLT__SCHED_PLATEAU:
-        return s->opt->lr;
+        return s->opt ? s->opt->lr : s->last_lr;
     case CLT__SCHED_ONE_CYCLE:
         lr = 0.0; /* the state was checked: one_cycle_lr cannot fail */
         (void)one_cycle_lr(s, epoch, &lr, "clt_lr_scheduler");
@@ -1153,6 +1269,59 @@ static double schedule_lr(const clt_lr_scheduler *s, int64_t epoch)
     return lr < 0 ? 0 : lr;
 }
 
+/* Whether s takes torch's chainable form: another schedule made on its
+ * optimizer is alive, whose factors multiply with s's, or s was made
+ * where the rate was not its base (initial_lr: a schedule made after the
+ * rate was set by hand or loaded), from which torch goes on (OneCycleLR,
+ * which sets its rates outright, and ReduceLROnPlateau, which multiplies
+ * the rate now, have one form). */
+static bool chained(const clt_lr_scheduler *s)
+{
+    return s->opt && (s->opt->schedules > 1 || s->rebased) &&
+           s->kind != CLT__SCHED_ONE_CYCLE && s->kind != CLT__SCHED_PLATEAU;
+}
+
+/* torch's get_lr (its chainable form) at epoch: the optimizer's rate now
+ * times the schedule's factor for that epoch, the same operations in the
+ * same order. */
+static double chain_lr(const clt_lr_scheduler *s, int64_t epoch)
+{
+    double lr = s->opt->lr, e = (double)epoch, t = (double)s->period, k = 0;
+    switch (s->kind) {
+    case CLT__SCHED_STEP:
+        lr = epoch == 0 || epoch % s->period != 0 ? lr : lr * s->factor;
+        break;
+    case CLT__SCHED_EXPONENTIAL:
+        lr = epoch == 0 ? lr : lr * s->factor;
+        break;
+    case CLT__SCHED_MULTISTEP:
+        for (size_t i = 0; i < s->n_milestones; i++)
+            k += s->milestones[i] == epoch; /* the Counter's count of epoch */
+        lr = k == 0 ? lr : lr * pow(s->factor, k);
+        break;
+    case CLT__SCHED_LINEAR:
+        if (epoch == 0)
+            lr = lr * s->factor;
+        else if (epoch <= s->period)
+            lr = lr * (1. + (s->factor2 - s->factor) /
+                                (t * s->factor + (e - 1) * (s->factor2 - s->factor)));
+        break;
+    case CLT__SCHED_COSINE:
+        /* (last_epoch - 1 - T_max) % (2 T_max) == 0, Python's modulo */
+        if (epoch == 0)
+            break;
+        if (((epoch - 1 - s->period) % (2 * s->period) + 2 * s->period) % (2 * s->period) == 0)
+            lr = lr + (s->base_lr - s->factor) * (1 - cos(M_PI / t)) / 2;
+        else
+            lr = (1 + cos(M_PI * e / t)) / (1 + cos(M_PI * (e - 1) / t)) * (lr - s->factor) +
+                 s->factor;
+        break;
+    default:
+        break;
+    }
+    return lr < 0 ? 0 : lr;
+}
+
 static clt_status scheduler(clt_optimizer *opt, const clt__schedule *v, clt_lr_scheduler **out,
                             const char *fn)
 {
@@ -1172,27 +1341,50 @@ static clt_status scheduler(clt_optimizer *opt, const clt__schedule *v, clt_lr_s
         free(s);
         return st;
     }
-    *s = (clt_lr_scheduler){opt,        v->kind,   0, v->period, opt->lr, v->factor,
-                            v->factor2, m,         m ? v->n_milestones : 0, v->cycle, v->plateau};
-    double lr = 0.0;
+    /* torch's base_lrs: the group's initial_lr, which the first schedule
+     * made sets to the rate then (setdefault) and OneCycleLR to its own;
+     * ReduceLROnPlateau has none. */
+    clt__opt_group *g = &opt->set.group;
+    double base = v->kind == CLT__SCHED_ONE_CYCLE ? v->base_lr
+                  : v->kind == CLT__SCHED_PLATEAU || !g->has_initial_lr ? opt->lr
+                                                                         : g->initial_lr;
+    *s = (clt_lr_scheduler){opt,        v->kind, 0, v->period, base, v->factor,
+                            v->factor2, m,       m ? v->n_milestones : 0, v->cycle, v->plateau,
+                            opt->lr,    base != opt->lr};
+    double lr = opt->lr, mom = 0.0;
+    if (v->kind == CLT__SCHED_ONE_CYCLE)
+        st = one_cycle_at(s, 0, &lr, &mom, fn);
+    if (st == CLT_OK && !attach_schedule(s))
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    if (st != CLT_OK) {
+        free(s->milestones);
+        free(s);
+        return st;
+    }
     if (v->kind == CLT__SCHED_ONE_CYCLE) {
-        s->base_lr = v->base_lr; /* initial_lr, whatever the optimizer's rate */
-        st = one_cycle_lr(s, 0, &lr, fn);
-        if (st != CLT_OK) {
-            clt_lr_scheduler_free(s);
-            return st;
-        }
+        g->has_initial_lr = g->has_one_cycle = 1;
+        g->initial_lr = v->base_lr;
+        g->max_lr = v->factor;
+        g->min_lr = v->factor2;
+    } else if (v->kind != CLT__SCHED_PLATEAU && !g->has_initial_lr) {
+        g->has_initial_lr = 1;
+        g->initial_lr = opt->lr;
     }
     /* torch's constructor takes a step to epoch 0, which sets LinearLR's
      * start_factor (and a MultiStepLR milestone 0) and OneCycleLR's first
      * rate; at epoch 0 the closed forms of StepLR, ExponentialLR and
      * MultiStepLR give base_lr exactly, CosineAnnealingLR's might not in its
      * last bit, and torch leaves the rate alone there.  ReduceLROnPlateau
-     * takes no step. */
-    if (v->kind == CLT__SCHED_ONE_CYCLE)
-        opt->lr = lr;
-    else if (v->kind != CLT__SCHED_COSINE && v->kind != CLT__SCHED_PLATEAU)
-        opt->lr = schedule_lr(s, 0);
+     * takes no step.  A schedule made after another starts from the rate
+     * that one set (torch's chainable form). */
+    if (chained(s))
+        lr = chain_lr(s, 0);
+    else if (v->kind != CLT__SCHED_ONE_CYCLE && v->kind != CLT__SCHED_COSINE &&
+             v->kind != CLT__SCHED_PLATEAU)
+        lr = schedule_lr(s, 0);
+    opt->lr = s->last_lr = lr;
+    if (v->kind == CLT__SCHED_ONE_CYCLE && v->cycle.momentum)
+        *momentum_of(opt) = mom;
     *out = s;
     return clt__ok();
 }
@@ -1214,11 +1406,66 @@ static clt_status parse_choice(const char *v, const char *a, const char *b, cons
                       fn, what, CLT__QUOTE(q, v), a, b, a);
 }
 
-clt_status clt_one_cycle_lr(clt_optimizer *opt, double max_lr, int64_t total_steps,
-                            double pct_start, const char *anneal_strategy, double div_factor,
-                            double final_div_factor, int three_phase, clt_lr_scheduler **out)
+/* OneCycleLR with settings v, cycling momentum when `cycle`: the
+ * optimizer's group gets max_momentum and base_momentum and its momentum
+ * (beta1) max_momentum, as torch's constructor gives them, and the
+ * momentum buffers an optimizer made without momentum lacks are made.
+ * A failure leaves the optimizer as it was. */
+static clt_status one_cycle(clt_optimizer *opt, clt__schedule *v, bool cycle,
+                            double base_momentum, double max_momentum, clt_lr_scheduler **out,
+                            const char *fn)
 {
-    static const char fn[] = "clt_one_cycle_lr";
+    if (!cycle || opt == NULL || out == NULL)
+        return scheduler(opt, v, out, fn);
+    *out = NULL;
+    double *m = momentum_of(opt);
+    if (m == NULL)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: optimizer must support momentum with `cycle_momentum` option "
+                          "enabled (Adagrad has no momentum)",
+                          fn);
+    bool betas = opt->kind == ADAM || opt->kind == ADAMW;
+    if (!(base_momentum >= 0.0 && max_momentum >= 0.0) || isinf(base_momentum) ||
+        isinf(max_momentum) || (betas && !(base_momentum < 1.0 && max_momentum < 1.0)))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: base_momentum %g and max_momentum %g must be momenta %s accepts "
+                          "(%s)",
+                          fn, base_momentum, max_momentum, kinds[opt->kind].torch,
+                          betas ? "betas[0] in [0, 1)" : "finite and >= 0");
+    clt__opt_settings old = opt->set;
+    double old_lr = opt->lr;
+    clt__opt_group *g = &opt->set.group;
+    g->has_momentum = 1;
+    g->max_momentum = max_momentum;
+    g->base_momentum = base_momentum;
+    *m = max_momentum;
+    v->cycle.momentum = 1;
+    clt_status st = scheduler(opt, v, out, fn);
+    if (st == CLT_OK)
+        st = make_state(opt, fn);
+    if (st != CLT_OK) {
+        clt_lr_scheduler_free(*out);
+        *out = NULL;
+        opt->set = old;
+        opt->lr = old_lr;
+        for (size_t i = 0; i < opt->n; i++)
+            for (int j = 0; j < NSTATE; j++)
+                if (opt->state[j][i] && !keeps_state(opt->kind, &old, j)) {
+                    clt_tensor_free(opt->state[j][i]);
+                    opt->state[j][i] = NULL;
+                }
+    }
+    return st;
+}
+
+/* clt_one_cycle_lr_momentum, its messages naming fn. */
+static clt_status one_cycle_in(const char *fn, clt_optimizer *opt, double max_lr,
+                               int64_t total_steps, double pct_start,
+                               const char *anneal_strategy, double div_factor,
+                               double final_div_factor, int three_phase, int cycle_momentum,
+                               double base_momentum, double max_momentum,
+                               clt_lr_scheduler **out)
+{
     clt__schedule v = {.kind = CLT__SCHED_ONE_CYCLE, .period = total_steps, .factor = max_lr};
     if (out)
         *out = NULL;
@@ -1244,7 +1491,27 @@ clt_status clt_one_cycle_lr(clt_optimizer *opt, double max_lr, int64_t total_ste
     if (three_phase)
         v.cycle.end_step[1] = 2 * pct_start * t - 2;
     v.cycle.end_step[v.cycle.phases - 1] = (double)(total_steps - 1);
-    return scheduler(opt, &v, out, fn);
+    return one_cycle(opt, &v, cycle_momentum != 0, base_momentum, max_momentum, out, fn);
+}
+
+clt_status clt_one_cycle_lr(clt_optimizer *opt, double max_lr, int64_t total_steps,
+                            double pct_start, const char *anneal_strategy, double div_factor,
+                            double final_div_factor, int three_phase, clt_lr_scheduler **out)
+{
+    return one_cycle_in("clt_one_cycle_lr", opt, max_lr, total_steps, pct_start,
+                        anneal_strategy, div_factor, final_div_factor, three_phase, 0, 0, 0,
+                        out);
+}
+
+clt_status clt_one_cycle_lr_momentum(clt_optimizer *opt, double max_lr, int64_t total_steps,
+                                     double pct_start, const char *anneal_strategy,
+                                     double div_factor, double final_div_factor,
+                                     int three_phase, int cycle_momentum, double base_momentum,
+                                     double max_momentum, clt_lr_scheduler **out)
+{
+    return one_cycle_in("clt_one_cycle_lr_momentum", opt, max_lr, total_steps, pct_start,
+                        anneal_strategy, div_factor, final_div_factor, three_phase,
+                        cycle_momentum, base_momentum, max_momentum, out);
 }
 
 clt_status clt_reduce_lr_on_plateau(clt_optimizer *opt, const char *mode, double factor,
@@ -1305,27 +1572,37 @@ clt_status clt_linear_lr(clt_optimizer *opt, double start_factor, double end_fac
     return scheduler(opt, &v, out, "clt_linear_lr");
 }
 
+static clt_status check_attached(const clt_lr_scheduler *s, const char *fn);
+
 clt_status clt_lr_scheduler_step(clt_lr_scheduler *s)
 {
     static const char fn[] = "clt_lr_scheduler_step";
     CLT__REQUIRE_ARG(s, fn);
     double lr;
+    clt_status ast = check_attached(s, fn);
+    if (ast != CLT_OK)
+        return ast;
     if (s->kind == CLT__SCHED_PLATEAU)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: ReduceLROnPlateau steps on a metric: call "
                           "clt_lr_scheduler_step_metric", fn);
     if (s->epoch == INT64_MAX)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the epoch count is at its limit", fn);
+    double mom = 0.0;
     if (s->kind == CLT__SCHED_ONE_CYCLE) {
-        clt_status st = one_cycle_lr(s, s->epoch + 1, &lr, fn);
+        clt_status st = one_cycle_at(s, s->epoch + 1, &lr, &mom, fn);
         if (st != CLT_OK)
             return st;
     } else {
-        lr = schedule_lr(s, s->epoch + 1);
+        lr = chained(s) ? chain_lr(s, s->epoch + 1) : schedule_lr(s, s->epoch + 1);
     }
     clt_status st = clt_optimizer_set_lr(s->opt, lr);
-    if (st == CLT_OK)
+    if (st == CLT_OK) {
         s->epoch++;
+        s->last_lr = lr;
+        if (s->kind == CLT__SCHED_ONE_CYCLE && s->cycle.momentum)
+            *momentum_of(s->opt) = mom;
+    }
     return st == CLT_OK ? st : clt__error_in(st, fn);
 }
 
@@ -1345,6 +1622,9 @@ clt_status clt_lr_scheduler_step_metric(clt_lr_scheduler *s, double metric)
 {
     static const char fn[] = "clt_lr_scheduler_step_metric";
     CLT__REQUIRE_ARG(s, fn);
+    clt_status ast = check_attached(s, fn);
+    if (ast != CLT_OK)
+        return ast;
     if (s->kind != CLT__SCHED_PLATEAU)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: %s takes no metric (only ReduceLROnPlateau does): call "
@@ -1383,16 +1663,42 @@ int64_t clt_lr_scheduler_epoch(const clt_lr_scheduler *s)
 
 void clt_lr_scheduler_free(clt_lr_scheduler *s)
 {
-    if (s)
-        free(s->milestones);
+    if (s == NULL)
+        return;
+    clt_optimizer *o = s->opt;
+    for (size_t k = 0; o && k < o->schedules; k++)
+        if (o->scheds[k] == s) {
+            memmove(&o->scheds[k], &o->scheds[k + 1], (o->schedules - k - 1) * sizeof *o->scheds);
+            o->schedules--;
+            break;
+        }
+    free(s->milestones);
     free(s);
+}
+
+/* Refuses a step of a schedule whose optimizer was freed. */
+static clt_status check_attached(const clt_lr_scheduler *s, const char *fn)
+{
+    if (s->opt == NULL)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the optimizer this %s drove was freed", fn, sched_name[s->kind]);
+    return CLT_OK;
 }
 
 void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out)
 {
-    *out = (clt__schedule){s->kind,     s->epoch,   s->period, s->base_lr,
-                           s->factor,   s->factor2, schedule_lr(s, s->epoch), s->milestones,
-                           s->n_milestones, s->cycle, s->plateau};
+    *out = (clt__schedule){s->kind,
+                           s->epoch,
+                           s->period,
+                           s->base_lr,
+                           s->factor,
+                           s->factor2,
+                           chained(s) ? s->last_lr : schedule_lr(s, s->epoch),
+                           s->milestones,
+                           s->n_milestones,
+                           s->cycle,
+                           s->plateau,
+                           s->opt && (s->opt->kind == ADAM || s->opt->kind == ADAMW)};
 }
 
 clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, const char *fn)
@@ -1403,6 +1709,12 @@ clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, co
     if (st == CLT_OK && v->epoch < 0)
         st = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: last_epoch %lld is negative", fn,
                         (long long)v->epoch);
+    if (st == CLT_OK && v->kind == CLT__SCHED_ONE_CYCLE && v->cycle.momentum &&
+        (s->opt == NULL || momentum_of(s->opt) == NULL))
+        st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                        "%s: cycle_momentum is True and the optimizer %s: optimizer must "
+                        "support momentum with `cycle_momentum` option enabled",
+                        fn, s->opt ? "is Adagrad" : "was freed");
     if (st == CLT_OK && v->kind == CLT__SCHED_ONE_CYCLE) {
         /* the rate at last_epoch must be one torch could have given */
         clt_lr_scheduler t = *s;
@@ -1428,5 +1740,7 @@ clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, co
     s->base_lr = v->base_lr;
     s->factor = v->factor;
     s->factor2 = v->factor2;
+    s->last_lr = chained(s) && v->last_lr >= 0 && !isinf(v->last_lr) ? v->last_lr
+                                                                      : schedule_lr(s, s->epoch);
     return CLT_OK;
 }

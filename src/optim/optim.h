@@ -32,19 +32,32 @@ bool clt__optimizer_stopped(const clt_optimizer *o);
  * (the caller has checked them). */
 void clt__optimizer_restore(clt_optimizer *o, const int64_t *updates, int64_t steps, double lr);
 
-/* The settings of every kind; an optimizer reads those of its own. */
+/* What torch's schedules add to an optimizer's param_groups[0], kept in
+ * the optimizer as torch keeps them and saved in its file: initial_lr
+ * (the rate when the first schedule was made, group.setdefault; OneCycleLR
+ * sets its own, with max_lr and min_lr), and OneCycleLR's max_momentum and
+ * base_momentum when it cycles momentum.  has_* 0: the group has none. */
+typedef struct clt__opt_group {
+    int has_initial_lr, has_one_cycle, has_momentum;
+    double initial_lr, max_lr, min_lr, max_momentum, base_momentum;
+} clt__opt_group;
+
+/* The settings of every kind; an optimizer reads those of its own, and
+ * the group's keys that schedules add. */
 typedef struct clt__opt_settings {
     clt_sgd_opts sgd;
     clt_adam_opts adam;
     clt_rmsprop_opts rmsprop;
     clt_adagrad_opts adagrad;
+    clt__opt_group group;
 } clt__opt_settings;
 
 /* The kind as PyTorch names its class: "SGD", "Adam", "AdamW", "RMSprop"
  * or "Adagrad". */
 const char *clt__optimizer_kind(const clt_optimizer *o);
-/* The settings of o's kind into the matching member of *c, the others
- * untouched; lr is the rate now (a schedule's), as torch's param_groups. */
+/* The settings of o's kind into the matching member of *c, and its
+ * group's keys into c->group, the others untouched; lr is the rate now (a
+ * schedule's), as torch's param_groups. */
 void clt__optimizer_settings(const clt_optimizer *o, clt__opt_settings *c);
 /* A new optimizer of o's kind over o's parameters with the settings of its
  * kind in c, checked as the constructors check them, its state made
@@ -54,7 +67,7 @@ void clt__optimizer_settings(const clt_optimizer *o, clt__opt_settings *c);
 clt_status clt__optimizer_like(const clt_optimizer *o, const clt__opt_settings *c,
                                const char *fn, clt_optimizer **out);
 /* Exchanges everything two optimizers hold (made by clt__optimizer_like
- * from one another: the same parameters). */
+ * from one another: the same parameters) but the schedules made on each. */
 void clt__optimizer_swap(clt_optimizer *a, clt_optimizer *b);
 
 /* The kinds of schedule, in the order of sched_keys (src/io). */
@@ -69,12 +82,14 @@ typedef enum clt__sched_kind {
 } clt__sched_kind;
 
 /* OneCycleLR's phases: the step each ends at (torch's
- * _schedule_phases[i]['end_step']; 2 phases, or 3 with three_phase) and
- * the annealing (cosine or linear).  Its rates: base_lr is initial_lr,
+ * _schedule_phases[i]['end_step']; 2 phases, or 3 with three_phase), the
+ * annealing (cosine or linear), and whether it cycles momentum (between
+ * the optimizer's group's max_momentum and base_momentum).  Its rates: base_lr is initial_lr,
  * factor max_lr, factor2 min_lr, period total_steps. */
 typedef struct clt__one_cycle {
     double end_step[3];
     int phases, linear;
+    int momentum; /* cycle_momentum: the optimizer's momentum or beta1 too */
 } clt__one_cycle;
 
 /* ReduceLROnPlateau's settings and state (torch's names): factor is
@@ -90,10 +105,11 @@ typedef struct clt__plateau {
  * kind, last_epoch, step_size, T_max or total_iters (period), base_lrs[0],
  * gamma, eta_min or start_factor (factor), end_factor (factor2), the
  * milestones (borrowed from the schedule by _get; n_milestones of them),
- * and _last_lr[0] (last_lr: the rate the schedule gives at last_epoch,
- * ReduceLROnPlateau's the optimizer's rate; filled by
- * clt__lr_scheduler_get, not read by _set); OneCycleLR's phases and
- * ReduceLROnPlateau's settings and counters beside them. */
+ * and _last_lr[0] (last_lr: the rate the schedule set at last_epoch,
+ * ReduceLROnPlateau's the optimizer's rate; _set takes it for a schedule
+ * in torch's chainable form, NaN: the closed form's); OneCycleLR's phases,
+ * whether it cycles momentum, and ReduceLROnPlateau's settings and
+ * counters beside them. */
 typedef struct clt__schedule {
     clt__sched_kind kind;
     int64_t epoch, period;
@@ -102,6 +118,7 @@ typedef struct clt__schedule {
     size_t n_milestones;
     clt__one_cycle cycle;
     clt__plateau plateau;
+    int use_beta1; /* _get: the optimizer's momentum is Adam's betas[0] */
 } clt__schedule;
 void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out);
 /* Sets v's epoch, period, base_lr, factors and milestones (copied; v->kind
