@@ -21,7 +21,8 @@
  * (clt_module_to_dtype converts a model, as model.double()).  As in
  * PyTorch 1.13, a layer with parameters or running statistics (Linear,
  * Conv2d, LayerNorm with elementwise_affine, GroupNorm with affine,
- * BatchNorm with affine or track_running_stats) does not promote: an input of another dtype,
+ * BatchNorm with affine or track_running_stats, MultiheadAttention and the
+ * transformer layers) does not promote: an input of another dtype,
  * float64 or integer, is CLT_ERR_DTYPE_MISMATCH naming the layer, both
  * dtypes and the fix ("LayerNorm: ... the input is float64 and
  * the weight float32 (convert the input with clt_to_dtype)"), and changes
@@ -306,7 +307,8 @@ CLT_API clt_status clt_elu_layer(double alpha, clt_module **out);
  * be in [0, 1]; otherwise CLT_ERR_INVALID_ARGUMENT.  gen draws the
  * initial values and, in train mode with dropout > 0, the attention
  * weights' dropout masks, as Dropout's: it is borrowed and must then
- * outlive the layer.  clt_module_forward(m, x) is self-attention
+ * outlive the layer.  PyTorch's defaults: dropout 0, bias 1, batch_first
+ * 0.  clt_module_forward(m, x) is self-attention
  * (clt_multihead_attention(m, x, x, x, NULL, NULL, 0, 0, ...)). */
 CLT_API clt_status clt_multihead_attention_layer(clt_device *dev, int64_t embed_dim,
                                                  int64_t num_heads, double dropout, int bias,

@@ -173,7 +173,7 @@ static clt_status apply_mask(const char *fn, const clt_tensor *s, const clt_tens
                              clt_tensor **out)
 {
     if (mask->dtype == CLT_BOOL)
-        return clt_masked_fill(s, mask, -INFINITY, out);
+        return clt__masked_fill_rec(fn, s, mask, -INFINITY, out);
     return clt__add_rec(fn, s, mask, out);
 }
 
@@ -206,13 +206,13 @@ static clt_status mha_compute(clt_module *m, const clt_tensor *query, const clt_
     if (self) {
         CLT__TRY(clt__linear(x[0], W, b, &P, fn));
         for (int j = 0; j < 3; j++)
-            CLT__TRY(clt_narrow(P, -1, j * E, E, &p[j]));
+            CLT__TRY(clt__narrow_rec(fn, P, -1, j * E, E, &p[j]));
     } else {
         for (int j = 0; j < 3; j++) {
-            CLT__TRY(clt_narrow(W, 0, j * E, E, &wp));
+            CLT__TRY(clt__narrow_rec(fn, W, 0, j * E, E, &wp));
             bp = NULL;
             if (b)
-                CLT__TRY(clt_narrow(b, 0, j * E, E, &bp));
+                CLT__TRY(clt__narrow_rec(fn, b, 0, j * E, E, &bp));
             CLT__TRY(clt__linear(x[j], wp, bp, &p[j], fn));
         }
     }
@@ -241,7 +241,7 @@ static clt_status mha_compute(clt_module *m, const clt_tensor *query, const clt_
         CLT__TRY(apply_mask(fn, s, mk, &t));
         s = t;
     }
-    CLT__TRY(clt_softmax(s, -1, &a));
+    CLT__TRY(clt__softmax_rec(fn, s, -1, &a));
     if (m->training && m->f[0] > 0.0)
         CLT__TRY(clt__dropout(fn, m->gen, m->f[0], a, &a));
     /* heads back together, in the query's layout, then out_proj over
@@ -249,7 +249,7 @@ static clt_status mha_compute(clt_module *m, const clt_tensor *query, const clt_
     clt_tensor *o, *ot, *o2, *y;
     CLT__TRY(clt__matmul_rec(fn, a, h[2], &o));
     const int *perm = bf || !batched ? (const int[]){0, 2, 1, 3} : (const int[]){2, 0, 1, 3};
-    CLT__TRY(clt_permute(o, 4, perm, &ot));
+    CLT__TRY(clt__permute_rec(fn, o, 4, perm, &ot));
     CLT__TRY(clt__reshape_rec(fn, ot, 2, (int64_t[]){N * L, E}, &o2));
     const clt_module *op = m->children[0];
     CLT__TRY(clt__linear(o2, op->params[0], op->nparams > 1 ? op->params[1] : NULL, &y, fn));
