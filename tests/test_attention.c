@@ -106,7 +106,8 @@ static void mha_ref(const cfg *c, const mha_w *p, const double *q, const double 
                         a += pq[(n * L + i) * E + h * D + d] * pk[(n * S + j) * E + h * D + d];
                     a /= sqrt((double)D);
                     if (c->am) {
-                        double mv = c->am3 ? c->am[((n * H + h) * L + i) * S + j] : c->am[i * S + j];
+                        double mv = c->am3 ? c->am[((n * H + h) * L + i) * S + j]
+                                           : c->am[i * S + j];
                         a = c->am_bool ? (mv != 0 ? -INFINITY : a) : a + mv;
                     }
                     if (c->kpm) {
@@ -306,7 +307,8 @@ Test(attention, fully_masked_rows_give_nan)
     CHECK(clt_multihead_attention_layer(dev, E, 2, 0.0, 1, 1, gen, &m));
     int64_t xs[3] = {N, L, E}, ms[2] = {N, S}, ks[3] = {N, S, E};
     double *xv = rand_f64(N * S * E, 4, -1, 1);
-    clt_tensor *q = tensor_of(dev, CLT_FLOAT32, 3, xs, xv), *k = tensor_of(dev, CLT_FLOAT32, 3, ks, xv);
+    clt_tensor *q = tensor_of(dev, CLT_FLOAT32, 3, xs, xv);
+    clt_tensor *k = tensor_of(dev, CLT_FLOAT32, 3, ks, xv);
     clt_tensor *mk = tensor_of(dev, CLT_BOOL, 2, ms, kpm), *o, *w;
     CHECK(clt_multihead_attention(m, q, k, k, mk, NULL, 1, 1, &o, &w));
     double *ov = read_as_f64(o), *wv = read_as_f64(w);
@@ -475,7 +477,8 @@ Test(attention, gradients_by_finite_differences)
     CHECK(clt_module_named_parameters(m, &ps, &np));
     cr_assert_eq(np, 4);
     int64_t qs[3] = {L, N, E}, ks[3] = {S, N, E};
-    clt_tensor *tq = tensor_of(dev, CLT_FLOAT64, 3, qs, q), *tk = tensor_of(dev, CLT_FLOAT64, 3, ks, k);
+    clt_tensor *tq = tensor_of(dev, CLT_FLOAT64, 3, qs, q);
+    clt_tensor *tk = tensor_of(dev, CLT_FLOAT64, 3, ks, k);
     clt_tensor *tv = tensor_of(dev, CLT_FLOAT64, 3, ks, v), *ins_t[4] = {tq, tk, tv, NULL};
     g.masks = 0; /* in[3] is absent here */
     for (size_t j = 0; j < np; j++) /* gradcheck's backward passes reached them too */

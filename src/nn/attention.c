@@ -8,13 +8,6 @@
 
 #include "nn/nn.h"
 
-static clt_tensor *keep_null(clt_tensor **p)
-{
-    clt_tensor *t = *p;
-    *p = NULL;
-    return t;
-}
-
 /* ---- MultiheadAttention ----------------------------------------------------------- */
 
 /* i[0] embed_dim, i[1] num_heads, i[2] batch_first; f[0] dropout.
@@ -374,15 +367,21 @@ clt_status clt_multihead_attention_layer(clt_device *dev, int64_t embed_dim, int
     CLT__TRY(clt_linear(dev, embed_dim, embed_dim, 0, gen, &op));
     if (bias) {
         CLT__TRY(clt__full(dev, CLT_FLOAT32, 1, &embed_dim, 0.0, &t));
-        CLT__TRY(clt__module_param(op, "bias", keep_null(&t)));
+        st = clt__module_param(op, "bias", t); /* taken, even when it fails */
+        t = NULL;
+        CLT__TRY(st);
     }
     int64_t ws[2] = {3 * embed_dim, embed_dim};
     double bound = sqrt(6.0 / (double)(ws[0] + ws[1]));
     CLT__TRY(clt__init_uniform(gen, dev, 2, ws, bound, &t, fn));
-    CLT__TRY(clt__module_param(m, "in_proj_weight", keep_null(&t)));
+    st = clt__module_param(m, "in_proj_weight", t);
+    t = NULL;
+    CLT__TRY(st);
     if (bias) {
         CLT__TRY(clt__full(dev, CLT_FLOAT32, 1, ws, 0.0, &t));
-        CLT__TRY(clt__module_param(m, "in_proj_bias", keep_null(&t)));
+        st = clt__module_param(m, "in_proj_bias", t);
+        t = NULL;
+        CLT__TRY(st);
     }
     CLT__TRY(clt__module_adopt(m, &op, 1, mha_children));
     op = NULL;
