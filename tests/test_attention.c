@@ -570,6 +570,21 @@ Test(attention, dropout_in_train_and_eval_mode)
     for (int i = 0; i < N * L * E; i++)
         diff = fmax(diff, fabs(ot[i] - out[i]));
     cr_assert_gt(diff, 1e-3);
+    /* dropout 1 drops every weight: the output is out_proj's bias, zeros */
+    clt_module *all;
+    CHECK(clt_multihead_attention_layer(dev, E, H, 1.0, 1, 1, gen, &all));
+    clt_tensor *o1, *w1;
+    CHECK(clt_multihead_attention(all, x, x, x, NULL, NULL, 1, 1, &o1, &w1));
+    double *o1v = read_as_f64(o1), *w1v = read_as_f64(w1);
+    for (int i = 0; i < N * L * E; i++)
+        cr_assert_eq(o1v[i], 0.0, "dropout 1: output %d = %g", i, o1v[i]);
+    for (int i = 0; i < N * L * S; i++)
+        cr_assert_eq(w1v[i], 0.0, "dropout 1: weight %d = %g", i, w1v[i]);
+    free(o1v);
+    free(w1v);
+    clt_tensor_free(o1);
+    clt_tensor_free(w1);
+    clt_module_free(all);
     /* the encoder layer in eval mode equals itself run twice; in train mode
      * two runs differ */
     clt_module *layer;

@@ -519,6 +519,8 @@ static clt_status dropout_forward(clt_module *m, const clt_tensor *x, clt_tensor
 clt_status clt__dropout(const char *fn, clt_generator *gen, double p, const clt_tensor *x,
                         clt_tensor **out)
 {
+    if (p == 1.0) /* every element dropped: x * 0, as PyTorch (NaN stays), nothing drawn */
+        return clt__mul_scalar_rec(fn, x, 0.0, out);
     clt_status st = clt_scope_begin();
     if (st != CLT_OK)
         return st;

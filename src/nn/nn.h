@@ -78,8 +78,9 @@ clt_status clt__forward_end(clt_status st, const char *fn);
 clt_status clt__module_adopt(clt_module *m, clt_module *const *mods, size_t n,
                              const char *const *names);
 
-/* torch.nn.functional.dropout(x, p, training=True) with masks from gen, for
- * the layer named fn: Dropout's forward in train mode. */
+/* torch.nn.functional.dropout(x, p, training=True) for a floating x with
+ * masks from gen (p 1: x * 0, drawing nothing), for the layer named fn:
+ * Dropout's forward in train mode. */
 clt_status clt__dropout(const char *fn, clt_generator *gen, double p, const clt_tensor *x,
                         clt_tensor **out);
 
