@@ -2281,6 +2281,8 @@ def attention():
     state_dict loaded through safetensors (clt_module_load), then outputs and
     attention weights compared: layouts, heads, masks of both kinds (NaN for
     fully masked rows), float64; and clt_module_save read back by torch."""
+    import atexit
+    import shutil
     import tempfile
     try:
         from safetensors.torch import load_file
@@ -2302,6 +2304,7 @@ def attention():
     proto("clt_module_train", [P, C.c_int], None)
     proto("clt_module_free", [P], None)
     tmp = tempfile.mkdtemp(prefix="cltensor-attn-")
+    atexit.register(shutil.rmtree, tmp, True)  # also when a case stops the section
     path = os.path.join(tmp, "state.safetensors")
     torch.manual_seed(5)
     E, L_, S, N = 8, 5, 6, 3
@@ -2449,8 +2452,6 @@ def attention():
                       [data((L_, N, E), dt)], tol=tol)
             L.clt_tensor_free(kp)
         L.clt_module_free(m)
-    os.remove(path) if os.path.exists(path) else None
-    os.rmdir(tmp)
 
 
 def main():
