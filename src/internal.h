@@ -913,6 +913,9 @@ clt_status clt__matmul_backend(const clt_tensor *a, const clt_tensor *b, int bac
 #define CLT__SOFTMAX_WG 2
 clt_status clt__softmax_variant(const clt_tensor *a, int dim, bool logmode, int variant,
                                 clt_tensor **out);
+/* The same with its messages naming fn (a layer's forward). */
+clt_status clt__softmax_in(const char *fn, const clt_tensor *a, int dim, bool logmode,
+                           int variant, clt_tensor **out);
 
 /* Builds the GEMM program for dtype ahead of use (for clt_warmup). */
 clt_status clt__gemm_cpu_warmup(clt_device *dev, clt_dtype dtype);
@@ -1219,6 +1222,13 @@ clt_status clt__flatten_rec(const char *fn, const clt_tensor *t, int start_dim, 
                             clt_tensor **out);
 clt_status clt__transpose_rec(const char *fn, const clt_tensor *t, int d0, int d1,
                               clt_tensor **out);
+clt_status clt__permute_rec(const char *fn, const clt_tensor *t, int ndim, const int *dims,
+                            clt_tensor **out);
+clt_status clt__narrow_rec(const char *fn, const clt_tensor *t, int dim, int64_t start,
+                           int64_t length, clt_tensor **out);
+clt_status clt__masked_fill_rec(const char *fn, const clt_tensor *t, const clt_tensor *mask,
+                                double value, clt_tensor **out);
+clt_status clt__softmax_rec(const char *fn, const clt_tensor *a, int dim, clt_tensor **out);
 clt_status clt__squeeze_rec(const char *fn, const clt_tensor *t, int dim, clt_tensor **out);
 clt_status clt__unsqueeze_rec(const char *fn, const clt_tensor *t, int dim, clt_tensor **out);
 clt_status clt__conv2d_rec(const char *fn, const clt_tensor *input, const clt_tensor *weight,

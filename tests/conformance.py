@@ -2253,9 +2253,211 @@ def _plus1_cos(p, o):
     return st
 
 
+def _state_into(m, tmod, path):
+    """torch's state_dict through safetensors into cltensor's module m."""
+    from safetensors.torch import save_file
+    save_file({k: v.detach().contiguous() for k, v in tmod.state_dict().items()}, path)
+    return L.clt_module_load(m, path.encode())
+
+
+def _mha_c(m, self_attn, kpm, am, need, avg, weights_out):
+    """clt_multihead_attention on the uploaded (query[, key, value]) with the
+    masks (cltensor handles or None); the output or (weights_out) the weights."""
+    def run(*ps):
+        o = ps[-1]
+        q, k, v = (ps[0], ps[0], ps[0]) if self_attn else ps[:3]
+        other = P(0xdead)
+        st = L.clt_multihead_attention(m, q, k, v, kpm, am, need, avg,
+                                       C.byref(other) if weights_out else o,
+                                       o if weights_out else (C.byref(other) if need else None))
+        if st == 0 and other.value is not None and other.value != 0xdead:
+            L.clt_tensor_free(other)
+        return st
+    return run
+
+
+def attention():
+    """nn.MultiheadAttention and nn.TransformerEncoderLayer/Encoder: torch's
+    state_dict loaded through safetensors (clt_module_load), then outputs and
+    attention weights compared: layouts, heads, masks of both kinds (NaN for
+    fully masked rows), float64; and clt_module_save read back by torch."""
+    import atexit
+    import shutil
+    import tempfile
+    try:
+        from safetensors.torch import load_file
+    except ImportError:
+        print("conformance: attention skipped, no safetensors (pip install safetensors)")
+        return
+    nn = torch.nn
+    proto("clt_multihead_attention_layer", [P, C.c_int64, C.c_int64, C.c_double, C.c_int,
+                                            C.c_int, P, PP])
+    proto("clt_multihead_attention", [P, P, P, P, P, P, C.c_int, C.c_int, PP, PP])
+    proto("clt_transformer_encoder_layer", [P, C.c_int64, C.c_int64, C.c_int64, C.c_double,
+                                            C.c_char_p, C.c_double, C.c_int, C.c_int, P, PP])
+    proto("clt_transformer_encoder", [P, C.c_size_t, P, PP])
+    proto("clt_transformer_encoder_forward", [P, P, P, P, PP])
+    proto("clt_layer_norm_layer", [P, C.c_int, I64P, C.c_double, C.c_int, PP])
+    proto("clt_module_load", [P, C.c_char_p])
+    proto("clt_module_save", [P, C.c_char_p])
+    proto("clt_module_to_dtype", [P, C.c_int])
+    proto("clt_module_train", [P, C.c_int], None)
+    proto("clt_module_free", [P], None)
+    tmp = tempfile.mkdtemp(prefix="cltensor-attn-")
+    atexit.register(shutil.rmtree, tmp, True)  # also when a case stops the section
+    path = os.path.join(tmp, "state.safetensors")
+    torch.manual_seed(5)
+    E, L_, S, N = 8, 5, 6, 3
+    for dt in FLOATS:
+        tol = "mm"
+        for H in (1, 2, 4):
+            for bias in (1, 0):
+                for bf in (0, 1):
+                    tm = nn.MultiheadAttention(E, H, bias=bool(bias), batch_first=bool(bf)).to(dt)
+                    m = P()
+                    if L.clt_multihead_attention_layer(DEV, E, H, 0.0, bias, bf, None,
+                                                       C.byref(m)):
+                        fail("mha layer", L.clt_last_error().decode())
+                        continue
+                    L.clt_module_to_dtype(m, T2C[dt])
+                    tag = "mha %s H=%d bias=%d bf=%d" % (dn(dt), H, bias, bf)
+                    if _state_into(m, tm, path):
+                        fail(tag + " load", L.clt_last_error().decode())
+                        L.clt_module_free(m)
+                        continue
+                    qs = (N, L_, E) if bf else (L_, N, E)
+                    ks = (N, S, E) if bf else (S, N, E)
+                    q, k, v = data(qs, dt, lo=-1, hi=1), data(ks, dt, lo=-1, hi=1), \
+                        data(ks, dt, lo=-1, hi=1)
+                    kpm = torch.zeros(N, S, dtype=torch.bool)
+                    kpm[0, 2] = kpm[1, 0] = kpm[1, 5] = True
+                    am_b = torch.triu(torch.ones(L_, S, dtype=torch.bool), 2)
+                    am_f = data((N * H, L_, S), dt, lo=-2, hi=0)
+                    kp, ab, af = upload(kpm), upload(am_b), upload(am_f)
+                    masks = [("none", None, None, None, None), ("kpm", kpm, None, kp, None),
+                             ("bool attn", None, am_b, None, ab),
+                             ("float3d attn+kpm", kpm, am_f, kp, af),
+                             ("bool attn+kpm", kpm, am_b, kp, ab)]
+                    for mname, tk, ta, ck, ca in masks:
+                        for avg in (1, 0):
+                            def tf(q, k, v, tk=tk, ta=ta, avg=avg, wi=0):
+                                return tm(q, k, v, key_padding_mask=tk, attn_mask=ta,
+                                          need_weights=True,
+                                          average_attn_weights=bool(avg))[wi]
+                            check("%s %s avg=%d out" % (tag, mname, avg), tf,
+                                  _mha_c(m, False, ck, ca, 1, avg, False), [q, k, v], tol=tol)
+                            check("%s %s avg=%d weights" % (tag, mname, avg),
+                                  lambda q, k, v, tf=tf: tf(q, k, v, wi=1),
+                                  _mha_c(m, False, ck, ca, 1, avg, True), [q, k, v], tol=tol)
+                        check("%s %s self" % (tag, mname),
+                              lambda x, tk=tk, ta=ta: tm(x, x, x, key_padding_mask=tk,
+                                                         attn_mask=ta, need_weights=False)[0],
+                              _mha_c(m, True, ck, ca, 0, 0, False), [q], tol=tol)
+                    # a fully masked row (batch 2 hides every key): NaN, as torch
+                    full = kpm.clone()
+                    full[2, :] = True
+                    fp = upload(full)
+                    check("%s fully masked" % tag,
+                          lambda q, k, v: tm(q, k, v, key_padding_mask=full)[0],
+                          _mha_c(m, False, fp, None, 0, 0, False), [q, k, v], tol=tol)
+                    # unbatched
+                    check("%s unbatched" % tag,
+                          lambda q, k, v: tm(q, k, v, attn_mask=am_b)[0],
+                          _mha_c(m, False, None, ab, 0, 0, False),
+                          [data((L_, E), dt), data((S, E), dt), data((S, E), dt)], tol=tol)
+                    # refusals: embedding size, mask shape
+                    check("%s E+1 (refused)" % tag, lambda x: tm(x, x, x)[0],
+                          _mha_c(m, True, None, None, 0, 0, False), [data((4, 2, E + 1), dt)])
+                    check("%s kpm shape (refused)" % tag,
+                          lambda q, k, v: tm(q, k, v, key_padding_mask=kpm[:, :4])[0],
+                          _mha_c(m, False, upload(kpm[:, :4].contiguous()), None, 0, 0, False),
+                          [q, k, v])
+                    # the state back to torch
+                    if L.clt_module_save(m, path.encode()):
+                        fail(tag + " save", L.clt_last_error().decode())
+                    else:
+                        t2 = nn.MultiheadAttention(E, H, bias=bool(bias),
+                                                   batch_first=bool(bf)).to(dt)
+                        t2.load_state_dict(load_file(path))
+                        ok(tag + " state round trip",
+                           all(torch.equal(a, b) for a, b in zip(tm.state_dict().values(),
+                                                                  t2.state_dict().values())),
+                           "state differs after clt_module_save")
+                    for p in (kp, ab, af, fp):
+                        L.clt_tensor_free(p)
+                    L.clt_module_free(m)
+        # TransformerEncoderLayer: both norm orders, both activations, masks
+        for act in ("relu", "gelu"):
+            for nf in (0, 1):
+                for bf in (0, 1):
+                    tl = nn.TransformerEncoderLayer(E, 2, 16, 0.1, act, 1e-5, bool(bf),
+                                                    bool(nf)).to(dt)
+                    tl.eval()
+                    m = P()
+                    if L.clt_transformer_encoder_layer(DEV, E, 2, 16, 0.1, act.encode(), 1e-5,
+                                                       bf, nf, None, C.byref(m)):
+                        fail("encoder layer", L.clt_last_error().decode())
+                        continue
+                    L.clt_module_to_dtype(m, T2C[dt])
+                    L.clt_module_train(m, 0)
+                    tag = "encoder layer %s %s nf=%d bf=%d" % (dn(dt), act, nf, bf)
+                    if _state_into(m, tl, path):
+                        fail(tag + " load", L.clt_last_error().decode())
+                        L.clt_module_free(m)
+                        continue
+                    xs = (N, L_, E) if bf else (L_, N, E)
+                    kpm = torch.zeros(N, L_, dtype=torch.bool)
+                    kpm[1, 3] = True
+                    sm = torch.triu(torch.full((L_, L_), float("-inf"), dtype=dt), 1)
+                    kp, sp = upload(kpm), upload(sm)
+                    with torch.enable_grad():  # torch's fast path is for no_grad only
+                        check(tag, lambda x: tl(x.requires_grad_()).detach(),
+                              lambda p, o: L.clt_transformer_encoder_forward(m, p, None, None, o),
+                              [data(xs, dt)], tol=tol)
+                        check(tag + " masks",
+                              lambda x: tl(x.requires_grad_(), sm, kpm).detach(),
+                              lambda p, o: L.clt_transformer_encoder_forward(m, p, sp, kp, o),
+                              [data(xs, dt)], tol=tol)
+                    L.clt_tensor_free(kp)
+                    L.clt_tensor_free(sp)
+                    L.clt_module_free(m)
+        # TransformerEncoder of two layers and a final norm
+        tl = nn.TransformerEncoderLayer(E, 2, 16, 0.0).to(dt)
+        te = nn.TransformerEncoder(tl, 2, nn.LayerNorm(E)).to(dt)
+        with torch.no_grad():  # deep copies start equal: make them differ
+            for prm in te.parameters():
+                prm.add_(torch.rand(prm.shape, dtype=dt) * 0.1)
+        made = [P(), P()]
+        for lp in made:
+            L.clt_transformer_encoder_layer(DEV, E, 2, 16, 0.0, b"relu", 1e-5, 0, 0, None,
+                                            C.byref(lp))
+        layers = (P * 2)(*made)
+        nm = P()
+        L.clt_layer_norm_layer(DEV, 1, shape_arr((E,)), 1e-5, 1, C.byref(nm))
+        m = P()
+        if L.clt_transformer_encoder(layers, 2, nm, C.byref(m)):
+            fail("encoder", L.clt_last_error().decode())
+            continue
+        L.clt_module_to_dtype(m, T2C[dt])
+        tag = "encoder %s" % dn(dt)
+        if _state_into(m, te, path):
+            fail(tag + " load", L.clt_last_error().decode())
+        else:
+            kpm = torch.zeros(N, L_, dtype=torch.bool)
+            kpm[2, 0] = True
+            kp = upload(kpm)
+            with torch.enable_grad():
+                check(tag, lambda x: te(x.requires_grad_(), src_key_padding_mask=kpm).detach(),
+                      lambda p, o: L.clt_transformer_encoder_forward(m, p, None, kp, o),
+                      [data((L_, N, E), dt)], tol=tol)
+            L.clt_tensor_free(kp)
+        L.clt_module_free(m)
+
+
 def main():
     sections = [elementwise, modulo, rounding, reductions, linalg, pooling, views, stress, chains,
-                creation, random, errors, losses, more_reductions, group_norm, norms, sorting]
+                creation, random, errors, losses, more_reductions, group_norm, norms, sorting,
+                attention]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -436,6 +436,50 @@ static void layers_work(run *r)
     clt_generator_free(gen);
 }
 
+/* A TransformerEncoderLayer (GELU, dropout in train mode) with both
+ * masks, forward and backward, and MultiheadAttention's per-head weights:
+ * a forward that failed after drawing its dropout masks drew nothing. */
+static void attention_work(run *r)
+{
+    clt_device *dev = pick(r);
+    clt_generator *gen;
+    STEP_OUT(r, gen, clt_generator_new(4, &gen));
+    clt_module *m, *mha;
+    STEP_OUT(r, m, clt_transformer_encoder_layer(dev, 4, 2, 6, 0.25, "gelu", 1e-5, 1, 0, gen,
+                                                 &m));
+    STEP_OUT(r, mha, clt_multihead_attention_layer(dev, 4, 2, 0.0, 1, 1, gen, &mha));
+    float xv[2 * 3 * 4], amv[9] = {0, -1, 0, 0, 0, -2, -INFINITY, 0, 0};
+    for (int i = 0; i < 2 * 3 * 4; i++)
+        xv[i] = (float)((i * 7) % 11) / 5.0f - 1.0f;
+    bool kv[6] = {0, 0, 1, 0, 0, 0};
+    clt_tensor *x = from_host(r, dev, 3, (int64_t[]){2, 3, 4}, xv);
+    clt_tensor *am = from_host(r, dev, 2, (int64_t[]){3, 3}, amv), *kpm, *y, *l, *o, *w;
+    STEP_OUT(r, kpm, clt_tensor_from_host(dev, CLT_BOOL, 2, (int64_t[]){2, 3}, kv, &kpm));
+    /* the forward drew its masks: its graph runs again after a failure */
+    STEP_OUT(r, y, clt_transformer_encoder_forward(m, x, am, kpm, &y));
+    STEP_OUT(r, l, clt_sum(y, &l));
+    backward_(r, l, 1);
+    keep(r, y);
+    uint64_t drawn = clt_generator_offset(gen);
+    keep_bytes(r, &drawn, sizeof drawn);
+    clt_tensor **ps;
+    size_t n;
+    STEP_OUT(r, ps, clt_module_parameters(m, &ps, &n));
+    for (size_t i = 0; i < n; i++)
+        keep_grad(r, ps[i]);
+    clt_free(ps);
+    STEP_(r, clt_multihead_attention(mha, x, y, y, NULL, am, 1, 0, &o, &w),
+          o = w = (void *)&sentinel, o == NULL && w == NULL);
+    keep(r, o);
+    keep(r, w);
+    clt_tensor *rest[] = {x, am, kpm, y, l, o, w};
+    for (size_t i = 0; i < sizeof rest / sizeof *rest; i++)
+        clt_tensor_free(rest[i]);
+    clt_module_free(m);
+    clt_module_free(mha);
+    clt_generator_free(gen);
+}
+
 /* Index ops, a strided convolution with padding and groups, pooling, a
  * random permutation and the nll loss, with their gradients, and a larger
  * tensor formatted (its summary). */

@@ -292,6 +292,15 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_softplus_layer, NEVER_FAILS, CLT_OK)                                               \
     X(clt_leaky_relu_layer, NEVER_FAILS, CLT_OK)                                             \
     X(clt_elu_layer, NEVER_FAILS, CLT_OK)                                                    \
+    X(clt_multihead_attention_layer, M,                                                      \
+      clt_multihead_attention_layer(f->dev, 6, 4, 0.0, 1, 0, f->gen, &o->m))                 \
+    X(clt_multihead_attention, T | T2,                                                       \
+      clt_multihead_attention(f->lin, f->f, f->f, f->f, NULL, NULL, 1, 1, &o->t, &o->t2))    \
+    X(clt_transformer_encoder_layer, M,                                                      \
+      clt_transformer_encoder_layer(f->dev, 8, 2, 16, 0.1, "tanh", 1e-5, 0, 0, f->gen, &o->m)) \
+    X(clt_transformer_encoder, M, clt_transformer_encoder(f->mods, 1, NULL, &o->m))          \
+    X(clt_transformer_encoder_forward, T,                                                    \
+      clt_transformer_encoder_forward(f->lin, f->f, NULL, NULL, &o->t))                      \
     /* optim.h */                                                                            \
     X(clt_sgd, OPT, clt_sgd(f->pair, 1, &bad_sgd, &o->opt))                                  \
     X(clt_adam, OPT, clt_adam(f->pair, 1, &bad_adam, &o->opt))                               \

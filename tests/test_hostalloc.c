@@ -20,6 +20,7 @@ static const failing_kind failing = {"host allocation", clt__host_refuse_after, 
 EACH_REFUSAL(hostalloc, tensors_autograd_format, tensor_work, 20)
 EACH_REFUSAL(hostalloc, mlp_cnn_sgd_adam, train_work, 50)
 EACH_REFUSAL(hostalloc, layers_ops_adamw, layers_work, 100)
+EACH_REFUSAL(hostalloc, transformer_layer, attention_work, 500)
 EACH_REFUSAL(hostalloc, index_conv_pool, index_conv_work, 100)
 EACH_REFUSAL(hostalloc, dataloader_epochs, data_work, 20)
 EACH_REFUSAL(hostalloc, files_and_dlpack, io_work, 50)

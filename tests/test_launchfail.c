@@ -29,6 +29,7 @@ static const failing_kind failing = {"driver call", clt__driver_refuse_at, check
 EACH_REFUSAL(launchfail, tensors_autograd_format, tensor_work, 30)
 EACH_REFUSAL(launchfail, mlp_cnn_sgd_adam, train_work, 500)
 EACH_REFUSAL(launchfail, layers_ops_adamw, layers_work, 350)
+EACH_REFUSAL(launchfail, transformer_layer, attention_work, 400)
 EACH_REFUSAL(launchfail, index_conv_pool, index_conv_work, 100)
 EACH_REFUSAL(launchfail, dataloader_epochs, data_work, 30)
 EACH_REFUSAL(launchfail, files_and_dlpack, io_work, 80)

@@ -999,16 +999,16 @@ static double *read_any(const clt_tensor *t, size_t *n)
  * doubles, with their dtypes and handles. */
 typedef struct snapshot {
     size_t n;
-    clt_tensor *t[16], *g[16];
-    clt_dtype dt[16], gdt[16];
-    double *v[16], *gv[16];
+    clt_tensor *t[48], *g[48];
+    clt_dtype dt[48], gdt[48];
+    double *v[48], *gv[48];
 } snapshot;
 
 static void snap(const clt_module *m, snapshot *s)
 {
     clt_named_tensor *st = NULL;
     CHECK(clt_module_state(m, &st, &s->n));
-    cr_assert(s->n <= 16);
+    cr_assert(s->n <= 48);
     for (size_t k = 0; k < s->n; k++) {
         size_t c;
         s->t[k] = st[k].tensor;
@@ -1349,7 +1349,7 @@ Test(nn, clone_copies_every_layer)
         const char *what;
         clt_module *m;
         clt_tensor *x;
-    } c[24];
+    } c[32];
     int n = 0;
 #define CASE(name, call, input)                                                            \
     do {                                                                                   \
@@ -1389,6 +1389,18 @@ Test(nn, clone_copies_every_layer)
         CHECK(clt_dropout_layer(0.25, gen, &l[1]));
         CHECK(clt_linear(dev, 4, 2, 1, gen, &l[2]));
         CASE("Sequential", clt_sequential(l, 3, &c[n].m), x34);
+    }
+    CASE("MultiheadAttention", clt_multihead_attention_layer(dev, 3, 3, 0.25, 1, 1, gen, &c[n].m),
+         x243);
+    CASE("TransformerEncoderLayer",
+         clt_transformer_encoder_layer(dev, 3, 1, 6, 0.25, "gelu", 1e-4, 0, 1, gen, &c[n].m),
+         x243);
+    {
+        clt_module *l[2], *norm;
+        for (int k = 0; k < 2; k++)
+            CHECK(clt_transformer_encoder_layer(dev, 3, 1, 5, 0.1, NULL, 1e-5, 1, 0, gen, &l[k]));
+        CHECK(clt_layer_norm_layer(dev, 1, (int64_t[]){3}, 1e-5, 1, &norm));
+        CASE("TransformerEncoder", clt_transformer_encoder(l, 2, norm, &c[n].m), x243);
     }
 #undef CASE
     /* running statistics that are not the initial ones, and modes */
@@ -1441,17 +1453,25 @@ Test(nn, clone_copies_every_layer)
             snap(c[k].m, &after);
             same_values(&before, &after, clt_tensor_dtype(ps[0]), c[k].what);
             cr_assert_eq(after.gv[0], NULL, "%s: the original got a gradient", c[k].what);
-            clt_named_tensor *sc = NULL;
-            size_t nc;
+            /* Some parameter of the copy moved (the first need not: under a
+             * final LayerNorm the gradient of a sum is zero). */
+            clt_named_tensor *sc = NULL, *so_ = NULL;
+            size_t nc, no;
             CHECK(clt_module_named_parameters(copy, &sc, &nc));
-            size_t cnt;
-            double *moved = read_any(sc[0].tensor, &cnt);
+            CHECK(clt_module_named_parameters(c[k].m, &so_, &no));
+            cr_assert_eq(nc, no, "%s", c[k].what);
             bool differs = false;
-            for (size_t i = 0; i < cnt; i++)
-                differs = differs || moved[i] != before.v[0][i];
+            for (size_t j = 0; j < nc && !differs; j++) {
+                size_t cnt, cnt0;
+                double *moved = read_any(sc[j].tensor, &cnt), *orig = read_any(so_[j].tensor, &cnt0);
+                for (size_t i = 0; i < cnt; i++)
+                    differs = differs || moved[i] != orig[i];
+                free(moved);
+                free(orig);
+            }
             cr_assert(differs, "%s: the copy's step did not move it", c[k].what);
-            free(moved);
             clt_free(sc);
+            clt_free(so_);
             snap_free(&before);
             snap_free(&after);
         }

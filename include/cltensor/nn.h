@@ -21,7 +21,8 @@
  * (clt_module_to_dtype converts a model, as model.double()).  As in
  * PyTorch 1.13, a layer with parameters or running statistics (Linear,
  * Conv2d, LayerNorm with elementwise_affine, GroupNorm with affine,
- * BatchNorm with affine or track_running_stats) does not promote: an input of another dtype,
+ * BatchNorm with affine or track_running_stats, MultiheadAttention and the
+ * transformer layers) does not promote: an input of another dtype,
  * float64 or integer, is CLT_ERR_DTYPE_MISMATCH naming the layer, both
  * dtypes and the fix ("LayerNorm: ... the input is float64 and
  * the weight float32 (convert the input with clt_to_dtype)"), and changes
@@ -305,6 +306,110 @@ CLT_API clt_status clt_softplus_layer(double beta, double threshold, clt_module 
  * pass those for nn.LeakyReLU() and nn.ELU()).  Any value is taken. */
 CLT_API clt_status clt_leaky_relu_layer(double negative_slope, clt_module **out);
 CLT_API clt_status clt_elu_layer(double alpha, clt_module **out);
+
+/* ---- transformers ------------------------------------------------------------ */
+
+/* torch.nn.MultiheadAttention(embed_dim, num_heads, dropout, bias,
+ * batch_first) with kdim = vdim = embed_dim (PyTorch's default; other key
+ * and value sizes, add_bias_kv and add_zero_attn are not offered).
+ * Parameters as PyTorch names them: in_proj_weight [3 E, E]
+ * (xavier_uniform_, bound sqrt(6 / (4 E))) and, when bias, in_proj_bias
+ * [3 E] (zeros); the child out_proj, a Linear(E, E) whose weight is
+ * uniform in +-1/sqrt(E) and whose bias (when bias) is zeros, as
+ * _reset_parameters leaves them.  All float32 on dev.  embed_dim and
+ * num_heads must be positive and num_heads must divide embed_dim, dropout
+ * be in [0, 1]; otherwise CLT_ERR_INVALID_ARGUMENT.  gen draws the
+ * initial values and, in train mode with dropout > 0, the attention
+ * weights' dropout masks, as Dropout's: it is borrowed and must then
+ * outlive the layer.  PyTorch's defaults: dropout 0, bias 1, batch_first
+ * 0.  clt_module_forward(m, x) is self-attention
+ * (clt_multihead_attention(m, x, x, x, NULL, NULL, 0, 0, ...)). */
+CLT_API clt_status clt_multihead_attention_layer(clt_device *dev, int64_t embed_dim,
+                                                 int64_t num_heads, double dropout, int bias,
+                                                 int batch_first, clt_generator *gen,
+                                                 clt_module **out);
+
+/* MultiheadAttention's forward(query, key, value, key_padding_mask,
+ * need_weights, attn_mask, average_attn_weights), as PyTorch 1.13's
+ * F.multi_head_attention_forward computes it (not its eval-mode fast path):
+ * softmax(q k^T / sqrt(E / H) + mask) v over each head, then out_proj.
+ *
+ * query [L, N, E], key and value [S, N, E] ([N, L, E] and [N, S, E] with
+ * batch_first), or unbatched [L, E] and [S, E].  key_padding_mask [N, S]
+ * ([S] unbatched) and attn_mask [L, S] or [N * num_heads, L, S]
+ * ([num_heads, L, S] unbatched), either NULL: a bool mask hides the
+ * positions where it is true (they get -inf before the softmax), a
+ * floating one (of the query's dtype) is added.  As in PyTorch, a row
+ * whose every key is hidden gives NaN, and a floating key_padding_mask
+ * with a floating attn_mask is refused (with a bool attn_mask its nonzero
+ * entries hide, as torch's logical_or).  Dropout (train mode) applies to
+ * the attention weights.
+ *
+ * *out: the attention output in the query's layout.  When need_weights,
+ * *weights: the attention weights (after dropout, as PyTorch's), [N, L,
+ * S] averaged over the heads when average_attn_weights, else [N,
+ * num_heads, L, S] (without N unbatched); weights may be NULL when
+ * need_weights is 0, and *weights is set to NULL then.  Both new tensors,
+ * released with clt_tensor_free.  Differentiable in the inputs, float
+ * masks and parameters.
+ *
+ * Errors (CLT_ERR_SHAPE_MISMATCH, CLT_ERR_DTYPE_MISMATCH,
+ * CLT_ERR_DEVICE_MISMATCH; in torch's words where it has them): m not a
+ * MultiheadAttention (CLT_ERR_INVALID_ARGUMENT), a query other than 2-D
+ * or 3-D, key and value of another rank or shapes that differ, a last
+ * dimension other than embed_dim, batch sizes that differ, masks of the
+ * wrong shape or a dtype other than bool or the query's, inputs of
+ * another dtype than the parameters, or on another device.  Like
+ * clt_module_forward, a call that fails takes nothing from gen. */
+CLT_API clt_status clt_multihead_attention(clt_module *m, const clt_tensor *query,
+                                           const clt_tensor *key, const clt_tensor *value,
+                                           const clt_tensor *key_padding_mask,
+                                           const clt_tensor *attn_mask, int need_weights,
+                                           int average_attn_weights, clt_tensor **out,
+                                           clt_tensor **weights);
+
+/* torch.nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward,
+ * dropout, activation, layer_norm_eps, batch_first, norm_first): children
+ * named as PyTorch's (self_attn, a MultiheadAttention with bias; linear1
+ * Linear(d_model, dim_feedforward); dropout; linear2; norm1 and norm2,
+ * LayerNorm(d_model, layer_norm_eps); dropout1, dropout2), so that its
+ * state_dict keys are PyTorch's.  activation "relu" (NULL too) or "gelu"
+ * (exact); others are CLT_ERR_INVALID_ARGUMENT, as are dim_feedforward <= 0,
+ * eps < 0 and MultiheadAttention's own conditions.  PyTorch's defaults:
+ * 2048, 0.1, "relu", 1e-5, 0, 0.  gen draws the initial values and is
+ * borrowed by the dropouts (see Dropout).  Forward (clt_module_forward
+ * without masks, clt_transformer_encoder_forward with) as PyTorch's:
+ * norm_first: x + sa(norm1(x)), then x + ff(norm2(x)); otherwise
+ * norm1(x + sa(x)), then norm2(x + ff(x)); sa(x) = dropout1(self_attn(x,
+ * x, x)), ff(x) = dropout2(linear2(dropout(activation(linear1(x))))). */
+CLT_API clt_status clt_transformer_encoder_layer(clt_device *dev, int64_t d_model, int64_t nhead,
+                                                 int64_t dim_feedforward, double dropout,
+                                                 const char *activation, double layer_norm_eps,
+                                                 int batch_first, int norm_first,
+                                                 clt_generator *gen, clt_module **out);
+
+/* torch.nn.TransformerEncoder(encoder_layer, num_layers, norm): runs the
+ * num_layers TransformerEncoderLayers in order, then norm (a LayerNorm,
+ * or NULL: none).  Children "layers" (a ModuleList: "layers.0.self_attn.
+ * in_proj_weight", ...) and "norm", as PyTorch's.  Takes ownership of the
+ * layers and norm when it succeeds (as clt_sequential); PyTorch deep-copies
+ * one layer, so that every layer starts equal: make each layer from a
+ * generator seeded alike for that.  A NULL layer, a module that is not a
+ * TransformerEncoderLayer, one given twice or owned by a container already
+ * is refused (CLT_ERR_NULL_ARGUMENT, CLT_ERR_INVALID_ARGUMENT). */
+CLT_API clt_status clt_transformer_encoder(clt_module *const *layers, size_t num_layers,
+                                           clt_module *norm, clt_module **out);
+
+/* The forward of a TransformerEncoderLayer or TransformerEncoder with its
+ * masks: src as the layer's batch_first says, mask (PyTorch's src_mask)
+ * and src_key_padding_mask as clt_multihead_attention's attn_mask and
+ * key_padding_mask (NULL: none).  New tensor: release with
+ * clt_tensor_free.  Errors as clt_multihead_attention's, and
+ * CLT_ERR_INVALID_ARGUMENT for another kind of module. */
+CLT_API clt_status clt_transformer_encoder_forward(clt_module *m, const clt_tensor *src,
+                                                   const clt_tensor *mask,
+                                                   const clt_tensor *src_key_padding_mask,
+                                                   clt_tensor **out);
 
 #ifdef __cplusplus
 }

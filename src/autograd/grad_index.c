@@ -195,7 +195,13 @@ clt_status clt_embedding(const clt_tensor *weight, const clt_tensor *indices, cl
 clt_status clt_masked_fill(const clt_tensor *t, const clt_tensor *mask, double value,
                            clt_tensor **out)
 {
-    clt_status st = clt__masked_fill(t, mask, value, out, "clt_masked_fill");
+    return clt__masked_fill_rec("clt_masked_fill", t, mask, value, out);
+}
+
+clt_status clt__masked_fill_rec(const char *fn, const clt_tensor *t, const clt_tensor *mask,
+                                double value, clt_tensor **out)
+{
+    clt_status st = clt__masked_fill(t, mask, value, out, fn);
     return record(st, out, "MaskedFillBackward0", bw_masked_fill, 1, &t, mask, 0, 1);
 }
 

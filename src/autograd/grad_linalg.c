@@ -212,9 +212,10 @@ done:
     return st;
 }
 
-static clt_status softmax(bool logmode, const clt_tensor *a, int dim, clt_tensor **out)
+static clt_status softmax(const char *fn, bool logmode, const clt_tensor *a, int dim,
+                          clt_tensor **out)
 {
-    clt_status st = logmode ? clt__log_softmax(a, dim, out) : clt__softmax(a, dim, out);
+    clt_status st = clt__softmax_in(fn, a, dim, logmode, CLT__SOFTMAX_AUTO, out);
     if (st != CLT_OK)
         return st;
     clt__node *n = NULL;
@@ -228,12 +229,17 @@ static clt_status softmax(bool logmode, const clt_tensor *a, int dim, clt_tensor
     return st;
 }
 
+clt_status clt__softmax_rec(const char *fn, const clt_tensor *a, int dim, clt_tensor **out)
+{
+    return softmax(fn, false, a, dim, out);
+}
+
 clt_status clt_softmax(const clt_tensor *a, int dim, clt_tensor **out)
 {
-    return softmax(false, a, dim, out);
+    return softmax("clt_softmax", false, a, dim, out);
 }
 
 clt_status clt_log_softmax(const clt_tensor *a, int dim, clt_tensor **out)
 {
-    return softmax(true, a, dim, out);
+    return softmax("clt_log_softmax", true, a, dim, out);
 }

@@ -260,8 +260,14 @@ clt_status clt_transpose(const clt_tensor *t, int d0, int d1, clt_tensor **out)
 
 clt_status clt_permute(const clt_tensor *t, int ndim, const int *dims, clt_tensor **out)
 {
+    return clt__permute_rec("clt_permute", t, ndim, dims, out);
+}
+
+clt_status clt__permute_rec(const char *fn, const clt_tensor *t, int ndim, const int *dims,
+                            clt_tensor **out)
+{
     clt__node *n = NULL;
-    clt_status st = clt__permute(t, ndim, dims, out, "clt_permute");
+    clt_status st = clt__permute(t, ndim, dims, out, fn);
     st = one(st, out, "PermuteBackward0", bw_permute, t, &n);
     if (n)
         for (int d = 0; d < ndim; d++)
@@ -290,8 +296,14 @@ static void slice_node(clt__node *n, const clt_tensor *t, int dim, int64_t start
 clt_status clt_narrow(const clt_tensor *t, int dim, int64_t start, int64_t length,
                       clt_tensor **out)
 {
+    return clt__narrow_rec("clt_narrow", t, dim, start, length, out);
+}
+
+clt_status clt__narrow_rec(const char *fn, const clt_tensor *t, int dim, int64_t start,
+                           int64_t length, clt_tensor **out)
+{
     clt__node *n = NULL;
-    clt_status st = clt__narrow(t, dim, start, length, out, "clt_narrow");
+    clt_status st = clt__narrow(t, dim, start, length, out, fn);
     st = one(st, out, "NarrowBackward0", bw_slice, t, &n);
     if (n)
         slice_node(n, t, dim, start, 1, *out);

@@ -508,12 +508,20 @@ static clt_status dropout_forward(clt_module *m, const clt_tensor *x, clt_tensor
                           "not %s: the scaled values cannot be cast back to it (convert the "
                           "input with clt_to_dtype)",
                           fn, clt_dtype_name(x->dtype));
+    return clt__dropout(fn, m->gen, p, x, out);
+}
+
+clt_status clt__dropout(const char *fn, clt_generator *gen, double p, const clt_tensor *x,
+                        clt_tensor **out)
+{
+    if (p == 1.0) /* every element dropped: x * 0, as PyTorch (NaN stays), nothing drawn */
+        return clt__mul_scalar_rec(fn, x, 0.0, out);
     clt_status st = clt_scope_begin();
     if (st != CLT_OK)
         return st;
     clt_tensor *u, *keep, *kf, *y;
-    CLT__TRY(clt__forward_note_generator(m->gen));
-    CLT__TRY(clt__rand_in(fn, m->gen, x->dev, x->dtype, x->ndim, x->shape, &u));
+    CLT__TRY(clt__forward_note_generator(gen));
+    CLT__TRY(clt__rand_in(fn, gen, x->dev, x->dtype, x->ndim, x->shape, &u));
     CLT__TRY(clt__ge_scalar_rec(fn, u, p, &keep));
     CLT__TRY(clt__to_dtype_rec(fn, keep, x->dtype, &kf));
     CLT__TRY(clt__mul_rec(fn, x, kf, &y));

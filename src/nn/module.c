@@ -203,23 +203,33 @@ static clt_status fwd_end(clt_status st)
     return st;
 }
 
+void clt__forward_begin(void)
+{
+    fwd.depth++;
+}
+
+clt_status clt__forward_end(clt_status st, const char *fn)
+{
+    if (--fwd.depth == 0)
+        st = fwd_end(st);
+    if (st != CLT_OK) /* a layer names itself ("LayerNorm: ..."); the call goes first */
+        return fwd.depth == 0 ? clt__error_in(st, fn) : st;
+    return clt__ok();
+}
+
 clt_status clt_module_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
     CLT__REQUIRE_ARG(out, "clt_module_forward");
     *out = NULL;
     CLT__REQUIRE_ARG(m, "clt_module_forward");
     CLT__REQUIRE_ARG(x, "clt_module_forward");
-    fwd.depth++;
-    clt_status st = m->ops->forward(m, x, out);
-    if (--fwd.depth == 0)
-        st = fwd_end(st);
+    clt__forward_begin();
+    clt_status st = clt__forward_end(m->ops->forward(m, x, out), "clt_module_forward");
     if (st != CLT_OK) {
         clt_tensor_free(*out);
         *out = NULL;
-        /* a layer names itself ("LayerNorm: ..."); the call goes first */
-        return fwd.depth == 0 ? clt__error_in(st, "clt_module_forward") : st;
     }
-    return clt__ok();
+    return st;
 }
 
 const char *clt_module_name(const clt_module *m)
@@ -292,7 +302,10 @@ static void visit(const clt_module *m, const char *prefix, walk *w)
     }
     for (size_t c = 0; c < m->nchildren; c++) {
         char sub[256];
-        snprintf(sub, sizeof sub, "%s%s%zu", prefix, prefix[0] ? "." : "", c);
+        if (m->child_names)
+            snprintf(sub, sizeof sub, "%s%s%s", prefix, prefix[0] ? "." : "", m->child_names[c]);
+        else
+            snprintf(sub, sizeof sub, "%s%s%zu", prefix, prefix[0] ? "." : "", c);
         visit(m->children[c], sub, w);
     }
 }
@@ -467,6 +480,7 @@ static clt_status clone_rec(const clt_module *m, clt_device *dev, clt_module **o
     memcpy(c->f, m->f, sizeof c->f);
     memcpy(c->i, m->i, sizeof c->i);
     c->gen = m->gen;
+    c->child_names = m->child_names; /* static */
     for (int k = 0; k < m->nparams && st == CLT_OK; k++) {
         clt_tensor *t = NULL;
         st = copy_tensor(m->params[k], dev, &t, fn);
@@ -571,21 +585,34 @@ clt_status clt_sequential(clt_module *const *mods, size_t n, clt_module **out)
                           levels, MAX_LEVELS);
     clt_module *m = NULL;
     clt_status st = clt__module_new(&sequential_ops, NULL, &m);
-    if (st != CLT_OK)
-        return st;
-    m->levels = levels;
-    m->children = clt__malloc((n ? n : 1) * sizeof *m->children);
-    if (m->children == NULL) {
+    if (st == CLT_OK)
+        st = clt__module_adopt(m, mods, n, NULL);
+    if (st != CLT_OK) {
         free(m);
-        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_sequential: out of host memory");
+        return clt__error_in(st, "clt_sequential");
     }
+    *out = m;
+    return clt__ok();
+}
+
+clt_status clt__module_adopt(clt_module *m, clt_module *const *mods, size_t n,
+                             const char *const *names)
+{
+    m->children = clt__malloc((n ? n : 1) * sizeof *m->children);
+    if (m->children == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", m->ops->name);
+    int levels = 0;
+    for (size_t k = 0; k < n; k++)
+        if (mods[k]->levels + 1 > levels)
+            levels = mods[k]->levels + 1;
     if (n > 0)
         memcpy(m->children, mods, n * sizeof *mods);
     m->nchildren = n;
+    m->child_names = names;
+    m->levels = levels > 1 ? levels : 1;
     for (size_t k = 0; k < n; k++)
         mods[k]->owner = m;
-    *out = m;
-    return clt__ok();
+    return CLT_OK;
 }
 
 /* ---- Linear -------------------------------------------------------------------------- */

@@ -35,6 +35,7 @@ struct clt_module {
     clt_tensor *bufs[CLT__MODULE_TENSORS];
     size_t nchildren;  /* owned; named "0", "1", ... as in torch.nn.Sequential */
     clt_module **children;
+    const char *const *child_names; /* static names instead ("self_attn"), or NULL */
     clt_module *owner; /* the container that owns m (and releases it), or NULL */
     int levels;        /* containers from m down to its deepest layer (0: a layer) */
     double f[8];       /* the layer's settings */
@@ -72,6 +73,24 @@ clt_status clt__module_weight_bias(clt_module *m, clt_generator *gen, int ndim,
  * Called before the generator is drawn from, or instead of writing buf. */
 clt_status clt__forward_note_generator(clt_generator *gen);
 clt_status clt__forward_defer_write(clt_tensor *buf, clt_tensor *next);
+
+/* Brackets a forward that a public call other than clt_module_forward runs
+ * (one with masks, or with two results): the state it changes is held as
+ * clt_module_forward holds it.  end takes the forward's status and gives
+ * the call's, its message opening with fn when this was the outermost. */
+void clt__forward_begin(void);
+clt_status clt__forward_end(clt_status st, const char *fn);
+
+/* Gives m the n children mods (taken: released with m; their owner set)
+ * named names (static storage; NULL: "0", "1", ...). */
+clt_status clt__module_adopt(clt_module *m, clt_module *const *mods, size_t n,
+                             const char *const *names);
+
+/* torch.nn.functional.dropout(x, p, training=True) for a floating x with
+ * masks from gen (p 1: x * 0, drawing nothing), for the layer named fn:
+ * Dropout's forward in train mode. */
+clt_status clt__dropout(const char *fn, clt_generator *gen, double p, const clt_tensor *x,
+                        clt_tensor **out);
 
 /* clt_module_state for the public call fn (saving or loading a
  * checkpoint): its messages name fn. */

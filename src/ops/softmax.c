@@ -15,7 +15,13 @@ static const char *options(clt_dtype dtype)
 clt_status clt__softmax_variant(const clt_tensor *a, int dim, bool logmode, int variant,
                                 clt_tensor **out)
 {
-    const char *fn = logmode ? "clt_log_softmax" : "clt_softmax";
+    return clt__softmax_in(logmode ? "clt_log_softmax" : "clt_softmax", a, dim, logmode, variant,
+                           out);
+}
+
+clt_status clt__softmax_in(const char *fn, const clt_tensor *a, int dim, bool logmode,
+                           int variant, clt_tensor **out)
+{
     if (out)
         *out = NULL;
     CLT__REQUIRE_ARG(a, fn);

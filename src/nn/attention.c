@@ -1,0 +1,642 @@
+/* attention.c: the transformer layers (MultiheadAttention,
+ * TransformerEncoderLayer, TransformerEncoder) as PyTorch 1.13 computes
+ * them, composed of recorded ops (linear, matmul, softmax, masked_fill,
+ * views) so that autograd gives their backward passes. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/nn.h"
+
+/* ---- MultiheadAttention ----------------------------------------------------------- */
+
+/* i[0] embed_dim, i[1] num_heads, i[2] batch_first; f[0] dropout.
+ * Parameters in_proj_weight [3E, E] and, with bias, in_proj_bias [3E];
+ * child out_proj, a Linear(E, E).  gen (borrowed) draws the dropout masks. */
+static const char *const mha_children[] = {"out_proj"};
+
+static clt_status mha_forward(clt_module *m, const clt_tensor *x, clt_tensor **out);
+static const clt__module_ops mha_ops = {"MultiheadAttention", mha_forward, NULL, NULL};
+
+/* Error unless t lives on the module's device. */
+static clt_status on_device(const clt_module *m, const clt_tensor *t, const char *what)
+{
+    if (t == NULL || t->dev == m->dev)
+        return CLT_OK;
+    return clt__error(CLT_ERR_DEVICE_MISMATCH,
+                      "MultiheadAttention: expected all tensors to be on the same device, but "
+                      "the %s is on %s (%s) and the model on %s (%s); move one with clt_to or "
+                      "clt_module_to",
+                      what, t->dev->label, t->dev->info.name, m->dev->label, m->dev->info.name);
+}
+
+/* A mask must be bool or of the query's floating dtype (PyTorch adds a
+ * float mask to the scores, which does not promote). */
+static clt_status mask_dtype(const clt_tensor *mask, const clt_tensor *q, const char *what)
+{
+    if (mask == NULL || mask->dtype == CLT_BOOL || mask->dtype == q->dtype)
+        return CLT_OK;
+    if (!clt__dtype_is_float(mask->dtype))
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "MultiheadAttention: only bool and floating types of %s are supported, "
+                          "not %s",
+                          what, clt_dtype_name(mask->dtype));
+    return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                      "MultiheadAttention: a floating %s must have the query's dtype, but it is "
+                      "%s and the query %s (convert it with clt_to_dtype)",
+                      what, clt_dtype_name(mask->dtype), clt_dtype_name(q->dtype));
+}
+
+static bool shape_is(const clt_tensor *t, int nd, const int64_t *shape)
+{
+    if (t->ndim != nd)
+        return false;
+    for (int d = 0; d < nd; d++)
+        if (t->shape[d] != shape[d])
+            return false;
+    return true;
+}
+
+/* F.multi_head_attention_forward's checks, in its words where it has them. */
+static clt_status mha_check(const clt_module *m, const clt_tensor *q, const clt_tensor *k,
+                            const clt_tensor *v, const clt_tensor *kpm, const clt_tensor *am)
+{
+    static const char fn[] = "MultiheadAttention";
+    char s1[160], s2[160];
+    clt_status st;
+    const clt_tensor *all[5] = {q, k, v, kpm, am};
+    const char *names[5] = {"query", "key", "value", "key_padding_mask", "attn_mask"};
+    for (int j = 0; j < 5; j++)
+        if ((st = on_device(m, all[j], names[j])) != CLT_OK)
+            return st;
+    int64_t E = m->i[0], H = m->i[1];
+    bool batched = q->ndim == 3;
+    if (q->ndim != 2 && q->ndim != 3)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: query should be unbatched 2D or batched 3D tensor but received "
+                          "%d-D query tensor",
+                          fn, q->ndim);
+    if (k->ndim != q->ndim || v->ndim != q->ndim)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: For %s (%d-D) `query`, expected `key` and `value` to be %d-D but "
+                          "found %d-D and %d-D tensors respectively",
+                          fn, batched ? "batched" : "unbatched", q->ndim, q->ndim, k->ndim,
+                          v->ndim);
+    if (kpm && kpm->ndim != q->ndim - 1)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: For %s (%d-D) `query`, expected `key_padding_mask` to be `None` "
+                          "or %d-D but found %d-D tensor instead",
+                          fn, batched ? "batched" : "unbatched", q->ndim, q->ndim - 1, kpm->ndim);
+    if (am && am->ndim != 2 && am->ndim != 3)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: For %s (%d-D) `query`, expected `attn_mask` to be `None`, 2-D or "
+                          "3-D but found %d-D tensor instead",
+                          fn, batched ? "batched" : "unbatched", q->ndim, am->ndim);
+    if ((st = clt__module_check_dtype(q, m->params[0], "in_proj_weight", NULL, fn)) != CLT_OK)
+        return st;
+    if (k->dtype != q->dtype || v->dtype != q->dtype)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: the query, key and value must have one dtype, but they are %s, "
+                          "%s and %s",
+                          fn, clt_dtype_name(q->dtype), clt_dtype_name(k->dtype),
+                          clt_dtype_name(v->dtype));
+    if ((st = mask_dtype(kpm, q, "key_padding_mask")) != CLT_OK ||
+        (st = mask_dtype(am, q, "attn_mask")) != CLT_OK)
+        return st;
+    if (q->shape[q->ndim - 1] != E)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: was expecting embedding dimension of %lld, but got %lld", fn,
+                          (long long)E, (long long)q->shape[q->ndim - 1]);
+    if (!shape_is(k, v->ndim, v->shape))
+        return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: key shape %s does not match value shape %s",
+                          fn, clt__shape_str(s1, sizeof s1, k->ndim, k->shape),
+                          clt__shape_str(s2, sizeof s2, v->ndim, v->shape));
+    if (k->shape[k->ndim - 1] != E)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: the key and value have %lld features in their last dimension; "
+                          "the layer takes embed_dim %lld (kdim = vdim = embed_dim)",
+                          fn, (long long)k->shape[k->ndim - 1], (long long)E);
+    int bd = m->i[2] ? 0 : 1, sd = m->i[2] ? 1 : 0;
+    int64_t N = batched ? q->shape[bd] : 1, L = batched ? q->shape[sd] : q->shape[0];
+    int64_t S = batched ? k->shape[sd] : k->shape[0];
+    if (batched && k->shape[bd] != N)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: the key's batch size %lld does not match the query's %lld", fn,
+                          (long long)k->shape[bd], (long long)N);
+    if (am) {
+        int64_t want[3] = {batched ? N * H : H, L, S};
+        bool ok = am->ndim == 2 ? shape_is(am, 2, want + 1) : shape_is(am, 3, want);
+        if (!ok)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: The shape of the %dD attn_mask is %s, but should be %s.", fn,
+                              am->ndim, clt__shape_str(s1, sizeof s1, am->ndim, am->shape),
+                              clt__shape_str(s2, sizeof s2, am->ndim,
+                                             am->ndim == 2 ? want + 1 : want));
+    }
+    if (kpm) {
+        int64_t want[2] = {N, S};
+        const int64_t *w = batched ? want : want + 1;
+        if (!shape_is(kpm, q->ndim - 1, w))
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: expecting key_padding_mask shape of %s, but got %s", fn,
+                              clt__shape_str(s1, sizeof s1, q->ndim - 1, w),
+                              clt__shape_str(s2, sizeof s2, kpm->ndim, kpm->shape));
+        /* F.multi_head_attention_forward masks a float attn_mask with the
+         * padding mask through masked_fill, which takes bool masks only */
+        if (kpm->dtype != CLT_BOOL && am && am->dtype != CLT_BOOL)
+            return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                              "%s: with a floating attn_mask the key_padding_mask must be bool "
+                              "(masked_fill only supports boolean masks), not %s",
+                              fn, clt_dtype_name(kpm->dtype));
+    }
+    return CLT_OK;
+}
+
+/* t [N, T, E] (batch first) as [N, H, T, D]. */
+static clt_status split_heads(const char *fn, const clt_tensor *t, int64_t H, clt_tensor **out)
+{
+    int64_t shape[4] = {t->shape[0], t->shape[1], H, t->shape[2] / H};
+    clt_tensor *r;
+    clt_status st = clt__reshape_rec(fn, t, 4, shape, &r);
+    return st == CLT_OK ? clt__transpose_rec(fn, r, 1, 2, out) : st;
+}
+
+/* scores + a mask: bool ones fill -inf where true, floating ones add. */
+static clt_status apply_mask(const char *fn, const clt_tensor *s, const clt_tensor *mask,
+                             clt_tensor **out)
+{
+    if (mask->dtype == CLT_BOOL)
+        return clt__masked_fill_rec(fn, s, mask, -INFINITY, out);
+    return clt__add_rec(fn, s, mask, out);
+}
+
+/* The attention of module m (checked by mha_check), its intermediates in
+ * the caller's scope: *out as the query's layout, *weights (when need)
+ * [N, L, S] averaged or [N, H, L, S], without N when unbatched. */
+static clt_status mha_compute(clt_module *m, const clt_tensor *query, const clt_tensor *key,
+                              const clt_tensor *value, const clt_tensor *kpm,
+                              const clt_tensor *am, bool need, bool avg, clt_tensor **out,
+                              clt_tensor **weights)
+{
+    static const char fn[] = "MultiheadAttention";
+    clt_status st = CLT_OK;
+    int64_t E = m->i[0], H = m->i[1], D = E / H;
+    bool batched = query->ndim == 3, bf = m->i[2] != 0, self = query == key && key == value;
+    const clt_tensor *W = m->params[0], *b = m->nparams > 1 ? m->params[1] : NULL;
+    const clt_tensor *in[3] = {query, key, value};
+    clt_tensor *x[3], *p[3], *h[3], *P, *wp, *bp, *t;
+    /* the inputs batch first: [N, T, E] */
+    for (int j = 0; j < 3; j++) {
+        if (!batched)
+            CLT__TRY(clt__unsqueeze_rec(fn, in[j], 0, &x[j]));
+        else if (!bf)
+            CLT__TRY(clt__transpose_rec(fn, in[j], 0, 1, &x[j]));
+        else
+            x[j] = (clt_tensor *)in[j];
+    }
+    /* in_proj: one product of 3E columns for self-attention, as PyTorch's
+     * _in_projection_packed, else a third of the weight each */
+    if (self) {
+        CLT__TRY(clt__linear(x[0], W, b, &P, fn));
+        for (int j = 0; j < 3; j++)
+            CLT__TRY(clt__narrow_rec(fn, P, -1, j * E, E, &p[j]));
+    } else {
+        for (int j = 0; j < 3; j++) {
+            CLT__TRY(clt__narrow_rec(fn, W, 0, j * E, E, &wp));
+            bp = NULL;
+            if (b)
+                CLT__TRY(clt__narrow_rec(fn, b, 0, j * E, E, &bp));
+            CLT__TRY(clt__linear(x[j], wp, bp, &p[j], fn));
+        }
+    }
+    for (int j = 0; j < 3; j++)
+        CLT__TRY(split_heads(fn, p[j], H, &h[j]));
+    /* softmax(q / sqrt(D) @ k^T + mask) [N, H, L, S] */
+    clt_tensor *qs, *kt, *s, *a;
+    CLT__TRY(clt__div_scalar_rec(fn, h[0], sqrt((double)D), &qs));
+    CLT__TRY(clt__transpose_rec(fn, h[1], -2, -1, &kt));
+    CLT__TRY(clt__matmul_rec(fn, qs, kt, &s));
+    int64_t N = x[0]->shape[0], L = x[0]->shape[1], S = x[1]->shape[1];
+    if (am) {
+        const clt_tensor *mk = am;
+        if (am->ndim == 3) {
+            CLT__TRY(clt__reshape_rec(fn, am, 4, (int64_t[]){N, H, L, S}, &t));
+            mk = t;
+        }
+        CLT__TRY(apply_mask(fn, s, mk, &t));
+        s = t;
+    }
+    if (kpm) {
+        clt_tensor *mk;
+        CLT__TRY(clt__reshape_rec(fn, kpm, 4, (int64_t[]){N, 1, 1, S}, &mk));
+        if (mk->dtype != CLT_BOOL && am) /* PyTorch's logical_or: nonzero masks */
+            CLT__TRY(clt__ne_scalar_rec(fn, mk, 0.0, &mk));
+        CLT__TRY(apply_mask(fn, s, mk, &t));
+        s = t;
+    }
+    CLT__TRY(clt__softmax_rec(fn, s, -1, &a));
+    if (m->training && m->f[0] > 0.0)
+        CLT__TRY(clt__dropout(fn, m->gen, m->f[0], a, &a));
+    /* heads back together, in the query's layout, then out_proj over
+     * rows of E as PyTorch's [L * N, E] */
+    clt_tensor *o, *ot, *o2, *y;
+    CLT__TRY(clt__matmul_rec(fn, a, h[2], &o));
+    const int *perm = bf || !batched ? (const int[]){0, 2, 1, 3} : (const int[]){2, 0, 1, 3};
+    CLT__TRY(clt__permute_rec(fn, o, 4, perm, &ot));
+    CLT__TRY(clt__reshape_rec(fn, ot, 2, (int64_t[]){N * L, E}, &o2));
+    const clt_module *op = m->children[0];
+    CLT__TRY(clt__linear(o2, op->params[0], op->nparams > 1 ? op->params[1] : NULL, &y, fn));
+    if (!batched)
+        CLT__TRY(clt__reshape_rec(fn, y, 2, (int64_t[]){L, E}, out));
+    else
+        CLT__TRY(clt__reshape_rec(fn, y, 3, bf ? (int64_t[]){N, L, E} : (int64_t[]){L, N, E},
+                                  out));
+    if (need) {
+        if (avg) {
+            CLT__TRY(clt__sum_dim_rec(fn, a, 1, 0, &t));
+            CLT__TRY(clt__div_scalar_rec(fn, t, (double)H, &a));
+        }
+        if (!batched)
+            CLT__TRY(clt__squeeze_rec(fn, a, 0, &a));
+        *weights = a;
+    }
+done:
+    return st;
+}
+
+/* Checks, then computes in a scope that keeps *out and *weights. */
+static clt_status mha_run(clt_module *m, const clt_tensor *q, const clt_tensor *k,
+                          const clt_tensor *v, const clt_tensor *kpm, const clt_tensor *am,
+                          bool need, bool avg, clt_tensor **out, clt_tensor **weights)
+{
+    clt_status st = mha_check(m, q, k, v, kpm, am);
+    if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_tensor *w = NULL;
+    st = mha_compute(m, q, k, v, kpm, am, need, avg, out, &w);
+    if (st == CLT_OK)
+        st = clt_scope_keep(*out);
+    if (st == CLT_OK && w)
+        st = clt_scope_keep(w);
+    clt_scope_end();
+    if (st != CLT_OK) { /* released with the scope */
+        *out = NULL;
+        w = NULL;
+    }
+    if (weights)
+        *weights = w;
+    return st;
+}
+
+/* Self-attention: q = k = v = x, no masks, no weights. */
+static clt_status mha_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    return mha_run(m, x, x, x, NULL, NULL, false, false, out, NULL);
+}
+
+clt_status clt_multihead_attention(clt_module *m, const clt_tensor *query, const clt_tensor *key,
+                                   const clt_tensor *value, const clt_tensor *key_padding_mask,
+                                   const clt_tensor *attn_mask, int need_weights,
+                                   int average_attn_weights, clt_tensor **out,
+                                   clt_tensor **weights)
+{
+    static const char fn[] = "clt_multihead_attention";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    if (weights)
+        *weights = NULL;
+    if (need_weights)
+        CLT__REQUIRE_ARG(weights, fn);
+    CLT__REQUIRE_ARG(m, fn);
+    CLT__REQUIRE_ARG(query, fn);
+    CLT__REQUIRE_ARG(key, fn);
+    CLT__REQUIRE_ARG(value, fn);
+    if (m->ops != &mha_ops)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the module is a %s, not a MultiheadAttention", fn, m->ops->name);
+    clt_tensor *w = NULL;
+    clt__forward_begin();
+    clt_status st = mha_run(m, query, key, value, key_padding_mask, attn_mask, need_weights != 0,
+                            average_attn_weights != 0, out, &w);
+    st = clt__forward_end(st, fn);
+    if (st != CLT_OK) {
+        clt_tensor_free(*out);
+        clt_tensor_free(w);
+        *out = NULL;
+        return st;
+    }
+    if (weights)
+        *weights = w;
+    return CLT_OK;
+}
+
+clt_status clt_multihead_attention_layer(clt_device *dev, int64_t embed_dim, int64_t num_heads,
+                                         double dropout, int bias, int batch_first,
+                                         clt_generator *gen, clt_module **out)
+{
+    static const char fn[] = "clt_multihead_attention_layer";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    if (embed_dim <= 0 || num_heads <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: embed_dim (%lld) and num_heads (%lld) must be positive", fn,
+                          (long long)embed_dim, (long long)num_heads);
+    if (embed_dim % num_heads != 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: embed_dim must be divisible by num_heads (embed_dim %lld, "
+                          "num_heads %lld)",
+                          fn, (long long)embed_dim, (long long)num_heads);
+    if (!(dropout >= 0.0 && dropout <= 1.0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: dropout probability has to be between 0 and 1, but got %g", fn,
+                          dropout);
+    clt_module *m = NULL, *op = NULL;
+    clt_tensor *t = NULL;
+    clt_status st;
+    uint64_t drawn = clt_generator_offset(gen);
+    CLT__TRY(clt__module_new(&mha_ops, dev, &m));
+    m->i[0] = embed_dim;
+    m->i[1] = num_heads;
+    m->i[2] = batch_first != 0;
+    m->f[0] = dropout;
+    m->gen = gen;
+    /* PyTorch makes out_proj (a Linear, its weight kaiming-uniform) before
+     * _reset_parameters draws in_proj_weight (xavier_uniform_) and zeroes
+     * both biases */
+    CLT__TRY(clt_linear(dev, embed_dim, embed_dim, 0, gen, &op));
+    if (bias) {
+        CLT__TRY(clt__full(dev, CLT_FLOAT32, 1, &embed_dim, 0.0, &t));
+        st = clt__module_param(op, "bias", t); /* taken, even when it fails */
+        t = NULL;
+        CLT__TRY(st);
+    }
+    int64_t ws[2] = {3 * embed_dim, embed_dim};
+    double bound = sqrt(6.0 / (double)(ws[0] + ws[1]));
+    CLT__TRY(clt__init_uniform(gen, dev, 2, ws, bound, &t, fn));
+    st = clt__module_param(m, "in_proj_weight", t);
+    t = NULL;
+    CLT__TRY(st);
+    if (bias) {
+        CLT__TRY(clt__full(dev, CLT_FLOAT32, 1, ws, 0.0, &t));
+        st = clt__module_param(m, "in_proj_bias", t);
+        t = NULL;
+        CLT__TRY(st);
+    }
+    CLT__TRY(clt__module_adopt(m, &op, 1, mha_children));
+    op = NULL;
+    *out = m;
+    m = NULL;
+done:
+    if (st != CLT_OK)
+        clt_generator_set_offset(gen, drawn);
+    clt_tensor_free(t);
+    clt_module_free(op);
+    clt_module_free(m);
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+}
+
+/* ---- TransformerEncoderLayer ------------------------------------------------------ */
+
+/* Children in PyTorch's order; i[0] 1 for gelu (else relu), i[1]
+ * norm_first. */
+enum { SELF_ATTN, LINEAR1, DROPOUT, LINEAR2, NORM1, NORM2, DROPOUT1, DROPOUT2, NCHILD };
+static const char *const layer_children[NCHILD] = {
+    "self_attn", "linear1", "dropout", "linear2", "norm1", "norm2", "dropout1", "dropout2"};
+
+static clt_status layer_forward(clt_module *m, const clt_tensor *x, clt_tensor **out);
+static const clt__module_ops layer_ops = {"TransformerEncoderLayer", layer_forward, NULL, NULL};
+
+/* y = child c of m applied to x, left in the caller's scope. */
+static clt_status child(clt_module *m, int c, const clt_tensor *x, clt_tensor **y)
+{
+    return clt_module_forward(m->children[c], x, y);
+}
+
+/* _sa_block: dropout1(self_attn(x, x, x, masks)). */
+static clt_status sa_block(clt_module *m, const clt_tensor *x, const clt_tensor *mask,
+                           const clt_tensor *kpm, clt_tensor **out)
+{
+    clt_tensor *a;
+    clt_status st = mha_run(m->children[SELF_ATTN], x, x, x, kpm, mask, false, false, &a, NULL);
+    return st == CLT_OK ? child(m, DROPOUT1, a, out) : st;
+}
+
+/* _ff_block: dropout2(linear2(dropout(activation(linear1(x))))). */
+static clt_status ff_block(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    static const char fn[] = "TransformerEncoderLayer";
+    clt_status st;
+    clt_tensor *h, *g, *d, *l;
+    CLT__TRY(child(m, LINEAR1, x, &h));
+    CLT__TRY(m->i[0] ? clt__gelu_rec(fn, h, &g) : clt__relu_rec(fn, h, &g));
+    CLT__TRY(child(m, DROPOUT, g, &d));
+    CLT__TRY(child(m, LINEAR2, d, &l));
+    CLT__TRY(child(m, DROPOUT2, l, out));
+done:
+    return st;
+}
+
+static clt_status layer_run(clt_module *m, const clt_tensor *x, const clt_tensor *mask,
+                            const clt_tensor *kpm, clt_tensor **out)
+{
+    static const char fn[] = "TransformerEncoderLayer";
+    clt_status st = clt_scope_begin();
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *n, *a, *x1, *f, *s;
+    if (m->i[1]) { /* norm_first: x + sa(norm1(x)), then + ff(norm2(.)) */
+        CLT__TRY(child(m, NORM1, x, &n));
+        CLT__TRY(sa_block(m, n, mask, kpm, &a));
+        CLT__TRY(clt__add_rec(fn, x, a, &x1));
+        CLT__TRY(child(m, NORM2, x1, &n));
+        CLT__TRY(ff_block(m, n, &f));
+        CLT__TRY(clt__add_rec(fn, x1, f, out));
+    } else { /* norm1(x + sa(x)), then norm2(. + ff(.)) */
+        CLT__TRY(sa_block(m, x, mask, kpm, &a));
+        CLT__TRY(clt__add_rec(fn, x, a, &s));
+        CLT__TRY(child(m, NORM1, s, &x1));
+        CLT__TRY(ff_block(m, x1, &f));
+        CLT__TRY(clt__add_rec(fn, x1, f, &s));
+        CLT__TRY(child(m, NORM2, s, out));
+    }
+    st = clt_scope_keep(*out);
+done:
+    clt_scope_end();
+    if (st != CLT_OK)
+        *out = NULL;
+    return st;
+}
+
+static clt_status layer_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    return layer_run(m, x, NULL, NULL, out);
+}
+
+clt_status clt_transformer_encoder_layer(clt_device *dev, int64_t d_model, int64_t nhead,
+                                         int64_t dim_feedforward, double dropout,
+                                         const char *activation, double layer_norm_eps,
+                                         int batch_first, int norm_first, clt_generator *gen,
+                                         clt_module **out)
+{
+    static const char fn[] = "clt_transformer_encoder_layer";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    bool gelu = activation && strcmp(activation, "gelu") == 0;
+    if (activation && !gelu && strcmp(activation, "relu") != 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: activation should be relu/gelu, not %s", fn, activation);
+    if (dim_feedforward <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: dim_feedforward (%lld) must be positive",
+                          fn, (long long)dim_feedforward);
+    if (!(layer_norm_eps >= 0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: layer_norm_eps %g: expected eps >= 0",
+                          fn, layer_norm_eps);
+    clt_module *m = NULL, *c[NCHILD] = {0};
+    clt_status st;
+    uint64_t drawn = clt_generator_offset(gen);
+    CLT__TRY(clt_multihead_attention_layer(dev, d_model, nhead, dropout, 1, batch_first, gen,
+                                           &c[SELF_ATTN]));
+    CLT__TRY(clt_linear(dev, d_model, dim_feedforward, 1, gen, &c[LINEAR1]));
+    CLT__TRY(clt_dropout_layer(dropout, gen, &c[DROPOUT]));
+    CLT__TRY(clt_linear(dev, dim_feedforward, d_model, 1, gen, &c[LINEAR2]));
+    CLT__TRY(clt_layer_norm_layer(dev, 1, &d_model, layer_norm_eps, 1, &c[NORM1]));
+    CLT__TRY(clt_layer_norm_layer(dev, 1, &d_model, layer_norm_eps, 1, &c[NORM2]));
+    CLT__TRY(clt_dropout_layer(dropout, gen, &c[DROPOUT1]));
+    CLT__TRY(clt_dropout_layer(dropout, gen, &c[DROPOUT2]));
+    CLT__TRY(clt__module_new(&layer_ops, NULL, &m));
+    m->i[0] = gelu;
+    m->i[1] = norm_first != 0;
+    CLT__TRY(clt__module_adopt(m, c, NCHILD, layer_children));
+    memset(c, 0, sizeof c);
+    *out = m;
+    m = NULL;
+done:
+    if (st != CLT_OK)
+        clt_generator_set_offset(gen, drawn);
+    for (int k = 0; k < NCHILD; k++)
+        clt_module_free(c[k]);
+    clt_module_free(m);
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+}
+
+/* ---- TransformerEncoder ------------------------------------------------------------ */
+
+/* Children "layers" (a ModuleList of the layers) and, when given, "norm". */
+static const char *const encoder_children[] = {"layers", "norm"};
+
+static clt_status module_list_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "ModuleList: a ModuleList has no forward of its own; run its modules");
+}
+
+static const clt__module_ops module_list_ops = {"ModuleList", module_list_forward, NULL, NULL};
+
+static clt_status encoder_forward(clt_module *m, const clt_tensor *x, clt_tensor **out);
+static const clt__module_ops encoder_ops = {"TransformerEncoder", encoder_forward, NULL, NULL};
+
+static clt_status encoder_run(clt_module *m, const clt_tensor *x, const clt_tensor *mask,
+                              const clt_tensor *kpm, clt_tensor **out)
+{
+    const clt_module *list = m->children[0];
+    clt_tensor *cur = NULL;
+    clt_status st = CLT_OK;
+    for (size_t k = 0; k < list->nchildren && st == CLT_OK; k++) {
+        clt_tensor *next = NULL;
+        st = layer_run(list->children[k], cur ? cur : x, mask, kpm, &next);
+        clt_tensor_free(cur);
+        cur = next;
+    }
+    if (st == CLT_OK && m->nchildren > 1) {
+        clt_tensor *next = NULL;
+        st = clt_module_forward(m->children[1], cur, &next);
+        clt_tensor_free(cur);
+        cur = next;
+    }
+    *out = st == CLT_OK ? cur : NULL;
+    return st;
+}
+
+static clt_status encoder_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    return encoder_run(m, x, NULL, NULL, out);
+}
+
+clt_status clt_transformer_encoder(clt_module *const *layers, size_t num_layers, clt_module *norm,
+                                   clt_module **out)
+{
+    static const char fn[] = "clt_transformer_encoder";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(layers, fn);
+    if (num_layers == 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: num_layers must be positive", fn);
+    for (size_t k = 0; k <= num_layers; k++) {
+        clt_module *l = k < num_layers ? layers[k] : norm;
+        if (l == NULL && k == num_layers)
+            break;
+        if (l == NULL)
+            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: layer %zu is NULL", fn, k);
+        if (k < num_layers && l->ops != &layer_ops)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: layer %zu is a %s, not a TransformerEncoderLayer", fn, k,
+                              l->ops->name);
+        if (l->owner)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: module %zu (%s) already belongs to a %s, which releases it; "
+                              "a module can be given to one container only",
+                              fn, k, l->ops->name, l->owner->ops->name);
+        for (size_t j = 0; j < k; j++)
+            if (layers[j] == l)
+                return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                  "%s: modules %zu and %zu are the same module", fn, j, k);
+    }
+    clt_module *list = NULL, *m = NULL;
+    clt_status st;
+    CLT__TRY(clt__module_new(&module_list_ops, NULL, &list));
+    CLT__TRY(clt__module_adopt(list, layers, num_layers, NULL));
+    CLT__TRY(clt__module_new(&encoder_ops, NULL, &m));
+    clt_module *kids[2] = {list, norm};
+    CLT__TRY(clt__module_adopt(m, kids, norm ? 2 : 1, encoder_children));
+    list = NULL;
+    *out = m;
+    m = NULL;
+done:
+    if (list) { /* the layers stay the caller's */
+        list->nchildren = 0;
+        for (size_t k = 0; k < num_layers; k++)
+            layers[k]->owner = NULL;
+    }
+    clt_module_free(list);
+    clt_module_free(m);
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+}
+
+clt_status clt_transformer_encoder_forward(clt_module *m, const clt_tensor *src,
+                                           const clt_tensor *mask,
+                                           const clt_tensor *src_key_padding_mask,
+                                           clt_tensor **out)
+{
+    static const char fn[] = "clt_transformer_encoder_forward";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(m, fn);
+    CLT__REQUIRE_ARG(src, fn);
+    if (m->ops != &layer_ops && m->ops != &encoder_ops)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the module is a %s, not a TransformerEncoderLayer or "
+                          "TransformerEncoder",
+                          fn, m->ops->name);
+    clt__forward_begin();
+    clt_status st = m->ops == &layer_ops
+                        ? layer_run(m, src, mask, src_key_padding_mask, out)
+                        : encoder_run(m, src, mask, src_key_padding_mask, out);
+    st = clt__forward_end(st, fn);
+    if (st != CLT_OK) {
+        clt_tensor_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
