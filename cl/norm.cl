@@ -2,12 +2,16 @@
  * native_layer_norm) and its backward, for T float32 or float64, over the
  * rows of n contiguous elements of a contiguous input.  Statistics are
  * taken in A: double for float32 where the device has it (NM_ACC_DOUBLE),
- * otherwise T.  Per row: mean = sum(x) / n, then rstd = 1 / sqrt(sum((x -
- * mean)^2) / n + eps) (two passes, so rows far from 0 lose nothing to
- * cancellation), and y = (x - mean) * rstd, times w[k] plus b[k] when the
- * flags (bit 0 w, bit 1 b) say so.  The backward takes g' = g * w (or g):
- * dx = rstd * (g' - mean(g') - xhat * mean(g' * xhat)), xhat = (x - mean)
- * * rstd; dw[k] = sum over rows of g * xhat and db[k] = sum of g.
+ * otherwise T.  Each row is taken relative to its first element x0 (x - x0
+ * is exact, or off by a rounding of the difference, so a row far from 0
+ * keeps the digits of its deviations where the mean itself, rounded, would
+ * lose them): m = sum(x - x0) / n, then rstd = 1 / sqrt(sum((x - x0 -
+ * m)^2) / n + eps) (a second pass), and y = xhat = (x - x0 - m) * rstd,
+ * times w[k] plus b[k] when the flags (bit 0 w, bit 1 b) say so.  The
+ * saved `mean` holds m, the mean of x - x0 (the row's mean less x0).  The
+ * backward takes g' = g * w (or g): dx = rstd * (g' - mean(g') - xhat *
+ * mean(g' * xhat)); dw[k] = sum over rows of g * xhat and db[k] = sum of
+ * g.
  * *_cpu: a work-item per row in 16-wide vectors, no barriers (CPUs);
  * *_wg: a work-group per row reduced in local memory (GPUs). */
 
@@ -51,6 +55,10 @@ inline A nm_hsum(AV v)
 
 #define SQ(v) ((v) * (v))
 
+/* x - x0 for vector i and element k of row xr, x0 its first element. */
+#define DV(i) (LOADV(xr, i) - x0)
+#define DS(k) ((A)xr[k] - x0)
+
 CLT_KERNEL(norm_fwd_cpu)(__global T *y, __global A *mean, __global A *rstd,
                          __global const T *x, ulong x_off, __global const T *w,
                          __global const T *b, ulong rows, ulong n, A eps, int flags)
@@ -61,15 +69,15 @@ CLT_KERNEL(norm_fwd_cpu)(__global T *y, __global A *mean, __global A *rstd,
     __global const T *xr = x + x_off + r * n;
     __global T *yr = y + r * n;
     ulong nv = n / 16;
-    A s, q;
-    NM_ROW_SUM(s, nv, n, LOADV(xr, i), (A)xr[k]);
+    A x0 = (A)xr[0], s, q;
+    NM_ROW_SUM(s, nv, n, DV(i), DS(k));
     A m = s / (A)n;
-    NM_ROW_SUM(q, nv, n, SQ(LOADV(xr, i) - m), SQ((A)xr[k] - m));
+    NM_ROW_SUM(q, nv, n, SQ(DV(i) - m), SQ(DS(k) - m));
     A rs = (A)1 / sqrt(q / (A)n + eps);
     mean[r] = m;
     rstd[r] = rs;
     for (ulong i = 0; i < nv; i++) {
-        AV v = (LOADV(xr, i) - m) * rs;
+        AV v = (DV(i) - m) * rs;
         if (flags & 1)
             v *= LOADV(w, i);
         if (flags & 2)
@@ -77,7 +85,7 @@ CLT_KERNEL(norm_fwd_cpu)(__global T *y, __global A *mean, __global A *rstd,
         STOREV(v, yr, i);
     }
     for (ulong k = nv * 16; k < n; k++) {
-        A v = ((A)xr[k] - m) * rs;
+        A v = (DS(k) - m) * rs;
         if (flags & 1)
             v *= (A)w[k];
         if (flags & 2)
@@ -112,29 +120,29 @@ CLT_KERNEL(norm_bwd_cpu)(__global T *dxp, int has_dx, __global const T *g,
             pw[k] = 0;
     for (ulong r = r0; r < r1; r++) {
         __global const T *xr = x + x_off + r * n, *gr = g + r * n;
-        A m = mean[r], rs = rstd[r];
+        A x0 = (A)xr[0], m = mean[r], rs = rstd[r];
         if (has_dx) {
             __global T *dr = dxp + r * n;
             A s1, s2;
             NM_ROW_SUM(s1, nv, n, GP_V(i), GP_S(k));
-            NM_ROW_SUM(s2, nv, n, GP_V(i) * ((LOADV(xr, i) - m) * rs),
-                       GP_S(k) * (((A)xr[k] - m) * rs));
+            NM_ROW_SUM(s2, nv, n, GP_V(i) * ((DV(i) - m) * rs),
+                       GP_S(k) * ((DS(k) - m) * rs));
             A a1 = s1 / (A)n, a2 = s2 / (A)n;
             for (ulong i = 0; i < nv; i++)
-                STOREV(rs * (GP_V(i) - a1 - (LOADV(xr, i) - m) * rs * a2), dr, i);
+                STOREV(rs * (GP_V(i) - a1 - (DV(i) - m) * rs * a2), dr, i);
             for (ulong k = nv * 16; k < n; k++)
-                dr[k] = (T)(rs * (GP_S(k) - a1 - ((A)xr[k] - m) * rs * a2));
+                dr[k] = (T)(rs * (GP_S(k) - a1 - (DS(k) - m) * rs * a2));
         }
         if (flags) {
             for (ulong i = 0; i < nv; i++) {
                 AV gv = LOADV(gr, i);
                 __global A *qw = pw + 16 * i, *qb = pb + 16 * i;
-                CLT_VSTORE16(A, CLT_VLOAD16(A, qw) + gv * ((LOADV(xr, i) - m) * rs), qw);
+                CLT_VSTORE16(A, CLT_VLOAD16(A, qw) + gv * ((DV(i) - m) * rs), qw);
                 CLT_VSTORE16(A, CLT_VLOAD16(A, qb) + gv, qb);
             }
             for (ulong k = nv * 16; k < n; k++) {
                 A gv = (A)gr[k];
-                pw[k] += gv * (((A)xr[k] - m) * rs);
+                pw[k] += gv * ((DS(k) - m) * rs);
                 pb[k] += gv;
             }
         }
@@ -188,7 +196,7 @@ CLT_KERNEL(norm_bwd_affine)(__global T *dw, __global T *db, __global const T *g,
     A sw = 0, cw = 0, sb = 0, cb = 0;
     for (ulong r = 0; r < rows; r++) {
         A gv = (A)g[r * n + j];
-        A p = gv * (((A)x[x_off + r * n + j] - mean[r]) * rstd[r]);
+        A p = gv * ((((A)x[x_off + r * n + j] - (A)x[x_off + r * n]) - mean[r]) * rstd[r]);
         CLT_ADD_COMPENSATED(A, sw, cw, p);
         CLT_ADD_COMPENSATED(A, sb, cb, gv);
     }
@@ -228,12 +236,15 @@ CLT_KERNEL(norm_fwd_wg)(__global T *y, __global A *mean, __global A *rstd,
     __global const T *xr = x + x_off + r * n;
     __global T *yr = y + r * n;
     A s = 0, c = 0, q = 0, cq = 0, none = 0;
-    for (ulong k = lid; k < n; k += lsz)
-        CLT_ADD_COMPENSATED(A, s, c, (A)xr[k]);
+    A x0 = (A)xr[0];
+    for (ulong k = lid; k < n; k += lsz) {
+        A d = DS(k);
+        CLT_ADD_COMPENSATED(A, s, c, d);
+    }
     nm_wg_sum2(&s, &none, scratch);
     A m = s / (A)n;
     for (ulong k = lid; k < n; k += lsz) {
-        A d2 = SQ((A)xr[k] - m);
+        A d2 = SQ(DS(k) - m);
         CLT_ADD_COMPENSATED(A, q, cq, d2);
     }
     nm_wg_sum2(&q, &none, scratch);
@@ -243,7 +254,7 @@ CLT_KERNEL(norm_fwd_wg)(__global T *y, __global A *mean, __global A *rstd,
         rstd[r] = rs;
     }
     for (ulong k = lid; k < n; k += lsz) {
-        A v = ((A)xr[k] - m) * rs;
+        A v = (DS(k) - m) * rs;
         if (flags & 1)
             v *= (A)w[k];
         if (flags & 2)
@@ -261,15 +272,15 @@ CLT_KERNEL(norm_bwd_wg)(__global T *dx, __global const T *g, __global const T *x
     __global const T *w = has_w ? wp : 0;
     __global const T *xr = x + x_off + r * n, *gr = g + r * n;
     __global T *dr = dx + r * n;
-    A m = mean[r], rs = rstd[r];
+    A x0 = (A)xr[0], m = mean[r], rs = rstd[r];
     A s1 = 0, c1 = 0, s2 = 0, c2 = 0;
     for (ulong k = lid; k < n; k += lsz) {
-        A gp = GP_S(k), p = gp * (((A)xr[k] - m) * rs);
+        A gp = GP_S(k), p = gp * ((DS(k) - m) * rs);
         CLT_ADD_COMPENSATED(A, s1, c1, gp);
         CLT_ADD_COMPENSATED(A, s2, c2, p);
     }
     nm_wg_sum2(&s1, &s2, scratch);
     A a1 = s1 / (A)n, a2 = s2 / (A)n;
     for (ulong k = lid; k < n; k += lsz)
-        dr[k] = (T)(rs * (GP_S(k) - a1 - ((A)xr[k] - m) * rs * a2));
+        dr[k] = (T)(rs * (GP_S(k) - a1 - (DS(k) - m) * rs * a2));
 }

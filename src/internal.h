@@ -1057,8 +1057,10 @@ bool clt__reduce_gpu_style(const clt_device *dev);
  * normalised to y = (x - mean) * rstd, rstd = 1 / sqrt(biased var + eps),
  * then times w[k] and plus b[k] where they are given (n elements each, x's
  * dtype).  *y has x's shape; *mean and *rstd [rows] hold the statistics
- * for the backward, in float64 for float32 on a device with float64 (in
- * x's dtype otherwise).  New tensors; failures name fn. */
+ * for the backward (*mean the mean of each row less its first element,
+ * which the kernels take rows relative to: see cl/norm.cl), in float64 for
+ * float32 on a device with float64 (in x's dtype otherwise).  New tensors;
+ * failures name fn. */
 clt_status clt__native_norm(const clt_tensor *x, int64_t n, const clt_tensor *w,
                             const clt_tensor *b, double eps, clt_tensor **y, clt_tensor **mean,
                             clt_tensor **rstd, const char *fn);

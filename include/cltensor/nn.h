@@ -225,11 +225,13 @@ CLT_API clt_status clt_layer_norm_layer(clt_device *dev, int ndim, const int64_t
  *
  * One fused kernel launch (torch's native_layer_norm; a copy first when
  * input is not contiguous), which reads each row three times: the mean,
- * then the squared deviations from it (float32 rows accumulate in float64
- * where the device has it, float64 rows compensated, so rows far from 0,
- * such as 1e4 plus small noise, keep their digits), then the output.  The
- * mean and rstd are saved for the backward, which takes one launch for the
- * input's gradient and one for the weight's and bias's.  NaN or inf in a
+ * then the squared deviations from it, then the output.  Rows are taken
+ * relative to their first element and float32 rows accumulate in float64
+ * where the device has it (float64 ones with compensated sums), so rows far
+ * from 0, such as 1e4 plus noise of 1e-2, keep their digits where torch's
+ * kernel loses them.  The statistics are saved for the backward, which
+ * takes one launch for the input's gradient and one for the weight's and
+ * bias's.  NaN or inf in a
  * row make its outputs NaN; an empty input gives an empty result; a row of
  * one value gives 0 (NaN with eps 0).
  *
