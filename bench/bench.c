@@ -974,6 +974,215 @@ done:
     free(tmp);
 }
 
+/* ---- LayerNorm -------------------------------------------------------------- */
+
+/* LayerNorm over the rows of x [rows, cols] with weight w and bias b (as
+ * torch's CPU kernel: the statistics of each row in float, two passes),
+ * keeping each row's mean and rstd; with backward, from the output's
+ * gradient g: dx per row, and dw, db summed over each thread's rows, thread
+ * 0 adding thread 1's sums after the flag says they are done. */
+typedef struct ln_ctx {
+    const float *x, *w, *b, *g;
+    float *y, *dx, *mean, *rstd, *dw[NT], *db[NT];
+    size_t rows, cols;
+    int backward;
+    atomic_int half_done;
+} ln_ctx;
+
+static void layer_norm_part(void *p, int tid)
+{
+    ln_ctx *v = p;
+    size_t lo, hi, n = v->cols;
+    span(v->rows, tid, &lo, &hi);
+    for (size_t r = lo; r < hi; r++) {
+        const float *x = v->x + r * n;
+        float *y = v->y + r * n, s = 0, q = 0;
+        for (size_t j = 0; j < n; j++)
+            s += x[j];
+        float m = s / (float)n;
+        for (size_t j = 0; j < n; j++)
+            q += (x[j] - m) * (x[j] - m);
+        float rs = 1.0f / sqrtf(q / (float)n + 1e-5f);
+        v->mean[r] = m;
+        v->rstd[r] = rs;
+        for (size_t j = 0; j < n; j++)
+            y[j] = (x[j] - m) * rs * v->w[j] + v->b[j];
+    }
+    if (!v->backward)
+        return;
+    float *dw = v->dw[tid], *db = v->db[tid];
+    memset(dw, 0, n * sizeof *dw);
+    memset(db, 0, n * sizeof *db);
+    for (size_t r = lo; r < hi; r++) {
+        const float *x = v->x + r * n, *g = v->g + r * n;
+        float *dx = v->dx + r * n, m = v->mean[r], rs = v->rstd[r], s1 = 0, s2 = 0;
+        for (size_t j = 0; j < n; j++) {
+            float xh = (x[j] - m) * rs, gw = g[j] * v->w[j];
+            s1 += gw;
+            s2 += gw * xh;
+            dw[j] += g[j] * xh;
+            db[j] += g[j];
+        }
+        s1 /= (float)n;
+        s2 /= (float)n;
+        for (size_t j = 0; j < n; j++)
+            dx[j] = rs * (g[j] * v->w[j] - s1 - (x[j] - m) * rs * s2);
+    }
+    if (tid != 0) {
+        atomic_store(&v->half_done, 1);
+        return;
+    }
+    while (!atomic_load(&v->half_done))
+        ;
+    atomic_store(&v->half_done, 0);
+    for (size_t j = 0; j < n; j++) {
+        dw[j] += v->dw[1][j];
+        db[j] += v->db[1][j];
+    }
+}
+
+/* One LayerNorm forward (and, with backward, clt_backward from g with the
+ * gradients of x and the layer's weight and bias dropped after), not waited
+ * for. */
+static clt_status layer_norm_step(clt_module *ln, clt_tensor *x, clt_tensor **params,
+                                  const clt_tensor *g, int backward, clt_tensor **y)
+{
+    clt_status st = clt_module_forward(ln, x, y);
+    if (st != CLT_OK || !backward)
+        return st;
+    if ((st = clt_backward(*y, g, 0)) != CLT_OK)
+        return st;
+    clt_tensor *ts[3] = {x, params[0], params[1]};
+    for (int k = 0; k < 3 && st == CLT_OK; k++)
+        st = clt_zero_grad(ts[k], 1);
+    return st;
+}
+
+/* The largest difference between the gradient of t and want[n], relative
+ * to the largest |want| when that passes 1 (the weight's and bias's
+ * gradients are sums of 4096 float32 terms in the loop). */
+static double grad_diff(bench *b, const char *name, const clt_tensor *t, const float *want,
+                        float *tmp, size_t n)
+{
+    clt_tensor *gt = NULL;
+    double err = INFINITY, scale = 1;
+    for (size_t i = 0; i < n; i++)
+        scale = fmax(scale, fabs((double)want[i]));
+    if (clt_grad(t, &gt) == CLT_OK && gt && read_back(b, name, gt, tmp, n) == 0)
+        err = max_abs_diff(tmp, want, n) / scale;
+    clt_tensor_free(gt);
+    return err;
+}
+
+/* torch.nn.LayerNorm(cols) (random weight and bias) on x [rows, cols] in
+ * [-8, 8) against its C loop on 2 threads, forward or forward and
+ * backward, in elements of x per second; the results (and gradients)
+ * within 1e-4 of the loop's. */
+static void case_layer_norm(bench *b, size_t rows, size_t cols, int backward, const char *name)
+{
+    size_t n = rows * cols;
+    int64_t shape[2] = {(int64_t)rows, (int64_t)cols}, ns = (int64_t)cols;
+    float *h = malloc((4 * n + 8 * cols + 2 * rows) * sizeof(float));
+    clt_module *ln = NULL;
+    clt_tensor *x = NULL, *g = NULL, *y = NULL, **params = NULL;
+    size_t np = 0;
+    if (!h) {
+        fprintf(stderr, "cltensor bench: %s: out of host memory\n", name);
+        b->failures++;
+        return;
+    }
+    ln_ctx v = {.x = h, .g = h + n, .y = h + 2 * n, .dx = h + 3 * n, .rows = rows,
+                .cols = cols, .backward = backward};
+    float *w = h + 4 * n, *bias = w + cols, *tmp = bias + cols;
+    v.w = w;
+    v.b = bias;
+    v.dw[0] = tmp + cols;
+    v.dw[1] = tmp + 2 * cols;
+    v.db[0] = tmp + 3 * cols;
+    v.db[1] = tmp + 4 * cols;
+    v.mean = tmp + 6 * cols;
+    v.rstd = v.mean + rows;
+    atomic_init(&v.half_done, 0);
+    fill_random(h, 2 * n + 2 * cols);
+    memmove(w, h + 2 * n, 2 * cols * sizeof(float)); /* w, b from the fill's end */
+    for (size_t i = 0; i < n; i++)
+        h[i] *= 8.0f;
+    int was = clt_set_grad_enabled(0); /* torch.no_grad() for the parameters' values */
+    int made = clt_layer_norm_layer(b->dev, 1, &ns, 1e-5, 1, &ln) == CLT_OK &&
+                clt_module_parameters(ln, &params, &np) == CLT_OK && np == 2 &&
+                clt_tensor_write(params[0], w, cols * sizeof(float)) == CLT_OK &&
+                clt_tensor_write(params[1], bias, cols * sizeof(float)) == CLT_OK;
+    clt_set_grad_enabled(was);
+    if (!made || !(x = from_host(b, h, 2, shape)) || !(g = from_host(b, v.g, 2, shape)) ||
+        (backward && clt_set_requires_grad(x, 1) != CLT_OK)) {
+        fail(b, name, "making the layer and its input");
+        goto done;
+    }
+    par2(layer_norm_part, &v);
+    if (layer_norm_step(ln, x, params, g, 0, &y) != CLT_OK) {
+        fail(b, name, "the forward");
+        goto done;
+    }
+    float *chk = malloc(n * sizeof(float));
+    double err = INFINITY;
+    if (chk && read_back(b, name, y, chk, n) == 0)
+        err = max_abs_diff(chk, v.y, n);
+    clt_tensor_free(y);
+    y = NULL;
+    if (backward && chk) {
+        if (clt_module_forward(ln, x, &y) != CLT_OK || clt_backward(y, g, 0) != CLT_OK) {
+            free(chk);
+            fail(b, name, "the backward");
+            goto done;
+        }
+        err = fmax(err, grad_diff(b, name, x, v.dx, chk, n));
+        err = fmax(err, grad_diff(b, name, params[0], v.dw[0], tmp, cols));
+        err = fmax(err, grad_diff(b, name, params[1], v.db[0], tmp, cols));
+        clt_tensor_free(y);
+        y = NULL;
+        clt_tensor *ts[3] = {x, params[0], params[1]};
+        for (int k = 0; k < 3; k++)
+            clt_zero_grad(ts[k], 1);
+    }
+    free(chk);
+    if (!(err <= 1e-4))
+        wrong(b, name, "clt_layer_norm_layer", err);
+    double tl[MAX_REPS], to[MAX_REPS];
+    const int reps = 7, batch = 2;
+    for (int r = -1; r < reps; r++) {
+        double t0 = now();
+        for (int k = 0; k < batch; k++)
+            par2(layer_norm_part, &v);
+        if (r >= 0)
+            tl[r] = (now() - t0) / batch;
+        t0 = now();
+        for (int k = 0; k < batch; k++) {
+            clt_status st = layer_norm_step(ln, x, params, g, backward, &y);
+            clt_tensor_free(y);
+            y = NULL;
+            if (st != CLT_OK) {
+                fail(b, name, "timed run");
+                goto done;
+            }
+        }
+        if (clt_device_synchronize(b->dev) != CLT_OK) {
+            fail(b, name, "clt_device_synchronize");
+            goto done;
+        }
+        if (r >= 0)
+            to[r] = (now() - t0) / batch;
+    }
+    double rate = (double)n / median(to, reps) / 1e6, rate_loop = (double)n / median(tl, reps) / 1e6;
+    report(b, name, rate, "Melem/s", "c_loop_2t", rate_loop, rate / rate_loop, "");
+done:
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+    clt_tensor_free(g);
+    clt_free(params);
+    clt_module_free(ln);
+    free(h);
+}
+
 /* The views the copy cases make contiguous, from a float32 base tensor. */
 typedef enum copy_kind { COPY_TRANSPOSE, COPY_PERMUTE, COPY_EXPAND, COPY_SLICE } copy_kind;
 
@@ -1944,7 +2153,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: cltensor bench [--json] [--quick] [--device KIND] [CASE...]\n"
                "  runs each case with baselines measured in the same run; CASE is a\n"
                "  prefix of a case name (add, sum, softmax, sin, sort, topk, cumsum,\n"
-               "  logsumexp, copy, matmul, matmul_1024, matmul_f64, matvec, conv2d,\n"
+               "  logsumexp, layer_norm, copy, matmul, matmul_1024, matmul_f64, matvec, conv2d,\n"
                "  overhead, train, first_op); --quick\n"
                "  skips matmul 2048 and shortens first_op and the training steps;\n"
                "  the matmul cases load OpenBLAS, when configure found it, as their\n"
@@ -1991,7 +2200,8 @@ int cltensor_bench(int argc, char **argv)
                                         "sum_cols_256x4096", "sum_cols_32x65536",
                                         "softmax_4096x1024", "sin_16M", "sort_1M", "sort_4096x256",
                                         "topk5_4096x1000", "cumsum_4096x1024",
-                                        "logsumexp_4096x1024", "copy_transpose_4096",
+                                        "logsumexp_4096x1024", "layer_norm_4096x1024",
+                                        "layer_norm_fwd_bwd_4096x1024", "copy_transpose_4096",
                                         "copy_permute_64x256x256", "copy_expand_4096x512",
                                         "copy_slice_4096x1024", "copy_into_transpose_4096",
                                         "copy_into_permute_64x256x256",
@@ -2059,6 +2269,10 @@ int cltensor_bench(int argc, char **argv)
     if (selected(&b, "logsumexp_4096x1024"))
         case_rows(&b, OP_LOGSUMEXP, logsumexp_part, 4096, 1024, 1, 1e-5, "clt_logsumexp",
                   "logsumexp_4096x1024");
+    if (selected(&b, "layer_norm_4096x1024"))
+        case_layer_norm(&b, 4096, 1024, 0, "layer_norm_4096x1024");
+    if (selected(&b, "layer_norm_fwd_bwd_4096x1024"))
+        case_layer_norm(&b, 4096, 1024, 1, "layer_norm_fwd_bwd_4096x1024");
     static const char *const copies[] = {
         [COPY_TRANSPOSE] = "copy_transpose_4096", [COPY_PERMUTE] = "copy_permute_64x256x256",
         [COPY_EXPAND] = "copy_expand_4096x512", [COPY_SLICE] = "copy_slice_4096x1024"};

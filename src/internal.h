@@ -1047,6 +1047,33 @@ clt_status clt__all_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **
 clt_status clt__matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out, const char *fn);
 clt_status clt__softmax(const clt_tensor *a, int dim, clt_tensor **out);
 clt_status clt__log_softmax(const clt_tensor *a, int dim, clt_tensor **out);
+
+/* ---- the fused row normalisation (src/ops/norm.c) ------------------------ */
+
+/* Whether reductions (and the row normalisation) on dev take the GPU
+ * shape, a work-group per row or chunk: GPUs do unless
+ * CLTENSOR_REDUCE_STYLE says cpu or gpu. */
+bool clt__reduce_gpu_style(const clt_device *dev);
+
+/* torch's native_layer_norm: x (float32 or float64, checked by the caller)
+ * seen as rows of its last n elements (n divides its numel), each
+ * normalised to y = (x - mean) * rstd, rstd = 1 / sqrt(biased var + eps),
+ * then times w[k] and plus b[k] where they are given (n elements each, x's
+ * dtype).  *y has x's shape; *mean and *rstd [rows] hold the statistics
+ * for the backward (*mean the mean of each row less its first element,
+ * which the kernels take rows relative to: see cl/norm.cl), in float64 for
+ * float32 on a device with float64 (in x's dtype otherwise).  New tensors;
+ * failures name fn. */
+clt_status clt__native_norm(const clt_tensor *x, int64_t n, const clt_tensor *w,
+                            const clt_tensor *b, double eps, clt_tensor **y, clt_tensor **mean,
+                            clt_tensor **rstd, const char *fn);
+/* Its backward from g (x's shape): *dx (x's shape), and *dw = sum over rows
+ * of g * xhat and *db = sum of g ([n]); each of dx, dw, db may be NULL to
+ * skip it.  w as given to the forward (or NULL).  New tensors. */
+clt_status clt__native_norm_backward(const clt_tensor *g, const clt_tensor *x,
+                                     const clt_tensor *mean, const clt_tensor *rstd,
+                                     const clt_tensor *w, int64_t n, clt_tensor **dx,
+                                     clt_tensor **dw, clt_tensor **db, const char *fn);
 clt_status clt__view(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out,
                      const char *fn);
 clt_status clt__reshape(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out,
@@ -1244,5 +1271,12 @@ clt_status clt__pool2d_rec(const char *fn, bool max, const clt_tensor *input,
                            clt_tensor **out);
 clt_status clt__adaptive_avg_pool2d_rec(const char *fn, const clt_tensor *input,
                                         const int64_t *output_size, clt_tensor **out);
+/* The fused normalisation of clt__native_norm on x's last n elements,
+ * recorded as one node named `node` (NativeLayerNormBackward0 or
+ * NativeGroupNormBackward0) whose backward gives x's, w's and b's
+ * gradients (src/autograd/grad_norm.c); w and b may be NULL. */
+clt_status clt__native_norm_rec(const char *fn, const char *node, const clt_tensor *x, int64_t n,
+                                const clt_tensor *w, const clt_tensor *b, double eps,
+                                clt_tensor **out);
 
 #endif

@@ -113,6 +113,7 @@ for n in ["any", "all"]:
     proto("clt_%s_dim" % n, [P, C.c_int, C.c_int, PP])
 proto("clt_matmul", [P, P, PP])
 proto("clt_group_norm", [P, C.c_int64, P, P, C.c_double, PP])
+proto("clt_layer_norm", [P, C.c_int, I64P, P, P, C.c_double, PP])
 proto("clt_softmax", [P, C.c_int, PP])
 proto("clt_log_softmax", [P, C.c_int, PP])
 proto("clt_view", [P, C.c_int, I64P, PP])
@@ -2064,6 +2065,82 @@ def group_norm():
               expect_error="eps must not be negative or NaN")
 
 
+def _ln(ns, parts, eps=1e-5, ref64=False):
+    """F.layer_norm and clt_layer_norm over normalized_shape ns with a
+    weight (parts & 1) and a bias (parts & 2) after the input when they are
+    given.  ref64: torch computes in float64, rounded to the input's dtype
+    at the end."""
+    def pick(wb):
+        return (wb[0] if parts & 1 else None), (wb[-1] if parts & 2 else None)
+
+    def tf(x, *wb):
+        w, b = pick(wb)
+        if ref64:
+            return torch.nn.functional.layer_norm(
+                x.double(), ns, None if w is None else w.double(),
+                None if b is None else b.double(), eps).to(x.dtype)
+        return torch.nn.functional.layer_norm(x, ns, w, b, eps)
+
+    def cf(p, *rest):
+        return L.clt_layer_norm(p, len(ns), shape_arr(ns), *pick(rest[:-1]), eps, rest[-1])
+    return tf, cf
+
+
+def layer_norm():
+    """F.layer_norm: shapes, one to three normalised dims, weight and bias,
+    rows of one value, rows far from zero, views, empty inputs, NaN and
+    infinities, and torch's refusals."""
+    f = torch.float32
+    cases = [((4, 6), (6,)), ((2, 3, 5), (5,)), ((2, 3, 5), (3, 5)), ((3, 1029), (1029,)),
+             ((2, 2, 3, 4), (2, 3, 4)), ((5, 1), (1,)), ((7,), (7,)), ((4, 16), (16,))]
+    for dt in FLOATS:
+        for sh, ns in cases:
+            for parts in range(4):
+                wb = [data(ns, dt, lo=-2, hi=2) for k in (1, 2) if parts & k]
+                # torch's float32 kernel takes x * rstd + (-mean * rstd), which
+                # for rows of one value (exactly 0) cancels to about 1e-4 where
+                # the result is the bias: those compare with float64's
+                one = math.prod(ns) == 1
+                check("layer_norm %s %s %s parts=%d" % (dn(dt), list(sh), list(ns), parts),
+                      *_ln(ns, parts, ref64=one), [data(sh, dt)] + wb, tol="red",
+                      signed_zero=False)
+        check("layer_norm %s nan inf" % dn(dt), *_ln((6,), 3),
+              [data((3, 6), dt, special=True), data((6,), dt), data((6,), dt)], tol="red",
+              signed_zero=False)
+        for sh, ns in (((0, 6), (6,)), ((3, 0), (0,)), ((0, 0), (0,)), ((2, 0, 4), (4,))):
+            check("layer_norm %s empty %s" % (dn(dt), list(sh)), *_ln(ns, 0), [data(sh, dt)],
+                  tol="red")
+        # rows near 1e4 with noise of 1e-2: torch's kernel (x * rstd - mean *
+        # rstd, 1e6 - 1e6, with a rounded mean) loses digits there, even in
+        # float64; cltensor's keep them.  The reference normalises x - x[:, :1]
+        # (exact, and the same result) in float64
+        x = (1e4 + 1e-2 * torch.randn((4, 512), generator=G, dtype=torch.float64)).to(dt)
+        check("layer_norm %s rows near 1e4" % dn(dt),
+              lambda x: torch.nn.functional.layer_norm(
+                  x.double() - x.double()[:, :1], (512,)).to(x.dtype), _ln((512,), 0)[1], [x],
+              tol="red", signed_zero=False)
+    views = [(In(data((2, 5, 6), f), ("T",)), (5, 6)),
+             (In(data((4, 12), f), ("S", 1, 1, 12, 2)), (6,)),
+             (In(data((2, 4, 5, 8), f), ("V", [("perm", (0, 3, 1, 2))])), (5,)),
+             (In(data((1, 6), f), ("E", (3, 6))), (6,))]
+    for i, (v, ns) in enumerate(views):
+        check("layer_norm view %d" % i, *_ln(ns, 0), [v], tol="red", signed_zero=False)
+        check("layer_norm view %d affine" % i, *_ln(ns, 3), [v, data(ns, f), data(ns, f)],
+              tol="red", signed_zero=False)
+    # refusals: torch's, and eps < 0 or NaN (torch computes with them)
+    x = data((2, 6, 4), f)
+    check("layer_norm shape [3] (refused)", *_ln((3,), 0), [x])
+    check("layer_norm shape [6, 5] (refused)", *_ln((6, 5), 0), [x])
+    check("layer_norm weight [5] (refused)", *_ln((4,), 1), [x, data((5,), f)])
+    check("layer_norm bias [2, 2] (refused)", *_ln((4,), 2), [x, data((2, 2), f)])
+    check("layer_norm float64 weight (refused)", *_ln((4,), 1), [x, data((4,), torch.float64)])
+    for dt in (torch.int64, torch.int32, torch.uint8, torch.bool):
+        check("layer_norm %s (refused)" % dn(dt), *_ln((4,), 0), [data((2, 6, 4), dt)])
+    for eps in (-1.0, float("nan")):
+        check("layer_norm eps %g (refused)" % eps, *_ln((4,), 0, eps), [x],
+              expect_error="eps must not be negative or NaN")
+
+
 def _sort_c(p, o, d, desc, want_idx):
     """clt_sort handing out its values or (want_idx) its indices in o."""
     return L.clt_sort(p, d, desc, None if want_idx else o, o if want_idx else None)
@@ -2456,8 +2533,8 @@ def attention():
 
 def main():
     sections = [elementwise, modulo, rounding, reductions, linalg, pooling, views, stress, chains,
-                creation, random, errors, losses, more_reductions, group_norm, norms, sorting,
-                attention]
+                creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
+                sorting, attention]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -426,6 +426,33 @@ case("group_norm constant group",
      lambda x, w: torch.nn.functional.group_norm(x, 2, w, None, 1e-3),
      lambda x, w: call("clt_group_norm", x, 2, w, None, C.c_double(1e-3)),
      [const, rng.standard_normal(4)])
+# ---- layer normalisation ------------------------------------------------------------------
+proto("clt_layer_norm", [P, C.c_int, I64P, P, P, C.c_double, PP])
+for shape, ns in (((3, 5), (5,)), ((2, 3, 4), (3, 4)), ((4, 17), (17,)), ((2, 2, 3), (3,)),
+                  ((4, 1), (1,))):
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal(ns)
+    bias = rng.standard_normal(ns)
+    nsa = (C.c_int64 * len(ns))(*ns)
+    case("layer_norm %s %s" % (list(shape), list(ns)),
+         lambda x, w, b, ns=ns: torch.nn.functional.layer_norm(x, ns, w, b),
+         lambda x, w, b, nsa=nsa, k=len(ns): call("clt_layer_norm", x, k, nsa, w, b,
+                                                  C.c_double(1e-5)), [x, w, bias])
+    case("layer_norm %s %s bare" % (list(shape), list(ns)),
+         lambda x, ns=ns: torch.nn.functional.layer_norm(x, ns),
+         lambda x, nsa=nsa, k=len(ns): call("clt_layer_norm", x, k, nsa, None, None,
+                                            C.c_double(1e-5)), [x])
+    case("layer_norm %s %s weight only" % (list(shape), list(ns)),
+         lambda x, w, ns=ns: torch.nn.functional.layer_norm(x, ns, w),
+         lambda x, w, nsa=nsa, k=len(ns): call("clt_layer_norm", x, k, nsa, w, None,
+                                               C.c_double(1e-5)), [x, w])
+# rows near 1e4 (small noise) and a constant row (var 0: 1 / sqrt(eps))
+far = 1e4 + 1e-2 * rng.standard_normal((3, 8))
+far[2] = 7.0
+case("layer_norm rows near 1e4 and a constant row",
+     lambda x, w: torch.nn.functional.layer_norm(x, (8,), w, None, 1e-3),
+     lambda x, w: call("clt_layer_norm", x, 1, (C.c_int64 * 1)(8), w, None, C.c_double(1e-3)),
+     [far, rng.standard_normal(8)])
 # ---- vector norms --------------------------------------------------------------------------
 # torch's norm_backward: 0 at a zero norm (ord 2 and > 1), 0 at zero elements (ord < 1),
 # ties of +-inf shared evenly, NaN through torch.sign's 0

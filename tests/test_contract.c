@@ -278,6 +278,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_identity_layer, NEVER_FAILS, CLT_OK)                                               \
     X(clt_flatten_layer, NEVER_FAILS, CLT_OK) /* dims are checked at forward, as torch's */  \
     X(clt_layer_norm_layer, M, clt_layer_norm_layer(f->dev, 0, sh5, 1e-5, 1, &o->m))         \
+    X(clt_layer_norm, T, clt_layer_norm(f->i32, 1, sh5, NULL, NULL, 1e-5, &o->t))            \
     X(clt_group_norm, T, clt_group_norm(f->i32, 3, NULL, NULL, 1e-5, &o->t))                 \
     X(clt_group_norm_layer, M, clt_group_norm_layer(f->dev, 4, 6, 1e-5, 1, &o->m))           \
     X(clt_batch_norm1d_layer, M, clt_batch_norm1d_layer(f->dev, 0, 1e-5, 0.1, 1, 1, &o->m))  \

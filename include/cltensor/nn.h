@@ -195,9 +195,11 @@ CLT_API clt_status clt_identity_layer(clt_module **out);
 CLT_API clt_status clt_flatten_layer(int start_dim, int end_dim, clt_module **out);
 
 /* torch.nn.LayerNorm(normalized_shape, eps, elementwise_affine): normalises
- * over the last ndim dims (biased variance); weight ones and bias zeros
- * (float32) when affine.  A floating input other than float32 needs
- * elementwise_affine 0 (see Dtypes above). */
+ * over the last ndim dims (biased variance), as clt_layer_norm; weight ones
+ * and bias zeros (float32) when affine.  A floating input other than
+ * float32 needs elementwise_affine 0 (see Dtypes above); a float16 one
+ * (on a device with float16) goes through recorded mean, var, sub, rsqrt
+ * and mul ops instead of the fused kernel. */
 CLT_API clt_status clt_layer_norm_layer(clt_device *dev, int ndim, const int64_t *normalized_shape,
                                         double eps, int elementwise_affine, clt_module **out);
 
@@ -221,14 +223,45 @@ CLT_API clt_status clt_layer_norm_layer(clt_device *dev, int ndim, const int64_t
  * eps is refused too (CLT_ERR_INVALID_ARGUMENT), as LayerNorm's.  Empty
  * inputs (N, C or a size of * zero) give empty results.
  *
- * Composed of the recorded ops LayerNorm uses (a reshape to [N, G, C / G *
- * prod(*)], a copy when input is not contiguous; mean, var, sub, rsqrt,
- * mul), so autograd gives its backward without a formula of its own.  The
- * price is passes over the data: with weight and bias the forward is ten
- * kernel launches, two reductions and four elementwise ops over the whole
- * input, where PyTorch's fused CPU kernel reads it twice and writes once;
- * the backward takes about twice the forward's launches.  A new tensor,
- * not a module: release with clt_tensor_free. */
+ * The normalisation is the fused kernel of clt_layer_norm over rows of C /
+ * num_groups * prod(*) values (one launch, a copy first when input is not
+ * contiguous; its backward node is NativeGroupNormBackward0, one or two
+ * launches); weight and bias follow as a recorded mul and add over the
+ * channels.  A new tensor, not a module: release with clt_tensor_free. */
+/* torch.nn.functional.layer_norm(input, normalized_shape, weight, bias,
+ * eps): input (float32 or float64) normalised over its last ndim dims,
+ * whose sizes must be normalized_shape[0..ndim): per row of those
+ * prod(normalized_shape) values, y = (x - mean) * rstd with rstd = 1 /
+ * sqrt(biased var + eps), then times weight and plus bias, elementwise
+ * over the normalised dims (both of shape normalized_shape, input's dtype
+ * and device; either NULL: none).  New tensor of input's shape and dtype:
+ * release with clt_tensor_free.  Differentiable in input, weight and bias
+ * (grad_fn NativeLayerNormBackward0).  PyTorch's eps is 1e-5.
+ *
+ * One fused kernel launch (torch's native_layer_norm; a copy first when
+ * input is not contiguous), which reads each row three times: the mean,
+ * then the squared deviations from it, then the output.  Rows are taken
+ * relative to their first element and float32 rows accumulate in float64
+ * where the device has it (float64 ones with compensated sums), so rows far
+ * from 0, such as 1e4 plus noise of 1e-2, keep their digits where torch's
+ * kernel loses them.  The statistics are saved for the backward, which
+ * takes one launch for the input's gradient and one for the weight's and
+ * bias's.  NaN or inf in a
+ * row make its outputs NaN; an empty input gives an empty result; a row of
+ * one value gives 0 (NaN with eps 0).
+ *
+ * Errors, in torch's words where it has them: ndim outside [1, 8] or a
+ * negative size (CLT_ERR_INVALID_ARGUMENT); an input whose last dims are
+ * not normalized_shape, a weight or bias of another shape
+ * (CLT_ERR_SHAPE_MISMATCH); a weight or bias of another dtype
+ * (CLT_ERR_DTYPE_MISMATCH) or device; an integer, bool or float16 input
+ * (CLT_ERR_DTYPE_UNSUPPORTED, as torch's CPU kernel).  Unlike torch, a
+ * negative or NaN eps is refused (CLT_ERR_INVALID_ARGUMENT), as
+ * LayerNorm's. */
+CLT_API clt_status clt_layer_norm(const clt_tensor *input, int ndim,
+                                  const int64_t *normalized_shape, const clt_tensor *weight,
+                                  const clt_tensor *bias, double eps, clt_tensor **out);
+
 CLT_API clt_status clt_group_norm(const clt_tensor *input, int64_t num_groups,
                                   const clt_tensor *weight, const clt_tensor *bias, double eps,
                                   clt_tensor **out);

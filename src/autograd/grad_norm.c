@@ -1,6 +1,8 @@
 /* grad_norm.c: the vector norms of reduce.h (torch.linalg.vector_norm,
  * F.normalize, F.cosine_similarity), composed from the plain ops, with the
- * norm's gradient as PyTorch's norm_backward. */
+ * norm's gradient as PyTorch's norm_backward; and the recorded fused row
+ * normalisation of LayerNorm and GroupNorm (torch's native_layer_norm and
+ * its NativeLayerNormBackward0). */
 #include <math.h>
 
 #include "autograd/autograd.h"
@@ -335,5 +337,62 @@ done:
         clt_tensor_free(q[k]);
     }
     clt_tensor_free(prod);
+    return st;
+}
+
+/* ---- the fused row normalisation of LayerNorm and GroupNorm ------------------------ */
+
+/* Node: saved x, mean, rstd and w (when given); i[0] the row length n,
+ * i[1] and i[2] the inputs w and b are (-1: not given). */
+static clt_status bw_native_norm(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    const char *fn = "clt_backward";
+    int iw = (int)n->i[1], ib = (int)n->i[2];
+    bool need_w = iw >= 0 && CLT__NEED(n, iw), need_b = ib >= 0 && CLT__NEED(n, ib);
+    clt_tensor *dw = NULL, *db = NULL;
+    clt_status st = clt__native_norm_backward(g, S(0), S(1), S(2), iw >= 0 ? S(3) : NULL,
+                                              n->i[0], CLT__NEED(n, 0) ? &gin[0] : NULL,
+                                              need_w ? &dw : NULL, need_b ? &db : NULL, fn);
+    if (st == CLT_OK && dw)
+        st = clt__reshape(dw, n->in[iw].ndim, n->in[iw].shape, &gin[iw], fn);
+    if (st == CLT_OK && db)
+        st = clt__reshape(db, n->in[ib].ndim, n->in[ib].shape, &gin[ib], fn);
+    clt_tensor_free(dw);
+    clt_tensor_free(db);
+    return st;
+}
+
+clt_status clt__native_norm_rec(const char *fn, const char *node, const clt_tensor *x, int64_t n,
+                                const clt_tensor *w, const clt_tensor *b, double eps,
+                                clt_tensor **out)
+{
+    *out = NULL;
+    const clt_tensor *in[3] = {x, NULL, NULL}, *sv[4];
+    int nin = 1, iw = -1, ib = -1;
+    if (w) {
+        iw = nin;
+        in[nin++] = w;
+    }
+    if (b) {
+        ib = nin;
+        in[nin++] = b;
+    }
+    clt_tensor *mean = NULL, *rstd = NULL;
+    clt_status st = clt__native_norm(x, n, w, b, eps, out, &mean, &rstd, fn);
+    if (st == CLT_OK) {
+        clt__node *nd = NULL;
+        sv[0] = x;
+        sv[1] = mean;
+        sv[2] = rstd;
+        sv[3] = w;
+        st = clt__record(st, out, node, bw_native_norm, nin, in, w ? 4 : 3, sv, &nd);
+        if (nd) {
+            nd->i[0] = n;
+            nd->i[1] = iw;
+            nd->i[2] = ib;
+        }
+    }
+    clt_tensor_free(mean);
+    clt_tensor_free(rstd);
     return st;
 }

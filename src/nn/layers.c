@@ -1,7 +1,8 @@
-/* layers.c: the normalisation, dropout and embedding layers (LayerNorm,
- * GroupNorm and clt_group_norm, BatchNorm1d/2d, Dropout, Embedding),
- * composed of differentiable ops so that autograd gives their backward
- * passes. */
+/* layers.c: the normalisation, dropout and embedding layers (LayerNorm and
+ * clt_layer_norm, GroupNorm and clt_group_norm, BatchNorm1d/2d, Dropout,
+ * Embedding): LayerNorm and GroupNorm normalise through the fused recorded
+ * op of src/autograd/grad_norm.c, the rest is composed of differentiable
+ * ops so that autograd gives their backward passes. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +30,10 @@ static clt_tensor *keep_null(clt_tensor **p)
 
 /* ---- LayerNorm ---------------------------------------------------------------- */
 
-/* (x - mean) / sqrt(var + eps), the statistics (biased variance) taken
- * over the last dim of x seen as the nd-dim shape `rows`, given back in
- * x's shape: the normalisation of LayerNorm and GroupNorm, recorded, its
- * intermediates left in the caller's scope. */
+/* (x - mean) / sqrt(var + eps) over the last dim of x seen as the nd-dim
+ * shape `rows`, composed of recorded ops, its intermediates left in the
+ * caller's scope: LayerNorm's path for inputs the fused kernel does not
+ * take (float16, and integer or bool ones, which the mean refuses). */
 static clt_status normalize_rows(const char *fn, const clt_tensor *x, int nd, const int64_t *rows,
                                  double eps, clt_tensor **out)
 {
@@ -50,50 +51,125 @@ done:
     return st;
 }
 
+static bool fused_dtype(clt_dtype dt)
+{
+    return dt == CLT_FLOAT32 || dt == CLT_FLOAT64;
+}
+
+/* Error unless x's last k dims are `shape` (torch's words, opening with
+ * `given`: "given" or "Given"). */
+static clt_status layer_norm_check_input(const char *fn, const char *given, const clt_tensor *x,
+                                         int k, const int64_t *shape)
+{
+    bool fits = x->ndim >= k;
+    for (int d = 0; fits && d < k; d++)
+        fits = x->shape[x->ndim - k + d] == shape[d];
+    if (fits)
+        return CLT_OK;
+    char s1[160], s2[160], s3[160];
+    return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                      "%s: %s normalized_shape=%s, expected input with shape [*, %s, but got "
+                      "input of size %s",
+                      fn, given, clt__shape_str(s1, sizeof s1, k, shape),
+                      clt__shape_str(s3, sizeof s3, k, shape) + 1,
+                      clt__shape_str(s2, sizeof s2, x->ndim, x->shape));
+}
+
+/* The normalisation over the last k dims of x (checked) with w and b
+ * (either may be NULL): one fused recorded op for float32 and float64. */
+static clt_status layer_norm_in(const char *fn, const clt_tensor *x, int k, const clt_tensor *w,
+                                const clt_tensor *b, double eps, clt_tensor **out)
+{
+    int nd = x->ndim - k;
+    int64_t flat[CLT_MAX_DIMS], inner = 1;
+    for (int d = 0; d < nd; d++)
+        flat[d] = x->shape[d];
+    for (int d = nd; d < x->ndim; d++)
+        inner *= x->shape[d];
+    flat[nd] = inner;
+    if (fused_dtype(x->dtype))
+        return clt__native_norm_rec(fn, "NativeLayerNormBackward0", x, inner, w, b, eps, out);
+    clt_status st;
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_tensor *yr, *t;
+    CLT__TRY(normalize_rows(fn, x, nd + 1, flat, eps, &yr));
+    if (w) {
+        CLT__TRY(clt__mul_rec(fn, yr, w, &t));
+        yr = t;
+    }
+    if (b)
+        CLT__TRY(clt__add_rec(fn, yr, b, out));
+    else
+        *out = keep_null(&yr);
+done:
+    return finish(st, out);
+}
+
 /* i[0] the number of normalised (last) dims, i[1..] their sizes; f[0] eps. */
 static clt_status layer_norm_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
     static const char fn[] = "LayerNorm";
     int k = (int)m->i[0];
     clt_status st = clt__module_check_device(m, x, fn);
-    if (st != CLT_OK)
-        return st;
-    bool fits = x->ndim >= k;
-    for (int d = 0; fits && d < k; d++)
-        fits = x->shape[x->ndim - k + d] == m->i[1 + d];
-    if (!fits) {
-        char s1[160], s2[160], s3[160];
-        return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "LayerNorm: given normalized_shape=%s, expected input with shape "
-                          "[*, %s, but got input of size %s",
-                          clt__shape_str(s1, sizeof s1, k, m->i + 1),
-                          clt__shape_str(s3, sizeof s3, k, m->i + 1) + 1,
-                          clt__shape_str(s2, sizeof s2, x->ndim, x->shape));
-    }
-    if (m->nparams == 2)
+    if (st == CLT_OK)
+        st = layer_norm_check_input(fn, "given", x, k, m->i + 1);
+    if (st == CLT_OK && m->nparams == 2)
         st = clt__module_check_dtype(x, m->params[0], "weight", NULL, fn);
     if (st != CLT_OK)
         return st;
-    if ((st = clt_scope_begin()) != CLT_OK)
+    bool affine = m->nparams == 2;
+    return layer_norm_in(fn, x, k, affine ? m->params[0] : NULL, affine ? m->params[1] : NULL,
+                         m->f[0], out);
+}
+
+clt_status clt_layer_norm(const clt_tensor *input, int ndim, const int64_t *normalized_shape,
+                          const clt_tensor *weight, const clt_tensor *bias, double eps,
+                          clt_tensor **out)
+{
+    static const char fn[] = "clt_layer_norm";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    if (ndim < 1 || ndim > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Expected normalized_shape to be at least 1-dimensional and at "
+                          "most %d-dimensional, but got %d dims",
+                          fn, CLT_MAX_DIMS, ndim);
+    CLT__REQUIRE_ARG(normalized_shape, fn);
+    clt_status st = clt__check_shape(ndim, normalized_shape, fn);
+    if (st != CLT_OK)
         return st;
-    int64_t flat[CLT_MAX_DIMS];
-    int nd = x->ndim - k;
-    int64_t inner = 1;
-    for (int d = 0; d < nd; d++)
-        flat[d] = x->shape[d];
-    for (int d = nd; d < x->ndim; d++)
-        inner *= x->shape[d];
-    flat[nd] = inner;
-    clt_tensor *yr, *t;
-    CLT__TRY(normalize_rows(fn, x, nd + 1, flat, m->f[0], &yr));
-    if (m->nparams == 2) {
-        CLT__TRY(clt__mul_rec(fn, yr, m->params[0], &t));
-        CLT__TRY(clt__add_rec(fn, t, m->params[1], out));
-    } else {
-        *out = keep_null(&yr);
+    if (!(eps >= 0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: eps %g: expected eps >= 0", fn, eps);
+    const clt_tensor *wb[2] = {weight, bias};
+    const char *names[2] = {"weight", "bias"};
+    for (int k = 0; k < 2; k++) {
+        if (wb[k] == NULL)
+            continue;
+        if ((st = clt__same_device(input, wb[k], fn)) != CLT_OK)
+            return st;
+        if ((st = clt__module_check_dtype(input, wb[k], names[k], NULL, fn)) != CLT_OK)
+            return st;
+        bool same = wb[k]->ndim == ndim;
+        for (int d = 0; same && d < ndim; d++)
+            same = wb[k]->shape[d] == normalized_shape[d];
+        if (!same) {
+            char s1[160], s2[160];
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: Expected %s to be of same shape as normalized_shape, but got "
+                              "%s of shape %s and normalized_shape = %s",
+                              fn, names[k], names[k],
+                              clt__shape_str(s1, sizeof s1, wb[k]->ndim, wb[k]->shape),
+                              clt__shape_str(s2, sizeof s2, ndim, normalized_shape));
+        }
     }
-done:
-    return finish(st, out);
+    if ((st = clt__check_floating(input, "the input", fn)) != CLT_OK)
+        return st;
+    if ((st = layer_norm_check_input(fn, "Given", input, ndim, normalized_shape)) != CLT_OK)
+        return st;
+    st = layer_norm_in(fn, input, ndim, weight, bias, eps, out);
+    return st == CLT_OK ? clt__ok() : st;
 }
 
 static const clt__module_ops layer_norm_ops = {"LayerNorm", layer_norm_forward, NULL, NULL};
@@ -198,8 +274,9 @@ static clt_status group_norm_check(const char *fn, const clt_tensor *x, int64_t 
 }
 
 /* F.group_norm for the public call or layer fn: x [N, C, *] seen as
- * [N, G, C / G * prod(*)] and normalised over its last dim, then
- * y * weight + bias with both seen as [C, 1, ...]. */
+ * [N, G, C / G * prod(*)] and normalised over its last dim (the fused
+ * normalisation without affine), then y * weight + bias recorded with both
+ * seen as [C, 1, ...]. */
 static clt_status group_norm_in(const char *fn, const clt_tensor *x, int64_t groups,
                                 const clt_tensor *w, const clt_tensor *b, double eps,
                                 clt_tensor **out)
@@ -207,14 +284,14 @@ static clt_status group_norm_in(const char *fn, const clt_tensor *x, int64_t gro
     clt_status st = group_norm_check(fn, x, groups, w, b, eps);
     if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
         return st;
-    int64_t rows[3] = {x->shape[0], groups, x->shape[1] / groups}, cshape[CLT_MAX_DIMS];
+    int64_t n = x->shape[1] / groups, cshape[CLT_MAX_DIMS];
     for (int d = 2; d < x->ndim; d++)
-        rows[2] *= x->shape[d];
+        n *= x->shape[d];
     cshape[0] = x->shape[1];
     for (int d = 1; d < x->ndim - 1; d++)
         cshape[d] = 1;
     clt_tensor *y, *wc, *yw, *bc;
-    CLT__TRY(normalize_rows(fn, x, 3, rows, eps, &y));
+    CLT__TRY(clt__native_norm_rec(fn, "NativeGroupNormBackward0", x, n, NULL, NULL, eps, &y));
     if (w) {
         CLT__TRY(clt__reshape_rec(fn, w, x->ndim - 1, cshape, &wc));
         CLT__TRY(clt__mul_rec(fn, y, wc, &yw));

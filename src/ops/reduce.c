@@ -56,7 +56,7 @@ static clt_dtype result_dtype(kind k, clt_dtype dt)
     }
 }
 
-static bool gpu_style(const clt_device *dev)
+bool clt__reduce_gpu_style(const clt_device *dev)
 {
     const char *s = getenv("CLTENSOR_REDUCE_STYLE");
     bool gpu = dev->info.type != CLT_DEVICE_TYPE_CPU;
@@ -435,7 +435,7 @@ static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int kee
     if (r->numel > 0) {
         CLT__TRY(clt__contiguous_as(fn, a, a->dtype, &ca));
         CLT__TRY(program_options(a, acc64, &opts, fn));
-        plan P = {a->dev, opts, gpu_style(a->dev), outer, R, inner, fn};
+        plan P = {a->dev, opts, clt__reduce_gpu_style(a->dev), outer, R, inner, fn};
         if (is_select(k)) {
             bool arg = k == K_ARGMAX || k == K_ARGMIN;
             CLT__TRY(run_select(&P, ca, k == K_MAX || k == K_ARGMAX, arg ? NULL : clt__mem(r),
@@ -553,7 +553,7 @@ clt_status clt__cumsum(const clt_tensor *a, int dim, bool reverse, clt_tensor **
     if (r->numel > 0) {
         CLT__TRY(clt__contiguous_as(fn, a, a->dtype, &ca));
         CLT__TRY(program_options(a, a->dtype == CLT_FLOAT32 && a->dev->info.fp64, &opts, fn));
-        plan P = {a->dev, opts, gpu_style(a->dev), outer, R, inner, fn};
+        plan P = {a->dev, opts, clt__reduce_gpu_style(a->dev), outer, R, inner, fn};
         cl_long l_soff = ca->offset, l_outer = outer, l_R = R, l_inner = inner,
                 nblocks = P.gpu_style ? 0 : inner / 16, i_begin = nblocks * 16,
                 icount = inner - i_begin;
