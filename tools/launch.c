@@ -20,7 +20,8 @@ static void launch_usage(FILE *f)
                "  --nproc_per_node: each gets RANK and LOCAL_RANK (0..N-1), WORLD_SIZE\n"
                "  and LOCAL_WORLD_SIZE (N), MASTER_ADDR (127.0.0.1) and MASTER_PORT (a\n"
                "  free port unless given).  When one exits with a failure the others are\n"
-               "  stopped (SIGTERM).  Exit status: the worst of the processes that were\n"
+               "  stopped (SIGTERM); SIGINT, SIGTERM and SIGHUP sent to the launcher are\n"
+               "  passed on to them.  Exit status: the worst of the processes that were\n"
                "  not stopped (128 + the signal for one killed by a signal).\n");
 }
 
@@ -48,6 +49,15 @@ static int free_port(void)
     if (fd >= 0)
         close(fd);
     return port;
+}
+
+/* A SIGINT, SIGTERM or SIGHUP that reached the launcher, passed on to the
+ * processes as torchrun does. */
+static volatile sig_atomic_t caught;
+
+static void on_signal(int sig)
+{
+    caught = sig;
 }
 
 static long parse_int(const char *s, long lo, long hi)
@@ -106,6 +116,13 @@ int cltensor_launch(int argc, char **argv)
     setenv("WORLD_SIZE", v, 1);
     setenv("LOCAL_WORLD_SIZE", v, 1);
     fflush(NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal; /* no SA_RESTART: wait() returns to pass it on */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     long started = 0;
     for (; started < nproc; started++) {
         pid_t pid = fork();
@@ -114,6 +131,9 @@ int cltensor_launch(int argc, char **argv)
             break;
         }
         if (pid == 0) {
+            signal(SIGINT, SIG_DFL);
+            signal(SIGTERM, SIG_DFL);
+            signal(SIGHUP, SIG_DFL);
             snprintf(v, sizeof v, "%ld", started);
             setenv("RANK", v, 1);
             setenv("LOCAL_RANK", v, 1);
@@ -127,6 +147,15 @@ int cltensor_launch(int argc, char **argv)
     for (long left = started; left > 0;) {
         int status;
         pid_t pid = wait(&status);
+        if (pid < 0 && errno == EINTR && caught) {
+            for (long k = 0; k < started; k++)
+                if (pids[k] > 0)
+                    kill(pids[k], caught);
+            if (worst < 128 + caught)
+                worst = 128 + caught;
+            caught = 0;
+            continue;
+        }
         if (pid < 0) {
             if (errno == EINTR)
                 continue;
