@@ -501,6 +501,84 @@ Test(dist, barrier_waits_for_every_rank)
     release_slots(s);
 }
 
+/* A view (a column slice of a transpose) all-reduced in place: only its
+ * elements change, in the tensor under it; and a model's buffers (BatchNorm's
+ * running statistics, moved on rank 1 by a forward) come from the source
+ * with its parameters. */
+static void rank_view_and_buffers(job *j)
+{
+    clt_process_group *pg = join(j, 60);
+    if (pg == NULL)
+        return;
+    clt_device *dev = rank_device(j->rank);
+    float base[6], xs[8];
+    for (int i = 0; i < 6; i++)
+        base[i] = (float)(i + 10 * j->rank);
+    for (int i = 0; i < 8; i++)
+        xs[i] = (float)(i * (j->rank + 1));
+    int64_t s23[2] = {2, 3}, s42[2] = {4, 2};
+    clt_tensor *b = NULL, *tr = NULL, *col = NULL, *x = NULL, *y = NULL;
+    clt_module *bn = NULL;
+    clt_named_tensor *state = NULL;
+    size_t n = 0;
+    clt_status st = clt_tensor_from_host(dev, CLT_FLOAT32, 2, s23, base, &b);
+    if (st == CLT_OK)
+        st = clt_transpose(b, 0, 1, &tr); /* [3, 2] */
+    if (st == CLT_OK)
+        st = clt_slice(tr, 1, 1, 2, 1, &col); /* [3, 1]: b's second row */
+    if (st == CLT_OK)
+        st = clt_all_reduce(pg, col, CLT_REDUCE_SUM);
+    if (st == CLT_OK)
+        st = clt_tensor_read(b, j->mine->data, sizeof base);
+    if (st == CLT_OK)
+        st = clt_batch_norm1d_layer(dev, 2, 1e-5, 0.1, 1, 1, &bn);
+    if (st == CLT_OK && j->rank == 1)
+        st = clt_tensor_from_host(dev, CLT_FLOAT32, 2, s42, xs, &x);
+    if (st == CLT_OK && j->rank == 1)
+        st = clt_module_forward(bn, x, &y);
+    if (st == CLT_OK)
+        st = clt_dist_broadcast_module(pg, bn, 0);
+    if (st == CLT_OK)
+        st = clt_module_named_buffers(bn, &state, &n);
+    size_t off = sizeof base;
+    for (size_t i = 0; st == CLT_OK && i < n; i++) {
+        size_t nb = clt_tensor_nbytes(state[i].tensor);
+        st = clt_tensor_read(state[i].tensor, j->mine->data + off, nb);
+        off += nb;
+    }
+    j->mine->bytes = off;
+    note(j->mine, st);
+    clt_free(state);
+    clt_module_free(bn);
+    clt_tensor_free(x);
+    clt_tensor_free(y);
+    clt_tensor_free(col);
+    clt_tensor_free(tr);
+    clt_tensor_free(b);
+    clt_process_group_free(pg);
+}
+
+Test(dist, a_view_and_a_models_buffers)
+{
+    slot *s = run_procs(2, 2, rank_view_and_buffers, NULL, 60);
+    for (int r = 0; r < 2; r++) {
+        cr_assert_eq(s[r].status, CLT_OK, "rank %d: %s", r, s[r].msg);
+        const float *b = (const float *)s[r].data;
+        for (int i = 0; i < 6; i++) {
+            float want = i < 3 ? (float)(i + 10 * r) : (float)(2 * i + 10);
+            cr_assert_eq(b[i], want, "rank %d: b[%d] = %g, want %g", r, i, b[i], want);
+        }
+        cr_assert_eq(s[r].bytes, s[0].bytes);
+        cr_assert(memcmp(s[r].data + 24, s[0].data + 24, s[0].bytes - 24) == 0,
+                  "rank %d's buffers differ from rank 0's", r);
+    }
+    /* rank 0's are BatchNorm's initial ones: mean 0, var 1, no batches */
+    const float *mean = (const float *)(s[0].data + 24);
+    cr_assert(mean[0] == 0 && mean[1] == 0 && mean[2] == 1 && mean[3] == 1,
+              "running stats %g %g %g %g", mean[0], mean[1], mean[2], mean[3]);
+    release_slots(s);
+}
+
 /* ---- calls that differ ------------------------------------------------------------------- */
 
 /* Rank 1 gives float64 where rank 0 gives float32, then a shape [4] where
