@@ -278,9 +278,15 @@ static void check_result(clt_dtype dt, int o, int world, const unsigned char *re
                 want /= world;
             if (nan)
                 want = NAN;
-            double got = dt == CLT_FLOAT32   ? (double)*(const float *)p
-                         : dt == CLT_FLOAT64 ? *(const double *)p
-                                             : NAN;
+            /* the results lie packed, unaligned: copied out */
+            double got = NAN;
+            if (dt == CLT_FLOAT32) {
+                float f32;
+                memcpy(&f32, p, sizeof f32);
+                got = f32;
+            } else if (dt == CLT_FLOAT64) {
+                memcpy(&got, p, sizeof got);
+            }
             if (dt == CLT_FLOAT16) {
                 uint16_t h;
                 memcpy(&h, p, 2);
