@@ -351,7 +351,7 @@ int main(int argc, char **argv)
     int64_t xshape_mlp[2] = {ntrain, PIXELS}, xshape_cnn[4] = {ntrain, 1, 8, 8};
     clt_array_spec xs = {x, CLT_FLOAT32, cnn ? 4 : 2, cnn ? xshape_cnn : xshape_mlp};
     clt_array_spec ys = {y, CLT_INT64, 1, &ntrain};
-    clt_loader_opts lo = {64, 1, seed, 0};
+    clt_loader_opts lo = {64, 1, seed, 0, 0, 0};
     clt_dataloader *loader;
     TRY(clt_dataloader_arrays(dev, &xs, &ys, &lo, &loader));
 

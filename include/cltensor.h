@@ -19,6 +19,7 @@
  *   cltensor/optim.h    optimizers
  *   cltensor/data.h     data loading
  *   cltensor/io.h       files: safetensors, .npy, model checkpoints
+ *   cltensor/dist.h     several processes: process groups, collectives, DDP
  *
  * Not included here: cltensor/opencl.h (OpenCL interop) and
  * cltensor/dlpack.h (DLPack exchange), which need OpenCL's or DLPack's
@@ -45,5 +46,6 @@
 #include <cltensor/optim.h>
 #include <cltensor/data.h>
 #include <cltensor/io.h>
+#include <cltensor/dist.h>
 
 #endif

@@ -18,7 +18,7 @@ run() {
     got=$?
     [ "$got" -eq "$want" ] || fail "cltensor $*: exit status $got, want $want ($(head -1 "$tmp/err"))"
 }
-for args in "--help" "-h" "help" "devices --help" "explain --help" "warmup --help" "bench --help"; do
+for args in "--help" "-h" "help" "devices --help" "explain --help" "warmup --help" "bench --help" "launch --help"; do
     run 0 $args
     grep -q '^usage: cltensor' "$tmp/out" || fail "cltensor $args: no usage on stdout"
     [ -s "$tmp/err" ] && fail "cltensor $args: stderr not empty: $(cat "$tmp/err")"
@@ -26,7 +26,8 @@ done
 # Every command README.md's table shows is in the usage.
 run 0 --help
 for cmd in "devices \[-v\]" "explain KIND" "warmup \[--blas\] \[KIND\]" \
-    "bench \[--json\] \[--quick\] \[--device KIND\] \[CASE...\]" "version"; do
+    "bench \[--json\] \[--quick\] \[--device KIND\] \[CASE...\]" \
+    "launch --nproc N \[--master-port PORT\] \[--\] PROGRAM \[ARGS...\]" "version"; do
     grep -q "^  $cmd" "$tmp/out" || fail "usage lacks '$cmd'"
 done
 for args in "version" "--version"; do
@@ -39,7 +40,7 @@ check_bad() {
     shift
     run 2 "$@"
     [ -s "$tmp/out" ] && fail "cltensor $*: output on stdout"
-    grep -qF "$needle" "$tmp/err" || fail "cltensor $*: '$needle' not in: $(head -1 "$tmp/err")"
+    grep -qF -- "$needle" "$tmp/err" || fail "cltensor $*: '$needle' not in: $(head -1 "$tmp/err")"
     grep -q 'usage: cltensor' "$tmp/err" || fail "cltensor $*: no usage on stderr"
 }
 check_bad "usage"
@@ -52,6 +53,10 @@ check_bad "unexpected argument 'cuda'" warmup cpu cuda
 check_bad "a KIND must follow '--device'" bench --device
 check_bad "unknown option '--fast'" bench --fast
 check_bad "no case starts with 'nosuch'" bench nosuch
+check_bad "--nproc N is required" launch true
+check_bad "--nproc needs a count in [1, 4096], not '0'" launch --nproc 0 true
+check_bad "no PROGRAM to run" launch --nproc 2 --
+check_bad "unknown option '--nodes'" launch --nodes 2 true
 
 # With a device: devices lists it, explain says why.
 "$prog" devices >"$tmp/out" 2>"$tmp/err"

@@ -582,14 +582,14 @@ static void data_work(run *r)
     }
     clt_array_spec xa = {xs, CLT_FLOAT32, 2, (int64_t[]){NS, F}};
     clt_array_spec ya = {ys, CLT_INT64, 1, (int64_t[]){NS}};
-    clt_loader_opts o = {3, 1, 42, 0};
+    clt_loader_opts o = {3, 1, 42, 0, 0, 0};
     clt_dataloader *dl;
     STEP_OUT(r, dl, clt_dataloader_arrays(dev, &xa, &ya, &o, &dl));
     epoch(r, dl, 4);
     epoch(r, dl, 4);
     clt_dataloader_free(dl);
     clt_array_spec xc = {NULL, CLT_FLOAT64, 1, (int64_t[]){2}}, yc = {NULL, CLT_INT64, 0, NULL};
-    o = (clt_loader_opts){4, 1, 5, 1};
+    o = (clt_loader_opts){4, 1, 5, 1, 0, 0};
     STEP_OUT(r, dl, clt_dataloader_callback(dev, 9, &xc, &yc, fill, NULL, &o, &dl));
     epoch(r, dl, 2);
     clt_dataloader_free(dl);

@@ -48,6 +48,7 @@ typedef struct outs {
     char *s;
     cl_mem mem;
     clt_array_spec *arr;
+    clt_process_group *pg;
     size_t n;
 } outs;
 
@@ -57,7 +58,7 @@ enum {
     MEM = 1 << 12, N = 1 << 13,
     NEVER_FAILS = 1 << 14, /* fails only when memory runs out: not called */
     REPORT = 1 << 15, /* the documented exception: the string is handed out on failure too */
-    ARR = 1 << 16
+    ARR = 1 << 16, PG = 1 << 17
 };
 
 static const int64_t sh23[2] = {2, 3}, sh5[1] = {5}, sh53[2] = {5, 3}, k22[2] = {2, 2};
@@ -71,7 +72,8 @@ static const clt_rmsprop_opts bad_rmsprop = {0.01, -0.5, 1e-8, 0, 0, 0};
 static const clt_adagrad_opts bad_adagrad = {0.01, -1.0, 0, 0, 1e-10};
 static const int64_t bad_milestones[] = {-1};
 static const clt_cross_entropy_opts ce_opts = CLT_CROSS_ENTROPY_DEFAULTS;
-static const clt_loader_opts bad_loader = {0, 0, 0, 0};
+static const clt_loader_opts bad_loader = {0, 0, 0, 0, 0, 0};
+static const clt_dist_opts bad_dist = {0, -1, "127.0.0.1", 1, 0};
 static const clt_array_spec spec_x = {host6, CLT_FLOAT32, 2, sh23};
 static const clt_device_info infos[1];
 
@@ -329,6 +331,9 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
       clt_load_safetensors("/nonexistent/cltensor.safetensors", f->dev, &o->named, &o->n))   \
     X(clt_load_npy, T, clt_load_npy("/nonexistent/cltensor.npy", f->dev, &o->t))             \
     X(clt_load_npy_host, ARR, clt_load_npy_host("/nonexistent/cltensor.npy", &o->arr))      \
+    /* dist.h */                                                                             \
+    X(clt_process_group_init, PG, clt_process_group_init(&bad_dist, &o->pg))                 \
+    X(clt_all_gather, T, clt_all_gather(NULL, f->f, &o->t))                                  \
     /* dlpack.h */                                                                           \
     X(clt_to_dlpack, DLP, clt_to_dlpack(NULL, &o->dlp))                                      \
     X(clt_from_dlpack, T, clt_from_dlpack(f->dev, NULL, &o->t))                              \
@@ -383,6 +388,7 @@ static void fill_sentinels(outs *o)
     o->s = SENTINEL;
     o->mem = SENTINEL;
     o->arr = SENTINEL;
+    o->pg = SENTINEL;
     o->n = SENTINEL_N;
 }
 
@@ -405,7 +411,8 @@ static void check_slots(const row *r, outs *o, const char *pass)
                  {M, o->m, "module"},        {OPT, o->opt, "optimizer"}, {SCHED, o->sched, "scheduler"},
                  {DL, o->dl, "loader"},      {D, o->d, "device"},       {EV, o->ev, "event"},
                  {NAMED, o->named, "named"}, {DLP, o->dlp, "dlpack"},   {S, o->s, "string"},
-                 {MEM, o->mem, "cl_mem"},     {ARR, o->arr, "host array"}};
+                 {MEM, o->mem, "cl_mem"},     {ARR, o->arr, "host array"},
+                 {PG, o->pg, "process group"}};
     for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
         const void *want = (r->slots & slots[i].bit) ? NULL : SENTINEL;
         cr_expect_eq(slots[i].p, want, "%s (%s): %s is %p after the failure, want %p", r->name,

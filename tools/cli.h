@@ -10,4 +10,8 @@ int cltensor_warmup(int argc, char **argv);
  * with same-run baselines (bench/bench.c). */
 int cltensor_bench(int argc, char **argv);
 
+/* cltensor launch --nproc N [--master-port PORT] [--] PROGRAM [ARGS...]:
+ * N processes of PROGRAM with torchrun's variables (tools/launch.c). */
+int cltensor_launch(int argc, char **argv);
+
 #endif

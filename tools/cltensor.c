@@ -96,6 +96,9 @@ static void usage(FILE *f)
                "  warmup [--blas] [KIND] build every kernel for a device ahead of time\n"
                "  bench [--json] [--quick] [--device KIND] [CASE...]\n"
                "                         run the benchmarks (figures with same-run baselines)\n"
+               "  launch --nproc N [--master-port PORT] [--] PROGRAM [ARGS...]\n"
+               "                         run N processes of PROGRAM as ranks of one process\n"
+               "                         group, like torchrun\n"
                "  version                print the library version (also --version)\n"
                "  help                   this text (also -h, --help)\n"
                "`cltensor COMMAND --help` describes a command.\n");
@@ -157,6 +160,8 @@ int main(int argc, char **argv)
         rc = cltensor_warmup(argc - 1, argv + 1);
     } else if (strcmp(cmd, "bench") == 0) {
         rc = cltensor_bench(argc - 1, argv + 1);
+    } else if (strcmp(cmd, "launch") == 0) {
+        rc = cltensor_launch(argc - 1, argv + 1);
     } else if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("cltensor %s\n", clt_version());
         rc = 0;

@@ -30,8 +30,16 @@ typedef struct clt_loader_opts {
     int shuffle;        /* a new permutation every epoch */
     uint64_t seed;      /* of the permutations */
     int drop_last;      /* drop a last, smaller batch */
+    /* DistributedSampler: the share of replica `rank` (0 .. num_replicas-1)
+     * of each epoch's order (the same on every rank for the same seed):
+     * the order padded to ceil(N / num_replicas) * num_replicas samples by
+     * repeating its first ones, then every num_replicas-th from `rank`
+     * (torch's indices[rank::num_replicas], drop_last=False).  0 and 0:
+     * every sample, no sharding. */
+    int num_replicas;
+    int rank;
 } clt_loader_opts;
-#define CLT_LOADER_DEFAULTS {1, 0, 0, 0}
+#define CLT_LOADER_DEFAULTS {1, 0, 0, 0, 0, 0}
 
 /* A host array: `data` (C order) of `dtype` with `ndim` dims `shape`.  For
  * a dataset the first dimension counts the samples; for a callback loader

@@ -32,10 +32,12 @@ struct clt_dataloader {
     clt_device *dev;
     clt_loader_opts opts;
     int64_t n;            /* samples */
+    int64_t m;            /* samples per epoch here: n, or this replica's share */
     part px, py;
     clt_batch_fill fill;
     void *user;
-    int64_t *perm;        /* this epoch's order */
+    int64_t *perm;        /* this epoch's order of the n samples */
+    int64_t *order;       /* what this loader takes of it: perm, or its share */
     int64_t epoch, pos;   /* epoch count, next sample to batch */
     bool ended;           /* the last next() reported the end */
     batch ahead;          /* uploaded, not handed out yet */
@@ -125,12 +127,18 @@ static void start_epoch(clt_dataloader *dl)
             dl->perm[j] = t;
         }
     }
+    /* DistributedSampler: perm padded to m * replicas by repeating it from
+     * its start, then every replicas-th from rank. */
+    int64_t reps = dl->opts.num_replicas;
+    if (reps > 0)
+        for (int64_t k = 0; k < dl->m; k++)
+            dl->order[k] = dl->perm[(dl->opts.rank + k * reps) % dl->n];
     dl->pos = 0;
 }
 
 static int64_t batch_count(const clt_dataloader *dl, int64_t from)
 {
-    int64_t left = dl->n - from, b = dl->opts.batch_size;
+    int64_t left = dl->m - from, b = dl->opts.batch_size;
     if (left <= 0 || (dl->opts.drop_last && left < b))
         return 0;
     return left < b ? left : b;
@@ -153,7 +161,7 @@ static clt_status prepare(clt_dataloader *dl)
     int64_t count = batch_count(dl, dl->pos);
     if (count == 0)
         return CLT_OK;
-    const int64_t *idx = dl->perm + dl->pos;
+    const int64_t *idx = dl->order + dl->pos;
     size_t xb = dl->px.sample_bytes * (size_t)count;
     size_t yb = dl->py.present ? dl->py.sample_bytes * (size_t)count : 0;
     staging *s = staging_get(dl, xb + yb);
@@ -252,7 +260,7 @@ int64_t clt_dataloader_len(const clt_dataloader *dl)
         return 0;
     int64_t b = dl->opts.batch_size;
     /* not (n + b - 1) / b: that passes int64 for batch sizes near its largest */
-    return dl->n / b + (!dl->opts.drop_last && dl->n % b != 0);
+    return dl->m / b + (!dl->opts.drop_last && dl->m % b != 0);
 }
 
 void clt_dataloader_free(clt_dataloader *dl)
@@ -274,6 +282,8 @@ void clt_dataloader_free(clt_dataloader *dl)
             s = next;
         }
     }
+    if (dl->order != dl->perm)
+        free(dl->order);
     free(dl->perm);
     free(dl);
 }
@@ -325,8 +335,20 @@ static clt_status make(clt_device *dev, int64_t n, const clt_loader_opts *opts,
                           "%s: batch_size should be a positive integer value, but got "
                           "batch_size=%lld",
                           fn, (long long)opts->batch_size);
+    if (opts->num_replicas < 0 || opts->rank < 0 ||
+        (opts->num_replicas == 0 && opts->rank != 0) ||
+        (opts->num_replicas > 0 && opts->rank >= opts->num_replicas))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Invalid rank %d, rank should be in the interval [0, %d] "
+                          "(num_replicas %d; 0 and 0 shard nothing)",
+                          fn, opts->rank, opts->num_replicas - 1, opts->num_replicas);
+    /* This replica's share: ceil(n / replicas), as DistributedSampler's
+     * num_samples (not (n + r - 1) / r: that passes int64 near its top). */
+    int64_t reps = opts->num_replicas, m = n;
+    if (reps > 0)
+        m = n / reps + (n % reps != 0);
     /* A batch's staging memory and tensors must be sizes that exist. */
-    int64_t most = opts->batch_size < n ? opts->batch_size : n;
+    int64_t most = opts->batch_size < m ? opts->batch_size : m;
     size_t xb = 0, yb = 0, all = 0;
     if ((uint64_t)n > SIZE_MAX / sizeof(int64_t))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -350,8 +372,11 @@ static clt_status make(clt_device *dev, int64_t n, const clt_loader_opts *opts,
         return st;
     clt_dataloader *dl = clt__malloc(sizeof *dl);
     int64_t *perm = clt__malloc((size_t)(n ? n : 1) * sizeof *perm);
-    if (dl == NULL || perm == NULL) {
+    int64_t *order = reps > 0 ? clt__malloc((size_t)(m ? m : 1) * sizeof *order) : perm;
+    if (dl == NULL || perm == NULL || order == NULL) {
         free(dl);
+        if (order != perm)
+            free(order);
         free(perm);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     }
@@ -359,7 +384,9 @@ static clt_status make(clt_device *dev, int64_t n, const clt_loader_opts *opts,
     dl->dev = dev;
     dl->opts = *opts;
     dl->n = n;
+    dl->m = m;
     dl->perm = perm;
+    dl->order = order;
     start_epoch(dl);
     *out = dl;
     return clt__ok();

@@ -1,0 +1,133 @@
+/* cltensor/dist.h: several processes training one model, like
+ * torch.distributed with the gloo backend and DistributedDataParallel, over
+ * TCP sockets (POSIX; loopback works without a network).
+ *
+ * A process group joins world_size processes, one per rank.  Rank 0 listens
+ * on the master address and port; the others connect to it (retrying until
+ * the timeout, as torch's TCPStore clients do), and the group then wires
+ * itself into a ring: each rank holds one connection to the next rank and
+ * one from the previous.  Collectives run on that ring.
+ *
+ * Tensors may live on any device: a collective reads its tensor into host
+ * memory (clt_tensor_read), communicates, and writes the result back
+ * (clt_tensor_write), so it waits for the device.  Before the data, every
+ * collective exchanges a small header (which collective, dtype, shape,
+ * reduce op or source rank) among all ranks: a rank whose call differs
+ * makes the call fail on every rank, with a message naming the ranks and
+ * what differs, and nothing is written.  A rank that fails locally before
+ * the data (a NULL tensor, say) still takes part in the header exchange,
+ * so the other ranks fail too instead of waiting.
+ *
+ * Failures.  Every wait has the group's timeout.  A peer that closes its
+ * connection (its process died or freed the group) or stays silent past
+ * the timeout makes the call fail with CLT_ERR_IO naming the peer's rank
+ * and the call; no call hangs, raises SIGPIPE, prints or aborts.  After
+ * such a failure the group is broken: every later call on it fails at
+ * once (as torch's process group after a timeout); free it.
+ *
+ * Threads.  A group is used by one thread at a time; every rank must make
+ * the same collectives in the same order, as in torch.distributed.
+ */
+#ifndef CLTENSOR_DIST_H
+#define CLTENSOR_DIST_H
+
+#include <cltensor/nn.h>
+#include <cltensor/tensor.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct clt_process_group clt_process_group;
+
+/* What clt_process_group_init needs.  A field left unset is read from the
+ * environment, as torch's init_method "env://" does: rank < 0 from RANK,
+ * world_size 0 from WORLD_SIZE, master_addr NULL from MASTER_ADDR,
+ * master_port 0 from MASTER_PORT.  timeout_s 0 means 1800 s (torch's
+ * default of 30 minutes). */
+typedef struct clt_dist_opts {
+    int rank;                /* 0 .. world_size - 1; < 0: $RANK */
+    int world_size;          /* >= 1; 0: $WORLD_SIZE */
+    const char *master_addr; /* host name or address of rank 0; NULL: $MASTER_ADDR */
+    int master_port;         /* 1 .. 65535; 0: $MASTER_PORT */
+    double timeout_s;        /* every wait; 0: 1800 */
+} clt_dist_opts;
+/* Everything from the environment (torchrun's variables). */
+#define CLT_DIST_OPTS_DEFAULTS {-1, 0, NULL, 0, 0.0}
+
+/* Joins the group (torch.distributed.init_process_group).  opts NULL reads
+ * everything from the environment.  A missing or malformed variable is
+ * CLT_ERR_INVALID_ARGUMENT naming it and its value.  Rank 0 binds
+ * master_addr:master_port and waits for the others; a rank that cannot
+ * reach it, or a rank 0 that some rank never joins, fails with CLT_ERR_IO
+ * after the timeout naming the rank(s) missing.  Ranks that disagree on
+ * world_size, or two ranks with the same rank, fail.  A world of 1 opens
+ * no socket.  New group: release with clt_process_group_free. */
+CLT_API clt_status clt_process_group_init(const clt_dist_opts *opts,
+                                          clt_process_group **out);
+
+/* Closes the group's connections (destroy_process_group).  NULL does
+ * nothing. */
+CLT_API void clt_process_group_free(clt_process_group *pg);
+
+/* This process's rank and the world size; -1 and 0 for NULL. */
+CLT_API int clt_process_group_rank(const clt_process_group *pg);
+CLT_API int clt_process_group_size(const clt_process_group *pg);
+
+/* torch.distributed.ReduceOp. */
+typedef enum clt_reduce_op {
+    CLT_REDUCE_SUM,
+    CLT_REDUCE_AVG,
+    CLT_REDUCE_PRODUCT,
+    CLT_REDUCE_MIN,
+    CLT_REDUCE_MAX
+} clt_reduce_op;
+
+/* all_reduce(t, op), in place, on every rank.  Ring reduce-scatter then
+ * all-gather: each part of the result is computed on one rank and copied
+ * to the others, so every rank gets the same bits.  Every dtype: integers
+ * wrap as in C's unsigned arithmetic (torch's), bool takes SUM and MAX as
+ * "or", PRODUCT and MIN as "and".  AVG (SUM, then divided by world_size
+ * on the rank that owns each part) takes floating dtypes only, as NCCL's
+ * (gloo refuses AVG).  MIN and MAX propagate NaN, as torch.minimum and
+ * torch.maximum do; gloo does not do so reliably (torch 1.13: MIN over
+ * [NaN, 1] on rank 0 and [1, NaN] on rank 1 gives [NaN, 1]).  t keeps its
+ * shape and dtype; a leaf that requires grad is written as torch's
+ * collectives write it, outside autograd. */
+CLT_API clt_status clt_all_reduce(clt_process_group *pg, clt_tensor *t, clt_reduce_op op);
+
+/* broadcast(t, src): t on every rank gets src's values. */
+CLT_API clt_status clt_broadcast(clt_process_group *pg, clt_tensor *t, int src);
+
+/* all_gather: *out is a new tensor [world_size, ...t's shape] on t's device,
+ * row k holding rank k's t (torch.stack of all_gather's list).  Every rank
+ * must give the same shape and dtype.  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_all_gather(clt_process_group *pg, const clt_tensor *t, clt_tensor **out);
+
+/* barrier(): returns once every rank has called it. */
+CLT_API clt_status clt_barrier(clt_process_group *pg);
+
+/* ---- DistributedDataParallel's two duties -------------------------------- */
+
+/* The parameters and buffers of m (its state, in state_dict order) from
+ * rank src to every rank, as DDP does at construction.  Every rank's model
+ * must have the same names, shapes and dtypes. */
+CLT_API clt_status clt_dist_broadcast_module(clt_process_group *pg, clt_module *m, int src);
+
+/* After backward: every gradient of m's parameters replaced by its mean
+ * over the ranks, as DDP's reducer does (each gradient multiplied by
+ * 1 / world_size, then summed over the ranks in one flat all-reduce per
+ * dtype, in buckets of up to 25 MiB, DDP's bucket_cap_mb).  Parameters
+ * that do not require grad are skipped, as DDP skips them.  A parameter
+ * that requires grad but has none on some rank (it took no part in the
+ * loss) fails on every rank naming it and the ranks, as DDP without
+ * find_unused_parameters does (at its next iteration), and no gradient
+ * changes. */
+CLT_API clt_status clt_dist_average_gradients(clt_process_group *pg, clt_module *m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
