@@ -21,7 +21,8 @@
  * (clt_module_to_dtype converts a model, as model.double()).  As in
  * PyTorch 1.13, a layer with parameters or running statistics (Linear,
  * Conv2d, LayerNorm with elementwise_affine, GroupNorm with affine,
- * BatchNorm with affine or track_running_stats) does not promote: an input of another dtype,
+ * BatchNorm with affine or track_running_stats, RNN, LSTM, GRU) does not
+ * promote: an input of another dtype,
  * float64 or integer, is CLT_ERR_DTYPE_MISMATCH naming the layer, both
  * dtypes and the fix ("LayerNorm: ... the input is float64 and
  * the weight float32 (convert the input with clt_to_dtype)"), and changes

@@ -365,12 +365,13 @@ clt_status clt_gru_forward(clt_module *m, const clt_tensor *x, const clt_tensor 
 /* The constructors: the parameters of each layer and direction, in
  * PyTorch's order, all uniform in +-1/sqrt(hidden_size). */
 static clt_status make(const char *fn, const clt__module_ops *ops, int64_t kind, clt_device *dev,
-                       const clt_rnn_opts *o, clt_generator *gen, clt_module **out)
+                       const clt_rnn_opts *opts, clt_generator *gen, clt_module **out)
 {
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(dev, fn);
-    CLT__REQUIRE_ARG(o, fn);
+    CLT__REQUIRE_ARG(opts, fn);
+    const clt_rnn_opts *o = opts;
     if (o->input_size <= 0 || o->hidden_size <= 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: input_size (%lld) and hidden_size (%lld) must be positive", fn,
