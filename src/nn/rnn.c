@@ -126,9 +126,20 @@ static clt_status direction(const char *fn, const clt_module *m, int64_t l, int 
         CLT__TRY(initial(fn, c0, k, in, N, H, c));
     for (int64_t s = 0; s < T; s++) {
         int64_t t = d ? T - 1 - s : s;
-        CLT__TRY(step_of(fn, xi, t, &xt));
-        CLT__TRY(clt__linear(*h, param(m, l, d, 1), param(m, l, d, 3), &hh, fn));
-        CLT__TRY(cell(fn, kind, H, xt, hh, h, c));
+        /* a step's intermediates go at its end (the graph holds what the
+         * backward pass needs): without grad, memory does not grow with T */
+        CLT__TRY(clt_scope_begin());
+        st = step_of(fn, xi, t, &xt);
+        if (st == CLT_OK)
+            st = clt__linear(*h, param(m, l, d, 1), param(m, l, d, 3), &hh, fn);
+        if (st == CLT_OK)
+            st = cell(fn, kind, H, xt, hh, h, c);
+        if (st == CLT_OK)
+            st = clt_scope_keep(*h);
+        if (st == CLT_OK && kind == K_LSTM)
+            st = clt_scope_keep(*c);
+        clt_scope_end();
+        CLT__TRY(st);
         steps[t] = *h;
     }
 done:
