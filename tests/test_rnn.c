@@ -241,6 +241,18 @@ static void one_case(clt_device *dev, const cfg *c, clt_dtype dt, int given)
     } else {
         cr_assert_null(cn);
     }
+    /* without grad the input is projected for all steps at once: the same */
+    clt_tensor *o2 = NULL, *h2 = NULL, *c2 = NULL;
+    int was = clt_set_grad_enabled(0);
+    CHECK(run(m, c->kind, tx, th, tc, &o2, &h2, &c2));
+    clt_set_grad_enabled(was);
+    assert_close(o2, wo, no, rtol, atol, "output without grad");
+    assert_close(h2, wh, nh, rtol, atol, "h_n without grad");
+    if (c->kind == LSTM)
+        assert_close(c2, wc, nh, rtol, atol, "c_n without grad");
+    clt_tensor_free(o2);
+    clt_tensor_free(h2);
+    clt_tensor_free(c2);
     /* clt_module_forward gives the output alone (zero initial states) */
     if (!given) {
         CHECK(clt_module_forward(m, tx, &only));
@@ -494,11 +506,23 @@ Test(rnn, dropout_between_layers_in_train_mode_only)
             clt_generator_set_offset(gen, before);
             CHECK(clt_module_forward(m, tx, &again));
             cr_assert_eq(clt_generator_offset(gen), at);
-            double *a = read_as_f64(out), *b = read_as_f64(again);
+            double *got2 = read_as_f64(out), *b = read_as_f64(again);
             for (size_t i = 0; i < no; i++)
-                cr_assert_eq(a[i], b[i]);
-            free(a);
+                cr_assert_eq(got2[i], b[i]);
             free(b);
+            clt_tensor_free(again);
+            /* without grad (the input projected at once): the same masks */
+            clt_generator_set_offset(gen, before);
+            int was = clt_set_grad_enabled(0);
+            CHECK(clt_module_forward(m, tx, &again));
+            clt_set_grad_enabled(was);
+            cr_assert_eq(clt_generator_offset(gen), at);
+            b = read_as_f64(again);
+            for (size_t i = 0; i < no; i++)
+                cr_assert(close_enough(b[i], got2[i], 1e-6, 1e-7), "element %zu: %g, %g", i,
+                          b[i], got2[i]);
+            free(b);
+            free(got2);
             clt_tensor_free(again);
         }
         clt_tensor_free(out);

@@ -345,13 +345,15 @@ typedef struct clt_rnn_opts {
  *   GRU:  r, z = sigmoid of the first two parts of W_ih x_t + b_ih +
  *         W_hh h + b_hh; n = tanh(W_in x_t + b_in + r (W_hn h + b_hn));
  *         h' = (1 - z) n + z h
- * The projection of the input is one product for all steps of a layer,
- * then each step is a product with W_hh and a few elementwise ops, all
+ * Each step is a product with W_hh and a few elementwise ops, all
  * recorded: gradients flow to the input, the initial states and every
- * parameter.  The backward pass takes each step's part of the input's
- * projection as a gradient the size of the whole projection (the
- * gradient of a narrow), so its time and memory grow with the square of
- * the sequence's length.
+ * parameter.  Without grad (clt_set_grad_enabled(0), or nothing requiring
+ * it) one product projects the input of all steps of a layer; while
+ * recording, each step projects its own input, so that the backward pass
+ * grows linearly with the sequence's length L (a part of a projection made
+ * at once would take back a gradient the size of the whole).  Only an
+ * input x that itself requires grad still gets its gradient that way, one
+ * piece of x's size per step: L^2 N input_size numbers summed.
  *
  * Errors: opts out of range (a non-positive size, num_layers outside [1,
  * 10000], dropout outside [0, 1] or NaN, an unknown nonlinearity) are

@@ -106,21 +106,26 @@ static clt_status initial(const char *fn, const clt_tensor *s, int64_t k, const 
     return clt__full(like->dev, like->dtype, 2, shape, 0.0, out);
 }
 
-/* One direction d of layer l over the whole sequence in ([T, N, In]): the
- * hidden state of each step in steps[T] (time order), the final ones in
- * *h (and *c). */
+/* One direction d of layer l over the sequence: in ([T, N, In]) projected
+ * at once, or, when pieces is not NULL, each step's input pieces[t] ([N,
+ * In]) projected in its step.  The hidden state of each step goes to
+ * steps[T] (time order), the final ones to *h (and *c). */
 static clt_status direction(const char *fn, const clt_module *m, int64_t l, int d,
-                            const clt_tensor *in, const clt_tensor *h0, const clt_tensor *c0,
-                            clt_tensor **steps, clt_tensor **h, clt_tensor **c)
+                            const clt_tensor *in, clt_tensor *const *pieces,
+                            const clt_tensor *h0, const clt_tensor *c0, clt_tensor **steps,
+                            clt_tensor **h, clt_tensor **c)
 {
     clt_status st;
     int64_t T = in->shape[0], N = in->shape[1], H = m->i[HIDDEN], kind = m->i[KIND];
     int64_t G = gates_of(kind) * H, k = l * (m->i[BIDIR] ? 2 : 1) + d;
     int64_t flat[2] = {T * N, in->shape[2]}, proj[3] = {T, N, G};
-    clt_tensor *x2, *xi2, *xi, *xt, *hh;
-    CLT__TRY(clt__reshape_rec(fn, in, 2, flat, &x2));
-    CLT__TRY(clt__linear(x2, param(m, l, d, 0), param(m, l, d, 2), &xi2, fn));
-    CLT__TRY(clt__reshape_rec(fn, xi2, 3, proj, &xi));
+    const clt_tensor *wih = param(m, l, d, 0), *bih = param(m, l, d, 2);
+    clt_tensor *x2, *xi2, *xi = NULL, *xt, *hh;
+    if (pieces == NULL) {
+        CLT__TRY(clt__reshape_rec(fn, in, 2, flat, &x2));
+        CLT__TRY(clt__linear(x2, wih, bih, &xi2, fn));
+        CLT__TRY(clt__reshape_rec(fn, xi2, 3, proj, &xi));
+    }
     CLT__TRY(initial(fn, h0, k, in, N, H, h));
     if (kind == K_LSTM)
         CLT__TRY(initial(fn, c0, k, in, N, H, c));
@@ -129,7 +134,7 @@ static clt_status direction(const char *fn, const clt_module *m, int64_t l, int 
         /* a step's intermediates go at its end (the graph holds what the
          * backward pass needs): without grad, memory does not grow with T */
         CLT__TRY(clt_scope_begin());
-        st = step_of(fn, xi, t, &xt);
+        st = pieces ? clt__linear(pieces[t], wih, bih, &xt, fn) : step_of(fn, xi, t, &xt);
         if (st == CLT_OK)
             st = clt__linear(*h, param(m, l, d, 1), param(m, l, d, 3), &hh, fn);
         if (st == CLT_OK)
@@ -141,6 +146,40 @@ static clt_status direction(const char *fn, const clt_module *m, int64_t l, int 
         clt_scope_end();
         CLT__TRY(st);
         steps[t] = *h;
+    }
+done:
+    return st;
+}
+
+/* The next layer's input from this layer's steps (D directions of T
+ * steps each): as one tensor [T, N, D H] (*whole), and, when pieces is not
+ * NULL, step by step ([N, D H] each), with dropout's mask (NULL: none)
+ * applied to either. */
+static clt_status layer_output(const char *fn, clt_tensor **steps, int64_t T, int D,
+                               const clt_tensor *mask, clt_tensor **whole, clt_tensor **pieces)
+{
+    clt_status st;
+    clt_tensor *stacked[2], *joined, *mt;
+    for (int d = 0; d < D; d++)
+        CLT__TRY(clt_stack((const clt_tensor *const *)(steps + d * T), (size_t)T, 0,
+                           &stacked[d]));
+    if (D == 2)
+        CLT__TRY(clt_cat((const clt_tensor *const *)stacked, 2, 2, whole));
+    else
+        *whole = stacked[0];
+    if (mask)
+        CLT__TRY(clt__mul_rec(fn, *whole, mask, whole));
+    for (int64_t t = 0; pieces && t < T; t++) {
+        const clt_tensor *both[2] = {steps[t], D == 2 ? steps[T + t] : NULL};
+        if (D == 2)
+            CLT__TRY(clt_cat(both, 2, 1, &joined));
+        else
+            joined = steps[t];
+        if (mask) {
+            CLT__TRY(step_of(fn, mask, t, &mt));
+            CLT__TRY(clt__mul_rec(fn, joined, mt, &joined));
+        }
+        pieces[t] = joined;
     }
 done:
     return st;
@@ -233,7 +272,7 @@ static clt_status run(clt_module *m, const clt_tensor *x, const clt_tensor *h0,
     bool batched = x->ndim == 3, lstm = m->i[KIND] == K_LSTM;
     int D = m->i[BIDIR] ? 2 : 1;
     int64_t L = m->i[LAYERS], nstates = D * L;
-    clt_tensor **steps = NULL, **hs = NULL, **cs = NULL;
+    clt_tensor **steps = NULL, **pieces = NULL, **hs = NULL, **cs = NULL;
     clt_tensor *in = NULL, *h0b = NULL, *c0b = NULL, *out = NULL, *hn = NULL, *cn = NULL;
     /* [T, N, *] inside */
     if (!batched)
@@ -251,27 +290,36 @@ static clt_status run(clt_module *m, const clt_tensor *x, const clt_tensor *h0,
     else
         c0b = (clt_tensor *)c0;
     int64_t T = in->shape[0];
+    /* Recording, the input's projection is made step by step: each step's
+     * part of a projection made at once would take back a gradient the
+     * size of the whole (a narrow's), and the backward pass would grow with
+     * the square of T.  Without grad, one product projects all steps. */
+    bool by_step = clt_is_grad_enabled() && clt_requires_grad(x);
+    for (int k = 0; k < m->nparams && !by_step; k++)
+        by_step = clt_is_grad_enabled() && clt_requires_grad(m->params[k]);
     steps = clt__calloc((size_t)(D * T), sizeof *steps);
+    pieces = by_step ? clt__calloc((size_t)T, sizeof *pieces) : NULL;
     hs = clt__calloc((size_t)nstates, sizeof *hs);
     cs = clt__calloc((size_t)nstates, sizeof *cs);
-    if (steps == NULL || hs == NULL || cs == NULL) {
+    if (steps == NULL || hs == NULL || cs == NULL || (by_step && pieces == NULL)) {
         st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
         goto done;
     }
+    for (int64_t t = 0; by_step && t < T; t++)
+        CLT__TRY(step_of(fn, in, t, &pieces[t]));
     for (int64_t l = 0; l < L; l++) {
         for (int d = 0; d < D; d++)
-            CLT__TRY(direction(fn, m, l, d, in, h0b, c0b, steps + d * T, &hs[l * D + d],
-                               &cs[l * D + d]));
-        clt_tensor *stacked[2];
-        for (int d = 0; d < D; d++)
-            CLT__TRY(clt_stack((const clt_tensor *const *)(steps + d * T), (size_t)T, 0,
-                               &stacked[d]));
-        if (D == 2)
-            CLT__TRY(clt_cat((const clt_tensor *const *)stacked, 2, 2, &out));
-        else
-            out = stacked[0];
-        if (l + 1 < L && m->training && m->f[0] > 0)
-            CLT__TRY(clt__dropout_rec(fn, m->gen, m->f[0], out, &out));
+            CLT__TRY(direction(fn, m, l, d, in, pieces, h0b, c0b, steps + d * T,
+                               &hs[l * D + d], &cs[l * D + d]));
+        clt_tensor *mask = NULL;
+        if (l + 1 < L && m->training && m->f[0] > 0) {
+            /* dropout's mask (scaled by 1 / (1 - p)), the same in both ways */
+            int64_t ms[3] = {T, in->shape[1], D * m->i[HIDDEN]};
+            clt_tensor *ones = NULL;
+            CLT__TRY(clt__full(x->dev, x->dtype, 3, ms, 1.0, &ones));
+            CLT__TRY(clt__dropout_rec(fn, m->gen, m->f[0], ones, &mask));
+        }
+        CLT__TRY(layer_output(fn, steps, T, D, mask, &out, l + 1 < L ? pieces : NULL));
         in = out;
     }
     if (!batched)
@@ -301,6 +349,7 @@ static clt_status run(clt_module *m, const clt_tensor *x, const clt_tensor *h0,
         *c_n = lstm ? cn : NULL;
 done:
     free(steps);
+    free(pieces);
     free(hs);
     free(cs);
     clt_scope_end();
