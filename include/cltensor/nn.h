@@ -333,7 +333,8 @@ typedef struct clt_rnn_opts {
  * them, drawn in that order from gen (NULL: the default generator).
  *
  * With dropout > 0, gen is borrowed, as Dropout's: each forward in train
- * mode draws the masks from it, so it must outlive the layer.  Dropout
+ * mode draws the masks from it (one per layer but the last, drawn for the
+ * layer's whole output), so it must outlive the layer.  Dropout
  * with one layer does nothing (PyTorch warns).
  *
  * Each step, for the input x_t and the previous hidden state h (and cell
@@ -355,9 +356,10 @@ typedef struct clt_rnn_opts {
  * input x that itself requires grad still gets its gradient that way, one
  * piece of x's size per step: L^2 N input_size numbers summed.
  *
- * Errors: opts out of range (a non-positive size, num_layers outside [1,
- * 10000], dropout outside [0, 1] or NaN, an unknown nonlinearity) are
- * CLT_ERR_INVALID_ARGUMENT. */
+ * Errors: opts NULL (CLT_ERR_NULL_ARGUMENT); opts out of range (a
+ * non-positive size, num_layers outside [1, 10000], dropout outside [0, 1]
+ * or NaN, an unknown nonlinearity: CLT_ERR_INVALID_ARGUMENT).  A failed
+ * constructor takes no numbers from gen. */
 CLT_API clt_status clt_rnn_layer(clt_device *dev, const clt_rnn_opts *opts, clt_generator *gen,
                                  clt_module **out);
 CLT_API clt_status clt_lstm_layer(clt_device *dev, const clt_rnn_opts *opts, clt_generator *gen,
@@ -365,8 +367,9 @@ CLT_API clt_status clt_lstm_layer(clt_device *dev, const clt_rnn_opts *opts, clt
 CLT_API clt_status clt_gru_layer(clt_device *dev, const clt_rnn_opts *opts, clt_generator *gen,
                                  clt_module **out);
 
-/* output, (h_n, c_n) = lstm(x, (h0, c0)), and output, h_n = rnn(x, h0) for
- * an RNN or GRU module (clt_module_forward gives the output alone).
+/* output, (h_n, c_n) = lstm(x, (h0, c0)) for an LSTM module, and output,
+ * h_n = rnn(x, h0) for an RNN (clt_rnn_forward) or a GRU (clt_gru_forward);
+ * clt_module_forward, and so a Sequential, gives the output alone.
  *
  * x is [L, N, input_size] ([N, L, input_size] with batch_first) or
  * unbatched [L, input_size], L > 0, of the parameters' dtype and on their
@@ -386,8 +389,9 @@ CLT_API clt_status clt_gru_layer(clt_device *dev, const clt_rnn_opts *opts, clt_
  * number of dims, L 0 or a last size other than input_size, or an h0 or
  * c0 of another shape (CLT_ERR_SHAPE_MISMATCH); an input, h0 or c0 of
  * another dtype than the parameters' (CLT_ERR_DTYPE_MISMATCH) or on
- * another device (CLT_ERR_DEVICE_MISMATCH); a module of another kind, or
- * h0 without c0 (CLT_ERR_INVALID_ARGUMENT).  A failed forward sets every
+ * another device (CLT_ERR_DEVICE_MISMATCH); a module of another kind
+ * (clt_gru_forward given an LSTM), or h0 without c0
+ * (CLT_ERR_INVALID_ARGUMENT).  A failed forward sets every
  * output to NULL and takes no numbers from the generator. */
 CLT_API clt_status clt_lstm_forward(clt_module *m, const clt_tensor *x, const clt_tensor *h0,
                                     const clt_tensor *c0, clt_tensor **output,

@@ -1,7 +1,8 @@
 /* rnn.c: the recurrent layers (torch.nn.RNN, LSTM, GRU), composed of
- * recorded ops: one product projects a layer's whole input, then each step
- * is a product with W_hh and the cell's elementwise ops, so that autograd
- * gives the backward pass. */
+ * recorded ops, so that autograd gives the backward pass: each step is a
+ * product with W_hh and the cell's elementwise ops, after the projection of
+ * the input (one product for a layer's whole input without grad, one per
+ * step while recording). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
