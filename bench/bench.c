@@ -2210,7 +2210,8 @@ int cltensor_bench(int argc, char **argv)
                                         "matmul_f64_1024", "matmul_f64_2048",
                                         "matmul_expanded_col_16x4096x512", "matvec_4096",
                                         "conv2d_64x1x8x8", "first_op_warm", "first_op_empty",
-                                        "train_mlp_64", "train_mlp_784", "train_cnn_digits"};
+                                        "train_mlp_64", "train_mlp_784", "train_cnn_digits",
+                                        "train_lstm_T200"};
     for (int i = 0; i < b.nfilters; i++) {
         size_t k = 0, len = strlen(b.filters[i]);
         while (k < sizeof names / sizeof names[0] && strncmp(names[k], b.filters[i], len) != 0)

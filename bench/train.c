@@ -2,7 +2,8 @@
  * autograd, nn and an optimizer, against the same step written by hand
  * with cltensor's ops (forward, hand-derived gradients, the update),
  * timed in alternating batches in the same run.  Also the launches and
- * device buffer creations per step. */
+ * device buffer creations per step, and an LSTM's step over a long
+ * sequence against steps over a quarter of its length. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,6 +368,74 @@ done:
     clt_generator_free(gen);
 }
 
+/* ---- an LSTM's training step: linear in the sequence's length --------------------------- */
+
+typedef struct lstm_case {
+    clt_module *m;
+    clt_tensor *x; /* [T, N, input] */
+} lstm_case;
+
+/* Forward and backward of the sum of the output (the gradients added up
+ * in the parameters), in a scope. */
+static clt_status lstm_step(void *vm, const data *d)
+{
+    lstm_case *c = vm;
+    clt_tensor *y = NULL, *loss = NULL;
+    (void)d;
+    clt_status st = clt_scope_begin();
+    if (st == CLT_OK)
+        st = clt_module_forward(c->m, c->x, &y);
+    if (st == CLT_OK)
+        st = clt_sum(y, &loss);
+    if (st == CLT_OK)
+        st = clt_backward(loss, NULL, 0);
+    clt_scope_end();
+    return st;
+}
+
+/* LSTM(32, 64), batch 16: a step over 200 time steps against four steps
+ * over 50, alternating, so that the ratio is 1 when the cost is linear in
+ * the length (a backward that grew with its square would give about 4). */
+static void case_lstm(bench *b, const char *name)
+{
+    enum { REPS = 7, N = 16, IN = 32, HID = 64, SHORT = 50, LONG = 200 };
+    clt_generator *gen = NULL;
+    lstm_case c[2] = {{NULL, NULL}, {NULL, NULL}};
+    const int64_t lens[2] = {LONG, SHORT};
+    double tl[REPS], ts[REPS];
+    clt_rnn_opts o = CLT_RNN_DEFAULTS(IN, HID);
+    if (clt_generator_new(3, &gen) != CLT_OK) {
+        fail(b, name, "clt_generator_new");
+        return;
+    }
+    for (int k = 0; k < 2; k++) {
+        int64_t shape[3] = {lens[k], N, IN};
+        if (clt_lstm_layer(b->dev, &o, gen, &c[k].m) != CLT_OK ||
+            clt_randn(gen, b->dev, CLT_FLOAT32, 3, shape, &c[k].x) != CLT_OK) {
+            fail(b, name, "making the model");
+            goto done;
+        }
+    }
+    for (int r = -1; r < REPS; r++) {
+        double t_long = 0, t_short = 0;
+        if (time_steps(b, name, lstm_step, &c[0], NULL, 1, &t_long) != 0 ||
+            time_steps(b, name, lstm_step, &c[1], NULL, LONG / SHORT, &t_short) != 0)
+            goto done;
+        if (r >= 0) {
+            tl[r] = t_long;
+            ts[r] = t_short * (LONG / SHORT);
+        }
+    }
+    double ml = median(tl, REPS), ms = median(ts, REPS);
+    report(b, name, ml * 1e3, "ms", "4x_T50_steps", ms * 1e3, ml / ms, "<= 1.3");
+done:
+    for (int k = 0; k < 2; k++) {
+        clt_module_free(c[k].m);
+        clt_tensor_free(c[k].x);
+    }
+    clt_generator_free(gen);
+}
+
 void bench_train(bench *b)
 {
     static const mlp_case cases[] = {
@@ -378,4 +447,6 @@ void bench_train(bench *b)
             case_mlp(b, &cases[i]);
     if (selected(b, "train_cnn_digits"))
         case_cnn(b, "train_cnn_digits");
+    if (selected(b, "train_lstm_T200"))
+        case_lstm(b, "train_lstm_T200");
 }

@@ -2375,6 +2375,20 @@ def attention():
     proto("clt_transformer_encoder", [P, C.c_size_t, P, PP])
     proto("clt_transformer_encoder_forward", [P, P, P, P, PP])
     proto("clt_layer_norm_layer", [P, C.c_int, I64P, C.c_double, C.c_int, PP])
+class RnnOpts(C.Structure):
+    """clt_rnn_opts."""
+    _fields_ = [("input_size", C.c_int64), ("hidden_size", C.c_int64),
+                ("num_layers", C.c_int64), ("bias", C.c_int), ("batch_first", C.c_int),
+                ("dropout", C.c_double), ("bidirectional", C.c_int), ("nonlinearity", C.c_int)]
+
+
+def _rnn_protos():
+    for n in ("rnn", "lstm", "gru"):
+        proto("clt_%s_layer" % n, [P, C.POINTER(RnnOpts), P, PP])
+    proto("clt_lstm_forward", [P, P, P, P, PP, PP, PP])
+    proto("clt_rnn_forward", [P, P, P, PP, PP])
+    proto("clt_gru_forward", [P, P, P, PP, PP])
+    proto("clt_module_free", [P], None)
     proto("clt_module_load", [P, C.c_char_p])
     proto("clt_module_save", [P, C.c_char_p])
     proto("clt_module_to_dtype", [P, C.c_int])
@@ -2528,13 +2542,111 @@ def attention():
                       lambda p, o: L.clt_transformer_encoder_forward(m, p, None, kp, o),
                       [data((L_, N, E), dt)], tol=tol)
             L.clt_tensor_free(kp)
+
+
+def rnns():
+    """nn.RNN (tanh, relu), nn.LSTM and nn.GRU: torch's weights moved into
+    cltensor's module through a safetensors file of the state_dict, then
+    the output and h_n (c_n) compared for layers, directions, batch_first,
+    given initial states, unbatched input and float64; and cltensor's
+    state saved back into torch unchanged."""
+    import tempfile
+    try:
+        from safetensors.torch import save_file, load_file
+    except Exception as e:  # pragma: no cover
+        return fail("rnns", "cannot import safetensors: %s" % e)
+    _rnn_protos()
+    tmp = tempfile.mkdtemp(prefix="cltensor-rnn-")
+    path = os.path.join(tmp, "m.safetensors")
+    kinds = [("RNN", "tanh"), ("RNN", "relu"), ("LSTM", None), ("GRU", None)]
+    torch.manual_seed(7)
+    for kind, nl in kinds:
+        for layers in (1, 2):
+            for bidir in (0, 1):
+                for bf in (0, 1):
+                    for given in (0, 1):
+                        for batched in (1, 0):
+                            if not batched and bf:
+                                continue
+                            for dt in ([torch.float32, torch.float64] if layers == 2 and bidir
+                                       and given else [torch.float32]):
+                                _rnn_case(kind, nl, layers, bidir, bf, given, batched, dt, path,
+                                          save_file, load_file)
+    os.unlink(path)
+    os.rmdir(tmp)
+
+
+def _rnn_case(kind, nl, layers, bidir, bf, given, batched, dt, path, save_file, load_file):
+    name = "%s%s L=%d bidir=%d batch_first=%d h0=%d %s %s" % (
+        kind, "(%s)" % nl if nl else "", layers, bidir, bf, given,
+        "batched" if batched else "unbatched", dn(dt))
+    I, H, T, N = 3, 4, 5, 2
+    kw = dict(num_layers=layers, bidirectional=bool(bidir), batch_first=bool(bf))
+    if nl:
+        kw["nonlinearity"] = nl
+    tm = getattr(torch.nn, kind)(I, H, **kw).to(dt)
+    save_file({k: v.float().contiguous() for k, v in tm.state_dict().items()}, path)
+    o = RnnOpts(I, H, layers, 1, bf, 0.0, bidir, 1 if nl == "relu" else 0)
+    m = P()
+    keep = []
+    try:
+        st = getattr(L, "clt_%s_layer" % kind.lower())(DEV, C.byref(o), None, C.byref(m))
+        if st:
+            return fail(name, "layer: %s" % L.clt_last_error())
+        if dt == torch.float64 and L.clt_module_to_dtype(m, F64):
+            return fail(name, "to_dtype: %s" % L.clt_last_error())
+        if L.clt_module_load(m, path.encode()):
+            return fail(name, "load: %s" % L.clt_last_error())
+        D = 2 if bidir else 1
+        xs = (N, T, I) if bf else (T, N, I)
+        x = data(xs if batched else (T, I), dt, lo=-2, hi=2)
+        hs = (D * layers, N, H) if batched else (D * layers, H)
+        h0 = data(hs, dt, lo=-1, hi=1) if given else None
+        c0 = data(hs, dt, lo=-1, hi=1) if given and kind == "LSTM" else None
+        with torch.no_grad():
+            if kind == "LSTM":
+                exp = tm(x, (h0, c0)) if given else tm(x)
+                exp = [exp[0], exp[1][0], exp[1][1]]
+            else:
+                exp = list(tm(x, h0) if given else tm(x))
+        ins = [upload(t) if t is not None else None for t in (x, h0, c0)]
+        keep += [p for p in ins if p is not None]
+        outs = [P(), P(), P()]
+        if kind == "LSTM":
+            st = L.clt_lstm_forward(m, ins[0], ins[1], ins[2], *[C.byref(q) for q in outs])
+        else:
+            st = getattr(L, "clt_%s_forward" % kind.lower())(m, ins[0], ins[1],
+                                                             C.byref(outs[0]), C.byref(outs[1]))
+            outs = outs[:2]
+        if st:
+            return fail(name, "forward: %s" % L.clt_last_error())
+        keep += outs
+        for what, e, q in zip(("output", "h_n", "c_n"), exp, outs):
+            got, shape, _ = download(q)
+            if tuple(e.shape) != shape:
+                return fail(name + " " + what, "shape: torch %s, cltensor %s" % (
+                    list(e.shape), list(shape)))
+            if compare_values(name + " " + what, e, got, "mm", False) is not True:
+                return
+        # and back: cltensor's state, saved, loads into torch unchanged
+        if L.clt_module_save(m, path.encode()):
+            return fail(name, "save: %s" % L.clt_last_error())
+        back = load_file(path)
+        sd = tm.state_dict()
+        ok(name + " state back", sorted(back) == sorted(sd) and all(
+            torch.equal(back[k].to(dt), sd[k]) if dt == torch.float32 else
+            torch.allclose(back[k].double(), sd[k], rtol=0, atol=0) for k in sd),
+           "the saved state differs from torch's")
+    finally:
+        for q in keep:
+            L.clt_tensor_free(q)
         L.clt_module_free(m)
 
 
 def main():
     sections = [elementwise, modulo, rounding, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
-                sorting, attention]
+                sorting, attention, rnns]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

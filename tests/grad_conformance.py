@@ -499,5 +499,110 @@ case("cosine_similarity zero vectors", lambda x, y: torch.nn.functional.cosine_s
      lambda x, y: call("clt_cosine_similarity", x, y, 1, C.c_double(1e-8)),
      [[[0.0, 0.0, 0.0], [1.0, 2.0, 3.0]], [[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]])
 
+# ---- recurrent layers: the gradients of the input, the initial states and
+# every parameter, torch's weights moved in through a safetensors state_dict
+
+
+class RnnOpts(C.Structure):
+    """clt_rnn_opts."""
+    _fields_ = [("input_size", C.c_int64), ("hidden_size", C.c_int64),
+                ("num_layers", C.c_int64), ("bias", C.c_int), ("batch_first", C.c_int),
+                ("dropout", C.c_double), ("bidirectional", C.c_int), ("nonlinearity", C.c_int)]
+
+
+def rnn_case(kind, nl, layers, bidir, bf):
+    global passed, failed
+    import tempfile
+    from safetensors.torch import save_file
+    name = "%s%s L=%d bidir=%d batch_first=%d" % (kind, "(%s)" % nl if nl else "", layers,
+                                                  bidir, bf)
+    I, H, T, N, D = 3, 4, 4, 2, 2 if bidir else 1
+    kw = dict(num_layers=layers, bidirectional=bool(bidir), batch_first=bool(bf))
+    if nl:
+        kw["nonlinearity"] = nl
+    tm = getattr(torch.nn, kind)(I, H, **kw).double()
+    fd, path = tempfile.mkstemp(suffix=".safetensors")
+    os.close(fd)
+    save_file({k: v.contiguous() for k, v in tm.state_dict().items()}, path)
+    x = torch.tensor(rng.standard_normal((N, T, I) if bf else (T, N, I)), requires_grad=True)
+    h0 = torch.tensor(rng.standard_normal((D * layers, N, H)), requires_grad=True)
+    c0 = torch.tensor(rng.standard_normal((D * layers, N, H)), requires_grad=True)
+    lstm = kind == "LSTM"
+    outs = tm(x, (h0, c0)) if lstm else tm(x, h0)
+    outs = [outs[0], outs[1][0], outs[1][1]] if lstm else list(outs)
+    ws = [torch.linspace(0.5, 1.5, o.numel(), dtype=torch.float64).reshape(o.shape) for o in outs]
+    sum((o * w).sum() for o, w in zip(outs, ws)).backward()
+    m = P()
+    L.clt_scope_begin()
+    try:
+        o = RnnOpts(I, H, layers, 1, bf, 0.0, bidir, 1 if nl == "relu" else 0)
+        assert getattr(L, "clt_%s_layer" % kind.lower())(dev, C.byref(o), None, C.byref(m)) == 0
+        assert L.clt_module_to_dtype(m, F64) == 0, L.clt_last_error()
+        assert L.clt_module_load(m, path.encode()) == 0, L.clt_last_error()
+        ins = [up(t.detach().numpy()) for t in (x, h0, c0)]
+        for t in ins:
+            assert L.clt_set_requires_grad(t, 1) == 0
+        co = [P(), P(), P()]
+        if lstm:
+            st = L.clt_lstm_forward(m, ins[0], ins[1], ins[2], *[C.byref(q) for q in co])
+        else:
+            st = getattr(L, "clt_%s_forward" % kind.lower())(m, ins[0], ins[1], C.byref(co[0]),
+                                                             C.byref(co[1]))
+            co = co[:2]
+        if st:
+            raise RuntimeError(L.clt_last_error().decode())
+        loss = None
+        for q, w in zip(co, ws):
+            part = call("clt_sum", call("clt_mul", q, up(w.numpy())))
+            loss = part if loss is None else call("clt_add", loss, part)
+        if L.clt_backward(loss, None, 0) != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+        plist, n = PP(), C.c_size_t()
+        assert L.clt_module_parameters(m, C.byref(plist), C.byref(n)) == 0
+        pairs = list(zip(("x", "h0", "c0") if lstm else ("x", "h0"), ins, (x, h0, c0)))
+        pairs += [(pn, plist[k], tp) for k, (pn, tp) in enumerate(tm.named_parameters())]
+        bad = []
+        for what, ct, tt in pairs:
+            g = P()
+            assert L.clt_grad(ct, C.byref(g)) == 0
+            want = tt.grad.numpy().ravel()
+            got = down(g, want.size) if g.value else np.zeros_like(want)
+            L.clt_tensor_free(g)
+            same = np.isclose(got, want, rtol=1e-7, atol=1e-10)
+            if not same.all():
+                k = int(np.argmin(same))
+                bad.append("%s element %d: cltensor %r, torch %r" % (what, k, got[k], want[k]))
+        L.clt_free(plist)
+        for q in co:
+            L.clt_tensor_free(q)
+        if bad:
+            failed += 1
+            print("FAIL %s: %s" % (name, "; ".join(bad)))
+        else:
+            passed += 1
+    except Exception as e:
+        failed += 1
+        print("FAIL %s: %s" % (name, e))
+    finally:
+        L.clt_scope_end()
+        L.clt_module_free(m)
+        os.unlink(path)
+
+
+for n in ("rnn", "lstm", "gru"):
+    proto("clt_%s_layer" % n, [P, C.POINTER(RnnOpts), P, PP])
+proto("clt_lstm_forward", [P, P, P, P, PP, PP, PP])
+proto("clt_rnn_forward", [P, P, P, PP, PP])
+proto("clt_gru_forward", [P, P, P, PP, PP])
+proto("clt_module_free", [P], None)
+proto("clt_module_load", [P, C.c_char_p])
+proto("clt_module_to_dtype", [P, C.c_int])
+proto("clt_module_parameters", [P, C.POINTER(PP), C.POINTER(C.c_size_t)])
+proto("clt_free", [P], None)
+proto("clt_add", [P, P, PP])
+for kind, nl in (("RNN", "tanh"), ("RNN", "relu"), ("LSTM", None), ("GRU", None)):
+    for layers, bidir, bf in ((1, 0, 0), (2, 1, 0), (2, 0, 1)):
+        rnn_case(kind, nl, layers, bidir, bf)
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -36,7 +36,7 @@ typedef struct fx {
 
 /* The out slots a row's call may write.  A row names the ones it uses. */
 typedef struct outs {
-    clt_tensor *t, *t2, **list;
+    clt_tensor *t, *t2, *t3, **list;
     clt_module *m;
     clt_optimizer *opt;
     clt_lr_scheduler *sched;
@@ -58,7 +58,7 @@ enum {
     MEM = 1 << 12, N = 1 << 13,
     NEVER_FAILS = 1 << 14, /* fails only when memory runs out: not called */
     REPORT = 1 << 15, /* the documented exception: the string is handed out on failure too */
-    ARR = 1 << 16, PG = 1 << 17
+    ARR = 1 << 16, PG = 1 << 17, T3 = 1 << 18
 };
 
 static const int64_t sh23[2] = {2, 3}, sh5[1] = {5}, sh53[2] = {5, 3}, k22[2] = {2, 2};
@@ -74,6 +74,7 @@ static const int64_t bad_milestones[] = {-1};
 static const clt_cross_entropy_opts ce_opts = CLT_CROSS_ENTROPY_DEFAULTS;
 static const clt_loader_opts bad_loader = {0, 0, 0, 0, 0, 0};
 static const clt_dist_opts bad_dist = {0, -1, "127.0.0.1", 1, 0};
+static const clt_rnn_opts bad_rnn = CLT_RNN_DEFAULTS(3, 0);
 static const clt_array_spec spec_x = {host6, CLT_FLOAT32, 2, sh23};
 static const clt_device_info infos[1];
 
@@ -287,6 +288,14 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_batch_norm2d_layer, M, clt_batch_norm2d_layer(f->dev, -3, 1e-5, 0.1, 1, 1, &o->m)) \
     X(clt_dropout_layer, M, clt_dropout_layer(1.5, f->gen, &o->m))                           \
     X(clt_embedding_layer, M, clt_embedding_layer(f->dev, -1, 3, f->gen, &o->m))            \
+    X(clt_rnn_layer, M, clt_rnn_layer(f->dev, &bad_rnn, f->gen, &o->m))                      \
+    X(clt_lstm_layer, M, clt_lstm_layer(f->dev, &bad_rnn, f->gen, &o->m))                    \
+    X(clt_gru_layer, M, clt_gru_layer(f->dev, &bad_rnn, f->gen, &o->m))                      \
+    /* a Linear is no LSTM */                                                                \
+    X(clt_lstm_forward, T | T2 | T3,                                                         \
+      clt_lstm_forward(f->lin, f->f, NULL, NULL, &o->t, &o->t2, &o->t3))                     \
+    X(clt_rnn_forward, T | T2, clt_rnn_forward(f->lin, f->f, NULL, &o->t, &o->t2))           \
+    X(clt_gru_forward, T | T2, clt_gru_forward(f->lin, f->f, NULL, &o->t, &o->t2))           \
     X(clt_relu_layer, NEVER_FAILS, CLT_OK)                                                   \
     X(clt_gelu_layer, NEVER_FAILS, CLT_OK)                                                   \
     X(clt_tanh_layer, NEVER_FAILS, CLT_OK)                                                   \
@@ -375,7 +384,7 @@ static char sentinel_byte;
 
 static void fill_sentinels(outs *o)
 {
-    o->t = o->t2 = SENTINEL;
+    o->t = o->t2 = o->t3 = SENTINEL;
     o->list = SENTINEL;
     o->m = SENTINEL;
     o->opt = SENTINEL;
@@ -407,7 +416,7 @@ static void check_slots(const row *r, outs *o, const char *pass)
         int bit;
         const void *p;
         const char *name;
-    } slots[] = {{T, o->t, "out"},          {T2, o->t2, "second out"}, {LIST, o->list, "list"},
+    } slots[] = {{T, o->t, "out"},          {T2, o->t2, "second out"}, {T3, o->t3, "third out"}, {LIST, o->list, "list"},
                  {M, o->m, "module"},        {OPT, o->opt, "optimizer"}, {SCHED, o->sched, "scheduler"},
                  {DL, o->dl, "loader"},      {D, o->d, "device"},       {EV, o->ev, "event"},
                  {NAMED, o->named, "named"}, {DLP, o->dlp, "dlpack"},   {S, o->s, "string"},

@@ -1402,6 +1402,20 @@ Test(nn, clone_copies_every_layer)
         CHECK(clt_layer_norm_layer(dev, 1, (int64_t[]){3}, 1e-5, 1, &norm));
         CASE("TransformerEncoder", clt_transformer_encoder(l, 2, norm, &c[n].m), x243);
     }
+    {
+        clt_rnn_opts ro = CLT_RNN_DEFAULTS(3, 2);
+        ro.nonlinearity = CLT_RNN_RELU;
+        CASE("RNN", clt_rnn_layer(dev, &ro, gen, &c[n].m), x243);
+        ro = (clt_rnn_opts)CLT_RNN_DEFAULTS(3, 2);
+        ro.num_layers = 2;
+        ro.bidirectional = 1;
+        ro.dropout = 0.5;
+        CASE("LSTM", clt_lstm_layer(dev, &ro, gen, &c[n].m), x243);
+        ro = (clt_rnn_opts)CLT_RNN_DEFAULTS(3, 5);
+        ro.batch_first = 1;
+        ro.bias = 0;
+        CASE("GRU", clt_gru_layer(dev, &ro, gen, &c[n].m), x243);
+    }
 #undef CASE
     /* running statistics that are not the initial ones, and modes */
     for (int k = 0; k < n; k++) {

@@ -21,9 +21,9 @@
  * (clt_module_to_dtype converts a model, as model.double()).  As in
  * PyTorch 1.13, a layer with parameters or running statistics (Linear,
  * Conv2d, LayerNorm with elementwise_affine, GroupNorm with affine,
- * BatchNorm with affine or track_running_stats, MultiheadAttention and the
- * transformer layers) does not promote: an input of another dtype,
- * float64 or integer, is CLT_ERR_DTYPE_MISMATCH naming the layer, both
+ * BatchNorm with affine or track_running_stats, MultiheadAttention, the
+ * transformer layers, RNN, LSTM, GRU) does not promote: an input of
+ * another dtype, float64 or integer, is CLT_ERR_DTYPE_MISMATCH naming the layer, both
  * dtypes and the fix ("LayerNorm: ... the input is float64 and
  * the weight float32 (convert the input with clt_to_dtype)"), and changes
  * nothing.  The layers without tensors keep the input's dtype (float64 in,
@@ -443,6 +443,114 @@ CLT_API clt_status clt_transformer_encoder_forward(clt_module *m, const clt_tens
                                                    const clt_tensor *mask,
                                                    const clt_tensor *src_key_padding_mask,
                                                    clt_tensor **out);
+
+/* ---- recurrent layers: RNN, LSTM, GRU ----------------------------------- */
+
+/* The nonlinearity of clt_rnn_layer (torch.nn.RNN's nonlinearity). */
+typedef enum clt_rnn_nonlinearity {
+    CLT_RNN_TANH = 0, /* "tanh", PyTorch's default */
+    CLT_RNN_RELU = 1  /* "relu" */
+} clt_rnn_nonlinearity;
+
+/* Settings of the recurrent layers, as torch.nn.RNN's, LSTM's and GRU's
+ * arguments.  proj_size (LSTM with projections) is not offered. */
+typedef struct clt_rnn_opts {
+    int64_t input_size;  /* > 0: the features of each step of the input */
+    int64_t hidden_size; /* > 0 */
+    int64_t num_layers;  /* in [1, 10000]; each layer takes the one before's output */
+    int bias;            /* 1: the b_ih and b_hh biases */
+    int batch_first;     /* 1: batched inputs and outputs are [N, L, *], not [L, N, *] */
+    double dropout;      /* in [0, 1]: Dropout on each layer's output but the last's, in
+                          * train mode */
+    int bidirectional;   /* 1: each layer also runs backwards in time */
+    int nonlinearity;    /* clt_rnn_layer only: a clt_rnn_nonlinearity */
+} clt_rnn_opts;
+
+/* PyTorch's defaults for given sizes:
+ *     clt_rnn_opts o = CLT_RNN_DEFAULTS(10, 20); o.num_layers = 2; */
+#define CLT_RNN_DEFAULTS(input_size, hidden_size)                                  \
+    {(input_size), (hidden_size), 1, 1, 0, 0.0, 0, CLT_RNN_TANH}
+
+/* torch.nn.RNN, torch.nn.LSTM and torch.nn.GRU (opts required).  For each
+ * layer l and direction (the second, with bidirectional, suffixed
+ * "_reverse") the parameters, in PyTorch's order and names, are
+ * weight_ih_l<l> [G * hidden_size, in], weight_hh_l<l> [G * hidden_size,
+ * hidden_size] and, with bias, bias_ih_l<l> and bias_hh_l<l> [G *
+ * hidden_size], where G is 1 (RNN), 4 (LSTM: the gates i, f, g, o, in
+ * that order) or 3 (GRU: r, z, n) and in is input_size for layer 0,
+ * hidden_size (times 2 when bidirectional) after it; so a PyTorch
+ * state_dict saved as safetensors loads with clt_module_load.  All are
+ * float32 on dev, uniform in +-1/sqrt(hidden_size) as PyTorch initialises
+ * them, drawn in that order from gen (NULL: the default generator).
+ *
+ * With dropout > 0, gen is borrowed, as Dropout's: each forward in train
+ * mode draws the masks from it (one per layer but the last, drawn for the
+ * layer's whole output), so it must outlive the layer.  Dropout
+ * with one layer does nothing (PyTorch warns).
+ *
+ * Each step, for the input x_t and the previous hidden state h (and cell
+ * state c), as PyTorch:
+ *   RNN:  h' = tanh(W_ih x_t + b_ih + W_hh h + b_hh) (or relu)
+ *   LSTM: i, f, g, o = sigmoid, sigmoid, tanh, sigmoid of the four parts
+ *         of W_ih x_t + b_ih + W_hh h + b_hh; c' = f c + i g;
+ *         h' = o tanh(c')
+ *   GRU:  r, z = sigmoid of the first two parts of W_ih x_t + b_ih +
+ *         W_hh h + b_hh; n = tanh(W_in x_t + b_in + r (W_hn h + b_hn));
+ *         h' = (1 - z) n + z h
+ * Each step is a product with W_hh and a few elementwise ops, all
+ * recorded: gradients flow to the input, the initial states and every
+ * parameter.  Without grad (clt_set_grad_enabled(0), or nothing requiring
+ * it) one product projects the input of all steps of a layer; while
+ * recording, each step projects its own input, so that the backward pass
+ * grows linearly with the sequence's length L (a part of a projection made
+ * at once would take back a gradient the size of the whole).  Only an
+ * input x that itself requires grad still gets its gradient that way, one
+ * piece of x's size per step: L^2 N input_size numbers summed.
+ *
+ * Errors: opts NULL (CLT_ERR_NULL_ARGUMENT); opts out of range (a
+ * non-positive size, num_layers outside [1, 10000], dropout outside [0, 1]
+ * or NaN, an unknown nonlinearity: CLT_ERR_INVALID_ARGUMENT).  A failed
+ * constructor takes no numbers from gen. */
+CLT_API clt_status clt_rnn_layer(clt_device *dev, const clt_rnn_opts *opts, clt_generator *gen,
+                                 clt_module **out);
+CLT_API clt_status clt_lstm_layer(clt_device *dev, const clt_rnn_opts *opts, clt_generator *gen,
+                                  clt_module **out);
+CLT_API clt_status clt_gru_layer(clt_device *dev, const clt_rnn_opts *opts, clt_generator *gen,
+                                 clt_module **out);
+
+/* output, (h_n, c_n) = lstm(x, (h0, c0)) for an LSTM module, and output,
+ * h_n = rnn(x, h0) for an RNN (clt_rnn_forward) or a GRU (clt_gru_forward);
+ * clt_module_forward, and so a Sequential, gives the output alone.
+ *
+ * x is [L, N, input_size] ([N, L, input_size] with batch_first) or
+ * unbatched [L, input_size], L > 0, of the parameters' dtype and on their
+ * device.  h0 and c0 are [D * num_layers, N, hidden_size] (unbatched:
+ * [D * num_layers, hidden_size]), D 2 when bidirectional else 1, state k
+ * for layer k / D and direction k % D; NULL means zeros.  LSTM takes both
+ * or neither.
+ *
+ * output is [L, N, D * hidden_size] (batch_first: [N, L, ...], a
+ * transposed view; unbatched [L, D * hidden_size]): the last layer's
+ * hidden state at each step, the backward direction's in the second half.
+ * h_n and c_n are the final states, shaped as h0 (the backward
+ * direction's after it has run to the first step).  New tensors: release
+ * each with clt_tensor_free; h_n and c_n may be NULL when not wanted.
+ *
+ * Errors, in PyTorch's words where it has them: an input of another
+ * number of dims, L 0 or a last size other than input_size, or an h0 or
+ * c0 of another shape (CLT_ERR_SHAPE_MISMATCH); an input, h0 or c0 of
+ * another dtype than the parameters' (CLT_ERR_DTYPE_MISMATCH) or on
+ * another device (CLT_ERR_DEVICE_MISMATCH); a module of another kind
+ * (clt_gru_forward given an LSTM), or h0 without c0
+ * (CLT_ERR_INVALID_ARGUMENT).  A failed forward sets every
+ * output to NULL and takes no numbers from the generator. */
+CLT_API clt_status clt_lstm_forward(clt_module *m, const clt_tensor *x, const clt_tensor *h0,
+                                    const clt_tensor *c0, clt_tensor **output,
+                                    clt_tensor **h_n, clt_tensor **c_n);
+CLT_API clt_status clt_rnn_forward(clt_module *m, const clt_tensor *x, const clt_tensor *h0,
+                                   clt_tensor **output, clt_tensor **h_n);
+CLT_API clt_status clt_gru_forward(clt_module *m, const clt_tensor *x, const clt_tensor *h0,
+                                   clt_tensor **output, clt_tensor **h_n);
 
 #ifdef __cplusplus
 }

@@ -563,13 +563,18 @@ clt_status clt_batch_norm2d_layer(clt_device *dev, int64_t num_features, double 
 
 /* ---- Dropout ---------------------------------------------------------------------- */
 
-/* f[0] p.  Training: x * (u >= p) / (1 - p) with u uniform from the
- * generator, so that the masks are the same on every device. */
+/* f[0] p. */
 static clt_status dropout_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
-    static const char fn[] = "Dropout";
-    double p = m->f[0];
-    if (!m->training || p == 0.0)
+    return clt__dropout_rec("Dropout", m->gen, m->training ? m->f[0] : 0.0, x, out);
+}
+
+/* Training: x * (u >= p) / (1 - p) with u uniform from the generator, so
+ * that the masks are the same on every device. */
+clt_status clt__dropout_rec(const char *fn, clt_generator *gen, double p, const clt_tensor *x,
+                            clt_tensor **out)
+{
+    if (p == 0.0)
         return clt__expand_rec(fn, x, x->ndim, x->shape, out); /* the identity, recorded */
     if (p == 1.0 && x->dtype != CLT_BOOL)
         return clt__mul_scalar_rec(fn, x, 0.0, out); /* x * 0, as PyTorch: NaN stays */
@@ -585,7 +590,7 @@ static clt_status dropout_forward(clt_module *m, const clt_tensor *x, clt_tensor
                           "not %s: the scaled values cannot be cast back to it (convert the "
                           "input with clt_to_dtype)",
                           fn, clt_dtype_name(x->dtype));
-    return clt__dropout(fn, m->gen, p, x, out);
+    return clt__dropout(fn, gen, p, x, out);
 }
 
 clt_status clt__dropout(const char *fn, clt_generator *gen, double p, const clt_tensor *x,

@@ -22,22 +22,38 @@ clt_status clt__module_new(const clt__module_ops *ops, clt_device *dev, clt_modu
     return CLT_OK;
 }
 
-static clt_status add_tensor(clt_module *m, int *count, char (*names)[24], clt_tensor **slots,
+static clt_status add_tensor(clt_module *m, int *count, int *cap,
+                             char (**names)[CLT__MODULE_NAME], clt_tensor ***slots,
                              const char *name, clt_tensor *t)
 {
-    if (*count == CLT__MODULE_TENSORS || strlen(name) >= sizeof names[0]) {
+    if (strlen(name) >= CLT__MODULE_NAME) {
         clt_tensor_free(t);
-        return clt__error(CLT_ERR_INTERNAL, "%s: too many tensors", m->ops->name);
+        return clt__error(CLT_ERR_INTERNAL, "%s: the tensor name %s is too long", m->ops->name,
+                          name);
+    }
+    if (*count == *cap) {
+        int grown = *cap ? 2 * *cap : 4;
+        char(*nv)[CLT__MODULE_NAME] = clt__realloc(*names, (size_t)grown, sizeof *nv);
+        if (nv != NULL)
+            *names = nv;
+        clt_tensor **tv = nv ? clt__realloc(*slots, (size_t)grown, sizeof *tv) : NULL;
+        if (tv == NULL) {
+            clt_tensor_free(t);
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory",
+                              m->ops->name);
+        }
+        *slots = tv;
+        *cap = grown;
     }
     clt__scope_disown(t);
-    strcpy(names[*count], name);
-    slots[(*count)++] = t;
+    strcpy((*names)[*count], name);
+    (*slots)[(*count)++] = t;
     return CLT_OK;
 }
 
 clt_status clt__module_param(clt_module *m, const char *name, clt_tensor *t)
 {
-    clt_status st = add_tensor(m, &m->nparams, m->pname, m->params, name, t);
+    clt_status st = add_tensor(m, &m->nparams, &m->pcap, &m->pname, &m->params, name, t);
     if (st == CLT_OK)
         st = clt_set_requires_grad(t, 1);
     return st;
@@ -45,7 +61,7 @@ clt_status clt__module_param(clt_module *m, const char *name, clt_tensor *t)
 
 clt_status clt__module_buffer(clt_module *m, const char *name, clt_tensor *t)
 {
-    return add_tensor(m, &m->nbufs, m->bname, m->bufs, name, t);
+    return add_tensor(m, &m->nbufs, &m->bcap, &m->bname, &m->bufs, name, t);
 }
 
 clt_status clt__init_uniform(clt_generator *gen, clt_device *dev, int ndim, const int64_t *shape,
@@ -123,6 +139,10 @@ void clt_module_free(clt_module *m)
         clt_tensor_free(m->params[k]);
     for (int k = 0; k < m->nbufs; k++)
         clt_tensor_free(m->bufs[k]);
+    free(m->pname);
+    free(m->params);
+    free(m->bname);
+    free(m->bufs);
     if (m->ops->free_extra)
         m->ops->free_extra(m);
     free(m);

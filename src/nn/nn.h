@@ -5,7 +5,8 @@
 
 #include "internal.h"
 
-#define CLT__MODULE_TENSORS 8
+/* The longest name of a module's own tensor, with its NUL ("weight_ih_l0_reverse"). */
+#define CLT__MODULE_NAME 24
 
 typedef struct clt__module_ops {
     const char *name; /* "Linear", as PyTorch's class */
@@ -27,12 +28,16 @@ struct clt_module {
     const clt__module_ops *ops;
     clt_device *dev;   /* where its tensors live; NULL for a layer without any */
     bool training;     /* train mode (the default), as module.train() */
+    /* Own tensors, in arrays that grow as they are added (an LSTM of L
+     * bidirectional layers has 8 L parameters), released with the module. */
     int nparams;       /* leaves that require grad, in no scope */
-    char pname[CLT__MODULE_TENSORS][24];
-    clt_tensor *params[CLT__MODULE_TENSORS];
+    int pcap;
+    char (*pname)[CLT__MODULE_NAME];
+    clt_tensor **params;
     int nbufs;         /* state that is not trained (BatchNorm's running statistics) */
-    char bname[CLT__MODULE_TENSORS][24];
-    clt_tensor *bufs[CLT__MODULE_TENSORS];
+    int bcap;
+    char (*bname)[CLT__MODULE_NAME];
+    clt_tensor **bufs;
     size_t nchildren;  /* owned; named "0", "1", ... as in torch.nn.Sequential */
     clt_module **children;
     const char *const *child_names; /* static names instead ("self_attn"), or NULL */
@@ -88,9 +93,18 @@ clt_status clt__module_adopt(clt_module *m, clt_module *const *mods, size_t n,
 
 /* torch.nn.functional.dropout(x, p, training=True) for a floating x with
  * masks from gen (p 1: x * 0, drawing nothing), for the layer named fn:
- * Dropout's forward in train mode. */
+ * the random part of clt__dropout_rec, and MultiheadAttention's dropout of
+ * its weights. */
 clt_status clt__dropout(const char *fn, clt_generator *gen, double p, const clt_tensor *x,
                         clt_tensor **out);
+
+/* Dropout with probability p (in [0, 1]; 0 gives the identity, recorded)
+ * drawing its mask from gen (NULL: the default generator), noted for
+ * clt_module_forward's undo: Dropout's forward in train mode (any dtype
+ * it takes), and the dropout between a recurrent model's layers; its
+ * random part is clt__dropout.  Messages name fn. */
+clt_status clt__dropout_rec(const char *fn, clt_generator *gen, double p, const clt_tensor *x,
+                            clt_tensor **out);
 
 /* clt_module_state for the public call fn (saving or loading a
  * checkpoint): its messages name fn. */

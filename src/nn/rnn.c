@@ -1,0 +1,511 @@
+/* rnn.c: the recurrent layers (torch.nn.RNN, LSTM, GRU), composed of
+ * recorded ops, so that autograd gives the backward pass: each step is a
+ * product with W_hh and the cell's elementwise ops, after the projection of
+ * the input (one product for a layer's whole input without grad, one per
+ * step while recording). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/nn.h"
+
+/* i[] of a recurrent module. */
+enum { KIND, INPUT, HIDDEN, LAYERS, BIAS, BATCH_FIRST, BIDIR };
+/* i[KIND] */
+enum { K_TANH, K_RELU, K_LSTM, K_GRU };
+
+static int gates_of(int64_t kind)
+{
+    return kind == K_LSTM ? 4 : kind == K_GRU ? 3 : 1;
+}
+
+/* Layer l, direction d's parameter k (0 weight_ih, 1 weight_hh, 2 bias_ih,
+ * 3 bias_hh), or NULL for a bias the module has not. */
+static const clt_tensor *param(const clt_module *m, int64_t l, int d, int k)
+{
+    int per = m->i[BIAS] ? 4 : 2;
+    if (k >= per)
+        return NULL;
+    return m->params[(l * (m->i[BIDIR] ? 2 : 1) + d) * per + k];
+}
+
+/* t[at] along dim 0, without that dim, recorded. */
+static clt_status step_of(const char *fn, const clt_tensor *t, int64_t at, clt_tensor **out)
+{
+    clt_tensor *one = NULL;
+    clt_status st = clt_narrow(t, 0, at, 1, &one);
+    if (st == CLT_OK)
+        st = clt__squeeze_rec(fn, one, 0, out);
+    return st;
+}
+
+/* t[:, start:start + len], recorded. */
+static clt_status cols(const clt_tensor *t, int64_t start, int64_t len, clt_tensor **out)
+{
+    return clt_narrow(t, 1, start, len, out);
+}
+
+/* One step of the cell: h (and c, LSTM) from xt = W_ih x_t + b_ih and
+ * hh = W_hh h + b_hh, both [N, G H].  The new states replace *h and *c;
+ * the intermediates are left in the caller's scope. */
+static clt_status cell(const char *fn, int64_t kind, int64_t H, const clt_tensor *xt,
+                       const clt_tensor *hh, clt_tensor **h, clt_tensor **c)
+{
+    clt_status st;
+    clt_tensor *a, *sg, *i, *f, *g, *gt, *o, *fc, *ig, *tc, *r, *z, *xn, *hn, *rh, *npre, *n,
+        *d, *zd;
+    CLT__TRY(clt__add_rec(fn, xt, hh, &a));
+    switch (kind) {
+    case K_TANH:
+        CLT__TRY(clt__tanh_rec(fn, a, h));
+        break;
+    case K_RELU:
+        CLT__TRY(clt__relu_rec(fn, a, h));
+        break;
+    case K_LSTM:
+        /* one sigmoid over all four parts (g's is not used) saves launches */
+        CLT__TRY(clt__sigmoid_rec(fn, a, &sg));
+        CLT__TRY(cols(sg, 0, H, &i));
+        CLT__TRY(cols(sg, H, H, &f));
+        CLT__TRY(cols(a, 2 * H, H, &gt));
+        CLT__TRY(clt__tanh_rec(fn, gt, &g));
+        CLT__TRY(cols(sg, 3 * H, H, &o));
+        CLT__TRY(clt__mul_rec(fn, f, *c, &fc));
+        CLT__TRY(clt__mul_rec(fn, i, g, &ig));
+        CLT__TRY(clt__add_rec(fn, fc, ig, c));
+        CLT__TRY(clt__tanh_rec(fn, *c, &tc));
+        CLT__TRY(clt__mul_rec(fn, o, tc, h));
+        break;
+    default: /* K_GRU: h' = (1 - z) n + z h = n + z (h - n) */
+        CLT__TRY(cols(a, 0, 2 * H, &gt));
+        CLT__TRY(clt__sigmoid_rec(fn, gt, &sg));
+        CLT__TRY(cols(sg, 0, H, &r));
+        CLT__TRY(cols(sg, H, H, &z));
+        CLT__TRY(cols(xt, 2 * H, H, &xn));
+        CLT__TRY(cols(hh, 2 * H, H, &hn));
+        CLT__TRY(clt__mul_rec(fn, r, hn, &rh));
+        CLT__TRY(clt__add_rec(fn, xn, rh, &npre));
+        CLT__TRY(clt__tanh_rec(fn, npre, &n));
+        CLT__TRY(clt__sub_rec(fn, *h, n, &d));
+        CLT__TRY(clt__mul_rec(fn, z, d, &zd));
+        CLT__TRY(clt__add_rec(fn, n, zd, h));
+        break;
+    }
+done:
+    return st;
+}
+
+/* The initial state k of s ([D L, N, H]), or zeros [N, H] (not recorded)
+ * for a NULL s. */
+static clt_status initial(const char *fn, const clt_tensor *s, int64_t k, const clt_tensor *like,
+                          int64_t N, int64_t H, clt_tensor **out)
+{
+    if (s)
+        return step_of(fn, s, k, out);
+    int64_t shape[2] = {N, H};
+    return clt__full(like->dev, like->dtype, 2, shape, 0.0, out);
+}
+
+/* One direction d of layer l over the sequence: in ([T, N, In]) projected
+ * at once, or, when pieces is not NULL, each step's input pieces[t] ([N,
+ * In]) projected in its step.  The hidden state of each step goes to
+ * steps[T] (time order), the final ones to *h (and *c). */
+static clt_status direction(const char *fn, const clt_module *m, int64_t l, int d,
+                            const clt_tensor *in, clt_tensor *const *pieces,
+                            const clt_tensor *h0, const clt_tensor *c0, clt_tensor **steps,
+                            clt_tensor **h, clt_tensor **c)
+{
+    clt_status st;
+    int64_t T = in->shape[0], N = in->shape[1], H = m->i[HIDDEN], kind = m->i[KIND];
+    int64_t G = gates_of(kind) * H, k = l * (m->i[BIDIR] ? 2 : 1) + d;
+    int64_t flat[2] = {T * N, in->shape[2]}, proj[3] = {T, N, G};
+    const clt_tensor *wih = param(m, l, d, 0), *bih = param(m, l, d, 2);
+    clt_tensor *x2, *xi2, *xi = NULL, *xt, *hh;
+    if (pieces == NULL) {
+        CLT__TRY(clt__reshape_rec(fn, in, 2, flat, &x2));
+        CLT__TRY(clt__linear(x2, wih, bih, &xi2, fn));
+        CLT__TRY(clt__reshape_rec(fn, xi2, 3, proj, &xi));
+    }
+    CLT__TRY(initial(fn, h0, k, in, N, H, h));
+    if (kind == K_LSTM)
+        CLT__TRY(initial(fn, c0, k, in, N, H, c));
+    for (int64_t s = 0; s < T; s++) {
+        int64_t t = d ? T - 1 - s : s;
+        /* a step's intermediates go at its end (the graph holds what the
+         * backward pass needs): without grad, memory does not grow with T */
+        CLT__TRY(clt_scope_begin());
+        st = pieces ? clt__linear(pieces[t], wih, bih, &xt, fn) : step_of(fn, xi, t, &xt);
+        if (st == CLT_OK)
+            st = clt__linear(*h, param(m, l, d, 1), param(m, l, d, 3), &hh, fn);
+        if (st == CLT_OK)
+            st = cell(fn, kind, H, xt, hh, h, c);
+        if (st == CLT_OK)
+            st = clt_scope_keep(*h);
+        if (st == CLT_OK && kind == K_LSTM)
+            st = clt_scope_keep(*c);
+        clt_scope_end();
+        CLT__TRY(st);
+        steps[t] = *h;
+    }
+done:
+    return st;
+}
+
+/* The next layer's input from this layer's steps (D directions of T
+ * steps each): as one tensor [T, N, D H] (*whole), and, when pieces is not
+ * NULL, step by step ([N, D H] each), with dropout's mask (NULL: none)
+ * applied to either. */
+static clt_status layer_output(const char *fn, clt_tensor **steps, int64_t T, int D,
+                               const clt_tensor *mask, clt_tensor **whole, clt_tensor **pieces)
+{
+    clt_status st;
+    clt_tensor *stacked[2], *joined, *mt;
+    for (int d = 0; d < D; d++)
+        CLT__TRY(clt_stack((const clt_tensor *const *)(steps + d * T), (size_t)T, 0,
+                           &stacked[d]));
+    if (D == 2)
+        CLT__TRY(clt_cat((const clt_tensor *const *)stacked, 2, 2, whole));
+    else
+        *whole = stacked[0];
+    if (mask)
+        CLT__TRY(clt__mul_rec(fn, *whole, mask, whole));
+    for (int64_t t = 0; pieces && t < T; t++) {
+        const clt_tensor *both[2] = {steps[t], D == 2 ? steps[T + t] : NULL};
+        if (D == 2)
+            CLT__TRY(clt_cat(both, 2, 1, &joined));
+        else
+            joined = steps[t];
+        if (mask) {
+            CLT__TRY(step_of(fn, mask, t, &mt));
+            CLT__TRY(clt__mul_rec(fn, joined, mt, &joined));
+        }
+        pieces[t] = joined;
+    }
+done:
+    return st;
+}
+
+static const char *hidden_what(const clt_module *m, int which)
+{
+    if (m->i[KIND] != K_LSTM)
+        return "hidden";
+    return which ? "hidden[1]" : "hidden[0]";
+}
+
+/* PyTorch's checks of an initial state s (which: 0 h0, 1 c0) for the
+ * input x. */
+static clt_status check_state(const char *fn, const clt_module *m, const clt_tensor *x,
+                              const clt_tensor *s, int which)
+{
+    char s1[160], s2[160];
+    bool batched = x->ndim == 3;
+    if (s->ndim != x->ndim)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: For %s input, hx should also be %d-D but got %d-D tensor", fn,
+                          batched ? "batched 3-D" : "unbatched 2-D", x->ndim, s->ndim);
+    int64_t want[3] = {(m->i[BIDIR] ? 2 : 1) * m->i[LAYERS], 0, m->i[HIDDEN]};
+    if (batched)
+        want[1] = x->shape[m->i[BATCH_FIRST] ? 0 : 1];
+    else
+        want[1] = m->i[HIDDEN];
+    bool same = true;
+    for (int k = 0; k < s->ndim; k++)
+        same = same && s->shape[k] == want[k];
+    if (!same)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: Expected %s size %s, got %s", fn,
+                          hidden_what(m, which), clt__shape_str(s1, sizeof s1, s->ndim, want),
+                          clt__shape_str(s2, sizeof s2, s->ndim, s->shape));
+    const char *name = which ? "c0" : "h0";
+    if (s->dev != m->dev)
+        return clt__error(CLT_ERR_DEVICE_MISMATCH,
+                          "%s: expected all tensors to be on the same device, but found at "
+                          "least two devices: %s on %s (%s) and the model on %s (%s); move one "
+                          "with clt_to or clt_module_to",
+                          fn, name, s->dev->label, s->dev->info.name, m->dev->label,
+                          m->dev->info.name);
+    if (s->dtype != m->params[0]->dtype)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: %s must have the dtype of the weights, but %s is %s and the "
+                          "weights %s (convert it with clt_to_dtype)",
+                          fn, name, name, clt_dtype_name(s->dtype),
+                          clt_dtype_name(m->params[0]->dtype));
+    return CLT_OK;
+}
+
+static clt_status check_input(const char *fn, const clt_module *m, const clt_tensor *x,
+                              const clt_tensor *h0, const clt_tensor *c0)
+{
+    clt_status st = clt__module_check_device(m, x, fn);
+    if (st != CLT_OK)
+        return st;
+    if (x->ndim != 2 && x->ndim != 3)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Expected input to be 2-D or 3-D but received %d-D tensor", fn,
+                          x->ndim);
+    int64_t T = x->shape[x->ndim == 3 && m->i[BATCH_FIRST] ? 1 : 0];
+    if (T == 0)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Expected sequence length to be larger than 0 in RNN", fn);
+    if (x->shape[x->ndim - 1] != m->i[INPUT])
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: input.size(-1) must be equal to input_size. Expected %lld, got "
+                          "%lld",
+                          fn, (long long)m->i[INPUT], (long long)x->shape[x->ndim - 1]);
+    st = clt__module_check_dtype(x, m->params[0], "weight", NULL, fn);
+    if (st == CLT_OK && h0)
+        st = check_state(fn, m, x, h0, 0);
+    if (st == CLT_OK && c0)
+        st = check_state(fn, m, x, c0, 1);
+    return st;
+}
+
+/* The whole forward: *output, *h_n and (LSTM) *c_n, the last two only
+ * when their pointers are not NULL; all in the caller's scope. */
+static clt_status run(clt_module *m, const clt_tensor *x, const clt_tensor *h0,
+                      const clt_tensor *c0, clt_tensor **output, clt_tensor **h_n,
+                      clt_tensor **c_n)
+{
+    const char *fn = m->ops->name;
+    clt_status st = check_input(fn, m, x, h0, c0);
+    if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
+        return st;
+    bool batched = x->ndim == 3, lstm = m->i[KIND] == K_LSTM;
+    int D = m->i[BIDIR] ? 2 : 1;
+    int64_t L = m->i[LAYERS], nstates = D * L;
+    clt_tensor **steps = NULL, **pieces = NULL, **hs = NULL, **cs = NULL;
+    clt_tensor *in = NULL, *h0b = NULL, *c0b = NULL, *out = NULL, *hn = NULL, *cn = NULL;
+    /* [T, N, *] inside */
+    if (!batched)
+        CLT__TRY(clt__unsqueeze_rec(fn, x, 1, &in));
+    else if (m->i[BATCH_FIRST])
+        CLT__TRY(clt__transpose_rec(fn, x, 0, 1, &in));
+    else
+        in = (clt_tensor *)x;
+    if (h0 && !batched)
+        CLT__TRY(clt__unsqueeze_rec(fn, h0, 1, &h0b));
+    else
+        h0b = (clt_tensor *)h0;
+    if (c0 && !batched)
+        CLT__TRY(clt__unsqueeze_rec(fn, c0, 1, &c0b));
+    else
+        c0b = (clt_tensor *)c0;
+    int64_t T = in->shape[0];
+    /* Recording, the input's projection is made step by step: each step's
+     * part of a projection made at once would take back a gradient the
+     * size of the whole (a narrow's), and the backward pass would grow with
+     * the square of T.  Without grad, one product projects all steps. */
+    bool by_step = clt_is_grad_enabled() && clt_requires_grad(x);
+    for (int k = 0; k < m->nparams && !by_step; k++)
+        by_step = clt_is_grad_enabled() && clt_requires_grad(m->params[k]);
+    steps = clt__calloc((size_t)(D * T), sizeof *steps);
+    pieces = by_step ? clt__calloc((size_t)T, sizeof *pieces) : NULL;
+    hs = clt__calloc((size_t)nstates, sizeof *hs);
+    cs = clt__calloc((size_t)nstates, sizeof *cs);
+    if (steps == NULL || hs == NULL || cs == NULL || (by_step && pieces == NULL)) {
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        goto done;
+    }
+    for (int64_t t = 0; by_step && t < T; t++)
+        CLT__TRY(step_of(fn, in, t, &pieces[t]));
+    for (int64_t l = 0; l < L; l++) {
+        for (int d = 0; d < D; d++)
+            CLT__TRY(direction(fn, m, l, d, in, pieces, h0b, c0b, steps + d * T,
+                               &hs[l * D + d], &cs[l * D + d]));
+        clt_tensor *mask = NULL;
+        if (l + 1 < L && m->training && m->f[0] > 0) {
+            /* dropout's mask (scaled by 1 / (1 - p)), the same in both ways */
+            int64_t ms[3] = {T, in->shape[1], D * m->i[HIDDEN]};
+            clt_tensor *ones = NULL;
+            CLT__TRY(clt__full(x->dev, x->dtype, 3, ms, 1.0, &ones));
+            CLT__TRY(clt__dropout_rec(fn, m->gen, m->f[0], ones, &mask));
+        }
+        CLT__TRY(layer_output(fn, steps, T, D, mask, &out, l + 1 < L ? pieces : NULL));
+        in = out;
+    }
+    if (!batched)
+        CLT__TRY(clt__squeeze_rec(fn, out, 1, &out));
+    else if (m->i[BATCH_FIRST])
+        CLT__TRY(clt__transpose_rec(fn, out, 0, 1, &out));
+    clt_tensor **finals[2] = {hs, cs}, **results[2] = {&hn, &cn};
+    for (int k = 0; k < (lstm ? 2 : 1); k++) {
+        CLT__TRY(clt_stack((const clt_tensor *const *)finals[k], (size_t)nstates, 0,
+                           results[k]));
+        if (!batched)
+            CLT__TRY(clt__squeeze_rec(fn, *results[k], 1, results[k]));
+    }
+    /* to the caller's scope (or the caller) */
+    clt_tensor *give[3] = {out, h_n ? hn : NULL, c_n && lstm ? cn : NULL};
+    for (int k = 0; k < 3; k++) {
+        if (give[k] && (st = clt_scope_keep(give[k])) != CLT_OK) {
+            for (int j = 0; j < k; j++)
+                clt_tensor_free(give[j]);
+            goto done;
+        }
+    }
+    *output = out;
+    if (h_n)
+        *h_n = hn;
+    if (c_n)
+        *c_n = lstm ? cn : NULL;
+done:
+    free(steps);
+    free(pieces);
+    free(hs);
+    free(cs);
+    clt_scope_end();
+    return st;
+}
+
+static clt_status forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    return run(m, x, NULL, NULL, out, NULL, NULL);
+}
+
+static const clt__module_ops rnn_ops = {"RNN", forward, NULL, NULL};
+static const clt__module_ops lstm_ops = {"LSTM", forward, NULL, NULL};
+static const clt__module_ops gru_ops = {"GRU", forward, NULL, NULL};
+
+/* The public forwards: m must be of ops. */
+static clt_status forward_all(const char *fn, const clt__module_ops *ops, clt_module *m,
+                              const clt_tensor *x, const clt_tensor *h0, const clt_tensor *c0,
+                              clt_tensor **output, clt_tensor **h_n, clt_tensor **c_n)
+{
+    CLT__REQUIRE_ARG(output, fn);
+    *output = NULL;
+    if (h_n)
+        *h_n = NULL;
+    if (c_n)
+        *c_n = NULL;
+    CLT__REQUIRE_ARG(m, fn);
+    CLT__REQUIRE_ARG(x, fn);
+    if (m->ops != ops)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the module is %s; this call takes %s",
+                          fn, m->ops->name, ops->name);
+    if (ops == &lstm_ops && (h0 == NULL) != (c0 == NULL))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: give both h0 and c0, or neither (zeros), not %s alone", fn,
+                          h0 ? "h0" : "c0");
+    clt__forward_begin();
+    clt_status st = clt__forward_end(run(m, x, h0, c0, output, h_n, c_n), fn);
+    if (st != CLT_OK) {
+        clt_tensor_free(*output);
+        *output = NULL;
+        if (h_n) {
+            clt_tensor_free(*h_n);
+            *h_n = NULL;
+        }
+        if (c_n) {
+            clt_tensor_free(*c_n);
+            *c_n = NULL;
+        }
+        return clt__error_in(st, fn);
+    }
+    return clt__ok();
+}
+
+clt_status clt_lstm_forward(clt_module *m, const clt_tensor *x, const clt_tensor *h0,
+                            const clt_tensor *c0, clt_tensor **output, clt_tensor **h_n,
+                            clt_tensor **c_n)
+{
+    return forward_all("clt_lstm_forward", &lstm_ops, m, x, h0, c0, output, h_n, c_n);
+}
+
+clt_status clt_rnn_forward(clt_module *m, const clt_tensor *x, const clt_tensor *h0,
+                           clt_tensor **output, clt_tensor **h_n)
+{
+    return forward_all("clt_rnn_forward", &rnn_ops, m, x, h0, NULL, output, h_n, NULL);
+}
+
+clt_status clt_gru_forward(clt_module *m, const clt_tensor *x, const clt_tensor *h0,
+                           clt_tensor **output, clt_tensor **h_n)
+{
+    return forward_all("clt_gru_forward", &gru_ops, m, x, h0, NULL, output, h_n, NULL);
+}
+
+/* The constructors: the parameters of each layer and direction, in
+ * PyTorch's order, all uniform in +-1/sqrt(hidden_size). */
+static clt_status make(const char *fn, const clt__module_ops *ops, int64_t kind, clt_device *dev,
+                       const clt_rnn_opts *opts, clt_generator *gen, clt_module **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    CLT__REQUIRE_ARG(opts, fn);
+    const clt_rnn_opts *o = opts;
+    if (o->input_size <= 0 || o->hidden_size <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: input_size (%lld) and hidden_size (%lld) must be positive", fn,
+                          (long long)o->input_size, (long long)o->hidden_size);
+    /* each layer's names ("weight_ih_l9999_reverse") fit the module's */
+    if (o->num_layers < 1 || o->num_layers > 10000)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: num_layers %lld: expected 1 to 10000",
+                          fn, (long long)o->num_layers);
+    if (!(o->dropout >= 0.0 && o->dropout <= 1.0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: dropout should be a number in range [0, 1] representing the "
+                          "probability of an element being zeroed, not %g",
+                          fn, o->dropout);
+    if (kind != K_LSTM && kind != K_GRU && o->nonlinearity != CLT_RNN_TANH &&
+        o->nonlinearity != CLT_RNN_RELU)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Unknown nonlinearity %d: expected CLT_RNN_TANH or CLT_RNN_RELU",
+                          fn, o->nonlinearity);
+    if (kind != K_LSTM && kind != K_GRU)
+        kind = o->nonlinearity == CLT_RNN_RELU ? K_RELU : K_TANH;
+    clt_module *m = NULL;
+    clt_status st;
+    uint64_t drawn = clt_generator_offset(gen);
+    CLT__TRY(clt__module_new(ops, dev, &m));
+    int D = o->bidirectional ? 2 : 1;
+    int64_t H = o->hidden_size, G = gates_of(kind) * H;
+    m->i[KIND] = kind;
+    m->i[INPUT] = o->input_size;
+    m->i[HIDDEN] = H;
+    m->i[LAYERS] = o->num_layers;
+    m->i[BIAS] = o->bias != 0;
+    m->i[BATCH_FIRST] = o->batch_first != 0;
+    m->i[BIDIR] = D == 2;
+    m->f[0] = o->dropout;
+    m->gen = gen;
+    double bound = 1.0 / sqrt((double)H);
+    for (int64_t l = 0; l < o->num_layers; l++) {
+        for (int d = 0; d < D; d++) {
+            static const char *const names[4] = {"weight_ih", "weight_hh", "bias_ih", "bias_hh"};
+            int64_t shapes[4][2] = {{G, l ? D * H : o->input_size}, {G, H}, {G}, {G}};
+            for (int k = 0; k < (o->bias ? 4 : 2); k++) {
+                char name[64];
+                clt_tensor *t = NULL;
+                snprintf(name, sizeof name, "%s_l%lld%s", names[k], (long long)l,
+                         d ? "_reverse" : "");
+                CLT__TRY(clt__init_uniform(gen, dev, k < 2 ? 2 : 1, shapes[k], bound, &t, fn));
+                CLT__TRY(clt__module_param(m, name, t));
+            }
+        }
+    }
+    *out = m;
+    m = NULL;
+done:
+    if (st != CLT_OK) /* a failed constructor takes no numbers from gen */
+        clt_generator_set_offset(gen, drawn);
+    clt_module_free(m);
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+}
+
+clt_status clt_rnn_layer(clt_device *dev, const clt_rnn_opts *opts, clt_generator *gen,
+                         clt_module **out)
+{
+    return make("clt_rnn_layer", &rnn_ops, K_TANH, dev, opts, gen, out);
+}
+
+clt_status clt_lstm_layer(clt_device *dev, const clt_rnn_opts *opts, clt_generator *gen,
+                          clt_module **out)
+{
+    return make("clt_lstm_layer", &lstm_ops, K_LSTM, dev, opts, gen, out);
+}
+
+clt_status clt_gru_layer(clt_device *dev, const clt_rnn_opts *opts, clt_generator *gen,
+                         clt_module **out)
+{
+    return make("clt_gru_layer", &gru_ops, K_GRU, dev, opts, gen, out);
+}
