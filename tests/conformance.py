@@ -2375,20 +2375,6 @@ def attention():
     proto("clt_transformer_encoder", [P, C.c_size_t, P, PP])
     proto("clt_transformer_encoder_forward", [P, P, P, P, PP])
     proto("clt_layer_norm_layer", [P, C.c_int, I64P, C.c_double, C.c_int, PP])
-class RnnOpts(C.Structure):
-    """clt_rnn_opts."""
-    _fields_ = [("input_size", C.c_int64), ("hidden_size", C.c_int64),
-                ("num_layers", C.c_int64), ("bias", C.c_int), ("batch_first", C.c_int),
-                ("dropout", C.c_double), ("bidirectional", C.c_int), ("nonlinearity", C.c_int)]
-
-
-def _rnn_protos():
-    for n in ("rnn", "lstm", "gru"):
-        proto("clt_%s_layer" % n, [P, C.POINTER(RnnOpts), P, PP])
-    proto("clt_lstm_forward", [P, P, P, P, PP, PP, PP])
-    proto("clt_rnn_forward", [P, P, P, PP, PP])
-    proto("clt_gru_forward", [P, P, P, PP, PP])
-    proto("clt_module_free", [P], None)
     proto("clt_module_load", [P, C.c_char_p])
     proto("clt_module_save", [P, C.c_char_p])
     proto("clt_module_to_dtype", [P, C.c_int])
@@ -2542,6 +2528,27 @@ def _rnn_protos():
                       lambda p, o: L.clt_transformer_encoder_forward(m, p, None, kp, o),
                       [data((L_, N, E), dt)], tol=tol)
             L.clt_tensor_free(kp)
+        L.clt_module_free(m)
+
+
+class RnnOpts(C.Structure):
+    """clt_rnn_opts."""
+    _fields_ = [("input_size", C.c_int64), ("hidden_size", C.c_int64),
+                ("num_layers", C.c_int64), ("bias", C.c_int), ("batch_first", C.c_int),
+                ("dropout", C.c_double), ("bidirectional", C.c_int), ("nonlinearity", C.c_int)]
+
+
+def _rnn_protos():
+    for n in ("rnn", "lstm", "gru"):
+        proto("clt_%s_layer" % n, [P, C.POINTER(RnnOpts), P, PP])
+    proto("clt_lstm_forward", [P, P, P, P, PP, PP, PP])
+    proto("clt_rnn_forward", [P, P, P, PP, PP])
+    proto("clt_gru_forward", [P, P, P, PP, PP])
+    proto("clt_module_free", [P], None)
+    proto("clt_module_load", [P, C.c_char_p])
+    proto("clt_module_save", [P, C.c_char_p])
+    proto("clt_module_to_dtype", [P, C.c_int])
+    proto("clt_module_train", [P, C.c_int], None)
 
 
 def rnns():
