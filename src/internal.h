@@ -1224,6 +1224,14 @@ clt_status clt__unsqueeze_rec(const char *fn, const clt_tensor *t, int dim, clt_
 clt_status clt__conv2d_rec(const char *fn, const clt_tensor *input, const clt_tensor *weight,
                            const clt_tensor *bias, const clt_conv2d_opts *opts,
                            clt_tensor **out);
+clt_status clt__conv1d_rec(const char *fn, const clt_tensor *input, const clt_tensor *weight,
+                           const clt_tensor *bias, const clt_conv1d_opts *opts, clt_tensor **out);
+clt_status clt__conv_transpose2d_rec(const char *fn, const clt_tensor *input,
+                                     const clt_tensor *weight, const clt_tensor *bias,
+                                     const clt_conv_transpose2d_opts *opts, clt_tensor **out);
+clt_status clt__interpolate_rec(const char *fn, const clt_tensor *input, const int64_t *size,
+                                const double *scale_factor, int mode, int align_corners,
+                                clt_tensor **out);
 clt_status clt__embedding_rec(const char *fn, const clt_tensor *weight,
                               const clt_tensor *indices, clt_tensor **out);
 /* max (max true) or average pooling as clt_max_pool2d and clt_avg_pool2d

@@ -1127,6 +1127,94 @@ def pooling():
         check("adaptive_avg_pool2d size %s (refused)" % list(o), tf, cf, [data((1, 2, 4, 4), f)])
 
 
+# ---- conv1d, conv_transpose2d, interpolate --------------------------------------
+
+proto("clt_conv1d", [P, P, P, P, PP])
+proto("clt_conv_transpose2d", [P, P, P, P, PP])
+proto("clt_interpolate", [P, P, P, C.c_int, C.c_int, PP])
+
+
+def _i64s(*v):
+    return (C.c_int64 * len(v))(*v)
+
+
+def conv_more():
+    F = torch.nn.functional
+    # conv1d: [N, C, L] (or [C, L]), weight [O, C / g, k]
+    c1 = [((2, 4, 11), (6, 2, 3), (1, 0, 1, 2), True), ((3, 9), (5, 3, 4), (2, 1, 1, 1), False),
+          ((2, 3, 17), (4, 3, 5), (3, 2, 2, 1), True), ((1, 6, 7), (6, 1, 3), (1, 1, 1, 6), True),
+          ((2, 2, 3), (2, 2, 5), (1, 0, 1, 1), False)]  # kernel wider than the input: refused
+    for dt in FLOATS:
+        for xs, ws, (s_, p_, d_, g_), bias in c1:
+            tol = "mm" if dt == torch.float32 else "red"
+            ins = [data(xs, dt, lo=-2, hi=2), data(ws, dt, lo=-1, hi=1)]
+            if bias:
+                ins.append(data((ws[0],), dt))
+            check("conv1d %s x%s w%s s%d p%d d%d g%d" % (dn(dt), list(xs), list(ws), s_, p_, d_, g_),
+                  lambda x, w, b=None, o=(s_, p_, d_, g_):
+                  F.conv1d(x, w, b, stride=o[0], padding=o[1], dilation=o[2], groups=o[3]),
+                  lambda x, w, *r, o=(s_, p_, d_, g_):
+                  L.clt_conv1d(x, w, r[0] if len(r) > 1 else None, _i64s(*o), r[-1]),
+                  ins, tol=tol)
+    # conv_transpose2d: weight [Cin, Cout / g, kh, kw]
+    ct = [((2, 4, 5, 6), (4, 3, 3, 2), ((1, 1), (0, 0), (0, 0), 1, (1, 1)), True),
+          ((2, 4, 5, 6), (4, 2, 3, 3), ((2, 3), (1, 2), (1, 2), 2, (1, 1)), True),
+          ((3, 4, 5), (3, 2, 2, 4), ((2, 1), (1, 0), (0, 0), 1, (2, 3)), False),
+          ((1, 6, 3, 4), (6, 1, 3, 3), ((3, 2), (2, 1), (2, 1), 3, (2, 2)), True),
+          ((2, 2, 4, 4), (2, 3, 3, 3), ((1, 1), (0, 0), (1, 0), 1, (2, 1)), True),  # op < dil
+          ((1, 2, 3, 3), (2, 1, 3, 3), ((2, 2), (0, 0), (2, 0), 1, (1, 1)), False),  # op >= s, d
+          ((1, 2, 2, 2), (2, 1, 1, 1), ((1, 1), (1, 1), (0, 0), 1, (1, 1)), False),  # size 0
+          ((1, 3, 2, 2), (2, 1, 1, 1), ((1, 1), (0, 0), (0, 0), 1, (1, 1)), False)]  # channels
+    for dt in FLOATS:
+        for xs, ws, o, bias in ct:
+            tol = "mm" if dt == torch.float32 else "red"
+            ins = [data(xs, dt, lo=-2, hi=2), data(ws, dt, lo=-1, hi=1)]
+            if bias:
+                ins.append(data((ws[1] * o[3],), dt))
+            flat = o[0] + o[1] + o[2] + (o[3],) + o[4]
+            check("conv_transpose2d %s x%s w%s %s" % (dn(dt), list(xs), list(ws), o),
+                  lambda x, w, b=None, o=o:
+                  F.conv_transpose2d(x, w, b, o[0], o[1], o[2], o[3], o[4]),
+                  lambda x, w, *r, f=flat:
+                  L.clt_conv_transpose2d(x, w, r[0] if len(r) > 1 else None, _i64s(*f), r[-1]),
+                  ins, tol=tol)
+    # interpolate: torch 1.13's nearest (floor(i * scale), float) and bilinear
+    cases = [((2, 3, 4, 5), (8, 10), None), ((1, 2, 3, 3), (5, 7), None),
+             ((1, 2, 7, 9), (3, 4), None), ((2, 1, 5, 4), None, (2.0, 3.0)),
+             ((1, 2, 5, 7), None, (1.7, 0.6)), ((1, 1, 3, 4), None, (2.5, 1.3)),
+             ((1, 2, 1, 6), (4, 1), None), ((2, 2, 6, 6), (6, 6), None),
+             ((1, 1, 10, 3), None, (0.35, 3.3)), ((1, 2, 4, 4), (0, 3), None),
+             ((2, 4, 4), (5, 5), None), ((1, 1, 4, 4), None, (0.1, 1.0))]
+    for dt in FLOATS:
+        for xs, size, sf in cases:
+            for mode, align in (("nearest", None), ("bilinear", False), ("bilinear", True)):
+                m = 0 if mode == "nearest" else 1
+                check("interpolate %s %s size=%s scale=%s %s align=%s"
+                      % (dn(dt), list(xs), size, sf, mode, align),
+                      lambda x, size=size, sf=sf, mode=mode, align=align:
+                      F.interpolate(x, size=size, scale_factor=sf, mode=mode,
+                                    align_corners=align),
+                      lambda x, r, size=size, sf=sf, m=m, align=align:
+                      L.clt_interpolate(x, _i64s(*size) if size else None,
+                                        (C.c_double * 2)(*sf) if sf else None, m,
+                                        1 if align else 0, r),
+                      [data(xs, dt, special=False)], tol="exact" if m == 0 else "red")
+    x = data((1, 2, 3, 4), torch.float32)
+    check("interpolate nearest align_corners (refused)",
+          lambda t: F.interpolate(t, size=(4, 4), mode="nearest", align_corners=True),
+          lambda p, r: L.clt_interpolate(p, _i64s(4, 4), None, 0, 1, r), [x])
+    check("interpolate size and scale (refused)",
+          lambda t: F.interpolate(t, size=(4, 4), scale_factor=2.0),
+          lambda p, r: L.clt_interpolate(p, _i64s(4, 4), (C.c_double * 2)(2, 2), 0, 0, r), [x])
+    check("interpolate int64 (refused)", lambda t: F.interpolate(t, size=(4, 4)),
+          lambda p, r: L.clt_interpolate(p, _i64s(4, 4), None, 0, 0, r),
+          [data((1, 2, 3, 4), torch.int64)])
+    check("interpolate transposed input",
+          lambda t: F.interpolate(t, size=(5, 3), mode="bilinear", align_corners=False),
+          lambda p, r: L.clt_interpolate(p, _i64s(5, 3), None, 1, 0, r),
+          [In(data((2, 3, 7, 4), torch.float64), ("T",))], tol="tr")
+
+
 # ---- views --------------------------------------------------------------
 
 def views():
@@ -2255,7 +2343,8 @@ def _plus1_cos(p, o):
 
 def main():
     sections = [elementwise, modulo, rounding, reductions, linalg, pooling, views, stress, chains,
-                creation, random, errors, losses, more_reductions, group_norm, norms, sorting]
+                creation, random, errors, losses, more_reductions, group_norm, norms, sorting,
+                conv_more]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

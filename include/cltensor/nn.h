@@ -156,6 +156,40 @@ CLT_API clt_status clt_conv2d_layer(clt_device *dev, int64_t in_channels, int64_
                                     const clt_conv2d_opts *opts, int bias, clt_generator *gen,
                                     clt_module **out);
 
+/* torch.nn.Conv1d(in_channels, out_channels, kernel_size, ...):
+ * y = clt_conv1d(x, weight, bias, opts) for x [N, C, L] or [C, L].  opts
+ * NULL: stride 1, padding 0, dilation 1, groups 1.  weight [out_channels,
+ * in_channels / groups, kernel_size] and bias [out_channels] (when bias is
+ * non-zero), both uniform in +-1/sqrt(in_channels / groups * kernel_size),
+ * float32 on dev.  A new module (*out), released with clt_module_free. */
+CLT_API clt_status clt_conv1d_layer(clt_device *dev, int64_t in_channels, int64_t out_channels,
+                                    int64_t kernel_size, const clt_conv1d_opts *opts, int bias,
+                                    clt_generator *gen, clt_module **out);
+
+/* torch.nn.ConvTranspose2d(in_channels, out_channels, (kernel_h,
+ * kernel_w), ...): y = clt_conv_transpose2d(x, weight, bias, opts) for x
+ * [N, C, H, W] or [C, H, W].  opts NULL: stride 1, padding 0,
+ * output_padding 0, groups 1, dilation 1; output_padding must be below
+ * the stride or the dilation.  weight [in_channels, out_channels / groups,
+ * kernel_h, kernel_w] (PyTorch's layout, so that its state_dict loads as
+ * it is) and bias [out_channels], both uniform in +-1/sqrt(fan_in) with
+ * PyTorch's fan_in = out_channels / groups * kernel_h * kernel_w, float32
+ * on dev.  A new module (*out), released with clt_module_free. */
+CLT_API clt_status clt_conv_transpose2d_layer(clt_device *dev, int64_t in_channels,
+                                              int64_t out_channels, int64_t kernel_h,
+                                              int64_t kernel_w,
+                                              const clt_conv_transpose2d_opts *opts, int bias,
+                                              clt_generator *gen, clt_module **out);
+
+/* torch.nn.Upsample(size, scale_factor, mode, align_corners):
+ * clt_interpolate(x, size, scale_factor, mode, align_corners) at each
+ * forward.  Exactly one of size (both > 0) and scale_factor (finite,
+ * > 0) is given, the other NULL (both copied); align_corners only with
+ * CLT_INTERP_BILINEAR; checked here (CLT_ERR_INVALID_ARGUMENT).  No
+ * tensors.  A new module (*out), released with clt_module_free. */
+CLT_API clt_status clt_upsample_layer(const int64_t size[2], const double scale_factor[2],
+                                      clt_interp_mode mode, int align_corners, clt_module **out);
+
 /* torch.nn.MaxPool2d((kernel_h, kernel_w), ...) and AvgPool2d: clt_max_pool2d
  * and clt_avg_pool2d with the settings of opts (NULL: PyTorch's defaults,
  * stride the kernel size, padding 0, dilation 1, no ceil_mode,
