@@ -1240,6 +1240,10 @@ clt_status clt__pool2d_rec(const char *fn, bool max, const clt_tensor *input,
                            const int64_t *kernel, const int64_t *stride, const int64_t *padding,
                            const int64_t *dilation, int ceil_mode, int count_include_pad,
                            clt_tensor **out);
+/* max_pool1d or avg_pool1d (stride 0: the kernel) through the 2-D pools. */
+clt_status clt__pool1d_rec(const char *fn, bool max, const clt_tensor *input, int64_t kernel,
+                           int64_t stride, int64_t padding, int64_t dilation, int ceil_mode,
+                           int count_include_pad, clt_tensor **out);
 clt_status clt__adaptive_avg_pool2d_rec(const char *fn, const clt_tensor *input,
                                         const int64_t *output_size, clt_tensor **out);
 

@@ -1127,7 +1127,7 @@ def pooling():
         check("adaptive_avg_pool2d size %s (refused)" % list(o), tf, cf, [data((1, 2, 4, 4), f)])
 
 
-# ---- conv1d, conv_transpose2d, interpolate --------------------------------------
+# ---- conv1d, conv_transpose2d, interpolate, 1-D pooling --------------------------------------
 
 proto("clt_conv1d", [P, P, P, P, PP])
 proto("clt_conv_transpose2d", [P, P, P, P, PP])
@@ -1199,6 +1199,29 @@ def conv_more():
                                         (C.c_double * 2)(*sf) if sf else None, m,
                                         1 if align else 0, r),
                       [data(xs, dt, special=False)], tol="exact" if m == 0 else "red")
+    # max_pool1d / avg_pool1d through the 2-D kernels
+    proto("clt_max_pool1d", [P, C.c_int64, C.c_int64, C.c_int64, C.c_int64, C.c_int, PP])
+    proto("clt_avg_pool1d", [P, C.c_int64, C.c_int64, C.c_int64, C.c_int, C.c_int, PP])
+    pools = [((2, 3, 11), 3, 2, 1, 1, False, True), ((3, 9), 2, None, 0, 1, False, True),
+             ((2, 2, 10), 3, 2, 1, 2, True, False), ((1, 4, 7), 4, 3, 2, 1, True, True),
+             ((2, 3, 5), 3, 1, 2, 1, False, True),  # padding over half the kernel: refused
+             ((2, 3, 2), 5, 1, 0, 1, False, True)]  # window wider than the input: refused
+    for dt in FLOATS:
+        for xs, k, s_, p_, d_, ceil, cip in pools:
+            check("max_pool1d %s %s k%d s%s p%d d%d ceil=%d" % (dn(dt), list(xs), k, s_, p_, d_,
+                                                                 ceil),
+                  lambda x, k=k, s_=s_, p_=p_, d_=d_, ceil=ceil:
+                  F.max_pool1d(x, k, s_, p_, d_, ceil),
+                  lambda x, r, k=k, s_=s_, p_=p_, d_=d_, ceil=ceil:
+                  L.clt_max_pool1d(x, k, s_ or 0, p_, d_, int(ceil), r),
+                  [data(xs, dt, special=True)], tol="exact")
+            check("avg_pool1d %s %s k%d s%s p%d ceil=%d cip=%d" % (dn(dt), list(xs), k, s_, p_,
+                                                                   ceil, cip),
+                  lambda x, k=k, s_=s_, p_=p_, ceil=ceil, cip=cip:
+                  F.avg_pool1d(x, k, s_, p_, ceil, cip),
+                  lambda x, r, k=k, s_=s_, p_=p_, ceil=ceil, cip=cip:
+                  L.clt_avg_pool1d(x, k, s_ or 0, p_, int(ceil), int(cip), r),
+                  [data(xs, dt)], tol="red")
     x = data((1, 2, 3, 4), torch.float32)
     check("interpolate nearest align_corners (refused)",
           lambda t: F.interpolate(t, size=(4, 4), mode="nearest", align_corners=True),

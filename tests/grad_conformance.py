@@ -444,6 +444,15 @@ for xs, size, sf in (((2, 3, 4, 5), (7, 9), None), ((1, 2, 6, 7), (4, 3), None),
                   (C.c_double * 2)(*sf) if sf else None, 0 if mode == "nearest" else 1,
                   1 if align else 0), [x])
 
+proto("clt_max_pool1d", [P, C.c_int64, C.c_int64, C.c_int64, C.c_int64, C.c_int, PP])
+proto("clt_avg_pool1d", [P, C.c_int64, C.c_int64, C.c_int64, C.c_int, C.c_int, PP])
+p1 = np.array([[[1.0, 3.0, 3.0, 0.0, 2.0, 2.0, 5.0], [0.0, -1.0, 4.0, 4.0, 1.0, 0.0, 0.0]]])
+case("max_pool1d ties overlapping", lambda x: torch.nn.functional.max_pool1d(x, 3, 2, 1),
+     lambda x: call("clt_max_pool1d", x, 3, 2, 1, 1, 0), [p1])
+case("avg_pool1d ceil no pad count", lambda x: torch.nn.functional.avg_pool1d(x, 3, 2, 1, True,
+                                                                               False),
+     lambda x: call("clt_avg_pool1d", x, 3, 2, 1, 1, 0), [p1])
+
 # ---- group normalisation ------------------------------------------------------------------
 proto("clt_group_norm", [P, C.c_int64, P, P, C.c_double, PP])
 for shape, g in (((2, 6, 3), 3), ((3, 4), 2), ((2, 4, 2, 3), 1), ((2, 4, 2, 3), 4), ((4, 6), 6)):

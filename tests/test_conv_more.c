@@ -3,9 +3,10 @@
  * dilation, groups, output_padding, bias, unbatched, non-contiguous and
  * odd sizes, float32 and float64), PyTorch 1.13's values where its rules
  * decide (nearest's floor(i * scale), bilinear's corners), gradients
- * against finite differences (gradcheck.h), errors with their messages,
- * and the layers (Conv1d, ConvTranspose2d, Upsample): initialisation,
- * forward, dtype conversion, save and load. */
+ * against finite differences (gradcheck.h), max_pool1d and avg_pool1d,
+ * errors with their messages, and the layers (Conv1d, ConvTranspose2d,
+ * Upsample, MaxPool1d, AvgPool1d): initialisation, forward, dtype
+ * conversion, a second device, save and load. */
 #include <stdio.h>
 #include <unistd.h>
 
@@ -546,6 +547,167 @@ Test(conv_more, interpolate_gradients_by_finite_differences)
         }
         free(x);
     }
+}
+
+/* ---- 1-D pooling ------------------------------------------------------------------------ */
+
+typedef struct p1case {
+    int64_t N, C, L, k, s, p, d;
+    int ceil, cip;
+} p1case;
+
+static const p1case P1[] = {
+    {2, 3, 11, 3, 2, 1, 1, 0, 1}, {0, 3, 9, 2, 0, 0, 1, 0, 1}, {2, 2, 10, 3, 2, 1, 2, 1, 0},
+    {1, 4, 7, 4, 3, 2, 1, 1, 1},  {1, 1, 1, 1, 1, 0, 1, 0, 1},
+};
+
+/* The output length; average pooling has no dilation. */
+static int64_t p1_out(const p1case *c, int max)
+{
+    int64_t s = c->s ? c->s : c->k, d = max ? c->d : 1;
+    int64_t num = c->L + 2 * c->p - d * (c->k - 1) - 1 + (c->ceil ? s - 1 : 0);
+    int64_t o = num / s + 1;
+    if (c->ceil && (o - 1) * s >= c->L + c->p)
+        o--;
+    return o;
+}
+
+/* max: the first maximum of each window; avg: the window's sum over its
+ * size within the padded input (cip) or over the input elements it
+ * covers, the window clipped at the padded end. */
+static void ref_pool1d(const double *x, const p1case *c, int max, double *y)
+{
+    int64_t Lo = p1_out(c, max), s = c->s ? c->s : c->k, P = (c->N ? c->N : 1) * c->C;
+    for (int64_t q = 0; q < P; q++)
+        for (int64_t o = 0; o < Lo; o++) {
+            int64_t start = o * s - c->p;
+            double acc = max ? -INFINITY : 0;
+            int64_t cnt = 0;
+            for (int64_t j = 0; j < c->k; j++) {
+                int64_t i = start + j * (max ? c->d : 1);
+                if (i < 0 || i >= c->L)
+                    continue;
+                double v = x[q * c->L + i];
+                acc = max ? (v > acc ? v : acc) : acc + v;
+                cnt++;
+            }
+            if (!max) {
+                int64_t end = start + c->k < c->L + c->p ? start + c->k : c->L + c->p;
+                acc /= c->cip ? (double)(end - start) : (double)cnt;
+            }
+            y[q * Lo + o] = acc;
+        }
+}
+
+Test(conv_more, pool1d_against_host_loop)
+{
+    clt_device *dev = get_device("cpu");
+    for (size_t k = 0; k < sizeof P1 / sizeof P1[0]; k++) {
+        const p1case *c = &P1[k];
+        int64_t xs[3] = {c->N, c->C, c->L};
+        int nd = c->N ? 3 : 2;
+        const int64_t *xsh = c->N ? xs : xs + 1;
+        size_t nx = numel_of(nd, xsh);
+        double *x = random_doubles(nx, 101 + (unsigned)k), *want = malloc(nx * 4 * sizeof *want);
+        for (int d = 0; d < 2; d++) {
+            clt_tensor *tx = tensor_of(dev, d ? CLT_FLOAT64 : CLT_FLOAT32, nd, xsh, x), *y;
+            double *xr = read_as_f64(tx);
+            for (int max = 0; max < 2; max++) {
+                int64_t Lo = p1_out(c, max), ys[3] = {c->N, c->C, Lo};
+                size_t ny = nx / (size_t)c->L * (size_t)Lo;
+                ref_pool1d(xr, c, max, want);
+                if (max)
+                    CHECK(clt_max_pool1d(tx, c->k, c->s, c->p, c->d, c->ceil, &y));
+                else
+                    CHECK(clt_avg_pool1d(tx, c->k, c->s, c->p, c->ceil, c->cip, &y));
+                assert_shape(y, nd, c->N ? ys : ys + 1);
+                assert_close(y, want, ny, max ? 0 : d ? 1e-14 : 1e-6, max ? 0 : 1e-7,
+                             max ? "max_pool1d" : "avg_pool1d");
+                clt_tensor_free(y);
+            }
+            free(xr);
+            clt_tensor_free(tx);
+        }
+        free(x);
+        free(want);
+    }
+}
+
+static clt_status call_pool1d(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    const p1case *c = ctx;
+    if (c->d == 0) /* average (dilation 0 marks it here) */
+        return clt_avg_pool1d(in[0], c->k, c->s, c->p, c->ceil, c->cip, out);
+    return clt_max_pool1d(in[0], c->k, c->s, c->p, c->d, c->ceil, out);
+}
+
+Test(conv_more, pool1d_gradients_by_finite_differences)
+{
+    clt_device *dev = get_device("cpu");
+    static const p1case gc[] = {
+        {2, 2, 9, 3, 2, 1, 1, 0, 1}, {1, 2, 8, 2, 1, 0, 2, 1, 1},
+        {2, 2, 9, 3, 2, 1, 0, 1, 0}, {0, 3, 7, 4, 3, 2, 0, 1, 1},
+    };
+    for (size_t k = 0; k < sizeof gc / sizeof gc[0]; k++) {
+        const p1case *c = &gc[k];
+        double *x = random_doubles((size_t)((c->N ? c->N : 1) * c->C * c->L), 111 + (unsigned)k);
+        gc_in in = {3, {c->N, c->C, c->L}, x, 1};
+        if (!c->N)
+            in = (gc_in){2, {c->C, c->L}, x, 1};
+        gradcheck(dev, call_pool1d, c, 1, &in);
+        free(x);
+    }
+}
+
+Test(conv_more, pool1d_layers_and_errors)
+{
+    clt_device *dev = get_device("cpu");
+    double *xv = random_doubles(2 * 3 * 10, 121);
+    clt_tensor *x = tensor_of(dev, CLT_FLOAT32, 3, (int64_t[]){2, 3, 10}, xv), *y, *y2;
+    clt_module *m, *bad = (clt_module *)0x1;
+    clt_pool1d_opts o = {3, 1, 1, 1, 1};
+    CHECK(clt_max_pool1d_layer(3, &o, &m));
+    cr_assert_str_eq(clt_module_name(m), "MaxPool1d");
+    CHECK(clt_module_forward(m, x, &y));
+    CHECK(clt_max_pool1d(x, 3, 3, 1, 1, 1, &y2));
+    assert_shape(y, 3, (int64_t[]){2, 3, 4});
+    float *a = read_f32(y), *b = read_f32(y2);
+    cr_assert(memcmp(a, b, 24 * sizeof(float)) == 0);
+    free(a);
+    free(b);
+    clt_tensor_free(y);
+    clt_tensor_free(y2);
+    clt_module_free(m);
+    CHECK(clt_avg_pool1d_layer(4, NULL, &m));
+    cr_assert_str_eq(clt_module_name(m), "AvgPool1d");
+    CHECK(clt_module_forward(m, x, &y));
+    CHECK(clt_avg_pool1d(x, 4, 0, 0, 0, 1, &y2));
+    assert_shape(y, 3, (int64_t[]){2, 3, 2});
+    a = read_f32(y);
+    b = read_f32(y2);
+    cr_assert(memcmp(a, b, 12 * sizeof(float)) == 0);
+    free(a);
+    free(b);
+    clt_tensor_free(y);
+    clt_tensor_free(y2);
+    clt_module_free(m);
+    assert_error(clt_max_pool1d_layer(0, NULL, &bad), CLT_ERR_INVALID_ARGUMENT,
+                 "kernel size should be greater than zero, but got 0");
+    cr_assert_null(bad);
+    clt_tensor *x4;
+    CHECK(clt_unsqueeze(x, 0, &x4));
+    y = (clt_tensor *)0x1;
+    assert_error(clt_max_pool1d(x4, 2, 0, 0, 1, 0, &y), CLT_ERR_SHAPE_MISMATCH,
+                 "Expected 2D or 3D input tensor, but got [1, 2, 3, 10]");
+    cr_assert_null(y);
+    names_only("clt_max_pool1d");
+    assert_error(clt_avg_pool1d(x, 2, 0, 2, 0, 1, &y), CLT_ERR_INVALID_ARGUMENT,
+                 "pad should be smaller than or equal to half of kernel size");
+    names_only("clt_avg_pool1d");
+    cr_assert_null(y);
+    free(xv);
+    clt_tensor_free(x);
+    clt_tensor_free(x4);
 }
 
 /* ---- errors ----------------------------------------------------------------------------------- */

@@ -1,10 +1,13 @@
 /* cltensor/conv.h: convolution, pooling and upsampling, like
- * torch.nn.functional's conv1d, conv2d, conv_transpose2d, max_pool2d,
- * avg_pool2d, adaptive_avg_pool2d and interpolate.  All are
+ * torch.nn.functional's conv1d, conv2d, conv_transpose2d, max_pool1d,
+ * max_pool2d, avg_pool1d, avg_pool2d, adaptive_avg_pool2d and
+ * interpolate.  All are
  * differentiable (autograd.h).
  *
  * Inputs are [N, C, H, W] (batched) or [C, H, W] (unbatched: the result
- * has no batch dimension either), float32 or float64, in any layout;
+ * has no batch dimension either; conv1d's and the 1-D pools' [N, C, L]
+ * or [C, L];
+ * interpolate's 4-D only), float32 or float64, in any layout;
  * avg_pool2d also takes int64, as PyTorch 1.13: each window's int64 sum
  * divided with truncation toward zero, -5 / 4 being -1.
  * Every operand lives on one device (CLT_ERR_DEVICE_MISMATCH otherwise).
@@ -155,6 +158,33 @@ CLT_API clt_status clt_max_pool2d(const clt_tensor *input, const int64_t kernel[
 CLT_API clt_status clt_avg_pool2d(const clt_tensor *input, const int64_t kernel[2],
                                   const int64_t stride[2], const int64_t padding[2],
                                   int ceil_mode, int count_include_pad, clt_tensor **out);
+
+/* torch.nn.functional.max_pool1d(input, kernel_size, stride, padding,
+ * dilation, ceil_mode) and avg_pool1d(input, kernel_size, stride, padding,
+ * ceil_mode, count_include_pad) for input [N, C, L] or [C, L]: kernel > 0;
+ * stride 0 means the kernel size; padding at most half the kernel.
+ * Computed by clt_max_pool2d and clt_avg_pool2d on the view [N, C, 1, L]
+ * with kernel {1, kernel}: the same values, ties, NaN rules and
+ * gradients, and their messages (sizes with the 1 inserted). */
+CLT_API clt_status clt_max_pool1d(const clt_tensor *input, int64_t kernel, int64_t stride,
+                                  int64_t padding, int64_t dilation, int ceil_mode,
+                                  clt_tensor **out);
+CLT_API clt_status clt_avg_pool1d(const clt_tensor *input, int64_t kernel, int64_t stride,
+                                  int64_t padding, int ceil_mode, int count_include_pad,
+                                  clt_tensor **out);
+
+/* Settings of the 1-D pooling layers (nn.h), as torch.nn.MaxPool1d's and
+ * AvgPool1d's arguments after the kernel size.  A NULL clt_pool1d_opts
+ * means PyTorch's defaults, CLT_POOL1D_DEFAULTS. */
+typedef struct clt_pool1d_opts {
+    int64_t stride;        /* 0: the kernel size */
+    int64_t padding;       /* at most half the kernel */
+    int64_t dilation;      /* max pooling only */
+    int ceil_mode;         /* 1: the output size rounds up */
+    int count_include_pad; /* avg pooling only */
+} clt_pool1d_opts;
+
+#define CLT_POOL1D_DEFAULTS {0, 0, 1, 0, 1}
 
 /* torch.nn.functional.adaptive_avg_pool2d(input, output_size): the result
  * is [N, C, Ho, Wo] (or [C, Ho, Wo]) for output_size {Ho, Wo} (>= 0; 0

@@ -199,6 +199,17 @@ CLT_API clt_status clt_max_pool2d_layer(int64_t kernel_h, int64_t kernel_w,
 CLT_API clt_status clt_avg_pool2d_layer(int64_t kernel_h, int64_t kernel_w,
                                         const clt_pool2d_opts *opts, clt_module **out);
 
+/* torch.nn.MaxPool1d(kernel, ...) and AvgPool1d: clt_max_pool1d and
+ * clt_avg_pool1d with the settings of opts (NULL: PyTorch's defaults,
+ * CLT_POOL1D_DEFAULTS: stride the kernel size, padding 0, dilation 1, no
+ * ceil_mode, count_include_pad).  kernel > 0 is checked here, the rest at
+ * the forward.  No tensors.  A new module (*out), released with
+ * clt_module_free. */
+CLT_API clt_status clt_max_pool1d_layer(int64_t kernel, const clt_pool1d_opts *opts,
+                                        clt_module **out);
+CLT_API clt_status clt_avg_pool1d_layer(int64_t kernel, const clt_pool1d_opts *opts,
+                                        clt_module **out);
+
 /* torch.nn.AdaptiveAvgPool2d((out_h, out_w)): clt_adaptive_avg_pool2d to
  * that size (both >= 0, checked here: CLT_ERR_INVALID_ARGUMENT; PyTorch
  * refuses them at the first forward).  AdaptiveAvgPool2d(1) is out_h =

@@ -1,5 +1,5 @@
-/* grad_conv.c: conv1d, conv2d, conv_transpose2d, max_pool2d, avg_pool2d,
- * adaptive_avg_pool2d and interpolate (conv.h) with their backward
+/* grad_conv.c: conv1d, conv2d, conv_transpose2d, max_pool1d/2d,
+ * avg_pool1d/2d, adaptive_avg_pool2d and interpolate (conv.h) with their backward
  * formulas; the kernels live in src/ops/conv.c and src/ops/upsample.c.  Unbatched [C, H, W] inputs go through the batched op between a recorded unsqueeze
  * and squeeze. */
 #include "autograd/autograd.h"
@@ -328,6 +328,49 @@ clt_status clt_avg_pool2d(const clt_tensor *input, const int64_t kernel[2],
                            ceil_mode, count_include_pad, out);
 }
 
+clt_status clt__pool1d_rec(const char *fn, bool max, const clt_tensor *input, int64_t kernel,
+                           int64_t stride, int64_t padding, int64_t dilation, int ceil_mode,
+                           int count_include_pad, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    if (input->ndim != 2 && input->ndim != 3) {
+        char s[160];
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Expected 2D or 3D input tensor, but got %s", fn,
+                          clt__shape_str(s, sizeof s, input->ndim, input->shape));
+    }
+    /* [N, C, L] as [N, C, 1, L], through recorded views */
+    int64_t k[2] = {1, kernel}, st2[2] = {1, stride ? stride : kernel}, pad[2] = {0, padding};
+    int64_t dil[2] = {1, dilation};
+    int d = input->ndim - 1;
+    clt_tensor *x4 = NULL, *y4 = NULL;
+    clt_status st = clt__unsqueeze_rec(fn, input, d, &x4);
+    if (st == CLT_OK)
+        st = clt__pool2d_rec(fn, max, x4, k, st2, pad, max ? dil : NULL, ceil_mode,
+                             count_include_pad, &y4);
+    if (st == CLT_OK)
+        st = clt__squeeze_rec(fn, y4, d, out);
+    clt_tensor_free(x4);
+    clt_tensor_free(y4);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_max_pool1d(const clt_tensor *input, int64_t kernel, int64_t stride,
+                          int64_t padding, int64_t dilation, int ceil_mode, clt_tensor **out)
+{
+    return clt__pool1d_rec("clt_max_pool1d", true, input, kernel, stride, padding, dilation,
+                           ceil_mode, 1, out);
+}
+
+clt_status clt_avg_pool1d(const clt_tensor *input, int64_t kernel, int64_t stride,
+                          int64_t padding, int ceil_mode, int count_include_pad, clt_tensor **out)
+{
+    return clt__pool1d_rec("clt_avg_pool1d", false, input, kernel, stride, padding, 1, ceil_mode,
+                           count_include_pad, out);
+}
+
 /* ---- adaptive average pooling ----------------------------------------------------------- */
 
 /* nothing saved: the input's shape is its edge's, the output's g's */
@@ -393,8 +436,8 @@ clt_status clt__interpolate_rec(const char *fn, const clt_tensor *input, const i
         return st;
     clt__node *n = NULL;
     st = clt__record(clt__upsample(input, &u, out, fn), out,
-                     mode == CLT_INTERP_NEAREST ? "UpsampleNearest2DBackward0"
-                                                : "UpsampleBilinear2DBackward0",
+                     mode == CLT_INTERP_NEAREST ? "UpsampleNearest2DBackward1"
+                                                : "UpsampleBilinear2DBackward1",
                      bw_upsample, 1, &input, 0, NULL, &n);
     if (n) {
         int64_t v[5] = {u.mode, u.align_corners, u.has_scale, u.size[0], u.size[1]};

@@ -1,5 +1,5 @@
 /* conv.c: the convolution, pooling and upsampling layers (torch.nn.Conv1d,
- * Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d,
+ * Conv2d, ConvTranspose2d, MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool2d,
  * Upsample) over the ops of conv.h. */
 
 #include <stdio.h>
@@ -284,6 +284,52 @@ clt_status clt_avg_pool2d_layer(int64_t kernel_h, int64_t kernel_w, const clt_po
                                 clt_module **out)
 {
     return pool_layer(&avg_pool2d_ops, kernel_h, kernel_w, opts, "clt_avg_pool2d_layer", out);
+}
+
+/* ---- MaxPool1d and AvgPool1d ------------------------------------------------------------ */
+
+/* i[0] kernel, i[1] stride, i[2] padding, i[3] dilation, i[4] ceil_mode,
+ * i[5] count_include_pad. */
+static clt_status pool1d_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    bool max = m->i[6];
+    return clt__pool1d_rec(max ? "MaxPool1d" : "AvgPool1d", max, x, m->i[0], m->i[1], m->i[2],
+                           m->i[3], (int)m->i[4], (int)m->i[5], out);
+}
+
+static const clt__module_ops max_pool1d_ops = {"MaxPool1d", pool1d_forward, NULL};
+static const clt__module_ops avg_pool1d_ops = {"AvgPool1d", pool1d_forward, NULL};
+
+static clt_status pool1d_layer(bool max, int64_t kernel, const clt_pool1d_opts *opts,
+                               const char *fn, clt_module **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    const clt_pool1d_opts defaults = CLT_POOL1D_DEFAULTS;
+    const clt_pool1d_opts *o = opts ? opts : &defaults;
+    if (kernel <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: kernel size should be greater than zero, but got %lld", fn,
+                          (long long)kernel);
+    clt_status st = clt__module_new(max ? &max_pool1d_ops : &avg_pool1d_ops, NULL, out);
+    if (st != CLT_OK)
+        return st;
+    int64_t v[7] = {kernel,          o->stride ? o->stride : kernel, o->padding,
+                    o->dilation,     o->ceil_mode != 0,              o->count_include_pad != 0,
+                    max};
+    for (int k = 0; k < 7; k++)
+        (*out)->i[k] = v[k];
+    return clt__ok();
+}
+
+clt_status clt_max_pool1d_layer(int64_t kernel, const clt_pool1d_opts *opts, clt_module **out)
+{
+    return pool1d_layer(true, kernel, opts, "clt_max_pool1d_layer", out);
+}
+
+clt_status clt_avg_pool1d_layer(int64_t kernel, const clt_pool1d_opts *opts, clt_module **out)
+{
+    return pool1d_layer(false, kernel, opts, "clt_avg_pool1d_layer", out);
 }
 
 /* ---- AdaptiveAvgPool2d ------------------------------------------------------------------ */

@@ -637,8 +637,8 @@ static clt_status transposed_check(const clt_tensor *x, const clt_tensor *w, con
     g->Ho = x->shape[2], g->Wo = x->shape[3];
     g->K = g->Cg * g->kh * g->kw;
     g->L = g->Ho * g->Wo;
-    /* the padded result covers the kernel's extent: the conv view's input
-     * is at least one window wide */
+    /* the convolution's padded input, ho + 2 padding, must fit int64 too
+     * (it is then at least one dilated kernel wide) */
     int64_t padded = 0, span = 0;
     if (!extents(ho, g->kh, g->ph, g->dh, &padded, &span) ||
         !extents(wo, g->kw, g->pw, g->dw, &padded, &span))
