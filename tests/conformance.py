@@ -1150,7 +1150,8 @@ def conv_more():
             ins = [data(xs, dt, lo=-2, hi=2), data(ws, dt, lo=-1, hi=1)]
             if bias:
                 ins.append(data((ws[0],), dt))
-            check("conv1d %s x%s w%s s%d p%d d%d g%d" % (dn(dt), list(xs), list(ws), s_, p_, d_, g_),
+            check("conv1d %s x%s w%s s%d p%d d%d g%d"
+                  % (dn(dt), list(xs), list(ws), s_, p_, d_, g_),
                   lambda x, w, b=None, o=(s_, p_, d_, g_):
                   F.conv1d(x, w, b, stride=o[0], padding=o[1], dilation=o[2], groups=o[3]),
                   lambda x, w, *r, o=(s_, p_, d_, g_):
@@ -1236,6 +1237,59 @@ def conv_more():
           lambda t: F.interpolate(t, size=(5, 3), mode="bilinear", align_corners=False),
           lambda p, r: L.clt_interpolate(p, _i64s(5, 3), None, 1, 0, r),
           [In(data((2, 3, 7, 4), torch.float64), ("T",))], tol="tr")
+
+
+def conv_layers_state_dict():
+    """torch's Conv1d, ConvTranspose2d state_dicts, saved with safetensors,
+    load into cltensor's layers of the same make and give torch's outputs."""
+    try:
+        from safetensors.torch import save_file
+    except Exception:  # pragma: no cover
+        print("conformance: conv layer state_dicts skipped (no safetensors)")
+        return
+    import tempfile
+    proto("clt_module_load", [P, C.c_char_p])
+    proto("clt_module_forward", [P, P, PP])
+    proto("clt_module_free", [P], None)
+    proto("clt_conv1d_layer", [P, C.c_int64, C.c_int64, C.c_int64, P, C.c_int, P, PP])
+    proto("clt_conv_transpose2d_layer",
+          [P, C.c_int64, C.c_int64, C.c_int64, C.c_int64, P, C.c_int, P, PP])
+    torch.manual_seed(7)
+    made = [
+        ("ConvTranspose2d", torch.nn.ConvTranspose2d(4, 6, (3, 2), 2, 1, 1, groups=2),
+         lambda r: L.clt_conv_transpose2d_layer(DEV, 4, 6, 3, 2, _i64s(2, 2, 1, 1, 1, 1, 2, 1, 1),
+                                                1, None, r), (2, 4, 5, 6)),
+        ("ConvTranspose2d no bias", torch.nn.ConvTranspose2d(3, 2, 2, bias=False),
+         lambda r: L.clt_conv_transpose2d_layer(DEV, 3, 2, 2, 2, None, 0, None, r), (3, 4, 4)),
+        ("Conv1d", torch.nn.Conv1d(4, 6, 3, 2, 1, 2, groups=2),
+         lambda r: L.clt_conv1d_layer(DEV, 4, 6, 3, _i64s(2, 1, 2, 2), 1, None, r), (3, 4, 17)),
+    ]
+    with tempfile.TemporaryDirectory() as d:
+        for name, m, make, xs in made:
+            path = os.path.join(d, "m.safetensors")
+            save_file(m.state_dict(), path)
+            cm, y = P(), P()
+            keep = []
+            try:
+                if make(C.byref(cm)) or L.clt_module_load(cm, path.encode()):
+                    fail(name + " state_dict", L.clt_last_error().decode())
+                    continue
+                x = data(xs, torch.float32, lo=-2, hi=2)
+                keep.append(upload(x))
+                if L.clt_module_forward(cm, keep[0], C.byref(y)):
+                    fail(name + " state_dict", L.clt_last_error().decode())
+                    continue
+                keep.append(y)
+                got = download(y)[0]
+                want = m(x).detach().numpy()
+                same = got.shape == want.shape
+                ok(name + " state_dict", same and np.allclose(got, want, 1e-5, 1e-6),
+                   "shape %s / %s, max diff %g"
+                   % (got.shape, want.shape, np.abs(got - want).max() if same else -1))
+            finally:
+                for t in keep:
+                    L.clt_tensor_free(t)
+                L.clt_module_free(cm)
 
 
 # ---- views --------------------------------------------------------------
@@ -2367,7 +2421,7 @@ def _plus1_cos(p, o):
 def main():
     sections = [elementwise, modulo, rounding, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, norms, sorting,
-                conv_more]
+                conv_more, conv_layers_state_dict]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -41,12 +41,12 @@ static void assert_close(const clt_tensor *t, const double *want, size_t n, doub
                  (long long)clt_tensor_numel(t), n);
     double *got = read_as_f64(t);
     for (size_t i = 0; i < n; i++)
-        cr_assert(close_enough(got[i], want[i], rtol, atol), "%s: element %zu: got %.12g, want %.12g",
-                  what, i, got[i], want[i]);
+        cr_assert(close_enough(got[i], want[i], rtol, atol),
+                  "%s: element %zu: got %.12g, want %.12g", what, i, got[i], want[i]);
     free(got);
 }
 
-/* ---- conv1d ---------------------------------------------------------------------------- */
+/* ---- conv1d --------------------------------------------------------------------------------- */
 
 typedef struct c1case {
     int64_t N, C, L, O, k; /* N 0: unbatched */
@@ -184,7 +184,7 @@ Test(conv_more, conv1d_gradients_by_finite_differences)
     }
 }
 
-/* ---- conv_transpose2d ---------------------------------------------------------------------- */
+/* ---- conv_transpose2d ----------------------------------------------------------------------- */
 
 typedef struct ctcase {
     int64_t N, Cin, H, W, Cout, kh, kw; /* N 0: unbatched */
@@ -253,10 +253,12 @@ static void check_ct(clt_device *dev, clt_dtype dt, const ctcase *c, double tol,
     int64_t Ho, Wo, N = c->N ? c->N : 1;
     ct_out(c, &Ho, &Wo);
     int nd = c->N ? 4 : 3;
-    int64_t xs[4] = {c->N, c->Cin, c->H, c->W}, ws[4] = {c->Cin, c->Cout / c->o.groups, c->kh, c->kw};
+    int64_t xs[4] = {c->N, c->Cin, c->H, c->W};
+    int64_t ws[4] = {c->Cin, c->Cout / c->o.groups, c->kh, c->kw};
     const int64_t *xsh = c->N ? xs : xs + 1;
     size_t nx = numel_of(nd, xsh), nw = numel_of(4, ws), ny = (size_t)(N * c->Cout * Ho * Wo);
-    double *x = random_doubles(nx, 41), *w = random_doubles(nw, 42), *b = random_doubles(c->Cout, 43);
+    double *x = random_doubles(nx, 41), *w = random_doubles(nw, 42);
+    double *b = random_doubles((size_t)c->Cout, 43);
     double *want = malloc(ny * sizeof *want);
     ref_conv_transpose2d(x, w, c->bias ? b : NULL, c, want);
     clt_tensor *tx, *tw = tensor_of(dev, dt, 4, ws, w), *y = NULL;
@@ -366,7 +368,7 @@ Test(conv_more, conv_transpose2d_gradients_by_finite_differences)
     }
 }
 
-/* ---- interpolate -------------------------------------------------------------------------- */
+/* ---- interpolate ---------------------------------------------------------------------------- */
 
 typedef struct icase {
     int64_t N, C, H, W;
@@ -549,7 +551,7 @@ Test(conv_more, interpolate_gradients_by_finite_differences)
     }
 }
 
-/* ---- 1-D pooling ------------------------------------------------------------------------ */
+/* ---- 1-D pooling ---------------------------------------------------------------------------- */
 
 typedef struct p1case {
     int64_t N, C, L, k, s, p, d;
@@ -710,7 +712,7 @@ Test(conv_more, pool1d_layers_and_errors)
     clt_tensor_free(x4);
 }
 
-/* ---- errors ----------------------------------------------------------------------------------- */
+/* ---- errors --------------------------------------------------------------------------------- */
 
 Test(conv_more, errors_name_what_is_wrong)
 {
@@ -814,7 +816,7 @@ Test(conv_more, errors_name_what_is_wrong)
         clt_tensor_free(ts[i]);
 }
 
-/* ---- layers ----------------------------------------------------------------------------------- */
+/* ---- layers --------------------------------------------------------------------------------- */
 
 /* Every value of t within +-bound, and spread over most of it. */
 static void assert_uniform(const clt_tensor *t, double bound, const char *what)

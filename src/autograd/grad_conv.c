@@ -1,7 +1,9 @@
 /* grad_conv.c: conv1d, conv2d, conv_transpose2d, max_pool1d/2d,
- * avg_pool1d/2d, adaptive_avg_pool2d and interpolate (conv.h) with their backward
- * formulas; the kernels live in src/ops/conv.c and src/ops/upsample.c.  Unbatched [C, H, W] inputs go through the batched op between a recorded unsqueeze
- * and squeeze. */
+ * avg_pool1d/2d, adaptive_avg_pool2d and interpolate (conv.h) with their
+ * backward formulas; the kernels live in src/ops/conv.c and
+ * src/ops/upsample.c.  Unbatched [C, H, W] inputs go through the batched
+ * op between a recorded unsqueeze and squeeze, [N, C, L] ones through the
+ * 2-D op on [N, C, 1, L]. */
 #include "autograd/autograd.h"
 #include "ops/conv.h"
 
