@@ -217,6 +217,30 @@ inline void col2im_row(__global const T *dcols, __global T *dx, __global T *bias
         }
         return;
     }
+    if (g.dh == 1 && g.dw == 1) {
+        /* a larger stride without dilation (conv_transpose2d's usual
+         * upsampling): the taps that land on an output pixel are every
+         * stride-th from (h + ph) mod sh, in the same ascending order, and
+         * the output row falls by one from one to the next, so no division
+         * per tap */
+        const ix Ho = (ix)g.Ho, Wo = (ix)g.Wo, L = (ix)g.L, N = (ix)g.N;
+        const ix sh = (ix)g.sh, sw = (ix)g.sw, kh = (ix)g.kh, kw = (ix)g.kw;
+        __global const T *base = dcols + (gi * (ix)g.K + cl * kh * kw) * N * L + n * L;
+        const ix th = h + (ix)g.ph, ki0 = th % sh, oh0 = th / sh;
+        for (ix w = 0; w < (ix)g.W; w++) {
+            T acc = (T)0;
+            const ix tw = w + (ix)g.pw, kj0 = tw % sw, ow0 = tw / sw;
+            for (ix ki = ki0, oh = oh0; ki < kh && oh >= 0; ki += sh, oh--) {
+                if (oh >= Ho)
+                    continue;
+                for (ix kj = kj0, ow = ow0; kj < kw && ow >= 0; kj += sw, ow--)
+                    if (ow < Wo)
+                        acc += base[(ki * kw + kj) * N * L + oh * Wo + ow];
+            }
+            dst[w] = g.flag ? acc + b : acc;
+        }
+        return;
+    }
     for (ix w = 0; w < ((ix)g.W); w++) {
         T acc = (T)0;
         for (ix ki = 0; ki < ((ix)g.kh); ki++) {
