@@ -1223,6 +1223,12 @@ def conv_more():
                   lambda x, r, k=k, s_=s_, p_=p_, ceil=ceil, cip=cip:
                   L.clt_avg_pool1d(x, k, s_ or 0, p_, int(ceil), int(cip), r),
                   [data(xs, dt)], tol="red")
+    for dt in (torch.int64, torch.int32):  # int64 sums divided with truncation; int32 refused
+        check("avg_pool1d %s" % dn(dt), lambda x: F.avg_pool1d(x, 3, 2, 1),
+              lambda x, r: L.clt_avg_pool1d(x, 3, 2, 1, 0, 1, r), [data((2, 3, 10), dt)],
+              tol="exact")
+        check("max_pool1d %s (refused)" % dn(dt), lambda x: F.max_pool1d(x, 3),
+              lambda x, r: L.clt_max_pool1d(x, 3, 0, 0, 1, 0, r), [data((2, 3, 10), dt)])
     x = data((1, 2, 3, 4), torch.float32)
     check("interpolate nearest align_corners (refused)",
           lambda t: F.interpolate(t, size=(4, 4), mode="nearest", align_corners=True),

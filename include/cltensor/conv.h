@@ -120,9 +120,12 @@ typedef enum clt_interp_mode {
  * where nearest-exact would not); align_corners must be 0.  Bilinear, in
  * the input's dtype: align_corners 1 maps the corner pixels' centres onto
  * each other (s = (H - 1) / (Ho - 1)); 0 (PyTorch's default) maps the
- * edges, source (i + 0.5) s - 0.5 clamped at 0.  The gradient sums each
- * output gradient into the (one or four) input pixels it read, with their
- * weights, in a fixed order. */
+ * edges, source (i + 0.5) s - 0.5 clamped at 0; each output is
+ * (x00 w0 + x01 w1) h0 + (x10 w0 + x11 w1) h1 rounded as written (nearest
+ * is exact; bilinear float32 may differ from PyTorch's in the last bits,
+ * whose CPU kernel may fuse the products).  The gradient sums each output
+ * gradient into the (one or four) input pixels it read, with their
+ * weights, in PyTorch's order. */
 CLT_API clt_status clt_interpolate(const clt_tensor *input, const int64_t size[2],
                                    const double scale_factor[2], clt_interp_mode mode,
                                    int align_corners, clt_tensor **out);

@@ -20,7 +20,8 @@
  * Dtypes.  The layers make their parameters and buffers float32
  * (clt_module_to_dtype converts a model, as model.double()).  As in
  * PyTorch 1.13, a layer with parameters or running statistics (Linear,
- * Conv2d, LayerNorm with elementwise_affine, GroupNorm with affine,
+ * Conv1d, Conv2d, ConvTranspose2d, LayerNorm with elementwise_affine,
+ * GroupNorm with affine,
  * BatchNorm with affine or track_running_stats) does not promote: an input of another dtype,
  * float64 or integer, is CLT_ERR_DTYPE_MISMATCH naming the layer, both
  * dtypes and the fix ("LayerNorm: ... the input is float64 and
@@ -28,9 +29,9 @@
  * nothing.  The layers without tensors keep the input's dtype (float64 in,
  * float64 out) and take integers where their ops do: ReLU, Flatten,
  * Dropout in eval mode (and with p 0) keep them; Tanh and Sigmoid give
- * float32; AvgPool2d takes int64 (conv.h); GELU, MaxPool2d, the other
- * integer dtypes in AvgPool2d, LayerNorm, GroupNorm and BatchNorm refuse
- * them.
+ * float32; AvgPool1d and AvgPool2d take int64 (conv.h); GELU, MaxPool1d,
+ * MaxPool2d, Upsample, the other integer dtypes in the average pools,
+ * LayerNorm, GroupNorm and BatchNorm refuse them.
  * Embedding takes int64 or int32 indices, as PyTorch (other dtypes are
  * CLT_ERR_DTYPE_MISMATCH).  Dropout in train mode with p 1 gives x * 0
  * in x's dtype, as PyTorch (NaN stays NaN; a bool input gives false).
