@@ -91,17 +91,21 @@ static double linear_scale(const clt__interp *u, int d, int64_t in, int64_t out,
     return f32 ? (double)((float)in / (float)out) : (double)in / (double)out;
 }
 
-/* A new tensor of `shape` from the kernel over `rows` rows of a contiguous
- * copy of `in`; in_shape is the forward input's 4-D shape. */
+/* A new tensor, the interpolation of a contiguous copy of `in` (backward:
+ * its gradient, of the input's shape); in_shape is the forward input's
+ * 4-D shape.  Bilinear first tabulates each output row's and column's
+ * sources and weights (upsample_linear_table), which its kernels read. */
 static clt_status up_launch(const clt_tensor *in, const clt__interp *u, const int64_t *in_shape,
                             bool backward, clt_tensor **out, const char *fn)
 {
     static clt__opts_slot slots[CLT_DTYPE_COUNT];
+    static const char *const names[2][2] = {{"upsample_nearest_fwd", "upsample_nearest_bwd"},
+                                            {"upsample_bilinear_fwd", "upsample_bilinear_bwd"}};
     ugeom g = {in_shape[0] * in_shape[1], in_shape[2], in_shape[3], u->size[0], u->size[1],
                0, u->align_corners, 0};
     int64_t oshape[4] = {in_shape[0], in_shape[1], u->size[0], u->size[1]};
     clt_status st = CLT_OK;
-    clt_tensor *c = NULL, *r = NULL;
+    clt_tensor *c = NULL, *r = NULL, *idx = NULL, *lam = NULL;
     bool nearest = u->mode == CLT_INTERP_NEAREST, f32 = in->dtype == CLT_FLOAT32;
     CLT__TRY(clt__result_new(fn, in->dev, in->dtype, 4, backward ? in_shape : oshape, &r));
     if (r->numel > 0) {
@@ -111,24 +115,31 @@ static clt_status up_launch(const clt_tensor *in, const clt__interp *u, const in
         CLT__TRY(clt__contiguous_as(fn, in, in->dtype, &c));
         g.off0 = c->offset;
         cl_mem mi = clt__mem(c), mr = clt__mem(r);
-        float fh = 0, fw = 0;
-        double dh = 0, dw = 0;
+        clt__arg args[5] = {CLT__ARG(mi), CLT__ARG(mr), CLT__ARG(g)};
+        float fh, fw;
+        cl_mem mx, ml;
         if (nearest) {
             fh = nearest_scale(u, 0, g.H, g.Ho);
             fw = nearest_scale(u, 1, g.W, g.Wo);
+            args[3] = CLT__ARG(fh);
+            args[4] = CLT__ARG(fw);
         } else {
-            dh = linear_scale(u, 0, g.H, g.Ho, f32);
-            dw = linear_scale(u, 1, g.W, g.Wo, f32);
-            fh = (float)dh, fw = (float)dw; /* exact: computed in float */
+            double dh = linear_scale(u, 0, g.H, g.Ho, f32), dw = linear_scale(u, 1, g.W, g.Wo, f32);
+            fh = (float)dh, fw = (float)dw; /* exact for float32: computed in float */
+            int64_t n = 2 * (g.Ho + g.Wo);
+            CLT__TRY(clt__temp_new(fn, "the sources' table", in->dev, CLT_INT64, 1, &n, &idx));
+            CLT__TRY(clt__temp_new(fn, "the weights' table", in->dev, in->dtype, 1, &n, &lam));
+            mx = clt__mem(idx), ml = clt__mem(lam);
+            clt__arg targs[5] = {CLT__ARG(mx), CLT__ARG(ml), CLT__ARG(g),
+                                 f32 ? CLT__ARG(fh) : CLT__ARG(dh),
+                                 f32 ? CLT__ARG(fw) : CLT__ARG(dw)};
+            size_t entries = (size_t)(g.Ho + g.Wo);
+            CLT__TRY(clt__error_in(clt__launch(in->dev, "upsample", opts, "upsample_linear_table",
+                                               1, &entries, NULL, 5, targs),
+                                   fn));
+            args[3] = CLT__ARG(mx);
+            args[4] = CLT__ARG(ml);
         }
-        clt__arg args[5] = {CLT__ARG(mi), CLT__ARG(mr), CLT__ARG(g), CLT__ARG(fh), CLT__ARG(fw)};
-        if (!nearest && !f32) {
-            args[3] = CLT__ARG(dh);
-            args[4] = CLT__ARG(dw);
-        }
-        static const char *const names[2][2] = {
-            {"upsample_nearest_fwd", "upsample_nearest_bwd"},
-            {"upsample_bilinear_fwd", "upsample_bilinear_bwd"}};
         size_t gws = (size_t)(g.P * (backward ? g.H : g.Ho));
         CLT__TRY(clt__error_in(clt__launch(in->dev, "upsample", opts,
                                            names[!nearest][backward], 1, &gws, NULL, 5, args),
@@ -139,6 +150,8 @@ static clt_status up_launch(const clt_tensor *in, const clt__interp *u, const in
 done:
     clt_tensor_free(c);
     clt_tensor_free(r);
+    clt_tensor_free(idx);
+    clt_tensor_free(lam);
     return st;
 }
 
