@@ -1,8 +1,9 @@
 /* upsample.cl: nearest and bilinear interpolation of [N, C, H, W] planes
  * for dtype T (float32 or float64), as PyTorch 1.13's CPU kernels, and
- * their backward passes as gathers: each work-item owns one row of the
- * input gradient and adds the output gradients that read it in PyTorch's
- * order, so results are the same bits on every run, without atomics. */
+ * their backward passes: each work-item owns one row of the input
+ * gradient and adds the output gradients that read it in PyTorch's order,
+ * so results are the same bits on every run, without atomics.  Bilinear
+ * reads its sources and weights from a table made once per call. */
 
 /* Products and sums rounded as written, on every device. */
 #pragma OPENCL FP_CONTRACT OFF
