@@ -185,14 +185,16 @@ inline void conv_gout_perm_row(__global const T *gout, __global T *Gp, __global 
 CONV_ROW_KERNELS(conv_gout_perm, g.O * g.N, __global const T *, __global T *, __global T *)
 
 /* The adjoint of im2col as a gather: dx[n][c][h][w] sums dcols over the
- * (kh, kw) taps that read it, in that order.  Row id = (n, c, h). */
-inline void col2im_row(__global const T *dcols, __global T *dx, __global T *unused,
+ * (kh, kw) taps that read it, in that order, then adds bias[c] when
+ * g.flag is set (conv_transpose2d's forward).  Row id = (n, c, h). */
+inline void col2im_row(__global const T *dcols, __global T *dx, __global T *bias,
                        const clt_conv_geom g, ix id)
 {
     ix h = id % ((ix)g.H), t = id / ((ix)g.H);
     ix c = t % ((ix)g.C), n = t / ((ix)g.C);
     ix gi = c / ((ix)g.Cg), cl = c % ((ix)g.Cg);
     __global T *dst = dx + ((ix)g.off2) + id * ((ix)g.W);
+    const T b = g.flag ? bias[(ix)g.off1 + c] : (T)0;
     if (g.sh == 1 && g.sw == 1) {
         /* stride 1 (the usual convolution): every tap inside the output
          * is read, no division per tap */
@@ -211,7 +213,31 @@ inline void col2im_row(__global const T *dcols, __global T *dx, __global T *unus
                         acc += base[(ki * (ix)g.kw + kj) * N * L + oh * Wo + ow];
                 }
             }
-            dst[w] = acc;
+            dst[w] = g.flag ? acc + b : acc;
+        }
+        return;
+    }
+    if (g.dh == 1 && g.dw == 1) {
+        /* a larger stride without dilation (conv_transpose2d's usual
+         * upsampling): the taps that land on an output pixel are every
+         * stride-th from (h + ph) mod sh, in the same ascending order, and
+         * the output row falls by one from one to the next, so no division
+         * per tap */
+        const ix Ho = (ix)g.Ho, Wo = (ix)g.Wo, L = (ix)g.L, N = (ix)g.N;
+        const ix sh = (ix)g.sh, sw = (ix)g.sw, kh = (ix)g.kh, kw = (ix)g.kw;
+        __global const T *base = dcols + (gi * (ix)g.K + cl * kh * kw) * N * L + n * L;
+        const ix th = h + (ix)g.ph, ki0 = th % sh, oh0 = th / sh;
+        for (ix w = 0; w < (ix)g.W; w++) {
+            T acc = (T)0;
+            const ix tw = w + (ix)g.pw, kj0 = tw % sw, ow0 = tw / sw;
+            for (ix ki = ki0, oh = oh0; ki < kh && oh >= 0; ki += sh, oh--) {
+                if (oh >= Ho)
+                    continue;
+                for (ix kj = kj0, ow = ow0; kj < kw && ow >= 0; kj += sw, ow--)
+                    if (ow < Wo)
+                        acc += base[(ki * kw + kj) * N * L + oh * Wo + ow];
+            }
+            dst[w] = g.flag ? acc + b : acc;
         }
         return;
     }
@@ -231,7 +257,7 @@ inline void col2im_row(__global const T *dcols, __global T *dx, __global T *unus
                 acc += dcols[(row * ((ix)g.N) + n) * ((ix)g.L) + oh * ((ix)g.Wo) + ow];
             }
         }
-        dst[w] = acc;
+        dst[w] = g.flag ? acc + b : acc;
     }
 }
 

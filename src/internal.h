@@ -1261,6 +1261,14 @@ clt_status clt__unsqueeze_rec(const char *fn, const clt_tensor *t, int dim, clt_
 clt_status clt__conv2d_rec(const char *fn, const clt_tensor *input, const clt_tensor *weight,
                            const clt_tensor *bias, const clt_conv2d_opts *opts,
                            clt_tensor **out);
+clt_status clt__conv1d_rec(const char *fn, const clt_tensor *input, const clt_tensor *weight,
+                           const clt_tensor *bias, const clt_conv1d_opts *opts, clt_tensor **out);
+clt_status clt__conv_transpose2d_rec(const char *fn, const clt_tensor *input,
+                                     const clt_tensor *weight, const clt_tensor *bias,
+                                     const clt_conv_transpose2d_opts *opts, clt_tensor **out);
+clt_status clt__interpolate_rec(const char *fn, const clt_tensor *input, const int64_t *size,
+                                const double *scale_factor, int mode, int align_corners,
+                                clt_tensor **out);
 clt_status clt__embedding_rec(const char *fn, const clt_tensor *weight,
                               const clt_tensor *indices, clt_tensor **out);
 /* max (max true) or average pooling as clt_max_pool2d and clt_avg_pool2d
@@ -1269,6 +1277,10 @@ clt_status clt__pool2d_rec(const char *fn, bool max, const clt_tensor *input,
                            const int64_t *kernel, const int64_t *stride, const int64_t *padding,
                            const int64_t *dilation, int ceil_mode, int count_include_pad,
                            clt_tensor **out);
+/* max_pool1d or avg_pool1d (stride 0: the kernel) through the 2-D pools. */
+clt_status clt__pool1d_rec(const char *fn, bool max, const clt_tensor *input, int64_t kernel,
+                           int64_t stride, int64_t padding, int64_t dilation, int ceil_mode,
+                           int count_include_pad, clt_tensor **out);
 clt_status clt__adaptive_avg_pool2d_rec(const char *fn, const clt_tensor *input,
                                         const int64_t *output_size, clt_tensor **out);
 /* The fused normalisation of clt__native_norm on x's last n elements,

@@ -1128,6 +1128,177 @@ def pooling():
         check("adaptive_avg_pool2d size %s (refused)" % list(o), tf, cf, [data((1, 2, 4, 4), f)])
 
 
+# ---- conv1d, conv_transpose2d, interpolate, 1-D pooling --------------------------------------
+
+proto("clt_conv1d", [P, P, P, P, PP])
+proto("clt_conv_transpose2d", [P, P, P, P, PP])
+proto("clt_interpolate", [P, P, P, C.c_int, C.c_int, PP])
+
+
+def _i64s(*v):
+    return (C.c_int64 * len(v))(*v)
+
+
+def conv_more():
+    F = torch.nn.functional
+    # conv1d: [N, C, L] (or [C, L]), weight [O, C / g, k]
+    c1 = [((2, 4, 11), (6, 2, 3), (1, 0, 1, 2), True), ((3, 9), (5, 3, 4), (2, 1, 1, 1), False),
+          ((2, 3, 17), (4, 3, 5), (3, 2, 2, 1), True), ((1, 6, 7), (6, 1, 3), (1, 1, 1, 6), True),
+          ((2, 2, 3), (2, 2, 5), (1, 0, 1, 1), False)]  # kernel wider than the input: refused
+    for dt in FLOATS:
+        for xs, ws, (s_, p_, d_, g_), bias in c1:
+            tol = "mm" if dt == torch.float32 else "red"
+            ins = [data(xs, dt, lo=-2, hi=2), data(ws, dt, lo=-1, hi=1)]
+            if bias:
+                ins.append(data((ws[0],), dt))
+            check("conv1d %s x%s w%s s%d p%d d%d g%d"
+                  % (dn(dt), list(xs), list(ws), s_, p_, d_, g_),
+                  lambda x, w, b=None, o=(s_, p_, d_, g_):
+                  F.conv1d(x, w, b, stride=o[0], padding=o[1], dilation=o[2], groups=o[3]),
+                  lambda x, w, *r, o=(s_, p_, d_, g_):
+                  L.clt_conv1d(x, w, r[0] if len(r) > 1 else None, _i64s(*o), r[-1]),
+                  ins, tol=tol)
+    # conv_transpose2d: weight [Cin, Cout / g, kh, kw]
+    ct = [((2, 4, 5, 6), (4, 3, 3, 2), ((1, 1), (0, 0), (0, 0), 1, (1, 1)), True),
+          ((2, 4, 5, 6), (4, 2, 3, 3), ((2, 3), (1, 2), (1, 2), 2, (1, 1)), True),
+          ((3, 4, 5), (3, 2, 2, 4), ((2, 1), (1, 0), (0, 0), 1, (2, 3)), False),
+          ((1, 6, 3, 4), (6, 1, 3, 3), ((3, 2), (2, 1), (2, 1), 3, (2, 2)), True),
+          ((2, 2, 4, 4), (2, 3, 3, 3), ((1, 1), (0, 0), (1, 0), 1, (2, 1)), True),  # op < dil
+          ((1, 2, 3, 3), (2, 1, 3, 3), ((2, 2), (0, 0), (2, 0), 1, (1, 1)), False),  # op >= s, d
+          ((1, 2, 2, 2), (2, 1, 1, 1), ((1, 1), (1, 1), (0, 0), 1, (1, 1)), False),  # size 0
+          ((1, 3, 2, 2), (2, 1, 1, 1), ((1, 1), (0, 0), (0, 0), 1, (1, 1)), False)]  # channels
+    for dt in FLOATS:
+        for xs, ws, o, bias in ct:
+            tol = "mm" if dt == torch.float32 else "red"
+            ins = [data(xs, dt, lo=-2, hi=2), data(ws, dt, lo=-1, hi=1)]
+            if bias:
+                ins.append(data((ws[1] * o[3],), dt))
+            flat = o[0] + o[1] + o[2] + (o[3],) + o[4]
+            check("conv_transpose2d %s x%s w%s %s" % (dn(dt), list(xs), list(ws), o),
+                  lambda x, w, b=None, o=o:
+                  F.conv_transpose2d(x, w, b, o[0], o[1], o[2], o[3], o[4]),
+                  lambda x, w, *r, f=flat:
+                  L.clt_conv_transpose2d(x, w, r[0] if len(r) > 1 else None, _i64s(*f), r[-1]),
+                  ins, tol=tol)
+    # interpolate: torch 1.13's nearest (floor(i * scale), float) and bilinear
+    cases = [((2, 3, 4, 5), (8, 10), None), ((1, 2, 3, 3), (5, 7), None),
+             ((1, 2, 7, 9), (3, 4), None), ((2, 1, 5, 4), None, (2.0, 3.0)),
+             ((1, 2, 5, 7), None, (1.7, 0.6)), ((1, 1, 3, 4), None, (2.5, 1.3)),
+             ((1, 2, 1, 6), (4, 1), None), ((2, 2, 6, 6), (6, 6), None),
+             ((1, 1, 10, 3), None, (0.35, 3.3)), ((1, 2, 4, 4), (0, 3), None),
+             ((2, 4, 4), (5, 5), None), ((1, 1, 4, 4), None, (0.1, 1.0))]
+    for dt in FLOATS:
+        for xs, size, sf in cases:
+            for mode, align in (("nearest", None), ("bilinear", False), ("bilinear", True)):
+                m = 0 if mode == "nearest" else 1
+                check("interpolate %s %s size=%s scale=%s %s align=%s"
+                      % (dn(dt), list(xs), size, sf, mode, align),
+                      lambda x, size=size, sf=sf, mode=mode, align=align:
+                      F.interpolate(x, size=size, scale_factor=sf, mode=mode,
+                                    align_corners=align),
+                      lambda x, r, size=size, sf=sf, m=m, align=align:
+                      L.clt_interpolate(x, _i64s(*size) if size else None,
+                                        (C.c_double * 2)(*sf) if sf else None, m,
+                                        1 if align else 0, r),
+                      [data(xs, dt, special=False)], tol="exact" if m == 0 else "red")
+    # max_pool1d / avg_pool1d through the 2-D kernels
+    proto("clt_max_pool1d", [P, C.c_int64, C.c_int64, C.c_int64, C.c_int64, C.c_int, PP])
+    proto("clt_avg_pool1d", [P, C.c_int64, C.c_int64, C.c_int64, C.c_int, C.c_int, PP])
+    pools = [((2, 3, 11), 3, 2, 1, 1, False, True), ((3, 9), 2, None, 0, 1, False, True),
+             ((2, 2, 10), 3, 2, 1, 2, True, False), ((1, 4, 7), 4, 3, 2, 1, True, True),
+             ((2, 3, 5), 3, 1, 2, 1, False, True),  # padding over half the kernel: refused
+             ((2, 3, 2), 5, 1, 0, 1, False, True)]  # window wider than the input: refused
+    for dt in FLOATS:
+        for xs, k, s_, p_, d_, ceil, cip in pools:
+            check("max_pool1d %s %s k%d s%s p%d d%d ceil=%d" % (dn(dt), list(xs), k, s_, p_, d_,
+                                                                 ceil),
+                  lambda x, k=k, s_=s_, p_=p_, d_=d_, ceil=ceil:
+                  F.max_pool1d(x, k, s_, p_, d_, ceil),
+                  lambda x, r, k=k, s_=s_, p_=p_, d_=d_, ceil=ceil:
+                  L.clt_max_pool1d(x, k, s_ or 0, p_, d_, int(ceil), r),
+                  [data(xs, dt, special=True)], tol="exact")
+            check("avg_pool1d %s %s k%d s%s p%d ceil=%d cip=%d" % (dn(dt), list(xs), k, s_, p_,
+                                                                   ceil, cip),
+                  lambda x, k=k, s_=s_, p_=p_, ceil=ceil, cip=cip:
+                  F.avg_pool1d(x, k, s_, p_, ceil, cip),
+                  lambda x, r, k=k, s_=s_, p_=p_, ceil=ceil, cip=cip:
+                  L.clt_avg_pool1d(x, k, s_ or 0, p_, int(ceil), int(cip), r),
+                  [data(xs, dt)], tol="red")
+    for dt in (torch.int64, torch.int32):  # int64 sums divided with truncation; int32 refused
+        check("avg_pool1d %s" % dn(dt), lambda x: F.avg_pool1d(x, 3, 2, 1),
+              lambda x, r: L.clt_avg_pool1d(x, 3, 2, 1, 0, 1, r), [data((2, 3, 10), dt)],
+              tol="exact")
+        check("max_pool1d %s (refused)" % dn(dt), lambda x: F.max_pool1d(x, 3),
+              lambda x, r: L.clt_max_pool1d(x, 3, 0, 0, 1, 0, r), [data((2, 3, 10), dt)])
+    x = data((1, 2, 3, 4), torch.float32)
+    check("interpolate nearest align_corners (refused)",
+          lambda t: F.interpolate(t, size=(4, 4), mode="nearest", align_corners=True),
+          lambda p, r: L.clt_interpolate(p, _i64s(4, 4), None, 0, 1, r), [x])
+    check("interpolate size and scale (refused)",
+          lambda t: F.interpolate(t, size=(4, 4), scale_factor=2.0),
+          lambda p, r: L.clt_interpolate(p, _i64s(4, 4), (C.c_double * 2)(2, 2), 0, 0, r), [x])
+    check("interpolate int64 (refused)", lambda t: F.interpolate(t, size=(4, 4)),
+          lambda p, r: L.clt_interpolate(p, _i64s(4, 4), None, 0, 0, r),
+          [data((1, 2, 3, 4), torch.int64)])
+    check("interpolate transposed input",
+          lambda t: F.interpolate(t, size=(5, 3), mode="bilinear", align_corners=False),
+          lambda p, r: L.clt_interpolate(p, _i64s(5, 3), None, 1, 0, r),
+          [In(data((2, 3, 7, 4), torch.float64), ("T",))], tol="tr")
+
+
+def conv_layers_state_dict():
+    """torch's Conv1d, ConvTranspose2d state_dicts, saved with safetensors,
+    load into cltensor's layers of the same make and give torch's outputs."""
+    try:
+        from safetensors.torch import save_file
+    except Exception:  # pragma: no cover
+        print("conformance: conv layer state_dicts skipped (no safetensors)")
+        return
+    import tempfile
+    proto("clt_module_load", [P, C.c_char_p])
+    proto("clt_module_forward", [P, P, PP])
+    proto("clt_module_free", [P], None)
+    proto("clt_conv1d_layer", [P, C.c_int64, C.c_int64, C.c_int64, P, C.c_int, P, PP])
+    proto("clt_conv_transpose2d_layer",
+          [P, C.c_int64, C.c_int64, C.c_int64, C.c_int64, P, C.c_int, P, PP])
+    torch.manual_seed(7)
+    made = [
+        ("ConvTranspose2d", torch.nn.ConvTranspose2d(4, 6, (3, 2), 2, 1, 1, groups=2),
+         lambda r: L.clt_conv_transpose2d_layer(DEV, 4, 6, 3, 2, _i64s(2, 2, 1, 1, 1, 1, 2, 1, 1),
+                                                1, None, r), (2, 4, 5, 6)),
+        ("ConvTranspose2d no bias", torch.nn.ConvTranspose2d(3, 2, 2, bias=False),
+         lambda r: L.clt_conv_transpose2d_layer(DEV, 3, 2, 2, 2, None, 0, None, r), (3, 4, 4)),
+        ("Conv1d", torch.nn.Conv1d(4, 6, 3, 2, 1, 2, groups=2),
+         lambda r: L.clt_conv1d_layer(DEV, 4, 6, 3, _i64s(2, 1, 2, 2), 1, None, r), (3, 4, 17)),
+    ]
+    with tempfile.TemporaryDirectory() as d:
+        for name, m, make, xs in made:
+            path = os.path.join(d, "m.safetensors")
+            save_file(m.state_dict(), path)
+            cm, y = P(), P()
+            keep = []
+            try:
+                if make(C.byref(cm)) or L.clt_module_load(cm, path.encode()):
+                    fail(name + " state_dict", L.clt_last_error().decode())
+                    continue
+                x = data(xs, torch.float32, lo=-2, hi=2)
+                keep.append(upload(x))
+                if L.clt_module_forward(cm, keep[0], C.byref(y)):
+                    fail(name + " state_dict", L.clt_last_error().decode())
+                    continue
+                keep.append(y)
+                got = download(y)[0]
+                want = m(x).detach().numpy()
+                same = got.shape == want.shape
+                ok(name + " state_dict", same and np.allclose(got, want, 1e-5, 1e-6),
+                   "shape %s / %s, max diff %g"
+                   % (got.shape, want.shape, np.abs(got - want).max() if same else -1))
+            finally:
+                for t in keep:
+                    L.clt_tensor_free(t)
+                L.clt_module_free(cm)
+
+
 # ---- views --------------------------------------------------------------
 
 def views():
@@ -2653,7 +2824,7 @@ def _rnn_case(kind, nl, layers, bidir, bf, given, batched, dt, path, save_file, 
 def main():
     sections = [elementwise, modulo, rounding, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
-                sorting, attention, rnns]
+                sorting, attention, rnns, conv_more, conv_layers_state_dict]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -407,6 +407,52 @@ case("adaptive_avg_pool2d unbatched", lambda x: torch.nn.functional.adaptive_avg
      lambda x: call("clt_adaptive_avg_pool2d", x, (C.c_int64 * 2)(2, 3)),
      [rng.standard_normal((3, 5, 7))])
 
+# ---- conv1d, conv_transpose2d and interpolate ----------------------------------------------
+proto("clt_conv1d", [P, P, P, P, PP])
+proto("clt_conv_transpose2d", [P, P, P, P, PP])
+proto("clt_interpolate", [P, P, P, C.c_int, C.c_int, PP])
+for stride, pad, dil, groups in ((1, 1, 1, 1), (2, 0, 1, 2), (1, 2, 2, 1)):
+    o = (C.c_int64 * 4)(stride, pad, dil, groups)
+    x = rng.standard_normal((2, 4, 9))
+    w = rng.standard_normal((6, 4 // groups, 3))
+    bias = rng.standard_normal(6)
+    case("conv1d s%d p%d d%d g%d" % (stride, pad, dil, groups),
+         lambda x, w, b, s=stride, p=pad, d=dil, g=groups:
+         torch.nn.functional.conv1d(x, w, b, s, p, d, g),
+         lambda x, w, b, o=o: call("clt_conv1d", x, w, b, o), [x, w, bias])
+for stride, pad, opad, groups, dil, xs in (((1, 1), (0, 0), (0, 0), 1, (1, 1), (2, 4, 4, 5)),
+                                           ((2, 3), (1, 2), (1, 2), 2, (1, 1), (2, 4, 3, 4)),
+                                           ((1, 2), (1, 0), (1, 0), 1, (2, 3), (4, 3, 5))):
+    o = (C.c_int64 * 9)(*(stride + pad + opad + (groups,) + dil))
+    x = rng.standard_normal(xs)
+    w = rng.standard_normal((xs[-3], 6 // groups, 3, 2))
+    bias = rng.standard_normal(6)
+    case("conv_transpose2d s%s p%s op%s g%d d%s x%s" % (stride, pad, opad, groups, dil, xs),
+         lambda x, w, b, s=stride, p=pad, op=opad, g=groups, d=dil:
+         torch.nn.functional.conv_transpose2d(x, w, b, s, p, op, g, d),
+         lambda x, w, b, o=o: call("clt_conv_transpose2d", x, w, b, o), [x, w, bias])
+for xs, size, sf in (((2, 3, 4, 5), (7, 9), None), ((1, 2, 6, 7), (4, 3), None),
+                     ((1, 2, 3, 4), None, (2.5, 1.5)), ((1, 1, 5, 5), (5, 10), None)):
+    x = rng.standard_normal(xs)
+    for mode, align in (("nearest", None), ("bilinear", False), ("bilinear", True)):
+        case("interpolate %s size=%s scale=%s %s align=%s" % (xs, size, sf, mode, align),
+             lambda x, size=size, sf=sf, mode=mode, align=align:
+             torch.nn.functional.interpolate(x, size=size, scale_factor=sf, mode=mode,
+                                             align_corners=align),
+             lambda x, size=size, sf=sf, mode=mode, align=align:
+             call("clt_interpolate", x, (C.c_int64 * 2)(*size) if size else None,
+                  (C.c_double * 2)(*sf) if sf else None, 0 if mode == "nearest" else 1,
+                  1 if align else 0), [x])
+
+proto("clt_max_pool1d", [P, C.c_int64, C.c_int64, C.c_int64, C.c_int64, C.c_int, PP])
+proto("clt_avg_pool1d", [P, C.c_int64, C.c_int64, C.c_int64, C.c_int, C.c_int, PP])
+p1 = np.array([[[1.0, 3.0, 3.0, 0.0, 2.0, 2.0, 5.0], [0.0, -1.0, 4.0, 4.0, 1.0, 0.0, 0.0]]])
+case("max_pool1d ties overlapping", lambda x: torch.nn.functional.max_pool1d(x, 3, 2, 1),
+     lambda x: call("clt_max_pool1d", x, 3, 2, 1, 1, 0), [p1])
+case("avg_pool1d ceil no pad count", lambda x: torch.nn.functional.avg_pool1d(x, 3, 2, 1, True,
+                                                                               False),
+     lambda x: call("clt_avg_pool1d", x, 3, 2, 1, 1, 0), [p1])
+
 # ---- group normalisation ------------------------------------------------------------------
 proto("clt_group_norm", [P, C.c_int64, P, P, C.c_double, PP])
 for shape, g in (((2, 6, 3), 3), ((3, 4), 2), ((2, 4, 2, 3), 1), ((2, 4, 2, 3), 4), ((4, 6), 6)):

@@ -253,6 +253,11 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_max_pool2d, T, clt_max_pool2d(f->f, k22, NULL, NULL, NULL, 0, &o->t))              \
     X(clt_avg_pool2d, T, clt_avg_pool2d(f->f, k22, NULL, NULL, 0, 1, &o->t))                 \
     X(clt_adaptive_avg_pool2d, T, clt_adaptive_avg_pool2d(f->f, k22, &o->t))                 \
+    X(clt_conv1d, T, clt_conv1d(f->f, f->f, NULL, NULL, &o->t))                              \
+    X(clt_conv_transpose2d, T, clt_conv_transpose2d(f->f, f->f, NULL, NULL, &o->t))          \
+    X(clt_interpolate, T, clt_interpolate(f->f, k22, NULL, CLT_INTERP_NEAREST, 0, &o->t))    \
+    X(clt_max_pool1d, T, clt_max_pool1d(f->f, 0, 0, 0, 1, 0, &o->t))                         \
+    X(clt_avg_pool1d, T, clt_avg_pool1d(f->f, 2, 0, 2, 0, 1, &o->t))                         \
     /* autograd.h */                                                                         \
     X(clt_grad, T, clt_grad(NULL, &o->t))                                                    \
     X(clt_detach, T, clt_detach(NULL, &o->t))                                                \
@@ -278,6 +283,12 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_max_pool2d_layer, M, clt_max_pool2d_layer(0, 2, NULL, &o->m))                      \
     X(clt_avg_pool2d_layer, M, clt_avg_pool2d_layer(2, -1, NULL, &o->m))                     \
     X(clt_adaptive_avg_pool2d_layer, M, clt_adaptive_avg_pool2d_layer(-1, 2, &o->m))         \
+    X(clt_conv1d_layer, M, clt_conv1d_layer(f->dev, 1, 1, 0, NULL, 1, f->gen, &o->m))        \
+    X(clt_conv_transpose2d_layer, M,                                                         \
+      clt_conv_transpose2d_layer(f->dev, 2, 0, 3, 3, NULL, 1, f->gen, &o->m))                \
+    X(clt_upsample_layer, M, clt_upsample_layer(NULL, NULL, CLT_INTERP_NEAREST, 0, &o->m))   \
+    X(clt_max_pool1d_layer, M, clt_max_pool1d_layer(0, NULL, &o->m))                         \
+    X(clt_avg_pool1d_layer, M, clt_avg_pool1d_layer(-2, NULL, &o->m))                        \
     X(clt_identity_layer, NEVER_FAILS, CLT_OK)                                               \
     X(clt_flatten_layer, NEVER_FAILS, CLT_OK) /* dims are checked at forward, as torch's */  \
     X(clt_layer_norm_layer, M, clt_layer_norm_layer(f->dev, 0, sh5, 1e-5, 1, &o->m))         \

@@ -1349,7 +1349,7 @@ Test(nn, clone_copies_every_layer)
         const char *what;
         clt_module *m;
         clt_tensor *x;
-    } c[32];
+    } c[40];
     int n = 0;
 #define CASE(name, call, input)                                                            \
     do {                                                                                   \
@@ -1361,6 +1361,14 @@ Test(nn, clone_copies_every_layer)
     CASE("Linear float64", clt_linear(dev, 4, 2, 0, gen, &c[n].m), x24d);
     CHECK(clt_module_to_dtype(c[n - 1].m, CLT_FLOAT64));
     CASE("Conv2d", clt_conv2d_layer(dev, 2, 3, 3, 2, NULL, 1, gen, &c[n].m), x2255);
+    CASE("Conv1d", clt_conv1d_layer(dev, 4, 3, 2, NULL, 1, gen, &c[n].m), x243);
+    CASE("ConvTranspose2d", clt_conv_transpose2d_layer(dev, 2, 3, 2, 3, NULL, 1, gen, &c[n].m),
+         x2255);
+    CASE("Upsample", clt_upsample_layer(NULL, (double[]){2.0, 1.5}, CLT_INTERP_BILINEAR, 1,
+                                        &c[n].m),
+         x2255);
+    CASE("MaxPool1d", clt_max_pool1d_layer(2, NULL, &c[n].m), x243);
+    CASE("AvgPool1d", clt_avg_pool1d_layer(2, NULL, &c[n].m), x243);
     CASE("MaxPool2d", clt_max_pool2d_layer(3, 2, NULL, &c[n].m), x2255);
     CASE("AvgPool2d", clt_avg_pool2d_layer(2, 3, NULL, &c[n].m), x2255);
     CASE("AdaptiveAvgPool2d", clt_adaptive_avg_pool2d_layer(2, 3, &c[n].m), x2255);

@@ -1,9 +1,13 @@
-/* cltensor/conv.h: 2-D convolution and pooling, like torch.nn.functional's
- * conv2d, max_pool2d, avg_pool2d and adaptive_avg_pool2d.  All are
+/* cltensor/conv.h: convolution, pooling and upsampling, like
+ * torch.nn.functional's conv1d, conv2d, conv_transpose2d, max_pool1d,
+ * max_pool2d, avg_pool1d, avg_pool2d, adaptive_avg_pool2d and
+ * interpolate.  All are
  * differentiable (autograd.h).
  *
  * Inputs are [N, C, H, W] (batched) or [C, H, W] (unbatched: the result
- * has no batch dimension either), float32 or float64, in any layout;
+ * has no batch dimension either; conv1d's and the 1-D pools' [N, C, L]
+ * or [C, L];
+ * interpolate's 4-D only), float32 or float64, in any layout;
  * avg_pool2d also takes int64, as PyTorch 1.13: each window's int64 sum
  * divided with truncation toward zero, -5 / 4 being -1.
  * Every operand lives on one device (CLT_ERR_DEVICE_MISMATCH otherwise).
@@ -51,6 +55,81 @@ CLT_API clt_status clt_conv2d(const clt_tensor *input, const clt_tensor *weight,
                               const clt_tensor *bias, const clt_conv2d_opts *opts,
                               clt_tensor **out);
 
+/* Settings of clt_conv1d, as torch.nn.functional.conv1d's arguments.  A
+ * NULL clt_conv1d_opts means PyTorch's defaults, CLT_CONV1D_DEFAULTS:
+ * stride 1, padding 0, dilation 1, groups 1. */
+typedef struct clt_conv1d_opts {
+    int64_t stride;   /* > 0 */
+    int64_t padding;  /* >= 0, zeros */
+    int64_t dilation; /* > 0 */
+    int64_t groups;   /* > 0, divides C and O */
+} clt_conv1d_opts;
+
+#define CLT_CONV1D_DEFAULTS {1, 0, 1, 1}
+
+/* torch.nn.functional.conv1d(input, weight, bias, stride, padding,
+ * dilation, groups): input [N, C, L] or [C, L], weight [O, C / groups, k],
+ * bias [O] or NULL; the result is [N, O, Lo] (or [O, Lo]) with
+ * Lo = (L + 2 padding - dilation (k - 1) - 1) / stride + 1.  Computed by
+ * clt_conv2d on the views [N, C, 1, L] and [O, C / groups, 1, k]: the same
+ * arithmetic, the same bits, and conv2d's messages (sizes with the 1
+ * inserted). */
+CLT_API clt_status clt_conv1d(const clt_tensor *input, const clt_tensor *weight,
+                              const clt_tensor *bias, const clt_conv1d_opts *opts,
+                              clt_tensor **out);
+
+/* Settings of clt_conv_transpose2d, as torch.nn.functional.conv_transpose2d's
+ * arguments, in its order ({height, width} pairs).  A NULL opts means
+ * PyTorch's defaults, CLT_CONV_TRANSPOSE2D_DEFAULTS: stride 1, padding 0,
+ * output_padding 0, groups 1, dilation 1. */
+typedef struct clt_conv_transpose2d_opts {
+    int64_t stride[2];         /* > 0 */
+    int64_t padding[2];        /* >= 0: taken off both sides of the output */
+    int64_t output_padding[2]; /* >= 0, below the stride or the dilation */
+    int64_t groups;            /* > 0, divides both channel counts */
+    int64_t dilation[2];       /* > 0 */
+} clt_conv_transpose2d_opts;
+
+#define CLT_CONV_TRANSPOSE2D_DEFAULTS {{1, 1}, {0, 0}, {0, 0}, 1, {1, 1}}
+
+/* torch.nn.functional.conv_transpose2d(input, weight, bias, stride,
+ * padding, output_padding, groups, dilation), the gradient of conv2d with
+ * respect to its input: input [N, Cin, H, W] or [Cin, H, W] (H, W and Cin
+ * positive), weight [Cin, Cout / groups, kH, kW] (PyTorch's layout), bias
+ * [Cout] or NULL; the result is [N, Cout, Ho, Wo] with Ho = (H - 1) stride
+ * - 2 padding + dilation (kH - 1) + output_padding + 1 (likewise Wo), which
+ * must be positive.  Runs as conv2d's backward pass (GEMM, then col2im),
+ * unfolding as many images at once as fit in 256 MiB. */
+CLT_API clt_status clt_conv_transpose2d(const clt_tensor *input, const clt_tensor *weight,
+                                        const clt_tensor *bias,
+                                        const clt_conv_transpose2d_opts *opts, clt_tensor **out);
+
+/* Modes of clt_interpolate, as F.interpolate's mode strings. */
+typedef enum clt_interp_mode {
+    CLT_INTERP_NEAREST = 0, /* "nearest" (not "nearest-exact") */
+    CLT_INTERP_BILINEAR = 1 /* "bilinear" */
+} clt_interp_mode;
+
+/* torch.nn.functional.interpolate(input, size, scale_factor, mode,
+ * align_corners) of PyTorch 1.13 for a 4-D input [N, C, H, W] (float32 or
+ * float64): exactly one of size {Ho, Wo} (> 0) and scale_factor {sh, sw}
+ * (finite, > 0; then Ho = floor(H sh)) is given, the other NULL.
+ * Nearest: output row i reads input row min(floor(i s), H - 1), in float32
+ * arithmetic whatever the dtype, s = 1 / sh when the scale factor is given,
+ * H / Ho otherwise (PyTorch 1.13's rule, which reads row 0 twice for 3 -> 5
+ * where nearest-exact would not); align_corners must be 0.  Bilinear, in
+ * the input's dtype: align_corners 1 maps the corner pixels' centres onto
+ * each other (s = (H - 1) / (Ho - 1)); 0 (PyTorch's default) maps the
+ * edges, source (i + 0.5) s - 0.5 clamped at 0; each output is
+ * (x00 w0 + x01 w1) h0 + (x10 w0 + x11 w1) h1 rounded as written (nearest
+ * is exact; bilinear float32 may differ from PyTorch's in the last bits,
+ * whose CPU kernel may fuse the products).  The gradient sums each output
+ * gradient into the (one or four) input pixels it read, with their
+ * weights, in PyTorch's order. */
+CLT_API clt_status clt_interpolate(const clt_tensor *input, const int64_t size[2],
+                                   const double scale_factor[2], clt_interp_mode mode,
+                                   int align_corners, clt_tensor **out);
+
 /* torch.nn.functional.max_pool2d(input, kernel_size, stride, padding,
  * dilation, ceil_mode).  kernel {kH, kW} > 0 (required); stride NULL or
  * {0, 0} means the kernel size; padding NULL means 0 (pads with -inf, at
@@ -82,6 +161,33 @@ CLT_API clt_status clt_max_pool2d(const clt_tensor *input, const int64_t kernel[
 CLT_API clt_status clt_avg_pool2d(const clt_tensor *input, const int64_t kernel[2],
                                   const int64_t stride[2], const int64_t padding[2],
                                   int ceil_mode, int count_include_pad, clt_tensor **out);
+
+/* torch.nn.functional.max_pool1d(input, kernel_size, stride, padding,
+ * dilation, ceil_mode) and avg_pool1d(input, kernel_size, stride, padding,
+ * ceil_mode, count_include_pad) for input [N, C, L] or [C, L]: kernel > 0;
+ * stride 0 means the kernel size; padding at most half the kernel.
+ * Computed by clt_max_pool2d and clt_avg_pool2d on the view [N, C, 1, L]
+ * with kernel {1, kernel}: the same values, ties, NaN rules and
+ * gradients, and their messages (sizes with the 1 inserted). */
+CLT_API clt_status clt_max_pool1d(const clt_tensor *input, int64_t kernel, int64_t stride,
+                                  int64_t padding, int64_t dilation, int ceil_mode,
+                                  clt_tensor **out);
+CLT_API clt_status clt_avg_pool1d(const clt_tensor *input, int64_t kernel, int64_t stride,
+                                  int64_t padding, int ceil_mode, int count_include_pad,
+                                  clt_tensor **out);
+
+/* Settings of the 1-D pooling layers (nn.h), as torch.nn.MaxPool1d's and
+ * AvgPool1d's arguments after the kernel size.  A NULL clt_pool1d_opts
+ * means PyTorch's defaults, CLT_POOL1D_DEFAULTS. */
+typedef struct clt_pool1d_opts {
+    int64_t stride;        /* 0: the kernel size */
+    int64_t padding;       /* at most half the kernel */
+    int64_t dilation;      /* max pooling only */
+    int ceil_mode;         /* 1: the output size rounds up */
+    int count_include_pad; /* avg pooling only */
+} clt_pool1d_opts;
+
+#define CLT_POOL1D_DEFAULTS {0, 0, 1, 0, 1}
 
 /* torch.nn.functional.adaptive_avg_pool2d(input, output_size): the result
  * is [N, C, Ho, Wo] (or [C, Ho, Wo]) for output_size {Ho, Wo} (>= 0; 0

@@ -20,18 +20,19 @@
  * Dtypes.  The layers make their parameters and buffers float32
  * (clt_module_to_dtype converts a model, as model.double()).  As in
  * PyTorch 1.13, a layer with parameters or running statistics (Linear,
- * Conv2d, LayerNorm with elementwise_affine, GroupNorm with affine,
- * BatchNorm with affine or track_running_stats, MultiheadAttention, the
- * transformer layers, RNN, LSTM, GRU) does not promote: an input of
- * another dtype, float64 or integer, is CLT_ERR_DTYPE_MISMATCH naming the layer, both
+ * Conv1d, Conv2d, ConvTranspose2d, LayerNorm with elementwise_affine,
+ * GroupNorm with affine, BatchNorm with affine or track_running_stats,
+ * MultiheadAttention, the transformer layers, RNN, LSTM, GRU) does not
+ * promote: an input of another dtype, float64 or integer, is
+ * CLT_ERR_DTYPE_MISMATCH naming the layer, both
  * dtypes and the fix ("LayerNorm: ... the input is float64 and
  * the weight float32 (convert the input with clt_to_dtype)"), and changes
  * nothing.  The layers without tensors keep the input's dtype (float64 in,
  * float64 out) and take integers where their ops do: ReLU, Flatten,
  * Dropout in eval mode (and with p 0) keep them; Tanh and Sigmoid give
- * float32; AvgPool2d takes int64 (conv.h); GELU, MaxPool2d, the other
- * integer dtypes in AvgPool2d, LayerNorm, GroupNorm and BatchNorm refuse
- * them.
+ * float32; AvgPool1d and AvgPool2d take int64 (conv.h); GELU, MaxPool1d,
+ * MaxPool2d, Upsample, the other integer dtypes in the average pools,
+ * LayerNorm, GroupNorm and BatchNorm refuse them.
  * Embedding takes int64 or int32 indices, as PyTorch (other dtypes are
  * CLT_ERR_DTYPE_MISMATCH).  Dropout in train mode with p 1 gives x * 0
  * in x's dtype, as PyTorch (NaN stays NaN; a bool input gives false).
@@ -171,6 +172,40 @@ CLT_API clt_status clt_conv2d_layer(clt_device *dev, int64_t in_channels, int64_
                                     const clt_conv2d_opts *opts, int bias, clt_generator *gen,
                                     clt_module **out);
 
+/* torch.nn.Conv1d(in_channels, out_channels, kernel_size, ...):
+ * y = clt_conv1d(x, weight, bias, opts) for x [N, C, L] or [C, L].  opts
+ * NULL: stride 1, padding 0, dilation 1, groups 1.  weight [out_channels,
+ * in_channels / groups, kernel_size] and bias [out_channels] (when bias is
+ * non-zero), both uniform in +-1/sqrt(in_channels / groups * kernel_size),
+ * float32 on dev.  A new module (*out), released with clt_module_free. */
+CLT_API clt_status clt_conv1d_layer(clt_device *dev, int64_t in_channels, int64_t out_channels,
+                                    int64_t kernel_size, const clt_conv1d_opts *opts, int bias,
+                                    clt_generator *gen, clt_module **out);
+
+/* torch.nn.ConvTranspose2d(in_channels, out_channels, (kernel_h,
+ * kernel_w), ...): y = clt_conv_transpose2d(x, weight, bias, opts) for x
+ * [N, C, H, W] or [C, H, W].  opts NULL: stride 1, padding 0,
+ * output_padding 0, groups 1, dilation 1; output_padding must be below
+ * the stride or the dilation.  weight [in_channels, out_channels / groups,
+ * kernel_h, kernel_w] (PyTorch's layout, so that its state_dict loads as
+ * it is) and bias [out_channels], both uniform in +-1/sqrt(fan_in) with
+ * PyTorch's fan_in = out_channels / groups * kernel_h * kernel_w, float32
+ * on dev.  A new module (*out), released with clt_module_free. */
+CLT_API clt_status clt_conv_transpose2d_layer(clt_device *dev, int64_t in_channels,
+                                              int64_t out_channels, int64_t kernel_h,
+                                              int64_t kernel_w,
+                                              const clt_conv_transpose2d_opts *opts, int bias,
+                                              clt_generator *gen, clt_module **out);
+
+/* torch.nn.Upsample(size, scale_factor, mode, align_corners):
+ * clt_interpolate(x, size, scale_factor, mode, align_corners) at each
+ * forward.  Exactly one of size (both > 0) and scale_factor (finite,
+ * > 0) is given, the other NULL (both copied); align_corners only with
+ * CLT_INTERP_BILINEAR; checked here (CLT_ERR_INVALID_ARGUMENT).  No
+ * tensors.  A new module (*out), released with clt_module_free. */
+CLT_API clt_status clt_upsample_layer(const int64_t size[2], const double scale_factor[2],
+                                      clt_interp_mode mode, int align_corners, clt_module **out);
+
 /* torch.nn.MaxPool2d((kernel_h, kernel_w), ...) and AvgPool2d: clt_max_pool2d
  * and clt_avg_pool2d with the settings of opts (NULL: PyTorch's defaults,
  * stride the kernel size, padding 0, dilation 1, no ceil_mode,
@@ -179,6 +214,17 @@ CLT_API clt_status clt_max_pool2d_layer(int64_t kernel_h, int64_t kernel_w,
                                         const clt_pool2d_opts *opts, clt_module **out);
 CLT_API clt_status clt_avg_pool2d_layer(int64_t kernel_h, int64_t kernel_w,
                                         const clt_pool2d_opts *opts, clt_module **out);
+
+/* torch.nn.MaxPool1d(kernel, ...) and AvgPool1d: clt_max_pool1d and
+ * clt_avg_pool1d with the settings of opts (NULL: PyTorch's defaults,
+ * CLT_POOL1D_DEFAULTS: stride the kernel size, padding 0, dilation 1, no
+ * ceil_mode, count_include_pad).  kernel > 0 is checked here, the rest at
+ * the forward.  No tensors.  A new module (*out), released with
+ * clt_module_free. */
+CLT_API clt_status clt_max_pool1d_layer(int64_t kernel, const clt_pool1d_opts *opts,
+                                        clt_module **out);
+CLT_API clt_status clt_avg_pool1d_layer(int64_t kernel, const clt_pool1d_opts *opts,
+                                        clt_module **out);
 
 /* torch.nn.AdaptiveAvgPool2d((out_h, out_w)): clt_adaptive_avg_pool2d to
  * that size (both >= 0, checked here: CLT_ERR_INVALID_ARGUMENT; PyTorch

@@ -1,7 +1,9 @@
-/* grad_conv.c: conv2d, max_pool2d, avg_pool2d and adaptive_avg_pool2d
- * (conv.h) with their backward formulas; the kernels live in
- * src/ops/conv.c.  Unbatched [C, H, W] inputs go through the batched op between a recorded unsqueeze
- * and squeeze. */
+/* grad_conv.c: conv1d, conv2d, conv_transpose2d, max_pool1d/2d,
+ * avg_pool1d/2d, adaptive_avg_pool2d and interpolate (conv.h) with their
+ * backward formulas; the kernels live in src/ops/conv.c and
+ * src/ops/upsample.c.  Unbatched [C, H, W] inputs go through the batched
+ * op between a recorded unsqueeze and squeeze, [N, C, L] ones through the
+ * 2-D op on [N, C, 1, L]. */
 #include "autograd/autograd.h"
 #include "ops/conv.h"
 
@@ -101,6 +103,125 @@ clt_status clt_conv2d(const clt_tensor *input, const clt_tensor *weight, const c
                       const clt_conv2d_opts *opts, clt_tensor **out)
 {
     return clt__conv2d_rec("clt_conv2d", input, weight, bias, opts, out);
+}
+
+/* ---- conv1d ------------------------------------------------------------------------ */
+
+clt_status clt__conv1d_rec(const char *fn, const clt_tensor *input, const clt_tensor *weight,
+                           const clt_tensor *bias, const clt_conv1d_opts *opts, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    CLT__REQUIRE_ARG(weight, fn);
+    char s[160];
+    if (input->ndim != 2 && input->ndim != 3)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Expected 2D (unbatched) or 3D (batched) input to conv1d, but got "
+                          "input of size: %s",
+                          fn, clt__shape_str(s, sizeof s, input->ndim, input->shape));
+    if (weight->ndim != 3)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: expected weight to be 3-dimensional [out_channels, in_channels / "
+                          "groups, k], but got weight of size %s",
+                          fn, clt__shape_str(s, sizeof s, weight->ndim, weight->shape));
+    const clt_conv1d_opts defaults = CLT_CONV1D_DEFAULTS;
+    const clt_conv1d_opts *o = opts ? opts : &defaults;
+    /* [N, C, L] as [N, C, 1, L] (recorded views: the gradients flow back
+     * through them) */
+    clt_conv2d_opts o2 = {{1, o->stride}, {0, o->padding}, {1, o->dilation}, o->groups};
+    int d = input->ndim - 1;
+    clt_tensor *x4 = NULL, *w4 = NULL, *y4 = NULL;
+    clt_status st = clt__unsqueeze_rec(fn, input, d, &x4);
+    if (st == CLT_OK)
+        st = clt__unsqueeze_rec(fn, weight, 2, &w4);
+    if (st == CLT_OK)
+        st = clt__conv2d_rec(fn, x4, w4, bias, &o2, &y4);
+    if (st == CLT_OK)
+        st = clt__squeeze_rec(fn, y4, d, out);
+    clt_tensor_free(x4);
+    clt_tensor_free(w4);
+    clt_tensor_free(y4);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_conv1d(const clt_tensor *input, const clt_tensor *weight, const clt_tensor *bias,
+                      const clt_conv1d_opts *opts, clt_tensor **out)
+{
+    return clt__conv1d_rec("clt_conv1d", input, weight, bias, opts, out);
+}
+
+/* ---- conv_transpose2d -------------------------------------------------------------- */
+
+static clt_conv_transpose2d_opts transposed_opts(const clt__node *n)
+{
+    clt_conv_transpose2d_opts o = {{n->i[0], n->i[1]}, {n->i[2], n->i[3]},
+                                   {n->i[4], n->i[5]}, n->i[6], {n->i[7], n->i[8]}};
+    return o;
+}
+
+/* saved: input and weight.  The input's gradient is conv2d of the output's
+ * gradient, the weight's conv2d's weight gradient with the roles of input
+ * and output gradient exchanged, the bias's the sum over N, H and W. */
+static clt_status bw_conv_transpose2d(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_conv_transpose2d_opts o = transposed_opts(n);
+    return clt__conv_transpose2d_backward(g, S(0), S(1), &o, CLT__NEED(n, 0) ? &gin[0] : NULL,
+                                          CLT__NEED(n, 1) ? &gin[1] : NULL,
+                                          n->nin > 2 && CLT__NEED(n, 2) ? &gin[2] : NULL);
+}
+
+typedef struct transposed_ctx {
+    const clt_tensor *w, *b;
+    const clt_conv_transpose2d_opts *o;
+    const char *fn;
+} transposed_ctx;
+
+static clt_status transposed4(const clt_tensor *x, const void *ctx, clt_tensor **out)
+{
+    const transposed_ctx *c = ctx;
+    const clt_tensor *in[3] = {x, c->w, c->b};
+    clt__node *n = NULL;
+    clt_status st = clt__conv_transpose2d(x, c->w, c->b, c->o, out, c->fn);
+    st = clt__record(st, out, "ConvolutionBackward0", bw_conv_transpose2d, c->b ? 3 : 2, in, 2,
+                     in, &n);
+    if (n) {
+        const clt_conv_transpose2d_opts *o = c->o;
+        int64_t v[9] = {o->stride[0],         o->stride[1],         o->padding[0],
+                        o->padding[1],        o->output_padding[0], o->output_padding[1],
+                        o->groups,            o->dilation[0],       o->dilation[1]};
+        for (int k = 0; k < 9; k++)
+            n->i[k] = v[k];
+    }
+    return st;
+}
+
+clt_status clt__conv_transpose2d_rec(const char *fn, const clt_tensor *input,
+                                     const clt_tensor *weight, const clt_tensor *bias,
+                                     const clt_conv_transpose2d_opts *opts, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    CLT__REQUIRE_ARG(weight, fn);
+    if (input->ndim != 3 && input->ndim != 4) {
+        char s[160];
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Expected 3D (unbatched) or 4D (batched) input to "
+                          "conv_transpose2d, but got input of size: %s",
+                          fn, clt__shape_str(s, sizeof s, input->ndim, input->shape));
+    }
+    const clt_conv_transpose2d_opts defaults = CLT_CONV_TRANSPOSE2D_DEFAULTS;
+    transposed_ctx c = {weight, bias, opts ? opts : &defaults, fn};
+    clt_status st = batched(input, transposed4, &c, out, fn);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_conv_transpose2d(const clt_tensor *input, const clt_tensor *weight,
+                                const clt_tensor *bias, const clt_conv_transpose2d_opts *opts,
+                                clt_tensor **out)
+{
+    return clt__conv_transpose2d_rec("clt_conv_transpose2d", input, weight, bias, opts, out);
 }
 
 /* ---- pooling ------------------------------------------------------------------------ */
@@ -209,6 +330,49 @@ clt_status clt_avg_pool2d(const clt_tensor *input, const int64_t kernel[2],
                            ceil_mode, count_include_pad, out);
 }
 
+clt_status clt__pool1d_rec(const char *fn, bool max, const clt_tensor *input, int64_t kernel,
+                           int64_t stride, int64_t padding, int64_t dilation, int ceil_mode,
+                           int count_include_pad, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    if (input->ndim != 2 && input->ndim != 3) {
+        char s[160];
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Expected 2D or 3D input tensor, but got %s", fn,
+                          clt__shape_str(s, sizeof s, input->ndim, input->shape));
+    }
+    /* [N, C, L] as [N, C, 1, L], through recorded views */
+    int64_t k[2] = {1, kernel}, st2[2] = {1, stride ? stride : kernel}, pad[2] = {0, padding};
+    int64_t dil[2] = {1, dilation};
+    int d = input->ndim - 1;
+    clt_tensor *x4 = NULL, *y4 = NULL;
+    clt_status st = clt__unsqueeze_rec(fn, input, d, &x4);
+    if (st == CLT_OK)
+        st = clt__pool2d_rec(fn, max, x4, k, st2, pad, max ? dil : NULL, ceil_mode,
+                             count_include_pad, &y4);
+    if (st == CLT_OK)
+        st = clt__squeeze_rec(fn, y4, d, out);
+    clt_tensor_free(x4);
+    clt_tensor_free(y4);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_max_pool1d(const clt_tensor *input, int64_t kernel, int64_t stride,
+                          int64_t padding, int64_t dilation, int ceil_mode, clt_tensor **out)
+{
+    return clt__pool1d_rec("clt_max_pool1d", true, input, kernel, stride, padding, dilation,
+                           ceil_mode, 1, out);
+}
+
+clt_status clt_avg_pool1d(const clt_tensor *input, int64_t kernel, int64_t stride,
+                          int64_t padding, int ceil_mode, int count_include_pad, clt_tensor **out)
+{
+    return clt__pool1d_rec("clt_avg_pool1d", false, input, kernel, stride, padding, 1, ceil_mode,
+                           count_include_pad, out);
+}
+
 /* ---- adaptive average pooling ----------------------------------------------------------- */
 
 /* nothing saved: the input's shape is its edge's, the output's g's */
@@ -249,4 +413,48 @@ clt_status clt_adaptive_avg_pool2d(const clt_tensor *input, const int64_t output
                                    clt_tensor **out)
 {
     return clt__adaptive_avg_pool2d_rec("clt_adaptive_avg_pool2d", input, output_size, out);
+}
+
+/* ---- interpolate -------------------------------------------------------------------- */
+
+/* nothing saved: the input's shape is its edge's */
+static clt_status bw_upsample(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt__interp u = {(int)n->i[0], (int)n->i[1], (int)n->i[2],
+                       {n->s[0], n->s[1]}, {n->i[3], n->i[4]}};
+    return clt__upsample_backward(g, n->in[0].shape, &u, &gin[0]);
+}
+
+clt_status clt__interpolate_rec(const char *fn, const clt_tensor *input, const int64_t *size,
+                                const double *scale_factor, int mode, int align_corners,
+                                clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    clt__interp u;
+    clt_status st = clt__interpolate_check(input, size, scale_factor, mode, align_corners, &u, fn);
+    if (st != CLT_OK)
+        return st;
+    clt__node *n = NULL;
+    st = clt__record(clt__upsample(input, &u, out, fn), out,
+                     mode == CLT_INTERP_NEAREST ? "UpsampleNearest2DBackward1"
+                                                : "UpsampleBilinear2DBackward1",
+                     bw_upsample, 1, &input, 0, NULL, &n);
+    if (n) {
+        int64_t v[5] = {u.mode, u.align_corners, u.has_scale, u.size[0], u.size[1]};
+        for (int k = 0; k < 5; k++)
+            n->i[k] = v[k];
+        n->s[0] = u.scale[0];
+        n->s[1] = u.scale[1];
+    }
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_interpolate(const clt_tensor *input, const int64_t size[2],
+                           const double scale_factor[2], clt_interp_mode mode, int align_corners,
+                           clt_tensor **out)
+{
+    return clt__interpolate_rec("clt_interpolate", input, size, scale_factor, (int)mode,
+                                align_corners, out);
 }

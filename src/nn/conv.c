@@ -1,8 +1,88 @@
-/* conv.c: the convolution and pooling layers (torch.nn.Conv2d, MaxPool2d,
- * AvgPool2d, AdaptiveAvgPool2d) over the ops of conv.h. */
+/* conv.c: the convolution, pooling and upsampling layers (torch.nn.Conv1d,
+ * Conv2d, ConvTranspose2d, MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool2d,
+ * Upsample) over the ops of conv.h. */
+
+#include <stdio.h>
 
 #include "nn/nn.h"
 #include "ops/conv.h"
+
+/* "{a, b}" (or "{a}") of the nd sizes v into buf. */
+static const char *sizes_str(char *buf, size_t len, int nd, const int64_t *v)
+{
+    if (nd == 1)
+        snprintf(buf, len, "{%lld}", (long long)v[0]);
+    else
+        snprintf(buf, len, "{%lld, %lld}", (long long)v[0], (long long)v[1]);
+    return buf;
+}
+
+/* The settings of a convolution layer of nd (1 or 2) spatial dimensions,
+ * as torch.nn's _ConvNd checks them. */
+static clt_status layer_check(const char *fn, int64_t in_channels, int64_t out_channels, int nd,
+                              const int64_t *kernel, const int64_t *stride,
+                              const int64_t *padding, const int64_t *dilation, int64_t groups)
+{
+    char k[48], s[48], d[48], p[48];
+    bool bad = in_channels <= 0 || out_channels <= 0;
+    for (int i = 0; i < nd; i++)
+        bad = bad || kernel[i] <= 0;
+    if (nd == 1)
+        snprintf(k, sizeof k, "%lld", (long long)kernel[0]);
+    else
+        snprintf(k, sizeof k, "%lld x %lld", (long long)kernel[0], (long long)kernel[1]);
+    if (bad)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: in_channels (%lld), out_channels (%lld) and the kernel size "
+                          "(%s) must be positive",
+                          fn, (long long)in_channels, (long long)out_channels, k);
+    if (groups <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: groups must be a positive integer",
+                          fn);
+    if (in_channels % groups != 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: in_channels must be divisible by groups",
+                          fn);
+    if (out_channels % groups != 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: out_channels must be divisible by groups", fn);
+    for (int i = 0; i < nd; i++)
+        if (stride[i] <= 0 || padding[i] < 0 || dilation[i] <= 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: stride %s and dilation %s must be positive, padding %s not "
+                              "negative",
+                              fn, sizes_str(s, sizeof s, nd, stride),
+                              sizes_str(d, sizeof d, nd, dilation),
+                              sizes_str(p, sizeof p, nd, padding));
+    return CLT_OK;
+}
+
+/* A new layer of ops on dev with the settings v[0..nv) in i, a "weight" of
+ * shape ws (ndim sizes) and, when bias, a "bias" of bias_n elements, all
+ * uniform in +-1 / sqrt(fan_in) from gen: torch.nn's reset_parameters of
+ * the convolutions. */
+static clt_status conv_layer_new(const clt__module_ops *ops, clt_device *dev, int nv,
+                                 const int64_t *v, int ndim, const int64_t *ws, int64_t fan_in,
+                                 int64_t bias_n, int bias, clt_generator *gen, const char *fn,
+                                 clt_module **out)
+{
+    /* the weight's shape first: fan_in multiplies its sizes */
+    clt_status st = clt__check_shape(ndim, ws, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_module *m = NULL;
+    st = clt__module_new(ops, dev, &m);
+    if (st != CLT_OK)
+        return st;
+    for (int k = 0; k < nv; k++)
+        m->i[k] = v[k];
+    st = clt__module_weight_bias_n(m, gen, ndim, ws, fan_in, bias_n, bias, fn);
+    if (st != CLT_OK) {
+        clt_module_free(m);
+        return st;
+    }
+    *out = m;
+    return clt__ok();
+}
 
 /* ---- Conv2d --------------------------------------------------------------------------- */
 
@@ -32,51 +112,114 @@ clt_status clt_conv2d_layer(clt_device *dev, int64_t in_channels, int64_t out_ch
     CLT__REQUIRE_ARG(dev, fn);
     const clt_conv2d_opts defaults = CLT_CONV2D_DEFAULTS;
     const clt_conv2d_opts *o = opts ? opts : &defaults;
-    if (in_channels <= 0 || out_channels <= 0 || kernel_h <= 0 || kernel_w <= 0)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: in_channels (%lld), out_channels (%lld) and the kernel size "
-                          "(%lld x %lld) must be positive",
-                          fn, (long long)in_channels, (long long)out_channels,
-                          (long long)kernel_h, (long long)kernel_w);
-    if (o->groups <= 0)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: groups must be a positive integer",
-                          fn);
-    if (in_channels % o->groups != 0)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: in_channels must be divisible by groups",
-                          fn);
-    if (out_channels % o->groups != 0)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: out_channels must be divisible by groups", fn);
-    for (int d = 0; d < 2; d++)
-        if (o->stride[d] <= 0 || o->padding[d] < 0 || o->dilation[d] <= 0)
-            return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                              "%s: stride {%lld, %lld} and dilation {%lld, %lld} must be "
-                              "positive, padding {%lld, %lld} not negative",
-                              fn, (long long)o->stride[0], (long long)o->stride[1],
-                              (long long)o->dilation[0], (long long)o->dilation[1],
-                              (long long)o->padding[0], (long long)o->padding[1]);
-    /* the weight's shape first: fan_in multiplies three of its sizes */
+    int64_t kernel[2] = {kernel_h, kernel_w};
+    clt_status st = layer_check(fn, in_channels, out_channels, 2, kernel, o->stride, o->padding,
+                                o->dilation, o->groups);
+    if (st != CLT_OK)
+        return st;
     int64_t ws[4] = {out_channels, in_channels / o->groups, kernel_h, kernel_w};
-    clt_status st = clt__check_shape(4, ws, fn);
-    if (st != CLT_OK)
-        return st;
-    clt_module *m = NULL;
-    st = clt__module_new(&conv2d_ops, dev, &m);
-    if (st != CLT_OK)
-        return st;
     int64_t v[9] = {o->stride[0],   o->stride[1],   o->padding[0], o->padding[1],
                     o->dilation[0], o->dilation[1], o->groups,     in_channels,
                     out_channels};
-    for (int k = 0; k < 9; k++)
-        m->i[k] = v[k];
-    st = clt__module_weight_bias(m, gen, 4, ws, in_channels / o->groups * kernel_h * kernel_w,
-                                 bias, fn);
-    if (st != CLT_OK) {
-        clt_module_free(m);
+    return conv_layer_new(&conv2d_ops, dev, 9, v, 4, ws, ws[1] * kernel_h * kernel_w,
+                          out_channels, bias, gen, fn, out);
+}
+
+/* ---- Conv1d --------------------------------------------------------------------------- */
+
+/* i[0..3]: stride, padding, dilation, groups; i[4], i[5]: in and out
+ * channels. */
+static clt_status conv1d_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    clt_status st = clt__module_check_device(m, x, "Conv1d");
+    if (st == CLT_OK)
+        st = clt__module_check_dtype(x, m->params[0], "weight", NULL, "Conv1d");
+    if (st != CLT_OK)
         return st;
-    }
-    *out = m;
-    return clt__ok();
+    clt_conv1d_opts o = {m->i[0], m->i[1], m->i[2], m->i[3]};
+    return clt__conv1d_rec("Conv1d", x, m->params[0], m->nparams > 1 ? m->params[1] : NULL, &o,
+                           out);
+}
+
+static const clt__module_ops conv1d_ops = {"Conv1d", conv1d_forward, NULL, NULL};
+
+clt_status clt_conv1d_layer(clt_device *dev, int64_t in_channels, int64_t out_channels,
+                            int64_t kernel_size, const clt_conv1d_opts *opts, int bias,
+                            clt_generator *gen, clt_module **out)
+{
+    const char *fn = "clt_conv1d_layer";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    const clt_conv1d_opts defaults = CLT_CONV1D_DEFAULTS;
+    const clt_conv1d_opts *o = opts ? opts : &defaults;
+    clt_status st = layer_check(fn, in_channels, out_channels, 1, &kernel_size, &o->stride,
+                                &o->padding, &o->dilation, o->groups);
+    if (st != CLT_OK)
+        return st;
+    int64_t ws[3] = {out_channels, in_channels / o->groups, kernel_size};
+    int64_t v[6] = {o->stride, o->padding, o->dilation, o->groups, in_channels, out_channels};
+    return conv_layer_new(&conv1d_ops, dev, 6, v, 3, ws, ws[1] * kernel_size, out_channels, bias,
+                          gen, fn, out);
+}
+
+/* ---- ConvTranspose2d -------------------------------------------------------------------- */
+
+/* i[0..8]: stride, padding, output_padding, groups, dilation; i[9], i[10]:
+ * in and out channels. */
+static clt_status conv_transpose2d_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    static const char fn[] = "ConvTranspose2d";
+    clt_status st = clt__module_check_device(m, x, fn);
+    if (st == CLT_OK)
+        st = clt__module_check_dtype(x, m->params[0], "weight", NULL, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_conv_transpose2d_opts o = {{m->i[0], m->i[1]}, {m->i[2], m->i[3]}, {m->i[4], m->i[5]},
+                                   m->i[6], {m->i[7], m->i[8]}};
+    return clt__conv_transpose2d_rec(fn, x, m->params[0], m->nparams > 1 ? m->params[1] : NULL,
+                                     &o, out);
+}
+
+static const clt__module_ops conv_transpose2d_ops = {"ConvTranspose2d", conv_transpose2d_forward,
+                                                     NULL, NULL};
+
+clt_status clt_conv_transpose2d_layer(clt_device *dev, int64_t in_channels, int64_t out_channels,
+                                      int64_t kernel_h, int64_t kernel_w,
+                                      const clt_conv_transpose2d_opts *opts, int bias,
+                                      clt_generator *gen, clt_module **out)
+{
+    const char *fn = "clt_conv_transpose2d_layer";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    const clt_conv_transpose2d_opts defaults = CLT_CONV_TRANSPOSE2D_DEFAULTS;
+    const clt_conv_transpose2d_opts *o = opts ? opts : &defaults;
+    int64_t kernel[2] = {kernel_h, kernel_w};
+    clt_status st = layer_check(fn, in_channels, out_channels, 2, kernel, o->stride, o->padding,
+                                o->dilation, o->groups);
+    if (st != CLT_OK)
+        return st;
+    for (int d = 0; d < 2; d++)
+        if (o->output_padding[d] < 0 ||
+            (o->output_padding[d] >= o->stride[d] && o->output_padding[d] >= o->dilation[d]))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: output padding must be smaller than either stride or "
+                              "dilation (and not negative), but got output_padding {%lld, %lld}, "
+                              "stride {%lld, %lld}, dilation {%lld, %lld}",
+                              fn, (long long)o->output_padding[0],
+                              (long long)o->output_padding[1], (long long)o->stride[0],
+                              (long long)o->stride[1], (long long)o->dilation[0],
+                              (long long)o->dilation[1]);
+    /* PyTorch's layout [in, out / groups, kH, kW]; kaiming_uniform_ takes
+     * fan_in from its second size, so both bounds are 1 / sqrt(out / groups
+     * kH kW) */
+    int64_t ws[4] = {in_channels, out_channels / o->groups, kernel_h, kernel_w};
+    int64_t v[11] = {o->stride[0],         o->stride[1],  o->padding[0],  o->padding[1],
+                     o->output_padding[0], o->output_padding[1], o->groups, o->dilation[0],
+                     o->dilation[1],       in_channels,   out_channels};
+    return conv_layer_new(&conv_transpose2d_ops, dev, 11, v, 4, ws, ws[1] * kernel_h * kernel_w,
+                          out_channels, bias, gen, fn, out);
 }
 
 /* ---- MaxPool2d and AvgPool2d ------------------------------------------------------------ */
@@ -143,6 +286,52 @@ clt_status clt_avg_pool2d_layer(int64_t kernel_h, int64_t kernel_w, const clt_po
     return pool_layer(&avg_pool2d_ops, kernel_h, kernel_w, opts, "clt_avg_pool2d_layer", out);
 }
 
+/* ---- MaxPool1d and AvgPool1d ------------------------------------------------------------ */
+
+/* i[0] kernel, i[1] stride, i[2] padding, i[3] dilation, i[4] ceil_mode,
+ * i[5] count_include_pad. */
+static clt_status pool1d_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    bool max = m->i[6];
+    return clt__pool1d_rec(max ? "MaxPool1d" : "AvgPool1d", max, x, m->i[0], m->i[1], m->i[2],
+                           m->i[3], (int)m->i[4], (int)m->i[5], out);
+}
+
+static const clt__module_ops max_pool1d_ops = {"MaxPool1d", pool1d_forward, NULL, NULL};
+static const clt__module_ops avg_pool1d_ops = {"AvgPool1d", pool1d_forward, NULL, NULL};
+
+static clt_status pool1d_layer(bool max, int64_t kernel, const clt_pool1d_opts *opts,
+                               const char *fn, clt_module **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    const clt_pool1d_opts defaults = CLT_POOL1D_DEFAULTS;
+    const clt_pool1d_opts *o = opts ? opts : &defaults;
+    if (kernel <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: kernel size should be greater than zero, but got %lld", fn,
+                          (long long)kernel);
+    clt_status st = clt__module_new(max ? &max_pool1d_ops : &avg_pool1d_ops, NULL, out);
+    if (st != CLT_OK)
+        return st;
+    int64_t v[7] = {kernel,          o->stride ? o->stride : kernel, o->padding,
+                    o->dilation,     o->ceil_mode != 0,              o->count_include_pad != 0,
+                    max};
+    for (int k = 0; k < 7; k++)
+        (*out)->i[k] = v[k];
+    return clt__ok();
+}
+
+clt_status clt_max_pool1d_layer(int64_t kernel, const clt_pool1d_opts *opts, clt_module **out)
+{
+    return pool1d_layer(true, kernel, opts, "clt_max_pool1d_layer", out);
+}
+
+clt_status clt_avg_pool1d_layer(int64_t kernel, const clt_pool1d_opts *opts, clt_module **out)
+{
+    return pool1d_layer(false, kernel, opts, "clt_avg_pool1d_layer", out);
+}
+
 /* ---- AdaptiveAvgPool2d ------------------------------------------------------------------ */
 
 /* i[0..1]: the output size. */
@@ -168,5 +357,45 @@ clt_status clt_adaptive_avg_pool2d_layer(int64_t out_h, int64_t out_w, clt_modul
         return st;
     (*out)->i[0] = out_h;
     (*out)->i[1] = out_w;
+    return clt__ok();
+}
+
+/* ---- Upsample ---------------------------------------------------------------------------- */
+
+/* i[0..1]: the size, f[0..1]: the scale factors, i[2] the mode, i[3]
+ * align_corners, i[4] whether the size is given (else the scale). */
+static clt_status upsample_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    return clt__interpolate_rec("Upsample", x, m->i[4] ? &m->i[0] : NULL,
+                                m->i[4] ? NULL : &m->f[0], (int)m->i[2], (int)m->i[3], out);
+}
+
+static const clt__module_ops upsample_ops = {"Upsample", upsample_forward, NULL, NULL};
+
+clt_status clt_upsample_layer(const int64_t size[2], const double scale_factor[2],
+                              clt_interp_mode mode, int align_corners, clt_module **out)
+{
+    static const char fn[] = "clt_upsample_layer";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt__interp u;
+    clt_status st = clt__interpolate_check(NULL, size, scale_factor, (int)mode, align_corners, &u,
+                                           fn);
+    if (st == CLT_OK && size && (size[0] <= 0 || size[1] <= 0))
+        st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                        "%s: output sizes should be greater than 0, but got {%lld, %lld}", fn,
+                        (long long)size[0], (long long)size[1]);
+    if (st == CLT_OK)
+        st = clt__module_new(&upsample_ops, NULL, out);
+    if (st != CLT_OK)
+        return st;
+    clt_module *m = *out;
+    m->i[0] = size ? size[0] : 0;
+    m->i[1] = size ? size[1] : 0;
+    m->f[0] = scale_factor ? scale_factor[0] : 0;
+    m->f[1] = scale_factor ? scale_factor[1] : 0;
+    m->i[2] = mode;
+    m->i[3] = align_corners != 0;
+    m->i[4] = size != NULL;
     return clt__ok();
 }

@@ -80,9 +80,9 @@ clt_status clt__init_uniform(clt_generator *gen, clt_device *dev, int ndim, cons
     return st;
 }
 
-clt_status clt__module_weight_bias(clt_module *m, clt_generator *gen, int ndim,
-                                   const int64_t *wshape, int64_t fan_in, int bias,
-                                   const char *fn)
+clt_status clt__module_weight_bias_n(clt_module *m, clt_generator *gen, int ndim,
+                                     const int64_t *wshape, int64_t fan_in, int64_t bias_n,
+                                     int bias, const char *fn)
 {
     /* kaiming_uniform_(a = sqrt(5)) and the bias both come to 1 / sqrt(fan_in) */
     double bound = 1.0 / sqrt((double)fan_in);
@@ -92,13 +92,20 @@ clt_status clt__module_weight_bias(clt_module *m, clt_generator *gen, int ndim,
     if (st == CLT_OK)
         st = clt__module_param(m, "weight", t);
     if (st == CLT_OK && bias) {
-        st = clt__init_uniform(gen, m->dev, 1, &wshape[0], bound, &t, fn);
+        st = clt__init_uniform(gen, m->dev, 1, &bias_n, bound, &t, fn);
         if (st == CLT_OK)
             st = clt__module_param(m, "bias", t);
     }
     if (st != CLT_OK) /* a failed constructor takes no numbers from gen */
         clt_generator_set_offset(gen, drawn);
     return st;
+}
+
+clt_status clt__module_weight_bias(clt_module *m, clt_generator *gen, int ndim,
+                                   const int64_t *wshape, int64_t fan_in, int bias,
+                                   const char *fn)
+{
+    return clt__module_weight_bias_n(m, gen, ndim, wshape, fan_in, wshape[0], bias, fn);
 }
 
 clt_status clt__module_check_device(const clt_module *m, const clt_tensor *x, const char *fn)

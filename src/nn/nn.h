@@ -70,6 +70,11 @@ clt_status clt__init_uniform(clt_generator *gen, clt_device *dev, int ndim, cons
 clt_status clt__module_weight_bias(clt_module *m, clt_generator *gen, int ndim,
                                    const int64_t *wshape, int64_t fan_in, int bias,
                                    const char *fn);
+/* The same with a bias of bias_n elements: ConvTranspose2d's weight is
+ * [in, out / groups, kH, kW], its bias [out]. */
+clt_status clt__module_weight_bias_n(clt_module *m, clt_generator *gen, int ndim,
+                                     const int64_t *wshape, int64_t fan_in, int64_t bias_n,
+                                     int bias, const char *fn);
 
 /* For a forward that changes state (clt_module_forward holds the changes
  * until the outermost forward ends, so that one that fails changes

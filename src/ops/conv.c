@@ -181,11 +181,11 @@ static clt_status extents_error(const char *fn, const clt_tensor *x, const int64
                       (long long)dil[1]);
 }
 
-/* Checks conv2d's operands as PyTorch does and fills in the geometry. */
-static clt_status conv_check(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
-                             const clt_conv2d_opts *o, geom *g, const char *fn)
+/* The devices and dtypes of a convolution's input, weight and bias (or
+ * NULL), with PyTorch's message. */
+static clt_status operands_check(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                                 const char *fn)
 {
-    char s1[160], s2[160];
     clt_status st;
     if ((st = clt__same_device(x, w, fn)) != CLT_OK ||
         (b && (st = clt__same_device(x, b, fn)) != CLT_OK))
@@ -198,24 +198,45 @@ static clt_status conv_check(const clt_tensor *x, const clt_tensor *w, const clt
                           "the same",
                           fn, clt_dtype_name(x->dtype), clt_dtype_name(w->dtype),
                           b ? clt_dtype_name(b->dtype) : "none");
+    return CLT_OK;
+}
+
+/* conv2d's and conv_transpose2d's stride, padding, dilation and groups,
+ * with PyTorch's messages. */
+static clt_status settings_check(const int64_t *stride, const int64_t *padding,
+                                 const int64_t *dilation, int64_t groups, const char *fn)
+{
     for (int d = 0; d < 2; d++) {
-        if (o->stride[d] <= 0)
+        if (stride[d] <= 0)
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
                               "%s: non-positive stride is not supported (stride {%lld, %lld})",
-                              fn, (long long)o->stride[0], (long long)o->stride[1]);
-        if (o->padding[d] < 0)
+                              fn, (long long)stride[0], (long long)stride[1]);
+        if (padding[d] < 0)
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
                               "%s: negative padding is not supported (padding {%lld, %lld})", fn,
-                              (long long)o->padding[0], (long long)o->padding[1]);
-        if (o->dilation[d] <= 0)
+                              (long long)padding[0], (long long)padding[1]);
+        if (dilation[d] <= 0)
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
                               "%s: dilation should be greater than zero (dilation {%lld, %lld})",
-                              fn, (long long)o->dilation[0], (long long)o->dilation[1]);
+                              fn, (long long)dilation[0], (long long)dilation[1]);
     }
-    if (o->groups <= 0)
+    if (groups <= 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: non-positive groups is not supported (groups %lld)", fn,
-                          (long long)o->groups);
+                          (long long)groups);
+    return CLT_OK;
+}
+
+/* Checks conv2d's operands as PyTorch does and fills in the geometry. */
+static clt_status conv_check(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                             const clt_conv2d_opts *o, geom *g, const char *fn)
+{
+    char s1[160], s2[160];
+    clt_status st;
+    if ((st = operands_check(x, w, b, fn)) != CLT_OK)
+        return st;
+    if ((st = settings_check(o->stride, o->padding, o->dilation, o->groups, fn)) != CLT_OK)
+        return st;
     if (w->ndim != 4)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: expected weight to be 4-dimensional [out_channels, "
@@ -311,16 +332,13 @@ static clt_status im2col(const clt_tensor *xc, geom g, int64_t n0, clt_tensor **
     return st;
 }
 
-clt_status clt__conv2d(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
-                       const clt_conv2d_opts *o, clt_tensor **out, clt_tensor **cols_keep,
-                       const char *fn)
+/* conv2d of the checked x, w and b (or NULL) over the geometry g, whose
+ * output size may be below the one x's size gives (conv_transpose2d's
+ * input gradient, when its output_padding reaches the stride). */
+static clt_status conv_forward(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                               geom g, clt_tensor **out, clt_tensor **cols_keep, const char *fn)
 {
-    if (cols_keep)
-        *cols_keep = NULL;
-    geom g;
-    clt_status st = conv_check(x, w, b, o, &g, fn);
-    if (st != CLT_OK)
-        return st;
+    clt_status st = CLT_OK;
     clt_tensor *xc = NULL, *wc = NULL, *bc = NULL, *cols = NULL, *Y = NULL, *r = NULL;
     int64_t shape[4] = {g.N, g.O, g.Ho, g.Wo};
     CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 4, shape, &r));
@@ -363,20 +381,50 @@ done:
     return st;
 }
 
-clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, const clt_tensor *w,
-                                const clt_conv2d_opts *o, const clt_tensor *cols_saved,
-                                clt_tensor **gx, clt_tensor **gw, clt_tensor **gb)
+clt_status clt__conv2d(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                       const clt_conv2d_opts *o, clt_tensor **out, clt_tensor **cols_keep,
+                       const char *fn)
 {
-    const char *fn = "clt_backward"; /* a formula's step: the engine names the node */
+    if (cols_keep)
+        *cols_keep = NULL;
     geom g;
-    clt_status st = conv_check(x, w, NULL, o, &g, fn);
+    clt_status st = conv_check(x, w, b, o, &g, fn);
+    return st == CLT_OK ? conv_forward(x, w, b, g, out, cols_keep, fn) : st;
+}
+
+/* db[o], the sum of the contiguous gc [g.N, g.O, g.L] over its first and
+ * last dimensions: a new tensor [g.O]. */
+static clt_status bias_grad(const clt_tensor *gc, geom g, clt_tensor **out, const char *fn)
+{
+    clt_status st = clt__result_new(fn, gc->dev, gc->dtype, 1, &g.O, out);
     if (st != CLT_OK)
         return st;
+    g.off0 = gc->offset;
+    cl_mem mg = clt__mem(gc), mr = clt__mem(*out);
+    clt__arg args[] = {CLT__ARG(mg), CLT__ARG(mr), CLT__ARG(g)};
+    st = launch(gc->dev, gc->dtype, "conv_bias_grad", g.O, 3, args, fn);
+    if (st != CLT_OK) {
+        clt_tensor_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+/* The gradients of a convolution over the geometry g from gout: of its
+ * input (the transposed product and col2im, adding bias [C] when it is not
+ * NULL: conv_transpose2d's forward), of its weight (x, its input, is read
+ * only for that) and of its bias; each of gx, gw, gb may be NULL. */
+static clt_status conv_backward(const clt_tensor *gout, const clt_tensor *x, const clt_tensor *w,
+                                const clt_tensor *bias, geom g, const clt_tensor *cols_saved,
+                                clt_tensor **gx, clt_tensor **gw, clt_tensor **gb,
+                                const char *fn)
+{
+    clt_status st = CLT_OK;
     clt_tensor *gc = NULL, *Gp = NULL, *wc = NULL, *xc = NULL, *cols = NULL;
     clt_tensor *dcols = NULL, *rx = NULL, *rb = NULL, *dw = NULL, *part = NULL, *sum = NULL;
-    CLT__TRY(clt__contiguous_as(fn, gout, x->dtype, &gc));
+    CLT__TRY(clt__contiguous_as(fn, gout, w->dtype, &gc));
     if (gx) {
-        CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 4, x->shape, &rx));
+        CLT__TRY(clt__result_new(fn, w->dev, w->dtype, 4, (int64_t[]){g.N, g.C, g.H, g.W}, &rx));
         if (rx->numel > 0 && (g.L == 0 || g.O == 0))
             CLT__TRY(clt__fill_value(rx, 0.0));
     }
@@ -385,26 +433,28 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
     if (want_gx)
         CLT__TRY(clt__contiguous_as(fn, w, w->dtype, &wc));
     if (want_gw)
-        CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &xc));
-    int64_t nb = chunk_images(&g, x->dtype);
+        CLT__TRY(clt__contiguous_as(fn, x, w->dtype, &xc));
+    int64_t nb = chunk_images(&g, w->dtype);
     for (int64_t n0 = 0; (want_gx || want_gw) && n0 < g.N; n0 += nb) {
         geom c = g;
         c.N = g.N - n0 < nb ? g.N - n0 : nb;
         /* this chunk's gout as [G][Og][N][L], the layout of the forward product */
         int64_t n = g.O * c.N * g.L;
-        CLT__TRY(clt__temp_new(fn, "the output gradient's patches", x->dev, x->dtype, 1, &n,
+        CLT__TRY(clt__temp_new(fn, "the output gradient's patches", w->dev, w->dtype, 1, &n,
                                &Gp));
         c.off0 = gc->offset + n0 * g.O * g.L;
         cl_mem mg = clt__mem(gc), mp = clt__mem(Gp);
         clt__arg pa[] = {CLT__ARG(mg), CLT__ARG(mp), CLT__ARG(mp), CLT__ARG(c)};
-        CLT__TRY(launch_rows(x->dev, x->dtype, "conv_gout_perm", g.O * c.N, g.L, 4, pa, fn));
+        CLT__TRY(launch_rows(w->dev, w->dtype, "conv_gout_perm", g.O * c.N, g.L, 4, pa, fn));
         if (want_gx) {
             /* dcols[g] = W[g]^T [K, Og] @ gout[g] [Og, N L], then summed into dx */
             CLT__TRY(gemm(g.G, true, wc, g.Og, g.K, false, Gp, g.Og, c.N * g.L, &dcols, fn));
             c.off2 = n0 * g.C * g.H * g.W;
-            cl_mem md = clt__mem(dcols), mr = clt__mem(rx);
-            clt__arg ca[] = {CLT__ARG(md), CLT__ARG(mr), CLT__ARG(mr), CLT__ARG(c)};
-            CLT__TRY(launch_rows(x->dev, x->dtype, "col2im", c.N * g.C * g.H, g.W, 4, ca, fn));
+            cl_mem md = clt__mem(dcols), mr = clt__mem(rx), mb = bias ? clt__mem(bias) : mr;
+            c.flag = bias != NULL;
+            c.off1 = bias ? bias->offset : 0;
+            clt__arg ca[] = {CLT__ARG(md), CLT__ARG(mr), CLT__ARG(mb), CLT__ARG(c)};
+            CLT__TRY(launch_rows(w->dev, w->dtype, "col2im", c.N * g.C * g.H, g.W, 4, ca, fn));
         }
         if (want_gw) {
             /* dW[g] = gout[g] [Og, N L] @ cols[g]^T [N L, K]: the images summed
@@ -442,13 +492,8 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
         clt_tensor_free(cols);
         Gp = dcols = cols = NULL;
     }
-    if (gb && rb == NULL) {
-        CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 1, &g.O, &rb));
-        g.off0 = gc->offset;
-        cl_mem mg = clt__mem(gc), mr = clt__mem(rb);
-        clt__arg args[] = {CLT__ARG(mg), CLT__ARG(mr), CLT__ARG(g)};
-        CLT__TRY(launch(x->dev, x->dtype, "conv_bias_grad", g.O, 3, args, fn));
-    }
+    if (gb && rb == NULL)
+        CLT__TRY(bias_grad(gc, g, &rb, fn));
     if (gw) {
         if (dw)
             CLT__TRY(clt__view(dw, 4, w->shape, gw, fn));
@@ -481,6 +526,176 @@ done:
     clt_tensor_free(dw);
     clt_tensor_free(part);
     clt_tensor_free(sum);
+    return st;
+}
+
+clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, const clt_tensor *w,
+                                const clt_conv2d_opts *o, const clt_tensor *cols_saved,
+                                clt_tensor **gx, clt_tensor **gw, clt_tensor **gb)
+{
+    const char *fn = "clt_backward"; /* a formula's step: the engine names the node */
+    geom g;
+    clt_status st = conv_check(x, w, NULL, o, &g, fn);
+    return st == CLT_OK ? conv_backward(gout, x, w, NULL, g, cols_saved, gx, gw, gb, fn) : st;
+}
+
+/* ---- transposed convolution ----------------------------------------------------------- */
+
+/* One output size of conv_transpose2d, (in - 1) s - 2 p + d (k - 1) + op + 1;
+ * false when a step passes int64. */
+static bool transposed_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, int64_t op,
+                            int64_t *out)
+{
+    int64_t a = 0, p2 = 0, dk = 0;
+    return !__builtin_mul_overflow(in - 1, s, &a) && !__builtin_mul_overflow(p, 2, &p2) &&
+           !__builtin_sub_overflow(a, p2, &a) && !__builtin_mul_overflow(d, k - 1, &dk) &&
+           !__builtin_add_overflow(a, dk, &a) && !__builtin_add_overflow(a, op, &a) &&
+           !__builtin_add_overflow(a, 1, out);
+}
+
+/* Checks conv_transpose2d's operands (x 4-D) as PyTorch does and fills in
+ * the geometry of the convolution whose input gradient it is: that
+ * convolution's input is the result [N, Cout, Ho, Wo], its output x
+ * [N, Cin, H, W], its weight w [Cin, Cout / G, kH, kW]. */
+static clt_status transposed_check(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                                   const clt_conv_transpose2d_opts *o, geom *g, const char *fn)
+{
+    char s1[160], s2[160];
+    clt_status st;
+    if ((st = operands_check(x, w, b, fn)) != CLT_OK ||
+        (st = settings_check(o->stride, o->padding, o->dilation, o->groups, fn)) != CLT_OK)
+        return st;
+    for (int d = 0; d < 2; d++) {
+        if (o->output_padding[d] < 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: negative output_padding is not supported (output_padding "
+                              "{%lld, %lld})",
+                              fn, (long long)o->output_padding[0], (long long)o->output_padding[1]);
+        if (o->output_padding[d] >= o->stride[d] && o->output_padding[d] >= o->dilation[d])
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: output padding must be smaller than either stride or "
+                              "dilation, but got output_padding_height: %lld "
+                              "output_padding_width: %lld stride_height: %lld stride_width: "
+                              "%lld dilation_height: %lld dilation_width: %lld",
+                              fn, (long long)o->output_padding[0],
+                              (long long)o->output_padding[1], (long long)o->stride[0],
+                              (long long)o->stride[1], (long long)o->dilation[0],
+                              (long long)o->dilation[1]);
+    }
+    if (w->ndim != 4)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: expected weight to be 4-dimensional [in_channels, "
+                          "out_channels / groups, kH, kW], but got weight of size %s",
+                          fn, clt__shape_str(s1, sizeof s1, w->ndim, w->shape));
+    int64_t G = o->groups, Cin = w->shape[0], Cout = w->shape[1] * G;
+    if (Cin % G != 0)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Given groups=%lld, expected weight to be divisible by %lld at "
+                          "dimension 0, but got weight of size %s instead",
+                          fn, (long long)G, (long long)G,
+                          clt__shape_str(s1, sizeof s1, w->ndim, w->shape));
+    if (x->shape[1] != Cin)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Given transposed=1, weight of size %s, expected input%s to have "
+                          "%lld channels, but got %lld channels instead",
+                          fn, clt__shape_str(s1, sizeof s1, w->ndim, w->shape),
+                          clt__shape_str(s2, sizeof s2, x->ndim, x->shape), (long long)Cin,
+                          (long long)x->shape[1]);
+    if (b && (b->ndim != 1 || b->shape[0] != Cout))
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Given transposed=1, weight of size %s, expected bias to be "
+                          "1-dimensional with %lld elements, but got bias of size %s instead",
+                          fn, clt__shape_str(s1, sizeof s1, w->ndim, w->shape), (long long)Cout,
+                          clt__shape_str(s2, sizeof s2, b->ndim, b->shape));
+    if (Cin == 0 || x->shape[2] == 0 || x->shape[3] == 0)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: expected input with channels, height and width, but got input "
+                          "of size %s",
+                          fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape));
+    int64_t ho = 0, wo = 0;
+    if (!transposed_size(x->shape[2], w->shape[2], o->stride[0], o->padding[0], o->dilation[0],
+                         o->output_padding[0], &ho) ||
+        !transposed_size(x->shape[3], w->shape[3], o->stride[1], o->padding[1], o->dilation[1],
+                         o->output_padding[1], &wo))
+        return extents_error(fn, x, w->shape + 2, o->padding, o->dilation);
+    if (ho <= 0 || wo <= 0)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Given input size per channel: (%lld x %lld). Calculated output "
+                          "size per channel: (%lld x %lld). Output size is too small",
+                          fn, (long long)x->shape[2], (long long)x->shape[3], (long long)ho,
+                          (long long)wo);
+    int64_t oshape[4] = {x->shape[0], Cout, ho, wo};
+    if ((st = clt__check_shape(4, oshape, fn)) != CLT_OK)
+        return st;
+    *g = (geom){0};
+    g->N = x->shape[0], g->C = Cout, g->H = ho, g->W = wo;
+    g->O = Cin, g->G = G, g->Cg = w->shape[1], g->Og = Cin / G;
+    g->kh = w->shape[2], g->kw = w->shape[3];
+    g->sh = o->stride[0], g->sw = o->stride[1];
+    g->ph = o->padding[0], g->pw = o->padding[1];
+    g->dh = o->dilation[0], g->dw = o->dilation[1];
+    g->Ho = x->shape[2], g->Wo = x->shape[3];
+    g->K = g->Cg * g->kh * g->kw;
+    g->L = g->Ho * g->Wo;
+    /* the convolution's padded input, ho + 2 padding, must fit int64 too
+     * (it is then at least one dilated kernel wide) */
+    int64_t padded = 0, span = 0;
+    if (!extents(ho, g->kh, g->ph, g->dh, &padded, &span) ||
+        !extents(wo, g->kw, g->pw, g->dw, &padded, &span))
+        return extents_error(fn, x, w->shape + 2, o->padding, o->dilation);
+    return CLT_OK;
+}
+
+clt_status clt__conv_transpose2d(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                                 const clt_conv_transpose2d_opts *o, clt_tensor **out,
+                                 const char *fn)
+{
+    geom g;
+    clt_status st = transposed_check(x, w, b, o, &g, fn);
+    clt_tensor *bc = NULL;
+    if (st == CLT_OK && b)
+        st = clt__contiguous_as(fn, b, b->dtype, &bc);
+    if (st == CLT_OK)
+        st = conv_backward(x, NULL, w, bc, g, NULL, out, NULL, NULL, fn);
+    clt_tensor_free(bc);
+    return st;
+}
+
+clt_status clt__conv_transpose2d_backward(const clt_tensor *gout, const clt_tensor *x,
+                                          const clt_tensor *w,
+                                          const clt_conv_transpose2d_opts *o, clt_tensor **gx,
+                                          clt_tensor **gw, clt_tensor **gb)
+{
+    const char *fn = "clt_backward"; /* a formula's step: the engine names the node */
+    geom g;
+    clt_status st = transposed_check(x, w, NULL, o, &g, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *gc = NULL, *rx = NULL, *rw = NULL, *rb = NULL;
+    CLT__TRY(clt__contiguous_as(fn, gout, w->dtype, &gc));
+    /* the input's gradient is the convolution of gout; the weight's the
+     * convolution's weight gradient with x as its output gradient */
+    if (gx)
+        CLT__TRY(conv_forward(gc, w, NULL, g, &rx, NULL, fn));
+    if (gw)
+        CLT__TRY(conv_backward(x, gc, w, NULL, g, NULL, NULL, &rw, NULL, fn));
+    if (gb) {
+        geom planes = {0};
+        planes.N = g.N, planes.O = g.C, planes.L = g.H * g.W;
+        CLT__TRY(bias_grad(gc, planes, &rb, fn));
+    }
+    if (gx)
+        *gx = rx;
+    if (gw)
+        *gw = rw;
+    if (gb)
+        *gb = rb;
+    rx = rw = rb = NULL;
+done:
+    clt_tensor_free(gc);
+    clt_tensor_free(rx);
+    clt_tensor_free(rw);
+    clt_tensor_free(rb);
     return st;
 }
 

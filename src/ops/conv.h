@@ -1,5 +1,6 @@
-/* conv.h: the convolution and pooling implementations of src/ops/conv.c,
- * for their public entry points in src/autograd/grad_conv.c.  All take
+/* conv.h: the convolution and pooling implementations of src/ops/conv.c
+ * and the interpolation of src/ops/upsample.c, for their public entry
+ * points in src/autograd/grad_conv.c.  All take
  * 4-D [N, C, H, W] tensors; none records autograd. */
 #ifndef CLT_OPS_CONV_H
 #define CLT_OPS_CONV_H
@@ -33,6 +34,42 @@ clt_status clt__conv2d(const clt_tensor *x, const clt_tensor *w, const clt_tenso
 clt_status clt__conv2d_backward(const clt_tensor *g, const clt_tensor *x, const clt_tensor *w,
                                 const clt_conv2d_opts *opts, const clt_tensor *cols_saved,
                                 clt_tensor **gx, clt_tensor **gw, clt_tensor **gb);
+
+/* conv_transpose2d of a 4-D input; b may be NULL, opts not.  Messages
+ * name fn. */
+clt_status clt__conv_transpose2d(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                                 const clt_conv_transpose2d_opts *opts, clt_tensor **out,
+                                 const char *fn);
+
+/* The gradients of conv_transpose2d's input, weight and bias from g, the
+ * gradient of its output; each of gx, gw, gb may be NULL to skip it.  New
+ * tensors. */
+clt_status clt__conv_transpose2d_backward(const clt_tensor *g, const clt_tensor *x,
+                                          const clt_tensor *w,
+                                          const clt_conv_transpose2d_opts *opts, clt_tensor **gx,
+                                          clt_tensor **gw, clt_tensor **gb);
+
+/* An interpolation with every size resolved: mode (clt_interp_mode),
+ * align_corners, whether the scale factors were given (then scale holds
+ * them) and the output's height and width. */
+typedef struct clt__interp {
+    int mode, align_corners, has_scale;
+    double scale[2];
+    int64_t size[2];
+} clt__interp;
+
+/* Checks interpolate's settings as PyTorch does, and with x (NULL: the
+ * settings alone, for the layer's constructor) its 4-D float input, and
+ * fills in *u; messages name fn. */
+clt_status clt__interpolate_check(const clt_tensor *x, const int64_t *size, const double *scale,
+                                  int mode, int align_corners, clt__interp *u, const char *fn);
+
+/* The interpolation of a checked x, and its backward: in_shape is the
+ * input's 4-D shape, g the output's gradient. */
+clt_status clt__upsample(const clt_tensor *x, const clt__interp *u, clt_tensor **out,
+                         const char *fn);
+clt_status clt__upsample_backward(const clt_tensor *g, const int64_t *in_shape,
+                                  const clt__interp *u, clt_tensor **out);
 
 /* Fills in a pool's default stride ({0, 0}: the kernel) and checks it against the 4-D shape of x
  * (PyTorch's messages) and x's dtype: float32 or float64, or int64 too with int64_ok (avg
