@@ -1118,7 +1118,7 @@ static clt_status group_read(const st_file *sf, clt__opt_group *g)
                                         "base_momentum"};
     double *at[5] = {&g->initial_lr, &g->max_lr, &g->min_lr, &g->max_momentum,
                      &g->base_momentum};
-    bool has[5];
+    bool has[5] = {false, false, false, false, false};
     clt_status st = CLT_OK;
     *g = (clt__opt_group){0};
     for (int k = 0; k < 5 && st == CLT_OK; k++) {
