@@ -1561,8 +1561,9 @@ static void read_as_double(clt_tensor *p, double *v)
     clt_tensor_free(d);
 }
 
-/* RMSprop (centered, momentum) and Adagrad (lr_decay, initial
- * accumulator) with the driver refusing each of its calls in turn, over a
+/* RMSprop (centered, momentum), Adagrad (lr_decay, initial accumulator),
+ * Adamax, NAdam (whose mu_product moves only with an update) and RAdam
+ * with the driver refusing each of its calls in turn, over a
  * float32 and a float64 parameter: the failure leaves the step count at 0,
  * and the step made again gives the bits of one step without the refusal
  * (every kernel built and the state moved first; a step stopped part-way
@@ -1570,13 +1571,17 @@ static void read_as_double(clt_tensor *p, double *v)
 Test(optim, rmsprop_and_adagrad_refused_step_made_again, .timeout = 300)
 {
     const clt_dtype dt[2] = {CLT_FLOAT32, CLT_FLOAT64};
-    const ref_opts kinds[2] = {
+    const ref_opts kinds[] = {
         {.kind = 3, .lr = 0.01, .alpha = 0.9, .eps = 1e-8, .wd = 0.01, .momentum = 0.5,
          .centered = 1},
         {.kind = 4, .lr = 0.1, .eps = 1e-10, .lr_decay = 0.5, .init = 0.1},
+        {.kind = 5, .lr = 0.1, .beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8, .wd = 0.01},
+        {.kind = 6, .lr = 0.1, .beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8, .wd = 0.01,
+         .momentum_decay = 0.5},
+        {.kind = 7, .lr = 0.1, .beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8, .wd = 0.01},
     };
     setenv("CLTENSOR_CACHE", "1", 1);
-    for (int k = 0; k < 2; k++) {
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         double want[2][4], got[4];
         int refused = 0, builds = 0;
         for (long pass = -1;; pass++) {
