@@ -1,6 +1,6 @@
-/* test_optim.c: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam and RAdam against host
- * implementations of PyTorch's update rules written here, clip_grad_norm,
- * the schedules (against closed forms and torch's values),
+/* test_optim.c: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam and
+ * RAdam against host implementations of PyTorch's update rules written
+ * here, clip_grad_norm, the schedules (against closed forms and torch's values),
  * errors, a training step that allocates nothing after the first, and the
  * state following a model converted to float64. */
 #include <float.h>

@@ -1,6 +1,6 @@
-/* optim.c: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam and RAdam with one fused kernel launch per parameter
- * tensor (cl/optim.cl), gradient-norm clipping, and learning-rate
- * schedules. */
+/* optim.c: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam and RAdam
+ * with one fused kernel launch per parameter tensor (cl/optim.cl),
+ * gradient-norm clipping, and learning-rate schedules. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
