@@ -198,7 +198,9 @@ CLT_API clt_status clt_optimizer_save(const clt_optimizer *opt, const char *path
  * A file without "optimizer" in its metadata (written before the settings
  * were saved) loads as before: opt keeps its own settings, and Adam's and
  * AdamW's such files load into one another.  A schedule keeps its own
- * state: clt_lr_scheduler_load. */
+ * state: clt_lr_scheduler_load.  NAdam's mu_product, which its steps
+ * read on the host, is read back from the device once loaded: loading
+ * NAdam's file waits for the device. */
 CLT_API clt_status clt_optimizer_load(clt_optimizer *opt, const char *path);
 
 /* ---- schedules ------------------------------------------------------------------- */
