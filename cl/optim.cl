@@ -5,7 +5,8 @@
  * a caller's buffer); its gradient and the state tensors are buffers of
  * their own and start at 0.  The formulas and their order of operations
  * follow PyTorch's single-tensor implementations (torch/optim/sgd.py,
- * adam.py, rmsprop.py, adagrad.py) and its CPU kernels (addcmul: self +
+ * adam.py, rmsprop.py, adagrad.py, adamax.py, nadam.py, radam.py) and its
+ * CPU kernels (addcmul: self +
  * value * t1 * t2; addcdiv: self + value * t1 / t2). */
 
 #define CHUNK_LOOP                                                             \
@@ -120,5 +121,81 @@ CLT_KERNEL(adagrad_step)(__global T *p, __global const T *g, __global T *sum, ul
         T_C si = T_LOAD(sum, i) + gi * gi;
         T_STORE(sum, i, si);
         T_STORE(p, i, pi + neg_clr * gi / (sqrt(si) + eps));
+    }
+}
+
+/* ---- Adamax, NAdam, RAdam ---------------------------------------------------------- */
+
+/* The first moment of Adamax, NAdam and RAdam (exp_avg.mul_(beta1).add_(g,
+ * alpha=1 - beta1)), w1 = 1 - beta1 from the host. */
+#define FIRST_MOMENT(m, i, beta1, w1, gi) (T_LOAD(m, i) * (beta1) + (w1) * (gi))
+
+/* Adamax: g += wd p; m = beta1 m + (1 - beta1) g; u = max(beta2 u, |g| +
+ * eps), NaN winning as in torch.amax (fmax would drop it); p += neg_clr m /
+ * u, the host passing neg_clr = -lr / (1 - beta1^t). */
+CLT_KERNEL(adamax_step)(__global T *p, __global const T *g, __global T *m, __global T *u,
+                        ulong p_off, ulong n, ulong chunk, T_C beta1, T_C w1, T_C beta2,
+                        T_C eps, T_C wd, T_C neg_clr)
+{
+    p += p_off;
+    CHUNK_LOOP {
+        T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
+        if (wd != (T_C)0)
+            gi = gi + wd * pi;
+        T_C mi = FIRST_MOMENT(m, i, beta1, w1, gi);
+        T_C a = T_LOAD(u, i) * beta2, b = fabs(gi) + eps;
+        T_C ui = isnan(a) || a > b ? a : b;
+        T_STORE(m, i, mi);
+        T_STORE(u, i, ui);
+        T_STORE(p, i, pi + neg_clr * mi / ui);
+    }
+}
+
+/* NAdam: g += wd p; m = beta1 m + (1 - beta1) g; v = beta2 v + (1 - beta2)
+ * g g; denom = sqrt(v / bc2) + eps; p += c_g g / denom, then p += c_m m /
+ * denom (two roundings, as torch's two addcdiv_), the host passing bc2 = 1
+ * - beta2^t and the coefficients from mu_product (-lr (1 - mu) / (1 -
+ * mu_product), -lr mu_next / (1 - mu_product_next)). */
+CLT_KERNEL(nadam_step)(__global T *p, __global const T *g, __global T *m, __global T *v,
+                       ulong p_off, ulong n, ulong chunk, T_C beta1, T_C w1, T_C beta2,
+                       T_C w2, T_C eps, T_C wd, T_C bc2, T_C c_g, T_C c_m)
+{
+    p += p_off;
+    CHUNK_LOOP {
+        T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
+        if (wd != (T_C)0)
+            gi = gi + wd * pi;
+        T_C mi = FIRST_MOMENT(m, i, beta1, w1, gi);
+        T_C vi = T_LOAD(v, i) * beta2 + w2 * gi * gi;
+        T_STORE(m, i, mi);
+        T_STORE(v, i, vi);
+        T_C denom = sqrt(vi / bc2) + eps;
+        pi = pi + c_g * gi / denom;
+        T_STORE(p, i, pi + c_m * mi / denom);
+    }
+}
+
+/* RAdam: g += wd p; m and v as NAdam's; with rectify (torch's rho_t > 5,
+ * decided on the host), p -= m / bc1 * lr * (bc2_sqrt / (sqrt(v) + eps)) *
+ * rect, else p -= m / bc1 * lr; the host passing bc1 = 1 - beta1^t,
+ * bc2_sqrt = sqrt(1 - beta2^t) and rect. */
+CLT_KERNEL(radam_step)(__global T *p, __global const T *g, __global T *m, __global T *v,
+                       ulong p_off, ulong n, ulong chunk, T_C beta1, T_C w1, T_C beta2,
+                       T_C w2, T_C eps, T_C wd, T_C lr, T_C bc1, T_C bc2_sqrt, T_C rect,
+                       int rectify)
+{
+    p += p_off;
+    CHUNK_LOOP {
+        T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
+        if (wd != (T_C)0)
+            gi = gi + wd * pi;
+        T_C mi = FIRST_MOMENT(m, i, beta1, w1, gi);
+        T_C vi = T_LOAD(v, i) * beta2 + w2 * gi * gi;
+        T_STORE(m, i, mi);
+        T_STORE(v, i, vi);
+        T_C d = mi / bc1 * lr;
+        if (rectify)
+            d = d * (bc2_sqrt / (sqrt(vi) + eps)) * rect;
+        T_STORE(p, i, pi - d);
     }
 }

@@ -8,7 +8,9 @@
  *       an optimizer (SGD: lr momentum dampening weight_decay nesterov;
  *       Adam, AdamW: lr beta1 beta2 eps weight_decay amsgrad; RMSprop: lr
  *       alpha eps weight_decay momentum centered; Adagrad: lr lr_decay
- *       weight_decay initial_accumulator_value eps) over one parameter,
+ *       weight_decay initial_accumulator_value eps; Adamax, RAdam: lr
+ *       beta1 beta2 eps weight_decay; NAdam: lr beta1 beta2 eps
+ *       weight_decay momentum_decay) over one parameter,
  *       stepped once, saved with clt_optimizer_save
  *   io_roundtrip resume KIND STEPS PARAM OPTIM OUT SETTINGS...
  *       the same optimizer over a float32 parameter [5] that starts at
@@ -78,6 +80,12 @@ static clt_status make_optimizer(const char *kind, const double *v, clt_tensor *
                            opt);
     if (strcmp(kind, "Adagrad") == 0)
         return clt_adagrad(p, 1, &(clt_adagrad_opts){v[0], v[1], v[2], v[3], v[4]}, opt);
+    if (strcmp(kind, "Adamax") == 0)
+        return clt_adamax(p, 1, &(clt_adamax_opts){v[0], v[1], v[2], v[3], v[4]}, opt);
+    if (strcmp(kind, "NAdam") == 0)
+        return clt_nadam(p, 1, &(clt_nadam_opts){v[0], v[1], v[2], v[3], v[4], v[5]}, opt);
+    if (strcmp(kind, "RAdam") == 0)
+        return clt_radam(p, 1, &(clt_radam_opts){v[0], v[1], v[2], v[3], v[4]}, opt);
     return (strcmp(kind, "Adam") == 0 ? clt_adam : clt_adamw)(
         p, 1, &(clt_adam_opts){v[0], v[1], v[2], v[3], v[4], v[5] != 0}, opt);
 }

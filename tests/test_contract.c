@@ -70,6 +70,9 @@ static const clt_sgd_opts bad_sgd = {-1.0, 0, 0, 0, 0};
 static const clt_adam_opts bad_adam = {-1.0, 0.9, 0.999, 1e-8, 0, 0};
 static const clt_rmsprop_opts bad_rmsprop = {0.01, -0.5, 1e-8, 0, 0, 0};
 static const clt_adagrad_opts bad_adagrad = {0.01, -1.0, 0, 0, 1e-10};
+static const clt_adamax_opts bad_adamax = {2e-3, 1.0, 0.999, 1e-8, 0};
+static const clt_nadam_opts bad_nadam = {2e-3, 0.9, 0.999, 1e-8, 0, -4e-3};
+static const clt_radam_opts bad_radam = {1e-3, 0.9, 0.999, -1e-8, 0};
 static const int64_t bad_milestones[] = {-1};
 static const clt_cross_entropy_opts ce_opts = CLT_CROSS_ENTROPY_DEFAULTS;
 static const clt_loader_opts bad_loader = {0, 0, 0, 0, 0, 0};
@@ -330,6 +333,9 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_adamw, OPT, clt_adamw(f->pair, 1, &bad_adam, &o->opt))                             \
     X(clt_rmsprop, OPT, clt_rmsprop(f->pair, 1, &bad_rmsprop, &o->opt))                      \
     X(clt_adagrad, OPT, clt_adagrad(f->pair, 1, &bad_adagrad, &o->opt))                      \
+    X(clt_adamax, OPT, clt_adamax(f->pair, 1, &bad_adamax, &o->opt))                         \
+    X(clt_nadam, OPT, clt_nadam(f->pair, 1, &bad_nadam, &o->opt))                            \
+    X(clt_radam, OPT, clt_radam(f->pair, 1, &bad_radam, &o->opt))                            \
     X(clt_clip_grad_norm, T, clt_clip_grad_norm(f->pair, 2, -1.0, 2.0, &o->t))               \
     X(clt_step_lr, SCHED, clt_step_lr(f->opt, 0, 0.5, &o->sched))                            \
     X(clt_cosine_lr, SCHED, clt_cosine_lr(f->opt, -1, 0, &o->sched))                         \

@@ -795,16 +795,31 @@ static void train_steps(clt_module *m, clt_optimizer *opt, int k)
     clt_tensor_free(y);
 }
 
-/* kind 0: SGD, 1: AdamW, 2: Adam, 3: RMSprop, 4: Adagrad; custom:
- * settings other than the defaults (momentum, nesterov, amsgrad, centered,
- * lr_decay, ...), else the defaults. */
+/* kind 0: SGD, 1: AdamW, 2: Adam, 3: RMSprop, 4: Adagrad, 5: Adamax, 6:
+ * NAdam, 7: RAdam; custom: settings other than the defaults (momentum,
+ * nesterov, amsgrad, centered, lr_decay, ...), else the defaults. */
 static clt_optimizer *optimizer_of(clt_module *m, int kind, int custom)
 {
     clt_tensor **params;
     size_t n;
     clt_optimizer *opt;
     CHECK(clt_module_parameters(m, &params, &n));
-    if (kind == 3) {
+    if (kind == 5) {
+        clt_adamax_opts o = CLT_ADAMAX_DEFAULTS;
+        if (custom)
+            o = (clt_adamax_opts){0.05, 0.8, 0.99, 1e-6, 0.01};
+        CHECK(clt_adamax(params, n, &o, &opt));
+    } else if (kind == 6) {
+        clt_nadam_opts o = CLT_NADAM_DEFAULTS;
+        if (custom)
+            o = (clt_nadam_opts){0.05, 0.8, 0.99, 1e-6, 0.01, 0.01};
+        CHECK(clt_nadam(params, n, &o, &opt));
+    } else if (kind == 7) {
+        clt_radam_opts o = CLT_RADAM_DEFAULTS;
+        if (custom)
+            o = (clt_radam_opts){0.05, 0.8, 0.99, 1e-6, 0.01};
+        CHECK(clt_radam(params, n, &o, &opt));
+    } else if (kind == 3) {
         clt_rmsprop_opts o = CLT_RMSPROP_DEFAULTS;
         if (custom)
             o = (clt_rmsprop_opts){0.02, 0.9, 1e-6, 0.01, 0.5, 1};
@@ -1013,6 +1028,111 @@ Test(io, rmsprop_and_adagrad_checkpoints_resume_bit_for_bit)
         clt_module_free(ref);
         clt_module_free(m);
     }
+}
+
+/* Adamax, NAdam and RAdam (weight decay, other betas; RAdam crossing its
+ * rectification threshold at step 6) stopped after 3 steps, saved and
+ * loaded into an optimizer made with the defaults, go on with the bits of
+ * the uninterrupted run; the files hold torch's state names and settings
+ * (no 'maximize' for NAdam and RAdam, whose groups in torch 1.13 have
+ * none), NAdam's mu_product the float32 product of torch's mu_1..mu_3. */
+Test(io, adamax_nadam_radam_checkpoints)
+{
+    clt_device *dev = get_device("cpu");
+    for (int kind = 5; kind <= 7; kind++) {
+        clt_module *ref = mlp(dev, 1, 3, 2, 1), *m = mlp(dev, 7, 3, 2, 1);
+        clt_optimizer *ref_opt = optimizer_of(ref, kind, 1), *opt = optimizer_of(m, kind, 0);
+        train_steps(ref, ref_opt, 3);
+        CHECK(clt_module_save(ref, tpath("m.safetensors")));
+        CHECK(clt_optimizer_save(ref_opt, tpath("o.safetensors")));
+        train_steps(ref, ref_opt, 3);
+        CHECK(clt_module_load(m, tpath("m.safetensors")));
+        CHECK(clt_optimizer_load(opt, tpath("o.safetensors")));
+        cr_assert_eq(clt_optimizer_steps(opt), 3);
+        cr_assert_eq(clt_optimizer_lr(opt), 0.05);
+        cr_assert_eq(clt_optimizer_momentum(opt), 0.8);
+        train_steps(m, opt, 3);
+        size_t nr, nb;
+        unsigned char *want = state_bytes(ref, &nr), *got = state_bytes(m, &nb);
+        cr_assert(nb == nr && memcmp(got, want, nr) == 0,
+                  "kind %d: the resumed run differs from the uninterrupted one", kind);
+        free(want);
+        free(got);
+
+        clt_named_tensor *out;
+        size_t n;
+        CHECK(clt_load_safetensors(tpath("o.safetensors"), dev, &out, &n));
+        cr_assert_eq(n, (kind == 6 ? 3 : 2) * 4 + 3);
+        cr_assert_str_eq(out[1].name, "state.0.exp_avg");
+        cr_assert_str_eq(out[2].name, kind == 5 ? "state.0.exp_inf" : "state.0.exp_avg_sq");
+        if (kind == 6) {
+            cr_assert_str_eq(out[3].name, "state.0.mu_product");
+            float mu_product = 1.0f, got_mu;
+            for (int t = 1; t <= 3; t++)
+                mu_product = mu_product * (float)(0.8 * (1 - 0.5 * pow(0.96, t * 0.01)));
+            cr_assert_eq(clt_tensor_ndim(out[3].tensor), 0);
+            cr_assert_eq(clt_tensor_dtype(out[3].tensor), CLT_FLOAT32);
+            CHECK(clt_tensor_read(out[3].tensor, &got_mu, sizeof got_mu));
+            cr_assert(got_mu == mu_product, "mu_product %.9g, want %.9g", got_mu, mu_product);
+        }
+        clt_named_tensors_free(out, n);
+        size_t fl;
+        unsigned char *bytes = read_file(tpath("o.safetensors"), &fl);
+        const char *meta =
+            kind == 5 ? "{\"__metadata__\":{\"optimizer\":\"Adamax\",\"lr\":\"0.05\","
+                        "\"betas\":\"(0.8, 0.99)\",\"eps\":\"1e-06\",\"weight_decay\":\"0.01\","
+                        "\"maximize\":\"False\"},"
+            : kind == 6 ? "{\"__metadata__\":{\"optimizer\":\"NAdam\",\"lr\":\"0.05\","
+                          "\"betas\":\"(0.8, 0.99)\",\"eps\":\"1e-06\","
+                          "\"weight_decay\":\"0.01\",\"momentum_decay\":\"0.01\"},"
+                        : "{\"__metadata__\":{\"optimizer\":\"RAdam\",\"lr\":\"0.05\","
+                          "\"betas\":\"(0.8, 0.99)\",\"eps\":\"1e-06\","
+                          "\"weight_decay\":\"0.01\"},";
+        cr_assert(memcmp(bytes + 8, meta, strlen(meta)) == 0, "header: %.300s", bytes + 8);
+        free(bytes);
+        clt_optimizer_free(ref_opt);
+        clt_optimizer_free(opt);
+        clt_module_free(ref);
+        clt_module_free(m);
+    }
+}
+
+/* Adamax's exp_inf takes a NaN gradient (torch.amax keeps NaN, where fmax
+ * would drop it): a NaN stays in the state, the other elements get
+ * max(beta2 exp_inf, |g| + eps). */
+Test(io, adamax_exp_inf_keeps_nan)
+{
+    clt_device *dev = get_device("cpu");
+    static const float g[3] = {NAN, 0.5f, -2.0f};
+    clt_tensor *p, *gt, *pg, *loss;
+    CHECK(clt_ones(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, (int64_t[]){3}, g, &gt));
+    CHECK(clt_mul(p, gt, &pg));
+    CHECK(clt_sum(pg, &loss));
+    CHECK(clt_backward(loss, NULL, 0));
+    clt_optimizer *opt;
+    CHECK(clt_adamax(&p, 1, NULL, &opt));
+    CHECK(clt_optimizer_step(opt));
+    CHECK(clt_optimizer_save(opt, tpath("adamax.safetensors")));
+    clt_named_tensor *out;
+    size_t k;
+    CHECK(clt_load_safetensors(tpath("adamax.safetensors"), dev, &out, &k));
+    float e[3] = {0};
+    bool seen = false;
+    for (size_t j = 0; j < k; j++)
+        if (strcmp(out[j].name, "state.0.exp_inf") == 0) {
+            CHECK(clt_tensor_read(out[j].tensor, e, sizeof e));
+            seen = true;
+        }
+    cr_assert(seen && isnan(e[0]) && e[1] == 0.5f + 1e-8f && e[2] == 2.0f + 1e-8f,
+              "exp_inf %g %g %g", e[0], e[1], e[2]);
+    clt_named_tensors_free(out, k);
+    clt_optimizer_free(opt);
+    clt_tensor_free(loss);
+    clt_tensor_free(pg);
+    clt_tensor_free(gt);
+    clt_tensor_free(p);
 }
 
 /* The values of the state tensors of opt's file, as float64, in the file's

@@ -1,6 +1,6 @@
-/* test_optim.c: SGD, Adam, AdamW, RMSprop and Adagrad against host
- * implementations of PyTorch's update rules written here, clip_grad_norm,
- * the schedules (against closed forms and torch's values),
+/* test_optim.c: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam and
+ * RAdam against host implementations of PyTorch's update rules written
+ * here, clip_grad_norm, the schedules (against closed forms and torch's values),
  * errors, a training step that allocates nothing after the first, and the
  * state following a model converted to float64. */
 #include <float.h>
@@ -32,12 +32,14 @@ static void loss_backward(clt_device *dev, clt_tensor *p)
 }
 
 typedef struct ref_opts {
-    int kind; /* 0 SGD, 1 Adam, 2 AdamW, 3 RMSprop, 4 Adagrad */
+    int kind; /* 0 SGD, 1 Adam, 2 AdamW, 3 RMSprop, 4 Adagrad, 5 Adamax, 6 NAdam, 7 RAdam */
     double lr, momentum, dampening, wd, beta1, beta2, eps;
     int nesterov, amsgrad;
     double alpha; /* RMSprop */
     int centered;
     double lr_decay, init; /* Adagrad */
+    double momentum_decay; /* NAdam */
+    int steps;             /* steps to take; 0: STEPS */
 } ref_opts;
 
 /* o's optimizer over the np tensors p. */
@@ -52,9 +54,57 @@ static void make_optimizer(const ref_opts *o, clt_tensor **p, size_t np, clt_opt
     } else if (o->kind == 4) {
         clt_adagrad_opts a = {o->lr, o->lr_decay, o->wd, o->init, o->eps};
         CHECK(clt_adagrad(p, np, &a, opt));
+    } else if (o->kind == 5) {
+        clt_adamax_opts a = {o->lr, o->beta1, o->beta2, o->eps, o->wd};
+        CHECK(clt_adamax(p, np, &a, opt));
+    } else if (o->kind == 6) {
+        clt_nadam_opts a = {o->lr, o->beta1, o->beta2, o->eps, o->wd, o->momentum_decay};
+        CHECK(clt_nadam(p, np, &a, opt));
+    } else if (o->kind == 7) {
+        clt_radam_opts a = {o->lr, o->beta1, o->beta2, o->eps, o->wd};
+        CHECK(clt_radam(p, np, &a, opt));
     } else {
         clt_adam_opts a = {o->lr, o->beta1, o->beta2, o->eps, o->wd, o->amsgrad};
         CHECK(o->kind == 1 ? clt_adam(p, np, &a, opt) : clt_adamw(p, np, &a, opt));
+    }
+}
+
+/* Adamax's, NAdam's and RAdam's update of element i at the parameter's
+ * t-th update, written out from torch 1.13's adamax.py, nadam.py and
+ * radam.py in double; mu_product[0] is NAdam's running product (float32,
+ * as torch's tensor), multiplied once per step by the caller's element 0. */
+static void reference_betas(const ref_opts *o, double *p, double *m, double *v, float *mu_product,
+                            int t, int i, double g)
+{
+    g += o->wd * p[i];
+    m[i] = o->beta1 * m[i] + (1 - o->beta1) * g;
+    if (o->kind == 5) { /* exp_inf in v */
+        double a = v[i] * o->beta2, b = fabs(g) + o->eps;
+        v[i] = isnan(a) || a > b ? a : b;
+        p[i] -= o->lr / (1 - pow(o->beta1, t)) * m[i] / v[i];
+        return;
+    }
+    v[i] = o->beta2 * v[i] + (1 - o->beta2) * g * g;
+    double bc1 = 1 - pow(o->beta1, t), bc2 = 1 - pow(o->beta2, t);
+    if (o->kind == 6) {
+        double mu = o->beta1 * (1 - 0.5 * pow(0.96, t * o->momentum_decay));
+        double mu_next = o->beta1 * (1 - 0.5 * pow(0.96, (t + 1) * o->momentum_decay));
+        if (i == 0)
+            *mu_product = *mu_product * (float)mu;
+        float next = *mu_product * (float)mu * (float)mu_next; /* 1.13: mu twice */
+        double denom = sqrt(v[i] / bc2) + o->eps;
+        p[i] -= o->lr * (1 - mu) / (1 - (double)*mu_product) * g / denom;
+        p[i] -= o->lr * mu_next / (1 - (double)next) * m[i] / denom;
+        return;
+    }
+    double rho_inf = 2 / (1 - o->beta2) - 1;
+    double rho_t = rho_inf - 2 * t * pow(o->beta2, t) / bc2;
+    if (rho_t > 5) {
+        double rect = sqrt((rho_t - 4) * (rho_t - 2) * rho_inf /
+                           ((rho_inf - 4) * (rho_inf - 2) * rho_t));
+        p[i] -= m[i] / bc1 * o->lr * sqrt(bc2) / (sqrt(v[i]) + o->eps) * rect;
+    } else {
+        p[i] -= m[i] / bc1 * o->lr;
     }
 }
 
@@ -65,14 +115,17 @@ static void make_optimizer(const ref_opts *o, clt_tensor **p, size_t np, clt_opt
 static void reference_skipping(const ref_opts *o, double *p, int skip)
 {
     double buf[N] = {0}, m[N] = {0}, v[N] = {0}, vmax[N] = {0}, sum[N];
+    float mu_product = 1.0f;
     for (int i = 0; i < N; i++)
         sum[i] = o->init;
-    for (int step = 1, t = 1; step <= STEPS; step++) {
+    for (int step = 1, t = 1; step <= (o->steps ? o->steps : STEPS); step++) {
         if (step == skip)
             continue;
         for (int i = 0; i < N; i++) {
             double g = C[i] * p[i];
-            if (o->kind == 0) {
+            if (o->kind >= 5) {
+                reference_betas(o, p, m, v, &mu_product, t, i, g);
+            } else if (o->kind == 0) {
                 if (o->wd)
                     g += o->wd * p[i];
                 if (o->momentum) {
@@ -139,12 +192,13 @@ static void run_case_in(const ref_opts *o, clt_dtype dt)
     CHECK(clt_set_requires_grad(p, 1));
     clt_optimizer *opt;
     make_optimizer(o, &p, 1, &opt);
-    for (int t = 0; t < STEPS; t++) {
+    int steps = o->steps ? o->steps : STEPS;
+    for (int t = 0; t < steps; t++) {
         CHECK(clt_optimizer_zero_grad(opt, 1));
         loss_backward(dev, p);
         CHECK(clt_optimizer_step(opt));
     }
-    cr_assert_eq(clt_optimizer_steps(opt), STEPS);
+    cr_assert_eq(clt_optimizer_steps(opt), steps);
     double got[N], want[N];
     memcpy(want, P0, sizeof want);
     reference(o, want);
@@ -174,10 +228,10 @@ static void run_case(const ref_opts *o)
 Test(optim, sgd_variants)
 {
     const ref_opts cases[] = {
-        {0, 0.1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-        {0, 0.1, 0.9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-        {0, 0.05, 0.9, 0.1, 0.01, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-        {0, 0.05, 0.8, 0, 0.02, 0, 0, 0, 1, 0, 0, 0, 0, 0},
+        {0, 0.1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {0, 0.1, 0.9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {0, 0.05, 0.9, 0.1, 0.01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {0, 0.05, 0.8, 0, 0.02, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         run_case(&cases[k]);
@@ -186,10 +240,10 @@ Test(optim, sgd_variants)
 Test(optim, adam_and_adamw)
 {
     const ref_opts cases[] = {
-        {1, 0.01, 0, 0, 0, 0.9, 0.999, 1e-8, 0, 0, 0, 0, 0, 0},
-        {1, 0.02, 0, 0, 0.05, 0.8, 0.99, 1e-6, 0, 1, 0, 0, 0, 0},
-        {2, 0.01, 0, 0, 0.01, 0.9, 0.999, 1e-8, 0, 0, 0, 0, 0, 0},
-        {2, 0.03, 0, 0, 0.1, 0.85, 0.95, 1e-8, 0, 1, 0, 0, 0, 0},
+        {1, 0.01, 0, 0, 0, 0.9, 0.999, 1e-8, 0, 0, 0, 0, 0, 0, 0, 0},
+        {1, 0.02, 0, 0, 0.05, 0.8, 0.99, 1e-6, 0, 1, 0, 0, 0, 0, 0, 0},
+        {2, 0.01, 0, 0, 0.01, 0.9, 0.999, 1e-8, 0, 0, 0, 0, 0, 0, 0, 0},
+        {2, 0.03, 0, 0, 0.1, 0.85, 0.95, 1e-8, 0, 1, 0, 0, 0, 0, 0, 0},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         run_case(&cases[k]);
@@ -218,6 +272,148 @@ Test(optim, rmsprop_and_adagrad)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         run_case_in(&cases[k], CLT_FLOAT64);
         run_case_in(&cases[k], CLT_FLOAT32);
+    }
+}
+
+/* Adamax, NAdam and RAdam: torch's defaults but lr, weight decay, other
+ * betas and eps (NAdam: momentum_decay), in float64 and float32. */
+Test(optim, adamax_nadam_radam)
+{
+    const ref_opts cases[] = {
+        {.kind = 5, .lr = 0.02, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8},
+        {.kind = 5, .lr = 0.05, .beta1 = 0.8, .beta2 = 0.9, .eps = 1e-3, .wd = 0.1},
+        {.kind = 5, .lr = 0.03, .beta1 = 0.0, .beta2 = 0.0, .eps = 1e-8, .wd = 0.02},
+        {.kind = 6, .lr = 0.02, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8,
+         .momentum_decay = 4e-3},
+        {.kind = 6, .lr = 0.05, .beta1 = 0.8, .beta2 = 0.95, .eps = 1e-6, .wd = 0.1,
+         .momentum_decay = 0.5},
+        {.kind = 6, .lr = 0.05, .beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8, .wd = 0.01,
+         .momentum_decay = 0, .steps = 9},
+        {.kind = 7, .lr = 0.02, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8},
+        {.kind = 7, .lr = 0.05, .beta1 = 0.8, .beta2 = 0.99, .eps = 1e-6, .wd = 0.1,
+         .steps = 9},
+        {.kind = 7, .lr = 0.01, .beta1 = 0.5, .beta2 = 0.5, .eps = 1e-8, .steps = 9},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        run_case_in(&cases[k], CLT_FLOAT64);
+        run_case_in(&cases[k], CLT_FLOAT32);
+    }
+}
+
+/* RAdam's switch: with torch's betas rho_t is 4.996 at step 5 and 5.994 at
+ * step 6, so steps 1 to 5 are momentum steps (p -= lr m / (1 - beta1^t))
+ * and step 6 the first rectified one; each count of steps from 1 to 8
+ * against the reference, and the first five against the momentum step
+ * written apart, which the rectified one is not. */
+Test(optim, radam_rectification_threshold)
+{
+    for (int steps = 1; steps <= 8; steps++) {
+        ref_opts o = {.kind = 7, .lr = 0.05, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8,
+                      .steps = steps};
+        run_case_in(&o, CLT_FLOAT64);
+    }
+    /* one parameter element, g = c p with c = 0.5 */
+    clt_device *dev = get_device("cpu");
+    int64_t n = N;
+    clt_tensor *p;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, P0, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_optimizer *opt;
+    CHECK(clt_radam(&p, 1, NULL, &opt));
+    cr_assert_eq(clt_optimizer_lr(opt), 1e-3);
+    cr_assert_eq(clt_optimizer_momentum(opt), 0.9);
+    double want = P0[0], m = 0;
+    for (int t = 1; t <= 6; t++) {
+        double before = want, got[N];
+        m = 0.9 * m + 0.1 * C[0] * before;
+        double plain = before - 1e-3 * m / (1 - pow(0.9, t));
+        CHECK(clt_optimizer_zero_grad(opt, 1));
+        loss_backward(dev, p);
+        CHECK(clt_optimizer_step(opt));
+        CHECK(clt_tensor_read(p, got, sizeof got));
+        if (t <= 5)
+            cr_assert(close_enough(got[0], plain, 1e-13, 0), "step %d: %.17g vs %.17g", t,
+                      got[0], plain);
+        else
+            cr_assert(!close_enough(got[0], plain, 1e-6, 0),
+                      "step 6 is not rectified: %.17g", got[0]);
+        want = got[0];
+    }
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+}
+
+static void give_grad(clt_tensor *p, clt_tensor *g);
+
+/* A NaN in a gradient makes that element's parameter NaN, as in torch,
+ * and leaves the other elements their finite update (Adamax's exp_inf:
+ * test_io.c's adamax_nadam_radam_checkpoints). */
+Test(optim, adamax_nadam_radam_nan_gradient)
+{
+    clt_device *dev = get_device("cpu");
+    static const double g[3] = {NAN, 0.5, -2.0};
+    for (int kind = 5; kind <= 7; kind++) {
+        clt_tensor *p, *gt;
+        CHECK(clt_ones(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
+        CHECK(clt_set_requires_grad(p, 1));
+        clt_optimizer *opt;
+        ref_opts o = {.kind = kind, .lr = 0.01, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8,
+                      .momentum_decay = 4e-3};
+        make_optimizer(&o, &p, 1, &opt);
+        clt_tensor *g64;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, (int64_t[]){3}, g, &g64));
+        CHECK(clt_to_dtype(g64, CLT_FLOAT32, &gt));
+        clt_tensor_free(g64);
+        give_grad(p, gt);
+        CHECK(clt_optimizer_step(opt));
+        float got[3];
+        CHECK(clt_tensor_read(p, got, sizeof got));
+        double ref[N] = {1, 1, 1}, m[N] = {0}, v[N] = {0};
+        float mu = 1.0f;
+        for (int i = 0; i < 3; i++)
+            reference_betas(&o, ref, m, v, &mu, 1, i, g[i]);
+        cr_assert(isnan(got[0]), "kind %d: %g", kind, got[0]);
+        for (int i = 1; i < 3; i++)
+            cr_assert(close_enough(got[i], ref[i], 1e-6, 1e-7) && got[i] != 1.0f,
+                      "kind %d, element %d: %.9g vs %.9g", kind, i, got[i], ref[i]);
+        clt_optimizer_free(opt);
+        clt_tensor_free(p);
+    }
+}
+
+/* Adamax's, NAdam's and RAdam's defaults are torch 1.13's: STEPS steps
+ * of each made with NULL options against the reference with them written
+ * out; the momentum (what OneCycleLR cycles) is betas[0]. */
+Test(optim, adamax_nadam_radam_defaults)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t n = N;
+    for (int kind = 5; kind <= 7; kind++) {
+        ref_opts o = {.kind = kind, .lr = kind == 7 ? 1e-3 : 2e-3, .beta1 = 0.9,
+                      .beta2 = 0.999, .eps = 1e-8, .momentum_decay = 4e-3};
+        clt_tensor *p;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, P0, &p));
+        CHECK(clt_set_requires_grad(p, 1));
+        clt_optimizer *opt;
+        CHECK(kind == 5   ? clt_adamax(&p, 1, NULL, &opt)
+              : kind == 6 ? clt_nadam(&p, 1, NULL, &opt)
+                          : clt_radam(&p, 1, NULL, &opt));
+        cr_assert_eq(clt_optimizer_lr(opt), o.lr);
+        cr_assert_eq(clt_optimizer_momentum(opt), 0.9);
+        for (int t = 0; t < STEPS; t++) {
+            CHECK(clt_optimizer_zero_grad(opt, 1));
+            loss_backward(dev, p);
+            CHECK(clt_optimizer_step(opt));
+        }
+        double got[N], want[N];
+        memcpy(want, P0, sizeof want);
+        reference(&o, want);
+        CHECK(clt_tensor_read(p, got, sizeof got));
+        for (int i = 0; i < N; i++)
+            cr_assert(close_enough(got[i], want[i], 1e-12, 1e-14) && got[i] != P0[i],
+                      "kind %d, %d: %.17g vs %.17g", kind, i, got[i], want[i]);
+        clt_optimizer_free(opt);
+        clt_tensor_free(p);
     }
 }
 
@@ -261,9 +457,9 @@ Test(optim, skipped_parameter_keeps_its_own_step_count)
 {
     clt_device *dev = get_device("cpu");
     const ref_opts cases[] = {
-        {1, 0.1, 0, 0, 0, 0.9, 0.999, 1e-8, 0, 0, 0, 0, 0, 0},
-        {2, 0.05, 0, 0, 0.1, 0.8, 0.99, 1e-8, 0, 1, 0, 0, 0, 0},
-        {0, 0.1, 0.9, 0.2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {1, 0.1, 0, 0, 0, 0.9, 0.999, 1e-8, 0, 0, 0, 0, 0, 0, 0, 0},
+        {2, 0.05, 0, 0, 0.1, 0.8, 0.99, 1e-8, 0, 1, 0, 0, 0, 0, 0, 0},
+        {0, 0.1, 0.9, 0.2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
         {.kind = 4, .lr = 0.1, .eps = 1e-10, .lr_decay = 0.5, .init = 0.1},
         {.kind = 3, .lr = 0.01, .alpha = 0.9, .eps = 1e-8, .momentum = 0.9, .centered = 1},
     };
@@ -783,6 +979,44 @@ Test(optim, errors)
                  "clt_rmsprop: parameter 0 is not a leaf that requires grad");
     assert_error(clt_adagrad(&p, 0, NULL, &opt), CLT_ERR_INVALID_ARGUMENT,
                  "clt_adagrad: optimizer got an empty parameter list");
+    /* Adamax's, NAdam's and RAdam's settings, refused with torch's messages
+     * (kind 5, 6, 7; NAdam's momentum_decay last) */
+    static const struct {
+        int kind;
+        double v[6];
+        const char *needle;
+    } bad_b[] = {
+        {5, {-2e-3, 0.9, 0.999, 1e-8, 0, 0}, "clt_adamax: invalid learning rate: -0.002"},
+        {5, {2e-3, 1.0, 0.999, 1e-8, 0, 0}, "clt_adamax: invalid beta parameter at index 0: 1"},
+        {5, {2e-3, 0.9, NAN, 1e-8, 0, 0}, "clt_adamax: invalid beta parameter at index 1: nan"},
+        {5, {2e-3, 0.9, 0.999, -1, 0, 0}, "clt_adamax: invalid epsilon value: -1"},
+        {6, {2e-3, 0.9, 0.999, 1e-8, -0.5, 4e-3}, "clt_nadam: invalid weight_decay value: -0.5"},
+        {6, {2e-3, 0.9, 0.999, 1e-8, 0, -4e-3},
+         "clt_nadam: invalid momentum_decay value: -0.004"},
+        {6, {2e-3, -0.1, 0.999, 1e-8, 0, 4e-3},
+         "clt_nadam: invalid beta parameter at index 0: -0.1"},
+        {7, {INFINITY, 0.9, 0.999, 1e-8, 0, 0}, "clt_radam: invalid learning rate: inf"},
+        {7, {1e-3, 0.9, 1.5, 1e-8, 0, 0}, "clt_radam: invalid beta parameter at index 1: 1.5"},
+        {7, {1e-3, 0.9, 0.999, 1e-8, NAN, 0}, "clt_radam: invalid weight_decay value: nan"},
+    };
+    for (size_t k = 0; k < sizeof bad_b / sizeof bad_b[0]; k++) {
+        const double *v = bad_b[k].v;
+        clt_status st;
+        opt = (clt_optimizer *)&opt;
+        if (bad_b[k].kind == 5)
+            st = clt_adamax(&p, 1, &(clt_adamax_opts){v[0], v[1], v[2], v[3], v[4]}, &opt);
+        else if (bad_b[k].kind == 6)
+            st = clt_nadam(&p, 1, &(clt_nadam_opts){v[0], v[1], v[2], v[3], v[4], v[5]}, &opt);
+        else
+            st = clt_radam(&p, 1, &(clt_radam_opts){v[0], v[1], v[2], v[3], v[4]}, &opt);
+        assert_error(st, CLT_ERR_INVALID_ARGUMENT, bad_b[k].needle);
+        cr_assert_null(opt);
+    }
+    assert_error(clt_nadam(&i, 1, NULL, &opt), CLT_ERR_INVALID_ARGUMENT,
+                 "clt_nadam: parameter 0 is not a leaf that requires grad");
+    assert_error(clt_radam(&p, 0, NULL, &opt), CLT_ERR_INVALID_ARGUMENT,
+                 "clt_radam: optimizer got an empty parameter list");
+    assert_error(clt_adamax(NULL, 1, NULL, &opt), CLT_ERR_NULL_ARGUMENT, "clt_adamax");
     clt_tensor_free(y);
     clt_tensor_free(i);
     clt_tensor_free(p);
@@ -1327,8 +1561,9 @@ static void read_as_double(clt_tensor *p, double *v)
     clt_tensor_free(d);
 }
 
-/* RMSprop (centered, momentum) and Adagrad (lr_decay, initial
- * accumulator) with the driver refusing each of its calls in turn, over a
+/* RMSprop (centered, momentum), Adagrad (lr_decay, initial accumulator),
+ * Adamax, NAdam (whose mu_product moves only with an update) and RAdam
+ * with the driver refusing each of its calls in turn, over a
  * float32 and a float64 parameter: the failure leaves the step count at 0,
  * and the step made again gives the bits of one step without the refusal
  * (every kernel built and the state moved first; a step stopped part-way
@@ -1336,13 +1571,17 @@ static void read_as_double(clt_tensor *p, double *v)
 Test(optim, rmsprop_and_adagrad_refused_step_made_again, .timeout = 300)
 {
     const clt_dtype dt[2] = {CLT_FLOAT32, CLT_FLOAT64};
-    const ref_opts kinds[2] = {
+    const ref_opts kinds[] = {
         {.kind = 3, .lr = 0.01, .alpha = 0.9, .eps = 1e-8, .wd = 0.01, .momentum = 0.5,
          .centered = 1},
         {.kind = 4, .lr = 0.1, .eps = 1e-10, .lr_decay = 0.5, .init = 0.1},
+        {.kind = 5, .lr = 0.1, .beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8, .wd = 0.01},
+        {.kind = 6, .lr = 0.1, .beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8, .wd = 0.01,
+         .momentum_decay = 0.5},
+        {.kind = 7, .lr = 0.1, .beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8, .wd = 0.01},
     };
     setenv("CLTENSOR_CACHE", "1", 1);
-    for (int k = 0; k < 2; k++) {
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         double want[2][4], got[4];
         int refused = 0, builds = 0;
         for (long pass = -1;; pass++) {

@@ -127,15 +127,18 @@ CLT_API clt_status clt_module_load(clt_module *m, const char *path);
  * "state.<i>.exp_avg_sq" and, with amsgrad, "state.<i>.max_exp_avg_sq"
  * (Adam, AdamW), "state.<i>.square_avg" and, with momentum and centered,
  * "state.<i>.momentum_buffer" and "state.<i>.grad_avg" (RMSprop),
- * "state.<i>.sum" (Adagrad), i the parameter's position in the list the
- * optimizer was
+ * "state.<i>.sum" (Adagrad), "state.<i>.exp_avg" and "state.<i>.exp_inf"
+ * (Adamax), "state.<i>.exp_avg", "state.<i>.exp_avg_sq" (NAdam, RAdam) and
+ * "state.<i>.mu_product" (NAdam: 0-d float32, as torch holds it), i the
+ * parameter's position in the list the optimizer was
  * made with; "step", int64 [n], the updates of each parameter
  * (state[p]['step']); "steps", int64, clt_optimizer_steps; and "lr_bits",
  * the learning rate's IEEE-754 binary64 bits as an int64, so that it
  * comes back exact (NumPy: np.int64(v).view(np.float64)).
  *
  * The header's __metadata__ holds the kind, "optimizer": "SGD", "Adam",
- * "AdamW", "RMSprop" or "Adagrad" (torch's class name), and the settings
+ * "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam" or "RAdam" (torch's
+ * class name), and the settings
  * under the keys of torch's
  * param_groups[0], each as Python's repr writes the value, so that
  * ast.literal_eval gives it back exactly (numbers in the fewest digits
@@ -144,7 +147,10 @@ CLT_API clt_status clt_module_load(clt_module *m, const char *path);
  * Adam and AdamW "lr", "betas" ("(0.9, 0.999)"), "eps", "weight_decay",
  * "amsgrad"; RMSprop "lr", "alpha", "eps", "weight_decay", "momentum",
  * "centered"; Adagrad "lr", "lr_decay", "weight_decay",
- * "initial_accumulator_value", "eps"; all "maximize" ("False").  "lr" is the rate now (a
+ * "initial_accumulator_value", "eps"; Adamax and RAdam "lr", "betas",
+ * "eps", "weight_decay"; NAdam those and "momentum_decay"; all but NAdam
+ * and RAdam (whose groups have none in torch 1.13; a file of theirs may
+ * hold it, "False") "maximize" ("False").  "lr" is the rate now (a
  * schedule's), as in torch, and equals lr_bits.  What schedules add to
  * torch's param_groups[0] is there too, where a schedule put it:
  * "initial_lr" (the base rate of every schedule made on opt: optim.h),
@@ -192,7 +198,9 @@ CLT_API clt_status clt_optimizer_save(const clt_optimizer *opt, const char *path
  * A file without "optimizer" in its metadata (written before the settings
  * were saved) loads as before: opt keeps its own settings, and Adam's and
  * AdamW's such files load into one another.  A schedule keeps its own
- * state: clt_lr_scheduler_load. */
+ * state: clt_lr_scheduler_load.  NAdam's mu_product, which its steps
+ * read on the host, is read back from the device once loaded: loading
+ * NAdam's file waits for the device. */
 CLT_API clt_status clt_optimizer_load(clt_optimizer *opt, const char *path);
 
 /* ---- schedules ------------------------------------------------------------------- */

@@ -53,6 +53,21 @@ typedef struct clt_adagrad_opts {
 } clt_adagrad_opts;
 #define CLT_ADAGRAD_DEFAULTS {1e-2, 0.0, 0.0, 0.0, 1e-10}
 
+/* torch.optim.Adamax's, NAdam's and RAdam's settings; the DEFAULTS are
+ * PyTorch 1.13's. */
+typedef struct clt_adamax_opts {
+    double lr, beta1, beta2, eps, weight_decay;
+} clt_adamax_opts;
+#define CLT_ADAMAX_DEFAULTS {2e-3, 0.9, 0.999, 1e-8, 0.0}
+typedef struct clt_nadam_opts {
+    double lr, beta1, beta2, eps, weight_decay, momentum_decay;
+} clt_nadam_opts;
+#define CLT_NADAM_DEFAULTS {2e-3, 0.9, 0.999, 1e-8, 0.0, 4e-3}
+typedef struct clt_radam_opts {
+    double lr, beta1, beta2, eps, weight_decay;
+} clt_radam_opts;
+#define CLT_RADAM_DEFAULTS {1e-3, 0.9, 0.999, 1e-8, 0.0}
+
 /* Optimizers over the n tensors params (each retained: the caller keeps
  * its own references).  opts NULL means the defaults.  Settings out of
  * range (a negative or NaN learning rate, betas outside [0, 1), ...), a
@@ -86,6 +101,36 @@ CLT_API clt_status clt_rmsprop(clt_tensor *const *params, size_t n,
  * initial_accumulator_value, eps below 0 (or NaN) are refused. */
 CLT_API clt_status clt_adagrad(clt_tensor *const *params, size_t n,
                                const clt_adagrad_opts *opts, clt_optimizer **out);
+/* Adamax, NAdam and RAdam (PyTorch 1.13's formulas), each with L2 weight
+ * decay added to the gradient (g += weight_decay p) and t the parameter's
+ * own update count.  eps and weight_decay below 0, betas outside [0, 1)
+ * (or NaN) and, for NAdam, momentum_decay below 0 are refused, with
+ * torch's messages.  New optimizer: release with clt_optimizer_free.
+ *
+ * Adamax: exp_avg = beta1 exp_avg + (1 - beta1) g, exp_inf = max(beta2
+ * exp_inf, |g| + eps) (a NaN gradient makes it NaN, as torch.amax), p -=
+ * lr / (1 - beta1^t) exp_avg / exp_inf.  State: exp_avg, exp_inf. */
+CLT_API clt_status clt_adamax(clt_tensor *const *params, size_t n,
+                              const clt_adamax_opts *opts, clt_optimizer **out);
+/* NAdam: mu = beta1 (1 - 0.5 0.96^(t momentum_decay)), mu_next the same at
+ * t + 1; mu_product *= mu, and mu_product_next = mu_product mu mu_next
+ * (1.13's formula, mu counted twice; both in float32, as torch keeps
+ * mu_product in a float32 tensor); exp_avg and exp_avg_sq as Adam's, denom
+ * = sqrt(exp_avg_sq / (1 - beta2^t)) + eps, p -= lr (1 - mu) / (1 -
+ * mu_product) g / denom, then p -= lr mu_next / (1 - mu_product_next)
+ * exp_avg / denom.  State: exp_avg, exp_avg_sq, and mu_product (kept on the
+ * host: a step reads nothing back). */
+CLT_API clt_status clt_nadam(clt_tensor *const *params, size_t n, const clt_nadam_opts *opts,
+                             clt_optimizer **out);
+/* RAdam: exp_avg and exp_avg_sq as Adam's; rho_inf = 2 / (1 - beta2) - 1,
+ * rho_t = rho_inf - 2 t beta2^t / (1 - beta2^t).  While rho_t > 5 (from t
+ * = 6 on with beta2 0.999), p -= exp_avg / (1 - beta1^t) lr sqrt(1 -
+ * beta2^t) / (sqrt(exp_avg_sq) + eps) rect, rect = sqrt((rho_t - 4) (rho_t
+ * - 2) rho_inf / ((rho_inf - 4) (rho_inf - 2) rho_t)); before, p -= lr
+ * exp_avg / (1 - beta1^t) (SGD with momentum).  State: exp_avg,
+ * exp_avg_sq. */
+CLT_API clt_status clt_radam(clt_tensor *const *params, size_t n, const clt_radam_opts *opts,
+                             clt_optimizer **out);
 
 /* One update of every parameter that has a gradient (optimizer.step()),
  * in the order the parameters were given.  A parameter without one is
@@ -125,8 +170,8 @@ CLT_API clt_status clt_optimizer_zero_grad(clt_optimizer *opt, int set_to_none);
 CLT_API double clt_optimizer_lr(const clt_optimizer *opt);
 CLT_API clt_status clt_optimizer_set_lr(clt_optimizer *opt, double lr);
 
-/* The momentum now: SGD's and RMSprop's momentum, Adam's and AdamW's
- * betas[0] (what OneCycleLR's momentum cycling sets:
+/* The momentum now: SGD's and RMSprop's momentum, the betas[0] of Adam,
+ * AdamW, Adamax, NAdam and RAdam (what OneCycleLR's momentum cycling sets:
  * clt_one_cycle_lr_momentum); 0 for Adagrad and for NULL. */
 CLT_API double clt_optimizer_momentum(const clt_optimizer *opt);
 
@@ -273,7 +318,8 @@ CLT_API clt_status clt_one_cycle_lr(clt_optimizer *opt, double max_lr, int64_t t
  * max_momentum down to base_momentum while the rate rises and back up
  * while it falls (three_phase: then staying at max_momentum), annealed as
  * the rate is, each value torch's bit for bit: SGD's and RMSprop's
- * momentum, Adam's and AdamW's betas[0] (torch's use_beta1); Adagrad,
+ * momentum, the betas[0] of Adam, AdamW, Adamax, NAdam and RAdam
+ * (torch's use_beta1); Adagrad,
  * which has none, is refused with torch's message ("optimizer must
  * support momentum with `cycle_momentum` option enabled").  As torch's
  * constructor, it puts max_momentum and base_momentum in the optimizer
@@ -284,7 +330,7 @@ CLT_API clt_status clt_one_cycle_lr(clt_optimizer *opt, double max_lr, int64_t t
  * and SGD's takes a parameter's gradient at its first use, as torch's
  * SGD starts a buffer (buf = grad), whatever updates the parameter had
  * before.  base_momentum and max_momentum must be momenta the optimizer
- * takes (finite and >= 0; below 1 for Adam's beta1): otherwise
+ * takes (finite and >= 0; below 1 for a beta1): otherwise
  * CLT_ERR_INVALID_ARGUMENT.  A failure (out of memory for the buffers)
  * leaves the optimizer as it was.  New scheduler (it borrows opt):
  * release with clt_lr_scheduler_free. */

@@ -1059,6 +1059,13 @@ static const struct {
                  F(adagrad.weight_decay, "weight_decay", 'd'),
                  F(adagrad.initial_accumulator_value, "initial_accumulator_value", 'd'),
                  F(adagrad.eps, "eps", 'd')}},
+    {"Adamax", {F(adamax.lr, "lr", 'd'), F(adamax.beta1, "betas", 'p'),
+                F(adamax.eps, "eps", 'd'), F(adamax.weight_decay, "weight_decay", 'd')}},
+    {"NAdam", {F(nadam.lr, "lr", 'd'), F(nadam.beta1, "betas", 'p'), F(nadam.eps, "eps", 'd'),
+               F(nadam.weight_decay, "weight_decay", 'd'),
+               F(nadam.momentum_decay, "momentum_decay", 'd')}},
+    {"RAdam", {F(radam.lr, "lr", 'd'), F(radam.beta1, "betas", 'p'), F(radam.eps, "eps", 'd'),
+               F(radam.weight_decay, "weight_decay", 'd')}},
 };
 #undef F
 
@@ -1068,6 +1075,14 @@ static const opt_field *fields_of(const char *kind)
         if (strcmp(opt_fields[k].kind, kind) == 0)
             return opt_fields[k].f;
     return NULL;
+}
+
+/* Whether torch's group of this kind has 'maximize' (all but NAdam and
+ * RAdam in 1.13): the key is written for those only, and a file of those
+ * may lack it. */
+static bool has_maximize(const char *kind)
+{
+    return strcmp(kind, "NAdam") != 0 && strcmp(kind, "RAdam") != 0;
 }
 
 static size_t optimizer_meta(const clt_optimizer *opt, meta *md)
@@ -1091,7 +1106,8 @@ static size_t optimizer_meta(const clt_optimizer *opt, meta *md)
             put(&md[n++], f->key, "(%s, %s)", b1, b2);
         }
     }
-    put(&md[n++], "maximize", "False");
+    if (has_maximize(kind))
+        put(&md[n++], "maximize", "False");
     /* what schedules add to torch's param_groups[0] */
     const clt__opt_group *g = &c.group;
     if (g->has_initial_lr)
@@ -1153,9 +1169,11 @@ static clt_status optimizer_settings_read(const st_file *sf, const clt_optimizer
         return bad(sf, "the file holds the state of '%s', and the optimizer is %s (a different "
                        "update rule, whose state would mean something else)",
                    CLT__QUOTE(q, kind), mine);
-    int maximize;
+    int maximize = 0;
     c_numeric l = c_numeric_begin();
-    clt_status st = meta_bool(sf, "maximize", &maximize);
+    clt_status st = has_maximize(kind) || meta_get(sf, "maximize") != NULL
+                        ? meta_bool(sf, "maximize", &maximize)
+                        : CLT_OK;
     if (st == CLT_OK && maximize)
         st = bad(sf, "__metadata__ 'maximize' is True: cltensor's optimizers minimize");
     for (const opt_field *f = fields_of(kind); st == CLT_OK && f->key; f++) {
@@ -1261,6 +1279,7 @@ clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
         CLT__TRY(bad(&sf, "lr_bits holds the learning rate %s, __metadata__ 'lr' %s", b0, b1));
     }
     CLT__TRY(load_into(&sf, arr, n - OPT_EXTRA, match));
+    CLT__TRY(clt__optimizer_loaded(fresh, fn, __builtin_return_address(0)));
     clt__optimizer_restore(fresh, values[OPT_STEP], values[OPT_STEPS][0], lr);
     clt__optimizer_swap(opt, fresh);
 done:

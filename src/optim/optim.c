@@ -1,6 +1,6 @@
-/* optim.c: SGD, Adam, AdamW, RMSprop and Adagrad with one fused kernel launch per parameter
- * tensor (cl/optim.cl), gradient-norm clipping, and learning-rate
- * schedules. */
+/* optim.c: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam and RAdam
+ * with one fused kernel launch per parameter tensor (cl/optim.cl),
+ * gradient-norm clipping, and learning-rate schedules. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,10 +8,11 @@
 
 #include "optim/optim.h"
 
-typedef enum kind { SGD, ADAM, ADAMW, RMSPROP, ADAGRAD } kind;
+typedef enum kind { SGD, ADAM, ADAMW, RMSPROP, ADAGRAD, ADAMAX, NADAM, RADAM } kind;
 
 /* SGD: momentum buffer; Adam: m, v, vmax; RMSprop: square_avg, momentum
- * buffer, grad_avg; Adagrad: sum */
+ * buffer, grad_avg; Adagrad: sum; Adamax: exp_avg, exp_inf; NAdam, RAdam:
+ * exp_avg, exp_avg_sq */
 #define NSTATE 3
 
 struct clt_optimizer {
@@ -37,6 +38,13 @@ struct clt_optimizer {
      * torch's chainable form (the schedules' factors multiply). */
     clt_lr_scheduler **scheds;
     size_t schedules, sched_cap;
+    /* NAdam's mu_product per parameter, on the host in float32 as torch
+     * keeps it (a float32 tensor whatever the parameter's dtype), and the
+     * 0-d float32 tensors that carry it into and out of files (filled
+     * only by clt__optimizer_state and read by clt__optimizer_loaded); NULL
+     * for the other kinds. */
+    float *mu_product;
+    clt_tensor **mu_t;
 };
 
 static const struct {
@@ -47,6 +55,9 @@ static const struct {
     [ADAMW] = {"clt_adamw", "AdamW", "adam_step"},
     [RMSPROP] = {"clt_rmsprop", "RMSprop", "rmsprop_step"},
     [ADAGRAD] = {"clt_adagrad", "Adagrad", "adagrad_step"},
+    [ADAMAX] = {"clt_adamax", "Adamax", "adamax_step"},
+    [NADAM] = {"clt_nadam", "NAdam", "nadam_step"},
+    [RADAM] = {"clt_radam", "RAdam", "radam_step"},
 };
 
 /* The learning rate among the settings of kind k. */
@@ -59,6 +70,12 @@ static double *settings_lr(clt__opt_settings *c, kind k)
         return &c->rmsprop.lr;
     case ADAGRAD:
         return &c->adagrad.lr;
+    case ADAMAX:
+        return &c->adamax.lr;
+    case NADAM:
+        return &c->nadam.lr;
+    case RADAM:
+        return &c->radam.lr;
     default:
         return &c->adam.lr;
     }
@@ -76,6 +93,10 @@ static bool keeps_state(kind k, const clt__opt_settings *c, int j)
                (j == 2 && c->rmsprop.centered);
     case ADAGRAD:
         return j == 0;
+    case ADAMAX:
+    case NADAM:
+    case RADAM:
+        return j < 2;
     default:
         return j < 2 || c->adam.amsgrad;
     }
@@ -94,6 +115,22 @@ static clt_status check_lr(double lr, const char *fn)
     if (!(lr >= 0.0) || isinf(lr))
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid learning rate: %g", fn, lr);
     return CLT_OK;
+}
+
+/* The checks of torch's optimizers with betas (Adam, AdamW, Adamax, NAdam,
+ * RAdam), in torch's order and with its messages. */
+static clt_status check_betas(double beta1, double beta2, double eps, double weight_decay,
+                              const char *fn)
+{
+    if (!(eps >= 0.0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid epsilon value: %g", fn, eps);
+    if (!(beta1 >= 0.0 && beta1 < 1.0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid beta parameter at index 0: %g",
+                          fn, beta1);
+    if (!(beta2 >= 0.0 && beta2 < 1.0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid beta parameter at index 1: %g",
+                          fn, beta2);
+    return check_nonneg(weight_decay, "weight_decay", fn);
 }
 
 static clt_status check_opts(kind k, const clt__opt_settings *c, const char *fn)
@@ -133,16 +170,20 @@ static clt_status check_opts(kind k, const clt__opt_settings *c, const char *fn)
             return st;
         return CLT_OK;
     }
+    if (k == ADAMAX)
+        return check_betas(c->adamax.beta1, c->adamax.beta2, c->adamax.eps,
+                           c->adamax.weight_decay, fn);
+    if (k == RADAM)
+        return check_betas(c->radam.beta1, c->radam.beta2, c->radam.eps, c->radam.weight_decay,
+                           fn);
+    if (k == NADAM) {
+        const clt_nadam_opts *a = &c->nadam;
+        if ((st = check_betas(a->beta1, a->beta2, a->eps, a->weight_decay, fn)) != CLT_OK)
+            return st;
+        return check_nonneg(a->momentum_decay, "momentum_decay", fn);
+    }
     const clt_adam_opts *a = &c->adam;
-    if (!(a->eps >= 0.0))
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid epsilon value: %g", fn, a->eps);
-    if (!(a->beta1 >= 0.0 && a->beta1 < 1.0))
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid beta parameter at index 0: %g",
-                          fn, a->beta1);
-    if (!(a->beta2 >= 0.0 && a->beta2 < 1.0))
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid beta parameter at index 1: %g",
-                          fn, a->beta2);
-    return check_nonneg(a->weight_decay, "weight_decay", fn);
+    return check_betas(a->beta1, a->beta2, a->eps, a->weight_decay, fn);
 }
 
 /* State k of parameter i: zeros like it (Adagrad's sum:
@@ -257,6 +298,24 @@ static clt_status check_distinct(clt_tensor *const *params, size_t n, bool grads
     return st;
 }
 
+/* NAdam's mu_product, 1 for every parameter (torch's torch.tensor(1.)),
+ * and its tensors for files, on each parameter's device. */
+static clt_status mu_product_make(clt_optimizer *o, const char *fn)
+{
+    o->mu_product = clt__calloc(o->n, sizeof *o->mu_product);
+    o->mu_t = clt__calloc(o->n, sizeof *o->mu_t);
+    if (o->mu_product == NULL || o->mu_t == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    for (size_t i = 0; i < o->n; i++) {
+        o->mu_product[i] = 1.0f;
+        clt_status st = clt__full(o->params[i]->dev, CLT_FLOAT32, 0, NULL, 1.0, &o->mu_t[i]);
+        if (st != CLT_OK)
+            return clt__error_in(st, fn);
+        clt__scope_disown(o->mu_t[i]);
+    }
+    return CLT_OK;
+}
+
 /* An optimizer of kind k over params (checked by the caller) with the
  * settings of its kind in c (checked too), its state made; messages name
  * fn. */
@@ -281,6 +340,10 @@ static clt_status build(kind k, clt_tensor *const *params, size_t n, const clt__
     o->n = n;
     for (size_t i = 0; i < n; i++)
         o->params[i] = clt_tensor_retain(params[i]);
+    if (k == NADAM && (st = mu_product_make(o, fn)) != CLT_OK) {
+        clt_optimizer_free(o);
+        return st;
+    }
     o->set = *c;
     o->lr = *settings_lr(&o->set, k);
     /* The state is made now rather than at the first step, so that the
@@ -377,6 +440,33 @@ clt_status clt_adagrad(clt_tensor *const *params, size_t n, const clt_adagrad_op
     return make(ADAGRAD, params, n, &c, out);
 }
 
+clt_status clt_adamax(clt_tensor *const *params, size_t n, const clt_adamax_opts *opts,
+                      clt_optimizer **out)
+{
+    clt__opt_settings c = {.adamax = CLT_ADAMAX_DEFAULTS};
+    if (opts)
+        c.adamax = *opts;
+    return make(ADAMAX, params, n, &c, out);
+}
+
+clt_status clt_nadam(clt_tensor *const *params, size_t n, const clt_nadam_opts *opts,
+                     clt_optimizer **out)
+{
+    clt__opt_settings c = {.nadam = CLT_NADAM_DEFAULTS};
+    if (opts)
+        c.nadam = *opts;
+    return make(NADAM, params, n, &c, out);
+}
+
+clt_status clt_radam(clt_tensor *const *params, size_t n, const clt_radam_opts *opts,
+                     clt_optimizer **out)
+{
+    clt__opt_settings c = {.radam = CLT_RADAM_DEFAULTS};
+    if (opts)
+        c.radam = *opts;
+    return make(RADAM, params, n, &c, out);
+}
+
 static void detach_schedules(clt_optimizer *o);
 
 void clt_optimizer_free(clt_optimizer *opt)
@@ -389,7 +479,11 @@ void clt_optimizer_free(clt_optimizer *opt)
         for (int k = 0; k < NSTATE; k++)
             if (opt->state[k])
                 clt_tensor_free(opt->state[k][i]);
+        if (opt->mu_t)
+            clt_tensor_free(opt->mu_t[i]);
     }
+    free(opt->mu_product);
+    free(opt->mu_t);
     detach_schedules(opt);
     free(opt->params);
     free(opt->updates);
@@ -417,6 +511,82 @@ static void geometry(const clt_tensor *p, cl_ulong *chunk, size_t *gws, const si
     *lws = p->dev->info.type == CLT_DEVICE_TYPE_CPU ? &one : NULL;
 }
 
+/* Adamax's, NAdam's and RAdam's update of parameter i (its gradient g),
+ * each kernel taking the first moment's settings (beta1, 1 - beta1), then
+ * its own; the host's scalars in double, as torch's Python computes them.
+ * NAdam's mu_product moves only when the launch succeeded. */
+static clt_status step_betas(clt_optimizer *o, size_t i, const clt_tensor *g, const char *opts,
+                             const size_t *gws, const size_t *lws, cl_ulong chunk)
+{
+    clt_tensor *p = o->params[i], *m = NULL, *v = NULL;
+    clt_status st = state(o, 0, i, &m);
+    if (st == CLT_OK)
+        st = state(o, 1, i, &v);
+    if (st != CLT_OK)
+        return st;
+    cl_ulong n = (cl_ulong)p->numel, p_off = (cl_ulong)p->offset;
+    cl_mem pm = clt__mem(p), gm = clt__mem(g), mm = clt__mem(m), vm = clt__mem(v);
+    double t = (double)(o->updates[i] + 1), x[10];
+    cl_int rectify = 0;
+    float mu_product = 0.0f;
+    int nx;
+    if (o->kind == ADAMAX) {
+        const clt_adamax_opts *a = &o->set.adamax;
+        double sc[] = {a->beta1, 1.0 - a->beta1, a->beta2, a->eps, a->weight_decay,
+                       -(o->lr / (1.0 - pow(a->beta1, t)))};
+        nx = 6;
+        memcpy(x, sc, sizeof sc);
+    } else if (o->kind == NADAM) {
+        const clt_nadam_opts *a = &o->set.nadam;
+        double mu = a->beta1 * (1.0 - 0.5 * pow(0.96, t * a->momentum_decay));
+        double mu_next = a->beta1 * (1.0 - 0.5 * pow(0.96, (t + 1.0) * a->momentum_decay));
+        /* torch: mu_product *= mu and mu_product * mu * mu_next, float32
+         * tensors times Python floats (each rounded to float32 first) */
+        mu_product = o->mu_product[i] * (float)mu;
+        float next = mu_product * (float)mu * (float)mu_next;
+        double sc[] = {a->beta1,
+                       1.0 - a->beta1,
+                       a->beta2,
+                       1.0 - a->beta2,
+                       a->eps,
+                       a->weight_decay,
+                       1.0 - pow(a->beta2, t),
+                       -o->lr * (1.0 - mu) / (1.0 - (double)mu_product),
+                       -o->lr * mu_next / (1.0 - (double)next)};
+        nx = 9;
+        memcpy(x, sc, sizeof sc);
+    } else {
+        const clt_radam_opts *a = &o->set.radam;
+        double bc1 = 1.0 - pow(a->beta1, t), bc2 = 1.0 - pow(a->beta2, t);
+        double rho_inf = 2.0 / (1.0 - a->beta2) - 1.0;
+        double rho_t = rho_inf - 2.0 * t * pow(a->beta2, t) / bc2, rect = 0.0;
+        rectify = rho_t > 5.0;
+        if (rectify)
+            rect = sqrt((rho_t - 4.0) * (rho_t - 2.0) * rho_inf /
+                        ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t));
+        double sc[] = {a->beta1, 1.0 - a->beta1, a->beta2, 1.0 - a->beta2, a->eps,
+                       a->weight_decay, o->lr, bc1, sqrt(bc2), rect};
+        nx = 10;
+        memcpy(x, sc, sizeof sc);
+    }
+    unsigned char sv[10][8];
+    clt__arg args[18] = {CLT__ARG(pm), CLT__ARG(gm), CLT__ARG(mm), CLT__ARG(vm),
+                         CLT__ARG(p_off), CLT__ARG(n), CLT__ARG(chunk)};
+    int na = 7;
+    for (int k = 0; k < nx; k++)
+        args[na++] = (clt__arg){clt__scalar_arg(p->dtype, x[k], sv[k]), sv[k]};
+    if (o->kind == RADAM)
+        args[na++] = CLT__ARG(rectify);
+    st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, gws, lws, na, args);
+    if (st == CLT_OK) {
+        clt__version_bump(m);
+        clt__version_bump(v);
+        if (o->kind == NADAM)
+            o->mu_product[i] = mu_product;
+    }
+    return st;
+}
+
 static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
 {
     clt_tensor *p = o->params[i];
@@ -432,7 +602,9 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
     size_t ss[10];
 #define SCALAR(k, v) (ss[k] = clt__scalar_arg(p->dtype, (v), sv[k]), (clt__arg){ss[k], sv[k]})
     clt_status st;
-    if (o->kind == SGD) {
+    if (o->kind == ADAMAX || o->kind == NADAM || o->kind == RADAM) {
+        st = step_betas(o, i, g, opts, &gws, lp, chunk);
+    } else if (o->kind == SGD) {
         const clt_sgd_opts *s = &o->set.sgd;
         clt_tensor *buf = NULL;
         cl_int first = 0, nest = s->nesterov != 0;
@@ -657,8 +829,8 @@ int64_t clt_optimizer_steps(const clt_optimizer *opt)
     return opt ? opt->steps : 0;
 }
 
-/* The momentum a schedule cycles: SGD's and RMSprop's momentum, Adam's
- * and AdamW's beta1; NULL for Adagrad. */
+/* The momentum a schedule cycles: SGD's and RMSprop's momentum, the beta1
+ * of Adam, AdamW, Adamax, NAdam and RAdam; NULL for Adagrad. */
 static double *momentum_of(clt_optimizer *o)
 {
     switch (o->kind) {
@@ -668,9 +840,21 @@ static double *momentum_of(clt_optimizer *o)
         return &o->set.rmsprop.momentum;
     case ADAGRAD:
         return NULL;
+    case ADAMAX:
+        return &o->set.adamax.beta1;
+    case NADAM:
+        return &o->set.nadam.beta1;
+    case RADAM:
+        return &o->set.radam.beta1;
     default:
         return &o->set.adam.beta1;
     }
+}
+
+/* Whether kind k's momentum is betas[0] (torch's OneCycleLR use_beta1). */
+static bool has_betas(kind k)
+{
+    return k == ADAM || k == ADAMW || k == ADAMAX || k == NADAM || k == RADAM;
 }
 
 double clt_optimizer_momentum(const clt_optimizer *opt)
@@ -687,6 +871,9 @@ static const char *const state_names[][NSTATE] = {
     [ADAMW] = {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"},
     [RMSPROP] = {"square_avg", "momentum_buffer", "grad_avg"},
     [ADAGRAD] = {"sum", NULL, NULL},
+    [ADAMAX] = {"exp_avg", "exp_inf", NULL},
+    [NADAM] = {"exp_avg", "exp_avg_sq", NULL},
+    [RADAM] = {"exp_avg", "exp_avg_sq", NULL},
 };
 
 clt_status clt__optimizer_state(const clt_optimizer *o, size_t extra, clt_named_tensor **out,
@@ -700,6 +887,15 @@ clt_status clt__optimizer_state(const clt_optimizer *o, size_t extra, clt_named_
                 count++;
                 bytes += (size_t)snprintf(NULL, 0, "state.%zu.%s", i, names[k]) + 1;
             }
+    /* NAdam's mu_product: its tensors take the host's values now (a cache
+     * of them, which the optimizer's steps never read) */
+    for (size_t i = 0; o->mu_t && i < o->n; i++) {
+        clt_status st = clt__fill_value(o->mu_t[i], (double)o->mu_product[i]);
+        if (st != CLT_OK)
+            return clt__error_in(st, fn);
+        count++;
+        bytes += (size_t)snprintf(NULL, 0, "state.%zu.mu_product", i) + 1;
+    }
     clt_named_tensor *arr = clt__calloc(1, (count + extra) * sizeof *arr + bytes + 1);
     if (arr == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
@@ -712,6 +908,11 @@ clt_status clt__optimizer_state(const clt_optimizer *o, size_t extra, clt_named_
                 arr[m++].tensor = o->state[k][i];
                 text += sprintf(text, "state.%zu.%s", i, names[k]) + 1;
             }
+    for (size_t i = 0; o->mu_t && i < o->n; i++) {
+        arr[m].name = text;
+        arr[m++].tensor = o->mu_t[i];
+        text += sprintf(text, "state.%zu.mu_product", i) + 1;
+    }
     *out = arr;
     *n = count;
     return CLT_OK;
@@ -747,6 +948,18 @@ void clt__optimizer_restore(clt_optimizer *o, const int64_t *updates, int64_t st
     o->resume = 0;
 }
 
+clt_status clt__optimizer_loaded(clt_optimizer *o, const char *fn, const void *caller)
+{
+    for (size_t i = 0; o->mu_t && i < o->n; i++) {
+        float v;
+        clt_status st = clt__tensor_read_at(o->mu_t[i], &v, sizeof v, fn, caller);
+        if (st != CLT_OK)
+            return st;
+        o->mu_product[i] = v;
+    }
+    return CLT_OK;
+}
+
 const char *clt__optimizer_kind(const clt_optimizer *o)
 {
     return kinds[o->kind].torch;
@@ -765,6 +978,15 @@ void clt__optimizer_settings(const clt_optimizer *o, clt__opt_settings *c)
         break;
     case ADAGRAD:
         c->adagrad = mine.adagrad;
+        break;
+    case ADAMAX:
+        c->adamax = mine.adamax;
+        break;
+    case NADAM:
+        c->nadam = mine.nadam;
+        break;
+    case RADAM:
+        c->radam = mine.radam;
         break;
     default:
         c->adam = mine.adam;
@@ -1424,7 +1646,7 @@ static clt_status one_cycle(clt_optimizer *opt, clt__schedule *v, bool cycle,
                           "%s: optimizer must support momentum with `cycle_momentum` option "
                           "enabled (Adagrad has no momentum)",
                           fn);
-    bool betas = opt->kind == ADAM || opt->kind == ADAMW;
+    bool betas = has_betas(opt->kind);
     if (!(base_momentum >= 0.0 && max_momentum >= 0.0) || isinf(base_momentum) ||
         isinf(max_momentum) || (betas && !(base_momentum < 1.0 && max_momentum < 1.0)))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -1698,7 +1920,7 @@ void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out)
                            s->n_milestones,
                            s->cycle,
                            s->plateau,
-                           s->opt && (s->opt->kind == ADAM || s->opt->kind == ADAMW)};
+                           s->opt && has_betas(s->opt->kind)};
 }
 
 clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, const char *fn)

@@ -12,8 +12,11 @@
  * "state.<i>.exp_avg", "state.<i>.exp_avg_sq" and, with amsgrad,
  * "state.<i>.max_exp_avg_sq" (Adam, AdamW), "state.<i>.square_avg",
  * "state.<i>.momentum_buffer" and "state.<i>.grad_avg" (RMSprop, the last
- * two with momentum and centered), "state.<i>.sum" (Adagrad), i the
- * parameter's position.
+ * two with momentum and centered), "state.<i>.sum" (Adagrad),
+ * "state.<i>.exp_avg" and "state.<i>.exp_inf" (Adamax), "state.<i>.exp_avg",
+ * "state.<i>.exp_avg_sq" (NAdam, RAdam) and "state.<i>.mu_product" (NAdam: a
+ * 0-d float32 tensor, given the host's value here, so that o's tensors
+ * change, which o's steps never read), i the parameter's position.
  * *out holds *n entries then `extra` zeroed ones, names included in the
  * block; released with clt_free.  Messages name fn. */
 clt_status clt__optimizer_state(const clt_optimizer *o, size_t extra, clt_named_tensor **out,
@@ -31,6 +34,11 @@ bool clt__optimizer_stopped(const clt_optimizer *o);
 /* Sets the counts and the learning rate a checkpoint holds; cannot fail
  * (the caller has checked them). */
 void clt__optimizer_restore(clt_optimizer *o, const int64_t *updates, int64_t steps, double lr);
+/* After a file was loaded into o's state tensors: takes what lives on the
+ * host from them (NAdam's mu_product), waiting for them (caller: the user's
+ * call site, for CLTENSOR_SYNC_DEBUG).  A failure (a
+ * read the driver refused) names fn and leaves o's steps as they were. */
+clt_status clt__optimizer_loaded(clt_optimizer *o, const char *fn, const void *caller);
 
 /* What torch's schedules add to an optimizer's param_groups[0], kept in
  * the optimizer as torch keeps them and saved in its file: initial_lr
@@ -50,10 +58,13 @@ typedef struct clt__opt_settings {
     clt_rmsprop_opts rmsprop;
     clt_adagrad_opts adagrad;
     clt__opt_group group;
+    clt_adamax_opts adamax;
+    clt_nadam_opts nadam;
+    clt_radam_opts radam;
 } clt__opt_settings;
 
-/* The kind as PyTorch names its class: "SGD", "Adam", "AdamW", "RMSprop"
- * or "Adagrad". */
+/* The kind as PyTorch names its class: "SGD", "Adam", "AdamW", "RMSprop",
+ * "Adagrad", "Adamax", "NAdam" or "RAdam". */
 const char *clt__optimizer_kind(const clt_optimizer *o);
 /* The settings of o's kind into the matching member of *c, and its
  * group's keys into c->group, the others untouched; lr is the rate now (a
