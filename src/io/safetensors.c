@@ -1293,7 +1293,26 @@ static const struct {
      * schedule's own */
     [CLT__SCHED_ONE_CYCLE] = {"OneCycleLR", "total_steps", "max_lr", "min_lr", false},
     [CLT__SCHED_PLATEAU] = {"ReduceLROnPlateau", "patience", "factor", NULL, false},
+    [CLT__SCHED_CONSTANT] = {"ConstantLR", "total_iters", "factor", NULL, false},
+    [CLT__SCHED_POLYNOMIAL] = {"PolynomialLR", "total_iters", "power", NULL, false},
+    /* and T_i, T_mult, T_cur */
+    [CLT__SCHED_WARM_RESTARTS] = {"CosineAnnealingWarmRestarts", "T_0", "eta_min", NULL, false},
+    /* and lr_lambdas, [None]: torch saves no function or lambda */
+    [CLT__SCHED_LAMBDA] = {"LambdaLR", NULL, NULL, NULL, false},
+    [CLT__SCHED_MULTIPLICATIVE] = {"MultiplicativeLR", NULL, NULL, NULL, false},
+    [CLT__SCHED_SEQUENTIAL] = {"SequentialLR", NULL, NULL, NULL, false},
+    [CLT__SCHED_CHAINED] = {"ChainedScheduler", NULL, NULL, NULL, false},
 };
+
+/* CosineAnnealingWarmRestarts' T_cur as torch holds it: an int stepped by
+ * whole epochs, a float after a fractional one. */
+static void put_t_cur(meta *m, double t_cur)
+{
+    if (t_cur == floor(t_cur) && t_cur < 9e15)
+        put(m, "T_cur", "%lld", (long long)t_cur);
+    else
+        put_double(m, "T_cur", t_cur);
+}
 
 /* OneCycleLR's _schedule_phases as torch's repr writes them (the last
  * phase ends at total_steps - 1, an int there, the others at floats);
@@ -1548,6 +1567,11 @@ clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path)
     char b[32];
     clt__lr_scheduler_get(s, &v);
     const char *name = sched_keys[v.kind].name;
+    if (v.kind == CLT__SCHED_SEQUENTIAL || v.kind == CLT__SCHED_CHAINED)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: a %s has no file of its own (torch's nests its schedules' "
+                          "state_dicts): save each of its schedules",
+                          fn, name);
     c_numeric l = c_numeric_begin();
     if (v.kind == CLT__SCHED_PLATEAU) {
         n = plateau_meta(&v, v.last_lr, md);
@@ -1557,9 +1581,17 @@ clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path)
     put(&md[n++], "scheduler", "%s", name);
     if (sched_keys[v.kind].period)
         put(&md[n++], sched_keys[v.kind].period, "%lld", (long long)v.period);
-    put_double(&md[n++], sched_keys[v.kind].factor, v.factor);
+    if (sched_keys[v.kind].factor)
+        put_double(&md[n++], sched_keys[v.kind].factor, v.factor);
     if (sched_keys[v.kind].factor2)
         put_double(&md[n++], sched_keys[v.kind].factor2, v.factor2);
+    if (v.kind == CLT__SCHED_WARM_RESTARTS) {
+        put(&md[n++], "T_i", "%lld", (long long)v.t_i);
+        put(&md[n++], "T_mult", "%lld", (long long)v.t_mult);
+        put_t_cur(&md[n++], v.t_cur);
+    }
+    if (v.kind == CLT__SCHED_LAMBDA || v.kind == CLT__SCHED_MULTIPLICATIVE)
+        put(&md[n++], "lr_lambdas", "[None]");
     bool fits = true;
     if (v.kind == CLT__SCHED_ONE_CYCLE) {
         /* torch's anneal_func is a bound method, whose repr names the
@@ -1634,8 +1666,24 @@ clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
     }
     if (sched_keys[v.kind].period)
         st = meta_int(&sf, sched_keys[v.kind].period, &v.period);
-    if (st == CLT_OK && (!cycle || meta_get(&sf, sched_keys[v.kind].factor)))
+    if (st == CLT_OK && sched_keys[v.kind].factor &&
+        (!cycle || meta_get(&sf, sched_keys[v.kind].factor)))
         st = meta_double(&sf, sched_keys[v.kind].factor, &v.factor);
+    if (st == CLT_OK && v.kind == CLT__SCHED_WARM_RESTARTS) {
+        st = meta_int(&sf, "T_i", &v.t_i);
+        if (st == CLT_OK)
+            st = meta_int(&sf, "T_mult", &v.t_mult);
+        if (st == CLT_OK)
+            st = meta_double(&sf, "T_cur", &v.t_cur);
+    }
+    if (st == CLT_OK && (v.kind == CLT__SCHED_LAMBDA || v.kind == CLT__SCHED_MULTIPLICATIVE)) {
+        const char *lam;
+        st = meta_need(&sf, "lr_lambdas", &lam);
+        if (st == CLT_OK && strcmp(lam, "[None]") != 0)
+            st = meta_bad(&sf, "lr_lambdas", lam,
+                          "[None] (torch saves the state of a callable object, which a C "
+                          "callback has none of)");
+    }
     if (st == CLT_OK && sched_keys[v.kind].factor2 &&
         (!cycle || meta_get(&sf, sched_keys[v.kind].factor2)))
         st = meta_double(&sf, sched_keys[v.kind].factor2, &v.factor2);
@@ -1671,7 +1719,8 @@ clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
      * they were saved lack them): checked where present, not taken */
     int64_t count;
     double last;
-    if (st == CLT_OK && meta_get(&sf, "_step_count")) {
+    /* (a warm restart's fractional steps count without moving last_epoch) */
+    if (st == CLT_OK && meta_get(&sf, "_step_count") && v.kind != CLT__SCHED_WARM_RESTARTS) {
         st = meta_int(&sf, "_step_count", &count);
         if (st == CLT_OK && v.epoch >= 0 && (v.epoch == INT64_MAX || count != v.epoch + 1))
             st = bad(&sf, "__metadata__ '_step_count' is %lld, and last_epoch %lld makes it "

@@ -79,6 +79,14 @@ typedef enum clt__sched_kind {
     CLT__SCHED_LINEAR,
     CLT__SCHED_ONE_CYCLE,
     CLT__SCHED_PLATEAU,
+    /* warm-up schedules and schedules of schedules */
+    CLT__SCHED_CONSTANT,       /* period total_iters, factor factor */
+    CLT__SCHED_POLYNOMIAL,     /* period total_iters, factor power */
+    CLT__SCHED_WARM_RESTARTS,  /* period T_0, factor eta_min, t_mult, t_i, t_cur */
+    CLT__SCHED_LAMBDA,         /* a callback: base_lr * fn(epoch) */
+    CLT__SCHED_MULTIPLICATIVE, /* a callback: lr * fn(epoch) */
+    CLT__SCHED_SEQUENTIAL,     /* schedules taken, milestones */
+    CLT__SCHED_CHAINED,        /* schedules taken */
 } clt__sched_kind;
 
 /* OneCycleLR's phases: the step each ends at (torch's
@@ -119,6 +127,12 @@ typedef struct clt__schedule {
     clt__one_cycle cycle;
     clt__plateau plateau;
     int use_beta1; /* _get: the optimizer's momentum is Adam's betas[0] */
+    /* CosineAnnealingWarmRestarts' T_mult, T_i and T_cur */
+    int64_t t_mult, t_i;
+    double t_cur;
+    /* LambdaLR's and MultiplicativeLR's callback (constructors only) */
+    clt_lr_lambda lambda;
+    void *user;
 } clt__schedule;
 void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out);
 /* Sets v's epoch, period, base_lr, factors and milestones (copied; v->kind
