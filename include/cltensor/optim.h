@@ -411,12 +411,12 @@ CLT_API clt_status clt_lr_scheduler_step_to(clt_lr_scheduler *s, double epoch);
  * is taken or changed.  A schedule on another optimizer or whose optimizer
  * was freed, one taken already or given twice, ReduceLROnPlateau, a
  * SequentialLR or ChainedScheduler (no nesting), n 0, or milestones out
- * of order is CLT_ERR_INVALID_ARGUMENT.  Its file: clt_lr_scheduler_save
- * refuses it (CLT_ERR_INVALID_ARGUMENT: torch's state_dict nests
- * its schedules' state_dicts, which a file of ours does not hold); save
- * each of its schedules' files (clt_lr_scheduler_save takes one a
- * container took), and make the container again over schedules loaded
- * from them.  New scheduler (it borrows opt): release
+ * of order is CLT_ERR_INVALID_ARGUMENT.  Its file (clt_lr_scheduler_save)
+ * holds torch's state_dict: _milestones, last_epoch, _last_lr, and each
+ * schedule's state_dict, which torch nests in a list under _schedulers,
+ * under the keys "_schedulers.I.KEY"; clt_lr_scheduler_load takes one
+ * into a SequentialLR of the same kinds of schedule (their settings, as
+ * the milestones, from the file).  New scheduler (it borrows opt): release
  * with clt_lr_scheduler_free. */
 CLT_API clt_status clt_sequential_lr(clt_optimizer *opt, clt_lr_scheduler *const *schedulers,
                                      size_t n, const int64_t *milestones,
@@ -424,8 +424,10 @@ CLT_API clt_status clt_sequential_lr(clt_optimizer *opt, clt_lr_scheduler *const
 /* ChainedScheduler: each clt_lr_scheduler_step steps the n schedules (all
  * on one optimizer) in order, all or none (a failure puts back those
  * stepped before it, and the rate).  Made, it changes nothing.  Its epoch
- * is the steps it took.  Ownership and refusals as clt_sequential_lr's
- * (no milestones); its file is refused as SequentialLR's.  New scheduler:
+ * is the steps it took (torch's has none: a file loaded sets it to its
+ * first schedule's).  Ownership, refusals and files as
+ * clt_sequential_lr's (no milestones; the file holds _last_lr and
+ * _schedulers).  New scheduler:
  * release with clt_lr_scheduler_free. */
 CLT_API clt_status clt_chained_scheduler(clt_lr_scheduler *const *schedulers, size_t n,
                                          clt_lr_scheduler **out);

@@ -1893,12 +1893,14 @@ void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out)
                            NULL};
 }
 
-clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, const char *fn)
+clt_status clt__lr_scheduler_check(const clt_lr_scheduler *s, const clt__schedule *v,
+                                   const char *fn)
 {
     clt_status st = check_schedule(v, fn);
     if (st == CLT_OK)
         st = check_lr(v->base_lr, fn);
-    if (st == CLT_OK && v->epoch < 0)
+    /* a SequentialLR's schedule not yet started is at -1 */
+    if (st == CLT_OK && v->epoch < (clt__lr_scheduler_later(s) ? -1 : 0))
         st = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: last_epoch %lld is negative", fn,
                         (long long)v->epoch);
     if (st == CLT_OK && v->kind == CLT__SCHED_ONE_CYCLE && v->cycle.momentum &&
@@ -1919,6 +1921,12 @@ clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, co
         t.cycle = v->cycle;
         st = one_cycle_lr(&t, v->epoch, &lr, fn);
     }
+    return st;
+}
+
+clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, const char *fn)
+{
+    clt_status st = clt__lr_scheduler_check(s, v, fn);
     int64_t *m = st == CLT_OK ? copy_milestones(v, &st, fn) : NULL;
     if (st != CLT_OK)
         return st;
@@ -2225,4 +2233,40 @@ clt_status clt_chained_scheduler(clt_lr_scheduler *const *schedulers, size_t n,
     for (size_t i = 0; st == CLT_OK && i < n; i++)
         schedulers[i]->owner = *out;
     return st == CLT_OK ? clt__ok() : st;
+}
+
+size_t clt__lr_scheduler_subs(const clt_lr_scheduler *s, clt_lr_scheduler *const **subs)
+{
+    *subs = s->subs;
+    return s->n_subs;
+}
+
+bool clt__lr_scheduler_later(const clt_lr_scheduler *s)
+{
+    return s->owner && s->owner->kind == CLT__SCHED_SEQUENTIAL && s->owner->subs[0] != s;
+}
+
+clt_status clt__lr_scheduler_set_container(clt_lr_scheduler *s, int64_t epoch,
+                                           const int64_t *milestones, size_t n, double last_lr,
+                                           const char *fn)
+{
+    bool seq = s->kind == CLT__SCHED_SEQUENTIAL;
+    if (seq && n + 1 != s->n_subs)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %zu milestones, and the SequentialLR has %zu schedules (one more "
+                          "than its milestones)",
+                          fn, n, s->n_subs);
+    for (size_t i = 0; seq && i < n; i++)
+        if (milestones[i] < 1 || (i > 0 && milestones[i] < milestones[i - 1]))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: _milestones[%zu] is %lld: epochs >= 1 in increasing order",
+                              fn, i, (long long)milestones[i]);
+    if (seq && epoch < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: last_epoch %lld is negative", fn,
+                          (long long)epoch);
+    if (seq && n > 0)
+        memcpy(s->milestones, milestones, n * sizeof *milestones);
+    s->epoch = seq ? epoch : s->subs[0]->epoch;
+    s->last_lr = last_lr;
+    return CLT_OK;
 }

@@ -139,5 +139,23 @@ void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out);
  * is the caller's to have checked), checked as the constructors check
  * them; refused, s unchanged, with a message naming fn. */
 clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, const char *fn);
+/* clt__lr_scheduler_set's checks alone: what it would refuse (only out
+ * of host memory is left to fail after them). */
+clt_status clt__lr_scheduler_check(const clt_lr_scheduler *s, const clt__schedule *v,
+                                   const char *fn);
+/* A SequentialLR's or ChainedScheduler's schedules (borrowed), their
+ * number; 0 for any other kind. */
+size_t clt__lr_scheduler_subs(const clt_lr_scheduler *s, clt_lr_scheduler *const **subs);
+/* Whether s is a SequentialLR's schedule but its first (torch steps it
+ * with step(0) at its milestone). */
+bool clt__lr_scheduler_later(const clt_lr_scheduler *s);
+/* Sets a container's epoch (SequentialLR's last_epoch; ChainedScheduler
+ * has none in torch's file: its first schedule's), milestones (n of them,
+ * SequentialLR's: one fewer than its schedules, NULL for ChainedScheduler)
+ * and last rate, after its schedules were set; refused, s unchanged, with
+ * a message naming fn. */
+clt_status clt__lr_scheduler_set_container(clt_lr_scheduler *s, int64_t epoch,
+                                           const int64_t *milestones, size_t n, double last_lr,
+                                           const char *fn);
 
 #endif
