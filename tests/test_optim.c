@@ -2311,6 +2311,29 @@ Test(optim, sequential_lr_as_torch)
     clt_lr_scheduler_free(s);
     clt_optimizer_free(opt);
     clt_tensor_free(p);
+
+    /* the first schedule's initial step fails (its callback): nothing taken,
+     * the rate and the epochs as they were */
+    int64_t from = 100;
+    opt = sgd_at(&p, 0.1);
+    CHECK(clt_lambda_lr(opt, fails_from, &from, &sub[0]));
+    CHECK(clt_exponential_lr(opt, 0.5, &sub[1]));
+    CHECK(clt_lr_scheduler_step(sub[1]));
+    double lr = clt_optimizer_lr(opt);
+    from = 0;
+    s = sub[0];
+    assert_error(clt_sequential_lr(opt, sub, 2, (const int64_t[]){2}, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "LambdaLR's lr_lambda failed at epoch 0");
+    cr_assert_null(s);
+    cr_assert(clt_optimizer_lr(opt) == lr && clt_lr_scheduler_epoch(sub[0]) == 0 &&
+              clt_lr_scheduler_epoch(sub[1]) == 1);
+    from = 100;
+    CHECK(clt_lr_scheduler_step(sub[0])); /* still the caller's */
+    CHECK(clt_lr_scheduler_step(sub[1]));
+    clt_lr_scheduler_free(sub[0]);
+    clt_lr_scheduler_free(sub[1]);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
 }
 
 Test(optim, chained_scheduler_as_torch)

@@ -251,7 +251,8 @@ CLT_API clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *
  * a dict "{30: 1}", epochs >= 0, counts >= 1, at most 4096 in all),
  * base_lrs and last_epoch (_step_count and _last_lr follow from
  * them: where the file has them they must read, and _step_count must be
- * last_epoch + 1; a file without them, from before they were saved,
+ * last_epoch + 1, or what save writes for the kinds above that count
+ * otherwise; a file without them, from before they were saved,
  * loads); OneCycleLR's phases (the last ending at total_steps - 1, at
  * most total_steps steps taken), and torch's own file too: "anneal_func"
  * read for the strategy, and without "max_lr" and "min_lr" the schedule

@@ -1146,8 +1146,9 @@ static clt_status check_warmup(const clt__schedule *v, const char *fn)
     if (k != CLT__SCHED_WARM_RESTARTS)
         return CLT_OK;
     if (v->period <= 0)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: Expected positive integer T_0, but got %lld",
-                          fn, (long long)v->period);
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Expected positive integer T_0, but got %lld", fn,
+                          (long long)v->period);
     if (v->t_mult < 1)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: Expected integer T_mult >= 1, but got %lld", fn,
