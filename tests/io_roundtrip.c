@@ -35,7 +35,12 @@
  *       ReduceLROnPlateau (patience, factor; EXTRA "mode,threshold,
  *       threshold_mode,cooldown,min_lr,eps", each step on the metric
  *       1 / (1 + epoch % 4), epoch the steps before it) over SGD(lr),
- *       stepped EPOCHS times, saved with clt_lr_scheduler_save
+ *       stepped EPOCHS times, saved with clt_lr_scheduler_save; also
+ *       ConstantLR (total_iters, factor), PolynomialLR (total_iters,
+ *       power), CosineAnnealingWarmRestarts (T_0, eta_min; EXTRA "T_mult"
+ *       or "T_mult,EPOCH": clt_lr_scheduler_step_to(EPOCH) before the
+ *       steps) and SequentialLR (milestone M, eta_min: LinearLR(0.1, 1.0,
+ *       M) then CosineAnnealingLR(6, eta_min) at milestone M)
  *   io_roundtrip schedresume KIND FILE EPOCHS [LR [PERIOD FACTOR [EXTRA]]]
  *       a schedule of KIND (the settings given, or any) over SGD(lr=1)
  *       loaded from FILE, the optimizer's rate then set to LR (what the
@@ -122,6 +127,33 @@ static clt_status make_schedule(const char *kind, clt_optimizer *opt, const doub
         return clt_exponential_lr(opt, v[1], s);
     if (strcmp(kind, "LinearLR") == 0)
         return clt_linear_lr(opt, v[1], extra ? strtod(extra, NULL) : 1.0, period, s);
+    if (strcmp(kind, "ConstantLR") == 0)
+        return clt_constant_lr(opt, v[1], period, s);
+    if (strcmp(kind, "PolynomialLR") == 0)
+        return clt_polynomial_lr(opt, period, v[1], s);
+    if (strcmp(kind, "CosineAnnealingWarmRestarts") == 0) {
+        double at = -1;
+        long long mult = 1;
+        if (extra)
+            sscanf(extra, "%lld,%lf", &mult, &at);
+        clt_status st = clt_cosine_warm_restarts(opt, period, mult, v[1], s);
+        if (st == CLT_OK && at >= 0)
+            st = clt_lr_scheduler_step_to(*s, at);
+        return st;
+    }
+    if (strcmp(kind, "SequentialLR") == 0) {
+        clt_lr_scheduler *sub[2] = {NULL, NULL};
+        clt_status st = clt_linear_lr(opt, 0.1, 1.0, period, &sub[0]);
+        if (st == CLT_OK)
+            st = clt_cosine_lr(opt, 6, v[1], &sub[1]);
+        if (st == CLT_OK)
+            st = clt_sequential_lr(opt, sub, 2, &period, s);
+        if (st != CLT_OK) {
+            clt_lr_scheduler_free(sub[0]);
+            clt_lr_scheduler_free(sub[1]);
+        }
+        return st;
+    }
     int64_t m[64];
     size_t n = 0;
     for (const char *at = extra; at && *at && n < 64;) {

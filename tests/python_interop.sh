@@ -18,7 +18,10 @@
 # with the bits of its uninterrupted run; two schedules made one after the
 # other on one optimizer (initial_lr, torch's chainable form) and
 # OneCycleLR cycling momentum go on with torch's rates and momenta bit for
-# bit, resumed both ways (skipped, saying so, without torch).  Skips
+# bit, resumed both ways; so do ConstantLR, PolynomialLR,
+# CosineAnnealingWarmRestarts (after a fractional epoch too) and
+# SequentialLR (its schedules' state_dicts nested in torch's, flat in ours)
+# (skipped, saying so, without torch).  Skips
 # (exit 77), saying why, without a Python that has numpy and safetensors:
 # set PYTHON to choose one.
 set -u
@@ -218,7 +221,7 @@ def raw_metadata(path):
 
 def literal(k, v):
     """A value as torch holds it: MultiStepLR's milestones are a Counter."""
-    if k in ("optimizer", "scheduler"):
+    if k in ("optimizer", "scheduler") or k.endswith(".scheduler"):  # SequentialLR's
         return v
     if k == "milestones":
         assert v.startswith("Counter(") and v.endswith(")"), v
@@ -453,9 +456,116 @@ if torch is not None:
                                 f"torch's file {from_torch[e]!r}")
         if changes < 2:
             failures.append(f"schedule {tag}: the rate changed {changes} times after resuming")
+
+    # The warm-up schedules and SequentialLR (LinearLR(0.1, 1.0, M), then
+    # CosineAnnealingLR(6, eta_min) from milestone M): our file's keys are
+    # torch's state_dict's (SequentialLR's schedules' under
+    # "_schedulers.I.KEY", which torch nests in a list), torch loads ours and
+    # we load torch's, and both go on with torch's rates: bit for bit where
+    # torch's arithmetic is ours (warm restarts; SequentialLR's schedules in
+    # torch's chainable form), to 4 ulp for ConstantLR and PolynomialLR alone
+    # (our closed form against torch's chainable one).
+    def nest(meta):
+        """Our SequentialLR's flat keys as torch's state_dict nests them."""
+        out, subs = {}, {}
+        for k, v in meta.items():
+            if k.startswith("_schedulers."):
+                _, i, key = k.split(".", 2)
+                subs.setdefault(int(i), {})[key] = v
+            else:
+                out[k] = v
+        if subs:
+            out["_schedulers"] = [subs[i] for i in range(len(subs))]
+        return out
+
+    def flat(sched):
+        """torch's state_dict as our file holds it."""
+        md = {"scheduler": type(sched).__name__}
+        for k, v in sched.state_dict().items():
+            if k == "_schedulers":
+                for i, (sub, d) in enumerate(zip(sched._schedulers, v)):
+                    md[f"_schedulers.{i}.scheduler"] = type(sub).__name__
+                    md.update({f"_schedulers.{i}.{kk}": repr(vv) for kk, vv in d.items()})
+            else:
+                md[k] = repr(v)
+        return md
+
+    def warm_make(kind, kw, extra, lr):
+        o = torch.optim.SGD([torch.nn.Parameter(torch.ones(3))], lr=lr)
+        if kind == "SequentialLR":
+            subs = [torch.optim.lr_scheduler.LinearLR(o, 0.1, 1.0, kw["M"]),
+                    torch.optim.lr_scheduler.CosineAnnealingLR(o, 6, kw["eta_min"])]
+            return o, torch.optim.lr_scheduler.SequentialLR(o, subs, [kw["M"]])
+        sch = getattr(torch.optim.lr_scheduler, kind)(o, **kw)
+        if extra and "," in extra:
+            sch.step(float(extra.split(",")[1]))
+        return o, sch
+
+    warmups = [("ConstantLR", dict(factor=0.25, total_iters=4), ["4", "0.25", ""], 2, 5),
+               ("PolynomialLR", dict(total_iters=6, power=2.0), ["6", "2.0", ""], 3, 5),
+               ("CosineAnnealingWarmRestarts", dict(T_0=3, T_mult=2, eta_min=0.001),
+                ["3", "0.001", "2"], 4, 12),
+               ("CosineAnnealingWarmRestarts", dict(T_0=3, T_mult=2, eta_min=0.001),
+                ["3", "0.001", "2,4.5"], 2, 12),
+               ("SequentialLR", dict(M=4, eta_min=0.001), ["4", "0.001", ""], 2, 10),
+               ("SequentialLR", dict(M=4, eta_min=0.001), ["4", "0.001", ""], 7, 8)]
+    for kind, kw, cargs, epochs, more in warmups:
+        tag = f"{kind} {cargs[2]} at {epochs}"
+        path = f"{tmp}/w-{kind}.safetensors"
+        args = [x for x in cargs if x]
+        r = run("schedule", kind, path, "0.1", *args[:2], str(epochs), *args[2:])
+        if r.returncode != 0:
+            failures.append(f"schedule {tag}: {r.stderr.strip()}")
+            continue
+        opt, sched = warm_make(kind, kw, cargs[2], 0.1)
+        for e in range(epochs):
+            opt.step()
+            sched.step()
+        want = sched.state_dict()
+        meta = nest(metadata(path))
+        exact = kind in ("CosineAnnealingWarmRestarts", "SequentialLR")
+        shared = compare(f"schedule {tag}", {k: v for k, v in meta.items() if k != "_schedulers"},
+                         {k: v for k, v in want.items() if k != "_schedulers"}, "scheduler", kind,
+                         () if exact else ("_last_lr",))
+        if set(shared) != set(want) - {"_schedulers"}:
+            failures.append(f"schedule {tag}: compared {shared}, torch has {sorted(want)}")
+        for i, d in enumerate(want.get("_schedulers", [])):
+            mine = {k: v for k, v in meta["_schedulers"][i].items() if k != "scheduler"}
+            if mine != d:
+                failures.append(f"schedule {tag}: schedule {i} {mine} is not torch's {d}")
+        at_save = opt.param_groups[0]["lr"]
+        t_opt, t_sched = warm_make(kind, kw, None, 0.1)
+        t_sched.load_state_dict({k: v for k, v in meta.items() if k != "scheduler"})
+        t_opt.param_groups[0]["lr"] = at_save  # the optimizer's file has it
+        theirs_path = f"{tmp}/w-{kind}.torch.safetensors"
+        save_file({}, theirs_path, metadata=flat(sched))
+        extra = [cargs[2].split(",")[0]] if cargs[2] else []
+        r = run("schedresume", kind, path, str(more), repr(at_save), *args[:2], *extra)
+        ours = [float(x) for x in r.stdout.split()] if r.returncode == 0 else None
+        r2 = run("schedresume", kind, theirs_path, str(more), repr(at_save), *args[:2], *extra)
+        from_torch = [float(x) for x in r2.stdout.split()] if r2.returncode == 0 else None
+        if ours is None or from_torch is None:
+            failures.append(f"schedresume {tag}: {r.stderr.strip()} {r2.stderr.strip()}")
+            continue
+        changes = 0
+        for e in range(more):
+            before = opt.param_groups[0]["lr"]
+            for o, sch in ((opt, sched), (t_opt, t_sched)):
+                o.step()
+                sch.step()
+            want_lr, got = opt.param_groups[0]["lr"], t_opt.param_groups[0]["lr"]
+            changes += want_lr != before
+            tol = 0 if exact else 4 * 2.0**-52 * abs(want_lr)
+            if not (want_lr == got and abs(ours[e] - want_lr) <= tol and
+                    abs(from_torch[e] - want_lr) <= tol):
+                failures.append(f"schedule {tag}, epoch {epochs + 1 + e}: torch {want_lr!r}, "
+                                f"torch from our file {got!r}, ours {ours[e]!r}, ours from "
+                                f"torch's file {from_torch[e]!r}")
+        if changes < (1 if kind == "ConstantLR" else 2):  # ConstantLR's one change
+            failures.append(f"schedule {tag}: the rate changed {changes} times after resuming")
     print("python_interop: checkpoint settings compared with torch for",
           ", ".join(k for k, _ in optimizers), "and",
-          ", ".join(s[0] for s in schedules + new_schedules))
+          ", ".join(s[0] for s in schedules + new_schedules + warmups))
 
     # An optimizer's state both ways: cltensor steps 3 times and saves; torch
     # loads that (load_state_dict) and takes 3 more steps, which must come

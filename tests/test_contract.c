@@ -347,6 +347,13 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
       clt_one_cycle_lr_momentum(f->opt, 0.1, 10, 0.3, NULL, 25, 1e4, 0, 1, -1, 0.9, &o->sched)) \
     X(clt_reduce_lr_on_plateau, SCHED,                                                       \
       clt_reduce_lr_on_plateau(f->opt, "mid", 0.1, 10, 1e-4, NULL, 0, 0, 1e-8, &o->sched))    \
+    X(clt_lambda_lr, SCHED, clt_lambda_lr(f->opt, NULL, NULL, &o->sched))                   \
+    X(clt_multiplicative_lr, SCHED, clt_multiplicative_lr(f->opt, NULL, NULL, &o->sched))   \
+    X(clt_constant_lr, SCHED, clt_constant_lr(f->opt, 1.5, 5, &o->sched))                   \
+    X(clt_polynomial_lr, SCHED, clt_polynomial_lr(f->opt, 0, 1.0, &o->sched))               \
+    X(clt_cosine_warm_restarts, SCHED, clt_cosine_warm_restarts(f->opt, 10, 0, 0, &o->sched)) \
+    X(clt_sequential_lr, SCHED, clt_sequential_lr(f->opt, NULL, 2, NULL, &o->sched))        \
+    X(clt_chained_scheduler, SCHED, clt_chained_scheduler(NULL, 0, &o->sched))              \
     /* data.h */                                                                             \
     X(clt_dataloader_arrays, DL, clt_dataloader_arrays(f->dev, &spec_x, NULL, &bad_loader, &o->dl)) \
     X(clt_dataloader_callback, DL,                                                           \

@@ -1583,7 +1583,7 @@ Test(io, lr_scheduler_save_and_load)
         {"[0.1]", "[nan]", "invalid learning rate: nan"},
         {"\"scheduler\":", "\"schedule\":", "__metadata__ has no 'scheduler'"},
         {"\"_step_count\":\"2\"", "\"_step_count\":\"3\"",
-         "'_step_count' is 3, and last_epoch 1 makes it last_epoch + 1"},
+         "'_step_count' is 3, and last_epoch 1 makes it 2"},
         {"\"_step_count\":\"2\"", "\"_step_count\":\"two\"",
          "'_step_count' is 'two', expected an integer"},
         {"\"_last_lr\":\"[0.1]\"", "\"_last_lr\":\"0.1\"", "expected a list of one number"},
@@ -3002,4 +3002,192 @@ Test(io, loaded_tensors_outlive_scopes)
     assert_same(out[0].tensor, t);
     clt_named_tensors_free(out, m);
     clt_tensor_free(t);
+}
+
+/* lr_lambdas for the schedule files below */
+static double io_decay(void *user, int64_t e)
+{
+    (void)user;
+    return pow(0.9, (double)e);
+}
+
+/* a and b, each on its optimizer, step `steps` times together with
+ * exactly the same rates. */
+static void same_rates(clt_lr_scheduler *a, clt_optimizer *oa, clt_lr_scheduler *b,
+                       clt_optimizer *ob, int steps, const char *what)
+{
+    for (int e = 0; e < steps; e++) {
+        CHECK(clt_lr_scheduler_step(a));
+        CHECK(clt_lr_scheduler_step(b));
+        cr_assert(clt_optimizer_lr(oa) == clt_optimizer_lr(ob), "%s, step %d: %.17g != %.17g",
+                  what, e, clt_optimizer_lr(oa), clt_optimizer_lr(ob));
+        cr_assert_eq(clt_lr_scheduler_epoch(a), clt_lr_scheduler_epoch(b));
+    }
+}
+
+/* A header holds `needle` (a key and its value as saved). */
+static void header_has(const char *path, const char *needle)
+{
+    size_t fl;
+    unsigned char *bytes = read_file(path, &fl);
+    char *h = calloc(1, fl + 1);
+    memcpy(h, bytes, fl);
+    cr_assert(memmem(h + 8, fl - 8, needle, strlen(needle)), "%s not in %.400s", needle, h + 8);
+    free(h);
+    free(bytes);
+}
+
+/* ConstantLR, PolynomialLR, CosineAnnealingWarmRestarts (after a fractional
+ * step) and LambdaLR saved part-way and loaded into schedules made with
+ * other settings go on with the rates of the uninterrupted ones. */
+Test(io, warmup_schedules_save_and_load)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *p;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_sgd_opts so = CLT_SGD_DEFAULTS;
+    so.lr = 0.1;
+    static const char *const want[] = {"\"total_iters\":\"4\",\"factor\":\"0.25\"",
+                                       "\"total_iters\":\"6\",\"power\":\"2.0\"",
+                                       "\"T_0\":\"3\",\"eta_min\":\"0.001\",\"T_i\":\"6\","
+                                       "\"T_mult\":\"2\",\"T_cur\":\"2.5\"",
+                                       "\"lr_lambdas\":\"[None]\""};
+    for (int k = 0; k < 4; k++) {
+        clt_optimizer *oa, *ob;
+        clt_lr_scheduler *a, *b;
+        CHECK(clt_sgd(&p, 1, &so, &oa));
+        CHECK(clt_sgd(&p, 1, NULL, &ob));
+        switch (k) {
+        case 0:
+            CHECK(clt_constant_lr(oa, 0.25, 4, &a));
+            CHECK(clt_constant_lr(ob, 0.5, 9, &b));
+            break;
+        case 1:
+            CHECK(clt_polynomial_lr(oa, 6, 2.0, &a));
+            CHECK(clt_polynomial_lr(ob, 2, 1.0, &b));
+            break;
+        case 2:
+            CHECK(clt_cosine_warm_restarts(oa, 3, 2, 0.001, &a));
+            CHECK(clt_cosine_warm_restarts(ob, 5, 1, 0, &b));
+            CHECK(clt_lr_scheduler_step_to(a, 4.5)); /* T_cur 1.5, T_i 6 */
+            break;
+        default:
+            CHECK(clt_lambda_lr(oa, io_decay, NULL, &a));
+            CHECK(clt_lambda_lr(ob, io_decay, NULL, &b));
+        }
+        for (int e = 0; e < (k == 2 ? 1 : 3); e++)
+            CHECK(clt_lr_scheduler_step(a));
+        CHECK(clt_lr_scheduler_save(a, tpath("w.safetensors")));
+        header_has(tpath("w.safetensors"), want[k]);
+        CHECK(clt_lr_scheduler_load(b, tpath("w.safetensors")));
+        CHECK(clt_optimizer_set_lr(ob, clt_optimizer_lr(oa))); /* the optimizer's file's */
+        same_rates(a, oa, b, ob, 12, want[k]);
+        clt_lr_scheduler_free(a);
+        clt_lr_scheduler_free(b);
+        clt_optimizer_free(oa);
+        clt_optimizer_free(ob);
+    }
+    /* torch saves a callable object's state in lr_lambdas: not ours to take */
+    clt_optimizer *o;
+    clt_lr_scheduler *s;
+    CHECK(clt_sgd(&p, 1, &so, &o));
+    CHECK(clt_lambda_lr(o, io_decay, NULL, &s));
+    write_st(tpath("l.safetensors"),
+             "{\"__metadata__\":{\"scheduler\":\"LambdaLR\",\"base_lrs\":\"[0.1]\","
+             "\"last_epoch\":\"2\",\"lr_lambdas\":\"[{'k': 1}]\"}}",
+             0);
+    schedule_load_refused(s, tpath("l.safetensors"), "lr_lambdas");
+    cr_assert(strstr(clt_last_error(), "callable object"), "%s", clt_last_error());
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(o);
+    clt_tensor_free(p);
+}
+
+/* SequentialLR and ChainedScheduler files: their own keys and each
+ * schedule's under "_schedulers.I."; loaded into containers of the same
+ * kinds of schedule made with other settings, they go on with the rates
+ * of the uninterrupted ones; a file for other schedules is refused, the
+ * container unchanged. */
+Test(io, schedule_containers_save_and_load)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *p;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_sgd_opts so = CLT_SGD_DEFAULTS;
+    so.lr = 0.1;
+    for (int at = 2; at <= 6; at += 4) { /* before the milestone and after */
+        clt_optimizer *oa, *ob;
+        clt_lr_scheduler *a, *b, *sa[2], *sb[2];
+        CHECK(clt_sgd(&p, 1, &so, &oa));
+        CHECK(clt_sgd(&p, 1, &so, &ob));
+        CHECK(clt_linear_lr(oa, 0.1, 1.0, 4, &sa[0]));
+        CHECK(clt_cosine_lr(oa, 6, 0.001, &sa[1]));
+        CHECK(clt_sequential_lr(oa, sa, 2, (const int64_t[]){4}, &a));
+        CHECK(clt_linear_lr(ob, 0.5, 0.9, 2, &sb[0]));
+        CHECK(clt_cosine_lr(ob, 3, 0.0, &sb[1]));
+        CHECK(clt_sequential_lr(ob, sb, 2, (const int64_t[]){7}, &b));
+        for (int e = 0; e < at; e++)
+            CHECK(clt_lr_scheduler_step(a));
+        CHECK(clt_lr_scheduler_save(a, tpath("q.safetensors")));
+        header_has(tpath("q.safetensors"), "\"scheduler\":\"SequentialLR\",\"_milestones\":"
+                                           "\"[4]\"");
+        header_has(tpath("q.safetensors"), at == 2 ? "\"_schedulers.1.last_epoch\":\"-1\","
+                                                     "\"_schedulers.1._step_count\":\"1\""
+                                                   : "\"_schedulers.1.last_epoch\":\"2\","
+                                                     "\"_schedulers.1._step_count\":\"4\"");
+        CHECK(clt_lr_scheduler_load(b, tpath("q.safetensors")));
+        CHECK(clt_optimizer_set_lr(ob, clt_optimizer_lr(oa)));
+        same_rates(a, oa, b, ob, 10, "SequentialLR");
+        clt_lr_scheduler_free(a);
+        clt_lr_scheduler_free(b);
+        clt_optimizer_free(oa);
+        clt_optimizer_free(ob);
+    }
+
+    clt_optimizer *oa, *ob;
+    clt_lr_scheduler *a, *b, *c, *sa[2], *sb[3];
+    CHECK(clt_sgd(&p, 1, &so, &oa));
+    CHECK(clt_sgd(&p, 1, &so, &ob));
+    CHECK(clt_constant_lr(oa, 0.5, 3, &sa[0]));
+    CHECK(clt_exponential_lr(oa, 0.9, &sa[1]));
+    CHECK(clt_chained_scheduler(sa, 2, &a));
+    CHECK(clt_constant_lr(ob, 0.25, 5, &sb[0]));
+    CHECK(clt_exponential_lr(ob, 0.5, &sb[1]));
+    CHECK(clt_chained_scheduler(sb, 2, &b));
+    for (int e = 0; e < 2; e++)
+        CHECK(clt_lr_scheduler_step(a));
+    CHECK(clt_lr_scheduler_save(a, tpath("c.safetensors")));
+    header_has(tpath("c.safetensors"), "\"scheduler\":\"ChainedScheduler\",\"_last_lr\":");
+    CHECK(clt_lr_scheduler_load(b, tpath("c.safetensors")));
+    CHECK(clt_optimizer_set_lr(ob, clt_optimizer_lr(oa)));
+    same_rates(a, oa, b, ob, 8, "ChainedScheduler");
+    /* refusals: another kind of container, other schedules, a count off */
+    schedule_load_refused(b, tpath("q.safetensors"),
+                          "holds a 'SequentialLR' schedule, and the schedule is ChainedScheduler");
+    clt_lr_scheduler_free(b);
+    CHECK(clt_exponential_lr(ob, 0.5, &sb[0]));
+    CHECK(clt_constant_lr(ob, 0.25, 5, &sb[1]));
+    CHECK(clt_chained_scheduler(sb, 2, &b));
+    schedule_load_refused(b, tpath("c.safetensors"),
+                          "holds a 'ConstantLR' schedule, and the schedule is ExponentialLR");
+    clt_lr_scheduler_free(b);
+    CHECK(clt_constant_lr(ob, 0.25, 5, &sb[0]));
+    CHECK(clt_chained_scheduler(sb, 1, &b));
+    double lr = clt_optimizer_lr(ob);
+    schedule_load_refused(b, tpath("c.safetensors"),
+                          "holds '_schedulers.1.scheduler': the ChainedScheduler has 1 schedules");
+    cr_assert(clt_optimizer_lr(ob) == lr);
+    clt_lr_scheduler_free(b);
+    CHECK(clt_constant_lr(ob, 0.25, 5, &sb[0]));
+    CHECK(clt_exponential_lr(ob, 0.5, &sb[1]));
+    CHECK(clt_step_lr(ob, 2, 0.5, &sb[2]));
+    CHECK(clt_sequential_lr(ob, sb, 3, (const int64_t[]){2, 4}, &c));
+    schedule_load_refused(c, tpath("q.safetensors"), "holds a 'LinearLR' schedule");
+    clt_lr_scheduler_free(c);
+    clt_lr_scheduler_free(a);
+    clt_optimizer_free(oa);
+    clt_optimizer_free(ob);
+    clt_tensor_free(p);
 }

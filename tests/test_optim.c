@@ -2222,3 +2222,439 @@ Test(optim, clip_grad_value)
     for (int k = 0; k < 3; k++)
         clt_tensor_free(ps[k]);
 }
+
+/* ---- warm-up schedules and schedules of schedules ---------------------------------------- */
+
+/* Steps s epochs times (s stepping first where e > 0) and compares the
+ * rate with want[e], torch 1.13's printed with repr, bit for bit. */
+static void check_torch_rates(clt_lr_scheduler *s, const clt_optimizer *opt, const double *want,
+                              int epochs, const char *what)
+{
+    for (int e = 0; e <= epochs; e++) {
+        if (e > 0)
+            CHECK(clt_lr_scheduler_step(s));
+        cr_assert(clt_optimizer_lr(opt) == want[e], "%s, epoch %d: %.17g, torch %.17g", what, e,
+                  clt_optimizer_lr(opt), want[e]);
+    }
+}
+
+/* lr_lambdas: 0.95^epoch, (epoch + 1) / 4, 0.9, and one failing (NaN) from
+ * epoch *user on; `calls` counts them. */
+static int lambda_calls;
+static double decay095(void *user, int64_t e)
+{
+    (void)user;
+    lambda_calls++;
+    return pow(0.95, (double)e);
+}
+static double quarter_ramp(void *user, int64_t e)
+{
+    (void)user;
+    return (double)(e + 1) / 4;
+}
+static double times09(void *user, int64_t e)
+{
+    (void)user;
+    (void)e;
+    return 0.9;
+}
+static double fails_from(void *user, int64_t e)
+{
+    return e >= *(int64_t *)user ? NAN : 0.5;
+}
+static double negative(void *user, int64_t e)
+{
+    (void)user;
+    return e >= 2 ? -1.0 : 1.0;
+}
+
+Test(optim, lambda_and_multiplicative_lr)
+{
+    clt_tensor *p;
+    clt_optimizer *opt = sgd_at(&p, 0.1);
+    clt_lr_scheduler *s;
+    lambda_calls = 0;
+    CHECK(clt_lambda_lr(opt, decay095, NULL, &s));
+    cr_assert_eq(lambda_calls, 1); /* epoch 0, in the constructor */
+    for (int e = 0; e <= 30; e++) {
+        if (e > 0)
+            CHECK(clt_lr_scheduler_step(s));
+        cr_assert(clt_optimizer_lr(opt) == 0.1 * pow(0.95, e), "epoch %d: %.17g", e,
+                  clt_optimizer_lr(opt));
+    }
+    /* the rate set by hand: LambdaLR goes from initial_lr all the same */
+    CHECK(clt_optimizer_set_lr(opt, 5.0));
+    CHECK(clt_lr_scheduler_step(s));
+    cr_assert(clt_optimizer_lr(opt) == 0.1 * pow(0.95, 31));
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+
+    static const double torch_mult[] = {0.1, 0.09000000000000001, 0.08100000000000002,
+                                        0.07290000000000002, 0.06561000000000002,
+                                        0.05904900000000002, 0.05314410000000002};
+    opt = sgd_at(&p, 0.1);
+    CHECK(clt_multiplicative_lr(opt, times09, NULL, &s));
+    check_torch_rates(s, opt, torch_mult, 6, "MultiplicativeLR(0.9)");
+    clt_lr_scheduler_free(s);
+
+    /* a callback's failure is refused, the schedule and the rate as they were */
+    int64_t from = 3;
+    CHECK(clt_optimizer_set_lr(opt, 0.1));
+    CHECK(clt_multiplicative_lr(opt, fails_from, &from, &s));
+    CHECK(clt_lr_scheduler_step(s));
+    CHECK(clt_lr_scheduler_step(s));
+    cr_assert(clt_optimizer_lr(opt) == 0.1 * 0.5 * 0.5);
+    assert_error(clt_lr_scheduler_step(s), CLT_ERR_INVALID_ARGUMENT,
+                 "clt_lr_scheduler_step: MultiplicativeLR's lr_lambda failed at epoch 3");
+    cr_assert(clt_optimizer_lr(opt) == 0.1 * 0.5 * 0.5 && clt_lr_scheduler_epoch(s) == 2);
+    from = 100; /* the callback works again: the step goes on from epoch 3 */
+    CHECK(clt_lr_scheduler_step(s));
+    cr_assert(clt_optimizer_lr(opt) == 0.1 * 0.5 * 0.5 * 0.5 && clt_lr_scheduler_epoch(s) == 3);
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+
+    /* failing in the constructor: no schedule, the rate and initial_lr untouched */
+    opt = sgd_at(&p, 0.1);
+    from = 0;
+    s = (clt_lr_scheduler *)&from;
+    assert_error(clt_lambda_lr(opt, fails_from, &from, &s), CLT_ERR_INVALID_ARGUMENT,
+                 "clt_lambda_lr: LambdaLR's lr_lambda failed at epoch 0 (it gave nan");
+    cr_assert_null(s);
+    cr_assert(clt_optimizer_lr(opt) == 0.1);
+    /* a negative factor gives a rate refused */
+    CHECK(clt_lambda_lr(opt, negative, NULL, &s));
+    CHECK(clt_lr_scheduler_step(s));
+    assert_error(clt_lr_scheduler_step(s), CLT_ERR_INVALID_ARGUMENT, "invalid learning rate: -0.1");
+    cr_assert(clt_optimizer_lr(opt) == 0.1 && clt_lr_scheduler_epoch(s) == 1);
+    clt_lr_scheduler_free(s);
+    assert_error(clt_lambda_lr(opt, NULL, NULL, &s), CLT_ERR_NULL_ARGUMENT, "clt_lambda_lr");
+    cr_assert_null(s);
+    assert_error(clt_multiplicative_lr(NULL, times09, NULL, &s), CLT_ERR_NULL_ARGUMENT,
+                 "clt_multiplicative_lr");
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+}
+
+Test(optim, constant_and_polynomial_lr)
+{
+    clt_tensor *p;
+    clt_optimizer *opt = sgd_at(&p, 0.1);
+    clt_lr_scheduler *s;
+    /* alone: torch's closed forms, written out */
+    CHECK(clt_constant_lr(opt, 0.25, 4, &s));
+    for (int e = 0; e <= 12; e++) {
+        if (e > 0)
+            CHECK(clt_lr_scheduler_step(s));
+        double want = 0.1 * (0.25 + (e >= 4 ? 1 - 0.25 : 0.0));
+        cr_assert(clt_optimizer_lr(opt) == want, "ConstantLR epoch %d: %.17g", e,
+                  clt_optimizer_lr(opt));
+    }
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+    opt = sgd_at(&p, 0.1);
+    CHECK(clt_polynomial_lr(opt, 7, 1.5, &s));
+    for (int e = 0; e <= 12; e++) {
+        if (e > 0)
+            CHECK(clt_lr_scheduler_step(s));
+        double want = 0.1 * pow(1.0 - (double)(e < 7 ? e : 7) / 7, 1.5);
+        cr_assert(clt_optimizer_lr(opt) == want, "PolynomialLR epoch %d: %.17g", e,
+                  clt_optimizer_lr(opt));
+    }
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+
+    /* two on one optimizer: torch's chainable forms, printed */
+    static const double torch_cp[] = {0.05, 0.035777087639996645, 0.023237900077244505,
+                                      0.025298221281347042, 0.008944271909999158, 0.0, 0.0,
+                                      0.0, 0.0};
+    clt_lr_scheduler *s2;
+    opt = sgd_at(&p, 0.1);
+    CHECK(clt_constant_lr(opt, 0.5, 3, &s));
+    CHECK(clt_polynomial_lr(opt, 5, 1.5, &s2));
+    for (int e = 0; e <= 8; e++) {
+        if (e > 0) {
+            CHECK(clt_lr_scheduler_step(s));
+            CHECK(clt_lr_scheduler_step(s2));
+        }
+        cr_assert(clt_optimizer_lr(opt) == torch_cp[e], "epoch %d: %.17g, torch %.17g", e,
+                  clt_optimizer_lr(opt), torch_cp[e]);
+    }
+    clt_lr_scheduler_free(s);
+    clt_lr_scheduler_free(s2);
+
+    /* refusals */
+    assert_error(clt_constant_lr(opt, 1.5, 5, &s), CLT_ERR_INVALID_ARGUMENT,
+                 "clt_constant_lr: factor 1.5: Constant multiplicative factor expected to be "
+                 "between 0 and 1");
+    cr_assert_null(s);
+    assert_error(clt_constant_lr(opt, 0.0, 5, &s), CLT_ERR_INVALID_ARGUMENT, "divides by it");
+    assert_error(clt_constant_lr(opt, 0.5, 0, &s), CLT_ERR_INVALID_ARGUMENT,
+                 "total_iters must be positive, not 0");
+    assert_error(clt_polynomial_lr(opt, -2, 1.0, &s), CLT_ERR_INVALID_ARGUMENT,
+                 "clt_polynomial_lr: total_iters must be positive, not -2");
+    assert_error(clt_polynomial_lr(opt, 5, -1.0, &s), CLT_ERR_INVALID_ARGUMENT, "power -1");
+    assert_error(clt_polynomial_lr(opt, 5, NAN, &s), CLT_ERR_INVALID_ARGUMENT, "power nan");
+    cr_assert_null(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+}
+
+/* CosineAnnealingWarmRestarts' rate, written out from T_cur and T_i. */
+static double warm_ref(double base, double eta_min, double t_cur, double t_i)
+{
+    return eta_min + (base - eta_min) * (1 + cos(M_PI * t_cur / t_i)) / 2;
+}
+
+Test(optim, cosine_warm_restarts)
+{
+    clt_tensor *p;
+    clt_optimizer *opt = sgd_at(&p, 0.1);
+    clt_lr_scheduler *s;
+    static const double torch_warm[] = {
+        0.1, 0.07525000000000001, 0.025750000000000012, 0.1, 0.09336825748732973,
+        0.07525000000000001, 0.0505, 0.025750000000000012, 0.007631742512670284, 0.1,
+        0.09831332840130888, 0.09336825748732973, 0.0855017856687341, 0.07525000000000001,
+        0.06331154273257478, 0.0505};
+    CHECK(clt_cosine_warm_restarts(opt, 3, 2, 0.001, &s));
+    /* cycles of 3, 6, 12 epochs: T_cur restarts at 3 and 9 */
+    int64_t t_i = 3, t_cur = 0;
+    for (int e = 0; e <= 40; e++) {
+        if (e > 0) {
+            CHECK(clt_lr_scheduler_step(s));
+            if (++t_cur >= t_i) {
+                t_cur -= t_i;
+                t_i *= 2;
+            }
+        }
+        double lr = clt_optimizer_lr(opt);
+        cr_assert(lr == warm_ref(0.1, 0.001, (double)t_cur, (double)t_i), "epoch %d: %.17g", e,
+                  lr);
+        if (e <= 15)
+            cr_assert(lr == torch_warm[e], "epoch %d: %.17g, torch %.17g", e, lr, torch_warm[e]);
+    }
+    clt_lr_scheduler_free(s);
+
+    /* torch's step(epoch), fractional: lr, T_cur, T_i, last_epoch printed
+     * from torch; then a plain step goes on from T_cur + 1 */
+    static const double at[] = {0.5, 3.25, 10.0, 2.0, 9.75, 22.5};
+    static const double torch_frac[][4] = {
+        {0.09336825748732973, 0.5, 3, 0},  {0.09957652063800362, 0.25, 6, 3},
+        {0.09831332840130888, 1.0, 12, 10}, {0.025750000000000012, 2.0, 3, 2},
+        {0.09904887137995991, 0.75, 12, 9}, {0.09904887137995991, 1.5, 24, 22},
+        {0.09737304141000774, 2.5, 24, 23}};
+    CHECK(clt_optimizer_set_lr(opt, 0.1));
+    CHECK(clt_cosine_warm_restarts(opt, 3, 2, 0.001, &s));
+    for (int k = 0; k < 7; k++) {
+        if (k < 6)
+            CHECK(clt_lr_scheduler_step_to(s, at[k]));
+        else
+            CHECK(clt_lr_scheduler_step(s));
+        double lr = clt_optimizer_lr(opt);
+        cr_assert(lr == torch_frac[k][0], "step %d: %.17g, torch %.17g", k, lr,
+                  torch_frac[k][0]);
+        cr_assert(lr == warm_ref(0.1, 0.001, torch_frac[k][1], torch_frac[k][2]));
+        cr_assert_eq(clt_lr_scheduler_epoch(s), (int64_t)torch_frac[k][3]);
+    }
+    assert_error(clt_lr_scheduler_step_to(s, -0.5), CLT_ERR_INVALID_ARGUMENT,
+                 "Expected non-negative epoch, but got -0.5");
+    assert_error(clt_lr_scheduler_step_to(s, NAN), CLT_ERR_INVALID_ARGUMENT, "non-negative");
+    cr_assert(clt_optimizer_lr(opt) == torch_frac[6][0] && clt_lr_scheduler_epoch(s) == 23);
+    clt_lr_scheduler_free(s);
+
+    /* T_mult 1: T_cur = epoch % T_0 */
+    static const double torch_frac1[] = {0.0691341716182545, 0.07777851165098011, 0.1};
+    CHECK(clt_optimizer_set_lr(opt, 0.1));
+    CHECK(clt_cosine_warm_restarts(opt, 4, 1, 0.0, &s));
+    CHECK(clt_lr_scheduler_step_to(s, 1.5));
+    cr_assert(clt_optimizer_lr(opt) == torch_frac1[0]);
+    CHECK(clt_lr_scheduler_step_to(s, 5.25));
+    cr_assert(clt_optimizer_lr(opt) == torch_frac1[1]);
+    CHECK(clt_lr_scheduler_step_to(s, 8.0));
+    cr_assert(clt_optimizer_lr(opt) == torch_frac1[2]);
+    clt_lr_scheduler_free(s);
+
+    /* refusals, with torch's messages */
+    assert_error(clt_cosine_warm_restarts(opt, 0, 1, 0, &s), CLT_ERR_INVALID_ARGUMENT,
+                 "clt_cosine_warm_restarts: Expected positive integer T_0, but got 0");
+    assert_error(clt_cosine_warm_restarts(opt, 3, 0, 0, &s), CLT_ERR_INVALID_ARGUMENT,
+                 "Expected integer T_mult >= 1, but got 0");
+    assert_error(clt_cosine_warm_restarts(opt, 3, 1, INFINITY, &s), CLT_ERR_INVALID_ARGUMENT,
+                 "invalid eta_min inf");
+    cr_assert_null(s);
+    CHECK(clt_step_lr(opt, 2, 0.5, &s));
+    assert_error(clt_lr_scheduler_step_to(s, 1.0), CLT_ERR_INVALID_ARGUMENT,
+                 "only a CosineAnnealingWarmRestarts of its own steps to an epoch (this is a "
+                 "StepLR)");
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+}
+
+Test(optim, sequential_lr_as_torch)
+{
+    clt_tensor *p;
+    clt_optimizer *opt = sgd_at(&p, 0.1);
+    clt_lr_scheduler *sub[3], *s;
+    /* SequentialLR([LinearLR(0.1, 1.0, 4), CosineAnnealingLR(6, 0.001)], [4]):
+     * the warm-up, then the cosine from its epoch 0 */
+    static const double torch_lc[] = {
+        0.010000000000000002, 0.03250000000000001, 0.055000000000000014, 0.07750000000000003,
+        0.1, 0.09336825748732973, 0.07525000000000001, 0.0505, 0.025750000000000012,
+        0.007631742512670284, 0.001, 0.007631742512670284, 0.025750000000000002};
+    CHECK(clt_linear_lr(opt, 0.1, 1.0, 4, &sub[0]));
+    CHECK(clt_cosine_lr(opt, 6, 0.001, &sub[1]));
+    CHECK(clt_sequential_lr(opt, sub, 2, (const int64_t[]){4}, &s));
+    cr_assert_eq(clt_lr_scheduler_epoch(sub[0]), 0);
+    cr_assert_eq(clt_lr_scheduler_epoch(sub[1]), -1);
+    check_torch_rates(s, opt, torch_lc, 12, "SequentialLR(LinearLR, CosineAnnealingLR)");
+    cr_assert_eq(clt_lr_scheduler_epoch(s), 12);
+    cr_assert_eq(clt_lr_scheduler_epoch(sub[1]), 8);
+    /* its schedules are its own now */
+    assert_error(clt_lr_scheduler_step(sub[0]), CLT_ERR_INVALID_ARGUMENT,
+                 "this LinearLR belongs to a SequentialLR, which steps it");
+    clt_lr_scheduler_free(sub[1]); /* does nothing */
+    cr_assert_eq(clt_lr_scheduler_epoch(sub[1]), 8);
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+
+    /* ConstantLR, ExponentialLR, PolynomialLR at [3, 6] */
+    static const double torch_cep[] = {0.025, 0.025, 0.025, 0.1, 0.08000000000000002,
+                                       0.06400000000000002, 0.1, 0.05625, 0.024999999999999998,
+                                       0.0062499999999999995, 0.0, 0.0, 0.0};
+    opt = sgd_at(&p, 0.1);
+    CHECK(clt_constant_lr(opt, 0.25, 3, &sub[0]));
+    CHECK(clt_exponential_lr(opt, 0.8, &sub[1]));
+    CHECK(clt_polynomial_lr(opt, 4, 2.0, &sub[2]));
+    CHECK(clt_sequential_lr(opt, sub, 3, (const int64_t[]){3, 6}, &s));
+    check_torch_rates(s, opt, torch_cep, 12, "SequentialLR(Constant, Exponential, Polynomial)");
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+
+    /* LambdaLR's warm-up, then warm restarts from T_cur 0 */
+    static const double torch_lw[] = {0.025, 0.05, 0.07500000000000001, 0.1, 0.0775,
+                                      0.032500000000000015, 0.1, 0.0775, 0.032500000000000015,
+                                      0.1, 0.0775};
+    opt = sgd_at(&p, 0.1);
+    CHECK(clt_lambda_lr(opt, quarter_ramp, NULL, &sub[0]));
+    CHECK(clt_cosine_warm_restarts(opt, 3, 1, 0.01, &sub[1]));
+    CHECK(clt_sequential_lr(opt, sub, 2, (const int64_t[]){3}, &s));
+    check_torch_rates(s, opt, torch_lw, 10, "SequentialLR(LambdaLR, WarmRestarts)");
+    assert_error(clt_lr_scheduler_step_to(sub[1], 2.0), CLT_ERR_INVALID_ARGUMENT,
+                 "a container took");
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+
+    /* the first schedule's initial step fails (its callback): nothing taken,
+     * the rate and the epochs as they were */
+    int64_t from = 100;
+    opt = sgd_at(&p, 0.1);
+    CHECK(clt_lambda_lr(opt, fails_from, &from, &sub[0]));
+    CHECK(clt_exponential_lr(opt, 0.5, &sub[1]));
+    CHECK(clt_lr_scheduler_step(sub[1]));
+    double lr = clt_optimizer_lr(opt);
+    from = 0;
+    s = sub[0];
+    assert_error(clt_sequential_lr(opt, sub, 2, (const int64_t[]){2}, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "LambdaLR's lr_lambda failed at epoch 0");
+    cr_assert_null(s);
+    cr_assert(clt_optimizer_lr(opt) == lr && clt_lr_scheduler_epoch(sub[0]) == 0 &&
+              clt_lr_scheduler_epoch(sub[1]) == 1);
+    from = 100;
+    CHECK(clt_lr_scheduler_step(sub[0])); /* still the caller's */
+    CHECK(clt_lr_scheduler_step(sub[1]));
+    clt_lr_scheduler_free(sub[0]);
+    clt_lr_scheduler_free(sub[1]);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+}
+
+Test(optim, chained_scheduler_as_torch)
+{
+    clt_tensor *p;
+    clt_optimizer *opt = sgd_at(&p, 0.2);
+    clt_lr_scheduler *sub[2], *s;
+    static const double torch_ce[] = {
+        0.1, 0.09000000000000001, 0.08100000000000002, 0.14580000000000004,
+        0.13122000000000003, 0.11809800000000004, 0.10628820000000004, 0.09565938000000004,
+        0.08609344200000005, 0.07748409780000004, 0.06973568802000003};
+    CHECK(clt_constant_lr(opt, 0.5, 3, &sub[0]));
+    CHECK(clt_exponential_lr(opt, 0.9, &sub[1]));
+    CHECK(clt_chained_scheduler(sub, 2, &s));
+    check_torch_rates(s, opt, torch_ce, 10, "ChainedScheduler(ConstantLR, ExponentialLR)");
+    cr_assert_eq(clt_lr_scheduler_epoch(s), 10);
+    clt_lr_scheduler_free(s);
+
+    /* all or none: the second one's callback fails, the first's step is undone */
+    int64_t from = 2;
+    CHECK(clt_optimizer_set_lr(opt, 0.2));
+    CHECK(clt_exponential_lr(opt, 0.5, &sub[0]));
+    CHECK(clt_multiplicative_lr(opt, fails_from, &from, &sub[1]));
+    CHECK(clt_chained_scheduler(sub, 2, &s));
+    CHECK(clt_lr_scheduler_step(s));
+    double lr = clt_optimizer_lr(opt);
+    cr_assert(lr == 0.2 * 0.5 * 0.5, "%.17g", lr);
+    assert_error(clt_lr_scheduler_step(s), CLT_ERR_INVALID_ARGUMENT,
+                 "MultiplicativeLR's lr_lambda failed at epoch 2");
+    cr_assert(clt_optimizer_lr(opt) == lr && clt_lr_scheduler_epoch(sub[0]) == 1 &&
+              clt_lr_scheduler_epoch(s) == 1);
+    from = 10;
+    CHECK(clt_lr_scheduler_step(s));
+    cr_assert(clt_optimizer_lr(opt) == lr * 0.5 * 0.5 && clt_lr_scheduler_epoch(sub[0]) == 2);
+    clt_lr_scheduler_free(s);
+
+    /* refusals: nothing taken */
+    clt_lr_scheduler *other, *plateau;
+    clt_tensor *p2;
+    clt_optimizer *opt2 = sgd_at(&p2, 0.1);
+    CHECK(clt_step_lr(opt, 2, 0.5, &sub[0]));
+    CHECK(clt_step_lr(opt2, 2, 0.5, &other));
+    CHECK(clt_reduce_lr_on_plateau(opt, NULL, 0.1, 10, 1e-4, NULL, 0, 0, 1e-8, &plateau));
+    sub[1] = other;
+    assert_error(clt_chained_scheduler(sub, 2, &s), CLT_ERR_INVALID_ARGUMENT,
+                 "ChainedScheduler expects all schedulers to belong to the same optimizer");
+    cr_assert_null(s);
+    assert_error(clt_sequential_lr(opt, sub, 2, (const int64_t[]){2}, &s),
+                 CLT_ERR_INVALID_ARGUMENT,
+                 "SequentialLR expects all schedulers to belong to the same optimizer, but got "
+                 "schedulers at index 1 to be different");
+    sub[1] = sub[0];
+    assert_error(clt_chained_scheduler(sub, 2, &s), CLT_ERR_INVALID_ARGUMENT,
+                 "schedulers[1] is schedulers[0] again");
+    sub[1] = plateau;
+    assert_error(clt_chained_scheduler(sub, 2, &s), CLT_ERR_INVALID_ARGUMENT,
+                 "schedulers[1] is a ReduceLROnPlateau");
+    assert_error(clt_chained_scheduler(sub, 0, &s), CLT_ERR_INVALID_ARGUMENT,
+                 "takes at least one schedule");
+    CHECK(clt_exponential_lr(opt, 0.5, &sub[1]));
+    assert_error(clt_sequential_lr(opt, sub, 2, (const int64_t[]){0}, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "milestones[0] is 0");
+    assert_error(clt_sequential_lr(opt, sub, 2, NULL, &s), CLT_ERR_NULL_ARGUMENT,
+                 "clt_sequential_lr");
+    cr_assert_null(s);
+    /* still the caller's: they step */
+    CHECK(clt_lr_scheduler_step(sub[0]));
+    CHECK(clt_chained_scheduler(sub, 2, &s));
+    clt_lr_scheduler *again;
+    assert_error(clt_chained_scheduler(sub, 1, &again), CLT_ERR_INVALID_ARGUMENT,
+                 "schedulers[0] belongs to a ChainedScheduler already");
+    cr_assert_null(again);
+    assert_error(clt_chained_scheduler(&s, 1, &again), CLT_ERR_INVALID_ARGUMENT,
+                 "is a ChainedScheduler, which ChainedScheduler does not step");
+    /* an optimizer freed first: the container refuses to step */
+    clt_optimizer_free(opt);
+    assert_error(clt_lr_scheduler_step(s), CLT_ERR_INVALID_ARGUMENT,
+                 "the optimizer this ChainedScheduler drove was freed");
+    clt_lr_scheduler_free(s);
+    clt_lr_scheduler_free(plateau);
+    clt_lr_scheduler_free(other);
+    clt_optimizer_free(opt2);
+    clt_tensor_free(p);
+    clt_tensor_free(p2);
+}

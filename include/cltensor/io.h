@@ -190,7 +190,7 @@ CLT_API clt_status clt_optimizer_save(const clt_optimizer *opt, const char *path
  * constructors refuse (a negative or NaN rate, a beta outside [0, 1),
  * nesterov with dampening, ... with the constructors' message), a setting
  * missing or unreadable, "maximize" True, "lr" not equal to lr_bits,
- * and a __metadata__ with a key twice or more than 64 entries (other keys
+ * and a __metadata__ with a key twice or more than 256 entries (other keys
  * are ignored).
  * opt is left as it was on any failure: the file is loaded into a new
  * optimizer (state made anew: for a moment opt's state twice over, besides
@@ -235,7 +235,21 @@ CLT_API clt_status clt_optimizer_load(clt_optimizer *opt, const char *path);
  * "cooldown", "cooldown_counter", "mode" ("'min'"), "threshold",
  * "threshold_mode" ("'rel'"), "best" ("inf" before any metric),
  * "num_bad_epochs", "mode_worse", "eps", "last_epoch" and "_last_lr" (the
- * optimizer's rate).  The optimizer it drives is not saved with it. */
+ * optimizer's rate).  ConstantLR's holds "factor" and "total_iters",
+ * PolynomialLR's "total_iters" and "power", CosineAnnealingWarmRestarts'
+ * "T_0", "T_i", "T_mult", "eta_min" and "T_cur" (an int, or a float after
+ * a fractional epoch) and "_step_count" 0 (torch's step() of its own
+ * counts none), LambdaLR's and MultiplicativeLR's "lr_lambdas" "[None]"
+ * (torch saves no function or lambda, only a callable object's
+ * attributes; a C callback has none), each with base_lrs and the rest as
+ * above.  A SequentialLR's file holds "_milestones" ("[4]"), "last_epoch"
+ * and "_last_lr", a ChainedScheduler's "_last_lr", and each of their
+ * schedules' keys (as its own file would hold them, "scheduler" too)
+ * under "_schedulers.I." ("_schedulers.0.start_factor"), where torch's
+ * state_dict nests them in a list under "_schedulers" (a SequentialLR's
+ * schedule but its first has "_step_count" last_epoch + 2, 1 at -1, as
+ * torch counts its step(0)).  The optimizer it drives is not saved with
+ * it. */
 CLT_API clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path);
 
 /* Loads a file written by clt_lr_scheduler_save into s, a schedule of the
@@ -245,7 +259,8 @@ CLT_API clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *
  * a dict "{30: 1}", epochs >= 0, counts >= 1, at most 4096 in all),
  * base_lrs and last_epoch (_step_count and _last_lr follow from
  * them: where the file has them they must read, and _step_count must be
- * last_epoch + 1; a file without them, from before they were saved,
+ * last_epoch + 1, or what save writes for the kinds above that count
+ * otherwise; a file without them, from before they were saved,
  * loads); OneCycleLR's phases (the last ending at total_steps - 1, at
  * most total_steps steps taken), and torch's own file too: "anneal_func"
  * read for the strategy, and without "max_lr" and "min_lr" the schedule
@@ -262,7 +277,15 @@ CLT_API clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *
  * file of another kind, with tensors, without a key, with a value that
  * does not read or that the kind's constructor refuses, a negative
  * last_epoch or more than one base rate is CLT_ERR_INVALID_ARGUMENT naming
- * it, and s is left as it was. */
+ * it, and s is left as it was.  A LambdaLR or MultiplicativeLR keeps its
+ * callback (make it with the run's, as torch's user does) and refuses a
+ * file whose "lr_lambdas" is not "[None]".  A SequentialLR or
+ * ChainedScheduler takes a file of its kind whose schedules are of the
+ * kinds of its own, in order and as many: each is read and checked as its
+ * own file would be, all before any is set (a SequentialLR's schedule not
+ * yet started has last_epoch -1), then the container's own keys
+ * (SequentialLR's milestones must be as many as its schedules less one;
+ * ChainedScheduler's epoch becomes its first schedule's). */
 CLT_API clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path);
 
 /* ---- NumPy .npy ----------------------------------------------------------------- */

@@ -370,10 +370,113 @@ CLT_API clt_status clt_lr_scheduler_step_metric(clt_lr_scheduler *s, double metr
  * NULL.  Checkpoints: clt_lr_scheduler_save, clt_lr_scheduler_load in
  * <cltensor/io.h>. */
 CLT_API int64_t clt_lr_scheduler_epoch(const clt_lr_scheduler *s);
-/* Releases the schedule (not the optimizer it drives).  Either may be
- * freed first; a schedule whose optimizer was freed refuses to step
- * (CLT_ERR_INVALID_ARGUMENT).  NULL does nothing. */
+/* Releases the schedule (not the optimizer it drives), and the schedules
+ * a SequentialLR or ChainedScheduler took.  Either may be freed first; a
+ * schedule whose optimizer was freed refuses to step
+ * (CLT_ERR_INVALID_ARGUMENT).  NULL, or a schedule a SequentialLR or
+ * ChainedScheduler took (its container frees it), does nothing. */
 CLT_API void clt_lr_scheduler_free(clt_lr_scheduler *s);
+
+/* ---- warm-up schedules and schedules of schedules -------------------------- */
+
+/* LambdaLR's and MultiplicativeLR's lr_lambda: the factor for `epoch`
+ * (torch's last_epoch, from 0), given the `user` pointer the schedule was
+ * made with.  A NaN or an infinity is the callback's failure: the
+ * constructor or step that called it is refused (CLT_ERR_INVALID_ARGUMENT,
+ * the message naming the schedule and the epoch), the schedule and the
+ * rate as they were.  A negative factor gives a negative rate, refused
+ * the same way (torch would set it). */
+typedef double (*clt_lr_lambda)(void *user, int64_t epoch);
+
+/* LambdaLR: lr = base_lr * lr_lambda(user, epoch), base_lr the optimizer's
+ * initial_lr (above); the constructor sets the rate at epoch 0, calling
+ * lr_lambda(user, 0).  The schedule's file (clt_lr_scheduler_save) holds
+ * no callback, as torch's state_dict holds none for a function or a
+ * lambda (lr_lambdas [None]): a resumed run makes the schedule with its
+ * callback again and loads the file into it.  lr_lambda NULL is
+ * CLT_ERR_NULL_ARGUMENT.  New scheduler (it borrows opt and user, which
+ * must outlive it): release with clt_lr_scheduler_free. */
+CLT_API clt_status clt_lambda_lr(clt_optimizer *opt, clt_lr_lambda lr_lambda, void *user,
+                                 clt_lr_scheduler **out);
+/* MultiplicativeLR: each step from epoch 1 on, lr = lr * lr_lambda(user,
+ * epoch), lr the optimizer's rate now; made, it leaves the rate.  As
+ * clt_lambda_lr otherwise (callback, file, ownership). */
+CLT_API clt_status clt_multiplicative_lr(clt_optimizer *opt, clt_lr_lambda lr_lambda,
+                                         void *user, clt_lr_scheduler **out);
+/* ConstantLR (torch's defaults: factor 1.0 / 3, total_iters 5): lr =
+ * base_lr * factor before epoch total_iters, base_lr from there; made, it
+ * sets base_lr * factor.  factor outside (0, 1] (torch takes 0 and divides
+ * by it at total_iters) or total_iters below 1 is
+ * CLT_ERR_INVALID_ARGUMENT.  New scheduler (it borrows opt): release with
+ * clt_lr_scheduler_free. */
+CLT_API clt_status clt_constant_lr(clt_optimizer *opt, double factor, int64_t total_iters,
+                                   clt_lr_scheduler **out);
+/* PolynomialLR (torch's defaults: total_iters 5, power 1.0): lr = base_lr *
+ * (1 - min(epoch, total_iters) / total_iters)^power.  total_iters below 1
+ * or a power that is not finite and >= 0 is CLT_ERR_INVALID_ARGUMENT.  New
+ * scheduler (it borrows opt): release with clt_lr_scheduler_free.
+ *
+ * ConstantLR and PolynomialLR are schedules as StepLR is: alone on their
+ * optimizer, their closed form; with others, or in a SequentialLR or
+ * ChainedScheduler, torch's chainable form, bit for bit (above). */
+CLT_API clt_status clt_polynomial_lr(clt_optimizer *opt, int64_t total_iters, double power,
+                                     clt_lr_scheduler **out);
+/* CosineAnnealingWarmRestarts (torch's defaults: T_mult 1, eta_min 0): lr =
+ * eta_min + (base_lr - eta_min) (1 + cos(pi T_cur / T_i)) / 2, T_cur the
+ * epochs since the last restart, T_i the length of this cycle: T_0, then
+ * T_0 T_mult, T_0 T_mult^2, ...; each rate torch's bit for bit.  It sets
+ * the rate outright (no chainable form, as torch).  t_0 below 1 or t_mult
+ * below 1 (torch's messages), or eta_min not finite, is
+ * CLT_ERR_INVALID_ARGUMENT.  clt_lr_scheduler_step_to steps it to a
+ * fractional epoch.  New scheduler (it borrows opt): release with
+ * clt_lr_scheduler_free. */
+CLT_API clt_status clt_cosine_warm_restarts(clt_optimizer *opt, int64_t t_0, int64_t t_mult,
+                                            double eta_min, clt_lr_scheduler **out);
+/* torch's CosineAnnealingWarmRestarts.step(epoch): the schedule at `epoch`
+ * (fractional: a step per batch as step(epoch + i / iters)), T_cur and
+ * T_i found from epoch as torch finds them, its epoch (last_epoch)
+ * floor(epoch); a later clt_lr_scheduler_step goes on from there, T_cur +
+ * 1.  A negative or non-finite epoch, or any other kind of schedule (or
+ * one a container took), is CLT_ERR_INVALID_ARGUMENT, nothing changed. */
+CLT_API clt_status clt_lr_scheduler_step_to(clt_lr_scheduler *s, double epoch);
+/* SequentialLR: the n schedules (made on opt, in order, one after the
+ * other, as torch's are) take turns: schedulers[0] until epoch
+ * milestones[0], schedulers[1] from there (starting again at its epoch 0,
+ * torch's step(0): its closed form at 0 where it has one) until
+ * milestones[1], and so on; n - 1 milestones (NULL for n 1), >= 1 and in
+ * increasing order.  As torch's constructor, it sets the rate back to
+ * the optimizer's initial_lr, undoes each schedule's first step (their
+ * epochs go back by one: -1 for all but the first) and takes the first
+ * one's initial step again.  Its schedules step in torch's chainable form
+ * (bit for bit torch's rates).  clt_lr_scheduler_epoch is its own
+ * last_epoch.
+ *
+ * Ownership: on success it takes the schedules (the array is copied, not
+ * kept): it steps and frees them; clt_lr_scheduler_step on one of them is
+ * refused, clt_lr_scheduler_free on one does nothing.  On failure nothing
+ * is taken or changed.  A schedule on another optimizer or whose optimizer
+ * was freed, one taken already or given twice, ReduceLROnPlateau, a
+ * SequentialLR or ChainedScheduler (no nesting), n 0, or milestones out
+ * of order is CLT_ERR_INVALID_ARGUMENT.  Its file (clt_lr_scheduler_save)
+ * holds torch's state_dict: _milestones, last_epoch, _last_lr, and each
+ * schedule's state_dict, which torch nests in a list under _schedulers,
+ * under the keys "_schedulers.I.KEY"; clt_lr_scheduler_load takes one
+ * into a SequentialLR of the same kinds of schedule (their settings, as
+ * the milestones, from the file).  New scheduler (it borrows opt): release
+ * with clt_lr_scheduler_free. */
+CLT_API clt_status clt_sequential_lr(clt_optimizer *opt, clt_lr_scheduler *const *schedulers,
+                                     size_t n, const int64_t *milestones,
+                                     clt_lr_scheduler **out);
+/* ChainedScheduler: each clt_lr_scheduler_step steps the n schedules (all
+ * on one optimizer) in order, all or none (a failure puts back those
+ * stepped before it, and the rate).  Made, it changes nothing.  Its epoch
+ * is the steps it took (torch's has none: a file loaded sets it to its
+ * first schedule's).  Ownership, refusals and files as
+ * clt_sequential_lr's (no milestones; the file holds _last_lr and
+ * _schedulers).  New scheduler:
+ * release with clt_lr_scheduler_free. */
+CLT_API clt_status clt_chained_scheduler(clt_lr_scheduler *const *schedulers, size_t n,
+                                         clt_lr_scheduler **out);
 
 #ifdef __cplusplus
 }

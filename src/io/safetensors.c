@@ -19,7 +19,7 @@
 
 /* __metadata__ entries kept from a checkpoint's header: a few are written
  * (optimizers and schedules), and a file with more is no checkpoint. */
-#define MAX_META 64
+#define MAX_META 256
 
 static const struct {
     const char *name;
@@ -1312,7 +1312,26 @@ static const struct {
      * schedule's own */
     [CLT__SCHED_ONE_CYCLE] = {"OneCycleLR", "total_steps", "max_lr", "min_lr", false},
     [CLT__SCHED_PLATEAU] = {"ReduceLROnPlateau", "patience", "factor", NULL, false},
+    [CLT__SCHED_CONSTANT] = {"ConstantLR", "total_iters", "factor", NULL, false},
+    [CLT__SCHED_POLYNOMIAL] = {"PolynomialLR", "total_iters", "power", NULL, false},
+    /* and T_i, T_mult, T_cur */
+    [CLT__SCHED_WARM_RESTARTS] = {"CosineAnnealingWarmRestarts", "T_0", "eta_min", NULL, false},
+    /* and lr_lambdas, [None]: torch saves no function or lambda */
+    [CLT__SCHED_LAMBDA] = {"LambdaLR", NULL, NULL, NULL, false},
+    [CLT__SCHED_MULTIPLICATIVE] = {"MultiplicativeLR", NULL, NULL, NULL, false},
+    [CLT__SCHED_SEQUENTIAL] = {"SequentialLR", NULL, NULL, NULL, false},
+    [CLT__SCHED_CHAINED] = {"ChainedScheduler", NULL, NULL, NULL, false},
 };
+
+/* CosineAnnealingWarmRestarts' T_cur as torch holds it: an int stepped by
+ * whole epochs, a float after a fractional one. */
+static void put_t_cur(meta *m, double t_cur)
+{
+    if (t_cur == floor(t_cur) && t_cur < 9e15)
+        put(m, "T_cur", "%lld", (long long)t_cur);
+    else
+        put_double(m, "T_cur", t_cur);
+}
 
 /* OneCycleLR's _schedule_phases as torch's repr writes them (the last
  * phase ends at total_steps - 1, an int there, the others at floats);
@@ -1556,6 +1575,138 @@ static clt_status meta_milestones(const st_file *sf, const char *key, int64_t **
     return CLT_OK;
 }
 
+/* The entries of one schedule's file (not ReduceLROnPlateau's, nor a
+ * container's) in md from md[*n] on, with _step_count step_count; false
+ * when its phases or milestones do not fit (a message set, naming fn). */
+static bool sched_meta(const clt__schedule *v, int64_t step_count, meta *md, size_t *np,
+                       const char *fn)
+{
+    size_t n = *np;
+    char b[32];
+    put(&md[n++], "scheduler", "%s", sched_keys[v->kind].name);
+    if (sched_keys[v->kind].period)
+        put(&md[n++], sched_keys[v->kind].period, "%lld", (long long)v->period);
+    if (sched_keys[v->kind].factor)
+        put_double(&md[n++], sched_keys[v->kind].factor, v->factor);
+    if (sched_keys[v->kind].factor2)
+        put_double(&md[n++], sched_keys[v->kind].factor2, v->factor2);
+    if (v->kind == CLT__SCHED_WARM_RESTARTS) {
+        put(&md[n++], "T_i", "%lld", (long long)v->t_i);
+        put(&md[n++], "T_mult", "%lld", (long long)v->t_mult);
+        put_t_cur(&md[n++], v->t_cur);
+    }
+    if (v->kind == CLT__SCHED_LAMBDA || v->kind == CLT__SCHED_MULTIPLICATIVE)
+        put(&md[n++], "lr_lambdas", "[None]");
+    bool fits = true;
+    if (v->kind == CLT__SCHED_ONE_CYCLE) {
+        /* torch's anneal_func is a bound method, whose repr names the
+         * strategy; ours is anneal_strategy, which torch's load_state_dict
+         * takes as a plain attribute */
+        md[n].key = "_schedule_phases";
+        fits = fmt_phases(md[n++].value, sizeof md[0].value, &v->cycle);
+        put(&md[n++], "anneal_strategy", "'%s'", v->cycle.linear ? "linear" : "cos");
+        put(&md[n++], "cycle_momentum", "%s", v->cycle.momentum ? "True" : "False");
+        if (v->cycle.momentum) /* torch's: whether it cycles betas[0] (Adam) */
+            put(&md[n++], "use_beta1", "%s", v->use_beta1 ? "True" : "False");
+    }
+    if (sched_keys[v->kind].milestones) {
+        md[n].key = "milestones";
+        fits = fmt_milestones(md[n++].value, sizeof md[0].value, v->milestones, v->n_milestones);
+    }
+    fmt_double(b, sizeof b, v->base_lr);
+    put(&md[n++], "base_lrs", "[%s]", b);
+    put(&md[n++], "last_epoch", "%lld", (long long)v->epoch);
+    /* the rest of torch 1.13's state_dict */
+    put(&md[n++], "_step_count", "%lld", (long long)step_count);
+    fmt_double(b, sizeof b, v->last_lr);
+    put(&md[n++], "_last_lr", "[%s]", b);
+    put(&md[n++], "verbose", "False");
+    put(&md[n++], "_get_lr_called_within_step", "False");
+    *np = n;
+    if (!fits && v->kind == CLT__SCHED_ONE_CYCLE)
+        clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: OneCycleLR's phases do not fit in the file's "
+                   "metadata", fn);
+    else if (!fits)
+        clt__error(CLT_ERR_INVALID_ARGUMENT,
+                   "%s: the %zu milestones do not fit in the file's metadata (%zu bytes as "
+                   "Python writes them)",
+                   fn, v->n_milestones, sizeof md[0].value - 1);
+    return fits;
+}
+
+/* A Python list of integers (SequentialLR's milestones); false when it
+ * does not fit in size bytes. */
+static bool fmt_list(char *buf, size_t size, const int64_t *m, size_t n)
+{
+    size_t len = (size_t)snprintf(buf, size, "[");
+    for (size_t k = 0; k < n && len < size; k++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%lld", k ? ", " : "", (long long)m[k]);
+    if (len < size)
+        len += (size_t)snprintf(buf + len, size - len, "]");
+    return len < size;
+}
+
+/* torch's _step_count: its constructor's step and each step since (none
+ * counted by CosineAnnealingWarmRestarts, whose step() is its own); a
+ * SequentialLR's later schedule made its first step and its step(0). */
+static int64_t step_count(const clt__schedule *v, bool later)
+{
+    if (v->kind == CLT__SCHED_WARM_RESTARTS)
+        return 0;
+    return later ? (v->epoch < 0 ? 1 : v->epoch + 2) : v->epoch + 1;
+}
+
+/* A SequentialLR's or ChainedScheduler's file: its own keys (torch's:
+ * _milestones and last_epoch for SequentialLR, _last_lr) and each of its
+ * schedules' under "_schedulers.I." (torch's state_dict nests them in a
+ * list under "_schedulers"). */
+static clt_status save_container(const clt_lr_scheduler *s, const clt__schedule *v,
+                                 const char *path, const char *fn)
+{
+    clt_lr_scheduler *const *subs;
+    size_t n_subs = clt__lr_scheduler_subs(s, &subs);
+    size_t cap = 4 + 20 * n_subs, n = 0;
+    meta *md = clt__calloc(cap, sizeof *md);
+    char(*keys)[64] = clt__calloc(cap, sizeof *keys);
+    clt_status st = CLT_OK;
+    if (md == NULL || keys == NULL) {
+        free(md);
+        free(keys);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
+    char b[32];
+    c_numeric l = c_numeric_begin();
+    put(&md[n++], "scheduler", "%s", sched_keys[v->kind].name);
+    if (v->kind == CLT__SCHED_SEQUENTIAL) {
+        md[n].key = "_milestones";
+        if (!fmt_list(md[n++].value, sizeof md[0].value, v->milestones, v->n_milestones))
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: the %zu milestones do not fit in the file's metadata", fn,
+                            v->n_milestones);
+        put(&md[n++], "last_epoch", "%lld", (long long)v->epoch);
+    }
+    fmt_double(b, sizeof b, v->last_lr);
+    put(&md[n++], "_last_lr", "[%s]", b);
+    for (size_t i = 0; i < n_subs && st == CLT_OK; i++) {
+        clt__schedule u;
+        clt__lr_scheduler_get(subs[i], &u);
+        size_t from = n;
+        if (!sched_meta(&u, step_count(&u, v->kind == CLT__SCHED_SEQUENTIAL && i > 0), md, &n,
+                        fn))
+            st = CLT_ERR_INVALID_ARGUMENT;
+        for (size_t k = from; k < n; k++) {
+            snprintf(keys[k], sizeof keys[k], "_schedulers.%zu.%s", i, md[k].key);
+            md[k].key = keys[k];
+        }
+    }
+    c_numeric_end(l);
+    if (st == CLT_OK)
+        st = save(path, NULL, 0, md, n, fn, __builtin_return_address(0));
+    free(md);
+    free(keys);
+    return st;
+}
+
 clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path)
 {
     const char *fn = "clt_lr_scheduler_save";
@@ -1564,56 +1715,234 @@ clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path)
     clt__schedule v;
     meta md[18];
     size_t n = 0;
-    char b[32];
     clt__lr_scheduler_get(s, &v);
-    const char *name = sched_keys[v.kind].name;
+    if (v.kind == CLT__SCHED_SEQUENTIAL || v.kind == CLT__SCHED_CHAINED)
+        return save_container(s, &v, path, fn);
     c_numeric l = c_numeric_begin();
     if (v.kind == CLT__SCHED_PLATEAU) {
         n = plateau_meta(&v, v.last_lr, md);
         c_numeric_end(l);
         return save(path, NULL, 0, md, n, fn, __builtin_return_address(0));
     }
-    put(&md[n++], "scheduler", "%s", name);
-    if (sched_keys[v.kind].period)
-        put(&md[n++], sched_keys[v.kind].period, "%lld", (long long)v.period);
-    put_double(&md[n++], sched_keys[v.kind].factor, v.factor);
-    if (sched_keys[v.kind].factor2)
-        put_double(&md[n++], sched_keys[v.kind].factor2, v.factor2);
-    bool fits = true;
-    if (v.kind == CLT__SCHED_ONE_CYCLE) {
-        /* torch's anneal_func is a bound method, whose repr names the
-         * strategy; ours is anneal_strategy, which torch's load_state_dict
-         * takes as a plain attribute */
-        md[n].key = "_schedule_phases";
-        fits = fmt_phases(md[n++].value, sizeof md[0].value, &v.cycle);
-        put(&md[n++], "anneal_strategy", "'%s'", v.cycle.linear ? "linear" : "cos");
-        put(&md[n++], "cycle_momentum", "%s", v.cycle.momentum ? "True" : "False");
-        if (v.cycle.momentum) /* torch's: whether it cycles betas[0] (Adam) */
-            put(&md[n++], "use_beta1", "%s", v.use_beta1 ? "True" : "False");
-    }
-    if (sched_keys[v.kind].milestones) {
-        md[n].key = "milestones";
-        fits = fmt_milestones(md[n++].value, sizeof md[0].value, v.milestones, v.n_milestones);
-    }
-    fmt_double(b, sizeof b, v.base_lr);
-    put(&md[n++], "base_lrs", "[%s]", b);
-    put(&md[n++], "last_epoch", "%lld", (long long)v.epoch);
-    /* the rest of torch 1.13's state_dict: its constructor's step counts */
-    put(&md[n++], "_step_count", "%lld", (long long)v.epoch + 1);
-    fmt_double(b, sizeof b, v.last_lr);
-    put(&md[n++], "_last_lr", "[%s]", b);
-    put(&md[n++], "verbose", "False");
-    put(&md[n++], "_get_lr_called_within_step", "False");
+    bool fits = sched_meta(&v, step_count(&v, clt__lr_scheduler_later(s)), md, &n, fn);
     c_numeric_end(l);
-    if (!fits && v.kind == CLT__SCHED_ONE_CYCLE)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: OneCycleLR's phases do not fit in the file's metadata", fn);
     if (!fits)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: the %zu milestones do not fit in the file's metadata (%zu bytes "
-                          "as Python writes them)",
-                          fn, v.n_milestones, sizeof md[0].value - 1);
+        return CLT_ERR_INVALID_ARGUMENT;
     return save(path, NULL, 0, md, n, fn, __builtin_return_address(0));
+}
+
+/* A Python list of integers, as '[3, 6]' (SequentialLR's _milestones),
+ * into *m (new, the caller frees it; NULL for '[]'), *n of them. */
+static clt_status meta_list(const st_file *sf, const char *key, int64_t **m, size_t *n)
+{
+    const char *v;
+    clt_status st = meta_need(sf, key, &v);
+    *m = NULL;
+    *n = 0;
+    if (st != CLT_OK)
+        return st;
+    size_t commas = 0;
+    for (const char *c = v; *c; c++)
+        commas += *c == ',';
+    *m = clt__calloc(commas + 1, sizeof **m);
+    if (*m == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", sf->fn);
+    const char *p = v + 1;
+    bool ok = *v == '[';
+    while (ok && *p == ' ')
+        p++;
+    while (ok && *p != ']') {
+        char *end;
+        errno = 0;
+        long long x = strtoll(p, &end, 10);
+        ok = end != p && errno == 0 && *n <= commas;
+        if (!ok)
+            break;
+        (*m)[(*n)++] = x;
+        p = end;
+        while (*p == ' ')
+            p++;
+        if (*p == ',')
+            p++;
+        else
+            ok = *p == ']';
+        while (ok && *p == ' ')
+            p++;
+    }
+    if (!ok || *p++ != ']' || *p != '\0') {
+        free(*m);
+        *m = NULL;
+        *n = 0;
+        return meta_bad(sf, key, v, "a list of integers, as '[3, 6]'");
+    }
+    return CLT_OK;
+}
+
+/* A schedule's settings and state from sf (its __metadata__, or the
+ * entries of one of a container's schedules) into v, which holds s's
+ * before; milestones in *milestones (the caller frees them); `later`: a
+ * SequentialLR's schedule but its first. */
+static clt_status sched_read(const st_file *sf, const clt_lr_scheduler *s, clt__schedule *v,
+                             int64_t **milestones, bool later)
+{
+    char q[64];
+    const char *kind;
+    clt__lr_scheduler_get(s, v);
+    const char *name = sched_keys[v->kind].name;
+    bool cycle = v->kind == CLT__SCHED_ONE_CYCLE;
+    clt_status st = meta_need(sf, "scheduler", &kind);
+    if (st == CLT_OK && strcmp(kind, name) != 0)
+        st = bad(sf, "the file holds a '%s' schedule, and the schedule is %s",
+                 CLT__QUOTE(q, kind), name);
+    if (st != CLT_OK)
+        return st;
+    if (v->kind == CLT__SCHED_PLATEAU) {
+        st = plateau_read(sf, v);
+        if (st == CLT_OK && meta_get(sf, "_last_lr"))
+            st = meta_doubles(sf, "_last_lr", &v->last_lr, 1);
+        return st;
+    }
+    if (sched_keys[v->kind].period)
+        st = meta_int(sf, sched_keys[v->kind].period, &v->period);
+    if (st == CLT_OK && sched_keys[v->kind].factor &&
+        (!cycle || meta_get(sf, sched_keys[v->kind].factor)))
+        st = meta_double(sf, sched_keys[v->kind].factor, &v->factor);
+    if (st == CLT_OK && v->kind == CLT__SCHED_WARM_RESTARTS) {
+        st = meta_int(sf, "T_i", &v->t_i);
+        if (st == CLT_OK)
+            st = meta_int(sf, "T_mult", &v->t_mult);
+        if (st == CLT_OK)
+            st = meta_double(sf, "T_cur", &v->t_cur);
+    }
+    if (st == CLT_OK && (v->kind == CLT__SCHED_LAMBDA || v->kind == CLT__SCHED_MULTIPLICATIVE)) {
+        const char *lam;
+        st = meta_need(sf, "lr_lambdas", &lam);
+        if (st == CLT_OK && strcmp(lam, "[None]") != 0)
+            st = meta_bad(sf, "lr_lambdas", lam,
+                          "[None] (torch saves the state of a callable object, which a C "
+                          "callback has none of)");
+    }
+    if (st == CLT_OK && sched_keys[v->kind].factor2 &&
+        (!cycle || meta_get(sf, sched_keys[v->kind].factor2)))
+        st = meta_double(sf, sched_keys[v->kind].factor2, &v->factor2);
+    if (st == CLT_OK && cycle)
+        st = meta_phases(sf, "_schedule_phases", &v->cycle);
+    if (st == CLT_OK && cycle) {
+        /* ours, or the name of torch's bound method */
+        const char *af = meta_get(sf, "anneal_func");
+        if (meta_get(sf, "anneal_strategy"))
+            st = meta_choice(sf, "anneal_strategy", "cos", "linear", &v->cycle.linear);
+        else if (af && (strstr(af, "._annealing_cos ") || strstr(af, "._annealing_linear ")))
+            v->cycle.linear = strstr(af, "._annealing_linear ") != NULL;
+        else
+            st = af ? meta_bad(sf, "anneal_func", af,
+                               "torch's bound method _annealing_cos or _annealing_linear")
+                    : bad(sf, "__metadata__ has no 'anneal_strategy' (nor torch's "
+                               "'anneal_func')");
+    }
+    /* a file without it is from before momentum was cycled: False */
+    if (st == CLT_OK && cycle)
+        v->cycle.momentum = 0;
+    if (st == CLT_OK && cycle && meta_get(sf, "cycle_momentum"))
+        st = meta_bool(sf, "cycle_momentum", &v->cycle.momentum);
+    if (st == CLT_OK && sched_keys[v->kind].milestones) {
+        st = meta_milestones(sf, "milestones", milestones, &v->n_milestones);
+        v->milestones = *milestones;
+    }
+    if (st == CLT_OK)
+        st = meta_doubles(sf, "base_lrs", &v->base_lr, 1);
+    if (st == CLT_OK)
+        st = meta_int(sf, "last_epoch", &v->epoch);
+    /* _step_count and _last_lr follow from the rest (files from before
+     * they were saved lack them): checked where present, not taken */
+    int64_t count;
+    double last;
+    if (st == CLT_OK && meta_get(sf, "_step_count")) {
+        st = meta_int(sf, "_step_count", &count);
+        if (st == CLT_OK && v->epoch >= (later ? -1 : 0) &&
+            (v->epoch == INT64_MAX || count != step_count(v, later)))
+            st = bad(sf, "__metadata__ '_step_count' is %lld, and last_epoch %lld makes it %lld",
+                     (long long)count, (long long)v->epoch, (long long)step_count(v, later));
+    }
+    v->last_lr = NAN; /* the closed form's, where the file has none */
+    if (st == CLT_OK && meta_get(sf, "_last_lr"))
+        st = meta_doubles(sf, "_last_lr", &last, 1);
+    if (st == CLT_OK && meta_get(sf, "_last_lr"))
+        v->last_lr = last;
+    return st;
+}
+
+/* A container's file: its keys, and its schedules' under
+ * "_schedulers.I.", each read as its own file would be, all checked before
+ * any is set. */
+static clt_status container_read(const st_file *sf, clt_lr_scheduler *s, const char *where)
+{
+    clt__schedule v;
+    clt_lr_scheduler *const *subs;
+    size_t n_subs = clt__lr_scheduler_subs(s, &subs);
+    clt__lr_scheduler_get(s, &v);
+    bool seq = v.kind == CLT__SCHED_SEQUENTIAL;
+    clt__schedule *u = clt__calloc(n_subs, sizeof *u);
+    int64_t **ms = clt__calloc(n_subs, sizeof *ms), *milestones = NULL;
+    st_file *view = clt__calloc(1, sizeof *view);
+    size_t n_ms = 0;
+    int64_t epoch = 0;
+    double last_lr = v.last_lr;
+    char q[64];
+    const char *kind;
+    clt_status st = CLT_OK;
+    if (u == NULL || ms == NULL || view == NULL)
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", where);
+    if (st == CLT_OK)
+        st = meta_need(sf, "scheduler", &kind);
+    if (st == CLT_OK && strcmp(kind, sched_keys[v.kind].name) != 0)
+        st = bad(sf, "the file holds a '%s' schedule, and the schedule is %s",
+                 CLT__QUOTE(q, kind), sched_keys[v.kind].name);
+    if (st == CLT_OK && seq)
+        st = meta_list(sf, "_milestones", &milestones, &n_ms);
+    if (st == CLT_OK && seq)
+        st = meta_int(sf, "last_epoch", &epoch);
+    if (st == CLT_OK && meta_get(sf, "_last_lr"))
+        st = meta_doubles(sf, "_last_lr", &last_lr, 1);
+    /* each schedule's entries, as a file of its own */
+    for (size_t i = 0; i < n_subs && st == CLT_OK; i++) {
+        char prefix[48];
+        size_t len = (size_t)snprintf(prefix, sizeof prefix, "_schedulers.%zu.", i);
+        *view = *sf;
+        view->nmeta = 0;
+        for (size_t k = 0; k < sf->nmeta; k++)
+            if (strncmp(sf->meta[2 * k], prefix, len) == 0) {
+                view->meta[2 * view->nmeta] = sf->meta[2 * k] + len;
+                view->meta[2 * view->nmeta + 1] = sf->meta[2 * k + 1];
+                view->nmeta++;
+            }
+        if (view->nmeta == 0)
+            st = bad(sf, "__metadata__ has no '%sscheduler' (the %s has %zu schedules)", prefix,
+                     sched_keys[v.kind].name, n_subs);
+        if (st == CLT_OK)
+            st = sched_read(view, subs[i], &u[i], &ms[i], seq && i > 0);
+        if (st == CLT_OK)
+            st = clt__lr_scheduler_check(subs[i], &u[i], where);
+    }
+    /* no more schedules in the file than in the container */
+    for (size_t k = 0; st == CLT_OK && k < sf->nmeta; k++) {
+        unsigned long long i;
+        if (sscanf(sf->meta[2 * k], "_schedulers.%llu.", &i) == 1 && i >= n_subs)
+            st = bad(sf, "__metadata__ holds '%s': the %s has %zu schedules",
+                     CLT__QUOTE(q, sf->meta[2 * k]), sched_keys[v.kind].name, n_subs);
+    }
+    /* all checked: set them (only out of host memory is left to fail) */
+    for (size_t i = 0; i < n_subs && st == CLT_OK; i++)
+        st = clt__lr_scheduler_set(subs[i], &u[i], where);
+    if (st == CLT_OK)
+        st = clt__lr_scheduler_set_container(s, epoch, milestones, n_ms, last_lr, where);
+    for (size_t i = 0; ms && i < n_subs; i++)
+        free(ms[i]);
+    free(ms);
+    free(u);
+    free(view);
+    free(milestones);
+    return st;
 }
 
 clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
@@ -1623,89 +1952,24 @@ clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
     CLT__REQUIRE_ARG(path, fn);
     clt__schedule v;
     char q[64], where[512];
-    const char *kind;
     int64_t *milestones = NULL;
+    clt_lr_scheduler *const *subs;
     st_file sf;
     clt_status st = st_open(path, fn, true, &sf);
     if (st != CLT_OK)
         return st;
-    clt__lr_scheduler_get(s, &v);
-    const char *name = sched_keys[v.kind].name;
     if (sf.n > 0)
         CLT__TRY(bad(&sf, "the file holds tensors ('%s', ...): not a schedule's file (see "
                           "clt_lr_scheduler_save)", CLT__QUOTE(q, sf.e[0].name)));
-    CLT__TRY(meta_need(&sf, "scheduler", &kind));
-    if (strcmp(kind, name) != 0)
-        CLT__TRY(bad(&sf, "the file holds a '%s' schedule, and the schedule is %s",
-                     CLT__QUOTE(q, kind), name));
-    c_numeric l = c_numeric_begin();
-    bool cycle = v.kind == CLT__SCHED_ONE_CYCLE;
-    if (v.kind == CLT__SCHED_PLATEAU) {
-        st = plateau_read(&sf, &v);
-        if (st == CLT_OK && meta_get(&sf, "_last_lr"))
-            st = meta_doubles(&sf, "_last_lr", &v.last_lr, 1);
-        c_numeric_end(l);
-        if (st != CLT_OK)
-            goto done;
-        snprintf(where, sizeof where, "%s: %s", fn, sf.path_q);
-        CLT__TRY(clt__lr_scheduler_set(s, &v, where));
-        goto done;
-    }
-    if (sched_keys[v.kind].period)
-        st = meta_int(&sf, sched_keys[v.kind].period, &v.period);
-    if (st == CLT_OK && (!cycle || meta_get(&sf, sched_keys[v.kind].factor)))
-        st = meta_double(&sf, sched_keys[v.kind].factor, &v.factor);
-    if (st == CLT_OK && sched_keys[v.kind].factor2 &&
-        (!cycle || meta_get(&sf, sched_keys[v.kind].factor2)))
-        st = meta_double(&sf, sched_keys[v.kind].factor2, &v.factor2);
-    if (st == CLT_OK && cycle)
-        st = meta_phases(&sf, "_schedule_phases", &v.cycle);
-    if (st == CLT_OK && cycle) {
-        /* ours, or the name of torch's bound method */
-        const char *af = meta_get(&sf, "anneal_func");
-        if (meta_get(&sf, "anneal_strategy"))
-            st = meta_choice(&sf, "anneal_strategy", "cos", "linear", &v.cycle.linear);
-        else if (af && (strstr(af, "._annealing_cos ") || strstr(af, "._annealing_linear ")))
-            v.cycle.linear = strstr(af, "._annealing_linear ") != NULL;
-        else
-            st = af ? meta_bad(&sf, "anneal_func", af,
-                               "torch's bound method _annealing_cos or _annealing_linear")
-                    : bad(&sf, "__metadata__ has no 'anneal_strategy' (nor torch's "
-                               "'anneal_func')");
-    }
-    /* a file without it is from before momentum was cycled: False */
-    if (st == CLT_OK && cycle)
-        v.cycle.momentum = 0;
-    if (st == CLT_OK && cycle && meta_get(&sf, "cycle_momentum"))
-        st = meta_bool(&sf, "cycle_momentum", &v.cycle.momentum);
-    if (st == CLT_OK && sched_keys[v.kind].milestones) {
-        st = meta_milestones(&sf, "milestones", &milestones, &v.n_milestones);
-        v.milestones = milestones;
-    }
-    if (st == CLT_OK)
-        st = meta_doubles(&sf, "base_lrs", &v.base_lr, 1);
-    if (st == CLT_OK)
-        st = meta_int(&sf, "last_epoch", &v.epoch);
-    /* _step_count and _last_lr follow from the rest (files from before
-     * they were saved lack them): checked where present, not taken */
-    int64_t count;
-    double last;
-    if (st == CLT_OK && meta_get(&sf, "_step_count")) {
-        st = meta_int(&sf, "_step_count", &count);
-        if (st == CLT_OK && v.epoch >= 0 && (v.epoch == INT64_MAX || count != v.epoch + 1))
-            st = bad(&sf, "__metadata__ '_step_count' is %lld, and last_epoch %lld makes it "
-                          "last_epoch + 1", (long long)count, (long long)v.epoch);
-    }
-    v.last_lr = NAN; /* the closed form's, where the file has none */
-    if (st == CLT_OK && meta_get(&sf, "_last_lr"))
-        st = meta_doubles(&sf, "_last_lr", &last, 1);
-    if (st == CLT_OK && meta_get(&sf, "_last_lr"))
-        v.last_lr = last;
-    c_numeric_end(l);
-    if (st != CLT_OK)
-        goto done;
     snprintf(where, sizeof where, "%s: %s", fn, sf.path_q);
-    CLT__TRY(clt__lr_scheduler_set(s, &v, where));
+    c_numeric l = c_numeric_begin();
+    if (clt__lr_scheduler_subs(s, &subs) > 0)
+        st = container_read(&sf, s, where);
+    else
+        st = sched_read(&sf, s, &v, &milestones, clt__lr_scheduler_later(s));
+    c_numeric_end(l);
+    if (st == CLT_OK && clt__lr_scheduler_subs(s, &subs) == 0)
+        st = clt__lr_scheduler_set(s, &v, where);
 done:
     free(milestones);
     st_close(&sf);

@@ -1238,6 +1238,17 @@ struct clt_lr_scheduler {
     clt__plateau plateau;       /* ReduceLROnPlateau's settings and counters */
     double last_lr;             /* the rate it set last (torch's _last_lr) */
     bool rebased;               /* made where the rate was not initial_lr */
+    /* LambdaLR's and MultiplicativeLR's callback */
+    clt_lr_lambda lambda;
+    void *user;
+    /* CosineAnnealingWarmRestarts' T_mult, T_i and T_cur (period is T_0) */
+    int64_t t_mult, t_i;
+    double t_cur;
+    /* SequentialLR's and ChainedScheduler's schedules (taken; milestones
+     * are SequentialLR's), and the one that took this one */
+    clt_lr_scheduler **subs;
+    size_t n_subs;
+    clt_lr_scheduler *owner;
 };
 
 /* Adds s to its optimizer's schedules; false when out of host memory. */
@@ -1271,7 +1282,11 @@ static const char *const sched_name[] = {
     [CLT__SCHED_STEP] = "StepLR",           [CLT__SCHED_COSINE] = "CosineAnnealingLR",
     [CLT__SCHED_EXPONENTIAL] = "ExponentialLR", [CLT__SCHED_MULTISTEP] = "MultiStepLR",
     [CLT__SCHED_LINEAR] = "LinearLR",       [CLT__SCHED_ONE_CYCLE] = "OneCycleLR",
-    [CLT__SCHED_PLATEAU] = "ReduceLROnPlateau"};
+    [CLT__SCHED_PLATEAU] = "ReduceLROnPlateau", [CLT__SCHED_CONSTANT] = "ConstantLR",
+    [CLT__SCHED_POLYNOMIAL] = "PolynomialLR",
+    [CLT__SCHED_WARM_RESTARTS] = "CosineAnnealingWarmRestarts",
+    [CLT__SCHED_LAMBDA] = "LambdaLR",       [CLT__SCHED_MULTIPLICATIVE] = "MultiplicativeLR",
+    [CLT__SCHED_SEQUENTIAL] = "SequentialLR", [CLT__SCHED_CHAINED] = "ChainedScheduler"};
 
 /* A rate a schedule is given or gives: finite and >= 0. */
 static clt_status check_rate(double v, const char *what, const char *fn)
@@ -1332,12 +1347,51 @@ static clt_status check_plateau(const clt__schedule *v, const char *fn)
     return st == CLT_OK ? check_rate(p->eps, "eps", fn) : st;
 }
 
+/* The settings of ConstantLR, PolynomialLR and CosineAnnealingWarmRestarts
+ * (the others have none to check). */
+static clt_status check_warmup(const clt__schedule *v, const char *fn)
+{
+    clt__sched_kind k = v->kind;
+    if (k == CLT__SCHED_CONSTANT && !(v->factor > 0.0 && v->factor <= 1.0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: factor %g: Constant multiplicative factor expected to be between "
+                          "0 and 1 (and not 0: torch divides by it at total_iters)",
+                          fn, v->factor);
+    if ((k == CLT__SCHED_CONSTANT || k == CLT__SCHED_POLYNOMIAL) && v->period <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: total_iters must be positive, not %lld",
+                          fn, (long long)v->period);
+    if (k == CLT__SCHED_POLYNOMIAL && (!(v->factor >= 0.0) || isinf(v->factor)))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: power %g: a finite power >= 0 (torch divides by zero at "
+                          "total_iters with a negative one)",
+                          fn, v->factor);
+    if (k != CLT__SCHED_WARM_RESTARTS)
+        return CLT_OK;
+    if (v->period <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Expected positive integer T_0, but got %lld", fn,
+                          (long long)v->period);
+    if (v->t_mult < 1)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Expected integer T_mult >= 1, but got %lld", fn,
+                          (long long)v->t_mult);
+    if (!isfinite(v->factor))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid eta_min %g", fn, v->factor);
+    if (v->t_i < v->period || !(v->t_cur >= 0.0 && v->t_cur < (double)v->t_i))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: T_i %lld and T_cur %g: T_i at least T_0 (%lld), T_cur in [0, T_i)",
+                          fn, (long long)v->t_i, v->t_cur, (long long)v->period);
+    return CLT_OK;
+}
+
 static clt_status check_schedule(const clt__schedule *v, const char *fn)
 {
     static const char *const period_name[] = {
         [CLT__SCHED_STEP] = "step_size", [CLT__SCHED_COSINE] = "T_max",
         [CLT__SCHED_LINEAR] = "total_iters"};
     clt__sched_kind k = v->kind;
+    if (k >= CLT__SCHED_CONSTANT)
+        return check_warmup(v, fn);
     if (k == CLT__SCHED_PLATEAU)
         return check_plateau(v, fn);
     if (k == CLT__SCHED_ONE_CYCLE && v->period <= 0)
@@ -1455,6 +1509,12 @@ static clt_status one_cycle_lr(const clt_lr_scheduler *s, int64_t epoch, double 
     return one_cycle_at(s, epoch, lr, NULL, fn);
 }
 
+/* CosineAnnealingWarmRestarts' get_lr at T_cur, T_i. */
+static double warm_lr(const clt_lr_scheduler *s, double t_cur, int64_t t_i)
+{
+    return s->factor + (s->base_lr - s->factor) * (1 + cos(M_PI * t_cur / (double)t_i)) / 2;
+}
+
 /* The rate s gives at epoch e, in closed form (torch's
  * _get_closed_form_lr); ReduceLROnPlateau's is the optimizer's, and
  * OneCycleLR's one_cycle_lr's (checked before: here 0 where it fails). */
@@ -1485,6 +1545,22 @@ static double schedule_lr(const clt_lr_scheduler *s, int64_t epoch)
                                            (double)(epoch < s->period ? epoch : s->period) /
                                            (double)s->period);
         break;
+    case CLT__SCHED_CONSTANT:
+        lr = s->base_lr * (s->factor + (epoch >= s->period ? 1 - s->factor : 0.0));
+        break;
+    case CLT__SCHED_POLYNOMIAL:
+        lr = s->base_lr *
+             pow(1.0 - (double)(epoch < s->period ? epoch : s->period) / (double)s->period,
+                 s->factor);
+        break;
+    case CLT__SCHED_WARM_RESTARTS:
+        lr = warm_lr(s, s->t_cur, s->t_i);
+        break;
+    case CLT__SCHED_LAMBDA:
+    case CLT__SCHED_MULTIPLICATIVE:
+    case CLT__SCHED_SEQUENTIAL:
+    case CLT__SCHED_CHAINED:
+        return s->last_lr; /* no closed form: the rate it set */
     default:
         lr = s->base_lr * pow(s->factor, (double)(epoch / s->period));
     }
@@ -1499,8 +1575,11 @@ static double schedule_lr(const clt_lr_scheduler *s, int64_t epoch)
  * the rate now, have one form). */
 static bool chained(const clt_lr_scheduler *s)
 {
-    return s->opt && (s->opt->schedules > 1 || s->rebased) &&
-           s->kind != CLT__SCHED_ONE_CYCLE && s->kind != CLT__SCHED_PLATEAU;
+    return s->opt && (s->opt->schedules > 1 || s->rebased || s->owner) &&
+           s->kind != CLT__SCHED_ONE_CYCLE && s->kind != CLT__SCHED_PLATEAU &&
+           s->kind != CLT__SCHED_WARM_RESTARTS && s->kind != CLT__SCHED_LAMBDA &&
+           s->kind != CLT__SCHED_MULTIPLICATIVE && s->kind != CLT__SCHED_SEQUENTIAL &&
+           s->kind != CLT__SCHED_CHAINED;
 }
 
 /* torch's get_lr (its chainable form) at epoch: the optimizer's rate now
@@ -1538,10 +1617,77 @@ static double chain_lr(const clt_lr_scheduler *s, int64_t epoch)
             lr = (1 + cos(M_PI * e / t)) / (1 + cos(M_PI * (e - 1) / t)) * (lr - s->factor) +
                  s->factor;
         break;
+    case CLT__SCHED_CONSTANT:
+        if (epoch == 0)
+            lr = lr * s->factor;
+        else if (epoch == s->period)
+            lr = lr * (1.0 / s->factor);
+        break;
+    case CLT__SCHED_POLYNOMIAL:
+        if (epoch != 0 && epoch <= s->period)
+            lr = lr * pow((1.0 - e / t) / (1.0 - (e - 1) / t), s->factor);
+        break;
     default:
         break;
     }
     return lr < 0 ? 0 : lr;
+}
+
+/* The callback's factor at epoch e: a NaN or an infinity is its failure,
+ * refused with a message. */
+static clt_status lambda_at(const clt_lr_scheduler *s, int64_t e, double *f, const char *fn)
+{
+    double r = s->lambda(s->user, e);
+    if (!isfinite(r))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %s's lr_lambda failed at epoch %lld (it gave %g: a finite "
+                          "factor is a rate, NaN or an infinity its failure)",
+                          fn, sched_name[s->kind], (long long)e, r);
+    *f = r;
+    return CLT_OK;
+}
+
+/* torch's step() (or with `zero` step(0)) of LambdaLR, MultiplicativeLR and
+ * CosineAnnealingWarmRestarts, which have no closed form: the rate, and
+ * the warm restarts' T_cur and T_i after it, in *lr, *t_cur, *t_i; s
+ * unchanged. */
+static clt_status own_rate(const clt_lr_scheduler *s, bool zero, double *lr, double *t_cur,
+                           int64_t *t_i, const char *fn)
+{
+    int64_t e = zero ? 0 : s->epoch + 1;
+    double f = 1.0;
+    clt_status st = CLT_OK;
+    switch (s->kind) {
+    case CLT__SCHED_LAMBDA:
+        st = lambda_at(s, e, &f, fn);
+        *lr = s->base_lr * f;
+        break;
+    case CLT__SCHED_MULTIPLICATIVE:
+        if (e > 0)
+            st = lambda_at(s, e, &f, fn);
+        *lr = e > 0 ? s->opt->lr * f : s->opt->lr;
+        break;
+    default: /* CosineAnnealingWarmRestarts */
+        if (zero || s->epoch < 0) {
+            *t_i = s->period;
+            *t_cur = 0.0;
+        } else {
+            *t_cur = s->t_cur + 1;
+            *t_i = s->t_i;
+            if (*t_cur >= (double)s->t_i) {
+                if (s->t_i > INT64_MAX / s->t_mult)
+                    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                      "%s: T_i %lld times T_mult %lld is past int64", fn,
+                                      (long long)s->t_i, (long long)s->t_mult);
+                *t_cur = *t_cur - (double)s->t_i;
+                *t_i = s->t_i * s->t_mult;
+            }
+        }
+        *lr = warm_lr(s, *t_cur, *t_i);
+    }
+    if (st == CLT_OK)
+        st = check_lr(*lr, fn);
+    return st;
 }
 
 static clt_status scheduler(clt_optimizer *opt, const clt__schedule *v, clt_lr_scheduler **out,
@@ -1572,10 +1718,23 @@ static clt_status scheduler(clt_optimizer *opt, const clt__schedule *v, clt_lr_s
                                                                          : g->initial_lr;
     *s = (clt_lr_scheduler){opt,        v->kind, 0, v->period, base, v->factor,
                             v->factor2, m,       m ? v->n_milestones : 0, v->cycle, v->plateau,
-                            opt->lr,    base != opt->lr};
-    double lr = opt->lr, mom = 0.0;
+                            opt->lr,    base != opt->lr, v->lambda, v->user,
+                            v->t_mult,  v->t_i,  0.0,  NULL, 0, NULL};
+    double lr = opt->lr, mom = 0.0, t_cur = 0.0;
+    int64_t t_i = v->period;
     if (v->kind == CLT__SCHED_ONE_CYCLE)
         st = one_cycle_at(s, 0, &lr, &mom, fn);
+    /* torch's first step, from last_epoch -1: the callback's factor at
+     * epoch 0 (MultiplicativeLR leaves the rate), or T_cur 0 */
+    bool own_first = v->kind == CLT__SCHED_LAMBDA || v->kind == CLT__SCHED_MULTIPLICATIVE ||
+                     v->kind == CLT__SCHED_WARM_RESTARTS;
+    if (own_first) {
+        s->epoch = -1;
+        st = own_rate(s, false, &lr, &t_cur, &t_i, fn);
+        s->epoch = 0;
+        s->t_cur = t_cur;
+        s->t_i = t_i;
+    }
     if (st == CLT_OK && !attach_schedule(s))
         st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     if (st != CLT_OK) {
@@ -1602,7 +1761,7 @@ static clt_status scheduler(clt_optimizer *opt, const clt__schedule *v, clt_lr_s
     if (chained(s))
         lr = chain_lr(s, 0);
     else if (v->kind != CLT__SCHED_ONE_CYCLE && v->kind != CLT__SCHED_COSINE &&
-             v->kind != CLT__SCHED_PLATEAU)
+             v->kind != CLT__SCHED_PLATEAU && !own_first)
         lr = schedule_lr(s, 0);
     opt->lr = s->last_lr = lr;
     if (v->kind == CLT__SCHED_ONE_CYCLE && v->cycle.momentum)
@@ -1796,11 +1955,48 @@ clt_status clt_linear_lr(clt_optimizer *opt, double start_factor, double end_fac
 
 static clt_status check_attached(const clt_lr_scheduler *s, const char *fn);
 
+static clt_status container_step(clt_lr_scheduler *s, const char *fn);
+
+/* One step of s to its next epoch, or with `zero` torch's step(0) (a
+ * SequentialLR's milestone: the closed form at epoch 0, where the kind has
+ * one); a failure leaves s and the rate as they were. */
+static clt_status schedule_step(clt_lr_scheduler *s, bool zero, const char *fn)
+{
+    if (s->kind == CLT__SCHED_SEQUENTIAL || s->kind == CLT__SCHED_CHAINED)
+        return container_step(s, fn);
+    if (s->epoch == INT64_MAX)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the epoch count is at its limit", fn);
+    int64_t e = zero ? 0 : s->epoch + 1;
+    double lr, mom = 0.0, t_cur = s->t_cur;
+    int64_t t_i = s->t_i;
+    if (s->kind == CLT__SCHED_ONE_CYCLE) {
+        clt_status st = one_cycle_at(s, e, &lr, &mom, fn);
+        if (st != CLT_OK)
+            return st;
+    } else if (s->kind == CLT__SCHED_LAMBDA || s->kind == CLT__SCHED_MULTIPLICATIVE ||
+               s->kind == CLT__SCHED_WARM_RESTARTS) {
+        clt_status st = own_rate(s, zero, &lr, &t_cur, &t_i, fn);
+        if (st != CLT_OK)
+            return st;
+    } else {
+        lr = chained(s) && !zero ? chain_lr(s, e) : schedule_lr(s, e);
+    }
+    clt_status st = clt_optimizer_set_lr(s->opt, lr);
+    if (st == CLT_OK) {
+        s->epoch = e;
+        s->last_lr = lr;
+        s->t_cur = t_cur;
+        s->t_i = t_i;
+        if (s->kind == CLT__SCHED_ONE_CYCLE && s->cycle.momentum)
+            *momentum_of(s->opt) = mom;
+    }
+    return st == CLT_OK ? st : clt__error_in(st, fn);
+}
+
 clt_status clt_lr_scheduler_step(clt_lr_scheduler *s)
 {
     static const char fn[] = "clt_lr_scheduler_step";
     CLT__REQUIRE_ARG(s, fn);
-    double lr;
     clt_status ast = check_attached(s, fn);
     if (ast != CLT_OK)
         return ast;
@@ -1808,24 +2004,11 @@ clt_status clt_lr_scheduler_step(clt_lr_scheduler *s)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: ReduceLROnPlateau steps on a metric: call "
                           "clt_lr_scheduler_step_metric", fn);
-    if (s->epoch == INT64_MAX)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the epoch count is at its limit", fn);
-    double mom = 0.0;
-    if (s->kind == CLT__SCHED_ONE_CYCLE) {
-        clt_status st = one_cycle_at(s, s->epoch + 1, &lr, &mom, fn);
-        if (st != CLT_OK)
-            return st;
-    } else {
-        lr = chained(s) ? chain_lr(s, s->epoch + 1) : schedule_lr(s, s->epoch + 1);
-    }
-    clt_status st = clt_optimizer_set_lr(s->opt, lr);
-    if (st == CLT_OK) {
-        s->epoch++;
-        s->last_lr = lr;
-        if (s->kind == CLT__SCHED_ONE_CYCLE && s->cycle.momentum)
-            *momentum_of(s->opt) = mom;
-    }
-    return st == CLT_OK ? st : clt__error_in(st, fn);
+    if (s->owner)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: this %s belongs to a %s, which steps it: step that one", fn,
+                          sched_name[s->kind], sched_name[s->owner->kind]);
+    return schedule_step(s, false, fn);
 }
 
 /* torch's ReduceLROnPlateau.is_better. */
@@ -1885,8 +2068,13 @@ int64_t clt_lr_scheduler_epoch(const clt_lr_scheduler *s)
 
 void clt_lr_scheduler_free(clt_lr_scheduler *s)
 {
-    if (s == NULL)
+    if (s == NULL || s->owner)
         return;
+    for (size_t i = 0; i < s->n_subs; i++) {
+        s->subs[i]->owner = NULL;
+        clt_lr_scheduler_free(s->subs[i]);
+    }
+    free(s->subs);
     clt_optimizer *o = s->opt;
     for (size_t k = 0; o && k < o->schedules; k++)
         if (o->scheds[k] == s) {
@@ -1920,15 +2108,22 @@ void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out)
                            s->n_milestones,
                            s->cycle,
                            s->plateau,
-                           s->opt && has_betas(s->opt->kind)};
+                           s->opt && has_betas(s->opt->kind),
+                           s->t_mult,
+                           s->t_i,
+                           s->t_cur,
+                           NULL,
+                           NULL};
 }
 
-clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, const char *fn)
+clt_status clt__lr_scheduler_check(const clt_lr_scheduler *s, const clt__schedule *v,
+                                   const char *fn)
 {
     clt_status st = check_schedule(v, fn);
     if (st == CLT_OK)
         st = check_lr(v->base_lr, fn);
-    if (st == CLT_OK && v->epoch < 0)
+    /* a SequentialLR's schedule not yet started is at -1 */
+    if (st == CLT_OK && v->epoch < (clt__lr_scheduler_later(s) ? -1 : 0))
         st = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: last_epoch %lld is negative", fn,
                         (long long)v->epoch);
     if (st == CLT_OK && v->kind == CLT__SCHED_ONE_CYCLE && v->cycle.momentum &&
@@ -1949,6 +2144,12 @@ clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, co
         t.cycle = v->cycle;
         st = one_cycle_lr(&t, v->epoch, &lr, fn);
     }
+    return st;
+}
+
+clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, const char *fn)
+{
+    clt_status st = clt__lr_scheduler_check(s, v, fn);
     int64_t *m = st == CLT_OK ? copy_milestones(v, &st, fn) : NULL;
     if (st != CLT_OK)
         return st;
@@ -1962,7 +2163,333 @@ clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, co
     s->base_lr = v->base_lr;
     s->factor = v->factor;
     s->factor2 = v->factor2;
-    s->last_lr = chained(s) && v->last_lr >= 0 && !isinf(v->last_lr) ? v->last_lr
+    s->t_mult = v->t_mult;
+    s->t_i = v->t_i;
+    s->t_cur = v->t_cur;
+    bool own = chained(s) || s->kind == CLT__SCHED_LAMBDA || s->kind == CLT__SCHED_MULTIPLICATIVE;
+    s->last_lr = own && v->last_lr >= 0 && !isinf(v->last_lr) ? v->last_lr
                                                                       : schedule_lr(s, s->epoch);
+    return CLT_OK;
+}
+
+/* ---- warm-up schedules and schedules of schedules ------------------------------------------ */
+
+clt_status clt_lambda_lr(clt_optimizer *opt, clt_lr_lambda lr_lambda, void *user,
+                         clt_lr_scheduler **out)
+{
+    if (out)
+        *out = NULL;
+    CLT__REQUIRE_ARG(lr_lambda, "clt_lambda_lr");
+    clt__schedule v = {.kind = CLT__SCHED_LAMBDA, .lambda = lr_lambda, .user = user};
+    return scheduler(opt, &v, out, "clt_lambda_lr");
+}
+
+clt_status clt_multiplicative_lr(clt_optimizer *opt, clt_lr_lambda lr_lambda, void *user,
+                                 clt_lr_scheduler **out)
+{
+    if (out)
+        *out = NULL;
+    CLT__REQUIRE_ARG(lr_lambda, "clt_multiplicative_lr");
+    clt__schedule v = {.kind = CLT__SCHED_MULTIPLICATIVE, .lambda = lr_lambda, .user = user};
+    return scheduler(opt, &v, out, "clt_multiplicative_lr");
+}
+
+clt_status clt_constant_lr(clt_optimizer *opt, double factor, int64_t total_iters,
+                           clt_lr_scheduler **out)
+{
+    clt__schedule v = {.kind = CLT__SCHED_CONSTANT, .period = total_iters, .factor = factor};
+    return scheduler(opt, &v, out, "clt_constant_lr");
+}
+
+clt_status clt_polynomial_lr(clt_optimizer *opt, int64_t total_iters, double power,
+                             clt_lr_scheduler **out)
+{
+    clt__schedule v = {.kind = CLT__SCHED_POLYNOMIAL, .period = total_iters, .factor = power};
+    return scheduler(opt, &v, out, "clt_polynomial_lr");
+}
+
+clt_status clt_cosine_warm_restarts(clt_optimizer *opt, int64_t t_0, int64_t t_mult,
+                                    double eta_min, clt_lr_scheduler **out)
+{
+    clt__schedule v = {.kind = CLT__SCHED_WARM_RESTARTS, .period = t_0, .factor = eta_min,
+                       .t_mult = t_mult, .t_i = t_0};
+    return scheduler(opt, &v, out, "clt_cosine_warm_restarts");
+}
+
+clt_status clt_lr_scheduler_step_to(clt_lr_scheduler *s, double epoch)
+{
+    static const char fn[] = "clt_lr_scheduler_step_to";
+    CLT__REQUIRE_ARG(s, fn);
+    clt_status st = check_attached(s, fn);
+    if (st != CLT_OK)
+        return st;
+    if (s->kind != CLT__SCHED_WARM_RESTARTS || s->owner)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: only a CosineAnnealingWarmRestarts of its own steps to an epoch "
+                          "(this is a %s%s): call clt_lr_scheduler_step",
+                          fn, sched_name[s->kind], s->owner ? " a container took" : "");
+    if (!(epoch >= 0.0) || !(epoch < 9.2e18))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: Expected non-negative epoch, but got %g",
+                          fn, epoch);
+    /* torch's step(epoch), in its order */
+    double t_cur = epoch;
+    int64_t t_i = s->period, t0 = s->period, m = s->t_mult;
+    if (epoch >= (double)t0 && m == 1) {
+        t_cur = fmod(epoch, (double)t0);
+        t_i = s->t_i;
+    } else if (epoch >= (double)t0) {
+        double x = log(epoch / (double)t0 * (double)(m - 1) + 1) / log((double)m);
+        int64_t n = (int64_t)x, p = 1;
+        for (int64_t i = 0; i < n; i++) {
+            if (p > INT64_MAX / m / t0)
+                return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                  "%s: epoch %g makes T_i past int64 (T_0 %lld, T_mult %lld)",
+                                  fn, epoch, (long long)t0, (long long)m);
+            p *= m;
+        }
+        t_cur = epoch - (double)(t0 * (p - 1)) / (double)(m - 1);
+        t_i = t0 * p;
+    }
+    double lr = warm_lr(s, t_cur, t_i);
+    st = check_lr(lr, fn);
+    if (st == CLT_OK)
+        st = clt_optimizer_set_lr(s->opt, lr);
+    if (st != CLT_OK)
+        return st;
+    s->t_cur = t_cur;
+    s->t_i = t_i;
+    s->epoch = (int64_t)floor(epoch);
+    s->last_lr = lr;
+    return clt__ok();
+}
+
+/* What a container's step may change, to put back when one of its
+ * schedules fails: each schedule (a copy: a step changes no pointer), the
+ * rate and the momentum. */
+typedef struct {
+    clt_lr_scheduler *subs;
+    double lr, mom;
+} saved_steps;
+
+static bool save_steps(const clt_lr_scheduler *s, saved_steps *k)
+{
+    k->subs = clt__calloc(s->n_subs, sizeof *k->subs);
+    if (k->subs == NULL)
+        return false;
+    for (size_t i = 0; i < s->n_subs; i++)
+        k->subs[i] = *s->subs[i];
+    double *m = momentum_of(s->opt);
+    k->lr = s->opt->lr;
+    k->mom = m ? *m : 0.0;
+    return true;
+}
+
+static void restore_steps(clt_lr_scheduler *s, saved_steps *k)
+{
+    for (size_t i = 0; i < s->n_subs; i++)
+        *s->subs[i] = k->subs[i];
+    double *m = momentum_of(s->opt);
+    s->opt->lr = k->lr;
+    if (m)
+        *m = k->mom;
+}
+
+/* SequentialLR's step (the schedule of the epoch, from epoch 0 at its
+ * milestone) or ChainedScheduler's (each in turn, all or none). */
+static clt_status container_step(clt_lr_scheduler *s, const char *fn)
+{
+    if (s->epoch == INT64_MAX)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the epoch count is at its limit", fn);
+    clt_status st = CLT_OK;
+    if (s->kind == CLT__SCHED_SEQUENTIAL) {
+        int64_t e = s->epoch + 1;
+        size_t idx = 0;
+        while (idx < s->n_milestones && s->milestones[idx] <= e)
+            idx++; /* bisect_right */
+        st = schedule_step(s->subs[idx], idx > 0 && s->milestones[idx - 1] == e, fn);
+    } else {
+        saved_steps k;
+        if (!save_steps(s, &k))
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        for (size_t i = 0; i < s->n_subs && st == CLT_OK; i++)
+            st = schedule_step(s->subs[i], false, fn);
+        if (st != CLT_OK)
+            restore_steps(s, &k);
+        free(k.subs);
+    }
+    if (st == CLT_OK) {
+        s->epoch++;
+        s->last_lr = s->opt->lr;
+    }
+    return st;
+}
+
+/* Checks the schedules a container is to take: n >= 1 of them, on opt (or
+ * on the first one's optimizer), none taken already, none twice, none
+ * ReduceLROnPlateau or a container itself. */
+static clt_status check_subs(clt_optimizer *opt, clt_lr_scheduler *const *subs, size_t n,
+                             const char *what, const char *fn)
+{
+    CLT__REQUIRE_ARG(subs, fn);
+    if (n == 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s takes at least one schedule", fn,
+                          what);
+    for (size_t i = 0; i < n; i++) {
+        if (subs[i] == NULL)
+            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: schedulers[%zu] is NULL", fn, i);
+        const clt_lr_scheduler *t = subs[i];
+        if (t->opt == NULL)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: the optimizer schedulers[%zu] drove was freed", fn, i);
+        if (t->opt != (opt ? opt : subs[0]->opt))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: %s expects all schedulers to belong to the same optimizer, "
+                              "but got schedulers at index %zu to be different",
+                              fn, what, i);
+        if (t->owner)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: schedulers[%zu] belongs to a %s already", fn, i,
+                              sched_name[t->owner->kind]);
+        if (t->kind == CLT__SCHED_PLATEAU || t->kind == CLT__SCHED_SEQUENTIAL ||
+            t->kind == CLT__SCHED_CHAINED)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: schedulers[%zu] is a %s, which %s does not step", fn, i,
+                              sched_name[t->kind], what);
+        for (size_t j = 0; j < i; j++)
+            if (subs[j] == t)
+                return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                  "%s: schedulers[%zu] is schedulers[%zu] again", fn, i, j);
+    }
+    return CLT_OK;
+}
+
+/* A container of kind k over the n schedules (not yet taken: the caller
+ * takes them once nothing can fail), with SequentialLR's milestones. */
+static clt_status container(clt_optimizer *opt, clt__sched_kind k, clt_lr_scheduler *const *subs,
+                            size_t n, const int64_t *milestones, clt_lr_scheduler **out,
+                            const char *fn)
+{
+    clt_lr_scheduler *s = clt__calloc(1, sizeof *s);
+    clt_lr_scheduler **v = s ? clt__calloc(n, sizeof *v) : NULL;
+    int64_t *m = v && n > 1 && milestones ? clt__calloc(n - 1, sizeof *m) : NULL;
+    if (s) {
+        s->opt = opt;
+        s->kind = k;
+        s->subs = v;
+        s->n_subs = n;
+        s->milestones = m;
+        s->n_milestones = m ? n - 1 : 0;
+        s->last_lr = opt->lr;
+    }
+    if (s == NULL || v == NULL || (m == NULL && n > 1 && milestones) || !attach_schedule(s)) {
+        if (s)
+            free(s->milestones);
+        free(v);
+        free(s);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
+    memcpy(v, subs, n * sizeof *v);
+    if (m)
+        memcpy(m, milestones, (n - 1) * sizeof *m);
+    *out = s;
+    return CLT_OK;
+}
+
+clt_status clt_sequential_lr(clt_optimizer *opt, clt_lr_scheduler *const *schedulers, size_t n,
+                             const int64_t *milestones, clt_lr_scheduler **out)
+{
+    static const char fn[] = "clt_sequential_lr";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(opt, fn);
+    clt_status st = check_subs(opt, schedulers, n, "SequentialLR", fn);
+    if (st != CLT_OK)
+        return st;
+    if (n > 1)
+        CLT__REQUIRE_ARG(milestones, fn);
+    for (size_t i = 0; i + 1 < n; i++)
+        if (milestones[i] < 1 || (i > 0 && milestones[i] < milestones[i - 1]))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: milestones[%zu] is %lld: the %zu milestones are epochs >= 1 "
+                              "in increasing order (one fewer than the schedulers)",
+                              fn, i, (long long)milestones[i], n - 1);
+    if (!opt->set.group.has_initial_lr)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the optimizer has no initial_lr", fn);
+    clt_lr_scheduler *s;
+    st = container(opt, CLT__SCHED_SEQUENTIAL, schedulers, n, milestones, &s, fn);
+    if (st != CLT_OK)
+        return st;
+    saved_steps k;
+    if (!save_steps(s, &k)) {
+        clt_lr_scheduler_free(s);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
+    /* torch's constructor: the rate back to initial_lr, each schedule's
+     * step undone, and the first one's initial step */
+    opt->lr = opt->set.group.initial_lr;
+    for (size_t i = 0; i < n; i++) {
+        s->subs[i]->epoch--;
+        s->subs[i]->owner = s;
+    }
+    st = schedule_step(s->subs[0], false, fn);
+    if (st != CLT_OK) {
+        restore_steps(s, &k);
+        s->n_subs = 0; /* the caller keeps them */
+        clt_lr_scheduler_free(s);
+    } else {
+        s->last_lr = opt->lr;
+        *out = s;
+    }
+    free(k.subs);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_chained_scheduler(clt_lr_scheduler *const *schedulers, size_t n,
+                                 clt_lr_scheduler **out)
+{
+    static const char fn[] = "clt_chained_scheduler";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = check_subs(NULL, schedulers, n, "ChainedScheduler", fn);
+    if (st == CLT_OK)
+        st = container(schedulers[0]->opt, CLT__SCHED_CHAINED, schedulers, n, NULL, out, fn);
+    for (size_t i = 0; st == CLT_OK && i < n; i++)
+        schedulers[i]->owner = *out;
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+size_t clt__lr_scheduler_subs(const clt_lr_scheduler *s, clt_lr_scheduler *const **subs)
+{
+    *subs = s->subs;
+    return s->n_subs;
+}
+
+bool clt__lr_scheduler_later(const clt_lr_scheduler *s)
+{
+    return s->owner && s->owner->kind == CLT__SCHED_SEQUENTIAL && s->owner->subs[0] != s;
+}
+
+clt_status clt__lr_scheduler_set_container(clt_lr_scheduler *s, int64_t epoch,
+                                           const int64_t *milestones, size_t n, double last_lr,
+                                           const char *fn)
+{
+    bool seq = s->kind == CLT__SCHED_SEQUENTIAL;
+    if (seq && n + 1 != s->n_subs)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %zu milestones, and the SequentialLR has %zu schedules (one more "
+                          "than its milestones)",
+                          fn, n, s->n_subs);
+    for (size_t i = 0; seq && i < n; i++)
+        if (milestones[i] < 1 || (i > 0 && milestones[i] < milestones[i - 1]))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: _milestones[%zu] is %lld: epochs >= 1 in increasing order",
+                              fn, i, (long long)milestones[i]);
+    if (seq && epoch < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: last_epoch %lld is negative", fn,
+                          (long long)epoch);
+    if (seq && n > 0)
+        memcpy(s->milestones, milestones, n * sizeof *milestones);
+    s->epoch = seq ? epoch : s->subs[0]->epoch;
+    s->last_lr = last_lr;
     return CLT_OK;
 }

@@ -90,6 +90,14 @@ typedef enum clt__sched_kind {
     CLT__SCHED_LINEAR,
     CLT__SCHED_ONE_CYCLE,
     CLT__SCHED_PLATEAU,
+    /* warm-up schedules and schedules of schedules */
+    CLT__SCHED_CONSTANT,       /* period total_iters, factor factor */
+    CLT__SCHED_POLYNOMIAL,     /* period total_iters, factor power */
+    CLT__SCHED_WARM_RESTARTS,  /* period T_0, factor eta_min, t_mult, t_i, t_cur */
+    CLT__SCHED_LAMBDA,         /* a callback: base_lr * fn(epoch) */
+    CLT__SCHED_MULTIPLICATIVE, /* a callback: lr * fn(epoch) */
+    CLT__SCHED_SEQUENTIAL,     /* schedules taken, milestones */
+    CLT__SCHED_CHAINED,        /* schedules taken */
 } clt__sched_kind;
 
 /* OneCycleLR's phases: the step each ends at (torch's
@@ -130,11 +138,35 @@ typedef struct clt__schedule {
     clt__one_cycle cycle;
     clt__plateau plateau;
     int use_beta1; /* _get: the optimizer's momentum is Adam's betas[0] */
+    /* CosineAnnealingWarmRestarts' T_mult, T_i and T_cur */
+    int64_t t_mult, t_i;
+    double t_cur;
+    /* LambdaLR's and MultiplicativeLR's callback (constructors only) */
+    clt_lr_lambda lambda;
+    void *user;
 } clt__schedule;
 void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out);
 /* Sets v's epoch, period, base_lr, factors and milestones (copied; v->kind
  * is the caller's to have checked), checked as the constructors check
  * them; refused, s unchanged, with a message naming fn. */
 clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, const char *fn);
+/* clt__lr_scheduler_set's checks alone: what it would refuse (only out
+ * of host memory is left to fail after them). */
+clt_status clt__lr_scheduler_check(const clt_lr_scheduler *s, const clt__schedule *v,
+                                   const char *fn);
+/* A SequentialLR's or ChainedScheduler's schedules (borrowed), their
+ * number; 0 for any other kind. */
+size_t clt__lr_scheduler_subs(const clt_lr_scheduler *s, clt_lr_scheduler *const **subs);
+/* Whether s is a SequentialLR's schedule but its first (torch steps it
+ * with step(0) at its milestone). */
+bool clt__lr_scheduler_later(const clt_lr_scheduler *s);
+/* Sets a container's epoch (SequentialLR's last_epoch; ChainedScheduler
+ * has none in torch's file: its first schedule's), milestones (n of them,
+ * SequentialLR's: one fewer than its schedules, NULL for ChainedScheduler)
+ * and last rate, after its schedules were set; refused, s unchanged, with
+ * a message naming fn. */
+clt_status clt__lr_scheduler_set_container(clt_lr_scheduler *s, int64_t epoch,
+                                           const int64_t *milestones, size_t n, double last_lr,
+                                           const char *fn);
 
 #endif
