@@ -717,7 +717,7 @@ Test(conv_more, pool1d_layers_and_errors)
 Test(conv_more, errors_name_what_is_wrong)
 {
     clt_device *dev = get_device("cpu");
-    double v[64] = {0};
+    double v[72] = {0}; /* the largest below, w4 */
     clt_tensor *x3 = tensor_of(dev, CLT_FLOAT32, 3, (int64_t[]){2, 4, 8}, v);
     clt_tensor *w3 = tensor_of(dev, CLT_FLOAT32, 3, (int64_t[]){3, 4, 3}, v);
     clt_tensor *x4 = tensor_of(dev, CLT_FLOAT32, 4, (int64_t[]){1, 4, 3, 3}, v);
