@@ -1,9 +1,10 @@
-/* train_digits.c: the lesson's whole training loop in C.  Trains an MLP or a
- * small CNN on the 8x8 handwritten digits (scikit-learn's digits.csv.gz:
- * 64 pixel values and a label per line) on the device the picker chose,
- * and prints the test accuracy:
+/* train_digits.c: the lesson's whole training loop in C.  Trains an MLP, a
+ * small CNN or a small transformer (each digit a sequence of its 8 rows)
+ * on the 8x8 handwritten digits (scikit-learn's digits.csv.gz: 64 pixel
+ * values and a label per line) on the device the picker chose, and prints
+ * the test accuracy:
  *
- *   train_digits [--model mlp|cnn] [--device KIND] [--epochs N] [--seed N]
+ *   train_digits [--model mlp|cnn|transformer] [--device KIND] [--epochs N] [--seed N]
  *                [--out FILE.npy] DIGITS_CSV_GZ | X.npy Y.npy
  *
  * or on the same data from NumPy: np.save("X.npy", X.astype(np.float32))
@@ -264,6 +265,57 @@ static clt_module *make_cnn(clt_device *dev, clt_generator *gen)
 }
 #endif
 
+/* The transformer, as a PyTorch user writes its forward:
+ *
+ *   tokens = self.proj(x) + self.pos(torch.arange(8))  # x [B, 8, 8]: a row a token
+ *   h = self.encoder(tokens).mean(dim=1)                # [B, 8, 32] -> [B, 32]
+ *   return self.head(h)                                 # [B, 10]
+ *
+ * cltensor has no module made of a forward function, so the parts live in
+ * a Sequential that is never run (it plays nn.Module's attribute list:
+ * parameters, .to(), .train() and the release reach them all) and
+ * forward() below runs them. */
+enum { D_MODEL = 32, HEADS = 4, FEEDFORWARD = 64, ROWS = 8 };
+
+typedef struct digits_net {
+    clt_module *all;                         /* the model: owns the parts below */
+    clt_module *proj, *pos, *encoder, *head; /* the transformer's (NULL otherwise) */
+    clt_tensor *positions;                   /* torch.arange(8) on the device */
+} digits_net;
+
+static digits_net make_transformer(clt_device *dev, clt_generator *gen)
+{
+    digits_net n = {0};
+    TRY(clt_linear(dev, ROWS, D_MODEL, 1, gen, &n.proj));    /* nn.Linear(8, 32)    */
+    TRY(clt_embedding_layer(dev, ROWS, D_MODEL, gen, &n.pos)); /* nn.Embedding(8, 32) */
+    clt_module *layers[2];
+    TRY(clt_transformer_encoder_layer(dev, D_MODEL, HEADS, FEEDFORWARD, 0.1, "relu", 1e-5,
+                                      1, 0, gen, &layers[0])); /* batch_first=True */
+    TRY(clt_module_clone(layers[0], NULL, &layers[1])); /* as TransformerEncoder's deepcopy */
+    TRY(clt_transformer_encoder(layers, 2, NULL, &n.encoder));
+    TRY(clt_linear(dev, D_MODEL, CLASSES, 1, gen, &n.head)); /* nn.Linear(32, 10) */
+    TRY(clt_sequential((clt_module *[]){n.proj, n.pos, n.encoder, n.head}, 4, &n.all));
+    TRY(clt_arange(dev, CLT_INT64, 0, ROWS, 1, &n.positions));
+    return n;
+}
+
+/* out = model(x); the temporaries go with the caller's scope. */
+static clt_tensor *forward(const digits_net *n, const clt_tensor *x)
+{
+    clt_tensor *tok, *pos, *sum, *enc, *h, *out;
+    if (!n->encoder) {
+        TRY(clt_module_forward(n->all, x, &out));
+        return out;
+    }
+    TRY(clt_module_forward(n->proj, x, &tok));            /* [B, 8, 32] */
+    TRY(clt_module_forward(n->pos, n->positions, &pos));  /* [8, 32], broadcast */
+    TRY(clt_add(tok, pos, &sum));
+    TRY(clt_module_forward(n->encoder, sum, &enc));
+    TRY(clt_mean_dim(enc, 1, 0, &h));                     /* mean over the tokens */
+    TRY(clt_module_forward(n->head, h, &out));
+    return out;
+}
+
 /* Mean cross entropy of logits [B, 10] against int64 labels [B]. */
 static clt_status cross_entropy(const clt_tensor *logits, const clt_tensor *labels,
                                 clt_tensor **loss)
@@ -276,7 +328,7 @@ static clt_status cross_entropy(const clt_tensor *logits, const clt_tensor *labe
 static void usage(int asked)
 {
     fprintf(asked ? stdout : stderr,
-            "usage: train_digits [--model mlp|cnn] [--device KIND] [--epochs N] "
+            "usage: train_digits [--model mlp|cnn|transformer] [--device KIND] [--epochs N] "
             "[--seed N] [--out FILE.npy] DIGITS_CSV_GZ | X.npy Y.npy\n");
     exit(asked ? 0 : 2);
 }
@@ -317,8 +369,8 @@ int main(int argc, char **argv)
         else
             path = a;
     }
-    bool cnn = strcmp(model, "cnn") == 0;
-    if (!path || (!cnn && strcmp(model, "mlp") != 0) || epochs == 0 || epochs < -1)
+    bool cnn = strcmp(model, "cnn") == 0, tf = strcmp(model, "transformer") == 0;
+    if (!path || (!cnn && !tf && strcmp(model, "mlp") != 0) || epochs == 0 || epochs < -1)
         usage(0);
     if (epochs < 0)
         epochs = cnn ? 20 : 30;
@@ -334,22 +386,30 @@ int main(int argc, char **argv)
     TRY(clt_device_get(kind, &dev)); /* device = "cuda" if available else "cpu" */
     clt_generator *gen;
     TRY(clt_generator_new(seed, &gen));
-    clt_module *net = NULL;
+    digits_net model_ = {0}, *net = &model_;
     if (cnn) {
 #ifdef CLTENSOR_HAS_CONV
-        net = make_cnn(dev, gen);
+        net->all = make_cnn(dev, gen);
 #else
         fprintf(stderr, "train_digits: this build has no convolution layers\n");
         return 1;
 #endif
+    } else if (tf) {
+        *net = make_transformer(dev, gen);
     } else {
-        net = make_mlp(dev, gen);
+        net->all = make_mlp(dev, gen);
     }
-    TRY(clt_module_to(net, dev)); /* model = model.to(device) */
+    TRY(clt_module_to(net->all, dev)); /* model = model.to(device) */
 
-    /* the training rows as a dataset; images [N, 1, 8, 8] for the CNN */
-    int64_t xshape_mlp[2] = {ntrain, PIXELS}, xshape_cnn[4] = {ntrain, 1, 8, 8};
-    clt_array_spec xs = {x, CLT_FLOAT32, cnn ? 4 : 2, cnn ? xshape_cnn : xshape_mlp};
+    /* the training rows as a dataset: rows of pixels [N, 64] for the MLP,
+     * images [N, 1, 8, 8] for the CNN, sequences of 8 rows [N, 8, 8] for
+     * the transformer; the test rows alike */
+    int64_t shapes[3][4] = {{ntrain, PIXELS}, {ntrain, 1, 8, 8}, {ntrain, ROWS, 8}};
+    int which = cnn ? 1 : tf ? 2 : 0, ndim = (int[]){2, 4, 3}[which];
+    int64_t *xshape = shapes[which], tshape[4];
+    memcpy(tshape, xshape, sizeof tshape);
+    tshape[0] = TEST_ROWS;
+    clt_array_spec xs = {x, CLT_FLOAT32, ndim, xshape};
     clt_array_spec ys = {y, CLT_INT64, 1, &ntrain};
     clt_loader_opts lo = {64, 1, seed, 0, 0, 0};
     clt_dataloader *loader;
@@ -357,26 +417,28 @@ int main(int argc, char **argv)
 
     clt_tensor **params;
     size_t nparams;
-    TRY(clt_module_parameters(net, &params, &nparams));
+    TRY(clt_module_parameters(net->all, &params, &nparams));
     clt_adam_opts ao = CLT_ADAMW_DEFAULTS;
     ao.lr = cnn ? 3e-3 : 2e-3;
     clt_optimizer *opt;
     TRY(clt_adamw(params, nparams, &ao, &opt));
-    clt_lr_scheduler *sched;
+    /* the transformer warms up: LinearLR(opt, 0.1, 1.0, 5) with the cosine,
+     * both stepped every epoch (torch's chaining: their factors multiply) */
+    clt_lr_scheduler *warmup = NULL, *sched;
+    if (tf)
+        TRY(clt_linear_lr(opt, 0.1, 1.0, 5, &warmup));
     TRY(clt_cosine_lr(opt, epochs, 0.0, &sched));
 
     /* the test rows go to the device once */
-    int64_t tshape_mlp[2] = {TEST_ROWS, PIXELS}, tshape_cnn[4] = {TEST_ROWS, 1, 8, 8};
     clt_tensor *xtest, *ytest;
-    TRY(clt_tensor_from_host(dev, CLT_FLOAT32, cnn ? 4 : 2, cnn ? tshape_cnn : tshape_mlp,
-                             x + ntrain * PIXELS, &xtest));
+    TRY(clt_tensor_from_host(dev, CLT_FLOAT32, ndim, tshape, x + ntrain * PIXELS, &xtest));
     TRY(clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){TEST_ROWS}, y + ntrain, &ytest));
 
     double accuracy = 0;
     clt_tensor *pred = NULL;
     for (int e = 1; e <= epochs; e++) {
         double t0 = now();
-        clt_module_train(net, 1);
+        clt_module_train(net->all, 1);
         clt_tensor *loss_sum = NULL;
         int64_t batches = 0;
         for (;;) {
@@ -388,7 +450,7 @@ int main(int argc, char **argv)
                 clt_scope_end();
                 break;
             }
-            TRY(clt_module_forward(net, xb, &out));
+            out = forward(net, xb); /* out = model(xb) */
             TRY(cross_entropy(out, yb, &loss));
             TRY(clt_optimizer_zero_grad(opt, 1));
             TRY(clt_backward(loss, NULL, 0));
@@ -407,14 +469,16 @@ int main(int argc, char **argv)
             clt_scope_end();
             batches++;
         }
+        if (warmup)
+            TRY(clt_lr_scheduler_step(warmup));
         TRY(clt_lr_scheduler_step(sched));
 
         /* evaluation: model.eval(), torch.no_grad(), out.argmax(dim=1) */
-        clt_module_train(net, 0);
+        clt_module_train(net->all, 0);
         int was = clt_set_grad_enabled(0);
         TRY(clt_scope_begin());
         clt_tensor *logits, *hit, *hitf, *acc;
-        TRY(clt_module_forward(net, xtest, &logits));
+        logits = forward(net, xtest);
         clt_tensor_free(pred);
         TRY(clt_argmax_dim(logits, 1, 0, &pred));
         TRY(clt_scope_keep(pred));
@@ -440,10 +504,12 @@ int main(int argc, char **argv)
     clt_tensor_free(xtest);
     clt_tensor_free(ytest);
     clt_lr_scheduler_free(sched);
+    clt_lr_scheduler_free(warmup);
     clt_optimizer_free(opt);
     clt_free(params);
     clt_dataloader_free(loader);
-    clt_module_free(net);
+    clt_tensor_free(net->positions);
+    clt_module_free(net->all);
     clt_generator_free(gen);
     if (ypath) {
         clt_free(xa);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # train_digits.sh: examples/train_digits on a small part of the digits data
 # (tests/data/digits-small.csv.gz: the first 560 rows of scikit-learn's
-# digits.csv.gz): both models run, print one line per epoch and end with
+# digits.csv.gz): the three models run, print one line per epoch and end with
 # "test accuracy: 0.XXXX", write nothing on stderr, and save the test
 # predictions as a 1-D int64 .npy of 360 entries.  Bad arguments fail with
 # a message.  CI runs the real data set for the accuracy.
@@ -14,7 +14,7 @@ fail() {
     echo "train_digits.sh: $*"
     exit 1
 }
-for model in mlp cnn; do
+for model in mlp cnn transformer; do
     "$prog" --model "$model" --epochs 3 --seed 1 --out "$tmp/pred.npy" "$data" \
         >"$tmp/out" 2>"$tmp/err" || fail "$model: exit status $? ($(cat "$tmp/err"))"
     [ -s "$tmp/err" ] && fail "$model: stderr is not empty: $(cat "$tmp/err")"
@@ -30,7 +30,7 @@ for model in mlp cnn; do
     [ "$(wc -c <"$tmp/pred.npy")" -eq $((128 + 360 * 8)) ] || fail "$model: file size"
     echo "train_digits.sh: $model: $(tail -n 1 "$tmp/out")"
 done
-"$prog" --model rnn "$data" >/dev/null 2>"$tmp/err" && fail "--model rnn accepted"
+"$prog" --model svm "$data" >/dev/null 2>"$tmp/err" && fail "--model svm accepted"
 grep -q usage "$tmp/err" || fail "no usage message for a bad model"
 "$prog" --epochs 3x "$data" >/dev/null 2>"$tmp/err" && fail "--epochs 3x accepted"
 grep -q usage "$tmp/err" || fail "no usage message for a bad number"
