@@ -35,7 +35,7 @@
         }                                                                                 \
     } while (0)
 
-enum { PIXELS = 64, CLASSES = 10, TEST_ROWS = 360 };
+enum { PIXELS = 64, CLASSES = 10, TEST_ROWS = 360, WARMUP = 5 /* the transformer's epochs */ };
 
 static double now(void)
 {
@@ -422,12 +422,17 @@ int main(int argc, char **argv)
     ao.lr = cnn ? 3e-3 : 2e-3;
     clt_optimizer *opt;
     TRY(clt_adamw(params, nparams, &ao, &opt));
-    /* the transformer warms up: LinearLR(opt, 0.1, 1.0, 5) with the cosine,
-     * both stepped every epoch (torch's chaining: their factors multiply) */
-    clt_lr_scheduler *warmup = NULL, *sched;
-    if (tf)
-        TRY(clt_linear_lr(opt, 0.1, 1.0, 5, &warmup));
-    TRY(clt_cosine_lr(opt, epochs, 0.0, &sched));
+    /* a cosine schedule; the transformer warms up first: SequentialLR of
+     * LinearLR(0.1 -> 1, 5 epochs), then the cosine over the rest */
+    clt_lr_scheduler *sched;
+    if (tf && epochs > WARMUP) {
+        clt_lr_scheduler *parts[2];
+        TRY(clt_linear_lr(opt, 0.1, 1.0, WARMUP, &parts[0]));
+        TRY(clt_cosine_lr(opt, epochs - WARMUP, 0.0, &parts[1]));
+        TRY(clt_sequential_lr(opt, parts, 2, (int64_t[]){WARMUP}, &sched)); /* takes both */
+    } else {
+        TRY(clt_cosine_lr(opt, epochs, 0.0, &sched));
+    }
 
     /* the test rows go to the device once */
     clt_tensor *xtest, *ytest;
@@ -469,8 +474,6 @@ int main(int argc, char **argv)
             clt_scope_end();
             batches++;
         }
-        if (warmup)
-            TRY(clt_lr_scheduler_step(warmup));
         TRY(clt_lr_scheduler_step(sched));
 
         /* evaluation: model.eval(), torch.no_grad(), out.argmax(dim=1) */
@@ -504,7 +507,6 @@ int main(int argc, char **argv)
     clt_tensor_free(xtest);
     clt_tensor_free(ytest);
     clt_lr_scheduler_free(sched);
-    clt_lr_scheduler_free(warmup);
     clt_optimizer_free(opt);
     clt_free(params);
     clt_dataloader_free(loader);
