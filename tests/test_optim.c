@@ -1987,6 +1987,10 @@ Test(optim, one_cycle_schedule)
     cr_assert_null(s);
     assert_error(clt_one_cycle_lr(opt, 0.5, 0, 0.3, NULL, 25, 1e4, 0, &s),
                  CLT_ERR_INVALID_ARGUMENT, "Expected positive integer total_steps, but got 0");
+    /* the last phase's end, total_steps - 1, computed without overflowing */
+    assert_error(clt_one_cycle_lr(opt, 0.5, INT64_MIN, 0.3, NULL, 25, 1e4, 0, &s),
+                 CLT_ERR_INVALID_ARGUMENT,
+                 "Expected positive integer total_steps, but got -9223372036854775808");
     assert_error(clt_one_cycle_lr(opt, 0.5, 10, 0.3, "exp", 25, 1e4, 0, &s),
                  CLT_ERR_INVALID_ARGUMENT, "anneal_strategy 'exp' is unknown");
     assert_error(clt_one_cycle_lr(opt, 0.5, 10, 0.3, NULL, 0, 1e4, 0, &s),

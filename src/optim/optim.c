@@ -1871,7 +1871,7 @@ static clt_status one_cycle_in(const char *fn, clt_optimizer *opt, double max_lr
     v.cycle.end_step[0] = pct_start * t - 1;
     if (three_phase)
         v.cycle.end_step[1] = 2 * pct_start * t - 2;
-    v.cycle.end_step[v.cycle.phases - 1] = (double)(total_steps - 1);
+    v.cycle.end_step[v.cycle.phases - 1] = t - 1; /* refused below when total_steps < 1 */
     return one_cycle(opt, &v, cycle_momentum != 0, base_momentum, max_momentum, out, fn);
 }
 
