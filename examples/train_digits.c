@@ -265,55 +265,64 @@ static clt_module *make_cnn(clt_device *dev, clt_generator *gen)
 }
 #endif
 
-/* The transformer, as a PyTorch user writes its forward:
+/* The transformer, written as a PyTorch user subclasses nn.Module:
  *
- *   tokens = self.proj(x) + self.pos(torch.arange(8))  # x [B, 8, 8]: a row a token
- *   h = self.encoder(tokens).mean(dim=1)                # [B, 8, 32] -> [B, 32]
- *   return self.head(h)                                 # [B, 10]
+ *   class DigitsTransformer(nn.Module):
+ *       def __init__(self):
+ *           super().__init__()
+ *           self.proj = nn.Linear(8, 32)                        # a row a token
+ *           self.pos = nn.Parameter(torch.randn(8, 32) * 0.02)  # learned positions
+ *           self.encoder = nn.TransformerEncoder(layer, 2)
+ *           self.head = nn.Linear(32, 10)
  *
- * cltensor has no module made of a forward function, so the parts live in
- * a Sequential that is never run (it plays nn.Module's attribute list:
- * parameters, .to(), .train() and the release reach them all) and
- * forward() below runs them. */
+ *       def forward(self, x):                                  # x [B, 8, 8]
+ *           h = self.encoder(self.proj(x) + self.pos)          # [B, 8, 32]
+ *           return self.head(h.mean(dim=1))                    # [B, 10]
+ *
+ * clt_module_custom makes the module, transformer_forward its forward; its
+ * state has torch's names ("pos", "proj.weight", "encoder.layers.0...."). */
 enum { D_MODEL = 32, HEADS = 4, FEEDFORWARD = 64, ROWS = 8 };
 
-typedef struct digits_net {
-    clt_module *all;                         /* the model: owns the parts below */
-    clt_module *proj, *pos, *encoder, *head; /* the transformer's (NULL otherwise) */
-    clt_tensor *positions;                   /* torch.arange(8) on the device */
-} digits_net;
-
-static digits_net make_transformer(clt_device *dev, clt_generator *gen)
+static clt_status transformer_forward(clt_module *m, void *user, const clt_tensor *x,
+                                      clt_tensor **out)
 {
-    digits_net n = {0};
-    TRY(clt_linear(dev, ROWS, D_MODEL, 1, gen, &n.proj));    /* nn.Linear(8, 32)    */
-    TRY(clt_embedding_layer(dev, ROWS, D_MODEL, gen, &n.pos)); /* nn.Embedding(8, 32) */
-    clt_module *layers[2];
+    (void)user;
+    clt_tensor *tok = NULL, *sum = NULL, *enc = NULL, *h = NULL;
+    clt_status st = clt_module_forward(clt_module_child(m, "proj"), x, &tok);
+    if (st == CLT_OK) /* [B, 8, 32] + [8, 32], broadcast */
+        st = clt_add(tok, clt_module_param(m, "pos"), &sum);
+    if (st == CLT_OK)
+        st = clt_module_forward(clt_module_child(m, "encoder"), sum, &enc);
+    if (st == CLT_OK) /* the mean over the tokens */
+        st = clt_mean_dim(enc, 1, 0, &h);
+    if (st == CLT_OK)
+        st = clt_module_forward(clt_module_child(m, "head"), h, out);
+    clt_tensor_free(tok);
+    clt_tensor_free(sum);
+    clt_tensor_free(enc);
+    clt_tensor_free(h);
+    return st;
+}
+
+static clt_module *make_transformer(clt_device *dev, clt_generator *gen)
+{
+    clt_module *m, *proj, *encoder, *head, *layers[2];
+    clt_tensor *r, *pos;
+    TRY(clt_module_custom("DigitsTransformer", transformer_forward, NULL, NULL, &m));
+    TRY(clt_linear(dev, ROWS, D_MODEL, 1, gen, &proj)); /* nn.Linear(8, 32) */
+    TRY(clt_module_add_module(m, "proj", proj));
+    TRY(clt_randn(gen, dev, CLT_FLOAT32, 2, (int64_t[]){ROWS, D_MODEL}, &r));
+    TRY(clt_mul_scalar(r, 0.02, &pos)); /* torch.randn(8, 32) * 0.02, as GPT-2's */
+    clt_tensor_free(r);
+    TRY(clt_module_add_parameter(m, "pos", pos)); /* takes pos */
     TRY(clt_transformer_encoder_layer(dev, D_MODEL, HEADS, FEEDFORWARD, 0.1, "relu", 1e-5,
                                       1, 0, gen, &layers[0])); /* batch_first=True */
     TRY(clt_module_clone(layers[0], NULL, &layers[1])); /* as TransformerEncoder's deepcopy */
-    TRY(clt_transformer_encoder(layers, 2, NULL, &n.encoder));
-    TRY(clt_linear(dev, D_MODEL, CLASSES, 1, gen, &n.head)); /* nn.Linear(32, 10) */
-    TRY(clt_sequential((clt_module *[]){n.proj, n.pos, n.encoder, n.head}, 4, &n.all));
-    TRY(clt_arange(dev, CLT_INT64, 0, ROWS, 1, &n.positions));
-    return n;
-}
-
-/* out = model(x); the temporaries go with the caller's scope. */
-static clt_tensor *forward(const digits_net *n, const clt_tensor *x)
-{
-    clt_tensor *tok, *pos, *sum, *enc, *h, *out;
-    if (!n->encoder) {
-        TRY(clt_module_forward(n->all, x, &out));
-        return out;
-    }
-    TRY(clt_module_forward(n->proj, x, &tok));            /* [B, 8, 32] */
-    TRY(clt_module_forward(n->pos, n->positions, &pos));  /* [8, 32], broadcast */
-    TRY(clt_add(tok, pos, &sum));
-    TRY(clt_module_forward(n->encoder, sum, &enc));
-    TRY(clt_mean_dim(enc, 1, 0, &h));                     /* mean over the tokens */
-    TRY(clt_module_forward(n->head, h, &out));
-    return out;
+    TRY(clt_transformer_encoder(layers, 2, NULL, &encoder));
+    TRY(clt_module_add_module(m, "encoder", encoder));
+    TRY(clt_linear(dev, D_MODEL, CLASSES, 1, gen, &head)); /* nn.Linear(32, 10) */
+    TRY(clt_module_add_module(m, "head", head));
+    return m;
 }
 
 /* Mean cross entropy of logits [B, 10] against int64 labels [B]. */
@@ -386,20 +395,20 @@ int main(int argc, char **argv)
     TRY(clt_device_get(kind, &dev)); /* device = "cuda" if available else "cpu" */
     clt_generator *gen;
     TRY(clt_generator_new(seed, &gen));
-    digits_net model_ = {0}, *net = &model_;
+    clt_module *net;
     if (cnn) {
 #ifdef CLTENSOR_HAS_CONV
-        net->all = make_cnn(dev, gen);
+        net = make_cnn(dev, gen);
 #else
         fprintf(stderr, "train_digits: this build has no convolution layers\n");
         return 1;
 #endif
     } else if (tf) {
-        *net = make_transformer(dev, gen);
+        net = make_transformer(dev, gen);
     } else {
-        net->all = make_mlp(dev, gen);
+        net = make_mlp(dev, gen);
     }
-    TRY(clt_module_to(net->all, dev)); /* model = model.to(device) */
+    TRY(clt_module_to(net, dev)); /* model = model.to(device) */
 
     /* the training rows as a dataset: rows of pixels [N, 64] for the MLP,
      * images [N, 1, 8, 8] for the CNN, sequences of 8 rows [N, 8, 8] for
@@ -417,7 +426,7 @@ int main(int argc, char **argv)
 
     clt_tensor **params;
     size_t nparams;
-    TRY(clt_module_parameters(net->all, &params, &nparams));
+    TRY(clt_module_parameters(net, &params, &nparams));
     clt_adam_opts ao = CLT_ADAMW_DEFAULTS;
     ao.lr = cnn ? 3e-3 : 2e-3;
     clt_optimizer *opt;
@@ -443,7 +452,7 @@ int main(int argc, char **argv)
     clt_tensor *pred = NULL;
     for (int e = 1; e <= epochs; e++) {
         double t0 = now();
-        clt_module_train(net->all, 1);
+        clt_module_train(net, 1);
         clt_tensor *loss_sum = NULL;
         int64_t batches = 0;
         for (;;) {
@@ -455,7 +464,7 @@ int main(int argc, char **argv)
                 clt_scope_end();
                 break;
             }
-            out = forward(net, xb); /* out = model(xb) */
+            TRY(clt_module_forward(net, xb, &out)); /* out = model(xb) */
             TRY(cross_entropy(out, yb, &loss));
             TRY(clt_optimizer_zero_grad(opt, 1));
             TRY(clt_backward(loss, NULL, 0));
@@ -477,11 +486,11 @@ int main(int argc, char **argv)
         TRY(clt_lr_scheduler_step(sched));
 
         /* evaluation: model.eval(), torch.no_grad(), out.argmax(dim=1) */
-        clt_module_train(net->all, 0);
+        clt_module_train(net, 0);
         int was = clt_set_grad_enabled(0);
         TRY(clt_scope_begin());
         clt_tensor *logits, *hit, *hitf, *acc;
-        logits = forward(net, xtest);
+        TRY(clt_module_forward(net, xtest, &logits));
         clt_tensor_free(pred);
         TRY(clt_argmax_dim(logits, 1, 0, &pred));
         TRY(clt_scope_keep(pred));
@@ -510,8 +519,7 @@ int main(int argc, char **argv)
     clt_optimizer_free(opt);
     clt_free(params);
     clt_dataloader_free(loader);
-    clt_tensor_free(net->positions);
-    clt_module_free(net->all);
+    clt_module_free(net);
     clt_generator_free(gen);
     if (ypath) {
         clt_free(xa);

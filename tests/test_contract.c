@@ -281,6 +281,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_module_state, NAMED | N, clt_module_state(NULL, &o->named, &o->n))                 \
     X(clt_module_clone, M, clt_module_clone(NULL, f->dev, &o->m))                            \
     X(clt_sequential, M, clt_sequential(f->mods, 1, &o->m))                                  \
+    X(clt_module_custom, M, clt_module_custom("Net", NULL, NULL, NULL, &o->m))               \
     X(clt_linear, M, clt_linear(f->dev, -1, 4, 1, f->gen, &o->m))                            \
     X(clt_conv2d_layer, M, clt_conv2d_layer(f->dev, 1, 1, 0, 3, NULL, 1, f->gen, &o->m))     \
     X(clt_max_pool2d_layer, M, clt_max_pool2d_layer(0, 2, NULL, &o->m))                      \

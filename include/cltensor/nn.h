@@ -117,7 +117,8 @@ CLT_API int clt_module_is_training(const clt_module *m);
 /* The device of m's tensors (borrowed), or NULL for a model without any. */
 CLT_API clt_device *clt_module_device(const clt_module *m);
 
-/* "Linear", "Sequential", ... (static storage); NULL for NULL. */
+/* "Linear", "Sequential", ... (static storage; a custom module's name
+ * lives as long as the module); NULL for NULL. */
 CLT_API const char *clt_module_name(const clt_module *m);
 
 /* The number of parameter elements (sum of numel), as
@@ -140,6 +141,104 @@ CLT_API clt_status clt_module_state(const clt_module *m, clt_named_tensor **out,
 
 /* Releases m, its children and its tensors.  NULL does nothing. */
 CLT_API void clt_module_free(clt_module *m);
+
+/* ---- custom modules (a subclass of torch.nn.Module) ---------------------- */
+
+/* A custom module's forward: *out = m(x), a new tensor (the caller of
+ * clt_module_forward releases it; to give x back, return
+ * clt_tensor_retain(x)).  m is the module itself, so that the function can
+ * look up its parts (clt_module_child, clt_module_param) and run them
+ * (clt_module_forward on a child); user is the pointer given to
+ * clt_module_custom.  It returns CLT_OK with *out set, or a failure: the
+ * status of the clt_ call that failed, its message kept (clt_module_forward
+ * then fails with "clt_module_forward: <name>: <the message>" and releases
+ * whatever *out holds).  A failure returned with no message of the call
+ * is given one naming the module and the status; CLT_OK with *out NULL is
+ * CLT_ERR_INVALID_ARGUMENT. */
+typedef clt_status (*clt_module_forward_fn)(clt_module *m, void *user, const clt_tensor *x,
+                                            clt_tensor **out);
+
+/* A model written as a subclass of torch.nn.Module: a module with no parts
+ * yet, whose clt_module_forward calls forward(m, user, x, &out).  Give it
+ * children (clt_module_add_module: torch's `self.name = module`),
+ * parameters (clt_module_add_parameter: `self.name = nn.Parameter(t)`) and
+ * buffers (clt_module_add_buffer: register_buffer); everything else
+ * (clt_module_to, clt_module_to_dtype, clt_module_train, the listings,
+ * clt_module_save and clt_module_load, clt_module_clone, clt_module_free)
+ * works on it as on any model, its state named as torch names the
+ * equivalent nn.Module's: its own parameters, its own buffers, then each
+ * child's tensors under "<child name>.", children in the order they were
+ * added ("pos", "proj.weight", "proj.bias").
+ *
+ * name (copied; not empty) is what clt_module_name gives and what its
+ * forward's messages begin with, as torch's class name.  user is the
+ * caller's, passed to forward; free_user (NULL: none) is called on it by
+ * clt_module_free (when user is not NULL), so that the module owns it;
+ * when clt_module_custom fails, user stays the caller's.
+ *
+ * Device.  A custom module's device is its model's: the device of the
+ * first tensor given to it or to any module of the model it belongs to
+ * (clt_module_device; NULL while the model has no tensor).  Parameters,
+ * buffers and children are checked against it when added, and
+ * clt_module_to moves them all.
+ *
+ * Cloning.  clt_module_clone copies the parts as for any model (a child
+ * of the same kind, each tensor copied).  user: when the module does not
+ * own it (free_user NULL) or it is NULL, the copy shares the pointer; when
+ * it does, the copy gets clone_user(user) (clt_module_custom_set_clone),
+ * and without a clone_user cloning is refused (CLT_ERR_INVALID_ARGUMENT),
+ * since both would release the same data (torch's deepcopy copies the
+ * Python object; C has no general copy).
+ *
+ * New module: release with clt_module_free. */
+CLT_API clt_status clt_module_custom(const char *name, clt_module_forward_fn forward, void *user,
+                                     void (*free_user)(void *), clt_module **out);
+
+/* Sets the function that copies a custom module's user data for
+ * clt_module_clone (NULL: none).  It returns a new copy, which the copy's
+ * free_user releases, or NULL when it cannot (out of memory: the clone
+ * then fails, CLT_ERR_OUT_OF_HOST_MEMORY).  CLT_ERR_INVALID_ARGUMENT for
+ * a module that clt_module_custom did not make. */
+CLT_API clt_status clt_module_custom_set_clone(clt_module *m,
+                                               void *(*clone_user)(const void *user));
+
+/* Names apply to the three below: not empty, no ".", at most 23 bytes,
+ * and not already a parameter, buffer or child of m (PyTorch's "attribute
+ * 'name' already exists"); m must be a module of clt_module_custom (a
+ * built-in layer's parts are fixed).  Each failure is
+ * CLT_ERR_INVALID_ARGUMENT (CLT_ERR_NULL_ARGUMENT for a NULL argument,
+ * CLT_ERR_DEVICE_MISMATCH for a device other than the model's, see
+ * clt_module_custom) and leaves m unchanged and what was given the
+ * caller's. */
+
+/* self.name = child: takes child on success (released with m), which runs
+ * when the forward calls clt_module_forward(clt_module_child(m, name), ..).
+ * Also refused: a child that a container already owns (one owner, unlike
+ * PyTorch's shared submodules), m's model itself, and a model nesting
+ * more than 100 levels. */
+CLT_API clt_status clt_module_add_module(clt_module *m, const char *name, clt_module *child);
+
+/* self.name = nn.Parameter(t): takes the reference t (released with m;
+ * the handle stays valid as long as m: use it, or clt_module_param,
+ * without releasing it), which becomes a leaf that requires grad and
+ * belongs to no scope.  t must be floating (else CLT_ERR_DTYPE_MISMATCH)
+ * and a leaf (a result of recorded ops is refused: pass clt_detach's), and
+ * not already a tensor of m's model. */
+CLT_API clt_status clt_module_add_parameter(clt_module *m, const char *name, clt_tensor *t);
+
+/* self.register_buffer(name, t): takes t as a parameter above, any dtype,
+ * requires_grad left as it is; saved, loaded, moved and converted (when
+ * floating) with the model. */
+CLT_API clt_status clt_module_add_buffer(clt_module *m, const char *name, clt_tensor *t);
+
+/* m's own child, parameter or buffer called name (borrowed: it lives as
+ * long as m), or NULL when m has none of that name (or m or name is
+ * NULL).  Children are found by name in custom modules and in layers
+ * with named parts ("self_attn"); a Sequential's are numbered, not
+ * named. */
+CLT_API clt_module *clt_module_child(const clt_module *m, const char *name);
+CLT_API clt_tensor *clt_module_param(const clt_module *m, const char *name);
+CLT_API clt_tensor *clt_module_buffer(const clt_module *m, const char *name);
 
 /* ---- layers (each a new module: release with clt_module_free) ------------- */
 

@@ -22,12 +22,13 @@ clt_status clt__module_new(const clt__module_ops *ops, clt_device *dev, clt_modu
     return CLT_OK;
 }
 
-static clt_status add_tensor(clt_module *m, int *count, int *cap,
-                             char (**names)[CLT__MODULE_NAME], clt_tensor ***slots,
-                             const char *name, clt_tensor *t)
+/* Adds t (its reference taken on success; on failure t is left as it was)
+ * to one of m's lists. */
+static clt_status add_tensor_keep(clt_module *m, int *count, int *cap,
+                                  char (**names)[CLT__MODULE_NAME], clt_tensor ***slots,
+                                  const char *name, clt_tensor *t)
 {
     if (strlen(name) >= CLT__MODULE_NAME) {
-        clt_tensor_free(t);
         return clt__error(CLT_ERR_INTERNAL, "%s: the tensor name %s is too long", m->ops->name,
                           name);
     }
@@ -37,11 +38,9 @@ static clt_status add_tensor(clt_module *m, int *count, int *cap,
         if (nv != NULL)
             *names = nv;
         clt_tensor **tv = nv ? clt__realloc(*slots, (size_t)grown, sizeof *tv) : NULL;
-        if (tv == NULL) {
-            clt_tensor_free(t);
+        if (tv == NULL)
             return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory",
                               m->ops->name);
-        }
         *slots = tv;
         *cap = grown;
     }
@@ -49,6 +48,17 @@ static clt_status add_tensor(clt_module *m, int *count, int *cap,
     strcpy((*names)[*count], name);
     (*slots)[(*count)++] = t;
     return CLT_OK;
+}
+
+/* The same, releasing t on failure (a layer's constructor). */
+static clt_status add_tensor(clt_module *m, int *count, int *cap,
+                             char (**names)[CLT__MODULE_NAME], clt_tensor ***slots,
+                             const char *name, clt_tensor *t)
+{
+    clt_status st = add_tensor_keep(m, count, cap, names, slots, name, t);
+    if (st != CLT_OK)
+        clt_tensor_free(t);
+    return st;
 }
 
 clt_status clt__module_param(clt_module *m, const char *name, clt_tensor *t)
@@ -294,6 +304,10 @@ int clt_module_is_training(const clt_module *m)
 
 /* ---- walking the tree ------------------------------------------------------------ */
 
+/* Forward, moves, listings and release recurse once per level of
+ * containers: a bound keeps them within any thread's stack. */
+enum { MAX_LEVELS = 100 };
+
 typedef struct walk {
     bool params, bufs;
     clt_named_tensor *out; /* NULL: only count */
@@ -303,7 +317,7 @@ typedef struct walk {
 
 /* Visits m's tensors in PyTorch's order (own parameters, then children's),
  * naming them "prefix.name". */
-static void visit(const clt_module *m, const char *prefix, walk *w)
+static void visit(const clt_module *m, char *prefix, walk *w)
 {
     for (int pass = 0; pass < 2; pass++) {
         bool p = pass == 0;
@@ -327,14 +341,18 @@ static void visit(const clt_module *m, const char *prefix, walk *w)
             w->name_bytes += len;
         }
     }
+    /* prefix has room for the deepest model's paths: each child's name
+     * goes after it and is cut off again */
+    size_t end = strlen(prefix);
+    char *sub = prefix + end;
     for (size_t c = 0; c < m->nchildren; c++) {
-        char sub[256];
         if (m->child_names)
-            snprintf(sub, sizeof sub, "%s%s%s", prefix, prefix[0] ? "." : "", m->child_names[c]);
+            sprintf(sub, "%s%s", end ? "." : "", m->child_names[c]);
         else
-            snprintf(sub, sizeof sub, "%s%s%zu", prefix, prefix[0] ? "." : "", c);
-        visit(m->children[c], sub, w);
+            sprintf(sub, "%s%zu", end ? "." : "", c);
+        visit(m->children[c], prefix, w);
     }
+    *sub = '\0';
 }
 
 static clt_status named(const clt_module *m, bool params, bool bufs, clt_named_tensor **out,
@@ -345,14 +363,17 @@ static clt_status named(const clt_module *m, bool params, bool bufs, clt_named_t
     CLT__REQUIRE_ARG(n, fn);
     *n = 0;
     CLT__REQUIRE_ARG(m, fn);
+    /* the path of a tensor: a name of at most CLT__MODULE_NAME - 1 bytes
+     * (or a Sequential's index) and a dot per level */
+    char path[(MAX_LEVELS + 1) * CLT__MODULE_NAME] = "";
     walk w = {params, bufs, NULL, NULL, 0, 0};
-    visit(m, "", &w);
+    visit(m, path, &w);
     size_t count = w.n;
     clt_named_tensor *arr = clt__malloc(count * sizeof *arr + w.name_bytes + 1);
     if (arr == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     w = (walk){params, bufs, arr, (char *)(arr + count), 0, 0};
-    visit(m, "", &w);
+    visit(m, path, &w);
     *out = arr;
     *n = count;
     return clt__ok();
@@ -575,10 +596,6 @@ static clt_status sequential_forward(clt_module *m, const clt_tensor *x, clt_ten
 }
 
 static const clt__module_ops sequential_ops = {"Sequential", sequential_forward, NULL, NULL};
-
-/* Forward, moves, listings and release recurse once per level of
- * containers: a bound keeps them within any thread's stack. */
-enum { MAX_LEVELS = 100 };
 
 clt_status clt_sequential(clt_module *const *mods, size_t n, clt_module **out)
 {
@@ -804,4 +821,355 @@ clt_status clt_leaky_relu_layer(double negative_slope, clt_module **out)
 clt_status clt_elu_layer(double alpha, clt_module **out)
 {
     return scalar_layer(&elu_ops, alpha, out, "clt_elu_layer");
+}
+
+/* ---- custom modules (a subclass of torch.nn.Module) ------------------------------- */
+
+/* What a custom module keeps in `extra`: its own ops (for its name), the
+ * caller's forward and data, and its children's names. */
+typedef struct custom {
+    clt__module_ops ops;
+    clt_module_forward_fn forward;
+    void *user;
+    void (*free_user)(void *);
+    void *(*clone_user)(const void *);
+    char **names; /* m->child_names points here; as many as m->nchildren */
+    char name[];
+} custom;
+
+static void custom_free_extra(clt_module *m)
+{
+    custom *c = m->extra;
+    if (c == NULL) /* a copy whose clone failed before its extra was made */
+        return;
+    if (c->free_user && c->user)
+        c->free_user(c->user);
+    for (size_t k = 0; k < m->nchildren; k++)
+        free(c->names[k]);
+    free(c->names);
+    free(c);
+    m->extra = NULL;
+}
+
+static custom *custom_of(const clt_module *m)
+{
+    return m->ops->free_extra == custom_free_extra ? m->extra : NULL;
+}
+
+static clt_status custom_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    custom *c = m->extra;
+    clt__ok(); /* so that a callback failing with no message is seen */
+    clt_status st = c->forward(m, c->user, x, out);
+    if (st == CLT_OK && *out == NULL)
+        st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                        "%s: the forward function returned CLT_OK without an output tensor",
+                        c->name);
+    else if (st != CLT_OK && clt_last_error()[0] == '\0')
+        st = clt__error(st, "%s: the forward function failed (%s) without a message", c->name,
+                        clt_status_name(st));
+    else if (st != CLT_OK)
+        st = clt__error_prefix(st, "%s", c->name);
+    if (st != CLT_OK) {
+        clt_tensor_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+static custom *custom_alloc(const char *name, size_t nchildren)
+{
+    size_t len = strlen(name);
+    custom *c = clt__calloc(1, sizeof *c + len + 1);
+    if (c == NULL)
+        return NULL;
+    memcpy(c->name, name, len + 1);
+    c->ops = (clt__module_ops){c->name, custom_forward, custom_free_extra, NULL};
+    if (nchildren > 0 && (c->names = clt__calloc(nchildren, sizeof *c->names)) == NULL) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* The copy's own name table and user data: clone_user's copy, or the
+ * same pointer when the module does not own it (no free_user). */
+static clt_status custom_clone_extra(const clt_module *m, clt_module *copy, clt_device *dev,
+                                     const char *fn)
+{
+    (void)dev;
+    const custom *c = m->extra;
+    if (c->user && c->free_user && c->clone_user == NULL)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %s owns its user data (it has a free_user) and has no "
+                          "clone_user to copy it: give one with clt_module_custom_set_clone",
+                          fn, c->name);
+    custom *d = custom_alloc(c->name, m->nchildren);
+    if (d == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    /* copy->nchildren children are named as m's */
+    for (size_t k = 0; k < m->nchildren; k++) {
+        d->names[k] = clt__malloc(strlen(c->names[k]) + 1);
+        if (d->names[k] == NULL) {
+            copy->extra = d;
+            copy->ops = &d->ops;
+            copy->child_names = (const char *const *)d->names;
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        }
+        strcpy(d->names[k], c->names[k]);
+    }
+    d->forward = c->forward;
+    d->free_user = c->free_user;
+    d->clone_user = c->clone_user;
+    copy->extra = d;
+    copy->ops = &d->ops;
+    copy->child_names = (const char *const *)d->names;
+    if (c->user && c->free_user) {
+        d->user = c->clone_user(c->user);
+        if (d->user == NULL)
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
+                              "%s: %s: clone_user returned NULL (out of memory)", fn, c->name);
+    } else {
+        d->user = c->user;
+    }
+    return CLT_OK;
+}
+
+clt_status clt_module_custom(const char *name, clt_module_forward_fn forward, void *user,
+                             void (*free_user)(void *), clt_module **out)
+{
+    static const char fn[] = "clt_module_custom";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(name, fn);
+    CLT__REQUIRE_ARG(forward, fn);
+    if (name[0] == '\0')
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the module's name is empty", fn);
+    custom *c = custom_alloc(name, 0);
+    if (c == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    c->ops.clone_extra = custom_clone_extra;
+    c->forward = forward;
+    c->user = user;
+    c->free_user = free_user;
+    clt_module *m = NULL;
+    clt_status st = clt__module_new(&c->ops, NULL, &m);
+    if (st != CLT_OK) {
+        free(c);
+        return clt__error_in(st, fn);
+    }
+    m->extra = c;
+    *out = m;
+    return clt__ok();
+}
+
+clt_status clt_module_custom_set_clone(clt_module *m, void *(*clone_user)(const void *user))
+{
+    static const char fn[] = "clt_module_custom_set_clone";
+    CLT__REQUIRE_ARG(m, fn);
+    custom *c = custom_of(m);
+    if (c == NULL)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %s is not a module made by clt_module_custom", fn, m->ops->name);
+    c->clone_user = clone_user;
+    return clt__ok();
+}
+
+/* Whether t is a tensor of m or of a module below it. */
+static bool holds_tensor(const clt_module *m, const clt_tensor *t)
+{
+    for (int k = 0; k < m->nparams; k++)
+        if (m->params[k] == t)
+            return true;
+    for (int k = 0; k < m->nbufs; k++)
+        if (m->bufs[k] == t)
+            return true;
+    for (size_t k = 0; k < m->nchildren; k++)
+        if (holds_tensor(m->children[k], t))
+            return true;
+    return false;
+}
+
+static const clt_module *root_of(const clt_module *m)
+{
+    while (m->owner)
+        m = m->owner;
+    return m;
+}
+
+/* The checks that every clt_module_add_* makes: m custom, name valid and
+ * new among m's parameters, buffers and children.  `what` names the kind. */
+static clt_status check_new_name(const clt_module *m, const char *name, const char *what,
+                                 const char *fn)
+{
+    if (custom_of(m) == NULL)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %s is not a module made by clt_module_custom: only those take "
+                          "new %ss",
+                          fn, m->ops->name, what);
+    if (name[0] == '\0' || strchr(name, '.') != NULL)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %s name can't be empty or contain \".\", got: \"%s\"", fn, what,
+                          name);
+    if (strlen(name) >= CLT__MODULE_NAME)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the %s name \"%s\" is longer than %d bytes", fn, what, name,
+                          CLT__MODULE_NAME - 1);
+    bool taken = clt_module_child(m, name) != NULL || clt_module_param(m, name) != NULL ||
+                 clt_module_buffer(m, name) != NULL;
+    if (taken)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: attribute '%s' already exists in %s (a parameter, buffer or "
+                          "module of that name)",
+                          fn, name, m->ops->name);
+    return CLT_OK;
+}
+
+static clt_status add_own_tensor(clt_module *m, const char *name, clt_tensor *t, bool param,
+                                 const char *fn)
+{
+    CLT__REQUIRE_ARG(m, fn);
+    CLT__REQUIRE_ARG(name, fn);
+    CLT__REQUIRE_ARG(t, fn);
+    const char *what = param ? "parameter" : "buffer";
+    clt_status st = check_new_name(m, name, what, fn);
+    if (st != CLT_OK)
+        return st;
+    const clt_module *root = root_of(m);
+    if (holds_tensor(root, t))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the tensor given as %s '%s' is already a tensor of this model "
+                          "(one handle has one owner)",
+                          fn, what, name);
+    clt_device *dev = clt_module_device(root);
+    if (dev != NULL && t->dev != dev)
+        return clt__error(CLT_ERR_DEVICE_MISMATCH,
+                          "%s: %s '%s' is on %s (%s) and the model on %s (%s): a model's "
+                          "tensors live on one device (move it with clt_to first)",
+                          fn, what, name, t->dev->label, t->dev->info.name, dev->label,
+                          dev->info.name);
+    if (param && !clt__dtype_is_float(t->dtype))
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: only Tensors of floating point dtype can require gradients, "
+                          "but parameter '%s' is %s",
+                          fn, name, clt_dtype_name(t->dtype));
+    if (param && !clt_is_leaf(t))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: parameter '%s' is the result of a recorded op, not a leaf: "
+                          "pass clt_detach's result instead",
+                          fn, name);
+    /* requires_grad first: once t is in the list the module owns it, and a
+     * failure must leave t the caller's */
+    int had = clt_requires_grad(t);
+    if (param && (st = clt_set_requires_grad(t, 1)) != CLT_OK)
+        return clt__error_in(st, fn);
+    st = param ? add_tensor_keep(m, &m->nparams, &m->pcap, &m->pname, &m->params, name, t)
+               : add_tensor_keep(m, &m->nbufs, &m->bcap, &m->bname, &m->bufs, name, t);
+    if (st != CLT_OK) {
+        if (param)
+            clt_set_requires_grad(t, had);
+        return clt__error_in(st, fn);
+    }
+    m->dev = t->dev;
+    return clt__ok();
+}
+
+clt_status clt_module_add_parameter(clt_module *m, const char *name, clt_tensor *t)
+{
+    return add_own_tensor(m, name, t, true, "clt_module_add_parameter");
+}
+
+clt_status clt_module_add_buffer(clt_module *m, const char *name, clt_tensor *t)
+{
+    return add_own_tensor(m, name, t, false, "clt_module_add_buffer");
+}
+
+clt_status clt_module_add_module(clt_module *m, const char *name, clt_module *child)
+{
+    static const char fn[] = "clt_module_add_module";
+    CLT__REQUIRE_ARG(m, fn);
+    CLT__REQUIRE_ARG(name, fn);
+    CLT__REQUIRE_ARG(child, fn);
+    clt_status st = check_new_name(m, name, "module", fn);
+    if (st != CLT_OK)
+        return st;
+    if (child->owner)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: module '%s' (%s) already belongs to a %s, which releases it; a "
+                          "module can be given to one container only",
+                          fn, name, child->ops->name, child->owner->ops->name);
+    if (root_of(m) == child)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: module '%s' (%s) contains %s: a model cannot hold itself", fn,
+                          name, child->ops->name, m->ops->name);
+    clt_device *dev = clt_module_device(root_of(m)), *cdev = clt_module_device(child);
+    if (dev != NULL && cdev != NULL && dev != cdev)
+        return clt__error(CLT_ERR_DEVICE_MISMATCH,
+                          "%s: module '%s' (%s) is on %s (%s) and the model on %s (%s): a "
+                          "model's tensors live on one device (move it with clt_module_to "
+                          "first)",
+                          fn, name, child->ops->name, cdev->label, cdev->info.name, dev->label,
+                          dev->info.name);
+    int lv = child->levels + 1;
+    for (const clt_module *p = m; p; p = p->owner) {
+        int cur = p->levels > lv ? p->levels : lv;
+        if (cur > MAX_LEVELS)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: the model would nest containers %d levels deep; at most %d",
+                              fn, cur, MAX_LEVELS);
+        lv = cur + 1;
+    }
+    custom *c = m->extra;
+    char *copy = clt__malloc(strlen(name) + 1);
+    char **names = copy ? clt__realloc(c->names, m->nchildren + 1, sizeof *names) : NULL;
+    if (names != NULL)
+        c->names = names;
+    clt_module **kids = names ? clt__realloc(m->children, m->nchildren + 1, sizeof *kids) : NULL;
+    if (kids == NULL) {
+        free(copy);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
+    m->children = kids;
+    strcpy(copy, name);
+    c->names[m->nchildren] = copy;
+    kids[m->nchildren++] = child;
+    m->child_names = (const char *const *)c->names;
+    child->owner = m;
+    lv = child->levels + 1;
+    for (clt_module *p = m; p; p = p->owner) {
+        if (p->levels >= lv)
+            break;
+        p->levels = lv++;
+    }
+    return clt__ok();
+}
+
+clt_module *clt_module_child(const clt_module *m, const char *name)
+{
+    if (m == NULL || name == NULL || m->child_names == NULL)
+        return NULL;
+    for (size_t k = 0; k < m->nchildren; k++)
+        if (strcmp(m->child_names[k], name) == 0)
+            return m->children[k];
+    return NULL;
+}
+
+clt_tensor *clt_module_param(const clt_module *m, const char *name)
+{
+    if (m == NULL || name == NULL)
+        return NULL;
+    for (int k = 0; k < m->nparams; k++)
+        if (strcmp(m->pname[k], name) == 0)
+            return m->params[k];
+    return NULL;
+}
+
+clt_tensor *clt_module_buffer(const clt_module *m, const char *name)
+{
+    if (m == NULL || name == NULL)
+        return NULL;
+    for (int k = 0; k < m->nbufs; k++)
+        if (strcmp(m->bname[k], name) == 0)
+            return m->bufs[k];
+    return NULL;
 }
