@@ -180,13 +180,16 @@ static void capture_check(fz *f)
 
 /* ---- choices ----------------------------------------------------------------- */
 
-/* The limit that stands for "no cap": FUZZ_MEMORY_CAP bytes when set (a
- * libFuzzer run counts the buffers of a CPU device against its malloc
- * limit, and a valid arange of gigabytes passes it), else none. */
+/* The limit that stands for "no cap": FUZZ_MEMORY_CAP bytes when set (0:
+ * none), else 1 GiB.  A valid arange or randn of gigabytes (odd scalars
+ * such as 2^31 make one) would otherwise be allocated and filled wherever
+ * the driver lets a buffer that large through (PoCL on a machine of 24 GiB
+ * does, and the run was killed for want of memory); a libFuzzer run counts
+ * such buffers against its malloc limit too. */
 static uint64_t no_cap(void)
 {
     const char *e = getenv("FUZZ_MEMORY_CAP");
-    return e ? strtoull(e, NULL, 10) : 0;
+    return e ? strtoull(e, NULL, 10) : (uint64_t)1 << 30;
 }
 
 static uint32_t pick(fz *f, uint32_t n) { return in_below(&f->in, n); }
