@@ -61,14 +61,17 @@ static clt_status layer_check(const char *fn, int64_t in_channels, int64_t out_c
  * uniform in +-1 / sqrt(fan_in) from gen: torch.nn's reset_parameters of
  * the convolutions. */
 static clt_status conv_layer_new(const clt__module_ops *ops, clt_device *dev, int nv,
-                                 const int64_t *v, int ndim, const int64_t *ws, int64_t fan_in,
-                                 int64_t bias_n, int bias, clt_generator *gen, const char *fn,
-                                 clt_module **out)
+                                 const int64_t *v, int ndim, const int64_t *ws, int64_t bias_n,
+                                 int bias, clt_generator *gen, const char *fn, clt_module **out)
 {
-    /* the weight's shape first: fan_in multiplies its sizes */
+    /* the weight's shape first: fan_in, every size of it but the first
+     * multiplied, must not overflow (torch's fan_in for all three kinds) */
     clt_status st = clt__check_shape(ndim, ws, fn);
     if (st != CLT_OK)
         return st;
+    int64_t fan_in = 1;
+    for (int k = 1; k < ndim; k++)
+        fan_in *= ws[k];
     clt_module *m = NULL;
     st = clt__module_new(ops, dev, &m);
     if (st != CLT_OK)
@@ -121,7 +124,7 @@ clt_status clt_conv2d_layer(clt_device *dev, int64_t in_channels, int64_t out_ch
     int64_t v[9] = {o->stride[0],   o->stride[1],   o->padding[0], o->padding[1],
                     o->dilation[0], o->dilation[1], o->groups,     in_channels,
                     out_channels};
-    return conv_layer_new(&conv2d_ops, dev, 9, v, 4, ws, ws[1] * kernel_h * kernel_w,
+    return conv_layer_new(&conv2d_ops, dev, 9, v, 4, ws,
                           out_channels, bias, gen, fn, out);
 }
 
@@ -159,7 +162,7 @@ clt_status clt_conv1d_layer(clt_device *dev, int64_t in_channels, int64_t out_ch
         return st;
     int64_t ws[3] = {out_channels, in_channels / o->groups, kernel_size};
     int64_t v[6] = {o->stride, o->padding, o->dilation, o->groups, in_channels, out_channels};
-    return conv_layer_new(&conv1d_ops, dev, 6, v, 3, ws, ws[1] * kernel_size, out_channels, bias,
+    return conv_layer_new(&conv1d_ops, dev, 6, v, 3, ws, out_channels, bias,
                           gen, fn, out);
 }
 
@@ -218,7 +221,7 @@ clt_status clt_conv_transpose2d_layer(clt_device *dev, int64_t in_channels, int6
     int64_t v[11] = {o->stride[0],         o->stride[1],  o->padding[0],  o->padding[1],
                      o->output_padding[0], o->output_padding[1], o->groups, o->dilation[0],
                      o->dilation[1],       in_channels,   out_channels};
-    return conv_layer_new(&conv_transpose2d_ops, dev, 11, v, 4, ws, ws[1] * kernel_h * kernel_w,
+    return conv_layer_new(&conv_transpose2d_ops, dev, 11, v, 4, ws,
                           out_channels, bias, gen, fn, out);
 }
 
