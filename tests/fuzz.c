@@ -3,7 +3,9 @@
  * Random sequences of calls (creation, views, elementwise ops, reductions,
  * matmul, index ops, softmax and losses, moves, in-place ops, autograd,
  * scopes, read-back and formatting, io round trips, modules, optimizers,
- * data loaders, and tight device memory limits and refused host allocations
+ * the newer layers and functions (layer_norm, binary_cross_entropy,
+ * cosine_similarity, 1-D and transposed convolutions, interpolation,
+ * attention, recurrent layers, clones), data loaders, and tight device memory limits and refused host allocations
  * that make calls fail half-way)
  * on random shapes (empty, huge and overflowing ones included), dtypes,
  * devices, views, NULLs and values outside the enums.  Every call must
