@@ -3091,6 +3091,13 @@ static int64_t geom(fz *f)
     return (int64_t)pick(f, 4);
 }
 
+/* geom plus one, for sizes that must be positive; INT64_MAX stays. */
+static int64_t geom1(fz *f)
+{
+    int64_t g = geom(f);
+    return g == INT64_MAX ? g : g + 1;
+}
+
 /* clt_binary_cross_entropy: an input outside [0, 1] is found on the
  * device, and the wait right after the call must report exactly that
  * (or an earlier op's deferred error), so that it surfaces here and not
@@ -3279,25 +3286,25 @@ static void nn2_clone(fz *f, clt_device *dev)
     clt_module *m = SENT;
     switch (pick(f, 5)) {
     case 0: {
-        clt_conv1d_opts o = {1 + geom(f), geom(f), 1 + geom(f), 1 + (int64_t)pick(f, 2)};
-        CALL("clt_conv1d_layer", clt_conv1d_layer(dev, 1 + geom(f), 1 + geom(f), 1 + geom(f),
+        clt_conv1d_opts o = {geom1(f), geom(f), geom1(f), 1 + (int64_t)pick(f, 2)};
+        CALL("clt_conv1d_layer", clt_conv1d_layer(dev, geom1(f), geom1(f), geom1(f),
                                                   chance(f, 30) ? NULL : &o, (int)pick(f, 2),
                                                   f->gen, &m));
         break;
     }
     case 1: {
         clt_conv_transpose2d_opts o = CLT_CONV_TRANSPOSE2D_DEFAULTS;
-        o.stride[pick(f, 2)] = 1 + geom(f);
+        o.stride[pick(f, 2)] = geom1(f);
         o.output_padding[pick(f, 2)] = (int64_t)pick(f, 2);
         if (chance(f, 20))
             o.groups = geom(f);
         CALL("clt_conv_transpose2d_layer",
-             clt_conv_transpose2d_layer(dev, 1 + geom(f), 1 + geom(f), 1 + geom(f), 1 + geom(f),
+             clt_conv_transpose2d_layer(dev, geom1(f), geom1(f), geom1(f), geom1(f),
                                         chance(f, 30) ? NULL : &o, (int)pick(f, 2), f->gen, &m));
         break;
     }
     case 2: {
-        int64_t size[2] = {geom(f), 1 + geom(f)};
+        int64_t size[2] = {geom(f), geom1(f)};
         double scale[2] = {chance(f, 70) ? 2.0 : rand_scalar(f), 0.5 + pick(f, 3)};
         int which = (int)pick(f, 4);
         CALL("clt_upsample_layer",
@@ -3306,7 +3313,7 @@ static void nn2_clone(fz *f, clt_device *dev)
         break;
     }
     case 3: {
-        clt_pool1d_opts o = {geom(f), geom(f), 1 + geom(f), (int)pick(f, 2), (int)pick(f, 2)};
+        clt_pool1d_opts o = {geom(f), geom(f), geom1(f), (int)pick(f, 2), (int)pick(f, 2)};
         if (pick(f, 2))
             CALL("clt_max_pool1d_layer",
                  clt_max_pool1d_layer(geom(f), chance(f, 30) ? NULL : &o, &m));
@@ -3400,7 +3407,7 @@ static void op_nn2(fz *f)
         w = input_near(f, d, 3, ws);
         if (chance(f, 30))
             b = near_randn(f, d, 1, ws);
-        clt_conv1d_opts o = {1 + geom(f), geom(f), 1 + geom(f), g};
+        clt_conv1d_opts o = {geom1(f), geom(f), geom1(f), g};
         CALL("clt_conv1d", clt_conv1d(x, w, b, chance(f, 20) ? NULL : &o, op));
         break;
     }
@@ -3410,20 +3417,20 @@ static void op_nn2(fz *f)
         x = chance(f, 80) ? input_near(f, d, 4, shape) : input_near(f, d, 3, shape + 1);
         w = input_near(f, d, 4, ws);
         if (chance(f, 30)) {
-            int64_t bs = ws[1] * (g > 0 ? g : 1);
+            int64_t bs = ws[1] * (g > 0 && g < 64 ? g : 1);
             b = near_randn(f, d, 1, &bs);
         }
-        clt_conv_transpose2d_opts o = {{1 + geom(f), 1 + (int64_t)pick(f, 2)},
+        clt_conv_transpose2d_opts o = {{geom1(f), 1 + (int64_t)pick(f, 2)},
                                        {geom(f), (int64_t)pick(f, 2)},
                                        {(int64_t)pick(f, 2), geom(f)},
                                        g,
-                                       {1 + (int64_t)pick(f, 2), 1 + geom(f)}};
+                                       {1 + (int64_t)pick(f, 2), geom1(f)}};
         CALL("clt_conv_transpose2d", clt_conv_transpose2d(x, w, b, chance(f, 20) ? NULL : &o, op));
         break;
     }
     case 7: { /* interpolate: size or scale factor, both or neither at times */
         x = input_near(f, d, 4, shape);
-        int64_t size[2] = {1 + geom(f), 1 + geom(f)};
+        int64_t size[2] = {geom1(f), geom1(f)};
         double scale[2] = {chance(f, 70) ? 0.5 + pick(f, 4) : rand_scalar(f),
                            chance(f, 70) ? 1.5 : rand_scalar(f)};
         int which = chance(f, 90) ? 1 + (int)pick(f, 2) : (int)pick(f, 4);
