@@ -3,7 +3,9 @@
  * Random sequences of calls (creation, views, elementwise ops, reductions,
  * matmul, index ops, softmax and losses, moves, in-place ops, autograd,
  * scopes, read-back and formatting, io round trips, modules, optimizers,
- * data loaders, and tight device memory limits and refused host allocations
+ * the newer layers and functions (layer_norm, binary_cross_entropy,
+ * cosine_similarity, 1-D and transposed convolutions, interpolation,
+ * attention, recurrent layers, clones), data loaders, and tight device memory limits and refused host allocations
  * that make calls fail half-way)
  * on random shapes (empty, huge and overflowing ones included), dtypes,
  * devices, views, NULLs and values outside the enums.  Every call must
@@ -180,13 +182,16 @@ static void capture_check(fz *f)
 
 /* ---- choices ----------------------------------------------------------------- */
 
-/* The limit that stands for "no cap": FUZZ_MEMORY_CAP bytes when set (a
- * libFuzzer run counts the buffers of a CPU device against its malloc
- * limit, and a valid arange of gigabytes passes it), else none. */
+/* The limit that stands for "no cap": FUZZ_MEMORY_CAP bytes when set (0:
+ * none), else 1 GiB.  A valid arange or randn of gigabytes (odd scalars
+ * such as 2^31 make one) would otherwise be allocated and filled wherever
+ * the driver lets a buffer that large through (PoCL on a machine of 24 GiB
+ * does, and the run was killed for want of memory); a libFuzzer run counts
+ * such buffers against its malloc limit too. */
 static uint64_t no_cap(void)
 {
     const char *e = getenv("FUZZ_MEMORY_CAP");
-    return e ? strtoull(e, NULL, 10) : 0;
+    return e ? strtoull(e, NULL, 10) : (uint64_t)1 << 30;
 }
 
 static uint32_t pick(fz *f, uint32_t n) { return in_below(&f->in, n); }
@@ -2775,7 +2780,30 @@ static void op_optim(fz *f)
         clt_tensor *const *arg = mp ? mp : (chance(f, 3) ? NULL : ps);
         size_t an = mp ? mn : n;
         clt_optimizer *o = SENT;
-        if (pick(f, 3) == 0) {
+        uint32_t kind = pick(f, 5);
+        if (kind == 3) { /* Adamax, NAdam, RAdam: settings in and out of range */
+            double lr = chance(f, 60) ? 2e-3 : rand_scalar(f);
+            double b1 = chance(f, 70) ? 0.9 : rand_scalar(f), b2 = chance(f, 70) ? 0.999 : rand_scalar(f);
+            double eps = chance(f, 80) ? 1e-8 : rand_scalar(f), wd = chance(f, 70) ? 0 : rand_scalar(f);
+            const int dflt = chance(f, 10);
+            switch (pick(f, 3)) {
+            case 0: {
+                clt_adamax_opts xo = {lr, b1, b2, eps, wd};
+                CALL("clt_adamax", clt_adamax(arg, an, dflt ? NULL : &xo, &o));
+                break;
+            }
+            case 1: {
+                clt_nadam_opts no = {lr, b1, b2, eps, wd, chance(f, 70) ? 4e-3 : rand_scalar(f)};
+                CALL("clt_nadam", clt_nadam(arg, an, dflt ? NULL : &no, &o));
+                break;
+            }
+            default: {
+                clt_radam_opts ro = {lr, b1, b2, eps, wd};
+                CALL("clt_radam", clt_radam(arg, an, dflt ? NULL : &ro, &o));
+                break;
+            }
+            }
+        } else if (kind == 0) {
             clt_sgd_opts so = CLT_SGD_DEFAULTS;
             if (chance(f, 40)) {
                 so.lr = rand_scalar(f);
@@ -3024,6 +3052,424 @@ static void op_conv(fz *f)
     store(f, out);
 }
 
+/* ---- newer layers and functions ----------------------------------------------------------------- */
+
+/* A small float32 tensor of normal values on dev, of sizes near `want`
+ * (one of them off by one at times, or a size 0), for the calls whose
+ * random slot tensors rarely have the shape they need; NULL when the
+ * creation fails (under a memory limit). */
+static clt_tensor *near_randn(fz *f, clt_device *dev, int nd, const int64_t *want)
+{
+    int64_t shape[8];
+    clt_status st;
+    for (int i = 0; i < nd; i++)
+        shape[i] = want[i];
+    if (nd > 0 && chance(f, 15)) {
+        int i = (int)pick(f, (uint32_t)nd);
+        shape[i] = chance(f, 20) ? 0 : shape[i] + (int64_t)pick(f, 3) - 1;
+    }
+    if (nd > 1 && chance(f, 5))
+        nd--; /* a dim short */
+    clt_tensor *t = SENT;
+    CALL("clt_randn", clt_randn(f->gen, dev, CLT_FLOAT32, nd, shape, &t));
+    return outcome(f, st, t) ? t : NULL;
+}
+
+/* The input of a call: a slot's tensor at times, else one near `want`. */
+static clt_tensor *input_near(fz *f, clt_device *dev, int nd, const int64_t *want)
+{
+    if (chance(f, 25))
+        return clt_tensor_retain(rt(f));
+    return near_randn(f, dev, nd, want);
+}
+
+/* A size for a geometry argument: 0 to 3, now and then an odd one. */
+static int64_t geom(fz *f)
+{
+    if (chance(f, 8))
+        return chance(f, 50) ? -1 - (int64_t)pick(f, 3) : odd_sizes[pick(f, N_ODD)];
+    return (int64_t)pick(f, 4);
+}
+
+/* geom plus one, for sizes that must be positive; INT64_MAX stays. */
+static int64_t geom1(fz *f)
+{
+    int64_t g = geom(f);
+    return g == INT64_MAX ? g : g + 1;
+}
+
+/* clt_binary_cross_entropy: an input outside [0, 1] is found on the
+ * device, and the wait right after the call must report exactly that
+ * (or an earlier op's deferred error), so that it surfaces here and not
+ * as a later call's failure. */
+static void nn2_bce(fz *f, clt_device *dev)
+{
+    clt_status st;
+    int64_t want[3] = {1 + (int64_t)pick(f, 3), 1 + (int64_t)pick(f, 3), 2};
+    int nd = (int)pick(f, 4);
+    clt_tensor *x = input_near(f, dev, nd, want), *y = SENT, *p = NULL, *w = NULL;
+    if (x && chance(f, 60)) { /* probabilities */
+        CALL("clt_sigmoid", clt_sigmoid(x, &p));
+        if (outcome(f, st, p)) {
+            tfree(f, x, 0); /* tfree: x may be a slot's, held by a scope */
+            x = p;
+        }
+    }
+    if (chance(f, 80) && x) {
+        CALL("clt_rand_like", clt_rand_like(f->gen, x, &y));
+        outcome(f, st, y);
+    } else
+        y = clt_tensor_retain(rt(f));
+    if (chance(f, 25))
+        w = clt_tensor_retain(rt(f));
+    clt_reduction red = rand_reduction(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    CALL("clt_binary_cross_entropy", clt_binary_cross_entropy(x, y, w, red, op));
+    if (result(f, st, op, out)) {
+        if (!x || !y || (unsigned)red > CLT_REDUCTION_NONE)
+            die(f, "succeeded on a NULL input or a reduction outside the enum");
+        expect_meta(f, out, red == CLT_REDUCTION_NONE ? clt_tensor_ndim(x) : 0,
+                    clt_tensor_shape(x), CLT_DTYPE_COUNT, clt_tensor_device(x));
+        CALL("clt_device_synchronize", clt_device_synchronize(clt_tensor_device(x)));
+        if (!status_ok(f, st) && st != CLT_ERR_INVALID_ARGUMENT && !sync_error(st) &&
+            st != CLT_ERR_ZERO_DIVISION)
+            die(f, "the wait after it reported %s: %s", clt_status_name(st), clt_last_error());
+        store(f, out);
+    }
+    tfree(f, x, 0);
+    tfree(f, y, 0);
+    tfree(f, w, 0);
+}
+
+/* MultiheadAttention and the recurrent layers, made small here (kept in a
+ * module slot for the clone, forward and optimizer groups) and run on
+ * inputs, masks and initial states of shapes near the right ones. */
+static void nn2_sequence(fz *f, clt_device *dev)
+{
+    clt_status st;
+    clt_module *m = SENT;
+    int64_t L = 1 + (int64_t)pick(f, 3), N = 1 + (int64_t)pick(f, 2);
+    int batch_first = (int)pick(f, 2), batched = chance(f, 80);
+    clt_device *d = dev ? dev : f->dev[0];
+    clt_tensor *out = SENT, *o2 = SENT, *o3 = SENT, **op = OUTP(f, &out);
+    clt_tensor *x = NULL, *h0 = NULL, *c0 = NULL, *mask = NULL, *kpm = NULL;
+    if (pick(f, 2)) {
+        int64_t H = 1 + (int64_t)pick(f, 2), E = H * (1 + (int64_t)pick(f, 2));
+        if (chance(f, 10))
+            E = geom(f);
+        CALL("clt_multihead_attention_layer",
+             clt_multihead_attention_layer(dev, E, H, chance(f, 80) ? 0.0 : rand_scalar(f),
+                                           (int)pick(f, 2), batch_first, f->gen, &m));
+        if (!outcome(f, st, m))
+            return;
+        int64_t S = 1 + (int64_t)pick(f, 3);
+        int64_t q[3] = {batch_first ? N : L, batch_first ? L : N, E};
+        int64_t kv[3] = {batch_first ? N : S, batch_first ? S : N, E};
+        int64_t uq[2] = {L, E}, ukv[2] = {S, E}; /* unbatched */
+        x = batched ? input_near(f, d, 3, q) : input_near(f, d, 2, uq);
+        clt_tensor *kv1 = batched ? input_near(f, d, 3, kv) : input_near(f, d, 2, ukv);
+        if (chance(f, 40)) {
+            int64_t ms[3] = {N * H, L, S};
+            int full = batched && chance(f, 30);
+            mask = input_near(f, d, full ? 3 : 2, full ? ms : ms + 1);
+            if (mask && chance(f, 50)) { /* a bool mask */
+                clt_tensor *b = NULL;
+                CALL("clt_gt_scalar", clt_gt_scalar(mask, 1.0, &b));
+                outcome(f, st, b);
+                tfree(f, mask, 0);
+                mask = b;
+            }
+        }
+        if (chance(f, 30)) {
+            int64_t ks[2] = {N, S};
+            kpm = batched ? input_near(f, d, 2, ks) : input_near(f, d, 1, ks + 1);
+            if (kpm && chance(f, 70)) {
+                clt_tensor *b = NULL;
+                CALL("clt_gt_scalar", clt_gt_scalar(kpm, 1.0, &b));
+                outcome(f, st, b);
+                tfree(f, kpm, 0);
+                kpm = b;
+            }
+        }
+        int need = (int)pick(f, 2);
+        clt_tensor **wp = need || chance(f, 50) ? &o2 : NULL;
+        CALL("clt_multihead_attention",
+             clt_multihead_attention(chance(f, 5) ? f->mod[pick(f, NMOD)] : m, x,
+                                     chance(f, 80) ? kv1 : x, kv1, kpm, mask, need,
+                                     (int)pick(f, 2), op, wp));
+        tfree(f, kv1, 0);
+        if (result(f, st, op, out)) {
+            expect_meta(f, out, clt_tensor_ndim(x), clt_tensor_shape(x), CLT_FLOAT32, d);
+            store(f, out);
+            if (need) {
+                check_tensor(f, o2);
+                store(f, o2);
+            } else if (wp && o2 != NULL)
+                die(f, "weights handed out without need_weights");
+        } else if (wp && o2 != NULL)
+            die(f, "failed but handed out the weights");
+    } else {
+        clt_rnn_opts o = CLT_RNN_DEFAULTS(1 + (int64_t)pick(f, 3), 1 + (int64_t)pick(f, 3));
+        o.num_layers = 1 + (int64_t)pick(f, 2);
+        o.bias = (int)pick(f, 2);
+        o.batch_first = batch_first;
+        o.bidirectional = (int)pick(f, 2);
+        o.nonlinearity = (int)pick(f, 2);
+        if (chance(f, 10)) {
+            o.hidden_size = geom(f);
+            o.dropout = rand_scalar(f);
+            o.nonlinearity = (int)pick(f, 4);
+        }
+        int kind = (int)pick(f, 3);
+        const clt_rnn_opts *po = chance(f, 5) ? NULL : &o;
+        if (kind == 0)
+            CALL("clt_rnn_layer", clt_rnn_layer(dev, po, f->gen, &m));
+        else if (kind == 1)
+            CALL("clt_lstm_layer", clt_lstm_layer(dev, po, f->gen, &m));
+        else
+            CALL("clt_gru_layer", clt_gru_layer(dev, po, f->gen, &m));
+        if (!outcome(f, st, m))
+            return;
+        int64_t D = o.bidirectional ? 2 : 1;
+        int64_t xs[3] = {batch_first ? N : L, batch_first ? L : N, o.input_size};
+        int64_t hs[3] = {D * o.num_layers, N, o.hidden_size};
+        int64_t uxs[2] = {L, o.input_size}, uhs[2] = {D * o.num_layers, o.hidden_size};
+        x = batched ? input_near(f, d, 3, xs) : input_near(f, d, 2, uxs);
+        if (chance(f, 50))
+            h0 = batched ? input_near(f, d, 3, hs) : input_near(f, d, 2, uhs);
+        if (kind == 1 && (h0 ? chance(f, 90) : chance(f, 5)))
+            c0 = batched ? input_near(f, d, 3, hs) : input_near(f, d, 2, uhs);
+        clt_tensor **hp = chance(f, 30) ? NULL : &o2, **cp = chance(f, 30) ? NULL : &o3;
+        clt_module *use = chance(f, 5) ? f->mod[pick(f, NMOD)] : m;
+        if (kind == 1)
+            CALL("clt_lstm_forward", clt_lstm_forward(use, x, h0, c0, op, hp, cp));
+        else if (kind == 0)
+            CALL("clt_rnn_forward", clt_rnn_forward(use, x, h0, op, hp));
+        else
+            CALL("clt_gru_forward", clt_gru_forward(use, x, h0, op, hp));
+        if (kind != 1)
+            cp = NULL;
+        if (result(f, st, op, out)) {
+            /* x may be a slot's tensor or sizes off the ones asked for:
+             * the result follows x's steps and batch */
+            int xnd = clt_tensor_ndim(x);
+            const int64_t *xsh = clt_tensor_shape(x);
+            int64_t want[3] = {xsh[0], xnd == 3 ? xsh[1] : D * o.hidden_size, D * o.hidden_size};
+            int64_t hwant[3] = {D * o.num_layers, xnd == 3 ? xsh[batch_first ? 0 : 1] : o.hidden_size,
+                                o.hidden_size};
+            expect_meta(f, out, xnd, want, CLT_FLOAT32, d);
+            store(f, out);
+            if (hp) {
+                expect_meta(f, o2, xnd, hwant, CLT_FLOAT32, d);
+                store(f, o2);
+            }
+            if (cp) {
+                expect_meta(f, o3, xnd, hwant, CLT_FLOAT32, d);
+                store(f, o3);
+            }
+        } else if ((hp && o2 != NULL) || (cp && o3 != NULL))
+            die(f, "failed but handed out a state");
+    }
+    tfree(f, x, 0);
+    tfree(f, h0, 0);
+    tfree(f, c0, 0);
+    tfree(f, mask, 0);
+    tfree(f, kpm, 0);
+    put_module(f, m);
+}
+
+/* A layer of the newer kinds (conv1d, conv_transpose2d, upsample, the 1-D
+ * pools), then a clone of a held module, to its device or the other. */
+static void nn2_clone(fz *f, clt_device *dev)
+{
+    clt_status st;
+    clt_module *m = SENT;
+    switch (pick(f, 5)) {
+    case 0: {
+        clt_conv1d_opts o = {geom1(f), geom(f), geom1(f), 1 + (int64_t)pick(f, 2)};
+        CALL("clt_conv1d_layer", clt_conv1d_layer(dev, geom1(f), geom1(f), geom1(f),
+                                                  chance(f, 30) ? NULL : &o, (int)pick(f, 2),
+                                                  f->gen, &m));
+        break;
+    }
+    case 1: {
+        clt_conv_transpose2d_opts o = CLT_CONV_TRANSPOSE2D_DEFAULTS;
+        o.stride[pick(f, 2)] = geom1(f);
+        o.output_padding[pick(f, 2)] = (int64_t)pick(f, 2);
+        if (chance(f, 20))
+            o.groups = geom(f);
+        CALL("clt_conv_transpose2d_layer",
+             clt_conv_transpose2d_layer(dev, geom1(f), geom1(f), geom1(f), geom1(f),
+                                        chance(f, 30) ? NULL : &o, (int)pick(f, 2), f->gen, &m));
+        break;
+    }
+    case 2: {
+        int64_t size[2] = {geom(f), geom1(f)};
+        double scale[2] = {chance(f, 70) ? 2.0 : rand_scalar(f), 0.5 + pick(f, 3)};
+        int which = (int)pick(f, 4);
+        CALL("clt_upsample_layer",
+             clt_upsample_layer(which & 1 ? size : NULL, which & 2 ? scale : NULL,
+                                (clt_interp_mode)pick(f, 3), (int)pick(f, 2), &m));
+        break;
+    }
+    case 3: {
+        clt_pool1d_opts o = {geom(f), geom(f), geom1(f), (int)pick(f, 2), (int)pick(f, 2)};
+        if (pick(f, 2))
+            CALL("clt_max_pool1d_layer",
+                 clt_max_pool1d_layer(geom(f), chance(f, 30) ? NULL : &o, &m));
+        else
+            CALL("clt_avg_pool1d_layer",
+                 clt_avg_pool1d_layer(geom(f), chance(f, 30) ? NULL : &o, &m));
+        break;
+    }
+    default:
+        m = NULL;
+        break;
+    }
+    if (m != NULL && outcome(f, st, m))
+        put_module(f, m);
+    clt_module *src = f->mod[pick(f, NMOD)], *c = SENT;
+    CALL("clt_module_clone", clt_module_clone(src, rand_dev(f), chance(f, 3) ? NULL : &c));
+    if (c == SENT) {
+        result(f, st, NULL, NULL);
+        return;
+    }
+    if (!outcome(f, st, c))
+        return;
+    if (!src || strcmp(clt_module_name(c), clt_module_name(src)) != 0 ||
+        clt_module_num_parameters(c) != clt_module_num_parameters(src) ||
+        clt_module_is_training(c) != clt_module_is_training(src))
+        die(f, "a clone of %s is a %s of %lld parameters", clt_module_name(src),
+            clt_module_name(c), (long long)clt_module_num_parameters(c));
+    put_module(f, c);
+}
+
+static void op_nn2(fz *f)
+{
+    clt_status st;
+    clt_device *dev = rand_dev(f);
+    clt_device *d = dev ? dev : f->dev[0];
+    uint32_t k = pick(f, 9);
+    if (k == 0) {
+        nn2_bce(f, d);
+        return;
+    }
+    if (k == 1) {
+        nn2_sequence(f, dev);
+        return;
+    }
+    if (k == 2) {
+        nn2_clone(f, dev);
+        return;
+    }
+    int64_t N = 1 + (int64_t)pick(f, 2), C = 1 + (int64_t)pick(f, 3), L = 1 + (int64_t)pick(f, 5);
+    int64_t shape[4] = {N, C, L, L};
+    clt_tensor *x = NULL, *w = NULL, *b = NULL;
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    int same_nd = 1; /* a success keeps the input's ndim */
+    switch (k) {
+    case 3: { /* layer_norm: over the last dims, or sizes that do not match */
+        int nd = 1 + (int)pick(f, 4);
+        x = input_near(f, d, nd, shape);
+        int n = 1 + (int)pick(f, 2);
+        if (chance(f, 5))
+            n = chance(f, 50) ? 0 : 9;
+        int64_t ns[16] = {0};
+        for (int i = 0; i < n && i < 16; i++) {
+            int j = clt_tensor_ndim(x) - n + i;
+            ns[i] = x && j >= 0 && chance(f, 90) ? clt_tensor_shape(x)[j] : geom(f);
+        }
+        if (chance(f, 30))
+            w = chance(f, 50) ? clt_tensor_retain(rt(f)) : near_randn(f, d, n > 8 ? 1 : n, ns);
+        if (chance(f, 30))
+            b = chance(f, 50) ? clt_tensor_retain(rt(f)) : near_randn(f, d, n > 8 ? 1 : n, ns);
+        CALL("clt_layer_norm", clt_layer_norm(x, n, chance(f, 3) ? NULL : ns, w, b,
+                                              chance(f, 80) ? 1e-5 : rand_scalar(f), op));
+        if (op && st == CLT_OK)
+            expect_meta(f, out, clt_tensor_ndim(x), clt_tensor_shape(x), clt_tensor_dtype(x),
+                        clt_tensor_device(x));
+        break;
+    }
+    case 4: { /* cosine_similarity: broadcasting shapes, a random dim */
+        int nd = 1 + (int)pick(f, 3);
+        x = input_near(f, d, nd, shape + 1);
+        w = chance(f, 70) ? input_near(f, d, nd, shape + 1) : clt_tensor_retain(rt(f));
+        CALL("clt_cosine_similarity",
+             clt_cosine_similarity(x, w, rand_dim(f, nd), chance(f, 80) ? 1e-8 : rand_scalar(f),
+                                   op));
+        same_nd = 0;
+        break;
+    }
+    case 5: { /* conv1d */
+        int64_t g = chance(f, 80) ? 1 : geom(f), k1 = 1 + (int64_t)pick(f, 3);
+        int64_t ws[3] = {1 + (int64_t)pick(f, 3), g > 0 ? C / g : C, k1};
+        x = chance(f, 80) ? input_near(f, d, 3, shape) : input_near(f, d, 2, shape + 1);
+        w = input_near(f, d, 3, ws);
+        if (chance(f, 30))
+            b = near_randn(f, d, 1, ws);
+        clt_conv1d_opts o = {geom1(f), geom(f), geom1(f), g};
+        CALL("clt_conv1d", clt_conv1d(x, w, b, chance(f, 20) ? NULL : &o, op));
+        break;
+    }
+    case 6: { /* conv_transpose2d */
+        int64_t g = chance(f, 80) ? 1 : geom(f);
+        int64_t ws[4] = {C, 1 + (int64_t)pick(f, 2), 1 + (int64_t)pick(f, 3), 1 + (int64_t)pick(f, 3)};
+        x = chance(f, 80) ? input_near(f, d, 4, shape) : input_near(f, d, 3, shape + 1);
+        w = input_near(f, d, 4, ws);
+        if (chance(f, 30)) {
+            int64_t bs = ws[1] * (g > 0 && g < 64 ? g : 1);
+            b = near_randn(f, d, 1, &bs);
+        }
+        clt_conv_transpose2d_opts o = {{geom1(f), 1 + (int64_t)pick(f, 2)},
+                                       {geom(f), (int64_t)pick(f, 2)},
+                                       {(int64_t)pick(f, 2), geom(f)},
+                                       g,
+                                       {1 + (int64_t)pick(f, 2), geom1(f)}};
+        CALL("clt_conv_transpose2d", clt_conv_transpose2d(x, w, b, chance(f, 20) ? NULL : &o, op));
+        break;
+    }
+    case 7: { /* interpolate: size or scale factor, both or neither at times */
+        x = input_near(f, d, 4, shape);
+        int64_t size[2] = {geom1(f), geom1(f)};
+        double scale[2] = {chance(f, 70) ? 0.5 + pick(f, 4) : rand_scalar(f),
+                           chance(f, 70) ? 1.5 : rand_scalar(f)};
+        int which = chance(f, 90) ? 1 + (int)pick(f, 2) : (int)pick(f, 4);
+        CALL("clt_interpolate",
+             clt_interpolate(x, which & 1 ? size : NULL, which & 2 ? scale : NULL,
+                             (clt_interp_mode)(chance(f, 95) ? pick(f, 2) : 2 + pick(f, 9)),
+                             chance(f, 70) ? 0 : (int)pick(f, 3), op));
+        if (op && st == CLT_OK && (which & 1)) {
+            int64_t want[4] = {clt_tensor_size(x, 0), clt_tensor_size(x, 1), size[0], size[1]};
+            expect_meta(f, out, 4, want, clt_tensor_dtype(x), clt_tensor_device(x));
+        }
+        break;
+    }
+    default: { /* the 1-D pools */
+        x = chance(f, 80) ? input_near(f, d, 3, shape) : input_near(f, d, 2, shape + 1);
+        int64_t kk = chance(f, 90) ? 1 + (int64_t)pick(f, 3) : geom(f);
+        int64_t s = geom(f), p = chance(f, 70) ? 0 : geom(f);
+        if (pick(f, 2))
+            CALL("clt_max_pool1d", clt_max_pool1d(x, kk, s, p, chance(f, 85) ? 1 : geom(f),
+                                                  (int)pick(f, 2), op));
+        else
+            CALL("clt_avg_pool1d",
+                 clt_avg_pool1d(x, kk, s, p, (int)pick(f, 2), (int)pick(f, 2), op));
+        break;
+    }
+    }
+    if (result(f, st, op, out)) {
+        if (!x)
+            die(f, "succeeded on a NULL input");
+        if (same_nd && clt_tensor_ndim(out) != clt_tensor_ndim(x))
+            die(f, "a %d-d result of a %d-d input", clt_tensor_ndim(out), clt_tensor_ndim(x));
+        check_tensor(f, out);
+        store(f, out);
+    }
+    tfree(f, x, 0);
+    tfree(f, w, 0);
+    tfree(f, b, 0);
+}
+
 /* ---- the rest of the surface ------------------------------------------------------------------- */
 
 static void op_misc(fz *f)
@@ -3124,7 +3570,7 @@ static struct {
     {"read", op_read, 5},      {"io", op_io, 2},            {"module", op_module, 4},
     {"optim", op_optim, 3},    {"conv", op_conv, 2},        {"misc", op_misc, 6},
     {"data", op_data, 2},      {"cumulative", op_cumulative, 3}, {"sort", op_sort, 2},
-    {"norm", op_norm, 2},
+    {"norm", op_norm, 2},      {"nn2", op_nn2, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

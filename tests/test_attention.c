@@ -828,6 +828,10 @@ Test(attention, errors)
     assert_error(clt_multihead_attention(m, q, q, q, NULL, NULL, 1, 1, &o, NULL),
                  CLT_ERR_NULL_ARGUMENT, "weights");
     cr_assert_null(o);
+    clt_tensor *wt = (clt_tensor *)&o; /* a NULL out: the weights' pointer is set to NULL */
+    assert_error(clt_multihead_attention(m, q, q, q, NULL, NULL, 1, 1, NULL, &wt),
+                 CLT_ERR_NULL_ARGUMENT, "out");
+    cr_assert_null(wt);
     /* another kind of module */
     clt_module *relu;
     CHECK(clt_relu_layer(&relu));

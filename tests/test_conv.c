@@ -1000,6 +1000,23 @@ Test(conv, conv2d_layer_initialisation_and_forward)
     cr_assert_eq(clt_module_num_parameters(m3), 8 * 3 * 9);
     cr_assert_eq(clt_conv2d_layer(dev, 3, 8, 3, 3, &o, 1, gen, &bad), CLT_ERR_INVALID_ARGUMENT);
     cr_assert_null(bad);
+    /* a kernel whose fan_in (C / groups times the kernel's sizes) passes
+     * the int64 range is refused by the weight's shape check, before any
+     * product of the sizes is taken (the sanitizer build traps that
+     * signed overflow) */
+    bad = (clt_module *)0x1;
+    cr_assert_eq(clt_conv2d_layer(dev, 2, 2, INT64_MAX, 1, NULL, 1, gen, &bad),
+                 CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "too many elements"), "%s", clt_last_error());
+    cr_assert_null(bad);
+    bad = (clt_module *)0x1;
+    cr_assert_eq(clt_conv1d_layer(dev, 2, 2, INT64_MAX, NULL, 1, gen, &bad),
+                 CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(bad);
+    bad = (clt_module *)0x1;
+    cr_assert_eq(clt_conv_transpose2d_layer(dev, 2, 4, 1, INT64_MAX, NULL, 1, gen, &bad),
+                 CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(bad);
     free(w);
     free(b);
     free(a);

@@ -757,6 +757,11 @@ Test(rnn, errors_with_messages)
                 "h0 is float64 and the weights float32");
     EXPECT_FAIL(clt_lstm_forward(m, x, h, NULL, &out, &hn, &cn), CLT_ERR_INVALID_ARGUMENT,
                 "give both h0 and c0");
+    /* a NULL output is refused with the states' pointers set to NULL too */
+    hn = cn = (clt_tensor *)1;
+    assert_error(clt_lstm_forward(m, x, NULL, NULL, NULL, &hn, &cn), CLT_ERR_NULL_ARGUMENT,
+                 "output");
+    cr_assert(hn == NULL && cn == NULL, "states left set");
     out = (clt_tensor *)1;
     assert_error(clt_gru_forward(m, x, NULL, &out, NULL), CLT_ERR_INVALID_ARGUMENT,
                  "the module is LSTM; this call takes GRU");

@@ -301,10 +301,10 @@ clt_status clt_multihead_attention(clt_module *m, const clt_tensor *query, const
                                    clt_tensor **weights)
 {
     static const char fn[] = "clt_multihead_attention";
+    if (weights) /* first: a NULL out is refused with *weights NULL too */
+        *weights = NULL;
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
-    if (weights)
-        *weights = NULL;
     if (need_weights)
         CLT__REQUIRE_ARG(weights, fn);
     CLT__REQUIRE_ARG(m, fn);

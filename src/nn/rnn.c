@@ -371,12 +371,13 @@ static clt_status forward_all(const char *fn, const clt__module_ops *ops, clt_mo
                               const clt_tensor *x, const clt_tensor *h0, const clt_tensor *c0,
                               clt_tensor **output, clt_tensor **h_n, clt_tensor **c_n)
 {
-    CLT__REQUIRE_ARG(output, fn);
-    *output = NULL;
+    /* the states first: a NULL output is refused with every output NULL */
     if (h_n)
         *h_n = NULL;
     if (c_n)
         *c_n = NULL;
+    CLT__REQUIRE_ARG(output, fn);
+    *output = NULL;
     CLT__REQUIRE_ARG(m, fn);
     CLT__REQUIRE_ARG(x, fn);
     if (m->ops != ops)
