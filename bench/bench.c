@@ -300,11 +300,20 @@ static void matvec_part(void *p, int tid)
     }
 }
 
+/* The row-wise and map cases: a row-major [rows, cols] a into c; each
+ * thread takes its rows, or, for a single row, its half of it. */
+typedef struct rows_ctx {
+    const float *a;
+    float *c, *tmp;
+    size_t rows, cols;
+    atomic_int half_done; /* the single row's second half is sorted */
+} rows_ctx;
+
 static void softmax_part(void *p, int tid)
 {
-    vec_ctx *v = p;
+    rows_ctx *v = p;
     size_t lo, hi, cols = v->cols;
-    span(v->n / cols, tid, &lo, &hi);
+    span(v->rows, tid, &lo, &hi);
     for (size_t r = lo; r < hi; r++) {
         const float *restrict x = v->a + r * cols;
         float *restrict y = v->c + r * cols;
@@ -323,21 +332,12 @@ static void softmax_part(void *p, int tid)
 
 static void sin_part(void *p, int tid)
 {
-    vec_ctx *v = p;
+    rows_ctx *v = p;
     size_t lo, hi;
-    span(v->n, tid, &lo, &hi);
+    span(v->rows * v->cols, tid, &lo, &hi);
     for (size_t i = lo; i < hi; i++)
         v->c[i] = sinf(v->a[i]);
 }
-
-/* The row-wise cases: a row-major [n / cols, cols] a; each thread takes
- * its rows, or, for a single row, its half of it. */
-typedef struct rows_ctx {
-    const float *a;
-    float *c, *tmp;
-    size_t rows, cols;
-    atomic_int half_done; /* the single row's second half is sorted */
-} rows_ctx;
 
 static int cmp_float(const void *a, const void *b)
 {
@@ -876,21 +876,24 @@ done:
     free(ref);
 }
 
-/* One op that reads and writes each element once (8 bytes counted per
- * element) on n float32 in [-8, 8), [n / cols, cols] for softmax (over the
- * rows) and 1-D for sin, against its C loop on 2 threads; the results
- * within tol of the loop's. */
-static void case_map(bench *b, op_kind op, par_fn fn, size_t n, size_t cols, double tol,
-                     const char *op_name, const char *name)
+/* A row-wise op on [rows, cols] float32 in [-8, 8) (1-D of rows * cols
+ * when ndim is 1) giving out_cols values a row (cols for a map, sort and
+ * cumsum, 5 for topk, 1 for logsumexp), against its C loop on 2 threads,
+ * timed in streams of `batch` calls: in GB/s at `bytes` per element, or in
+ * elements read per second when bytes is 0; the results within tol of the
+ * loop's (0 for the ops whose bits the loop reproduces). */
+static void case_rows_as(bench *b, op_kind op, par_fn fn, int ndim, size_t rows, size_t cols,
+                         size_t out_cols, double tol, int batch, double bytes,
+                         const char *op_name, const char *name)
 {
-    int64_t shape[2] = {(int64_t)(n / cols), (int64_t)cols};
-    int ndim = op == OP_SOFTMAX ? 2 : 1;
+    size_t n = rows * cols, nout = rows * out_cols;
+    int64_t shape[2] = {(int64_t)rows, (int64_t)cols};
     if (ndim == 1)
         shape[0] = (int64_t)n;
-    float *ha = malloc(n * sizeof(float)), *hc = malloc(n * sizeof(float));
-    float *hd = malloc(n * sizeof(float));
+    float *ha = malloc(n * sizeof(float)), *hc = malloc(nout * sizeof(float));
+    float *hd = malloc(nout * sizeof(float)), *tmp = malloc(n * sizeof(float));
     clt_tensor *ta = NULL, *out = NULL;
-    if (!ha || !hc || !hd) {
+    if (!ha || !hc || !hd || !tmp) {
         fprintf(stderr, "cltensor bench: %s: out of host memory\n", name);
         b->failures++;
         goto done;
@@ -906,65 +909,23 @@ static void case_map(bench *b, op_kind op, par_fn fn, size_t n, size_t cols, dou
         fail(b, name, op_name);
         goto done;
     }
-    if (read_back(b, name, out, hd, n) != 0)
-        goto done;
-    vec_ctx v = {.a = ha, .c = hc, .n = n, .cols = cols};
-    double t_loop, t_op;
-    if (time_both(b, name, fn, &v, op, ta, NULL, 7, 4, &t_loop, &t_op) != 0)
-        goto done;
-    double err = max_abs_diff(hc, hd, n);
-    if (!(err <= tol))
-        wrong(b, name, op_name, err);
-    double gbs = 8.0 * (double)n / t_op / 1e9, gbs_loop = 8.0 * (double)n / t_loop / 1e9;
-    report(b, name, gbs, "GB/s", "c_loop_2t", gbs_loop, gbs / gbs_loop, ">= 1.0");
-done:
-    clt_tensor_free(out);
-    clt_tensor_free(ta);
-    free(ha);
-    free(hc);
-    free(hd);
-}
-
-/* A row-wise op on [rows, cols] float32 in [-8, 8) giving out_cols values
- * a row (cols for sort and cumsum, 5 for topk, 1 for logsumexp), against
- * its C loop on 2 threads, in elements read per second; the results within
- * tol of the loop's (0 for the ops whose bits the loop reproduces). */
-static void case_rows(bench *b, op_kind op, par_fn fn, size_t rows, size_t cols,
-                      size_t out_cols, double tol, const char *op_name, const char *name)
-{
-    size_t n = rows * cols, nout = rows * out_cols;
-    int64_t shape[2] = {(int64_t)rows, (int64_t)cols};
-    float *ha = malloc(n * sizeof(float)), *hc = malloc(nout * sizeof(float));
-    float *hd = malloc(nout * sizeof(float)), *tmp = malloc(n * sizeof(float));
-    clt_tensor *ta = NULL, *out = NULL;
-    if (!ha || !hc || !hd || !tmp) {
-        fprintf(stderr, "cltensor bench: %s: out of host memory\n", name);
-        b->failures++;
-        goto done;
-    }
-    fill_random(ha, n);
-    for (size_t i = 0; i < n; i++)
-        ha[i] *= 8.0f;
-    if (!(ta = from_host(b, ha, 2, shape))) {
-        fail(b, name, "making the input");
-        goto done;
-    }
-    if (run_op(op, ta, NULL, &out) != CLT_OK) {
-        fail(b, name, op_name);
-        goto done;
-    }
     if (read_back(b, name, out, hd, nout) != 0)
         goto done;
     rows_ctx v = {.a = ha, .c = hc, .tmp = tmp, .rows = rows, .cols = cols};
     atomic_init(&v.half_done, 0);
     double t_loop, t_op;
-    if (time_both(b, name, fn, &v, op, ta, NULL, 7, 2, &t_loop, &t_op) != 0)
+    if (time_both(b, name, fn, &v, op, ta, NULL, 7, batch, &t_loop, &t_op) != 0)
         goto done;
     double err = max_abs_diff(hc, hd, nout);
     if (!(err <= tol))
         wrong(b, name, op_name, err);
-    double rate = (double)n / t_op / 1e6, rate_loop = (double)n / t_loop / 1e6;
-    report(b, name, rate, "Melem/s", "c_loop_2t", rate_loop, rate / rate_loop, "");
+    if (bytes > 0) {
+        double gbs = bytes * (double)n / t_op / 1e9, gbs_loop = bytes * (double)n / t_loop / 1e9;
+        report(b, name, gbs, "GB/s", "c_loop_2t", gbs_loop, gbs / gbs_loop, ">= 1.0");
+    } else {
+        double rate = (double)n / t_op / 1e6, rate_loop = (double)n / t_loop / 1e6;
+        report(b, name, rate, "Melem/s", "c_loop_2t", rate_loop, rate / rate_loop, "");
+    }
 done:
     clt_tensor_free(out);
     clt_tensor_free(ta);
@@ -972,6 +933,23 @@ done:
     free(hc);
     free(hd);
     free(tmp);
+}
+
+/* The row-wise cases: elements read per second, in streams of 2 calls. */
+static void case_rows(bench *b, op_kind op, par_fn fn, size_t rows, size_t cols,
+                      size_t out_cols, double tol, const char *op_name, const char *name)
+{
+    case_rows_as(b, op, fn, 2, rows, cols, out_cols, tol, 2, 0.0, op_name, name);
+}
+
+/* One op that reads and writes each element once (8 bytes counted per
+ * element) on n float32, [n / cols, cols] for softmax (over the rows) and
+ * 1-D for sin, in streams of 4 calls. */
+static void case_map(bench *b, op_kind op, par_fn fn, size_t n, size_t cols, double tol,
+                     const char *op_name, const char *name)
+{
+    case_rows_as(b, op, fn, op == OP_SOFTMAX ? 2 : 1, n / cols, cols, cols, tol, 4, 8.0, op_name,
+                 name);
 }
 
 /* ---- LayerNorm -------------------------------------------------------------- */
