@@ -201,17 +201,8 @@ clt_status clt_conv_transpose2d_layer(clt_device *dev, int64_t in_channels, int6
                                 o->dilation, o->groups);
     if (st != CLT_OK)
         return st;
-    for (int d = 0; d < 2; d++)
-        if (o->output_padding[d] < 0 ||
-            (o->output_padding[d] >= o->stride[d] && o->output_padding[d] >= o->dilation[d]))
-            return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                              "%s: output padding must be smaller than either stride or "
-                              "dilation (and not negative), but got output_padding {%lld, %lld}, "
-                              "stride {%lld, %lld}, dilation {%lld, %lld}",
-                              fn, (long long)o->output_padding[0],
-                              (long long)o->output_padding[1], (long long)o->stride[0],
-                              (long long)o->stride[1], (long long)o->dilation[0],
-                              (long long)o->dilation[1]);
+    if ((st = clt__output_padding_check(o, fn)) != CLT_OK)
+        return st;
     /* PyTorch's layout [in, out / groups, kH, kW]; kaiming_uniform_ takes
      * fan_in from its second size, so both bounds are 1 / sqrt(out / groups
      * kH kW) */

@@ -553,18 +553,8 @@ static bool transposed_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t
            !__builtin_add_overflow(a, 1, out);
 }
 
-/* Checks conv_transpose2d's operands (x 4-D) as PyTorch does and fills in
- * the geometry of the convolution whose input gradient it is: that
- * convolution's input is the result [N, Cout, Ho, Wo], its output x
- * [N, Cin, H, W], its weight w [Cin, Cout / G, kH, kW]. */
-static clt_status transposed_check(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
-                                   const clt_conv_transpose2d_opts *o, geom *g, const char *fn)
+clt_status clt__output_padding_check(const clt_conv_transpose2d_opts *o, const char *fn)
 {
-    char s1[160], s2[160];
-    clt_status st;
-    if ((st = operands_check(x, w, b, fn)) != CLT_OK ||
-        (st = settings_check(o->stride, o->padding, o->dilation, o->groups, fn)) != CLT_OK)
-        return st;
     for (int d = 0; d < 2; d++) {
         if (o->output_padding[d] < 0)
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -582,6 +572,23 @@ static clt_status transposed_check(const clt_tensor *x, const clt_tensor *w, con
                               (long long)o->stride[1], (long long)o->dilation[0],
                               (long long)o->dilation[1]);
     }
+    return CLT_OK;
+}
+
+/* Checks conv_transpose2d's operands (x 4-D) as PyTorch does and fills in
+ * the geometry of the convolution whose input gradient it is: that
+ * convolution's input is the result [N, Cout, Ho, Wo], its output x
+ * [N, Cin, H, W], its weight w [Cin, Cout / G, kH, kW]. */
+static clt_status transposed_check(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                                   const clt_conv_transpose2d_opts *o, geom *g, const char *fn)
+{
+    char s1[160], s2[160];
+    clt_status st;
+    if ((st = operands_check(x, w, b, fn)) != CLT_OK ||
+        (st = settings_check(o->stride, o->padding, o->dilation, o->groups, fn)) != CLT_OK)
+        return st;
+    if ((st = clt__output_padding_check(o, fn)) != CLT_OK)
+        return st;
     if (w->ndim != 4)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: expected weight to be 4-dimensional [in_channels, "

@@ -35,6 +35,10 @@ clt_status clt__conv2d_backward(const clt_tensor *g, const clt_tensor *x, const 
                                 const clt_conv2d_opts *opts, const clt_tensor *cols_saved,
                                 clt_tensor **gx, clt_tensor **gw, clt_tensor **gb);
 
+/* Error unless each output_padding is >= 0 and below its stride or its
+ * dilation (PyTorch's words): conv_transpose2d's check, and its layer's. */
+clt_status clt__output_padding_check(const clt_conv_transpose2d_opts *o, const char *fn);
+
 /* conv_transpose2d of a 4-D input; b may be NULL, opts not.  Messages
  * name fn. */
 clt_status clt__conv_transpose2d(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
