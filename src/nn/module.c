@@ -1154,22 +1154,22 @@ clt_module *clt_module_child(const clt_module *m, const char *name)
     return NULL;
 }
 
+/* The tensor of ts named `name` among the n names, or NULL. */
+static clt_tensor *named_tensor(char (*names)[CLT__MODULE_NAME], clt_tensor *const *ts, int n,
+                                const char *name)
+{
+    for (int k = 0; name != NULL && k < n; k++)
+        if (strcmp(names[k], name) == 0)
+            return ts[k];
+    return NULL;
+}
+
 clt_tensor *clt_module_param(const clt_module *m, const char *name)
 {
-    if (m == NULL || name == NULL)
-        return NULL;
-    for (int k = 0; k < m->nparams; k++)
-        if (strcmp(m->pname[k], name) == 0)
-            return m->params[k];
-    return NULL;
+    return m ? named_tensor(m->pname, m->params, m->nparams, name) : NULL;
 }
 
 clt_tensor *clt_module_buffer(const clt_module *m, const char *name)
 {
-    if (m == NULL || name == NULL)
-        return NULL;
-    for (int k = 0; k < m->nbufs; k++)
-        if (strcmp(m->bname[k], name) == 0)
-            return m->bufs[k];
-    return NULL;
+    return m ? named_tensor(m->bname, m->bufs, m->nbufs, name) : NULL;
 }
