@@ -9,6 +9,8 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 build=$1 cflags=$2 ldflags=$3
 shift 3
 mkdir -p "$build"
+# absolute, since the distdir below is made from inside $src
+build=$(cd "$build" && pwd)
 # configure refuses a second, out-of-tree build of a tree configured in
 # place; such a tree lends its distribution files instead.
 if [ -f "$src/config.status" ]; then
