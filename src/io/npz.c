@@ -40,18 +40,18 @@ clt_status clt_load_npz(const char *path, clt_device *dev, clt_named_tensor **ou
                                 zip_strerror(za)));
         size_t len = strlen(name);
         if (len < 4 || strcmp(name + len - 4, ".npy") != 0)
-            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: member %s is not a .npy file "
+            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: member '%s' is not a .npy file "
                                 "(numpy.savez names each array NAME.npy; cltensor reads arrays "
                                 "only)", fn, pq, CLT__QUOTE(q, name)));
         if (zip_name_locate(za, name, 0) != (zip_int64_t)k)
-            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: member %s appears twice", fn,
+            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: member '%s' appears twice", fn,
                                 pq, CLT__QUOTE(q, name)));
         names[k] = name;
         lens[k] = len - 4;
     }
     CLT__TRY(clt__io_named_block(count, names, lens, fn, &arr));
     for (; done_n < count; done_n++) {
-        snprintf(where, sizeof where, "%s, member %s", pq, CLT__QUOTE(q, names[done_n]));
+        snprintf(where, sizeof where, "%s, member '%s'", pq, CLT__QUOTE(q, names[done_n]));
         CLT__TRY(clt__zip_member_open(za, done_n, fn, where, &m));
         clt__io_src src = {clt__zip_member_read, &m, m.size};
         CLT__TRY(clt__npy_read(&src, where, fn, &a));

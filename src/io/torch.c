@@ -298,7 +298,7 @@ static clt_status global(pk *k, const char *mod, size_t ml, const char *name, si
     }
     if (kind < 0) {
         char qm[CLT__QUOTE_SIZE], qn[CLT__QUOTE_SIZE];
-        return pbad(k, "the global %s.%s is not allowed (a state_dict of tensors needs "
+        return pbad(k, "the global '%s.%s' is not allowed (a state_dict of tensors needs "
                        "collections.OrderedDict, torch._utils._rebuild_tensor_v2 and torch's "
                        "storage types only; nothing from the file is run)",
                     clt__quote(qm, sizeof qm, mod, ml), clt__quote(qn, sizeof qn, name, nl));
@@ -401,25 +401,25 @@ static clt_status persistent(pk *k)
              (int)a[2]->len, a[2]->s);
     zip_int64_t idx = zip_name_locate(k->za, name, 0);
     if (idx < 0 || (uint64_t)idx >= k->nmembers)
-        return pbad(k, "storage %s: the archive has no member %s",
+        return pbad(k, "storage '%s': the archive has no member '%s'",
                     clt__quote(q, sizeof q, a[2]->s, a[2]->len), name);
     clt_dtype dt = a[1]->dtype;
     int64_t numel = a[4]->i;
     obj *known = k->by_member[idx];
     if (known != NULL) {
         if (known->sto->dtype != dt || known->sto->numel != numel)
-            return pbad(k, "storage %s is given twice, as different types or sizes",
+            return pbad(k, "storage '%s' is given twice, as different types or sizes",
                         clt__quote(q, sizeof q, a[2]->s, a[2]->len));
         return push(k, known);
     }
     zip_stat_t sb;
     zip_stat_init(&sb);
     if (zip_stat_index(k->za, (zip_uint64_t)idx, 0, &sb) != 0 || !(sb.valid & ZIP_STAT_SIZE))
-        return pbad(k, "storage %s: %s", clt__quote(q, sizeof q, a[2]->s, a[2]->len),
+        return pbad(k, "storage '%s': %s", clt__quote(q, sizeof q, a[2]->s, a[2]->len),
                     zip_strerror(k->za));
     uint64_t es = clt_dtype_size(dt);
     if ((uint64_t)numel > UINT64_MAX / es || sb.size != (uint64_t)numel * es)
-        return pbad(k, "storage %s: %lld elements of %llu bytes, and its member holds %llu bytes",
+        return pbad(k, "storage '%s': %lld elements of %llu bytes, and its member holds %llu bytes",
                     clt__quote(q, sizeof q, a[2]->s, a[2]->len), (long long)numel,
                     (unsigned long long)es, (unsigned long long)sb.size);
     if ((st = new_obj(k, O_STORAGE, &o)) != CLT_OK)
@@ -701,7 +701,7 @@ static clt_status load_storage(pk *k, storage *s, const char *fn)
         return CLT_OK;
     clt__zip_member m;
     char where[CLT__WHERE_SIZE], q[CLT__QUOTE_SIZE];
-    snprintf(where, sizeof where, "%s, member %s", k->path_q,
+    snprintf(where, sizeof where, "%s, member '%s'", k->path_q,
              CLT__QUOTE(q, zip_get_name(k->za, s->member, 0)));
     clt_status st = clt__zip_member_open(k->za, s->member, fn, where, &m);
     if (st != CLT_OK)
@@ -872,14 +872,14 @@ clt_status clt_load_torch(const char *path, clt_device *dev, clt_named_tensor **
                                 "not a string", fn, k.path_q, i, kind_name(key)));
         clt__quote(q, sizeof q, key->s, key->len);
         if (memchr(key->s, '\0', key->len))
-            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: key %s holds U+0000", fn,
+            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: key '%s' holds U+0000", fn,
                                 k.path_q, q));
         if (val->kind == O_DICT)
-            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: entry %s is a dict: nested "
+            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: entry '%s' is a dict: nested "
                                 "dicts are not read (save a state_dict of tensors)", fn,
                                 k.path_q, q));
         if (val->kind != O_TENSOR)
-            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: entry %s is %s, not a tensor",
+            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: entry '%s' is %s, not a tensor",
                                 fn, k.path_q, q, kind_name(val)));
         names[i] = key->s;
         lens[i] = key->len;

@@ -184,17 +184,17 @@ clt_status clt__zip_add(clt__zip_out *z, const char *name, const void *const *pa
     }
     clt_status st = CLT_OK;
     if (s == NULL)
-        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: %s: adding %s: %s", z->fn, z->path_q,
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: %s: adding '%s': %s", z->fn, z->path_q,
                         CLT__QUOTE(q, name), zip_msg(&ze));
     else if (idx < 0)
         st = clt__error(zip_error_code_zip(zip_get_error(z->za)) == ZIP_ER_EXISTS
                             ? CLT_ERR_INVALID_ARGUMENT
                             : CLT_ERR_OUT_OF_HOST_MEMORY,
-                        "%s: %s: adding %s: %s", z->fn, z->path_q, CLT__QUOTE(q, name),
+                        "%s: %s: adding '%s': %s", z->fn, z->path_q, CLT__QUOTE(q, name),
                         zip_strerror(z->za));
     else if (zip_set_file_compression(z->za, (zip_uint64_t)idx,
                                       compress ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0) != 0)
-        st = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: %s: %s", z->fn, z->path_q,
+        st = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: '%s': %s", z->fn, z->path_q,
                         CLT__QUOTE(q, name), zip_strerror(z->za));
     zip_error_fini(&ze);
     return st;
