@@ -701,8 +701,9 @@ static clt_status load_storage(pk *k, storage *s, const char *fn)
         return CLT_OK;
     clt__zip_member m;
     char where[CLT__WHERE_SIZE], q[CLT__QUOTE_SIZE];
+    const char *name = zip_get_name(k->za, s->member, 0);
     snprintf(where, sizeof where, "%s, member '%s'", k->path_q,
-             CLT__QUOTE(q, zip_get_name(k->za, s->member, 0)));
+             name ? CLT__QUOTE(q, name) : "?");
     clt_status st = clt__zip_member_open(k->za, s->member, fn, where, &m);
     if (st != CLT_OK)
         return st;
