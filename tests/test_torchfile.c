@@ -402,6 +402,18 @@ Test(torchfile, storages_that_do_not_add_up_are_refused)
     end_dict(&b);
     write_torch(tpath("past.pt"), &b, sizeof storage12);
     assert_refused(tpath("past.pt"), "reaches past its storage of 12 elements");
+    /* after a good entry: refused before anything is uploaded */
+    b.n = 0;
+    begin_dict(&b);
+    add_tensor(&b, "good", "0", 12, 0, s23, c23);
+    add_tensor(&b, "w", "0", 12, 1, s34, c34);
+    end_dict(&b);
+    write_torch(tpath("past2.pt"), &b, sizeof storage12);
+    clt_device *dev = get_device("auto");
+    clt_memory_stats before = mem_stats(dev);
+    assert_refused(tpath("past2.pt"), "tensor 'w': shape [3, 4] at offset 1");
+    cr_assert_eq(mem_stats(dev).alloc_calls, before.alloc_calls,
+                 "a tensor was made before the file was refused");
     /* strides whose product overflows int64 */
     b.n = 0;
     begin_dict(&b);

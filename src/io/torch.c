@@ -739,35 +739,45 @@ static void gather(const tview *v, const unsigned char *src, unsigned char *dst,
     }
 }
 
-/* The tensor of entry `name`: its view checked against its storage, its
- * values gathered and uploaded to dev. */
+/* The view of entry `name` (quoted): a shape whose elements all lie
+ * within its storage.  Checked for every entry before any is uploaded. */
+static clt_status check_view(const pk *k, const tview *v, const char *name, const char *fn)
+{
+    const storage *s = v->storage->sto;
+    char sh[160];
+    int64_t numel = clt__io_numel(v->ndim, v->shape, clt_dtype_size(s->dtype));
+    if (numel < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: tensor '%s': shape %s is too large",
+                          fn, k->path_q, name, clt__shape_str(sh, sizeof sh, v->ndim, v->shape));
+    if (numel == 0)
+        return CLT_OK;
+    /* the last element it reaches must lie within its storage */
+    int64_t last = v->offset;
+    bool over = false;
+    for (int d = 0; d < v->ndim; d++) {
+        int64_t step;
+        over |= __builtin_mul_overflow(v->shape[d] - 1, v->stride[d], &step);
+        over |= __builtin_add_overflow(last, step, &last);
+    }
+    if (over || last >= s->numel)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: tensor '%s': shape %s at offset "
+                          "%lld with its strides reaches past its storage of %lld elements", fn,
+                          k->path_q, name, clt__shape_str(sh, sizeof sh, v->ndim, v->shape),
+                          (long long)v->offset, (long long)s->numel);
+    return CLT_OK;
+}
+
+/* The tensor of entry `name`, its view checked: its values gathered and
+ * uploaded to dev. */
 static clt_status make_tensor(pk *k, const obj *t, const char *name, clt_device *dev,
                               const char *fn, clt_tensor **out)
 {
     const tview *v = t->view;
     storage *s = v->storage->sto;
     size_t es = clt_dtype_size(s->dtype);
-    char q[CLT__QUOTE_SIZE], sh[160], where[CLT__WHERE_SIZE];
+    char q[CLT__QUOTE_SIZE], where[CLT__WHERE_SIZE];
     snprintf(where, sizeof where, "%s: tensor '%s'", k->path_q, CLT__QUOTE(q, name));
     int64_t numel = clt__io_numel(v->ndim, v->shape, es);
-    if (numel < 0)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: shape %s is too large", fn, where,
-                          clt__shape_str(sh, sizeof sh, v->ndim, v->shape));
-    if (numel > 0) {
-        /* the last element it reaches must lie within its storage */
-        int64_t last = v->offset;
-        bool over = false;
-        for (int d = 0; d < v->ndim; d++) {
-            int64_t step;
-            over |= __builtin_mul_overflow(v->shape[d] - 1, v->stride[d], &step);
-            over |= __builtin_add_overflow(last, step, &last);
-        }
-        if (over || last >= s->numel)
-            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: shape %s at offset %lld with "
-                              "its strides reaches past its storage of %lld elements", fn,
-                              where, clt__shape_str(sh, sizeof sh, v->ndim, v->shape),
-                              (long long)v->offset, (long long)s->numel);
-    }
     clt_status st = load_storage(k, s, fn);
     if (st != CLT_OK)
         return st;
@@ -882,6 +892,7 @@ clt_status clt_load_torch(const char *path, clt_device *dev, clt_named_tensor **
         if (val->kind != O_TENSOR)
             CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: entry '%s' is %s, not a tensor",
                                 fn, k.path_q, q, kind_name(val)));
+        CLT__TRY(check_view(&k, val->view, q, fn));
         names[i] = key->s;
         lens[i] = key->len;
     }
