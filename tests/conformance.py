@@ -2821,10 +2821,73 @@ def _rnn_case(kind, nl, layers, bidir, bf, given, batched, dt, path, save_file, 
         L.clt_module_free(m)
 
 
+# ---- torch.save's files and .npz ------------------------------------------------
+
+class Named(C.Structure):
+    _fields_ = [("name", C.c_char_p), ("tensor", C.c_void_p)]
+
+
+def torch_files():
+    """torch.save(model.state_dict()) read by clt_load_torch gives torch's
+    tensors, names and order; clt_save_torch's file torch.load reads back
+    equal; the same for np.savez and clt_load_npz / clt_save_npz."""
+    import collections
+    import tempfile
+    NP = C.POINTER(Named)
+    proto("clt_load_torch", [C.c_char_p, P, C.POINTER(NP), C.POINTER(C.c_size_t)])
+    proto("clt_save_torch", [C.c_char_p, NP, C.c_size_t])
+    proto("clt_load_npz", [C.c_char_p, P, C.POINTER(NP), C.POINTER(C.c_size_t)])
+    proto("clt_save_npz", [C.c_char_p, NP, C.c_size_t, C.c_int])
+    proto("clt_named_tensors_free", [NP, C.c_size_t], None)
+    torch.manual_seed(3)
+    model = torch.nn.Sequential(torch.nn.Conv2d(2, 3, 3), torch.nn.BatchNorm2d(3),
+                                torch.nn.Flatten(), torch.nn.LayerNorm(12),
+                                torch.nn.Linear(12, 5))
+    sd = model.state_dict()
+    sd["shared.t"] = sd["4.weight"].t()  # a view of another's storage
+    arrays = collections.OrderedDict((k, v.numpy()) for k, v in sd.items())
+    with tempfile.TemporaryDirectory() as d:
+        for kind, save, load, again in (
+                ("torch", lambda f: torch.save(sd, f), L.clt_load_torch,
+                 lambda f, a, n: L.clt_save_torch(f, a, n)),
+                ("npz", lambda f: np.savez(f, **arrays), L.clt_load_npz,
+                 lambda f, a, n: L.clt_save_npz(f, a, n, 1))):
+            src, dst = os.path.join(d, "a." + kind), os.path.join(d, "b." + kind)
+            save(src)
+            arr, n = NP(), C.c_size_t()
+            if load(src.encode(), DEV, C.byref(arr), C.byref(n)):
+                fail(kind + " load", L.clt_last_error().decode())
+                continue
+            try:
+                names = [arr[i].name.decode() for i in range(n.value)]
+                ok(kind + " load names", names == list(sd), "%s / %s" % (names, list(sd)))
+                for i, k in enumerate(names[:len(sd)]):
+                    got = download(arr[i].tensor)[0]
+                    want = sd[k].numpy()
+                    ok("%s load %s" % (kind, k), got.dtype == want.dtype and
+                       got.shape == want.shape and np.array_equal(got, want),
+                       "%s %s / %s %s" % (got.dtype, got.shape, want.dtype, want.shape))
+                if again(dst.encode(), arr, n):
+                    fail(kind + " save", L.clt_last_error().decode())
+                    continue
+                if kind == "torch":
+                    back = {k: v.numpy() for k, v in torch.load(dst).items()}
+                else:
+                    with np.load(dst) as z:
+                        back = {k: z[k] for k in z.files}
+                ok(kind + " save", list(back) == list(sd) and all(
+                    back[k].dtype == arrays[k].dtype and np.array_equal(back[k], arrays[k])
+                    for k in sd), "the file read back differs")
+            finally:
+                L.clt_named_tensors_free(arr, n)
+
+
 def main():
     sections = [elementwise, modulo, rounding, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
-                sorting, attention, rnns, conv_more, conv_layers_state_dict]
+                sorting, attention, rnns, conv_more, conv_layers_state_dict,
+                # torch.save's files and .npz
+                torch_files]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -2,7 +2,8 @@
  *
  * Random sequences of calls (creation, views, elementwise ops, reductions,
  * matmul, index ops, softmax and losses, moves, in-place ops, autograd,
- * scopes, read-back and formatting, io round trips, modules, optimizers,
+ * scopes, read-back and formatting, io round trips (torch.save's format
+ * and .npz with changed members too), modules, optimizers,
  * the newer layers and functions (layer_norm, binary_cross_entropy,
  * cosine_similarity, 1-D and transposed convolutions, interpolation,
  * attention, recurrent layers, clones), data loaders, and tight device memory limits and refused host allocations
@@ -33,6 +34,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zip.h>
 
 #include "cltensor.h"
 
@@ -3554,6 +3556,93 @@ static void op_misc(fz *f)
     }
 }
 
+/* ---- torch.save's format and .npz -------------------------------------------------- */
+
+/* Replaces a member of the archive at path (data.pkl in a torch file,
+ * sometimes a storage; any .npy of an .npz) with its bytes changed and
+ * its CRC made anew, so that the pickle interpreter and the .npy parser,
+ * not the CRC check, meet the changes. */
+static void mutate_member(fz *f, const char *path, int torch)
+{
+    static junk j;
+    int err = 0;
+    zip_t *za = zip_open(path, 0, &err);
+    if (!za)
+        die(f, "libzip cannot open what was saved: %d", err);
+    zip_int64_t n = zip_get_num_entries(za, 0);
+    zip_int64_t idx = n > 0 ? (zip_int64_t)pick(f, (uint32_t)n) : -1;
+    for (zip_int64_t i = 0; torch && i < n && !chance(f, 20); i++) {
+        const char *name = zip_get_name(za, (zip_uint64_t)i, 0);
+        if (name && strstr(name, "/data.pkl"))
+            idx = i;
+    }
+    zip_file_t *zf = idx >= 0 ? zip_fopen_index(za, (zip_uint64_t)idx, 0) : NULL;
+    j.n = 0;
+    if (zf) {
+        zip_int64_t got = zip_fread(zf, j.b, JUNK_MAX);
+        j.n = got > 0 ? (size_t)got : 0;
+        zip_fclose(zf);
+        mutate(f, &j);
+        zip_source_t *src = zip_source_buffer(za, j.b, j.n, 0);
+        if (!src || zip_file_replace(za, (zip_uint64_t)idx, src, 0) != 0) {
+            zip_source_free(src);
+            die(f, "libzip: %s", zip_strerror(za));
+        }
+    }
+    if (zip_close(za) != 0)
+        die(f, "libzip: %s", zip_strerror(za));
+}
+
+/* Tensors saved by clt_save_torch or clt_save_npz (a name NULL or given
+ * twice sometimes), loaded by both loaders onto a random device: the
+ * saver's format gives the same names in order and the same values, the
+ * other's loader refuses it with the contract; or a member is changed
+ * first, and each load succeeds or keeps the contract. */
+static void op_zipfile(fz *f)
+{
+    static const char *names[] = {"a", "b.weight", "a"};
+    clt_named_tensor nt[3];
+    size_t n = pick(f, 4);
+    for (size_t i = 0; i < n; i++) {
+        nt[i].name = chance(f, 5) ? NULL : names[pick(f, 3)];
+        nt[i].tensor = rt(f);
+    }
+    int torch = chance(f, 50), changed = chance(f, 60);
+    char path[512];
+    clt_status st;
+    path_in(f, path, sizeof path, torch ? "t.pt" : "t.npz");
+    if (torch)
+        CALL("clt_save_torch", clt_save_torch(path, chance(f, 3) ? NULL : nt, n));
+    else
+        CALL("clt_save_npz", clt_save_npz(path, chance(f, 3) ? NULL : nt, n, (int)pick(f, 2)));
+    if (!status_ok(f, st))
+        return;
+    if (changed)
+        mutate_member(f, path, torch);
+    for (int as_torch = 0; as_torch < 2; as_torch++) {
+        clt_named_tensor *back = SENT;
+        size_t m = 99;
+        clt_device *dev = rand_dev(f);
+        if (as_torch)
+            CALL("clt_load_torch", clt_load_torch(path, dev, &back, &m));
+        else
+            CALL("clt_load_npz", clt_load_npz(path, dev, &back, &m));
+        if (!outcome(f, st, back)) {
+            if (m != 0)
+                die(f, "*n is %zu after a failure", m);
+            continue;
+        }
+        if (!changed && as_torch != torch)
+            die(f, "a file of the other format loaded");
+        for (size_t i = 0; !changed && i < m; i++) {
+            if (m != n || strcmp(back[i].name, nt[i].name) != 0)
+                die(f, "%zu tensors saved, %zu loaded, or another name or order", n, m);
+            same_tensor(f, nt[i].tensor, back[i].tensor);
+        }
+        CALL_VOID("clt_named_tensors_free", clt_named_tensors_free(back, m));
+    }
+}
+
 /* ---- the driver ---------------------------------------------------------------------------------- */
 
 typedef void (*op_fn)(fz *);
@@ -3571,6 +3660,7 @@ static struct {
     {"optim", op_optim, 3},    {"conv", op_conv, 2},        {"misc", op_misc, 6},
     {"data", op_data, 2},      {"cumulative", op_cumulative, 3}, {"sort", op_sort, 2},
     {"norm", op_norm, 2},      {"nn2", op_nn2, 3},
+    {"zipfile", op_zipfile, 2},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -54,6 +54,8 @@
  *       PREFIX.s1.safetensors and PREFIX.s2.safetensors; "load" makes them
  *       over SGD with the defaults, loads those files and steps EPOCHS
  *       times; both print the rate after each epoch, "%.17g"
+ *   io_roundtrip torch IN OUT              clt_load_torch, then clt_save_torch
+ *   io_roundtrip npz IN OUT COMPRESSED     clt_load_npz, then clt_save_npz
  *   io_roundtrip npyhost IN OUT            clt_load_npy_host, then
  *                                          clt_save_npy_host (no device)
  *   io_roundtrip loader X Y XOUT YOUT      X and Y read by clt_load_npy_host
@@ -488,6 +490,26 @@ static int run(int argc, char **argv)
         clt_named_tensors_free(ts, n);
         return st == CLT_OK ? 0 : fail("clt_save_safetensors", st);
     }
+    if (argc == 4 && strcmp(argv[1], "torch") == 0) {
+        clt_named_tensor *ts = NULL;
+        size_t n = 0;
+        st = clt_load_torch(argv[2], dev, &ts, &n);
+        if (st != CLT_OK)
+            return fail("clt_load_torch", st);
+        st = clt_save_torch(argv[3], ts, n);
+        clt_named_tensors_free(ts, n);
+        return st == CLT_OK ? 0 : fail("clt_save_torch", st);
+    }
+    if (argc == 5 && strcmp(argv[1], "npz") == 0) {
+        clt_named_tensor *ts = NULL;
+        size_t n = 0;
+        st = clt_load_npz(argv[2], dev, &ts, &n);
+        if (st != CLT_OK)
+            return fail("clt_load_npz", st);
+        st = clt_save_npz(argv[3], ts, n, atoi(argv[4]));
+        clt_named_tensors_free(ts, n);
+        return st == CLT_OK ? 0 : fail("clt_save_npz", st);
+    }
     if ((argc >= 9 && argc <= 10 && strcmp(argv[1], "optimizer") == 0) ||
         (argc >= 8 && argc <= 9 && strcmp(argv[1], "schedule") == 0))
         return checkpoint(dev, argc, argv);
@@ -502,7 +524,7 @@ static int run(int argc, char **argv)
     if (argc == 5 && strcmp(argv[1], "chain") == 0)
         return chain(dev, argv);
     fprintf(stderr, "usage: io_roundtrip dtypes | npy IN OUT | safetensors IN OUT | "
-                    "npyhost IN OUT | loader X Y XOUT YOUT | optimizer KIND OUT SETTINGS... | "
+                    "torch IN OUT | npz IN OUT COMPRESSED | npyhost IN OUT | loader X Y XOUT YOUT | optimizer KIND OUT SETTINGS... | "
                     "resume KIND STEPS PARAM OPTIM OUT SETTINGS... | schedule KIND OUT LR "
                     "PERIOD FACTOR EPOCHS [EXTRA] | schedresume KIND FILE EPOCHS [LR [PERIOD FACTOR "
                     "[EXTRA]]] | chain save|load PREFIX EPOCHS | cycle KIND STEPS PARAM OPTIM SCHED OUT "

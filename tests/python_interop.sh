@@ -1,6 +1,8 @@
 #!/bin/sh
-# python_interop.sh: files written by Python (numpy.save and
-# safetensors.numpy.save_file) are read by cltensor and written back
+# python_interop.sh: files written by Python (numpy.save, numpy.savez,
+# numpy.savez_compressed, safetensors.numpy.save_file and torch.save's
+# state_dicts, views of shared storages included) are read by cltensor
+# and written back
 # (tests/io_roundtrip), through the device and through host memory, and
 # Python checks that values, dtypes and shapes came back unchanged
 # (big-endian and Fortran-ordered .npy files too, in C order), that a
@@ -205,6 +207,31 @@ else:
     with open(src, "rb") as f1, open(dst, "rb") as f2:
         if f1.read() != f2.read():
             failures.append("safetensors one dtype: cltensor's file differs from the reference's")
+
+# .npz: numpy.savez and numpy.savez_compressed write, cltensor reads
+# (clt_load_npz) and writes back (clt_save_npz, stored and deflated), and
+# numpy.load reads the same names, in order, with the same arrays
+npz_arrays = {**tested, "big": np.arange(6, dtype=">f8").reshape(2, 3),
+              "fortran": np.asfortranarray(np.arange(6, dtype="<f4").reshape(2, 3))}
+npz_arrays = {k: v for k, v in npz_arrays.items() if str(v.dtype.newbyteorder("=")) in held}
+for save in (np.savez, np.savez_compressed):
+    src = f"{tmp}/{save.__name__}.npz"
+    save(src, **npz_arrays)
+    for comp in ("0", "1"):
+        dst = f"{tmp}/{save.__name__}.{comp}.out.npz"
+        r = run("npz", src, dst, comp)
+        if r.returncode != 0:
+            failures.append(f"npz {save.__name__}: {r.stderr.strip()}")
+            continue
+        with np.load(dst) as z:
+            if z.files != list(npz_arrays):
+                failures.append(f"npz {save.__name__}: names {z.files}, want {list(npz_arrays)}")
+            for k, v in npz_arrays.items():
+                if k in z.files:
+                    same(f"npz {save.__name__} -> {comp}: {k}", z[k],
+                         v.astype(v.dtype.newbyteorder("<")) if v.dtype.byteorder == ">" else v)
+print(f"python_interop: {len(npz_arrays)} arrays through numpy.savez and "
+      "numpy.savez_compressed, back stored and deflated")
 
 # optimizers' and schedules' checkpoints against torch's state_dict()s
 try:
@@ -804,6 +831,65 @@ if torch is not None:
         cycled.append(kind)
     print("python_interop: OneCycleLR cycling momentum, rates and momenta as torch's, resumed "
           "both ways:", ", ".join(cycled))
+
+# torch.save's format: torch writes a state_dict (views sharing one
+# storage at offsets, non-contiguous, expanded; a model's, with its
+# _metadata), cltensor reads it (clt_load_torch) and writes it back
+# (clt_save_torch), and torch.load gives the same names, in order, dtypes,
+# shapes and values
+if torch is not None:
+    tdt = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
+           "int32": torch.int32, "int64": torch.int64, "uint8": torch.uint8, "bool": torch.bool}
+    base = torch.arange(24, dtype=torch.float32) * 0.5 - 3
+    sd = collections.OrderedDict()
+    sd["whole"] = base.view(4, 6)
+    sd["offset.view"] = base[5:17].view(3, 4)
+    sd["transposed"] = base[2:14].view(3, 4).t()
+    sd["strided"] = base[1::5]
+    sd["expanded"] = base[7:8].expand(3, 2)
+    sd["scalar"] = base[9]
+    sd["empty"] = base[:0].view(0, 3)
+    for name, dt in tdt.items():
+        if name in held:
+            sd["dtype." + name] = torch.from_numpy(arrays[name].copy()).to(dt)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))
+    model[1].running_mean.add_(torch.randn(4))
+    cases = {"views": sd, "model": model.state_dict()}
+    for tag, state in cases.items():
+        src, dst = f"{tmp}/{tag}.pt", f"{tmp}/{tag}.out.pt"
+        torch.save(state, src)
+        r = run("torch", src, dst)
+        if r.returncode != 0:
+            failures.append(f"torch {tag}: {r.stderr.strip()}")
+            continue
+        back = torch.load(dst)
+        if not isinstance(back, collections.OrderedDict) or list(back) != list(state):
+            failures.append(f"torch {tag}: {type(back).__name__} of {list(back)}, want "
+                            f"{list(state)}")
+            continue
+        for k, v in state.items():
+            if back[k].dtype != v.dtype or back[k].shape != v.shape or not torch.equal(back[k], v):
+                failures.append(f"torch {tag}: {k}: {back[k].dtype} {tuple(back[k].shape)} "
+                                f"{back[k].flatten()[:4]}, want {v.dtype} {tuple(v.shape)} "
+                                f"{v.flatten()[:4]}")
+    model2 = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))
+    model2.load_state_dict(torch.load(f"{tmp}/model.out.pt"))
+    # what cltensor refuses it refuses naming what is wrong
+    refusals = {
+        "bfloat16": ({"w": torch.ones(2, dtype=torch.bfloat16)}, "BFloat16Storage"),
+        "nested": ({"w": {"x": torch.ones(2)}}, "nested dicts are not read"),
+        "a list": ({"w": [torch.ones(2)]}, "opcode 0x5d"),
+    }
+    for tag, (state, needle) in refusals.items():
+        src = f"{tmp}/refused.{tag.replace(' ', '_')}.pt"
+        torch.save(state, src)
+        r = run("torch", src, f"{tmp}/refused.out.pt")
+        if r.returncode == 0 or needle not in r.stderr:
+            failures.append(f"torch {tag}: expected a refusal naming '{needle}', got "
+                            f"{r.returncode}: {r.stderr.strip()}")
+    print(f"python_interop: torch.save state_dicts ({len(sd)} tensors viewing shared storages, "
+          "a model's) read, written back and loaded by torch: "
+          + ("equal" if not failures else "see failures"))
 
 for f in failures:
     print("python_interop: FAIL:", f)

@@ -365,6 +365,9 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
       clt_load_safetensors("/nonexistent/cltensor.safetensors", f->dev, &o->named, &o->n))   \
     X(clt_load_npy, T, clt_load_npy("/nonexistent/cltensor.npy", f->dev, &o->t))             \
     X(clt_load_npy_host, ARR, clt_load_npy_host("/nonexistent/cltensor.npy", &o->arr))      \
+    /* io.h: torch.save's format and .npz */                                              \
+    X(clt_load_torch, NAMED | N, clt_load_torch("/nonexistent/cltensor.pt", f->dev, &o->named, &o->n)) \
+    X(clt_load_npz, NAMED | N, clt_load_npz("/nonexistent/cltensor.npz", f->dev, &o->named, &o->n)) \
     /* dist.h */                                                                             \
     X(clt_process_group_init, PG, clt_process_group_init(&bad_dist, &o->pg))                 \
     X(clt_all_gather, T, clt_all_gather(NULL, f->f, &o->t))                                  \

@@ -8,7 +8,7 @@ what=${1:-build}
 
 pkgs="build-essential autoconf automake libtool pkg-config ocl-icd-opencl-dev \
 opencl-headers pocl-opencl-icd libclblast-dev libcriterion-dev libdlpack-dev zlib1g-dev \
-clinfo valgrind libopenblas-dev"
+libzip-dev clinfo valgrind libopenblas-dev"
 # libopenblas-dev: the matmul baseline of `cltensor bench` (optional: the bench
 # says it is missing without it; nothing links it).
 # tests/python_interop.sh compares files with numpy's (it skips without it).

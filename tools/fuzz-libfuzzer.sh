@@ -29,7 +29,7 @@ src=$(CC="$cc" "$tools/sanitizer-build.sh" "$build" \
 cd "$build"
 "$cc" -O1 -g -fno-omit-frame-pointer $san -fsanitize=fuzzer -DCLT_FUZZ_LIBFUZZER \
     -I"$build/include" -I"$src/include" "$src/tests/fuzz.c" .libs/libcltensor.a \
-    $(sed -n 's/^OPENCL_LIBS = //p; s/^CLBLAST_LIBS = //p; s/^PTHREAD_LIBS = //p' Makefile) -lm \
+    $(sed -n 's/^OPENCL_LIBS = //p; s/^CLBLAST_LIBS = //p; s/^LIBZIP_LIBS = //p; s/^PTHREAD_LIBS = //p' Makefile) -lm \
     -o fuzz-libfuzzer
 echo "fuzz-libfuzzer: built $build/fuzz-libfuzzer" >&2
 # libFuzzer's malloc limit counts a CPU device's buffers: the driver caps

@@ -1,6 +1,7 @@
 /* cltensor/io.h: tensors, models, optimizers and schedules to and from
  * files: safetensors (the format of the Python safetensors package, and of
- * Hugging Face checkpoints) and NumPy's .npy.
+ * Hugging Face checkpoints), NumPy's .npy and .npz, and torch.save's
+ * state_dicts (.pt, read through a pickle interpreter that runs nothing).
  *
  * Saving reads the tensors back into host memory (it waits for the work
  * queued on them) and writes the file through a temporary file beside it,
@@ -342,6 +343,69 @@ CLT_API clt_status clt_load_npy_host(const char *path, clt_array_spec **out);
  * invalid dtype, a negative dimension), CLT_ERR_TOO_MANY_DIMS, CLT_ERR_IO;
  * a refused array writes no file.  Nothing is taken. */
 CLT_API clt_status clt_save_npy_host(const char *path, const clt_array_spec *a);
+
+/* ---- PyTorch's torch.save files, NumPy's .npz archives ---------------------------- */
+
+/* Reads a state_dict that torch.save wrote (torch.save(model.state_dict(),
+ * "m.pt"): the zip format of torch 1.6 and later, an OrderedDict or dict
+ * of str -> Tensor) into new tensors on dev, in the file's order.  The
+ * pickle inside is read by a small interpreter of its own that runs
+ * nothing from the file: it takes the opcodes torch writes for a
+ * state_dict (pickle protocol 2, and protocols up to 5's framing and short
+ * strings) and the globals collections.OrderedDict,
+ * torch._utils._rebuild_tensor_v2 and _rebuild_parameter, and torch's
+ * storage types of the seven dtypes (torch.FloatStorage, DoubleStorage,
+ * HalfStorage, IntStorage, LongStorage, ByteStorage, BoolStorage).  Any
+ * other global (os.system, ...) is refused naming it, as are other
+ * dtypes (bfloat16, int8, ...), a value that is no tensor (a nested dict:
+ * save the state_dict itself), a key given twice, and files older than
+ * torch 1.6 (a bare pickle).  Tensors may be views of a storage shared
+ * with others (offsets, strides, non-contiguous, expanded): each loads
+ * as its own contiguous tensor with the values torch.load gives; a view
+ * that reaches past its storage, a storage whose member's size is not
+ * its elements', and a bool byte other than 0 or 1 are refused.
+ * requires_grad, which a state_dict's tensors do not have, and backward
+ * hooks are ignored; a state_dict's _metadata is read and dropped.  A
+ * file is read as hostile: every length, memo index and stack depth is
+ * checked (data.pkl at most 256 MiB, 4M objects), each member's CRC too.
+ * Each storage is held in host memory from its first tensor to the end.
+ * Errors: CLT_ERR_INVALID_ARGUMENT naming the file, and the byte of
+ * data.pkl or the tensor, for what is wrong; CLT_ERR_IO; as
+ * clt_load_safetensors otherwise.  Ownership as clt_load_safetensors:
+ * release *out with clt_named_tensors_free(*out, *n). */
+CLT_API clt_status clt_load_torch(const char *path, clt_device *dev, clt_named_tensor **out,
+                                  size_t *n);
+
+/* Writes the n named tensors as torch.save(OrderedDict(...)) of torch 1.13
+ * writes them: a zip archive of archive/data.pkl (pickle protocol 2),
+ * archive/data/0, ... (one storage per tensor, its values contiguous, the
+ * members stored uncompressed) and archive/version, in the order given.
+ * torch.load(path) gives an OrderedDict of tensors with the same names,
+ * values, dtypes and shapes (requires_grad False).  The whole archive is
+ * made in host memory before it is written.  Errors as
+ * clt_save_safetensors (a NULL name or tensor, a name twice or not UTF-8).
+ * Nothing is taken. */
+CLT_API clt_status clt_save_torch(const char *path, const clt_named_tensor *tensors, size_t n);
+
+/* Reads a NumPy .npz archive (numpy.savez or numpy.savez_compressed:
+ * members NAME.npy, stored or deflated) into new tensors on dev named NAME,
+ * in the archive's order, each member read as clt_load_npy reads a file
+ * (the same dtypes, byte orders, Fortran order and refusals; messages name
+ * the member).  A member that is not NAME.npy (numpy.load hands such
+ * members out as bytes) or appears twice is refused, as is a member whose
+ * CRC does not match.  Ownership as clt_load_safetensors: release with
+ * clt_named_tensors_free. */
+CLT_API clt_status clt_load_npz(const char *path, clt_device *dev, clt_named_tensor **out,
+                                size_t *n);
+
+/* Writes the n named tensors as numpy.savez(path, **{name: t}) (compressed
+ * 0) or numpy.savez_compressed (nonzero: deflated) writes them: members
+ * NAME.npy in the order given, each as clt_save_npy writes it; numpy.load
+ * reads them back.  n 0 writes an empty archive, as numpy.savez does.
+ * The whole archive is made in host memory before it is written.  Errors
+ * as clt_save_torch.  Nothing is taken. */
+CLT_API clt_status clt_save_npz(const char *path, const clt_named_tensor *tensors, size_t n,
+                                int compressed);
 
 #ifdef __cplusplus
 }

@@ -309,3 +309,71 @@ int64_t clt__io_numel(int ndim, const int64_t *shape, size_t esize)
             return 0;
     return n;
 }
+
+/* ---- named tensors ----------------------------------------------------------------- */
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+clt_status clt__io_check_names(const clt_named_tensor *tensors, size_t n, const char *fn,
+                               const char *path_q)
+{
+    char q[CLT__QUOTE_SIZE];
+    for (size_t k = 0; k < n; k++) {
+        if (tensors[k].name == NULL)
+            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: %s: the name of tensor %zu is NULL",
+                              fn, path_q, k);
+        if (tensors[k].tensor == NULL)
+            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: %s: tensor '%s' is NULL", fn, path_q,
+                              CLT__QUOTE(q, tensors[k].name));
+        if (!clt__utf8_valid(tensors[k].name, strlen(tensors[k].name)))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: the name of tensor %zu is not "
+                              "valid UTF-8", fn, path_q, k);
+    }
+    const char **names = clt__malloc((n ? n : 1) * sizeof *names);
+    if (names == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    for (size_t k = 0; k < n; k++)
+        names[k] = tensors[k].name;
+    clt_status st = clt__io_no_twice(names, n, fn, path_q);
+    free(names);
+    return st;
+}
+
+clt_status clt__io_no_twice(const char **names, size_t n, const char *fn, const char *path_q)
+{
+    char q[CLT__QUOTE_SIZE];
+    qsort(names, n, sizeof *names, name_cmp);
+    for (size_t k = 1; k < n; k++)
+        if (strcmp(names[k - 1], names[k]) == 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: the name '%s' is given twice",
+                              fn, path_q, CLT__QUOTE(q, names[k]));
+    return CLT_OK;
+}
+
+clt_status clt__io_named_block(size_t n, const char *const *names, const size_t *lens,
+                               const char *fn, clt_named_tensor **out)
+{
+    size_t bytes = (n ? n : 1) * sizeof **out;
+    *out = NULL;
+    for (size_t k = 0; k < n; k++) {
+        if (lens[k] + 1 > SIZE_MAX - bytes)
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        bytes += lens[k] + 1;
+    }
+    clt_named_tensor *arr = clt__malloc(bytes);
+    if (arr == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    char *p = (char *)(arr + n);
+    for (size_t k = 0; k < n; k++) {
+        memcpy(p, names[k], lens[k]);
+        p[lens[k]] = '\0';
+        arr[k].name = p;
+        arr[k].tensor = NULL;
+        p += lens[k] + 1;
+    }
+    *out = arr;
+    return CLT_OK;
+}

@@ -55,6 +55,101 @@ int64_t clt__io_bad_bool(const void *p, size_t n);
  * byte count (sizes other than 0 multiplied) * esize overflows int64. */
 int64_t clt__io_numel(int ndim, const int64_t *shape, size_t esize);
 
+/* Checks what a save is given: names and tensors not NULL, names UTF-8
+ * and none given twice (messages "fn: path_q: ..."). */
+clt_status clt__io_check_names(const clt_named_tensor *tensors, size_t n, const char *fn,
+                               const char *path_q);
+
+/* CLT_ERR_INVALID_ARGUMENT naming the first name of names[0..n) given
+ * twice (names is sorted in place). */
+clt_status clt__io_no_twice(const char **names, size_t n, const char *fn, const char *path_q);
+
+/* A block of n named tensors as the loaders hand it out (released with
+ * clt_named_tensors_free): the names names[k][0..lens[k]) copied into it,
+ * NUL-terminated, the tensors NULL. */
+clt_status clt__io_named_block(size_t n, const char *const *names, const size_t *lens,
+                               const char *fn, clt_named_tensor **out);
+
+/* ---- .npy in memory or in an archive (src/io/npy.c) ----------------------------- */
+
+/* A file name with a member of an archive, as messages quote them. */
+#define CLT__WHERE_SIZE 512
+
+/* Bytes to read: `size` bytes from which read(ctx, off, dst, n) copies
+ * [off, off + n), the caller having checked that they lie within size.
+ * clt__npy_read asks for increasing offsets, each right after the last,
+ * so that a stream (an archive's member) can serve them. */
+typedef struct clt__io_src {
+    clt_status (*read)(void *ctx, uint64_t off, void *dst, size_t n);
+    void *ctx;
+    uint64_t size;
+} clt__io_src;
+
+/* Parses and checks a .npy file from src as clt_load_npy_host does
+ * (messages "fn: where: ..."; where already quoted) into one new block
+ * released with clt_free. */
+clt_status clt__npy_read(const clt__io_src *src, const char *where, const char *fn,
+                         clt_array_spec **out);
+
+/* The bytes numpy.save writes before an array's data (magic, version,
+ * header), at most CLT__NPY_HEADER_MAX of them, into buf; *len their
+ * count.  CLT_ERR_INVALID_ARGUMENT for a dtype .npy has no form for. */
+#define CLT__NPY_HEADER_MAX 528
+clt_status clt__npy_header(clt_dtype dtype, int ndim, const int64_t *shape,
+                           unsigned char buf[CLT__NPY_HEADER_MAX], size_t *len, const char *fn,
+                           const char *where);
+
+/* ---- zip archives (src/io/zip.c, through libzip) ------------------------------------ */
+
+struct zip;
+struct zip_file;
+struct zip_source;
+
+/* Opens the zip archive `path` to read (its local headers checked against
+ * the central directory).  A file that is no zip archive is
+ * CLT_ERR_INVALID_ARGUMENT saying so, `what` naming the format expected
+ * ("torch.save's format"); a pickle is named as torch's old format.
+ * Release with clt__zip_close (NULL does nothing). */
+clt_status clt__zip_open(const char *path, const char *fn, const char *what, struct zip **out);
+void clt__zip_close(struct zip *za);
+
+/* A member being read as a stream: clt__zip_member_read is a
+ * clt__io_src read function over it (increasing offsets, each after the
+ * last). */
+typedef struct clt__zip_member {
+    struct zip_file *zf;
+    uint64_t pos, size; /* bytes read; the member's uncompressed size */
+    const char *fn;
+    char where[CLT__WHERE_SIZE]; /* "'a.npz', member 'x.npy'" */
+} clt__zip_member;
+
+clt_status clt__zip_member_open(struct zip *za, uint64_t idx, const char *fn, const char *where,
+                                clt__zip_member *m);
+clt_status clt__zip_member_read(void *ctx, uint64_t off, void *dst, size_t n);
+/* Closes m (nothing when not open); with check, after the whole member
+ * was read, makes libzip check its CRC and that nothing follows. */
+clt_status clt__zip_member_close(clt__zip_member *m, bool check);
+
+/* An archive being written in memory, then to `path` by clt__zip_commit
+ * through clt__io_create (the file holds the archive once more in memory
+ * while it is written). */
+typedef struct clt__zip_out {
+    struct zip *za;
+    struct zip_source *src;
+    const char *path, *fn;
+    char path_q[CLT__QUOTE_SIZE];
+} clt__zip_out;
+
+clt_status clt__zip_create(clt__zip_out *z, const char *path, const char *fn);
+/* Adds a member made of up to 4 parts (borrowed until clt__zip_commit or
+ * clt__zip_abort), stored or deflated.  A name given twice is
+ * CLT_ERR_INVALID_ARGUMENT. */
+clt_status clt__zip_add(clt__zip_out *z, const char *name, const void *const *parts,
+                        const size_t *lens, int nparts, bool compress);
+clt_status clt__zip_commit(clt__zip_out *z);
+/* Releases z, committed or not. */
+void clt__zip_abort(clt__zip_out *z);
+
 /* ---- JSON (src/io/json.c) ---------------------------------------------------- */
 
 typedef enum clt__json_type {

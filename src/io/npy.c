@@ -25,28 +25,25 @@ static const struct {
 
 /* ---- saving ------------------------------------------------------------------------- */
 
-/* Writes dtype/ndim/shape and `bytes` bytes of C-order data (a tensor's
- * values read back, or a caller's host array) as numpy.save does. */
-static clt_status write_npy(const char *path, clt_dtype dtype, int ndim, const int64_t *shape,
-                            const void *data, size_t bytes, const char *fn)
+clt_status clt__npy_header(clt_dtype dtype, int ndim, const int64_t *shape,
+                           unsigned char buf[CLT__NPY_HEADER_MAX], size_t *len, const char *fn,
+                           const char *where)
 {
     const char *descr = NULL;
     for (size_t k = 0; k < sizeof descrs / sizeof descrs[0]; k++)
         if (descrs[k].dtype == dtype)
             descr = descrs[k].descr;
-    char q[CLT__QUOTE_SIZE];
     if (descr == NULL)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: dtype %d has no .npy form", fn,
-                          CLT__QUOTE(q, path), (int)dtype);
-    clt__io_out o = {0};
-    char header[512], dims[320];
+                          where, (int)dtype);
+    char *header = (char *)buf + 10, dims[320];
     size_t sl = 0;
     dims[sl++] = '(';
     for (int d = 0; d < ndim; d++)
         sl += (size_t)snprintf(dims + sl, sizeof dims - sl, "%s%lld", d ? ", " : "",
                                (long long)shape[d]);
     snprintf(dims + sl, sizeof dims - sl, "%s)", ndim == 1 ? "," : "");
-    int hl = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, "
+    int hl = snprintf(header, CLT__NPY_HEADER_MAX - 10, "{'descr': '%s', 'fortran_order': False, "
                       "'shape': %s, }", descr, dims);
     if (ndim > 0) {
         char first[32];
@@ -60,16 +57,29 @@ static clt_status write_npy(const char *path, clt_dtype dtype, int ndim, const i
     for (size_t k = 0; k < pad; k++)
         header[hl++] = ' ';
     header[hl++] = '\n';
-    unsigned char prefix[10];
-    memcpy(prefix, MAGIC, MAGIC_LEN);
-    prefix[6] = 1;
-    prefix[7] = 0;
-    prefix[8] = (unsigned char)(hl & 0xFF);
-    prefix[9] = (unsigned char)(hl >> 8);
-    clt_status st;
+    memcpy(buf, MAGIC, MAGIC_LEN);
+    buf[6] = 1;
+    buf[7] = 0;
+    buf[8] = (unsigned char)(hl & 0xFF);
+    buf[9] = (unsigned char)(hl >> 8);
+    *len = 10 + (size_t)hl;
+    return CLT_OK;
+}
+
+/* Writes dtype/ndim/shape and `bytes` bytes of C-order data (a tensor's
+ * values read back, or a caller's host array) as numpy.save does. */
+static clt_status write_npy(const char *path, clt_dtype dtype, int ndim, const int64_t *shape,
+                            const void *data, size_t bytes, const char *fn)
+{
+    char q[CLT__QUOTE_SIZE];
+    unsigned char header[CLT__NPY_HEADER_MAX];
+    size_t hl = 0;
+    clt__io_out o = {0};
+    clt_status st = clt__npy_header(dtype, ndim, shape, header, &hl, fn, CLT__QUOTE(q, path));
+    if (st != CLT_OK)
+        return st;
     CLT__TRY(clt__io_create(&o, path, fn));
-    CLT__TRY(clt__io_write(&o, prefix, sizeof prefix));
-    CLT__TRY(clt__io_write(&o, header, (size_t)hl));
+    CLT__TRY(clt__io_write(&o, header, hl));
     CLT__TRY(clt__io_write(&o, data, bytes));
     CLT__TRY(clt__io_commit(&o));
 done:
@@ -122,7 +132,7 @@ clt_status clt_save_npy_host(const char *path, const clt_array_spec *a)
 
 typedef struct hdr {
     const char *p, *end, *fn;
-    char path_q[CLT__QUOTE_SIZE]; /* the path as messages quote it */
+    char path_q[CLT__WHERE_SIZE]; /* the path (and member) as messages quote it */
     char descr[32];
     int fortran; /* -1 unseen */
     int ndim;    /* -1 unseen */
@@ -357,30 +367,26 @@ typedef struct host_array {
 } host_array;
 #define DATA_AT ((sizeof(host_array) + ARRAY_ALIGN - 1) / ARRAY_ALIGN * ARRAY_ALIGN)
 
-/* The parser behind both loaders: the file's array, in C order and this
- * machine's byte order, in a new block; messages name fn. */
-static clt_status read_npy(const char *path, const char *fn, host_array **out)
+clt_status clt__npy_read(const clt__io_src *src, const char *where, const char *fn,
+                         clt_array_spec **out)
 {
-    FILE *f = NULL;
-    uint64_t size = 0;
+    uint64_t size = src->size;
     char *text = NULL;
     unsigned char *raw = NULL;
     host_array *a = NULL;
     hdr h = {0};
     char q[64];
-    CLT__QUOTE(h.path_q, path);
+    snprintf(h.path_q, sizeof h.path_q, "%s", where);
     h.fn = fn;
     h.fortran = -1;
     h.ndim = -1;
     *out = NULL;
-    clt_status st = clt__io_open(path, fn, &f, &size);
-    if (st != CLT_OK)
-        return st;
+    clt_status st = CLT_OK;
     unsigned char pre[12];
     if (size < 10)
         CLT__TRY(hbad(&h, "the file is %llu bytes long, too short for a .npy header "
                           "(truncated?)", (unsigned long long)size));
-    CLT__TRY(clt__io_read_at(f, 0, pre, 10, path, fn));
+    CLT__TRY(src->read(src->ctx, 0, pre, 10));
     if (memcmp(pre, "PK\x03\x04", 4) == 0)
         CLT__TRY(hbad(&h, "not a .npy file but a zip archive (numpy.savez's .npz holds .npy "
                           "files: extract one; or torch.save's format)"));
@@ -394,7 +400,7 @@ static clt_status read_npy(const char *path, const char *fn, host_array **out)
         if (size < 12)
             CLT__TRY(hbad(&h, "the file is %llu bytes long, too short for a .npy header "
                               "(truncated?)", (unsigned long long)size));
-        CLT__TRY(clt__io_read_at(f, 10, pre + 10, 2, path, fn));
+        CLT__TRY(src->read(src->ctx, 10, pre + 10, 2));
         hlen = pre[8] | (uint64_t)pre[9] << 8 | (uint64_t)pre[10] << 16 |
                (uint64_t)pre[11] << 24;
         start = 12;
@@ -411,7 +417,7 @@ static clt_status read_npy(const char *path, const char *fn, host_array **out)
     text = clt__malloc(hlen ? hlen : 1);
     if (text == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
-    CLT__TRY(clt__io_read_at(f, start, text, hlen, path, fn));
+    CLT__TRY(src->read(src->ctx, start, text, hlen));
     h.p = text;
     h.end = text + hlen;
     CLT__TRY(parse_header(&h));
@@ -447,7 +453,7 @@ static clt_status read_npy(const char *path, const char *fn, host_array **out)
     if (fortran && (raw = clt__malloc(need ? need : 1)) == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no host memory for %llu bytes", fn,
                             (unsigned long long)need));
-    CLT__TRY(clt__io_read_at(f, start + hlen, fortran ? raw : data, need, path, fn));
+    CLT__TRY(src->read(src->ctx, start + hlen, fortran ? raw : data, need));
     if (fortran)
         from_fortran(raw, data, h.ndim, h.shape, es, numel);
     if (swap)
@@ -460,13 +466,43 @@ static clt_status read_npy(const char *path, const char *fn, host_array **out)
     }
     memcpy(a->shape, h.shape, (size_t)h.ndim * sizeof *a->shape);
     a->spec = (clt_array_spec){data, dtype, h.ndim, a->shape};
-    *out = a;
+    *out = &a->spec;
     a = NULL;
 done:
     free(a);
     free(raw);
     free(text);
-    fclose(f);
+    return st;
+}
+
+/* clt__io_src over a file opened by clt__io_open. */
+typedef struct file_src {
+    FILE *f;
+    const char *path, *fn;
+} file_src;
+
+static clt_status file_read(void *ctx, uint64_t off, void *dst, size_t n)
+{
+    const file_src *fs = ctx;
+    return clt__io_read_at(fs->f, off, dst, n, fs->path, fs->fn);
+}
+
+/* The parser behind both loaders: the file's array, in C order and this
+ * machine's byte order, in a new block; messages name fn. */
+static clt_status read_npy(const char *path, const char *fn, host_array **out)
+{
+    file_src fs = {NULL, path, fn};
+    clt__io_src src = {file_read, &fs, 0};
+    char q[CLT__QUOTE_SIZE];
+    *out = NULL;
+    clt_status st = clt__io_open(path, fn, &fs.f, &src.size);
+    if (st != CLT_OK)
+        return st;
+    clt_array_spec *spec = NULL;
+    st = clt__npy_read(&src, CLT__QUOTE(q, path), fn, &spec);
+    fclose(fs.f);
+    if (st == CLT_OK)
+        *out = (host_array *)spec;
     return st;
 }
 

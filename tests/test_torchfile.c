@@ -1,0 +1,522 @@
+/* test_torchfile.c: torch.save's format and NumPy's .npz: round trips of
+ * every dtype (0-d, empty and large tensors), torch archives built here
+ * byte by byte (views of a shared storage at an offset, with strides,
+ * checked against values computed here), and hostile files (truncated
+ * archives, forbidden globals, oversized lengths, bad memo indices, wrong
+ * storage sizes, views past their storage, corrupted members) refused
+ * with a message and nothing handed out. */
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <zip.h>
+
+#include "helpers.h"
+
+static char tmpdir[64];
+
+static void make_tmpdir(void)
+{
+    strcpy(tmpdir, "/tmp/cltensor-pt-XXXXXX");
+    cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp: %s", strerror(errno));
+}
+
+static void remove_tmpdir(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(torchfile, .init = make_tmpdir, .fini = remove_tmpdir);
+
+static const char *tpath(const char *name)
+{
+    static char buf[4][160];
+    static int k;
+    char *p = buf[k++ % 4];
+    snprintf(p, 160, "%s/%s", tmpdir, name);
+    return p;
+}
+
+static unsigned char *read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)len + 1);
+    cr_assert_eq(fread(b, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    *n = (size_t)len;
+    return b;
+}
+
+static void write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+    cr_assert_eq(fwrite(data, 1, n, f), n);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* ---- round trips ----------------------------------------------------------------- */
+
+static const clt_dtype all_dtypes[] = {CLT_FLOAT32, CLT_FLOAT64, CLT_FLOAT16, CLT_INT32,
+                                      CLT_INT64,   CLT_UINT8,   CLT_BOOL};
+#define NDTYPES (sizeof all_dtypes / sizeof all_dtypes[0])
+
+/* n elements of dtype with distinct bit patterns (bools 0/1), seeded. */
+static unsigned char *host_values(clt_dtype dt, int64_t n, unsigned seed)
+{
+    size_t es = clt_dtype_size(dt);
+    unsigned char *h = malloc((size_t)(n ? n : 1) * es);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t v = (uint64_t)i * 2654435761u + seed;
+        unsigned char *p = h + (size_t)i * es;
+        if (dt == CLT_BOOL)
+            *p = (unsigned char)(v >> 7 & 1);
+        else if (dt == CLT_FLOAT32) {
+            float f = (float)(int)(v % 2001) * 0.5f - 500.0f;
+            memcpy(p, &f, 4);
+        } else if (dt == CLT_FLOAT64) {
+            double d = (double)(int64_t)(v % 100003) / 7.0;
+            memcpy(p, &d, 8);
+        } else if (dt == CLT_FLOAT16) {
+            uint16_t b = (uint16_t)(0x3C00 + v % 0x3000);
+            memcpy(p, &b, 2);
+        } else {
+            for (size_t b = 0; b < es; b++)
+                p[b] = (unsigned char)(v >> (8 * (b % 8)));
+        }
+    }
+    return h;
+}
+
+/* What the three formats' loaders and savers share. */
+typedef struct fmt {
+    const char *ext;
+    clt_status (*save)(const char *, const clt_named_tensor *, size_t, int);
+    clt_status (*load)(const char *, clt_device *, clt_named_tensor **, size_t *);
+    int flag;
+} fmt;
+
+static clt_status save_torch(const char *p, const clt_named_tensor *t, size_t n, int flag)
+{
+    return clt_save_torch(p, t, n);
+}
+
+static const fmt fmts[] = {
+    {"pt", save_torch, clt_load_torch, 0},
+    {"npz", clt_save_npz, clt_load_npz, 0},
+    {"npz", clt_save_npz, clt_load_npz, 1},
+};
+
+static void round_trip(const fmt *f, clt_device *dev)
+{
+    static const int64_t shapes[][3] = {{0}, {2, 3, 4}, {0, 3}, {300001}};
+    static const int ndims[] = {0, 3, 2, 1};
+    enum { NSHAPES = 4 };
+    clt_named_tensor in[NDTYPES * NSHAPES];
+    unsigned char *want[NDTYPES * NSHAPES];
+    char names[NDTYPES * NSHAPES][48];
+    size_t n = 0;
+    for (size_t d = 0; d < NDTYPES; d++) {
+        if (!clt_device_supports_dtype(dev, all_dtypes[d]))
+            continue;
+        for (int s = 0; s < NSHAPES; s++) {
+            int64_t numel = 1;
+            for (int k = 0; k < ndims[s]; k++)
+                numel *= shapes[s][k];
+            want[n] = host_values(all_dtypes[d], numel, (unsigned)n);
+            snprintf(names[n], sizeof names[n], "layer.%s.%d", clt_dtype_name(all_dtypes[d]), s);
+            in[n].name = names[n];
+            in[n].tensor = NULL;
+            CHECK(clt_tensor_from_host(dev, all_dtypes[d], ndims[s], shapes[s], want[n],
+                                       &in[n].tensor));
+            n++;
+        }
+    }
+    char file[32];
+    snprintf(file, sizeof file, "rt%d.%s", f->flag, f->ext);
+    CHECK(f->save(tpath(file), in, n, f->flag));
+    clt_named_tensor *out = NULL;
+    size_t m = 0;
+    CHECK(f->load(tpath(file), dev, &out, &m));
+    cr_assert_eq(m, n, "%s: %zu tensors, want %zu", file, m, n);
+    for (size_t k = 0; k < n; k++) {
+        cr_assert_str_eq(out[k].name, in[k].name, "%s: in the order saved", file);
+        const clt_tensor *t = out[k].tensor;
+        cr_assert_eq(clt_tensor_dtype(t), clt_tensor_dtype(in[k].tensor), "%s: %s", file,
+                     in[k].name);
+        cr_assert_eq(clt_tensor_ndim(t), clt_tensor_ndim(in[k].tensor));
+        for (int d = 0; d < clt_tensor_ndim(t); d++)
+            cr_assert_eq(clt_tensor_shape(t)[d], clt_tensor_shape(in[k].tensor)[d]);
+        size_t nb = clt_tensor_nbytes(t);
+        cr_assert_eq(nb, clt_tensor_nbytes(in[k].tensor));
+        unsigned char *got = malloc(nb ? nb : 1);
+        CHECK(clt_tensor_read(t, got, nb));
+        cr_assert(memcmp(got, want[k], nb) == 0, "%s: %s: values differ", file, in[k].name);
+        free(got);
+        free(want[k]);
+        clt_tensor_free(in[k].tensor);
+    }
+    clt_named_tensors_free(out, m);
+}
+
+Test(torchfile, round_trips_every_dtype_0d_empty_and_large)
+{
+    clt_device *dev = get_device("auto");
+    for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
+        round_trip(&fmts[k], dev);
+}
+
+Test(torchfile, empty_state_and_refused_names)
+{
+    clt_device *dev = get_device("auto");
+    for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++) {
+        char file[32];
+        snprintf(file, sizeof file, "empty%d.%s", fmts[k].flag, fmts[k].ext);
+        CHECK(fmts[k].save(tpath(file), NULL, 0, fmts[k].flag));
+        clt_named_tensor *out = (clt_named_tensor *)1;
+        size_t m = 7;
+        CHECK(fmts[k].load(tpath(file), dev, &out, &m));
+        cr_assert_eq(m, 0);
+        cr_assert_not_null(out);
+        clt_named_tensors_free(out, m);
+    }
+    int64_t shape[1] = {2};
+    float v[2] = {1, 2};
+    clt_tensor *t = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, shape, v, &t));
+    clt_named_tensor twice[2] = {{"w", t}, {"w", t}}, null_name[1] = {{NULL, t}};
+    assert_error(clt_save_torch(tpath("twice.pt"), twice, 2), CLT_ERR_INVALID_ARGUMENT,
+                 "given twice");
+    assert_error(clt_save_npz(tpath("twice.npz"), twice, 2, 0), CLT_ERR_INVALID_ARGUMENT,
+                 "given twice");
+    assert_error(clt_save_torch(tpath("null.pt"), null_name, 1), CLT_ERR_NULL_ARGUMENT, "NULL");
+    cr_assert(access(tpath("twice.pt"), F_OK) != 0 && access(tpath("null.pt"), F_OK) != 0,
+              "a refused save wrote a file");
+    clt_tensor_free(t);
+}
+
+/* ---- torch archives built here ------------------------------------------------------ */
+
+typedef struct buf {
+    unsigned char b[4096];
+    size_t n;
+} buf;
+
+static void add(buf *b, const void *p, size_t n)
+{
+    cr_assert(b->n + n <= sizeof b->b);
+    memcpy(b->b + b->n, p, n);
+    b->n += n;
+}
+
+static void adds(buf *b, const char *s)
+{
+    add(b, s, strlen(s));
+}
+
+static void add_str(buf *b, const char *s)
+{
+    uint32_t n = (uint32_t)strlen(s);
+    unsigned char h[5] = {'X', (unsigned char)n, (unsigned char)(n >> 8),
+                          (unsigned char)(n >> 16), (unsigned char)(n >> 24)};
+    add(b, h, 5);
+    adds(b, s);
+}
+
+static void add_int(buf *b, uint32_t v)
+{
+    unsigned char h[5] = {'J', (unsigned char)v, (unsigned char)(v >> 8),
+                          (unsigned char)(v >> 16), (unsigned char)(v >> 24)};
+    add(b, h, 5);
+}
+
+/* _rebuild_tensor_v2 of storage `key` (FloatStorage of numel elements) at
+ * offset with a 2-d shape and stride, as torch writes one entry. */
+static void add_tensor(buf *b, const char *name, const char *key, uint32_t numel, uint32_t offset,
+                       const uint32_t shape[2], const uint32_t stride[2])
+{
+    add_str(b, name);
+    adds(b, "ctorch._utils\n_rebuild_tensor_v2\n((");
+    add_str(b, "storage");
+    adds(b, "ctorch\nFloatStorage\n");
+    add_str(b, key);
+    add_str(b, "cpu");
+    add_int(b, numel);
+    adds(b, "tQ");
+    add_int(b, offset);
+    add_int(b, shape[0]);
+    add_int(b, shape[1]);
+    adds(b, "\x86");
+    add_int(b, stride[0]);
+    add_int(b, stride[1]);
+    adds(b, "\x86\x89" "ccollections\nOrderedDict\n)RtR");
+}
+
+static void begin_dict(buf *b)
+{
+    adds(b, "\x80\x02" "ccollections\nOrderedDict\n)R(");
+}
+
+static void end_dict(buf *b)
+{
+    adds(b, "u.");
+}
+
+/* A zip archive at path of members name[k] holding data[k]. */
+static void write_zip(const char *path, int n, const char *const *name, const void *const *data,
+                      const size_t *len)
+{
+    int err = 0;
+    zip_t *za = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &err);
+    cr_assert_not_null(za, "zip_open: %d", err);
+    for (int k = 0; k < n; k++) {
+        zip_source_t *s = zip_source_buffer(za, data[k], len[k], 0);
+        cr_assert_not_null(s);
+        zip_int64_t i = zip_file_add(za, name[k], s, 0);
+        cr_assert(i >= 0, "%s", zip_strerror(za));
+        zip_set_file_compression(za, (zip_uint64_t)i, ZIP_CM_STORE, 0);
+    }
+    cr_assert_eq(zip_close(za), 0, "%s", zip_strerror(za));
+}
+
+static const float storage12[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+
+/* An archive with data.pkl `pkl` and the storage "0" of 12 floats (bytes
+ * of it when nbytes is less). */
+static void write_torch(const char *path, const buf *pkl, size_t nbytes)
+{
+    const char *names[3] = {"m/data.pkl", "m/data/0", "m/version"};
+    const void *data[3] = {pkl->b, storage12, "3\n"};
+    size_t len[3] = {pkl->n, nbytes, 2};
+    write_zip(path, 3, names, data, len);
+}
+
+static void assert_refused(const char *path, const char *needle)
+{
+    clt_device *dev = get_device("auto");
+    clt_named_tensor *out = (clt_named_tensor *)1;
+    size_t n = 5;
+    clt_status st = clt_load_torch(path, dev, &out, &n);
+    cr_assert_neq(st, CLT_OK, "%s: loaded", path);
+    cr_assert_null(out);
+    cr_assert_eq(n, 0);
+    cr_assert(strstr(clt_last_error(), needle) != NULL, "message '%s' lacks '%s'",
+              clt_last_error(), needle);
+    names_only("clt_load_torch");
+}
+
+Test(torchfile, views_sharing_a_storage_read_as_torch_gives_them)
+{
+    clt_device *dev = get_device("auto");
+    buf b = {0};
+    begin_dict(&b);
+    /* w: storage[2 + i + 4 j], shape (2, 3): a transposed view at an offset;
+     * v: the whole storage as (3, 4); e: an element broadcast (stride 0) */
+    add_tensor(&b, "w", "0", 12, 2, (const uint32_t[]){2, 3}, (const uint32_t[]){1, 4});
+    add_tensor(&b, "v", "0", 12, 0, (const uint32_t[]){3, 4}, (const uint32_t[]){4, 1});
+    add_tensor(&b, "e", "0", 12, 11, (const uint32_t[]){2, 2}, (const uint32_t[]){0, 0});
+    end_dict(&b);
+    write_torch(tpath("views.pt"), &b, sizeof storage12);
+    clt_named_tensor *out = NULL;
+    size_t n = 0;
+    CHECK(clt_load_torch(tpath("views.pt"), dev, &out, &n));
+    cr_assert_eq(n, 3);
+    const char *names[3] = {"w", "v", "e"};
+    const int64_t rows[3] = {2, 3, 2}, cols[3] = {3, 4, 2}, off[3] = {2, 0, 11},
+                  rs[3] = {1, 4, 0}, cs[3] = {4, 1, 0};
+    for (int k = 0; k < 3; k++) {
+        cr_assert_str_eq(out[k].name, names[k]);
+        assert_shape(out[k].tensor, 2, (const int64_t[]){rows[k], cols[k]});
+        float *got = read_f32(out[k].tensor);
+        for (int64_t i = 0; i < rows[k]; i++)
+            for (int64_t j = 0; j < cols[k]; j++)
+                cr_assert_eq(got[i * cols[k] + j], storage12[off[k] + i * rs[k] + j * cs[k]],
+                             "%s[%lld][%lld]", names[k], (long long)i, (long long)j);
+        free(got);
+    }
+    clt_named_tensors_free(out, n);
+}
+
+Test(torchfile, forbidden_globals_and_bad_pickles_are_refused)
+{
+#define P(s) s, sizeof(s) - 1
+    static const struct {
+        const char *what, *pickle;
+        size_t len;
+        const char *needle;
+    } cases[] = {
+        {"os.system", P("\x80\x02" "cos\nsystem\nX\x02\x00\x00\x00" "lsR."),
+         "the global 'os.system' is not allowed"},
+        {"builtins.eval via STACK_GLOBAL",
+         P("\x80\x04X\x08\x00\x00\x00" "builtinsX\x04\x00\x00\x00" "eval\x93."),
+         "the global 'builtins.eval' is not allowed"},
+        {"a storage type called", P("\x80\x02" "ctorch\nFloatStorage\n)R."), "does not call"},
+        {"bfloat16", P("\x80\x02" "ctorch\nBFloat16Storage\n."), "BFloat16Storage: its dtype"},
+        {"an oversized string", P("\x80\x02X\xff\xff\xff\xff" "abc"), "ends inside a string"},
+        {"a memo index never set", P("\x80\x02h\x05."), "memo index 5 was never set"},
+        {"a memo index far ahead", P("\x80\x02Nr\x00\x00\x00\x40."), "skips past"},
+        {"an empty stack", P("\x80\x02R."), "the stack is empty"},
+        {"a pop below a mark", P("\x80\x02N(\x85."), "TUPLE1 with fewer entries"},
+        {"no STOP", P("\x80\x02}"), "without STOP"},
+        {"INST (protocol 0)", P("\x80\x02iposix\nsystem\n."), "opcode 0x69"},
+        {"a list", P("\x80\x02]."), "opcode 0x5d"},
+        {"an int of 9 bytes", P("\x80\x02\x8a\x09\x01\x01\x01\x01\x01\x01\x01\x01\x01."),
+         "beyond int64"},
+        {"not a dict", P("\x80\x02K\x07."), "holds an int, not a dict"},
+        {"a nested dict", P("\x80\x02}(X\x01\x00\x00\x00" "a}u."), "nested"},
+        {"a value that is no tensor", P("\x80\x02}(X\x01\x00\x00\x00" "aK\x01u."),
+         "entry 'a' is an int, not a tensor"},
+        {"a key that is no string", P("\x80\x02}(K\x01K\x01u."), "not a string"},
+        {"a string that is not UTF-8", P("\x80\x02X\x01\x00\x00\x00\xff."), "not UTF-8"},
+        {"protocol 1", P("\x80\x01."), "pickle protocol 1"},
+    };
+#undef P
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        buf b = {0};
+        add(&b, cases[k].pickle, cases[k].len);
+        write_torch(tpath("bad.pt"), &b, sizeof storage12);
+        cr_log_info("%s", cases[k].what);
+        assert_refused(tpath("bad.pt"), cases[k].needle);
+    }
+}
+
+Test(torchfile, storages_that_do_not_add_up_are_refused)
+{
+    const uint32_t s23[2] = {2, 3}, c23[2] = {3, 1}, s34[2] = {3, 4}, c34[2] = {4, 1};
+    buf b = {0};
+    /* a member of 8 bytes for a storage of 12 floats */
+    begin_dict(&b);
+    add_tensor(&b, "w", "0", 12, 0, s23, c23);
+    end_dict(&b);
+    write_torch(tpath("short.pt"), &b, 8);
+    assert_refused(tpath("short.pt"), "12 elements of 4 bytes, and its member holds 8 bytes");
+    /* a view past the end of its storage */
+    b.n = 0;
+    begin_dict(&b);
+    add_tensor(&b, "w", "0", 12, 1, s34, c34);
+    end_dict(&b);
+    write_torch(tpath("past.pt"), &b, sizeof storage12);
+    assert_refused(tpath("past.pt"), "reaches past its storage of 12 elements");
+    /* after a good entry: refused before anything is uploaded */
+    b.n = 0;
+    begin_dict(&b);
+    add_tensor(&b, "good", "0", 12, 0, s23, c23);
+    add_tensor(&b, "w", "0", 12, 1, s34, c34);
+    end_dict(&b);
+    write_torch(tpath("past2.pt"), &b, sizeof storage12);
+    clt_device *dev = get_device("auto");
+    clt_memory_stats before = mem_stats(dev);
+    assert_refused(tpath("past2.pt"), "tensor 'w': shape [3, 4] at offset 1");
+    cr_assert_eq(mem_stats(dev).alloc_calls, before.alloc_calls,
+                 "a tensor was made before the file was refused");
+    /* strides whose product overflows int64 */
+    b.n = 0;
+    begin_dict(&b);
+    add_tensor(&b, "w", "0", 12, 0, (const uint32_t[]){2, 0x7fffffff},
+               (const uint32_t[]){0x7fffffff, 0x7fffffff});
+    end_dict(&b);
+    write_torch(tpath("huge.pt"), &b, sizeof storage12);
+    assert_refused(tpath("huge.pt"), "reaches past its storage");
+    /* a storage the archive does not have */
+    b.n = 0;
+    begin_dict(&b);
+    add_tensor(&b, "w", "7", 12, 0, s23, c23);
+    end_dict(&b);
+    write_torch(tpath("nokey.pt"), &b, sizeof storage12);
+    assert_refused(tpath("nokey.pt"), "has no member 'm/data/7'");
+    /* the same key twice */
+    b.n = 0;
+    begin_dict(&b);
+    add_tensor(&b, "w", "0", 12, 0, s23, c23);
+    add_tensor(&b, "w", "0", 12, 0, s23, c23);
+    end_dict(&b);
+    write_torch(tpath("twice.pt"), &b, sizeof storage12);
+    assert_refused(tpath("twice.pt"), "'w' is given twice");
+}
+
+Test(torchfile, truncated_and_corrupted_archives_are_refused)
+{
+    clt_device *dev = get_device("auto");
+    int64_t shape[1] = {64};
+    float v[64];
+    for (int k = 0; k < 64; k++)
+        v[k] = (float)k;
+    clt_tensor *t = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, shape, v, &t));
+    clt_named_tensor one[1] = {{"w", t}};
+    for (size_t f = 0; f < sizeof fmts / sizeof fmts[0]; f++) {
+        char file[32];
+        snprintf(file, sizeof file, "whole%d.%s", fmts[f].flag, fmts[f].ext);
+        CHECK(fmts[f].save(tpath(file), one, 1, fmts[f].flag));
+        size_t len = 0;
+        unsigned char *whole = read_file(tpath(file), &len);
+        for (size_t cut = 0; cut < len; cut += 7) {
+            write_file(tpath("cut"), whole, cut);
+            clt_named_tensor *out = (clt_named_tensor *)1;
+            size_t n = 3;
+            clt_status st = fmts[f].load(tpath("cut"), dev, &out, &n);
+            cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s cut at %zu: %s", file, cut,
+                         clt_last_error());
+            cr_assert_null(out);
+            cr_assert_eq(n, 0);
+        }
+        /* one byte of the stored values changed: the CRC no longer matches
+         * (the float 33.0f, 0x42040000, lies in the data once) */
+        const unsigned char pat[4] = {0x00, 0x00, 0x04, 0x42};
+        unsigned char *at = NULL;
+        for (size_t k = 0; k + 4 <= len && fmts[f].flag == 0; k++)
+            if (memcmp(whole + k, pat, 4) == 0)
+                at = whole + k;
+        if (at != NULL) {
+            at[3] ^= 1;
+            write_file(tpath("crc"), whole, len);
+            clt_named_tensor *out = NULL;
+            size_t n = 0;
+            assert_error(fmts[f].load(tpath("crc"), dev, &out, &n), CLT_ERR_INVALID_ARGUMENT,
+                         "CRC");
+            cr_assert_null(out);
+        } else {
+            cr_assert(fmts[f].flag, "%s: the value 33 not found in the stored data", file);
+        }
+        free(whole);
+    }
+    clt_tensor_free(t);
+}
+
+Test(torchfile, other_files_are_named)
+{
+    clt_device *dev = get_device("auto");
+    clt_named_tensor *out = NULL;
+    size_t n = 0;
+    /* torch's format before 1.6: a bare pickle */
+    write_file(tpath("old.pt"), "\x80\x02}q\x00.", 6);
+    assert_error(clt_load_torch(tpath("old.pt"), dev, &out, &n), CLT_ERR_INVALID_ARGUMENT,
+                 "before torch 1.6");
+    /* an .npz is not torch's, a torch file not an .npz */
+    int64_t shape[1] = {2};
+    float v[2] = {1, 2};
+    clt_tensor *t = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 1, shape, v, &t));
+    clt_named_tensor one[1] = {{"w", t}};
+    CHECK(clt_save_npz(tpath("a.npz"), one, 1, 0));
+    assert_error(clt_load_torch(tpath("a.npz"), dev, &out, &n), CLT_ERR_INVALID_ARGUMENT,
+                 "clt_load_npz reads it");
+    CHECK(clt_save_torch(tpath("a.pt"), one, 1));
+    assert_error(clt_load_npz(tpath("a.pt"), dev, &out, &n), CLT_ERR_INVALID_ARGUMENT,
+                 "member 'archive/data.pkl' is not a .npy file");
+    assert_error(clt_load_npz(tpath("missing.npz"), dev, &out, &n), CLT_ERR_IO, "cannot open");
+    /* a member's .npy refused as clt_load_npy refuses it, naming the member */
+    const char *names[1] = {"x.npy"};
+    const void *data[1] = {"\x93NUMPY\x01\x00\x10\x00{'descr': '<c8'}"};
+    size_t len[1] = {26};
+    write_zip(tpath("bad.npz"), 1, names, data, len);
+    assert_error(clt_load_npz(tpath("bad.npz"), dev, &out, &n), CLT_ERR_INVALID_ARGUMENT,
+                 "member 'x.npy'");
+    cr_assert_null(out);
+    clt_tensor_free(t);
+}
