@@ -92,6 +92,26 @@ CLT_KERNEL(lu_factor)(__global T *a, __global int *piv, __global int *info, ulon
     }
 }
 
+/* The sum over r0 <= r < r1 of row[r * rs] x[r * k], in four partial
+ * sums: a work-item's substitution is a chain of dependent additions, which
+ * one accumulator would run at the adder's latency. */
+inline TC subst_dot(__global const T *row, ulong rs, __global const T *x, ulong k, ulong r0,
+                    ulong r1)
+{
+    TC s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    ulong r = r0;
+    for (; r + 4 <= r1; r += 4) {
+        s0 = fma(row[r * rs], x[r * k], s0);
+        s1 = fma(row[(r + 1) * rs], x[(r + 1) * k], s1);
+        s2 = fma(row[(r + 2) * rs], x[(r + 2) * k], s2);
+        s3 = fma(row[(r + 3) * rs], x[(r + 3) * k], s3);
+    }
+    for (; r < r1; r++)
+        s0 = fma(row[r * rs], x[r * k], s0);
+    return (s0 + s1) + (s2 + s3);
+}
+#define SUBST_DOT(row, rs, x, r0, r1) subst_dot(row, rs, x, k, r0, r1)
+
 /* b: [batch, n, k], solved in place, a work-item per column j of each
  * matrix (global ids [k rounded up, batch]).  mode bit 0: solve with a
  * Cholesky factor L in lu ([batch, n, n], lower), L^T X = B; otherwise
@@ -109,12 +129,8 @@ CLT_KERNEL(lu_subst)(__global const T *lu, __global const int *piv, __global T *
         for (ulong i = 0; i < n; i++)
             x[i * k] = i == j ? (T)1 : (T)0;
     if (mode & 1) {
-        for (ulong i = n; i-- > 0;) {
-            TC s = x[i * k];
-            for (ulong r = i + 1; r < n; r++)
-                s = fma(-f[r * n + i], x[r * k], s);
-            x[i * k] = s / f[i * n + i];
-        }
+        for (ulong i = n; i-- > 0;)
+            x[i * k] = (x[i * k] - SUBST_DOT(f + i, n, x, i + 1, n)) / f[i * n + i];
         return;
     }
     __global const int *pv = piv + m * n;
@@ -126,18 +142,10 @@ CLT_KERNEL(lu_subst)(__global const T *lu, __global const int *piv, __global T *
             x[p * k] = t;
         }
     }
-    for (ulong i = 1; i < n; i++) {
-        TC s = x[i * k];
-        for (ulong r = 0; r < i; r++)
-            s = fma(-f[i * n + r], x[r * k], s);
-        x[i * k] = s;
-    }
-    for (ulong i = n; i-- > 0;) {
-        TC s = x[i * k];
-        for (ulong r = i + 1; r < n; r++)
-            s = fma(-f[i * n + r], x[r * k], s);
-        x[i * k] = s / f[i * n + i];
-    }
+    for (ulong i = 1; i < n; i++)
+        x[i * k] = x[i * k] - SUBST_DOT(f + i * n, 1, x, 0, i);
+    for (ulong i = n; i-- > 0;)
+        x[i * k] = (x[i * k] - SUBST_DOT(f + i * n, 1, x, i + 1, n)) / f[i * n + i];
 }
 
 /* From lu_factor's factors of `batch` matrices: with logmode 0, out0[b] =
