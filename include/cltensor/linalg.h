@@ -64,7 +64,10 @@ CLT_API clt_status clt_log_softmax(const clt_tensor *a, int dim, clt_tensor **ou
 /* torch.linalg.inv(A): [..., n, n].  A matrix whose LU factor U has an
  * exactly zero diagonal element is refused: "clt_linalg_inv: The
  * diagonal element 2 is zero, the inversion could not be completed
- * because the input matrix is singular." (1-based). */
+ * because the input matrix is singular." (1-based: the first exactly zero
+ * pivot of this elimination; where a LAPACK build rounds otherwise, torch
+ * may name another element, as it does for [[1, 2, 3], [2, 4, 6], [1, 1,
+ * 1]]: 2 there, 3 here). */
 CLT_API clt_status clt_linalg_inv(const clt_tensor *a, clt_tensor **out);
 
 /* torch.linalg.solve(A, B): X with A X = B.  B is [..., n, k], or a vector
