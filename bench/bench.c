@@ -609,7 +609,9 @@ typedef enum op_kind {
     OP_SORT,
     OP_TOPK5,
     OP_CUMSUM,
-    OP_LOGSUMEXP
+    OP_LOGSUMEXP,
+    OP_INV,
+    OP_SOLVE
 } op_kind;
 
 /* clt_sort's or clt_topk's values, their indices released. */
@@ -632,6 +634,8 @@ static clt_status run_op(op_kind op, clt_tensor *a, const clt_tensor *b, clt_ten
     case OP_CONTIGUOUS: return clt_contiguous(a, out);
     case OP_CUMSUM: return clt_cumsum(a, -1, out);
     case OP_LOGSUMEXP: return clt_logsumexp(a, -1, 0, out);
+    case OP_INV: return clt_linalg_inv(a, out);
+    case OP_SOLVE: return clt_linalg_solve(a, b, out);
     case OP_SORT: {
         clt_tensor *idx = NULL;
         return values_only(clt_sort(a, -1, 0, out, &idx), idx);
@@ -1412,6 +1416,135 @@ done:
     free(hd);
 }
 
+/* ---- torch.linalg: inv and solve against a plain C LU ----------------------- */
+
+typedef struct lu_ctx {
+    const float *a, *b; /* batch n x n matrices; n x k right-hand sides (NULL: inverses) */
+    float *work, *x;    /* a's copy, factored; the solutions */
+    int *piv;
+    size_t batch, n, k;
+    int threads; /* 1: the single matrix on one thread (the other returns) */
+} lu_ctx;
+
+/* getrf and getrs as textbook loops (float, row-major, partial pivoting) on
+ * matrix m, the matrices split over the threads. */
+static void lu_part(void *p, int tid)
+{
+    lu_ctx *v = p;
+    if (tid >= v->threads)
+        return;
+    size_t lo, hi, n = v->n, k = v->k;
+    if (v->threads == 1)
+        lo = 0, hi = v->batch;
+    else
+        span(v->batch, tid, &lo, &hi);
+    for (size_t m = lo; m < hi; m++) {
+        float *a = v->work + m * n * n, *x = v->x + m * n * k;
+        int *piv = v->piv + m * n;
+        memcpy(a, v->a + m * n * n, n * n * sizeof *a);
+        for (size_t i = 0; i < n * k; i++)
+            x[i] = v->b ? v->b[i] : (i / k == i % k);
+        for (size_t c = 0; c < n; c++) {
+            size_t pr = c;
+            for (size_t i = c + 1; i < n; i++)
+                if (fabsf(a[i * n + c]) > fabsf(a[pr * n + c]))
+                    pr = i;
+            piv[c] = (int)pr;
+            if (pr != c)
+                for (size_t j = 0; j < n; j++) {
+                    float t = a[c * n + j];
+                    a[c * n + j] = a[pr * n + j];
+                    a[pr * n + j] = t;
+                }
+            for (size_t i = c + 1; i < n; i++) {
+                float l = a[i * n + c] /= a[c * n + c];
+                for (size_t j = c + 1; j < n; j++)
+                    a[i * n + j] -= l * a[c * n + j];
+            }
+        }
+        for (size_t i = 0; i < n; i++)
+            if ((size_t)piv[i] != i)
+                for (size_t j = 0; j < k; j++) {
+                    float t = x[i * k + j];
+                    x[i * k + j] = x[piv[i] * k + j];
+                    x[piv[i] * k + j] = t;
+                }
+        for (size_t i = 1; i < n; i++)
+            for (size_t r = 0; r < i; r++)
+                for (size_t j = 0; j < k; j++)
+                    x[i * k + j] -= a[i * n + r] * x[r * k + j];
+        for (size_t i = n; i-- > 0;) {
+            for (size_t r = i + 1; r < n; r++)
+                for (size_t j = 0; j < k; j++)
+                    x[i * k + j] -= a[i * n + r] * x[r * k + j];
+            for (size_t j = 0; j < k; j++)
+                x[i * k + j] /= a[i * n + i];
+        }
+    }
+}
+
+/* clt_linalg_inv of batch well-conditioned n x n float32 matrices (k 0), or
+ * clt_linalg_solve of one with an n x k right-hand side, waited for each
+ * call (both check their matrices: a synchronisation), against lu_part on
+ * the same values: 2 n^3 flop per inverse, 2/3 n^3 + 2 n^2 k per solve. */
+static void case_linalg(bench *b, size_t batch, size_t n, size_t k, const char *name)
+{
+    op_kind op = k ? OP_SOLVE : OP_INV;
+    size_t kk = k ? k : n, na = batch * n * n, nx = batch * n * kk;
+    int64_t sa[3] = {(int64_t)batch, (int64_t)n, (int64_t)n}, sb[2] = {(int64_t)n, (int64_t)k};
+    float *ha = malloc(na * sizeof(float)), *work = malloc(na * sizeof(float));
+    float *hx = malloc(nx * sizeof(float)), *hd = malloc(nx * sizeof(float));
+    float *hb = k ? malloc(n * k * sizeof(float)) : NULL;
+    int *piv = malloc(batch * n * sizeof(int));
+    clt_tensor *ta = NULL, *tb = NULL, *out = NULL;
+    if (!ha || !work || !hx || !hd || !piv || (k && !hb)) {
+        fprintf(stderr, "cltensor bench: %s: out of host memory\n", name);
+        b->failures++;
+        goto done;
+    }
+    /* entries in [-1, 1) scaled by 1 / sqrt(n), plus 1.5 I: singular values
+     * near [0.5, 3] */
+    fill_random(ha, na);
+    for (size_t i = 0; i < na; i++)
+        ha[i] = ha[i] / sqrtf((float)n) + ((i / n) % n == i % n ? 1.5f : 0.0f);
+    if (hb)
+        fill_random(hb, n * k);
+    if (!(ta = k ? from_host(b, ha, 2, sa + 1) : from_host(b, ha, 3, sa)) ||
+        (k && !(tb = from_host(b, hb, 2, sb)))) {
+        fail(b, name, "making the inputs");
+        goto done;
+    }
+    if (run_op(op, ta, tb, &out) != CLT_OK) {
+        fail(b, name, k ? "clt_linalg_solve" : "clt_linalg_inv");
+        goto done;
+    }
+    if (read_back(b, name, out, hd, nx) != 0)
+        goto done;
+    lu_ctx v = {.a = ha, .b = hb, .work = work, .x = hx, .piv = piv, .batch = batch, .n = n,
+                .k = kk, .threads = batch > 1 ? NT : 1};
+    double t_loop, t_op;
+    int reps = b->quick ? 3 : 7;
+    if (time_both(b, name, lu_part, &v, op, ta, tb, reps, 1, &t_loop, &t_op) != 0)
+        goto done;
+    /* both in float32 on matrices of condition near 6: a few n eps apart */
+    double err = max_abs_diff(hx, hd, nx);
+    if (!(err <= 1e-6 * (double)n + 1e-5))
+        wrong(b, name, k ? "clt_linalg_solve" : "clt_linalg_inv", err);
+    double flop = k ? 2.0 / 3.0 * n * n * n + 2.0 * n * n * k : 2.0 * n * n * n * batch;
+    report(b, name, flop / t_op / 1e9, "GFLOP/s", batch > 1 ? "c_lu_2t" : "c_lu_1t",
+           flop / t_loop / 1e9, t_loop / t_op, "");
+done:
+    clt_tensor_free(out);
+    clt_tensor_free(ta);
+    clt_tensor_free(tb);
+    free(ha);
+    free(work);
+    free(hx);
+    free(hd);
+    free(hb);
+    free(piv);
+}
+
 /* Largest error over a sample of entries of C = A B, against a double
  * reference; entries of A and B lie in [-1, 1). */
 static double matmul_error(const float *a, const float *bm, const double *c, size_t n)
@@ -2132,7 +2265,7 @@ static void usage(FILE *f)
                "  runs each case with baselines measured in the same run; CASE is a\n"
                "  prefix of a case name (add, sum, softmax, sin, sort, topk, cumsum,\n"
                "  logsumexp, layer_norm, copy, matmul, matmul_1024, matmul_f64, matvec, conv2d,\n"
-               "  overhead, train, first_op); --quick\n"
+               "  overhead, train, first_op, linalg); --quick\n"
                "  skips matmul 2048 and shortens first_op and the training steps;\n"
                "  the matmul cases load OpenBLAS, when configure found it, as their\n"
                "  baseline\n");
@@ -2189,7 +2322,8 @@ int cltensor_bench(int argc, char **argv)
                                         "matmul_expanded_col_16x4096x512", "matvec_4096",
                                         "conv2d_64x1x8x8", "first_op_warm", "first_op_empty",
                                         "train_mlp_64", "train_mlp_784", "train_cnn_digits",
-                                        "train_lstm_T200"};
+                                        "train_lstm_T200", "linalg_inv_256x32x32",
+                                        "linalg_solve_1024"};
     for (int i = 0; i < b.nfilters; i++) {
         size_t k = 0, len = strlen(b.filters[i]);
         while (k < sizeof names / sizeof names[0] && strncmp(names[k], b.filters[i], len) != 0)
@@ -2280,6 +2414,10 @@ int cltensor_bench(int argc, char **argv)
         case_matmul_expanded_col(&b, "matmul_expanded_col_16x4096x512");
     if (selected(&b, "matvec_4096"))
         case_matvec(&b, 4096, "matvec_4096");
+    if (selected(&b, "linalg_inv_256x32x32"))
+        case_linalg(&b, 256, 32, 0, "linalg_inv_256x32x32");
+    if (selected(&b, "linalg_solve_1024"))
+        case_linalg(&b, 1, 1024, 1, "linalg_solve_1024");
     if (selected(&b, "conv2d_64x1x8x8"))
         case_conv2d(&b, "conv2d_64x1x8x8");
     bench_train(&b);

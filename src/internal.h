@@ -1291,4 +1291,27 @@ clt_status clt__native_norm_rec(const char *fn, const char *node, const clt_tens
                                 const clt_tensor *w, const clt_tensor *b, double eps,
                                 clt_tensor **out);
 
+/* ---- linear algebra without autograd (src/ops/linalg.c) ------------------
+ * The ops of linalg.h on batches of square float32 or float64 matrices;
+ * their public entries and backward formulas are in
+ * src/autograd/grad_linalg.c.  Messages name fn.  inv, solve and cholesky
+ * read the kernels' reports back (they synchronise); det does not. */
+clt_status clt__linalg_inv(const clt_tensor *a, clt_tensor **out, const char *fn);
+clt_status clt__linalg_solve(const clt_tensor *a, const clt_tensor *b, clt_tensor **out,
+                             const char *fn);
+/* torch's rule for solve's b: a vector (or a batch of them) when it is
+ * 1-D, or when its shape is a's without the last dimension. */
+bool clt__linalg_vector_rhs(const clt_tensor *a, const clt_tensor *b);
+/* det (logmode false: *out0, out1 may be NULL) or slogdet (logmode true:
+ * *out0 the sign, *out1 log|det|). */
+clt_status clt__linalg_det(const clt_tensor *a, bool logmode, clt_tensor **out0,
+                           clt_tensor **out1, const char *fn);
+clt_status clt__linalg_cholesky(const clt_tensor *a, bool upper, clt_tensor **out,
+                                const char *fn);
+/* The gradient of A from that of its Cholesky factor L (U with upper):
+ * torch's cholesky_backward, L^-T phi(L^T gL) L^-1 with phi the lower
+ * triangle of its argument and its transpose, halved. */
+clt_status clt__cholesky_grad(const clt_tensor *L, const clt_tensor *gL, bool upper,
+                              clt_tensor **out, const char *fn);
+
 #endif

@@ -1090,6 +1090,108 @@ def linalg():
               [data((3,), torch.int32)])
 
 
+# ---- linalg2: torch.linalg's inv, solve, det, slogdet, cholesky -----------
+
+def _slogdet_c(p, o, want_sign):
+    """clt_linalg_slogdet handing out its sign or its log|det| in o."""
+    other = P(0xdead)
+    st = L.clt_linalg_slogdet(p, o if want_sign else C.byref(other),
+                              C.byref(other) if want_sign else o)
+    if (st == 0) != (other.value is not None):
+        raise AssertionError("the other output %s after status %d" % (other.value, st))
+    L.clt_tensor_free(other)
+    return st
+
+
+def _wellcond(shape, dt):
+    """Random matrices [..., n, n] with singular values in about [0.5, 3]."""
+    n = shape[-1]
+    a = torch.randn(shape, generator=G, dtype=torch.float64) / max(n, 1) ** 0.5
+    return (a + 1.5 * torch.eye(n, dtype=torch.float64)).to(dt)
+
+
+def _spd(shape, dt):
+    n = shape[-1]
+    a = torch.randn(shape, generator=G, dtype=torch.float64) / max(n, 1) ** 0.5
+    return (a @ a.transpose(-1, -2) + torch.eye(n, dtype=torch.float64)).to(dt)
+
+
+def linalg2():
+    proto("clt_linalg_inv", [P, PP])
+    proto("clt_linalg_solve", [P, P, PP])
+    proto("clt_linalg_det", [P, PP])
+    proto("clt_linalg_slogdet", [P, PP, PP])
+    proto("clt_linalg_cholesky", [P, C.c_int, PP])
+    TOL["la"] = ((2e-5, 2e-5), (1e-12, 1e-12))
+    shapes = [(1, 1), (3, 3), (2, 4, 4), (2, 3, 5, 5), (17, 17), (0, 3, 3), (2, 0, 0), (0, 0),
+              (70, 70), (4, 33, 33)]
+    for dt in FLOATS:
+        for sh in shapes:
+            a = _wellcond(sh, dt)
+            check("inv %s %s" % (dn(dt), list(sh)), torch.linalg.inv, L.clt_linalg_inv, [a],
+                  tol="la", signed_zero=False)
+            check("det %s %s" % (dn(dt), list(sh)), torch.linalg.det, L.clt_linalg_det, [a],
+                  tol="la", signed_zero=False)
+            for k, name in ((1, "sign"), (0, "logabsdet")):
+                check("slogdet %s %s %s" % (name, dn(dt), list(sh)),
+                      lambda t, k=k: torch.linalg.slogdet(t)[1 - k],
+                      lambda p, o, k=k: _slogdet_c(p, o, k), [a], tol="la", signed_zero=False)
+            for up in (0, 1):
+                check("cholesky %s %s upper=%d" % (dn(dt), list(sh), up),
+                      lambda t, up=up: torch.linalg.cholesky(t, upper=bool(up)),
+                      lambda p, o, up=up: L.clt_linalg_cholesky(p, up, o), [_spd(sh, dt)],
+                      tol="la", signed_zero=False)
+        for sa, sb in [((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (3,)), ((2, 3, 3), (2, 3)),
+                       ((2, 1, 4, 4), (3, 4, 2)), ((4, 4), (2, 4, 5)), ((2, 4, 4), (2, 4, 1)),
+                       ((0, 3, 3), (3,)), ((3, 3), (3, 0)), ((2, 0, 0), (2, 0)),
+                       ((40, 40), (40, 7)), ((2, 3, 3), (4, 3)), ((3, 3), (4,)),
+                       ((2, 3, 3), (3, 4, 2)), ((3, 4), (3,)), ((3,), (3,))]:
+            check("solve %s %s %s" % (dn(dt), list(sa), list(sb)), torch.linalg.solve,
+                  L.clt_linalg_solve, [_wellcond(sa, dt) if len(sa) > 1 and sa[-1] == sa[-2]
+                                       else data(sa, dt), data(sb, dt)],
+                  tol="la", signed_zero=False)
+    f = torch.float32
+    sing = torch.tensor([[1.0, 2, 3], [2, 4, 6], [1, 1, 1]])
+    batch = torch.stack([torch.eye(3), sing])
+    for t in (sing, batch):
+        for name, tfn, cfn in (("inv", torch.linalg.inv, L.clt_linalg_inv),
+                               ("det", torch.linalg.det, L.clt_linalg_det)):
+            check("%s singular %s" % (name, list(t.shape)), tfn, cfn, [t], tol="la",
+                  signed_zero=False)
+        for k, name in ((1, "sign"), (0, "logabsdet")):
+            check("slogdet %s singular %s" % (name, list(t.shape)),
+                  lambda x, k=k: torch.linalg.slogdet(x)[1 - k],
+                  lambda p, o, k=k: _slogdet_c(p, o, k), [t], tol="la", signed_zero=False)
+        check("solve singular %s" % list(t.shape), torch.linalg.solve, L.clt_linalg_solve,
+              [t, torch.ones(t.shape[:-1])])
+    npd = torch.tensor([[4.0, 2, 0], [2, 5, 0], [0, 0, -1]])
+    for t in (npd, torch.stack([torch.eye(3), npd]), -torch.eye(2)):
+        check("cholesky not PD %s" % list(t.shape), torch.linalg.cholesky,
+              lambda p, o: L.clt_linalg_cholesky(p, 0, o), [t])
+    check("cholesky reads the lower triangle", torch.linalg.cholesky,
+          lambda p, o: L.clt_linalg_cholesky(p, 0, o), [torch.tensor([[4.0, 1], [3, 5]])],
+          tol="la")
+    check("cholesky upper reads the upper triangle",
+          lambda t: torch.linalg.cholesky(t, upper=True),
+          lambda p, o: L.clt_linalg_cholesky(p, 1, o), [torch.tensor([[4.0, 1], [3, 5]])],
+          tol="la")
+    check("inv transposed", torch.linalg.inv, L.clt_linalg_inv,
+          [In(_wellcond((5, 5), f), ("T",))], tol="la")
+    check("inv expanded", torch.linalg.inv, L.clt_linalg_inv,
+          [In(_wellcond((1, 4, 4), f), ("E", (3, 4, 4)))], tol="la")
+    check("solve dtype mix", torch.linalg.solve, L.clt_linalg_solve,
+          [_wellcond((3, 3), f), data((3,), torch.float64)])
+    for dt in (torch.int32, torch.int64):
+        for name, tfn, cfn in (("inv", torch.linalg.inv, L.clt_linalg_inv),
+                               ("det", torch.linalg.det, L.clt_linalg_det),
+                               ("cholesky", torch.linalg.cholesky,
+                                lambda p, o: L.clt_linalg_cholesky(p, 0, o))):
+            check("%s %s" % (name, dn(dt)), tfn, cfn, [data((3, 3), dt)])
+    for sh in [(3,), (3, 4), ()]:
+        check("inv shape %s" % list(sh), torch.linalg.inv, L.clt_linalg_inv, [data(sh, f)])
+        check("det shape %s" % list(sh), torch.linalg.det, L.clt_linalg_det, [data(sh, f)])
+
+
 # ---- pooling ------------------------------------------------------------
 
 def pooling():
@@ -2887,7 +2989,8 @@ def main():
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
                 sorting, attention, rnns, conv_more, conv_layers_state_dict,
                 # torch.save's files and .npz
-                torch_files]
+                torch_files,
+                linalg2]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

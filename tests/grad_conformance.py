@@ -650,5 +650,45 @@ for kind, nl in (("RNN", "tanh"), ("RNN", "relu"), ("LSTM", None), ("GRU", None)
     for layers, bidir, bf in ((1, 0, 0), (2, 1, 0), (2, 0, 1)):
         rnn_case(kind, nl, layers, bidir, bf)
 
+# ---- linalg2: inv, solve, det, slogdet, cholesky ------------------------------------------
+for n_ in ("clt_linalg_inv", "clt_linalg_det"):
+    proto(n_, [P, PP])
+proto("clt_linalg_solve", [P, P, PP])
+proto("clt_linalg_slogdet", [P, PP, PP])
+proto("clt_linalg_cholesky", [P, C.c_int, PP])
+
+
+def _logabsdet(x):
+    s, la = P(), P()
+    if L.clt_linalg_slogdet(x, C.byref(s), C.byref(la)) != 0:
+        raise RuntimeError(L.clt_last_error().decode())
+    L.clt_tensor_free(s)
+    return la
+
+
+def _wc(shape):
+    n = shape[-1]
+    return rng.standard_normal(shape) / n ** 0.5 + 1.5 * np.eye(n)
+
+
+for sh in ((1, 1), (3, 3), (2, 4, 4), (2, 1, 3, 3)):
+    case("linalg.inv %s" % (sh,), torch.linalg.inv, lambda x: call("clt_linalg_inv", x),
+         [_wc(sh)])
+    case("linalg.det %s" % (sh,), torch.linalg.det, lambda x: call("clt_linalg_det", x),
+         [_wc(sh)])
+    neg = _wc(sh)
+    neg[..., 0, :] *= -1  # a negative determinant
+    case("linalg.slogdet %s" % (sh,), lambda x: torch.linalg.slogdet(x)[1], _logabsdet, [neg])
+    x_ = rng.standard_normal(sh)
+    spd = x_ @ np.swapaxes(x_, -1, -2) + np.eye(sh[-1])
+    for up_ in (0, 1):
+        case("linalg.cholesky %s upper=%d" % (sh, up_),
+             lambda x, u=up_: torch.linalg.cholesky(x, upper=bool(u)),
+             lambda x, u=up_: call("clt_linalg_cholesky", x, u), [spd])
+for sa, sb in (((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (2, 3)), ((2, 3, 3), (3,)),
+               ((2, 1, 3, 3), (4, 3, 2)), ((3, 3), (2, 3, 1))):
+    case("linalg.solve %s %s" % (sa, sb), torch.linalg.solve,
+         lambda x, y: call("clt_linalg_solve", x, y), [_wc(sa), rng.standard_normal(sb)])
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

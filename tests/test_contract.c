@@ -383,7 +383,13 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     /* opencl.h */                                                                           \
     X(clt_tensor_cl_buffer, MEM | N, clt_tensor_cl_buffer(NULL, &o->mem, &o->n))             \
     X(clt_tensor_from_cl_buffer, T,                                                          \
-      clt_tensor_from_cl_buffer(f->dev, NULL, 0, CLT_FLOAT32, 2, sh23, &o->t))
+      clt_tensor_from_cl_buffer(f->dev, NULL, 0, CLT_FLOAT32, 2, sh23, &o->t))             \
+    /* linalg.h: torch.linalg */                                                             \
+    X(clt_linalg_inv, T, clt_linalg_inv(f->f, &o->t))                                        \
+    X(clt_linalg_solve, T, clt_linalg_solve(f->f, f->f, &o->t))                              \
+    X(clt_linalg_det, T, clt_linalg_det(f->i32, &o->t))                                      \
+    X(clt_linalg_slogdet, T | T2, clt_linalg_slogdet(f->f, &o->t, &o->t2))                   \
+    X(clt_linalg_cholesky, T, clt_linalg_cholesky(NULL, 0, &o->t))
 
 static int small_int[1];
 

@@ -1,5 +1,6 @@
-/* grad_linalg.c: matmul, softmax and log_softmax (linalg.h) with their
- * backward formulas. */
+/* grad_linalg.c: matmul, softmax and log_softmax, and the factorisations
+ * inv, solve, det, slogdet and cholesky (linalg.h), with their backward
+ * formulas. */
 #include "autograd/autograd.h"
 
 #define S(k) (n->saved[k])
@@ -242,4 +243,157 @@ clt_status clt_softmax(const clt_tensor *a, int dim, clt_tensor **out)
 clt_status clt_log_softmax(const clt_tensor *a, int dim, clt_tensor **out)
 {
     return softmax("clt_log_softmax", true, a, dim, out);
+}
+
+/* ---- linalg.h's factorisations (src/ops/linalg.c) ------------------------ */
+
+/* saved: the inverse.  gA = -inv^T g inv^T. */
+static clt_status bw_inv(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    clt_status st = CLT_OK;
+    clt_tensor *t = NULL, *u = NULL, *v = NULL;
+    CLT__TRY(mT(S(0), &t));
+    CLT__TRY(clt__matmul(t, g, &u, fn));
+    CLT__TRY(clt__matmul(u, t, &v, fn));
+    CLT__TRY(clt__neg_in(fn, v, &gin[0]));
+done:
+    clt_tensor_free(t);
+    clt_tensor_free(u);
+    clt_tensor_free(v);
+    return st;
+}
+
+clt_status clt_linalg_inv(const clt_tensor *a, clt_tensor **out)
+{
+    static const char fn[] = "clt_linalg_inv";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    clt_status st = clt__linalg_inv(a, out, fn);
+    const clt_tensor *y = *out;
+    return clt__record(st, out, "LinalgInvExBackward0", bw_inv, 1, &a, 1, &y, NULL);
+}
+
+/* saved: A, X; i[0] 1 when B was a vector (X then lacks the last dim).
+ * gB = solve(A^T, g) and gA = -gB X^T (the engine sums broadcast batch
+ * dims away). */
+static clt_status bw_solve(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    clt_status st = CLT_OK;
+    bool vec = n->i[0];
+    clt_tensor *G = NULL, *X = NULL, *at = NULL, *gb = NULL, *xt = NULL, *p = NULL;
+    CLT__TRY(vec ? clt__unsqueeze(g, -1, &G, fn) : clt__alias(g, &G));
+    CLT__TRY(mT(S(0), &at));
+    CLT__TRY(clt__linalg_solve(at, G, &gb, fn));
+    if (CLT__NEED(n, 1))
+        CLT__TRY(vec ? clt__squeeze(gb, -1, &gin[1], fn) : clt__alias(gb, &gin[1]));
+    if (CLT__NEED(n, 0)) {
+        CLT__TRY(vec ? clt__unsqueeze(S(1), -1, &X, fn) : clt__alias(S(1), &X));
+        CLT__TRY(mT(X, &xt));
+        CLT__TRY(clt__matmul(gb, xt, &p, fn));
+        CLT__TRY(clt__neg_in(fn, p, &gin[0]));
+    }
+done:
+    clt_tensor_free(G);
+    clt_tensor_free(X);
+    clt_tensor_free(at);
+    clt_tensor_free(gb);
+    clt_tensor_free(xt);
+    clt_tensor_free(p);
+    return st;
+}
+
+clt_status clt_linalg_solve(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
+{
+    static const char fn[] = "clt_linalg_solve";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    CLT__REQUIRE_ARG(b, fn);
+    clt_status st = clt__linalg_solve(a, b, out, fn);
+    const clt_tensor *in[2] = {a, b}, *saved[2] = {a, *out};
+    clt__node *n = NULL;
+    st = clt__record(st, out, "LinalgSolveExBackward0", bw_solve, 2, in, 2, saved, &n);
+    if (n)
+        n->i[0] = clt__linalg_vector_rhs(a, b);
+    return st;
+}
+
+/* det (i[0] 0; saved: A, det): gA = g det inv(A)^T; slogdet's log|det|
+ * (i[0] 1; saved: A): gA = g inv(A)^T.  A singular matrix has no inverse:
+ * its gradient is refused (torch takes it through an SVD). */
+static clt_status bw_det(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    clt_status st = CLT_OK;
+    clt_tensor *inv = NULL, *it = NULL, *s = NULL, *s2 = NULL;
+    int64_t shape[CLT_MAX_DIMS];
+    CLT__TRY(clt__linalg_inv(S(0), &inv, fn));
+    CLT__TRY(mT(inv, &it));
+    CLT__TRY(n->i[0] ? clt__alias(g, &s) : clt__mul_in(fn, g, S(1), &s));
+    for (int d = 0; d < s->ndim; d++)
+        shape[d] = s->shape[d];
+    shape[s->ndim] = shape[s->ndim + 1] = 1;
+    CLT__TRY(clt__reshape(s, s->ndim + 2, shape, &s2, fn));
+    CLT__TRY(clt__mul_in(fn, s2, it, &gin[0]));
+done:
+    clt_tensor_free(inv);
+    clt_tensor_free(it);
+    clt_tensor_free(s);
+    clt_tensor_free(s2);
+    return st;
+}
+
+clt_status clt_linalg_det(const clt_tensor *a, clt_tensor **out)
+{
+    static const char fn[] = "clt_linalg_det";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    clt_status st = clt__linalg_det(a, false, out, NULL, fn);
+    const clt_tensor *saved[2] = {a, *out};
+    return clt__record(st, out, "LinalgDetBackward0", bw_det, 1, &a, 2, saved, NULL);
+}
+
+clt_status clt_linalg_slogdet(const clt_tensor *a, clt_tensor **sign, clt_tensor **logabsdet)
+{
+    static const char fn[] = "clt_linalg_slogdet";
+    CLT__REQUIRE_ARG(sign, fn);
+    *sign = NULL;
+    CLT__REQUIRE_ARG(logabsdet, fn);
+    *logabsdet = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    clt_status st = clt__linalg_det(a, true, sign, logabsdet, fn);
+    clt__node *n = NULL;
+    st = clt__record(st, logabsdet, "LinalgSlogdetBackward0", bw_det, 1, &a, 1, &a, &n);
+    if (n)
+        n->i[0] = 1;
+    if (st != CLT_OK) {
+        clt_tensor_free(*sign);
+        *sign = NULL;
+    }
+    return st;
+}
+
+/* saved: L (U with i[0] 1). */
+static clt_status bw_cholesky(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__cholesky_grad(S(0), g, n->i[0] != 0, &gin[0], "clt_backward");
+}
+
+clt_status clt_linalg_cholesky(const clt_tensor *a, int upper, clt_tensor **out)
+{
+    static const char fn[] = "clt_linalg_cholesky";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    clt_status st = clt__linalg_cholesky(a, upper != 0, out, fn);
+    const clt_tensor *y = *out;
+    clt__node *n = NULL;
+    st = clt__record(st, out, "LinalgCholeskyExBackward0", bw_cholesky, 1, &a, 1, &y, &n);
+    if (n)
+        n->i[0] = upper != 0;
+    return st;
 }
