@@ -915,6 +915,7 @@ def erfinv_exact(t):
     near +-1 (its Newton steps on erf(x) - y: 1e-5 relative in float32 at
     0.99999994, 6e-5 in float64 at 1 - 2^-53), cltensor's does not (ops.h)."""
     import mpmath
+    mpmath.mp.dps = 40  # its default 15 digits lose the last ones near +-1
     v = [x if x == 0 else float(mpmath.erfinv(mpmath.mpf(x))) if abs(x) < 1 else
          (math.copysign(math.inf, x) if abs(x) == 1 else math.nan)
          for x in t.double().reshape(-1).tolist()]
