@@ -578,9 +578,8 @@ Test(math, dtypes)
 /* lerp's two branches, addcmul's and addcdiv's order of evaluation,
  * broadcasting over three operands with a 0-d one, and a 0-d float64
  * operand that weighs less than a float32 tensor. */
-Test(math, ternary_values_and_broadcasting)
+static void check_ternary(clt_device *dev)
 {
-    clt_device *dev = get_device("cpu");
     const double sv[] = {1, -2, 3.5}, ev[] = {10, 0.25, -7, 2}, wv[] = {0.25, 0.75};
     clt_tensor *s = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){3, 1}, sv);
     clt_tensor *e = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){1, 4}, ev);
@@ -630,6 +629,22 @@ Test(math, ternary_values_and_broadcasting)
     clt_tensor *all[5] = {s, e, w, z, f};
     for (int k = 0; k < 5; k++)
         clt_tensor_free(all[k]);
+}
+
+Test(math, ternary_values_and_broadcasting)
+{
+    check_ternary(get_device("cpu"));
+}
+
+/* The kernels' GPU forms (one element per work-item, contiguous and
+ * strided) on the CPU device told it is a GPU. */
+Test(math, gpu_variants)
+{
+    clt_device *dev = get_device("cpu");
+    dev->info.type = CLT_DEVICE_TYPE_GPU;
+    for (int op = 0; op < NUN; op++)
+        check_sweep(dev, CLT_FLOAT32, op);
+    check_ternary(dev);
 }
 
 /* ---- gradients ------------------------------------------------------------------------ */
