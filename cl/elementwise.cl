@@ -814,10 +814,11 @@ DEF_FOUR(round_decimals_, PARAMS_ROUND_DEC, FETCH_ROUND_DEC, VFETCH_ROUND_DEC, R
 #if T_IS_FLOAT
 /* The inverse trigonometric and the hyperbolic functions, erf, erfc,
  * log2, log10 and exp2: the OpenCL builtins.  PoCL's are within 1.5 ulps
- * of the C library in long double over tests/test_math.c's sweeps, and
- * their 16-wide forms keep each lane's result to itself (an inf, a NaN or
- * 3e38 in one lane changes no other); the vector and scalar forms of atan,
- * erf, erfc and exp2 may differ in the last bit. */
+ * of the C library in long double over tests/test_math.c's sweeps (AMD
+ * EPYC, Zen 5, CPU family 26), and their 16-wide forms keep each lane's
+ * result to itself (an inf, a NaN or 3e38 in one lane changes no other);
+ * the vector and scalar forms of atan, erf, erfc and exp2 may differ in
+ * the last bit. */
 #define MATH_UNARY_OPS(X)                                                      \
     X(asin, asin(x))                                                           \
     X(acos, acos(x))                                                           \
@@ -839,7 +840,7 @@ MATH_UNARY_OPS(DEF_UNARY)
  * three in float64).  Here the steps work on |y| and take the residual
  * from erfc where |y| > 0.5, (1 - |y|) - erfc(x), both exact there, so
  * that near +-1 the result keeps its digits: within 1.2 ulps of erfinv
- * everywhere, where PyTorch's erf(x) - y is 127 float32 ulps off beside 1
+ * everywhere (PoCL on the CPU above), where PyTorch's erf(x) - y is 127 float32 ulps off beside 1
  * and 4e11 float64 ulps (6e-5 relative at 1 - 2^-53).  Below 2^-40 the
  * series' first term y * sqrt(pi) / 2 is exact to the last bit. */
 #if T_ID == 1

@@ -848,10 +848,10 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
-/* How ternary() types and refuses: ADDCMUL in the result type of the
- * three, bool refused; ADDCDIV refuses two integer (or bool) factors, as
- * PyTorch's "Integer division with addcdiv is no longer supported";
- * SAME_FLOAT (lerp) one floating dtype for all. */
+/* How ternary() types and refuses: ARITH (addcmul) in the result type of
+ * the three, bool refused; TRUE_DIV (addcdiv) refuses two integer (or
+ * bool) factors too, as PyTorch's "Integer division with addcdiv is no
+ * longer supported"; SAME_FLOAT (lerp) one floating dtype for all. */
 static clt_status ternary_check(op_kind kind, const clt_tensor *const *t, clt_dtype ct,
                                 const char *fn)
 {
