@@ -339,6 +339,15 @@ static void sin_part(void *p, int tid)
         v->c[i] = sinf(v->a[i]);
 }
 
+static void erf_part(void *p, int tid)
+{
+    rows_ctx *v = p;
+    size_t lo, hi;
+    span(v->rows * v->cols, tid, &lo, &hi);
+    for (size_t i = lo; i < hi; i++)
+        v->c[i] = erff(v->a[i]);
+}
+
 static int cmp_float(const void *a, const void *b)
 {
     float x = *(const float *)a, y = *(const float *)b;
@@ -603,6 +612,7 @@ typedef enum op_kind {
     OP_SUM_COLS,
     OP_SOFTMAX,
     OP_SIN,
+    OP_ERF,
     OP_CONTIGUOUS,
     OP_COPY_INTO,
     OP_MATMUL,
@@ -631,6 +641,7 @@ static clt_status run_op(op_kind op, clt_tensor *a, const clt_tensor *b, clt_ten
     case OP_SUM_COLS: return clt_sum_dim(a, 0, 0, out);
     case OP_SOFTMAX: return clt_softmax(a, -1, out);
     case OP_SIN: return clt_sin(a, out);
+    case OP_ERF: return clt_erf(a, out);
     case OP_CONTIGUOUS: return clt_contiguous(a, out);
     case OP_CUMSUM: return clt_cumsum(a, -1, out);
     case OP_LOGSUMEXP: return clt_logsumexp(a, -1, 0, out);
@@ -948,7 +959,7 @@ static void case_rows(bench *b, op_kind op, par_fn fn, size_t rows, size_t cols,
 
 /* One op that reads and writes each element once (8 bytes counted per
  * element) on n float32, [n / cols, cols] for softmax (over the rows) and
- * 1-D for sin, in streams of 4 calls. */
+ * 1-D for sin and erf, in streams of 4 calls. */
 static void case_map(bench *b, op_kind op, par_fn fn, size_t n, size_t cols, double tol,
                      const char *op_name, const char *name)
 {
@@ -2263,7 +2274,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: cltensor bench [--json] [--quick] [--device KIND] [CASE...]\n"
                "  runs each case with baselines measured in the same run; CASE is a\n"
-               "  prefix of a case name (add, sum, softmax, sin, sort, topk, cumsum,\n"
+               "  prefix of a case name (add, sum, softmax, sin, erf, sort, topk, cumsum,\n"
                "  logsumexp, layer_norm, copy, matmul, matmul_1024, matmul_f64, matvec, conv2d,\n"
                "  overhead, train, first_op, linalg); --quick\n"
                "  skips matmul 2048 and shortens first_op and the training steps;\n"
@@ -2309,7 +2320,7 @@ int cltensor_bench(int argc, char **argv)
     }
     static const char *const names[] = {"overhead_add16", "add_1M", "add_16M", "sum_16M",
                                         "sum_cols_256x4096", "sum_cols_32x65536",
-                                        "softmax_4096x1024", "sin_16M", "sort_1M", "sort_4096x256",
+                                        "softmax_4096x1024", "sin_16M", "erf_16M", "sort_1M", "sort_4096x256",
                                         "topk5_4096x1000", "cumsum_4096x1024",
                                         "logsumexp_4096x1024", "layer_norm_4096x1024",
                                         "layer_norm_fwd_bwd_4096x1024", "copy_transpose_4096",
@@ -2369,6 +2380,8 @@ int cltensor_bench(int argc, char **argv)
                  "softmax_4096x1024");
     if (selected(&b, "sin_16M"))
         case_map(&b, OP_SIN, sin_part, (size_t)1 << 24, 1, 1e-6, "clt_sin", "sin_16M");
+    if (selected(&b, "erf_16M"))
+        case_map(&b, OP_ERF, erf_part, (size_t)1 << 24, 1, 1e-6, "clt_erf", "erf_16M");
     if (selected(&b, "sort_1M"))
         case_rows(&b, OP_SORT, sort_part, 1, (size_t)1 << 20, (size_t)1 << 20, 0, "clt_sort",
                   "sort_1M");

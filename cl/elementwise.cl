@@ -490,6 +490,47 @@ DEF_FOUR(clamp_, PARAMS_CLAMP, FETCH_UN, VFETCH_UN, CLAMP(x), CLAMP(x), 1)
 #define FETCH_WHERE(o0, o1, o2) TY w_ = pc[o0] ? T_LOAD(pa, o1) : T_LOAD(pb, o2);
 #define VFETCH_NONE(o0, o1, o2) TY w_ = zero;
 DEF_FOUR(where_, PARAMS_WHERE, FETCH_WHERE, VFETCH_NONE, w_, w_, 0)
+
+/* Three tensor operands a, b, c (lerp's weight, addcmul's and addcdiv's
+ * second factor). */
+#define PARAMS_TTT __global const T *pa, __global const T *pb, __global const T *pc
+#define FETCH_TTT(o0, o1, o2) FETCH_TT(o0, o1, o2) TY c = T_LOAD(pc, o2);
+#define VFETCH_TTT(o0, o1, o2) VFETCH_TT(o0, o1, o2) TY c = T_VLOAD(pc, o2);
+
+/* atan2, hypot, copysign and xlogy of two floating operands, as PyTorch
+ * 1.13's CPU kernels (std::atan2, std::hypot, std::copysign); xlogy is NaN
+ * where y is NaN, else 0 where x == 0 (inf and NaN y too), else x * log(y). */
+#if T_IS_FLOAT
+#define DEF_TT(name, expr, vec) DEF_FOUR(name##_tt_, PARAMS_TT, FETCH_TT, VFETCH_TT, expr, expr, vec)
+#define XLOGY (isnan(b) ? b : a == zero ? zero : a * log(b))
+DEF_TT(atan2, atan2(a, b), 1)
+DEF_TT(hypot, hypot(a, b), 1)
+DEF_TT(copysign, copysign(a, b), 1)
+DEF_TT(xlogy, XLOGY, 1)
+
+/* lerp(start a, end b, weight w) as PyTorch 1.13's: a + w * (b - a) where
+ * w < 0.5 (a negative w too), else b - (b - a) * (1 - w), so that w = 1
+ * gives b exactly.  The weight is operand c (lerp_ttt) or the scalar w
+ * (lerp_tt). */
+#define LERP(w) ((w) < K(0.5) ? a + (w) * (b - a) : b - (b - a) * (one - (w)))
+DEF_FOUR(lerp_ttt_, PARAMS_TTT, FETCH_TTT, VFETCH_TTT, LERP(c), LERP(c), 1)
+#define PARAMS_LERP_S PARAMS_TT, T_C w
+#define FETCH_LERP_S(o0, o1, o2) FETCH_TT(o0, o1, o2) TY w_ = w;
+#define VFETCH_LERP_S(o0, o1, o2) VFETCH_TT(o0, o1, o2) TY w_ = (TY)w;
+DEF_FOUR(lerp_tt_, PARAMS_LERP_S, FETCH_LERP_S, VFETCH_LERP_S, LERP(w_), LERP(w_), 1)
+#endif
+
+/* addcmul and addcdiv: a + v * b * c and a + v * b / c, evaluated left to
+ * right as PyTorch's CPU kernels ((v * b) * c, (v * b) / c); any dtype but
+ * bool for addcmul (integers wrap), floating for addcdiv (the host
+ * refuses the rest). */
+#define PARAMS_ADDC PARAMS_TTT, T_C v
+#define FETCH_ADDC(o0, o1, o2) FETCH_TTT(o0, o1, o2) TY v_ = v;
+#define VFETCH_ADDC(o0, o1, o2) VFETCH_TTT(o0, o1, o2) TY v_ = (TY)v;
+DEF_FOUR(addcmul_ttt_, PARAMS_ADDC, FETCH_ADDC, VFETCH_ADDC, a + v_ * b * c, a + v_ * b * c, 1)
+#if T_IS_FLOAT
+DEF_FOUR(addcdiv_ttt_, PARAMS_ADDC, FETCH_ADDC, VFETCH_ADDC, a + v_ * b / c, a + v_ * b / c, 1)
+#endif
 #endif
 
 /* Gradients of remainder and fmod with respect to the divisor, as binary
@@ -534,6 +575,43 @@ DEF_BINARY(log1p_bw, a / (one + b), a / (one + b), 1)
 DEF_BINARY(expm1_bw, a * (b + one), a * (b + one), 1)
 DEF_BINARY(tan_bw, a * (one + b * b), a * (one + b * b), 1)
 DEF_BINARY(silu_bw, SILU_BW(a, b), SILU_BW(a, b), 1)
+
+/* The gradients of the math functions (a the output's gradient, b the
+ * input, or the output where said), PyTorch's formulas:
+ * asin g * rsqrt(1 - x^2), acos its negation, atan g / (x^2 + 1), sinh
+ * g * cosh(x), cosh g * sinh(x), asinh g * rsqrt(x^2 + 1), acosh
+ * g * rsqrt(x^2 - 1), atanh g / (1 - x^2), erf g * 2/sqrt(pi) * exp(-x^2),
+ * erfc its negation, erfinv (output) g * sqrt(pi)/2 * exp(y^2), log2
+ * g / (x * ln 2), log10 g / (x * ln 10), exp2 (output) g * y * ln 2. */
+#define MATH_GRAD_OPS(X)                                                       \
+    X(asin_bw, a * rsqrt(one - b * b))                                         \
+    X(acos_bw, a * -rsqrt(one - b * b))                                        \
+    X(atan_bw, a / (b * b + one))                                              \
+    X(sinh_bw, a * cosh(b))                                                    \
+    X(cosh_bw, a * sinh(b))                                                    \
+    X(asinh_bw, a * rsqrt(b * b + one))                                        \
+    X(acosh_bw, a * rsqrt(b * b - one))                                        \
+    X(atanh_bw, a * (one / (one - b * b)))                                     \
+    X(erf_bw, K(1.12837916709551257390) * exp(-(b * b)) * a)                   \
+    X(erfc_bw, K(-1.12837916709551257390) * exp(-(b * b)) * a)                 \
+    X(erfinv_bw, K(0.88622692545275801365) * exp(b * b) * a)                   \
+    X(log2_bw, a / (b * K(0.69314718055994530942)))                            \
+    X(log10_bw, a / (b * K(2.30258509299404568402)))                           \
+    X(exp2_bw, a * b * K(0.69314718055994530942))
+#define DEF_GRAD_TT(name, expr) DEF_FOUR(name##_tt_, PARAMS_TT, FETCH_TT, VFETCH_TT, expr, expr, 1)
+MATH_GRAD_OPS(DEF_GRAD_TT)
+
+/* logit's from the input x = b, as PyTorch's logit_backward in its
+ * vectorised loop: a / (x * (1 - x)) inside [lo, hi] = [eps, 1 - eps] and
+ * 0 outside it (NaN x, and every x for a NaN eps, too) when has_eps is
+ * nonzero; without eps NaN outside [0, 1] (a -0.0 x gives a / -0.0). */
+#define PARAMS_LOGIT_BW PARAMS_TT, T_C lo, T_C has_eps
+#define FETCH_LOGIT_BW(o0, o1, o2) FETCH_TT(o0, o1, o2) TY lo_ = lo, hi_ = one - lo_;
+#define VFETCH_LOGIT_BW(o0, o1, o2) VFETCH_TT(o0, o1, o2) TY lo_ = (TY)lo, hi_ = one - lo_;
+#define LOGIT_BW                                                               \
+    (has_eps != 0 ? (b >= lo_ && b <= hi_ ? a / (b * (one - b)) : zero)        \
+                  : (b < zero || b > one ? (TY)NAN : a / (b * (one - b))))
+DEF_FOUR(logit_bw_tt_, PARAMS_LOGIT_BW, FETCH_LOGIT_BW, VFETCH_LOGIT_BW, LOGIT_BW, LOGIT_BW, 1)
 
 /* softplus's from the input x = b: a where beta * x > threshold, else
  * a * sigmoid(beta * x) in a form that overflows nowhere (PyTorch's
@@ -732,4 +810,99 @@ DEF_UNARY(reciprocal, one / x)
 DEF_FOUR(round_decimals_, PARAMS_ROUND_DEC, FETCH_ROUND_DEC, VFETCH_ROUND_DEC, ROUND_DEC,
          ROUND_DEC, 1)
 #endif
+
+#if T_IS_FLOAT
+/* The inverse trigonometric and the hyperbolic functions, erf, erfc,
+ * log2, log10 and exp2: the OpenCL builtins.  PoCL's are within 1.5 ulps
+ * of the C library in long double over tests/test_math.c's sweeps (AMD
+ * EPYC, Zen 5, CPU family 26), and their 16-wide forms keep each lane's
+ * result to itself (an inf, a NaN or 3e38 in one lane changes no other);
+ * the vector and scalar forms of atan, erf, erfc and exp2 may differ in
+ * the last bit. */
+#define MATH_UNARY_OPS(X)                                                      \
+    X(asin, asin(x))                                                           \
+    X(acos, acos(x))                                                           \
+    X(atan, atan(x))                                                           \
+    X(sinh, sinh(x))                                                           \
+    X(cosh, cosh(x))                                                           \
+    X(asinh, asinh(x))                                                         \
+    X(acosh, acosh(x))                                                         \
+    X(atanh, atanh(x))                                                         \
+    X(erf, erf(x))                                                             \
+    X(erfc, erfc(x))                                                           \
+    X(log2, log2(x))                                                           \
+    X(log10, log10(x))                                                         \
+    X(exp2, exp2(x))
+MATH_UNARY_OPS(DEF_UNARY)
+
+/* erfinv as PyTorch's calc_erfinv: a rational first guess (central below
+ * 0.7, else in z = sqrt(-log((1 - |y|) / 2))), then Newton steps (two, or
+ * three in float64).  Here the steps work on |y| and take the residual
+ * from erfc where |y| > 0.5, (1 - |y|) - erfc(x), both exact there, so
+ * that near +-1 the result keeps its digits: within 1.2 ulps of erfinv
+ * everywhere (PoCL on the CPU above), where PyTorch's erf(x) - y is 127 float32 ulps off beside 1
+ * and 4e11 float64 ulps (6e-5 relative at 1 - 2^-53).  Below 2^-40 the
+ * series' first term y * sqrt(pi) / 2 is exact to the last bit. */
+#if T_ID == 1
+#define ERFINV_STEPS 3
+#else
+#define ERFINV_STEPS 2
+#endif
+inline T_C erfinv_f(T_C y)
+{
+    T_C ya = fabs(y), x, z;
+    if (!(ya < 1))
+        return ya == 1 ? copysign((T_C)INFINITY, y) : (T_C)NAN;
+    if (ya < K(0x1p-40))
+        return y * K(0.88622692545275801365);
+    if (ya <= K(0.7)) {
+        z = ya * ya;
+        x = ya * (((K(-0.140543331) * z + K(0.914624893)) * z + K(-1.645349621)) * z +
+                  K(0.886226899)) /
+            ((((K(0.012229801) * z + K(-0.329097515)) * z + K(1.442710462)) * z +
+              K(-2.118377725)) * z + 1);
+    } else {
+        z = sqrt(-log((1 - ya) / 2));
+        x = (((K(1.641345311) * z + K(3.429567803)) * z + K(-1.624906493)) * z +
+             K(-1.970840454)) /
+            ((K(1.6370678) * z + K(3.5438892)) * z + 1);
+    }
+    for (int k = 0; k < ERFINV_STEPS; k++) {
+        T_C r = ya > K(0.5) ? (1 - ya) - erfc(x) : erf(x) - ya;
+        x -= r / (K(1.12837916709551257390) * exp(-x * x));
+    }
+    return copysign(x, y);
+}
+DEF_FOUR(erfinv_, PARAMS_UN, FETCH_UN, VFETCH_UN, erfinv_f(x), x, 0)
+
+/* logit: log(x / (1 - x)) of x clamped to [lo, hi] = [eps, 1 - eps] (hi
+ * computed in the dtype, as PyTorch's) as torch.clamp clamps: NaN stays
+ * NaN, and eps > 0.5 (lo > hi) gives hi everywhere, as PyTorch's
+ * vectorised loop.  Without eps the host passes lo = -inf (so hi = inf). */
+#define PARAMS_LOGIT PARAMS_UN, T_C lo
+#define FETCH_LOGIT(o0, o1, o2) FETCH_UN(o0, o1, o2) TY lo_ = lo, hi_ = one - lo_;
+#define VFETCH_LOGIT(o0, o1, o2) VFETCH_UN(o0, o1, o2) TY lo_ = (TY)lo, hi_ = one - lo_;
+#define LOGIT_X CLAMP_HI(CLAMP_LO(x, lo_), hi_)
+#define LOGIT log(LOGIT_X / (one - LOGIT_X))
+DEF_FOUR(logit_, PARAMS_LOGIT, FETCH_LOGIT, VFETCH_LOGIT, LOGIT, LOGIT, 1)
+#endif
+
+/* square keeps the dtype (the host computes bool in int64, as torch.square
+ * does); integers wrap. */
+DEF_UNARY(square, x * x)
+
+/* nan_to_num: NaN, +inf and -inf replaced by the scalars the host passes
+ * (its defaults the dtype's largest and lowest finite values); integers and
+ * bool come back as they are. */
+#define PARAMS_NAN_TO_NUM PARAMS_UN, T_C nanv, T_C posv, T_C negv
+#define FETCH_NAN_TO_NUM(o0, o1, o2) FETCH_UN(o0, o1, o2) TY n_ = nanv, p_ = posv, m_ = negv;
+#define VFETCH_NAN_TO_NUM(o0, o1, o2)                                          \
+    VFETCH_UN(o0, o1, o2) TY n_ = (TY)nanv, p_ = (TY)posv, m_ = (TY)negv;
+#if T_IS_FLOAT
+#define NAN_TO_NUM (isnan(x) ? n_ : isinf(x) ? (x > zero ? p_ : m_) : x)
+#else
+#define NAN_TO_NUM x
+#endif
+DEF_FOUR(nan_to_num_, PARAMS_NAN_TO_NUM, FETCH_NAN_TO_NUM, VFETCH_NAN_TO_NUM, NAN_TO_NUM,
+         NAN_TO_NUM, 1)
 #endif

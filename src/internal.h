@@ -982,6 +982,25 @@ clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, c
 CLT__EW_TT(CLT__DECL_TT_)
 CLT__EW_TS(CLT__DECL_TS_)
 CLT__EW_UN(CLT__DECL_UN_)
+/* The math functions of ops.h (torch.asin ... torch.addcdiv). */
+#define CLT__EW_MATH_UN(X)                                                   \
+    X(asin) X(acos) X(atan) X(sinh) X(cosh) X(asinh) X(acosh) X(atanh) X(erf) X(erfc) \
+    X(erfinv) X(log2) X(log10) X(exp2) X(square)
+#define CLT__EW_MATH_TT(X) X(atan2) X(hypot) X(copysign) X(xlogy)
+CLT__EW_MATH_UN(CLT__DECL_UN_)
+CLT__EW_MATH_TT(CLT__DECL_TT_)
+clt_status clt__logit_in(const char *fn, const clt_tensor *a, const double *eps,
+                         clt_tensor **out);
+clt_status clt__nan_to_num_in(const char *fn, const clt_tensor *a, double nan_value,
+                              const double *posinf, const double *neginf, clt_tensor **out);
+clt_status clt__lerp_in(const char *fn, const clt_tensor *start, const clt_tensor *end,
+                        const clt_tensor *weight, clt_tensor **out);
+clt_status clt__lerp_scalar_in(const char *fn, const clt_tensor *start, const clt_tensor *end,
+                               double weight, clt_tensor **out);
+clt_status clt__addcmul_in(const char *fn, const clt_tensor *a, const clt_tensor *t1,
+                           const clt_tensor *t2, double value, clt_tensor **out);
+clt_status clt__addcdiv_in(const char *fn, const clt_tensor *a, const clt_tensor *t1,
+                           const clt_tensor *t2, double value, clt_tensor **out);
 clt_status clt__softplus_in(const char *fn, const clt_tensor *a, double beta, double threshold,
                             clt_tensor **out);
 clt_status clt__round_decimals_in(const char *fn, const clt_tensor *a, int64_t decimals,
@@ -1222,6 +1241,8 @@ clt_status clt__linear(const clt_tensor *x, const clt_tensor *w, const clt_tenso
 CLT__EW_TT(CLT__DECL_REC_TT_)
 CLT__EW_TS(CLT__DECL_REC_TS_)
 CLT__EW_UN(CLT__DECL_REC_UN_)
+CLT__EW_MATH_UN(CLT__DECL_REC_UN_)
+CLT__EW_MATH_TT(CLT__DECL_REC_TT_)
 clt_status clt__softplus_rec(const char *fn, const clt_tensor *a, double beta, double threshold,
                              clt_tensor **out);
 clt_status clt__leaky_relu_rec(const char *fn, const clt_tensor *a, double negative_slope,

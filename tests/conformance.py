@@ -871,6 +871,264 @@ def rounding():
         check("%s shape mismatch" % n, tf, cf, [data((2, 3), f), data((3, 2), f)])
 
 
+# ---- math functions (mathops) ------------------------------------------------
+
+MATH_UN = {"asin": torch.asin, "acos": torch.acos, "atan": torch.atan, "sinh": torch.sinh,
+           "cosh": torch.cosh, "asinh": torch.asinh, "acosh": torch.acosh, "atanh": torch.atanh,
+           "erf": torch.erf, "erfc": torch.erfc, "erfinv": torch.erfinv, "log2": torch.log2,
+           "log10": torch.log10, "exp2": torch.exp2, "square": torch.square}
+MATH_BIN = {"atan2": torch.atan2, "hypot": torch.hypot, "copysign": torch.copysign,
+            "xlogy": torch.xlogy}
+for n in MATH_UN:
+    proto("clt_" + n, [P, PP])
+for n in MATH_BIN:
+    proto("clt_" + n, [P, P, PP])
+proto("clt_logit", [P, C.POINTER(C.c_double), PP])
+proto("clt_nan_to_num", [P, C.c_double, C.POINTER(C.c_double), C.POINTER(C.c_double), PP])
+proto("clt_lerp", [P, P, P, PP])
+proto("clt_lerp_scalar", [P, P, C.c_double, PP])
+proto("clt_addcmul", [P, P, P, C.c_double, PP])
+proto("clt_addcdiv", [P, P, P, C.c_double, PP])
+# each function's domain edges, the ulps beside them, overflow points,
+# denormals, signed zeros, infinities and NaN
+MATH_EDGES = {
+    torch.float32: [1.0, -1.0, 0.99999994, -0.99999994, 1.0000001, -1.0000001, 0.5, -0.5,
+                    0.7, 0.70000005, 1e-45, -1e-45, 1e-40, 1.17549435e-38, 1e-30, -1e-30,
+                    -0.0, 0.0, math.inf, -math.inf, math.nan, 2.0, 88.7, 89.5, 90.0, -89.5,
+                    127.9, 128.0, -149.0, -150.5, 10.0, -10.0, 3.9, 4.0, 9.5, 26.0, -27.0,
+                    1e20, -1e20, 3.4028235e38, -3.4028235e38, 1e10, 0.3, 1e-8],
+    torch.float64: [1.0, -1.0, 0.9999999999999999, -0.9999999999999999, 1.0000000000000002,
+                    -1.0000000000000002, 0.5, -0.5, 0.7, 0.7000000000000001, 5e-324, -5e-324,
+                    1e-310, 2.2250738585072014e-308, 1e-300, -1e-300, -0.0, 0.0, math.inf,
+                    -math.inf, math.nan, 2.0, 709.7, 710.0, 711.0, -710.0, 1023.9, 1024.0,
+                    -1074.0, -1075.5, 10.0, -10.0, 5.9, 6.0, 27.0, -28.0, 1e200, -1e200,
+                    1.7976931348623157e308, -1.7976931348623157e308, 1e10, 0.3, 1e-17],
+}
+
+
+def out_dtype(t):
+    return t.dtype if t.dtype.is_floating_point else torch.float32
+
+
+def erfinv_exact(t):
+    """erfinv computed by mpmath and rounded: PyTorch's erfinv loses digits
+    near +-1 (its Newton steps on erf(x) - y: 1e-5 relative in float32 at
+    0.99999994, 6e-5 in float64 at 1 - 2^-53), cltensor's does not (ops.h)."""
+    import mpmath
+    mpmath.mp.dps = 40  # its default 15 digits lose the last ones near +-1
+    v = [x if x == 0 else float(mpmath.erfinv(mpmath.mpf(x))) if abs(x) < 1 else
+         (math.copysign(math.inf, x) if abs(x) == 1 else math.nan)
+         for x in t.double().reshape(-1).tolist()]
+    return torch.tensor(v, dtype=torch.float64).reshape(t.shape).to(out_dtype(t))
+
+
+def libm(fn):
+    """fn of numpy (the C library) in float64, rounded: PyTorch's vectorised
+    sinh and cosh overflow to inf early (float32 sinh(88.8) is 1.84e38,
+    float64 cosh(710) 1.12e308; there inf), cltensor's do not (ops.h)."""
+    def ref(t):
+        with np.errstate(all="ignore"):
+            return torch.from_numpy(np.asarray(fn(t.double().numpy()))).to(out_dtype(t))
+    return ref
+
+
+def math_ref(n):
+    return {"erfinv": erfinv_exact, "sinh": libm(np.sinh), "cosh": libm(np.cosh)}.get(
+        n, MATH_UN[n])
+
+
+def logit_ref(t, e):
+    """torch.logit; an eps above 0.5 clamps as torch.clamp (and PyTorch's
+    vectorised loop, not its scalar tail) does: to 1 - eps everywhere."""
+    if e is not None and e > 0.5:
+        return torch.logit(t.to(out_dtype(t)).clamp(e, 1 - e))
+    return torch.logit(t, e)
+
+
+def ptr(v):
+    return None if v is None else C.byref(C.c_double(v))
+
+
+def mathops():
+    f = torch.float32
+    for n in MATH_UN:
+        cf = getattr(L, "clt_" + n)
+        tol = "exact" if n == "square" else "tr"
+        for dt in DTYPES:
+            check("%s %s" % (n, dn(dt)), math_ref(n), cf, [data((3, 7), dt, special=True)],
+                  tol=tol)
+        for dt in (torch.int32, torch.int64, torch.uint8):
+            lo, hi = torch.iinfo(dt).min, torch.iinfo(dt).max
+            check("%s %s extremes" % (n, dn(dt)), math_ref(n), cf,
+                  [torch.tensor([lo, hi, lo + 1, hi - 1, 0, 1], dtype=dt)], tol=tol)
+        for dt in FLOATS:
+            check("%s %s edges" % (n, dn(dt)), math_ref(n), cf,
+                  [torch.tensor(MATH_EDGES[dt] * 2, dtype=dt)], tol=tol)
+            check("%s lanes apart %s" % (n, dn(dt)), math_ref(n), cf,
+                  [lane_data(dt, -5, 5, True)], tol=tol)
+            check("%s lanes apart in [-1, 1] %s" % (n, dn(dt)), math_ref(n), cf,
+                  [lane_data(dt, -1, 1, True)], tol=tol)
+            check("%s %s 0-d" % (n, dn(dt)), math_ref(n), cf, [torch.tensor(0.25, dtype=dt)],
+                  tol=tol)
+            # a sweep of magnitudes from 2^-30 to 2^12, both signs
+            wide = (torch.rand(2000, generator=G, dtype=torch.float64) - 0.5) * \
+                torch.pow(2.0, torch.randint(-30, 12, (2000,), generator=G).double())
+            check("%s %s wide" % (n, dn(dt)), math_ref(n), cf, [wide.to(dt)], tol=tol)
+            unit = torch.rand(2000, generator=G, dtype=torch.float64) * 2 - 1
+            check("%s %s in [-1, 1]" % (n, dn(dt)), math_ref(n), cf, [unit.to(dt)], tol=tol)
+        check("%s transposed" % n, math_ref(n), cf, [In(data((4, 3), f, special=True), ("T",))],
+              tol=tol)
+        check("%s empty" % n, math_ref(n), cf, [data((0, 3), f)], tol=tol)
+    # erfinv next to +-1, where PyTorch's float32 is off: its float64
+    for dt in FLOATS:
+        e = torch.finfo(dt).eps
+        near = torch.tensor([1 - e / 2 * k for k in (1, 2, 3, 10, 100, 1000, 10000)], dtype=dt)
+        check("erfinv near 1 %s" % dn(dt), erfinv_exact, L.clt_erfinv, [torch.cat([near, -near])],
+              tol="tr")
+    for dt in DTYPES:
+        for eps in (None, 0.0, 1e-6, 0.1, 0.25, 0.5, 0.7, -1.0, math.nan):
+            check("logit %s eps %r" % (dn(dt), eps), lambda t, e=eps: logit_ref(t, e),
+                  lambda p, o, e=eps: L.clt_logit(p, ptr(e), o),
+                  [data((3, 7), dt, special=True, lo=-1, hi=2)], tol="tr")
+    for dt in FLOATS:
+        x = torch.tensor([0.0, -0.0, 1.0, 1e-45 if dt == f else 5e-324, 0.5, 0.9999999, 1e-7,
+                          -1e-7, 1.0000001, math.nan, math.inf, -math.inf, 0.25, 0.75], dtype=dt)
+        for eps in (None, 1e-6, 0.25, 0.5, 0.75):
+            check("logit edges %s eps %r" % (dn(dt), eps), lambda t, e=eps: logit_ref(t, e),
+                  lambda p, o, e=eps: L.clt_logit(p, ptr(e), o), [x], tol="tr")
+        check("logit lanes apart %s" % dn(dt), torch.logit,
+              lambda p, o: L.clt_logit(p, None, o), [lane_data(dt, 0, 1, True)], tol="tr")
+    for dt in DTYPES:
+        for nv, pi, ni in ((0.0, None, None), (1.5, 2.5, -3.5), (-1.0, 1e300, None),
+                           (math.nan, math.inf, -math.inf), (7.0, None, -1e300)):
+            check("nan_to_num %s %r %r %r" % (dn(dt), nv, pi, ni),
+                  lambda t, a=nv, b=pi, c=ni: torch.nan_to_num(t, a, b, c),
+                  lambda p, o, a=nv, b=pi, c=ni: L.clt_nan_to_num(p, a, ptr(b), ptr(c), o),
+                  [data((3, 7), dt, special=True)], tol="exact")
+    for dt in FLOATS:
+        check("nan_to_num lanes apart %s" % dn(dt), torch.nan_to_num,
+              lambda p, o: L.clt_nan_to_num(p, 0.0, None, None, o), [lane_data(dt, -5, 5, True)],
+              tol="exact")
+    check("nan_to_num transposed", torch.nan_to_num,
+          lambda p, o: L.clt_nan_to_num(p, 0.0, None, None, o),
+          [In(data((4, 3), f, special=True), ("T",))], tol="exact")
+    # binary: every dtype, every pair of special values, promotion with
+    # and without 0-d operands, broadcasting, views, lanes
+    for dt in FLOATS:
+        sp = torch.tensor([math.inf, -math.inf, math.nan, -0.0, 0.0, 1.0, -1.0, 2.5, -2.5,
+                           1e-45 if dt == f else 5e-324, 3e38 if dt == f else 1.7e308],
+                          dtype=dt)
+        k = sp.numel()
+        pa, pb = sp.repeat_interleave(k), sp.repeat(k)
+        for n, tf in MATH_BIN.items():
+            check("%s %s special pairs" % (n, dn(dt)), tf, getattr(L, "clt_" + n), [pa, pb],
+                  tol="tr")
+    for n, tf in MATH_BIN.items():
+        cf = getattr(L, "clt_" + n)
+        for dt in DTYPES:
+            check("%s %s" % (n, dn(dt)), tf, cf,
+                  [data((3, 5), dt, special=True), data((3, 5), dt, special=True).flip(-1)],
+                  tol="tr")
+        for da in DTYPES:
+            for db in DTYPES:
+                if da != db:
+                    check("%s %s,%s" % (n, dn(da), dn(db)), tf, cf,
+                          [data((4,), da), data((4,), db)], tol="tr")
+                    check("%s %s,0-d %s" % (n, dn(da), dn(db)), tf, cf,
+                          [data((4,), da), data((), db)], tol="tr")
+        check("%s bcast" % n, tf, cf, [data((3, 1), f, special=True), data((1, 4), f)], tol="tr")
+        check("%s transposed" % n, tf, cf,
+              [In(data((5, 3), f), ("T",)), In(data((5, 1), f), ("E", (5, 3)))], tol="tr")
+        check("%s shape mismatch" % n, tf, cf, [data((2, 3), f), data((3, 2), f)])
+        for dt in FLOATS:
+            for side in (0, 1):
+                check("%s lanes apart %s, special %s" % (n, dn(dt), "ab"[side]), tf, cf,
+                      [lane_data(dt, -5, 5, side == 0), lane_data(dt, -5, 5, side == 1)],
+                      tol="tr")
+    # lerp: one floating dtype; weights small, large, 0.5 and 1, special
+    for dt in DTYPES:
+        for w in (0.0, 0.3, 0.5, 0.75, 1.0, -0.5, 2.0, math.nan, math.inf):
+            check("lerp_scalar %s %r" % (dn(dt), w), lambda a, b, w=w: torch.lerp(a, b, w),
+                  lambda p, q, o, w=w: L.clt_lerp_scalar(p, q, w, o),
+                  [data((3, 5), dt, special=True), data((3, 5), dt, special=True).flip(-1)],
+                  tol="exact")
+        check("lerp %s" % dn(dt), torch.lerp, L.clt_lerp,
+              [data((3, 5), dt, special=True), data((3, 5), dt), data((3, 5), dt, lo=-1, hi=2)],
+              tol="exact")
+    for dt in FLOATS:
+        w = torch.tensor([0.0, 0.25, 0.4999, 0.5, 0.75, 1.0, -0.5, 2.0, math.nan, math.inf,
+                          -0.0, 1e-30], dtype=dt)
+        check("lerp weights %s" % dn(dt), torch.lerp, L.clt_lerp,
+              [data((12,), dt, special=True), data((12,), dt, special=True).flip(0), w],
+              tol="exact")
+        check("lerp bcast %s" % dn(dt), torch.lerp, L.clt_lerp,
+              [data((3, 1), dt), data((1, 4), dt), data((), dt)], tol="exact")
+        check("lerp lanes apart %s" % dn(dt), torch.lerp, L.clt_lerp,
+              [lane_data(dt, -5, 5, True), lane_data(dt, -5, 5, False),
+               lane_data(dt, 0, 1, True)], tol="exact")
+    check("lerp dtype mismatch", torch.lerp, L.clt_lerp,
+          [data((3,), f), data((3,), torch.float64), data((3,), f)])
+    check("lerp weight dtype mismatch", torch.lerp, L.clt_lerp,
+          [data((3,), f), data((3,), f), data((), torch.float64)])
+    check("lerp_scalar dtype mismatch", lambda a, b: torch.lerp(a, b, 0.5),
+          lambda p, q, o: L.clt_lerp_scalar(p, q, 0.5, o), [data((3,), f), data((3,), torch.float64)])
+    check("lerp_scalar overflow", lambda a, b: torch.lerp(a, b, 1e300),
+          lambda p, q, o: L.clt_lerp_scalar(p, q, 1e300, o), [data((3,), f), data((3,), f)])
+    check("lerp transposed", torch.lerp, L.clt_lerp,
+          [In(data((4, 3), f), ("T",)), data((3, 4), f), In(data((1, 4), f), ("E", (3, 4)))],
+          tol="exact")
+    check("lerp shape mismatch", torch.lerp, L.clt_lerp,
+          [data((2, 3), f), data((2, 3), f), data((3, 2), f)])
+    # addcmul and addcdiv: promotion over three operands (0-d ones too),
+    # integer values truncated, overflowing values refused, bool and
+    # integer division refused
+    for name, tf, cf in (("addcmul", torch.addcmul, L.clt_addcmul),
+                         ("addcdiv", torch.addcdiv, L.clt_addcdiv)):
+        for dt in DTYPES:
+            for v in (1.0, 2.0, -0.5, 2.5):
+                check("%s %s %r" % (name, dn(dt), v),
+                      lambda a, b, c, v=pyscalar(v), tf=tf: tf(a, b, c, value=v),
+                      lambda p, q, r, o, v=v, cf=cf: cf(p, q, r, v, o),
+                      [data((3, 5), dt, special=True), data((3, 5), dt, special=True).flip(-1),
+                       nonzero(data((5,), dt))], tol="ew")
+        for da, db, dc in ((f, torch.int32, torch.int32), (torch.int32, f, torch.int64),
+                           (torch.int64, torch.int32, torch.uint8), (torch.float64, f, f),
+                           (torch.uint8, torch.bool, torch.int32), (f, torch.bool, f),
+                           (torch.bool, torch.bool, torch.bool), (torch.int32, torch.int32, f)):
+            check("%s %s,%s,%s" % (name, dn(da), dn(db), dn(dc)),
+                  lambda a, b, c, tf=tf: tf(a, b, c, value=2), lambda p, q, r, o, cf=cf: cf(p, q, r, 2.0, o),
+                  [data((4,), da), data((4,), db), nonzero(data((4,), dc))], tol="ew")
+            check("%s %s,0-d %s,%s" % (name, dn(da), dn(db), dn(dc)),
+                  lambda a, b, c, tf=tf: tf(a, b, c, value=2), lambda p, q, r, o, cf=cf: cf(p, q, r, 2.0, o),
+                  [data((4,), da), data((), db), nonzero(data((4,), dc))], tol="ew")
+            check("%s 0-d %s,%s,0-d %s" % (name, dn(da), dn(db), dn(dc)),
+                  lambda a, b, c, tf=tf: tf(a, b, c, value=2), lambda p, q, r, o, cf=cf: cf(p, q, r, 2.0, o),
+                  [data((), da), data((4,), db), nonzero(data((), dc))], tol="ew")
+        for dt, v in ((torch.int32, 1e10), (torch.uint8, 300.0), (torch.uint8, -255.0),
+                      (torch.uint8, -256.0), (torch.uint8, -0.5), (torch.uint8, 255.5), (f, 1e300),
+                      (f, math.inf), (f, math.nan), (torch.int64, 2.0**62)):
+            check("%s %s value %r" % (name, dn(dt), v),
+                  lambda a, b, c, v=pyscalar(v), tf=tf: tf(a, b, c, value=v),
+                  lambda p, q, r, o, v=v, cf=cf: cf(p, q, r, v, o),
+                  [data((4,), dt), data((4,), dt), nonzero(data((4,), f if name == "addcdiv" else dt))],
+                  tol="ew")
+        check("%s bcast" % name, lambda a, b, c, tf=tf: tf(a, b, c, value=0.5),
+              lambda p, q, r, o, cf=cf: cf(p, q, r, 0.5, o),
+              [data((3, 1, 1), f), data((1, 4, 1), f), data((1, 1, 5), f, lo=1, hi=3)], tol="ew")
+        check("%s transposed" % name, lambda a, b, c, tf=tf: tf(a, b, c, value=0.5),
+              lambda p, q, r, o, cf=cf: cf(p, q, r, 0.5, o),
+              [In(data((4, 3), f), ("T",)), In(data((3, 1), f), ("E", (3, 4))),
+               In(data((4, 3), f, lo=1, hi=3), ("T",))], tol="ew")
+        for dt in FLOATS:
+            check("%s lanes apart %s" % (name, dn(dt)), lambda a, b, c, tf=tf: tf(a, b, c, value=0.5),
+                  lambda p, q, r, o, cf=cf: cf(p, q, r, 0.5, o),
+                  [lane_data(dt, -5, 5, True), lane_data(dt, -5, 5, False),
+                   lane_data(dt, 1, 5, True)], tol="ew")
+        check("%s shape mismatch" % name, lambda a, b, c, tf=tf: tf(a, b, c),
+              lambda p, q, r, o, cf=cf: cf(p, q, r, 1.0, o),
+              [data((2, 3), f), data((3,), f), data((2, 1, 2), f)])
+
+
 # ---- reductions -----------------------------------------------------------
 
 def cdim(n):
@@ -2985,7 +3243,7 @@ def torch_files():
 
 
 def main():
-    sections = [elementwise, modulo, rounding, reductions, linalg, pooling, views, stress, chains,
+    sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
                 sorting, attention, rnns, conv_more, conv_layers_state_dict,
                 # torch.save's files and .npz

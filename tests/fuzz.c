@@ -592,6 +592,21 @@ static clt_dtype result_tt(const clt_tensor *a, const clt_tensor *b)
 
 static int integral(double s) { return isfinite(s) && s == floor(s); }
 
+/* The result type of three operands, 0-d ones weighing less (addcmul). */
+static clt_dtype result3(const clt_tensor *const *t)
+{
+    int nd = 0, nz = 0;
+    clt_dtype d = CLT_BOOL, z = CLT_BOOL;
+    for (int i = 0; i < 3; i++) {
+        clt_dtype x = clt_tensor_dtype(t[i]);
+        if (clt_tensor_ndim(t[i]) == 0)
+            z = nz++ ? promote(z, x) : x;
+        else
+            d = nd++ ? promote(d, x) : x;
+    }
+    return !nd ? z : !nz ? d : combine(d, z);
+}
+
 static clt_dtype result_ts(const clt_tensor *a, double s)
 {
     return combine(clt_tensor_dtype(a), integral(s) ? CLT_INT64 : CLT_FLOAT32);
@@ -1060,7 +1075,7 @@ static void op_binary(fz *f)
     clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f);
     clt_tensor *out = SENT, **op = OUTP(f, &out);
     clt_status st;
-    uint32_t k = pick(f, 21);
+    uint32_t k = pick(f, 29);
     int cmp = 0, div = 0;
     switch (k) {
     case 0: CALL("clt_add", clt_add(a, b, op)); break;
@@ -1089,6 +1104,37 @@ static void op_binary(fz *f)
         CALL("clt_div_rounding", clt_div_rounding(a, b, m, op));
         div = m == CLT_ROUNDING_NONE;
         break;
+    }
+    /* the math functions: atan2, copysign and xlogy float32 for integers,
+     * hypot and lerp floating only */
+    case 20: CALL("clt_atan2", clt_atan2(a, b, op)); div = 1; break;
+    case 21: CALL("clt_hypot", clt_hypot(a, b, op)); break;
+    case 22: CALL("clt_copysign", clt_copysign(a, b, op)); div = 1; break;
+    case 23: CALL("clt_xlogy", clt_xlogy(a, b, op)); div = 1; break;
+    case 24: CALL("clt_lerp_scalar", clt_lerp_scalar(a, b, rand_scalar(f), op)); break;
+    case 25:
+    case 26:
+    case 27: {
+        clt_tensor *c = rt(f);
+        double v = chance(f, 70) ? 1.0 : rand_scalar(f);
+        CALL(k == 25 ? "clt_lerp" : k == 26 ? "clt_addcmul" : "clt_addcdiv",
+             k == 25   ? clt_lerp(a, b, c, op)
+             : k == 26 ? clt_addcmul(a, b, c, v, op)
+                       : clt_addcdiv(a, b, c, v, op));
+        if (!result(f, st, op, out))
+            return;
+        int64_t s1[16], s2[16];
+        int n1 = broadcast(clt_tensor_ndim(a), clt_tensor_shape(a), clt_tensor_ndim(b),
+                           clt_tensor_shape(b), s1);
+        int n2 = n1 < 0 ? -1 : broadcast(n1, s1, clt_tensor_ndim(c), clt_tensor_shape(c), s2);
+        if (n2 < 0)
+            die(f, "a ternary op succeeded on shapes that do not broadcast");
+        const clt_tensor *t3[3] = {a, b, c};
+        clt_dtype dt = k == 25 ? clt_tensor_dtype(a) : floatify(result3(t3));
+        if (k == 26)
+            dt = result3(t3);
+        keep_result(f, out, n2, s2, dt, clt_tensor_device(a));
+        return;
     }
     default: {
         clt_tensor *c = rt(f);
@@ -1199,7 +1245,7 @@ static void op_unary(fz *f)
     clt_tensor *out = SENT, **op = OUTP(f, &out);
     clt_status st;
     clt_dtype dt = clt_tensor_dtype(a);
-    switch (pick(f, 31)) {
+    switch (pick(f, 48)) {
     case 0: CALL("clt_neg", clt_neg(a, op)); break;
     case 1: CALL("clt_abs", clt_abs(a, op)); break;
     case 2: CALL("clt_relu", clt_relu(a, op)); break;
@@ -1241,6 +1287,37 @@ static void op_unary(fz *f)
         CALL("clt_leaky_relu", clt_leaky_relu(a, chance(f, 70) ? 0.01 : rand_scalar(f), op));
         break;
     case 29: CALL("clt_elu", clt_elu(a, chance(f, 70) ? 1.0 : rand_scalar(f), op)); break;
+    case 31: CALL("clt_asin", clt_asin(a, op)); dt = floatify(dt); break;
+    case 32: CALL("clt_acos", clt_acos(a, op)); dt = floatify(dt); break;
+    case 33: CALL("clt_atan", clt_atan(a, op)); dt = floatify(dt); break;
+    case 34: CALL("clt_sinh", clt_sinh(a, op)); dt = floatify(dt); break;
+    case 35: CALL("clt_cosh", clt_cosh(a, op)); dt = floatify(dt); break;
+    case 36: CALL("clt_asinh", clt_asinh(a, op)); dt = floatify(dt); break;
+    case 37: CALL("clt_acosh", clt_acosh(a, op)); dt = floatify(dt); break;
+    case 38: CALL("clt_atanh", clt_atanh(a, op)); dt = floatify(dt); break;
+    case 39: CALL("clt_erf", clt_erf(a, op)); dt = floatify(dt); break;
+    case 40: CALL("clt_erfc", clt_erfc(a, op)); dt = floatify(dt); break;
+    case 41: CALL("clt_erfinv", clt_erfinv(a, op)); dt = floatify(dt); break;
+    case 42: CALL("clt_log2", clt_log2(a, op)); dt = floatify(dt); break;
+    case 43: CALL("clt_log10", clt_log10(a, op)); dt = floatify(dt); break;
+    case 44: CALL("clt_exp2", clt_exp2(a, op)); dt = floatify(dt); break;
+    case 45:
+        CALL("clt_square", clt_square(a, op));
+        if (dt == CLT_BOOL)
+            dt = CLT_INT64;
+        break;
+    case 46: {
+        double eps = rand_scalar(f);
+        CALL("clt_logit", clt_logit(a, chance(f, 50) ? &eps : NULL, op));
+        dt = floatify(dt);
+        break;
+    }
+    case 47: {
+        double pos = rand_scalar(f), neg = rand_scalar(f);
+        CALL("clt_nan_to_num", clt_nan_to_num(a, rand_scalar(f), chance(f, 50) ? &pos : NULL,
+                                              chance(f, 50) ? &neg : NULL, op));
+        break;
+    }
     default: CALL("clt_logical_not", clt_logical_not(a, op)); dt = CLT_BOOL; break;
     }
     result_like(f, st, op, out, a, dt);

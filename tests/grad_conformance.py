@@ -646,6 +646,52 @@ proto("clt_module_to_dtype", [P, C.c_int])
 proto("clt_module_parameters", [P, C.POINTER(PP), C.POINTER(C.c_size_t)])
 proto("clt_free", [P], None)
 proto("clt_add", [P, P, PP])
+# ---- math functions (mathops): their domain edges, zeros, infinities, NaN ------------
+math_un = {"asin": torch.asin, "acos": torch.acos, "atan": torch.atan, "sinh": torch.sinh,
+           "cosh": torch.cosh, "asinh": torch.asinh, "acosh": torch.acosh, "atanh": torch.atanh,
+           "erf": torch.erf, "erfc": torch.erfc, "erfinv": torch.erfinv, "log2": torch.log2,
+           "log10": torch.log10, "exp2": torch.exp2, "square": torch.square}
+MATH_PTS = SPECIAL + [0.3, -0.7, 0.999, -0.999, 1.5, 2.5, 1e-300, 30.0, -30.0]
+for n, f in math_un.items():
+    proto("clt_" + n, [P, PP])
+    case(n, f, lambda x, n=n: call("clt_" + n, x), [MATH_PTS])
+proto("clt_logit", [P, C.POINTER(C.c_double), PP])
+# PyTorch's vectorised logit_backward (4 float64 lanes) gives 0 to NaN x
+# and, for a NaN eps, to every x, its scalar tail not; cltensor follows the
+# vectorised loop, so the points fill whole vectors (16)
+for eps in (None, 0.0, 0.1, 0.7, -1.0, float("nan")):
+    case("logit eps %r" % eps, lambda x, e=eps: torch.logit(x, e),
+         lambda x, e=eps: call("clt_logit", x, None if e is None else C.byref(C.c_double(e))),
+         [SPECIAL + [0.1, 0.05, 0.9, 0.95, 1.5, -0.5]])
+proto("clt_nan_to_num", [P, C.c_double, C.POINTER(C.c_double), C.POINTER(C.c_double), PP])
+case("nan_to_num", torch.nan_to_num, lambda x: call("clt_nan_to_num", x, C.c_double(0), None, None),
+     [SPECIAL])
+mx = [[0.0, 1.0, -2.0, 3.0, -0.0, float("inf")], [2.0, -2.0, 0.0, -1.0, float("nan"), 0.5]]
+my = [2.0, 1.0, 0.0, -3.0, -1.0, 0.25]
+for n, f in {"atan2": torch.atan2, "hypot": torch.hypot, "copysign": torch.copysign,
+             "xlogy": torch.xlogy}.items():
+    proto("clt_" + n, [P, P, PP])
+    case(n, f, lambda x, y, n=n: call("clt_" + n, x, y), [mx, my])
+    case(n + " bcast", f, lambda x, y, n=n: call("clt_" + n, x, y), [[[1.5], [-0.5]], my])
+proto("clt_lerp", [P, P, P, PP])
+proto("clt_lerp_scalar", [P, P, C.c_double, PP])
+case("lerp", torch.lerp, lambda a, b, w: call("clt_lerp", a, b, w),
+     [mx, my, [[0.0, 0.25, 0.5], [0.75, 1.0, -0.5]][0] * 2])
+case("lerp bcast", torch.lerp, lambda a, b, w: call("clt_lerp", a, b, w),
+     [[[1.0], [2.0]], [3.0, -1.0, 0.5], [[0.25], [0.75]]])
+for w in (0.3, 0.5, 0.8, -0.5):
+    case("lerp_scalar %g" % w, lambda a, b, w=w: torch.lerp(a, b, w),
+         lambda a, b, w=w: call("clt_lerp_scalar", a, b, C.c_double(w)), [mx, my])
+proto("clt_addcmul", [P, P, P, C.c_double, PP])
+proto("clt_addcdiv", [P, P, P, C.c_double, PP])
+for v in (1.0, -0.5, 2.0):
+    case("addcmul %g" % v, lambda a, b, c, v=v: torch.addcmul(a, b, c, value=v),
+         lambda a, b, c, v=v: call("clt_addcmul", a, b, c, C.c_double(v)),
+         [[[1.0], [2.0]], mx, my])
+    case("addcdiv %g" % v, lambda a, b, c, v=v: torch.addcdiv(a, b, c, value=v),
+         lambda a, b, c, v=v: call("clt_addcdiv", a, b, c, C.c_double(v)),
+         [[[1.0], [2.0]], mx, my])
+
 for kind, nl in (("RNN", "tanh"), ("RNN", "relu"), ("LSTM", None), ("GRU", None)):
     for layers, bidir, bf in ((1, 0, 0), (2, 1, 0), (2, 0, 1)):
         rnn_case(kind, nl, layers, bidir, bf)

@@ -193,6 +193,32 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_leaky_relu, T, clt_leaky_relu(f->i32, 0.01, &o->t))                                \
     X(clt_elu, T, clt_elu(f->bl, 1.0, &o->t))                                                \
     X(clt_logical_not, T, clt_logical_not(NULL, &o->t))                                      \
+    /* ops.h: math functions */                                                              \
+    X(clt_asin, T, clt_asin(NULL, &o->t))                                                    \
+    X(clt_acos, T, clt_acos(NULL, &o->t))                                                    \
+    X(clt_atan, T, clt_atan(NULL, &o->t))                                                    \
+    X(clt_sinh, T, clt_sinh(NULL, &o->t))                                                    \
+    X(clt_cosh, T, clt_cosh(NULL, &o->t))                                                    \
+    X(clt_asinh, T, clt_asinh(NULL, &o->t))                                                  \
+    X(clt_acosh, T, clt_acosh(NULL, &o->t))                                                  \
+    X(clt_atanh, T, clt_atanh(NULL, &o->t))                                                  \
+    X(clt_erf, T, clt_erf(NULL, &o->t))                                                      \
+    X(clt_erfc, T, clt_erfc(NULL, &o->t))                                                    \
+    X(clt_erfinv, T, clt_erfinv(NULL, &o->t))                                                \
+    X(clt_log2, T, clt_log2(NULL, &o->t))                                                    \
+    X(clt_log10, T, clt_log10(NULL, &o->t))                                                  \
+    X(clt_exp2, T, clt_exp2(NULL, &o->t))                                                    \
+    X(clt_square, T, clt_square(NULL, &o->t))                                                \
+    X(clt_logit, T, clt_logit(NULL, NULL, &o->t))                                            \
+    X(clt_nan_to_num, T, clt_nan_to_num(NULL, 0, NULL, NULL, &o->t))                         \
+    X(clt_atan2, T, clt_atan2(f->f, f->e, &o->t))                                            \
+    X(clt_hypot, T, clt_hypot(f->i32, f->i32, &o->t))                                        \
+    X(clt_copysign, T, clt_copysign(NULL, f->f, &o->t))                                      \
+    X(clt_xlogy, T, clt_xlogy(f->f, f->f2, &o->t))                                           \
+    X(clt_lerp, T, clt_lerp(f->f, f->f, f->i32, &o->t))                                      \
+    X(clt_lerp_scalar, T, clt_lerp_scalar(f->f, f->f, 1e300, &o->t))                         \
+    X(clt_addcmul, T, clt_addcmul(f->bl, f->bl, f->bl, 1, &o->t))                            \
+    X(clt_addcdiv, T, clt_addcdiv(f->f, f->i32, f->i32, 1, &o->t))                           \
     /* reduce.h */                                                                           \
     X(clt_sum, T, clt_sum(NULL, &o->t))                                                      \
     X(clt_sum_dim, T, clt_sum_dim(f->f, 5, 0, &o->t))                                        \

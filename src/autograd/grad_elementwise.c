@@ -673,3 +673,298 @@ clt_status clt_elu(const clt_tensor *a, double alpha, clt_tensor **out)
 {
     return clt__elu_rec("clt_elu", a, alpha, out);
 }
+
+/* ---- math functions (torch.asin ... torch.addcdiv) ---------------------------------- */
+
+/* One gradient kernel of cl/elementwise.cl over the saved input or output
+ * (n->i[0] indexes math_kernels[]), PyTorch's formulas: asin's
+ * g * rsqrt(1 - x^2) ... exp2's g * out * ln 2 (see the kernel file). */
+static const char *const math_kernels[] = {
+    "asin_bw", "acos_bw", "atan_bw", "sinh_bw",   "cosh_bw", "asinh_bw", "acosh_bw",
+    "atanh_bw", "erf_bw", "erfc_bw", "erfinv_bw", "log2_bw", "log10_bw", "exp2_bw"};
+enum {
+    M_ASIN, M_ACOS, M_ATAN, M_SINH, M_COSH, M_ASINH, M_ACOSH, M_ATANH, M_ERF, M_ERFC, M_ERFINV,
+    M_LOG2, M_LOG10, M_EXP2
+};
+
+static clt_status bw_math(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__grad_kernel(math_kernels[n->i[0]], g, S(0), &gin[0]);
+}
+
+DEF_UNARY(asin, "AsinBackward0", bw_math, 1, M_ASIN)
+DEF_UNARY(acos, "AcosBackward0", bw_math, 1, M_ACOS)
+DEF_UNARY(atan, "AtanBackward0", bw_math, 1, M_ATAN)
+DEF_UNARY(sinh, "SinhBackward0", bw_math, 1, M_SINH)
+DEF_UNARY(cosh, "CoshBackward0", bw_math, 1, M_COSH)
+DEF_UNARY(asinh, "AsinhBackward0", bw_math, 1, M_ASINH)
+DEF_UNARY(acosh, "AcoshBackward0", bw_math, 1, M_ACOSH)
+DEF_UNARY(atanh, "AtanhBackward0", bw_math, 1, M_ATANH)
+DEF_UNARY(erf, "ErfBackward0", bw_math, 1, M_ERF)
+DEF_UNARY(erfc, "ErfcBackward0", bw_math, 1, M_ERFC)
+DEF_UNARY(erfinv, "ErfinvBackward0", bw_math, 2, M_ERFINV)
+DEF_UNARY(log2, "Log2Backward0", bw_math, 1, M_LOG2)
+DEF_UNARY(log10, "Log10Backward0", bw_math, 1, M_LOG10)
+DEF_UNARY(exp2, "Exp2Backward0", bw_math, 2, M_EXP2)
+
+/* torch.square is pow(a, 2): PowBackward0, g * 2 * a^1 (bw_pow_s). */
+clt_status clt__square_rec(const char *fn, const clt_tensor *a, clt_tensor **out)
+{
+    clt__node *n = NULL;
+    clt_status st = clt__square_in(fn, a, out);
+    st = clt__record(st, out, "PowBackward0", bw_pow_s, 1, &a, 1, &a, &n);
+    if (n)
+        n->s[0] = 2.0;
+    return st;
+}
+
+clt_status clt_square(const clt_tensor *a, clt_tensor **out)
+{
+    return clt__square_rec("clt_square", a, out);
+}
+
+/* logit: saved a; n->s[0] eps, n->s[1] 1 when eps was given and not
+ * negative (a NaN eps counts as given: PyTorch's vectorised backward then
+ * gives 0 everywhere). */
+static clt_status bw_logit(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__grad_kernel_s("logit_bw", g, S(0), 2, n->s, &gin[0]);
+}
+
+clt_status clt_logit(const clt_tensor *a, const double *eps, clt_tensor **out)
+{
+    clt__node *n = NULL;
+    clt_status st = clt__logit_in("clt_logit", a, eps, out);
+    st = clt__record(st, out, "LogitBackward0", bw_logit, 1, &a, 1, &a, &n);
+    if (n) {
+        n->s[0] = eps ? *eps : 0.0;
+        n->s[1] = eps && !(*eps < 0);
+    }
+    return st;
+}
+
+/* nan_to_num: g * isfinite(a), PyTorch's formula (an infinite g at a
+ * replaced element gives NaN there too). */
+static clt_status bw_nan_to_num(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_tensor *fin = NULL;
+    clt_status st = clt__isfinite_in("clt_backward", S(0), &fin);
+    if (st == CLT_OK)
+        st = clt__mul_in("clt_backward", g, fin, &gin[0]);
+    clt_tensor_free(fin);
+    return st;
+}
+
+clt_status clt_nan_to_num(const clt_tensor *a, double nan_value, const double *posinf,
+                          const double *neginf, clt_tensor **out)
+{
+    clt_status st = clt__nan_to_num_in("clt_nan_to_num", a, nan_value, posinf, neginf, out);
+    return clt__record(st, out, "NanToNumBackward0", bw_nan_to_num, 1, &a, 1, &a, NULL);
+}
+
+/* saved: a, b.  atan2: g * b / (a^2 + b^2) and g * -a / (a^2 + b^2). */
+static clt_status bw_atan2(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *a2 = NULL, *b2 = NULL, *den = NULL, *q = NULL, *t = NULL;
+    CLT__TRY(clt__mul_in("clt_backward", S(0), S(0), &a2));
+    CLT__TRY(clt__mul_in("clt_backward", S(1), S(1), &b2));
+    CLT__TRY(clt__add_in("clt_backward", a2, b2, &den));
+    CLT__TRY(clt__div_in("clt_backward", g, den, &q));
+    if (CLT__NEED(n, 0))
+        CLT__TRY(clt__mul_in("clt_backward", q, S(1), &gin[0]));
+    if (CLT__NEED(n, 1)) {
+        CLT__TRY(clt__mul_in("clt_backward", q, S(0), &t));
+        CLT__TRY(clt__neg_in("clt_backward", t, &gin[1]));
+    }
+done:
+    clt_tensor_free(a2);
+    clt_tensor_free(b2);
+    clt_tensor_free(den);
+    clt_tensor_free(q);
+    clt_tensor_free(t);
+    return st;
+}
+
+/* saved: a, b, out.  hypot: g * a / out and g * b / out. */
+static clt_status bw_hypot(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *q = NULL;
+    CLT__TRY(clt__div_in("clt_backward", g, S(2), &q));
+    for (int k = 0; k < 2; k++)
+        if (CLT__NEED(n, k))
+            CLT__TRY(clt__mul_in("clt_backward", q, S(k), &gin[k]));
+done:
+    clt_tensor_free(q);
+    return st;
+}
+
+/* saved: a, b, out.  copysign: g * (out / a), 0 where a == 0, for a (as
+ * PyTorch's copysign_tensor_self_backward); zeros for b. */
+static clt_status bw_copysign(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *ratio = NULL, *mask = NULL, *r0 = NULL;
+    if (CLT__NEED(n, 0)) {
+        CLT__TRY(clt__div_in("clt_backward", S(2), S(0), &ratio));
+        CLT__TRY(clt__eq_scalar_in("clt_backward", S(0), 0.0, &mask));
+        CLT__TRY(zero_where(mask, ratio, &r0));
+        CLT__TRY(clt__mul_in("clt_backward", g, r0, &gin[0]));
+    }
+    if (CLT__NEED(n, 1))
+        CLT__TRY(clt__full(g->dev, g->dtype, g->ndim, g->shape, 0.0, &gin[1]));
+done:
+    clt_tensor_free(ratio);
+    clt_tensor_free(mask);
+    clt_tensor_free(r0);
+    return st;
+}
+
+/* saved: a, b.  xlogy, PyTorch 1.13's formulas: xlogy(g, b) with 0 where
+ * a == 0 and b <= 0, for a; g * a / b for b. */
+static clt_status bw_xlogy(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *t = NULL, *az = NULL, *bn = NULL, *mask = NULL;
+    if (CLT__NEED(n, 0)) {
+        CLT__TRY(clt__xlogy_in("clt_backward", g, S(1), &t));
+        CLT__TRY(clt__eq_scalar_in("clt_backward", S(0), 0.0, &az));
+        CLT__TRY(clt__le_scalar_in("clt_backward", S(1), 0.0, &bn));
+        CLT__TRY(clt__logical_and_in("clt_backward", az, bn, &mask));
+        CLT__TRY(zero_where(mask, t, &gin[0]));
+        clt_tensor_free(t);
+        t = NULL;
+    }
+    if (CLT__NEED(n, 1)) {
+        CLT__TRY(clt__mul_in("clt_backward", g, S(0), &t));
+        CLT__TRY(clt__div_in("clt_backward", t, S(1), &gin[1]));
+    }
+done:
+    clt_tensor_free(t);
+    clt_tensor_free(az);
+    clt_tensor_free(bn);
+    clt_tensor_free(mask);
+    return st;
+}
+
+DEF_BINARY(atan2, "Atan2Backward0", bw_atan2, 1, 0)
+DEF_BINARY(hypot, "HypotBackward0", bw_hypot, 3, 0)
+DEF_BINARY(copysign, "CopysignBackward0", bw_copysign, 3, 0)
+DEF_BINARY(xlogy, "XlogyBackward0", bw_xlogy, 1, 0)
+
+/* lerp: g * (1 - w) for start and g * w for end; with a tensor weight
+ * (saved: start, end, weight) g * (end - start) for it.  A scalar weight
+ * is n->s[0]. */
+static clt_status bw_lerp(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *t = NULL, *d = NULL;
+    bool scalar = n->nin == 2;
+    if (CLT__NEED(n, 0)) {
+        if (scalar)
+            CLT__TRY(clt__mul_scalar_in("clt_backward", g, 1.0 - n->s[0], &gin[0]));
+        else {
+            CLT__TRY(clt__rsub_scalar_in("clt_backward", S(2), 1.0, &t));
+            CLT__TRY(clt__mul_in("clt_backward", g, t, &gin[0]));
+        }
+    }
+    if (CLT__NEED(n, 1))
+        CLT__TRY(scalar ? clt__mul_scalar_in("clt_backward", g, n->s[0], &gin[1])
+                        : clt__mul_in("clt_backward", g, S(2), &gin[1]));
+    if (!scalar && CLT__NEED(n, 2)) {
+        CLT__TRY(clt__sub_in("clt_backward", S(1), S(0), &d));
+        CLT__TRY(clt__mul_in("clt_backward", g, d, &gin[2]));
+    }
+done:
+    clt_tensor_free(t);
+    clt_tensor_free(d);
+    return st;
+}
+
+clt_status clt_lerp(const clt_tensor *start, const clt_tensor *end, const clt_tensor *weight,
+                    clt_tensor **out)
+{
+    clt_status st = clt__lerp_in("clt_lerp", start, end, weight, out);
+    const clt_tensor *in[3] = {start, end, weight};
+    return clt__record(st, out, "LerpBackward1", bw_lerp, 3, in, 3, in, NULL);
+}
+
+clt_status clt_lerp_scalar(const clt_tensor *start, const clt_tensor *end, double weight,
+                           clt_tensor **out)
+{
+    clt_status st = clt__lerp_scalar_in("clt_lerp_scalar", start, end, weight, out);
+    const clt_tensor *in[2] = {start, end};
+    clt__node *n = NULL;
+    st = clt__record(st, out, "LerpBackward0", bw_lerp, 2, in, 0, NULL, &n);
+    if (n)
+        n->s[0] = weight;
+    return st;
+}
+
+/* addcmul and addcdiv: saved a, t1, t2; n->s[0] value, n->i[0] 1 for
+ * addcdiv.  PyTorch's formulas: g for a; addcmul g * t2 * value and
+ * g * t1 * value; addcdiv g * value / t2 and -g * value * t1 / (t2 * t2). */
+static clt_status bw_addc(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *t = NULL, *u = NULL, *sq = NULL;
+    double v = n->s[0];
+    if (CLT__NEED(n, 0))
+        CLT__TRY(clt__alias(g, &gin[0]));
+    if (!n->i[0]) {
+        for (int k = 1; k < 3; k++) {
+            if (!CLT__NEED(n, k))
+                continue;
+            CLT__TRY(clt__mul_in("clt_backward", g, S(3 - k), &t));
+            CLT__TRY(clt__mul_scalar_in("clt_backward", t, v, &gin[k]));
+            clt_tensor_free(t);
+            t = NULL;
+        }
+        goto done;
+    }
+    if (CLT__NEED(n, 1)) {
+        CLT__TRY(clt__mul_scalar_in("clt_backward", g, v, &t));
+        CLT__TRY(clt__div_in("clt_backward", t, S(2), &gin[1]));
+        clt_tensor_free(t);
+        t = NULL;
+    }
+    if (CLT__NEED(n, 2)) {
+        CLT__TRY(clt__mul_scalar_in("clt_backward", g, -v, &t));
+        CLT__TRY(clt__mul_in("clt_backward", t, S(1), &u));
+        CLT__TRY(clt__mul_in("clt_backward", S(2), S(2), &sq));
+        CLT__TRY(clt__div_in("clt_backward", u, sq, &gin[2]));
+    }
+done:
+    clt_tensor_free(t);
+    clt_tensor_free(u);
+    clt_tensor_free(sq);
+    return st;
+}
+
+static clt_status addc(clt_status st, const char *name, int div, const clt_tensor *a,
+                       const clt_tensor *t1, const clt_tensor *t2, double value, clt_tensor **out)
+{
+    const clt_tensor *in[3] = {a, t1, t2};
+    clt__node *n = NULL;
+    st = clt__record(st, out, name, bw_addc, 3, in, 3, in, &n);
+    if (n) {
+        n->s[0] = value;
+        n->i[0] = div;
+    }
+    return st;
+}
+
+clt_status clt_addcmul(const clt_tensor *a, const clt_tensor *t1, const clt_tensor *t2,
+                       double value, clt_tensor **out)
+{
+    return addc(clt__addcmul_in("clt_addcmul", a, t1, t2, value, out), "AddcmulBackward0", 0, a,
+                t1, t2, value, out);
+}
+
+clt_status clt_addcdiv(const clt_tensor *a, const clt_tensor *t1, const clt_tensor *t2,
+                       double value, clt_tensor **out)
+{
+    return addc(clt__addcdiv_in("clt_addcdiv", a, t1, t2, value, out), "AddcdivBackward0", 1, a,
+                t1, t2, value, out);
+}

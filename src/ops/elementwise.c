@@ -12,15 +12,23 @@
 
 /* Result dtype of a binary op; 0-dimensional tensors weigh less, as in
  * PyTorch: they only decide when their category is higher. */
+static clt_dtype result_type_n(int n, const clt_tensor *const *t)
+{
+    clt_dtype dim = CLT_DTYPE_COUNT, zero = CLT_DTYPE_COUNT;
+    for (int i = 0; i < n; i++) {
+        clt_dtype *r = t[i]->ndim == 0 ? &zero : &dim;
+        *r = *r == CLT_DTYPE_COUNT ? t[i]->dtype : clt_promote_types(*r, t[i]->dtype);
+    }
+    if (dim == CLT_DTYPE_COUNT)
+        return zero;
+    if (zero != CLT_DTYPE_COUNT && clt__dtype_category(zero) > clt__dtype_category(dim))
+        return zero;
+    return dim;
+}
+
 static clt_dtype result_type(const clt_tensor *a, const clt_tensor *b)
 {
-    bool za = a->ndim == 0, zb = b->ndim == 0;
-    if (za == zb)
-        return clt_promote_types(a->dtype, b->dtype);
-    const clt_tensor *dim = za ? b : a, *zero = za ? a : b;
-    if (clt__dtype_category(zero->dtype) > clt__dtype_category(dim->dtype))
-        return zero->dtype;
-    return dim->dtype;
+    return result_type_n(2, (const clt_tensor *[]){a, b});
 }
 
 clt_status clt_result_type(const clt_tensor *a, const clt_tensor *b, clt_dtype *out)
@@ -209,14 +217,42 @@ static clt_status as_dtype(const clt_tensor *t, clt_dtype dt, clt_tensor **tmp,
 }
 
 /* MODULO: remainder, fmod, floor_divide and trunc_divide, whose integer forms check
- * their divisors (see modulo_errors). */
-typedef enum op_kind { ARITH, TRUE_DIV, NO_BOOL_SUB, POW, COMPARE, EXTREMUM, GRAD, MODULO } op_kind;
+ * their divisors (see modulo_errors).  FLOATING: float functions of two
+ * operands (atan2), integer and bool computed in float32 as TRUE_DIV;
+ * FLOAT_ONLY2 refuses them (hypot); SAME_FLOAT wants one floating dtype
+ * for every operand (lerp). */
+typedef enum op_kind {
+    ARITH, TRUE_DIV, NO_BOOL_SUB, POW, COMPARE, EXTREMUM, GRAD, MODULO, FLOATING, FLOAT_ONLY2,
+    SAME_FLOAT
+} op_kind;
 
 static clt_dtype compute_dtype(op_kind kind, clt_dtype promoted)
 {
-    if (kind == TRUE_DIV && !clt__dtype_is_float(promoted))
+    if ((kind == TRUE_DIV || kind == FLOATING) && !clt__dtype_is_float(promoted))
         return CLT_FLOAT32;
     return promoted;
+}
+
+/* The refusals of FLOAT_ONLY2 and SAME_FLOAT, as PyTorch's "hypot_cpu" not
+ * implemented for 'Int' and lerp's "expected dtype float for `end` but got
+ * dtype double"; n operands t named by names. */
+static clt_status float_operands_check(op_kind kind, int n, const clt_tensor *const *t,
+                                       const char *const *names, clt_dtype ct, const char *fn)
+{
+    if (kind == SAME_FLOAT)
+        for (int i = 1; i < n; i++)
+            if (t[i]->dtype != t[0]->dtype)
+                return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                                  "%s: expected dtype %s for '%s' but got dtype %s (every "
+                                  "operand must have %s's dtype)",
+                                  fn, clt_dtype_name(t[0]->dtype), names[i],
+                                  clt_dtype_name(t[i]->dtype), names[0]);
+    if ((kind == SAME_FLOAT || kind == FLOAT_ONLY2) && !clt__dtype_is_float(ct))
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: not implemented for %s tensors; it needs a floating-point "
+                          "dtype (convert with clt_to_dtype)",
+                          fn, clt_dtype_name(ct));
+    return CLT_OK;
 }
 
 static clt_status bool_sub_error(const char *fn)
@@ -303,7 +339,10 @@ static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
                           fn);
     if (kind == MODULO && ct == CLT_BOOL)
         return bool_modulo_error(op, fn);
-    st = clt__check_dtype(a->dev, ct, fn);
+    st = float_operands_check(kind, 2, (const clt_tensor *[]){a, b},
+                              (const char *const[]){"start", "end"}, ct, fn);
+    if (st == CLT_OK)
+        st = clt__check_dtype(a->dev, ct, fn);
     if (st != CLT_OK)
         return st;
 
@@ -440,11 +479,12 @@ done:
 /* How a unary op types its result: KEEP keeps the dtype (bool refused),
  * KEEP_ALL keeps it, bool too (torch.sign), FLOAT computes integer and bool
  * input in float32 as torch.exp does, FLOAT_ONLY refuses them as torch's
- * gelu does, LOGICAL gives bool. */
-typedef enum unary_kind { KEEP, KEEP_ALL, FLOAT, FLOAT_ONLY, LOGICAL } unary_kind;
+ * gelu does, LOGICAL gives bool, BOOL_INT64 keeps the dtype but computes
+ * bool in int64 (torch.square). */
+typedef enum unary_kind { KEEP, KEEP_ALL, FLOAT, FLOAT_ONLY, LOGICAL, BOOL_INT64 } unary_kind;
 
 /* op(a); a kernel that takes scalars after its input (softplus's beta and
- * threshold) gets the nsc <= 2 of sc, in the compute dtype. */
+ * threshold) gets the nsc <= 3 of sc, in the compute dtype. */
 static clt_status unary_s(const char *op, unary_kind kind, const clt_tensor *a, int nsc,
                           const double *sc, clt_tensor **out, const char *fn)
 {
@@ -458,7 +498,9 @@ static clt_status unary_s(const char *op, unary_kind kind, const clt_tensor *a, 
                           "%s: not implemented for %s tensors; it needs a floating-point "
                           "dtype (convert with clt_to_dtype)",
                           fn, clt_dtype_name(a->dtype));
-    clt_dtype ct = kind == FLOAT && !clt__dtype_is_float(a->dtype) ? CLT_FLOAT32 : a->dtype;
+    clt_dtype ct = kind == FLOAT && !clt__dtype_is_float(a->dtype) ? CLT_FLOAT32
+                 : kind == BOOL_INT64 && a->dtype == CLT_BOOL    ? CLT_INT64
+                                                                 : a->dtype;
     clt_status st = clt__check_dtype(a->dev, ct, fn);
     if (st != CLT_OK)
         return st;
@@ -470,8 +512,8 @@ static clt_status unary_s(const char *op, unary_kind kind, const clt_tensor *a, 
         clt__layout L;
         geom g = layout_inputs(r, 1, &ua, &L);
         cl_mem mo = clt__mem(r), ma = clt__mem(ua);
-        unsigned char sv[2][8];
-        clt__arg args[4] = {CLT__ARG(mo), CLT__ARG(ma)};
+        unsigned char sv[3][8];
+        clt__arg args[5] = {CLT__ARG(mo), CLT__ARG(ma)};
         scalar_args(ct, nsc, sc, sv, args + 2);
         CLT__TRY(launch(a->dev, kind == LOGICAL ? G_CMP : G_UN, ct, op, "", &g, &L,
                         2 + (size_t)nsc, args, fn));
@@ -747,6 +789,22 @@ clt_status clt__where(const clt_tensor *cond, const clt_tensor *a, const clt_ten
     return clt__where_in("clt_where", cond, a, b, out);
 }
 
+/* The device check and the broadcast shape (*n, shape) of three operands. */
+static clt_status three_operands(const clt_tensor *const *t, int *n, int64_t *shape,
+                                 const char *fn)
+{
+    int n1 = 0;
+    int64_t s1[CLT_MAX_DIMS];
+    clt_status st = clt__same_device(t[0], t[1], fn);
+    if (st == CLT_OK)
+        st = clt__same_device(t[0], t[2], fn);
+    if (st == CLT_OK)
+        st = clt__broadcast_shapes(t[0]->ndim, t[0]->shape, t[1]->ndim, t[1]->shape, &n1, s1, fn);
+    if (st == CLT_OK)
+        st = clt__broadcast_shapes(n1, s1, t[2]->ndim, t[2]->shape, n, shape, fn);
+    return st;
+}
+
 clt_status clt__where_in(const char *fn, const clt_tensor *cond, const clt_tensor *a,
                          const clt_tensor *b, clt_tensor **out)
 {
@@ -760,16 +818,9 @@ clt_status clt__where_in(const char *fn, const clt_tensor *cond, const clt_tenso
                           "%s: expected condition to be a bool tensor, but got a tensor with "
                           "dtype %s",
                           fn, clt_dtype_name(cond->dtype));
-    clt_status st = clt__same_device(cond, a, fn);
-    if (st == CLT_OK)
-        st = clt__same_device(cond, b, fn);
-    if (st != CLT_OK)
-        return st;
-    int n1 = 0, n = 0;
-    int64_t s1[CLT_MAX_DIMS], shape[CLT_MAX_DIMS];
-    st = clt__broadcast_shapes(cond->ndim, cond->shape, a->ndim, a->shape, &n1, s1, fn);
-    if (st == CLT_OK)
-        st = clt__broadcast_shapes(n1, s1, b->ndim, b->shape, &n, shape, fn);
+    int n = 0;
+    int64_t shape[CLT_MAX_DIMS];
+    clt_status st = three_operands((const clt_tensor *[]){cond, a, b}, &n, shape, fn);
     if (st != CLT_OK)
         return st;
     clt_dtype ct = result_type(a, b);
@@ -795,4 +846,175 @@ done:
     clt_tensor_free(tb);
     clt_tensor_free(r);
     return st == CLT_OK ? clt__ok() : st;
+}
+
+/* How ternary() types and refuses: ARITH (addcmul) in the result type of
+ * the three, bool refused; TRUE_DIV (addcdiv) refuses two integer (or
+ * bool) factors too, as PyTorch's "Integer division with addcdiv is no
+ * longer supported"; SAME_FLOAT (lerp) one floating dtype for all. */
+static clt_status ternary_check(op_kind kind, const clt_tensor *const *t, clt_dtype ct,
+                                const char *fn)
+{
+    static const char *const lerp_names[3] = {"start", "end", "weight"};
+    if (kind == SAME_FLOAT)
+        return float_operands_check(kind, 3, t, lerp_names, ct, fn);
+    if (ct == CLT_BOOL)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: not implemented for bool tensors; convert them with "
+                          "clt_to_dtype first",
+                          fn);
+    if (kind == TRUE_DIV && !clt__dtype_is_float(t[1]->dtype) && !clt__dtype_is_float(t[2]->dtype))
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: integer division with addcdiv is not supported, as in PyTorch "
+                          "(tensor1 is %s and tensor2 %s); convert one of them to a "
+                          "floating dtype with clt_to_dtype",
+                          fn, clt_dtype_name(t[1]->dtype), clt_dtype_name(t[2]->dtype));
+    return CLT_OK;
+}
+
+/* op(a, b, c) over the three broadcast together, in their result type
+ * (0-d operands weigh less, as in a binary op), with nsc <= 1 scalars sc
+ * after them, each of which must fit that type (CLT__SCALAR_EXACT, as
+ * c10's Scalar conversion): lerp with a tensor weight (SAME_FLOAT),
+ * addcmul (ARITH) and addcdiv (TRUE_DIV). */
+static clt_status ternary(const char *op, op_kind kind, const clt_tensor *a, const clt_tensor *b,
+                          const clt_tensor *c, int nsc, const double *sc, clt_tensor **out,
+                          const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    CLT__REQUIRE_ARG(b, fn);
+    CLT__REQUIRE_ARG(c, fn);
+    const clt_tensor *t[3] = {a, b, c};
+    int n = 0;
+    int64_t shape[CLT_MAX_DIMS];
+    clt_status st = three_operands(t, &n, shape, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_dtype ct = result_type_n(3, t);
+    st = ternary_check(kind, t, ct, fn);
+    if (st == CLT_OK)
+        st = clt__check_dtype(a->dev, ct, fn);
+    for (int k = 0; k < nsc && st == CLT_OK; k++) {
+        st = clt__scalar_check(ct, sc[k], CLT__SCALAR_EXACT, fn);
+        /* A fractional value is a Python float, which c10 wants within
+         * [0, 255] for uint8 (an integral one may wrap from -255). */
+        if (st == CLT_OK && ct == CLT_UINT8 && sc[k] != floor(sc[k]) &&
+            (sc[k] < 0 || sc[k] > 255))
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: value %.17g cannot be converted to type uint8 without "
+                            "overflow (a fractional value must lie in [0, 255])",
+                            fn, sc[k]);
+    }
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *tmp[3] = {NULL, NULL, NULL}, *r = NULL;
+    const clt_tensor *u[3];
+    for (int i = 0; i < 3; i++)
+        CLT__TRY(as_dtype(t[i], ct, &tmp[i], &u[i], fn));
+    CLT__TRY(clt__result_new(fn, a->dev, ct, n, shape, &r));
+    {
+        clt__layout L;
+        geom g = layout_inputs(r, 3, u, &L);
+        cl_mem mo = clt__mem(r), ma = clt__mem(u[0]), mb = clt__mem(u[1]), mc = clt__mem(u[2]);
+        unsigned char sv[1][8];
+        clt__arg args[5] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(mb), CLT__ARG(mc)};
+        scalar_args(ct, nsc, sc, sv, args + 4);
+        CLT__TRY(launch(a->dev, G_BIN, ct, op, "_ttt", &g, &L, 4 + (size_t)nsc, args, fn));
+    }
+    *out = r;
+    r = NULL;
+done:
+    for (int i = 0; i < 3; i++)
+        clt_tensor_free(tmp[i]);
+    clt_tensor_free(r);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* ---- math functions (torch.asin ... torch.addcdiv) ---------------------------------- */
+
+UNARY(asin, FLOAT)
+UNARY(acos, FLOAT)
+UNARY(atan, FLOAT)
+UNARY(sinh, FLOAT)
+UNARY(cosh, FLOAT)
+UNARY(asinh, FLOAT)
+UNARY(acosh, FLOAT)
+UNARY(atanh, FLOAT)
+UNARY(erf, FLOAT)
+UNARY(erfc, FLOAT)
+UNARY(erfinv, FLOAT)
+UNARY(log2, FLOAT)
+UNARY(log10, FLOAT)
+UNARY(exp2, FLOAT)
+UNARY(square, BOOL_INT64)
+BINARY_TT(atan2, atan2, FLOATING)
+BINARY_TT(hypot, hypot, FLOAT_ONLY2)
+BINARY_TT(copysign, copysign, FLOATING)
+BINARY_TT(xlogy, xlogy, FLOATING)
+
+/* torch.logit(a, eps): eps NULL, negative or NaN clamps nothing (the kernel
+ * gets lo = -inf); integer and bool tensors give float32. */
+clt_status clt__logit_in(const char *fn, const clt_tensor *a, const double *eps,
+                         clt_tensor **out)
+{
+    double lo = eps && *eps >= 0 ? *eps : -INFINITY;
+    return unary_s("logit", FLOAT, a, 1, &lo, out, fn);
+}
+
+/* The largest finite value of a floating dtype. */
+static double float_max(clt_dtype dt)
+{
+    return dt == CLT_FLOAT64 ? DBL_MAX : dt == CLT_FLOAT32 ? FLT_MAX : 65504.0;
+}
+
+/* torch.nan_to_num: the replacements converted to a's dtype (1e300 is inf
+ * in float32, as PyTorch's static_cast); a NULL posinf or neginf takes
+ * PyTorch's default, the dtype's largest or lowest finite value.  Integers and bool
+ * come back as they are. */
+clt_status clt__nan_to_num_in(const char *fn, const clt_tensor *a, double nan_value,
+                              const double *posinf, const double *neginf, clt_tensor **out)
+{
+    double sc[3] = {0, 0, 0};
+    if (a && clt__dtype_is_float(a->dtype)) {
+        double big = float_max(a->dtype);
+        sc[0] = nan_value;
+        sc[1] = posinf ? *posinf : big;
+        sc[2] = neginf ? *neginf : -big;
+    }
+    return unary_s("nan_to_num", KEEP_ALL, a, 3, sc, out, fn);
+}
+
+/* torch.lerp(start, end, weight) with a Python number weight, converted to
+ * the tensors' dtype as c10's Scalar (an overflow is refused). */
+clt_status clt__lerp_scalar_in(const char *fn, const clt_tensor *start, const clt_tensor *end,
+                               double weight, clt_tensor **out)
+{
+    if (out && start && end && clt__dtype_is_float(start->dtype) && start->dtype == end->dtype) {
+        clt_status st = clt__scalar_check(start->dtype, weight, CLT__SCALAR_EXACT, fn);
+        if (st != CLT_OK) {
+            *out = NULL;
+            return st;
+        }
+    }
+    return binary_tt("lerp", SAME_FLOAT, start, end, 1, &weight, NULL, out, fn);
+}
+
+clt_status clt__lerp_in(const char *fn, const clt_tensor *start, const clt_tensor *end,
+                        const clt_tensor *weight, clt_tensor **out)
+{
+    return ternary("lerp", SAME_FLOAT, start, end, weight, 0, NULL, out, fn);
+}
+
+clt_status clt__addcmul_in(const char *fn, const clt_tensor *a, const clt_tensor *t1,
+                           const clt_tensor *t2, double value, clt_tensor **out)
+{
+    return ternary("addcmul", ARITH, a, t1, t2, 1, &value, out, fn);
+}
+
+clt_status clt__addcdiv_in(const char *fn, const clt_tensor *a, const clt_tensor *t1,
+                           const clt_tensor *t2, double value, clt_tensor **out)
+{
+    return ternary("addcdiv", TRUE_DIV, a, t1, t2, 1, &value, out, fn);
 }
