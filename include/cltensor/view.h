@@ -222,8 +222,9 @@ typedef enum clt_pad_mode {
  *   fixed order).
  * - CLT_PAD_CIRCULAR (wrap around): npad == 2 (ndim - 2), 3 to 5
  *   dimensions, each pad no larger than its dimension ("Padding value
- *   causes wrapping around more than once").  The node is named
- *   CopySlices, as PyTorch 1.13's.
+ *   causes wrapping around more than once"); negative pads crop first and
+ *   the positive ones wrap around what is left, as in PyTorch 1.13.  The
+ *   node is named torch::autograd::CopySlices, as PyTorch 1.13's.
  * Errors are CLT_ERR_INVALID_ARGUMENT (CLT_ERR_DTYPE_UNSUPPORTED for an
  * integer or bool t in reflect or replicate mode).  New tensor. */
 CLT_API clt_status clt_pad(const clt_tensor *t, const int64_t *pad, int npad, clt_pad_mode mode,

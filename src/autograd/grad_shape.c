@@ -360,7 +360,7 @@ clt_status clt_pad(const clt_tensor *t, const int64_t *pad, int npad, clt_pad_mo
         }
         return st;
     }
-    const char *name = mode == CLT_PAD_CIRCULAR ? "CopySlices"
+    const char *name = mode == CLT_PAD_CIRCULAR ? "torch::autograd::CopySlices"
                                                 : pad_names[mode == CLT_PAD_REPLICATE][steps.k - 1];
     st = one(st, out, name, bw_gathered_pad, t, steps.k, (const clt_tensor *const *)steps.idx,
              &n);
