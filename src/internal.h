@@ -1227,18 +1227,17 @@ clt_status clt__repeat_interleave_index(clt_device *dev, int64_t size, int64_t r
                                         clt_tensor **out, const char *fn);
 clt_status clt__repeat_interleave_index_of(const clt_tensor *repeats, int64_t size,
                                            clt_tensor **out, const char *fn);
-/* The gathers a non-constant pad made, in order: index_select of dims[i]
- * by idx[i] (the backward adds them back in reverse). */
-typedef struct clt__pad_steps {
-    int k;
-    int dims[3];
-    clt_tensor *idx[3];
-} clt__pad_steps;
-/* F.pad; steps (may be NULL) gets the gathers of a non-constant mode, to
- * release with clt__pad_steps_free (nothing to release on failure). */
+/* Test hook: true makes flip, roll and the non-constant pads launch the
+ * kernel of one element per work-item (GPUs') on CPU devices too. */
+extern bool clt__gather_per_item;
+/* F.pad (src/ops/shape.c). */
 clt_status clt__pad(const clt_tensor *t, const int64_t *pad, int npad, clt_pad_mode mode,
-                    double value, clt_tensor **out, clt__pad_steps *steps, const char *fn);
-void clt__pad_steps_free(clt__pad_steps *s);
+                    double value, clt_tensor **out, const char *fn);
+/* The int64 source index of each of the len places of a dimension of size
+ * n padded by l and r in a non-constant mode: the map of its gradient's
+ * index_add. */
+clt_status clt__pad_index(clt_device *dev, int64_t n, int64_t l, int64_t r, int64_t len,
+                          clt_pad_mode mode, clt_tensor **out, const char *fn);
 
 /* ==== autograd (src/autograd) ============================================== */
 

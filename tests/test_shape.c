@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "gradcheck.h"
+#include "internal.h"
 
 /* ---- host arrays -------------------------------------------------------------------- */
 
@@ -622,6 +623,42 @@ Test(shape, pad_every_mode)
             if (modes[m] != CLT_PAD_CIRCULAR)
                 check_pad(dev, dt, 2, (int64_t[]){3, 4}, (int64_t[]){2, 1}, 2, modes[m], 0);
         }
+}
+
+/* Outputs past one CPU chunk (4096 elements) with rows of odd length, so
+ * that chunks start inside rows; and the kernel of one element per
+ * work-item that GPUs take. */
+static void big_gathers(void)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t s3[3] = {2, 45, 62};
+    check_pad(dev, CLT_FLOAT32, 3, s3, (int64_t[]){3, 2}, 2, CLT_PAD_REFLECT, 0);
+    check_pad(dev, CLT_FLOAT64, 3, s3, (int64_t[]){-2, 7, 1, 3}, 4, CLT_PAD_REPLICATE, 0);
+    check_pad(dev, CLT_INT32, 3, s3, (int64_t[]){5, -1}, 2, CLT_PAD_CIRCULAR, 0);
+    double *h = NULL;
+    clt_tensor *t = mk_transposed(dev, CLT_INT64, 3, s3, &h), *r = NULL;
+    flip_ctx c = {s3, {false, true, true}, {0}, {0}};
+    CHECK(clt_flip(t, (int[]){1, 2}, 2, &r));
+    double *want = gather_ref(h, 3, s3, s3, flip_src, &c, 0);
+    assert_values(r, 3, s3, want);
+    free(want);
+    clt_tensor_free(r);
+    flip_ctx rc = {s3, {false}, {1, -7, 30}, {0}};
+    CHECK(clt_roll(t, (int64_t[]){1, -7, 30}, (int[]){0, 1, 2}, 3, &r));
+    want = gather_ref(h, 3, s3, s3, roll_src, &rc, 0);
+    assert_values(r, 3, s3, want);
+    free(want);
+    clt_tensor_free(r);
+    clt_tensor_free(t);
+    free(h);
+}
+
+Test(shape, gathers_in_chunks_and_per_item)
+{
+    big_gathers();
+    clt__gather_per_item = true;
+    big_gathers();
+    clt__gather_per_item = false;
 }
 
 Test(shape, pad_refusals)

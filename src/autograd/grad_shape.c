@@ -303,31 +303,35 @@ static clt_status bw_constant_pad(clt__node *n, const clt_tensor *g, clt_tensor 
     int npad = (int)n->i[0];
     for (int j = 0; j < npad; j++)
         neg[j] = -n->i[1 + j];
-    return clt__pad(g, neg, npad, CLT_PAD_CONSTANT, 0.0, &gin[0], NULL, "clt_backward");
+    return clt__pad(g, neg, npad, CLT_PAD_CONSTANT, 0.0, &gin[0], "clt_backward");
 }
 
-/* i[0] the gathers' count k, i[1..k] their dims, saved[0..k) their
- * indices: g's entries added back where they came from, the last gather
- * first (index_add into zeros, a fixed order). */
+/* i[0] npad, i[1..npad] the pads, i[1 + 2 * CLT_MAX_DIMS] the mode: the
+ * gather is separable, one index map per padded dim (clt__pad_index), so
+ * g's entries go back where they came from by one index_add per dim into
+ * zeros, the first padded dim last: sums in a fixed order. */
 static clt_status bw_gathered_pad(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     const clt__edge *e = &n->in[0];
-    int k = (int)n->i[0];
-    clt_tensor *cur = NULL, *z = NULL, *next = NULL;
+    int k = (int)n->i[0] / 2, nd = e->ndim;
+    clt_pad_mode mode = (clt_pad_mode)n->i[1 + 2 * CLT_MAX_DIMS];
+    clt_tensor *cur = NULL, *z = NULL, *next = NULL, *idx = NULL;
     CLT__TRY(clt__alias(g, &cur));
     for (int j = k - 1; j >= 0; j--) {
+        int d = nd - 1 - j;
         int64_t shape[CLT_MAX_DIMS];
-        memcpy(shape, e->shape, sizeof shape);
-        for (int p = 0; p < j; p++)
-            shape[n->i[1 + p]] = n->saved[p]->numel;
-        CLT__TRY(clt__full(g->dev, g->dtype, e->ndim, shape, 0.0, &z));
-        CLT__TRY(clt__index_add(z, (int)n->i[1 + j], n->saved[j], cur, 1, &next,
-                                "clt_backward"));
+        memcpy(shape, cur->shape, sizeof shape);
+        shape[d] = e->shape[d];
+        CLT__TRY(clt__pad_index(g->dev, e->shape[d], n->i[1 + 2 * j], n->i[2 + 2 * j],
+                                cur->shape[d], mode, &idx, "clt_backward"));
+        CLT__TRY(clt__full(g->dev, g->dtype, nd, shape, 0.0, &z));
+        CLT__TRY(clt__index_add(z, d, idx, cur, 1, &next, "clt_backward"));
         clt_tensor_free(cur);
         clt_tensor_free(z);
+        clt_tensor_free(idx);
         cur = next;
-        z = next = NULL;
+        z = next = idx = NULL;
     }
     gin[0] = cur;
     cur = NULL;
@@ -335,6 +339,7 @@ done:
     clt_tensor_free(cur);
     clt_tensor_free(z);
     clt_tensor_free(next);
+    clt_tensor_free(idx);
     return st;
 }
 
@@ -345,31 +350,21 @@ static const char *const pad_names[2][3] = {
 clt_status clt_pad(const clt_tensor *t, const int64_t *pad, int npad, clt_pad_mode mode,
                    double value, clt_tensor **out)
 {
-    static const char fn[] = "clt_pad";
-    clt__pad_steps steps;
     clt__node *n = NULL;
-    clt_status st = clt__pad(t, pad, npad, mode, value, out, &steps, fn);
+    clt_status st = clt__pad(t, pad, npad, mode, value, out, "clt_pad");
     if (st != CLT_OK)
         return st;
-    if (mode == CLT_PAD_CONSTANT) {
-        st = one(st, out, "ConstantPadNdBackward0", bw_constant_pad, t, 0, NULL, &n);
-        if (n) {
-            n->i[0] = npad;
-            for (int j = 0; j < npad; j++)
-                n->i[1 + j] = pad[j];
-        }
-        return st;
-    }
-    const char *name = mode == CLT_PAD_CIRCULAR ? "torch::autograd::CopySlices"
-                                                : pad_names[mode == CLT_PAD_REPLICATE][steps.k - 1];
-    st = one(st, out, name, bw_gathered_pad, t, steps.k, (const clt_tensor *const *)steps.idx,
-             &n);
+    const char *name = mode == CLT_PAD_CONSTANT    ? "ConstantPadNdBackward0"
+                       : mode == CLT_PAD_CIRCULAR ? "torch::autograd::CopySlices"
+                                                  : pad_names[mode == CLT_PAD_REPLICATE][npad / 2 - 1];
+    st = one(st, out, name, mode == CLT_PAD_CONSTANT ? bw_constant_pad : bw_gathered_pad, t, 0,
+             NULL, &n);
     if (n) {
-        n->i[0] = steps.k;
-        for (int j = 0; j < steps.k; j++)
-            n->i[1 + j] = steps.dims[j];
+        n->i[0] = npad;
+        for (int j = 0; j < npad; j++)
+            n->i[1 + j] = pad[j];
+        n->i[1 + 2 * CLT_MAX_DIMS] = mode;
     }
-    clt__pad_steps_free(&steps);
     return st;
 }
 

@@ -2,9 +2,12 @@
  * repeat, tri, diag, pad) and the constructions of tensor.h beyond fills
  * (linspace, logspace, eye, tril/triu_indices), without autograd; the public
  * entries and backward formulas of the differentiable ones are in
- * src/autograd/grad_shape.c.  Gathers are index_select along one dimension
- * at a time with int64 index maps computed on the device (nothing waits),
- * repeats are copies of expanded views. */
+ * src/autograd/grad_shape.c.  flip, roll and the non-constant pads are one
+ * launch of cl/shape.cl's gather_map, which maps each output coordinate to
+ * its source dimension by dimension; the pads' gradients add back through
+ * int64 index maps made on the device (clt__pad_index) and index_add;
+ * repeats are copies of expanded views.  Nothing waits but the tensor form
+ * of repeat_interleave, whose result's size is in the repeats' values. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,42 +35,64 @@ static clt_status iota64(clt_device *dev, int64_t start, int64_t len, clt_tensor
     return clt__error_in(st, fn);
 }
 
-/* t gathered along dims[i] by the int64 index vector idx[i] (skipped when
- * NULL), for i < k in turn; a copy of t when every entry is NULL. */
-static clt_status gather_dims(const clt_tensor *t, int k, const int *dims,
-                              clt_tensor *const *idx, clt_tensor **out, const char *fn)
-{
-    clt_status st = CLT_OK;
-    clt_tensor *cur = NULL, *next = NULL;
-    bool copied = false;
-    CLT__TRY(same_view(t, &cur));
-    for (int i = 0; i < k; i++) {
-        if (idx[i] == NULL)
-            continue;
-        CLT__TRY(clt__index_select(cur, dims[i], idx[i], &next, fn));
-        clt_tensor_free(cur);
-        cur = next;
-        next = NULL;
-        copied = true;
-    }
-    if (!copied) {
-        CLT__TRY(clt__copy_as(fn, cur, cur->dtype, &next));
-        clt_tensor_free(cur);
-        cur = next;
-        next = NULL;
-    }
-    *out = cur;
-    cur = NULL;
-done:
-    clt_tensor_free(cur);
-    clt_tensor_free(next);
-    return st;
-}
+/* The per-dimension index maps of cl/shape.cl's gather_map (identity when
+ * zeroed); must match clt_gmap there. */
+typedef struct clt__gmap {
+    int64_t a[CLT_MAX_DIMS];
+    int64_t b[CLT_MAX_DIMS];
+    int64_t n[CLT_MAX_DIMS];
+    int32_t mode[CLT_MAX_DIMS];
+} clt__gmap;
+enum { GMAP_IDENTITY, GMAP_REFLECT, GMAP_CLAMP, GMAP_WRAP, GMAP_FLIP };
 
-static void free_all(clt_tensor **ts, int k)
+static const char *shape_options(const clt_device *dev, clt_dtype t);
+
+bool clt__gather_per_item = false;
+
+/* A new tensor of shape os (t's number of dims) whose element j is t's at
+ * the coordinates M maps j to: one launch. */
+static clt_status gather_map(const clt_tensor *t, const int64_t *os, const clt__gmap *M,
+                             clt_tensor **out, const char *fn)
 {
-    for (int i = 0; i < k; i++)
-        clt_tensor_free(ts[i]);
+    clt_tensor *r = NULL;
+    clt_status st = clt__result_new(fn, t->dev, t->dtype, t->ndim, os, &r);
+    if (st != CLT_OK)
+        return st;
+    if (r->numel > 0) {
+        const char *opts = shape_options(t->dev, t->dtype);
+        if (opts == NULL) {
+            clt_tensor_free(r);
+            return CLT_ERR_OUT_OF_HOST_MEMORY;
+        }
+        clt__layout L;
+        memset(&L, 0, sizeof L);
+        L.ndim = t->ndim;
+        memcpy(L.shape, os, sizeof(int64_t) * (size_t)t->ndim);
+        memcpy(L.s0, t->strides, sizeof(int64_t) * (size_t)t->ndim);
+        L.off0 = t->offset;
+        cl_mem mo = clt__mem(r), ms = clt__mem(t);
+        cl_ulong n = (cl_ulong)r->numel;
+        cl_ulong chunk = clt__gather_per_item ? 0 : clt__chunk_size(t->dev, r->numel);
+        if (chunk > 0) {
+            /* CPUs: a chunk of runs per work-item */
+            size_t gws = (size_t)((n + chunk - 1) / chunk), lws = 1;
+            clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ms), CLT__ARG(n), CLT__ARG(chunk),
+                               {sizeof L, &L}, {sizeof *M, M}};
+            st = clt__launch(t->dev, "shape", opts, "gather_map_runs", 1, &gws, &lws, 6, args);
+        } else {
+            size_t gws = (size_t)n;
+            clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ms), CLT__ARG(n), {sizeof L, &L},
+                               {sizeof *M, M}};
+            st = clt__launch(t->dev, "shape", opts, "gather_map", 1, &gws, NULL, 5, args);
+        }
+        st = clt__error_in(st, fn);
+    }
+    if (st != CLT_OK) {
+        clt_tensor_free(r);
+        return st;
+    }
+    *out = r;
+    return CLT_OK;
 }
 
 /* Wraps k dims of t into d[], refusing repeats ("dim 0 appears multiple
@@ -105,33 +130,17 @@ clt_status clt__flip(const clt_tensor *t, const int *dims, int k, clt_tensor **o
     clt_status st = wrap_dims(t, dims, k, d, fn);
     if (st != CLT_OK)
         return st;
-    clt_tensor *idx[CLT_MAX_DIMS] = {NULL};
-    for (int i = 0; i < k && t->ndim > 0; i++) {
-        int64_t n = t->shape[d[i]];
-        if (n > 1)
-            CLT__TRY(clt__error_in(clt__arange(t->dev, CLT_INT64, (double)(n - 1), -1, -1,
-                                               &idx[i]),
-                                   fn));
-    }
-    st = gather_dims(t, k, d, idx, out, fn);
-done:
-    free_all(idx, k);
-    return finish(st);
-}
-
-/* (j - shift) mod n for j < n: the source of each place of a roll. */
-static clt_status roll_index(clt_device *dev, int64_t n, int64_t shift, clt_tensor **out,
-                             const char *fn)
-{
-    clt_tensor *a = NULL;
-    int64_t s = shift % n;
-    if (s < 0)
-        s += n;
-    clt_status st = iota64(dev, -s, n, &a, fn);
     if (st == CLT_OK)
-        st = clt__remainder_scalar_in(fn, a, (double)n, out);
-    clt_tensor_free(a);
-    return st;
+        st = clt__check_dtype(t->dev, t->dtype, fn);
+    if (st != CLT_OK)
+        return st;
+    clt__gmap M;
+    memset(&M, 0, sizeof M);
+    for (int i = 0; i < k && t->ndim > 0; i++) {
+        M.mode[d[i]] = GMAP_FLIP;
+        M.n[d[i]] = t->shape[d[i]];
+    }
+    return finish(gather_map(t, t->shape, &M, out, fn));
 }
 
 clt_status clt__roll(const clt_tensor *t, const int64_t *shifts, const int *dims, int k,
@@ -141,38 +150,48 @@ clt_status clt__roll(const clt_tensor *t, const int64_t *shifts, const int *dims
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
     CLT__REQUIRE_ARG(shifts, fn);
-    clt_status st = CLT_OK;
-    clt_tensor *flat = NULL, *r = NULL, *idx[CLT_MAX_DIMS] = {NULL};
-    if (k == 0) {
-        /* torch.roll without dims: the flattened tensor, rolled. */
-        int64_t n = t->numel;
-        int zero = 0;
-        CLT__TRY(clt__reshape(t, 1, &n, &flat, fn));
-        if (n > 0)
-            CLT__TRY(roll_index(t->dev, n, shifts[0], &idx[0], fn));
-        CLT__TRY(gather_dims(flat, 1, &zero, idx, &r, fn));
-        CLT__TRY(clt__reshape(r, t->ndim, t->shape, out, fn));
-        goto done;
-    }
-    int d[CLT_MAX_DIMS];
     if (k < 0 || k > CLT_MAX_DIMS)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %d dims given; at most %d", fn, k,
                           CLT_MAX_DIMS);
-    CLT__REQUIRE_ARG(dims, fn);
-    /* Dims may repeat in torch.roll: each roll applies in turn. */
-    for (int i = 0; i < k; i++)
-        CLT__TRY(clt__wrap_dim(dims[i], t->ndim > 0 ? t->ndim : 1, &d[i], fn));
-    for (int i = 0; i < k && t->ndim > 0; i++) {
-        int64_t n = t->shape[d[i]];
-        if (n > 1 && shifts[i] % n != 0)
-            CLT__TRY(roll_index(t->dev, n, shifts[i], &idx[i], fn));
+    if (k > 0)
+        CLT__REQUIRE_ARG(dims, fn);
+    clt_status st = clt__check_dtype(t->dev, t->dtype, fn);
+    if (st != CLT_OK)
+        return st;
+    clt__gmap M;
+    memset(&M, 0, sizeof M);
+    if (k == 0) {
+        /* torch.roll without dims: the flattened tensor, rolled. */
+        int64_t n = t->numel;
+        clt_tensor *flat = NULL, *r = NULL;
+        st = clt__reshape(t, 1, &n, &flat, fn);
+        if (st == CLT_OK && n > 0) {
+            M.mode[0] = GMAP_WRAP;
+            M.a[0] = shifts[0] % n;
+            M.n[0] = n;
+        }
+        if (st == CLT_OK)
+            st = gather_map(flat, flat->shape, &M, &r, fn);
+        if (st == CLT_OK)
+            st = clt__reshape(r, t->ndim, t->shape, out, fn);
+        clt_tensor_free(flat);
+        clt_tensor_free(r);
+        return finish(st);
     }
-    CLT__TRY(gather_dims(t, k, d, idx, out, fn));
-done:
-    free_all(idx, CLT_MAX_DIMS);
-    clt_tensor_free(flat);
-    clt_tensor_free(r);
-    return finish(st);
+    /* Dims may repeat in torch.roll: the shifts of one dim add up. */
+    for (int i = 0; i < k; i++) {
+        int d = 0;
+        st = clt__wrap_dim(dims[i], t->ndim > 0 ? t->ndim : 1, &d, fn);
+        if (st != CLT_OK)
+            return st;
+        int64_t n = t->ndim > 0 ? t->shape[d] : 1;
+        if (n == 0)
+            continue;
+        M.mode[d] = GMAP_WRAP;
+        M.n[d] = n;
+        M.a[d] = (M.a[d] + shifts[i] % n) % n;
+    }
+    return finish(gather_map(t, t->shape, &M, out, fn));
 }
 
 /* ---- repeat --------------------------------------------------------------------------- */
@@ -456,8 +475,8 @@ clt_status clt__diag(const clt_tensor *t, int64_t diagonal, clt_tensor **out, co
  * padded by l before and r after (negative: cropped): j - l mirrored
  * (reflect) or clamped (replicate) into [0, n).  Circular, as PyTorch
  * 1.13, crops first and wraps the positive pads around what is left. */
-static clt_status pad_index(clt_device *dev, int64_t n, int64_t l, int64_t r, int64_t len,
-                            clt_pad_mode mode, clt_tensor **out, const char *fn)
+clt_status clt__pad_index(clt_device *dev, int64_t n, int64_t l, int64_t r, int64_t len,
+                          clt_pad_mode mode, clt_tensor **out, const char *fn)
 {
     clt_status st = CLT_OK;
     clt_tensor *a = NULL, *b = NULL, *c = NULL, *e = NULL;
@@ -570,12 +589,10 @@ static clt_status pad_checks(const clt_tensor *t, const int64_t *pad, int npad,
 }
 
 clt_status clt__pad(const clt_tensor *t, const int64_t *pad, int npad, clt_pad_mode mode,
-                    double value, clt_tensor **out, clt__pad_steps *steps, const char *fn)
+                    double value, clt_tensor **out, const char *fn)
 {
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
-    if (steps)
-        memset(steps, 0, sizeof *steps);
     CLT__REQUIRE_ARG(t, fn);
     if (npad > 0)
         CLT__REQUIRE_ARG(pad, fn);
@@ -651,34 +668,30 @@ clt_status clt__pad(const clt_tensor *t, const int64_t *pad, int npad, clt_pad_m
         goto done;
     }
     {
-        clt__pad_steps local;
-        clt__pad_steps *ps = steps ? steps : &local;
-        memset(ps, 0, sizeof *ps);
+        clt__gmap M;
+        memset(&M, 0, sizeof M);
         for (int i = 0; i < k; i++) {
             int d = nd - 1 - i;
-            ps->dims[ps->k] = d;
-            CLT__TRY(pad_index(t->dev, t->shape[d], pad[2 * i], pad[2 * i + 1], oshape[d], mode,
-                               &ps->idx[ps->k], fn));
-            ps->k++;
+            int64_t n = t->shape[d], l = pad[2 * i], rr = pad[2 * i + 1];
+            M.mode[d] = mode == CLT_PAD_REFLECT ? GMAP_REFLECT
+                        : mode == CLT_PAD_REPLICATE ? GMAP_CLAMP
+                                                    : GMAP_WRAP;
+            M.a[d] = l;
+            M.n[d] = n;
+            if (mode == CLT_PAD_CIRCULAR) {
+                /* crop first, then wrap around what is left */
+                M.a[d] = l > 0 ? l : 0;
+                M.b[d] = l < 0 ? -l : 0;
+                M.n[d] = n - M.b[d] - (rr < 0 ? -rr : 0);
+            }
         }
-        st = gather_dims(t, ps->k, ps->dims, ps->idx, out, fn);
-        if (!steps)
-            clt__pad_steps_free(&local);
+        st = gather_map(t, oshape, &M, out, fn);
     }
 done:
-    if (st != CLT_OK && steps)
-        clt__pad_steps_free(steps);
     clt_tensor_free(r);
     clt_tensor_free(slot);
     clt_tensor_free(src);
     return finish(st);
-}
-
-void clt__pad_steps_free(clt__pad_steps *s)
-{
-    for (int i = 0; i < s->k; i++)
-        clt_tensor_free(s->idx[i]);
-    memset(s, 0, sizeof *s);
 }
 
 /* ---- construction ---------------------------------------------------------------------------------- */
