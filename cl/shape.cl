@@ -113,10 +113,13 @@ CLT_KERNEL_WG(gather_map_runs, 1, 1, 1)(__global T *out, __global const T *src, 
         __global const T *s = src + o;
         switch (M.mode[k]) {
         case GMAP_WRAP: {
-            long at = gmap(&M, k, col), wrap = M.b[k] + mm;
-            for (ulong j = 0; j < len; j++) {
-                T_STORE(d, j, T_LOAD(s, at * st));
-                at = at + 1 == wrap ? M.b[k] : at + 1;
+            /* stepped up to the end of the kept range, then from its start */
+            long at = gmap(&M, k, col), hi = M.b[k] + mm;
+            for (ulong j = 0; j < len; at = M.b[k]) {
+                __global const T *p = s + at * st;
+                ulong stop = min(len, j + (ulong)(hi - at));
+                for (; j < stop; j++, p += st)
+                    T_STORE(d, j, T_LOAD(p, 0));
             }
             break;
         }
