@@ -212,15 +212,16 @@ typedef enum clt_pad_mode {
  *   t's number of dimensions; value fills (as clt_full's value); a result
  *   size below 0 is refused.  ConstantPadNdBackward0.
  * - CLT_PAD_REFLECT (mirror without the edge), CLT_PAD_REPLICATE (the edge
- *   repeated): float dtypes; npad 2 for 2-D or 3-D t, 4 for 3-D or 4-D, 6
- *   for 4-D or 5-D ("Only 2D, 3D, 4D, 5D padding with non-constant padding
- *   are supported for now" otherwise); each padded dimension non-empty,
- *   and for reflect each pad smaller than its dimension ("Padding size
+ *   repeated): float32 and float64 (as torch 1.13's kernels); npad 2 for
+ *   2-D or 3-D t, 4 for 3-D or 4-D, 6 for 4-D or 5-D ("Only 2D, 3D, 4D, 5D
+ *   padding with non-constant padding are supported for now" otherwise);
+ *   every dimension but a batch one non-empty, each result size at least
+ *   1, and for reflect each pad smaller than its dimension ("Padding size
  *   should be less than the corresponding input dimension").  value must
  *   be 0.  ReflectionPad1DBackward0 ... ReplicationPad3DBackward0: the
  *   gradient adds the mirrored or clamped places back (index_add, in a
  *   fixed order).
- * - CLT_PAD_CIRCULAR (wrap around): npad == 2 (ndim - 2), 3 to 5
+ * - CLT_PAD_CIRCULAR (wrap around): any dtype; npad == 2 (ndim - 2), 3 to 5
  *   dimensions, each pad no larger than its dimension ("Padding value
  *   causes wrapping around more than once"); negative pads crop first and
  *   the positive ones wrap around what is left, as in PyTorch 1.13.  The

@@ -128,8 +128,6 @@ clt_status clt__flip(const clt_tensor *t, const int *dims, int k, clt_tensor **o
     CLT__REQUIRE_ARG(t, fn);
     int d[CLT_MAX_DIMS];
     clt_status st = wrap_dims(t, dims, k, d, fn);
-    if (st != CLT_OK)
-        return st;
     if (st == CLT_OK)
         st = clt__check_dtype(t->dev, t->dtype, fn);
     if (st != CLT_OK)
@@ -400,13 +398,12 @@ clt_status clt__tri(const clt_tensor *t, int64_t diagonal, bool upper, clt_tenso
     clt_status st = clt__check_dtype(t->dev, t->dtype, fn);
     if (st != CLT_OK)
         return st;
-    int64_t r = t->shape[t->ndim - 2], c = t->shape[t->ndim - 1], col1 = 1;
+    int64_t r = t->shape[t->ndim - 2], c = t->shape[t->ndim - 1];
     clt_tensor *rows = NULL, *rv = NULL, *cols = NULL, *diff = NULL, *mask = NULL;
     int64_t rs[2] = {r, 1};
     CLT__TRY(iota64(t->dev, 0, r, &rows, fn));
     CLT__TRY(iota64(t->dev, 0, c, &cols, fn));
     CLT__TRY(clt__reshape(rows, 2, rs, &rv, fn));
-    (void)col1;
     CLT__TRY(clt__sub_in(fn, cols, rv, &diff)); /* column - row */
     CLT__TRY(upper ? clt__lt_scalar_in(fn, diff, (double)diagonal, &mask)
                    : clt__gt_scalar_in(fn, diff, (double)diagonal, &mask));
