@@ -221,6 +221,9 @@ Test(shape, split_refusals_hand_out_nothing)
     assert_error(clt_split(s0, 1, 0, &ps, &n), CLT_ERR_INVALID_ARGUMENT, "1-dimensional");
     names_only("clt_split");
     cr_assert(ps == NULL && n == 0);
+    n = 99;
+    assert_error(clt_unbind(t, 0, NULL, &n), CLT_ERR_NULL_ARGUMENT, NULL);
+    cr_assert_eq(n, 0);
     clt_tensor_free(s0);
     clt_tensor_free(t);
 }

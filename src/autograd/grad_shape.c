@@ -374,10 +374,12 @@ clt_status clt_meshgrid(const clt_tensor *const *ts, size_t n, clt_meshgrid_inde
                         clt_tensor ***outs, size_t *nout)
 {
     static const char fn[] = "clt_meshgrid";
+    if (outs)
+        *outs = NULL;
+    if (nout)
+        *nout = 0;
     CLT__REQUIRE_ARG(outs, fn);
-    *outs = NULL;
     CLT__REQUIRE_ARG(nout, fn);
-    *nout = 0;
     CLT__REQUIRE_ARG(ts, fn);
     if (n == 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: expects a non-empty TensorList", fn);

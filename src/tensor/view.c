@@ -644,11 +644,14 @@ static clt_status split_dim(const clt_tensor *t, int dim, int *d, const char *fn
     return clt__wrap_dim(dim, t->ndim, d, fn);
 }
 
+/* Both outs cleared first, whichever of them is NULL. */
 #define SPLIT_ARGS(fn)                                                       \
+    if (outs)                                                                \
+        *outs = NULL;                                                        \
+    if (n)                                                                   \
+        *n = 0;                                                              \
     CLT__REQUIRE_ARG(outs, fn);                                              \
-    *outs = NULL;                                                            \
     CLT__REQUIRE_ARG(n, fn);                                                 \
-    *n = 0;                                                                  \
     CLT__REQUIRE_ARG(t, fn)
 
 clt_status clt__split_sizes(const clt_tensor *t, const int64_t *sizes, size_t k, int dim,
