@@ -455,7 +455,7 @@ clt_status clt__diag(const clt_tensor *t, int64_t diagonal, clt_tensor **out, co
         clt_tensor_free(v);
         return finish(st);
     }
-    int64_t mag = diagonal < 0 ? -(diagonal + 1) + 1 : diagonal, n = 0;
+    int64_t mag = diagonal == INT64_MIN ? 0 : diagonal < 0 ? -diagonal : diagonal, n = 0;
     if (diagonal == INT64_MIN || __builtin_add_overflow(t->numel, mag, &n))
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: diagonal %lld is too far out", fn,
                           (long long)diagonal);
@@ -576,11 +576,13 @@ static clt_status pad_checks(const clt_tensor *t, const int64_t *pad, int npad,
                               "dimension, but got: padding (%lld, %lld) at dimension %d of "
                               "input %s",
                               fn, (long long)l, (long long)r, d, shape);
-        if (mode != CLT_PAD_CIRCULAR && n + l + r < 1)
+        int64_t size = 0;
+        bool over = __builtin_add_overflow(n, l, &size) || __builtin_add_overflow(size, r, &size);
+        if (mode != CLT_PAD_CIRCULAR && !over && size < 1)
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
                               "%s: input (size %lld at dimension %d) is too small. Calculated "
                               "output size: %lld",
-                              fn, (long long)n, d, (long long)(n + l + r));
+                              fn, (long long)n, d, (long long)size);
     }
     return CLT_OK;
 }
@@ -603,6 +605,10 @@ clt_status clt__pad(const clt_tensor *t, const int64_t *pad, int npad, clt_pad_m
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: Padding length too large: %d sizes for a tensor of %d dimensions",
                           fn, npad, t->ndim);
+    for (int i = 0; i < npad; i++)
+        if (pad[i] == INT64_MIN) /* its crop has no positive size */
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: padding size %lld is out of range",
+                              fn, (long long)pad[i]);
     clt_status st = clt__check_dtype(t->dev, t->dtype, fn);
     if (st == CLT_OK && mode != CLT_PAD_CONSTANT)
         st = pad_checks(t, pad, npad, mode, value, fn);

@@ -708,7 +708,7 @@ clt_status clt__split(const clt_tensor *t, int64_t size, int dim, bool chunks, c
     int64_t piece = chunks ? len / size + (len % size != 0) : size;
     /* PyTorch: max(ceil(len / piece), 1) pieces; for an empty dimension one
      * empty piece (split) or `chunks` of them (chunk). */
-    int64_t count = piece == 0 ? (chunks ? size : 1) : (len + piece - 1) / piece;
+    int64_t count = piece == 0 ? (chunks ? size : 1) : len / piece + (len % piece != 0);
     if (count < 1)
         count = 1;
     if ((uint64_t)count > SIZE_MAX / sizeof(int64_t))
