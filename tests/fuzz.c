@@ -3676,7 +3676,7 @@ static void op_shape(fz *f)
         break;
     }
     case 6: {
-        int64_t off = (int64_t)pick(f, 7) - 3;
+        int64_t off = chance(f, 10) ? odd_sizes[pick(f, N_ODD)] : (int64_t)pick(f, 7) - 3;
         int d1 = rand_dim(f, nd), d2 = rand_dim(f, nd);
         CALL("clt_diagonal", clt_diagonal(t, off, d1, d2, op));
         break;
@@ -3696,7 +3696,7 @@ static void op_shape(fz *f)
         return;
     }
     case 8: {
-        int64_t k = (int64_t)pick(f, 5) - 2;
+        int64_t k = chance(f, 10) ? odd_sizes[pick(f, N_ODD)] : (int64_t)pick(f, 5) - 2;
         CALL("clt_diag", clt_diag(t, k, op));
         break;
     }
