@@ -1115,6 +1115,18 @@ clt_status clt__cat(const clt_tensor *const *ts, size_t n, int dim, clt_tensor *
                     const char *fn);
 clt_status clt__stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out,
                       const char *fn);
+/* Splits and diagonals (src/tensor/view.c): views, messages naming fn.
+ * The split forms hand out a new array (clt__calloc'd) of *n new views. */
+clt_status clt__split_sizes(const clt_tensor *t, const int64_t *sizes, size_t k, int dim,
+                            clt_tensor ***outs, size_t *n, const char *fn);
+/* split (chunks false: pieces of `size`) or chunk (chunks true: at most
+ * `size` pieces). */
+clt_status clt__split(const clt_tensor *t, int64_t size, int dim, bool chunks, clt_tensor ***outs,
+                      size_t *n, const char *fn);
+clt_status clt__unbind(const clt_tensor *t, int dim, clt_tensor ***outs, size_t *n,
+                       const char *fn);
+clt_status clt__diagonal(const clt_tensor *t, int64_t offset, int dim1, int dim2,
+                         clt_tensor **out, const char *fn);
 clt_status clt__to(const clt_tensor *t, clt_device *dev, clt_tensor **out);
 /* clt__to on behalf of the public function fn whose caller is `caller`
  * (the user's call site for CLTENSOR_SYNC_DEBUG). */
@@ -1210,6 +1222,42 @@ clt_status clt__pointwise_loss_bw(int kind, const clt_tensor *x, const clt_tenso
                                   const clt_tensor *g, bool want_x, bool want_y, clt_tensor **gx,
                                   clt_tensor **gy);
 
+/* ---- shape copies and constructions (src/ops/shape.c) ----------------------
+ * Without autograd; the public entries are in src/autograd/grad_shape.c.
+ * Messages name fn. */
+clt_status clt__flip(const clt_tensor *t, const int *dims, int k, clt_tensor **out,
+                     const char *fn);
+clt_status clt__roll(const clt_tensor *t, const int64_t *shifts, const int *dims, int k,
+                     clt_tensor **out, const char *fn);
+clt_status clt__repeat(const clt_tensor *t, const int64_t *repeats, int k, clt_tensor **out,
+                       const char *fn);
+/* tril (upper false) or triu. */
+clt_status clt__tri(const clt_tensor *t, int64_t diagonal, bool upper, clt_tensor **out,
+                    const char *fn);
+clt_status clt__diag(const clt_tensor *t, int64_t diagonal, clt_tensor **out, const char *fn);
+/* Zeros of shape[ndim] in g's dtype with g (broadcast) written into the
+ * diagonal (offset, dim1, dim2): the backward of the diagonals. */
+clt_status clt__diagonal_scatter(const clt_tensor *g, int ndim, const int64_t *shape,
+                                 int64_t offset, int dim1, int dim2, clt_tensor **out,
+                                 const char *fn);
+/* The int64 index of repeat_interleave over `size` elements: each repeated
+ * `repeats` times, or repeats[i] times (read back: waits). */
+clt_status clt__repeat_interleave_index(clt_device *dev, int64_t size, int64_t repeats,
+                                        clt_tensor **out, const char *fn);
+clt_status clt__repeat_interleave_index_of(const clt_tensor *repeats, int64_t size,
+                                           clt_tensor **out, const char *fn);
+/* Test hook: true makes flip, roll and the non-constant pads launch the
+ * kernel of one element per work-item (GPUs') on CPU devices too. */
+extern bool clt__gather_per_item;
+/* F.pad (src/ops/shape.c). */
+clt_status clt__pad(const clt_tensor *t, const int64_t *pad, int npad, clt_pad_mode mode,
+                    double value, clt_tensor **out, const char *fn);
+/* The int64 source index of each of the len places of a dimension of size
+ * n padded by l and r in a non-constant mode: the map of its gradient's
+ * index_add. */
+clt_status clt__pad_index(clt_device *dev, int64_t n, int64_t l, int64_t r, int64_t len,
+                          clt_pad_mode mode, clt_tensor **out, const char *fn);
+
 /* ==== autograd (src/autograd) ============================================== */
 
 /* ---- autograd, for the layers above it (src/autograd/engine.c) ---------- */
@@ -1290,6 +1338,8 @@ clt_status clt__conv_transpose2d_rec(const char *fn, const clt_tensor *input,
 clt_status clt__interpolate_rec(const char *fn, const clt_tensor *input, const int64_t *size,
                                 const double *scale_factor, int mode, int align_corners,
                                 clt_tensor **out);
+clt_status clt__index_select_rec(const char *fn, const clt_tensor *t, int dim,
+                                 const clt_tensor *index, clt_tensor **out);
 clt_status clt__embedding_rec(const char *fn, const clt_tensor *weight,
                               const clt_tensor *indices, clt_tensor **out);
 /* max (max true) or average pooling as clt_max_pool2d and clt_avg_pool2d

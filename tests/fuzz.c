@@ -3720,6 +3720,169 @@ static void op_zipfile(fz *f)
     }
 }
 
+/* ---- shape ops: splits, diagonals, flips, rolls, repeats, pads ------------------------ */
+
+/* The pieces of split, chunk or unbind: counted, their sizes along the
+ * dim adding up to the input's, each of its dtype; then released. */
+static void check_pieces(fz *f, clt_status st, clt_tensor **ps, size_t n, const clt_tensor *t,
+                         int d, int unbind)
+{
+    capture_check(f);
+    if (st != CLT_OK) {
+        check_error(f, st);
+        if (ps != NULL || n != 0)
+            die(f, "failed with %s but handed out %zu pieces", clt_status_name(st), n);
+        return;
+    }
+    count(f->call, 1);
+    if (!t)
+        die(f, "succeeded on a NULL tensor");
+    int nd = clt_tensor_ndim(t), w = wrap_dim(d, nd);
+    if (w < 0)
+        die(f, "dim %d of a %d-d tensor accepted", d, nd);
+    int64_t sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        check_tensor(f, ps[i]);
+        if (clt_tensor_dtype(ps[i]) != clt_tensor_dtype(t))
+            die(f, "piece %zu has another dtype", i);
+        if (clt_tensor_ndim(ps[i]) != nd - unbind)
+            die(f, "piece %zu has %d dims", i, clt_tensor_ndim(ps[i]));
+        sum += unbind ? 1 : clt_tensor_shape(ps[i])[w];
+    }
+    if (sum != clt_tensor_shape(t)[w])
+        die(f, "pieces add up to %lld of %lld", (long long)sum,
+            (long long)clt_tensor_shape(t)[w]);
+    for (size_t i = 0; i < n; i++)
+        clt_tensor_free(ps[i]);
+    clt_free(ps);
+}
+
+static void op_shape(fz *f)
+{
+    clt_tensor *t = rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    int nd = clt_tensor_ndim(t);
+    const int64_t *sh = clt_tensor_shape(t);
+    int64_t want[16], numel = t ? clt_tensor_numel(t) : 0;
+    int wnd = -1;
+    if (t && nd > 0)
+        memcpy(want, sh, sizeof *sh * (size_t)nd);
+    switch (pick(f, 10)) {
+    case 0: {
+        int dims[4], k = (int)pick(f, 4);
+        for (int i = 0; i < k; i++)
+            dims[i] = rand_dim(f, nd);
+        CALL("clt_flip", clt_flip(t, chance(f, 5) ? NULL : dims, k, op));
+        wnd = t ? nd : -1;
+        break;
+    }
+    case 1: {
+        int dims[3], k = (int)pick(f, 3);
+        int64_t shifts[3];
+        for (int i = 0; i < 3; i++) {
+            dims[i] = rand_dim(f, nd);
+            shifts[i] = chance(f, 5) ? odd_sizes[pick(f, N_ODD)] : (int64_t)pick(f, 9) - 4;
+        }
+        CALL("clt_roll", clt_roll(t, shifts, dims, k, op));
+        wnd = t ? nd : -1;
+        break;
+    }
+    case 2: {
+        int64_t reps[16];
+        int k = nd + (int)pick(f, 3) - (chance(f, 10) ? 1 : 0);
+        int64_t total = numel;
+        for (int i = 0; i < k && i < 16; i++) {
+            reps[i] = chance(f, 10) ? -1 : (int64_t)pick(f, 3);
+            if (reps[i] > 1 && total * reps[i] > (1 << 20))
+                reps[i] = 1; /* the result stays small */
+            total *= reps[i] > 0 ? reps[i] : 1;
+        }
+        int tile = pick(f, 2);
+        if (k < 0)
+            k = 0;
+        if (tile)
+            CALL("clt_tile", clt_tile(t, reps, k, op));
+        else
+            CALL("clt_repeat", clt_repeat(t, reps, k, op));
+        if (t && op && st == CLT_OK) {
+            int lead = tile && k < nd ? nd - k : 0, n = k + lead, off = n - nd;
+            wnd = n;
+            for (int i = 0; i < n; i++)
+                want[i] = (i >= off ? sh[i - off] : 1) * (i >= lead ? reps[i - lead] : 1);
+        }
+        break;
+    }
+    case 3: {
+        int64_t k = chance(f, 10) ? odd_sizes[pick(f, N_ODD)] : (int64_t)pick(f, 7) - 3;
+        if (pick(f, 2))
+            CALL("clt_tril", clt_tril(t, k, op));
+        else
+            CALL("clt_triu", clt_triu(t, k, op));
+        if (t && op && st == CLT_OK && nd < 2)
+            die(f, "tril/triu of a %d-d tensor succeeded", nd);
+        wnd = t ? nd : -1;
+        break;
+    }
+    case 4:
+    case 5: {
+        int64_t pad[8];
+        int npad = (int)pick(f, 9);
+        for (int i = 0; i < 8; i++)
+            pad[i] = chance(f, 10) ? odd_sizes[pick(f, N_ODD)] : (int64_t)pick(f, 5) - 2;
+        clt_pad_mode mode = chance(f, 5) ? (clt_pad_mode)7 : (clt_pad_mode)pick(f, 4);
+        CALL("clt_pad", clt_pad(t, pad, npad, mode, chance(f, 10) ? 1.0 : 0.0, op));
+        if (t && op && st == CLT_OK) {
+            if (npad % 2 || npad > 2 * nd)
+                die(f, "pad of %d sizes of a %d-d tensor succeeded", npad, nd);
+            wnd = nd;
+            for (int i = 0; 2 * i < npad; i++)
+                want[nd - 1 - i] = sh[nd - 1 - i] + pad[2 * i] + pad[2 * i + 1];
+        }
+        break;
+    }
+    case 6: {
+        int64_t off = chance(f, 10) ? odd_sizes[pick(f, N_ODD)] : (int64_t)pick(f, 7) - 3;
+        int d1 = rand_dim(f, nd), d2 = rand_dim(f, nd);
+        CALL("clt_diagonal", clt_diagonal(t, off, d1, d2, op));
+        break;
+    }
+    case 7: {
+        clt_tensor **ps = SENT;
+        size_t n = 77;
+        int d = rand_dim(f, nd), kind = (int)pick(f, 3);
+        int64_t size = chance(f, 10) ? odd_sizes[pick(f, N_ODD)] : (int64_t)pick(f, 5) - 1;
+        if (kind == 0)
+            CALL("clt_split", clt_split(t, size, d, &ps, &n));
+        else if (kind == 1)
+            CALL("clt_chunk", clt_chunk(t, size, d, &ps, &n));
+        else
+            CALL("clt_unbind", clt_unbind(t, d, &ps, &n));
+        check_pieces(f, st, ps, n, t, d, kind == 2);
+        return;
+    }
+    case 8: {
+        int64_t k = chance(f, 10) ? odd_sizes[pick(f, N_ODD)] : (int64_t)pick(f, 5) - 2;
+        CALL("clt_diag", clt_diag(t, k, op));
+        break;
+    }
+    default: {
+        int d = rand_dim(f, nd);
+        int64_t r = chance(f, 10) ? -1 : (int64_t)pick(f, 3);
+        if (numel > (1 << 18))
+            r = 1;
+        CALL("clt_repeat_interleave",
+             clt_repeat_interleave(t, r, chance(f, 30) ? NULL : &d, op));
+        break;
+    }
+    }
+    if (!result(f, st, op, out))
+        return;
+    if (!t)
+        die(f, "succeeded on a NULL tensor");
+    keep_result(f, out, wnd, want, clt_tensor_dtype(t), clt_tensor_device(t));
+}
+
 /* ---- the driver ---------------------------------------------------------------------------------- */
 
 typedef void (*op_fn)(fz *);
@@ -3738,6 +3901,7 @@ static struct {
     {"data", op_data, 2},      {"cumulative", op_cumulative, 3}, {"sort", op_sort, 2},
     {"norm", op_norm, 2},      {"nn2", op_nn2, 3},
     {"zipfile", op_zipfile, 2},
+    {"shape", op_shape, 4},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

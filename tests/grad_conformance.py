@@ -736,5 +736,153 @@ for sa, sb in (((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (2, 3)), ((2, 3, 3)
     case("linalg.solve %s %s" % (sa, sb), torch.linalg.solve,
          lambda x, y: call("clt_linalg_solve", x, y), [_wc(sa), rng.standard_normal(sb)])
 
+# ---- shapeops: splits, diagonals, flips, rolls, repeats, pads -----------------------
+proto("clt_grad_fn_name", [P], C.c_char_p)
+PPP_, SZP_, IP_ = C.POINTER(PP), C.POINTER(C.c_size_t), C.POINTER(C.c_int)
+for n_, a_ in (("clt_split", [P, C.c_int64, C.c_int, PPP_, SZP_]),
+               ("clt_split_sizes", [P, I64P, C.c_size_t, C.c_int, PPP_, SZP_]),
+               ("clt_chunk", [P, C.c_int64, C.c_int, PPP_, SZP_]),
+               ("clt_unbind", [P, C.c_int, PPP_, SZP_]),
+               ("clt_meshgrid", [PP, C.c_size_t, C.c_int, PPP_, SZP_]),
+               ("clt_diagonal", [P, C.c_int64, C.c_int, C.c_int, PP]),
+               ("clt_flip", [P, IP_, C.c_int, PP]),
+               ("clt_roll", [P, I64P, IP_, C.c_int, PP]),
+               ("clt_repeat", [P, I64P, C.c_int, PP]),
+               ("clt_tile", [P, I64P, C.c_int, PP]),
+               ("clt_repeat_interleave", [P, C.c_int64, IP_, PP]),
+               ("clt_repeat_interleave_tensor", [P, P, IP_, PP]),
+               ("clt_tril", [P, C.c_int64, PP]), ("clt_triu", [P, C.c_int64, PP]),
+               ("clt_diag", [P, C.c_int64, PP]), ("clt_trace", [P, PP]),
+               ("clt_pad", [P, I64P, C.c_int, C.c_int, C.c_double, PP]),
+               ("clt_cat", [PP, C.c_size_t, C.c_int, PP]),
+               ("clt_stack", [PP, C.c_size_t, C.c_int, PP])):
+    proto(n_, a_)
+shape_names = []
+
+
+def _i64(*v):
+    return (C.c_int64 * max(1, len(v)))(*v)
+
+
+def _ints(*v):
+    return (C.c_int * max(1, len(v)))(*v)
+
+
+def named(name, tfn, cfn, inputs, wrt=None):
+    """case() plus the node's name: cfn's result must carry torch's."""
+    def c2(*cx):
+        y = cfn(*cx)
+        shape_names.append((name, L.clt_grad_fn_name(y)))
+        return y
+    def t2(*tx):
+        y = tfn(*tx)
+        shape_names.append((name, y.grad_fn.name().encode() if y.grad_fn else None))
+        return y
+    case(name, t2, c2, inputs, wrt)
+
+
+def pieces(fname, join, dim, *args):
+    """The pieces of a clt_split-like call joined again (cat or stack)."""
+    def run(x):
+        arr, n = PP(), C.c_size_t()
+        st = getattr(L, fname)(x, *args, C.byref(arr), C.byref(n))
+        if st != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+        ps = [arr[i] for i in range(n.value)]
+        shape_names.append((fname, L.clt_grad_fn_name(ps[0]) if ps else None))
+        out = call("clt_" + join, (P * len(ps))(*ps), len(ps), dim)
+        L.clt_free(arr)
+        return out
+    return run
+
+
+xs = np.random.default_rng(7).standard_normal((4, 6, 5))
+m45 = np.random.default_rng(8).standard_normal((4, 5))
+for sz in (2, 4, 6):
+    case("split %d" % sz, lambda t, sz=sz: torch.cat(torch.split(t, sz, 1)[::-1][::-1], 1),
+         pieces("clt_split", "cat", 1, sz, 1), [xs])
+case("split_sizes", lambda t: torch.cat(torch.split(t, [1, 0, 5], 1), 1),
+     pieces("clt_split_sizes", "cat", 1, _i64(1, 0, 5), 3, 1), [xs])
+case("chunk", lambda t: torch.cat(torch.chunk(t, 3, -1), -1),
+     pieces("clt_chunk", "cat", -1, 3, -1), [xs])
+case("unbind", lambda t: torch.stack(torch.unbind(t, 2), 2),
+     pieces("clt_unbind", "stack", 2, 2), [xs])
+
+
+def first_piece(fname, *args):
+    """Only the second piece: the others get no gradient."""
+    def run(x):
+        arr, n = PP(), C.c_size_t()
+        assert getattr(L, fname)(x, *args, C.byref(arr), C.byref(n)) == 0, L.clt_last_error()
+        y = arr[1]
+        for i in range(n.value):
+            if i != 1:
+                L.clt_tensor_free(arr[i])
+        L.clt_free(arr)
+        return y
+    return run
+
+
+named("split piece", lambda t: torch.split(t, 2, 1)[1], first_piece("clt_split", 2, 1), [xs])
+named("split_sizes piece", lambda t: torch.split(t, [2, 4], 1)[1],
+      first_piece("clt_split_sizes", _i64(2, 4), 2, 1), [xs])
+named("chunk piece", lambda t: torch.chunk(t, 2, 0)[1], first_piece("clt_chunk", 2, 0), [xs])
+named("unbind piece", lambda t: torch.unbind(t, 1)[1], first_piece("clt_unbind", 1), [xs])
+for off, d1, d2 in ((0, 0, 1), (2, 1, 2), (-1, 2, 0)):
+    named("diagonal %d %d %d" % (off, d1, d2), lambda t, a=off, b=d1, c=d2: torch.diagonal(t, a, b, c),
+          lambda x, a=off, b=d1, c=d2: call("clt_diagonal", x, a, b, c), [xs])
+for dims in ((0,), (1, 2), (-1, 0, 1)):
+    named("flip %s" % (dims,), lambda t, d=dims: torch.flip(t, d),
+          lambda x, d=dims: call("clt_flip", x, _ints(*d), len(d)), [xs])
+for sh, dims in (((1,), (0,)), ((-2, 7), (1, 2)), ((3, 1), (1, 1))):
+    named("roll %s %s" % (sh, dims), lambda t, s_=sh, d=dims: torch.roll(t, s_, d),
+          lambda x, s_=sh, d=dims: call("clt_roll", x, _i64(*s_), _ints(*d), len(d)), [xs])
+named("roll flat", lambda t: torch.roll(t, -7), lambda x: call("clt_roll", x, _i64(-7), None, 0),
+      [xs])
+for reps in ((2, 1, 1), (1, 3, 2), (2, 1, 1, 2), (1, 0, 1)):
+    named("repeat %s" % (reps,), lambda t, r=reps: t.repeat(*r),
+          lambda x, r=reps: call("clt_repeat", x, _i64(*r), len(r)), [xs])
+named("tile", lambda t: torch.tile(t, (2, 3)), lambda x: call("clt_tile", x, _i64(2, 3), 2), [xs])
+for r, dim in ((2, 0), (3, -1), (2, None)):
+    named("repeat_interleave %d %s" % (r, dim), lambda t, r=r, d=dim: torch.repeat_interleave(t, r, d),
+          lambda x, r=r, d=dim: call("clt_repeat_interleave", x, r,
+                                     None if d is None else C.byref(C.c_int(d))), [m45])
+named("repeat_interleave tensor", lambda t, r: torch.repeat_interleave(t, r, 1),
+      lambda x, q: call("clt_repeat_interleave_tensor", x, q, C.byref(C.c_int(1))),
+      [m45, np.array([2, 0, 1, 3, 1], dtype=np.int64)], wrt=[0])
+for k in (0, 1, -2):
+    named("tril %d" % k, lambda t, k=k: torch.tril(t, k), lambda x, k=k: call("clt_tril", x, k), [xs])
+    named("triu %d" % k, lambda t, k=k: torch.triu(t, k), lambda x, k=k: call("clt_triu", x, k), [xs])
+    named("diag 2-d %d" % k, lambda t, k=k: torch.diag(t, k), lambda x, k=k: call("clt_diag", x, k),
+          [m45])
+    named("diag 1-d %d" % k, lambda t, k=k: torch.diag(t, k), lambda x, k=k: call("clt_diag", x, k),
+          [m45[0]])
+named("trace", torch.trace, lambda x: call("clt_trace", x), [m45])
+F_ = torch.nn.functional
+x4 = np.random.default_rng(9).standard_normal((2, 3, 4, 5))
+x5 = np.random.default_rng(10).standard_normal((1, 2, 3, 4, 5))
+for mname, mode in (("constant", 0), ("reflect", 1), ("replicate", 2), ("circular", 3)):
+    for xin, pad in ((xs, (2, 1)), (x4, (1, 2, 2, 1)), (x5, (1, 1, 2, 0, 1, 2)), (xs, (-1, 2)),
+                     (x4, (3, -1, 0, 2)), (xs, (1, 1, -2, 1, 1, 0))):
+        if mode == 3 and len(pad) != 2 * (xin.ndim - 2):
+            continue
+        if mode in (1, 2) and len(pad) // 2 not in (xin.ndim - 1, xin.ndim - 2):
+            continue
+        named("pad %s %s %s" % (mname, xin.shape, pad),
+              lambda t, p_=pad, m_=mname: F_.pad(t, p_, mode=m_),
+              lambda x, p_=pad, md=mode: call("clt_pad", x, _i64(*p_), len(p_), md, 0.0), [xin])
+# Each named case appended its torch name then cltensor's (or the pieces' one).
+pairs = {}
+for nm, got in shape_names:
+    pairs.setdefault(nm, []).append(got)
+for nm, gs in pairs.items():
+    if nm.startswith("clt_"):
+        continue
+    if len(gs) != 2 or gs[0] != gs[1]:
+        failed += 1
+        print("FAIL %s: node names torch %s, cltensor %s" % (nm, gs[0], gs[1:]))
+    else:
+        passed += 1
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

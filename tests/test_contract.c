@@ -63,6 +63,8 @@ enum {
 
 static const int64_t sh23[2] = {2, 3}, sh5[1] = {5}, sh53[2] = {5, 3}, k22[2] = {2, 2};
 static const int perm00[2] = {0, 0};
+static const int64_t neg1[1] = {-1}; /* shape ops */
+static const int dim7[1] = {7};
 static const float host6[6] = {1, 2, 3, 4, 5, 6};
 static char small_buf[1];
 static const double big = 1e30;
@@ -415,7 +417,30 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_linalg_solve, T, clt_linalg_solve(f->f, f->f, &o->t))                              \
     X(clt_linalg_det, T, clt_linalg_det(f->i32, &o->t))                                      \
     X(clt_linalg_slogdet, T | T2, clt_linalg_slogdet(f->f, &o->t, &o->t2))                   \
-    X(clt_linalg_cholesky, T, clt_linalg_cholesky(NULL, 0, &o->t))
+    X(clt_linalg_cholesky, T, clt_linalg_cholesky(NULL, 0, &o->t))                           \
+    /* shape ops (view.h, tensor.h, reduce.h) */                                             \
+    X(clt_split, LIST | N, clt_split(f->f, -1, 0, &o->list, &o->n))                          \
+    X(clt_split_sizes, LIST | N, clt_split_sizes(f->f, sh5, 1, 0, &o->list, &o->n))          \
+    X(clt_chunk, LIST | N, clt_chunk(f->f, 0, 0, &o->list, &o->n))                           \
+    X(clt_unbind, LIST | N, clt_unbind(f->f, 5, &o->list, &o->n))                            \
+    X(clt_meshgrid, LIST | N, clt_meshgrid(f->cpair, 2, CLT_MESHGRID_IJ, &o->list, &o->n))   \
+    X(clt_diagonal, T, clt_diagonal(f->f, 0, 0, 0, &o->t))                                   \
+    X(clt_flip, T, clt_flip(f->f, perm00, 2, &o->t))                                         \
+    X(clt_roll, T, clt_roll(f->f, neg1, dim7, 1, &o->t))                                     \
+    X(clt_repeat, T, clt_repeat(f->f, sh5, 1, &o->t))                                        \
+    X(clt_tile, T, clt_tile(f->f, neg1, 1, &o->t))                                           \
+    X(clt_repeat_interleave, T, clt_repeat_interleave(f->f, -1, NULL, &o->t))                \
+    X(clt_repeat_interleave_tensor, T, clt_repeat_interleave_tensor(f->f, f->f, NULL, &o->t)) \
+    X(clt_tril, T, clt_tril(f->e, 0, &o->t))                                                 \
+    X(clt_triu, T, clt_triu(f->e, 0, &o->t))                                                 \
+    X(clt_diag, T, clt_diag(f->e, INT64_MIN, &o->t))                                         \
+    X(clt_trace, T, clt_trace(f->e, &o->t))                                                  \
+    X(clt_pad, T, clt_pad(f->f, sh23, 1, CLT_PAD_CONSTANT, 0, &o->t))                        \
+    X(clt_linspace, T, clt_linspace(f->dev, CLT_FLOAT32, 0, 1, -1, &o->t))                   \
+    X(clt_logspace, T, clt_logspace(f->dev, CLT_FLOAT32, 0, 1, -1, 10, &o->t))               \
+    X(clt_eye, T, clt_eye(f->dev, CLT_FLOAT32, -1, 2, &o->t))                                \
+    X(clt_tril_indices, T, clt_tril_indices(f->dev, -1, 2, 0, &o->t))                        \
+    X(clt_triu_indices, T, clt_triu_indices(f->dev, -1, 2, 0, &o->t))
 
 static int small_int[1];
 

@@ -45,6 +45,11 @@ extern "C" {
 
 /* Sum of all elements (0-dim).  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_sum(const clt_tensor *a, clt_tensor **out);
+
+/* Like torch.trace(t): the sum of the main diagonal of the 2-D t, as
+ * clt_sum of it (integers give int64).  TraceBackward0.  New tensor. */
+CLT_API clt_status clt_trace(const clt_tensor *t, clt_tensor **out);
+
 /* Sum along dim.  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_sum_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
 

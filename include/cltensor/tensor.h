@@ -79,6 +79,51 @@ CLT_API clt_status clt_full_like(const clt_tensor *t, double value, clt_tensor *
 CLT_API clt_status clt_arange(clt_device *dev, clt_dtype dtype, double start, double end,
                               double step, clt_tensor **out);
 
+/* Like torch.linspace(start, end, steps): steps values from start to end,
+ * evenly spaced, computed as PyTorch's scalar kernel does: the first half
+ * as start + i * step, the second as end - (steps - 1 - i) * step, in the
+ * dtype for floating dtypes; for integer dtypes start and end truncated,
+ * then those values in double (float on a device without fp64), truncated.
+ * (torch 1.13's vectorised integer kernel steps by a truncated step within
+ * each vector, so its values differ from these where the step is not
+ * whole.)  steps >= 0; floating and integer dtypes (not bool).  New
+ * tensor. */
+CLT_API clt_status clt_linspace(clt_device *dev, clt_dtype dtype, double start, double end,
+                                int64_t steps, clt_tensor **out);
+
+/* Like torch.logspace(start, end, steps, base): base raised to
+ * clt_linspace's values.  New tensor. */
+CLT_API clt_status clt_logspace(clt_device *dev, clt_dtype dtype, double start, double end,
+                                int64_t steps, double base, clt_tensor **out);
+
+/* Like torch.eye(n, m): an n x m matrix of zeros with ones on the main
+ * diagonal (pass m = n for a square one); n, m >= 0; any dtype.  New
+ * tensor. */
+CLT_API clt_status clt_eye(clt_device *dev, clt_dtype dtype, int64_t n, int64_t m,
+                           clt_tensor **out);
+
+/* Like torch.tril_indices(row, col, offset) and torch.triu_indices: the
+ * int64 [2, count] coordinates (row-major order) of the lower (upper)
+ * triangle of a row x col matrix from diagonal `offset`.  row, col >= 0.
+ * New tensor. */
+CLT_API clt_status clt_tril_indices(clt_device *dev, int64_t row, int64_t col, int64_t offset,
+                                    clt_tensor **out);
+CLT_API clt_status clt_triu_indices(clt_device *dev, int64_t row, int64_t col, int64_t offset,
+                                    clt_tensor **out);
+
+/* torch.meshgrid's indexing. */
+typedef enum clt_meshgrid_indexing { CLT_MESHGRID_IJ = 0, CLT_MESHGRID_XY = 1 } clt_meshgrid_indexing;
+
+/* Like torch.meshgrid(*ts, indexing=...): n grids from the n 1-D (or 0-d)
+ * tensors, all of one dtype and device, each of shape [len(ts[0]), ...,
+ * len(ts[n-1])] (ij) or with the first two swapped (xy); grid i holds ts[i]
+ * along its dimension.  The grids are expanded views of the inputs (no
+ * copy), differentiable.  *outs is a new array of *n new tensors: release
+ * each with clt_tensor_free and the array with clt_free; on failure *outs
+ * is NULL and *n 0. */
+CLT_API clt_status clt_meshgrid(const clt_tensor *const *ts, size_t n,
+                                clt_meshgrid_indexing indexing, clt_tensor ***outs, size_t *nout);
+
 /* Adds a reference to the handle t and returns t (NULL gives NULL).  Each
  * reference is released with clt_tensor_free; the handle goes with its
  * last reference.  Every function that hands out a tensor hands out one

@@ -39,7 +39,7 @@ struct clt__node {
     bool released; /* a backward pass without retain_graph freed them */
     /* What the formula needs besides tensors. */
     double s[2];
-    int64_t i[CLT_MAX_DIMS + 2];
+    int64_t i[2 * CLT_MAX_DIMS + 2];
     /* Backward-pass state. */
     uint64_t pass;
     int deps;

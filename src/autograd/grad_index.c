@@ -146,7 +146,13 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
 clt_status clt_index_select(const clt_tensor *t, int dim, const clt_tensor *index,
                             clt_tensor **out)
 {
-    clt_status st = clt__index_select(t, dim, index, out, "clt_index_select");
+    return clt__index_select_rec("clt_index_select", t, dim, index, out);
+}
+
+clt_status clt__index_select_rec(const char *fn, const clt_tensor *t, int dim,
+                                 const clt_tensor *index, clt_tensor **out)
+{
+    clt_status st = clt__index_select(t, dim, index, out, fn);
     return record(st, out, "IndexSelectBackward0", bw_index_select, 1, &t, index, dim, 1);
 }
 

@@ -347,3 +347,98 @@ clt_status clt_stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor 
 {
     return join(true, ts, n, dim, out);
 }
+
+/* ---- splits and diagonals ---------------------------------------------------- */
+
+/* Each piece gets a node of its own, a narrow of t along dim d named
+ * `name`: its gradient is g padded with zeros to t's shape.  On failure
+ * every piece is released and nothing is handed out. */
+static clt_status record_pieces(clt_status st, const clt_tensor *t, int dim, const char *name,
+                                clt__backward_fn bw, clt_tensor ***outs, size_t *n_)
+{
+    if (st != CLT_OK)
+        return st;
+    clt_tensor **arr = *outs;
+    size_t k = *n_;
+    int d = wrap(dim, t->ndim);
+    int64_t at = 0;
+    for (size_t p = 0; p < k && st == CLT_OK; p++) {
+        clt__node *n = NULL;
+        /* An unbound slice lacks the dim: its place is its index. */
+        int64_t len = bw == bw_slice ? arr[p]->shape[d] : 1;
+        st = one(CLT_OK, &arr[p], name, bw, t, &n);
+        if (n) {
+            n->i[0] = d;
+            n->i[1] = at;
+            n->i[2] = 1;
+            n->i[3] = len;
+        }
+        at += len;
+    }
+    if (st != CLT_OK) {
+        for (size_t p = 0; p < k; p++)
+            clt_tensor_free(arr[p]);
+        free(arr);
+        *outs = NULL;
+        *n_ = 0;
+    }
+    return st;
+}
+
+/* The slice's gradient with its dim put back (i[0]). */
+static clt_status bw_unbind(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_tensor *u = NULL;
+    clt_status st = clt__unsqueeze(g, (int)n->i[0], &u, "clt_backward");
+    if (st == CLT_OK)
+        st = bw_slice(n, u, gin);
+    clt_tensor_free(u);
+    return st;
+}
+
+clt_status clt_split(const clt_tensor *t, int64_t split_size, int dim, clt_tensor ***outs,
+                     size_t *n)
+{
+    clt_status st = clt__split(t, split_size, dim, false, outs, n, "clt_split");
+    return record_pieces(st, t, dim, "SplitBackward0", bw_slice, outs, n);
+}
+
+clt_status clt_chunk(const clt_tensor *t, int64_t chunks, int dim, clt_tensor ***outs, size_t *n)
+{
+    clt_status st = clt__split(t, chunks, dim, true, outs, n, "clt_chunk");
+    return record_pieces(st, t, dim, "SplitBackward0", bw_slice, outs, n);
+}
+
+clt_status clt_split_sizes(const clt_tensor *t, const int64_t *sizes, size_t k, int dim,
+                           clt_tensor ***outs, size_t *n)
+{
+    clt_status st = clt__split_sizes(t, sizes, k, dim, outs, n, "clt_split_sizes");
+    return record_pieces(st, t, dim, "SplitWithSizesBackward0", bw_slice, outs, n);
+}
+
+clt_status clt_unbind(const clt_tensor *t, int dim, clt_tensor ***outs, size_t *n)
+{
+    clt_status st = clt__unbind(t, dim, outs, n, "clt_unbind");
+    return record_pieces(st, t, dim, "UnbindBackward0", bw_unbind, outs, n);
+}
+
+/* i[0] offset, i[1] and i[2] the dims: g written into zeros' diagonal. */
+static clt_status bw_diagonal(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__diagonal_scatter(g, n->in[0].ndim, n->in[0].shape, n->i[0], (int)n->i[1],
+                                 (int)n->i[2], &gin[0], "clt_backward");
+}
+
+clt_status clt_diagonal(const clt_tensor *t, int64_t offset, int dim1, int dim2,
+                        clt_tensor **out)
+{
+    clt__node *n = NULL;
+    clt_status st = one(clt__diagonal(t, offset, dim1, dim2, out, "clt_diagonal"), out,
+                        "DiagonalBackward0", bw_diagonal, t, &n);
+    if (n) {
+        n->i[0] = offset;
+        n->i[1] = wrap(dim1, t->ndim);
+        n->i[2] = wrap(dim2, t->ndim);
+    }
+    return st;
+}

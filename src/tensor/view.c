@@ -608,3 +608,201 @@ done:
     free(u);
     return finish(st);
 }
+
+/* ---- splits and diagonals ------------------------------------------------------ */
+
+/* The views of t along dim d (wrapped) of the k sizes, into a new array
+ * *outs of k handles (k may be 0).  On failure nothing is handed out. */
+static clt_status split_views(const clt_tensor *t, int d, const int64_t *sizes, size_t k,
+                              clt_tensor ***outs, size_t *n, const char *fn)
+{
+    clt_tensor **arr = clt__calloc(k ? k : 1, sizeof *arr);
+    if (arr == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    clt_status st = CLT_OK;
+    int64_t at = 0;
+    for (size_t i = 0; i < k; i++) {
+        CLT__TRY(clt__narrow(t, d, at, sizes[i], &arr[i], fn));
+        at += sizes[i];
+    }
+    *outs = arr;
+    *n = k;
+    return clt__ok();
+done:
+    for (size_t i = 0; i < k; i++)
+        clt_tensor_free(arr[i]);
+    free(arr);
+    return st;
+}
+
+/* The dim of split and chunk: not for 0-d tensors, as PyTorch. */
+static clt_status split_dim(const clt_tensor *t, int dim, int *d, const char *fn, const char *what)
+{
+    if (t->ndim == 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s expects at least a 1-dimensional tensor",
+                          fn, what);
+    return clt__wrap_dim(dim, t->ndim, d, fn);
+}
+
+/* Both outs cleared first, whichever of them is NULL. */
+#define SPLIT_ARGS(fn)                                                       \
+    if (outs)                                                                \
+        *outs = NULL;                                                        \
+    if (n)                                                                   \
+        *n = 0;                                                              \
+    CLT__REQUIRE_ARG(outs, fn);                                              \
+    CLT__REQUIRE_ARG(n, fn);                                                 \
+    CLT__REQUIRE_ARG(t, fn)
+
+clt_status clt__split_sizes(const clt_tensor *t, const int64_t *sizes, size_t k, int dim,
+                            clt_tensor ***outs, size_t *n, const char *fn)
+{
+    SPLIT_ARGS(fn);
+    int d = 0;
+    clt_status st = split_dim(t, dim, &d, fn, "split_with_sizes");
+    if (st != CLT_OK)
+        return st;
+    if (k > 0 && sizes == NULL)
+        return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: argument 'sizes' is NULL for %zu sizes", fn,
+                          k);
+    int64_t sum = 0;
+    bool over = false;
+    for (size_t i = 0; i < k; i++) {
+        if (sizes[i] < 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: split_with_sizes expects split_sizes have only non-negative "
+                              "entries, but got split_sizes[%zu] = %lld",
+                              fn, i, (long long)sizes[i]);
+        over = over || __builtin_add_overflow(sum, sizes[i], &sum);
+    }
+    if (over || sum != t->shape[d])
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: split_with_sizes expects split_sizes to sum exactly to %lld (input "
+                          "tensor's size at dimension %d), but got %zu sizes summing to %s%lld",
+                          fn, (long long)t->shape[d], d, k, over ? "more than " : "",
+                          (long long)(over ? INT64_MAX : sum));
+    return finish(split_views(t, d, sizes, k, outs, n, fn));
+}
+
+/* split (chunks false: pieces of `size`) or chunk (chunks true: `size`
+ * pieces at most). */
+clt_status clt__split(const clt_tensor *t, int64_t size, int dim, bool chunks, clt_tensor ***outs,
+                      size_t *n, const char *fn)
+{
+    SPLIT_ARGS(fn);
+    int d = 0;
+    clt_status st = split_dim(t, dim, &d, fn, chunks ? "chunk" : "split");
+    if (st != CLT_OK)
+        return st;
+    int64_t len = t->shape[d];
+    if (chunks && size <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: chunk expects `chunks` to be greater than 0, got: %lld", fn,
+                          (long long)size);
+    if (!chunks && (size < 0 || (size == 0 && len != 0)))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: split expects split_size be non-negative, but got split_size=%lld"
+                          "%s",
+                          fn, (long long)size,
+                          size == 0 ? " (split_size can only be 0 if dimension size is 0)" : "");
+    int64_t piece = chunks ? len / size + (len % size != 0) : size;
+    /* PyTorch: max(ceil(len / piece), 1) pieces; for an empty dimension one
+     * empty piece (split) or `chunks` of them (chunk). */
+    int64_t count = piece == 0 ? (chunks ? size : 1) : len / piece + (len % piece != 0);
+    if (count < 1)
+        count = 1;
+    if ((uint64_t)count > SIZE_MAX / sizeof(int64_t))
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: %lld pieces do not fit host memory", fn,
+                          (long long)count);
+    int64_t *sizes = clt__malloc((size_t)count * sizeof *sizes);
+    if (sizes == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    for (int64_t i = 0; i < count; i++)
+        sizes[i] = piece == 0 ? 0 : (i + 1 < count ? piece : len - piece * i);
+    st = split_views(t, d, sizes, (size_t)count, outs, n, fn);
+    free(sizes);
+    return finish(st);
+}
+
+clt_status clt__unbind(const clt_tensor *t, int dim, clt_tensor ***outs, size_t *n,
+                       const char *fn)
+{
+    SPLIT_ARGS(fn);
+    int d = 0;
+    if (t->ndim == 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: Dimension specified as %d but tensor has "
+                          "no dimensions", fn, dim);
+    clt_status st = clt__wrap_dim(dim, t->ndim, &d, fn);
+    if (st != CLT_OK)
+        return st;
+    int64_t count = t->shape[d];
+    if ((uint64_t)count > SIZE_MAX / sizeof(clt_tensor *))
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: %lld slices do not fit host memory", fn,
+                          (long long)count);
+    clt_tensor **arr = clt__calloc(count ? (size_t)count : 1, sizeof *arr);
+    if (arr == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    int64_t shape[CLT_MAX_DIMS], strides[CLT_MAX_DIMS];
+    int m = 0;
+    for (int i = 0; i < t->ndim; i++) {
+        if (i == d)
+            continue;
+        shape[m] = t->shape[i];
+        strides[m++] = t->strides[i];
+    }
+    for (int64_t i = 0; i < count; i++)
+        CLT__TRY(clt__tensor_view(t, m, shape, strides, t->offset + i * t->strides[d], &arr[i]));
+    *outs = arr;
+    *n = (size_t)count;
+    return clt__ok();
+done:
+    for (int64_t i = 0; i < count; i++)
+        clt_tensor_free(arr[i]);
+    free(arr);
+    return clt__error_in(st, fn);
+}
+
+clt_status clt__diagonal(const clt_tensor *t, int64_t offset, int dim1, int dim2,
+                         clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    if (t->ndim < 2)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: diagonal dimensions requested on a tensor of %d dimensions (it "
+                          "needs at least 2)",
+                          fn, t->ndim);
+    int a = 0, b = 0;
+    clt_status st = clt__wrap_dim(dim1, t->ndim, &a, fn);
+    if (st == CLT_OK)
+        st = clt__wrap_dim(dim2, t->ndim, &b, fn);
+    if (st != CLT_OK)
+        return st;
+    if (a == b)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: diagonal dimensions cannot be identical %d, %d", fn, dim1, dim2);
+    int64_t len, off = t->offset;
+    if (offset >= 0) {
+        len = offset >= t->shape[b] ? 0 : t->shape[b] - offset;
+        len = len < t->shape[a] ? len : t->shape[a];
+        if (len > 0)
+            off += offset * t->strides[b];
+    } else {
+        len = offset <= -t->shape[a] ? 0 : t->shape[a] + offset;
+        len = len < t->shape[b] ? len : t->shape[b];
+        if (len > 0)
+            off -= offset * t->strides[a];
+    }
+    int64_t shape[CLT_MAX_DIMS], strides[CLT_MAX_DIMS];
+    int m = 0;
+    for (int i = 0; i < t->ndim; i++) {
+        if (i == a || i == b)
+            continue;
+        shape[m] = t->shape[i];
+        strides[m++] = t->strides[i];
+    }
+    shape[m] = len;
+    strides[m++] = t->strides[a] + t->strides[b];
+    return finish(clt__tensor_view(t, m, shape, strides, off, out));
+}
