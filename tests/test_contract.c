@@ -380,7 +380,10 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     /* opencl.h */                                                                           \
     X(clt_tensor_cl_buffer, MEM | N, clt_tensor_cl_buffer(NULL, &o->mem, &o->n))             \
     X(clt_tensor_from_cl_buffer, T,                                                          \
-      clt_tensor_from_cl_buffer(f->dev, NULL, 0, CLT_FLOAT32, 2, sh23, &o->t))
+      clt_tensor_from_cl_buffer(f->dev, NULL, 0, CLT_FLOAT32, 2, sh23, &o->t))                 \
+    /* nn.h: scaled dot-product attention */                                                 \
+    X(clt_scaled_dot_product_attention, T,                                                   \
+      clt_scaled_dot_product_attention(f->f, f->f, f->i32, NULL, 0.0, 0, NULL, NULL, &o->t))
 
 static int small_int[1];
 

@@ -561,7 +561,12 @@ CLT_API clt_status clt_multihead_attention_layer(clt_device *dev, int64_t embed_
  * whose every key is hidden gives NaN, and a floating key_padding_mask
  * with a floating attn_mask is refused (with a bool attn_mask its nonzero
  * entries hide, as torch's logical_or).  Dropout (train mode) applies to
- * the attention weights.
+ * the attention weights.  Without weights (need_weights 0) the heads go
+ * through clt_scaled_dot_product_attention's fused kernels (its outputs
+ * within rounding of the composed path's), unless dropout is active or a
+ * floating mask requires grad; a row whose every key is hidden by a
+ * floating attn_mask and a key_padding_mask together then gets NaN
+ * gradients where the composed path's masked_fill gives 0.
  *
  * *out: the attention output in the query's layout.  When need_weights,
  * *weights: the attention weights (after dropout, as PyTorch's), [N, L,

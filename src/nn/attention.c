@@ -89,8 +89,8 @@ static clt_status sdpa_check(const char *fn, const clt_tensor *q, const clt_tens
                           clt_dtype_name(v->dtype));
     if (!clt__dtype_is_float(q->dtype))
         return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
-                          "%s: the query, key and value must be floating point, not %s; "
-                          "convert them with clt_to_dtype",
+                          "%s: the query, key and value must be floating point, not %s "
+                          "(convert them to float32 or float64 first)",
                           fn, clt_dtype_name(q->dtype));
     if (q->ndim < 2 || k->ndim < 2 || v->ndim < 2)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
