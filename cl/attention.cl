@@ -14,20 +14,33 @@
  * its lse -inf (so its p, and dv, NaN), as the composed softmax gives; ds
  * is 0 where a bool mask or causality hides the score (the composed
  * masked_fill passes no gradient there) and NaN through an added -inf.
- * Each work-item takes SD_RB query rows (sdpa_fwd, sdpa_bwd_q) or key rows
- * (sdpa_bwd_kv) of one batch entry, so that every row of the other operand
- * it loads serves SD_RB rows; the host picks SD_RB and SD_BC per device
- * type.  q, k, v and the mask are read through sd_geom (any strides whose
+ * Each work-item takes SD_RB = 4 query rows (sdpa_fwd, sdpa_bwd_q) or key
+ * rows (sdpa_bwd_kv) of one batch entry and meets the other operand's rows
+ * SD_VW at a time, one vector lane each: their dot products are read from
+ * a copy of that operand in panels (kt [Sp / SD_VW, E, SD_VW], vt, qt, gt:
+ * rows padded to a multiple of SD_VW; a block's panel contiguous), so that
+ * each vector loaded serves 4 rows and no lanes are summed across; the exponentials of a block are one vector per
+ * row; each row of v (or k, q, dO) then adds into the item's 4 rows with
+ * their block's weights.  The host picks SD_VW (the SIMD width on CPUs)
+ * and the work-group size per device.  q, k, v and the mask are read through sd_geom (any strides whose
  * batch dims fold into two, the last dim unit-strided except the mask's);
  * out, lse, dO, dq, dk, dv and D are contiguous. */
 
-#ifndef SD_RB
-#define SD_RB 1
+#define SD_RB 4
+#ifndef SD_VW
+#define SD_VW 8
 #endif
-#ifndef SD_BC
-#define SD_BC 16
+#define SD_BC SD_VW
+#define V CAT(T_C, SD_VW)
+#if SD_VW == 16
+#define LOADV(p) CLT_VLOAD16(T, (p))
+#define STOREV(v, p) CLT_VSTORE16(T, (v), (p))
+#else
+#define LOADV(p) CAT(vload, SD_VW)(0, (p))
+#define STOREV(v, p) CAT(vstore, SD_VW)((v), 0, (p))
 #endif
-#define V8 CAT(T_C, 8)
+#define PLOADV(p) CAT(vload, SD_VW)(0, (p))
+#define PSTOREV(v, p) CAT(vstore, SD_VW)((v), 0, (p))
 
 /* Where element (b1, b2, row, col) of an operand is: off + b1 * sb1 +
  * b2 * sb2 + row * srow + col * scol, with batch entry bh = b1 * B2 + b2.
@@ -37,73 +50,130 @@ typedef struct sd_geom {
 } sd_geom;
 
 /* mask_kind: 0 none, 1 bool where true attends (torch's sdpa), 2 bool
- * where true is masked (MultiheadAttention's), 3 added to the scores.
- * Must match sd_shape in src/ops/attention.c. */
+ * where true is masked (MultiheadAttention's), 3 added to the scores; Sp
+ * and Lp the padded rows of the transposed copies.  Must match sd_shape in
+ * src/ops/attention.c. */
 typedef struct sd_shape {
     sd_geom q, k, v, m;
-    long B, B2, L, S, E, Ev, mask_kind, causal;
+    long B, B2, L, S, E, Ev, mask_kind, causal, Sp, Lp;
 } sd_shape;
 
 #define SD_AT(G, g, bh, r, c)                                                 \
     ((G).g.off + ((bh) / (G).B2) * (G).g.sb1 + ((bh) % (G).B2) * (G).g.sb2 + \
      (long)(r) * (G).g.srow + (long)(c) * (G).g.scol)
 
+#if SD_VW == 16
+#define SD_FOLD(f, v) CAT(T_C, 8) w8_ = f((v).lo, (v).hi); CAT(T_C, 4) w4_ = f(w8_.lo, w8_.hi)
+#elif SD_VW == 8
+#define SD_FOLD(f, v) CAT(T_C, 4) w4_ = f((v).lo, (v).hi)
+#else
+#define SD_FOLD(f, v) CAT(T_C, 4) w4_ = (v)
+#endif
+#define SD_ADD(a, b) ((a) + (b))
+
+inline T_C sd_hsum(V v)
+{
+    SD_FOLD(SD_ADD, v);
+    CAT(T_C, 2) w2_ = w4_.lo + w4_.hi;
+    return w2_.lo + w2_.hi;
+}
+
+inline T_C sd_hmax(V v)
+{
+    SD_FOLD(fmax, v);
+    CAT(T_C, 2) w2_ = fmax(w4_.lo, w4_.hi);
+    return fmax(w2_.lo, w2_.hi);
+}
+
 inline T_C sd_dot(__global const T *a, __global const T *b, long n)
 {
-    V8 acc = (V8)(0);
+    V acc = (V)(0);
     long e = 0;
-    for (; e + 8 <= n; e += 8)
-        acc = fma(vload8(0, a + e), vload8(0, b + e), acc);
-    T_C s = ((acc.s0 + acc.s4) + (acc.s1 + acc.s5)) + ((acc.s2 + acc.s6) + (acc.s3 + acc.s7));
+    for (; e + SD_VW <= n; e += SD_VW)
+        acc = fma(LOADV(a + e), LOADV(b + e), acc);
+    T_C s = sd_hsum(acc);
     for (; e < n; e++)
         s = fma(a[e], b[e], s);
     return s;
 }
 
-/* The scaled score of query row i and key j of batch entry bh, masked;
- * hid_ true where a bool mask or causality hides it (-inf). */
-#define SD_SCORE(out_, hid_, G, bh, qi, kj, i, j)                             \
+/* s[r] = a[r] . the SD_VW rows of panel bt, for the SD_RB rows a (n
+ * elements): lane c the dot product with row c (bt holds element e of its
+ * rows at bt[e * SD_VW + c]). */
+inline void sd_scores(V s[SD_RB], __global const T *a[SD_RB], __global const T *bt, long n)
+{
+    V s0 = (V)(0), s1 = (V)(0), s2 = (V)(0), s3 = (V)(0);
+    __global const T *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
+    for (long e = 0; e < n; e++) {
+        V b = LOADV(bt + e * SD_VW);
+        s0 = fma((V)(a0[e]), b, s0);
+        s1 = fma((V)(a1[e]), b, s1);
+        s2 = fma((V)(a2[e]), b, s2);
+        s3 = fma((V)(a3[e]), b, s3);
+    }
+    s[0] = s0;
+    s[1] = s1;
+    s[2] = s2;
+    s[3] = s3;
+}
+
+/* Score s_ (scaled) of query i and key j of batch entry bh with the mask
+ * applied: hid_ set where a bool mask or causality hides it. */
+#define SD_MASK(s_, hid_, G, bh, i, j)                                        \
     do {                                                                      \
-        T_C s_ = sd_dot(qi, kj, (G).E) * scale;                               \
-        hid_ = false;                                                         \
         if ((G).causal && (j) > (i))                                          \
             hid_ = true;                                                      \
         else if ((G).mask_kind == 1 || (G).mask_kind == 2)                    \
             hid_ = (mb[SD_AT(G, m, bh, i, j)] != 0) != ((G).mask_kind == 1);  \
         else if ((G).mask_kind == 3)                                          \
             s_ += mf[SD_AT(G, m, bh, i, j)];                                  \
-        out_ = hid_ ? -INFINITY : s_;                                         \
     } while (0)
 
-/* dst[r] (rows of n elements, for r < nr) = dst[r] * keep[r] + sum over
- * jj < jn of w[r][jj] * src(jj), in 8-wide pieces: each src row read once
- * for the nr rows. */
+/* dst[r] (SD_RB = 4 rows of n elements; those from nr on alias row nr - 1
+ * and are not stored) = dst[r] * keep[r] + sum over jj < jn of w[r][jj] *
+ * src(jj), in SD_VW-wide pieces: each src row read once for the 4 rows,
+ * whose sums stay in registers (written out row by row, the loops' bounds
+ * known, so that nothing spills). */
 #define SD_ACCUM(dst, keep, w, src, nr, jn, n)                                \
     do {                                                                      \
         long e_ = 0;                                                          \
-        for (; e_ + 8 <= (n); e_ += 8) {                                      \
-            V8 a_[SD_RB];                                                     \
-            for (int r_ = 0; r_ < (nr); r_++)                                 \
-                a_[r_] = vload8(0, dst[r_] + e_) * keep[r_];                  \
+        for (; e_ + SD_VW <= (n); e_ += SD_VW) {                              \
+            V a0_ = LOADV(dst[0] + e_) * keep[0];                             \
+            V a1_ = LOADV(dst[1] + e_) * keep[1];                             \
+            V a2_ = LOADV(dst[2] + e_) * keep[2];                             \
+            V a3_ = LOADV(dst[3] + e_) * keep[3];                             \
             for (int jj_ = 0; jj_ < (jn); jj_++) {                            \
-                V8 x_ = vload8(0, src(jj_) + e_);                             \
-                for (int r_ = 0; r_ < (nr); r_++)                             \
-                    a_[r_] = fma((V8)(w[r_][jj_]), x_, a_[r_]);               \
+                V x_ = LOADV(src(jj_) + e_);                                  \
+                a0_ = fma((V)(w[0][jj_]), x_, a0_);                           \
+                a1_ = fma((V)(w[1][jj_]), x_, a1_);                           \
+                a2_ = fma((V)(w[2][jj_]), x_, a2_);                           \
+                a3_ = fma((V)(w[3][jj_]), x_, a3_);                           \
             }                                                                 \
-            for (int r_ = 0; r_ < (nr); r_++)                                 \
-                vstore8(a_[r_], 0, dst[r_] + e_);                             \
+            STOREV(a0_, dst[0] + e_);                                         \
+            if ((nr) > 1)                                                     \
+                STOREV(a1_, dst[1] + e_);                                     \
+            if ((nr) > 2)                                                     \
+                STOREV(a2_, dst[2] + e_);                                     \
+            if ((nr) > 3)                                                     \
+                STOREV(a3_, dst[3] + e_);                                     \
         }                                                                     \
         for (; e_ < (n); e_++) {                                              \
-            T_C a_[SD_RB];                                                    \
-            for (int r_ = 0; r_ < (nr); r_++)                                 \
-                a_[r_] = dst[r_][e_] * keep[r_];                              \
+            T_C a0_ = dst[0][e_] * keep[0], a1_ = dst[1][e_] * keep[1];       \
+            T_C a2_ = dst[2][e_] * keep[2], a3_ = dst[3][e_] * keep[3];       \
             for (int jj_ = 0; jj_ < (jn); jj_++) {                            \
                 T_C x_ = src(jj_)[e_];                                        \
-                for (int r_ = 0; r_ < (nr); r_++)                             \
-                    a_[r_] = fma(w[r_][jj_], x_, a_[r_]);                     \
+                a0_ = fma(w[0][jj_], x_, a0_);                                \
+                a1_ = fma(w[1][jj_], x_, a1_);                                \
+                a2_ = fma(w[2][jj_], x_, a2_);                                \
+                a3_ = fma(w[3][jj_], x_, a3_);                                \
             }                                                                 \
-            for (int r_ = 0; r_ < (nr); r_++)                                 \
-                dst[r_][e_] = a_[r_];                                         \
+            dst[0][e_] = a0_;                                                 \
+            if ((nr) > 1)                                                     \
+                dst[1][e_] = a1_;                                             \
+            if ((nr) > 2)                                                     \
+                dst[2][e_] = a2_;                                             \
+            if ((nr) > 3)                                                     \
+                dst[3][e_] = a3_;                                             \
         }                                                                     \
     } while (0)
 
@@ -118,50 +188,57 @@ inline T_C sd_dot(__global const T *a, __global const T *b, long n)
     int nr = (int)min((long)SD_RB, (n) - r0)
 
 CLT_KERNEL(sdpa_fwd)(__global T *out, __global T *lse, __global const T *q,
-                     __global const T *k, __global const T *v, __global const uchar *mb,
+                     __global const T *kt, __global const T *v, __global const uchar *mb,
                      __global const T *mf, sd_shape G, T_C scale)
 {
     SD_ITEM(G, G.L, bh, i0, nr);
     __global const T *qr[SD_RB];
     __global T *orow[SD_RB];
-    T_C m[SD_RB], l[SD_RB], alpha[SD_RB], p[SD_RB][SD_BC];
-    for (int r = 0; r < nr; r++) {
-        qr[r] = q + SD_AT(G, q, bh, i0 + r, 0);
-        orow[r] = out + (bh * G.L + i0 + r) * G.Ev;
+    T_C m[SD_RB], l[SD_RB], alpha[SD_RB], sc[SD_RB][SD_BC];
+    V sv[SD_RB];
+    for (int r = 0; r < SD_RB; r++) { /* rows past the last read the last */
+        int rr = min(r, nr - 1);
+        qr[r] = q + SD_AT(G, q, bh, i0 + rr, 0);
+        orow[r] = out + (bh * G.L + i0 + rr) * G.Ev;
         m[r] = -INFINITY;
         l[r] = 0;
+    }
+    for (int r = 0; r < nr; r++)
         for (long e = 0; e < G.Ev; e++)
             orow[r][e] = 0;
-    }
+    __global const T *ktb = kt + bh * G.E * G.Sp;
     long send = G.causal ? min(G.S, i0 + nr) : G.S;
     for (long j0 = 0; j0 < send; j0 += SD_BC) {
         int jn = (int)min((long)SD_BC, send - j0);
-        for (int r = 0; r < nr; r++) {
-            T_C bm = -INFINITY;
-            for (int jj = 0; jj < jn; jj++) {
-                bool hid;
-                SD_SCORE(p[r][jj], hid, G, bh, qr[r], k + SD_AT(G, k, bh, j0 + jj, 0), i0 + r,
-                         j0 + jj);
-                bm = fmax(bm, p[r][jj]);
+        bool edge = jn < SD_BC || G.mask_kind || G.causal;
+        sd_scores(sv, qr, ktb + j0 * G.E, G.E);
+        for (int r = 0; r < SD_RB; r++) { /* rows past nr: the last one's again */
+            V s = sv[r] * scale;
+            if (edge) {
+                PSTOREV(s, sc[r]);
+                for (int c = 0; c < SD_BC; c++) {
+                    bool hid = c >= jn;
+                    if (!hid)
+                        SD_MASK(sc[r][c], hid, G, bh, i0 + min(r, nr - 1), j0 + c);
+                    if (hid)
+                        sc[r][c] = -INFINITY;
+                }
+                s = PLOADV(sc[r]);
             }
-            T_C mn = fmax(m[r], bm);
+            T_C mn = fmax(m[r], sd_hmax(s));
             if (mn == -INFINITY) { /* every key so far masked: nothing to add */
                 alpha[r] = 1;
-                for (int jj = 0; jj < jn; jj++)
-                    p[r][jj] = 0;
+                PSTOREV((V)(0), sc[r]);
                 continue;
             }
             alpha[r] = exp(m[r] - mn);
-            T_C ps = 0;
-            for (int jj = 0; jj < jn; jj++) {
-                p[r][jj] = exp(p[r][jj] - mn);
-                ps += p[r][jj];
-            }
-            l[r] = l[r] * alpha[r] + ps;
+            V e = exp(s - mn);
+            PSTOREV(e, sc[r]);
+            l[r] = l[r] * alpha[r] + sd_hsum(e);
             m[r] = mn;
         }
 #define SD_VROW(jj) (v + SD_AT(G, v, bh, j0 + (jj), 0))
-        SD_ACCUM(orow, alpha, p, SD_VROW, nr, jn, G.Ev);
+        SD_ACCUM(orow, alpha, sc, SD_VROW, nr, jn, G.Ev);
 #undef SD_VROW
     }
     for (int r = 0; r < nr; r++) {
@@ -176,85 +253,126 @@ CLT_KERNEL(sdpa_fwd)(__global T *out, __global T *lse, __global const T *q,
  * sdpa_bwd_kv reads after). */
 CLT_KERNEL(sdpa_bwd_q)(__global T *dq, __global T *d, __global const T *g,
                        __global const T *o, __global const T *lse, __global const T *q,
-                       __global const T *k, __global const T *v, __global const uchar *mb,
-                       __global const T *mf, sd_shape G, T_C scale)
+                       __global const T *k, __global const T *kt, __global const T *vt,
+                       __global const uchar *mb, __global const T *mf, sd_shape G, T_C scale)
 {
     SD_ITEM(G, G.L, bh, i0, nr);
     __global const T *qr[SD_RB], *gr[SD_RB];
     __global T *dqr[SD_RB];
-    T_C dd[SD_RB], ls[SD_RB], one[SD_RB], ds[SD_RB][SD_BC];
-    for (int r = 0; r < nr; r++) {
-        long row = bh * G.L + i0 + r;
-        qr[r] = q + SD_AT(G, q, bh, i0 + r, 0);
+    T_C dd[SD_RB], ls[SD_RB], one[SD_RB], sc[SD_RB][SD_BC], keep[SD_BC];
+    V sv[SD_RB], dp[SD_RB];
+    for (int r = 0; r < SD_RB; r++) {
+        int rr = min(r, nr - 1);
+        long row = bh * G.L + i0 + rr;
+        qr[r] = q + SD_AT(G, q, bh, i0 + rr, 0);
         gr[r] = g + row * G.Ev;
         dqr[r] = dq + row * G.E;
         dd[r] = sd_dot(gr[r], o + row * G.Ev, G.Ev);
-        d[row] = dd[r];
         ls[r] = lse[row];
         one[r] = 1;
+    }
+    for (int r = 0; r < nr; r++) {
+        d[bh * G.L + i0 + r] = dd[r];
         for (long e = 0; e < G.E; e++)
             dqr[r][e] = 0;
     }
+    __global const T *ktb = kt + bh * G.E * G.Sp, *vtb = vt + bh * G.Ev * G.Sp;
     long send = G.causal ? min(G.S, i0 + nr) : G.S;
     for (long j0 = 0; j0 < send; j0 += SD_BC) {
         int jn = (int)min((long)SD_BC, send - j0);
-        for (int r = 0; r < nr; r++)
-            for (int jj = 0; jj < jn; jj++) {
-                T_C s;
-                bool hid;
-                SD_SCORE(s, hid, G, bh, qr[r], k + SD_AT(G, k, bh, j0 + jj, 0), i0 + r, j0 + jj);
-                T_C pr = exp(s - ls[r]);
-                T_C dp = sd_dot(gr[r], v + SD_AT(G, v, bh, j0 + jj, 0), G.Ev);
-                ds[r][jj] = hid ? 0 : pr * (dp - dd[r]) * scale;
+        bool edge = jn < SD_BC || G.mask_kind || G.causal;
+        sd_scores(sv, qr, ktb + j0 * G.E, G.E);
+        sd_scores(dp, gr, vtb + j0 * G.Ev, G.Ev);
+        for (int r = 0; r < SD_RB; r++) {
+            V s = sv[r] * scale, kv = (V)(1);
+            if (edge) { /* keep 0 where hidden: no gradient, as masked_fill's */
+                PSTOREV(s, sc[r]);
+                for (int c = 0; c < SD_BC; c++) {
+                    bool hid = c >= jn;
+                    if (!hid)
+                        SD_MASK(sc[r][c], hid, G, bh, i0 + min(r, nr - 1), j0 + c);
+                    keep[c] = !hid;
+                }
+                s = PLOADV(sc[r]);
+                kv = PLOADV(keep);
             }
+            V ds = exp(s - ls[r]) * (dp[r] - dd[r]) * scale;
+            PSTOREV(kv != (V)(0) ? ds : (V)(0), sc[r]);
+        }
 #define SD_KROW(jj) (k + SD_AT(G, k, bh, j0 + (jj), 0))
-        SD_ACCUM(dqr, one, ds, SD_KROW, nr, jn, G.E);
+        SD_ACCUM(dqr, one, sc, SD_KROW, nr, jn, G.E);
 #undef SD_KROW
     }
 }
 
-/* dk and dv for SD_RB key rows, over every query row (those at or after the
- * key's when causal). */
+/* dk and dv for SD_RB key rows, over every query row (when causal, from
+ * the block that holds the first key's row on). */
 CLT_KERNEL(sdpa_bwd_kv)(__global T *dk, __global T *dv, __global const T *d,
                         __global const T *g, __global const T *lse, __global const T *q,
-                        __global const T *k, __global const T *v, __global const uchar *mb,
-                        __global const T *mf, sd_shape G, T_C scale)
+                        __global const T *k, __global const T *v, __global const T *qt,
+                        __global const T *gt, __global const uchar *mb, __global const T *mf,
+                        sd_shape G, T_C scale)
 {
     SD_ITEM(G, G.S, bh, j0, nr);
     __global const T *kr[SD_RB], *vr[SD_RB];
     __global T *dkr[SD_RB], *dvr[SD_RB];
-    T_C one[SD_RB], pw[SD_RB][SD_BC], ds[SD_RB][SD_BC];
-    for (int r = 0; r < nr; r++) {
-        long row = bh * G.S + j0 + r;
-        kr[r] = k + SD_AT(G, k, bh, j0 + r, 0);
-        vr[r] = v + SD_AT(G, v, bh, j0 + r, 0);
+    T_C one[SD_RB], pw[SD_RB][SD_BC], sc[SD_RB][SD_BC], li[SD_BC], di[SD_BC], keep[SD_BC],
+        real[SD_BC];
+    V sv[SD_RB], dp[SD_RB];
+    for (int r = 0; r < SD_RB; r++) {
+        int rr = min(r, nr - 1);
+        long row = bh * G.S + j0 + rr;
+        kr[r] = k + SD_AT(G, k, bh, j0 + rr, 0);
+        vr[r] = v + SD_AT(G, v, bh, j0 + rr, 0);
         dkr[r] = dk + row * G.E;
         dvr[r] = dv + row * G.Ev;
         one[r] = 1;
+    }
+    for (int r = 0; r < nr; r++) {
         for (long e = 0; e < G.E; e++)
             dkr[r][e] = 0;
         for (long e = 0; e < G.Ev; e++)
             dvr[r][e] = 0;
     }
-    for (long i1 = G.causal ? j0 : 0; i1 < G.L; i1 += SD_BC) {
+    __global const T *qtb = qt + bh * G.E * G.Lp, *gtb = gt + bh * G.Ev * G.Lp;
+    for (long i1 = G.causal ? j0 / SD_BC * SD_BC : 0; i1 < G.L; i1 += SD_BC) {
         int in = (int)min((long)SD_BC, G.L - i1);
-        for (int ii = 0; ii < in; ii++) {
-            long row = bh * G.L + i1 + ii;
-            __global const T *qi = q + SD_AT(G, q, bh, i1 + ii, 0), *gi = g + row * G.Ev;
-            T_C li = lse[row], di = d[row];
-            for (int r = 0; r < nr; r++) {
-                T_C s;
-                bool hid;
-                SD_SCORE(s, hid, G, bh, qi, kr[r], i1 + ii, j0 + r);
-                T_C pr = exp(s - li);
-                pw[r][ii] = pr;
-                ds[r][ii] = hid ? 0 : pr * (sd_dot(gi, vr[r], G.Ev) - di) * scale;
+        bool edge = in < SD_BC || G.mask_kind || G.causal;
+        for (int c = 0; c < SD_BC; c++) {
+            long row = bh * G.L + i1 + min(c, in - 1);
+            li[c] = lse[row];
+            di[c] = d[row];
+            real[c] = c < in;
+        }
+        V lv = PLOADV(li), dv_ = PLOADV(di), rv = PLOADV(real);
+        sd_scores(sv, kr, qtb + i1 * G.E, G.E);
+        sd_scores(dp, vr, gtb + i1 * G.Ev, G.Ev);
+        for (int r = 0; r < SD_RB; r++) {
+            V s = sv[r] * scale, kv = (V)(1);
+            if (edge) {
+                PSTOREV(s, sc[r]);
+                for (int c = 0; c < SD_BC; c++) {
+                    bool hid = c >= in;
+                    if (!hid)
+                        SD_MASK(sc[r][c], hid, G, bh, i1 + c, j0 + min(r, nr - 1));
+                    if (hid)
+                        sc[r][c] = -INFINITY;
+                    keep[c] = !hid;
+                }
+                s = PLOADV(sc[r]);
+                kv = PLOADV(keep);
             }
+            /* dv's weights: 0 past the last row, NaN in a fully masked one */
+            V p = exp(s - lv);
+            p = rv != (V)(0) ? p : (V)(0);
+            PSTOREV(p, pw[r]);
+            V ds = p * (dp[r] - dv_) * scale;
+            PSTOREV(kv != (V)(0) ? ds : (V)(0), sc[r]);
         }
 #define SD_GROW(ii) (g + (bh * G.L + i1 + (ii)) * G.Ev)
 #define SD_QROW(ii) (q + SD_AT(G, q, bh, i1 + (ii), 0))
         SD_ACCUM(dvr, one, pw, SD_GROW, nr, in, G.Ev);
-        SD_ACCUM(dkr, one, ds, SD_QROW, nr, in, G.E);
+        SD_ACCUM(dkr, one, sc, SD_QROW, nr, in, G.E);
 #undef SD_GROW
 #undef SD_QROW
     }

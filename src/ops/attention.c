@@ -1,8 +1,8 @@
 /* attention.c: the fused scaled dot-product attention of cl/attention.cl
  * and its backward, not recorded (src/autograd/grad_attention.c records
  * it): operands read in place through their strides where their batch
- * dims fold into two, rows per work-item and key blocks chosen per device
- * type. */
+ * dims fold into two; the vector width and work-group size chosen per
+ * device type. */
 #include <math.h>
 
 #include "internal.h"
@@ -14,24 +14,32 @@ typedef struct sd_geom {
 
 typedef struct sd_shape {
     sd_geom q, k, v, m;
-    cl_long B, B2, L, S, E, Ev, mask_kind, causal;
+    cl_long B, B2, L, S, E, Ev, mask_kind, causal, Sp, Lp;
 } sd_shape;
 
-/* Build options for dtype and the device style: on CPUs a work-item takes
- * 4 query rows (each key row it loads serves 4 dot products) and blocks of
- * 32 keys; on GPUs one row, blocks of 16, so that a work-group's items
- * share the keys they read. */
+/* Build options for dtype and the device style: on CPUs vectors as wide as
+ * AVX-512's registers (16 float32 or 8 float64 lanes: narrower units split
+ * them), on GPUs 4 lanes, whose work-items are narrow. */
 static const char *options(clt_dtype dtype, bool gpu, const char *fn)
 {
     static clt__opts_slot slots[2][CLT_DTYPE_COUNT];
     const char *o = clt__opts_cached(&slots[gpu][dtype], "T", dtype, NULL, dtype,
-                                     gpu ? " -DSD_RB=1 -DSD_BC=16" : " -DSD_RB=4 -DSD_BC=32");
+                                     gpu ? " -DSD_VW=4"
+                                         : dtype == CLT_FLOAT64 ? " -DSD_VW=8" : " -DSD_VW=16");
     if (o == NULL)
         clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     return o;
 }
 
-#define SD_RB_CPU 4
+/* Rows per work-item, as SD_RB in the kernels. */
+#define SD_RB 4
+
+/* The kernels' vector width SD_VW, as options() sets it: the rows of the
+ * transposed copies are padded to a multiple of it. */
+static int64_t vector_width(clt_dtype dtype, bool gpu)
+{
+    return gpu ? 4 : dtype == CLT_FLOAT64 ? 8 : 16;
+}
 
 /* t (of nd dims, broadcast to batch shape bs of nb dims and the last two
  * dims r, c) as sd_geom, or false when its leading batch dims do not fold
@@ -97,6 +105,7 @@ typedef struct sd_plan {
     int64_t bs[CLT_MAX_DIMS];
     clt_tensor *copies[4];
     const clt_tensor *q, *k, *v, *m;
+    int64_t vw;
 } sd_plan;
 
 static void plan_free(sd_plan *p)
@@ -126,6 +135,9 @@ static clt_status plan(const char *fn, const clt_tensor *q, const clt_tensor *k,
     G->B2 = p->nb > 0 && p->bs[p->nb - 1] > 0 ? p->bs[p->nb - 1] : 1;
     G->mask_kind = mask ? mask_kind : 0;
     G->causal = causal;
+    p->vw = vector_width(q->dtype, clt__reduce_gpu_style(q->dev));
+    G->Sp = (G->S + p->vw - 1) / p->vw * p->vw;
+    G->Lp = (G->L + p->vw - 1) / p->vw * p->vw;
     CLT__TRY(operand(fn, q, p->nb, p->bs, G->L, G->E, true, &G->q, &p->copies[0]));
     CLT__TRY(operand(fn, k, p->nb, p->bs, G->S, G->E, true, &G->k, &p->copies[1]));
     CLT__TRY(operand(fn, v, p->nb, p->bs, G->S, G->Ev, true, &G->v, &p->copies[2]));
@@ -141,6 +153,42 @@ done:
     return st;
 }
 
+/* t broadcast to [batch..., rows, cols] as a new tensor (*out) of vw-wide
+ * column panels: [B, rp / vw, cols, vw], rows padded with zeros to rp
+ * (a multiple of vw), so that a block of vw rows is one contiguous panel,
+ * read by the kernels a vector of vw rows' elements at a time. */
+static clt_status panels(const char *fn, const sd_plan *p, const clt_tensor *t, int64_t rows,
+                         int64_t cols, int64_t rp, int64_t vw, clt_tensor **out)
+{
+    *out = NULL;
+    int nd = p->nb + 2;
+    int64_t shape[CLT_MAX_DIMS], B = p->G.B;
+    memcpy(shape, p->bs, sizeof(int64_t) * (size_t)p->nb);
+    shape[nd - 2] = rows;
+    shape[nd - 1] = cols;
+    clt_tensor *e = NULL, *e3 = NULL, *pad = NULL, *view = NULL, *pv = NULL, *tr = NULL;
+    clt_status st = CLT_OK;
+    CLT__TRY(clt__expand(t, nd, shape, &e, fn));
+    CLT__TRY(clt__reshape(e, 3, (int64_t[]){B, rows, cols}, &e3, fn));
+    CLT__TRY(clt__temp_new(fn, "a padded operand", t->dev, t->dtype, 3,
+                           (int64_t[]){B, rp, cols}, &pad));
+    if (rp > rows)
+        CLT__TRY(clt__error_in(clt__fill_value(pad, 0.0), fn));
+    CLT__TRY(clt__narrow(pad, 1, 0, rows, &view, fn));
+    CLT__TRY(clt__copy_strided(view, e3, fn));
+    CLT__TRY(clt__reshape(pad, 4, (int64_t[]){B, rp / vw, vw, cols}, &pv, fn));
+    CLT__TRY(clt__transpose(pv, 2, 3, &tr, fn));
+    CLT__TRY(clt__copy_as(fn, tr, t->dtype, out));
+done:
+    clt_tensor_free(e);
+    clt_tensor_free(e3);
+    clt_tensor_free(pad);
+    clt_tensor_free(view);
+    clt_tensor_free(pv);
+    clt_tensor_free(tr);
+    return st;
+}
+
 /* The launch of `kernel` over n rows per batch entry. */
 static clt_status launch(const char *fn, const sd_plan *p, const char *kernel, int64_t n,
                          size_t nargs, const clt__arg *args)
@@ -150,7 +198,7 @@ static clt_status launch(const char *fn, const sd_plan *p, const char *kernel, i
     const char *opts = options(p->q->dtype, gpu, fn);
     if (opts == NULL)
         return clt_last_status();
-    int64_t rb = gpu ? 1 : SD_RB_CPU, items = p->G.B * ((n + rb - 1) / rb);
+    int64_t items = p->G.B * ((n + SD_RB - 1) / SD_RB);
     size_t gws, lws;
     if (gpu) {
         lws = 1;
@@ -181,7 +229,7 @@ clt_status clt__sdpa_forward(const clt_tensor *q, const clt_tensor *k, const clt
 {
     *out = *lse = NULL;
     sd_plan p;
-    clt_tensor *ro = NULL, *rl = NULL;
+    clt_tensor *ro = NULL, *rl = NULL, *kt = NULL;
     clt_status st = plan(fn, q, k, v, mask, mask_kind, causal, &p);
     if (st != CLT_OK)
         return st;
@@ -196,7 +244,8 @@ clt_status clt__sdpa_forward(const clt_tensor *q, const clt_tensor *k, const clt
             CLT__TRY(clt__error_in(clt__fill_value(ro, 0.0), fn));
         CLT__TRY(clt__error_in(clt__fill_value(rl, -INFINITY), fn));
     } else if (rl->numel > 0) {
-        cl_mem mo = clt__mem(ro), ml = clt__mem(rl), mq = clt__mem(p.q), mk = clt__mem(p.k);
+        CLT__TRY(panels(fn, &p, p.k, p.G.S, p.G.E, p.G.Sp, p.vw, &kt));
+        cl_mem mo = clt__mem(ro), ml = clt__mem(rl), mq = clt__mem(p.q), mk = clt__mem(kt);
         cl_mem mv = clt__mem(p.v), mb, mf;
         mask_mems(&p, mq, &mb, &mf);
         cl_double s64 = scale;
@@ -213,6 +262,7 @@ done:
     plan_free(&p);
     clt_tensor_free(ro);
     clt_tensor_free(rl);
+    clt_tensor_free(kt);
     return st;
 }
 
@@ -224,6 +274,7 @@ clt_status clt__sdpa_backward(const clt_tensor *g, const clt_tensor *q, const cl
     *dq = *dk = *dv = NULL;
     sd_plan p;
     clt_tensor *cg = NULL, *rq = NULL, *rk = NULL, *rv = NULL, *rd = NULL;
+    clt_tensor *tt[4] = {NULL, NULL, NULL, NULL}; /* k, v, q and g in panels */
     clt_status st = plan(fn, q, k, v, mask, mask_kind, causal, &p);
     if (st != CLT_OK)
         return st;
@@ -253,21 +304,28 @@ clt_status clt__sdpa_backward(const clt_tensor *g, const clt_tensor *q, const cl
             clt_tensor_free(c);
             CLT__TRY(st);
         }
+        CLT__TRY(panels(fn, &p, p.k, p.G.S, p.G.E, p.G.Sp, p.vw, &tt[0]));
+        CLT__TRY(panels(fn, &p, p.v, p.G.S, p.G.Ev, p.G.Sp, p.vw, &tt[1]));
+        CLT__TRY(panels(fn, &p, p.q, p.G.L, p.G.E, p.G.Lp, p.vw, &tt[2]));
+        CLT__TRY(panels(fn, &p, cg, p.G.L, p.G.Ev, p.G.Lp, p.vw, &tt[3]));
         cl_mem mq = clt__mem(p.q), mk = clt__mem(p.k), mv = clt__mem(p.v), mb, mf;
         cl_mem mg = clt__mem(cg), mo = clt__mem(out), ml = clt__mem(lse), md = clt__mem(rd);
         cl_mem mdq = clt__mem(rq), mdk = clt__mem(rk), mdv = clt__mem(rv);
+        cl_mem mkt = clt__mem(tt[0]), mvt = clt__mem(tt[1]), mqt = clt__mem(tt[2]);
+        cl_mem mgt = clt__mem(tt[3]);
         mask_mems(&p, mq, &mb, &mf);
         cl_double s64 = scale;
         cl_float s32 = (cl_float)scale;
         clt__arg sa = q->dtype == CLT_FLOAT64 ? CLT__ARG(s64) : CLT__ARG(s32);
-        clt__arg qa[] = {CLT__ARG(mdq), CLT__ARG(md), CLT__ARG(mg), CLT__ARG(mo),
-                         CLT__ARG(ml),  CLT__ARG(mq), CLT__ARG(mk), CLT__ARG(mv),
-                         CLT__ARG(mb),  CLT__ARG(mf), CLT__ARG(p.G), sa};
-        CLT__TRY(launch(fn, &p, "sdpa_bwd_q", p.G.L, 12, qa));
+        clt__arg qa[] = {CLT__ARG(mdq), CLT__ARG(md), CLT__ARG(mg),  CLT__ARG(mo),
+                         CLT__ARG(ml),  CLT__ARG(mq), CLT__ARG(mk),  CLT__ARG(mkt),
+                         CLT__ARG(mvt), CLT__ARG(mb), CLT__ARG(mf),  CLT__ARG(p.G), sa};
+        CLT__TRY(launch(fn, &p, "sdpa_bwd_q", p.G.L, 13, qa));
         clt__arg ka[] = {CLT__ARG(mdk), CLT__ARG(mdv), CLT__ARG(md), CLT__ARG(mg),
                          CLT__ARG(ml),  CLT__ARG(mq),  CLT__ARG(mk), CLT__ARG(mv),
-                         CLT__ARG(mb),  CLT__ARG(mf),  CLT__ARG(p.G), sa};
-        CLT__TRY(launch(fn, &p, "sdpa_bwd_kv", p.G.S, 12, ka));
+                         CLT__ARG(mqt), CLT__ARG(mgt), CLT__ARG(mb), CLT__ARG(mf),
+                         CLT__ARG(p.G), sa};
+        CLT__TRY(launch(fn, &p, "sdpa_bwd_kv", p.G.S, 14, ka));
     }
     *dq = rq;
     *dk = rk;
@@ -280,5 +338,7 @@ done:
     clt_tensor_free(rk);
     clt_tensor_free(rv);
     clt_tensor_free(rd);
+    for (int j = 0; j < 4; j++)
+        clt_tensor_free(tt[j]);
     return st;
 }
