@@ -2,8 +2,8 @@
  * reference of softmax(q k^T * scale + mask) v written out here: batch
  * dims shared and broadcast, L != S and E != Ev, rows and widths past the
  * kernels' blocks, bool (true attends) and additive masks broadcast,
- * causal, a given scale, fully masked rows (NaN), empty sizes; gradients
- * by finite differences; dropout against the generator's draws;
+ * causal, a given scale, fully masked rows (NaN), empty sizes, float16
+ * (composed) where the device has it; gradients by finite differences; dropout against the generator's draws;
  * MultiheadAttention without weights through the fused op; errors. */
 #include <stdio.h>
 
@@ -140,6 +140,37 @@ Test(sdpa, shapes_and_batch_broadcasting)
         run_case(dev, dts[d], &u, 2, (int64_t[]){4, 2}, 2, (int64_t[]){3, 2}, 2,
                  (int64_t[]){3, 5}, 0, NULL, NULL, NULL, "unbatched");
     }
+}
+
+Test(sdpa, float16_composed)
+{
+    /* float16 is not fused: the composed path, against the reference */
+    clt_device *dev = get_device("cpu");
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT16))
+        cr_skip_test("the device has no float16");
+    sd c = {2, 5, 7, 8, 6, 1, 1, NULL, 0, 0, 0, 1, 1 / sqrt(8.0)};
+    size_t nq = 2 * 5 * 8, nk = 2 * 7 * 8, nv = 2 * 7 * 6;
+    double *q = rand_f64(nq, 1, -1, 1), *k = rand_f64(nk, 2, -1, 1), *v = rand_f64(nv, 3, -1, 1);
+    double want[2 * 5 * 6];
+    clt_tensor *tq = tensor_of(dev, CLT_FLOAT16, 3, (int64_t[]){2, 5, 8}, q);
+    clt_tensor *tk = tensor_of(dev, CLT_FLOAT16, 3, (int64_t[]){2, 7, 8}, k);
+    clt_tensor *tv = tensor_of(dev, CLT_FLOAT16, 3, (int64_t[]){2, 7, 6}, v), *o;
+    /* the reference on the float16-rounded inputs */
+    double *rq = read_as_f64(tq), *rk = read_as_f64(tk), *rv = read_as_f64(tv);
+    sdpa_ref(&c, rq, rk, rv, NULL, 0, want);
+    CHECK(clt_scaled_dot_product_attention(tq, tk, tv, NULL, 0.0, 1, NULL, NULL, &o));
+    cr_assert_eq(clt_tensor_dtype(o), CLT_FLOAT16);
+    assert_close(o, want, 2 * 5 * 6, 5e-3, "float16 causal");
+    clt_tensor_free(o);
+    clt_tensor_free(tq);
+    clt_tensor_free(tk);
+    clt_tensor_free(tv);
+    free(q);
+    free(k);
+    free(v);
+    free(rq);
+    free(rk);
+    free(rv);
 }
 
 Test(sdpa, rows_and_widths_past_the_blocks)
