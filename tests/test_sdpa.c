@@ -3,8 +3,9 @@
  * dims shared and broadcast, L != S and E != Ev, rows and widths past the
  * kernels' blocks, bool (true attends) and additive masks broadcast,
  * causal, a given scale, fully masked rows (NaN), empty sizes, float16
- * (composed) where the device has it; gradients by finite differences; dropout against the generator's draws;
- * MultiheadAttention without weights through the fused op; errors. */
+ * (composed) where the device has it; gradients by finite differences;
+ * dropout against the generator's draws; MultiheadAttention without
+ * weights through the fused op; errors. */
 #include <stdio.h>
 
 #include "gradcheck.h"
