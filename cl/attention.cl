@@ -14,19 +14,21 @@
  * its lse -inf (so its p, and dv, NaN), as the composed softmax gives; ds
  * is 0 where a bool mask or causality hides the score (the composed
  * masked_fill passes no gradient there) and NaN through an added -inf.
- * Each work-item takes SD_RB = 4 query rows (sdpa_fwd, sdpa_bwd_q) or key
+ * Each work-item takes SD_RB = 8 query rows (sdpa_fwd, sdpa_bwd_q) or key
  * rows (sdpa_bwd_kv) of one batch entry and meets the other operand's rows
  * SD_VW at a time, one vector lane each: their dot products are read from
  * a copy of that operand in panels (kt [Sp / SD_VW, E, SD_VW], vt, qt, gt:
  * rows padded to a multiple of SD_VW; a block's panel contiguous), so that
- * each vector loaded serves 4 rows and no lanes are summed across; the exponentials of a block are one vector per
- * row; each row of v (or k, q, dO) then adds into the item's 4 rows with
+ * each vector loaded serves 8 rows and no lanes are summed across; the exponentials of a block are one vector per
+ * row; each row of v (or k, q, dO) then adds into the item's 8 rows with
  * their block's weights.  The host picks SD_VW (the SIMD width on CPUs)
  * and the work-group size per device.  q, k, v and the mask are read through sd_geom (any strides whose
  * batch dims fold into two, the last dim unit-strided except the mask's);
  * out, lse, dO, dq, dk, dv and D are contiguous. */
 
-#define SD_RB 4
+#define SD_RB 8
+/* X(r) for each of the SD_RB rows, unrolled (the sums stay in registers). */
+#define SD_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #ifndef SD_VW
 #define SD_VW 8
 #endif
@@ -102,19 +104,18 @@ inline T_C sd_dot(__global const T *a, __global const T *b, long n)
  * rows at bt[e * SD_VW + c]). */
 inline void sd_scores(V s[SD_RB], __global const T *a[SD_RB], __global const T *bt, long n)
 {
-    V s0 = (V)(0), s1 = (V)(0), s2 = (V)(0), s3 = (V)(0);
-    __global const T *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
+#define SD_DECL(r) V s##r = (V)(0); __global const T *a##r = a[r];
+#define SD_FMA(r) s##r = fma((V)(a##r[e]), b, s##r);
+#define SD_OUT(r) s[r] = s##r;
+    SD_ROWS(SD_DECL)
     for (long e = 0; e < n; e++) {
         V b = LOADV(bt + e * SD_VW);
-        s0 = fma((V)(a0[e]), b, s0);
-        s1 = fma((V)(a1[e]), b, s1);
-        s2 = fma((V)(a2[e]), b, s2);
-        s3 = fma((V)(a3[e]), b, s3);
+        SD_ROWS(SD_FMA)
     }
-    s[0] = s0;
-    s[1] = s1;
-    s[2] = s2;
-    s[3] = s3;
+    SD_ROWS(SD_OUT)
+#undef SD_DECL
+#undef SD_FMA
+#undef SD_OUT
 }
 
 /* Score s_ (scaled) of query i and key j of batch entry bh with the mask
@@ -129,51 +130,43 @@ inline void sd_scores(V s[SD_RB], __global const T *a[SD_RB], __global const T *
             s_ += mf[SD_AT(G, m, bh, i, j)];                                  \
     } while (0)
 
-/* dst[r] (SD_RB = 4 rows of n elements; those from nr on alias row nr - 1
+/* dst[r] (SD_RB rows of n elements; those from nr on alias row nr - 1
  * and are not stored) = dst[r] * keep[r] + sum over jj < jn of w[r][jj] *
- * src(jj), in SD_VW-wide pieces: each src row read once for the 4 rows,
- * whose sums stay in registers (written out row by row, the loops' bounds
- * known, so that nothing spills). */
+ * src(jj), in SD_VW-wide pieces: each src row read once for the SD_RB
+ * rows, whose sums stay in registers (the rows unrolled, so that nothing
+ * spills). */
+#define SD_ACC_LOADV(r) V a##r##_ = LOADV(d_[r] + e_) * k_[r];
+#define SD_ACC_LOADS(r) T_C a##r##_ = d_[r][e_] * k_[r];
+#define SD_ACC_FMA(r) a##r##_ = fma((V)(w_[r][jj_]), x_, a##r##_);
+#define SD_ACC_FMAS(r) a##r##_ = fma(w_[r][jj_], x_, a##r##_);
+#define SD_ACC_STOREV(r)                                                      \
+    if ((r) < nr_)                                                            \
+        STOREV(a##r##_, d_[r] + e_);
+#define SD_ACC_STORES(r)                                                      \
+    if ((r) < nr_)                                                            \
+        d_[r][e_] = a##r##_;
 #define SD_ACCUM(dst, keep, w, src, nr, jn, n)                                \
     do {                                                                      \
         long e_ = 0;                                                          \
+        int nr_ = (nr);                                                       \
+        __global T **d_ = (dst);                                              \
+        const T_C *k_ = (keep);                                               \
+        T_C(*w_)[SD_BC] = (w);                                                \
         for (; e_ + SD_VW <= (n); e_ += SD_VW) {                              \
-            V a0_ = LOADV(dst[0] + e_) * keep[0];                             \
-            V a1_ = LOADV(dst[1] + e_) * keep[1];                             \
-            V a2_ = LOADV(dst[2] + e_) * keep[2];                             \
-            V a3_ = LOADV(dst[3] + e_) * keep[3];                             \
+            SD_ROWS(SD_ACC_LOADV)                                             \
             for (int jj_ = 0; jj_ < (jn); jj_++) {                            \
                 V x_ = LOADV(src(jj_) + e_);                                  \
-                a0_ = fma((V)(w[0][jj_]), x_, a0_);                           \
-                a1_ = fma((V)(w[1][jj_]), x_, a1_);                           \
-                a2_ = fma((V)(w[2][jj_]), x_, a2_);                           \
-                a3_ = fma((V)(w[3][jj_]), x_, a3_);                           \
+                SD_ROWS(SD_ACC_FMA)                                           \
             }                                                                 \
-            STOREV(a0_, dst[0] + e_);                                         \
-            if ((nr) > 1)                                                     \
-                STOREV(a1_, dst[1] + e_);                                     \
-            if ((nr) > 2)                                                     \
-                STOREV(a2_, dst[2] + e_);                                     \
-            if ((nr) > 3)                                                     \
-                STOREV(a3_, dst[3] + e_);                                     \
+            SD_ROWS(SD_ACC_STOREV)                                            \
         }                                                                     \
         for (; e_ < (n); e_++) {                                              \
-            T_C a0_ = dst[0][e_] * keep[0], a1_ = dst[1][e_] * keep[1];       \
-            T_C a2_ = dst[2][e_] * keep[2], a3_ = dst[3][e_] * keep[3];       \
+            SD_ROWS(SD_ACC_LOADS)                                             \
             for (int jj_ = 0; jj_ < (jn); jj_++) {                            \
                 T_C x_ = src(jj_)[e_];                                        \
-                a0_ = fma(w[0][jj_], x_, a0_);                                \
-                a1_ = fma(w[1][jj_], x_, a1_);                                \
-                a2_ = fma(w[2][jj_], x_, a2_);                                \
-                a3_ = fma(w[3][jj_], x_, a3_);                                \
+                SD_ROWS(SD_ACC_FMAS)                                          \
             }                                                                 \
-            dst[0][e_] = a0_;                                                 \
-            if ((nr) > 1)                                                     \
-                dst[1][e_] = a1_;                                             \
-            if ((nr) > 2)                                                     \
-                dst[2][e_] = a2_;                                             \
-            if ((nr) > 3)                                                     \
-                dst[3][e_] = a3_;                                             \
+            SD_ROWS(SD_ACC_STORES)                                            \
         }                                                                     \
     } while (0)
 

@@ -32,7 +32,7 @@ static const char *options(clt_dtype dtype, bool gpu, const char *fn)
 }
 
 /* Rows per work-item, as SD_RB in the kernels. */
-#define SD_RB 4
+#define SD_RB 8
 
 /* The kernels' vector width SD_VW, as options() sets it: the rows of the
  * transposed copies are padded to a multiple of it. */
