@@ -1086,11 +1086,11 @@ void clt__cpu_geometry(const clt_device *dev, size_t items, size_t *gws, size_t 
 #define CLT__SDPA_MASK_KEEP 1
 #define CLT__SDPA_MASK_DROP 2
 #define CLT__SDPA_MASK_ADD 3
-/* softmax(q k^T * scale + mask) v in one launch: q [..., L, E], k [..., S,
- * E], v [..., S, Ev] (float32 or float64, one dtype and device, batch dims
- * broadcast), mask (NULL, or bool or q's dtype by mask_kind) broadcast to
- * [batch..., L, S], causal keeping key j for query i when j <= i; all
- * checked by the caller.  *out [batch..., L, Ev] and *lse [batch..., L]
+/* softmax(q k^T * scale + mask) v in one kernel (k copied into panels
+ * first): q [..., L, E], k [..., S, E], v [..., S, Ev] (float32 or
+ * float64, one dtype and device, batch dims broadcast), mask (NULL, or
+ * bool or q's dtype by mask_kind) broadcast to [batch..., L, S], causal
+ * keeping key j for query i when j <= i; all checked by the caller.  *out [batch..., L, Ev] and *lse [batch..., L]
  * (each row's logsumexp of its scores, for the backward) are new; rows
  * with every key masked give NaN.  Failures name fn. */
 clt_status clt__sdpa_forward(const clt_tensor *q, const clt_tensor *k, const clt_tensor *v,
@@ -1098,7 +1098,7 @@ clt_status clt__sdpa_forward(const clt_tensor *q, const clt_tensor *k, const clt
                              clt_tensor **out, clt_tensor **lse, const char *fn);
 /* Its backward from g (out's shape), out and lse as the forward gave them:
  * *dq, *dk, *dv (new) in the broadcast batch shape, for the engine to
- * reduce; two launches. */
+ * reduce; two kernels (k, v, q and g copied into panels first). */
 clt_status clt__sdpa_backward(const clt_tensor *g, const clt_tensor *q, const clt_tensor *k,
                               const clt_tensor *v, const clt_tensor *out, const clt_tensor *lse,
                               const clt_tensor *mask, int mask_kind, bool causal, double scale,

@@ -1,9 +1,10 @@
 /* attention.c: the fused scaled dot-product attention of cl/attention.cl
  * and its backward, not recorded (src/autograd/grad_attention.c records
  * it): operands read in place through their strides where their batch
- * dims fold into two; the vector width and work-group size chosen per
- * device type. */
+ * dims fold into two; the vector width chosen by the device's SIMD width
+ * and the work-group size by its type. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "internal.h"
 
@@ -17,28 +18,39 @@ typedef struct sd_shape {
     cl_long B, B2, L, S, E, Ev, mask_kind, causal, Sp, Lp;
 } sd_shape;
 
-/* Build options for dtype and the device style: on CPUs vectors as wide as
- * AVX-512's registers (16 float32 or 8 float64 lanes: narrower units split
- * them), on GPUs 4 lanes, whose work-items are narrow. */
-static const char *options(clt_dtype dtype, bool gpu, const char *fn)
-{
-    static clt__opts_slot slots[2][CLT_DTYPE_COUNT];
-    const char *o = clt__opts_cached(&slots[gpu][dtype], "T", dtype, NULL, dtype,
-                                     gpu ? " -DSD_VW=4"
-                                         : dtype == CLT_FLOAT64 ? " -DSD_VW=8" : " -DSD_VW=16");
-    if (o == NULL)
-        clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-    return o;
-}
-
 /* Rows per work-item, as SD_RB in the kernels. */
 #define SD_RB 8
 
-/* The kernels' vector width SD_VW, as options() sets it: the rows of the
- * transposed copies are padded to a multiple of it. */
-static int64_t vector_width(clt_dtype dtype, bool gpu)
+/* The kernels' vector width SD_VW for dtype on dev: on CPUs the lanes of
+ * the widest SIMD registers with FMA, as the GEMM picks its tile (16
+ * float32 with AVX-512, 8 with AVX2; CLTENSOR_GEMM_CLASS decides when
+ * set), at least 4; on GPUs 4, whose work-items are narrow.  The panels'
+ * rows are padded to a multiple of it. */
+static int64_t vector_width(const clt_device *dev, clt_dtype dtype)
 {
-    return gpu ? 4 : dtype == CLT_FLOAT64 ? 8 : 16;
+    if (clt__reduce_gpu_style(dev))
+        return 4;
+    const char *forced = getenv("CLTENSOR_GEMM_CLASS"); /* the GEMM's override, tests' too */
+    cl_uint w = 0;
+    if (clGetDeviceInfo(dev->id, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof w, &w, NULL) !=
+        CL_SUCCESS)
+        w = 0;
+    int bits = forced && *forced ? clt__gemm_class(NULL, 0, forced)
+                                 : clt__gemm_class(dev->info.name, w, NULL);
+    int64_t vw = (bits ? bits : 128) / (dtype == CLT_FLOAT64 ? 64 : 32);
+    return vw < 4 ? 4 : vw;
+}
+
+/* Build options for dtype and a vector width of 4, 8 or 16. */
+static const char *options(clt_dtype dtype, int64_t vw, const char *fn)
+{
+    static clt__opts_slot slots[3][CLT_DTYPE_COUNT];
+    static const char *const extra[3] = {" -DSD_VW=4", " -DSD_VW=8", " -DSD_VW=16"};
+    int k = vw == 16 ? 2 : vw == 8 ? 1 : 0;
+    const char *o = clt__opts_cached(&slots[k][dtype], "T", dtype, NULL, dtype, extra[k]);
+    if (o == NULL)
+        clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    return o;
 }
 
 /* t (of nd dims, broadcast to batch shape bs of nb dims and the last two
@@ -135,7 +147,7 @@ static clt_status plan(const char *fn, const clt_tensor *q, const clt_tensor *k,
     G->B2 = p->nb > 0 && p->bs[p->nb - 1] > 0 ? p->bs[p->nb - 1] : 1;
     G->mask_kind = mask ? mask_kind : 0;
     G->causal = causal;
-    p->vw = vector_width(q->dtype, clt__reduce_gpu_style(q->dev));
+    p->vw = vector_width(q->dev, q->dtype);
     G->Sp = (G->S + p->vw - 1) / p->vw * p->vw;
     G->Lp = (G->L + p->vw - 1) / p->vw * p->vw;
     CLT__TRY(operand(fn, q, p->nb, p->bs, G->L, G->E, true, &G->q, &p->copies[0]));
@@ -195,7 +207,7 @@ static clt_status launch(const char *fn, const sd_plan *p, const char *kernel, i
 {
     clt_device *dev = p->q->dev;
     bool gpu = clt__reduce_gpu_style(dev);
-    const char *opts = options(p->q->dtype, gpu, fn);
+    const char *opts = options(p->q->dtype, p->vw, fn);
     if (opts == NULL)
         return clt_last_status();
     int64_t items = p->G.B * ((n + SD_RB - 1) / SD_RB);
