@@ -1176,6 +1176,126 @@ done:
     free(h);
 }
 
+/* The attention of q, k, v (softmax(q k^T * scale) v): fused through
+ * clt_scaled_dot_product_attention, or composed of public ops as torch
+ * 1.13's math path (transpose, matmul, mul, softmax, matmul); with
+ * backward, then clt_backward from g and the gradients released. */
+static clt_status sdpa_step(int fused, clt_tensor *const *qkv, const clt_tensor *g, int backward,
+                            clt_tensor **out)
+{
+    clt_status st = clt_scope_begin();
+    if (st != CLT_OK)
+        return st;
+    double scale = 1.0 / sqrt((double)clt_tensor_shape(qkv[0])[2]);
+    clt_tensor *kt, *s, *ss, *a;
+    if (fused)
+        st = clt_scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], NULL, 0.0, 0, NULL, NULL,
+                                              out);
+    else if ((st = clt_transpose(qkv[1], 1, 2, &kt)) == CLT_OK &&
+             (st = clt_matmul(qkv[0], kt, &s)) == CLT_OK &&
+             (st = clt_mul_scalar(s, scale, &ss)) == CLT_OK &&
+             (st = clt_softmax(ss, -1, &a)) == CLT_OK)
+        st = clt_matmul(a, qkv[2], out);
+    if (st == CLT_OK && backward) {
+        st = clt_backward(*out, g, 0);
+        for (int k = 1; k < 3 && st == CLT_OK; k++) /* q's gradient stays for the check */
+            st = clt_zero_grad(qkv[k], 1);
+    }
+    if (st == CLT_OK)
+        st = clt_scope_keep(*out);
+    clt_scope_end();
+    return st;
+}
+
+/* F.scaled_dot_product_attention on q, k, v [heads, L, E] float32 in
+ * [-1, 1), forward or forward and backward, against the same attention
+ * composed of public ops (matmul, softmax, matmul: the L x L scores in
+ * memory) timed alternately in the same run, in nominal GFLOP/s (4 heads
+ * L^2 E for the forward, 3.5 times that with the backward); the outputs
+ * and q's gradients within 1e-4 of each other. */
+static void case_sdpa(bench *b, size_t heads, size_t len, size_t dim, int backward,
+                      const char *name)
+{
+    size_t n = heads * len * dim;
+    int64_t shape[3] = {(int64_t)heads, (int64_t)len, (int64_t)dim};
+    float *h = malloc(8 * n * sizeof(float));
+    clt_tensor *qkv[3] = {NULL, NULL, NULL}, *g = NULL, *y = NULL;
+    if (!h) {
+        fprintf(stderr, "cltensor bench: %s: out of host memory\n", name);
+        b->failures++;
+        return;
+    }
+    fill_random(h, 4 * n);
+    for (int k = 0; k < 3; k++)
+        if (!(qkv[k] = from_host(b, h + k * n, 3, shape)) ||
+            (backward && clt_set_requires_grad(qkv[k], 1) != CLT_OK)) {
+            fail(b, name, "making q, k and v");
+            goto done;
+        }
+    if (backward && !(g = from_host(b, h + 3 * n, 3, shape))) {
+        fail(b, name, "making the output's gradient");
+        goto done;
+    }
+    /* h: q, k, v, g, then the composed and fused outputs, then their dq */
+    double err = 0;
+    for (int fused = 0; fused < 2; fused++) {
+        clt_tensor *gq = NULL;
+        if (sdpa_step(fused, qkv, g, backward, &y) != CLT_OK) {
+            fail(b, name, fused ? "the fused attention" : "the composed attention");
+            goto done;
+        }
+        if (read_back(b, name, y, h + (4 + fused) * n, n) != 0)
+            goto done;
+        clt_tensor_free(y);
+        y = NULL;
+        if (backward) {
+            if (clt_grad(qkv[0], &gq) != CLT_OK || !gq ||
+                read_back(b, name, gq, h + (6 + fused) * n, n) != 0) {
+                clt_tensor_free(gq);
+                fail(b, name, "q's gradient");
+                goto done;
+            }
+            clt_tensor_free(gq);
+            clt_zero_grad(qkv[0], 1);
+        }
+    }
+    err = max_abs_diff(h + 4 * n, h + 5 * n, n);
+    if (backward) { /* relative to the largest gradient, sums of L terms */
+        double top = 1;
+        for (size_t i = 0; i < n; i++)
+            top = fmax(top, fabs((double)h[6 * n + i]));
+        err = fmax(err, max_abs_diff(h + 6 * n, h + 7 * n, n) / top);
+    }
+    double tf[MAX_REPS], tc[MAX_REPS];
+    const int reps = 7;
+    for (int r = -1; r < reps; r++) {
+        for (int fused = 1; fused >= 0; fused--) {
+            double t0 = now();
+            clt_status st = sdpa_step(fused, qkv, g, backward, &y);
+            clt_tensor_free(y);
+            y = NULL;
+            if (st == CLT_OK && backward)
+                st = clt_zero_grad(qkv[0], 1);
+            if (st != CLT_OK || clt_device_synchronize(b->dev) != CLT_OK) {
+                fail(b, name, "timed run");
+                goto done;
+            }
+            if (r >= 0)
+                (fused ? tf : tc)[r] = now() - t0;
+        }
+    }
+    double flops = 4.0 * (double)heads * (double)len * (double)len * (double)dim *
+                   (backward ? 3.5 : 1.0) / 1e9;
+    double rf = flops / median(tf, reps), rc = flops / median(tc, reps);
+    report(b, name, rf, "GFLOP/s", "composed", rc, rf / rc, "");
+done:
+    clt_tensor_free(y);
+    clt_tensor_free(g);
+    for (int k = 0; k < 3; k++)
+        clt_tensor_free(qkv[k]);
+    free(h);
+}
+
 /* The views the copy cases make contiguous, from a float32 base tensor. */
 typedef enum copy_kind { COPY_TRANSPOSE, COPY_PERMUTE, COPY_EXPAND, COPY_SLICE } copy_kind;
 
@@ -2275,8 +2395,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: cltensor bench [--json] [--quick] [--device KIND] [CASE...]\n"
                "  runs each case with baselines measured in the same run; CASE is a\n"
                "  prefix of a case name (add, sum, softmax, sin, erf, sort, topk, cumsum,\n"
-               "  logsumexp, layer_norm, copy, matmul, matmul_1024, matmul_f64, matvec, conv2d,\n"
-               "  overhead, train, first_op, linalg); --quick\n"
+               "  logsumexp, layer_norm, sdpa, copy, matmul, matmul_1024, matmul_f64, matvec,\n"
+               "  conv2d, overhead, train, first_op, linalg); --quick\n"
                "  skips matmul 2048 and shortens first_op and the training steps;\n"
                "  the matmul cases load OpenBLAS, when configure found it, as their\n"
                "  baseline\n");
@@ -2334,7 +2454,9 @@ int cltensor_bench(int argc, char **argv)
                                         "conv2d_64x1x8x8", "first_op_warm", "first_op_empty",
                                         "train_mlp_64", "train_mlp_784", "train_cnn_digits",
                                         "train_lstm_T200", "linalg_inv_256x32x32",
-                                        "linalg_solve_1024"};
+                                        "linalg_solve_1024", "sdpa_8x256x64",
+                                        "sdpa_fwd_bwd_8x256x64", "sdpa_8x1024x64",
+                                        "sdpa_fwd_bwd_8x1024x64"};
     for (int i = 0; i < b.nfilters; i++) {
         size_t k = 0, len = strlen(b.filters[i]);
         while (k < sizeof names / sizeof names[0] && strncmp(names[k], b.filters[i], len) != 0)
@@ -2399,6 +2521,14 @@ int cltensor_bench(int argc, char **argv)
         case_layer_norm(&b, 4096, 1024, 0, "layer_norm_4096x1024");
     if (selected(&b, "layer_norm_fwd_bwd_4096x1024"))
         case_layer_norm(&b, 4096, 1024, 1, "layer_norm_fwd_bwd_4096x1024");
+    if (selected(&b, "sdpa_8x256x64"))
+        case_sdpa(&b, 8, 256, 64, 0, "sdpa_8x256x64");
+    if (selected(&b, "sdpa_fwd_bwd_8x256x64"))
+        case_sdpa(&b, 8, 256, 64, 1, "sdpa_fwd_bwd_8x256x64");
+    if (selected(&b, "sdpa_8x1024x64"))
+        case_sdpa(&b, 8, 1024, 64, 0, "sdpa_8x1024x64");
+    if (selected(&b, "sdpa_fwd_bwd_8x1024x64"))
+        case_sdpa(&b, 8, 1024, 64, 1, "sdpa_fwd_bwd_8x1024x64");
     static const char *const copies[] = {
         [COPY_TRANSPOSE] = "copy_transpose_4096", [COPY_PERMUTE] = "copy_permute_64x256x256",
         [COPY_EXPAND] = "copy_expand_4096x512", [COPY_SLICE] = "copy_slice_4096x1024"};

@@ -1093,6 +1093,35 @@ clt_status clt__native_norm_backward(const clt_tensor *g, const clt_tensor *x,
                                      const clt_tensor *mean, const clt_tensor *rstd,
                                      const clt_tensor *w, int64_t n, clt_tensor **dx,
                                      clt_tensor **dw, clt_tensor **db, const char *fn);
+/* The CPU launch geometry of the row kernels (src/ops/norm.c): `items`
+ * work-items in groups small enough to leave each core several. */
+void clt__cpu_geometry(const clt_device *dev, size_t items, size_t *gws, size_t *lws);
+
+/* ---- fused scaled dot-product attention (src/ops/attention.c) ------------ */
+
+/* Mask kinds of clt__sdpa_forward: torch's sdpa bool mask (true attends),
+ * MultiheadAttention's (true is masked), and a floating mask added to the
+ * scores. */
+#define CLT__SDPA_MASK_KEEP 1
+#define CLT__SDPA_MASK_DROP 2
+#define CLT__SDPA_MASK_ADD 3
+/* softmax(q k^T * scale + mask) v in one kernel (k copied into panels
+ * first): q [..., L, E], k [..., S, E], v [..., S, Ev] (float32 or
+ * float64, one dtype and device, batch dims broadcast), mask (NULL, or
+ * bool or q's dtype by mask_kind) broadcast to [batch..., L, S], causal
+ * keeping key j for query i when j <= i; all checked by the caller.  *out [batch..., L, Ev] and *lse [batch..., L]
+ * (each row's logsumexp of its scores, for the backward) are new; rows
+ * with every key masked give NaN.  Failures name fn. */
+clt_status clt__sdpa_forward(const clt_tensor *q, const clt_tensor *k, const clt_tensor *v,
+                             const clt_tensor *mask, int mask_kind, bool causal, double scale,
+                             clt_tensor **out, clt_tensor **lse, const char *fn);
+/* Its backward from g (out's shape), out and lse as the forward gave them:
+ * *dq, *dk, *dv (new) in the broadcast batch shape, for the engine to
+ * reduce; two kernels (k, v, q and g copied into panels first). */
+clt_status clt__sdpa_backward(const clt_tensor *g, const clt_tensor *q, const clt_tensor *k,
+                              const clt_tensor *v, const clt_tensor *out, const clt_tensor *lse,
+                              const clt_tensor *mask, int mask_kind, bool causal, double scale,
+                              clt_tensor **dq, clt_tensor **dk, clt_tensor **dv, const char *fn);
 clt_status clt__view(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out,
                      const char *fn);
 clt_status clt__reshape(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out,
@@ -1384,5 +1413,13 @@ clt_status clt__linalg_cholesky(const clt_tensor *a, bool upper, clt_tensor **ou
  * triangle of its argument and its transpose, halved. */
 clt_status clt__cholesky_grad(const clt_tensor *L, const clt_tensor *gL, bool upper,
                               clt_tensor **out, const char *fn);
+
+/* clt__sdpa_forward recorded as one node, ScaledDotProductFlashAttentionBackward0,
+ * whose backward is clt__sdpa_backward (src/autograd/grad_attention.c):
+ * the mask gets no gradient (the caller composes the attention instead
+ * when a floating mask requires one). */
+clt_status clt__sdpa_rec(const char *fn, const clt_tensor *q, const clt_tensor *k,
+                         const clt_tensor *v, const clt_tensor *mask, int mask_kind, bool causal,
+                         double scale, clt_tensor **out);
 
 #endif

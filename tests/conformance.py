@@ -3069,6 +3069,96 @@ class RnnOpts(C.Structure):
                 ("dropout", C.c_double), ("bidirectional", C.c_int), ("nonlinearity", C.c_int)]
 
 
+def _sdpa_ref(q, k, v, mask=None, causal=False, scale=None):
+    """torch 2's F.scaled_dot_product_attention composed in torch 1.13 (its
+    math path): a bool mask attends where true."""
+    sc = scale if scale is not None else 1 / math.sqrt(q.shape[-1])
+    s = q @ k.transpose(-2, -1) * sc
+    if causal:
+        mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else s + mask
+    return torch.softmax(s, -1) @ v
+
+
+def _sdpa_c(causal=0, scale=None):
+    """clt_scaled_dot_product_attention on (q, k, v[, mask]), dropout_p 0."""
+    def run(*ps):
+        o = ps[-1]
+        mask = ps[3] if len(ps) == 5 else None
+        sp = C.byref(C.c_double(scale)) if scale is not None else None
+        return L.clt_scaled_dot_product_attention(ps[0], ps[1], ps[2], mask, 0.0, causal, sp,
+                                                  None, o)
+    return run
+
+
+def sdpa():
+    """F.scaled_dot_product_attention (torch 2; 1.13 has none) against its
+    composed formula: L != S, E != Ev, broadcast batch dims, unbatched, bool
+    (true attends) and float masks broadcast, causal (L < S and L > S), a
+    fully masked row (NaN), a given scale, a strided query, refusals."""
+    proto("clt_scaled_dot_product_attention", [P, P, P, P, C.c_double, C.c_int,
+                                               C.POINTER(C.c_double), P, PP])
+    for dt in FLOATS:
+        tag = "sdpa " + dn(dt)
+        shapes = [((2, 3, 5, 8), (2, 3, 7, 8), (2, 3, 7, 6)),
+                  ((5, 8), (7, 8), (7, 4)),
+                  ((2, 1, 5, 13), (1, 3, 70, 13), (3, 70, 9)),
+                  ((2, 37, 16), (2, 50, 16), (2, 50, 24))]
+        for qs, ks, vs in shapes:
+            q, k, v = data(qs, dt, lo=-2, hi=2), data(ks, dt, lo=-2, hi=2), data(vs, dt)
+            name = "%s %s %s %s" % (tag, qs, ks, vs)
+            check(name, _sdpa_ref, _sdpa_c(), [q, k, v], tol="mm")
+            check(name + " causal", lambda q, k, v: _sdpa_ref(q, k, v, causal=True),
+                  _sdpa_c(1), [q, k, v], tol="mm")
+            check(name + " scale 0.3", lambda q, k, v: _sdpa_ref(q, k, v, scale=0.3),
+                  _sdpa_c(0, 0.3), [q, k, v], tol="mm")
+            Lq, S = qs[-2], ks[-2]
+            bm = torch.rand(Lq, S, generator=G) > 0.4
+            bm[:, 0] = True
+            check(name + " bool mask", lambda q, k, v, m: _sdpa_ref(q, k, v, m),
+                  _sdpa_c(), [q, k, v, bm], tol="mm")
+            check(name + " bool key mask", lambda q, k, v, m: _sdpa_ref(q, k, v, m),
+                  _sdpa_c(), [q, k, v, bm[:1]], tol="mm")
+            fm = data((qs[0], 1, Lq, S) if len(qs) == 4 else (Lq, S), dt, lo=-3, hi=0)
+            check(name + " float mask", lambda q, k, v, m: _sdpa_ref(q, k, v, m),
+                  _sdpa_c(), [q, k, v, fm], tol="mm")
+            full = bm.clone()
+            full[1, :] = False
+            check(name + " fully masked row", lambda q, k, v, m: _sdpa_ref(q, k, v, m),
+                  _sdpa_c(), [q, k, v, full], tol="mm")
+        # causal with more queries than keys and the reverse
+        for Lq, S in ((9, 4), (4, 9)):
+            q, k, v = data((2, Lq, 8), dt), data((2, S, 8), dt), data((2, S, 8), dt)
+            check("%s causal L=%d S=%d" % (tag, Lq, S),
+                  lambda q, k, v: _sdpa_ref(q, k, v, causal=True), _sdpa_c(1), [q, k, v],
+                  tol="mm")
+        # a query that is a transposed view ([B, H, L, E] of [B, L, H, E])
+        base = data((2, 5, 3, 8), dt)
+        check(tag + " strided query",
+              lambda b, k, v: _sdpa_ref(b.transpose(1, 2), k, v),
+              _sdpa_strided,
+              [base, data((2, 3, 6, 8), dt), data((2, 3, 6, 8), dt)], tol="mm")
+        # refusals: the key's E, mask dtype, mask with is_causal
+        q, k, v = data((2, 5, 8), dt), data((2, 6, 8), dt), data((2, 6, 4), dt)
+        check(tag + " key E (refused)", _sdpa_ref, _sdpa_c(), [q, data((2, 6, 7), dt), v])
+        check(tag + " int mask (refused)", lambda q, k, v, m: _sdpa_ref(q, k, v, m + 0.5),
+              _sdpa_c(), [q, k, v, torch.ones(5, 6, dtype=torch.int64)],
+              expect_error=ValueError("an int64 mask"))
+        check(tag + " mask with causal (refused)", lambda q, k, v, m: _sdpa_ref(q, k, v, m),
+              _sdpa_c(1), [q, k, v, torch.ones(5, 6, dtype=torch.bool)],
+              expect_error=ValueError("attn_mask with is_causal"))
+
+
+def _sdpa_strided(b, k, v, o):
+    t = P()
+    if L.clt_transpose(b, 1, 2, C.byref(t)):
+        return 1
+    st = _sdpa_c()(t, k, v, o)
+    L.clt_tensor_free(t)
+    return st
+
+
 def _rnn_protos():
     for n in ("rnn", "lstm", "gru"):
         proto("clt_%s_layer" % n, [P, C.POINTER(RnnOpts), P, PP])
@@ -3567,7 +3657,9 @@ def main():
                 # torch.save's files and .npz
                 torch_files,
                 linalg2,
-                shapeops]
+                shapeops,
+
+                sdpa]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

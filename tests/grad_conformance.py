@@ -884,5 +884,57 @@ for nm, gs in pairs.items():
     else:
         passed += 1
 
+# ---- F.scaled_dot_product_attention (torch 2), against its composed formula ----------
+def sdpa_ref(q, k, v, mask=None, causal=False):
+    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if causal:
+        mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else s + mask
+    return torch.softmax(s, -1) @ v
+
+
+proto("clt_scaled_dot_product_attention", [P, P, P, P, C.c_double, C.c_int,
+                                           C.POINTER(C.c_double), P, PP])
+
+
+def sdpa_c(mask=None, causal=0, dropout=0.0):
+    def run(q, k, v, fm=None):
+        m = fm if fm is not None else (up(mask, 6) if mask is not None else None)
+        return call("clt_scaled_dot_product_attention", q, k, v, m, C.c_double(dropout),
+                    causal, None, None)
+    return run
+
+
+rs = np.random.RandomState(11)
+bmask = rs.rand(5, 7) > 0.4
+bmask[:, 0] = True
+fully = bmask.copy()
+fully[2, :] = False
+for qs, ks, vs in (((2, 3, 5, 8), (2, 3, 7, 8), (2, 3, 7, 6)),
+                   ((5, 4), (7, 4), (7, 3)),
+                   ((2, 2, 5, 9), (1, 2, 7, 9), (7, 10)),
+                   ((2, 40, 16), (2, 37, 16), (2, 37, 9))):
+    q, k, v = rs.randn(*qs), rs.randn(*ks), rs.randn(*vs)
+    tag = "sdpa %s %s %s" % (qs, ks, vs)
+    case(tag, sdpa_ref, sdpa_c(), [q, k, v])
+    case(tag + " causal", lambda q, k, v: sdpa_ref(q, k, v, causal=True), sdpa_c(causal=1),
+         [q, k, v])
+    if qs[-2] == 5:
+        tb = torch.tensor(bmask)
+        case(tag + " bool mask", lambda q, k, v: sdpa_ref(q, k, v, tb), sdpa_c(bmask),
+             [q, k, v])
+        tf = torch.tensor(fully)
+        case(tag + " fully masked row (NaN)", lambda q, k, v: sdpa_ref(q, k, v, tf),
+             sdpa_c(fully), [q, k, v])
+        fm = rs.rand(5, 7) * -3
+        # the fused kernel for a mask without grad; composed (and the mask's
+        # gradient) for one that requires it
+        case(tag + " float mask", sdpa_ref, sdpa_c(), [q, k, v, fm], wrt=[0, 1, 2])
+        case(tag + " float mask with grad", sdpa_ref, sdpa_c(), [q, k, v, fm])
+# dropout 1 drops every weight: zeros, and no gradient but zero
+q, k, v = rs.randn(2, 5, 4), rs.randn(2, 6, 4), rs.randn(2, 6, 3)
+case("sdpa dropout 1", lambda q, k, v: sdpa_ref(q, k, v) * 0, sdpa_c(dropout=1.0), [q, k, v])
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -440,7 +440,10 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_logspace, T, clt_logspace(f->dev, CLT_FLOAT32, 0, 1, -1, 10, &o->t))               \
     X(clt_eye, T, clt_eye(f->dev, CLT_FLOAT32, -1, 2, &o->t))                                \
     X(clt_tril_indices, T, clt_tril_indices(f->dev, -1, 2, 0, &o->t))                        \
-    X(clt_triu_indices, T, clt_triu_indices(f->dev, -1, 2, 0, &o->t))
+    X(clt_triu_indices, T, clt_triu_indices(f->dev, -1, 2, 0, &o->t))                        \
+    /* nn.h: scaled dot-product attention */                                                 \
+    X(clt_scaled_dot_product_attention, T,                                                   \
+      clt_scaled_dot_product_attention(f->f, f->f, f->i32, NULL, 0.0, 0, NULL, NULL, &o->t))
 
 static int small_int[1];
 

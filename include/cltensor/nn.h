@@ -487,6 +487,46 @@ CLT_API clt_status clt_elu_layer(double alpha, clt_module **out);
 
 /* ---- transformers ------------------------------------------------------------ */
 
+/* F.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p,
+ * is_causal, scale) of torch 2: softmax(q k^T * scale + mask) v, with
+ * query [..., L, E], key [..., S, E], value [..., S, Ev] (batch dims
+ * broadcast; one floating dtype and device), giving [..., L, Ev].
+ * attn_mask (NULL, or broadcastable to [..., L, S]): a bool mask attends
+ * where it is true (torch 2's meaning, the opposite of
+ * MultiheadAttention's), a floating one (the query's dtype) is added to
+ * the scores.  is_causal attends key j from query i when j <= i (torch's
+ * top-left tril(ones(L, S)); with an attn_mask it is refused, as torch
+ * refuses it).  scale NULL: 1/sqrt(E).  dropout_p in [0, 1] drops the
+ * attention weights with masks from gen (NULL: the default generator)
+ * whenever it is > 0, as the functional form does (no train/eval mode):
+ * pass 0 to evaluate.  A row whose keys are all masked gives NaN, as the
+ * composed softmax does.
+ *
+ * float32 and float64 with dropout_p 0 run as one fused kernel (an online
+ * softmax over blocks of keys: no L x S matrix in memory), recorded as one
+ * node, ScaledDotProductFlashAttentionBackward0 (torch 2.1's name for its
+ * flash kernel's), whose backward recomputes the weights block by block in
+ * two launches; the mask gets no gradient there.  Otherwise (float16,
+ * dropout_p > 0, or a floating mask that requires grad) the attention is
+ * composed of matmul, softmax and dropout, as torch's math path, and
+ * differentiable in the mask too.
+ *
+ * Errors: CLT_ERR_NULL_ARGUMENT for a NULL query, key, value or out;
+ * CLT_ERR_DEVICE_MISMATCH; CLT_ERR_DTYPE_MISMATCH for dtypes that differ
+ * or a mask neither bool nor the query's dtype; CLT_ERR_DTYPE_UNSUPPORTED
+ * for integer operands; CLT_ERR_SHAPE_MISMATCH for fewer than 2 dims,
+ * sizes that do not fit, batch dims or a mask that do not broadcast, or
+ * E 0 without a scale; CLT_ERR_INVALID_ARGUMENT for dropout_p outside
+ * [0, 1] or a mask with is_causal.  A call that fails takes nothing from
+ * gen.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_scaled_dot_product_attention(const clt_tensor *query,
+                                                    const clt_tensor *key,
+                                                    const clt_tensor *value,
+                                                    const clt_tensor *attn_mask,
+                                                    double dropout_p, int is_causal,
+                                                    const double *scale, clt_generator *gen,
+                                                    clt_tensor **out);
+
 /* torch.nn.MultiheadAttention(embed_dim, num_heads, dropout, bias,
  * batch_first) with kdim = vdim = embed_dim (PyTorch's default; other key
  * and value sizes, add_bias_kv and add_zero_attn are not offered).
@@ -521,7 +561,12 @@ CLT_API clt_status clt_multihead_attention_layer(clt_device *dev, int64_t embed_
  * whose every key is hidden gives NaN, and a floating key_padding_mask
  * with a floating attn_mask is refused (with a bool attn_mask its nonzero
  * entries hide, as torch's logical_or).  Dropout (train mode) applies to
- * the attention weights.
+ * the attention weights.  Without weights (need_weights 0) the heads go
+ * through clt_scaled_dot_product_attention's fused kernels (its outputs
+ * within rounding of the composed path's), unless dropout is active or a
+ * floating mask requires grad; a row whose every key is hidden by a
+ * floating attn_mask and a key_padding_mask together then gets NaN
+ * gradients where the composed path's masked_fill gives 0.
  *
  * *out: the attention output in the query's layout.  When need_weights,
  * *weights: the attention weights (after dropout, as PyTorch's), [N, L,

@@ -24,7 +24,7 @@ typedef struct clt__edge {
     int64_t shape[CLT_MAX_DIMS];
 } clt__edge;
 
-#define CLT__SAVED_MAX 4
+#define CLT__SAVED_MAX 6
 
 struct clt__node {
     int refs; /* atomic: output tensors and consumer nodes */

@@ -1,12 +1,188 @@
-/* attention.c: the transformer layers (MultiheadAttention,
+/* attention.c: F.scaled_dot_product_attention (the fused op, or composed
+ * where it cannot serve), and the transformer layers (MultiheadAttention,
  * TransformerEncoderLayer, TransformerEncoder) as PyTorch 1.13 computes
  * them, composed of recorded ops (linear, matmul, softmax, masked_fill,
- * views) so that autograd gives their backward passes. */
+ * views; the attention itself fused where torch would give no weights)
+ * so that autograd gives their backward passes. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "nn/nn.h"
+
+/* ---- scaled dot-product attention -------------------------------------------------- */
+
+/* Whether the fused kernels take the attention of q (float32 or float64)
+ * with this mask and dropout: the mask gets no gradient from them. */
+static bool sdpa_fusable(const clt_tensor *q, const clt_tensor *mask, double dropout_p)
+{
+    return (q->dtype == CLT_FLOAT32 || q->dtype == CLT_FLOAT64) && dropout_p == 0.0 &&
+           (mask == NULL || mask->dtype == CLT_BOOL || !clt_requires_grad(mask));
+}
+
+/* torch 2's math path, recorded op by op: softmax(q k^T * scale + mask) v
+ * with dropout on the weights (a bool mask attends where true). */
+static clt_status sdpa_composed(const char *fn, const clt_tensor *q, const clt_tensor *k,
+                                const clt_tensor *v, const clt_tensor *mask, double dropout_p,
+                                bool causal, double scale, clt_generator *gen, clt_tensor **out)
+{
+    clt_status st = clt_scope_begin();
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *kt, *s, *t, *a, *keep = NULL;
+    int64_t L = q->shape[q->ndim - 2], S = k->shape[k->ndim - 2];
+    CLT__TRY(clt__transpose_rec(fn, k, -2, -1, &kt));
+    CLT__TRY(clt__matmul_rec(fn, q, kt, &t));
+    CLT__TRY(clt__mul_scalar_rec(fn, t, scale, &s));
+    if (causal) { /* torch.ones(L, S).tril(): key j for query i when j <= i */
+        unsigned char *b = clt__malloc((size_t)(L * S) + 1);
+        if (b == NULL) {
+            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+            goto done;
+        }
+        for (int64_t i = 0; i < L; i++)
+            for (int64_t j = 0; j < S; j++)
+                b[i * S + j] = j <= i;
+        st = clt__tensor_from_host_in(fn, q->dev, CLT_BOOL, 2, (int64_t[]){L, S}, b, &keep);
+        clt_free(b);
+        CLT__TRY(st);
+    } else if (mask && mask->dtype == CLT_BOOL) {
+        keep = (clt_tensor *)mask;
+    }
+    if (keep) {
+        clt_tensor *drop;
+        CLT__TRY(clt__logical_not_in(fn, keep, &drop));
+        CLT__TRY(clt__masked_fill_rec(fn, s, drop, -INFINITY, &t));
+        s = t;
+    } else if (mask) {
+        CLT__TRY(clt__add_rec(fn, s, mask, &t));
+        s = t;
+    }
+    CLT__TRY(clt__softmax_rec(fn, s, -1, &a));
+    if (dropout_p > 0.0)
+        CLT__TRY(clt__dropout(fn, gen, dropout_p, a, &a));
+    CLT__TRY(clt__matmul_rec(fn, a, v, out));
+    st = clt_scope_keep(*out);
+done:
+    clt_scope_end();
+    if (st != CLT_OK)
+        *out = NULL;
+    return st;
+}
+
+/* F.scaled_dot_product_attention's checks, in torch 2's words where it has
+ * them; *scale_out the scale to use. */
+static clt_status sdpa_check(const char *fn, const clt_tensor *q, const clt_tensor *k,
+                             const clt_tensor *v, const clt_tensor *mask, double dropout_p,
+                             int is_causal, const double *scale, double *scale_out)
+{
+    char s1[160], s2[160];
+    clt_status st;
+    if ((st = clt__same_device(q, k, fn)) != CLT_OK || (st = clt__same_device(q, v, fn)) != CLT_OK ||
+        (mask && (st = clt__same_device(q, mask, fn)) != CLT_OK))
+        return st;
+    if (k->dtype != q->dtype || v->dtype != q->dtype)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: Expected query, key, and value to have the same dtype, but got "
+                          "query.dtype: %s key.dtype: %s and value.dtype: %s instead.",
+                          fn, clt_dtype_name(q->dtype), clt_dtype_name(k->dtype),
+                          clt_dtype_name(v->dtype));
+    if (!clt__dtype_is_float(q->dtype))
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: the query, key and value must be floating point, not %s "
+                          "(convert them to float32 or float64 first)",
+                          fn, clt_dtype_name(q->dtype));
+    if (q->ndim < 2 || k->ndim < 2 || v->ndim < 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: the query, key and value need at least 2 dims ([..., L, E], "
+                          "[..., S, E], [..., S, Ev]), but have %d, %d and %d",
+                          fn, q->ndim, k->ndim, v->ndim);
+    int64_t E = q->shape[q->ndim - 1], L = q->shape[q->ndim - 2], S = k->shape[k->ndim - 2];
+    if (k->shape[k->ndim - 1] != E || v->shape[v->ndim - 2] != S)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: query %s, key %s and value %s do not fit: the key must have the "
+                          "query's last dim and the value the key's rows ([..., L, E], [..., S, "
+                          "E], [..., S, Ev])",
+                          fn, clt__shape_str(s1, sizeof s1, q->ndim, q->shape),
+                          clt__shape_str(s2, sizeof s2, k->ndim, k->shape),
+                          clt__shape_str((char[160]){0}, 160, v->ndim, v->shape));
+    int n1, nb;
+    int64_t b1[CLT_MAX_DIMS], bs[CLT_MAX_DIMS];
+    if ((st = clt__broadcast_shapes(q->ndim - 2, q->shape, k->ndim - 2, k->shape, &n1, b1,
+                                    fn)) != CLT_OK ||
+        (st = clt__broadcast_shapes(n1, b1, v->ndim - 2, v->shape, &nb, bs, fn)) != CLT_OK)
+        return st;
+    if (mask) {
+        if (mask->dtype != CLT_BOOL && mask->dtype != q->dtype)
+            return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                              "%s: Expected attn_mask dtype to be bool or to match query "
+                              "dtype, but got attn_mask.dtype: %s and query.dtype: %s instead.",
+                              fn, clt_dtype_name(mask->dtype), clt_dtype_name(q->dtype));
+        int nw, nm;
+        int64_t want[CLT_MAX_DIMS], got[CLT_MAX_DIMS];
+        memcpy(want, bs, sizeof(int64_t) * (size_t)nb);
+        want[nb] = L;
+        want[nb + 1] = S;
+        nw = nb + 2;
+        bool ok = mask->ndim <= nw &&
+                  clt__broadcast_shapes(mask->ndim, mask->shape, nw, want, &nm, got, fn) ==
+                      CLT_OK;
+        for (int d = 0; ok && d < nw; d++)
+            ok = got[d] == want[d];
+        clt__ok();
+        if (!ok)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: attn_mask %s does not broadcast to the scores' shape %s", fn,
+                              clt__shape_str(s1, sizeof s1, mask->ndim, mask->shape),
+                              clt__shape_str(s2, sizeof s2, nw, want));
+        if (is_causal)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: Explicit attn_mask should not be set when is_causal=True", fn);
+    }
+    if (!(dropout_p >= 0.0 && dropout_p <= 1.0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: dropout probability has to be between 0 and 1, but got %g", fn,
+                          dropout_p);
+    if (scale == NULL && E == 0)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: the query's last dim is 0, so the default scale 1/sqrt(E) is "
+                          "undefined; pass a scale",
+                          fn);
+    *scale_out = scale ? *scale : 1.0 / sqrt((double)E);
+    return CLT_OK;
+}
+
+clt_status clt_scaled_dot_product_attention(const clt_tensor *query, const clt_tensor *key,
+                                            const clt_tensor *value,
+                                            const clt_tensor *attn_mask, double dropout_p,
+                                            int is_causal, const double *scale,
+                                            clt_generator *gen, clt_tensor **out)
+{
+    static const char fn[] = "clt_scaled_dot_product_attention";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(query, fn);
+    CLT__REQUIRE_ARG(key, fn);
+    CLT__REQUIRE_ARG(value, fn);
+    double sc;
+    clt_status st = sdpa_check(fn, query, key, value, attn_mask, dropout_p, is_causal, scale, &sc);
+    if (st != CLT_OK)
+        return st;
+    if (sdpa_fusable(query, attn_mask, dropout_p))
+        return clt__sdpa_rec(fn, query, key, value, attn_mask,
+                             attn_mask && attn_mask->dtype != CLT_BOOL ? CLT__SDPA_MASK_ADD
+                                                                       : CLT__SDPA_MASK_KEEP,
+                             is_causal != 0, sc, out);
+    clt__forward_begin();
+    st = sdpa_composed(fn, query, key, value, attn_mask, dropout_p, is_causal != 0, sc, gen,
+                       out);
+    st = clt__forward_end(st, fn);
+    if (st != CLT_OK) {
+        clt_tensor_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
 
 /* ---- MultiheadAttention ----------------------------------------------------------- */
 
@@ -170,6 +346,86 @@ static clt_status apply_mask(const char *fn, const clt_tensor *s, const clt_tens
     return clt__add_rec(fn, s, mask, out);
 }
 
+/* The attention weights of heads h (q, k, v [N, H, T, D]) of module m:
+ * softmax(q / sqrt(D) @ k^T + masks) [N, H, L, S], after dropout in train
+ * mode, recorded op by op in the caller's scope. */
+static clt_status mha_weights(clt_module *m, clt_tensor *const *h, const clt_tensor *am,
+                              const clt_tensor *kpm, int64_t N, int64_t L, int64_t S,
+                              clt_tensor **out)
+{
+    static const char fn[] = "MultiheadAttention";
+    clt_status st = CLT_OK;
+    int64_t H = m->i[1], D = m->i[0] / H;
+    clt_tensor *qs, *kt, *s, *a, *t;
+    CLT__TRY(clt__div_scalar_rec(fn, h[0], sqrt((double)D), &qs));
+    CLT__TRY(clt__transpose_rec(fn, h[1], -2, -1, &kt));
+    CLT__TRY(clt__matmul_rec(fn, qs, kt, &s));
+    if (am) {
+        const clt_tensor *mk = am;
+        if (am->ndim == 3) {
+            CLT__TRY(clt__reshape_rec(fn, am, 4, (int64_t[]){N, H, L, S}, &t));
+            mk = t;
+        }
+        CLT__TRY(apply_mask(fn, s, mk, &t));
+        s = t;
+    }
+    if (kpm) {
+        clt_tensor *mk;
+        CLT__TRY(clt__reshape_rec(fn, kpm, 4, (int64_t[]){N, 1, 1, S}, &mk));
+        if (mk->dtype != CLT_BOOL && am) /* PyTorch's logical_or: nonzero masks */
+            CLT__TRY(clt__ne_scalar_rec(fn, mk, 0.0, &mk));
+        CLT__TRY(apply_mask(fn, s, mk, &t));
+        s = t;
+    }
+    CLT__TRY(clt__softmax_rec(fn, s, -1, &a));
+    if (m->training && m->f[0] > 0.0)
+        CLT__TRY(clt__dropout(fn, m->gen, m->f[0], a, &a));
+    *out = a;
+done:
+    return st;
+}
+
+/* MultiheadAttention's masks as one mask for the fused attention of heads
+ * [N, H, L, S], in the caller's scope: attn_mask am ([L, S] or [N * H, L,
+ * S]) and key_padding_mask kpm ([N, S]) viewed as [N, H, L, S] and [N, 1,
+ * 1, S]; with both, kpm (nonzero hides, as torch's logical_or) or'ed into
+ * a bool am or filling a floating one with -inf.  *kind says how the
+ * kernels read *mk (NULL when neither is given). */
+static clt_status mha_mask(const char *fn, const clt_tensor *am, const clt_tensor *kpm,
+                           int64_t N, int64_t H, int64_t L, int64_t S, const clt_tensor **mk,
+                           int *kind)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *a = NULL, *k = NULL, *t;
+    *mk = NULL;
+    *kind = 0;
+    if (am && am->ndim == 3)
+        CLT__TRY(clt__reshape(am, 4, (int64_t[]){N, H, L, S}, &a, fn));
+    else if (am)
+        a = (clt_tensor *)am;
+    if (kpm)
+        CLT__TRY(clt__reshape(kpm, 4, (int64_t[]){N, 1, 1, S}, &k, fn));
+    if (a && k) {
+        if (k->dtype != CLT_BOOL) {
+            CLT__TRY(clt__ne_scalar_in(fn, k, 0.0, &t));
+            k = t;
+        }
+        if (a->dtype == CLT_BOOL)
+            CLT__TRY(clt__logical_or_in(fn, a, k, &t));
+        else
+            CLT__TRY(clt__masked_fill(a, k, -INFINITY, &t, fn));
+        a = t;
+    } else if (k) {
+        a = k;
+    }
+    if (a) {
+        *mk = a;
+        *kind = a->dtype == CLT_BOOL ? CLT__SDPA_MASK_DROP : CLT__SDPA_MASK_ADD;
+    }
+done:
+    return st;
+}
+
 /* The attention of module m (checked by mha_check), its intermediates in
  * the caller's scope: *out as the query's layout, *weights (when need)
  * [N, L, S] averaged or [N, H, L, S], without N when unbatched. */
@@ -211,36 +467,22 @@ static clt_status mha_compute(clt_module *m, const clt_tensor *query, const clt_
     }
     for (int j = 0; j < 3; j++)
         CLT__TRY(split_heads(fn, p[j], H, &h[j]));
-    /* softmax(q / sqrt(D) @ k^T + mask) [N, H, L, S] */
-    clt_tensor *qs, *kt, *s, *a;
-    CLT__TRY(clt__div_scalar_rec(fn, h[0], sqrt((double)D), &qs));
-    CLT__TRY(clt__transpose_rec(fn, h[1], -2, -1, &kt));
-    CLT__TRY(clt__matmul_rec(fn, qs, kt, &s));
     int64_t N = x[0]->shape[0], L = x[0]->shape[1], S = x[1]->shape[1];
-    if (am) {
-        const clt_tensor *mk = am;
-        if (am->ndim == 3) {
-            CLT__TRY(clt__reshape_rec(fn, am, 4, (int64_t[]){N, H, L, S}, &t));
-            mk = t;
-        }
-        CLT__TRY(apply_mask(fn, s, mk, &t));
-        s = t;
+    clt_tensor *o, *ot, *o2, *y, *a = NULL;
+    double drop = m->training ? m->f[0] : 0.0;
+    if (!need && sdpa_fusable(h[0], am, drop) && sdpa_fusable(h[0], kpm, drop)) {
+        /* no weights wanted: the fused attention over the heads' views */
+        const clt_tensor *mk;
+        int kind;
+        CLT__TRY(mha_mask(fn, am, kpm, N, H, L, S, &mk, &kind));
+        CLT__TRY(clt__sdpa_rec(fn, h[0], h[1], h[2], mk, kind, false, 1.0 / sqrt((double)D),
+                               &o));
+    } else {
+        CLT__TRY(mha_weights(m, h, am, kpm, N, L, S, &a));
+        CLT__TRY(clt__matmul_rec(fn, a, h[2], &o));
     }
-    if (kpm) {
-        clt_tensor *mk;
-        CLT__TRY(clt__reshape_rec(fn, kpm, 4, (int64_t[]){N, 1, 1, S}, &mk));
-        if (mk->dtype != CLT_BOOL && am) /* PyTorch's logical_or: nonzero masks */
-            CLT__TRY(clt__ne_scalar_rec(fn, mk, 0.0, &mk));
-        CLT__TRY(apply_mask(fn, s, mk, &t));
-        s = t;
-    }
-    CLT__TRY(clt__softmax_rec(fn, s, -1, &a));
-    if (m->training && m->f[0] > 0.0)
-        CLT__TRY(clt__dropout(fn, m->gen, m->f[0], a, &a));
     /* heads back together, in the query's layout, then out_proj over
      * rows of E as PyTorch's [L * N, E] */
-    clt_tensor *o, *ot, *o2, *y;
-    CLT__TRY(clt__matmul_rec(fn, a, h[2], &o));
     const int *perm = bf || !batched ? (const int[]){0, 2, 1, 3} : (const int[]){2, 0, 1, 3};
     CLT__TRY(clt__permute_rec(fn, o, 4, perm, &ot));
     CLT__TRY(clt__reshape_rec(fn, ot, 2, (int64_t[]){N * L, E}, &o2));

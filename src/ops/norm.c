@@ -40,7 +40,7 @@ static clt_status dense(const char *fn, const clt_tensor *t, clt_tensor **out)
 /* A CPU launch of `items` work-items: groups small enough to leave each
  * core several (as the reductions' geometry), so that the 64 column blocks
  * of the affine sums of 1024 columns spread over the cores. */
-static void cpu_geometry(const clt_device *dev, size_t items, size_t *gws, size_t *lws)
+void clt__cpu_geometry(const clt_device *dev, size_t items, size_t *gws, size_t *lws)
 {
     size_t cu = dev->info.compute_units ? dev->info.compute_units : 1, l = 1;
     while (l * 2 <= 64 && items / (l * 2) >= cu * 8)
@@ -89,7 +89,7 @@ clt_status clt__native_norm(const clt_tensor *x, int64_t n, const clt_tensor *w,
         clt__arg ea = adt == CLT_FLOAT64 ? CLT__ARG(e64) : CLT__ARG(e32);
         if (!clt__reduce_gpu_style(x->dev)) {
             size_t gws, lws;
-            cpu_geometry(x->dev, (size_t)rows, &gws, &lws);
+            clt__cpu_geometry(x->dev, (size_t)rows, &gws, &lws);
             clt__arg args[] = {CLT__ARG(my), CLT__ARG(mm),  CLT__ARG(mr),    CLT__ARG(mx),
                                CLT__ARG(off), CLT__ARG(mw), CLT__ARG(mb),    CLT__ARG(nrows),
                                CLT__ARG(nn), ea,            CLT__ARG(flags)};
@@ -183,7 +183,7 @@ static clt_status backward_cpu(const char *opts, const clt_tensor *x, cl_mem mg,
     if (flags) {
         cl_mem mdw = rw ? clt__mem(rw) : clt__mem(rb), mdb = rb ? clt__mem(rb) : mdw;
         cl_ulong nparts = (cl_ulong)items;
-        cpu_geometry(x->dev, (size_t)(n / 16 + n % 16), &gws, &lws);
+        clt__cpu_geometry(x->dev, (size_t)(n / 16 + n % 16), &gws, &lws);
         clt__arg sargs[] = {CLT__ARG(mdw), CLT__ARG(mdb), CLT__ARG(mp),
                             CLT__ARG(nparts), CLT__ARG(nn), CLT__ARG(flags)};
         CLT__TRY(clt__error_in(
