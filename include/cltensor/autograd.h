@@ -193,7 +193,11 @@ CLT_API void clt_hook_remove(clt_hook *handle);
  * *m.  It must compute the same thing each time it is called with the same
  * values: it runs once forward and once more during backward.  Tensors it
  * reaches through user (a layer's parameters) are allowed: they receive
- * their gradients as if the function had run plainly. */
+ * their gradients as if the function had run plainly.  A computed tensor
+ * that requires grad must be passed in inputs, not reached through user
+ * (clt_checkpoint refuses it, CLT_ERR_INVALID_ARGUMENT).  Hooks the
+ * function registers on its intermediates run when it runs again in
+ * backward; clt_retain_grad on them keeps nothing there. */
 typedef clt_status (*clt_checkpoint_fn)(void *user, clt_tensor *const *inputs, size_t n,
                                         clt_tensor **outputs, size_t *m);
 
