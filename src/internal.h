@@ -1204,6 +1204,16 @@ clt_status clt__randn_in(const char *fn, clt_generator *gen, clt_device *dev, cl
 clt_status clt__uniform_(clt_tensor *t, clt_generator *gen, double low, double high);
 clt_status clt__normal_(clt_tensor *t, clt_generator *gen, double mean, double std);
 
+/* The state of every live generator and of the default one (ids, seeds,
+ * offsets), to set them back with clt__rng_state_set, which leaves those
+ * made since alone (torch's fork_rng; clt_checkpoint's recomputation).
+ * *out: release with free. */
+typedef struct clt__rng_state {
+    uint64_t id, seed, offset;
+} clt__rng_state;
+clt_status clt__rng_state_get(clt__rng_state **out, size_t *n);
+void clt__rng_state_set(const clt__rng_state *v, size_t n);
+
 /* g and x (float, broadcast and promoted) through one of the gradient
  * kernels of cl/elementwise.cl ("relu_bw", "tanh_bw", ...). */
 clt_status clt__grad_kernel(const char *op, const clt_tensor *g, const clt_tensor *x,

@@ -3658,7 +3658,6 @@ def main():
                 torch_files,
                 linalg2,
                 shapeops,
-
                 sdpa]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:

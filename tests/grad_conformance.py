@@ -936,5 +936,142 @@ for qs, ks, vs in (((2, 3, 5, 8), (2, 3, 7, 8), (2, 3, 7, 6)),
 q, k, v = rs.randn(2, 5, 4), rs.randn(2, 6, 4), rs.randn(2, 6, 3)
 case("sdpa dropout 1", lambda q, k, v: sdpa_ref(q, k, v) * 0, sdpa_c(dropout=1.0), [q, k, v])
 
+# ---- torch.autograd.grad and tensor hooks ----------------------------------------
+proto("clt_autograd_grad", [PP, C.c_size_t, PP, PP, C.c_size_t, C.c_int, C.c_int, PP])
+proto("clt_tensor_register_hook", [P, P, P, PP])
+proto("clt_mul_scalar", [P, C.c_double, PP])
+dbl("clt_sin", "clt_tanh")
+
+
+def grad_case(name, tfn, cfn, inputs, wrt, gos=None, allow_unused=False):
+    """tfn(*torch) / cfn(*clt) -> list of outputs; gradients of them (weighted by
+    gos) with respect to the tensors at positions wrt of [*inputs, *made] where
+    the functions may hand back intermediates after their outputs."""
+    global passed, failed
+    tx = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in inputs]
+    touts, tmid = tfn(*tx)
+    tall = tx + tmid
+    tg = [None if g is None else torch.tensor(g) for g in gos] if gos else None
+    want = torch.autograd.grad(touts, [tall[i] for i in wrt], tg, allow_unused=allow_unused)
+    L.clt_scope_begin()
+    try:
+        cx = [up(np.asarray(a, dtype=np.float64)) for a in inputs]
+        for t in cx:
+            assert L.clt_set_requires_grad(t, 1) == 0
+        couts, cmid = cfn(*cx)
+        call_all = cx + cmid
+        outs = (P * len(couts))(*couts)
+        cg = (P * len(couts))(*[None if g is None else up(np.asarray(g)) for g in gos]) \
+            if gos else None
+        ins = (P * len(wrt))(*[call_all[i] for i in wrt])
+        res = (P * len(wrt))()
+        if L.clt_autograd_grad(outs, len(couts), cg, ins, len(wrt), 0, int(allow_unused),
+                               res) != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+        bad = []
+        for k, w in enumerate(want):
+            if w is None or not res[k]:
+                if (w is None) != (not res[k]):
+                    bad.append("input %d: cltensor %s, torch %s" % (
+                        k, "None" if not res[k] else "a gradient", w))
+                continue
+            wv = w.numpy().ravel()
+            got = down(res[k], wv.size)
+            L.clt_tensor_free(res[k])
+            same = np.isclose(got, wv, rtol=1e-10, atol=1e-12)
+            if not same.all():
+                j = int(np.argmin(same))
+                bad.append("input %d element %d: cltensor %r, torch %r" % (k, j, got[j], wv[j]))
+        for t in cx:  # .grad untouched, as torch's
+            g = P()
+            assert L.clt_grad(t, C.byref(g)) == 0
+            if g.value:
+                bad.append("a leaf's grad changed")
+                L.clt_tensor_free(g)
+        if bad:
+            failed += 1
+            print("FAIL %s: %s" % (name, "; ".join(bad)))
+        else:
+            passed += 1
+    except Exception as e:
+        failed += 1
+        print("FAIL %s: %s" % (name, e))
+    finally:
+        L.clt_scope_end()
+
+
+GX = [[0.7, -1.3, 2.1], [-0.4, 1.6, -2.2]]
+GW = [1.1, -0.6, 0.9]
+GO1 = [[1.5, -2.0, 0.25], [0.5, 1.0, -0.75]]
+
+
+def c_two_outputs(x, w):
+    return [call("clt_mul", x, x), call("clt_mul", call("clt_sin", x), w)], []
+
+
+grad_case("autograd.grad two outputs, grad_outputs",
+          lambda x, w: ([x * x, torch.sin(x) * w], []), c_two_outputs, [GX, GW], [0, 1],
+          gos=[GO1, GO1])
+
+
+def t_mid(x, w):
+    h = torch.tanh(x * w)
+    return [(h * h * x).sum()], [h]
+
+
+def c_mid(x, w):
+    h = call("clt_tanh", call("clt_mul", x, w))
+    return [call("clt_sum", call("clt_mul", call("clt_mul", h, h), x))], [h]
+
+
+grad_case("autograd.grad w.r.t. an intermediate and a leaf behind it", t_mid, c_mid,
+          [GX, GW], [2, 1])
+grad_case("autograd.grad allow_unused", lambda x, w: ([(x * x).sum()], []),
+          lambda x, w: ([call("clt_sum", call("clt_mul", x, x))], []), [GX, GW], [0, 1],
+          allow_unused=True)
+
+# a hook that triples the gradient of an intermediate: y = 2x, L = sum(y * y * x)
+HOOK = C.CFUNCTYPE(C.c_int, P, P, PP)
+
+
+@HOOK
+def triple(user, g, out):
+    return L.clt_mul_scalar(g, 3.0, out)
+
+
+def hook_case():
+    global passed, failed
+    x = torch.tensor(GX, dtype=torch.float64, requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: g * 3)
+    (y * y * x).sum().backward()
+    L.clt_scope_begin()
+    try:
+        cx = up(np.asarray(GX))
+        assert L.clt_set_requires_grad(cx, 1) == 0
+        cy = call("clt_mul_scalar", cx, C.c_double(2.0))
+        assert L.clt_tensor_register_hook(cy, C.cast(triple, P), None, None) == 0
+        loss = call("clt_sum", call("clt_mul", call("clt_mul", cy, cy), cx))
+        if L.clt_backward(loss, None, 0) != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+        g = P()
+        assert L.clt_grad(cx, C.byref(g)) == 0
+        want = x.grad.numpy().ravel()
+        got = down(g, want.size)
+        L.clt_tensor_free(g)
+        if np.allclose(got, want, rtol=1e-12, atol=0):
+            passed += 1
+        else:
+            failed += 1
+            print("FAIL tensor hook: cltensor %r, torch %r" % (got, want))
+    except Exception as e:
+        failed += 1
+        print("FAIL tensor hook: %s" % e)
+    finally:
+        L.clt_scope_end()
+
+
+hook_case()
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

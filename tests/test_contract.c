@@ -50,6 +50,8 @@ typedef struct outs {
     clt_array_spec *arr;
     clt_process_group *pg;
     size_t n;
+    /* hooks */
+    clt_hook *hook;
 } outs;
 
 enum {
@@ -58,7 +60,8 @@ enum {
     MEM = 1 << 12, N = 1 << 13,
     NEVER_FAILS = 1 << 14, /* fails only when memory runs out: not called */
     REPORT = 1 << 15, /* the documented exception: the string is handed out on failure too */
-    ARR = 1 << 16, PG = 1 << 17, T3 = 1 << 18
+    ARR = 1 << 16, PG = 1 << 17, T3 = 1 << 18,
+    HOOK = 1 << 19
 };
 
 static const int64_t sh23[2] = {2, 3}, sh5[1] = {5}, sh53[2] = {5, 3}, k22[2] = {2, 2};
@@ -443,9 +446,41 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_triu_indices, T, clt_triu_indices(f->dev, -1, 2, 0, &o->t))                        \
     /* nn.h: scaled dot-product attention */                                                 \
     X(clt_scaled_dot_product_attention, T,                                                   \
-      clt_scaled_dot_product_attention(f->f, f->f, f->i32, NULL, 0.0, 0, NULL, NULL, &o->t))
+      clt_scaled_dot_product_attention(f->f, f->f, f->i32, NULL, 0.0, 0, NULL, NULL, &o->t)) \
+    /* autograd.h: autograd.grad, hooks, checkpoint */                                       \
+    X(clt_autograd_grad, T, clt_autograd_grad(&f->f, 1, NULL, &f->f, 1, 0, 0, &o->t))        \
+    X(clt_tensor_register_hook, HOOK,                                                        \
+      clt_tensor_register_hook(f->f, contract_hook, NULL, &o->hook))                         \
+    X(clt_tensor_register_post_accumulate_grad_hook, HOOK,                                   \
+      clt_tensor_register_post_accumulate_grad_hook(f->f, contract_post_hook, NULL,          \
+                                                    &o->hook))                               \
+    X(clt_checkpoint, LIST | N, clt_checkpoint(contract_ckpt, NULL, f->pair, 1, &o->list, &o->n))
 
 static int small_int[1];
+
+/* hooks: a hook, a post-accumulate hook and a checkpointed function that
+ * fails (the rows' calls fail before them). */
+static clt_status contract_hook(void *user, const clt_tensor *g, clt_tensor **r)
+{
+    (void)user;
+    (void)g;
+    (void)r;
+    return CLT_OK;
+}
+static clt_status contract_post_hook(void *user, clt_tensor *t)
+{
+    (void)user;
+    (void)t;
+    return CLT_OK;
+}
+static clt_status contract_ckpt(void *user, clt_tensor *const *in, size_t n, clt_tensor **out,
+                                size_t *m)
+{
+    (void)user;
+    (void)n;
+    *m = 1;
+    return clt_reshape(in[0], 1, sh5, &out[0]);
+}
 
 #define DEFINE_CASE(fn, slots, call)                                                         \
     static clt_status case_##fn(const fx *f, outs *o)                                        \
@@ -487,6 +522,7 @@ static void fill_sentinels(outs *o)
     o->arr = SENTINEL;
     o->pg = SENTINEL;
     o->n = SENTINEL_N;
+    o->hook = SENTINEL;
 }
 
 /* Each slot the row names must be NULL (0 for a count), each other one
@@ -509,7 +545,8 @@ static void check_slots(const row *r, outs *o, const char *pass)
                  {DL, o->dl, "loader"},      {D, o->d, "device"},       {EV, o->ev, "event"},
                  {NAMED, o->named, "named"}, {DLP, o->dlp, "dlpack"},   {S, o->s, "string"},
                  {MEM, o->mem, "cl_mem"},     {ARR, o->arr, "host array"},
-                 {PG, o->pg, "process group"}};
+                 {PG, o->pg, "process group"},
+                 {HOOK, o->hook, "hook"}};
     for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
         const void *want = (r->slots & slots[i].bit) ? NULL : SENTINEL;
         cr_expect_eq(slots[i].p, want, "%s (%s): %s is %p after the failure, want %p", r->name,

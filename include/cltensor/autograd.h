@@ -91,6 +91,138 @@ CLT_API int clt_set_grad_enabled(int enabled);
 /* 1 when the calling thread records operations (the default). */
 CLT_API int clt_is_grad_enabled(void);
 
+/* ---- beyond backward: autograd.grad, retain_grad, hooks, checkpoint ------- */
+
+/* Like torch.autograd.grad(outputs, inputs, grad_outputs, retain_graph,
+ * allow_unused): the gradients of the noutputs outputs (their sum, each
+ * weighted by its grad_output) with respect to the ninputs inputs, leaves
+ * or computed tensors, returned in grads[k] as new tensors of input k's
+ * shape, dtype and device.  No `grad` changes: not the leaves', not those
+ * of clt_retain_grad (torch 1.13 fills the latter too), and neither tensor
+ * hooks on the inputs nor post-accumulate hooks run (as in torch 1.13,
+ * where an input's gradient is taken before its hooks); hooks of the
+ * tensors between outputs and inputs do run.  Only the part of the graph
+ * that leads to an input is computed.
+ *
+ * grad_outputs is NULL (every output then needs one element, its gradient
+ * being 1) or holds noutputs entries, each a gradient of its output's
+ * shape and device, or NULL for 1 on a one-element output.  Every output
+ * and every input must require grad.  An input the outputs do not depend
+ * on gives grads[k] = NULL with allow_unused, else the call fails naming
+ * it.  retain_graph 0 frees the saved tensors of the part of the graph it
+ * ran, as clt_backward does.  create_graph (gradients that are themselves
+ * differentiable, for higher-order derivatives) is not supported: the
+ * returned gradients have no history.
+ *
+ * grads is the caller's array of ninputs slots.  On failure every slot is
+ * NULL and nothing changed.  New tensors (NULL entries aside): release
+ * each with clt_tensor_free. */
+CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs,
+                                     clt_tensor *const *grad_outputs,
+                                     clt_tensor *const *inputs, size_t ninputs,
+                                     int retain_graph, int allow_unused, clt_tensor **grads);
+
+/* Like t.retain_grad(): a computed tensor t keeps the gradient that
+ * clt_backward passes through it, so that clt_grad(t) reads it afterwards
+ * (accumulated over backward passes, as a leaf's; clt_zero_grad clears it).
+ * It is taken where t's hooks are, in registration order: a hook registered
+ * before clt_retain_grad changes what is kept, one registered after does
+ * not (torch 1.13).  On a leaf it does nothing (a leaf keeps its gradient
+ * anyway).  t must require grad (CLT_ERR_INVALID_ARGUMENT). */
+CLT_API clt_status clt_retain_grad(clt_tensor *t);
+
+/* 1 when t is a computed tensor that keeps its gradient (t.retains_grad);
+ * NULL gives 0. */
+CLT_API int clt_retains_grad(const clt_tensor *t);
+
+/* A registered hook, to remove it with clt_hook_remove (torch's
+ * RemovableHandle). */
+typedef struct clt_hook clt_hook;
+
+/* A tensor hook: called with grad, the gradient flowing into the tensor it
+ * was registered on (borrowed: valid during the call only), it may set
+ * *replacement to a new tensor of grad's shape, dtype and device that
+ * takes grad's place (the library takes that reference and releases it,
+ * whichever scope made it), or leave it NULL to keep grad.  A status other
+ * than CLT_OK stops the backward pass with that status; the message
+ * becomes "clt_backward: hook on <the tensor>: <the hook's message>" (set
+ * one with any failing library call, or leave the hook's own). */
+typedef clt_status (*clt_tensor_hook_fn)(void *user, const clt_tensor *grad,
+                                         clt_tensor **replacement);
+
+/* Like t.register_hook(fn): fn runs during each backward pass with the
+ * gradient of t, after the hooks registered before it (each sees the
+ * previous one's result).  On a computed tensor it runs when the whole
+ * gradient of t is known, before it flows on to t's inputs (it stays with
+ * t's node: releasing t does not remove it).  On a leaf it runs before the
+ * gradient is added to t's grad, once per pass, with the sum of what the
+ * pass computed for t (torch's AccumulateGrad pre-hook).  t must require
+ * grad (CLT_ERR_INVALID_ARGUMENT).  handle may be NULL (the hook then
+ * lives as long as t's graph or t); else *handle is a new handle: release
+ * it with clt_hook_remove, which removes the hook.  Registering while a
+ * backward pass through t runs in another thread is not supported. */
+CLT_API clt_status clt_tensor_register_hook(clt_tensor *t, clt_tensor_hook_fn fn, void *user,
+                                            clt_hook **handle);
+
+/* A post-accumulate-grad hook: called with the leaf t whose grad was just
+ * updated (borrowed; clt_grad(t) reads the new gradient).  A status other
+ * than CLT_OK stops the backward pass as a tensor hook's does. */
+typedef clt_status (*clt_post_accumulate_grad_hook_fn)(void *user, clt_tensor *t);
+
+/* Like t.register_post_accumulate_grad_hook(fn) (torch 2.1): fn runs on
+ * the leaf t after each backward pass has added its gradient to t's grad.
+ * A leaf with such a hook gets its gradient as soon as every part of the
+ * pass that leads to it is done, not at the end of the pass: this is what
+ * DDP-style gradient bucketing needs to start reducing a bucket of
+ * parameters while backward is still computing the earlier layers'
+ * gradients (overlapping communication with backward).  The price: a pass
+ * that fails after that point has already updated those leaves (the
+ * others, as clt_backward says, change only when the whole pass succeeds).
+ * t must be a leaf that requires grad (CLT_ERR_INVALID_ARGUMENT).  handle
+ * as for clt_tensor_register_hook. */
+CLT_API clt_status clt_tensor_register_post_accumulate_grad_hook(
+    clt_tensor *t, clt_post_accumulate_grad_hook_fn fn, void *user, clt_hook **handle);
+
+/* Like handle.remove(): the hook no longer runs (the tensor or graph it was
+ * on may be gone already), and the handle is released.  NULL does
+ * nothing. */
+CLT_API void clt_hook_remove(clt_hook *handle);
+
+/* The function a checkpoint runs: reads the n inputs (borrowed) and writes
+ * up to CLT_CHECKPOINT_MAX_OUTPUTS new tensors to outputs, their count to
+ * *m.  It must compute the same thing each time it is called with the same
+ * values: it runs once forward and once more during backward.  Tensors it
+ * reaches through user (a layer's parameters) are allowed: they receive
+ * their gradients as if the function had run plainly.  A computed tensor
+ * that requires grad must be passed in inputs, not reached through user
+ * (clt_checkpoint refuses it, CLT_ERR_INVALID_ARGUMENT).  Hooks the
+ * function registers on its intermediates run when it runs again in
+ * backward; clt_retain_grad on them keeps nothing there. */
+typedef clt_status (*clt_checkpoint_fn)(void *user, clt_tensor *const *inputs, size_t n,
+                                        clt_tensor **outputs, size_t *m);
+
+#define CLT_CHECKPOINT_MAX_OUTPUTS 16
+
+/* Like torch.utils.checkpoint.checkpoint(fn, *inputs, use_reentrant=False):
+ * runs fn with recording off, so that none of its intermediate results is
+ * kept for backward (the memory of one call instead of all its saved
+ * tensors), and records one node, CheckpointBackward, for all its outputs.
+ * Its backward runs fn again, with recording on, on detached copies of the
+ * inputs and backpropagates through that, so the gradients are the plain
+ * run's (the same bits on one device, when no input feeds both fn and the
+ * rest of the graph: their sum then adds in another order).  The random
+ * generators (every clt_generator and the default one) are set back to
+ * where they were when fn first ran, so Dropout draws the same masks, and
+ * restored afterwards (torch's preserve_rng_state; another thread drawing
+ * from a generator meanwhile would disturb this).  With recording off (or
+ * nothing requiring grad) fn simply runs.
+ *
+ * *outputs is a new array of *m new tensors (the outputs of fn, as new
+ * handles on them): release each with clt_tensor_free, then the array with
+ * clt_free.  On failure *outputs is NULL and *m 0. */
+CLT_API clt_status clt_checkpoint(clt_checkpoint_fn fn, void *user, clt_tensor *const *inputs,
+                                  size_t n, clt_tensor ***outputs, size_t *m);
+
 #ifdef __cplusplus
 }
 #endif

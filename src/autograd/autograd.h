@@ -17,6 +17,7 @@ typedef clt_status (*clt__backward_fn)(clt__node *n, const clt_tensor *g, clt_te
  * like (the gradient is reduced back to it). */
 typedef struct clt__edge {
     clt__node *node;   /* the input's grad_fn (a reference), or NULL */
+    int slot;          /* which of node's outputs the input is */
     clt_tensor *leaf;  /* a leaf that requires grad (a reference), or NULL */
     clt_device *dev;
     clt_dtype dtype;
@@ -40,9 +41,20 @@ struct clt__node {
     /* What the formula needs besides tensors. */
     double s[2];
     int64_t i[2 * CLT_MAX_DIMS + 2];
+    /* Hooks of the tensors the node computed (clt_tensor_register_hook,
+     * clt_retain_grad), in registration order. */
+    clt_hook *hooks;
+    /* A node with several outputs (a checkpoint): nout, their gradients
+     * past the first (gbuf), and what its formula needs, released with
+     * ctx_free (when the pass frees the saved tensors, or with the node). */
+    int nout;
+    clt_tensor **gmore;
+    void *ctx;
+    void (*ctx_free)(void *ctx);
     /* Backward-pass state. */
     uint64_t pass;
     int deps;
+    bool needed, target; /* clt_autograd_grad: leads to an input; is one */
     clt_tensor *gbuf;
     int nin;
     clt__edge in[];
@@ -74,6 +86,26 @@ clt_status clt__inplace_node(const char *name, clt__backward_fn bw, int nin,
                              const clt_tensor *const *in, clt__node **node);
 void clt__inplace_commit(clt_tensor *t, clt__node *n);
 void clt__inplace_drop(clt__node *n);
+
+/* A node with nout outputs (clt_checkpoint): records it for the nout
+ * floating tensors outs (output s is outs[s], which must carry no
+ * autograd state: fresh handles) with edges from the inputs, when grad
+ * mode is on and an input requires grad; hands it back in *node (NULL when
+ * nothing was recorded).  ctx is the formula's (the node owns it from
+ * here, failure included: ctx_free releases it).  The formula reads the
+ * gradient of output s with clt__node_grad (NULL: none reached it). */
+clt_status clt__record_outputs(clt_tensor *const *outs, int nout, const char *name,
+                               clt__backward_fn bw, int nin, const clt_tensor *const *in,
+                               void *ctx, void (*ctx_free)(void *), clt__node **node);
+const clt_tensor *clt__node_grad(const clt__node *n, int s);
+
+/* Records, on the calling thread, every tensor that requires grad and is
+ * read by an op run while grad mode is off, until clt__observe_end (which
+ * hands back the list, each tensor retained, duplicates dropped; release
+ * them with clt__tensor_unref and the array with free).  *saved is the
+ * observation this one interrupts, for clt__observe_end to resume.  clt_checkpoint finds the parameters fn reads this way. */
+clt_status clt__observe_begin(void **saved);
+clt_status clt__observe_end(void *saved, clt_tensor ***list, size_t *n);
 
 /* Whether t requires grad (leaf or not). */
 bool clt__requires_grad(const clt_tensor *t);

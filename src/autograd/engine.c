@@ -8,11 +8,37 @@
 
 typedef struct clt__meta {
     bool requires_grad;
-    clt_tensor *grad;   /* a leaf's accumulated gradient (owned) */
+    bool retains_grad;  /* clt_retain_grad on a non-leaf */
+    int slot;           /* which output of grad_fn the tensor is */
+    clt_tensor *grad;   /* a leaf's accumulated gradient (owned), or a retained one */
     clt__node *grad_fn; /* a non-leaf's node (a reference) */
+    clt_hook *hooks;    /* a leaf's hooks, in registration order */
 } clt__meta;
 
+/* A hook, in the list of its leaf's meta or of its tensor's node. */
+enum { HOOK_TENSOR, HOOK_POST, HOOK_RETAIN };
+
+struct clt_hook {
+    int refs; /* atomic: the list and the handle */
+    int kind;
+    int slot; /* on a node: which output's gradient */
+    bool removed;
+    clt_tensor_hook_fn fn;
+    clt_post_accumulate_grad_hook_fn post;
+    void *user;
+    clt_tensor *retainer; /* HOOK_RETAIN: the tensor that keeps the gradient (weak) */
+    clt_hook *next;
+};
+
+/* clt__observe_begin's list. */
+typedef struct observed {
+    clt_tensor **v;
+    size_t n, cap;
+    bool oom;
+} observed;
+
 static __thread bool grad_disabled;
+static __thread observed *observer;
 static uint64_t node_seq;  /* atomic */
 static uint64_t pass_seq;  /* atomic */
 
@@ -25,6 +51,32 @@ static bool requires_grad(const clt_tensor *t)
 {
     clt__meta *m = meta_of(t);
     return m && m->requires_grad;
+}
+
+/* ---- hooks ------------------------------------------------------------------ */
+
+static void hook_unref(clt_hook *h)
+{
+    if (h && __atomic_sub_fetch(&h->refs, 1, __ATOMIC_ACQ_REL) == 0)
+        free(h);
+}
+
+static void hooks_free(clt_hook *h)
+{
+    while (h) {
+        clt_hook *next = h->next;
+        h->removed = true;
+        hook_unref(h);
+        h = next;
+    }
+}
+
+static void hook_append(clt_hook **list, clt_hook *h)
+{
+    while (*list)
+        list = &(*list)->next;
+    h->next = NULL;
+    *list = h;
 }
 
 /* ---- nodes ------------------------------------------------------------------ */
@@ -50,6 +102,12 @@ static void node_unref(clt__node *n)
         clt__node *x = stack[--top];
         release_saved(x);
         clt_tensor_free(x->gbuf);
+        for (int k = 0; x->gmore && k < x->nout - 1; k++)
+            clt_tensor_free(x->gmore[k]);
+        free(x->gmore);
+        if (x->ctx_free)
+            x->ctx_free(x->ctx);
+        hooks_free(x->hooks);
         for (int k = 0; k < x->nin; k++) {
             clt__tensor_unref(x->in[k].leaf);
             clt__node *c = x->in[k].node;
@@ -83,8 +141,17 @@ static void meta_free(clt_tensor *t)
     t->meta_free = NULL;
     if (m == NULL)
         return;
+    if (m->retains_grad && m->grad_fn) {
+        /* The node may outlive t: its retain hook forgets t. */
+        for (clt_hook *h = m->grad_fn->hooks; h; h = h->next)
+            if (h->kind == HOOK_RETAIN && h->retainer == t) {
+                h->retainer = NULL;
+                h->removed = true;
+            }
+    }
     clt_tensor_free(m->grad);
     node_unref(m->grad_fn);
+    hooks_free(m->hooks);
     free(m);
 }
 
@@ -100,10 +167,67 @@ static clt__meta *meta_get(clt_tensor *t)
     return t->meta;
 }
 
+static void observe(int nin, const clt_tensor *const *in)
+{
+    observed *o = observer;
+    for (int k = 0; k < nin; k++) {
+        if (!requires_grad(in[k]))
+            continue;
+        bool seen = false;
+        for (size_t j = 0; j < o->n && !seen; j++)
+            seen = o->v[j] == in[k];
+        if (seen)
+            continue;
+        if (o->n == o->cap) {
+            size_t cap = o->cap ? 2 * o->cap : 16;
+            clt_tensor **v = clt__realloc(o->v, cap, sizeof *v);
+            if (v == NULL) {
+                o->oom = true;
+                return;
+            }
+            o->v = v;
+            o->cap = cap;
+        }
+        o->v[o->n++] = clt_tensor_retain((clt_tensor *)in[k]);
+    }
+}
+
+clt_status clt__observe_begin(void **saved)
+{
+    observed *o = clt__calloc(1, sizeof *o);
+    *saved = observer;
+    if (o == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    observer = o;
+    return CLT_OK;
+}
+
+clt_status clt__observe_end(void *saved, clt_tensor ***list, size_t *n)
+{
+    observed *o = observer;
+    observer = saved;
+    *list = o->v;
+    *n = o->n;
+    bool oom = o->oom;
+    free(o);
+    if (oom) {
+        for (size_t k = 0; k < *n; k++)
+            clt__tensor_unref((*list)[k]);
+        free(*list);
+        *list = NULL;
+        *n = 0;
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    }
+    return CLT_OK;
+}
+
 bool clt__grad_needed(int nin, const clt_tensor *const *in)
 {
-    if (grad_disabled)
+    if (grad_disabled) {
+        if (observer)
+            observe(nin, in);
         return false;
+    }
     for (int k = 0; k < nin; k++)
         if (requires_grad(in[k]))
             return true;
@@ -135,6 +259,7 @@ static clt__node *node_new(const char *name, clt__backward_fn bw, int nin,
     if (n == NULL)
         return NULL;
     n->refs = 1;
+    n->nout = 1;
     n->seq = __atomic_add_fetch(&node_seq, 1, __ATOMIC_RELAXED);
     n->name = name;
     n->backward = bw;
@@ -160,6 +285,7 @@ static clt__node *node_new(const char *name, clt__backward_fn bw, int nin,
             continue;
         if (xm->grad_fn) {
             e->node = xm->grad_fn;
+            e->slot = xm->slot;
             __atomic_add_fetch(&e->node->refs, 1, __ATOMIC_RELAXED);
         } else {
             /* The graph holds the leaf, as PyTorch's AccumulateGrad does. */
@@ -213,7 +339,20 @@ void clt__inplace_commit(clt_tensor *t, clt__node *n)
         return;
     clt__meta *m = t->meta; /* made by clt__inplace_node */
     clt__node *old = m->grad_fn;
+    if (m->retains_grad && old) {
+        /* t's retain hook moves to t's new node, as torch moves it. */
+        for (clt_hook **p = &old->hooks; *p; p = &(*p)->next) {
+            clt_hook *h = *p;
+            if (h->kind == HOOK_RETAIN && h->retainer == t) {
+                *p = h->next;
+                h->slot = 0;
+                hook_append(&n->hooks, h);
+                break;
+            }
+        }
+    }
     m->grad_fn = n;
+    m->slot = 0;
     m->requires_grad = true;
     node_unref(old); /* the new node's first edge holds it now */
 }
@@ -457,10 +596,17 @@ static clt_status accumulate(clt_tensor **sum, clt_tensor *g)
 /* The leaves' gradients of one backward pass, summed per leaf and added to
  * their `grad` only once the whole pass has succeeded: a pass that fails
  * half-way (out of device memory, say) changes no gradient, so that
- * running it again does not count a part twice. */
+ * running it again does not count a part twice.  The gradients that
+ * computed tensors retain (clt_retain_grad) wait in a list of their own,
+ * committed with the leaves'. */
 typedef struct pending {
-    clt_tensor *leaf; /* held by an edge of the graph */
+    clt_tensor *leaf; /* held by an edge of the graph, or by the entry (owned) */
     clt_tensor *g;    /* owned */
+    int deps;         /* edges into the leaf that the pass has yet to run */
+    bool owned;       /* the entry holds a reference on leaf */
+    bool target;      /* clt_autograd_grad: the leaf is an input */
+    bool readied;     /* its hooks ran */
+    bool done;        /* committed already (for a post-accumulate hook) */
 } pending;
 
 typedef struct pendlist {
@@ -468,76 +614,115 @@ typedef struct pendlist {
     size_t n, cap;
 } pendlist;
 
-static clt_status pend(pendlist *l, clt_tensor *leaf, clt_tensor *g)
+static pending *pend_find(const pendlist *l, const clt_tensor *leaf)
 {
     for (size_t k = 0; k < l->n; k++)
         if (l->v[k].leaf == leaf)
-            return accumulate(&l->v[k].g, g);
+            return &l->v[k];
+    return NULL;
+}
+
+/* The entry of leaf, made empty when there is none; NULL when memory runs
+ * out.  The pointer is good until the next entry is made. */
+static pending *pend_slot(pendlist *l, clt_tensor *leaf)
+{
+    pending *p = pend_find(l, leaf);
+    if (p)
+        return p;
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 16;
         pending *v = clt__realloc(l->v, cap, sizeof *v);
-        if (v == NULL) {
-            clt_tensor_free(g);
-            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_backward: out of host memory");
-        }
+        if (v == NULL)
+            return NULL;
         l->v = v;
         l->cap = cap;
     }
-    l->v[l->n++] = (pending){leaf, g};
-    return CLT_OK;
+    l->v[l->n] = (pending){.leaf = leaf};
+    return &l->v[l->n++];
 }
 
-/* Adds the pass's gradients to the leaves: first what each leaf will
- * hold, its gradient's sum with the pass's or a tensor it may keep (which
- * may fail and then changes nothing), then every leaf takes it at once.  A
- * leaf moved or converted since the forward pass (clt_module_to,
- * clt_module_to_dtype) gets its gradient where it is now, in its dtype
- * now. */
-static clt_status commit_pending(pendlist *l)
+/* Adds g (taken) to leaf's entry; own: the entry holds leaf. */
+static clt_status pend(pendlist *l, clt_tensor *leaf, clt_tensor *g, bool own)
+{
+    pending *p = pend_slot(l, leaf);
+    if (p == NULL) {
+        clt_tensor_free(g);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_backward: out of host memory");
+    }
+    if (own && !p->owned) {
+        clt_tensor_retain(leaf);
+        p->owned = true;
+    }
+    return accumulate(&p->g, g);
+}
+
+/* Makes p's gradient what its tensor will hold: brought to where the
+ * tensor is now, in its dtype now (a leaf moved or converted since the
+ * forward pass, by clt_module_to or clt_module_to_dtype), summed with its
+ * grad when `sum` and it has one, else a tensor it may keep.  May fail;
+ * changes no grad. */
+static clt_status prepare(pending *p, bool sum)
 {
     clt_status st = CLT_OK;
-    for (size_t k = 0; k < l->n && st == CLT_OK; k++) {
-        pending *p = &l->v[k];
-        if (p->g->dev != p->leaf->dev) {
-            clt_tensor *moved = NULL;
-            st = clt__to_at(p->g, p->leaf->dev, &moved, __builtin_return_address(0),
-                            "clt_backward");
-            if (st != CLT_OK)
-                break;
-            clt_tensor_free(p->g);
-            p->g = moved;
-        }
-        if (p->g->dtype != p->leaf->dtype) {
-            clt_tensor *conv = NULL;
-            st = clt__to_dtype(p->g, p->leaf->dtype, &conv, "clt_backward");
-            if (st != CLT_OK)
-                break;
-            clt_tensor_free(p->g);
-            p->g = conv;
-        }
-        const clt_tensor *grad = meta_of(p->leaf)->grad;
-        if (grad == NULL) {
-            st = make_keepable(&p->g);
-        } else {
-            clt_tensor *sum = NULL;
-            st = clt__add_into(NULL, grad, p->g, &sum, "clt_backward");
-            if (st == CLT_OK) {
-                clt_tensor_free(p->g);
-                p->g = sum;
-            }
-        }
+    if (p->g->dev != p->leaf->dev) {
+        clt_tensor *moved = NULL;
+        st = clt__to_at(p->g, p->leaf->dev, &moved, __builtin_return_address(0),
+                        "clt_backward");
+        if (st != CLT_OK)
+            return st;
+        clt_tensor_free(p->g);
+        p->g = moved;
     }
-    for (size_t k = 0; k < l->n && st == CLT_OK; k++) {
-        st = commit_leaf(l->v[k].leaf, l->v[k].g);
-        l->v[k].g = NULL;
+    if (p->g->dtype != p->leaf->dtype) {
+        clt_tensor *conv = NULL;
+        st = clt__to_dtype(p->g, p->leaf->dtype, &conv, "clt_backward");
+        if (st != CLT_OK)
+            return st;
+        clt_tensor_free(p->g);
+        p->g = conv;
+    }
+    const clt_tensor *grad = sum ? meta_of(p->leaf)->grad : NULL;
+    if (grad == NULL)
+        return make_keepable(&p->g);
+    clt_tensor *total = NULL;
+    st = clt__add_into(NULL, grad, p->g, &total, "clt_backward");
+    if (st == CLT_OK) {
+        clt_tensor_free(p->g);
+        p->g = total;
+    }
+    return st;
+}
+
+/* Adds the pass's gradients to the leaves and to the retaining tensors:
+ * first what each will hold (which may fail and then changes nothing),
+ * then every one takes it at once. */
+static clt_status commit_pending(pendlist *const *lists, int nlists)
+{
+    clt_status st = CLT_OK;
+    for (int i = 0; i < nlists; i++)
+        for (size_t k = 0; k < lists[i]->n && st == CLT_OK; k++)
+            if (!lists[i]->v[k].done && lists[i]->v[k].g)
+                st = prepare(&lists[i]->v[k], true);
+    for (int i = 0; i < nlists; i++) {
+        for (size_t k = 0; k < lists[i]->n && st == CLT_OK; k++) {
+            pending *p = &lists[i]->v[k];
+            if (p->done || p->g == NULL)
+                continue;
+            st = commit_leaf(p->leaf, p->g);
+            p->g = NULL;
+            p->done = true;
+        }
     }
     return st;
 }
 
 static void pend_free(pendlist *l)
 {
-    for (size_t k = 0; k < l->n; k++)
+    for (size_t k = 0; k < l->n; k++) {
         clt_tensor_free(l->v[k].g);
+        if (l->v[k].owned)
+            clt__tensor_unref(l->v[k].leaf);
+    }
     free(l->v);
 }
 
@@ -587,26 +772,83 @@ static bool list_push(nodelist *l, clt__node *x)
     return true;
 }
 
-/* Every node reachable from root, each once, with deps = the number of
- * edges into it from reachable nodes. */
-static clt_status collect(clt__node *root, uint64_t pass, nodelist *all)
+/* The state of one pass: clt_backward's, or clt_autograd_grad's, which
+ * takes the gradients of its inputs (targets) and commits nothing. */
+typedef struct target {
+    const clt_tensor *t; /* the input */
+    clt__node *node;     /* a computed input's node and output, else NULL */
+    int slot;
+    clt_tensor *g;       /* its gradient (owned) */
+} target;
+
+typedef struct pass {
+    const char *fn;
+    uint64_t id;
+    bool retain;
+    target *tg; /* clt_autograd_grad's inputs; NULL for clt_backward */
+    size_t ntg;
+    nodelist all, ready;
+    pendlist leaves, retained;
+} pass;
+
+static clt_tensor **gslot(clt__node *n, int s)
+{
+    return s == 0 ? &n->gbuf : &n->gmore[s - 1];
+}
+
+const clt_tensor *clt__node_grad(const clt__node *n, int s)
+{
+    return s == 0 ? n->gbuf : n->gmore[s - 1];
+}
+
+static void free_gradients(clt__node *n)
+{
+    for (int s = 0; s < n->nout; s++) {
+        clt_tensor **g = gslot(n, s);
+        clt_tensor_free(*g);
+        *g = NULL;
+    }
+}
+
+static clt_status pass_oom(const pass *p)
+{
+    return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", p->fn);
+}
+
+/* Every node reachable from the outputs, each once, with deps = the number
+ * of edges into it from reachable nodes, and an entry per leaf reached,
+ * with deps counted the same way. */
+static clt_status collect(pass *p, clt_tensor *const *outs, size_t nouts)
 {
     nodelist todo = {0};
-    clt_status st = CLT_OK;
-    root->pass = pass;
-    root->deps = 0;
-    if (!list_push(all, root) || !list_push(&todo, root))
-        goto oom;
+    for (size_t i = 0; i < nouts; i++) {
+        clt__node *root = meta_of(outs[i])->grad_fn;
+        if (root == NULL || root->pass == p->id)
+            continue;
+        root->pass = p->id;
+        root->deps = 0;
+        root->needed = root->target = false;
+        if (!list_push(&p->all, root) || !list_push(&todo, root))
+            goto oom;
+    }
     while (todo.n > 0) {
         clt__node *x = todo.v[--todo.n];
         for (int k = 0; k < x->nin; k++) {
-            clt__node *c = x->in[k].node;
+            clt__edge *e = &x->in[k];
+            if (e->leaf) {
+                pending *q = pend_slot(&p->leaves, e->leaf);
+                if (q == NULL)
+                    goto oom;
+                q->deps++;
+            }
+            clt__node *c = e->node;
             if (c == NULL)
                 continue;
-            if (c->pass != pass) {
-                c->pass = pass;
+            if (c->pass != p->id) {
+                c->pass = p->id;
                 c->deps = 0;
-                if (!list_push(all, c) || !list_push(&todo, c))
+                c->needed = c->target = false;
+                if (!list_push(&p->all, c) || !list_push(&todo, c))
                     goto oom;
             }
             c->deps++;
@@ -616,37 +858,234 @@ static clt_status collect(clt__node *root, uint64_t pass, nodelist *all)
     return CLT_OK;
 oom:
     free(todo.v);
-    st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_backward: out of host memory");
+    return pass_oom(p);
+}
+
+static int by_seq(const void *a, const void *b)
+{
+    uint64_t x = (*(clt__node *const *)a)->seq, y = (*(clt__node *const *)b)->seq;
+    return x < y ? -1 : x > y;
+}
+
+/* clt_autograd_grad: marks the inputs among the leaves and nodes reached,
+ * then the nodes that lead to one (only those run).  An input's node comes
+ * before (has a smaller seq than) every node that consumed it. */
+static void mark_targets(pass *p)
+{
+    for (size_t k = 0; k < p->ntg; k++) {
+        target *t = &p->tg[k];
+        if (t->node) {
+            if (t->node->pass == p->id)
+                t->node->target = true;
+        } else {
+            pending *q = pend_find(&p->leaves, t->t);
+            if (q)
+                q->target = true;
+        }
+    }
+    if (p->all.n > 1)
+        qsort(p->all.v, p->all.n, sizeof *p->all.v, by_seq);
+    for (size_t i = 0; i < p->all.n; i++) {
+        clt__node *x = p->all.v[i];
+        for (int k = 0; k < x->nin && !x->needed; k++) {
+            const clt__edge *e = &x->in[k];
+            if (e->leaf)
+                x->needed = pend_find(&p->leaves, e->leaf)->target;
+            else if (e->node)
+                x->needed = e->node->needed || e->node->target;
+        }
+    }
+}
+
+/* "hook on the float32 [3] tensor that MulBackward0 computed" */
+static clt_status hook_failed(const pass *p, clt_status st, const char *kind,
+                              const clt_tensor *g, const clt__node *x)
+{
+    char s[160];
+    if (clt_last_error()[0] == '\0')
+        clt__error(st, "the hook returned %s", clt_status_name(st));
+    clt__shape_str(s, sizeof s, g->ndim, g->shape);
+    if (x)
+        return clt__error_prefix(st, "%s: %s on the %s %s tensor that %s computed", p->fn, kind,
+                                 clt_dtype_name(g->dtype), s, x->name);
+    return clt__error_prefix(st, "%s: %s on the %s %s leaf tensor", p->fn, kind,
+                             clt_dtype_name(g->dtype), s);
+}
+
+/* Checks a hook's replacement r of g, as torch does ("hook has changed the
+ * size of value"). */
+static clt_status check_replacement(const clt_tensor *g, const clt_tensor *r)
+{
+    char s1[160], s2[160];
+    bool same = g->ndim == r->ndim;
+    for (int d = 0; same && d < g->ndim; d++)
+        same = g->shape[d] == r->shape[d];
+    if (!same)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "the hook changed the size of the gradient from %s to %s",
+                          clt__shape_str(s1, sizeof s1, g->ndim, g->shape),
+                          clt__shape_str(s2, sizeof s2, r->ndim, r->shape));
+    if (g->dtype != r->dtype)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "the hook changed the type of the gradient from %s to %s",
+                          clt_dtype_name(g->dtype), clt_dtype_name(r->dtype));
+    if (g->dev != r->dev)
+        return clt__error(CLT_ERR_DEVICE_MISMATCH,
+                          "the hook moved the gradient to another device");
+    return CLT_OK;
+}
+
+/* Runs the tensor hooks and retain hooks of output `slot` of x (x NULL: a
+ * leaf's, whose hooks all have slot 0) on *g, in registration order.  Each
+ * hook is held while it runs, so that removing it from inside is safe. */
+static clt_status run_hooks(pass *p, clt_hook *list, int slot, clt_tensor **g,
+                            const clt__node *x)
+{
+    clt_status st = CLT_OK;
+    clt_hook *h = list;
+    while (h && st == CLT_OK && *g) {
+        if (h->removed || h->slot != slot || h->kind == HOOK_POST) {
+            h = h->next;
+            continue;
+        }
+        if (h->kind == HOOK_RETAIN) {
+            clt_tensor *a = NULL;
+            if (p->tg == NULL && h->retainer) {
+                st = clt__alias(*g, &a);
+                if (st == CLT_OK)
+                    st = pend(&p->retained, h->retainer, a, true);
+            }
+            h = h->next;
+            continue;
+        }
+        clt_tensor *r = NULL;
+        __atomic_add_fetch(&h->refs, 1, __ATOMIC_RELAXED);
+        clt__ok();
+        st = h->fn(h->user, *g, &r);
+        if (st == CLT_OK && r != NULL && r != *g)
+            st = check_replacement(*g, r);
+        if (st != CLT_OK) {
+            if (r != *g)
+                clt_tensor_free(r);
+            st = hook_failed(p, st, "hook", *g, x);
+        } else if (r != NULL && r != *g) {
+            clt__scope_disown(r);
+            clt_tensor_free(*g);
+            *g = r;
+        }
+        clt_hook *next = h->next; /* read while h is held */
+        hook_unref(h);
+        h = next;
+    }
     return st;
 }
 
-/* Runs node x: its formula, then hands each input's gradient on. */
-static clt_status run_node(clt__node *x, nodelist *ready, pendlist *leaves, bool retain)
+/* A leaf whose every incoming edge has run: its hooks, then, when it has
+ * post-accumulate hooks, its gradient right away and those hooks. */
+static clt_status leaf_ready(pass *p, pending *q)
+{
+    q->readied = true;
+    if (p->tg || q->g == NULL)
+        return CLT_OK;
+    clt__meta *m = meta_of(q->leaf);
+    clt_status st = run_hooks(p, m->hooks, 0, &q->g, NULL);
+    bool post = false;
+    for (clt_hook *h = m->hooks; h && !post; h = h->next)
+        post = h->kind == HOOK_POST && !h->removed;
+    if (st != CLT_OK || !post || q->g == NULL)
+        return st;
+    st = prepare(q, true);
+    if (st == CLT_OK)
+        st = commit_leaf(q->leaf, q->g);
+    q->g = NULL;
+    q->done = true;
+    if (st != CLT_OK)
+        return clt__error_in(st, p->fn);
+    const clt_tensor *grad = m->grad;
+    clt_hook *h = m->hooks;
+    while (h && st == CLT_OK) {
+        if (h->kind != HOOK_POST || h->removed) {
+            h = h->next;
+            continue;
+        }
+        __atomic_add_fetch(&h->refs, 1, __ATOMIC_RELAXED);
+        clt__ok();
+        st = h->post(h->user, q->leaf);
+        if (st != CLT_OK)
+            st = hook_failed(p, st, "post-accumulate-grad hook", grad, NULL);
+        clt_hook *next = h->next;
+        hook_unref(h);
+        h = next;
+    }
+    return st;
+}
+
+/* clt_autograd_grad: takes the gradients of the inputs that are x's
+ * outputs, as they reach x (before x's hooks, as torch 1.13 does). */
+static clt_status capture(pass *p, clt__node *x)
+{
+    for (size_t k = 0; k < p->ntg; k++) {
+        target *t = &p->tg[k];
+        const clt_tensor *g = t->node == x ? *gslot(x, t->slot) : NULL;
+        if (g && t->g == NULL && clt__alias(g, &t->g) != CLT_OK)
+            return clt__error_in(CLT_ERR_OUT_OF_HOST_MEMORY, p->fn);
+    }
+    return CLT_OK;
+}
+
+/* Runs node x: its hooks, its formula, then hands each input's gradient
+ * on. */
+static clt_status run_node(pass *p, clt__node *x)
 {
     clt_status st = CLT_OK;
+    bool own_message = false; /* a hook's failure: named already */
     clt_tensor *gin_small[8], **gin = gin_small;
     if (x->nin > 8) {
         gin = clt__calloc((size_t)x->nin, sizeof *gin);
         if (gin == NULL)
-            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_backward: out of host memory");
+            return pass_oom(p);
     } else {
         memset(gin_small, 0, sizeof gin_small);
     }
-    if (x->gbuf) {
+    bool any = false;
+    for (int s = 0; s < x->nout; s++)
+        any = any || *gslot(x, s) != NULL;
+    bool run = p->tg == NULL || x->needed;
+    if (p->tg && x->target) {
+        own_message = true;
+        CLT__TRY(capture(p, x));
+        own_message = false;
+    }
+    if (any && run) {
+        own_message = true;
+        for (int s = 0; s < x->nout; s++)
+            CLT__TRY(run_hooks(p, x->hooks, s, gslot(x, s), x));
+        own_message = false;
+        any = false;
+        for (int s = 0; s < x->nout; s++)
+            any = any || *gslot(x, s) != NULL;
+    }
+    if (any && run) {
         CLT__TRY(check_saved(x));
         /* A formula computes with the plain ops under clt_backward's name;
          * the node's name says where they ran (done: below), as it does
          * for the reductions that bring its gradients to its inputs. */
         CLT__TRY(x->backward(x, x->gbuf, gin));
     }
-    clt_tensor_free(x->gbuf);
-    x->gbuf = NULL;
-    if (!retain) {
+    free_gradients(x);
+    if (!p->retain && run) {
         release_saved(x);
         x->released = x->nsaved > 0;
+        if (x->ctx_free) {
+            x->ctx_free(x->ctx);
+            x->ctx = NULL;
+            x->ctx_free = NULL;
+            x->released = true;
+        }
     }
     for (int k = 0; k < x->nin; k++) {
         clt__edge *e = &x->in[k];
+        pending *q = e->leaf ? pend_find(&p->leaves, e->leaf) : NULL;
         if (gin[k] != NULL && (e->node || e->leaf)) {
             clt_tensor *g = gin[k];
             gin[k] = NULL;
@@ -655,18 +1094,26 @@ static clt_status run_node(clt__node *x, nodelist *ready, pendlist *leaves, bool
                 clt_tensor_free(g); /* conform hands g back when it fails */
                 goto done;
             }
-            if (e->leaf)
-                CLT__TRY(pend(leaves, e->leaf, g));
+            if (q && p->tg && !q->target)
+                clt_tensor_free(g);
+            else if (q)
+                CLT__TRY(accumulate(&q->g, g));
             else
-                CLT__TRY(accumulate(&e->node->gbuf, g));
+                CLT__TRY(accumulate(gslot(e->node, e->slot), g));
         }
-        if (e->node && --e->node->deps == 0 && !list_push(ready, e->node)) {
-            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_backward: out of host memory");
+        if (q && --q->deps == 0) {
+            own_message = true;
+            CLT__TRY(leaf_ready(p, q));
+            own_message = false;
+        }
+        if (e->node && --e->node->deps == 0 && !list_push(&p->ready, e->node)) {
+            st = pass_oom(p);
             goto done;
         }
     }
 done:
-    clt__error_in_step(st, "clt_backward", x->name);
+    if (!own_message)
+        clt__error_in_step(st, p->fn, x->name);
     for (int k = 0; k < x->nin; k++)
         clt_tensor_free(gin[k]);
     if (gin != gin_small)
@@ -674,20 +1121,84 @@ done:
     return st;
 }
 
-static clt_status seed_gradient(const clt_tensor *t, const clt_tensor *grad, clt_tensor **out)
+/* Runs a pass from the outputs with their gradients seeds (taken): every
+ * node reached (clt_autograd_grad: those that lead to an input), newest
+ * first among those whose consumers are all done, so that the order, and
+ * so every sum of gradients, is the same on every run.  clt_backward's pass
+ * commits its gradients; clt_autograd_grad's leaves them in its targets
+ * and its leaves' entries. */
+static clt_status run_pass(pass *p, clt_tensor *const *outs, clt_tensor **seeds, size_t n)
+{
+    clt_status st = CLT_OK;
+    p->id = __atomic_add_fetch(&pass_seq, 1, __ATOMIC_RELAXED);
+    CLT__TRY(collect(p, outs, n));
+    for (size_t i = 0; i < n; i++) {
+        clt__meta *m = meta_of(outs[i]);
+        clt_tensor *g = seeds[i];
+        seeds[i] = NULL;
+        if (m->grad_fn)
+            CLT__TRY(accumulate(gslot(m->grad_fn, m->slot), g));
+        else
+            CLT__TRY(pend(&p->leaves, outs[i], g, false));
+    }
+    if (p->tg)
+        mark_targets(p);
+    for (size_t i = 0; i < p->all.n; i++) {
+        clt__node *x = p->all.v[i];
+        if (x->deps == 0 && !list_push(&p->ready, x)) {
+            st = pass_oom(p);
+            goto done;
+        }
+    }
+    while (p->ready.n > 0) {
+        size_t best = 0;
+        for (size_t k = 1; k < p->ready.n; k++)
+            if (p->ready.v[k]->seq > p->ready.v[best]->seq)
+                best = k;
+        clt__node *x = p->ready.v[best];
+        p->ready.v[best] = p->ready.v[--p->ready.n];
+        CLT__TRY(run_node(p, x));
+    }
+    for (size_t k = 0; k < p->leaves.n; k++) /* outputs that are leaves */
+        if (!p->leaves.v[k].readied)
+            CLT__TRY(leaf_ready(p, &p->leaves.v[k]));
+    if (p->tg == NULL) {
+        pendlist *lists[2] = {&p->leaves, &p->retained};
+        st = commit_pending(lists, 2);
+    }
+done:
+    for (size_t i = 0; i < n; i++) {
+        clt_tensor_free(seeds[i]);
+        seeds[i] = NULL;
+    }
+    return st;
+}
+
+static void pass_free(pass *p)
+{
+    pend_free(&p->leaves);
+    pend_free(&p->retained);
+    for (size_t k = 0; k < p->all.n; k++)
+        free_gradients(p->all.v[k]);
+    free(p->all.v);
+    free(p->ready.v);
+}
+
+static clt_status seed_gradient(const clt_tensor *t, const clt_tensor *grad, clt_tensor **out,
+                                const char *fn)
 {
     *out = NULL;
     if (grad == NULL) {
         if (t->numel != 1) {
             char s[160];
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                              "clt_backward: grad can be implicitly created only for scalar "
+                              "%s: grad can be implicitly created only for scalar "
                               "outputs (this output has shape %s); pass the output's gradient",
-                              clt__shape_str(s, sizeof s, t->ndim, t->shape));
+                              fn, clt__shape_str(s, sizeof s, t->ndim, t->shape));
         }
         return clt__full(t->dev, t->dtype, t->ndim, t->shape, 1.0, out);
     }
-    clt_status st = clt__same_device(t, grad, "clt_backward");
+    clt_status st = clt__same_device(t, grad, fn);
     if (st != CLT_OK)
         return st;
     bool same = t->ndim == grad->ndim;
@@ -696,18 +1207,31 @@ static clt_status seed_gradient(const clt_tensor *t, const clt_tensor *grad, clt
     if (!same) {
         char s1[160], s2[160];
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "clt_backward: mismatch in shape: the gradient has a shape of %s and "
+                          "%s: mismatch in shape: the gradient has a shape of %s and "
                           "the output a shape of %s",
-                          clt__shape_str(s1, sizeof s1, grad->ndim, grad->shape),
+                          fn, clt__shape_str(s1, sizeof s1, grad->ndim, grad->shape),
                           clt__shape_str(s2, sizeof s2, t->ndim, t->shape));
     }
     if (!clt__dtype_is_float(grad->dtype))
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
-                          "clt_backward: the gradient must be floating point, not %s",
+                          "%s: the gradient must be floating point, not %s", fn,
                           clt_dtype_name(grad->dtype));
     if (grad->dtype != t->dtype)
-        return clt__to_dtype(grad, t->dtype, out, "clt_backward");
+        return clt__to_dtype(grad, t->dtype, out, fn);
     return clt__alias(grad, out);
+}
+
+/* Holds the outputs' nodes for the pass, so that a hook releasing an
+ * output does not free the graph under it. */
+static void hold_roots(clt_tensor *const *outs, size_t n, int delta)
+{
+    for (size_t i = 0; i < n; i++) {
+        clt__node *x = meta_of(outs[i])->grad_fn;
+        if (x && delta > 0)
+            __atomic_add_fetch(&x->refs, 1, __ATOMIC_RELAXED);
+    }
+    for (size_t i = 0; i < n && delta < 0; i++)
+        node_unref(meta_of(outs[i])->grad_fn);
 }
 
 clt_status clt_backward(clt_tensor *t, const clt_tensor *grad, int retain_graph)
@@ -722,61 +1246,280 @@ clt_status clt_backward(clt_tensor *t, const clt_tensor *grad, int retain_graph)
                           "record nothing%s)",
                           clt_is_grad_enabled() ? "" : ", and recording is off on this thread now");
     clt_tensor *g0 = NULL;
-    clt_status st = seed_gradient(t, grad, &g0);
+    clt_status st = seed_gradient(t, grad, &g0, "clt_backward");
     if (st != CLT_OK)
         return clt__error_in(st, "clt_backward");
     /* Formulas compute with plain ops; nothing they make is recorded. */
     bool was_disabled = grad_disabled;
     grad_disabled = true;
-    if (m->grad_fn == NULL) {
-        clt__edge e = {.dev = t->dev, .dtype = t->dtype, .ndim = t->ndim};
-        memcpy(e.shape, t->shape, sizeof e.shape);
-        pendlist one = {0};
-        st = conform(&g0, &e);
-        if (st == CLT_OK)
-            st = pend(&one, t, g0); /* takes g0 */
-        else
-            clt_tensor_free(g0);
-        if (st == CLT_OK)
-            st = commit_pending(&one);
-        pend_free(&one);
-        grad_disabled = was_disabled;
-        return st == CLT_OK ? clt__ok() : clt__error_in(st, "clt_backward");
-    }
-    nodelist all = {0}, ready = {0};
-    pendlist leaves = {0};
-    uint64_t pass = __atomic_add_fetch(&pass_seq, 1, __ATOMIC_RELAXED);
-    clt__node *root = m->grad_fn;
-    CLT__TRY(collect(root, pass, &all));
-    root->gbuf = g0;
-    g0 = NULL;
-    if (!list_push(&ready, root)) {
-        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_backward: out of host memory");
-        goto done;
-    }
-    /* Newest node first among those whose consumers are all done: the
-     * order, and so every sum of gradients, is the same on every run. */
-    while (ready.n > 0) {
-        size_t best = 0;
-        for (size_t k = 1; k < ready.n; k++)
-            if (ready.v[k]->seq > ready.v[best]->seq)
-                best = k;
-        clt__node *x = ready.v[best];
-        ready.v[best] = ready.v[--ready.n];
-        CLT__TRY(run_node(x, &ready, &leaves, retain_graph != 0));
-    }
-    st = commit_pending(&leaves);
-done:
-    pend_free(&leaves);
-    for (size_t k = 0; k < all.n; k++) {
-        clt_tensor_free(all.v[k]->gbuf);
-        all.v[k]->gbuf = NULL;
-    }
-    free(all.v);
-    free(ready.v);
-    clt_tensor_free(g0);
+    pass p = {.fn = "clt_backward", .retain = retain_graph != 0};
+    hold_roots(&t, 1, 1);
+    st = run_pass(&p, &t, &g0, 1);
+    pass_free(&p);
+    hold_roots(&t, 1, -1);
     grad_disabled = was_disabled;
     return st == CLT_OK ? clt__ok() : clt__error_in(st, "clt_backward");
+}
+
+/* clt_autograd_grad's results: each input's gradient, a tensor of its own. */
+static clt_status take_results(pass *p, clt_tensor **grads)
+{
+    clt_status st = CLT_OK;
+    for (size_t k = 0; k < p->ntg && st == CLT_OK; k++) {
+        target *t = &p->tg[k];
+        size_t j = 0;
+        while (j < k && p->tg[j].t != t->t)
+            j++;
+        if (j < k) { /* the same input twice */
+            if (grads[j])
+                st = clt__clone(grads[j], &grads[k], p->fn);
+            continue;
+        }
+        if (t->node == NULL) {
+            pending *q = pend_find(&p->leaves, t->t);
+            if (q && q->g) {
+                st = prepare(q, false);
+                grads[k] = q->g;
+                q->g = NULL;
+            }
+        } else if (t->g) {
+            st = make_keepable(&t->g);
+            grads[k] = t->g;
+            t->g = NULL;
+        }
+    }
+    return st;
+}
+
+clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs,
+                             clt_tensor *const *grad_outputs, clt_tensor *const *inputs,
+                             size_t ninputs, int retain_graph, int allow_unused,
+                             clt_tensor **grads)
+{
+    const char *fn = "clt_autograd_grad";
+    CLT__REQUIRE_ARG(grads, fn);
+    for (size_t k = 0; inputs && k < ninputs; k++)
+        grads[k] = NULL;
+    CLT__REQUIRE_ARG(outputs, fn);
+    CLT__REQUIRE_ARG(inputs, fn);
+    if (noutputs == 0 || ninputs == 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: needs at least one output and one input (got %zu and %zu)", fn,
+                          noutputs, ninputs);
+    for (size_t i = 0; i < noutputs; i++) {
+        if (outputs[i] == NULL)
+            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: output %zu is NULL", fn, i);
+        if (!requires_grad(outputs[i]))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: element %zu of the outputs does not require grad and has "
+                              "no grad_fn",
+                              fn, i);
+    }
+    for (size_t k = 0; k < ninputs; k++) {
+        if (inputs[k] == NULL)
+            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: input %zu is NULL", fn, k);
+        if (!requires_grad(inputs[k]))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: input %zu, one of the differentiated tensors, does not "
+                              "require grad",
+                              fn, k);
+    }
+    clt_status st = CLT_OK;
+    target *tg = clt__calloc(ninputs, sizeof *tg);
+    clt_tensor **seeds = clt__calloc(noutputs, sizeof *seeds);
+    pass p = {.fn = fn, .retain = retain_graph != 0, .tg = tg, .ntg = ninputs};
+    bool was_disabled = grad_disabled;
+    if (tg == NULL || seeds == NULL) {
+        st = pass_oom(&p);
+        goto done;
+    }
+    for (size_t i = 0; i < noutputs; i++)
+        CLT__TRY(seed_gradient(outputs[i], grad_outputs ? grad_outputs[i] : NULL, &seeds[i], fn));
+    for (size_t k = 0; k < ninputs; k++) {
+        clt__meta *m = meta_of(inputs[k]);
+        tg[k].t = inputs[k];
+        tg[k].node = m->grad_fn;
+        tg[k].slot = m->slot;
+    }
+    grad_disabled = true;
+    hold_roots(outputs, noutputs, 1);
+    st = run_pass(&p, outputs, seeds, noutputs);
+    if (st == CLT_OK)
+        st = take_results(&p, grads);
+    hold_roots(outputs, noutputs, -1);
+    grad_disabled = was_disabled;
+    for (size_t k = 0; st == CLT_OK && !allow_unused && k < ninputs; k++) {
+        if (grads[k] == NULL) {
+            char s[160];
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: input %zu (%s %s), one of the differentiated tensors, appears "
+                            "to not have been used in the graph; pass allow_unused = 1 if this "
+                            "is the desired behavior",
+                            fn, k, clt_dtype_name(inputs[k]->dtype),
+                            clt__shape_str(s, sizeof s, inputs[k]->ndim, inputs[k]->shape));
+        }
+    }
+done:
+    pass_free(&p);
+    for (size_t k = 0; tg && k < ninputs; k++)
+        clt_tensor_free(tg[k].g);
+    for (size_t i = 0; seeds && i < noutputs; i++)
+        clt_tensor_free(seeds[i]);
+    free(tg);
+    free(seeds);
+    if (st != CLT_OK) {
+        for (size_t k = 0; k < ninputs; k++) {
+            clt_tensor_free(grads[k]);
+            grads[k] = NULL;
+        }
+        return clt__error_in(st, fn);
+    }
+    return clt__ok();
+}
+
+/* ---- retain_grad and hooks ------------------------------------------------------- */
+
+static clt_status hook_add(clt_tensor *t, int kind, clt_tensor_hook_fn fn,
+                           clt_post_accumulate_grad_hook_fn post, void *user, clt_hook **handle,
+                           const char *name)
+{
+    if (handle)
+        *handle = NULL;
+    CLT__REQUIRE_ARG(t, name);
+    if (kind != HOOK_RETAIN && fn == NULL && post == NULL)
+        return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: argument 'fn' is NULL", name);
+    clt__meta *m = meta_of(t);
+    if (!requires_grad(t))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: cannot register a hook on a tensor that does not require "
+                          "gradients",
+                          name);
+    if (kind == HOOK_POST && m->grad_fn)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: post accumulate grad hooks cannot be registered on non-leaf "
+                          "tensors (this one was computed by %s)",
+                          name, m->grad_fn->name);
+    clt_hook *h = clt__calloc(1, sizeof *h);
+    if (h == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", name);
+    h->refs = handle ? 2 : 1;
+    h->kind = kind;
+    h->fn = fn;
+    h->post = post;
+    h->user = user;
+    h->slot = m->grad_fn ? m->slot : 0;
+    clt_hook **list = m->grad_fn ? &m->grad_fn->hooks : &m->hooks;
+    /* Drops the removed hooks that nothing runs now (their list's reference
+     * is the last), so that registering and removing every step does not
+     * grow the list. */
+    for (clt_hook **q = list; *q;) {
+        clt_hook *x = *q;
+        if (x->removed && __atomic_load_n(&x->refs, __ATOMIC_ACQUIRE) == 1) {
+            *q = x->next;
+            free(x);
+        } else {
+            q = &x->next;
+        }
+    }
+    if (kind == HOOK_RETAIN)
+        h->retainer = t;
+    hook_append(list, h);
+    if (handle)
+        *handle = h;
+    return clt__ok();
+}
+
+clt_status clt_tensor_register_hook(clt_tensor *t, clt_tensor_hook_fn fn, void *user,
+                                    clt_hook **handle)
+{
+    return hook_add(t, HOOK_TENSOR, fn, NULL, user, handle, "clt_tensor_register_hook");
+}
+
+clt_status clt_tensor_register_post_accumulate_grad_hook(clt_tensor *t,
+                                                         clt_post_accumulate_grad_hook_fn fn,
+                                                         void *user, clt_hook **handle)
+{
+    return hook_add(t, HOOK_POST, NULL, fn, user, handle,
+                    "clt_tensor_register_post_accumulate_grad_hook");
+}
+
+void clt_hook_remove(clt_hook *handle)
+{
+    if (handle == NULL)
+        return;
+    handle->removed = true;
+    hook_unref(handle);
+}
+
+clt_status clt_retain_grad(clt_tensor *t)
+{
+    CLT__REQUIRE_ARG(t, "clt_retain_grad");
+    clt__meta *m = meta_of(t);
+    if (!requires_grad(t))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "clt_retain_grad: can't retain_grad on a tensor that does not "
+                          "require grad");
+    if (m->grad_fn == NULL || m->retains_grad)
+        return clt__ok();
+    clt_status st = hook_add(t, HOOK_RETAIN, NULL, NULL, NULL, NULL, "clt_retain_grad");
+    if (st == CLT_OK)
+        m->retains_grad = true;
+    return st;
+}
+
+int clt_retains_grad(const clt_tensor *t)
+{
+    clt__meta *m = meta_of(t);
+    return m && m->retains_grad;
+}
+
+/* ---- nodes of several outputs (clt_checkpoint) ----------------------------------- */
+
+clt_status clt__record_outputs(clt_tensor *const *outs, int nout, const char *name,
+                               clt__backward_fn bw, int nin, const clt_tensor *const *in,
+                               void *ctx, void (*ctx_free)(void *), clt__node **node)
+{
+    *node = NULL;
+    if (!clt__grad_needed(nin, in)) {
+        ctx_free(ctx);
+        return CLT_OK;
+    }
+    clt__node *n = node_new(name, bw, nin, in, 0, NULL);
+    if (n == NULL) {
+        ctx_free(ctx);
+        goto oom;
+    }
+    n->ctx = ctx;
+    n->ctx_free = ctx_free;
+    n->nout = nout;
+    if (nout > 1 && (n->gmore = clt__calloc((size_t)nout - 1, sizeof *n->gmore)) == NULL) {
+        node_unref(n);
+        goto oom;
+    }
+    int attached = 0;
+    for (int s = 0; s < nout; s++)
+        if (clt__dtype_is_float(outs[s]->dtype) && meta_get(outs[s]) == NULL) {
+            node_unref(n);
+            goto oom;
+        }
+    for (int s = 0; s < nout; s++) {
+        if (!clt__dtype_is_float(outs[s]->dtype))
+            continue;
+        clt__meta *m = outs[s]->meta;
+        m->requires_grad = true;
+        m->grad_fn = n;
+        m->slot = s;
+        if (attached++ > 0)
+            __atomic_add_fetch(&n->refs, 1, __ATOMIC_RELAXED);
+    }
+    if (attached == 0)
+        node_unref(n);
+    else
+        *node = n;
+    return CLT_OK;
+oom:
+    return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory recording the graph",
+                      name);
 }
 
 bool clt__requires_grad(const clt_tensor *t)

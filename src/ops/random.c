@@ -9,9 +9,16 @@
 struct clt_generator {
     uint64_t seed;
     uint64_t offset; /* atomic */
+    uint64_t id;     /* 0 for the default one */
+    clt_generator *prev, *next; /* the live generators (registry_lock) */
 };
 
-static clt_generator default_generator = {67280421310721ULL, 0};
+static clt_generator default_generator = {67280421310721ULL, 0, 0, NULL, NULL};
+
+/* Every live generator, for clt__rng_state_get (clt_checkpoint). */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static clt_generator *registry = &default_generator;
+static uint64_t last_id;
 
 static clt_generator *resolve(const clt_generator *gen)
 {
@@ -26,13 +33,67 @@ clt_status clt_generator_new(uint64_t seed, clt_generator **out)
     if (g == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_generator_new: out of host memory");
     g->seed = seed;
+    pthread_mutex_lock(&registry_lock);
+    g->id = ++last_id;
+    g->next = registry;
+    registry->prev = g;
+    registry = g;
+    pthread_mutex_unlock(&registry_lock);
     *out = g;
     return clt__ok();
 }
 
 void clt_generator_free(clt_generator *gen)
 {
+    if (gen == NULL || gen == &default_generator)
+        return;
+    pthread_mutex_lock(&registry_lock);
+    if (gen->prev)
+        gen->prev->next = gen->next;
+    else
+        registry = gen->next;
+    if (gen->next)
+        gen->next->prev = gen->prev;
+    pthread_mutex_unlock(&registry_lock);
     free(gen);
+}
+
+clt_status clt__rng_state_get(clt__rng_state **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    pthread_mutex_lock(&registry_lock);
+    size_t count = 0;
+    for (clt_generator *g = registry; g; g = g->next)
+        count++;
+    clt__rng_state *v = clt__calloc(count, sizeof *v);
+    if (v != NULL) {
+        size_t k = 0;
+        for (clt_generator *g = registry; g; g = g->next, k++)
+            v[k] = (clt__rng_state){g->id, __atomic_load_n(&g->seed, __ATOMIC_RELAXED),
+                                    __atomic_load_n(&g->offset, __ATOMIC_RELAXED)};
+    }
+    pthread_mutex_unlock(&registry_lock);
+    if (v == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    *out = v;
+    *n = count;
+    return CLT_OK;
+}
+
+void clt__rng_state_set(const clt__rng_state *v, size_t n)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (clt_generator *g = registry; g; g = g->next) {
+        for (size_t k = 0; k < n; k++) {
+            if (v[k].id == g->id) {
+                __atomic_store_n(&g->seed, v[k].seed, __ATOMIC_RELAXED);
+                __atomic_store_n(&g->offset, v[k].offset, __ATOMIC_RELAXED);
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&registry_lock);
 }
 
 void clt_manual_seed(clt_generator *gen, uint64_t seed)
