@@ -12,66 +12,18 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "scratch.h"
 #include "cltensor/dlpack.h"
 
 /* ---- files ------------------------------------------------------------------------- */
 
-static char tmpdir[64];
-
-static void make_tmpdir(void)
-{
-    /* no "clt_" in it: messages that name the file name no other call */
-    strcpy(tmpdir, "/tmp/cltensor-io-XXXXXX");
-    cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp: %s", strerror(errno));
-}
-
-static void remove_tmpdir(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(io, .init = make_tmpdir, .fini = remove_tmpdir);
-
-static const char *tpath(const char *name)
-{
-    static char buf[4][160];
-    static int k;
-    char *p = buf[k++ % 4];
-    int n = snprintf(p, 160, "%s/%s", tmpdir, name);
-    cr_assert(n > 0 && n < 160, "path %s/%s too long", tmpdir, name);
-    return p;
-}
-
-static void write_file(const char *path, const void *data, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
-    cr_assert_eq(fwrite(data, 1, n, f), n);
-    cr_assert_eq(fclose(f), 0);
-}
-
-/* The file's bytes in a new malloc'd block. */
-static unsigned char *read_file(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc((size_t)len + 1);
-    cr_assert_eq(fread(b, 1, (size_t)len, f), (size_t)len);
-    fclose(f);
-    *n = (size_t)len;
-    return b;
-}
+TestSuite(io, .init = scratch_make, .fini = scratch_remove);
 
 /* No temporary file of a save left behind in the directory. */
 static int no_temp_files(void)
 {
     char cmd[160];
-    snprintf(cmd, sizeof cmd, "! ls -A '%s' | grep -q tmp-", tmpdir);
+    snprintf(cmd, sizeof cmd, "! ls -A '%s' | grep -q tmp-", scratch_dir());
     return system(cmd) == 0;
 }
 
@@ -290,7 +242,7 @@ Test(io, safetensors_truncated_files)
     cr_assert_eq(m, 0);
     cr_assert(strstr(clt_last_error(), "absent.safetensors") &&
               strstr(clt_last_error(), "No such file"), "%s", clt_last_error());
-    cr_assert_eq(clt_load_safetensors(tmpdir, dev, &out, &m), CLT_ERR_IO);
+    cr_assert_eq(clt_load_safetensors(scratch_dir(), dev, &out, &m), CLT_ERR_IO);
     cr_assert(strstr(clt_last_error(), "not a regular file"), "%s", clt_last_error());
 }
 
@@ -2563,7 +2515,7 @@ Test(io, special_files_are_refused_without_waiting, .timeout = 60)
     clt_device *dev = get_device("cpu");
     const char *fifo = tpath("fifo.npy");
     cr_assert_eq(mkfifo(fifo, 0600), 0, "mkfifo: %s", strerror(errno));
-    const char *paths[3] = {fifo, tmpdir, "/dev/zero"};
+    const char *paths[3] = {fifo, scratch_dir(), "/dev/zero"};
     clt_module *m = NULL;
     CHECK(clt_linear(dev, 2, 3, 1, NULL, &m));
     clt_named_tensor *params = NULL;
@@ -2666,7 +2618,7 @@ Test(io, saving_through_a_symbolic_link_writes_its_target)
          * <tmpdir>/target, which holds an old content */
         snprintf(target, sizeof target, "target%d", w);
         snprintf(l1, sizeof l1, "%s/l1-%d", sub, w);
-        snprintf(l2, sizeof l2, "%s/l2-%d", tmpdir, w);
+        snprintf(l2, sizeof l2, "%s/l2-%d", scratch_dir(), w);
         char rel[64];
         int len = snprintf(rel, sizeof rel, "../%s", target);
         cr_assert(len > 0 && (size_t)len < sizeof rel);
@@ -2742,8 +2694,8 @@ Test(io, saving_keeps_the_mode_of_the_file_it_replaces)
     for (int w = 0; w < 3; w++) { /* npy, safetensors, module */
         for (int k = 0; k < 3; k++) {
             char path[160], other[160];
-            snprintf(path, sizeof path, "%s/kept-%d-%d", tmpdir, w, k);
-            snprintf(other, sizeof other, "%s/kept-%d-%d.link", tmpdir, w, k);
+            snprintf(path, sizeof path, "%s/kept-%d-%d", scratch_dir(), w, k);
+            snprintf(other, sizeof other, "%s/kept-%d-%d.link", scratch_dir(), w, k);
             write_file(path, "old", 3);
             cr_assert_eq(chmod(path, modes[k]), 0, "chmod: %s", strerror(errno));
             cr_assert_eq(link(path, other), 0, "link: %s", strerror(errno));

@@ -11,54 +11,9 @@
 #include <zip.h>
 
 #include "helpers.h"
+#include "scratch.h"
 
-static char tmpdir[64];
-
-static void make_tmpdir(void)
-{
-    strcpy(tmpdir, "/tmp/cltensor-pt-XXXXXX");
-    cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp: %s", strerror(errno));
-}
-
-static void remove_tmpdir(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(torchfile, .init = make_tmpdir, .fini = remove_tmpdir);
-
-static const char *tpath(const char *name)
-{
-    static char buf[4][160];
-    static int k;
-    char *p = buf[k++ % 4];
-    snprintf(p, 160, "%s/%s", tmpdir, name);
-    return p;
-}
-
-static unsigned char *read_file(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc((size_t)len + 1);
-    cr_assert_eq(fread(b, 1, (size_t)len, f), (size_t)len);
-    fclose(f);
-    *n = (size_t)len;
-    return b;
-}
-
-static void write_file(const char *path, const void *data, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
-    cr_assert_eq(fwrite(data, 1, n, f), n);
-    cr_assert_eq(fclose(f), 0);
-}
+TestSuite(torchfile, .init = scratch_make, .fini = scratch_remove);
 
 /* ---- round trips ----------------------------------------------------------------- */
 
