@@ -530,6 +530,24 @@ Test(linalg, dtypes_shapes_and_empty)
     clt_tensor_free(f64);
 }
 
+/* A NULL out-pointer for one of slogdet's outputs still sets the other
+ * to NULL (the fuzz target found *logabsdet left as it was when sign
+ * was NULL). */
+Test(linalg, slogdet_null_output_clears_the_other)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *a = NULL;
+    CHECK(eye(dev, CLT_FLOAT32, 2, &a));
+    clt_tensor *out = (clt_tensor *)1;
+    cr_assert_eq(clt_linalg_slogdet(a, NULL, &out), CLT_ERR_NULL_ARGUMENT);
+    cr_assert_null(out, "*logabsdet left set when sign is NULL");
+    cr_assert(clt_last_error()[0]);
+    out = (clt_tensor *)1;
+    cr_assert_eq(clt_linalg_slogdet(a, &out, NULL), CLT_ERR_NULL_ARGUMENT);
+    cr_assert_null(out, "*sign left set when logabsdet is NULL");
+    clt_tensor_free(a);
+}
+
 /* ---- gradients ------------------------------------------------------------------------ */
 
 static clt_status f_inv(clt_tensor *const *in, clt_tensor **out, const void *ctx)

@@ -360,10 +360,14 @@ clt_status clt_linalg_det(const clt_tensor *a, clt_tensor **out)
 clt_status clt_linalg_slogdet(const clt_tensor *a, clt_tensor **sign, clt_tensor **logabsdet)
 {
     static const char fn[] = "clt_linalg_slogdet";
+    /* both outputs are NULL on every failure, a NULL pointer for the
+     * other one included */
+    if (sign)
+        *sign = NULL;
+    if (logabsdet)
+        *logabsdet = NULL;
     CLT__REQUIRE_ARG(sign, fn);
-    *sign = NULL;
     CLT__REQUIRE_ARG(logabsdet, fn);
-    *logabsdet = NULL;
     CLT__REQUIRE_ARG(a, fn);
     clt_status st = clt__linalg_det(a, true, sign, logabsdet, fn);
     clt__node *n = NULL;
