@@ -258,6 +258,28 @@ Test(sdpa, fully_masked_rows_and_empty_sizes)
     }
 }
 
+/* A success on empty sizes clears the message an earlier failure left,
+ * as every call's success does (the fuzz target found the fused path's
+ * empty query and empty key cases keeping it). */
+Test(sdpa, empty_sizes_clear_an_earlier_error)
+{
+    clt_device *dev = get_device("cpu");
+    int64_t shapes[2][3][2] = {{{0, 2}, {3, 2}, {3, 4}}, {{2, 2}, {0, 2}, {0, 4}}};
+    for (int c = 0; c < 2; c++) {
+        clt_tensor *t[3], *o = NULL, *bad = (clt_tensor *)1;
+        for (int i = 0; i < 3; i++)
+            CHECK(clt_zeros(dev, CLT_FLOAT32, 2, shapes[c][i], &t[i]));
+        cr_assert_neq(clt_zeros(dev, CLT_FLOAT32, 2, (int64_t[]){2, -1}, &bad), CLT_OK);
+        cr_assert(clt_last_error()[0]);
+        CHECK(clt_scaled_dot_product_attention(t[0], t[1], t[2], NULL, 0.0, 0, NULL, NULL, &o));
+        cr_assert_str_empty(clt_last_error(), "case %d: the message of the failed call stays", c);
+        cr_assert_eq(clt_last_status(), CLT_OK);
+        clt_tensor_free(o);
+        for (int i = 0; i < 3; i++)
+            clt_tensor_free(t[i]);
+    }
+}
+
 /* ---- gradients ------------------------------------------------------------------------- */
 
 typedef struct gctx {
