@@ -6,7 +6,10 @@
  * and .npz with changed members too), modules, optimizers,
  * the newer layers and functions (layer_norm, binary_cross_entropy,
  * cosine_similarity, 1-D and transposed convolutions, interpolation,
- * attention, recurrent layers, clones), data loaders, and tight device memory limits and refused host allocations
+ * attention, recurrent layers, clones), data loaders, torch.linalg (inv,
+ * solve, det, slogdet, cholesky), scaled_dot_product_attention,
+ * autograd.grad, retain_grad, tensor hooks and checkpoint (group new3),
+ * and tight device memory limits and refused host allocations
  * that make calls fail half-way)
  * on random shapes (empty, huge and overflowing ones included), dtypes,
  * devices, views, NULLs and values outside the enums.  Every call must
@@ -102,6 +105,7 @@ typedef struct fz {
     long iter;
     const char *call; /* the call under test, for reports */
     int trace;
+    clt_hook *hook[4]; /* new3's hook handles */
 } fz;
 
 /* Out-pointers start at this address, so that a failure that does not set
@@ -3883,6 +3887,494 @@ static void op_shape(fz *f)
     keep_result(f, out, wnd, want, clt_tensor_dtype(t), clt_tensor_device(t));
 }
 
+/* ---- linalg, attention, autograd.grad, hooks, checkpoint ----------------------------------------- */
+
+/* The dtype of a new3 call's operands: float32 or float64 mostly. */
+static clt_dtype new3_dtype(fz *f)
+{
+    return chance(f, 85) ? (chance(f, 70) ? CLT_FLOAT32 : CLT_FLOAT64) : rand_dtype(f);
+}
+
+/* An operand for the new3 group: a slot's tensor at times, else a fresh
+ * one near `want` (a size changed or a dim short now and then) of dtype
+ * dt (another one at times), sometimes requiring grad (and then kept in a
+ * slot too at times, a leaf for the autograd calls). */
+static clt_tensor *new3_operand(fz *f, clt_device *dev, clt_dtype dt, int nd, const int64_t *want)
+{
+    if (chance(f, 15))
+        return clt_tensor_retain(rt(f));
+    int64_t shape[8];
+    for (int i = 0; i < nd && i < 8; i++)
+        shape[i] = want[i];
+    if (nd > 0 && chance(f, 12)) {
+        int i = (int)pick(f, (uint32_t)nd);
+        shape[i] = chance(f, 30) ? 0 : shape[i] + (int64_t)pick(f, 3) - 1;
+    }
+    if (nd > 0 && chance(f, 5))
+        nd--;
+    if (chance(f, 5))
+        dt = new3_dtype(f);
+    clt_tensor *t = SENT;
+    clt_status st;
+    if (is_float(dt))
+        CALL("clt_randn", clt_randn(f->gen, dev, dt, nd, shape, &t));
+    else
+        CALL("clt_ones", clt_ones(dev, dt, nd, shape, &t));
+    if (!outcome(f, st, t))
+        return NULL;
+    if (is_float(dt) && chance(f, 40)) {
+        CALL("clt_set_requires_grad", clt_set_requires_grad(t, 1));
+        if (status_ok(f, st) && chance(f, 30))
+            store(f, clt_tensor_retain(t));
+    }
+    return t;
+}
+
+/* The batch dims of a square-matrix argument A, [..., n, n]: nd - 2. */
+static void new3_linalg(fz *f, clt_device *dev)
+{
+    clt_status st;
+    int64_t n = (int64_t)pick(f, 4), shape[6];
+    int bnd = (int)pick(f, 3), nd = bnd + 2;
+    for (int i = 0; i < bnd; i++)
+        shape[i] = chance(f, 8) ? 0 : 1 + (int64_t)pick(f, 3);
+    shape[bnd] = shape[bnd + 1] = n;
+    clt_dtype dt = new3_dtype(f);
+    clt_tensor *a = new3_operand(f, dev, dt, nd, shape), *b = NULL;
+    if (a && chance(f, 40) && is_float(clt_tensor_dtype(a)) && clt_tensor_ndim(a) >= 2) {
+        /* diagonally dominant, so that inv, solve and cholesky succeed */
+        clt_tensor *s = SENT;
+        CALL("clt_add_scalar", clt_add_scalar(a, 0, &s)); /* a copy of a's kind */
+        if (outcome(f, st, s)) {
+            int64_t m = clt_tensor_size(a, -1);
+            clt_tensor *e = SENT, *sum = SENT;
+            CALL("clt_eye", clt_eye(clt_tensor_device(a), clt_tensor_dtype(a), m, m, &e));
+            if (outcome(f, st, e)) {
+                CALL("clt_mul_scalar_", clt_mul_scalar_(e, 4.0 * (double)(m + 1)));
+                status_ok(f, st);
+                CALL("clt_add", clt_add(s, e, &sum));
+                if (outcome(f, st, sum)) {
+                    tfree(f, a, 0);
+                    a = sum;
+                }
+            }
+            tfree(f, e, 0);
+            tfree(f, s, 0);
+        }
+    }
+    clt_tensor *out = SENT, *out2 = SENT, **op = OUTP(f, &out);
+    int and = clt_tensor_ndim(a);
+    const int64_t *ash = clt_tensor_shape(a);
+    int64_t want[16];
+    int wnd = -1;
+    switch (pick(f, 5)) {
+    case 0:
+        CALL("clt_linalg_inv", clt_linalg_inv(a, op));
+        if (a && and >= 2)
+            memcpy(want, ash, sizeof *ash * (size_t)(wnd = and));
+        break;
+    case 1:
+        CALL("clt_linalg_det", clt_linalg_det(a, op));
+        if (a && and >= 2)
+            memcpy(want, ash, sizeof *ash * (size_t)(wnd = and - 2));
+        break;
+    case 2:
+        CALL("clt_linalg_cholesky", clt_linalg_cholesky(a, (int)pick(f, 2), op));
+        if (a && and >= 2)
+            memcpy(want, ash, sizeof *ash * (size_t)(wnd = and));
+        break;
+    case 3: {
+        clt_tensor **op2 = OUTP(f, &out2);
+        CALL("clt_linalg_slogdet", clt_linalg_slogdet(a, op, op2));
+        if (st == CLT_OK && (!op || !op2))
+            die(f, "CLT_OK with a NULL out-pointer");
+        if (st != CLT_OK) {
+            check_error(f, st);
+            capture_check(f);
+            if ((op && out) || (op2 && out2))
+                die(f, "failed with %s but left an output", clt_status_name(st));
+            break;
+        }
+        outcome(f, st, out);
+        outcome(f, st, out2);
+        if (!a)
+            die(f, "succeeded on a NULL input");
+        expect_meta(f, out2, and - 2, ash, clt_tensor_dtype(a), clt_tensor_device(a));
+        keep_result(f, out, and - 2, ash, clt_tensor_dtype(a), clt_tensor_device(a));
+        store(f, out2);
+        tfree(f, a, 0);
+        return;
+    }
+    default: {
+        /* B: [..., n, k], A's shape without its last dim (a batch of
+         * vectors), a vector [n], or broadcasting batch dims */
+        int64_t bs[8];
+        int bn;
+        uint32_t form = pick(f, 4);
+        if (form == 0) {
+            bn = nd - 1;
+            memcpy(bs, shape, sizeof *bs * (size_t)bn);
+        } else if (form == 1) {
+            bn = 1;
+            bs[0] = n;
+        } else {
+            bn = form == 2 ? nd : 2 + (int)pick(f, 4);
+            for (int i = 0; i < bn - 2; i++)
+                bs[i] = i < bnd && chance(f, 70) ? shape[bnd - (bn - 2) + i < 0 ? 0 : i] : 1 + (int64_t)pick(f, 2);
+            bs[bn - 2] = n;
+            bs[bn - 1] = (int64_t)pick(f, 4);
+        }
+        b = new3_operand(f, chance(f, 90) ? dev : rand_dev(f), dt, bn, bs);
+        CALL("clt_linalg_solve", clt_linalg_solve(a, b, op));
+        if (a && b && and >= 2) {
+            int bnd2 = clt_tensor_ndim(b);
+            const int64_t *bsh = clt_tensor_shape(b);
+            int vec = bnd2 == 1;
+            if (bnd2 == and - 1) {
+                vec = 1;
+                for (int i = 0; i < bnd2; i++)
+                    vec &= bsh[i] == ash[i];
+            }
+            int bb = vec ? bnd2 - 1 : bnd2 - 2;
+            if (bb >= 0) {
+                wnd = broadcast(and - 2, ash, bb, bsh, want);
+                if (wnd >= 0) {
+                    want[wnd++] = ash[and - 1];
+                    if (!vec)
+                        want[wnd++] = bsh[bnd2 - 1];
+                }
+            }
+        }
+        break;
+    }
+    }
+    if (result(f, st, op, out)) {
+        if (!a || wnd < 0)
+            die(f, "succeeded on a NULL input or shapes that do not fit");
+        keep_result(f, out, wnd, want, clt_tensor_dtype(a), clt_tensor_device(a));
+    }
+    tfree(f, a, 0);
+    tfree(f, b, 0);
+}
+
+static void new3_attention(fz *f, clt_device *dev)
+{
+    clt_status st;
+    int64_t L = (int64_t)pick(f, 4), S = (int64_t)pick(f, 4), E = (int64_t)pick(f, 4),
+            Ev = 1 + (int64_t)pick(f, 3);
+    int bnd = (int)pick(f, 3);
+    int64_t qs[6], ks[6], vs[6];
+    for (int i = 0; i < bnd; i++) {
+        qs[i] = 1 + (int64_t)pick(f, 2);
+        ks[i] = chance(f, 20) ? 1 : qs[i];
+        vs[i] = chance(f, 10) ? 1 + (int64_t)pick(f, 3) : ks[i];
+    }
+    qs[bnd] = L, qs[bnd + 1] = E;
+    ks[bnd] = S, ks[bnd + 1] = E;
+    vs[bnd] = S, vs[bnd + 1] = Ev;
+    clt_dtype dt = new3_dtype(f);
+    clt_tensor *q = new3_operand(f, dev, dt, bnd + 2, qs);
+    int knd = bnd + 2 - (chance(f, 10) ? (int)pick(f, (uint32_t)bnd + 1) : 0);
+    clt_tensor *k = new3_operand(f, chance(f, 95) ? dev : rand_dev(f), dt, knd, ks + (bnd + 2 - knd));
+    clt_tensor *v = new3_operand(f, dev, dt, bnd + 2, vs);
+    clt_tensor *mask = NULL;
+    if (chance(f, 40)) {
+        int64_t ms[6];
+        int mnd = chance(f, 60) ? 2 : bnd + 2;
+        for (int i = 0; i < mnd - 2; i++)
+            ms[i] = chance(f, 50) ? 1 : qs[i];
+        ms[mnd - 2] = chance(f, 30) ? 1 : L;
+        ms[mnd - 1] = S;
+        mask = new3_operand(f, dev, dt, mnd, ms);
+        if (mask && chance(f, 50) && is_float(clt_tensor_dtype(mask))) {
+            clt_tensor *m = SENT;
+            CALL("clt_gt_scalar", clt_gt_scalar(mask, chance(f, 90) ? -1.0 : 10.0, &m));
+            tfree(f, mask, 0);
+            mask = outcome(f, st, m) ? m : NULL;
+        }
+    }
+    static const double drops[] = {0, 0, 0, 0.5, 1, -0.1, 1.5, NAN, 0.25};
+    double p = drops[pick(f, sizeof drops / sizeof *drops)];
+    double scale = chance(f, 70) ? 0.5 : rand_scalar(f);
+    int causal = chance(f, 25);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    CALL("clt_scaled_dot_product_attention",
+         clt_scaled_dot_product_attention(q, k, v, mask, p, causal, chance(f, 50) ? &scale : NULL,
+                                          chance(f, 70) ? f->gen : NULL, op));
+    if (result(f, st, op, out)) {
+        if (!q || !k || !v)
+            die(f, "succeeded on a NULL input");
+        if (mask && causal)
+            die(f, "succeeded with a mask and is_causal");
+        if (!(p >= 0 && p <= 1))
+            die(f, "succeeded with dropout_p %g", p);
+        check_tensor(f, out);
+        int ond = clt_tensor_ndim(out);
+        if (ond < clt_tensor_ndim(q) || ond < clt_tensor_ndim(k) || ond < clt_tensor_ndim(v) ||
+            clt_tensor_size(out, -2) != clt_tensor_size(q, -2) ||
+            clt_tensor_size(out, -1) != clt_tensor_size(v, -1))
+            die(f, "a result of the wrong shape");
+        if (clt_tensor_dtype(out) != clt_tensor_dtype(q) ||
+            clt_tensor_device(out) != clt_tensor_device(q))
+            die(f, "a result of the wrong dtype or device");
+        store(f, out);
+    }
+    tfree(f, q, 0);
+    tfree(f, k, 0);
+    tfree(f, v, 0);
+    tfree(f, mask, 0);
+}
+
+/* What a hook does, chosen when it is registered (user points at one of
+ * these): keep the gradient, double it, replace it with one of another
+ * shape or dtype, fail through a library call or fail with a bare
+ * status. */
+enum { HK_KEEP, HK_DOUBLE, HK_SHAPE, HK_DTYPE, HK_FAIL_CALL, HK_FAIL_BARE, HK_COUNT };
+static const int hook_modes[HK_COUNT] = {HK_KEEP, HK_DOUBLE, HK_SHAPE, HK_DTYPE, HK_FAIL_CALL,
+                                         HK_FAIL_BARE};
+
+static clt_status new3_hook(void *user, const clt_tensor *grad, clt_tensor **replacement)
+{
+    clt_tensor *dummy;
+    switch (*(const int *)user) {
+    case HK_DOUBLE: return clt_mul_scalar(grad, 2, replacement);
+    case HK_SHAPE: /* a 0-d sum, or a [1] view of a 0-d gradient */
+        if (clt_tensor_ndim(grad) == 0)
+            return clt_unsqueeze(grad, 0, replacement);
+        return clt_sum(grad, replacement);
+    case HK_DTYPE:
+        return clt_to_dtype(grad, clt_tensor_dtype(grad) == CLT_FLOAT64 ? CLT_FLOAT32 : CLT_FLOAT64,
+                            replacement);
+    case HK_FAIL_CALL: return clt_matmul(grad, NULL, &dummy);
+    case HK_FAIL_BARE: return CLT_ERR_INVALID_ARGUMENT;
+    default: return CLT_OK;
+    }
+}
+
+static clt_status new3_post_hook(void *user, clt_tensor *t)
+{
+    clt_tensor *g;
+    switch (*(const int *)user) {
+    case HK_FAIL_CALL: return clt_matmul(t, NULL, &g);
+    case HK_FAIL_BARE: return CLT_ERR_INVALID_ARGUMENT;
+    default:
+        /* reads the new gradient */
+        if (clt_grad(t, &g) != CLT_OK)
+            return clt_last_status();
+        clt_tensor_free(g);
+        return CLT_OK;
+    }
+}
+
+/* What a checkpointed function does: doubles each input, a matmul of the
+ * first with itself, attention with dropout on the first, no outputs, more outputs than
+ * allowed, or a failure. */
+enum { CK_DOUBLE, CK_MATMUL, CK_DROPOUT, CK_NONE, CK_TOO_MANY, CK_FAIL, CK_COUNT };
+static const int ck_modes[CK_COUNT] = {CK_DOUBLE, CK_MATMUL, CK_DROPOUT, CK_NONE, CK_TOO_MANY,
+                                       CK_FAIL};
+
+static clt_status new3_ck(void *user, clt_tensor *const *in, size_t n, clt_tensor **out, size_t *m)
+{
+    int mode = *(const int *)user;
+    clt_status st = CLT_OK;
+    *m = 0;
+    if (mode == CK_NONE)
+        return CLT_OK;
+    if (mode == CK_FAIL || n == 0)
+        return clt_matmul(NULL, NULL, &out[0]);
+    if (mode == CK_TOO_MANY) {
+        *m = CLT_CHECKPOINT_MAX_OUTPUTS + 1;
+        return CLT_OK;
+    }
+    if (mode == CK_MATMUL)
+        st = clt_matmul(in[0], in[0], &out[0]);
+    else if (mode == CK_DROPOUT)
+        st = clt_scaled_dot_product_attention(in[0], in[0], in[0], NULL, 0.5, 0, NULL, NULL,
+                                              &out[0]);
+    else
+        for (size_t i = 0; i < n && i < CLT_CHECKPOINT_MAX_OUTPUTS && st == CLT_OK; i++)
+            if ((st = clt_mul_scalar(in[i], 2, &out[i])) == CLT_OK)
+                *m = i + 1;
+    if (mode != CK_DOUBLE && st == CLT_OK)
+        *m = 1;
+    if (st != CLT_OK) {
+        for (size_t i = 0; i < *m; i++)
+            clt_tensor_free(out[i]);
+        *m = 0;
+    }
+    return st;
+}
+
+static void new3_autograd(fz *f)
+{
+    clt_status st;
+    switch (pick(f, 7)) {
+    case 6: {
+        /* a backward pass that runs the hooks: from a scalar made of a
+         * slot that requires grad */
+        int i = grad_slot(f, 0);
+        clt_tensor *t = i >= 0 ? f->s[i].t : NULL, *l = SENT;
+        if (!t)
+            break;
+        CALL("clt_sum", clt_sum(t, &l));
+        if (!outcome(f, st, l))
+            break;
+        CALL("clt_backward", clt_backward(l, NULL, (int)pick(f, 2)));
+        status_ok(f, st);
+        tfree(f, l, 0);
+        break;
+    }
+    case 0: {
+        int i = grad_slot(f, 0);
+        clt_tensor *t = i >= 0 && chance(f, 85) ? f->s[i].t : rt(f);
+        CALL("clt_retain_grad", clt_retain_grad(t));
+        if (status_ok(f, st) && (!t || !clt_requires_grad(t)))
+            die(f, "retain_grad on a tensor that does not require grad");
+        if (st == CLT_OK && !clt_is_leaf(t) && !clt_retains_grad(t))
+            die(f, "clt_retains_grad 0 after clt_retain_grad");
+        break;
+    }
+    case 1:
+    case 2: {
+        int post = chance(f, 30), i = grad_slot(f, post);
+        clt_tensor *t = i >= 0 && chance(f, 85) ? f->s[i].t : rt(f);
+        int h = (int)pick(f, 4);
+        clt_hook **hp = chance(f, 70) ? &f->hook[h] : NULL;
+        if (hp) {
+            CALL_VOID("clt_hook_remove", clt_hook_remove(f->hook[h]));
+            f->hook[h] = SENT;
+        }
+        const int *mode = &hook_modes[chance(f, 60) ? pick(f, 2) : pick(f, HK_COUNT)];
+        if (post)
+            CALL("clt_tensor_register_post_accumulate_grad_hook",
+                 clt_tensor_register_post_accumulate_grad_hook(
+                     t, chance(f, 3) ? NULL : new3_post_hook, (void *)mode, hp));
+        else
+            CALL("clt_tensor_register_hook",
+                 clt_tensor_register_hook(t, chance(f, 3) ? NULL : new3_hook, (void *)mode, hp));
+        if (hp)
+            outcome(f, st, f->hook[h]);
+        else
+            status_ok(f, st);
+        if (st == CLT_OK && (!t || !clt_requires_grad(t) || (post && !clt_is_leaf(t))))
+            die(f, "a hook on a tensor that does not take one");
+        break;
+    }
+    case 3: {
+        int h = (int)pick(f, 4);
+        CALL_VOID("clt_hook_remove", clt_hook_remove(f->hook[h]));
+        f->hook[h] = NULL;
+        break;
+    }
+    case 4: {
+        /* torch.autograd.grad: outputs and inputs from the slots, mostly
+         * ones that require grad, a scalar output made at times */
+        clt_tensor *outs[3] = {NULL}, *gos[3] = {NULL}, *ins[4] = {NULL}, *grads[4], *made = NULL;
+        size_t no = chance(f, 5) ? 0 : 1 + pick(f, 2), ni = chance(f, 5) ? 0 : 1 + pick(f, 3);
+        for (size_t j = 0; j < no; j++) {
+            int i = grad_slot(f, 0);
+            outs[j] = i >= 0 && chance(f, 90) ? f->s[i].t : rt(f);
+        }
+        if (no && outs[0] && clt_tensor_numel(outs[0]) != 1 && chance(f, 60)) {
+            CALL("clt_sum", clt_sum(outs[0], &made));
+            outs[0] = outcome(f, st, made) ? made : NULL;
+        }
+        int with_go = chance(f, 40);
+        for (size_t j = 0; with_go && j < no; j++)
+            if (outs[j] && chance(f, 70)) {
+                gos[j] = SENT;
+                CALL("clt_ones_like", clt_ones_like(outs[j], &gos[j]));
+                if (!outcome(f, st, gos[j]))
+                    gos[j] = NULL;
+            } else if (chance(f, 30))
+                gos[j] = clt_tensor_retain(rt(f));
+        for (size_t j = 0; j < ni; j++) {
+            int i = grad_slot(f, chance(f, 50));
+            ins[j] = i >= 0 && chance(f, 90) ? f->s[i].t : rt(f);
+        }
+        for (size_t j = 0; j < 4; j++)
+            grads[j] = SENT;
+        int unused = (int)pick(f, 2);
+        CALL("clt_autograd_grad",
+             clt_autograd_grad(chance(f, 3) ? NULL : outs, no, with_go ? gos : NULL,
+                               chance(f, 3) ? NULL : ins, ni, (int)pick(f, 2), unused,
+                               chance(f, 3) ? NULL : grads));
+        capture_check(f);
+        if (st != CLT_OK) {
+            check_error(f, st);
+            for (size_t j = 0; j < ni; j++)
+                if (grads[j] != SENT && grads[j] != NULL)
+                    die(f, "failed with %s but grads[%zu] is set", clt_status_name(st), j);
+        } else {
+            status_ok(f, st);
+            for (size_t j = 0; j < ni; j++) {
+                if (grads[j] == SENT)
+                    die(f, "CLT_OK without setting grads[%zu]", j);
+                if (!grads[j] && !unused)
+                    die(f, "grads[%zu] NULL without allow_unused", j);
+                if (grads[j])
+                    expect_meta(f, grads[j], clt_tensor_ndim(ins[j]), clt_tensor_shape(ins[j]),
+                                clt_tensor_dtype(ins[j]), clt_tensor_device(ins[j]));
+            }
+            /* stored only once all are checked: a slot's tensor may be an input */
+            for (size_t j = 0; j < ni; j++)
+                if (grads[j])
+                    store(f, grads[j]);
+        }
+        for (size_t j = 0; j < no; j++)
+            tfree(f, gos[j], 0);
+        tfree(f, made, 0);
+        break;
+    }
+    default: {
+        clt_tensor *ins[3] = {NULL}, **outs = SENT;
+        size_t n = pick(f, 4), m = 99;
+        for (size_t j = 0; j < n; j++) {
+            int i = grad_slot(f, 0);
+            ins[j] = i >= 0 && chance(f, 80) ? f->s[i].t : rt(f);
+        }
+        const int *mode = &ck_modes[chance(f, 60) ? pick(f, 3) : pick(f, CK_COUNT)];
+        int nulls = chance(f, 4);
+        CALL("clt_checkpoint",
+             clt_checkpoint(nulls && chance(f, 50) ? NULL : new3_ck, (void *)mode,
+                            n && !(nulls && chance(f, 50)) ? ins : NULL, n,
+                            nulls && chance(f, 30) ? NULL : &outs, nulls && chance(f, 30) ? NULL : &m));
+        capture_check(f);
+        if (st != CLT_OK) {
+            check_error(f, st);
+            if (outs != NULL && outs != SENT)
+                die(f, "failed with %s but *outputs is set", clt_status_name(st));
+            if (m != 0 && m != 99)
+                die(f, "failed with %s but *m is %zu", clt_status_name(st), m);
+            break;
+        }
+        status_ok(f, st);
+        if (outs == SENT || m > CLT_CHECKPOINT_MAX_OUTPUTS || (m && !outs))
+            die(f, "CLT_OK with *outputs %p and *m %zu", (void *)outs, m);
+        for (size_t j = 0; j < m; j++) {
+            if (!outs[j])
+                die(f, "output %zu is NULL", j);
+            check_tensor(f, outs[j]);
+            store(f, outs[j]);
+        }
+        f->call = "clt_free";
+        clt_free(outs);
+        break;
+    }
+    }
+}
+
+static void op_new3(fz *f)
+{
+    clt_device *dev = rand_dev(f);
+    clt_device *d = dev ? dev : f->dev[0];
+    switch (pick(f, 3)) {
+    case 0: new3_linalg(f, chance(f, 95) ? d : dev); break;
+    case 1: new3_attention(f, chance(f, 95) ? d : dev); break;
+    default: new3_autograd(f); break;
+    }
+}
+
 /* ---- the driver ---------------------------------------------------------------------------------- */
 
 typedef void (*op_fn)(fz *);
@@ -3902,6 +4394,7 @@ static struct {
     {"norm", op_norm, 2},      {"nn2", op_nn2, 3},
     {"zipfile", op_zipfile, 2},
     {"shape", op_shape, 4},
+    {"new3", op_new3, 4},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 
@@ -3954,6 +4447,10 @@ static void teardown(fz *f)
     for (int i = 0; i < NMOD; i++) {
         CALL_VOID("clt_module_free", clt_module_free(f->mod[i]));
         f->mod[i] = NULL;
+    }
+    for (int i = 0; i < 4; i++) {
+        CALL_VOID("clt_hook_remove", clt_hook_remove(f->hook[i]));
+        f->hook[i] = NULL;
     }
     clt_set_grad_enabled(f->grad_was);
     clt_status st;
