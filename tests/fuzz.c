@@ -4020,7 +4020,7 @@ static void new3_linalg(fz *f, clt_device *dev)
         } else {
             bn = form == 2 ? nd : 2 + (int)pick(f, 4);
             for (int i = 0; i < bn - 2; i++)
-                bs[i] = i < bnd && chance(f, 70) ? shape[bnd - (bn - 2) + i < 0 ? 0 : i] : 1 + (int64_t)pick(f, 2);
+                bs[i] = i < bnd && chance(f, 70) ? shape[i] : 1 + (int64_t)pick(f, 2);
             bs[bn - 2] = n;
             bs[bn - 1] = (int64_t)pick(f, 4);
         }
