@@ -700,3 +700,43 @@ Test(hooks, checkpoint_plain_run_and_errors)
     cr_assert(outs == NULL && m == 0);
     clt_scope_end();
 }
+
+static clt_status first_doubled(void *user, clt_tensor *const *in, size_t n, clt_tensor **out,
+                                size_t *m)
+{
+    (void)user;
+    (void)n;
+    *m = 1;
+    return clt_mul_scalar(in[0], 2, &out[0]);
+}
+
+/* A checkpoint whose state a backward pass freed stays freed when a later
+ * pass reaches it without a gradient (here as the unused second input of
+ * another checkpoint): a third pass that gives it one is refused, where
+ * it used to run the function with the freed state (a NULL dereference;
+ * the fuzz target found it). */
+Test(hooks, checkpoint_freed_state_stays_freed)
+{
+    clt_device *dev = get_device("cpu");
+    CHECK(clt_scope_begin());
+    int64_t s2[1] = {2};
+    const double xv[2] = {1, 2};
+    clt_tensor *x = leaf64(dev, 1, s2, xv), *s = NULL, *w = NULL, **outs = NULL;
+    size_t m = 0;
+    CHECK(clt_checkpoint(first_doubled, NULL, &x, 1, &outs, &m));
+    clt_tensor *y = outs[0];
+    clt_free(outs);
+    CHECK(clt_sum(y, &s));
+    CHECK(clt_backward(s, NULL, 0)); /* frees y's checkpoint */
+    clt_tensor *in2[2] = {x, y};
+    CHECK(clt_checkpoint(first_doubled, NULL, in2, 2, &outs, &m));
+    clt_tensor *z = outs[0];
+    clt_free(outs);
+    CHECK(clt_sum(z, &s));
+    CHECK(clt_backward(s, NULL, 0)); /* reaches y's node with no gradient */
+    CHECK(clt_mul_scalar(y, 3, &w));
+    CHECK(clt_sum(w, &s));
+    assert_error(clt_backward(s, NULL, 0), CLT_ERR_INVALID_ARGUMENT,
+                 "backward through the graph a second time");
+    clt_scope_end();
+}

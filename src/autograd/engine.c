@@ -1075,7 +1075,10 @@ static clt_status run_node(pass *p, clt__node *x)
     free_gradients(x);
     if (!p->retain && run) {
         release_saved(x);
-        x->released = x->nsaved > 0;
+        /* sticky: a later pass that reaches x without a gradient (an
+         * unused input of the node above) must not forget that the first
+         * one freed x's state (a ctx-only node would run on freed state) */
+        x->released = x->released || x->nsaved > 0;
         if (x->ctx_free) {
             x->ctx_free(x->ctx);
             x->ctx = NULL;
