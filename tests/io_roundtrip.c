@@ -40,7 +40,9 @@
  *       power), CosineAnnealingWarmRestarts (T_0, eta_min; EXTRA "T_mult"
  *       or "T_mult,EPOCH": clt_lr_scheduler_step_to(EPOCH) before the
  *       steps) and SequentialLR (milestone M, eta_min: LinearLR(0.1, 1.0,
- *       M) then CosineAnnealingLR(6, eta_min) at milestone M)
+ *       M) then CosineAnnealingLR(6, eta_min) at milestone M); also
+ *       CyclicLR (step_size_up, max_lr; EXTRA "base_lr,step_size_down,
+ *       mode,gamma", no momentum cycled)
  *   io_roundtrip schedresume KIND FILE EPOCHS [LR [PERIOD FACTOR [EXTRA]]]
  *       a schedule of KIND (the settings given, or any) over SGD(lr=1)
  *       loaded from FILE, the optimizer's rate then set to LR (what the
@@ -120,6 +122,15 @@ static clt_status make_schedule(const char *kind, clt_optimizer *opt, const doub
                    &min_lr, &eps);
         return clt_reduce_lr_on_plateau(opt, mode, v[1], period, threshold, tmode, cooldown,
                                         min_lr, eps, s);
+    }
+    if (strcmp(kind, "CyclicLR") == 0) {
+        double base = 0.01, gamma = 1.0;
+        long long down = -1;
+        char mode[16] = "triangular";
+        if (extra)
+            sscanf(extra, "%lf,%lld,%15[a-z_0-9],%lf", &base, &down, mode, &gamma);
+        return clt_cyclic_lr(opt, base, v[1], period, down, mode, gamma, NULL, NULL, NULL, 0,
+                             0.8, 0.9, s);
     }
     if (strcmp(kind, "StepLR") == 0)
         return clt_step_lr(opt, period, v[1], s);

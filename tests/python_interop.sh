@@ -422,6 +422,11 @@ if torch is not None:
          ["1", "0.5", "min,0.1,abs,1,0.01,1e-8"], 5, 12),
         ("ReduceLROnPlateau", dict(mode="max", factor=0.3, patience=2),
          ["2", "0.3", "max,0.0001,rel,0,0,1e-8"], 6, 12),
+        # CyclicLR: saved mid-cycle, resumed over more than two cycles
+        ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=3, step_size_down=2,
+                          mode="triangular2"), ["3", "0.1", "0.01,2,triangular2,1.0"], 7, 12),
+        ("CyclicLR", dict(base_lr=0.001, max_lr=0.01, step_size_up=4, mode="exp_range",
+                          gamma=0.9), ["4", "0.01", "0.001,-1,exp_range,0.9"], 5, 17),
     ]
     for kind, kw, cargs, epochs, more in new_schedules:
         tag = f"{kind} {cargs[2]}"
@@ -450,7 +455,9 @@ if torch is not None:
             step(sched, e)
         want = sched.state_dict()
         shared = compare(f"schedule {tag}", metadata(path), want, "scheduler", kind)
-        expect = set(want) - {"anneal_func"}  # a bound method: ours is anneal_strategy
+        # a bound method: ours is anneal_strategy; CyclicLR's weak reference
+        # to its own method, which torch 1.13 cannot save either
+        expect = set(want) - {"anneal_func", "_scale_fn_ref"}
         if set(shared) != expect:
             failures.append(f"schedule {tag}: compared {shared}, torch has {sorted(expect)}")
         at_save = opt.param_groups[0]["lr"]
@@ -459,7 +466,7 @@ if torch is not None:
         t_opt.param_groups[0]["lr"] = at_save  # the optimizer's file has it
         theirs_path = f"{tmp}/{kind}-{cargs[0]}.torch.safetensors"
         save_file({}, theirs_path, metadata={"scheduler": kind, **{
-            k: repr(v) for k, v in want.items()}})
+            k: repr(v) for k, v in want.items() if k != "_scale_fn_ref"}})
         r = run("schedresume", kind, path, str(more), repr(at_save))
         ours = [float(x) for x in r.stdout.split()] if r.returncode == 0 else None
         # torch's file has no max_lr and min_lr (torch keeps them in the

@@ -454,7 +454,10 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_tensor_register_post_accumulate_grad_hook, HOOK,                                   \
       clt_tensor_register_post_accumulate_grad_hook(f->f, contract_post_hook, NULL,          \
                                                     &o->hook))                               \
-    X(clt_checkpoint, LIST | N, clt_checkpoint(contract_ckpt, NULL, f->pair, 1, &o->list, &o->n))
+    X(clt_checkpoint, LIST | N, clt_checkpoint(contract_ckpt, NULL, f->pair, 1, &o->list, &o->n)) \
+    /* optim.h: CyclicLR */                                                                  \
+    X(clt_cyclic_lr, SCHED,                                                                  \
+      clt_cyclic_lr(f->opt, 0.01, 0.1, 0, 2, NULL, 1.0, NULL, NULL, NULL, 0, 0.8, 0.9, &o->sched))
 
 static int small_int[1];
 

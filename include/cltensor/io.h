@@ -243,7 +243,14 @@ CLT_API clt_status clt_optimizer_load(clt_optimizer *opt, const char *path);
  * counts none), LambdaLR's and MultiplicativeLR's "lr_lambdas" "[None]"
  * (torch saves no function or lambda, only a callable object's
  * attributes; a C callback has none), each with base_lrs and the rest as
- * above.  A SequentialLR's file holds "_milestones" ("[4]"), "last_epoch"
+ * above.  CyclicLR's holds torch's "max_lrs" ("[0.1]"), "total_size",
+ * "step_ratio", "mode" ("'triangular'", "'triangular2'" or
+ * "'exp_range'"; a schedule with a scale_fn writes "'triangular'"),
+ * "gamma", "_scale_fn_custom" ("None": torch saves no function),
+ * "scale_mode" ("'cycle'" or "'iterations'"), "cycle_momentum" and, when
+ * "True", "base_momentums" and "max_momentums", then base_lrs and the rest
+ * as above (not torch's "_scale_fn_ref", a weak reference torch 1.13's
+ * torch.save cannot write either).  A SequentialLR's file holds "_milestones" ("[4]"), "last_epoch"
  * and "_last_lr", a ChainedScheduler's "_last_lr", and each of their
  * schedules' keys (as its own file would hold them, "scheduler" too)
  * under "_schedulers.I." ("_schedulers.0.start_factor"), where torch's
@@ -280,7 +287,11 @@ CLT_API clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *
  * last_epoch or more than one base rate is CLT_ERR_INVALID_ARGUMENT naming
  * it, and s is left as it was.  A LambdaLR or MultiplicativeLR keeps its
  * callback (make it with the run's, as torch's user does) and refuses a
- * file whose "lr_lambdas" is not "[None]".  A SequentialLR or
+ * file whose "lr_lambdas" is not "[None]".  A CyclicLR takes the file's
+ * rates, sizes, mode and momenta (one made with a scale_fn keeps it,
+ * taking the file's scale_mode); "_scale_fn_custom" must be "None", and a
+ * file whose "cycle_momentum" is not the schedule's is refused (make it
+ * as the saved one was).  A SequentialLR or
  * ChainedScheduler takes a file of its kind whose schedules are of the
  * kinds of its own, in order and as many: each is read and checked as its
  * own file would be, all before any is set (a SequentialLR's schedule not
