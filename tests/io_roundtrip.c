@@ -10,7 +10,8 @@
  *       alpha eps weight_decay momentum centered; Adagrad: lr lr_decay
  *       weight_decay initial_accumulator_value eps; Adamax, RAdam: lr
  *       beta1 beta2 eps weight_decay; NAdam: lr beta1 beta2 eps
- *       weight_decay momentum_decay) over one parameter,
+ *       weight_decay momentum_decay; Adadelta: lr rho eps weight_decay) over
+ *       one parameter,
  *       stepped once, saved with clt_optimizer_save
  *   io_roundtrip resume KIND STEPS PARAM OPTIM OUT SETTINGS...
  *       the same optimizer over a float32 parameter [5] that starts at
@@ -95,6 +96,8 @@ static clt_status make_optimizer(const char *kind, const double *v, clt_tensor *
         return clt_nadam(p, 1, &(clt_nadam_opts){v[0], v[1], v[2], v[3], v[4], v[5]}, opt);
     if (strcmp(kind, "RAdam") == 0)
         return clt_radam(p, 1, &(clt_radam_opts){v[0], v[1], v[2], v[3], v[4]}, opt);
+    if (strcmp(kind, "Adadelta") == 0)
+        return clt_adadelta(p, 1, &(clt_adadelta_opts){v[0], v[1], v[2], v[3]}, opt);
     return (strcmp(kind, "Adam") == 0 ? clt_adam : clt_adamw)(
         p, 1, &(clt_adam_opts){v[0], v[1], v[2], v[3], v[4], v[5] != 0}, opt);
 }
@@ -521,10 +524,10 @@ static int run(int argc, char **argv)
         clt_named_tensors_free(ts, n);
         return st == CLT_OK ? 0 : fail("clt_save_npz", st);
     }
-    if ((argc >= 9 && argc <= 10 && strcmp(argv[1], "optimizer") == 0) ||
+    if ((argc >= 8 && argc <= 10 && strcmp(argv[1], "optimizer") == 0) ||
         (argc >= 8 && argc <= 9 && strcmp(argv[1], "schedule") == 0))
         return checkpoint(dev, argc, argv);
-    if ((argc >= 12 && argc <= 13 && strcmp(argv[1], "resume") == 0) ||
+    if ((argc >= 11 && argc <= 13 && strcmp(argv[1], "resume") == 0) ||
         (argc >= 13 && argc <= 14 && strcmp(argv[1], "cycle") == 0))
         return resume(dev, argc, argv);
     if ((argc == 5 || argc == 6 || argc == 8 || argc == 9) &&

@@ -283,7 +283,8 @@ ORDER = {"SGD": ["lr", "momentum", "dampening", "weight_decay", "nesterov"],
          "Adagrad": ["lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps"],
          "Adamax": ["lr", "betas", "eps", "weight_decay"],
          "NAdam": ["lr", "betas", "eps", "weight_decay", "momentum_decay"],
-         "RAdam": ["lr", "betas", "eps", "weight_decay"]}
+         "RAdam": ["lr", "betas", "eps", "weight_decay"],
+         "Adadelta": ["lr", "rho", "eps", "weight_decay"]}
 DEFAULTS = {"SGD": dict(lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
                         nesterov=False),
             "Adam": dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
@@ -297,7 +298,8 @@ DEFAULTS = {"SGD": dict(lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
             "Adamax": dict(lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0),
             "NAdam": dict(lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
                           momentum_decay=4e-3),
-            "RAdam": dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)}
+            "RAdam": dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0),
+            "Adadelta": dict(lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0)}
 
 def c_args(kind, o):
     out = []
@@ -327,6 +329,7 @@ if torch is not None:
                        momentum_decay=0.01)),
         # beta2 0.9 rectifies RAdam from step 6: the resumed steps cross over
         ("RAdam", dict(lr=0.05, betas=(0.8, 0.9), eps=1e-6, weight_decay=0.01)),
+        ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.01)),
     ]
     for kind, o in optimizers:
         path = f"{tmp}/{kind}.safetensors"

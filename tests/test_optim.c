@@ -2820,3 +2820,81 @@ Test(optim, cyclic_lr_as_torch)
     clt_optimizer_free(opt);
     clt_tensor_free(p);
 }
+
+/* ---- Adadelta ----------------------------------------------------------------------------- */
+
+/* Adadelta against torch 1.13's rule written out in float64 on the host
+ * (g = C p + wd p; s = rho s + (1 - rho) g^2; d = sqrt(a + eps) /
+ * sqrt(s + eps) g; a = rho a + (1 - rho) d^2; p -= lr d), the defaults and
+ * settings of its own, over float64 and float32 parameters; refusals with
+ * torch's messages; no momentum for the schedules to cycle. */
+Test(optim, adadelta_as_torch)
+{
+    clt_device *dev = get_device("cpu");
+    static const clt_adadelta_opts cases[] = {CLT_ADADELTA_DEFAULTS, {0.5, 0.8, 1e-4, 0.05}};
+    cr_assert(cases[0].lr == 1.0 && cases[0].rho == 0.9 && cases[0].eps == 1e-6 &&
+              cases[0].weight_decay == 0.0);
+    for (int dt = 0; dt < 2; dt++) {
+        clt_dtype dtype = dt ? CLT_FLOAT32 : CLT_FLOAT64;
+        if (!clt_device_supports_dtype(dev, dtype))
+            continue;
+        for (size_t k = 0; k < 2; k++) {
+            const clt_adadelta_opts *o = &cases[k];
+            double host[N], s[N] = {0}, a[N] = {0};
+            memcpy(host, P0, sizeof host);
+            clt_tensor *p64, *p;
+            int64_t n = N;
+            CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, P0, &p64));
+            CHECK(clt_to_dtype(p64, dtype, &p));
+            clt_tensor_free(p64);
+            CHECK(clt_set_requires_grad(p, 1));
+            clt_optimizer *opt;
+            CHECK(clt_adadelta(&p, 1, k ? o : NULL, &opt));
+            for (int step = 0; step < 12; step++) {
+                CHECK(clt_optimizer_zero_grad(opt, 1));
+                loss_backward(dev, p);
+                CHECK(clt_optimizer_step(opt));
+                for (int i = 0; i < N; i++) {
+                    double g = C[i] * host[i] + o->weight_decay * host[i];
+                    s[i] = o->rho * s[i] + (1 - o->rho) * g * g;
+                    double d = sqrt(a[i] + o->eps) / sqrt(s[i] + o->eps) * g;
+                    a[i] = o->rho * a[i] + (1 - o->rho) * d * d;
+                    host[i] -= o->lr * d;
+                }
+            }
+            clt_tensor *got64;
+            double got[N];
+            CHECK(clt_to_dtype(p, CLT_FLOAT64, &got64));
+            CHECK(clt_tensor_read(got64, got, sizeof got));
+            for (int i = 0; i < N; i++)
+                cr_assert(close_enough(got[i], host[i], dt ? 1e-5 : 1e-13, dt ? 1e-6 : 1e-15),
+                          "case %zu, %s: p[%d] %.17g, reference %.17g", k, dt ? "f32" : "f64",
+                          i, got[i], host[i]);
+            cr_assert(fabs(got[0] - P0[0]) > 1e-3, "case %zu: the parameter did not move", k);
+            clt_tensor_free(got64);
+            clt_optimizer_free(opt);
+            clt_tensor_free(p);
+        }
+    }
+    clt_tensor *p;
+    clt_optimizer *opt = sgd_at(&p, 0.1), *ad = (clt_optimizer *)&opt;
+    clt_optimizer_free(opt);
+    assert_error(clt_adadelta(&p, 1, &(clt_adadelta_opts){1.0, 1.5, 1e-6, 0}, &ad),
+                 CLT_ERR_INVALID_ARGUMENT, "invalid rho value: 1.5");
+    cr_assert_null(ad);
+    assert_error(clt_adadelta(&p, 1, &(clt_adadelta_opts){1.0, 0.9, -1e-6, 0}, &ad),
+                 CLT_ERR_INVALID_ARGUMENT, "invalid epsilon value");
+    assert_error(clt_adadelta(&p, 1, &(clt_adadelta_opts){-1.0, 0.9, 1e-6, 0}, &ad),
+                 CLT_ERR_INVALID_ARGUMENT, "invalid learning rate");
+    assert_error(clt_adadelta(&p, 1, &(clt_adadelta_opts){1.0, 0.9, 1e-6, -0.1}, &ad),
+                 CLT_ERR_INVALID_ARGUMENT, "invalid weight_decay value");
+    CHECK(clt_adadelta(&p, 1, NULL, &ad));
+    clt_lr_scheduler *s;
+    assert_error(clt_cyclic_lr(ad, 0.01, 0.1, 3, 2, NULL, 1.0, NULL, NULL, NULL, 1, 0.8, 0.9, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "Adadelta has no momentum setting");
+    assert_error(clt_one_cycle_lr_momentum(ad, 0.2, 7, 0.4, NULL, 25, 1e4, 0, 1, 0.85, 0.95, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "Adadelta has no momentum");
+    cr_assert(clt_optimizer_lr(ad) == 1.0 && clt_optimizer_momentum(ad) == 0.0);
+    clt_optimizer_free(ad);
+    clt_tensor_free(p);
+}

@@ -68,6 +68,13 @@ typedef struct clt_radam_opts {
 } clt_radam_opts;
 #define CLT_RADAM_DEFAULTS {1e-3, 0.9, 0.999, 1e-8, 0.0}
 
+/* torch.optim.Adadelta's settings; CLT_ADADELTA_DEFAULTS are PyTorch
+ * 1.13's (lr 1, rho 0.9, eps 1e-6). */
+typedef struct clt_adadelta_opts {
+    double lr, rho, eps, weight_decay;
+} clt_adadelta_opts;
+#define CLT_ADADELTA_DEFAULTS {1.0, 0.9, 1e-6, 0.0}
+
 /* Optimizers over the n tensors params (each retained: the caller keeps
  * its own references).  opts NULL means the defaults.  Settings out of
  * range (a negative or NaN learning rate, betas outside [0, 1), ...), a
@@ -129,6 +136,16 @@ CLT_API clt_status clt_nadam(clt_tensor *const *params, size_t n, const clt_nada
  * - 2) rho_inf / ((rho_inf - 4) (rho_inf - 2) rho_t)); before, p -= lr
  * exp_avg / (1 - beta1^t) (SGD with momentum).  State: exp_avg,
  * exp_avg_sq. */
+/* Adadelta (torch 1.13's rule, one fused kernel per parameter): g +=
+ * weight_decay p; square_avg = rho square_avg + (1 - rho) g^2; delta =
+ * sqrt(acc_delta + eps) / sqrt(square_avg + eps) g; acc_delta = rho
+ * acc_delta + (1 - rho) delta^2; p -= lr delta.  opts NULL: the defaults.
+ * lr, eps or weight_decay below 0 or rho outside [0, 1] is
+ * CLT_ERR_INVALID_ARGUMENT with torch's message.  Its state, in files:
+ * "state.<i>.square_avg" and "state.<i>.acc_delta".  As clt_sgd otherwise
+ * (parameters, ownership). */
+CLT_API clt_status clt_adadelta(clt_tensor *const *params, size_t n,
+                                const clt_adadelta_opts *opts, clt_optimizer **out);
 CLT_API clt_status clt_radam(clt_tensor *const *params, size_t n, const clt_radam_opts *opts,
                              clt_optimizer **out);
 

@@ -1066,6 +1066,8 @@ static const struct {
                F(nadam.momentum_decay, "momentum_decay", 'd')}},
     {"RAdam", {F(radam.lr, "lr", 'd'), F(radam.beta1, "betas", 'p'), F(radam.eps, "eps", 'd'),
                F(radam.weight_decay, "weight_decay", 'd')}},
+    {"Adadelta", {F(adadelta.lr, "lr", 'd'), F(adadelta.rho, "rho", 'd'),
+                  F(adadelta.eps, "eps", 'd'), F(adadelta.weight_decay, "weight_decay", 'd')}},
 };
 #undef F
 

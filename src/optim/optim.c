@@ -1,4 +1,4 @@
-/* optim.c: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam and RAdam
+/* optim.c: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam and Adadelta
  * with one fused kernel launch per parameter tensor (cl/optim.cl),
  * gradient-norm clipping, and learning-rate schedules. */
 #include <math.h>
@@ -8,11 +8,11 @@
 
 #include "optim/optim.h"
 
-typedef enum kind { SGD, ADAM, ADAMW, RMSPROP, ADAGRAD, ADAMAX, NADAM, RADAM } kind;
+typedef enum kind { SGD, ADAM, ADAMW, RMSPROP, ADAGRAD, ADAMAX, NADAM, RADAM, ADADELTA } kind;
 
 /* SGD: momentum buffer; Adam: m, v, vmax; RMSprop: square_avg, momentum
  * buffer, grad_avg; Adagrad: sum; Adamax: exp_avg, exp_inf; NAdam, RAdam:
- * exp_avg, exp_avg_sq */
+ * exp_avg, exp_avg_sq; Adadelta: square_avg, acc_delta */
 #define NSTATE 3
 
 struct clt_optimizer {
@@ -58,6 +58,7 @@ static const struct {
     [ADAMAX] = {"clt_adamax", "Adamax", "adamax_step"},
     [NADAM] = {"clt_nadam", "NAdam", "nadam_step"},
     [RADAM] = {"clt_radam", "RAdam", "radam_step"},
+    [ADADELTA] = {"clt_adadelta", "Adadelta", "adadelta_step"},
 };
 
 /* The learning rate among the settings of kind k. */
@@ -76,6 +77,8 @@ static double *settings_lr(clt__opt_settings *c, kind k)
         return &c->nadam.lr;
     case RADAM:
         return &c->radam.lr;
+    case ADADELTA:
+        return &c->adadelta.lr;
     default:
         return &c->adam.lr;
     }
@@ -96,6 +99,7 @@ static bool keeps_state(kind k, const clt__opt_settings *c, int j)
     case ADAMAX:
     case NADAM:
     case RADAM:
+    case ADADELTA:
         return j < 2;
     default:
         return j < 2 || c->adam.amsgrad;
@@ -169,6 +173,15 @@ static clt_status check_opts(kind k, const clt__opt_settings *c, const char *fn)
             (st = check_nonneg(g->eps, "epsilon", fn)) != CLT_OK)
             return st;
         return CLT_OK;
+    }
+    if (k == ADADELTA) {
+        /* torch's checks, order and messages */
+        const clt_adadelta_opts *d = &c->adadelta;
+        if (!(d->rho >= 0.0 && d->rho <= 1.0))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid rho value: %g", fn, d->rho);
+        if ((st = check_nonneg(d->eps, "epsilon", fn)) != CLT_OK)
+            return st;
+        return check_nonneg(d->weight_decay, "weight_decay", fn);
     }
     if (k == ADAMAX)
         return check_betas(c->adamax.beta1, c->adamax.beta2, c->adamax.eps,
@@ -467,6 +480,15 @@ clt_status clt_radam(clt_tensor *const *params, size_t n, const clt_radam_opts *
     return make(RADAM, params, n, &c, out);
 }
 
+clt_status clt_adadelta(clt_tensor *const *params, size_t n, const clt_adadelta_opts *opts,
+                        clt_optimizer **out)
+{
+    clt__opt_settings c = {.adadelta = CLT_ADADELTA_DEFAULTS};
+    if (opts)
+        c.adadelta = *opts;
+    return make(ADADELTA, params, n, &c, out);
+}
+
 static void detach_schedules(clt_optimizer *o);
 
 void clt_optimizer_free(clt_optimizer *opt)
@@ -626,7 +648,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
                          args);
         if (st == CLT_OK && buf)
             clt__version_bump(buf);
-    } else if (o->kind == RMSPROP || o->kind == ADAGRAD) {
+    } else if (o->kind == RMSPROP || o->kind == ADAGRAD || o->kind == ADADELTA) {
         /* the state slots this kind keeps (keeps_state); the kernels read
          * no other, and get the parameter's buffer in their place */
         clt_tensor *sv_[NSTATE] = {NULL};
@@ -649,6 +671,15 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
                                SCALAR(4, r->weight_decay), SCALAR(5, r->momentum),
                                CLT__ARG(centered)};
             st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 15,
+                             args);
+        } else if (o->kind == ADADELTA) {
+            const clt_adadelta_opts *d = &o->set.adadelta;
+            clt__arg args[] = {CLT__ARG(pm),      CLT__ARG(gm),       CLT__ARG(sm[0]),
+                               CLT__ARG(sm[1]),   CLT__ARG(p_off),    CLT__ARG(n),
+                               CLT__ARG(chunk),   SCALAR(0, -o->lr),  SCALAR(1, d->rho),
+                               SCALAR(2, 1.0 - d->rho), SCALAR(3, d->eps),
+                               SCALAR(4, d->weight_decay)};
+            st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 12,
                              args);
         } else {
             const clt_adagrad_opts *a = &o->set.adagrad;
@@ -839,6 +870,7 @@ static double *momentum_of(clt_optimizer *o)
     case RMSPROP:
         return &o->set.rmsprop.momentum;
     case ADAGRAD:
+    case ADADELTA:
         return NULL;
     case ADAMAX:
         return &o->set.adamax.beta1;
@@ -874,6 +906,7 @@ static const char *const state_names[][NSTATE] = {
     [ADAMAX] = {"exp_avg", "exp_inf", NULL},
     [NADAM] = {"exp_avg", "exp_avg_sq", NULL},
     [RADAM] = {"exp_avg", "exp_avg_sq", NULL},
+    [ADADELTA] = {"square_avg", "acc_delta", NULL},
 };
 
 clt_status clt__optimizer_state(const clt_optimizer *o, size_t extra, clt_named_tensor **out,
@@ -987,6 +1020,9 @@ void clt__optimizer_settings(const clt_optimizer *o, clt__opt_settings *c)
         break;
     case RADAM:
         c->radam = mine.radam;
+        break;
+    case ADADELTA:
+        c->adadelta = mine.adadelta;
         break;
     default:
         c->adam = mine.adam;
@@ -1898,8 +1934,8 @@ static clt_status one_cycle(clt_optimizer *opt, clt__schedule *v, bool cycle,
     if (m == NULL)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: optimizer must support momentum with `cycle_momentum` option "
-                          "enabled (Adagrad has no momentum)",
-                          fn);
+                          "enabled (%s has no momentum)",
+                          fn, kinds[opt->kind].torch);
     bool betas = has_betas(opt->kind);
     if (!(base_momentum >= 0.0 && max_momentum >= 0.0) || isinf(base_momentum) ||
         isinf(max_momentum) || (betas && !(base_momentum < 1.0 && max_momentum < 1.0)))

@@ -14,7 +14,8 @@
  * "state.<i>.momentum_buffer" and "state.<i>.grad_avg" (RMSprop, the last
  * two with momentum and centered), "state.<i>.sum" (Adagrad),
  * "state.<i>.exp_avg" and "state.<i>.exp_inf" (Adamax), "state.<i>.exp_avg",
- * "state.<i>.exp_avg_sq" (NAdam, RAdam) and "state.<i>.mu_product" (NAdam: a
+ * "state.<i>.exp_avg_sq" (NAdam, RAdam), "state.<i>.square_avg" and
+ * "state.<i>.acc_delta" (Adadelta) and "state.<i>.mu_product" (NAdam: a
  * 0-d float32 tensor, given the host's value here, so that o's tensors
  * change, which o's steps never read), i the parameter's position.
  * *out holds *n entries then `extra` zeroed ones, names included in the
@@ -61,10 +62,11 @@ typedef struct clt__opt_settings {
     clt_adamax_opts adamax;
     clt_nadam_opts nadam;
     clt_radam_opts radam;
+    clt_adadelta_opts adadelta;
 } clt__opt_settings;
 
 /* The kind as PyTorch names its class: "SGD", "Adam", "AdamW", "RMSprop",
- * "Adagrad", "Adamax", "NAdam" or "RAdam". */
+ * "Adagrad", "Adamax", "NAdam", "RAdam" or "Adadelta". */
 const char *clt__optimizer_kind(const clt_optimizer *o);
 /* The settings of o's kind into the matching member of *c, and its
  * group's keys into c->group, the others untouched; lr is the rate now (a
