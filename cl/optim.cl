@@ -124,6 +124,26 @@ CLT_KERNEL(adagrad_step)(__global T *p, __global const T *g, __global T *sum, ul
     }
 }
 
+/* Adadelta (torch 1.13's _single_tensor_adadelta): g += wd p; s = rho s +
+ * (1 - rho) g^2; delta = sqrt(a + eps) / sqrt(s + eps) g; a = rho a +
+ * (1 - rho) delta^2; p += neg_lr delta. */
+CLT_KERNEL(adadelta_step)(__global T *p, __global const T *g, __global T *sq, __global T *acc,
+                          ulong p_off, ulong n, ulong chunk, T_C neg_lr, T_C rho, T_C w,
+                          T_C eps, T_C wd)
+{
+    p += p_off;
+    CHUNK_LOOP {
+        T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
+        if (wd != (T_C)0)
+            gi = gi + wd * pi;
+        T_C si = T_LOAD(sq, i) * rho + w * (gi * gi);
+        T_STORE(sq, i, si);
+        T_C delta = sqrt(T_LOAD(acc, i) + eps) / sqrt(si + eps) * gi;
+        T_STORE(acc, i, T_LOAD(acc, i) * rho + w * (delta * delta));
+        T_STORE(p, i, pi + neg_lr * delta);
+    }
+}
+
 /* ---- Adamax, NAdam, RAdam ---------------------------------------------------------- */
 
 /* The first moment of Adamax, NAdam and RAdam (exp_avg.mul_(beta1).add_(g,

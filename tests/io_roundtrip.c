@@ -10,7 +10,8 @@
  *       alpha eps weight_decay momentum centered; Adagrad: lr lr_decay
  *       weight_decay initial_accumulator_value eps; Adamax, RAdam: lr
  *       beta1 beta2 eps weight_decay; NAdam: lr beta1 beta2 eps
- *       weight_decay momentum_decay) over one parameter,
+ *       weight_decay momentum_decay; Adadelta: lr rho eps weight_decay) over
+ *       one parameter,
  *       stepped once, saved with clt_optimizer_save
  *   io_roundtrip resume KIND STEPS PARAM OPTIM OUT SETTINGS...
  *       the same optimizer over a float32 parameter [5] that starts at
@@ -40,7 +41,9 @@
  *       power), CosineAnnealingWarmRestarts (T_0, eta_min; EXTRA "T_mult"
  *       or "T_mult,EPOCH": clt_lr_scheduler_step_to(EPOCH) before the
  *       steps) and SequentialLR (milestone M, eta_min: LinearLR(0.1, 1.0,
- *       M) then CosineAnnealingLR(6, eta_min) at milestone M)
+ *       M) then CosineAnnealingLR(6, eta_min) at milestone M); also
+ *       CyclicLR (step_size_up, max_lr; EXTRA "base_lr,step_size_down,
+ *       mode,gamma", no momentum cycled)
  *   io_roundtrip schedresume KIND FILE EPOCHS [LR [PERIOD FACTOR [EXTRA]]]
  *       a schedule of KIND (the settings given, or any) over SGD(lr=1)
  *       loaded from FILE, the optimizer's rate then set to LR (what the
@@ -93,6 +96,8 @@ static clt_status make_optimizer(const char *kind, const double *v, clt_tensor *
         return clt_nadam(p, 1, &(clt_nadam_opts){v[0], v[1], v[2], v[3], v[4], v[5]}, opt);
     if (strcmp(kind, "RAdam") == 0)
         return clt_radam(p, 1, &(clt_radam_opts){v[0], v[1], v[2], v[3], v[4]}, opt);
+    if (strcmp(kind, "Adadelta") == 0)
+        return clt_adadelta(p, 1, &(clt_adadelta_opts){v[0], v[1], v[2], v[3]}, opt);
     return (strcmp(kind, "Adam") == 0 ? clt_adam : clt_adamw)(
         p, 1, &(clt_adam_opts){v[0], v[1], v[2], v[3], v[4], v[5] != 0}, opt);
 }
@@ -120,6 +125,15 @@ static clt_status make_schedule(const char *kind, clt_optimizer *opt, const doub
                    &min_lr, &eps);
         return clt_reduce_lr_on_plateau(opt, mode, v[1], period, threshold, tmode, cooldown,
                                         min_lr, eps, s);
+    }
+    if (strcmp(kind, "CyclicLR") == 0) {
+        double base = 0.01, gamma = 1.0;
+        long long down = -1;
+        char mode[16] = "triangular";
+        if (extra)
+            sscanf(extra, "%lf,%lld,%15[a-z_0-9],%lf", &base, &down, mode, &gamma);
+        return clt_cyclic_lr(opt, base, v[1], period, down, mode, gamma, NULL, NULL, NULL, 0,
+                             0.8, 0.9, s);
     }
     if (strcmp(kind, "StepLR") == 0)
         return clt_step_lr(opt, period, v[1], s);
@@ -510,10 +524,10 @@ static int run(int argc, char **argv)
         clt_named_tensors_free(ts, n);
         return st == CLT_OK ? 0 : fail("clt_save_npz", st);
     }
-    if ((argc >= 9 && argc <= 10 && strcmp(argv[1], "optimizer") == 0) ||
+    if ((argc >= 8 && argc <= 10 && strcmp(argv[1], "optimizer") == 0) ||
         (argc >= 8 && argc <= 9 && strcmp(argv[1], "schedule") == 0))
         return checkpoint(dev, argc, argv);
-    if ((argc >= 12 && argc <= 13 && strcmp(argv[1], "resume") == 0) ||
+    if ((argc >= 11 && argc <= 13 && strcmp(argv[1], "resume") == 0) ||
         (argc >= 13 && argc <= 14 && strcmp(argv[1], "cycle") == 0))
         return resume(dev, argc, argv);
     if ((argc == 5 || argc == 6 || argc == 8 || argc == 9) &&

@@ -78,6 +78,7 @@ static const clt_adagrad_opts bad_adagrad = {0.01, -1.0, 0, 0, 1e-10};
 static const clt_adamax_opts bad_adamax = {2e-3, 1.0, 0.999, 1e-8, 0};
 static const clt_nadam_opts bad_nadam = {2e-3, 0.9, 0.999, 1e-8, 0, -4e-3};
 static const clt_radam_opts bad_radam = {1e-3, 0.9, 0.999, -1e-8, 0};
+static const clt_adadelta_opts bad_adadelta = {1.0, 1.5, 1e-6, 0};
 static const int64_t bad_milestones[] = {-1};
 static const clt_cross_entropy_opts ce_opts = CLT_CROSS_ENTROPY_DEFAULTS;
 static const clt_loader_opts bad_loader = {0, 0, 0, 0, 0, 0};
@@ -454,7 +455,12 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_tensor_register_post_accumulate_grad_hook, HOOK,                                   \
       clt_tensor_register_post_accumulate_grad_hook(f->f, contract_post_hook, NULL,          \
                                                     &o->hook))                               \
-    X(clt_checkpoint, LIST | N, clt_checkpoint(contract_ckpt, NULL, f->pair, 1, &o->list, &o->n))
+    X(clt_checkpoint, LIST | N, clt_checkpoint(contract_ckpt, NULL, f->pair, 1, &o->list, &o->n)) \
+    /* optim.h: CyclicLR */                                                                  \
+    X(clt_cyclic_lr, SCHED,                                                                  \
+      clt_cyclic_lr(f->opt, 0.01, 0.1, 0, 2, NULL, 1.0, NULL, NULL, NULL, 0, 0.8, 0.9, &o->sched)) \
+    /* optim.h: Adadelta */                                                                  \
+    X(clt_adadelta, OPT, clt_adadelta(f->pair, 1, &bad_adadelta, &o->opt))
 
 static int small_int[1];
 

@@ -3143,3 +3143,64 @@ Test(io, schedule_containers_save_and_load)
     clt_optimizer_free(ob);
     clt_tensor_free(p);
 }
+
+/* CyclicLR's file: torch's keys (base_momentums and max_momentums with
+ * cycle_momentum); a schedule made with other settings, loaded, goes on
+ * with the saved one's rates and momenta, bit for bit; a file cycling
+ * momentum loaded into a schedule that does not is refused, which
+ * changes nothing. */
+Test(io, cyclic_lr_save_and_load)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *p;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_optimizer *oa, *ob, *oc;
+    clt_lr_scheduler *a, *b, *c;
+    CHECK(clt_sgd(&p, 1, NULL, &oa));
+    CHECK(clt_sgd(&p, 1, NULL, &ob));
+    CHECK(clt_rmsprop(&p, 1, NULL, &oc));
+    CHECK(clt_cyclic_lr(oa, 0.01, 0.1, 3, 2, "triangular2", 1.0, NULL, NULL, NULL, 1, 0.8, 0.9,
+                        &a));
+    CHECK(clt_cyclic_lr(ob, 0.5, 1.0, 1, -1, "exp_range", 0.5, NULL, NULL, NULL, 1, 0.1, 0.2,
+                        &b));
+    CHECK(clt_cyclic_lr(oc, 0.5, 1.0, 1, -1, NULL, 1.0, NULL, NULL, NULL, 0, 0.1, 0.2, &c));
+    for (int e = 0; e < 7; e++)
+        CHECK(clt_lr_scheduler_step(a));
+    CHECK(clt_lr_scheduler_save(a, tpath("cyclic.safetensors")));
+    size_t fl;
+    char *text = (char *)read_file(tpath("cyclic.safetensors"), &fl);
+    static const char *const keys[] = {
+        "\"scheduler\":\"CyclicLR\"", "\"max_lrs\":\"[0.1]\"", "\"total_size\":\"5.0\"",
+        "\"step_ratio\":\"0.6\"", "\"mode\":\"'triangular2'\"", "\"gamma\":\"1.0\"",
+        "\"_scale_fn_custom\":\"None\"", "\"scale_mode\":\"'cycle'\"",
+        "\"cycle_momentum\":\"True\"", "\"base_momentums\":\"[0.8]\"",
+        "\"max_momentums\":\"[0.9]\"", "\"base_lrs\":\"[0.01]\"", "\"last_epoch\":\"7\"",
+        "\"_step_count\":\"8\"", "\"_last_lr\":\"[0.039999999999999994]\""};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        cr_assert(memmem(text, fl, keys[k], strlen(keys[k])) != NULL, "no %s in %.*s", keys[k],
+                  (int)fl, text);
+    free(text);
+    CHECK(clt_lr_scheduler_load(b, tpath("cyclic.safetensors")));
+    cr_assert_eq(clt_lr_scheduler_epoch(b), 7);
+    for (int e = 0; e < 12; e++) {
+        CHECK(clt_lr_scheduler_step(a));
+        CHECK(clt_lr_scheduler_step(b));
+        cr_assert(clt_optimizer_lr(oa) == clt_optimizer_lr(ob) &&
+                      clt_optimizer_momentum(oa) == clt_optimizer_momentum(ob),
+                  "step %d: %.17g %.17g, loaded %.17g %.17g", 8 + e, clt_optimizer_lr(oa),
+                  clt_optimizer_momentum(oa), clt_optimizer_lr(ob), clt_optimizer_momentum(ob));
+    }
+    assert_error(clt_lr_scheduler_load(c, tpath("cyclic.safetensors")), CLT_ERR_INVALID_ARGUMENT,
+                 "'cycle_momentum' is True, and the schedule was made with cycle_momentum False");
+    cr_assert_eq(clt_lr_scheduler_epoch(c), 0);
+    CHECK(clt_lr_scheduler_step(c));
+    cr_assert(clt_optimizer_lr(oc) == 1.0, "%.17g", clt_optimizer_lr(oc));
+    clt_lr_scheduler_free(a);
+    clt_lr_scheduler_free(b);
+    clt_lr_scheduler_free(c);
+    clt_optimizer_free(oa);
+    clt_optimizer_free(ob);
+    clt_optimizer_free(oc);
+    clt_tensor_free(p);
+}

@@ -2662,3 +2662,239 @@ Test(optim, chained_scheduler_as_torch)
     clt_tensor_free(p);
     clt_tensor_free(p2);
 }
+
+/* ---- CyclicLR ----------------------------------------------------------------------------- */
+
+/* CyclicLR's rate at step e written out from its definition: within
+ * cycle c = e / (up + down) + 1 at position i = e mod (up + down), the
+ * fraction of the swing is i / up going up, (up + down - i) / down going
+ * down; the swing (max - base) is scaled by scale (of the cycle or of e). */
+static double cyclic_frac(int64_t up, int64_t down, int64_t e, int64_t *cycle)
+{
+    int64_t t = up + down, i = e % t;
+    *cycle = e / t + 1;
+    return i <= up ? (double)i / (double)up : (double)(t - i) / (double)down;
+}
+
+/* scale_fn: 1 / (1 + x / 4), counting its calls; fails (NaN) at x == *user
+ * when user is not NULL */
+static int scale_calls;
+static double scale_quarter(void *user, int64_t x)
+{
+    scale_calls++;
+    if (user && x == *(int64_t *)user)
+        return NAN;
+    return 1.0 / (1.0 + (double)x / 4.0);
+}
+
+/* Three cycles of each mode against torch 1.13's rates and momenta
+ * (printed with repr, bit for bit) and the closed form above; a scale_fn
+ * over cycles and over iterations; refusals change nothing. */
+Test(optim, cyclic_lr_as_torch)
+{
+    static const double torch_tri2[] = {
+        0.01, 0.039999999999999994, 0.06999999999999999, 0.09999999999999999, 0.055, 0.01,
+        0.025000000000000015, 0.039999999999999994, 0.055, 0.03250000000000002, 0.01,
+        0.01750000000000001, 0.024999999999999998, 0.0325, 0.021250000000000012, 0.01};
+    static const double torch_tri2_m[] = {
+        0.9, 0.8666666666666667, 0.8333333333333334, 0.8, 0.8500000000000001, 0.9,
+        0.8833333333333333, 0.8666666666666667, 0.8500000000000001, 0.875, 0.9,
+        0.8916666666666667, 0.8833333333333334, 0.875, 0.8875000000000001, 0.9};
+    static const double torch_exp[] = {
+        0.001, 0.0030250000000000003, 0.004645000000000001, 0.0059207500000000015,
+        0.006904900000000001, 0.004985807500000001, 0.0033914845000000003, 0.002076168025,
+        0.001, 0.0018716961002500003, 0.0025690529804500003, 0.0031182215236075007,
+        0.0035418658283290013, 0.002715759434122076, 0.002029455660473246,
+        0.0014632550472129604, 0.001, 0.001375236588242498, 0.0016754258588364964,
+        0.0019118249094292703, 0.0020941898913151243, 0.001738578176637709,
+        0.0014431469059826255, 0.0011994161076921814, 0.001};
+    clt_tensor *p;
+    clt_optimizer *opt = sgd_at(&p, 0.1); /* made without momentum */
+    clt_lr_scheduler *s;
+    CHECK(clt_cyclic_lr(opt, 0.01, 0.1, 3, 2, "triangular2", 1.0, NULL, NULL, NULL, 1, 0.8, 0.9,
+                        &s));
+    for (int64_t e = 0; e < 16; e++) {
+        if (e > 0)
+            CHECK(clt_lr_scheduler_step(s));
+        int64_t c;
+        double f = cyclic_frac(3, 2, e, &c), sc = 1.0 / pow(2.0, (double)(c - 1));
+        double lr = clt_optimizer_lr(opt), m = clt_optimizer_momentum(opt);
+        cr_assert(lr == torch_tri2[e] && m == torch_tri2_m[e],
+                  "triangular2, step %lld: %.17g %.17g, torch %.17g %.17g", (long long)e, lr, m,
+                  torch_tri2[e], torch_tri2_m[e]);
+        cr_assert(close_enough(lr, 0.01 + 0.09 * f * sc, 1e-14, 1e-17) &&
+                      close_enough(m, 0.9 - 0.1 * f * sc, 1e-14, 1e-17),
+                  "triangular2, step %lld: %.17g %.17g against the closed form", (long long)e,
+                  lr, m);
+    }
+    /* torch's initial_lr is base_lr, set before the schedule */
+    cr_assert_eq(clt_lr_scheduler_epoch(s), 15);
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+
+    /* exp_range on RMSprop without momentum cycling: gamma^iteration */
+    clt_device *dev = get_device("cpu");
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 1, (int64_t[]){3}, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    CHECK(clt_rmsprop(&p, 1, NULL, &opt));
+    CHECK(clt_cyclic_lr(opt, 0.001, 0.01, 4, -1, "exp_range", 0.9, NULL, NULL, NULL, 0, 0.8, 0.9,
+                        &s));
+    for (int64_t e = 0; e < 25; e++) {
+        if (e > 0)
+            CHECK(clt_lr_scheduler_step(s));
+        int64_t c;
+        double f = cyclic_frac(4, 4, e, &c), lr = clt_optimizer_lr(opt);
+        cr_assert(lr == torch_exp[e], "exp_range, step %lld: %.17g, torch %.17g", (long long)e,
+                  lr, torch_exp[e]);
+        cr_assert(close_enough(lr, 0.001 + 0.009 * f * pow(0.9, (double)e), 1e-14, 1e-17));
+        cr_assert(clt_optimizer_momentum(opt) == 0.0);
+    }
+    clt_lr_scheduler_free(s);
+
+    /* a scale_fn, over cycles then over iterations (mode ignored) */
+    for (int it = 0; it < 2; it++) {
+        scale_calls = 0;
+        CHECK(clt_cyclic_lr(opt, 0.5, 1.5, 2, 3, "bogus", 1.0, scale_quarter, NULL,
+                            it ? "iterations" : "cycle", 0, 0.8, 0.9, &s));
+        cr_assert_eq(scale_calls, 1);
+        for (int64_t e = 0; e < 16; e++) {
+            if (e > 0)
+                CHECK(clt_lr_scheduler_step(s));
+            int64_t c;
+            double f = cyclic_frac(2, 3, e, &c);
+            double want = 0.5 + f / (1.0 + (double)(it ? e : c) / 4.0);
+            cr_assert(close_enough(clt_optimizer_lr(opt), want, 1e-14, 1e-17),
+                      "scale_fn (%s), step %lld: %.17g vs %.17g", it ? "iterations" : "cycle",
+                      (long long)e, clt_optimizer_lr(opt), want);
+        }
+        clt_lr_scheduler_free(s);
+    }
+    /* a scale_fn failing refuses the step, which changes nothing */
+    int64_t bad = 3;
+    CHECK(clt_cyclic_lr(opt, 0.5, 1.5, 2, 3, NULL, 1.0, scale_quarter, &bad, "iterations", 0,
+                        0.8, 0.9, &s));
+    CHECK(clt_lr_scheduler_step(s));
+    CHECK(clt_lr_scheduler_step(s));
+    double lr = clt_optimizer_lr(opt);
+    assert_error(clt_lr_scheduler_step(s), CLT_ERR_INVALID_ARGUMENT,
+                 "CyclicLR's scale_fn failed at iteration 3");
+    cr_assert(clt_optimizer_lr(opt) == lr && clt_lr_scheduler_epoch(s) == 2);
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+
+    /* refusals: the optimizer as it was */
+    clt_adam_opts ao = CLT_ADAM_DEFAULTS;
+    CHECK(clt_adam(&p, 1, &ao, &opt));
+    s = (clt_lr_scheduler *)&s;
+    assert_error(clt_cyclic_lr(opt, 0.01, 0.1, 3, 2, NULL, 1.0, NULL, NULL, NULL, 1, 0.8, 0.9,
+                               &s),
+                 CLT_ERR_INVALID_ARGUMENT,
+                 "optimizer must support momentum with `cycle_momentum` option enabled");
+    cr_assert_null(s);
+    cr_assert(clt_optimizer_lr(opt) == 1e-3 && clt_optimizer_momentum(opt) == 0.9);
+    assert_error(clt_cyclic_lr(opt, 0.01, 0.1, 3, 2, "sawtooth", 1.0, NULL, NULL, NULL, 0, 0.8,
+                               0.9, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "mode is invalid and scale_fn is None");
+    assert_error(clt_cyclic_lr(opt, 0.01, 0.1, 0, 2, NULL, 1.0, NULL, NULL, NULL, 0, 0.8, 0.9,
+                               &s),
+                 CLT_ERR_INVALID_ARGUMENT, "step_size_up 0");
+    assert_error(clt_cyclic_lr(opt, -0.01, 0.1, 3, 2, NULL, 1.0, NULL, NULL, NULL, 0, 0.8, 0.9,
+                               &s),
+                 CLT_ERR_INVALID_ARGUMENT, "invalid base_lr");
+    assert_error(clt_cyclic_lr(opt, 0.01, NAN, 3, 2, NULL, 1.0, NULL, NULL, NULL, 0, 0.8, 0.9,
+                               &s),
+                 CLT_ERR_INVALID_ARGUMENT, "invalid max_lr");
+    assert_error(clt_cyclic_lr(opt, 0.01, 0.1, 3, 2, NULL, 1.0, scale_quarter, NULL, "epochs",
+                               0, 0.8, 0.9, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "scale_mode 'epochs' is unknown");
+    cr_assert_null(s);
+    cr_assert(clt_optimizer_lr(opt) == 1e-3);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+    opt = sgd_at(&p, 0.1);
+    assert_error(clt_cyclic_lr(opt, 0.01, 0.1, 3, 2, NULL, 1.0, NULL, NULL, NULL, 1, -0.8, 0.9,
+                               &s),
+                 CLT_ERR_INVALID_ARGUMENT, "finite and >= 0");
+    cr_assert(clt_optimizer_lr(opt) == 0.1 && clt_optimizer_momentum(opt) == 0.0);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+}
+
+/* ---- Adadelta ----------------------------------------------------------------------------- */
+
+/* Adadelta against torch 1.13's rule written out in float64 on the host
+ * (g = C p + wd p; s = rho s + (1 - rho) g^2; d = sqrt(a + eps) /
+ * sqrt(s + eps) g; a = rho a + (1 - rho) d^2; p -= lr d), the defaults and
+ * settings of its own, over float64 and float32 parameters; refusals with
+ * torch's messages; no momentum for the schedules to cycle. */
+Test(optim, adadelta_as_torch)
+{
+    clt_device *dev = get_device("cpu");
+    static const clt_adadelta_opts cases[] = {CLT_ADADELTA_DEFAULTS, {0.5, 0.8, 1e-4, 0.05}};
+    cr_assert(cases[0].lr == 1.0 && cases[0].rho == 0.9 && cases[0].eps == 1e-6 &&
+              cases[0].weight_decay == 0.0);
+    for (int dt = 0; dt < 2; dt++) {
+        clt_dtype dtype = dt ? CLT_FLOAT32 : CLT_FLOAT64;
+        if (!clt_device_supports_dtype(dev, dtype))
+            continue;
+        for (size_t k = 0; k < 2; k++) {
+            const clt_adadelta_opts *o = &cases[k];
+            double host[N], s[N] = {0}, a[N] = {0};
+            memcpy(host, P0, sizeof host);
+            clt_tensor *p64, *p;
+            int64_t n = N;
+            CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, P0, &p64));
+            CHECK(clt_to_dtype(p64, dtype, &p));
+            clt_tensor_free(p64);
+            CHECK(clt_set_requires_grad(p, 1));
+            clt_optimizer *opt;
+            CHECK(clt_adadelta(&p, 1, k ? o : NULL, &opt));
+            for (int step = 0; step < 12; step++) {
+                CHECK(clt_optimizer_zero_grad(opt, 1));
+                loss_backward(dev, p);
+                CHECK(clt_optimizer_step(opt));
+                for (int i = 0; i < N; i++) {
+                    double g = C[i] * host[i] + o->weight_decay * host[i];
+                    s[i] = o->rho * s[i] + (1 - o->rho) * g * g;
+                    double d = sqrt(a[i] + o->eps) / sqrt(s[i] + o->eps) * g;
+                    a[i] = o->rho * a[i] + (1 - o->rho) * d * d;
+                    host[i] -= o->lr * d;
+                }
+            }
+            clt_tensor *got64;
+            double got[N];
+            CHECK(clt_to_dtype(p, CLT_FLOAT64, &got64));
+            CHECK(clt_tensor_read(got64, got, sizeof got));
+            for (int i = 0; i < N; i++)
+                cr_assert(close_enough(got[i], host[i], dt ? 1e-5 : 1e-13, dt ? 1e-6 : 1e-15),
+                          "case %zu, %s: p[%d] %.17g, reference %.17g", k, dt ? "f32" : "f64",
+                          i, got[i], host[i]);
+            cr_assert(fabs(got[0] - P0[0]) > 1e-3, "case %zu: the parameter did not move", k);
+            clt_tensor_free(got64);
+            clt_optimizer_free(opt);
+            clt_tensor_free(p);
+        }
+    }
+    clt_tensor *p;
+    clt_optimizer *opt = sgd_at(&p, 0.1), *ad = (clt_optimizer *)&opt;
+    clt_optimizer_free(opt);
+    assert_error(clt_adadelta(&p, 1, &(clt_adadelta_opts){1.0, 1.5, 1e-6, 0}, &ad),
+                 CLT_ERR_INVALID_ARGUMENT, "invalid rho value: 1.5");
+    cr_assert_null(ad);
+    assert_error(clt_adadelta(&p, 1, &(clt_adadelta_opts){1.0, 0.9, -1e-6, 0}, &ad),
+                 CLT_ERR_INVALID_ARGUMENT, "invalid epsilon value");
+    assert_error(clt_adadelta(&p, 1, &(clt_adadelta_opts){-1.0, 0.9, 1e-6, 0}, &ad),
+                 CLT_ERR_INVALID_ARGUMENT, "invalid learning rate");
+    assert_error(clt_adadelta(&p, 1, &(clt_adadelta_opts){1.0, 0.9, 1e-6, -0.1}, &ad),
+                 CLT_ERR_INVALID_ARGUMENT, "invalid weight_decay value");
+    CHECK(clt_adadelta(&p, 1, NULL, &ad));
+    clt_lr_scheduler *s;
+    assert_error(clt_cyclic_lr(ad, 0.01, 0.1, 3, 2, NULL, 1.0, NULL, NULL, NULL, 1, 0.8, 0.9, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "Adadelta has no momentum setting");
+    assert_error(clt_one_cycle_lr_momentum(ad, 0.2, 7, 0.4, NULL, 25, 1e4, 0, 1, 0.85, 0.95, &s),
+                 CLT_ERR_INVALID_ARGUMENT, "Adadelta has no momentum");
+    cr_assert(clt_optimizer_lr(ad) == 1.0 && clt_optimizer_momentum(ad) == 0.0);
+    clt_optimizer_free(ad);
+    clt_tensor_free(p);
+}

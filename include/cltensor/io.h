@@ -129,7 +129,8 @@ CLT_API clt_status clt_module_load(clt_module *m, const char *path);
  * (Adam, AdamW), "state.<i>.square_avg" and, with momentum and centered,
  * "state.<i>.momentum_buffer" and "state.<i>.grad_avg" (RMSprop),
  * "state.<i>.sum" (Adagrad), "state.<i>.exp_avg" and "state.<i>.exp_inf"
- * (Adamax), "state.<i>.exp_avg", "state.<i>.exp_avg_sq" (NAdam, RAdam) and
+ * (Adamax), "state.<i>.exp_avg", "state.<i>.exp_avg_sq" (NAdam, RAdam),
+ * "state.<i>.square_avg" and "state.<i>.acc_delta" (Adadelta) and
  * "state.<i>.mu_product" (NAdam: 0-d float32, as torch holds it), i the
  * parameter's position in the list the optimizer was
  * made with; "step", int64 [n], the updates of each parameter
@@ -138,7 +139,7 @@ CLT_API clt_status clt_module_load(clt_module *m, const char *path);
  * comes back exact (NumPy: np.int64(v).view(np.float64)).
  *
  * The header's __metadata__ holds the kind, "optimizer": "SGD", "Adam",
- * "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam" or "RAdam" (torch's
+ * "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam" or "Adadelta" (torch's
  * class name), and the settings
  * under the keys of torch's
  * param_groups[0], each as Python's repr writes the value, so that
@@ -149,7 +150,8 @@ CLT_API clt_status clt_module_load(clt_module *m, const char *path);
  * "amsgrad"; RMSprop "lr", "alpha", "eps", "weight_decay", "momentum",
  * "centered"; Adagrad "lr", "lr_decay", "weight_decay",
  * "initial_accumulator_value", "eps"; Adamax and RAdam "lr", "betas",
- * "eps", "weight_decay"; NAdam those and "momentum_decay"; all but NAdam
+ * "eps", "weight_decay"; NAdam those and "momentum_decay"; Adadelta "lr",
+ * "rho", "eps", "weight_decay"; all but NAdam
  * and RAdam (whose groups have none in torch 1.13; a file of theirs may
  * hold it, "False") "maximize" ("False").  "lr" is the rate now (a
  * schedule's), as in torch, and equals lr_bits.  What schedules add to
@@ -243,7 +245,14 @@ CLT_API clt_status clt_optimizer_load(clt_optimizer *opt, const char *path);
  * counts none), LambdaLR's and MultiplicativeLR's "lr_lambdas" "[None]"
  * (torch saves no function or lambda, only a callable object's
  * attributes; a C callback has none), each with base_lrs and the rest as
- * above.  A SequentialLR's file holds "_milestones" ("[4]"), "last_epoch"
+ * above.  CyclicLR's holds torch's "max_lrs" ("[0.1]"), "total_size",
+ * "step_ratio", "mode" ("'triangular'", "'triangular2'" or
+ * "'exp_range'"; a schedule with a scale_fn writes "'triangular'"),
+ * "gamma", "_scale_fn_custom" ("None": torch saves no function),
+ * "scale_mode" ("'cycle'" or "'iterations'"), "cycle_momentum" and, when
+ * "True", "base_momentums" and "max_momentums", then base_lrs and the rest
+ * as above (not torch's "_scale_fn_ref", a weak reference torch 1.13's
+ * torch.save cannot write either).  A SequentialLR's file holds "_milestones" ("[4]"), "last_epoch"
  * and "_last_lr", a ChainedScheduler's "_last_lr", and each of their
  * schedules' keys (as its own file would hold them, "scheduler" too)
  * under "_schedulers.I." ("_schedulers.0.start_factor"), where torch's
@@ -280,7 +289,11 @@ CLT_API clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *
  * last_epoch or more than one base rate is CLT_ERR_INVALID_ARGUMENT naming
  * it, and s is left as it was.  A LambdaLR or MultiplicativeLR keeps its
  * callback (make it with the run's, as torch's user does) and refuses a
- * file whose "lr_lambdas" is not "[None]".  A SequentialLR or
+ * file whose "lr_lambdas" is not "[None]".  A CyclicLR takes the file's
+ * rates, sizes, mode and momenta (one made with a scale_fn keeps it,
+ * taking the file's scale_mode); "_scale_fn_custom" must be "None", and a
+ * file whose "cycle_momentum" is not the schedule's is refused (make it
+ * as the saved one was).  A SequentialLR or
  * ChainedScheduler takes a file of its kind whose schedules are of the
  * kinds of its own, in order and as many: each is read and checked as its
  * own file would be, all before any is set (a SequentialLR's schedule not

@@ -68,6 +68,13 @@ typedef struct clt_radam_opts {
 } clt_radam_opts;
 #define CLT_RADAM_DEFAULTS {1e-3, 0.9, 0.999, 1e-8, 0.0}
 
+/* torch.optim.Adadelta's settings; CLT_ADADELTA_DEFAULTS are PyTorch
+ * 1.13's (lr 1, rho 0.9, eps 1e-6). */
+typedef struct clt_adadelta_opts {
+    double lr, rho, eps, weight_decay;
+} clt_adadelta_opts;
+#define CLT_ADADELTA_DEFAULTS {1.0, 0.9, 1e-6, 0.0}
+
 /* Optimizers over the n tensors params (each retained: the caller keeps
  * its own references).  opts NULL means the defaults.  Settings out of
  * range (a negative or NaN learning rate, betas outside [0, 1), ...), a
@@ -129,6 +136,16 @@ CLT_API clt_status clt_nadam(clt_tensor *const *params, size_t n, const clt_nada
  * - 2) rho_inf / ((rho_inf - 4) (rho_inf - 2) rho_t)); before, p -= lr
  * exp_avg / (1 - beta1^t) (SGD with momentum).  State: exp_avg,
  * exp_avg_sq. */
+/* Adadelta (torch 1.13's rule, one fused kernel per parameter): g +=
+ * weight_decay p; square_avg = rho square_avg + (1 - rho) g^2; delta =
+ * sqrt(acc_delta + eps) / sqrt(square_avg + eps) g; acc_delta = rho
+ * acc_delta + (1 - rho) delta^2; p -= lr delta.  opts NULL: the defaults.
+ * lr, eps or weight_decay below 0 or rho outside [0, 1] is
+ * CLT_ERR_INVALID_ARGUMENT with torch's message.  Its state, in files:
+ * "state.<i>.square_avg" and "state.<i>.acc_delta".  As clt_sgd otherwise
+ * (parameters, ownership). */
+CLT_API clt_status clt_adadelta(clt_tensor *const *params, size_t n,
+                                const clt_adadelta_opts *opts, clt_optimizer **out);
 CLT_API clt_status clt_radam(clt_tensor *const *params, size_t n, const clt_radam_opts *opts,
                              clt_optimizer **out);
 
@@ -403,6 +420,35 @@ CLT_API clt_status clt_lambda_lr(clt_optimizer *opt, clt_lr_lambda lr_lambda, vo
  * clt_lambda_lr otherwise (callback, file, ownership). */
 CLT_API clt_status clt_multiplicative_lr(clt_optimizer *opt, clt_lr_lambda lr_lambda,
                                          void *user, clt_lr_scheduler **out);
+/* CyclicLR (torch.optim.lr_scheduler.CyclicLR, torch 1.13's rates bit
+ * for bit; its defaults: step_size_up 2000, step_size_down None, mode
+ * "triangular", gamma 1, scale_mode "cycle", cycle_momentum on,
+ * base_momentum 0.8, max_momentum 0.9): the rate goes from base_lr to
+ * max_lr in step_size_up steps and back in step_size_down (negative: None,
+ * step_size_up), the swing scaled by mode's function: "triangular" 1,
+ * "triangular2" 1 / 2^(cycle - 1), "exp_range" gamma^iteration (NULL:
+ * "triangular").  With scale_fn not NULL mode is ignored and the swing is
+ * scaled by scale_fn(user, x), x the cycle (from 1; scale_mode "cycle" or
+ * NULL) or the step (scale_mode "iterations"); NaN or an infinity from it
+ * is its failure, which refuses the step (or the constructor) and changes
+ * nothing.  The schedule sets the rate to base_lr when made (and the
+ * optimizer's initial_lr, when no schedule set it before).  With
+ * cycle_momentum the optimizer's momentum goes the other way, from
+ * max_momentum to base_momentum; only SGD and RMSprop have a momentum
+ * setting (others are refused, as torch refuses them), and one made
+ * without momentum gains its buffers.  base_lr or max_lr not a finite
+ * number >= 0, step_size_up below 1, a non-finite gamma, momenta not
+ * finite and >= 0, or an unknown mode or scale_mode is
+ * CLT_ERR_INVALID_ARGUMENT.  Its file (clt_lr_scheduler_save) holds
+ * torch's state_dict keys; a scale_fn is not saved (torch's
+ * _scale_fn_custom None), which loading keeps.  New scheduler (it borrows
+ * opt; user must outlive it): release with clt_lr_scheduler_free. */
+CLT_API clt_status clt_cyclic_lr(clt_optimizer *opt, double base_lr, double max_lr,
+                                 int64_t step_size_up, int64_t step_size_down, const char *mode,
+                                 double gamma, clt_lr_lambda scale_fn, void *user,
+                                 const char *scale_mode, int cycle_momentum,
+                                 double base_momentum, double max_momentum,
+                                 clt_lr_scheduler **out);
 /* ConstantLR (torch's defaults: factor 1.0 / 3, total_iters 5): lr =
  * base_lr * factor before epoch total_iters, base_lr from there; made, it
  * sets base_lr * factor.  factor outside (0, 1] (torch takes 0 and divides

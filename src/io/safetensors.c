@@ -1066,6 +1066,8 @@ static const struct {
                F(nadam.momentum_decay, "momentum_decay", 'd')}},
     {"RAdam", {F(radam.lr, "lr", 'd'), F(radam.beta1, "betas", 'p'), F(radam.eps, "eps", 'd'),
                F(radam.weight_decay, "weight_decay", 'd')}},
+    {"Adadelta", {F(adadelta.lr, "lr", 'd'), F(adadelta.rho, "rho", 'd'),
+                  F(adadelta.eps, "eps", 'd'), F(adadelta.weight_decay, "weight_decay", 'd')}},
 };
 #undef F
 
@@ -1321,6 +1323,9 @@ static const struct {
     [CLT__SCHED_MULTIPLICATIVE] = {"MultiplicativeLR", NULL, NULL, NULL, false},
     [CLT__SCHED_SEQUENTIAL] = {"SequentialLR", NULL, NULL, NULL, false},
     [CLT__SCHED_CHAINED] = {"ChainedScheduler", NULL, NULL, NULL, false},
+    /* and max_lrs, total_size, step_ratio, mode, gamma, _scale_fn_custom,
+     * scale_mode, cycle_momentum, base_momentums and max_momentums */
+    [CLT__SCHED_CYCLIC] = {"CyclicLR", NULL, NULL, NULL, false},
 };
 
 /* CosineAnnealingWarmRestarts' T_cur as torch holds it: an int stepped by
@@ -1575,6 +1580,93 @@ static clt_status meta_milestones(const st_file *sf, const char *key, int64_t **
     return CLT_OK;
 }
 
+/* CyclicLR's modes as torch names them (a scale_fn's schedule is saved
+ * as "triangular": torch saves no function). */
+static const char *const cyclic_modes[] = {[CLT__CYCLIC_TRIANGULAR] = "triangular",
+                                           [CLT__CYCLIC_TRIANGULAR2] = "triangular2",
+                                           [CLT__CYCLIC_EXP_RANGE] = "exp_range",
+                                           [CLT__CYCLIC_CUSTOM] = "triangular"};
+
+/* CyclicLR's own keys of torch 1.13's state_dict, in its order, from md[0]
+ * on (no _scale_fn_ref: a weak reference to a method, which torch cannot
+ * save either); their number. */
+static size_t cyclic_meta(const clt__schedule *v, meta *md)
+{
+    const clt__cyclic *c = &v->cyclic;
+    size_t n = 0;
+    char b[32];
+    fmt_double(b, sizeof b, v->factor);
+    put(&md[n++], "max_lrs", "[%s]", b);
+    put_double(&md[n++], "total_size", c->total_size);
+    put_double(&md[n++], "step_ratio", c->step_ratio);
+    put(&md[n++], "mode", "'%s'", cyclic_modes[c->mode]);
+    put_double(&md[n++], "gamma", c->gamma);
+    put(&md[n++], "_scale_fn_custom", "None");
+    put(&md[n++], "scale_mode", "'%s'", c->iterations ? "iterations" : "cycle");
+    put(&md[n++], "cycle_momentum", "%s", c->momentum ? "True" : "False");
+    if (c->momentum) {
+        fmt_double(b, sizeof b, c->base_momentum);
+        put(&md[n++], "base_momentums", "[%s]", b);
+        fmt_double(b, sizeof b, c->max_momentum);
+        put(&md[n++], "max_momentums", "[%s]", b);
+    }
+    return n;
+}
+
+/* Reads CyclicLR's keys into v (which holds the schedule's: a scale_fn
+ * stays, taking the file's scale_mode); a file that cycles momentum where
+ * the schedule does not, or the other way, is refused. */
+static clt_status cyclic_read(const st_file *sf, clt__schedule *v)
+{
+    clt__cyclic *c = &v->cyclic;
+    const char *mode, *fnc;
+    int momentum = 0;
+    clt_status st = meta_doubles(sf, "max_lrs", &v->factor, 1);
+    if (st == CLT_OK)
+        st = meta_double(sf, "total_size", &c->total_size);
+    if (st == CLT_OK)
+        st = meta_double(sf, "step_ratio", &c->step_ratio);
+    if (st == CLT_OK)
+        st = meta_double(sf, "gamma", &c->gamma);
+    if (st == CLT_OK)
+        st = meta_need(sf, "_scale_fn_custom", &fnc);
+    if (st == CLT_OK && strcmp(fnc, "None") != 0)
+        st = meta_bad(sf, "_scale_fn_custom", fnc,
+                      "None (torch saves the state of a callable object, which a C callback "
+                      "has none of)");
+    if (st == CLT_OK)
+        st = meta_need(sf, "mode", &mode);
+    if (st == CLT_OK && c->mode != CLT__CYCLIC_CUSTOM) {
+        int k = CLT__CYCLIC_TRIANGULAR;
+        while (k < CLT__CYCLIC_CUSTOM &&
+               !(strlen(mode) == strlen(cyclic_modes[k]) + 2 && mode[0] == '\'' &&
+                 strncmp(mode + 1, cyclic_modes[k], strlen(cyclic_modes[k])) == 0))
+            k++;
+        if (k == CLT__CYCLIC_CUSTOM)
+            st = meta_bad(sf, "mode", mode,
+                          "'triangular', 'triangular2' or 'exp_range'");
+        c->mode = (clt__cyclic_mode)k;
+    }
+    int iterations = 0;
+    if (st == CLT_OK)
+        st = meta_choice(sf, "scale_mode", "cycle", "iterations", &iterations);
+    if (st == CLT_OK && c->mode == CLT__CYCLIC_CUSTOM)
+        c->iterations = iterations;
+    else if (st == CLT_OK)
+        c->iterations = c->mode == CLT__CYCLIC_EXP_RANGE; /* torch's, by the mode */
+    if (st == CLT_OK)
+        st = meta_bool(sf, "cycle_momentum", &momentum);
+    if (st == CLT_OK && momentum != c->momentum)
+        st = bad(sf, "__metadata__ 'cycle_momentum' is %s, and the schedule was made with "
+                     "cycle_momentum %s: make it as the saved one was",
+                 momentum ? "True" : "False", c->momentum ? "True" : "False");
+    if (st == CLT_OK && momentum)
+        st = meta_doubles(sf, "base_momentums", &c->base_momentum, 1);
+    if (st == CLT_OK && momentum)
+        st = meta_doubles(sf, "max_momentums", &c->max_momentum, 1);
+    return st;
+}
+
 /* The entries of one schedule's file (not ReduceLROnPlateau's, nor a
  * container's) in md from md[*n] on, with _step_count step_count; false
  * when its phases or milestones do not fit (a message set, naming fn). */
@@ -1609,6 +1701,8 @@ static bool sched_meta(const clt__schedule *v, int64_t step_count, meta *md, siz
         if (v->cycle.momentum) /* torch's: whether it cycles betas[0] (Adam) */
             put(&md[n++], "use_beta1", "%s", v->use_beta1 ? "True" : "False");
     }
+    if (v->kind == CLT__SCHED_CYCLIC)
+        n += cyclic_meta(v, &md[n]);
     if (sched_keys[v->kind].milestones) {
         md[n].key = "milestones";
         fits = fmt_milestones(md[n++].value, sizeof md[0].value, v->milestones, v->n_milestones);
@@ -1845,6 +1939,8 @@ static clt_status sched_read(const st_file *sf, const clt_lr_scheduler *s, clt__
         v->cycle.momentum = 0;
     if (st == CLT_OK && cycle && meta_get(sf, "cycle_momentum"))
         st = meta_bool(sf, "cycle_momentum", &v->cycle.momentum);
+    if (st == CLT_OK && v->kind == CLT__SCHED_CYCLIC)
+        st = cyclic_read(sf, v);
     if (st == CLT_OK && sched_keys[v->kind].milestones) {
         st = meta_milestones(sf, "milestones", milestones, &v->n_milestones);
         v->milestones = *milestones;

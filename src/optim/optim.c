@@ -1,4 +1,4 @@
-/* optim.c: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam and RAdam
+/* optim.c: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam and Adadelta
  * with one fused kernel launch per parameter tensor (cl/optim.cl),
  * gradient-norm clipping, and learning-rate schedules. */
 #include <math.h>
@@ -8,11 +8,11 @@
 
 #include "optim/optim.h"
 
-typedef enum kind { SGD, ADAM, ADAMW, RMSPROP, ADAGRAD, ADAMAX, NADAM, RADAM } kind;
+typedef enum kind { SGD, ADAM, ADAMW, RMSPROP, ADAGRAD, ADAMAX, NADAM, RADAM, ADADELTA } kind;
 
 /* SGD: momentum buffer; Adam: m, v, vmax; RMSprop: square_avg, momentum
  * buffer, grad_avg; Adagrad: sum; Adamax: exp_avg, exp_inf; NAdam, RAdam:
- * exp_avg, exp_avg_sq */
+ * exp_avg, exp_avg_sq; Adadelta: square_avg, acc_delta */
 #define NSTATE 3
 
 struct clt_optimizer {
@@ -58,6 +58,7 @@ static const struct {
     [ADAMAX] = {"clt_adamax", "Adamax", "adamax_step"},
     [NADAM] = {"clt_nadam", "NAdam", "nadam_step"},
     [RADAM] = {"clt_radam", "RAdam", "radam_step"},
+    [ADADELTA] = {"clt_adadelta", "Adadelta", "adadelta_step"},
 };
 
 /* The learning rate among the settings of kind k. */
@@ -76,6 +77,8 @@ static double *settings_lr(clt__opt_settings *c, kind k)
         return &c->nadam.lr;
     case RADAM:
         return &c->radam.lr;
+    case ADADELTA:
+        return &c->adadelta.lr;
     default:
         return &c->adam.lr;
     }
@@ -96,6 +99,7 @@ static bool keeps_state(kind k, const clt__opt_settings *c, int j)
     case ADAMAX:
     case NADAM:
     case RADAM:
+    case ADADELTA:
         return j < 2;
     default:
         return j < 2 || c->adam.amsgrad;
@@ -169,6 +173,15 @@ static clt_status check_opts(kind k, const clt__opt_settings *c, const char *fn)
             (st = check_nonneg(g->eps, "epsilon", fn)) != CLT_OK)
             return st;
         return CLT_OK;
+    }
+    if (k == ADADELTA) {
+        /* torch's checks, order and messages */
+        const clt_adadelta_opts *d = &c->adadelta;
+        if (!(d->rho >= 0.0 && d->rho <= 1.0))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid rho value: %g", fn, d->rho);
+        if ((st = check_nonneg(d->eps, "epsilon", fn)) != CLT_OK)
+            return st;
+        return check_nonneg(d->weight_decay, "weight_decay", fn);
     }
     if (k == ADAMAX)
         return check_betas(c->adamax.beta1, c->adamax.beta2, c->adamax.eps,
@@ -467,6 +480,15 @@ clt_status clt_radam(clt_tensor *const *params, size_t n, const clt_radam_opts *
     return make(RADAM, params, n, &c, out);
 }
 
+clt_status clt_adadelta(clt_tensor *const *params, size_t n, const clt_adadelta_opts *opts,
+                        clt_optimizer **out)
+{
+    clt__opt_settings c = {.adadelta = CLT_ADADELTA_DEFAULTS};
+    if (opts)
+        c.adadelta = *opts;
+    return make(ADADELTA, params, n, &c, out);
+}
+
 static void detach_schedules(clt_optimizer *o);
 
 void clt_optimizer_free(clt_optimizer *opt)
@@ -626,7 +648,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
                          args);
         if (st == CLT_OK && buf)
             clt__version_bump(buf);
-    } else if (o->kind == RMSPROP || o->kind == ADAGRAD) {
+    } else if (o->kind == RMSPROP || o->kind == ADAGRAD || o->kind == ADADELTA) {
         /* the state slots this kind keeps (keeps_state); the kernels read
          * no other, and get the parameter's buffer in their place */
         clt_tensor *sv_[NSTATE] = {NULL};
@@ -649,6 +671,15 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
                                SCALAR(4, r->weight_decay), SCALAR(5, r->momentum),
                                CLT__ARG(centered)};
             st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 15,
+                             args);
+        } else if (o->kind == ADADELTA) {
+            const clt_adadelta_opts *d = &o->set.adadelta;
+            clt__arg args[] = {CLT__ARG(pm),      CLT__ARG(gm),       CLT__ARG(sm[0]),
+                               CLT__ARG(sm[1]),   CLT__ARG(p_off),    CLT__ARG(n),
+                               CLT__ARG(chunk),   SCALAR(0, -o->lr),  SCALAR(1, d->rho),
+                               SCALAR(2, 1.0 - d->rho), SCALAR(3, d->eps),
+                               SCALAR(4, d->weight_decay)};
+            st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 12,
                              args);
         } else {
             const clt_adagrad_opts *a = &o->set.adagrad;
@@ -839,6 +870,7 @@ static double *momentum_of(clt_optimizer *o)
     case RMSPROP:
         return &o->set.rmsprop.momentum;
     case ADAGRAD:
+    case ADADELTA:
         return NULL;
     case ADAMAX:
         return &o->set.adamax.beta1;
@@ -874,6 +906,7 @@ static const char *const state_names[][NSTATE] = {
     [ADAMAX] = {"exp_avg", "exp_inf", NULL},
     [NADAM] = {"exp_avg", "exp_avg_sq", NULL},
     [RADAM] = {"exp_avg", "exp_avg_sq", NULL},
+    [ADADELTA] = {"square_avg", "acc_delta", NULL},
 };
 
 clt_status clt__optimizer_state(const clt_optimizer *o, size_t extra, clt_named_tensor **out,
@@ -987,6 +1020,9 @@ void clt__optimizer_settings(const clt_optimizer *o, clt__opt_settings *c)
         break;
     case RADAM:
         c->radam = mine.radam;
+        break;
+    case ADADELTA:
+        c->adadelta = mine.adadelta;
         break;
     default:
         c->adam = mine.adam;
@@ -1249,6 +1285,7 @@ struct clt_lr_scheduler {
     clt_lr_scheduler **subs;
     size_t n_subs;
     clt_lr_scheduler *owner;
+    clt__cyclic cyclic; /* CyclicLR's settings (lambda: its scale_fn) */
 };
 
 /* Adds s to its optimizer's schedules; false when out of host memory. */
@@ -1286,7 +1323,8 @@ static const char *const sched_name[] = {
     [CLT__SCHED_POLYNOMIAL] = "PolynomialLR",
     [CLT__SCHED_WARM_RESTARTS] = "CosineAnnealingWarmRestarts",
     [CLT__SCHED_LAMBDA] = "LambdaLR",       [CLT__SCHED_MULTIPLICATIVE] = "MultiplicativeLR",
-    [CLT__SCHED_SEQUENTIAL] = "SequentialLR", [CLT__SCHED_CHAINED] = "ChainedScheduler"};
+    [CLT__SCHED_SEQUENTIAL] = "SequentialLR", [CLT__SCHED_CHAINED] = "ChainedScheduler",
+    [CLT__SCHED_CYCLIC] = "CyclicLR"};
 
 /* A rate a schedule is given or gives: finite and >= 0. */
 static clt_status check_rate(double v, const char *what, const char *fn)
@@ -1384,12 +1422,37 @@ static clt_status check_warmup(const clt__schedule *v, const char *fn)
     return CLT_OK;
 }
 
+/* CyclicLR's settings as its constructor makes them (a file's): max_lr a
+ * rate, total_size finite and > 0, step_ratio in (0, 1], gamma finite,
+ * the momenta it cycles finite and >= 0. */
+static clt_status check_cyclic(const clt__schedule *v, const char *fn)
+{
+    const clt__cyclic *c = &v->cyclic;
+    clt_status st = check_rate(v->factor, "max_lr", fn);
+    if (st != CLT_OK)
+        return st;
+    if (!(c->total_size > 0.0) || isinf(c->total_size) ||
+        !(c->step_ratio > 0.0 && c->step_ratio <= 1.0) || !isfinite(c->gamma))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: CyclicLR's total_size %g, step_ratio %g and gamma %g: total_size "
+                          "finite and > 0, step_ratio in (0, 1], gamma finite",
+                          fn, c->total_size, c->step_ratio, c->gamma);
+    if (c->momentum && (!(c->base_momentum >= 0.0 && c->max_momentum >= 0.0) ||
+                        isinf(c->base_momentum) || isinf(c->max_momentum)))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: base_momentum %g and max_momentum %g must be finite and >= 0", fn,
+                          c->base_momentum, c->max_momentum);
+    return CLT_OK;
+}
+
 static clt_status check_schedule(const clt__schedule *v, const char *fn)
 {
     static const char *const period_name[] = {
         [CLT__SCHED_STEP] = "step_size", [CLT__SCHED_COSINE] = "T_max",
         [CLT__SCHED_LINEAR] = "total_iters"};
     clt__sched_kind k = v->kind;
+    if (k == CLT__SCHED_CYCLIC)
+        return check_cyclic(v, fn);
     if (k >= CLT__SCHED_CONSTANT)
         return check_warmup(v, fn);
     if (k == CLT__SCHED_PLATEAU)
@@ -1509,6 +1572,41 @@ static clt_status one_cycle_lr(const clt_lr_scheduler *s, int64_t epoch, double 
     return one_cycle_at(s, epoch, lr, NULL, fn);
 }
 
+/* CyclicLR's rate at batch `epoch` (torch's get_lr, the same operations in
+ * the same order) in *lr, and with cycle_momentum its momentum in *mom; a
+ * scale_fn giving NaN or an infinity, or a rate that is not one, is
+ * refused. */
+static clt_status cyclic_at(const clt_lr_scheduler *s, int64_t epoch, double *lr, double *mom,
+                            const char *fn)
+{
+    const clt__cyclic *c = &s->cyclic;
+    double e = (double)epoch;
+    double cycle = floor(1 + e / c->total_size);
+    double x = 1. + e / c->total_size - cycle;
+    double scale_factor = x <= c->step_ratio ? x / c->step_ratio : (x - 1) / (c->step_ratio - 1);
+    double arg = c->iterations ? e : cycle, scale = 1.;
+    if (c->mode == CLT__CYCLIC_TRIANGULAR2)
+        scale = 1 / pow(2., arg - 1);
+    else if (c->mode == CLT__CYCLIC_EXP_RANGE)
+        scale = pow(c->gamma, arg);
+    else if (c->mode == CLT__CYCLIC_CUSTOM) {
+        scale = s->lambda(s->user, (int64_t)arg);
+        if (!isfinite(scale))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: CyclicLR's scale_fn failed at %s %lld (it gave %g: a finite "
+                              "factor is a scale, NaN or an infinity its failure)",
+                              fn, c->iterations ? "iteration" : "cycle", (long long)arg, scale);
+    }
+    *lr = s->base_lr + (s->factor - s->base_lr) * scale_factor * scale;
+    if (c->momentum)
+        *mom = c->max_momentum - (c->max_momentum - c->base_momentum) * scale_factor * scale;
+    if (c->momentum && !(*mom >= 0.0 && isfinite(*mom)))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: CyclicLR's momentum at batch %lld would be %g, not a momentum", fn,
+                          (long long)epoch, *mom);
+    return check_lr(*lr, fn);
+}
+
 /* CosineAnnealingWarmRestarts' get_lr at T_cur, T_i. */
 static double warm_lr(const clt_lr_scheduler *s, double t_cur, int64_t t_i)
 {
@@ -1560,6 +1658,7 @@ static double schedule_lr(const clt_lr_scheduler *s, int64_t epoch)
     case CLT__SCHED_MULTIPLICATIVE:
     case CLT__SCHED_SEQUENTIAL:
     case CLT__SCHED_CHAINED:
+    case CLT__SCHED_CYCLIC:
         return s->last_lr; /* no closed form: the rate it set */
     default:
         lr = s->base_lr * pow(s->factor, (double)(epoch / s->period));
@@ -1579,7 +1678,7 @@ static bool chained(const clt_lr_scheduler *s)
            s->kind != CLT__SCHED_ONE_CYCLE && s->kind != CLT__SCHED_PLATEAU &&
            s->kind != CLT__SCHED_WARM_RESTARTS && s->kind != CLT__SCHED_LAMBDA &&
            s->kind != CLT__SCHED_MULTIPLICATIVE && s->kind != CLT__SCHED_SEQUENTIAL &&
-           s->kind != CLT__SCHED_CHAINED;
+           s->kind != CLT__SCHED_CHAINED && s->kind != CLT__SCHED_CYCLIC;
 }
 
 /* torch's get_lr (its chainable form) at epoch: the optimizer's rate now
@@ -1713,17 +1812,19 @@ static clt_status scheduler(clt_optimizer *opt, const clt__schedule *v, clt_lr_s
      * made sets to the rate then (setdefault) and OneCycleLR to its own;
      * ReduceLROnPlateau has none. */
     clt__opt_group *g = &opt->set.group;
-    double base = v->kind == CLT__SCHED_ONE_CYCLE ? v->base_lr
+    double base = v->kind == CLT__SCHED_ONE_CYCLE || v->kind == CLT__SCHED_CYCLIC ? v->base_lr
                   : v->kind == CLT__SCHED_PLATEAU || !g->has_initial_lr ? opt->lr
                                                                          : g->initial_lr;
     *s = (clt_lr_scheduler){opt,        v->kind, 0, v->period, base, v->factor,
                             v->factor2, m,       m ? v->n_milestones : 0, v->cycle, v->plateau,
                             opt->lr,    base != opt->lr, v->lambda, v->user,
-                            v->t_mult,  v->t_i,  0.0,  NULL, 0, NULL};
+                            v->t_mult,  v->t_i,  0.0,  NULL, 0, NULL, v->cyclic};
     double lr = opt->lr, mom = 0.0, t_cur = 0.0;
     int64_t t_i = v->period;
     if (v->kind == CLT__SCHED_ONE_CYCLE)
         st = one_cycle_at(s, 0, &lr, &mom, fn);
+    if (v->kind == CLT__SCHED_CYCLIC)
+        st = cyclic_at(s, 0, &lr, &mom, fn);
     /* torch's first step, from last_epoch -1: the callback's factor at
      * epoch 0 (MultiplicativeLR leaves the rate), or T_cur 0 */
     bool own_first = v->kind == CLT__SCHED_LAMBDA || v->kind == CLT__SCHED_MULTIPLICATIVE ||
@@ -1748,8 +1849,9 @@ static clt_status scheduler(clt_optimizer *opt, const clt__schedule *v, clt_lr_s
         g->max_lr = v->factor;
         g->min_lr = v->factor2;
     } else if (v->kind != CLT__SCHED_PLATEAU && !g->has_initial_lr) {
+        /* CyclicLR sets the rate to base_lr before torch's setdefault */
         g->has_initial_lr = 1;
-        g->initial_lr = opt->lr;
+        g->initial_lr = v->kind == CLT__SCHED_CYCLIC ? v->base_lr : opt->lr;
     }
     /* torch's constructor takes a step to epoch 0, which sets LinearLR's
      * start_factor (and a MultiStepLR milestone 0) and OneCycleLR's first
@@ -1761,10 +1863,11 @@ static clt_status scheduler(clt_optimizer *opt, const clt__schedule *v, clt_lr_s
     if (chained(s))
         lr = chain_lr(s, 0);
     else if (v->kind != CLT__SCHED_ONE_CYCLE && v->kind != CLT__SCHED_COSINE &&
-             v->kind != CLT__SCHED_PLATEAU && !own_first)
+             v->kind != CLT__SCHED_PLATEAU && v->kind != CLT__SCHED_CYCLIC && !own_first)
         lr = schedule_lr(s, 0);
     opt->lr = s->last_lr = lr;
-    if (v->kind == CLT__SCHED_ONE_CYCLE && v->cycle.momentum)
+    if ((v->kind == CLT__SCHED_ONE_CYCLE && v->cycle.momentum) ||
+        (v->kind == CLT__SCHED_CYCLIC && v->cyclic.momentum))
         *momentum_of(opt) = mom;
     *out = s;
     return clt__ok();
@@ -1787,6 +1890,34 @@ static clt_status parse_choice(const char *v, const char *a, const char *b, cons
                       fn, what, CLT__QUOTE(q, v), a, b, a);
 }
 
+/* A schedule cycling the momentum of opt, whose settings were `old`
+ * before the caller gave it the schedule's first momentum: the schedule,
+ * and the momentum buffers an optimizer made without momentum lacks; a
+ * failure gives opt its old settings and rate back and frees the buffers
+ * made. */
+static clt_status momentum_schedule(clt_optimizer *opt, const clt__schedule *v,
+                                    const clt__opt_settings *old, clt_lr_scheduler **out,
+                                    const char *fn)
+{
+    double old_lr = opt->lr;
+    clt_status st = scheduler(opt, v, out, fn);
+    if (st == CLT_OK)
+        st = make_state(opt, fn);
+    if (st != CLT_OK) {
+        clt_lr_scheduler_free(*out);
+        *out = NULL;
+        opt->set = *old;
+        opt->lr = old_lr;
+        for (size_t i = 0; i < opt->n; i++)
+            for (int j = 0; j < NSTATE; j++)
+                if (opt->state[j][i] && !keeps_state(opt->kind, old, j)) {
+                    clt_tensor_free(opt->state[j][i]);
+                    opt->state[j][i] = NULL;
+                }
+    }
+    return st;
+}
+
 /* OneCycleLR with settings v, cycling momentum when `cycle`: the
  * optimizer's group gets max_momentum and base_momentum and its momentum
  * (beta1) max_momentum, as torch's constructor gives them, and the
@@ -1803,8 +1934,8 @@ static clt_status one_cycle(clt_optimizer *opt, clt__schedule *v, bool cycle,
     if (m == NULL)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: optimizer must support momentum with `cycle_momentum` option "
-                          "enabled (Adagrad has no momentum)",
-                          fn);
+                          "enabled (%s has no momentum)",
+                          fn, kinds[opt->kind].torch);
     bool betas = has_betas(opt->kind);
     if (!(base_momentum >= 0.0 && max_momentum >= 0.0) || isinf(base_momentum) ||
         isinf(max_momentum) || (betas && !(base_momentum < 1.0 && max_momentum < 1.0)))
@@ -1814,29 +1945,13 @@ static clt_status one_cycle(clt_optimizer *opt, clt__schedule *v, bool cycle,
                           fn, base_momentum, max_momentum, kinds[opt->kind].torch,
                           betas ? "betas[0] in [0, 1)" : "finite and >= 0");
     clt__opt_settings old = opt->set;
-    double old_lr = opt->lr;
     clt__opt_group *g = &opt->set.group;
     g->has_momentum = 1;
     g->max_momentum = max_momentum;
     g->base_momentum = base_momentum;
     *m = max_momentum;
     v->cycle.momentum = 1;
-    clt_status st = scheduler(opt, v, out, fn);
-    if (st == CLT_OK)
-        st = make_state(opt, fn);
-    if (st != CLT_OK) {
-        clt_lr_scheduler_free(*out);
-        *out = NULL;
-        opt->set = old;
-        opt->lr = old_lr;
-        for (size_t i = 0; i < opt->n; i++)
-            for (int j = 0; j < NSTATE; j++)
-                if (opt->state[j][i] && !keeps_state(opt->kind, &old, j)) {
-                    clt_tensor_free(opt->state[j][i]);
-                    opt->state[j][i] = NULL;
-                }
-    }
-    return st;
+    return momentum_schedule(opt, v, &old, out, fn);
 }
 
 /* clt_one_cycle_lr_momentum, its messages naming fn. */
@@ -1893,6 +2008,77 @@ clt_status clt_one_cycle_lr_momentum(clt_optimizer *opt, double max_lr, int64_t 
     return one_cycle_in("clt_one_cycle_lr_momentum", opt, max_lr, total_steps, pct_start,
                         anneal_strategy, div_factor, final_div_factor, three_phase,
                         cycle_momentum, base_momentum, max_momentum, out);
+}
+
+clt_status clt_cyclic_lr(clt_optimizer *opt, double base_lr, double max_lr, int64_t step_size_up,
+                         int64_t step_size_down, const char *mode, double gamma,
+                         clt_lr_lambda scale_fn, void *user, const char *scale_mode,
+                         int cycle_momentum, double base_momentum, double max_momentum,
+                         clt_lr_scheduler **out)
+{
+    static const char fn[] = "clt_cyclic_lr";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(opt, fn);
+    clt__schedule v = {.kind = CLT__SCHED_CYCLIC, .base_lr = base_lr, .factor = max_lr,
+                       .lambda = scale_fn, .user = user};
+    clt__cyclic *c = &v.cyclic;
+    clt_status st = check_rate(base_lr, "base_lr", fn);
+    if (st == CLT_OK)
+        st = check_rate(max_lr, "max_lr", fn);
+    if (st != CLT_OK)
+        return st;
+    if (step_size_up < 1 || step_size_down > INT64_MAX - step_size_up)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: step_size_up %lld and step_size_down %lld: step_size_up at least "
+                          "1, their sum an int64",
+                          fn, (long long)step_size_up, (long long)step_size_down);
+    if (!isfinite(gamma))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid gamma %g", fn, gamma);
+    /* torch's constructor: the sizes as floats, step_size_down None (here
+     * negative) is step_size_up */
+    double up = (double)step_size_up, down = step_size_down < 0 ? up : (double)step_size_down;
+    c->total_size = up + down;
+    c->step_ratio = up / c->total_size;
+    c->gamma = gamma;
+    if (scale_fn) {
+        c->mode = CLT__CYCLIC_CUSTOM;
+        st = parse_choice(scale_mode, "cycle", "iterations", "scale_mode", &c->iterations, fn);
+        if (st != CLT_OK)
+            return st;
+    } else if (mode == NULL || strcmp(mode, "triangular") == 0) {
+        c->mode = CLT__CYCLIC_TRIANGULAR;
+    } else if (strcmp(mode, "triangular2") == 0) {
+        c->mode = CLT__CYCLIC_TRIANGULAR2;
+    } else if (strcmp(mode, "exp_range") == 0) {
+        c->mode = CLT__CYCLIC_EXP_RANGE;
+        c->iterations = 1;
+    } else {
+        char q[64];
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: mode is invalid and scale_fn is None (mode '%s': 'triangular', "
+                          "'triangular2' or 'exp_range', NULL: 'triangular')",
+                          fn, CLT__QUOTE(q, mode));
+    }
+    if (!cycle_momentum)
+        return scheduler(opt, &v, out, fn);
+    /* torch's SGD and RMSprop have a momentum setting, Adam's kinds betas */
+    if (opt->kind != SGD && opt->kind != RMSPROP)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: optimizer must support momentum with `cycle_momentum` option "
+                          "enabled (%s has no momentum setting: SGD and RMSprop have)",
+                          fn, kinds[opt->kind].torch);
+    if (!(base_momentum >= 0.0 && max_momentum >= 0.0) || isinf(base_momentum) ||
+        isinf(max_momentum))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: base_momentum %g and max_momentum %g must be finite and >= 0", fn,
+                          base_momentum, max_momentum);
+    c->momentum = 1;
+    c->base_momentum = base_momentum;
+    c->max_momentum = max_momentum;
+    clt__opt_settings old = opt->set;
+    *momentum_of(opt) = max_momentum; /* the first step's, for make_state */
+    return momentum_schedule(opt, &v, &old, out, fn);
 }
 
 clt_status clt_reduce_lr_on_plateau(clt_optimizer *opt, const char *mode, double factor,
@@ -1969,8 +2155,9 @@ static clt_status schedule_step(clt_lr_scheduler *s, bool zero, const char *fn)
     int64_t e = zero ? 0 : s->epoch + 1;
     double lr, mom = 0.0, t_cur = s->t_cur;
     int64_t t_i = s->t_i;
-    if (s->kind == CLT__SCHED_ONE_CYCLE) {
-        clt_status st = one_cycle_at(s, e, &lr, &mom, fn);
+    if (s->kind == CLT__SCHED_ONE_CYCLE || s->kind == CLT__SCHED_CYCLIC) {
+        clt_status st = s->kind == CLT__SCHED_CYCLIC ? cyclic_at(s, e, &lr, &mom, fn)
+                                                      : one_cycle_at(s, e, &lr, &mom, fn);
         if (st != CLT_OK)
             return st;
     } else if (s->kind == CLT__SCHED_LAMBDA || s->kind == CLT__SCHED_MULTIPLICATIVE ||
@@ -1987,7 +2174,8 @@ static clt_status schedule_step(clt_lr_scheduler *s, bool zero, const char *fn)
         s->last_lr = lr;
         s->t_cur = t_cur;
         s->t_i = t_i;
-        if (s->kind == CLT__SCHED_ONE_CYCLE && s->cycle.momentum)
+        if ((s->kind == CLT__SCHED_ONE_CYCLE && s->cycle.momentum) ||
+            (s->kind == CLT__SCHED_CYCLIC && s->cyclic.momentum))
             *momentum_of(s->opt) = mom;
     }
     return st == CLT_OK ? st : clt__error_in(st, fn);
@@ -2113,7 +2301,8 @@ void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out)
                            s->t_i,
                            s->t_cur,
                            NULL,
-                           NULL};
+                           NULL,
+                           s->cyclic};
 }
 
 clt_status clt__lr_scheduler_check(const clt_lr_scheduler *s, const clt__schedule *v,
@@ -2166,7 +2355,9 @@ clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, co
     s->t_mult = v->t_mult;
     s->t_i = v->t_i;
     s->t_cur = v->t_cur;
-    bool own = chained(s) || s->kind == CLT__SCHED_LAMBDA || s->kind == CLT__SCHED_MULTIPLICATIVE;
+    s->cyclic = v->cyclic;
+    bool own = chained(s) || s->kind == CLT__SCHED_LAMBDA || s->kind == CLT__SCHED_MULTIPLICATIVE ||
+               s->kind == CLT__SCHED_CYCLIC;
     s->last_lr = own && v->last_lr >= 0 && !isinf(v->last_lr) ? v->last_lr
                                                                       : schedule_lr(s, s->epoch);
     return CLT_OK;

@@ -14,7 +14,8 @@
  * "state.<i>.momentum_buffer" and "state.<i>.grad_avg" (RMSprop, the last
  * two with momentum and centered), "state.<i>.sum" (Adagrad),
  * "state.<i>.exp_avg" and "state.<i>.exp_inf" (Adamax), "state.<i>.exp_avg",
- * "state.<i>.exp_avg_sq" (NAdam, RAdam) and "state.<i>.mu_product" (NAdam: a
+ * "state.<i>.exp_avg_sq" (NAdam, RAdam), "state.<i>.square_avg" and
+ * "state.<i>.acc_delta" (Adadelta) and "state.<i>.mu_product" (NAdam: a
  * 0-d float32 tensor, given the host's value here, so that o's tensors
  * change, which o's steps never read), i the parameter's position.
  * *out holds *n entries then `extra` zeroed ones, names included in the
@@ -61,10 +62,11 @@ typedef struct clt__opt_settings {
     clt_adamax_opts adamax;
     clt_nadam_opts nadam;
     clt_radam_opts radam;
+    clt_adadelta_opts adadelta;
 } clt__opt_settings;
 
 /* The kind as PyTorch names its class: "SGD", "Adam", "AdamW", "RMSprop",
- * "Adagrad", "Adamax", "NAdam" or "RAdam". */
+ * "Adagrad", "Adamax", "NAdam", "RAdam" or "Adadelta". */
 const char *clt__optimizer_kind(const clt_optimizer *o);
 /* The settings of o's kind into the matching member of *c, and its
  * group's keys into c->group, the others untouched; lr is the rate now (a
@@ -98,6 +100,7 @@ typedef enum clt__sched_kind {
     CLT__SCHED_MULTIPLICATIVE, /* a callback: lr * fn(epoch) */
     CLT__SCHED_SEQUENTIAL,     /* schedules taken, milestones */
     CLT__SCHED_CHAINED,        /* schedules taken */
+    CLT__SCHED_CYCLIC,         /* base_lr, factor max_lr, cyclic's settings */
 } clt__sched_kind;
 
 /* OneCycleLR's phases: the step each ends at (torch's
@@ -110,6 +113,19 @@ typedef struct clt__one_cycle {
     int phases, linear;
     int momentum; /* cycle_momentum: the optimizer's momentum or beta1 too */
 } clt__one_cycle;
+
+/* CyclicLR's settings (torch's names): total_size and step_ratio as its
+ * constructor computes them, the mode (triangular, triangular2, exp_range,
+ * or a callback: the schedule's lambda), scale_mode 'iterations' (else
+ * 'cycle'), gamma, and whether it cycles the optimizer's momentum between
+ * base_momentum and max_momentum. */
+typedef enum { CLT__CYCLIC_TRIANGULAR, CLT__CYCLIC_TRIANGULAR2, CLT__CYCLIC_EXP_RANGE,
+               CLT__CYCLIC_CUSTOM } clt__cyclic_mode;
+typedef struct clt__cyclic {
+    clt__cyclic_mode mode;
+    int iterations, momentum;
+    double total_size, step_ratio, gamma, base_momentum, max_momentum;
+} clt__cyclic;
 
 /* ReduceLROnPlateau's settings and state (torch's names): factor is
  * factor, factor2 min_lrs[0], period patience; `best` the best metric so
@@ -141,9 +157,11 @@ typedef struct clt__schedule {
     /* CosineAnnealingWarmRestarts' T_mult, T_i and T_cur */
     int64_t t_mult, t_i;
     double t_cur;
-    /* LambdaLR's and MultiplicativeLR's callback (constructors only) */
+    /* LambdaLR's and MultiplicativeLR's callback, CyclicLR's scale_fn
+     * (constructors only) */
     clt_lr_lambda lambda;
     void *user;
+    clt__cyclic cyclic; /* CyclicLR's */
 } clt__schedule;
 void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out);
 /* Sets v's epoch, period, base_lr, factors and milestones (copied; v->kind
