@@ -3650,6 +3650,271 @@ def _pad_unsq(p, o, pad, mode):
     return st
 
 
+# ---- the transformer's decoder and nn.Transformer ------------------------------
+
+def _named_params(m):
+    """[(name, borrowed tensor)] of m's parameters, as named_parameters()."""
+    arr, n = C.POINTER(Named)(), C.c_size_t()
+    if L.clt_module_named_parameters(m, C.byref(arr), C.byref(n)):
+        raise RuntimeError(L.clt_last_error().decode())
+    out = [(arr[i].name.decode(), arr[i].tensor) for i in range(n.value)]
+    L.clt_free(arr)
+    return out
+
+
+def _grads_agree(tag, tmod, m, tfn, cfn, inputs):
+    """float64: the gradients of sum(f(inputs) * w) in every input and every
+    parameter, torch's tmod by tfn and cltensor's m by cfn (on uploaded
+    inputs), to 1e-9."""
+    ts = [t.clone().requires_grad_() for t in inputs]
+    tmod.zero_grad()
+    out = tfn(*ts)
+    w = torch.rand(out.shape, generator=G, dtype=torch.float64) * 2 - 1
+    (out * w).sum().backward()
+    want = [t.grad for t in ts] + [p.grad for _, p in tmod.named_parameters()]
+    names = ["input %d" % k for k in range(len(ts))] + [n for n, _ in tmod.named_parameters()]
+    ups = [upload(t) for t in inputs]
+    cout, wp = P(), upload(w)
+    try:
+        for u in ups:
+            L.clt_set_requires_grad(u, 1)
+        if cfn(*ups, C.byref(cout)) or L.clt_backward(cout, wp, 0):
+            return fail(tag + " grads", L.clt_last_error().decode())
+        params = _named_params(m)
+        if [n for n, _ in params] != names[len(ts):]:
+            return fail(tag + " grads", "parameter names differ")
+        for name, h, e in zip(names, ups + [t for _, t in params], want):
+            g = P()
+            if L.clt_grad(h, C.byref(g)) or not g.value:
+                return fail("%s grad of %s" % (tag, name), "no gradient")
+            got = download(g)[0]
+            L.clt_tensor_free(g)
+            ok("%s grad of %s" % (tag, name),
+               np.allclose(got, e.numpy(), rtol=1e-9, atol=1e-10),
+               "max difference %g" % np.abs(got - e.numpy()).max())
+    finally:
+        for h in ups + [cout, wp]:
+            L.clt_tensor_free(h)
+
+
+def decoder():
+    """nn.TransformerDecoderLayer, nn.TransformerDecoder and nn.Transformer:
+    torch's state_dict loaded through safetensors, then outputs (float32 and
+    float64) and float64 gradients in the inputs and every parameter
+    compared, both norm orders, both layouts, both activations, masks bool
+    and additive; state_dict names; torch's refusals;
+    generate_square_subsequent_mask."""
+    import atexit
+    import shutil
+    import tempfile
+    try:
+        import safetensors.torch  # noqa: F401
+    except ImportError:
+        print("conformance: decoder skipped, no safetensors (pip install safetensors)")
+        return
+    nn = torch.nn
+    layer_args = [P, C.c_int64, C.c_int64, C.c_int64, C.c_double, C.c_char_p, C.c_double,
+                  C.c_int, C.c_int, P, PP]
+    proto("clt_transformer_decoder_layer", layer_args)
+    proto("clt_transformer_decoder", [P, C.c_size_t, P, PP])
+    proto("clt_transformer_decoder_forward", [P, P, P, P, P, P, P, PP])
+    proto("clt_transformer", [P, C.c_int64, C.c_int64, C.c_int64, C.c_int64, C.c_int64,
+                              C.c_double, C.c_char_p, C.c_double, C.c_int, C.c_int, P, PP])
+    proto("clt_transformer_forward", [P, P, P, P, P, P, P, P, P, PP])
+    proto("clt_generate_square_subsequent_mask", [P, C.c_int, C.c_int64, PP])
+    proto("clt_layer_norm_layer", [P, C.c_int, I64P, C.c_double, C.c_int, PP])
+    proto("clt_module_load", [P, C.c_char_p])
+    proto("clt_module_to_dtype", [P, C.c_int])
+    proto("clt_module_train", [P, C.c_int], None)
+    proto("clt_module_free", [P], None)
+    proto("clt_module_named_parameters", [P, C.POINTER(C.POINTER(Named)),
+                                          C.POINTER(C.c_size_t)])
+    proto("clt_free", [P], None)
+    proto("clt_set_requires_grad", [P, C.c_int])
+    proto("clt_backward", [P, P, C.c_int])
+    proto("clt_grad", [P, PP])
+    tmp = tempfile.mkdtemp(prefix="cltensor-decoder-")
+    atexit.register(shutil.rmtree, tmp, True)
+    path = os.path.join(tmp, "state.safetensors")
+    torch.manual_seed(11)
+    E, H, F, T, S, N = 8, 2, 16, 5, 6, 3
+
+    def loaded(tag, make, tmod, dt):
+        """cltensor's module made by make(&m), in dt and eval mode, holding
+        tmod's state (None after a failure, reported)."""
+        m = P()
+        if make(C.byref(m)):
+            fail(tag, L.clt_last_error().decode())
+            return None
+        L.clt_module_to_dtype(m, T2C[dt])
+        L.clt_module_train(m, 0)
+        names = [n for n, _ in _named_params(m)]
+        ok(tag + " names", names == [n for n, _ in tmod.named_parameters()],
+           "%s / %s" % (names, [n for n, _ in tmod.named_parameters()]))
+        if _state_into(m, tmod, path):
+            fail(tag + " load", L.clt_last_error().decode())
+            L.clt_module_free(m)
+            return None
+        return m
+
+    def masks(dt, L_, S_):
+        """tgt_mask (additive causal), memory_mask (bool), key padding masks
+        (bool for tgt, additive for the memory), as torch and cltensor."""
+        tm = torch.triu(torch.full((L_, L_), float("-inf"), dtype=dt), 1)
+        mm = torch.zeros(L_, S_, dtype=torch.bool)
+        mm[0, 1] = mm[3, 0] = True
+        tk = torch.zeros(N, L_, dtype=torch.bool)
+        tk[1, 4] = True
+        mk = torch.zeros(N, S_, dtype=dt)
+        mk[2, 5] = float("-inf")
+        mk[0, 2] = -0.5
+        ts = [tm, mm, tk, mk]
+        return ts, [upload(t) for t in ts]
+
+    for dt in FLOATS:
+        tol = "mm"
+        for act in ("relu", "gelu"):
+            for nf in (0, 1):
+                for bf in (0, 1):
+                    tl = nn.TransformerDecoderLayer(E, H, F, 0.1, act, 1e-5, bool(bf),
+                                                    bool(nf)).to(dt)
+                    tl.eval()
+                    tag = "decoder layer %s %s nf=%d bf=%d" % (dn(dt), act, nf, bf)
+                    m = loaded(tag, lambda o: L.clt_transformer_decoder_layer(
+                        DEV, E, H, F, 0.1, act.encode(), 1e-5, bf, nf, None, o), tl, dt)
+                    if m is None:
+                        continue
+                    ts, cs = masks(dt, T, S)
+                    xs = (N, T, E) if bf else (T, N, E)
+                    ms = (N, S, E) if bf else (S, N, E)
+                    x, mem = data(xs, dt, lo=-1, hi=1), data(ms, dt, lo=-1, hi=1)
+                    check(tag, lambda x, y: tl(x, y),
+                          lambda x, y, o: L.clt_transformer_decoder_forward(
+                              m, x, y, None, None, None, None, o), [x, mem], tol=tol)
+                    check(tag + " masks", lambda x, y: tl(x, y, *ts),
+                          lambda x, y, o: L.clt_transformer_decoder_forward(m, x, y, *cs, o),
+                          [x, mem], tol=tol)
+                    check(tag + " unbatched", lambda x, y: tl(x, y, ts[0], ts[1]),
+                          lambda x, y, o: L.clt_transformer_decoder_forward(
+                              m, x, y, cs[0], cs[1], None, None, o),
+                          [data((T, E), dt), data((S, E), dt)], tol=tol)
+                    if dt == torch.float64:
+                        _grads_agree(tag, tl, m, lambda x, y: tl(x, y, *ts),
+                                     lambda x, y, o: L.clt_transformer_decoder_forward(
+                                         m, x, y, *cs, o), [x, mem])
+                    # torch's refusals: the memory's features, its batch size
+                    check(tag + " memory E+1 (refused)", lambda x, y: tl(x, y),
+                          lambda x, y, o: L.clt_transformer_decoder_forward(
+                              m, x, y, None, None, None, None, o),
+                          [x, data((N, S, E + 1) if bf else (S, N, E + 1), dt)])
+                    for c in cs:
+                        L.clt_tensor_free(c)
+                    L.clt_module_free(m)
+        # TransformerDecoder of two layers (made to differ) and a final norm
+        for nf in (0, 1):
+            tl = nn.TransformerDecoderLayer(E, H, F, 0.0, norm_first=bool(nf)).to(dt)
+            td = nn.TransformerDecoder(tl, 2, nn.LayerNorm(E)).to(dt)
+            with torch.no_grad():
+                for prm in td.parameters():
+                    prm.add_(torch.rand(prm.shape, dtype=dt) * 0.1)
+            td.eval()
+            tag = "decoder %s nf=%d" % (dn(dt), nf)
+
+            def make_decoder(o, nf=nf):
+                made = [P(), P()]
+                for lp in made:
+                    L.clt_transformer_decoder_layer(DEV, E, H, F, 0.0, b"relu", 1e-5, 0, nf,
+                                                    None, C.byref(lp))
+                nm = P()
+                L.clt_layer_norm_layer(DEV, 1, shape_arr((E,)), 1e-5, 1, C.byref(nm))
+                st = L.clt_transformer_decoder((P * 2)(*made), 2, nm, o)
+                if st:
+                    for h in made + [nm]:
+                        L.clt_module_free(h)
+                return st
+            m = loaded(tag, make_decoder, td, dt)
+            if m is None:
+                continue
+            ts, cs = masks(dt, T, S)
+            x, mem = data((T, N, E), dt, lo=-1, hi=1), data((S, N, E), dt, lo=-1, hi=1)
+            check(tag + " masks", lambda x, y: td(x, y, *ts),
+                  lambda x, y, o: L.clt_transformer_decoder_forward(m, x, y, *cs, o),
+                  [x, mem], tol=tol)
+            if dt == torch.float64:
+                _grads_agree(tag, td, m, lambda x, y: td(x, y, *ts),
+                             lambda x, y, o: L.clt_transformer_decoder_forward(m, x, y, *cs, o),
+                             [x, mem])
+            for c in cs:
+                L.clt_tensor_free(c)
+            L.clt_module_free(m)
+        # nn.Transformer: the encoder, then the decoder, and its six masks
+        for nf in (0, 1):
+            for bf in (0, 1):
+                tt = nn.Transformer(E, H, 2, 2, F, 0.1, "gelu", batch_first=bool(bf),
+                                    norm_first=bool(nf)).to(dt)
+                tt.eval()
+                tag = "transformer %s nf=%d bf=%d" % (dn(dt), nf, bf)
+                m = loaded(tag, lambda o: L.clt_transformer(DEV, E, H, 2, 2, F, 0.1, b"gelu",
+                                                            1e-5, bf, nf, None, o), tt, dt)
+                if m is None:
+                    continue
+                ts, cs = masks(dt, T, S)
+                sm = torch.zeros(S, S, dtype=dt)
+                sm[2, 4] = -1.5
+                sk = torch.zeros(N, S, dtype=torch.bool)
+                sk[0, 3] = True
+                smc, skc = upload(sm), upload(sk)
+                xs = (N, S, E) if bf else (S, N, E)
+                ys = (N, T, E) if bf else (T, N, E)
+                src, tgt = data(xs, dt, lo=-1, hi=1), data(ys, dt, lo=-1, hi=1)
+
+                def tf(s, t):
+                    return tt(s, t, src_mask=sm, tgt_mask=ts[0], memory_mask=ts[1],
+                              src_key_padding_mask=sk, tgt_key_padding_mask=ts[2],
+                              memory_key_padding_mask=ts[3])
+
+                def cf(s, t, o):
+                    return L.clt_transformer_forward(m, s, t, smc, cs[0], cs[1], skc, cs[2],
+                                                     cs[3], o)
+                with torch.enable_grad():  # no fast path in the encoder
+                    check(tag, lambda s, t: tt(s, t).detach(),
+                          lambda s, t, o: L.clt_transformer_forward(
+                              m, s, t, None, None, None, None, None, None, o),
+                          [src, tgt], tol=tol)
+                    check(tag + " masks", lambda s, t: tf(s, t).detach(), cf, [src, tgt], tol=tol)
+                if dt == torch.float64:
+                    _grads_agree(tag, tt, m, tf, cf, [src, tgt])
+                other = (N + 1, T, E) if bf else (T, N + 1, E)
+                check(tag + " batch sizes (refused)", lambda s, t: tt(s, t),
+                      lambda s, t, o: L.clt_transformer_forward(
+                          m, s, t, None, None, None, None, None, None, o),
+                      [src, data(other, dt)])
+                check(tag + " d_model (refused)", lambda s, t: tt(s, t),
+                      lambda s, t, o: L.clt_transformer_forward(
+                          m, s, t, None, None, None, None, None, None, o),
+                      [data(xs[:2] + (E + 2,), dt), tgt])
+                for c in cs + [smc, skc]:
+                    L.clt_tensor_free(c)
+                L.clt_module_free(m)
+        # torch's defaults: d_model 512, nhead 8, 6 + 6 layers: the names
+        if dt == torch.float32:
+            tt = nn.Transformer()
+            m = P()
+            if L.clt_transformer(DEV, 512, 8, 6, 6, 2048, 0.1, b"relu", 1e-5, 0, 0, None,
+                                 C.byref(m)):
+                fail("transformer defaults", L.clt_last_error().decode())
+            else:
+                names = [n for n, _ in _named_params(m)]
+                ok("transformer defaults names", names == list(tt.state_dict()),
+                   "%d names / %d" % (len(names), len(tt.state_dict())))
+                L.clt_module_free(m)
+        for sz in (0, 1, 5):
+            check("generate_square_subsequent_mask %s %d" % (dn(dt), sz),
+                  lambda z: nn.Transformer.generate_square_subsequent_mask(sz).to(dt),
+                  lambda z, o: L.clt_generate_square_subsequent_mask(DEV, T2C[dt], sz, o),
+                  [torch.zeros(1)], tol="exact")
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -3658,7 +3923,8 @@ def main():
                 torch_files,
                 linalg2,
                 shapeops,
-                sdpa]
+                sdpa,
+                decoder]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

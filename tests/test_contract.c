@@ -460,7 +460,19 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_cyclic_lr, SCHED,                                                                  \
       clt_cyclic_lr(f->opt, 0.01, 0.1, 0, 2, NULL, 1.0, NULL, NULL, NULL, 0, 0.8, 0.9, &o->sched)) \
     /* optim.h: Adadelta */                                                                  \
-    X(clt_adadelta, OPT, clt_adadelta(f->pair, 1, &bad_adadelta, &o->opt))
+    X(clt_adadelta, OPT, clt_adadelta(f->pair, 1, &bad_adadelta, &o->opt))                  \
+    /* nn.h: the transformer's decoder */                                                    \
+    X(clt_transformer_decoder_layer, M,                                                      \
+      clt_transformer_decoder_layer(f->dev, 8, 2, 16, 0.1, "tanh", 1e-5, 0, 0, f->gen, &o->m)) \
+    X(clt_transformer_decoder, M, clt_transformer_decoder(f->mods, 1, NULL, &o->m))          \
+    X(clt_transformer_decoder_forward, T,                                                    \
+      clt_transformer_decoder_forward(f->lin, f->f, f->f, NULL, NULL, NULL, NULL, &o->t))    \
+    X(clt_transformer, M,                                                                    \
+      clt_transformer(f->dev, 8, 3, 1, 1, 16, 0.1, "relu", 1e-5, 0, 0, f->gen, &o->m))       \
+    X(clt_transformer_forward, T,                                                            \
+      clt_transformer_forward(f->lin, f->f, f->f, NULL, NULL, NULL, NULL, NULL, NULL, &o->t)) \
+    X(clt_generate_square_subsequent_mask, T,                                                \
+      clt_generate_square_subsequent_mask(f->dev, CLT_INT32, 3, &o->t))
 
 static int small_int[1];
 

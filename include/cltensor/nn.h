@@ -634,6 +634,112 @@ CLT_API clt_status clt_transformer_encoder_forward(clt_module *m, const clt_tens
                                                    const clt_tensor *src_key_padding_mask,
                                                    clt_tensor **out);
 
+/* torch.nn.TransformerDecoderLayer(d_model, nhead, dim_feedforward,
+ * dropout, activation, layer_norm_eps, batch_first, norm_first): children
+ * named and ordered as PyTorch's (self_attn and multihead_attn, two
+ * MultiheadAttention with bias; linear1 Linear(d_model, dim_feedforward);
+ * dropout; linear2; norm1, norm2, norm3, LayerNorm(d_model,
+ * layer_norm_eps); dropout1, dropout2, dropout3), so that its state_dict
+ * keys are PyTorch's.  Arguments, defaults (2048, 0.1, "relu", 1e-5, 0, 0),
+ * errors and gen as clt_transformer_encoder_layer's.  Forward (with
+ * clt_transformer_decoder_forward; clt_module_forward, which has no
+ * memory, is refused) as PyTorch's: norm_first: x + sa(norm1(x)), then x
+ * + mha(norm2(x), memory), then x + ff(norm3(x)); otherwise norm1(x +
+ * sa(x)), norm2(x + mha(x, memory)), norm3(x + ff(x)); sa(x) =
+ * dropout1(self_attn(x, x, x)), mha(x, mem) = dropout2(multihead_attn(x,
+ * mem, mem)), ff(x) = dropout3(linear2(dropout(activation(linear1(x))))).
+ * New module: release with clt_module_free. */
+CLT_API clt_status clt_transformer_decoder_layer(clt_device *dev, int64_t d_model, int64_t nhead,
+                                                 int64_t dim_feedforward, double dropout,
+                                                 const char *activation, double layer_norm_eps,
+                                                 int batch_first, int norm_first,
+                                                 clt_generator *gen, clt_module **out);
+
+/* torch.nn.TransformerDecoder(decoder_layer, num_layers, norm): runs the
+ * num_layers TransformerDecoderLayers in order over the same memory, then
+ * norm (a LayerNorm, or NULL: none).  Children "layers" and "norm", as
+ * PyTorch's.  Ownership, refusals and the advice on equal starts as
+ * clt_transformer_encoder's (the layers must be TransformerDecoderLayers).
+ * New module: release with clt_module_free. */
+CLT_API clt_status clt_transformer_decoder(clt_module *const *layers, size_t num_layers,
+                                           clt_module *norm, clt_module **out);
+
+/* The forward of a TransformerDecoderLayer or TransformerDecoder: tgt and
+ * memory as the layer's batch_first says ([T, N, E] and [S, N, E], or [N,
+ * T, E] and [N, S, E]; unbatched [T, E] and [S, E]); tgt_mask and
+ * tgt_key_padding_mask are the self-attention's attn_mask and
+ * key_padding_mask, memory_mask and memory_key_padding_mask those of the
+ * attention over the memory, each as clt_multihead_attention takes them
+ * (bool: true hides; floating, of tgt's dtype: added; NULL: none).  Eval
+ * mode (clt_module_train(m, 0)) turns the dropouts off, as PyTorch's.
+ * Differentiable in tgt, memory, floating masks and the parameters.  New
+ * tensor: release with clt_tensor_free.  Errors as
+ * clt_multihead_attention's (a NULL memory is CLT_ERR_NULL_ARGUMENT), and
+ * CLT_ERR_INVALID_ARGUMENT for another kind of module. */
+CLT_API clt_status clt_transformer_decoder_forward(clt_module *m, const clt_tensor *tgt,
+                                                   const clt_tensor *memory,
+                                                   const clt_tensor *tgt_mask,
+                                                   const clt_tensor *memory_mask,
+                                                   const clt_tensor *tgt_key_padding_mask,
+                                                   const clt_tensor *memory_key_padding_mask,
+                                                   clt_tensor **out);
+
+/* torch.nn.Transformer(d_model, nhead, num_encoder_layers,
+ * num_decoder_layers, dim_feedforward, dropout, activation,
+ * layer_norm_eps, batch_first, norm_first) without custom_encoder and
+ * custom_decoder: children "encoder", a TransformerEncoder of
+ * num_encoder_layers layers and a final LayerNorm(d_model,
+ * layer_norm_eps), and "decoder", a TransformerDecoder of
+ * num_decoder_layers layers and its LayerNorm, so that the state_dict
+ * keys are PyTorch's ("encoder.layers.0.self_attn.in_proj_weight", ...,
+ * "decoder.norm.bias").  As PyTorch's _reset_parameters, every parameter
+ * of more than one dim is then drawn again by xavier_uniform_ (bound
+ * sqrt(6 / (fan_in + fan_out))) from gen; the biases and LayerNorms keep
+ * their layers' initial values.  PyTorch's defaults: 512, 8, 6, 6, 2048,
+ * 0.1, "relu", 1e-5, 0, 0.  Errors as clt_transformer_encoder_layer's,
+ * and CLT_ERR_INVALID_ARGUMENT for a number of layers below 1 (PyTorch
+ * takes 0).  gen draws the initial values and is borrowed by the dropouts
+ * (see Dropout); a call that fails takes nothing from it.  New module:
+ * release with clt_module_free. */
+CLT_API clt_status clt_transformer(clt_device *dev, int64_t d_model, int64_t nhead,
+                                   int64_t num_encoder_layers, int64_t num_decoder_layers,
+                                   int64_t dim_feedforward, double dropout,
+                                   const char *activation, double layer_norm_eps,
+                                   int batch_first, int norm_first, clt_generator *gen,
+                                   clt_module **out);
+
+/* Transformer.forward(src, tgt, src_mask, tgt_mask, memory_mask,
+ * src_key_padding_mask, tgt_key_padding_mask, memory_key_padding_mask):
+ * memory = encoder(src, src_mask, src_key_padding_mask), then
+ * decoder(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+ * memory_key_padding_mask), the masks as clt_transformer_encoder_forward
+ * and clt_transformer_decoder_forward take them (NULL: none).  src and
+ * tgt as batch_first says.  New tensor: release with clt_tensor_free.
+ * Errors: CLT_ERR_SHAPE_MISMATCH, in PyTorch's words, when batched src
+ * and tgt have different batch sizes ("the batch number of src and tgt
+ * must be equal") or a last dim other than d_model ("the feature number
+ * of src and tgt must be equal to d_model"); otherwise as the encoder's
+ * and decoder's forwards; CLT_ERR_INVALID_ARGUMENT for a module that is
+ * not a Transformer. */
+CLT_API clt_status clt_transformer_forward(clt_module *m, const clt_tensor *src,
+                                           const clt_tensor *tgt, const clt_tensor *src_mask,
+                                           const clt_tensor *tgt_mask,
+                                           const clt_tensor *memory_mask,
+                                           const clt_tensor *src_key_padding_mask,
+                                           const clt_tensor *tgt_key_padding_mask,
+                                           const clt_tensor *memory_key_padding_mask,
+                                           clt_tensor **out);
+
+/* nn.Transformer.generate_square_subsequent_mask(sz) with a device and a
+ * dtype: a [sz, sz] tensor of dtype on dev, -inf above the diagonal
+ * (key j hidden from query i when j > i) and 0 elsewhere, as
+ * torch.triu(torch.full((sz, sz), float('-inf')), diagonal=1); the
+ * causal tgt_mask.  dtype must be floating (CLT_ERR_DTYPE_UNSUPPORTED
+ * otherwise; torch's is float32); sz < 0 is CLT_ERR_INVALID_ARGUMENT.
+ * New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_generate_square_subsequent_mask(clt_device *dev, clt_dtype dtype,
+                                                       int64_t sz, clt_tensor **out);
+
 /* ---- recurrent layers: RNN, LSTM, GRU ----------------------------------- */
 
 /* The nonlinearity of clt_rnn_layer (torch.nn.RNN's nonlinearity). */

@@ -1,9 +1,9 @@
 /* attention.c: F.scaled_dot_product_attention (the fused op, or composed
  * where it cannot serve), and the transformer layers (MultiheadAttention,
- * TransformerEncoderLayer, TransformerEncoder) as PyTorch 1.13 computes
- * them, composed of recorded ops (linear, matmul, softmax, masked_fill,
- * views; the attention itself fused where torch would give no weights)
- * so that autograd gives their backward passes. */
+ * the encoder's and decoder's layers and stacks, nn.Transformer) as
+ * PyTorch 1.13 computes them, composed of recorded ops (linear, matmul,
+ * softmax, masked_fill, views; the attention itself fused where torch
+ * would give no weights) so that autograd gives their backward passes. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -638,16 +638,58 @@ done:
     return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
 }
 
-/* ---- TransformerEncoderLayer ------------------------------------------------------ */
+/* ---- TransformerEncoderLayer and TransformerDecoderLayer ---------------------------- */
 
-/* Children in PyTorch's order; i[0] 1 for gelu (else relu), i[1]
- * norm_first. */
+/* Children in PyTorch's order, for the encoder's layer and the decoder's;
+ * i[0] 1 for gelu (else relu), i[1] norm_first. */
 enum { SELF_ATTN, LINEAR1, DROPOUT, LINEAR2, NORM1, NORM2, DROPOUT1, DROPOUT2, NCHILD };
 static const char *const layer_children[NCHILD] = {
     "self_attn", "linear1", "dropout", "linear2", "norm1", "norm2", "dropout1", "dropout2"};
+enum {
+    D_SELF_ATTN, D_CROSS_ATTN, D_LINEAR1, D_DROPOUT, D_LINEAR2, D_NORM1, D_NORM2, D_NORM3,
+    D_DROPOUT1, D_DROPOUT2, D_DROPOUT3, D_NCHILD
+};
+static const char *const dec_layer_children[D_NCHILD] = {
+    "self_attn", "multihead_attn", "linear1", "dropout", "linear2", "norm1",
+    "norm2",     "norm3",          "dropout1", "dropout2", "dropout3"};
+
+/* Where a layer's residual blocks find their children: block s (the
+ * self-attention, the decoder's attention over the memory, then the
+ * feed-forward block) is wrapped by norm[s] and ends with drop[s]. */
+typedef struct layer_kind {
+    int nblocks;
+    int attn[2];   /* self_attn, multihead_attn */
+    int linear1;   /* followed by dropout and linear2 */
+    int norm[3], drop[3];
+    int nchild;
+    const char *const *names;
+} layer_kind;
+
+static const layer_kind enc_kind = {2,        {SELF_ATTN, -1},     LINEAR1,
+                                    {NORM1, NORM2, -1}, {DROPOUT1, DROPOUT2, -1},
+                                    NCHILD,   layer_children};
+static const layer_kind dec_kind = {3,
+                                    {D_SELF_ATTN, D_CROSS_ATTN},
+                                    D_LINEAR1,
+                                    {D_NORM1, D_NORM2, D_NORM3},
+                                    {D_DROPOUT1, D_DROPOUT2, D_DROPOUT3},
+                                    D_NCHILD,
+                                    dec_layer_children};
+
+/* What a transformer forward takes beside x: the decoder's memory (NULL
+ * for the encoder), the self-attention's masks (src's or tgt's) and those
+ * of the attention over the memory. */
+typedef struct tf_inputs {
+    const clt_tensor *memory;
+    const clt_tensor *mask, *kpm;
+    const clt_tensor *mem_mask, *mem_kpm;
+} tf_inputs;
 
 static clt_status layer_forward(clt_module *m, const clt_tensor *x, clt_tensor **out);
+static clt_status needs_memory(clt_module *m, const clt_tensor *x, clt_tensor **out);
 static const clt__module_ops layer_ops = {"TransformerEncoderLayer", layer_forward, NULL, NULL};
+static const clt__module_ops dec_layer_ops = {"TransformerDecoderLayer", needs_memory, NULL,
+                                              NULL};
 
 /* y = child c of m applied to x, left in the caller's scope. */
 static clt_status child(clt_module *m, int c, const clt_tensor *x, clt_tensor **y)
@@ -655,53 +697,55 @@ static clt_status child(clt_module *m, int c, const clt_tensor *x, clt_tensor **
     return clt_module_forward(m->children[c], x, y);
 }
 
-/* _sa_block: dropout1(self_attn(x, x, x, masks)). */
-static clt_status sa_block(clt_module *m, const clt_tensor *x, const clt_tensor *mask,
-                           const clt_tensor *kpm, clt_tensor **out)
+/* Residual block s of layer m on x: _sa_block, dropout1(self_attn(x, x,
+ * x)); the decoder's _mha_block, dropout2(multihead_attn(x, mem, mem));
+ * _ff_block, drop(linear2(dropout(activation(linear1(x))))). */
+static clt_status block(clt_module *m, const layer_kind *k, int s, const clt_tensor *x,
+                        const tf_inputs *in, clt_tensor **out)
 {
-    clt_tensor *a;
-    clt_status st = mha_run(m->children[SELF_ATTN], x, x, x, kpm, mask, false, false, &a, NULL);
-    return st == CLT_OK ? child(m, DROPOUT1, a, out) : st;
-}
-
-/* _ff_block: dropout2(linear2(dropout(activation(linear1(x))))). */
-static clt_status ff_block(clt_module *m, const clt_tensor *x, clt_tensor **out)
-{
-    static const char fn[] = "TransformerEncoderLayer";
+    const char *fn = m->ops->name;
     clt_status st;
     clt_tensor *h, *g, *d, *l;
-    CLT__TRY(child(m, LINEAR1, x, &h));
-    CLT__TRY(m->i[0] ? clt__gelu_rec(fn, h, &g) : clt__relu_rec(fn, h, &g));
-    CLT__TRY(child(m, DROPOUT, g, &d));
-    CLT__TRY(child(m, LINEAR2, d, &l));
-    CLT__TRY(child(m, DROPOUT2, l, out));
+    if (s < k->nblocks - 1) {
+        const clt_tensor *kv = s == 0 ? x : in->memory;
+        CLT__TRY(mha_run(m->children[k->attn[s]], x, kv, kv, s ? in->mem_kpm : in->kpm,
+                         s ? in->mem_mask : in->mask, false, false, &l, NULL));
+    } else {
+        CLT__TRY(child(m, k->linear1, x, &h));
+        CLT__TRY(m->i[0] ? clt__gelu_rec(fn, h, &g) : clt__relu_rec(fn, h, &g));
+        CLT__TRY(child(m, k->linear1 + 1, g, &d));
+        CLT__TRY(child(m, k->linear1 + 2, d, &l));
+    }
+    CLT__TRY(child(m, k->drop[s], l, out));
 done:
     return st;
 }
 
-static clt_status layer_run(clt_module *m, const clt_tensor *x, const clt_tensor *mask,
-                            const clt_tensor *kpm, clt_tensor **out)
+/* A layer's forward: each block as x + block(norm(x)) with norm_first,
+ * else norm(x + block(x)). */
+static clt_status layer_run(clt_module *m, const clt_tensor *x, const tf_inputs *in,
+                            clt_tensor **out)
 {
-    static const char fn[] = "TransformerEncoderLayer";
+    const layer_kind *k = m->ops == &dec_layer_ops ? &dec_kind : &enc_kind;
+    const char *fn = m->ops->name;
     clt_status st = clt_scope_begin();
     if (st != CLT_OK)
         return st;
-    clt_tensor *n, *a, *x1, *f, *s;
-    if (m->i[1]) { /* norm_first: x + sa(norm1(x)), then + ff(norm2(.)) */
-        CLT__TRY(child(m, NORM1, x, &n));
-        CLT__TRY(sa_block(m, n, mask, kpm, &a));
-        CLT__TRY(clt__add_rec(fn, x, a, &x1));
-        CLT__TRY(child(m, NORM2, x1, &n));
-        CLT__TRY(ff_block(m, n, &f));
-        CLT__TRY(clt__add_rec(fn, x1, f, out));
-    } else { /* norm1(x + sa(x)), then norm2(. + ff(.)) */
-        CLT__TRY(sa_block(m, x, mask, kpm, &a));
-        CLT__TRY(clt__add_rec(fn, x, a, &s));
-        CLT__TRY(child(m, NORM1, s, &x1));
-        CLT__TRY(ff_block(m, x1, &f));
-        CLT__TRY(clt__add_rec(fn, x1, f, &s));
-        CLT__TRY(child(m, NORM2, s, out));
+    const clt_tensor *cur = x;
+    clt_tensor *n, *f, *s;
+    for (int j = 0; j < k->nblocks; j++) {
+        if (m->i[1]) {
+            CLT__TRY(child(m, k->norm[j], cur, &n));
+            CLT__TRY(block(m, k, j, n, in, &f));
+            CLT__TRY(clt__add_rec(fn, cur, f, &s));
+        } else {
+            CLT__TRY(block(m, k, j, cur, in, &f));
+            CLT__TRY(clt__add_rec(fn, cur, f, &n));
+            CLT__TRY(child(m, k->norm[j], n, &s));
+        }
+        cur = s;
     }
+    *out = (clt_tensor *)cur;
     st = clt_scope_keep(*out);
 done:
     clt_scope_end();
@@ -712,16 +756,30 @@ done:
 
 static clt_status layer_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
-    return layer_run(m, x, NULL, NULL, out);
+    return layer_run(m, x, &(tf_inputs){0}, out);
 }
 
-clt_status clt_transformer_encoder_layer(clt_device *dev, int64_t d_model, int64_t nhead,
-                                         int64_t dim_feedforward, double dropout,
-                                         const char *activation, double layer_norm_eps,
-                                         int batch_first, int norm_first, clt_generator *gen,
-                                         clt_module **out)
+/* The forward of a decoder or a Transformer, which take two inputs. */
+static clt_status needs_memory(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
-    static const char fn[] = "clt_transformer_encoder_layer";
+    (void)x;
+    *out = NULL;
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "%s: forward() missing 1 required positional argument: '%s' (run it with "
+                      "%s)",
+                      m->ops->name, strcmp(m->ops->name, "Transformer") ? "memory" : "tgt",
+                      strcmp(m->ops->name, "Transformer") ? "clt_transformer_decoder_forward"
+                                                          : "clt_transformer_forward");
+}
+
+/* TransformerEncoderLayer's or TransformerDecoderLayer's constructor (the
+ * layer kind k with ops), for the public call fn. */
+static clt_status layer_new(const char *fn, const clt__module_ops *ops, const layer_kind *k,
+                            clt_device *dev, int64_t d_model, int64_t nhead,
+                            int64_t dim_feedforward, double dropout, const char *activation,
+                            double layer_norm_eps, int batch_first, int norm_first,
+                            clt_generator *gen, clt_module **out)
+{
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(dev, fn);
@@ -735,38 +793,61 @@ clt_status clt_transformer_encoder_layer(clt_device *dev, int64_t d_model, int64
     if (!(layer_norm_eps >= 0))
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: layer_norm_eps %g: expected eps >= 0",
                           fn, layer_norm_eps);
-    clt_module *m = NULL, *c[NCHILD] = {0};
+    clt_module *m = NULL, *c[D_NCHILD] = {0};
     clt_status st;
     uint64_t drawn = clt_generator_offset(gen);
-    CLT__TRY(clt_multihead_attention_layer(dev, d_model, nhead, dropout, 1, batch_first, gen,
-                                           &c[SELF_ATTN]));
-    CLT__TRY(clt_linear(dev, d_model, dim_feedforward, 1, gen, &c[LINEAR1]));
-    CLT__TRY(clt_dropout_layer(dropout, gen, &c[DROPOUT]));
-    CLT__TRY(clt_linear(dev, dim_feedforward, d_model, 1, gen, &c[LINEAR2]));
-    CLT__TRY(clt_layer_norm_layer(dev, 1, &d_model, layer_norm_eps, 1, &c[NORM1]));
-    CLT__TRY(clt_layer_norm_layer(dev, 1, &d_model, layer_norm_eps, 1, &c[NORM2]));
-    CLT__TRY(clt_dropout_layer(dropout, gen, &c[DROPOUT1]));
-    CLT__TRY(clt_dropout_layer(dropout, gen, &c[DROPOUT2]));
-    CLT__TRY(clt__module_new(&layer_ops, NULL, &m));
+    for (int a = 0; a < k->nblocks - 1; a++)
+        CLT__TRY(clt_multihead_attention_layer(dev, d_model, nhead, dropout, 1, batch_first, gen,
+                                               &c[k->attn[a]]));
+    CLT__TRY(clt_linear(dev, d_model, dim_feedforward, 1, gen, &c[k->linear1]));
+    CLT__TRY(clt_dropout_layer(dropout, gen, &c[k->linear1 + 1]));
+    CLT__TRY(clt_linear(dev, dim_feedforward, d_model, 1, gen, &c[k->linear1 + 2]));
+    for (int j = 0; j < k->nblocks; j++)
+        CLT__TRY(clt_layer_norm_layer(dev, 1, &d_model, layer_norm_eps, 1, &c[k->norm[j]]));
+    for (int j = 0; j < k->nblocks; j++)
+        CLT__TRY(clt_dropout_layer(dropout, gen, &c[k->drop[j]]));
+    CLT__TRY(clt__module_new(ops, NULL, &m));
     m->i[0] = gelu;
     m->i[1] = norm_first != 0;
-    CLT__TRY(clt__module_adopt(m, c, NCHILD, layer_children));
+    CLT__TRY(clt__module_adopt(m, c, (size_t)k->nchild, k->names));
     memset(c, 0, sizeof c);
     *out = m;
     m = NULL;
 done:
     if (st != CLT_OK)
         clt_generator_set_offset(gen, drawn);
-    for (int k = 0; k < NCHILD; k++)
-        clt_module_free(c[k]);
+    for (int j = 0; j < D_NCHILD; j++)
+        clt_module_free(c[j]);
     clt_module_free(m);
     return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
 }
 
-/* ---- TransformerEncoder ------------------------------------------------------------ */
+clt_status clt_transformer_encoder_layer(clt_device *dev, int64_t d_model, int64_t nhead,
+                                         int64_t dim_feedforward, double dropout,
+                                         const char *activation, double layer_norm_eps,
+                                         int batch_first, int norm_first, clt_generator *gen,
+                                         clt_module **out)
+{
+    return layer_new("clt_transformer_encoder_layer", &layer_ops, &enc_kind, dev, d_model, nhead,
+                     dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                     norm_first, gen, out);
+}
+
+clt_status clt_transformer_decoder_layer(clt_device *dev, int64_t d_model, int64_t nhead,
+                                         int64_t dim_feedforward, double dropout,
+                                         const char *activation, double layer_norm_eps,
+                                         int batch_first, int norm_first, clt_generator *gen,
+                                         clt_module **out)
+{
+    return layer_new("clt_transformer_decoder_layer", &dec_layer_ops, &dec_kind, dev, d_model,
+                     nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                     norm_first, gen, out);
+}
+
+/* ---- TransformerEncoder and TransformerDecoder ---------------------------------------- */
 
 /* Children "layers" (a ModuleList of the layers) and, when given, "norm". */
-static const char *const encoder_children[] = {"layers", "norm"};
+static const char *const stack_children[] = {"layers", "norm"};
 
 static clt_status module_list_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
@@ -778,16 +859,18 @@ static const clt__module_ops module_list_ops = {"ModuleList", module_list_forwar
 
 static clt_status encoder_forward(clt_module *m, const clt_tensor *x, clt_tensor **out);
 static const clt__module_ops encoder_ops = {"TransformerEncoder", encoder_forward, NULL, NULL};
+static const clt__module_ops decoder_ops = {"TransformerDecoder", needs_memory, NULL, NULL};
 
-static clt_status encoder_run(clt_module *m, const clt_tensor *x, const clt_tensor *mask,
-                              const clt_tensor *kpm, clt_tensor **out)
+/* The layers of an encoder or decoder in order, then its norm. */
+static clt_status stack_run(clt_module *m, const clt_tensor *x, const tf_inputs *in,
+                            clt_tensor **out)
 {
     const clt_module *list = m->children[0];
     clt_tensor *cur = NULL;
     clt_status st = CLT_OK;
     for (size_t k = 0; k < list->nchildren && st == CLT_OK; k++) {
         clt_tensor *next = NULL;
-        st = layer_run(list->children[k], cur ? cur : x, mask, kpm, &next);
+        st = layer_run(list->children[k], cur ? cur : x, in, &next);
         clt_tensor_free(cur);
         cur = next;
     }
@@ -803,13 +886,15 @@ static clt_status encoder_run(clt_module *m, const clt_tensor *x, const clt_tens
 
 static clt_status encoder_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
-    return encoder_run(m, x, NULL, NULL, out);
+    return stack_run(m, x, &(tf_inputs){0}, out);
 }
 
-clt_status clt_transformer_encoder(clt_module *const *layers, size_t num_layers, clt_module *norm,
-                                   clt_module **out)
+/* TransformerEncoder's or TransformerDecoder's constructor (stack_ops over
+ * layers of layer_ops), for the public call fn. */
+static clt_status stack_new(const char *fn, const clt__module_ops *stack_ops,
+                            const clt__module_ops *layer_ops_, clt_module *const *layers,
+                            size_t num_layers, clt_module *norm, clt_module **out)
 {
-    static const char fn[] = "clt_transformer_encoder";
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(layers, fn);
@@ -821,10 +906,9 @@ clt_status clt_transformer_encoder(clt_module *const *layers, size_t num_layers,
             break;
         if (l == NULL)
             return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: layer %zu is NULL", fn, k);
-        if (k < num_layers && l->ops != &layer_ops)
-            return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                              "%s: layer %zu is a %s, not a TransformerEncoderLayer", fn, k,
-                              l->ops->name);
+        if (k < num_layers && l->ops != layer_ops_)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: layer %zu is a %s, not a %s", fn,
+                              k, l->ops->name, layer_ops_->name);
         if (l->owner)
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
                               "%s: module %zu (%s) already belongs to a %s, which releases it; "
@@ -839,9 +923,9 @@ clt_status clt_transformer_encoder(clt_module *const *layers, size_t num_layers,
     clt_status st;
     CLT__TRY(clt__module_new(&module_list_ops, NULL, &list));
     CLT__TRY(clt__module_adopt(list, layers, num_layers, NULL));
-    CLT__TRY(clt__module_new(&encoder_ops, NULL, &m));
+    CLT__TRY(clt__module_new(stack_ops, NULL, &m));
     clt_module *kids[2] = {list, norm};
-    CLT__TRY(clt__module_adopt(m, kids, norm ? 2 : 1, encoder_children));
+    CLT__TRY(clt__module_adopt(m, kids, norm ? 2 : 1, stack_children));
     list = NULL;
     *out = m;
     m = NULL;
@@ -854,6 +938,36 @@ done:
     clt_module_free(list);
     clt_module_free(m);
     return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+}
+
+clt_status clt_transformer_encoder(clt_module *const *layers, size_t num_layers, clt_module *norm,
+                                   clt_module **out)
+{
+    return stack_new("clt_transformer_encoder", &encoder_ops, &layer_ops, layers, num_layers,
+                     norm, out);
+}
+
+clt_status clt_transformer_decoder(clt_module *const *layers, size_t num_layers, clt_module *norm,
+                                   clt_module **out)
+{
+    return stack_new("clt_transformer_decoder", &decoder_ops, &dec_layer_ops, layers, num_layers,
+                     norm, out);
+}
+
+/* Runs layer or stack m (checked to be one) under the forward bracket of
+ * the public call fn. */
+static clt_status tf_forward(const char *fn, clt_module *m, const clt_tensor *x,
+                             const tf_inputs *in, clt_tensor **out)
+{
+    clt__forward_begin();
+    clt_status st = m->ops == &layer_ops || m->ops == &dec_layer_ops ? layer_run(m, x, in, out)
+                                                                     : stack_run(m, x, in, out);
+    st = clt__forward_end(st, fn);
+    if (st != CLT_OK) {
+        clt_tensor_free(*out);
+        *out = NULL;
+    }
+    return st;
 }
 
 clt_status clt_transformer_encoder_forward(clt_module *m, const clt_tensor *src,
@@ -871,14 +985,199 @@ clt_status clt_transformer_encoder_forward(clt_module *m, const clt_tensor *src,
                           "%s: the module is a %s, not a TransformerEncoderLayer or "
                           "TransformerEncoder",
                           fn, m->ops->name);
+    return tf_forward(fn, m, src, &(tf_inputs){NULL, mask, src_key_padding_mask, NULL, NULL},
+                      out);
+}
+
+clt_status clt_transformer_decoder_forward(clt_module *m, const clt_tensor *tgt,
+                                           const clt_tensor *memory, const clt_tensor *tgt_mask,
+                                           const clt_tensor *memory_mask,
+                                           const clt_tensor *tgt_key_padding_mask,
+                                           const clt_tensor *memory_key_padding_mask,
+                                           clt_tensor **out)
+{
+    static const char fn[] = "clt_transformer_decoder_forward";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(m, fn);
+    CLT__REQUIRE_ARG(tgt, fn);
+    CLT__REQUIRE_ARG(memory, fn);
+    if (m->ops != &dec_layer_ops && m->ops != &decoder_ops)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the module is a %s, not a TransformerDecoderLayer or "
+                          "TransformerDecoder",
+                          fn, m->ops->name);
+    return tf_forward(fn, m, tgt,
+                      &(tf_inputs){memory, tgt_mask, tgt_key_padding_mask, memory_mask,
+                                   memory_key_padding_mask},
+                      out);
+}
+
+/* ---- Transformer ------------------------------------------------------------------- */
+
+/* Children "encoder" and "decoder" (TransformerEncoder and
+ * TransformerDecoder, each with its norm); i[0] d_model, i[1] batch_first. */
+static const char *const transformer_children[] = {"encoder", "decoder"};
+static const clt__module_ops transformer_ops = {"Transformer", needs_memory, NULL, NULL};
+
+/* Transformer._reset_parameters: xavier_uniform_ on every parameter of m
+ * and its children with more than one dim, in the state_dict's order. */
+static clt_status xavier_all(clt_module *m, clt_generator *gen, const char *fn)
+{
+    clt_status st = CLT_OK;
+    for (int k = 0; k < m->nparams && st == CLT_OK; k++) {
+        clt_tensor *p = m->params[k], *t = NULL;
+        if (p->ndim < 2)
+            continue;
+        int64_t rf = 1; /* the receptive field, 1 for the 2-D weights here */
+        for (int d = 2; d < p->ndim; d++)
+            rf *= p->shape[d];
+        double bound = sqrt(6.0 / (double)((p->shape[0] + p->shape[1]) * rf));
+        st = clt__init_uniform(gen, m->dev, p->ndim, p->shape, bound, &t, fn);
+        if (st == CLT_OK)
+            st = clt__copy_into(p, t, fn);
+        clt_tensor_free(t);
+    }
+    for (size_t c = 0; c < m->nchildren && st == CLT_OK; c++)
+        st = xavier_all(m->children[c], gen, fn);
+    return st;
+}
+
+/* nn.Transformer's encoder (dec false) or decoder: num layers made with
+ * the given settings, then a LayerNorm(d_model, eps). */
+static clt_status transformer_stack(const char *fn, bool dec, clt_device *dev, int64_t num,
+                                    int64_t d_model, int64_t nhead, int64_t dim_feedforward,
+                                    double dropout, const char *activation, double eps, int bf,
+                                    int nf, clt_generator *gen, clt_module **out)
+{
+    clt_module **l = clt__malloc(sizeof *l * (size_t)num), *norm = NULL;
+    if (l == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    clt_status st = CLT_OK;
+    int64_t made = 0;
+    for (; made < num && st == CLT_OK; made++)
+        st = layer_new(fn, dec ? &dec_layer_ops : &layer_ops, dec ? &dec_kind : &enc_kind, dev,
+                       d_model, nhead, dim_feedforward, dropout, activation, eps, bf, nf, gen,
+                       &l[made]); /* a failed one is NULL */
+    if (st == CLT_OK)
+        st = clt_layer_norm_layer(dev, 1, &d_model, eps, 1, &norm);
+    if (st == CLT_OK)
+        st = stack_new(fn, dec ? &decoder_ops : &encoder_ops, dec ? &dec_layer_ops : &layer_ops,
+                       l, (size_t)num, norm, out);
+    if (st != CLT_OK) {
+        for (int64_t k = 0; k < made; k++)
+            clt_module_free(l[k]);
+        clt_module_free(norm);
+    }
+    clt_free(l);
+    return st;
+}
+
+clt_status clt_transformer(clt_device *dev, int64_t d_model, int64_t nhead,
+                           int64_t num_encoder_layers, int64_t num_decoder_layers,
+                           int64_t dim_feedforward, double dropout, const char *activation,
+                           double layer_norm_eps, int batch_first, int norm_first,
+                           clt_generator *gen, clt_module **out)
+{
+    static const char fn[] = "clt_transformer";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    if (num_encoder_layers <= 0 || num_decoder_layers <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: num_encoder_layers (%lld) and num_decoder_layers (%lld) must be "
+                          "positive",
+                          fn, (long long)num_encoder_layers, (long long)num_decoder_layers);
+    clt_module *c[2] = {NULL, NULL}, *m = NULL;
+    clt_status st;
+    uint64_t drawn = clt_generator_offset(gen);
+    for (int d = 0; d < 2; d++)
+        CLT__TRY(transformer_stack(fn, d == 1, dev, d ? num_decoder_layers : num_encoder_layers,
+                                   d_model, nhead, dim_feedforward, dropout, activation,
+                                   layer_norm_eps, batch_first, norm_first, gen, &c[d]));
+    CLT__TRY(clt__module_new(&transformer_ops, NULL, &m));
+    m->i[0] = d_model;
+    m->i[1] = batch_first != 0;
+    CLT__TRY(clt__module_adopt(m, c, 2, transformer_children));
+    c[0] = c[1] = NULL;
+    CLT__TRY(xavier_all(m, gen, fn));
+    *out = m;
+    m = NULL;
+done:
+    if (st != CLT_OK)
+        clt_generator_set_offset(gen, drawn);
+    clt_module_free(c[0]);
+    clt_module_free(c[1]);
+    clt_module_free(m);
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+}
+
+clt_status clt_transformer_forward(clt_module *m, const clt_tensor *src, const clt_tensor *tgt,
+                                   const clt_tensor *src_mask, const clt_tensor *tgt_mask,
+                                   const clt_tensor *memory_mask,
+                                   const clt_tensor *src_key_padding_mask,
+                                   const clt_tensor *tgt_key_padding_mask,
+                                   const clt_tensor *memory_key_padding_mask, clt_tensor **out)
+{
+    static const char fn[] = "clt_transformer_forward";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(m, fn);
+    CLT__REQUIRE_ARG(src, fn);
+    CLT__REQUIRE_ARG(tgt, fn);
+    if (m->ops != &transformer_ops)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the module is a %s, not a Transformer",
+                          fn, m->ops->name);
+    int bd = m->i[1] ? 0 : 1;
+    if (src->ndim == 3 && (tgt->ndim <= bd || src->shape[bd] != tgt->shape[bd]))
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: the batch number of src and tgt must be equal", fn);
+    if (src->ndim == 0 || tgt->ndim == 0 || src->shape[src->ndim - 1] != m->i[0] ||
+        tgt->shape[tgt->ndim - 1] != m->i[0])
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: the feature number of src and tgt must be equal to d_model", fn);
+    clt_tensor *mem = NULL;
     clt__forward_begin();
-    clt_status st = m->ops == &layer_ops
-                        ? layer_run(m, src, mask, src_key_padding_mask, out)
-                        : encoder_run(m, src, mask, src_key_padding_mask, out);
+    clt_status st = stack_run(m->children[0], src,
+                              &(tf_inputs){NULL, src_mask, src_key_padding_mask, NULL, NULL},
+                              &mem);
+    if (st == CLT_OK)
+        st = stack_run(m->children[1], tgt,
+                       &(tf_inputs){mem, tgt_mask, tgt_key_padding_mask, memory_mask,
+                                    memory_key_padding_mask},
+                       out);
+    clt_tensor_free(mem);
     st = clt__forward_end(st, fn);
     if (st != CLT_OK) {
         clt_tensor_free(*out);
         *out = NULL;
     }
     return st;
+}
+
+clt_status clt_generate_square_subsequent_mask(clt_device *dev, clt_dtype dtype, int64_t sz,
+                                               clt_tensor **out)
+{
+    static const char fn[] = "clt_generate_square_subsequent_mask";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    if (!clt__dtype_is_float(dtype))
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: the mask holds -inf, so its dtype must be floating, not %s", fn,
+                          clt_dtype_name(dtype));
+    if (sz < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Trying to create tensor with negative dimension %lld: [%lld, %lld]",
+                          fn, (long long)sz, (long long)sz, (long long)sz);
+    clt_tensor *full = NULL;
+    clt_status st = clt__full(dev, dtype, 2, (int64_t[]){sz, sz}, -INFINITY, &full);
+    if (st == CLT_OK)
+        st = clt__tri(full, 1, true, out, fn);
+    clt_tensor_free(full);
+    if (st != CLT_OK) {
+        *out = NULL;
+        return clt__error_in(st, fn);
+    }
+    return clt__ok();
 }
