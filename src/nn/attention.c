@@ -1162,6 +1162,9 @@ clt_status clt_generate_square_subsequent_mask(clt_device *dev, clt_dtype dtype,
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(dev, fn);
+    clt_status st = clt__check_dtype(dev, dtype, fn);
+    if (st != CLT_OK)
+        return st;
     if (!clt__dtype_is_float(dtype))
         return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
                           "%s: the mask holds -inf, so its dtype must be floating, not %s", fn,
@@ -1171,7 +1174,7 @@ clt_status clt_generate_square_subsequent_mask(clt_device *dev, clt_dtype dtype,
                           "%s: Trying to create tensor with negative dimension %lld: [%lld, %lld]",
                           fn, (long long)sz, (long long)sz, (long long)sz);
     clt_tensor *full = NULL;
-    clt_status st = clt__full(dev, dtype, 2, (int64_t[]){sz, sz}, -INFINITY, &full);
+    st = clt__full(dev, dtype, 2, (int64_t[]){sz, sz}, -INFINITY, &full);
     if (st == CLT_OK)
         st = clt__tri(full, 1, true, out, fn);
     clt_tensor_free(full);
