@@ -656,6 +656,50 @@ static void io_work(run *r)
     clt_tensor_free(t);
 }
 
+/* nn.Transformer made (its parameters drawn again, xavier), run in train
+ * mode with a causal mask and padding masks, backward; its clone run in
+ * eval mode. */
+static void decoder_work(run *r)
+{
+    clt_device *dev = pick(r);
+    clt_generator *gen;
+    STEP_OUT(r, gen, clt_generator_new(6, &gen));
+    clt_module *t, *c;
+    STEP_OUT(r, t, clt_transformer(dev, 4, 2, 1, 1, 6, 0.25, "relu", 1e-5, 0, 1, gen, &t));
+    float sv[3 * 2 * 4], tv[2 * 2 * 4];
+    for (int i = 0; i < 3 * 2 * 4; i++)
+        sv[i] = (float)((i * 5) % 13) / 6.0f - 1.0f;
+    for (int i = 0; i < 2 * 2 * 4; i++)
+        tv[i] = (float)((i * 3) % 7) / 3.0f - 1.0f;
+    bool kv[6] = {0, 0, 1, 0, 0, 0};
+    clt_tensor *src = from_host(r, dev, 3, (int64_t[]){3, 2, 4}, sv);
+    clt_tensor *tgt = from_host(r, dev, 3, (int64_t[]){2, 2, 4}, tv), *tm, *kpm, *y, *l, *e;
+    STEP_OUT(r, tm, clt_generate_square_subsequent_mask(dev, CLT_FLOAT32, 2, &tm));
+    STEP_OUT(r, kpm, clt_tensor_from_host(dev, CLT_BOOL, 2, (int64_t[]){2, 3}, kv, &kpm));
+    STEP_OUT(r, y, clt_transformer_forward(t, src, tgt, NULL, tm, NULL, kpm, NULL, kpm, &y));
+    STEP_OUT(r, l, clt_sum(y, &l));
+    backward_(r, l, 1);
+    keep(r, y);
+    uint64_t drawn = clt_generator_offset(gen);
+    keep_bytes(r, &drawn, sizeof drawn);
+    clt_tensor **ps;
+    size_t n;
+    STEP_OUT(r, ps, clt_module_parameters(t, &ps, &n));
+    for (size_t i = 0; i < n; i++)
+        keep_grad(r, ps[i]);
+    clt_free(ps);
+    STEP_OUT(r, c, clt_module_clone(t, NULL, &c));
+    clt_module_train(c, 0);
+    STEP_OUT(r, e, clt_transformer_forward(c, src, tgt, NULL, tm, NULL, NULL, NULL, NULL, &e));
+    keep(r, e);
+    clt_tensor *rest[] = {src, tgt, tm, kpm, y, l, e};
+    for (size_t i = 0; i < sizeof rest / sizeof *rest; i++)
+        clt_tensor_free(rest[i]);
+    clt_module_free(c);
+    clt_module_free(t);
+    clt_generator_free(gen);
+}
+
 /* Removes the files the work wrote, which must be the ones it meant to
  * write: a failed save leaves no temporary file behind. */
 static void remove_files(run *r)
@@ -753,3 +797,4 @@ static void each_refusal(void (*work)(run *), long at_least)
     }
 
 #endif
+

@@ -24,6 +24,7 @@ EACH_REFUSAL(hostalloc, transformer_layer, attention_work, 500)
 EACH_REFUSAL(hostalloc, index_conv_pool, index_conv_work, 100)
 EACH_REFUSAL(hostalloc, dataloader_epochs, data_work, 20)
 EACH_REFUSAL(hostalloc, files_and_dlpack, io_work, 50)
+EACH_REFUSAL(hostalloc, transformer_decoder, decoder_work, 1500)
 
 /* The message of a failure does not need the heap: on a thread that has
  * never had one, with every host allocation refused, a failure still comes

@@ -33,6 +33,7 @@ EACH_REFUSAL(launchfail, transformer_layer, attention_work, 400)
 EACH_REFUSAL(launchfail, index_conv_pool, index_conv_work, 100)
 EACH_REFUSAL(launchfail, dataloader_epochs, data_work, 30)
 EACH_REFUSAL(launchfail, files_and_dlpack, io_work, 80)
+EACH_REFUSAL(launchfail, transformer_decoder, decoder_work, 1000)
 
 /* ---- a gradient that a view shares ------------------------------------------ */
 

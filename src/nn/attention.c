@@ -954,14 +954,25 @@ clt_status clt_transformer_decoder(clt_module *const *layers, size_t num_layers,
                      norm, out);
 }
 
-/* Runs layer or stack m (checked to be one) under the forward bracket of
- * the public call fn. */
-static clt_status tf_forward(const char *fn, clt_module *m, const clt_tensor *x,
+/* The public forward fn of the encoder's (dec false) or the decoder's
+ * layers and stacks: its checks, then layer or stack m under the forward
+ * bracket. */
+static clt_status tf_forward(const char *fn, bool dec, clt_module *m, const clt_tensor *x,
                              const tf_inputs *in, clt_tensor **out)
 {
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(m, fn);
+    if (x == NULL || (dec && in->memory == NULL))
+        return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: argument '%s' is NULL", fn,
+                          x ? "memory" : dec ? "tgt" : "src");
+    const clt__module_ops *layer = dec ? &dec_layer_ops : &layer_ops,
+                          *stack = dec ? &decoder_ops : &encoder_ops;
+    if (m->ops != layer && m->ops != stack)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the module is a %s, not a %s or %s", fn,
+                          m->ops->name, layer->name, stack->name);
     clt__forward_begin();
-    clt_status st = m->ops == &layer_ops || m->ops == &dec_layer_ops ? layer_run(m, x, in, out)
-                                                                     : stack_run(m, x, in, out);
+    clt_status st = m->ops == layer ? layer_run(m, x, in, out) : stack_run(m, x, in, out);
     st = clt__forward_end(st, fn);
     if (st != CLT_OK) {
         clt_tensor_free(*out);
@@ -975,18 +986,8 @@ clt_status clt_transformer_encoder_forward(clt_module *m, const clt_tensor *src,
                                            const clt_tensor *src_key_padding_mask,
                                            clt_tensor **out)
 {
-    static const char fn[] = "clt_transformer_encoder_forward";
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
-    CLT__REQUIRE_ARG(m, fn);
-    CLT__REQUIRE_ARG(src, fn);
-    if (m->ops != &layer_ops && m->ops != &encoder_ops)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: the module is a %s, not a TransformerEncoderLayer or "
-                          "TransformerEncoder",
-                          fn, m->ops->name);
-    return tf_forward(fn, m, src, &(tf_inputs){NULL, mask, src_key_padding_mask, NULL, NULL},
-                      out);
+    return tf_forward("clt_transformer_encoder_forward", false, m, src,
+                      &(tf_inputs){NULL, mask, src_key_padding_mask, NULL, NULL}, out);
 }
 
 clt_status clt_transformer_decoder_forward(clt_module *m, const clt_tensor *tgt,
@@ -996,18 +997,7 @@ clt_status clt_transformer_decoder_forward(clt_module *m, const clt_tensor *tgt,
                                            const clt_tensor *memory_key_padding_mask,
                                            clt_tensor **out)
 {
-    static const char fn[] = "clt_transformer_decoder_forward";
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
-    CLT__REQUIRE_ARG(m, fn);
-    CLT__REQUIRE_ARG(tgt, fn);
-    CLT__REQUIRE_ARG(memory, fn);
-    if (m->ops != &dec_layer_ops && m->ops != &decoder_ops)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: the module is a %s, not a TransformerDecoderLayer or "
-                          "TransformerDecoder",
-                          fn, m->ops->name);
-    return tf_forward(fn, m, tgt,
+    return tf_forward("clt_transformer_decoder_forward", true, m, tgt,
                       &(tf_inputs){memory, tgt_mask, tgt_key_padding_mask, memory_mask,
                                    memory_key_padding_mask},
                       out);
