@@ -650,7 +650,7 @@ enum {
     D_DROPOUT1, D_DROPOUT2, D_DROPOUT3, D_NCHILD
 };
 static const char *const dec_layer_children[D_NCHILD] = {
-    "self_attn", "multihead_attn", "linear1", "dropout", "linear2", "norm1",
+    "self_attn", "multihead_attn", "linear1",  "dropout",  "linear2", "norm1",
     "norm2",     "norm3",          "dropout1", "dropout2", "dropout3"};
 
 /* Where a layer's residual blocks find their children: block s (the
@@ -658,23 +658,20 @@ static const char *const dec_layer_children[D_NCHILD] = {
  * feed-forward block) is wrapped by norm[s] and ends with drop[s]. */
 typedef struct layer_kind {
     int nblocks;
-    int attn[2];   /* self_attn, multihead_attn */
-    int linear1;   /* followed by dropout and linear2 */
+    int attn[2]; /* self_attn, multihead_attn */
+    int linear1; /* followed by dropout and linear2 */
     int norm[3], drop[3];
     int nchild;
     const char *const *names;
 } layer_kind;
 
-static const layer_kind enc_kind = {2,        {SELF_ATTN, -1},     LINEAR1,
-                                    {NORM1, NORM2, -1}, {DROPOUT1, DROPOUT2, -1},
-                                    NCHILD,   layer_children};
-static const layer_kind dec_kind = {3,
-                                    {D_SELF_ATTN, D_CROSS_ATTN},
-                                    D_LINEAR1,
-                                    {D_NORM1, D_NORM2, D_NORM3},
-                                    {D_DROPOUT1, D_DROPOUT2, D_DROPOUT3},
-                                    D_NCHILD,
-                                    dec_layer_children};
+static const layer_kind enc_kind = {
+    .nblocks = 2, .attn = {SELF_ATTN, -1}, .linear1 = LINEAR1, .norm = {NORM1, NORM2, -1},
+    .drop = {DROPOUT1, DROPOUT2, -1}, .nchild = NCHILD, .names = layer_children};
+static const layer_kind dec_kind = {
+    .nblocks = 3, .attn = {D_SELF_ATTN, D_CROSS_ATTN}, .linear1 = D_LINEAR1,
+    .norm = {D_NORM1, D_NORM2, D_NORM3}, .drop = {D_DROPOUT1, D_DROPOUT2, D_DROPOUT3},
+    .nchild = D_NCHILD, .names = dec_layer_children};
 
 /* What a transformer forward takes beside x: the decoder's memory (NULL
  * for the encoder), the self-attention's masks (src's or tgt's) and those
