@@ -439,6 +439,26 @@ static void layers_work(run *r)
 /* A TransformerEncoderLayer (GELU, dropout in train mode) with both
  * masks, forward and backward, and MultiheadAttention's per-head weights:
  * a forward that failed after drawing its dropout masks drew nothing. */
+/* Runs the sum of y (returned) backward keeping its graph (the forward
+ * drew its dropout masks: its graph runs again after a failure), then keeps
+ * y, gen's offset and the gradient of every parameter of m. */
+static clt_tensor *keep_backward(run *r, clt_module *m, clt_tensor *y, clt_generator *gen)
+{
+    clt_tensor *l;
+    STEP_OUT(r, l, clt_sum(y, &l));
+    backward_(r, l, 1);
+    keep(r, y);
+    uint64_t drawn = clt_generator_offset(gen);
+    keep_bytes(r, &drawn, sizeof drawn);
+    clt_tensor **ps;
+    size_t n;
+    STEP_OUT(r, ps, clt_module_parameters(m, &ps, &n));
+    for (size_t i = 0; i < n; i++)
+        keep_grad(r, ps[i]);
+    clt_free(ps);
+    return l;
+}
+
 static void attention_work(run *r)
 {
     clt_device *dev = pick(r);
@@ -455,19 +475,8 @@ static void attention_work(run *r)
     clt_tensor *x = from_host(r, dev, 3, (int64_t[]){2, 3, 4}, xv);
     clt_tensor *am = from_host(r, dev, 2, (int64_t[]){3, 3}, amv), *kpm, *y, *l, *o, *w;
     STEP_OUT(r, kpm, clt_tensor_from_host(dev, CLT_BOOL, 2, (int64_t[]){2, 3}, kv, &kpm));
-    /* the forward drew its masks: its graph runs again after a failure */
     STEP_OUT(r, y, clt_transformer_encoder_forward(m, x, am, kpm, &y));
-    STEP_OUT(r, l, clt_sum(y, &l));
-    backward_(r, l, 1);
-    keep(r, y);
-    uint64_t drawn = clt_generator_offset(gen);
-    keep_bytes(r, &drawn, sizeof drawn);
-    clt_tensor **ps;
-    size_t n;
-    STEP_OUT(r, ps, clt_module_parameters(m, &ps, &n));
-    for (size_t i = 0; i < n; i++)
-        keep_grad(r, ps[i]);
-    clt_free(ps);
+    l = keep_backward(r, m, y, gen);
     STEP_(r, clt_multihead_attention(mha, x, y, y, NULL, am, 1, 0, &o, &w),
           o = w = (void *)&sentinel, o == NULL && w == NULL);
     keep(r, o);
@@ -677,17 +686,7 @@ static void decoder_work(run *r)
     STEP_OUT(r, tm, clt_generate_square_subsequent_mask(dev, CLT_FLOAT32, 2, &tm));
     STEP_OUT(r, kpm, clt_tensor_from_host(dev, CLT_BOOL, 2, (int64_t[]){2, 3}, kv, &kpm));
     STEP_OUT(r, y, clt_transformer_forward(t, src, tgt, NULL, tm, NULL, kpm, NULL, kpm, &y));
-    STEP_OUT(r, l, clt_sum(y, &l));
-    backward_(r, l, 1);
-    keep(r, y);
-    uint64_t drawn = clt_generator_offset(gen);
-    keep_bytes(r, &drawn, sizeof drawn);
-    clt_tensor **ps;
-    size_t n;
-    STEP_OUT(r, ps, clt_module_parameters(t, &ps, &n));
-    for (size_t i = 0; i < n; i++)
-        keep_grad(r, ps[i]);
-    clt_free(ps);
+    l = keep_backward(r, t, y, gen);
     STEP_OUT(r, c, clt_module_clone(t, NULL, &c));
     clt_module_train(c, 0);
     STEP_OUT(r, e, clt_transformer_forward(c, src, tgt, NULL, tm, NULL, NULL, NULL, NULL, &e));
