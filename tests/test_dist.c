@@ -1204,10 +1204,10 @@ Test(dist, ddp_reduces_during_backward_to_average_gradients_bits)
     check_ddp_bits(2, (ddp_case){0, 0});
 }
 
-/* 1e-4 MB: every parameter a bucket of its own (6 buckets). */
+/* 1e-5 MB (10 bytes): every parameter a bucket of its own (6 buckets). */
 Test(dist, ddp_with_many_buckets)
 {
-    check_ddp_bits(2, (ddp_case){1e-4, 0});
+    check_ddp_bits(2, (ddp_case){1e-5, 0});
 }
 
 Test(dist, ddp_world_3)
@@ -1217,7 +1217,7 @@ Test(dist, ddp_world_3)
 
 Test(dist, ddp_no_sync_accumulates_then_averages)
 {
-    check_ddp_bits(2, (ddp_case){1e-4, 1});
+    check_ddp_bits(2, (ddp_case){1e-5, 1});
 }
 
 /* DDP's buckets: reverse order, one dtype each, the first closed at 1 MiB,
@@ -1262,4 +1262,201 @@ Test(dist, ddp_bucket_plan)
     for (int i = 0; i < 6; i++)
         if (i != 4)
             clt_tensor_free(ts[i]);
+}
+
+/* Rank 1 takes its loss from the first layer alone: the other layers'
+ * parameters get no gradient there.  Rank 0's clt_backward (whose last
+ * bucket waits) and rank 1's clt_ddp_wait (mode 0), rank 1's clt_ddp_free
+ * (mode 1, which must not leave rank 0 waiting) or rank 1's next backward
+ * (mode 2) fail naming the parameter and the rank. */
+static void rank_ddp_unused(job *j)
+{
+    int mode = *(const int *)j->arg;
+    clt_process_group *pg = join(j, 60);
+    if (pg == NULL)
+        return;
+    clt_device *dev = rank_device(j->rank);
+    clt_module *m = NULL, *ls[5];
+    clt_ddp *ddp = NULL;
+    clt_tensor *x = NULL, *out = NULL, *loss = NULL;
+    clt_status st = make_mlp(dev, 5, DH, ls, &m);
+    if (st == CLT_OK)
+        st = clt_ddp_new(pg, m, NULL, &ddp);
+    if (st == CLT_OK)
+        st = clt_ones(dev, CLT_FLOAT32, 2, (int64_t[]){2, DI}, &x);
+    if (st == CLT_OK)
+        st = clt_module_forward(j->rank == 1 ? ls[0] : m, x, &out);
+    if (st == CLT_OK)
+        st = clt_sum(out, &loss);
+    if (st == CLT_OK)
+        st = clt_backward(loss, NULL, 0);
+    if (st == CLT_OK && j->rank == 1) {
+        if (mode == 0) {
+            st = clt_ddp_wait(ddp);
+        } else if (mode == 1) {
+            clt_ddp_free(ddp); /* with the reduction pending */
+            ddp = NULL;
+        } else {
+            clt_tensor_free(out);
+            clt_tensor_free(loss);
+            out = loss = NULL;
+            st = clt_module_forward(ls[0], x, &out);
+            if (st == CLT_OK)
+                st = clt_sum(out, &loss);
+            if (st == CLT_OK)
+                st = clt_backward(loss, NULL, 0);
+        }
+    }
+    note(j->mine, st);
+    /* then a whole pass on both ranks goes through (mode 0), or, with
+     * the handle gone, a plain backward (mode 1) */
+    clt_tensor_free(out);
+    clt_tensor_free(loss);
+    out = loss = NULL;
+    st = CLT_OK;
+    if (mode == 0 || (mode == 1 && j->rank == 1)) {
+        st = clt_module_forward(m, x, &out);
+        if (st == CLT_OK)
+            st = clt_sum(out, &loss);
+        if (st == CLT_OK)
+            st = clt_backward(loss, NULL, 0);
+        if (st == CLT_OK)
+            st = clt_ddp_wait(ddp);
+        if (st != CLT_OK && (mode != 1 || st != CLT_ERR_NULL_ARGUMENT))
+            snprintf(j->mine->msg + strlen(j->mine->msg), 200, " | then: %s", clt_last_error());
+        else
+            j->mine->done = 1;
+    }
+    clt_ddp_free(ddp);
+    clt_tensor_free(x);
+    clt_tensor_free(out);
+    clt_tensor_free(loss);
+    clt_module_free(m);
+    clt_process_group_free(pg);
+}
+
+static void check_ddp_unused(int mode, const char *rank1_says)
+{
+    slot *s = run_procs(2, 2, rank_ddp_unused, &mode, 120);
+    const char *name = "parameter '4.bias' requires grad but has no gradient on rank 1";
+    cr_assert_eq(s[0].status, CLT_ERR_INVALID_ARGUMENT, "rank 0: %s", s[0].msg);
+    cr_assert(strstr(s[0].msg, "clt_backward: post-accumulate-grad hook on the float32 [24] "
+                               "leaf tensor: clt_ddp: ") && strstr(s[0].msg, name),
+              "rank 0: %s", s[0].msg);
+    if (rank1_says) {
+        cr_assert_eq(s[1].status, CLT_ERR_INVALID_ARGUMENT, "rank 1: %s", s[1].msg);
+        cr_assert(strstr(s[1].msg, rank1_says) && strstr(s[1].msg, name), "rank 1: %s",
+                  s[1].msg);
+    } else {
+        cr_assert_eq(s[1].status, CLT_OK, "rank 1: %s", s[1].msg);
+    }
+    if (mode == 0)
+        cr_assert(s[0].done && s[1].done, "the next pass failed: %s / %s", s[0].msg, s[1].msg);
+    if (mode == 1)
+        cr_assert(s[1].done, "rank 1's plain backward after clt_ddp_free: %s", s[1].msg);
+    release_slots(s);
+}
+
+Test(dist, ddp_unused_parameter_fails_every_rank_at_wait)
+{
+    check_ddp_unused(0, "clt_ddp_wait: parameter");
+}
+
+Test(dist, ddp_free_with_a_reduction_pending)
+{
+    check_ddp_unused(1, NULL);
+}
+
+Test(dist, ddp_unused_parameter_fails_the_next_backward)
+{
+    check_ddp_unused(2, "clt_backward: post-accumulate-grad hook on the float32 [24, 6] leaf "
+                        "tensor: clt_ddp: parameter '0.weight' got a gradient again before the "
+                        "reduction of the previous backward pass finished");
+}
+
+/* Rank 1 builds its handle and goes (its process exits): rank 0's
+ * backward fails naming it, and so does its next one, at once. */
+static void rank_ddp_dies(job *j)
+{
+    clt_process_group *pg = join(j, 60);
+    if (pg == NULL)
+        return;
+    clt_device *dev = rank_device(j->rank);
+    clt_module *m = NULL;
+    clt_ddp *ddp = NULL;
+    clt_status st = make_mlp(dev, 5, DH, NULL, &m);
+    if (st == CLT_OK)
+        st = clt_ddp_new(pg, m, NULL, &ddp);
+    if (st == CLT_OK && j->rank == 0) {
+        st = ddp_backward(m, dev, 0, 0);
+        if (st != CLT_OK) {
+            char first[1024];
+            snprintf(first, sizeof first, "%s", clt_last_error());
+            clt_status again = ddp_backward(m, dev, 0, 1);
+            j->mine->extra = again;
+            snprintf((char *)j->mine->data, 512, "%s", clt_last_error());
+            clt__error(st, "%s", first);
+        }
+    }
+    note(j->mine, st);
+    clt_ddp_free(ddp);
+    clt_module_free(m);
+    clt_process_group_free(pg);
+}
+
+Test(dist, ddp_a_rank_that_goes_fails_the_others_naming_it)
+{
+    slot *s = run_procs(2, 2, rank_ddp_dies, NULL, 120);
+    cr_assert_eq(s[1].status, CLT_OK, "rank 1: %s", s[1].msg);
+    cr_assert_eq(s[0].status, CLT_ERR_IO, "rank 0: %s", s[0].msg);
+    cr_assert(strstr(s[0].msg, "clt_ddp: rank 1 "), "rank 0: %s", s[0].msg);
+    cr_assert_eq(s[0].extra, CLT_ERR_IO, "the next backward: %s", (char *)s[0].data);
+    cr_assert(strstr((char *)s[0].data, "the process group failed in an earlier call"),
+              "the next backward: %s", (char *)s[0].data);
+    release_slots(s);
+}
+
+/* Rank 1's model has another hidden size (mode 0) or its handle another
+ * bucket_cap_mb (mode 1): clt_ddp_new fails on both ranks, naming what
+ * differs. */
+static void rank_ddp_mismatch(job *j)
+{
+    int mode = *(const int *)j->arg;
+    clt_process_group *pg = join(j, 60);
+    if (pg == NULL)
+        return;
+    clt_device *dev = rank_device(j->rank);
+    clt_module *m = NULL;
+    clt_ddp *ddp = (clt_ddp *)&ddp;
+    clt_ddp_opts o = {j->rank == 1 && mode == 1 ? 1e-4 : 0};
+    clt_status st = make_mlp(dev, 5, j->rank == 1 && mode == 0 ? DH - 1 : DH, NULL, &m);
+    if (st == CLT_OK)
+        st = clt_ddp_new(pg, m, &o, &ddp);
+    note(j->mine, st);
+    j->mine->done = ddp == NULL;
+    /* the group is still good */
+    if (st != CLT_OK && clt_barrier(pg) != CLT_OK)
+        j->mine->done = 0;
+    clt_module_free(m);
+    clt_process_group_free(pg);
+}
+
+Test(dist, ddp_models_or_buckets_that_differ_fail_every_rank)
+{
+    const char *want[2] = {"clt_ddp_new: clt_dist_broadcast_module: the ranks' calls differ",
+                           "in 1 bucket(s) of up to 26214400 bytes"};
+    for (int mode = 0; mode < 2; mode++) {
+        slot *s = run_procs(2, 2, rank_ddp_mismatch, &mode, 60);
+        for (int r = 0; r < 2; r++) {
+            cr_assert_eq(s[r].status, CLT_ERR_INVALID_ARGUMENT, "rank %d: %s", r, s[r].msg);
+            cr_assert(strstr(s[r].msg, want[mode]), "rank %d: %s", r, s[r].msg);
+            cr_assert(s[r].done, "rank %d: *out not NULL, or the group broken", r);
+        }
+        if (mode == 1)
+            /* each layer's weight and bias (the bias 16 or 96 B, under 104) */
+            cr_assert(strstr(s[0].msg, "rank 1 clt_ddp_new of a model of 6 parameters in 3 "
+                                       "bucket(s) of up to 104 bytes"),
+                      "%s", s[0].msg);
+        release_slots(s);
+    }
 }

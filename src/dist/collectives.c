@@ -44,7 +44,7 @@ static void describe(clt__strbuf *sb, const clt__dist_hdr *h)
                        (unsigned long long)h->shape[2]);
         break;
     case CLT__DIST_DDP_NEW:
-        clt__sb_printf(sb, " of a model of %lld parameters in %lld buckets of up to %lld "
+        clt__sb_printf(sb, " of a model of %lld parameters in %lld bucket(s) of up to %lld "
                        "bytes (layout hash %016llx)",
                        (long long)h->shape[0], (long long)h->shape[1], (long long)h->arg,
                        (unsigned long long)h->shape[2]);

@@ -59,7 +59,9 @@ static clt_status reduce_bucket(clt_ddp *d, size_t b)
     h.shape[0] = (int64_t)k->numel;
     h.shape[1] = (int64_t)k->count;
     bool full = true;
-    clt_status local = CLT_OK, st;
+    clt_status local = CLT_OK, st = clt__dist_usable(pg, thread_fn);
+    if (st != CLT_OK)
+        return st;
     for (size_t j = 0; local == CLT_OK && j < k->count; j++) {
         if (mine[j])
             local = clt__error_in(clt_grad(d->ps[idx[j]].tensor, &d->grads[idx[j]]), thread_fn);
