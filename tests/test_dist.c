@@ -1460,3 +1460,8 @@ Test(dist, ddp_models_or_buckets_that_differ_fail_every_rank)
         release_slots(s);
     }
 }
+
+Test(dist, ddp_world_1)
+{
+    check_ddp_bits(1, (ddp_case){1e-5, 1});
+}
