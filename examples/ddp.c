@@ -1,8 +1,9 @@
 /* ddp.c: DistributedDataParallel in C: each process trains the same MLP on
- * its shard of the data, averaging gradients after every backward, so all
- * of them hold the same weights at every step.  Run with
+ * its shard of the data; DDP's handle averages the gradients over the
+ * processes during every backward (bucket by bucket, while backward goes
+ * on), so all of them hold the same weights at every step.  Run with
  *
- *   cltensor launch --nproc 2 -- ./examples/ddp
+ *   cltensor launch --nproc 2 -- ./examples/ddp [EPOCHS]
  *
  * or under any launcher that sets RANK, WORLD_SIZE, MASTER_ADDR and
  * MASTER_PORT as torchrun does.  The PyTorch it translates:
@@ -50,8 +51,13 @@ static void make_data(float *x, int64_t *y)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    int epochs = argc > 1 ? atoi(argv[1]) : EPOCHS; /* 10 */
+    if (epochs < 1 || epochs > 1000) {
+        fprintf(stderr, "ddp: EPOCHS must be 1 to 1000\n");
+        return 2;
+    }
     static float x[N * 2];
     static int64_t y[N];
     make_data(x, y);
@@ -71,9 +77,11 @@ int main(void)
         clt_sequential(layers, 3, &model) != CLT_OK)
         return failed("making the model");
     /* DDP's constructor: every rank starts from rank 0's weights (each
-     * drew its own above, from a seed of its rank). */
-    if (clt_dist_broadcast_module(pg, model, 0) != CLT_OK)
-        return failed("clt_dist_broadcast_module");
+     * drew its own above, from a seed of its rank), and the parameters
+     * are hooked so that backward averages their gradients. */
+    clt_ddp *ddp;
+    if (clt_ddp_new(pg, model, NULL, &ddp) != CLT_OK)
+        return failed("clt_ddp_new");
 
     clt_tensor **params;
     size_t np;
@@ -90,7 +98,7 @@ int main(void)
     if (clt_dataloader_arrays(dev, &xs, &ys, &lo, &loader) != CLT_OK)
         return failed("clt_dataloader_arrays");
 
-    for (int epoch = 0; epoch < EPOCHS; epoch++) {
+    for (int epoch = 0; epoch < epochs; epoch++) {
         double total = 0;
         int batches = 0;
         for (;;) {
@@ -107,8 +115,8 @@ int main(void)
             if (clt_module_forward(model, xb, &out) != CLT_OK ||
                 clt_cross_entropy(out, yb, NULL, &loss) != CLT_OK ||
                 clt_optimizer_zero_grad(opt, 1) != CLT_OK ||
-                clt_backward(loss, NULL, 0) != CLT_OK ||
-                clt_dist_average_gradients(pg, model) != CLT_OK || /* DDP's reducer */
+                clt_backward(loss, NULL, 0) != CLT_OK || /* averages the gradients */
+                clt_ddp_wait(ddp) != CLT_OK || /* done already unless a parameter was unused */
                 clt_optimizer_step(opt) != CLT_OK || clt_tensor_read(loss, &l, sizeof l) != CLT_OK)
                 return failed("the training step");
             total += l;
@@ -144,6 +152,7 @@ int main(void)
     clt_free(params);
     clt_optimizer_free(opt);
     clt_dataloader_free(loader);
+    clt_ddp_free(ddp);
     clt_module_free(model);
     clt_generator_free(gen);
     clt_process_group_free(pg);

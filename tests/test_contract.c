@@ -52,6 +52,7 @@ typedef struct outs {
     size_t n;
     /* hooks */
     clt_hook *hook;
+    clt_ddp *ddp;
 } outs;
 
 enum {
@@ -61,7 +62,7 @@ enum {
     NEVER_FAILS = 1 << 14, /* fails only when memory runs out: not called */
     REPORT = 1 << 15, /* the documented exception: the string is handed out on failure too */
     ARR = 1 << 16, PG = 1 << 17, T3 = 1 << 18,
-    HOOK = 1 << 19
+    HOOK = 1 << 19, DDP = 1 << 20
 };
 
 static const int64_t sh23[2] = {2, 3}, sh5[1] = {5}, sh53[2] = {5, 3}, k22[2] = {2, 2};
@@ -472,7 +473,9 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_transformer_forward, T,                                                            \
       clt_transformer_forward(f->lin, f->f, f->f, NULL, NULL, NULL, NULL, NULL, NULL, &o->t)) \
     X(clt_generate_square_subsequent_mask, T,                                                \
-      clt_generate_square_subsequent_mask(f->dev, CLT_INT32, 3, &o->t))
+      clt_generate_square_subsequent_mask(f->dev, CLT_INT32, 3, &o->t))                      \
+    /* dist.h: DistributedDataParallel */                                                    \
+    X(clt_ddp_new, DDP, clt_ddp_new(NULL, NULL, NULL, &o->ddp))
 
 static int small_int[1];
 
@@ -541,6 +544,7 @@ static void fill_sentinels(outs *o)
     o->pg = SENTINEL;
     o->n = SENTINEL_N;
     o->hook = SENTINEL;
+    o->ddp = SENTINEL;
 }
 
 /* Each slot the row names must be NULL (0 for a count), each other one
@@ -564,7 +568,8 @@ static void check_slots(const row *r, outs *o, const char *pass)
                  {NAMED, o->named, "named"}, {DLP, o->dlp, "dlpack"},   {S, o->s, "string"},
                  {MEM, o->mem, "cl_mem"},     {ARR, o->arr, "host array"},
                  {PG, o->pg, "process group"},
-                 {HOOK, o->hook, "hook"}};
+                 {HOOK, o->hook, "hook"},
+                 {DDP, o->ddp, "ddp"}};
     for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
         const void *want = (r->slots & slots[i].bit) ? NULL : SENTINEL;
         cr_expect_eq(slots[i].p, want, "%s (%s): %s is %p after the failure, want %p", r->name,

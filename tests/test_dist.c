@@ -1042,3 +1042,426 @@ Test(dist, a_parameter_without_gradient_fails_every_rank)
     }
     release_slots(s);
 }
+
+/* ---- DistributedDataParallel's handle: reduction during backward ---------------------- */
+
+enum { DN = 5, DI = 6, DH = 24, DO = 4 };
+
+/* Sequential(Linear(DI, hidden), ReLU, Linear(hidden, DH), ReLU,
+ * Linear(DH, DO)) from seed; its five layers in ls (owned by *model). */
+static clt_status make_mlp(clt_device *dev, uint64_t seed, int hidden, clt_module **ls,
+                           clt_module **model)
+{
+    clt_generator *gen = NULL;
+    clt_module *l[5] = {NULL};
+    clt_status st = clt_generator_new(seed, &gen);
+    if (st == CLT_OK)
+        st = clt_linear(dev, DI, hidden, 1, gen, &l[0]);
+    if (st == CLT_OK)
+        st = clt_relu_layer(&l[1]);
+    if (st == CLT_OK)
+        st = clt_linear(dev, hidden, DH, 1, gen, &l[2]);
+    if (st == CLT_OK)
+        st = clt_relu_layer(&l[3]);
+    if (st == CLT_OK)
+        st = clt_linear(dev, DH, DO, 1, gen, &l[4]);
+    if (st == CLT_OK)
+        st = clt_sequential(l, 5, model);
+    if (st != CLT_OK)
+        for (int i = 0; i < 5; i++)
+            clt_module_free(l[i]);
+    else if (ls)
+        memcpy(ls, l, sizeof l);
+    clt_generator_free(gen);
+    return st;
+}
+
+/* Backward of the cross-entropy of m on rank r's batch number p. */
+static clt_status ddp_backward(clt_module *m, clt_device *dev, int r, int p)
+{
+    float x[DN * DI];
+    int64_t y[DN];
+    fill_random(x, DN * DI, 10u + 7u * (unsigned)r + 131u * (unsigned)p);
+    for (int i = 0; i < DN; i++)
+        y[i] = (i + r + p) % DO;
+    clt_tensor *xt = NULL, *yt = NULL, *out = NULL, *loss = NULL;
+    clt_status st = clt_tensor_from_host(dev, CLT_FLOAT32, 2, (int64_t[]){DN, DI}, x, &xt);
+    if (st == CLT_OK)
+        st = clt_tensor_from_host(dev, CLT_INT64, 1, (int64_t[]){DN}, y, &yt);
+    if (st == CLT_OK)
+        st = clt_module_forward(m, xt, &out);
+    if (st == CLT_OK)
+        st = clt_cross_entropy(out, yt, NULL, &loss);
+    if (st == CLT_OK)
+        st = clt_backward(loss, NULL, 0);
+    clt_tensor_free(xt);
+    clt_tensor_free(yt);
+    clt_tensor_free(out);
+    clt_tensor_free(loss);
+    return st;
+}
+
+/* Every parameter's gradient of m, in order, into out (then dropped when
+ * `drop`); *bytes their size. */
+static clt_status read_grads(clt_module *m, unsigned char *out, size_t *bytes, bool drop)
+{
+    clt_tensor **ps = NULL;
+    size_t np = 0, off = 0;
+    clt_status st = clt_module_parameters(m, &ps, &np);
+    for (size_t i = 0; st == CLT_OK && i < np; i++) {
+        clt_tensor *g = NULL;
+        size_t nb = clt_tensor_nbytes(ps[i]);
+        st = clt_grad(ps[i], &g);
+        if (st == CLT_OK && (g == NULL || off + nb > DATA))
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT, "no gradient, or too many bytes");
+        if (st == CLT_OK)
+            st = clt_tensor_read(g, out + off, nb);
+        if (st == CLT_OK && drop)
+            st = clt_zero_grad(ps[i], 1);
+        clt_tensor_free(g);
+        off += nb;
+    }
+    *bytes = off;
+    clt_free(ps);
+    return st;
+}
+
+typedef struct ddp_case {
+    double cap_mb;
+    int no_sync; /* the first two of three passes under clt_ddp_set_sync(ddp, 0) */
+} ddp_case;
+
+/* Model a under clt_ddp, model b (the same weights) with a plain backward
+ * then clt_dist_average_gradients, on rank-dependent batches, two steps:
+ * a's gradients, read right after clt_backward (before clt_ddp_wait),
+ * must be b's bits.  extra counts the steps where they differ; data holds
+ * a's last gradients. */
+static void rank_ddp_bits(job *j)
+{
+    const ddp_case *c = j->arg;
+    clt_process_group *pg = join(j, 60);
+    if (pg == NULL)
+        return;
+    clt_device *dev = rank_device(j->rank);
+    clt_module *a = NULL, *b = NULL;
+    clt_ddp *ddp = NULL;
+    clt_ddp_opts o = {c->cap_mb};
+    static unsigned char other[DATA];
+    size_t nb = 0;
+    int passes = c->no_sync ? 3 : 1;
+    clt_status st = make_mlp(dev, 100 + (uint64_t)j->rank, DH, NULL, &a);
+    if (st == CLT_OK)
+        st = make_mlp(dev, 100 + (uint64_t)j->rank, DH, NULL, &b);
+    if (st == CLT_OK)
+        st = clt_ddp_new(pg, a, &o, &ddp);
+    if (st == CLT_OK)
+        st = clt_dist_broadcast_module(pg, b, 0);
+    for (int it = 0; st == CLT_OK && it < 2; it++) {
+        for (int p = 0; st == CLT_OK && p < passes; p++) {
+            if (c->no_sync)
+                st = clt_ddp_set_sync(ddp, p == passes - 1);
+            if (st == CLT_OK)
+                st = ddp_backward(a, dev, j->rank, it * passes + p);
+        }
+        if (st == CLT_OK)
+            st = read_grads(a, j->mine->data, &j->mine->bytes, true);
+        if (st == CLT_OK)
+            st = clt_ddp_wait(ddp);
+        for (int p = 0; st == CLT_OK && p < passes; p++)
+            st = ddp_backward(b, dev, j->rank, it * passes + p);
+        if (st == CLT_OK)
+            st = clt_dist_average_gradients(pg, b);
+        if (st == CLT_OK)
+            st = read_grads(b, other, &nb, true);
+        if (st == CLT_OK &&
+            (nb != j->mine->bytes || memcmp(other, j->mine->data, nb) != 0))
+            j->mine->extra++;
+    }
+    note(j->mine, st);
+    clt_ddp_free(ddp);
+    clt_module_free(a);
+    clt_module_free(b);
+    clt_process_group_free(pg);
+}
+
+static void check_ddp_bits(int world, ddp_case c)
+{
+    slot *s = run_procs(world, world, rank_ddp_bits, &c, 120);
+    for (int r = 0; r < world; r++) {
+        cr_assert_eq(s[r].status, CLT_OK, "rank %d: %s", r, s[r].msg);
+        cr_assert_eq(s[r].extra, 0.0, "rank %d: the gradients after clt_backward differ from "
+                                      "clt_dist_average_gradients' in %g of 2 steps",
+                     r, s[r].extra);
+        cr_assert_eq(s[r].bytes, sizeof(float) * (DI * DH + DH + DH * DH + DH + DH * DO + DO));
+        cr_assert(memcmp(s[r].data, s[0].data, s[0].bytes) == 0,
+                  "ranks 0 and %d hold other gradients: not averaged", r);
+    }
+    release_slots(s);
+}
+
+Test(dist, ddp_reduces_during_backward_to_average_gradients_bits)
+{
+    check_ddp_bits(2, (ddp_case){0, 0});
+}
+
+/* 1e-5 MB (10 bytes): every parameter a bucket of its own (6 buckets). */
+Test(dist, ddp_with_many_buckets)
+{
+    check_ddp_bits(2, (ddp_case){1e-5, 0});
+}
+
+Test(dist, ddp_world_3)
+{
+    check_ddp_bits(3, (ddp_case){0, 0});
+}
+
+Test(dist, ddp_no_sync_accumulates_then_averages)
+{
+    check_ddp_bits(2, (ddp_case){1e-5, 1});
+}
+
+/* DDP's buckets: reverse order, one dtype each, the first closed at 1 MiB,
+ * the later ones at the cap. */
+Test(dist, ddp_bucket_plan)
+{
+    clt_device *dev = NULL;
+    if (clt_device_get("cpu", &dev) == CLT_ERR_NO_PLATFORM)
+        cr_skip_test("no OpenCL platform");
+    /* float32 of 1 MiB, 2 MiB, 512 KiB, 256 B; float64 of 8 B in the middle */
+    const int64_t sizes[5] = {1 << 18, 1 << 19, 1 << 17, 64, 1};
+    clt_tensor *ts[6] = {NULL};
+    for (int i = 0; i < 5; i++)
+        CHECK(clt_empty(dev, i == 4 ? CLT_FLOAT64 : CLT_FLOAT32, 1, &sizes[i], &ts[i]));
+    ts[5] = ts[4];
+    ts[4] = NULL; /* skipped, as a parameter that requires no grad */
+    clt_process_group pg = {0, 2, -1, -1, 1.0, false};
+    clt__dist_plan plan;
+    CHECK(clt__dist_plan_buckets(&pg, ts, 6, (size_t)3 << 20, &plan, "test"));
+    /* from the last: float64 [1] opens a bucket of its own; float32 [64]
+     * and [1 << 17] hold 256 B + 512 KiB, under 1 MiB, so [1 << 19] joins
+     * them and closes that first bucket; [1 << 18] opens the next */
+    cr_assert_eq(plan.nb, 3);
+    cr_assert_eq(plan.buckets[0].dtype, CLT_FLOAT64);
+    cr_assert_eq(plan.buckets[0].count, 1);
+    cr_assert_eq(plan.order[0], 5);
+    cr_assert_eq(plan.buckets[1].count, 3);
+    cr_assert_eq(plan.order[1], 3);
+    cr_assert_eq(plan.order[2], 2);
+    cr_assert_eq(plan.order[3], 1);
+    cr_assert_eq(plan.buckets[1].numel, (size_t)(64 + (1 << 17) + (1 << 19)));
+    cr_assert_eq(plan.buckets[2].count, 1);
+    cr_assert_eq(plan.order[4], 0);
+    cr_assert_eq(plan.buckets[2].off, 8 + 4 * plan.buckets[1].numel);
+    cr_assert_eq(plan.total_bytes, 8 + 4 * (size_t)(64 + (1 << 17) + (1 << 19) + (1 << 18)));
+    clt__dist_plan_free(&plan);
+    /* a cap below 1 MiB closes the first buckets too */
+    CHECK(clt__dist_plan_buckets(&pg, ts, 6, 1000, &plan, "test"));
+    cr_assert_eq(plan.nb, 4);
+    cr_assert_eq(plan.buckets[1].count, 2); /* 256 B + 512 KiB >= 1000 B */
+    clt__dist_plan_free(&plan);
+    for (int i = 0; i < 6; i++)
+        if (i != 4)
+            clt_tensor_free(ts[i]);
+}
+
+/* Rank 1 takes its loss from the first layer alone: the other layers'
+ * parameters get no gradient there.  Rank 0's clt_backward (whose last
+ * bucket waits) and rank 1's clt_ddp_wait (mode 0), rank 1's clt_ddp_free
+ * (mode 1, which must not leave rank 0 waiting) or rank 1's next backward
+ * (mode 2) fail naming the parameter and the rank. */
+static void rank_ddp_unused(job *j)
+{
+    int mode = *(const int *)j->arg;
+    clt_process_group *pg = join(j, 60);
+    if (pg == NULL)
+        return;
+    clt_device *dev = rank_device(j->rank);
+    clt_module *m = NULL, *ls[5];
+    clt_ddp *ddp = NULL;
+    clt_tensor *x = NULL, *out = NULL, *loss = NULL;
+    clt_status st = make_mlp(dev, 5, DH, ls, &m);
+    if (st == CLT_OK)
+        st = clt_ddp_new(pg, m, NULL, &ddp);
+    if (st == CLT_OK)
+        st = clt_ones(dev, CLT_FLOAT32, 2, (int64_t[]){2, DI}, &x);
+    if (st == CLT_OK)
+        st = clt_module_forward(j->rank == 1 ? ls[0] : m, x, &out);
+    if (st == CLT_OK)
+        st = clt_sum(out, &loss);
+    if (st == CLT_OK)
+        st = clt_backward(loss, NULL, 0);
+    if (st == CLT_OK && j->rank == 1) {
+        if (mode == 0) {
+            st = clt_ddp_wait(ddp);
+        } else if (mode == 1) {
+            clt_ddp_free(ddp); /* with the reduction pending */
+            ddp = NULL;
+        } else {
+            clt_tensor_free(out);
+            clt_tensor_free(loss);
+            out = loss = NULL;
+            st = clt_module_forward(ls[0], x, &out);
+            if (st == CLT_OK)
+                st = clt_sum(out, &loss);
+            if (st == CLT_OK)
+                st = clt_backward(loss, NULL, 0);
+        }
+    }
+    note(j->mine, st);
+    /* then a whole pass on both ranks goes through (mode 0), or, with
+     * the handle gone, a plain backward (mode 1) */
+    clt_tensor_free(out);
+    clt_tensor_free(loss);
+    out = loss = NULL;
+    st = CLT_OK;
+    if (mode == 0 || (mode == 1 && j->rank == 1)) {
+        st = clt_module_forward(m, x, &out);
+        if (st == CLT_OK)
+            st = clt_sum(out, &loss);
+        if (st == CLT_OK)
+            st = clt_backward(loss, NULL, 0);
+        if (st == CLT_OK)
+            st = clt_ddp_wait(ddp);
+        if (st != CLT_OK && (mode != 1 || st != CLT_ERR_NULL_ARGUMENT))
+            snprintf(j->mine->msg + strlen(j->mine->msg), 200, " | then: %s", clt_last_error());
+        else
+            j->mine->done = 1;
+    }
+    clt_ddp_free(ddp);
+    clt_tensor_free(x);
+    clt_tensor_free(out);
+    clt_tensor_free(loss);
+    clt_module_free(m);
+    clt_process_group_free(pg);
+}
+
+static void check_ddp_unused(int mode, const char *rank1_says)
+{
+    slot *s = run_procs(2, 2, rank_ddp_unused, &mode, 120);
+    const char *name = "parameter '4.bias' requires grad but has no gradient on rank 1";
+    cr_assert_eq(s[0].status, CLT_ERR_INVALID_ARGUMENT, "rank 0: %s", s[0].msg);
+    cr_assert(strstr(s[0].msg, "clt_backward: post-accumulate-grad hook on the float32 [24] "
+                               "leaf tensor: clt_ddp: ") && strstr(s[0].msg, name),
+              "rank 0: %s", s[0].msg);
+    if (rank1_says) {
+        cr_assert_eq(s[1].status, CLT_ERR_INVALID_ARGUMENT, "rank 1: %s", s[1].msg);
+        cr_assert(strstr(s[1].msg, rank1_says) && strstr(s[1].msg, name), "rank 1: %s",
+                  s[1].msg);
+    } else {
+        cr_assert_eq(s[1].status, CLT_OK, "rank 1: %s", s[1].msg);
+    }
+    if (mode == 0)
+        cr_assert(s[0].done && s[1].done, "the next pass failed: %s / %s", s[0].msg, s[1].msg);
+    if (mode == 1)
+        cr_assert(s[1].done, "rank 1's plain backward after clt_ddp_free: %s", s[1].msg);
+    release_slots(s);
+}
+
+Test(dist, ddp_unused_parameter_fails_every_rank_at_wait)
+{
+    check_ddp_unused(0, "clt_ddp_wait: parameter");
+}
+
+Test(dist, ddp_free_with_a_reduction_pending)
+{
+    check_ddp_unused(1, NULL);
+}
+
+Test(dist, ddp_unused_parameter_fails_the_next_backward)
+{
+    check_ddp_unused(2, "clt_backward: post-accumulate-grad hook on the float32 [24, 6] leaf "
+                        "tensor: clt_ddp: parameter '0.weight' got a gradient again before the "
+                        "reduction of the previous backward pass finished");
+}
+
+/* Rank 1 builds its handle and goes (its process exits): rank 0's
+ * backward fails naming it, and so does its next one, at once. */
+static void rank_ddp_dies(job *j)
+{
+    clt_process_group *pg = join(j, 60);
+    if (pg == NULL)
+        return;
+    clt_device *dev = rank_device(j->rank);
+    clt_module *m = NULL;
+    clt_ddp *ddp = NULL;
+    clt_status st = make_mlp(dev, 5, DH, NULL, &m);
+    if (st == CLT_OK)
+        st = clt_ddp_new(pg, m, NULL, &ddp);
+    if (st == CLT_OK && j->rank == 0) {
+        st = ddp_backward(m, dev, 0, 0);
+        if (st != CLT_OK) {
+            char first[1024];
+            snprintf(first, sizeof first, "%s", clt_last_error());
+            clt_status again = ddp_backward(m, dev, 0, 1);
+            j->mine->extra = again;
+            snprintf((char *)j->mine->data, 512, "%s", clt_last_error());
+            clt__error(st, "%s", first);
+        }
+    }
+    note(j->mine, st);
+    clt_ddp_free(ddp);
+    clt_module_free(m);
+    clt_process_group_free(pg);
+}
+
+Test(dist, ddp_a_rank_that_goes_fails_the_others_naming_it)
+{
+    slot *s = run_procs(2, 2, rank_ddp_dies, NULL, 120);
+    cr_assert_eq(s[1].status, CLT_OK, "rank 1: %s", s[1].msg);
+    cr_assert_eq(s[0].status, CLT_ERR_IO, "rank 0: %s", s[0].msg);
+    cr_assert(strstr(s[0].msg, "clt_ddp: rank 1 "), "rank 0: %s", s[0].msg);
+    cr_assert_eq(s[0].extra, CLT_ERR_IO, "the next backward: %s", (char *)s[0].data);
+    cr_assert(strstr((char *)s[0].data, "the process group failed in an earlier call"),
+              "the next backward: %s", (char *)s[0].data);
+    release_slots(s);
+}
+
+/* Rank 1's model has another hidden size (mode 0) or its handle another
+ * bucket_cap_mb (mode 1): clt_ddp_new fails on both ranks, naming what
+ * differs. */
+static void rank_ddp_mismatch(job *j)
+{
+    int mode = *(const int *)j->arg;
+    clt_process_group *pg = join(j, 60);
+    if (pg == NULL)
+        return;
+    clt_device *dev = rank_device(j->rank);
+    clt_module *m = NULL;
+    clt_ddp *ddp = (clt_ddp *)&ddp;
+    clt_ddp_opts o = {j->rank == 1 && mode == 1 ? 1e-4 : 0};
+    clt_status st = make_mlp(dev, 5, j->rank == 1 && mode == 0 ? DH - 1 : DH, NULL, &m);
+    if (st == CLT_OK)
+        st = clt_ddp_new(pg, m, &o, &ddp);
+    note(j->mine, st);
+    j->mine->done = ddp == NULL;
+    /* the group is still good */
+    if (st != CLT_OK && clt_barrier(pg) != CLT_OK)
+        j->mine->done = 0;
+    clt_module_free(m);
+    clt_process_group_free(pg);
+}
+
+Test(dist, ddp_models_or_buckets_that_differ_fail_every_rank)
+{
+    const char *want[2] = {"clt_ddp_new: clt_dist_broadcast_module: the ranks' calls differ",
+                           "in 1 bucket(s) of up to 26214400 bytes"};
+    for (int mode = 0; mode < 2; mode++) {
+        slot *s = run_procs(2, 2, rank_ddp_mismatch, &mode, 60);
+        for (int r = 0; r < 2; r++) {
+            cr_assert_eq(s[r].status, CLT_ERR_INVALID_ARGUMENT, "rank %d: %s", r, s[r].msg);
+            cr_assert(strstr(s[r].msg, want[mode]), "rank %d: %s", r, s[r].msg);
+            cr_assert(s[r].done, "rank %d: *out not NULL, or the group broken", r);
+        }
+        if (mode == 1)
+            /* each layer's weight and bias (the bias 16 or 96 B, under 104) */
+            cr_assert(strstr(s[0].msg, "rank 1 clt_ddp_new of a model of 6 parameters in 3 "
+                                       "bucket(s) of up to 104 bytes"),
+                      "%s", s[0].msg);
+        release_slots(s);
+    }
+}
+
+Test(dist, ddp_world_1)
+{
+    check_ddp_bits(1, (ddp_case){1e-5, 1});
+}

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tsan-check.sh: builds cltensor out of tree with ThreadSanitizer and runs
 # tests/test_threads there (threads on two devices sharing the library's
-# registry, program cache, pool and error state).  Races inside the OpenCL
+# registry, program cache, pool and error state), then examples/ddp on two
+# ranks (DDP's communication thread beside backward).  Races inside the OpenCL
 # driver are suppressed (tests/tsan.supp); any report in cltensor's code
 # fails the run.
 set -eu
@@ -18,10 +19,19 @@ POCL_DEVICES="${POCL_DEVICES-pthread basic}" \
 TSAN_OPTIONS="suppressions=$src/tests/tsan.supp:second_deadlock_stack=1" \
     ./tests/test_threads >tests/test_threads.log 2>&1 || status=$?
 tail -3 tests/test_threads.log
-if grep -l "WARNING: ThreadSanitizer" tests/test_threads.log; then
-    grep -h -A40 "WARNING: ThreadSanitizer" tests/test_threads.log | head -200
-    echo "tsan-check: ThreadSanitizer reports above" >&2
-    status=1
-fi
+# DDP's communication thread reducing buckets while backward runs on the
+# main thread: examples/ddp on two ranks, two epochs.
+make examples/ddp tools/cltensor >/dev/null
+POCL_DEVICES="${POCL_DEVICES-pthread basic}" \
+TSAN_OPTIONS="suppressions=$src/tests/tsan.supp:second_deadlock_stack=1" \
+    ./tools/cltensor launch --nproc 2 -- ./examples/ddp 2 >tests/ddp-tsan.log 2>&1 || status=$?
+tail -2 tests/ddp-tsan.log
+for log in tests/test_threads.log tests/ddp-tsan.log; do
+    if grep -l "WARNING: ThreadSanitizer" "$log"; then
+        grep -h -A40 "WARNING: ThreadSanitizer" "$log" | head -200
+        echo "tsan-check: ThreadSanitizer reports above" >&2
+        status=1
+    fi
+done
 [ "$status" -eq 0 ] && echo "tsan-check: no ThreadSanitizer reports"
 exit "$status"

@@ -117,14 +117,86 @@ CLT_API clt_status clt_dist_broadcast_module(clt_process_group *pg, clt_module *
 
 /* After backward: every gradient of m's parameters replaced by its mean
  * over the ranks, as DDP's reducer does (each gradient multiplied by
- * 1 / world_size, then summed over the ranks in one flat all-reduce per
- * dtype, in buckets of up to 25 MiB, DDP's bucket_cap_mb).  Parameters
+ * 1 / world_size, then summed over the ranks by one flat all-reduce per
+ * bucket, in DDP's buckets of 25 MiB: see clt_ddp_new; clt_ddp does the
+ * same during backward).  Parameters
  * that do not require grad are skipped, as DDP skips them.  A parameter
  * that requires grad but has none on some rank (it took no part in the
  * loss) fails on every rank naming it and the ranks, as DDP without
  * find_unused_parameters does (at its next iteration), and no gradient
  * changes. */
 CLT_API clt_status clt_dist_average_gradients(clt_process_group *pg, clt_module *m);
+
+/* ---- DistributedDataParallel: reduction overlapped with backward -------- */
+
+/* DDP over a model: torch.nn.parallel.DistributedDataParallel(m) without
+ * its forward (call clt_module_forward on m itself).  Its reducer splits
+ * the parameters that require grad into buckets as DDP does (reverse
+ * parameter order, one dtype per bucket, the first of each dtype closed at
+ * 1 MiB, the later ones at bucket_cap_mb) and hooks every parameter
+ * (clt_tensor_register_post_accumulate_grad_hook): during clt_backward,
+ * when the last gradient of a bucket has been accumulated, the bucket is
+ * handed to the handle's communication thread, which reads it, multiplies
+ * it by 1 / world_size and all-reduces it (sum) over the ranks while
+ * backward goes on computing the earlier layers' gradients.  Buckets are
+ * reduced in order, the same on every rank.  The hook that completes the
+ * last bucket waits for the reductions, so clt_backward returns with every
+ * gradient averaged: the same bits as clt_dist_average_gradients after a
+ * plain backward (both sum in the same buckets; with another bucket_cap_mb,
+ * still the same bits in a world of 2).
+ *
+ * Unused parameters (find_unused_parameters=False, DDP's default and the
+ * only mode here): a parameter that requires grad but gets no gradient in
+ * a backward pass leaves its bucket unfinished, and clt_backward returns
+ * on that rank without waiting.  clt_ddp_wait then fails on every rank,
+ * naming the parameter and the ranks that lack it (the other ranks' next
+ * call that waits fails: their clt_backward, or their clt_ddp_wait); so
+ * does the next backward pass on that rank if clt_ddp_wait was not called
+ * (torch: "Expected to have finished reduction in the prior iteration").
+ * The buckets before it are averaged, it and those after it are not.
+ *
+ * Failures on other ranks (one that dies, times out, fails to read its
+ * gradients, or holds another model) fail the waiting call on every rank,
+ * naming the rank, as the collectives do; the group is then broken as
+ * they say.  While a reduction is pending (between clt_backward and
+ * clt_ddp_wait), make no other call on the group.
+ *
+ * Threads.  The handle's thread takes the group while it reduces; the
+ * handle and m are used by one thread at a time besides it. */
+typedef struct clt_ddp clt_ddp;
+
+typedef struct clt_ddp_opts {
+    double bucket_cap_mb; /* > 0; 0: 25 (DDP's default) */
+} clt_ddp_opts;
+#define CLT_DDP_OPTS_DEFAULTS {0.0}
+
+/* Like DDP(m): broadcasts m's parameters and buffers from rank 0
+ * (clt_dist_broadcast_module, which fails on every rank for models that
+ * differ), checks that every rank plans the same buckets (a different
+ * bucket_cap_mb fails every rank, naming it), hooks the parameters and
+ * starts the communication thread.  opts NULL: the defaults.  m and pg are
+ * borrowed and must outlive the handle; at most one handle per model.  New
+ * handle: release with clt_ddp_free. */
+CLT_API clt_status clt_ddp_new(clt_process_group *pg, clt_module *m, const clt_ddp_opts *opts,
+                               clt_ddp **out);
+
+/* Finishes a pending reduction as clt_ddp_wait does (so the other ranks
+ * are not left waiting), removes the hooks and stops the thread; m's
+ * gradients are kept.  NULL does nothing. */
+CLT_API void clt_ddp_free(clt_ddp *ddp);
+
+/* After clt_backward, before the optimizer step: returns at once when the
+ * backward pass finished the reduction (every parameter got its gradient)
+ * or none is pending; else finishes it, failing on every rank for a
+ * parameter without gradient (see above).  The status of a reduction that
+ * failed inside clt_backward is not repeated here. */
+CLT_API clt_status clt_ddp_wait(clt_ddp *ddp);
+
+/* Like entering (0) or leaving (1) DDP's no_sync(): with sync 0, backward
+ * passes only accumulate gradients locally; the first backward after
+ * sync 1 averages the accumulated gradients.  Refused while a reduction is
+ * pending (CLT_ERR_INVALID_ARGUMENT: call clt_ddp_wait first). */
+CLT_API clt_status clt_ddp_set_sync(clt_ddp *ddp, int sync);
 
 #ifdef __cplusplus
 }

@@ -7,9 +7,6 @@
 
 #include "dist/dist.h"
 
-/* DDP's bucket_cap_mb. */
-#define BUCKET_BYTES ((size_t)25 << 20)
-
 static const char *op_name(int64_t op)
 {
     static const char *names[] = {"SUM", "AVG", "PRODUCT", "MIN", "MAX"};
@@ -22,8 +19,9 @@ static void describe(clt__strbuf *sb, const clt__dist_hdr *h)
 {
     static const char *kinds[] = {"?", "clt_all_reduce", "clt_broadcast", "clt_all_gather",
                                   "clt_barrier", "clt_dist_broadcast_module",
-                                  "clt_dist_average_gradients"};
-    clt__sb_printf(sb, "%s", kinds[h->kind >= 1 && h->kind <= 6 ? h->kind : 0]);
+                                  "clt_dist_average_gradients", "clt_ddp_new",
+                                  "clt_ddp's reduction"};
+    clt__sb_printf(sb, "%s", kinds[h->kind >= 1 && h->kind <= 8 ? h->kind : 0]);
     switch ((clt__dist_kind)h->kind) {
     case CLT__DIST_ALL_REDUCE:
     case CLT__DIST_BROADCAST:
@@ -44,6 +42,17 @@ static void describe(clt__strbuf *sb, const clt__dist_hdr *h)
         clt__sb_printf(sb, " of a model of %lld tensors, %lld elements (layout hash %016llx)",
                        (long long)h->shape[0], (long long)h->shape[1],
                        (unsigned long long)h->shape[2]);
+        break;
+    case CLT__DIST_DDP_NEW:
+        clt__sb_printf(sb, " of a model of %lld parameters in %lld bucket(s) of up to %lld "
+                       "bytes (layout hash %016llx)",
+                       (long long)h->shape[0], (long long)h->shape[1], (long long)h->arg,
+                       (unsigned long long)h->shape[2]);
+        break;
+    case CLT__DIST_DDP_BUCKET:
+        clt__sb_printf(sb, " of bucket %lld: %lld %s elements in %lld parameters",
+                       (long long)h->arg, (long long)h->shape[0],
+                       clt_dtype_name((clt_dtype)h->dtype), (long long)h->shape[1]);
         break;
     case CLT__DIST_BARRIER:
         break;
@@ -403,9 +412,7 @@ clt_status clt_barrier(clt_process_group *pg)
 
 /* ---- DistributedDataParallel ---------------------------------------------------------------------- */
 
-/* A hash of the names, dtypes and shapes of tensors (and whether each
- * requires grad): equal on ranks whose models agree. */
-static uint64_t layout_hash(const clt_named_tensor *ts, size_t n)
+uint64_t clt__dist_layout_hash(const clt_named_tensor *ts, size_t n)
 {
     uint64_t hash = CLT__FNV_INIT;
     for (size_t i = 0; i < n; i++) {
@@ -449,7 +456,7 @@ clt_status clt_dist_broadcast_module(clt_process_group *pg, clt_module *m, int s
     if (local == CLT_OK) {
         h.shape[0] = (int64_t)n;
         h.shape[1] = (int64_t)total;
-        h.shape[2] = (int64_t)layout_hash(ts, n);
+        h.shape[2] = (int64_t)clt__dist_layout_hash(ts, n);
     }
     CLT__TRY(clt__dist_agree(pg, &h, local, NULL, fn));
     CLT__TRY(ring_broadcast(pg, buf, total, src, fn));
@@ -465,11 +472,147 @@ done:
     return st;
 }
 
-/* The gradients of one dtype, flat. */
-typedef struct flat {
-    unsigned char *buf, *tmp;
-    size_t n;
-} flat;
+/* ---- buckets ------------------------------------------------------------------------------ */
+
+clt_status clt__dist_plan_buckets(const clt_process_group *pg, clt_tensor *const *ts, size_t n,
+                                  size_t cap, clt__dist_plan *plan, const char *fn)
+{
+    *plan = (clt__dist_plan){0};
+    size_t *of = clt__malloc(sizeof *of * (n ? n : 1));
+    plan->order = clt__malloc(sizeof *plan->order * (n ? n : 1));
+    plan->buckets = clt__malloc(sizeof *plan->buckets * (n ? n : 1));
+    if (of == NULL || plan->order == NULL || plan->buckets == NULL) {
+        free(of);
+        clt__dist_plan_free(plan);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
+    /* Each tensor's bucket, in the order DDP fills them. */
+    size_t open[CLT_DTYPE_COUNT], bytes[CLT_DTYPE_COUNT] = {0};
+    bool later[CLT_DTYPE_COUNT] = {false};
+    for (int d = 0; d < CLT_DTYPE_COUNT; d++)
+        open[d] = SIZE_MAX;
+    for (size_t i = n; i-- > 0;) {
+        if (ts[i] == NULL)
+            continue;
+        clt_dtype d = clt_tensor_dtype(ts[i]);
+        size_t nb = clt_tensor_nbytes(ts[i]);
+        if (open[d] == SIZE_MAX) {
+            open[d] = plan->nb++;
+            plan->buckets[open[d]] = (clt__dist_bucket){.dtype = d};
+            bytes[d] = 0;
+        }
+        clt__dist_bucket *b = &plan->buckets[open[d]];
+        of[i] = open[d];
+        b->count++;
+        b->numel += (size_t)clt_tensor_numel(ts[i]);
+        bytes[d] += nb;
+        if (bytes[d] >= (later[d] ? cap : CLT__DIST_FIRST_BUCKET_BYTES < cap
+                                               ? CLT__DIST_FIRST_BUCKET_BYTES
+                                               : cap)) {
+            open[d] = SIZE_MAX;
+            later[d] = true;
+        }
+    }
+    for (size_t b = 0, first = 0; b < plan->nb; b++) {
+        clt__dist_bucket *k = &plan->buckets[b];
+        size_t kb = k->numel * clt_dtype_size(k->dtype);
+        k->first = first;
+        k->off = plan->total_bytes;
+        first += k->count;
+        plan->total_bytes += kb;
+        if (kb > plan->max_bytes)
+            plan->max_bytes = kb;
+        if (k->count > plan->max_count)
+            plan->max_count = k->count;
+        size_t tb = reduce_tmp_bytes(pg, k->numel, clt_dtype_size(k->dtype));
+        if (tb > plan->max_tmp)
+            plan->max_tmp = tb;
+        k->count = 0; /* counts again below, as places */
+    }
+    for (size_t i = n; i-- > 0;) {
+        if (ts[i] == NULL)
+            continue;
+        clt__dist_bucket *k = &plan->buckets[of[i]];
+        plan->order[k->first + k->count++] = i;
+    }
+    free(of);
+    return CLT_OK;
+}
+
+void clt__dist_plan_free(clt__dist_plan *plan)
+{
+    free(plan->order);
+    free(plan->buckets);
+    *plan = (clt__dist_plan){0};
+}
+
+clt_status clt__dist_bucket_read(const clt__dist_plan *plan, size_t b, clt_tensor *const *grads,
+                                 unsigned char *buf, const char *fn)
+{
+    const clt__dist_bucket *k = &plan->buckets[b];
+    for (size_t j = 0, off = 0; j < k->count; j++) {
+        clt_tensor *g = grads[plan->order[k->first + j]];
+        size_t nb = clt_tensor_nbytes(g);
+        clt_status st = clt_tensor_read(g, buf + off, nb);
+        if (st != CLT_OK)
+            return clt__error_in(st, fn);
+        off += nb;
+    }
+    return CLT_OK;
+}
+
+clt_status clt__dist_bucket_average(clt_process_group *pg, const clt__dist_plan *plan, size_t b,
+                                    unsigned char *buf, unsigned char *tmp, const char *fn)
+{
+    const clt__dist_bucket *k = &plan->buckets[b];
+    if (pg->size == 1)
+        return CLT_OK;
+    scale(buf, k->numel, k->dtype, pg->size, false);
+    return ring_all_reduce(pg, buf, k->numel, k->dtype, CLT_REDUCE_SUM, tmp, fn);
+}
+
+clt_status clt__dist_bucket_write(const clt_process_group *pg, const clt__dist_plan *plan,
+                                  size_t b, clt_tensor *const *grads, const unsigned char *buf,
+                                  const char *fn)
+{
+    const clt__dist_bucket *k = &plan->buckets[b];
+    for (size_t j = 0, off = 0; pg->size > 1 && j < k->count; j++) {
+        clt_tensor *g = grads[plan->order[k->first + j]];
+        size_t nb = clt_tensor_nbytes(g);
+        clt_status st = stage_out(g, buf + off, nb, fn);
+        if (st != CLT_OK)
+            return st;
+        off += nb;
+    }
+    return CLT_OK;
+}
+
+clt_status clt__dist_check_has(const clt_process_group *pg, const clt_named_tensor *ps,
+                               const size_t *idx, size_t n, const unsigned char *has,
+                               const char *fn)
+{
+    for (size_t j = 0; j < n; j++) {
+        const clt_named_tensor *p = &ps[idx ? idx[j] : j];
+        if (!clt_requires_grad(p->tensor))
+            continue;
+        clt__strbuf sb = {0};
+        for (size_t r = 0; r < (size_t)pg->size; r++)
+            if (!has[r * n + j])
+                clt__sb_printf(&sb, "%s%zu", sb.len ? ", " : "", r);
+        if (sb.len == 0 && !sb.failed)
+            continue;
+        char *ranks = clt__sb_take(&sb);
+        clt_status st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                   "%s: parameter '%s' requires grad but has no gradient on "
+                                   "rank %s (it took no part in the loss there); "
+                                   "DistributedDataParallel without find_unused_parameters "
+                                   "refuses this too",
+                                   fn, p->name, ranks ? ranks : "?");
+        free(ranks);
+        return st;
+    }
+    return CLT_OK;
+}
 
 clt_status clt_dist_average_gradients(clt_process_group *pg, clt_module *m)
 {
@@ -480,8 +623,8 @@ clt_status clt_dist_average_gradients(clt_process_group *pg, clt_module *m)
     clt__dist_hdr h = {CLT__DIST_AVERAGE_GRADIENTS, 0, 0, 0, 0, {0}};
     clt_named_tensor *ps = NULL;
     clt_tensor **grads = NULL;
-    unsigned char *has = NULL;
-    flat fl[CLT_DTYPE_COUNT] = {{0}};
+    unsigned char *has = NULL, *buf = NULL, *tmp = NULL;
+    clt__dist_plan plan = {0};
     size_t n = 0, w = (size_t)pg->size;
     clt_status local = CLT_OK;
     if (m == NULL)
@@ -494,91 +637,46 @@ clt_status clt_dist_average_gradients(clt_process_group *pg, clt_module *m)
         if (grads == NULL || has == NULL)
             local = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     }
-    /* Each gradient read into its dtype's flat buffer, before the
-     * exchange, so that a rank that fails here fails every rank. */
     for (size_t i = 0; local == CLT_OK && i < n; i++) {
         if (!clt_requires_grad(ps[i].tensor))
             continue;
         local = clt__error_in(clt_grad(ps[i].tensor, &grads[i]), fn);
-        if (local == CLT_OK && grads[i]) {
+        if (local == CLT_OK && grads[i])
             has[(size_t)pg->rank * n + i] = 1;
-            fl[clt_tensor_dtype(grads[i])].n += (size_t)clt_tensor_numel(grads[i]);
-        }
     }
-    for (int d = 0; local == CLT_OK && d < CLT_DTYPE_COUNT; d++) {
-        if (fl[d].n == 0)
-            continue;
-        size_t es = clt_dtype_size((clt_dtype)d), bucket = BUCKET_BYTES / es;
-        fl[d].buf = clt__malloc(fl[d].n * es);
-        fl[d].tmp = clt__malloc(reduce_tmp_bytes(pg, fl[d].n < bucket ? fl[d].n : bucket, es));
-        if (fl[d].buf == NULL || fl[d].tmp == NULL)
+    /* Every gradient read, in DDP's buckets, before the exchange, so that
+     * a rank that fails here fails every rank. */
+    if (local == CLT_OK)
+        local = clt__dist_plan_buckets(pg, grads, n, CLT__DIST_BUCKET_BYTES, &plan, fn);
+    if (local == CLT_OK) {
+        buf = clt__malloc(plan.total_bytes ? plan.total_bytes : 1);
+        tmp = clt__malloc(plan.max_tmp ? plan.max_tmp : 1);
+        if (buf == NULL || tmp == NULL)
             local = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-        fl[d].n = 0; /* counts again below, as offsets */
     }
-    for (size_t i = 0; local == CLT_OK && i < n; i++) {
-        if (grads[i] == NULL)
-            continue;
-        flat *f = &fl[clt_tensor_dtype(grads[i])];
-        size_t es = clt_dtype_size(clt_tensor_dtype(grads[i]));
-        local = clt__error_in(clt_tensor_read(grads[i], f->buf + f->n * es,
-                                              clt_tensor_nbytes(grads[i])),
-                              fn);
-        f->n += (size_t)clt_tensor_numel(grads[i]);
-    }
+    for (size_t b = 0; local == CLT_OK && b < plan.nb; b++)
+        local = clt__dist_bucket_read(&plan, b, grads, buf + plan.buckets[b].off, fn);
     if (local == CLT_OK) {
         h.shape[0] = (int64_t)n;
         h.shape[1] = clt_module_num_parameters(m);
-        h.shape[2] = (int64_t)layout_hash(ps, n);
+        h.shape[2] = (int64_t)clt__dist_layout_hash(ps, n);
     }
     CLT__TRY(clt__dist_agree(pg, &h, local, NULL, fn));
     CLT__TRY(clt__dist_ring_gather(pg, has, n * w, 1, pg->rank, fn));
-    for (size_t i = 0; i < n; i++) {
-        if (!clt_requires_grad(ps[i].tensor))
-            continue;
-        clt__strbuf sb = {0};
-        for (size_t r = 0; r < w; r++)
-            if (!has[r * n + i])
-                clt__sb_printf(&sb, "%s%zu", sb.len ? ", " : "", r);
-        if (sb.len == 0 && !sb.failed)
-            continue;
-        char *ranks = clt__sb_take(&sb);
-        st = clt__error(CLT_ERR_INVALID_ARGUMENT,
-                        "%s: parameter '%s' requires grad but has no gradient on rank %s (it "
-                        "took no part in the loss there); DistributedDataParallel without "
-                        "find_unused_parameters refuses this too",
-                        fn, ps[i].name, ranks ? ranks : "?");
-        free(ranks);
-        goto done;
-    }
-    if (w > 1) {
-        for (int d = 0; d < CLT_DTYPE_COUNT; d++) {
-            size_t es = clt_dtype_size((clt_dtype)d), bucket = BUCKET_BYTES / es;
-            scale(fl[d].buf, fl[d].n, (clt_dtype)d, pg->size, false);
-            for (size_t lo = 0; lo < fl[d].n; lo += bucket)
-                CLT__TRY(ring_all_reduce(pg, fl[d].buf + lo * es,
-                                         fl[d].n - lo < bucket ? fl[d].n - lo : bucket,
-                                         (clt_dtype)d, CLT_REDUCE_SUM, fl[d].tmp, fn));
-            fl[d].n = 0;
-        }
-        for (size_t i = 0; i < n; i++) {
-            if (grads[i] == NULL)
-                continue;
-            flat *f = &fl[clt_tensor_dtype(grads[i])];
-            CLT__TRY(stage_out(grads[i], f->buf + f->n * clt_dtype_size(clt_tensor_dtype(grads[i])),
-                               clt_tensor_nbytes(grads[i]), fn));
-            f->n += (size_t)clt_tensor_numel(grads[i]);
-        }
-    }
+    CLT__TRY(clt__dist_check_has(pg, ps, NULL, n, has, fn));
+    for (size_t b = 0; b < plan.nb; b++)
+        CLT__TRY(clt__dist_bucket_average(pg, &plan, b, buf + plan.buckets[b].off, tmp, fn));
+    for (size_t b = 0; b < plan.nb; b++)
+        CLT__TRY(clt__dist_bucket_write(pg, &plan, b, grads, buf + plan.buckets[b].off, fn));
     st = clt__ok();
 done:
     for (size_t i = 0; grads && i < n; i++)
         clt_tensor_free(grads[i]);
-    for (int d = 0; d < CLT_DTYPE_COUNT; d++) {
-        free(fl[d].buf);
-        free(fl[d].tmp);
-    }
+    clt__dist_plan_free(&plan);
     free(grads);
     free(has);
+    free(buf);
+    free(tmp);
     clt_free(ps);
     return st;
 }

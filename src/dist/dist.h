@@ -26,7 +26,9 @@ typedef enum clt__dist_kind {
     CLT__DIST_ALL_GATHER,
     CLT__DIST_BARRIER,
     CLT__DIST_BROADCAST_MODULE,
-    CLT__DIST_AVERAGE_GRADIENTS
+    CLT__DIST_AVERAGE_GRADIENTS,
+    CLT__DIST_DDP_NEW,
+    CLT__DIST_DDP_BUCKET
 } clt__dist_kind;
 
 /* Refuses a NULL or broken group for the public call fn. */
@@ -58,5 +60,64 @@ clt_status clt__dist_agree(clt_process_group *pg, clt__dist_hdr *mine, clt_statu
 
 /* a[i] = a[i] op b[i] for n elements of dtype, on the host (AVG adds). */
 void clt__dist_combine(void *a, const void *b, size_t n, clt_dtype dtype, clt_reduce_op op);
+
+/* ---- DistributedDataParallel's buckets (collectives.c) ---------------------- */
+
+/* DDP's bucket_cap_mb, and the cap of the first bucket of each dtype
+ * (torch's dist._DEFAULT_FIRST_BUCKET_BYTES). */
+#define CLT__DIST_BUCKET_BYTES ((size_t)25 << 20)
+#define CLT__DIST_FIRST_BUCKET_BYTES ((size_t)1 << 20)
+
+/* One bucket: tensors order[first .. first + count) of one dtype, flat,
+ * numel elements at byte offset off of the whole plan's layout. */
+typedef struct clt__dist_bucket {
+    clt_dtype dtype;
+    size_t first, count, numel, off;
+} clt__dist_bucket;
+
+typedef struct clt__dist_plan {
+    size_t *order;            /* indices of the tensors, bucket by bucket */
+    clt__dist_bucket *buckets;
+    size_t nb;
+    size_t total_bytes, max_bytes, max_count, max_tmp; /* max_tmp: see the ring */
+} clt__dist_plan;
+
+/* DDP's bucket assignment (compute_bucket_assignment_by_size): the tensors
+ * ts[0..n) that are not NULL, in reverse order, each dtype filling its own
+ * bucket until it holds at least first_cap bytes (the first of the dtype)
+ * or cap bytes (the later ones).  clt_dist_average_gradients and clt_ddp
+ * share it, so that both sum every element in the same order.  Release
+ * with clt__dist_plan_free. */
+clt_status clt__dist_plan_buckets(const clt_process_group *pg, clt_tensor *const *ts, size_t n,
+                                  size_t cap, clt__dist_plan *plan, const char *fn);
+void clt__dist_plan_free(clt__dist_plan *plan);
+
+/* Reads bucket b's tensors (grads[plan->order[...]]) into buf, flat. */
+clt_status clt__dist_bucket_read(const clt__dist_plan *plan, size_t b, clt_tensor *const *grads,
+                                 unsigned char *buf, const char *fn);
+
+/* Bucket b (read into buf) averaged over the ranks as DDP does: times
+ * 1 / world_size, then summed by a ring all-reduce (tmp: plan->max_tmp
+ * bytes).  A world of 1 changes nothing. */
+clt_status clt__dist_bucket_average(clt_process_group *pg, const clt__dist_plan *plan, size_t b,
+                                    unsigned char *buf, unsigned char *tmp, const char *fn);
+
+/* Writes bucket b's values from buf back to its tensors, outside autograd
+ * (nothing in a world of 1). */
+clt_status clt__dist_bucket_write(const clt_process_group *pg, const clt__dist_plan *plan,
+                                  size_t b, clt_tensor *const *grads, const unsigned char *buf,
+                                  const char *fn);
+
+/* has[r * n + j] (gathered from every rank) says whether rank r has a
+ * gradient for parameter ps[idx ? idx[j] : j]: the first that requires
+ * grad and that some rank lacks fails the call, naming it and the ranks,
+ * as DDP without find_unused_parameters does. */
+clt_status clt__dist_check_has(const clt_process_group *pg, const clt_named_tensor *ps,
+                               const size_t *idx, size_t n, const unsigned char *has,
+                               const char *fn);
+
+/* A hash of the names, dtypes and shapes of ts (and whether each requires
+ * grad): equal on ranks whose models agree. */
+uint64_t clt__dist_layout_hash(const clt_named_tensor *ts, size_t n);
 
 #endif
