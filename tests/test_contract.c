@@ -460,7 +460,12 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_cyclic_lr, SCHED,                                                                  \
       clt_cyclic_lr(f->opt, 0.01, 0.1, 0, 2, NULL, 1.0, NULL, NULL, NULL, 0, 0.8, 0.9, &o->sched)) \
     /* optim.h: Adadelta */                                                                  \
-    X(clt_adadelta, OPT, clt_adadelta(f->pair, 1, &bad_adadelta, &o->opt))
+    X(clt_adadelta, OPT, clt_adadelta(f->pair, 1, &bad_adadelta, &o->opt))                   \
+    /* reduce.h: the other scans */                                                          \
+    X(clt_cumprod, T, clt_cumprod(f->f, 2, &o->t))                                           \
+    X(clt_cummax, T | T2, clt_cummax(f->f, -3, &o->t, &o->t2))                               \
+    X(clt_cummin, T | T2, clt_cummin(f->f, 2, &o->t, &o->t2))                                \
+    X(clt_logcumsumexp, T, clt_logcumsumexp(f->i32, 1, &o->t))
 
 static int small_int[1];
 
