@@ -2512,8 +2512,9 @@ def more_reductions():
           lambda p, o: L.clt_cumsum(p, 0, o), [torch.full((1 << 20,), 0.1)], tol="exact")
     check("cumsum 3 x 70000 f32", lambda t: torch.cumsum(t, 1),
           lambda p, o: L.clt_cumsum(p, 1, o), [data((3, 70000), f)], tol="exact")
+    # three long columns are cut into chunks: float64 within a rounding a chunk
     check("cumsum 70000 x 3 f64", lambda t: torch.cumsum(t, 0),
-          lambda p, o: L.clt_cumsum(p, 0, o), [data((70000, 3), torch.float64)], tol="exact")
+          lambda p, o: L.clt_cumsum(p, 0, o), [data((70000, 3), torch.float64)], tol="red")
     check("cumsum int32 beyond 2^31", lambda t: torch.cumsum(t, 0),
           lambda p, o: L.clt_cumsum(p, 0, o),
           [torch.full((5,), 2**30, dtype=torch.int32)], tol="exact")

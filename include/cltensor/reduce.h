@@ -218,7 +218,8 @@ CLT_API clt_status clt_cumprod(const clt_tensor *a, int dim, clt_tensor **out);
  * value was.  As torch 1.13: among equal values the last one's index is
  * taken (>=), and a NaN, once met, stays, with the index of the latest
  * NaN.  Every dtype (torch's CPU kernel refuses float16, its CUDA kernel
- * does not); a 0-dim tensor gives itself and index 0.  Either output may
+ * does not); a 0-dim tensor gives itself and index 0, and as in torch 1.13
+ * a 0-dim or empty input takes any dim.  Either output may
  * be NULL when unwanted, not both (CLT_ERR_NULL_ARGUMENT).  The gradient
  * of the values adds g up at each index (scatter_add).  New tensors:
  * release each with clt_tensor_free. */

@@ -613,6 +613,10 @@ static clt_status cummaxmin(bool max, const clt_tensor *a, int dim, clt_tensor *
         *indices = NULL;
     if (values == NULL && indices == NULL)
         return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: values and indices are both NULL", fn);
+    /* torch 1.13's cummax and cummin check no dim of a 0-dim or empty
+     * input: any dim gives the input back (and indices 0). */
+    if (a && (a->ndim == 0 || a->numel == 0))
+        dim = 0;
     clt_tensor *v = NULL, *idx = NULL;
     clt_status st = clt__scan(max ? CLT__SCAN_MAX : CLT__SCAN_MIN, a, dim, false, &v, &idx, fn);
     if (values) {
