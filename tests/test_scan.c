@@ -8,6 +8,13 @@
 
 #include "gradcheck.h"
 
+/* Long lines in chunks whatever the machine's compute units (a CPU with
+ * fewer than 4 would run them one work-item a line). */
+static void chunks(void)
+{
+    setenv("CLTENSOR_SCAN", "chunks", 1);
+}
+
 enum { SUM, PROD, MAX, MIN, LCSE };
 static const char *const names[] = {"cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"};
 
@@ -155,7 +162,7 @@ Test(scan, every_dim_every_dtype)
  * dim, columns; many short rows (one line a work-item).  Integer sums and
  * products exact, cummax and cummin exact with their indices, float sums
  * and products within a few roundings a chunk. */
-Test(scan, long_slices_take_the_chunks)
+Test(scan, long_slices_take_the_chunks, .init = chunks)
 {
     const int64_t shapes[][3] = {{1, 200000, 1}, {2, 50001, 3}, {1, 30000, 2}, {3000, 7, 1}};
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
@@ -168,7 +175,7 @@ Test(scan, long_slices_take_the_chunks)
 
 /* A float32 cumsum of 2^22 0.1s, cut into chunks: each element still the
  * float32 nearest the double running sum (exact here), torch's CPU bits. */
-Test(scan, long_float32_cumsum_keeps_torchs_bits)
+Test(scan, long_float32_cumsum_keeps_torchs_bits, .init = chunks)
 {
     clt_device *dev = get_device("cpu");
     if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
@@ -186,7 +193,7 @@ Test(scan, long_float32_cumsum_keeps_torchs_bits)
 
 /* Strided inputs (permuted, sliced with a step) against their contiguous
  * copies, long enough along the last dim for the chunks. */
-Test(scan, strided_input)
+Test(scan, strided_input, .init = chunks)
 {
     clt_device *dev = get_device("cpu");
     int64_t shape[3] = {2, 3, 40000};
@@ -299,7 +306,7 @@ static void sampled_gradcheck(clt_device *dev, int op, int64_t n, double *h, con
     clt_tensor_free(leaf);
 }
 
-Test(scan, gradients_by_finite_differences)
+Test(scan, gradients_by_finite_differences, .init = chunks)
 {
     clt_device *dev = get_device("cpu");
     if (!clt_device_supports_dtype(dev, CLT_FLOAT64))

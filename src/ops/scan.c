@@ -31,15 +31,21 @@ static clt_status options(const clt_tensor *a, const char **opts, const char *fn
 
 /* How many chunks each of `lines` lines of R elements is cut into: 1 (one
  * work-item a line) when the lines alone give each compute unit a few
- * work-items (a few hundred wavefront lanes on a GPU), or when
- * CLTENSOR_SCAN=lines asks for that path (the baseline of the benchmarks). */
+ * work-items (a few hundred lanes on a GPU).  A CPU reads a chunked line
+ * twice (its totals, then its values), so with fewer than 4 compute units
+ * chunks gain nothing there.  CLTENSOR_SCAN=lines asks for one work-item a
+ * line (the benchmarks' baseline), =chunks for chunks wherever a line is
+ * long enough (the tests, on any machine). */
 static int64_t chunk_count(const clt_device *dev, bool gpu, int64_t lines, int64_t R)
 {
     const char *s = getenv("CLTENSOR_SCAN");
+    bool force = s && clt__strcaseeq(s, "chunks");
     if (s && clt__strcaseeq(s, "lines"))
         return 1;
     int64_t cu = dev->info.compute_units ? (int64_t)dev->info.compute_units : 1;
-    int64_t want = gpu ? cu * 1024 : cu * 4;
+    if (!gpu && cu < 4 && !force)
+        return 1;
+    int64_t want = gpu ? cu * 1024 : (cu < 2 ? 2 : cu) * 4;
     if (lines >= want)
         return 1;
     int64_t n = (want + lines - 1) / lines, most = R / (gpu ? MIN_CHUNK_GPU : MIN_CHUNK_CPU);
