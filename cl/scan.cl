@@ -71,13 +71,14 @@
 /* torch's cummax_cummin_helper: a NaN takes over (each later NaN with its
  * index), and an equal value moves the index on (>=, the last of equal
  * maxima). */
-#define cmax_STEP(a, c, ai, x, xi)                                             \
+#define EXTREME_STEP(CMP, a, c, ai, x, xi)                                     \
     do {                                                                       \
-        if ((ai) < 0 || IS_NAN(x) || (!IS_NAN(a) && (x) >= (a))) {             \
+        if ((ai) < 0 || IS_NAN(x) || (!IS_NAN(a) && (x) CMP (a))) {            \
             (a) = (x);                                                         \
             (ai) = (xi);                                                       \
         }                                                                      \
     } while (0)
+#define cmax_STEP(a, c, ai, x, xi) EXTREME_STEP(>=, a, c, ai, x, xi)
 #define cmax_VALUE(a, c) (a)
 #define cmax_ACC T_C
 #define cmax_ID ((T_C)0)
@@ -85,13 +86,7 @@
 #define cmax_IDX 1
 #define cmax_STORE SAME_STORE
 
-#define cmin_STEP(a, c, ai, x, xi)                                             \
-    do {                                                                       \
-        if ((ai) < 0 || IS_NAN(x) || (!IS_NAN(a) && (x) <= (a))) {             \
-            (a) = (x);                                                         \
-            (ai) = (xi);                                                       \
-        }                                                                      \
-    } while (0)
+#define cmin_STEP(a, c, ai, x, xi) EXTREME_STEP(<=, a, c, ai, x, xi)
 #define cmin_VALUE(a, c) (a)
 #define cmin_ACC T_C
 #define cmin_ID ((T_C)0)

@@ -463,9 +463,10 @@ clt_status clt_all_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **o
     return clt__all_dim(a, dim, keepdim, out, "clt_all_dim");
 }
 
-/* sort and topk: saved the indices along i[0]; g goes back to the
- * element each index names, 0 elsewhere. */
-static clt_status bw_sort(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+/* sort and topk (scatter), cummax and cummin (add: torch's
+ * cummaxmin_backward, a scatter_add): saved the indices along i[0]; g goes
+ * back to the element each index names, 0 elsewhere. */
+static clt_status put_back(clt__node *n, const clt_tensor *g, bool add, clt_tensor **gin)
 {
     const clt__edge *e = &n->in[0];
     if (e->ndim == 0)
@@ -473,9 +474,20 @@ static clt_status bw_sort(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     clt_tensor *z = NULL;
     clt_status st = clt__full(e->dev, g->dtype, e->ndim, e->shape, 0.0, &z);
     if (st == CLT_OK)
-        st = clt__scatter(z, (int)n->i[0], S(0), g, &gin[0], "clt_backward");
+        st = add ? clt__scatter_add(z, (int)n->i[0], S(0), g, &gin[0], "clt_backward")
+                 : clt__scatter(z, (int)n->i[0], S(0), g, &gin[0], "clt_backward");
     clt_tensor_free(z);
     return st;
+}
+
+static clt_status bw_sort(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return put_back(n, g, false, gin);
+}
+
+static clt_status bw_cummaxmin(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return put_back(n, g, true, gin);
 }
 
 /* The values of sort, topk, cummax or cummin record the node (backward bw),
@@ -589,21 +601,6 @@ clt_status clt_cumprod(const clt_tensor *a, int dim, clt_tensor **out)
     clt_status st = clt__scan(CLT__SCAN_PROD, a, dim, false, out, NULL, "clt_cumprod");
     return record(st, out, "CumprodBackward0", bw_cumprod, 2, a,
                   st == CLT_OK ? node_dim(a, dim) : 0, 0, 0, 0.0);
-}
-
-/* cummax and cummin: saved the indices along i[0]; g added up at the
- * element each index names (torch's cummaxmin_backward, a scatter_add). */
-static clt_status bw_cummaxmin(clt__node *n, const clt_tensor *g, clt_tensor **gin)
-{
-    const clt__edge *e = &n->in[0];
-    if (e->ndim == 0)
-        return clt__alias(g, &gin[0]);
-    clt_tensor *z = NULL;
-    clt_status st = clt__full(e->dev, g->dtype, e->ndim, e->shape, 0.0, &z);
-    if (st == CLT_OK)
-        st = clt__scatter_add(z, (int)n->i[0], S(0), g, &gin[0], "clt_backward");
-    clt_tensor_free(z);
-    return st;
 }
 
 static clt_status cummaxmin(bool max, const clt_tensor *a, int dim, clt_tensor **values,
