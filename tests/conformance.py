@@ -3730,6 +3730,44 @@ def scans():
     del os.environ["CLTENSOR_SCAN"]
 
 
+def topk_large():
+    """topk with k > 16 (merge passes that keep the first k): the first k of
+    torch.sort(stable=True), values and indices, both directions, long rows,
+    middle dims, views, NaN and ties; torch.topk's values."""
+    proto("clt_topk", [P, C.c_int64, C.c_int, C.c_int, C.c_int, P, P])
+    f = torch.float32
+
+    def first_k(t, k, d, largest, idx):
+        r = torch.sort(t, dim=d, descending=bool(largest), stable=True)
+        return r[idx].narrow(d if d >= 0 else d + t.dim(), 0, k)
+
+    def cases(name, a, k, d):
+        for largest in (0, 1):
+            for idx in (0, 1):
+                check("topk %s k=%d d=%d largest=%d%s" % (name, k, d, largest,
+                                                          " indices" if idx else ""),
+                      lambda t, k=k, d=d, largest=largest, idx=idx: first_k(t, k, d, largest, idx),
+                      lambda p, o, k=k, d=d, largest=largest, idx=idx: _topk_c(p, o, k, d, largest,
+                                                                                idx),
+                      [a], tol="exact")
+            check("topk %s k=%d d=%d largest=%d torch.topk" % (name, k, d, largest),
+                  lambda t, k=k, d=d, largest=largest: torch.topk(t, k, d, bool(largest))[0],
+                  lambda p, o, k=k, d=d, largest=largest: _topk_c(p, o, k, d, largest, 0), [a],
+                  tol="exact", signed_zero=False)
+
+    a = data((64, 1000), f)
+    for k in (17, 100, 999, 1000):
+        cases("64x1000", a, k, 1)
+    cases("1x100000", data((1, 100000), f), 1000, 1)
+    cases("1x100000 f64 special", data((1, 100000), torch.float64, special=True), 300, -1)
+    cases("ties", data((8, 5000), f, lo=-3, hi=3).round(), 700, 1)
+    cases("int64 ties", data((3, 4099), torch.int64, lo=-9, hi=9), 33, 1)
+    cases("middle", data((3, 2000, 5), f), 37, 1)
+    cases("dim 0", data((3000, 4), torch.float64), 129, 0)
+    cases("transposed", In(data((700, 6), f), ("T",)), 65, 1)
+    cases("sliced", In(data((4, 6001), f), ("S", 1, 1, 6000, 2)), 200, 1)
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -3739,7 +3777,8 @@ def main():
                 linalg2,
                 shapeops,
                 sdpa,
-                scans]
+                scans,
+                topk_large]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

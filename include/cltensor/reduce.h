@@ -136,7 +136,9 @@ CLT_API clt_status clt_argsort(const clt_tensor *a, int dim, int descending, clt
 /* The k largest elements along dim (the k smallest when largest is 0) and
  * their int64 indices, like torch.topk(a, k, dim, largest, sorted): the
  * first k of clt_sort(a, dim, largest), bit for bit (k up to 16 is
- * selected in chunks without sorting the rest), so they are always in
+ * selected in chunks without sorting the rest; a larger k by clt_sort's
+ * merge passes making only the first k of each merged run), so they are
+ * always in
  * sorted order, whatever `sorted` says (torch leaves the order unspecified
  * when it is 0), NaN counts as the largest value, and among equal values
  * the lower indices come first and are the ones taken (torch's CPU kernel
