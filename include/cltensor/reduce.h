@@ -194,7 +194,8 @@ CLT_API clt_status clt_logsumexp_all(const clt_tensor *a, clt_tensor **out);
  * added up in order, one element after the other: the results are then
  * PyTorch's CPU results bit for bit, each float32 one the float32 nearest
  * the float64 running sum.  Fewer, longer slices are cut into chunks
- * (the number chosen from the device's compute units) added up in
+ * (the number chosen from the device's compute units; not on a CPU of
+ * under 4, where reading each slice twice would gain nothing) added up in
  * parallel, the chunks' totals added in order and carried into each chunk,
  * as torch's GPU kernels do: integer sums stay exact, float64 results and
  * float16 ones may differ from the sequential sum by about a rounding per
