@@ -621,7 +621,9 @@ typedef enum op_kind {
     OP_CUMSUM,
     OP_LOGSUMEXP,
     OP_INV,
-    OP_SOLVE
+    OP_SOLVE,
+    OP_TOPK100,
+    OP_TOPK1000
 } op_kind;
 
 /* clt_sort's or clt_topk's values, their indices released. */
@@ -654,6 +656,11 @@ static clt_status run_op(op_kind op, clt_tensor *a, const clt_tensor *b, clt_ten
     case OP_TOPK5: {
         clt_tensor *idx = NULL;
         return values_only(clt_topk(a, 5, -1, 1, 1, out, &idx), idx);
+    }
+    case OP_TOPK100:
+    case OP_TOPK1000: {
+        clt_tensor *idx = NULL;
+        return values_only(clt_topk(a, op == OP_TOPK100 ? 100 : 1000, -1, 1, 1, out, &idx), idx);
     }
     default: return clt_matmul(a, b, out);
     }
@@ -965,6 +972,72 @@ static void case_map(bench *b, op_kind op, par_fn fn, size_t n, size_t cols, dou
 {
     case_rows_as(b, op, fn, op == OP_SOFTMAX ? 2 : 1, n / cols, cols, cols, tol, 4, 8.0, op_name,
                  name);
+}
+
+/* One op on [rows, cols] float32 against itself with the environment
+ * variable env set to val (the path it replaced, forced), timed in
+ * alternating batches of 2 calls; elements read per second, both results
+ * the same bits. */
+static void case_vs_env(bench *b, op_kind op, size_t rows, size_t cols, const char *env,
+                        const char *val, const char *op_name, const char *name)
+{
+    size_t n = rows * cols, nout = 0;
+    int64_t shape[2] = {(int64_t)rows, (int64_t)cols};
+    float *ha = malloc(n * sizeof(float)), *h0 = malloc(n * sizeof(float)),
+          *h1 = malloc(n * sizeof(float));
+    clt_tensor *ta = NULL, *out = NULL;
+    double t[2][MAX_REPS];
+    if (!ha || !h0 || !h1) {
+        fprintf(stderr, "cltensor bench: %s: out of host memory\n", name);
+        b->failures++;
+        goto done;
+    }
+    fill_random(ha, n);
+    if (!(ta = from_host(b, ha, 2, shape))) {
+        fail(b, name, "making the input");
+        goto done;
+    }
+    for (int r = -1; r < 7; r++)
+        for (int side = 0; side < 2; side++) {
+            if (side)
+                setenv(env, val, 1);
+            double t0 = now();
+            for (int k = 0; k < 2; k++) {
+                clt_tensor_free(out);
+                out = NULL;
+                if (run_op(op, ta, NULL, &out) != CLT_OK) {
+                    unsetenv(env);
+                    fail(b, name, op_name);
+                    goto done;
+                }
+            }
+            int ok = clt_device_synchronize(b->dev) == CLT_OK;
+            if (r >= 0)
+                t[side][r] = (now() - t0) / 2;
+            if (ok && r < 0) {
+                nout = (size_t)clt_tensor_numel(out); /* at most n */
+                if (read_back(b, name, out, side ? h1 : h0, nout) != 0)
+                    ok = 0;
+            }
+            unsetenv(env);
+            if (!ok) {
+                fail(b, name, "clt_device_synchronize");
+                goto done;
+            }
+        }
+    if (memcmp(h0, h1, nout * sizeof(float)) != 0)
+        wrong(b, name, op_name, max_abs_diff(h0, h1, nout));
+    double t_new = median(t[0], 7), t_old = median(t[1], 7);
+    char base[64];
+    snprintf(base, sizeof base, "%s=%s", env, val);
+    report(b, name, (double)n / t_new / 1e6, "Melem/s", base, (double)n / t_old / 1e6,
+           t_old / t_new, ">= 1.0");
+done:
+    clt_tensor_free(out);
+    clt_tensor_free(ta);
+    free(ha);
+    free(h0);
+    free(h1);
 }
 
 /* ---- LayerNorm -------------------------------------------------------------- */
@@ -2456,7 +2529,9 @@ int cltensor_bench(int argc, char **argv)
                                         "train_lstm_T200", "linalg_inv_256x32x32",
                                         "linalg_solve_1024", "sdpa_8x256x64",
                                         "sdpa_fwd_bwd_8x256x64", "sdpa_8x1024x64",
-                                        "sdpa_fwd_bwd_8x1024x64"};
+                                        "sdpa_fwd_bwd_8x1024x64", "cumsum_1x16M",
+                                        "cumsum_1x16M_vs_lines", "sort_16x64K",
+                                        "topk100_4096x1000_vs_sort", "topk1000_1x1M_vs_sort"};
     for (int i = 0; i < b.nfilters; i++) {
         size_t k = 0, len = strlen(b.filters[i]);
         while (k < sizeof names / sizeof names[0] && strncmp(names[k], b.filters[i], len) != 0)
@@ -2514,6 +2589,20 @@ int cltensor_bench(int argc, char **argv)
     if (selected(&b, "cumsum_4096x1024"))
         case_rows(&b, OP_CUMSUM, cumsum_part, 4096, 1024, 1024, 0, "clt_cumsum",
                   "cumsum_4096x1024");
+    if (selected(&b, "cumsum_1x16M"))
+        case_rows(&b, OP_CUMSUM, cumsum_part, 1, (size_t)1 << 24, (size_t)1 << 24, 0, "clt_cumsum",
+                  "cumsum_1x16M");
+    if (selected(&b, "cumsum_1x16M_vs_lines"))
+        case_vs_env(&b, OP_CUMSUM, 1, (size_t)1 << 24, "CLTENSOR_SCAN", "lines", "clt_cumsum",
+                    "cumsum_1x16M_vs_lines");
+    if (selected(&b, "sort_16x64K"))
+        case_rows(&b, OP_SORT, sort_part, 16, 65536, 65536, 0, "clt_sort", "sort_16x64K");
+    if (selected(&b, "topk100_4096x1000_vs_sort"))
+        case_vs_env(&b, OP_TOPK100, 4096, 1000, "CLTENSOR_TOPK", "sort", "clt_topk",
+                    "topk100_4096x1000_vs_sort");
+    if (selected(&b, "topk1000_1x1M_vs_sort"))
+        case_vs_env(&b, OP_TOPK1000, 1, (size_t)1 << 20, "CLTENSOR_TOPK", "sort", "clt_topk",
+                    "topk1000_1x1M_vs_sort");
     if (selected(&b, "logsumexp_4096x1024"))
         case_rows(&b, OP_LOGSUMEXP, logsumexp_part, 4096, 1024, 1, 1e-5, "clt_logsumexp",
                   "logsumexp_4096x1024");

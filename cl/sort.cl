@@ -62,10 +62,14 @@ CLT_KERNEL(sort_runs)(__global const T *src, long soff, __global T *dval,
  * sorted runs [p * 2w, p * 2w + w) and [p * 2w + w, min(R, (p + 1) * 2w))
  * are merged; seg divides 2w, so a segment lies in one pair.  The item
  * finds where its segment starts in each run by a binary search along the
- * merge path, then merges seg elements from there. */
+ * merge path, then merges seg elements from there.  Only the first `keep`
+ * elements of each merged pair are made (kseg segments a pair; a full sort
+ * has keep = 2w): their merge path reads nothing past the first keep of
+ * either run, so when every pass keeps the first k (topk), elements past
+ * them are never needed. */
 CLT_KERNEL(merge_pass)(__global const T *sval, __global const long *sidx, __global T *dval,
                        __global long *didx, long R, long inner, long w, long seg, long nsegs,
-                       int desc, long total)
+                       long keep, long kseg, int desc, long total)
 {
     long t = get_global_id(0);
     if (t >= total)
@@ -73,9 +77,11 @@ CLT_KERNEL(merge_pass)(__global const T *sval, __global const long *sidx, __glob
     long s = t / nsegs, q = t - s * nsegs;
     long o = s / inner, i = s - o * inner;
     long base = o * R * inner + i;
-    long start = q * seg, p0 = start / (2 * w) * (2 * w);
+    long p0 = q / kseg * (2 * w), start = p0 + (q - q / kseg * kseg) * seg;
+    if (start >= R)
+        return;
     long na = min(w, R - p0), nb = clamp(R - p0 - w, 0L, w);
-    long d = start - p0, end = min(start + seg, R) - p0;
+    long d = start - p0, end = min(min(start + seg, R) - p0, keep);
     long a0 = base + p0 * inner, b0 = base + (p0 + na) * inner;
     long lo = max(0L, d - nb), hi = min(d, na);
     while (lo < hi) {

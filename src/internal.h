@@ -1432,4 +1432,30 @@ clt_status clt__sdpa_rec(const char *fn, const clt_tensor *q, const clt_tensor *
                          const clt_tensor *v, const clt_tensor *mask, int mask_kind, bool causal,
                          double scale, clt_tensor **out);
 
+/* ---- cumulative ops (src/ops/scan.c) -------------------------------------- */
+
+/* Checks dim against a and sees a as [*outer, *R, *inner] around it (*d the
+ * dim wrapped; a 0-d tensor is one slice of one); the shape of a reduction
+ * over it goes to oshape (*ond dims, the dim kept as size 1 when keepdim).
+ * In src/ops/reduce.c. */
+clt_status clt__split_at(const clt_tensor *a, int dim, int keepdim, int *d, int64_t *outer,
+                         int64_t *R, int64_t *inner, int64_t *oshape, int *ond, const char *fn);
+
+typedef enum clt__scan_op {
+    CLT__SCAN_SUM,
+    CLT__SCAN_PROD,
+    CLT__SCAN_MAX,
+    CLT__SCAN_MIN,
+    CLT__SCAN_LOGSUMEXP
+} clt__scan_op;
+
+/* torch.cumsum, cumprod, cummax, cummin or logcumsumexp of a along dim
+ * (from the last element on when reverse, for gradients).  Sums and
+ * products of bool and integer inputs give int64; cummax and cummin keep
+ * a's dtype and need `indices` (int64, the index along dim of each value,
+ * the last of equal ones, a NaN's once one is met); logcumsumexp takes
+ * floating dtypes only.  indices may be NULL for the others.  New tensors. */
+clt_status clt__scan(clt__scan_op op, const clt_tensor *a, int dim, bool reverse,
+                     clt_tensor **out, clt_tensor **indices, const char *fn);
+
 #endif

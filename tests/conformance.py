@@ -279,6 +279,8 @@ TOL = {  # (rtol, atol) for float32, float64
     "red32": ((5e-5, 1e-5), (5e-6, 1e-6)),
     # torch's float32 gelu loses ~2e-7 absolute in the left tail (1 + erf)
     "gelu": ((4e-6, 5e-7), (1e-13, 1e-15)),
+    # a float64 running sum cut into chunks: a rounding of the largest partial sum a chunk
+    "chunks": ((5e-5, 1e-5), (1e-11, 1e-10)),
 }
 
 
@@ -2512,8 +2514,9 @@ def more_reductions():
           lambda p, o: L.clt_cumsum(p, 0, o), [torch.full((1 << 20,), 0.1)], tol="exact")
     check("cumsum 3 x 70000 f32", lambda t: torch.cumsum(t, 1),
           lambda p, o: L.clt_cumsum(p, 1, o), [data((3, 70000), f)], tol="exact")
+    # three long columns are cut into chunks: float64 within a rounding a chunk
     check("cumsum 70000 x 3 f64", lambda t: torch.cumsum(t, 0),
-          lambda p, o: L.clt_cumsum(p, 0, o), [data((70000, 3), torch.float64)], tol="exact")
+          lambda p, o: L.clt_cumsum(p, 0, o), [data((70000, 3), torch.float64)], tol="chunks")
     check("cumsum int32 beyond 2^31", lambda t: torch.cumsum(t, 0),
           lambda p, o: L.clt_cumsum(p, 0, o),
           [torch.full((5,), 2**30, dtype=torch.int32)], tol="exact")
@@ -3915,6 +3918,121 @@ def decoder():
                   [torch.zeros(1)], tol="exact")
 
 
+def _cummaxmin_c(name, p, o, d, want_idx):
+    """clt_cummax or clt_cummin handing out its values or (want_idx) its
+    indices in o; the other output, asked for too, must match the status."""
+    other = P(0xdead)
+    st = getattr(L, name)(p, d, C.byref(other) if want_idx else o,
+                          o if want_idx else C.byref(other))
+    if (st == 0) != (other.value is not None):
+        raise AssertionError("the other output %s after status %d" % (other.value, st))
+    L.clt_tensor_free(other)
+    return st
+
+
+def scans():
+    """cumsum, cumprod, cummax, cummin and logcumsumexp: dtypes, every dim,
+    views, NaN and inf, ties, and slices long enough to be cut into chunks
+    (one row of 300000, rows along a middle dim)."""
+    for n in ("clt_cumprod", "clt_logcumsumexp"):
+        proto(n, [P, C.c_int, PP])
+    for n in ("clt_cummax", "clt_cummin"):
+        proto(n, [P, C.c_int, P, P])
+    f = torch.float32
+    inf, nan = float("inf"), float("nan")
+    # long lines in chunks on any machine (a CPU of under 4 cores would not cut them)
+    os.environ["CLTENSOR_SCAN"] = "chunks"
+
+    def cases(name, a, dims, tol="red", exact_sum=True):
+        for d in dims:
+            check("cumsum %s d=%d" % (name, d), lambda t, d=d: torch.cumsum(t, d),
+                  lambda p, o, d=d: L.clt_cumsum(p, d, o), [a],
+                  tol="exact" if exact_sum else tol)
+            check("cumprod %s d=%d" % (name, d), lambda t, d=d: torch.cumprod(t, d),
+                  lambda p, o, d=d: L.clt_cumprod(p, d, o), [a], tol=tol)
+            check("logcumsumexp %s d=%d" % (name, d),
+                  lambda t, d=d: torch.logcumsumexp(t, d),
+                  lambda p, o, d=d: L.clt_logcumsumexp(p, d, o), [a], tol=tol)
+            for op in ("cummax", "cummin"):
+                for idx in (0, 1):
+                    check("%s%s %s d=%d" % (op, " indices" if idx else "", name, d),
+                          lambda t, d=d, op=op, idx=idx: getattr(torch, op)(t, d)[idx],
+                          lambda p, o, d=d, op=op, idx=idx: _cummaxmin_c("clt_" + op, p, o, d,
+                                                                         idx),
+                          [a], tol="exact")
+
+    shapes = [(3, 5), (7,), (), (2, 3, 4), (0,), (0, 3), (3, 0), (33, 65), (2, 40, 17)]
+    for dt in DTYPES:
+        for sh in shapes if dt in FLOATS else [(3, 5), (0,), (), (2, 3, 4), (2, 40, 17)]:
+            a = data(sh, dt, lo=-2, hi=2, special=True)
+            nd = max(len(sh), 1)
+            cases("%s %s" % (dn(dt), list(sh)), a, range(-nd - 1, nd + 1))
+    # ties (the last index of equal extremes), NaN taking over, infinities
+    ties = torch.tensor([[1.0, 3.0, 3.0, nan, 2.0, nan, 5.0], [-inf, -inf, 1.0, inf, inf, 0.0, 0.0],
+                         [0.0, -0.0, 0.0, -0.0, 1.0, 1.0, -1.0]])
+    for dt in FLOATS:
+        cases("edges %s" % dn(dt), ties.to(dt), (1,))
+    views = [In(data((5, 6), f), ("T",)), In(data((4, 11), f), ("S", 1, 2, 10, 3)),
+             In(data((6, 7, 8), f), ("V", [("perm", (2, 0, 1))])),
+             In(data((1, 5), f), ("E", (3, 5)))]
+    for i, v in enumerate(views):
+        cases("view %d" % i, v, (0, -1))
+    # long slices, cut into chunks: values near 1 keep the products finite
+    near1 = lambda sh, dt: data(sh, dt, lo=0.9995, hi=1.0005)
+    cases("1 x 300000 f32", near1((1, 300000), f), (1,))
+    cases("300000 f64", near1((300000,), torch.float64), (0,), exact_sum=False)
+    cases("2 x 70001 x 3 f32 middle", near1((2, 70001, 3), f), (1,))
+    cases("1 x 200000 int64", data((1, 200000), torch.int64, lo=-3, hi=3), (1,))
+    ties_long = data((1, 100000), f, lo=-40, hi=40).round()
+    ties_long[0, 50000] = nan
+    cases("1 x 100000 ties and a NaN", ties_long, (1,))
+    cases("strided long", In(near1((4, 200000), f), ("S", 1, 0, 199999, 2)), (1,))
+    check("cumsum 2^22 x 0.1 f32", lambda t: torch.cumsum(t, 0),
+          lambda p, o: L.clt_cumsum(p, 0, o), [torch.full((1 << 22,), 0.1)], tol="exact")
+    check("cumsum int32 long beyond 2^31", lambda t: torch.cumsum(t, 0),
+          lambda p, o: L.clt_cumsum(p, 0, o),
+          [torch.full((300000,), 2**20, dtype=torch.int32)], tol="exact")
+    del os.environ["CLTENSOR_SCAN"]
+
+
+def topk_large():
+    """topk with k > 16 (merge passes that keep the first k): the first k of
+    torch.sort(stable=True), values and indices, both directions, long rows,
+    middle dims, views, NaN and ties; torch.topk's values."""
+    proto("clt_topk", [P, C.c_int64, C.c_int, C.c_int, C.c_int, P, P])
+    f = torch.float32
+
+    def first_k(t, k, d, largest, idx):
+        r = torch.sort(t, dim=d, descending=bool(largest), stable=True)
+        return r[idx].narrow(d if d >= 0 else d + t.dim(), 0, k)
+
+    def cases(name, a, k, d):
+        for largest in (0, 1):
+            for idx in (0, 1):
+                check("topk %s k=%d d=%d largest=%d%s" % (name, k, d, largest,
+                                                          " indices" if idx else ""),
+                      lambda t, k=k, d=d, largest=largest, idx=idx: first_k(t, k, d, largest, idx),
+                      lambda p, o, k=k, d=d, largest=largest, idx=idx: _topk_c(p, o, k, d, largest,
+                                                                                idx),
+                      [a], tol="exact")
+            check("topk %s k=%d d=%d largest=%d torch.topk" % (name, k, d, largest),
+                  lambda t, k=k, d=d, largest=largest: torch.topk(t, k, d, bool(largest))[0],
+                  lambda p, o, k=k, d=d, largest=largest: _topk_c(p, o, k, d, largest, 0), [a],
+                  tol="exact", signed_zero=False)
+
+    a = data((64, 1000), f)
+    for k in (17, 100, 999, 1000):
+        cases("64x1000", a, k, 1)
+    cases("1x100000", data((1, 100000), f), 1000, 1)
+    cases("1x100000 f64 special", data((1, 100000), torch.float64, special=True), 300, -1)
+    cases("ties", data((8, 5000), f, lo=-3, hi=3).round(), 700, 1)
+    cases("int64 ties", data((3, 4099), torch.int64, lo=-9, hi=9), 33, 1)
+    cases("middle", data((3, 2000, 5), f), 37, 1)
+    cases("dim 0", data((3000, 4), torch.float64), 129, 0)
+    cases("transposed", In(data((700, 6), f), ("T",)), 65, 1)
+    cases("sliced", In(data((4, 6001), f), ("S", 1, 1, 6000, 2)), 200, 1)
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -3924,7 +4042,9 @@ def main():
                 linalg2,
                 shapeops,
                 sdpa,
-                decoder]
+                decoder,
+                scans,
+                topk_large]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -1071,6 +1071,49 @@ def hook_case():
         L.clt_scope_end()
 
 
+# ---- the other scans: cumprod (zeros: torch's cumprod_backward), cummax and cummin (the
+# gradient added up at each index: ties give it to the last), logcumsumexp (stable)
+proto("clt_cumprod", [P, C.c_int, PP])
+proto("clt_logcumsumexp", [P, C.c_int, PP])
+proto("clt_cummax", [P, C.c_int, PP, PP])
+proto("clt_cummin", [P, C.c_int, PP, PP])
+
+
+def cum_values(name, x, d):
+    """clt_cummax or clt_cummin's values (no indices asked for)."""
+    out = P()
+    if getattr(L, name)(x, d, C.byref(out), None) != 0:
+        raise RuntimeError("%s: %s" % (name, L.clt_last_error().decode()))
+    return out
+
+
+inf, nan = float("inf"), float("nan")
+cp = [[2.0, 0.0, 3.0, 0.0, 4.0], [0.0, 1.5, -2.0, 0.5, 3.0], [1.5, -2.0, 0.5, 3.0, 0.0],
+      [0.7, 1.3, -0.4, 2.0, 1.1], [0.0, 0.0, 2.0, 3.0, 1.0], [2.0, 0.0, 3.0, inf, 1.0]]
+for d in (0, 1, -1):
+    case("cumprod zeros %d" % d, lambda x, d=d: torch.cumprod(x, d),
+         lambda x, d=d: call("clt_cumprod", x, d), [cp])
+case("cumprod 3-d middle", lambda x: torch.cumprod(x, 1), lambda x: call("clt_cumprod", x, 1),
+     [np.arange(1.0, 25.0).reshape(2, 3, 4) / 11 - 0.6])
+case("cumprod 0-d", lambda x: torch.cumprod(x, 0), lambda x: call("clt_cumprod", x, 0), [0.0])
+case("cumprod one", lambda x: torch.cumprod(x, 0), lambda x: call("clt_cumprod", x, 0), [[0.0]])
+ties = [[1.0, 3.0, 3.0, 2.0, 5.0, 5.0], [4.0, 1.0, 1.0, 0.5, 0.5, 2.0], [1.0, nan, 2.0, nan, 3.0, 0.0]]
+for op in ("cummax", "cummin"):
+    for d in (0, 1):
+        case("%s ties %d" % (op, d), lambda x, d=d, op=op: getattr(torch, op)(x, d)[0],
+             lambda x, d=d, op=op: cum_values("clt_" + op, x, d), [ties])
+    case("%s 0-d" % op, lambda x, op=op: getattr(torch, op)(x, 0)[0],
+         lambda x, op=op: cum_values("clt_" + op, x, 0), [2.5])
+lcs = [[3.0, 1.0, 3.0, 0.0], [-inf, -inf, 1.0, 2.0], [1000.0, 999.0, -1e4, 1000.0],
+       [-2.0, 0.5, -1.0, 4.0]]
+for d in (0, 1):
+    case("logcumsumexp %d" % d, lambda x, d=d: torch.logcumsumexp(x, d),
+         lambda x, d=d: call("clt_logcumsumexp", x, d), [lcs])
+case("logcumsumexp 3-d middle", lambda x: torch.logcumsumexp(x, 1),
+     lambda x: call("clt_logcumsumexp", x, 1), [np.arange(24.0).reshape(2, 3, 4) / 7 - 1])
+case("logcumsumexp 0-d", lambda x: torch.logcumsumexp(x, 0),
+     lambda x: call("clt_logcumsumexp", x, 0), [2.5])
+
 hook_case()
 
 print("%d passed, %d failed" % (passed, failed))

@@ -475,7 +475,12 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_generate_square_subsequent_mask, T,                                                \
       clt_generate_square_subsequent_mask(f->dev, CLT_INT32, 3, &o->t))                      \
     /* dist.h: DistributedDataParallel */                                                    \
-    X(clt_ddp_new, DDP, clt_ddp_new(NULL, NULL, NULL, &o->ddp))
+    X(clt_ddp_new, DDP, clt_ddp_new(NULL, NULL, NULL, &o->ddp))                              \
+    /* reduce.h: the other scans */                                                          \
+    X(clt_cumprod, T, clt_cumprod(f->f, 2, &o->t))                                           \
+    X(clt_cummax, T | T2, clt_cummax(f->f, -3, &o->t, &o->t2))                               \
+    X(clt_cummin, T | T2, clt_cummin(f->f, 2, &o->t, &o->t2))                                \
+    X(clt_logcumsumexp, T, clt_logcumsumexp(f->i32, 1, &o->t))
 
 static int small_int[1];
 

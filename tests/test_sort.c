@@ -121,9 +121,11 @@ static void check_all(const clt_tensor *t, int dim)
                 }
         /* topk: the first k of the sort in the same direction. */
         if (clt_tensor_dtype(t) != CLT_BOOL) {
-            /* 1 to 16 take the chunked selection, the others a sort. */
-            int64_t ks[] = {0, 1, 5, 16, 17, R / 2, R};
-            for (int q = 0; q < 7; q++) {
+            /* 1 to 16 take the chunked selection, the others merge passes
+             * that make only the first k of each merged run (all of them
+             * for k = R). */
+            int64_t ks[] = {0, 1, 5, 16, 17, 37, 100, 1000, R / 2, R};
+            for (int q = 0; q < 10; q++) {
                 int64_t k = ks[q] > R ? R : ks[q];
                 clt_tensor *tv = NULL, *ti = NULL;
                 CHECK(clt_topk(t, k, dim, desc, 1, &tv, &ti));

@@ -1,6 +1,7 @@
 /* cltensor/reduce.h: reductions over all elements or along one dimension,
  * like torch.sum, mean, prod, max, min, argmax, argmin, var, std,
- * logsumexp, any and all, the cumulative sum torch.cumsum, sort, argsort
+ * logsumexp, any and all, the cumulative ops torch.cumsum, cumprod,
+ * cummax, cummin and logcumsumexp, sort, argsort
  * and topk, and the vector norms torch.linalg.vector_norm, F.normalize and
  * F.cosine_similarity.
  *
@@ -135,7 +136,9 @@ CLT_API clt_status clt_argsort(const clt_tensor *a, int dim, int descending, clt
 /* The k largest elements along dim (the k smallest when largest is 0) and
  * their int64 indices, like torch.topk(a, k, dim, largest, sorted): the
  * first k of clt_sort(a, dim, largest), bit for bit (k up to 16 is
- * selected in chunks without sorting the rest), so they are always in
+ * selected in chunks without sorting the rest; a larger k by clt_sort's
+ * merge passes making only the first k of each merged run), so they are
+ * always in
  * sorted order, whatever `sorted` says (torch leaves the order unspecified
  * when it is 0), NaN counts as the largest value, and among equal values
  * the lower indices come first and are the ones taken (torch's CPU kernel
@@ -185,20 +188,62 @@ CLT_API clt_status clt_logsumexp_all(const clt_tensor *a, clt_tensor **out);
 /* Cumulative sums along dim, like torch.cumsum(a, dim): element k along
  * dim is the sum of elements 0..k; the result has a's shape.  Floating
  * inputs keep their dtype, bool and integer inputs give int64 (PyTorch's
- * rule).  Each slice along dim is added up in order, one element after
- * the other, in the accumulator PyTorch's CPU kernel (at::cumsum) uses:
- * double for float32 and float64, float for float16, int64 for integers;
- * so the results are PyTorch's CPU results bit for bit, each float32 one
- * the float32 nearest the float64 running sum (within half a float32 ulp
- * of the exact sum while that running sum is exact, as for 2^20 values of
- * 0.1f), and every device gives the same bits.  On a device without
- * float64, float32 adds in a compensated (Kahan) float sum instead: each
- * result within about 2^-23 times the sum of the magnitudes so far, plus
- * its rounding to float32.  Slices run in parallel, the elements of one
- * slice do not: a single long slice is one work-item's loop.  The gradient
- * is the cumulative sum of g from the end.  New tensor: release with
- * clt_tensor_free. */
+ * rule).  Sums run in the accumulator PyTorch's CPU kernel (at::cumsum)
+ * uses: double for float32 and float64, float for float16, int64 for
+ * integers.  Where there are enough slices to occupy the device, each is
+ * added up in order, one element after the other: the results are then
+ * PyTorch's CPU results bit for bit, each float32 one the float32 nearest
+ * the float64 running sum.  Fewer, longer slices are cut into chunks
+ * (the number chosen from the device's compute units; not on a CPU of
+ * under 4, where reading each slice twice would gain nothing) added up in
+ * parallel, the chunks' totals added in order and carried into each chunk,
+ * as torch's GPU kernels do: integer sums stay exact, float64 results and
+ * float16 ones may differ from the sequential sum by about a rounding per
+ * chunk, and float32 ones (from double) only where the double sum falls
+ * within a double rounding of a float32 tie.  On a device without float64,
+ * float32 adds in a compensated (Kahan) float sum instead: each result
+ * within about 2^-23 times the sum of the magnitudes so far, plus its
+ * rounding to float32.
+ * The gradient is the cumulative sum of g from the end.  New tensor:
+ * release with clt_tensor_free. */
 CLT_API clt_status clt_cumsum(const clt_tensor *a, int dim, clt_tensor **out);
+/* Cumulative products along dim, like torch.cumprod(a, dim): dtypes,
+ * accumulators and the parallel chunks as clt_cumsum's (bool and integer
+ * inputs give int64, wrapping on overflow as torch's).  The gradient is
+ * torch's cumprod_backward, right where slices hold zeros: before a
+ * slice's first zero the reversed cumulative sum of g * out over a, at
+ * that zero the product of the elements before it times the sum of g times
+ * the running product after it (up to the next zero), 0 after it.  New
+ * tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_cumprod(const clt_tensor *a, int dim, clt_tensor **out);
+/* Running maxima along dim and their int64 indices, like torch.cummax(a,
+ * dim): *values has a's dtype and shape, *indices where along dim each
+ * value was.  As torch 1.13: among equal values the last one's index is
+ * taken (>=), and a NaN, once met, stays, with the index of the latest
+ * NaN.  Every dtype (torch's CPU kernel refuses float16, its CUDA kernel
+ * does not); a 0-dim tensor gives itself and index 0, and as in torch 1.13
+ * a 0-dim or empty input takes any dim.  Either output may
+ * be NULL when unwanted, not both (CLT_ERR_NULL_ARGUMENT).  The gradient
+ * of the values adds g up at each index (scatter_add).  New tensors:
+ * release each with clt_tensor_free. */
+CLT_API clt_status clt_cummax(const clt_tensor *a, int dim, clt_tensor **values,
+                              clt_tensor **indices);
+/* Running minima along dim, like torch.cummin(a, dim): as clt_cummax with
+ * <= (the last of equal minima).  New tensors: release each with
+ * clt_tensor_free. */
+CLT_API clt_status clt_cummin(const clt_tensor *a, int dim, clt_tensor **values,
+                              clt_tensor **indices);
+/* log(cumsum(exp(a))) along dim, like torch.logcumsumexp(a, dim), stable:
+ * each step is torch's log_add_exp (the larger plus log1p(exp(smaller -
+ * larger))), in double for float32 where the device has it; -inf elements
+ * add nothing, +inf gives inf from there on, NaN spreads.  Floating dtypes
+ * only (others: CLT_ERR_DTYPE_MISMATCH); float16 is taken (torch's CPU
+ * kernel refuses it).  Long slices are cut into chunks as in clt_cumsum, so
+ * results may differ from the sequential ones by a rounding per chunk.
+ * The gradient is torch's logcumsumexp_backward (g's positive and negative
+ * parts each through a reversed logcumsumexp, so nothing overflows).  New
+ * tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_logcumsumexp(const clt_tensor *a, int dim, clt_tensor **out);
 
 /* Whether any element is non-zero, like torch.any(a): 0-dim bool, false
  * for no elements.  NaN counts as true (it is not 0).  Any dtype; as in

@@ -2,6 +2,7 @@
  * formulas.  The gradient of a reduction over dim d is the output's gradient
  * put back along d (unsqueezed when keepdim was off) and broadcast over it;
  * max and min split ties as PyTorch does. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -462,9 +463,10 @@ clt_status clt_all_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **o
     return clt__all_dim(a, dim, keepdim, out, "clt_all_dim");
 }
 
-/* sort and topk: saved the indices along i[0]; g goes back to the
- * element each index names, 0 elsewhere. */
-static clt_status bw_sort(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+/* sort and topk (scatter), cummax and cummin (add: torch's
+ * cummaxmin_backward, a scatter_add): saved the indices along i[0]; g goes
+ * back to the element each index names, 0 elsewhere. */
+static clt_status put_back(clt__node *n, const clt_tensor *g, bool add, clt_tensor **gin)
 {
     const clt__edge *e = &n->in[0];
     if (e->ndim == 0)
@@ -472,17 +474,29 @@ static clt_status bw_sort(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     clt_tensor *z = NULL;
     clt_status st = clt__full(e->dev, g->dtype, e->ndim, e->shape, 0.0, &z);
     if (st == CLT_OK)
-        st = clt__scatter(z, (int)n->i[0], S(0), g, &gin[0], "clt_backward");
+        st = add ? clt__scatter_add(z, (int)n->i[0], S(0), g, &gin[0], "clt_backward")
+                 : clt__scatter(z, (int)n->i[0], S(0), g, &gin[0], "clt_backward");
     clt_tensor_free(z);
     return st;
 }
 
-/* The values of sort or topk record the node, which keeps the indices. */
+static clt_status bw_sort(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return put_back(n, g, false, gin);
+}
+
+static clt_status bw_cummaxmin(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return put_back(n, g, true, gin);
+}
+
+/* The values of sort, topk, cummax or cummin record the node (backward bw),
+ * which keeps the indices. */
 static clt_status sort_record(clt_status st, const clt_tensor *a, int dim, const char *name,
-                              clt_tensor **values, clt_tensor *idx)
+                              clt__backward_fn bw, clt_tensor **values, clt_tensor *idx)
 {
     clt__node *n = NULL;
-    st = clt__record(st, values, name, bw_sort, 1, &a, 1, (const clt_tensor *const *)&idx, &n);
+    st = clt__record(st, values, name, bw, 1, &a, 1, (const clt_tensor *const *)&idx, &n);
     if (n)
         n->i[0] = node_dim(a, dim);
     return st;
@@ -498,7 +512,7 @@ clt_status clt_sort(const clt_tensor *a, int dim, int descending, clt_tensor **v
     clt_tensor *idx = NULL;
     clt_status st = clt__sort(a, dim, descending != 0, values, &idx, "clt_sort");
     if (values)
-        st = sort_record(st, a, dim, "SortBackward0", values, idx);
+        st = sort_record(st, a, dim, "SortBackward0", bw_sort, values, idx);
     if (st == CLT_OK && indices)
         *indices = idx;
     else
@@ -523,10 +537,170 @@ clt_status clt_topk(const clt_tensor *a, int64_t k, int dim, int largest, int so
     clt_tensor *idx = NULL;
     clt_status st = clt__topk(a, k, dim, largest != 0, values, &idx, "clt_topk");
     if (values)
-        st = sort_record(st, a, dim, "TopkBackward0", values, idx);
+        st = sort_record(st, a, dim, "TopkBackward0", bw_sort, values, idx);
     if (st == CLT_OK && indices)
         *indices = idx;
     else
         clt_tensor_free(idx);
     return st;
+}
+
+/* cumprod: saved a, out.  torch's cumprod_backward, with j the first zero
+ * of a line: before j, the reversed cumsum of g * out (0 from j on)
+ * divided by a; at j, the product of the elements before it times the sum
+ * of g times the running product of the elements after it up to the next
+ * zero; after j, 0. */
+static clt_status bw_cumprod(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    if (n->i[0] < 0)
+        return clt__alias(g, &gin[0]);
+    const char *fn = "clt_backward";
+    int dim = (int)n->i[0];
+    const clt_tensor *a = S(0);
+    clt_status st = CLT_OK;
+    clt_tensor *z = NULL, *zf = NULL, *nz = NULL, *before = NULL, *run1 = NULL, *zn = NULL,
+               *first = NULL, *one = NULL, *zero = NULL, *w = NULL, *wm = NULL, *rw = NULL,
+               *c0 = NULL, *az = NULL, *a1 = NULL, *p = NULL, *g1 = NULL, *pg = NULL,
+               *s = NULL, *ab = NULL, *pre = NULL, *c1 = NULL, *t = NULL;
+    CLT__TRY(clt__eq_scalar_in(fn, a, 0.0, &z));
+    CLT__TRY(clt__to_dtype(z, a->dtype, &zf, fn));
+    CLT__TRY(clt__cumsum(zf, dim, false, &nz, fn));
+    CLT__TRY(clt__eq_scalar_in(fn, nz, 0.0, &before));
+    CLT__TRY(clt__eq_scalar_in(fn, nz, 1.0, &run1)); /* the first zero up to the next */
+    CLT__TRY(clt__mul_in(fn, nz, zf, &zn));
+    CLT__TRY(clt__eq_scalar_in(fn, zn, 1.0, &first));
+    CLT__TRY(clt__full(a->dev, a->dtype, 0, NULL, 1.0, &one));
+    CLT__TRY(clt__full(a->dev, a->dtype, 0, NULL, 0.0, &zero));
+    /* before the first zero */
+    CLT__TRY(clt__mul_in(fn, g, S(1), &w));
+    CLT__TRY(clt__where_in(fn, before, w, zero, &wm));
+    CLT__TRY(clt__cumsum(wm, dim, true, &rw, fn));
+    CLT__TRY(clt__div_in(fn, rw, a, &c0));
+    /* at the first zero */
+    CLT__TRY(clt__where_in(fn, z, one, a, &az));
+    CLT__TRY(clt__where_in(fn, run1, az, one, &a1));
+    CLT__TRY(clt__scan(CLT__SCAN_PROD, a1, dim, false, &p, NULL, fn));
+    CLT__TRY(clt__where_in(fn, run1, g, zero, &g1));
+    CLT__TRY(clt__mul_in(fn, p, g1, &pg));
+    CLT__TRY(clt__sum_dim(pg, dim, 1, &s, fn));
+    CLT__TRY(clt__where_in(fn, before, a, one, &ab));
+    CLT__TRY(clt__prod_dim(ab, dim, 1, &pre, fn));
+    CLT__TRY(clt__mul_in(fn, s, pre, &c1));
+    CLT__TRY(clt__where_in(fn, first, c1, zero, &t));
+    CLT__TRY(clt__where_in(fn, before, c0, t, &gin[0]));
+done:;
+    clt_tensor *all[] = {z,  zf, nz, before, run1, zn, first, one, zero, w,   wm, rw,
+                         c0, az, a1, p,      g1,   pg, s,     ab,  pre,  c1,  t};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        clt_tensor_free(all[k]);
+    return st;
+}
+
+clt_status clt_cumprod(const clt_tensor *a, int dim, clt_tensor **out)
+{
+    clt_status st = clt__scan(CLT__SCAN_PROD, a, dim, false, out, NULL, "clt_cumprod");
+    return record(st, out, "CumprodBackward0", bw_cumprod, 2, a,
+                  st == CLT_OK ? node_dim(a, dim) : 0, 0, 0, 0.0);
+}
+
+static clt_status cummaxmin(bool max, const clt_tensor *a, int dim, clt_tensor **values,
+                            clt_tensor **indices, const char *fn)
+{
+    if (indices)
+        *indices = NULL;
+    if (values == NULL && indices == NULL)
+        return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: values and indices are both NULL", fn);
+    /* torch 1.13's cummax and cummin check no dim of a 0-dim or empty
+     * input: any dim gives the input back (and indices 0). */
+    if (a && (a->ndim == 0 || a->numel == 0))
+        dim = 0;
+    clt_tensor *v = NULL, *idx = NULL;
+    clt_status st = clt__scan(max ? CLT__SCAN_MAX : CLT__SCAN_MIN, a, dim, false, &v, &idx, fn);
+    if (values) {
+        *values = v;
+        v = NULL;
+        st = sort_record(st, a, dim, max ? "CummaxBackward0" : "CumminBackward0",
+                         bw_cummaxmin, values, idx);
+    }
+    if (st == CLT_OK && indices)
+        *indices = idx;
+    else
+        clt_tensor_free(idx);
+    clt_tensor_free(v);
+    return st;
+}
+
+clt_status clt_cummax(const clt_tensor *a, int dim, clt_tensor **values, clt_tensor **indices)
+{
+    return cummaxmin(true, a, dim, values, indices, "clt_cummax");
+}
+
+clt_status clt_cummin(const clt_tensor *a, int dim, clt_tensor **values, clt_tensor **indices)
+{
+    return cummaxmin(false, a, dim, values, indices, "clt_cummin");
+}
+
+/* The largest finite value of a floating dtype, negated (numeric_limits'
+ * lowest). */
+static double lowest(clt_dtype dt)
+{
+    return dt == CLT_FLOAT64 ? -DBL_MAX : dt == CLT_FLOAT16 ? -65504.0 : -FLT_MAX;
+}
+
+/* log(|g|) where g has the sign `sign`, the dtype's lowest value elsewhere;
+ * minus out, reversed logcumsumexp, plus a, exp: one sign's part of
+ * torch's logcumsumexp_backward. */
+static clt_status lcse_part(clt__node *n, const clt_tensor *g, const clt_tensor *logabs,
+                            const clt_tensor *low, int sign, clt_tensor **out)
+{
+    const char *fn = "clt_backward";
+    int dim = (int)n->i[0];
+    clt_status st = CLT_OK;
+    clt_tensor *m = NULL, *lg = NULL, *d = NULL, *r = NULL, *x = NULL;
+    CLT__TRY(sign > 0 ? clt__gt_scalar_in(fn, g, 0.0, &m) : clt__lt_scalar_in(fn, g, 0.0, &m));
+    CLT__TRY(clt__where_in(fn, m, logabs, low, &lg));
+    CLT__TRY(clt__sub_in(fn, lg, S(1), &d));
+    CLT__TRY(clt__scan(CLT__SCAN_LOGSUMEXP, d, dim, true, &r, NULL, fn));
+    CLT__TRY(clt__add_in(fn, r, S(0), &x));
+    CLT__TRY(clt__exp_in(fn, x, out));
+done:
+    clt_tensor_free(m);
+    clt_tensor_free(lg);
+    clt_tensor_free(d);
+    clt_tensor_free(r);
+    clt_tensor_free(x);
+    return st;
+}
+
+/* logcumsumexp: saved a, out.  torch's logcumsumexp_backward: the
+ * positive and the negative parts of g, each as exp(reversed
+ * logcumsumexp(log|g| - out) + a), so that nothing overflows. */
+static clt_status bw_logcumsumexp(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    if (n->i[0] < 0 || g->numel == 0)
+        return clt__alias(g, &gin[0]);
+    const char *fn = "clt_backward";
+    clt_status st = CLT_OK;
+    clt_tensor *ab = NULL, *la = NULL, *low = NULL, *pos = NULL, *neg = NULL;
+    CLT__TRY(clt__abs_in(fn, g, &ab));
+    CLT__TRY(clt__log_in(fn, ab, &la));
+    CLT__TRY(clt__full(g->dev, g->dtype, 0, NULL, lowest(g->dtype), &low));
+    CLT__TRY(lcse_part(n, g, la, low, 1, &pos));
+    CLT__TRY(lcse_part(n, g, la, low, -1, &neg));
+    CLT__TRY(clt__sub_in(fn, pos, neg, &gin[0]));
+done:
+    clt_tensor_free(ab);
+    clt_tensor_free(la);
+    clt_tensor_free(low);
+    clt_tensor_free(pos);
+    clt_tensor_free(neg);
+    return st;
+}
+
+clt_status clt_logcumsumexp(const clt_tensor *a, int dim, clt_tensor **out)
+{
+    clt_status st =
+        clt__scan(CLT__SCAN_LOGSUMEXP, a, dim, false, out, NULL, "clt_logcumsumexp");
+    return record(st, out, "LogcumsumexpBackward0", bw_logcumsumexp, 2, a,
+                  st == CLT_OK ? node_dim(a, dim) : 0, 0, 0, 0.0);
 }

@@ -318,8 +318,8 @@ done:
  * sees a as [*outer, *R, *inner] around it, *d the dim wrapped; the shape
  * of a reduction over it goes to oshape (*ond dims), with the dim kept as
  * size 1 when keepdim is non-zero. */
-static clt_status split_at(const clt_tensor *a, int dim, int keepdim, int *d, int64_t *outer,
-                           int64_t *R, int64_t *inner, int64_t *oshape, int *ond, const char *fn)
+clt_status clt__split_at(const clt_tensor *a, int dim, int keepdim, int *d, int64_t *outer,
+                         int64_t *R, int64_t *inner, int64_t *oshape, int *ond, const char *fn)
 {
     int nd = a->ndim;
     clt_status st = clt__wrap_dim(dim, nd > 0 ? nd : 1, d, fn);
@@ -400,7 +400,7 @@ static clt_status reduce(kind k, const clt_tensor *a, bool all, int dim, int kee
     int nd = a->ndim, ond = 0, d = -1;
     int64_t outer = 1, R = a->numel, inner = 1, oshape[CLT_MAX_DIMS];
     if (!all) {
-        st = split_at(a, dim, keepdim, &d, &outer, &R, &inner, oshape, &ond, fn);
+        st = clt__split_at(a, dim, keepdim, &d, &outer, &R, &inner, oshape, &ond, fn);
         if (st != CLT_OK)
             return st;
     }
@@ -529,59 +529,7 @@ clt_status clt__std_dim(const clt_tensor *a, int dim, double correction, int kee
     return reduce(K_STD, a, false, dim, keepdim, correction, out, NULL, fn);
 }
 
-/* ---- cumsum, logsumexp, any and all ------------------------------------------------ */
-
-/* Cumulative sums along dim (from the last element on when reverse: the
- * gradient of a cumsum), cl/reduce.cl's cumsum (and cumsum_ivec for blocks
- * of 16 inner positions on CPUs); bool and integer inputs give int64,
- * floating ones their dtype. */
-clt_status clt__cumsum(const clt_tensor *a, int dim, bool reverse, clt_tensor **out,
-                       const char *fn)
-{
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
-    CLT__REQUIRE_ARG(a, fn);
-    int d, ond;
-    int64_t outer, R, inner, oshape[CLT_MAX_DIMS];
-    clt_status st = split_at(a, dim, 1, &d, &outer, &R, &inner, oshape, &ond, fn);
-    if (st != CLT_OK)
-        return st;
-    clt_dtype odt = clt__dtype_is_float(a->dtype) ? a->dtype : CLT_INT64;
-    clt_tensor *r = NULL, *ca = NULL;
-    const char *opts = NULL;
-    CLT__TRY(clt__result_new(fn, a->dev, odt, a->ndim, a->shape, &r));
-    if (r->numel > 0) {
-        CLT__TRY(clt__contiguous_as(fn, a, a->dtype, &ca));
-        CLT__TRY(program_options(a, a->dtype == CLT_FLOAT32 && a->dev->info.fp64, &opts, fn));
-        plan P = {a->dev, opts, clt__reduce_gpu_style(a->dev), outer, R, inner, fn};
-        cl_long l_soff = ca->offset, l_outer = outer, l_R = R, l_inner = inner,
-                nblocks = P.gpu_style ? 0 : inner / 16, i_begin = nblocks * 16,
-                icount = inner - i_begin;
-        cl_int l_rev = reverse;
-        size_t gws, lws;
-        cl_mem src = clt__mem(ca), dst = clt__mem(r);
-        if (nblocks > 0) {
-            geometry(&P, (size_t)(outer * nblocks), &gws, &lws);
-            clt__arg args[] = {CLT__ARG(src),     CLT__ARG(l_soff), CLT__ARG(dst),
-                               CLT__ARG(l_outer), CLT__ARG(l_R),    CLT__ARG(l_inner),
-                               CLT__ARG(nblocks), CLT__ARG(l_rev)};
-            CLT__TRY(run(&P, "cumsum_ivec", gws, lws, 8, args));
-        }
-        if (icount > 0) {
-            geometry(&P, (size_t)(outer * icount), &gws, &lws);
-            clt__arg args[] = {CLT__ARG(src),     CLT__ARG(l_soff),  CLT__ARG(dst),
-                               CLT__ARG(l_outer), CLT__ARG(l_R),     CLT__ARG(l_inner),
-                               CLT__ARG(i_begin), CLT__ARG(icount), CLT__ARG(l_rev)};
-            CLT__TRY(run(&P, "cumsum", gws, lws, 9, args));
-        }
-    }
-    *out = r;
-    r = NULL;
-done:
-    clt_tensor_free(ca);
-    clt_tensor_free(r);
-    return st == CLT_OK ? clt__ok() : st;
-}
+/* ---- logsumexp, any and all ------------------------------------------------------ */
 
 /* torch.logsumexp's steps (at::logsumexp_out): m, the largest element
  * reduced, taken as 0 where it is infinite (a slice of -inf then gives
