@@ -627,16 +627,20 @@ clt_status clt_masked_scatter_(clt_tensor *t, const clt_tensor *mask, const clt_
     if (st != CLT_OK)
         return st;
     CLT__REQUIRE_ARG(t, fn);
+    CLT__REQUIRE_ARG(mask, fn);
     clt_tensor *r = NULL;
+    int nd = 0;
+    int64_t shape[CLT_MAX_DIMS];
     CLT__TRY(clt__check_dest(t, fn));
-    CLT__TRY(clt__masked_scatter(t, mask, source, &r, NULL, fn));
-    if (r->ndim != t->ndim || memcmp(r->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim)) {
+    CLT__TRY(clt__broadcast_shapes(t->ndim, t->shape, mask->ndim, mask->shape, &nd, shape, fn));
+    if (nd != t->ndim || memcmp(shape, t->shape, sizeof(int64_t) * (size_t)nd)) {
         char s1[160], s2[160];
         CLT__TRY(clt__error(CLT_ERR_SHAPE_MISMATCH,
                             "%s: the mask %s must broadcast to self's shape %s", fn,
                             clt__shape_str(s1, sizeof s1, mask->ndim, mask->shape),
                             clt__shape_str(s2, sizeof s2, t->ndim, t->shape)));
     }
+    CLT__TRY(clt__masked_scatter(t, mask, source, &r, NULL, fn));
     CLT__TRY(clt__copy_strided(t, r, fn));
     clt__version_bump(t);
 done:
