@@ -43,19 +43,11 @@ static clt_device *cpu0(void)
     return get_device("cpu:0");
 }
 
-/* A contiguous tensor of `dtype` holding vals (row-major). */
+/* A contiguous tensor of `dtype` holding vals (row-major; NULL when
+ * empty). */
 static clt_tensor *mk(clt_dtype dtype, int nd, const int64_t *shape, const double *vals)
 {
-    int64_t n = numel_of(nd, shape);
-    size_t es = clt_dtype_size(dtype);
-    unsigned char *buf = malloc((size_t)(n ? n : 1) * es);
-    cr_assert_not_null(buf);
-    for (int64_t i = 0; i < n; i++)
-        clt__element_from_double(dtype, vals[i], buf + (size_t)i * es);
-    clt_tensor *t = NULL;
-    CHECK(clt_tensor_from_host(cpu0(), dtype, nd, shape, buf, &t));
-    free(buf);
-    return t;
+    return tensor_of(cpu0(), dtype, nd, shape, vals ? vals : (const double[]){0});
 }
 
 static clt_tensor *mk_i64(int nd, const int64_t *shape, const double *vals)
@@ -63,25 +55,11 @@ static clt_tensor *mk_i64(int nd, const int64_t *shape, const double *vals)
     return mk(CLT_INT64, nd, shape, vals);
 }
 
-/* The values of t, row-major, as doubles (malloc'd). */
-static double *rd(const clt_tensor *t)
-{
-    int64_t n = clt_tensor_numel(t);
-    size_t es = clt_dtype_size(clt_tensor_dtype(t));
-    unsigned char *buf = malloc((size_t)(n ? n : 1) * es);
-    double *v = malloc((size_t)(n ? n : 1) * sizeof *v);
-    CHECK(clt_tensor_read(t, buf, (size_t)n * es));
-    for (int64_t i = 0; i < n; i++)
-        v[i] = clt__element_to_double(clt_tensor_dtype(t), buf + (size_t)i * es);
-    free(buf);
-    return v;
-}
-
 static void assert_values(const clt_tensor *t, const double *want, int64_t n)
 {
     cr_assert_eq(clt_tensor_numel(t), n, "numel %lld, want %lld",
                  (long long)clt_tensor_numel(t), (long long)n);
-    double *got = rd(t);
+    double *got = read_as_f64(t);
     for (int64_t i = 0; i < n; i++)
         cr_assert(got[i] == want[i] || (isnan(got[i]) && isnan(want[i])),
                   "element %lld: got %.17g, want %.17g", (long long)i, got[i], want[i]);
@@ -467,7 +445,7 @@ Test(index_more, scatter_reduce_every_mode_and_include_self)
                 double want[12];
                 memcpy(want, tk, sizeof want);
                 ref_scatter_reduce(4, 3, want, 5, iv, sk, mode, self, dt == CLT_INT64);
-                double *got = rd(r);
+                double *got = read_as_f64(r);
                 for (int i = 0; i < 12; i++)
                     cr_assert(fabs(got[i] - want[i]) <= 1e-12 * fabs(want[i]) ||
                                   (isnan(got[i]) && isnan(want[i])),
@@ -694,7 +672,7 @@ Test(index_more, unique_sorted_inverse_counts_and_nans)
     assert_values(u, (double[]){-2, 1, 3, NAN, NAN}, 5);
     assert_values(c, (double[]){1, 3, 2, 1, 1}, 5);
     assert_shape(inv, 2, (int64_t[]){2, 4});
-    double *iv = rd(inv), *uv = rd(u);
+    double *iv = read_as_f64(inv), *uv = read_as_f64(u);
     for (int i = 0; i < 8; i++)
         cr_assert(uv[(int)iv[i]] == tv[i] || (isnan(tv[i]) && isnan(uv[(int)iv[i]])),
                   "element %d maps to %g", i, iv[i]);
