@@ -1128,14 +1128,16 @@ st_ = np.array([[1.0, 2.0, 3.0, 2.0, 0.5], [4.0, 2.0, 1.0, 0.0, 0.5],
 ss = np.array([[1.0, 2.0, 3.0, 5.0, 0.5], [4.0, 2.0, 7.0, 0.0, 0.5],
                [4.0, 2.0, 3.0, -1.0, 0.5]])
 si = np.array([[0, 1, 2, 0, 1], [0, 1, 0, 0, 1], [3, 1, 2, 3, 0]])
-for red in ("sum", "mean", "amax", "amin"):
+sz = ss.copy()
+sz[0, 0] = sz[1, 2] = sz[2, 2] = 0.0  # one zero at a place, two at another
+for red in ("sum", "mean", "amax", "amin", "prod", "prod zeros"):
     for inc in (0, 1):
         case("scatter_reduce %s include_self=%d" % (red, inc),
-             lambda x, i, s, red=red, inc=inc:
+             lambda x, i, s, red=red[:4], inc=inc:
                  torch.scatter_reduce(x, 0, i, s, red, include_self=bool(inc)),
-             lambda x, i, s, red=red, inc=inc:
+             lambda x, i, s, red=red[:4], inc=inc:
                  call("clt_scatter_reduce", x, 0, i, s, red.encode(), inc),
-             [st_, si, ss], wrt=[0, 2])
+             [st_, si, sz if red == "prod zeros" else ss], wrt=[0, 2])
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -828,15 +828,29 @@ Test(index_more, gradients_by_finite_differences)
     for (int i = 0; i < 6; i++)
         rs[i] = 1.13 * (5 - i) - 2.05;
     gc_in red[2] = {{2, {4, 3}, rt, 1}, {2, {2, 3}, rs, 1}};
-    static const char *modes[] = {"sum", "mean", "amax", "amin"};
+    static const char *modes[] = {"sum", "mean", "amax", "amin", "prod"};
     c = (gctx){G_REDUCE, 0, mk_i64(2, (int64_t[]){2, 3}, (double[]){1, 0, 3, 1, 2, 3}), NULL,
                NULL, 0};
-    for (int m = 0; m < 4; m++)
+    for (int m = 0; m < 5; m++)
         for (int self = 0; self < 2; self++) {
             c.reduce = modes[m];
             c.self = self;
             gradcheck(dev, g_op, &c, 2, red);
         }
+    /* prod with zeros: place 2 of column 0 gets a single zero from src,
+     * place 3 of column 2 two of them, t[0][1] is zero itself (places
+     * whose weight in gradcheck's loss is not 0) */
+    clt_tensor_free(c.a);
+    c.a = mk_i64(2, (int64_t[]){2, 3}, (double[]){2, 0, 3, 2, 2, 3});
+    rt[1] = 0;
+    rs[0] = 0;
+    rs[2] = 0;
+    rs[5] = 0;
+    c.reduce = "prod";
+    for (int self = 0; self < 2; self++) {
+        c.self = self;
+        gradcheck(dev, g_op, &c, 2, red);
+    }
     clt_tensor_free(c.a);
     free(tv);
     free(sv);
@@ -874,17 +888,21 @@ Test(index_more, grad_fn_names_and_what_is_not_recorded)
     ROW(clt_masked_scatter(t, m, src, &r), "MaskedScatterBackward0");
     ROW(clt_scatter_reduce(t, 0, pos, src, "amax", 0, &r), "ScatterReduceBackward0");
 #undef ROW
-    /* prod has no gradient here: refused when one is needed, computed
-     * without grad mode */
+    /* src's gradient needs src to have index's shape */
+    clt_tensor *one = mk_i64(1, (int64_t[]){1}, (double[]){3}), *s2 = NULL;
+    CHECK(clt_clone(src, &s2));
+    CHECK(clt_set_requires_grad(s2, 1));
     r = (clt_tensor *)t;
-    assert_error(clt_scatter_reduce(t, 0, pos, src, "prod", 1, &r), CLT_ERR_INVALID_ARGUMENT,
-                  "prod");
+    assert_error(clt_scatter_reduce(t, 0, one, s2, "prod", 1, &r), CLT_ERR_SHAPE_MISMATCH,
+                 "index's shape");
     cr_assert_null(r);
     int was = clt_set_grad_enabled(0);
-    CHECK(clt_scatter_reduce(t, 0, pos, src, "prod", 1, &r));
-    assert_values(r, (double[]){1, 2, 3, 8}, 4);
+    CHECK(clt_scatter_reduce(t, 0, one, s2, "prod", 1, &r));
+    assert_values(r, (double[]){1, 2, 3, 4}, 4);
     clt_tensor_free(r);
     clt_set_grad_enabled(was);
+    clt_tensor_free(one);
+    clt_tensor_free(s2);
     /* integer results never require grad */
     CHECK(clt_nonzero(t, &r));
     cr_assert_not(clt_requires_grad(r));

@@ -171,7 +171,7 @@ CLT_API clt_status clt_embedding(const clt_tensor *weight, const clt_tensor *ind
  * That wait reports an out-of-range index of an earlier op (see above).
  *
  * Autograd.  take, index_fill, index_copy, index_put, masked_select,
- * masked_scatter and scatter_reduce (sum, mean, amax, amin) are
+ * masked_scatter and scatter_reduce are
  * differentiable with respect to their floating tensors, with torch's
  * grad_fn names (TakeBackward0, ...).  The in-place forms are not
  * recorded (see above).  searchsorted, bucketize, nonzero, argwhere,
@@ -243,11 +243,11 @@ CLT_API clt_status clt_index_put_(clt_tensor *t, const clt_tensor *const *indice
  * index names keep t's value.  index is int64 with clt_scatter's shape
  * rules; bool tensors are CLT_ERR_DTYPE_UNSUPPORTED; any other reduce is
  * CLT_ERR_INVALID_ARGUMENT.  Gradients (ScatterReduceBackward0) as torch
- * 1.13 for sum, mean, amax and amin (amax and amin share a place's
- * gradient evenly among the values equal to its result); src's needs src
- * to have index's shape.  reduce "prod" is not differentiable here: with
- * grad mode on and an operand requiring grad it is CLT_ERR_INVALID_ARGUMENT.
- * New tensor: release with clt_tensor_free. */
+ * 1.13 for every reduce: amax and amin share a place's gradient evenly
+ * among the values equal to its result; prod gives each value the product
+ * of the others at its place (zeros included); src's gradient needs src to
+ * have index's shape (CLT_ERR_SHAPE_MISMATCH when it requires grad).  New
+ * tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_scatter_reduce(const clt_tensor *t, int dim, const clt_tensor *index,
                                       const clt_tensor *src, const char *reduce,
                                       int include_self, clt_tensor **out);

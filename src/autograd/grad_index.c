@@ -489,7 +489,65 @@ static clt_status index_region(const clt_tensor *src, const clt_tensor *index, c
     return clt__tensor_view(src, index->ndim, index->shape, src->strides, src->offset, out);
 }
 
-/* torch 1.13's scatter_reduce_backward for sum, mean, amax and amin.
+/* scatter_reduce's "prod" gradient, torch 1.13's formula: each value's
+ * gradient is g times the product of the others at its place, found by
+ * dividing the result by the value where that is not 0, and by reducing
+ * again with the zero replaced by 1 where a single zero made the place 0
+ * (two or more zeros give 0).  i[0] dim, i[2] include_self; saved[0]
+ * index, [1] self, [2] src, [3] the result. */
+static clt_status bw_scatter_prod(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    const char *fn = "clt_backward";
+    int dim = (int)n->i[0];
+    bool self = n->i[2] != 0;
+    const clt_tensor *index = n->saved[0], *t = n->saved[1], *src = n->saved[2];
+    const clt_tensor *res = n->saved[3];
+    enum { ZT, MT, MTR, GM, SZ, SZF, Z0, NZ, NZG, ONE, SINGLE, MS, MSR, GA, A, GR, GRG, SF, B,
+           NT };
+    clt_tensor *x[NT] = {NULL};
+    clt_status st = CLT_OK;
+    if (CLT__NEED(n, 0)) {
+        CLT__TRY(clt__eq_scalar_in(fn, t, 0.0, &x[ZT]));
+        CLT__TRY(clt__masked_fill(t, x[ZT], 1.0, &x[MT], fn));
+        CLT__TRY(clt__scatter_reduce(x[MT], dim, index, src, "prod", self, &x[MTR], fn));
+        CLT__TRY(clt__mul_in(fn, g, x[MTR], &x[GM]));
+        if (self)
+            CLT__TRY(clt__div_in(fn, x[GM], x[MT], &gin[0]));
+        else {
+            CLT__TRY(clt__div_in(fn, x[GM], x[MT], &x[A]));
+            CLT__TRY(clt__full(g->dev, g->dtype, index->ndim, index->shape, 0.0, &x[Z0]));
+            CLT__TRY(clt__scatter(x[A], dim, index, x[Z0], &gin[0], fn));
+            clt_tensor_free(x[A]);
+            clt_tensor_free(x[Z0]);
+            x[A] = x[Z0] = NULL;
+        }
+    }
+    if (CLT__NEED(n, 1)) { /* src has index's shape (checked when recorded) */
+        CLT__TRY(clt__eq_scalar_in(fn, src, 0.0, &x[SZ]));
+        CLT__TRY(clt__to_dtype(x[SZ], g->dtype, &x[SZF], fn));
+        CLT__TRY(clt__full(g->dev, g->dtype, t->ndim, t->shape, 0.0, &x[Z0]));
+        CLT__TRY(clt__scatter_add(x[Z0], dim, index, x[SZF], &x[NZ], fn));
+        CLT__TRY(clt__gather(x[NZ], dim, index, &x[NZG], fn));
+        CLT__TRY(clt__eq_scalar_in(fn, x[NZG], 1.0, &x[ONE]));
+        CLT__TRY(clt__logical_and_in(fn, x[SZ], x[ONE], &x[SINGLE]));
+        CLT__TRY(clt__masked_fill(src, x[SINGLE], 1.0, &x[MS], fn));
+        CLT__TRY(clt__scatter_reduce(t, dim, index, x[MS], "prod", self, &x[MSR], fn));
+        CLT__TRY(clt__mul_in(fn, g, x[MSR], &x[GA]));
+        CLT__TRY(clt__gather(x[GA], dim, index, &x[A], fn));
+        CLT__TRY(clt__mul_in(fn, g, res, &x[GR]));
+        CLT__TRY(clt__gather(x[GR], dim, index, &x[GRG], fn));
+        CLT__TRY(clt__masked_fill(src, x[SZ], 1.0, &x[SF], fn));
+        CLT__TRY(clt__div_in(fn, x[GRG], x[SF], &x[B]));
+        CLT__TRY(clt__where_in(fn, x[SINGLE], x[A], x[B], &gin[1]));
+    }
+done:
+    for (int k = 0; k < NT; k++)
+        clt_tensor_free(x[k]);
+    return st;
+}
+
+/* torch 1.13's scatter_reduce_backward for sum, mean, amax and amin
+ * (prod: bw_scatter_prod).
  * i[0] dim, i[1] the mode, i[2] include_self; saved[0] index, [1] self,
  * [2] src, [3] the result. */
 static clt_status bw_scatter_reduce(clt__node *n, const clt_tensor *g, clt_tensor **gin)
@@ -502,6 +560,8 @@ static clt_status bw_scatter_reduce(clt__node *n, const clt_tensor *g, clt_tenso
     clt_status st = CLT_OK;
     clt_tensor *gs = NULL, *gsrc = NULL, *cnt = NULL, *ones = NULL, *a = NULL, *b = NULL;
     clt_tensor *z = NULL, *val = NULL, *ti = NULL, *si = NULL, *gd = NULL, *gg = NULL;
+    if (mode == 1)
+        return bw_scatter_prod(n, g, gin);
     if (mode == 0) {
         CLT__TRY(clt__alias(g, &gs));
         CLT__TRY(clt__gather(g, dim, index, &gsrc, fn));
@@ -566,14 +626,6 @@ clt_status clt_scatter_reduce(const clt_tensor *t, int dim, const clt_tensor *in
     if (st != CLT_OK || !clt__grad_needed(2, in))
         return st;
     int mode = clt__scatter_reduce_mode(reduce);
-    if (mode == 1) {
-        clt_tensor_free(*out);
-        *out = NULL;
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: the gradient of reduce=\"prod\" is not implemented; compute it "
-                          "without grad (clt_set_grad_enabled(0)) or use another reduction",
-                          fn);
-    }
     bool same = src->ndim == index->ndim;
     for (int d = 0; same && d < src->ndim; d++)
         same = src->shape[d] == index->shape[d];
