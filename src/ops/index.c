@@ -1,6 +1,6 @@
 /* index.c: indexing ops (index_select, gather, scatter, scatter_add,
- * index_add, masked_fill, one_hot, embedding, take, index_copy,
- * index_fill, index_put, scatter_reduce, searchsorted): PyTorch's shape and dtype
+ * index_add, masked_fill, one_hot, embedding, take, index_copy, index_fill,
+ * index_put, scatter_reduce, searchsorted): PyTorch's shape and dtype
  * checks, and launches of cl/index.cl.  Indices are checked on the device;
  * a bad one is reported at the launching thread's next synchronisation on
  * the device (src/device/error_flag.c).
@@ -308,7 +308,7 @@ typedef enum scatter_kind { SCATTER, INDEX_ADD } scatter_kind;
  * internal overlap), along the wrapped dimension d.  SCATTER walks index's
  * own columns (index, src and dst of one rank); INDEX_ADD walks the 1-D
  * index for every column of dst.  add: accumulate alpha * src, else
- * assign. */
+ * assign; wrap: an index in [-size, 0) counts from the end. */
 static clt_status scatter_into(clt_tensor *dst, int d, const clt_tensor *index,
                                const clt_tensor *src, scatter_kind kind, bool add, double alpha,
                                clt__index_op op, bool wrap, const char *fn)
