@@ -786,7 +786,7 @@ static clt_status put_parts(const clt_tensor *t, const clt_tensor *const *indice
                             clt_tensor **parts, int *k, const char *fn)
 {
     char s1[160], s2[160];
-    *k = 0;
+    int total = 0;
     for (int i = 0; i < n; i++) {
         const clt_tensor *x = indices[i];
         if (x == NULL)
@@ -799,16 +799,21 @@ static clt_status put_parts(const clt_tensor *t, const clt_tensor *const *indice
                               "%s: tensors used as indices must be int64 or bool tensors, but "
                               "indices[%d] is %s",
                               fn, i, clt_dtype_name(x->dtype));
-        int m = x->dtype == CLT_BOOL ? x->ndim : 1;
-        if (x->dtype == CLT_BOOL && m == 0)
+        if (x->dtype == CLT_BOOL && x->ndim == 0)
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
                               "%s: a 0-dimensional bool index (indices[%d]) is not supported",
                               fn, i);
-        if (*k + m > t->ndim)
-            return clt__error(CLT_ERR_INDEX_OUT_OF_RANGE,
-                              "%s: too many indices for tensor of dimension %d (indices to "
-                              "dimension %d and beyond)",
-                              fn, t->ndim, *k + m - 1);
+        total += x->dtype == CLT_BOOL ? x->ndim : 1;
+    }
+    if (total > t->ndim)
+        return clt__error(CLT_ERR_INDEX_OUT_OF_RANGE,
+                          "%s: too many indices for tensor of dimension %d (got %d)", fn,
+                          t->ndim, total);
+    *k = 0;
+    for (int i = 0; i < n; i++) {
+        const clt_tensor *x = indices[i];
+        int m = x->dtype == CLT_BOOL ? x->ndim : 1;
+        clt_status st = CLT_OK;
         if (x->dtype == CLT_INT64) {
             parts[(*k)++] = clt_tensor_retain((clt_tensor *)x);
             continue;
