@@ -495,7 +495,15 @@ uint64_t clt__set_arg_calls(void);
     X(REMAINDER, "clt_remainder")                                            \
     X(FMOD, "clt_fmod")                                                      \
     X(FLOOR_DIVIDE, "clt_floor_divide")                                      \
-    X(DIV_ROUNDING, "clt_div_rounding")
+    X(DIV_ROUNDING, "clt_div_rounding")                                      \
+    X(TAKE, "clt_take")                                                      \
+    X(INDEX_COPY, "clt_index_copy")                                          \
+    X(INDEX_COPY_, "clt_index_copy_")                                        \
+    X(INDEX_FILL, "clt_index_fill")                                          \
+    X(INDEX_FILL_, "clt_index_fill_")                                        \
+    X(INDEX_PUT, "clt_index_put")                                            \
+    X(INDEX_PUT_, "clt_index_put_")                                          \
+    X(SCATTER_REDUCE, "clt_scatter_reduce")
 
 typedef enum clt__index_op {
 #define CLT__INDEX_OP_ENUM_(name, text) CLT__IDX_##name,
@@ -946,6 +954,63 @@ clt_status clt__masked_fill(const clt_tensor *t, const clt_tensor *mask, double 
 clt_status clt__one_hot(const clt_tensor *indices, int64_t num_classes, clt_tensor **out);
 clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, clt_tensor **out,
                           const char *fn);
+/* take, index_copy and index_fill (negative indices count from the end in
+ * take and index_fill, as in PyTorch). */
+clt_status clt__take(const clt_tensor *t, const clt_tensor *index, clt_tensor **out,
+                     const char *fn);
+clt_status clt__index_copy(const clt_tensor *t, int dim, const clt_tensor *index,
+                           const clt_tensor *src, clt_tensor **out, const char *fn);
+clt_status clt__index_copy_(clt_tensor *t, int dim, const clt_tensor *index,
+                            const clt_tensor *src, const char *fn);
+clt_status clt__index_fill(const clt_tensor *t, int dim, const clt_tensor *index, double value,
+                           clt_tensor **out, const char *fn);
+clt_status clt__index_fill_(clt_tensor *t, int dim, const clt_tensor *index, double value);
+/* What index_put did, for its backward: lin (new, int64) the row of t's
+ * first k dimensions seen as one (rows of them, of cols elements) that each
+ * position of the indexing result took, and that result's shape. */
+typedef struct clt__put_info {
+    clt_tensor *lin;
+    int64_t rows, cols;
+    int ndim;
+    int64_t shape[CLT_MAX_DIMS];
+} clt__put_info;
+/* index_put into a copy of t; info (may be NULL) gets lin on success. */
+clt_status clt__index_put(const clt_tensor *t, const clt_tensor *const *indices, int n,
+                          const clt_tensor *values, bool accumulate, clt_tensor **out,
+                          clt__put_info *info, const char *fn);
+clt_status clt__index_put_(clt_tensor *t, const clt_tensor *const *indices, int n,
+                           const clt_tensor *values, bool accumulate);
+/* scatter_reduce's mode for a reduce name: 0 sum, 1 prod, 2 mean, 3 amax,
+ * 4 amin; -1 for anything else. */
+int clt__scatter_reduce_mode(const char *reduce);
+clt_status clt__scatter_reduce(const clt_tensor *t, int dim, const clt_tensor *index,
+                               const clt_tensor *src, const char *reduce, bool include_self,
+                               clt_tensor **out, const char *fn);
+clt_status clt__searchsorted(const clt_tensor *seq, const clt_tensor *values, bool right,
+                             clt_tensor **out, const char *fn);
+
+/* ---- index ops whose result size depends on the data (src/ops/select.c) --
+ * They read values back, so they wait for the device. */
+clt_status clt__nonzero(const clt_tensor *t, clt_tensor **out, const char *fn);
+/* The int64 flat places (row-major in shape) where mask, broadcast to the
+ * shape, is true. */
+clt_status clt__mask_places(const clt_tensor *mask, int ndim, const int64_t *shape,
+                            clt_tensor **out, const char *fn);
+/* masked_select; *places (may be NULL) gets the mask's places in the
+ * broadcast shape, whose size goes in *ndim and shape. */
+clt_status clt__masked_select(const clt_tensor *t, const clt_tensor *mask, clt_tensor **out,
+                              clt_tensor **places, int *ndim, int64_t *shape, const char *fn);
+/* masked_scatter into a copy of t broadcast with mask; *places as
+ * clt__masked_select's. */
+clt_status clt__masked_scatter(const clt_tensor *t, const clt_tensor *mask,
+                               const clt_tensor *source, clt_tensor **out, clt_tensor **places,
+                               const char *fn);
+clt_status clt__bincount(const clt_tensor *t, const clt_tensor *weights, int64_t minlength,
+                         clt_tensor **out, const char *fn);
+/* unique (consecutive false: sorted) or unique_consecutive; inverse and
+ * counts may be NULL. */
+clt_status clt__unique(const clt_tensor *t, bool consecutive, clt_tensor **values,
+                       clt_tensor **inverse, clt_tensor **counts, const char *fn);
 
 /* ---- op implementations, without autograd (src/ops, src/tensor) ------------
  * The public clt_X of each differentiable op (and its non-differentiable

@@ -4033,6 +4033,266 @@ def topk_large():
     cases("sliced", In(data((4, 6001), f), ("S", 1, 1, 6000, 2)), 200, 1)
 
 
+def _unique_part(fn, which):
+    """clt_unique's (or clt_unique_consecutive's) output `which` (0 values,
+    1 inverse, 2 counts) as a one-output call."""
+    def call(p, o):
+        outs = [P(), P(), P()]
+        st = fn(p, C.byref(outs[0]), C.byref(outs[1]), C.byref(outs[2]))
+        if st:
+            o._obj.value = None
+            return st
+        for k in range(3):
+            if k == which:
+                o._obj.value = outs[k].value
+            else:
+                L.clt_tensor_free(outs[k])
+        return 0
+    return call
+
+
+def _ptrs(*ps):
+    return (P * len(ps))(*[q.value for q in ps])
+
+
+def _device_error(name, cfn, ins, want):
+    """cfn succeeds at the call and the read of its result reports `want`
+    (an out-of-range index found on the device)."""
+    keep = [upload(t) for t in ins]
+    out = P()
+    st = cfn(*keep, C.byref(out))
+    got = None
+    if st == 0:
+        a = np.empty(L.clt_tensor_nbytes(out) or 1, dtype=np.uint8)
+        got = L.clt_tensor_read(out, a.ctypes.data_as(P), a.nbytes)
+        L.clt_tensor_free(out)
+    msg = (L.clt_last_error() or b"").decode()
+    ok(name, st == 0 and got is not None and got < 0 and want in msg, "status %s read %s: %s" % (st, got, msg))
+    for q in keep:
+        L.clt_tensor_free(q)
+
+
+def index_more():
+    """take, index_fill, index_copy, index_put, scatter_reduce, masked_select,
+    masked_scatter, nonzero, searchsorted, bucketize, bincount, unique."""
+    for n in ("clt_take", "clt_argwhere", "clt_nonzero"):
+        proto(n, [P, P, PP] if n == "clt_take" else [P, PP])
+    proto("clt_index_fill", [P, C.c_int, P, C.c_double, PP])
+    proto("clt_index_copy", [P, C.c_int, P, P, PP])
+    proto("clt_index_put", [P, PP, C.c_int, P, C.c_int, PP])
+    proto("clt_scatter_reduce", [P, C.c_int, P, P, C.c_char_p, C.c_int, PP])
+    proto("clt_masked_select", [P, P, PP])
+    proto("clt_masked_scatter", [P, P, P, PP])
+    proto("clt_searchsorted", [P, P, C.c_int, PP])
+    proto("clt_bucketize", [P, P, C.c_int, PP])
+    proto("clt_bincount", [P, P, C.c_int64, PP])
+    proto("clt_unique", [P, PP, PP, PP])
+    proto("clt_unique_consecutive", [P, PP, PP, PP])
+    nan = float("nan")
+    i64 = torch.int64
+    dts = [torch.float32, torch.float64, torch.int32, torch.int64]
+    for dt in dts + [torch.bool, torch.uint8]:
+        a = data((3, 4), dt)
+        for idx in ([0, 11, -1, -12, 5, 5], [[1, -2], [3, 0]], 4, []):
+            it = torch.tensor(idx, dtype=i64)
+            check("take %s %s" % (dn(dt), idx), torch.take, L.clt_take, [a, it], tol="exact")
+    check("take from empty", torch.take, L.clt_take,
+          [torch.zeros(0), torch.tensor([0])])
+    check("take int32 index", torch.take, L.clt_take,
+          [torch.zeros(3), torch.tensor([0], dtype=torch.int32)])
+    check("take empty index", torch.take, L.clt_take, [torch.zeros(0), torch.zeros(0, dtype=i64)])
+    _device_error("take out of range", L.clt_take,
+                  [torch.arange(5.0), torch.tensor([1, -6])], "clt_take: index -6")
+    for dt in dts:
+        a = data((3, 4, 5), dt)
+        for d in range(-3, 3):
+            size = a.shape[d]
+            ix = torch.tensor([size - 1, 0, -1, -size], dtype=i64)
+            check("index_fill %s d=%d" % (dn(dt), d),
+                  lambda t, i, d=d: torch.index_fill(t, d, i, 3),
+                  lambda p, i, o, d=d: L.clt_index_fill(p, d, i, 3.0, o), [a, ix], tol="exact")
+            ic = torch.tensor([size - 1, 0], dtype=i64)
+            sh = list(a.shape)
+            sh[d] = 2
+            src = data(tuple(sh), dt)
+            check("index_copy %s d=%d" % (dn(dt), d),
+                  lambda t, i, s, d=d: torch.index_copy(t, d, i, s),
+                  lambda p, i, s, o, d=d: L.clt_index_copy(p, d, i, s, o), [a, ic, src],
+                  tol="exact")
+    check("index_fill 0-d index", lambda t, i: torch.index_fill(t, 1, i, -2.5),
+          lambda p, i, o: L.clt_index_fill(p, 1, i, -2.5, o),
+          [data((2, 3), torch.float32), torch.tensor(-1)], tol="exact")
+    check("index_fill int32 index", lambda t, i: torch.index_fill(t, 0, i, 1),
+          lambda p, i, o: L.clt_index_fill(p, 0, i, 1, o),
+          [data((2, 3), torch.float32), torch.tensor([0], dtype=torch.int32)])
+    check("index_copy src size", lambda t, i, s: torch.index_copy(t, 0, i, s),
+          lambda p, i, s, o: L.clt_index_copy(p, 0, i, s, o),
+          [data((2, 3), torch.float32), torch.tensor([0, 1]), data((3, 3), torch.float32)])
+    _device_error("index_copy negative", lambda p, i, s, o: L.clt_index_copy(p, 0, i, s, o),
+                  [torch.zeros(5), torch.tensor([-1]), torch.ones(1)], "index -1")
+
+    # index_put: broadcast indices, negatives, bool masks, accumulate
+    def put(nidx, acc):
+        def t_fn(t, *r):
+            return torch.index_put(t, tuple(r[:nidx]), r[nidx], accumulate=bool(acc))
+
+        def c_fn(p, *r):
+            ix = _ptrs(*r[:nidx])
+            return L.clt_index_put(p, ix, nidx, r[nidx], acc, r[nidx + 1])
+        return t_fn, c_fn
+    for dt in dts:
+        a = data((4, 3, 2), dt)
+        cases = [
+            ([torch.tensor([0, 2, -1, 2])], data((4, 3, 2), dt)),
+            ([torch.tensor([0, 2, -1, 2])], data((2,), dt)),
+            ([torch.tensor([[0], [3]]), torch.tensor([1, -1, 0])], data((2, 3, 2), dt)),
+            ([torch.tensor([1, 1]), torch.tensor([2, 2]), torch.tensor([0, 0])],
+             data((2,), dt)),
+            ([torch.tensor([True, False, True, True])], data((1,), dt)),
+            ([data((4, 3), torch.bool)], data((2,), dt)),
+            ([torch.tensor(3), torch.tensor([0, 2])], data((2, 2), dt)),
+            ([torch.zeros(0, dtype=i64)], data((2,), dt)),
+        ]
+        for k, (ix, v) in enumerate(cases):
+            for acc in ((0, 1) if k != 3 else (1,)):
+                tf, cf = put(len(ix), acc)
+                check("index_put %s case %d acc=%d" % (dn(dt), k, acc), tf, cf, [a] + ix + [v],
+                      tol="exact" if not dt.is_floating_point else "red")
+    for k, (ix, v) in enumerate([
+            ([torch.tensor([0, 1]), torch.tensor([0, 1, 2])], torch.ones(1)),
+            ([torch.tensor([0, 1])], torch.ones(3)),
+            ([torch.tensor([0]), torch.tensor([0]), torch.tensor([0]), torch.tensor([0])],
+             torch.ones(1)),
+            ([torch.tensor([0], dtype=torch.int32)], torch.ones(1)),
+            ([torch.tensor([True, False])], torch.ones(1)),
+            ([torch.tensor([0])], torch.ones(1, dtype=torch.float64))]):
+        tf, cf = put(len(ix), 0)
+        check("index_put refused %d" % k, tf, cf, [torch.zeros(4, 3, 2)] + ix + [v])
+    _device_error("index_put out of range", lambda p, i, v, o: put(1, 0)[1](p, i, v, o),
+                  [torch.zeros(4, 3), torch.tensor([1, -5]), torch.ones(3)],
+                  "clt_index_put: index -5 is out of bounds for dimension 0 with size 4")
+
+    # scatter_reduce: every reduction, include_self both ways, duplicates
+    for dt in dts:
+        t = data((4, 5), dt, lo=-4, hi=4)
+        src = data((6, 5), dt, lo=-4, hi=4)
+        if dt.is_floating_point:
+            t[1, 2] = nan
+            src[3, 4] = nan
+        for red in ("sum", "prod", "mean", "amax", "amin"):
+            for inc in (0, 1):
+                for d, ix in ((0, torch.tensor([[0, 1, 2, 3, 0], [0, 0, 0, 3, 3],
+                                                 [3, 3, 1, 1, 0]])),
+                              (1, torch.tensor([[0, 0, 4], [1, 1, 1], [4, 3, 2], [0, 1, 0]])),
+                              (-1, torch.zeros(0, 0, dtype=i64))):
+                    check("scatter_reduce %s %s self=%d d=%d" % (dn(dt), red, inc, d),
+                          lambda a, i, s, d=d, red=red, inc=inc:
+                              torch.scatter_reduce(a, d, i, s, red, include_self=bool(inc)),
+                          lambda p, i, s, o, d=d, red=red, inc=inc:
+                              L.clt_scatter_reduce(p, d, i, s, red.encode(), inc, o),
+                          [t, ix, src], tol="red")
+    check("scatter_reduce bad reduce", lambda a, i, s: torch.scatter_reduce(a, 0, i, s, "max"),
+          lambda p, i, s, o: L.clt_scatter_reduce(p, 0, i, s, b"max", 1, o),
+          [torch.zeros(3), torch.tensor([0]), torch.ones(1)])
+    _device_error("scatter_reduce out of range",
+                  lambda p, i, s, o: L.clt_scatter_reduce(p, 0, i, s, b"sum", 1, o),
+                  [torch.zeros(3), torch.tensor([3]), torch.ones(1)],
+                  "clt_scatter_reduce: index 3 is out of bounds for dimension 0 with size 3")
+
+    # masked_select, masked_scatter, nonzero, argwhere
+    for dt in dts + [torch.bool]:
+        for sh, msh in (((3, 4), (3, 4)), ((3, 4), (4,)), ((4,), (2, 4)), ((), ()),
+                        ((0, 3), (3,)), ((2, 3), (1, 1))):
+            a, m = data(sh, dt), data(msh, torch.bool)
+            check("masked_select %s %s %s" % (dn(dt), list(sh), list(msh)),
+                  torch.masked_select, L.clt_masked_select, [a, m], tol="exact")
+            src = data((13,), dt)
+            check("masked_scatter %s %s %s" % (dn(dt), list(sh), list(msh)),
+                  torch.masked_scatter, L.clt_masked_scatter, [a, m, src], tol="exact")
+            check("nonzero %s %s" % (dn(dt), list(sh)), torch.nonzero, L.clt_nonzero, [a],
+                  tol="exact")
+            check("argwhere %s %s" % (dn(dt), list(sh)), torch.argwhere, L.clt_argwhere, [a],
+                  tol="exact")
+    check("nonzero nan", torch.nonzero, L.clt_nonzero, [torch.tensor([0.0, nan, -0.0, 1.0])],
+          tol="exact")
+    check("masked_select int mask", torch.masked_select, L.clt_masked_select,
+          [torch.zeros(3), torch.ones(3, dtype=torch.uint8)])
+    check("masked_scatter short source", torch.masked_scatter, L.clt_masked_scatter,
+          [torch.zeros(3), torch.ones(3, dtype=torch.bool), torch.ones(2)])
+
+    # searchsorted and bucketize
+    sq = torch.tensor([-2.0, -1.0, 0.0, 0.0, 1.5, 3.0, nan])
+    vals = torch.tensor([[-3.0, -2.0, 0.0, 0.5], [3.0, 4.0, nan, -1.0]])
+    for right in (0, 1):
+        for dt in dts:
+            s1, v1 = sq[:-1].to(dt), vals.nan_to_num(5.0).to(dt)
+            check("searchsorted %s right=%d" % (dn(dt), right),
+                  lambda s, v, r=right: torch.searchsorted(s, v, right=bool(r)),
+                  lambda s, v, o, r=right: L.clt_searchsorted(s, v, r, o), [s1, v1],
+                  tol="exact")
+            check("bucketize %s right=%d" % (dn(dt), right),
+                  lambda v, s, r=right: torch.bucketize(v, s, right=bool(r)),
+                  lambda v, s, o, r=right: L.clt_bucketize(v, s, r, o), [v1, s1], tol="exact")
+        check("searchsorted nan right=%d" % right,
+              lambda s, v, r=right: torch.searchsorted(s, v, right=bool(r)),
+              lambda s, v, o, r=right: L.clt_searchsorted(s, v, r, o), [sq, vals], tol="exact")
+        nd = torch.sort(data((2, 3, 5), torch.float32), -1)[0]
+        check("searchsorted n-d right=%d" % right,
+              lambda s, v, r=right: torch.searchsorted(s, v, right=bool(r)),
+              lambda s, v, o, r=right: L.clt_searchsorted(s, v, r, o),
+              [nd, data((2, 3, 4), torch.float32)], tol="exact")
+        check("searchsorted mixed dtypes right=%d" % right,
+              lambda s, v, r=right: torch.searchsorted(s, v, right=bool(r)),
+              lambda s, v, o, r=right: L.clt_searchsorted(s, v, r, o),
+              [torch.tensor([1, 2, 2, 5]), torch.tensor([2.0, 2.5, -1.0])], tol="exact")
+    check("searchsorted bad shapes", torch.searchsorted, lambda s, v, o: L.clt_searchsorted(s, v, 0, o),
+          [torch.zeros(2, 3), torch.zeros(3, 3)])
+    check("bucketize 2-d boundaries", torch.bucketize, lambda v, s, o: L.clt_bucketize(v, s, 0, o),
+          [torch.zeros(3), torch.zeros(2, 3)])
+
+    # bincount
+    x = torch.tensor([2, 0, 2, 7, 1, 2])
+    for w in (None, torch.float32, torch.float64, torch.int64):
+        for ml in (0, 3, 11):
+            ins = [x] if w is None else [x, data((6,), w)]
+            check("bincount %s ml=%d" % (w, ml),
+                  lambda a, *ws, ml=ml: torch.bincount(a, ws[0] if ws else None, ml),
+                  lambda p, *r, ml=ml: L.clt_bincount(p, r[0] if len(r) > 1 else None, ml, r[-1]),
+                  ins, tol="red")
+    for dt in (torch.int32, torch.uint8):
+        check("bincount %s" % dn(dt), torch.bincount, lambda p, o: L.clt_bincount(p, None, 0, o),
+              [x.to(dt)], tol="exact")
+    for k, bad in enumerate([torch.tensor([1, -1]), torch.zeros(2, 2, dtype=i64),
+                             torch.tensor([1.0])]):
+        check("bincount refused %d" % k, torch.bincount,
+              lambda p, o: L.clt_bincount(p, None, 0, o), [bad])
+    check("bincount empty", lambda a: torch.bincount(a, minlength=4),
+          lambda p, o: L.clt_bincount(p, None, 4, o), [torch.zeros(0, dtype=i64)], tol="exact")
+
+    # unique and unique_consecutive
+    for dt in dts + [torch.bool]:
+        for sh in ((10,), (3, 4), (), (0,)):
+            a = data(sh, dt, lo=-2, hi=2)
+            for which, kw in ((0, {}), (1, {"return_inverse": True}),
+                              (2, {"return_counts": True})):
+                for cons in (False, True):
+                    tf = torch.unique_consecutive if cons else torch.unique
+                    cf = L.clt_unique_consecutive if cons else L.clt_unique
+
+                    def tfun(t, tf=tf, kw=kw, which=which):
+                        r = tf(t, **kw)
+                        return r if which == 0 else r[1]
+                    check("unique%s %s %s out %d" % ("_consecutive" if cons else "", dn(dt),
+                                                     list(sh), which),
+                          tfun, _unique_part(cf, which), [a], tol="exact")
+    u = torch.tensor([nan, 1.0, nan, 1.0, -0.0, 0.0])
+    check("unique nan values", torch.unique, _unique_part(L.clt_unique, 0), [u], tol="exact",
+          signed_zero=False)
+    check("unique_consecutive nan counts",
+          lambda t: torch.unique_consecutive(t, return_counts=True)[1],
+          _unique_part(L.clt_unique_consecutive, 2), [u], tol="exact")
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -4044,7 +4304,8 @@ def main():
                 sdpa,
                 decoder,
                 scans,
-                topk_large]
+                topk_large,
+                index_more]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

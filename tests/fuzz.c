@@ -1734,6 +1734,94 @@ static void op_index(fz *f)
     tfree(f, src, 0);
 }
 
+/* ---- more index ops: take, index_fill, index_copy, index_put, scatter_reduce,
+ * masked_select, nonzero, searchsorted, bincount, unique -------------------------- */
+
+static void op_index_more(fz *f)
+{
+    static const char *const reduce[] = {"sum", "prod", "mean", "amax", "amin", "max", ""};
+    clt_tensor *t = rt(f), *other = rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    int nd = clt_tensor_ndim(t);
+    const int64_t *sh = clt_tensor_shape(t);
+    int d = rand_dim(f, nd), w = wrap_dim(d, nd);
+    int64_t size = w >= 0 && nd > 0 ? sh[w] : 1, n = pick(f, 5);
+    clt_tensor *idx = chance(f, 75) ? make_index(f, t, chance(f, 80) ? 1 : 0, &n, size)
+                                    : clt_tensor_retain(rt(f));
+    int64_t want[16];
+    int wnd = -1;
+    clt_dtype dt = clt_tensor_dtype(t);
+    switch (pick(f, 9)) {
+    case 0:
+        CALL("clt_take", clt_take(t, idx, op));
+        if (idx) {
+            wnd = clt_tensor_ndim(idx);
+            memcpy(want, clt_tensor_shape(idx), sizeof *want * (size_t)wnd);
+        }
+        break;
+    case 1:
+        CALL("clt_index_fill", clt_index_fill(t, d, idx, rand_scalar(f), op));
+        wnd = nd;
+        memcpy(want, sh, sizeof *sh * (size_t)nd);
+        break;
+    case 2:
+        CALL("clt_index_copy", clt_index_copy(t, d, idx, other, op));
+        wnd = nd;
+        memcpy(want, sh, sizeof *sh * (size_t)nd);
+        break;
+    case 3: {
+        const clt_tensor *ix[2] = {idx, rt(f)};
+        CALL("clt_index_put", clt_index_put(t, ix, 1 + (int)pick(f, 2), other,
+                                            (int)pick(f, 2), op));
+        wnd = nd;
+        memcpy(want, sh, sizeof *sh * (size_t)nd);
+        break;
+    }
+    case 4:
+        CALL("clt_scatter_reduce",
+             clt_scatter_reduce(t, d, idx, other, reduce[pick(f, 7)], (int)pick(f, 2), op));
+        wnd = nd;
+        memcpy(want, sh, sizeof *sh * (size_t)nd);
+        break;
+    case 5:
+        CALL("clt_masked_select", clt_masked_select(t, other, op));
+        break;
+    case 6:
+        CALL("clt_nonzero", clt_nonzero(t, op));
+        dt = CLT_INT64;
+        break;
+    case 7:
+        CALL("clt_searchsorted", clt_searchsorted(t, other, (int)pick(f, 2), op));
+        dt = CLT_INT64;
+        break;
+    default: {
+        clt_tensor *inv = NULL, *cnt = NULL;
+        if (pick(f, 2)) {
+            CALL("clt_bincount", clt_bincount(t, chance(f, 50) ? other : NULL, pick(f, 4), op));
+        } else {
+            CALL("clt_unique", clt_unique(t, op, chance(f, 50) ? &inv : NULL,
+                                          chance(f, 50) ? &cnt : NULL));
+            if (st != CLT_OK && (inv || cnt))
+                die(f, "failed but handed out inverse or counts");
+            tfree(f, inv, 0);
+            tfree(f, cnt, 0);
+        }
+        wnd = -1;
+        break;
+    }
+    }
+    if (result(f, st, op, out)) {
+        if (!t)
+            die(f, "succeeded on a NULL tensor");
+        if (wnd >= 0)
+            keep_result(f, out, wnd, want, dt, clt_tensor_device(t));
+        else
+            keep_result(f, out, -1, NULL, dt, clt_tensor_device(t));
+    }
+    tfree(f, idx, 0);
+}
+
 /* ---- losses ------------------------------------------------------------------------- */
 
 static clt_reduction rand_reduction(fz *f)
@@ -4395,6 +4483,7 @@ static struct {
     {"zipfile", op_zipfile, 2},
     {"shape", op_shape, 4},
     {"new3", op_new3, 4},
+    {"index2", op_index_more, 4},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -1116,5 +1116,71 @@ case("logcumsumexp 0-d", lambda x: torch.logcumsumexp(x, 0),
 
 hook_case()
 
+# ---- take, index_fill, index_copy, index_put, masked_select, masked_scatter,
+# scatter_reduce --------------------------------------------------------------------
+proto("clt_to_dtype", [P, C.c_int, PP])
+proto("clt_take", [P, P, PP])
+proto("clt_index_fill", [P, C.c_int, P, C.c_double, PP])
+proto("clt_index_copy", [P, C.c_int, P, P, PP])
+proto("clt_index_put", [P, PP, C.c_int, P, C.c_int, PP])
+proto("clt_masked_select", [P, P, PP])
+proto("clt_masked_scatter", [P, P, P, PP])
+proto("clt_scatter_reduce", [P, C.c_int, P, P, C.c_char_p, C.c_int, PP])
+
+
+def as_bool(m):
+    return call("clt_to_dtype", m, 6)
+
+
+xs = rng.standard_normal((3, 4))
+case("take", lambda x, i: torch.take(x, i), lambda x, i: call("clt_take", x, i),
+     [xs, np.array([[0, -1], [5, 5]])], wrt=[0])
+case("index_fill", lambda x, i: torch.index_fill(x, 1, i, 2.0),
+     lambda x, i: call("clt_index_fill", x, 1, i, C.c_double(2.0)),
+     [xs, np.array([0, -1])], wrt=[0])
+case("index_copy", lambda x, i, s: torch.index_copy(x, 0, i, s),
+     lambda x, i, s: call("clt_index_copy", x, 0, i, s),
+     [rng.standard_normal((4, 3)), np.array([2, 0]), rng.standard_normal((2, 3))], wrt=[0, 2])
+for acc in (0, 1):
+    ix = [np.array([1, -1, 1] if acc else [1, -1, 0])]
+    case("index_put acc=%d" % acc,
+         lambda x, i, v, acc=acc: torch.index_put(x, (i,), v, accumulate=bool(acc)),
+         lambda x, i, v, acc=acc: call("clt_index_put", x, (P * 1)(i.value), 1, v, acc),
+         [rng.standard_normal((4, 3))] + ix + [rng.standard_normal((3, 3))], wrt=[0, 2])
+    case("index_put broadcast acc=%d" % acc,
+         lambda x, i, j, v, acc=acc: torch.index_put(x, (i, j), v, accumulate=bool(acc)),
+         lambda x, i, j, v, acc=acc: call("clt_index_put", x, (P * 2)(i.value, j.value), 2, v,
+                                          acc),
+         [rng.standard_normal((4, 3, 2)), np.array([[0], [3]]), np.array([1, -1, 0]),
+          rng.standard_normal((2,))], wrt=[0, 3])
+    mask = np.array([[True, False, True], [False, False, True], [True, True, False],
+                     [False, False, False]])
+    case("index_put mask acc=%d" % acc,
+         lambda x, m, v, acc=acc: torch.index_put(x, (m,), v, accumulate=bool(acc)),
+         lambda x, m, v, acc=acc: call("clt_index_put", x, (P * 1)(as_bool(m).value), 1, v,
+                                       acc),
+         [rng.standard_normal((4, 3, 2)), mask, rng.standard_normal((5, 2))], wrt=[0, 2])
+mask4 = np.array([True, False, True, True])
+case("masked_select broadcast", lambda x, m: torch.masked_select(x, m),
+     lambda x, m: call("clt_masked_select", x, as_bool(m)), [xs, mask4], wrt=[0])
+case("masked_scatter", lambda x, m, s: torch.masked_scatter(x, m, s),
+     lambda x, m, s: call("clt_masked_scatter", x, as_bool(m), s),
+     [xs, mask4, rng.standard_normal((2, 7))], wrt=[0, 2])
+st_ = np.array([[1.0, 2.0, 3.0, 2.0, 0.5], [4.0, 2.0, 1.0, 0.0, 0.5],
+                [0.0, 2.0, 3.0, 1.0, -1.0], [3.0, 3.0, 3.0, 3.0, 3.0]])
+ss = np.array([[1.0, 2.0, 3.0, 5.0, 0.5], [4.0, 2.0, 7.0, 0.0, 0.5],
+               [4.0, 2.0, 3.0, -1.0, 0.5]])
+si = np.array([[0, 1, 2, 0, 1], [0, 1, 0, 0, 1], [3, 1, 2, 3, 0]])
+sz = ss.copy()
+sz[0, 0] = sz[1, 2] = sz[2, 2] = 0.0  # one zero at a place, two at another
+for red in ("sum", "mean", "amax", "amin", "prod", "prod zeros"):
+    for inc in (0, 1):
+        case("scatter_reduce %s include_self=%d" % (red, inc),
+             lambda x, i, s, red=red[:4], inc=inc:
+                 torch.scatter_reduce(x, 0, i, s, red, include_self=bool(inc)),
+             lambda x, i, s, red=red[:4], inc=inc:
+                 call("clt_scatter_reduce", x, 0, i, s, red.encode(), inc),
+             [st_, si, sz if red == "prod zeros" else ss], wrt=[0, 2])
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -480,7 +480,22 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_cumprod, T, clt_cumprod(f->f, 2, &o->t))                                           \
     X(clt_cummax, T | T2, clt_cummax(f->f, -3, &o->t, &o->t2))                               \
     X(clt_cummin, T | T2, clt_cummin(f->f, 2, &o->t, &o->t2))                                \
-    X(clt_logcumsumexp, T, clt_logcumsumexp(f->i32, 1, &o->t))
+    X(clt_logcumsumexp, T, clt_logcumsumexp(f->i32, 1, &o->t))                                 \
+    /* index.h: more indexing */                                                             \
+    X(clt_take, T, clt_take(f->f, f->f, &o->t))                                              \
+    X(clt_index_fill, T, clt_index_fill(f->f, 0, f->f, 0, &o->t))                            \
+    X(clt_index_copy, T, clt_index_copy(f->f, 0, f->f, f->f, &o->t))                         \
+    X(clt_index_put, T, clt_index_put(f->f, f->cpair, 2, f->f2, 0, &o->t))                   \
+    X(clt_scatter_reduce, T, clt_scatter_reduce(f->f, 0, f->f, f->f, "sum", 1, &o->t))       \
+    X(clt_masked_select, T, clt_masked_select(f->f, f->f, &o->t))                            \
+    X(clt_masked_scatter, T, clt_masked_scatter(f->f, f->bl, f->i32, &o->t))                 \
+    X(clt_nonzero, T, clt_nonzero(NULL, &o->t))                                              \
+    X(clt_argwhere, T, clt_argwhere(NULL, &o->t))                                            \
+    X(clt_searchsorted, T, clt_searchsorted(f->f, f->f2, 0, &o->t))                          \
+    X(clt_bucketize, T, clt_bucketize(f->f, f->f, 0, &o->t))                                 \
+    X(clt_bincount, T, clt_bincount(f->f, NULL, 0, &o->t))                                   \
+    X(clt_unique, T | T2 | T3, clt_unique(NULL, &o->t, &o->t2, &o->t3))                      \
+    X(clt_unique_consecutive, T | T2 | T3, clt_unique_consecutive(NULL, &o->t, &o->t2, &o->t3))
 
 static int small_int[1];
 

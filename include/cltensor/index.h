@@ -154,6 +154,184 @@ CLT_API clt_status clt_one_hot(const clt_tensor *indices, int64_t num_classes,
 CLT_API clt_status clt_embedding(const clt_tensor *weight, const clt_tensor *indices,
                                  clt_tensor **out);
 
+/* ---- more indexing: take, index_fill, index_copy, index_put, scatter_reduce,
+ * masked_select, masked_scatter, nonzero, searchsorted, bincount, unique ----
+ *
+ * take, index_fill, index_put and index_put_ take negative indices, which
+ * count from the end as in Python (torch does the same); index_copy and
+ * scatter_reduce refuse them as gather does.  All take int64 indices only
+ * (index_put bool masks too), as torch 1.13.  Out-of-range indices are
+ * found on the device and reported at the next synchronisation, as above.
+ *
+ * Ops that synchronise.  masked_select, masked_scatter, nonzero, argwhere,
+ * bincount, unique, unique_consecutive, and index_put and index_put_ given
+ * a bool mask, have results (or work) whose size depends on the values:
+ * like torch's on CUDA, they wait for the device and read what decides the
+ * size (the mask, the largest value) back to the host before they return.
+ * That wait reports an out-of-range index of an earlier op (see above).
+ *
+ * Autograd.  take, index_fill, index_copy, index_put, masked_select,
+ * masked_scatter and scatter_reduce are
+ * differentiable with respect to their floating tensors, with torch's
+ * grad_fn names (TakeBackward0, ...).  The in-place forms are not
+ * recorded (see above).  searchsorted, bucketize, nonzero, argwhere,
+ * bincount and unique give integer results and are not recorded. */
+
+/* torch.take(t, index): t's elements, t seen as 1-D in row-major order, at
+ * the int64 indices; the result has index's shape.  An index in
+ * [-numel, 0) counts from the end.  Taking from an empty t is
+ * CLT_ERR_INDEX_OUT_OF_RANGE at once.  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_take(const clt_tensor *t, const clt_tensor *index, clt_tensor **out);
+
+/* torch.index_fill(t, dim, index, value): a copy of t with the slices
+ * index[i] along dim set to value (which must fit t's dtype, as clt_full's);
+ * index is 1-D or 0-D int64, negative values counting from the end.  New
+ * tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_index_fill(const clt_tensor *t, int dim, const clt_tensor *index,
+                                  double value, clt_tensor **out);
+
+/* Tensor.index_fill_: the same into t itself, with clt_scatter_add_'s rules
+ * for in-place writes. */
+CLT_API clt_status clt_index_fill_(clt_tensor *t, int dim, const clt_tensor *index,
+                                   double value);
+
+/* torch.index_copy(t, dim, index, src): a copy of t with slice index[i]
+ * along dim replaced by src's slice i; index is 1-D or 0-D int64 with
+ * numel(index) == src.size(dim), src of t's dtype and shape apart from dim
+ * (CLT_ERR_SHAPE_MISMATCH), as clt_index_add.  Where indices repeat, torch
+ * leaves the result undefined; here the last one in index order wins, on
+ * every device.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_index_copy(const clt_tensor *t, int dim, const clt_tensor *index,
+                                  const clt_tensor *src, clt_tensor **out);
+
+/* Tensor.index_copy_: the same into t itself, with clt_scatter_add_'s rules
+ * for in-place writes. */
+CLT_API clt_status clt_index_copy_(clt_tensor *t, int dim, const clt_tensor *index,
+                                   const clt_tensor *src);
+
+/* torch.index_put(t, indices, values, accumulate), t[indices] = values in
+ * Python: the n tensors indices[0..n) index t's first dimensions in turn.
+ * An int64 tensor indexes one dimension (negative values count from the
+ * end); a bool mask of k dimensions indexes k of them, as the k columns of
+ * its nonzero() (its sizes must be those of the dimensions it covers:
+ * CLT_ERR_INDEX_OUT_OF_RANGE), and makes the call synchronise.  The index
+ * tensors broadcast together (CLT_ERR_SHAPE_MISMATCH otherwise); values,
+ * of t's dtype (CLT_ERR_DTYPE_MISMATCH), broadcast to the indexing result:
+ * the broadcast index shape followed by t's dimensions past the indexed
+ * ones.  Indexing more dimensions than t has is CLT_ERR_INDEX_OUT_OF_RANGE;
+ * n < 1 and NULL entries (Python's ":" and None) are refused (permute the
+ * indexed dimensions first instead).  accumulate nonzero adds values into
+ * the places, repeated ones adding up in index order (deterministic);
+ * without it each place takes its value, and where places repeat (torch:
+ * undefined) the last in index order wins, on every device.  New tensor:
+ * release with clt_tensor_free. */
+CLT_API clt_status clt_index_put(const clt_tensor *t, const clt_tensor *const *indices, int n,
+                                 const clt_tensor *values, int accumulate, clt_tensor **out);
+
+/* Tensor.index_put_: the same into t itself, with clt_scatter_add_'s rules
+ * for in-place writes (values may share t's storage). */
+CLT_API clt_status clt_index_put_(clt_tensor *t, const clt_tensor *const *indices, int n,
+                                  const clt_tensor *values, int accumulate);
+
+/* torch.scatter_reduce(t, dim, index, src, reduce, include_self=...): as
+ * clt_scatter, but each place reduces t's value (when include_self is
+ * nonzero) and the src values scattered to it, in index order, by reduce:
+ * "sum", "prod", "mean" (the sum divided by the count of values reduced,
+ * t's own counted with include_self; floor division for integer dtypes,
+ * as torch), "amax" or "amin" (a NaN among them gives NaN).  Places no
+ * index names keep t's value.  index is int64 with clt_scatter's shape
+ * rules; bool tensors are CLT_ERR_DTYPE_UNSUPPORTED; any other reduce is
+ * CLT_ERR_INVALID_ARGUMENT.  Gradients (ScatterReduceBackward0) as torch
+ * 1.13 for every reduce: amax and amin share a place's gradient evenly
+ * among the values equal to its result; prod gives each value the product
+ * of the others at its place (zeros included); src's gradient needs src to
+ * have index's shape (CLT_ERR_SHAPE_MISMATCH when it requires grad).  New
+ * tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_scatter_reduce(const clt_tensor *t, int dim, const clt_tensor *index,
+                                      const clt_tensor *src, const char *reduce,
+                                      int include_self, clt_tensor **out);
+
+/* torch.masked_select(t, mask): 1-D tensor of t's elements where the bool
+ * mask is true, t and mask broadcast together, in row-major order.
+ * Synchronises (see above).  As torch 1.13, a uint8 mask is taken too
+ * (nonzero is true); any other dtype is CLT_ERR_DTYPE_MISMATCH.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_masked_select(const clt_tensor *t, const clt_tensor *mask,
+                                     clt_tensor **out);
+
+/* torch.masked_scatter(t, mask, source): a copy of t (broadcast with the
+ * bool or uint8 mask) whose elements where mask is true take source's elements in
+ * row-major order, one after another; source has t's dtype and at least as
+ * many elements as mask has true values (CLT_ERR_SHAPE_MISMATCH).
+ * Synchronises.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_masked_scatter(const clt_tensor *t, const clt_tensor *mask,
+                                      const clt_tensor *source, clt_tensor **out);
+
+/* Tensor.masked_scatter_: the same into t itself; mask must broadcast to
+ * t's shape.  clt_scatter_add_'s rules for in-place writes. */
+CLT_API clt_status clt_masked_scatter_(clt_tensor *t, const clt_tensor *mask,
+                                       const clt_tensor *source);
+
+/* torch.nonzero(t): int64 tensor [count, ndim] of the coordinates of t's
+ * nonzero elements (NaN counts as nonzero), in row-major order; [count, 0]
+ * for a 0-d t.  Any dtype.  Synchronises.  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_nonzero(const clt_tensor *t, clt_tensor **out);
+
+/* torch.argwhere(t): the same as clt_nonzero.  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_argwhere(const clt_tensor *t, clt_tensor **out);
+
+/* torch.searchsorted(sorted_sequence, values, right=right): int64 tensor of
+ * values' shape with, for each value, the index at which inserting it would
+ * keep its row of sorted_sequence sorted: the first place whose element is
+ * not below it (right nonzero: not below nor equal), by torch's
+ * comparisons, so that a NaN value goes to the end.  sorted_sequence is
+ * 1-D, or has values' number of dimensions and its sizes apart from the
+ * last (CLT_ERR_SHAPE_MISMATCH); its rows must be sorted (not checked, as
+ * torch without a sorter).  The dtypes promote as torch.result_type; bool
+ * is CLT_ERR_DTYPE_UNSUPPORTED.  Does not synchronise.  New tensor:
+ * release with clt_tensor_free. */
+CLT_API clt_status clt_searchsorted(const clt_tensor *sorted_sequence, const clt_tensor *values,
+                                    int right, clt_tensor **out);
+
+/* torch.bucketize(t, boundaries, right=right): clt_searchsorted(boundaries,
+ * t, right); boundaries must be 1-D (CLT_ERR_SHAPE_MISMATCH).  New tensor:
+ * release with clt_tensor_free. */
+CLT_API clt_status clt_bucketize(const clt_tensor *t, const clt_tensor *boundaries, int right,
+                                 clt_tensor **out);
+
+/* torch.bincount(t, weights, minlength): for a 1-D integer t of
+ * non-negative values, a 1-D tensor of max(max(t) + 1, minlength) counts
+ * of each value (int64), or sums of the weights (NULL: none) at each value
+ * (float32 for float32 weights, float64 for any others, as torch).  A
+ * negative value is CLT_ERR_INVALID_ARGUMENT (found when the call reads
+ * the largest and smallest values back: it synchronises), as are other
+ * dtypes, other shapes and a negative minlength; weights not of t's
+ * length are CLT_ERR_SHAPE_MISMATCH.  The sums run in t's order on every
+ * device.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_bincount(const clt_tensor *t, const clt_tensor *weights, int64_t minlength,
+                                clt_tensor **out);
+
+/* torch.unique(t, sorted=True, return_inverse, return_counts): *values the
+ * 1-D sorted distinct values of t; *inverse (when inverse is not NULL) an
+ * int64 tensor of t's shape holding the place in *values of each element;
+ * *counts (when not NULL) int64 [numel(values)], how often each occurs.
+ * The result is always sorted.  NaNs sort last and each NaN is a value of
+ * its own (equal to nothing, as numpy and torch since 2.0 have it; torch
+ * 1.13's CPU unique gives them wrong inverse indices and counts of 0).
+ * Synchronises.  New tensors: release each with clt_tensor_free; on
+ * failure every one given is set to NULL. */
+CLT_API clt_status clt_unique(const clt_tensor *t, clt_tensor **values, clt_tensor **inverse,
+                              clt_tensor **counts);
+
+/* torch.unique_consecutive(t, return_inverse, return_counts): as
+ * clt_unique, over t flattened, but only runs of equal neighbours merge and
+ * the order is kept (each NaN its own run, as torch).  Synchronises.  New
+ * tensors: release each with clt_tensor_free. */
+CLT_API clt_status clt_unique_consecutive(const clt_tensor *t, clt_tensor **values,
+                                          clt_tensor **inverse, clt_tensor **counts);
+
 #ifdef __cplusplus
 }
 #endif

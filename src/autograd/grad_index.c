@@ -249,3 +249,500 @@ clt_status clt_index_add_(clt_tensor *t, int dim, const clt_tensor *index, const
     clt_status st = inplace_allowed(t, src, "clt_index_add_");
     return st != CLT_OK ? st : clt__index_add_(t, dim, index, src, alpha);
 }
+
+/* ---- take, index_fill, index_copy, index_put, masked_select, masked_scatter ------ */
+
+/* g (any shape) seen as [rows, cols] with rows from the saved flat places
+ * zeroed (zero true) or picked out (zero false: [count, cols]). */
+static clt_status rows_of(const clt_tensor *g, int64_t rows, int64_t cols,
+                          const clt_tensor *places, bool zero, clt_tensor **out)
+{
+    const char *fn = "clt_backward";
+    int64_t shape[2] = {rows, cols};
+    clt_tensor *g2 = NULL;
+    clt_status st = clt__reshape(g, 2, shape, &g2, fn);
+    if (st == CLT_OK)
+        st = zero ? clt__index_fill(g2, 0, places, 0.0, out, fn)
+                  : clt__index_select(g2, 0, places, out, fn);
+    clt_tensor_free(g2);
+    return st;
+}
+
+/* The 1-D int64 places into [rows] that src (any shape) receives, added
+ * (index_add) into zeros: the gradient of a selection of flat places. */
+static clt_status add_rows(const clt_tensor *g, int64_t rows, int64_t cols,
+                           const clt_tensor *places, int ndim, const int64_t *shape,
+                           clt_tensor **out)
+{
+    const char *fn = "clt_backward";
+    int64_t s2[2] = {rows, cols}, gs[2] = {places->numel, cols};
+    clt_tensor *z = NULL, *g2 = NULL, *sum = NULL;
+    clt_status st = CLT_OK;
+    CLT__TRY(clt__full(g->dev, g->dtype, 2, s2, 0.0, &z));
+    CLT__TRY(clt__reshape(g, 2, gs, &g2, fn));
+    CLT__TRY(clt__index_add(z, 0, places, g2, 1, &sum, fn));
+    CLT__TRY(clt__reshape(sum, ndim, shape, out, fn));
+done:
+    clt_tensor_free(z);
+    clt_tensor_free(g2);
+    clt_tensor_free(sum);
+    return st;
+}
+
+/* saved[0] the index: g's elements added back at the places taken, the
+ * negative indices wrapped (bad ones were reported by the forward). */
+static clt_status bw_take(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    const clt__edge *e = &n->in[0];
+    int64_t numel = 1, count = n->saved[0]->numel;
+    for (int d = 0; d < e->ndim; d++)
+        numel *= e->shape[d];
+    clt_tensor *w = NULL, *flat = NULL;
+    clt_status st = CLT_OK;
+    CLT__TRY(clt__reshape(n->saved[0], 1, &count, &flat, "clt_backward"));
+    CLT__TRY(clt__remainder_scalar_in("clt_backward", flat, (double)numel, &w));
+    CLT__TRY(add_rows(g, numel, 1, w, e->ndim, e->shape, &gin[0]));
+done:
+    clt_tensor_free(w);
+    clt_tensor_free(flat);
+    return st;
+}
+
+clt_status clt_take(const clt_tensor *t, const clt_tensor *index, clt_tensor **out)
+{
+    clt_status st = clt__take(t, index, out, "clt_take");
+    return record(st, out, "TakeBackward0", bw_take, 1, &t, index, 0, 1);
+}
+
+/* i[0] dim, saved[0] index: the filled slices get no gradient. */
+static clt_status bw_index_fill(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__index_fill(g, (int)n->i[0], n->saved[0], 0.0, &gin[0], "clt_backward");
+}
+
+clt_status clt_index_fill(const clt_tensor *t, int dim, const clt_tensor *index, double value,
+                          clt_tensor **out)
+{
+    clt_status st = clt__index_fill(t, dim, index, value, out, "clt_index_fill");
+    return record(st, out, "IndexFillBackward0", bw_index_fill, 1, &t, index, dim, 1);
+}
+
+/* i[0] dim, saved[0] index: t's gradient is g without the copied slices,
+ * src's the copied slices of g. */
+static clt_status bw_index_copy(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    int dim = (int)n->i[0];
+    if (CLT__NEED(n, 0))
+        st = clt__index_fill(g, dim, n->saved[0], 0.0, &gin[0], "clt_backward");
+    if (st == CLT_OK && CLT__NEED(n, 1))
+        st = clt__index_select(g, dim, n->saved[0], &gin[1], "clt_backward");
+    return st;
+}
+
+clt_status clt_index_copy(const clt_tensor *t, int dim, const clt_tensor *index,
+                          const clt_tensor *src, clt_tensor **out)
+{
+    const clt_tensor *in[2] = {t, src};
+    clt_status st = clt__index_copy(t, dim, index, src, out, "clt_index_copy");
+    return record(st, out, "IndexCopyBackward0", bw_index_copy, 2, in, index, dim, 1);
+}
+
+/* saved[0] the rows each position of the indexing result took; i[0] rows,
+ * i[1] cols, i[2] the result's dims and i[3..] its shape; s[0]
+ * accumulate. */
+static clt_status bw_index_put(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    const clt__edge *e = &n->in[0];
+    clt_tensor *r = NULL;
+    if (CLT__NEED(n, 0)) {
+        if (n->s[0] != 0)
+            CLT__TRY(clt__alias(g, &gin[0]));
+        else {
+            CLT__TRY(rows_of(g, n->i[0], n->i[1], n->saved[0], true, &r));
+            CLT__TRY(clt__reshape(r, e->ndim, e->shape, &gin[0], "clt_backward"));
+        }
+    }
+    if (CLT__NEED(n, 1)) {
+        clt_tensor_free(r);
+        r = NULL;
+        CLT__TRY(rows_of(g, n->i[0], n->i[1], n->saved[0], false, &r));
+        CLT__TRY(clt__reshape(r, (int)n->i[2], &n->i[3], &gin[1], "clt_backward"));
+    }
+done:
+    clt_tensor_free(r);
+    return st;
+}
+
+clt_status clt_index_put(const clt_tensor *t, const clt_tensor *const *indices, int n,
+                         const clt_tensor *values, int accumulate, clt_tensor **out)
+{
+    const clt_tensor *in[2] = {t, values};
+    clt__put_info info = {0};
+    clt__node *node = NULL;
+    clt_status st = clt__index_put(t, indices, n, values, accumulate != 0, out, &info,
+                                   "clt_index_put");
+    const clt_tensor *saved = info.lin;
+    st = clt__record(st, out, "IndexPutBackward0", bw_index_put, 2, in, saved ? 1 : 0, &saved,
+                     &node);
+    if (node) {
+        node->i[0] = info.rows;
+        node->i[1] = info.cols;
+        node->i[2] = info.ndim;
+        memcpy(&node->i[3], info.shape, sizeof(int64_t) * (size_t)info.ndim);
+        node->s[0] = accumulate != 0;
+    }
+    clt_tensor_free(info.lin);
+    return st;
+}
+
+/* saved[0] the flat places in the broadcast shape (i[0] dims, i[1..] the
+ * shape): g's elements go back to them. */
+static clt_status bw_masked_select(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    int nd = (int)n->i[0];
+    int64_t numel = 1;
+    for (int d = 0; d < nd; d++)
+        numel *= n->i[1 + d];
+    return add_rows(g, numel, 1, n->saved[0], nd, &n->i[1], &gin[0]);
+}
+
+clt_status clt_masked_select(const clt_tensor *t, const clt_tensor *mask, clt_tensor **out)
+{
+    clt_tensor *places = NULL;
+    clt__node *node = NULL;
+    int nd = 0;
+    int64_t shape[CLT_MAX_DIMS];
+    clt_status st = clt__masked_select(t, mask, out, &places, &nd, shape, "clt_masked_select");
+    const clt_tensor *saved = places;
+    st = clt__record(st, out, "MaskedSelectBackward0", bw_masked_select, 1, &t, saved ? 1 : 0,
+                     &saved, &node);
+    if (node) {
+        node->i[0] = nd;
+        memcpy(&node->i[1], shape, sizeof(int64_t) * (size_t)nd);
+    }
+    clt_tensor_free(places);
+    return st;
+}
+
+/* saved[0] the flat places written: t's gradient is g without them,
+ * source's g's values there, in order, and zeros for the elements of
+ * source left unused. */
+static clt_status bw_masked_scatter(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    const char *fn = "clt_backward";
+    const clt_tensor *places = n->saved[0];
+    const clt__edge *e = &n->in[1];
+    clt_status st = CLT_OK;
+    clt_tensor *r = NULL, *z = NULL, *both = NULL;
+    int64_t numel = g->numel, sn = 1;
+    for (int d = 0; d < e->ndim; d++)
+        sn *= e->shape[d];
+    if (CLT__NEED(n, 0)) {
+        CLT__TRY(rows_of(g, numel, 1, places, true, &r));
+        CLT__TRY(clt__reshape(r, g->ndim, g->shape, &gin[0], fn));
+    }
+    if (CLT__NEED(n, 1)) {
+        clt_tensor_free(r);
+        r = NULL;
+        int64_t rest = sn - places->numel, cnt = places->numel;
+        CLT__TRY(rows_of(g, numel, 1, places, false, &r));
+        CLT__TRY(clt__full(g->dev, g->dtype, 1, &rest, 0.0, &z));
+        clt_tensor *flat = NULL;
+        CLT__TRY(clt__reshape(r, 1, &cnt, &flat, fn));
+        const clt_tensor *parts[2] = {flat, z};
+        st = clt__cat(parts, 2, 0, &both, fn);
+        clt_tensor_free(flat);
+        if (st != CLT_OK)
+            goto done;
+        CLT__TRY(clt__reshape(both, e->ndim, e->shape, &gin[1], fn));
+    }
+done:
+    clt_tensor_free(r);
+    clt_tensor_free(z);
+    clt_tensor_free(both);
+    return st;
+}
+
+clt_status clt_masked_scatter(const clt_tensor *t, const clt_tensor *mask,
+                              const clt_tensor *source, clt_tensor **out)
+{
+    const clt_tensor *in[2] = {t, source};
+    clt_tensor *places = NULL;
+    clt_status st = clt__masked_scatter(t, mask, source, out, &places, "clt_masked_scatter");
+    const clt_tensor *saved = places;
+    clt__node *node = NULL;
+    st = clt__record(st, out, "MaskedScatterBackward0", bw_masked_scatter, 2, in,
+                     saved ? 1 : 0, &saved, &node);
+    clt_tensor_free(places);
+    return st;
+}
+
+/* ---- scatter_reduce -------------------------------------------------------------- */
+
+/* The part of src that index covers (its leading region). */
+static clt_status index_region(const clt_tensor *src, const clt_tensor *index, clt_tensor **out)
+{
+    if (src->ndim != index->ndim)
+        return clt__reshape(src, index->ndim, index->shape, out, "clt_backward");
+    return clt__tensor_view(src, index->ndim, index->shape, src->strides, src->offset, out);
+}
+
+/* scatter_reduce's "prod" gradient, torch 1.13's formula: each value's
+ * gradient is g times the product of the others at its place, found by
+ * dividing the result by the value where that is not 0, and by reducing
+ * again with the zero replaced by 1 where a single zero made the place 0
+ * (two or more zeros give 0).  i[0] dim, i[2] include_self; saved[0]
+ * index, [1] self, [2] src, [3] the result. */
+static clt_status bw_scatter_prod(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    const char *fn = "clt_backward";
+    int dim = (int)n->i[0];
+    bool self = n->i[2] != 0;
+    const clt_tensor *index = n->saved[0], *t = n->saved[1], *src = n->saved[2];
+    const clt_tensor *res = n->saved[3];
+    enum { ZT, MT, MTR, GM, SZ, SZF, Z0, NZ, NZG, ONE, SINGLE, MS, MSR, GA, A, GR, GRG, SF, B,
+           NT };
+    clt_tensor *x[NT] = {NULL};
+    clt_status st = CLT_OK;
+    if (CLT__NEED(n, 0)) {
+        CLT__TRY(clt__eq_scalar_in(fn, t, 0.0, &x[ZT]));
+        CLT__TRY(clt__masked_fill(t, x[ZT], 1.0, &x[MT], fn));
+        CLT__TRY(clt__scatter_reduce(x[MT], dim, index, src, "prod", self, &x[MTR], fn));
+        CLT__TRY(clt__mul_in(fn, g, x[MTR], &x[GM]));
+        if (self)
+            CLT__TRY(clt__div_in(fn, x[GM], x[MT], &gin[0]));
+        else {
+            CLT__TRY(clt__div_in(fn, x[GM], x[MT], &x[A]));
+            CLT__TRY(clt__full(g->dev, g->dtype, index->ndim, index->shape, 0.0, &x[Z0]));
+            CLT__TRY(clt__scatter(x[A], dim, index, x[Z0], &gin[0], fn));
+            clt_tensor_free(x[A]);
+            clt_tensor_free(x[Z0]);
+            x[A] = x[Z0] = NULL;
+        }
+    }
+    if (CLT__NEED(n, 1)) { /* src has index's shape (checked when recorded) */
+        CLT__TRY(clt__eq_scalar_in(fn, src, 0.0, &x[SZ]));
+        CLT__TRY(clt__to_dtype(x[SZ], g->dtype, &x[SZF], fn));
+        CLT__TRY(clt__full(g->dev, g->dtype, t->ndim, t->shape, 0.0, &x[Z0]));
+        CLT__TRY(clt__scatter_add(x[Z0], dim, index, x[SZF], &x[NZ], fn));
+        CLT__TRY(clt__gather(x[NZ], dim, index, &x[NZG], fn));
+        CLT__TRY(clt__eq_scalar_in(fn, x[NZG], 1.0, &x[ONE]));
+        CLT__TRY(clt__logical_and_in(fn, x[SZ], x[ONE], &x[SINGLE]));
+        CLT__TRY(clt__masked_fill(src, x[SINGLE], 1.0, &x[MS], fn));
+        CLT__TRY(clt__scatter_reduce(t, dim, index, x[MS], "prod", self, &x[MSR], fn));
+        CLT__TRY(clt__mul_in(fn, g, x[MSR], &x[GA]));
+        CLT__TRY(clt__gather(x[GA], dim, index, &x[A], fn));
+        CLT__TRY(clt__mul_in(fn, g, res, &x[GR]));
+        CLT__TRY(clt__gather(x[GR], dim, index, &x[GRG], fn));
+        CLT__TRY(clt__masked_fill(src, x[SZ], 1.0, &x[SF], fn));
+        CLT__TRY(clt__div_in(fn, x[GRG], x[SF], &x[B]));
+        CLT__TRY(clt__where_in(fn, x[SINGLE], x[A], x[B], &gin[1]));
+    }
+done:
+    for (int k = 0; k < NT; k++)
+        clt_tensor_free(x[k]);
+    return st;
+}
+
+/* torch 1.13's scatter_reduce_backward for sum, mean, amax and amin
+ * (prod: bw_scatter_prod).
+ * i[0] dim, i[1] the mode, i[2] include_self; saved[0] index, [1] self,
+ * [2] src, [3] the result. */
+static clt_status bw_scatter_reduce(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    const char *fn = "clt_backward";
+    int dim = (int)n->i[0], mode = (int)n->i[1];
+    bool self = n->i[2] != 0;
+    const clt_tensor *index = n->saved[0], *t = n->saved[1], *src = n->saved[2];
+    const clt_tensor *res = n->saved[3];
+    clt_status st = CLT_OK;
+    clt_tensor *gs = NULL, *gsrc = NULL, *cnt = NULL, *ones = NULL, *a = NULL, *b = NULL;
+    clt_tensor *z = NULL, *val = NULL, *ti = NULL, *si = NULL, *gd = NULL, *gg = NULL;
+    if (mode == 1)
+        return bw_scatter_prod(n, g, gin);
+    if (mode == 0) {
+        CLT__TRY(clt__alias(g, &gs));
+        CLT__TRY(clt__gather(g, dim, index, &gsrc, fn));
+    } else if (mode == 2) {
+        /* N: how many values each place averaged (1 where none). */
+        CLT__TRY(clt__full(g->dev, g->dtype, t->ndim, t->shape, self ? 1.0 : 0.0, &a));
+        CLT__TRY(clt__full(g->dev, g->dtype, index->ndim, index->shape, 1.0, &ones));
+        CLT__TRY(clt__scatter_add(a, dim, index, ones, &b, fn));
+        CLT__TRY(clt__eq_scalar_in(fn, b, 0.0, &z));
+        CLT__TRY(clt__masked_fill(b, z, 1.0, &cnt, fn));
+        CLT__TRY(clt__div_in(fn, g, cnt, &gs));
+        CLT__TRY(clt__gather(g, dim, index, &gg, fn));
+        CLT__TRY(clt__gather(cnt, dim, index, &val, fn));
+        CLT__TRY(clt__div_in(fn, gg, val, &gsrc));
+    } else {
+        /* The gradient is shared evenly by the values equal to the
+         * result. */
+        CLT__TRY(clt__gather(res, dim, index, &val, fn));
+        CLT__TRY(clt__eq_in(fn, t, res, &a));
+        CLT__TRY(clt__to_dtype(a, g->dtype, &ti, fn));
+        clt_tensor_free(a);
+        a = NULL;
+        CLT__TRY(index_region(src, index, &b));
+        CLT__TRY(clt__eq_in(fn, b, val, &a));
+        CLT__TRY(clt__to_dtype(a, g->dtype, &si, fn));
+        CLT__TRY(clt__scatter_add(ti, dim, index, si, &cnt, fn));
+        CLT__TRY(clt__div_in(fn, g, cnt, &gd));
+        CLT__TRY(clt__mul_in(fn, ti, gd, &gs));
+        CLT__TRY(clt__gather(gd, dim, index, &gg, fn));
+        CLT__TRY(clt__mul_in(fn, si, gg, &gsrc));
+    }
+    if (CLT__NEED(n, 0)) {
+        if (self) {
+            gin[0] = gs;
+            gs = NULL;
+        } else {
+            clt_tensor_free(z);
+            z = NULL;
+            CLT__TRY(clt__full(g->dev, g->dtype, index->ndim, index->shape, 0.0, &z));
+            CLT__TRY(clt__scatter(gs, dim, index, z, &gin[0], fn));
+        }
+    }
+    if (CLT__NEED(n, 1)) {
+        gin[1] = gsrc;
+        gsrc = NULL;
+    }
+done:;
+    clt_tensor *tmp[] = {gs, gsrc, cnt, ones, a, b, z, val, ti, si, gd, gg};
+    for (size_t k = 0; k < sizeof tmp / sizeof *tmp; k++)
+        clt_tensor_free(tmp[k]);
+    return st;
+}
+
+clt_status clt_scatter_reduce(const clt_tensor *t, int dim, const clt_tensor *index,
+                              const clt_tensor *src, const char *reduce, int include_self,
+                              clt_tensor **out)
+{
+    const char *fn = "clt_scatter_reduce";
+    const clt_tensor *in[2] = {t, src};
+    clt__node *node = NULL;
+    clt_status st = clt__scatter_reduce(t, dim, index, src, reduce, include_self != 0, out, fn);
+    if (st != CLT_OK || !clt__grad_needed(2, in))
+        return st;
+    int mode = clt__scatter_reduce_mode(reduce);
+    bool same = src->ndim == index->ndim;
+    for (int d = 0; same && d < src->ndim; d++)
+        same = src->shape[d] == index->shape[d];
+    if (!same && clt__requires_grad(src)) {
+        char s1[160], s2[160];
+        clt_tensor_free(*out);
+        *out = NULL;
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: the gradient of src needs src %s to have index's shape %s", fn,
+                          clt__shape_str(s1, sizeof s1, src->ndim, src->shape),
+                          clt__shape_str(s2, sizeof s2, index->ndim, index->shape));
+    }
+    const clt_tensor *saved[4] = {index, t, src, *out};
+    st = clt__record(st, out, "ScatterReduceBackward0", bw_scatter_reduce, 2, in, 4, saved,
+                     &node);
+    if (node) {
+        int nd = t->ndim > 0 ? t->ndim : 1;
+        node->i[0] = dim < 0 ? dim + nd : dim;
+        node->i[1] = mode;
+        node->i[2] = include_self != 0;
+    }
+    return st;
+}
+
+/* ---- in-place forms and ops without gradients ----------------------------------- */
+
+clt_status clt_index_fill_(clt_tensor *t, int dim, const clt_tensor *index, double value)
+{
+    clt_status st = inplace_allowed(t, t, "clt_index_fill_");
+    return st != CLT_OK ? st : clt__index_fill_(t, dim, index, value);
+}
+
+clt_status clt_index_copy_(clt_tensor *t, int dim, const clt_tensor *index,
+                           const clt_tensor *src)
+{
+    clt_status st = inplace_allowed(t, src, "clt_index_copy_");
+    return st != CLT_OK ? st : clt__index_copy_(t, dim, index, src, "clt_index_copy_");
+}
+
+clt_status clt_index_put_(clt_tensor *t, const clt_tensor *const *indices, int n,
+                          const clt_tensor *values, int accumulate)
+{
+    clt_status st = inplace_allowed(t, values, "clt_index_put_");
+    return st != CLT_OK ? st : clt__index_put_(t, indices, n, values, accumulate != 0);
+}
+
+clt_status clt_masked_scatter_(clt_tensor *t, const clt_tensor *mask, const clt_tensor *source)
+{
+    const char *fn = "clt_masked_scatter_";
+    clt_status st = inplace_allowed(t, source, fn);
+    if (st != CLT_OK)
+        return st;
+    CLT__REQUIRE_ARG(t, fn);
+    CLT__REQUIRE_ARG(mask, fn);
+    clt_tensor *r = NULL;
+    int nd = 0;
+    int64_t shape[CLT_MAX_DIMS];
+    CLT__TRY(clt__check_dest(t, fn));
+    CLT__TRY(clt__broadcast_shapes(t->ndim, t->shape, mask->ndim, mask->shape, &nd, shape, fn));
+    if (nd != t->ndim || memcmp(shape, t->shape, sizeof(int64_t) * (size_t)nd)) {
+        char s1[160], s2[160];
+        CLT__TRY(clt__error(CLT_ERR_SHAPE_MISMATCH,
+                            "%s: the mask %s must broadcast to self's shape %s", fn,
+                            clt__shape_str(s1, sizeof s1, mask->ndim, mask->shape),
+                            clt__shape_str(s2, sizeof s2, t->ndim, t->shape)));
+    }
+    CLT__TRY(clt__masked_scatter(t, mask, source, &r, NULL, fn));
+    CLT__TRY(clt__copy_strided(t, r, fn));
+    clt__version_bump(t);
+done:
+    clt_tensor_free(r);
+    return st;
+}
+
+clt_status clt_nonzero(const clt_tensor *t, clt_tensor **out)
+{
+    return clt__nonzero(t, out, "clt_nonzero");
+}
+
+clt_status clt_argwhere(const clt_tensor *t, clt_tensor **out)
+{
+    return clt__nonzero(t, out, "clt_argwhere");
+}
+
+clt_status clt_searchsorted(const clt_tensor *sorted_sequence, const clt_tensor *values,
+                            int right, clt_tensor **out)
+{
+    return clt__searchsorted(sorted_sequence, values, right != 0, out, "clt_searchsorted");
+}
+
+clt_status clt_bucketize(const clt_tensor *t, const clt_tensor *boundaries, int right,
+                         clt_tensor **out)
+{
+    const char *fn = "clt_bucketize";
+    if (out)
+        *out = NULL;
+    if (boundaries && boundaries->ndim != 1)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: boundaries tensor must be 1 dimension, but got dim(%d)", fn,
+                          boundaries->ndim);
+    return clt__searchsorted(boundaries, t, right != 0, out, fn);
+}
+
+clt_status clt_bincount(const clt_tensor *t, const clt_tensor *weights, int64_t minlength,
+                        clt_tensor **out)
+{
+    return clt__bincount(t, weights, minlength, out, "clt_bincount");
+}
+
+clt_status clt_unique(const clt_tensor *t, clt_tensor **values, clt_tensor **inverse,
+                      clt_tensor **counts)
+{
+    return clt__unique(t, false, values, inverse, counts, "clt_unique");
+}
+
+clt_status clt_unique_consecutive(const clt_tensor *t, clt_tensor **values, clt_tensor **inverse,
+                                  clt_tensor **counts)
+{
+    return clt__unique(t, true, values, inverse, counts, "clt_unique_consecutive");
+}

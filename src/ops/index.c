@@ -1,5 +1,6 @@
 /* index.c: indexing ops (index_select, gather, scatter, scatter_add,
- * index_add, masked_fill, one_hot, embedding): PyTorch's shape and dtype
+ * index_add, masked_fill, one_hot, embedding, take, index_copy, index_fill,
+ * index_put, scatter_reduce, searchsorted): PyTorch's shape and dtype
  * checks, and launches of cl/index.cl.  Indices are checked on the device;
  * a bad one is reported at the launching thread's next synchronisation on
  * the device (src/device/error_flag.c).
@@ -160,7 +161,7 @@ static uint64_t layout_numel(const clt__layout *L)
  * L.s1/off1 placing index. */
 static clt_status take(clt_tensor *r, const clt_tensor *src, const clt_tensor *index,
                        clt__layout *L, int64_t sel_stride, int64_t sel_size, clt__index_op op,
-                       int dim, const char *fn)
+                       int dim, bool wrap, const char *fn)
 {
     if (r->numel == 0)
         return CLT_OK;
@@ -172,12 +173,12 @@ static clt_status take(clt_tensor *r, const clt_tensor *src, const clt_tensor *i
     L->off1 = index->offset;
     cl_mem mo = clt__mem(r), ms = clt__mem(src), mi = clt__mem(index);
     cl_long l_stride = sel_stride, l_size = sel_size;
-    cl_int l_op = op, l_dim = dim;
+    cl_int l_op = op, l_dim = dim, l_wrap = wrap;
     cl_ulong n = (cl_ulong)r->numel;
-    clt__arg args[] = {CLT__ARG(mo),   CLT__ARG(ms),    CLT__ARG(mi), CLT__ARG(l_stride),
-                       CLT__ARG(l_size), CLT__ARG(l_op), CLT__ARG(l_dim), CLT__ARG(err),
-                       CLT__ARG(n),    {sizeof *L, L}};
-    return launch(r->dev, r->dtype, index->dtype, "take", n, 10, args, fn);
+    clt__arg args[] = {CLT__ARG(mo),     CLT__ARG(ms),   CLT__ARG(mi),    CLT__ARG(l_stride),
+                       CLT__ARG(l_size), CLT__ARG(l_op), CLT__ARG(l_dim), CLT__ARG(l_wrap),
+                       CLT__ARG(err),    CLT__ARG(n),    {sizeof *L, L}};
+    return launch(r->dev, r->dtype, index->dtype, "take", n, 11, args, fn);
 }
 
 clt_status clt__index_select(const clt_tensor *t, int dim, const clt_tensor *index,
@@ -210,7 +211,7 @@ clt_status clt__index_select(const clt_tensor *t, int dim, const clt_tensor *ind
         memcpy(L.s0, tst, sizeof(int64_t) * (size_t)nd);
         L.s0[d] = 0;
         L.s1[d] = ist[0];
-        CLT__TRY(take(r, t, index, &L, tst[d], ts[d], CLT__IDX_INDEX_SELECT, d, fn));
+        CLT__TRY(take(r, t, index, &L, tst[d], ts[d], CLT__IDX_INDEX_SELECT, d, false, fn));
     }
     *out = r;
     r = NULL;
@@ -251,7 +252,7 @@ clt_status clt__gather(const clt_tensor *t, int dim, const clt_tensor *index, cl
         memcpy(L.s0, tst, sizeof(int64_t) * (size_t)nd);
         L.s0[d] = 0;
         memcpy(L.s1, ist, sizeof(int64_t) * (size_t)nd);
-        CLT__TRY(take(r, t, index, &L, tst[d], ts[d], CLT__IDX_GATHER, d, fn));
+        CLT__TRY(take(r, t, index, &L, tst[d], ts[d], CLT__IDX_GATHER, d, false, fn));
     }
     *out = r;
     r = NULL;
@@ -290,7 +291,7 @@ clt_status clt__embedding(const clt_tensor *weight, const clt_tensor *indices, c
         L.s0[n - 1] = weight->strides[1];
         memcpy(L.s1, indices->strides, sizeof(int64_t) * (size_t)indices->ndim);
         CLT__TRY(take(r, weight, indices, &L, weight->strides[0], weight->shape[0],
-                      CLT__IDX_EMBEDDING, 0, fn));
+                      CLT__IDX_EMBEDDING, 0, false, fn));
     }
     *out = r;
     r = NULL;
@@ -307,10 +308,10 @@ typedef enum scatter_kind { SCATTER, INDEX_ADD } scatter_kind;
  * internal overlap), along the wrapped dimension d.  SCATTER walks index's
  * own columns (index, src and dst of one rank); INDEX_ADD walks the 1-D
  * index for every column of dst.  add: accumulate alpha * src, else
- * assign. */
+ * assign; wrap: an index in [-size, 0) counts from the end. */
 static clt_status scatter_into(clt_tensor *dst, int d, const clt_tensor *index,
                                const clt_tensor *src, scatter_kind kind, bool add, double alpha,
-                               clt__index_op op, const char *fn)
+                               clt__index_op op, bool wrap, const char *fn)
 {
     if (index->numel == 0)
         return CLT_OK; /* and the ranks may differ (scatter_checks) */
@@ -345,14 +346,15 @@ static clt_status scatter_into(clt_tensor *dst, int d, const clt_tensor *index,
     cl_mem md = clt__mem(dst), mi = clt__mem(index), ms = clt__mem(src);
     unsigned char av[8];
     size_t asize = clt__scalar_arg(dst->dtype, alpha, av);
-    cl_int l_add = add, l_op = op, l_dim = d;
+    cl_int l_add = add, l_op = op, l_dim = d, l_wrap = wrap;
     cl_long dst_step = dst_[d], src_step = sst[d], dim_size = ds[d];
     clt__arg args[] = {CLT__ARG(md),       CLT__ARG(mi),       CLT__ARG(ms),
                        {asize, av},        CLT__ARG(l_add),    CLT__ARG(nk),
                        CLT__ARG(dst_step), CLT__ARG(idx_step), CLT__ARG(src_step),
                        CLT__ARG(dim_size), CLT__ARG(l_op),     CLT__ARG(l_dim),
-                       CLT__ARG(err),      CLT__ARG(n),        {sizeof L, &L}};
-    return launch(dst->dev, dst->dtype, index->dtype, "scatter", n, 15, args, fn);
+                       CLT__ARG(l_wrap),   CLT__ARG(err),      CLT__ARG(n),
+                       {sizeof L, &L}};
+    return launch(dst->dev, dst->dtype, index->dtype, "scatter", n, 16, args, fn);
 }
 
 /* PyTorch's scatter_shape_check: index, self and src of one rank (0-d
@@ -465,8 +467,8 @@ static clt_status scatter_args(const clt_tensor *t, int dim, const clt_tensor *i
 }
 
 static clt_status scatter_inplace(clt_tensor *t, int dim, const clt_tensor *index,
-                                  const clt_tensor *src, scatter_kind kind, double alpha,
-                                  clt__index_op op, const char *fn)
+                                  const clt_tensor *src, scatter_kind kind, bool add,
+                                  double alpha, clt__index_op op, const char *fn)
 {
     int d = 0;
     clt_status st = scatter_args(t, dim, index, src, kind, alpha, &d, fn);
@@ -478,7 +480,7 @@ static clt_status scatter_inplace(clt_tensor *t, int dim, const clt_tensor *inde
     const clt_tensor *ui, *us;
     CLT__TRY(unaliased(t, index, &ti, &ui, fn));
     CLT__TRY(unaliased(t, src, &ts, &us, fn));
-    CLT__TRY(scatter_into(t, d, ui, us, kind, true, alpha, op, fn));
+    CLT__TRY(scatter_into(t, d, ui, us, kind, add, alpha, op, false, fn));
     clt__version_bump(t);
 done:
     clt_tensor_free(ti);
@@ -498,7 +500,7 @@ static clt_status scatter_copy(const clt_tensor *t, int dim, const clt_tensor *i
         return st;
     clt_tensor *r = NULL;
     CLT__TRY(clt__clone(t, &r, fn)); /* contiguous, with storage of its own */
-    CLT__TRY(scatter_into(r, d, index, src, kind, add, alpha, op, fn));
+    CLT__TRY(scatter_into(r, d, index, src, kind, add, alpha, op, false, fn));
     *out = r;
     r = NULL;
 done:
@@ -527,14 +529,14 @@ clt_status clt__index_add(const clt_tensor *t, int dim, const clt_tensor *index,
 clt_status clt__scatter_add_(clt_tensor *t, int dim, const clt_tensor *index,
                             const clt_tensor *src)
 {
-    return scatter_inplace(t, dim, index, src, SCATTER, 1, CLT__IDX_SCATTER_ADD_,
+    return scatter_inplace(t, dim, index, src, SCATTER, true, 1, CLT__IDX_SCATTER_ADD_,
                            "clt_scatter_add_");
 }
 
 clt_status clt__index_add_(clt_tensor *t, int dim, const clt_tensor *index, const clt_tensor *src,
                           double alpha)
 {
-    return scatter_inplace(t, dim, index, src, INDEX_ADD, alpha, CLT__IDX_INDEX_ADD_,
+    return scatter_inplace(t, dim, index, src, INDEX_ADD, true, alpha, CLT__IDX_INDEX_ADD_,
                            "clt_index_add_");
 }
 
@@ -644,5 +646,539 @@ clt_status clt__one_hot(const clt_tensor *indices, int64_t num_classes, clt_tens
     r = NULL;
 done:
     clt_tensor_free(r);
+    return finish(st);
+}
+
+/* ---- take, index_copy, index_fill ------------------------------------------------ */
+
+clt_status clt__take(const clt_tensor *t, const clt_tensor *index, clt_tensor **out,
+                     const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    CLT__REQUIRE_ARG(index, fn);
+    int d = 0;
+    clt_status st = index_checks(t, 0, 1, index, INT64_ONLY, NULL, &d, fn);
+    if (st != CLT_OK)
+        return st;
+    if (t->numel == 0 && index->numel > 0)
+        return clt__error(CLT_ERR_INDEX_OUT_OF_RANGE,
+                          "%s: tried to take from an empty tensor (%lld indices given)", fn,
+                          (long long)index->numel);
+    clt_tensor *r = NULL, *flat = NULL;
+    CLT__TRY(clt__result_new(fn, t->dev, t->dtype, index->ndim, index->shape, &r));
+    if (r->numel > 0) {
+        CLT__TRY(clt__contiguous_as(fn, t, t->dtype, &flat));
+        int64_t is[CLT_MAX_DIMS], ist[CLT_MAX_DIMS];
+        int nd = nonempty(index, is, ist);
+        clt__layout L = layout_new(nd, is);
+        memcpy(L.s1, ist, sizeof(int64_t) * (size_t)nd);
+        CLT__TRY(take(r, flat, index, &L, 1, t->numel, CLT__IDX_TAKE, 0, true, fn));
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(r);
+    clt_tensor_free(flat);
+    return finish(st);
+}
+
+/* index_copy takes int64 indices only, as PyTorch 1.13 (index_add int32
+ * too). */
+static clt_status copy_index_dtype(const clt_tensor *index, const char *fn)
+{
+    return index ? index_dtype(index, INT64_ONLY, fn, "index") : CLT_OK;
+}
+
+clt_status clt__index_copy(const clt_tensor *t, int dim, const clt_tensor *index,
+                           const clt_tensor *src, clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt_status st = copy_index_dtype(index, fn);
+    return st != CLT_OK ? st
+                        : scatter_copy(t, dim, index, src, INDEX_ADD, false, 1,
+                                       CLT__IDX_INDEX_COPY, out, fn);
+}
+
+clt_status clt__index_copy_(clt_tensor *t, int dim, const clt_tensor *index,
+                            const clt_tensor *src, const char *fn)
+{
+    clt_status st = copy_index_dtype(index, fn);
+    return st != CLT_OK ? st
+                        : scatter_inplace(t, dim, index, src, INDEX_ADD, false, 1,
+                                          CLT__IDX_INDEX_COPY_, fn);
+}
+
+/* index_fill writes into dst (t itself, or its copy): index_copy from value
+ * broadcast to the slices, negative indices counting from the end. */
+static clt_status fill_into(clt_tensor *dst, int dim, const clt_tensor *index, double value,
+                            clt__index_op op, const char *fn)
+{
+    int64_t ts[CLT_MAX_DIMS], tst[CLT_MAX_DIMS];
+    int nd = nonempty(dst, ts, tst), d = 0;
+    clt_status st = index_checks(dst, dim, nd, index, INT64_ONLY, NULL, &d, fn);
+    if (st == CLT_OK)
+        st = vector_index(index, fn);
+    if (st == CLT_OK)
+        st = clt__scalar_check(dst->dtype, value, CLT__SCALAR_EXACT, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *v = NULL, *src = NULL;
+    ts[d] = index->numel;
+    CLT__TRY(clt__temp_new(fn, "the fill value", dst->dev, dst->dtype, 0, NULL, &v));
+    CLT__TRY(clt__fill_value(v, value));
+    CLT__TRY(clt__expand(v, nd, ts, &src, fn));
+    CLT__TRY(scatter_into(dst, d, index, src, INDEX_ADD, false, 1, op, true, fn));
+done:
+    clt_tensor_free(v);
+    clt_tensor_free(src);
+    return st;
+}
+
+clt_status clt__index_fill(const clt_tensor *t, int dim, const clt_tensor *index, double value,
+                           clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    CLT__REQUIRE_ARG(index, fn);
+    clt_tensor *r = NULL;
+    clt_status st = clt__same_device(t, index, fn);
+    if (st != CLT_OK)
+        return st;
+    CLT__TRY(clt__clone(t, &r, fn));
+    CLT__TRY(fill_into(r, dim, index, value, CLT__IDX_INDEX_FILL, fn));
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(r);
+    return finish(st);
+}
+
+clt_status clt__index_fill_(clt_tensor *t, int dim, const clt_tensor *index, double value)
+{
+    const char *fn = "clt_index_fill_";
+    CLT__REQUIRE_ARG(t, fn);
+    CLT__REQUIRE_ARG(index, fn);
+    clt_tensor *ti = NULL;
+    const clt_tensor *ui;
+    clt_status st = writable(t, fn);
+    if (st == CLT_OK)
+        st = clt__same_device(t, index, fn);
+    if (st != CLT_OK)
+        return st;
+    CLT__TRY(unaliased(t, index, &ti, &ui, fn));
+    CLT__TRY(fill_into(t, dim, ui, value, CLT__IDX_INDEX_FILL_, fn));
+    clt__version_bump(t);
+done:
+    clt_tensor_free(ti);
+    return finish(st);
+}
+
+/* ---- index_put ------------------------------------------------------------------- */
+
+/* The int64 index tensors of index_put, each bool mask replaced by the
+ * columns of its nonzero(): parts[0..*k) cover t's first *k dimensions.
+ * The parts are new handles. */
+static clt_status put_parts(const clt_tensor *t, const clt_tensor *const *indices, int n,
+                            clt_tensor **parts, int *k, const char *fn)
+{
+    char s1[160], s2[160];
+    int total = 0;
+    for (int i = 0; i < n; i++) {
+        const clt_tensor *x = indices[i];
+        if (x == NULL)
+            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: indices[%d] is NULL", fn, i);
+        clt_status st = clt__same_device(t, x, fn);
+        if (st != CLT_OK)
+            return st;
+        if (x->dtype != CLT_INT64 && x->dtype != CLT_BOOL)
+            return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                              "%s: tensors used as indices must be int64 or bool tensors, but "
+                              "indices[%d] is %s",
+                              fn, i, clt_dtype_name(x->dtype));
+        if (x->dtype == CLT_BOOL && x->ndim == 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: a 0-dimensional bool index (indices[%d]) is not supported",
+                              fn, i);
+        total += x->dtype == CLT_BOOL ? x->ndim : 1;
+    }
+    if (total > t->ndim)
+        return clt__error(CLT_ERR_INDEX_OUT_OF_RANGE,
+                          "%s: too many indices for tensor of dimension %d (got %d)", fn,
+                          t->ndim, total);
+    *k = 0;
+    for (int i = 0; i < n; i++) {
+        const clt_tensor *x = indices[i];
+        int m = x->dtype == CLT_BOOL ? x->ndim : 1;
+        clt_status st = CLT_OK;
+        if (x->dtype == CLT_INT64) {
+            parts[(*k)++] = clt_tensor_retain((clt_tensor *)x);
+            continue;
+        }
+        for (int j = 0; j < m; j++)
+            if (x->shape[j] != t->shape[*k + j])
+                return clt__error(CLT_ERR_INDEX_OUT_OF_RANGE,
+                                  "%s: The shape of the mask %s at index %d does not match the "
+                                  "shape of the indexed tensor %s at index %d",
+                                  fn, shape_of(s1, sizeof s1, x), j, shape_of(s2, sizeof s2, t),
+                                  *k + j);
+        clt_tensor *nz = NULL;
+        st = clt__nonzero(x, &nz, fn);
+        if (st != CLT_OK)
+            return st;
+        for (int j = 0; j < m && st == CLT_OK; j++) {
+            int64_t len = nz->shape[0], step = m;
+            st = clt__tensor_view(nz, 1, &len, &step, nz->offset + j, &parts[*k]);
+            if (st == CLT_OK)
+                (*k)++;
+        }
+        clt_tensor_free(nz);
+        if (st != CLT_OK)
+            return st;
+    }
+    return CLT_OK;
+}
+
+/* The linear place, in t's first k dimensions seen as one, of each
+ * position of the k index tensors broadcast together (info->ndim and
+ * info->shape get the broadcast shape for now). */
+static clt_status put_places(const clt_tensor *t, clt_tensor *const *parts, int k,
+                             clt__index_op op, clt__put_info *info, const char *fn)
+{
+    int bnd = parts[0]->ndim;
+    int64_t bs[CLT_MAX_DIMS];
+    memcpy(bs, parts[0]->shape, sizeof(int64_t) * (size_t)bnd);
+    for (int j = 1; j < k; j++) {
+        clt_status st = clt__broadcast_shapes(bnd, bs, parts[j]->ndim, parts[j]->shape, &bnd, bs,
+                                              fn);
+        if (st != CLT_OK)
+            return st;
+    }
+    clt_tensor *ex[CLT_MAX_DIMS] = {NULL}, *stacked = NULL, *lin = NULL;
+    int64_t bn = 1;
+    clt_status st = CLT_OK;
+    for (int j = 0; j < bnd; j++)
+        bn *= bs[j];
+    CLT__TRY(clt__temp_new(fn, "the linear indices", t->dev, CLT_INT64, 1, &bn, &lin));
+    if (bn > 0) {
+        for (int j = 0; j < k; j++)
+            CLT__TRY(clt__expand(parts[j], bnd, bs, &ex[j], fn));
+        CLT__TRY(clt__stack((const clt_tensor *const *)ex, (size_t)k, 0, &stacked, fn));
+        cl_mem err = NULL;
+        CLT__TRY(clt__index_errors(t->dev, &err));
+        clt__layout L = layout_new(k, t->shape);
+        int64_t m = 1;
+        for (int j = k - 1; j >= 0; j--) {
+            L.s0[j] = m;
+            m *= t->shape[j];
+        }
+        cl_mem mo = clt__mem(lin), mi = clt__mem(stacked);
+        cl_int l_k = k, l_op = op;
+        cl_ulong count = (cl_ulong)bn;
+        clt__arg args[] = {CLT__ARG(mo),  CLT__ARG(mi),    CLT__ARG(l_k), CLT__ARG(l_op),
+                           CLT__ARG(err), CLT__ARG(count), {sizeof L, &L}};
+        CLT__TRY(launch(t->dev, CLT_INT64, CLT_INT64, "linear_index", count, 7, args, fn));
+    }
+    info->lin = lin;
+    lin = NULL;
+    info->ndim = bnd;
+    memcpy(info->shape, bs, sizeof(int64_t) * (size_t)bnd);
+done:
+    for (int j = 0; j < k; j++)
+        clt_tensor_free(ex[j]);
+    clt_tensor_free(stacked);
+    clt_tensor_free(lin);
+    return st;
+}
+
+/* index_put into dst (contiguous, t's shape): values broadcast to the
+ * indexing result (the broadcast index shape and t's dimensions past k),
+ * seen as rows of t's trailing elements, copied or added (accumulate)
+ * into the rows that info->lin names, in index order. */
+static clt_status put_into(clt_tensor *dst, const clt_tensor *values, int k, bool accumulate,
+                           clt__index_op op, clt__put_info *info, const char *fn)
+{
+    int rest = dst->ndim - k, nd = info->ndim + rest;
+    char s1[160], s2[160];
+    if (nd > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS,
+                          "%s: the indexing result would have %d dimensions; at most %d "
+                          "supported",
+                          fn, nd, CLT_MAX_DIMS);
+    memcpy(info->shape + info->ndim, dst->shape + k, sizeof(int64_t) * (size_t)rest);
+    info->ndim = nd;
+    info->rows = 1;
+    info->cols = 1;
+    for (int j = 0; j < dst->ndim; j++)
+        *(j < k ? &info->rows : &info->cols) *= dst->shape[j];
+    int vn = 0;
+    int64_t vs[CLT_MAX_DIMS];
+    clt_status st = clt__broadcast_shapes(values->ndim, values->shape, nd, info->shape, &vn, vs,
+                                          fn);
+    bool fits = st == CLT_OK && vn == nd;
+    for (int j = 0; fits && j < nd; j++)
+        fits = vs[j] == info->shape[j];
+    if (!fits)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: shape mismatch: value tensor of shape %s cannot be broadcast to "
+                          "indexing result of shape %s",
+                          fn, shape_of(s1, sizeof s1, values),
+                          clt__shape_str(s2, sizeof s2, nd, info->shape));
+    clt_tensor *d2 = NULL, *ve = NULL, *v2 = NULL;
+    int64_t bn = info->lin->numel, ds[2] = {info->rows, info->cols}, dst2[2] = {info->cols, 1};
+    int64_t vs2[2] = {bn, info->cols};
+    if (bn == 0 || info->cols == 0)
+        return CLT_OK;
+    CLT__TRY(clt__tensor_view(dst, 2, ds, dst2, dst->offset, &d2));
+    CLT__TRY(clt__expand(values, nd, info->shape, &ve, fn));
+    CLT__TRY(clt__reshape(ve, 2, vs2, &v2, fn));
+    CLT__TRY(scatter_into(d2, 0, info->lin, v2, INDEX_ADD, accumulate, 1, op, false, fn));
+done:
+    clt_tensor_free(d2);
+    clt_tensor_free(ve);
+    clt_tensor_free(v2);
+    return st;
+}
+
+static clt_status put_checks(const clt_tensor *t, const clt_tensor *const *indices, int n,
+                             const clt_tensor *values, const char *fn)
+{
+    CLT__REQUIRE_ARG(t, fn);
+    CLT__REQUIRE_ARG(indices, fn);
+    CLT__REQUIRE_ARG(values, fn);
+    if (n < 1)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: at least one index tensor needed, got %d",
+                          fn, n);
+    clt_status st = clt__same_device(t, values, fn);
+    if (st == CLT_OK)
+        st = clt__check_dtype(t->dev, t->dtype, fn);
+    if (st == CLT_OK && t->dtype != values->dtype)
+        st = clt__error(CLT_ERR_DTYPE_MISMATCH,
+                        "%s: Index put requires the source and destination dtypes match, got %s "
+                        "for the destination and %s for the source",
+                        fn, clt_dtype_name(t->dtype), clt_dtype_name(values->dtype));
+    return st;
+}
+
+/* index_put into dst, which is t or its contiguous copy. */
+static clt_status put(const clt_tensor *t, clt_tensor *dst, const clt_tensor *const *indices,
+                      int n, const clt_tensor *values, bool accumulate, clt__index_op op,
+                      clt__put_info *info, const char *fn)
+{
+    clt_tensor *parts[CLT_MAX_DIMS] = {NULL};
+    int k = 0;
+    clt_status st = put_parts(t, indices, n, parts, &k, fn);
+    if (st == CLT_OK)
+        st = put_places(t, parts, k, op, info, fn);
+    if (st == CLT_OK)
+        st = put_into(dst, values, k, accumulate, op, info, fn);
+    for (int j = 0; j < k; j++)
+        clt_tensor_free(parts[j]);
+    return st;
+}
+
+clt_status clt__index_put(const clt_tensor *t, const clt_tensor *const *indices, int n,
+                          const clt_tensor *values, bool accumulate, clt_tensor **out,
+                          clt__put_info *info, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    clt__put_info mine = {0};
+    clt__put_info *pi = info ? info : &mine;
+    clt_status st = put_checks(t, indices, n, values, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *r = NULL;
+    CLT__TRY(clt__clone(t, &r, fn));
+    CLT__TRY(put(t, r, indices, n, values, accumulate, CLT__IDX_INDEX_PUT, pi, fn));
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(r);
+    if (st != CLT_OK || info == NULL) {
+        clt_tensor_free(pi->lin);
+        pi->lin = NULL;
+    }
+    return finish(st);
+}
+
+clt_status clt__index_put_(clt_tensor *t, const clt_tensor *const *indices, int n,
+                           const clt_tensor *values, bool accumulate)
+{
+    const char *fn = "clt_index_put_";
+    clt_status st = put_checks(t, indices, n, values, fn);
+    if (st == CLT_OK)
+        st = writable(t, fn);
+    if (st != CLT_OK)
+        return st;
+    clt__put_info info = {0};
+    clt_tensor *tv = NULL, *c = NULL;
+    const clt_tensor *uv;
+    bool direct = clt__is_contiguous(t);
+    CLT__TRY(unaliased(t, values, &tv, &uv, fn));
+    if (!direct)
+        CLT__TRY(clt__clone(t, &c, fn));
+    CLT__TRY(put(t, direct ? t : c, indices, n, uv, accumulate, CLT__IDX_INDEX_PUT_, &info, fn));
+    if (!direct)
+        CLT__TRY(clt__copy_strided(t, c, fn));
+    clt__version_bump(t);
+done:
+    clt_tensor_free(info.lin);
+    clt_tensor_free(tv);
+    clt_tensor_free(c);
+    return finish(st);
+}
+
+/* ---- scatter_reduce -------------------------------------------------------------- */
+
+static const char *const reductions[] = {"sum", "prod", "mean", "amax", "amin"};
+
+int clt__scatter_reduce_mode(const char *reduce)
+{
+    for (int i = 0; reduce && i < 5; i++)
+        if (strcmp(reduce, reductions[i]) == 0)
+            return i;
+    return -1;
+}
+
+clt_status clt__scatter_reduce(const clt_tensor *t, int dim, const clt_tensor *index,
+                               const clt_tensor *src, const char *reduce, bool include_self,
+                               clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    CLT__REQUIRE_ARG(index, fn);
+    CLT__REQUIRE_ARG(src, fn);
+    CLT__REQUIRE_ARG(reduce, fn);
+    int mode = clt__scatter_reduce_mode(reduce), d = 0;
+    char q[CLT__QUOTE_SIZE];
+    if (mode < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: reduce argument must be either sum, prod, mean, amax or amin, got "
+                          "%s",
+                          fn, CLT__QUOTE(q, reduce));
+    clt_status st = scatter_checks(t, dim, index, src, &d, fn);
+    if (st != CLT_OK)
+        return st;
+    if (t->dtype == CLT_BOOL)
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: bool tensors are not supported; convert with clt_to_dtype", fn);
+    clt_tensor *r = NULL, *count = NULL;
+    CLT__TRY(clt__clone(t, &r, fn)); /* contiguous at offset 0: count shares its layout */
+    if (index->numel > 0) {
+        int64_t rs[CLT_MAX_DIMS], rst[CLT_MAX_DIMS], is[CLT_MAX_DIMS], ist[CLT_MAX_DIMS];
+        int64_t ss[CLT_MAX_DIMS], sst[CLT_MAX_DIMS];
+        int nd = nonempty(r, rs, rst);
+        nonempty(index, is, ist);
+        nonempty(src, ss, sst);
+        clt__layout L = layout_new(nd, is);
+        L.shape[d] = 1;
+        memcpy(L.s0, rst, sizeof(int64_t) * (size_t)nd);
+        memcpy(L.s1, ist, sizeof(int64_t) * (size_t)nd);
+        memcpy(L.s2, sst, sizeof(int64_t) * (size_t)nd);
+        L.off1 = index->offset;
+        L.off2 = src->offset;
+        cl_ulong n = layout_numel(&L);
+        CLT__TRY(clt__temp_new(fn, "the counts", r->dev, CLT_INT64, r->ndim, r->shape, &count));
+        cl_mem err = NULL;
+        CLT__TRY(clt__index_errors(r->dev, &err));
+        cl_mem md = clt__mem(r), mi = clt__mem(index), ms = clt__mem(src), mc = clt__mem(count);
+        cl_int l_mode = mode, l_self = include_self, l_op = CLT__IDX_SCATTER_REDUCE, l_dim = d;
+        cl_long nk = is[d], dst_step = rst[d], idx_step = ist[d], src_step = sst[d];
+        cl_long dim_size = rs[d];
+        clt__arg args[] = {CLT__ARG(md),       CLT__ARG(mi),       CLT__ARG(ms),
+                           CLT__ARG(mc),       CLT__ARG(l_mode),   CLT__ARG(l_self),
+                           CLT__ARG(nk),       CLT__ARG(dst_step), CLT__ARG(idx_step),
+                           CLT__ARG(src_step), CLT__ARG(dim_size), CLT__ARG(l_op),
+                           CLT__ARG(l_dim),    CLT__ARG(err),      CLT__ARG(n),
+                           {sizeof L, &L}};
+        if (n > 0)
+            CLT__TRY(launch(r->dev, r->dtype, CLT_INT64, "scatter_reduce", n, 16, args, fn));
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(r);
+    clt_tensor_free(count);
+    return finish(st);
+}
+
+/* ---- searchsorted ---------------------------------------------------------------- */
+
+/* torch's searchsorted_pre_check: a 1-D sequence, or one whose leading
+ * dimensions are the values'. */
+static clt_status sorted_checks(const clt_tensor *seq, const clt_tensor *values, const char *fn)
+{
+    char s1[160], s2[160];
+    bool ok = seq->ndim == 1;
+    if (!ok && seq->ndim > 1 && seq->ndim == values->ndim) {
+        ok = true;
+        for (int j = 0; j < seq->ndim - 1; j++)
+            ok = ok && seq->shape[j] == values->shape[j];
+    }
+    if (ok)
+        return CLT_OK;
+    return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                      "%s: boundaries tensor should be 1 dimension or the first N-1 dimensions "
+                      "of boundaries tensor and input value tensor must match, but we got "
+                      "boundaries tensor %s and input value tensor %s",
+                      fn, shape_of(s1, sizeof s1, seq), shape_of(s2, sizeof s2, values));
+}
+
+clt_status clt__searchsorted(const clt_tensor *seq, const clt_tensor *values, bool right,
+                             clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(seq, fn);
+    CLT__REQUIRE_ARG(values, fn);
+    clt_status st = clt__same_device(seq, values, fn);
+    if (st == CLT_OK)
+        st = sorted_checks(seq, values, fn);
+    clt_dtype dt = clt_promote_types(seq->dtype, values->dtype);
+    if (st == CLT_OK && (dt == CLT_DTYPE_COUNT || dt == CLT_BOOL))
+        st = clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                        "%s: searchsorted is not implemented for %s boundaries and %s values",
+                        fn, clt_dtype_name(seq->dtype), clt_dtype_name(values->dtype));
+    if (st == CLT_OK)
+        st = clt__check_dtype(seq->dev, dt, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *r = NULL, *s = NULL, *v = NULL;
+    CLT__TRY(clt__result_new(fn, values->dev, CLT_INT64, values->ndim, values->shape, &r));
+    if (r->numel > 0) {
+        const clt_tensor *us = seq, *uv = values;
+        if (seq->dtype != dt)
+            CLT__TRY(clt__to_dtype(seq, dt, &s, fn));
+        if (values->dtype != dt)
+            CLT__TRY(clt__to_dtype(values, dt, &v, fn));
+        us = s ? s : seq;
+        uv = v ? v : values;
+        int64_t vs[CLT_MAX_DIMS], vst[CLT_MAX_DIMS];
+        int nd = nonempty(uv, vs, vst);
+        clt__layout L = layout_new(nd, vs);
+        memcpy(L.s0, vst, sizeof(int64_t) * (size_t)nd);
+        for (int j = 0; us->ndim > 1 && j < us->ndim - 1; j++)
+            L.s1[j] = us->strides[j];
+        L.off0 = uv->offset;
+        L.off1 = us->offset;
+        cl_mem mo = clt__mem(r), mv = clt__mem(uv), ms = clt__mem(us);
+        cl_long len = us->shape[us->ndim - 1], step = us->strides[us->ndim - 1];
+        cl_int l_right = right;
+        cl_ulong n = (cl_ulong)r->numel;
+        clt__arg args[] = {CLT__ARG(mo),  CLT__ARG(mv),      CLT__ARG(ms), CLT__ARG(len),
+                           CLT__ARG(step), CLT__ARG(l_right), CLT__ARG(n),  {sizeof L, &L}};
+        CLT__TRY(launch(r->dev, dt, CLT_INT64, "searchsorted", n, 8, args, fn));
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(r);
+    clt_tensor_free(s);
+    clt_tensor_free(v);
     return finish(st);
 }
