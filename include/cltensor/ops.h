@@ -295,7 +295,13 @@ CLT_API clt_status clt_elu(const clt_tensor *a, double alpha, clt_tensor **out);
  * (float16 computes in float, where PyTorch's CPU kernels refuse it);
  * others as said for each.  Scalars are converted to a's dtype (float for
  * float16) first, as PyTorch does.  Gradients at the kinks and at NaN are
- * PyTorch's, and so are the grad_fn names (clt_grad_fn_name).
+ * PyTorch's, and so are the grad_fn names (clt_grad_fn_name).  Where
+ * PyTorch 1.13's CPU kernels disagree with themselves, the scalar loop
+ * that handles a tensor's last elements is followed everywhere: at NaN
+ * its vectorised loop gives 0 (hardtanh, the shrinks) or NaN (elu's
+ * family, hardswish) where the scalar loop, and this, give the formula's
+ * other branch (g for most); at exactly 3 hardswish's vectorised loop
+ * gives g where the scalar loop (and torch's CUDA kernel) give 1.5 g.
  * New tensor; on failure *out is NULL.
  *
  * hardtanh(a, min_val, max_val) (PyTorch's defaults -1, 1): torch.clamp's
