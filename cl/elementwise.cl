@@ -135,6 +135,14 @@ T_C ipow(T_C a, T_C b)
     (void)zero;                                                                \
     (void)one;
 
+/* The three scalars sc0, sc1 and sc2 of the activations' kernels as sc0_,
+ * sc1_ and sc2_ in TY, converted by cast ((TY) for vectors, nothing for
+ * scalars). */
+#define ACT3_SCALARS(cast)                                                     \
+    TY sc0_ = cast sc0, sc1_ = cast sc1, sc2_ = cast sc2;                      \
+    (void)sc1_;                                                                \
+    (void)sc2_;
+
 /* A chunk of a strided walk: element i of the output (row-major over
  * L.shape) reads operand j at o_j + k * s_j inside a run along the last
  * dimension; the index is carried to the outer dimensions between runs, so
@@ -678,14 +686,8 @@ DEF_FOUR(leaky_relu_bw_tt_, PARAMS_ACT_BW, FETCH_ACT_BW, VFETCH_ACT_BW, LEAKY_RE
  * derivatives of the whole formulas that PyTorch composes (its chain of
  * DivBackward0 and AbsBackward0 gives NaN at +-inf where this gives 0). */
 #define PARAMS_ACT3_BW PARAMS_TT, T_C sc0, T_C sc1, T_C sc2
-#define FETCH_ACT3_BW(o0, o1, o2)                                              \
-    FETCH_TT(o0, o1, o2) TY sc0_ = sc0, sc1_ = sc1, sc2_ = sc2;                \
-    (void)sc1_;                                                                \
-    (void)sc2_;
-#define VFETCH_ACT3_BW(o0, o1, o2)                                             \
-    VFETCH_TT(o0, o1, o2) TY sc0_ = (TY)sc0, sc1_ = (TY)sc1, sc2_ = (TY)sc2;   \
-    (void)sc1_;                                                                \
-    (void)sc2_;
+#define FETCH_ACT3_BW(o0, o1, o2) FETCH_TT(o0, o1, o2) ACT3_SCALARS()
+#define VFETCH_ACT3_BW(o0, o1, o2) VFETCH_TT(o0, o1, o2) ACT3_SCALARS((TY))
 #define DEF_ACT3_BW(name, expr)                                                \
     DEF_FOUR(name##_bw_tt_, PARAMS_ACT3_BW, FETCH_ACT3_BW, VFETCH_ACT3_BW, expr, expr, 1)
 #define ELU3_BW (b <= zero ? a * sc2_ * (sc0_ * sc1_) * exp(b * sc2_) : a * sc1_)
@@ -825,14 +827,8 @@ DEF_FOUR(leaky_relu_, PARAMS_ACT, FETCH_ACT, VFETCH_ACT, LEAKY_RELU, LEAKY_RELU,
  * sc0, sc1 and sc2 (in the compute dtype; unused ones are 0), all with the
  * same parameters so that the host launches them alike. */
 #define PARAMS_ACT3 PARAMS_UN, T_C sc0, T_C sc1, T_C sc2
-#define FETCH_ACT3(o0, o1, o2)                                                 \
-    FETCH_UN(o0, o1, o2) TY sc0_ = sc0, sc1_ = sc1, sc2_ = sc2;                \
-    (void)sc1_;                                                                \
-    (void)sc2_;
-#define VFETCH_ACT3(o0, o1, o2)                                                \
-    VFETCH_UN(o0, o1, o2) TY sc0_ = (TY)sc0, sc1_ = (TY)sc1, sc2_ = (TY)sc2;   \
-    (void)sc1_;                                                                \
-    (void)sc2_;
+#define FETCH_ACT3(o0, o1, o2) FETCH_UN(o0, o1, o2) ACT3_SCALARS()
+#define VFETCH_ACT3(o0, o1, o2) VFETCH_UN(o0, o1, o2) ACT3_SCALARS((TY))
 #define DEF_ACT3(name, expr) DEF_FOUR(name##_, PARAMS_ACT3, FETCH_ACT3, VFETCH_ACT3, expr, expr, 1)
 
 /* hardtanh(min_val sc0, max_val sc1) is torch.clamp's (NaN in x or in a

@@ -931,12 +931,10 @@ static const clt__module_ops softmin_ops = {"Softmin", softmin_forward, NULL, NU
 static clt_status dim_layer(const clt__module_ops *ops, int dim, clt_module **out,
                             const char *fn)
 {
-    CLT__REQUIRE_ARG(out, fn);
-    clt_status st = clt__module_new(ops, NULL, out);
-    if (st != CLT_OK)
-        return st;
-    (*out)->i[0] = dim;
-    return clt__ok();
+    clt_status st = scalar_layer(ops, 0.0, out, fn);
+    if (st == CLT_OK)
+        (*out)->i[0] = dim;
+    return st;
 }
 
 clt_status clt_glu_layer(int dim, clt_module **out)
