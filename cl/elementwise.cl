@@ -42,6 +42,21 @@
 #define CLAMP_LO(x, lo) ((isnan(x) | isnan(lo)) ? (x) + (lo) : ((x) < (lo) ? (lo) : (x)))
 #define CLAMP_HI(x, hi) ((isnan(x) | isnan(hi)) ? (x) + (hi) : ((x) > (hi) ? (hi) : (x)))
 #define ABS(x) fabs(x)
+/* PoCL's float tanh stops at 1 - 2^-24 (0.99999994): tanh(inf) was not 1,
+ * and the gradient 1 - y*y of a saturated tanh never reached 0.  Beyond
+ * |x| = ln(2^26 - 1) / 2 = 9.0109134 the float result rounds to +-1. */
+#if T_ID == 1
+#define TANH(x) tanh(x)
+#else
+#define TANH(x) select(tanh(x), copysign(one, x), isgreater(fabs(x), K(9.0109134)))
+#endif
+/* log1p exact near 0 (1e-10 gives 1e-10); PoCL's log1p gives 0
+ * for a denormal x, whose log1p is x. */
+#if T_ID == 1
+#define LOG1P(x) (fabs(x) < DBL_MIN ? (x) : log1p(x))
+#else
+#define LOG1P(x) (fabs(x) < FLT_MIN ? (x) : log1p(x))
+#endif
 #define POW_S(a, b) pow(a, b)
 #define POW_VEC 1
 #if T_ID == 1
@@ -119,6 +134,14 @@ T_C ipow(T_C a, T_C b)
     const TY zero = (TY)0, one = (TY)1;                                        \
     (void)zero;                                                                \
     (void)one;
+
+/* The three scalars sc0, sc1 and sc2 of the activations' kernels as sc0_,
+ * sc1_ and sc2_ in TY, converted by cast ((TY) for vectors, nothing for
+ * scalars). */
+#define ACT3_SCALARS(cast)                                                     \
+    TY sc0_ = cast sc0, sc1_ = cast sc1, sc2_ = cast sc2;                      \
+    (void)sc1_;                                                                \
+    (void)sc2_;
 
 /* A chunk of a strided walk: element i of the output (row-major over
  * L.shape) reads operand j at o_j + k * s_j inside a run along the last
@@ -530,6 +553,20 @@ DEF_FOUR(lerp_tt_, PARAMS_LERP_S, FETCH_LERP_S, VFETCH_LERP_S, LERP(w_), LERP(w_
 DEF_FOUR(addcmul_ttt_, PARAMS_ADDC, FETCH_ADDC, VFETCH_ADDC, a + v_ * b * c, a + v_ * b * c, 1)
 #if T_IS_FLOAT
 DEF_FOUR(addcdiv_ttt_, PARAMS_ADDC, FETCH_ADDC, VFETCH_ADDC, a + v_ * b / c, a + v_ * b / c, 1)
+
+/* glu of the halves a and b, a * sigmoid(b) as PyTorch's CPU kernel (also
+ * the gradient of the first half, g * sigmoid(b)); its gradient of the
+ * second half from g = a, the first half b and the second c,
+ * (1 - sigmoid(c)) * sigmoid(c) * b * g as PyTorch's glu_backward.  prelu
+ * a where a > 0, else b * a with the weight b broadcast; its gradient for
+ * the input from g = a, x = b and the weight c: a where x > 0, else c * a. */
+#define GLU_SIG(v) (one / (one + exp(-(v))))
+#define GLU_BW ((one - GLU_SIG(c)) * GLU_SIG(c) * b * a)
+DEF_TT(glu, a * GLU_SIG(b), 1)
+DEF_TT(prelu, a > zero ? a : b * a, 1)
+DEF_FOUR(glu_bw_ttt_, PARAMS_TTT, FETCH_TTT, VFETCH_TTT, GLU_BW, GLU_BW, 1)
+DEF_FOUR(prelu_bw_x_ttt_, PARAMS_TTT, FETCH_TTT, VFETCH_TTT, b > zero ? a : c * a,
+         b > zero ? a : c * a, 1)
 #endif
 #endif
 
@@ -626,18 +663,60 @@ DEF_FOUR(logit_bw_tt_, PARAMS_LOGIT_BW, FETCH_LOGIT_BW, VFETCH_LOGIT_BW, LOGIT_B
 DEF_FOUR(softplus_bw_tt_, PARAMS_SOFTPLUS_BW, FETCH_SOFTPLUS_BW, VFETCH_SOFTPLUS_BW, SOFTPLUS_BW,
          SOFTPLUS_BW, 1)
 
-/* leaky_relu's and elu's from the input x = b, as PyTorch's
- * leaky_relu_backward (a where x > 0, else a * slope: NaN takes the slope)
- * and elu_backward (a * alpha * exp(x) where x <= 0, else a: NaN passes
- * a). */
+/* leaky_relu's from the input x = b, as PyTorch's leaky_relu_backward (a
+ * where x > 0, else a * slope: NaN takes the slope). */
 #define PARAMS_ACT_BW PARAMS_TT, T_C sc0
 #define FETCH_ACT_BW(o0, o1, o2) FETCH_TT(o0, o1, o2) TY sc0_ = sc0;
 #define VFETCH_ACT_BW(o0, o1, o2) VFETCH_TT(o0, o1, o2) TY sc0_ = (TY)sc0;
 #define LEAKY_RELU_BW (b > zero ? a : a * sc0_)
-#define ELU_BW (b <= zero ? a * sc0_ * exp(b) : a)
 DEF_FOUR(leaky_relu_bw_tt_, PARAMS_ACT_BW, FETCH_ACT_BW, VFETCH_ACT_BW, LEAKY_RELU_BW,
          LEAKY_RELU_BW, 1)
-DEF_FOUR(elu_bw_tt_, PARAMS_ACT_BW, FETCH_ACT_BW, VFETCH_ACT_BW, ELU_BW, ELU_BW, 1)
+
+/* The gradients of the forward kernels of DEF_ACT3, from the input x = b
+ * and the same three scalars, as PyTorch's backward kernels:
+ * elu_backward a * input_scale * (alpha * scale) * exp(x * input_scale)
+ * where x <= 0, else a * scale (NaN takes a * scale); hardtanh_backward
+ * and threshold_backward 0 at and beyond the bounds (NaN passes a);
+ * hardsigmoid_backward a / 6 strictly inside (-3, 3), else 0 (NaN too);
+ * hardswish_backward 0 below -3, a * (x / 3 + 0.5) up to 3, else a (NaN
+ * passes a); mish_backward a * (tanh(sp) + x * sigmoid(x) * (1 - tanh(sp)^2))
+ * with sp = softplus(x); the shrinks 0 inside [-lambd, lambd] (NaN passes
+ * a); log_sigmoid_backward a * sigmoid(-x) computed from exp(-|x|).
+ * softsign's a / (1 + |x|)^2 and tanhshrink's a * tanh(x)^2 are the
+ * derivatives of the whole formulas that PyTorch composes (its chain of
+ * DivBackward0 and AbsBackward0 gives NaN at +-inf where this gives 0). */
+#define PARAMS_ACT3_BW PARAMS_TT, T_C sc0, T_C sc1, T_C sc2
+#define FETCH_ACT3_BW(o0, o1, o2) FETCH_TT(o0, o1, o2) ACT3_SCALARS()
+#define VFETCH_ACT3_BW(o0, o1, o2) VFETCH_TT(o0, o1, o2) ACT3_SCALARS((TY))
+#define DEF_ACT3_BW(name, expr)                                                \
+    DEF_FOUR(name##_bw_tt_, PARAMS_ACT3_BW, FETCH_ACT3_BW, VFETCH_ACT3_BW, expr, expr, 1)
+#define ELU3_BW (b <= zero ? a * sc2_ * (sc0_ * sc1_) * exp(b * sc2_) : a * sc1_)
+#define SIGMOID_OF(x) (one / (one + exp(-(x))))
+#define MISH_TSP TANH(fmax(b, zero) + LOG1P(exp(-fabs(b))))
+#define MISH_BW a * (MISH_TSP + b * SIGMOID_OF(b) * (one - MISH_TSP * MISH_TSP))
+#define SHRINK_BW (((b >= -sc0_) & (b <= sc0_)) ? zero : a)
+#define LOGSIGMOID_Z exp(-fabs(b))
+#define LOGSIGMOID_BW                                                          \
+    (b < zero ? a * (one - LOGSIGMOID_Z / (one + LOGSIGMOID_Z))                \
+              : a * (LOGSIGMOID_Z / (one + LOGSIGMOID_Z)))
+#define ACT3_BW_OPS(X)                                                         \
+    X(elu, ELU3_BW)                                                            \
+    X(hardtanh, ((b <= sc0_) | (b >= sc1_)) ? zero : a)                        \
+    X(threshold, b <= sc0_ ? zero : a)                                         \
+    X(hardsigmoid, ((b > K(-3.0)) & (b < K(3.0))) ? a * (one / K(6.0)) : zero) \
+    X(hardswish, b < K(-3.0) ? zero : b <= K(3.0) ? a * (b / K(3.0) + K(0.5)) : a) \
+    X(mish, MISH_BW)                                                           \
+    X(softsign, a / ((one + fabs(b)) * (one + fabs(b))))                       \
+    X(tanhshrink, a * (TANH(b) * TANH(b)))                                     \
+    X(hardshrink, SHRINK_BW)                                                   \
+    X(softshrink, SHRINK_BW)                                                   \
+    X(logsigmoid, LOGSIGMOID_BW)
+ACT3_BW_OPS(DEF_ACT3_BW)
+
+/* prelu's gradient for its weight from the input x = b: 0 where x > 0,
+ * else x * a, as PyTorch's prelu_backward (summed over the broadcast
+ * dimensions by the engine). */
+DEF_BINARY(prelu_bw_w, b > zero ? zero : b * a, b > zero ? zero : b * a, 1)
 #endif
 
 #ifdef EW_CMP
@@ -683,14 +762,6 @@ LOGICAL_OPS(DEF_BINARY)
 UNARY_OPS(DEF_UNARY)
 
 #if T_IS_FLOAT
-/* PoCL's float tanh stops at 1 - 2^-24 (0.99999994): tanh(inf) was not 1,
- * and the gradient 1 - y*y of a saturated tanh never reached 0.  Beyond
- * |x| = ln(2^26 - 1) / 2 = 9.0109134 the float result rounds to +-1. */
-#if T_ID == 1
-#define TANH(x) tanh(x)
-#else
-#define TANH(x) select(tanh(x), copysign(one, x), isgreater(fabs(x), K(9.0109134)))
-#endif
 #define FLOAT_UNARY_OPS(X)                                                     \
     X(exp, exp(x))                                                             \
     X(log, log(x))                                                             \
@@ -721,13 +792,7 @@ FLOAT_UNARY_OPS(DEF_UNARY)
 DEF_LANES(sin)
 DEF_LANES(cos)
 
-/* log1p and expm1 exact near 0 (1e-10 gives 1e-10); PoCL's log1p gives 0
- * for a denormal x, whose log1p is x. */
-#if T_ID == 1
-#define LOG1P(x) (fabs(x) < DBL_MIN ? (x) : log1p(x))
-#else
-#define LOG1P(x) (fabs(x) < FLT_MIN ? (x) : log1p(x))
-#endif
+/* log1p and expm1 exact near 0 (1e-10 gives 1e-10): LOG1P above. */
 DEF_UNARY(log1p, LOG1P(x))
 DEF_UNARY(expm1, expm1(x))
 DEF_LANES(tan)
@@ -750,17 +815,60 @@ DEF_UNARY(silu, x / (one + exp(-x)))
 DEF_FOUR(softplus_, PARAMS_SOFTPLUS, FETCH_SOFTPLUS, VFETCH_SOFTPLUS, SOFTPLUS, SOFTPLUS, 1)
 
 /* leaky_relu: x where x > 0, else x * negative_slope (-0.0 stays -0.0,
- * NaN stays NaN); elu: x where x > 0, else (exp(x) - 1) * alpha, with
- * expm1, which keeps the digits near 0 that PyTorch's exp(x) - 1 loses
- * (float32 elu(-1e-10) is -1e-10 here, 0 there); + 0 gives -0.0 PyTorch's
- * +0.0.  The scalar is sc0, in the compute dtype. */
+ * NaN stays NaN).  The scalar is sc0, in the compute dtype. */
 #define PARAMS_ACT PARAMS_UN, T_C sc0
 #define FETCH_ACT(o0, o1, o2) FETCH_UN(o0, o1, o2) TY sc0_ = sc0;
 #define VFETCH_ACT(o0, o1, o2) VFETCH_UN(o0, o1, o2) TY sc0_ = (TY)sc0;
 #define LEAKY_RELU (x > zero ? x : x * sc0_)
-#define ELU (x > zero ? x : (expm1(x) + zero) * sc0_)
 DEF_FOUR(leaky_relu_, PARAMS_ACT, FETCH_ACT, VFETCH_ACT, LEAKY_RELU, LEAKY_RELU, 1)
-DEF_FOUR(elu_, PARAMS_ACT, FETCH_ACT, VFETCH_ACT, ELU, ELU, 1)
+#endif
+
+/* The activations of torch.nn.functional that take up to three scalars
+ * sc0, sc1 and sc2 (in the compute dtype; unused ones are 0), all with the
+ * same parameters so that the host launches them alike. */
+#define PARAMS_ACT3 PARAMS_UN, T_C sc0, T_C sc1, T_C sc2
+#define FETCH_ACT3(o0, o1, o2) FETCH_UN(o0, o1, o2) ACT3_SCALARS()
+#define VFETCH_ACT3(o0, o1, o2) VFETCH_UN(o0, o1, o2) ACT3_SCALARS((TY))
+#define DEF_ACT3(name, expr) DEF_FOUR(name##_, PARAMS_ACT3, FETCH_ACT3, VFETCH_ACT3, expr, expr, 1)
+
+/* hardtanh(min_val sc0, max_val sc1) is torch.clamp's (NaN in x or in a
+ * bound propagates; min_val > max_val gives max_val); threshold(threshold
+ * sc0, value sc1) is value where x <= threshold, else x (NaN stays NaN), as
+ * PyTorch's; both take integer tensors too. */
+DEF_ACT3(hardtanh, CLAMP_HI(CLAMP_LO(x, sc0_), sc1_))
+DEF_ACT3(threshold, x <= sc0_ ? sc1_ : x)
+
+#if T_IS_FLOAT
+/* elu(alpha sc0, scale sc1, input_scale sc2), PyTorch's elu with selu's
+ * and celu's constants: x * scale where x > 0, else (exp(x * input_scale)
+ * - 1) * (alpha * scale), with expm1, which keeps the digits near 0 that
+ * PyTorch's exp(x) - 1 loses (float32 elu(-1e-10) is -1e-10 here, 0
+ * there); + 0 gives -0.0 PyTorch's +0.0.
+ * hardsigmoid and hardswish as PyTorch's kernels: min(max(x + 3, 0), 6) / 6
+ * and x * min(max(x + 3, 0), 6) / 6, with NaN kept (std::max's, not
+ * fmax's).  mish is x * tanh(softplus(x)), the softplus in a form that
+ * overflows nowhere (max(x, 0) + log1p(exp(-|x|))); mish(-inf) is NaN
+ * (-inf * 0) as in PyTorch.  softsign x / (1 + |x|) (NaN at +-inf, inf /
+ * inf, as PyTorch's), tanhshrink x - tanh(x).  hardshrink(lambd sc0): 0
+ * where -lambd <= x <= lambd, else x; softshrink(lambd sc0): x - lambd
+ * above lambd, x + lambd below -lambd, else 0 (NaN gives 0, as PyTorch's
+ * CPU kernel).  logsigmoid min(x, 0) - log1p(exp(-|x|)): no overflow for
+ * any x (-1e30 gives -1e30, 100 gives -3.8e-44). */
+#define HARD6(t) ((t) < zero ? zero : (t) > K(6.0) ? K(6.0) : (t))
+#define SOFTPLUS1(x) (fmax(x, zero) + LOG1P(exp(-fabs(x))))
+#define ELU3 (x > zero ? x * sc1_ : (expm1(x * sc2_) + zero) * (sc0_ * sc1_))
+#define SHRINK_IN(x) (((x) >= -sc0_) & ((x) <= sc0_))
+#define ACT3_OPS(X)                                                            \
+    X(elu, ELU3)                                                               \
+    X(hardsigmoid, HARD6(x + K(3.0)) / K(6.0))                                 \
+    X(hardswish, x * HARD6(x + K(3.0)) / K(6.0))                               \
+    X(mish, x * TANH(SOFTPLUS1(x)))                                            \
+    X(softsign, x / (one + fabs(x)))                                           \
+    X(tanhshrink, x - TANH(x))                                                 \
+    X(hardshrink, SHRINK_IN(x) ? zero : x)                                     \
+    X(softshrink, x > sc0_ ? x - sc0_ : x < -sc0_ ? x + sc0_ : zero)           \
+    X(logsigmoid, fmin(x, zero) - LOG1P(exp(-fabs(x))))
+ACT3_OPS(DEF_ACT3)
 #endif
 
 /* sign keeps the dtype (bool too, unchanged), as torch.sign: NaN gives 0

@@ -1523,4 +1523,46 @@ typedef enum clt__scan_op {
 clt_status clt__scan(clt__scan_op op, const clt_tensor *a, int dim, bool reverse,
                      clt_tensor **out, clt_tensor **indices, const char *fn);
 
+
+/* ---- activations (src/ops/elementwise.c, src/autograd/grad_activation.c) ---
+ * The activations of ops.h that cl/elementwise.cl computes with one
+ * kernel of three scalars forward (clt__act_kernel(act), "hardtanh") and
+ * one backward (its name with "_bw"). */
+typedef enum clt__act {
+    CLT__ACT_ELU, CLT__ACT_HARDTANH, CLT__ACT_RELU6, CLT__ACT_HARDSIGMOID, CLT__ACT_HARDSWISH,
+    CLT__ACT_MISH, CLT__ACT_SELU, CLT__ACT_CELU, CLT__ACT_SOFTSIGN, CLT__ACT_TANHSHRINK,
+    CLT__ACT_HARDSHRINK, CLT__ACT_SOFTSHRINK, CLT__ACT_LOGSIGMOID, CLT__ACT_THRESHOLD
+} clt__act;
+/* The forward kernel's name; static storage. */
+const char *clt__act_kernel(clt__act act);
+/* The three scalars of act's forward and backward kernels from the
+ * caller's sc (elu and celu: alpha; hardtanh: min_val, max_val; the
+ * shrinks: lambd; threshold: threshold, value; the others none). */
+void clt__act_scalars(clt__act act, const double *sc, double fwd[3], double bw[3]);
+/* act(a) with the caller's scalars sc (as clt__act_scalars), typed and
+ * refused as ops.h says; messages name fn.  New tensor. */
+clt_status clt__act_in(const char *fn, clt__act act, const clt_tensor *a, const double *sc,
+                       clt_tensor **out);
+/* glu of the halves a and b (a * sigmoid(b)), its gradient of the second
+ * half from g and the halves; prelu of x with a weight w that broadcasts
+ * to x, its gradient for x from g, x and w.  Floating operands. */
+clt_status clt__glu_halves_in(const char *fn, const clt_tensor *a, const clt_tensor *b,
+                              clt_tensor **out);
+clt_status clt__glu_bw_in(const char *fn, const clt_tensor *g, const clt_tensor *a,
+                          const clt_tensor *b, clt_tensor **out);
+clt_status clt__prelu_bcast_in(const char *fn, const clt_tensor *x, const clt_tensor *w,
+                               clt_tensor **out);
+clt_status clt__prelu_bw_x_in(const char *fn, const clt_tensor *g, const clt_tensor *x,
+                              const clt_tensor *w, clt_tensor **out);
+/* The recorded forms, for the public calls and the layers (fn names the
+ * caller): act with the caller's scalars sc; glu along dim; prelu with a
+ * weight of 1 or C elements; softmin and log_softmax along dim. */
+clt_status clt__act_rec(const char *fn, clt__act act, const clt_tensor *a, const double *sc,
+                        clt_tensor **out);
+clt_status clt__glu_rec(const char *fn, const clt_tensor *a, int dim, clt_tensor **out);
+clt_status clt__prelu_rec(const char *fn, const clt_tensor *x, const clt_tensor *w,
+                          clt_tensor **out);
+clt_status clt__softmin_rec(const char *fn, const clt_tensor *a, int dim, clt_tensor **out);
+clt_status clt__log_softmax_rec(const char *fn, const clt_tensor *a, int dim, clt_tensor **out);
+
 #endif

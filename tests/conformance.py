@@ -4293,6 +4293,105 @@ def index_more():
           _unique_part(L.clt_unique_consecutive, 2), [u], tol="exact")
 
 
+ACT0 = ["relu6", "hardsigmoid", "hardswish", "mish", "selu", "softsign", "tanhshrink",
+        "logsigmoid"]
+for n in ACT0:
+    proto("clt_" + n, [P, PP])
+proto("clt_hardtanh", [P, C.c_double, C.c_double, PP])
+proto("clt_threshold", [P, C.c_double, C.c_double, PP])
+for n in ("celu", "hardshrink", "softshrink"):
+    proto("clt_" + n, [P, C.c_double, PP])
+proto("clt_glu", [P, C.c_int, PP])
+proto("clt_prelu", [P, P, PP])
+proto("clt_softmin", [P, C.c_int, PP])
+
+
+def activations():
+    Fn = torch.nn.functional
+    t0 = {"relu6": Fn.relu6, "hardsigmoid": Fn.hardsigmoid, "hardswish": Fn.hardswish,
+          "mish": Fn.mish, "selu": Fn.selu, "softsign": Fn.softsign, "tanhshrink": Fn.tanhshrink,
+          "logsigmoid": Fn.logsigmoid}
+    t1 = {"celu": ((1.0, 0.5, 2.0, -1.5, 0.0), Fn.celu),
+          "hardshrink": ((0.5, 0.0, 2.0, -1.0), Fn.hardshrink),
+          "softshrink": ((0.5, 0.0, 2.0, -1.0, math.nan), Fn.softshrink)}
+    # kinks, saturation and huge values: exp overflows past 88 in float32
+    edge = [-3.0, 3.0, -1.0, 1.0, 0.0, -0.0, -0.5, 0.5, 6.0, -6.0, 2.5, -2.5, -math.inf,
+            math.inf, math.nan, -1e30, 1e30, -100.0, 100.0, -88.0, -89.0, 20.0, -20.0, 1e-10,
+            -1e-10, -750.0, 710.0, 3e38, -3e38]
+    for dt in DTYPES:
+        for n, tf in t0.items():
+            getc = getattr(L, "clt_" + n)
+            check("%s %s" % (n, dn(dt)), tf, lambda p, o, c=getc: c(p, o),
+                  [data((5, 40), dt, special=True)], tol="tr")
+        for n, (scs, tf) in t1.items():
+            for sc in scs:
+                getc = getattr(L, "clt_" + n)
+                check("%s %s %r" % (n, dn(dt), sc), lambda t, tf=tf, sc=sc: tf(t, sc),
+                      lambda p, o, c=getc, sc=sc: c(p, sc, o),
+                      [data((3, 7), dt, special=True)], tol="tr")
+        if dt == torch.uint8:  # torch wraps negative bounds into uint8 its own way
+            bounds = [(2.0, 5.0), (0.0, 6.0)]
+            ths = [(3.0, 7.0)]
+        else:
+            bounds = [(-1.0, 1.0), (-0.5, 2.0), (1.0, -1.0), (0.0, 6.0), (-2.0, 2.0)]
+            ths = [(0.5, 2.0), (0.0, 0.0), (-1.0, 20.0), (2.0, -3.0)]
+        for lo, hi in bounds:
+            check("hardtanh %s %r %r" % (dn(dt), lo, hi),
+                  lambda t, lo=lo, hi=hi: Fn.hardtanh(t, lo, hi),
+                  lambda p, o, lo=lo, hi=hi: L.clt_hardtanh(p, lo, hi, o),
+                  [data((5, 40), dt, special=True)])
+        for th, v in ths:
+            check("threshold %s %r %r" % (dn(dt), th, v),
+                  lambda t, th=th, v=v: Fn.threshold(t, th, v),
+                  lambda p, o, th=th, v=v: L.clt_threshold(p, th, v, o),
+                  [data((5, 40), dt, special=True)])
+    for dt in FLOATS:
+        e = torch.tensor(edge, dtype=dt)
+        for n, tf in t0.items():
+            getc = getattr(L, "clt_" + n)
+            check("%s edges %s" % (n, dn(dt)), tf, lambda p, o, c=getc: c(p, o), [e], tol="tr")
+            check("%s transposed %s" % (n, dn(dt)), tf, lambda p, o, c=getc: c(p, o),
+                  [In(data((4, 3), dt, special=True), ("T",))], tol="tr")
+        for n, (scs, tf) in t1.items():
+            getc = getattr(L, "clt_" + n)
+            check("%s edges %s" % (n, dn(dt)), lambda t, tf=tf: tf(t, 0.5),
+                  lambda p, o, c=getc: c(p, 0.5, o), [e], tol="tr")
+        check("hardtanh edges %s" % dn(dt), Fn.hardtanh,
+              lambda p, o: L.clt_hardtanh(p, -1.0, 1.0, o), [e])
+        check("threshold edges %s" % dn(dt), lambda t: Fn.threshold(t, 0.5, -2.0),
+              lambda p, o: L.clt_threshold(p, 0.5, -2.0, o), [e])
+        # glu along each dim, negative too; odd sizes and 0-d refused
+        x = data((4, 6, 2), dt, special=True)
+        for d in (0, 1, 2, -1, -3, 3, -4):
+            check("glu %s dim %d" % (dn(dt), d), lambda t, d=d: Fn.glu(t, d),
+                  lambda p, o, d=d: L.clt_glu(p, d, o), [x], tol="tr")
+        check("glu odd %s" % dn(dt), lambda t: Fn.glu(t, 1), lambda p, o: L.clt_glu(p, 1, o),
+              [data((2, 3), dt)])
+        check("glu 0-d %s" % dn(dt), lambda t: Fn.glu(t, 0), lambda p, o: L.clt_glu(p, 0, o),
+              [torch.tensor(1.0, dtype=dt)])
+        check("glu transposed %s" % dn(dt), lambda t: Fn.glu(t, 0),
+              lambda p, o: L.clt_glu(p, 0, o), [In(data((3, 4), dt), ("T",))], tol="tr")
+        # prelu: one weight or one per channel; mismatches refused
+        for xs, ws in [((2, 3, 4), (3,)), ((2, 3, 4), (1,)), ((2, 3), (3,)), ((5,), (1,)),
+                       ((), (1,)), ((), ()), ((2, 3, 2, 2), (3,)), ((2, 3), (2,)),
+                       ((3,), (3,)), ((2, 3), (1, 3)), ((2, 1, 4), (1,))]:
+            check("prelu %s %s %s" % (dn(dt), xs, ws), Fn.prelu, L.clt_prelu,
+                  [data(xs, dt, special=True), data(ws, dt, lo=-1, hi=1)])
+        check("prelu dtypes %s" % dn(dt), Fn.prelu, L.clt_prelu,
+              [data((2, 3), dt), data((3,), torch.float64 if dt == torch.float32 else
+                                      torch.float32)])
+        for d in (0, 1, -1):
+            check("softmin %s dim %d" % (dn(dt), d), lambda t, d=d: Fn.softmin(t, d),
+                  lambda p, o, d=d: L.clt_softmin(p, d, o), [data((3, 5), dt, lo=-30, hi=30)],
+                  tol="red")
+    for dt in (torch.int64, torch.bool):
+        check("prelu %s" % dn(dt), Fn.prelu, L.clt_prelu, [data((2, 3), dt), data((3,), dt)])
+        check("glu %s" % dn(dt), lambda t: Fn.glu(t, 0), lambda p, o: L.clt_glu(p, 0, o),
+              [data((2, 3), dt)])
+        check("softmin %s" % dn(dt), lambda t: Fn.softmin(t, 0),
+              lambda p, o: L.clt_softmin(p, 0, o), [data((2, 3), dt)])
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -4305,7 +4404,8 @@ def main():
                 decoder,
                 scans,
                 topk_large,
-                index_more]
+                index_more,
+                activations]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

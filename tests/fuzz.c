@@ -1249,7 +1249,7 @@ static void op_unary(fz *f)
     clt_tensor *out = SENT, **op = OUTP(f, &out);
     clt_status st;
     clt_dtype dt = clt_tensor_dtype(a);
-    switch (pick(f, 48)) {
+    switch (pick(f, 61)) {
     case 0: CALL("clt_neg", clt_neg(a, op)); break;
     case 1: CALL("clt_abs", clt_abs(a, op)); break;
     case 2: CALL("clt_relu", clt_relu(a, op)); break;
@@ -1322,6 +1322,27 @@ static void op_unary(fz *f)
                                               chance(f, 50) ? &neg : NULL, op));
         break;
     }
+    case 48: {
+        double lo = chance(f, 70) ? -1.0 : rand_scalar(f), hi = chance(f, 70) ? 1.0 : rand_scalar(f);
+        CALL("clt_hardtanh", clt_hardtanh(a, lo, hi, op));
+        break;
+    }
+    case 49: CALL("clt_relu6", clt_relu6(a, op)); break;
+    case 50: CALL("clt_threshold", clt_threshold(a, rand_scalar(f), rand_scalar(f), op)); break;
+    case 51: CALL("clt_hardsigmoid", clt_hardsigmoid(a, op)); break;
+    case 52: CALL("clt_hardswish", clt_hardswish(a, op)); break;
+    case 53: CALL("clt_mish", clt_mish(a, op)); break;
+    case 54: CALL("clt_selu", clt_selu(a, op)); break;
+    case 55: CALL("clt_celu", clt_celu(a, chance(f, 70) ? 1.0 : rand_scalar(f), op)); break;
+    case 56: CALL("clt_softsign", clt_softsign(a, op)); dt = floatify(dt); break;
+    case 57: CALL("clt_tanhshrink", clt_tanhshrink(a, op)); dt = floatify(dt); break;
+    case 58:
+        CALL("clt_hardshrink", clt_hardshrink(a, chance(f, 70) ? 0.5 : rand_scalar(f), op));
+        break;
+    case 59:
+        CALL("clt_softshrink", clt_softshrink(a, chance(f, 70) ? 0.5 : rand_scalar(f), op));
+        break;
+    case 60: CALL("clt_logsigmoid", clt_logsigmoid(a, op)); break;
     default: CALL("clt_logical_not", clt_logical_not(a, op)); dt = CLT_BOOL; break;
     }
     result_like(f, st, op, out, a, dt);
@@ -2802,7 +2823,7 @@ static void op_module(fz *f)
              clt_embedding_layer(dev, rand_count(f), rand_count(f), f->gen, mp));
         break;
     case 8:
-        switch (pick(f, 8)) {
+        switch (pick(f, 14)) {
         case 0: CALL("clt_relu_layer", clt_relu_layer(mp)); break;
         case 1: CALL("clt_gelu_layer", clt_gelu_layer(mp)); break;
         case 2: CALL("clt_tanh_layer", clt_tanh_layer(mp)); break;
@@ -2810,6 +2831,12 @@ static void op_module(fz *f)
         case 4: CALL("clt_softplus_layer", clt_softplus_layer(2.0, 10.0, mp)); break;
         case 5: CALL("clt_leaky_relu_layer", clt_leaky_relu_layer(0.2, mp)); break;
         case 6: CALL("clt_elu_layer", clt_elu_layer(1.0, mp)); break;
+        case 8: CALL("clt_hardtanh_layer", clt_hardtanh_layer(-1.0, rand_scalar(f), mp)); break;
+        case 9: CALL("clt_mish_layer", clt_mish_layer(mp)); break;
+        case 10: CALL("clt_selu_layer", clt_selu_layer(mp)); break;
+        case 11: CALL("clt_softshrink_layer", clt_softshrink_layer(rand_scalar(f), mp)); break;
+        case 12: CALL("clt_glu_layer", clt_glu_layer((int)pick(f, 4) - 2, mp)); break;
+        case 13: CALL("clt_prelu_layer", clt_prelu_layer(dev, rand_count(f), 0.25, mp)); break;
         default: CALL("clt_sigmoid_layer", clt_sigmoid_layer(mp)); break;
         }
         break;

@@ -1182,5 +1182,63 @@ for red in ("sum", "mean", "amax", "amin", "prod", "prod zeros"):
                  call("clt_scatter_reduce", x, 0, i, s, red.encode(), inc),
              [st_, si, sz if red == "prod zeros" else ss], wrt=[0, 2])
 
+
+# ---- the rest of the activations: kinks, saturation, inf and NaN -----------------
+Fn = torch.nn.functional
+# PyTorch 1.13's gradient at NaN depends on where the NaN sits: its
+# vectorised loop gives 0 (hardtanh, the shrinks) or NaN (elu's family,
+# hardswish), its scalar loop for the last elements passes g, as cltensor
+# does everywhere.  KINKS holds no NaN; SPECIAL's NaN falls in the scalar
+# loop (the last 4 of 12 float64 elements).
+KINKS = [v for v in SPECIAL if not math.isnan(v)] + [-3.0, 6.0, -0.5, 2.0, -1e30, 1e30,
+                                                      -100.0, 100.0, 0.25, -4.0]
+for n in ("relu6", "hardsigmoid", "hardswish", "mish", "selu", "softsign", "tanhshrink",
+          "logsigmoid"):
+    proto("clt_" + n, [P, PP])
+    # softsign's fused gradient is 0 at +-inf where torch's chain gives NaN (ops.h)
+    for pts in (KINKS, SPECIAL + [7.0, -7.0]):
+        if n == "softsign":
+            pts = [v for v in pts if not math.isinf(v)]
+        if n == "hardswish":  # at 3 torch's vectorised loop gives g, its scalar one 1.5 g
+            pts = [v for v in pts if v != 3.0]
+        case(n, getattr(Fn, n), lambda x, n=n: call("clt_" + n, x), [pts])
+proto("clt_hardtanh", [P, C.c_double, C.c_double, PP])
+proto("clt_threshold", [P, C.c_double, C.c_double, PP])
+for lo, hi in ((-1.0, 1.0), (-0.5, 2.0), (1.0, -1.0)):
+    case("hardtanh %g %g" % (lo, hi), lambda x, lo=lo, hi=hi: Fn.hardtanh(x, lo, hi),
+         lambda x, lo=lo, hi=hi: call("clt_hardtanh", x, C.c_double(lo), C.c_double(hi)),
+         [KINKS])
+    case("hardtanh %g %g NaN" % (lo, hi), lambda x, lo=lo, hi=hi: Fn.hardtanh(x, lo, hi),
+         lambda x, lo=lo, hi=hi: call("clt_hardtanh", x, C.c_double(lo), C.c_double(hi)),
+         [SPECIAL + [7.0, -7.0]])
+for th, v in ((0.5, 2.0), (-1.0, -7.0), (0.0, 0.0)):
+    case("threshold %g %g" % (th, v), lambda x, th=th, v=v: Fn.threshold(x, th, v),
+         lambda x, th=th, v=v: call("clt_threshold", x, C.c_double(th), C.c_double(v)),
+         [KINKS])
+for n, scs in (("celu", (1.0, 0.5, 2.0, -1.5)), ("hardshrink", (0.5, 0.0, 2.0, -1.0)),
+               ("softshrink", (0.5, 0.0, 2.0))):
+    proto("clt_" + n, [P, C.c_double, PP])
+    for sc in scs:
+        for pts in (KINKS, SPECIAL + [7.0, -7.0]):
+            case("%s %g" % (n, sc), lambda x, n=n, sc=sc: getattr(Fn, n)(x, sc),
+                 lambda x, n=n, sc=sc: call("clt_" + n, x, C.c_double(sc)), [pts])
+proto("clt_glu", [P, C.c_int, PP])
+g3 = np.sin(np.arange(24.0) * 1.3).reshape(2, 4, 3) * 4
+g3[0, 0, 0], g3[1, 2, 1] = 50.0, -50.0
+for d in (0, 1, -2, -3):
+    case("glu %d" % d, lambda x, d=d: Fn.glu(x, d), lambda x, d=d: call("clt_glu", x, C.c_int(d)),
+         [g3])
+proto("clt_prelu", [P, P, PP])
+px = np.cos(np.arange(24.0) * 2.1).reshape(2, 3, 4) * 3
+px[0, 0, :2] = [0.0, -0.0]
+for xs, w in (((2, 3, 4), [0.25, -0.5, 2.0]), ((2, 3, 4), [0.25]), ((6, 4), [0.1]),
+              ((24,), [-0.3])):
+    case("prelu %s %d" % (xs, len(w)), Fn.prelu, lambda x, w_: call("clt_prelu", x, w_),
+         [px.reshape(xs), w])
+proto("clt_softmin", [P, C.c_int, PP])
+for d in (0, 1, -1):
+    case("softmin %d" % d, lambda x, d=d: Fn.softmin(x, d),
+         lambda x, d=d: call("clt_softmin", x, C.c_int(d)), [g3[0]])
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -495,7 +495,42 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_bucketize, T, clt_bucketize(f->f, f->f, 0, &o->t))                                 \
     X(clt_bincount, T, clt_bincount(f->f, NULL, 0, &o->t))                                   \
     X(clt_unique, T | T2 | T3, clt_unique(NULL, &o->t, &o->t2, &o->t3))                      \
-    X(clt_unique_consecutive, T | T2 | T3, clt_unique_consecutive(NULL, &o->t, &o->t2, &o->t3))
+    X(clt_unique_consecutive, T | T2 | T3, clt_unique_consecutive(NULL, &o->t, &o->t2, &o->t3)) \
+    /* ops.h, linalg.h and nn.h: the activations */                                         \
+    X(clt_hardtanh, T, clt_hardtanh(f->bl, -1, 1, &o->t))                                    \
+    X(clt_relu6, T, clt_relu6(f->bl, &o->t))                                                 \
+    X(clt_threshold, T, clt_threshold(f->bl, 0, 0, &o->t))                                   \
+    X(clt_hardsigmoid, T, clt_hardsigmoid(f->i32, &o->t))                                    \
+    X(clt_hardswish, T, clt_hardswish(f->i32, &o->t))                                        \
+    X(clt_mish, T, clt_mish(f->i32, &o->t))                                                  \
+    X(clt_selu, T, clt_selu(f->i32, &o->t))                                                  \
+    X(clt_celu, T, clt_celu(f->f, 0.0, &o->t))                                               \
+    X(clt_softsign, T, clt_softsign(f->bl, &o->t))                                           \
+    X(clt_tanhshrink, T, clt_tanhshrink(f->bl, &o->t))                                       \
+    X(clt_hardshrink, T, clt_hardshrink(f->i32, 0.5, &o->t))                                 \
+    X(clt_softshrink, T, clt_softshrink(f->f, -1.0, &o->t))                                  \
+    X(clt_logsigmoid, T, clt_logsigmoid(NULL, &o->t))                                        \
+    X(clt_glu, T, clt_glu(f->f, 7, &o->t))                                                   \
+    X(clt_prelu, T, clt_prelu(f->f, f->i32, &o->t))                                          \
+    X(clt_softmin, T, clt_softmin(f->f, 7, &o->t))                                           \
+    X(clt_hardtanh_layer, M, clt_hardtanh_layer(1, -1, &o->m))                               \
+    X(clt_prelu_layer, M, clt_prelu_layer(f->dev, -1, 0.25, &o->m))                          \
+    X(clt_relu6_layer, NEVER_FAILS, CLT_OK)                                                  \
+    X(clt_hardsigmoid_layer, NEVER_FAILS, CLT_OK)                                            \
+    X(clt_hardswish_layer, NEVER_FAILS, CLT_OK)                                              \
+    X(clt_mish_layer, NEVER_FAILS, CLT_OK)                                                   \
+    X(clt_selu_layer, NEVER_FAILS, CLT_OK)                                                   \
+    X(clt_celu_layer, NEVER_FAILS, CLT_OK)                                                   \
+    X(clt_softsign_layer, NEVER_FAILS, CLT_OK)                                               \
+    X(clt_tanhshrink_layer, NEVER_FAILS, CLT_OK)                                             \
+    X(clt_hardshrink_layer, NEVER_FAILS, CLT_OK)                                             \
+    X(clt_softshrink_layer, NEVER_FAILS, CLT_OK)                                             \
+    X(clt_logsigmoid_layer, NEVER_FAILS, CLT_OK)                                             \
+    X(clt_threshold_layer, NEVER_FAILS, CLT_OK)                                              \
+    X(clt_glu_layer, NEVER_FAILS, CLT_OK)                                                    \
+    X(clt_softmax_layer, NEVER_FAILS, CLT_OK)                                                \
+    X(clt_log_softmax_layer, NEVER_FAILS, CLT_OK)                                            \
+    X(clt_softmin_layer, NEVER_FAILS, CLT_OK)
 
 static int small_int[1];
 

@@ -39,6 +39,12 @@ CLT_API clt_status clt_softmax(const clt_tensor *a, int dim, clt_tensor **out);
  * clt_tensor_free. */
 CLT_API clt_status clt_log_softmax(const clt_tensor *a, int dim, clt_tensor **out);
 
+/* torch.nn.functional.softmin(a, dim): softmax(-a, dim), recorded as
+ * PyTorch records it (NegBackward0 then SoftmaxBackward0).  Same rules as
+ * clt_softmax; a bool tensor is CLT_ERR_DTYPE_MISMATCH (its negation).
+ * New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_softmin(const clt_tensor *a, int dim, clt_tensor **out);
+
 /* ---- torch.linalg on batches of square matrices -----------------------------
  * A is [..., n, n], float32 or float64 (float16: "Low precision dtypes not
  * supported"; integer and bool dtypes: "Expected a floating point tensor

@@ -484,6 +484,44 @@ CLT_API clt_status clt_softplus_layer(double beta, double threshold, clt_module 
  * pass those for nn.LeakyReLU() and nn.ELU()).  Any value is taken. */
 CLT_API clt_status clt_leaky_relu_layer(double negative_slope, clt_module **out);
 CLT_API clt_status clt_elu_layer(double alpha, clt_module **out);
+/* The rest of torch.nn's activations as layers, each the op of ops.h (or
+ * linalg.h for the softmaxes) with the layer's settings; clt_module_name
+ * gives PyTorch's class name ("Hardtanh", "ReLU6", "Hardsigmoid",
+ * "Hardswish", "Mish", "SELU", "CELU", "Softsign", "Tanhshrink",
+ * "Hardshrink", "Softshrink", "LogSigmoid", "Threshold", "GLU", "Softmax",
+ * "LogSoftmax", "Softmin", "PReLU").  PyTorch's defaults, to pass for the
+ * constructors without arguments: Hardtanh(-1, 1), CELU(1.0),
+ * Hardshrink(0.5), Softshrink(0.5), GLU(-1); Threshold, Softmax,
+ * LogSoftmax and Softmin have none (the softmaxes' dim is required here:
+ * PyTorch's implicit dim is deprecated).  Hardtanh refuses max_val <=
+ * min_val (CLT_ERR_INVALID_ARGUMENT), as nn.Hardtanh asserts; the other
+ * settings are checked when the layer runs, as the ops check them.  New
+ * module: release with clt_module_free. */
+CLT_API clt_status clt_hardtanh_layer(double min_val, double max_val, clt_module **out);
+CLT_API clt_status clt_relu6_layer(clt_module **out);
+CLT_API clt_status clt_hardsigmoid_layer(clt_module **out);
+CLT_API clt_status clt_hardswish_layer(clt_module **out);
+CLT_API clt_status clt_mish_layer(clt_module **out);
+CLT_API clt_status clt_selu_layer(clt_module **out);
+CLT_API clt_status clt_celu_layer(double alpha, clt_module **out);
+CLT_API clt_status clt_softsign_layer(clt_module **out);
+CLT_API clt_status clt_tanhshrink_layer(clt_module **out);
+CLT_API clt_status clt_hardshrink_layer(double lambd, clt_module **out);
+CLT_API clt_status clt_softshrink_layer(double lambd, clt_module **out);
+CLT_API clt_status clt_logsigmoid_layer(clt_module **out);
+CLT_API clt_status clt_threshold_layer(double threshold, double value, clt_module **out);
+CLT_API clt_status clt_glu_layer(int dim, clt_module **out);
+CLT_API clt_status clt_softmax_layer(int dim, clt_module **out);
+CLT_API clt_status clt_log_softmax_layer(int dim, clt_module **out);
+CLT_API clt_status clt_softmin_layer(int dim, clt_module **out);
+/* torch.nn.PReLU(num_parameters, init) on dev: clt_prelu with its float32
+ * parameter "weight" (its state_dict key, as PyTorch's) of num_parameters
+ * elements, each init (PyTorch's defaults 1 and 0.25).  num_parameters 1
+ * applies to any input, else it must equal the input's dim 1; negative is
+ * CLT_ERR_INVALID_ARGUMENT.  The input must be float32 and on dev.  New
+ * module: release with clt_module_free. */
+CLT_API clt_status clt_prelu_layer(clt_device *dev, int64_t num_parameters, double init,
+                                   clt_module **out);
 
 /* ---- transformers ------------------------------------------------------------ */
 

@@ -290,6 +290,92 @@ CLT_API clt_status clt_softplus(const clt_tensor *a, double beta, double thresho
 CLT_API clt_status clt_leaky_relu(const clt_tensor *a, double negative_slope, clt_tensor **out);
 CLT_API clt_status clt_elu(const clt_tensor *a, double alpha, clt_tensor **out);
 
+/* The rest of torch.nn.functional's elementwise activations, each one
+ * kernel forward and one backward.  Floating tensors keep their dtype
+ * (float16 computes in float, where PyTorch's CPU kernels refuse it);
+ * others as said for each.  Scalars are converted to a's dtype (float for
+ * float16) first, as PyTorch does.  Gradients at the kinks and at NaN are
+ * PyTorch's, and so are the grad_fn names (clt_grad_fn_name).  Where
+ * PyTorch 1.13's CPU kernels disagree with themselves, the scalar loop
+ * that handles a tensor's last elements is followed everywhere: at NaN
+ * its vectorised loop gives 0 (hardtanh, the shrinks) or NaN (elu's
+ * family, hardswish) where the scalar loop, and this, give the formula's
+ * other branch (g for most); at exactly 3 hardswish's vectorised loop
+ * gives g where the scalar loop (and torch's CUDA kernel) give 1.5 g.
+ * New tensor; on failure *out is NULL.
+ *
+ * hardtanh(a, min_val, max_val) (PyTorch's defaults -1, 1): torch.clamp's
+ * values (NaN propagates; min_val > max_val gives max_val everywhere);
+ * gradient g strictly between the bounds, else 0 (NaN passes g);
+ * HardtanhBackward0.  Integer tensors keep their dtype (no gradient), bool
+ * is CLT_ERR_DTYPE_MISMATCH, as in PyTorch.  relu6 is hardtanh(a, 0, 6),
+ * recorded as PyTorch records it (HardtanhBackward0).
+ * threshold(a, threshold, value): value where a <= threshold, else a (NaN
+ * stays NaN); gradient 0 where a <= threshold, else g; ThresholdBackward0;
+ * integer tensors as hardtanh's. */
+CLT_API clt_status clt_hardtanh(const clt_tensor *a, double min_val, double max_val,
+                                clt_tensor **out);
+CLT_API clt_status clt_relu6(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_threshold(const clt_tensor *a, double threshold, double value,
+                                 clt_tensor **out);
+/* Floating tensors only (integer and bool are CLT_ERR_DTYPE_MISMATCH, as
+ * PyTorch's "hardsigmoid_cpu" not implemented for 'Int'):
+ * hardsigmoid: min(max(x + 3, 0), 6) / 6; gradient g / 6 strictly inside
+ * (-3, 3), else 0 (NaN too).  hardswish: x * min(max(x + 3, 0), 6) / 6
+ * (NaN at -inf, as PyTorch's); gradient 0 below -3, g * (x / 3 + 0.5) up
+ * to 3 (so -0.5 g at -3, 1.5 g at 3), else g.  mish: x * tanh(softplus(x))
+ * with a softplus that overflows nowhere (mish(-inf) is NaN, as in
+ * PyTorch); gradient PyTorch's tanh(sp) + x * sigmoid(x) * (1 - tanh(sp)^2)
+ * (NaN at +-inf, as there).  selu: elu with PyTorch's alpha
+ * 1.6732632423543772848 and scale 1.0507009873554804934
+ * (EluBackward0).  celu(a, alpha): elu(x / alpha) * alpha, PyTorch's
+ * default alpha 1; alpha 0 is CLT_ERR_INVALID_ARGUMENT, as PyTorch's
+ * ZeroDivisionError (CeluBackward0).  elu, selu and celu compute
+ * exp(x) - 1 with expm1 (clt_elu's note).  hardshrink(a, lambd): 0 where
+ * -lambd <= x <= lambd, else x (any lambd, as PyTorch).  softshrink(a,
+ * lambd): x - lambd above lambd, x + lambd below -lambd, else 0 (NaN gives
+ * 0, as PyTorch's CPU kernel); lambd below 0 or NaN is
+ * CLT_ERR_INVALID_ARGUMENT ("lambda must be greater or equal to 0").  The
+ * shrinks' gradients are 0 inside [-lambd, lambd], else g (NaN passes g);
+ * PyTorch's default lambd is 0.5.  logsigmoid: min(x, 0) - log1p(exp(-|x|)),
+ * finite for every finite x (-1e30 gives -1e30, 100 gives -3.8e-44 in
+ * float32); gradient g * sigmoid(-x) (LogSigmoidBackward0). */
+CLT_API clt_status clt_hardsigmoid(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_hardswish(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_mish(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_selu(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_celu(const clt_tensor *a, double alpha, clt_tensor **out);
+CLT_API clt_status clt_hardshrink(const clt_tensor *a, double lambd, clt_tensor **out);
+CLT_API clt_status clt_softshrink(const clt_tensor *a, double lambd, clt_tensor **out);
+CLT_API clt_status clt_logsigmoid(const clt_tensor *a, clt_tensor **out);
+/* softsign: x / (1 + |x|); tanhshrink: x - tanh(x).  Integer tensors give
+ * float32 and bool is CLT_ERR_DTYPE_MISMATCH, as PyTorch's composed forms
+ * (x / (x.abs() + 1), x - x.tanh()) do; their grad_fn names are those
+ * forms' last nodes, DivBackward0 and SubBackward0.  softsign(+-inf) is
+ * NaN as in PyTorch; gradients g / (1 + |x|)^2 and g * tanh(x)^2, the
+ * derivatives of the whole formulas, in one kernel (deliberate difference:
+ * softsign's is 0 at +-inf, where PyTorch's chain gives NaN). */
+CLT_API clt_status clt_softsign(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_tanhshrink(const clt_tensor *a, clt_tensor **out);
+/* torch.nn.functional.glu(a, dim): the first half of a along dim times
+ * sigmoid of the second half; the result has half of a's size along dim.
+ * dim may be negative (CLT_ERR_DIM_OUT_OF_RANGE outside a's dims); a size
+ * along dim that is odd, or a 0-d a, is CLT_ERR_SHAPE_MISMATCH ("Halving
+ * dimension must be even").  Floating tensors only, as silu.  Gradient
+ * PyTorch's glu_backward (GluBackward0). */
+CLT_API clt_status clt_glu(const clt_tensor *a, int dim, clt_tensor **out);
+/* torch.nn.functional.prelu(a, weight): a where a > 0, else weight * a,
+ * weight taken per channel along dim 1 (a of 2 or more dims), or one
+ * value for every element.  weight has 1 element, or as many as a's dim
+ * 1 (a 0-d or 1-d a counts as one channel), and at most 1 dim; else
+ * CLT_ERR_SHAPE_MISMATCH with PyTorch's wording ("Mismatch of parameter
+ * numbers and input channel size").  Floating tensors only, and weight of
+ * a's dtype (CLT_ERR_DTYPE_MISMATCH otherwise, as PyTorch); same device.
+ * Gradients for both (PreluBackward0): g where a > 0, else weight * g for
+ * a; the sum of a * g where a <= 0 for each weight element.  weight is
+ * borrowed.  New tensor. */
+CLT_API clt_status clt_prelu(const clt_tensor *a, const clt_tensor *weight, clt_tensor **out);
+
 /* Bool tensor, true where a is zero (any dtype).  New tensor. */
 CLT_API clt_status clt_logical_not(const clt_tensor *a, clt_tensor **out);
 /* torch.isnan, torch.isinf and torch.isfinite: bool tensors of a's shape,

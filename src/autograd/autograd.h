@@ -39,7 +39,7 @@ struct clt__node {
     int nsaved;
     bool released; /* a backward pass without retain_graph freed them */
     /* What the formula needs besides tensors. */
-    double s[2];
+    double s[3];
     int64_t i[2 * CLT_MAX_DIMS + 2];
     /* Hooks of the tensors the node computed (clt_tensor_register_hook,
      * clt_retain_grad), in registration order. */

@@ -630,17 +630,12 @@ clt_status clt_softplus(const clt_tensor *a, double beta, double threshold, clt_
     return clt__softplus_rec("clt_softplus", a, beta, threshold, out);
 }
 
-/* leaky_relu and elu: n->s[0] negative_slope or alpha; saved: a.  Their
- * backward kernels are PyTorch's leaky_relu_backward and elu_backward on
- * the input. */
+/* leaky_relu: n->s[0] negative_slope; saved: a.  Its backward kernel is
+ * PyTorch's leaky_relu_backward on the input (elu's is in
+ * grad_activation.c). */
 static clt_status bw_leaky_relu(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     return clt__grad_kernel_s("leaky_relu_bw", g, S(0), 1, n->s, &gin[0]);
-}
-
-static clt_status bw_elu(clt__node *n, const clt_tensor *g, clt_tensor **gin)
-{
-    return clt__grad_kernel_s("elu_bw", g, S(0), 1, n->s, &gin[0]);
 }
 
 clt_status clt__leaky_relu_rec(const char *fn, const clt_tensor *a, double negative_slope,
@@ -656,12 +651,7 @@ clt_status clt__leaky_relu_rec(const char *fn, const clt_tensor *a, double negat
 
 clt_status clt__elu_rec(const char *fn, const clt_tensor *a, double alpha, clt_tensor **out)
 {
-    clt_status st = clt__elu_in(fn, a, alpha, out);
-    clt__node *n = NULL;
-    st = clt__record(st, out, "EluBackward0", bw_elu, 1, &a, 1, &a, &n);
-    if (n)
-        n->s[0] = alpha;
-    return st;
+    return clt__act_rec(fn, CLT__ACT_ELU, a, &alpha, out);
 }
 
 clt_status clt_leaky_relu(const clt_tensor *a, double negative_slope, clt_tensor **out)

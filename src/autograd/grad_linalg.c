@@ -245,6 +245,11 @@ clt_status clt_log_softmax(const clt_tensor *a, int dim, clt_tensor **out)
     return softmax("clt_log_softmax", true, a, dim, out);
 }
 
+clt_status clt__log_softmax_rec(const char *fn, const clt_tensor *a, int dim, clt_tensor **out)
+{
+    return softmax(fn, true, a, dim, out);
+}
+
 /* ---- linalg.h's factorisations (src/ops/linalg.c) ------------------------ */
 
 /* saved: the inverse.  gA = -inv^T g inv^T. */

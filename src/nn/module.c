@@ -823,6 +823,177 @@ clt_status clt_elu_layer(double alpha, clt_module **out)
     return scalar_layer(&elu_ops, alpha, out, "clt_elu_layer");
 }
 
+/* The rest of torch.nn's activations.  Those of clt__act_rec take their
+ * scalars from f[0] and f[1]; GLU and the softmaxes their dim from i[0]. */
+#define DEF_ACT_LAYER(cname, title, act)                                            \
+    static clt_status cname##_forward(clt_module *m, const clt_tensor *x,           \
+                                      clt_tensor **out)                             \
+    {                                                                               \
+        return clt__act_rec(title, act, x, m->f, out);                              \
+    }                                                                               \
+    static const clt__module_ops cname##_ops = {title, cname##_forward, NULL, NULL};
+
+DEF_ACT_LAYER(hardtanh, "Hardtanh", CLT__ACT_HARDTANH)
+DEF_ACT_LAYER(relu6, "ReLU6", CLT__ACT_RELU6)
+DEF_ACT_LAYER(hardsigmoid, "Hardsigmoid", CLT__ACT_HARDSIGMOID)
+DEF_ACT_LAYER(hardswish, "Hardswish", CLT__ACT_HARDSWISH)
+DEF_ACT_LAYER(mish, "Mish", CLT__ACT_MISH)
+DEF_ACT_LAYER(selu, "SELU", CLT__ACT_SELU)
+DEF_ACT_LAYER(celu, "CELU", CLT__ACT_CELU)
+DEF_ACT_LAYER(softsign, "Softsign", CLT__ACT_SOFTSIGN)
+DEF_ACT_LAYER(tanhshrink, "Tanhshrink", CLT__ACT_TANHSHRINK)
+DEF_ACT_LAYER(hardshrink, "Hardshrink", CLT__ACT_HARDSHRINK)
+DEF_ACT_LAYER(softshrink, "Softshrink", CLT__ACT_SOFTSHRINK)
+DEF_ACT_LAYER(logsigmoid, "LogSigmoid", CLT__ACT_LOGSIGMOID)
+DEF_ACT_LAYER(threshold, "Threshold", CLT__ACT_THRESHOLD)
+
+#define DEF_ACT_LAYER0(cname)                                                       \
+    clt_status clt_##cname##_layer(clt_module **out)                                \
+    {                                                                               \
+        return scalar_layer(&cname##_ops, 0.0, out, "clt_" #cname "_layer");        \
+    }
+
+DEF_ACT_LAYER0(relu6)
+DEF_ACT_LAYER0(hardsigmoid)
+DEF_ACT_LAYER0(hardswish)
+DEF_ACT_LAYER0(mish)
+DEF_ACT_LAYER0(selu)
+DEF_ACT_LAYER0(softsign)
+DEF_ACT_LAYER0(tanhshrink)
+DEF_ACT_LAYER0(logsigmoid)
+
+clt_status clt_celu_layer(double alpha, clt_module **out)
+{
+    return scalar_layer(&celu_ops, alpha, out, "clt_celu_layer");
+}
+
+clt_status clt_hardshrink_layer(double lambd, clt_module **out)
+{
+    return scalar_layer(&hardshrink_ops, lambd, out, "clt_hardshrink_layer");
+}
+
+clt_status clt_softshrink_layer(double lambd, clt_module **out)
+{
+    return scalar_layer(&softshrink_ops, lambd, out, "clt_softshrink_layer");
+}
+
+clt_status clt_threshold_layer(double threshold, double value, clt_module **out)
+{
+    clt_status st = scalar_layer(&threshold_ops, threshold, out, "clt_threshold_layer");
+    if (st == CLT_OK)
+        (*out)->f[1] = value;
+    return st;
+}
+
+/* nn.Hardtanh asserts max_val > min_val when it is made. */
+clt_status clt_hardtanh_layer(double min_val, double max_val, clt_module **out)
+{
+    static const char fn[] = "clt_hardtanh_layer";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    if (!(max_val > min_val))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: max_val (%g) must be greater than min_val (%g), as nn.Hardtanh "
+                          "asserts",
+                          fn, max_val, min_val);
+    clt_status st = scalar_layer(&hardtanh_ops, min_val, out, fn);
+    if (st == CLT_OK)
+        (*out)->f[1] = max_val;
+    return st;
+}
+
+static clt_status glu_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    return clt__glu_rec("GLU", x, (int)m->i[0], out);
+}
+
+static clt_status softmax_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    return clt__softmax_rec("Softmax", x, (int)m->i[0], out);
+}
+
+static clt_status log_softmax_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    return clt__log_softmax_rec("LogSoftmax", x, (int)m->i[0], out);
+}
+
+static clt_status softmin_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    return clt__softmin_rec("Softmin", x, (int)m->i[0], out);
+}
+
+static const clt__module_ops glu_ops = {"GLU", glu_forward, NULL, NULL};
+static const clt__module_ops softmax_ops = {"Softmax", softmax_forward, NULL, NULL};
+static const clt__module_ops log_softmax_ops = {"LogSoftmax", log_softmax_forward, NULL, NULL};
+static const clt__module_ops softmin_ops = {"Softmin", softmin_forward, NULL, NULL};
+
+/* A layer of ops with its dim in i[0]. */
+static clt_status dim_layer(const clt__module_ops *ops, int dim, clt_module **out,
+                            const char *fn)
+{
+    clt_status st = scalar_layer(ops, 0.0, out, fn);
+    if (st == CLT_OK)
+        (*out)->i[0] = dim;
+    return st;
+}
+
+clt_status clt_glu_layer(int dim, clt_module **out)
+{
+    return dim_layer(&glu_ops, dim, out, "clt_glu_layer");
+}
+
+clt_status clt_softmax_layer(int dim, clt_module **out)
+{
+    return dim_layer(&softmax_ops, dim, out, "clt_softmax_layer");
+}
+
+clt_status clt_log_softmax_layer(int dim, clt_module **out)
+{
+    return dim_layer(&log_softmax_ops, dim, out, "clt_log_softmax_layer");
+}
+
+clt_status clt_softmin_layer(int dim, clt_module **out)
+{
+    return dim_layer(&softmin_ops, dim, out, "clt_softmin_layer");
+}
+
+/* PReLU: parameter "weight" of num_parameters elements. */
+static clt_status prelu_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    clt_status st = clt__module_check_device(m, x, "PReLU");
+    if (st != CLT_OK)
+        return st;
+    return clt__prelu_rec("PReLU", x, m->params[0], out);
+}
+
+static const clt__module_ops prelu_ops = {"PReLU", prelu_forward, NULL, NULL};
+
+clt_status clt_prelu_layer(clt_device *dev, int64_t num_parameters, double init,
+                           clt_module **out)
+{
+    static const char fn[] = "clt_prelu_layer";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    if (num_parameters < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Trying to create tensor with negative dimension %lld: "
+                          "num_parameters must be at least 0",
+                          fn, (long long)num_parameters);
+    clt_module *m = NULL;
+    clt_tensor *w = NULL;
+    clt_status st;
+    CLT__TRY(clt__module_new(&prelu_ops, dev, &m));
+    CLT__TRY(clt__full(dev, CLT_FLOAT32, 1, &num_parameters, init, &w));
+    st = clt__module_param(m, "weight", w); /* taken, even when it fails */
+    CLT__TRY(st);
+    *out = m;
+    m = NULL;
+done:
+    clt_module_free(m);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
 /* ---- custom modules (a subclass of torch.nn.Module) ------------------------------- */
 
 /* What a custom module keeps in `extra`: its own ops (for its name), the

@@ -310,7 +310,7 @@ static void scalar_args(clt_dtype ct, int nsc, const double *sc, unsigned char (
 }
 
 /* a op b; the kernels that take scalars after a and b (axpy's alpha,
- * softplus_bw's beta and threshold) get the nsc <= 2 of sc, in the compute
+ * softplus_bw's beta and threshold) get the nsc <= 3 of sc, in the compute
  * dtype.  With `into` usable (see usable_into) the result goes there and
  * *out is NULL; otherwise *out is a new tensor. */
 static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
@@ -363,8 +363,8 @@ static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
         cl_int code = 0;
         if (kind == MODULO)
             CLT__TRY(modulo_errors(a->dev, ct, op, fn, &merr, &code));
-        unsigned char sv[2][8];
-        clt__arg args[5] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(mb)};
+        unsigned char sv[3][8];
+        clt__arg args[6] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(mb)};
         size_t nargs = 3 + (size_t)nsc;
         scalar_args(ct, nsc, sc, sv, args + 3);
         if (merr) {
@@ -721,7 +721,8 @@ clt_status clt__leaky_relu_in(const char *fn, const clt_tensor *a, double negati
 
 clt_status clt__elu_in(const char *fn, const clt_tensor *a, double alpha, clt_tensor **out)
 {
-    return unary_s("elu", FLOAT_ONLY, a, 1, &alpha, out, fn);
+    const double sc[1] = {alpha};
+    return clt__act_in(fn, CLT__ACT_ELU, a, sc, out);
 }
 
 clt_status clt__neg_in(const char *fn, const clt_tensor *a, clt_tensor **out)
@@ -1017,4 +1018,122 @@ clt_status clt__addcdiv_in(const char *fn, const clt_tensor *a, const clt_tensor
                            const clt_tensor *t2, double value, clt_tensor **out)
 {
     return ternary("addcdiv", TRUE_DIV, a, t1, t2, 1, &value, out, fn);
+}
+
+/* ---- activations (clt_hardtanh ... clt_logsigmoid) -------------------------------- */
+
+/* Each activation's kernel (cl/elementwise.cl's DEF_ACT3, three scalars)
+ * and typing: KEEP where PyTorch takes integer tensors too (hardtanh is
+ * clamp there), FLOAT for softsign and tanhshrink, which PyTorch composes
+ * of ops that give float32 for integers, FLOAT_ONLY for the rest. */
+static const struct {
+    const char *kernel;
+    unary_kind kind;
+} act_ops[] = {
+    [CLT__ACT_ELU] = {"elu", FLOAT_ONLY},
+    [CLT__ACT_HARDTANH] = {"hardtanh", KEEP},
+    [CLT__ACT_RELU6] = {"hardtanh", KEEP},
+    [CLT__ACT_HARDSIGMOID] = {"hardsigmoid", FLOAT_ONLY},
+    [CLT__ACT_HARDSWISH] = {"hardswish", FLOAT_ONLY},
+    [CLT__ACT_MISH] = {"mish", FLOAT_ONLY},
+    [CLT__ACT_SELU] = {"elu", FLOAT_ONLY},
+    [CLT__ACT_CELU] = {"elu", FLOAT_ONLY},
+    [CLT__ACT_SOFTSIGN] = {"softsign", FLOAT},
+    [CLT__ACT_TANHSHRINK] = {"tanhshrink", FLOAT},
+    [CLT__ACT_HARDSHRINK] = {"hardshrink", FLOAT_ONLY},
+    [CLT__ACT_SOFTSHRINK] = {"softshrink", FLOAT_ONLY},
+    [CLT__ACT_LOGSIGMOID] = {"logsigmoid", FLOAT_ONLY},
+    [CLT__ACT_THRESHOLD] = {"threshold", KEEP},
+};
+
+const char *clt__act_kernel(clt__act act)
+{
+    return act_ops[act].kernel;
+}
+
+void clt__act_scalars(clt__act act, const double *sc, double fwd[3], double bw[3])
+{
+    /* selu's alpha and scale, as PyTorch's. */
+    static const double selu_alpha = 1.6732632423543772848170429916717;
+    static const double selu_scale = 1.0507009873554804934193349852946;
+    double v[3] = {0, 0, 0};
+    switch (act) {
+    case CLT__ACT_ELU:
+        v[0] = sc[0], v[1] = 1, v[2] = 1;
+        break;
+    case CLT__ACT_RELU6:
+        v[1] = 6;
+        break;
+    case CLT__ACT_SELU:
+        v[0] = selu_alpha, v[1] = selu_scale, v[2] = 1;
+        break;
+    case CLT__ACT_CELU:
+        v[0] = sc[0], v[1] = 1, v[2] = 1.0 / sc[0];
+        break;
+    case CLT__ACT_HARDTANH:
+    case CLT__ACT_THRESHOLD:
+        v[1] = sc[1];
+        /* fall through */
+    case CLT__ACT_HARDSHRINK:
+    case CLT__ACT_SOFTSHRINK:
+        v[0] = sc[0];
+        break;
+    default:
+        break;
+    }
+    memcpy(fwd, v, sizeof v);
+    /* PyTorch's celu backward takes 1 / alpha in float (alpha.toFloat()). */
+    if (act == CLT__ACT_CELU)
+        v[2] = 1.0 / (double)(float)sc[0];
+    memcpy(bw, v, sizeof v);
+}
+
+clt_status clt__act_in(const char *fn, clt__act act, const clt_tensor *a, const double *sc,
+                       clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    if (act == CLT__ACT_CELU && sc[0] == 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: alpha cannot be 0 for CELU (PyTorch's ZeroDivisionError)", fn);
+    if (act == CLT__ACT_SOFTSHRINK && !(sc[0] >= 0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: lambda must be greater or equal to 0, but found to be %g", fn,
+                          sc[0]);
+    if (act_ops[act].kind == FLOAT && a->dtype == CLT_BOOL)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: not implemented for bool tensors, as in PyTorch; convert with "
+                          "clt_to_dtype",
+                          fn);
+    double fwd[3], bw[3];
+    clt__act_scalars(act, sc, fwd, bw);
+    return unary_s(act_ops[act].kernel, act_ops[act].kind, a, 3, fwd, out, fn);
+}
+
+/* glu of its two halves and its gradient of the second (floating operands
+ * of one dtype, checked by the caller); prelu of x and its weight
+ * broadcast to x, and its gradient for x. */
+clt_status clt__glu_halves_in(const char *fn, const clt_tensor *a, const clt_tensor *b,
+                              clt_tensor **out)
+{
+    return binary_tt("glu", FLOAT_ONLY2, a, b, 0, NULL, NULL, out, fn);
+}
+
+clt_status clt__glu_bw_in(const char *fn, const clt_tensor *g, const clt_tensor *a,
+                          const clt_tensor *b, clt_tensor **out)
+{
+    return ternary("glu_bw", SAME_FLOAT, g, a, b, 0, NULL, out, fn);
+}
+
+clt_status clt__prelu_bcast_in(const char *fn, const clt_tensor *x, const clt_tensor *w,
+                               clt_tensor **out)
+{
+    return binary_tt("prelu", FLOAT_ONLY2, x, w, 0, NULL, NULL, out, fn);
+}
+
+clt_status clt__prelu_bw_x_in(const char *fn, const clt_tensor *g, const clt_tensor *x,
+                              const clt_tensor *w, clt_tensor **out)
+{
+    return ternary("prelu_bw_x", SAME_FLOAT, g, x, w, 0, NULL, out, fn);
 }
