@@ -226,6 +226,11 @@ clt_status clt_init_trunc_normal_(clt_tensor *t, clt_generator *gen, double mean
                           "%s: trunc_normal_ expects a finite mean, std > 0 and bounds that are "
                           "numbers, but found mean=%g, std=%g, a=%g, b=%g",
                           fn, mean, std, a, b);
+    if (a > b)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: uniform_ expects to return a [from, to) range, but found "
+                          "a=%g > b=%g",
+                          fn, a, b);
     /* torch's inverse-CDF method: uniform in [2 l - 1, 2 u - 1), erfinv,
      * times std sqrt(2), plus mean, clamped to [a, b]. */
     double l = norm_cdf((a - mean) / std), u = norm_cdf((b - mean) / std);
