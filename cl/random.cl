@@ -289,13 +289,13 @@ R uniform_j(ulong offset, size_t i, uint key0, uint key1, uint j)
 }
 
 /* 1/x for a normal x > 0: its mantissa m in [1, 2) inverted by Newton's
- * steps from 48/17 - 32/17 m (within 1/17), the exponent negated. */
+ * steps from 24/17 - 8/17 m (within 1/17), the exponent negated. */
 R recip_pos(R x)
 {
     RBITS b = AS_BITS(x);
     int e = (int)((b >> MANT_BITS) & EXP_MASK) - EXP_BIAS;
     R m = AS_R((b & MANT_MASK) | ONE_BITS);
-    R y = C(2.8235294) - C(1.8823529) * m;
+    R y = C(1.4117647) - C(0.47058824) * m;
     for (int k = 0; k < NEWTON_RECIP; k++)
         y = y * (C(2.0) - m * y);
     RBITS s = (RBITS)(EXP_BIAS - e) << MANT_BITS;
