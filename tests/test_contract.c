@@ -460,7 +460,13 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_cyclic_lr, SCHED,                                                                  \
       clt_cyclic_lr(f->opt, 0.01, 0.1, 0, 2, NULL, 1.0, NULL, NULL, NULL, 0, 0.8, 0.9, &o->sched)) \
     /* optim.h: Adadelta */                                                                  \
-    X(clt_adadelta, OPT, clt_adadelta(f->pair, 1, &bad_adadelta, &o->opt))
+    X(clt_adadelta, OPT, clt_adadelta(f->pair, 1, &bad_adadelta, &o->opt))                  \
+    /* random.h: the other distributions */                                                  \
+    X(clt_bernoulli, T, clt_bernoulli(f->gen, f->i32, &o->t))                                \
+    X(clt_poisson, T, clt_poisson(f->gen, f->i32, &o->t))                                    \
+    X(clt_multinomial, T, clt_multinomial(f->gen, f->f, 0, 1, &o->t))                        \
+    X(clt_normal_tensor, T, clt_normal_tensor(f->gen, f->f, f->f2, &o->t))                   \
+    X(clt_randint_like, T, clt_randint_like(f->gen, f->i32, 5, 1, &o->t))
 
 static int small_int[1];
 
