@@ -80,8 +80,12 @@ static clt_status put(clt_tensor *t, double *v, const char *fn)
     return st == CLT_OK ? clt__ok() : st;
 }
 
+/* A zeroed host array for t's values, once t is known to take them. */
 static clt_status host_zeros(const clt_tensor *t, double **v, const char *fn)
 {
+    clt_status st = clt__check_dest(t, fn);
+    if (st != CLT_OK)
+        return st;
     *v = clt__calloc(t->numel ? (size_t)t->numel : 1, sizeof **v);
     if (*v == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
@@ -95,10 +99,8 @@ clt_status clt_init_eye_(clt_tensor *t)
     if (t->ndim != 2)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: Only tensors with 2 dimensions are supported", fn);
-    clt_status st = clt__check_dest(t, fn);
     double *v = NULL;
-    if (st == CLT_OK)
-        st = host_zeros(t, &v, fn);
+    clt_status st = host_zeros(t, &v, fn);
     if (st != CLT_OK)
         return st;
     int64_t rows = t->shape[0], cols = t->shape[1];
@@ -118,10 +120,8 @@ clt_status clt_init_dirac_(clt_tensor *t, int64_t groups)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: dim 0 must be divisible by groups (size %lld, groups %lld)", fn,
                           (long long)t->shape[0], (long long)groups);
-    clt_status st = clt__check_dest(t, fn);
     double *v = NULL;
-    if (st == CLT_OK)
-        st = host_zeros(t, &v, fn);
+    clt_status st = host_zeros(t, &v, fn);
     if (st != CLT_OK)
         return st;
     int64_t per_group = t->shape[0] / groups;
@@ -138,39 +138,45 @@ clt_status clt_init_dirac_(clt_tensor *t, int64_t groups)
     return put(t, v, fn);
 }
 
-clt_status clt_init_xavier_uniform_(clt_tensor *t, clt_generator *gen, double gain)
+/* Uniform in +-sqrt(3) std (the same variance) or normal with std. */
+static clt_status fill_std(clt_tensor *t, clt_generator *gen, bool normal, double std,
+                           const char *fn)
 {
-    const char *fn = "clt_init_xavier_uniform_";
+    clt_status st = normal ? clt__normal_(t, gen, 0.0, std)
+                           : clt__uniform_(t, gen, -sqrt(3.0) * std, sqrt(3.0) * std);
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+}
+
+/* xavier's std: gain sqrt(2 / (fan_in + fan_out)). */
+static clt_status xavier(clt_tensor *t, clt_generator *gen, double gain, bool normal,
+                         const char *fn)
+{
     CLT__REQUIRE_ARG(t, fn);
     double fan_in = 0.0, fan_out = 0.0;
     clt_status st = fans(t, &fan_in, &fan_out, fn);
     if (st != CLT_OK)
         return st;
-    double a = sqrt(3.0) * gain * sqrt(2.0 / (fan_in + fan_out));
-    st = clt__uniform_(t, gen, -a, a);
-    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+    return fill_std(t, gen, normal, gain * sqrt(2.0 / (fan_in + fan_out)), fn);
+}
+
+clt_status clt_init_xavier_uniform_(clt_tensor *t, clt_generator *gen, double gain)
+{
+    return xavier(t, gen, gain, false, "clt_init_xavier_uniform_");
 }
 
 clt_status clt_init_xavier_normal_(clt_tensor *t, clt_generator *gen, double gain)
 {
-    const char *fn = "clt_init_xavier_normal_";
-    CLT__REQUIRE_ARG(t, fn);
-    double fan_in = 0.0, fan_out = 0.0;
-    clt_status st = fans(t, &fan_in, &fan_out, fn);
-    if (st != CLT_OK)
-        return st;
-    st = clt__normal_(t, gen, 0.0, gain * sqrt(2.0 / (fan_in + fan_out)));
-    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+    return xavier(t, gen, gain, true, "clt_init_xavier_normal_");
 }
 
-/* kaiming's std, gain / sqrt(fan) with fan as mode says; *std 0 for a
- * tensor with no elements, which torch leaves alone. */
-static clt_status kaiming_std(const clt_tensor *t, double a, const char *mode,
-                              const char *nonlinearity, double *std, const char *fn)
+/* kaiming's std, gain / sqrt(fan) with fan as mode says; a tensor with no
+ * elements is left alone before any check, as torch does. */
+static clt_status kaiming(clt_tensor *t, clt_generator *gen, double a, const char *mode,
+                          const char *nonlinearity, bool normal, const char *fn)
 {
-    *std = 0.0;
+    CLT__REQUIRE_ARG(t, fn);
     if (t->numel == 0)
-        return CLT_OK;
+        return clt__ok();
     const char *m = mode ? mode : "fan_in";
     bool in = strcmp(m, "fan_in") == 0;
     if (!in && strcmp(m, "fan_out") != 0)
@@ -183,32 +189,19 @@ static clt_status kaiming_std(const clt_tensor *t, double a, const char *mode,
     st = clt_init_calculate_gain(nonlinearity ? nonlinearity : "leaky_relu", a, &gain);
     if (st != CLT_OK)
         return clt__error_in(st, fn);
-    *std = gain / sqrt(in ? fan_in : fan_out);
-    return CLT_OK;
+    return fill_std(t, gen, normal, gain / sqrt(in ? fan_in : fan_out), fn);
 }
 
 clt_status clt_init_kaiming_uniform_(clt_tensor *t, clt_generator *gen, double a,
                                      const char *mode, const char *nonlinearity)
 {
-    const char *fn = "clt_init_kaiming_uniform_";
-    CLT__REQUIRE_ARG(t, fn);
-    double std;
-    clt_status st = kaiming_std(t, a, mode, nonlinearity, &std, fn);
-    if (st == CLT_OK && t->numel > 0)
-        st = clt__uniform_(t, gen, -sqrt(3.0) * std, sqrt(3.0) * std);
-    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+    return kaiming(t, gen, a, mode, nonlinearity, false, "clt_init_kaiming_uniform_");
 }
 
 clt_status clt_init_kaiming_normal_(clt_tensor *t, clt_generator *gen, double a,
                                     const char *mode, const char *nonlinearity)
 {
-    const char *fn = "clt_init_kaiming_normal_";
-    CLT__REQUIRE_ARG(t, fn);
-    double std;
-    clt_status st = kaiming_std(t, a, mode, nonlinearity, &std, fn);
-    if (st == CLT_OK && t->numel > 0)
-        st = clt__normal_(t, gen, 0.0, std);
-    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+    return kaiming(t, gen, a, mode, nonlinearity, true, "clt_init_kaiming_normal_");
 }
 
 static double norm_cdf(double x)
