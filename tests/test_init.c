@@ -213,6 +213,16 @@ Test(init, kaiming_and_xavier_bounds_and_moments)
     assert_error(clt_init_kaiming_normal_(vec, g, 0, NULL, NULL), CLT_ERR_INVALID_ARGUMENT,
                  "fewer than 2 dimensions");
     cr_assert_eq(clt_generator_offset(g), off, "failed calls took numbers");
+    clt_tensor *it = NULL;
+    CHECK(clt_zeros(dev, CLT_INT64, 4, s, &it));
+    assert_error(clt_init_xavier_uniform_(it, g, 1), CLT_ERR_INVALID_ARGUMENT, "floating");
+    names_only("clt_init_xavier_uniform_");
+    assert_error(clt_init_kaiming_normal_(it, g, 0, NULL, NULL), CLT_ERR_INVALID_ARGUMENT,
+                 "floating");
+    assert_error(clt_init_trunc_normal_(it, g, 0, 1, -2, 2), CLT_ERR_INVALID_ARGUMENT,
+                 "floating");
+    cr_assert_eq(clt_generator_offset(g), off, "failed calls took numbers");
+    clt_tensor_free(it);
     /* no elements: left alone, no check */
     int64_t s0[2] = {0, 3};
     clt_tensor *e = empty_f32(dev, 2, s0);

@@ -702,8 +702,10 @@ Test(random, multinomial_with_and_without_replacement)
                  "cannot sample n_sample <= 0 samples");
     w[1][2] = NAN;
     clt_tensor *bad = tensor_of(dev, CLT_FLOAT32, 2, shape, &w[0][0]);
-    assert_error(clt_multinomial(g, bad, 1, 1, &s), CLT_ERR_INVALID_ARGUMENT,
+    assert_error(clt_multinomial(g, bad, 1, 0, &s), CLT_ERR_INVALID_ARGUMENT,
                  "probability tensor contains either `inf`, `nan` or element < 0");
+    assert_error(clt_multinomial(g, bad, 1, 1, &s), CLT_ERR_INVALID_ARGUMENT,
+                 "invalid multinomial distribution (encountering probability entry < 0)");
     double z[6] = {0};
     clt_tensor *zero = tensor_of(dev, CLT_FLOAT32, 1, shape + 1, z);
     assert_error(clt_multinomial(g, zero, 1, 1, &s), CLT_ERR_INVALID_ARGUMENT,

@@ -138,11 +138,24 @@ clt_status clt_init_dirac_(clt_tensor *t, int64_t groups)
     return put(t, v, fn);
 }
 
+/* The random initialisations take floating tensors only. */
+static clt_status require_float(const clt_tensor *t, const char *fn)
+{
+    if (!clt__dtype_is_float(t->dtype))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the tensor is %s; this initialisation needs a floating dtype", fn,
+                          clt_dtype_name(t->dtype));
+    return clt__check_dest(t, fn);
+}
+
 /* Uniform in +-sqrt(3) std (the same variance) or normal with std. */
 static clt_status fill_std(clt_tensor *t, clt_generator *gen, bool normal, double std,
                            const char *fn)
 {
-    clt_status st = normal ? clt__normal_(t, gen, 0.0, std)
+    clt_status st = require_float(t, fn);
+    if (st != CLT_OK)
+        return st;
+    st = normal ? clt__normal_(t, gen, 0.0, std)
                            : clt__uniform_(t, gen, -sqrt(3.0) * std, sqrt(3.0) * std);
     return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
 }
@@ -219,6 +232,9 @@ clt_status clt_init_trunc_normal_(clt_tensor *t, clt_generator *gen, double mean
                           "%s: trunc_normal_ expects a finite mean, std > 0 and bounds that are "
                           "numbers, but found mean=%g, std=%g, a=%g, b=%g",
                           fn, mean, std, a, b);
+    clt_status st = require_float(t, fn);
+    if (st != CLT_OK)
+        return st;
     if (a > b)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: uniform_ expects to return a [from, to) range, but found "
@@ -229,7 +245,7 @@ clt_status clt_init_trunc_normal_(clt_tensor *t, clt_generator *gen, double mean
     double l = norm_cdf((a - mean) / std), u = norm_cdf((b - mean) / std);
     clt_tensor *e = NULL, *m = NULL, *s = NULL;
     uint64_t offset = clt_generator_offset(gen);
-    clt_status st = clt__uniform_(t, gen, 2 * l - 1, 2 * u - 1);
+    st = clt__uniform_(t, gen, 2 * l - 1, 2 * u - 1);
     if (st != CLT_OK)
         return clt__error_in(st, fn);
     if (t->numel > 0) {
@@ -281,15 +297,6 @@ static bool gram_schmidt(double *A, int64_t m, int64_t n)
 static clt_dtype draw_dtype(const clt_tensor *t)
 {
     return t->dtype == CLT_FLOAT64 ? CLT_FLOAT64 : CLT_FLOAT32;
-}
-
-static clt_status require_float(const clt_tensor *t, const char *fn)
-{
-    if (!clt__dtype_is_float(t->dtype))
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: the tensor is %s; this initialisation needs a floating dtype", fn,
-                          clt_dtype_name(t->dtype));
-    return clt__check_dest(t, fn);
 }
 
 clt_status clt_init_orthogonal_(clt_tensor *t, clt_generator *gen, double gain)

@@ -597,7 +597,7 @@ clt_status clt_poisson(clt_generator *gen, const clt_tensor *rates, clt_tensor *
 
 /* torch's checks of multinomial's probabilities, row by row, on the host. */
 static clt_status check_multinomial(const clt_tensor *probs, int64_t rows, int64_t k,
-                                    const char *fn)
+                                    bool replacement, const char *fn)
 {
     double *v = NULL;
     clt_status st = clt__read_doubles(fn, probs, &v);
@@ -607,11 +607,18 @@ static clt_status check_multinomial(const clt_tensor *probs, int64_t rows, int64
         double sum = 0.0;
         for (int64_t j = 0; j < k; j++) {
             double x = v[r * k + j];
+            /* torch's words differ between its two paths */
             if (!(x >= 0.0) || isinf(x)) {
-                st = clt__error(CLT_ERR_INVALID_ARGUMENT,
-                                "%s: probability tensor contains either `inf`, `nan` or "
-                                "element < 0",
-                                fn);
+                if (!replacement)
+                    st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                    "%s: probability tensor contains either `inf`, `nan` or "
+                                    "element < 0",
+                                    fn);
+                else
+                    st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                    "%s: invalid multinomial distribution (encountering "
+                                    "probability entry %s)",
+                                    fn, !(x >= 0.0) ? "< 0" : "= infinity or NaN");
                 break;
             }
             sum += x;
@@ -652,7 +659,7 @@ clt_status clt_multinomial(clt_generator *gen, const clt_tensor *probs, int64_t 
     if (k > (INT64_C(1) << 24))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: number of categories cannot exceed 2^24", fn);
-    clt_status st = check_multinomial(probs, rows, k, fn);
+    clt_status st = check_multinomial(probs, rows, k, replacement != 0, fn);
     if (st != CLT_OK)
         return st;
     int64_t shape[2] = {rows, num_samples};
