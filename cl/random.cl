@@ -431,7 +431,11 @@ R log_factorial(R k)
 
 /* poisson: for a rate below 10 Knuth's product of uniforms, above
  * Hormann's transformed rejection with squeeze (PTRS), as torch; draw j of
- * element i from block (g, j).  A rate of 0 gives 0. */
+ * element i from block (g, j).  A rate of 0 gives 0, an infinite one
+ * infinity.  POISSON_MAX_DRAWS bounds the work of an element: Knuth's
+ * product needs about rate + 1 draws, and each PTRS try (two draws) is
+ * accepted with probability above 0.4, so no valid rate comes near it. */
+#define POISSON_MAX_DRAWS 4096u
 R poisson_of(R lam, ulong offset, size_t i, uint key0, uint key1)
 {
     uint j = 0;
@@ -439,7 +443,7 @@ R poisson_of(R lam, ulong offset, size_t i, uint key0, uint key1)
         R enl = exp_r(-lam), prod = C(1.0), k = C(0.0);
         for (;;) {
             prod = prod * uniform_j(offset, i, key0, key1, j++);
-            if (prod <= enl || j == 0xffffffffu)
+            if (prod <= enl || j >= POISSON_MAX_DRAWS)
                 return k;
             k = k + C(1.0);
         }
@@ -458,10 +462,13 @@ R poisson_of(R lam, ulong offset, size_t i, uint key0, uint key1)
         R k = floor((C(2.0) * a * rus + b) * U + lam + C(0.43));
         if (us >= C(0.07) && V <= vr)
             return k;
-        if (k < C(0.0) || (us < C(0.013) && V > us))
+        if (k < C(0.0) || (us < C(0.013) && V > us)) {
+            if (j >= POISSON_MAX_DRAWS)
+                return k < C(0.0) ? C(0.0) : k;
             continue;
+        }
         R lhs = LOG_POS(V) + log_invalpha - LOG_POS(a * rus * rus + b);
-        if (lhs <= -lam + k * loglam - log_factorial(k) || j >= 0xfffffff0u)
+        if (lhs <= -lam + k * loglam - log_factorial(k) || j >= POISSON_MAX_DRAWS)
             return k;
     }
 }
@@ -473,7 +480,8 @@ CLT_KERNEL(poisson)(__global T *out, __global const T *rates, ulong n, uint key0
     if (i >= n)
         return;
     R lam = (R)T_LOAD(rates, i);
-    T_STORE(out, i, (T_C)(lam == C(0.0) ? C(0.0) : poisson_of(lam, offset, i, key0, key1)));
+    R v = lam == C(0.0) || isinf(lam) ? lam : poisson_of(lam, offset, i, key0, key1);
+    T_STORE(out, i, (T_C)v);
 }
 
 /* multinomial with replacement: sample s of row r takes the first category

@@ -610,6 +610,16 @@ Test(random, poisson_moments)
     }
     free(v);
     clt_tensor_free(p);
+    /* an infinite rate gives infinity, as the limit */
+    double edge[2] = {INFINITY, 0};
+    int64_t two = 2;
+    clt_tensor *et = tensor_of(dev, CLT_FLOAT32, 1, &two, edge);
+    CHECK(clt_poisson(g, et, &p));
+    v = read_all(p);
+    cr_assert(isinf(v[0]) && v[0] > 0 && v[1] == 0, "poisson of inf, 0: %g, %g", v[0], v[1]);
+    free(v);
+    clt_tensor_free(p);
+    clt_tensor_free(et);
     r[3] = -1;
     clt_tensor *bad = tensor_of(dev, CLT_FLOAT32, 2, shape, r);
     assert_error(clt_poisson(g, bad, &p), CLT_ERR_INVALID_ARGUMENT,

@@ -149,7 +149,7 @@ CLT_API clt_status clt_bernoulli(clt_generator *gen, const clt_tensor *p, clt_te
 /* Like torch.poisson(rates): a new tensor of rates' dtype (floating) and
  * shape with a Poisson count of each rate: the product of uniforms below
  * rate 10, Hormann's transformed rejection (PTRS) above, as torch; a rate
- * of 0 gives 0.  Each element draws as many numbers as it needs from its
+ * of 0 gives 0, an infinite one infinity (torch gives garbage there).  Each element draws as many numbers as it needs from its
  * own counter, so the generator advances by the element count only.  rates
  * is read back for torch's check ("invalid Poisson rate, expected rate to
  * be non-negative": negative and NaN rates, CLT_ERR_INVALID_ARGUMENT), so
