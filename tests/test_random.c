@@ -701,7 +701,22 @@ Test(random, multinomial_with_and_without_replacement)
     CHECK(clt_multinomial(g, row, 3, 0, &s));
     int64_t three = 3;
     assert_shape(s, 1, &three);
+    v = read_all(s);
+    for (int i = 0; i < 3; i++)
+        cr_assert(w[1][v[i]] > 0, "the row view (at an offset) drew category %lld of weight 0",
+                  (long long)v[i]);
+    free(v);
     clt_tensor_free(s);
+    /* bernoulli of a view at an offset, too */
+    clt_tensor *tail = NULL, *bt = NULL;
+    CHECK(clt_narrow(row, 0, 0, 2, &tail));
+    CHECK(clt_bernoulli(g, tail, &bt));
+    double *bv = read_as_f64(bt);
+    cr_assert(bv[0] == 0 && bv[1] == 1, "bernoulli of a view of p 0, 1 at an offset: %g %g",
+              bv[0], bv[1]);
+    free(bv);
+    clt_tensor_free(bt);
+    clt_tensor_free(tail);
 
     uint64_t before = clt_generator_offset(g);
     s = (clt_tensor *)&three;

@@ -532,6 +532,15 @@ static bool is_rate(double v)
     return v >= 0.0;
 }
 
+/* p's values contiguous from its buffer's start, where the kernels read
+ * their operand: p itself (a new handle) or a copy. */
+static clt_status operand(const char *fn, const clt_tensor *p, clt_tensor **out)
+{
+    if (p->offset == 0)
+        return clt__contiguous_as(fn, p, p->dtype, out);
+    return clt__copy_as(fn, p, p->dtype, out);
+}
+
 /* bernoulli(p) and poisson(rates): one new tensor of p's dtype and shape,
  * element i from p's element i. */
 static clt_status sample_from(const char *kernel, clt_generator *gen, const clt_tensor *p,
@@ -564,7 +573,7 @@ static clt_status sample_from(const char *kernel, clt_generator *gen, const clt_
             st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
             goto done;
         }
-        CLT__TRY(clt__contiguous_as(fn, p, p->dtype, &c));
+        CLT__TRY(operand(fn, p, &c));
         reserved rs = reserve(gen, t->numel);
         drawn = true;
         cl_mem mo = clt__mem(t), mp = clt__mem(c);
@@ -674,7 +683,7 @@ clt_status clt_multinomial(clt_generator *gen, const clt_tensor *probs, int64_t 
             st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
             goto done;
         }
-        CLT__TRY(clt__contiguous_as(fn, probs, probs->dtype, &c));
+        CLT__TRY(operand(fn, probs, &c));
         cl_mem mo = clt__mem(t), mp = clt__mem(c);
         cl_ulong ur = (cl_ulong)rows, uk = (cl_ulong)k, uns = (cl_ulong)num_samples;
         if (replacement) {
