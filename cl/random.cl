@@ -83,8 +83,9 @@ R recip_near2(R x)
     return y;
 }
 
-/* log(x) for normal x in (0, 1]: x = m 2^e with m in [sqrt(1/2), sqrt(2)),
- * log(m) = 2 atanh((m-1)/(m+1)) as an odd series. */
+/* log(x) for normal x > 0 (uniforms in (0, 1], poisson's rates and
+ * ratios): x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) = 2
+ * atanh((m-1)/(m+1)) as an odd series. */
 R log_unit(R x)
 {
     RBITS b = AS_BITS(x);
@@ -347,9 +348,6 @@ R exp_r(R x)
            AS_R((RBITS)(k2 + EXP_BIAS) << MANT_BITS);
 }
 
-/* log(x) for any normal x > 0 (log_unit's reduction holds beyond 1). */
-#define LOG_POS(x) log_unit(x)
-
 /* tan(pi (u - 1/2)) = -cos(pi u) / sin(pi u) for u in (0, 1), with v = u / 2
  * folded into (0, 1/4] (sin(2 pi v) > 0) by exact steps. */
 R tan_pi_centered(R u)
@@ -383,9 +381,9 @@ CLT_KERNEL(distribution)(__global T *out, ulong n, uint key0, uint key1, ulong o
     uint4 w = block_of(offset, i, key0, key1);
     R u = UNIFORM_OPEN(w.x, w.y), v;
     if (kind == 0)
-        v = -LOG_POS(u) * a;
+        v = -log_unit(u) * a;
     else if (kind == 1)
-        v = ceil(LOG_POS(u) * a);
+        v = ceil(log_unit(u) * a);
     else if (kind == 2)
         v = exp_r(a + b * normal_of(w));
     else
@@ -425,7 +423,7 @@ R log_factorial(R k)
         return table[(int)k];
     }
     R x = k + C(1.0), rx = recip_pos(x);
-    return (x - C(0.5)) * LOG_POS(x) - x + C(0.91893853320467274) +
+    return (x - C(0.5)) * log_unit(x) - x + C(0.91893853320467274) +
            rx * (C(0.083333333333333333) - rx * rx * C(0.0027777777777777778));
 }
 
@@ -448,12 +446,12 @@ R poisson_of(R lam, ulong offset, size_t i, uint key0, uint key1)
             k = k + C(1.0);
         }
     }
-    R slam = sqrt_pos(lam), loglam = LOG_POS(lam);
+    R slam = sqrt_pos(lam), loglam = log_unit(lam);
     R b = C(0.931) + C(2.53) * slam;
     R a = C(-0.059) + C(0.02483) * b;
     R invalpha = C(1.1239) + C(1.1328) * recip_pos(b - C(3.4));
     R vr = C(0.9277) - C(3.6224) * recip_pos(b - C(2.0));
-    R log_invalpha = LOG_POS(invalpha);
+    R log_invalpha = log_unit(invalpha);
     for (;;) {
         R U = uniform_j(offset, i, key0, key1, j++) - C(0.5);
         R V = uniform_j(offset, i, key0, key1, j++);
@@ -467,7 +465,7 @@ R poisson_of(R lam, ulong offset, size_t i, uint key0, uint key1)
                 return k < C(0.0) ? C(0.0) : k;
             continue;
         }
-        R lhs = LOG_POS(V) + log_invalpha - LOG_POS(a * rus * rus + b);
+        R lhs = log_unit(V) + log_invalpha - log_unit(a * rus * rus + b);
         if (lhs <= -lam + k * loglam - log_factorial(k) || j >= POISSON_MAX_DRAWS)
             return k;
     }
@@ -527,7 +525,7 @@ CLT_KERNEL(multinomial_keys)(__global R *keys, __global const T *probs, ulong n,
     if (i >= n)
         return;
     uint4 w = block_of(offset, i, key0, key1);
-    R e = -LOG_POS(UNIFORM_OPEN(w.x, w.y));
+    R e = -log_unit(UNIFORM_OPEN(w.x, w.y));
     keys[i] = (R)T_LOAD(probs, i) * recip_pos(e);
 }
 

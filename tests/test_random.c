@@ -1,7 +1,10 @@
 /* test_random.c: Philox random numbers against a host Philox4x32-10 (checked
  * on Random123's known answers): exact bits for rand and randint, libm
  * Box-Muller within tolerance for randn, the same bits on two devices,
- * seeding, replay and offsets, statistics, and argument errors. */
+ * seeding, replay and offsets, statistics, and argument errors; torch's
+ * other distributions (exponential_, geometric_, log_normal_, cauchy_,
+ * bernoulli, poisson, multinomial, normal with tensors) against libm on
+ * the same uniforms or their moments, and their refusals. */
 #include "helpers.h"
 
 #include <stdint.h>
