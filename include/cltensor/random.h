@@ -165,7 +165,10 @@ CLT_API clt_status clt_poisson(clt_generator *gen, const clt_tensor *rates, clt_
  * categories of the num_samples largest keys, largest first (torch's
  * method: never a category twice; categories of probability 0 only after
  * every positive one, by index), advancing the generator by rows * k.
- * probs is read back for torch's checks, so the call waits for it.
+ * probs is read back for torch's checks, so the call waits for it.  Work:
+ * with replacement each sample scans its row (O(k)); without, each
+ * category is ranked against its row (O(k^2) per row, as clt_randperm),
+ * which suits k up to about 10^5.
  * Errors, CLT_ERR_INVALID_ARGUMENT with torch's wording: an integer probs
  * ("multinomial only supports floating-point dtypes"), not 1-D or 2-D
  * ("prob_dist must be 1 or 2 dim"), num_samples <= 0, num_samples > k
