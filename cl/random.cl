@@ -83,8 +83,9 @@ R recip_near2(R x)
     return y;
 }
 
-/* log(x) for normal x in (0, 1]: x = m 2^e with m in [sqrt(1/2), sqrt(2)),
- * log(m) = 2 atanh((m-1)/(m+1)) as an odd series. */
+/* log(x) for normal x > 0 (uniforms in (0, 1], poisson's rates and
+ * ratios): x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) = 2
+ * atanh((m-1)/(m+1)) as an odd series. */
 R log_unit(R x)
 {
     RBITS b = AS_BITS(x);
@@ -264,4 +265,285 @@ CLT_KERNEL(randperm_rank)(__global T *out, __global const long *keys, ulong n)
         r += (kj < k) | ((kj == k) & (j < i));
     }
     T_STORE(out, r, (T_C)i);
+}
+
+/* ---- more distributions: every one from the same counter-based blocks, and
+ * from + - * and bit operations only (the helpers above and below), so that
+ * they too give the same bits on every device. */
+
+/* Uniform in (0, 1), odd multiples of 2^-24 (2^-53 in double): neither end,
+ * for the logarithms and the cotangent. */
+#ifdef RAND_FP64
+#define UNIFORM_OPEN(a, b) ((double)((BITS53(a, b) & ~1UL) | 1UL) * 0x1p-53)
+#else
+#define UNIFORM_OPEN(a, b) ((float)((((a) >> 9) << 1) | 1u) * 0x1p-24f)
+#endif
+
+/* Draw j of element i: block (g, j) of the counter, so that an element may
+ * take as many numbers as it needs (poisson's rejections) and still depends
+ * on seed, offset and i only. */
+R uniform_j(ulong offset, size_t i, uint key0, uint key1, uint j)
+{
+    ulong g = offset + (ulong)i;
+    uint4 w = philox4x32_10((uint4)((uint)g, (uint)(g >> 32), j, 0u), (uint2)(key0, key1));
+    return UNIFORM_OPEN(w.x, w.y);
+}
+
+/* 1/x for a normal x > 0: its mantissa m in [1, 2) inverted by Newton's
+ * steps from 24/17 - 8/17 m (within 1/17), the exponent negated. */
+R recip_pos(R x)
+{
+    RBITS b = AS_BITS(x);
+    int e = (int)((b >> MANT_BITS) & EXP_MASK) - EXP_BIAS;
+    R m = AS_R((b & MANT_MASK) | ONE_BITS);
+    R y = C(1.4117647) - C(0.47058824) * m;
+    for (int k = 0; k < NEWTON_RECIP; k++)
+        y = y * (C(2.0) - m * y);
+    RBITS s = (RBITS)(EXP_BIAS - e) << MANT_BITS;
+    return y * AS_R(s);
+}
+
+/* exp(x): x = k ln2 + r with k = rint(x log2 e) and |r| <= ln2 / 2 (k ln2's
+ * high part exact), exp(r) by its Taylor polynomial, times 2^k in two
+ * factors so that results near the range's ends round once. */
+R exp_r(R x)
+{
+#ifdef RAND_FP64
+    if (x > 710.0)
+        return INFINITY;
+    if (x < -746.0)
+        return 0.0;
+    R k = rint(x * 0x1.71547652b82fep+0);
+    R r = (x - k * 0x1.62e42feep-1) - k * 0x1.a39ef35793c76p-33;
+    R p = 0x1.6124613a86d09p-33;
+    p = 0x1.1eed8eff8d898p-29 + r * p;
+    p = 0x1.ae64567f544e4p-26 + r * p;
+    p = 0x1.27e4fb7789f5cp-22 + r * p;
+    p = 0x1.71de3a556c734p-19 + r * p;
+    p = 0x1.a01a01a01a01ap-16 + r * p;
+    p = 0x1.a01a01a01a01ap-13 + r * p;
+    p = 0x1.6c16c16c16c17p-10 + r * p;
+    p = 0x1.1111111111111p-7 + r * p;
+    p = 0x1.5555555555555p-5 + r * p;
+    p = 0x1.5555555555555p-3 + r * p;
+    p = 0x1.0p-1 + r * p;
+#else
+    if (x > 89.0f)
+        return INFINITY;
+    if (x < -104.0f)
+        return 0.0f;
+    R k = rint(x * 0x1.715476p+0f);
+    R r = (x - k * 0x1.62e400p-1f) - k * 0x1.7f7d1cp-20f;
+    R p = 0x1.a01a02p-13f;
+    p = 0x1.6c16c2p-10f + r * p;
+    p = 0x1.111112p-7f + r * p;
+    p = 0x1.555556p-5f + r * p;
+    p = 0x1.555556p-3f + r * p;
+    p = 0x1.0p-1f + r * p;
+#endif
+    p = C(1.0) + r * p;
+    p = C(1.0) + r * p;
+    int ki = (int)k, k1 = ki / 2, k2 = ki - ki / 2;
+    return p * AS_R((RBITS)(k1 + EXP_BIAS) << MANT_BITS) *
+           AS_R((RBITS)(k2 + EXP_BIAS) << MANT_BITS);
+}
+
+/* tan(pi (u - 1/2)) = -cos(pi u) / sin(pi u) for u in (0, 1), with v = u / 2
+ * folded into (0, 1/4] (sin(2 pi v) > 0) by exact steps. */
+R tan_pi_centered(R u)
+{
+    R v = u * C(0.5), sign = C(-1.0);
+    if (v > C(0.25)) {
+        v = C(0.5) - v;
+        sign = C(1.0);
+    }
+    R c, s;
+    if (v <= C(0.125)) {
+        c = cos2pi_small(v);
+        s = sin2pi_small(v);
+    } else {
+        c = sin2pi_small(C(0.25) - v);
+        s = cos2pi_small(C(0.25) - v);
+    }
+    return sign * c * recip_pos(s);
+}
+
+/* In-place distributions by inversion, torch's formulas, computed in R:
+ * 0 exponential_: -log(u) a (a = 1 / lambda), 1 geometric_: ceil(log(u) a)
+ * (a = 1 / log1p(-p)), 2 log_normal_: exp(a + b z), 3 cauchy_: a + b
+ * tan(pi (u - 1/2)). */
+CLT_KERNEL(distribution)(__global T *out, ulong n, uint key0, uint key1, ulong offset, int kind,
+                         R a, R b)
+{
+    size_t i = get_global_id(0);
+    if (i >= n)
+        return;
+    uint4 w = block_of(offset, i, key0, key1);
+    R u = UNIFORM_OPEN(w.x, w.y), v;
+    if (kind == 0)
+        v = -log_unit(u) * a;
+    else if (kind == 1)
+        v = ceil(log_unit(u) * a);
+    else if (kind == 2)
+        v = exp_r(a + b * normal_of(w));
+    else
+        v = a + b * tan_pi_centered(u);
+    T_STORE(out, i, (T_C)v);
+}
+
+/* bernoulli: 1 where u < p, p from a contiguous tensor of T or a scalar; u
+ * as clt_rand draws it. */
+CLT_KERNEL(bernoulli_tensor)(__global T *out, __global const T *p, ulong n, uint key0, uint key1,
+                             ulong offset)
+{
+    size_t i = get_global_id(0);
+    if (i >= n)
+        return;
+    uint4 w = block_of(offset, i, key0, key1);
+    T_STORE(out, i, (T_C)(UNIFORM(w.x, w.y) < (R)T_LOAD(p, i) ? 1 : 0));
+}
+
+CLT_KERNEL(bernoulli_scalar)(__global T *out, ulong n, uint key0, uint key1, ulong offset, R p)
+{
+    size_t i = get_global_id(0);
+    if (i >= n)
+        return;
+    uint4 w = block_of(offset, i, key0, key1);
+    T_STORE(out, i, (T_C)(UNIFORM(w.x, w.y) < p ? 1 : 0));
+}
+
+/* log(k!) for k >= 0: a table below 10, Stirling's series above. */
+R log_factorial(R k)
+{
+    if (k < C(10.0)) {
+        const R table[10] = {C(0.0), C(0.0), C(0.693147180559945), C(1.791759469228055),
+                             C(3.178053830347946), C(4.787491742782046), C(6.579251212010101),
+                             C(8.525161361065415), C(10.604602902745251),
+                             C(12.801827480081469)};
+        return table[(int)k];
+    }
+    R x = k + C(1.0), rx = recip_pos(x);
+    return (x - C(0.5)) * log_unit(x) - x + C(0.91893853320467274) +
+           rx * (C(0.083333333333333333) - rx * rx * C(0.0027777777777777778));
+}
+
+/* poisson: for a rate below 10 Knuth's product of uniforms, above
+ * Hormann's transformed rejection with squeeze (PTRS), as torch; draw j of
+ * element i from block (g, j).  A rate of 0 gives 0, an infinite one
+ * infinity.  POISSON_MAX_DRAWS bounds the work of an element: Knuth's
+ * product needs about rate + 1 draws, and each PTRS try (two draws) is
+ * accepted with probability above 0.4, so no valid rate comes near it. */
+#define POISSON_MAX_DRAWS 4096u
+R poisson_of(R lam, ulong offset, size_t i, uint key0, uint key1)
+{
+    uint j = 0;
+    if (lam < C(10.0)) {
+        R enl = exp_r(-lam), prod = C(1.0), k = C(0.0);
+        for (;;) {
+            prod = prod * uniform_j(offset, i, key0, key1, j++);
+            if (prod <= enl || j >= POISSON_MAX_DRAWS)
+                return k;
+            k = k + C(1.0);
+        }
+    }
+    R slam = sqrt_pos(lam), loglam = log_unit(lam);
+    R b = C(0.931) + C(2.53) * slam;
+    R a = C(-0.059) + C(0.02483) * b;
+    R invalpha = C(1.1239) + C(1.1328) * recip_pos(b - C(3.4));
+    R vr = C(0.9277) - C(3.6224) * recip_pos(b - C(2.0));
+    R log_invalpha = log_unit(invalpha);
+    for (;;) {
+        R U = uniform_j(offset, i, key0, key1, j++) - C(0.5);
+        R V = uniform_j(offset, i, key0, key1, j++);
+        R us = C(0.5) - fabs(U);
+        R rus = recip_pos(us);
+        R k = floor((C(2.0) * a * rus + b) * U + lam + C(0.43));
+        if (us >= C(0.07) && V <= vr)
+            return k;
+        if (k < C(0.0) || (us < C(0.013) && V > us)) {
+            if (j >= POISSON_MAX_DRAWS)
+                return k < C(0.0) ? C(0.0) : k;
+            continue;
+        }
+        R lhs = log_unit(V) + log_invalpha - log_unit(a * rus * rus + b);
+        if (lhs <= -lam + k * loglam - log_factorial(k) || j >= POISSON_MAX_DRAWS)
+            return k;
+    }
+}
+
+CLT_KERNEL(poisson)(__global T *out, __global const T *rates, ulong n, uint key0, uint key1,
+                    ulong offset)
+{
+    size_t i = get_global_id(0);
+    if (i >= n)
+        return;
+    R lam = (R)T_LOAD(rates, i);
+    R v = lam == C(0.0) || isinf(lam) ? lam : poisson_of(lam, offset, i, key0, key1);
+    T_STORE(out, i, (T_C)v);
+}
+
+/* multinomial with replacement: sample s of row r takes the first category
+ * whose running sum passes u times the row's sum (the last category of
+ * positive probability when rounding leaves u beyond them all). */
+CLT_KERNEL(multinomial_replacement)(__global long *out, __global const T *probs, ulong rows,
+                                    ulong k, ulong ns, uint key0, uint key1, ulong offset)
+{
+    size_t gid = get_global_id(0);
+    if (gid >= rows * ns)
+        return;
+    size_t row = gid / ns;
+    __global const T *p = probs + row * k;
+    R total = C(0.0);
+    long last = 0;
+    for (ulong j = 0; j < k; j++) {
+        R pj = (R)T_LOAD(p, j);
+        total = total + pj;
+        if (pj > C(0.0))
+            last = (long)j;
+    }
+    uint4 w = block_of(offset, gid, key0, key1);
+    R target = UNIFORM(w.x, w.y) * total, acc = C(0.0);
+    long pick = last;
+    for (ulong j = 0; j < k; j++) {
+        R pj = (R)T_LOAD(p, j);
+        acc = acc + pj;
+        if (pj > C(0.0) && target < acc) {
+            pick = (long)j;
+            break;
+        }
+    }
+    out[gid] = pick;
+}
+
+/* multinomial without replacement, step 1: key p / E for each category, E
+ * exponential (torch's q = exponential_(1); probs / q); a category of
+ * probability 0 gets key 0. */
+CLT_KERNEL(multinomial_keys)(__global R *keys, __global const T *probs, ulong n, uint key0,
+                             uint key1, ulong offset)
+{
+    size_t i = get_global_id(0);
+    if (i >= n)
+        return;
+    uint4 w = block_of(offset, i, key0, key1);
+    R e = -log_unit(UNIFORM_OPEN(w.x, w.y));
+    keys[i] = (R)T_LOAD(probs, i) * recip_pos(e);
+}
+
+/* Step 2: category j of a row goes to place r, its rank among the row's
+ * keys from the largest (ties to the lower index), when r < ns (torch's
+ * topk order). */
+CLT_KERNEL(multinomial_rank)(__global long *out, __global const R *keys, ulong rows, ulong k,
+                             ulong ns)
+{
+    size_t gid = get_global_id(0);
+    if (gid >= rows * k)
+        return;
+    size_t row = gid / k, j = gid % k;
+    __global const R *key = keys + row * k;
+    R kj = key[j];
+    ulong r = 0;
+    for (ulong m = 0; m < k; m++)
+        r += (key[m] > kj) | ((key[m] == kj) & (m < j));
+    if (r < ns)
+        out[row * ns + r] = (long)j;
 }

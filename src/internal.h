@@ -1565,4 +1565,27 @@ clt_status clt__prelu_rec(const char *fn, const clt_tensor *x, const clt_tensor 
 clt_status clt__softmin_rec(const char *fn, const clt_tensor *a, int dim, clt_tensor **out);
 clt_status clt__log_softmax_rec(const char *fn, const clt_tensor *a, int dim, clt_tensor **out);
 
+
+/* ---- host copies for the random samplers and nn.init (src/tensor/transfer.c) */
+
+/* t's elements in row-major order as doubles, in a new array (release with
+ * free): reads t back, so it waits for the work queued on it. */
+clt_status clt__read_doubles(const char *fn, const clt_tensor *t, double **out);
+/* Stores v (t's element count of doubles, row-major) into t, any view,
+ * converted to t's dtype as clt__element_from_double; bumps t's version
+ * and waits until the upload no longer needs v. */
+clt_status clt__write_doubles(const char *fn, clt_tensor *t, const double *v);
+
+/* The in-place samplers of src/ops/random.c without autograd's checks
+ * (their public entries are in src/autograd/grad_inplace.c; nn.init calls
+ * them as torch's init does under no_grad).  a and b are the
+ * distribution's two parameters: exponential_ lambda; geometric_ p;
+ * log_normal_ mean, std; cauchy_ median, sigma; bernoulli_ p. */
+typedef enum clt__sampler {
+    CLT__SAMPLE_EXPONENTIAL, CLT__SAMPLE_GEOMETRIC, CLT__SAMPLE_LOG_NORMAL,
+    CLT__SAMPLE_CAUCHY, CLT__SAMPLE_BERNOULLI
+} clt__sampler;
+clt_status clt__sample_(clt__sampler kind, clt_tensor *t, clt_generator *gen, double a, double b,
+                        const char *fn);
+
 #endif

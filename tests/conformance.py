@@ -4392,6 +4392,156 @@ def activations():
               lambda p, o: L.clt_softmin(p, 0, o), [data((2, 3), dt)])
 
 
+def nn_init():
+    """torch.nn.init's deterministic results, fans and gains, and torch's
+    refusals of init and of the samplers (their wording in ours)."""
+    proto("clt_init_calculate_gain", [C.c_char_p, C.c_double, C.POINTER(C.c_double)])
+    for name in ("eye_", "zeros_", "ones_"):
+        proto("clt_init_" + name, [P])
+    proto("clt_init_constant_", [P, C.c_double])
+    proto("clt_init_dirac_", [P, C.c_int64])
+    for name in ("xavier_uniform_", "xavier_normal_", "orthogonal_"):
+        proto("clt_init_" + name, [P, P, C.c_double])
+    for name in ("kaiming_uniform_", "kaiming_normal_"):
+        proto("clt_init_" + name, [P, P, C.c_double, C.c_char_p, C.c_char_p])
+    proto("clt_init_trunc_normal_", [P, P] + [C.c_double] * 4)
+    proto("clt_init_sparse_", [P, P, C.c_double, C.c_double])
+    for name in ("exponential_", "geometric_", "bernoulli_"):
+        proto("clt_" + name, [P, P, C.c_double])
+    for name in ("log_normal_", "cauchy_"):
+        proto("clt_" + name, [P, P, C.c_double, C.c_double])
+    proto("clt_poisson", [P, P, PP])
+    proto("clt_bernoulli", [P, P, PP])
+    proto("clt_multinomial", [P, P, C.c_int64, C.c_int, PP])
+
+    g = C.c_double()
+    for nl, param in [("linear", None), ("conv1d", None), ("conv_transpose2d", None),
+                      ("sigmoid", None), ("tanh", None), ("relu", None), ("selu", None),
+                      ("leaky_relu", None), ("leaky_relu", 0.2), ("leaky_relu", 3)]:
+        want = torch.nn.init.calculate_gain(nl, param)
+        st = L.clt_init_calculate_gain(nl.encode(), math.nan if param is None else param,
+                                       C.byref(g))
+        ok("calculate_gain %s %r" % (nl, param), st == 0 and abs(g.value - want) < 1e-15,
+           "%r vs %r" % (g.value, want))
+
+    def same(name, t, cfn, tfn):
+        p = upload(t)
+        st = cfn(p)
+        got, _, _ = download(p)
+        L.clt_tensor_free(p)
+        want = t.clone()
+        tfn(want)
+        ok(name, st == 0 and np.array_equal(got, want.numpy()),
+           "status %d %s" % (st, L.clt_last_error().decode()))
+
+    for shape in [(3, 5), (4, 4), (5, 2)]:
+        for dt in (torch.float32, torch.int64):
+            t = torch.full(shape, 7, dtype=dt)
+            same("eye_ %s %s" % (shape, dt), t, L.clt_init_eye_, torch.nn.init.eye_)
+            same("constant_ %s %s" % (shape, dt), t, lambda p: L.clt_init_constant_(p, -3),
+                 lambda x: torch.nn.init.constant_(x, -3))
+    for shape, groups in [((6, 2, 3, 4), 2), ((4, 4, 3), 1), ((4, 2, 3, 3, 3), 2),
+                          ((3, 5, 2, 2), 1), ((8, 1, 5), 4)]:
+        t = torch.full(shape, 9.0)
+        same("dirac_ %s groups %d" % (shape, groups), t,
+             lambda p: L.clt_init_dirac_(p, groups), lambda x: torch.nn.init.dirac_(x, groups))
+
+    # kaiming_uniform_'s and xavier_uniform_'s bounds from torch's own fans
+    gen = P()
+    assert L.clt_generator_new(3, C.byref(gen)) == 0
+    for shape in [(64, 32), (32, 16, 3, 3), (8, 4, 5), (16, 4, 2, 2, 2)]:
+        for mode in ("fan_in", "fan_out"):
+            for nl, a in [("relu", 0), ("leaky_relu", math.sqrt(5)), ("tanh", 0)]:
+                t = torch.zeros(shape)
+                fan = torch.nn.init._calculate_correct_fan(t, mode)
+                bound = math.sqrt(3.0) * torch.nn.init.calculate_gain(nl, a) / math.sqrt(fan)
+                p = upload(t)
+                st = L.clt_init_kaiming_uniform_(p, gen, a, mode.encode(), nl.encode())
+                got, _, _ = download(p)
+                L.clt_tensor_free(p)
+                hi = np.abs(got).max()
+                ok("kaiming_uniform_ %s %s %s" % (shape, mode, nl),
+                   st == 0 and hi <= bound * (1 + 1e-6) and hi > 0.9 * bound,
+                   "largest %r, bound %r" % (hi, bound))
+        t = torch.zeros(shape)
+        fi, fo = torch.nn.init._calculate_fan_in_and_fan_out(t)
+        bound = 1.5 * math.sqrt(6.0 / (fi + fo))
+        p = upload(t)
+        st = L.clt_init_xavier_uniform_(p, gen, 1.5)
+        got, _, _ = download(p)
+        L.clt_tensor_free(p)
+        hi = np.abs(got).max()
+        ok("xavier_uniform_ %s" % (shape,), st == 0 and hi <= bound * (1 + 1e-6) and hi > 0.9 * bound,
+           "largest %r, bound %r" % (hi, bound))
+
+    # refusals: torch's message within ours
+    def refused(name, tfn, cfn):
+        try:
+            tfn()
+            fail(name, "torch accepts it")
+            return
+        except Exception as e:
+            want = str(e).split("\n")[0]
+        st = cfn()
+        msg = L.clt_last_error().decode()
+        ok(name, st != 0 and want in msg, "torch %r, ours %r" % (want, msg))
+
+    def on(shape, fn, dtype=torch.float32):
+        def run():
+            p = upload(torch.zeros(shape, dtype=dtype))
+            st = fn(p)
+            L.clt_tensor_free(p)
+            return st
+        return run
+
+    init = torch.nn.init
+    refused("eye_ 1-D", lambda: init.eye_(torch.zeros(3)), on((3,), L.clt_init_eye_))
+    refused("dirac_ 2-D", lambda: init.dirac_(torch.zeros(3, 3)), on((3, 3), lambda p: L.clt_init_dirac_(p, 1)))
+    refused("dirac_ groups", lambda: init.dirac_(torch.zeros(3, 3, 3), 2),
+            on((3, 3, 3), lambda p: L.clt_init_dirac_(p, 2)))
+    refused("xavier 1-D", lambda: init.xavier_uniform_(torch.zeros(3)),
+            on((3,), lambda p: L.clt_init_xavier_uniform_(p, gen, 1.0)))
+    refused("kaiming nonlinearity", lambda: init.kaiming_normal_(torch.zeros(3, 3), nonlinearity="foo"),
+            on((3, 3), lambda p: L.clt_init_kaiming_normal_(p, gen, 0, None, b"foo")))
+    refused("orthogonal 1-D", lambda: init.orthogonal_(torch.zeros(3)),
+            on((3,), lambda p: L.clt_init_orthogonal_(p, gen, 1.0)))
+    refused("sparse 3-D", lambda: init.sparse_(torch.zeros(2, 2, 2), 0.5),
+            on((2, 2, 2), lambda p: L.clt_init_sparse_(p, gen, 0.5, 0.01)))
+    refused("calculate_gain", lambda: init.calculate_gain("foo"),
+            lambda: L.clt_init_calculate_gain(b"foo", math.nan, C.byref(g)))
+    x = torch.zeros(3, 4)
+    refused("exponential_", lambda: x.exponential_(-1), on((3, 4), lambda p: L.clt_exponential_(p, gen, -1)))
+    refused("geometric_", lambda: x.geometric_(1), on((3, 4), lambda p: L.clt_geometric_(p, gen, 1)))
+    refused("log_normal_", lambda: x.log_normal_(0, 0), on((3, 4), lambda p: L.clt_log_normal_(p, gen, 0, 0)))
+    refused("bernoulli_", lambda: x.bernoulli_(1.5), on((3, 4), lambda p: L.clt_bernoulli_(p, gen, 1.5)))
+
+    def with_tensor(t, fn):
+        def run():
+            p = upload(t)
+            o = P()
+            st = fn(p, C.byref(o))
+            L.clt_tensor_free(p)
+            L.clt_tensor_free(o)
+            return st
+        return run
+
+    for name, t, n, repl in [("negative", torch.tensor([0.5, -1.0]), 1, 1),
+                             ("inf", torch.tensor([0.5, math.inf]), 1, 1),
+                             ("nan", torch.tensor([0.5, math.nan]), 1, 1),
+                             ("negative without replacement", torch.tensor([0.5, -1.0]), 1, 0),
+                             ("nan without replacement", torch.tensor([0.5, math.nan]), 1, 0),
+                             ("zero sum", torch.tensor([0.0, 0.0]), 1, 1),
+                             ("too many", torch.tensor([0.0, 1.0]), 3, 0),
+                             ("no samples", torch.tensor([0.0, 1.0]), 0, 1),
+                             ("3-D", torch.ones(2, 2, 2), 1, 1),
+                             ("empty rows", torch.ones(2, 0), 1, 1)]:
+        refused("multinomial %s" % name, lambda: torch.multinomial(t, n, bool(repl)),
+                with_tensor(t, lambda p, o: L.clt_multinomial(gen, p, n, repl, o)))
+    refused("poisson negative", lambda: torch.poisson(torch.tensor([-1.0, 2.0])),
+            with_tensor(torch.tensor([-1.0, 2.0]), lambda p, o: L.clt_poisson(gen, p, o)))
+    L.clt_generator_free(gen)
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -4405,7 +4555,8 @@ def main():
                 scans,
                 topk_large,
                 index_more,
-                activations]
+                activations,
+                nn_init]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

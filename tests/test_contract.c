@@ -530,7 +530,13 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_glu_layer, NEVER_FAILS, CLT_OK)                                                    \
     X(clt_softmax_layer, NEVER_FAILS, CLT_OK)                                                \
     X(clt_log_softmax_layer, NEVER_FAILS, CLT_OK)                                            \
-    X(clt_softmin_layer, NEVER_FAILS, CLT_OK)
+    X(clt_softmin_layer, NEVER_FAILS, CLT_OK)                                                   \
+    /* random.h: the other distributions */                                                  \
+    X(clt_bernoulli, T, clt_bernoulli(f->gen, f->i32, &o->t))                                \
+    X(clt_poisson, T, clt_poisson(f->gen, f->i32, &o->t))                                    \
+    X(clt_multinomial, T, clt_multinomial(f->gen, f->f, 0, 1, &o->t))                        \
+    X(clt_normal_tensor, T, clt_normal_tensor(f->gen, f->f, f->f2, &o->t))                   \
+    X(clt_randint_like, T, clt_randint_like(f->gen, f->i32, 5, 1, &o->t))
 
 static int small_int[1];
 

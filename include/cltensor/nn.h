@@ -886,6 +886,90 @@ CLT_API clt_status clt_rnn_forward(clt_module *m, const clt_tensor *x, const clt
 CLT_API clt_status clt_gru_forward(clt_module *m, const clt_tensor *x, const clt_tensor *h0,
                                    clt_tensor **output, clt_tensor **h_n);
 
+/* ---- torch.nn.init ------------------------------------------------------
+ * In place on any tensor (a parameter that requires grad included: like
+ * torch's, these run as under no_grad, record nothing and bump the
+ * tensor's version), through views (no stride-0 dimensions).  The random
+ * ones draw from gen (NULL: the default generator) with clt_uniform_ or
+ * clt_normal_ (so a seed gives the same values on every device) and take
+ * no numbers when they fail; the others enqueue without waiting, except
+ * eye_, dirac_, orthogonal_ and sparse_, which build their values on the
+ * host and wait for the upload.  Errors (t unchanged):
+ * CLT_ERR_INVALID_ARGUMENT with torch's wording, an integer t for the
+ * random ones. */
+
+/* Like nn.init.calculate_gain(nonlinearity, param): 1 for "linear", the
+ * "conv*" and "conv_transpose*" names and "sigmoid", 5/3 "tanh", sqrt(2)
+ * "relu", 3/4 "selu", sqrt(2 / (1 + slope^2)) "leaky_relu" with slope
+ * param (NaN for torch's None: 0.01).  Other names: "Unsupported
+ * nonlinearity"; an infinite slope: "negative_slope ... not a valid
+ * number" (CLT_ERR_INVALID_ARGUMENT, *gain NaN). */
+CLT_API clt_status clt_init_calculate_gain(const char *nonlinearity, double param, double *gain);
+
+/* nn.init.constant_, zeros_ and ones_: every element of t (any dtype; val
+ * must fit it, as clt_fill_). */
+CLT_API clt_status clt_init_constant_(clt_tensor *t, double val);
+CLT_API clt_status clt_init_zeros_(clt_tensor *t);
+CLT_API clt_status clt_init_ones_(clt_tensor *t);
+
+/* nn.init.eye_: a 2-D t (any dtype) becomes the identity (1 where the row
+ * equals the column).  Other ranks: "Only tensors with 2 dimensions are
+ * supported". */
+CLT_API clt_status clt_init_eye_(clt_tensor *t);
+
+/* nn.init.dirac_(t, groups): a 3-, 4- or 5-D t (a convolution's weight,
+ * any dtype) becomes the identity convolution: 0 but for 1 at [g * out/groups
+ * + d, d, centre] for d below min(out / groups, in), centre size / 2 in each
+ * spatial dim.  Errors: other ranks, groups <= 0 or not dividing dim 0
+ * ("dim 0 must be divisible by groups"). */
+CLT_API clt_status clt_init_dirac_(clt_tensor *t, int64_t groups);
+
+/* nn.init.xavier_uniform_ and xavier_normal_: uniform in +-gain sqrt(6 /
+ * (fan_in + fan_out)), or normal with std gain sqrt(2 / (fan_in +
+ * fan_out)); fan_in = size(1) and fan_out = size(0), each times the
+ * product of the sizes after the second.  Fewer than 2 dims: "Fan in and
+ * fan out can not be computed for tensor with fewer than 2 dimensions". */
+CLT_API clt_status clt_init_xavier_uniform_(clt_tensor *t, clt_generator *gen, double gain);
+CLT_API clt_status clt_init_xavier_normal_(clt_tensor *t, clt_generator *gen, double gain);
+
+/* nn.init.kaiming_uniform_ and kaiming_normal_(t, a, mode, nonlinearity):
+ * std = calculate_gain(nonlinearity, a) / sqrt(fan), fan as mode says
+ * ("fan_in" or "fan_out"; NULL: "fan_in"), nonlinearity NULL:
+ * "leaky_relu" (torch's defaults are a = 0, "fan_in", "leaky_relu");
+ * uniform in +-sqrt(3) std, or normal with that std.  A tensor with no
+ * elements is left alone before any check, as torch does.  Errors: the
+ * fans' and calculate_gain's, "Mode ... not supported, please use one of
+ * fan_in, fan_out". */
+CLT_API clt_status clt_init_kaiming_uniform_(clt_tensor *t, clt_generator *gen, double a,
+                                             const char *mode, const char *nonlinearity);
+CLT_API clt_status clt_init_kaiming_normal_(clt_tensor *t, clt_generator *gen, double a,
+                                            const char *mode, const char *nonlinearity);
+
+/* nn.init.trunc_normal_(t, mean, std, a, b) by torch's inverse-CDF method:
+ * uniform in [2 l - 1, 2 u - 1) (l, u the normal CDF at a and b), erfinv,
+ * times std sqrt(2), plus mean, clamped to [a, b].  Errors: std <= 0,
+ * non-finite mean or std, NaN bounds; a > b as torch's uniform_ ("expects
+ * to return a [from, to) range").  torch's warning for a mean more than 2
+ * std outside [a, b] is not given (the library never prints). */
+CLT_API clt_status clt_init_trunc_normal_(clt_tensor *t, clt_generator *gen, double mean,
+                                          double std, double a, double b);
+
+/* nn.init.orthogonal_(t, gain): t (2 or more dims, floating) viewed as
+ * [size(0), rest] becomes gain times the Q of a QR of a standard normal
+ * matrix (drawn with clt_randn, in float64 for float64 t, float32
+ * otherwise), with the sign of R's diagonal taken out as torch does; the
+ * QR runs on the host in double.  Rows (or columns, for a wide t) are
+ * orthonormal.  Errors: fewer than 2 dims ("Only tensors with 2 or more
+ * dimensions are supported"). */
+CLT_API clt_status clt_init_orthogonal_(clt_tensor *t, clt_generator *gen, double gain);
+
+/* nn.init.sparse_(t, sparsity, std): a 2-D floating t gets normal(0, std)
+ * values, then in each column ceil(sparsity * rows) rows, chosen by a
+ * random permutation per column, are set to 0.  Errors: not 2-D,
+ * sparsity outside [0, 1], std as clt_normal_. */
+CLT_API clt_status clt_init_sparse_(clt_tensor *t, clt_generator *gen, double sparsity,
+                                    double std);
+
 #ifdef __cplusplus
 }
 #endif

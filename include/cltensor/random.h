@@ -103,6 +103,100 @@ CLT_API clt_status clt_normal_(clt_tensor *t, clt_generator *gen, double mean, d
 CLT_API clt_status clt_randperm(clt_generator *gen, clt_device *dev, int64_t n,
                                 clt_dtype dtype, clt_tensor **out);
 
+/* ---- more of torch's distributions --------------------------------------
+ * Like clt_rand they take the generator's numbers from its offset on (the
+ * number each says), give the same bits on every device and OpenCL
+ * implementation for one generator state (their logarithms, exponentials
+ * and tangents are computed with + - * only, not with the device's
+ * libraries), enqueue without waiting unless they say so, and take no
+ * numbers when they fail. */
+
+/* In place, like tensor.exponential_(lambd), tensor.geometric_(p),
+ * tensor.log_normal_(mean, std) and tensor.cauchy_(median, sigma), by
+ * inversion of one uniform u in (0, 1) per element (torch's formulas:
+ * -log(u) / lambd, ceil(log(u) / log1p(-p)), exp(mean + std z) with z
+ * clt_randn's, median + sigma tan(pi (u - 1/2))), computed in float32
+ * (float64 for a float64 t) and stored as t's dtype.  t: a floating tensor
+ * (geometric_ any dtype, as torch), any view without stride-0 dimensions.
+ * Errors (t unchanged), CLT_ERR_INVALID_ARGUMENT with torch's wording:
+ * lambd < 0 ("exponential_ expects lambda >= 0.0"), p outside (0, 1),
+ * std <= 0, non-finite mean, std, median or sigma, an integer t where torch
+ * has no kernel; a leaf that requires grad in grad mode (or a non-leaf that
+ * requires grad).  Advances the generator by t's element count; bumps t's
+ * version. */
+CLT_API clt_status clt_exponential_(clt_tensor *t, clt_generator *gen, double lambd);
+CLT_API clt_status clt_geometric_(clt_tensor *t, clt_generator *gen, double p);
+CLT_API clt_status clt_log_normal_(clt_tensor *t, clt_generator *gen, double mean, double std);
+CLT_API clt_status clt_cauchy_(clt_tensor *t, clt_generator *gen, double median, double sigma);
+
+/* In place, like tensor.bernoulli_(p): every element of t (any dtype, bool
+ * included) becomes 1 where u < p and 0 elsewhere, u as clt_rand draws it.
+ * p outside [0, 1]: CLT_ERR_INVALID_ARGUMENT ("bernoulli_ expects p to be
+ * in [0, 1]"), t unchanged; the autograd refusals of clt_exponential_.
+ * Advances the generator by t's element count; bumps t's version. */
+CLT_API clt_status clt_bernoulli_(clt_tensor *t, clt_generator *gen, double p);
+
+/* Like torch.bernoulli(p): a new tensor of p's dtype (floating) and shape,
+ * 1 where u < p (u as clt_rand draws it) and 0 elsewhere.  p is read back
+ * to check that every element lies in [0, 1] (torch's CPU check: "Expected
+ * p_in >= 0 && p_in <= 1"), so the call waits for p.  Errors:
+ * CLT_ERR_INVALID_ARGUMENT for an integer p or a value outside [0, 1]
+ * (NaN included).  Not differentiable (torch's gradient is zero).
+ * Advances the generator by p's element count.  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_bernoulli(clt_generator *gen, const clt_tensor *p, clt_tensor **out);
+
+/* Like torch.poisson(rates): a new tensor of rates' dtype (floating) and
+ * shape with a Poisson count of each rate: the product of uniforms below
+ * rate 10, Hormann's transformed rejection (PTRS) above, as torch; a rate
+ * of 0 gives 0, an infinite one infinity (torch gives garbage there).  Each element draws as many numbers as it needs from its
+ * own counter, so the generator advances by the element count only.  rates
+ * is read back for torch's check ("invalid Poisson rate, expected rate to
+ * be non-negative": negative and NaN rates, CLT_ERR_INVALID_ARGUMENT), so
+ * the call waits for it.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_poisson(clt_generator *gen, const clt_tensor *rates, clt_tensor **out);
+
+/* Like torch.multinomial(probs, num_samples, replacement): int64 indices
+ * of categories drawn by weight from each row of probs (1-D [k]: result
+ * [num_samples]; 2-D [rows, k]: [rows, num_samples]); the weights need not
+ * sum to 1.  With replacement each sample searches its row's running sum
+ * (advancing the generator by rows * num_samples); without, each category
+ * gets the key p / E with E exponential and the samples are the
+ * categories of the num_samples largest keys, largest first (torch's
+ * method: never a category twice; categories of probability 0 only after
+ * every positive one, by index), advancing the generator by rows * k.
+ * probs is read back for torch's checks, so the call waits for it.  Work:
+ * with replacement each sample scans its row (O(k)); without, each
+ * category is ranked against its row (O(k^2) per row, as clt_randperm),
+ * which suits k up to about 10^5.
+ * Errors, CLT_ERR_INVALID_ARGUMENT with torch's wording: an integer probs
+ * ("multinomial only supports floating-point dtypes"), not 1-D or 2-D
+ * ("prob_dist must be 1 or 2 dim"), num_samples <= 0, num_samples > k
+ * without replacement, k > 2^24, an element negative, infinite or NaN
+ * ("probability tensor contains either `inf`, `nan` or element < 0"), a
+ * row summing to 0 ("invalid multinomial distribution (sum of
+ * probabilities <= 0)").  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_multinomial(clt_generator *gen, const clt_tensor *probs,
+                                   int64_t num_samples, int replacement, clt_tensor **out);
+
+/* Like torch.normal(mean, std) with two tensors: mean + std * z, z as
+ * clt_randn draws it for the broadcast shape of mean and std, in their
+ * promoted dtype (floating; float32 and float64 give float64).  Composed
+ * of differentiable ops (gradient 1 for mean, z for std, as torch's).  std
+ * is read back for torch's check ("normal expects all elements of std >=
+ * 0.0", CLT_ERR_INVALID_ARGUMENT, NaN included), so the call waits for it;
+ * shapes that do not broadcast, integer operands and operands on two
+ * devices are refused as clt_add refuses them.  Advances the generator by
+ * the result's element count.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_normal_tensor(clt_generator *gen, const clt_tensor *mean,
+                                     const clt_tensor *std, clt_tensor **out);
+
+/* Like torch.randint_like(t, low, high): clt_randint with t's dtype,
+ * device and shape (and its errors).  New contiguous tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_randint_like(clt_generator *gen, const clt_tensor *t, int64_t low,
+                                    int64_t high, clt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif

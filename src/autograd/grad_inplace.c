@@ -228,3 +228,94 @@ clt_status clt_normal_(clt_tensor *t, clt_generator *gen, double mean, double st
     clt_status st = check_unrecorded(t, NULL, "clt_normal_", "normal_", "clt_randn");
     return st == CLT_OK ? clt__normal_(t, gen, mean, std) : st;
 }
+
+/* The samplers in place: autograd's refusals, then src/ops/random.c. */
+static clt_status sample_(clt__sampler kind, clt_tensor *t, clt_generator *gen, double a,
+                          double b, const char *fn, const char *op, const char *use)
+{
+    clt_status st = check_unrecorded(t, NULL, fn, op, use);
+    return st == CLT_OK ? clt__sample_(kind, t, gen, a, b, fn) : st;
+}
+
+clt_status clt_exponential_(clt_tensor *t, clt_generator *gen, double lambd)
+{
+    return sample_(CLT__SAMPLE_EXPONENTIAL, t, gen, lambd, 0.0, "clt_exponential_",
+                   "exponential_", "clt_rand_like");
+}
+
+clt_status clt_geometric_(clt_tensor *t, clt_generator *gen, double p)
+{
+    return sample_(CLT__SAMPLE_GEOMETRIC, t, gen, p, 0.0, "clt_geometric_", "geometric_",
+                   "clt_rand_like");
+}
+
+clt_status clt_log_normal_(clt_tensor *t, clt_generator *gen, double mean, double std)
+{
+    return sample_(CLT__SAMPLE_LOG_NORMAL, t, gen, mean, std, "clt_log_normal_", "log_normal_",
+                   "clt_randn_like");
+}
+
+clt_status clt_cauchy_(clt_tensor *t, clt_generator *gen, double median, double sigma)
+{
+    return sample_(CLT__SAMPLE_CAUCHY, t, gen, median, sigma, "clt_cauchy_", "cauchy_",
+                   "clt_rand_like");
+}
+
+clt_status clt_bernoulli_(clt_tensor *t, clt_generator *gen, double p)
+{
+    return sample_(CLT__SAMPLE_BERNOULLI, t, gen, p, 0.0, "clt_bernoulli_", "bernoulli_",
+                   "clt_bernoulli");
+}
+
+static bool is_std(double v)
+{
+    return v >= 0.0;
+}
+
+/* torch.normal(mean, std): mean + std * z with recorded ops, so that the
+ * gradients are torch's (1 and z). */
+clt_status clt_normal_tensor(clt_generator *gen, const clt_tensor *mean, const clt_tensor *std,
+                             clt_tensor **out)
+{
+    const char *fn = "clt_normal_tensor";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(mean, fn);
+    CLT__REQUIRE_ARG(std, fn);
+    clt_status st = clt__same_device(mean, std, fn);
+    int nd = 0;
+    int64_t shape[CLT_MAX_DIMS];
+    clt_dtype dt = CLT_FLOAT32;
+    if (st == CLT_OK)
+        st = clt__broadcast_shapes(mean->ndim, mean->shape, std->ndim, std->shape, &nd, shape,
+                                   fn);
+    if (st == CLT_OK)
+        st = clt_result_type(mean, std, &dt);
+    if (st == CLT_OK && !clt__dtype_is_float(dt))
+        st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                        "%s: \"normal_kernel\" not implemented for %s (mean and std must be "
+                        "floating)",
+                        fn, clt_dtype_name(dt));
+    if (st != CLT_OK)
+        return st;
+    double *v = NULL;
+    clt_tensor *z = NULL, *s = NULL;
+    uint64_t offset = clt_generator_offset(gen);
+    CLT__TRY(clt__read_doubles(fn, std, &v));
+    for (int64_t i = 0; i < std->numel; i++)
+        if (!is_std(v[i])) {
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: normal expects all elements of std >= 0.0", fn);
+            goto done;
+        }
+    CLT__TRY(clt__randn_in(fn, gen, mean->dev, dt, nd, shape, &z));
+    CLT__TRY(clt_mul(std, z, &s));
+    st = clt_add(mean, s, out);
+done:
+    if (st != CLT_OK && z)
+        clt_generator_set_offset(gen, offset);
+    clt_tensor_free(z);
+    clt_tensor_free(s);
+    free(v);
+    return st == CLT_OK ? clt__ok() : st;
+}

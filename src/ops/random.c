@@ -383,3 +383,358 @@ done:
     clt_tensor_free(t);
     return st == CLT_OK ? clt__ok() : st;
 }
+
+/* ---- the other distributions of torch's Tensor: in place, bernoulli,
+ * poisson, multinomial ------------------------------------------------------ */
+
+/* n numbers reserved from gen: the key (its seed) and the offset they start
+ * at. */
+typedef struct reserved {
+    cl_uint key0, key1;
+    cl_ulong offset;
+} reserved;
+
+static reserved reserve(clt_generator *gen, int64_t n)
+{
+    clt_generator *g = resolve(gen);
+    uint64_t seed = __atomic_load_n(&g->seed, __ATOMIC_RELAXED);
+    reserved r = {(cl_uint)seed, (cl_uint)(seed >> 32),
+                  __atomic_fetch_add(&g->offset, (uint64_t)n, __ATOMIC_RELAXED)};
+    return r;
+}
+
+/* Scalars of the kernels' computation type R: float, double for float64. */
+typedef struct rpair {
+    cl_float f[2];
+    cl_double d[2];
+} rpair;
+
+static clt__arg r_arg(clt_dtype dtype, rpair *p, int k)
+{
+    return dtype == CLT_FLOAT64 ? CLT__ARG(p->d[k]) : CLT__ARG(p->f[k]);
+}
+
+static clt_status check_sample_args(clt__sampler kind, const clt_tensor *t, double a, double b,
+                                    const char *fn)
+{
+    static const char *const names[] = {"exponential_", "geometric_", "log_normal_", "cauchy_",
+                                        "bernoulli_"};
+    bool floating = clt__dtype_is_float(t->dtype);
+    if (!floating && kind != CLT__SAMPLE_GEOMETRIC && kind != CLT__SAMPLE_BERNOULLI)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: \"%s\" not implemented for %s", fn,
+                          names[kind], clt_dtype_name(t->dtype));
+    switch (kind) {
+    case CLT__SAMPLE_EXPONENTIAL:
+        if (!(a >= 0.0))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: exponential_ expects lambda >= 0.0, but found lambda=%g", fn,
+                              a);
+        break;
+    case CLT__SAMPLE_GEOMETRIC:
+        if (!(a > 0.0 && a < 1.0))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: geometric_ expects p to be in (0, 1), but got p=%g", fn, a);
+        break;
+    case CLT__SAMPLE_LOG_NORMAL:
+        if (!(b > 0.0) || !isfinite(a) || !isfinite(b))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: log_normal_ expects std > 0.0, but found std=%g (mean %g)",
+                              fn, b, a);
+        break;
+    case CLT__SAMPLE_CAUCHY:
+        if (!isfinite(a) || !isfinite(b))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: cauchy_ expects a finite median and sigma, but found "
+                              "median=%g, sigma=%g",
+                              fn, a, b);
+        break;
+    case CLT__SAMPLE_BERNOULLI:
+        if (!(a >= 0.0 && a <= 1.0))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: bernoulli_ expects p to be in [0, 1], but got p=%g", fn, a);
+        break;
+    }
+    return CLT_OK;
+}
+
+clt_status clt__sample_(clt__sampler kind, clt_tensor *t, clt_generator *gen, double a, double b,
+                        const char *fn)
+{
+    CLT__REQUIRE_ARG(t, fn);
+    clt_status st = clt__check_dest(t, fn);
+    if (st == CLT_OK)
+        st = check_sample_args(kind, t, a, b, fn);
+    if (st != CLT_OK || t->numel == 0)
+        return st == CLT_OK ? clt__ok() : st;
+    /* the parameters as the kernel takes them (torch's formulas) */
+    double pa = a, pb = b;
+    if (kind == CLT__SAMPLE_EXPONENTIAL)
+        pa = 1.0 / a;
+    else if (kind == CLT__SAMPLE_GEOMETRIC)
+        pa = 1.0 / log1p(-a);
+    rpair rp = {{(cl_float)pa, (cl_float)pb}, {pa, pb}};
+    clt_tensor *r = NULL;
+    bool drawn = false;
+    const char *opts = random_options(t->dtype);
+    if (opts == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    CLT__TRY(clt__temp_new(fn, "the samples", t->dev, t->dtype, t->ndim, t->shape, &r));
+    reserved rs = reserve(gen, t->numel);
+    drawn = true;
+    cl_mem mem = clt__mem(r);
+    cl_ulong n = (cl_ulong)t->numel;
+    cl_int ck = (cl_int)kind;
+    size_t gws = (size_t)n;
+    if (kind == CLT__SAMPLE_BERNOULLI) {
+        clt__arg args[] = {CLT__ARG(mem),       CLT__ARG(n),         CLT__ARG(rs.key0),
+                           CLT__ARG(rs.key1),   CLT__ARG(rs.offset), r_arg(t->dtype, &rp, 0)};
+        CLT__TRY(clt__error_in(
+            clt__launch(t->dev, "random", opts, "bernoulli_scalar", 1, &gws, NULL, 6, args), fn));
+    } else {
+        clt__arg args[] = {CLT__ARG(mem),     CLT__ARG(n),         CLT__ARG(rs.key0),
+                           CLT__ARG(rs.key1), CLT__ARG(rs.offset), CLT__ARG(ck),
+                           r_arg(t->dtype, &rp, 0), r_arg(t->dtype, &rp, 1)};
+        CLT__TRY(clt__error_in(
+            clt__launch(t->dev, "random", opts, "distribution", 1, &gws, NULL, 8, args), fn));
+    }
+    CLT__TRY(clt__copy_strided(t, r, fn));
+    clt__version_bump(t);
+done:
+    if (st != CLT_OK && drawn)
+        give_back(gen, t->numel);
+    clt_tensor_free(r);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* Checks a floating tensor of parameters on the host (torch's CPU checks;
+ * it reads them back, so it waits): every value v must pass ok(v). */
+static clt_status check_params(const clt_tensor *p, bool (*ok)(double), const char *msg,
+                               const char *fn)
+{
+    double *v = NULL;
+    clt_status st = clt__read_doubles(fn, p, &v);
+    if (st != CLT_OK)
+        return st;
+    for (int64_t i = 0; i < p->numel && st == CLT_OK; i++)
+        if (!ok(v[i]))
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s", fn, msg);
+    free(v);
+    return st;
+}
+
+static bool is_probability(double v)
+{
+    return v >= 0.0 && v <= 1.0;
+}
+
+static bool is_rate(double v)
+{
+    return v >= 0.0;
+}
+
+/* p's values contiguous from its buffer's start, where the kernels read
+ * their operand: p itself (a new handle) or a copy. */
+static clt_status operand(const char *fn, const clt_tensor *p, clt_tensor **out)
+{
+    if (p->offset == 0)
+        return clt__contiguous_as(fn, p, p->dtype, out);
+    return clt__copy_as(fn, p, p->dtype, out);
+}
+
+/* bernoulli(p) and poisson(rates): one new tensor of p's dtype and shape,
+ * element i from p's element i. */
+static clt_status sample_from(const char *kernel, clt_generator *gen, const clt_tensor *p,
+                              clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(p, fn);
+    bool poisson = kernel[0] == 'p';
+    if (!clt__dtype_is_float(p->dtype))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: \"%s\" not implemented for %s", fn,
+                          poisson ? "poisson" : "bernoulli", clt_dtype_name(p->dtype));
+    clt_status st = poisson ? check_params(p, is_rate,
+                                           "invalid Poisson rate, expected rate to be "
+                                           "non-negative",
+                                           fn)
+                            : check_params(p, is_probability,
+                                           "Expected p_in >= 0 && p_in <= 1 to be true, but "
+                                           "got false (bernoulli's probabilities must be in "
+                                           "[0, 1])",
+                                           fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *c = NULL, *t = NULL;
+    bool drawn = false;
+    CLT__TRY(clt__result_new(fn, p->dev, p->dtype, p->ndim, p->shape, &t));
+    if (t->numel > 0) {
+        const char *opts = random_options(p->dtype);
+        if (opts == NULL) {
+            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+            goto done;
+        }
+        CLT__TRY(operand(fn, p, &c));
+        reserved rs = reserve(gen, t->numel);
+        drawn = true;
+        cl_mem mo = clt__mem(t), mp = clt__mem(c);
+        cl_ulong n = (cl_ulong)t->numel;
+        size_t gws = (size_t)n;
+        clt__arg args[] = {CLT__ARG(mo),      CLT__ARG(mp),      CLT__ARG(n),
+                           CLT__ARG(rs.key0), CLT__ARG(rs.key1), CLT__ARG(rs.offset)};
+        CLT__TRY(clt__error_in(
+            clt__launch(p->dev, "random", opts, kernel, 1, &gws, NULL, 6, args), fn));
+    }
+    *out = t;
+    t = NULL;
+done:
+    if (st != CLT_OK && drawn)
+        give_back(gen, p->numel);
+    clt_tensor_free(c);
+    clt_tensor_free(t);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_bernoulli(clt_generator *gen, const clt_tensor *p, clt_tensor **out)
+{
+    return sample_from("bernoulli_tensor", gen, p, out, "clt_bernoulli");
+}
+
+clt_status clt_poisson(clt_generator *gen, const clt_tensor *rates, clt_tensor **out)
+{
+    return sample_from("poisson", gen, rates, out, "clt_poisson");
+}
+
+/* torch's checks of multinomial's probabilities, row by row, on the host. */
+static clt_status check_multinomial(const clt_tensor *probs, int64_t rows, int64_t k,
+                                    bool replacement, const char *fn)
+{
+    double *v = NULL;
+    clt_status st = clt__read_doubles(fn, probs, &v);
+    if (st != CLT_OK)
+        return st;
+    for (int64_t r = 0; r < rows && st == CLT_OK; r++) {
+        double sum = 0.0;
+        for (int64_t j = 0; j < k; j++) {
+            double x = v[r * k + j];
+            /* torch's words differ between its two paths */
+            if (!(x >= 0.0) || isinf(x)) {
+                if (!replacement)
+                    st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                    "%s: probability tensor contains either `inf`, `nan` or "
+                                    "element < 0",
+                                    fn);
+                else
+                    st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                    "%s: invalid multinomial distribution (encountering "
+                                    "probability entry %s)",
+                                    fn, !(x >= 0.0) ? "< 0" : "= infinity or NaN");
+                break;
+            }
+            sum += x;
+        }
+        if (st == CLT_OK && !(sum > 0.0))
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: invalid multinomial distribution (sum of probabilities <= 0)",
+                            fn);
+    }
+    free(v);
+    return st;
+}
+
+clt_status clt_multinomial(clt_generator *gen, const clt_tensor *probs, int64_t num_samples,
+                           int replacement, clt_tensor **out)
+{
+    const char *fn = "clt_multinomial";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(probs, fn);
+    if (!clt__dtype_is_float(probs->dtype))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: multinomial only supports floating-point dtypes for input, got: "
+                          "%s",
+                          fn, clt_dtype_name(probs->dtype));
+    if (probs->ndim != 1 && probs->ndim != 2)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: prob_dist must be 1 or 2 dim", fn);
+    if (num_samples <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: cannot sample n_sample <= 0 samples",
+                          fn);
+    int64_t k = probs->shape[probs->ndim - 1];
+    int64_t rows = probs->ndim == 2 ? probs->shape[0] : 1;
+    if (!replacement && num_samples > k)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: cannot sample n_sample > prob_dist.size(-1) samples without "
+                          "replacement",
+                          fn);
+    if (k > (INT64_C(1) << 24))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: number of categories cannot exceed 2^24", fn);
+    clt_status st = check_multinomial(probs, rows, k, replacement != 0, fn);
+    if (st != CLT_OK)
+        return st;
+    int64_t shape[2] = {rows, num_samples};
+    int ndim = probs->ndim;
+    const int64_t *oshape = ndim == 2 ? shape : shape + 1;
+    clt_tensor *t = NULL, *c = NULL, *keys = NULL;
+    int64_t drawn = 0;
+    CLT__TRY(clt__result_new(fn, probs->dev, CLT_INT64, ndim, oshape, &t));
+    if (rows > 0) {
+        const char *opts = random_options(probs->dtype);
+        if (opts == NULL) {
+            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+            goto done;
+        }
+        CLT__TRY(operand(fn, probs, &c));
+        cl_mem mo = clt__mem(t), mp = clt__mem(c);
+        cl_ulong ur = (cl_ulong)rows, uk = (cl_ulong)k, uns = (cl_ulong)num_samples;
+        if (replacement) {
+            drawn = rows * num_samples;
+            reserved rs = reserve(gen, drawn);
+            size_t gws = (size_t)drawn;
+            clt__arg args[] = {CLT__ARG(mo),      CLT__ARG(mp),      CLT__ARG(ur),
+                               CLT__ARG(uk),      CLT__ARG(uns),     CLT__ARG(rs.key0),
+                               CLT__ARG(rs.key1), CLT__ARG(rs.offset)};
+            CLT__TRY(clt__error_in(clt__launch(probs->dev, "random", opts,
+                                               "multinomial_replacement", 1, &gws, NULL, 8,
+                                               args),
+                                   fn));
+        } else {
+            int64_t kshape[2] = {rows, k};
+            clt_dtype kd = probs->dtype == CLT_FLOAT64 ? CLT_FLOAT64 : CLT_FLOAT32;
+            CLT__TRY(clt__temp_new(fn, "the keys", probs->dev, kd, 2, kshape, &keys));
+            drawn = rows * k;
+            reserved rs = reserve(gen, drawn);
+            cl_mem mk = clt__mem(keys);
+            cl_ulong n = (cl_ulong)drawn;
+            size_t gws = (size_t)drawn;
+            clt__arg args[] = {CLT__ARG(mk),      CLT__ARG(mp),      CLT__ARG(n),
+                               CLT__ARG(rs.key0), CLT__ARG(rs.key1), CLT__ARG(rs.offset)};
+            CLT__TRY(clt__error_in(clt__launch(probs->dev, "random", opts, "multinomial_keys",
+                                               1, &gws, NULL, 6, args),
+                                   fn));
+            clt__arg rargs[] = {CLT__ARG(mo), CLT__ARG(mk), CLT__ARG(ur), CLT__ARG(uk),
+                                CLT__ARG(uns)};
+            CLT__TRY(clt__error_in(clt__launch(probs->dev, "random", opts, "multinomial_rank",
+                                               1, &gws, NULL, 5, rargs),
+                                   fn));
+        }
+    }
+    *out = t;
+    t = NULL;
+done:
+    if (st != CLT_OK && drawn)
+        give_back(gen, drawn);
+    clt_tensor_free(keys);
+    clt_tensor_free(c);
+    clt_tensor_free(t);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_randint_like(clt_generator *gen, const clt_tensor *t, int64_t low, int64_t high,
+                            clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, "clt_randint_like");
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, "clt_randint_like");
+    return generate(INTEGER, gen, t->dev, low, high, t->dtype, t->ndim, t->shape, out,
+                    "clt_randint_like");
+}

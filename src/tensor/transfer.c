@@ -584,3 +584,42 @@ done:
     }
     return st;
 }
+
+clt_status clt__read_doubles(const char *fn, const clt_tensor *t, double **out)
+{
+    *out = NULL;
+    size_t n = (size_t)t->numel, es = clt_dtype_size(t->dtype);
+    unsigned char *raw = clt__calloc(n ? n : 1, es);
+    double *v = clt__calloc(n ? n : 1, sizeof *v);
+    clt_status st = CLT_OK;
+    if (raw == NULL || v == NULL) {
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        goto done;
+    }
+    CLT__TRY(clt__tensor_read_at(t, raw, n * es, fn, __builtin_return_address(0)));
+    for (size_t i = 0; i < n; i++)
+        v[i] = clt__element_to_double(t->dtype, raw + i * es);
+    *out = v;
+    v = NULL;
+done:
+    free(raw);
+    free(v);
+    return st;
+}
+
+clt_status clt__write_doubles(const char *fn, clt_tensor *t, const double *v)
+{
+    size_t n = (size_t)t->numel, es = clt_dtype_size(t->dtype);
+    unsigned char *raw = clt__calloc(n ? n : 1, es);
+    if (raw == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    for (size_t i = 0; i < n; i++)
+        clt__element_from_double(t->dtype, v[i], raw + i * es);
+    clt_event *ev = NULL;
+    clt_status st = clt__tensor_write(t, raw, n * es, &ev, fn);
+    if (st == CLT_OK)
+        st = clt__event_wait_in(fn, ev, __builtin_return_address(0));
+    clt_event_free(ev);
+    free(raw);
+    return st;
+}
