@@ -530,7 +530,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_glu_layer, NEVER_FAILS, CLT_OK)                                                    \
     X(clt_softmax_layer, NEVER_FAILS, CLT_OK)                                                \
     X(clt_log_softmax_layer, NEVER_FAILS, CLT_OK)                                            \
-    X(clt_softmin_layer, NEVER_FAILS, CLT_OK)                                                   \
+    X(clt_softmin_layer, NEVER_FAILS, CLT_OK)                                                \
     /* random.h: the other distributions */                                                  \
     X(clt_bernoulli, T, clt_bernoulli(f->gen, f->i32, &o->t))                                \
     X(clt_poisson, T, clt_poisson(f->gen, f->i32, &o->t))                                    \
