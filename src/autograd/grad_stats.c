@@ -393,7 +393,8 @@ static clt_status order_all(const clt_tensor *a, clt__stat_pick what, clt_tensor
 {
     clt_status st = clt__order_stat(a, what, true, 0, 0, 0, out, NULL, fn);
     const clt_tensor *sv[2] = {a, st == CLT_OK ? *out : NULL};
-    return record(st, out, name, bw_evenly, a, 2, sv, -1, dim_mask(a, true, 0), NULL);
+    return record(st, out, name, bw_evenly, a, 2, sv, -1,
+                  st == CLT_OK ? dim_mask(a, true, 0) : 0, NULL);
 }
 
 /* The forms along dim: the values record the node, which keeps the
@@ -410,7 +411,7 @@ static clt_status order_dim(const clt_tensor *a, clt__stat_pick what, int dim, i
     if (st == CLT_OK)
         clt__wrap_dim(dim, a->ndim > 0 ? a->ndim : 1, &d, fn);
     st = record(st, values, name, bw_select, a, 1, (const clt_tensor *const *)&idx, d,
-                dim_mask(a, false, d), NULL);
+                st == CLT_OK ? dim_mask(a, false, d) : 0, NULL);
     if (st == CLT_OK && indices)
         *indices = idx;
     else
@@ -463,7 +464,7 @@ static clt_status quantile(const clt_tensor *a, const clt_tensor *q, double qv, 
                            clt_tensor **out, const char *fn)
 {
     clt_tensor *lo = NULL, *hi = NULL, *w = NULL;
-    bool grad = clt__grad_needed(1, &a);
+    bool grad = a != NULL && clt__grad_needed(1, &a);
     clt_status st = clt__quantile(a, q, qv, dim, keepdim, (int)interp, ignore_nan, out,
                                   grad ? &lo : NULL, grad ? &hi : NULL, grad ? &w : NULL, fn);
     if (st == CLT_OK && grad) {
