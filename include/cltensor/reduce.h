@@ -303,7 +303,9 @@ CLT_API clt_status clt_amin(const clt_tensor *a, const int *dims, int ndims, int
  * each with clt_tensor_free. */
 CLT_API clt_status clt_aminmax(const clt_tensor *a, clt_tensor **min, clt_tensor **max);
 /* torch.aminmax(a, dim=dim, keepdim=keepdim); a size-0 dim is
- * CLT_ERR_INVALID_ARGUMENT.  As clt_aminmax otherwise. */
+ * CLT_ERR_INVALID_ARGUMENT.  A 0-dim a gives 0-dim results (torch 1.13
+ * resizes them to [1] with keepdim, with a deprecation warning).  As
+ * clt_aminmax otherwise. */
 CLT_API clt_status clt_aminmax_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **min,
                                    clt_tensor **max);
 
@@ -331,7 +333,9 @@ CLT_API clt_status clt_count_nonzero(const clt_tensor *a, const int *dims, int n
  * clt_mean of every element (floating dtypes only).  The gradients are
  * those of clt_var and clt_mean: each output records its own node
  * (VarBackward0 and MeanBackward1; torch records one VarMeanBackward0 for
- * both).  Both out pointers are required; on failure both are NULL.  New
+ * both).  The mean is clt_mean's: inf for a slice holding an inf where
+ * torch's one-pass (Welford) mean may give NaN, depending on where the inf
+ * sits.  Both out pointers are required; on failure both are NULL.  New
  * tensors: release each with clt_tensor_free. */
 CLT_API clt_status clt_var_mean(const clt_tensor *a, double correction, clt_tensor **var,
                                 clt_tensor **mean);
@@ -346,7 +350,8 @@ CLT_API clt_status clt_std_mean_dim(const clt_tensor *a, int dim, double correct
 
 /* torch.median(a): the lower median of every element (the element at
  * position (n - 1) / 2 of the sorted n), NaN if any is NaN, NaN for no
- * elements; 0-dim, a's dtype.  Numeric dtypes; bool is
+ * elements (0 for an integer dtype, where torch casts NaN); 0-dim, a's
+ * dtype.  Numeric dtypes; bool is
  * CLT_ERR_DTYPE_MISMATCH, as in torch.  MedianBackward0: g shared evenly
  * among the elements equal to the result (among the NaNs when it is
  * NaN).  New tensor: release with clt_tensor_free. */
@@ -375,9 +380,12 @@ CLT_API clt_status clt_nanmedian_dim(const clt_tensor *a, int dim, int keepdim,
 CLT_API clt_status clt_kthvalue(const clt_tensor *a, int64_t k, int dim, int keepdim,
                                 clt_tensor **values, clt_tensor **indices);
 /* torch.mode(a, dim, keepdim): the most frequent value of each slice, the
- * smallest of those equally frequent, and (as torch 1.13's CPU kernel) the
- * largest index at which it occurs; a NaN is equal to nothing, so it is
- * the mode only of a slice of NaNs.  Any dtype, bool included.  A size-0
+ * smallest of those equally frequent, and the largest index at which it
+ * occurs (torch 1.13's CPU kernel's answer for slices of up to 16
+ * elements; on longer ones its unstable sort may name another occurrence).
+ * A NaN is equal to nothing and larger than every number here; torch's
+ * sort leaves NaN unordered, so for slices holding one its answer depends
+ * on where the NaNs sit.  Any dtype, bool included.  A size-0
  * dim is CLT_ERR_INVALID_ARGUMENT.  ModeBackward0: g to the element
  * picked.  New tensors: release each with clt_tensor_free. */
 CLT_API clt_status clt_mode(const clt_tensor *a, int dim, int keepdim, clt_tensor **values,
