@@ -300,7 +300,7 @@ Test(reduce_stats, views_bool_and_scalars)
 Test(reduce_stats, median_all)
 {
     clt_device *dev = get_device("cpu");
-    double x[] = {4, 1, 3, 2, 7, 3}, y[] = {4, NAN, 3, 2}, z[] = {NAN, NAN};
+    double x[] = {4, 1, 3, 2, 7, 5}, y[] = {4, NAN, 3, 2}, z[] = {NAN, NAN};
     int64_t n6 = 6, n4 = 4, n2 = 2, n0 = 0;
     struct {
         const double *x;
