@@ -1439,9 +1439,8 @@ clt_status clt__sdpa_rec(const char *fn, const clt_tensor *q, const clt_tensor *
  * a repeated dim is an error. */
 clt_status clt__dims_mask(const clt_tensor *a, const int *dims, int ndims, unsigned *mask,
                           const char *fn);
-/* a's shape reduced over the dims of mask (size 1 there when keepdim). */
-void clt__dims_reduced_shape(const clt_tensor *a, unsigned mask, int keepdim, int *ond,
-                             int64_t *oshape);
+/* a seen as [outer, R, inner] around dim d (a 0-dim a: one element). */
+void clt__around(const clt_tensor *a, int d, int64_t *outer, int64_t *R, int64_t *inner);
 /* torch.amax (max true) or torch.amin over dims. */
 clt_status clt__amax(const clt_tensor *a, const int *dims, int ndims, int keepdim, bool max,
                      clt_tensor **out, const char *fn);

@@ -476,15 +476,8 @@ static clt_status quantile(const clt_tensor *a, const clt_tensor *q, double qv, 
             if (dim)
                 clt__wrap_dim(*dim, a->ndim > 0 ? a->ndim : 1, &d, fn);
             int64_t outer = 1, R = a->numel, inner = 1;
-            if (dim && a->ndim > 0) {
-                R = a->shape[d];
-                for (int k = 0; k < a->ndim; k++) {
-                    if (k < d)
-                        outer *= a->shape[k];
-                    else if (k > d)
-                        inner *= a->shape[k];
-                }
-            }
+            if (dim)
+                clt__around(a, d, &outer, &R, &inner);
             n->i[3] = outer;
             n->i[4] = R;
             n->i[5] = inner;

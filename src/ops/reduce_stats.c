@@ -34,8 +34,8 @@ clt_status clt__dims_mask(const clt_tensor *a, const int *dims, int ndims, unsig
 }
 
 /* The shape of a reduced over the dims of mask (size 1 when keepdim). */
-void clt__dims_reduced_shape(const clt_tensor *a, unsigned mask, int keepdim, int *ond,
-                             int64_t *oshape)
+static void reduced_shape(const clt_tensor *a, unsigned mask, int keepdim, int *ond,
+                          int64_t *oshape)
 {
     *ond = 0;
     for (int d = 0; d < a->ndim; d++) {
@@ -73,6 +73,28 @@ static clt_status fold_dims(const clt_tensor *a, unsigned mask, clt_tensor **out
     return st;
 }
 
+/* a summed (how 0), or its largest (1) or smallest (2) element taken,
+ * over the dims of mask: the reduced dims folded into one, reduced along
+ * it, and the result given the reduced shape. */
+static clt_status over_dims(const clt_tensor *a, unsigned mask, int keepdim, int how,
+                            clt_tensor **out, const char *fn)
+{
+    int ond;
+    int64_t oshape[CLT_MAX_DIMS];
+    reduced_shape(a, mask, keepdim, &ond, oshape);
+    clt_status st = CLT_OK;
+    clt_tensor *f = NULL, *v = NULL;
+    CLT__TRY(fold_dims(a, mask, &f, fn));
+    CLT__TRY(how == 0   ? clt__sum_dim(f, -1, 0, &v, fn)
+             : how == 1 ? clt__max_dim(f, -1, 0, &v, NULL, fn)
+                        : clt__min_dim(f, -1, 0, &v, NULL, fn));
+    CLT__TRY(clt__reshape(v, ond, oshape, out, fn));
+done:
+    clt_tensor_free(f);
+    clt_tensor_free(v);
+    return st;
+}
+
 clt_status clt__amax(const clt_tensor *a, const int *dims, int ndims, int keepdim, bool max,
                      clt_tensor **out, const char *fn)
 {
@@ -94,16 +116,7 @@ clt_status clt__amax(const clt_tensor *a, const int *dims, int ndims, int keepdi
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
                               "%s: Expected reduction dim %d to have non-zero size (%s)", fn, d,
                               name);
-    int ond;
-    int64_t oshape[CLT_MAX_DIMS];
-    clt__dims_reduced_shape(a, mask, keepdim, &ond, oshape);
-    clt_tensor *f = NULL, *v = NULL;
-    CLT__TRY(fold_dims(a, mask, &f, fn));
-    CLT__TRY(max ? clt__max_dim(f, -1, 0, &v, NULL, fn) : clt__min_dim(f, -1, 0, &v, NULL, fn));
-    CLT__TRY(clt__reshape(v, ond, oshape, out, fn));
-done:
-    clt_tensor_free(f);
-    clt_tensor_free(v);
+    st = over_dims(a, mask, keepdim, max ? 1 : 2, out, fn);
     return st == CLT_OK ? clt__ok() : st;
 }
 
@@ -144,18 +157,11 @@ clt_status clt__count_nonzero(const clt_tensor *a, const int *dims, int ndims, c
     clt_status st = clt__dims_mask(a, dims, ndims, &mask, fn);
     if (st != CLT_OK)
         return st;
-    int ond;
-    int64_t oshape[CLT_MAX_DIMS];
-    clt__dims_reduced_shape(a, mask, 0, &ond, oshape);
-    clt_tensor *nz = NULL, *f = NULL, *s = NULL;
-    CLT__TRY(clt__ne_scalar_in(fn, a, 0.0, &nz));
-    CLT__TRY(fold_dims(nz, mask, &f, fn));
-    CLT__TRY(clt__sum_dim(f, -1, 0, &s, fn));
-    CLT__TRY(clt__reshape(s, ond, oshape, out, fn));
-done:
+    clt_tensor *nz = NULL;
+    st = clt__ne_scalar_in(fn, a, 0.0, &nz);
+    if (st == CLT_OK)
+        st = over_dims(nz, mask, 0, 0, out, fn);
     clt_tensor_free(nz);
-    clt_tensor_free(f);
-    clt_tensor_free(s);
     return st == CLT_OK ? clt__ok() : st;
 }
 
@@ -172,9 +178,7 @@ static const char *stats_options(clt_dtype dt, const char *fn)
 
 static const char *const pick_names[] = {"kthvalue", "median", "nanmedian", "mode"};
 
-/* The slices of a along d: [outer, R, inner]; sorted by clt__sort into sv
- * and si. */
-static void around(const clt_tensor *a, int d, int64_t *outer, int64_t *R, int64_t *inner)
+void clt__around(const clt_tensor *a, int d, int64_t *outer, int64_t *R, int64_t *inner)
 {
     *outer = *R = *inner = 1;
     for (int k = 0; k < a->ndim; k++) {
@@ -216,7 +220,7 @@ clt_status clt__order_stat(const clt_tensor *a, clt__stat_pick what, bool all, i
             if (q != d || keepdim)
                 oshape[ond++] = q == d ? 1 : a->shape[q];
     }
-    around(src, d, &outer, &R, &inner);
+    clt__around(src, d, &outer, &R, &inner);
     if (what == CLT__PICK_KTH && (k < 1 || k > R)) {
         st = clt__error(CLT_ERR_INVALID_ARGUMENT,
                         "%s: selected number k out of range for dimension %d (k = %lld, size "
@@ -383,7 +387,7 @@ clt_status clt__quantile(const clt_tensor *a, const clt_tensor *q, double qv, co
         src = flat;
     }
     int64_t outer, R, inner;
-    around(src, d, &outer, &R, &inner);
+    clt__around(src, d, &outer, &R, &inner);
     CLT__TRY(clt__result_new(fn, a->dev, a->dtype, ond, oshape, &v));
     CLT__TRY(clt__temp_new(fn, "the indices", a->dev, CLT_INT64, ond, oshape, &xl));
     CLT__TRY(clt__temp_new(fn, "the indices", a->dev, CLT_INT64, ond, oshape, &xh));
