@@ -558,6 +558,8 @@ Test(reduce_stats, errors)
     assert_error(clt_amin(empty, NULL, 0, 0, &v), CLT_ERR_INVALID_ARGUMENT, "numel() == 0");
     names_only("clt_amin");
     assert_error(clt_amax(empty, dup, 2, 0, &v), CLT_ERR_INVALID_ARGUMENT, "multiple times");
+    assert_error(clt_amax(t, NULL, 2, 0, &v), CLT_ERR_NULL_ARGUMENT, "list NULL");
+    assert_error(clt_count_nonzero(t, dup, -1, &v), CLT_ERR_INVALID_ARGUMENT, "-1 dims");
     assert_error(clt_count_nonzero(empty, dup, 2, &v), CLT_ERR_INVALID_ARGUMENT,
                  "multiple times");
     assert_error(clt_aminmax(empty, &v, &ix), CLT_ERR_INVALID_ARGUMENT, "no identity");

@@ -12,8 +12,9 @@ clt_status clt__dims_mask(const clt_tensor *a, const int *dims, int ndims, unsig
 {
     *mask = 0;
     if (ndims < 0 || (ndims > 0 && dims == NULL))
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %d dims given at %p", fn, ndims,
-                          (const void *)dims);
+        return clt__error(ndims < 0 ? CLT_ERR_INVALID_ARGUMENT : CLT_ERR_NULL_ARGUMENT,
+                          "%s: %d dims in the list, and the list %s", fn, ndims,
+                          dims ? "given" : "NULL");
     if (ndims == 0) {
         *mask = (1u << a->ndim) - 1u;
         return CLT_OK;
