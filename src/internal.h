@@ -1588,4 +1588,47 @@ typedef enum clt__sampler {
 clt_status clt__sample_(clt__sampler kind, clt_tensor *t, clt_generator *gen, double a, double b,
                         const char *fn);
 
+
+/* ---- more reductions (src/ops/reduce_stats.c) -------------------------------
+ * Without autograd; their public entries are in src/autograd/grad_stats.c.
+ * Messages name fn. */
+/* The dims of a list as a bit mask (ndims 0: every dim), each wrapped;
+ * a repeated dim is an error. */
+clt_status clt__dims_mask(const clt_tensor *a, const int *dims, int ndims, unsigned *mask,
+                          const char *fn);
+/* a seen as [outer, R, inner] around dim d (a 0-dim a: one element). */
+void clt__around(const clt_tensor *a, int d, int64_t *outer, int64_t *R, int64_t *inner);
+/* torch.amax (max true) or torch.amin over dims. */
+clt_status clt__amax(const clt_tensor *a, const int *dims, int ndims, int keepdim, bool max,
+                     clt_tensor **out, const char *fn);
+/* torch.nansum over every element (all) or along dim. */
+clt_status clt__nansum(const clt_tensor *a, bool all, int dim, int keepdim, clt_tensor **out,
+                       const char *fn);
+clt_status clt__count_nonzero(const clt_tensor *a, const int *dims, int ndims, clt_tensor **out,
+                              const char *fn);
+/* What clt__order_stat picks from each sorted slice. */
+typedef enum clt__stat_pick {
+    CLT__PICK_KTH,
+    CLT__PICK_MEDIAN,
+    CLT__PICK_NANMEDIAN,
+    CLT__PICK_MODE
+} clt__stat_pick;
+/* kthvalue (k from 1), median, nanmedian or mode along dim, or over every
+ * element when all (a 0-dim value, NaN for no elements); indices (int64,
+ * along dim) may be NULL. */
+clt_status clt__order_stat(const clt_tensor *a, clt__stat_pick what, bool all, int dim, int64_t k,
+                           int keepdim, clt_tensor **values, clt_tensor **indices,
+                           const char *fn);
+/* torch.quantile (ignore_nan: nanquantile) of q (a 0-dim or 1-D tensor of
+ * a's dtype; NULL: the scalar qv) along *dim (NULL: every element),
+ * interp 0 linear, 1 lower, 2 higher, 3 midpoint, 4 nearest.  lo, hi
+ * (int64, indices along dim, or flat ones) and w (the weight of hi), each
+ * of *out's shape, may be NULL: what the gradient needs. */
+clt_status clt__quantile(const clt_tensor *a, const clt_tensor *q, double qv, const int *dim,
+                         int keepdim, int interp, bool ignore_nan, clt_tensor **out,
+                         clt_tensor **lo, clt_tensor **hi, clt_tensor **w, const char *fn);
+/* clt_std_dim recorded, naming fn (src/autograd/grad_reduce.c). */
+clt_status clt__std_dim_rec(const char *fn, const clt_tensor *a, int dim, double correction,
+                            int keepdim, clt_tensor **out);
+
 #endif

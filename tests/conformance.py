@@ -4542,6 +4542,210 @@ def nn_init():
     L.clt_generator_free(gen)
 
 
+def _pair_c(fn, want_second, *args):
+    """A call with two outs (values and indices, min and max, var and mean)
+    handing out the first or (want_second) the second in o."""
+    def run(p, o):
+        other = P(0xdead)
+        outs = (C.byref(other), o) if want_second else (o, C.byref(other))
+        st = fn(p, *args, *outs)
+        if (st == 0) != (other.value is not None):
+            raise AssertionError("the other output %s after status %d" % (other.value, st))
+        L.clt_tensor_free(other)
+        return st
+    return run
+
+
+def _ints(v):
+    return (C.c_int * max(1, len(v)))(*v)
+
+
+QINTERP = ["linear", "lower", "higher", "midpoint", "nearest"]
+
+
+def reduce_stats():
+    """amax/amin over dim lists, aminmax, nansum, nanmean, count_nonzero,
+    var_mean, std_mean, median, nanmedian, kthvalue, mode, quantile and
+    nanquantile: dtypes, dims, keepdim, NaN, ties (values; indices where
+    torch's choice is unique or its rule known), views, refusals."""
+    for n in ("clt_amax", "clt_amin", "clt_count_nonzero"):
+        proto(n, [P, P, C.c_int] + ([C.c_int] if n != "clt_count_nonzero" else []) + [PP])
+    proto("clt_aminmax", [P, P, P])
+    proto("clt_aminmax_dim", [P, C.c_int, C.c_int, P, P])
+    for n in ("nansum", "nanmean", "median", "nanmedian"):
+        proto("clt_" + n, [P, PP])
+    for n in ("nansum", "nanmean"):
+        proto("clt_%s_dim" % n, [P, C.c_int, C.c_int, PP])
+    for n in ("var_mean", "std_mean"):
+        proto("clt_" + n, [P, C.c_double, P, P])
+        proto("clt_%s_dim" % n, [P, C.c_int, C.c_double, C.c_int, P, P])
+    for n in ("median_dim", "nanmedian_dim", "mode"):
+        proto("clt_" + n, [P, C.c_int, C.c_int, P, P])
+    proto("clt_kthvalue", [P, C.c_int64, C.c_int, C.c_int, P, P])
+    for n in ("quantile", "nanquantile"):
+        proto("clt_" + n, [P, P, C.c_double, P, C.c_int, C.c_int, PP])
+    f, d64 = torch.float32, torch.float64
+    shapes = [(3, 5), (7,), (), (2, 3, 4), (0,), (0, 3), (3, 0), (33, 65)]
+    for dt in DTYPES:
+        for sh in shapes if dt in FLOATS else [(3, 5), (0,), (), (2, 3, 4)]:
+            a = data(sh, dt, lo=-2, hi=2, special=True)
+            # torch's mode sorts with NaN unordered (its answer then depends on
+            # where the NaNs sit) and var_mean's one-pass mean turns an inf
+            # into NaN depending on its position: neither is compared there
+            # (and its unstable sort may put -0.0 after 0.0 in a long slice)
+            no_nan = torch.where(torch.isnan(a), torch.ones_like(a), a) + 0 if dt in FLOATS else a
+            no_inf = torch.where(torch.isinf(a), torch.zeros_like(a), a) if dt in FLOATS else a
+            nd = len(sh)
+            lists = [(), (0,), (-1,)] + ([(0, -1), (-1, 0, 1)[:nd]] if nd >= 2 else [])
+            for dims in lists if nd else [(), (0,), (-1,)]:
+                for k in (0, 1):
+                    for n in ("amax", "amin"):
+                        check("%s %s %s dims=%s k=%d" % (n, dn(dt), list(sh), dims, k),
+                              lambda t, n=n, dims=dims, k=k: getattr(torch, n)(t, dims, bool(k)),
+                              lambda p, o, n=n, dims=dims, k=k: getattr(L, "clt_" + n)(
+                                  p, _ints(dims), len(dims), k, o), [a], tol="exact")
+                check("count_nonzero %s %s dims=%s" % (dn(dt), list(sh), dims),
+                      lambda t, dims=dims: torch.count_nonzero(t, dims),
+                      lambda p, o, dims=dims: L.clt_count_nonzero(p, _ints(dims), len(dims), o),
+                      [a], tol="exact")
+            for w in (0, 1):
+                check("aminmax %s %s %d" % (dn(dt), list(sh), w),
+                      lambda t, w=w: torch.aminmax(t)[w], _pair_c(L.clt_aminmax, w), [a],
+                      tol="exact")
+            check("nansum %s %s" % (dn(dt), list(sh)), torch.nansum, L.clt_nansum, [a],
+                  tol="red")
+            check("nanmean %s %s" % (dn(dt), list(sh)), torch.nanmean, L.clt_nanmean, [a],
+                  tol="red")
+            # an empty integer tensor's median is torch's NaN cast to the dtype
+            if dt != torch.bool and (dt in FLOATS or a.numel()):
+                # which of the equal -0.0 and 0.0 is picked: a tie
+                check("median %s %s" % (dn(dt), list(sh)), torch.median, L.clt_median, [a],
+                      tol="exact", signed_zero=False)
+                check("nanmedian %s %s" % (dn(dt), list(sh)), torch.nanmedian, L.clt_nanmedian,
+                      [a], tol="exact", signed_zero=False)
+            for c in (0, 1):
+                for w in (0, 1):
+                    for n in ("var_mean", "std_mean"):
+                        check("%s %s %s c=%d %d" % (n, dn(dt), list(sh), c, w),
+                              lambda t, n=n, c=c, w=w: getattr(torch, n)(t, unbiased=bool(c))[w],
+                              _pair_c(getattr(L, "clt_" + n), w, c), [no_inf], tol="red")
+            for d in range(-max(nd, 1) - 1, max(nd, 1) + 1):
+                for k in (0, 1):
+                    tag = "%s %s d=%d k=%d" % (dn(dt), list(sh), d, k)
+                    for w in (0, 1) if nd or not k else ():  # torch 1.13: [1], resizing
+                        check("aminmax_dim %s %d" % (tag, w),
+                              lambda t, d=d, k=k, w=w: torch.aminmax(t, dim=d, keepdim=bool(k))[w],
+                              _pair_c(L.clt_aminmax_dim, w, d, k), [a], tol="exact")
+                    for n in ("nansum", "nanmean"):
+                        check("%s_dim %s" % (n, tag),
+                              lambda t, n=n, d=d, k=k: getattr(torch, n)(t, d, keepdim=bool(k)),
+                              lambda p, o, n=n, d=d, k=k: getattr(L, "clt_%s_dim" % n)(p, d, k, o),
+                              [a], tol="red")
+                    for n in ("var_mean", "std_mean"):
+                        for w in (0, 1):
+                            check("%s_dim %s %d" % (n, tag, w),
+                                  lambda t, n=n, d=d, k=k, w=w: getattr(torch, n)(
+                                      t, d, correction=1, keepdim=bool(k))[w],
+                                  _pair_c(getattr(L, "clt_%s_dim" % n), w, d, 1.0, k),
+                                  [no_inf], tol="red")
+                    # values on tied data; mode's indices too where torch's rule is
+                    # known (its std::sort is an insertion sort up to 16 elements)
+                    size = sh[d] if nd and -nd <= d < nd else 1
+                    for n in ("median", "nanmedian", "mode"):
+                        for w in ((0, 1) if n == "mode" and size <= 16 else (0,)):
+                            check("%s_dim %s %d" % (n, tag, w),
+                                  lambda t, n=n, d=d, k=k, w=w: getattr(torch, n)(
+                                      t, d, keepdim=bool(k))[w],
+                                  _pair_c(getattr(L, "clt_" + (n if n == "mode" else n + "_dim")),
+                                          w, d, k), [no_nan if n == "mode" else a], tol="exact",
+                                  signed_zero=False)
+                    if dt != torch.bool:
+                        for kk in sorted({1, (size + 1) // 2, size, size + 1, 0}):
+                            check("kthvalue %s kk=%d" % (tag, kk),
+                                  lambda t, d=d, k=k, kk=kk: torch.kthvalue(t, kk, d, bool(k))[0],
+                                  _pair_c(L.clt_kthvalue, 0, kk, d, k), [a], tol="exact",
+                                  signed_zero=False)
+    # indices where torch's choice is unique: distinct values, and NaNs
+    distinct = torch.randperm(60, generator=G).to(f).reshape(3, 4, 5) - 30
+    nans = distinct.clone()  # at most one NaN a slice: torch's pick among NaNs varies
+    nans[0, 1, 2] = nans[1, 2, 3] = nans[2, 0, 0] = float("nan")
+    for name, a in (("distinct", distinct), ("nan", nans)):
+        for d in (0, 1, 2, -1):
+            for n in ("median", "nanmedian"):
+                check("%s_dim indices %s d=%d" % (n, name, d),
+                      lambda t, n=n, d=d: getattr(torch, n)(t, d)[1],
+                      _pair_c(getattr(L, "clt_%s_dim" % n), 1, d, 0), [a], tol="exact")
+            for kk in range(1, a.shape[d] + 1):
+                check("kthvalue indices %s d=%d kk=%d" % (name, d, kk),
+                      lambda t, d=d, kk=kk: torch.kthvalue(t, kk, d)[1],
+                      _pair_c(L.clt_kthvalue, 1, kk, d, 0), [a], tol="exact")
+    # views
+    views = [In(data((5, 6), f, lo=-2, hi=2).round(), ("T",)),
+             In(data((4, 11), f, special=True), ("S", 1, 2, 10, 3)),
+             In(data((6, 7, 8), d64, lo=-3, hi=3).round(), ("V", [("perm", (2, 0, 1))])),
+             In(data((1, 5), f), ("E", (3, 5)))]
+    for i, v in enumerate(views):
+        for d in (0, -1):
+            # torch 1.13's median and mode of an expanded tensor are garbage
+            # (they sort its stride-0 storage in place)
+            for n in ("median", "nanmedian", "mode") if i < 3 else ():
+                check("%s_dim view %d d=%d" % (n, i, d),
+                      lambda t, n=n, d=d: getattr(torch, n)(t, d)[0],
+                      _pair_c(getattr(L, "clt_" + (n if n == "mode" else n + "_dim")), 0, d, 0),
+                      [v], tol="exact")
+            check("amax view %d d=%d" % (i, d), lambda t, d=d: torch.amax(t, (d,)),
+                  lambda p, o, d=d: L.clt_amax(p, _ints((d,)), 1, 0, o), [v], tol="exact")
+            check("quantile view %d d=%d" % (i, d), lambda t, d=d: torch.quantile(t, 0.3, d),
+                  lambda p, o, d=d: L.clt_quantile(p, None, 0.3, C.byref(C.c_int(d)), 0, 0, o),
+                  [v], tol="tr")
+    # quantile and nanquantile: q numbers and tensors, dims, interpolations
+    qa = [data((4, 7), dt, special=True) for dt in FLOATS]
+    qa += [data((3, 6), d64, lo=-2, hi=2).round(), torch.tensor([[float("nan")] * 3, [1., 2, 3]])]
+    for a in qa:
+        for nan in (0, 1):
+            tq = getattr(torch, "nanquantile" if nan else "quantile")
+            cq = getattr(L, "clt_nanquantile" if nan else "clt_quantile")
+            for ii, interp in enumerate(QINTERP):
+                for dim in (None, 0, 1, -1):
+                    for k in (0, 1):
+                        for q in (0.0, 0.3, 0.5, 0.75, 1.0, 1.5):
+                            check("%s %s %s q=%r d=%s k=%d %s" % (
+                                      tq.__name__, dn(a.dtype), list(a.shape), q, dim, k, interp),
+                                  lambda t, q=q, dim=dim, k=k, interp=interp, tq=tq: tq(
+                                      t, q, dim, bool(k), interpolation=interp),
+                                  lambda p, o, q=q, dim=dim, k=k, ii=ii, cq=cq: cq(
+                                      p, None, q, None if dim is None else C.byref(C.c_int(dim)),
+                                      k, ii, o), [a], tol="tr", signed_zero=False)
+                        qs = torch.tensor([0.1, 0.5, 0.9, 0.0], dtype=a.dtype)
+                        check("%s q tensor %s d=%s k=%d %s" % (tq.__name__, dn(a.dtype), dim, k,
+                                                                interp),
+                              lambda t, q, dim=dim, k=k, interp=interp, tq=tq: tq(
+                                  t, q, dim, bool(k), interpolation=interp),
+                              lambda p, q, o, dim=dim, k=k, ii=ii, cq=cq: cq(
+                                  p, q, 0.0, None if dim is None else C.byref(C.c_int(dim)), k,
+                                  ii, o), [a, qs], tol="tr", signed_zero=False)
+    # refusals
+    check("quantile int", lambda t: torch.quantile(t, 0.5),
+          lambda p, o: L.clt_quantile(p, None, 0.5, None, 0, 0, o), [data((3,), torch.int32)])
+    check("quantile empty", lambda t: torch.quantile(t, 0.5),
+          lambda p, o: L.clt_quantile(p, None, 0.5, None, 0, 0, o), [torch.zeros(2, 0)])
+    check("quantile q 2-d", lambda t, q: torch.quantile(t, q),
+          lambda p, q, o: L.clt_quantile(p, q, 0, None, 0, 0, o),
+          [data((3,), f), torch.full((1, 1), 0.5)])
+    check("quantile q out of range", lambda t, q: torch.quantile(t, q),
+          lambda p, q, o: L.clt_quantile(p, q, 0, None, 0, 0, o),
+          [data((3,), f), torch.tensor([0.5, -0.1])])
+    check("quantile q dtype", lambda t, q: torch.quantile(t, q),
+          lambda p, q, o: L.clt_quantile(p, q, 0, None, 0, 0, o),
+          [data((3,), f), torch.tensor([0.5], dtype=d64)])
+    check("amax repeated dim", lambda t: torch.amax(t, (0, -2)),
+          lambda p, o: L.clt_amax(p, _ints((0, -2)), 2, 0, o), [data((2, 3), f)])
+    check("nanmean int", torch.nanmean, L.clt_nanmean, [data((3,), torch.int64)])
+    check("median bool", torch.median, L.clt_median, [data((3,), torch.bool)])
+    check("kthvalue bool", lambda t: torch.kthvalue(t, 1, 0)[0], _pair_c(L.clt_kthvalue, 0, 1, 0, 0),
+          [data((3,), torch.bool)])
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -4557,6 +4761,9 @@ def main():
                 index_more,
                 activations,
                 nn_init]
+
+
+                reduce_stats]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -9,6 +9,7 @@
  * attention, recurrent layers, clones), data loaders, torch.linalg (inv,
  * solve, det, slogdet, cholesky), scaled_dot_product_attention,
  * autograd.grad, retain_grad, tensor hooks and checkpoint (group new3),
+ * the statistics of reduce.h (group stats),
  * and tight device memory limits and refused host allocations
  * that make calls fail half-way)
  * on random shapes (empty, huge and overflowing ones included), dtypes,
@@ -1530,6 +1531,118 @@ static void op_sort(fz *f)
         expect_meta(f, idx, nd, want, CLT_INT64, clt_tensor_device(a));
     if (op)
         store(f, out);
+    if (ip)
+        store(f, idx);
+}
+
+/* The shape of a reduction of a over the dims of a list (ndims 0: every
+ * dim) into want; -1 when the list names a dim twice or one out of range
+ * (the call must fail).  *empty: it reduces a size-0 dim, or an empty
+ * tensor with no dims (amax and amin must fail). */
+static int dims_shape(const clt_tensor *a, const int *dims, int ndims, int keep, int64_t *want,
+                      int *empty)
+{
+    int nd = clt_tensor_ndim(a), wnd = 0;
+    unsigned mask = ndims ? 0u : (1u << nd) - 1u;
+    *empty = !ndims && nd && clt_tensor_numel(a) == 0;
+    for (int i = 0; i < ndims; i++) {
+        int w = wrap_dim(dims[i], nd);
+        if (w < 0 || (nd && (mask >> w) & 1u))
+            return -1;
+        if (nd)
+            mask |= 1u << w;
+    }
+    for (int i = 0; i < nd; i++) {
+        if (!((mask >> i) & 1u))
+            want[wnd++] = clt_tensor_shape(a)[i];
+        else {
+            *empty |= clt_tensor_shape(a)[i] == 0;
+            if (keep)
+                want[wnd++] = 1;
+        }
+    }
+    return wnd;
+}
+
+/* reduce.h's statistics: amax/amin and count_nonzero over dim lists,
+ * nansum, nanmean, median, nanmedian, kthvalue, mode and quantile: their
+ * shapes, dtypes and refusals, values and indices together. */
+static void op_stats(fz *f)
+{
+    clt_tensor *a = rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_tensor *idx = SENT, **ip = chance(f, 30) ? NULL : &idx;
+    clt_status st;
+    int nd = a ? clt_tensor_ndim(a) : 0;
+    int d = rand_dim(f, nd), keep = (int)pick(f, 2), ndims = (int)pick(f, 3);
+    int dims[2] = {rand_dim(f, nd), rand_dim(f, nd)};
+    int64_t k = chance(f, 10) ? (int64_t)pick(f, 40) - 20 : 1 + (int64_t)pick(f, 4);
+    double q = chance(f, 90) ? (double)pick(f, 5) / 4 : rand_scalar(f);
+    uint32_t which = pick(f, 11);
+    int pair = which >= 6 && which <= 9;
+    switch (which) {
+    case 0: CALL("clt_amax", clt_amax(a, dims, ndims, keep, op)); break;
+    case 1: CALL("clt_amin", clt_amin(a, dims, ndims, keep, op)); break;
+    case 2: CALL("clt_nansum_dim", clt_nansum_dim(a, d, keep, op)); break;
+    case 3: CALL("clt_nanmean_dim", clt_nanmean_dim(a, d, keep, op)); break;
+    case 4: CALL("clt_count_nonzero", clt_count_nonzero(a, dims, ndims, op)); break;
+    case 5: CALL("clt_median", clt_median(a, op)); break;
+    case 6: CALL("clt_median_dim", clt_median_dim(a, d, keep, op, ip)); break;
+    case 7: CALL("clt_nanmedian_dim", clt_nanmedian_dim(a, d, keep, op, ip)); break;
+    case 8: CALL("clt_kthvalue", clt_kthvalue(a, k, d, keep, op, ip)); break;
+    case 9: CALL("clt_mode", clt_mode(a, d, keep, op, ip)); break;
+    default:
+        CALL("clt_quantile", clt_quantile(a, NULL, q, chance(f, 30) ? NULL : &d, keep,
+                                          (clt_quantile_interp)pick(f, 6), op));
+        break;
+    }
+    if (!pair)
+        ip = NULL;
+    int ok = result(f, st, op, out);
+    if (ip && (ok ? idx == NULL || idx == SENT : idx != NULL))
+        die(f, "status %s but *indices is %p", clt_status_name(st), (void *)idx);
+    if (!ok)
+        return;
+    if (!a)
+        die(f, "succeeded on a NULL operand");
+    clt_dtype in = clt_tensor_dtype(a), dt = in;
+    int64_t want[16];
+    int wnd = 0;
+    if (which == 10) {
+        if (in != CLT_FLOAT32 && in != CLT_FLOAT64)
+            die(f, "quantile of a %s tensor succeeded", clt_dtype_name(in));
+        if (!(q >= 0 && q <= 1))
+            die(f, "quantile of q %g succeeded", q);
+        check_tensor(f, out);
+        store(f, out);
+        return;
+    }
+    if (which <= 1 || which == 4) {
+        int empty;
+        wnd = dims_shape(a, dims, ndims, which == 4 ? 0 : keep, want, &empty);
+        if (wnd < 0 || (empty && which != 4))
+            die(f, "a bad dim list (%d: %d, %d) accepted", ndims, dims[0], dims[1]);
+        if (which == 4)
+            dt = CLT_INT64;
+    } else if (which == 5) {
+        if (in == CLT_BOOL)
+            die(f, "median of a bool tensor succeeded");
+    } else {
+        wnd = reduced_shape(f, a, d, keep, 0, want);
+        if (which == 2 && !is_float(in))
+            dt = CLT_INT64;
+        if (which == 3 && !is_float(in))
+            die(f, "nanmean of a %s tensor succeeded", clt_dtype_name(in));
+        if (which >= 6 && which <= 8 && in == CLT_BOOL)
+            die(f, "%s of a bool tensor succeeded", f->call);
+        if (pair && (nd ? clt_tensor_shape(a)[wrap_dim(d, nd)] : 1) == 0)
+            die(f, "%s over a size-0 dim succeeded", f->call);
+    }
+    /* Both checked before either is stored: storing may free a. */
+    expect_meta(f, out, wnd, want, dt, clt_tensor_device(a));
+    if (ip)
+        expect_meta(f, idx, wnd, want, CLT_INT64, clt_tensor_device(a));
+    store(f, out);
     if (ip)
         store(f, idx);
 }
@@ -4511,6 +4624,7 @@ static struct {
     {"shape", op_shape, 4},
     {"new3", op_new3, 4},
     {"index2", op_index_more, 4},
+    {"stats", op_stats, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -1114,6 +1114,122 @@ case("logcumsumexp 3-d middle", lambda x: torch.logcumsumexp(x, 1),
 case("logcumsumexp 0-d", lambda x: torch.logcumsumexp(x, 0),
      lambda x: call("clt_logcumsumexp", x, 0), [2.5])
 
+
+
+# ---- reduce.h's statistics: gradients routed as torch's, node names ------------------
+proto("clt_grad_fn_name", [P], C.c_char_p)
+for _n in ("clt_amax", "clt_amin"):
+    proto(_n, [P, P, C.c_int, C.c_int, PP])
+for _n in ("clt_nansum", "clt_nanmean", "clt_median", "clt_nanmedian"):
+    proto(_n, [P, PP])
+for _n in ("clt_nansum_dim", "clt_nanmean_dim"):
+    proto(_n, [P, C.c_int, C.c_int, PP])
+for _n in ("clt_median_dim", "clt_nanmedian_dim", "clt_mode"):
+    proto(_n, [P, C.c_int, C.c_int, PP, P])
+proto("clt_kthvalue", [P, C.c_int64, C.c_int, C.c_int, PP, P])
+for _n in ("clt_var_mean_dim", "clt_std_mean_dim"):
+    proto(_n, [P, C.c_int, C.c_double, C.c_int, PP, PP])
+for _n in ("clt_quantile", "clt_nanquantile"):
+    proto(_n, [P, P, C.c_double, P, C.c_int, C.c_int, PP])
+proto("clt_add", [P, P, PP])
+
+
+def stat_named(name, tfn, cfn, inputs, want):
+    """case() plus cltensor's node name, which must be want (torch's)."""
+    def c2(*cx):
+        y = cfn(*cx)
+        got = L.clt_grad_fn_name(y)
+        if got != want.encode():
+            print("FAIL %s: node name %s, want %s" % (name, got, want))
+            raise RuntimeError("node name")
+        return y
+    def t2(*tx):
+        y = tfn(*tx)
+        assert y.grad_fn.name() == want, y.grad_fn.name()
+        return y
+    case(name, t2, c2, inputs)
+
+
+def _two(fname, *args, second=False):
+    def run(x):
+        a, b = P(), P()
+        st = getattr(L, fname)(x, *args, C.byref(a), C.byref(b))
+        if st != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+        return call("clt_add", a, b) if second else a
+    return run
+
+
+_r = np.random.default_rng(11)
+tied = np.round(_r.standard_normal((4, 6)) * 1.5)           # many ties
+uniq = _r.standard_normal((3, 5, 4))                         # none
+withnan = uniq.copy()
+withnan[0, 1, 2] = withnan[2, 3, 0] = withnan[1, 4, 3] = np.nan
+onenan = uniq.copy()  # which of several NaNs torch's unstable sort puts last: accident
+onenan[1, 2, 3] = np.nan
+nan_tied = tied.copy()
+nan_tied[1, 2] = nan_tied[3, 0] = np.nan
+for dims in ((), (0,), (1,), (0, 1), (-1, 0)):
+    for k in (0, 1):
+        for nm in ("amax", "amin"):
+            stat_named("%s tied dims=%s k=%d" % (nm, dims, k),
+                       lambda t, nm=nm, dims=dims, k=k: getattr(torch, nm)(t, dims, bool(k)),
+                       lambda x, nm=nm, dims=dims, k=k: call("clt_" + nm, x, _ints(*dims),
+                                                             len(dims), k),
+                       [tied], nm.capitalize() + "Backward0")
+stat_named("amax nan row", lambda t: torch.amax(t, 1), lambda x: call("clt_amax", x, _ints(1), 1, 0),
+           [nan_tied], "AmaxBackward0")
+stat_named("nansum", torch.nansum, lambda x: call("clt_nansum", x), [withnan], "NansumBackward0")
+stat_named("nanmean", torch.nanmean, lambda x: call("clt_nanmean", x), [withnan], "DivBackward0")
+for d in (0, 1, -1):
+    for k in (0, 1):
+        stat_named("nansum_dim d=%d k=%d" % (d, k), lambda t, d=d, k=k: torch.nansum(t, d, bool(k)),
+                   lambda x, d=d, k=k: call("clt_nansum_dim", x, d, k), [withnan],
+                   "NansumBackward0")
+        stat_named("nanmean_dim d=%d k=%d" % (d, k),
+                   lambda t, d=d, k=k: torch.nanmean(t, d, bool(k)),
+                   lambda x, d=d, k=k: call("clt_nanmean_dim", x, d, k), [withnan], "DivBackward0")
+        for nm, node in (("median", "MedianBackward1"), ("nanmedian", "NanmedianBackward1")):
+            for name, xin in (("uniq", uniq), ("nan", withnan)):
+                stat_named("%s_dim %s d=%d k=%d" % (nm, name, d, k),
+                           lambda t, nm=nm, d=d, k=k: getattr(torch, nm)(t, d, bool(k))[0],
+                           lambda x, nm=nm, d=d, k=k: call("clt_%s_dim" % nm, x, d, k, after=(None,)),
+                           [xin], node)
+        for kk in (1, 3):
+            stat_named("kthvalue d=%d k=%d kk=%d" % (d, k, kk),
+                       lambda t, d=d, k=k, kk=kk: torch.kthvalue(t, kk, d, bool(k))[0],
+                       lambda x, d=d, k=k, kk=kk: call("clt_kthvalue", x, kk, d, k, after=(None,)),
+                       [uniq], "KthvalueBackward0")
+        stat_named("mode tied d=%d k=%d" % (d, k), lambda t, d=d, k=k: torch.mode(t, d, bool(k))[0],
+                   lambda x, d=d, k=k: call("clt_mode", x, d, k, after=(None,)), [tied],
+                   "ModeBackward0")
+        for nm in ("var_mean", "std_mean"):
+            for c in (0.0, 1.0):
+                case("%s_dim d=%d k=%d c=%g" % (nm, d, k, c),
+                     lambda t, nm=nm, d=d, k=k, c=c: sum(getattr(torch, nm)(
+                         t, d, correction=int(c), keepdim=bool(k))),
+                     _two("clt_%s_dim" % nm, d, c, k, second=True), [uniq])
+for nm, node in (("median", "MedianBackward0"), ("nanmedian", "NanmedianBackward0")):
+    for name, xin in (("tied", tied), ("nan", nan_tied), ("uniq", uniq)):
+        stat_named("%s %s" % (nm, name), getattr(torch, nm), lambda x, nm=nm: call("clt_" + nm, x),
+                   [xin], node)
+for nan in (0, 1):
+    tq = torch.nanquantile if nan else torch.quantile
+    for ii, interp in enumerate(["linear", "lower", "higher", "midpoint", "nearest"]):
+        for dim in (None, 0, -1):
+            for q in (0.0, 0.3, 0.5, 1.0):
+                # torch's sort orders ties in slices over 16 long by accident: ties
+                # only along the short dims
+                for name, xin in ((("tied", tied), ("nan", nan_tied)) if dim is not None else
+                                  (("uniq", uniq), ("one nan", onenan))):
+                    case("%s %s q=%g d=%s %s" % (tq.__name__, name, q, dim, interp),
+                         lambda t, q=q, dim=dim, interp=interp, tq=tq: tq(
+                             t, q, dim, interpolation=interp),
+                         lambda x, q=q, dim=dim, ii=ii, nan=nan: call(
+                             "clt_nanquantile" if nan else "clt_quantile", x, None, q,
+                             None if dim is None else C.byref(C.c_int(dim)), 0, ii),
+                         [xin])
+
 hook_case()
 
 # ---- take, index_fill, index_copy, index_put, masked_select, masked_scatter,

@@ -536,7 +536,29 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_poisson, T, clt_poisson(f->gen, f->i32, &o->t))                                    \
     X(clt_multinomial, T, clt_multinomial(f->gen, f->f, 0, 1, &o->t))                        \
     X(clt_normal_tensor, T, clt_normal_tensor(f->gen, f->f, f->f2, &o->t))                   \
-    X(clt_randint_like, T, clt_randint_like(f->gen, f->i32, 5, 1, &o->t))
+    X(clt_randint_like, T, clt_randint_like(f->gen, f->i32, 5, 1, &o->t))                    \
+    /* reduce.h: more reductions */                                                          \
+    X(clt_amax, T, clt_amax(f->f, dim7, 1, 0, &o->t))                                        \
+    X(clt_amin, T, clt_amin(f->e, NULL, 0, 0, &o->t))                                        \
+    X(clt_aminmax, T | T2, clt_aminmax(f->e, &o->t, &o->t2))                                 \
+    X(clt_aminmax_dim, T | T2, clt_aminmax_dim(f->f, 5, 0, &o->t, &o->t2))                   \
+    X(clt_nansum, T, clt_nansum(NULL, &o->t))                                                \
+    X(clt_nansum_dim, T, clt_nansum_dim(f->f, 5, 0, &o->t))                                  \
+    X(clt_nanmean, T, clt_nanmean(f->i32, &o->t))                                            \
+    X(clt_nanmean_dim, T, clt_nanmean_dim(f->f, 5, 0, &o->t))                                \
+    X(clt_count_nonzero, T, clt_count_nonzero(f->f, perm00, 2, &o->t))                       \
+    X(clt_var_mean, T | T2, clt_var_mean(f->i32, 1, &o->t, &o->t2))                          \
+    X(clt_var_mean_dim, T | T2, clt_var_mean_dim(f->f, 5, 1, 0, &o->t, &o->t2))              \
+    X(clt_std_mean, T | T2, clt_std_mean(f->bl, 1, &o->t, &o->t2))                           \
+    X(clt_std_mean_dim, T | T2, clt_std_mean_dim(f->f, 5, 1, 0, &o->t, &o->t2))              \
+    X(clt_median, T, clt_median(f->bl, &o->t))                                               \
+    X(clt_median_dim, T | T2, clt_median_dim(f->e, 0, 0, &o->t, &o->t2))                     \
+    X(clt_nanmedian, T, clt_nanmedian(f->bl, &o->t))                                         \
+    X(clt_nanmedian_dim, T | T2, clt_nanmedian_dim(f->f, 5, 0, &o->t, &o->t2))               \
+    X(clt_kthvalue, T | T2, clt_kthvalue(f->f, 9, 1, 0, &o->t, &o->t2))                      \
+    X(clt_mode, T | T2, clt_mode(f->e, 0, 0, &o->t, &o->t2))                                 \
+    X(clt_quantile, T, clt_quantile(f->i32, NULL, 0.5, NULL, 0, CLT_QUANTILE_LINEAR, &o->t)) \
+    X(clt_nanquantile, T, clt_nanquantile(f->f, NULL, 2.0, NULL, 0, CLT_QUANTILE_LINEAR, &o->t))
 
 static int small_int[1];
 

@@ -315,6 +315,160 @@ CLT_API clt_status clt_normalize(const clt_tensor *a, double p, int dim, double 
 CLT_API clt_status clt_cosine_similarity(const clt_tensor *x1, const clt_tensor *x2, int dim,
                                          double eps, clt_tensor **out);
 
+/* ---- more reductions and order statistics --------------------------------------
+ * torch 1.13's amax, amin, aminmax, nansum, nanmean, count_nonzero,
+ * var_mean, std_mean, median, nanmedian, kthvalue, mode, quantile and
+ * nanquantile.  Functions taking a list of dims (dims, ndims) reduce each
+ * dim it names (negative ones count from the end; a dim named twice is
+ * CLT_ERR_INVALID_ARGUMENT, "dim 0 appears multiple times in the list of
+ * dims"); ndims 0 reduces every dim, as torch's dim=().  The order
+ * statistics sort each slice with clt_sort's order (NaN after every
+ * number, ties by index) and pick from it, so values are torch's; where
+ * equal values tie, the index is that of the stable sort (see each). */
+
+/* torch.amax(a, dims, keepdim) and torch.amin: the largest (smallest)
+ * elements over dims, NaN where a slice holds one; any dtype, kept.  A
+ * reduced dim of size 0 is CLT_ERR_INVALID_ARGUMENT ("Expected reduction
+ * dim 0 to have non-zero size"), as are no dims on an empty tensor.
+ * AmaxBackward0 (AminBackward0): g shared evenly among the elements of each
+ * slice equal to its result; NaN throughout a slice whose result is NaN
+ * (g / 0 * 0), as torch's.  New
+ * tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_amax(const clt_tensor *a, const int *dims, int ndims, int keepdim,
+                            clt_tensor **out);
+CLT_API clt_status clt_amin(const clt_tensor *a, const int *dims, int ndims, int keepdim,
+                            clt_tensor **out);
+
+/* torch.aminmax(a): *min and *max of every element (0-dim), a's dtype; an
+ * empty a is CLT_ERR_INVALID_ARGUMENT ("cannot compute aminmax over an
+ * empty dimension as the operation has no identity").  They are clt_amin
+ * and clt_amax, gradients included (torch 1.13 has no derivative for
+ * aminmax and fails in backward: a deliberate difference).  Both out
+ * pointers are required; on failure both are NULL.  New tensors: release
+ * each with clt_tensor_free. */
+CLT_API clt_status clt_aminmax(const clt_tensor *a, clt_tensor **min, clt_tensor **max);
+/* torch.aminmax(a, dim=dim, keepdim=keepdim); a size-0 dim is
+ * CLT_ERR_INVALID_ARGUMENT.  A 0-dim a gives 0-dim results (torch 1.13
+ * resizes them to [1] with keepdim, with a deprecation warning).  As
+ * clt_aminmax otherwise. */
+CLT_API clt_status clt_aminmax_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **min,
+                                   clt_tensor **max);
+
+/* torch.nansum: clt_sum with NaNs counted as 0 (dtypes as clt_sum: bool
+ * and integers give int64).  NansumBackward0: g, 0 at the NaNs.  New
+ * tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_nansum(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_nansum_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **out);
+
+/* torch.nanmean: the mean of the elements that are not NaN (NaN where
+ * there are none), computed as torch does, nansum / count (so the
+ * gradient's node is DivBackward0).  Floating dtypes only
+ * (CLT_ERR_DTYPE_MISMATCH).  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_nanmean(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_nanmean_dim(const clt_tensor *a, int dim, int keepdim,
+                                   clt_tensor **out);
+
+/* torch.count_nonzero(a, dims): the number of elements that are not 0
+ * (NaN counts) over dims, int64, the dims dropped.  Any dtype.  Not
+ * differentiable.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_count_nonzero(const clt_tensor *a, const int *dims, int ndims,
+                                     clt_tensor **out);
+
+/* torch.var_mean(a, correction=...): *var as clt_var and *mean as
+ * clt_mean of every element (floating dtypes only).  The gradients are
+ * those of clt_var and clt_mean: each output records its own node
+ * (VarBackward0 and MeanBackward1; torch records one VarMeanBackward0 for
+ * both).  The mean is clt_mean's: inf for a slice holding an inf where
+ * torch's one-pass (Welford) mean may give NaN, depending on where the inf
+ * sits.  Both out pointers are required; on failure both are NULL.  New
+ * tensors: release each with clt_tensor_free. */
+CLT_API clt_status clt_var_mean(const clt_tensor *a, double correction, clt_tensor **var,
+                                clt_tensor **mean);
+/* torch.var_mean(a, dim, correction=..., keepdim=...).  As clt_var_mean. */
+CLT_API clt_status clt_var_mean_dim(const clt_tensor *a, int dim, double correction,
+                                    int keepdim, clt_tensor **var, clt_tensor **mean);
+/* torch.std_mean: as clt_var_mean with clt_std (StdBackward0). */
+CLT_API clt_status clt_std_mean(const clt_tensor *a, double correction, clt_tensor **std,
+                                clt_tensor **mean);
+CLT_API clt_status clt_std_mean_dim(const clt_tensor *a, int dim, double correction,
+                                    int keepdim, clt_tensor **std, clt_tensor **mean);
+
+/* torch.median(a): the lower median of every element (the element at
+ * position (n - 1) / 2 of the sorted n), NaN if any is NaN, NaN for no
+ * elements (0 for an integer dtype, where torch casts NaN); 0-dim, a's
+ * dtype.  Numeric dtypes; bool is
+ * CLT_ERR_DTYPE_MISMATCH, as in torch.  MedianBackward0: g shared evenly
+ * among the elements equal to the result (among the NaNs when it is
+ * NaN).  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_median(const clt_tensor *a, clt_tensor **out);
+/* torch.median(a, dim, keepdim): *values the lower median of each slice
+ * (its first NaN where it has one), *indices (int64, may be NULL) where it
+ * was along dim: among equal values the one the stable sort puts at that
+ * position.  A size-0 dim is CLT_ERR_INVALID_ARGUMENT.  MedianBackward1:
+ * g to the element each index picks.  New tensors: release each with
+ * clt_tensor_free. */
+CLT_API clt_status clt_median_dim(const clt_tensor *a, int dim, int keepdim, clt_tensor **values,
+                                  clt_tensor **indices);
+/* torch.nanmedian: clt_median of the elements that are not NaN (NaN, at
+ * index 0, where all are).  NanmedianBackward0 / NanmedianBackward1.  New
+ * tensors: release each with clt_tensor_free. */
+CLT_API clt_status clt_nanmedian(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_nanmedian_dim(const clt_tensor *a, int dim, int keepdim,
+                                     clt_tensor **values, clt_tensor **indices);
+/* torch.kthvalue(a, k, dim, keepdim): the k-th smallest element of each
+ * slice (k from 1; NaN counts as the largest), *indices (may be NULL) as
+ * clt_median_dim: among equal values the k-th of the stable sort, where
+ * torch 1.13's CPU quickselect may name another of the equal elements.
+ * k outside [1, size] is CLT_ERR_INVALID_ARGUMENT ("selected number k out
+ * of range").  Not for bool.  KthvalueBackward0: g to the element picked.
+ * New tensors: release each with clt_tensor_free. */
+CLT_API clt_status clt_kthvalue(const clt_tensor *a, int64_t k, int dim, int keepdim,
+                                clt_tensor **values, clt_tensor **indices);
+/* torch.mode(a, dim, keepdim): the most frequent value of each slice, the
+ * smallest of those equally frequent, and the largest index at which it
+ * occurs (torch 1.13's CPU kernel's answer for slices of up to 16
+ * elements; on longer ones its unstable sort may name another occurrence).
+ * A NaN is equal to nothing and larger than every number here; torch's
+ * sort leaves NaN unordered, so for slices holding one its answer depends
+ * on where the NaNs sit.  Any dtype, bool included.  A size-0
+ * dim is CLT_ERR_INVALID_ARGUMENT.  ModeBackward0: g to the element
+ * picked.  New tensors: release each with clt_tensor_free. */
+CLT_API clt_status clt_mode(const clt_tensor *a, int dim, int keepdim, clt_tensor **values,
+                            clt_tensor **indices);
+
+/* torch.quantile's interpolation between the two sorted elements around
+ * the rank q * (n - 1). */
+typedef enum clt_quantile_interp {
+    CLT_QUANTILE_LINEAR,   /* torch's default */
+    CLT_QUANTILE_LOWER,
+    CLT_QUANTILE_HIGHER,
+    CLT_QUANTILE_MIDPOINT,
+    CLT_QUANTILE_NEAREST   /* the rank rounded half to even */
+} clt_quantile_interp;
+
+/* torch.quantile(a, q, dim, keepdim, interpolation): q is the tensor q (0-dim
+ * or 1-D, a's dtype and device), or the number q_value when q is NULL; each
+ * in [0, 1] (a tensor's values are read back to check them, as torch does:
+ * the host waits).  dim NULL reduces every element (keepdim then keeps
+ * every dim as size 1).  The result has a's dtype and the reduced shape,
+ * with a first dim of q's length when q is 1-D.  Computed as torch 1.13
+ * does, in a's dtype: rank q * (n - 1), n - 1 when the slice holds a NaN
+ * (so the result is NaN), then torch.lerp of the elements at floor and
+ * ceil of it.  float32 and float64 only (CLT_ERR_DTYPE_MISMATCH); an empty
+ * a is CLT_ERR_INVALID_ARGUMENT ("input tensor must be non-empty"), as is
+ * q outside [0, 1].  The gradient (one node, QuantileBackward0, where
+ * torch's composite records several) is torch's: g * (1 - w) to the lower
+ * element and g * w to the upper one, w the lerp's weight; q gets none.
+ * New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_quantile(const clt_tensor *a, const clt_tensor *q, double q_value,
+                                const int *dim, int keepdim, clt_quantile_interp interpolation,
+                                clt_tensor **out);
+/* torch.nanquantile: clt_quantile over the elements that are not NaN (NaN
+ * where a slice has none). */
+CLT_API clt_status clt_nanquantile(const clt_tensor *a, const clt_tensor *q, double q_value,
+                                   const int *dim, int keepdim,
+                                   clt_quantile_interp interpolation, clt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -386,12 +386,18 @@ clt_status clt_std(const clt_tensor *a, double correction, clt_tensor **out)
     return record(st, out, "StdBackward0", bw_var, 2, a, -1, 0, 1, correction);
 }
 
+clt_status clt__std_dim_rec(const char *fn, const clt_tensor *a, int dim, double correction,
+                            int keepdim, clt_tensor **out)
+{
+    clt_status st = clt__std_dim(a, dim, correction, keepdim, out, fn);
+    return record(st, out, "StdBackward0", bw_var, 2, a, st == CLT_OK ? node_dim(a, dim) : 0,
+                  keepdim, 1, correction);
+}
+
 clt_status clt_std_dim(const clt_tensor *a, int dim, double correction, int keepdim,
                        clt_tensor **out)
 {
-    clt_status st = clt__std_dim(a, dim, correction, keepdim, out, "clt_std_dim");
-    return record(st, out, "StdBackward0", bw_var, 2, a, st == CLT_OK ? node_dim(a, dim) : 0,
-                  keepdim, 1, correction);
+    return clt__std_dim_rec("clt_std_dim", a, dim, correction, keepdim, out);
 }
 
 /* saved: a, out.  logsumexp: g * exp(a - out), softmax along the reduced
