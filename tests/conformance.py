@@ -4760,9 +4760,7 @@ def main():
                 topk_large,
                 index_more,
                 activations,
-                nn_init]
-
-
+                nn_init,
                 reduce_stats]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
