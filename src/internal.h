@@ -1260,6 +1260,8 @@ clt_status clt__pointwise_loss_bw(int kind, const clt_tensor *x, const clt_tenso
                                   const clt_tensor *pw, double prm, int reduction,
                                   const clt_tensor *g, bool want_x, bool want_y, clt_tensor **gx,
                                   clt_tensor **gy);
+/* Error unless reduction is CLT_REDUCTION_MEAN, SUM or NONE, naming fn. */
+clt_status clt__loss_check_reduction(int reduction, const char *fn);
 
 /* ---- shape copies and constructions (src/ops/shape.c) ----------------------
  * Without autograd; the public entries are in src/autograd/grad_shape.c.
@@ -1366,6 +1368,8 @@ clt_status clt__masked_fill_rec(const char *fn, const clt_tensor *t, const clt_t
 clt_status clt__softmax_rec(const char *fn, const clt_tensor *a, int dim, clt_tensor **out);
 clt_status clt__squeeze_rec(const char *fn, const clt_tensor *t, int dim, clt_tensor **out);
 clt_status clt__unsqueeze_rec(const char *fn, const clt_tensor *t, int dim, clt_tensor **out);
+clt_status clt__vector_norm_dim_rec(const char *fn, const clt_tensor *a, double ord, int dim,
+                                   int keepdim, clt_tensor **out);
 clt_status clt__conv2d_rec(const char *fn, const clt_tensor *input, const clt_tensor *weight,
                            const clt_tensor *bias, const clt_conv2d_opts *opts,
                            clt_tensor **out);

@@ -204,6 +204,140 @@ CLT_API clt_status clt_binary_cross_entropy_with_logits(const clt_tensor *input,
 CLT_API clt_status clt_kl_div(const clt_tensor *input, const clt_tensor *target,
                               clt_reduction reduction, int log_target, clt_tensor **out);
 
+/* ---- the rest of torch.nn's losses, and distances --------------------------
+ * These are composed of recorded ops as PyTorch 1.13 composes them (or as
+ * its kernels compute them), so each records the nodes of its ops, not one
+ * node; their values and gradients are torch's formulas.  Every operand but
+ * a class index tensor may require grad and gets its gradient, where
+ * torch's own formula gives it one (a target too).  Each hands out a new
+ * tensor on the operands' device (release with clt_tensor_free): 0-d for
+ * CLT_REDUCTION_MEAN and CLT_REDUCTION_SUM, the per-sample losses for
+ * CLT_REDUCTION_NONE; the reduction must be MEAN, SUM or NONE
+ * (CLT_ERR_INVALID_ARGUMENT).  Operands promote as PyTorch's ops promote
+ * them and must promote to a floating dtype (CLT_ERR_DTYPE_UNSUPPORTED);
+ * they broadcast where torch's ops broadcast them.  A NULL operand is
+ * CLT_ERR_NULL_ARGUMENT; operands on two devices CLT_ERR_DEVICE_MISMATCH.
+ * "Kink" below is where a clamp's argument is exactly 0: clamp_min passes
+ * the gradient there, as torch's; relu (multi_margin, multilabel_margin)
+ * does not, as torch's kernels' z > 0. */
+
+/* F.margin_ranking_loss: max(0, -y (x1 - x2) + margin).  The three have
+ * one number of dimensions (CLT_ERR_SHAPE_MISMATCH otherwise, torch's "All
+ * input tensors should have same dimension") and broadcast. */
+CLT_API clt_status clt_margin_ranking_loss(const clt_tensor *input1, const clt_tensor *input2,
+                                           const clt_tensor *target, double margin,
+                                           clt_reduction reduction, clt_tensor **out);
+
+/* F.hinge_embedding_loss (margin 1 in torch): x where y != -1 (y == 1 in
+ * use) plus max(0, margin - x) where y != 1; input and target broadcast. */
+CLT_API clt_status clt_hinge_embedding_loss(const clt_tensor *input, const clt_tensor *target,
+                                            double margin, clt_reduction reduction,
+                                            clt_tensor **out);
+
+/* F.soft_margin_loss: log1p(exp(-y x)), as torch computes it (so y x below
+ * about -88 in float32 gives inf, as there). */
+CLT_API clt_status clt_soft_margin_loss(const clt_tensor *input, const clt_tensor *target,
+                                        clt_reduction reduction, clt_tensor **out);
+
+/* F.multilabel_soft_margin_loss: -(y logsigmoid(x) + (1 - y)
+ * logsigmoid(-x)) times weight (NULL, or broadcasting to input: one per
+ * class), averaged over the last (class) dimension; NONE gives input's
+ * shape without it.  input at least 1-D; target of its shape
+ * (CLT_ERR_SHAPE_MISMATCH), promoted with it.  Computed with
+ * clt_binary_cross_entropy_with_logits' stable kernel, whose messages
+ * may show. */
+CLT_API clt_status clt_multilabel_soft_margin_loss(const clt_tensor *input,
+                                                   const clt_tensor *target,
+                                                   const clt_tensor *weight,
+                                                   clt_reduction reduction, clt_tensor **out);
+
+/* F.multilabel_margin_loss: input [N, C] or [C] (or 0-d), target int64 of
+ * its shape holding each sample's class indices, ended by the first
+ * negative one; each sample's loss is sum over its targets j and the
+ * classes i that are not targets of max(0, 1 - (x[y_j] - x[i])), divided
+ * by C; NONE gives [N], or 0-d for a vector input.  The target is read to
+ * the host (the call waits for it).  Works in O(N C^2) device memory.
+ * Errors: CLT_ERR_SHAPE_MISMATCH ("Expected non-empty vector or matrix
+ * with optional 0-dim batch size", "inconsistent size"),
+ * CLT_ERR_DTYPE_MISMATCH for a target that is not int64,
+ * CLT_ERR_INDEX_OUT_OF_RANGE for a label >= C. */
+CLT_API clt_status clt_multilabel_margin_loss(const clt_tensor *input, const clt_tensor *target,
+                                              clt_reduction reduction, clt_tensor **out);
+
+/* F.multi_margin_loss (p 1, margin 1 in torch): input [N, C] or [C] (or
+ * 0-d), target int64 [N] (or one element); each sample's loss is sum over
+ * i != y of max(0, margin - x[y] + x[i])^p w[y], divided by C.  weight:
+ * NULL or C floating values, which may not require grad (as for
+ * loss.h's other weights).  NONE gives [N], 0-d for a 0-d target.  The
+ * target is read to the host (the call waits for it).  Errors:
+ * CLT_ERR_INVALID_ARGUMENT for p other than 1 and 2, or a weight that
+ * requires grad; CLT_ERR_SHAPE_MISMATCH ("inconsistent target size",
+ * "inconsistent weight size"); CLT_ERR_DTYPE_MISMATCH for a target that
+ * is not int64; CLT_ERR_INDEX_OUT_OF_RANGE for a target outside [0, C). */
+CLT_API clt_status clt_multi_margin_loss(const clt_tensor *input, const clt_tensor *target,
+                                         int p, double margin, const clt_tensor *weight,
+                                         clt_reduction reduction, clt_tensor **out);
+
+/* F.cosine_embedding_loss (margin 0 in torch): with cos = sum(x1 x2) /
+ * sqrt((sum x1^2 + 1e-12)(sum x2^2 + 1e-12)) over the last dimension,
+ * 1 - cos where y == 1, max(0, cos - margin) where y == -1, 0 elsewhere.
+ * target 1-D [N] with inputs [N, D], or 0-d with inputs [D]
+ * (CLT_ERR_SHAPE_MISMATCH otherwise, torch's wording). */
+CLT_API clt_status clt_cosine_embedding_loss(const clt_tensor *input1, const clt_tensor *input2,
+                                             const clt_tensor *target, double margin,
+                                             clt_reduction reduction, clt_tensor **out);
+
+/* F.pairwise_distance (p 2, eps 1e-6, keepdim 0 in torch): the p-norm of
+ * x1 - x2 + eps over the last dimension of their broadcast (as
+ * clt_vector_norm_dim, whose gradient is 0 where the norm is 0); keepdim
+ * non-zero keeps it with size 1.  p must be >= 0
+ * (CLT_ERR_INVALID_ARGUMENT). */
+CLT_API clt_status clt_pairwise_distance(const clt_tensor *x1, const clt_tensor *x2, double p,
+                                         double eps, int keepdim, clt_tensor **out);
+
+/* F.triplet_margin_loss (margin 1, p 2, eps 1e-6, swap 0 in torch):
+ * max(0, margin + d(a, pos) - d(a, neg)) with d clt_pairwise_distance(p,
+ * eps); with swap, d(a, neg) is replaced by the smaller of it and
+ * d(pos, neg).  The three have one number of dimensions
+ * (CLT_ERR_SHAPE_MISMATCH otherwise). */
+CLT_API clt_status clt_triplet_margin_loss(const clt_tensor *anchor, const clt_tensor *positive,
+                                           const clt_tensor *negative, double margin, double p,
+                                           double eps, int swap, clt_reduction reduction,
+                                           clt_tensor **out);
+
+/* F.poisson_nll_loss (log_input 1, full 0, eps 1e-8 in torch): exp(x) - y x
+ * with log_input, else x - y log(x + eps); full adds Stirling's
+ * y log(y) - y + 0.5 log(2 pi y) where y > 1. */
+CLT_API clt_status clt_poisson_nll_loss(const clt_tensor *input, const clt_tensor *target,
+                                        int log_input, int full, double eps,
+                                        clt_reduction reduction, clt_tensor **out);
+
+/* F.gaussian_nll_loss (full 0, eps 1e-6 in torch): 0.5 (log(v) +
+ * (x - y)^2 / v) (+ 0.5 log(2 pi) with full), v = max(var, eps), whose
+ * gradient passes to var whole (torch clamps under no_grad).  var has
+ * input's shape, or input's without the last dimension (one variance per
+ * row, unsqueezed), or that with a last dimension of 1, as torch 1.13
+ * (CLT_ERR_SHAPE_MISMATCH, "var is of incorrect size", otherwise); a
+ * negative entry is CLT_ERR_INVALID_ARGUMENT ("var has negative
+ * entry/entries"), for which the call reads var's check to the host (it
+ * waits). */
+CLT_API clt_status clt_gaussian_nll_loss(const clt_tensor *input, const clt_tensor *target,
+                                         const clt_tensor *var, int full, double eps,
+                                         clt_reduction reduction, clt_tensor **out);
+
+/* torch.cdist(x1, x2, p) (p 2 in torch) with torch's default compute_mode:
+ * x1 [..., P, M], x2 [..., R, M] (batch dimensions broadcast) give
+ * [..., P, R], the p-norm distance between rows.  For p == 2 with P or R
+ * above 25, sqrt(clamp_min(|a|^2 - 2 a.b + |b|^2, 1e-30)) through one
+ * matmul, as torch's "use_mm_for_euclid_dist_if_necessary" (faster, less
+ * exact for near points); otherwise the exact norm of the differences, in
+ * O(P R M) memory.  Errors: CLT_ERR_SHAPE_MISMATCH for fewer than 2
+ * dimensions or column counts that differ, CLT_ERR_DTYPE_UNSUPPORTED for
+ * integer operands, CLT_ERR_DTYPE_MISMATCH for two dtypes,
+ * CLT_ERR_INVALID_ARGUMENT for p < 0 or NaN. */
+CLT_API clt_status clt_cdist(const clt_tensor *x1, const clt_tensor *x2, double p,
+                             clt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif

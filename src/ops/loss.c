@@ -62,6 +62,11 @@ static clt_status check_reduction(int reduction, bool batchmean, const char *fn)
                       fn, reduction, batchmean ? ", CLT_REDUCTION_BATCHMEAN" : "");
 }
 
+clt_status clt__loss_check_reduction(int reduction, const char *fn)
+{
+    return check_reduction(reduction, false, fn);
+}
+
 static clt_status check_same_dtype(const clt_tensor *a, const clt_tensor *b, const char *what,
                                    const char *fn)
 {
