@@ -208,8 +208,10 @@ CLT_API clt_status clt_kl_div(const clt_tensor *input, const clt_tensor *target,
  * These are composed of recorded ops as PyTorch 1.13 composes them (or as
  * its kernels compute them), so each records the nodes of its ops, not one
  * node; their values and gradients are torch's formulas.  Every operand but
- * a class index tensor may require grad and gets its gradient, where
- * torch's own formula gives it one (a target too).  Each hands out a new
+ * a class index tensor may require grad and gets its gradient where
+ * torch's composition gives it one (margin_ranking's, poisson_nll's and
+ * gaussian_nll's targets too; hinge_embedding's and cosine_embedding's
+ * targets only select, and get none).  Each hands out a new
  * tensor on the operands' device (release with clt_tensor_free): 0-d for
  * CLT_REDUCTION_MEAN and CLT_REDUCTION_SUM, the per-sample losses for
  * CLT_REDUCTION_NONE; the reduction must be MEAN, SUM or NONE
@@ -235,7 +237,9 @@ CLT_API clt_status clt_hinge_embedding_loss(const clt_tensor *input, const clt_t
                                             clt_tensor **out);
 
 /* F.soft_margin_loss: log1p(exp(-y x)), as torch computes it (so y x below
- * about -88 in float32 gives inf, as there). */
+ * about -88 in float32 gives inf, as there).  A target that requires grad
+ * is refused while grad mode is on (CLT_ERR_INVALID_ARGUMENT), as torch
+ * 1.13 refuses it. */
 CLT_API clt_status clt_soft_margin_loss(const clt_tensor *input, const clt_tensor *target,
                                         clt_reduction reduction, clt_tensor **out);
 
