@@ -460,7 +460,29 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_cyclic_lr, SCHED,                                                                  \
       clt_cyclic_lr(f->opt, 0.01, 0.1, 0, 2, NULL, 1.0, NULL, NULL, NULL, 0, 0.8, 0.9, &o->sched)) \
     /* optim.h: Adadelta */                                                                  \
-    X(clt_adadelta, OPT, clt_adadelta(f->pair, 1, &bad_adadelta, &o->opt))
+    X(clt_adadelta, OPT, clt_adadelta(f->pair, 1, &bad_adadelta, &o->opt))                  \
+    /* loss.h: the rest of torch.nn's losses */                                              \
+    X(clt_margin_ranking_loss, T,                                                            \
+      clt_margin_ranking_loss(f->f, f->f2, f->f, 0, CLT_REDUCTION_MEAN, &o->t))              \
+    X(clt_hinge_embedding_loss, T,                                                           \
+      clt_hinge_embedding_loss(f->f, f->f2, 1, CLT_REDUCTION_MEAN, &o->t))                   \
+    X(clt_soft_margin_loss, T, clt_soft_margin_loss(f->f, f->f2, CLT_REDUCTION_MEAN, &o->t)) \
+    X(clt_multilabel_soft_margin_loss, T,                                                    \
+      clt_multilabel_soft_margin_loss(f->f, f->e, NULL, CLT_REDUCTION_MEAN, &o->t))          \
+    X(clt_multilabel_margin_loss, T,                                                         \
+      clt_multilabel_margin_loss(f->f, f->f, CLT_REDUCTION_MEAN, &o->t))                     \
+    X(clt_multi_margin_loss, T,                                                              \
+      clt_multi_margin_loss(f->f, f->i32, 1, 1, NULL, CLT_REDUCTION_MEAN, &o->t))            \
+    X(clt_cosine_embedding_loss, T,                                                          \
+      clt_cosine_embedding_loss(f->f, f->f, f->f, 0, CLT_REDUCTION_MEAN, &o->t))             \
+    X(clt_pairwise_distance, T, clt_pairwise_distance(f->f, f->f2, 2, 1e-6, 0, &o->t))       \
+    X(clt_triplet_margin_loss, T,                                                            \
+      clt_triplet_margin_loss(f->f, f->f, f->e, 1, -1, 1e-6, 0, CLT_REDUCTION_MEAN, &o->t))  \
+    X(clt_poisson_nll_loss, T,                                                               \
+      clt_poisson_nll_loss(f->f, f->f, 1, 0, 1e-8, CLT_REDUCTION_BATCHMEAN, &o->t))          \
+    X(clt_gaussian_nll_loss, T,                                                              \
+      clt_gaussian_nll_loss(f->f, f->f, f->e, 0, 1e-6, CLT_REDUCTION_MEAN, &o->t))           \
+    X(clt_cdist, T, clt_cdist(f->f, f->f2, 2, &o->t))
 
 static int small_int[1];
 
