@@ -604,6 +604,11 @@ void clt__tensor_unref(clt_tensor *t);
 /* Takes t's first reference back from its scope, for handles the library
  * keeps beyond the call (saved tensors, gradients, optimizer state). */
 void clt__scope_disown(clt_tensor *t);
+/* Closes the scope a composite public call opened with clt_scope_begin:
+ * when st is CLT_OK keeps *out (made in that scope) for the caller, and
+ * releases the rest; on failure sets *out to NULL.  Returns the status
+ * (src/tensor/scope.c). */
+clt_status clt__scope_finish(clt_status st, clt_tensor **out);
 
 /* Marks an in-place write to t's storage (every handle and view on it). */
 static inline void clt__version_bump(const clt_tensor *t)
@@ -718,6 +723,8 @@ clt_status clt__wrap_dim(int dim, int n, int *out, const char *fn);
 
 /* Formats a shape as "[2, 3]" into buf. */
 const char *clt__shape_str(char *buf, size_t n, int ndim, const int64_t *shape);
+/* Whether a and b have one shape (src/tensor/tensor.c). */
+bool clt__same_shape(const clt_tensor *a, const clt_tensor *b);
 
 /* Error unless a and b live on the same device (PyTorch's wording). */
 clt_status clt__same_device(const clt_tensor *a, const clt_tensor *b, const char *fn);

@@ -6,17 +6,9 @@
 
 #include "autograd/autograd.h"
 
-/* Each public call opens a scope for its intermediates: finish keeps *out
- * (on success) and releases the rest. */
-static clt_status finish(clt_status st, clt_tensor **out)
-{
-    if (st == CLT_OK)
-        st = clt_scope_keep(*out);
-    clt_scope_end();
-    if (st != CLT_OK)
-        *out = NULL; /* released with the scope */
-    return st;
-}
+/* Each public call opens a scope for its intermediates and closes it with
+ * clt__scope_finish, which keeps *out alone. */
+#define finish clt__scope_finish
 
 /* The reduction of a per-element loss made in the caller's scope,
  * recorded: the mean or sum of every element as a 0-d tensor, or the loss
@@ -35,6 +27,20 @@ static clt_status reduce(const char *fn, const clt_tensor *loss, clt_reduction r
                                             : clt__mean_dim_rec(fn, flat, 0, 0, out);
     clt_tensor_free(flat);
     return st;
+}
+
+/* The class losses' end: the per-sample sums l divided by the number of
+ * classes (as one 0-d loss when scalar), reduced. */
+static clt_status per_class(const char *fn, const clt_tensor *l, int64_t cols, bool scalar,
+                            clt_reduction reduction, clt_tensor **out)
+{
+    clt_tensor *per = NULL, *one = NULL;
+    clt_status st = clt__div_scalar_rec(fn, l, (double)cols, &per);
+    if (st == CLT_OK && scalar)
+        st = clt__reshape_rec(fn, per, 0, NULL, &one);
+    if (st == CLT_OK)
+        st = reduce(fn, scalar ? one : per, reduction, out);
+    return st; /* per and one stay in the caller's scope */
 }
 
 /* The promoted dtype of n operands, which must be floating. */
@@ -70,17 +76,6 @@ static clt_status start(const char *fn, const char *const *names, int nreq, int 
     if ((st = floating(fn, nreq, t, &ct)) != CLT_OK)
         return st;
     return reduction < 0 ? CLT_OK : clt__loss_check_reduction(reduction, fn);
-}
-
-/* a == b (as shapes) */
-static bool same_shape(const clt_tensor *a, const clt_tensor *b)
-{
-    if (a->ndim != b->ndim)
-        return false;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d])
-            return false;
-    return true;
 }
 
 /* ---- margin ranking, hinge embedding, soft margin --------------------------------- */
@@ -202,7 +197,7 @@ clt_status clt_multilabel_soft_margin_loss(const clt_tensor *input, const clt_te
     if (st != CLT_OK)
         return st;
     char s1[128], s2[128];
-    if (input->ndim < 1 || !same_shape(input, target))
+    if (input->ndim < 1 || !clt__same_shape(input, target))
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: expected target of input's shape %s (at least 1-D), but got %s", fn,
                           clt__shape_str(s1, sizeof s1, input->ndim, input->shape),
@@ -223,8 +218,7 @@ clt_status clt_multilabel_soft_margin_loss(const clt_tensor *input, const clt_te
         l = lw;
     }
     CLT__TRY(clt__sum_dim_rec(fn, l, -1, 0, &s));
-    CLT__TRY(clt__div_scalar_rec(fn, s, (double)input->shape[input->ndim - 1], &l));
-    CLT__TRY(reduce(fn, l, reduction, out));
+    CLT__TRY(per_class(fn, s, input->shape[input->ndim - 1], false, reduction, out));
 done:
     return finish(st, out);
 }
@@ -269,27 +263,19 @@ static clt_status read_labels(const char *fn, const clt_tensor *target, int64_t 
     return CLT_OK;
 }
 
-/* Uploads n host values as a tensor of dtype dt (int64 or x's floating
- * one, given as doubles or int64 by `ints`). */
-static clt_status upload(const char *fn, clt_device *dev, clt_dtype dt, int ndim,
-                         const int64_t *shape, const void *data, clt_tensor **out)
-{
-    return clt__tensor_from_host_in(fn, dev, dt, ndim, shape, data, out);
-}
+#define upload clt__tensor_from_host_in
 
-/* A [rows * cols] mask of x's dtype from the doubles in m. */
+/* The host doubles m as a tensor of x's dtype and device. */
 static clt_status upload_mask(const char *fn, const clt_tensor *x, int ndim, const int64_t *shape,
-                              const double *m, int64_t n, clt_tensor **out)
+                              const double *m, clt_tensor **out)
 {
-    clt_status st;
     if (x->dtype == CLT_FLOAT64)
         return upload(fn, x->dev, CLT_FLOAT64, ndim, shape, m, out);
     clt_tensor *d = NULL;
-    st = upload(fn, x->dev, CLT_FLOAT64, ndim, shape, m, &d);
+    clt_status st = upload(fn, x->dev, CLT_FLOAT64, ndim, shape, m, &d);
     if (st == CLT_OK)
         st = clt__copy_as(fn, d, x->dtype, out);
     clt_tensor_free(d);
-    (void)n;
     return st;
 }
 
@@ -354,7 +340,7 @@ clt_status clt_multilabel_margin_loss(const clt_tensor *input, const clt_tensor 
     unsigned char *is_t = clt__calloc((size_t)cols + 1, 1);
     if ((st = clt_scope_begin()) != CLT_OK)
         goto early;
-    clt_tensor *xm, *xy, *xr, *z, *z1, *h, *mk, *hm, *s, *l, *per;
+    clt_tensor *xm, *xy, *xr, *z, *z1, *h, *mk, *hm, *s, *l;
     if (m == NULL || col == NULL || is_t == NULL) {
         st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
         goto done;
@@ -382,16 +368,12 @@ clt_status clt_multilabel_margin_loss(const clt_tensor *input, const clt_tensor 
     CLT__TRY(clt__sub_rec(fn, xr, xy, &z));
     CLT__TRY(clt__add_scalar_rec(fn, z, 1, &z1));
     CLT__TRY(clt__relu_rec(fn, z1, &h));
-    CLT__TRY(upload_mask(fn, input, 3, (int64_t[]){rows, cols, cols}, m, n * cols, &mk));
+    CLT__TRY(upload_mask(fn, input, 3, (int64_t[]){rows, cols, cols}, m, &mk));
     CLT__TRY(clt__mul_rec(fn, h, mk, &hm));
     CLT__TRY(clt__flatten_rec(fn, hm, 1, 2, &s));
     CLT__TRY(clt__sum_dim_rec(fn, s, 1, 0, &l));
-    CLT__TRY(clt__div_scalar_rec(fn, l, (double)cols, &per));
-    if (input->ndim <= 1) /* torch gives one 0-d loss for a vector */
-        CLT__TRY(clt__reshape_rec(fn, per, 0, NULL, &l));
-    else
-        l = per;
-    CLT__TRY(reduce(fn, l, reduction, out));
+    /* torch gives one 0-d loss for a vector */
+    CLT__TRY(per_class(fn, l, cols, input->ndim <= 1, reduction, out));
 done:
     st = finish(st, out);
 early:
@@ -438,7 +420,7 @@ clt_status clt_multi_margin_loss(const clt_tensor *input, const clt_tensor *targ
     double *m = clt__malloc((size_t)(rows * cols) * sizeof *m + 1);
     if ((st = clt_scope_begin()) != CLT_OK)
         goto early;
-    clt_tensor *xm, *xy, *xy2, *z, *z1, *h, *hp, *mk, *hm, *l, *lw, *per, *wf, *ti, *wy;
+    clt_tensor *xm, *xy, *xy2, *z, *z1, *h, *hp, *mk, *hm, *l, *lw, *wf, *ti, *wy;
     if (m == NULL) {
         st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
         goto done;
@@ -462,7 +444,7 @@ clt_status clt_multi_margin_loss(const clt_tensor *input, const clt_tensor *targ
         CLT__TRY(clt__square_rec(fn, h, &hp));
     else
         hp = h;
-    CLT__TRY(upload_mask(fn, input, 2, (int64_t[]){rows, cols}, m, rows * cols, &mk));
+    CLT__TRY(upload_mask(fn, input, 2, (int64_t[]){rows, cols}, m, &mk));
     CLT__TRY(clt__mul_rec(fn, hp, mk, &hm));
     CLT__TRY(clt__sum_dim_rec(fn, hm, 1, 0, &l));
     if (weight) {
@@ -472,12 +454,8 @@ clt_status clt_multi_margin_loss(const clt_tensor *input, const clt_tensor *targ
         CLT__TRY(clt__mul_rec(fn, l, wy, &lw));
         l = lw;
     }
-    CLT__TRY(clt__div_scalar_rec(fn, l, (double)cols, &per));
-    if (target->ndim == 0) /* torch: one 0-d loss for a 0-d target */
-        CLT__TRY(clt__reshape_rec(fn, per, 0, NULL, &l));
-    else
-        l = per;
-    CLT__TRY(reduce(fn, l, reduction, out));
+    /* torch: one 0-d loss for a 0-d target */
+    CLT__TRY(per_class(fn, l, cols, target->ndim == 0, reduction, out));
 done:
     st = finish(st, out);
 early:
@@ -683,7 +661,7 @@ clt_status clt_gaussian_nll_loss(const clt_tensor *input, const clt_tensor *targ
         lead = var->shape[d] == input->shape[d];
     bool short1 = lead && var->ndim == input->ndim - 1;
     bool last1 = lead && var->ndim == input->ndim && var->shape[var->ndim - 1] == 1;
-    if (!same_shape(var, input) && !short1 && !last1 && !(input->ndim == 0 && var->ndim == 0)) {
+    if (!clt__same_shape(var, input) && !short1 && !last1 && !(input->ndim == 0 && var->ndim == 0)) {
         char s1[128], s2[128];
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: var is of incorrect size: %s for input of size %s", fn,
@@ -701,7 +679,7 @@ clt_status clt_gaussian_nll_loss(const clt_tensor *input, const clt_tensor *targ
         st = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: var has negative entry/entries", fn);
         goto done;
     }
-    if (short1 && !same_shape(var, input))
+    if (short1 && !clt__same_shape(var, input))
         CLT__TRY(clt__unsqueeze_rec(fn, var, -1, &v));
     /* 0.5 (log(var) + (input - target)^2 / var) (+ 0.5 log(2 pi)) */
     CLT__TRY(clamped_clone(fn, v, eps, &vc));
