@@ -600,7 +600,22 @@ Test(loss_more, gradients_at_the_kinks)
     CHECK(clt_tensor_item(g, &got));
     cr_assert(close_enough(got, wantv, 1e-12, 0), "gaussian var below eps: %.15g, want %.15g", got,
               wantv);
-    clt_tensor *objs[] = {ta, tb, ty, tx, lab, gx, gt, gvv, g, out};
+    clt_tensor_free(g);
+    clt_tensor_free(out);
+    /* cdist p = inf: |x1 - x2| = [1, 0, 1] ties; torch gives each tie the whole
+     * gradient, sign(diff) g */
+    double c1[3] = {0, 1, 2}, c2[3] = {1, 1, 1};
+    clt_tensor *tc1 = f64(dev, 2, (int64_t[]){1, 3}, c1), *tc2 = f64(dev, 2, (int64_t[]){1, 3}, c2);
+    CHECK(clt_set_requires_grad(tc1, 1));
+    CHECK(clt_cdist(tc1, tc2, INFINITY, &out));
+    CHECK(clt_backward(out, NULL, 0));
+    CHECK(clt_grad(tc1, &g));
+    gv = read_as_f64(g);
+    double wc[3] = {-1, 0, 1};
+    for (int k = 0; k < 3; k++)
+        cr_assert_eq(gv[k], wc[k], "cdist inf tie [%d]: %g, want %g", k, gv[k], wc[k]);
+    free(gv);
+    clt_tensor *objs[] = {ta, tb, ty, tx, lab, gx, gt, gvv, g, out, tc1, tc2};
     for (size_t k = 0; k < sizeof objs / sizeof *objs; k++)
         clt_tensor_free(objs[k]);
 }

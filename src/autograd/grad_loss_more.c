@@ -661,7 +661,8 @@ clt_status clt_gaussian_nll_loss(const clt_tensor *input, const clt_tensor *targ
         lead = var->shape[d] == input->shape[d];
     bool short1 = lead && var->ndim == input->ndim - 1;
     bool last1 = lead && var->ndim == input->ndim && var->shape[var->ndim - 1] == 1;
-    if (!clt__same_shape(var, input) && !short1 && !last1 && !(input->ndim == 0 && var->ndim == 0)) {
+    if (!clt__same_shape(var, input) && !short1 && !last1 &&
+        !(input->ndim == 0 && var->ndim == 0)) {
         char s1[128], s2[128];
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: var is of incorrect size: %s for input of size %s", fn,
@@ -724,6 +725,48 @@ done:
     return st;
 }
 
+/* torch's cdist backward for p = inf gives every difference that reaches
+ * the distance the whole gradient, sign(d) g where |d| == dist (the
+ * norm's own splits it among ties).  saved: d [..., P, R, M] and the
+ * distance kept [..., P, R, 1]. */
+static clt_status bw_cdist_inf(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    const char *fn = "clt_backward";
+    clt_status st = CLT_OK;
+    clt_tensor *gu = NULL, *a = NULL, *m = NULL, *sg = NULL, *z = NULL, *t = NULL;
+    CLT__TRY(clt__unsqueeze(g, -1, &gu, fn));
+    CLT__TRY(clt__abs_in(fn, n->saved[0], &a));
+    CLT__TRY(clt__eq_in(fn, a, n->saved[1], &m));
+    CLT__TRY(clt__sign_in(fn, n->saved[0], &sg));
+    CLT__TRY(clt__full(sg->dev, sg->dtype, 0, NULL, 0.0, &z));
+    CLT__TRY(clt__where_in(fn, m, sg, z, &t));
+    CLT__TRY(clt__mul_in(fn, t, gu, &gin[0]));
+done:
+    clt_tensor_free(gu);
+    clt_tensor_free(a);
+    clt_tensor_free(m);
+    clt_tensor_free(sg);
+    clt_tensor_free(z);
+    clt_tensor_free(t);
+    return st;
+}
+
+/* The largest |d| over the last dimension, recorded with bw_cdist_inf. */
+static clt_status cdist_inf(const char *fn, const clt_tensor *d, clt_tensor **out)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *a = NULL, *mx = NULL;
+    CLT__TRY(clt__abs_in(fn, d, &a));
+    CLT__TRY(clt__max_dim(a, -1, 1, &mx, NULL, fn));
+    CLT__TRY(clt__reshape(mx, d->ndim - 1, d->shape, out, fn));
+    const clt_tensor *sv[2] = {d, mx};
+    st = clt__record(st, out, "CdistBackward0", bw_cdist_inf, 1, &d, 2, sv, NULL);
+done:
+    clt_tensor_free(a);
+    clt_tensor_free(mx);
+    return st;
+}
+
 clt_status clt_cdist(const clt_tensor *x1, const clt_tensor *x2, double p, clt_tensor **out)
 {
     const char *fn = "clt_cdist";
@@ -769,7 +812,10 @@ clt_status clt_cdist(const clt_tensor *x1, const clt_tensor *x2, double p, clt_t
         CLT__TRY(clt__unsqueeze_rec(fn, x1, -2, &a));
         CLT__TRY(clt__unsqueeze_rec(fn, x2, -3, &b));
         CLT__TRY(clt__sub_rec(fn, a, b, &d));
-        CLT__TRY(clt__vector_norm_dim_rec(fn, d, p, -1, 0, out));
+        if (isinf(p))
+            CLT__TRY(cdist_inf(fn, d, out));
+        else
+            CLT__TRY(clt__vector_norm_dim_rec(fn, d, p, -1, 0, out));
     }
 done:
     return finish(st, out);
