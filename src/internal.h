@@ -1269,6 +1269,18 @@ clt_status clt__pointwise_loss_bw(int kind, const clt_tensor *x, const clt_tenso
                                   clt_tensor **gy);
 /* Error unless reduction is CLT_REDUCTION_MEAN, SUM or NONE, naming fn. */
 clt_status clt__loss_check_reduction(int reduction, const char *fn);
+/* CTC's alpha recursion over lp, contiguous [T, N, C] log-probabilities
+ * (float32 or float64), with ix the int64 [3 N + total] of
+ * cl/loss.cl's ctc kernels (target offsets, input lengths, target
+ * lengths, the concatenated targets) and Sm = 2 max(target length) + 1:
+ * *nll [N] (new) and *la, the [N, T, Sm] alphas backward needs. */
+clt_status clt__ctc_forward(const clt_tensor *lp, const clt_tensor *ix, int64_t Sm,
+                            int64_t blank, clt_tensor **nll, clt_tensor **la, const char *fn);
+/* Its gradient for lp from g [N], the gradient of each sample's loss
+ * (torch's ctc_loss_backward; 0 for an infinite loss with zero_inf). */
+clt_status clt__ctc_backward(const clt_tensor *lp, const clt_tensor *ix, int64_t Sm,
+                             int64_t blank, const clt_tensor *nll, const clt_tensor *la,
+                             const clt_tensor *g, int zero_inf, clt_tensor **grad);
 
 /* ---- shape copies and constructions (src/ops/shape.c) ----------------------
  * Without autograd; the public entries are in src/autograd/grad_shape.c.

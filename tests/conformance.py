@@ -3831,6 +3831,50 @@ def more_losses():
           lambda a, b, o: L.clt_cdist(a, b, 2.0, o),
           [data((2, 3), torch.int64), data((2, 3), torch.int64)])
 
+    ctc_cases()
+
+
+def ctc_cases():
+    """ctc_loss: padded, concatenated and unbatched targets, empty ones,
+    impossible alignments, zero_infinity, blank, torch's refusals."""
+    for dt in FLOATS:
+        lp = torch.randn(7, 3, 6, generator=G, dtype=dt).log_softmax(-1)
+        sets = (([[1, 2, 2, 0], [3, 0, 0, 0], [5, 5, 1, 1]], [7, 5, 3], [3, 1, 4]),
+                ([1, 2, 2, 3, 4, 1], [7, 4, 5], [3, 1, 2]),
+                ([[1, 2], [3, 3], [0, 0]], [7, 7, 2], [2, 2, 0]))
+        for tg, il, tl in sets:
+            for rn in ("mean", "sum", "none"):
+                for zi in (0, 1):
+                    for blank in (0, 5):
+                        if blank == 5:
+                            tg = [[v if v != 5 else 4 for v in r] for r in tg] \
+                                if isinstance(tg[0], list) else [v if v != 5 else 4 for v in tg]
+                        check("ctc_loss %s %s zi %d blank %d %s" % (
+                                  dn(dt), rn, zi, blank, list(torch.tensor(tg).shape)),
+                              lambda x, t, a, b, rn=rn, zi=zi, bl=blank:
+                                  F.ctc_loss(x, t, a, b, bl, rn, bool(zi)),
+                              lambda x, t, a, b, o, rn=rn, zi=zi, bl=blank: L.clt_ctc_loss(
+                                  x, t, a, b, bl, RED[rn], zi, o),
+                              [lp, torch.tensor(tg), torch.tensor(il), torch.tensor(tl)],
+                              tol="red")
+        for rn in ("mean", "none"):
+            check("ctc_loss unbatched %s %s" % (dn(dt), rn),
+                  lambda x, t, a, b, rn=rn: F.ctc_loss(x, t, a, b, 0, rn),
+                  lambda x, t, a, b, o, rn=rn: L.clt_ctc_loss(x, t, a, b, 0, RED[rn], 0, o),
+                  [lp[:, 0], torch.tensor([1, 3, 3]), torch.tensor(6), torch.tensor(3)],
+                  tol="red")
+    f = torch.float32
+    lp = torch.randn(5, 2, 4, generator=G).log_softmax(-1)
+    ok_t = torch.tensor([[1, 2], [3, 1]])
+    for nm, t, a, b, bl in (("input length past T", ok_t, [6, 5], [2, 2], 0),
+                            ("blank past C", ok_t, [5, 5], [2, 2], 4),
+                            ("lengths size", ok_t, [5], [2], 0),
+                            ("target length past width", ok_t, [5, 5], [3, 2], 0)):
+        check("ctc_loss %s" % nm,
+              lambda x, tt, aa, bb, bl=bl: F.ctc_loss(x, tt, aa, bb, bl),
+              lambda x, tt, aa, bb, o, bl=bl: L.clt_ctc_loss(x, tt, aa, bb, bl, 0, 0, o),
+              [lp, t, torch.tensor(a), torch.tensor(b)])
+
 
 def _with_w(call, w):
     """Calls call with w uploaded (or None)."""

@@ -1155,6 +1155,24 @@ case("cdist mm path", lambda a, b: torch.cdist(a, b),
      lambda a, b: call("clt_cdist", a, b, 2.0), [rng.normal(size=(27, 3)), rng.normal(size=(4, 3))])
 
 
+# ---- ctc_loss: padded and concatenated targets, empty ones, impossible alignments -----------
+proto("clt_ctc_loss", [P, P, P, P, C.c_int64, C.c_int, C.c_int, PP])
+_g = torch.Generator().manual_seed(5)
+_lp = torch.randn(6, 3, 5, dtype=torch.float64, generator=_g).log_softmax(-1).numpy()
+for rn, red in (("mean", 0), ("sum", 1), ("none", 2)):
+    for zi in (0, 1):
+        # sample 2 cannot align: 4 labels with repeats in 3 steps
+        for tg, il, tl in (([[1, 2, 2, 0], [3, 0, 0, 0], [4, 4, 1, 1]], [6, 5, 3], [3, 1, 4]),
+                           ([1, 2, 2, 3, 4, 1], [6, 4, 5], [3, 1, 2]),
+                           ([[1, 2], [3, 3], [0, 0]], [6, 6, 2], [2, 2, 0])):
+            case("ctc_loss %s zero_infinity %d %s" % (rn, zi, "padded" if
+                                                      isinstance(tg[0], list) else "concat"),
+                 lambda x, t, a, b, rn=rn, zi=zi: torch.nn.functional.ctc_loss(
+                     x, t, a, b, 0, rn, bool(zi)),
+                 lambda x, t, a, b, red=red, zi=zi: call("clt_ctc_loss", x, t, a, b, 0, red, zi),
+                 [_lp, tg, il, tl], wrt=[0])
+
+
 hook_case()
 
 print("%d passed, %d failed" % (passed, failed))

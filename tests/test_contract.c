@@ -482,7 +482,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
       clt_poisson_nll_loss(f->f, f->f, 1, 0, 1e-8, CLT_REDUCTION_BATCHMEAN, &o->t))          \
     X(clt_gaussian_nll_loss, T,                                                              \
       clt_gaussian_nll_loss(f->f, f->f, f->e, 0, 1e-6, CLT_REDUCTION_MEAN, &o->t))           \
-    X(clt_cdist, T, clt_cdist(f->f, f->f2, 2, &o->t))
+    X(clt_cdist, T, clt_cdist(f->f, f->f2, 2, &o->t))                                       \
+    X(clt_ctc_loss, T, clt_ctc_loss(f->f, f->f, f->f, f->f, 0, CLT_REDUCTION_MEAN, 0, &o->t))
 
 static int small_int[1];
 

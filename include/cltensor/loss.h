@@ -342,6 +342,33 @@ CLT_API clt_status clt_gaussian_nll_loss(const clt_tensor *input, const clt_tens
 CLT_API clt_status clt_cdist(const clt_tensor *x1, const clt_tensor *x2, double p,
                              clt_tensor **out);
 
+/* F.ctc_loss (blank 0, MEAN, zero_infinity 0 in torch): the negative log
+ * likelihood of each target sequence under the per-step class
+ * log-probabilities, summed over its alignments with torch's
+ * forward-backward (alpha, beta) recursions in log space, one work-item
+ * per sample (cl/loss.cl).  log_probs: [T, N, C] (or [T, C] unbatched),
+ * float32 or float64, log_softmax's output; targets: int64 class indices,
+ * [N, S] padded (sample b's first target_lengths[b]) or 1-D with the
+ * samples' targets concatenated ([S] unbatched); input_lengths and
+ * target_lengths: int64 [N] (0-d unbatched), each input length in [0, T].
+ * A target may be empty (its loss is -sum_t log_probs[t, blank]).  An
+ * impossible alignment gives an infinite loss; zero_infinity non-zero
+ * turns it, and its gradient, into 0.  MEAN divides each loss by its
+ * target length (at least 1), then takes the mean over the batch, as
+ * torch; NONE gives [N] (0-d unbatched).  The gradient for log_probs is
+ * torch's ctc_loss_backward, exp(lp) - exp(log(alpha beta) + nll - lp)
+ * over the states of each class, 0 past an input's length; the targets
+ * and lengths are read to the host (the call waits for them).  Errors:
+ * CLT_ERR_DTYPE_UNSUPPORTED (log_probs), CLT_ERR_DTYPE_MISMATCH (targets
+ * or lengths not int64), CLT_ERR_SHAPE_MISMATCH (shapes, lengths past
+ * the targets given), CLT_ERR_INVALID_ARGUMENT (blank outside [0, C), an
+ * input length outside [0, T], reduction), CLT_ERR_INDEX_OUT_OF_RANGE (a
+ * target outside [0, C)). */
+CLT_API clt_status clt_ctc_loss(const clt_tensor *log_probs, const clt_tensor *targets,
+                                const clt_tensor *input_lengths, const clt_tensor *target_lengths,
+                                int64_t blank, clt_reduction reduction, int zero_infinity,
+                                clt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif

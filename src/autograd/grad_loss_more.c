@@ -820,3 +820,160 @@ clt_status clt_cdist(const clt_tensor *x1, const clt_tensor *x2, double p, clt_t
 done:
     return finish(st, out);
 }
+
+/* ---- CTC ------------------------------------------------------------------------- */
+
+/* saved: the contiguous log-probabilities, ix, the alphas, the losses;
+ * i[0] Sm, i[1] blank, i[2] zero_infinity. */
+static clt_status bw_ctc(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__ctc_backward(n->saved[0], n->saved[1], n->i[0], n->i[1], n->saved[3], n->saved[2],
+                             g, (int)n->i[2], &gin[0]);
+}
+
+/* The host's copy of an int64 tensor of lengths with as many values as the
+ * batch (`what`, torch's "input_lengths must be of size batch_size"). */
+static clt_status read_lengths(const char *fn, const clt_tensor *t, int64_t N, const char *what,
+                               int64_t **out)
+{
+    *out = NULL;
+    if (t->ndim > 1 || clt_tensor_numel(t) != N)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: %s must be of size batch_size (%lld)", fn,
+                          what, (long long)N);
+    return read_labels(fn, t, out);
+}
+
+clt_status clt_ctc_loss(const clt_tensor *log_probs, const clt_tensor *targets,
+                        const clt_tensor *input_lengths, const clt_tensor *target_lengths,
+                        int64_t blank, clt_reduction reduction, int zero_infinity, clt_tensor **out)
+{
+    const char *fn = "clt_ctc_loss";
+    const clt_tensor *t[4] = {log_probs, targets, input_lengths, target_lengths};
+    clt_status st =
+        start(fn, (const char *[]){"log_probs", "targets", "input_lengths", "target_lengths"}, 1, 4,
+              t, (int)reduction, out);
+    if (st != CLT_OK)
+        return st;
+    CLT__REQUIRE_ARG(targets, fn);
+    CLT__REQUIRE_ARG(input_lengths, fn);
+    CLT__REQUIRE_ARG(target_lengths, fn);
+    if (log_probs->dtype != CLT_FLOAT32 && log_probs->dtype != CLT_FLOAT64)
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: log_probs of dtype %s; float32 and float64 are supported", fn,
+                          clt_dtype_name(log_probs->dtype));
+    bool batched = log_probs->ndim == 3;
+    if (log_probs->ndim != 2 && log_probs->ndim != 3) {
+        char s1[128];
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: expected log_probs of shape [T, N, C] or [T, C], but got %s", fn,
+                          clt__shape_str(s1, sizeof s1, log_probs->ndim, log_probs->shape));
+    }
+    int64_t Tm = log_probs->shape[0], N = batched ? log_probs->shape[1] : 1;
+    int64_t C = log_probs->shape[log_probs->ndim - 1];
+    if (blank < 0 || blank >= C)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: blank must be in label range", fn);
+    if (!batched && (targets->ndim != 1 || input_lengths->ndim != 0 || target_lengths->ndim != 0))
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: unbatched log_probs [T, C] take 1-D targets and 0-d lengths", fn);
+    if (targets->ndim != 1 && targets->ndim != 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: expected 1-D or 2-D targets, got %d-D", fn,
+                          targets->ndim);
+    int64_t *il = NULL, *tl = NULL, *tg = NULL, *ix = NULL;
+    double *den = NULL;
+    if ((st = read_lengths(fn, input_lengths, N, "input_lengths", &il)) != CLT_OK ||
+        (st = read_lengths(fn, target_lengths, N, "target_lengths", &tl)) != CLT_OK ||
+        (st = read_labels(fn, targets, &tg)) != CLT_OK)
+        goto early;
+    /* 2-D targets are padded rows (batched), 1-D ones concatenated */
+    bool padded = batched && targets->ndim == 2;
+    int64_t total = 0, maxl = 0, width = padded ? targets->shape[1] : 0;
+    int64_t avail = clt_tensor_numel(targets);
+    for (int64_t b = 0; b < N; b++) {
+        if (il[b] < 0 || il[b] > Tm) {
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: expected input_lengths to have value at most %lld, but got "
+                            "value %lld",
+                            fn, (long long)Tm, (long long)il[b]);
+            goto early;
+        }
+        if (tl[b] < 0 || (padded && tl[b] > width) || (!padded && total + tl[b] > avail)) {
+            st = clt__error(CLT_ERR_SHAPE_MISMATCH,
+                            "%s: target length %lld of sample %lld is negative or past the "
+                            "targets given",
+                            fn, (long long)tl[b], (long long)b);
+            goto early;
+        }
+        total += tl[b];
+        maxl = tl[b] > maxl ? tl[b] : maxl;
+    }
+    ix = clt__malloc((size_t)(3 * N + total) * sizeof *ix + 1);
+    den = clt__malloc((size_t)N * sizeof *den + 1);
+    if (ix == NULL || den == NULL) {
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        goto early;
+    }
+    for (int64_t b = 0, pos = 0, src = 0; b < N; b++) {
+        ix[b] = pos;
+        ix[N + b] = il[b];
+        ix[2 * N + b] = tl[b];
+        den[b] = tl[b] > 1 ? (double)tl[b] : 1;
+        int64_t from = padded ? b * width : src;
+        for (int64_t k = 0; k < tl[b]; k++) {
+            int64_t v = tg[from + k];
+            if (v < 0 || v >= C) {
+                st = clt__error(CLT_ERR_INDEX_OUT_OF_RANGE,
+                                "%s: target %lld is out of range for %lld classes", fn,
+                                (long long)v, (long long)C);
+                goto early;
+            }
+            ix[3 * N + pos + k] = v;
+        }
+        pos += tl[b];
+        src += tl[b];
+    }
+    if ((st = clt_scope_begin()) != CLT_OK)
+        goto early;
+    clt_tensor *lp3, *lpc, *it, *nll, *la, *mk, *l, *dt, *q;
+    int64_t n3 = 3 * N + total, Sm = 2 * maxl + 1;
+    if (batched)
+        lp3 = (clt_tensor *)log_probs;
+    else
+        CLT__TRY(clt__reshape_rec(fn, log_probs, 3, (int64_t[]){Tm, 1, C}, &lp3));
+    CLT__TRY(clt__contiguous_as(fn, lp3, lp3->dtype, &lpc));
+    CLT__TRY(upload(fn, log_probs->dev, CLT_INT64, 1, &n3, ix, &it));
+    CLT__TRY(clt__ctc_forward(lpc, it, Sm, blank, &nll, &la, fn));
+    {
+        clt__node *nd = NULL;
+        const clt_tensor *sv[4] = {lpc, it, la, nll};
+        CLT__TRY(clt__record(CLT_OK, &nll, "CtcLossBackward0", bw_ctc, 1,
+                             (const clt_tensor *const *)&lp3, 4, sv, &nd));
+        if (nd) {
+            nd->i[0] = Sm;
+            nd->i[1] = blank;
+            nd->i[2] = zero_infinity != 0;
+        }
+    }
+    l = nll;
+    if (zero_infinity) {
+        CLT__TRY(clt__eq_scalar_in(fn, nll, INFINITY, &mk));
+        CLT__TRY(clt__masked_fill_rec(fn, nll, mk, 0, &l));
+    }
+    if (reduction == CLT_REDUCTION_MEAN) { /* each loss over its clamped target length */
+        CLT__TRY(upload_mask(fn, lpc, 1, &N, den, &dt));
+        CLT__TRY(clt__div_rec(fn, l, dt, &q));
+        l = q;
+    }
+    if (!batched && reduction == CLT_REDUCTION_NONE)
+        CLT__TRY(clt__reshape_rec(fn, l, 0, NULL, out));
+    else
+        CLT__TRY(reduce(fn, l, reduction, out));
+done:
+    st = finish(st, out);
+early:
+    free(il);
+    free(tl);
+    free(tg);
+    free(ix);
+    free(den);
+    return st;
+}
