@@ -619,3 +619,171 @@ Test(loss_more, gradients_at_the_kinks)
     for (size_t k = 0; k < sizeof objs / sizeof *objs; k++)
         clt_tensor_free(objs[k]);
 }
+
+/* ---- CTC against every alignment ------------------------------------------------- */
+
+enum { CT = 4, CN = 4, CC = 3 };
+
+/* -log of the sum over all CC^il paths that collapse (repeats merged, then
+ * blanks dropped) to the target y[0..L) of prod_t exp(lp[t, b, path_t]). */
+static double ctc_brute(const double *lp, int b, int il, const int64_t *y, int L, int blank)
+{
+    double total = 0;
+    int paths = 1;
+    for (int t = 0; t < il; t++)
+        paths *= CC;
+    for (int code = 0; code < paths; code++) {
+        int p[CT], c = code, out[CT], n = 0;
+        for (int t = 0; t < il; t++, c /= CC)
+            p[t] = c % CC;
+        for (int t = 0; t < il; t++)
+            if (p[t] != blank && (t == 0 || p[t] != p[t - 1]))
+                out[n++] = p[t];
+        if (n != L)
+            continue;
+        int same = 1;
+        for (int k = 0; k < n; k++)
+            same &= out[k] == y[k];
+        if (!same)
+            continue;
+        double s = 0;
+        for (int t = 0; t < il; t++)
+            s += lp[(t * CN + b) * CC + p[t]];
+        total += exp(s);
+    }
+    return -log(total);
+}
+
+/* log_softmax over classes of sin-made logits [CT, CN, CC] */
+static void ctc_logprobs(double *lp)
+{
+    for (int r = 0; r < CT * CN; r++) {
+        double m = 0;
+        for (int c = 0; c < CC; c++)
+            m += exp(lp[r * CC + c] = sin(1.1 * (r * CC + c)) * 1.5);
+        for (int c = 0; c < CC; c++)
+            lp[r * CC + c] -= log(m);
+    }
+}
+
+/* padded targets: "1 2", "1 1", "" (empty), and "1 1 2" that 3 steps cannot hold */
+static const int64_t CTG[CN * 3] = {1, 2, 0, 1, 1, 0, 0, 0, 0, 1, 1, 2};
+static const int64_t CIL[CN] = {4, 4, 3, 3}, CTL[CN] = {2, 2, 0, 3};
+
+Test(loss_more, ctc_against_every_alignment)
+{
+    clt_device *dev = get_device("cpu");
+    double lp[CT * CN * CC];
+    ctc_logprobs(lp);
+    int64_t n = CN;
+    clt_tensor *x = f64(dev, 3, (int64_t[]){CT, CN, CC}, lp),
+               *tg = i64(dev, 2, (int64_t[]){CN, 3}, CTG), *il = i64(dev, 1, &n, CIL),
+               *tl = i64(dev, 1, &n, CTL), *out = NULL;
+    /* concatenated: the same targets one after another */
+    int64_t cat[7] = {1, 2, 1, 1, 1, 1, 2}, seven = 7;
+    clt_tensor *tc = i64(dev, 1, &seven, cat);
+    double nll[CN];
+    for (int b = 0; b < CN; b++)
+        nll[b] = ctc_brute(lp, b, (int)CIL[b], CTG + 3 * b, (int)CTL[b], 0);
+    cr_assert(isinf(nll[3]), "the reference's impossible alignment is finite");
+    for (int zi = 0; zi < 2; zi++)
+        for (int red = 0; red < NR; red++)
+            for (int cc = 0; cc < 2; cc++) {
+                double l[CN];
+                for (int b = 0; b < CN; b++) {
+                    l[b] = zi && isinf(nll[b]) ? 0 : nll[b];
+                    if (red == CLT_REDUCTION_MEAN)
+                        l[b] /= CTL[b] > 1 ? (double)CTL[b] : 1;
+                }
+                CHECK(clt_ctc_loss(x, cc ? tc : tg, il, tl, 0, (clt_reduction)red, zi, &out));
+                expect(out, l, CN, red, 1e-12, "ctc_loss");
+            }
+    /* blank 2, unbatched: sample 0 with labels "1 0" */
+    int64_t y10[2] = {1, 0}, two = 2, four = 4;
+    double u[CT * CC];
+    for (int t = 0; t < CT; t++)
+        for (int c = 0; c < CC; c++)
+            u[t * CC + c] = lp[(t * CN + 0) * CC + c];
+    clt_tensor *xu = f64(dev, 2, (int64_t[]){CT, CC}, u), *yu = i64(dev, 1, &two, y10),
+               *ilu = i64(dev, 0, NULL, &four), *tlu = i64(dev, 0, NULL, &two);
+    CHECK(clt_ctc_loss(xu, yu, ilu, tlu, 2, CLT_REDUCTION_NONE, 0, &out));
+    cr_assert_eq(clt_tensor_ndim(out), 0);
+    double want = ctc_brute(lp, 0, CT, y10, 2, 2);
+    expect(out, &want, 1, CLT_REDUCTION_NONE, 1e-12, "ctc_loss unbatched blank 2");
+    /* refusals */
+    int64_t big[CN] = {5, 4, 3, 3};
+    clt_tensor *ilb = i64(dev, 1, &n, big), *flt = NULL;
+    assert_error(clt_ctc_loss(x, tg, ilb, tl, 0, CLT_REDUCTION_MEAN, 0, &out),
+                 CLT_ERR_INVALID_ARGUMENT, "at most 4");
+    assert_error(clt_ctc_loss(x, tg, il, tl, 3, CLT_REDUCTION_MEAN, 0, &out),
+                 CLT_ERR_INVALID_ARGUMENT, "blank must be in label range");
+    CHECK(clt_to_dtype(tg, CLT_FLOAT32, &flt));
+    assert_error(clt_ctc_loss(x, flt, il, tl, 0, CLT_REDUCTION_MEAN, 0, &out),
+                 CLT_ERR_DTYPE_MISMATCH, "Long");
+    names_only("clt_ctc_loss");
+    cr_assert_null(out);
+    clt_tensor *objs[] = {x, tg, il, tl, tc, xu, yu, ilu, tlu, ilb, flt};
+    for (size_t k = 0; k < sizeof objs / sizeof *objs; k++)
+        clt_tensor_free(objs[k]);
+}
+
+typedef struct ctc_ctx {
+    const clt_tensor *tg, *il, *tl;
+    int red, zi;
+} ctc_ctx;
+
+/* ctc_loss(log_softmax(x)): torch's gradient is that of the logits */
+static clt_status f_ctc(clt_tensor *const *in, clt_tensor **out, const void *p)
+{
+    const ctc_ctx *c = p;
+    clt_tensor *ls = NULL;
+    clt_status st = clt_log_softmax(in[0], 2, &ls);
+    if (st == CLT_OK)
+        st = clt_ctc_loss(ls, c->tg, c->il, c->tl, 0, (clt_reduction)c->red, c->zi, out);
+    clt_tensor_free(ls);
+    return st;
+}
+
+Test(loss_more, ctc_gradcheck_and_zero_infinity)
+{
+    clt_device *dev = get_device("cpu");
+    double x[CT * CN * CC];
+    for (int k = 0; k < CT * CN * CC; k++)
+        x[k] = sin(1.1 * k) * 1.5;
+    int64_t n = CN - 1; /* the possible alignments */
+    clt_tensor *tg = i64(dev, 2, (int64_t[]){CN - 1, 3}, CTG), *il = i64(dev, 1, &n, CIL),
+               *tl = i64(dev, 1, &n, CTL);
+    gc_in ins[1] = {{3, {CT, CN - 1, CC}, x, 1}};
+    for (int red = 0; red < NR; red++) {
+        ctc_ctx c = {tg, il, tl, red, 0};
+        gradcheck(dev, f_ctc, &c, 1, ins);
+    }
+    /* the impossible sample: infinite loss, NaN-free zero gradient with
+     * zero_infinity, and nothing past an input's length */
+    int64_t n4 = CN;
+    clt_tensor *tg4 = i64(dev, 2, (int64_t[]){CN, 3}, CTG), *il4 = i64(dev, 1, &n4, CIL),
+               *tl4 = i64(dev, 1, &n4, CTL), *xt = f64(dev, 3, (int64_t[]){CT, CN, CC}, x),
+               *out = NULL, *g = NULL;
+    CHECK(clt_set_requires_grad(xt, 1));
+    ctc_ctx c = {tg4, il4, tl4, CLT_REDUCTION_SUM, 1};
+    CHECK(f_ctc(&xt, &out, &c));
+    double v;
+    CHECK(clt_tensor_item(out, &v));
+    cr_assert(isfinite(v), "zero_infinity: %g", v);
+    CHECK(clt_backward(out, NULL, 0));
+    CHECK(clt_grad(xt, &g));
+    double *gv = read_as_f64(g);
+    for (int t = 0; t < CT; t++)
+        for (int b = 0; b < CN; b++)
+            for (int k = 0; k < CC; k++) {
+                double e = gv[(t * CN + b) * CC + k];
+                if (b == 3 || t >= CIL[b])
+                    cr_assert_eq(e, 0.0, "t %d b %d c %d: %g, want 0", t, b, k, e);
+                else
+                    cr_assert(isfinite(e) && e != 0, "t %d b %d c %d: %g", t, b, k, e);
+            }
+    free(gv);
+    clt_tensor *objs[] = {tg, il, tl, tg4, il4, tl4, xt, out, g};
+    for (size_t k = 0; k < sizeof objs / sizeof *objs; k++)
+        clt_tensor_free(objs[k]);
+}
