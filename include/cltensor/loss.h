@@ -1,7 +1,9 @@
 /* cltensor/loss.h: fused, numerically stable losses with PyTorch's
  * reductions and gradients: cross_entropy, nll_loss, mse_loss, l1_loss,
  * smooth_l1_loss, huber_loss, binary_cross_entropy,
- * binary_cross_entropy_with_logits and kl_div.
+ * binary_cross_entropy_with_logits and kl_div; then (below, composed of
+ * recorded ops) the rest of torch.nn's losses, pairwise_distance and
+ * cdist, and ctc_loss (its own kernels).
  *
  * Each loss hands out a new tensor on its operands' device (release with
  * clt_tensor_free): 0-dimensional for CLT_REDUCTION_MEAN and
@@ -335,7 +337,9 @@ CLT_API clt_status clt_gaussian_nll_loss(const clt_tensor *input, const clt_tens
  * above 25, sqrt(clamp_min(|a|^2 - 2 a.b + |b|^2, 1e-30)) through one
  * matmul, as torch's "use_mm_for_euclid_dist_if_necessary" (faster, less
  * exact for near points); otherwise the exact norm of the differences, in
- * O(P R M) memory.  Errors: CLT_ERR_SHAPE_MISMATCH for fewer than 2
+ * O(P R M) memory.  Gradients as torch's cdist backward: 0 where a
+ * distance is 0, and for p = inf each difference that reaches the
+ * distance gets the whole gradient (ties are not split).  Errors: CLT_ERR_SHAPE_MISMATCH for fewer than 2
  * dimensions or column counts that differ, CLT_ERR_DTYPE_UNSUPPORTED for
  * integer operands, CLT_ERR_DTYPE_MISMATCH for two dtypes,
  * CLT_ERR_INVALID_ARGUMENT for p < 0 or NaN. */
