@@ -447,6 +447,12 @@ Test(loss_more, cdist_exact_and_matmul_paths)
             clt_tensor_free(x1);
             clt_tensor_free(x2);
         }
+    /* no columns: every distance 0, p = inf included (torch's zeros) */
+    clt_tensor *e0 = f64(dev, 2, (int64_t[]){2, 0}, a), *z = NULL;
+    CHECK(clt_cdist(e0, e0, INFINITY, &z));
+    double zero4[4] = {0, 0, 0, 0};
+    expect(z, zero4, 4, CLT_REDUCTION_NONE, 0, "cdist without columns");
+    clt_tensor_free(e0);
     clt_tensor *v = f64(dev, 1, (int64_t[]){3}, a), *m = f64(dev, 2, (int64_t[]){1, 3}, a),
                *m4 = f64(dev, 2, (int64_t[]){1, 4}, a), *i = NULL, *out = NULL;
     assert_error(clt_cdist(v, m, 2, &out), CLT_ERR_SHAPE_MISMATCH, "at least 2D");

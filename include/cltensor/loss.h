@@ -356,6 +356,8 @@ CLT_API clt_status clt_cdist(const clt_tensor *x1, const clt_tensor *x2, double 
  * samples' targets concatenated ([S] unbatched); input_lengths and
  * target_lengths: int64 [N] (0-d unbatched), each input length in [0, T].
  * A target may be empty (its loss is -sum_t log_probs[t, blank]).  An
+ * input length of 0 gives 0 for an empty target and an infinite loss
+ * otherwise (as later torch; torch 1.13 reads before its alphas there).  An
  * impossible alignment gives an infinite loss; zero_infinity non-zero
  * turns it, and its gradient, into 0.  MEAN divides each loss by its
  * target length (at least 1), then takes the mean over the batch, as

@@ -812,10 +812,11 @@ clt_status clt_cdist(const clt_tensor *x1, const clt_tensor *x2, double p, clt_t
         CLT__TRY(clt__unsqueeze_rec(fn, x1, -2, &a));
         CLT__TRY(clt__unsqueeze_rec(fn, x2, -3, &b));
         CLT__TRY(clt__sub_rec(fn, a, b, &d));
-        if (isinf(p))
+        /* no columns: every distance is 0, as torch's (whatever p) */
+        if (isinf(p) && c1 > 0)
             CLT__TRY(cdist_inf(fn, d, out));
         else
-            CLT__TRY(clt__vector_norm_dim_rec(fn, d, p, -1, 0, out));
+            CLT__TRY(clt__vector_norm_dim_rec(fn, d, c1 > 0 ? p : 2, -1, 0, out));
     }
 done:
     return finish(st, out);
