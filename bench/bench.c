@@ -1691,6 +1691,82 @@ static void lu_part(void *p, int tid)
  * clt_linalg_solve of one with an n x k right-hand side, waited for each
  * call (both check their matrices: a synchronisation), against lu_part on
  * the same values: 2 n^3 flop per inverse, 2/3 n^3 + 2 n^2 k per solve. */
+/* d = cdist(x1, x2) of [P, M] and [R, M] float32 through `composed`
+ * (the exact differences: unsqueeze, sub, vector_norm_dim) or clt_cdist
+ * (p 2 past 25 rows: one matmul, torch's default compute mode); *out new. */
+static clt_status cdist_step(clt_tensor *x1, clt_tensor *x2, int composed, clt_tensor **out)
+{
+    if (!composed)
+        return clt_cdist(x1, x2, 2.0, out);
+    clt_tensor *a = NULL, *c = NULL, *d = NULL;
+    clt_status st = clt_unsqueeze(x1, -2, &a);
+    if (st == CLT_OK)
+        st = clt_unsqueeze(x2, -3, &c);
+    if (st == CLT_OK)
+        st = clt_sub(a, c, &d);
+    if (st == CLT_OK)
+        st = clt_vector_norm_dim(d, 2.0, -1, 0, out);
+    clt_tensor_free(a);
+    clt_tensor_free(c);
+    clt_tensor_free(d);
+    return st;
+}
+
+static void case_cdist(bench *b, int64_t P, int64_t M, const char *name)
+{
+    enum { REPS = 5 };
+    size_t nx = (size_t)(P * M), nd = (size_t)(P * P);
+    float *x = malloc(2 * nx * sizeof *x), *dc = malloc(nd * sizeof *dc),
+          *df = malloc(nd * sizeof *df);
+    clt_tensor *x1 = NULL, *x2 = NULL, *o = NULL;
+    int64_t sh[2] = {P, M};
+    double tc[REPS], tf[REPS];
+    if (x == NULL || dc == NULL || df == NULL) {
+        fail(b, name, "out of host memory");
+        goto done;
+    }
+    fill_random(x, 2 * nx);
+    if (!(x1 = from_host(b, x, 2, sh)) || !(x2 = from_host(b, x + nx, 2, sh))) {
+        fail(b, name, "making the inputs");
+        goto done;
+    }
+    for (int k = 0; k < 2; k++) {
+        if (cdist_step(x1, x2, k, &o) != CLT_OK ||
+            clt_tensor_read(o, k ? dc : df, nd * sizeof *dc) != CLT_OK) {
+            fail(b, name, k ? "the composed distances" : "clt_cdist");
+            goto done;
+        }
+        clt_tensor_free(o);
+        o = NULL;
+    }
+    /* distances near 4.6 for M = 64; the matmul's cancellation costs digits */
+    double err = max_abs_diff(dc, df, nd);
+    if (!(err <= 1e-3))
+        wrong(b, name, "clt_cdist", err);
+    for (int r = -1; r < REPS; r++)
+        for (int k = 0; k < 2; k++) {
+            double t0 = now();
+            if (cdist_step(x1, x2, k, &o) != CLT_OK ||
+                clt_device_synchronize(b->dev) != CLT_OK) {
+                fail(b, name, "a timed step");
+                goto done;
+            }
+            clt_tensor_free(o);
+            o = NULL;
+            if (r >= 0)
+                (k ? tc : tf)[r] = now() - t0;
+        }
+    double rf = (double)nd / 1e6 / median(tf, REPS), rc = (double)nd / 1e6 / median(tc, REPS);
+    report(b, name, rf, "Mpair/s", "composed", rc, rf / rc, "");
+done:
+    clt_tensor_free(o);
+    clt_tensor_free(x1);
+    clt_tensor_free(x2);
+    free(x);
+    free(dc);
+    free(df);
+}
+
 static void case_linalg(bench *b, size_t batch, size_t n, size_t k, const char *name)
 {
     op_kind op = k ? OP_SOLVE : OP_INV;
@@ -2531,7 +2607,8 @@ int cltensor_bench(int argc, char **argv)
                                         "sdpa_fwd_bwd_8x256x64", "sdpa_8x1024x64",
                                         "sdpa_fwd_bwd_8x1024x64", "cumsum_1x16M",
                                         "cumsum_1x16M_vs_lines", "sort_16x64K",
-                                        "topk100_4096x1000_vs_sort", "topk1000_1x1M_vs_sort"};
+                                        "topk100_4096x1000_vs_sort", "topk1000_1x1M_vs_sort",
+                                        "cdist_512x64"};
     for (int i = 0; i < b.nfilters; i++) {
         size_t k = 0, len = strlen(b.filters[i]);
         while (k < sizeof names / sizeof names[0] && strncmp(names[k], b.filters[i], len) != 0)
@@ -2618,6 +2695,8 @@ int cltensor_bench(int argc, char **argv)
         case_sdpa(&b, 8, 1024, 64, 0, "sdpa_8x1024x64");
     if (selected(&b, "sdpa_fwd_bwd_8x1024x64"))
         case_sdpa(&b, 8, 1024, 64, 1, "sdpa_fwd_bwd_8x1024x64");
+    if (selected(&b, "cdist_512x64"))
+        case_cdist(&b, 512, 64, "cdist_512x64");
     static const char *const copies[] = {
         [COPY_TRANSPOSE] = "copy_transpose_4096", [COPY_PERMUTE] = "copy_permute_64x256x256",
         [COPY_EXPAND] = "copy_expand_4096x512", [COPY_SLICE] = "copy_slice_4096x1024"};

@@ -373,3 +373,126 @@ CLT_KERNEL(ew_loss_bw)(__global T *gx, __global T *gy, int want_x, int want_y,
     if (want_y)
         T_STORE(gy, k, dy);
 }
+
+/* ---- CTC: torch's forward-backward (alpha/beta) recursions in log space ---------------
+ * One work-item per sample b, over the contiguous log-probabilities lp
+ * [Tm, N, C]; the targets are concatenated (sample b's tl[b] labels from
+ * tg[off[b]]), the extended sequence l' puts a blank before, between and
+ * after them (S = 2 tl + 1 states).  la and lb are [N, Tm, Sm] work
+ * areas. */
+
+#define CTC_NEGINF (-(T_C)INFINITY)
+#define CTC_LP(t, c) T_LOAD(lp, ((ulong)(t) * N + b) * C + (c))
+#define CTC_PRIME(s) (((s) % 2 == 0) ? blank : tg[off[b] + (s) / 2])
+
+/* log(exp(a) + exp(b) + exp(c)), as torch's recursions: the maximum is
+ * taken out (0 when all three are -inf). */
+inline T_C ctc_lse3(T_C a, T_C b2, T_C c)
+{
+    T_C m = fmax(a, fmax(b2, c));
+    if (m == CTC_NEGINF)
+        m = 0;
+    return log(exp(a - m) + exp(b2 - m) + exp(c - m)) + m;
+}
+
+inline T_C ctc_lse2(T_C a, T_C b2)
+{
+    T_C m = fmax(a, b2);
+    if (m == CTC_NEGINF)
+        return CTC_NEGINF;
+    return log(exp(a - m) + exp(b2 - m)) + m;
+}
+
+/* ix holds, per sample, the targets' offsets, the input and target
+ * lengths, then the concatenated targets. */
+#define CTC_IX                                                                                \
+    __global const long *off = ix, *il = ix + N, *tl = ix + 2 * N, *tg = ix + 3 * N
+
+__kernel void ctc_alpha(__global T *nll, __global T *la, __global const T *lp, long Tm, long N,
+                        long C, long Sm, __global const long *ix, long blank)
+{
+    CTC_IX;
+    size_t b = get_global_id(0);
+    if (b >= (size_t)N)
+        return;
+    long L = tl[b], S = 2 * L + 1, ti = il[b];
+    __global T *a = la + (ulong)b * Tm * Sm;
+    if (ti == 0) {
+        T_STORE(nll, b, L == 0 ? (T_C)0 : (T_C)INFINITY);
+        return;
+    }
+    for (long s = 0; s < S; s++)
+        T_STORE(a, s, s == 0 ? CTC_LP(0, blank) : s == 1 ? CTC_LP(0, CTC_PRIME(1)) : CTC_NEGINF);
+    for (long t = 1; t < ti; t++) {
+        __global T *prev = a + (t - 1) * Sm, *cur = a + t * Sm;
+        for (long s = 0; s < S; s++) {
+            long c = CTC_PRIME(s);
+            T_C l1 = T_LOAD(prev, s);
+            T_C l2 = s > 0 ? T_LOAD(prev, s - 1) : CTC_NEGINF;
+            T_C l3 = (s > 1 && CTC_PRIME(s - 2) != c) ? T_LOAD(prev, s - 2) : CTC_NEGINF;
+            T_STORE(cur, s, ctc_lse3(l1, l2, l3) + CTC_LP(t, c));
+        }
+    }
+    __global T *last = a + (ti - 1) * Sm;
+    T_C l1 = T_LOAD(last, S - 1), l2 = L > 0 ? T_LOAD(last, S - 2) : CTC_NEGINF;
+    T_C m = fmax(l1, l2);
+    if (m == CTC_NEGINF)
+        m = 0;
+    T_STORE(nll, b, -(log(exp(l1 - m) + exp(l2 - m)) + m));
+}
+
+/* The gradient of sample b's loss, gr[b] (its share of the reduced loss),
+ * into grad [Tm, N, C] (contiguous): torch's (exp(lp) - exp(lse_s(la + lb)
+ * + nll - lp)) gr, over the states s whose label is c; 0 past the input's
+ * length, and 0 throughout for an infinite loss with zero_inf. */
+__kernel void ctc_grad(__global T *grad, __global T *lb, __global const T *la,
+                       __global const T *nll, __global const T *gr, __global const T *lp,
+                       long Tm, long N, long C, long Sm, __global const long *ix, long blank,
+                       int zero_inf)
+{
+    CTC_IX;
+    size_t b = get_global_id(0);
+    if (b >= (size_t)N)
+        return;
+    long L = tl[b], S = 2 * L + 1, ti = il[b];
+    __global const T *a = la + (ulong)b * Tm * Sm;
+    __global T *be = lb + (ulong)b * Tm * Sm;
+    T_C nl = T_LOAD(nll, b), g = T_LOAD(gr, b);
+#define CTC_G(t, c) (((ulong)(t) * N + b) * C + (c))
+    for (long t = 0; t < Tm; t++)
+        for (long c = 0; c < C; c++)
+            T_STORE(grad, CTC_G(t, c), t < ti ? CTC_NEGINF : (T_C)0);
+    if (ti == 0)
+        return;
+    if (zero_inf && isinf(nl)) {
+        for (long t = 0; t < ti; t++)
+            for (long c = 0; c < C; c++)
+                T_STORE(grad, CTC_G(t, c), (T_C)0);
+        return;
+    }
+    for (long t = ti - 1; t >= 0; t--) {
+        __global T *cur = be + t * Sm;
+        __global const T *next = be + (t + 1) * Sm;
+        for (long s = S - 1; s >= 0; s--) {
+            long c = CTC_PRIME(s);
+            T_C v;
+            if (t == ti - 1)
+                v = s >= S - 2 ? CTC_LP(t, c) : CTC_NEGINF;
+            else {
+                T_C l1 = T_LOAD(next, s);
+                T_C l2 = s < S - 1 ? T_LOAD(next, s + 1) : CTC_NEGINF;
+                T_C l3 = (s < S - 2 && CTC_PRIME(s + 2) != c) ? T_LOAD(next, s + 2) : CTC_NEGINF;
+                v = ctc_lse3(l1, l2, l3) + CTC_LP(t, c);
+            }
+            T_STORE(cur, s, v);
+            T_C lcab = T_LOAD(a, t * Sm + s) + v;
+            T_STORE(grad, CTC_G(t, c), ctc_lse2(T_LOAD(grad, CTC_G(t, c)), lcab));
+        }
+    }
+    for (long t = 0; t < ti; t++)
+        for (long c = 0; c < C; c++) {
+            T_C l = CTC_LP(t, c), res = T_LOAD(grad, CTC_G(t, c));
+            T_STORE(grad, CTC_G(t, c), (exp(l) - exp(res + nl - l)) * g);
+        }
+#undef CTC_G
+}

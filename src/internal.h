@@ -612,6 +612,11 @@ void clt__tensor_unref(clt_tensor *t);
 /* Takes t's first reference back from its scope, for handles the library
  * keeps beyond the call (saved tensors, gradients, optimizer state). */
 void clt__scope_disown(clt_tensor *t);
+/* Closes the scope a composite public call opened with clt_scope_begin:
+ * when st is CLT_OK keeps *out (made in that scope) for the caller, and
+ * releases the rest; on failure sets *out to NULL.  Returns the status
+ * (src/tensor/scope.c). */
+clt_status clt__scope_finish(clt_status st, clt_tensor **out);
 
 /* Marks an in-place write to t's storage (every handle and view on it). */
 static inline void clt__version_bump(const clt_tensor *t)
@@ -726,6 +731,8 @@ clt_status clt__wrap_dim(int dim, int n, int *out, const char *fn);
 
 /* Formats a shape as "[2, 3]" into buf. */
 const char *clt__shape_str(char *buf, size_t n, int ndim, const int64_t *shape);
+/* Whether a and b have one shape (src/tensor/tensor.c). */
+bool clt__same_shape(const clt_tensor *a, const clt_tensor *b);
 
 /* Error unless a and b live on the same device (PyTorch's wording). */
 clt_status clt__same_device(const clt_tensor *a, const clt_tensor *b, const char *fn);
@@ -1325,6 +1332,20 @@ clt_status clt__pointwise_loss_bw(int kind, const clt_tensor *x, const clt_tenso
                                   const clt_tensor *pw, double prm, int reduction,
                                   const clt_tensor *g, bool want_x, bool want_y, clt_tensor **gx,
                                   clt_tensor **gy);
+/* Error unless reduction is CLT_REDUCTION_MEAN, SUM or NONE, naming fn. */
+clt_status clt__loss_check_reduction(int reduction, const char *fn);
+/* CTC's alpha recursion over lp, contiguous [T, N, C] log-probabilities
+ * (float32 or float64), with ix the int64 [3 N + total] of
+ * cl/loss.cl's ctc kernels (target offsets, input lengths, target
+ * lengths, the concatenated targets) and Sm = 2 max(target length) + 1:
+ * *nll [N] (new) and *la, the [N, T, Sm] alphas backward needs. */
+clt_status clt__ctc_forward(const clt_tensor *lp, const clt_tensor *ix, int64_t Sm,
+                            int64_t blank, clt_tensor **nll, clt_tensor **la, const char *fn);
+/* Its gradient for lp from g [N], the gradient of each sample's loss
+ * (torch's ctc_loss_backward; 0 for an infinite loss with zero_inf). */
+clt_status clt__ctc_backward(const clt_tensor *lp, const clt_tensor *ix, int64_t Sm,
+                             int64_t blank, const clt_tensor *nll, const clt_tensor *la,
+                             const clt_tensor *g, int zero_inf, clt_tensor **grad);
 
 /* ---- shape copies and constructions (src/ops/shape.c) ----------------------
  * Without autograd; the public entries are in src/autograd/grad_shape.c.
@@ -1431,6 +1452,8 @@ clt_status clt__masked_fill_rec(const char *fn, const clt_tensor *t, const clt_t
 clt_status clt__softmax_rec(const char *fn, const clt_tensor *a, int dim, clt_tensor **out);
 clt_status clt__squeeze_rec(const char *fn, const clt_tensor *t, int dim, clt_tensor **out);
 clt_status clt__unsqueeze_rec(const char *fn, const clt_tensor *t, int dim, clt_tensor **out);
+clt_status clt__vector_norm_dim_rec(const char *fn, const clt_tensor *a, double ord, int dim,
+                                   int keepdim, clt_tensor **out);
 clt_status clt__conv2d_rec(const char *fn, const clt_tensor *input, const clt_tensor *weight,
                            const clt_tensor *bias, const clt_conv2d_opts *opts,
                            clt_tensor **out);

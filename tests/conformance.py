@@ -4746,6 +4746,243 @@ def reduce_stats():
           [data((3,), torch.bool)])
 
 
+# ---- the rest of torch.nn's losses, pairwise_distance and cdist --------------
+
+proto("clt_margin_ranking_loss", [P, P, P, C.c_double, C.c_int, PP])
+proto("clt_hinge_embedding_loss", [P, P, C.c_double, C.c_int, PP])
+proto("clt_soft_margin_loss", [P, P, C.c_int, PP])
+proto("clt_multilabel_soft_margin_loss", [P, P, P, C.c_int, PP])
+proto("clt_multilabel_margin_loss", [P, P, C.c_int, PP])
+proto("clt_multi_margin_loss", [P, P, C.c_int, C.c_double, P, C.c_int, PP])
+proto("clt_cosine_embedding_loss", [P, P, P, C.c_double, C.c_int, PP])
+proto("clt_pairwise_distance", [P, P, C.c_double, C.c_double, C.c_int, PP])
+proto("clt_triplet_margin_loss", [P, P, P, C.c_double, C.c_double, C.c_double, C.c_int, C.c_int,
+                                  PP])
+proto("clt_poisson_nll_loss", [P, P, C.c_int, C.c_int, C.c_double, C.c_int, PP])
+proto("clt_gaussian_nll_loss", [P, P, P, C.c_int, C.c_double, C.c_int, PP])
+proto("clt_cdist", [P, P, C.c_double, PP])
+
+
+def signs(shape, zeros=False):
+    """-1 and 1 (and 0 when zeros), as float32."""
+    t = torch.randint(0, 3 if zeros else 2, shape, generator=G)
+    return (t * 2 - 1).clamp(max=1).float() if not zeros else (t - 1).float()
+
+
+def labels(n, c):
+    return torch.randint(0, c, (n,), generator=G)
+
+
+def ml_targets(n, c):
+    """multilabel_margin_loss targets: a few labels per row, then -1s."""
+    t = torch.full((n, c), -1, dtype=torch.int64)
+    for r in range(n):
+        k = r % (c + 1)
+        t[r, :k] = torch.randperm(c, generator=G)[:k]
+    return t
+
+
+def more_losses():
+    for dt in FLOATS:
+        for rn in ("mean", "sum", "none"):
+            tol = "tr" if rn == "none" else "red"
+            r = RED[rn]
+            x1, x2 = data((6,), dt), data((6,), dt)
+            y = signs((6,)).to(dt)
+            for m in (0.0, 0.5):
+                check("margin_ranking %s %s margin %r" % (dn(dt), rn, m),
+                      lambda a, b, t, m=m, rn=rn: F.margin_ranking_loss(a, b, t, m, reduction=rn),
+                      lambda a, b, t, o, m=m, r=r: L.clt_margin_ranking_loss(a, b, t, m, r, o),
+                      [x1, x2, y], tol=tol)
+            hx, hy = data((3, 4), dt), signs((3, 4), zeros=True).to(dt)
+            for m in (1.0, 2.5):
+                check("hinge_embedding %s %s margin %r" % (dn(dt), rn, m),
+                      lambda a, t, m=m, rn=rn: F.hinge_embedding_loss(a, t, m, reduction=rn),
+                      lambda a, t, o, m=m, r=r: L.clt_hinge_embedding_loss(a, t, m, r, o),
+                      [hx, hy], tol=tol)
+            check("soft_margin %s %s" % (dn(dt), rn),
+                  lambda a, t, rn=rn: F.soft_margin_loss(a, t, reduction=rn),
+                  lambda a, t, o, r=r: L.clt_soft_margin_loss(a, t, r, o),
+                  [data((3, 4), dt), signs((3, 4)).to(dt)], tol=tol)
+            mx, my = data((4, 5), dt), torch.randint(0, 2, (4, 5), generator=G).to(dt)
+            for w in (None, data((5,), dt, lo=0, hi=2)):
+                check("multilabel_soft_margin %s %s weight %s" % (dn(dt), rn, w is not None),
+                      lambda a, t, w=w, rn=rn: F.multilabel_soft_margin_loss(a, t, weight=w,
+                                                                              reduction=rn),
+                      lambda a, t, o, w=w, r=r: _with_w(
+                          lambda wp: L.clt_multilabel_soft_margin_loss(a, t, wp, r, o), w),
+                      [mx, my], tol=tol)
+            check("multilabel_margin %s %s" % (dn(dt), rn),
+                  lambda a, t, rn=rn: F.multilabel_margin_loss(a, t, reduction=rn),
+                  lambda a, t, o, r=r: L.clt_multilabel_margin_loss(a, t, r, o),
+                  [data((6, 5), dt), ml_targets(6, 5)], tol=tol)
+            check("multilabel_margin vector %s %s" % (dn(dt), rn),
+                  lambda a, t, rn=rn: F.multilabel_margin_loss(a, t, reduction=rn),
+                  lambda a, t, o, r=r: L.clt_multilabel_margin_loss(a, t, r, o),
+                  [data((4,), dt), torch.tensor([3, 0, -1, 1])], tol=tol)
+            for p in (1, 2):
+                for w in (None, data((5,), dt, lo=0, hi=2)):
+                    for m in (1.0, 0.3):
+                        check("multi_margin %s %s p %d margin %r weight %s" % (
+                                  dn(dt), rn, p, m, w is not None),
+                              lambda a, t, w=w, p=p, m=m, rn=rn: F.multi_margin_loss(
+                                  a, t, p=p, margin=m, weight=w, reduction=rn),
+                              lambda a, t, o, w=w, p=p, m=m, r=r: _with_w(
+                                  lambda wp: L.clt_multi_margin_loss(a, t, p, m, wp, r, o), w),
+                              [data((4, 5), dt), labels(4, 5)], tol=tol)
+            check("multi_margin unbatched %s %s" % (dn(dt), rn),
+                  lambda a, t, rn=rn: F.multi_margin_loss(a, t, reduction=rn),
+                  lambda a, t, o, r=r: L.clt_multi_margin_loss(a, t, 1, 1.0, None, r, o),
+                  [data((5,), dt), torch.tensor(2)], tol=tol)
+            for m in (0.0, 0.4):
+                check("cosine_embedding %s %s margin %r" % (dn(dt), rn, m),
+                      lambda a, b, t, m=m, rn=rn: F.cosine_embedding_loss(a, b, t, m,
+                                                                          reduction=rn),
+                      lambda a, b, t, o, m=m, r=r: L.clt_cosine_embedding_loss(a, b, t, m, r, o),
+                      [data((4, 3), dt), data((4, 3), dt), signs((4,)).to(dt)], tol=tol)
+            check("cosine_embedding unbatched %s %s" % (dn(dt), rn),
+                  lambda a, b, t, rn=rn: F.cosine_embedding_loss(a, b, t, reduction=rn),
+                  lambda a, b, t, o, r=r: L.clt_cosine_embedding_loss(a, b, t, 0.0, r, o),
+                  [data((3,), dt), data((3,), dt), torch.tensor(-1.0, dtype=dt)], tol=tol)
+            for p, sw in ((2.0, 0), (1.0, 1), (3.0, 0), (2.0, 1)):
+                check("triplet_margin %s %s p %r swap %d" % (dn(dt), rn, p, sw),
+                      lambda a, b, c, p=p, sw=sw, rn=rn: F.triplet_margin_loss(
+                          a, b, c, margin=1.0, p=p, swap=bool(sw), reduction=rn),
+                      lambda a, b, c, o, p=p, sw=sw, r=r: L.clt_triplet_margin_loss(
+                          a, b, c, 1.0, p, 1e-6, sw, r, o),
+                      [data((4, 3), dt), data((4, 3), dt), data((4, 3), dt)], tol=tol)
+            for li, full in ((1, 0), (0, 0), (1, 1), (0, 1)):
+                px = data((3, 4), dt, lo=-2, hi=2) if li else data((3, 4), dt, lo=0, hi=3)
+                py = data((3, 4), dt, lo=0, hi=4).round()
+                check("poisson_nll %s %s log_input %d full %d" % (dn(dt), rn, li, full),
+                      lambda a, t, li=li, full=full, rn=rn: F.poisson_nll_loss(
+                          a, t, log_input=bool(li), full=bool(full), reduction=rn),
+                      lambda a, t, o, li=li, full=full, r=r: L.clt_poisson_nll_loss(
+                          a, t, li, full, 1e-8, r, o),
+                      [px, py], tol=tol)
+            for vs in ((3, 4), (3,), (3, 1)):
+                for full in (0, 1):
+                    v = data(vs, dt, lo=0, hi=2)
+                    v.view(-1)[0] = 1e-9  # below eps: clamped
+                    check("gaussian_nll %s %s var %s full %d" % (dn(dt), rn, list(vs), full),
+                          lambda a, t, v, full=full, rn=rn: F.gaussian_nll_loss(
+                              a, t, v, full=bool(full), reduction=rn),
+                          lambda a, t, v, o, full=full, r=r: L.clt_gaussian_nll_loss(
+                              a, t, v, full, 1e-6, r, o),
+                          [data((3, 4), dt), data((3, 4), dt), v], tol=tol)
+        for p in (2.0, 1.0, 0.0, 3.0, float("inf")):
+            for kd in (0, 1):
+                check("pairwise_distance %s p %r keepdim %d" % (dn(dt), p, kd),
+                      lambda a, b, p=p, kd=kd: F.pairwise_distance(a, b, p, 1e-6, bool(kd)),
+                      lambda a, b, o, p=p, kd=kd: L.clt_pairwise_distance(a, b, p, 1e-6, kd, o),
+                      [data((4, 3), dt), data((3,), dt)], tol="red")
+        for p in (2.0, 1.0, 0.0, 0.5, 3.0, float("inf")):
+            for s1, s2 in (((4, 3), (5, 3)), ((2, 4, 3), (1, 5, 3)), ((30, 3), (4, 3))):
+                check("cdist %s p %r %s %s" % (dn(dt), p, list(s1), list(s2)),
+                      lambda a, b, p=p: torch.cdist(a, b, p),
+                      lambda a, b, o, p=p: L.clt_cdist(a, b, p, o),
+                      [data(s1, dt), data(s2, dt)], tol="mm" if s1[0] > 25 else "red")
+    f = torch.float32
+    # the kinks: clamp_min's and the margins' exact zeros
+    check("margin_ranking at the kink",
+          lambda a, b, t: F.margin_ranking_loss(a, b, t, 1.0, reduction="none"),
+          lambda a, b, t, o: L.clt_margin_ranking_loss(a, b, t, 1.0, 2, o),
+          [torch.tensor([2.0, 0.0]), torch.tensor([1.0, 1.0]), torch.tensor([1.0, -1.0])],
+          tol="exact")
+    # refusals, in torch's terms
+    check("margin_ranking dims", lambda a, b, t: F.margin_ranking_loss(a, b, t),
+          lambda a, b, t, o: L.clt_margin_ranking_loss(a, b, t, 0.0, 0, o),
+          [data((2, 3), f), data((3,), f), data((3,), f)])
+    check("multilabel_margin target size", lambda a, t: F.multilabel_margin_loss(a, t),
+          lambda a, t, o: L.clt_multilabel_margin_loss(a, t, 0, o),
+          [data((2, 3), f), torch.tensor([[0, 1], [1, 0]])])
+    check("multi_margin p 3", lambda a, t: F.multi_margin_loss(a, t, p=3),
+          lambda a, t, o: L.clt_multi_margin_loss(a, t, 3, 1.0, None, 0, o),
+          [data((2, 3), f), labels(2, 3)])
+    check("multi_margin target out of range", lambda a, t: F.multi_margin_loss(a, t),
+          lambda a, t, o: L.clt_multi_margin_loss(a, t, 1, 1.0, None, 0, o),
+          [data((2, 3), f), torch.tensor([0, 3])])
+    check("multi_margin int32 target", lambda a, t: F.multi_margin_loss(a, t),
+          lambda a, t, o: L.clt_multi_margin_loss(a, t, 1, 1.0, None, 0, o),
+          [data((2, 3), f), torch.tensor([0, 1], dtype=torch.int32)])
+    check("cosine_embedding 2-d target", lambda a, b, t: F.cosine_embedding_loss(a, b, t),
+          lambda a, b, t, o: L.clt_cosine_embedding_loss(a, b, t, 0.0, 0, o),
+          [data((2, 3), f), data((2, 3), f), signs((2, 1))])
+    check("triplet dims", lambda a, b, c: F.triplet_margin_loss(a, b, c),
+          lambda a, b, c, o: L.clt_triplet_margin_loss(a, b, c, 1.0, 2.0, 1e-6, 0, 0, o),
+          [data((2, 3), f), data((3,), f), data((2, 3), f)])
+    check("gaussian_nll var size", lambda a, t, v: F.gaussian_nll_loss(a, t, v),
+          lambda a, t, v, o: L.clt_gaussian_nll_loss(a, t, v, 0, 1e-6, 0, o),
+          [data((3, 4), f), data((3, 4), f), data((3, 2), f)])
+    check("gaussian_nll negative var", lambda a, t, v: F.gaussian_nll_loss(a, t, v),
+          lambda a, t, v, o: L.clt_gaussian_nll_loss(a, t, v, 0, 1e-6, 0, o),
+          [data((3, 4), f), data((3, 4), f), torch.tensor([1.0, -0.5, 2.0])])
+    check("cdist 1-d", lambda a, b: torch.cdist(a, b), lambda a, b, o: L.clt_cdist(a, b, 2.0, o),
+          [data((3,), f), data((2, 3), f)])
+    check("cdist columns", lambda a, b: torch.cdist(a, b), lambda a, b, o: L.clt_cdist(a, b, 2.0, o),
+          [data((2, 3), f), data((2, 4), f)])
+    check("cdist negative p", lambda a, b: torch.cdist(a, b, -1.0),
+          lambda a, b, o: L.clt_cdist(a, b, -1.0, o), [data((2, 3), f), data((2, 3), f)])
+    check("cdist integer", lambda a, b: torch.cdist(a, b),
+          lambda a, b, o: L.clt_cdist(a, b, 2.0, o),
+          [data((2, 3), torch.int64), data((2, 3), torch.int64)])
+
+    ctc_cases()
+
+
+def ctc_cases():
+    """ctc_loss: padded, concatenated and unbatched targets, empty ones,
+    impossible alignments, zero_infinity, blank, torch's refusals."""
+    for dt in FLOATS:
+        lp = torch.randn(7, 3, 6, generator=G, dtype=dt).log_softmax(-1)
+        sets = (([[1, 2, 2, 0], [3, 0, 0, 0], [5, 5, 1, 1]], [7, 5, 3], [3, 1, 4]),
+                ([1, 2, 2, 3, 4, 1], [7, 4, 5], [3, 1, 2]),
+                ([[1, 2], [3, 3], [0, 0]], [7, 7, 2], [2, 2, 0]))
+        for tg, il, tl in sets:
+            for rn in ("mean", "sum", "none"):
+                for zi in (0, 1):
+                    for blank in (0, 5):
+                        if blank == 5:
+                            tg = [[v if v != 5 else 4 for v in r] for r in tg] \
+                                if isinstance(tg[0], list) else [v if v != 5 else 4 for v in tg]
+                        check("ctc_loss %s %s zi %d blank %d %s" % (
+                                  dn(dt), rn, zi, blank, list(torch.tensor(tg).shape)),
+                              lambda x, t, a, b, rn=rn, zi=zi, bl=blank:
+                                  F.ctc_loss(x, t, a, b, bl, rn, bool(zi)),
+                              lambda x, t, a, b, o, rn=rn, zi=zi, bl=blank: L.clt_ctc_loss(
+                                  x, t, a, b, bl, RED[rn], zi, o),
+                              [lp, torch.tensor(tg), torch.tensor(il), torch.tensor(tl)],
+                              tol="red")
+        for rn in ("mean", "none"):
+            check("ctc_loss unbatched %s %s" % (dn(dt), rn),
+                  lambda x, t, a, b, rn=rn: F.ctc_loss(x, t, a, b, 0, rn),
+                  lambda x, t, a, b, o, rn=rn: L.clt_ctc_loss(x, t, a, b, 0, RED[rn], 0, o),
+                  [lp[:, 0], torch.tensor([1, 3, 3]), torch.tensor(6), torch.tensor(3)],
+                  tol="red")
+    f = torch.float32
+    lp = torch.randn(5, 2, 4, generator=G).log_softmax(-1)
+    ok_t = torch.tensor([[1, 2], [3, 1]])
+    for nm, t, a, b, bl in (("input length past T", ok_t, [6, 5], [2, 2], 0),
+                            ("blank past C", ok_t, [5, 5], [2, 2], 4),
+                            ("lengths size", ok_t, [5], [2], 0),
+                            ("target length past width", ok_t, [5, 5], [3, 2], 0)):
+        check("ctc_loss %s" % nm,
+              lambda x, tt, aa, bb, bl=bl: F.ctc_loss(x, tt, aa, bb, bl),
+              lambda x, tt, aa, bb, o, bl=bl: L.clt_ctc_loss(x, tt, aa, bb, bl, 0, 0, o),
+              [lp, t, torch.tensor(a), torch.tensor(b)])
+
+
+def _with_w(call, w):
+    """Calls call with w uploaded (or None)."""
+    if w is None:
+        return call(None)
+    p = upload(w)
+    try:
+        return call(p)
+    finally:
+        L.clt_tensor_free(p)
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -4761,7 +4998,8 @@ def main():
                 index_more,
                 activations,
                 nn_init,
-                reduce_stats]
+                reduce_stats,
+                more_losses]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

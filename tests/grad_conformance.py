@@ -1230,6 +1230,110 @@ for nan in (0, 1):
                              None if dim is None else C.byref(C.c_int(dim)), 0, ii),
                          [xin])
 
+
+
+# ---- the rest of torch.nn's losses, pairwise_distance and cdist, at their kinks ---------
+for n, a in (("clt_margin_ranking_loss", [P, P, P, C.c_double, C.c_int, PP]),
+             ("clt_hinge_embedding_loss", [P, P, C.c_double, C.c_int, PP]),
+             ("clt_soft_margin_loss", [P, P, C.c_int, PP]),
+             ("clt_multilabel_soft_margin_loss", [P, P, P, C.c_int, PP]),
+             ("clt_multilabel_margin_loss", [P, P, C.c_int, PP]),
+             ("clt_multi_margin_loss", [P, P, C.c_int, C.c_double, P, C.c_int, PP]),
+             ("clt_cosine_embedding_loss", [P, P, P, C.c_double, C.c_int, PP]),
+             ("clt_pairwise_distance", [P, P, C.c_double, C.c_double, C.c_int, PP]),
+             ("clt_triplet_margin_loss", [P, P, P, C.c_double, C.c_double, C.c_double, C.c_int,
+                                          C.c_int, PP]),
+             ("clt_poisson_nll_loss", [P, P, C.c_int, C.c_int, C.c_double, C.c_int, PP]),
+             ("clt_gaussian_nll_loss", [P, P, P, C.c_int, C.c_double, C.c_int, PP]),
+             ("clt_cdist", [P, P, C.c_double, PP])):
+    proto(n, a)
+Fn = torch.nn.functional
+for rn, red in (("mean", 0), ("sum", 1), ("none", 2)):
+    # margin 1: the first pair sits on the kink (-y (x1 - x2) + m == 0)
+    case("margin_ranking %s" % rn,
+         lambda a, b, y, rn=rn: Fn.margin_ranking_loss(a, b, y, 1.0, reduction=rn),
+         lambda a, b, y, red=red: call("clt_margin_ranking_loss", a, b, y, 1.0, red),
+         [[2.0, 0.5, -1.0, 3.0], [1.0, 0.25, 2.0, -1.0], [1.0, -1.0, 1.0, -1.0]])
+    case("hinge_embedding %s" % rn,
+         lambda x, y, rn=rn: Fn.hinge_embedding_loss(x, y, 1.5, reduction=rn),
+         lambda x, y, red=red: call("clt_hinge_embedding_loss", x, y, 1.5, red),
+         [[1.5, 0.2, -0.7, 2.0, 0.3], [-1.0, -1.0, 1.0, -1.0, 0.0]], wrt=[0])
+    case("soft_margin %s" % rn, lambda x, y, rn=rn: Fn.soft_margin_loss(x, y, reduction=rn),
+         lambda x, y, red=red: call("clt_soft_margin_loss", x, y, red),
+         [[0.0, 2.0, -3.0, 40.0], [1.0, -1.0, 1.0, -1.0]], wrt=[0])
+    case("multilabel_soft_margin %s" % rn,
+         lambda x, y, w, rn=rn: Fn.multilabel_soft_margin_loss(x, y, weight=w, reduction=rn),
+         lambda x, y, w, red=red: call("clt_multilabel_soft_margin_loss", x, y, w, red),
+         [[[0.0, 2.0, -3.0], [1.0, -0.5, 30.0]], [[1.0, 0.0, 1.0], [0.0, 1.0, 0.5]],
+          [0.5, 1.0, 2.0]])
+    # x[1] - x[0] == 1 at the kink of the first row's pair (0 target, 1 not)
+    case("multilabel_margin %s" % rn,
+         lambda x, y, rn=rn: Fn.multilabel_margin_loss(x, y, reduction=rn),
+         lambda x, y, red=red: call("clt_multilabel_margin_loss", x, y, red),
+         [[[0.5, -0.5, 0.2, 1.0], [0.1, 0.3, -0.2, 0.4]], [[0, 3, -1, 2], [-1, 1, 2, 3]]],
+         wrt=[0])
+    for p in (1, 2):
+        case("multi_margin %s p %d" % (rn, p),
+             lambda x, y, w, rn=rn, p=p: Fn.multi_margin_loss(x, y, p=p, margin=0.5, weight=w,
+                                                              reduction=rn),
+             lambda x, y, w, red=red, p=p: call("clt_multi_margin_loss", x, y, p, 0.5, w, red),
+             [[[1.0, 0.5, -1.0], [0.2, 0.3, 0.9]], [0, 2], [0.5, 1.0, 2.0]], wrt=[0])
+    case("cosine_embedding %s" % rn,
+         lambda a, b, y, rn=rn: Fn.cosine_embedding_loss(a, b, y, 0.2, reduction=rn),
+         lambda a, b, y, red=red: call("clt_cosine_embedding_loss", a, b, y, 0.2, red),
+         [[[1.0, 2.0, 0.5], [0.0, 0.0, 0.0], [1.0, -1.0, 2.0]],
+          [[2.0, -1.0, 1.0], [1.0, 2.0, 3.0], [0.5, 0.5, 1.0]], [1.0, -1.0, -1.0]], wrt=[0, 1])
+    for p, sw in ((2.0, 0), (1.0, 1), (3.0, 1)):
+        case("triplet_margin %s p %r swap %d" % (rn, p, sw),
+             lambda a, b, c, rn=rn, p=p, sw=sw: Fn.triplet_margin_loss(
+                 a, b, c, margin=0.5, p=p, swap=bool(sw), reduction=rn),
+             lambda a, b, c, red=red, p=p, sw=sw: call("clt_triplet_margin_loss", a, b, c, 0.5,
+                                                       p, 1e-6, sw, red),
+             [[[0.0, 1.0], [1.0, 2.0], [0.5, -0.5]], [[0.5, 1.0], [1.0, 2.0], [2.0, 1.0]],
+              [[1.0, 1.5], [0.0, 0.0], [0.4, -0.3]]])
+    for li, full in ((1, 0), (0, 1), (1, 1)):
+        case("poisson_nll %s log_input %d full %d" % (rn, li, full),
+             lambda x, y, rn=rn, li=li, full=full: Fn.poisson_nll_loss(
+                 x, y, log_input=bool(li), full=bool(full), reduction=rn),
+             lambda x, y, red=red, li=li, full=full: call("clt_poisson_nll_loss", x, y, li,
+                                                          full, 1e-8, red),
+             [[0.5, 1.5, 2.0, 0.1], [0.0, 1.0, 3.0, 2.0]])
+    for vs in ([[0.5, 1e-9], [2.0, 0.0]], [0.5, 2.0], [[0.5], [1e-8]]):
+        case("gaussian_nll %s var %s" % (rn, np.asarray(vs).shape),
+             lambda x, y, v, rn=rn: Fn.gaussian_nll_loss(x, y, v, full=True, reduction=rn),
+             lambda x, y, v, red=red: call("clt_gaussian_nll_loss", x, y, v, 1, 1e-6, red),
+             [[[0.5, 1.0], [-1.0, 2.0]], [[0.0, 1.5], [1.0, 2.0]], vs])
+for p in (2.0, 1.0, 3.0, float("inf")):
+    case("pairwise_distance p %r" % p, lambda a, b, p=p: Fn.pairwise_distance(a, b, p),
+         lambda a, b, p=p: call("clt_pairwise_distance", a, b, p, 1e-6, 0),
+         [[[0.0, 1.0, 2.0], [1.0, -1.0, 0.5]], [[0.5, 1.0, -2.0], [1.0, 1.0, 1.0]]])
+    # equal rows: a zero distance, whose gradient torch takes as 0
+    case("cdist p %r" % p, lambda a, b, p=p: torch.cdist(a, b, p),
+         lambda a, b, p=p: call("clt_cdist", a, b, p),
+         [[[0.0, 1.0, 2.0], [1.0, -1.0, 0.5]], [[0.0, 1.0, 2.0], [1.0, 1.0, 1.0], [2.0, 0.0, 1.0]]])
+rng = np.random.default_rng(7)
+case("cdist mm path", lambda a, b: torch.cdist(a, b),
+     lambda a, b: call("clt_cdist", a, b, 2.0), [rng.normal(size=(27, 3)), rng.normal(size=(4, 3))])
+
+
+# ---- ctc_loss: padded and concatenated targets, empty ones, impossible alignments -----------
+proto("clt_ctc_loss", [P, P, P, P, C.c_int64, C.c_int, C.c_int, PP])
+_g = torch.Generator().manual_seed(5)
+_lp = torch.randn(6, 3, 5, dtype=torch.float64, generator=_g).log_softmax(-1).numpy()
+for rn, red in (("mean", 0), ("sum", 1), ("none", 2)):
+    for zi in (0, 1):
+        # sample 2 cannot align: 4 labels with repeats in 3 steps
+        for tg, il, tl in (([[1, 2, 2, 0], [3, 0, 0, 0], [4, 4, 1, 1]], [6, 5, 3], [3, 1, 4]),
+                           ([1, 2, 2, 3, 4, 1], [6, 4, 5], [3, 1, 2]),
+                           ([[1, 2], [3, 3], [0, 0]], [6, 6, 2], [2, 2, 0])):
+            case("ctc_loss %s zero_infinity %d %s" % (rn, zi, "padded" if
+                                                      isinstance(tg[0], list) else "concat"),
+                 lambda x, t, a, b, rn=rn, zi=zi: torch.nn.functional.ctc_loss(
+                     x, t, a, b, 0, rn, bool(zi)),
+                 lambda x, t, a, b, red=red, zi=zi: call("clt_ctc_loss", x, t, a, b, 0, red, zi),
+                 [_lp, tg, il, tl], wrt=[0])
+
+
 hook_case()
 
 # ---- take, index_fill, index_copy, index_put, masked_select, masked_scatter,

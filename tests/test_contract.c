@@ -558,7 +558,30 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_kthvalue, T | T2, clt_kthvalue(f->f, 9, 1, 0, &o->t, &o->t2))                      \
     X(clt_mode, T | T2, clt_mode(f->e, 0, 0, &o->t, &o->t2))                                 \
     X(clt_quantile, T, clt_quantile(f->i32, NULL, 0.5, NULL, 0, CLT_QUANTILE_LINEAR, &o->t)) \
-    X(clt_nanquantile, T, clt_nanquantile(f->f, NULL, 2.0, NULL, 0, CLT_QUANTILE_LINEAR, &o->t))
+    X(clt_nanquantile, T, clt_nanquantile(f->f, NULL, 2.0, NULL, 0, CLT_QUANTILE_LINEAR, &o->t)) \
+    /* loss.h: the rest of torch.nn's losses */                                              \
+    X(clt_margin_ranking_loss, T,                                                            \
+      clt_margin_ranking_loss(f->f, f->f2, f->f, 0, CLT_REDUCTION_MEAN, &o->t))              \
+    X(clt_hinge_embedding_loss, T,                                                           \
+      clt_hinge_embedding_loss(f->f, f->f2, 1, CLT_REDUCTION_MEAN, &o->t))                   \
+    X(clt_soft_margin_loss, T, clt_soft_margin_loss(f->f, f->f2, CLT_REDUCTION_MEAN, &o->t)) \
+    X(clt_multilabel_soft_margin_loss, T,                                                    \
+      clt_multilabel_soft_margin_loss(f->f, f->e, NULL, CLT_REDUCTION_MEAN, &o->t))          \
+    X(clt_multilabel_margin_loss, T,                                                         \
+      clt_multilabel_margin_loss(f->f, f->f, CLT_REDUCTION_MEAN, &o->t))                     \
+    X(clt_multi_margin_loss, T,                                                              \
+      clt_multi_margin_loss(f->f, f->i32, 1, 1, NULL, CLT_REDUCTION_MEAN, &o->t))            \
+    X(clt_cosine_embedding_loss, T,                                                          \
+      clt_cosine_embedding_loss(f->f, f->f, f->f, 0, CLT_REDUCTION_MEAN, &o->t))             \
+    X(clt_pairwise_distance, T, clt_pairwise_distance(f->f, f->f2, 2, 1e-6, 0, &o->t))       \
+    X(clt_triplet_margin_loss, T,                                                            \
+      clt_triplet_margin_loss(f->f, f->f, f->e, 1, -1, 1e-6, 0, CLT_REDUCTION_MEAN, &o->t))  \
+    X(clt_poisson_nll_loss, T,                                                               \
+      clt_poisson_nll_loss(f->f, f->f, 1, 0, 1e-8, CLT_REDUCTION_BATCHMEAN, &o->t))          \
+    X(clt_gaussian_nll_loss, T,                                                              \
+      clt_gaussian_nll_loss(f->f, f->f, f->e, 0, 1e-6, CLT_REDUCTION_MEAN, &o->t))           \
+    X(clt_cdist, T, clt_cdist(f->f, f->f2, 2, &o->t))                                       \
+    X(clt_ctc_loss, T, clt_ctc_loss(f->f, f->f, f->f, f->f, 0, CLT_REDUCTION_MEAN, 0, &o->t))
 
 static int small_int[1];
 

@@ -1,7 +1,9 @@
 /* cltensor/loss.h: fused, numerically stable losses with PyTorch's
  * reductions and gradients: cross_entropy, nll_loss, mse_loss, l1_loss,
  * smooth_l1_loss, huber_loss, binary_cross_entropy,
- * binary_cross_entropy_with_logits and kl_div.
+ * binary_cross_entropy_with_logits and kl_div; then (below, composed of
+ * recorded ops) the rest of torch.nn's losses, pairwise_distance and
+ * cdist, and ctc_loss (its own kernels).
  *
  * Each loss hands out a new tensor on its operands' device (release with
  * clt_tensor_free): 0-dimensional for CLT_REDUCTION_MEAN and
@@ -203,6 +205,175 @@ CLT_API clt_status clt_binary_cross_entropy_with_logits(const clt_tensor *input,
  * or exp(target) (target - input + 1) g. */
 CLT_API clt_status clt_kl_div(const clt_tensor *input, const clt_tensor *target,
                               clt_reduction reduction, int log_target, clt_tensor **out);
+
+/* ---- the rest of torch.nn's losses, and distances --------------------------
+ * These are composed of recorded ops as PyTorch 1.13 composes them (or as
+ * its kernels compute them), so each records the nodes of its ops, not one
+ * node; their values and gradients are torch's formulas.  Every operand but
+ * a class index tensor may require grad and gets its gradient where
+ * torch's composition gives it one (margin_ranking's, poisson_nll's and
+ * gaussian_nll's targets too; hinge_embedding's and cosine_embedding's
+ * targets only select, and get none).  Each hands out a new
+ * tensor on the operands' device (release with clt_tensor_free): 0-d for
+ * CLT_REDUCTION_MEAN and CLT_REDUCTION_SUM, the per-sample losses for
+ * CLT_REDUCTION_NONE; the reduction must be MEAN, SUM or NONE
+ * (CLT_ERR_INVALID_ARGUMENT).  Operands promote as PyTorch's ops promote
+ * them and must promote to a floating dtype (CLT_ERR_DTYPE_UNSUPPORTED);
+ * they broadcast where torch's ops broadcast them.  A NULL operand is
+ * CLT_ERR_NULL_ARGUMENT; operands on two devices CLT_ERR_DEVICE_MISMATCH.
+ * "Kink" below is where a clamp's argument is exactly 0: clamp_min passes
+ * the gradient there, as torch's; relu (multi_margin, multilabel_margin)
+ * does not, as torch's kernels' z > 0. */
+
+/* F.margin_ranking_loss: max(0, -y (x1 - x2) + margin).  The three have
+ * one number of dimensions (CLT_ERR_SHAPE_MISMATCH otherwise, torch's "All
+ * input tensors should have same dimension") and broadcast. */
+CLT_API clt_status clt_margin_ranking_loss(const clt_tensor *input1, const clt_tensor *input2,
+                                           const clt_tensor *target, double margin,
+                                           clt_reduction reduction, clt_tensor **out);
+
+/* F.hinge_embedding_loss (margin 1 in torch): x where y != -1 (y == 1 in
+ * use) plus max(0, margin - x) where y != 1; input and target broadcast. */
+CLT_API clt_status clt_hinge_embedding_loss(const clt_tensor *input, const clt_tensor *target,
+                                            double margin, clt_reduction reduction,
+                                            clt_tensor **out);
+
+/* F.soft_margin_loss: log1p(exp(-y x)), as torch computes it (so y x below
+ * about -88 in float32 gives inf, as there).  A target that requires grad
+ * is refused while grad mode is on (CLT_ERR_INVALID_ARGUMENT), as torch
+ * 1.13 refuses it. */
+CLT_API clt_status clt_soft_margin_loss(const clt_tensor *input, const clt_tensor *target,
+                                        clt_reduction reduction, clt_tensor **out);
+
+/* F.multilabel_soft_margin_loss: -(y logsigmoid(x) + (1 - y)
+ * logsigmoid(-x)) times weight (NULL, or broadcasting to input: one per
+ * class), averaged over the last (class) dimension; NONE gives input's
+ * shape without it.  input at least 1-D; target of its shape
+ * (CLT_ERR_SHAPE_MISMATCH), promoted with it.  Computed with
+ * clt_binary_cross_entropy_with_logits' stable kernel, whose messages
+ * may show. */
+CLT_API clt_status clt_multilabel_soft_margin_loss(const clt_tensor *input,
+                                                   const clt_tensor *target,
+                                                   const clt_tensor *weight,
+                                                   clt_reduction reduction, clt_tensor **out);
+
+/* F.multilabel_margin_loss: input [N, C] or [C] (or 0-d), target int64 of
+ * its shape holding each sample's class indices, ended by the first
+ * negative one; each sample's loss is sum over its targets j and the
+ * classes i that are not targets of max(0, 1 - (x[y_j] - x[i])), divided
+ * by C; NONE gives [N], or 0-d for a vector input.  The target is read to
+ * the host (the call waits for it).  Works in O(N C^2) device memory.
+ * Errors: CLT_ERR_SHAPE_MISMATCH ("Expected non-empty vector or matrix
+ * with optional 0-dim batch size", "inconsistent size"),
+ * CLT_ERR_DTYPE_MISMATCH for a target that is not int64,
+ * CLT_ERR_INDEX_OUT_OF_RANGE for a label >= C. */
+CLT_API clt_status clt_multilabel_margin_loss(const clt_tensor *input, const clt_tensor *target,
+                                              clt_reduction reduction, clt_tensor **out);
+
+/* F.multi_margin_loss (p 1, margin 1 in torch): input [N, C] or [C] (or
+ * 0-d), target int64 [N] (or one element); each sample's loss is sum over
+ * i != y of max(0, margin - x[y] + x[i])^p w[y], divided by C.  weight:
+ * NULL or C floating values, which may not require grad (as for
+ * loss.h's other weights).  NONE gives [N], 0-d for a 0-d target.  The
+ * target is read to the host (the call waits for it).  Errors:
+ * CLT_ERR_INVALID_ARGUMENT for p other than 1 and 2, or a weight that
+ * requires grad; CLT_ERR_SHAPE_MISMATCH ("inconsistent target size",
+ * "inconsistent weight size"); CLT_ERR_DTYPE_MISMATCH for a target that
+ * is not int64; CLT_ERR_INDEX_OUT_OF_RANGE for a target outside [0, C). */
+CLT_API clt_status clt_multi_margin_loss(const clt_tensor *input, const clt_tensor *target,
+                                         int p, double margin, const clt_tensor *weight,
+                                         clt_reduction reduction, clt_tensor **out);
+
+/* F.cosine_embedding_loss (margin 0 in torch): with cos = sum(x1 x2) /
+ * sqrt((sum x1^2 + 1e-12)(sum x2^2 + 1e-12)) over the last dimension,
+ * 1 - cos where y == 1, max(0, cos - margin) where y == -1, 0 elsewhere.
+ * target 1-D [N] with inputs [N, D], or 0-d with inputs [D]
+ * (CLT_ERR_SHAPE_MISMATCH otherwise, torch's wording). */
+CLT_API clt_status clt_cosine_embedding_loss(const clt_tensor *input1, const clt_tensor *input2,
+                                             const clt_tensor *target, double margin,
+                                             clt_reduction reduction, clt_tensor **out);
+
+/* F.pairwise_distance (p 2, eps 1e-6, keepdim 0 in torch): the p-norm of
+ * x1 - x2 + eps over the last dimension of their broadcast (as
+ * clt_vector_norm_dim, whose gradient is 0 where the norm is 0); keepdim
+ * non-zero keeps it with size 1.  p must be >= 0
+ * (CLT_ERR_INVALID_ARGUMENT). */
+CLT_API clt_status clt_pairwise_distance(const clt_tensor *x1, const clt_tensor *x2, double p,
+                                         double eps, int keepdim, clt_tensor **out);
+
+/* F.triplet_margin_loss (margin 1, p 2, eps 1e-6, swap 0 in torch):
+ * max(0, margin + d(a, pos) - d(a, neg)) with d clt_pairwise_distance(p,
+ * eps); with swap, d(a, neg) is replaced by the smaller of it and
+ * d(pos, neg).  The three have one number of dimensions
+ * (CLT_ERR_SHAPE_MISMATCH otherwise). */
+CLT_API clt_status clt_triplet_margin_loss(const clt_tensor *anchor, const clt_tensor *positive,
+                                           const clt_tensor *negative, double margin, double p,
+                                           double eps, int swap, clt_reduction reduction,
+                                           clt_tensor **out);
+
+/* F.poisson_nll_loss (log_input 1, full 0, eps 1e-8 in torch): exp(x) - y x
+ * with log_input, else x - y log(x + eps); full adds Stirling's
+ * y log(y) - y + 0.5 log(2 pi y) where y > 1. */
+CLT_API clt_status clt_poisson_nll_loss(const clt_tensor *input, const clt_tensor *target,
+                                        int log_input, int full, double eps,
+                                        clt_reduction reduction, clt_tensor **out);
+
+/* F.gaussian_nll_loss (full 0, eps 1e-6 in torch): 0.5 (log(v) +
+ * (x - y)^2 / v) (+ 0.5 log(2 pi) with full), v = max(var, eps), whose
+ * gradient passes to var whole (torch clamps under no_grad).  var has
+ * input's shape, or input's without the last dimension (one variance per
+ * row, unsqueezed), or that with a last dimension of 1, as torch 1.13
+ * (CLT_ERR_SHAPE_MISMATCH, "var is of incorrect size", otherwise); a
+ * negative entry is CLT_ERR_INVALID_ARGUMENT ("var has negative
+ * entry/entries"), for which the call reads var's check to the host (it
+ * waits). */
+CLT_API clt_status clt_gaussian_nll_loss(const clt_tensor *input, const clt_tensor *target,
+                                         const clt_tensor *var, int full, double eps,
+                                         clt_reduction reduction, clt_tensor **out);
+
+/* torch.cdist(x1, x2, p) (p 2 in torch) with torch's default compute_mode:
+ * x1 [..., P, M], x2 [..., R, M] (batch dimensions broadcast) give
+ * [..., P, R], the p-norm distance between rows.  For p == 2 with P or R
+ * above 25, sqrt(clamp_min(|a|^2 - 2 a.b + |b|^2, 1e-30)) through one
+ * matmul, as torch's "use_mm_for_euclid_dist_if_necessary" (faster, less
+ * exact for near points); otherwise the exact norm of the differences, in
+ * O(P R M) memory.  Gradients as torch's cdist backward: 0 where a
+ * distance is 0, and for p = inf each difference that reaches the
+ * distance gets the whole gradient (ties are not split).  Errors: CLT_ERR_SHAPE_MISMATCH for fewer than 2
+ * dimensions or column counts that differ, CLT_ERR_DTYPE_UNSUPPORTED for
+ * integer operands, CLT_ERR_DTYPE_MISMATCH for two dtypes,
+ * CLT_ERR_INVALID_ARGUMENT for p < 0 or NaN. */
+CLT_API clt_status clt_cdist(const clt_tensor *x1, const clt_tensor *x2, double p,
+                             clt_tensor **out);
+
+/* F.ctc_loss (blank 0, MEAN, zero_infinity 0 in torch): the negative log
+ * likelihood of each target sequence under the per-step class
+ * log-probabilities, summed over its alignments with torch's
+ * forward-backward (alpha, beta) recursions in log space, one work-item
+ * per sample (cl/loss.cl).  log_probs: [T, N, C] (or [T, C] unbatched),
+ * float32 or float64, log_softmax's output; targets: int64 class indices,
+ * [N, S] padded (sample b's first target_lengths[b]) or 1-D with the
+ * samples' targets concatenated ([S] unbatched); input_lengths and
+ * target_lengths: int64 [N] (0-d unbatched), each input length in [0, T].
+ * A target may be empty (its loss is -sum_t log_probs[t, blank]).  An
+ * input length of 0 gives 0 for an empty target and an infinite loss
+ * otherwise (as later torch; torch 1.13 reads before its alphas there).  An
+ * impossible alignment gives an infinite loss; zero_infinity non-zero
+ * turns it, and its gradient, into 0.  MEAN divides each loss by its
+ * target length (at least 1), then takes the mean over the batch, as
+ * torch; NONE gives [N] (0-d unbatched).  The gradient for log_probs is
+ * torch's ctc_loss_backward, exp(lp) - exp(log(alpha beta) + nll - lp)
+ * over the states of each class, 0 past an input's length; the targets
+ * and lengths are read to the host (the call waits for them).  Errors:
+ * CLT_ERR_DTYPE_UNSUPPORTED (log_probs), CLT_ERR_DTYPE_MISMATCH (targets
+ * or lengths not int64), CLT_ERR_SHAPE_MISMATCH (shapes, lengths past
+ * the targets given), CLT_ERR_INVALID_ARGUMENT (blank outside [0, C), an
+ * input length outside [0, T], reduction), CLT_ERR_INDEX_OUT_OF_RANGE (a
+ * target outside [0, C)). */
+CLT_API clt_status clt_ctc_loss(const clt_tensor *log_probs, const clt_tensor *targets,
+                                const clt_tensor *input_lengths, const clt_tensor *target_lengths,
+                                int64_t blank, clt_reduction reduction, int zero_infinity,
+                                clt_tensor **out);
 
 #ifdef __cplusplus
 }

@@ -113,6 +113,14 @@ bool clt__requires_grad(const clt_tensor *t);
 /* A new handle on g's data (the identity gradient). */
 clt_status clt__alias(const clt_tensor *g, clt_tensor **out);
 
+/* A loss's class or element weight is no operand of the graph: one that
+ * requires grad (with grad mode on) is refused before anything is
+ * computed, as PyTorch refuses it ("is not differentiable with respect to
+ * argument 'weight'"), rather than left without a gradient.  Sets *out to
+ * NULL first (src/autograd/grad_loss.c). */
+clt_status clt__weight_without_grad(const clt_tensor *w, const char *arg, const char *fn,
+                                   clt_tensor **out);
+
 /* Error for an in-place op on a leaf that requires grad in grad mode, as
  * PyTorch gives it; CLT_OK otherwise. */
 clt_status clt__check_inplace(const clt_tensor *t, const char *fn);

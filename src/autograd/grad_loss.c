@@ -23,12 +23,8 @@ static clt_status bw_cross_entropy(clt__node *n, const clt_tensor *g, clt_tensor
     return CLT_OK;
 }
 
-/* A class or element weight is no operand of the graph: one that requires
- * grad (with grad mode on) is refused before anything is computed, as
- * PyTorch refuses it ("is not differentiable with respect to argument
- * 'weight'"), rather than left without a gradient. */
-static clt_status weight_without_grad(const clt_tensor *w, const char *arg, const char *fn,
-                                      clt_tensor **out)
+clt_status clt__weight_without_grad(const clt_tensor *w, const char *arg, const char *fn,
+                                   clt_tensor **out)
 {
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
@@ -45,7 +41,7 @@ static clt_status cross_entropy(bool nll, const clt_tensor *x, const clt_tensor 
 {
     static const clt_cross_entropy_opts defaults = CLT_CROSS_ENTROPY_DEFAULTS;
     clt_tensor *den = NULL;
-    clt_status st = weight_without_grad(opts ? opts->weight : NULL, "weight",
+    clt_status st = clt__weight_without_grad(opts ? opts->weight : NULL, "weight",
                                         nll ? "clt_nll_loss" : "clt_cross_entropy", out);
     if (st != CLT_OK)
         return st;
@@ -96,9 +92,9 @@ static clt_status pointwise(int kind, const char *name, const clt_tensor *x, con
 {
     clt_status st = CLT_OK;
     if (kind == CLT__LOSS_BCE_PROB)
-        st = weight_without_grad(pw, "weight", "clt_binary_cross_entropy", out);
+        st = clt__weight_without_grad(pw, "weight", "clt_binary_cross_entropy", out);
     else if (kind == CLT__LOSS_BCE)
-        st = weight_without_grad(pw, "pos_weight", "clt_binary_cross_entropy_with_logits", out);
+        st = clt__weight_without_grad(pw, "pos_weight", "clt_binary_cross_entropy_with_logits", out);
     if (st != CLT_OK)
         return st;
     st = clt__pointwise_loss(kind, x, y, pw, prm, (int)reduction, out);

@@ -272,6 +272,12 @@ clt_status clt_vector_norm_dim(const clt_tensor *a, double ord, int dim, int kee
     return norm_rec("clt_vector_norm_dim", a, ord, false, dim, keepdim != 0, NULL, out);
 }
 
+clt_status clt__vector_norm_dim_rec(const char *fn, const clt_tensor *a, double ord, int dim,
+                                   int keepdim, clt_tensor **out)
+{
+    return norm_rec(fn, a, ord, false, dim, keepdim != 0, NULL, out);
+}
+
 clt_status clt_normalize(const clt_tensor *a, double p, int dim, double eps, clt_tensor **out)
 {
     const char *fn = "clt_normalize";

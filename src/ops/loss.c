@@ -62,6 +62,11 @@ static clt_status check_reduction(int reduction, bool batchmean, const char *fn)
                       fn, reduction, batchmean ? ", CLT_REDUCTION_BATCHMEAN" : "");
 }
 
+clt_status clt__loss_check_reduction(int reduction, const char *fn)
+{
+    return check_reduction(reduction, false, fn);
+}
+
 static clt_status check_same_dtype(const clt_tensor *a, const clt_tensor *b, const char *what,
                                    const char *fn)
 {
@@ -683,5 +688,63 @@ done:
     clt_tensor_free(gc);
     clt_tensor_free(dx);
     clt_tensor_free(dy);
+    return st;
+}
+
+/* ---- CTC ----------------------------------------------------------------------- */
+
+clt_status clt__ctc_forward(const clt_tensor *lp, const clt_tensor *ix, int64_t Sm,
+                            int64_t blank, clt_tensor **nll, clt_tensor **la, const char *fn)
+{
+    clt_status st = CLT_OK;
+    clt_dtype dt = lp->dtype;
+    int64_t Tm = lp->shape[0], N = lp->shape[1], ws[3] = {N, Tm, Sm};
+    *nll = *la = NULL;
+    CLT__TRY(clt__result_new(fn, lp->dev, dt, 1, &N, nll));
+    CLT__TRY(clt__temp_new(fn, "the alphas", lp->dev, dt, 3, ws, la));
+    {
+        cl_mem mn = clt__mem(*nll), ma = clt__mem(*la), ml = clt__mem(lp), mi = clt__mem(ix);
+        cl_long t = Tm, n = N, c = lp->shape[2], sm = Sm, bl = blank;
+        clt__arg args[] = {CLT__ARG(mn), CLT__ARG(ma), CLT__ARG(ml), CLT__ARG(t), CLT__ARG(n),
+                           CLT__ARG(c),  CLT__ARG(sm), CLT__ARG(mi), CLT__ARG(bl)};
+        CLT__TRY(launch(lp->dev, dt, "ctc_alpha", (uint64_t)N, 9, args, fn));
+    }
+    return CLT_OK;
+done:
+    clt_tensor_free(*nll);
+    clt_tensor_free(*la);
+    *nll = *la = NULL;
+    return st;
+}
+
+clt_status clt__ctc_backward(const clt_tensor *lp, const clt_tensor *ix, int64_t Sm,
+                             int64_t blank, const clt_tensor *nll, const clt_tensor *la,
+                             const clt_tensor *g, int zero_inf, clt_tensor **grad)
+{
+    const char *fn = "clt_backward";
+    clt_status st = CLT_OK;
+    clt_dtype dt = lp->dtype;
+    int64_t Tm = lp->shape[0], N = lp->shape[1];
+    clt_tensor *gc = NULL, *lb = NULL, *r = NULL;
+    CLT__TRY(clt__contiguous_as(fn, g, dt, &gc));
+    CLT__TRY(clt__temp_new(fn, "the betas", lp->dev, dt, 3, (int64_t[]){N, Tm, Sm}, &lb));
+    CLT__TRY(clt__result_new(fn, lp->dev, dt, 3, lp->shape, &r));
+    {
+        cl_mem mr = clt__mem(r), mb = clt__mem(lb), ma = clt__mem(la), mn = clt__mem(nll);
+        cl_mem mg = clt__mem(gc), ml = clt__mem(lp), mi = clt__mem(ix);
+        cl_long t = Tm, n = N, c = lp->shape[2], sm = Sm, bl = blank;
+        cl_int zi = zero_inf != 0;
+        clt__arg args[] = {CLT__ARG(mr), CLT__ARG(mb), CLT__ARG(ma), CLT__ARG(mn),
+                           CLT__ARG(mg), CLT__ARG(ml), CLT__ARG(t),  CLT__ARG(n),
+                           CLT__ARG(c),  CLT__ARG(sm), CLT__ARG(mi), CLT__ARG(bl),
+                           CLT__ARG(zi)};
+        CLT__TRY(launch(lp->dev, dt, "ctc_grad", (uint64_t)N, 13, args, fn));
+    }
+    *grad = r;
+    r = NULL;
+done:
+    clt_tensor_free(gc);
+    clt_tensor_free(lb);
+    clt_tensor_free(r);
     return st;
 }

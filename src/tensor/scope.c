@@ -110,3 +110,13 @@ void clt_scope_end(void)
     free(s->items);
     free(s);
 }
+
+clt_status clt__scope_finish(clt_status st, clt_tensor **out)
+{
+    if (st == CLT_OK)
+        st = clt_scope_keep(*out);
+    clt_scope_end();
+    if (st != CLT_OK)
+        *out = NULL; /* released with the scope */
+    return st;
+}

@@ -669,7 +669,7 @@ static clt_status copy_into(clt_tensor *dst, const clt_tensor *src)
     return clt__launch(dst->dev, "copy", opts, "copy_strided", 1, &gws, NULL, 5, args);
 }
 
-static bool same_shape(const clt_tensor *a, const clt_tensor *b)
+bool clt__same_shape(const clt_tensor *a, const clt_tensor *b)
 {
     if (a->ndim != b->ndim)
         return false;
@@ -683,7 +683,7 @@ static clt_status copy_strided(clt_tensor *dst, const clt_tensor *src)
 {
     if (dst->numel == 0)
         return CLT_OK;
-    if (clt__is_contiguous(dst) && same_shape(dst, src))
+    if (clt__is_contiguous(dst) && clt__same_shape(dst, src))
         return copy_into(dst, src);
     const char *opts = clt__copy_options(src->dtype, dst->dtype);
     if (opts == NULL)
