@@ -27,6 +27,13 @@ static inline size_t gc_numel(const gc_in *x)
     return n;
 }
 
+/* The fixed weight of output element k in L: uneven, both signs, and never
+ * 0 (a zero weight would hide a wrong gradient there). */
+static inline double gc_weight(size_t k)
+{
+    return (0.25 + (double)((k * 7 + 3) % 11) / 8.0) * ((k % 3) ? 1 : -1);
+}
+
 /* L = sum(f(in) * w), in a scope that keeps only L. */
 static inline clt_tensor *gc_loss(clt_device *dev, gc_fn f, const void *ctx, clt_tensor **in)
 {
@@ -36,7 +43,7 @@ static inline clt_tensor *gc_loss(clt_device *dev, gc_fn f, const void *ctx, clt
     size_t n = (size_t)clt_tensor_numel(out);
     double *wv = malloc((n ? n : 1) * sizeof *wv);
     for (size_t k = 0; k < n; k++)
-        wv[k] = 0.25 + (double)((k * 7 + 3) % 11) / 8.0 * ((k % 3) ? 1 : -1);
+        wv[k] = gc_weight(k);
     CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, clt_tensor_ndim(out), clt_tensor_shape(out), wv,
                                &w));
     free(wv);
