@@ -392,7 +392,10 @@ CLT_API clt_status clt_load_torch(const char *path, clt_device *dev, clt_named_t
 /* Writes the n named tensors as torch.save(OrderedDict(...)) of torch 1.13
  * writes them: a zip archive of archive/data.pkl (pickle protocol 2),
  * archive/data/0, ... (one storage per tensor, its values contiguous, the
- * members stored uncompressed) and archive/version, in the order given.
+ * members stored uncompressed) and archive/version, in the order given,
+ * each member's data at a multiple of 64 bytes in the file as torch's
+ * writer places it (padded with an extra field "FB" in its local header),
+ * so that torch 2's torch.load(path, mmap=True) maps the storages in place.
  * torch.load(path) gives an OrderedDict of tensors with the same names,
  * values, dtypes and shapes (requires_grad False).  The whole archive is
  * made in host memory before it is written.  Errors as
