@@ -107,6 +107,16 @@ clt_status clt__io_load_matched(const clt_named_tensor *state, size_t n, const s
                                 clt__io_upload_fn upload, void *ctx, const char *fn,
                                 const char *path_q);
 
+/* A format's save of n named tensors, for fn, asked by the user's code at
+ * caller. */
+typedef clt_status (*clt__io_save_fn)(const char *path, const clt_named_tensor *tensors,
+                                      size_t n, const char *fn, const void *caller);
+
+/* Saves m's state (clt_module_state's names and order) with save;
+ * CLT_ERR_NULL_ARGUMENT for a NULL m or path. */
+clt_status clt__io_save_module(const clt_module *m, const char *path, clt__io_save_fn save,
+                               const char *fn, const void *caller);
+
 /* ---- .npy in memory or in an archive (src/io/npy.c) ----------------------------- */
 
 /* A file name with a member of an archive, as messages quote them. */

@@ -678,18 +678,17 @@ clt_status clt_save_safetensors(const char *path, const clt_named_tensor *tensor
 
 /* ---- models ---------------------------------------------------------------------------- */
 
+/* save without metadata, as clt__io_save_module calls it. */
+static clt_status save_state(const char *path, const clt_named_tensor *tensors, size_t n,
+                             const char *fn, const void *caller)
+{
+    return save(path, tensors, n, NULL, 0, fn, caller);
+}
+
 clt_status clt_module_save(const clt_module *m, const char *path)
 {
-    const char *fn = "clt_module_save";
-    CLT__REQUIRE_ARG(m, fn);
-    CLT__REQUIRE_ARG(path, fn);
-    clt_named_tensor *state = NULL;
-    size_t n = 0;
-    clt_status st = clt__module_state_in(fn, m, &state, &n);
-    if (st == CLT_OK)
-        st = save(path, state, n, NULL, 0, fn, __builtin_return_address(0));
-    free(state);
-    return st;
+    return clt__io_save_module(m, path, save_state, "clt_module_save",
+                               __builtin_return_address(0));
 }
 
 /* load_state_dict's checks of state against the file (clt__io_match_state):

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "io/io.h"
+#include "nn/nn.h"
 
 static int by_name(const void *a, const void *b)
 {
@@ -114,5 +115,19 @@ done:
     for (size_t k = 0; k < n; k++)
         clt_tensor_free(fresh[k]);
     free(fresh);
+    return st;
+}
+
+clt_status clt__io_save_module(const clt_module *m, const char *path, clt__io_save_fn save,
+                               const char *fn, const void *caller)
+{
+    CLT__REQUIRE_ARG(m, fn);
+    CLT__REQUIRE_ARG(path, fn);
+    clt_named_tensor *state = NULL;
+    size_t n = 0;
+    clt_status st = clt__module_state_in(fn, m, &state, &n);
+    if (st == CLT_OK)
+        st = save(path, state, n, fn, caller);
+    free(state);
     return st;
 }

@@ -1188,14 +1188,6 @@ clt_status clt_save_torch(const char *path, const clt_named_tensor *tensors, siz
 
 clt_status clt_module_save_torch(const clt_module *m, const char *path)
 {
-    const char *fn = "clt_module_save_torch";
-    CLT__REQUIRE_ARG(m, fn);
-    CLT__REQUIRE_ARG(path, fn);
-    clt_named_tensor *state = NULL;
-    size_t n = 0;
-    clt_status st = clt__module_state_in(fn, m, &state, &n);
-    if (st == CLT_OK)
-        st = save(path, state, n, fn, __builtin_return_address(0));
-    free(state);
-    return st;
+    return clt__io_save_module(m, path, save, "clt_module_save_torch",
+                               __builtin_return_address(0));
 }
