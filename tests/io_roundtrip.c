@@ -58,6 +58,13 @@
  *       over SGD with the defaults, loads those files and steps EPOCHS
  *       times; both print the rate after each epoch, "%.17g"
  *   io_roundtrip torch IN OUT              clt_load_torch, then clt_save_torch
+ *   io_roundtrip module IN X Y OUT
+ *       Sequential(Linear(4, 8), BatchNorm1d(8), ReLU, Linear(8, 3)) with
+ *       its state loaded from the torch.save file IN
+ *       (clt_module_load_torch, strict; IN "-": initialised with seed 7),
+ *       one forward in training mode on the .npy X (the running statistics
+ *       move), then its output in eval mode on X saved to Y and the model
+ *       to OUT (clt_module_save_torch)
  *   io_roundtrip npz IN OUT COMPRESSED     clt_load_npz, then clt_save_npz
  *   io_roundtrip npyhost IN OUT            clt_load_npy_host, then
  *                                          clt_save_npy_host (no device)
@@ -458,6 +465,55 @@ done:
     return rc;
 }
 
+/* io_roundtrip module IN X Y OUT (see the top). */
+static int module(clt_device *dev, char **argv)
+{
+    clt_generator *gen = NULL;
+    clt_module *l0 = NULL, *bn = NULL, *r = NULL, *l3 = NULL, *m = NULL;
+    clt_tensor *x = NULL, *y = NULL;
+    const char *what = "building the model";
+    clt_status st = clt_generator_new(7, &gen);
+    if (st == CLT_OK)
+        st = clt_linear(dev, 4, 8, 1, gen, &l0);
+    if (st == CLT_OK)
+        st = clt_batch_norm1d_layer(dev, 8, 1e-5, 0.1, 1, 1, &bn);
+    if (st == CLT_OK)
+        st = clt_relu_layer(&r);
+    if (st == CLT_OK)
+        st = clt_linear(dev, 8, 3, 1, gen, &l3);
+    if (st == CLT_OK)
+        st = clt_sequential((clt_module *[]){l0, bn, r, l3}, 4, &m);
+    if (st != CLT_OK) {
+        clt_module_free(l0);
+        clt_module_free(bn);
+        clt_module_free(r);
+        clt_module_free(l3);
+    }
+    if (st == CLT_OK && strcmp(argv[2], "-") != 0 &&
+        (st = clt_module_load_torch(m, argv[2], 1)) != CLT_OK)
+        what = "clt_module_load_torch";
+    if (st == CLT_OK && (st = clt_load_npy(argv[3], dev, &x)) != CLT_OK)
+        what = "clt_load_npy";
+    clt_set_grad_enabled(0);
+    if (st == CLT_OK && (st = clt_module_forward(m, x, &y)) == CLT_OK) {
+        clt_tensor_free(y);
+        y = NULL;
+        clt_module_train(m, 0);
+        st = clt_module_forward(m, x, &y);
+    }
+    if (st != CLT_OK && strcmp(what, "building the model") == 0)
+        what = "clt_module_forward";
+    if (st == CLT_OK && (st = clt_save_npy(argv[4], y)) != CLT_OK)
+        what = "clt_save_npy";
+    if (st == CLT_OK && (st = clt_module_save_torch(m, argv[5])) != CLT_OK)
+        what = "clt_module_save_torch";
+    clt_tensor_free(x);
+    clt_tensor_free(y);
+    clt_module_free(m);
+    clt_generator_free(gen);
+    return st == CLT_OK ? 0 : fail(what, st);
+}
+
 static int run(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "npyhost") == 0) {
@@ -537,12 +593,14 @@ static int run(int argc, char **argv)
         return loader(dev, argv + 2);
     if (argc == 5 && strcmp(argv[1], "chain") == 0)
         return chain(dev, argv);
+    if (argc == 6 && strcmp(argv[1], "module") == 0)
+        return module(dev, argv);
     fprintf(stderr, "usage: io_roundtrip dtypes | npy IN OUT | safetensors IN OUT | "
                     "torch IN OUT | npz IN OUT COMPRESSED | npyhost IN OUT | loader X Y XOUT YOUT | optimizer KIND OUT SETTINGS... | "
                     "resume KIND STEPS PARAM OPTIM OUT SETTINGS... | schedule KIND OUT LR "
                     "PERIOD FACTOR EPOCHS [EXTRA] | schedresume KIND FILE EPOCHS [LR [PERIOD FACTOR "
                     "[EXTRA]]] | chain save|load PREFIX EPOCHS | cycle KIND STEPS PARAM OPTIM SCHED OUT "
-                    "SETTINGS...\n");
+                    "SETTINGS... | module IN X Y OUT\n");
     return 2;
 }
 

@@ -23,7 +23,10 @@
 # bit, resumed both ways; so do ConstantLR, PolynomialLR,
 # CosineAnnealingWarmRestarts (after a fractional epoch too) and
 # SequentialLR (its schedules' state_dicts nested in torch's, flat in ours)
-# (skipped, saying so, without torch).  Skips
+# (skipped, saying so, without torch); a torch model's state_dict loads
+# into the same cltensor model (clt_module_load_torch) and gives torch's
+# outputs, and torch's load_state_dict(strict=True) takes the models
+# cltensor saves (clt_module_save_torch), storages 64-byte aligned.  Skips
 # (exit 77), saying why, without a Python that has numpy and safetensors:
 # set PYTHON to choose one.
 set -u
@@ -57,7 +60,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/clt_interop.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT INT TERM
 echo "python_interop: $py ($("$py" -c 'import numpy, safetensors; print("numpy", numpy.__version__, "safetensors", safetensors.__version__)'))"
 "$py" - "$prog" "$tmp" <<'PYEOF'
-import subprocess, sys
+import subprocess, sys, zipfile
 import numpy as np
 from safetensors.numpy import save_file, load_file
 
@@ -900,6 +903,72 @@ if torch is not None:
     print(f"python_interop: torch.save state_dicts ({len(sd)} tensors viewing shared storages, "
           "a model's) read, written back and loaded by torch: "
           + ("equal" if not failures else "see failures"))
+
+# a model both ways: torch's model.state_dict() (BatchNorm's running
+# statistics moved, num_batches_tracked 1) saved by torch.save loads into
+# the same cltensor model (clt_module_load_torch, strict), which then takes
+# a training step's statistics and gives, in eval mode, torch's outputs for
+# the same; what cltensor saves (clt_module_save_torch), its storages
+# 64-byte aligned as torch writes them, torch loads with
+# load_state_dict(strict=True) and gives cltensor's outputs; so does the
+# model cltensor initialised itself
+if torch is not None:
+    def bn_net():
+        return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.BatchNorm1d(8),
+                                   torch.nn.ReLU(), torch.nn.Linear(8, 3))
+
+    def close(tag, got, want):
+        if got.shape != want.shape or not np.allclose(got, want, rtol=1e-5, atol=1e-5):
+            failures.append(f"module {tag}: {got.flatten()[:4]}, want {want.flatten()[:4]}")
+
+    torch.manual_seed(3)
+    mx = torch.randn(16, 4)
+    np.save(f"{tmp}/mx.npy", mx.numpy())
+    theirs = bn_net()
+    with torch.no_grad():
+        theirs.train()
+        theirs(mx * 2 + 1)
+    torch.save(theirs.state_dict(), f"{tmp}/theirs.pt")
+    for src in (f"{tmp}/theirs.pt", "-"):
+        tag = "from torch" if src != "-" else "cltensor's own"
+        out_y, out_pt = f"{tmp}/my.{len(src)}.npy", f"{tmp}/ours.{len(src)}.pt"
+        r = run("module", src, f"{tmp}/mx.npy", out_y, out_pt)
+        if r.returncode != 0:
+            failures.append(f"module {tag}: {r.stderr.strip()}")
+            continue
+        got = np.load(out_y)
+        if src != "-":
+            with torch.no_grad():
+                theirs(mx)
+                theirs.eval()
+                close(tag + ", outputs", got, theirs(mx).numpy())
+        with zipfile.ZipFile(out_pt) as z, open(out_pt, "rb") as fh:
+            raw = fh.read()
+            for info in z.infolist():
+                o = info.header_offset
+                at = o + 30 + int.from_bytes(raw[o + 26:o + 28], "little") + int.from_bytes(
+                    raw[o + 28:o + 30], "little")
+                if at % 64:
+                    failures.append(f"module {tag}: {info.filename}'s data at {at}")
+        loaded = bn_net()
+        try:
+            loaded.load_state_dict(torch.load(out_pt), strict=True)
+        except Exception as e:
+            failures.append(f"module {tag}: torch's load_state_dict: {e}")
+            continue
+        loaded.eval()
+        with torch.no_grad():
+            close(tag + ", torch's outputs from our file", loaded(mx).numpy(), got)
+        if src != "-":
+            for k, v in theirs.state_dict().items():
+                w = loaded.state_dict()[k]
+                if w.dtype != v.dtype or not np.allclose(w.numpy(), v.numpy(), rtol=1e-5,
+                                                         atol=1e-6):
+                    failures.append(f"module {tag}: {k} {w.dtype} {w.flatten()[:3]}, torch's "
+                                    f"{v.dtype} {v.flatten()[:3]}")
+    print("python_interop: a torch model's state_dict loaded by cltensor, and cltensor's "
+          "models saved for torch's load_state_dict(strict=True): "
+          + ("outputs equal" if not failures else "see failures"))
 
 for f in failures:
     print("python_interop: FAIL:", f)

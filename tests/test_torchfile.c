@@ -475,3 +475,287 @@ Test(torchfile, other_files_are_named)
     cr_assert_null(out);
     clt_tensor_free(t);
 }
+
+/* ---- modules: load_state_dict(torch.load(path)) ---------------------------------------- */
+
+/* Sequential(Linear(4, h), BatchNorm1d(h), ReLU, Linear(h, 2)), each tensor
+ * of its state (BatchNorm's buffers too) filled with values of its seed. */
+static clt_module *bn_net(clt_device *dev, int64_t h, unsigned seed)
+{
+    clt_generator *gen;
+    clt_module *l0, *bn, *r, *l3, *seq;
+    CHECK(clt_generator_new(seed, &gen));
+    CHECK(clt_linear(dev, 4, h, 1, gen, &l0));
+    CHECK(clt_batch_norm1d_layer(dev, h, 1e-5, 0.1, 1, 1, &bn));
+    CHECK(clt_relu_layer(&r));
+    CHECK(clt_linear(dev, h, 2, 1, gen, &l3));
+    CHECK(clt_sequential((clt_module *[]){l0, bn, r, l3}, 4, &seq));
+    clt_generator_free(gen);
+    clt_named_tensor *s;
+    size_t n;
+    CHECK(clt_module_state(seq, &s, &n));
+    int was = clt_set_grad_enabled(0);
+    for (size_t k = 0; k < n; k++) {
+        clt_dtype dt = clt_tensor_dtype(s[k].tensor);
+        int64_t m = clt_tensor_numel(s[k].tensor);
+        unsigned char *v = host_values(dt, m, seed * 1000 + (unsigned)k);
+        CHECK(clt_tensor_write(s[k].tensor, v, (size_t)m * clt_dtype_size(dt)));
+        free(v);
+    }
+    clt_set_grad_enabled(was);
+    clt_free(s);
+    return seq;
+}
+
+/* Tensor t's bytes (row-major) in a new block. */
+static unsigned char *bytes_of(const clt_tensor *t, size_t *nb)
+{
+    *nb = (size_t)clt_tensor_numel(t) * clt_dtype_size(clt_tensor_dtype(t));
+    unsigned char *b = malloc(*nb ? *nb : 1);
+    CHECK(clt_tensor_read(t, b, *nb));
+    return b;
+}
+
+/* Whether m's state tensor k holds the bytes of want's tensor k. */
+static bool same_tensor(const clt_module *m, const clt_module *want, size_t k)
+{
+    clt_named_tensor *a, *b;
+    size_t na, nb, sa, sb;
+    CHECK(clt_module_state(m, &a, &na));
+    CHECK(clt_module_state(want, &b, &nb));
+    cr_assert(k < na && na == nb);
+    unsigned char *va = bytes_of(a[k].tensor, &sa), *vb = bytes_of(b[k].tensor, &sb);
+    bool same = sa == sb && memcmp(va, vb, sa) == 0;
+    free(va);
+    free(vb);
+    clt_free(a);
+    clt_free(b);
+    return same;
+}
+
+/* The state of m, tensor by tensor, as a copy to compare with later. */
+static clt_module *copy_of(const clt_module *m)
+{
+    clt_module *c;
+    CHECK(clt_module_clone(m, NULL, &c));
+    return c;
+}
+
+static void assert_same_state(const clt_module *m, const clt_module *want, const char *what)
+{
+    size_t n;
+    clt_named_tensor *s;
+    CHECK(clt_module_state(m, &s, &n));
+    for (size_t k = 0; k < n; k++)
+        cr_assert(same_tensor(m, want, k), "%s: %s differs", what, s[k].name);
+    clt_free(s);
+}
+
+static const char *const bn_names[] = {
+    "0.weight",     "0.bias",         "1.weight",
+    "1.bias",       "1.running_mean", "1.running_var",
+    "1.num_batches_tracked", "3.weight", "3.bias"};
+#define BN_N (sizeof bn_names / sizeof bn_names[0])
+
+/* A model's file holds its state_dict in torch's order and names (buffers
+ * included, num_batches_tracked int64), and loads into another model of
+ * the same shape: every value, the handles kept; each storage member's
+ * data starts at a multiple of 64 bytes behind torch's "FB" padding. */
+Test(torchfile, module_round_trip_in_state_dict_order_aligned)
+{
+    clt_device *dev = get_device("auto");
+    clt_module *a = bn_net(dev, 3, 1), *b = bn_net(dev, 3, 2);
+    const char *p = tpath("m.pt");
+    CHECK(clt_module_save_torch(a, p));
+    clt_named_tensor *f, *s;
+    size_t n, ns;
+    CHECK(clt_load_torch(p, dev, &f, &n));
+    CHECK(clt_module_state(a, &s, &ns));
+    cr_assert_eq(n, BN_N);
+    cr_assert_eq(ns, BN_N);
+    for (size_t k = 0; k < n; k++) {
+        cr_assert_str_eq(f[k].name, bn_names[k]);
+        cr_assert_eq(clt_tensor_dtype(f[k].tensor),
+                     k == 6 ? CLT_INT64 : CLT_FLOAT32, "%s", f[k].name);
+        size_t n0, n1;
+        unsigned char *v0 = bytes_of(f[k].tensor, &n0), *v1 = bytes_of(s[k].tensor, &n1);
+        cr_assert(n0 == n1 && memcmp(v0, v1, n0) == 0, "%s: other values", f[k].name);
+        free(v0);
+        free(v1);
+    }
+    clt_named_tensors_free(f, n);
+    clt_free(s);
+
+    clt_tensor **before, **after;
+    size_t np;
+    CHECK(clt_module_parameters(b, &before, &np));
+    cr_assert(!same_tensor(b, a, 0));
+    CHECK(clt_module_load_torch(b, p, 1));
+    assert_same_state(b, a, "loaded");
+    CHECK(clt_module_parameters(b, &after, &np));
+    for (size_t k = 0; k < np; k++) {
+        cr_assert_eq(before[k], after[k], "parameter %zu is a new handle", k);
+        cr_assert(clt_requires_grad(after[k]));
+    }
+
+    /* the local headers: data 64-byte aligned, behind "FB" and 'Z's */
+    size_t len, off = 0, members = 0;
+    unsigned char *z = read_file(p, &len);
+    while (off + 30 <= len && memcmp(z + off, "PK\x03\x04", 4) == 0) {
+        size_t size = z[off + 18] | z[off + 19] << 8 | (size_t)z[off + 20] << 16 |
+                      (size_t)z[off + 21] << 24;
+        size_t nl = z[off + 26] | z[off + 27] << 8, el = z[off + 28] | z[off + 29] << 8;
+        const unsigned char *ex = z + off + 30 + nl;
+        size_t data = off + 30 + nl + el;
+        cr_assert_eq(data % 64, 0, "member %zu's data at %zu", members, data);
+        cr_assert(el >= 4 && ex[0] == 'F' && ex[1] == 'B' &&
+                      (size_t)(ex[2] | ex[3] << 8) == el - 4,
+                  "member %zu: no FB padding", members);
+        for (size_t i = 4; i < el; i++)
+            cr_assert_eq(ex[i], 'Z');
+        off = data + size;
+        members++;
+    }
+    cr_assert_eq(members, BN_N + 2, "data.pkl, %zu storages, version", BN_N);
+    free(z);
+    clt_free(before);
+    clt_free(after);
+    clt_module_free(a);
+    clt_module_free(b);
+}
+
+/* Refuses as load_state_dict refuses, naming the file and the keys, and
+ * leaves the model as it was. */
+static void load_torch_refused(clt_module *m, const char *path, int strict, clt_status want,
+                               const char *needle)
+{
+    clt_module *was = copy_of(m);
+    assert_error(clt_module_load_torch(m, path, strict), want, needle);
+    cr_assert(strstr(clt_last_error(), path), "no file in: %s", clt_last_error());
+    assert_same_state(m, was, "after a refused load");
+    clt_module_free(was);
+}
+
+Test(torchfile, module_load_mismatches_and_strict)
+{
+    clt_device *dev = get_device("auto");
+    clt_module *a = bn_net(dev, 3, 1), *b = bn_net(dev, 3, 2), *wide = bn_net(dev, 5, 3);
+    char p[160];
+    strcpy(p, tpath("a.pt"));
+    CHECK(clt_module_save_torch(a, p));
+    for (int strict = 0; strict < 2; strict++)
+        load_torch_refused(wide, p, strict, CLT_ERR_INVALID_ARGUMENT,
+                           "size mismatch for 0.weight: copying a param with shape [3, 4] from "
+                           "checkpoint, the shape in current model is [5, 4]");
+
+    /* a file without 3.bias, one with 4.weight more, one with both */
+    clt_named_tensor *s, more[BN_N + 1];
+    size_t n;
+    CHECK(clt_module_state(a, &s, &n));
+    memcpy(more, s, n * sizeof *s);
+    more[n] = (clt_named_tensor){"4.weight", s[0].tensor};
+    char shortp[160], morep[160], bothp[160];
+    strcpy(shortp, tpath("short.pt"));
+    strcpy(morep, tpath("more.pt"));
+    strcpy(bothp, tpath("both.pt"));
+    CHECK(clt_save_torch(shortp, s, n - 1));
+    CHECK(clt_save_torch(morep, more, n + 1));
+    more[n - 1] = more[n];
+    CHECK(clt_save_torch(bothp, more, n));
+    load_torch_refused(b, shortp, 1, CLT_ERR_INVALID_ARGUMENT, "missing key(s) in state: 3.bias");
+    load_torch_refused(b, morep, 1, CLT_ERR_INVALID_ARGUMENT,
+                       "unexpected key(s) in state: 4.weight");
+    load_torch_refused(b, bothp, 1, CLT_ERR_INVALID_ARGUMENT,
+                       "missing key(s) in state: 3.bias; unexpected key(s) in state: 4.weight");
+
+    /* strict 0 loads what both hold and leaves the rest */
+    clt_module *b0 = copy_of(b);
+    CHECK(clt_module_load_torch(b, bothp, 0));
+    for (size_t k = 0; k < n - 1; k++)
+        cr_assert(same_tensor(b, a, k), "%s not loaded", s[k].name);
+    cr_assert(same_tensor(b, b0, n - 1), "3.bias changed");
+    CHECK(clt_module_load_torch(b, morep, 0));
+    assert_same_state(b, a, "strict 0 with a key more");
+
+    /* a storage corrupted on disk, the last read: found when every value is
+     * uploaded, before any is copied into the model */
+    clt_module *c = bn_net(dev, 3, 4);
+    size_t len, nb;
+    unsigned char *z = read_file(p, &len), *last = bytes_of(s[n - 1].tensor, &nb);
+    unsigned char *at = memmem(z, len, last, nb);
+    cr_assert_not_null(at);
+    at[0] ^= 0x40;
+    char badp[160];
+    strcpy(badp, tpath("bad.pt"));
+    write_file(badp, z, len);
+    load_torch_refused(c, badp, 1, CLT_ERR_INVALID_ARGUMENT, "CRC");
+
+    assert_error(clt_module_load_torch(NULL, p, 1), CLT_ERR_NULL_ARGUMENT, "NULL");
+    assert_error(clt_module_load_torch(c, NULL, 1), CLT_ERR_NULL_ARGUMENT, "NULL");
+    assert_error(clt_module_save_torch(NULL, p), CLT_ERR_NULL_ARGUMENT, "NULL");
+    assert_error(clt_module_save_torch(c, NULL), CLT_ERR_NULL_ARGUMENT, "NULL");
+    load_torch_refused(c, tpath("missing.pt"), 1, CLT_ERR_IO, "missing.pt");
+    free(z);
+    free(last);
+    clt_free(s);
+    clt_module_free(a);
+    clt_module_free(b);
+    clt_module_free(b0);
+    clt_module_free(c);
+    clt_module_free(wide);
+}
+
+/* As param.copy_: a float32 file loads into a model made float64 and back,
+ * num_batches_tracked stays int64; and a model on another device stays
+ * there. */
+Test(torchfile, module_load_converts_dtypes_and_keeps_devices)
+{
+    clt_device *dev = get_device("auto");
+    clt_module *a = bn_net(dev, 3, 1), *w = bn_net(dev, 3, 2), *f = bn_net(dev, 3, 3);
+    char p32[160], p64[160];
+    strcpy(p32, tpath("m32.pt"));
+    strcpy(p64, tpath("m64.pt"));
+    CHECK(clt_module_save_torch(a, p32));
+    if (clt_device_supports_dtype(dev, CLT_FLOAT64)) {
+        CHECK(clt_module_to_dtype(w, CLT_FLOAT64));
+        CHECK(clt_module_load_torch(w, p32, 1));
+        clt_named_tensor *sa, *sw;
+        size_t n;
+        CHECK(clt_module_state(a, &sa, &n));
+        CHECK(clt_module_state(w, &sw, &n));
+        for (size_t k = 0; k < n; k++) {
+            double *got = read_as_f64(sw[k].tensor), *want = read_as_f64(sa[k].tensor);
+            cr_assert_eq(clt_tensor_dtype(sw[k].tensor), k == 6 ? CLT_INT64 : CLT_FLOAT64);
+            for (int64_t i = 0; i < clt_tensor_numel(sa[k].tensor); i++)
+                cr_assert_eq(got[i], want[i], "%s[%lld]", sw[k].name, (long long)i);
+            free(got);
+            free(want);
+        }
+        CHECK(clt_module_save_torch(w, p64));
+        clt_named_tensor *fl;
+        size_t nf;
+        CHECK(clt_load_torch(p64, dev, &fl, &nf));
+        cr_assert_eq(clt_tensor_dtype(fl[0].tensor), CLT_FLOAT64);
+        clt_named_tensors_free(fl, nf);
+        CHECK(clt_module_load_torch(f, p64, 1));
+        assert_same_state(f, a, "float32 -> float64 -> float32");
+        clt_free(sa);
+        clt_free(sw);
+    }
+    clt_module *o = bn_net(dev, 3, 5);
+    clt_device *other = second_device(dev);
+    CHECK(clt_module_to(o, other));
+    CHECK(clt_module_load_torch(o, p32, 1));
+    clt_named_tensor *so;
+    size_t n;
+    CHECK(clt_module_state(o, &so, &n));
+    for (size_t k = 0; k < n; k++)
+        cr_assert_eq(clt_tensor_device(so[k].tensor), other, "%s moved", so[k].name);
+    clt_free(so);
+    CHECK(clt_module_to(o, dev));
+    assert_same_state(o, a, "loaded on the other device");
+    clt_module_free(a);
+    clt_module_free(w);
+    clt_module_free(f);
+    clt_module_free(o);
+}

@@ -392,13 +392,45 @@ CLT_API clt_status clt_load_torch(const char *path, clt_device *dev, clt_named_t
 /* Writes the n named tensors as torch.save(OrderedDict(...)) of torch 1.13
  * writes them: a zip archive of archive/data.pkl (pickle protocol 2),
  * archive/data/0, ... (one storage per tensor, its values contiguous, the
- * members stored uncompressed) and archive/version, in the order given.
+ * members stored uncompressed) and archive/version, in the order given,
+ * each member's data at a multiple of 64 bytes in the file as torch's
+ * writer places it (padded with an extra field "FB" in its local header),
+ * so that torch 2's torch.load(path, mmap=True) maps the storages in place.
  * torch.load(path) gives an OrderedDict of tensors with the same names,
  * values, dtypes and shapes (requires_grad False).  The whole archive is
  * made in host memory before it is written.  Errors as
  * clt_save_safetensors (a NULL name or tensor, a name twice or not UTF-8).
  * Nothing is taken. */
 CLT_API clt_status clt_save_torch(const char *path, const clt_named_tensor *tensors, size_t n);
+
+/* Saves m's state as torch.save(model.state_dict(), path) of torch 1.13
+ * writes it: clt_save_torch of the names and tensors clt_module_state
+ * gives (parameters then buffers, in PyTorch's state_dict order and names:
+ * "0.weight", "1.running_mean", "1.num_batches_tracked", ...; each in its
+ * own dtype, num_batches_tracked int64), so that
+ * model.load_state_dict(torch.load(path), strict=True) loads it into the
+ * same torch model.  Waits for the work queued on the tensors.  Errors as
+ * clt_save_torch; CLT_ERR_NULL_ARGUMENT for a NULL m or path.  Nothing is
+ * taken. */
+CLT_API clt_status clt_module_save_torch(const clt_module *m, const char *path);
+
+/* model.load_state_dict(torch.load(path), strict) in one call: reads a
+ * file torch.save wrote (as clt_load_torch reads it, with its refusals)
+ * and copies each value into m's tensor of the same name, as
+ * clt_module_load does for safetensors (dtype converted as param.copy_
+ * converts, each tensor kept on its device with its handle,
+ * requires_grad and gradient).  strict nonzero: every name of m's state
+ * must be in the file and the file must hold nothing else, else
+ * CLT_ERR_INVALID_ARGUMENT listing them all ("missing key(s) in state:
+ * 1.bias; unexpected key(s) in state: 2.weight"); strict 0 loads the
+ * names both hold and leaves the others, as torch's strict=False (which
+ * returns the lists; here they are not reported).  Strict or not, a shape
+ * that differs is CLT_ERR_INVALID_ARGUMENT naming the key and both shapes
+ * ("size mismatch for 0.weight: copying a param with shape [3, 4] from
+ * checkpoint, the shape in current model is [2, 4]").  On any failure m
+ * is left as it was: the whole file is checked and every value uploaded
+ * before the first tensor of m is written. */
+CLT_API clt_status clt_module_load_torch(clt_module *m, const char *path, int strict);
 
 /* Reads a NumPy .npz archive (numpy.savez or numpy.savez_compressed:
  * members NAME.npy, stored or deflated) into new tensors on dev named NAME,

@@ -70,6 +70,53 @@ clt_status clt__io_no_twice(const char **names, size_t n, const char *fn, const 
 clt_status clt__io_named_block(size_t n, const char *const *names, const size_t *lens,
                                const char *fn, clt_named_tensor **out);
 
+/* ---- state_dicts (src/io/state.c) ------------------------------------------------ */
+
+/* What a checkpoint holds under a name: its shape (the name and shape
+ * borrowed from the format's reader). */
+typedef struct clt__io_entry {
+    const char *name;
+    int ndim;
+    const int64_t *shape;
+} clt__io_entry;
+
+#define CLT__IO_NO_MATCH ((size_t)-1)
+
+/* load_state_dict's checks of the n tensors of a state against the ne
+ * entries of a file (whose names are distinct): match[k] receives the
+ * index of state[k]'s entry, or CLT__IO_NO_MATCH.  With strict, names
+ * missing from the file and names the state lacks are
+ * CLT_ERR_INVALID_ARGUMENT listing them all ("missing key(s) in state:
+ * 2.bias; unexpected key(s) in state: 3.weight"); then, strict or not,
+ * the first matched shape that differs ("size mismatch for 0.weight:
+ * copying a param with shape [10, 64] from checkpoint, the shape in
+ * current model is [128, 64]"), and a state tensor that is not contiguous
+ * (CLT_ERR_NOT_CONTIGUOUS).  Dtypes are not compared: they are converted
+ * as param.copy_ converts.  Messages "fn: path_q: ...". */
+clt_status clt__io_match_state(const clt_named_tensor *state, size_t n, const clt__io_entry *e,
+                               size_t ne, bool strict, size_t *match, const char *fn,
+                               const char *path_q);
+
+/* Makes the value of the file's entry i as a new tensor on dev. */
+typedef clt_status (*clt__io_upload_fn)(void *ctx, size_t i, clt_device *dev, clt_tensor **out);
+
+/* Uploads the value of each matched entry to its state tensor's device,
+ * then copies each into its tensor (dtype converted, handle kept, version
+ * bumped): every value is on its device before the first tensor changes. */
+clt_status clt__io_load_matched(const clt_named_tensor *state, size_t n, const size_t *match,
+                                clt__io_upload_fn upload, void *ctx, const char *fn,
+                                const char *path_q);
+
+/* A format's save of n named tensors, for fn, asked by the user's code at
+ * caller. */
+typedef clt_status (*clt__io_save_fn)(const char *path, const clt_named_tensor *tensors,
+                                      size_t n, const char *fn, const void *caller);
+
+/* Saves m's state (clt_module_state's names and order) with save;
+ * CLT_ERR_NULL_ARGUMENT for a NULL m or path. */
+clt_status clt__io_save_module(const clt_module *m, const char *path, clt__io_save_fn save,
+                               const char *fn, const void *caller);
+
 /* ---- .npy in memory or in an archive (src/io/npy.c) ----------------------------- */
 
 /* A file name with a member of an archive, as messages quote them. */
@@ -138,6 +185,14 @@ typedef struct clt__zip_out {
     struct zip_source *src;
     const char *path, *fn;
     char path_q[CLT__QUOTE_SIZE];
+    /* Set after clt__zip_create to have each stored member's data start
+     * at a multiple of align bytes in the file, as torch's writer aligns
+     * them (64) with an extra field "FB" of padding in the member's local
+     * header; a deflated member, or one of 4 GiB or more, ends the
+     * alignment of those after it. */
+    unsigned align;
+    uint64_t at; /* where the next member's local header goes */
+    bool at_unknown;
 } clt__zip_out;
 
 clt_status clt__zip_create(clt__zip_out *z, const char *path, const char *fn);

@@ -678,131 +678,46 @@ clt_status clt_save_safetensors(const char *path, const clt_named_tensor *tensor
 
 /* ---- models ---------------------------------------------------------------------------- */
 
+/* save without metadata, as clt__io_save_module calls it. */
+static clt_status save_state(const char *path, const clt_named_tensor *tensors, size_t n,
+                             const char *fn, const void *caller)
+{
+    return save(path, tensors, n, NULL, 0, fn, caller);
+}
+
 clt_status clt_module_save(const clt_module *m, const char *path)
 {
-    const char *fn = "clt_module_save";
-    CLT__REQUIRE_ARG(m, fn);
-    CLT__REQUIRE_ARG(path, fn);
-    clt_named_tensor *state = NULL;
-    size_t n = 0;
-    clt_status st = clt__module_state_in(fn, m, &state, &n);
-    if (st == CLT_OK)
-        st = save(path, state, n, NULL, 0, fn, __builtin_return_address(0));
-    free(state);
-    return st;
+    return clt__io_save_module(m, path, save_state, "clt_module_save",
+                               __builtin_return_address(0));
 }
 
-static const entry *find(const st_file *sf, const char *name)
-{
-    size_t lo = 0, hi = sf->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(sf->e[sf->by_name[mid]].name, name);
-        if (c == 0)
-            return &sf->e[sf->by_name[mid]];
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
-}
-
-/* Adds name to a comma-separated list for a message (which holds 768
- * bytes, both lists included): a list of a million names from a file
- * stops at "..." rather than take as much memory as the header. */
-static void list_name(clt__strbuf *sb, const char *name)
-{
-    char q[160];
-    if (sb->len < 500)
-        clt__sb_printf(sb, "%s%s", sb->len ? ", " : "", CLT__QUOTE(q, name));
-    else if (sb->data[sb->len - 1] != '.')
-        clt__sb_printf(sb, ", ...");
-}
-
-/* load_state_dict(strict=True)'s checks: missing and unexpected names
- * (all of them listed), then the first shape that differs (dtypes are
- * converted, as param.copy_ converts in torch). */
+/* load_state_dict's checks of state against the file (clt__io_match_state):
+ * match[k] the index in sf->e of state[k]'s entry. */
 static clt_status check_state(const st_file *sf, const clt_named_tensor *state, size_t n,
-                              const entry **match)
+                              size_t *match)
 {
-    clt__strbuf missing = {0}, unexpected = {0};
-    bool *used = clt__calloc(sf->n ? sf->n : 1, sizeof *used);
-    clt_status st = CLT_OK;
-    if (used == NULL)
+    clt__io_entry *e = clt__malloc((sf->n ? sf->n : 1) * sizeof *e);
+    if (e == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", sf->fn);
-    for (size_t k = 0; k < n; k++) {
-        match[k] = find(sf, state[k].name);
-        if (match[k] == NULL)
-            list_name(&missing, state[k].name);
-        else
-            used[match[k] - sf->e] = true;
-    }
     for (size_t k = 0; k < sf->n; k++)
-        if (!used[k])
-            list_name(&unexpected, sf->e[k].name);
-    if (missing.len || unexpected.len) {
-        st = bad(sf, "%s%s%s%s%s", missing.len ? "missing key(s) in state: " : "",
-                 missing.len ? missing.data : "", missing.len && unexpected.len ? "; " : "",
-                 unexpected.len ? "unexpected key(s) in state: " : "",
-                 unexpected.len ? unexpected.data : "");
-        goto done;
-    }
-    for (size_t k = 0; k < n; k++) {
-        const clt_tensor *t = state[k].tensor;
-        const entry *e = match[k];
-        char s0[160], s1[160], q[CLT__QUOTE_SIZE];
-        bool same = e->ndim == t->ndim;
-        for (int d = 0; same && d < t->ndim; d++)
-            same = e->shape[d] == t->shape[d];
-        if (!same) {
-            st = bad(sf, "size mismatch for %s: copying a param with shape %s from checkpoint, "
-                         "the shape in current model is %s", CLT__QUOTE(q, state[k].name),
-                     clt__shape_str(s0, sizeof s0, e->ndim, e->shape),
-                     clt__shape_str(s1, sizeof s1, t->ndim, t->shape));
-            goto done;
-        }
-        if (!clt__is_contiguous(t)) {
-            st = clt__error(CLT_ERR_NOT_CONTIGUOUS, "%s: the model's tensor %s is not contiguous",
-                            sf->fn, CLT__QUOTE(q, state[k].name));
-            goto done;
-        }
-    }
-done:
-    clt__sb_free(&missing);
-    clt__sb_free(&unexpected);
-    free(used);
+        e[k] = (clt__io_entry){sf->e[k].name, sf->e[k].ndim, sf->e[k].shape};
+    clt_status st = clt__io_match_state(state, n, e, sf->n, true, match, sf->fn, sf->path_q);
+    free(e);
     return st;
+}
+
+static clt_status upload_entry(void *ctx, size_t i, clt_device *dev, clt_tensor **out)
+{
+    const st_file *sf = ctx;
+    return st_upload(sf, &sf->e[i], dev, out);
 }
 
 /* Uploads the n values the file holds for state (matched by check_state),
- * then copies each into its tensor, converting its dtype: every value is on
- * its device before the first tensor changes. */
+ * then copies each into its tensor, converting its dtype. */
 static clt_status load_into(const st_file *sf, const clt_named_tensor *state, size_t n,
-                            const entry **match)
+                            const size_t *match)
 {
-    clt_status st = CLT_OK;
-    clt_tensor **fresh = clt__calloc(n ? n : 1, sizeof *fresh);
-    if (fresh == NULL)
-        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", sf->fn);
-    for (size_t k = 0; k < n; k++) {
-        CLT__TRY(st_upload(sf, match[k], state[k].tensor->dev, &fresh[k]));
-        clt__scope_disown(fresh[k]);
-    }
-    for (size_t k = 0; k < n; k++) {
-        char q[CLT__QUOTE_SIZE];
-        st = clt__copy_into(state[k].tensor, fresh[k], sf->fn);
-        if (st != CLT_OK)
-            CLT__TRY(clt__error_prefix(st, "%s: %s: copying into %s (the tensors before it "
-                                       "were loaded)", sf->fn, sf->path_q,
-                                       CLT__QUOTE(q, state[k].name)));
-        clt__version_bump(state[k].tensor);
-    }
-done:
-    for (size_t k = 0; k < n; k++)
-        clt_tensor_free(fresh[k]);
-    free(fresh);
-    return st;
+    return clt__io_load_matched(state, n, match, upload_entry, (void *)sf, sf->fn, sf->path_q);
 }
 
 clt_status clt_module_load(clt_module *m, const char *path)
@@ -812,7 +727,7 @@ clt_status clt_module_load(clt_module *m, const char *path)
     CLT__REQUIRE_ARG(path, fn);
     clt_named_tensor *state = NULL;
     size_t n = 0;
-    const entry **match = NULL;
+    size_t *match = NULL;
     st_file sf;
     clt_status st = st_open(path, fn, false, &sf);
     if (st != CLT_OK)
@@ -1225,7 +1140,7 @@ clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
     clt_named_tensor *arr = NULL;
     clt_optimizer *fresh = NULL;
     size_t n = 0, np = clt__optimizer_size(opt);
-    const entry **match = NULL;
+    size_t *match = NULL;
     int64_t *counts = NULL, *values[OPT_EXTRA] = {NULL};
     double lr;
     clt__opt_settings so;
@@ -1254,7 +1169,7 @@ clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
      * torch's load_state_dict casts it; the counts must be int64. */
     CLT__TRY(check_state(&sf, arr, n, match));
     for (size_t k = 0; k < n; k++) {
-        clt_dtype want = arr[k].tensor->dtype, got = match[k]->dtype;
+        clt_dtype want = arr[k].tensor->dtype, got = sf.e[match[k]].dtype;
         bool ok = k < n - OPT_EXTRA ? clt__dtype_is_float(got) : got == want;
         if (!ok) {
             char q[CLT__QUOTE_SIZE];
@@ -1264,7 +1179,7 @@ clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
         }
     }
     for (int k = 0; k < OPT_EXTRA; k++)
-        CLT__TRY(st_read(&sf, match[n - OPT_EXTRA + k], (void **)&values[k]));
+        CLT__TRY(st_read(&sf, &sf.e[match[n - OPT_EXTRA + k]], (void **)&values[k]));
     memcpy(&lr, values[OPT_LR], sizeof lr);
     for (size_t i = 0; i < np; i++)
         if (values[OPT_STEP][i] < 0)

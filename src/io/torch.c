@@ -7,6 +7,7 @@
 #include <zip.h>
 
 #include "io/io.h"
+#include "nn/nn.h"
 
 /* Limits on what a file may make the reader hold: data.pkl's size, the
  * objects built, the stack and the marks.  A state_dict takes about 15
@@ -841,6 +842,79 @@ static clt_status read_pickle(pk *k, const char *fn, unsigned char **buf, size_t
     return st == CLT_OK ? cst : st;
 }
 
+/* Opens the archive `path` into k and reads its dict: the entries' keys
+ * (strings, no U+0000, none twice) into a new block *arr of *count named
+ * tensors (NULL tensors), and each tensor's view checked against its
+ * storage, entry i the view d->items[2 * i + 1]; nothing uploaded.  On
+ * success the caller releases buf, k's objects and archive. */
+static clt_status parse(pk *k, const char *path, const char *fn, unsigned char **buf, obj **d,
+                        clt_named_tensor **arr, size_t *count)
+{
+    size_t len = 0;
+    const char **names = NULL;
+    size_t *lens = NULL;
+    char q[CLT__QUOTE_SIZE];
+    k->fn = fn;
+    CLT__QUOTE(k->path_q, path);
+    snprintf(k->where, sizeof k->where, "%s, data.pkl", k->path_q);
+    clt_status st = clt__zip_open(path, fn, "torch.save's format", &k->za);
+    if (st != CLT_OK)
+        return st;
+    CLT__TRY(read_pickle(k, fn, buf, &len));
+    k->buf = k->p = *buf;
+    k->end = *buf + len;
+    CLT__TRY(run(k, d));
+    if ((*d)->kind != O_DICT)
+        CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: the file holds %s, not a dict of "
+                            "tensors (save model.state_dict())", fn, k->path_q,
+                            kind_name(*d)));
+    *count = (*d)->len / 2;
+    names = clt__calloc(*count ? *count : 1, sizeof *names);
+    lens = clt__calloc(*count ? *count : 1, sizeof *lens);
+    if (names == NULL || lens == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    for (size_t i = 0; i < *count; i++) {
+        const obj *key = (*d)->items[2 * i], *val = (*d)->items[2 * i + 1];
+        if (key->kind != O_STR)
+            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: key %zu of the dict is %s, "
+                                "not a string", fn, k->path_q, i, kind_name(key)));
+        clt__quote(q, sizeof q, key->s, key->len);
+        if (memchr(key->s, '\0', key->len))
+            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: key '%s' holds U+0000", fn,
+                                k->path_q, q));
+        if (val->kind == O_DICT)
+            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: entry '%s' is a dict: nested "
+                                "dicts are not read (save a state_dict of tensors)", fn,
+                                k->path_q, q));
+        if (val->kind != O_TENSOR)
+            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: entry '%s' is %s, not a tensor",
+                                fn, k->path_q, q, kind_name(val)));
+        CLT__TRY(check_view(k, val->view, q, fn));
+        names[i] = key->s;
+        lens[i] = key->len;
+    }
+    CLT__TRY(clt__io_named_block(*count, names, lens, fn, arr));
+    for (size_t i = 0; i < *count; i++)
+        names[i] = (*arr)[i].name;
+    st = clt__io_no_twice(names, *count, fn, k->path_q);
+    if (st != CLT_OK) {
+        free(*arr);
+        *arr = NULL;
+    }
+done:
+    free(names);
+    free(lens);
+    return st;
+}
+
+/* Releases what parse holds. */
+static void parse_free(pk *k, unsigned char *buf)
+{
+    free_objs(k);
+    free(buf);
+    clt__zip_close(k->za);
+}
+
 clt_status clt_load_torch(const char *path, clt_device *dev, clt_named_tensor **out, size_t *n)
 {
     const char *fn = "clt_load_torch";
@@ -852,54 +926,11 @@ clt_status clt_load_torch(const char *path, clt_device *dev, clt_named_tensor **
     CLT__REQUIRE_ARG(dev, fn);
     pk k = {0};
     unsigned char *buf = NULL;
-    size_t len = 0, count = 0, done_n = 0;
-    const char **names = NULL;
-    size_t *lens = NULL;
+    size_t count = 0, done_n = 0;
     clt_named_tensor *arr = NULL;
-    char q[CLT__QUOTE_SIZE];
-    k.fn = fn;
-    CLT__QUOTE(k.path_q, path);
-    snprintf(k.where, sizeof k.where, "%s, data.pkl", k.path_q);
-    clt_status st = clt__zip_open(path, fn, "torch.save's format", &k.za);
-    if (st != CLT_OK)
-        return st;
-    CLT__TRY(read_pickle(&k, fn, &buf, &len));
-    k.buf = k.p = buf;
-    k.end = buf + len;
     obj *d = NULL;
-    CLT__TRY(run(&k, &d));
-    if (d->kind != O_DICT)
-        CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: the file holds %s, not a dict of "
-                            "tensors (save model.state_dict())", fn, k.path_q, kind_name(d)));
-    count = d->len / 2;
-    names = clt__calloc(count ? count : 1, sizeof *names);
-    lens = clt__calloc(count ? count : 1, sizeof *lens);
-    if (names == NULL || lens == NULL)
-        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
-    for (size_t i = 0; i < count; i++) {
-        const obj *key = d->items[2 * i], *val = d->items[2 * i + 1];
-        if (key->kind != O_STR)
-            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: key %zu of the dict is %s, "
-                                "not a string", fn, k.path_q, i, kind_name(key)));
-        clt__quote(q, sizeof q, key->s, key->len);
-        if (memchr(key->s, '\0', key->len))
-            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: key '%s' holds U+0000", fn,
-                                k.path_q, q));
-        if (val->kind == O_DICT)
-            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: entry '%s' is a dict: nested "
-                                "dicts are not read (save a state_dict of tensors)", fn,
-                                k.path_q, q));
-        if (val->kind != O_TENSOR)
-            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: entry '%s' is %s, not a tensor",
-                                fn, k.path_q, q, kind_name(val)));
-        CLT__TRY(check_view(&k, val->view, q, fn));
-        names[i] = key->s;
-        lens[i] = key->len;
-    }
-    CLT__TRY(clt__io_named_block(count, names, lens, fn, &arr));
-    for (size_t i = 0; i < count; i++)
-        names[i] = arr[i].name;
-    CLT__TRY(clt__io_no_twice(names, count, fn, k.path_q));
+    clt_status st;
+    CLT__TRY(parse(&k, path, fn, &buf, &d, &arr, &count));
     for (; done_n < count; done_n++) {
         CLT__TRY(make_tensor(&k, d->items[2 * done_n + 1], arr[done_n].name, dev, fn,
                              &arr[done_n].tensor));
@@ -911,11 +942,54 @@ clt_status clt_load_torch(const char *path, clt_device *dev, clt_named_tensor **
 done:
     if (arr)
         clt_named_tensors_free(arr, done_n);
-    free(names);
-    free(lens);
-    free_objs(&k);
-    free(buf);
-    clt__zip_close(k.za);
+    parse_free(&k, buf);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* The file's entry i, uploaded for clt__io_load_matched. */
+typedef struct parsed {
+    pk *k;
+    const obj *d;
+    const clt_named_tensor *arr;
+} parsed;
+
+static clt_status upload_entry(void *ctx, size_t i, clt_device *dev, clt_tensor **out)
+{
+    parsed *p = ctx;
+    return make_tensor(p->k, p->d->items[2 * i + 1], p->arr[i].name, dev, p->k->fn, out);
+}
+
+clt_status clt_module_load_torch(clt_module *m, const char *path, int strict)
+{
+    const char *fn = "clt_module_load_torch";
+    CLT__REQUIRE_ARG(m, fn);
+    CLT__REQUIRE_ARG(path, fn);
+    pk k = {0};
+    unsigned char *buf = NULL;
+    size_t count = 0, n = 0, *match = NULL;
+    clt_named_tensor *arr = NULL, *state = NULL;
+    clt__io_entry *e = NULL;
+    obj *d = NULL;
+    clt_status st;
+    CLT__TRY(parse(&k, path, fn, &buf, &d, &arr, &count));
+    CLT__TRY(clt__module_state_in(fn, m, &state, &n));
+    e = clt__malloc((count ? count : 1) * sizeof *e);
+    match = clt__malloc((n ? n : 1) * sizeof *match);
+    if (e == NULL || match == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    for (size_t i = 0; i < count; i++) {
+        const tview *v = d->items[2 * i + 1]->view;
+        e[i] = (clt__io_entry){arr[i].name, v->ndim, v->shape};
+    }
+    CLT__TRY(clt__io_match_state(state, n, e, count, strict, match, fn, k.path_q));
+    parsed p = {&k, d, arr};
+    CLT__TRY(clt__io_load_matched(state, n, match, upload_entry, &p, fn, k.path_q));
+done:
+    free(match);
+    free(e);
+    free(state);
+    free(arr);
+    parse_free(&k, buf);
     return st == CLT_OK ? clt__ok() : st;
 }
 
@@ -1052,12 +1126,10 @@ static void put_state(bytes *b, const clt_named_tensor *tensors, size_t n)
     put_op(b, '.');
 }
 
-clt_status clt_save_torch(const char *path, const clt_named_tensor *tensors, size_t n)
+/* What clt_save_torch does, for fn; caller is the user's code that asked. */
+static clt_status save(const char *path, const clt_named_tensor *tensors, size_t n,
+                       const char *fn, const void *caller)
 {
-    const char *fn = "clt_save_torch";
-    CLT__REQUIRE_ARG(path, fn);
-    if (n > 0)
-        CLT__REQUIRE_ARG(tensors, fn);
     char pq[CLT__QUOTE_SIZE], q[CLT__QUOTE_SIZE], name[64];
     CLT__QUOTE(pq, path);
     clt_status st = clt__io_check_names(tensors, n, fn, pq);
@@ -1071,8 +1143,7 @@ clt_status clt_save_torch(const char *path, const clt_named_tensor *tensors, siz
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
     /* Everything is read back before the file is created. */
     for (size_t k = 0; k < n; k++) {
-        st = clt__io_read_tensor(tensors[k].tensor, &data[k], &nbytes[k], fn,
-                                 __builtin_return_address(0));
+        st = clt__io_read_tensor(tensors[k].tensor, &data[k], &nbytes[k], fn, caller);
         if (st != CLT_OK)
             CLT__TRY(clt__error_prefix(st, "%s: %s: reading tensor '%s'", fn, pq,
                                        CLT__QUOTE(q, tensors[k].name)));
@@ -1082,6 +1153,7 @@ clt_status clt_save_torch(const char *path, const clt_named_tensor *tensors, siz
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
     /* torch 1.13's layout: data.pkl, the storages under data/, version */
     CLT__TRY(clt__zip_create(&z, path, fn));
+    z.align = 64; /* torch's kFieldAlignment: torch 2 maps the storages in place */
     const void *part[1] = {pkl.p};
     size_t len[1] = {pkl.len};
     CLT__TRY(clt__zip_add(&z, "archive/data.pkl", part, len, 1, false));
@@ -1103,4 +1175,19 @@ done:
     free(data);
     free(nbytes);
     return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_save_torch(const char *path, const clt_named_tensor *tensors, size_t n)
+{
+    const char *fn = "clt_save_torch";
+    CLT__REQUIRE_ARG(path, fn);
+    if (n > 0)
+        CLT__REQUIRE_ARG(tensors, fn);
+    return save(path, tensors, n, fn, __builtin_return_address(0));
+}
+
+clt_status clt_module_save_torch(const clt_module *m, const char *path)
+{
+    return clt__io_save_module(m, path, save, "clt_module_save_torch",
+                               __builtin_return_address(0));
 }

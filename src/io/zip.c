@@ -166,6 +166,38 @@ clt_status clt__zip_create(clt__zip_out *z, const char *path, const char *fn)
     return st;
 }
 
+/* Moves the stored member idx's data to the next multiple of z->align (when
+ * set) with torch's padding: an extra field "FB" in the local header, its
+ * length the padding, its bytes 'Z'.  libzip writes the members in the
+ * order added, each a 30-byte local header, the name, the extra fields
+ * and the data, so that where each starts follows from the sizes. */
+static clt_status place(clt__zip_out *z, zip_uint64_t idx, const char *name, const size_t *lens,
+                        int nparts)
+{
+    enum { LOCAL_HEADER = 30, FIELD_HEADER = 4 };
+    uint64_t size = 0, start = z->at + LOCAL_HEADER + strlen(name);
+    for (int k = 0; k < nparts; k++)
+        size += lens[k];
+    if (size >= UINT32_MAX) {
+        /* its header gets zip64 sizes, whose place libzip chooses */
+        z->at_unknown = true;
+        return CLT_OK;
+    }
+    if (z->align && !z->at_unknown) {
+        uint64_t pad = (z->align - (start + FIELD_HEADER) % z->align) % z->align;
+        zip_uint8_t fill[256];
+        memset(fill, 'Z', sizeof fill);
+        if (pad > sizeof fill ||
+            zip_file_extra_field_set(z->za, idx, 0x4246 /* "FB" */, ZIP_EXTRA_FIELD_NEW, fill,
+                                     (zip_uint16_t)pad, ZIP_FL_LOCAL) != 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: aligning '%s': %s", z->fn,
+                              z->path_q, name, zip_strerror(z->za));
+        start += FIELD_HEADER + pad;
+    }
+    z->at = start + size;
+    return CLT_OK;
+}
+
 clt_status clt__zip_add(clt__zip_out *z, const char *name, const void *const *parts,
                         const size_t *lens, int nparts, bool compress)
 {
@@ -196,6 +228,10 @@ clt_status clt__zip_add(clt__zip_out *z, const char *name, const void *const *pa
                                       compress ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0) != 0)
         st = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s: '%s': %s", z->fn, z->path_q,
                         CLT__QUOTE(q, name), zip_strerror(z->za));
+    else if (compress)
+        z->at_unknown = true;
+    else
+        st = place(z, (zip_uint64_t)idx, name, lens, nparts);
     zip_error_fini(&ze);
     return st;
 }
