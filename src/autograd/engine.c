@@ -1079,7 +1079,7 @@ static clt_status run_node(pass *p, clt__node *x)
          * unused input of the node above) must not forget that the first
          * one freed x's state (a ctx-only node would run on freed state) */
         x->released = x->released || x->nsaved > 0;
-        if (x->ctx_free) {
+        if (x->ctx_free && !x->ctx_kept) {
             x->ctx_free(x->ctx);
             x->ctx = NULL;
             x->ctx_free = NULL;
