@@ -125,8 +125,9 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
                                      int retain_graph, int allow_unused, clt_tensor **grads);
 
 /* Like t.retain_grad(): a computed tensor t keeps the gradient that
- * clt_backward (or clt_autograd_grad) passes through it, so that clt_grad(t) reads it afterwards
- * (accumulated over backward passes, as a leaf's; clt_zero_grad clears it).
+ * clt_backward (or clt_autograd_grad) passes through it, so that
+ * clt_grad(t) reads it afterwards (accumulated over backward passes, as a
+ * leaf's; clt_zero_grad clears it).
  * It is taken where t's hooks are, in registration order: a hook registered
  * before clt_retain_grad changes what is kept, one registered after does
  * not (torch 1.13).  On a leaf it does nothing (a leaf keeps its gradient

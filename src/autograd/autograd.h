@@ -90,8 +90,8 @@ clt_status clt__inplace_node(const char *name, clt__backward_fn bw, int nin,
 void clt__inplace_commit(clt_tensor *t, clt__node *n);
 void clt__inplace_drop(clt__node *n);
 
-/* A node with nout outputs (clt_checkpoint, the splits): records it for the nout
- * floating tensors outs (output s is outs[s], which must carry no
+/* A node with nout outputs (clt_checkpoint, the splits): records it for
+ * the nout floating tensors outs (output s is outs[s], which must carry no
  * autograd state: fresh handles) with edges from the inputs, when grad
  * mode is on and an input requires grad; hands it back in *node (NULL when
  * nothing was recorded).  ctx is the formula's (the node owns it from
