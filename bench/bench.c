@@ -1767,6 +1767,91 @@ done:
     free(df);
 }
 
+/* l = sum of the sums of x's rows, x [R, C] float32, and clt_backward(l):
+ * the rows by clt_unbind (one UnbindBackward0 node, which writes x's
+ * gradient once), or by clt_narrow each (per_row: a node per row, each
+ * writing a whole gradient of x, as the pieces of unbind once did). */
+static clt_status rows_step(clt_tensor *x, int per_row)
+{
+    size_t n = (size_t)clt_tensor_shape(x)[0];
+    clt_tensor **mine = calloc(n, sizeof *mine), **sums = calloc(n, sizeof *sums), **arr = NULL,
+               **ps = mine, *s = NULL, *l = NULL;
+    clt_status st = mine && sums ? clt_scope_begin() : CLT_ERR_OUT_OF_HOST_MEMORY;
+    int scoped = st == CLT_OK;
+    if (st == CLT_OK && !per_row) {
+        st = clt_unbind(x, 0, &arr, &n);
+        ps = arr;
+    }
+    for (size_t i = 0; per_row && i < n && st == CLT_OK; i++)
+        st = clt_narrow(x, 0, (int64_t)i, 1, &mine[i]);
+    for (size_t i = 0; i < n && st == CLT_OK; i++)
+        st = clt_sum(ps[i], &sums[i]);
+    if (st == CLT_OK)
+        st = clt_stack((const clt_tensor *const *)sums, n, 0, &s);
+    if (st == CLT_OK)
+        st = clt_sum(s, &l);
+    if (st == CLT_OK)
+        st = clt_backward(l, NULL, 0);
+    if (scoped)
+        clt_scope_end(); /* every tensor made here */
+    clt_free(arr);
+    free(mine);
+    free(sums);
+    return st;
+}
+
+/* rows_step through clt_unbind against the narrow-per-row graph, timed in
+ * alternation; x's gradient (all ones) checked after each path's first
+ * step. */
+static void case_unbind_bwd(bench *b, int64_t R, int64_t C, const char *name)
+{
+    enum { REPS = 3 };
+    size_t nx = (size_t)(R * C);
+    float *x = malloc(nx * sizeof *x);
+    clt_tensor *t = NULL, *g = NULL;
+    int64_t sh[2] = {R, C};
+    double tu[REPS], tn[REPS];
+    if (x == NULL) {
+        fail(b, name, "out of host memory");
+        goto done;
+    }
+    fill_random(x, nx);
+    if (!(t = from_host(b, x, 2, sh)) || clt_set_requires_grad(t, 1) != CLT_OK) {
+        fail(b, name, "making the input");
+        goto done;
+    }
+    for (int r = -1; r < REPS; r++)
+        for (int k = 0; k < 2; k++) {
+            double t0 = now();
+            if (rows_step(t, k) != CLT_OK || clt_device_synchronize(b->dev) != CLT_OK) {
+                fail(b, name, k ? "the narrow per row" : "clt_unbind");
+                goto done;
+            }
+            if (r >= 0)
+                (k ? tn : tu)[r] = now() - t0;
+            if (r < 0) {
+                if (clt_grad(t, &g) != CLT_OK || clt_tensor_read(g, x, nx * sizeof *x) != CLT_OK) {
+                    fail(b, name, "reading the gradient");
+                    goto done;
+                }
+                double err = 0;
+                for (size_t i = 0; i < nx; i++)
+                    err = fmax(err, fabs(x[i] - 1.0));
+                if (!(err == 0))
+                    wrong(b, name, k ? "the narrow per row" : "clt_unbind", err);
+                clt_tensor_free(g);
+                g = NULL;
+            }
+            clt_zero_grad(t, 1);
+        }
+    double mu = median(tu, REPS) * 1e3, mn = median(tn, REPS) * 1e3;
+    report(b, name, mu, "ms", "narrow_per_row", mn, mn / mu, "ratio baseline / value");
+done:
+    clt_tensor_free(g);
+    clt_tensor_free(t);
+    free(x);
+}
+
 static void case_linalg(bench *b, size_t batch, size_t n, size_t k, const char *name)
 {
     op_kind op = k ? OP_SOLVE : OP_INV;
@@ -2608,7 +2693,7 @@ int cltensor_bench(int argc, char **argv)
                                         "sdpa_fwd_bwd_8x1024x64", "cumsum_1x16M",
                                         "cumsum_1x16M_vs_lines", "sort_16x64K",
                                         "topk100_4096x1000_vs_sort", "topk1000_1x1M_vs_sort",
-                                        "cdist_512x64"};
+                                        "cdist_512x64", "unbind_bwd_4096x256"};
     for (int i = 0; i < b.nfilters; i++) {
         size_t k = 0, len = strlen(b.filters[i]);
         while (k < sizeof names / sizeof names[0] && strncmp(names[k], b.filters[i], len) != 0)
@@ -2697,6 +2782,8 @@ int cltensor_bench(int argc, char **argv)
         case_sdpa(&b, 8, 1024, 64, 1, "sdpa_fwd_bwd_8x1024x64");
     if (selected(&b, "cdist_512x64"))
         case_cdist(&b, 512, 64, "cdist_512x64");
+    if (selected(&b, "unbind_bwd_4096x256"))
+        case_unbind_bwd(&b, 4096, 256, "unbind_bwd_4096x256");
     static const char *const copies[] = {
         [COPY_TRANSPOSE] = "copy_transpose_4096", [COPY_PERMUTE] = "copy_permute_64x256x256",
         [COPY_EXPAND] = "copy_expand_4096x512", [COPY_SLICE] = "copy_slice_4096x1024"};

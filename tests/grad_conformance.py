@@ -781,8 +781,9 @@ def named(name, tfn, cfn, inputs, wrt=None):
     case(name, t2, c2, inputs, wrt)
 
 
-def pieces(fname, join, dim, *args):
-    """The pieces of a clt_split-like call joined again (cat or stack)."""
+def pieces(fname, join, dim, *args, use=None):
+    """The pieces of a clt_split-like call joined again (cat or stack), or
+    those of the indices in use (repeats allowed, the others unused)."""
     def run(x):
         arr, n = PP(), C.c_size_t()
         st = getattr(L, fname)(x, *args, C.byref(arr), C.byref(n))
@@ -790,6 +791,8 @@ def pieces(fname, join, dim, *args):
             raise RuntimeError(L.clt_last_error().decode())
         ps = [arr[i] for i in range(n.value)]
         shape_names.append((fname, L.clt_grad_fn_name(ps[0]) if ps else None))
+        if use is not None:
+            ps = [ps[i] for i in use]
         out = call("clt_" + join, (P * len(ps))(*ps), len(ps), dim)
         L.clt_free(arr)
         return out
@@ -807,6 +810,16 @@ case("chunk", lambda t: torch.cat(torch.chunk(t, 3, -1), -1),
      pieces("clt_chunk", "cat", -1, 3, -1), [xs])
 case("unbind", lambda t: torch.stack(torch.unbind(t, 2), 2),
      pieces("clt_unbind", "stack", 2, 2), [xs])
+# One node for all the pieces: some unused, some used twice.
+case("split 2 pieces 2 0 2", lambda t: torch.cat([torch.split(t, 2, 1)[i] for i in (2, 0, 2)], 1),
+     pieces("clt_split", "cat", 1, 2, 1, use=(2, 0, 2)), [xs])
+case("split_sizes pieces 1 1", lambda t: torch.cat([torch.split(t, [2, 0, 1, 3], 1)[1]] +
+                                                   [torch.split(t, [2, 0, 1, 3], 1)[2]] * 2, 1),
+     pieces("clt_split_sizes", "cat", 1, _i64(2, 0, 1, 3), 4, 1, use=(1, 2, 2)), [xs])
+case("chunk pieces 1", lambda t: torch.chunk(t, 3, 0)[1] * 1,
+     pieces("clt_chunk", "cat", 0, 3, 0, use=(1,)), [xs])
+case("unbind slices 3 0 3", lambda t: torch.stack([torch.unbind(t, -1)[i] for i in (3, 0, 3)], 0),
+     pieces("clt_unbind", "stack", 0, -1, use=(3, 0, 3)), [xs])
 
 
 def first_piece(fname, *args):

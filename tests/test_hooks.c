@@ -740,3 +740,111 @@ Test(hooks, checkpoint_freed_state_stays_freed)
                  "backward through the graph a second time");
     clt_scope_end();
 }
+
+/* torch 1.13:
+ *   x = tensor([1., 2., 3.], requires_grad=True); y = x * 2; w = y * 3
+ *   y.retain_grad(); w.retain_grad(); z = (w * w).sum(); z.retain_grad()
+ *   autograd.grad(z, x) twice: y.grad [36, 72, 108] then [72, 144, 216],
+ *   w.grad [12, 24, 36] then doubled, z.grad 1 then 2, x.grad None;
+ *   with grads cleared, autograd.grad(z, y): y.grad None (an input's own),
+ *   w.grad [12, 24, 36]; autograd.grad(z, w): neither; autograd.grad(z,
+ *   [y, x]): y.grad [36, 72, 108] (y also leads to x). */
+Test(hooks, autograd_grad_fills_retained_grads)
+{
+    clt_device *dev = get_device("cpu");
+    CHECK(clt_scope_begin());
+    int64_t s3[1] = {3};
+    const double xv[3] = {1, 2, 3};
+    clt_tensor *x = leaf64(dev, 1, s3, xv), *y = NULL, *w = NULL, *ww = NULL, *z = NULL;
+    CHECK(clt_mul_scalar(x, 2, &y));
+    CHECK(clt_mul_scalar(y, 3, &w));
+    CHECK(clt_mul(w, w, &ww));
+    CHECK(clt_sum(ww, &z));
+    CHECK(clt_retain_grad(y));
+    CHECK(clt_retain_grad(w));
+    CHECK(clt_retain_grad(z));
+    clt_tensor *g = NULL, *gy = NULL, *gw = NULL, *gz = NULL, *g2[2] = {0};
+    CHECK(clt_autograd_grad(&z, 1, NULL, &x, 1, 1, 0, &g));
+    assert_values(g, (double[]){72, 144, 216}, 3, 0, 0);
+    CHECK(clt_grad(y, &gy));
+    CHECK(clt_grad(w, &gw));
+    CHECK(clt_grad(z, &gz));
+    assert_values(gy, (double[]){36, 72, 108}, 3, 0, 0);
+    assert_values(gw, (double[]){12, 24, 36}, 3, 0, 0);
+    assert_values(gz, (double[]){1}, 1, 0, 0);
+    assert_no_grad(x);
+    CHECK(clt_autograd_grad(&z, 1, NULL, &x, 1, 1, 0, &g));
+    assert_values(gy, (double[]){72, 144, 216}, 3, 0, 0); /* gy shares the storage */
+    assert_values(gw, (double[]){24, 48, 72}, 3, 0, 0);
+    assert_values(gz, (double[]){2}, 1, 0, 0);
+    /* a failed call changes nothing: x and an unused leaf, without allow_unused */
+    clt_tensor *u = leaf64(dev, 1, s3, xv), *xu[2] = {x, u};
+    assert_error(clt_autograd_grad(&z, 1, NULL, xu, 2, 1, 0, g2), CLT_ERR_INVALID_ARGUMENT,
+                 "not have been used");
+    assert_values(gy, (double[]){72, 144, 216}, 3, 0, 0);
+    CHECK(clt_zero_grad(y, 1));
+    CHECK(clt_zero_grad(w, 1));
+    CHECK(clt_autograd_grad(&z, 1, NULL, &y, 1, 1, 0, &g));
+    assert_values(g, (double[]){36, 72, 108}, 3, 0, 0);
+    assert_no_grad(y);
+    CHECK(clt_grad(w, &gw));
+    assert_values(gw, (double[]){12, 24, 36}, 3, 0, 0);
+    CHECK(clt_zero_grad(w, 1));
+    CHECK(clt_autograd_grad(&z, 1, NULL, &w, 1, 1, 0, &g));
+    assert_no_grad(y);
+    assert_no_grad(w);
+    clt_tensor *yx[2] = {y, x};
+    CHECK(clt_autograd_grad(&z, 1, NULL, yx, 2, 1, 0, g2));
+    CHECK(clt_grad(y, &gy));
+    assert_values(gy, (double[]){36, 72, 108}, 3, 0, 0);
+    assert_no_grad(x);
+    clt_scope_end();
+}
+
+/* Hooks and retain_grad on the pieces of one unbind node, of
+ * x = [[1, 2, 3], [4, 5, 6], [7, 8, 9]]: l = sum(p0 * p2) + sum(p0), p1
+ * unused.  p0's gradient p2 + 1 = [8, 9, 10] is scaled by its hook to
+ * [80, 90, 100]; p2's, p0 = [1, 2, 3], gets 1 added: [2, 3, 4], which p2
+ * keeps (retained after the hook); x.grad holds both rows and zeros.
+ * clt_autograd_grad with respect to p0 takes [8, 9, 10] (before its hook). */
+Test(hooks, hooks_on_the_pieces_of_one_node)
+{
+    clt_device *dev = get_device("cpu");
+    CHECK(clt_scope_begin());
+    const double xv[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    clt_tensor *x = leaf64(dev, 2, (int64_t[]){3, 3}, xv), **ps = NULL, *m = NULL, *s1 = NULL,
+               *s2 = NULL, *l = NULL;
+    size_t n = 0;
+    CHECK(clt_unbind(x, 0, &ps, &n));
+    cr_assert_eq(n, 3);
+    hook_log log = {0};
+    hook_ctx h0 = {&log, "p0", 10, 0}, h2 = {&log, "p2", 0, 1};
+    CHECK(clt_tensor_register_hook(ps[0], log_hook, &h0, NULL));
+    CHECK(clt_tensor_register_hook(ps[2], log_hook, &h2, NULL));
+    CHECK(clt_retain_grad(ps[2]));
+    CHECK(clt_retain_grad(ps[1]));
+    CHECK(clt_mul(ps[0], ps[2], &m));
+    CHECK(clt_sum(m, &s1));
+    CHECK(clt_sum(ps[0], &s2));
+    CHECK(clt_add(s1, s2, &l));
+    clt_tensor *g = NULL;
+    CHECK(clt_autograd_grad(&l, 1, NULL, &ps[0], 1, 1, 0, &g));
+    assert_values(g, (double[]){8, 9, 10}, 3, 0, 0);
+    cr_assert_eq(log.n, 0, "a piece's hook ran for clt_autograd_grad");
+    CHECK(clt_backward(l, NULL, 0));
+    cr_assert_eq(log.n, 2);
+    const logged *e0 = strcmp(log.e[0].name, "p0") == 0 ? &log.e[0] : &log.e[1];
+    const logged *e2 = e0 == &log.e[0] ? &log.e[1] : &log.e[0];
+    assert_logged(e0, "p0", (double[]){8, 9, 10});
+    assert_logged(e2, "p2", (double[]){1, 2, 3});
+    clt_tensor *gx = NULL, *g2 = NULL;
+    CHECK(clt_grad(x, &gx));
+    assert_values(gx, (double[]){80, 90, 100, 0, 0, 0, 2, 3, 4}, 9, 0, 0);
+    CHECK(clt_grad(ps[2], &g2));
+    assert_values(g2, (double[]){2, 3, 4}, 3, 0, 0);
+    assert_no_grad(ps[1]);
+    for (size_t i = 0; i < n; i++)
+        clt_tensor_free(ps[i]);
+    clt_free(ps);
+    clt_scope_end();
+}

@@ -960,3 +960,93 @@ Test(shape, node_names)
     clt_tensor_free(x3);
     clt_tensor_free(x);
 }
+
+/* ---- one node for all the pieces ------------------------------------------------------------ */
+
+/* The pieces of c = 1.5 x (computed, so that a piece may change in place),
+ * x [3, 4] float64: some pieces unused, some used twice. */
+static clt_status pieces_fn(clt_tensor *const *in, clt_tensor **out, const void *p)
+{
+    int op = ((const gctx *)p)->op;
+    clt_tensor *c = NULL, *f = NULL, *a = NULL, *b = NULL, **ps = NULL;
+    size_t n = 0;
+    clt_status st = clt_mul_scalar(in[0], 1.5, &c);
+    if (st != CLT_OK)
+        return st;
+    switch (op) {
+    case 0: /* split_sizes {1, 0, 2, 1} along 1: cat(p0 * p3, p0, p3); p1, p2 unused */
+        st = clt_split_sizes(c, (int64_t[]){1, 0, 2, 1}, 4, 1, &ps, &n);
+        if (st == CLT_OK)
+            st = clt_mul(ps[0], ps[3], &a);
+        if (st == CLT_OK)
+            st = clt_cat((const clt_tensor *[]){a, ps[0], ps[3]}, 3, 1, out);
+        break;
+    case 1: /* unbind rows: row 1 scaled in place, then squared; row 0 unused */
+        st = clt_unbind(c, 0, &ps, &n);
+        if (st == CLT_OK)
+            st = clt_mul_scalar_(ps[1], -2);
+        if (st == CLT_OK)
+            st = clt_mul(ps[1], ps[1], &a);
+        if (st == CLT_OK)
+            st = clt_stack((const clt_tensor *[]){a, ps[2], ps[2]}, 3, 0, out);
+        break;
+    case 2: /* twelve 0-d slices of the flattened c: 11, 3, sin(3), 7 */
+        st = clt_flatten(c, 0, -1, &f);
+        if (st == CLT_OK)
+            st = clt_unbind(f, 0, &ps, &n);
+        if (st == CLT_OK)
+            st = clt_sin(ps[3], &b);
+        if (st == CLT_OK)
+            st = clt_stack((const clt_tensor *[]){ps[11], ps[3], b, ps[7]}, 4, 0, out);
+        break;
+    default: /* chunk 3 of the 4 columns (pieces of 2): the last one only */
+        st = clt_chunk(c, 3, -1, &ps, &n);
+        if (st == CLT_OK)
+            st = clt_exp(ps[n - 1], out);
+    }
+    for (size_t i = 0; i < n; i++)
+        clt_tensor_free(ps[i]);
+    clt_free(ps);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(f);
+    clt_tensor_free(c);
+    return st;
+}
+
+Test(shape, pieces_gradients_by_finite_differences)
+{
+    clt_device *dev = get_device("cpu");
+    double x[12];
+    for (int i = 0; i < 12; i++)
+        x[i] = cos(0.9 * i) * 1.5;
+    for (int op = 0; op <= 3; op++) {
+        gctx c = {op};
+        gc_in in = {2, {3, 4}, x, 1};
+        gradcheck(dev, pieces_fn, &c, 1, &in);
+    }
+}
+
+/* The node keeps the pieces' sizes, not tensors: a backward pass through
+ * one piece without retain_graph leaves the others usable (as in torch). */
+Test(shape, pieces_backward_one_at_a_time)
+{
+    clt_device *dev = get_device("cpu");
+    CHECK(clt_scope_begin());
+    clt_tensor *x = NULL, **ps = NULL, *l1 = NULL, *l2 = NULL, *g = NULL;
+    size_t n = 0;
+    CHECK(clt_zeros(dev, CLT_FLOAT64, 2, (int64_t[]){3, 2}, &x));
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_unbind(x, 0, &ps, &n));
+    cr_assert_eq(n, 3);
+    CHECK(clt_sum(ps[1], &l1));
+    CHECK(clt_sum(ps[2], &l2));
+    CHECK(clt_backward(l1, NULL, 0));
+    CHECK(clt_backward(l2, NULL, 0));
+    CHECK(clt_grad(x, &g));
+    assert_values(g, 2, (int64_t[]){3, 2}, (double[]){0, 0, 1, 1, 1, 1});
+    for (size_t i = 0; i < n; i++)
+        clt_tensor_free(ps[i]);
+    clt_free(ps);
+    clt_scope_end();
+}

@@ -97,12 +97,14 @@ CLT_API int clt_is_grad_enabled(void);
  * allow_unused): the gradients of the noutputs outputs (their sum, each
  * weighted by its grad_output) with respect to the ninputs inputs, leaves
  * or computed tensors, returned in grads[k] as new tensors of input k's
- * shape, dtype and device.  No `grad` changes: not the leaves', not those
- * of clt_retain_grad (torch 1.13 fills the latter too), and neither tensor
- * hooks on the inputs nor post-accumulate hooks run (as in torch 1.13,
- * where an input's gradient is taken before its hooks); hooks of the
- * tensors between outputs and inputs do run.  Only the part of the graph
- * that leads to an input is computed.
+ * shape, dtype and device.  The leaves' `grad` do not change, and
+ * neither tensor hooks on the inputs nor post-accumulate hooks run (as in
+ * torch 1.13, where an input's gradient is taken before its hooks); hooks
+ * of the tensors between outputs and inputs do run, and those that keep
+ * their gradient (clt_retain_grad) get it added to their grad, as with
+ * clt_backward (torch 1.13 does the same).  Only the part of the graph
+ * that leads to an input is computed: a retaining tensor outside it keeps
+ * nothing, nor does an input unless it also leads to another input.
  *
  * grad_outputs is NULL (every output then needs one element, its gradient
  * being 1) or holds noutputs entries, each a gradient of its output's
@@ -123,8 +125,9 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
                                      int retain_graph, int allow_unused, clt_tensor **grads);
 
 /* Like t.retain_grad(): a computed tensor t keeps the gradient that
- * clt_backward passes through it, so that clt_grad(t) reads it afterwards
- * (accumulated over backward passes, as a leaf's; clt_zero_grad clears it).
+ * clt_backward (or clt_autograd_grad) passes through it, so that
+ * clt_grad(t) reads it afterwards (accumulated over backward passes, as a
+ * leaf's; clt_zero_grad clears it).
  * It is taken where t's hooks are, in registration order: a hook registered
  * before clt_retain_grad changes what is kept, one registered after does
  * not (torch 1.13).  On a leaf it does nothing (a leaf keeps its gradient

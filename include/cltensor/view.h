@@ -105,13 +105,12 @@ CLT_API clt_status clt_stack(const clt_tensor *const *ts, size_t n, int dim, clt
  * *n new views of t, in order along dim, sharing t's storage: the array is
  * the caller's, released with clt_free, and each of its *n tensors with
  * clt_tensor_free (the array may be freed first).  On failure *outs is NULL,
- * *n is 0 and nothing is to be released.  Each view records a backward
- * node of its own (SplitBackward0, SplitWithSizesBackward0,
- * UnbindBackward0, as PyTorch names them) whose gradient is the piece's
- * padded with zeros to t's shape: when k pieces get gradients, backward
- * writes k times t's size where PyTorch's one node for all the pieces
- * writes it once (unbinding a long dimension and using every slice is
- * quadratic in its length). */
+ * *n is 0 and nothing is to be released.  The views share one backward
+ * node, as in PyTorch (SplitBackward0, SplitWithSizesBackward0,
+ * UnbindBackward0), which writes t's gradient once: the pieces' gradients
+ * in order, zeros for the pieces that got none.  Each view is a view as
+ * any other: an in-place op on one changes t and bumps the version of
+ * their storage. */
 
 /* Like torch.split(t, split_size, dim): pieces of split_size elements
  * along dim, the last one smaller when the size does not divide (a

@@ -51,6 +51,9 @@ struct clt__node {
     clt_tensor **gmore;
     void *ctx;
     void (*ctx_free)(void *ctx);
+    /* ctx holds no tensors (a split's piece sizes): it stays with the node
+     * when a pass frees the saved tensors, so later passes may run it. */
+    bool ctx_kept;
     /* Backward-pass state. */
     uint64_t pass;
     int deps;
@@ -87,8 +90,8 @@ clt_status clt__inplace_node(const char *name, clt__backward_fn bw, int nin,
 void clt__inplace_commit(clt_tensor *t, clt__node *n);
 void clt__inplace_drop(clt__node *n);
 
-/* A node with nout outputs (clt_checkpoint): records it for the nout
- * floating tensors outs (output s is outs[s], which must carry no
+/* A node with nout outputs (clt_checkpoint, the splits): records it for
+ * the nout floating tensors outs (output s is outs[s], which must carry no
  * autograd state: fresh handles) with edges from the inputs, when grad
  * mode is on and an input requires grad; hands it back in *node (NULL when
  * nothing was recorded).  ctx is the formula's (the node owns it from

@@ -773,7 +773,8 @@ static bool list_push(nodelist *l, clt__node *x)
 }
 
 /* The state of one pass: clt_backward's, or clt_autograd_grad's, which
- * takes the gradients of its inputs (targets) and commits nothing. */
+ * takes the gradients of its inputs (targets) and commits none to the
+ * leaves (only the retained ones, once it has succeeded). */
 typedef struct target {
     const clt_tensor *t; /* the input */
     clt__node *node;     /* a computed input's node and output, else NULL */
@@ -950,7 +951,7 @@ static clt_status run_hooks(pass *p, clt_hook *list, int slot, clt_tensor **g,
         }
         if (h->kind == HOOK_RETAIN) {
             clt_tensor *a = NULL;
-            if (p->tg == NULL && h->retainer) {
+            if (h->retainer) {
                 st = clt__alias(*g, &a);
                 if (st == CLT_OK)
                     st = pend(&p->retained, h->retainer, a, true);
@@ -1079,7 +1080,7 @@ static clt_status run_node(pass *p, clt__node *x)
          * unused input of the node above) must not forget that the first
          * one freed x's state (a ctx-only node would run on freed state) */
         x->released = x->released || x->nsaved > 0;
-        if (x->ctx_free) {
+        if (x->ctx_free && !x->ctx_kept) {
             x->ctx_free(x->ctx);
             x->ctx = NULL;
             x->ctx_free = NULL;
@@ -1128,8 +1129,8 @@ done:
  * node reached (clt_autograd_grad: those that lead to an input), newest
  * first among those whose consumers are all done, so that the order, and
  * so every sum of gradients, is the same on every run.  clt_backward's pass
- * commits its gradients; clt_autograd_grad's leaves them in its targets
- * and its leaves' entries. */
+ * commits its gradients; clt_autograd_grad's leaves them in its targets,
+ * its leaves' entries and its retained list. */
 static clt_status run_pass(pass *p, clt_tensor *const *outs, clt_tensor **seeds, size_t n)
 {
     clt_status st = CLT_OK;
@@ -1361,6 +1362,10 @@ clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs,
                             fn, k, clt_dtype_name(inputs[k]->dtype),
                             clt__shape_str(s, sizeof s, inputs[k]->ndim, inputs[k]->shape));
         }
+    }
+    if (st == CLT_OK) { /* the retained gradients, once nothing can fail but this */
+        pendlist *retained = &p.retained;
+        st = commit_pending(&retained, 1);
     }
 done:
     pass_free(&p);

@@ -2,6 +2,7 @@
  * tensor.h (clt_to, clt_to_dtype, clt_clone), with their backward formulas:
  * each puts the output's gradient back into the input's shape, place,
  * device or dtype. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -350,30 +351,88 @@ clt_status clt_stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor 
 
 /* ---- splits and diagonals ---------------------------------------------------- */
 
-/* Each piece gets a node of its own, a narrow of t along dim d named
- * `name`: its gradient is g padded with zeros to t's shape.  On failure
- * every piece is released and nothing is handed out. */
-static clt_status record_pieces(clt_status st, const clt_tensor *t, int dim, const char *name,
-                                clt__backward_fn bw, clt_tensor ***outs, size_t *n_)
+/* The pieces' one node: i[0] the dim, i[1] 1 for unbind (whose pieces lack
+ * it), ctx the pieces' lengths along it.  The input's gradient is written
+ * once, by one cat of the pieces' gradients in order, where each run of
+ * pieces that got none is one broadcast zero. */
+static clt_status bw_pieces(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    if (st != CLT_OK)
+    (void)g; /* output 0's gradient, read with the others below */
+    clt_status st = CLT_OK;
+    const clt__edge *e = &n->in[0];
+    const int64_t *len = n->ctx;
+    int d = (int)n->i[0];
+    int64_t gap = 0, shape[CLT_MAX_DIMS], ones[CLT_MAX_DIMS];
+    size_t np = 0;
+    clt_tensor *zero = NULL;
+    clt_tensor **parts = clt__calloc((size_t)n->nout, sizeof *parts);
+    if (parts == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", n->name);
+    for (int s = 0; s <= n->nout; s++) {
+        const clt_tensor *gs = s < n->nout ? clt__node_grad(n, s) : NULL;
+        if (s < n->nout && gs == NULL) {
+            gap += len[s];
+            continue;
+        }
+        if (gap > 0) {
+            if (zero == NULL) {
+                for (int k = 0; k < e->ndim; k++)
+                    ones[k] = 1;
+                CLT__TRY(clt__full(e->dev, e->dtype, e->ndim, ones, 0.0, &zero));
+            }
+            memcpy(shape, e->shape, sizeof shape);
+            shape[d] = gap;
+            CLT__TRY(clt__expand(zero, e->ndim, shape, &parts[np++], "clt_backward"));
+            gap = 0;
+        }
+        if (gs != NULL && len[s] > 0)
+            CLT__TRY(n->i[1] ? clt__unsqueeze(gs, d, &parts[np++], "clt_backward")
+                             : clt__alias(gs, &parts[np++]));
+    }
+    if (np == 0) /* every piece is empty along d */
+        st = clt__full(e->dev, e->dtype, e->ndim, e->shape, 0.0, &gin[0]);
+    else if (np == 1)
+        st = clt__alias(parts[0], &gin[0]);
+    else
+        st = clt__cat((const clt_tensor *const *)parts, np, d, &gin[0], "clt_backward");
+done:
+    for (size_t k = 0; k < np; k++)
+        clt_tensor_free(parts[k]);
+    free(parts);
+    clt_tensor_free(zero);
+    return st;
+}
+
+/* Records one node `name` for all the pieces of t along dim (as PyTorch's
+ * SplitBackward0 and UnbindBackward0 do), so that backward writes t's
+ * gradient once however many pieces are used.  On failure every piece is
+ * released and nothing is handed out. */
+static clt_status record_pieces(clt_status st, const clt_tensor *t, int dim, const char *name,
+                                bool unbind, clt_tensor ***outs, size_t *n_)
+{
+    if (st != CLT_OK || *n_ == 0 || !clt__grad_needed(1, &t))
         return st;
     clt_tensor **arr = *outs;
     size_t k = *n_;
+    int64_t *len = NULL;
+    clt__node *n = NULL;
     int d = wrap(dim, t->ndim);
-    int64_t at = 0;
-    for (size_t p = 0; p < k && st == CLT_OK; p++) {
-        clt__node *n = NULL;
-        /* An unbound slice lacks the dim: its place is its index. */
-        int64_t len = bw == bw_slice ? arr[p]->shape[d] : 1;
-        st = one(CLT_OK, &arr[p], name, bw, t, &n);
-        if (n) {
-            n->i[0] = d;
-            n->i[1] = at;
-            n->i[2] = 1;
-            n->i[3] = len;
-        }
-        at += len;
+    if (k > INT_MAX)
+        st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                        "%s: %zu pieces are more than one node records (at most %d)", name, k,
+                        INT_MAX);
+    else if ((len = clt__malloc(k * sizeof *len)) == NULL)
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory recording the graph",
+                        name);
+    if (st == CLT_OK) {
+        for (size_t p = 0; p < k; p++)
+            len[p] = unbind ? 1 : arr[p]->shape[d];
+        st = clt__record_outputs(arr, (int)k, name, bw_pieces, 1, &t, len, free, &n);
+    }
+    if (n) {
+        n->i[0] = d;
+        n->i[1] = unbind;
+        n->ctx_kept = true;
     }
     if (st != CLT_OK) {
         for (size_t p = 0; p < k; p++)
@@ -385,41 +444,30 @@ static clt_status record_pieces(clt_status st, const clt_tensor *t, int dim, con
     return st;
 }
 
-/* The slice's gradient with its dim put back (i[0]). */
-static clt_status bw_unbind(clt__node *n, const clt_tensor *g, clt_tensor **gin)
-{
-    clt_tensor *u = NULL;
-    clt_status st = clt__unsqueeze(g, (int)n->i[0], &u, "clt_backward");
-    if (st == CLT_OK)
-        st = bw_slice(n, u, gin);
-    clt_tensor_free(u);
-    return st;
-}
-
 clt_status clt_split(const clt_tensor *t, int64_t split_size, int dim, clt_tensor ***outs,
                      size_t *n)
 {
     clt_status st = clt__split(t, split_size, dim, false, outs, n, "clt_split");
-    return record_pieces(st, t, dim, "SplitBackward0", bw_slice, outs, n);
+    return record_pieces(st, t, dim, "SplitBackward0", false, outs, n);
 }
 
 clt_status clt_chunk(const clt_tensor *t, int64_t chunks, int dim, clt_tensor ***outs, size_t *n)
 {
     clt_status st = clt__split(t, chunks, dim, true, outs, n, "clt_chunk");
-    return record_pieces(st, t, dim, "SplitBackward0", bw_slice, outs, n);
+    return record_pieces(st, t, dim, "SplitBackward0", false, outs, n);
 }
 
 clt_status clt_split_sizes(const clt_tensor *t, const int64_t *sizes, size_t k, int dim,
                            clt_tensor ***outs, size_t *n)
 {
     clt_status st = clt__split_sizes(t, sizes, k, dim, outs, n, "clt_split_sizes");
-    return record_pieces(st, t, dim, "SplitWithSizesBackward0", bw_slice, outs, n);
+    return record_pieces(st, t, dim, "SplitWithSizesBackward0", false, outs, n);
 }
 
 clt_status clt_unbind(const clt_tensor *t, int dim, clt_tensor ***outs, size_t *n)
 {
     clt_status st = clt__unbind(t, dim, outs, n, "clt_unbind");
-    return record_pieces(st, t, dim, "UnbindBackward0", bw_unbind, outs, n);
+    return record_pieces(st, t, dim, "UnbindBackward0", true, outs, n);
 }
 
 /* i[0] offset, i[1] and i[2] the dims: g written into zeros' diagonal. */
