@@ -363,14 +363,14 @@ Test(sdpa, one_node_with_a_named_backward)
 
 /* ---- routing --------------------------------------------------------------------------- */
 
-/* The route clt_scaled_dot_product_attention takes for q [B, L, 1] and
- * k, v [B, S, 1] (float32, requires grad), seen in its grad_fn: 1 fused,
+/* The route clt_scaled_dot_product_attention takes for q [B, L, E] and
+ * k, v [B, S, E] (float32, requires grad), seen in its grad_fn: 1 fused,
  * 0 composed. */
-static int route_of(clt_device *dev, int64_t B, int64_t L, int64_t S)
+static int route_of(clt_device *dev, int64_t B, int64_t L, int64_t S, int64_t E)
 {
     clt_tensor *q, *k, *o;
-    CHECK(clt_full(dev, CLT_FLOAT32, 3, (int64_t[]){B, L, 1}, 0.5, &q));
-    CHECK(clt_full(dev, CLT_FLOAT32, 3, (int64_t[]){B, S, 1}, 0.25, &k));
+    CHECK(clt_full(dev, CLT_FLOAT32, 3, (int64_t[]){B, L, E}, 0.5, &q));
+    CHECK(clt_full(dev, CLT_FLOAT32, 3, (int64_t[]){B, S, E}, 0.25, &k));
     CHECK(clt_set_requires_grad(q, 1));
     CHECK(clt_scaled_dot_product_attention(q, k, k, NULL, 0.0, 0, NULL, NULL, &o));
     const char *name = clt_grad_fn_name(o);
@@ -385,8 +385,8 @@ static int route_of(clt_device *dev, int64_t B, int64_t L, int64_t S)
 Test(sdpa, routes_by_the_scores_against_the_device_cache)
 {
     /* fused once the [B, L, S] scores take more than a quarter of the
-     * device's global memory cache (always where it reports none),
-     * composed below; CLTENSOR_SDPA forces either */
+     * device's global memory cache times E / 64 (always where it reports
+     * none), composed below; CLTENSOR_SDPA forces either */
     clt_device *dev = get_device("cpu");
     cl_ulong cache = 0;
     cr_assert_eq(clGetDeviceInfo(clt_device_cl_device(dev), CL_DEVICE_GLOBAL_MEM_CACHE_SIZE,
@@ -394,21 +394,24 @@ Test(sdpa, routes_by_the_scores_against_the_device_cache)
                  CL_SUCCESS);
     int64_t S = 256, at = (int64_t)(cache / 4 / sizeof(float)) / S; /* rows at the share */
     unsetenv("CLTENSOR_SDPA");
-    cr_assert_eq(route_of(dev, 1, 4, 4), cache == 0, "4 x 4 scores, cache %llu",
+    cr_assert_eq(route_of(dev, 1, 4, 4, 64), cache == 0, "4 x 4 scores, cache %llu",
                  (unsigned long long)cache);
     if (cache > 0) {
-        cr_assert_eq(route_of(dev, 1, at, S), 0, "[1, %lld, %lld] scores: at the share",
+        cr_assert_eq(route_of(dev, 1, at, S, 64), 0, "[1, %lld, %lld] scores: at the share",
                      (long long)at, (long long)S);
-        cr_assert_eq(route_of(dev, 1, at + 1, S), 1, "[1, %lld, %lld] scores: past it",
+        cr_assert_eq(route_of(dev, 1, at + 1, S, 64), 1, "[1, %lld, %lld] scores: past it",
                      (long long)at + 1, (long long)S);
         /* the batch counts: 4 entries of a quarter as many rows each */
-        cr_assert_eq(route_of(dev, 4, at / 4 + 1, S), 1, "[4, %lld, %lld] scores",
+        cr_assert_eq(route_of(dev, 4, at / 4 + 1, S, 64), 1, "[4, %lld, %lld] scores",
                      (long long)at / 4 + 1, (long long)S);
+        /* twice as wide heads take twice the share */
+        cr_assert_eq(route_of(dev, 1, at + 1, S, 128), 0, "E 128: composed");
+        cr_assert_eq(route_of(dev, 1, 2 * at + 1, S, 128), 1, "E 128: fused");
     }
     setenv("CLTENSOR_SDPA", "fused", 1);
-    cr_assert_eq(route_of(dev, 1, 4, 4), 1, "forced fused");
+    cr_assert_eq(route_of(dev, 1, 4, 4, 64), 1, "forced fused");
     setenv("CLTENSOR_SDPA", "composed", 1);
-    cr_assert_eq(route_of(dev, 1, at + 1, S), 0, "forced composed");
+    cr_assert_eq(route_of(dev, 1, at + 1, S, 64), 0, "forced composed");
     unsetenv("CLTENSOR_SDPA");
 }
 

@@ -176,7 +176,10 @@ clt_status clt_scaled_dot_product_attention(const clt_tensor *query, const clt_t
         return st;
     if (sdpa_fusable(query, attn_mask, dropout_p) &&
         clt__sdpa_prefer_fused(query->dev, query->dtype, batch, query->shape[query->ndim - 2],
-                               key->shape[key->ndim - 2]))
+                               key->shape[key->ndim - 2],
+                               query->shape[query->ndim - 1] > value->shape[value->ndim - 1]
+                                   ? query->shape[query->ndim - 1]
+                                   : value->shape[value->ndim - 1]))
         return clt__sdpa_rec(fn, query, key, value, attn_mask,
                              attn_mask && attn_mask->dtype != CLT_BOOL ? CLT__SDPA_MASK_ADD
                                                                        : CLT__SDPA_MASK_KEEP,
@@ -479,7 +482,7 @@ static clt_status mha_compute(clt_module *m, const clt_tensor *query, const clt_
     clt_tensor *o, *ot, *o2, *y, *a = NULL;
     double drop = m->training ? m->f[0] : 0.0;
     if (!need && sdpa_fusable(h[0], am, drop) && sdpa_fusable(h[0], kpm, drop) &&
-        clt__sdpa_prefer_fused(h[0]->dev, h[0]->dtype, N * H, L, S)) {
+        clt__sdpa_prefer_fused(h[0]->dev, h[0]->dtype, N * H, L, S, D)) {
         /* no weights wanted: the fused attention over the heads' views */
         const clt_tensor *mk;
         int kind;
