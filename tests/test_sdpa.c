@@ -357,6 +357,7 @@ Test(sdpa, one_node_with_a_named_backward)
     const char *name = clt_grad_fn_name(o);
     cr_assert(name && strcmp(name, "ScaledDotProductFlashAttentionBackward0") == 0, "grad_fn %s",
               name ? name : "(none)");
+    unsetenv("CLTENSOR_SDPA");
     clt_tensor_free(o);
     clt_tensor_free(q);
 }
@@ -494,6 +495,7 @@ Test(sdpa, multihead_attention_without_weights_fuses)
         clt_tensor_free(o2);
         clt_tensor_free(w);
     }
+    unsetenv("CLTENSOR_SDPA");
     free(xv);
     clt_tensor_free(x);
     clt_tensor_free(kpm);
