@@ -1285,10 +1285,17 @@ static clt_status sdpa_step(int fused, clt_tensor *const *qkv, const clt_tensor 
  * composed of public ops (matmul, softmax, matmul: the L x L scores in
  * memory) timed alternately in the same run, in nominal GFLOP/s (4 heads
  * L^2 E for the forward, 3.5 times that with the backward); the outputs
- * and q's gradients within 1e-4 of each other. */
-static void case_sdpa(bench *b, size_t heads, size_t len, size_t dim, int backward,
-                      const char *name)
+ * and q's gradients within 1e-4 of each other.  route (NULL: the op's own
+ * choice) is set as CLTENSOR_SDPA for the case's duration. */
+static void case_sdpa_as(bench *b, size_t heads, size_t len, size_t dim, int backward,
+                         const char *route, const char *name)
 {
+    const char *was = getenv("CLTENSOR_SDPA");
+    char saved[32] = "";
+    if (was)
+        snprintf(saved, sizeof saved, "%s", was);
+    if (route)
+        setenv("CLTENSOR_SDPA", route, 1);
     size_t n = heads * len * dim;
     int64_t shape[3] = {(int64_t)heads, (int64_t)len, (int64_t)dim};
     float *h = malloc(8 * n * sizeof(float));
@@ -1367,6 +1374,31 @@ done:
     for (int k = 0; k < 3; k++)
         clt_tensor_free(qkv[k]);
     free(h);
+    if (route && was)
+        setenv("CLTENSOR_SDPA", saved, 1);
+    else if (route)
+        unsetenv("CLTENSOR_SDPA");
+}
+
+static void case_sdpa(bench *b, size_t heads, size_t len, size_t dim, int backward,
+                      const char *name)
+{
+    case_sdpa_as(b, heads, len, dim, backward, NULL, name);
+}
+
+/* The fused kernels forced (CLTENSOR_SDPA=fused) against the composed
+ * attention over 8 heads of L 128 to 1024 and E 32 to 128: where the
+ * routing's crossover lies on the device. */
+static void case_sdpa_sweep(bench *b)
+{
+    for (int backward = 0; backward < 2; backward++)
+        for (size_t len = 128; len <= 1024; len *= 2)
+            for (size_t dim = 32; dim <= 128; dim *= 2) {
+                char name[64];
+                snprintf(name, sizeof name, "sdpa_sweep_%s8x%zux%zu",
+                         backward ? "fwd_bwd_" : "", len, dim);
+                case_sdpa_as(b, 8, len, dim, backward, "fused", name);
+            }
 }
 
 /* The views the copy cases make contiguous, from a float32 base tensor. */
@@ -2631,7 +2663,7 @@ static void usage(FILE *f)
                "  prefix of a case name (add, sum, softmax, sin, erf, sort, topk, cumsum,\n"
                "  logsumexp, layer_norm, sdpa, copy, matmul, matmul_1024, matmul_f64, matvec,\n"
                "  conv2d, overhead, train, first_op, linalg); --quick\n"
-               "  skips matmul 2048 and shortens first_op and the training steps;\n"
+               "  skips matmul 2048 and sdpa_sweep and shortens first_op and the training steps;\n"
                "  the matmul cases load OpenBLAS, when configure found it, as their\n"
                "  baseline\n");
 }
@@ -2693,7 +2725,8 @@ int cltensor_bench(int argc, char **argv)
                                         "sdpa_fwd_bwd_8x1024x64", "cumsum_1x16M",
                                         "cumsum_1x16M_vs_lines", "sort_16x64K",
                                         "topk100_4096x1000_vs_sort", "topk1000_1x1M_vs_sort",
-                                        "cdist_512x64", "unbind_bwd_4096x256"};
+                                        "cdist_512x64", "unbind_bwd_4096x256",
+                                        "sdpa_sweep"};
     for (int i = 0; i < b.nfilters; i++) {
         size_t k = 0, len = strlen(b.filters[i]);
         while (k < sizeof names / sizeof names[0] && strncmp(names[k], b.filters[i], len) != 0)
@@ -2780,6 +2813,8 @@ int cltensor_bench(int argc, char **argv)
         case_sdpa(&b, 8, 1024, 64, 0, "sdpa_8x1024x64");
     if (selected(&b, "sdpa_fwd_bwd_8x1024x64"))
         case_sdpa(&b, 8, 1024, 64, 1, "sdpa_fwd_bwd_8x1024x64");
+    if (!b.quick && selected(&b, "sdpa_sweep"))
+        case_sdpa_sweep(&b);
     if (selected(&b, "cdist_512x64"))
         case_cdist(&b, 512, 64, "cdist_512x64");
     if (selected(&b, "unbind_bwd_4096x256"))

@@ -1194,6 +1194,14 @@ clt_status clt__sdpa_backward(const clt_tensor *g, const clt_tensor *q, const cl
                               const clt_tensor *v, const clt_tensor *out, const clt_tensor *lse,
                               const clt_tensor *mask, int mask_kind, bool causal, double scale,
                               clt_tensor **dq, clt_tensor **dk, clt_tensor **dv, const char *fn);
+/* Whether the fused kernels should take an attention of [batch, L, S]
+ * scores of dtype on dev, heads width wide (the larger of E and Ev), rather
+ * than the composed matmul, softmax and matmul: when the scores outgrow a
+ * share of the device's cache that grows with the width.
+ * CLTENSOR_SDPA=fused or =composed forces either answer (tests,
+ * benchmarks). */
+bool clt__sdpa_prefer_fused(const clt_device *dev, clt_dtype dtype, int64_t batch, int64_t L,
+                            int64_t S, int64_t width);
 clt_status clt__view(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out,
                      const char *fn);
 clt_status clt__reshape(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out,

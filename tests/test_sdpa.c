@@ -5,9 +5,12 @@
  * causal, a given scale, fully masked rows (NaN), empty sizes, float16
  * (composed) where the device has it; gradients by finite differences;
  * dropout against the generator's draws; MultiheadAttention without
- * weights through the fused op; errors. */
+ * weights through the fused op; errors.  Each case runs on both routes
+ * (CLTENSOR_SDPA=fused and =composed), and the routing's own choice is
+ * checked against the device's cache. */
 #include <stdio.h>
 
+#include "cltensor/opencl.h"
 #include "gradcheck.h"
 
 /* ---- the host reference ------------------------------------------------------------ */
@@ -78,6 +81,9 @@ static double *rand_f64(size_t n, unsigned seed, double lo, double hi)
     return v;
 }
 
+/* The two routes, as CLTENSOR_SDPA names them. */
+static const char *const routes[2] = {"fused", "composed"};
+
 static void assert_close(const clt_tensor *t, const double *want, size_t n, double tol,
                          const char *what)
 {
@@ -107,15 +113,20 @@ static void run_case(clt_device *dev, clt_dtype dt, const sd *c, int nq, const i
     clt_tensor *tv = tensor_of(dev, dt, nv, vs, v), *tm = NULL, *o = NULL;
     if (c->mask)
         tm = tensor_of(dev, c->kind == 1 ? CLT_BOOL : dt, nm, ms, md ? md : c->mask);
-    CHECK(clt_scaled_dot_product_attention(tq, tk, tv, tm, 0.0, c->causal, scale, NULL, &o));
-    char msg[160];
-    snprintf(msg, sizeof msg, "%s (%s)", what, clt_dtype_name(dt));
-    assert_close(o, want, (size_t)(c->B * c->L * c->Ev), dt == CLT_FLOAT32 ? 2e-5 : 1e-12, msg);
+    for (int r = 0; r < 2; r++) {
+        setenv("CLTENSOR_SDPA", routes[r], 1);
+        CHECK(clt_scaled_dot_product_attention(tq, tk, tv, tm, 0.0, c->causal, scale, NULL, &o));
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s (%s, %s)", what, clt_dtype_name(dt), routes[r]);
+        assert_close(o, want, (size_t)(c->B * c->L * c->Ev), dt == CLT_FLOAT32 ? 2e-5 : 1e-12,
+                     msg);
+        clt_tensor_free(o);
+    }
+    unsetenv("CLTENSOR_SDPA");
     clt_tensor_free(tq);
     clt_tensor_free(tk);
     clt_tensor_free(tv);
     clt_tensor_free(tm);
-    clt_tensor_free(o);
     free(q);
     free(k);
     free(v);
@@ -308,19 +319,23 @@ Test(sdpa, gradients_by_finite_differences)
     /* the key shared by both batch entries: its gradient sums theirs */
     gc_in ins[4] = {{3, {B, L, E}, q, 1}, {2, {S, E}, k, 1}, {3, {B, S, Ev}, v, 1},
                     {2, {L, S}, fm, 0}};
-    gctx g = {0, NULL, 0};
-    gradcheck(dev, sdpa_gc, &g, 3, ins);
-    g.causal = 1;
-    gradcheck(dev, sdpa_gc, &g, 3, ins);
-    g.causal = 0;
-    g.bool_mask = tensor_of(dev, CLT_BOOL, 2, (int64_t[]){L, S}, bm);
-    gradcheck(dev, sdpa_gc, &g, 3, ins);
-    clt_tensor_free(g.bool_mask);
-    g.bool_mask = NULL;
-    g.float_mask = 1; /* fused: the mask without grad */
-    gradcheck(dev, sdpa_gc, &g, 4, ins);
-    ins[3].grad = 1; /* composed: the mask's gradient too */
-    gradcheck(dev, sdpa_gc, &g, 4, ins);
+    for (int r = 0; r < 2; r++) {
+        setenv("CLTENSOR_SDPA", routes[r], 1);
+        gctx g = {0, NULL, 0};
+        gradcheck(dev, sdpa_gc, &g, 3, ins);
+        g.causal = 1;
+        gradcheck(dev, sdpa_gc, &g, 3, ins);
+        g.causal = 0;
+        g.bool_mask = tensor_of(dev, CLT_BOOL, 2, (int64_t[]){L, S}, bm);
+        gradcheck(dev, sdpa_gc, &g, 3, ins);
+        clt_tensor_free(g.bool_mask);
+        g.bool_mask = NULL;
+        g.float_mask = 1; /* fused on its route: the mask without grad */
+        ins[3].grad = 0;
+        gradcheck(dev, sdpa_gc, &g, 4, ins);
+        ins[3].grad = 1; /* composed on either: the mask's gradient too */
+        gradcheck(dev, sdpa_gc, &g, 4, ins);
+    }
     free(q);
     free(k);
     free(v);
@@ -333,6 +348,7 @@ Test(sdpa, one_node_with_a_named_backward)
     double d[12] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2};
     clt_tensor *q = tensor_of(dev, CLT_FLOAT32, 2, (int64_t[]){3, 4}, d), *o;
     CHECK(clt_set_requires_grad(q, 1));
+    setenv("CLTENSOR_SDPA", "fused", 1);
     uint64_t before = launches();
     CHECK(clt_scaled_dot_product_attention(q, q, q, NULL, 0.0, 1, NULL, NULL, &o));
     /* the kernel, and the keys in panels: zeros, padded rows, panels */
@@ -341,8 +357,63 @@ Test(sdpa, one_node_with_a_named_backward)
     const char *name = clt_grad_fn_name(o);
     cr_assert(name && strcmp(name, "ScaledDotProductFlashAttentionBackward0") == 0, "grad_fn %s",
               name ? name : "(none)");
+    unsetenv("CLTENSOR_SDPA");
     clt_tensor_free(o);
     clt_tensor_free(q);
+}
+
+/* ---- routing --------------------------------------------------------------------------- */
+
+/* The route clt_scaled_dot_product_attention takes for q [B, L, E] and
+ * k, v [B, S, E] (float32, requires grad), seen in its grad_fn: 1 fused,
+ * 0 composed. */
+static int route_of(clt_device *dev, int64_t B, int64_t L, int64_t S, int64_t E)
+{
+    clt_tensor *q, *k, *o;
+    CHECK(clt_full(dev, CLT_FLOAT32, 3, (int64_t[]){B, L, E}, 0.5, &q));
+    CHECK(clt_full(dev, CLT_FLOAT32, 3, (int64_t[]){B, S, E}, 0.25, &k));
+    CHECK(clt_set_requires_grad(q, 1));
+    CHECK(clt_scaled_dot_product_attention(q, k, k, NULL, 0.0, 0, NULL, NULL, &o));
+    const char *name = clt_grad_fn_name(o);
+    cr_assert_not_null(name);
+    int fused = strcmp(name, "ScaledDotProductFlashAttentionBackward0") == 0;
+    clt_tensor_free(o);
+    clt_tensor_free(q);
+    clt_tensor_free(k);
+    return fused;
+}
+
+Test(sdpa, routes_by_the_scores_against_the_device_cache)
+{
+    /* fused once the [B, L, S] scores take more than a quarter of the
+     * device's global memory cache times E / 64 (always where it reports
+     * none), composed below; CLTENSOR_SDPA forces either */
+    clt_device *dev = get_device("cpu");
+    cl_ulong cache = 0;
+    cr_assert_eq(clGetDeviceInfo(clt_device_cl_device(dev), CL_DEVICE_GLOBAL_MEM_CACHE_SIZE,
+                                 sizeof cache, &cache, NULL),
+                 CL_SUCCESS);
+    int64_t S = 256, at = (int64_t)(cache / 4 / sizeof(float)) / S; /* rows at the share */
+    unsetenv("CLTENSOR_SDPA");
+    cr_assert_eq(route_of(dev, 1, 4, 4, 64), cache == 0, "4 x 4 scores, cache %llu",
+                 (unsigned long long)cache);
+    if (cache > 0) {
+        cr_assert_eq(route_of(dev, 1, at, S, 64), 0, "[1, %lld, %lld] scores: at the share",
+                     (long long)at, (long long)S);
+        cr_assert_eq(route_of(dev, 1, at + 1, S, 64), 1, "[1, %lld, %lld] scores: past it",
+                     (long long)at + 1, (long long)S);
+        /* the batch counts: 4 entries of a quarter as many rows each */
+        cr_assert_eq(route_of(dev, 4, at / 4 + 1, S, 64), 1, "[4, %lld, %lld] scores",
+                     (long long)at / 4 + 1, (long long)S);
+        /* twice as wide heads take twice the share */
+        cr_assert_eq(route_of(dev, 1, at + 1, S, 128), 0, "E 128: composed");
+        cr_assert_eq(route_of(dev, 1, 2 * at + 1, S, 128), 1, "E 128: fused");
+    }
+    setenv("CLTENSOR_SDPA", "fused", 1);
+    cr_assert_eq(route_of(dev, 1, 4, 4, 64), 1, "forced fused");
+    setenv("CLTENSOR_SDPA", "composed", 1);
+    cr_assert_eq(route_of(dev, 1, at + 1, S, 64), 0, "forced composed");
+    unsetenv("CLTENSOR_SDPA");
 }
 
 /* ---- dropout --------------------------------------------------------------------------- */
@@ -407,6 +478,7 @@ Test(sdpa, multihead_attention_without_weights_fuses)
     kp[3] = kp[L + 1] = 1;
     clt_tensor *x = tensor_of(dev, CLT_FLOAT32, 3, (int64_t[]){N, L, E}, xv);
     clt_tensor *kpm = tensor_of(dev, CLT_BOOL, 2, (int64_t[]){N, L}, kp), *o1, *o2, *w;
+    setenv("CLTENSOR_SDPA", "fused", 1);
     for (int masked = 0; masked < 2; masked++) {
         clt_tensor *mk = masked ? kpm : NULL;
         uint64_t a = launches();
@@ -423,6 +495,7 @@ Test(sdpa, multihead_attention_without_weights_fuses)
         clt_tensor_free(o2);
         clt_tensor_free(w);
     }
+    unsetenv("CLTENSOR_SDPA");
     free(xv);
     clt_tensor_free(x);
     clt_tensor_free(kpm);

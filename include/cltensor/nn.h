@@ -544,7 +544,12 @@ CLT_API clt_status clt_prelu_layer(clt_device *dev, int64_t num_parameters, doub
  * softmax over blocks of keys: no L x S matrix in memory), recorded as one
  * node, ScaledDotProductFlashAttentionBackward0 (torch 2.1's name for its
  * flash kernel's), whose backward recomputes the weights block by block in
- * two launches; the mask gets no gradient there.  Otherwise (float16,
+ * two launches; the mask gets no gradient there.  They do so where they
+ * win: when the [batch..., L, S] scores take more than a quarter of the
+ * device's global memory cache (CL_DEVICE_GLOBAL_MEM_CACHE_SIZE) times
+ * max(E, Ev) / 64, or the device reports no cache; below that the
+ * composed path is faster and taken (the environment variable
+ * CLTENSOR_SDPA=fused or =composed forces either).  Otherwise (float16,
  * dropout_p > 0, or a floating mask that requires grad) the attention is
  * composed of matmul, softmax and dropout, as torch's math path, and
  * differentiable in the mask too.
@@ -601,8 +606,9 @@ CLT_API clt_status clt_multihead_attention_layer(clt_device *dev, int64_t embed_
  * entries hide, as torch's logical_or).  Dropout (train mode) applies to
  * the attention weights.  Without weights (need_weights 0) the heads go
  * through clt_scaled_dot_product_attention's fused kernels (its outputs
- * within rounding of the composed path's), unless dropout is active or a
- * floating mask requires grad; a row whose every key is hidden by a
+ * within rounding of the composed path's) where its rule picks them for
+ * [N * num_heads, L, S] scores, unless dropout is active or a floating
+ * mask requires grad; a row whose every key is hidden by a
  * floating attn_mask and a key_padding_mask together then gets NaN
  * gradients where the composed path's masked_fill gives 0.
  *

@@ -74,7 +74,8 @@ done:
  * them; *scale_out the scale to use. */
 static clt_status sdpa_check(const char *fn, const clt_tensor *q, const clt_tensor *k,
                              const clt_tensor *v, const clt_tensor *mask, double dropout_p,
-                             int is_causal, const double *scale, double *scale_out)
+                             int is_causal, const double *scale, double *scale_out,
+                             int64_t *batch_out)
 {
     char s1[160], s2[160];
     clt_status st;
@@ -149,6 +150,9 @@ static clt_status sdpa_check(const char *fn, const clt_tensor *q, const clt_tens
                           "undefined; pass a scale",
                           fn);
     *scale_out = scale ? *scale : 1.0 / sqrt((double)E);
+    *batch_out = 1;
+    for (int d = 0; d < nb; d++)
+        *batch_out *= bs[d];
     return CLT_OK;
 }
 
@@ -165,10 +169,17 @@ clt_status clt_scaled_dot_product_attention(const clt_tensor *query, const clt_t
     CLT__REQUIRE_ARG(key, fn);
     CLT__REQUIRE_ARG(value, fn);
     double sc;
-    clt_status st = sdpa_check(fn, query, key, value, attn_mask, dropout_p, is_causal, scale, &sc);
+    int64_t batch;
+    clt_status st =
+        sdpa_check(fn, query, key, value, attn_mask, dropout_p, is_causal, scale, &sc, &batch);
     if (st != CLT_OK)
         return st;
-    if (sdpa_fusable(query, attn_mask, dropout_p))
+    if (sdpa_fusable(query, attn_mask, dropout_p) &&
+        clt__sdpa_prefer_fused(query->dev, query->dtype, batch, query->shape[query->ndim - 2],
+                               key->shape[key->ndim - 2],
+                               query->shape[query->ndim - 1] > value->shape[value->ndim - 1]
+                                   ? query->shape[query->ndim - 1]
+                                   : value->shape[value->ndim - 1]))
         return clt__sdpa_rec(fn, query, key, value, attn_mask,
                              attn_mask && attn_mask->dtype != CLT_BOOL ? CLT__SDPA_MASK_ADD
                                                                        : CLT__SDPA_MASK_KEEP,
@@ -470,7 +481,8 @@ static clt_status mha_compute(clt_module *m, const clt_tensor *query, const clt_
     int64_t N = x[0]->shape[0], L = x[0]->shape[1], S = x[1]->shape[1];
     clt_tensor *o, *ot, *o2, *y, *a = NULL;
     double drop = m->training ? m->f[0] : 0.0;
-    if (!need && sdpa_fusable(h[0], am, drop) && sdpa_fusable(h[0], kpm, drop)) {
+    if (!need && sdpa_fusable(h[0], am, drop) && sdpa_fusable(h[0], kpm, drop) &&
+        clt__sdpa_prefer_fused(h[0]->dev, h[0]->dtype, N * H, L, S, D)) {
         /* no weights wanted: the fused attention over the heads' views */
         const clt_tensor *mk;
         int kind;

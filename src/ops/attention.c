@@ -235,6 +235,40 @@ static void mask_mems(const sd_plan *p, cl_mem any, cl_mem *mb, cl_mem *mf)
         *mf = clt__mem(p->m);
 }
 
+/* The composed attention writes the [batch, L, S] scores and reads them
+ * back three times (scale, softmax, the second product; the backward as
+ * often again), which costs little while they stay in the device's cache,
+ * and there cltensor's GEMM does the two products faster than the fused
+ * kernels' tiles; once they spill, the traffic dominates and the fused
+ * kernels, which keep no scores, win.  The composed path's arithmetic per
+ * score grows with the head width (E + Ev multiply-adds), so it hides
+ * more of that traffic at wider heads.  The fused kernels are therefore
+ * chosen when the scores take more than 1/SD_CACHE_SHARE of the device's
+ * global memory cache (CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, the last level on
+ * PoCL) scaled by width / SD_WIDTH, width the larger of E and Ev, and
+ * always where the device reports no cache.  The crossover that set the
+ * constants, measured with `cltensor bench sdpa_sweep`, is in
+ * docs/performance.md. */
+#define SD_CACHE_SHARE 4
+#define SD_WIDTH 64
+
+bool clt__sdpa_prefer_fused(const clt_device *dev, clt_dtype dtype, int64_t batch, int64_t L,
+                            int64_t S, int64_t width)
+{
+    const char *s = getenv("CLTENSOR_SDPA");
+    if (s && clt__strcaseeq(s, "fused"))
+        return true;
+    if (s && clt__strcaseeq(s, "composed"))
+        return false;
+    cl_ulong cache = 0;
+    if (clGetDeviceInfo(dev->id, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof cache, &cache, NULL) !=
+            CL_SUCCESS ||
+        cache == 0)
+        return true;
+    double scores = (double)batch * (double)L * (double)S * (double)clt_dtype_size(dtype);
+    return scores * SD_CACHE_SHARE * SD_WIDTH > (double)cache * (double)(width > 1 ? width : 1);
+}
+
 clt_status clt__sdpa_forward(const clt_tensor *q, const clt_tensor *k, const clt_tensor *v,
                              const clt_tensor *mask, int mask_kind, bool causal, double scale,
                              clt_tensor **out, clt_tensor **lse, const char *fn)
