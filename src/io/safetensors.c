@@ -1068,6 +1068,10 @@ static const struct {
                F(radam.weight_decay, "weight_decay", 'd')}},
     {"Adadelta", {F(adadelta.lr, "lr", 'd'), F(adadelta.rho, "rho", 'd'),
                   F(adadelta.eps, "eps", 'd'), F(adadelta.weight_decay, "weight_decay", 'd')}},
+    {"Rprop", {F(rprop.lr, "lr", 'd'), F(rprop.etaminus, "etas", 'p'),
+               F(rprop.step_size_min, "step_sizes", 'p')}},
+    {"ASGD", {F(asgd.lr, "lr", 'd'), F(asgd.lambd, "lambd", 'd'), F(asgd.alpha, "alpha", 'd'),
+              F(asgd.t0, "t0", 'd'), F(asgd.weight_decay, "weight_decay", 'd')}},
 };
 #undef F
 

@@ -15,8 +15,10 @@
  * two with momentum and centered), "state.<i>.sum" (Adagrad),
  * "state.<i>.exp_avg" and "state.<i>.exp_inf" (Adamax), "state.<i>.exp_avg",
  * "state.<i>.exp_avg_sq" (NAdam, RAdam), "state.<i>.square_avg" and
- * "state.<i>.acc_delta" (Adadelta) and "state.<i>.mu_product" (NAdam: a
- * 0-d float32 tensor, given the host's value here, so that o's tensors
+ * "state.<i>.acc_delta" (Adadelta), "state.<i>.prev" and
+ * "state.<i>.step_size" (Rprop), "state.<i>.ax" (ASGD), and
+ * "state.<i>.mu_product" (NAdam), "state.<i>.eta" and "state.<i>.mu" (ASGD:
+ * 0-d float32 tensors, given the host's values here, so that o's tensors
  * change, which o's steps never read), i the parameter's position.
  * *out holds *n entries then `extra` zeroed ones, names included in the
  * block; released with clt_free.  Messages name fn. */
@@ -63,10 +65,12 @@ typedef struct clt__opt_settings {
     clt_nadam_opts nadam;
     clt_radam_opts radam;
     clt_adadelta_opts adadelta;
+    clt_rprop_opts rprop;
+    clt_asgd_opts asgd;
 } clt__opt_settings;
 
 /* The kind as PyTorch names its class: "SGD", "Adam", "AdamW", "RMSprop",
- * "Adagrad", "Adamax", "NAdam", "RAdam" or "Adadelta". */
+ * "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta", "Rprop" or "ASGD". */
 const char *clt__optimizer_kind(const clt_optimizer *o);
 /* The settings of o's kind into the matching member of *c, and its
  * group's keys into c->group, the others untouched; lr is the rate now (a
