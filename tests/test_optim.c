@@ -3190,3 +3190,61 @@ Test(optim, rprop_asgd_resume_bit_for_bit, .init = scratch_make, .fini = scratch
                   kind ? "ASGD" : "Rprop");
     }
 }
+
+/* An SGD made without momentum (dampening 0.25), stepped twice, given
+ * momentum by CyclicLR, saved before its first step with momentum and
+ * loaded into another: its buffer starts at the gradient at that step
+ * (torch's momentum_buffer is None until then, and its file holds none),
+ * then buf = m buf + (1 - dampening) g, against a float64 reference. */
+Test(optim, sgd_momentum_raised_starts_at_grad_across_files, .init = scratch_make,
+     .fini = scratch_remove)
+{
+    clt_device *dev = get_device("cpu");
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("no float64 on this device");
+    const clt_sgd_opts so = {0.1, 0.0, 0.25, 0.0, 0};
+    double host[N], buf[N], got[N];
+    memcpy(host, P0, sizeof host);
+    clt_tensor *p = param_at(dev, CLT_FLOAT64);
+    clt_optimizer *opt;
+    clt_lr_scheduler *s;
+    CHECK(clt_sgd(&p, 1, &so, &opt));
+    for (int step = 0; step < 2; step++) {
+        CHECK(clt_optimizer_zero_grad(opt, 1));
+        loss_backward(dev, p);
+        CHECK(clt_optimizer_step(opt));
+        for (int i = 0; i < N; i++)
+            host[i] -= 0.1 * C[i] * host[i];
+    }
+    CHECK(clt_cyclic_lr(opt, 0.1, 0.1, 4, -1, NULL, 1.0, NULL, NULL, NULL, 1, 0.8, 0.8, &s));
+    cr_assert(clt_optimizer_momentum(opt) == 0.8);
+    CHECK(clt_optimizer_save(opt, tpath("sgd.safetensors")));
+    clt_named_tensor *ts;
+    size_t nt;
+    CHECK(clt_load_safetensors(tpath("sgd.safetensors"), dev, &ts, &nt));
+    for (size_t k = 0; k < nt; k++)
+        cr_assert(strcmp(ts[k].name, "state.0.momentum_buffer") != 0,
+                  "a buffer not started yet is in the file (torch's is None)");
+    clt_named_tensors_free(ts, nt);
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    CHECK(clt_sgd(&p, 1, NULL, &opt));
+    CHECK(clt_optimizer_load(opt, tpath("sgd.safetensors")));
+    cr_assert(clt_optimizer_momentum(opt) == 0.8);
+    for (int step = 0; step < 3; step++) {
+        CHECK(clt_optimizer_zero_grad(opt, 1));
+        loss_backward(dev, p);
+        CHECK(clt_optimizer_step(opt));
+        for (int i = 0; i < N; i++) {
+            double g = C[i] * host[i];
+            buf[i] = step == 0 ? g : 0.8 * buf[i] + 0.75 * g;
+            host[i] -= 0.1 * buf[i];
+        }
+    }
+    read_f64(p, got);
+    for (int i = 0; i < N; i++)
+        cr_assert(close_enough(got[i], host[i], 1e-13, 1e-15), "p[%d] %.17g, reference %.17g",
+                  i, got[i], host[i]);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+}

@@ -124,7 +124,10 @@ CLT_API clt_status clt_module_load(clt_module *m, const char *path);
 
 /* Saves opt's state, as torch.save(optimizer.state_dict()), as a
  * safetensors file: each parameter's state under PyTorch's names,
- * "state.<i>.momentum_buffer" (SGD with momentum), "state.<i>.exp_avg",
+ * "state.<i>.momentum_buffer" (SGD with momentum, once the buffer has
+ * started: before its first use, where torch's is None, the file has none,
+ * and loading a file without it starts it at the next gradient, as torch
+ * does), "state.<i>.exp_avg",
  * "state.<i>.exp_avg_sq" and, with amsgrad, "state.<i>.max_exp_avg_sq"
  * (Adam, AdamW), "state.<i>.square_avg" and, with momentum and centered,
  * "state.<i>.momentum_buffer" and "state.<i>.grad_avg" (RMSprop),

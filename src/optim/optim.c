@@ -1026,6 +1026,20 @@ static const char *const state_names[][NSTATE] = {
     [ASGD] = {"ax", NULL, NULL},
 };
 
+/* Whether state slot k of parameter i is SGD's momentum buffer made and
+ * not used yet: torch's momentum_buffer is None there, and files leave it
+ * out. */
+static bool unstarted(const clt_optimizer *o, int k, size_t i)
+{
+    return o->kind == SGD && k == 0 && o->state[0][i] && o->fresh[i];
+}
+
+void clt__optimizer_start(clt_optimizer *o, size_t i, bool started)
+{
+    if (o->kind == SGD && o->state[0][i])
+        o->fresh[i] = !started;
+}
+
 clt_status clt__optimizer_state(const clt_optimizer *o, size_t extra, clt_named_tensor **out,
                                 size_t *n, const char *fn)
 {
@@ -1033,7 +1047,7 @@ clt_status clt__optimizer_state(const clt_optimizer *o, size_t extra, clt_named_
     size_t count = 0, bytes = 0;
     for (size_t i = 0; i < o->n; i++)
         for (int k = 0; k < NSTATE; k++)
-            if (o->state[k][i]) {
+            if (o->state[k][i] && !unstarted(o, k, i)) {
                 count++;
                 bytes += (size_t)snprintf(NULL, 0, "state.%zu.%s", i, names[k]) + 1;
             }
@@ -1056,7 +1070,7 @@ clt_status clt__optimizer_state(const clt_optimizer *o, size_t extra, clt_named_
     size_t m = 0;
     for (size_t i = 0; i < o->n; i++)
         for (int k = 0; k < NSTATE; k++)
-            if (o->state[k][i]) {
+            if (o->state[k][i] && !unstarted(o, k, i)) {
                 arr[m].name = text;
                 arr[m++].tensor = o->state[k][i];
                 text += sprintf(text, "state.%zu.%s", i, names[k]) + 1;

@@ -8,7 +8,8 @@
 #include "cltensor/optim.h"
 
 /* The state tensors (borrowed), named as PyTorch's optimizer state_dict
- * names them: "state.<i>.momentum_buffer" (SGD with momentum),
+ * names them: "state.<i>.momentum_buffer" (SGD with momentum, once the
+ * buffer started: torch's is None before, and it is left out),
  * "state.<i>.exp_avg", "state.<i>.exp_avg_sq" and, with amsgrad,
  * "state.<i>.max_exp_avg_sq" (Adam, AdamW), "state.<i>.square_avg",
  * "state.<i>.momentum_buffer" and "state.<i>.grad_avg" (RMSprop, the last
@@ -24,6 +25,13 @@
  * block; released with clt_free.  Messages name fn. */
 clt_status clt__optimizer_state(const clt_optimizer *o, size_t extra, clt_named_tensor **out,
                                 size_t *n, const char *fn);
+
+/* Marks SGD's momentum buffer of parameter i (where o has one) as started
+ * (its next use takes momentum buf + (1 - dampening) g) or not (its next
+ * use sets it to the gradient, torch's buf = clone(g) where the buffer is
+ * None), for loading a file that holds it or leaves it out.  Other kinds:
+ * nothing. */
+void clt__optimizer_start(clt_optimizer *o, size_t i, bool started);
 
 /* The number of parameters, parameter i (borrowed), and the updates each
  * has had (PyTorch's state[p]['step']; o->n entries, borrowed). */
