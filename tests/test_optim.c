@@ -2824,6 +2824,27 @@ Test(optim, cyclic_lr_as_torch)
 
 /* ---- Adadelta ----------------------------------------------------------------------------- */
 
+/* p (float64 or float32) at P0 with its gradient for the loss above. */
+static clt_tensor *param_at(clt_device *dev, clt_dtype dtype)
+{
+    clt_tensor *p64, *p;
+    int64_t n = N;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, P0, &p64));
+    CHECK(clt_to_dtype(p64, dtype, &p));
+    clt_tensor_free(p64);
+    CHECK(clt_set_requires_grad(p, 1));
+    return p;
+}
+
+/* t's N values in double. */
+static void read_f64(const clt_tensor *t, double *out)
+{
+    clt_tensor *t64;
+    CHECK(clt_to_dtype(t, CLT_FLOAT64, &t64));
+    CHECK(clt_tensor_read(t64, out, N * sizeof *out));
+    clt_tensor_free(t64);
+}
+
 /* Adadelta against torch 1.13's rule written out in float64 on the host
  * (g = C p + wd p; s = rho s + (1 - rho) g^2; d = sqrt(a + eps) /
  * sqrt(s + eps) g; a = rho a + (1 - rho) d^2; p -= lr d), the defaults and
@@ -2843,12 +2864,7 @@ Test(optim, adadelta_as_torch)
             const clt_adadelta_opts *o = &cases[k];
             double host[N], s[N] = {0}, a[N] = {0};
             memcpy(host, P0, sizeof host);
-            clt_tensor *p64, *p;
-            int64_t n = N;
-            CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, P0, &p64));
-            CHECK(clt_to_dtype(p64, dtype, &p));
-            clt_tensor_free(p64);
-            CHECK(clt_set_requires_grad(p, 1));
+            clt_tensor *p = param_at(dev, dtype);
             clt_optimizer *opt;
             CHECK(clt_adadelta(&p, 1, k ? o : NULL, &opt));
             for (int step = 0; step < 12; step++) {
@@ -2863,16 +2879,13 @@ Test(optim, adadelta_as_torch)
                     host[i] -= o->lr * d;
                 }
             }
-            clt_tensor *got64;
             double got[N];
-            CHECK(clt_to_dtype(p, CLT_FLOAT64, &got64));
-            CHECK(clt_tensor_read(got64, got, sizeof got));
+            read_f64(p, got);
             for (int i = 0; i < N; i++)
                 cr_assert(close_enough(got[i], host[i], dt ? 1e-5 : 1e-13, dt ? 1e-6 : 1e-15),
                           "case %zu, %s: p[%d] %.17g, reference %.17g", k, dt ? "f32" : "f64",
                           i, got[i], host[i]);
             cr_assert(fabs(got[0] - P0[0]) > 1e-3, "case %zu: the parameter did not move", k);
-            clt_tensor_free(got64);
             clt_optimizer_free(opt);
             clt_tensor_free(p);
         }
@@ -2901,27 +2914,6 @@ Test(optim, adadelta_as_torch)
 }
 
 /* ---- Rprop and ASGD ----------------------------------------------------------------------- */
-
-/* p (float64 or float32) at P0 with its gradient for the loss above. */
-static clt_tensor *param_at(clt_device *dev, clt_dtype dtype)
-{
-    clt_tensor *p64, *p;
-    int64_t n = N;
-    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, P0, &p64));
-    CHECK(clt_to_dtype(p64, dtype, &p));
-    clt_tensor_free(p64);
-    CHECK(clt_set_requires_grad(p, 1));
-    return p;
-}
-
-/* t's N values in double. */
-static void read_f64(const clt_tensor *t, double *out)
-{
-    clt_tensor *t64;
-    CHECK(clt_to_dtype(t, CLT_FLOAT64, &t64));
-    CHECK(clt_tensor_read(t64, out, N * sizeof *out));
-    clt_tensor_free(t64);
-}
 
 static double sign_of(double x)
 {
