@@ -5,7 +5,8 @@
  * a caller's buffer); its gradient and the state tensors are buffers of
  * their own and start at 0.  The formulas and their order of operations
  * follow PyTorch's single-tensor implementations (torch/optim/sgd.py,
- * adam.py, rmsprop.py, adagrad.py, adamax.py, nadam.py, radam.py) and its
+ * adam.py, rmsprop.py, adagrad.py, adamax.py, nadam.py, radam.py, adadelta.py,
+ * rprop.py, asgd.py) and its
  * CPU kernels (addcmul: self +
  * value * t1 * t2; addcdiv: self + value * t1 / t2). */
 
@@ -141,6 +142,50 @@ CLT_KERNEL(adadelta_step)(__global T *p, __global const T *g, __global T *sq, __
         T_C delta = sqrt(T_LOAD(acc, i) + eps) / sqrt(si + eps) * gi;
         T_STORE(acc, i, T_LOAD(acc, i) * rho + w * (delta * delta));
         T_STORE(p, i, pi + neg_lr * delta);
+    }
+}
+
+/* torch's sign on the CPU: 0 for 0 and NaN. */
+#define SIGN(x) ((x) > (T_C)0 ? (T_C)1 : (x) < (T_C)0 ? (T_C)-1 : (T_C)0)
+
+/* Rprop (torch 1.13's _single_tensor_rprop): f = etaplus, etaminus or 1 as
+ * sign(g prev) is 1, -1 or 0; s = clamp(s f, lo, hi) (NaN stays, as
+ * clamp_), s starting at lr at the first update; g = 0 where f is etaminus;
+ * p -= sign(g) s; prev = g. */
+CLT_KERNEL(rprop_step)(__global T *p, __global const T *g, __global T *prev, __global T *ss,
+                       ulong p_off, ulong n, ulong chunk, T_C lr, T_C etaminus, T_C etaplus,
+                       T_C lo, T_C hi, int first)
+{
+    p += p_off;
+    CHUNK_LOOP {
+        T_C gi = T_LOAD(g, i), sg = SIGN(gi * T_LOAD(prev, i));
+        T_C f = sg > (T_C)0 ? etaplus : sg < (T_C)0 ? etaminus : (T_C)1;
+        T_C si = (first ? lr : T_LOAD(ss, i)) * f;
+        si = si < lo ? lo : si;
+        si = si > hi ? hi : si;
+        T_STORE(ss, i, si);
+        if (f == etaminus)
+            gi = (T_C)0;
+        T_STORE(p, i, T_LOAD(p, i) + -SIGN(gi) * si);
+        T_STORE(prev, i, gi);
+    }
+}
+
+/* ASGD (torch 1.13's _single_tensor_asgd): g += wd p; p = p decay (decay =
+ * 1 - lambd eta); p += neg_eta g; ax = p, or with `average` ax += (p - ax)
+ * mu.  eta and mu come from the host. */
+CLT_KERNEL(asgd_step)(__global T *p, __global const T *g, __global T *ax, ulong p_off, ulong n,
+                      ulong chunk, T_C decay, T_C neg_eta, T_C mu, T_C wd, int average)
+{
+    p += p_off;
+    CHUNK_LOOP {
+        T_C pi = T_LOAD(p, i), gi = T_LOAD(g, i);
+        if (wd != (T_C)0)
+            gi = gi + wd * pi;
+        pi = pi * decay;
+        pi = pi + neg_eta * gi;
+        T_STORE(p, i, pi);
+        T_STORE(ax, i, average ? T_LOAD(ax, i) + (pi - T_LOAD(ax, i)) * mu : pi);
     }
 }
 

@@ -10,8 +10,9 @@
  *       alpha eps weight_decay momentum centered; Adagrad: lr lr_decay
  *       weight_decay initial_accumulator_value eps; Adamax, RAdam: lr
  *       beta1 beta2 eps weight_decay; NAdam: lr beta1 beta2 eps
- *       weight_decay momentum_decay; Adadelta: lr rho eps weight_decay) over
- *       one parameter,
+ *       weight_decay momentum_decay; Adadelta: lr rho eps weight_decay;
+ *       Rprop: lr etaminus etaplus step_size_min step_size_max; ASGD: lr
+ *       lambd alpha t0 weight_decay) over one parameter,
  *       stepped once, saved with clt_optimizer_save
  *   io_roundtrip resume KIND STEPS PARAM OPTIM OUT SETTINGS...
  *       the same optimizer over a float32 parameter [5] that starts at
@@ -105,6 +106,10 @@ static clt_status make_optimizer(const char *kind, const double *v, clt_tensor *
         return clt_radam(p, 1, &(clt_radam_opts){v[0], v[1], v[2], v[3], v[4]}, opt);
     if (strcmp(kind, "Adadelta") == 0)
         return clt_adadelta(p, 1, &(clt_adadelta_opts){v[0], v[1], v[2], v[3]}, opt);
+    if (strcmp(kind, "Rprop") == 0)
+        return clt_rprop(p, 1, &(clt_rprop_opts){v[0], v[1], v[2], v[3], v[4]}, opt);
+    if (strcmp(kind, "ASGD") == 0)
+        return clt_asgd(p, 1, &(clt_asgd_opts){v[0], v[1], v[2], v[3], v[4]}, opt);
     return (strcmp(kind, "Adam") == 0 ? clt_adam : clt_adamw)(
         p, 1, &(clt_adam_opts){v[0], v[1], v[2], v[3], v[4], v[5] != 0}, opt);
 }

@@ -287,7 +287,9 @@ ORDER = {"SGD": ["lr", "momentum", "dampening", "weight_decay", "nesterov"],
          "Adamax": ["lr", "betas", "eps", "weight_decay"],
          "NAdam": ["lr", "betas", "eps", "weight_decay", "momentum_decay"],
          "RAdam": ["lr", "betas", "eps", "weight_decay"],
-         "Adadelta": ["lr", "rho", "eps", "weight_decay"]}
+         "Adadelta": ["lr", "rho", "eps", "weight_decay"],
+         "Rprop": ["lr", "etas", "step_sizes"],
+         "ASGD": ["lr", "lambd", "alpha", "t0", "weight_decay"]}
 DEFAULTS = {"SGD": dict(lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
                         nesterov=False),
             "Adam": dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
@@ -302,7 +304,9 @@ DEFAULTS = {"SGD": dict(lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
             "NAdam": dict(lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
                           momentum_decay=4e-3),
             "RAdam": dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0),
-            "Adadelta": dict(lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0)}
+            "Adadelta": dict(lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0),
+            "Rprop": dict(lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50)),
+            "ASGD": dict(lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0.0)}
 
 def c_args(kind, o):
     out = []
@@ -333,6 +337,9 @@ if torch is not None:
         # beta2 0.9 rectifies RAdam from step 6: the resumed steps cross over
         ("RAdam", dict(lr=0.05, betas=(0.8, 0.9), eps=1e-6, weight_decay=0.01)),
         ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.01)),
+        ("Rprop", dict(lr=0.05, etas=(0.4, 1.3), step_sizes=(1e-3, 0.2))),
+        # t0 2: the average starts moving at step 4, inside the resumed steps
+        ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.6, t0=2.0, weight_decay=0.01)),
     ]
     for kind, o in optimizers:
         path = f"{tmp}/{kind}.safetensors"
@@ -629,7 +636,8 @@ if torch is not None:
         for i in state:
             if kind != "SGD":
                 step = int(t["step"][i])
-                state[i]["step"] = torch.tensor(float(step)) if kind != "RMSprop" else step
+                state[i]["step"] = (torch.tensor(float(step))
+                                    if kind not in ("RMSprop", "Rprop") else step)
         return {"state": state, "param_groups": [group]}
 
     def our_file(opt, kind, path, steps, dtype=None):
@@ -738,6 +746,11 @@ if torch is not None:
         if not np.allclose(p.detach().numpy(), want, rtol=1e-5, atol=1e-6):
             failures.append(f"resume {kind}: torch from our file ends at "
                             f"{p.detach().numpy()}, our uninterrupted run at {want}")
+        if kind == "ASGD":  # the averaged parameters, which the parameters never read
+            ax = load_file(f"{tag}.u.optim.safetensors")["state.0.ax"]
+            if not np.allclose(opt.state[p]["ax"].numpy(), ax, rtol=1e-5, atol=1e-6):
+                failures.append(f"resume ASGD: torch's ax {opt.state[p]['ax'].numpy()}, "
+                                f"ours {ax}")
         for b in ("b32", "b64"):
             r = run("resume", kind, "3", f"{tag}.a.param.safetensors", f"{tag}.{b}.safetensors",
                     f"{tag}.{b}", *c_args(kind, DEFAULTS[kind]))

@@ -80,6 +80,8 @@ static const clt_adamax_opts bad_adamax = {2e-3, 1.0, 0.999, 1e-8, 0};
 static const clt_nadam_opts bad_nadam = {2e-3, 0.9, 0.999, 1e-8, 0, -4e-3};
 static const clt_radam_opts bad_radam = {1e-3, 0.9, 0.999, -1e-8, 0};
 static const clt_adadelta_opts bad_adadelta = {1.0, 1.5, 1e-6, 0};
+static const clt_rprop_opts bad_rprop = {0.01, 1.5, 1.2, 1e-6, 50};
+static const clt_asgd_opts bad_asgd = {0.01, 1e-4, 0.75, 1e6, -1.0};
 static const int64_t bad_milestones[] = {-1};
 static const clt_cross_entropy_opts ce_opts = CLT_CROSS_ENTROPY_DEFAULTS;
 static const clt_loader_opts bad_loader = {0, 0, 0, 0, 0, 0};
@@ -581,7 +583,10 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_gaussian_nll_loss, T,                                                              \
       clt_gaussian_nll_loss(f->f, f->f, f->e, 0, 1e-6, CLT_REDUCTION_MEAN, &o->t))           \
     X(clt_cdist, T, clt_cdist(f->f, f->f2, 2, &o->t))                                       \
-    X(clt_ctc_loss, T, clt_ctc_loss(f->f, f->f, f->f, f->f, 0, CLT_REDUCTION_MEAN, 0, &o->t))
+    X(clt_ctc_loss, T, clt_ctc_loss(f->f, f->f, f->f, f->f, 0, CLT_REDUCTION_MEAN, 0, &o->t)) \
+    /* optim.h: Rprop, ASGD */                                                               \
+    X(clt_rprop, OPT, clt_rprop(f->pair, 1, &bad_rprop, &o->opt))                            \
+    X(clt_asgd, OPT, clt_asgd(f->pair, 1, &bad_asgd, &o->opt))
 
 static int small_int[1];
 

@@ -1,5 +1,5 @@
-/* test_optim.c: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam and
- * RAdam against host implementations of PyTorch's update rules written
+/* test_optim.c: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam,
+ * RAdam, Adadelta, Rprop and ASGD against host implementations of PyTorch's update rules written
  * here, clip_grad_norm, the schedules (against closed forms and torch's values),
  * errors, a training step that allocates nothing after the first, and the
  * state following a model converted to float64. */
@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "helpers.h"
+#include "scratch.h"
 
 enum { N = 7, STEPS = 4 };
 
@@ -2823,6 +2824,27 @@ Test(optim, cyclic_lr_as_torch)
 
 /* ---- Adadelta ----------------------------------------------------------------------------- */
 
+/* p (float64 or float32) at P0 with its gradient for the loss above. */
+static clt_tensor *param_at(clt_device *dev, clt_dtype dtype)
+{
+    clt_tensor *p64, *p;
+    int64_t n = N;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, P0, &p64));
+    CHECK(clt_to_dtype(p64, dtype, &p));
+    clt_tensor_free(p64);
+    CHECK(clt_set_requires_grad(p, 1));
+    return p;
+}
+
+/* t's N values in double. */
+static void read_f64(const clt_tensor *t, double *out)
+{
+    clt_tensor *t64;
+    CHECK(clt_to_dtype(t, CLT_FLOAT64, &t64));
+    CHECK(clt_tensor_read(t64, out, N * sizeof *out));
+    clt_tensor_free(t64);
+}
+
 /* Adadelta against torch 1.13's rule written out in float64 on the host
  * (g = C p + wd p; s = rho s + (1 - rho) g^2; d = sqrt(a + eps) /
  * sqrt(s + eps) g; a = rho a + (1 - rho) d^2; p -= lr d), the defaults and
@@ -2842,12 +2864,7 @@ Test(optim, adadelta_as_torch)
             const clt_adadelta_opts *o = &cases[k];
             double host[N], s[N] = {0}, a[N] = {0};
             memcpy(host, P0, sizeof host);
-            clt_tensor *p64, *p;
-            int64_t n = N;
-            CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, P0, &p64));
-            CHECK(clt_to_dtype(p64, dtype, &p));
-            clt_tensor_free(p64);
-            CHECK(clt_set_requires_grad(p, 1));
+            clt_tensor *p = param_at(dev, dtype);
             clt_optimizer *opt;
             CHECK(clt_adadelta(&p, 1, k ? o : NULL, &opt));
             for (int step = 0; step < 12; step++) {
@@ -2862,16 +2879,13 @@ Test(optim, adadelta_as_torch)
                     host[i] -= o->lr * d;
                 }
             }
-            clt_tensor *got64;
             double got[N];
-            CHECK(clt_to_dtype(p, CLT_FLOAT64, &got64));
-            CHECK(clt_tensor_read(got64, got, sizeof got));
+            read_f64(p, got);
             for (int i = 0; i < N; i++)
                 cr_assert(close_enough(got[i], host[i], dt ? 1e-5 : 1e-13, dt ? 1e-6 : 1e-15),
                           "case %zu, %s: p[%d] %.17g, reference %.17g", k, dt ? "f32" : "f64",
                           i, got[i], host[i]);
             cr_assert(fabs(got[0] - P0[0]) > 1e-3, "case %zu: the parameter did not move", k);
-            clt_tensor_free(got64);
             clt_optimizer_free(opt);
             clt_tensor_free(p);
         }
@@ -2896,5 +2910,333 @@ Test(optim, adadelta_as_torch)
                  CLT_ERR_INVALID_ARGUMENT, "Adadelta has no momentum");
     cr_assert(clt_optimizer_lr(ad) == 1.0 && clt_optimizer_momentum(ad) == 0.0);
     clt_optimizer_free(ad);
+    clt_tensor_free(p);
+}
+
+/* ---- Rprop and ASGD ----------------------------------------------------------------------- */
+
+static double sign_of(double x)
+{
+    return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
+}
+
+/* x rounded to float32 where f32, as torch's float32 tensors hold it. */
+static double rounded(double x, int f32)
+{
+    return f32 ? (double)(float)x : x;
+}
+
+/* One Rprop step of torch 1.13 on the host: prev and s (step sizes) per
+ * element, s starting at lr at the first step; with f32 every value is
+ * rounded to float32 as torch's float32 tensors hold it (step sizes at
+ * their bound move a parameter onto 0 and back, where float64's and
+ * float32's signs part). */
+static void rprop_ref(const clt_rprop_opts *o, double lr, int first, int f32, double *host,
+                      double *prev, double *s)
+{
+    for (int i = 0; i < N; i++) {
+        double g = rounded(rounded(C[i], f32) * host[i], f32);
+        double sg = sign_of(rounded(g * prev[i], f32));
+        double f = rounded(sg > 0 ? o->etaplus : sg < 0 ? o->etaminus : 1.0, f32);
+        s[i] = rounded((first ? rounded(lr, f32) : s[i]) * f, f32);
+        s[i] = fmin(fmax(s[i], rounded(o->step_size_min, f32)), rounded(o->step_size_max, f32));
+        if (sg < 0)
+            g = 0;
+        host[i] = rounded(host[i] - sign_of(g) * s[i], f32);
+        prev[i] = g;
+    }
+}
+
+/* Rprop against torch 1.13's rule written out in float64 on the host: the
+ * defaults and settings of its own where step sizes grow, shrink at sign
+ * changes and hit both bounds; a rate changed mid-run (a schedule's) that
+ * changes nothing after the first step; float64 and float32; torch's
+ * refusals. */
+Test(optim, rprop_as_torch)
+{
+    clt_device *dev = get_device("cpu");
+    static const clt_rprop_opts cases[] = {CLT_RPROP_DEFAULTS, {0.23, 0.4, 1.5, 0.05, 0.5}};
+    cr_assert(cases[0].lr == 1e-2 && cases[0].etaminus == 0.5 && cases[0].etaplus == 1.2 &&
+              cases[0].step_size_min == 1e-6 && cases[0].step_size_max == 50.0);
+    for (int dt = 0; dt < 2; dt++) {
+        clt_dtype dtype = dt ? CLT_FLOAT32 : CLT_FLOAT64;
+        if (!clt_device_supports_dtype(dev, dtype))
+            continue;
+        for (size_t k = 0; k < 2; k++) {
+            const clt_rprop_opts *o = &cases[k];
+            double host[N], prev[N] = {0}, s[N] = {0}, got[N];
+            int shrank = 0, floor = 0, ceiling = 0;
+            for (int i = 0; i < N; i++)
+                host[i] = rounded(P0[i], dt);
+            clt_tensor *p = param_at(dev, dtype);
+            clt_optimizer *opt;
+            CHECK(clt_rprop(&p, 1, k ? o : NULL, &opt));
+            for (int step = 0; step < 14; step++) {
+                if (step == 5)
+                    CHECK(clt_optimizer_set_lr(opt, 7.0)); /* step_size keeps its own */
+                CHECK(clt_optimizer_zero_grad(opt, 1));
+                loss_backward(dev, p);
+                CHECK(clt_optimizer_step(opt));
+                rprop_ref(o, o->lr, step == 0, dt, host, prev, s);
+                for (int i = 0; i < N; i++) {
+                    shrank += prev[i] == 0.0;
+                    floor += s[i] == rounded(o->step_size_min, dt);
+                    ceiling += s[i] == rounded(o->step_size_max, dt);
+                }
+            }
+            read_f64(p, got);
+            for (int i = 0; i < N; i++)
+                cr_assert(close_enough(got[i], host[i], dt ? 1e-5 : 1e-13, dt ? 1e-6 : 1e-15),
+                          "case %zu, %s: p[%d] %.17g, reference %.17g", k, dt ? "f32" : "f64",
+                          i, got[i], host[i]);
+            cr_assert(fabs(got[0] - P0[0]) > 1e-2, "case %zu: the parameter did not move", k);
+            if (k == 1)
+                cr_assert(shrank && floor && ceiling, "the case crosses no sign change or bound: %d %d %d", shrank, floor, ceiling);
+            clt_optimizer_free(opt);
+            clt_tensor_free(p);
+        }
+    }
+    clt_tensor *p;
+    clt_optimizer *opt = sgd_at(&p, 0.1), *r = (clt_optimizer *)&opt;
+    clt_optimizer_free(opt);
+    assert_error(clt_rprop(&p, 1, &(clt_rprop_opts){0.01, 1.5, 1.2, 1e-6, 50}, &r),
+                 CLT_ERR_INVALID_ARGUMENT, "Invalid eta values: 1.5, 1.2");
+    cr_assert_null(r);
+    assert_error(clt_rprop(&p, 1, &(clt_rprop_opts){0.01, 0.5, 1.0, 1e-6, 50}, &r),
+                 CLT_ERR_INVALID_ARGUMENT, "Invalid eta values: 0.5, 1");
+    assert_error(clt_rprop(&p, 1, &(clt_rprop_opts){-0.01, 0.5, 1.2, 1e-6, 50}, &r),
+                 CLT_ERR_INVALID_ARGUMENT, "invalid learning rate");
+    assert_error(clt_rprop(&p, 1, &(clt_rprop_opts){0.01, 0.5, 1.2, NAN, 50}, &r),
+                 CLT_ERR_INVALID_ARGUMENT, "invalid step_sizes");
+    CHECK(clt_rprop(&p, 1, NULL, &r));
+    clt_lr_scheduler *sc;
+    assert_error(clt_one_cycle_lr_momentum(r, 0.2, 7, 0.4, NULL, 25, 1e4, 0, 1, 0.85, 0.95, &sc),
+                 CLT_ERR_INVALID_ARGUMENT, "Rprop has no momentum");
+    cr_assert(clt_optimizer_momentum(r) == 0.0);
+    clt_optimizer_free(r);
+    clt_tensor_free(p);
+}
+
+/* One ASGD step of torch 1.13 on the host, eta and mu rounded to float32
+ * as torch's tensors hold them; t the step count after it. */
+static void asgd_ref(const clt_asgd_opts *o, double lr, int64_t t, double *host, double *ax,
+                     float *eta, float *mu)
+{
+    for (int i = 0; i < N; i++) {
+        double g = C[i] * host[i] + o->weight_decay * host[i];
+        host[i] *= 1.0 - o->lambd * (double)*eta;
+        host[i] -= (double)*eta * g;
+        ax[i] = *mu != 1.0f ? ax[i] + (host[i] - ax[i]) * (double)*mu : host[i];
+    }
+    *eta = (float)(lr / pow(1.0 + o->lambd * lr * (double)t, o->alpha));
+    *mu = (float)(1.0 / fmax(1.0, (double)t - o->t0));
+}
+
+/* The tensor named `name` among the n of a loaded file. */
+static clt_tensor *named(clt_named_tensor *ts, size_t n, const char *name)
+{
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(ts[k].name, name) == 0)
+            return ts[k].tensor;
+    cr_assert_fail("no %s in the file", name);
+    return NULL;
+}
+
+/* ASGD against torch 1.13's rule written out in float64 on the host (eta
+ * and mu in float32, as torch's tensors): the defaults (no averaging
+ * before t0 = 1e6: ax follows p) and settings of its own where averaging
+ * starts after t0 = 3, with weight decay and a rate changed mid-run (eta
+ * follows it from the next step); ax, eta and mu read from the file under
+ * torch's names; float64 and float32; torch's refusals. */
+Test(optim, asgd_as_torch, .init = scratch_make, .fini = scratch_remove)
+{
+    clt_device *dev = get_device("cpu");
+    static const clt_asgd_opts cases[] = {CLT_ASGD_DEFAULTS, {0.1, 0.05, 0.5, 3.0, 0.05}};
+    cr_assert(cases[0].lr == 1e-2 && cases[0].lambd == 1e-4 && cases[0].alpha == 0.75 &&
+              cases[0].t0 == 1e6 && cases[0].weight_decay == 0.0);
+    for (int dt = 0; dt < 2; dt++) {
+        clt_dtype dtype = dt ? CLT_FLOAT32 : CLT_FLOAT64;
+        if (!clt_device_supports_dtype(dev, dtype))
+            continue;
+        for (size_t k = 0; k < 2; k++) {
+            const clt_asgd_opts *o = &cases[k];
+            double host[N], ax[N] = {0}, got[N], lr = o->lr;
+            float eta = (float)o->lr, mu = 1.0f;
+            memcpy(host, P0, sizeof host);
+            clt_tensor *p = param_at(dev, dtype);
+            clt_optimizer *opt;
+            CHECK(clt_asgd(&p, 1, k ? o : NULL, &opt));
+            for (int step = 0; step < 12; step++) {
+                if (step == 6) {
+                    lr = 0.5 * o->lr;
+                    CHECK(clt_optimizer_set_lr(opt, lr));
+                }
+                CHECK(clt_optimizer_zero_grad(opt, 1));
+                loss_backward(dev, p);
+                CHECK(clt_optimizer_step(opt));
+                asgd_ref(o, lr, step + 1, host, ax, &eta, &mu);
+            }
+            const double rtol = dt ? 1e-5 : 1e-13, atol = dt ? 1e-6 : 1e-15;
+            read_f64(p, got);
+            for (int i = 0; i < N; i++)
+                cr_assert(close_enough(got[i], host[i], rtol, atol),
+                          "case %zu, %s: p[%d] %.17g, reference %.17g", k, dt ? "f32" : "f64",
+                          i, got[i], host[i]);
+            cr_assert(fabs(got[0] - P0[0]) > 1e-2, "case %zu: the parameter did not move", k);
+            CHECK(clt_optimizer_save(opt, tpath("asgd.safetensors")));
+            clt_named_tensor *ts;
+            size_t nt;
+            CHECK(clt_load_safetensors(tpath("asgd.safetensors"), dev, &ts, &nt));
+            read_f64(named(ts, nt, "state.0.ax"), got);
+            for (int i = 0; i < N; i++)
+                cr_assert(close_enough(got[i], ax[i], rtol, atol),
+                          "case %zu, %s: ax[%d] %.17g, reference %.17g", k, dt ? "f32" : "f64",
+                          i, got[i], ax[i]);
+            if (k == 1)
+                cr_assert(fabs(ax[0] - host[0]) > 1e-3, "ax never averaged");
+            float e, m;
+            CHECK(clt_tensor_read(named(ts, nt, "state.0.eta"), &e, sizeof e));
+            CHECK(clt_tensor_read(named(ts, nt, "state.0.mu"), &m, sizeof m));
+            cr_assert(e == eta && m == mu, "case %zu: eta %.9g mu %.9g, torch's %.9g %.9g", k,
+                      e, m, eta, mu);
+            clt_named_tensors_free(ts, nt);
+            clt_optimizer_free(opt);
+            clt_tensor_free(p);
+        }
+    }
+    clt_tensor *p;
+    clt_optimizer *opt = sgd_at(&p, 0.1), *a = (clt_optimizer *)&opt;
+    clt_optimizer_free(opt);
+    assert_error(clt_asgd(&p, 1, &(clt_asgd_opts){0.01, 1e-4, 0.75, 1e6, -0.1}, &a),
+                 CLT_ERR_INVALID_ARGUMENT, "invalid weight_decay value: -0.1");
+    cr_assert_null(a);
+    assert_error(clt_asgd(&p, 1, &(clt_asgd_opts){-0.01, 1e-4, 0.75, 1e6, 0}, &a),
+                 CLT_ERR_INVALID_ARGUMENT, "invalid learning rate");
+    assert_error(clt_asgd(&p, 1, &(clt_asgd_opts){0.01, NAN, 0.75, 1e6, 0}, &a),
+                 CLT_ERR_INVALID_ARGUMENT, "invalid lambd, alpha or t0");
+    CHECK(clt_asgd(&p, 1, NULL, &a));
+    clt_lr_scheduler *sc;
+    assert_error(clt_cyclic_lr(a, 0.01, 0.1, 3, 2, NULL, 1.0, NULL, NULL, NULL, 1, 0.8, 0.9, &sc),
+                 CLT_ERR_INVALID_ARGUMENT, "ASGD has no momentum setting");
+    clt_optimizer_free(a);
+    clt_tensor_free(p);
+}
+
+/* Rprop's and ASGD's state saved after 3 steps and loaded into an
+ * optimizer made with the defaults gives, 3 steps on, the bits of 6 steps
+ * uninterrupted (its settings come from the file); a fresh optimizer in
+ * its place does not. */
+Test(optim, rprop_asgd_resume_bit_for_bit, .init = scratch_make, .fini = scratch_remove)
+{
+    clt_device *dev = get_device("cpu");
+    for (int kind = 0; kind < 2; kind++) {
+        double want[N], start[N], got[N], fresh[N];
+        clt_tensor *p = param_at(dev, CLT_FLOAT32);
+        clt_optimizer *opt;
+        if (kind == 0)
+            CHECK(clt_rprop(&p, 1, &(clt_rprop_opts){0.3, 0.4, 1.5, 0.02, 0.5}, &opt));
+        else
+            CHECK(clt_asgd(&p, 1, &(clt_asgd_opts){0.1, 0.05, 0.5, 2.0, 0.05}, &opt));
+        for (int step = 0; step < 6; step++) {
+            if (step == 3) {
+                CHECK(clt_optimizer_save(opt, tpath("o.safetensors")));
+                read_f64(p, start); /* the parameter at the checkpoint */
+            }
+            CHECK(clt_optimizer_zero_grad(opt, 1));
+            loss_backward(dev, p);
+            CHECK(clt_optimizer_step(opt));
+        }
+        read_f64(p, want);
+        clt_optimizer_free(opt);
+        clt_tensor_free(p);
+        for (int load = 1; load >= 0; load--) {
+            int64_t n = N;
+            CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, start, &p));
+            clt_tensor *p32;
+            CHECK(clt_to_dtype(p, CLT_FLOAT32, &p32));
+            clt_tensor_free(p);
+            p = p32;
+            CHECK(clt_set_requires_grad(p, 1));
+            if (kind == 0)
+                CHECK(clt_rprop(&p, 1, load ? NULL : &(clt_rprop_opts){0.3, 0.4, 1.5, 0.02, 0.5},
+                                &opt));
+            else
+                CHECK(clt_asgd(&p, 1, load ? NULL : &(clt_asgd_opts){0.1, 0.05, 0.5, 2.0, 0.05},
+                               &opt));
+            if (load)
+                CHECK(clt_optimizer_load(opt, tpath("o.safetensors")));
+            for (int step = 0; step < 3; step++) {
+                CHECK(clt_optimizer_zero_grad(opt, 1));
+                loss_backward(dev, p);
+                CHECK(clt_optimizer_step(opt));
+            }
+            read_f64(p, load ? got : fresh);
+            clt_optimizer_free(opt);
+            clt_tensor_free(p);
+            if (load)
+                cr_assert(memcmp(got, want, sizeof got) == 0,
+                          "%s: the resumed run differs from the uninterrupted one",
+                          kind ? "ASGD" : "Rprop");
+        }
+        cr_assert(memcmp(fresh, want, sizeof fresh) != 0, "%s: the state made no difference",
+                  kind ? "ASGD" : "Rprop");
+    }
+}
+
+/* An SGD made without momentum (dampening 0.25), stepped twice, given
+ * momentum by CyclicLR, saved before its first step with momentum and
+ * loaded into another: its buffer starts at the gradient at that step
+ * (torch's momentum_buffer is None until then, and its file holds none),
+ * then buf = m buf + (1 - dampening) g, against a float64 reference. */
+Test(optim, sgd_momentum_raised_starts_at_grad_across_files, .init = scratch_make,
+     .fini = scratch_remove)
+{
+    clt_device *dev = get_device("cpu");
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("no float64 on this device");
+    const clt_sgd_opts so = {0.1, 0.0, 0.25, 0.0, 0};
+    double host[N], buf[N], got[N];
+    memcpy(host, P0, sizeof host);
+    clt_tensor *p = param_at(dev, CLT_FLOAT64);
+    clt_optimizer *opt;
+    clt_lr_scheduler *s;
+    CHECK(clt_sgd(&p, 1, &so, &opt));
+    for (int step = 0; step < 2; step++) {
+        CHECK(clt_optimizer_zero_grad(opt, 1));
+        loss_backward(dev, p);
+        CHECK(clt_optimizer_step(opt));
+        for (int i = 0; i < N; i++)
+            host[i] -= 0.1 * C[i] * host[i];
+    }
+    CHECK(clt_cyclic_lr(opt, 0.1, 0.1, 4, -1, NULL, 1.0, NULL, NULL, NULL, 1, 0.8, 0.8, &s));
+    cr_assert(clt_optimizer_momentum(opt) == 0.8);
+    CHECK(clt_optimizer_save(opt, tpath("sgd.safetensors")));
+    clt_named_tensor *ts;
+    size_t nt;
+    CHECK(clt_load_safetensors(tpath("sgd.safetensors"), dev, &ts, &nt));
+    for (size_t k = 0; k < nt; k++)
+        cr_assert(strcmp(ts[k].name, "state.0.momentum_buffer") != 0,
+                  "a buffer not started yet is in the file (torch's is None)");
+    clt_named_tensors_free(ts, nt);
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    CHECK(clt_sgd(&p, 1, NULL, &opt));
+    CHECK(clt_optimizer_load(opt, tpath("sgd.safetensors")));
+    cr_assert(clt_optimizer_momentum(opt) == 0.8);
+    for (int step = 0; step < 3; step++) {
+        CHECK(clt_optimizer_zero_grad(opt, 1));
+        loss_backward(dev, p);
+        CHECK(clt_optimizer_step(opt));
+        for (int i = 0; i < N; i++) {
+            double g = C[i] * host[i];
+            buf[i] = step == 0 ? g : 0.8 * buf[i] + 0.75 * g;
+            host[i] -= 0.1 * buf[i];
+        }
+    }
+    read_f64(p, got);
+    for (int i = 0; i < N; i++)
+        cr_assert(close_enough(got[i], host[i], 1e-13, 1e-15), "p[%d] %.17g, reference %.17g",
+                  i, got[i], host[i]);
+    clt_optimizer_free(opt);
     clt_tensor_free(p);
 }

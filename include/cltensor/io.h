@@ -124,13 +124,19 @@ CLT_API clt_status clt_module_load(clt_module *m, const char *path);
 
 /* Saves opt's state, as torch.save(optimizer.state_dict()), as a
  * safetensors file: each parameter's state under PyTorch's names,
- * "state.<i>.momentum_buffer" (SGD with momentum), "state.<i>.exp_avg",
+ * "state.<i>.momentum_buffer" (SGD with momentum, once the buffer has
+ * started: before its first use, where torch's is None, the file has none,
+ * and loading a file without it starts it at the next gradient, as torch
+ * does), "state.<i>.exp_avg",
  * "state.<i>.exp_avg_sq" and, with amsgrad, "state.<i>.max_exp_avg_sq"
  * (Adam, AdamW), "state.<i>.square_avg" and, with momentum and centered,
  * "state.<i>.momentum_buffer" and "state.<i>.grad_avg" (RMSprop),
  * "state.<i>.sum" (Adagrad), "state.<i>.exp_avg" and "state.<i>.exp_inf"
  * (Adamax), "state.<i>.exp_avg", "state.<i>.exp_avg_sq" (NAdam, RAdam),
- * "state.<i>.square_avg" and "state.<i>.acc_delta" (Adadelta) and
+ * "state.<i>.square_avg" and "state.<i>.acc_delta" (Adadelta),
+ * "state.<i>.prev" and "state.<i>.step_size" (Rprop), "state.<i>.ax",
+ * "state.<i>.eta" and "state.<i>.mu" (ASGD: eta and mu 0-d float32, as
+ * torch holds them) and
  * "state.<i>.mu_product" (NAdam: 0-d float32, as torch holds it), i the
  * parameter's position in the list the optimizer was
  * made with; "step", int64 [n], the updates of each parameter
@@ -139,7 +145,8 @@ CLT_API clt_status clt_module_load(clt_module *m, const char *path);
  * comes back exact (NumPy: np.int64(v).view(np.float64)).
  *
  * The header's __metadata__ holds the kind, "optimizer": "SGD", "Adam",
- * "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam" or "Adadelta" (torch's
+ * "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta", "Rprop" or
+ * "ASGD" (torch's
  * class name), and the settings
  * under the keys of torch's
  * param_groups[0], each as Python's repr writes the value, so that
@@ -151,7 +158,8 @@ CLT_API clt_status clt_module_load(clt_module *m, const char *path);
  * "centered"; Adagrad "lr", "lr_decay", "weight_decay",
  * "initial_accumulator_value", "eps"; Adamax and RAdam "lr", "betas",
  * "eps", "weight_decay"; NAdam those and "momentum_decay"; Adadelta "lr",
- * "rho", "eps", "weight_decay"; all but NAdam
+ * "rho", "eps", "weight_decay"; Rprop "lr", "etas", "step_sizes" (pairs);
+ * ASGD "lr", "lambd", "alpha", "t0", "weight_decay"; all but NAdam
  * and RAdam (whose groups have none in torch 1.13; a file of theirs may
  * hold it, "False") "maximize" ("False").  "lr" is the rate now (a
  * schedule's), as in torch, and equals lr_bits.  What schedules add to

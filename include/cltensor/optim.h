@@ -75,6 +75,19 @@ typedef struct clt_adadelta_opts {
 } clt_adadelta_opts;
 #define CLT_ADADELTA_DEFAULTS {1.0, 0.9, 1e-6, 0.0}
 
+/* torch.optim.Rprop's settings: lr, etas (etaminus, etaplus) and
+ * step_sizes (min, max); CLT_RPROP_DEFAULTS are PyTorch 1.13's. */
+typedef struct clt_rprop_opts {
+    double lr, etaminus, etaplus, step_size_min, step_size_max;
+} clt_rprop_opts;
+#define CLT_RPROP_DEFAULTS {1e-2, 0.5, 1.2, 1e-6, 50.0}
+
+/* torch.optim.ASGD's settings; CLT_ASGD_DEFAULTS are PyTorch 1.13's. */
+typedef struct clt_asgd_opts {
+    double lr, lambd, alpha, t0, weight_decay;
+} clt_asgd_opts;
+#define CLT_ASGD_DEFAULTS {1e-2, 1e-4, 0.75, 1e6, 0.0}
+
 /* Optimizers over the n tensors params (each retained: the caller keeps
  * its own references).  opts NULL means the defaults.  Settings out of
  * range (a negative or NaN learning rate, betas outside [0, 1), ...), a
@@ -148,6 +161,36 @@ CLT_API clt_status clt_adadelta(clt_tensor *const *params, size_t n,
                                 const clt_adadelta_opts *opts, clt_optimizer **out);
 CLT_API clt_status clt_radam(clt_tensor *const *params, size_t n, const clt_radam_opts *opts,
                              clt_optimizer **out);
+/* Rprop (torch 1.13's rule, one fused kernel per parameter): with s =
+ * sign(g prev), step_size *= etaplus where s > 0, etaminus where s < 0 (and
+ * g is taken as 0 there), 1 where s is 0, then clamped to [step_size_min,
+ * step_size_max]; p -= sign(g) step_size; prev = g.  step_size starts at
+ * the rate of the parameter's first update (torch fills it then; later
+ * rates, a schedule's, change nothing).  No weight decay, as torch's.  A
+ * NaN gradient element leaves its parameter element as it was (torch's
+ * sign(NaN) is 0) and makes prev NaN there.  etas that are not 0 <
+ * etaminus < 1 < etaplus is CLT_ERR_INVALID_ARGUMENT with torch's
+ * message ("Invalid eta values: 1.5, 1.2"), as are a negative rate and NaN
+ * step sizes (which torch takes).  Its state, in files:
+ * "state.<i>.prev" and "state.<i>.step_size".  As clt_sgd otherwise
+ * (parameters, ownership). */
+CLT_API clt_status clt_rprop(clt_tensor *const *params, size_t n, const clt_rprop_opts *opts,
+                             clt_optimizer **out);
+/* ASGD (torch 1.13's rule, one fused kernel per parameter): g +=
+ * weight_decay p; p *= 1 - lambd eta; p -= eta g; ax = p while mu is 1,
+ * else ax += (p - ax) mu; then, t the parameter's update count, eta = lr /
+ * (1 + lambd lr t)^alpha and mu = 1 / max(1, t - t0).  As torch 1.13,
+ * eta and mu are float32 whatever the parameter's dtype (torch keeps them
+ * in float32 tensors; here on the host: a step reads nothing back), and
+ * eta starts at the rate of the parameter's first update.  A negative
+ * rate or weight_decay is CLT_ERR_INVALID_ARGUMENT with torch's message,
+ * as are NaN lambd, alpha or t0 (which torch takes).  Its state, in files:
+ * "state.<i>.ax", and "state.<i>.eta" and "state.<i>.mu" (0-d float32, as
+ * torch's state_dict holds them): the averaged parameters ax are read
+ * from there (clt_optimizer_save), as torch's from optimizer.state.  As
+ * clt_sgd otherwise (parameters, ownership). */
+CLT_API clt_status clt_asgd(clt_tensor *const *params, size_t n, const clt_asgd_opts *opts,
+                            clt_optimizer **out);
 
 /* One update of every parameter that has a gradient (optimizer.step()),
  * in the order the parameters were given.  A parameter without one is
@@ -189,7 +232,8 @@ CLT_API clt_status clt_optimizer_set_lr(clt_optimizer *opt, double lr);
 
 /* The momentum now: SGD's and RMSprop's momentum, the betas[0] of Adam,
  * AdamW, Adamax, NAdam and RAdam (what OneCycleLR's momentum cycling sets:
- * clt_one_cycle_lr_momentum); 0 for Adagrad and for NULL. */
+ * clt_one_cycle_lr_momentum); 0 for Adagrad, Adadelta, Rprop, ASGD and for
+ * NULL. */
 CLT_API double clt_optimizer_momentum(const clt_optimizer *opt);
 
 /* Steps taken so far (calls of clt_optimizer_step that succeeded). */

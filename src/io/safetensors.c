@@ -983,6 +983,10 @@ static const struct {
                F(radam.weight_decay, "weight_decay", 'd')}},
     {"Adadelta", {F(adadelta.lr, "lr", 'd'), F(adadelta.rho, "rho", 'd'),
                   F(adadelta.eps, "eps", 'd'), F(adadelta.weight_decay, "weight_decay", 'd')}},
+    {"Rprop", {F(rprop.lr, "lr", 'd'), F(rprop.etaminus, "etas", 'p'),
+               F(rprop.step_size_min, "step_sizes", 'p')}},
+    {"ASGD", {F(asgd.lr, "lr", 'd'), F(asgd.lambd, "lambd", 'd'), F(asgd.alpha, "alpha", 'd'),
+              F(asgd.t0, "t0", 'd'), F(asgd.weight_decay, "weight_decay", 'd')}},
 };
 #undef F
 
@@ -1132,6 +1136,35 @@ done:
     return st;
 }
 
+/* SGD's momentum buffers that the file leaves out (torch's None: not
+ * started yet) are taken out of the n entries of arr (the three counts
+ * staying last), and flagged in *unstarted (one per parameter; new,
+ * released with free). */
+static clt_status unstarted_buffers(const st_file *sf, const clt_optimizer *opt,
+                                    clt_named_tensor *arr, size_t *n, bool **unstarted)
+{
+    static const char suffix[] = ".momentum_buffer";
+    size_t np = clt__optimizer_size(opt), m = 0, ls = sizeof suffix - 1;
+    *unstarted = clt__calloc(np ? np : 1, sizeof **unstarted);
+    if (*unstarted == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", sf->fn);
+    bool sgd = strcmp(clt__optimizer_kind(opt), "SGD") == 0;
+    for (size_t k = 0; k < *n; k++) {
+        const char *name = arr[k].name;
+        size_t len = strlen(name);
+        if (sgd && k < *n - OPT_EXTRA && len > ls && strcmp(name + len - ls, suffix) == 0 &&
+            find(sf, name) == NULL) {
+            size_t i = (size_t)strtoull(name + strlen("state."), NULL, 10);
+            if (i < np)
+                (*unstarted)[i] = true;
+            continue;
+        }
+        arr[m++] = arr[k];
+    }
+    *n = m;
+    return CLT_OK;
+}
+
 clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
 {
     const char *fn = "clt_optimizer_load";
@@ -1142,6 +1175,7 @@ clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
     size_t n = 0, np = clt__optimizer_size(opt);
     size_t *match = NULL;
     int64_t *counts = NULL, *values[OPT_EXTRA] = {NULL};
+    bool *unstarted = NULL;
     double lr;
     clt__opt_settings so;
     bool has;
@@ -1161,7 +1195,10 @@ clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
     counts = optimizer_counts(fresh, fn); /* placeholders with the shapes to check */
     if (counts == NULL)
         CLT__TRY(clt_last_status());
+    for (size_t i = 0; i < np; i++)
+        clt__optimizer_start(fresh, i, true); /* every buffer listed, then matched */
     CLT__TRY(optimizer_entries(fresh, counts, &arr, &n, fn));
+    CLT__TRY(unstarted_buffers(&sf, fresh, arr, &n, &unstarted));
     match = clt__calloc(n, sizeof *match);
     if (match == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
@@ -1198,11 +1235,15 @@ clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
     CLT__TRY(load_into(&sf, arr, n - OPT_EXTRA, match));
     CLT__TRY(clt__optimizer_loaded(fresh, fn, __builtin_return_address(0)));
     clt__optimizer_restore(fresh, values[OPT_STEP], values[OPT_STEPS][0], lr);
+    for (size_t i = 0; i < np; i++)
+        if (unstarted[i])
+            clt__optimizer_start(fresh, i, false);
     clt__optimizer_swap(opt, fresh);
 done:
     for (int k = 0; k < OPT_EXTRA; k++)
         free(values[k]);
     free(match);
+    free(unstarted);
     optimizer_entries_free(arr, n);
     free(counts);
     clt_optimizer_free(fresh);

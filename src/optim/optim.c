@@ -1,4 +1,4 @@
-/* optim.c: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam and Adadelta
+/* optim.c: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop and ASGD
  * with one fused kernel launch per parameter tensor (cl/optim.cl),
  * gradient-norm clipping, and learning-rate schedules. */
 #include <math.h>
@@ -8,11 +8,14 @@
 
 #include "optim/optim.h"
 
-typedef enum kind { SGD, ADAM, ADAMW, RMSPROP, ADAGRAD, ADAMAX, NADAM, RADAM, ADADELTA } kind;
+typedef enum kind {
+    SGD, ADAM, ADAMW, RMSPROP, ADAGRAD, ADAMAX, NADAM, RADAM, ADADELTA, RPROP, ASGD
+} kind;
 
 /* SGD: momentum buffer; Adam: m, v, vmax; RMSprop: square_avg, momentum
  * buffer, grad_avg; Adagrad: sum; Adamax: exp_avg, exp_inf; NAdam, RAdam:
- * exp_avg, exp_avg_sq; Adadelta: square_avg, acc_delta */
+ * exp_avg, exp_avg_sq; Adadelta: square_avg, acc_delta; Rprop: prev, step_size; ASGD:
+ * ax */
 #define NSTATE 3
 
 struct clt_optimizer {
@@ -38,13 +41,14 @@ struct clt_optimizer {
      * torch's chainable form (the schedules' factors multiply). */
     clt_lr_scheduler **scheds;
     size_t schedules, sched_cap;
-    /* NAdam's mu_product per parameter, on the host in float32 as torch
-     * keeps it (a float32 tensor whatever the parameter's dtype), and the
-     * 0-d float32 tensors that carry it into and out of files (filled
+    /* The scalars per parameter that torch keeps in 0-d float32 tensors
+     * whatever the parameter's dtype (NAdam's mu_product; ASGD's eta and
+     * mu: scalar_names), on the host in float32 as torch keeps them, and
+     * the 0-d float32 tensors that carry them into and out of files (filled
      * only by clt__optimizer_state and read by clt__optimizer_loaded); NULL
-     * for the other kinds. */
-    float *mu_product;
-    clt_tensor **mu_t;
+     * for the kinds without. */
+    float *scalar[2];
+    clt_tensor **scalar_t[2];
 };
 
 static const struct {
@@ -59,7 +63,26 @@ static const struct {
     [NADAM] = {"clt_nadam", "NAdam", "nadam_step"},
     [RADAM] = {"clt_radam", "RAdam", "radam_step"},
     [ADADELTA] = {"clt_adadelta", "Adadelta", "adadelta_step"},
+    [RPROP] = {"clt_rprop", "Rprop", "rprop_step"},
+    [ASGD] = {"clt_asgd", "ASGD", "asgd_step"},
 };
+
+/* The names of the host scalars (scalar, scalar_t) of each kind that
+ * keeps them, as torch's state_dict names them, and their values before a
+ * parameter's first update (torch's torch.tensor(1.); ASGD's eta takes the
+ * rate at that update). */
+static const struct {
+    const char *name[2];
+    float init[2];
+} scalars[] = {
+    [NADAM] = {{"mu_product", NULL}, {1.0f, 0.0f}},
+    [ASGD] = {{"eta", "mu"}, {0.0f, 1.0f}},
+};
+
+static int scalar_count(kind k)
+{
+    return k == NADAM ? 1 : k == ASGD ? 2 : 0;
+}
 
 /* The learning rate among the settings of kind k. */
 static double *settings_lr(clt__opt_settings *c, kind k)
@@ -79,6 +102,10 @@ static double *settings_lr(clt__opt_settings *c, kind k)
         return &c->radam.lr;
     case ADADELTA:
         return &c->adadelta.lr;
+    case RPROP:
+        return &c->rprop.lr;
+    case ASGD:
+        return &c->asgd.lr;
     default:
         return &c->adam.lr;
     }
@@ -100,7 +127,10 @@ static bool keeps_state(kind k, const clt__opt_settings *c, int j)
     case NADAM:
     case RADAM:
     case ADADELTA:
+    case RPROP:
         return j < 2;
+    case ASGD:
+        return j == 0;
     default:
         return j < 2 || c->adam.amsgrad;
     }
@@ -182,6 +212,28 @@ static clt_status check_opts(kind k, const clt__opt_settings *c, const char *fn)
         if ((st = check_nonneg(d->eps, "epsilon", fn)) != CLT_OK)
             return st;
         return check_nonneg(d->weight_decay, "weight_decay", fn);
+    }
+    if (k == RPROP) {
+        /* torch's check and message; it takes NaN step sizes, which would
+         * make every step size NaN */
+        const clt_rprop_opts *r = &c->rprop;
+        if (!(0.0 < r->etaminus && r->etaminus < 1.0 && 1.0 < r->etaplus))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: Invalid eta values: %g, %g", fn,
+                              r->etaminus, r->etaplus);
+        if (isnan(r->step_size_min) || isnan(r->step_size_max))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid step_sizes: %g, %g", fn,
+                              r->step_size_min, r->step_size_max);
+        return CLT_OK;
+    }
+    if (k == ASGD) {
+        /* torch checks weight_decay only; NaN in the others would make
+         * every parameter NaN */
+        const clt_asgd_opts *a = &c->asgd;
+        if (isnan(a->lambd) || isnan(a->alpha) || isnan(a->t0))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: invalid lambd, alpha or t0 value: %g, %g, %g", fn, a->lambd,
+                              a->alpha, a->t0);
+        return check_nonneg(a->weight_decay, "weight_decay", fn);
     }
     if (k == ADAMAX)
         return check_betas(c->adamax.beta1, c->adamax.beta2, c->adamax.eps,
@@ -311,20 +363,24 @@ static clt_status check_distinct(clt_tensor *const *params, size_t n, bool grads
     return st;
 }
 
-/* NAdam's mu_product, 1 for every parameter (torch's torch.tensor(1.)),
- * and its tensors for files, on each parameter's device. */
-static clt_status mu_product_make(clt_optimizer *o, const char *fn)
+/* The host scalars of o's kind at their first values for every
+ * parameter, and their tensors for files, on each parameter's device. */
+static clt_status scalars_make(clt_optimizer *o, const char *fn)
 {
-    o->mu_product = clt__calloc(o->n, sizeof *o->mu_product);
-    o->mu_t = clt__calloc(o->n, sizeof *o->mu_t);
-    if (o->mu_product == NULL || o->mu_t == NULL)
-        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-    for (size_t i = 0; i < o->n; i++) {
-        o->mu_product[i] = 1.0f;
-        clt_status st = clt__full(o->params[i]->dev, CLT_FLOAT32, 0, NULL, 1.0, &o->mu_t[i]);
-        if (st != CLT_OK)
-            return clt__error_in(st, fn);
-        clt__scope_disown(o->mu_t[i]);
+    for (int j = 0; j < scalar_count(o->kind); j++) {
+        float init = scalars[o->kind].init[j];
+        o->scalar[j] = clt__calloc(o->n, sizeof *o->scalar[j]);
+        o->scalar_t[j] = clt__calloc(o->n, sizeof *o->scalar_t[j]);
+        if (o->scalar[j] == NULL || o->scalar_t[j] == NULL)
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        for (size_t i = 0; i < o->n; i++) {
+            o->scalar[j][i] = init;
+            clt_status st = clt__full(o->params[i]->dev, CLT_FLOAT32, 0, NULL, init,
+                                      &o->scalar_t[j][i]);
+            if (st != CLT_OK)
+                return clt__error_in(st, fn);
+            clt__scope_disown(o->scalar_t[j][i]);
+        }
     }
     return CLT_OK;
 }
@@ -353,7 +409,7 @@ static clt_status build(kind k, clt_tensor *const *params, size_t n, const clt__
     o->n = n;
     for (size_t i = 0; i < n; i++)
         o->params[i] = clt_tensor_retain(params[i]);
-    if (k == NADAM && (st = mu_product_make(o, fn)) != CLT_OK) {
+    if ((st = scalars_make(o, fn)) != CLT_OK) {
         clt_optimizer_free(o);
         return st;
     }
@@ -489,6 +545,24 @@ clt_status clt_adadelta(clt_tensor *const *params, size_t n, const clt_adadelta_
     return make(ADADELTA, params, n, &c, out);
 }
 
+clt_status clt_rprop(clt_tensor *const *params, size_t n, const clt_rprop_opts *opts,
+                     clt_optimizer **out)
+{
+    clt__opt_settings c = {.rprop = CLT_RPROP_DEFAULTS};
+    if (opts)
+        c.rprop = *opts;
+    return make(RPROP, params, n, &c, out);
+}
+
+clt_status clt_asgd(clt_tensor *const *params, size_t n, const clt_asgd_opts *opts,
+                    clt_optimizer **out)
+{
+    clt__opt_settings c = {.asgd = CLT_ASGD_DEFAULTS};
+    if (opts)
+        c.asgd = *opts;
+    return make(ASGD, params, n, &c, out);
+}
+
 static void detach_schedules(clt_optimizer *o);
 
 void clt_optimizer_free(clt_optimizer *opt)
@@ -501,11 +575,14 @@ void clt_optimizer_free(clt_optimizer *opt)
         for (int k = 0; k < NSTATE; k++)
             if (opt->state[k])
                 clt_tensor_free(opt->state[k][i]);
-        if (opt->mu_t)
-            clt_tensor_free(opt->mu_t[i]);
+        for (int j = 0; j < 2; j++)
+            if (opt->scalar_t[j])
+                clt_tensor_free(opt->scalar_t[j][i]);
     }
-    free(opt->mu_product);
-    free(opt->mu_t);
+    for (int j = 0; j < 2; j++) {
+        free(opt->scalar[j]);
+        free(opt->scalar_t[j]);
+    }
     detach_schedules(opt);
     free(opt->params);
     free(opt->updates);
@@ -564,7 +641,7 @@ static clt_status step_betas(clt_optimizer *o, size_t i, const clt_tensor *g, co
         double mu_next = a->beta1 * (1.0 - 0.5 * pow(0.96, (t + 1.0) * a->momentum_decay));
         /* torch: mu_product *= mu and mu_product * mu * mu_next, float32
          * tensors times Python floats (each rounded to float32 first) */
-        mu_product = o->mu_product[i] * (float)mu;
+        mu_product = o->scalar[0][i] * (float)mu;
         float next = mu_product * (float)mu * (float)mu_next;
         double sc[] = {a->beta1,
                        1.0 - a->beta1,
@@ -604,7 +681,7 @@ static clt_status step_betas(clt_optimizer *o, size_t i, const clt_tensor *g, co
         clt__version_bump(m);
         clt__version_bump(v);
         if (o->kind == NADAM)
-            o->mu_product[i] = mu_product;
+            o->scalar[0][i] = mu_product;
     }
     return st;
 }
@@ -648,7 +725,32 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
                          args);
         if (st == CLT_OK && buf)
             clt__version_bump(buf);
-    } else if (o->kind == RMSPROP || o->kind == ADAGRAD || o->kind == ADADELTA) {
+    } else if (o->kind == ASGD) {
+        const clt_asgd_opts *a = &o->set.asgd;
+        clt_tensor *ax = NULL;
+        st = state(o, 0, i, &ax);
+        if (st != CLT_OK)
+            return st;
+        /* torch's eta and mu: float32 tensors, eta made at the first
+         * update from the rate then; the next ones from the step count */
+        bool first = o->updates[i] == 0;
+        double eta = first ? (double)(float)o->lr : (double)o->scalar[0][i];
+        double mu = first ? 1.0 : (double)o->scalar[1][i], t = (double)(o->updates[i] + 1);
+        cl_int average = mu != 1.0;
+        cl_mem am = clt__mem(ax);
+        clt__arg args[] = {CLT__ARG(pm),       CLT__ARG(gm),          CLT__ARG(am),
+                           CLT__ARG(p_off),    CLT__ARG(n),           CLT__ARG(chunk),
+                           SCALAR(0, 1.0 - a->lambd * eta), SCALAR(1, -eta),
+                           SCALAR(2, mu),      SCALAR(3, a->weight_decay), CLT__ARG(average)};
+        st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 11,
+                         args);
+        if (st == CLT_OK) {
+            clt__version_bump(ax);
+            o->scalar[0][i] = (float)(o->lr / pow(1.0 + a->lambd * o->lr * t, a->alpha));
+            o->scalar[1][i] = (float)(1.0 / (t - a->t0 > 1.0 ? t - a->t0 : 1.0));
+        }
+    } else if (o->kind == RMSPROP || o->kind == ADAGRAD || o->kind == ADADELTA ||
+               o->kind == RPROP) {
         /* the state slots this kind keeps (keeps_state); the kernels read
          * no other, and get the parameter's buffer in their place */
         clt_tensor *sv_[NSTATE] = {NULL};
@@ -680,6 +782,17 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
                                SCALAR(2, 1.0 - d->rho), SCALAR(3, d->eps),
                                SCALAR(4, d->weight_decay)};
             st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 12,
+                             args);
+        } else if (o->kind == RPROP) {
+            /* torch fills step_size with the rate at the first update */
+            const clt_rprop_opts *r = &o->set.rprop;
+            cl_int first = o->updates[i] == 0;
+            clt__arg args[] = {CLT__ARG(pm),      CLT__ARG(gm),       CLT__ARG(sm[0]),
+                               CLT__ARG(sm[1]),   CLT__ARG(p_off),    CLT__ARG(n),
+                               CLT__ARG(chunk),   SCALAR(0, o->lr),   SCALAR(1, r->etaminus),
+                               SCALAR(2, r->etaplus), SCALAR(3, r->step_size_min),
+                               SCALAR(4, r->step_size_max), CLT__ARG(first)};
+            st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 13,
                              args);
         } else {
             const clt_adagrad_opts *a = &o->set.adagrad;
@@ -871,6 +984,8 @@ static double *momentum_of(clt_optimizer *o)
         return &o->set.rmsprop.momentum;
     case ADAGRAD:
     case ADADELTA:
+    case RPROP:
+    case ASGD:
         return NULL;
     case ADAMAX:
         return &o->set.adamax.beta1;
@@ -907,7 +1022,23 @@ static const char *const state_names[][NSTATE] = {
     [NADAM] = {"exp_avg", "exp_avg_sq", NULL},
     [RADAM] = {"exp_avg", "exp_avg_sq", NULL},
     [ADADELTA] = {"square_avg", "acc_delta", NULL},
+    [RPROP] = {"prev", "step_size", NULL},
+    [ASGD] = {"ax", NULL, NULL},
 };
+
+/* Whether state slot k of parameter i is SGD's momentum buffer made and
+ * not used yet: torch's momentum_buffer is None there, and files leave it
+ * out. */
+static bool unstarted(const clt_optimizer *o, int k, size_t i)
+{
+    return o->kind == SGD && k == 0 && o->state[0][i] && o->fresh[i];
+}
+
+void clt__optimizer_start(clt_optimizer *o, size_t i, bool started)
+{
+    if (o->kind == SGD && o->state[0][i])
+        o->fresh[i] = !started;
+}
 
 clt_status clt__optimizer_state(const clt_optimizer *o, size_t extra, clt_named_tensor **out,
                                 size_t *n, const char *fn)
@@ -916,19 +1047,22 @@ clt_status clt__optimizer_state(const clt_optimizer *o, size_t extra, clt_named_
     size_t count = 0, bytes = 0;
     for (size_t i = 0; i < o->n; i++)
         for (int k = 0; k < NSTATE; k++)
-            if (o->state[k][i]) {
+            if (o->state[k][i] && !unstarted(o, k, i)) {
                 count++;
                 bytes += (size_t)snprintf(NULL, 0, "state.%zu.%s", i, names[k]) + 1;
             }
-    /* NAdam's mu_product: its tensors take the host's values now (a cache
-     * of them, which the optimizer's steps never read) */
-    for (size_t i = 0; o->mu_t && i < o->n; i++) {
-        clt_status st = clt__fill_value(o->mu_t[i], (double)o->mu_product[i]);
-        if (st != CLT_OK)
-            return clt__error_in(st, fn);
-        count++;
-        bytes += (size_t)snprintf(NULL, 0, "state.%zu.mu_product", i) + 1;
-    }
+    /* the host scalars (NAdam's mu_product, ASGD's eta and mu): their
+     * tensors take the host's values now (a cache of them, which the
+     * optimizer's steps never read) */
+    int ns = scalar_count(o->kind);
+    for (size_t i = 0; i < o->n; i++)
+        for (int j = 0; j < ns; j++) {
+            clt_status st = clt__fill_value(o->scalar_t[j][i], (double)o->scalar[j][i]);
+            if (st != CLT_OK)
+                return clt__error_in(st, fn);
+            count++;
+            bytes += (size_t)snprintf(NULL, 0, "state.%zu.%s", i, scalars[o->kind].name[j]) + 1;
+        }
     clt_named_tensor *arr = clt__calloc(1, (count + extra) * sizeof *arr + bytes + 1);
     if (arr == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
@@ -936,16 +1070,17 @@ clt_status clt__optimizer_state(const clt_optimizer *o, size_t extra, clt_named_
     size_t m = 0;
     for (size_t i = 0; i < o->n; i++)
         for (int k = 0; k < NSTATE; k++)
-            if (o->state[k][i]) {
+            if (o->state[k][i] && !unstarted(o, k, i)) {
                 arr[m].name = text;
                 arr[m++].tensor = o->state[k][i];
                 text += sprintf(text, "state.%zu.%s", i, names[k]) + 1;
             }
-    for (size_t i = 0; o->mu_t && i < o->n; i++) {
-        arr[m].name = text;
-        arr[m++].tensor = o->mu_t[i];
-        text += sprintf(text, "state.%zu.mu_product", i) + 1;
-    }
+    for (size_t i = 0; i < o->n; i++)
+        for (int j = 0; j < ns; j++) {
+            arr[m].name = text;
+            arr[m++].tensor = o->scalar_t[j][i];
+            text += sprintf(text, "state.%zu.%s", i, scalars[o->kind].name[j]) + 1;
+        }
     *out = arr;
     *n = count;
     return CLT_OK;
@@ -983,13 +1118,14 @@ void clt__optimizer_restore(clt_optimizer *o, const int64_t *updates, int64_t st
 
 clt_status clt__optimizer_loaded(clt_optimizer *o, const char *fn, const void *caller)
 {
-    for (size_t i = 0; o->mu_t && i < o->n; i++) {
-        float v;
-        clt_status st = clt__tensor_read_at(o->mu_t[i], &v, sizeof v, fn, caller);
-        if (st != CLT_OK)
-            return st;
-        o->mu_product[i] = v;
-    }
+    for (size_t i = 0; i < o->n; i++)
+        for (int j = 0; j < scalar_count(o->kind); j++) {
+            float v;
+            clt_status st = clt__tensor_read_at(o->scalar_t[j][i], &v, sizeof v, fn, caller);
+            if (st != CLT_OK)
+                return st;
+            o->scalar[j][i] = v;
+        }
     return CLT_OK;
 }
 
@@ -1023,6 +1159,12 @@ void clt__optimizer_settings(const clt_optimizer *o, clt__opt_settings *c)
         break;
     case ADADELTA:
         c->adadelta = mine.adadelta;
+        break;
+    case RPROP:
+        c->rprop = mine.rprop;
+        break;
+    case ASGD:
+        c->asgd = mine.asgd;
         break;
     default:
         c->adam = mine.adam;

@@ -8,20 +8,30 @@
 #include "cltensor/optim.h"
 
 /* The state tensors (borrowed), named as PyTorch's optimizer state_dict
- * names them: "state.<i>.momentum_buffer" (SGD with momentum),
+ * names them: "state.<i>.momentum_buffer" (SGD with momentum, once the
+ * buffer started: torch's is None before, and it is left out),
  * "state.<i>.exp_avg", "state.<i>.exp_avg_sq" and, with amsgrad,
  * "state.<i>.max_exp_avg_sq" (Adam, AdamW), "state.<i>.square_avg",
  * "state.<i>.momentum_buffer" and "state.<i>.grad_avg" (RMSprop, the last
  * two with momentum and centered), "state.<i>.sum" (Adagrad),
  * "state.<i>.exp_avg" and "state.<i>.exp_inf" (Adamax), "state.<i>.exp_avg",
  * "state.<i>.exp_avg_sq" (NAdam, RAdam), "state.<i>.square_avg" and
- * "state.<i>.acc_delta" (Adadelta) and "state.<i>.mu_product" (NAdam: a
- * 0-d float32 tensor, given the host's value here, so that o's tensors
+ * "state.<i>.acc_delta" (Adadelta), "state.<i>.prev" and
+ * "state.<i>.step_size" (Rprop), "state.<i>.ax" (ASGD), and
+ * "state.<i>.mu_product" (NAdam), "state.<i>.eta" and "state.<i>.mu" (ASGD:
+ * 0-d float32 tensors, given the host's values here, so that o's tensors
  * change, which o's steps never read), i the parameter's position.
  * *out holds *n entries then `extra` zeroed ones, names included in the
  * block; released with clt_free.  Messages name fn. */
 clt_status clt__optimizer_state(const clt_optimizer *o, size_t extra, clt_named_tensor **out,
                                 size_t *n, const char *fn);
+
+/* Marks SGD's momentum buffer of parameter i (where o has one) as started
+ * (its next use takes momentum buf + (1 - dampening) g) or not (its next
+ * use sets it to the gradient, torch's buf = clone(g) where the buffer is
+ * None), for loading a file that holds it or leaves it out.  Other kinds:
+ * nothing. */
+void clt__optimizer_start(clt_optimizer *o, size_t i, bool started);
 
 /* The number of parameters, parameter i (borrowed), and the updates each
  * has had (PyTorch's state[p]['step']; o->n entries, borrowed). */
@@ -63,10 +73,12 @@ typedef struct clt__opt_settings {
     clt_nadam_opts nadam;
     clt_radam_opts radam;
     clt_adadelta_opts adadelta;
+    clt_rprop_opts rprop;
+    clt_asgd_opts asgd;
 } clt__opt_settings;
 
 /* The kind as PyTorch names its class: "SGD", "Adam", "AdamW", "RMSprop",
- * "Adagrad", "Adamax", "NAdam", "RAdam" or "Adadelta". */
+ * "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta", "Rprop" or "ASGD". */
 const char *clt__optimizer_kind(const clt_optimizer *o);
 /* The settings of o's kind into the matching member of *c, and its
  * group's keys into c->group, the others untouched; lr is the rate now (a
