@@ -1136,6 +1136,23 @@ done:
     return st;
 }
 
+
+/* The entry of sf named name, NULL if none (by_name is sorted). */
+static const entry *find(const st_file *sf, const char *name)
+{
+    size_t lo = 0, hi = sf->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(sf->e[sf->by_name[mid]].name, name);
+        if (c == 0)
+            return &sf->e[sf->by_name[mid]];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
 /* SGD's momentum buffers that the file leaves out (torch's None: not
  * started yet) are taken out of the n entries of arr (the three counts
  * staying last), and flagged in *unstarted (one per parameter; new,
