@@ -581,7 +581,21 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_gaussian_nll_loss, T,                                                              \
       clt_gaussian_nll_loss(f->f, f->f, f->e, 0, 1e-6, CLT_REDUCTION_MEAN, &o->t))           \
     X(clt_cdist, T, clt_cdist(f->f, f->f2, 2, &o->t))                                       \
-    X(clt_ctc_loss, T, clt_ctc_loss(f->f, f->f, f->f, f->f, 0, CLT_REDUCTION_MEAN, 0, &o->t))
+    X(clt_ctc_loss, T, clt_ctc_loss(f->f, f->f, f->f, f->f, 0, CLT_REDUCTION_MEAN, 0, &o->t)) \
+    X(clt_mm, T, clt_mm(f->f, f->f, &o->t))                                                 \
+    X(clt_bmm, T, clt_bmm(f->f, f->f, &o->t))                                               \
+    X(clt_mv, T, clt_mv(f->f, f->f, &o->t))                                                 \
+    X(clt_dot, T, clt_dot(f->f, f->f, &o->t))                                               \
+    X(clt_vdot, T, clt_vdot(f->f, f->e, &o->t))                                             \
+    X(clt_addmm, T, clt_addmm(f->f, f->f, f->f, 1, 1, &o->t))                               \
+    X(clt_addmv, T, clt_addmv(f->f, f->f, f->f, 1, 1, &o->t))                               \
+    X(clt_baddbmm, T, clt_baddbmm(f->f, f->f, f->f, 1, 1, &o->t))                           \
+    X(clt_addbmm, T, clt_addbmm(f->f, f->f, f->f, 1, 1, &o->t))                             \
+    X(clt_outer, T, clt_outer(f->f, f->e, &o->t))                                           \
+    X(clt_kron, T, clt_kron(f->f, f->f2, &o->t))                                            \
+    X(clt_linalg_cross, T, clt_linalg_cross(f->f, f->f, 0, &o->t))                          \
+    X(clt_cross, T, clt_cross(f->f, f->i32, 0, &o->t))                                      \
+    X(clt_tensordot, T, clt_tensordot(f->f, f->f, 1, NULL, NULL, &o->t))
 
 static int small_int[1];
 
