@@ -140,7 +140,7 @@ Test(products, add_family)
     clt_tensor *v = f64(dev, 1, (int64_t[]){4}, b), *row = f64(dev, 1, (int64_t[]){5}, c);
     clt_tensor *C = f64(dev, 3, (int64_t[]){2, 3, 5}, c), *C2 = f64(dev, 2, (int64_t[]){3, 5}, c);
     clt_tensor *c3 = f64(dev, 1, (int64_t[]){3}, c), *r = NULL;
-    const double ab[][2] = {{1, 1}, {0.5, -2}, {0, 1}, {0, 3}, {2, 0}, {1, 0}, {0, 0}};
+    const double ab[][2] = {{1, 1}, {0.5, -2}, {1, -0.5}, {0, 1}, {0, 3}, {2, 0}, {1, 0}, {0, 0}};
 
     for (size_t k = 0; k < sizeof ab / sizeof ab[0]; k++) {
         double beta = ab[k][0], alpha = ab[k][1];
