@@ -358,26 +358,32 @@ done:
 
 /* a x b along dim (wrapped, of size 3 in both), not recorded: with a2 and
  * b2 each operand twice along dim, a x b = a2[1:4] b2[2:5] - a2[2:5]
- * b2[1:4]. */
+ * b2[1:4], all views but the two joins. */
 static clt_status cross(const clt_tensor *a, const clt_tensor *b, int dim, clt_tensor **out,
                         const char *fn)
 {
     clt_status st = CLT_OK;
-    clt_tensor *a2 = NULL, *b2 = NULL, *v[4] = {NULL}, *p = NULL;
+    clt_tensor *a2 = NULL, *b2 = NULL, *v[4] = {NULL}, *p = NULL, *q = NULL;
     CLT__TRY(clt__cat((const clt_tensor *[]){a, a}, 2, dim, &a2, fn));
     CLT__TRY(clt__cat((const clt_tensor *[]){b, b}, 2, dim, &b2, fn));
     CLT__TRY(clt__narrow(a2, dim, 1, 3, &v[0], fn));
     CLT__TRY(clt__narrow(b2, dim, 2, 3, &v[1], fn));
     CLT__TRY(clt__narrow(a2, dim, 2, 3, &v[2], fn));
     CLT__TRY(clt__narrow(b2, dim, 1, 3, &v[3], fn));
+    /* Two rounded products and their difference, torch's formula; its CPU
+     * kernel contracts the first product into a fused multiply-add, so
+     * float32 results may differ from it in the last bits where the terms
+     * cancel. */
     CLT__TRY(clt__mul_in(fn, v[0], v[1], &p));
-    CLT__TRY(clt__addcmul_in(fn, p, v[2], v[3], -1.0, out));
+    CLT__TRY(clt__mul_in(fn, v[2], v[3], &q));
+    CLT__TRY(clt__sub_in(fn, p, q, out));
 done:
     clt_tensor_free(a2);
     clt_tensor_free(b2);
     for (int i = 0; i < 4; i++)
         clt_tensor_free(v[i]);
     clt_tensor_free(p);
+    clt_tensor_free(q);
     return st;
 }
 
