@@ -550,3 +550,178 @@ Test(products, grad_fn_names)
     clt_tensor_free(v);
     clt_tensor_free(b);
 }
+
+/* ---- einsum ----------------------------------------------------------------- */
+
+/* The host reference: eq is explicit ("ab,bc->ac"), letters only; every
+ * assignment of the letters is visited and its product added to the
+ * output element it names (a size-1 dim broadcasts). */
+static void host_einsum(const char *eq, int n, const int (*nd), const int64_t (*shape)[4],
+                        double *const *x, double *out, size_t nout)
+{
+    int64_t size[128] = {0};
+    const char *terms[8];
+    int tl[8], k = 0;
+    const char *arrow = strstr(eq, "->");
+    terms[0] = eq;
+    for (const char *c = eq; c < arrow; c++) {
+        if (*c == ',') {
+            tl[k] = (int)(c - terms[k]);
+            terms[++k] = c + 1;
+        }
+    }
+    tl[k] = (int)(arrow - terms[k]);
+    cr_assert_eq(k + 1, n);
+    const char *o = arrow + 2;
+    int ol = (int)strlen(o);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < tl[i]; j++)
+            if (shape[i][j] > size[(int)terms[i][j]] || size[(int)terms[i][j]] == 0)
+                size[(int)terms[i][j]] = shape[i][j] != 1 || size[(int)terms[i][j]] == 0
+                                             ? shape[i][j] : size[(int)terms[i][j]];
+    char letters[64];
+    int nl = 0;
+    for (int c = 0; c < 128; c++)
+        if (size[c] > 0)
+            letters[nl++] = (char)c;
+    for (size_t i = 0; i < nout; i++)
+        out[i] = 0;
+    int64_t val[128] = {0};
+    for (;;) {
+        double prod = 1;
+        for (int i = 0; i < n; i++) {
+            int64_t idx = 0;
+            for (int j = 0; j < tl[i]; j++)
+                idx = idx * shape[i][j] + (shape[i][j] == 1 ? 0 : val[(int)terms[i][j]]);
+            (void)nd;
+            prod *= x[i][idx];
+        }
+        int64_t oi = 0;
+        for (int j = 0; j < ol; j++)
+            oi = oi * size[(int)o[j]] + val[(int)o[j]];
+        out[oi] += prod;
+        int d = nl - 1;
+        while (d >= 0 && ++val[(int)letters[d]] == size[(int)letters[d]])
+            val[(int)letters[d--]] = 0;
+        if (d < 0)
+            break;
+    }
+}
+
+typedef struct ein_case {
+    const char *eq, *ref; /* the equation and its explicit, letters-only twin */
+    int n;
+    int nd[3];
+    int64_t shape[3][4];
+} ein_case;
+
+static const ein_case ein_cases[] = {
+    {"ij,jk->ik", "ij,jk->ik", 2, {2, 2}, {{3, 4}, {4, 5}}},
+    {"bij,bjk->bik", "bij,bjk->bik", 2, {3, 3}, {{2, 3, 4}, {2, 4, 5}}},
+    {"ii", "ii->", 1, {2}, {{4, 4}}},
+    {"ii->i", "ii->i", 1, {2}, {{4, 4}}},
+    {"i,j->ij", "i,j->ij", 2, {1, 1}, {{3}, {4}}},
+    {"ij->ji", "ij->ji", 1, {2}, {{3, 4}}},
+    {"ba", "ba->ab", 1, {2}, {{3, 4}}},
+    {"ij", "ij->ij", 1, {2}, {{3, 4}}},
+    {"ij->", "ij->", 1, {2}, {{3, 4}}},
+    {"i,i", "i,i->", 2, {1, 1}, {{5}, {5}}},
+    {"...ij,...jk", "bij,bjk->bik", 2, {3, 3}, {{2, 3, 4}, {2, 4, 5}}},
+    {"...ij,jk->...ik", "bij,jk->bik", 2, {3, 2}, {{2, 3, 4}, {4, 5}}},
+    {"i...->...", "iab->ab", 1, {3}, {{3, 2, 2}}},
+    {"...ii->...i", "bii->bi", 1, {3}, {{2, 3, 3}}},
+    {"iij->j", "iij->j", 1, {3}, {{3, 3, 2}}},
+    {"ij,jk,kl->il", "ij,jk,kl->il", 3, {2, 2, 2}, {{2, 3}, {3, 4}, {4, 2}}},
+    {"bn,anm,bm->ba", "bn,anm,bm->ba", 3, {2, 3, 2}, {{2, 3}, {4, 3, 5}, {2, 5}}},
+    {"i,j,k->ijk", "i,j,k->ijk", 3, {1, 1, 1}, {{2}, {3}, {2}}},
+    {"ij,ij->ij", "ij,ij->ij", 2, {2, 2}, {{3, 4}, {1, 4}}},
+    {"ijk,kji->", "ijk,kji->", 2, {3, 3}, {{2, 3, 4}, {4, 3, 2}}},
+    {"Ab,bc", "Ab,bc->Ac", 2, {2, 2}, {{2, 3}, {3, 4}}},
+    {" a b , b c -> c a ", "ab,bc->ca", 2, {2, 2}, {{2, 3}, {3, 4}}},
+};
+
+static clt_status f_einsum(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    const ein_case *c = ctx;
+    return clt_einsum(c->eq, (const clt_tensor *const *)in, (size_t)c->n, out);
+}
+
+Test(products, einsum_table)
+{
+    clt_device *dev = get_device("cpu");
+    for (size_t t = 0; t < sizeof ein_cases / sizeof ein_cases[0]; t++) {
+        const ein_case *c = &ein_cases[t];
+        double *x[3];
+        clt_tensor *in[3], *r = NULL;
+        for (int i = 0; i < c->n; i++) {
+            size_t m = 1;
+            for (int d = 0; d < c->nd[i]; d++)
+                m *= (size_t)c->shape[i][d];
+            x[i] = values(m, 20 + (unsigned)(t * 3 + (size_t)i));
+            in[i] = f64(dev, c->nd[i], c->shape[i], x[i]);
+        }
+        CHECK(clt_einsum(c->eq, (const clt_tensor *const *)in, (size_t)c->n, &r));
+        size_t m = (size_t)clt_tensor_numel(r);
+        double *want = malloc((m ? m : 1) * sizeof *want);
+        host_einsum(c->ref, c->n, c->nd, c->shape, x, want, m);
+        cr_assert(m > 0, "%s", c->eq);
+        double *got = read_as_f64(r);
+        for (size_t i = 0; i < m; i++)
+            cr_assert(close_enough(got[i], want[i], 1e-13, 1e-12), "%s element %zu: %.12g, want %.12g",
+                      c->eq, i, got[i], want[i]);
+        free(got);
+        free(want);
+        clt_tensor_free(r);
+        if (c->n <= 3) {
+            gc_in g[3];
+            for (int i = 0; i < c->n; i++) {
+                g[i].ndim = c->nd[i];
+                memcpy(g[i].shape, c->shape[i], sizeof g[i].shape);
+                g[i].data = x[i];
+                g[i].grad = 1;
+            }
+            gradcheck(dev, f_einsum, c, c->n, g);
+        }
+        for (int i = 0; i < c->n; i++) {
+            clt_tensor_free(in[i]);
+            free(x[i]);
+        }
+    }
+}
+
+Test(products, einsum_refusals)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *a = NULL, *b = NULL, *r = (clt_tensor *)&r;
+    CHECK(clt_ones(dev, CLT_FLOAT32, 2, (int64_t[]){3, 4}, &a));
+    CHECK(clt_ones(dev, CLT_FLOAT32, 2, (int64_t[]){5, 5}, &b));
+    const clt_tensor *ab[2] = {a, b}, *aa[2] = {a, a};
+    assert_error(clt_einsum("ij,jk", ab, 2, &r), CLT_ERR_SHAPE_MISMATCH,
+                 "einsum(): subscript j has size 5 for operand 1 which does not broadcast with "
+                 "previously seen size 4");
+    cr_assert_null(r);
+    names_only("clt_einsum");
+    assert_error(clt_einsum("ii", ab, 1, &r), CLT_ERR_SHAPE_MISMATCH,
+                 "subscript i is repeated for operand 0 but the sizes don't match, 4 != 3");
+    assert_error(clt_einsum("ij->k", aa, 1, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "output subscript k does not appear in the equation for any input operand");
+    assert_error(clt_einsum("ij->ii", aa, 1, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "output subscript i appears more than once in the output");
+    assert_error(clt_einsum("i.j", aa, 1, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "found '.' for operand 0 that is not part of any ellipsis");
+    assert_error(clt_einsum("ij,jk->ik", aa, 1, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "fewer operands were provided than specified in the equation");
+    assert_error(clt_einsum("ij", aa, 2, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "more operands were provided than specified in the equation");
+    assert_error(clt_einsum("i$", aa, 1, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "invalid subscript given at index 1");
+    assert_error(clt_einsum("ijk", aa, 1, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "the number of subscripts in the equation (3) does not match the number of "
+                 "dimensions (2) for operand 0 and no ellipsis was given");
+    assert_error(clt_einsum("abcdefghi...", aa, 1, &r), CLT_ERR_INVALID_ARGUMENT, NULL);
+    assert_error(clt_einsum("ij", aa, 0, &r), CLT_ERR_INVALID_ARGUMENT, NULL);
+    assert_error(clt_einsum(NULL, aa, 1, &r), CLT_ERR_NULL_ARGUMENT, NULL);
+    cr_assert_null(r);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+}

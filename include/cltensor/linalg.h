@@ -202,6 +202,31 @@ CLT_API clt_status clt_cross(const clt_tensor *a, const clt_tensor *b, int dim,
 CLT_API clt_status clt_tensordot(const clt_tensor *a, const clt_tensor *b, int ndims,
                                  const int *dims_a, const int *dims_b, clt_tensor **out);
 
+/* torch.einsum(equation, operands): the sum of products the equation
+ * names, as numpy and torch define it: subscripts a-z and A-Z, spaces
+ * ignored, one "..." per term for broadcast dims (ellipsis dims of the
+ * operands broadcast together, aligned right); a subscript repeated in one
+ * operand takes its diagonal ("ii->i", trace "ii"); with "->" the output
+ * is explicit (subscripts it lacks are summed, an ellipsis it lacks too),
+ * without it the output is the ellipsis dims then the subscripts that
+ * occur once, A-Z before a-z.  Size-1 dims broadcast against a subscript's
+ * other sizes.  Computed as torch does: diagonals and sums within each
+ * operand, then the operands multiplied left to right, each pair by one
+ * batched clt_matmul over permuted and reshaped views, so float dtypes as
+ * clt_matmul where there are two or more operands.  At most CLT_MAX_DIMS
+ * distinct dims (letters plus ellipsis dims) in the whole equation and 32
+ * operands.  Errors (CLT_ERR_INVALID_ARGUMENT unless said) with torch's
+ * "einsum(): ..." messages: a bad character, a stray '.', subscripts that
+ * do not match an operand's dims, fewer or more operands than terms, an
+ * output subscript absent from the inputs or repeated; sizes that do not
+ * broadcast or a repeated subscript over different sizes:
+ * CLT_ERR_SHAPE_MISMATCH.  Gradients through the recorded views,
+ * diagonals, sums and matmuls (grad_fn names as those ops', which may
+ * differ from torch's in the last view).  operands: n tensors, borrowed.
+ * New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_einsum(const char *equation, const clt_tensor *const *operands, size_t n,
+                              clt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif

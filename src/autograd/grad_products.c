@@ -530,3 +530,459 @@ done:
     clt_tensor_free(p);
     return st;
 }
+
+/* ---- einsum ----------------------------------------------------------------
+ * torch's strategy: each operand's repeated subscripts become diagonals and
+ * the subscripts only it has (and the output lacks) are summed; every
+ * operand is then permuted and reshaped onto one order of all dims (the
+ * ellipsis dims first, then the letters in torch's order, A-Z before a-z),
+ * size 1 where it lacks one; the operands are multiplied left to right,
+ * each pair by one batched matmul that sums the dims no later operand nor
+ * the output has; the result is permuted into the output's order and its
+ * size-1 dims dropped. */
+
+#define EIN_LETTERS 52
+
+/* A term of the equation: its letters (0..51) and where its ellipsis
+ * stands among them (-1: none). */
+typedef struct ein_term {
+    int n, ell;
+    int l[CLT_MAX_DIMS];
+} ein_term;
+
+static int ein_letter(char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return 26 + c - 'a';
+    return -1;
+}
+
+static char ein_char(int l)
+{
+    return (char)(l < 26 ? 'A' + l : 'a' + l - 26);
+}
+
+/* Parses eq[s, e) into t; k is the operand (-1: the output). */
+static clt_status ein_parse(const char *eq, size_t s, size_t e, int k, ein_term *t,
+                            const char *fn)
+{
+    const char *who = k < 0 ? "the output" : "operand";
+    t->n = 0;
+    t->ell = -1;
+    for (size_t i = s; i < e; i++) {
+        if (eq[i] == ' ')
+            continue;
+        if (eq[i] == '.') {
+            if (t->ell >= 0)
+                return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                  "%s: einsum(): found '.' for %s %d for which an ellipsis was "
+                                  "already found",
+                                  fn, who, k < 0 ? 0 : k);
+            if (i + 2 >= e || eq[i + 1] != '.' || eq[i + 2] != '.')
+                return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                  "%s: einsum(): found '.' for %s %d that is not part of any "
+                                  "ellipsis",
+                                  fn, who, k < 0 ? 0 : k);
+            t->ell = t->n;
+            i += 2;
+            continue;
+        }
+        int l = ein_letter(eq[i]);
+        if (l < 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: einsum(): invalid subscript given at index %zu in the "
+                              "equation string, subscripts must be in [a-zA-Z]",
+                              fn, i);
+        if (t->n >= CLT_MAX_DIMS)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: einsum(): more than %d subscripts for %s %d", fn,
+                              CLT_MAX_DIMS, who, k < 0 ? 0 : k);
+        t->l[t->n++] = l;
+    }
+    return CLT_OK;
+}
+
+/* The einsum plan: the common order (D dims: nell ellipsis dims, then the
+ * letters that occur, id[letter]), the output's dims in that order, and
+ * the first and last operands that hold each dim. */
+typedef struct ein_plan {
+    int nell, D, nout;
+    int id[EIN_LETTERS];
+    int out[CLT_MAX_DIMS];
+    bool in_out[CLT_MAX_DIMS];
+    int first[CLT_MAX_DIMS], last[CLT_MAX_DIMS];
+} ein_plan;
+
+/* The letter of dim d of the common order (not an ellipsis dim). */
+static char ein_name(const ein_plan *p, int d)
+{
+    for (int l = 0; l < EIN_LETTERS; l++)
+        if (p->id[l] == d)
+            return ein_char(l);
+    return '?';
+}
+
+/* The dims of operand t (ndim dims) in the common order. */
+static int ein_dims(const ein_plan *p, const ein_term *t, int ndim, int *dims)
+{
+    int m = 0, ne = t->ell < 0 ? 0 : ndim - t->n;
+    for (int i = 0; i <= t->n; i++) {
+        if (i == t->ell)
+            for (int j = 0; j < ne; j++)
+                dims[m++] = p->nell - ne + j;
+        if (i < t->n)
+            dims[m++] = p->id[t->l[i]];
+    }
+    return m;
+}
+
+/* Sums dim d of *t away (keepdim), replacing *t. */
+static clt_status ein_sum(clt_tensor **t, int d, int keepdim, const char *fn)
+{
+    clt_tensor *r = NULL;
+    clt_status st = clt__sum_dim_rec(fn, *t, d, keepdim, &r);
+    if (st == CLT_OK) {
+        clt_tensor_free(*t);
+        *t = r;
+    }
+    return st;
+}
+
+/* Operand x (operand k, its dims `dims` in the common order, m of them)
+ * made into a new tensor on all D dims: diagonals of repeated dims, the
+ * dims only it holds and the output lacks summed, then permuted and
+ * reshaped. */
+static clt_status ein_align(const ein_plan *p, const clt_tensor *x, int k, int *dims, int m,
+                            clt_tensor **out, const char *fn)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *t = clt_tensor_retain((clt_tensor *)x), *r = NULL;
+    for (int a = 0; a < m; a++)
+        for (int b = a + 1; b < m; b++) {
+            if (dims[a] != dims[b])
+                continue;
+            if (t->shape[a] != t->shape[b]) {
+                st = clt__error(CLT_ERR_SHAPE_MISMATCH,
+                                "%s: einsum(): subscript %c is repeated for operand %d but the "
+                                "sizes don't match, %lld != %lld",
+                                fn, ein_name(p, dims[a]), k, (long long)t->shape[b],
+                                (long long)t->shape[a]);
+                goto done;
+            }
+            /* the diagonal goes last; dims a and b leave */
+            int id = dims[a], w = 0;
+            CLT__TRY(clt_diagonal(t, 0, a, b, &r));
+            clt_tensor_free(t);
+            t = r;
+            r = NULL;
+            for (int c = 0; c < m; c++)
+                if (c != a && c != b)
+                    dims[w++] = dims[c];
+            dims[w++] = id;
+            m = w;
+            a = -1; /* look again from the start */
+            break;
+        }
+    for (int a = m - 1; a >= 0; a--) {
+        int d = dims[a];
+        if (p->in_out[d] || p->first[d] != k || p->last[d] != k)
+            continue;
+        CLT__TRY(ein_sum(&t, a, 0, fn));
+        memmove(dims + a, dims + a + 1, sizeof(int) * (size_t)(m - a - 1));
+        m--;
+    }
+    /* the remaining dims are distinct: order them, then insert size 1s */
+    int perm[CLT_MAX_DIMS], np = 0;
+    int64_t shape[CLT_MAX_DIMS];
+    for (int d = 0; d < p->D; d++) {
+        shape[d] = 1;
+        for (int a = 0; a < m; a++)
+            if (dims[a] == d)
+                perm[np++] = a, shape[d] = t->shape[a];
+    }
+    CLT__TRY(clt__permute_rec(fn, t, m, perm, &r));
+    clt_tensor_free(t);
+    t = r;
+    r = NULL;
+    CLT__TRY(clt__reshape_rec(fn, t, p->D, shape, out));
+done:
+    clt_tensor_free(t);
+    clt_tensor_free(r);
+    return st;
+}
+
+/* l times r (both on the D dims of the common order), summing the dims
+ * marked in sum, by one batched matmul, as torch's sumproduct_pair: the
+ * dims both hold are batch dims, those one holds stay its rows or columns,
+ * a summed dim only one holds is summed there first.  The result keeps
+ * every dim (size 1 where summed). */
+static clt_status ein_pair(clt_tensor *l, clt_tensor *r, int D, const bool *sum,
+                           clt_tensor **out, const char *fn)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *L = clt_tensor_retain(l), *R = clt_tensor_retain(r), *a = NULL, *b = NULL,
+               *c = NULL, *p = NULL;
+    int lro[CLT_MAX_DIMS], lo[CLT_MAX_DIMS], ro[CLT_MAX_DIMS], sm[CLT_MAX_DIMS],
+        rest[CLT_MAX_DIMS];
+    int nlro = 0, nlo = 0, nro = 0, nsm = 0, nrest = 0;
+    int64_t B = 1, LO = 1, RO = 1, S = 1;
+    for (int d = 0; d < D; d++) {
+        bool sl = L->shape[d] != 1, sr = R->shape[d] != 1;
+        if (sum[d] && sl && !sr) {
+            CLT__TRY(ein_sum(&L, d, 1, fn));
+            sl = false;
+        } else if (sum[d] && sr && !sl) {
+            CLT__TRY(ein_sum(&R, d, 1, fn));
+            sr = false;
+        }
+        if (sum[d] && sl && sr)
+            sm[nsm++] = d, S *= L->shape[d];
+        else if (sl && sr)
+            lro[nlro++] = d, B *= L->shape[d];
+        else if (sl)
+            lo[nlo++] = d, LO *= L->shape[d];
+        else if (sr)
+            ro[nro++] = d, RO *= R->shape[d];
+        else
+            rest[nrest++] = d;
+    }
+    int pl[CLT_MAX_DIMS], pr[CLT_MAX_DIMS], po[CLT_MAX_DIMS], inv[CLT_MAX_DIMS], n = 0;
+    int64_t so[CLT_MAX_DIMS];
+    /* left as [lro, lo, sum, rest], right as [lro, sum, ro, rest] */
+#define EIN_CAT(dst, src, cnt)                                               \
+    for (int i_ = 0; i_ < (cnt); i_++)                                       \
+        (dst)[n++] = (src)[i_]
+    EIN_CAT(pl, lro, nlro); EIN_CAT(pl, lo, nlo); EIN_CAT(pl, sm, nsm); EIN_CAT(pl, ro, nro);
+    EIN_CAT(pl, rest, nrest);
+    n = 0;
+    EIN_CAT(pr, lro, nlro); EIN_CAT(pr, sm, nsm); EIN_CAT(pr, ro, nro); EIN_CAT(pr, lo, nlo);
+    EIN_CAT(pr, rest, nrest);
+    n = 0;
+    EIN_CAT(po, lro, nlro); EIN_CAT(po, lo, nlo); EIN_CAT(po, ro, nro); EIN_CAT(po, sm, nsm);
+    EIN_CAT(po, rest, nrest);
+#undef EIN_CAT
+    for (int i = 0; i < D; i++) {
+        inv[po[i]] = i;
+        so[i] = i < nlro + nlo ? L->shape[po[i]] : i < nlro + nlo + nro ? R->shape[po[i]] : 1;
+    }
+    CLT__TRY(clt__permute_rec(fn, L, D, pl, &a));
+    CLT__TRY(clt__permute_rec(fn, R, D, pr, &b));
+    clt_tensor_free(L);
+    clt_tensor_free(R);
+    L = R = NULL;
+    CLT__TRY(clt__reshape_rec(fn, a, 3, (int64_t[]){B, LO, S}, &L));
+    CLT__TRY(clt__reshape_rec(fn, b, 3, (int64_t[]){B, S, RO}, &R));
+    CLT__TRY(clt__matmul_rec(fn, L, R, &c));
+    CLT__TRY(clt__reshape_rec(fn, c, D, so, &p));
+    CLT__TRY(clt__permute_rec(fn, p, D, inv, out));
+done:
+    clt_tensor_free(L);
+    clt_tensor_free(R);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+    clt_tensor_free(p);
+    return st;
+}
+
+clt_status clt_einsum(const char *equation, const clt_tensor *const *operands, size_t n,
+                      clt_tensor **out)
+{
+    static const char fn[] = "clt_einsum";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(equation, fn);
+    if (n == 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: einsum(): must provide at least one operand", fn);
+    CLT__REQUIRE_ARG(operands, fn);
+    for (size_t k = 0; k < n; k++)
+        if (!operands[k])
+            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: operand %zu is NULL", fn, k);
+    if (n > CLT_MAX_DIMS * 4)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: einsum(): at most %d operands", fn,
+                          CLT_MAX_DIMS * 4);
+    clt_status st = CLT_OK;
+    ein_term terms[CLT_MAX_DIMS * 4], ot;
+    ein_plan p;
+    clt_tensor *al[CLT_MAX_DIMS * 4] = {NULL}, *res = NULL, *r = NULL;
+    size_t len = strlen(equation), arrow = len, s = 0, k = 0;
+    const char *a = strstr(equation, "->");
+    if (a)
+        arrow = (size_t)(a - equation);
+    for (size_t i = 0; i <= arrow; i++) {
+        if (i < arrow && equation[i] == ' ')
+            continue;
+        if (i < arrow && equation[i] != ',')
+            continue;
+        if (k >= n) {
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: einsum(): fewer operands were provided than specified in the "
+                            "equation",
+                            fn);
+            goto done;
+        }
+        CLT__TRY(ein_parse(equation, s, i, (int)k, &terms[k], fn));
+        const clt_tensor *x = operands[k];
+        int nl = terms[k].n;
+        if (terms[k].ell < 0 && nl != x->ndim) {
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: einsum(): the number of subscripts in the equation (%d) does "
+                            "not match the number of dimensions (%d) for operand %zu and no "
+                            "ellipsis was given",
+                            fn, nl, x->ndim, k);
+            goto done;
+        }
+        if (nl > x->ndim) {
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: einsum(): the number of subscripts in the equation (%d) is "
+                            "more than the number of dimensions (%d) for operand %zu",
+                            fn, nl, x->ndim, k);
+            goto done;
+        }
+        k++;
+        s = i + 1;
+    }
+    if (k < n) {
+        st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                        "%s: einsum(): more operands were provided than specified in the "
+                        "equation",
+                        fn);
+        goto done;
+    }
+    /* the common order */
+    memset(&p, 0, sizeof p);
+    int count[EIN_LETTERS] = {0};
+    for (k = 0; k < n; k++) {
+        if (terms[k].ell >= 0 && operands[k]->ndim - terms[k].n > p.nell)
+            p.nell = operands[k]->ndim - terms[k].n;
+        for (int i = 0; i < terms[k].n; i++)
+            count[terms[k].l[i]]++;
+    }
+    p.D = p.nell;
+    for (int l = 0; l < EIN_LETTERS; l++) {
+        p.id[l] = -1;
+        if (count[l] == 0)
+            continue;
+        if (p.D >= CLT_MAX_DIMS) {
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: einsum(): the equation has more than %d distinct dimensions",
+                            fn, CLT_MAX_DIMS);
+            goto done;
+        }
+        p.id[l] = p.D++;
+    }
+    /* the output */
+    if (a) {
+        CLT__TRY(ein_parse(equation, arrow + 2, len, -1, &ot, fn));
+        for (int i = 0; i <= ot.n; i++) {
+            if (i == ot.ell)
+                for (int j = 0; j < p.nell; j++)
+                    p.out[p.nout++] = j;
+            if (i == ot.n)
+                break;
+            int l = ot.l[i], d = p.id[l];
+            if (d < 0) {
+                st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                "%s: einsum(): output subscript %c does not appear in the "
+                                "equation for any input operand",
+                                fn, ein_char(l));
+                goto done;
+            }
+            if (p.in_out[d]) {
+                st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                "%s: einsum(): output subscript %c appears more than once in "
+                                "the output",
+                                fn, ein_char(l));
+                goto done;
+            }
+            p.in_out[d] = true;
+            p.out[p.nout++] = d;
+        }
+    } else {
+        for (int j = 0; j < p.nell; j++)
+            p.out[p.nout++] = j;
+        for (int l = 0; l < EIN_LETTERS; l++)
+            if (count[l] == 1)
+                p.out[p.nout++] = p.id[l];
+    }
+    for (int i = 0; i < p.nout; i++)
+        p.in_out[p.out[i]] = true;
+    int dims[CLT_MAX_DIMS * 4][CLT_MAX_DIMS], nd[CLT_MAX_DIMS * 4];
+    for (int d = 0; d < p.D; d++)
+        p.first[d] = -1;
+    for (k = 0; k < n; k++) {
+        nd[k] = ein_dims(&p, &terms[k], operands[k]->ndim, dims[k]);
+        for (int i = 0; i < nd[k]; i++) {
+            if (p.first[dims[k][i]] < 0)
+                p.first[dims[k][i]] = (int)k;
+            p.last[dims[k][i]] = (int)k;
+        }
+    }
+    for (k = 0; k < n; k++)
+        CLT__TRY(ein_align(&p, operands[k], (int)k, dims[k], nd[k], &al[k], fn));
+    /* sizes of one dim agree, or are 1 (broadcast) */
+    for (int d = 0; d < p.D; d++) {
+        int64_t seen = 1;
+        for (k = 0; k < n; k++) {
+            int64_t z = al[k]->shape[d];
+            if (z != 1 && seen != 1 && z != seen) {
+                if (d < p.nell)
+                    st = clt__error(CLT_ERR_SHAPE_MISMATCH,
+                                    "%s: einsum(): operands do not broadcast: an ellipsis "
+                                    "dimension has size %lld for operand %zu and %lld before",
+                                    fn, (long long)z, k, (long long)seen);
+                else
+                    st = clt__error(CLT_ERR_SHAPE_MISMATCH,
+                                    "%s: einsum(): subscript %c has size %lld for operand %zu "
+                                    "which does not broadcast with previously seen size %lld",
+                                    fn, ein_name(&p, d), (long long)z, k, (long long)seen);
+                goto done;
+            }
+            if (z != 1)
+                seen = z;
+        }
+    }
+    res = al[0];
+    al[0] = NULL;
+    for (k = 1; k < n; k++) {
+        bool sum[CLT_MAX_DIMS];
+        for (int d = 0; d < p.D; d++)
+            sum[d] = !p.in_out[d] && p.last[d] == (int)k;
+        CLT__TRY(ein_pair(res, al[k], p.D, sum, &r, fn));
+        clt_tensor_free(res);
+        res = r;
+        r = NULL;
+    }
+    /* the output's dims first, in its order; the rest are of size 1 */
+    int perm[CLT_MAX_DIMS], np = 0;
+    int64_t oshape[CLT_MAX_DIMS];
+    for (int i = 0; i < p.nout; i++) {
+        perm[np++] = p.out[i];
+        oshape[i] = res->shape[p.out[i]];
+    }
+    for (int d = 0; d < p.D; d++)
+        if (!p.in_out[d])
+            perm[np++] = d;
+    bool ident = true;
+    for (int i = 0; i < p.D; i++)
+        ident = ident && perm[i] == i;
+    if (!ident) {
+        CLT__TRY(clt__permute_rec(fn, res, p.D, perm, &r));
+        clt_tensor_free(res);
+        res = r;
+        r = NULL;
+    }
+    if (p.nout != p.D)
+        CLT__TRY(clt__reshape_rec(fn, res, p.nout, oshape, out));
+    else
+        *out = res, res = NULL;
+done:
+    for (k = 0; k < n && k < CLT_MAX_DIMS * 4; k++)
+        clt_tensor_free(al[k]);
+    clt_tensor_free(res);
+    clt_tensor_free(r);
+    return st;
+}
