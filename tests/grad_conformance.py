@@ -1507,6 +1507,15 @@ for sa, sb, da, db in (((2, 3, 4), (4, 3, 2), [1, 2], [1, 0]), ((3, 4), (4, 2), 
          lambda x, y, da=da, db=db: call("clt_tensordot", x, y, C.c_int(len(da)),
                                          (C.c_int * len(da))(*da), (C.c_int * len(db))(*db)),
          [rng.standard_normal(sa), rng.standard_normal(sb)])
+proto("clt_einsum", [C.c_char_p, C.POINTER(P), C.c_size_t, PP])
+for eq, shapes in (("ij,jk->ik", [(3, 4), (4, 2)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 2)]),
+                   ("ii", [(3, 3)]), ("ii->i", [(3, 3)]), ("i,j->ij", [(3,), (4,)]),
+                   ("ij->ji", [(3, 4)]), ("...ij,...jk", [(2, 3, 4), (4, 2)]),
+                   ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]), ("iij->j", [(3, 3, 2)]),
+                   ("...i,...i->...", [(2, 3), (1, 3)]), ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)])):
+    case("einsum %s" % eq, lambda *xs, eq=eq: torch.einsum(eq, *xs),
+         lambda *xs, eq=eq: call("clt_einsum", eq.encode(), (P * len(xs))(*xs), len(xs)),
+         [rng.standard_normal(sh) for sh in shapes])
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
