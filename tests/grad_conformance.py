@@ -1473,5 +1473,62 @@ for d in (0, 1, -1):
     case("softmin %d" % d, lambda x, d=d: Fn.softmin(x, d),
          lambda x, d=d: call("clt_softmin", x, C.c_int(d)), [g3[0]])
 
+
+# ---- the matrix products besides matmul (linalg.h), with their node names ---------------
+for n in ("mm", "bmm", "mv", "dot", "vdot", "outer", "kron"):
+    proto("clt_" + n, [P, P, PP])
+for n in ("addmm", "addmv", "baddbmm", "addbmm"):
+    proto("clt_" + n, [P, P, P, C.c_double, C.c_double, PP])
+proto("clt_linalg_cross", [P, P, C.c_int, PP])
+proto("clt_tensordot", [P, P, C.c_int, C.POINTER(C.c_int), C.POINTER(C.c_int), PP])
+rng = np.random.default_rng(11)
+prod_first = len(shape_names)
+for n, f, sa, sb in (("mm", torch.mm, (3, 4), (4, 2)), ("bmm", torch.bmm, (2, 3, 4), (2, 4, 2)),
+                     ("mv", torch.mv, (3, 4), (4,)), ("dot", torch.dot, (5,), (5,)),
+                     ("vdot", torch.vdot, (5,), (5,)), ("outer", torch.outer, (3,), (4,))):
+    named("%s %s %s" % (n, sa, sb), f, lambda x, y, n=n: call("clt_" + n, x, y),
+          [rng.standard_normal(sa), rng.standard_normal(sb)])
+for n, f, si, sa, sb in (("addmm", torch.addmm, (2,), (3, 4), (4, 2)),
+                         ("addmv", torch.addmv, (3,), (3, 4), (4,)),
+                         ("baddbmm", torch.baddbmm, (1, 3, 2), (2, 3, 4), (2, 4, 2)),
+                         ("addbmm", torch.addbmm, (3, 2), (2, 3, 4), (2, 4, 2))):
+    for beta, alpha in ((1.0, 1.0), (0.5, -2.0), (0.0, 1.5)):
+        named("%s %s beta=%g alpha=%g" % (n, si, beta, alpha),
+              lambda i, x, y, f=f, b=beta, a=alpha: f(i, x, y, beta=b, alpha=a),
+              lambda i, x, y, n=n, b=beta, a=alpha: call("clt_" + n, i, x, y, C.c_double(b),
+                                                         C.c_double(a)),
+              [rng.standard_normal(si), rng.standard_normal(sa), rng.standard_normal(sb)])
+for sa, sb, d in (((4, 3), (1, 3), -1), ((3, 2), (3, 2), 0)):
+    named("linalg_cross %s %s %d" % (sa, sb, d), lambda x, y, d=d: torch.linalg.cross(x, y, dim=d),
+          lambda x, y, d=d: call("clt_linalg_cross", x, y, C.c_int(d)),
+          [rng.standard_normal(sa), rng.standard_normal(sb)])
+pairs = {}
+for nm, got in shape_names[prod_first:]:
+    pairs.setdefault(nm, []).append(got)
+for nm, gs in pairs.items():
+    if len(gs) != 2 or gs[0] != gs[1]:
+        failed += 1
+        print("FAIL %s: node names torch %s, cltensor %s" % (nm, gs[0], gs[1:]))
+    else:
+        passed += 1
+# kron and tensordot are composites: their node names differ from torch's (linalg.h)
+for sa, sb in (((2, 3), (2, 2)), ((3,), (2, 2)), ((2, 1, 2), (3, 2))):
+    case("kron %s %s" % (sa, sb), torch.kron, lambda x, y: call("clt_kron", x, y),
+         [rng.standard_normal(sa), rng.standard_normal(sb)])
+for sa, sb, da, db in (((2, 3, 4), (4, 3, 2), [1, 2], [1, 0]), ((3, 4), (4, 2), [1], [0])):
+    case("tensordot %s %s" % (sa, sb), lambda x, y, da=da, db=db: torch.tensordot(x, y, (da, db)),
+         lambda x, y, da=da, db=db: call("clt_tensordot", x, y, C.c_int(len(da)),
+                                         (C.c_int * len(da))(*da), (C.c_int * len(db))(*db)),
+         [rng.standard_normal(sa), rng.standard_normal(sb)])
+proto("clt_einsum", [C.c_char_p, C.POINTER(P), C.c_size_t, PP])
+for eq, shapes in (("ij,jk->ik", [(3, 4), (4, 2)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 2)]),
+                   ("ii", [(3, 3)]), ("ii->i", [(3, 3)]), ("i,j->ij", [(3,), (4,)]),
+                   ("ij->ji", [(3, 4)]), ("...ij,...jk", [(2, 3, 4), (4, 2)]),
+                   ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]), ("iij->j", [(3, 3, 2)]),
+                   ("...i,...i->...", [(2, 3), (1, 3)]), ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)])):
+    case("einsum %s" % eq, lambda *xs, eq=eq: torch.einsum(eq, *xs),
+         lambda *xs, eq=eq: call("clt_einsum", eq.encode(), (P * len(xs))(*xs), len(xs)),
+         [rng.standard_normal(sh) for sh in shapes])
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -166,8 +166,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_remainder_scalar, T, clt_remainder_scalar(f->i32, 0, &o->t))                       \
     X(clt_fmod_scalar, T, clt_fmod_scalar(NULL, 2, &o->t))                                   \
     X(clt_floor_divide_scalar, T, clt_floor_divide_scalar(f->i32, 4294967296.0, &o->t))      \
-    X(clt_div_scalar_rounding, T,                                                             \
-      clt_div_scalar_rounding(f->i32, 0, CLT_ROUNDING_TRUNC, &o->t))                          \
+    X(clt_div_scalar_rounding, T,                                                            \
+      clt_div_scalar_rounding(f->i32, 0, CLT_ROUNDING_TRUNC, &o->t))                         \
     X(clt_neg, T, clt_neg(f->bl, &o->t))                                                     \
     X(clt_abs, T, clt_abs(NULL, &o->t))                                                      \
     X(clt_relu, T, clt_relu(NULL, &o->t))                                                    \
@@ -337,7 +337,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_batch_norm1d_layer, M, clt_batch_norm1d_layer(f->dev, 0, 1e-5, 0.1, 1, 1, &o->m))  \
     X(clt_batch_norm2d_layer, M, clt_batch_norm2d_layer(f->dev, -3, 1e-5, 0.1, 1, 1, &o->m)) \
     X(clt_dropout_layer, M, clt_dropout_layer(1.5, f->gen, &o->m))                           \
-    X(clt_embedding_layer, M, clt_embedding_layer(f->dev, -1, 3, f->gen, &o->m))            \
+    X(clt_embedding_layer, M, clt_embedding_layer(f->dev, -1, 3, f->gen, &o->m))             \
     X(clt_rnn_layer, M, clt_rnn_layer(f->dev, &bad_rnn, f->gen, &o->m))                      \
     X(clt_lstm_layer, M, clt_lstm_layer(f->dev, &bad_rnn, f->gen, &o->m))                    \
     X(clt_gru_layer, M, clt_gru_layer(f->dev, &bad_rnn, f->gen, &o->m))                      \
@@ -382,14 +382,14 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_one_cycle_lr_momentum, SCHED,                                                      \
       clt_one_cycle_lr_momentum(f->opt, 0.1, 10, 0.3, NULL, 25, 1e4, 0, 1, -1, 0.9, &o->sched)) \
     X(clt_reduce_lr_on_plateau, SCHED,                                                       \
-      clt_reduce_lr_on_plateau(f->opt, "mid", 0.1, 10, 1e-4, NULL, 0, 0, 1e-8, &o->sched))    \
-    X(clt_lambda_lr, SCHED, clt_lambda_lr(f->opt, NULL, NULL, &o->sched))                   \
-    X(clt_multiplicative_lr, SCHED, clt_multiplicative_lr(f->opt, NULL, NULL, &o->sched))   \
-    X(clt_constant_lr, SCHED, clt_constant_lr(f->opt, 1.5, 5, &o->sched))                   \
-    X(clt_polynomial_lr, SCHED, clt_polynomial_lr(f->opt, 0, 1.0, &o->sched))               \
+      clt_reduce_lr_on_plateau(f->opt, "mid", 0.1, 10, 1e-4, NULL, 0, 0, 1e-8, &o->sched))   \
+    X(clt_lambda_lr, SCHED, clt_lambda_lr(f->opt, NULL, NULL, &o->sched))                    \
+    X(clt_multiplicative_lr, SCHED, clt_multiplicative_lr(f->opt, NULL, NULL, &o->sched))    \
+    X(clt_constant_lr, SCHED, clt_constant_lr(f->opt, 1.5, 5, &o->sched))                    \
+    X(clt_polynomial_lr, SCHED, clt_polynomial_lr(f->opt, 0, 1.0, &o->sched))                \
     X(clt_cosine_warm_restarts, SCHED, clt_cosine_warm_restarts(f->opt, 10, 0, 0, &o->sched)) \
-    X(clt_sequential_lr, SCHED, clt_sequential_lr(f->opt, NULL, 2, NULL, &o->sched))        \
-    X(clt_chained_scheduler, SCHED, clt_chained_scheduler(NULL, 0, &o->sched))              \
+    X(clt_sequential_lr, SCHED, clt_sequential_lr(f->opt, NULL, 2, NULL, &o->sched))         \
+    X(clt_chained_scheduler, SCHED, clt_chained_scheduler(NULL, 0, &o->sched))               \
     /* data.h */                                                                             \
     X(clt_dataloader_arrays, DL, clt_dataloader_arrays(f->dev, &spec_x, NULL, &bad_loader, &o->dl)) \
     X(clt_dataloader_callback, DL,                                                           \
@@ -399,8 +399,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_load_safetensors, NAMED | N,                                                       \
       clt_load_safetensors("/nonexistent/cltensor.safetensors", f->dev, &o->named, &o->n))   \
     X(clt_load_npy, T, clt_load_npy("/nonexistent/cltensor.npy", f->dev, &o->t))             \
-    X(clt_load_npy_host, ARR, clt_load_npy_host("/nonexistent/cltensor.npy", &o->arr))      \
-    /* io.h: torch.save's format and .npz */                                              \
+    X(clt_load_npy_host, ARR, clt_load_npy_host("/nonexistent/cltensor.npy", &o->arr))       \
+    /* io.h: torch.save's format and .npz */                                                 \
     X(clt_load_torch, NAMED | N, clt_load_torch("/nonexistent/cltensor.pt", f->dev, &o->named, &o->n)) \
     X(clt_load_npz, NAMED | N, clt_load_npz("/nonexistent/cltensor.npz", f->dev, &o->named, &o->n)) \
     /* dist.h */                                                                             \
@@ -418,7 +418,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     /* opencl.h */                                                                           \
     X(clt_tensor_cl_buffer, MEM | N, clt_tensor_cl_buffer(NULL, &o->mem, &o->n))             \
     X(clt_tensor_from_cl_buffer, T,                                                          \
-      clt_tensor_from_cl_buffer(f->dev, NULL, 0, CLT_FLOAT32, 2, sh23, &o->t))             \
+      clt_tensor_from_cl_buffer(f->dev, NULL, 0, CLT_FLOAT32, 2, sh23, &o->t))               \
     /* linalg.h: torch.linalg */                                                             \
     X(clt_linalg_inv, T, clt_linalg_inv(f->f, &o->t))                                        \
     X(clt_linalg_solve, T, clt_linalg_solve(f->f, f->f, &o->t))                              \
@@ -463,7 +463,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_cyclic_lr, SCHED,                                                                  \
       clt_cyclic_lr(f->opt, 0.01, 0.1, 0, 2, NULL, 1.0, NULL, NULL, NULL, 0, 0.8, 0.9, &o->sched)) \
     /* optim.h: Adadelta */                                                                  \
-    X(clt_adadelta, OPT, clt_adadelta(f->pair, 1, &bad_adadelta, &o->opt))                  \
+    X(clt_adadelta, OPT, clt_adadelta(f->pair, 1, &bad_adadelta, &o->opt))                   \
     /* nn.h: the transformer's decoder */                                                    \
     X(clt_transformer_decoder_layer, M,                                                      \
       clt_transformer_decoder_layer(f->dev, 8, 2, 16, 0.1, "tanh", 1e-5, 0, 0, f->gen, &o->m)) \
@@ -482,7 +482,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_cumprod, T, clt_cumprod(f->f, 2, &o->t))                                           \
     X(clt_cummax, T | T2, clt_cummax(f->f, -3, &o->t, &o->t2))                               \
     X(clt_cummin, T | T2, clt_cummin(f->f, 2, &o->t, &o->t2))                                \
-    X(clt_logcumsumexp, T, clt_logcumsumexp(f->i32, 1, &o->t))                                 \
+    X(clt_logcumsumexp, T, clt_logcumsumexp(f->i32, 1, &o->t))                               \
     /* index.h: more indexing */                                                             \
     X(clt_take, T, clt_take(f->f, f->f, &o->t))                                              \
     X(clt_index_fill, T, clt_index_fill(f->f, 0, f->f, 0, &o->t))                            \
@@ -498,7 +498,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_bincount, T, clt_bincount(f->f, NULL, 0, &o->t))                                   \
     X(clt_unique, T | T2 | T3, clt_unique(NULL, &o->t, &o->t2, &o->t3))                      \
     X(clt_unique_consecutive, T | T2 | T3, clt_unique_consecutive(NULL, &o->t, &o->t2, &o->t3)) \
-    /* ops.h, linalg.h and nn.h: the activations */                                         \
+    /* ops.h, linalg.h and nn.h: the activations */                                          \
     X(clt_hardtanh, T, clt_hardtanh(f->bl, -1, 1, &o->t))                                    \
     X(clt_relu6, T, clt_relu6(f->bl, &o->t))                                                 \
     X(clt_threshold, T, clt_threshold(f->bl, 0, 0, &o->t))                                   \
@@ -582,11 +582,26 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
       clt_poisson_nll_loss(f->f, f->f, 1, 0, 1e-8, CLT_REDUCTION_BATCHMEAN, &o->t))          \
     X(clt_gaussian_nll_loss, T,                                                              \
       clt_gaussian_nll_loss(f->f, f->f, f->e, 0, 1e-6, CLT_REDUCTION_MEAN, &o->t))           \
-    X(clt_cdist, T, clt_cdist(f->f, f->f2, 2, &o->t))                                       \
+    X(clt_cdist, T, clt_cdist(f->f, f->f2, 2, &o->t))                                        \
     X(clt_ctc_loss, T, clt_ctc_loss(f->f, f->f, f->f, f->f, 0, CLT_REDUCTION_MEAN, 0, &o->t)) \
     /* optim.h: Rprop, ASGD */                                                               \
     X(clt_rprop, OPT, clt_rprop(f->pair, 1, &bad_rprop, &o->opt))                            \
-    X(clt_asgd, OPT, clt_asgd(f->pair, 1, &bad_asgd, &o->opt))
+    X(clt_asgd, OPT, clt_asgd(f->pair, 1, &bad_asgd, &o->opt))                               \
+    X(clt_mm, T, clt_mm(f->f, f->f, &o->t))                                                  \
+    X(clt_bmm, T, clt_bmm(f->f, f->f, &o->t))                                                \
+    X(clt_mv, T, clt_mv(f->f, f->f, &o->t))                                                  \
+    X(clt_dot, T, clt_dot(f->f, f->f, &o->t))                                                \
+    X(clt_vdot, T, clt_vdot(f->f, f->e, &o->t))                                              \
+    X(clt_addmm, T, clt_addmm(f->f, f->f, f->f, 1, 1, &o->t))                                \
+    X(clt_addmv, T, clt_addmv(f->f, f->f, f->f, 1, 1, &o->t))                                \
+    X(clt_baddbmm, T, clt_baddbmm(f->f, f->f, f->f, 1, 1, &o->t))                            \
+    X(clt_addbmm, T, clt_addbmm(f->f, f->f, f->f, 1, 1, &o->t))                              \
+    X(clt_outer, T, clt_outer(f->f, f->e, &o->t))                                            \
+    X(clt_kron, T, clt_kron(f->f, f->f2, &o->t))                                             \
+    X(clt_linalg_cross, T, clt_linalg_cross(f->f, f->f, 0, &o->t))                           \
+    X(clt_cross, T, clt_cross(f->f, f->i32, 0, &o->t))                                       \
+    X(clt_tensordot, T, clt_tensordot(f->f, f->f, 1, NULL, NULL, &o->t))                     \
+    X(clt_einsum, T, clt_einsum("ij,jk", f->cpair, 2, &o->t))
 
 static int small_int[1];
 

@@ -104,6 +104,129 @@ CLT_API clt_status clt_linalg_slogdet(const clt_tensor *a, clt_tensor **sign,
  * leading minor of order 3 is not positive-definite).". */
 CLT_API clt_status clt_linalg_cholesky(const clt_tensor *a, int upper, clt_tensor **out);
 
+/* ---- the other matrix products of torch -------------------------------------
+ * Each is computed by clt_matmul's GEMM (CLBlast, or the CPU kernel on CPU
+ * devices), so the same dtypes: float32, float64 and float16 where the
+ * device has it, both operands of one dtype (CLT_ERR_DTYPE_MISMATCH
+ * otherwise) on one device; integer and bool dtypes give
+ * CLT_ERR_DTYPE_UNSUPPORTED (torch computes them on its CPU).  Shapes that
+ * do not fit give CLT_ERR_INVALID_ARGUMENT (wrong number of dims) or
+ * CLT_ERR_SHAPE_MISMATCH with torch's message.  Gradients with torch
+ * 1.13's formulas and grad_fn names.  Enqueue without waiting.  New
+ * tensor: release with clt_tensor_free. */
+
+/* torch.mm(a, b): [n, m] @ [m, p], both 2-D (no broadcasting); grad_fn
+ * MmBackward0. */
+CLT_API clt_status clt_mm(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+
+/* torch.bmm(a, b): [B, n, m] @ [B, m, p], both 3-D with one batch size
+ * (no broadcasting); grad_fn BmmBackward0. */
+CLT_API clt_status clt_bmm(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+
+/* torch.mv(a, v): [n, m] @ [m] = [n]; grad_fn MvBackward0. */
+CLT_API clt_status clt_mv(const clt_tensor *a, const clt_tensor *v, clt_tensor **out);
+
+/* torch.dot(a, b): the 0-d sum of a[i] b[i] of two 1-D tensors of one
+ * size (0 for size 0); grad_fn DotBackward0. */
+CLT_API clt_status clt_dot(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+
+/* torch.vdot(a, b): dot with a conjugated, which for the real dtypes
+ * cltensor has is clt_dot; grad_fn VdotBackward0. */
+CLT_API clt_status clt_vdot(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+
+/* torch.addmm(input, m1, m2, beta=beta, alpha=alpha): beta * input +
+ * alpha * (m1 @ m2), m1 [n, m] and m2 [m, p] 2-D, input broadcastable to
+ * [n, p] (expand's rules and message) and of m1's dtype.  beta 0 ignores
+ * input, NaN and inf included, and alpha 0 the product, as torch; factors
+ * of 1 launch nothing extra.  grad_fn AddmmBackward0. */
+CLT_API clt_status clt_addmm(const clt_tensor *input, const clt_tensor *m1, const clt_tensor *m2,
+                             double beta, double alpha, clt_tensor **out);
+
+/* torch.addmv(input, mat, vec, beta=, alpha=): beta * input + alpha *
+ * (mat @ vec), mat [n, m], vec [m], input 0-d, [1] or [n]; as clt_addmm
+ * otherwise.  grad_fn AddmvBackward0. */
+CLT_API clt_status clt_addmv(const clt_tensor *input, const clt_tensor *mat,
+                             const clt_tensor *vec, double beta, double alpha, clt_tensor **out);
+
+/* torch.baddbmm(input, b1, b2, beta=, alpha=): beta * input + alpha *
+ * bmm(b1, b2), input broadcastable to [B, n, p]; as clt_addmm otherwise.
+ * grad_fn BaddbmmBackward0. */
+CLT_API clt_status clt_baddbmm(const clt_tensor *input, const clt_tensor *b1,
+                               const clt_tensor *b2, double beta, double alpha,
+                               clt_tensor **out);
+
+/* torch.addbmm(input, b1, b2, beta=, alpha=): beta * input + alpha *
+ * the sum over the batch of b1[i] @ b2[i], b1 [B, n, m], b2 [B, m, p],
+ * input broadcastable to [n, p] (one GEMM of [n, B m] @ [B m, p]); as
+ * clt_addmm otherwise.  grad_fn AddbmmBackward0. */
+CLT_API clt_status clt_addbmm(const clt_tensor *input, const clt_tensor *b1,
+                              const clt_tensor *b2, double beta, double alpha,
+                              clt_tensor **out);
+
+/* torch.outer(a, b): [n] x [m] = [n, m], a as a column times b
+ * (broadcasting multiplication, so any dtypes, promoted as clt_mul); both
+ * 1-D ("Expected 1-D argument self, but got 2-D", CLT_ERR_INVALID_ARGUMENT).
+ * grad_fn MulBackward0, as torch. */
+CLT_API clt_status clt_outer(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+
+/* torch.kron(a, b): the Kronecker product, shape a_i * b_i per dim after
+ * the shorter shape is padded with leading 1s; any dtypes, promoted as
+ * clt_mul.  Computed as a broadcasting product of interleaved views, so at
+ * most CLT_MAX_DIMS / 2 dims (CLT_ERR_INVALID_ARGUMENT beyond).  grad_fn
+ * ViewBackward0 (torch: UnsafeViewBackward0), through MulBackward0. */
+CLT_API clt_status clt_kron(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+
+/* torch.linalg.cross(a, b, dim=dim): the cross product along dim (negative
+ * counts from the end; CLT_ERR_DIM_OUT_OF_RANGE), where both have size 3
+ * (CLT_ERR_SHAPE_MISMATCH otherwise); a and b have the same number of dims, the others broadcast;
+ * one dtype (any, integers included; CLT_ERR_DTYPE_MISMATCH otherwise).
+ * grad_fn LinalgCrossBackward0. */
+CLT_API clt_status clt_linalg_cross(const clt_tensor *a, const clt_tensor *b, int dim,
+                                    clt_tensor **out);
+
+/* torch.cross(a, b, dim=dim) with dim given: clt_linalg_cross (torch's
+ * deprecated default dim, the first of size 3, is not offered). */
+CLT_API clt_status clt_cross(const clt_tensor *a, const clt_tensor *b, int dim,
+                             clt_tensor **out);
+
+/* torch.tensordot(a, b, dims): sums the products over the dims dims_a[i]
+ * of a and dims_b[i] of b (ndims of each, negative counting from the
+ * end); with dims_a and dims_b both NULL, torch's integer form: the last
+ * ndims dims of a with the first ndims of b.  The result has a's other
+ * dims then b's.  Contracted sizes must be equal (torch 1.13 also sums a
+ * dim of size 1 against a larger one; here CLT_ERR_SHAPE_MISMATCH); a dim
+ * listed twice or ndims < 0: CLT_ERR_INVALID_ARGUMENT; a dim out of range:
+ * CLT_ERR_DIM_OUT_OF_RANGE; one of the lists NULL: CLT_ERR_NULL_ARGUMENT.
+ * Composed of permute, reshape and matmul, as torch; grad_fn
+ * ViewBackward0 (torch: ReshapeAliasBackward0). */
+CLT_API clt_status clt_tensordot(const clt_tensor *a, const clt_tensor *b, int ndims,
+                                 const int *dims_a, const int *dims_b, clt_tensor **out);
+
+/* torch.einsum(equation, operands): the sum of products the equation
+ * names, as numpy and torch define it: subscripts a-z and A-Z, spaces
+ * ignored, one "..." per term for broadcast dims (ellipsis dims of the
+ * operands broadcast together, aligned right); a subscript repeated in one
+ * operand takes its diagonal ("ii->i", trace "ii"); with "->" the output
+ * is explicit (subscripts it lacks are summed, an ellipsis it lacks too),
+ * without it the output is the ellipsis dims then the subscripts that
+ * occur once, A-Z before a-z.  Size-1 dims broadcast against a subscript's
+ * other sizes.  Computed as torch does: diagonals and sums within each
+ * operand, then the operands multiplied left to right, each pair by one
+ * batched clt_matmul over permuted and reshaped views, so float dtypes as
+ * clt_matmul where there are two or more operands.  At most CLT_MAX_DIMS
+ * distinct dims (letters plus ellipsis dims) in the whole equation and 32
+ * operands.  Errors (CLT_ERR_INVALID_ARGUMENT unless said) with torch's
+ * "einsum(): ..." messages: a bad character, a stray '.', subscripts that
+ * do not match an operand's dims, fewer or more operands than terms, an
+ * output subscript absent from the inputs or repeated; sizes that do not
+ * broadcast or a repeated subscript over different sizes:
+ * CLT_ERR_SHAPE_MISMATCH.  Gradients through the recorded views,
+ * diagonals, sums and matmuls (grad_fn names as those ops', which may
+ * differ from torch's in the last view).  operands: n tensors, borrowed.
+ * New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_einsum(const char *equation, const clt_tensor *const *operands, size_t n,
+                              clt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -128,4 +128,10 @@ clt_status clt__weight_without_grad(const clt_tensor *w, const char *arg, const 
  * PyTorch gives it; CLT_OK otherwise. */
 clt_status clt__check_inplace(const clt_tensor *t, const char *fn);
 
+/* The gradients of a @ b (torch.matmul's shapes) for g: *ga (need_a) and
+ * *gb (need_b), new tensors in the broadcast batch shape, which the engine
+ * reduces (src/autograd/grad_linalg.c). */
+clt_status clt__matmul_grad(const clt_tensor *a, const clt_tensor *b, const clt_tensor *g,
+                            bool need_a, bool need_b, clt_tensor **ga, clt_tensor **gb);
+
 #endif

@@ -24,13 +24,14 @@ static bool transposed(const clt_tensor *t)
     return t->strides[n - 2] == 1 && t->strides[n - 1] == t->shape[n - 2];
 }
 
-/* saved: a, b.  With 1-D operands made 2-D (a as a row, b as a column) and
+/* With 1-D operands made 2-D (a as a row, b as a column) and
  * g given their size-1 dims back: da = g @ b^T and db = a^T @ g, then the
- * added dims dropped; the engine sums broadcast batch dims away. */
-static clt_status bw_matmul(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+ * added dims dropped; the engine sums broadcast batch dims away (see
+ * autograd.h). */
+clt_status clt__matmul_grad(const clt_tensor *a, const clt_tensor *b, const clt_tensor *g,
+                            bool need_a, bool need_b, clt_tensor **ga, clt_tensor **gb)
 {
     clt_status st = CLT_OK;
-    const clt_tensor *a = S(0), *b = S(1);
     bool a1 = a->ndim == 1, b1 = b->ndim == 1;
     clt_tensor *A = NULL, *B = NULL, *G = NULL, *T = NULL, *R = NULL;
     int64_t gs[CLT_MAX_DIMS + 2];
@@ -49,15 +50,15 @@ static clt_status bw_matmul(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     CLT__TRY(clt__reshape(g, gn, gs, &G, "clt_backward"));
     CLT__TRY(a1 ? clt__unsqueeze(a, 0, &A, "clt_backward") : clt__alias(a, &A));
     CLT__TRY(b1 ? clt__unsqueeze(b, 1, &B, "clt_backward") : clt__alias(b, &B));
-    if (CLT__NEED(n, 0)) {
+    if (need_a) {
         CLT__TRY(mT(B, &T));
         CLT__TRY(clt__matmul(G, T, &R, "clt_backward"));
-        CLT__TRY(a1 ? clt__squeeze(R, -2, &gin[0], "clt_backward") : clt__alias(R, &gin[0]));
+        CLT__TRY(a1 ? clt__squeeze(R, -2, ga, "clt_backward") : clt__alias(R, ga));
         clt_tensor_free(T);
         clt_tensor_free(R);
         T = R = NULL;
     }
-    if (CLT__NEED(n, 1)) {
+    if (need_b) {
         if (!b1 && transposed(b)) {
             /* b is a transposed view (x @ W.T, a linear layer): compute
              * db^T = G^T @ A in W's own layout, so that the gradient reaches
@@ -67,11 +68,11 @@ static clt_status bw_matmul(clt__node *n, const clt_tensor *g, clt_tensor **gin)
             st = clt__matmul(gt, A, &R, "clt_backward");
             clt_tensor_free(gt);
             CLT__TRY(st);
-            CLT__TRY(mT(R, &gin[1]));
+            CLT__TRY(mT(R, gb));
         } else {
             CLT__TRY(mT(A, &T));
             CLT__TRY(clt__matmul(T, G, &R, "clt_backward"));
-            CLT__TRY(b1 ? clt__squeeze(R, -1, &gin[1], "clt_backward") : clt__alias(R, &gin[1]));
+            CLT__TRY(b1 ? clt__squeeze(R, -1, gb, "clt_backward") : clt__alias(R, gb));
         }
     }
 done:
@@ -81,6 +82,11 @@ done:
     clt_tensor_free(T);
     clt_tensor_free(R);
     return st;
+}
+
+static clt_status bw_matmul(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__matmul_grad(S(0), S(1), g, CLT__NEED(n, 0), CLT__NEED(n, 1), &gin[0], &gin[1]);
 }
 
 clt_status clt__matmul_rec(const char *fn, const clt_tensor *a, const clt_tensor *b,
