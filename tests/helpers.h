@@ -175,6 +175,33 @@ static inline void names_only(const char *fn)
     }
 }
 
+/* Host-side shapes: the element count of a shape, a flat row-major index
+ * to coordinates (0 for a dim of size 0) and back. */
+static inline int64_t host_numel(int nd, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int d = 0; d < nd; d++)
+        n *= shape[d];
+    return n;
+}
+
+static inline void host_unravel(int64_t i, int nd, const int64_t *shape, int64_t *c)
+{
+    for (int d = nd - 1; d >= 0; d--) {
+        c[d] = shape[d] ? i % shape[d] : 0;
+        i = shape[d] ? i / shape[d] : 0;
+    }
+}
+
+static inline int64_t host_ravel(const int64_t *c, int nd, const int64_t *shape)
+{
+    int64_t i = 0;
+    for (int d = 0; d < nd; d++)
+        i = i * shape[d] + c[d];
+    return i;
+}
+
+
 /* Equal within a relative and absolute tolerance; NaN equals NaN. */
 static inline int close_enough(double got, double want, double rtol, double atol)
 {

@@ -14,35 +14,11 @@
 
 /* ---- host-side tensors ----------------------------------------------------------- */
 
-static int64_t numel_of(int nd, const int64_t *shape)
-{
-    int64_t n = 1;
-    for (int d = 0; d < nd; d++)
-        n *= shape[d];
-    return n;
-}
-
-static void unravel(int64_t i, int nd, const int64_t *shape, int64_t *c)
-{
-    for (int d = nd - 1; d >= 0; d--) {
-        c[d] = i % shape[d];
-        i /= shape[d];
-    }
-}
-
-static int64_t ravel(const int64_t *c, int nd, const int64_t *shape)
-{
-    int64_t i = 0;
-    for (int d = 0; d < nd; d++)
-        i = i * shape[d] + c[d];
-    return i;
-}
-
 /* A contiguous tensor of `dtype` holding vals (row-major). */
 static clt_tensor *mk(clt_device *dev, clt_dtype dtype, int nd, const int64_t *shape,
                       const double *vals)
 {
-    int64_t n = numel_of(nd, shape);
+    int64_t n = host_numel(nd, shape);
     size_t es = clt_dtype_size(dtype);
     unsigned char *buf = malloc((size_t)(n ? n : 1) * es);
     cr_assert_not_null(buf);
@@ -63,14 +39,14 @@ static clt_tensor *mk_transposed(clt_device *dev, clt_dtype dtype, int nd, const
     memcpy(bs, shape, sizeof(int64_t) * (size_t)nd);
     bs[d0] = shape[d1];
     bs[d1] = shape[d0];
-    int64_t n = numel_of(nd, shape);
+    int64_t n = host_numel(nd, shape);
     double *bv = malloc((size_t)(n ? n : 1) * sizeof *bv);
     for (int64_t i = 0; i < n; i++) {
-        unravel(i, nd, shape, c);
+        host_unravel(i, nd, shape, c);
         int64_t t = c[d0];
         c[d0] = c[d1];
         c[d1] = t;
-        bv[ravel(c, nd, bs)] = vals[i];
+        bv[host_ravel(c, nd, bs)] = vals[i];
     }
     clt_tensor *base = mk(dev, dtype, nd, bs, bv), *v = NULL;
     CHECK(clt_transpose(base, d0, d1, &v));
@@ -90,14 +66,14 @@ static clt_tensor *mk_sliced(clt_device *dev, clt_dtype dtype, int nd, const int
     int64_t bs[CLT_MAX_DIMS], c[CLT_MAX_DIMS];
     memcpy(bs, shape, sizeof(int64_t) * (size_t)nd);
     bs[dim] = shape[dim] * step + 1;
-    int64_t bn = numel_of(nd, bs), n = numel_of(nd, shape);
+    int64_t bn = host_numel(nd, bs), n = host_numel(nd, shape);
     double *bv = malloc((size_t)(bn ? bn : 1) * sizeof *bv);
     for (int64_t i = 0; i < bn; i++)
         bv[i] = junk;
     for (int64_t i = 0; i < n; i++) {
-        unravel(i, nd, shape, c);
+        host_unravel(i, nd, shape, c);
         c[dim] = 1 + c[dim] * step;
-        bv[ravel(c, nd, bs)] = vals[i];
+        bv[host_ravel(c, nd, bs)] = vals[i];
     }
     clt_tensor *base = mk(dev, dtype, nd, bs, bv), *v = NULL;
     CHECK(clt_slice(base, dim, 1, INT64_MAX, step, &v));
@@ -168,12 +144,12 @@ static double *ref_index_select(int nd, const int64_t *shape, const double *t, i
 {
     memcpy(oshape, shape, sizeof(int64_t) * (size_t)nd);
     oshape[dim] = count;
-    int64_t n = numel_of(nd, oshape), c[CLT_MAX_DIMS];
+    int64_t n = host_numel(nd, oshape), c[CLT_MAX_DIMS];
     double *o = malloc((size_t)(n ? n : 1) * sizeof *o);
     for (int64_t i = 0; i < n; i++) {
-        unravel(i, nd, oshape, c);
+        host_unravel(i, nd, oshape, c);
         c[dim] = (int64_t)idx[c[dim]];
-        o[i] = t[ravel(c, nd, shape)];
+        o[i] = t[host_ravel(c, nd, shape)];
     }
     return o;
 }
@@ -181,12 +157,12 @@ static double *ref_index_select(int nd, const int64_t *shape, const double *t, i
 static double *ref_gather(int nd, const int64_t *shape, const double *t, int dim,
                           const int64_t *ishape, const double *idx)
 {
-    int64_t n = numel_of(nd, ishape), c[CLT_MAX_DIMS];
+    int64_t n = host_numel(nd, ishape), c[CLT_MAX_DIMS];
     double *o = malloc((size_t)(n ? n : 1) * sizeof *o);
     for (int64_t i = 0; i < n; i++) {
-        unravel(i, nd, ishape, c);
+        host_unravel(i, nd, ishape, c);
         c[dim] = (int64_t)idx[i];
-        o[i] = t[ravel(c, nd, shape)];
+        o[i] = t[host_ravel(c, nd, shape)];
     }
     return o;
 }
@@ -197,15 +173,15 @@ static float *ref_scatter_f32(int nd, const int64_t *shape, const double *t, int
                               const int64_t *ishape, const double *idx,
                               const int64_t *sshape, const double *src, bool add)
 {
-    int64_t n = numel_of(nd, shape), ni = numel_of(nd, ishape), c[CLT_MAX_DIMS];
+    int64_t n = host_numel(nd, shape), ni = host_numel(nd, ishape), c[CLT_MAX_DIMS];
     float *o = malloc((size_t)(n ? n : 1) * sizeof *o);
     for (int64_t i = 0; i < n; i++)
         o[i] = (float)t[i];
     for (int64_t i = 0; i < ni; i++) {
-        unravel(i, nd, ishape, c);
-        float v = (float)src[ravel(c, nd, sshape)];
+        host_unravel(i, nd, ishape, c);
+        float v = (float)src[host_ravel(c, nd, sshape)];
         c[dim] = (int64_t)idx[i];
-        int64_t j = ravel(c, nd, shape);
+        int64_t j = host_ravel(c, nd, shape);
         volatile float sum = o[j] + v;
         o[j] = add ? sum : v;
     }
@@ -221,14 +197,14 @@ static float *ref_index_add_f32(int nd, const int64_t *shape, const double *t, i
     int64_t sshape[CLT_MAX_DIMS], c[CLT_MAX_DIMS];
     memcpy(sshape, shape, sizeof(int64_t) * (size_t)nd);
     sshape[dim] = count;
-    int64_t n = numel_of(nd, shape), ns = numel_of(nd, sshape);
+    int64_t n = host_numel(nd, shape), ns = host_numel(nd, sshape);
     float *o = malloc((size_t)(n ? n : 1) * sizeof *o);
     for (int64_t i = 0; i < n; i++)
         o[i] = (float)t[i];
     for (int64_t i = 0; i < ns; i++) {
-        unravel(i, nd, sshape, c);
+        host_unravel(i, nd, sshape, c);
         c[dim] = (int64_t)idx[c[dim]];
-        int64_t j = ravel(c, nd, shape);
+        int64_t j = host_ravel(c, nd, shape);
         volatile float prod = alpha * (float)src[i];
         volatile float sum = o[j] + prod;
         o[j] = sum;
@@ -273,7 +249,7 @@ Test(index, index_select_every_dim_and_dtype)
             double *want = ref_index_select(3, shape, tv, w, iv, 7, oshape);
             cr_assert_eq(clt_tensor_dtype(r), dt);
             assert_shape(r, 3, oshape);
-            assert_values(r, want, numel_of(3, oshape));
+            assert_values(r, want, host_numel(3, oshape));
             free(want);
             free(iv);
             clt_tensor_free(idx);
@@ -298,7 +274,7 @@ Test(index, index_select_strided_operands)
     CHECK(clt_index_select(t, 1, idx, &r));
     double *want = ref_index_select(3, shape, tv, 1, iv, 5, oshape);
     assert_shape(r, 3, oshape);
-    assert_values(r, want, numel_of(3, oshape));
+    assert_values(r, want, host_numel(3, oshape));
     clt_tensor_free(r);
     free(want);
 
@@ -306,7 +282,7 @@ Test(index, index_select_strided_operands)
     clt_tensor *s = mk_sliced(dev, CLT_FLOAT32, 3, shape, tv, 1, 3, -1.0);
     CHECK(clt_index_select(s, -2, idx, &r));
     want = ref_index_select(3, shape, tv, 1, iv, 5, oshape);
-    assert_values(r, want, numel_of(3, oshape));
+    assert_values(r, want, host_numel(3, oshape));
     free(want);
     clt_tensor_free(r);
     clt_tensor_free(s);
@@ -382,7 +358,7 @@ Test(index, gather_every_dim_and_strides)
         /* index smaller than t apart from dim, larger along it */
         int64_t ishape[3] = {3, 4, 2};
         ishape[w] = 7;
-        int64_t ni = numel_of(3, ishape);
+        int64_t ni = host_numel(3, ishape);
         double *iv = indices(ni, shape[w], 21 + (unsigned)w);
         double *want = ref_gather(3, shape, tv, w, ishape, iv);
         clt_tensor *idx_plain = mk(dev, CLT_INT64, 3, ishape, iv);
@@ -452,7 +428,7 @@ Test(index, scatter_and_scatter_add_every_dim)
         int64_t ishape[3] = {3, 2, 4}, sshape[3] = {4, 3, 5};
         ishape[w] = 6; /* more entries than t's dim: repeated destinations */
         sshape[w] = 7;
-        int64_t ni = numel_of(3, ishape), ns = numel_of(3, sshape);
+        int64_t ni = host_numel(3, ishape), ns = host_numel(3, sshape);
         double *iv = indices(ni, shape[w], 51 + (unsigned)w);
         double *sv = values(CLT_FLOAT32, ns, 61 + (unsigned)w);
         for (int64_t i = 0; i < ns; i++)
@@ -552,7 +528,7 @@ Test(index, index_add_every_dim_with_alpha)
         int64_t count = 9, sshape[3];
         memcpy(sshape, shape, sizeof sshape);
         sshape[w] = count;
-        int64_t ns = numel_of(3, sshape);
+        int64_t ns = host_numel(3, sshape);
         double *iv = indices(count, shape[w], 81 + (unsigned)w);
         double *sv = values(CLT_FLOAT32, ns, 91 + (unsigned)w);
         for (int64_t i = 0; i < ns; i++)
@@ -1551,9 +1527,9 @@ Test(index, int32_indices_select_like_int64)
             double *want = ref_index_select(3, shape, tv, w, iv, 7, oshape);
             cr_assert_eq(clt_tensor_dtype(r32), dt);
             assert_shape(r32, 3, oshape);
-            assert_values(r32, want, numel_of(3, oshape));
+            assert_values(r32, want, host_numel(3, oshape));
             double *same = rd(r64);
-            assert_values(r32, same, numel_of(3, oshape));
+            assert_values(r32, same, host_numel(3, oshape));
             free(same);
             free(want);
             free(iv);
@@ -1595,7 +1571,7 @@ Test(index, int32_indices_add_like_int64)
         int64_t count = 9, sshape[3];
         memcpy(sshape, shape, sizeof sshape);
         sshape[w] = count;
-        int64_t ns = numel_of(3, sshape);
+        int64_t ns = host_numel(3, sshape);
         double *iv = indices(count, shape[w], 231 + (unsigned)w);
         double *sv = values(CLT_FLOAT32, ns, 241 + (unsigned)w);
         for (int64_t i = 0; i < ns; i++)

@@ -14,30 +14,6 @@
 
 /* ---- host-side tensors ----------------------------------------------------------- */
 
-static int64_t numel_of(int nd, const int64_t *shape)
-{
-    int64_t n = 1;
-    for (int d = 0; d < nd; d++)
-        n *= shape[d];
-    return n;
-}
-
-static void unravel(int64_t i, int nd, const int64_t *shape, int64_t *c)
-{
-    for (int d = nd - 1; d >= 0; d--) {
-        c[d] = i % shape[d];
-        i /= shape[d];
-    }
-}
-
-static int64_t ravel(const int64_t *c, int nd, const int64_t *shape)
-{
-    int64_t i = 0;
-    for (int d = 0; d < nd; d++)
-        i = i * shape[d] + c[d];
-    return i;
-}
-
 static clt_device *cpu0(void)
 {
     return get_device("cpu:0");
@@ -202,7 +178,7 @@ Test(index_more, index_fill_and_index_copy_every_dim)
         double want[60];
         int64_t c[3];
         for (int64_t i = 0; i < 60; i++) {
-            unravel(i, 3, ts, c);
+            host_unravel(i, 3, ts, c);
             want[i] = (c[d] == 0 || c[d] == size - 1) ? -7.5 : tv[i];
         }
         assert_values(r, want, 60);
@@ -211,16 +187,16 @@ Test(index_more, index_fill_and_index_copy_every_dim)
         /* copy: src slices into places [size-1, 0, size-1]: the last wins */
         int64_t ss[3] = {ts[0], ts[1], ts[2]};
         ss[d] = 3;
-        int64_t sn = numel_of(3, ss);
+        int64_t sn = host_numel(3, ss);
         double *sv = values(sn, 11, true), ci[3] = {(double)(size - 1), 0, (double)(size - 1)};
         clt_tensor *src = mk(CLT_FLOAT64, 3, ss, sv);
         idx = mk_i64(1, (int64_t[]){3}, ci);
         CHECK(clt_index_copy(t, dim, idx, src, &r));
         memcpy(want, tv, sizeof want);
         for (int64_t i = 0; i < sn; i++) {
-            unravel(i, 3, ss, c);
+            host_unravel(i, 3, ss, c);
             c[d] = (int64_t)ci[c[d]];
-            want[ravel(c, 3, ts)] = sv[i];
+            want[host_ravel(c, 3, ts)] = sv[i];
         }
         assert_values(r, want, 60);
         clt_tensor_free(r);
@@ -289,7 +265,7 @@ Test(index_more, index_put_broadcast_indices_and_values)
             for (int q = 0; q < 3; q++)
                 for (int k = 0; k < 2; k++) {
                     int64_t c[3] = {wrap(i0[p], 4), wrap(i1[q], 3), k};
-                    double *w = &want[ravel(c, 3, ts)];
+                    double *w = &want[host_ravel(c, 3, ts)];
                     *w = acc ? (double)((float)*w + (float)vv[k]) : vv[k];
                 }
         assert_values(r, want, 24);

@@ -12,30 +12,6 @@
 
 /* ---- host arrays -------------------------------------------------------------------- */
 
-static int64_t nel(int nd, const int64_t *s)
-{
-    int64_t n = 1;
-    for (int d = 0; d < nd; d++)
-        n *= s[d];
-    return n;
-}
-
-static void unravel(int64_t i, int nd, const int64_t *s, int64_t *c)
-{
-    for (int d = nd - 1; d >= 0; d--) {
-        c[d] = s[d] ? i % s[d] : 0;
-        i = s[d] ? i / s[d] : 0;
-    }
-}
-
-static int64_t ravel(const int64_t *c, int nd, const int64_t *s)
-{
-    int64_t i = 0;
-    for (int d = 0; d < nd; d++)
-        i = i * s[d] + c[d];
-    return i;
-}
-
 /* Small integers every dtype holds exactly (0/1 for bool, >= 0 for uint8). */
 static double value_at(int64_t i, clt_dtype dt)
 {
@@ -51,18 +27,18 @@ static double value_at(int64_t i, clt_dtype dt)
 static clt_tensor *mk_transposed(clt_device *dev, clt_dtype dt, int nd, const int64_t *s,
                                  double **host)
 {
-    int64_t n = nel(nd, s), bs[CLT_MAX_DIMS], c[CLT_MAX_DIMS];
+    int64_t n = host_numel(nd, s), bs[CLT_MAX_DIMS], c[CLT_MAX_DIMS];
     double *h = malloc((size_t)(n ? n : 1) * sizeof *h), *b = malloc((size_t)(n ? n : 1) * sizeof *b);
     memcpy(bs, s, sizeof(int64_t) * (size_t)nd);
     bs[nd - 1] = s[nd - 2];
     bs[nd - 2] = s[nd - 1];
     for (int64_t i = 0; i < n; i++) {
         h[i] = value_at(i, dt);
-        unravel(i, nd, s, c);
+        host_unravel(i, nd, s, c);
         int64_t t = c[nd - 1];
         c[nd - 1] = c[nd - 2];
         c[nd - 2] = t;
-        b[ravel(c, nd, bs)] = h[i];
+        b[host_ravel(c, nd, bs)] = h[i];
     }
     clt_tensor *base = tensor_of(dev, dt, nd, bs, b), *v = NULL;
     CHECK(clt_transpose(base, -1, -2, &v));
@@ -83,16 +59,16 @@ typedef int64_t (*src_fn)(int d, int64_t j, const void *ctx);
 static double *gather_ref(const double *in, int nd, const int64_t *is, const int64_t *os,
                           src_fn map, const void *ctx, double fill)
 {
-    int64_t n = nel(nd, os), c[CLT_MAX_DIMS];
+    int64_t n = host_numel(nd, os), c[CLT_MAX_DIMS];
     double *r = malloc((size_t)(n ? n : 1) * sizeof *r);
     for (int64_t i = 0; i < n; i++) {
-        unravel(i, nd, os, c);
+        host_unravel(i, nd, os, c);
         bool filled = false;
         for (int d = 0; d < nd; d++) {
             c[d] = map(d, c[d], ctx);
             filled = filled || c[d] < 0;
         }
-        r[i] = filled ? fill : in[ravel(c, nd, is)];
+        r[i] = filled ? fill : in[host_ravel(c, nd, is)];
     }
     return r;
 }
@@ -101,7 +77,7 @@ static double *gather_ref(const double *in, int nd, const int64_t *is, const int
 static void assert_values(const clt_tensor *got, int nd, const int64_t *s, const double *want)
 {
     assert_shape(got, nd, s);
-    int64_t n = nel(nd, s);
+    int64_t n = host_numel(nd, s);
     double *g = read_as_f64(got);
     for (int64_t i = 0; i < n; i++)
         cr_assert(g[i] == want[i] || (isnan(g[i]) && isnan(want[i])),
@@ -253,7 +229,7 @@ Test(shape, diagonal_views)
                 c[other] = o;
                 c[a] = off >= 0 ? i : i - off;
                 c[b] = off >= 0 ? i + off : i;
-                want[o * len + i] = h[ravel(c, 3, s)];
+                want[o * len + i] = h[host_ravel(c, 3, s)];
             }
         CHECK(clt_diagonal(t, off, cases[k].d1, cases[k].d2, &d));
         assert_values(d, 2, (int64_t[]){s[other], len}, want);
@@ -324,7 +300,7 @@ Test(shape, flip_and_roll_every_dtype_transposed)
         free(want);
         clt_tensor_free(r);
         /* flattened roll: shape kept */
-        int64_t n = nel(3, s), flat[1] = {n};
+        int64_t n = host_numel(3, s), flat[1] = {n};
         flip_ctx fc = {flat, {false}, {-17}, {0}};
         CHECK(clt_roll(t, (int64_t[]){-17}, NULL, 0, &r));
         want = gather_ref(h, 1, flat, flat, roll_src, &fc, 0);
