@@ -4,6 +4,8 @@
  * by finite differences, dropout and its generator, clone and to, the
  * causal mask, errors.  Parity with torch itself is tests/conformance.py's
  * decoder section. */
+#include <stdio.h>
+
 #include "gradcheck.h"
 
 /* ---- helpers --------------------------------------------------------------------------- */
