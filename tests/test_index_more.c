@@ -590,7 +590,8 @@ Test(index_more, searchsorted_rows_nan_and_bucketize)
     assert_values(r, want, 8);
     clt_tensor_free(r);
     /* refusals */
-    clt_tensor *s33 = mk(CLT_FLOAT32, 2, (int64_t[]){3, 3}, vals);
+    double nine[9] = {0, 1, 2, 0, 1, 2, 0, 1, 2};
+    clt_tensor *s33 = mk(CLT_FLOAT32, 2, (int64_t[]){3, 3}, nine);
     assert_error(clt_searchsorted(s33, v, 0, &r), CLT_ERR_SHAPE_MISMATCH,
                   "first N-1 dimensions of boundaries tensor and input value tensor must match");
     assert_error(clt_bucketize(v, sr, 0, &r), CLT_ERR_SHAPE_MISMATCH,

@@ -361,6 +361,10 @@ clt_status clt__unique(const clt_tensor *t, bool consecutive, clt_tensor **value
         CLT__TRY(clt__narrow(sv, 0, 0, m, &b, fn));
         CLT__TRY(clt__ne_in(fn, a, b, &ne));
         CLT__TRY(read_flags(ne, 1, &m, &flags, fn));
+        unsigned char *grown = clt__realloc(flags, (size_t)n, 1); /* m + 1 */
+        if (grown == NULL)
+            CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: %lld flags", fn, (long long)n));
+        flags = grown;
         memmove(flags + 1, flags, (size_t)m);
     } else {
         flags = clt__malloc(1);
