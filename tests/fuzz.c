@@ -1878,7 +1878,10 @@ static void op_index_more(fz *f)
     clt_tensor *out = SENT, **op = OUTP(f, &out);
     clt_status st;
     int nd = clt_tensor_ndim(t);
-    const int64_t *sh = clt_tensor_shape(t);
+    static const int64_t no_dims[1];
+    const int64_t *sh = t ? clt_tensor_shape(t) : NULL;
+    if (sh == NULL) /* a NULL tensor: no dims to copy (memcpy takes no NULL) */
+        sh = no_dims;
     int d = rand_dim(f, nd), w = wrap_dim(d, nd);
     int64_t size = w >= 0 && nd > 0 ? sh[w] : 1, n = pick(f, 5);
     clt_tensor *idx = chance(f, 75) ? make_index(f, t, chance(f, 80) ? 1 : 0, &n, size)

@@ -286,8 +286,13 @@ static clt_status conv_check(const clt_tensor *x, const clt_tensor *w, const clt
     g->sh = o->stride[0], g->sw = o->stride[1];
     g->ph = o->padding[0], g->pw = o->padding[1];
     g->dh = o->dilation[0], g->dw = o->dilation[1];
-    g->Ho = (ph - ekh) / g->sh + 1;
-    g->Wo = (pw - ekw) / g->sw + 1;
+    /* a kernel of size 0 with a huge dilation spans below zero: the
+     * differences can pass the int64 range */
+    int64_t rh = 0, rw = 0;
+    if (__builtin_sub_overflow(ph, ekh, &rh) || __builtin_sub_overflow(pw, ekw, &rw))
+        return extents_error(fn, x, w->shape + 2, o->padding, o->dilation);
+    g->Ho = rh / g->sh + 1;
+    g->Wo = rw / g->sw + 1;
     /* the output's size, before anything multiplies Ho by Wo */
     int64_t oshape[4] = {g->N, g->O, g->Ho, g->Wo};
     if ((st = clt__check_shape(4, oshape, fn)) != CLT_OK)
