@@ -1627,7 +1627,8 @@ clt_status clt__sample_(clt__sampler kind, clt_tensor *t, clt_generator *gen, do
  * a repeated dim is an error. */
 clt_status clt__dims_mask(const clt_tensor *a, const int *dims, int ndims, unsigned *mask,
                           const char *fn);
-/* a seen as [outer, R, inner] around dim d (a 0-dim a: one element). */
+/* a seen as [outer, R, inner] around dim d (a 0-dim a: one element).  In
+ * src/ops/sort.c. */
 void clt__around(const clt_tensor *a, int d, int64_t *outer, int64_t *R, int64_t *inner);
 /* torch.amax (max true) or torch.amin over dims. */
 clt_status clt__amax(const clt_tensor *a, const int *dims, int ndims, int keepdim, bool max,

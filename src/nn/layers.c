@@ -9,18 +9,10 @@
 
 #include "nn/nn.h"
 
-/* A scope for a layer's intermediate tensors: everything made inside goes
- * at the end but the result, which goes to the caller's scope. */
-static clt_status finish(clt_status st, clt_tensor **out)
-{
-    if (st == CLT_OK)
-        st = clt_scope_keep(*out);
-    clt_scope_end();
-    if (st != CLT_OK)
-        *out = NULL; /* released with the scope */
-    return st;
-}
+/* A layer's intermediate tensors live in a scope of their own, which
+ * clt__scope_finish closes, handing only the result to the caller's scope. */
 
+/* *p, taken: *p is left NULL. */
 static clt_tensor *keep_null(clt_tensor **p)
 {
     clt_tensor *t = *p;
@@ -103,7 +95,7 @@ static clt_status layer_norm_in(const char *fn, const clt_tensor *x, int k, cons
     else
         *out = keep_null(&yr);
 done:
-    return finish(st, out);
+    return clt__scope_finish(st, out);
 }
 
 /* i[0] the number of normalised (last) dims, i[1..] their sizes; f[0] eps. */
@@ -304,7 +296,7 @@ static clt_status group_norm_in(const char *fn, const clt_tensor *x, int64_t gro
         *out = y;
     }
 done:
-    return finish(st, out);
+    return clt__scope_finish(st, out);
 }
 
 clt_status clt_group_norm(const clt_tensor *input, int64_t num_groups, const clt_tensor *weight,
@@ -498,7 +490,7 @@ static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
     for (int k = 0; k < 3 && next[k]; k++)
         CLT__TRY(clt__forward_defer_write(m->bufs[k], next[k]));
 done:
-    return finish(st, out);
+    return clt__scope_finish(st, out);
 }
 
 static const clt__module_ops batch_norm1d_ops = {"BatchNorm1d", batch_norm_forward, NULL, NULL};
@@ -609,7 +601,7 @@ clt_status clt__dropout(const char *fn, clt_generator *gen, double p, const clt_
     CLT__TRY(clt__mul_rec(fn, x, kf, &y));
     CLT__TRY(clt__mul_scalar_rec(fn, y, 1.0 / (1.0 - p), out));
 done:
-    return finish(st, out);
+    return clt__scope_finish(st, out);
 }
 
 static const clt__module_ops dropout_ops = {"Dropout", dropout_forward, NULL, NULL};

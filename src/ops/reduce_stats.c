@@ -179,19 +179,6 @@ static const char *stats_options(clt_dtype dt, const char *fn)
 
 static const char *const pick_names[] = {"kthvalue", "median", "nanmedian", "mode"};
 
-void clt__around(const clt_tensor *a, int d, int64_t *outer, int64_t *R, int64_t *inner)
-{
-    *outer = *R = *inner = 1;
-    for (int k = 0; k < a->ndim; k++) {
-        if (k < d)
-            *outer *= a->shape[k];
-        else if (k == d)
-            *R = a->shape[k];
-        else
-            *inner *= a->shape[k];
-    }
-}
-
 clt_status clt__order_stat(const clt_tensor *a, clt__stat_pick what, bool all, int dim, int64_t k,
                            int keepdim, clt_tensor **values, clt_tensor **indices,
                            const char *fn)

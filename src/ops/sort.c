@@ -42,8 +42,8 @@ static clt_status launch(clt_device *dev, const char *opts, const char *kernel, 
 }
 
 /* a seen as [outer, R, inner] around dimension d (a 0-dim tensor: one
- * element). */
-static void around(const clt_tensor *a, int d, int64_t *outer, int64_t *R, int64_t *inner)
+ * element); internal.h declares it for the order statistics too. */
+void clt__around(const clt_tensor *a, int d, int64_t *outer, int64_t *R, int64_t *inner)
 {
     *outer = *R = *inner = 1;
     for (int k = 0; k < a->ndim; k++) {
@@ -124,7 +124,7 @@ clt_status clt__sort(const clt_tensor *a, int dim, bool descending, clt_tensor *
     if (st != CLT_OK)
         return st;
     int64_t outer, R, inner;
-    around(a, d, &outer, &R, &inner);
+    clt__around(a, d, &outer, &R, &inner);
     clt_tensor *v = NULL, *x = NULL;
     CLT__TRY(clt__result_new(fn, a->dev, a->dtype, a->ndim, a->shape, &v));
     CLT__TRY(clt__result_new(fn, a->dev, CLT_INT64, a->ndim, a->shape, &x));
@@ -236,7 +236,7 @@ clt_status clt__topk(const clt_tensor *a, int64_t k, int dim, bool largest,
         return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: \"topk\" not implemented for bool tensors",
                           fn);
     int64_t outer, R, inner;
-    around(a, d, &outer, &R, &inner);
+    clt__around(a, d, &outer, &R, &inner);
     if (k < 0 || k > R)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: selected index k out of range (k = %lld, size %lld along "
