@@ -568,6 +568,81 @@ CLT_API clt_status clt_sequential_lr(clt_optimizer *opt, clt_lr_scheduler *const
 CLT_API clt_status clt_chained_scheduler(clt_lr_scheduler *const *schedulers, size_t n,
                                          clt_lr_scheduler **out);
 
+/* ---- L-BFGS and steps that take a closure --------------------------------- */
+
+/* torch.optim.LBFGS's settings; CLT_LBFGS_DEFAULTS are torch 1.13's: lr 1,
+ * max_iter 20, max_eval max_iter * 5 / 4 (a negative max_eval means torch's
+ * None: that default), tolerance_grad 1e-7, tolerance_change 1e-9,
+ * history_size 100, line_search_fn NULL (torch's None: fixed steps of lr)
+ * or "strong_wolfe" (torch's _strong_wolfe: cubic interpolation, c1 1e-4,
+ * c2 0.9, at most 25 evaluations).  The string is compared, not kept. */
+typedef struct clt_lbfgs_opts {
+    double lr;
+    int64_t max_iter, max_eval;
+    double tolerance_grad, tolerance_change;
+    int64_t history_size;
+    const char *line_search_fn;
+} clt_lbfgs_opts;
+#define CLT_LBFGS_DEFAULTS {1.0, 20, -1, 1e-7, 1e-9, 100, NULL}
+
+/* L-BFGS (torch 1.13's LBFGS, its branches and tests in its order): every
+ * parameter taken as one flat vector (torch's _gather_flat_grad: a
+ * parameter without a gradient counts as zeros), the two-loop recursion
+ * over the last history_size pairs (y, s) whose y.s > 1e-10, H_diag = y.s /
+ * y.y, the first step of a run t = min(1, 1 / sum|g|) lr, then lr; with
+ * "strong_wolfe", t from torch's line search.  It steps only through
+ * clt_optimizer_step_closure (clt_optimizer_step refuses it, as torch's
+ * step() without a closure fails).  All parameters must share one device
+ * and one dtype (float32 or float64; torch holds them on one device).
+ * Each iteration reads back from the device the loss (the closure's
+ * double) and a few scalars: the directional derivative g.d, y.s and y.y,
+ * max|g| and, in the line search, g.d at each trial point; the two-loop's
+ * coefficients stay on the device.  Those scalars, t, H_diag and 1 / y.s
+ * are kept in double on the host where torch keeps 0-d tensors of the
+ * parameters' dtype, so float32 runs agree with torch's to float32
+ * rounding, float64 ones to the order of the sums.  The history takes up to
+ * 2 history_size + 2 vectors as large as all parameters together.
+ *
+ * lr negative, NaN or infinite, max_iter or history_size below 1, a NaN
+ * tolerance, or a line_search_fn other than NULL and "strong_wolfe" ("only
+ * 'strong_wolfe' is supported", torch's message, here at construction) is
+ * CLT_ERR_INVALID_ARGUMENT, as are parameters that hold no element at all;
+ * parameters of two dtypes are CLT_ERR_DTYPE_MISMATCH, on two devices
+ * CLT_ERR_DEVICE_MISMATCH.  Its state in files (clt_optimizer_save, torch's
+ * names, which torch keeps on parameter 0's state): "state.0.func_evals",
+ * "state.0.n_iter" (0-d int64), and once a step went past its first test,
+ * "state.0.d", "state.0.prev_flat_grad" (the parameters' dtype, all of
+ * them flat), "state.0.old_dirs", "state.0.old_stps" ([m, numel], torch's
+ * lists stacked, oldest first), "state.0.ro" ([m]), "state.0.t",
+ * "state.0.H_diag", "state.0.prev_loss" (0-d; these float64, which the
+ * device must hold to save them).  No momentum: schedules that cycle one
+ * refuse it.  As clt_sgd otherwise (parameters, ownership). */
+CLT_API clt_status clt_lbfgs(clt_tensor *const *params, size_t n, const clt_lbfgs_opts *opts,
+                             clt_optimizer **out);
+
+/* A closure: re-evaluates the model (zeroes the gradients, computes the
+ * loss, runs clt_backward) and writes the loss to *loss; returns CLT_OK,
+ * or a failure status after leaving a message (clt_last_error), which the
+ * step returns.  user is the pointer given to the step. */
+typedef clt_status (*clt_closure)(void *user, double *loss);
+
+/* optimizer.step(closure).  LBFGS calls fn as often as its iterations
+ * and line search need (at least once, at most max_eval times plus the
+ * line search's last ones, as torch's); every other kind calls it once
+ * and then takes one clt_optimizer_step.  *loss (loss may be NULL) gets
+ * the loss of the first evaluation, torch's return value; NaN on failure.
+ * The closure runs with no scope of the step's open: what it makes is its
+ * own.  fn NULL is CLT_ERR_NULL_ARGUMENT.  A failing closure ends the step
+ * at once with its status and message: the parameters stay where that
+ * evaluation put them (LBFGS's line search evaluates at x + t d and puts x
+ * back after each success; a failure leaves x + t d), and LBFGS's
+ * counters (func_evals, n_iter) and history keep what the step had done,
+ * as torch's state after an exception; other kinds take no step.  Counts
+ * as one step (clt_optimizer_steps) when it succeeds.  A failure of the
+ * library during an LBFGS step (out of device memory) leaves the same. */
+CLT_API clt_status clt_optimizer_step_closure(clt_optimizer *opt, clt_closure fn, void *user,
+                                              double *loss);
+
 #ifdef __cplusplus
 }
 #endif

@@ -941,6 +941,19 @@ static clt_status meta_int(const st_file *sf, const char *key, int64_t *out)
     return CLT_OK;
 }
 
+/* LBFGS's line_search_fn: None or 'strong_wolfe' (torch's only one). */
+static clt_status meta_line_search(const st_file *sf, const char *key, const char **out)
+{
+    const char *v;
+    clt_status st = meta_need(sf, key, &v);
+    if (st != CLT_OK)
+        return st;
+    if (strcmp(v, "None") != 0 && strcmp(v, "'strong_wolfe'") != 0)
+        return meta_bad(sf, key, v, "None or 'strong_wolfe'");
+    *out = v[0] == 'N' ? NULL : "strong_wolfe";
+    return CLT_OK;
+}
+
 /* ---- optimizers' settings ---------------------------------------------------------------- */
 
 /* What an optimizer's file holds in __metadata__: its kind, and its
@@ -952,13 +965,14 @@ static clt_status meta_int(const st_file *sf, const char *key, int64_t *out)
 typedef struct opt_field {
     const char *key;
     size_t off; /* in clt__opt_settings */
-    char type;  /* 'd' double, 'b' bool (int), 'p' pair of doubles */
+    char type;  /* 'd' double, 'b' bool (int), 'p' pair of doubles, 'i' int64, 's' a
+                 * string or None (const char *: NULL, or "strong_wolfe") */
 } opt_field;
 
 #define F(member, key, type) {key, offsetof(clt__opt_settings, member), type}
 static const struct {
     const char *kind;
-    opt_field f[7];
+    opt_field f[8];
 } opt_fields[] = {
     {"SGD", {F(sgd.lr, "lr", 'd'), F(sgd.momentum, "momentum", 'd'),
              F(sgd.dampening, "dampening", 'd'), F(sgd.weight_decay, "weight_decay", 'd'),
@@ -987,6 +1001,12 @@ static const struct {
                F(rprop.step_size_min, "step_sizes", 'p')}},
     {"ASGD", {F(asgd.lr, "lr", 'd'), F(asgd.lambd, "lambd", 'd'), F(asgd.alpha, "alpha", 'd'),
               F(asgd.t0, "t0", 'd'), F(asgd.weight_decay, "weight_decay", 'd')}},
+    {"LBFGS", {F(lbfgs.lr, "lr", 'd'), F(lbfgs.max_iter, "max_iter", 'i'),
+               F(lbfgs.max_eval, "max_eval", 'i'),
+               F(lbfgs.tolerance_grad, "tolerance_grad", 'd'),
+               F(lbfgs.tolerance_change, "tolerance_change", 'd'),
+               F(lbfgs.history_size, "history_size", 'i'),
+               F(lbfgs.line_search_fn, "line_search_fn", 's')}},
 };
 #undef F
 
@@ -1003,7 +1023,8 @@ static const opt_field *fields_of(const char *kind)
  * may lack it. */
 static bool has_maximize(const char *kind)
 {
-    return strcmp(kind, "NAdam") != 0 && strcmp(kind, "RAdam") != 0;
+    return strcmp(kind, "NAdam") != 0 && strcmp(kind, "RAdam") != 0 &&
+           strcmp(kind, "LBFGS") != 0;
 }
 
 static size_t optimizer_meta(const clt_optimizer *opt, meta *md)
@@ -1021,6 +1042,11 @@ static size_t optimizer_meta(const clt_optimizer *opt, meta *md)
             put_double(&md[n++], f->key, *(const double *)at);
         } else if (f->type == 'b') {
             put(&md[n++], f->key, "%s", *(const int *)at ? "True" : "False");
+        } else if (f->type == 'i') {
+            put(&md[n++], f->key, "%lld", (long long)*(const int64_t *)at);
+        } else if (f->type == 's') {
+            const char *v = *(const char *const *)at;
+            put(&md[n++], f->key, v ? "'%s'" : "None", v);
         } else {
             fmt_double(b1, sizeof b1, ((const double *)at)[0]);
             fmt_double(b2, sizeof b2, ((const double *)at)[1]);
@@ -1103,6 +1129,10 @@ static clt_status optimizer_settings_read(const st_file *sf, const clt_optimizer
             st = meta_double(sf, f->key, (double *)at);
         else if (f->type == 'b')
             st = meta_bool(sf, f->key, (int *)at);
+        else if (f->type == 'i')
+            st = meta_int(sf, f->key, (int64_t *)at);
+        else if (f->type == 's')
+            st = meta_line_search(sf, f->key, (const char **)at);
         else
             st = meta_doubles(sf, f->key, (double *)at, 2);
     }
@@ -1182,6 +1212,21 @@ static clt_status unstarted_buffers(const st_file *sf, const clt_optimizer *opt,
     return CLT_OK;
 }
 
+/* LBFGS's state holds as many pairs of history as the file's old_dirs
+ * has rows, its counters alone before a step went past its first test,
+ * or nothing before any step: fresh expects what the file holds, which
+ * is then checked strictly as any other state. */
+static clt_status lbfgs_expect(const st_file *sf, clt_optimizer *fresh)
+{
+    clt__lbfgs *s = clt__optimizer_lbfgs(fresh);
+    if (s == NULL)
+        return CLT_OK;
+    const entry *dirs = find(sf, "state.0.old_dirs");
+    bool full = find(sf, "state.0.d") != NULL;
+    int64_t m = dirs && dirs->ndim == 2 ? dirs->shape[0] : 0;
+    return clt__lbfgs_expect(s, find(sf, "state.0.n_iter") != NULL, full, m, sf->fn);
+}
+
 clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
 {
     const char *fn = "clt_optimizer_load";
@@ -1209,6 +1254,7 @@ clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
     CLT__TRY(optimizer_settings_read(&sf, opt, &so, &has));
     snprintf(where, sizeof where, "%s: %s: the settings in __metadata__", fn, sf.path_q);
     CLT__TRY(clt__optimizer_like(opt, &so, where, &fresh));
+    CLT__TRY(lbfgs_expect(&sf, fresh));
     counts = optimizer_counts(fresh, fn); /* placeholders with the shapes to check */
     if (counts == NULL)
         CLT__TRY(clt_last_status());
@@ -1224,7 +1270,8 @@ clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
     CLT__TRY(check_state(&sf, arr, n, match));
     for (size_t k = 0; k < n; k++) {
         clt_dtype want = arr[k].tensor->dtype, got = sf.e[match[k]].dtype;
-        bool ok = k < n - OPT_EXTRA ? clt__dtype_is_float(got) : got == want;
+        bool ok = k < n - OPT_EXTRA && clt__dtype_is_float(want) ? clt__dtype_is_float(got)
+                                                                  : got == want;
         if (!ok) {
             char q[CLT__QUOTE_SIZE];
             CLT__TRY(bad(&sf, "dtype mismatch for %s: the checkpoint holds %s (%s), expected %s",

@@ -1,5 +1,6 @@
 /* optim.c: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop and ASGD
- * with one fused kernel launch per parameter tensor (cl/optim.cl),
+ * with one fused kernel launch per parameter tensor (cl/optim.cl), LBFGS's hooks (its
+ * steps in lbfgs.c),
  * gradient-norm clipping, and learning-rate schedules. */
 #include <math.h>
 #include <stdio.h>
@@ -9,7 +10,7 @@
 #include "optim/optim.h"
 
 typedef enum kind {
-    SGD, ADAM, ADAMW, RMSPROP, ADAGRAD, ADAMAX, NADAM, RADAM, ADADELTA, RPROP, ASGD
+    SGD, ADAM, ADAMW, RMSPROP, ADAGRAD, ADAMAX, NADAM, RADAM, ADADELTA, RPROP, ASGD, LBFGS
 } kind;
 
 /* SGD: momentum buffer; Adam: m, v, vmax; RMSprop: square_avg, momentum
@@ -49,6 +50,7 @@ struct clt_optimizer {
      * for the kinds without. */
     float *scalar[2];
     clt_tensor **scalar_t[2];
+    clt__lbfgs *lbfgs; /* LBFGS's state (lbfgs.c); NULL for the other kinds */
 };
 
 static const struct {
@@ -65,6 +67,7 @@ static const struct {
     [ADADELTA] = {"clt_adadelta", "Adadelta", "adadelta_step"},
     [RPROP] = {"clt_rprop", "Rprop", "rprop_step"},
     [ASGD] = {"clt_asgd", "ASGD", "asgd_step"},
+    [LBFGS] = {"clt_lbfgs", "LBFGS", NULL},
 };
 
 /* The names of the host scalars (scalar, scalar_t) of each kind that
@@ -106,6 +109,8 @@ static double *settings_lr(clt__opt_settings *c, kind k)
         return &c->rprop.lr;
     case ASGD:
         return &c->asgd.lr;
+    case LBFGS:
+        return &c->lbfgs.lr;
     default:
         return &c->adam.lr;
     }
@@ -131,6 +136,8 @@ static bool keeps_state(kind k, const clt__opt_settings *c, int j)
         return j < 2;
     case ASGD:
         return j == 0;
+    case LBFGS:
+        return false;
     default:
         return j < 2 || c->adam.amsgrad;
     }
@@ -235,6 +242,8 @@ static clt_status check_opts(kind k, const clt__opt_settings *c, const char *fn)
                               a->alpha, a->t0);
         return check_nonneg(a->weight_decay, "weight_decay", fn);
     }
+    if (k == LBFGS)
+        return clt__lbfgs_check(&c->lbfgs, fn);
     if (k == ADAMAX)
         return check_betas(c->adamax.beta1, c->adamax.beta2, c->adamax.eps,
                            c->adamax.weight_decay, fn);
@@ -415,6 +424,14 @@ static clt_status build(kind k, clt_tensor *const *params, size_t n, const clt__
     }
     o->set = *c;
     o->lr = *settings_lr(&o->set, k);
+    if (k == LBFGS) {
+        /* the caller's string is not kept */
+        o->set.lbfgs.line_search_fn = c->lbfgs.line_search_fn ? "strong_wolfe" : NULL;
+        if ((st = clt__lbfgs_new(params, n, fn, &o->lbfgs)) != CLT_OK) {
+            clt_optimizer_free(o);
+            return st;
+        }
+    }
     /* The state is made now rather than at the first step, so that the
      * first step already holds everything later steps hold and the
      * allocator's cache serves every later step. */
@@ -563,6 +580,18 @@ clt_status clt_asgd(clt_tensor *const *params, size_t n, const clt_asgd_opts *op
     return make(ASGD, params, n, &c, out);
 }
 
+clt_status clt_lbfgs(clt_tensor *const *params, size_t n, const clt_lbfgs_opts *opts,
+                     clt_optimizer **out)
+{
+    clt__opt_settings c = {.lbfgs = CLT_LBFGS_DEFAULTS};
+    if (opts)
+        c.lbfgs = *opts;
+    /* torch's max_eval None: max_iter * 5 // 4 */
+    if (c.lbfgs.max_eval < 0 && c.lbfgs.max_iter > 0)
+        c.lbfgs.max_eval = c.lbfgs.max_iter > INT64_MAX / 5 ? INT64_MAX : c.lbfgs.max_iter * 5 / 4;
+    return make(LBFGS, params, n, &c, out);
+}
+
 static void detach_schedules(clt_optimizer *o);
 
 void clt_optimizer_free(clt_optimizer *opt)
@@ -583,6 +612,7 @@ void clt_optimizer_free(clt_optimizer *opt)
         free(opt->scalar[j]);
         free(opt->scalar_t[j]);
     }
+    clt__lbfgs_free(opt->lbfgs);
     detach_schedules(opt);
     free(opt->params);
     free(opt->updates);
@@ -913,6 +943,10 @@ static clt_status step_ready(clt_optimizer *o)
 clt_status clt_optimizer_step(clt_optimizer *opt)
 {
     CLT__REQUIRE_ARG(opt, "clt_optimizer_step");
+    if (opt->kind == LBFGS)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "clt_optimizer_step: LBFGS requires a closure: step it with "
+                          "clt_optimizer_step_closure");
     clt_status st = step_ready(opt);
     if (st != CLT_OK)
         return clt__error_in(st, "clt_optimizer_step");
@@ -986,6 +1020,7 @@ static double *momentum_of(clt_optimizer *o)
     case ADADELTA:
     case RPROP:
     case ASGD:
+    case LBFGS:
         return NULL;
     case ADAMAX:
         return &o->set.adamax.beta1;
@@ -1063,6 +1098,18 @@ clt_status clt__optimizer_state(const clt_optimizer *o, size_t extra, clt_named_
             count++;
             bytes += (size_t)snprintf(NULL, 0, "state.%zu.%s", i, scalars[o->kind].name[j]) + 1;
         }
+    /* LBFGS's state, on parameter 0 as torch keeps it */
+    const char *const *lnames = NULL;
+    clt_tensor *const *ltensors = NULL;
+    size_t ln = 0;
+    if (o->lbfgs) {
+        clt_status st = clt__lbfgs_entries(o->lbfgs, &lnames, &ltensors, &ln, fn);
+        if (st != CLT_OK)
+            return st;
+        for (size_t k = 0; k < ln; k++)
+            bytes += strlen(lnames[k]) + 1;
+        count += ln;
+    }
     clt_named_tensor *arr = clt__calloc(1, (count + extra) * sizeof *arr + bytes + 1);
     if (arr == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
@@ -1081,6 +1128,11 @@ clt_status clt__optimizer_state(const clt_optimizer *o, size_t extra, clt_named_
             arr[m++].tensor = o->scalar_t[j][i];
             text += sprintf(text, "state.%zu.%s", i, scalars[o->kind].name[j]) + 1;
         }
+    for (size_t k = 0; k < ln; k++) {
+        arr[m].name = text;
+        arr[m++].tensor = ltensors[k];
+        text += sprintf(text, "%s", lnames[k]) + 1;
+    }
     *out = arr;
     *n = count;
     return CLT_OK;
@@ -1126,6 +1178,8 @@ clt_status clt__optimizer_loaded(clt_optimizer *o, const char *fn, const void *c
                 return st;
             o->scalar[j][i] = v;
         }
+    if (o->lbfgs)
+        return clt__lbfgs_loaded(o->lbfgs, o->set.lbfgs.history_size, fn, caller);
     return CLT_OK;
 }
 
@@ -1166,6 +1220,9 @@ void clt__optimizer_settings(const clt_optimizer *o, clt__opt_settings *c)
     case ASGD:
         c->asgd = mine.asgd;
         break;
+    case LBFGS:
+        c->lbfgs = mine.lbfgs;
+        break;
     default:
         c->adam = mine.adam;
     }
@@ -1194,6 +1251,18 @@ void clt__optimizer_swap(clt_optimizer *a, clt_optimizer *b)
     a->scheds = t.scheds;
     a->schedules = t.schedules;
     a->sched_cap = t.sched_cap;
+}
+
+clt__lbfgs *clt__optimizer_lbfgs(const clt_optimizer *o)
+{
+    return o->lbfgs;
+}
+
+void clt__optimizer_counted(clt_optimizer *o)
+{
+    for (size_t i = 0; i < o->n; i++)
+        o->updates[i]++;
+    o->steps++;
 }
 
 /* ---- clip_grad_norm, clip_grad_value ------------------------------------------------ */

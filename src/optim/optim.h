@@ -75,10 +75,12 @@ typedef struct clt__opt_settings {
     clt_adadelta_opts adadelta;
     clt_rprop_opts rprop;
     clt_asgd_opts asgd;
+    clt_lbfgs_opts lbfgs; /* line_search_fn NULL or the library's own string */
 } clt__opt_settings;
 
 /* The kind as PyTorch names its class: "SGD", "Adam", "AdamW", "RMSprop",
- * "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta", "Rprop" or "ASGD". */
+ * "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta", "Rprop", "ASGD" or
+ * "LBFGS". */
 const char *clt__optimizer_kind(const clt_optimizer *o);
 /* The settings of o's kind into the matching member of *c, and its
  * group's keys into c->group, the others untouched; lr is the rate now (a
@@ -198,5 +200,40 @@ bool clt__lr_scheduler_later(const clt_lr_scheduler *s);
 clt_status clt__lr_scheduler_set_container(clt_lr_scheduler *s, int64_t epoch,
                                            const int64_t *milestones, size_t n, double last_lr,
                                            const char *fn);
+
+/* ---- L-BFGS (src/optim/lbfgs.c) ------------------------------------------ */
+
+/* torch's LBFGS state (on its parameter 0): the counters, the last
+ * direction and step, the history, and the tensors that carry it into and
+ * out of files. */
+typedef struct clt__lbfgs clt__lbfgs;
+
+/* clt_lbfgs's checks of c (max_eval filled in already), with its
+ * messages naming fn. */
+clt_status clt__lbfgs_check(const clt_lbfgs_opts *c, const char *fn);
+/* An empty state for the n parameters (checked by the caller one by one):
+ * refuses two dtypes, two devices or no element at all.  Release with
+ * clt__lbfgs_free (NULL does nothing). */
+clt_status clt__lbfgs_new(clt_tensor *const *params, size_t n, const char *fn,
+                          clt__lbfgs **out);
+void clt__lbfgs_free(clt__lbfgs *s);
+/* The state as a file holds it: *n names (static strings) and tensors
+ * (borrowed from s, made now from its state), torch's keys "state.0.*". */
+clt_status clt__lbfgs_entries(clt__lbfgs *s, const char *const **names,
+                              clt_tensor *const **tensors, size_t *n, const char *fn);
+/* Makes the tensors clt__lbfgs_entries lists for a file that holds the
+ * counters only (full false) or everything with m pairs of history, for
+ * loading into. */
+clt_status clt__lbfgs_expect(clt__lbfgs *s, bool counts, bool full, int64_t m, const char *fn);
+/* After a file was loaded into those tensors: they become s's state
+ * (history_size the most pairs it may hold); reads the scalars back,
+ * waiting (caller: the user's call site). */
+clt_status clt__lbfgs_loaded(clt__lbfgs *s, int64_t history_size, const char *fn,
+                             const void *caller);
+/* o's LBFGS state, NULL for any other kind. */
+clt__lbfgs *clt__optimizer_lbfgs(const clt_optimizer *o);
+/* Counts a step o took through a closure (clt_optimizer_steps, and every
+ * parameter's update count). */
+void clt__optimizer_counted(clt_optimizer *o);
 
 #endif
