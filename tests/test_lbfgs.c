@@ -470,3 +470,191 @@ Test(lbfgs, rosenbrock_float32)
     ref_opts o = {1, 6, 8, 1e-7, 1e-9, 4, 1};
     against_reference(rosenbrock, X_ROSEN, &o, 2, CLT_FLOAT32, 2e-3, NULL);
 }
+
+/* The two safetensors files hold the same entries, byte for byte. */
+static void same_files(clt_device *dev, const char *p1, const char *p2)
+{
+    clt_named_tensor *e1 = NULL, *e2 = NULL;
+    size_t n1 = 0, n2 = 0;
+    CHECK(clt_load_safetensors(p1, dev, &e1, &n1));
+    CHECK(clt_load_safetensors(p2, dev, &e2, &n2));
+    cr_assert(n1 == n2 && n1 == 13, "%zu and %zu entries", n1, n2);
+    for (size_t k = 0; k < n1; k++) {
+        size_t b = clt_tensor_nbytes(e1[k].tensor);
+        cr_assert_str_eq(e1[k].name, e2[k].name);
+        cr_assert_eq(b, clt_tensor_nbytes(e2[k].tensor), "%s", e1[k].name);
+        char *h1 = malloc(b + 1), *h2 = malloc(b + 1);
+        CHECK(clt_tensor_read(e1[k].tensor, h1, b));
+        CHECK(clt_tensor_read(e2[k].tensor, h2, b));
+        cr_assert(memcmp(h1, h2, b) == 0, "%s differs", e1[k].name);
+        free(h1);
+        free(h2);
+    }
+    clt_named_tensors_free(e1, n1);
+    clt_named_tensors_free(e2, n2);
+}
+
+/* A file saved mid-run and loaded into a new optimizer over parameters put
+ * back to that point gives the bits of the uninterrupted run: the history
+ * (shifted: history_size below the pairs made), d, t, H_diag, prev_loss
+ * and the counters come back. */
+static void resume_bit_for_bit(const ref_opts *o, host_fn f, const double *x0)
+{
+    model a, b;
+    clt_optimizer *oa = NULL, *ob = NULL;
+    double xa[DIM], xb[DIM], la = 0, lb = 0;
+    model_make(&a, CLT_FLOAT64, f, x0);
+    make_lbfgs(&a, o, &oa);
+    for (int s = 0; s < 2; s++)
+        CHECK(clt_optimizer_step_closure(oa, closure, &a, &la));
+    CHECK(clt_optimizer_save(oa, tpath("mid.safetensors")));
+    model_read(&a, xb);
+    /* another optimizer with other settings, which the file's replace */
+    model_make(&b, CLT_FLOAT64, f, xb);
+    clt_lbfgs_opts other = CLT_LBFGS_DEFAULTS;
+    CHECK(clt_lbfgs(b.p, 2, &other, &ob));
+    CHECK(clt_optimizer_load(ob, tpath("mid.safetensors")));
+    CHECK(clt_optimizer_save(ob, tpath("again.safetensors")));
+    same_files(a.dev, tpath("mid.safetensors"), tpath("again.safetensors"));
+    for (int s = 0; s < 3; s++) {
+        CHECK(clt_optimizer_step_closure(oa, closure, &a, &la));
+        CHECK(clt_optimizer_step_closure(ob, closure, &b, &lb));
+        cr_assert(memcmp(&la, &lb, sizeof la) == 0, "step %d: loss %.17g resumed, %.17g", s, lb,
+                  la);
+    }
+    model_read(&a, xa);
+    model_read(&b, xb);
+    cr_assert(memcmp(xa, xb, sizeof xa) == 0, "the resumed run is not the uninterrupted one");
+    cr_assert_eq(clt_optimizer_steps(ob), 5);
+    long fa, na, fb, nb;
+    saved_counts(oa, a.dev, &fa, &na);
+    saved_counts(ob, b.dev, &fb, &nb);
+    cr_assert(fa == fb && na == nb && na > 2 * o->history_size, "counters %ld %ld, %ld %ld", fa,
+              na, fb, nb);
+    clt_optimizer_free(oa);
+    clt_optimizer_free(ob);
+    model_free(&a);
+    model_free(&b);
+}
+
+Test(lbfgs, file_resumes_bit_for_bit)
+{
+    ref_opts wolfe = {1, 4, 6, 1e-7, 1e-9, 2, 1}, fixed = {2e-3, 4, 6, 1e-7, 1e-9, 2, 0};
+    resume_bit_for_bit(&wolfe, rosenbrock, X_ROSEN);
+    resume_bit_for_bit(&fixed, rosenbrock, X_ROSEN);
+}
+
+Test(lbfgs, file_of_a_fresh_optimizer_and_of_one_at_its_optimum)
+{
+    model m;
+    clt_optimizer *opt = NULL, *other = NULL;
+    double xmin[DIM];
+    for (int i = 0; i < DIM; i++)
+        xmin[i] = -QB[i] / QC[i];
+    model_make(&m, CLT_FLOAT64, quadratic, xmin);
+    ref_opts o = {1, 20, 25, 1e-7, 1e-9, 100, 1};
+    make_lbfgs(&m, &o, &opt);
+    CHECK(clt_lbfgs(m.p, 2, NULL, &other));
+    /* nothing before a step; the counters alone after one that stops at
+     * its first test (torch's state then) */
+    CHECK(clt_optimizer_save(opt, tpath("fresh.safetensors")));
+    CHECK(clt_optimizer_load(other, tpath("fresh.safetensors")));
+    double loss = NAN;
+    CHECK(clt_optimizer_step_closure(opt, closure, &m, &loss));
+    cr_assert_eq(m.calls, 1);
+    long fe, ni;
+    saved_counts(opt, m.dev, &fe, &ni);
+    cr_assert(fe == 1 && ni == 0, "func_evals %ld, n_iter %ld", fe, ni);
+    CHECK(clt_optimizer_load(other, tpath("counts.safetensors")));
+    saved_counts(other, m.dev, &fe, &ni);
+    cr_assert(fe == 1 && ni == 0, "loaded: func_evals %ld, n_iter %ld", fe, ni);
+    clt_optimizer_free(opt);
+    clt_optimizer_free(other);
+    model_free(&m);
+}
+
+Test(lbfgs, errors)
+{
+    model m, m32;
+    clt_optimizer *opt = NULL;
+    model_make(&m, CLT_FLOAT64, quadratic, X_QUAD);
+    model_make(&m32, CLT_FLOAT32, quadratic, X_QUAD);
+    clt_lbfgs_opts o = CLT_LBFGS_DEFAULTS;
+    o.line_search_fn = "armijo";
+    cr_assert_eq(clt_lbfgs(m.p, 2, &o, &opt), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert_null(opt);
+    cr_assert(strstr(clt_last_error(), "only 'strong_wolfe' is supported"), "%s",
+              clt_last_error());
+    const clt_lbfgs_opts bad[] = {{-1, 20, -1, 1e-7, 1e-9, 100, NULL},
+                                  {NAN, 20, -1, 1e-7, 1e-9, 100, NULL},
+                                  {1, 0, -1, 1e-7, 1e-9, 100, NULL},
+                                  {1, 20, -1, NAN, 1e-9, 100, NULL},
+                                  {1, 20, -1, 1e-7, 1e-9, 0, NULL}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        cr_assert_eq(clt_lbfgs(m.p, 2, &bad[k], &opt), CLT_ERR_INVALID_ARGUMENT, "case %zu", k);
+        cr_assert_null(opt);
+    }
+    clt_tensor *mixed[2] = {m.p[0], m32.p[1]};
+    cr_assert_eq(clt_lbfgs(mixed, 2, NULL, &opt), CLT_ERR_DTYPE_MISMATCH);
+    cr_assert(strstr(clt_last_error(), "one vector of one dtype"), "%s", clt_last_error());
+
+    CHECK(clt_lbfgs(m.p, 2, NULL, &opt));
+    cr_assert_eq(clt_optimizer_step(opt), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "LBFGS requires a closure"), "%s", clt_last_error());
+    double loss = 0;
+    cr_assert_eq(clt_optimizer_step_closure(opt, NULL, &m, &loss), CLT_ERR_NULL_ARGUMENT);
+    cr_assert(isnan(loss));
+    cr_assert_eq(clt_optimizer_momentum(opt), 0.0);
+
+    /* a closure failing in the middle of the step: its status and message,
+     * the parameters moved by the first iteration's fixed step */
+    m.fail_at = 2;
+    cr_assert_eq(clt_optimizer_step_closure(opt, closure, &m, &loss), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "clt_reshape"), "%s", clt_last_error());
+    cr_assert(isnan(loss));
+    cr_assert_eq(clt_optimizer_steps(opt), 0);
+    double x[DIM], g[DIM], sum = 0;
+    model_read(&m, x);
+    quadratic(X_QUAD, g);
+    for (int i = 0; i < DIM; i++)
+        sum += fabs(g[i]);
+    for (int i = 0; i < DIM; i++) {
+        double want = X_QUAD[i] - fmin(1.0, 1.0 / sum) * g[i];
+        cr_assert(fabs(x[i] - want) < 1e-12, "x[%d] = %.17g, want %.17g", i, x[i], want);
+    }
+    long fe, ni;
+    saved_counts(opt, m.dev, &fe, &ni);
+    cr_assert(fe == 1 && ni == 1, "func_evals %ld, n_iter %ld", fe, ni);
+    clt_optimizer_free(opt);
+    model_free(&m);
+    model_free(&m32);
+}
+
+/* Every other kind: the closure once, then one step; its loss back. */
+Test(lbfgs, closure_step_on_other_optimizers)
+{
+    model m;
+    clt_optimizer *opt = NULL;
+    model_make(&m, CLT_FLOAT64, quadratic, X_QUAD);
+    clt_sgd_opts so = {0.1, 0, 0, 0, 0};
+    CHECK(clt_sgd(m.p, 2, &so, &opt));
+    double loss = NAN, g[DIM], x[DIM];
+    double want = quadratic(X_QUAD, g);
+    CHECK(clt_optimizer_step_closure(opt, closure, &m, &loss));
+    cr_assert_eq(m.calls, 1);
+    cr_assert_eq(loss, want);
+    cr_assert_eq(clt_optimizer_steps(opt), 1);
+    model_read(&m, x);
+    for (int i = 0; i < DIM; i++)
+        cr_assert(fabs(x[i] - (X_QUAD[i] - 0.1 * g[i])) < 1e-15, "x[%d] = %.17g", i, x[i]);
+    /* a failing closure: no step */
+    m.fail_at = 2;
+    cr_assert_eq(clt_optimizer_step_closure(opt, closure, &m, &loss), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(isnan(loss));
+    cr_assert_eq(clt_optimizer_steps(opt), 1);
+    double after[DIM];
+    model_read(&m, after);
+    cr_assert(memcmp(after, x, sizeof x) == 0);
+    clt_optimizer_free(opt);
+    model_free(&m);
+}
