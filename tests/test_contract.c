@@ -82,6 +82,7 @@ static const clt_radam_opts bad_radam = {1e-3, 0.9, 0.999, -1e-8, 0};
 static const clt_adadelta_opts bad_adadelta = {1.0, 1.5, 1e-6, 0};
 static const clt_rprop_opts bad_rprop = {0.01, 1.5, 1.2, 1e-6, 50};
 static const clt_asgd_opts bad_asgd = {0.01, 1e-4, 0.75, 1e6, -1.0};
+static const clt_lbfgs_opts bad_lbfgs = {1, 20, -1, 1e-7, 1e-9, 0, NULL};
 static const int64_t bad_milestones[] = {-1};
 static const clt_cross_entropy_opts ce_opts = CLT_CROSS_ENTROPY_DEFAULTS;
 static const clt_loader_opts bad_loader = {0, 0, 0, 0, 0, 0};
@@ -601,7 +602,9 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_linalg_cross, T, clt_linalg_cross(f->f, f->f, 0, &o->t))                           \
     X(clt_cross, T, clt_cross(f->f, f->i32, 0, &o->t))                                       \
     X(clt_tensordot, T, clt_tensordot(f->f, f->f, 1, NULL, NULL, &o->t))                     \
-    X(clt_einsum, T, clt_einsum("ij,jk", f->cpair, 2, &o->t))
+    X(clt_einsum, T, clt_einsum("ij,jk", f->cpair, 2, &o->t))                               \
+    /* optim.h: LBFGS */                                                                     \
+    X(clt_lbfgs, OPT, clt_lbfgs(f->pair, 1, &bad_lbfgs, &o->opt))
 
 static int small_int[1];
 

@@ -136,7 +136,8 @@ CLT_API clt_status clt_module_load(clt_module *m, const char *path);
  * "state.<i>.square_avg" and "state.<i>.acc_delta" (Adadelta),
  * "state.<i>.prev" and "state.<i>.step_size" (Rprop), "state.<i>.ax",
  * "state.<i>.eta" and "state.<i>.mu" (ASGD: eta and mu 0-d float32, as
- * torch holds them) and
+ * torch holds them), LBFGS's on parameter 0 as torch keeps it (its keys and
+ * dtypes: clt_lbfgs in optim.h) and
  * "state.<i>.mu_product" (NAdam: 0-d float32, as torch holds it), i the
  * parameter's position in the list the optimizer was
  * made with; "step", int64 [n], the updates of each parameter
@@ -145,8 +146,8 @@ CLT_API clt_status clt_module_load(clt_module *m, const char *path);
  * comes back exact (NumPy: np.int64(v).view(np.float64)).
  *
  * The header's __metadata__ holds the kind, "optimizer": "SGD", "Adam",
- * "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta", "Rprop" or
- * "ASGD" (torch's
+ * "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta", "Rprop",
+ * "ASGD" or "LBFGS" (torch's
  * class name), and the settings
  * under the keys of torch's
  * param_groups[0], each as Python's repr writes the value, so that
@@ -159,8 +160,10 @@ CLT_API clt_status clt_module_load(clt_module *m, const char *path);
  * "initial_accumulator_value", "eps"; Adamax and RAdam "lr", "betas",
  * "eps", "weight_decay"; NAdam those and "momentum_decay"; Adadelta "lr",
  * "rho", "eps", "weight_decay"; Rprop "lr", "etas", "step_sizes" (pairs);
- * ASGD "lr", "lambd", "alpha", "t0", "weight_decay"; all but NAdam
- * and RAdam (whose groups have none in torch 1.13; a file of theirs may
+ * ASGD "lr", "lambd", "alpha", "t0", "weight_decay"; LBFGS "lr",
+ * "max_iter", "max_eval", "tolerance_grad", "tolerance_change",
+ * "history_size" (integers), "line_search_fn" ("None" or
+ * "'strong_wolfe'"); all but NAdam, RAdam and LBFGS (whose groups have none in torch 1.13; a file of theirs may
  * hold it, "False") "maximize" ("False").  "lr" is the rate now (a
  * schedule's), as in torch, and equals lr_bits.  What schedules add to
  * torch's param_groups[0] is there too, where a schedule put it:
