@@ -74,6 +74,17 @@
  *                                          (batches of 3), the batches
  *                                          saved in the order they came
  *
+ *   io_roundtrip lbfgs DATA START OPTIM STEPS OUT LR MAX_ITER HISTORY LINE_SEARCH
+ *       logistic regression (binary_cross_entropy_with_logits(x w + b, y),
+ *       mean) on the float64 tensors "x" [S, D] and "y" [S] of the
+ *       safetensors file DATA, from "w" [D] and "b" [1] of START, stepped
+ *       STEPS times by LBFGS(lr=LR, max_iter=MAX_ITER,
+ *       history_size=HISTORY, line_search_fn=LINE_SEARCH: "strong_wolfe"
+ *       or "None") through clt_optimizer_step_closure, with the state of
+ *       OPTIM loaded first ("-": fresh); prints each step's loss ("%.17g")
+ *       and saves w and b to OUT.param.safetensors and the optimizer to
+ *       OUT.optim.safetensors
+ *
  * Exits 0, 1 with the library's message on stderr, or 77 without OpenCL. */
 #include <cltensor.h>
 #include <stdbool.h>
@@ -519,6 +530,108 @@ static int module(clt_device *dev, char **argv)
     return st == CLT_OK ? 0 : fail(what, st);
 }
 
+/* The logistic regression of io_roundtrip lbfgs: p[0] w, p[1] b. */
+typedef struct logistic {
+    clt_tensor *x, *y, *p[2];
+} logistic;
+
+static clt_status logistic_closure(void *user, double *loss)
+{
+    logistic *m = user;
+    clt_tensor *z = NULL, *zb = NULL, *l = NULL;
+    clt_status st = clt_zero_grad(m->p[0], 1);
+    if (st == CLT_OK)
+        st = clt_zero_grad(m->p[1], 1);
+    if (st == CLT_OK)
+        st = clt_matmul(m->x, m->p[0], &z);
+    if (st == CLT_OK)
+        st = clt_add(z, m->p[1], &zb);
+    if (st == CLT_OK)
+        st = clt_binary_cross_entropy_with_logits(zb, m->y, NULL, CLT_REDUCTION_MEAN, &l);
+    if (st == CLT_OK)
+        st = clt_backward(l, NULL, 0);
+    if (st == CLT_OK)
+        st = clt_tensor_item(l, loss);
+    clt_tensor_free(z);
+    clt_tensor_free(zb);
+    clt_tensor_free(l);
+    return st;
+}
+
+/* The tensor named name of the file's n entries, or NULL. */
+static clt_tensor *entry_named(const clt_named_tensor *e, size_t n, const char *name)
+{
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(e[k].name, name) == 0)
+            return e[k].tensor;
+    return NULL;
+}
+
+/* io_roundtrip lbfgs (see the top). */
+static int lbfgs(clt_device *dev, char **argv)
+{
+    clt_named_tensor *data = NULL, *start = NULL;
+    size_t nd = 0, ns = 0;
+    logistic m = {0};
+    clt_optimizer *opt = NULL;
+    int steps = atoi(argv[5]);
+    const char *out = argv[6];
+    clt_lbfgs_opts o = CLT_LBFGS_DEFAULTS;
+    o.lr = strtod(argv[7], NULL);
+    o.max_iter = atoll(argv[8]);
+    o.history_size = atoll(argv[9]);
+    o.line_search_fn = strcmp(argv[10], "None") == 0 ? NULL : argv[10];
+    clt_status st = clt_load_safetensors(argv[2], dev, &data, &nd);
+    if (st == CLT_OK)
+        st = clt_load_safetensors(argv[3], dev, &start, &ns);
+    if (st == CLT_OK) {
+        m.x = entry_named(data, nd, "x");
+        m.y = entry_named(data, nd, "y");
+        clt_tensor *w = entry_named(start, ns, "w"), *b = entry_named(start, ns, "b");
+        if (!m.x || !m.y || !w || !b) {
+            fprintf(stderr, "io_roundtrip: lbfgs: x, y, w or b missing\n");
+            clt_named_tensors_free(data, nd);
+            clt_named_tensors_free(start, ns);
+            return 1;
+        }
+        st = clt_clone(w, &m.p[0]);
+        if (st == CLT_OK)
+            st = clt_clone(b, &m.p[1]);
+    }
+    for (int k = 0; k < 2 && st == CLT_OK; k++)
+        st = clt_set_requires_grad(m.p[k], 1);
+    if (st == CLT_OK)
+        st = clt_lbfgs(m.p, 2, &o, &opt);
+    if (st == CLT_OK && strcmp(argv[4], "-") != 0)
+        st = clt_optimizer_load(opt, argv[4]);
+    for (int t = 0; st == CLT_OK && t < steps; t++) {
+        double loss;
+        st = clt_optimizer_step_closure(opt, logistic_closure, &m, &loss);
+        if (st == CLT_OK)
+            printf("%.17g\n", loss);
+    }
+    char path[4096];
+    clt_tensor *w = NULL, *b = NULL;
+    if (st == CLT_OK)
+        st = clt_detach(m.p[0], &w);
+    if (st == CLT_OK)
+        st = clt_detach(m.p[1], &b);
+    snprintf(path, sizeof path, "%s.param.safetensors", out);
+    if (st == CLT_OK)
+        st = clt_save_safetensors(path, (clt_named_tensor[]){{"w", w}, {"b", b}}, 2);
+    snprintf(path, sizeof path, "%s.optim.safetensors", out);
+    if (st == CLT_OK)
+        st = clt_optimizer_save(opt, path);
+    clt_tensor_free(w);
+    clt_tensor_free(b);
+    clt_optimizer_free(opt);
+    clt_tensor_free(m.p[0]);
+    clt_tensor_free(m.p[1]);
+    clt_named_tensors_free(data, nd);
+    clt_named_tensors_free(start, ns);
+    return st == CLT_OK ? 0 : fail("lbfgs", st);
+}
+
 static int run(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "npyhost") == 0) {
@@ -600,12 +713,15 @@ static int run(int argc, char **argv)
         return chain(dev, argv);
     if (argc == 6 && strcmp(argv[1], "module") == 0)
         return module(dev, argv);
+    if (argc == 11 && strcmp(argv[1], "lbfgs") == 0)
+        return lbfgs(dev, argv);
     fprintf(stderr, "usage: io_roundtrip dtypes | npy IN OUT | safetensors IN OUT | "
                     "torch IN OUT | npz IN OUT COMPRESSED | npyhost IN OUT | loader X Y XOUT YOUT | optimizer KIND OUT SETTINGS... | "
                     "resume KIND STEPS PARAM OPTIM OUT SETTINGS... | schedule KIND OUT LR "
                     "PERIOD FACTOR EPOCHS [EXTRA] | schedresume KIND FILE EPOCHS [LR [PERIOD FACTOR "
                     "[EXTRA]]] | chain save|load PREFIX EPOCHS | cycle KIND STEPS PARAM OPTIM SCHED OUT "
-                    "SETTINGS... | module IN X Y OUT\n");
+                    "SETTINGS... | module IN X Y OUT | lbfgs DATA START OPTIM STEPS OUT LR "
+                    "MAX_ITER HISTORY LINE_SEARCH\n");
     return 2;
 }
 

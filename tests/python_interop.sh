@@ -983,6 +983,122 @@ if torch is not None:
           "models saved for torch's load_state_dict(strict=True): "
           + ("outputs equal" if not failures else "see failures"))
 
+# LBFGS, both line searches: a logistic regression on fixed data (float64)
+# stepped by torch's LBFGS and by ours from the same start, losses and
+# parameters compared after the steps, the settings of our file against
+# torch's param_groups; our state (the counters, d, t, the history as
+# [m, numel], ro, H_diag, prev_flat_grad, prev_loss) loaded by torch and
+# torch's written in our format and loaded by us, each run going on as
+# the other's uninterrupted one.
+if torch is not None:
+    lrng = np.random.default_rng(11)
+    ls_x = lrng.standard_normal((40, 5))
+    ls_y = (ls_x @ lrng.standard_normal(5) + 0.5 * lrng.standard_normal(40) > 0).astype("<f8")
+    save_file({"x": ls_x, "y": ls_y}, f"{tmp}/lbfgs.data.safetensors")
+    save_file({"w": np.full(5, 0.1), "b": np.array([-0.2])}, f"{tmp}/lbfgs.start.safetensors")
+    LX, LY = torch.from_numpy(ls_x), torch.from_numpy(ls_y)
+
+    def lbfgs_torch(param_path, o):
+        t = load_file(param_path)
+        p = [torch.nn.Parameter(torch.from_numpy(t[k].copy())) for k in ("w", "b")]
+        return p, torch.optim.LBFGS(p, **o)
+
+    def lbfgs_steps(p, opt, n):
+        def closure():
+            opt.zero_grad()
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(LX @ p[0] + p[1], LY)
+            loss.backward()
+            return loss
+        return [float(opt.step(closure)) for _ in range(n)]
+
+    def lbfgs_state_for_torch(path):
+        """Our file's state as torch's LBFGS holds it (param 0's)."""
+        t = {k[len("state.0."):]: v for k, v in load_file(path).items()
+             if k.startswith("state.0.")}
+        s0 = {k: int(t[k]) for k in ("func_evals", "n_iter") if k in t}
+        if "d" in t:
+            s0.update(d=torch.from_numpy(t["d"].copy()), t=float(t["t"]),
+                      old_dirs=[torch.from_numpy(r.copy()) for r in t["old_dirs"]],
+                      old_stps=[torch.from_numpy(r.copy()) for r in t["old_stps"]],
+                      ro=[torch.tensor(r) for r in t["ro"]], H_diag=torch.tensor(t["H_diag"]),
+                      prev_flat_grad=torch.from_numpy(t["prev_flat_grad"].copy()),
+                      prev_loss=float(t["prev_loss"]))
+        return {0: s0} if s0 else {}
+
+    def lbfgs_our_file(opt, path, steps):
+        """torch's LBFGS state in our format."""
+        sd = opt.state_dict()
+        group, s0 = sd["param_groups"][0], sd["state"].get(0, {})
+        ts = {f"state.0.{k}": np.array(s0[k], dtype="<i8") for k in ("func_evals", "n_iter")
+              if k in s0}
+        if "d" in s0:
+            n = s0["d"].numel()
+            for k in ("d", "prev_flat_grad"):
+                ts[f"state.0.{k}"] = s0[k].numpy()
+            for k in ("old_dirs", "old_stps"):
+                ts[f"state.0.{k}"] = (np.stack([v.numpy() for v in s0[k]]) if s0[k]
+                                      else np.zeros((0, n)))
+            ts["state.0.ro"] = np.array([float(v) for v in s0["ro"]], dtype="<f8")
+            for k in ("t", "H_diag", "prev_loss"):
+                ts[f"state.0.{k}"] = np.array(float(s0[k]), dtype="<f8")
+        ts["step"] = np.array([steps] * len(group["params"]), dtype="<i8")
+        ts["steps"] = np.array(steps, dtype="<i8")
+        ts["lr_bits"] = np.array(float(group["lr"]), dtype="<f8").view("<i8")
+        save_file(ts, path, metadata={"optimizer": "LBFGS", **{
+            k: repr(v) for k, v in group.items() if k != "params"}})
+
+    def lbfgs_close(tag, got_path, p):
+        got = load_file(got_path)
+        for k, t in zip(("w", "b"), p):
+            if not np.allclose(got[k], t.detach().numpy(), rtol=1e-7, atol=1e-9):
+                failures.append(f"{tag}: {k} {got[k]}, torch's {t.detach().numpy()}")
+
+    lbfgs_done = []
+    for ls, lr in (("strong_wolfe", 1.0), (None, 0.5)):
+        o = dict(lr=lr, max_iter=4, history_size=3, line_search_fn=ls)
+        cargs = [repr(lr), "4", "3", str(ls)]
+        tag, start = f"{tmp}/lbfgs-{ls}", f"{tmp}/lbfgs.start.safetensors"
+        data = f"{tmp}/lbfgs.data.safetensors"
+        ru = run("lbfgs", data, start, "-", "4", f"{tag}.u", *cargs)
+        ra = run("lbfgs", data, start, "-", "2", f"{tag}.a", *cargs)
+        if ru.returncode != 0 or ra.returncode != 0:
+            failures.append(f"lbfgs {ls}: {ru.stderr.strip()} {ra.stderr.strip()}")
+            continue
+        p, opt = lbfgs_torch(start, o)
+        want = lbfgs_steps(p, opt, 4)
+        ours = [float(v) for v in ru.stdout.split()]
+        if not np.allclose(ours, want, rtol=1e-9, atol=0):
+            failures.append(f"lbfgs {ls}: losses {ours}, torch's {want}")
+        lbfgs_close(f"lbfgs {ls}", f"{tag}.u.param.safetensors", p)
+        shared = compare(f"lbfgs {ls} settings", metadata(f"{tag}.a.optim.safetensors"),
+                         opt.state_dict()["param_groups"][0], "optimizer", "LBFGS")
+        if len(shared) != 7:
+            failures.append(f"lbfgs {ls} settings: only {shared} compared")
+        # torch from our state after 2 steps, 2 more: our uninterrupted 4
+        p2, opt2 = lbfgs_torch(f"{tag}.a.param.safetensors", o)
+        sd = opt2.state_dict()
+        sd["state"] = lbfgs_state_for_torch(f"{tag}.a.optim.safetensors")
+        opt2.load_state_dict(sd)
+        lbfgs_steps(p2, opt2, 2)
+        lbfgs_close(f"lbfgs {ls}, torch from our file", f"{tag}.u.param.safetensors", p2)
+        # ours from torch's state after 2 steps, 2 more: torch's uninterrupted 4
+        p3, opt3 = lbfgs_torch(start, o)
+        lbfgs_steps(p3, opt3, 2)
+        if len(opt3.state[p3[0]]["old_dirs"]) < 1:
+            failures.append(f"lbfgs {ls}: torch's history is empty after 2 steps")
+        save_file({"w": p3[0].detach().numpy(), "b": p3[1].detach().numpy()},
+                  f"{tag}.t.param.safetensors")
+        lbfgs_our_file(opt3, f"{tag}.t.optim.safetensors", 2)
+        r = run("lbfgs", data, f"{tag}.t.param.safetensors", f"{tag}.t.optim.safetensors", "2",
+                f"{tag}.r", *cargs)
+        if r.returncode != 0:
+            failures.append(f"lbfgs {ls} from torch's file: {r.stderr.strip()}")
+            continue
+        lbfgs_close(f"lbfgs {ls}, ours from torch's file", f"{tag}.r.param.safetensors", p)
+        lbfgs_done.append(str(ls))
+    print("python_interop: LBFGS (" + ", ".join(lbfgs_done) + ") as torch's, its state "
+          "resumed both ways")
+
 for f in failures:
     print("python_interop: FAIL:", f)
 print(f"python_interop: {len(tested)} arrays through .npy and safetensors,",
