@@ -333,20 +333,22 @@ typedef struct run {
     void *user;
     const clt_lbfgs_opts *o;
     double lr;
+    bool closure_failed; /* the failure is the closure's: its message as it is */
 } run;
 
 /* The closure, whose failure (status and message) is returned as it is. */
-static clt_status evaluate(const run *r, double *loss)
+static clt_status evaluate(run *r, double *loss)
 {
     clt_status st = r->fn(r->user, loss);
     if (st == CLT_OK)
         st = clt__ok();
+    r->closure_failed = st != CLT_OK;
     return st;
 }
 
 /* torch's _directional_evaluate: the loss and flat gradient (new) at x +
  * t d, the parameters put back to x after. */
-static clt_status directional(const run *r, clt_tensor *const *x, double t, const clt_tensor *d,
+static clt_status directional(run *r, clt_tensor *const *x, double t, const clt_tensor *d,
                               double *f, clt_tensor **g)
 {
     *g = NULL;
@@ -384,7 +386,7 @@ static double cubic_interpolate(double x1, double f1, double g1, double x2, doub
  * parameters now) along d from step *t, f and g (borrowed) the loss and
  * flat gradient at x, gtd their slope: *t, *f_out and *g_out (new) at the
  * point it takes, *evals the closure's calls. */
-static clt_status strong_wolfe(const run *r, clt_tensor *const *x, double *t_io,
+static clt_status strong_wolfe(run *r, clt_tensor *const *x, double *t_io,
                                const clt_tensor *d, double f, clt_tensor *g, double gtd,
                                double *f_out, clt_tensor **g_out, int64_t *evals)
 {
@@ -544,7 +546,7 @@ static clt_status direction(clt__lbfgs *s, const clt_tensor *flat_grad, clt_tens
 
 /* The history's update with y = flat_grad - prev_flat_grad and s = d t,
  * where y.s > 1e-10 (torch's test); the oldest pair goes at history_size. */
-static clt_status remember(const run *r, const clt_tensor *flat_grad)
+static clt_status remember(run *r, const clt_tensor *flat_grad)
 {
     clt__lbfgs *s = r->s;
     clt_tensor *y = NULL, *sv = NULL;
@@ -583,7 +585,7 @@ static clt_status remember(const run *r, const clt_tensor *flat_grad)
 }
 
 /* torch's LBFGS.step(closure), *orig the first evaluation's loss. */
-static clt_status lbfgs_step(const run *r, double *orig)
+static clt_status lbfgs_step(run *r, double *orig)
 {
     clt__lbfgs *s = r->s;
     const clt_lbfgs_opts *o = r->o;
@@ -756,13 +758,13 @@ clt_status clt_optimizer_step_closure(clt_optimizer *opt, clt_closure fn, void *
     clt__opt_settings c;
     clt__optimizer_settings(opt, &c);
     files_free(s); /* the copies a save made */
-    run r = {params, n, s, fn, user, &c.lbfgs, c.lbfgs.lr};
+    run r = {params, n, s, fn, user, &c.lbfgs, c.lbfgs.lr, false};
     st = rehome(s, params, n);
     if (st == CLT_OK)
         st = lbfgs_step(&r, &first);
     free(params);
     if (st != CLT_OK)
-        return st;
+        return r.closure_failed ? st : clt__error_in(st, step_fn);
     clt__optimizer_counted(opt);
     if (loss)
         *loss = first;
