@@ -594,10 +594,11 @@ typedef struct clt_lbfgs_opts {
  * clt_optimizer_step_closure (clt_optimizer_step refuses it, as torch's
  * step() without a closure fails).  All parameters must share one device
  * and one dtype (float32 or float64; torch holds them on one device).
- * Each iteration reads back from the device the loss (the closure's
- * double) and a few scalars: the directional derivative g.d, y.s and y.y,
- * max|g| and, in the line search, g.d at each trial point; the two-loop's
- * coefficients stay on the device.  Those scalars, t, H_diag and 1 / y.s
+ * Each iteration waits for a few scalars read back from the device, as
+ * torch's Python reads them: the directional derivative g.d, y.s and y.y,
+ * max|g|, max|d t| (and sum|g| at a run's first iteration, max|d| and g.d
+ * at each trial point of the line search), besides the loss the closure
+ * gives as a double; the two-loop's coefficients stay on the device.  Those scalars, t, H_diag and 1 / y.s
  * are kept in double on the host where torch keeps 0-d tensors of the
  * parameters' dtype, so float32 runs agree with torch's to float32
  * rounding, float64 ones to the order of the sums.  The history takes up to
