@@ -616,7 +616,8 @@ typedef struct clt_lbfgs_opts {
  * them flat), "state.0.old_dirs", "state.0.old_stps" ([m, numel], torch's
  * lists stacked, oldest first), "state.0.ro" ([m]), "state.0.t",
  * "state.0.H_diag", "state.0.prev_loss" (0-d; these float64, which the
- * device must hold to save them).  No momentum: schedules that cycle one
+ * device must hold to save them); saving stacks the history into copies
+ * that the optimizer keeps until its next step or free.  No momentum: schedules that cycle one
  * refuse it.  As clt_sgd otherwise (parameters, ownership). */
 CLT_API clt_status clt_lbfgs(clt_tensor *const *params, size_t n, const clt_lbfgs_opts *opts,
                              clt_optimizer **out);
