@@ -658,3 +658,29 @@ Test(lbfgs, closure_step_on_other_optimizers)
     clt_optimizer_free(opt);
     model_free(&m);
 }
+
+/* The rate is read at each step, as torch reads group['lr']: a schedule's
+ * (or one set by hand) takes effect at the next step. */
+Test(lbfgs, rate_set_between_steps)
+{
+    model m;
+    clt_optimizer *opt = NULL;
+    ref r = {.f = rosenbrock};
+    ref_opts o = {1, 5, 7, 1e-7, 1e-9, 3, 1};
+    double x[DIM], got[DIM], loss;
+    memcpy(x, X_ROSEN, sizeof x);
+    model_make(&m, CLT_FLOAT64, rosenbrock, X_ROSEN);
+    make_lbfgs(&m, &o, &opt);
+    for (int s = 0; s < 3; s++) {
+        ref_step(&r, &o, x);
+        CHECK(clt_optimizer_step_closure(opt, closure, &m, &loss));
+        o.lr *= 0.5;
+        CHECK(clt_optimizer_set_lr(opt, o.lr));
+    }
+    model_read(&m, got);
+    for (int i = 0; i < DIM; i++)
+        cr_assert(fabs(got[i] - x[i]) <= 1e-8 * (1 + fabs(x[i])), "x[%d] = %.17g, want %.17g", i,
+                  got[i], x[i]);
+    clt_optimizer_free(opt);
+    model_free(&m);
+}
