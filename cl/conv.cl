@@ -542,3 +542,36 @@ CLT_KERNEL(adaptive_avg_pool_bwd)(__global const T *gout, __global T *dx, clt_co
         dx[id * ((ix)g.W) + w] = acc;
     }
 }
+
+/* ---- adaptive max pooling: Ho x Wo windows over H x W --------------------------------- */
+
+/* The maximum of each adaptive window and its index h * W + w in the
+ * plane, by max_pool_row's rule (PyTorch's CPU kernel): the first maximum
+ * in row-major order, NaN taken as the maximum (a later NaN moves the
+ * index on).  Its gradient is a scatter_add over these indices. */
+CLT_KERNEL(adaptive_max_pool_fwd)(__global const T *x, __global T *out, __global long *idx,
+                                  clt_conv_geom g)
+{
+    ix id = get_global_id(0);
+    if (id >= ((ix)g.N) * ((ix)g.C) * ((ix)g.Ho))
+        return;
+    ix oh = id % ((ix)g.Ho), p = id / ((ix)g.Ho);
+    __global const T *src = x + ((ix)g.off0) + p * ((ix)g.H) * ((ix)g.W);
+    ix ih0 = adaptive_start(oh, g.H, g.Ho), ih1 = adaptive_end(oh, g.H, g.Ho);
+    for (ix ow = 0; ow < ((ix)g.Wo); ow++) {
+        ix iw0 = adaptive_start(ow, g.W, g.Wo), iw1 = adaptive_end(ow, g.W, g.Wo);
+        ix best = ih0 * ((ix)g.W) + iw0;
+        T m = (T)(-INFINITY);
+        for (ix ih = ih0; ih < ih1; ih++)
+            for (ix iw = iw0; iw < iw1; iw++) {
+                ix k = ih * ((ix)g.W) + iw;
+                T v = src[k];
+                if (v > m || IS_NAN(v)) {
+                    m = v;
+                    best = k;
+                }
+            }
+        out[id * ((ix)g.Wo) + ow] = m;
+        idx[id * ((ix)g.Wo) + ow] = best;
+    }
+}

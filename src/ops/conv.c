@@ -991,3 +991,30 @@ clt_status clt__adaptive_avg_pool2d_backward(const clt_tensor *gout, const int64
     return pool_launch(gout, g, in_shape, "adaptive_avg_pool_bwd", g.N * g.C * g.H, out,
                        "clt_backward");
 }
+
+clt_status clt__adaptive_max_pool2d(const clt_tensor *x, const int64_t *size, clt_tensor **out,
+                                    clt_tensor **indices, const char *fn)
+{
+    geom g = adaptive_geom(x->shape, size);
+    clt_status st = CLT_OK;
+    clt_tensor *xc = NULL, *r = NULL, *ix = NULL;
+    int64_t shape[4] = {g.N, g.C, g.Ho, g.Wo};
+    CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 4, shape, &r));
+    CLT__TRY(clt__result_new(fn, x->dev, CLT_INT64, 4, shape, &ix));
+    if (r->numel > 0) {
+        CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &xc));
+        g.off0 = xc->offset;
+        cl_mem mx = clt__mem(xc), mr = clt__mem(r), mi = clt__mem(ix);
+        clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mr), CLT__ARG(mi), CLT__ARG(g)};
+        CLT__TRY(launch(x->dev, x->dtype, "adaptive_max_pool_fwd", g.N * g.C * g.Ho, 4, args,
+                        fn));
+    }
+    *out = r;
+    *indices = ix;
+    r = ix = NULL;
+done:
+    clt_tensor_free(xc);
+    clt_tensor_free(r);
+    clt_tensor_free(ix);
+    return st;
+}
