@@ -543,9 +543,9 @@ static clt_status adaptive_max4(const clt_tensor *x, const void *ctx, clt_tensor
     return st;
 }
 
-static clt_status adaptive_max_in(const char *fn, const clt_tensor *input,
-                                  const int64_t *output_size, clt_tensor **out,
-                                  clt_tensor **indices)
+clt_status clt__adaptive_max_pool2d_rec(const char *fn, const clt_tensor *input,
+                                        const int64_t *output_size, clt_tensor **out,
+                                        clt_tensor **indices)
 {
     if (indices)
         *indices = NULL;
@@ -566,13 +566,20 @@ static clt_status adaptive_max_in(const char *fn, const clt_tensor *input,
 clt_status clt_adaptive_max_pool2d(const clt_tensor *input, const int64_t output_size[2],
                                    clt_tensor **out, clt_tensor **indices)
 {
-    return adaptive_max_in("clt_adaptive_max_pool2d", input, output_size, out, indices);
+    return clt__adaptive_max_pool2d_rec("clt_adaptive_max_pool2d", input, output_size, out, indices);
 }
 
 clt_status clt_adaptive_max_pool1d(const clt_tensor *input, int64_t output_size,
                                    clt_tensor **out, clt_tensor **indices)
 {
-    static const char fn[] = "clt_adaptive_max_pool1d";
+    return clt__adaptive_max_pool1d_rec("clt_adaptive_max_pool1d", input, output_size, out,
+                                        indices);
+}
+
+clt_status clt__adaptive_max_pool1d_rec(const char *fn, const clt_tensor *input,
+                                        int64_t output_size, clt_tensor **out,
+                                        clt_tensor **indices)
+{
     if (indices)
         *indices = NULL;
     CLT__REQUIRE_ARG(out, fn);
@@ -597,7 +604,7 @@ clt_status clt_adaptive_max_pool1d(const clt_tensor *input, int64_t output_size,
     clt_tensor *x4 = NULL, *y4 = NULL;
     clt_status st = clt__unsqueeze_rec(fn, input, d, &x4);
     if (st == CLT_OK)
-        st = adaptive_max_in(fn, x4, size, &y4, indices);
+        st = clt__adaptive_max_pool2d_rec(fn, x4, size, &y4, indices);
     if (st == CLT_OK)
         st = clt__squeeze_rec(fn, y4, d, out);
     if (st == CLT_OK && indices)
@@ -729,7 +736,15 @@ clt_status clt_max_unpool2d(const clt_tensor *input, const clt_tensor *indices,
                             const int64_t padding[2], const int64_t output_size[2],
                             clt_tensor **out)
 {
-    static const char fn[] = "clt_max_unpool2d";
+    return clt__max_unpool2d_rec("clt_max_unpool2d", input, indices, kernel, stride, padding,
+                                 output_size, out);
+}
+
+clt_status clt__max_unpool2d_rec(const char *fn, const clt_tensor *input,
+                                 const clt_tensor *indices, const int64_t *kernel,
+                                 const int64_t *stride, const int64_t *padding,
+                                 const int64_t *output_size, clt_tensor **out)
+{
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);
@@ -746,7 +761,14 @@ clt_status clt_max_unpool1d(const clt_tensor *input, const clt_tensor *indices, 
                             int64_t stride, int64_t padding, const int64_t *output_size,
                             clt_tensor **out)
 {
-    static const char fn[] = "clt_max_unpool1d";
+    return clt__max_unpool1d_rec("clt_max_unpool1d", input, indices, kernel, stride, padding,
+                                 output_size, out);
+}
+
+clt_status clt__max_unpool1d_rec(const char *fn, const clt_tensor *input,
+                                 const clt_tensor *indices, int64_t kernel, int64_t stride,
+                                 int64_t padding, const int64_t *output_size, clt_tensor **out)
+{
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);
