@@ -105,14 +105,20 @@ static clt_status instance_norm_in(const char *fn, const clt_tensor *x, const cl
     for (int d = 2; d < x->ndim; d++)
         S *= x->shape[d];
     int64_t s3[3] = {x->shape[0], x->shape[1], S}, cs[2] = {x->shape[1], 1};
-    if ((st = clt_scope_begin()) != CLT_OK)
+    if (use_input_stats && next && rm && rv) {
+        /* outside the scope below, which would release them */
+        clt_tensor *xs = NULL;
+        st = clt__reshape(x, 3, s3, &xs, fn);
+        if (st == CLT_OK)
+            st = instance_running_next(fn, xs, rm, rv, momentum, next);
+        clt_tensor_free(xs);
+    }
+    if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
         return st;
     clt_tensor *x3, *y, *t, *r, *ve, *inv, *wc, *bc;
     CLT__TRY(clt__reshape_rec(fn, x, 3, s3, &x3));
     if (use_input_stats) {
         CLT__TRY(clt__native_norm_rec(fn, "NativeGroupNormBackward0", x3, S, NULL, NULL, eps, &y));
-        if (next && rm && rv) /* made here, released by the caller */
-            CLT__TRY(instance_running_next(fn, x3, rm, rv, momentum, next));
     } else {
         CLT__TRY(clt__reshape_rec(fn, rm, 2, cs, &r));
         CLT__TRY(clt__sub_rec(fn, x3, r, &t));
