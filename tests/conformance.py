@@ -5269,7 +5269,9 @@ def nn_pool():
         check("max_unpool2d output_size %s%s" % (list(osz), "" if osz == (6, 7) else " (refused)"),
               *up(osz), [y, idx], tol="exact")
     # an index outside the output: torch raises at once, cltensor at the next
-    # synchronisation (clt_scatter's device-side check)
+    # synchronisation (clt_scatter's device-side check); every maximum of
+    # arange is its window's last element, so index 35 is there
+    y, idx = Fn.max_pool2d(torch.arange(72.0).reshape(1, 2, 6, 6), 2, return_indices=True)
     for osz in ((5, 7), (5, 6)):
         keep = [upload(y), upload(idx)]
         o = P()

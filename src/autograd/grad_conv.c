@@ -442,7 +442,6 @@ static clt_status bw_adaptive_avg_pool2d(clt__node *n, const clt_tensor *g, clt_
 typedef struct adaptive_ctx {
     const int64_t *size;
     const char *fn;
-    clt_tensor **indices; /* or NULL: where max pooling hands out its indices */
 } adaptive_ctx;
 
 static clt_status adaptive4(const clt_tensor *x, const void *ctx, clt_tensor **out)
@@ -463,7 +462,7 @@ clt_status clt__adaptive_avg_pool2d_rec(const char *fn, const clt_tensor *input,
     clt_status st = clt__adaptive_pool2d_check(input, output_size, fn);
     if (st != CLT_OK)
         return st;
-    adaptive_ctx c = {output_size, fn, NULL};
+    adaptive_ctx c = {output_size, fn};
     st = batched(input, adaptive4, &c, out, fn);
     return st == CLT_OK ? clt__ok() : st;
 }
@@ -507,42 +506,31 @@ clt_status clt_max_pool1d_with_indices(const clt_tensor *input, int64_t kernel, 
 static clt_status bw_adaptive_max_pool2d(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     static const char fn[] = "clt_backward";
-    const int64_t *in = n->in[0].shape;
-    int64_t planes[3] = {in[0], in[1], in[2] * in[3]};
-    int64_t outs[3] = {in[0], in[1], g->shape[2] * g->shape[3]};
-    clt_tensor *z = NULL, *g3 = NULL, *i3 = NULL, *r = NULL;
-    clt_status st = clt__full(g->dev, g->dtype, 3, planes, 0.0, &z);
+    const clt__edge *e = &n->in[0];
+    int nd = e->ndim;
+    int64_t planes[2] = {1, e->shape[nd - 2] * e->shape[nd - 1]};
+    for (int d = 0; d < nd - 2; d++)
+        planes[0] *= e->shape[d];
+    int64_t outs[2] = {planes[0], g->shape[nd - 2] * g->shape[nd - 1]};
+    clt_tensor *z = NULL, *g2 = NULL, *i2 = NULL, *r = NULL;
+    clt_status st = clt__full(g->dev, g->dtype, 2, planes, 0.0, &z);
     if (st == CLT_OK)
-        st = clt__reshape(g, 3, outs, &g3, fn);
+        st = clt__reshape(g, 2, outs, &g2, fn);
     if (st == CLT_OK)
-        st = clt__reshape(S(0), 3, outs, &i3, fn);
+        st = clt__reshape(S(0), 2, outs, &i2, fn);
     if (st == CLT_OK)
-        st = clt__scatter_add(z, 2, i3, g3, &r, fn);
+        st = clt__scatter_add(z, 1, i2, g2, &r, fn);
     if (st == CLT_OK)
-        st = clt__reshape(r, 4, in, &gin[0], fn);
+        st = clt__reshape(r, nd, e->shape, &gin[0], fn);
     clt_tensor_free(z);
-    clt_tensor_free(g3);
-    clt_tensor_free(i3);
+    clt_tensor_free(g2);
+    clt_tensor_free(i2);
     clt_tensor_free(r);
     return st;
 }
 
-static clt_status adaptive_max4(const clt_tensor *x, const void *ctx, clt_tensor **out)
-{
-    const adaptive_ctx *c = ctx;
-    clt__node *n = NULL;
-    clt_tensor *idx = NULL;
-    clt_status st = clt__adaptive_max_pool2d(x, c->size, out, &idx, c->fn);
-    const clt_tensor *saved = idx;
-    st = clt__record(st, out, "AdaptiveMaxPool2DBackward0", bw_adaptive_max_pool2d, 1, &x, 1,
-                     &saved, &n);
-    if (st == CLT_OK && c->indices)
-        *c->indices = idx;
-    else
-        clt_tensor_free(idx);
-    return st;
-}
-
+/* An unbatched input runs as a batch of one through plain views, so that
+ * its result's node is AdaptiveMaxPool2DBackward0, as torch's. */
 clt_status clt__adaptive_max_pool2d_rec(const char *fn, const clt_tensor *input,
                                         const int64_t *output_size, clt_tensor **out,
                                         clt_tensor **indices)
@@ -556,10 +544,31 @@ clt_status clt__adaptive_max_pool2d_rec(const char *fn, const clt_tensor *input,
     clt_status st = clt__adaptive_pool2d_check(input, output_size, fn);
     if (st != CLT_OK)
         return st;
-    adaptive_ctx c = {output_size, fn, indices};
-    st = batched(input, adaptive_max4, &c, out, fn);
-    if (st == CLT_OK && indices && input->ndim == 3)
-        st = squeeze_indices(fn, 0, indices);
+    int nd = input->ndim;
+    int64_t s4[4] = {1, 1, 1, 1}, so[4];
+    for (int d = 0; d < nd; d++)
+        s4[4 - nd + d] = so[d] = input->shape[d];
+    so[nd - 2] = output_size[0];
+    so[nd - 1] = output_size[1];
+    clt_tensor *x4 = NULL, *y4 = NULL, *i4 = NULL, *idx = NULL;
+    st = clt__reshape(input, 4, s4, &x4, fn);
+    if (st == CLT_OK)
+        st = clt__adaptive_max_pool2d(x4, output_size, &y4, &i4, fn);
+    if (st == CLT_OK)
+        st = clt__reshape(y4, nd, so, out, fn);
+    if (st == CLT_OK)
+        st = clt__reshape(i4, nd, so, &idx, fn);
+    const clt_tensor *saved = idx;
+    clt__node *n = NULL;
+    st = clt__record(st, out, "AdaptiveMaxPool2DBackward0", bw_adaptive_max_pool2d, 1, &input,
+                     1, &saved, &n);
+    if (st == CLT_OK && indices)
+        *indices = idx;
+    else
+        clt_tensor_free(idx);
+    clt_tensor_free(x4);
+    clt_tensor_free(y4);
+    clt_tensor_free(i4);
     return drop_on_failure(st, out, indices);
 }
 
