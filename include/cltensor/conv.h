@@ -273,8 +273,9 @@ CLT_API clt_status clt_max_unpool1d(const clt_tensor *input, const clt_tensor *i
 /* torch.nn.functional.lp_pool2d(input, norm_type, kernel_size, stride,
  * ceil_mode) and lp_pool1d, as torch 1.13 computes them:
  * (sign(a) * relu(|a|) * kH * kW)^(1 / norm_type) with a the average pool
- * (no padding) of input^norm_type, so a window whose a is negative (odd
- * norm_type, negative values) gives 0 and its gradient 0 (torch's quirk);
+ * (no padding) of input^norm_type, ops and all: sign(a) * relu(|a|) is a
+ * itself (torch's quirk), so a window whose a is negative (odd norm_type,
+ * negative values) gives NaN through the fractional power, as torch's;
  * input as clt_avg_pool2d's (clt_avg_pool1d's for 1-D), stride NULL or 0
  * meaning the kernel size.  Recorded as those ops (grad_fn PowBackward0).
  * Errors as clt_avg_pool2d's and clt_avg_pool1d's.  New tensor: release

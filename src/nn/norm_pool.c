@@ -180,12 +180,10 @@ static clt_status instance_norm_forward(clt_module *m, const clt_tensor *x, clt_
     clt_status st = clt__module_check_device(m, x, name);
     if (st != CLT_OK)
         return st;
-    int nb = (int)m->i[1], fd = x->ndim - nb + 1;
+    int nb = (int)m->i[1], fd = x->ndim - nb; /* torch's feature_dim */
     if (x->ndim != nb && x->ndim != nb + 1)
         return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: expected %dD or %dD input (got %dD input)",
                           name, nb, nb + 1, x->ndim);
-    if (x->ndim == nb)
-        fd = 0;
     bool affine = m->nparams == 2, track = m->nbufs > 0;
     if (affine && x->shape[fd] != m->i[0])
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
@@ -336,7 +334,8 @@ clt_status clt_local_response_norm_layer(int64_t size, double alpha, double beta
 /* ---- LPPool ------------------------------------------------------------------------ */
 
 /* torch's F.lp_pool1d and lp_pool2d: avg_pool(x^p) without padding, then
- * (sign(avg) * relu(|avg|) * kernel size)^(1 / p), quirk included.
+ * (sign(avg) * relu(|avg|) * kernel size)^(1 / p), as written (the product
+ * is avg itself: a negative one stays negative).
  * k = 1: kernel[0] and stride[0] (0: the kernel) of [N, C, L] or [C, L]. */
 static clt_status lp_pool_in(const char *fn, int k, const clt_tensor *x, double norm_type,
                              const int64_t *kernel, const int64_t *stride, int ceil_mode,
