@@ -884,18 +884,26 @@ for mname, mode in (("constant", 0), ("reflect", 1), ("replicate", 2), ("circula
         named("pad %s %s %s" % (mname, xin.shape, pad),
               lambda t, p_=pad, m_=mname: F_.pad(t, p_, mode=m_),
               lambda x, p_=pad, md=mode: call("clt_pad", x, _i64(*p_), len(p_), md, 0.0), [xin])
-# Each named case appended its torch name then cltensor's (or the pieces' one).
-pairs = {}
-for nm, got in shape_names:
-    pairs.setdefault(nm, []).append(got)
-for nm, gs in pairs.items():
-    if nm.startswith("clt_"):
-        continue
-    if len(gs) != 2 or gs[0] != gs[1]:
-        failed += 1
-        print("FAIL %s: node names torch %s, cltensor %s" % (nm, gs[0], gs[1:]))
-    else:
-        passed += 1
+
+
+def compare_names(first):
+    """Each named case since shape_names[first] appended its torch name then
+    cltensor's (or the pieces' one): they must agree."""
+    global passed, failed
+    pairs = {}
+    for nm, got in shape_names[first:]:
+        pairs.setdefault(nm, []).append(got)
+    for nm, gs in pairs.items():
+        if nm.startswith("clt_"):
+            continue
+        if len(gs) != 2 or gs[0] != gs[1]:
+            failed += 1
+            print("FAIL %s: node names torch %s, cltensor %s" % (nm, gs[0], gs[1:]))
+        else:
+            passed += 1
+
+
+compare_names(0)
 
 # ---- F.scaled_dot_product_attention (torch 2), against its composed formula ----------
 def sdpa_ref(q, k, v, mask=None, causal=False):
@@ -1502,15 +1510,7 @@ for sa, sb, d in (((4, 3), (1, 3), -1), ((3, 2), (3, 2), 0)):
     named("linalg_cross %s %s %d" % (sa, sb, d), lambda x, y, d=d: torch.linalg.cross(x, y, dim=d),
           lambda x, y, d=d: call("clt_linalg_cross", x, y, C.c_int(d)),
           [rng.standard_normal(sa), rng.standard_normal(sb)])
-pairs = {}
-for nm, got in shape_names[prod_first:]:
-    pairs.setdefault(nm, []).append(got)
-for nm, gs in pairs.items():
-    if len(gs) != 2 or gs[0] != gs[1]:
-        failed += 1
-        print("FAIL %s: node names torch %s, cltensor %s" % (nm, gs[0], gs[1:]))
-    else:
-        passed += 1
+compare_names(prod_first)
 # kron and tensordot are composites: their node names differ from torch's (linalg.h)
 for sa, sb in (((2, 3), (2, 2)), ((3,), (2, 2)), ((2, 1, 2), (3, 2))):
     case("kron %s %s" % (sa, sb), torch.kron, lambda x, y: call("clt_kron", x, y),
@@ -1609,15 +1609,7 @@ for sh in ((2, 3, 5), (2, 2, 3, 4)):
                                C.c_double(0.1), C.c_double(1e-5)),
           [rng.standard_normal(sh), rng.standard_normal(sh[1]), rng.uniform(0.5, 2, sh[1])],
           wrt=[0])
-pairs = {}
-for nm, got in shape_names[pool_first:]:
-    pairs.setdefault(nm, []).append(got)
-for nm, gs in pairs.items():
-    if len(gs) != 2 or gs[0] != gs[1]:
-        failed += 1
-        print("FAIL %s: node names torch %s, cltensor %s" % (nm, gs[0], gs[1:]))
-    else:
-        passed += 1
+compare_names(pool_first)
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

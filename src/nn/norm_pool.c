@@ -385,30 +385,35 @@ clt_status clt_lp_pool1d(const clt_tensor *input, double norm_type, int64_t kern
     return st == CLT_OK ? clt__ok() : st;
 }
 
-/* i[0] the dims (1 or 2), i[1..2] kernel, i[3..4] stride, i[5] ceil_mode;
- * f[0] norm_type. */
+/* window_layer's settings, i[7] ceil_mode, f[0] norm_type. */
 static clt_status lp_pool_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
-    return lp_pool_in(m->ops->name, (int)m->i[0], x, m->f[0], &m->i[1], &m->i[3], (int)m->i[5],
+    return lp_pool_in(m->ops->name, (int)m->i[0], x, m->f[0], &m->i[1], &m->i[3], (int)m->i[7],
                       out);
 }
 
 static const clt__module_ops lp_pool1d_ops = {"LPPool1d", lp_pool_forward, NULL, NULL};
 static const clt__module_ops lp_pool2d_ops = {"LPPool2d", lp_pool_forward, NULL, NULL};
 
-static clt_status lp_pool_layer(int k, double norm_type, const int64_t *kernel,
-                                const int64_t *stride, int ceil_mode, const char *fn,
-                                clt_module **out)
+/* A new pooling layer of ops over k (1 or 2) dims: i[0] k, i[1..2] kernel
+ * (> 0), i[3..4] stride (>= 0; NULL or 0: the kernel size), i[5..6]
+ * padding (>= 0; NULL: 0), checked here for the constructor fn. */
+static clt_status window_layer(const clt__module_ops *ops, int k, const int64_t *kernel,
+                               const int64_t *stride, const int64_t *padding, const char *fn,
+                               clt_module **out)
 {
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
-    for (int d = 0; d < k; d++)
-        if (kernel[d] <= 0 || (stride && stride[d] < 0))
+    for (int d = 0; d < k; d++) {
+        int64_t s = stride ? stride[d] : 0, p = padding ? padding[d] : 0;
+        if (kernel[d] <= 0 || s < 0 || p < 0)
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                              "%s: kernel_size %lld and stride %lld: expected a positive kernel "
-                              "size and a stride >= 0 (0: the kernel size)",
-                              fn, (long long)kernel[d], (long long)(stride ? stride[d] : 0));
-    clt_status st = clt__module_new(k == 2 ? &lp_pool2d_ops : &lp_pool1d_ops, NULL, out);
+                              "%s: kernel_size %lld, stride %lld and padding %lld: expected a "
+                              "positive kernel size, a stride >= 0 (0: the kernel size) and "
+                              "padding >= 0",
+                              fn, (long long)kernel[d], (long long)s, (long long)p);
+    }
+    clt_status st = clt__module_new(ops, NULL, out);
     if (st != CLT_OK)
         return st;
     clt_module *m = *out;
@@ -416,10 +421,23 @@ static clt_status lp_pool_layer(int k, double norm_type, const int64_t *kernel,
     for (int d = 0; d < k; d++) {
         m->i[1 + d] = kernel[d];
         m->i[3 + d] = stride ? stride[d] : 0;
+        m->i[5 + d] = padding ? padding[d] : 0;
     }
-    m->i[5] = ceil_mode != 0;
-    m->f[0] = norm_type;
     return clt__ok();
+}
+
+/* LPPool's: window_layer's, and i[7] ceil_mode, f[0] norm_type. */
+static clt_status lp_pool_layer(int k, double norm_type, const int64_t *kernel,
+                                const int64_t *stride, int ceil_mode, const char *fn,
+                                clt_module **out)
+{
+    clt_status st = window_layer(k == 2 ? &lp_pool2d_ops : &lp_pool1d_ops, k, kernel, stride,
+                                 NULL, fn, out);
+    if (st == CLT_OK) {
+        (*out)->i[7] = ceil_mode != 0;
+        (*out)->f[0] = norm_type;
+    }
+    return st;
 }
 
 clt_status clt_lp_pool1d_layer(double norm_type, int64_t kernel, int64_t stride, int ceil_mode,
@@ -512,44 +530,19 @@ clt_status clt_max_unpool_forward(clt_module *m, const clt_tensor *input,
                                  output_size, out);
 }
 
-static clt_status max_unpool_layer(int k, const int64_t *kernel, const int64_t *stride,
-                                   const int64_t *padding, const char *fn, clt_module **out)
-{
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
-    for (int d = 0; d < k; d++) {
-        int64_t s = stride ? stride[d] : 0, p = padding ? padding[d] : 0;
-        if (kernel[d] <= 0 || s < 0 || p < 0)
-            return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                              "%s: kernel_size %lld, stride %lld and padding %lld: expected a "
-                              "positive kernel size, a stride >= 0 (0: the kernel size) and "
-                              "padding >= 0",
-                              fn, (long long)kernel[d], (long long)s, (long long)p);
-    }
-    clt_status st = clt__module_new(k == 2 ? &max_unpool2d_ops : &max_unpool1d_ops, NULL, out);
-    if (st != CLT_OK)
-        return st;
-    clt_module *m = *out;
-    m->i[0] = k;
-    for (int d = 0; d < k; d++) {
-        m->i[1 + d] = kernel[d];
-        m->i[3 + d] = stride ? stride[d] : 0;
-        m->i[5 + d] = padding ? padding[d] : 0;
-    }
-    return clt__ok();
-}
-
 clt_status clt_max_unpool1d_layer(int64_t kernel, int64_t stride, int64_t padding,
                                   clt_module **out)
 {
-    return max_unpool_layer(1, &kernel, &stride, &padding, "clt_max_unpool1d_layer", out);
+    return window_layer(&max_unpool1d_ops, 1, &kernel, &stride, &padding,
+                        "clt_max_unpool1d_layer", out);
 }
 
 clt_status clt_max_unpool2d_layer(int64_t kernel_h, int64_t kernel_w, const int64_t stride[2],
                                   const int64_t padding[2], clt_module **out)
 {
     int64_t kernel[2] = {kernel_h, kernel_w};
-    return max_unpool_layer(2, kernel, stride, padding, "clt_max_unpool2d_layer", out);
+    return window_layer(&max_unpool2d_ops, 2, kernel, stride, padding,
+                        "clt_max_unpool2d_layer", out);
 }
 
 /* ---- channel and alpha dropouts --------------------------------------------------- */
