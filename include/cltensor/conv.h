@@ -1,6 +1,7 @@
 /* cltensor/conv.h: convolution, pooling and upsampling, like
  * torch.nn.functional's conv1d, conv2d, conv_transpose2d, max_pool1d,
- * max_pool2d, avg_pool1d, avg_pool2d, adaptive_avg_pool2d and
+ * max_pool2d, avg_pool1d, avg_pool2d, adaptive_avg_pool2d,
+ * adaptive_max_pool1d/2d, max_unpool1d/2d, lp_pool1d/2d and
  * interpolate.  All are
  * differentiable (autograd.h).
  *

@@ -21,7 +21,8 @@
  * (clt_module_to_dtype converts a model, as model.double()).  As in
  * PyTorch 1.13, a layer with parameters or running statistics (Linear,
  * Conv1d, Conv2d, ConvTranspose2d, LayerNorm with elementwise_affine,
- * GroupNorm with affine, BatchNorm with affine or track_running_stats,
+ * GroupNorm with affine, BatchNorm and InstanceNorm with affine or
+ * track_running_stats,
  * MultiheadAttention, the transformer layers, RNN, LSTM, GRU) does not
  * promote: an input of another dtype, float64 or integer, is
  * CLT_ERR_DTYPE_MISMATCH naming the layer, both

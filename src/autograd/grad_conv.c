@@ -1,9 +1,10 @@
-/* grad_conv.c: conv1d, conv2d, conv_transpose2d, max_pool1d/2d,
- * avg_pool1d/2d, adaptive_avg_pool2d and interpolate (conv.h) with their
- * backward formulas; the kernels live in src/ops/conv.c and
- * src/ops/upsample.c.  Unbatched [C, H, W] inputs go through the batched
- * op between a recorded unsqueeze and squeeze, [N, C, L] ones through the
- * 2-D op on [N, C, 1, L]. */
+/* grad_conv.c: conv1d, conv2d, conv_transpose2d, max_pool1d/2d (with
+ * indices too), avg_pool1d/2d, adaptive_avg_pool2d, adaptive_max_pool1d/2d,
+ * max_unpool1d/2d and interpolate (conv.h) with their backward formulas;
+ * the kernels live in src/ops/conv.c and src/ops/upsample.c.  Unbatched
+ * [C, H, W] inputs go through the batched op between a recorded unsqueeze
+ * and squeeze (adaptive max pooling and unpooling take them as they are,
+ * as torch), [N, C, L] ones through the 2-D op on [N, C, 1, L]. */
 #include <string.h>
 
 #include "autograd/autograd.h"

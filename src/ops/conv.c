@@ -1,7 +1,8 @@
 /* conv.c: 2-D convolution as im2col + GEMM (cl/conv.cl, then cltensor's CPU
  * GEMM for float32 and float64 on CPU devices, clt__matmul otherwise), its
  * backward pass, and max, average and adaptive average pooling with
- * theirs. */
+ * theirs, and adaptive max pooling's forward (its backward is a
+ * scatter_add: src/autograd/grad_conv.c). */
 #include <stdio.h>
 #include <string.h>
 
