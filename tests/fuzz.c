@@ -4606,7 +4606,7 @@ static void op_new3(fz *f)
     }
 }
 
-/* ---- nn layers, part 2: the new pools, norms and dropouts -------------------------------------- */
+/* ---- nn layers, part 2: the new pools, norms and dropouts ---------------------------------- */
 
 /* A random one of them, as a function (odd sizes, NULL operands, wrong
  * ranks and dtypes) or as a layer run once; indices, when asked for, must be
@@ -4651,8 +4651,8 @@ static void op_nn_pool(fz *f)
         break;
     }
     case 4:
-        CALL("clt_lp_pool2d", clt_lp_pool2d(x, 1.0 + (double)pick(f, 3), k, chance(f, 50) ? NULL : s,
-                                            (int)pick(f, 2), op));
+        CALL("clt_lp_pool2d", clt_lp_pool2d(x, 1.0 + (double)pick(f, 3), k,
+                                            chance(f, 50) ? NULL : s, (int)pick(f, 2), op));
         break;
     case 5:
         CALL("clt_lp_pool1d", clt_lp_pool1d(x, 2.0, k[0], s[0], (int)pick(f, 2), op));

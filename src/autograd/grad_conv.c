@@ -576,7 +576,8 @@ clt_status clt__adaptive_max_pool2d_rec(const char *fn, const clt_tensor *input,
 clt_status clt_adaptive_max_pool2d(const clt_tensor *input, const int64_t output_size[2],
                                    clt_tensor **out, clt_tensor **indices)
 {
-    return clt__adaptive_max_pool2d_rec("clt_adaptive_max_pool2d", input, output_size, out, indices);
+    return clt__adaptive_max_pool2d_rec("clt_adaptive_max_pool2d", input, output_size, out,
+                                        indices);
 }
 
 clt_status clt_adaptive_max_pool1d(const clt_tensor *input, int64_t output_size,
