@@ -280,9 +280,30 @@ CLT_KERNEL(conv_bias_grad)(__global const T *gout, __global T *db, clt_conv_geom
 
 /* ---- pooling: planes p = n * C + c; C counts channels, G is 1 ---------------------- */
 
-/* Max and its index h * W + w in the plane, as PyTorch's CPU kernel: the
- * first maximum in row-major window order, and NaN taken as the maximum
- * (a later NaN moves the index on).  Output row id = p * Ho + oh. */
+/* The maximum of src's rows ih0 to ih1 - 1 (every dh-th) and columns iw0
+ * to iw1 - 1 (every dw-th), and in *best its index h * W + w, as
+ * PyTorch's CPU kernels: the first maximum in row-major window order, and
+ * NaN taken as the maximum (a later NaN moves the index on); -inf and the
+ * window's first index when nothing beats it. */
+inline T window_max(__global const T *src, ix W, ix ih0, ix ih1, ix dh, ix iw0, ix iw1, ix dw,
+                    ix *best)
+{
+    T m = (T)(-INFINITY);
+    *best = ih0 * W + iw0;
+    for (ix ih = ih0; ih < ih1; ih += dh)
+        for (ix iw = iw0; iw < iw1; iw += dw) {
+            ix k = ih * W + iw;
+            T v = src[k];
+            if (v > m || IS_NAN(v)) {
+                m = v;
+                *best = k;
+            }
+        }
+    return m;
+}
+
+/* Max and its index in the plane (window_max).  Output row id = p * Ho +
+ * oh. */
 inline void max_pool_row(__global const T *x, __global T *out, __global long *idx,
                          const clt_conv_geom g, ix id)
 {
@@ -297,17 +318,8 @@ inline void max_pool_row(__global const T *x, __global T *out, __global long *id
         ix iw1 = min(iw0 + (((ix)g.kw) - 1) * ((ix)g.dw) + 1, ((ix)g.W));
         while (iw0 < 0)
             iw0 += ((ix)g.dw);
-        ix best = ih0 * ((ix)g.W) + iw0;
-        T m = (T)(-INFINITY);
-        for (ix ih = ih0; ih < ih1; ih += ((ix)g.dh))
-            for (ix iw = iw0; iw < iw1; iw += ((ix)g.dw)) {
-                ix k = ih * ((ix)g.W) + iw;
-                T v = src[k];
-                if (v > m || IS_NAN(v)) {
-                    m = v;
-                    best = k;
-                }
-            }
+        ix best;
+        T m = window_max(src, (ix)g.W, ih0, ih1, (ix)g.dh, iw0, iw1, (ix)g.dw, &best);
         out[id * ((ix)g.Wo) + ow] = m;
         idx[id * ((ix)g.Wo) + ow] = best;
     }
@@ -540,5 +552,26 @@ CLT_KERNEL(adaptive_avg_pool_bwd)(__global const T *gout, __global T *dx, clt_co
             }
         }
         dx[id * ((ix)g.W) + w] = acc;
+    }
+}
+
+/* ---- adaptive max pooling: Ho x Wo windows over H x W --------------------------------- */
+
+/* The maximum of each adaptive window and its index h * W + w in the
+ * plane (window_max).  Its gradient is a scatter_add over these indices. */
+CLT_KERNEL(adaptive_max_pool_fwd)(__global const T *x, __global T *out, __global long *idx,
+                                  clt_conv_geom g)
+{
+    ix id = get_global_id(0);
+    if (id >= ((ix)g.N) * ((ix)g.C) * ((ix)g.Ho))
+        return;
+    ix oh = id % ((ix)g.Ho), p = id / ((ix)g.Ho);
+    __global const T *src = x + ((ix)g.off0) + p * ((ix)g.H) * ((ix)g.W);
+    ix ih0 = adaptive_start(oh, g.H, g.Ho), ih1 = adaptive_end(oh, g.H, g.Ho);
+    for (ix ow = 0; ow < ((ix)g.Wo); ow++) {
+        ix iw0 = adaptive_start(ow, g.W, g.Wo), iw1 = adaptive_end(ow, g.W, g.Wo), best;
+        T m = window_max(src, (ix)g.W, ih0, ih1, 1, iw0, iw1, 1, &best);
+        out[id * ((ix)g.Wo) + ow] = m;
+        idx[id * ((ix)g.Wo) + ow] = best;
     }
 }

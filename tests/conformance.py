@@ -5149,6 +5149,239 @@ def products():
           [In(data((4, 3), f), ("T",)), data((4, 2), f)], tol="mm")
 
 
+# ---- nn layers, part 2: instance and local response norm, more pooling, dropouts -------------
+
+proto("clt_max_pool2d_with_indices", [P, I64P, I64P, I64P, I64P, C.c_int, PP, PP])
+proto("clt_max_pool1d_with_indices", [P, C.c_int64, C.c_int64, C.c_int64, C.c_int64, C.c_int,
+                                      PP, PP])
+proto("clt_adaptive_max_pool2d", [P, I64P, PP, PP])
+proto("clt_adaptive_max_pool1d", [P, C.c_int64, PP, PP])
+proto("clt_max_unpool2d", [P, P, I64P, I64P, I64P, I64P, PP])
+proto("clt_max_unpool1d", [P, P, C.c_int64, C.c_int64, C.c_int64, I64P, PP])
+proto("clt_lp_pool2d", [P, C.c_double, I64P, I64P, C.c_int, PP])
+proto("clt_lp_pool1d", [P, C.c_double, C.c_int64, C.c_int64, C.c_int, PP])
+proto("clt_local_response_norm", [P, C.c_int64, C.c_double, C.c_double, C.c_double, PP])
+proto("clt_instance_norm", [P, P, P, P, P, C.c_int, C.c_double, C.c_double, PP])
+for _n in ("dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"):
+    proto("clt_" + _n, [P, C.c_double, C.c_int, P, PP])
+
+
+def _second(call):
+    """A cfn giving the second result (the indices) of call(ins..., out, second)."""
+    def f(*a):
+        o = P()
+        st = call(*a[:-1], C.byref(o), a[-1])
+        if st == 0:
+            L.clt_tensor_free(o)
+        return st
+    return f
+
+
+def _opt(v):
+    return None if v is None else shape_arr(v)
+
+
+def nn_pool():
+    """Max pooling's indices, adaptive max pooling, max unpooling, LP
+    pooling, local response norm, instance norm and the dropouts' eval
+    mode and refusals against torch."""
+    Fn = torch.nn.functional
+    f = torch.float32
+    # max_pool2d / max_pool1d with indices: torch's flat h * W + w
+    for dt in FLOATS:
+        for sh, k, s, pd, dl, cm in [((2, 3, 7, 9), (2, 2), None, (0, 0), (1, 1), 0),
+                                     ((3, 8, 8), (3, 2), (2, 1), (1, 1), (1, 2), 1),
+                                     ((1, 2, 9, 5), (3, 3), (1, 2), (1, 0), (2, 1), 0)]:
+            args = (shape_arr(k), _opt(s), shape_arr(pd), shape_arr(dl), cm)
+            tf = (lambda t, k=k, s=s, pd=pd, dl=dl, cm=cm: Fn.max_pool2d(
+                t, k, s, pd, dl, bool(cm), return_indices=True)[1])
+            check("max_pool2d indices %s %s k%s" % (dn(dt), list(sh), k), tf,
+                  _second(lambda p, o, r, a=args: L.clt_max_pool2d_with_indices(p, *a, o, r)),
+                  [data(sh, dt, special=True)], tol="exact")
+            tfv = (lambda t, k=k, s=s, pd=pd, dl=dl, cm=cm: Fn.max_pool2d(
+                t, k, s, pd, dl, bool(cm), return_indices=True)[0])
+            check("max_pool2d with indices values %s %s" % (dn(dt), list(sh)), tfv,
+                  lambda p, r, a=args: L.clt_max_pool2d_with_indices(p, *a, r, PP(P())),
+                  [data(sh, dt, special=True)], tol="exact")
+        for sh, k, s, pd, dl in [((2, 3, 11), 3, 2, 1, 1), ((4, 9), 2, 0, 0, 2)]:
+            tf = (lambda t, k=k, s=s, pd=pd, dl=dl: Fn.max_pool1d(
+                t, k, s or None, pd, dl, return_indices=True)[1])
+            check("max_pool1d indices %s %s" % (dn(dt), list(sh)), tf,
+                  _second(lambda p, o, r, k=k, s=s, pd=pd, dl=dl:
+                          L.clt_max_pool1d_with_indices(p, k, s, pd, dl, 0, o, r)),
+                  [data(sh, dt)], tol="exact")
+    # adaptive max pooling: values and indices exact
+    for dt in FLOATS:
+        for sh, o in [((2, 3, 8, 6), (4, 3)), ((2, 3, 7, 11), (3, 4)), ((3, 9, 9), (9, 9)),
+                      ((2, 2, 3, 4), (5, 7)), ((1, 2, 5, 7), (1, 1)), ((2, 3, 5, 7), (0, 2))]:
+            check("adaptive_max_pool2d %s %s -> %s" % (dn(dt), list(sh), list(o)),
+                  lambda t, o=o: Fn.adaptive_max_pool2d(t, o),
+                  lambda p, r, o=o: L.clt_adaptive_max_pool2d(p, shape_arr(o), r, None),
+                  [data(sh, dt, special=True)], tol="exact")
+            check("adaptive_max_pool2d indices %s %s -> %s" % (dn(dt), list(sh), list(o)),
+                  lambda t, o=o: Fn.adaptive_max_pool2d(t, o, return_indices=True)[1],
+                  _second(lambda p, out, r, o=o: L.clt_adaptive_max_pool2d(p, shape_arr(o),
+                                                                           out, r)),
+                  [data(sh, dt, special=True)], tol="exact")
+        for sh, o in [((2, 3, 10), 4), ((3, 7), 3), ((2, 2, 5), 8)]:
+            check("adaptive_max_pool1d %s %s -> %d" % (dn(dt), list(sh), o),
+                  lambda t, o=o: Fn.adaptive_max_pool1d(t, o),
+                  lambda p, r, o=o: L.clt_adaptive_max_pool1d(p, o, r, None),
+                  [data(sh, dt, special=True)], tol="exact")
+            check("adaptive_max_pool1d indices %s %s -> %d" % (dn(dt), list(sh), o),
+                  lambda t, o=o: Fn.adaptive_max_pool1d(t, o, return_indices=True)[1],
+                  _second(lambda p, out, r, o=o: L.clt_adaptive_max_pool1d(p, o, out, r)),
+                  [data(sh, dt)], tol="exact")
+    amp = (lambda t: Fn.adaptive_max_pool2d(t, (2, 3)),
+           lambda p, r: L.clt_adaptive_max_pool2d(p, shape_arr((2, 3)), r, None))
+    check("adaptive_max_pool2d transposed", *amp, [In(data((2, 3, 11, 7), f), ("T",))],
+          tol="exact")
+    for sh in ((5, 7), (2, 3, 0, 7)):
+        check("adaptive_max_pool2d %s (refused)" % list(sh), *amp, [data(sh, f)])
+    check("adaptive_max_pool2d int64 (refused)", *amp, [data((1, 2, 4, 4), torch.int64)])
+    check("adaptive_max_pool1d 4-D (refused)", lambda t: Fn.adaptive_max_pool1d(t, 2),
+          lambda p, r: L.clt_adaptive_max_pool1d(p, 2, r, None), [data((1, 2, 3, 4), f)])
+    # max_unpool2d / 1d on torch's pooling indices
+    for dt in FLOATS:
+        for sh, k, s, pd, osz in [((2, 3, 8, 6), (2, 2), None, (0, 0), None),
+                                  ((1, 2, 9, 7), (3, 3), (2, 2), (1, 1), None),
+                                  ((3, 8, 8), (2, 2), (2, 2), (0, 0), (9, 9)),
+                                  ((1, 1, 5, 5), (3, 3), (1, 1), (0, 0), None)]:
+            x = data(sh, dt)
+            y, idx = Fn.max_pool2d(x, k, s, pd, return_indices=True)
+            check("max_unpool2d %s %s k%s o%s" % (dn(dt), list(sh), k, osz),
+                  lambda t, i, k=k, s=s, pd=pd, osz=osz: Fn.max_unpool2d(t, i, k, s, pd, osz),
+                  lambda p, i, r, k=k, s=s, pd=pd, osz=osz: L.clt_max_unpool2d(
+                      p, i, shape_arr(k), _opt(s), shape_arr(pd), _opt(osz), r),
+                  [y, idx], tol="exact")
+        x = data((2, 3, 12), dt)
+        y, idx = Fn.max_pool1d(x, 3, 2, 1, return_indices=True)
+        for osz in ((12,), (13,)):
+            check("max_unpool1d %s o%s" % (dn(dt), osz),
+                  lambda t, i, osz=osz: Fn.max_unpool1d(t, i, 3, 2, 1, osz),
+                  lambda p, i, r, osz=osz: L.clt_max_unpool1d(p, i, 3, 2, 1, _opt(osz), r),
+                  [y, idx], tol="exact")
+    y, idx = Fn.max_pool2d(data((1, 2, 6, 6), f), 2, return_indices=True)
+    up = (lambda osz: (lambda t, i: Fn.max_unpool2d(t, i, 2, 2, 0, osz),
+                       lambda p, i, r: L.clt_max_unpool2d(p, i, shape_arr((2, 2)), None, None,
+                                                          _opt(osz), r)))
+    for osz in ((4, 6), (8, 6), (6, 7)):
+        check("max_unpool2d output_size %s%s" % (list(osz), "" if osz == (6, 7) else " (refused)"),
+              *up(osz), [y, idx], tol="exact")
+    # an index outside the output: torch raises at once, cltensor at the next
+    # synchronisation (clt_scatter's device-side check); every maximum of
+    # arange is its window's last element, so index 35 is there
+    y, idx = Fn.max_pool2d(torch.arange(72.0).reshape(1, 2, 6, 6), 2, return_indices=True)
+    for osz in ((5, 7), (5, 6)):
+        keep = [upload(y), upload(idx)]
+        o = P()
+        st = L.clt_max_unpool2d(keep[0], keep[1], shape_arr((2, 2)), None, None, shape_arr(osz),
+                                C.byref(o))
+        if st == 0:
+            keep.append(o)
+            a = np.empty((1, 2) + osz, np.float32)
+            st = L.clt_tensor_read(o, a.ctypes.data_as(P), a.nbytes)
+        ok("max_unpool2d output_size %s: index out of the output (refused)" % list(osz),
+           st != 0 and b"out of bounds" in L.clt_last_error(), "status %d" % st)
+        for p in keep:
+            L.clt_tensor_free(p)
+    check("max_unpool2d int32 indices (refused)", *up(None), [y, idx.int()])
+    check("max_unpool2d indices of another shape (refused)", *up(None), [y, idx[:, :, :2]])
+    check("max_unpool2d 2-D (refused)", *up(None), [y[0, 0], idx[0, 0]])
+    # LP pooling: torch's formula, quirk included (a negative average gives 0)
+    for dt in FLOATS:
+        for nt in (2.0, 3.0, 1.5, 1.0):
+            for sh, k, s, cm in [((2, 3, 7, 9), (2, 2), None, 0), ((3, 8, 7), (3, 2), (2, 1), 1)]:
+                check("lp_pool2d %s p=%g %s k%s" % (dn(dt), nt, list(sh), k),
+                      lambda t, nt=nt, k=k, s=s, cm=cm: Fn.lp_pool2d(t, nt, k, s, bool(cm)),
+                      lambda p, r, nt=nt, k=k, s=s, cm=cm: L.clt_lp_pool2d(
+                          p, nt, shape_arr(k), _opt(s), cm, r),
+                      [data(sh, dt, lo=-3, hi=3)], tol="tr", signed_zero=False)
+            check("lp_pool1d %s p=%g" % (dn(dt), nt),
+                  lambda t, nt=nt: Fn.lp_pool1d(t, nt, 3, 2, True),
+                  lambda p, r, nt=nt: L.clt_lp_pool1d(p, nt, 3, 2, 1, r),
+                  [data((2, 3, 10), dt, lo=-3, hi=3)], tol="tr", signed_zero=False)
+    # local response norm: avg_pool's windows over the channels
+    for dt in FLOATS:
+        for sh in ((2, 5, 7), (2, 6, 3, 4), (1, 4, 2, 3, 2), (3, 1, 5)):
+            for size in (1, 2, 3, 4, 7):
+                check("local_response_norm %s %s size %d" % (dn(dt), list(sh), size),
+                      lambda t, size=size: Fn.local_response_norm(t, size, 1e-2, 0.75, 1.5),
+                      lambda p, r, size=size: L.clt_local_response_norm(p, size, 1e-2, 0.75, 1.5,
+                                                                        r),
+                      [data(sh, dt)], tol="tr")
+    lrn = (lambda t: Fn.local_response_norm(t, 2),
+           lambda p, r: L.clt_local_response_norm(p, 2, 1e-4, 0.75, 1.0, r))
+    check("local_response_norm 2-D (refused)", *lrn, [data((3, 4), f)])
+    check("local_response_norm empty", *lrn, [data((0, 3, 4), f)], tol="exact")
+    # instance norm with its own statistics, then with running ones
+    for dt in FLOATS:
+        for sh in ((2, 3, 5), (3, 4, 3, 5), (1, 2, 7), (2, 3, 2, 2, 2)):
+            C_ = sh[1]
+            w, b = data((C_,), dt, lo=-2, hi=2), data((C_,), dt, lo=-2, hi=2)
+            check("instance_norm %s %s" % (dn(dt), list(sh)),
+                  lambda t, w, b: Fn.instance_norm(t, weight=w, bias=b),
+                  lambda p, w, b, r: L.clt_instance_norm(p, None, None, w, b, 1, 0.1, 1e-5, r),
+                  [data(sh, dt), w, b], tol="red", signed_zero=False)
+            rm, rv = data((C_,), dt), data((C_,), dt, lo=0.5, hi=2)
+            check("instance_norm %s %s running stats" % (dn(dt), list(sh)),
+                  lambda t, m, v: Fn.instance_norm(t, m, v, use_input_stats=False, eps=1e-3),
+                  lambda p, m, v, r: L.clt_instance_norm(p, m, v, None, None, 0, 0.1, 1e-3, r),
+                  [data(sh, dt), rm, rv], tol="red", signed_zero=False)
+            # the running statistics' update, in place
+            x = data(sh, dt)
+            tm, tv = rm.clone(), rv.clone()
+            Fn.instance_norm(x, tm, tv, use_input_stats=True, momentum=0.3)
+            keep = [upload(x), upload(rm), upload(rv)]
+            o = P()
+            st = L.clt_instance_norm(keep[0], keep[1], keep[2], None, None, 1, 0.3, 1e-5,
+                                     C.byref(o))
+            if st == 0:
+                keep.append(o)
+                gm, gv = download(keep[1])[0], download(keep[2])[0]
+                ok("instance_norm %s %s running update" % (dn(dt), list(sh)),
+                   np.allclose(gm, tm.numpy(), 1e-5, 1e-6) and
+                   np.allclose(gv, tv.numpy(), 1e-5, 1e-6),
+                   "torch %s %s, cltensor %s %s" % (tm, tv, gm, gv))
+            else:
+                fail("instance_norm running update", L.clt_last_error())
+            for p in keep:
+                L.clt_tensor_free(p)
+    inorm = (lambda t: Fn.instance_norm(t), lambda p, r: L.clt_instance_norm(
+        p, None, None, None, None, 1, 0.1, 1e-5, r))
+    check("instance_norm one spatial element (refused)", *inorm, [data((2, 3, 1), f)])
+    check("instance_norm 2-D (refused)", *inorm, [data((2, 3), f)])
+    check("instance_norm int64 (refused)", *inorm, [data((2, 3, 4), torch.int64)])
+    check("instance_norm weight [4] (refused)",
+          lambda t, w: Fn.instance_norm(t, weight=w),
+          lambda p, w, r: L.clt_instance_norm(p, None, None, w, None, 1, 0.1, 1e-5, r),
+          [data((2, 3, 4), f), data((4,), f)])
+    check("instance_norm no running stats (refused)",
+          lambda t: Fn.instance_norm(t, use_input_stats=False),
+          lambda p, r: L.clt_instance_norm(p, None, None, None, None, 0, 0.1, 1e-5, r),
+          [data((2, 3, 4), f)])
+    # dropouts: eval mode and p 0 give the input, p 1 zeros; refusals
+    drops = [("dropout1d", Fn.dropout1d, (2, 3, 5)), ("dropout2d", Fn.dropout2d, (2, 3, 4, 5)),
+             ("dropout3d", Fn.dropout3d, (2, 3, 2, 2, 3)),
+             ("alpha_dropout", Fn.alpha_dropout, (3, 4)),
+             ("feature_alpha_dropout", Fn.feature_alpha_dropout, (2, 3, 4))]
+    for name, tfn, sh in drops:
+        cfn = getattr(L, "clt_" + name)
+        for p_, tr in ((0.3, 0), (0.0, 1), (1.0, 1)):
+            check("%s p=%g training=%d" % (name, p_, tr),
+                  lambda t, tfn=tfn, p_=p_, tr=tr: tfn(t, p_, bool(tr)),
+                  lambda p, r, cfn=cfn, p_=p_, tr=tr: cfn(p, p_, tr, None, r),
+                  [data(sh, f, special=True)], tol="exact", signed_zero=False)
+        for p_ in (-0.1, 1.5):
+            check("%s p=%g (refused)" % (name, p_),
+                  lambda t, tfn=tfn, p_=p_: tfn(t, p_, True),
+                  lambda p, r, cfn=cfn, p_=p_: cfn(p, p_, 1, None, r), [data(sh, f)])
+    check("dropout1d 4-D (refused)", lambda t: Fn.dropout1d(t, 0.5, True),
+          lambda p, r: L.clt_dropout1d(p, 0.5, 1, None, r), [data((2, 3, 4, 5), f)])
+    check("feature_alpha_dropout 1-D (refused)", lambda t: Fn.feature_alpha_dropout(t, 0.5, True),
+          lambda p, r: L.clt_feature_alpha_dropout(p, 0.5, 1, None, r), [data((5,), f)])
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -5166,7 +5399,8 @@ def main():
                 nn_init,
                 reduce_stats,
                 more_losses,
-                products]
+                products,
+                nn_pool]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -4606,6 +4606,118 @@ static void op_new3(fz *f)
     }
 }
 
+/* ---- nn layers, part 2: the new pools, norms and dropouts ---------------------------------- */
+
+/* A random one of them, as a function (odd sizes, NULL operands, wrong
+ * ranks and dtypes) or as a layer run once; indices, when asked for, must be
+ * NULL after a failure and shaped as the output after a success. */
+static void op_nn_pool(fz *f)
+{
+    clt_status st;
+    clt_device *dev = rand_dev(f);
+    clt_device *d = dev ? dev : f->dev[0];
+    int64_t shape[5] = {1 + (int64_t)pick(f, 2), 1 + (int64_t)pick(f, 3), 1 + (int64_t)pick(f, 6),
+                        1 + (int64_t)pick(f, 6), 1 + (int64_t)pick(f, 3)};
+    int nd = 2 + (int)pick(f, 4);
+    clt_tensor *x = input_near(f, d, nd, shape), *idx = SENT, **ip = chance(f, 30) ? NULL : &idx;
+    clt_tensor *out = SENT, **op = OUTP(f, &out), *extra = NULL;
+    int64_t k[2] = {geom1(f), geom1(f)}, s[2] = {geom(f), geom(f)}, o[2] = {geom(f), geom(f)};
+    double p = chance(f, 90) ? (double)pick(f, 5) / 4 : rand_scalar(f);
+    int pair = 0, made = 1;
+    uint32_t which = pick(f, 13);
+    switch (which) {
+    case 0:
+        pair = 1;
+        CALL("clt_adaptive_max_pool2d", clt_adaptive_max_pool2d(x, o, op, ip));
+        break;
+    case 1:
+        pair = 1;
+        CALL("clt_adaptive_max_pool1d", clt_adaptive_max_pool1d(x, o[0], op, ip));
+        break;
+    case 2:
+        pair = ip != NULL;
+        CALL("clt_max_pool2d_with_indices",
+             clt_max_pool2d_with_indices(x, k, s, NULL, NULL, (int)pick(f, 2), op, ip));
+        break;
+    case 3: { /* unpool the indices of a max pool, or of anything */
+        clt_tensor *y = NULL, *yi = NULL;
+        if (clt_max_pool2d_with_indices(x, k, NULL, NULL, NULL, 0, &y, &yi) != CLT_OK)
+            y = yi = NULL;
+        extra = y;
+        CALL("clt_max_unpool2d",
+             clt_max_unpool2d(chance(f, 80) && y ? y : x, chance(f, 80) && yi ? yi : rt(f), k,
+                              NULL, NULL, chance(f, 70) ? NULL : o, op));
+        clt_tensor_free(yi);
+        break;
+    }
+    case 4:
+        CALL("clt_lp_pool2d", clt_lp_pool2d(x, 1.0 + (double)pick(f, 3), k,
+                                            chance(f, 50) ? NULL : s, (int)pick(f, 2), op));
+        break;
+    case 5:
+        CALL("clt_lp_pool1d", clt_lp_pool1d(x, 2.0, k[0], s[0], (int)pick(f, 2), op));
+        break;
+    case 6:
+        CALL("clt_local_response_norm",
+             clt_local_response_norm(x, geom(f), 1e-4, 0.75, 1.0, op));
+        break;
+    case 7:
+        CALL("clt_instance_norm",
+             clt_instance_norm(x, NULL, NULL, chance(f, 50) ? NULL : rt(f), NULL,
+                               chance(f, 90), 0.1, 1e-5, op));
+        break;
+    case 8:
+        CALL("clt_dropout1d", clt_dropout1d(x, p, (int)pick(f, 2), f->gen, op));
+        break;
+    case 9:
+        CALL("clt_dropout2d", clt_dropout2d(x, p, (int)pick(f, 2), f->gen, op));
+        break;
+    case 10:
+        CALL("clt_alpha_dropout", clt_alpha_dropout(x, p, (int)pick(f, 2), f->gen, op));
+        break;
+    case 11:
+        CALL("clt_feature_alpha_dropout",
+             clt_feature_alpha_dropout(x, p, (int)pick(f, 2), f->gen, op));
+        break;
+    default: { /* a layer, run once */
+        clt_module *m = NULL;
+        switch (pick(f, 6)) {
+        case 0: st = clt_instance_norm2d_layer(d, shape[1], 1e-5, 0.1, (int)pick(f, 2),
+                                                (int)pick(f, 2), &m); break;
+        case 1: st = clt_local_response_norm_layer(geom(f), 1e-4, 0.75, 1.0, &m); break;
+        case 2: st = clt_lp_pool2d_layer(2.0, k[0], k[1], NULL, 0, &m); break;
+        case 3: st = clt_adaptive_max_pool1d_layer(o[0], &m); break;
+        case 4: st = clt_dropout3d_layer(p, f->gen, &m); break;
+        default: st = clt_feature_alpha_dropout_layer(p, f->gen, &m); break;
+        }
+        if (st == CLT_OK) {
+            clt_module_train(m, (int)pick(f, 2));
+            CALL("clt_module_forward", clt_module_forward(m, x, op));
+        } else {
+            made = 0;
+        }
+        clt_module_free(m);
+        break;
+    }
+    }
+    if (!pair)
+        ip = NULL;
+    int ok = made && result(f, st, op, out);
+    if (ip && (ok ? idx == NULL || idx == SENT : idx != NULL))
+        die(f, "status %s but *indices is %p", clt_status_name(st), (void *)idx);
+    if (ok) {
+        check_tensor(f, out);
+        if (ip) {
+            expect_meta(f, idx, clt_tensor_ndim(out), clt_tensor_shape(out), CLT_INT64,
+                        clt_tensor_device(out));
+            clt_tensor_free(idx);
+        }
+        store(f, out);
+    }
+    clt_tensor_free(extra);
+    clt_tensor_free(x);
+}
+
 /* ---- the driver ---------------------------------------------------------------------------------- */
 
 typedef void (*op_fn)(fz *);
@@ -4628,6 +4740,7 @@ static struct {
     {"new3", op_new3, 4},
     {"index2", op_index_more, 4},
     {"stats", op_stats, 3},
+    {"nn_pool", op_nn_pool, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -884,18 +884,26 @@ for mname, mode in (("constant", 0), ("reflect", 1), ("replicate", 2), ("circula
         named("pad %s %s %s" % (mname, xin.shape, pad),
               lambda t, p_=pad, m_=mname: F_.pad(t, p_, mode=m_),
               lambda x, p_=pad, md=mode: call("clt_pad", x, _i64(*p_), len(p_), md, 0.0), [xin])
-# Each named case appended its torch name then cltensor's (or the pieces' one).
-pairs = {}
-for nm, got in shape_names:
-    pairs.setdefault(nm, []).append(got)
-for nm, gs in pairs.items():
-    if nm.startswith("clt_"):
-        continue
-    if len(gs) != 2 or gs[0] != gs[1]:
-        failed += 1
-        print("FAIL %s: node names torch %s, cltensor %s" % (nm, gs[0], gs[1:]))
-    else:
-        passed += 1
+
+
+def compare_names(first):
+    """Each named case since shape_names[first] appended its torch name then
+    cltensor's (or the pieces' one): they must agree."""
+    global passed, failed
+    pairs = {}
+    for nm, got in shape_names[first:]:
+        pairs.setdefault(nm, []).append(got)
+    for nm, gs in pairs.items():
+        if nm.startswith("clt_"):
+            continue
+        if len(gs) != 2 or gs[0] != gs[1]:
+            failed += 1
+            print("FAIL %s: node names torch %s, cltensor %s" % (nm, gs[0], gs[1:]))
+        else:
+            passed += 1
+
+
+compare_names(0)
 
 # ---- F.scaled_dot_product_attention (torch 2), against its composed formula ----------
 def sdpa_ref(q, k, v, mask=None, causal=False):
@@ -1502,15 +1510,7 @@ for sa, sb, d in (((4, 3), (1, 3), -1), ((3, 2), (3, 2), 0)):
     named("linalg_cross %s %s %d" % (sa, sb, d), lambda x, y, d=d: torch.linalg.cross(x, y, dim=d),
           lambda x, y, d=d: call("clt_linalg_cross", x, y, C.c_int(d)),
           [rng.standard_normal(sa), rng.standard_normal(sb)])
-pairs = {}
-for nm, got in shape_names[prod_first:]:
-    pairs.setdefault(nm, []).append(got)
-for nm, gs in pairs.items():
-    if len(gs) != 2 or gs[0] != gs[1]:
-        failed += 1
-        print("FAIL %s: node names torch %s, cltensor %s" % (nm, gs[0], gs[1:]))
-    else:
-        passed += 1
+compare_names(prod_first)
 # kron and tensordot are composites: their node names differ from torch's (linalg.h)
 for sa, sb in (((2, 3), (2, 2)), ((3,), (2, 2)), ((2, 1, 2), (3, 2))):
     case("kron %s %s" % (sa, sb), torch.kron, lambda x, y: call("clt_kron", x, y),
@@ -1529,6 +1529,90 @@ for eq, shapes in (("ij,jk->ik", [(3, 4), (4, 2)]), ("bij,bjk->bik", [(2, 3, 4),
     case("einsum %s" % eq, lambda *xs, eq=eq: torch.einsum(eq, *xs),
          lambda *xs, eq=eq: call("clt_einsum", eq.encode(), (P * len(xs))(*xs), len(xs)),
          [rng.standard_normal(sh) for sh in shapes])
+
+# ---- nn layers, part 2: max pooling's indices, adaptive max and LP pooling, unpooling,
+# local response and instance norm: gradients and node names ----------------------------------
+rng = np.random.default_rng(13)
+pool_first = len(shape_names)
+Fn = torch.nn.functional
+proto("clt_max_pool2d_with_indices", [P, I64P, I64P, I64P, I64P, C.c_int, PP, PP])
+proto("clt_adaptive_max_pool2d", [P, I64P, PP, PP])
+proto("clt_adaptive_max_pool1d", [P, C.c_int64, PP, PP])
+proto("clt_max_unpool2d", [P, P, I64P, I64P, I64P, I64P, PP])
+proto("clt_max_unpool1d", [P, P, C.c_int64, C.c_int64, C.c_int64, I64P, PP])
+proto("clt_lp_pool2d", [P, C.c_double, I64P, I64P, C.c_int, PP])
+proto("clt_lp_pool1d", [P, C.c_double, C.c_int64, C.c_int64, C.c_int, PP])
+proto("clt_local_response_norm", [P, C.c_int64, C.c_double, C.c_double, C.c_double, PP])
+proto("clt_instance_norm", [P, P, P, P, P, C.c_int, C.c_double, C.c_double, PP])
+
+
+def _ties(shape):
+    """Values with ties (rounded to halves), so that the first maximum counts."""
+    return np.round(rng.standard_normal(shape) * 2) / 2
+
+
+for k, s, pd in (((2, 2), (2, 2), (0, 0)), ((3, 3), (1, 2), (1, 1))):
+    named("max_pool2d with indices k%s s%s" % (k, s),
+          lambda x, k=k, s=s, pd=pd: Fn.max_pool2d(x, k, s, pd, return_indices=True)[0],
+          lambda x, k=k, s=s, pd=pd: call("clt_max_pool2d_with_indices", x, _i64(*k), _i64(*s),
+                                          _i64(*pd), _i64(1, 1), C.c_int(0),
+                                          after=(PP(P()),)),
+          [_ties((2, 2, 6, 7))])
+for sh, o in (((2, 3, 7, 6), (3, 4)), ((3, 5, 5), (2, 2)), ((1, 2, 3, 4), (5, 7))):
+    named("adaptive_max_pool2d %s -> %s" % (sh, o),
+          lambda x, o=o: Fn.adaptive_max_pool2d(x, o),
+          lambda x, o=o: call("clt_adaptive_max_pool2d", x, _i64(*o), after=(None,)),
+          [_ties(sh)])
+for sh, o in (((2, 3, 9), 4), ((3, 5), 7)):
+    named("adaptive_max_pool1d %s -> %d" % (sh, o), lambda x, o=o: Fn.adaptive_max_pool1d(x, o),
+          lambda x, o=o: call("clt_adaptive_max_pool1d", x, C.c_int64(o), after=(None,)),
+          [_ties(sh)])
+for sh, k, s in (((2, 2, 6, 8), 2, 2), ((1, 3, 7, 7), 3, 2)):
+    x = torch.tensor(rng.standard_normal(sh))
+    y, idx = Fn.max_pool2d(x, k, s, return_indices=True)
+    named("max_unpool2d %s k%d s%d" % (sh, k, s),
+          lambda t, i, k=k, s=s: Fn.max_unpool2d(t, i, k, s),
+          lambda t, i, k=k, s=s: call("clt_max_unpool2d", t, i, _i64(k, k), _i64(s, s), None,
+                                      None),
+          [y.numpy(), idx.numpy()], wrt=[0])
+x = torch.tensor(rng.standard_normal((2, 3, 10)))
+y, idx = Fn.max_pool1d(x, 3, 2, 1, return_indices=True)
+named("max_unpool1d", lambda t, i: Fn.max_unpool1d(t, i, 3, 2, 1, (10,)),
+      lambda t, i: call("clt_max_unpool1d", t, i, C.c_int64(3), C.c_int64(2), C.c_int64(1),
+                        _i64(10)),
+      [y.numpy(), idx.numpy()], wrt=[0])
+for nt in (2.0, 3.0, 1.5):
+    # both signs but for p 1.5, whose power of a negative value is NaN
+    a = rng.uniform(0.2, 2.0, (2, 2, 6, 6))
+    if nt != 1.5:
+        a *= np.sign(rng.standard_normal((2, 2, 6, 6)))
+    named("lp_pool2d p=%g" % nt, lambda t, nt=nt: Fn.lp_pool2d(t, nt, (2, 3), (2, 1)),
+          lambda t, nt=nt: call("clt_lp_pool2d", t, C.c_double(nt), _i64(2, 3), _i64(2, 1),
+                                C.c_int(0)),
+          [a])
+    named("lp_pool1d p=%g" % nt, lambda t, nt=nt: Fn.lp_pool1d(t, nt, 3, 2),
+          lambda t, nt=nt: call("clt_lp_pool1d", t, C.c_double(nt), C.c_int64(3), C.c_int64(2),
+                                C.c_int(0)),
+          [a[:, :, 0]])
+for sh, size in (((2, 5, 4), 3), ((2, 6, 3, 2), 2), ((1, 4, 2, 2, 3), 5)):
+    named("local_response_norm %s size %d" % (sh, size),
+          lambda t, size=size: Fn.local_response_norm(t, size, 0.1, 0.75, 1.0),
+          lambda t, size=size: call("clt_local_response_norm", t, C.c_int64(size),
+                                    C.c_double(0.1), C.c_double(0.75), C.c_double(1.0)),
+          [rng.standard_normal(sh)])
+for sh in ((2, 3, 5), (2, 2, 3, 4)):
+    named("instance_norm %s" % (sh,),
+          lambda t, w, b: Fn.instance_norm(t, weight=w, bias=b),
+          lambda t, w, b: call("clt_instance_norm", t, None, None, w, b, C.c_int(1),
+                               C.c_double(0.1), C.c_double(1e-5)),
+          [rng.standard_normal(sh), rng.standard_normal(sh[1]), rng.standard_normal(sh[1])])
+    named("instance_norm %s running stats" % (sh,),
+          lambda t, m, v: Fn.instance_norm(t, m, v, use_input_stats=False),
+          lambda t, m, v: call("clt_instance_norm", t, m, v, None, None, C.c_int(0),
+                               C.c_double(0.1), C.c_double(1e-5)),
+          [rng.standard_normal(sh), rng.standard_normal(sh[1]), rng.uniform(0.5, 2, sh[1])],
+          wrt=[0])
+compare_names(pool_first)
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -602,9 +602,46 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_linalg_cross, T, clt_linalg_cross(f->f, f->f, 0, &o->t))                           \
     X(clt_cross, T, clt_cross(f->f, f->i32, 0, &o->t))                                       \
     X(clt_tensordot, T, clt_tensordot(f->f, f->f, 1, NULL, NULL, &o->t))                     \
-    X(clt_einsum, T, clt_einsum("ij,jk", f->cpair, 2, &o->t))                               \
+    X(clt_einsum, T, clt_einsum("ij,jk", f->cpair, 2, &o->t))                                \
     /* optim.h: LBFGS */                                                                     \
-    X(clt_lbfgs, OPT, clt_lbfgs(f->pair, 1, &bad_lbfgs, &o->opt))
+    X(clt_lbfgs, OPT, clt_lbfgs(f->pair, 1, &bad_lbfgs, &o->opt))                            \
+    X(clt_max_pool2d_with_indices, T | T2,                                                   \
+      clt_max_pool2d_with_indices(f->f, k22, NULL, NULL, NULL, 0, &o->t, &o->t2))            \
+    X(clt_max_pool1d_with_indices, T | T2,                                                   \
+      clt_max_pool1d_with_indices(f->i32, 2, 0, 0, 1, 0, &o->t, &o->t2))                     \
+    X(clt_adaptive_max_pool2d, T | T2, clt_adaptive_max_pool2d(f->f, k22, &o->t, &o->t2))    \
+    X(clt_adaptive_max_pool1d, T | T2, clt_adaptive_max_pool1d(f->i32, 2, &o->t, &o->t2))    \
+    X(clt_max_unpool2d, T, clt_max_unpool2d(f->f, f->i32, k22, NULL, NULL, NULL, &o->t))     \
+    X(clt_max_unpool1d, T, clt_max_unpool1d(f->f, f->i32, 2, 0, 0, NULL, &o->t))             \
+    X(clt_lp_pool2d, T, clt_lp_pool2d(f->f, 2.0, k22, NULL, 0, &o->t))                       \
+    X(clt_lp_pool1d, T, clt_lp_pool1d(f->e, 2.0, 2, 0, 0, &o->t))                            \
+    X(clt_local_response_norm, T, clt_local_response_norm(f->f, 2, 1e-4, 0.75, 1.0, &o->t))  \
+    X(clt_instance_norm, T,                                                                  \
+      clt_instance_norm(f->f, NULL, NULL, NULL, NULL, 1, 0.1, 1e-5, &o->t))                  \
+    X(clt_instance_norm1d_layer, M,                                                          \
+      clt_instance_norm1d_layer(f->dev, 0, 1e-5, 0.1, 0, 0, &o->m))                          \
+    X(clt_instance_norm2d_layer, M,                                                          \
+      clt_instance_norm2d_layer(f->dev, 3, -1.0, 0.1, 1, 1, &o->m))                          \
+    X(clt_local_response_norm_layer, M,                                                      \
+      clt_local_response_norm_layer(0, 1e-4, 0.75, 1.0, &o->m))                              \
+    X(clt_lp_pool1d_layer, M, clt_lp_pool1d_layer(2.0, 0, 0, 0, &o->m))                      \
+    X(clt_lp_pool2d_layer, M, clt_lp_pool2d_layer(2.0, 2, -1, NULL, 0, &o->m))               \
+    X(clt_adaptive_max_pool1d_layer, M, clt_adaptive_max_pool1d_layer(-1, &o->m))            \
+    X(clt_adaptive_max_pool2d_layer, M, clt_adaptive_max_pool2d_layer(2, -1, &o->m))         \
+    X(clt_max_unpool1d_layer, M, clt_max_unpool1d_layer(0, 0, 0, &o->m))                     \
+    X(clt_max_unpool2d_layer, M, clt_max_unpool2d_layer(2, 0, NULL, NULL, &o->m))            \
+    X(clt_max_unpool_forward, T, clt_max_unpool_forward(f->lin, f->f, f->f, NULL, &o->t))    \
+    X(clt_dropout1d, T, clt_dropout1d(f->f, 1.5, 1, f->gen, &o->t))                          \
+    X(clt_dropout2d, T, clt_dropout2d(f->f, -0.5, 1, f->gen, &o->t))                         \
+    X(clt_dropout3d, T, clt_dropout3d(f->f, 2.0, 0, f->gen, &o->t))                          \
+    X(clt_alpha_dropout, T, clt_alpha_dropout(f->bl, 0.5, 1, f->gen, &o->t))                 \
+    X(clt_feature_alpha_dropout, T, clt_feature_alpha_dropout(f->f, -1.0, 1, f->gen, &o->t)) \
+    X(clt_dropout1d_layer, M, clt_dropout1d_layer(1.5, f->gen, &o->m))                       \
+    X(clt_dropout2d_layer, M, clt_dropout2d_layer(-1.0, f->gen, &o->m))                      \
+    X(clt_dropout3d_layer, M, clt_dropout3d_layer(1.5, f->gen, &o->m))                       \
+    X(clt_alpha_dropout_layer, M, clt_alpha_dropout_layer(1.5, f->gen, &o->m))               \
+    X(clt_feature_alpha_dropout_layer, M,                                                    \
+      clt_feature_alpha_dropout_layer(1.5, f->gen, &o->m))
 
 static int small_int[1];
 

@@ -1,6 +1,7 @@
 /* cltensor/conv.h: convolution, pooling and upsampling, like
  * torch.nn.functional's conv1d, conv2d, conv_transpose2d, max_pool1d,
- * max_pool2d, avg_pool1d, avg_pool2d, adaptive_avg_pool2d and
+ * max_pool2d, avg_pool1d, avg_pool2d, adaptive_avg_pool2d,
+ * adaptive_max_pool1d/2d, max_unpool1d/2d, lp_pool1d/2d and
  * interpolate.  All are
  * differentiable (autograd.h).
  *
@@ -206,6 +207,85 @@ typedef struct clt_pool1d_opts {
  * (zeros for an empty output, whose backward PyTorch refuses). */
 CLT_API clt_status clt_adaptive_avg_pool2d(const clt_tensor *input, const int64_t output_size[2],
                                            clt_tensor **out);
+
+/* F.max_pool2d(..., return_indices=True) and F.max_pool1d(...,
+ * return_indices=True): clt_max_pool2d's and clt_max_pool1d's results
+ * (values, ties, NaN, gradients, errors) and, in *indices, a new int64
+ * tensor of the output's shape holding where each maximum came from, as
+ * h * W + w in its [H, W] plane (w in the 1-D case), PyTorch's flat
+ * index that clt_max_unpool2d and clt_max_unpool1d take.  indices is
+ * required.  On failure both *out and *indices are NULL.  Release both
+ * with clt_tensor_free. */
+CLT_API clt_status clt_max_pool2d_with_indices(const clt_tensor *input, const int64_t kernel[2],
+                                               const int64_t stride[2],
+                                               const int64_t padding[2],
+                                               const int64_t dilation[2], int ceil_mode,
+                                               clt_tensor **out, clt_tensor **indices);
+CLT_API clt_status clt_max_pool1d_with_indices(const clt_tensor *input, int64_t kernel,
+                                               int64_t stride, int64_t padding,
+                                               int64_t dilation, int ceil_mode,
+                                               clt_tensor **out, clt_tensor **indices);
+
+/* torch.nn.functional.adaptive_max_pool2d(input, output_size,
+ * return_indices) for input [N, C, H, W] or [C, H, W], float32 or
+ * float64: output (i, j) is the maximum over the windows of
+ * clt_adaptive_avg_pool2d (rows floor(i H / Ho) to ceil((i + 1) H / Ho) -
+ * 1, likewise columns), its first maximum in row-major order with NaN
+ * taken as the maximum, as PyTorch's CPU kernel.  indices NULL: not wanted
+ * (return_indices False); otherwise *indices is a new int64 tensor of the
+ * output's shape, h * W + w of each maximum in its plane.  The gradient
+ * (grad_fn AdaptiveMaxPool2DBackward0) adds each output's gradient into
+ * its maximum, windows in row-major order.  Errors as
+ * clt_adaptive_avg_pool2d's.  clt_adaptive_max_pool1d does the same for
+ * [N, C, L] or [C, L] on the view [.., 1, L] (output_size >= 0; indices
+ * are positions in L), as torch.  On failure *out (and *indices) are
+ * NULL.  New tensors: release with clt_tensor_free. */
+CLT_API clt_status clt_adaptive_max_pool2d(const clt_tensor *input, const int64_t output_size[2],
+                                           clt_tensor **out, clt_tensor **indices);
+CLT_API clt_status clt_adaptive_max_pool1d(const clt_tensor *input, int64_t output_size,
+                                           clt_tensor **out, clt_tensor **indices);
+
+/* torch.nn.functional.max_unpool2d(input, indices, kernel_size, stride,
+ * padding, output_size): each value of input [N, C, H, W] or [C, H, W]
+ * (any dtype) is put at its flat index h * W + w (as
+ * clt_max_pool2d_with_indices gives them) in a zero [Ho, Wo] plane;
+ * where two indices of a plane coincide the later one wins, as in
+ * PyTorch's CPU loop.  indices: int64, input's shape.  kernel (> 0)
+ * required; stride NULL or 0 means the kernel, padding NULL means 0.
+ * output_size NULL gives Ho = (H - 1) stride - 2 padding + kernel (the
+ * same for Wo); given, each size must lie strictly within a stride of
+ * that (torch's "invalid output_size").  Indices outside the plane are
+ * reported as clt_scatter reports them (index.h: at the next
+ * synchronisation).  The gradient (MaxUnpool2DBackward0) gathers the
+ * output's gradient at the indices.  clt_max_unpool1d does the same for
+ * [N, C, L] or [C, L] (output_size NULL or one size) through [.., L, 1],
+ * as torch.  Errors: CLT_ERR_DTYPE_MISMATCH for indices other than
+ * int64, CLT_ERR_SHAPE_MISMATCH for other ranks, indices of another
+ * shape or an empty non-batch size, CLT_ERR_INVALID_ARGUMENT for the
+ * sizes.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_max_unpool2d(const clt_tensor *input, const clt_tensor *indices,
+                                    const int64_t kernel[2], const int64_t stride[2],
+                                    const int64_t padding[2], const int64_t output_size[2],
+                                    clt_tensor **out);
+CLT_API clt_status clt_max_unpool1d(const clt_tensor *input, const clt_tensor *indices,
+                                    int64_t kernel, int64_t stride, int64_t padding,
+                                    const int64_t *output_size, clt_tensor **out);
+
+/* torch.nn.functional.lp_pool2d(input, norm_type, kernel_size, stride,
+ * ceil_mode) and lp_pool1d, as torch 1.13 computes them:
+ * (sign(a) * relu(|a|) * kH * kW)^(1 / norm_type) with a the average pool
+ * (no padding) of input^norm_type, ops and all: sign(a) * relu(|a|) is a
+ * itself (torch's quirk), so a window whose a is negative (odd norm_type,
+ * negative values) gives NaN through the fractional power, as torch's;
+ * input as clt_avg_pool2d's (clt_avg_pool1d's for 1-D), stride NULL or 0
+ * meaning the kernel size.  Recorded as those ops (grad_fn PowBackward0).
+ * Errors as clt_avg_pool2d's and clt_avg_pool1d's.  New tensor: release
+ * with clt_tensor_free. */
+CLT_API clt_status clt_lp_pool2d(const clt_tensor *input, double norm_type,
+                                 const int64_t kernel[2], const int64_t stride[2], int ceil_mode,
+                                 clt_tensor **out);
+CLT_API clt_status clt_lp_pool1d(const clt_tensor *input, double norm_type, int64_t kernel,
+                                 int64_t stride, int ceil_mode, clt_tensor **out);
 
 #ifdef __cplusplus
 }

@@ -21,7 +21,8 @@
  * (clt_module_to_dtype converts a model, as model.double()).  As in
  * PyTorch 1.13, a layer with parameters or running statistics (Linear,
  * Conv1d, Conv2d, ConvTranspose2d, LayerNorm with elementwise_affine,
- * GroupNorm with affine, BatchNorm with affine or track_running_stats,
+ * GroupNorm with affine, BatchNorm and InstanceNorm with affine or
+ * track_running_stats,
  * MultiheadAttention, the transformer layers, RNN, LSTM, GRU) does not
  * promote: an input of another dtype, float64 or integer, is
  * CLT_ERR_DTYPE_MISMATCH naming the layer, both
@@ -975,6 +976,176 @@ CLT_API clt_status clt_init_orthogonal_(clt_tensor *t, clt_generator *gen, doubl
  * sparsity outside [0, 1], std as clt_normal_. */
 CLT_API clt_status clt_init_sparse_(clt_tensor *t, clt_generator *gen, double sparsity,
                                     double std);
+
+/* ---- more normalisation, pooling and dropout layers ---------------------- */
+
+/* torch.nn.functional.instance_norm(input, running_mean, running_var,
+ * weight, bias, use_input_stats, momentum, eps): input [N, C, *] (at least
+ * 2 dims, float32 or float64) normalised per sample and channel over *:
+ * with use_input_stats (torch's default, True) by its own statistics
+ * (biased variance: GroupNorm with a group per channel, the same fused
+ * kernel), else by running_mean and running_var; then times weight and
+ * plus bias.  running_mean, running_var, weight and bias are [C] of
+ * input's dtype and device, each NULL for none.  With use_input_stats and
+ * both running statistics, they are updated in place once the result is
+ * made, as torch's: (1 - momentum) running + momentum times the batch's
+ * mean of the per-sample means (and of the unbiased variances); their
+ * version is bumped.  PyTorch's defaults: 1 (use_input_stats), 0.1, 1e-5.
+ * Differentiable in input, weight and bias (grad_fn ViewBackward0, as
+ * torch's last step).  New tensor: release with clt_tensor_free.
+ *
+ * Errors, in torch's words where it has them: fewer than 2 dims, tensors
+ * that are not vectors of C (CLT_ERR_SHAPE_MISMATCH); one spatial element
+ * per channel with use_input_stats ("Expected more than 1 spatial element
+ * when training"), use_input_stats 0 without running statistics, a
+ * negative or NaN eps (CLT_ERR_INVALID_ARGUMENT); other dtypes
+ * (CLT_ERR_DTYPE_MISMATCH, integer inputs CLT_ERR_DTYPE_UNSUPPORTED) or
+ * devices. */
+CLT_API clt_status clt_instance_norm(const clt_tensor *input, clt_tensor *running_mean,
+                                     clt_tensor *running_var, const clt_tensor *weight,
+                                     const clt_tensor *bias, int use_input_stats,
+                                     double momentum, double eps, clt_tensor **out);
+
+/* torch.nn.InstanceNorm1d ([N, C, L], or unbatched [C, L]) and
+ * InstanceNorm2d ([N, C, H, W] or [C, H, W]) (num_features, eps, momentum,
+ * affine, track_running_stats): clt_instance_norm with the layer's
+ * tensors, named as PyTorch's: weight (ones) and bias (zeros), float32
+ * [num_features], when affine; buffers running_mean (zeros), running_var
+ * (ones) and num_batches_tracked (int64 0, which InstanceNorm leaves
+ * alone, as PyTorch) when track_running_stats.  In train mode, or without
+ * track_running_stats, each input is normalised by its own statistics and
+ * the running ones updated (written when clt_module_forward ends, as
+ * BatchNorm's); in eval mode with track_running_stats the running ones
+ * are used.  PyTorch's defaults: 1e-5, 0.1, 0, 0.  Errors: num_features
+ * <= 0, eps < 0 or momentum outside [0, 1] (CLT_ERR_INVALID_ARGUMENT); at
+ * the forward, another number of dims ("expected 3D or 4D input"), and
+ * with affine a channel count other than num_features (PyTorch warns
+ * without affine and goes on), as CLT_ERR_SHAPE_MISMATCH; dtypes as
+ * BatchNorm (see Dtypes above).  New module: release with
+ * clt_module_free. */
+CLT_API clt_status clt_instance_norm1d_layer(clt_device *dev, int64_t num_features, double eps,
+                                             double momentum, int affine,
+                                             int track_running_stats, clt_module **out);
+CLT_API clt_status clt_instance_norm2d_layer(clt_device *dev, int64_t num_features, double eps,
+                                             double momentum, int affine,
+                                             int track_running_stats, clt_module **out);
+
+/* torch.nn.functional.local_response_norm(input, size, alpha, beta, k):
+ * input [N, C, *] (3 or more dims) divided by (k + alpha * avg)^beta, avg
+ * the mean of input^2 over the channels c - size/2 to c + (size - 1)/2,
+ * those beyond the edges counted as zeros, as torch's padded average
+ * pooling; computed as mul, avg_pool2d over [N, 1, C, rest], mul, add,
+ * pow and div (recorded: grad_fn DivBackward0, as torch's).  PyTorch's
+ * defaults: alpha 1e-4, beta 0.75, k 1.  An empty input gives itself back
+ * (a view).  Errors: size <= 0 (CLT_ERR_INVALID_ARGUMENT), fewer than 3
+ * dims (CLT_ERR_SHAPE_MISMATCH, "Expected 3D or higher dimensionality
+ * input"); dtypes as clt_avg_pool2d's.  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_local_response_norm(const clt_tensor *input, int64_t size, double alpha,
+                                           double beta, double k, clt_tensor **out);
+
+/* torch.nn.LocalResponseNorm(size, alpha, beta, k): the function above.
+ * size <= 0 is CLT_ERR_INVALID_ARGUMENT.  No tensors.  New module:
+ * release with clt_module_free. */
+CLT_API clt_status clt_local_response_norm_layer(int64_t size, double alpha, double beta,
+                                                 double k, clt_module **out);
+
+/* torch.nn.LPPool1d(norm_type, kernel_size, stride, ceil_mode) and
+ * LPPool2d: clt_lp_pool1d and clt_lp_pool2d (conv.h) with the layer's
+ * settings; stride 0 (NULL for LPPool2d) means the kernel size, PyTorch's
+ * None.  A kernel size <= 0 or a negative stride is
+ * CLT_ERR_INVALID_ARGUMENT.  No tensors.  New module: release with
+ * clt_module_free. */
+CLT_API clt_status clt_lp_pool1d_layer(double norm_type, int64_t kernel, int64_t stride,
+                                       int ceil_mode, clt_module **out);
+CLT_API clt_status clt_lp_pool2d_layer(double norm_type, int64_t kernel_h, int64_t kernel_w,
+                                       const int64_t stride[2], int ceil_mode,
+                                       clt_module **out);
+
+/* torch.nn.AdaptiveMaxPool1d(output_size) and AdaptiveMaxPool2d((out_h,
+ * out_w)): clt_adaptive_max_pool1d and clt_adaptive_max_pool2d (conv.h) to
+ * that size (>= 0, checked here: CLT_ERR_INVALID_ARGUMENT).  The forward
+ * gives the output alone (return_indices=False); call the function for
+ * the indices.  No tensors.  New module: release with clt_module_free. */
+CLT_API clt_status clt_adaptive_max_pool1d_layer(int64_t output_size, clt_module **out);
+CLT_API clt_status clt_adaptive_max_pool2d_layer(int64_t out_h, int64_t out_w, clt_module **out);
+
+/* torch.nn.MaxUnpool1d(kernel_size, stride, padding) and MaxUnpool2d:
+ * clt_max_unpool1d and clt_max_unpool2d (conv.h) with the layer's
+ * settings; stride 0 (or NULL) means the kernel size, padding NULL 0.  A
+ * kernel size <= 0 or a negative stride or padding is
+ * CLT_ERR_INVALID_ARGUMENT.  No tensors.  Their forward takes the indices
+ * too: run them with clt_max_unpool_forward (clt_module_forward, and so a
+ * Sequential, refuses them: CLT_ERR_INVALID_ARGUMENT).  New module:
+ * release with clt_module_free. */
+CLT_API clt_status clt_max_unpool1d_layer(int64_t kernel, int64_t stride, int64_t padding,
+                                          clt_module **out);
+CLT_API clt_status clt_max_unpool2d_layer(int64_t kernel_h, int64_t kernel_w,
+                                          const int64_t stride[2], const int64_t padding[2],
+                                          clt_module **out);
+
+/* MaxUnpool1d's and MaxUnpool2d's forward(input, indices, output_size):
+ * the layer's unpooling of input at indices (as clt_max_pool1d_with_indices
+ * and clt_max_pool2d_with_indices give them), output_size NULL or one (1d)
+ * or two (2d) sizes.  New tensor: release with clt_tensor_free.  Errors as
+ * the functions', and CLT_ERR_INVALID_ARGUMENT for another kind of
+ * module. */
+CLT_API clt_status clt_max_unpool_forward(clt_module *m, const clt_tensor *input,
+                                          const clt_tensor *indices,
+                                          const int64_t *output_size, clt_tensor **out);
+
+/* torch.nn.functional.dropout1d, dropout2d, dropout3d, alpha_dropout and
+ * feature_alpha_dropout(input, p, training): with training 0, p 0 or an
+ * empty input, input itself (a new handle on it, through which gradients
+ * flow); with p 1, input * 0 (NaN stays, as torch's).  Otherwise:
+ *
+ * dropout1d ([N, C, L] or [C, L]), dropout2d ([N, C, *]: a 3-D input is
+ * taken as [N, C, L], as torch 1.13 does) and dropout3d ([N, C, D, H, W];
+ * anything else is taken as unbatched, a batch of one added, as torch)
+ * zero whole channels: one mask element per [n, c], each kept when u >= p
+ * (u as clt_rand draws it, in input's dtype, for the shape [N, C, 1,
+ * ...]), kept channels scaled by 1 / (1 - p).  alpha_dropout draws one u
+ * per element, feature_alpha_dropout one per [n, c]; dropped elements
+ * become SELU's saturation value and the whole is rescaled to keep zero
+ * mean and unit variance: input * m * a + b, m the mask, a = 1 / sqrt((al^2
+ * p + 1) (1 - p)), b = (m - 1) al a + al a p, al = 1.7580993408473766, as
+ * torch's.  So the mask is the same on every device for one generator
+ * state, and the generator advances by the mask's element count (N * C
+ * for the channel variants).  Differentiable in input (grad_fn
+ * MulBackward0, AddBackward0 for the alpha ones; SqueezeBackward1 for an
+ * unbatched input).  gen NULL: the default generator.
+ *
+ * Errors: p outside [0, 1] or NaN (CLT_ERR_INVALID_ARGUMENT, "dropout
+ * probability has to be between 0 and 1"); dropout1d of other than 2 or 3
+ * dims, the feature variants of fewer than 2 dims in train mode
+ * (CLT_ERR_SHAPE_MISMATCH); in train mode with 0 < p < 1 an integer or
+ * bool input (CLT_ERR_DTYPE_MISMATCH, as Dropout).  torch's warnings for
+ * dropout2d's and dropout3d's unusual ranks are not given.  A call that
+ * fails takes nothing from gen.  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_dropout1d(const clt_tensor *input, double p, int training,
+                                 clt_generator *gen, clt_tensor **out);
+CLT_API clt_status clt_dropout2d(const clt_tensor *input, double p, int training,
+                                 clt_generator *gen, clt_tensor **out);
+CLT_API clt_status clt_dropout3d(const clt_tensor *input, double p, int training,
+                                 clt_generator *gen, clt_tensor **out);
+CLT_API clt_status clt_alpha_dropout(const clt_tensor *input, double p, int training,
+                                     clt_generator *gen, clt_tensor **out);
+CLT_API clt_status clt_feature_alpha_dropout(const clt_tensor *input, double p, int training,
+                                             clt_generator *gen, clt_tensor **out);
+
+/* torch.nn.Dropout1d(p), Dropout2d, Dropout3d, AlphaDropout and
+ * FeatureAlphaDropout: the functions above with training the module's
+ * train mode (the identity in eval mode).  gen is borrowed as Dropout's
+ * (it must outlive the layer); a forward that fails takes nothing from
+ * it.  p outside [0, 1] is CLT_ERR_INVALID_ARGUMENT.  No tensors.  New
+ * module: release with clt_module_free. */
+CLT_API clt_status clt_dropout1d_layer(double p, clt_generator *gen, clt_module **out);
+CLT_API clt_status clt_dropout2d_layer(double p, clt_generator *gen, clt_module **out);
+CLT_API clt_status clt_dropout3d_layer(double p, clt_generator *gen, clt_module **out);
+CLT_API clt_status clt_alpha_dropout_layer(double p, clt_generator *gen, clt_module **out);
+CLT_API clt_status clt_feature_alpha_dropout_layer(double p, clt_generator *gen,
+                                                   clt_module **out);
 
 #ifdef __cplusplus
 }

@@ -1,9 +1,12 @@
-/* grad_conv.c: conv1d, conv2d, conv_transpose2d, max_pool1d/2d,
- * avg_pool1d/2d, adaptive_avg_pool2d and interpolate (conv.h) with their
- * backward formulas; the kernels live in src/ops/conv.c and
- * src/ops/upsample.c.  Unbatched [C, H, W] inputs go through the batched
- * op between a recorded unsqueeze and squeeze, [N, C, L] ones through the
- * 2-D op on [N, C, 1, L]. */
+/* grad_conv.c: conv1d, conv2d, conv_transpose2d, max_pool1d/2d (with
+ * indices too), avg_pool1d/2d, adaptive_avg_pool2d, adaptive_max_pool1d/2d,
+ * max_unpool1d/2d and interpolate (conv.h) with their backward formulas;
+ * the kernels live in src/ops/conv.c and src/ops/upsample.c.  Unbatched
+ * [C, H, W] inputs go through the batched op between a recorded unsqueeze
+ * and squeeze (adaptive max pooling and unpooling take them as they are,
+ * as torch), [N, C, L] ones through the 2-D op on [N, C, 1, L]. */
+#include <string.h>
+
 #include "autograd/autograd.h"
 #include "ops/conv.h"
 
@@ -259,6 +262,7 @@ typedef struct pool_ctx {
     clt__pool2d p;
     bool max;
     const char *fn;
+    clt_tensor **indices; /* or NULL: where max pooling hands out its indices */
 } pool_ctx;
 
 static clt_status pool4(const clt_tensor *x, const void *ctx, clt_tensor **out)
@@ -276,7 +280,10 @@ static clt_status pool4(const clt_tensor *x, const void *ctx, clt_tensor **out)
         saved = idx;
         st = clt__record(st, out, "MaxPool2DWithIndicesBackward0", bw_max_pool2d, 1, &x, 1,
                          &saved, &n);
-        clt_tensor_free(idx);
+        if (st == CLT_OK && c->indices)
+            *c->indices = idx;
+        else
+            clt_tensor_free(idx);
     } else {
         st = clt__record(clt__avg_pool2d(x, &p, out), out, "AvgPool2DBackward0", bw_avg_pool2d,
                          1, &x, 0, NULL, &n);
@@ -286,11 +293,38 @@ static clt_status pool4(const clt_tensor *x, const void *ctx, clt_tensor **out)
     return st;
 }
 
-clt_status clt__pool2d_rec(const char *fn, bool max, const clt_tensor *input,
-                           const int64_t *kernel, const int64_t *stride, const int64_t *padding,
-                           const int64_t *dilation, int ceil_mode, int count_include_pad,
-                           clt_tensor **out)
+/* Squeezes dim d out of *t, in its place: the indices of a pooling of an
+ * unbatched or 1-D input (they require no grad: nothing is recorded). */
+static clt_status squeeze_indices(const char *fn, int d, clt_tensor **t)
 {
+    clt_tensor *s = NULL;
+    clt_status st = clt__squeeze_rec(fn, *t, d, &s);
+    clt_tensor_free(*t);
+    *t = s;
+    return st;
+}
+
+/* On failure, releases what a pooling with indices had made. */
+static clt_status drop_on_failure(clt_status st, clt_tensor **out, clt_tensor **indices)
+{
+    if (st != CLT_OK && indices) {
+        clt_tensor_free(*indices);
+        *indices = NULL;
+        clt_tensor_free(*out);
+        *out = NULL;
+    }
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* clt__pool2d_rec, handing out max pooling's indices too when indices is
+ * not NULL (shaped as the output). */
+static clt_status pool2d_in(const char *fn, bool max, const clt_tensor *input,
+                            const int64_t *kernel, const int64_t *stride, const int64_t *padding,
+                            const int64_t *dilation, int ceil_mode, int count_include_pad,
+                            clt_tensor **out, clt_tensor **indices)
+{
+    if (indices)
+        *indices = NULL;
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);
@@ -309,9 +343,21 @@ clt_status clt__pool2d_rec(const char *fn, bool max, const clt_tensor *input,
                    ceil_mode != 0,
                    count_include_pad != 0},
                   max,
-                  fn};
+                  fn,
+                  indices};
     clt_status st = batched(input, pool4, &c, out, fn);
-    return st == CLT_OK ? clt__ok() : st;
+    if (st == CLT_OK && indices && input->ndim == 3)
+        st = squeeze_indices(fn, 0, indices);
+    return drop_on_failure(st, out, indices);
+}
+
+clt_status clt__pool2d_rec(const char *fn, bool max, const clt_tensor *input,
+                           const int64_t *kernel, const int64_t *stride, const int64_t *padding,
+                           const int64_t *dilation, int ceil_mode, int count_include_pad,
+                           clt_tensor **out)
+{
+    return pool2d_in(fn, max, input, kernel, stride, padding, dilation, ceil_mode,
+                     count_include_pad, out, NULL);
 }
 
 clt_status clt_max_pool2d(const clt_tensor *input, const int64_t kernel[2],
@@ -330,10 +376,13 @@ clt_status clt_avg_pool2d(const clt_tensor *input, const int64_t kernel[2],
                            ceil_mode, count_include_pad, out);
 }
 
-clt_status clt__pool1d_rec(const char *fn, bool max, const clt_tensor *input, int64_t kernel,
-                           int64_t stride, int64_t padding, int64_t dilation, int ceil_mode,
-                           int count_include_pad, clt_tensor **out)
+/* clt__pool1d_rec, with max pooling's indices as pool2d_in's. */
+static clt_status pool1d_in(const char *fn, bool max, const clt_tensor *input, int64_t kernel,
+                            int64_t stride, int64_t padding, int64_t dilation, int ceil_mode,
+                            int count_include_pad, clt_tensor **out, clt_tensor **indices)
 {
+    if (indices)
+        *indices = NULL;
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);
@@ -350,13 +399,23 @@ clt_status clt__pool1d_rec(const char *fn, bool max, const clt_tensor *input, in
     clt_tensor *x4 = NULL, *y4 = NULL;
     clt_status st = clt__unsqueeze_rec(fn, input, d, &x4);
     if (st == CLT_OK)
-        st = clt__pool2d_rec(fn, max, x4, k, st2, pad, max ? dil : NULL, ceil_mode,
-                             count_include_pad, &y4);
+        st = pool2d_in(fn, max, x4, k, st2, pad, max ? dil : NULL, ceil_mode,
+                       count_include_pad, &y4, indices);
     if (st == CLT_OK)
         st = clt__squeeze_rec(fn, y4, d, out);
+    if (st == CLT_OK && indices)
+        st = squeeze_indices(fn, d, indices);
     clt_tensor_free(x4);
     clt_tensor_free(y4);
-    return st == CLT_OK ? clt__ok() : st;
+    return drop_on_failure(st, out, indices);
+}
+
+clt_status clt__pool1d_rec(const char *fn, bool max, const clt_tensor *input, int64_t kernel,
+                           int64_t stride, int64_t padding, int64_t dilation, int ceil_mode,
+                           int count_include_pad, clt_tensor **out)
+{
+    return pool1d_in(fn, max, input, kernel, stride, padding, dilation, ceil_mode,
+                     count_include_pad, out, NULL);
 }
 
 clt_status clt_max_pool1d(const clt_tensor *input, int64_t kernel, int64_t stride,
@@ -413,6 +472,337 @@ clt_status clt_adaptive_avg_pool2d(const clt_tensor *input, const int64_t output
                                    clt_tensor **out)
 {
     return clt__adaptive_avg_pool2d_rec("clt_adaptive_avg_pool2d", input, output_size, out);
+}
+
+/* ---- max pooling with indices, adaptive max pooling, max unpooling ---------------------- */
+
+clt_status clt_max_pool2d_with_indices(const clt_tensor *input, const int64_t kernel[2],
+                                       const int64_t stride[2], const int64_t padding[2],
+                                       const int64_t dilation[2], int ceil_mode,
+                                       clt_tensor **out, clt_tensor **indices)
+{
+    static const char fn[] = "clt_max_pool2d_with_indices";
+    if (out)
+        *out = NULL;
+    CLT__REQUIRE_ARG(indices, fn);
+    return pool2d_in(fn, true, input, kernel, stride, padding, dilation, ceil_mode, 1, out,
+                     indices);
+}
+
+clt_status clt_max_pool1d_with_indices(const clt_tensor *input, int64_t kernel, int64_t stride,
+                                       int64_t padding, int64_t dilation, int ceil_mode,
+                                       clt_tensor **out, clt_tensor **indices)
+{
+    static const char fn[] = "clt_max_pool1d_with_indices";
+    if (out)
+        *out = NULL;
+    CLT__REQUIRE_ARG(indices, fn);
+    return pool1d_in(fn, true, input, kernel, stride, padding, dilation, ceil_mode, 1, out,
+                     indices);
+}
+
+/* saved: the argmax indices.  The gradient is the scatter_add of g into
+ * zeros over each input plane, window after window: the order of
+ * PyTorch's CPU backward, and the same bits on every device. */
+static clt_status bw_adaptive_max_pool2d(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    const clt__edge *e = &n->in[0];
+    int nd = e->ndim;
+    int64_t planes[2] = {1, e->shape[nd - 2] * e->shape[nd - 1]};
+    for (int d = 0; d < nd - 2; d++)
+        planes[0] *= e->shape[d];
+    int64_t outs[2] = {planes[0], g->shape[nd - 2] * g->shape[nd - 1]};
+    clt_tensor *z = NULL, *g2 = NULL, *i2 = NULL, *r = NULL;
+    clt_status st = clt__full(g->dev, g->dtype, 2, planes, 0.0, &z);
+    if (st == CLT_OK)
+        st = clt__reshape(g, 2, outs, &g2, fn);
+    if (st == CLT_OK)
+        st = clt__reshape(S(0), 2, outs, &i2, fn);
+    if (st == CLT_OK)
+        st = clt__scatter_add(z, 1, i2, g2, &r, fn);
+    if (st == CLT_OK)
+        st = clt__reshape(r, nd, e->shape, &gin[0], fn);
+    clt_tensor_free(z);
+    clt_tensor_free(g2);
+    clt_tensor_free(i2);
+    clt_tensor_free(r);
+    return st;
+}
+
+/* An unbatched input runs as a batch of one through plain views, so that
+ * its result's node is AdaptiveMaxPool2DBackward0, as torch's. */
+clt_status clt__adaptive_max_pool2d_rec(const char *fn, const clt_tensor *input,
+                                        const int64_t *output_size, clt_tensor **out,
+                                        clt_tensor **indices)
+{
+    if (indices)
+        *indices = NULL;
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    CLT__REQUIRE_ARG(output_size, fn);
+    clt_status st = clt__adaptive_pool2d_check(input, output_size, fn);
+    if (st != CLT_OK)
+        return st;
+    int nd = input->ndim;
+    int64_t s4[4] = {1, 1, 1, 1}, so[4];
+    for (int d = 0; d < nd; d++)
+        s4[4 - nd + d] = so[d] = input->shape[d];
+    so[nd - 2] = output_size[0];
+    so[nd - 1] = output_size[1];
+    clt_tensor *x4 = NULL, *y4 = NULL, *i4 = NULL, *idx = NULL;
+    st = clt__reshape(input, 4, s4, &x4, fn);
+    if (st == CLT_OK)
+        st = clt__adaptive_max_pool2d(x4, output_size, &y4, &i4, fn);
+    if (st == CLT_OK)
+        st = clt__reshape(y4, nd, so, out, fn);
+    if (st == CLT_OK)
+        st = clt__reshape(i4, nd, so, &idx, fn);
+    const clt_tensor *saved = idx;
+    clt__node *n = NULL;
+    st = clt__record(st, out, "AdaptiveMaxPool2DBackward0", bw_adaptive_max_pool2d, 1, &input,
+                     1, &saved, &n);
+    if (st == CLT_OK && indices)
+        *indices = idx;
+    else
+        clt_tensor_free(idx);
+    clt_tensor_free(x4);
+    clt_tensor_free(y4);
+    clt_tensor_free(i4);
+    return drop_on_failure(st, out, indices);
+}
+
+clt_status clt_adaptive_max_pool2d(const clt_tensor *input, const int64_t output_size[2],
+                                   clt_tensor **out, clt_tensor **indices)
+{
+    return clt__adaptive_max_pool2d_rec("clt_adaptive_max_pool2d", input, output_size, out,
+                                        indices);
+}
+
+clt_status clt_adaptive_max_pool1d(const clt_tensor *input, int64_t output_size,
+                                   clt_tensor **out, clt_tensor **indices)
+{
+    return clt__adaptive_max_pool1d_rec("clt_adaptive_max_pool1d", input, output_size, out,
+                                        indices);
+}
+
+clt_status clt__adaptive_max_pool1d_rec(const char *fn, const clt_tensor *input,
+                                        int64_t output_size, clt_tensor **out,
+                                        clt_tensor **indices)
+{
+    if (indices)
+        *indices = NULL;
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    char s[160];
+    if (input->ndim != 2 && input->ndim != 3)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Expected 2 to 3 dimensions, but got %d-dimensional tensor for "
+                          "argument #1 'self' (while checking arguments for "
+                          "adaptive_max_pool1d)",
+                          fn, input->ndim);
+    for (int d = 1; d < input->ndim; d++)
+        if (input->shape[d] == 0)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: Expected input to have non-zero size for non-batch "
+                              "dimensions, but input has sizes %s with dimension %d being empty",
+                              fn, clt__shape_str(s, sizeof s, input->ndim, input->shape), d);
+    /* [.., L] as [.., 1, L], as torch's unsqueeze(-2) */
+    int d = input->ndim - 1;
+    int64_t size[2] = {1, output_size};
+    clt_tensor *x4 = NULL, *y4 = NULL;
+    clt_status st = clt__unsqueeze_rec(fn, input, d, &x4);
+    if (st == CLT_OK)
+        st = clt__adaptive_max_pool2d_rec(fn, x4, size, &y4, indices);
+    if (st == CLT_OK)
+        st = clt__squeeze_rec(fn, y4, d, out);
+    if (st == CLT_OK && indices)
+        st = squeeze_indices(fn, d, indices);
+    clt_tensor_free(x4);
+    clt_tensor_free(y4);
+    return drop_on_failure(st, out, indices);
+}
+
+/* saved: the indices; i[0] planes, i[1] output and i[2] input elements per
+ * plane.  Each input element's gradient is the output's gradient where it
+ * was placed (a gather), as PyTorch's. */
+static clt_status bw_max_unpool2d(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    int64_t gs[2] = {n->i[0], n->i[1]}, is[2] = {n->i[0], n->i[2]};
+    clt_tensor *g2 = NULL, *i2 = NULL, *r = NULL;
+    clt_status st = clt__reshape(g, 2, gs, &g2, fn);
+    if (st == CLT_OK)
+        st = clt__reshape(S(0), 2, is, &i2, fn);
+    if (st == CLT_OK)
+        st = clt__gather(g2, 1, i2, &r, fn);
+    if (st == CLT_OK)
+        st = clt__reshape(r, n->in[0].ndim, n->in[0].shape, &gin[0], fn);
+    clt_tensor_free(g2);
+    clt_tensor_free(i2);
+    clt_tensor_free(r);
+    return st;
+}
+
+/* F.max_unpool2d's checks (torch's words; `dims` names the op as 1-D or
+ * 2-D) and its output size from kernel, stride (NULL or 0: the kernel) and
+ * padding (NULL: 0), or output_size (NULL: the default) within a stride of
+ * it, for the last k dims of x. */
+static clt_status unpool_size(const char *fn, int k, const clt_tensor *x, const clt_tensor *ix,
+                              const int64_t *kernel, const int64_t *stride,
+                              const int64_t *padding, const int64_t *output_size, int64_t *size)
+{
+    char s1[160], s2[160];
+    clt_status st = clt__same_device(x, ix, fn);
+    if (st != CLT_OK)
+        return st;
+    if (ix->dtype != CLT_INT64)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: elements in indices should be type int64 but got: %s", fn,
+                          clt_dtype_name(ix->dtype));
+    if (x->ndim != k + 1 && x->ndim != k + 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Input to max_unpooling%dd should be a %dd or %dd Tensor, but got "
+                          "a tensor with %d dimensions.",
+                          fn, k, k + 1, k + 2, x->ndim);
+    if (x->ndim != ix->ndim || memcmp(x->shape, ix->shape, sizeof(int64_t) * (size_t)x->ndim))
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Expected shape of indices to be same as that of the input tensor "
+                          "(%s) but got indices tensor with shape: %s",
+                          fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape),
+                          clt__shape_str(s2, sizeof s2, ix->ndim, ix->shape));
+    for (int d = 1; d < x->ndim; d++)
+        if (x->shape[d] == 0)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: Expected input to have non-zero size for non-batch "
+                              "dimensions, but got %s with dimension %d being empty.",
+                              fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape), d);
+    for (int d = 0; d < k; d++) {
+        int64_t kd = kernel[d], sd = stride && stride[d] ? stride[d] : kd;
+        int64_t pd = padding ? padding[d] : 0, in = x->shape[x->ndim - k + d];
+        if (kd <= 0 || sd <= 0 || pd < 0 || kd > INT32_MAX || sd > INT32_MAX ||
+            pd > INT32_MAX || in > INT32_MAX)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: kernel_size %lld, stride %lld and padding %lld of dimension "
+                              "%d: expected positive sizes and padding >= 0",
+                              fn, (long long)kd, (long long)sd, (long long)pd, d);
+        int64_t def = (in - 1) * sd + kd - 2 * pd;
+        size[d] = output_size ? output_size[d] : def;
+        if (output_size && !(def - sd < size[d] && size[d] < def + sd))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: invalid output_size (dim %d must be between %lld and %lld, "
+                              "got %lld)",
+                              fn, d, (long long)(def - sd), (long long)(def + sd),
+                              (long long)size[d]);
+        if (size[d] <= 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: output size %lld of dimension %d is too small", fn,
+                              (long long)size[d], d);
+    }
+    return CLT_OK;
+}
+
+/* The unpooling of x (checked) into [.., size[0], size[1]]: each plane's
+ * values scattered to their indices over zeros (a later index of a plane
+ * wins where two coincide, as in PyTorch's CPU loop), recorded as
+ * MaxUnpool2DBackward0. */
+static clt_status unpool2d(const char *fn, const clt_tensor *x, const clt_tensor *ix,
+                           const int64_t *size, clt_tensor **out)
+{
+    int nd = x->ndim;
+    int64_t inplane = x->shape[nd - 2] * x->shape[nd - 1], outplane = size[0] * size[1];
+    int64_t P = x->numel / inplane, shape[CLT_MAX_DIMS];
+    memcpy(shape, x->shape, sizeof(int64_t) * (size_t)nd);
+    shape[nd - 2] = size[0];
+    shape[nd - 1] = size[1];
+    int64_t s_in[2] = {P, inplane}, s_out[2] = {P, outplane};
+    clt_tensor *x2 = NULL, *i2 = NULL, *z = NULL, *r = NULL;
+    clt_status st = clt__reshape(x, 2, s_in, &x2, fn);
+    if (st == CLT_OK)
+        st = clt__reshape(ix, 2, s_in, &i2, fn);
+    if (st == CLT_OK)
+        st = clt__full(x->dev, x->dtype, 2, s_out, 0.0, &z);
+    if (st == CLT_OK)
+        st = clt__scatter(z, 1, i2, x2, &r, fn);
+    if (st == CLT_OK)
+        st = clt__reshape(r, nd, shape, out, fn);
+    clt_tensor_free(x2);
+    clt_tensor_free(i2);
+    clt_tensor_free(z);
+    clt_tensor_free(r);
+    clt__node *n = NULL;
+    st = clt__record(st, out, "MaxUnpool2DBackward0", bw_max_unpool2d, 1, &x, 1, &ix, &n);
+    if (n) {
+        n->i[0] = P;
+        n->i[1] = outplane;
+        n->i[2] = inplane;
+    }
+    return st;
+}
+
+clt_status clt_max_unpool2d(const clt_tensor *input, const clt_tensor *indices,
+                            const int64_t kernel[2], const int64_t stride[2],
+                            const int64_t padding[2], const int64_t output_size[2],
+                            clt_tensor **out)
+{
+    return clt__max_unpool2d_rec("clt_max_unpool2d", input, indices, kernel, stride, padding,
+                                 output_size, out);
+}
+
+clt_status clt__max_unpool2d_rec(const char *fn, const clt_tensor *input,
+                                 const clt_tensor *indices, const int64_t *kernel,
+                                 const int64_t *stride, const int64_t *padding,
+                                 const int64_t *output_size, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    CLT__REQUIRE_ARG(indices, fn);
+    CLT__REQUIRE_ARG(kernel, fn);
+    int64_t size[2];
+    clt_status st = unpool_size(fn, 2, input, indices, kernel, stride, padding, output_size, size);
+    if (st == CLT_OK)
+        st = unpool2d(fn, input, indices, size, out);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_max_unpool1d(const clt_tensor *input, const clt_tensor *indices, int64_t kernel,
+                            int64_t stride, int64_t padding, const int64_t *output_size,
+                            clt_tensor **out)
+{
+    return clt__max_unpool1d_rec("clt_max_unpool1d", input, indices, kernel, stride, padding,
+                                 output_size, out);
+}
+
+clt_status clt__max_unpool1d_rec(const char *fn, const clt_tensor *input,
+                                 const clt_tensor *indices, int64_t kernel, int64_t stride,
+                                 int64_t padding, const int64_t *output_size, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    CLT__REQUIRE_ARG(indices, fn);
+    int64_t size[2] = {0, 1};
+    clt_status st = unpool_size(fn, 1, input, indices, &kernel, &stride, &padding, output_size,
+                                size);
+    if (st != CLT_OK)
+        return st;
+    /* [.., L] as [.., L, 1] and back, as torch's F.max_unpool1d */
+    int d = input->ndim;
+    clt_tensor *x2 = NULL, *i2 = NULL, *y2 = NULL;
+    st = clt__unsqueeze_rec(fn, input, d, &x2);
+    if (st == CLT_OK)
+        st = clt__unsqueeze_rec(fn, indices, d, &i2);
+    if (st == CLT_OK)
+        st = unpool2d(fn, x2, i2, size, &y2);
+    if (st == CLT_OK)
+        st = clt__squeeze_rec(fn, y2, d, out);
+    clt_tensor_free(x2);
+    clt_tensor_free(i2);
+    clt_tensor_free(y2);
+    return st == CLT_OK ? clt__ok() : st;
 }
 
 /* ---- interpolate -------------------------------------------------------------------- */

@@ -394,10 +394,8 @@ done:
     return st;
 }
 
-/* *next = (1 - momentum) run + momentum stat (no graph), for the layer
- * named fn. */
-static clt_status running_next(const clt_tensor *run, const clt_tensor *stat, double momentum,
-                               clt_tensor **next, const char *fn)
+clt_status clt__running_next(const clt_tensor *run, const clt_tensor *stat, double momentum,
+                             clt_tensor **next, const char *fn)
 {
     clt_tensor *a = NULL, *b = NULL, *flat = NULL;
     clt_status st = clt__mul_scalar_into(NULL, run, 1.0 - momentum, &a, fn);
@@ -462,9 +460,9 @@ static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
             clt_tensor *unb = NULL;
             st = clt__mul_scalar_into(NULL, var, (double)count / (double)(count - 1), &unb, name);
             if (st == CLT_OK)
-                st = running_next(m->bufs[0], mu, m->f[1], &next[0], name);
+                st = clt__running_next(m->bufs[0], mu, m->f[1], &next[0], name);
             if (st == CLT_OK)
-                st = running_next(m->bufs[1], unb, m->f[1], &next[1], name);
+                st = clt__running_next(m->bufs[1], unb, m->f[1], &next[1], name);
             if (st == CLT_OK)
                 st = clt__add_scalar_into(NULL, m->bufs[2], 1.0, &next[2], name);
             clt_tensor_free(unb);
@@ -500,6 +498,17 @@ static clt_status batch_norm(bool two_d, clt_device *dev, int64_t features, doub
                              double momentum, int affine, int track, clt_module **out)
 {
     const char *fn = two_d ? "clt_batch_norm2d_layer" : "clt_batch_norm1d_layer";
+    clt_status st = clt__norm_layer_new(two_d ? &batch_norm2d_ops : &batch_norm1d_ops, dev,
+                                        features, eps, momentum, affine, track, fn, out);
+    if (st == CLT_OK)
+        (*out)->i[1] = two_d ? 4 : 2;
+    return st;
+}
+
+clt_status clt__norm_layer_new(const clt__module_ops *ops, clt_device *dev, int64_t features,
+                               double eps, double momentum, int affine, int track,
+                               const char *fn, clt_module **out)
+{
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(dev, fn);
@@ -511,9 +520,8 @@ static clt_status batch_norm(bool two_d, clt_device *dev, int64_t features, doub
     clt_module *m = NULL;
     clt_tensor *t = NULL;
     clt_status st;
-    CLT__TRY(clt__module_new(two_d ? &batch_norm2d_ops : &batch_norm1d_ops, dev, &m));
+    CLT__TRY(clt__module_new(ops, dev, &m));
     m->i[0] = features;
-    m->i[1] = two_d ? 4 : 2;
     m->i[2] = track != 0;
     m->f[0] = eps;
     m->f[1] = momentum;

@@ -111,6 +111,23 @@ clt_status clt__dropout(const char *fn, clt_generator *gen, double p, const clt_
 clt_status clt__dropout_rec(const char *fn, clt_generator *gen, double p, const clt_tensor *x,
                             clt_tensor **out);
 
+/* *next = (1 - momentum) run + momentum stat, stat seen as run's shape,
+ * recording nothing: BatchNorm's and InstanceNorm's running statistics.
+ * Messages name fn. */
+clt_status clt__running_next(const clt_tensor *run, const clt_tensor *stat, double momentum,
+                             clt_tensor **next, const char *fn);
+
+/* A new BatchNorm or InstanceNorm layer of ops on dev, for the
+ * constructor fn (which checks nothing before): features (> 0), eps (>= 0)
+ * and momentum (in [0, 1]) checked, i[0] features, i[2] track, f[0] eps,
+ * f[1] momentum, its parameters (weight ones and bias zeros, with affine)
+ * and buffers (running_mean zeros, running_var ones and the int64
+ * num_batches_tracked 0, with track), all float32 [features] but the
+ * last, in PyTorch's names and order. */
+clt_status clt__norm_layer_new(const clt__module_ops *ops, clt_device *dev, int64_t features,
+                               double eps, double momentum, int affine, int track,
+                               const char *fn, clt_module **out);
+
 /* clt_module_state for the public call fn (saving or loading a
  * checkpoint): its messages name fn. */
 clt_status clt__module_state_in(const char *fn, const clt_module *m, clt_named_tensor **out,

@@ -1,7 +1,8 @@
 /* conv.c: 2-D convolution as im2col + GEMM (cl/conv.cl, then cltensor's CPU
  * GEMM for float32 and float64 on CPU devices, clt__matmul otherwise), its
  * backward pass, and max, average and adaptive average pooling with
- * theirs. */
+ * theirs, and adaptive max pooling's forward (its backward is a
+ * scatter_add: src/autograd/grad_conv.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -824,11 +825,12 @@ static geom pool_geom(const int64_t *shape, const clt__pool2d *p)
     return g;
 }
 
-clt_status clt__max_pool2d(const clt_tensor *x, const clt__pool2d *p, clt_tensor **out,
-                           clt_tensor **indices)
+/* The maxima and their int64 indices, both [N, C, Ho, Wo] of g, from the
+ * max pooling kernel `name` over a contiguous copy of x: by rows of Wo
+ * (launch_rows) or one work-item per row. */
+static clt_status max_launch(const clt_tensor *x, geom g, const char *name, bool rows,
+                             clt_tensor **out, clt_tensor **indices, const char *fn)
 {
-    static const char fn[] = "clt_max_pool2d";
-    geom g = pool_geom(x->shape, p);
     clt_status st = CLT_OK;
     clt_tensor *xc = NULL, *r = NULL, *ix = NULL;
     int64_t shape[4] = {g.N, g.C, g.Ho, g.Wo};
@@ -839,8 +841,9 @@ clt_status clt__max_pool2d(const clt_tensor *x, const clt__pool2d *p, clt_tensor
         g.off0 = xc->offset;
         cl_mem mx = clt__mem(xc), mr = clt__mem(r), mi = clt__mem(ix);
         clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mr), CLT__ARG(mi), CLT__ARG(g)};
-        CLT__TRY(launch_rows(x->dev, x->dtype, "max_pool_fwd", g.N * g.C * g.Ho, g.Wo, 4,
-                             args, fn));
+        int64_t n = g.N * g.C * g.Ho;
+        CLT__TRY(rows ? launch_rows(x->dev, x->dtype, name, n, g.Wo, 4, args, fn)
+                      : launch(x->dev, x->dtype, name, n, 4, args, fn));
     }
     *out = r;
     *indices = ix;
@@ -850,6 +853,13 @@ done:
     clt_tensor_free(r);
     clt_tensor_free(ix);
     return st;
+}
+
+clt_status clt__max_pool2d(const clt_tensor *x, const clt__pool2d *p, clt_tensor **out,
+                           clt_tensor **indices)
+{
+    return max_launch(x, pool_geom(x->shape, p), "max_pool_fwd", true, out, indices,
+                      "clt_max_pool2d");
 }
 
 clt_status clt__max_pool2d_backward(const clt_tensor *gout, const clt_tensor *indices,
@@ -990,4 +1000,11 @@ clt_status clt__adaptive_avg_pool2d_backward(const clt_tensor *gout, const int64
     geom g = adaptive_geom(in_shape, gout->shape + 2);
     return pool_launch(gout, g, in_shape, "adaptive_avg_pool_bwd", g.N * g.C * g.H, out,
                        "clt_backward");
+}
+
+clt_status clt__adaptive_max_pool2d(const clt_tensor *x, const int64_t *size, clt_tensor **out,
+                                    clt_tensor **indices, const char *fn)
+{
+    return max_launch(x, adaptive_geom(x->shape, size), "adaptive_max_pool_fwd", false, out,
+                      indices, fn);
 }

@@ -108,4 +108,10 @@ clt_status clt__adaptive_avg_pool2d(const clt_tensor *x, const int64_t *size, cl
 clt_status clt__adaptive_avg_pool2d_backward(const clt_tensor *g, const int64_t *in_shape,
                                              clt_tensor **out);
 
+/* adaptive_max_pool2d of a checked 4-D input: the maxima and, in *indices
+ * (int64, the same shape), where each came from as h * W + w in its plane
+ * (max_pool2d's rule for ties and NaN). */
+clt_status clt__adaptive_max_pool2d(const clt_tensor *x, const int64_t *size, clt_tensor **out,
+                                    clt_tensor **indices, const char *fn);
+
 #endif
