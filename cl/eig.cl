@@ -1,0 +1,357 @@
+/* eig.cl: the symmetric eigendecomposition and the singular value
+ * decomposition of batches of real matrices by Jacobi's methods, T float32
+ * or float64, a work-group per matrix in global memory:
+ *   eigh_jacobi  cyclic two-sided Jacobi: each step of a sweep rotates n/2
+ *                disjoint pairs (p, q) at once (a round-robin ordering, so a
+ *                sweep of n - 1 steps meets every pair once), the columns of
+ *                A and V by all work-items, then A's rows;
+ *   svd_jacobi   one-sided Jacobi (Hestenes) on the columns of B [M, N],
+ *                M >= N: each step orthogonalises n/2 disjoint pairs of
+ *                columns, a work-item per pair (the pairs share no data).
+ * Both stop after a sweep that rotated nothing, or after MAX_SWEEPS.  A
+ * pair is rotated while its coupling is above tol relative to the pair's
+ * own scale (|a_pq| > tol sqrt(|a_pp a_qq|), |b_p . b_q| > tol |b_p| |b_q|),
+ * the criterion that gives Jacobi its relative accuracy.  Every work-item
+ * meets every barrier: the loops' bounds are the same for all of them. */
+
+#define TC T_C
+#define EIG_SYNC() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+#define MAX_SWEEPS 60
+
+/* The player at seat i in round r of a round-robin tournament of m (even)
+ * players: seat 0 stays, the others turn. */
+inline ulong eig_seat(ulong i, ulong r, ulong m)
+{
+    return i == 0 ? 0 : 1 + (i - 1 + r) % (m - 1);
+}
+
+/* The pair (p < q) that slot k of round r plays. */
+inline void eig_pair(ulong k, ulong r, ulong m, ulong *p, ulong *q)
+{
+    ulong x = eig_seat(k, r, m), y = eig_seat(m - 1 - k, r, m);
+    *p = min(x, y);
+    *q = max(x, y);
+}
+
+/* tan of the rotation that zeroes the pair's coupling, from
+ * zeta = (a_qq - a_pp) / (2 a_pq): the smaller of the two roots. */
+inline TC eig_tan(TC zeta)
+{
+    TC t = (TC)1 / (fabs(zeta) + hypot(zeta, (TC)1));
+    return zeta >= 0 ? t : -t;
+}
+
+/* x before y in ascending order with NaN last (descending: swap them). */
+inline int eig_before(TC x, TC y)
+{
+    return x < y || (isnan(y) && !isnan(x));
+}
+
+/* The dot product of rows x and y of length len. */
+inline TC eig_dot(__global const T *x, __global const T *y, ulong len)
+{
+    TC s0 = 0, s1 = 0;
+    ulong i = 0;
+    for (; i + 2 <= len; i += 2) {
+        s0 = fma((TC)x[i], (TC)y[i], s0);
+        s1 = fma((TC)x[i + 1], (TC)y[i + 1], s1);
+    }
+    if (i < len)
+        s0 = fma((TC)x[i], (TC)y[i], s0);
+    return s0 + s1;
+}
+
+/* a: [batch, n, n], symmetric matrices whose lower triangle is read (the
+ * upper one is overwritten), diagonalised in place; v: [batch, n, n] the
+ * eigenvectors as columns (when vectors), each with its largest-magnitude
+ * component positive (the first of equal ones); w: [batch, n] the
+ * eigenvalues, ascending; cs: [batch, n + 1] scratch.  Couplings below
+ * tol * 1e-2 times A's Frobenius norm are also left: they change no
+ * eigenvalue by more than rounding does, and rounding keeps making them. */
+CLT_KERNEL(eigh_jacobi)(__global T *a, __global T *v, __global T *w, __global T *cs, ulong n,
+                        int vectors, float tol, __local int *flag)
+{
+    size_t lsz = get_local_size(0), lid = get_local_id(0);
+    size_t b = get_global_id(0) / lsz;
+    ulong m = n + (n & 1), h = m / 2;
+    __global T *A = a + b * n * n, *V = v + b * n * n, *C = cs + b * (n + 1);
+    for (ulong e = lid; e < n * n; e += lsz) {
+        ulong i = e / n, j = e % n;
+        if (i < j)
+            A[e] = A[j * n + i];
+        if (vectors)
+            V[e] = i == j ? (T)1 : (T)0;
+    }
+    EIG_SYNC();
+    if (lid == 0)
+        C[0] = (T)sqrt(eig_dot(A, A, n * n));
+    EIG_SYNC();
+    TC floor_ = (TC)tol * (TC)1e-2 * (TC)C[0];
+    for (int sweep = 0; sweep < MAX_SWEEPS; sweep++) {
+        if (lid == 0)
+            *flag = 0;
+        EIG_SYNC();
+        for (ulong r = 0; r + 1 < m; r++) {
+            for (ulong k = lid; k < h; k += lsz) {
+                ulong p, q;
+                eig_pair(k, r, m, &p, &q);
+                TC c = 1, s = 0;
+                if (q < n) {
+                    TC apq = A[p * n + q], app = A[p * n + p], aqq = A[q * n + q];
+                    if (fabs(apq) > (TC)tol * sqrt(fabs(app)) * sqrt(fabs(aqq)) &&
+                        fabs(apq) > floor_) {
+                        TC t = eig_tan((aqq - app) / (2 * apq));
+                        c = rsqrt(fma(t, t, (TC)1));
+                        s = t * c;
+                        *flag = 1;
+                    }
+                }
+                C[2 * k] = (T)c;
+                C[2 * k + 1] = (T)s;
+            }
+            EIG_SYNC();
+            /* A <- A J and V <- V J: columns p and q of every row */
+            for (ulong e = lid; e < h * n; e += lsz) {
+                ulong k = e / n, i = e % n, p, q;
+                TC c = C[2 * k], s = C[2 * k + 1];
+                if (s == 0)
+                    continue;
+                eig_pair(k, r, m, &p, &q);
+                TC x = A[i * n + p], y = A[i * n + q];
+                A[i * n + p] = (T)(c * x - s * y);
+                A[i * n + q] = (T)(s * x + c * y);
+                if (vectors) {
+                    x = V[i * n + p];
+                    y = V[i * n + q];
+                    V[i * n + p] = (T)(c * x - s * y);
+                    V[i * n + q] = (T)(s * x + c * y);
+                }
+            }
+            EIG_SYNC();
+            /* A <- J^T A: rows p and q; the pair's coupling is zero */
+            for (ulong e = lid; e < h * n; e += lsz) {
+                ulong k = e / n, j = e % n, p, q;
+                TC c = C[2 * k], s = C[2 * k + 1];
+                if (s == 0)
+                    continue;
+                eig_pair(k, r, m, &p, &q);
+                TC x = A[p * n + j], y = A[q * n + j];
+                A[p * n + j] = j == q ? (T)0 : (T)(c * x - s * y);
+                A[q * n + j] = j == p ? (T)0 : (T)(s * x + c * y);
+            }
+            EIG_SYNC();
+        }
+        int more = *flag;
+        EIG_SYNC();
+        if (!more)
+            break;
+    }
+    /* the eigenvalues ascending; C[j] the place of eigenvalue j.  A NaN
+     * in the matrix (its norm NaN) makes every result NaN. */
+    int bad = isnan(floor_);
+    for (ulong j = lid; j < n; j += lsz) {
+        TC d = bad ? NAN : A[j * n + j];
+        ulong rank = 0;
+        for (ulong k = 0; k < n; k++) {
+            TC e = bad ? NAN : A[k * n + k];
+            rank += eig_before(e, d) || (k < j && !eig_before(d, e));
+        }
+        w[b * n + rank] = (T)d;
+        C[j] = (T)rank;
+    }
+    EIG_SYNC();
+    if (!vectors)
+        return;
+    for (ulong e = lid; e < n * n; e += lsz)
+        A[e / n * n + (ulong)C[e % n]] = V[e];
+    EIG_SYNC();
+    for (ulong j = lid; j < n; j += lsz) {
+        TC big = -1, sg = 1;
+        for (ulong i = 0; i < n; i++)
+            if (fabs(A[i * n + j]) > big) {
+                big = fabs(A[i * n + j]);
+                sg = A[i * n + j] < 0 ? -1 : 1;
+            }
+        for (ulong i = 0; i < n; i++)
+            V[i * n + j] = bad ? (T)NAN : (T)(sg * A[i * n + j]);
+    }
+}
+
+/* Rows p and q of X (length len) rotated: x_p c - x_q s, x_p s + x_q c. */
+inline void eig_rotate(__global T *X, ulong len, ulong p, ulong q, TC c, TC s)
+{
+    for (ulong i = 0; i < len; i++) {
+        TC x = X[p * len + i], y = X[q * len + i];
+        X[p * len + i] = (T)(c * x - s * y);
+        X[q * len + i] = (T)(s * x + c * y);
+    }
+}
+
+/* src: [batch, N, M], the columns of B [M, N] (M >= N) as rows.
+ * g: [batch, R, M] scratch, R = N or (full matrices) M, the columns of U
+ * as rows; q: [batch, N, N] scratch, the columns of V as rows (vectors).
+ * sv: [batch, N] the singular values, descending.  cs: [batch, N + 1 +
+ * 2 R] scratch.  With vectors, U's columns for zero singular values and
+ * those past N are completed to an orthonormal basis (Gram-Schmidt, twice,
+ * of the unit vector least inside the columns so far); the pairs (u_j,
+ * v_j) are signed so that the largest-magnitude component of the column
+ * of the caller's U is positive: u_j when trans is 0, v_j when it is 1.
+ * uo and vo: B = P diag(sv) Q^T as the caller's U and Vh: with trans 0,
+ * uo = P [M, R] and vo = Q^T [N, N]; with trans 1 (the caller's matrix is
+ * B^T), uo = Q [N, N] and vo = P^T [R, M]. */
+CLT_KERNEL(svd_jacobi)(__global const T *src, __global T *g, __global T *q, __global T *sv,
+                       __global T *cs, __global T *uo, __global T *vo, ulong M, ulong N, ulong R,
+                       int vectors, int trans, float tol, __local int *flag)
+{
+    size_t lsz = get_local_size(0), lid = get_local_id(0);
+    size_t b = get_global_id(0) / lsz;
+    ulong m = N + (N & 1), h = m / 2;
+    __global const T *S = src + b * N * M;
+    __global T *G = g + b * R * M, *Q = q + b * N * N, *C = cs + b * (N + 1 + 2 * R);
+    __global T *rank = C, *coef = C + R, *sval = C + 2 * R;
+    uo += b * (trans ? N * N : M * R);
+    vo += b * (trans ? R * M : N * N);
+    for (ulong e = lid; e < R * M; e += lsz)
+        G[e] = e < N * M ? S[e] : (T)0;
+    if (vectors)
+        for (ulong e = lid; e < N * N; e += lsz)
+            Q[e] = e / N == e % N ? (T)1 : (T)0;
+    EIG_SYNC();
+    for (int sweep = 0; sweep < MAX_SWEEPS; sweep++) {
+        if (lid == 0)
+            *flag = 0;
+        EIG_SYNC();
+        for (ulong r = 0; r + 1 < m; r++) {
+            for (ulong k = lid; k < h; k += lsz) {
+                ulong p, qq;
+                eig_pair(k, r, m, &p, &qq);
+                if (qq >= N)
+                    continue;
+                TC al = eig_dot(G + p * M, G + p * M, M), be = eig_dot(G + qq * M, G + qq * M, M);
+                TC ga = eig_dot(G + p * M, G + qq * M, M);
+                if (ga == 0 || !(fabs(ga) > (TC)tol * sqrt(al) * sqrt(be)))
+                    continue;
+                TC t = eig_tan((be - al) / (2 * ga));
+                TC c = rsqrt(fma(t, t, (TC)1)), s = t * c;
+                eig_rotate(G, M, p, qq, c, s);
+                if (vectors)
+                    eig_rotate(Q, N, p, qq, c, s);
+                *flag = 1;
+            }
+            EIG_SYNC();
+        }
+        int more = *flag;
+        EIG_SYNC();
+        if (!more)
+            break;
+    }
+    /* the norms of the columns; u_j = b_j / s_j and the sign */
+    for (ulong j = lid; j < N; j += lsz) {
+        TC s = sqrt(eig_dot(G + j * M, G + j * M, M));
+        sval[j] = (T)s;
+        if (!vectors)
+            continue;
+        if (s > 0)
+            for (ulong i = 0; i < M; i++)
+                G[j * M + i] = (T)(G[j * M + i] / s);
+        __global T *X = trans ? Q + j * N : G + j * M;
+        ulong len = trans ? N : M;
+        TC big = -1, sg = 1;
+        for (ulong i = 0; i < len; i++)
+            if (fabs(X[i]) > big) {
+                big = fabs(X[i]);
+                sg = X[i] < 0 ? -1 : 1;
+            }
+        if (sg < 0) {
+            for (ulong i = 0; i < M; i++)
+                G[j * M + i] = -G[j * M + i];
+            for (ulong i = 0; i < N; i++)
+                Q[j * N + i] = -Q[j * N + i];
+        }
+    }
+    EIG_SYNC();
+    for (ulong j = lid; j < R; j += lsz) {
+        ulong rk = j;
+        if (j < N) {
+            TC d = sval[j];
+            rk = 0;
+            for (ulong k = 0; k < N; k++) {
+                TC e = sval[k];
+                rk += eig_before(d, e) || (k < j && !eig_before(e, d));
+            }
+            sv[b * N + rk] = (T)d;
+        }
+        rank[j] = (T)rk;
+    }
+    EIG_SYNC();
+    if (!vectors)
+        return;
+    for (ulong j = 0; j < R; j++) {
+        if (j < N && sval[j] != 0)
+            continue;
+        /* the columns so far: those with a non-zero singular value, and
+         * those completed before j */
+        if (lid == 0) {
+            ulong nf = 0, best = 0;
+            for (ulong c = 0; c < R; c++)
+                nf += c < j || (c < N && sval[c] != 0);
+            TC want = (TC)0.5 * (TC)(M - nf) / (TC)M, bestr = -1;
+            for (ulong i = 0; i < M; i++) {
+                TC res = 1;
+                for (ulong c = 0; c < R; c++)
+                    if (c != j && (c < j || (c < N && sval[c] != 0)))
+                        res -= G[c * M + i] * G[c * M + i];
+                if (res > bestr) {
+                    bestr = res;
+                    best = i;
+                }
+                if (res >= want)
+                    break;
+            }
+            *flag = (int)best;
+        }
+        EIG_SYNC();
+        ulong pick = (ulong)*flag;
+        for (ulong x = lid; x < M; x += lsz) {
+            TC r = x == pick ? 1 : 0;
+            for (ulong c = 0; c < R; c++)
+                if (c != j && (c < j || (c < N && sval[c] != 0)))
+                    r -= G[c * M + pick] * G[c * M + x];
+            G[j * M + x] = (T)r;
+        }
+        EIG_SYNC();
+        for (ulong c = lid; c < R; c += lsz)
+            coef[c] = c != j && (c < j || (c < N && sval[c] != 0))
+                          ? (T)eig_dot(G + j * M, G + c * M, M)
+                          : (T)0;
+        EIG_SYNC();
+        for (ulong x = lid; x < M; x += lsz) {
+            TC r = G[j * M + x];
+            for (ulong c = 0; c < R; c++)
+                r -= coef[c] * G[c * M + x];
+            G[j * M + x] = (T)r;
+        }
+        EIG_SYNC();
+        if (lid == 0)
+            coef[j] = (T)sqrt(eig_dot(G + j * M, G + j * M, M));
+        EIG_SYNC();
+        TC nrm = coef[j];
+        for (ulong x = lid; x < M; x += lsz)
+            G[j * M + x] = (T)(G[j * M + x] / nrm);
+        EIG_SYNC();
+    }
+    for (ulong e = lid; e < R * M; e += lsz) {
+        ulong j = e / M, x = e % M, col = (ulong)rank[j];
+        if (trans)
+            vo[col * M + x] = G[e];
+        else
+            uo[x * R + col] = G[e];
+    }
+    for (ulong e = lid; e < N * N; e += lsz) {
+        ulong j = e / N, y = e % N, col = (ulong)rank[j];
+        if (trans)
+            uo[y * N + col] = Q[e];
+        else
+            vo[col * N + y] = Q[e];
+    }
+}
