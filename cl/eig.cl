@@ -41,6 +41,14 @@ inline TC eig_tan(TC zeta)
     return zeta >= 0 ? t : -t;
 }
 
+/* (*x, *y) <- (c x - s y, s x + c y): one element pair of a rotation. */
+inline void eig_rot(__global T *x, __global T *y, TC c, TC s)
+{
+    TC a = *x, b = *y;
+    *x = (T)(c * a - s * b);
+    *y = (T)(s * a + c * b);
+}
+
 /* x before y in ascending order with NaN last (descending: swap them). */
 inline int eig_before(TC x, TC y)
 {
@@ -117,15 +125,9 @@ CLT_KERNEL(eigh_jacobi)(__global T *a, __global T *v, __global T *w, __global T 
                 if (s == 0)
                     continue;
                 eig_pair(k, r, m, &p, &q);
-                TC x = A[i * n + p], y = A[i * n + q];
-                A[i * n + p] = (T)(c * x - s * y);
-                A[i * n + q] = (T)(s * x + c * y);
-                if (vectors) {
-                    x = V[i * n + p];
-                    y = V[i * n + q];
-                    V[i * n + p] = (T)(c * x - s * y);
-                    V[i * n + q] = (T)(s * x + c * y);
-                }
+                eig_rot(A + i * n + p, A + i * n + q, c, s);
+                if (vectors)
+                    eig_rot(V + i * n + p, V + i * n + q, c, s);
             }
             EIG_SYNC();
             /* A <- J^T A: rows p and q; the pair's coupling is zero */
@@ -135,9 +137,11 @@ CLT_KERNEL(eigh_jacobi)(__global T *a, __global T *v, __global T *w, __global T 
                 if (s == 0)
                     continue;
                 eig_pair(k, r, m, &p, &q);
-                TC x = A[p * n + j], y = A[q * n + j];
-                A[p * n + j] = j == q ? (T)0 : (T)(c * x - s * y);
-                A[q * n + j] = j == p ? (T)0 : (T)(s * x + c * y);
+                eig_rot(A + p * n + j, A + q * n + j, c, s);
+                if (j == q)
+                    A[p * n + j] = 0;
+                if (j == p)
+                    A[q * n + j] = 0;
             }
             EIG_SYNC();
         }
@@ -180,11 +184,8 @@ CLT_KERNEL(eigh_jacobi)(__global T *a, __global T *v, __global T *w, __global T 
 /* Rows p and q of X (length len) rotated: x_p c - x_q s, x_p s + x_q c. */
 inline void eig_rotate(__global T *X, ulong len, ulong p, ulong q, TC c, TC s)
 {
-    for (ulong i = 0; i < len; i++) {
-        TC x = X[p * len + i], y = X[q * len + i];
-        X[p * len + i] = (T)(c * x - s * y);
-        X[q * len + i] = (T)(s * x + c * y);
-    }
+    for (ulong i = 0; i < len; i++)
+        eig_rot(X + p * len + i, X + q * len + i, c, s);
 }
 
 /* src: [batch, N, M], the columns of B [M, N] (M >= N) as rows.

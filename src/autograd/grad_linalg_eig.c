@@ -417,49 +417,49 @@ done:
     return st;
 }
 
-/* saved: A, pinv(A).  torch's pinv_backward. */
+/* torch's pinv_backward for a wide or square A (m <= n), P = pinv(A):
+ * -(P K)^T + K P^T - (A P) K P^T + (P^T P)(g^T - K A), K = g^T P. */
+static clt_status pinv_grad(const clt_tensor *A, const clt_tensor *P, const clt_tensor *g,
+                            clt_tensor **out)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *ph, *gh, *K, *kph, *t, *u, *w, *x, *r;
+    CLT__TRY(mT(P, &ph));
+    CLT__TRY(mT(g, &gh));
+    CLT__TRY(clt__matmul(gh, P, &K, bw_fn));
+    CLT__TRY(clt__matmul(K, ph, &kph, bw_fn));
+    CLT__TRY(clt__matmul(P, K, &t, bw_fn));
+    CLT__TRY(mT(t, &u));
+    CLT__TRY(clt__sub_in(bw_fn, kph, u, &r));
+    CLT__TRY(clt__matmul(A, P, &t, bw_fn));
+    CLT__TRY(clt__matmul(t, kph, &u, bw_fn));
+    CLT__TRY(clt__sub_in(bw_fn, r, u, &r));
+    CLT__TRY(clt__matmul(ph, P, &t, bw_fn));
+    CLT__TRY(clt__matmul(K, A, &u, bw_fn));
+    CLT__TRY(clt__sub_in(bw_fn, gh, u, &w));
+    CLT__TRY(clt__matmul(t, w, &x, bw_fn));
+    CLT__TRY(clt__add_in(bw_fn, r, x, out));
+done:
+    return st;
+}
+
+/* saved: A, pinv(A).  A tall A takes pinv_grad of A^T, whose pseudo-inverse
+ * is P^T (torch's second branch, the same products transposed). */
 static clt_status bw_pinv(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     const clt_tensor *A = n->saved[0], *P = n->saved[1];
-    int64_t m = A->shape[A->ndim - 2], nn = A->shape[A->ndim - 1];
     clt_status st = clt_scope_begin();
     if (st != CLT_OK)
         return st;
-    clt_tensor *ph, *gh, *K, *t, *u, *w, *x, *r;
-    CLT__TRY(mT(P, &ph));
-    CLT__TRY(mT(g, &gh));
-    if (m <= nn) {
-        /* -(P K)^T + K P^T - (A P) K P^T + (P^T P)(g^T - K A), K = g^T P */
-        clt_tensor *kph;
-        CLT__TRY(clt__matmul(gh, P, &K, bw_fn));
-        CLT__TRY(clt__matmul(K, ph, &kph, bw_fn));
-        CLT__TRY(clt__matmul(P, K, &t, bw_fn));
-        CLT__TRY(mT(t, &u));
-        CLT__TRY(clt__sub_in(bw_fn, kph, u, &r));
-        CLT__TRY(clt__matmul(A, P, &t, bw_fn));
-        CLT__TRY(clt__matmul(t, kph, &u, bw_fn));
-        CLT__TRY(clt__sub_in(bw_fn, r, u, &r));
-        CLT__TRY(clt__matmul(ph, P, &t, bw_fn));
-        CLT__TRY(clt__matmul(K, A, &u, bw_fn));
-        CLT__TRY(clt__sub_in(bw_fn, gh, u, &w));
-        CLT__TRY(clt__matmul(t, w, &x, bw_fn));
-        CLT__TRY(clt__add_in(bw_fn, r, x, &gin[0]));
+    clt_tensor *at, *pt, *gt, *r;
+    if (A->shape[A->ndim - 2] <= A->shape[A->ndim - 1]) {
+        CLT__TRY(pinv_grad(A, P, g, &gin[0]));
     } else {
-        /* -(K P)^T + (g^T - A K) P P^T + P^T K - P^T K P A, K = P g^T */
-        clt_tensor *phk;
-        CLT__TRY(clt__matmul(P, gh, &K, bw_fn));
-        CLT__TRY(clt__matmul(ph, K, &phk, bw_fn));
-        CLT__TRY(clt__matmul(K, P, &t, bw_fn));
-        CLT__TRY(mT(t, &u));
-        CLT__TRY(clt__sub_in(bw_fn, phk, u, &r));
-        CLT__TRY(clt__matmul(A, K, &t, bw_fn));
-        CLT__TRY(clt__sub_in(bw_fn, gh, t, &w));
-        CLT__TRY(clt__matmul(w, P, &t, bw_fn));
-        CLT__TRY(clt__matmul(t, ph, &u, bw_fn));
-        CLT__TRY(clt__add_in(bw_fn, r, u, &r));
-        CLT__TRY(clt__matmul(phk, P, &t, bw_fn));
-        CLT__TRY(clt__matmul(t, A, &u, bw_fn));
-        CLT__TRY(clt__sub_in(bw_fn, r, u, &gin[0]));
+        CLT__TRY(mT(A, &at));
+        CLT__TRY(mT(P, &pt));
+        CLT__TRY(mT(g, &gt));
+        CLT__TRY(pinv_grad(at, pt, gt, &r));
+        CLT__TRY(mT(r, &gin[0]));
     }
 done:
     return clt__scope_finish(st, &gin[0]);
