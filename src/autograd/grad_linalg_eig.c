@@ -465,17 +465,23 @@ done:
     return clt__scope_finish(st, &gin[0]);
 }
 
+/* The checks pinv, matrix_rank and cond open with, then a scope for their
+ * intermediates (closed with clt__scope_finish). */
+static clt_status opening(const char *fn, const clt_tensor *a, bool square, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    clt_status st = clt__linalg_check(a, "A", square, fn);
+    return st == CLT_OK ? clt_scope_begin() : st;
+}
+
 clt_status clt_linalg_pinv(const clt_tensor *a, const double *atol, const double *rtol,
                            int hermitian, clt_tensor **out)
 {
     static const char fn[] = "clt_linalg_pinv";
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
-    CLT__REQUIRE_ARG(a, fn);
-    clt_status st = clt__linalg_check(a, "A", hermitian != 0, fn);
+    clt_status st = opening(fn, a, hermitian != 0, out);
     if (st != CLT_OK)
-        return st;
-    if ((st = clt_scope_begin()) != CLT_OK)
         return st;
     int nd = a->ndim;
     int64_t sh[CLT_MAX_DIMS];
@@ -514,13 +520,8 @@ clt_status clt_linalg_matrix_rank(const clt_tensor *a, const double *atol, const
                                   int hermitian, clt_tensor **out)
 {
     static const char fn[] = "clt_linalg_matrix_rank";
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
-    CLT__REQUIRE_ARG(a, fn);
-    clt_status st = clt__linalg_check(a, "A", hermitian != 0, fn);
+    clt_status st = opening(fn, a, hermitian != 0, out);
     if (st != CLT_OK)
-        return st;
-    if ((st = clt_scope_begin()) != CLT_OK)
         return st;
     clt_tensor *x, *keep;
     if (a->shape[a->ndim - 1] == 0 || a->shape[a->ndim - 2] == 0) {
@@ -536,19 +537,16 @@ done:
 clt_status clt_linalg_cond(const clt_tensor *a, double p, clt_tensor **out)
 {
     static const char fn[] = "clt_linalg_cond";
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
-    CLT__REQUIRE_ARG(a, fn);
-    if (p != 2 && p != -2)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: p = %g is not supported: only 2 (torch's default) and -2, from "
-                          "the singular values",
-                          fn, p);
-    clt_status st = clt__linalg_check(a, "A", false, fn);
+    clt_status st = opening(fn, a, false, out);
     if (st != CLT_OK)
         return st;
-    if ((st = clt_scope_begin()) != CLT_OK)
-        return st;
+    if (p != 2 && p != -2) {
+        st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                        "%s: p = %g is not supported: only 2 (torch's default) and -2, from "
+                        "the singular values",
+                        fn, p);
+        goto done;
+    }
     clt_tensor *s, *hi, *lo, *q;
     int64_t k = a->shape[a->ndim - 1] < a->shape[a->ndim - 2] ? a->shape[a->ndim - 1]
                                                                : a->shape[a->ndim - 2];
