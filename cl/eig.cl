@@ -3,8 +3,8 @@
  * or float64, a work-group per matrix in global memory:
  *   eigh_jacobi  cyclic two-sided Jacobi: each step of a sweep rotates n/2
  *                disjoint pairs (p, q) at once (a round-robin ordering, so a
- *                sweep of n - 1 steps meets every pair once), the columns of
- *                A and V by all work-items, then A's rows;
+ *                sweep of n - 1 steps meets every pair once), A's 2 x 2
+ *                blocks and V^T's rows spread over the work-items;
  *   svd_jacobi   one-sided Jacobi (Hestenes) on the columns of B [M, N],
  *                M >= N: each step orthogonalises n/2 disjoint pairs of
  *                columns, a work-item per pair (the pairs share no data).
@@ -69,26 +69,30 @@ inline TC eig_dot(__global const T *x, __global const T *y, ulong len)
     return s0 + s1;
 }
 
-/* a: [batch, n, n], symmetric matrices whose lower triangle is read (the
- * upper one is overwritten), diagonalised in place; v: [batch, n, n] the
- * eigenvectors as columns (when vectors), each with its largest-magnitude
- * component positive (the first of equal ones); w: [batch, n] the
- * eigenvalues, ascending; cs: [batch, n + 1] scratch.  Couplings below
- * tol * 1e-2 times A's Frobenius norm are also left: they change no
- * eigenvalue by more than rounding does, and rounding keeps making them. */
-CLT_KERNEL(eigh_jacobi)(__global T *a, __global T *v, __global T *w, __global T *cs, ulong n,
-                        int vectors, float tol, __local int *flag)
+/* src: [batch, n, n], symmetric matrices whose lower triangle is read;
+ * a: [batch, n, n] scratch, src symmetrised and diagonalised; v: [batch, n,
+ * n] the eigenvectors as columns (as rows while the sweeps accumulate them,
+ * so that a rotation reads rows; accumulated for the values too), each
+ * with its largest-magnitude component positive (the first of equal ones),
+ * written when vectors; w: [batch, n] the eigenvalues, ascending; cs:
+ * [batch, 2 n + 1] scratch.  Each eigenvalue is the Rayleigh quotient
+ * v^T A v of its vector with src: the diagonal the sweeps leave carries
+ * every rotation's rounding, the quotient only the vector's, squared.
+ * Couplings below tol * 1e-2 times A's Frobenius norm are also left: they
+ * change no eigenvalue by more than rounding does, and rounding keeps
+ * making them. */
+CLT_KERNEL(eigh_jacobi)(__global const T *src, __global T *a, __global T *v, __global T *w,
+                        __global T *cs, ulong n, int vectors, float tol, __local int *flag)
 {
     size_t lsz = get_local_size(0), lid = get_local_id(0);
     size_t b = get_global_id(0) / lsz;
     ulong m = n + (n & 1), h = m / 2;
-    __global T *A = a + b * n * n, *V = v + b * n * n, *C = cs + b * (n + 1);
+    __global const T *S = src + b * n * n;
+    __global T *A = a + b * n * n, *V = v + b * n * n, *C = cs + b * (2 * n + 1);
     for (ulong e = lid; e < n * n; e += lsz) {
         ulong i = e / n, j = e % n;
-        if (i < j)
-            A[e] = A[j * n + i];
-        if (vectors)
-            V[e] = i == j ? (T)1 : (T)0;
+        A[e] = i < j ? S[j * n + i] : S[e];
+        V[e] = i == j ? (T)1 : (T)0;
     }
     EIG_SYNC();
     if (lid == 0)
@@ -118,30 +122,36 @@ CLT_KERNEL(eigh_jacobi)(__global T *a, __global T *v, __global T *w, __global T 
                 C[2 * k + 1] = (T)s;
             }
             EIG_SYNC();
-            /* A <- A J and V <- V J: columns p and q of every row */
+            /* A <- J^T A J one 2 x 2 block (rows of pair k1, columns of
+             * pair k2) per work-item, rounded once; V^T <- J^T V^T, rows
+             * p and q.  A dummy index n (n odd) is no row or column. */
+            for (ulong e = lid; e < h * h; e += lsz) {
+                ulong k1 = e / h, k2 = e % h, p1, q1, p2, q2;
+                TC c1 = C[2 * k1], s1 = C[2 * k1 + 1], c2 = C[2 * k2], s2 = C[2 * k2 + 1];
+                if (s1 == 0 && s2 == 0)
+                    continue;
+                eig_pair(k1, r, m, &p1, &q1);
+                eig_pair(k2, r, m, &p2, &q2);
+                int hq1 = q1 < n, hq2 = q2 < n;
+                TC x00 = A[p1 * n + p2], x01 = hq2 ? A[p1 * n + q2] : 0;
+                TC x10 = hq1 ? A[q1 * n + p2] : 0, x11 = hq1 && hq2 ? A[q1 * n + q2] : 0;
+                TC y00 = c2 * x00 - s2 * x01, y01 = s2 * x00 + c2 * x01;
+                TC y10 = c2 * x10 - s2 * x11, y11 = s2 * x10 + c2 * x11;
+                A[p1 * n + p2] = (T)(c1 * y00 - s1 * y10);
+                if (hq2)
+                    A[p1 * n + q2] = k1 == k2 ? (T)0 : (T)(c1 * y01 - s1 * y11);
+                if (hq1)
+                    A[q1 * n + p2] = k1 == k2 ? (T)0 : (T)(s1 * y00 + c1 * y10);
+                if (hq1 && hq2)
+                    A[q1 * n + q2] = (T)(s1 * y01 + c1 * y11);
+            }
             for (ulong e = lid; e < h * n; e += lsz) {
                 ulong k = e / n, i = e % n, p, q;
                 TC c = C[2 * k], s = C[2 * k + 1];
                 if (s == 0)
                     continue;
                 eig_pair(k, r, m, &p, &q);
-                eig_rot(A + i * n + p, A + i * n + q, c, s);
-                if (vectors)
-                    eig_rot(V + i * n + p, V + i * n + q, c, s);
-            }
-            EIG_SYNC();
-            /* A <- J^T A: rows p and q; the pair's coupling is zero */
-            for (ulong e = lid; e < h * n; e += lsz) {
-                ulong k = e / n, j = e % n, p, q;
-                TC c = C[2 * k], s = C[2 * k + 1];
-                if (s == 0)
-                    continue;
-                eig_pair(k, r, m, &p, &q);
-                eig_rot(A + p * n + j, A + q * n + j, c, s);
-                if (j == q)
-                    A[p * n + j] = 0;
-                if (j == p)
-                    A[q * n + j] = 0;
+                eig_rot(V + p * n + i, V + q * n + i, c, s);
             }
             EIG_SYNC();
         }
@@ -150,24 +160,36 @@ CLT_KERNEL(eigh_jacobi)(__global T *a, __global T *v, __global T *w, __global T 
         if (!more)
             break;
     }
-    /* the eigenvalues ascending; C[j] the place of eigenvalue j.  A NaN
-     * in the matrix (its norm NaN) makes every result NaN. */
+    /* C[j] eigenvalue j, C[n + j] its place in ascending order.  A NaN in
+     * the matrix (its norm NaN) makes every result NaN. */
     int bad = isnan(floor_);
     for (ulong j = lid; j < n; j += lsz) {
-        TC d = bad ? NAN : A[j * n + j];
+        __global const T *x = V + j * n;
+        TC d = 0;
+        for (ulong i = 0; i < n; i++) {
+            TC y = 0;
+            for (ulong k = 0; k < n; k++)
+                y = fma((TC)(i >= k ? S[i * n + k] : S[k * n + i]), (TC)x[k], y);
+            d = fma((TC)x[i], y, d);
+        }
+        C[j] = bad ? NAN : (T)(d / eig_dot(x, x, n));
+    }
+    EIG_SYNC();
+    for (ulong j = lid; j < n; j += lsz) {
+        TC d = C[j];
         ulong rank = 0;
         for (ulong k = 0; k < n; k++) {
-            TC e = bad ? NAN : A[k * n + k];
+            TC e = C[k];
             rank += eig_before(e, d) || (k < j && !eig_before(d, e));
         }
         w[b * n + rank] = (T)d;
-        C[j] = (T)rank;
+        C[n + j] = (T)rank;
     }
     EIG_SYNC();
     if (!vectors)
         return;
-    for (ulong e = lid; e < n * n; e += lsz)
-        A[e / n * n + (ulong)C[e % n]] = V[e];
+    for (ulong e = lid; e < n * n; e += lsz) /* V^T's row j, column rank(j) */
+        A[e % n * n + (ulong)C[n + e / n]] = V[e];
     EIG_SYNC();
     for (ulong j = lid; j < n; j += lsz) {
         TC big = -1, sg = 1;
@@ -190,7 +212,7 @@ inline void eig_rotate(__global T *X, ulong len, ulong p, ulong q, TC c, TC s)
 
 /* src: [batch, N, M], the columns of B [M, N] (M >= N) as rows.
  * g: [batch, R, M] scratch, R = N or (full matrices) M, the columns of U
- * as rows; q: [batch, N, N] scratch, the columns of V as rows (vectors).
+ * as rows; q: [batch, N, N] scratch, the columns of V as rows.
  * sv: [batch, N] the singular values, descending.  cs: [batch, N + 1 +
  * 2 R] scratch.  With vectors, U's columns for zero singular values and
  * those past N are completed to an orthonormal basis (Gram-Schmidt, twice,
@@ -214,9 +236,8 @@ CLT_KERNEL(svd_jacobi)(__global const T *src, __global T *g, __global T *q, __gl
     vo += b * (trans ? R * M : N * N);
     for (ulong e = lid; e < R * M; e += lsz)
         G[e] = e < N * M ? S[e] : (T)0;
-    if (vectors)
-        for (ulong e = lid; e < N * N; e += lsz)
-            Q[e] = e / N == e % N ? (T)1 : (T)0;
+    for (ulong e = lid; e < N * N; e += lsz)
+        Q[e] = e / N == e % N ? (T)1 : (T)0;
     EIG_SYNC();
     for (int sweep = 0; sweep < MAX_SWEEPS; sweep++) {
         if (lid == 0)
@@ -235,8 +256,7 @@ CLT_KERNEL(svd_jacobi)(__global const T *src, __global T *g, __global T *q, __gl
                 TC t = eig_tan((be - al) / (2 * ga));
                 TC c = rsqrt(fma(t, t, (TC)1)), s = t * c;
                 eig_rotate(G, M, p, qq, c, s);
-                if (vectors)
-                    eig_rotate(Q, N, p, qq, c, s);
+                eig_rotate(Q, N, p, qq, c, s);
                 *flag = 1;
             }
             EIG_SYNC();
@@ -246,10 +266,18 @@ CLT_KERNEL(svd_jacobi)(__global const T *src, __global T *g, __global T *q, __gl
         if (!more)
             break;
     }
-    /* the norms of the columns; u_j = b_j / s_j and the sign */
+    /* s_j = |B v_j| / |v_j| from src (the column b_j the sweeps leave
+     * carries every rotation's rounding; v_j's only adds to the product's
+     * own), 0 where b_j is; u_j = b_j / |b_j| and the sign */
     for (ulong j = lid; j < N; j += lsz) {
-        TC s = sqrt(eig_dot(G + j * M, G + j * M, M));
-        sval[j] = (T)s;
+        TC s = sqrt(eig_dot(G + j * M, G + j * M, M)), bv = 0;
+        for (ulong i = 0; s > 0 && i < M; i++) {
+            TC y = 0;
+            for (ulong c = 0; c < N; c++)
+                y = fma((TC)S[c * M + i], (TC)Q[j * N + c], y);
+            bv = fma(y, y, bv);
+        }
+        sval[j] = s > 0 ? (T)sqrt(bv / eig_dot(Q + j * N, Q + j * N, N)) : (T)0;
         if (!vectors)
             continue;
         if (s > 0)

@@ -40,7 +40,8 @@ clt_status clt__linalg_eigh(const clt_tensor *a, bool upper, bool vectors, clt_t
         return st;
     int nd = a->ndim - 2;
     int64_t n = a->shape[nd + 1], batch = clt__linalg_count(nd, a->shape), s[CLT_MAX_DIMS];
-    clt_tensor *rw = NULL, *rv = NULL, *t = NULL, *work = NULL, *cs = NULL;
+    clt_tensor *rw = NULL, *rv = NULL, *t = NULL, *src = NULL, *work = NULL, *vt = NULL;
+    clt_tensor *cs = NULL;
     CLT__TRY(clt__result_new(fn, a->dev, a->dtype, shape_with(nd, a->shape, n, -1, s), s, &rw));
     if (vectors)
         CLT__TRY(clt__result_new(fn, a->dev, a->dtype, a->ndim, a->shape, &rv));
@@ -53,20 +54,23 @@ clt_status clt__linalg_eigh(const clt_tensor *a, bool upper, bool vectors, clt_t
         /* the kernel reads the lower triangle, which for "U" is A^T's */
         CLT__TRY(upper ? clt__transpose(a, -2, -1, &t, fn)
                        : clt__tensor_view(a, a->ndim, a->shape, a->strides, a->offset, &t));
-        CLT__TRY(clt__copy_as(fn, t, a->dtype, &work));
-        int64_t cshape[2] = {batch, n + 1};
+        CLT__TRY(clt__copy_as(fn, t, a->dtype, &src));
+        int64_t ws[3] = {batch, n, n}, cshape[2] = {batch, 2 * n + 1};
+        CLT__TRY(clt__temp_new(fn, "the work matrices", a->dev, a->dtype, 3, ws, &work));
+        if (!vectors) /* the values need them too */
+            CLT__TRY(clt__temp_new(fn, "the eigenvectors", a->dev, a->dtype, 3, ws, &vt));
         CLT__TRY(clt__temp_new(fn, "the rotations", a->dev, a->dtype, 2, cshape, &cs));
         size_t lws = clt__linalg_group_size(a->dev, n, 64), gws = (size_t)batch * lws;
-        cl_mem ma = clt__mem(work), mw = clt__mem(rw), mv = rv ? clt__mem(rv) : mw;
-        cl_mem mc = clt__mem(cs);
+        cl_mem msrc = clt__mem(src), ma = clt__mem(work), mw = clt__mem(rw);
+        cl_mem mv = clt__mem(rv ? rv : vt), mc = clt__mem(cs);
         cl_ulong nn = (cl_ulong)n;
         cl_int vec = vectors;
         cl_float tol = tolerance(a->dtype, n);
-        clt__arg args[] = {CLT__ARG(ma),  CLT__ARG(mv),  CLT__ARG(mw),
-                           CLT__ARG(mc),  CLT__ARG(nn),  CLT__ARG(vec),
-                           CLT__ARG(tol), CLT__LOCAL(sizeof(cl_int))};
+        clt__arg args[] = {CLT__ARG(msrc), CLT__ARG(ma),  CLT__ARG(mv),
+                           CLT__ARG(mw),   CLT__ARG(mc),  CLT__ARG(nn),
+                           CLT__ARG(vec),  CLT__ARG(tol), CLT__LOCAL(sizeof(cl_int))};
         CLT__TRY(clt__error_in(
-            clt__launch(a->dev, "eig", opts, "eigh_jacobi", 1, &gws, &lws, 8, args), fn));
+            clt__launch(a->dev, "eig", opts, "eigh_jacobi", 1, &gws, &lws, 9, args), fn));
     }
     *w = rw;
     rw = NULL;
@@ -78,7 +82,9 @@ done:
     clt_tensor_free(rw);
     clt_tensor_free(rv);
     clt_tensor_free(t);
+    clt_tensor_free(src);
     clt_tensor_free(work);
+    clt_tensor_free(vt);
     clt_tensor_free(cs);
     return st == CLT_OK ? clt__ok() : st;
 }
@@ -146,13 +152,12 @@ clt_status clt__linalg_svd(const clt_tensor *a, bool full, bool vectors, clt_ten
         CLT__TRY(clt__copy_as(fn, t, a->dtype, &src));
         int64_t gs[3] = {batch, R, M}, qs[3] = {batch, k, k}, css[2] = {batch, k + 1 + 2 * R};
         CLT__TRY(clt__temp_new(fn, "the columns", a->dev, a->dtype, 3, gs, &g));
-        if (vectors)
-            CLT__TRY(clt__temp_new(fn, "the rotations", a->dev, a->dtype, 3, qs, &q));
+        CLT__TRY(clt__temp_new(fn, "the rotations", a->dev, a->dtype, 3, qs, &q));
         CLT__TRY(clt__temp_new(fn, "the rotations", a->dev, a->dtype, 2, css, &cs));
         size_t lws = clt__linalg_group_size(a->dev, M, 64);
         size_t gws = (size_t)batch * lws;
         cl_mem msrc = clt__mem(src), mg = clt__mem(g), ms = clt__mem(rs), mc = clt__mem(cs);
-        cl_mem mq = q ? clt__mem(q) : mg, mu = ru ? clt__mem(ru) : mg;
+        cl_mem mq = clt__mem(q), mu = ru ? clt__mem(ru) : mg;
         cl_mem mv = rv ? clt__mem(rv) : mg;
         cl_ulong MM = (cl_ulong)M, NN = (cl_ulong)k, RR = (cl_ulong)R;
         cl_int vec = vectors, tr = trans;
