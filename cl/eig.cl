@@ -22,7 +22,8 @@
  * players: seat 0 stays, the others turn. */
 inline ulong eig_seat(ulong i, ulong r, ulong m)
 {
-    return i == 0 ? 0 : 1 + (i - 1 + r) % (m - 1);
+    ulong s = i - 1 + r; /* below 2 (m - 1): no division */
+    return i == 0 ? 0 : 1 + (s >= m - 1 ? s - (m - 1) : s);
 }
 
 /* The pair (p < q) that slot k of round r plays. */
@@ -125,8 +126,8 @@ CLT_KERNEL(eigh_jacobi)(__global const T *src, __global T *a, __global T *v, __g
             /* A <- J^T A J one 2 x 2 block (rows of pair k1, columns of
              * pair k2) per work-item, rounded once; V^T <- J^T V^T, rows
              * p and q.  A dummy index n (n odd) is no row or column. */
-            for (ulong e = lid; e < h * h; e += lsz) {
-                ulong k1 = e / h, k2 = e % h, p1, q1, p2, q2;
+            for (uint e = lid; e < h * h; e += lsz) { /* h < 2^16 in a work-group's memory */
+                ulong k1 = e / (uint)h, k2 = e % (uint)h, p1, q1, p2, q2;
                 TC c1 = C[2 * k1], s1 = C[2 * k1 + 1], c2 = C[2 * k2], s2 = C[2 * k2 + 1];
                 if (s1 == 0 && s2 == 0)
                     continue;
@@ -145,8 +146,8 @@ CLT_KERNEL(eigh_jacobi)(__global const T *src, __global T *a, __global T *v, __g
                 if (hq1 && hq2)
                     A[q1 * n + q2] = (T)(s1 * y01 + c1 * y11);
             }
-            for (ulong e = lid; e < h * n; e += lsz) {
-                ulong k = e / n, i = e % n, p, q;
+            for (uint e = lid; e < h * n; e += lsz) {
+                ulong k = e / (uint)n, i = e % (uint)n, p, q;
                 TC c = C[2 * k], s = C[2 * k + 1];
                 if (s == 0)
                     continue;
