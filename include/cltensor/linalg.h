@@ -231,8 +231,11 @@ CLT_API clt_status clt_einsum(const char *equation, const clt_tensor *const *ope
  * A is [..., m, n] (square for eigh and eigvalsh), float32 or float64, with
  * clt_linalg_inv's dtype and dimension errors.  Each matrix is decomposed
  * by a work-group of its own with a Jacobi method (cyclic two-sided for
- * eigh, one-sided for the SVD), accurate to the dtype's rounding and
- * accumulating in it; empty batches and matrices give empty results.  NaN
+ * eigh, one-sided for the SVD), accumulating in the dtype; the values are
+ * then recomputed from A and the vectors (Rayleigh quotients v^T A v / v^T
+ * v, and |A v| / |v|), which keeps their errors near sqrt(n) eps |A| (in
+ * float32 below LAPACK's, as torch computes them).  Empty batches and
+ * matrices give empty results.  NaN
  * in the triangle eigh reads gives NaN results, as torch's; the SVD (and
  * what is computed from it) refuses a matrix with inf or NaN as torch does,
  * "The algorithm failed to converge because the input matrix contained
@@ -259,9 +262,10 @@ CLT_API clt_status clt_einsum(const char *equation, const clt_tensor *const *ope
 CLT_API clt_status clt_linalg_eigh(const clt_tensor *a, const char *uplo, clt_tensor **eigenvalues,
                                    clt_tensor **eigenvectors);
 
-/* torch.linalg.eigvalsh(A, UPLO=uplo): clt_linalg_eigh's eigenvalues only
- * (the vectors are computed only when A requires grad, for the gradient V
- * diag(g) V^T). */
+/* torch.linalg.eigvalsh(A, UPLO=uplo): clt_linalg_eigh's eigenvalues only,
+ * the same values (the kernel accumulates the vectors either way: each
+ * value is the Rayleigh quotient of its vector; they are kept only when A
+ * requires grad, for the gradient V diag(g) V^T). */
 CLT_API clt_status clt_linalg_eigvalsh(const clt_tensor *a, const char *uplo, clt_tensor **out);
 
 /* torch.linalg.svd(A, full_matrices): A = U diag(S) Vh with *s [..., k]
@@ -274,8 +278,9 @@ CLT_API clt_status clt_linalg_eigvalsh(const clt_tensor *a, const char *uplo, cl
 CLT_API clt_status clt_linalg_svd(const clt_tensor *a, int full_matrices, clt_tensor **u,
                                   clt_tensor **s, clt_tensor **vh);
 
-/* torch.linalg.svdvals(A): clt_linalg_svd's S only, [..., k] (the vectors
- * are computed only when A requires grad, for the gradient U diag(g) Vh). */
+/* torch.linalg.svdvals(A): clt_linalg_svd's S only, [..., k], the same
+ * values (U is formed and kept only when A requires grad, for the
+ * gradient U diag(g) Vh). */
 CLT_API clt_status clt_linalg_svdvals(const clt_tensor *a, clt_tensor **out);
 
 /* torch.svd(A, some, compute_uv): clt_linalg_svd(A, !some) with *v = Vh^T
