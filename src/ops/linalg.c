@@ -48,11 +48,6 @@ clt_status clt__linalg_check(const clt_tensor *a, const char *what, bool square,
     return CLT_OK;
 }
 
-static clt_status check_square(const clt_tensor *a, const char *what, const char *fn)
-{
-    return clt__linalg_check(a, what, true, fn);
-}
-
 int64_t clt__linalg_count(int nd, const int64_t *shape)
 {
     int64_t c = 1;
@@ -165,7 +160,7 @@ static clt_status lu(const char *fn, clt_tensor *w, int64_t batch, int64_t n, cl
 clt_status clt__linalg_inv(const clt_tensor *a, clt_tensor **out, const char *fn)
 {
     *out = NULL;
-    clt_status st = check_square(a, "A", fn);
+    clt_status st = clt__linalg_check(a, "A", true, fn);
     if (st != CLT_OK)
         return st;
     int64_t n = a->shape[a->ndim - 1], batch = clt__linalg_count(a->ndim - 2, a->shape), bad;
@@ -232,7 +227,7 @@ clt_status clt__linalg_solve(const clt_tensor *a, const clt_tensor *b, clt_tenso
     *out = NULL;
     clt_status st = clt__same_device(a, b, fn);
     if (st == CLT_OK)
-        st = check_square(a, "A", fn);
+        st = clt__linalg_check(a, "A", true, fn);
     if (st != CLT_OK)
         return st;
     if (b->dtype != a->dtype)
@@ -298,7 +293,7 @@ clt_status clt__linalg_det(const clt_tensor *a, bool logmode, clt_tensor **out0,
     *out0 = NULL;
     if (out1)
         *out1 = NULL;
-    clt_status st = check_square(a, "A", fn);
+    clt_status st = clt__linalg_check(a, "A", true, fn);
     if (st != CLT_OK)
         return st;
     int nd = a->ndim - 2;
@@ -348,7 +343,7 @@ clt_status clt__linalg_cholesky(const clt_tensor *a, bool upper, clt_tensor **ou
                                 const char *fn)
 {
     *out = NULL;
-    clt_status st = check_square(a, "A", fn);
+    clt_status st = clt__linalg_check(a, "A", true, fn);
     if (st != CLT_OK)
         return st;
     int64_t n = a->shape[a->ndim - 1], batch = clt__linalg_count(a->ndim - 2, a->shape), bad;
