@@ -423,6 +423,50 @@ Test(linalg_eig, svd_rank_deficient_and_zero)
         svd_case(dev, CLT_FLOAT64, 3, n, m, full, &at[0][0]);
 }
 
+/* float32 values of a 64 x 64 symmetric matrix and of a 64 x 48 one
+ * against the float64 host references on the same (float-rounded)
+ * entries: within a few sqrt(n) eps |A|, which the rotated diagonal and
+ * column norms alone miss by an order of magnitude (the values are
+ * recomputed from A and the vectors). */
+Test(linalg_eig, float32_accuracy)
+{
+    clt_device *dev = get_device("cpu");
+    const int n = 64, m = 48;
+    double *a = random_mats(1, n, n, 99, 1), *b = random_mats(1, n, m, 98, 0);
+    double *w = malloc((size_t)n * sizeof *w), *s = malloc((size_t)m * sizeof *s);
+    for (int i = 0; i < n * n; i++)
+        a[i] = (float)a[i];
+    for (int i = 0; i < n * m; i++)
+        b[i] = (float)b[i];
+    double *work = malloc((size_t)(n * n) * sizeof *work);
+    memcpy(work, a, (size_t)(n * n) * sizeof *work);
+    host_eigvals(work, n, w);
+    host_svdvals(b, n, m, s);
+    clt_tensor *ta = up(dev, CLT_FLOAT32, 2, (int64_t[]){n, n}, a),
+               *tb = up(dev, CLT_FLOAT32, 2, (int64_t[]){n, m}, b), *vw = NULL, *vs = NULL;
+    CHECK(clt_linalg_eigvalsh(ta, NULL, &vw));
+    CHECK(clt_linalg_svdvals(tb, &vs));
+    double *gw = read_as_f64(vw), *gs = read_as_f64(vs), ew = 0, es = 0;
+    for (int i = 0; i < n; i++)
+        ew = fmax(ew, fabs(gw[i] - w[i]));
+    for (int i = 0; i < m; i++)
+        es = fmax(es, fabs(gs[i] - s[i]));
+    /* |A| near 9 for both: 1e-5 is about 1.1 sqrt(n) eps |A| */
+    cr_assert(ew <= 1e-5, "eigenvalues off by %g", ew);
+    cr_assert(es <= 1e-5, "singular values off by %g", es);
+    free(gw);
+    free(gs);
+    free(a);
+    free(b);
+    free(w);
+    free(s);
+    free(work);
+    clt_tensor_free(ta);
+    clt_tensor_free(tb);
+    clt_tensor_free(vw);
+    clt_tensor_free(vs);
+}
+
 /* ---- pinv, matrix_rank, cond ------------------------------------------------ */
 
 /* The Moore-Penrose conditions of X = pinv(A) (A m x n): A X A = A,
