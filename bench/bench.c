@@ -1884,6 +1884,103 @@ done:
     free(x);
 }
 
+/* The eigenvalues of the symmetric n x n float matrix a (destroyed) into
+ * w, unsorted: the textbook cyclic Jacobi, one rotation at a time. */
+static void host_jacobi(float *a, size_t n, float *w)
+{
+    for (int sweep = 0; sweep < 30; sweep++) {
+        float off = 0, dg = 0;
+        for (size_t p = 0; p < n; p++) {
+            dg += a[p * n + p] * a[p * n + p];
+            for (size_t q = p + 1; q < n; q++)
+                off += a[p * n + q] * a[p * n + q];
+        }
+        if (off <= 1e-14f * dg)
+            break;
+        for (size_t p = 0; p < n; p++)
+            for (size_t q = p + 1; q < n; q++) {
+                float apq = a[p * n + q];
+                if (apq == 0)
+                    continue;
+                float th = (a[q * n + q] - a[p * n + p]) / (2 * apq);
+                float t = (th >= 0 ? 1 : -1) / (fabsf(th) + sqrtf(th * th + 1));
+                float c = 1 / sqrtf(t * t + 1), sn = t * c;
+                for (size_t i = 0; i < n; i++) {
+                    float x = a[i * n + p], y = a[i * n + q];
+                    a[i * n + p] = c * x - sn * y;
+                    a[i * n + q] = sn * x + c * y;
+                }
+                for (size_t j = 0; j < n; j++) {
+                    float x = a[p * n + j], y = a[q * n + j];
+                    a[p * n + j] = c * x - sn * y;
+                    a[q * n + j] = sn * x + c * y;
+                }
+            }
+    }
+    for (size_t i = 0; i < n; i++)
+        w[i] = a[i * n + i];
+}
+
+/* clt_linalg_eigvalsh of batch symmetric n x n float32 matrices, waited for
+ * each call, against host_jacobi on one thread, timed in alternation; the
+ * values (sorted) within 1e-4 of each other. */
+static void case_eigh(bench *b, size_t batch, size_t n, const char *name)
+{
+    enum { REPS = 3 };
+    size_t na = batch * n * n, nw = batch * n;
+    float *ha = malloc(na * sizeof *ha), *work = malloc(na * sizeof *work);
+    float *hw = malloc(nw * sizeof *hw), *dw = malloc(nw * sizeof *dw);
+    int64_t sh[3] = {(int64_t)batch, (int64_t)n, (int64_t)n};
+    clt_tensor *ta = NULL, *out = NULL;
+    double th[REPS], td[REPS];
+    if (!ha || !work || !hw || !dw) {
+        fail(b, name, "out of host memory");
+        goto done;
+    }
+    fill_random(ha, na);
+    for (size_t m = 0; m < batch; m++) /* symmetric: the lower triangle mirrored */
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = i + 1; j < n; j++)
+                ha[(m * n + i) * n + j] = ha[(m * n + j) * n + i];
+    if (!(ta = from_host(b, ha, 3, sh))) {
+        fail(b, name, "making the input");
+        goto done;
+    }
+    for (int r = -1; r < REPS; r++)
+        for (int k = 0; k < 2; k++) {
+            double t0 = now();
+            if (k) {
+                memcpy(work, ha, na * sizeof *work);
+                for (size_t m = 0; m < batch; m++)
+                    host_jacobi(work + m * n * n, n, hw + m * n);
+            } else if (clt_linalg_eigvalsh(ta, NULL, &out) != CLT_OK ||
+                       clt_device_synchronize(b->dev) != CLT_OK) {
+                fail(b, name, "clt_linalg_eigvalsh");
+                goto done;
+            }
+            if (r >= 0)
+                (k ? th : td)[r] = now() - t0;
+            if (r < 0 && !k && read_back(b, name, out, dw, nw) != 0)
+                goto done;
+            clt_tensor_free(out);
+            out = NULL;
+        }
+    for (size_t m = 0; m < batch; m++)
+        qsort(hw + m * n, n, sizeof *hw, cmp_float);
+    double err = max_abs_diff(hw, dw, nw);
+    if (!(err <= 1e-4 * (double)n))
+        wrong(b, name, "clt_linalg_eigvalsh", err);
+    double rd = (double)batch / median(td, REPS), rh = (double)batch / median(th, REPS);
+    report(b, name, rd, "matrices/s", "c_jacobi_1t", rh, rd / rh, "");
+done:
+    clt_tensor_free(out);
+    clt_tensor_free(ta);
+    free(ha);
+    free(work);
+    free(hw);
+    free(dw);
+}
+
 static void case_linalg(bench *b, size_t batch, size_t n, size_t k, const char *name)
 {
     op_kind op = k ? OP_SOLVE : OP_INV;
@@ -2726,7 +2823,7 @@ int cltensor_bench(int argc, char **argv)
                                         "cumsum_1x16M_vs_lines", "sort_16x64K",
                                         "topk100_4096x1000_vs_sort", "topk1000_1x1M_vs_sort",
                                         "cdist_512x64", "unbind_bwd_4096x256",
-                                        "sdpa_sweep"};
+                                        "sdpa_sweep", "linalg_eigvalsh_64x32x32"};
     for (int i = 0; i < b.nfilters; i++) {
         size_t k = 0, len = strlen(b.filters[i]);
         while (k < sizeof names / sizeof names[0] && strncmp(names[k], b.filters[i], len) != 0)
@@ -2851,6 +2948,8 @@ int cltensor_bench(int argc, char **argv)
         case_linalg(&b, 256, 32, 0, "linalg_inv_256x32x32");
     if (selected(&b, "linalg_solve_1024"))
         case_linalg(&b, 1, 1024, 1, "linalg_solve_1024");
+    if (selected(&b, "linalg_eigvalsh_64x32x32"))
+        case_eigh(&b, 64, 32, "linalg_eigvalsh_64x32x32");
     if (selected(&b, "conv2d_64x1x8x8"))
         case_conv2d(&b, "conv2d_64x1x8x8");
     bench_train(&b);

@@ -1678,4 +1678,29 @@ clt_status clt__quantile(const clt_tensor *a, const clt_tensor *q, double qv, co
 clt_status clt__std_dim_rec(const char *fn, const clt_tensor *a, int dim, double correction,
                             int keepdim, clt_tensor **out);
 
+/* ---- shared by the linalg ops (src/ops/linalg.c) and eigh / SVD
+ * (src/ops/linalg_eig.c) ------------------------------------------------- */
+/* torch's checks of a batch of matrices named `what` ("A"): float32 or
+ * float64 on its device, at least 2 dims, square when `square`. */
+clt_status clt__linalg_check(const clt_tensor *a, const char *what, bool square,
+                             const char *fn);
+/* The product of the first nd sizes of shape. */
+int64_t clt__linalg_count(int nd, const int64_t *shape);
+/* Work-items a work-group of a factorisation takes: a power of two up to
+ * n, at most cpu_cap on CPUs (PoCL runs a group on one core, in loops over
+ * its work-items between barriers) and 256 elsewhere. */
+size_t clt__linalg_group_size(const clt_device *dev, int64_t n, size_t cpu_cap);
+/* The -D options of the linalg kernels for dt (T), NULL with the message
+ * set when memory runs out. */
+const char *clt__linalg_options(clt_dtype dt, const char *fn);
+/* torch.linalg.eigh of a's lower (upper: upper) triangle: *w the
+ * eigenvalues ascending, *v (when vectors; v may be NULL otherwise) the
+ * eigenvectors as columns (cl/eig.cl's sign convention). */
+clt_status clt__linalg_eigh(const clt_tensor *a, bool upper, bool vectors, clt_tensor **w,
+                            clt_tensor **v, const char *fn);
+/* torch.linalg.svd (vectors: u and vh too, else they may be NULL) or
+ * svdvals: *s descending. */
+clt_status clt__linalg_svd(const clt_tensor *a, bool full, bool vectors, clt_tensor **u,
+                           clt_tensor **s, clt_tensor **vh, const char *fn);
+
 #endif

@@ -5382,6 +5382,221 @@ def nn_pool():
           lambda p, r: L.clt_feature_alpha_dropout(p, 0.5, 1, None, r), [data((5,), f)])
 
 
+# ---- eigh, svd, pinv, matrix_rank, cond -----------------------------------
+
+def _signed(v, k=None):
+    """v's columns (the first k) with their largest-magnitude component
+    positive: cltensor's sign convention, for torch's vectors."""
+    k = v.shape[-1] if k is None else k
+    c = v[..., :k]
+    if c.numel() == 0:
+        return v, torch.ones(v.shape[:-2] + (k,), dtype=v.dtype)
+    idx = c.abs().argmax(dim=-2, keepdim=True)
+    sg = torch.where(c.gather(-2, idx) < 0, -1.0, 1.0).to(v.dtype)
+    return torch.cat([c * sg, v[..., k:]], dim=-1), sg.squeeze(-2)
+
+
+def _svd_torch(t, which, full=False):
+    u, s, vh = torch.linalg.svd(t, full_matrices=full)
+    k = s.shape[-1]
+    u, sg = _signed(u, k)
+    vh = torch.cat([vh[..., :k, :] * sg.unsqueeze(-1), vh[..., k:, :]], dim=-2)
+    if full:  # the completed columns are any orthonormal basis: compare the first k
+        u, vh = u[..., :, :k], vh[..., :k, :]
+    return (u, s, vh)[which]
+
+
+def linalg_eig():
+    """eigh, eigvalsh, svd, svdvals, torch.svd, pinv, matrix_rank and cond
+    (linalg.h) against torch: eigenvectors and singular vectors up to the
+    sign of each (cltensor's convention applied to torch's), the completed
+    columns of a full SVD by orthonormality, the refusals."""
+    proto("clt_linalg_eigh", [P, C.c_char_p, PP, PP])
+    proto("clt_linalg_eigvalsh", [P, C.c_char_p, PP])
+    proto("clt_linalg_svd", [P, C.c_int, PP, PP, PP])
+    proto("clt_linalg_svdvals", [P, PP])
+    proto("clt_svd", [P, C.c_int, C.c_int, PP, PP, PP])
+    DP = C.POINTER(C.c_double)
+    proto("clt_linalg_pinv", [P, DP, DP, C.c_int, PP])
+    proto("clt_linalg_matrix_rank", [P, DP, DP, C.c_int, PP])
+    proto("clt_linalg_cond", [P, C.c_double, PP])
+    TOL["eig"] = ((5e-5, 5e-5), (1e-11, 1e-11))
+    TOL["vec"] = ((5e-4, 5e-4), (1e-9, 1e-9))
+
+    def pick(fn, nout, which, *pre):
+        def c(p, o):
+            outs = [P(0xdead) for _ in range(nout)]
+            st = fn(p, *pre, *[C.byref(x) for x in outs])
+            for i, x in enumerate(outs):
+                if (st == 0) != (x.value is not None):
+                    raise AssertionError("output %d is %s after status %d" % (i, x.value, st))
+                if i != which:
+                    L.clt_tensor_free(x)
+            o._obj.value = outs[which].value
+            return st
+        return c
+
+    def dptr(v):
+        return None if v is None else C.byref(C.c_double(v))
+
+    sq = [(1, 1), (2, 2), (3, 3), (2, 4, 4), (2, 3, 5, 5), (17, 17), (0, 3, 3), (2, 0, 0),
+          (40, 40)]
+    rect = [(3, 2), (2, 3), (5, 3), (3, 5), (2, 4, 6), (2, 6, 4), (1, 7), (7, 1), (33, 20),
+            (0, 3, 2), (3, 0), (0, 4)]
+    for dt in FLOATS:
+        for sh in sq:
+            a = data(sh, dt)
+            for up in ("L", "U"):
+                check("eigvalsh %s %s %s" % (dn(dt), list(sh), up),
+                      lambda t, up=up: torch.linalg.eigvalsh(t, UPLO=up),
+                      lambda p, o, up=up: L.clt_linalg_eigvalsh(p, up.encode(), o), [a],
+                      tol="eig", signed_zero=False)
+                check("eigh values %s %s %s" % (dn(dt), list(sh), up),
+                      lambda t, up=up: torch.linalg.eigh(t, UPLO=up)[0],
+                      pick(L.clt_linalg_eigh, 2, 0, up.encode()), [a], tol="eig",
+                      signed_zero=False)
+                check("eigh vectors %s %s %s" % (dn(dt), list(sh), up),
+                      lambda t, up=up: _signed(torch.linalg.eigh(t, UPLO=up)[1])[0],
+                      pick(L.clt_linalg_eigh, 2, 1, up.encode()), [a], tol="vec",
+                      signed_zero=False)
+        for sh in sq + rect:
+            a = data(sh, dt)
+            # pinv and cond amplify rounding by the condition number: keep it near 6
+            wc = (torch.randn(sh, generator=G, dtype=torch.float64) / max(1, max(sh[-2:])) ** 0.5
+                  + 1.5 * torch.eye(sh[-2], sh[-1], dtype=torch.float64)).to(dt)
+            check("svdvals %s %s" % (dn(dt), list(sh)), torch.linalg.svdvals,
+                  L.clt_linalg_svdvals, [a], tol="eig", signed_zero=False)
+            for full in (0, 1):
+                for w, nm in enumerate(("U", "S", "Vh")):
+                    check("svd %s %s full=%d %s" % (dn(dt), list(sh), full, nm),
+                          lambda t, w=w, full=full: _svd_torch(t, w, bool(full)),
+                          lambda p, o, w=w, full=full: (
+                              pick(L.clt_linalg_svd, 3, w, full)(p, o) if not full or w == 1
+                              else _narrowed(pick(L.clt_linalg_svd, 3, w, full), w, p, o)),
+                          [a], tol="vec" if w != 1 else "eig", signed_zero=False)
+                    if full and w != 1:
+                        check("svd %s %s full %s orthonormal" % (dn(dt), list(sh), nm),
+                              lambda t, w=w: _eye_of(t, w),
+                              lambda p, o, w=w: _gram(pick(L.clt_linalg_svd, 3, w, 1), w, p, o),
+                              [a], tol="vec", signed_zero=False)
+            for some in (1, 0):
+                for w, nm in enumerate(("U", "S", "V")):
+                    check("svd (torch.svd) %s %s some=%d %s" % (dn(dt), list(sh), some, nm),
+                          lambda t, w=w, some=some: (
+                              lambda r: (r[0], r[1], r[2].mT)[w])(
+                              [_svd_torch(t, i, not some) for i in range(3)]),
+                          lambda p, o, w=w, some=some: (
+                              pick(L.clt_svd, 3, w, some, 1)(p, o) if some or w == 1
+                              else _narrowed(pick(L.clt_svd, 3, w, some, 1), 2 if w else 0, p,
+                                             o, w == 2)),
+                          [a], tol="vec" if w != 1 else "eig", signed_zero=False)
+            check("svd compute_uv=False U %s %s" % (dn(dt), list(sh)),
+                  lambda t: torch.svd(t, compute_uv=False)[0],
+                  pick(L.clt_svd, 3, 0, 1, 0), [a], tol="exact")
+            for at, rt in ((None, None), (0.5, None), (None, 0.3), (0.1, 0.2), (-1.0, None)):
+                check("pinv %s %s atol=%s rtol=%s" % (dn(dt), list(sh), at, rt),
+                      lambda t, at=at, rt=rt: torch.linalg.pinv(t, atol=at, rtol=rt),
+                      lambda p, o, at=at, rt=rt: L.clt_linalg_pinv(p, dptr(at), dptr(rt), 0, o),
+                      [wc], tol="vec", signed_zero=False)
+                check("matrix_rank %s %s atol=%s rtol=%s" % (dn(dt), list(sh), at, rt),
+                      lambda t, at=at, rt=rt: torch.linalg.matrix_rank(t, atol=at, rtol=rt),
+                      lambda p, o, at=at, rt=rt: L.clt_linalg_matrix_rank(p, dptr(at), dptr(rt),
+                                                                          0, o), [a])
+            for pp in (2, -2):
+                check("cond %s %s p=%d" % (dn(dt), list(sh), pp),
+                      lambda t, pp=pp: torch.linalg.cond(t, pp),
+                      lambda p, o, pp=pp: L.clt_linalg_cond(p, pp, o), [wc], tol="vec",
+                      signed_zero=False)
+        for sh in sq:
+            s = data(sh, dt)
+            s = s + s.mT
+            check("pinv hermitian %s %s" % (dn(dt), list(sh)),
+                  lambda t: torch.linalg.pinv(t, hermitian=True),
+                  lambda p, o: L.clt_linalg_pinv(p, None, None, 1, o), [s], tol="vec",
+                  signed_zero=False)
+            check("matrix_rank hermitian %s %s" % (dn(dt), list(sh)),
+                  lambda t: torch.linalg.matrix_rank(t, hermitian=True),
+                  lambda p, o: L.clt_linalg_matrix_rank(p, None, None, 1, o), [s])
+    f = torch.float32
+    low = torch.tensor([[1.0, 2, 3], [2, 4, 6], [1, 1, 1]])
+    rank1 = torch.outer(torch.arange(1.0, 5), torch.arange(1.0, 4))
+    for t in (low, rank1, torch.zeros(3, 3), torch.zeros(2, 4, 3), torch.eye(4)):
+        check("matrix_rank %s" % t.tolist(), torch.linalg.matrix_rank,
+              lambda p, o: L.clt_linalg_matrix_rank(p, None, None, 0, o), [t])
+        check("svdvals deficient %s" % list(t.shape), torch.linalg.svdvals,
+              L.clt_linalg_svdvals, [t], tol="eig", signed_zero=False)
+        check("pinv deficient %s" % list(t.shape), torch.linalg.pinv,
+              lambda p, o: L.clt_linalg_pinv(p, None, None, 0, o), [t], tol="vec",
+              signed_zero=False)
+    check("cond singular", lambda t: torch.linalg.cond(t), lambda p, o: L.clt_linalg_cond(p, 2, o),
+          [rank1[:3]], tol="vec")
+    check("eigh repeated values", torch.linalg.eigvalsh,
+          lambda p, o: L.clt_linalg_eigvalsh(p, None, o),
+          [torch.tensor([[2.0, 0, 0], [0, 2, 0], [0, 0, 5]])], tol="eig", signed_zero=False)
+    check("eigh transposed", torch.linalg.eigvalsh,
+          lambda p, o: L.clt_linalg_eigvalsh(p, None, o), [In(data((5, 5), f), ("T",))],
+          tol="eig", signed_zero=False)
+    check("svdvals expanded", torch.linalg.svdvals, L.clt_linalg_svdvals,
+          [In(data((1, 4, 3), f), ("E", (3, 4, 3)))], tol="eig", signed_zero=False)
+    check("eigvalsh NaN", torch.linalg.eigvalsh, lambda p, o: L.clt_linalg_eigvalsh(p, None, o),
+          [torch.tensor([[1.0, float("nan")], [float("nan"), 1.0]])], expect_error=None,
+          tol="eig")
+    # refusals
+    for dt in (torch.int32, torch.int64):
+        check("eigvalsh %s" % dn(dt), torch.linalg.eigvalsh,
+              lambda p, o: L.clt_linalg_eigvalsh(p, None, o), [data((3, 3), dt)])
+        check("svdvals %s" % dn(dt), torch.linalg.svdvals, L.clt_linalg_svdvals,
+              [data((3, 3), dt)])
+    for sh in [(3,), ()]:
+        check("svdvals shape %s" % list(sh), torch.linalg.svdvals, L.clt_linalg_svdvals,
+              [data(sh, f)])
+        check("pinv shape %s" % list(sh), torch.linalg.pinv,
+              lambda p, o: L.clt_linalg_pinv(p, None, None, 0, o), [data(sh, f)])
+    check("eigvalsh not square", torch.linalg.eigvalsh,
+          lambda p, o: L.clt_linalg_eigvalsh(p, None, o), [data((2, 3), f)])
+    check("eigvalsh uplo X", lambda t: torch.linalg.eigvalsh(t, UPLO="X"),
+          lambda p, o: L.clt_linalg_eigvalsh(p, b"X", o), [data((3, 3), f)])
+    check("cond p=1 refused", lambda t: torch.linalg.cond(t, 1),
+          lambda p, o: L.clt_linalg_cond(p, 1, o), [data((3, 3), f)],
+          expect_error="p=1 is not offered")
+
+
+def _narrowed(c, w, p, o, transposed=False):
+    """c's output w (U, or Vh: w 2; transposed: torch.svd's V) cut to its
+    first k columns (rows of Vh)."""
+    full = P()
+    st = c(p, C.byref(full))
+    if st:
+        o._obj.value = None
+        return st
+    nd = L.clt_tensor_ndim(p)
+    shp = L.clt_tensor_shape(p)
+    k = min(shp[nd - 2], shp[nd - 1])
+    dim = -1 if w == 0 or transposed else -2
+    st = L.clt_narrow(full, dim, 0, k, o)
+    L.clt_tensor_free(full)
+    return st
+
+
+def _eye_of(t, w):
+    n = t.shape[-2] if w == 0 else t.shape[-1]
+    return torch.eye(n, dtype=t.dtype).expand(t.shape[:-2] + (n, n))
+
+
+def _gram(c, w, p, o):
+    """U^T U (w 0) or Vh Vh^T (w 2) of c's output."""
+    x, xt = P(), P()
+    st = c(p, C.byref(x))
+    if st:
+        o._obj.value = None
+        return st
+    L.clt_transpose(x, -2, -1, C.byref(xt))
+    st = L.clt_matmul(xt, x, o) if w == 0 else L.clt_matmul(x, xt, o)
+    L.clt_tensor_free(x)
+    L.clt_tensor_free(xt)
+    return st
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -5400,7 +5615,8 @@ def main():
                 reduce_stats,
                 more_losses,
                 products,
-                nn_pool]
+                nn_pool,
+                linalg_eig]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -4716,6 +4716,87 @@ static void op_nn_pool(fz *f)
     }
     clt_tensor_free(extra);
     clt_tensor_free(x);
+
+
+/* eigh, svd and what is computed from them (linalg.h) on any stored
+ * tensor: refusals leave every output NULL; results have torch's shapes. */
+static void op_eig(fz *f)
+{
+    clt_tensor *a = rt(f);
+    clt_tensor *o[3] = {SENT, SENT, SENT}, **op[3];
+    for (int i = 0; i < 3; i++)
+        op[i] = OUTP(f, &o[i]);
+    clt_status st;
+    int nd = a ? clt_tensor_ndim(a) : 0, full = (int)pick(f, 2), nout = 1;
+    double tol = chance(f, 10) ? rand_scalar(f) : 1e-3;
+    uint32_t which = pick(f, 8);
+    switch (which) {
+    case 0: CALL("clt_linalg_eigvalsh", clt_linalg_eigvalsh(a, full ? "U" : NULL, op[0])); break;
+    case 1:
+        nout = 2;
+        CALL("clt_linalg_eigh", clt_linalg_eigh(a, chance(f, 10) ? "x" : "L", op[0], op[1]));
+        break;
+    case 2: CALL("clt_linalg_svdvals", clt_linalg_svdvals(a, op[0])); break;
+    case 3:
+        nout = 3;
+        CALL("clt_linalg_svd", clt_linalg_svd(a, full, op[0], op[1], op[2]));
+        break;
+    case 4:
+        nout = 3;
+        CALL("clt_svd", clt_svd(a, full, (int)pick(f, 2), op[0], op[1], op[2]));
+        break;
+    case 5:
+        CALL("clt_linalg_pinv",
+             clt_linalg_pinv(a, chance(f, 2) ? &tol : NULL, NULL, (int)pick(f, 2), op[0]));
+        break;
+    case 6:
+        CALL("clt_linalg_matrix_rank",
+             clt_linalg_matrix_rank(a, NULL, chance(f, 2) ? &tol : NULL, (int)pick(f, 2), op[0]));
+        break;
+    default: CALL("clt_linalg_cond", clt_linalg_cond(a, chance(f, 10) ? 1 : -2, op[0])); break;
+    }
+    int all = 1;
+    for (int i = 0; i < nout; i++)
+        all = all && op[i];
+    if (st != CLT_OK || !all) {
+        capture_check(f);
+        if (st == CLT_OK)
+            die(f, "CLT_OK with a NULL out-pointer");
+        check_error(f, st);
+        for (int i = 0; i < nout; i++)
+            if (op[i] && o[i])
+                die(f, "failed with %s but output %d is %p", clt_status_name(st), i,
+                    (void *)o[i]);
+        return;
+    }
+    for (int i = 0; i < nout; i++)
+        outcome(f, st, o[i]);
+    if (!a || nd < 2)
+        die(f, "succeeded on a NULL or %d-dim operand", nd);
+    const int64_t *sh = clt_tensor_shape(a);
+    int64_t m = sh[nd - 2], n = sh[nd - 1], k = m < n ? m : n, want[16];
+    memcpy(want, sh, sizeof *sh * (size_t)nd);
+    clt_dtype dt = clt_tensor_dtype(a);
+    clt_device *dev = clt_tensor_device(a);
+    if (!is_float(dt) || (which <= 1 && m != n))
+        die(f, "%s of a %s [.., %lld, %lld] succeeded", f->call, clt_dtype_name(dt),
+            (long long)m, (long long)n);
+    if (which == 0 || which == 2) {
+        want[nd - 2] = k;
+        keep_result(f, o[0], nd - 1, want, dt, dev);
+    } else if (which == 5) {
+        want[nd - 2] = n;
+        want[nd - 1] = m;
+        keep_result(f, o[0], nd, want, dt, dev);
+    } else if (which >= 6) {
+        keep_result(f, o[0], nd - 2, want, which == 6 ? CLT_INT64 : dt, dev);
+    } else {
+        /* checked before any is stored: storing may free a */
+        for (int i = 0; i < nout; i++)
+            check_tensor(f, o[i]);
+        for (int i = 0; i < nout; i++)
+            store(f, o[i]);
+    }
 }
 
 /* ---- the driver ---------------------------------------------------------------------------------- */
@@ -4741,6 +4822,7 @@ static struct {
     {"index2", op_index_more, 4},
     {"stats", op_stats, 3},
     {"nn_pool", op_nn_pool, 3},
+    {"eig", op_eig, 2},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -1614,5 +1614,102 @@ for sh in ((2, 3, 5), (2, 2, 3, 4)):
           wrt=[0])
 compare_names(pool_first)
 
+
+
+def _diag_embed(s, k):
+    """diag_embed of s [..., k] as s.unsqueeze(-1) * I."""
+    eye = up(np.eye(k))
+    return call("clt_mul", call("clt_unsqueeze", s, -1), eye)
+
+# ---- eigh, svd, pinv, cond: gauge-invariant functions of the vectors -----------------
+proto("clt_linalg_eigh", [P, C.c_char_p, PP, PP])
+proto("clt_linalg_eigvalsh", [P, C.c_char_p, PP])
+proto("clt_linalg_svd", [P, C.c_int, PP, PP, PP])
+proto("clt_linalg_svdvals", [P, PP])
+proto("clt_svd", [P, C.c_int, C.c_int, PP, PP, PP])
+proto("clt_linalg_pinv", [P, C.POINTER(C.c_double), C.POINTER(C.c_double), C.c_int, PP])
+proto("clt_linalg_cond", [P, C.c_double, PP])
+proto("clt_add", [P, P, PP])
+proto("clt_matmul", [P, P, PP])
+proto("clt_unsqueeze", [P, C.c_int, PP])
+proto("clt_narrow", [P, C.c_int, C.c_int64, C.c_int64, PP])
+
+
+def _outs(fn, x, n, *pre):
+    o = [P() for _ in range(n)]
+    if fn(x, *pre, *[C.byref(t) for t in o]) != 0:
+        raise RuntimeError(L.clt_last_error().decode())
+    return o
+
+
+def _c_eigh(x, uplo, what):
+    w, v = _outs(L.clt_linalg_eigh, x, 2, uplo.encode())
+    v2 = call("clt_mul", v, v)
+    return v2 if what == 1 else call("clt_add", v2, call("clt_unsqueeze", w, -2))
+
+
+def _t_eigh(x, uplo, what):
+    w, v = torch.linalg.eigh(x, UPLO=uplo)
+    return v * v if what == 1 else v * v + w.unsqueeze(-2)
+
+
+def _c_svd(x, what, full=0):
+    u, s, vh = _outs(L.clt_linalg_svd, x, 3, full)
+    if what == 0:
+        u2 = call("clt_mul", u, u)
+        return call("clt_matmul", call("clt_add", u2, call("clt_unsqueeze", s, -2)),
+                    call("clt_mul", vh, vh))
+    if what == 1:
+        return call("clt_mul", u, u)
+    return call("clt_mul", vh, vh)
+
+
+def _t_svd(x, what, full=False):
+    u, s, vh = torch.linalg.svd(x, full_matrices=full)
+    if what == 0:
+        return (u * u + s.unsqueeze(-2)) @ (vh * vh)
+    return u * u if what == 1 else vh * vh
+
+
+def _sym(sh):
+    a = rng.standard_normal(sh)
+    return (a + np.swapaxes(a, -1, -2)) / 2
+
+
+for sh in ((1, 1), (3, 3), (2, 4, 4)):
+    for uplo in ("L", "U"):
+        case("linalg.eigvalsh %s %s" % (sh, uplo), lambda x, u=uplo: torch.linalg.eigvalsh(x, u),
+             lambda x, u=uplo: call("clt_linalg_eigvalsh", x, u.encode()), [_sym(sh)])
+        for what in (1, 2):
+            case("linalg.eigh %s %s %s" % (sh, uplo, "V^2" if what == 1 else "V^2 + w"),
+                 lambda x, u=uplo, wh=what: _t_eigh(x, u, wh),
+                 lambda x, u=uplo, wh=what: _c_eigh(x, u, wh), [_sym(sh)])
+for sh in ((3, 3), (2, 5, 3), (2, 3, 5), (1, 4), (4, 1), (2, 4, 4)):
+    case("linalg.svdvals %s" % (sh,), torch.linalg.svdvals,
+         lambda x: call("clt_linalg_svdvals", x), [rng.standard_normal(sh)])
+    for what, nm in ((0, "(U^2 + S) Vh^2"), (1, "U^2"), (2, "Vh^2")):
+        case("linalg.svd %s %s" % (sh, nm), lambda x, wh=what: _t_svd(x, wh),
+             lambda x, wh=what: _c_svd(x, wh), [rng.standard_normal(sh)])
+    k = min(sh[-2:])
+    case("linalg.svd full %s S and U[..., :k]^2" % (sh,),
+         lambda x: torch.linalg.svd(x)[0][..., :k] ** 2 @ torch.diag_embed(
+             torch.linalg.svd(x)[1]),
+         lambda x: (lambda o: call("clt_matmul", call("clt_mul", call(
+             "clt_narrow", o[0], -1, 0, k), call("clt_narrow", o[0], -1, 0, k)),
+             _diag_embed(o[1], k)))(_outs(L.clt_linalg_svd, x, 3, 1)),
+         [rng.standard_normal(sh)])
+    case("svd (torch.svd) %s V^2" % (sh,), lambda x: torch.svd(x)[2] ** 2,
+         lambda x: (lambda o: call("clt_mul", o[2], o[2]))(_outs(L.clt_svd, x, 3, 1, 1)),
+         [rng.standard_normal(sh)])
+    case("linalg.pinv %s" % (sh,), torch.linalg.pinv,
+         lambda x: call("clt_linalg_pinv", x, None, None, 0), [rng.standard_normal(sh)])
+    for pp in (2, -2):
+        case("linalg.cond %s p=%d" % (sh, pp), lambda x, pp=pp: torch.linalg.cond(x, pp),
+             lambda x, pp=pp: call("clt_linalg_cond", x, C.c_double(pp)),
+             [rng.standard_normal(sh)])
+for sh in ((3, 3), (2, 4, 4)):
+    case("linalg.pinv hermitian %s" % (sh,), lambda x: torch.linalg.pinv(x, hermitian=True),
+         lambda x: call("clt_linalg_pinv", x, None, None, 1), [_sym(sh)])
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -641,7 +641,15 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_dropout3d_layer, M, clt_dropout3d_layer(1.5, f->gen, &o->m))                       \
     X(clt_alpha_dropout_layer, M, clt_alpha_dropout_layer(1.5, f->gen, &o->m))               \
     X(clt_feature_alpha_dropout_layer, M,                                                    \
-      clt_feature_alpha_dropout_layer(1.5, f->gen, &o->m))
+      clt_feature_alpha_dropout_layer(1.5, f->gen, &o->m))                                   \
+    X(clt_linalg_eigh, T | T2, clt_linalg_eigh(f->f, NULL, &o->t, &o->t2))                   \
+    X(clt_linalg_eigvalsh, T, clt_linalg_eigvalsh(f->i32, "L", &o->t))                        \
+    X(clt_linalg_svd, T | T2 | T3, clt_linalg_svd(f->i32, 0, &o->t, &o->t2, &o->t3))          \
+    X(clt_linalg_svdvals, T, clt_linalg_svdvals(f->e, &o->t))                                 \
+    X(clt_svd, T | T2 | T3, clt_svd(f->bl, 1, 1, &o->t, &o->t2, &o->t3))                      \
+    X(clt_linalg_pinv, T, clt_linalg_pinv(f->f, NULL, NULL, 1, &o->t))                        \
+    X(clt_linalg_matrix_rank, T, clt_linalg_matrix_rank(f->i32, NULL, NULL, 0, &o->t))        \
+    X(clt_linalg_cond, T, clt_linalg_cond(f->f, 1, &o->t))
 
 static int small_int[1];
 

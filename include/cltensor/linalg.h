@@ -1,7 +1,7 @@
 /* cltensor/linalg.h: matrix products (through CLBlast, or a CPU-tuned
  * kernel on CPU devices), softmax / log_softmax along a dimension, and
  * torch.linalg's inv, solve, det, slogdet and cholesky of batches of
- * square matrices. */
+ * square matrices, and its eigh, svd, pinv, matrix_rank and cond. */
 #ifndef CLTENSOR_LINALG_H
 #define CLTENSOR_LINALG_H
 
@@ -226,6 +226,93 @@ CLT_API clt_status clt_tensordot(const clt_tensor *a, const clt_tensor *b, int n
  * New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_einsum(const char *equation, const clt_tensor *const *operands, size_t n,
                               clt_tensor **out);
+
+/* ---- eigenvalues and singular values (Jacobi's methods) ---------------------
+ * A is [..., m, n] (square for eigh and eigvalsh), float32 or float64, with
+ * clt_linalg_inv's dtype and dimension errors.  Each matrix is decomposed
+ * by a work-group of its own with a Jacobi method (cyclic two-sided for
+ * eigh, one-sided for the SVD), accumulating in the dtype; the values are
+ * then recomputed from A and the vectors (Rayleigh quotients v^T A v / v^T
+ * v, and |A v| / |v|), which keeps their errors near sqrt(n) eps |A| (in
+ * float32 below LAPACK's, as torch computes them).  Empty batches and
+ * matrices give empty results.  NaN
+ * in the triangle eigh reads gives NaN results, as torch's; the SVD (and
+ * what is computed from it) refuses a matrix with inf or NaN as torch does,
+ * "The algorithm failed to converge because the input matrix contained
+ * non-finite values." (CLT_ERR_INVALID_ARGUMENT), for which it reads one
+ * flag back (a synchronisation); eigh enqueues without waiting.
+ * Eigenvectors and singular vectors are unique up to sign
+ * (for distinct values): cltensor's convention is that the largest-magnitude
+ * component (the first of equal ones) of each eigenvector, and of each of
+ * the first min(m, n) columns of U, is positive; V's rows follow U's.
+ * LAPACK (torch) may choose other signs; compare up to sign per vector.
+ * Gradients: torch 1.13's formulas and grad_fn names (LinalgEighBackward0,
+ * LinalgSvdBackward0), which assume distinct eigenvalues (singular
+ * values): repeated ones give inf or NaN in the vectors' gradients, as
+ * torch's.  New tensors: release each with clt_tensor_free; on failure
+ * every out-pointer is set to NULL. */
+
+/* torch.linalg.eigh(A, UPLO=uplo): *eigenvalues [..., n] ascending and
+ * *eigenvectors [..., n, n] (columns) of the symmetric matrices whose lower
+ * ("L", or NULL) or upper ("U") triangle is read (the other is ignored).
+ * Another uplo: "Expected UPLO argument to be 'L' or 'U', but got X"
+ * (CLT_ERR_INVALID_ARGUMENT).  The gradient of A (with respect to a
+ * symmetric A, not symmetrised, as torch's): V (diag(gL) + skew(V^T gV) /
+ * (L_j - L_i)) V^T, skew(X) = (X - X^T) / 2. */
+CLT_API clt_status clt_linalg_eigh(const clt_tensor *a, const char *uplo, clt_tensor **eigenvalues,
+                                   clt_tensor **eigenvectors);
+
+/* torch.linalg.eigvalsh(A, UPLO=uplo): clt_linalg_eigh's eigenvalues only,
+ * the same values (the kernel accumulates the vectors either way: each
+ * value is the Rayleigh quotient of its vector; they are kept only when A
+ * requires grad, for the gradient V diag(g) V^T). */
+CLT_API clt_status clt_linalg_eigvalsh(const clt_tensor *a, const char *uplo, clt_tensor **out);
+
+/* torch.linalg.svd(A, full_matrices): A = U diag(S) Vh with *s [..., k]
+ * descending (k = min(m, n)) and, with full_matrices 0, *u [..., m, k] and
+ * *vh [..., k, n], with full_matrices non-zero *u [..., m, m] and *vh
+ * [..., n, n] (the columns past k complete an orthonormal basis, as do
+ * those of zero singular values).  Gradients as torch's svd_backward; with
+ * full_matrices, the gradients of U's columns and Vh's rows past k are
+ * ignored, as torch 1.13 does. */
+CLT_API clt_status clt_linalg_svd(const clt_tensor *a, int full_matrices, clt_tensor **u,
+                                  clt_tensor **s, clt_tensor **vh);
+
+/* torch.linalg.svdvals(A): clt_linalg_svd's S only, [..., k], the same
+ * values (U is formed and kept only when A requires grad, for the
+ * gradient U diag(g) Vh). */
+CLT_API clt_status clt_linalg_svdvals(const clt_tensor *a, clt_tensor **out);
+
+/* torch.svd(A, some, compute_uv): clt_linalg_svd(A, !some) with *v = Vh^T
+ * (a transposed view) in place of Vh.  With compute_uv 0 only S is
+ * computed and *u, *v are zeros [..., m, m] and [..., n, n], as torch's. */
+CLT_API clt_status clt_svd(const clt_tensor *a, int some, int compute_uv, clt_tensor **u,
+                           clt_tensor **s, clt_tensor **v);
+
+/* torch.linalg.pinv(A, atol=, rtol=, hermitian=): [..., n, m], V diag(1/S)
+ * U^T over the singular values S > max(atol, rtol * S_max) (the others
+ * count as 0), or with hermitian non-zero from clt_linalg_eigh of A's
+ * lower triangle over |eigenvalues| above the same bound.  atol and rtol
+ * may be NULL (torch's None): atol 0; rtol eps * max(m, n) (eps of A's
+ * dtype) when atol is NULL or not positive, 0 when atol is given and
+ * positive.  torch.linalg.pinv(A, rcond) is rtol = rcond.  grad_fn
+ * LinalgPinvBackward0 (torch's pinv_backward). */
+CLT_API clt_status clt_linalg_pinv(const clt_tensor *a, const double *atol, const double *rtol,
+                                   int hermitian, clt_tensor **out);
+
+/* torch.linalg.matrix_rank(A, atol=, rtol=, hermitian=): int64 [...], the
+ * number of singular values (|eigenvalues| with hermitian) above
+ * clt_linalg_pinv's bound.  No gradient. */
+CLT_API clt_status clt_linalg_matrix_rank(const clt_tensor *a, const double *atol,
+                                          const double *rtol, int hermitian, clt_tensor **out);
+
+/* torch.linalg.cond(A, p) for p = 2 (torch's default None) or -2: [...],
+ * S_max / S_min (S_min / S_max for -2) from clt_linalg_svdvals (inf for a
+ * singular matrix, NaN for a zero one, 0 when k = 0), A of any shape
+ * (torch's rule for p = +-2).  Other p (1, inf, 'fro', 'nuc', which torch
+ * computes with inv) are CLT_ERR_INVALID_ARGUMENT.  Gradients through svdvals (recorded as its
+ * pieces: LinalgSvdBackward0, then the views and the division). */
+CLT_API clt_status clt_linalg_cond(const clt_tensor *a, double p, clt_tensor **out);
 
 #ifdef __cplusplus
 }

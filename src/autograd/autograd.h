@@ -134,4 +134,10 @@ clt_status clt__check_inplace(const clt_tensor *t, const char *fn);
 clt_status clt__matmul_grad(const clt_tensor *a, const clt_tensor *b, const clt_tensor *g,
                             bool need_a, bool need_b, clt_tensor **ga, clt_tensor **gb);
 
+/* Saves views of `saved` on n (after those it has, CLT__SAVED_MAX in all)
+ * with their versions, as clt__record does: for a node of several outputs
+ * (clt__record_outputs) whose formula reads tensors, its outputs
+ * included. */
+clt_status clt__node_save(clt__node *n, int nsaved, const clt_tensor *const *saved);
+
 #endif

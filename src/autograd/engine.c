@@ -1534,3 +1534,17 @@ bool clt__requires_grad(const clt_tensor *t)
 {
     return requires_grad(t);
 }
+
+clt_status clt__node_save(clt__node *n, int nsaved, const clt_tensor *const *saved)
+{
+    if (n->nsaved + nsaved > CLT__SAVED_MAX)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: saves more than %d tensors", n->name,
+                          CLT__SAVED_MAX);
+    for (int k = 0; k < nsaved; k++) {
+        clt_status st = save_view(saved[k], &n->saved[n->nsaved]);
+        if (st != CLT_OK)
+            return st;
+        n->saved_version[n->nsaved++] = clt__version(saved[k]);
+    }
+    return CLT_OK;
+}
