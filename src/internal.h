@@ -1663,4 +1663,29 @@ clt_status clt__quantile(const clt_tensor *a, const clt_tensor *q, double qv, co
 clt_status clt__std_dim_rec(const char *fn, const clt_tensor *a, int dim, double correction,
                             int keepdim, clt_tensor **out);
 
+/* ---- QR and what builds on it (src/ops/linalg_qr.c) --------------------
+ * Shared with src/ops/linalg.c: its kernels' build options for dtype dt
+ * (static strings; NULL with the message set when memory runs out), the
+ * work-items a work-group of a factorisation takes over n rows or columns
+ * (a power of two, at most cpu_cap on CPUs and 256 elsewhere), and torch's
+ * checks of a batch of matrices named `what` ("A"): float32 or float64,
+ * at least 2 dims, and square when `square`. */
+const char *clt__linalg_options(clt_dtype dt, const char *fn);
+size_t clt__linalg_group_size(const clt_device *dev, int64_t n, size_t cpu_cap);
+clt_status clt__linalg_check(const clt_tensor *a, const char *what, bool square, const char *fn);
+/* torch.linalg.qr's modes. */
+typedef enum clt__qr_mode { CLT__QR_REDUCED, CLT__QR_COMPLETE, CLT__QR_R } clt__qr_mode;
+/* Q and R of a's matrices ([..., m, n]) by Householder reflections
+ * (LAPACK's geqrf and orgqr, so torch's signs); with CLT__QR_R, *q is an
+ * empty [0] tensor, as torch's. */
+clt_status clt__linalg_qr(const clt_tensor *a, clt__qr_mode mode, clt_tensor **q, clt_tensor **r,
+                          const char *fn);
+/* torch.amax (max true) or torch.amin over dims, recorded, naming fn
+ * (src/autograd/grad_stats.c). */
+clt_status clt__amax_rec(const clt_tensor *a, const int *dims, int ndims, int keepdim, bool max,
+                         clt_tensor **out, const char *fn);
+/* clt_linalg_solve recorded, naming fn (src/autograd/grad_linalg.c). */
+clt_status clt__linalg_solve_rec(const char *fn, const clt_tensor *a, const clt_tensor *b,
+                                 clt_tensor **out);
+
 #endif

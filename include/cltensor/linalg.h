@@ -227,6 +227,100 @@ CLT_API clt_status clt_tensordot(const clt_tensor *a, const clt_tensor *b, int n
 CLT_API clt_status clt_einsum(const char *equation, const clt_tensor *const *operands, size_t n,
                               clt_tensor **out);
 
+/* ---- QR, least squares, norms and products of chains ------------------------
+ * torch 1.13's torch.linalg.qr, lstsq, vector_norm, matrix_norm, norm,
+ * matrix_power and multi_dot.  The matrices are the last two dims of a
+ * batch [..., m, n] (torch's "A").  Errors as the factorisations above
+ * (float32 or float64, CLT_ERR_DTYPE_UNSUPPORTED otherwise; fewer than 2
+ * dims CLT_ERR_INVALID_ARGUMENT) unless said.  New tensors: release each
+ * with clt_tensor_free; on failure every output is NULL. */
+
+/* torch.linalg.qr(A, mode): A = Q R by Householder reflections, as
+ * LAPACK's geqrf and orgqr, so with torch's signs (R's diagonal may be
+ * negative: each reflector maps its column to -sign(a_kk) times its norm;
+ * a column already zero below the diagonal is kept as it is).  mode
+ * "reduced" (or NULL, torch's default): Q [..., m, k], R [..., k, n], k =
+ * min(m, n); "complete": Q [..., m, m], R [..., m, n]; "r": R as reduced
+ * and *q an empty [0] tensor, as torch's; another mode:
+ * CLT_ERR_INVALID_ARGUMENT ("qr received unrecognized mode ...").  Each
+ * matrix is factored by a work-group of its own, in local memory when it
+ * fits in 16 KiB; enqueues without waiting.  Gradient: torch's
+ * linalg_qr_backward (grad_fn LinalgQrBackward0, one node for Q and one
+ * for R, which add up to torch's one), refused by clt_backward as torch
+ * refuses it: mode "r" ("The derivative of linalg.qr depends on Q, which
+ * is not computed when mode='r'. ..."), and mode "complete" with m > n;
+ * it solves with R, so a singular R fails there as clt_linalg_solve does
+ * (torch gives inf or NaN). */
+CLT_API clt_status clt_linalg_qr(const clt_tensor *a, const char *mode, clt_tensor **q,
+                                 clt_tensor **r);
+
+/* torch.linalg.lstsq(A, B).solution for full-rank A with m >= n: X
+ * minimising |A X - B|, computed as R^-1 Q^T B from clt_linalg_qr's
+ * reduced factors (torch's default CPU driver, gelsy, agrees on such
+ * inputs).  Only the solution is returned: of torch's other fields
+ * residuals and singular_values are empty for gelsy, and rank is n for a
+ * full-rank A.  B is [..., m, k], or [..., m] (a batch of vectors) when it
+ * has one dim fewer than A (torch's rule, X then [..., n]); the batch dims
+ * broadcast.  One dtype (CLT_ERR_DTYPE_MISMATCH), one device; B's m not
+ * A's: CLT_ERR_SHAPE_MISMATCH; B with more dims than A or two fewer, and
+ * m < n: CLT_ERR_INVALID_ARGUMENT; an exactly singular R (rank-deficient
+ * A): CLT_ERR_INVALID_ARGUMENT from the solve (torch's gelsy returns a
+ * minimum-norm solution instead).  Reads the solve's reports back (waits).
+ * Gradients through the recorded composition (qr, transpose, matmul,
+ * solve): grad_fn LinalgSolveExBackward0 (torch: LinalgLstsqBackward0). */
+CLT_API clt_status clt_linalg_lstsq(const clt_tensor *a, const clt_tensor *b,
+                                    clt_tensor **solution);
+
+/* torch.linalg.vector_norm(x, ord, dims, keepdim): clt_vector_norm_dim's
+ * norm (reduce.h: its ords, dtypes, errors and gradient) over the ndims
+ * dims of dims (ndims 0: every element, as dim=None; a dim named twice:
+ * CLT_ERR_INVALID_ARGUMENT).  Several dims are permuted to the end and
+ * merged first (a copy unless they are laid out so): grad_fn
+ * LinalgVectorNormBackward0 without keepdim, ViewBackward0 with it. */
+CLT_API clt_status clt_linalg_vector_norm(const clt_tensor *x, double ord, const int *dims,
+                                          int ndims, int keepdim, clt_tensor **out);
+
+/* torch.linalg.matrix_norm(A, ord, dim, keepdim) over the two dims dims[0]
+ * and dims[1] (dims NULL: -2 and -1; equal dims: CLT_ERR_INVALID_ARGUMENT).
+ * ord is a string: "fro" (the 2-norm of the elements), "1" / "-1" (the
+ * largest / smallest column sum of |A|), "inf" / "-inf" (row sums); "nuc",
+ * "2" and "-2" need the singular values, which cltensor does not compute
+ * yet: CLT_ERR_INVALID_ARGUMENT naming the missing SVD; other orders
+ * CLT_ERR_INVALID_ARGUMENT ("Order 3 not supported.").  Float dtypes
+ * (float16 too), kept; others CLT_ERR_DTYPE_MISMATCH.  Composed as torch's
+ * (vector_norm, then amax or amin), with their gradients and grad_fn
+ * names. */
+CLT_API clt_status clt_linalg_matrix_norm(const clt_tensor *a, const char *ord, const int *dims,
+                                          int keepdim, clt_tensor **out);
+
+/* torch.linalg.norm(A, ord, dim, keepdim), dispatching as torch: ord NULL
+ * (None) is the 2-norm of the elements over dims (every element when
+ * ndims is 0); "fro" and "nuc", or a number with two dims (given, or those
+ * of a 2-D A when ndims is 0), clt_linalg_matrix_norm; a number otherwise
+ * clt_linalg_vector_norm.  ndims 0, 1 or 2 (CLT_ERR_INVALID_ARGUMENT
+ * otherwise); an ord with ndims 0 needs a 1-D or 2-D A ("If dim is not
+ * specified but ord is, the input must be 1D or 2D."). */
+CLT_API clt_status clt_linalg_norm(const clt_tensor *a, const char *ord, const int *dims,
+                                   int ndims, int keepdim, clt_tensor **out);
+
+/* torch.linalg.matrix_power(A, n): A [..., m, m] to the integer power n by
+ * torch's repeated squaring (clt_matmul's products, grad_fn MmBackward0);
+ * n < 0 inverts first (clt_linalg_inv: a singular A is refused with its
+ * message); n = 1 a copy (CloneBackward0); n = 0 the identity in A's
+ * shape, which records no gradient (torch's carries a zero one). */
+CLT_API clt_status clt_linalg_matrix_power(const clt_tensor *a, int64_t n, clt_tensor **out);
+
+/* torch.linalg.multi_dot(tensors): the product of n >= 2 matrices in the
+ * cheapest order (torch's: the three-term comparison for three, the
+ * matrix-chain table for more); the first may be 1-D (a row) and the last
+ * 1-D (a column), whose dims the result lacks; the others 2-D
+ * (CLT_ERR_INVALID_ARGUMENT).  One dtype (CLT_ERR_DTYPE_MISMATCH) and
+ * device; sizes that do not chain: CLT_ERR_SHAPE_MISMATCH.  Dtypes as
+ * clt_matmul; grad_fn MmBackward0 (the last squeeze's for vectors).
+ * tensors: n borrowed tensors. */
+CLT_API clt_status clt_linalg_multi_dot(const clt_tensor *const *tensors, size_t n,
+                                        clt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,7 +13,7 @@
  * KiB OpenCL guarantees a work-group. */
 #define LOCAL_BYTES 16384
 
-static const char *options(clt_dtype dt, const char *fn)
+const char *clt__linalg_options(clt_dtype dt, const char *fn)
 {
     static clt__opts_slot slots[CLT_DTYPE_COUNT];
     const char *o = clt__opts_cached(&slots[dt], "T", dt, NULL, dt, "");
@@ -22,8 +22,7 @@ static const char *options(clt_dtype dt, const char *fn)
     return o;
 }
 
-/* torch's checks of a batch of square matrices named `what` ("A"). */
-static clt_status check_square(const clt_tensor *a, const char *what, const char *fn)
+clt_status clt__linalg_check(const clt_tensor *a, const char *what, bool square, const char *fn)
 {
     if (a->dtype == CLT_FLOAT16)
         return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
@@ -39,13 +38,19 @@ static clt_status check_square(const clt_tensor *a, const char *what, const char
     if (a->ndim < 2)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: The input tensor %s must have at least 2 dimensions.", fn, what);
-    if (a->shape[a->ndim - 1] != a->shape[a->ndim - 2])
+    if (square && a->shape[a->ndim - 1] != a->shape[a->ndim - 2])
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: %s must be batches of square matrices, but they are %lld by %lld "
                           "matrices",
                           fn, what, (long long)a->shape[a->ndim - 2],
                           (long long)a->shape[a->ndim - 1]);
     return CLT_OK;
+}
+
+/* torch's checks of a batch of square matrices named `what` ("A"). */
+static clt_status check_square(const clt_tensor *a, const char *what, const char *fn)
+{
+    return clt__linalg_check(a, what, true, fn);
 }
 
 /* The product of the first nd sizes of shape. */
@@ -57,10 +62,7 @@ static int64_t count(int nd, const int64_t *shape)
     return c;
 }
 
-/* Work-items a work-group of the factorisations takes: a power of two up
- * to n, at most 64 on CPUs (PoCL runs a group on one core, in loops over
- * its work-items between barriers) and 256 elsewhere. */
-static size_t group_size(const clt_device *dev, int64_t n, size_t cpu_cap)
+size_t clt__linalg_group_size(const clt_device *dev, int64_t n, size_t cpu_cap)
 {
     size_t cap = dev->info.type == CLT_DEVICE_TYPE_CPU ? cpu_cap : 256, l = 1;
     if (cap > dev->info.max_work_group_size)
@@ -76,10 +78,10 @@ static size_t group_size(const clt_device *dev, int64_t n, size_t cpu_cap)
 static clt_status factor(const char *fn, const char *kernel, clt_tensor *w, int64_t batch,
                          int64_t n, clt_tensor *piv, clt_tensor *info)
 {
-    const char *opts = options(w->dtype, fn);
+    const char *opts = clt__linalg_options(w->dtype, fn);
     if (opts == NULL)
         return CLT_ERR_OUT_OF_HOST_MEMORY;
-    size_t es = clt_dtype_size(w->dtype), lws = group_size(w->dev, n, 64);
+    size_t es = clt_dtype_size(w->dtype), lws = clt__linalg_group_size(w->dev, n, 64);
     size_t gws = (size_t)batch * lws, bytes = (size_t)(n * n) * es;
     cl_int in_local = bytes <= LOCAL_BYTES;
     cl_mem mw = clt__mem(w), mi = clt__mem(info);
@@ -101,10 +103,10 @@ static clt_status factor(const char *fn, const char *kernel, clt_tensor *w, int6
 static clt_status subst(const char *fn, const clt_tensor *f, const clt_tensor *piv,
                         clt_tensor *x, int64_t batch, int64_t n, int64_t k, int mode)
 {
-    const char *opts = options(x->dtype, fn);
+    const char *opts = clt__linalg_options(x->dtype, fn);
     if (opts == NULL)
         return CLT_ERR_OUT_OF_HOST_MEMORY;
-    size_t l = group_size(x->dev, k, 64);
+    size_t l = clt__linalg_group_size(x->dev, k, 64);
     size_t gws[2] = {((size_t)k + l - 1) / l * l, (size_t)batch}, lws[2] = {l, 1};
     cl_mem mf = clt__mem(f), mp = piv ? clt__mem(piv) : mf, mx = clt__mem(x);
     cl_ulong nn = (cl_ulong)n, kk = (cl_ulong)k;
@@ -311,7 +313,7 @@ clt_status clt__linalg_det(const clt_tensor *a, bool logmode, clt_tensor **out0,
         if (r1)
             CLT__TRY(clt__error_in(clt__fill_value(r1, 0.0), fn));
     } else if (batch > 0) {
-        const char *opts = options(a->dtype, fn);
+        const char *opts = clt__linalg_options(a->dtype, fn);
         if (opts == NULL) {
             st = CLT_ERR_OUT_OF_HOST_MEMORY;
             goto done;
@@ -401,7 +403,7 @@ clt_status clt__cholesky_grad(const clt_tensor *L, const clt_tensor *gL, bool up
     CLT__TRY(clt__matmul(lt, gv, &m, fn));
     CLT__TRY(clt__result_new(fn, L->dev, L->dtype, nd, L->shape, &s));
     if (s->numel > 0) {
-        const char *opts = options(L->dtype, fn);
+        const char *opts = clt__linalg_options(L->dtype, fn);
         if (opts == NULL) {
             st = CLT_ERR_OUT_OF_HOST_MEMORY;
             goto done;
