@@ -17,6 +17,13 @@ static clt_status mT(const clt_tensor *t, clt_tensor **out)
     return clt__transpose(t, -2, -1, out, bw_fn);
 }
 
+/* Another reference to t, its autograd state included (clt__alias makes a
+ * handle without it: the graph would stop there). */
+static clt_tensor *share(const clt_tensor *t)
+{
+    return clt_tensor_retain((clt_tensor *)t);
+}
+
 /* ---- qr ------------------------------------------------------------------- */
 
 /* gA of A = Q R with R square ([..., k, k], Q [..., m, k], m >= k) from gQ
@@ -228,7 +235,10 @@ clt_status clt_linalg_lstsq(const clt_tensor *a, const clt_tensor *b, clt_tensor
                           "also takes wide and rank-deficient ones",
                           fn, (long long)m, (long long)n);
     clt_tensor *bm = NULL, *q = NULL, *r = NULL, *qt = NULL, *c = NULL, *x = NULL;
-    CLT__TRY(vec ? clt__unsqueeze_rec(fn, b, -1, &bm) : clt__alias(b, &bm));
+    if (vec)
+        CLT__TRY(clt__unsqueeze_rec(fn, b, -1, &bm));
+    else
+        bm = share(b);
     CLT__TRY(qr_rec(fn, a, CLT__QR_REDUCED, &q, &r));
     CLT__TRY(clt__transpose_rec(fn, q, -2, -1, &qt));
     CLT__TRY(clt__matmul_rec(fn, qt, bm, &c));
@@ -442,7 +452,7 @@ clt_status clt_linalg_matrix_power(const clt_tensor *a, int64_t n, clt_tensor **
     if (n < 0)
         CLT__TRY(clt_linalg_inv(a, &base));
     else
-        CLT__TRY(clt__alias(a, &base));
+        base = share(a);
     uint64_t k = n < 0 ? -(uint64_t)n : (uint64_t)n;
     if (k == 1) {
         CLT__TRY(clt_clone(base, out));
@@ -459,7 +469,7 @@ clt_status clt_linalg_matrix_power(const clt_tensor *a, int64_t n, clt_tensor **
             z = t;
             t = NULL;
         } else {
-            CLT__TRY(clt__alias(base, &z));
+            z = share(base);
         }
         if (bit) {
             if (res) {
@@ -468,7 +478,7 @@ clt_status clt_linalg_matrix_power(const clt_tensor *a, int64_t n, clt_tensor **
                 res = t;
                 t = NULL;
             } else {
-                CLT__TRY(clt__alias(z, &res));
+                res = share(z);
             }
         }
     }
@@ -487,8 +497,10 @@ done:
 static clt_status chain(const char *fn, clt_tensor *const *ms, const size_t *s, size_t n, size_t i,
                         size_t j, clt_tensor **out)
 {
-    if (i == j)
-        return clt__alias(ms[i], out);
+    if (i == j) {
+        *out = share(ms[i]);
+        return CLT_OK;
+    }
     clt_tensor *l = NULL, *r = NULL;
     size_t k = s[i * n + j];
     clt_status st = chain(fn, ms, s, n, i, k, &l);
@@ -578,7 +590,7 @@ clt_status clt_linalg_multi_dot(const clt_tensor *const *tensors, size_t n, clt_
         else if (i == n - 1 && last1)
             CLT__TRY(clt__unsqueeze_rec(fn, tensors[i], 1, &ms[i]));
         else
-            CLT__TRY(clt__alias(tensors[i], &ms[i]));
+            ms[i] = share(tensors[i]);
     p[0] = ms[0]->shape[0];
     for (size_t i = 0; i < n; i++) {
         if (ms[i]->shape[0] != p[i]) {
