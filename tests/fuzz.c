@@ -4606,6 +4606,117 @@ static void op_new3(fz *f)
     }
 }
 
+/* ---- linalg_qr: qr, lstsq, the norms, matrix_power, multi_dot --------------------------------- */
+
+/* torch.linalg's QR and what builds on it, on matrices [..., m, n] near
+ * the sizes wanted (new3_operand's mistakes included): Q's and R's shapes
+ * per mode, both outputs NULL on failure; the others' results kept. */
+static void op_linalg_qr(fz *f)
+{
+    clt_device *dev = rand_dev(f);
+    clt_device *d = dev ? dev : f->dev[0];
+    clt_status st;
+    int64_t shape[5];
+    int bnd = (int)pick(f, 3), nd = bnd + 2;
+    for (int i = 0; i < bnd; i++)
+        shape[i] = chance(f, 8) ? 0 : 1 + (int64_t)pick(f, 3);
+    int64_t m = (int64_t)pick(f, 5), n = (int64_t)pick(f, 5);
+    shape[bnd] = m;
+    shape[bnd + 1] = n;
+    clt_tensor *a = new3_operand(f, chance(f, 95) ? d : dev, new3_dtype(f), nd, shape);
+    clt_tensor *out = SENT, *out2 = SENT, **op = OUTP(f, &out);
+    static const char *const modes[] = {"reduced", "complete", "r", "full", NULL};
+    static const char *const ords[] = {"fro", "nuc", "1", "-1", "inf", "-inf", "2", "0", "x"};
+    int dims[3] = {rand_dim(f, nd), rand_dim(f, nd), rand_dim(f, nd)}, ndims = (int)pick(f, 4);
+    switch (pick(f, 7)) {
+    case 0: {
+        const char *mode = modes[pick(f, 5)];
+        clt_tensor **op2 = OUTP(f, &out2);
+        CALL("clt_linalg_qr", clt_linalg_qr(a, mode, op, op2));
+        if (st != CLT_OK) {
+            check_error(f, st);
+            capture_check(f);
+            if ((op && out) || (op2 && out2))
+                die(f, "failed with %s but left an output", clt_status_name(st));
+            break;
+        }
+        if (!op || !op2 || !a)
+            die(f, "CLT_OK with a NULL argument");
+        outcome(f, st, out);
+        outcome(f, st, out2);
+        int and = clt_tensor_ndim(a);
+        int64_t want[16], am = clt_tensor_size(a, -2), an = clt_tensor_size(a, -1);
+        int64_t k = am < an ? am : an;
+        int complete = mode && strcmp(mode, "complete") == 0, r_only = mode && !strcmp(mode, "r");
+        memcpy(want, clt_tensor_shape(a), sizeof *want * (size_t)and);
+        want[and - 1] = complete ? am : k;
+        if (r_only)
+            expect_meta(f, out, 1, (int64_t[]){0}, clt_tensor_dtype(a), clt_tensor_device(a));
+        else
+            expect_meta(f, out, and, want, clt_tensor_dtype(a), clt_tensor_device(a));
+        want[and - 2] = complete ? am : k;
+        want[and - 1] = an;
+        expect_meta(f, out2, and, want, clt_tensor_dtype(a), clt_tensor_device(a));
+        store(f, out);
+        store(f, out2);
+        break;
+    }
+    case 1: {
+        int64_t bs[5];
+        memcpy(bs, shape, sizeof bs);
+        int bn = chance(f, 30) ? nd - 1 : nd;
+        if (bn == nd)
+            bs[nd - 1] = (int64_t)pick(f, 3);
+        clt_tensor *b = new3_operand(f, chance(f, 95) ? d : rand_dev(f), new3_dtype(f), bn, bs);
+        CALL("clt_linalg_lstsq", clt_linalg_lstsq(a, b, op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        tfree(f, b, 0);
+        break;
+    }
+    case 2:
+        CALL("clt_linalg_vector_norm", clt_linalg_vector_norm(a, rand_scalar(f), dims, ndims,
+                                                              (int)pick(f, 2), op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        break;
+    case 3:
+        CALL("clt_linalg_matrix_norm",
+             clt_linalg_matrix_norm(a, ords[pick(f, 9)], chance(f, 50) ? NULL : dims,
+                                    (int)pick(f, 2), op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        break;
+    case 4:
+        CALL("clt_linalg_norm", clt_linalg_norm(a, chance(f, 30) ? NULL : ords[pick(f, 9)], dims,
+                                                ndims, (int)pick(f, 2), op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        break;
+    case 5:
+        CALL("clt_linalg_matrix_power",
+             clt_linalg_matrix_power(a, (int64_t)pick(f, 9) - 4, op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        break;
+    default: {
+        /* a chain [m, n] @ [n, p] @ [p, q], an end now and then a vector */
+        int64_t s1[2] = {n, 1 + (int64_t)pick(f, 4)}, s2[2] = {s1[1], (int64_t)pick(f, 4)};
+        clt_tensor *ts[3] = {a, new3_operand(f, d, new3_dtype(f), chance(f, 20) ? 1 : 2, s1),
+                             new3_operand(f, d, new3_dtype(f), 2, s2)};
+        size_t cnt = 1 + pick(f, 3);
+        CALL("clt_linalg_multi_dot",
+             clt_linalg_multi_dot((const clt_tensor *const *)ts, cnt, op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        tfree(f, ts[1], 0);
+        tfree(f, ts[2], 0);
+        break;
+    }
+    }
+    tfree(f, a, 0);
+}
+
 /* ---- the driver ---------------------------------------------------------------------------------- */
 
 typedef void (*op_fn)(fz *);
@@ -4628,6 +4739,7 @@ static struct {
     {"new3", op_new3, 4},
     {"index2", op_index_more, 4},
     {"stats", op_stats, 3},
+    {"linalg_qr", op_linalg_qr, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 
