@@ -559,6 +559,26 @@ static int result(fz *f, clt_status st, clt_tensor **outp, clt_tensor *out)
     return outcome(f, st, out);
 }
 
+/* The contract of a call with two outputs (either out-pointer may be
+ * NULL): CLT_OK with both, or an error that leaves neither.  Returns 1 on
+ * success. */
+static int two_outcome(fz *f, clt_status st, clt_tensor **op, clt_tensor *out, clt_tensor **op2,
+                       clt_tensor *out2)
+{
+    if (st == CLT_OK && (!op || !op2))
+        die(f, "CLT_OK with a NULL out-pointer");
+    if (st != CLT_OK) {
+        check_error(f, st);
+        capture_check(f);
+        if ((op && out) || (op2 && out2))
+            die(f, "failed with %s but left an output", clt_status_name(st));
+        return 0;
+    }
+    outcome(f, st, out);
+    outcome(f, st, out2);
+    return 1;
+}
+
 /* ---- dtype and shape rules, computed here independently ---------------------- */
 
 static int rank(clt_dtype d)
@@ -4217,17 +4237,8 @@ static void new3_linalg(fz *f, clt_device *dev)
     case 3: {
         clt_tensor **op2 = OUTP(f, &out2);
         CALL("clt_linalg_slogdet", clt_linalg_slogdet(a, op, op2));
-        if (st == CLT_OK && (!op || !op2))
-            die(f, "CLT_OK with a NULL out-pointer");
-        if (st != CLT_OK) {
-            check_error(f, st);
-            capture_check(f);
-            if ((op && out) || (op2 && out2))
-                die(f, "failed with %s but left an output", clt_status_name(st));
+        if (!two_outcome(f, st, op, out, op2, out2))
             break;
-        }
-        outcome(f, st, out);
-        outcome(f, st, out2);
         if (!a)
             die(f, "succeeded on a NULL input");
         expect_meta(f, out2, and - 2, ash, clt_tensor_dtype(a), clt_tensor_device(a));
@@ -4633,17 +4644,10 @@ static void op_linalg_qr(fz *f)
         const char *mode = modes[pick(f, 5)];
         clt_tensor **op2 = OUTP(f, &out2);
         CALL("clt_linalg_qr", clt_linalg_qr(a, mode, op, op2));
-        if (st != CLT_OK) {
-            check_error(f, st);
-            capture_check(f);
-            if ((op && out) || (op2 && out2))
-                die(f, "failed with %s but left an output", clt_status_name(st));
+        if (!two_outcome(f, st, op, out, op2, out2))
             break;
-        }
-        if (!op || !op2 || !a)
-            die(f, "CLT_OK with a NULL argument");
-        outcome(f, st, out);
-        outcome(f, st, out2);
+        if (!a)
+            die(f, "succeeded on a NULL input");
         int and = clt_tensor_ndim(a);
         int64_t want[16], am = clt_tensor_size(a, -2), an = clt_tensor_size(a, -1);
         int64_t k = am < an ? am : an;

@@ -434,6 +434,18 @@ clt_status clt_linalg_norm(const clt_tensor *a, const char *ord, const int *dims
 
 /* ---- matrix_power, multi_dot ---------------------------------------------------- */
 
+/* *acc := *acc @ b, recorded. */
+static clt_status times(const char *fn, clt_tensor **acc, const clt_tensor *b)
+{
+    clt_tensor *t = NULL;
+    clt_status st = clt__matmul_rec(fn, *acc, b, &t);
+    if (st == CLT_OK) {
+        clt_tensor_free(*acc);
+        *acc = t;
+    }
+    return st;
+}
+
 clt_status clt_linalg_matrix_power(const clt_tensor *a, int64_t n, clt_tensor **out)
 {
     static const char fn[] = "clt_linalg_matrix_power";
@@ -443,7 +455,7 @@ clt_status clt_linalg_matrix_power(const clt_tensor *a, int64_t n, clt_tensor **
     clt_status st = clt__linalg_check(a, "A", true, fn);
     if (st != CLT_OK)
         return st;
-    clt_tensor *base = NULL, *z = NULL, *res = NULL, *t = NULL, *one = NULL;
+    clt_tensor *base = NULL, *z = NULL, *res = NULL, *one = NULL;
     if (n == 0) { /* the identity, as torch's, which records no gradient */
         CLT__TRY(clt__full(a->dev, a->dtype, 0, NULL, 1.0, &one));
         CLT__TRY(clt__diagonal_scatter(one, a->ndim, a->shape, 0, -2, -1, out, fn));
@@ -463,24 +475,14 @@ clt_status clt_linalg_matrix_power(const clt_tensor *a, int64_t n, clt_tensor **
     while (k > 0) {
         bool bit = k & 1;
         k >>= 1;
-        if (z) {
-            CLT__TRY(clt__matmul_rec(fn, z, z, &t));
-            clt_tensor_free(z);
-            z = t;
-            t = NULL;
-        } else {
+        if (z)
+            CLT__TRY(times(fn, &z, z));
+        else
             z = share(base);
-        }
-        if (bit) {
-            if (res) {
-                CLT__TRY(clt__matmul_rec(fn, res, z, &t));
-                clt_tensor_free(res);
-                res = t;
-                t = NULL;
-            } else {
-                res = share(z);
-            }
-        }
+        if (bit && res)
+            CLT__TRY(times(fn, &res, z));
+        else if (bit)
+            res = share(z);
     }
     *out = res;
     res = NULL;
@@ -488,7 +490,6 @@ done:
     clt_tensor_free(base);
     clt_tensor_free(z);
     clt_tensor_free(res);
-    clt_tensor_free(t);
     clt_tensor_free(one);
     return st;
 }
@@ -536,7 +537,8 @@ static clt_status chain_order(const int64_t *p, size_t n, size_t *s, const char 
         }
     if (n == 3) {
         /* torch compares the two orders of three directly, (AB)C on a tie */
-        double ab_c = (double)p[0] * p[2] * (p[1] + p[3]), a_bc = (double)p[1] * p[3] * (p[0] + p[2]);
+        double ab_c = (double)p[0] * p[2] * (p[1] + p[3]);
+        double a_bc = (double)p[1] * p[3] * (p[0] + p[2]);
         s[2] = ab_c > a_bc ? 0 : 1;
     }
     free(cost);
