@@ -5285,6 +5285,36 @@ def linalg_qr():
     check("vector_norm repeated dim", lambda x: torch.linalg.vector_norm(x, dim=(0, 0)),
           lambda p, o: L.clt_linalg_vector_norm(p, 2, _ints((0, 0)), 2, 0, o),
           [data((3, 4), f)])
+    proto("clt_linalg_vecdot", [P, P, C.c_int, PP])
+    proto("clt_diag_embed", [P, C.c_int64, C.c_int, C.c_int, PP])
+    proto("clt_block_diag", [C.POINTER(P), C.c_size_t, PP])
+    for dt in FLOATS + [torch.int64]:
+        for sa, sb, d in [((3,), (3,), -1), ((2, 3), (3,), -1), ((2, 3), (4, 1, 3), 0),
+                          ((2, 3), (2, 3), 2), ((0, 3), (3,), -1), ((2, 3), (2, 1), 1)]:
+            check("vecdot %s %s %s %d" % (dn(dt), list(sa), list(sb), d),
+                  lambda x, y, d=d: torch.linalg.vecdot(x, y, dim=d),
+                  lambda p, q, o, d=d: L.clt_linalg_vecdot(p, q, d, o),
+                  [data(sa, dt), data(sb, dt)], tol="red", signed_zero=False)
+        for sh, off, d1, d2 in [((3,), 0, -2, -1), ((2, 3), 1, 0, 2), ((2, 3), -2, -1, 0),
+                                ((2, 0), 0, -2, -1), ((2, 3, 4), 0, 1, 3), ((2, 3), 0, 1, 1),
+                                ((), 0, -2, -1), ((3,), 0, 2, 0)]:
+            check("diag_embed %s %s %d %d %d" % (dn(dt), list(sh), off, d1, d2),
+                  lambda t, off=off, d1=d1, d2=d2: torch.diag_embed(t, off, d1, d2),
+                  lambda p, o, off=off, d1=d1, d2=d2: L.clt_diag_embed(p, off, d1, d2, o),
+                  [data(sh, dt)], tol="exact")
+        for shs in [[(2, 3)], [(2, 3), (), (3,)], [(0, 2), (2, 0), (1,)], [(2, 2, 2)]]:
+            ts = [data(s_, dt) for s_ in shs]
+
+            def cfn(*ps_o, n=len(ts)):
+                return L.clt_block_diag((P * n)(*ps_o[:n]), n, ps_o[n])
+            check("block_diag %s %s" % (dn(dt), shs), lambda *t: torch.block_diag(*t), cfn, ts,
+                  tol="exact")
+    mix = [data((2, 2), torch.int32), data((1, 3), f), data((2,), torch.float64)]
+    check("block_diag promotes", lambda *t: torch.block_diag(*t),
+          lambda a, b, c, o: L.clt_block_diag((P * 3)(a, b, c), 3, o), mix, tol="exact")
+    check("vecdot dtype mix", lambda x, y: torch.linalg.vecdot(x, y),
+          lambda p, q, o: L.clt_linalg_vecdot(p, q, -1, o),
+          [data((3,), f), data((3,), torch.float64)])
 
 
 def main():

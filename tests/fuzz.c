@@ -4639,7 +4639,30 @@ static void op_linalg_qr(fz *f)
     static const char *const modes[] = {"reduced", "complete", "r", "full", NULL};
     static const char *const ords[] = {"fro", "nuc", "1", "-1", "inf", "-inf", "2", "0", "x"};
     int dims[3] = {rand_dim(f, nd), rand_dim(f, nd), rand_dim(f, nd)}, ndims = (int)pick(f, 4);
-    switch (pick(f, 7)) {
+    switch (pick(f, 10)) {
+    case 7: {
+        clt_tensor *b = chance(f, 50) ? clt_tensor_retain(a) : new3_operand(f, d, new3_dtype(f), 1,
+                                                                              &shape[nd - 1]);
+        CALL("clt_linalg_vecdot", clt_linalg_vecdot(a, b, rand_dim(f, nd), op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        tfree(f, b, 0);
+        break;
+    }
+    case 8:
+        CALL("clt_diag_embed", clt_diag_embed(a, (int64_t)pick(f, 5) - 2, rand_dim(f, nd + 1),
+                                              rand_dim(f, nd + 1), op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        break;
+    case 9: {
+        clt_tensor *ts[3] = {a, rt(f), rt(f)};
+        CALL("clt_block_diag",
+             clt_block_diag((const clt_tensor *const *)ts, pick(f, 4), op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        break;
+    }
     case 0: {
         const char *mode = modes[pick(f, 5)];
         clt_tensor **op2 = OUTP(f, &out2);

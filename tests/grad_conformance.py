@@ -768,6 +768,20 @@ def _ints(*v):
     return (C.c_int * max(1, len(v)))(*v)
 
 
+def names_match(first):
+    """Each case named since shape_names[first]: torch's node name and cltensor's."""
+    global passed, failed
+    pairs = {}
+    for nm, got in shape_names[first:]:
+        pairs.setdefault(nm, []).append(got)
+    for nm, gs in pairs.items():
+        if len(gs) != 2 or gs[0] != gs[1]:
+            failed += 1
+            print("FAIL %s: node names torch %s, cltensor %s" % (nm, gs[0], gs[1:]))
+        else:
+            passed += 1
+
+
 def named(name, tfn, cfn, inputs, wrt=None):
     """case() plus the node's name: cfn's result must carry torch's."""
     def c2(*cx):
@@ -1502,15 +1516,7 @@ for sa, sb, d in (((4, 3), (1, 3), -1), ((3, 2), (3, 2), 0)):
     named("linalg_cross %s %s %d" % (sa, sb, d), lambda x, y, d=d: torch.linalg.cross(x, y, dim=d),
           lambda x, y, d=d: call("clt_linalg_cross", x, y, C.c_int(d)),
           [rng.standard_normal(sa), rng.standard_normal(sb)])
-pairs = {}
-for nm, got in shape_names[prod_first:]:
-    pairs.setdefault(nm, []).append(got)
-for nm, gs in pairs.items():
-    if len(gs) != 2 or gs[0] != gs[1]:
-        failed += 1
-        print("FAIL %s: node names torch %s, cltensor %s" % (nm, gs[0], gs[1:]))
-    else:
-        passed += 1
+names_match(prod_first)
 # kron and tensordot are composites: their node names differ from torch's (linalg.h)
 for sa, sb in (((2, 3), (2, 2)), ((3,), (2, 2)), ((2, 1, 2), (3, 2))):
     case("kron %s %s" % (sa, sb), torch.kron, lambda x, y: call("clt_kron", x, y),
@@ -1596,6 +1602,21 @@ for shs in ([(4,), (4, 5), (5,)], [(2, 30), (30, 3), (3, 40)], [(3, 4), (4, 2), 
     case("linalg.multi_dot %s" % shs, lambda *t: torch.linalg.multi_dot(list(t)),
          lambda *x: call("clt_linalg_multi_dot", (P * len(x))(*x), len(x)),
          [rng.standard_normal(s_) for s_ in shs])
+proto("clt_linalg_vecdot", [P, P, C.c_int, PP])
+proto("clt_diag_embed", [P, C.c_int64, C.c_int, C.c_int, PP])
+proto("clt_block_diag", [C.POINTER(P), C.c_size_t, PP])
+qr_first = len(shape_names)
+named("linalg.vecdot", lambda x, y: torch.linalg.vecdot(x, y, dim=0),
+      lambda x, y: call("clt_linalg_vecdot", x, y, C.c_int(0)),
+      [rng.standard_normal((3, 4)), rng.standard_normal((3, 1))])
+for sh, off, d1, d2 in (((2, 3), 1, 0, 2), ((3,), -1, -2, -1)):
+    named("diag_embed %s %d" % (sh, off), lambda t, o_=off, a=d1, b=d2: torch.diag_embed(t, o_, a, b),
+          lambda t, o_=off, a=d1, b=d2: call("clt_diag_embed", t, C.c_int64(o_), C.c_int(a),
+                                             C.c_int(b)), [rng.standard_normal(sh)])
+named("block_diag", lambda *t: torch.block_diag(*t),
+      lambda *x: call("clt_block_diag", (P * len(x))(*x), len(x)),
+      [rng.standard_normal((2, 3)), rng.standard_normal(()), rng.standard_normal((4,))])
+names_match(qr_first)
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

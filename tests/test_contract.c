@@ -608,7 +608,10 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_linalg_matrix_norm, T, clt_linalg_matrix_norm(f->f, "nuc", NULL, 0, &o->t))        \
     X(clt_linalg_norm, T, clt_linalg_norm(f->f, "3", NULL, 0, 0, &o->t))                     \
     X(clt_linalg_matrix_power, T, clt_linalg_matrix_power(f->f, 2, &o->t))                   \
-    X(clt_linalg_multi_dot, T, clt_linalg_multi_dot(f->cpair, 2, &o->t))
+    X(clt_linalg_multi_dot, T, clt_linalg_multi_dot(f->cpair, 2, &o->t))                     \
+    X(clt_linalg_vecdot, T, clt_linalg_vecdot(f->f, f->i32, -1, &o->t))                      \
+    X(clt_diag_embed, T, clt_diag_embed(f->f, 0, 1, 1, &o->t))                               \
+    X(clt_block_diag, T, clt_block_diag(f->cpair, 0, &o->t))
 
 static int small_int[1];
 

@@ -299,9 +299,10 @@ Test(linalg_qr, lstsq_against_normal_equations)
                 }
             }
             host_solve(ata, n, atb, k);
-            near(gx + bt * n * k, atb, (size_t)(n * k), 20 * tol_of(dt), "lstsq");
+            double tol = 20 * tol_of(dt);
+            near(gx + bt * n * k, atb, (size_t)(n * k), tol, "lstsq");
             for (int i = 0; i < n; i++)
-                cr_assert(close_enough(gv[bt * n + i], atb[i * k], 20 * tol_of(dt), 20 * tol_of(dt)),
+                cr_assert(close_enough(gv[bt * n + i], atb[i * k], tol, tol),
                           "vector lstsq %d %d: %g, want %g", bt, i, gv[bt * n + i], atb[i * k]);
         }
         free(gx);
@@ -648,4 +649,90 @@ Test(linalg_qr, backward_refusals_and_names)
     clt_tensor_free(s);
     clt_tensor_free(t);
     free(a);
+}
+
+/* ---- vecdot, diag_embed, block_diag ------------------------------------------------- */
+
+Test(linalg_qr, vecdot_diag_embed_block_diag_against_host)
+{
+    clt_device *dev = get_device("cpu");
+    double *x = randoms(12, 31), *y = randoms(4, 32);
+    clt_tensor *tx = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){3, 4}, x);
+    clt_tensor *ty = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){4}, y), *o = NULL;
+    CHECK(clt_linalg_vecdot(tx, ty, -1, &o));
+    assert_shape(o, 1, (int64_t[]){3});
+    double *g = read_as_f64(o), want[3] = {0};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++)
+            want[i] += x[i * 4 + j] * y[j];
+    near(g, want, 3, 1e-14, "vecdot");
+    free(g);
+    clt_tensor_free(o);
+    /* diag_embed([3, 4], offset 1, dims 0 and 2): [5, 3, 5] with
+     * out[j][i][j + 1] = x[i][j] */
+    CHECK(clt_diag_embed(tx, 1, 0, 2, &o));
+    assert_shape(o, 3, (int64_t[]){5, 3, 5});
+    g = read_as_f64(o);
+    for (int a = 0; a < 5; a++)
+        for (int i = 0; i < 3; i++)
+            for (int b = 0; b < 5; b++) {
+                double w = b == a + 1 && a < 4 ? x[i * 4 + a] : 0;
+                cr_assert_eq(g[(a * 3 + i) * 5 + b], w, "diag_embed [%d][%d][%d]", a, i, b);
+            }
+    free(g);
+    clt_tensor_free(o);
+    /* block_diag([3, 4], [4], 0-dim): [5, 9] */
+    clt_tensor *s = tensor_of(dev, CLT_FLOAT64, 0, NULL, (double[1]){7});
+    CHECK(clt_block_diag((const clt_tensor *const[]){tx, ty, s}, 3, &o));
+    assert_shape(o, 2, (int64_t[]){5, 9});
+    g = read_as_f64(o);
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 9; j++) {
+            double w = i < 3 && j < 4 ? x[i * 4 + j] : i == 3 && j >= 4 && j < 8 ? y[j - 4]
+                                                     : i == 4 && j == 8          ? 7
+                                                                                 : 0;
+            cr_assert_eq(g[i * 9 + j], w, "block_diag [%d][%d]", i, j);
+        }
+    free(g);
+    clt_tensor_free(o);
+    o = (clt_tensor *)1;
+    assert_error(clt_diag_embed(tx, 0, 1, -2, &o), CLT_ERR_INVALID_ARGUMENT, "identical");
+    assert_error(clt_block_diag((const clt_tensor *const[]){tx}, 0, &o), CLT_ERR_INVALID_ARGUMENT,
+                 "at least one");
+    names_only("clt_block_diag");
+    cr_assert_null(o);
+    clt_tensor_free(tx);
+    clt_tensor_free(ty);
+    clt_tensor_free(s);
+    free(x);
+    free(y);
+}
+
+static clt_status f_vecdot(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    return clt_linalg_vecdot(in[0], in[1], 0, out);
+}
+
+static clt_status f_diag_embed(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    return clt_diag_embed(in[0], -1, 2, 0, out);
+}
+
+static clt_status f_block_diag(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    return clt_block_diag((const clt_tensor *const *)in, 3, out);
+}
+
+Test(linalg_qr, gradients_of_vecdot_diag_embed_block_diag)
+{
+    clt_device *dev = get_device("cpu");
+    double *a = randoms(24, 41), *b = randoms(24, 42);
+    gc_in v[2] = {{2, {3, 4}, a, 1}, {2, {3, 1}, b, 1}};
+    gradcheck(dev, f_vecdot, NULL, 2, v);
+    gc_in d = {2, {2, 3}, a, 1};
+    gradcheck(dev, f_diag_embed, NULL, 1, &d);
+    gc_in bd[3] = {{2, {2, 3}, a, 1}, {0, {0}, b, 1}, {1, {4}, b + 5, 1}};
+    gradcheck(dev, f_block_diag, NULL, 3, bd);
+    free(a);
+    free(b);
 }

@@ -229,7 +229,7 @@ CLT_API clt_status clt_einsum(const char *equation, const clt_tensor *const *ope
 
 /* ---- QR, least squares, norms and products of chains ------------------------
  * torch 1.13's torch.linalg.qr, lstsq, vector_norm, matrix_norm, norm,
- * matrix_power and multi_dot.  The matrices are the last two dims of a
+ * matrix_power, multi_dot and vecdot, and torch.diag_embed and block_diag.  The matrices are the last two dims of a
  * batch [..., m, n] (torch's "A").  Errors as the factorisations above
  * (float32 or float64, CLT_ERR_DTYPE_UNSUPPORTED otherwise; fewer than 2
  * dims CLT_ERR_INVALID_ARGUMENT) unless said.  New tensors: release each
@@ -320,6 +320,34 @@ CLT_API clt_status clt_linalg_matrix_power(const clt_tensor *a, int64_t n, clt_t
  * tensors: n borrowed tensors. */
 CLT_API clt_status clt_linalg_multi_dot(const clt_tensor *const *tensors, size_t n,
                                         clt_tensor **out);
+
+/* torch.linalg.vecdot(x, y, dim=dim): the sum over dim of x * y (x
+ * conjugated, which for cltensor's real dtypes changes nothing), x and y
+ * broadcast together (clt_mul's rules; dim counts in the broadcast shape,
+ * CLT_ERR_DIM_OUT_OF_RANGE); one floating dtype (CLT_ERR_DTYPE_MISMATCH
+ * for two, CLT_ERR_DTYPE_UNSUPPORTED for integers and bool, with torch's
+ * messages).  grad_fn SumBackward1, as torch. */
+CLT_API clt_status clt_linalg_vecdot(const clt_tensor *x, const clt_tensor *y, int dim,
+                                     clt_tensor **out);
+
+/* torch.diag_embed(t, offset, dim1, dim2) (torch's defaults 0, -2, -1): a
+ * tensor of zeros with one dim more than t, whose diagonal (offset, dim1,
+ * dim2) holds t's last dim; dim1 and dim2 count in the result's dims, are
+ * of size t's last size + |offset|, and must differ
+ * (CLT_ERR_INVALID_ARGUMENT, "diagonal dimensions cannot be identical");
+ * a 0-dim t: CLT_ERR_DIM_OUT_OF_RANGE.  Any dtype, kept.  grad_fn
+ * DiagEmbedBackward0 (the gradient's diagonal). */
+CLT_API clt_status clt_diag_embed(const clt_tensor *t, int64_t offset, int dim1, int dim2,
+                                  clt_tensor **out);
+
+/* torch.block_diag(*tensors): the n tensors (0-dim ones as [1, 1], 1-D
+ * ones as a row, 2-D ones as they are; more dims: CLT_ERR_INVALID_ARGUMENT)
+ * on the diagonal of a 2-D tensor of zeros, in order; the dtype is all of
+ * theirs promoted (clt_promote_types), on one device.  n 0 is refused
+ * (CLT_ERR_INVALID_ARGUMENT: no device to put the result on; torch gives
+ * an empty [1, 0]).  grad_fn BlockDiagBackward0 (each input gets its
+ * block).  tensors: n borrowed tensors. */
+CLT_API clt_status clt_block_diag(const clt_tensor *const *tensors, size_t n, clt_tensor **out);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* grad_linalg_qr.c: torch.linalg's qr (src/ops/linalg_qr.c) with its
  * backward formula, and what is composed of recorded ops around it: lstsq,
  * the vector, matrix and dispatching norms, matrix_power and multi_dot. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -627,5 +628,174 @@ done:
     free(p);
     free(s);
     clt_tensor_free(r);
+    return st;
+}
+
+/* ---- vecdot, diag_embed, block_diag ---------------------------------------------- */
+
+clt_status clt_linalg_vecdot(const clt_tensor *x, const clt_tensor *y, int dim, clt_tensor **out)
+{
+    static const char fn[] = "clt_linalg_vecdot";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(x, fn);
+    CLT__REQUIRE_ARG(y, fn);
+    if (x->dtype != y->dtype)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: Expected x and y to have the same dtype, but found x of type %s "
+                          "and y of type %s instead",
+                          fn, clt_dtype_name(x->dtype), clt_dtype_name(y->dtype));
+    if (!clt__dtype_is_float(x->dtype))
+        return clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                          "%s: Expected a floating point or complex tensor as input. Got %s", fn,
+                          clt_dtype_name(x->dtype));
+    clt_tensor *p = NULL;
+    clt_status st = clt__mul_rec(fn, x, y, &p);
+    if (st == CLT_OK)
+        st = clt__sum_dim_rec(fn, p, dim, 0, out);
+    clt_tensor_free(p);
+    return st;
+}
+
+/* saved: nothing; i[0] the offset, i[1] and i[2] the wrapped dims.  The
+ * input's gradient is g's diagonal. */
+static clt_status bw_diag_embed(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__diagonal(g, n->i[0], (int)n->i[1], (int)n->i[2], &gin[0], bw_fn);
+}
+
+clt_status clt_diag_embed(const clt_tensor *t, int64_t offset, int dim1, int dim2,
+                          clt_tensor **out)
+{
+    static const char fn[] = "clt_diag_embed";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    int nd = t->ndim + 1, w1, w2;
+    if (nd > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS, "%s: the result would have %d dimensions, more "
+                          "than %d", fn, nd, CLT_MAX_DIMS);
+    clt_status st = clt__wrap_dim(dim1, nd, &w1, fn);
+    if (st == CLT_OK)
+        st = clt__wrap_dim(dim2, nd, &w2, fn);
+    if (st == CLT_OK && t->ndim == 0)
+        st = clt__error(CLT_ERR_DIM_OUT_OF_RANGE,
+                        "%s: Dimension out of range (expected to be in range of [-1, 0], but "
+                        "got -1): a 0-dim input has no last dimension to embed", fn);
+    if (st != CLT_OK)
+        return st;
+    if (w1 == w2)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: diagonal dimensions cannot be identical %d, %d", fn, dim1, dim2);
+    int64_t last = t->shape[t->ndim - 1], mag, size, shape[CLT_MAX_DIMS];
+    if (offset == INT64_MIN || __builtin_add_overflow(last, mag = offset < 0 ? -offset : offset,
+                                                      &size))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: offset %lld is too far out", fn,
+                          (long long)offset);
+    for (int d = 0, k = 0; d < nd; d++)
+        shape[d] = d == w1 || d == w2 ? size : t->shape[k++];
+    st = clt__diagonal_scatter(t, nd, shape, offset, w1, w2, out, fn);
+    clt__node *n = NULL;
+    st = clt__record(st, out, "DiagEmbedBackward0", bw_diag_embed, 1, &t, 0, NULL, &n);
+    if (n) {
+        n->i[0] = offset;
+        n->i[1] = w1;
+        n->i[2] = w2;
+    }
+    return st;
+}
+
+/* A block_diag operand's rows and columns: a 0-dim one is [1, 1], a 1-D
+ * one a row. */
+static void block_size(int ndim, const int64_t *shape, int64_t *r, int64_t *c)
+{
+    *r = ndim == 2 ? shape[0] : 1;
+    *c = ndim == 0 ? 1 : shape[ndim - 1];
+}
+
+/* saved: nothing.  Each input's gradient is its block of g, reshaped to
+ * the input's shape (the engine converts the dtype). */
+static clt_status bw_block_diag(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    int64_t r0 = 0, c0 = 0, r, c;
+    clt_tensor *rows = NULL, *blk = NULL;
+    for (int k = 0; k < n->nin; k++) {
+        const clt__edge *e = &n->in[k];
+        block_size(e->ndim, e->shape, &r, &c);
+        if (CLT__NEED(n, k)) {
+            CLT__TRY(clt__narrow(g, 0, r0, r, &rows, bw_fn));
+            CLT__TRY(clt__narrow(rows, 1, c0, c, &blk, bw_fn));
+            CLT__TRY(clt__reshape(blk, e->ndim, e->shape, &gin[k], bw_fn));
+            clt_tensor_free(rows);
+            clt_tensor_free(blk);
+            rows = blk = NULL;
+        }
+        r0 += r;
+        c0 += c;
+    }
+done:
+    clt_tensor_free(rows);
+    clt_tensor_free(blk);
+    return st;
+}
+
+clt_status clt_block_diag(const clt_tensor *const *tensors, size_t n, clt_tensor **out)
+{
+    static const char fn[] = "clt_block_diag";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(tensors, fn);
+    if (n == 0 || n > INT_MAX)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %zu tensors: at least one is needed (it gives the device), and "
+                          "at most %d",
+                          fn, n, INT_MAX);
+    clt_dtype dt = CLT_BOOL;
+    int64_t cols = 0, r, c;
+    for (size_t k = 0; k < n; k++) {
+        CLT__REQUIRE_ARG(tensors[k], fn);
+        const clt_tensor *t = tensors[k];
+        if (t->ndim > 2)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: torch.block_diag: Input tensors must have 2 or fewer "
+                              "dimensions. Input %zu has %d dimensions",
+                              fn, k, t->ndim);
+        clt_status st = clt__same_device(tensors[0], t, fn);
+        if (st != CLT_OK)
+            return st;
+        dt = k == 0 ? t->dtype : clt_promote_types(dt, t->dtype);
+        block_size(t->ndim, t->shape, &r, &c);
+        cols += c;
+    }
+    clt_status st = CLT_OK;
+    clt_tensor **parts = clt__calloc(n, sizeof *parts), *cv = NULL, *m = NULL;
+    if (parts == NULL) {
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        goto done;
+    }
+    /* each block as its rows of the result: converted, made 2-D and padded
+     * with zeros left and right */
+    int64_t c0 = 0;
+    for (size_t k = 0; k < n; k++) {
+        const clt_tensor *t = tensors[k];
+        block_size(t->ndim, t->shape, &r, &c);
+        CLT__TRY(clt__to_dtype(t, dt, &cv, fn));
+        CLT__TRY(clt__reshape(cv, 2, (int64_t[]){r, c}, &m, fn));
+        CLT__TRY(clt__pad(m, (int64_t[]){c0, cols - c0 - c}, 2, CLT_PAD_CONSTANT, 0.0, &parts[k],
+                          fn));
+        clt_tensor_free(cv);
+        clt_tensor_free(m);
+        cv = m = NULL;
+        c0 += c;
+    }
+    CLT__TRY(clt__cat((const clt_tensor *const *)parts, n, 0, out, fn));
+    st = clt__record(st, out, "BlockDiagBackward0", bw_block_diag, (int)n, tensors, 0, NULL, NULL);
+done:
+    for (size_t k = 0; parts && k < n; k++)
+        clt_tensor_free(parts[k]);
+    free(parts);
+    clt_tensor_free(cv);
+    clt_tensor_free(m);
     return st;
 }
