@@ -5312,6 +5312,18 @@ def linalg_qr():
     mix = [data((2, 2), torch.int32), data((1, 3), f), data((2,), torch.float64)]
     check("block_diag promotes", lambda *t: torch.block_diag(*t),
           lambda a, b, c, o: L.clt_block_diag((P * 3)(a, b, c), 3, o), mix, tol="exact")
+    proto("clt_linalg_householder_product", [P, P, PP])
+    for dt in FLOATS:
+        for sh in [(5, 3), (4, 4), (2, 6, 2), (3, 0), (0, 3, 2)]:
+            g_, t_ = torch.geqrf(data(sh, dt))
+            for k in sorted({t_.shape[-1], max(t_.shape[-1] - 1, 0)}):
+                check("householder_product %s %s k %d" % (dn(dt), list(sh), k),
+                      torch.linalg.householder_product, L.clt_linalg_householder_product,
+                      [g_, t_[..., :k].contiguous()], tol="la", signed_zero=False)
+    check("householder_product wide", torch.linalg.householder_product,
+          L.clt_linalg_householder_product, [data((2, 3), f), data((2,), f)])
+    check("householder_product tau too long", torch.linalg.householder_product,
+          L.clt_linalg_householder_product, [data((4, 2), f), data((3,), f)])
     check("vecdot dtype mix", lambda x, y: torch.linalg.vecdot(x, y),
           lambda p, q, o: L.clt_linalg_vecdot(p, q, -1, o),
           [data((3,), f), data((3,), torch.float64)])

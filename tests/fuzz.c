@@ -4639,7 +4639,19 @@ static void op_linalg_qr(fz *f)
     static const char *const modes[] = {"reduced", "complete", "r", "full", NULL};
     static const char *const ords[] = {"fro", "nuc", "1", "-1", "inf", "-inf", "2", "0", "x"};
     int dims[3] = {rand_dim(f, nd), rand_dim(f, nd), rand_dim(f, nd)}, ndims = (int)pick(f, 4);
-    switch (pick(f, 10)) {
+    switch (pick(f, 11)) {
+    case 10: {
+        int64_t ts[4];
+        memcpy(ts, shape, sizeof ts);
+        ts[nd - 2] = (int64_t)pick(f, 4);
+        clt_tensor *tau = new3_operand(f, d, new3_dtype(f), nd - 1, ts);
+        CALL("clt_linalg_householder_product", clt_linalg_householder_product(a, tau, op));
+        if (result(f, st, op, out))
+            keep_result(f, out, clt_tensor_ndim(a), clt_tensor_shape(a), clt_tensor_dtype(a),
+                        clt_tensor_device(a));
+        tfree(f, tau, 0);
+        break;
+    }
     case 7: {
         clt_tensor *b = chance(f, 50) ? clt_tensor_retain(a) : new3_operand(f, d, new3_dtype(f), 1,
                                                                               &shape[nd - 1]);

@@ -1605,6 +1605,11 @@ for shs in ([(4,), (4, 5), (5,)], [(2, 30), (30, 3), (3, 40)], [(3, 4), (4, 2), 
 proto("clt_linalg_vecdot", [P, P, C.c_int, PP])
 proto("clt_diag_embed", [P, C.c_int64, C.c_int, C.c_int, PP])
 proto("clt_block_diag", [C.POINTER(P), C.c_size_t, PP])
+proto("clt_linalg_householder_product", [P, P, PP])
+for sh, k in (((4, 3), 3), ((2, 5, 2), 1)):
+    case("linalg.householder_product %s %d" % (sh, k), torch.linalg.householder_product,
+         lambda x, t: call("clt_linalg_householder_product", x, t),
+         [rng.standard_normal(sh), rng.standard_normal(sh[:-2] + (k,))])
 qr_first = len(shape_names)
 named("linalg.vecdot", lambda x, y: torch.linalg.vecdot(x, y, dim=0),
       lambda x, y: call("clt_linalg_vecdot", x, y, C.c_int(0)),

@@ -611,7 +611,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_linalg_multi_dot, T, clt_linalg_multi_dot(f->cpair, 2, &o->t))                     \
     X(clt_linalg_vecdot, T, clt_linalg_vecdot(f->f, f->i32, -1, &o->t))                      \
     X(clt_diag_embed, T, clt_diag_embed(f->f, 0, 1, 1, &o->t))                               \
-    X(clt_block_diag, T, clt_block_diag(f->cpair, 0, &o->t))
+    X(clt_block_diag, T, clt_block_diag(f->cpair, 0, &o->t))                                 \
+    X(clt_linalg_householder_product, T, clt_linalg_householder_product(f->f, f->f, &o->t))
 
 static int small_int[1];
 

@@ -736,3 +736,70 @@ Test(linalg_qr, gradients_of_vecdot_diag_embed_block_diag)
     free(a);
     free(b);
 }
+
+/* ---- householder_product ------------------------------------------------------------- */
+
+/* The first n columns of H_0 ... H_{k-1} on the host. */
+static void host_householder(const double *a, const double *tau, int m, int n, int k, double *q)
+{
+    double *full = calloc((size_t)(m * m), sizeof *full), *v = malloc((size_t)m * sizeof *v);
+    for (int i = 0; i < m; i++)
+        full[i * m + i] = 1;
+    for (int j = 0; j < k; j++) {
+        for (int i = 0; i < m; i++)
+            v[i] = i < j ? 0 : i == j ? 1 : a[i * n + j];
+        for (int r = 0; r < m; r++) { /* Q := Q (I - tau v v^T) */
+            double w = 0;
+            for (int l = 0; l < m; l++)
+                w += full[r * m + l] * v[l];
+            for (int l = 0; l < m; l++)
+                full[r * m + l] -= tau[j] * w * v[l];
+        }
+    }
+    for (int r = 0; r < m; r++)
+        for (int c = 0; c < n; c++)
+            q[r * n + c] = full[r * m + c];
+    free(full);
+    free(v);
+}
+
+Test(linalg_qr, householder_product_against_host)
+{
+    clt_device *dev = get_device("cpu");
+    const int m = 5, n = 3, k = 2;
+    double *a = randoms(2 * m * n, 51), *tau = randoms(2 * k, 52), q[15];
+    clt_tensor *ta = tensor_of(dev, CLT_FLOAT64, 3, (int64_t[]){2, m, n}, a);
+    clt_tensor *tt = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){2, k}, tau), *o = NULL;
+    CHECK(clt_linalg_householder_product(ta, tt, &o));
+    assert_shape(o, 3, (int64_t[]){2, m, n});
+    double *g = read_as_f64(o);
+    for (int b = 0; b < 2; b++) {
+        host_householder(a + b * m * n, tau + b * k, m, n, k, q);
+        near(g + b * m * n, q, (size_t)(m * n), 1e-13, "householder_product");
+    }
+    free(g);
+    clt_tensor_free(o);
+    o = (clt_tensor *)1;
+    assert_error(clt_linalg_householder_product(tt, ta, &o), CLT_ERR_INVALID_ARGUMENT, NULL);
+    names_only("clt_linalg_householder_product");
+    cr_assert_null(o);
+    clt_tensor_free(ta);
+    clt_tensor_free(tt);
+    free(a);
+    free(tau);
+}
+
+static clt_status f_householder(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    return clt_linalg_householder_product(in[0], in[1], out);
+}
+
+Test(linalg_qr, householder_product_gradients)
+{
+    clt_device *dev = get_device("cpu");
+    double *a = randoms(24, 61), *t = randoms(4, 62);
+    gc_in in[2] = {{3, {2, 4, 3}, a, 1}, {2, {2, 2}, t, 1}};
+    gradcheck(dev, f_householder, NULL, 2, in);
+    free(a);
+    free(t);
+}

@@ -229,7 +229,8 @@ CLT_API clt_status clt_einsum(const char *equation, const clt_tensor *const *ope
 
 /* ---- QR, least squares, norms and products of chains ------------------------
  * torch 1.13's torch.linalg.qr, lstsq, vector_norm, matrix_norm, norm,
- * matrix_power, multi_dot and vecdot, and torch.diag_embed and block_diag.  The matrices are the last two dims of a
+ * matrix_power, multi_dot, vecdot and householder_product, and
+ * torch.diag_embed and block_diag.  The matrices are the last two dims of a
  * batch [..., m, n] (torch's "A").  Errors as the factorisations above
  * (float32 or float64, CLT_ERR_DTYPE_UNSUPPORTED otherwise; fewer than 2
  * dims CLT_ERR_INVALID_ARGUMENT) unless said.  New tensors: release each
@@ -348,6 +349,17 @@ CLT_API clt_status clt_diag_embed(const clt_tensor *t, int64_t offset, int dim1,
  * an empty [1, 0]).  grad_fn BlockDiagBackward0 (each input gets its
  * block).  tensors: n borrowed tensors. */
 CLT_API clt_status clt_block_diag(const clt_tensor *const *tensors, size_t n, clt_tensor **out);
+
+/* torch.linalg.householder_product(A, tau): the first n columns of H_0
+ * ... H_{k-1}, H_i = I - tau_i v_i v_i^T with v_i column i of A below the
+ * diagonal and 1 on it (LAPACK's orgqr; A [..., m, n] with m >= n, tau
+ * [..., k] with k <= n and A's batch dims; CLT_ERR_INVALID_ARGUMENT or
+ * CLT_ERR_SHAPE_MISMATCH otherwise, with torch's messages; one dtype,
+ * CLT_ERR_DTYPE_MISMATCH).  Composed of recorded products, two per
+ * reflector, so gradients for A and tau through them (grad_fn
+ * SliceBackward0; torch: LinalgHouseholderProductBackward0). */
+CLT_API clt_status clt_linalg_householder_product(const clt_tensor *a, const clt_tensor *tau,
+                                                  clt_tensor **out);
 
 #ifdef __cplusplus
 }

@@ -799,3 +799,94 @@ done:
     clt_tensor_free(m);
     return st;
 }
+
+/* ---- householder_product ---------------------------------------------------------- */
+
+/* torch's checks of householder_product's A and tau. */
+static clt_status check_householder(const clt_tensor *a, const clt_tensor *tau, const char *fn)
+{
+    clt_status st = clt__same_device(a, tau, fn);
+    if (st == CLT_OK)
+        st = clt__linalg_check(a, "A", false, fn);
+    if (st != CLT_OK)
+        return st;
+    int nd = a->ndim;
+    if (tau->dtype != a->dtype)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: tau dtype %s does not match input dtype %s",
+                          fn, clt_dtype_name(tau->dtype), clt_dtype_name(a->dtype));
+    if (a->shape[nd - 2] < a->shape[nd - 1])
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: input.shape[-2] must be greater than or equal to input.shape[-1]",
+                          fn);
+    if (tau->ndim != nd - 1)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Expected tau to have one dimension less than input, but got "
+                          "tau.ndim equal to %d and input.ndim is equal to %d",
+                          fn, tau->ndim, nd);
+    for (int d = 0; d < nd - 2; d++)
+        if (tau->shape[d] != a->shape[d])
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: Expected batch dimensions of tau to be equal to "
+                              "input.shape[:-2], but they differ in dim %d (%lld and %lld)",
+                              fn, d, (long long)tau->shape[d], (long long)a->shape[d]);
+    if (tau->shape[nd - 2] > a->shape[nd - 1])
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: input.shape[-1] must be greater than or equal to tau.shape[-1]",
+                          fn);
+    return CLT_OK;
+}
+
+clt_status clt_linalg_householder_product(const clt_tensor *a, const clt_tensor *tau,
+                                          clt_tensor **out)
+{
+    static const char fn[] = "clt_linalg_householder_product";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    CLT__REQUIRE_ARG(tau, fn);
+    clt_status st = check_householder(a, tau, fn);
+    if (st != CLT_OK)
+        return st;
+    int nd = a->ndim;
+    int64_t m = a->shape[nd - 2], n = a->shape[nd - 1], k = tau->shape[nd - 2];
+    int64_t shape[CLT_MAX_DIMS];
+    memcpy(shape, a->shape, sizeof shape);
+    shape[nd - 1] = m;
+    clt_tensor *one = NULL, *ones = NULL, *low = NULL, *eye = NULL, *lv = NULL, *v = NULL,
+               *q = NULL, *vk = NULL, *vt = NULL, *tk = NULL, *t2 = NULL, *w = NULL, *u = NULL,
+               *p = NULL, *nq = NULL;
+    /* V: the reflectors, A's part below the diagonal with 1 on it (I's
+     * first n columns), as constants around A */
+    CLT__TRY(clt__full(a->dev, a->dtype, 0, NULL, 1.0, &one));
+    CLT__TRY(clt__full(a->dev, a->dtype, 2, (int64_t[]){m, n}, 1.0, &ones));
+    CLT__TRY(clt__tri(ones, -1, false, &low, fn));
+    CLT__TRY(clt__diagonal_scatter(one, 2, (int64_t[]){m, n}, 0, -2, -1, &eye, fn));
+    CLT__TRY(clt__mul_rec(fn, a, low, &lv));
+    CLT__TRY(clt__add_rec(fn, lv, eye, &v));
+    /* Q = H_0 ... H_{k-1} from the batch of identities, Q := Q - (Q v) tau v^T */
+    CLT__TRY(clt__diagonal_scatter(one, nd, shape, 0, -2, -1, &q, fn));
+    for (int64_t j = 0; j < k; j++) {
+        CLT__TRY(clt__narrow_rec(fn, v, -1, j, 1, &vk));
+        CLT__TRY(clt__transpose_rec(fn, vk, -2, -1, &vt));
+        CLT__TRY(clt__narrow_rec(fn, tau, -1, j, 1, &tk));
+        CLT__TRY(clt__unsqueeze_rec(fn, tk, -1, &t2));
+        CLT__TRY(clt__matmul_rec(fn, q, vk, &w));
+        CLT__TRY(clt__mul_rec(fn, w, t2, &u));
+        CLT__TRY(clt__matmul_rec(fn, u, vt, &p));
+        CLT__TRY(clt__sub_rec(fn, q, p, &nq));
+        clt_tensor *tmp[] = {q, vk, vt, tk, t2, w, u, p};
+        for (size_t i = 0; i < sizeof tmp / sizeof *tmp; i++)
+            clt_tensor_free(tmp[i]);
+        vk = vt = tk = t2 = w = u = p = NULL;
+        q = nq;
+        nq = NULL;
+    }
+    CLT__TRY(clt__narrow_rec(fn, q, -1, 0, n, out));
+done:
+    {
+        clt_tensor *all[] = {one, ones, low, eye, lv, v, q, vk, vt, tk, t2, w, u, p, nq};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+            clt_tensor_free(all[i]);
+    }
+    return st;
+}
