@@ -268,7 +268,8 @@ CLT_API clt_status clt_linalg_qr(const clt_tensor *a, const char *mode, clt_tens
  * A): CLT_ERR_INVALID_ARGUMENT from the solve (torch's gelsy returns a
  * minimum-norm solution instead).  Reads the solve's reports back (waits).
  * Gradients through the recorded composition (qr, transpose, matmul,
- * solve): grad_fn LinalgSolveExBackward0 (torch: LinalgLstsqBackward0). */
+ * solve, and a squeeze for a vector B), so grad_fn is the last of those
+ * (torch: LinalgLstsqBackward0). */
 CLT_API clt_status clt_linalg_lstsq(const clt_tensor *a, const clt_tensor *b,
                                     clt_tensor **solution);
 
@@ -277,17 +278,19 @@ CLT_API clt_status clt_linalg_lstsq(const clt_tensor *a, const clt_tensor *b,
  * dims of dims (ndims 0: every element, as dim=None; a dim named twice:
  * CLT_ERR_INVALID_ARGUMENT).  Several dims are permuted to the end and
  * merged first (a copy unless they are laid out so): grad_fn
- * LinalgVectorNormBackward0 without keepdim, ViewBackward0 with it. */
+ * LinalgVectorNormBackward0 without keepdim, with it that of the reshape
+ * that gives the reduced dims back. */
 CLT_API clt_status clt_linalg_vector_norm(const clt_tensor *x, double ord, const int *dims,
                                           int ndims, int keepdim, clt_tensor **out);
 
 /* torch.linalg.matrix_norm(A, ord, dim, keepdim) over the two dims dims[0]
  * and dims[1] (dims NULL: -2 and -1; equal dims: CLT_ERR_INVALID_ARGUMENT).
- * ord is a string: "fro" (the 2-norm of the elements), "1" / "-1" (the
- * largest / smallest column sum of |A|), "inf" / "-inf" (row sums); "nuc",
- * "2" and "-2" need the singular values, which cltensor does not compute
- * yet: CLT_ERR_INVALID_ARGUMENT naming the missing SVD; other orders
- * CLT_ERR_INVALID_ARGUMENT ("Order 3 not supported.").  Float dtypes
+ * ord is a string, torch's word or number: "fro" (the 2-norm of the
+ * elements), "1" / "-1" (the largest / smallest column sum of |A|), "inf"
+ * / "-inf" (row sums); "nuc", "2" and "-2" need the singular values,
+ * which cltensor does not compute yet: CLT_ERR_INVALID_ARGUMENT naming the
+ * missing SVD; other orders CLT_ERR_INVALID_ARGUMENT ("Order 3 not
+ * supported."), and so is a string that is neither.  Float dtypes
  * (float16 too), kept; others CLT_ERR_DTYPE_MISMATCH.  Composed as torch's
  * (vector_norm, then amax or amin), with their gradients and grad_fn
  * names. */
