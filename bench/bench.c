@@ -623,7 +623,8 @@ typedef enum op_kind {
     OP_INV,
     OP_SOLVE,
     OP_TOPK100,
-    OP_TOPK1000
+    OP_TOPK1000,
+    OP_QR
 } op_kind;
 
 /* clt_sort's or clt_topk's values, their indices released. */
@@ -649,6 +650,12 @@ static clt_status run_op(op_kind op, clt_tensor *a, const clt_tensor *b, clt_ten
     case OP_LOGSUMEXP: return clt_logsumexp(a, -1, 0, out);
     case OP_INV: return clt_linalg_inv(a, out);
     case OP_SOLVE: return clt_linalg_solve(a, b, out);
+    case OP_QR: { /* R handed out, Q computed and released */
+        clt_tensor *q = NULL;
+        clt_status st = clt_linalg_qr(a, "reduced", &q, out);
+        clt_tensor_free(q);
+        return st;
+    }
     case OP_SORT: {
         clt_tensor *idx = NULL;
         return values_only(clt_sort(a, -1, 0, out, &idx), idx);
@@ -2039,6 +2046,107 @@ done:
     free(piv);
 }
 
+/* ---- torch.linalg.qr against plain C Householder loops ------------------------- */
+
+typedef struct qr_ctx {
+    const float *a; /* batch n x n matrices */
+    float *r, *q, *tau; /* R (row-major, the reflectors below it while working), Q, factors */
+    size_t batch, n;
+} qr_ctx;
+
+/* geqr2 then orgqr as textbook loops (float, row-major), the matrices
+ * split over the threads. */
+static void qr_part(void *p, int tid)
+{
+    qr_ctx *v = p;
+    size_t lo, hi, n = v->n;
+    span(v->batch, tid, &lo, &hi);
+    for (size_t m = lo; m < hi; m++) {
+        float *r = v->r + m * n * n, *q = v->q + m * n * n, *tau = v->tau + m * n;
+        memcpy(r, v->a + m * n * n, n * n * sizeof *r);
+        for (size_t k = 0; k < n; k++) {
+            float alpha = r[k * n + k], s = 0;
+            for (size_t i = k + 1; i < n; i++)
+                s += r[i * n + k] * r[i * n + k];
+            tau[k] = 0;
+            if (s == 0)
+                continue;
+            float nrm = sqrtf(alpha * alpha + s), beta = alpha >= 0 ? -nrm : nrm;
+            tau[k] = (beta - alpha) / beta;
+            for (size_t i = k + 1; i < n; i++)
+                r[i * n + k] /= alpha - beta;
+            r[k * n + k] = beta;
+            for (size_t j = k + 1; j < n; j++) {
+                float w = r[k * n + j];
+                for (size_t i = k + 1; i < n; i++)
+                    w += r[i * n + k] * r[i * n + j];
+                w *= tau[k];
+                r[k * n + j] -= w;
+                for (size_t i = k + 1; i < n; i++)
+                    r[i * n + j] -= w * r[i * n + k];
+            }
+        }
+        for (size_t j = 0; j < n; j++) { /* column j of Q = H_0 ... H_j e_j */
+            for (size_t i = 0; i < n; i++)
+                q[i * n + j] = i == j;
+            for (size_t k = j + 1; k-- > 0;) {
+                float w = q[k * n + j];
+                for (size_t i = k + 1; i < n; i++)
+                    w += r[i * n + k] * q[i * n + j];
+                w *= tau[k];
+                q[k * n + j] -= w;
+                for (size_t i = k + 1; i < n; i++)
+                    q[i * n + j] -= w * r[i * n + k];
+            }
+        }
+        for (size_t i = 1; i < n; i++)
+            for (size_t j = 0; j < i; j++)
+                r[i * n + j] = 0;
+    }
+}
+
+/* clt_linalg_qr (reduced: Q and R) of batch n x n float32 matrices against
+ * qr_part on two threads, on the same values; R compared: 8/3 n^3 flop per
+ * matrix (geqrf's 4/3 n^3 and orgqr's). */
+static void case_qr(bench *b, size_t batch, size_t n, const char *name)
+{
+    size_t na = batch * n * n;
+    int64_t sa[3] = {(int64_t)batch, (int64_t)n, (int64_t)n};
+    float *ha = malloc(na * sizeof(float)), *hr = malloc(na * sizeof(float));
+    float *hq = malloc(na * sizeof(float)), *hd = malloc(na * sizeof(float));
+    float *tau = malloc(batch * n * sizeof(float));
+    clt_tensor *ta = NULL, *out = NULL;
+    if (!ha || !hr || !hq || !hd || !tau) {
+        fail(b, name, "out of host memory");
+        goto done;
+    }
+    fill_random(ha, na);
+    if (!(ta = from_host(b, ha, 3, sa)) || run_op(OP_QR, ta, NULL, &out) != CLT_OK) {
+        fail(b, name, "clt_linalg_qr");
+        goto done;
+    }
+    if (read_back(b, name, out, hd, na) != 0)
+        goto done;
+    qr_ctx v = {.a = ha, .r = hr, .q = hq, .tau = tau, .batch = batch, .n = n};
+    double t_loop, t_op;
+    if (time_both(b, name, qr_part, &v, OP_QR, ta, NULL, b->quick ? 3 : 7, 1, &t_loop, &t_op) != 0)
+        goto done;
+    double err = max_abs_diff(hr, hd, na);
+    if (!(err <= 1e-5 * (double)n))
+        wrong(b, name, "clt_linalg_qr", err);
+    double flop = 8.0 / 3.0 * (double)n * n * n * batch;
+    report(b, name, flop / t_op / 1e9, "GFLOP/s", "c_householder_2t", flop / t_loop / 1e9,
+           t_loop / t_op, "");
+done:
+    clt_tensor_free(out);
+    clt_tensor_free(ta);
+    free(ha);
+    free(hr);
+    free(hq);
+    free(hd);
+    free(tau);
+}
+
 /* Largest error over a sample of entries of C = A B, against a double
  * reference; entries of A and B lie in [-1, 1). */
 static double matmul_error(const float *a, const float *bm, const double *c, size_t n)
@@ -2823,7 +2931,8 @@ int cltensor_bench(int argc, char **argv)
                                         "cumsum_1x16M_vs_lines", "sort_16x64K",
                                         "topk100_4096x1000_vs_sort", "topk1000_1x1M_vs_sort",
                                         "cdist_512x64", "unbind_bwd_4096x256",
-                                        "sdpa_sweep", "linalg_eigvalsh_64x32x32"};
+                                        "sdpa_sweep", "linalg_eigvalsh_64x32x32",
+                                        "linalg_qr_256x32x32"};
     for (int i = 0; i < b.nfilters; i++) {
         size_t k = 0, len = strlen(b.filters[i]);
         while (k < sizeof names / sizeof names[0] && strncmp(names[k], b.filters[i], len) != 0)
@@ -2950,6 +3059,8 @@ int cltensor_bench(int argc, char **argv)
         case_linalg(&b, 1, 1024, 1, "linalg_solve_1024");
     if (selected(&b, "linalg_eigvalsh_64x32x32"))
         case_eigh(&b, 64, 32, "linalg_eigvalsh_64x32x32");
+    if (selected(&b, "linalg_qr_256x32x32"))
+        case_qr(&b, 256, 32, "linalg_qr_256x32x32");
     if (selected(&b, "conv2d_64x1x8x8"))
         case_conv2d(&b, "conv2d_64x1x8x8");
     bench_train(&b);

@@ -1702,5 +1702,20 @@ clt_status clt__linalg_eigh(const clt_tensor *a, bool upper, bool vectors, clt_t
  * svdvals: *s descending. */
 clt_status clt__linalg_svd(const clt_tensor *a, bool full, bool vectors, clt_tensor **u,
                            clt_tensor **s, clt_tensor **vh, const char *fn);
+/* ---- QR and what builds on it (src/ops/linalg_qr.c) -------------------- */
+/* torch.linalg.qr's modes. */
+typedef enum clt__qr_mode { CLT__QR_REDUCED, CLT__QR_COMPLETE, CLT__QR_R } clt__qr_mode;
+/* Q and R of a's matrices ([..., m, n]) by Householder reflections
+ * (LAPACK's geqrf and orgqr, so torch's signs); with CLT__QR_R, *q is an
+ * empty [0] tensor, as torch's. */
+clt_status clt__linalg_qr(const clt_tensor *a, clt__qr_mode mode, clt_tensor **q, clt_tensor **r,
+                          const char *fn);
+/* torch.amax (max true) or torch.amin over dims, recorded, naming fn
+ * (src/autograd/grad_stats.c). */
+clt_status clt__amax_rec(const clt_tensor *a, const int *dims, int ndims, int keepdim, bool max,
+                         clt_tensor **out, const char *fn);
+/* clt_linalg_solve recorded, naming fn (src/autograd/grad_linalg.c). */
+clt_status clt__linalg_solve_rec(const char *fn, const clt_tensor *a, const clt_tensor *b,
+                                 clt_tensor **out);
 
 #endif

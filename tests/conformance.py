@@ -5597,6 +5597,186 @@ def _gram(c, w, p, o):
     return st
 
 
+# ---- linalg_qr: torch.linalg's qr, lstsq, norms, matrix_power, multi_dot ----
+
+def _qr_c(p, o, mode, k):
+    """clt_linalg_qr handing out its Q (k 0) or its R (k 1) in o."""
+    other = P(0xdead)
+    outs = [o, C.byref(other)] if k == 0 else [C.byref(other), o]
+    st = L.clt_linalg_qr(p, mode.encode(), *outs)
+    if (st == 0) != (other.value is not None):
+        raise AssertionError("the other output %s after status %d" % (other.value, st))
+    L.clt_tensor_free(other)
+    return st
+
+
+def _ints(v):
+    return (C.c_int * max(1, len(v)))(*v) if v is not None else None
+
+
+def linalg_qr():
+    proto("clt_linalg_qr", [P, C.c_char_p, PP, PP])
+    proto("clt_linalg_lstsq", [P, P, PP])
+    proto("clt_linalg_vector_norm", [P, C.c_double, C.POINTER(C.c_int), C.c_int, C.c_int, PP])
+    proto("clt_linalg_matrix_norm", [P, C.c_char_p, C.POINTER(C.c_int), C.c_int, PP])
+    proto("clt_linalg_norm", [P, C.c_char_p, C.POINTER(C.c_int), C.c_int, C.c_int, PP])
+    proto("clt_linalg_matrix_power", [P, C.c_int64, PP])
+    proto("clt_linalg_multi_dot", [C.POINTER(P), C.c_size_t, PP])
+    TOL["la"] = ((2e-5, 2e-5), (1e-12, 1e-12))
+    shapes = [(3, 3), (5, 3), (3, 5), (2, 6, 4), (2, 3, 4, 2), (1, 1), (40, 30), (70, 70),
+              (0, 3), (3, 0), (2, 0, 0), (0, 4, 3), (4, 1), (1, 4)]
+    for dt in FLOATS:
+        for sh in shapes:
+            a = data(sh, dt)
+            for mode in ("reduced", "complete", "r"):
+                for k in ((1,) if mode == "r" else (0, 1)):
+                    check("qr %s %s %s %s" % ("QR"[k], mode, dn(dt), list(sh)),
+                          lambda t, mode=mode, k=k: torch.linalg.qr(t, mode=mode)[k],
+                          lambda p, o, mode=mode, k=k: _qr_c(p, o, mode, k), [a], tol="la",
+                          signed_zero=False)
+        # a column already zero below the diagonal keeps its sign (tau 0)
+        z = torch.tensor([[-2.0, 1, 3], [0, 4, 1], [0, 0, -5]], dtype=dt)
+        for k in (0, 1):
+            check("qr %s triangular %s" % ("QR"[k], dn(dt)),
+                  lambda t, k=k: torch.linalg.qr(t)[k], lambda p, o, k=k: _qr_c(p, o, "reduced", k),
+                  [z], tol="la", signed_zero=False)
+        for sa, sb in [((5, 3), (5, 2)), ((4, 4), (4, 1)), ((2, 6, 3), (2, 6, 2)), ((6, 3), (6,)),
+                       ((2, 6, 3), (2, 6)), ((1, 6, 3), (4, 6, 2)), ((6, 3), (3, 6, 1)),
+                       ((30, 10), (30, 4)), ((5, 3), (4, 2)), ((2, 6, 3), (6, 2)),
+                       ((6, 3), (2, 3, 6, 1)), ((0, 5, 3), (0, 5, 2))]:
+            check("lstsq %s %s %s" % (dn(dt), list(sa), list(sb)),
+                  lambda x, y: torch.linalg.lstsq(x, y).solution, L.clt_linalg_lstsq,
+                  [data(sa, dt), data(sb, dt)], tol="la", signed_zero=False)
+        x = data((3, 4, 5), dt)
+        for ord_ in (2, 1, 0, 3, 0.5, -1, math.inf, -math.inf):
+            for dims in (None, (0,), (-1,), (0, 2), (2, 0), (0, 1, 2), (1, 2)):
+                for kd in (0, 1):
+                    check("vector_norm %s ord %s dims %s keepdim %d" % (dn(dt), ord_, dims, kd),
+                          lambda t, o_=ord_, d=dims, kd=kd: torch.linalg.vector_norm(
+                              t, o_, dim=d, keepdim=bool(kd)),
+                          lambda p, o, o_=ord_, d=dims, kd=kd: L.clt_linalg_vector_norm(
+                              p, o_, _ints(d), len(d) if d else 0, kd, o),
+                          [x], tol="red", signed_zero=False)
+        for ord_ in ("fro", "1", "-1", "inf", "-inf"):
+            tord = {"fro": "fro", "1": 1, "-1": -1, "inf": math.inf, "-inf": -math.inf}[ord_]
+            for dims in (None, (0, 2), (2, 0), (-1, -2)):
+                for kd in (0, 1):
+                    check("matrix_norm %s %s dims %s keepdim %d" % (dn(dt), ord_, dims, kd),
+                          lambda t, o_=tord, d=dims, kd=kd: torch.linalg.matrix_norm(
+                              t, o_, dim=d if d else (-2, -1), keepdim=bool(kd)),
+                          lambda p, o, o_=ord_, d=dims, kd=kd: L.clt_linalg_matrix_norm(
+                              p, o_.encode(), _ints(d), kd, o),
+                          [x], tol="red", signed_zero=False)
+        for ord_ in ("nuc", "2", "-2"):
+            out = P(0xdead)
+            st = L.clt_linalg_matrix_norm(upload(x), ord_.encode(), None, 0, C.byref(out))
+            ok("matrix_norm %s refused %s" % (ord_, dn(dt)),
+               st != 0 and out.value is None and b"SVD" in L.clt_last_error(),
+               "status %d, %s" % (st, L.clt_last_error()))
+        for sh, ord_, dims in [((4,), None, None), ((3, 4), None, None), ((3, 4), "fro", None),
+                               ((3, 4), "1", None), ((3, 4), "inf", None), ((4,), "3", None),
+                               ((4,), "inf", None), ((3, 4), "2.5", (1,)),
+                               ((2, 3, 4), None, None), ((2, 3, 4), "1", (0, 2)),
+                               ((2, 3, 4), "1", None), ((2, 3, 4), None, (1, 2)),
+                               ((2, 3, 4), "-inf", (2, 1)), ((3, 4), "0", (0,))]:
+            tord = None if ord_ is None else (ord_ if ord_ == "fro" else float(ord_))
+            check("norm %s %s ord %s dims %s" % (dn(dt), list(sh), ord_, dims),
+                  lambda t, o_=tord, d=dims: torch.linalg.norm(t, o_, dim=d),
+                  lambda p, o, o_=ord_, d=dims: L.clt_linalg_norm(
+                      p, o_.encode() if o_ else None, _ints(d), len(d) if d else 0, 0, o),
+                  [data(sh, dt)], tol="red", signed_zero=False)
+        for sh in [(3, 3), (2, 4, 4), (0, 2, 2), (1, 1)]:
+            a = _wellcond(sh, dt)
+            for k in (-3, -2, -1, 0, 1, 2, 3, 5, 6, 11):
+                check("matrix_power %s %s n %d" % (dn(dt), list(sh), k),
+                      lambda t, k=k: torch.linalg.matrix_power(t, k),
+                      lambda p, o, k=k: L.clt_linalg_matrix_power(p, k, o), [a], tol="la",
+                      signed_zero=False)
+        for shs in [[(3, 4), (4, 5)], [(4,), (4, 5), (5,)], [(2, 30), (30, 3), (3, 40)],
+                    [(20, 2), (2, 30), (30, 4)], [(3,), (3, 4), (4, 2), (2, 6), (6, 1)],
+                    [(5, 10), (10, 3), (3, 12), (12, 5), (5, 50), (50, 6)], [(4,), (4,)],
+                    [(3, 4), (5, 6)], [(3, 4, 4), (4, 4)], [(3, 4)]]:
+            ts = [data(s_, dt) for s_ in shs]
+
+            def cfn(*ps_o, n=len(ts)):
+                arr = (P * n)(*ps_o[:n])
+                return L.clt_linalg_multi_dot(arr, n, ps_o[n])
+            check("multi_dot %s %s" % (dn(dt), shs), lambda *t: torch.linalg.multi_dot(list(t)),
+                  cfn, ts, tol="la", signed_zero=False)
+    f = torch.float32
+    for k in (0, 1):
+        check("qr %s transposed" % "QR"[k], lambda t, k=k: torch.linalg.qr(t)[k],
+              lambda p, o, k=k: _qr_c(p, o, "reduced", k), [In(data((5, 4), f), ("T",))],
+              tol="la", signed_zero=False)
+    for t in (data((3, 3), torch.int64), data((3,), f)):
+        check("qr refused %s %s" % (t.dtype, list(t.shape)), lambda x: torch.linalg.qr(x)[1],
+              lambda p, o: _qr_c(p, o, "reduced", 1), [t])
+    check("qr bad mode", lambda x: torch.linalg.qr(x, mode="x")[1],
+          lambda p, o: _qr_c(p, o, "x", 1), [data((3, 3), f)])
+    # a wide A is refused (torch's gelsy solves it; QR does not)
+    out = P(0xdead)
+    st = L.clt_linalg_lstsq(upload(data((3, 5), f)), upload(data((3, 2), f)), C.byref(out))
+    ok("lstsq wide refused", st != 0 and out.value is None, "status %d" % st)
+    check("lstsq dtype mix", lambda x, y: torch.linalg.lstsq(x, y).solution, L.clt_linalg_lstsq,
+          [data((4, 3), f), data((4, 2), torch.float64)])
+    check("lstsq dims", lambda x, y: torch.linalg.lstsq(x, y).solution, L.clt_linalg_lstsq,
+          [data((4, 3), f), data((2, 2, 4, 2), f)])
+    check("matrix_power not square", lambda x: torch.linalg.matrix_power(x, 2),
+          lambda p, o: L.clt_linalg_matrix_power(p, 2, o), [data((3, 4), f)])
+    check("matrix_power singular", lambda x: torch.linalg.matrix_power(x, -1),
+          lambda p, o: L.clt_linalg_matrix_power(p, -1, o), [torch.ones(3, 3)])
+    check("matrix_norm dims equal", lambda x: torch.linalg.matrix_norm(x, dim=(1, 1)),
+          lambda p, o: L.clt_linalg_matrix_norm(p, b"fro", _ints((1, 1)), 0, o),
+          [data((3, 4), f)])
+    check("norm 3-D with ord", lambda x: torch.linalg.norm(x, 2),
+          lambda p, o: L.clt_linalg_norm(p, b"2", None, 0, 0, o), [data((2, 3, 4), f)])
+    check("vector_norm repeated dim", lambda x: torch.linalg.vector_norm(x, dim=(0, 0)),
+          lambda p, o: L.clt_linalg_vector_norm(p, 2, _ints((0, 0)), 2, 0, o),
+          [data((3, 4), f)])
+    proto("clt_linalg_vecdot", [P, P, C.c_int, PP])
+    proto("clt_diag_embed", [P, C.c_int64, C.c_int, C.c_int, PP])
+    proto("clt_block_diag", [C.POINTER(P), C.c_size_t, PP])
+    for dt in FLOATS + [torch.int64]:
+        for sa, sb, d in [((3,), (3,), -1), ((2, 3), (3,), -1), ((2, 3), (4, 1, 3), 0),
+                          ((2, 3), (2, 3), 2), ((0, 3), (3,), -1), ((2, 3), (2, 1), 1)]:
+            check("vecdot %s %s %s %d" % (dn(dt), list(sa), list(sb), d),
+                  lambda x, y, d=d: torch.linalg.vecdot(x, y, dim=d),
+                  lambda p, q, o, d=d: L.clt_linalg_vecdot(p, q, d, o),
+                  [data(sa, dt), data(sb, dt)], tol="red", signed_zero=False)
+        for sh, off, d1, d2 in [((3,), 0, -2, -1), ((2, 3), 1, 0, 2), ((2, 3), -2, -1, 0),
+                                ((2, 0), 0, -2, -1), ((2, 3, 4), 0, 1, 3), ((2, 3), 0, 1, 1),
+                                ((), 0, -2, -1), ((3,), 0, 2, 0)]:
+            check("diag_embed %s %s %d %d %d" % (dn(dt), list(sh), off, d1, d2),
+                  lambda t, off=off, d1=d1, d2=d2: torch.diag_embed(t, off, d1, d2),
+                  lambda p, o, off=off, d1=d1, d2=d2: L.clt_diag_embed(p, off, d1, d2, o),
+                  [data(sh, dt)], tol="exact")
+        for shs in [[(2, 3)], [(2, 3), (), (3,)], [(0, 2), (2, 0), (1,)], [(2, 2, 2)]]:
+            ts = [data(s_, dt) for s_ in shs]
+
+            def cfn(*ps_o, n=len(ts)):
+                return L.clt_block_diag((P * n)(*ps_o[:n]), n, ps_o[n])
+            check("block_diag %s %s" % (dn(dt), shs), lambda *t: torch.block_diag(*t), cfn, ts,
+                  tol="exact")
+    mix = [data((2, 2), torch.int32), data((1, 3), f), data((2,), torch.float64)]
+    check("block_diag promotes", lambda *t: torch.block_diag(*t),
+          lambda a, b, c, o: L.clt_block_diag((P * 3)(a, b, c), 3, o), mix, tol="exact")
+    proto("clt_linalg_householder_product", [P, P, PP])
+    for dt in FLOATS:
+        for sh in [(5, 3), (4, 4), (2, 6, 2), (3, 0), (0, 3, 2)]:
+            g_, t_ = torch.geqrf(data(sh, dt))
+            for k in sorted({t_.shape[-1], max(t_.shape[-1] - 1, 0)}):
+                check("householder_product %s %s k %d" % (dn(dt), list(sh), k),
+                      torch.linalg.householder_product, L.clt_linalg_householder_product,
+                      [g_, t_[..., :k].contiguous()], tol="la", signed_zero=False)
+    check("householder_product wide", torch.linalg.householder_product,
+          L.clt_linalg_householder_product, [data((2, 3), f), data((2,), f)])
+    check("householder_product tau too long", torch.linalg.householder_product,
+          L.clt_linalg_householder_product, [data((4, 2), f), data((3,), f)])
+    check("vecdot dtype mix", lambda x, y: torch.linalg.vecdot(x, y),
+          lambda p, q, o: L.clt_linalg_vecdot(p, q, -1, o),
+          [data((3,), f), data((3,), torch.float64)])
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -5616,7 +5796,8 @@ def main():
                 more_losses,
                 products,
                 nn_pool,
-                linalg_eig]
+                linalg_eig,
+                linalg_qr]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

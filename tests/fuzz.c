@@ -559,6 +559,26 @@ static int result(fz *f, clt_status st, clt_tensor **outp, clt_tensor *out)
     return outcome(f, st, out);
 }
 
+/* The contract of a call with two outputs (either out-pointer may be
+ * NULL): CLT_OK with both, or an error that leaves neither.  Returns 1 on
+ * success. */
+static int two_outcome(fz *f, clt_status st, clt_tensor **op, clt_tensor *out, clt_tensor **op2,
+                       clt_tensor *out2)
+{
+    if (st == CLT_OK && (!op || !op2))
+        die(f, "CLT_OK with a NULL out-pointer");
+    if (st != CLT_OK) {
+        check_error(f, st);
+        capture_check(f);
+        if ((op && out) || (op2 && out2))
+            die(f, "failed with %s but left an output", clt_status_name(st));
+        return 0;
+    }
+    outcome(f, st, out);
+    outcome(f, st, out2);
+    return 1;
+}
+
 /* ---- dtype and shape rules, computed here independently ---------------------- */
 
 static int rank(clt_dtype d)
@@ -4217,17 +4237,8 @@ static void new3_linalg(fz *f, clt_device *dev)
     case 3: {
         clt_tensor **op2 = OUTP(f, &out2);
         CALL("clt_linalg_slogdet", clt_linalg_slogdet(a, op, op2));
-        if (st == CLT_OK && (!op || !op2))
-            die(f, "CLT_OK with a NULL out-pointer");
-        if (st != CLT_OK) {
-            check_error(f, st);
-            capture_check(f);
-            if ((op && out) || (op2 && out2))
-                die(f, "failed with %s but left an output", clt_status_name(st));
+        if (!two_outcome(f, st, op, out, op2, out2))
             break;
-        }
-        outcome(f, st, out);
-        outcome(f, st, out2);
         if (!a)
             die(f, "succeeded on a NULL input");
         expect_meta(f, out2, and - 2, ash, clt_tensor_dtype(a), clt_tensor_device(a));
@@ -4797,6 +4808,145 @@ static void op_eig(fz *f)
         for (int i = 0; i < nout; i++)
             store(f, o[i]);
     }
+
+
+/* ---- linalg_qr: qr, lstsq, the norms, matrix_power, multi_dot --------------------------------- */
+
+/* torch.linalg's QR and what builds on it, on matrices [..., m, n] near
+ * the sizes wanted (new3_operand's mistakes included): Q's and R's shapes
+ * per mode, both outputs NULL on failure; the others' results kept. */
+static void op_linalg_qr(fz *f)
+{
+    clt_device *dev = rand_dev(f);
+    clt_device *d = dev ? dev : f->dev[0];
+    clt_status st;
+    int64_t shape[5];
+    int bnd = (int)pick(f, 3), nd = bnd + 2;
+    for (int i = 0; i < bnd; i++)
+        shape[i] = chance(f, 8) ? 0 : 1 + (int64_t)pick(f, 3);
+    int64_t m = (int64_t)pick(f, 5), n = (int64_t)pick(f, 5);
+    shape[bnd] = m;
+    shape[bnd + 1] = n;
+    clt_tensor *a = new3_operand(f, chance(f, 95) ? d : dev, new3_dtype(f), nd, shape);
+    clt_tensor *out = SENT, *out2 = SENT, **op = OUTP(f, &out);
+    static const char *const modes[] = {"reduced", "complete", "r", "full", NULL};
+    static const char *const ords[] = {"fro", "nuc", "1", "-1", "inf", "-inf", "2", "0", "x"};
+    int dims[3] = {rand_dim(f, nd), rand_dim(f, nd), rand_dim(f, nd)}, ndims = (int)pick(f, 4);
+    switch (pick(f, 11)) {
+    case 10: {
+        int64_t ts[4];
+        memcpy(ts, shape, sizeof ts);
+        ts[nd - 2] = (int64_t)pick(f, 4);
+        clt_tensor *tau = new3_operand(f, d, new3_dtype(f), nd - 1, ts);
+        CALL("clt_linalg_householder_product", clt_linalg_householder_product(a, tau, op));
+        if (result(f, st, op, out))
+            keep_result(f, out, clt_tensor_ndim(a), clt_tensor_shape(a), clt_tensor_dtype(a),
+                        clt_tensor_device(a));
+        tfree(f, tau, 0);
+        break;
+    }
+    case 7: {
+        clt_tensor *b = chance(f, 50) ? clt_tensor_retain(a) : new3_operand(f, d, new3_dtype(f), 1,
+                                                                              &shape[nd - 1]);
+        CALL("clt_linalg_vecdot", clt_linalg_vecdot(a, b, rand_dim(f, nd), op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        tfree(f, b, 0);
+        break;
+    }
+    case 8:
+        CALL("clt_diag_embed", clt_diag_embed(a, (int64_t)pick(f, 5) - 2, rand_dim(f, nd + 1),
+                                              rand_dim(f, nd + 1), op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        break;
+    case 9: {
+        clt_tensor *ts[3] = {a, rt(f), rt(f)};
+        CALL("clt_block_diag",
+             clt_block_diag((const clt_tensor *const *)ts, pick(f, 4), op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        break;
+    }
+    case 0: {
+        const char *mode = modes[pick(f, 5)];
+        clt_tensor **op2 = OUTP(f, &out2);
+        CALL("clt_linalg_qr", clt_linalg_qr(a, mode, op, op2));
+        if (!two_outcome(f, st, op, out, op2, out2))
+            break;
+        if (!a)
+            die(f, "succeeded on a NULL input");
+        int and = clt_tensor_ndim(a);
+        int64_t want[16], am = clt_tensor_size(a, -2), an = clt_tensor_size(a, -1);
+        int64_t k = am < an ? am : an;
+        int complete = mode && strcmp(mode, "complete") == 0, r_only = mode && !strcmp(mode, "r");
+        memcpy(want, clt_tensor_shape(a), sizeof *want * (size_t)and);
+        want[and - 1] = complete ? am : k;
+        if (r_only)
+            expect_meta(f, out, 1, (int64_t[]){0}, clt_tensor_dtype(a), clt_tensor_device(a));
+        else
+            expect_meta(f, out, and, want, clt_tensor_dtype(a), clt_tensor_device(a));
+        want[and - 2] = complete ? am : k;
+        want[and - 1] = an;
+        expect_meta(f, out2, and, want, clt_tensor_dtype(a), clt_tensor_device(a));
+        store(f, out);
+        store(f, out2);
+        break;
+    }
+    case 1: {
+        int64_t bs[5];
+        memcpy(bs, shape, sizeof bs);
+        int bn = chance(f, 30) ? nd - 1 : nd;
+        if (bn == nd)
+            bs[nd - 1] = (int64_t)pick(f, 3);
+        clt_tensor *b = new3_operand(f, chance(f, 95) ? d : rand_dev(f), new3_dtype(f), bn, bs);
+        CALL("clt_linalg_lstsq", clt_linalg_lstsq(a, b, op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        tfree(f, b, 0);
+        break;
+    }
+    case 2:
+        CALL("clt_linalg_vector_norm", clt_linalg_vector_norm(a, rand_scalar(f), dims, ndims,
+                                                              (int)pick(f, 2), op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        break;
+    case 3:
+        CALL("clt_linalg_matrix_norm",
+             clt_linalg_matrix_norm(a, ords[pick(f, 9)], chance(f, 50) ? NULL : dims,
+                                    (int)pick(f, 2), op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        break;
+    case 4:
+        CALL("clt_linalg_norm", clt_linalg_norm(a, chance(f, 30) ? NULL : ords[pick(f, 9)], dims,
+                                                ndims, (int)pick(f, 2), op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        break;
+    case 5:
+        CALL("clt_linalg_matrix_power",
+             clt_linalg_matrix_power(a, (int64_t)pick(f, 9) - 4, op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        break;
+    default: {
+        /* a chain [m, n] @ [n, p] @ [p, q], an end now and then a vector */
+        int64_t s1[2] = {n, 1 + (int64_t)pick(f, 4)}, s2[2] = {s1[1], (int64_t)pick(f, 4)};
+        clt_tensor *ts[3] = {a, new3_operand(f, d, new3_dtype(f), chance(f, 20) ? 1 : 2, s1),
+                             new3_operand(f, d, new3_dtype(f), 2, s2)};
+        size_t cnt = 1 + pick(f, 3);
+        CALL("clt_linalg_multi_dot",
+             clt_linalg_multi_dot((const clt_tensor *const *)ts, cnt, op));
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        tfree(f, ts[1], 0);
+        tfree(f, ts[2], 0);
+        break;
+    }
+    }
+    tfree(f, a, 0);
 }
 
 /* ---- the driver ---------------------------------------------------------------------------------- */
@@ -4823,6 +4973,7 @@ static struct {
     {"stats", op_stats, 3},
     {"nn_pool", op_nn_pool, 3},
     {"eig", op_eig, 2},
+    {"linalg_qr", op_linalg_qr, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

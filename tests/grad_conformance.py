@@ -1711,5 +1711,93 @@ for sh in ((3, 3), (2, 4, 4)):
     case("linalg.pinv hermitian %s" % (sh,), lambda x: torch.linalg.pinv(x, hermitian=True),
          lambda x: call("clt_linalg_pinv", x, None, None, 1), [_sym(sh)])
 
+
+# ---- linalg_qr: qr, lstsq, norms, matrix_power, multi_dot --------------------------
+proto("clt_linalg_qr", [P, C.c_char_p, PP, PP])
+proto("clt_linalg_lstsq", [P, P, PP])
+proto("clt_linalg_vector_norm", [P, C.c_double, C.POINTER(C.c_int), C.c_int, C.c_int, PP])
+proto("clt_linalg_matrix_norm", [P, C.c_char_p, C.POINTER(C.c_int), C.c_int, PP])
+proto("clt_linalg_norm", [P, C.c_char_p, C.POINTER(C.c_int), C.c_int, C.c_int, PP])
+proto("clt_linalg_matrix_power", [P, C.c_int64, PP])
+proto("clt_linalg_multi_dot", [C.POINTER(P), C.c_size_t, PP])
+proto("clt_flatten", [P, C.c_int, C.c_int, PP])
+
+
+def _qr_parts(x, mode, which):
+    """Q (which 0), R (1) or both flattened and joined (2)."""
+    q, r = P(), P()
+    if L.clt_linalg_qr(x, mode.encode(), C.byref(q), C.byref(r)) != 0:
+        raise RuntimeError(L.clt_last_error().decode())
+    if which < 2:
+        return q if which == 0 else r
+    parts = (P * 2)(call("clt_flatten", q, -2, -1), call("clt_flatten", r, -2, -1))
+    return call("clt_cat", parts, 2, C.c_int(-1))
+
+
+def _qr_t(x, mode, which):
+    q, r = torch.linalg.qr(x, mode=mode)
+    return (q, r)[which] if which < 2 else torch.cat([q.flatten(-2), r.flatten(-2)], -1)
+
+
+for sh in ((3, 3), (5, 3), (2, 4, 2), (3, 5), (2, 2, 4), (1, 1)):
+    for mode in ("reduced", "complete"):
+        if mode == "complete" and sh[-2] > sh[-1]:
+            continue
+        for which in (0, 1, 2):
+            case("linalg.qr %s %s %s" % (sh, mode, ("Q", "R", "QR")[which]),
+                 lambda x, m=mode, w=which: _qr_t(x, m, w),
+                 lambda x, m=mode, w=which: _qr_parts(x, m, w), [rng.standard_normal(sh)])
+# torch 1.13's lstsq backward fails for vector B (a dim out of range): matrices only
+for sa, sb in (((5, 3), (5, 2)), ((4, 4), (4, 1)), ((1, 6, 3), (2, 6, 2))):
+    case("linalg.lstsq %s %s" % (sa, sb), lambda x, y: torch.linalg.lstsq(x, y).solution,
+         lambda x, y: call("clt_linalg_lstsq", x, y),
+         [rng.standard_normal(sa), rng.standard_normal(sb)])
+VN = rng.standard_normal((3, 4, 5))
+VN[0, 1, :] = 0  # a zero slice: the 2-norm's subgradient 0
+for o_, dims in ((2, (0, 2)), (2, (1, 2)), (1, (0, 1)), (3, (2, 0)), (math.inf, (1, 2)),
+                 (0.5, (0, 2)), (2, None)):
+    for kd in (0, 1):
+        case("linalg.vector_norm ord %s dims %s keepdim %d" % (o_, dims, kd),
+             lambda x, o_=o_, d=dims, kd=kd: torch.linalg.vector_norm(x, o_, d, bool(kd)),
+             lambda x, o_=o_, d=dims, kd=kd: call("clt_linalg_vector_norm", x, C.c_double(o_),
+                                                  _ints(*d) if d else None,
+                                                  C.c_int(len(d) if d else 0), C.c_int(kd)),
+             [VN])
+for o_ in ("fro", "1", "-1", "inf", "-inf"):
+    to = o_ if o_ == "fro" else float(o_)
+    case("linalg.matrix_norm %s" % o_, lambda x, to=to: torch.linalg.matrix_norm(x, to),
+         lambda x, o_=o_: call("clt_linalg_matrix_norm", x, o_.encode(), None, C.c_int(0)),
+         [rng.standard_normal((2, 3, 4))])
+    case("linalg.norm %s" % o_, lambda x, to=to: torch.linalg.norm(x, to),
+         lambda x, o_=o_: call("clt_linalg_norm", x, o_.encode(), None, C.c_int(0), C.c_int(0)),
+         [rng.standard_normal((3, 4))])
+for k in (-2, -1, 1, 2, 3, 6):
+    case("linalg.matrix_power %d" % k, lambda x, k=k: torch.linalg.matrix_power(x, k),
+         lambda x, k=k: call("clt_linalg_matrix_power", x, C.c_int64(k)), [_wc((2, 3, 3))])
+for shs in ([(4,), (4, 5), (5,)], [(2, 30), (30, 3), (3, 40)], [(3, 4), (4, 2), (2, 6), (6, 1)]):
+    case("linalg.multi_dot %s" % shs, lambda *t: torch.linalg.multi_dot(list(t)),
+         lambda *x: call("clt_linalg_multi_dot", (P * len(x))(*x), len(x)),
+         [rng.standard_normal(s_) for s_ in shs])
+proto("clt_linalg_vecdot", [P, P, C.c_int, PP])
+proto("clt_diag_embed", [P, C.c_int64, C.c_int, C.c_int, PP])
+proto("clt_block_diag", [C.POINTER(P), C.c_size_t, PP])
+proto("clt_linalg_householder_product", [P, P, PP])
+for sh, k in (((4, 3), 3), ((2, 5, 2), 1)):
+    case("linalg.householder_product %s %d" % (sh, k), torch.linalg.householder_product,
+         lambda x, t: call("clt_linalg_householder_product", x, t),
+         [rng.standard_normal(sh), rng.standard_normal(sh[:-2] + (k,))])
+qr_first = len(shape_names)
+named("linalg.vecdot", lambda x, y: torch.linalg.vecdot(x, y, dim=0),
+      lambda x, y: call("clt_linalg_vecdot", x, y, C.c_int(0)),
+      [rng.standard_normal((3, 4)), rng.standard_normal((3, 1))])
+for sh, off, d1, d2 in (((2, 3), 1, 0, 2), ((3,), -1, -2, -1)):
+    named("diag_embed %s %d" % (sh, off), lambda t, o_=off, a=d1, b=d2: torch.diag_embed(t, o_, a, b),
+          lambda t, o_=off, a=d1, b=d2: call("clt_diag_embed", t, C.c_int64(o_), C.c_int(a),
+                                             C.c_int(b)), [rng.standard_normal(sh)])
+named("block_diag", lambda *t: torch.block_diag(*t),
+      lambda *x: call("clt_block_diag", (P * len(x))(*x), len(x)),
+      [rng.standard_normal((2, 3)), rng.standard_normal(()), rng.standard_normal((4,))])
+compare_names(qr_first)
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -649,7 +649,18 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_svd, T | T2 | T3, clt_svd(f->bl, 1, 1, &o->t, &o->t2, &o->t3))                      \
     X(clt_linalg_pinv, T, clt_linalg_pinv(f->f, NULL, NULL, 1, &o->t))                        \
     X(clt_linalg_matrix_rank, T, clt_linalg_matrix_rank(f->i32, NULL, NULL, 0, &o->t))        \
-    X(clt_linalg_cond, T, clt_linalg_cond(f->f, 1, &o->t))
+    X(clt_linalg_cond, T, clt_linalg_cond(f->f, 1, &o->t))                                   \
+    X(clt_linalg_qr, T | T2, clt_linalg_qr(f->i32, NULL, &o->t, &o->t2))                     \
+    X(clt_linalg_lstsq, T, clt_linalg_lstsq(f->f, f->i32, &o->t))                            \
+    X(clt_linalg_vector_norm, T, clt_linalg_vector_norm(f->i32, 2, NULL, 0, 0, &o->t))       \
+    X(clt_linalg_matrix_norm, T, clt_linalg_matrix_norm(f->f, "nuc", NULL, 0, &o->t))        \
+    X(clt_linalg_norm, T, clt_linalg_norm(f->f, "3", NULL, 0, 0, &o->t))                     \
+    X(clt_linalg_matrix_power, T, clt_linalg_matrix_power(f->f, 2, &o->t))                   \
+    X(clt_linalg_multi_dot, T, clt_linalg_multi_dot(f->cpair, 2, &o->t))                     \
+    X(clt_linalg_vecdot, T, clt_linalg_vecdot(f->f, f->i32, -1, &o->t))                      \
+    X(clt_diag_embed, T, clt_diag_embed(f->f, 0, 1, 1, &o->t))                               \
+    X(clt_block_diag, T, clt_block_diag(f->cpair, 0, &o->t))                                 \
+    X(clt_linalg_householder_product, T, clt_linalg_householder_product(f->f, f->f, &o->t))
 
 static int small_int[1];
 

@@ -314,6 +314,144 @@ CLT_API clt_status clt_linalg_matrix_rank(const clt_tensor *a, const double *ato
  * pieces: LinalgSvdBackward0, then the views and the division). */
 CLT_API clt_status clt_linalg_cond(const clt_tensor *a, double p, clt_tensor **out);
 
+
+/* ---- QR, least squares, norms and products of chains ------------------------
+ * torch 1.13's torch.linalg.qr, lstsq, vector_norm, matrix_norm, norm,
+ * matrix_power, multi_dot, vecdot and householder_product, and
+ * torch.diag_embed and block_diag.  The matrices are the last two dims of a
+ * batch [..., m, n] (torch's "A").  Errors as the factorisations above
+ * (float32 or float64, CLT_ERR_DTYPE_UNSUPPORTED otherwise; fewer than 2
+ * dims CLT_ERR_INVALID_ARGUMENT) unless said.  New tensors: release each
+ * with clt_tensor_free; on failure every output is NULL. */
+
+/* torch.linalg.qr(A, mode): A = Q R by Householder reflections, as
+ * LAPACK's geqrf and orgqr, so with torch's signs (R's diagonal may be
+ * negative: each reflector maps its column to -sign(a_kk) times its norm;
+ * a column already zero below the diagonal is kept as it is).  mode
+ * "reduced" (or NULL, torch's default): Q [..., m, k], R [..., k, n], k =
+ * min(m, n); "complete": Q [..., m, m], R [..., m, n]; "r": R as reduced
+ * and *q an empty [0] tensor, as torch's; another mode:
+ * CLT_ERR_INVALID_ARGUMENT ("qr received unrecognized mode ...").  Each
+ * matrix is factored by a work-group of its own, in local memory when it
+ * fits in 16 KiB; enqueues without waiting.  Gradient: torch's
+ * linalg_qr_backward (grad_fn LinalgQrBackward0, one node for Q and one
+ * for R, which add up to torch's one), refused by clt_backward as torch
+ * refuses it: mode "r" ("The derivative of linalg.qr depends on Q, which
+ * is not computed when mode='r'. ..."), and mode "complete" with m > n;
+ * it solves with R, so a singular R fails there as clt_linalg_solve does
+ * (torch gives inf or NaN). */
+CLT_API clt_status clt_linalg_qr(const clt_tensor *a, const char *mode, clt_tensor **q,
+                                 clt_tensor **r);
+
+/* torch.linalg.lstsq(A, B).solution for full-rank A with m >= n: X
+ * minimising |A X - B|, computed as R^-1 Q^T B from clt_linalg_qr's
+ * reduced factors (torch's default CPU driver, gelsy, agrees on such
+ * inputs).  Only the solution is returned: of torch's other fields
+ * residuals and singular_values are empty for gelsy, and rank is n for a
+ * full-rank A.  B is [..., m, k], or [..., m] (a batch of vectors) when it
+ * has one dim fewer than A (torch's rule, X then [..., n]); the batch dims
+ * broadcast.  One dtype (CLT_ERR_DTYPE_MISMATCH), one device; B's m not
+ * A's: CLT_ERR_SHAPE_MISMATCH; B with more dims than A or two fewer, and
+ * m < n: CLT_ERR_INVALID_ARGUMENT; an exactly singular R (rank-deficient
+ * A): CLT_ERR_INVALID_ARGUMENT from the solve (torch's gelsy returns a
+ * minimum-norm solution instead).  Reads the solve's reports back (waits).
+ * Gradients through the recorded composition (qr, transpose, matmul,
+ * solve, and a squeeze for a vector B), so grad_fn is the last of those
+ * (torch: LinalgLstsqBackward0). */
+CLT_API clt_status clt_linalg_lstsq(const clt_tensor *a, const clt_tensor *b,
+                                    clt_tensor **solution);
+
+/* torch.linalg.vector_norm(x, ord, dims, keepdim): clt_vector_norm_dim's
+ * norm (reduce.h: its ords, dtypes, errors and gradient) over the ndims
+ * dims of dims (ndims 0: every element, as dim=None; a dim named twice:
+ * CLT_ERR_INVALID_ARGUMENT).  Several dims are permuted to the end and
+ * merged first (a copy unless they are laid out so): grad_fn
+ * LinalgVectorNormBackward0 without keepdim, with it that of the reshape
+ * that gives the reduced dims back. */
+CLT_API clt_status clt_linalg_vector_norm(const clt_tensor *x, double ord, const int *dims,
+                                          int ndims, int keepdim, clt_tensor **out);
+
+/* torch.linalg.matrix_norm(A, ord, dim, keepdim) over the two dims dims[0]
+ * and dims[1] (dims NULL: -2 and -1; equal dims: CLT_ERR_INVALID_ARGUMENT).
+ * ord is a string, torch's word or number: "fro" (the 2-norm of the
+ * elements), "1" / "-1" (the largest / smallest column sum of |A|), "inf"
+ * / "-inf" (row sums); "nuc", "2" and "-2" need the singular values,
+ * which cltensor does not compute yet: CLT_ERR_INVALID_ARGUMENT naming the
+ * missing SVD; other orders CLT_ERR_INVALID_ARGUMENT ("Order 3 not
+ * supported."), and so is a string that is neither.  Float dtypes
+ * (float16 too), kept; others CLT_ERR_DTYPE_MISMATCH.  Composed as torch's
+ * (vector_norm, then amax or amin), with their gradients and grad_fn
+ * names. */
+CLT_API clt_status clt_linalg_matrix_norm(const clt_tensor *a, const char *ord, const int *dims,
+                                          int keepdim, clt_tensor **out);
+
+/* torch.linalg.norm(A, ord, dim, keepdim), dispatching as torch: ord NULL
+ * (None) is the 2-norm of the elements over dims (every element when
+ * ndims is 0); "fro" and "nuc", or a number with two dims (given, or those
+ * of a 2-D A when ndims is 0), clt_linalg_matrix_norm; a number otherwise
+ * clt_linalg_vector_norm.  ndims 0, 1 or 2 (CLT_ERR_INVALID_ARGUMENT
+ * otherwise); an ord with ndims 0 needs a 1-D or 2-D A ("If dim is not
+ * specified but ord is, the input must be 1D or 2D."). */
+CLT_API clt_status clt_linalg_norm(const clt_tensor *a, const char *ord, const int *dims,
+                                   int ndims, int keepdim, clt_tensor **out);
+
+/* torch.linalg.matrix_power(A, n): A [..., m, m] to the integer power n by
+ * torch's repeated squaring (clt_matmul's products, grad_fn MmBackward0);
+ * n < 0 inverts first (clt_linalg_inv: a singular A is refused with its
+ * message); n = 1 a copy (CloneBackward0); n = 0 the identity in A's
+ * shape, which records no gradient (torch's carries a zero one). */
+CLT_API clt_status clt_linalg_matrix_power(const clt_tensor *a, int64_t n, clt_tensor **out);
+
+/* torch.linalg.multi_dot(tensors): the product of n >= 2 matrices in the
+ * cheapest order (torch's: the three-term comparison for three, the
+ * matrix-chain table for more); the first may be 1-D (a row) and the last
+ * 1-D (a column), whose dims the result lacks; the others 2-D
+ * (CLT_ERR_INVALID_ARGUMENT).  One dtype (CLT_ERR_DTYPE_MISMATCH) and
+ * device; sizes that do not chain: CLT_ERR_SHAPE_MISMATCH.  Dtypes as
+ * clt_matmul; grad_fn MmBackward0 (the last squeeze's for vectors).
+ * tensors: n borrowed tensors. */
+CLT_API clt_status clt_linalg_multi_dot(const clt_tensor *const *tensors, size_t n,
+                                        clt_tensor **out);
+
+/* torch.linalg.vecdot(x, y, dim=dim): the sum over dim of x * y (x
+ * conjugated, which for cltensor's real dtypes changes nothing), x and y
+ * broadcast together (clt_mul's rules; dim counts in the broadcast shape,
+ * CLT_ERR_DIM_OUT_OF_RANGE); one floating dtype (CLT_ERR_DTYPE_MISMATCH
+ * for two, CLT_ERR_DTYPE_UNSUPPORTED for integers and bool, with torch's
+ * messages).  grad_fn SumBackward1, as torch. */
+CLT_API clt_status clt_linalg_vecdot(const clt_tensor *x, const clt_tensor *y, int dim,
+                                     clt_tensor **out);
+
+/* torch.diag_embed(t, offset, dim1, dim2) (torch's defaults 0, -2, -1): a
+ * tensor of zeros with one dim more than t, whose diagonal (offset, dim1,
+ * dim2) holds t's last dim; dim1 and dim2 count in the result's dims, are
+ * of size t's last size + |offset|, and must differ
+ * (CLT_ERR_INVALID_ARGUMENT, "diagonal dimensions cannot be identical");
+ * a 0-dim t: CLT_ERR_DIM_OUT_OF_RANGE.  Any dtype, kept.  grad_fn
+ * DiagEmbedBackward0 (the gradient's diagonal). */
+CLT_API clt_status clt_diag_embed(const clt_tensor *t, int64_t offset, int dim1, int dim2,
+                                  clt_tensor **out);
+
+/* torch.block_diag(*tensors): the n tensors (0-dim ones as [1, 1], 1-D
+ * ones as a row, 2-D ones as they are; more dims: CLT_ERR_INVALID_ARGUMENT)
+ * on the diagonal of a 2-D tensor of zeros, in order; the dtype is all of
+ * theirs promoted (clt_promote_types), on one device.  n 0 is refused
+ * (CLT_ERR_INVALID_ARGUMENT: no device to put the result on; torch gives
+ * an empty [1, 0]).  grad_fn BlockDiagBackward0 (each input gets its
+ * block).  tensors: n borrowed tensors. */
+CLT_API clt_status clt_block_diag(const clt_tensor *const *tensors, size_t n, clt_tensor **out);
+
+/* torch.linalg.householder_product(A, tau): the first n columns of H_0
+ * ... H_{k-1}, H_i = I - tau_i v_i v_i^T with v_i column i of A below the
+ * diagonal and 1 on it (LAPACK's orgqr; A [..., m, n] with m >= n, tau
+ * [..., k] with k <= n and A's batch dims; CLT_ERR_INVALID_ARGUMENT or
+ * CLT_ERR_SHAPE_MISMATCH otherwise, with torch's messages; one dtype,
+ * CLT_ERR_DTYPE_MISMATCH).  Composed of recorded products, two per
+ * reflector, so gradients for A and tau through them (grad_fn
+ * SliceBackward0; torch: LinalgHouseholderProductBackward0). */
+CLT_API clt_status clt_linalg_householder_product(const clt_tensor *a, const clt_tensor *tau,
+                                                  clt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif

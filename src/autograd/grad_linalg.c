@@ -318,7 +318,12 @@ done:
 
 clt_status clt_linalg_solve(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 {
-    static const char fn[] = "clt_linalg_solve";
+    return clt__linalg_solve_rec("clt_linalg_solve", a, b, out);
+}
+
+clt_status clt__linalg_solve_rec(const char *fn, const clt_tensor *a, const clt_tensor *b,
+                                 clt_tensor **out)
+{
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(a, fn);

@@ -196,8 +196,8 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
 
 /* ---- amax, amin, aminmax --------------------------------------------------- */
 
-static clt_status amax_rec(const clt_tensor *a, const int *dims, int ndims, int keepdim,
-                           bool max, clt_tensor **out, const char *fn)
+clt_status clt__amax_rec(const clt_tensor *a, const int *dims, int ndims, int keepdim,
+                         bool max, clt_tensor **out, const char *fn)
 {
     clt_status st = clt__amax(a, dims, ndims, keepdim, max, out, fn);
     if (st != CLT_OK)
@@ -212,13 +212,13 @@ static clt_status amax_rec(const clt_tensor *a, const int *dims, int ndims, int 
 clt_status clt_amax(const clt_tensor *a, const int *dims, int ndims, int keepdim,
                     clt_tensor **out)
 {
-    return amax_rec(a, dims, ndims, keepdim, true, out, "clt_amax");
+    return clt__amax_rec(a, dims, ndims, keepdim, true, out, "clt_amax");
 }
 
 clt_status clt_amin(const clt_tensor *a, const int *dims, int ndims, int keepdim,
                     clt_tensor **out)
 {
-    return amax_rec(a, dims, ndims, keepdim, false, out, "clt_amin");
+    return clt__amax_rec(a, dims, ndims, keepdim, false, out, "clt_amin");
 }
 
 static clt_status aminmax(const clt_tensor *a, const int *dim, int keepdim, clt_tensor **min,
@@ -244,9 +244,10 @@ static clt_status aminmax(const clt_tensor *a, const int *dim, int keepdim, clt_
                           "operation has no identity",
                           fn);
     }
-    clt_status st = amax_rec(a, dim ? &d : NULL, dim ? 1 : 0, dim ? keepdim : 0, false, min, fn);
+    clt_status st =
+        clt__amax_rec(a, dim ? &d : NULL, dim ? 1 : 0, dim ? keepdim : 0, false, min, fn);
     if (st == CLT_OK)
-        st = amax_rec(a, dim ? &d : NULL, dim ? 1 : 0, dim ? keepdim : 0, true, max, fn);
+        st = clt__amax_rec(a, dim ? &d : NULL, dim ? 1 : 0, dim ? keepdim : 0, true, max, fn);
     if (st != CLT_OK) {
         clt_tensor_free(*min);
         *min = NULL;
