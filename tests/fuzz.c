@@ -4727,7 +4727,7 @@ static void op_nn_pool(fz *f)
     }
     clt_tensor_free(extra);
     clt_tensor_free(x);
-
+}
 
 /* eigh, svd and what is computed from them (linalg.h) on any stored
  * tensor: refusals leave every output NULL; results have torch's shapes. */
@@ -4808,7 +4808,7 @@ static void op_eig(fz *f)
         for (int i = 0; i < nout; i++)
             store(f, o[i]);
     }
-
+}
 
 /* ---- linalg_qr: qr, lstsq, the norms, matrix_power, multi_dot --------------------------------- */
 
