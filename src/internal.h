@@ -1663,4 +1663,23 @@ clt_status clt__quantile(const clt_tensor *a, const clt_tensor *q, double qv, co
 clt_status clt__std_dim_rec(const char *fn, const clt_tensor *a, int dim, double correction,
                             int keepdim, clt_tensor **out);
 
+/* torch's pixel_shuffle (down false) or pixel_unshuffle (down true) by r,
+ * and channel_shuffle in groups, of t of any dtype, without autograd: one
+ * copy of a permuted view each (src/ops/shape.c).  Messages name fn. */
+clt_status clt__pixel_shuffle(const clt_tensor *t, int64_t r, bool down, clt_tensor **out,
+                              const char *fn);
+clt_status clt__channel_shuffle(const clt_tensor *t, int64_t groups, clt_tensor **out,
+                                const char *fn);
+
+/* Their public entries recorded, naming fn (src/autograd/grad_shape.c), and
+ * clt_unfold and clt_fold's (src/autograd/grad_conv.c): the layers' forwards. */
+clt_status clt__pixel_shuffle_rec(const char *fn, const clt_tensor *t, int64_t r, bool down,
+                                  clt_tensor **out);
+clt_status clt__channel_shuffle_rec(const char *fn, const clt_tensor *t, int64_t groups,
+                                    clt_tensor **out);
+clt_status clt__unfold_rec(const char *fn, const clt_tensor *input, const int64_t *kernel_size,
+                           const clt_fold_opts *opts, clt_tensor **out);
+clt_status clt__fold_rec(const char *fn, const clt_tensor *input, const int64_t *output_size,
+                         const int64_t *kernel_size, const clt_fold_opts *opts, clt_tensor **out);
+
 #endif

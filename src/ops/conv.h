@@ -108,4 +108,13 @@ clt_status clt__adaptive_avg_pool2d(const clt_tensor *x, const int64_t *size, cl
 clt_status clt__adaptive_avg_pool2d_backward(const clt_tensor *g, const int64_t *in_shape,
                                              clt_tensor **out);
 
+/* F.unfold of a 3-D or 4-D x (im2col: [N, C kH kW, L],
+ * unbatched [C kH kW, L]) and F.fold of a 2-D or 3-D x into size
+ * {H, W} (col2im, overlaps summed in a fixed order), kernel k; each
+ * checks its operands as PyTorch does, messages naming fn. */
+clt_status clt__unfold(const clt_tensor *x, const int64_t *k, const clt_fold_opts *o,
+                       clt_tensor **out, const char *fn);
+clt_status clt__fold(const clt_tensor *x, const int64_t *size, const int64_t *k,
+                     const clt_fold_opts *o, clt_tensor **out, const char *fn);
+
 #endif
