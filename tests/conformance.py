@@ -5276,7 +5276,100 @@ def nn_shape():
     check("pad_sequence transposed", lambda a, b: pad_sequence([a, b], True, 0.5),
           padseq(1, 0.5), [In(data((3, 4), torch.float32), ("T",)), data((2, 3), torch.float32)],
           tol="exact")
+    nn_shape_bags()
     nn_shape_state_dict()
+
+
+def nn_shape_bags():
+    """embedding_bag against torch: the three modes, offsets or 2-D input,
+    per-sample weights, padding_idx, include_last_offset, refusals."""
+    F = torch.nn.functional
+    proto("clt_embedding_bag", [P, P, P, C.c_int, P, I64P, C.c_int, PP])
+    modes = {"sum": 0, "mean": 1, "max": 2}
+
+    def bag(mode, pad, last, with_off, with_psw):
+        def c(*a):
+            w, x = a[0], a[1]
+            off = a[2] if with_off else None
+            psw = a[2 + with_off] if with_psw else None
+            return L.clt_embedding_bag(w, x, off, modes.get(mode, 7), psw,
+                                       _i64s(pad) if pad is not None else None, last, a[-1])
+        return c
+
+    def tbag(mode, pad, last, with_off, with_psw):
+        def t(*a):
+            w, x = a[0], a[1]
+            off = a[2] if with_off else None
+            psw = a[2 + with_off] if with_psw else None
+            return F.embedding_bag(x, w, off, mode=mode, per_sample_weights=psw,
+                                   include_last_offset=bool(last), padding_idx=pad)
+        return t
+    idx = torch.tensor([1, 2, 4, 5, 4, 3, 2, 0, 5, 5])
+    for dt in FLOATS:
+        w = data((6, 3), dt)
+        for mode in ("sum", "mean", "max"):
+            # (torch 1.13's CPU kernel corrupts its heap with no offsets, and with
+            # include_last_offset on a 2-D input: not compared)
+            for off, last in (([0, 2, 2, 5], 0), ([0, 3, 3, 7, 10], 1), ([0], 0),
+                              ([0, 10], 1), ([0, 4, 4, 4], 0)):
+                for pad in (None, 4, -1):
+                    for it in (torch.int64, torch.int32):
+                        o = torch.tensor(off, dtype=it)
+                        check("embedding_bag %s %s offsets=%s last=%d pad=%s %s"
+                              % (dn(dt), mode, off, last, pad, dn(it)),
+                              tbag(mode, pad, last, 1, 0), bag(mode, pad, last, 1, 0),
+                              [w, idx.to(it), o], tol="red")
+            x2 = torch.tensor([[1, 2, 4], [5, 4, 3], [2, 0, 5]])
+            for pad, last in ((None, 0), (2, 0)):
+                check("embedding_bag %s %s 2-D pad=%s last=%d" % (dn(dt), mode, pad, last),
+                      tbag(mode, pad, last, 0, 0), bag(mode, pad, last, 0, 0), [w, x2],
+                      tol="red")
+        for pad in (None, 2):
+            check("embedding_bag %s per_sample_weights pad=%s" % (dn(dt), pad),
+                  tbag("sum", pad, 0, 1, 1), bag("sum", pad, 0, 1, 1),
+                  [w, idx, torch.tensor([0, 3, 3, 6]), data((10,), dt)], tol="red")
+            check("embedding_bag %s per_sample_weights 2-D pad=%s" % (dn(dt), pad),
+                  tbag("sum", pad, 0, 0, 1), bag("sum", pad, 0, 0, 1),
+                  [w, idx.view(2, 5), data((2, 5), dt)], tol="red")
+        check("embedding_bag %s transposed weight" % dn(dt), tbag("mean", None, 0, 1, 0),
+              bag("mean", None, 0, 1, 0),
+              [In(data((6, 3), dt), ("T",)), idx, torch.tensor([0, 4])], tol="red")
+    # max: ties give the first entry, NaN stays only where it comes first
+    w = torch.tensor([[1.0, 5.0, float("nan")], [1.0, 5.0, 2.0], [2.0, float("nan"), 0.0]])
+    check("embedding_bag max ties and NaN", tbag("max", None, 0, 1, 0), bag("max", None, 0, 1, 0),
+          [w, torch.tensor([1, 0, 2, 0, 2, 1]), torch.tensor([0, 3])], tol="exact")
+    w = data((6, 3), torch.float32)
+    refused = [
+        ("mean with per_sample_weights", tbag("mean", None, 0, 1, 1), bag("mean", None, 0, 1, 1),
+         [w, idx, torch.tensor([0, 4]), data((10,), torch.float32)]),
+        ("per_sample_weights shape", tbag("sum", None, 0, 1, 1), bag("sum", None, 0, 1, 1),
+         [w, idx, torch.tensor([0, 4]), data((9,), torch.float32)]),
+        ("per_sample_weights dtype", tbag("sum", None, 0, 1, 1), bag("sum", None, 0, 1, 1),
+         [w, idx, torch.tensor([0, 4]), data((10,), torch.float64)]),
+        ("padding_idx 6", tbag("sum", 6, 0, 1, 0), bag("sum", 6, 0, 1, 0),
+         [w, idx, torch.tensor([0, 4])]),
+        ("padding_idx -7", tbag("sum", -7, 0, 1, 0), bag("sum", -7, 0, 1, 0),
+         [w, idx, torch.tensor([0, 4])]),
+        ("2-D with offsets", tbag("sum", None, 0, 1, 0), bag("sum", None, 0, 1, 0),
+         [w, idx.view(2, 5), torch.tensor([0, 4])]),
+        ("1-D without offsets", tbag("sum", None, 0, 0, 0), bag("sum", None, 0, 0, 0), [w, idx]),
+        ("3-D input", tbag("sum", None, 0, 0, 0), bag("sum", None, 0, 0, 0),
+         [w, idx[:8].view(2, 2, 2)]),
+        ("2-D offsets", tbag("sum", None, 0, 1, 0), bag("sum", None, 0, 1, 0),
+         [w, idx, torch.tensor([[0, 4]])]),
+        ("float indices", tbag("sum", None, 0, 1, 0), bag("sum", None, 0, 1, 0),
+         [w, idx.float(), torch.tensor([0, 4])]),
+        ("float offsets", tbag("sum", None, 0, 1, 0), bag("sum", None, 0, 1, 0),
+         [w, idx, torch.tensor([0.0, 4.0])]),
+        ("int64 weight", tbag("sum", None, 0, 1, 0), bag("sum", None, 0, 1, 0),
+         [data((6, 3), torch.int64), idx, torch.tensor([0, 4])]),
+        ("1-D weight", tbag("sum", None, 0, 1, 0), bag("sum", None, 0, 1, 0),
+         [data((6,), torch.float32), idx, torch.tensor([0, 4])]),
+        ("mode", tbag("foo", None, 0, 1, 0), bag("foo", None, 0, 1, 0),
+         [w, idx, torch.tensor([0, 4])]),
+    ]
+    for name, tf, cf, ins in refused:
+        check("embedding_bag refused: " + name, tf, cf, ins)
 
 
 def nn_shape_state_dict():

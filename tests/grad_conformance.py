@@ -1567,6 +1567,30 @@ for bf in (0, 1):
           lambda a, b, c, bf=bf: call("clt_pad_sequence", (P * 3)(a, b, c), 3, bf,
                                       C.c_double(-1.0)),
           [rng.standard_normal((2, 3)), rng.standard_normal((4, 3)), rng.standard_normal((1, 3))])
+proto("clt_embedding_bag", [P, P, P, C.c_int, P, I64P, C.c_int, PP])
+bag_idx = np.array([1, 2, 4, 5, 4, 3, 2, 0, 5, 5])
+for mi, mode in enumerate(("sum", "mean", "max")):
+    for off, last in (([0, 2, 2, 5], 0), ([0, 3, 3, 7, 10], 1)):
+        for pad in (None, 4):
+            named("embedding_bag %s offsets=%s last=%d pad=%s" % (mode, off, last, pad),
+                  lambda w, x, o, mode=mode, last=last, pad=pad:
+                  Fn.embedding_bag(x, w, o, mode=mode, include_last_offset=bool(last),
+                                   padding_idx=pad),
+                  lambda w, x, o, mi=mi, last=last, pad=pad:
+                  call("clt_embedding_bag", w, x, o, mi, None,
+                       _i64(pad) if pad is not None else None, last),
+                  [rng.standard_normal((6, 3)), bag_idx, np.array(off)], wrt=[0])
+for pad in (None, 2):
+    named("embedding_bag per_sample_weights pad=%s" % pad,
+          lambda w, x, o, p_, pad=pad: Fn.embedding_bag(x, w, o, mode="sum",
+                                                        per_sample_weights=p_, padding_idx=pad),
+          lambda w, x, o, p_, pad=pad: call("clt_embedding_bag", w, x, o, 0, p_,
+                                            _i64(pad) if pad is not None else None, 0),
+          [rng.standard_normal((6, 3)), bag_idx, np.array([0, 3, 3, 6]),
+           rng.standard_normal(10)], wrt=[0, 3])
+named("embedding_bag 2-D max", lambda w, x: Fn.embedding_bag(x, w, mode="max"),
+      lambda w, x: call("clt_embedding_bag", w, x, None, 2, None, None, 0),
+      [rng.standard_normal((6, 3)), bag_idx.reshape(2, 5)], wrt=[0])
 pairs = {}
 for nm, got in shape_names[nns_first:]:
     pairs.setdefault(nm, []).append(got)

@@ -41,6 +41,7 @@
 #define CLTENSOR_NN_H
 
 #include <cltensor/conv.h>
+#include <cltensor/index.h>
 #include <cltensor/random.h>
 #include <cltensor/tensor.h>
 
@@ -597,6 +598,29 @@ CLT_API clt_status clt_bilinear_forward(clt_module *m, const clt_tensor *input1,
  * with clt_tensor_free. */
 CLT_API clt_status clt_pad_sequence(const clt_tensor *const *seqs, size_t n, int batch_first,
                                     double padding_value, clt_tensor **out);
+
+/* torch.nn.EmbeddingBag(num_embeddings, embedding_dim, mode=mode,
+ * include_last_offset=..., padding_idx=...) on dev: clt_embedding_bag
+ * (index.h) with its parameter "weight" [num_embeddings, embedding_dim]
+ * (its state_dict key, as PyTorch's), float32 normal(0, 1) from gen, its
+ * padding_idx row (NULL: none; negative counts from the end) zeros, as
+ * torch's.  PyTorch's defaults: mode CLT_BAG_MEAN, include_last_offset 0,
+ * padding_idx None.  Errors: a size below 1, a mode outside the three, a
+ * padding_idx out of range (CLT_ERR_INVALID_ARGUMENT); a failed
+ * constructor takes no numbers from gen.  clt_module_forward runs it on
+ * a 2-D input (a bag per row); clt_embedding_bag_forward(m, input,
+ * offsets, per_sample_weights) is its forward with offsets (and
+ * per-sample weights, NULL: none) for a 1-D input; a module that is not
+ * an EmbeddingBag is CLT_ERR_INVALID_ARGUMENT there.  New module: release
+ * with clt_module_free; new tensor from the forward. */
+CLT_API clt_status clt_embedding_bag_layer(clt_device *dev, int64_t num_embeddings,
+                                           int64_t embedding_dim, clt_bag_mode mode,
+                                           const int64_t *padding_idx, int include_last_offset,
+                                           clt_generator *gen, clt_module **out);
+CLT_API clt_status clt_embedding_bag_forward(clt_module *m, const clt_tensor *input,
+                                             const clt_tensor *offsets,
+                                             const clt_tensor *per_sample_weights,
+                                             clt_tensor **out);
 
 /* ---- transformers ------------------------------------------------------------ */
 

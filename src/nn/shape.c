@@ -1,6 +1,7 @@
 /* shape.c: the rearranging layers (PixelShuffle, PixelUnshuffle,
- * ChannelShuffle, Unfold, Fold) over the recorded ops of conv.h, and
- * Bilinear with clt_bilinear, composed of recorded matmuls. */
+ * ChannelShuffle, Unfold, Fold) over the recorded ops of conv.h, Bilinear
+ * with clt_bilinear, composed of recorded matmuls, and EmbeddingBag over
+ * clt_embedding_bag (index.h). */
 #include <math.h>
 #include <string.h>
 
@@ -308,4 +309,93 @@ clt_status clt_bilinear_forward(clt_module *m, const clt_tensor *input1,
         return st;
     return bilinear_rec(fn, input1, input2, m->params[0], m->nparams > 1 ? m->params[1] : NULL,
                         out);
+}
+
+/* ---- EmbeddingBag ------------------------------------------------------------------ */
+
+/* i[0] the mode, i[1] include_last_offset, i[2] whether padding_idx is
+ * given, i[3] padding_idx. */
+static clt_status embedding_bag_run(clt_module *m, const clt_tensor *input,
+                                    const clt_tensor *offsets, const clt_tensor *psw,
+                                    clt_tensor **out, const char *fn)
+{
+    clt_status st = clt__module_check_device(m, input, fn);
+    if (st != CLT_OK)
+        return st;
+    return clt__embedding_bag_rec(fn, m->params[0], input, offsets, (clt_bag_mode)m->i[0], psw,
+                                  m->i[2] ? &m->i[3] : NULL, (int)m->i[1], out);
+}
+
+static clt_status embedding_bag_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    return embedding_bag_run(m, x, NULL, NULL, out, "EmbeddingBag");
+}
+
+static const clt__module_ops embedding_bag_ops = {"EmbeddingBag", embedding_bag_forward, NULL,
+                                                  NULL};
+
+clt_status clt_embedding_bag_layer(clt_device *dev, int64_t num_embeddings,
+                                   int64_t embedding_dim, clt_bag_mode mode,
+                                   const int64_t *padding_idx, int include_last_offset,
+                                   clt_generator *gen, clt_module **out)
+{
+    static const char fn[] = "clt_embedding_bag_layer";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    if (num_embeddings <= 0 || embedding_dim <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: num_embeddings (%lld) and embedding_dim (%lld) must be positive",
+                          fn, (long long)num_embeddings, (long long)embedding_dim);
+    if ((int)mode < 0 || (int)mode > 2)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: mode has to be one of sum, mean or max (got %d)", fn, (int)mode);
+    if (padding_idx && (*padding_idx < -num_embeddings || *padding_idx >= num_embeddings))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: padding_idx must be within "
+                          "num_embeddings (%lld), but got %lld",
+                          fn, (long long)num_embeddings, (long long)*padding_idx);
+    int64_t pad = padding_idx ? (*padding_idx < 0 ? *padding_idx + num_embeddings : *padding_idx)
+                              : -1;
+    clt_module *m = NULL;
+    clt_tensor *w = NULL, *row = NULL;
+    clt_status st;
+    uint64_t drawn = clt_generator_offset(gen);
+    CLT__TRY(clt__module_new(&embedding_bag_ops, dev, &m));
+    int64_t shape[2] = {num_embeddings, embedding_dim};
+    CLT__TRY(clt__randn_in(fn, gen, dev, CLT_FLOAT32, 2, shape, &w)); /* N(0, 1), as PyTorch */
+    if (pad >= 0) { /* torch's _fill_padding_idx_with_zero */
+        CLT__TRY(clt__narrow(w, 0, pad, 1, &row, fn));
+        CLT__TRY(clt__fill_(row, 0.0, fn));
+    }
+    st = clt__module_param(m, "weight", w); /* taken, even when it fails */
+    w = NULL;
+    CLT__TRY(st);
+    m->i[0] = mode;
+    m->i[1] = include_last_offset != 0;
+    m->i[2] = pad >= 0;
+    m->i[3] = pad;
+    *out = m;
+    m = NULL;
+done:
+    if (st != CLT_OK)
+        clt_generator_set_offset(gen, drawn);
+    clt_tensor_free(row);
+    clt_tensor_free(w);
+    clt_module_free(m);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_embedding_bag_forward(clt_module *m, const clt_tensor *input,
+                                     const clt_tensor *offsets,
+                                     const clt_tensor *per_sample_weights, clt_tensor **out)
+{
+    static const char fn[] = "clt_embedding_bag_forward";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(m, fn);
+    CLT__REQUIRE_ARG(input, fn);
+    if (m->ops != &embedding_bag_ops)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the module is a %s, not an EmbeddingBag", fn, m->ops->name);
+    return embedding_bag_run(m, input, offsets, per_sample_weights, out, fn);
 }
