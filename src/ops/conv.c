@@ -1158,9 +1158,10 @@ clt_status clt__fold(const clt_tensor *x, const int64_t *size, const int64_t *k,
     if (!blocks_geom(N, C, size[0], size[1], k, o, &g))
         return blocks_overflow(fn, x->ndim, x->shape, k);
     int64_t blocks = 0;
-    bool wide = __builtin_mul_overflow(g.Ho, g.Wo, &blocks);
-    if (wide || blocks != L || g.Ho < 1 || g.Wo < 1) {
-        if (wide || blocks != L)
+    if (__builtin_mul_overflow(g.Ho, g.Wo, &blocks))
+        return blocks_overflow(fn, x->ndim, x->shape, k);
+    if (blocks != L || g.Ho < 1 || g.Wo < 1) {
+        if (blocks != L)
             return clt__error(CLT_ERR_SHAPE_MISMATCH,
                               "%s: Given output_size=(%lld, %lld), kernel_size=(%lld, %lld), "
                               "dilation=(%lld, %lld), padding=(%lld, %lld), stride=(%lld, "
