@@ -15,29 +15,6 @@
 
 #include "gradcheck.h"
 
-static double *random_doubles(size_t n, unsigned seed)
-{
-    double *v = malloc((n ? n : 1) * sizeof *v);
-    for (size_t i = 0; i < n; i++) {
-        seed = seed * 1103515245u + 12345u;
-        v[i] = (double)((seed >> 8) % 20001) / 10000.0 - 1.0;
-    }
-    return v;
-}
-
-/* got (any dtype) against want, element by element. */
-static void assert_close(const clt_tensor *t, const double *want, size_t n, double rtol,
-                         double atol, const char *what)
-{
-    cr_assert_eq((size_t)clt_tensor_numel(t), n, "%s: %lld elements, want %zu", what,
-                 (long long)clt_tensor_numel(t), n);
-    double *got = read_as_f64(t);
-    for (size_t i = 0; i < n; i++)
-        cr_assert(close_enough(got[i], want[i], rtol, atol),
-                  "%s: element %zu: got %.12g, want %.12g", what, i, got[i], want[i]);
-    free(got);
-}
-
 static clt_tensor *ints_of(clt_device *dev, clt_dtype dt, int nd, const int64_t *shape,
                            const int64_t *v)
 {
@@ -81,11 +58,11 @@ Test(nn_shape, pixel_shuffle_against_host_loop)
         assert_shape(y, 5, (int64_t[]){2, 3, 2, 4, 6});
         cr_assert_eq(clt_tensor_dtype(y), dts[k]);
         host_pixel_shuffle(v, want, B, C, H, W, r);
-        assert_close(y, want, n, 0, 0, "pixel_shuffle");
+        assert_tensor_close(y, want, n, 0, 0, "pixel_shuffle");
         /* pixel_unshuffle undoes it */
         CHECK(clt_pixel_unshuffle(y, r, &back));
         assert_shape(back, 5, xs);
-        assert_close(back, v, n, 0, 0, "pixel_unshuffle");
+        assert_tensor_close(back, v, n, 0, 0, "pixel_unshuffle");
         clt_tensor_free(x);
         clt_tensor_free(y);
         clt_tensor_free(back);
@@ -93,7 +70,7 @@ Test(nn_shape, pixel_shuffle_against_host_loop)
         free(want);
     }
     /* a transposed (strided) input and r 3 */
-    double *v = random_doubles(9 * 4 * 5, 3), want[180], tv[180];
+    double *v = spread_doubles(9 * 4 * 5, 3), want[180], tv[180];
     clt_tensor *x = tensor_of(dev, CLT_FLOAT64, 3, (int64_t[]){9, 5, 4}, v), *xt = NULL, *y;
     CHECK(clt_transpose(x, 1, 2, &xt));
     for (int c = 0; c < 9; c++)
@@ -103,7 +80,7 @@ Test(nn_shape, pixel_shuffle_against_host_loop)
     CHECK(clt_pixel_shuffle(xt, 3, &y));
     assert_shape(y, 3, (int64_t[]){1, 12, 15});
     host_pixel_shuffle(tv, want, 1, 1, 4, 5, 3);
-    assert_close(y, want, 180, 0, 0, "pixel_shuffle of a transposed input");
+    assert_tensor_close(y, want, 180, 0, 0, "pixel_shuffle of a transposed input");
     clt_tensor_free(x);
     clt_tensor_free(xt);
     clt_tensor_free(y);
@@ -127,7 +104,7 @@ Test(nn_shape, channel_shuffle_against_host_loop)
                 for (int64_t s = 0; s < S; s++)
                     want[(b * C + c) * S + s] = v[(b * C + (c % g) * (C / g) + c / g) * S + s];
         assert_shape(y, 4, xs);
-        assert_close(y, want, 72, 0, 0, "channel_shuffle");
+        assert_tensor_close(y, want, 72, 0, 0, "channel_shuffle");
         clt_tensor_free(x);
         clt_tensor_free(y);
     }
@@ -149,7 +126,7 @@ static clt_status shuffle_f(clt_tensor *const *in, clt_tensor **out, const void 
 Test(nn_shape, shuffle_gradients_and_node_names)
 {
     clt_device *dev = get_device("cpu");
-    double *v = random_doubles(2 * 8 * 2 * 4, 5);
+    double *v = spread_doubles(2 * 8 * 2 * 4, 5);
     const char *names[] = {"PixelShuffleBackward0", "PixelUnshuffleBackward0",
                            "ChannelShuffleBackward0"};
     for (int kind = 0; kind < 3; kind++) {
@@ -259,8 +236,8 @@ Test(nn_shape, unfold_and_fold_against_host_loops)
                 size_t nx = (size_t)(N * C * H * W), nc = (size_t)(N * K * L);
                 for (int dt = 0; dt < 2; dt++) {
                     clt_dtype dtype = dt ? CLT_FLOAT64 : CLT_FLOAT32;
-                    double *x = random_doubles(nx, 7 + (unsigned)bi), *cols = calloc(nc + 1, 8);
-                    double *c2 = random_doubles(nc, 11 + (unsigned)bi), *x2 = calloc(nx + 1, 8);
+                    double *x = spread_doubles(nx, 7 + (unsigned)bi), *cols = calloc(nc + 1, 8);
+                    double *c2 = spread_doubles(nc, 11 + (unsigned)bi), *x2 = calloc(nx + 1, 8);
                     host_blocks(x, cols, N, C, H, W, b, 0);
                     host_blocks(x2, c2, N, C, H, W, b, 1);
                     const int64_t *xsh = unbatched ? xs + 1 : xs;
@@ -271,10 +248,10 @@ Test(nn_shape, unfold_and_fold_against_host_loops)
                     clt_tensor *tc = tensor_of(dev, dtype, nd - 1, csh, c2);
                     CHECK(clt_unfold(tx, b->k, &b->o, &u));
                     assert_shape(u, nd - 1, csh);
-                    assert_close(u, cols, nc, dt ? 0 : 1e-7, 0, "unfold");
+                    assert_tensor_close(u, cols, nc, dt ? 0 : 1e-7, 0, "unfold");
                     CHECK(clt_fold(tc, (int64_t[]){H, W}, b->k, &b->o, &f));
                     assert_shape(f, nd, xsh);
-                    assert_close(f, x2, nx, dt ? 1e-14 : 1e-6, 1e-6, "fold");
+                    assert_tensor_close(f, x2, nx, dt ? 1e-14 : 1e-6, 1e-6, "fold");
                     clt_tensor_free(tx);
                     clt_tensor_free(tc);
                     clt_tensor_free(u);
@@ -290,7 +267,7 @@ Test(nn_shape, unfold_and_fold_against_host_loops)
 Test(nn_shape, unfold_defaults_and_strided_input)
 {
     clt_device *dev = get_device("cpu");
-    double *v = random_doubles(2 * 3 * 4 * 5, 13), want[2 * 12 * 12], tv[120];
+    double *v = spread_doubles(2 * 3 * 4 * 5, 13), want[2 * 12 * 12], tv[120];
     /* a [2, 3, 4, 5] view of a [2, 3, 5, 4] tensor */
     clt_tensor *x = tensor_of(dev, CLT_FLOAT64, 4, (int64_t[]){2, 3, 5, 4}, v), *xt = NULL, *u;
     CHECK(clt_transpose(x, 2, 3, &xt));
@@ -302,7 +279,7 @@ Test(nn_shape, unfold_defaults_and_strided_input)
     host_blocks(tv, want, 2, 3, 4, 5, &b, 0);
     CHECK(clt_unfold(xt, b.k, NULL, &u));
     assert_shape(u, 3, (int64_t[]){2, 12, 12});
-    assert_close(u, want, 2 * 12 * 12, 0, 0, "unfold of a strided input");
+    assert_tensor_close(u, want, 2 * 12 * 12, 0, 0, "unfold of a strided input");
     clt_tensor_free(x);
     clt_tensor_free(xt);
     clt_tensor_free(u);
@@ -330,11 +307,11 @@ Test(nn_shape, unfold_and_fold_gradients)
         int64_t H = 5, W = 6;
         int64_t Ho = nblocks(H, b->k[0], b->o.dilation[0], b->o.padding[0], b->o.stride[0]);
         int64_t Wo = nblocks(W, b->k[1], b->o.dilation[1], b->o.padding[1], b->o.stride[1]);
-        double *v = random_doubles(2 * 2 * H * W, 17);
+        double *v = spread_doubles(2 * 2 * H * W, 17);
         fold_ctx c = {0, *b, {H, W}};
         gc_in x = {4, {2, 2, H, W}, v, 1};
         gradcheck(dev, fold_f, &c, 1, &x);
-        double *cv = random_doubles((size_t)(2 * 2 * b->k[0] * b->k[1] * Ho * Wo), 19);
+        double *cv = spread_doubles((size_t)(2 * 2 * b->k[0] * b->k[1] * Ho * Wo), 19);
         c.fold = 1;
         gc_in cols = {3, {2, 2 * b->k[0] * b->k[1], Ho * Wo}, cv, 1};
         gradcheck(dev, fold_f, &c, 1, &cols);
@@ -440,7 +417,7 @@ Test(nn_shape, embedding_bag_against_host_loop)
     const int64_t offs[][5] = {{0, 2, 2, 5}, {0, 3, 3, 7, 10}, {0}, {0, 10}, {0, 4, 4, 4}};
     const int64_t noffs[] = {4, 5, 1, 2, 4}, lasts[] = {0, 1, 0, 1, 0};
     const int64_t pads[] = {-1, 4, 5};
-    double *w = random_doubles(18, 23), *psw = random_doubles(10, 29), want[5 * 3];
+    double *w = spread_doubles(18, 23), *psw = spread_doubles(10, 29), want[5 * 3];
     for (int dt = 0; dt < 2; dt++) {
         clt_dtype dtype = dt ? CLT_FLOAT64 : CLT_FLOAT32;
         double rtol = dt ? 1e-14 : 1e-6;
@@ -464,7 +441,7 @@ Test(nn_shape, embedding_bag_against_host_loop)
                                      wp ? psw : NULL, pad, (int)lasts[oi], want);
                             assert_shape(y, 2, (int64_t[]){nb, 3});
                             cr_assert_eq(clt_tensor_dtype(y), dtype);
-                            assert_close(y, want, (size_t)(nb * 3), rtol, 1e-7,
+                            assert_tensor_close(y, want, (size_t)(nb * 3), rtol, 1e-7,
                                          "embedding_bag");
                             clt_tensor_free(y);
                         }
@@ -478,7 +455,7 @@ Test(nn_shape, embedding_bag_against_host_loop)
         for (int mode = 0; mode < 3; mode++) {
             CHECK(clt_embedding_bag(tw, t2, NULL, (clt_bag_mode)mode, NULL, &pad, 0, &y));
             host_bag(w, 3, bag_idx, 10, off2, 2, mode, NULL, 5, 0, want);
-            assert_close(y, want, 6, rtol, 1e-7, "embedding_bag of a 2-D input");
+            assert_tensor_close(y, want, 6, rtol, 1e-7, "embedding_bag of a 2-D input");
             clt_tensor_free(y);
         }
         clt_tensor_free(t2);
@@ -504,7 +481,7 @@ Test(nn_shape, embedding_bag_max_ties_nan_and_determinism)
      * starts at 2, then NaN is not greater; bag 1 reads rows 0, 2: NaN
      * first in column 2 stays */
     double want[6] = {2, 5, 2, 2, 5, NAN};
-    assert_close(y, want, 6, 0, 0, "max");
+    assert_tensor_close(y, want, 6, 0, 0, "max");
     clt_tensor *s = NULL;
     CHECK(clt_sum(y, &s));
     CHECK(clt_backward(s, NULL, 0));
@@ -512,7 +489,7 @@ Test(nn_shape, embedding_bag_max_ties_nan_and_determinism)
     /* the gradient goes to the entry that gave each maximum (the first of
      * equal ones): bag 0 column 1 to row 1, not row 0 */
     double gw[9] = {0, 1, 1, 0, 1, 1, 2, 0, 0};
-    assert_close(g, gw, 9, 0, 0, "max's gradient");
+    assert_tensor_close(g, gw, 9, 0, 0, "max's gradient");
     clt_tensor_free(s);
     clt_tensor_free(g);
     clt_tensor_free(y);
@@ -521,7 +498,7 @@ Test(nn_shape, embedding_bag_max_ties_nan_and_determinism)
     int64_t *big = malloc((size_t)n * sizeof *big), offs[7] = {0, 1, 600, 600, 2100, 3999, 4000};
     for (int64_t k = 0; k < n; k++)
         big[k] = (k * 31) % rows;
-    double *wv = random_doubles((size_t)(rows * D), 31);
+    double *wv = spread_doubles((size_t)(rows * D), 31);
     clt_tensor *bw = tensor_of(dev, CLT_FLOAT32, 2, (int64_t[]){rows, D}, wv);
     clt_tensor *bi = ints_of(dev, CLT_INT64, 1, &n, big), *bo = ints_of(dev, CLT_INT64, 1, &nb, offs);
     CHECK(clt_set_requires_grad(bw, 1));
@@ -576,7 +553,7 @@ static clt_status bag_f(clt_tensor *const *in, clt_tensor **out, const void *ctx
 Test(nn_shape, embedding_bag_gradients)
 {
     clt_device *dev = get_device("cpu");
-    double *w = random_doubles(18, 37), *psw = random_doubles(10, 41);
+    double *w = spread_doubles(18, 37), *psw = spread_doubles(10, 41);
     int64_t off[4] = {0, 2, 2, 5}, off5[5] = {0, 3, 3, 7, 10};
     clt_tensor *ti = ints_of(dev, CLT_INT64, 1, (int64_t[]){10}, bag_idx);
     clt_tensor *to = ints_of(dev, CLT_INT32, 1, (int64_t[]){4}, off);
@@ -687,8 +664,8 @@ Test(nn_shape, bilinear_against_host_loop_and_gradients)
 {
     clt_device *dev = get_device("cpu");
     int64_t B = 4, I1 = 3, I2 = 5, O = 2;
-    double *a = random_doubles((size_t)(B * I1), 43), *b = random_doubles((size_t)(B * I2), 47);
-    double *w = random_doubles((size_t)(O * I1 * I2), 53), *bias = random_doubles((size_t)O, 59);
+    double *a = spread_doubles((size_t)(B * I1), 43), *b = spread_doubles((size_t)(B * I2), 47);
+    double *w = spread_doubles((size_t)(O * I1 * I2), 53), *bias = spread_doubles((size_t)O, 59);
     double want[8];
     for (int64_t n = 0; n < B; n++)
         for (int64_t o = 0; o < O; o++) {
@@ -707,7 +684,7 @@ Test(nn_shape, bilinear_against_host_loop_and_gradients)
         clt_tensor *tbias = tensor_of(dev, dtype, 1, &O, bias), *y = NULL;
         CHECK(clt_bilinear(ta, tb, tw, tbias, &y));
         assert_shape(y, 3, (int64_t[]){2, 2, O});
-        assert_close(y, want, 8, dt ? 1e-13 : 1e-5, 1e-6, "bilinear");
+        assert_tensor_close(y, want, 8, dt ? 1e-13 : 1e-5, 1e-6, "bilinear");
         clt_tensor_free(y);
         clt_tensor *ins[] = {ta, tb, tw, tbias};
         for (int k = 0; k < 4; k++)
@@ -754,7 +731,7 @@ Test(nn_shape, pad_sequence_against_host_loop_and_gradients)
     double *v[3], want[3 * 4 * 3];
     clt_tensor *t[3];
     for (int k = 0; k < 3; k++) {
-        v[k] = random_doubles((size_t)(lens[k] * D), 61 + (unsigned)k);
+        v[k] = spread_doubles((size_t)(lens[k] * D), 61 + (unsigned)k);
         t[k] = tensor_of(dev, k == 1 ? CLT_FLOAT64 : CLT_FLOAT32, 2, (int64_t[]){lens[k], D},
                          v[k]);
     }
@@ -769,7 +746,7 @@ Test(nn_shape, pad_sequence_against_host_loop_and_gradients)
         CHECK(clt_pad_sequence((const clt_tensor *const *)t, 3, bf, -1.5, &y));
         assert_shape(y, 3, bf ? (int64_t[]){3, T, D} : (int64_t[]){T, 3, D});
         cr_assert_eq(clt_tensor_dtype(y), CLT_FLOAT32, "the first sequence's dtype");
-        assert_close(y, want, 36, 0, 0, "pad_sequence");
+        assert_tensor_close(y, want, 36, 0, 0, "pad_sequence");
         clt_tensor_free(y);
     }
     for (int bf = 0; bf < 2; bf++) {
@@ -806,34 +783,6 @@ Test(nn_shape, pad_sequence_against_host_loop_and_gradients)
 
 /* ---- layers ------------------------------------------------------------------------------ */
 
-/* The module's state saved and loaded into a fresh one of the same make
- * gives it the same parameters. */
-static void assert_roundtrip(clt_module *m, clt_module *fresh)
-{
-    char path[] = "/tmp/nnshape-test-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert(fd >= 0);
-    close(fd);
-    CHECK(clt_module_save(m, path));
-    CHECK(clt_module_load(fresh, path));
-    unlink(path);
-    clt_named_tensor *a, *b;
-    size_t na, nb;
-    CHECK(clt_module_named_parameters(m, &a, &na));
-    CHECK(clt_module_named_parameters(fresh, &b, &nb));
-    cr_assert_eq(na, nb);
-    for (size_t i = 0; i < na; i++) {
-        cr_assert_str_eq(a[i].name, b[i].name);
-        size_t n = (size_t)clt_tensor_numel(a[i].tensor);
-        double *x = read_as_f64(a[i].tensor), *y = read_as_f64(b[i].tensor);
-        cr_assert(memcmp(x, y, n * sizeof *x) == 0, "%s differs after load", a[i].name);
-        free(x);
-        free(y);
-    }
-    clt_free(a);
-    clt_free(b);
-}
-
 /* y (from a layer) equals z (from the op), bit for bit. */
 static void assert_same(const clt_tensor *y, const clt_tensor *z)
 {
@@ -856,7 +805,7 @@ Test(nn_shape, rearranging_layers)
     CHECK(clt_unfold_layer(k, &o, &m[3]));
     CHECK(clt_fold_layer(size, k, &o, &m[4]));
     const char *names[] = {"PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "Unfold", "Fold"};
-    double *v = random_doubles(2 * 8 * 4 * 6, 67);
+    double *v = spread_doubles(2 * 8 * 4 * 6, 67);
     clt_tensor *x = tensor_of(dev, CLT_FLOAT32, 4, (int64_t[]){2, 8, 4, 6}, v);
     for (int j = 0; j < 5; j++) {
         cr_assert_str_eq(clt_module_name(m[j]), names[j]);
@@ -914,20 +863,6 @@ Test(nn_shape, rearranging_layers)
     free(v);
 }
 
-/* Every value of t within +-bound, and spread over most of it. */
-static void assert_uniform(const clt_tensor *t, double bound, const char *what)
-{
-    size_t n = (size_t)clt_tensor_numel(t);
-    double *v = read_as_f64(t), lo = 1, hi = -1;
-    for (size_t i = 0; i < n; i++) {
-        cr_assert(fabs(v[i]) <= bound, "%s %zu = %g beyond %g", what, i, v[i], bound);
-        lo = fmin(lo, v[i]);
-        hi = fmax(hi, v[i]);
-    }
-    cr_assert(n < 8 || hi - lo > bound, "%s not spread: %g..%g (bound %g)", what, lo, hi, bound);
-    free(v);
-}
-
 Test(nn_shape, bilinear_layer)
 {
     clt_device *dev = get_device("cpu");
@@ -944,9 +879,9 @@ Test(nn_shape, bilinear_layer)
     cr_assert_str_eq(p[1].name, "bias");
     assert_shape(p[0].tensor, 3, (int64_t[]){3, 4, 6});
     assert_shape(p[1].tensor, 1, (int64_t[]){3});
-    assert_uniform(p[0].tensor, 0.5, "weight"); /* 1 / sqrt(in1_features) */
-    assert_uniform(p[1].tensor, 0.5, "bias");
-    double *a = random_doubles(20, 71), *b = random_doubles(30, 73);
+    assert_uniform_within(p[0].tensor, 0.5, "weight"); /* 1 / sqrt(in1_features) */
+    assert_uniform_within(p[1].tensor, 0.5, "bias");
+    double *a = spread_doubles(20, 71), *b = spread_doubles(30, 73);
     clt_tensor *x1 = tensor_of(dev, CLT_FLOAT32, 2, (int64_t[]){5, 4}, a);
     clt_tensor *x2 = tensor_of(dev, CLT_FLOAT32, 2, (int64_t[]){5, 6}, b), *y = NULL, *z = NULL;
     CHECK(clt_bilinear_forward(m, x1, x2, &y));
@@ -968,7 +903,7 @@ Test(nn_shape, bilinear_layer)
                  "the module is a Linear, not a Bilinear");
     /* without bias; save and load */
     CHECK(clt_bilinear_layer(dev, 4, 6, 3, 1, gen, &m2));
-    assert_roundtrip(m, m2);
+    assert_state_roundtrip(m, m2);
     clt_module_free(m2);
     CHECK(clt_bilinear_layer(dev, 4, 6, 3, 0, gen, &m2));
     cr_assert_eq(clt_module_num_parameters(m2), 72);
@@ -1008,12 +943,12 @@ Test(nn_shape, embedding_bag_layer)
     CHECK(clt_module_forward(m, i2, &y));
     double want[6];
     host_bag(wv, 3, bag_idx, 10, (int64_t[]){0, 5}, 2, 0, NULL, 4, 0, want);
-    assert_close(y, want, 6, 1e-6, 1e-6, "EmbeddingBag");
+    assert_tensor_close(y, want, 6, 1e-6, 1e-6, "EmbeddingBag");
     clt_tensor_free(y);
     /* with offsets and per-sample weights */
     clt_tensor *i = ints_of(dev, CLT_INT64, 1, (int64_t[]){10}, bag_idx);
     clt_tensor *o = ints_of(dev, CLT_INT64, 1, (int64_t[]){3}, (int64_t[]){0, 2, 9});
-    double *pv = random_doubles(10, 79);
+    double *pv = spread_doubles(10, 79);
     clt_tensor *ps = tensor_of(dev, CLT_FLOAT32, 1, (int64_t[]){10}, pv);
     CHECK(clt_embedding_bag_forward(m, i, o, ps, &y));
     CHECK(clt_embedding_bag(w, i, o, CLT_BAG_SUM, ps, &pad, 0, &z));
@@ -1025,7 +960,7 @@ Test(nn_shape, embedding_bag_layer)
     CHECK(clt_embedding_bag_forward(c, i, o, ps, &yc));
     assert_same(yc, z);
     CHECK(clt_embedding_bag_layer(dev, 6, 3, CLT_BAG_SUM, NULL, 0, gen, &m2));
-    assert_roundtrip(m, m2);
+    assert_state_roundtrip(m, m2);
     clt_tensor_free(y);
     y = (clt_tensor *)0x1;
     assert_error(clt_embedding_bag_forward(c, i, NULL, NULL, &y), CLT_ERR_NULL_ARGUMENT,
