@@ -343,10 +343,6 @@ clt_status clt_embedding_bag_layer(clt_device *dev, int64_t num_embeddings,
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(dev, fn);
-    if (num_embeddings <= 0 || embedding_dim <= 0)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: num_embeddings (%lld) and embedding_dim (%lld) must be positive",
-                          fn, (long long)num_embeddings, (long long)embedding_dim);
     if ((int)mode < 0 || (int)mode > 2)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: mode has to be one of sum, mean or max (got %d)", fn, (int)mode);
@@ -357,19 +353,15 @@ clt_status clt_embedding_bag_layer(clt_device *dev, int64_t num_embeddings,
     int64_t pad = padding_idx ? (*padding_idx < 0 ? *padding_idx + num_embeddings : *padding_idx)
                               : -1;
     clt_module *m = NULL;
-    clt_tensor *w = NULL, *row = NULL;
+    clt_tensor *row = NULL;
     clt_status st;
     uint64_t drawn = clt_generator_offset(gen);
-    CLT__TRY(clt__module_new(&embedding_bag_ops, dev, &m));
-    int64_t shape[2] = {num_embeddings, embedding_dim};
-    CLT__TRY(clt__randn_in(fn, gen, dev, CLT_FLOAT32, 2, shape, &w)); /* N(0, 1), as PyTorch */
+    CLT__TRY(clt__embedding_table(&embedding_bag_ops, dev, num_embeddings, embedding_dim, gen,
+                                  &m, fn));
     if (pad >= 0) { /* torch's _fill_padding_idx_with_zero */
-        CLT__TRY(clt__narrow(w, 0, pad, 1, &row, fn));
+        CLT__TRY(clt__narrow(m->params[0], 0, pad, 1, &row, fn));
         CLT__TRY(clt__fill_(row, 0.0, fn));
     }
-    st = clt__module_param(m, "weight", w); /* taken, even when it fails */
-    w = NULL;
-    CLT__TRY(st);
     m->i[0] = mode;
     m->i[1] = include_last_offset != 0;
     m->i[2] = pad >= 0;
@@ -380,7 +372,6 @@ done:
     if (st != CLT_OK)
         clt_generator_set_offset(gen, drawn);
     clt_tensor_free(row);
-    clt_tensor_free(w);
     clt_module_free(m);
     return st == CLT_OK ? clt__ok() : st;
 }
