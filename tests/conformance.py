@@ -5416,6 +5416,38 @@ def nn_shape_state_dict():
                 for t in keep:
                     L.clt_tensor_free(t)
                 L.clt_module_free(cm)
+    # EmbeddingBag through torch.save's format (clt_module_load_torch)
+    proto("clt_module_load_torch", [P, C.c_char_p, C.c_int])
+    proto("clt_embedding_bag_layer", [P, C.c_int64, C.c_int64, C.c_int, I64P, C.c_int, P, PP])
+    for mode, mi, pad in (("mean", 1, None), ("max", 2, 3), ("sum", 0, -1)):
+        m = torch.nn.EmbeddingBag(7, 4, mode=mode, padding_idx=pad)
+        name = "EmbeddingBag %s padding_idx=%s torch file" % (mode, pad)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "m.pt")
+            torch.save(m.state_dict(), path)
+            cm, y = P(), P()
+            keep = []
+            try:
+                if (L.clt_embedding_bag_layer(DEV, 7, 4, mi, _i64s(pad) if pad is not None
+                                              else None, 0, None, C.byref(cm)) or
+                        L.clt_module_load_torch(cm, path.encode(), 1)):
+                    fail(name, L.clt_last_error().decode())
+                    continue
+                x = torch.tensor([[1, 3, 6, 0], [2, 2, 5, 3], [3, 3, 3, 3]])
+                keep.append(upload(x))
+                if L.clt_module_forward(cm, keep[0], C.byref(y)):
+                    fail(name, L.clt_last_error().decode())
+                    continue
+                keep.append(y)
+                got, want = download(y)[0], m(x).detach().numpy()
+                same = got.shape == want.shape
+                ok(name, same and np.allclose(got, want, 1e-6, 1e-6),
+                   "shape %s / %s, max diff %g"
+                   % (got.shape, want.shape, np.abs(got - want).max() if same else -1))
+            finally:
+                for t in keep:
+                    L.clt_tensor_free(t)
+                L.clt_module_free(cm)
 
 
 def main():

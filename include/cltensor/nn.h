@@ -22,8 +22,8 @@
  * PyTorch 1.13, a layer with parameters or running statistics (Linear,
  * Conv1d, Conv2d, ConvTranspose2d, LayerNorm with elementwise_affine,
  * GroupNorm with affine, BatchNorm with affine or track_running_stats,
- * MultiheadAttention, the transformer layers, RNN, LSTM, GRU) does not
- * promote: an input of another dtype, float64 or integer, is
+ * MultiheadAttention, the transformer layers, RNN, LSTM, GRU, Bilinear)
+ * does not promote: an input of another dtype, float64 or integer, is
  * CLT_ERR_DTYPE_MISMATCH naming the layer, both
  * dtypes and the fix ("LayerNorm: ... the input is float64 and
  * the weight float32 (convert the input with clt_to_dtype)"), and changes
@@ -32,9 +32,12 @@
  * Dropout in eval mode (and with p 0) keep them; Tanh and Sigmoid give
  * float32; AvgPool1d and AvgPool2d take int64 (conv.h); GELU, MaxPool1d,
  * MaxPool2d, Upsample, the other integer dtypes in the average pools,
- * LayerNorm, GroupNorm and BatchNorm refuse them.
- * Embedding takes int64 or int32 indices, as PyTorch (other dtypes are
- * CLT_ERR_DTYPE_MISMATCH).  Dropout in train mode with p 1 gives x * 0
+ * LayerNorm, GroupNorm and BatchNorm refuse them; PixelShuffle,
+ * PixelUnshuffle and ChannelShuffle keep any dtype, Unfold and Fold refuse
+ * integers.
+ * Embedding and EmbeddingBag take int64 or int32 indices, as PyTorch
+ * (other dtypes are CLT_ERR_DTYPE_MISMATCH); EmbeddingBag's offsets too,
+ * and its per-sample weights must have its weight's dtype.  Dropout in train mode with p 1 gives x * 0
  * in x's dtype, as PyTorch (NaN stays NaN; a bool input gives false).
  */
 #ifndef CLTENSOR_NN_H
