@@ -2,7 +2,6 @@
  * ChannelShuffle, Unfold, Fold) over the recorded ops of conv.h, Bilinear
  * with clt_bilinear, composed of recorded matmuls, and EmbeddingBag over
  * clt_embedding_bag (index.h). */
-#include <math.h>
 #include <string.h>
 
 #include "nn/nn.h"
