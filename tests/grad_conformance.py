@@ -1551,7 +1551,8 @@ for k, d, p_, s_ in (((2, 2), (1, 1), (0, 0), (1, 1)), ((2, 3), (2, 1), (1, 2), 
     o = _i64(*(d + p_ + s_))
     named("unfold k%s d%s p%s s%s" % (k, d, p_, s_),
           lambda x, k=k, d=d, p_=p_, s_=s_: Fn.unfold(x, k, d, p_, s_),
-          lambda x, k=k, o=o: call("clt_unfold", x, _i64(*k), o), [rng.standard_normal((2, 3, 5, 6))])
+          lambda x, k=k, o=o: call("clt_unfold", x, _i64(*k), o),
+          [rng.standard_normal((2, 3, 5, 6))])
     blk = [(hw + 2 * p_[i] - d[i] * (k[i] - 1) - 1) // s_[i] + 1 for i, hw in enumerate((5, 6))]
     named("fold k%s d%s p%s s%s" % (k, d, p_, s_),
           lambda x, k=k, d=d, p_=p_, s_=s_: Fn.fold(x, (5, 6), k, d, p_, s_),

@@ -500,7 +500,8 @@ Test(nn_shape, embedding_bag_max_ties_nan_and_determinism)
         big[k] = (k * 31) % rows;
     double *wv = spread_doubles((size_t)(rows * D), 31);
     clt_tensor *bw = tensor_of(dev, CLT_FLOAT32, 2, (int64_t[]){rows, D}, wv);
-    clt_tensor *bi = ints_of(dev, CLT_INT64, 1, &n, big), *bo = ints_of(dev, CLT_INT64, 1, &nb, offs);
+    clt_tensor *bi = ints_of(dev, CLT_INT64, 1, &n, big);
+    clt_tensor *bo = ints_of(dev, CLT_INT64, 1, &nb, offs);
     CHECK(clt_set_requires_grad(bw, 1));
     float *first = NULL, *gfirst = NULL;
     for (int run = 0; run < 3; run++) {

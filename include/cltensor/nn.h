@@ -37,8 +37,9 @@
  * integers.
  * Embedding and EmbeddingBag take int64 or int32 indices, as PyTorch
  * (other dtypes are CLT_ERR_DTYPE_MISMATCH); EmbeddingBag's offsets too,
- * and its per-sample weights must have its weight's dtype.  Dropout in train mode with p 1 gives x * 0
- * in x's dtype, as PyTorch (NaN stays NaN; a bool input gives false).
+ * and its per-sample weights must have its weight's dtype.  Dropout in
+ * train mode with p 1 gives x * 0 in x's dtype, as PyTorch (NaN stays NaN;
+ * a bool input gives false).
  */
 #ifndef CLTENSOR_NN_H
 #define CLTENSOR_NN_H
