@@ -585,6 +585,7 @@ Test(nn_shape, embedding_bag_bad_indices_and_offsets_found_at_sync)
     double w[6] = {1, 2, 3, 4, 5, 6};
     float got[4];
     clt_tensor *tw = tensor_of(dev, CLT_FLOAT32, 2, (int64_t[]){3, 2}, w), *y = NULL;
+    CHECK(clt_set_requires_grad(tw, 1));
     int64_t idx[4] = {0, 7, 2, 1}, off[2] = {0, 2}, bad[2] = {1, 3};
     clt_tensor *ti = ints_of(dev, CLT_INT64, 1, (int64_t[]){4}, idx);
     clt_tensor *to = ints_of(dev, CLT_INT64, 1, (int64_t[]){2}, off);
@@ -592,9 +593,18 @@ Test(nn_shape, embedding_bag_bad_indices_and_offsets_found_at_sync)
     CHECK(clt_embedding_bag(tw, ti, to, CLT_BAG_SUM, NULL, NULL, 0, &y));
     assert_error(clt_tensor_read(y, got, sizeof got), CLT_ERR_INDEX_OUT_OF_RANGE,
                  "clt_embedding_bag: index 7 is out of bounds for dimension 0 with size 3");
-    /* the bad entry is left out of its bag */
+    /* the bad entry is left out of its bag, and of the gradient, which
+     * reports nothing more */
     CHECK(clt_tensor_read(y, got, sizeof got));
     cr_assert(got[0] == 1 && got[1] == 2 && got[2] == 8 && got[3] == 10);
+    clt_tensor *l = NULL, *gw = NULL;
+    CHECK(clt_sum(y, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    CHECK(clt_grad(tw, &gw));
+    double want_gw[6] = {1, 1, 1, 1, 1, 1};
+    assert_tensor_close(gw, want_gw, 6, 0, 0, "the weight's gradient");
+    clt_tensor_free(l);
+    clt_tensor_free(gw);
     clt_tensor_free(y);
     CHECK(clt_embedding_bag(tw, ti, tb, CLT_BAG_SUM, NULL, NULL, 0, &y));
     assert_error(clt_device_synchronize(dev), CLT_ERR_INDEX_OUT_OF_RANGE,

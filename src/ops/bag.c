@@ -201,7 +201,7 @@ clt_status clt__embedding_bag_backward(const clt_tensor *gout, const clt_tensor 
 {
     const char *fn = "clt_backward";
     clt_status st = CLT_OK;
-    clt_tensor *gc = NULL, *wc = NULL, *pc = NULL, *rows = NULL, *z = NULL;
+    clt_tensor *gc = NULL, *wc = NULL, *pc = NULL, *rows = NULL, *z = NULL, *ic = NULL;
     bag_geom g = {0};
     g.noff = sv->off->numel, g.nbags = gout->shape[0];
     g.n = sv->idx->numel, g.D = w->shape[1], g.rows = w->shape[0];
@@ -224,7 +224,12 @@ clt_status clt__embedding_bag_backward(const clt_tensor *gout, const clt_tensor 
                            CLT__ARG(mp), CLT__ARG(ma), CLT__ARG(g)};
         CLT__TRY(launch(w->dev, w->dtype, "bag_rows", g.n * g.D, 7, args, fn));
         CLT__TRY(clt__error_in(clt__full(w->dev, w->dtype, 2, w->shape, 0.0, &z), fn));
-        CLT__TRY(clt__index_add(z, 0, sv->idx, rows, 1, gw, fn));
+        /* an index out of range (the forward reported it) has a row of
+         * zeros, added to a clamped row, so that index_add reports it
+         * again under its own name at no later synchronisation */
+        double lo = 0, hi = (double)(g.rows - 1);
+        CLT__TRY(clt__clamp(sv->idx, &lo, &hi, &ic, fn));
+        CLT__TRY(clt__index_add(z, 0, ic, rows, 1, gw, fn));
     }
     if (gp) {
         CLT__TRY(clt__contiguous_as(fn, w, w->dtype, &wc));
@@ -249,5 +254,6 @@ done:
     clt_tensor_free(pc);
     clt_tensor_free(rows);
     clt_tensor_free(z);
+    clt_tensor_free(ic);
     return st;
 }
