@@ -1806,6 +1806,84 @@ done:
     free(df);
 }
 
+/* ---- embedding_bag: one kernel against embedding, then a sum ------------------- */
+
+/* The bags' sums of w's rows picked by the 2-D x: clt_embedding_bag, or
+ * (composed) clt_embedding's [B, N, D] summed over N. */
+static clt_status bag_step(clt_tensor *w, clt_tensor *x, int composed, clt_tensor **out)
+{
+    if (!composed)
+        return clt_embedding_bag(w, x, NULL, CLT_BAG_SUM, NULL, NULL, 0, out);
+    clt_tensor *e = NULL;
+    clt_status st = clt_embedding(w, x, &e);
+    if (st == CLT_OK)
+        st = clt_sum_dim(e, 1, 0, out);
+    clt_tensor_free(e);
+    return st;
+}
+
+/* bag_step both ways over B bags of N rows of a [20000, 64] float32 table,
+ * timed in alternation; the results compared first. */
+static void case_embedding_bag(bench *b, int64_t B, int64_t N, const char *name)
+{
+    enum { REPS = 5 };
+    const int64_t R = 20000, D = 64;
+    size_t nw = (size_t)(R * D), nx = (size_t)(B * N), no = (size_t)(B * D);
+    float *w = malloc(nw * sizeof *w), *of = malloc(no * sizeof *of), *oc = malloc(no * sizeof *oc);
+    int64_t *x = malloc(nx * sizeof *x);
+    clt_tensor *tw = NULL, *tx = NULL, *o = NULL;
+    double tf[REPS], tc[REPS];
+    if (w == NULL || of == NULL || oc == NULL || x == NULL) {
+        fail(b, name, "out of host memory");
+        goto done;
+    }
+    fill_random(w, nw);
+    for (size_t i = 0; i < nx; i++) {
+        rng_state = rng_state * 1664525u + 1013904223u;
+        x[i] = (int64_t)((rng_state >> 8) % (uint32_t)R);
+    }
+    int64_t ws[2] = {R, D}, xs[2] = {B, N};
+    if (!(tw = from_host(b, w, 2, ws)) ||
+        clt_tensor_from_host(b->dev, CLT_INT64, 2, xs, x, &tx) != CLT_OK) {
+        fail(b, name, "making the inputs");
+        goto done;
+    }
+    for (int k = 0; k < 2; k++) {
+        if (bag_step(tw, tx, k, &o) != CLT_OK ||
+            clt_tensor_read(o, k ? oc : of, no * sizeof *of) != CLT_OK) {
+            fail(b, name, k ? "the composed sums" : "clt_embedding_bag");
+            goto done;
+        }
+        clt_tensor_free(o);
+        o = NULL;
+    }
+    double err = max_abs_diff(of, oc, no); /* sums of N values in [-1, 1] */
+    if (!(err <= 1e-4))
+        wrong(b, name, "clt_embedding_bag", err);
+    for (int r = -1; r < REPS; r++)
+        for (int k = 0; k < 2; k++) {
+            double t0 = now();
+            if (bag_step(tw, tx, k, &o) != CLT_OK || clt_device_synchronize(b->dev) != CLT_OK) {
+                fail(b, name, "a timed step");
+                goto done;
+            }
+            clt_tensor_free(o);
+            o = NULL;
+            if (r >= 0)
+                (k ? tc : tf)[r] = now() - t0;
+        }
+    double rf = (double)nx / 1e6 / median(tf, REPS), rc = (double)nx / 1e6 / median(tc, REPS);
+    report(b, name, rf, "Mrow/s", "composed", rc, rf / rc, "");
+done:
+    clt_tensor_free(o);
+    clt_tensor_free(tw);
+    clt_tensor_free(tx);
+    free(w);
+    free(of);
+    free(oc);
+    free(x);
+}
+
 /* l = sum of the sums of x's rows, x [R, C] float32, and clt_backward(l):
  * the rows by clt_unbind (one UnbindBackward0 node, which writes x's
  * gradient once), or by clt_narrow each (per_row: a node per row, each
@@ -2932,7 +3010,7 @@ int cltensor_bench(int argc, char **argv)
                                         "topk100_4096x1000_vs_sort", "topk1000_1x1M_vs_sort",
                                         "cdist_512x64", "unbind_bwd_4096x256",
                                         "sdpa_sweep", "linalg_eigvalsh_64x32x32",
-                                        "linalg_qr_256x32x32"};
+                                        "linalg_qr_256x32x32", "embedding_bag_4096x32"};
     for (int i = 0; i < b.nfilters; i++) {
         size_t k = 0, len = strlen(b.filters[i]);
         while (k < sizeof names / sizeof names[0] && strncmp(names[k], b.filters[i], len) != 0)
@@ -3025,6 +3103,8 @@ int cltensor_bench(int argc, char **argv)
         case_cdist(&b, 512, 64, "cdist_512x64");
     if (selected(&b, "unbind_bwd_4096x256"))
         case_unbind_bwd(&b, 4096, 256, "unbind_bwd_4096x256");
+    if (selected(&b, "embedding_bag_4096x32"))
+        case_embedding_bag(&b, 4096, 32, "embedding_bag_4096x32");
     static const char *const copies[] = {
         [COPY_TRANSPOSE] = "copy_transpose_4096", [COPY_PERMUTE] = "copy_permute_64x256x256",
         [COPY_EXPAND] = "copy_expand_4096x512", [COPY_SLICE] = "copy_slice_4096x1024"};

@@ -503,7 +503,8 @@ uint64_t clt__set_arg_calls(void);
     X(INDEX_FILL_, "clt_index_fill_")                                        \
     X(INDEX_PUT, "clt_index_put")                                            \
     X(INDEX_PUT_, "clt_index_put_")                                          \
-    X(SCATTER_REDUCE, "clt_scatter_reduce")
+    X(SCATTER_REDUCE, "clt_scatter_reduce")                                  \
+    X(EMBEDDING_BAG, "clt_embedding_bag")
 
 typedef enum clt__index_op {
 #define CLT__INDEX_OP_ENUM_(name, text) CLT__IDX_##name,
@@ -516,7 +517,8 @@ typedef enum clt__index_op {
  * a kernel meets a bad index; dim -1 marks one_hot's class values, dim -2 a
  * loss's class-index target, dim -3 an integer division by zero, dim -4 a
  * value outside its domain (binary cross entropy's probabilities outside
- * [0, 1]: value is the element's index, size the count). */
+ * [0, 1]: value is the element's index, size the count), dim -5 an
+ * embedding_bag offset out of order (value the offset, size the entries). */
 typedef struct clt__index_error {
     cl_int flag, op, dim, pad;
     cl_long value, size;
@@ -1717,5 +1719,54 @@ clt_status clt__amax_rec(const clt_tensor *a, const int *dims, int ndims, int ke
 /* clt_linalg_solve recorded, naming fn (src/autograd/grad_linalg.c). */
 clt_status clt__linalg_solve_rec(const char *fn, const clt_tensor *a, const clt_tensor *b,
                                  clt_tensor **out);
+
+
+/* torch's pixel_shuffle (down false) or pixel_unshuffle (down true) by r,
+ * and channel_shuffle in groups, of t of any dtype, without autograd: one
+ * copy of a permuted view each (src/ops/shape.c).  Messages name fn. */
+clt_status clt__pixel_shuffle(const clt_tensor *t, int64_t r, bool down, clt_tensor **out,
+                              const char *fn);
+clt_status clt__channel_shuffle(const clt_tensor *t, int64_t groups, clt_tensor **out,
+                                const char *fn);
+
+/* Their public entries recorded, naming fn (src/autograd/grad_shape.c), and
+ * clt_unfold and clt_fold's (src/autograd/grad_conv.c): the layers' forwards. */
+clt_status clt__pixel_shuffle_rec(const char *fn, const clt_tensor *t, int64_t r, bool down,
+                                  clt_tensor **out);
+clt_status clt__channel_shuffle_rec(const char *fn, const clt_tensor *t, int64_t groups,
+                                    clt_tensor **out);
+clt_status clt__unfold_rec(const char *fn, const clt_tensor *input, const int64_t *kernel_size,
+                           const clt_fold_opts *opts, clt_tensor **out);
+clt_status clt__fold_rec(const char *fn, const clt_tensor *input, const int64_t *output_size,
+                         const int64_t *kernel_size, const clt_fold_opts *opts, clt_tensor **out);
+
+/* torch.nn.functional.embedding_bag without autograd (src/ops/bag.c): the
+ * output [bags, D] of weight's dtype, and in *sv what the backward needs
+ * (new tensors: the indices and offsets as contiguous int64, the maxima's
+ * entries [bags, D] for max or the bags' sizes [bags] for mean, else
+ * NULL; padding_idx wrapped, or -1), the caller's to release.
+ * mode 0 sum, 1 mean, 2 max; psw and padding_idx may be NULL.  Messages
+ * name fn. */
+typedef struct clt__bag_saved {
+    clt_tensor *idx, *off, *aux;
+    int64_t pad;
+} clt__bag_saved;
+clt_status clt__embedding_bag(const clt_tensor *w, const clt_tensor *input,
+                              const clt_tensor *offsets, int mode, const clt_tensor *psw,
+                              const int64_t *padding_idx, int include_last_offset,
+                              clt_tensor **out, clt__bag_saved *sv, const char *fn);
+/* Its backward from gout [bags, D]: *gw, the weight's gradient (w's
+ * shape), and *gp, the per-sample weights' (psw's shape); either pointer
+ * NULL skips it.  New tensors. */
+clt_status clt__embedding_bag_backward(const clt_tensor *gout, const clt_tensor *w,
+                                       const clt_tensor *psw, const clt__bag_saved *sv,
+                                       int mode, clt_tensor **gw, clt_tensor **gp);
+
+/* clt_embedding_bag recorded, naming fn (src/autograd/grad_index.c). */
+clt_status clt__embedding_bag_rec(const char *fn, const clt_tensor *weight,
+                                  const clt_tensor *input, const clt_tensor *offsets,
+                                  clt_bag_mode mode, const clt_tensor *per_sample_weights,
+                                  const int64_t *padding_idx, int include_last_offset,
+                                  clt_tensor **out);
 
 #endif

@@ -5777,6 +5777,307 @@ def linalg_qr():
           [data((3,), f), data((3,), torch.float64)])
 
 
+def nn_shape():
+    """pixel_shuffle, pixel_unshuffle, channel_shuffle, unfold, fold,
+    bilinear and pad_sequence against torch; Bilinear's state_dict."""
+    F = torch.nn.functional
+    proto("clt_pixel_shuffle", [P, C.c_int64, PP])
+    proto("clt_pixel_unshuffle", [P, C.c_int64, PP])
+    proto("clt_channel_shuffle", [P, C.c_int64, PP])
+    proto("clt_unfold", [P, I64P, P, PP])
+    proto("clt_fold", [P, I64P, I64P, P, PP])
+    proto("clt_bilinear", [P, P, P, P, PP])
+    proto("clt_pad_sequence", [C.POINTER(P), C.c_size_t, C.c_int, C.c_double, PP])
+    for dt in DTYPES:
+        for xs, r in (((2, 8, 3, 3), 2), ((8, 3, 5), 2), ((2, 3, 9, 2, 2), 3), ((2, 8, 3, 3), 3),
+                      ((4, 4), 2), ((1, 4, 2, 2), 0), ((1, 4, 2, 2), -1), ((0, 4, 2, 2), 2)):
+            check("pixel_shuffle %s %s r%d" % (dn(dt), list(xs), r),
+                  lambda x, r=r: F.pixel_shuffle(x, r),
+                  lambda x, o, r=r: L.clt_pixel_shuffle(x, r, o), [data(xs, dt)], tol="exact")
+        for xs, r in (((2, 2, 6, 6), 2), ((3, 6, 9), 3), ((2, 1, 3, 4, 4), 2), ((2, 2, 6, 6), 4),
+                      ((2, 2, 6, 3), 2), ((6, 6), 2), ((1, 1, 2, 2), 0)):
+            check("pixel_unshuffle %s %s r%d" % (dn(dt), list(xs), r),
+                  lambda x, r=r: F.pixel_unshuffle(x, r),
+                  lambda x, o, r=r: L.clt_pixel_unshuffle(x, r, o), [data(xs, dt)], tol="exact")
+        for xs, g in (((2, 8, 3, 3), 2), ((2, 8, 3, 3), 4), ((3, 6, 5), 3), ((2, 6, 2, 2, 2), 2),
+                      ((2, 8, 3, 3), 3), ((2, 8), 2), ((2, 4, 2), 0), ((2, 4, 2), -2),
+                      ((0, 4, 2), 2)):
+            check("channel_shuffle %s %s g%d" % (dn(dt), list(xs), g),
+                  lambda x, g=g: F.channel_shuffle(x, g),
+                  lambda x, o, g=g: L.clt_channel_shuffle(x, g, o), [data(xs, dt)], tol="exact")
+    check("pixel_shuffle transposed", lambda x: F.pixel_shuffle(x, 2),
+          lambda x, o: L.clt_pixel_shuffle(x, 2, o),
+          [In(data((2, 8, 3, 4), torch.float32), ("T",))], tol="exact")
+    check("channel_shuffle sliced", lambda x: F.channel_shuffle(x, 2),
+          lambda x, o: L.clt_channel_shuffle(x, 2, o),
+          [In(data((2, 8, 7, 3), torch.float64), ("S", 2, 1, 6, 2))], tol="exact")
+    # unfold / fold: (kernel, dilation, padding, stride)
+    blocks = [((2, 2), (1, 1), (0, 0), (1, 1)), ((2, 3), (2, 1), (1, 2), (2, 1)),
+              ((3, 3), (1, 2), (1, 1), (2, 3)), ((1, 1), (1, 1), (0, 0), (1, 1)),
+              ((3, 2), (1, 1), (2, 0), (1, 2))]
+    for dt in FLOATS:
+        for xs in ((2, 3, 5, 6), (3, 7, 4), (1, 2, 4, 4)):
+            for k, d, p, s_ in blocks:
+                opts = _i64s(*(d + p + s_))
+                check("unfold %s %s k%s d%s p%s s%s" % (dn(dt), list(xs), k, d, p, s_),
+                      lambda x, k=k, d=d, p=p, s_=s_: F.unfold(x, k, d, p, s_),
+                      lambda x, o, k=k, opts=opts: L.clt_unfold(x, _i64s(*k), opts, o),
+                      [data(xs, dt)], tol="exact")
+                H, W = xs[-2:]
+                blk = [(H + 2 * p[i] - d[i] * (k[i] - 1) - 1) // s_[i] + 1 for i in (0, 1)]
+                cs = ((xs[0],) if len(xs) == 4 else ()) + (xs[-3] * k[0] * k[1],
+                                                          blk[0] * blk[1])
+                check("fold %s %s into %s k%s d%s p%s s%s" % (dn(dt), list(cs), (H, W), k, d, p,
+                                                               s_),
+                      lambda x, k=k, d=d, p=p, s_=s_, hw=(H, W): F.fold(x, hw, k, d, p, s_),
+                      lambda x, o, k=k, opts=opts, hw=(H, W):
+                      L.clt_fold(x, _i64s(*hw), _i64s(*k), opts, o),
+                      [data(cs, dt)], tol="tr")
+    x = data((2, 3, 5, 5), torch.float32)
+    for k, d, p, s_ in (((6, 6), (1, 1), (0, 0), (1, 1)), ((0, 2), (1, 1), (0, 0), (1, 1)),
+                        ((2, 2), (0, 1), (0, 0), (1, 1)), ((2, 2), (1, 1), (-1, 0), (1, 1)),
+                        ((2, 2), (1, 1), (0, 0), (1, 0))):
+        check("unfold refused k%s d%s p%s s%s" % (k, d, p, s_),
+              lambda x, k=k, d=d, p=p, s_=s_: F.unfold(x, k, d, p, s_),
+              lambda x, o, k=k, opts=_i64s(*(d + p + s_)): L.clt_unfold(x, _i64s(*k), opts, o),
+              [x])
+    check("unfold int64 refused", lambda x: F.unfold(x, 2),
+          lambda x, o: L.clt_unfold(x, _i64s(2, 2), None, o), [data((1, 2, 3, 3), torch.int64)])
+    check("unfold 2-D refused", lambda x: F.unfold(x, 2),
+          lambda x, o: L.clt_unfold(x, _i64s(2, 2), None, o), [data((3, 3), torch.float32)],
+          expect_error=RuntimeError("2-D"))
+    c = data((2, 12, 9), torch.float64)
+    for hw, k in (((4, 5), (2, 2)), ((4, 4), (2, 3)), ((4, 4), (5, 5)), ((0, 4), (2, 2))):
+        check("fold refused into %s k%s" % (hw, k), lambda x, hw=hw, k=k: F.fold(x, hw, k),
+              lambda x, o, hw=hw, k=k: L.clt_fold(x, _i64s(*hw), _i64s(*k), None, o), [c])
+    check("fold int64 refused", lambda x: F.fold(x, (4, 4), 2),
+          lambda x, o: L.clt_fold(x, _i64s(4, 4), _i64s(2, 2), None, o),
+          [data((2, 12, 9), torch.int64)])
+    check("fold transposed", lambda x: F.fold(x, (4, 4), 2),
+          lambda x, o: L.clt_fold(x, _i64s(4, 4), _i64s(2, 2), None, o),
+          [In(data((2, 12, 9), torch.float32), ("T",))], tol="tr")
+    # bilinear
+    for dt in FLOATS:
+        for s1, s2, ws, bias in (((4, 3), (4, 5), (6, 3, 5), True), ((3,), (5,), (2, 3, 5), True),
+                                 ((2, 3, 3), (2, 3, 4), (5, 3, 4), False),
+                                 ((0, 3), (0, 5), (6, 3, 5), True),
+                                 ((4, 3), (3, 5), (6, 3, 5), True),
+                                 ((4, 3), (5,), (6, 3, 5), True), ((4, 3), (4, 4), (6, 3, 5), True),
+                                 ((4, 4), (4, 5), (6, 3, 5), True), ((4, 3), (4, 5), (3, 5), True)):
+            ins = [data(s1, dt, lo=-2, hi=2), data(s2, dt, lo=-2, hi=2), data(ws, dt, lo=-1, hi=1)]
+            if bias:
+                ins.append(data((ws[0],), dt))
+            check("bilinear %s %s %s w%s bias=%d" % (dn(dt), list(s1), list(s2), list(ws), bias),
+                  lambda a, b, w, bb=None: F.bilinear(a, b, w, bb),
+                  lambda a, b, w, *r: L.clt_bilinear(a, b, w, r[0] if len(r) > 1 else None, r[-1]),
+                  ins, tol="mm")
+    check("bilinear bias size refused", lambda a, b, w, bb: F.bilinear(a, b, w, bb),
+          lambda a, b, w, bb, o: L.clt_bilinear(a, b, w, bb, o),
+          [data((4, 3), torch.float32), data((4, 5), torch.float32),
+           data((6, 3, 5), torch.float32), data((5,), torch.float32)])
+    check("bilinear dtypes refused", lambda a, b, w: F.bilinear(a, b, w),
+          lambda a, b, w, o: L.clt_bilinear(a, b, w, None, o),
+          [data((4, 3), torch.float64), data((4, 5), torch.float32),
+           data((6, 3, 5), torch.float32)])
+
+    # pad_sequence
+    def padseq(bf, v):
+        def c(*a):
+            xs = a[:-1]
+            return L.clt_pad_sequence((P * max(len(xs), 1))(*xs), len(xs), bf, v, a[-1])
+        return c
+    from torch.nn.utils.rnn import pad_sequence
+    for dt in (torch.float32, torch.float64, torch.int64, torch.int32, torch.bool):
+        for shapes in ([(2, 3), (4, 3), (1, 3)], [(5,), (2,), (0,)], [(3, 2, 2)],
+                       [(2, 3), (4, 2)], [(0, 2), (0, 2)], [(2, 2, 1), (2, 2)]):
+            for bf in (0, 1):
+                v = 0 if dt == torch.bool else -2
+                check("pad_sequence %s %s batch_first=%d" % (dn(dt), shapes, bf),
+                      lambda *xs, bf=bf, v=v: pad_sequence(list(xs), bool(bf), v),
+                      padseq(bf, v), [data(sh, dt) for sh in shapes], tol="exact")
+    check("pad_sequence mixed dtypes", lambda a, b: pad_sequence([a, b], True, 1.0),
+          padseq(1, 1.0), [data((2, 3), torch.float32), data((3, 3), torch.float64)],
+          tol="exact")
+    check("pad_sequence 0-d refused", lambda a, b: pad_sequence([a, b]), padseq(0, 0.0),
+          [data((), torch.float32), data((2,), torch.float32)])
+    check("pad_sequence empty refused", lambda: pad_sequence([]), padseq(0, 0.0), [])
+    check("pad_sequence transposed", lambda a, b: pad_sequence([a, b], True, 0.5),
+          padseq(1, 0.5), [In(data((3, 4), torch.float32), ("T",)), data((2, 3), torch.float32)],
+          tol="exact")
+    nn_shape_bags()
+    nn_shape_state_dict()
+
+
+def nn_shape_bags():
+    """embedding_bag against torch: the three modes, offsets or 2-D input,
+    per-sample weights, padding_idx, include_last_offset, refusals."""
+    F = torch.nn.functional
+    proto("clt_embedding_bag", [P, P, P, C.c_int, P, I64P, C.c_int, PP])
+    modes = {"sum": 0, "mean": 1, "max": 2}
+
+    def bag(mode, pad, last, with_off, with_psw):
+        def c(*a):
+            w, x = a[0], a[1]
+            off = a[2] if with_off else None
+            psw = a[2 + with_off] if with_psw else None
+            return L.clt_embedding_bag(w, x, off, modes.get(mode, 7), psw,
+                                       _i64s(pad) if pad is not None else None, last, a[-1])
+        return c
+
+    def tbag(mode, pad, last, with_off, with_psw):
+        def t(*a):
+            w, x = a[0], a[1]
+            off = a[2] if with_off else None
+            psw = a[2 + with_off] if with_psw else None
+            return F.embedding_bag(x, w, off, mode=mode, per_sample_weights=psw,
+                                   include_last_offset=bool(last), padding_idx=pad)
+        return t
+    idx = torch.tensor([1, 2, 4, 5, 4, 3, 2, 0, 5, 5])
+    for dt in FLOATS:
+        w = data((6, 3), dt)
+        for mode in ("sum", "mean", "max"):
+            # (torch 1.13's CPU kernel corrupts its heap with no offsets, and with
+            # include_last_offset on a 2-D input: not compared)
+            for off, last in (([0, 2, 2, 5], 0), ([0, 3, 3, 7, 10], 1), ([0], 0),
+                              ([0, 10], 1), ([0, 4, 4, 4], 0)):
+                for pad in (None, 4, -1):
+                    for it in (torch.int64, torch.int32):
+                        o = torch.tensor(off, dtype=it)
+                        check("embedding_bag %s %s offsets=%s last=%d pad=%s %s"
+                              % (dn(dt), mode, off, last, pad, dn(it)),
+                              tbag(mode, pad, last, 1, 0), bag(mode, pad, last, 1, 0),
+                              [w, idx.to(it), o], tol="red")
+            x2 = torch.tensor([[1, 2, 4], [5, 4, 3], [2, 0, 5]])
+            for pad, last in ((None, 0), (2, 0)):
+                check("embedding_bag %s %s 2-D pad=%s last=%d" % (dn(dt), mode, pad, last),
+                      tbag(mode, pad, last, 0, 0), bag(mode, pad, last, 0, 0), [w, x2],
+                      tol="red")
+        for pad in (None, 2):
+            check("embedding_bag %s per_sample_weights pad=%s" % (dn(dt), pad),
+                  tbag("sum", pad, 0, 1, 1), bag("sum", pad, 0, 1, 1),
+                  [w, idx, torch.tensor([0, 3, 3, 6]), data((10,), dt)], tol="red")
+            check("embedding_bag %s per_sample_weights 2-D pad=%s" % (dn(dt), pad),
+                  tbag("sum", pad, 0, 0, 1), bag("sum", pad, 0, 0, 1),
+                  [w, idx.view(2, 5), data((2, 5), dt)], tol="red")
+        check("embedding_bag %s transposed weight" % dn(dt), tbag("mean", None, 0, 1, 0),
+              bag("mean", None, 0, 1, 0),
+              [In(data((6, 3), dt), ("T",)), idx, torch.tensor([0, 4])], tol="red")
+    # max: ties give the first entry, NaN stays only where it comes first
+    w = torch.tensor([[1.0, 5.0, float("nan")], [1.0, 5.0, 2.0], [2.0, float("nan"), 0.0]])
+    check("embedding_bag max ties and NaN", tbag("max", None, 0, 1, 0), bag("max", None, 0, 1, 0),
+          [w, torch.tensor([1, 0, 2, 0, 2, 1]), torch.tensor([0, 3])], tol="exact")
+    w = data((6, 3), torch.float32)
+    refused = [
+        ("mean with per_sample_weights", tbag("mean", None, 0, 1, 1), bag("mean", None, 0, 1, 1),
+         [w, idx, torch.tensor([0, 4]), data((10,), torch.float32)]),
+        ("per_sample_weights shape", tbag("sum", None, 0, 1, 1), bag("sum", None, 0, 1, 1),
+         [w, idx, torch.tensor([0, 4]), data((9,), torch.float32)]),
+        ("per_sample_weights dtype", tbag("sum", None, 0, 1, 1), bag("sum", None, 0, 1, 1),
+         [w, idx, torch.tensor([0, 4]), data((10,), torch.float64)]),
+        ("padding_idx 6", tbag("sum", 6, 0, 1, 0), bag("sum", 6, 0, 1, 0),
+         [w, idx, torch.tensor([0, 4])]),
+        ("padding_idx -7", tbag("sum", -7, 0, 1, 0), bag("sum", -7, 0, 1, 0),
+         [w, idx, torch.tensor([0, 4])]),
+        ("2-D with offsets", tbag("sum", None, 0, 1, 0), bag("sum", None, 0, 1, 0),
+         [w, idx.view(2, 5), torch.tensor([0, 4])]),
+        ("1-D without offsets", tbag("sum", None, 0, 0, 0), bag("sum", None, 0, 0, 0), [w, idx]),
+        ("3-D input", tbag("sum", None, 0, 0, 0), bag("sum", None, 0, 0, 0),
+         [w, idx[:8].view(2, 2, 2)]),
+        ("2-D offsets", tbag("sum", None, 0, 1, 0), bag("sum", None, 0, 1, 0),
+         [w, idx, torch.tensor([[0, 4]])]),
+        ("float indices", tbag("sum", None, 0, 1, 0), bag("sum", None, 0, 1, 0),
+         [w, idx.float(), torch.tensor([0, 4])]),
+        ("float offsets", tbag("sum", None, 0, 1, 0), bag("sum", None, 0, 1, 0),
+         [w, idx, torch.tensor([0.0, 4.0])]),
+        ("int64 weight", tbag("sum", None, 0, 1, 0), bag("sum", None, 0, 1, 0),
+         [data((6, 3), torch.int64), idx, torch.tensor([0, 4])]),
+        ("1-D weight", tbag("sum", None, 0, 1, 0), bag("sum", None, 0, 1, 0),
+         [data((6,), torch.float32), idx, torch.tensor([0, 4])]),
+        ("mode", tbag("foo", None, 0, 1, 0), bag("foo", None, 0, 1, 0),
+         [w, idx, torch.tensor([0, 4])]),
+    ]
+    for name, tf, cf, ins in refused:
+        check("embedding_bag refused: " + name, tf, cf, ins)
+
+
+def nn_shape_state_dict():
+    """torch's Bilinear state_dict, saved with safetensors, loads into
+    clt_bilinear_layer and gives torch's outputs; the parameterless layers
+    give the ops' results."""
+    try:
+        from safetensors.torch import save_file
+    except Exception:  # pragma: no cover
+        print("conformance: Bilinear state_dict skipped (no safetensors)")
+        return
+    import tempfile
+    proto("clt_module_load", [P, C.c_char_p])
+    proto("clt_module_forward", [P, P, PP])
+    proto("clt_module_free", [P], None)
+    proto("clt_bilinear_layer", [P, C.c_int64, C.c_int64, C.c_int64, C.c_int, P, PP])
+    proto("clt_bilinear_forward", [P, P, P, PP])
+    torch.manual_seed(11)
+    for bias in (True, False):
+        m = torch.nn.Bilinear(3, 5, 4, bias=bias)
+        name = "Bilinear bias=%s state_dict" % bias
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "m.safetensors")
+            save_file(m.state_dict(), path)
+            cm, y = P(), P()
+            keep = []
+            try:
+                if (L.clt_bilinear_layer(DEV, 3, 5, 4, int(bias), None, C.byref(cm)) or
+                        L.clt_module_load(cm, path.encode())):
+                    fail(name, L.clt_last_error().decode())
+                    continue
+                a, b = data((2, 6, 3), torch.float32), data((2, 6, 5), torch.float32)
+                keep += [upload(a), upload(b)]
+                if L.clt_bilinear_forward(cm, keep[0], keep[1], C.byref(y)):
+                    fail(name, L.clt_last_error().decode())
+                    continue
+                keep.append(y)
+                got, want = download(y)[0], m(a, b).detach().numpy()
+                same = got.shape == want.shape
+                ok(name, same and np.allclose(got, want, 1e-5, 1e-5),
+                   "shape %s / %s, max diff %g"
+                   % (got.shape, want.shape, np.abs(got - want).max() if same else -1))
+            finally:
+                for t in keep:
+                    L.clt_tensor_free(t)
+                L.clt_module_free(cm)
+    # EmbeddingBag through torch.save's format (clt_module_load_torch)
+    proto("clt_module_load_torch", [P, C.c_char_p, C.c_int])
+    proto("clt_embedding_bag_layer", [P, C.c_int64, C.c_int64, C.c_int, I64P, C.c_int, P, PP])
+    for mode, mi, pad in (("mean", 1, None), ("max", 2, 3), ("sum", 0, -1)):
+        m = torch.nn.EmbeddingBag(7, 4, mode=mode, padding_idx=pad)
+        name = "EmbeddingBag %s padding_idx=%s torch file" % (mode, pad)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "m.pt")
+            torch.save(m.state_dict(), path)
+            cm, y = P(), P()
+            keep = []
+            try:
+                if (L.clt_embedding_bag_layer(DEV, 7, 4, mi, _i64s(pad) if pad is not None
+                                              else None, 0, None, C.byref(cm)) or
+                        L.clt_module_load_torch(cm, path.encode(), 1)):
+                    fail(name, L.clt_last_error().decode())
+                    continue
+                x = torch.tensor([[1, 3, 6, 0], [2, 2, 5, 3], [3, 3, 3, 3]])
+                keep.append(upload(x))
+                if L.clt_module_forward(cm, keep[0], C.byref(y)):
+                    fail(name, L.clt_last_error().decode())
+                    continue
+                keep.append(y)
+                got, want = download(y)[0], m(x).detach().numpy()
+                same = got.shape == want.shape
+                ok(name, same and np.allclose(got, want, 1e-6, 1e-6),
+                   "shape %s / %s, max diff %g"
+                   % (got.shape, want.shape, np.abs(got - want).max() if same else -1))
+            finally:
+                for t in keep:
+                    L.clt_tensor_free(t)
+                L.clt_module_free(cm)
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -5797,7 +6098,8 @@ def main():
                 products,
                 nn_pool,
                 linalg_eig,
-                linalg_qr]
+                linalg_qr,
+                nn_shape]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -4949,6 +4949,147 @@ static void op_linalg_qr(fz *f)
     tfree(f, a, 0);
 }
 
+/* The rearranging and bag ops of conv.h, index.h and nn.h: shuffles,
+ * unfold and fold with random settings, bilinear, pad_sequence, and
+ * embedding_bag with indices and offsets in and out of range (the wait
+ * right after it reports those, or an earlier op's deferred error). */
+static void op_nnshape(fz *f)
+{
+    clt_status st;
+    clt_device *dev = rand_dev(f);
+    clt_device *d = dev ? dev : f->dev[0];
+    int64_t r = chance(f, 90) ? 1 + (int64_t)pick(f, 2) : geom(f);
+    int64_t N = 1 + (int64_t)pick(f, 2), C = 1 + (int64_t)pick(f, 3), L = 1 + (int64_t)pick(f, 4);
+    int64_t shape[4] = {N, C * (r > 0 && r < 4 ? r * r : 1), L * (r > 0 && r < 4 ? r : 1),
+                        L * (r > 0 && r < 4 ? r : 1)};
+    clt_tensor *x = NULL, *w = NULL, *b = NULL, *i = NULL, *o = NULL, *own[3] = {NULL};
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    int64_t k[2] = {geom1(f), geom1(f)}, size[2] = {geom1(f) + 1, geom1(f) + 1};
+    clt_fold_opts fo = {{geom1(f), geom1(f)}, {geom(f), geom(f)}, {geom1(f), geom1(f)}};
+    int handled = 0; /* the result checked in its case */
+    switch (pick(f, 7)) {
+    case 0:
+        x = input_near(f, d, chance(f, 80) ? 4 : 3, chance(f, 80) ? shape : shape + 1);
+        if (pick(f, 2))
+            CALL("clt_pixel_shuffle", clt_pixel_shuffle(x, r, op));
+        else
+            CALL("clt_pixel_unshuffle", clt_pixel_unshuffle(x, r, op));
+        break;
+    case 1:
+        x = input_near(f, d, 2 + (int)pick(f, 3), shape);
+        CALL("clt_channel_shuffle", clt_channel_shuffle(x, chance(f, 80) ? r : geom(f), op));
+        break;
+    case 2:
+        x = input_near(f, d, chance(f, 80) ? 4 : 3, chance(f, 80) ? shape : shape + 1);
+        CALL("clt_unfold", clt_unfold(x, chance(f, 2) ? NULL : k, chance(f, 20) ? NULL : &fo, op));
+        break;
+    case 3: {
+        int64_t cs[3] = {N, C * k[0] * k[1], 1 + (int64_t)pick(f, 9)};
+        int small = 1; /* then mostly the right number of blocks */
+        const int64_t *all[4] = {k, size, fo.dilation, fo.stride};
+        for (int j = 0; j < 8; j++)
+            small &= all[j / 2][j % 2] > 0 && all[j / 2][j % 2] < 100 &&
+                     fo.padding[j % 2] >= 0 && fo.padding[j % 2] < 100;
+        if (small && chance(f, 80)) {
+            int64_t bh = (size[0] + 2 * fo.padding[0] - fo.dilation[0] * (k[0] - 1) - 1) /
+                             fo.stride[0] + 1,
+                    bw = (size[1] + 2 * fo.padding[1] - fo.dilation[1] * (k[1] - 1) - 1) /
+                             fo.stride[1] + 1;
+            cs[2] = bh > 0 && bw > 0 ? bh * bw : cs[2];
+        }
+        x = input_near(f, d, chance(f, 80) ? 3 : 2, chance(f, 80) ? cs : cs + 1);
+        CALL("clt_fold", clt_fold(x, chance(f, 2) ? NULL : size, k, chance(f, 20) ? NULL : &fo,
+                                  op));
+        break;
+    }
+    case 4: {
+        int64_t s1[2] = {N, C}, s2[2] = {N, L}, ws[3] = {r > 0 && r < 9 ? r : 2, C, L};
+        x = input_near(f, d, 2, s1);
+        i = input_near(f, d, 2, s2);
+        w = input_near(f, d, 3, ws);
+        if (chance(f, 50))
+            b = near_randn(f, d, 1, ws);
+        CALL("clt_bilinear", clt_bilinear(x, i, w, b, op));
+        break;
+    }
+    case 5: {
+        const clt_tensor *seqs[3];
+        size_t n = chance(f, 5) ? 0 : 1 + pick(f, 3);
+        int nd = 1 + (int)pick(f, 2);
+        for (size_t j = 0; j < n; j++) {
+            int64_t sh[2] = {(int64_t)pick(f, 4), C};
+            own[j] = input_near(f, d, nd, sh);
+            seqs[j] = own[j];
+        }
+        CALL("clt_pad_sequence", clt_pad_sequence(chance(f, 3) ? NULL : seqs, n, (int)pick(f, 2),
+                                                  chance(f, 80) ? 0.5 : rand_scalar(f), op));
+        break;
+    }
+    default: {
+        int64_t ws[2] = {1 + (int64_t)pick(f, 5), 1 + (int64_t)pick(f, 3)};
+        int64_t is[2] = {N, L}, n = N * L, nb = 1 + (int64_t)pick(f, 3);
+        w = input_near(f, d, 2, ws);
+        int two = chance(f, 40);
+        i = SENT;
+        CALL("clt_randint", clt_randint(f->gen, d, chance(f, 90) ? 0 : -2, ws[0] + chance(f, 10),
+                                        chance(f, 50) ? CLT_INT64 : CLT_INT32, two ? 2 : 1,
+                                        two ? is : &n, &i));
+        if (!outcome(f, st, i))
+            i = NULL;
+        if (!two || chance(f, 5)) {
+            o = SENT;
+            CALL("clt_randint", clt_randint(f->gen, d, 0, n + chance(f, 10), CLT_INT64, 1, &nb,
+                                            &o));
+            if (!outcome(f, st, o))
+                o = NULL;
+            if (o && chance(f, 90)) { /* sorted, from 0 */
+                clt_tensor *sorted = SENT, *idx = SENT;
+                CALL("clt_sort", clt_sort(o, 0, 0, &sorted, &idx));
+                if (outcome(f, st, sorted)) {
+                    tfree(f, idx, 0);
+                    tfree(f, o, 0);
+                    o = sorted;
+                    CALL("clt_narrow", clt_narrow(o, 0, 0, 1, &idx));
+                    if (outcome(f, st, idx)) {
+                        CALL("clt_fill_", clt_fill_(idx, 0));
+                        status_ok(f, st);
+                        tfree(f, idx, 0);
+                    }
+                }
+            }
+        }
+        if (chance(f, 20) && i)
+            b = near_randn(f, d, clt_tensor_ndim(i), clt_tensor_shape(i));
+        int64_t pad = (int64_t)pick(f, 4) - 1;
+        CALL("clt_embedding_bag",
+             clt_embedding_bag(w, i, o, (clt_bag_mode)(chance(f, 95) ? pick(f, 3) : pick(f, 9)), b,
+                               chance(f, 60) ? NULL : &pad, chance(f, 20), op));
+        if (result(f, st, op, out)) {
+            check_tensor(f, out);
+            store(f, out);
+            CALL("clt_device_synchronize", clt_device_synchronize(d));
+            if (!status_ok(f, st) && !sync_error(st) && st != CLT_ERR_INVALID_ARGUMENT &&
+                st != CLT_ERR_ZERO_DIVISION)
+                die(f, "the wait after it reported %s: %s", clt_status_name(st),
+                    clt_last_error());
+        }
+        handled = 1;
+        break;
+    }
+    }
+    if (!handled && result(f, st, op, out)) {
+        check_tensor(f, out);
+        store(f, out);
+    }
+    tfree(f, x, 0);
+    tfree(f, w, 0);
+    tfree(f, b, 0);
+    tfree(f, i, 0);
+    tfree(f, o, 0);
+    for (int j = 0; j < 3; j++)
+        tfree(f, own[j], 0);
+}
+
 /* ---- the driver ---------------------------------------------------------------------------------- */
 
 typedef void (*op_fn)(fz *);
@@ -4974,6 +5115,7 @@ static struct {
     {"nn_pool", op_nn_pool, 3},
     {"eig", op_eig, 2},
     {"linalg_qr", op_linalg_qr, 3},
+    {"nnshape", op_nnshape, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cltensor.h"
 
@@ -219,5 +220,73 @@ static inline int close_enough(double got, double want, double rtol, double atol
                       "element %zu: got %.9g, want %.9g", i_, (double)(got)[i_],   \
                       (double)(want)[i_]);                                         \
     } while (0)
+
+/* Shared by the layer suites (test_conv_more, test_nn_shape): n values
+ * spread over [-1, 1] from seed (a new array to free); a tensor (any
+ * dtype) against doubles within tolerances; a parameter uniform within
+ * +-bound and spread over most of it; and a module's state saved and
+ * loaded into a fresh one of the same make, which then holds the same
+ * parameters. */
+static inline double *spread_doubles(size_t n, unsigned seed)
+{
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    cr_assert_not_null(v);
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        v[i] = (double)((seed >> 8) % 20001) / 10000.0 - 1.0;
+    }
+    return v;
+}
+
+static inline void assert_tensor_close(const clt_tensor *t, const double *want, size_t n,
+                                       double rtol, double atol, const char *what)
+{
+    cr_assert_eq((size_t)clt_tensor_numel(t), n, "%s: %lld elements, want %zu", what,
+                 (long long)clt_tensor_numel(t), n);
+    double *got = read_as_f64(t);
+    for (size_t i = 0; i < n; i++)
+        cr_assert(close_enough(got[i], want[i], rtol, atol),
+                  "%s: element %zu: got %.12g, want %.12g", what, i, got[i], want[i]);
+    free(got);
+}
+
+static inline void assert_uniform_within(const clt_tensor *t, double bound, const char *what)
+{
+    size_t n = (size_t)clt_tensor_numel(t);
+    double *v = read_as_f64(t), lo = 1, hi = -1;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert(fabs(v[i]) <= bound, "%s %zu = %g beyond %g", what, i, v[i], bound);
+        lo = fmin(lo, v[i]);
+        hi = fmax(hi, v[i]);
+    }
+    cr_assert(n < 8 || hi - lo > bound, "%s not spread: %g..%g (bound %g)", what, lo, hi, bound);
+    free(v);
+}
+
+static inline void assert_state_roundtrip(clt_module *m, clt_module *fresh)
+{
+    char path[] = "/tmp/cltensor-state-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    CHECK(clt_module_save(m, path));
+    CHECK(clt_module_load(fresh, path));
+    unlink(path);
+    clt_named_tensor *a, *b;
+    size_t na, nb;
+    CHECK(clt_module_named_parameters(m, &a, &na));
+    CHECK(clt_module_named_parameters(fresh, &b, &nb));
+    cr_assert_eq(na, nb);
+    for (size_t i = 0; i < na; i++) {
+        cr_assert_str_eq(a[i].name, b[i].name);
+        size_t n = (size_t)clt_tensor_numel(a[i].tensor);
+        double *x = read_as_f64(a[i].tensor), *y = read_as_f64(b[i].tensor);
+        cr_assert(memcmp(x, y, n * sizeof *x) == 0, "%s differs after load", a[i].name);
+        free(x);
+        free(y);
+    }
+    clt_free(a);
+    clt_free(b);
+}
 
 #endif

@@ -660,7 +660,27 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_linalg_vecdot, T, clt_linalg_vecdot(f->f, f->i32, -1, &o->t))                      \
     X(clt_diag_embed, T, clt_diag_embed(f->f, 0, 1, 1, &o->t))                               \
     X(clt_block_diag, T, clt_block_diag(f->cpair, 0, &o->t))                                 \
-    X(clt_linalg_householder_product, T, clt_linalg_householder_product(f->f, f->f, &o->t))
+    X(clt_linalg_householder_product, T, clt_linalg_householder_product(f->f, f->f, &o->t))  \
+    /* conv.h, index.h and nn.h: the rearranging and bag ops and layers */                   \
+    X(clt_pixel_shuffle, T, clt_pixel_shuffle(f->f, 2, &o->t))                               \
+    X(clt_pixel_unshuffle, T, clt_pixel_unshuffle(f->f, 2, &o->t))                           \
+    X(clt_channel_shuffle, T, clt_channel_shuffle(f->f, 2, &o->t))                           \
+    X(clt_unfold, T, clt_unfold(f->f, k22, NULL, &o->t))                                     \
+    X(clt_fold, T, clt_fold(f->i32, k22, k22, NULL, &o->t))                                  \
+    X(clt_bilinear, T, clt_bilinear(f->f, f->f2, f->f, NULL, &o->t))                         \
+    X(clt_pad_sequence, T, clt_pad_sequence(f->cpair, 0, 0, 0.0, &o->t))                     \
+    X(clt_embedding_bag, T,                                                                  \
+      clt_embedding_bag(f->f, f->f, NULL, CLT_BAG_SUM, NULL, NULL, 0, &o->t))                \
+    X(clt_pixel_shuffle_layer, M, clt_pixel_shuffle_layer(0, &o->m))                         \
+    X(clt_pixel_unshuffle_layer, M, clt_pixel_unshuffle_layer(-1, &o->m))                    \
+    X(clt_channel_shuffle_layer, M, clt_channel_shuffle_layer(0, &o->m))                     \
+    X(clt_unfold_layer, M, clt_unfold_layer(NULL, NULL, &o->m))                              \
+    X(clt_fold_layer, M, clt_fold_layer(NULL, k22, NULL, &o->m))                             \
+    X(clt_bilinear_layer, M, clt_bilinear_layer(f->dev, 0, 3, 4, 1, NULL, &o->m))            \
+    X(clt_bilinear_forward, T, clt_bilinear_forward(f->lin, f->f, f->f, &o->t))              \
+    X(clt_embedding_bag_layer, M,                                                            \
+      clt_embedding_bag_layer(f->dev, 0, 3, CLT_BAG_MEAN, NULL, 0, NULL, &o->m))             \
+    X(clt_embedding_bag_forward, T, clt_embedding_bag_forward(f->lin, f->i32, NULL, NULL, &o->t))
 
 static int small_int[1];
 

@@ -15,35 +15,12 @@
 /* src/ops/conv.h: the most bytes of patches unfolded at once */
 extern size_t clt__conv2d_cols_limit;
 
-static double *random_doubles(size_t n, unsigned seed)
-{
-    double *v = malloc((n ? n : 1) * sizeof *v);
-    for (size_t i = 0; i < n; i++) {
-        seed = seed * 1103515245u + 12345u;
-        v[i] = (double)((seed >> 8) % 20001) / 10000.0 - 1.0;
-    }
-    return v;
-}
-
 static size_t numel_of(int nd, const int64_t *shape)
 {
     size_t n = 1;
     for (int d = 0; d < nd; d++)
         n *= (size_t)shape[d];
     return n;
-}
-
-/* got (any float dtype) against want, element by element. */
-static void assert_close(const clt_tensor *t, const double *want, size_t n, double rtol,
-                         double atol, const char *what)
-{
-    cr_assert_eq((size_t)clt_tensor_numel(t), n, "%s: %lld elements, want %zu", what,
-                 (long long)clt_tensor_numel(t), n);
-    double *got = read_as_f64(t);
-    for (size_t i = 0; i < n; i++)
-        cr_assert(close_enough(got[i], want[i], rtol, atol),
-                  "%s: element %zu: got %.12g, want %.12g", what, i, got[i], want[i]);
-    free(got);
 }
 
 /* ---- conv1d --------------------------------------------------------------------------------- */
@@ -86,7 +63,7 @@ static void check_conv1d(clt_device *dev, clt_dtype dt, const c1case *c, double 
     int nd = c->N ? 3 : 2;
     const int64_t *xsh = c->N ? xs : xs + 1;
     size_t nx = numel_of(nd, xsh), nw = numel_of(3, ws);
-    double *x = random_doubles(nx, 5), *w = random_doubles(nw, 6), *b = random_doubles(c->O, 7);
+    double *x = spread_doubles(nx, 5), *w = spread_doubles(nw, 6), *b = spread_doubles(c->O, 7);
     size_t ny = (size_t)((c->N ? c->N : 1) * c->O * Lo);
     double *want = malloc(ny * sizeof *want);
     ref_conv1d(x, w, c->bias ? b : NULL, c, Lo, want);
@@ -96,7 +73,7 @@ static void check_conv1d(clt_device *dev, clt_dtype dt, const c1case *c, double 
     int64_t ys[3] = {c->N, c->O, Lo};
     assert_shape(y, nd, c->N ? ys : ys + 1);
     cr_assert_eq(clt_tensor_dtype(y), dt);
-    assert_close(y, want, ny, tol, tol, "conv1d");
+    assert_tensor_close(y, want, ny, tol, tol, "conv1d");
     free(x);
     free(w);
     free(b);
@@ -121,7 +98,7 @@ Test(conv_more, conv1d_against_host_loop)
 Test(conv_more, conv1d_is_conv2d_of_a_row)
 {
     clt_device *dev = get_device("cpu");
-    double *x = random_doubles(2 * 4 * 13, 21), *w = random_doubles(6 * 2 * 3, 22);
+    double *x = spread_doubles(2 * 4 * 13, 21), *w = spread_doubles(6 * 2 * 3, 22);
     clt_tensor *tx = tensor_of(dev, CLT_FLOAT32, 3, (int64_t[]){2, 4, 13}, x);
     clt_tensor *tw = tensor_of(dev, CLT_FLOAT32, 3, (int64_t[]){6, 2, 3}, w);
     clt_tensor *x4, *w4, *y1, *y2, *y0, *yd;
@@ -169,9 +146,9 @@ Test(conv_more, conv1d_gradients_by_finite_differences)
     for (size_t i = 0; i < sizeof gc / sizeof gc[0]; i++) {
         const c1case *c = &gc[i];
         int64_t N = c->N ? c->N : 1;
-        double *x = random_doubles((size_t)(N * c->C * c->L), 31 + (unsigned)i);
-        double *w = random_doubles((size_t)(c->O * c->C / c->o.groups * c->k), 32);
-        double *b = random_doubles((size_t)c->O, 33);
+        double *x = spread_doubles((size_t)(N * c->C * c->L), 31 + (unsigned)i);
+        double *w = spread_doubles((size_t)(c->O * c->C / c->o.groups * c->k), 32);
+        double *b = spread_doubles((size_t)c->O, 33);
         gc_in ins[3] = {{3, {c->N, c->C, c->L}, x, 1},
                         {3, {c->O, c->C / c->o.groups, c->k}, w, 1},
                         {1, {c->O}, b, 1}};
@@ -257,8 +234,8 @@ static void check_ct(clt_device *dev, clt_dtype dt, const ctcase *c, double tol,
     int64_t ws[4] = {c->Cin, c->Cout / c->o.groups, c->kh, c->kw};
     const int64_t *xsh = c->N ? xs : xs + 1;
     size_t nx = numel_of(nd, xsh), nw = numel_of(4, ws), ny = (size_t)(N * c->Cout * Ho * Wo);
-    double *x = random_doubles(nx, 41), *w = random_doubles(nw, 42);
-    double *b = random_doubles((size_t)c->Cout, 43);
+    double *x = spread_doubles(nx, 41), *w = spread_doubles(nw, 42);
+    double *b = spread_doubles((size_t)c->Cout, 43);
     double *want = malloc(ny * sizeof *want);
     ref_conv_transpose2d(x, w, c->bias ? b : NULL, c, want);
     clt_tensor *tx, *tw = tensor_of(dev, dt, 4, ws, w), *y = NULL;
@@ -285,7 +262,7 @@ static void check_ct(clt_device *dev, clt_dtype dt, const ctcase *c, double tol,
     CHECK(clt_conv_transpose2d(tx, tw, tb, &c->o, &y));
     int64_t ys[4] = {c->N, c->Cout, Ho, Wo};
     assert_shape(y, nd, c->N ? ys : ys + 1);
-    assert_close(y, want, ny, tol, tol, "conv_transpose2d");
+    assert_tensor_close(y, want, ny, tol, tol, "conv_transpose2d");
     free(x);
     free(w);
     free(b);
@@ -327,7 +304,7 @@ Test(conv_more, conv_transpose2d_small_by_hand)
     assert_shape(y, 4, (int64_t[]){1, 1, 1, 5});
     /* [10, 1, 20, 2] + bias, then the output_padding column: bias alone */
     double want[5] = {10.5, 1.5, 20.5, 2.5, 0.5};
-    assert_close(y, want, 5, 0, 0, "by hand");
+    assert_tensor_close(y, want, 5, 0, 0, "by hand");
     clt_tensor_free(tx);
     clt_tensor_free(tw);
     clt_tensor_free(tb);
@@ -351,9 +328,9 @@ Test(conv_more, conv_transpose2d_gradients_by_finite_differences)
     for (size_t i = 0; i < sizeof gc / sizeof gc[0]; i++) {
         const ctcase *c = &gc[i];
         int64_t N = c->N ? c->N : 1, Cog = c->Cout / c->o.groups;
-        double *x = random_doubles((size_t)(N * c->Cin * c->H * c->W), 51 + (unsigned)i);
-        double *w = random_doubles((size_t)(c->Cin * Cog * c->kh * c->kw), 52);
-        double *b = random_doubles((size_t)c->Cout, 53);
+        double *x = spread_doubles((size_t)(N * c->Cin * c->H * c->W), 51 + (unsigned)i);
+        double *w = spread_doubles((size_t)(c->Cin * Cog * c->kh * c->kw), 52);
+        double *b = spread_doubles((size_t)c->Cout, 53);
         gc_in ins[3] = {{4, {c->N, c->Cin, c->H, c->W}, x, 1},
                         {4, {c->Cin, Cog, c->kh, c->kw}, w, 1},
                         {1, {c->Cout}, b, 1}};
@@ -460,7 +437,7 @@ Test(conv_more, interpolate_against_host_loop)
         int64_t Ho, Wo, xs[4] = {c->N, c->C, c->H, c->W};
         out_hw(c, &Ho, &Wo);
         size_t nx = numel_of(4, xs), ny = (size_t)(c->N * c->C * Ho * Wo);
-        double *x = random_doubles(nx, 61 + (unsigned)k), *want = malloc(ny * sizeof *want);
+        double *x = spread_doubles(nx, 61 + (unsigned)k), *want = malloc(ny * sizeof *want);
         for (int d = 0; d < 2; d++) {
             clt_tensor *tx = tensor_of(dev, dts[d], 4, xs, x);
             /* the input as the device holds it (float32 rounds) */
@@ -472,7 +449,7 @@ Test(conv_more, interpolate_against_host_loop)
                 assert_shape(y, 4, (int64_t[]){c->N, c->C, Ho, Wo});
                 cr_assert_eq(clt_tensor_dtype(y), dts[d]);
                 double tol = mode == CLT_INTERP_NEAREST ? 0 : d == 0 ? 1e-6 : 1e-14;
-                assert_close(y, want, ny, tol, tol, m == 0 ? "nearest" : "bilinear");
+                assert_tensor_close(y, want, ny, tol, tol, m == 0 ? "nearest" : "bilinear");
                 clt_tensor_free(y);
             }
             free(xr);
@@ -496,23 +473,23 @@ Test(conv_more, interpolate_torch_rules)
     double col[3] = {0, 1, 2};
     clt_tensor *x = tensor_of(dev, CLT_FLOAT32, 4, (int64_t[]){1, 1, 3, 1}, col), *y;
     CHECK(clt_interpolate(x, (int64_t[]){5, 1}, NULL, CLT_INTERP_NEAREST, 0, &y));
-    assert_close(y, (double[]){0, 0, 1, 1, 2}, 5, 0, 0, "nearest 3 -> 5");
+    assert_tensor_close(y, (double[]){0, 0, 1, 1, 2}, 5, 0, 0, "nearest 3 -> 5");
     clt_tensor_free(y);
     CHECK(clt_interpolate(x, NULL, (double[]){2.5, 1}, CLT_INTERP_NEAREST, 0, &y));
-    assert_close(y, (double[]){0, 0, 0, 1, 1, 2, 2}, 7, 0, 0, "nearest x2.5");
+    assert_tensor_close(y, (double[]){0, 0, 0, 1, 1, 2, 2}, 7, 0, 0, "nearest x2.5");
     clt_tensor_free(y);
     clt_tensor_free(x);
     double row[2] = {1, 2};
     x = tensor_of(dev, CLT_FLOAT64, 4, (int64_t[]){1, 1, 1, 2}, row);
     CHECK(clt_interpolate(x, (int64_t[]){1, 4}, NULL, CLT_INTERP_BILINEAR, 0, &y));
-    assert_close(y, (double[]){1, 1.25, 1.75, 2}, 4, 1e-15, 0, "bilinear");
+    assert_tensor_close(y, (double[]){1, 1.25, 1.75, 2}, 4, 1e-15, 0, "bilinear");
     clt_tensor_free(y);
     CHECK(clt_interpolate(x, (int64_t[]){1, 4}, NULL, CLT_INTERP_BILINEAR, 1, &y));
-    assert_close(y, (double[]){1, 4.0 / 3, 5.0 / 3, 2}, 4, 1e-15, 0, "align_corners");
+    assert_tensor_close(y, (double[]){1, 4.0 / 3, 5.0 / 3, 2}, 4, 1e-15, 0, "align_corners");
     clt_tensor_free(y);
     /* one output column with align_corners reads the first input column */
     CHECK(clt_interpolate(x, (int64_t[]){1, 1}, NULL, CLT_INTERP_BILINEAR, 1, &y));
-    assert_close(y, (double[]){1}, 1, 0, 0, "align_corners to 1");
+    assert_tensor_close(y, (double[]){1}, 1, 0, 0, "align_corners to 1");
     clt_tensor_free(y);
     clt_tensor_free(x);
 }
@@ -541,7 +518,7 @@ Test(conv_more, interpolate_gradients_by_finite_differences)
     };
     for (size_t k = 0; k < sizeof gc / sizeof gc[0]; k++) {
         const icase *c = &gc[k];
-        double *x = random_doubles((size_t)(c->N * c->C * c->H * c->W), 71 + (unsigned)k);
+        double *x = spread_doubles((size_t)(c->N * c->C * c->H * c->W), 71 + (unsigned)k);
         gc_in in = {4, {c->N, c->C, c->H, c->W}, x, 1};
         for (int m = 0; m < 3; m++) {
             ictx t = {c, m == 0 ? CLT_INTERP_NEAREST : CLT_INTERP_BILINEAR, m == 2};
@@ -610,7 +587,7 @@ Test(conv_more, pool1d_against_host_loop)
         int nd = c->N ? 3 : 2;
         const int64_t *xsh = c->N ? xs : xs + 1;
         size_t nx = numel_of(nd, xsh);
-        double *x = random_doubles(nx, 101 + (unsigned)k), *want = malloc(nx * 4 * sizeof *want);
+        double *x = spread_doubles(nx, 101 + (unsigned)k), *want = malloc(nx * 4 * sizeof *want);
         for (int d = 0; d < 2; d++) {
             clt_tensor *tx = tensor_of(dev, d ? CLT_FLOAT64 : CLT_FLOAT32, nd, xsh, x), *y;
             double *xr = read_as_f64(tx);
@@ -623,7 +600,7 @@ Test(conv_more, pool1d_against_host_loop)
                 else
                     CHECK(clt_avg_pool1d(tx, c->k, c->s, c->p, c->ceil, c->cip, &y));
                 assert_shape(y, nd, c->N ? ys : ys + 1);
-                assert_close(y, want, ny, max ? 0 : d ? 1e-14 : 1e-6, max ? 0 : 1e-7,
+                assert_tensor_close(y, want, ny, max ? 0 : d ? 1e-14 : 1e-6, max ? 0 : 1e-7,
                              max ? "max_pool1d" : "avg_pool1d");
                 clt_tensor_free(y);
             }
@@ -652,7 +629,7 @@ Test(conv_more, pool1d_gradients_by_finite_differences)
     };
     for (size_t k = 0; k < sizeof gc / sizeof gc[0]; k++) {
         const p1case *c = &gc[k];
-        double *x = random_doubles((size_t)((c->N ? c->N : 1) * c->C * c->L), 111 + (unsigned)k);
+        double *x = spread_doubles((size_t)((c->N ? c->N : 1) * c->C * c->L), 111 + (unsigned)k);
         gc_in in = {3, {c->N, c->C, c->L}, x, 1};
         if (!c->N)
             in = (gc_in){2, {c->C, c->L}, x, 1};
@@ -664,7 +641,7 @@ Test(conv_more, pool1d_gradients_by_finite_differences)
 Test(conv_more, pool1d_layers_and_errors)
 {
     clt_device *dev = get_device("cpu");
-    double *xv = random_doubles(2 * 3 * 10, 121);
+    double *xv = spread_doubles(2 * 3 * 10, 121);
     clt_tensor *x = tensor_of(dev, CLT_FLOAT32, 3, (int64_t[]){2, 3, 10}, xv), *y, *y2;
     clt_module *m, *bad = (clt_module *)0x1;
     clt_pool1d_opts o = {3, 1, 1, 1, 1};
@@ -818,48 +795,6 @@ Test(conv_more, errors_name_what_is_wrong)
 
 /* ---- layers --------------------------------------------------------------------------------- */
 
-/* Every value of t within +-bound, and spread over most of it. */
-static void assert_uniform(const clt_tensor *t, double bound, const char *what)
-{
-    size_t n = (size_t)clt_tensor_numel(t);
-    double *v = read_as_f64(t), lo = 1, hi = -1;
-    for (size_t i = 0; i < n; i++) {
-        cr_assert(fabs(v[i]) <= bound, "%s %zu = %g beyond %g", what, i, v[i], bound);
-        lo = fmin(lo, v[i]);
-        hi = fmax(hi, v[i]);
-    }
-    cr_assert(n < 8 || hi - lo > bound, "%s not spread: %g..%g (bound %g)", what, lo, hi, bound);
-    free(v);
-}
-
-/* The module's state saved and loaded into a fresh one of the same make
- * gives it the same parameters. */
-static void assert_roundtrip(clt_module *m, clt_module *fresh)
-{
-    char path[] = "/tmp/convx-test-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert(fd >= 0);
-    close(fd);
-    CHECK(clt_module_save(m, path));
-    CHECK(clt_module_load(fresh, path));
-    unlink(path);
-    clt_named_tensor *a, *b;
-    size_t na, nb;
-    CHECK(clt_module_named_parameters(m, &a, &na));
-    CHECK(clt_module_named_parameters(fresh, &b, &nb));
-    cr_assert_eq(na, nb);
-    for (size_t i = 0; i < na; i++) {
-        cr_assert_str_eq(a[i].name, b[i].name);
-        size_t n = (size_t)clt_tensor_numel(a[i].tensor);
-        double *x = read_as_f64(a[i].tensor), *y = read_as_f64(b[i].tensor);
-        cr_assert(memcmp(x, y, n * sizeof *x) == 0, "%s differs after load", a[i].name);
-        free(x);
-        free(y);
-    }
-    clt_free(a);
-    clt_free(b);
-}
-
 Test(conv_more, conv1d_layer)
 {
     clt_device *dev = get_device("cpu");
@@ -877,9 +812,9 @@ Test(conv_more, conv1d_layer)
     cr_assert_str_eq(p[1].name, "bias");
     assert_shape(p[0].tensor, 3, (int64_t[]){6, 2, 3});
     assert_shape(p[1].tensor, 1, (int64_t[]){6});
-    assert_uniform(p[0].tensor, 1.0 / sqrt(2.0 * 3), "weight");
-    assert_uniform(p[1].tensor, 1.0 / sqrt(2.0 * 3), "bias");
-    double *xv = random_doubles(2 * 4 * 9, 81);
+    assert_uniform_within(p[0].tensor, 1.0 / sqrt(2.0 * 3), "weight");
+    assert_uniform_within(p[1].tensor, 1.0 / sqrt(2.0 * 3), "bias");
+    double *xv = spread_doubles(2 * 4 * 9, 81);
     clt_tensor *x = tensor_of(dev, CLT_FLOAT32, 3, (int64_t[]){2, 4, 9}, xv), *y, *y2;
     CHECK(clt_module_forward(m, x, &y));
     CHECK(clt_conv1d(x, p[0].tensor, p[1].tensor, &o, &y2));
@@ -889,7 +824,7 @@ Test(conv_more, conv1d_layer)
     /* float64 after clt_module_to_dtype, and a checkpoint round trip */
     CHECK(clt_conv1d_layer(dev, 4, 6, 3, &o, 1, gen, &m2));
     CHECK(clt_module_to_dtype(m2, CLT_FLOAT64));
-    assert_roundtrip(m, m2);
+    assert_state_roundtrip(m, m2);
     clt_tensor *xd, *yd;
     CHECK(clt_to_dtype(x, CLT_FLOAT64, &xd));
     CHECK(clt_module_forward(m2, xd, &yd));
@@ -897,7 +832,7 @@ Test(conv_more, conv1d_layer)
     double af[60];
     for (int i = 0; i < 60; i++)
         af[i] = a[i];
-    assert_close(yd, af, 60, 1e-5, 1e-6, "float64 layer");
+    assert_tensor_close(yd, af, 60, 1e-5, 1e-6, "float64 layer");
     cr_assert_eq(clt_conv1d_layer(dev, 4, 6, 0, NULL, 1, gen, &bad), CLT_ERR_INVALID_ARGUMENT);
     cr_assert_null(bad);
     cr_assert_eq(clt_conv1d_layer(dev, 3, 6, 3, &o, 1, gen, &bad), CLT_ERR_INVALID_ARGUMENT);
@@ -937,9 +872,9 @@ Test(conv_more, conv_transpose2d_layer)
     assert_shape(p[0].tensor, 4, (int64_t[]){4, 3, 3, 2});
     assert_shape(p[1].tensor, 1, (int64_t[]){6});
     double bound = 1.0 / sqrt(3.0 * 3 * 2);
-    assert_uniform(p[0].tensor, bound, "weight");
-    assert_uniform(p[1].tensor, bound, "bias");
-    double *xv = random_doubles(2 * 4 * 3 * 5, 91);
+    assert_uniform_within(p[0].tensor, bound, "weight");
+    assert_uniform_within(p[1].tensor, bound, "bias");
+    double *xv = spread_doubles(2 * 4 * 3 * 5, 91);
     clt_tensor *x = tensor_of(dev, CLT_FLOAT32, 4, (int64_t[]){2, 4, 3, 5}, xv), *y, *y2;
     CHECK(clt_module_forward(m, x, &y));
     CHECK(clt_conv_transpose2d(x, p[0].tensor, p[1].tensor, &o, &y2));
@@ -966,7 +901,7 @@ Test(conv_more, conv_transpose2d_layer)
     if (dev2)
         CHECK(clt_module_to(m2, dev2));
     CHECK(clt_module_to_dtype(m2, CLT_FLOAT64));
-    assert_roundtrip(m, m2);
+    assert_state_roundtrip(m, m2);
     clt_tensor *xd, *yd;
     CHECK(clt_to(x, dev2 ? dev2 : dev, &xd));
     clt_tensor *xd64;
@@ -975,7 +910,7 @@ Test(conv_more, conv_transpose2d_layer)
     double *af = malloc(720 * sizeof *af);
     for (int i = 0; i < 720; i++)
         af[i] = a[i];
-    assert_close(yd, af, 720, 1e-5, 1e-6, "float64 layer");
+    assert_tensor_close(yd, af, 720, 1e-5, 1e-6, "float64 layer");
     /* bad settings */
     cr_assert_eq(clt_conv_transpose2d_layer(dev, 4, 5, 3, 3, &o, 1, gen, &bad),
                  CLT_ERR_INVALID_ARGUMENT);
@@ -1004,7 +939,7 @@ Test(conv_more, upsample_layer)
 {
     clt_device *dev = get_device("cpu");
     clt_module *m, *bad = (clt_module *)0x1;
-    double *xv = random_doubles(2 * 3 * 4 * 5, 95);
+    double *xv = spread_doubles(2 * 3 * 4 * 5, 95);
     clt_tensor *x = tensor_of(dev, CLT_FLOAT32, 4, (int64_t[]){2, 3, 4, 5}, xv), *y, *y2;
     /* by scale factor, bilinear with align_corners */
     CHECK(clt_upsample_layer(NULL, (double[]){2, 1.5}, CLT_INTERP_BILINEAR, 1, &m));

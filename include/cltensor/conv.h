@@ -2,7 +2,8 @@
  * torch.nn.functional's conv1d, conv2d, conv_transpose2d, max_pool1d,
  * max_pool2d, avg_pool1d, avg_pool2d, adaptive_avg_pool2d,
  * adaptive_max_pool1d/2d, max_unpool1d/2d, lp_pool1d/2d and
- * interpolate.  All are
+ * interpolate, and the rearrangements pixel_shuffle, pixel_unshuffle,
+ * channel_shuffle, unfold and fold.  All are
  * differentiable (autograd.h).
  *
  * Inputs are [N, C, H, W] (batched) or [C, H, W] (unbatched: the result
@@ -286,6 +287,87 @@ CLT_API clt_status clt_lp_pool2d(const clt_tensor *input, double norm_type,
                                  clt_tensor **out);
 CLT_API clt_status clt_lp_pool1d(const clt_tensor *input, double norm_type, int64_t kernel,
                                  int64_t stride, int ceil_mode, clt_tensor **out);
+
+
+/* ---- rearranging: pixel and channel shuffles, unfold and fold ----------------------------- */
+
+/* torch.nn.functional.pixel_shuffle(input, upscale_factor) and
+ * pixel_unshuffle(input, downscale_factor): input [*, C r^2, H, W] becomes
+ * [*, C, H r, W r], element (c, h r + i, w r + j) taken from channel
+ * c r^2 + i r + j, and pixel_unshuffle does the reverse ([*, C, H r, W r]
+ * to [*, C r^2, H, W]).  Any number of leading dims (at least 3 dims in
+ * all), any dtype (integers and bool too, as torch).  One copy of a
+ * permuted view.  Differentiable: the gradient is the other op
+ * (PixelShuffleBackward0, PixelUnshuffleBackward0).  Errors, in torch's
+ * words: fewer than 3 dims, channels not divisible by r^2, height or
+ * width not divisible by r (CLT_ERR_SHAPE_MISMATCH); r <= 0
+ * (CLT_ERR_INVALID_ARGUMENT).  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_pixel_shuffle(const clt_tensor *input, int64_t upscale_factor,
+                                     clt_tensor **out);
+CLT_API clt_status clt_pixel_unshuffle(const clt_tensor *input, int64_t downscale_factor,
+                                       clt_tensor **out);
+
+/* torch.nn.functional.channel_shuffle(input, groups): input [N, C, *] (more
+ * than 2 dims, any dtype) with its C channels seen as [groups, C / groups]
+ * and transposed: output channel j groups + i is input channel i (C /
+ * groups) + j, that is out[:, k] = in[:, (k % groups) (C / groups) + k /
+ * groups].  One copy.  Errors, in torch's words: 2 dims or fewer,
+ * groups not dividing C (CLT_ERR_SHAPE_MISMATCH), groups <= 0
+ * (CLT_ERR_INVALID_ARGUMENT).  torch 1.13 has no gradient for it (its
+ * node is NotImplemented); here it is differentiable, the gradient the
+ * inverse shuffle (groups C / groups), recorded as ChannelShuffleBackward0.
+ * New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_channel_shuffle(const clt_tensor *input, int64_t groups,
+                                       clt_tensor **out);
+
+/* Settings of clt_unfold and clt_fold after the kernel size, as F.unfold's
+ * and F.fold's ({height, width} pairs).  NULL means PyTorch's defaults,
+ * CLT_FOLD_DEFAULTS: dilation 1, padding 0, stride 1. */
+typedef struct clt_fold_opts {
+    int64_t dilation[2]; /* > 0 */
+    int64_t padding[2];  /* >= 0, zeros */
+    int64_t stride[2];   /* > 0 */
+} clt_fold_opts;
+
+#define CLT_FOLD_DEFAULTS {{1, 1}, {0, 0}, {1, 1}}
+
+/* torch.nn.functional.unfold(input, kernel_size, dilation, padding,
+ * stride) (im2col): input [N, C, H, W] or unbatched [C, H, W] (float32 or
+ * float64; C, H, W non-zero, N may be 0) gives [N, C kH kW, L] (or [C kH
+ * kW, L]), L = Ho Wo sliding blocks, Ho = (H + 2 padding - dilation (kH -
+ * 1) - 1) / stride + 1 (likewise Wo), each column one block's values
+ * (channel-major, then kernel row, kernel column; zeros in the padding).
+ * The kernel conv2d unfolds its patches with.  Differentiable: the
+ * gradient is clt_fold of the output's gradient (Im2ColBackward0).
+ *
+ * Errors, in torch's words: a kernel, stride or dilation <= 0 or a
+ * negative padding (CLT_ERR_INVALID_ARGUMENT); another rank, a zero C, H
+ * or W, or fewer than one block along a dimension
+ * (CLT_ERR_SHAPE_MISMATCH); an integer input (CLT_ERR_DTYPE_UNSUPPORTED,
+ * torch: "not implemented for 'Long'").  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_unfold(const clt_tensor *input, const int64_t kernel_size[2],
+                              const clt_fold_opts *opts, clt_tensor **out);
+
+/* torch.nn.functional.fold(input, output_size, kernel_size, dilation,
+ * padding, stride) (col2im), the adjoint of clt_unfold: input [N, C kH kW,
+ * L] or unbatched [C kH kW, L] (float32 or float64, its last two sizes
+ * non-zero) gives [N, C, H, W] (or [C, H, W]) for output_size {H, W}, each
+ * pixel the sum of the values of every block that covers it (padding
+ * dropped), summed in a fixed order (kernel row, then column) by a gather:
+ * the same bits on every run.  L must be the number of blocks clt_unfold
+ * would make of an H x W image.  Differentiable: the gradient is
+ * clt_unfold of the output's gradient (Col2ImBackward0).
+ *
+ * Errors, in torch's words: the settings as clt_unfold's, a negative
+ * output size (CLT_ERR_INVALID_ARGUMENT); another rank, a zero size,
+ * C kH kW not divisible by kH kW, an L other than the number of blocks
+ * or fewer than one block (CLT_ERR_SHAPE_MISMATCH); an integer input
+ * (CLT_ERR_DTYPE_UNSUPPORTED).  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_fold(const clt_tensor *input, const int64_t output_size[2],
+                            const int64_t kernel_size[2], const clt_fold_opts *opts,
+                            clt_tensor **out);
 
 #ifdef __cplusplus
 }

@@ -154,6 +154,69 @@ CLT_API clt_status clt_one_hot(const clt_tensor *indices, int64_t num_classes,
 CLT_API clt_status clt_embedding(const clt_tensor *weight, const clt_tensor *indices,
                                  clt_tensor **out);
 
+/* The reductions of clt_embedding_bag, as its mode strings. */
+typedef enum clt_bag_mode {
+    CLT_BAG_SUM = 0,  /* "sum" */
+    CLT_BAG_MEAN = 1, /* "mean", PyTorch's default */
+    CLT_BAG_MAX = 2   /* "max" */
+} clt_bag_mode;
+
+/* torch.nn.functional.embedding_bag(input, weight, offsets, mode=mode,
+ * per_sample_weights=..., include_last_offset=..., padding_idx=...) (no
+ * max_norm, scale_grad_by_freq or sparse; note the order of the first
+ * arguments, weight first as clt_embedding's): the rows of weight [rows,
+ * D] (float32 or float64) picked by input (int64 or int32 indices) are
+ * reduced bag by bag into [bags, D] of weight's dtype.
+ *
+ * Bags: a 2-D input [B, N] has a bag per row (offsets must be NULL); a 1-D
+ * input [n] needs 1-D offsets (int64 or int32): bag b holds entries
+ * offsets[b] to offsets[b + 1] (the last one to the end of input), and with
+ * include_last_offset the last offset only ends the bag before it (one bag
+ * fewer than offsets; as torch, a 2-D input then loses its last row).
+ * Entries equal to padding_idx (NULL: none; negative counts from the end,
+ * in [-rows, rows)) are left out of their bag.
+ *
+ * CLT_BAG_SUM adds the bag's rows, each times its per-sample weight when
+ * per_sample_weights (input's shape, weight's dtype; sum only, as torch)
+ * is given; CLT_BAG_MEAN divides the sum by the number of entries other
+ * than padding; CLT_BAG_MAX takes each column's largest value, the first
+ * of equal ones (a later value replaces the maximum only when greater, as
+ * PyTorch's CPU kernel, so that a NaN stays only where it comes first).
+ * An empty bag gives zeros.  Every output element sums its bag in order,
+ * one work-item each: the same bits on every run.  (PyTorch 1.13's CPU
+ * mean with include_last_offset divides the last bag by the entries from
+ * its start to the end of input when its last offset is below that; here
+ * by the bag's own size.)
+ *
+ * Differentiable in weight and per_sample_weights (EmbeddingBagBackward0):
+ * each entry's row gets the output gradient of its bag (times its weight,
+ * divided by the bag's size for the mean, only in the columns where it was
+ * the maximum for max), summed per row by index_add in entry order (no
+ * atomics); a per-sample weight gets the dot product of its bag's output
+ * gradient with its row.  Padding entries get nothing.
+ *
+ * Errors, in PyTorch's words: a mode outside the three, per_sample_weights
+ * with another mode, a padding_idx out of range, offsets with a 2-D input
+ * (CLT_ERR_INVALID_ARGUMENT); no offsets with a 1-D input
+ * (CLT_ERR_NULL_ARGUMENT); an input of another rank, offsets other than
+ * 1-D or empty with include_last_offset, a weight other than 2-D,
+ * per_sample_weights of another shape (CLT_ERR_SHAPE_MISMATCH); index or
+ * offsets dtypes other than int32 and int64, per_sample_weights of
+ * another dtype (CLT_ERR_DTYPE_MISMATCH); an integer weight
+ * (CLT_ERR_DTYPE_UNSUPPORTED); devices that differ.  Index values are
+ * checked on the device (see above): an index outside [0, rows) is left
+ * out of its bag, and offsets that do not start at 0, decrease or pass the
+ * input's length make their bag empty; either is reported at the next
+ * synchronisation (CLT_ERR_INDEX_OUT_OF_RANGE), where PyTorch's CPU kernel
+ * raises at once (or, for offsets, may read out of bounds).  A 2-D input
+ * [B, 0] gives B bags of zeros (PyTorch raises "step must be nonzero").
+ * New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_embedding_bag(const clt_tensor *weight, const clt_tensor *input,
+                                     const clt_tensor *offsets, clt_bag_mode mode,
+                                     const clt_tensor *per_sample_weights,
+                                     const int64_t *padding_idx, int include_last_offset,
+                                     clt_tensor **out);
+
 /* ---- more indexing: take, index_fill, index_copy, index_put, scatter_reduce,
  * masked_select, masked_scatter, nonzero, searchsorted, bincount, unique ----
  *

@@ -22,9 +22,9 @@
  * PyTorch 1.13, a layer with parameters or running statistics (Linear,
  * Conv1d, Conv2d, ConvTranspose2d, LayerNorm with elementwise_affine,
  * GroupNorm with affine, BatchNorm and InstanceNorm with affine or
- * track_running_stats,
- * MultiheadAttention, the transformer layers, RNN, LSTM, GRU) does not
- * promote: an input of another dtype, float64 or integer, is
+ * track_running_stats, MultiheadAttention, the transformer layers, RNN,
+ * LSTM, GRU, Bilinear) does not promote: an input of another dtype,
+ * float64 or integer, is
  * CLT_ERR_DTYPE_MISMATCH naming the layer, both
  * dtypes and the fix ("LayerNorm: ... the input is float64 and
  * the weight float32 (convert the input with clt_to_dtype)"), and changes
@@ -33,15 +33,20 @@
  * Dropout in eval mode (and with p 0) keep them; Tanh and Sigmoid give
  * float32; AvgPool1d and AvgPool2d take int64 (conv.h); GELU, MaxPool1d,
  * MaxPool2d, Upsample, the other integer dtypes in the average pools,
- * LayerNorm, GroupNorm and BatchNorm refuse them.
- * Embedding takes int64 or int32 indices, as PyTorch (other dtypes are
- * CLT_ERR_DTYPE_MISMATCH).  Dropout in train mode with p 1 gives x * 0
- * in x's dtype, as PyTorch (NaN stays NaN; a bool input gives false).
+ * LayerNorm, GroupNorm and BatchNorm refuse them; PixelShuffle,
+ * PixelUnshuffle and ChannelShuffle keep any dtype, Unfold and Fold refuse
+ * integers.
+ * Embedding and EmbeddingBag take int64 or int32 indices, as PyTorch
+ * (other dtypes are CLT_ERR_DTYPE_MISMATCH); EmbeddingBag's offsets too,
+ * and its per-sample weights must have its weight's dtype.  Dropout in
+ * train mode with p 1 gives x * 0 in x's dtype, as PyTorch (NaN stays NaN;
+ * a bool input gives false).
  */
 #ifndef CLTENSOR_NN_H
 #define CLTENSOR_NN_H
 
 #include <cltensor/conv.h>
+#include <cltensor/index.h>
 #include <cltensor/random.h>
 #include <cltensor/tensor.h>
 
@@ -523,6 +528,104 @@ CLT_API clt_status clt_softmin_layer(int dim, clt_module **out);
  * module: release with clt_module_free. */
 CLT_API clt_status clt_prelu_layer(clt_device *dev, int64_t num_parameters, double init,
                                    clt_module **out);
+
+/* torch.nn.PixelShuffle(upscale_factor), PixelUnshuffle(downscale_factor)
+ * and ChannelShuffle(groups): clt_pixel_shuffle, clt_pixel_unshuffle and
+ * clt_channel_shuffle (conv.h) with the layer's setting, which must be
+ * positive (CLT_ERR_INVALID_ARGUMENT here; PyTorch refuses it at the
+ * forward).  No tensors; any dtype.  New module: release with
+ * clt_module_free. */
+CLT_API clt_status clt_pixel_shuffle_layer(int64_t upscale_factor, clt_module **out);
+CLT_API clt_status clt_pixel_unshuffle_layer(int64_t downscale_factor, clt_module **out);
+CLT_API clt_status clt_channel_shuffle_layer(int64_t groups, clt_module **out);
+
+/* torch.nn.Unfold(kernel_size, dilation, padding, stride) and
+ * torch.nn.Fold(output_size, kernel_size, dilation, padding, stride):
+ * clt_unfold and clt_fold (conv.h) with the layer's settings (opts NULL:
+ * CLT_FOLD_DEFAULTS; both copied).  The kernel, dilation and stride must
+ * be positive, padding and output_size non-negative
+ * (CLT_ERR_INVALID_ARGUMENT here); the rest is checked at the forward.
+ * No tensors.  New module: release with clt_module_free. */
+CLT_API clt_status clt_unfold_layer(const int64_t kernel_size[2], const clt_fold_opts *opts,
+                                    clt_module **out);
+CLT_API clt_status clt_fold_layer(const int64_t output_size[2], const int64_t kernel_size[2],
+                                  const clt_fold_opts *opts, clt_module **out);
+
+/* torch.nn.functional.bilinear(input1, input2, weight, bias): y[..., o] =
+ * sum over i, j of input1[..., i] weight[o, i, j] input2[..., j], plus
+ * bias[o] when bias is not NULL.  input1 [*, in1] and input2 [*, in2] have
+ * the same leading dims (none: 1-D inputs give [out]), weight is [out,
+ * in1, in2], bias [out]; one floating dtype (float32 or float64) and
+ * device.  Computed as two recorded matmuls (input1 against weight seen as
+ * [in1, out in2], then each row's [out, in2] block against input2) and an
+ * add, so that it is differentiable in all four (the last node is
+ * AddBackward0 with a bias, as torch's).  Errors, in torch's words: ranks
+ * or leading sizes that differ, sizes that do not match the weight's, a
+ * weight other than 3-D, a bias other than [out]
+ * (CLT_ERR_SHAPE_MISMATCH); dtypes that differ (CLT_ERR_DTYPE_MISMATCH);
+ * an integer weight (CLT_ERR_DTYPE_UNSUPPORTED); devices that differ.  New
+ * tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_bilinear(const clt_tensor *input1, const clt_tensor *input2,
+                                const clt_tensor *weight, const clt_tensor *bias,
+                                clt_tensor **out);
+
+/* torch.nn.Bilinear(in1_features, in2_features, out_features, bias) on
+ * dev: parameters "weight" [out_features, in1_features, in2_features] and,
+ * when bias, "bias" [out_features] (their state_dict keys, as PyTorch's),
+ * both uniform in +-1/sqrt(in1_features) drawn from gen in that order
+ * (torch's reset_parameters), float32.  Every size must be positive
+ * (CLT_ERR_INVALID_ARGUMENT).  It takes two inputs: run it with
+ * clt_bilinear_forward (clt_module_forward refuses it,
+ * CLT_ERR_INVALID_ARGUMENT).  New module: release with clt_module_free. */
+CLT_API clt_status clt_bilinear_layer(clt_device *dev, int64_t in1_features,
+                                      int64_t in2_features, int64_t out_features, int bias,
+                                      clt_generator *gen, clt_module **out);
+
+/* A Bilinear's forward(input1, input2): clt_bilinear with its parameters.
+ * The inputs must be on the module's device and of its dtype (see Dtypes
+ * above); a module that is not a Bilinear is CLT_ERR_INVALID_ARGUMENT.
+ * New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_bilinear_forward(clt_module *m, const clt_tensor *input1,
+                                        const clt_tensor *input2, clt_tensor **out);
+
+/* torch.nn.utils.rnn.pad_sequence(sequences, batch_first, padding_value):
+ * the n tensors seqs[k] [L_k, *] (at least one dim, the same trailing
+ * sizes *, one device) stacked into [max L, n, *] ([n, max L, *] with
+ * batch_first), each padded after its end with padding_value (as
+ * clt_full's value for the dtype), in the dtype of seqs[0] (the others
+ * converted, as torch's copy into its result).  Differentiable: sequence
+ * k's gradient is its rows of the output's (the node is
+ * torch::autograd::CopySlices, as torch 1.13's).  Errors: n 0 ("received
+ * an empty list of sequences", CLT_ERR_INVALID_ARGUMENT), a NULL sequence
+ * (CLT_ERR_NULL_ARGUMENT), a 0-d one (CLT_ERR_DIM_OUT_OF_RANGE), trailing
+ * sizes or ranks that differ (CLT_ERR_SHAPE_MISMATCH), devices that
+ * differ, a result of more than CLT_MAX_DIMS dims.  New tensor: release
+ * with clt_tensor_free. */
+CLT_API clt_status clt_pad_sequence(const clt_tensor *const *seqs, size_t n, int batch_first,
+                                    double padding_value, clt_tensor **out);
+
+/* torch.nn.EmbeddingBag(num_embeddings, embedding_dim, mode=mode,
+ * include_last_offset=..., padding_idx=...) on dev: clt_embedding_bag
+ * (index.h) with its parameter "weight" [num_embeddings, embedding_dim]
+ * (its state_dict key, as PyTorch's), float32 normal(0, 1) from gen, its
+ * padding_idx row (NULL: none; negative counts from the end) zeros, as
+ * torch's.  PyTorch's defaults: mode CLT_BAG_MEAN, include_last_offset 0,
+ * padding_idx None.  Errors: a size below 1, a mode outside the three, a
+ * padding_idx out of range (CLT_ERR_INVALID_ARGUMENT); a failed
+ * constructor takes no numbers from gen.  clt_module_forward runs it on
+ * a 2-D input (a bag per row); clt_embedding_bag_forward(m, input,
+ * offsets, per_sample_weights) is its forward with offsets (and
+ * per-sample weights, NULL: none) for a 1-D input; a module that is not
+ * an EmbeddingBag is CLT_ERR_INVALID_ARGUMENT there.  New module: release
+ * with clt_module_free; new tensor from the forward. */
+CLT_API clt_status clt_embedding_bag_layer(clt_device *dev, int64_t num_embeddings,
+                                           int64_t embedding_dim, clt_bag_mode mode,
+                                           const int64_t *padding_idx, int include_last_offset,
+                                           clt_generator *gen, clt_module **out);
+CLT_API clt_status clt_embedding_bag_forward(clt_module *m, const clt_tensor *input,
+                                             const clt_tensor *offsets,
+                                             const clt_tensor *per_sample_weights,
+                                             clt_tensor **out);
 
 /* ---- transformers ------------------------------------------------------------ */
 

@@ -848,3 +848,82 @@ clt_status clt_interpolate(const clt_tensor *input, const int64_t size[2],
     return clt__interpolate_rec("clt_interpolate", input, size, scale_factor, (int)mode,
                                 align_corners, out);
 }
+
+/* ---- unfold and fold ----------------------------------------------------------------- */
+
+/* i[0..1] the kernel, i[2..7] dilation, padding and stride, i[8..9] the
+ * unfolded image's height and width (fold's output size): each op's
+ * gradient is the other. */
+static void blocks_node(clt__node *n, const int64_t *k, const clt_fold_opts *o,
+                        const int64_t *size)
+{
+    int64_t v[10] = {k[0],          k[1],          o->dilation[0], o->dilation[1], o->padding[0],
+                     o->padding[1], o->stride[0],  o->stride[1],   size[0],        size[1]};
+    for (int j = 0; j < 10; j++)
+        n->i[j] = v[j];
+}
+
+static clt_fold_opts blocks_opts(const clt__node *n)
+{
+    clt_fold_opts o = {{n->i[2], n->i[3]}, {n->i[4], n->i[5]}, {n->i[6], n->i[7]}};
+    return o;
+}
+
+static clt_status bw_unfold(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_fold_opts o = blocks_opts(n);
+    return clt__fold(g, &n->i[8], &n->i[0], &o, &gin[0], "clt_backward");
+}
+
+static clt_status bw_fold(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_fold_opts o = blocks_opts(n);
+    return clt__unfold(g, &n->i[0], &o, &gin[0], "clt_backward");
+}
+
+clt_status clt__unfold_rec(const char *fn, const clt_tensor *input, const int64_t *kernel_size,
+                           const clt_fold_opts *opts, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    CLT__REQUIRE_ARG(kernel_size, fn);
+    const clt_fold_opts defaults = CLT_FOLD_DEFAULTS;
+    const clt_fold_opts *o = opts ? opts : &defaults;
+    clt__node *n = NULL;
+    clt_status st = clt__unfold(input, kernel_size, o, out, fn);
+    st = clt__record(st, out, "Im2ColBackward0", bw_unfold, 1, &input, 0, NULL, &n);
+    if (n)
+        blocks_node(n, kernel_size, o, input->shape + input->ndim - 2);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_unfold(const clt_tensor *input, const int64_t kernel_size[2],
+                      const clt_fold_opts *opts, clt_tensor **out)
+{
+    return clt__unfold_rec("clt_unfold", input, kernel_size, opts, out);
+}
+
+clt_status clt__fold_rec(const char *fn, const clt_tensor *input, const int64_t *output_size,
+                         const int64_t *kernel_size, const clt_fold_opts *opts, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    CLT__REQUIRE_ARG(output_size, fn);
+    CLT__REQUIRE_ARG(kernel_size, fn);
+    const clt_fold_opts defaults = CLT_FOLD_DEFAULTS;
+    const clt_fold_opts *o = opts ? opts : &defaults;
+    clt__node *n = NULL;
+    clt_status st = clt__fold(input, output_size, kernel_size, o, out, fn);
+    st = clt__record(st, out, "Col2ImBackward0", bw_fold, 1, &input, 0, NULL, &n);
+    if (n)
+        blocks_node(n, kernel_size, o, output_size);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_fold(const clt_tensor *input, const int64_t output_size[2],
+                    const int64_t kernel_size[2], const clt_fold_opts *opts, clt_tensor **out)
+{
+    return clt__fold_rec("clt_fold", input, output_size, kernel_size, opts, out);
+}

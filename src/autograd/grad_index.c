@@ -746,3 +746,60 @@ clt_status clt_unique_consecutive(const clt_tensor *t, clt_tensor **values, clt_
 {
     return clt__unique(t, true, values, inverse, counts, "clt_unique_consecutive");
 }
+
+/* ---- embedding_bag ---------------------------------------------------------------- */
+
+/* i[0] the mode, i[1] padding_idx (or -1), i[2] whether per-sample weights
+ * were given, i[3] whether an aux tensor was saved.  saved: weight, the
+ * int64 indices and offsets, then the per-sample weights and aux (the
+ * maxima's entries or the bags' sizes) when there are. */
+static clt_status bw_embedding_bag(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    const clt_tensor *psw = n->i[2] ? n->saved[3] : NULL;
+    clt__bag_saved sv = {n->saved[1], n->saved[2], n->i[3] ? n->saved[3 + n->i[2]] : NULL,
+                         n->i[1]};
+    return clt__embedding_bag_backward(g, n->saved[0], psw, &sv, (int)n->i[0],
+                                       CLT__NEED(n, 0) ? &gin[0] : NULL,
+                                       n->nin > 1 && CLT__NEED(n, 1) ? &gin[1] : NULL);
+}
+
+clt_status clt__embedding_bag_rec(const char *fn, const clt_tensor *weight,
+                                  const clt_tensor *input, const clt_tensor *offsets,
+                                  clt_bag_mode mode, const clt_tensor *per_sample_weights,
+                                  const int64_t *padding_idx, int include_last_offset,
+                                  clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(weight, fn);
+    CLT__REQUIRE_ARG(input, fn);
+    clt__bag_saved sv;
+    const clt_tensor *psw = per_sample_weights;
+    clt_status st = clt__embedding_bag(weight, input, offsets, (int)mode, psw, padding_idx,
+                                       include_last_offset, out, &sv, fn);
+    const clt_tensor *in[2] = {weight, psw};
+    const clt_tensor *saved[5] = {weight, sv.idx, sv.off, psw ? psw : sv.aux, sv.aux};
+    int nsaved = 3 + (psw != NULL) + (sv.aux != NULL);
+    clt__node *n = NULL;
+    st = clt__record(st, out, "EmbeddingBagBackward0", bw_embedding_bag, psw ? 2 : 1, in,
+                     nsaved, saved, &n);
+    if (n) {
+        n->i[0] = mode;
+        n->i[1] = sv.pad;
+        n->i[2] = psw != NULL;
+        n->i[3] = sv.aux != NULL;
+    }
+    clt_tensor_free(sv.idx);
+    clt_tensor_free(sv.off);
+    clt_tensor_free(sv.aux);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_embedding_bag(const clt_tensor *weight, const clt_tensor *input,
+                             const clt_tensor *offsets, clt_bag_mode mode,
+                             const clt_tensor *per_sample_weights, const int64_t *padding_idx,
+                             int include_last_offset, clt_tensor **out)
+{
+    return clt__embedding_bag_rec("clt_embedding_bag", weight, input, offsets, mode,
+                                  per_sample_weights, padding_idx, include_last_offset, out);
+}

@@ -439,3 +439,162 @@ done:
     free(arr);
     return st;
 }
+
+/* ---- pixel_shuffle, pixel_unshuffle and channel_shuffle ------------------------------ */
+
+/* i[0] the factor, i[1] 1 for pixel_unshuffle: the gradient is the other. */
+static clt_status bw_pixel_shuffle(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__pixel_shuffle(g, n->i[0], n->i[1] == 0, &gin[0], "clt_backward");
+}
+
+clt_status clt__pixel_shuffle_rec(const char *fn, const clt_tensor *t, int64_t r, bool down,
+                                  clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    clt__node *n = NULL;
+    clt_status st = one(clt__pixel_shuffle(t, r, down, out, fn), out,
+                        down ? "PixelUnshuffleBackward0" : "PixelShuffleBackward0",
+                        bw_pixel_shuffle, t, 0, NULL, &n);
+    if (n) {
+        n->i[0] = r;
+        n->i[1] = down;
+    }
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_pixel_shuffle(const clt_tensor *input, int64_t upscale_factor, clt_tensor **out)
+{
+    return clt__pixel_shuffle_rec("clt_pixel_shuffle", input, upscale_factor, false, out);
+}
+
+clt_status clt_pixel_unshuffle(const clt_tensor *input, int64_t downscale_factor,
+                               clt_tensor **out)
+{
+    return clt__pixel_shuffle_rec("clt_pixel_unshuffle", input, downscale_factor, true, out);
+}
+
+/* i[0] the groups: shuffling in C / groups groups puts the channels back. */
+static clt_status bw_channel_shuffle(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    return clt__channel_shuffle(g, g->shape[1] / n->i[0], &gin[0], "clt_backward");
+}
+
+clt_status clt__channel_shuffle_rec(const char *fn, const clt_tensor *t, int64_t groups,
+                                    clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    clt__node *n = NULL;
+    clt_status st = one(clt__channel_shuffle(t, groups, out, fn), out, "ChannelShuffleBackward0",
+                        bw_channel_shuffle, t, 0, NULL, &n);
+    if (n)
+        n->i[0] = groups;
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_channel_shuffle(const clt_tensor *input, int64_t groups, clt_tensor **out)
+{
+    return clt__channel_shuffle_rec("clt_channel_shuffle", input, groups, out);
+}
+
+/* ---- pad_sequence ---------------------------------------------------------------------- */
+
+/* i[0] batch_first.  Sequence k's gradient is its rows of g, [k, :L_k] or
+ * [:L_k, k] (L_k from its edge), converted back by the engine. */
+static clt_status bw_pad_sequence(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    const char *fn = "clt_backward";
+    int bd = n->i[0] ? 0 : 1;
+    clt_status st = CLT_OK;
+    for (int k = 0; k < n->nin && st == CLT_OK; k++) {
+        if (!CLT__NEED(n, k))
+            continue;
+        clt_tensor *row = NULL, *seq = NULL;
+        st = clt__narrow(g, bd, k, 1, &row, fn);
+        if (st == CLT_OK)
+            st = clt__squeeze(row, bd, &seq, fn);
+        if (st == CLT_OK)
+            st = clt__narrow(seq, 0, 0, n->in[k].shape[0], &gin[k], fn);
+        clt_tensor_free(row);
+        clt_tensor_free(seq);
+    }
+    return st;
+}
+
+clt_status clt_pad_sequence(const clt_tensor *const *seqs, size_t n, int batch_first,
+                            double padding_value, clt_tensor **out)
+{
+    static const char fn[] = "clt_pad_sequence";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(seqs, fn);
+    if (n == 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: received an empty list of sequences",
+                          fn);
+    if (n > INT32_MAX / 2)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %zu sequences are too many", fn, n);
+    const clt_tensor *s0 = seqs[0];
+    char a[160], b[160];
+    int64_t maxlen = 0;
+    clt_status st = CLT_OK;
+    for (size_t k = 0; k < n; k++) {
+        const clt_tensor *s = seqs[k];
+        if (s == NULL)
+            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: sequence %zu is NULL", fn, k);
+        if (s->ndim == 0)
+            return clt__error(CLT_ERR_DIM_OUT_OF_RANGE,
+                              "%s: Dimension specified as 0 but tensor has no dimensions "
+                              "(sequence %zu)",
+                              fn, k);
+        if (s->ndim >= CLT_MAX_DIMS)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: sequence %zu has %d dims; the result would have more than %d",
+                              fn, k, s->ndim, CLT_MAX_DIMS);
+        if ((st = clt__same_device(s0, s, fn)) != CLT_OK)
+            return st;
+        bool same = s->ndim == s0->ndim;
+        for (int d = 1; same && d < s->ndim; d++)
+            same = s->shape[d] == s0->shape[d];
+        if (!same)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: every sequence must have the trailing sizes of the first, but "
+                              "sequence %zu is %s and sequence 0 %s",
+                              fn, k, clt__shape_str(a, sizeof a, s->ndim, s->shape),
+                              clt__shape_str(b, sizeof b, s0->ndim, s0->shape));
+        maxlen = s->shape[0] > maxlen ? s->shape[0] : maxlen;
+    }
+    /* each sequence padded to maxlen rows (in the first's dtype, as
+     * torch's copy into its result), then stacked */
+    clt_tensor **parts = clt__calloc(n, sizeof *parts);
+    if (parts == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    int64_t pad[2 * CLT_MAX_DIMS] = {0};
+    const int npad = 2 * s0->ndim;
+    for (size_t k = 0; k < n; k++) {
+        clt_tensor *conv = NULL;
+        const clt_tensor *s = seqs[k];
+        if (s->dtype != s0->dtype) {
+            CLT__TRY(clt__to_dtype(s, s0->dtype, &conv, fn));
+            s = conv;
+        }
+        pad[npad - 1] = maxlen - s->shape[0];
+        st = clt__pad(s, pad, npad, CLT_PAD_CONSTANT, padding_value, &parts[k], fn);
+        clt_tensor_free(conv);
+        CLT__TRY(st);
+    }
+    CLT__TRY(clt__stack((const clt_tensor *const *)parts, n, batch_first ? 0 : 1, out, fn));
+    clt__node *node = NULL;
+    CLT__TRY(clt__record(st, out, "torch::autograd::CopySlices", bw_pad_sequence, (int)n, seqs,
+                         0, NULL, &node));
+    if (node)
+        node->i[0] = batch_first != 0;
+done:
+    for (size_t k = 0; k < n; k++)
+        clt_tensor_free(parts[k]);
+    free(parts);
+    return st == CLT_OK ? clt__ok() : st;
+}

@@ -199,6 +199,11 @@ clt_status clt__index_check_end(clt__index_check *c, bool report, const char *fn
                           "%s: all elements of input should be between 0 and 1 (element %lld "
                           "of %lld is not) (%s)",
                           op, (long long)r->value, (long long)r->size, where);
+    if (r->dim == -5)
+        return clt__error(CLT_ERR_INDEX_OUT_OF_RANGE,
+                          "%s: offsets must start at 0, never decrease and not pass the input's "
+                          "%lld entries, but found offset %lld (%s)",
+                          op, (long long)r->size, (long long)r->value, where);
     if (r->dim == -2)
         return clt__error(CLT_ERR_INDEX_OUT_OF_RANGE,
                           "%s: Target %lld is out of bounds (expected a class index in [0, %lld) "

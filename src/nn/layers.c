@@ -650,6 +650,13 @@ clt_status clt_embedding_layer(clt_device *dev, int64_t num_embeddings, int64_t 
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(dev, fn);
+    return clt__embedding_table(&embedding_ops, dev, num_embeddings, embedding_dim, gen, out, fn);
+}
+
+clt_status clt__embedding_table(const clt__module_ops *ops, clt_device *dev,
+                                int64_t num_embeddings, int64_t embedding_dim,
+                                clt_generator *gen, clt_module **out, const char *fn)
+{
     if (num_embeddings <= 0 || embedding_dim <= 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: num_embeddings (%lld) and embedding_dim (%lld) must be positive",
@@ -658,7 +665,7 @@ clt_status clt_embedding_layer(clt_device *dev, int64_t num_embeddings, int64_t 
     clt_tensor *w = NULL;
     clt_status st;
     uint64_t drawn = clt_generator_offset(gen);
-    CLT__TRY(clt__module_new(&embedding_ops, dev, &m));
+    CLT__TRY(clt__module_new(ops, dev, &m));
     int64_t shape[2] = {num_embeddings, embedding_dim};
     CLT__TRY(clt__randn_in(fn, gen, dev, CLT_FLOAT32, 2, shape, &w)); /* N(0, 1), as PyTorch */
     CLT__TRY(clt__module_param(m, "weight", keep_null(&w)));

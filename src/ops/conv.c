@@ -1008,3 +1008,225 @@ clt_status clt__adaptive_max_pool2d(const clt_tensor *x, const int64_t *size, cl
     return max_launch(x, adaptive_geom(x->shape, size), "adaptive_max_pool_fwd", false, out,
                       indices, fn);
 }
+
+/* ---- unfold and fold (im2col and col2im on their own) ---------------------------------- */
+
+/* The sliding blocks' settings with PyTorch's messages (im2col_shape_check
+ * and col2im_shape_check). */
+static clt_status blocks_settings_check(const int64_t *k, const clt_fold_opts *o, const char *fn)
+{
+    if (k[0] <= 0 || k[1] <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: kernel size should be greater than zero, but got kernel_height: "
+                          "%lld kernel_width: %lld",
+                          fn, (long long)k[0], (long long)k[1]);
+    if (o->stride[0] <= 0 || o->stride[1] <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: stride should be greater than zero, but got stride_height: %lld "
+                          "stride_width: %lld",
+                          fn, (long long)o->stride[0], (long long)o->stride[1]);
+    if (o->dilation[0] <= 0 || o->dilation[1] <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: dilation should be greater than zero, but got dilation_height: "
+                          "%lld dilation_width: %lld",
+                          fn, (long long)o->dilation[0], (long long)o->dilation[1]);
+    if (o->padding[0] < 0 || o->padding[1] < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: padding should be non-negative, but got pad_height: %lld "
+                          "pad_width: %lld",
+                          fn, (long long)o->padding[0], (long long)o->padding[1]);
+    return CLT_OK;
+}
+
+/* The geometry of the blocks over an [N, C, H, W] image (G 1: one group of
+ * all C channels); the number of blocks per dimension may be below 1 (the
+ * callers check it), or false when a step passes int64. */
+static bool blocks_geom(int64_t N, int64_t C, int64_t H, int64_t W, const int64_t *k,
+                        const clt_fold_opts *o, geom *g)
+{
+    int64_t ph = 0, pw = 0, ekh = 0, ekw = 0, kk = 0;
+    if (!extents(H, k[0], o->padding[0], o->dilation[0], &ph, &ekh) ||
+        !extents(W, k[1], o->padding[1], o->dilation[1], &pw, &ekw) ||
+        __builtin_mul_overflow(k[0], k[1], &kk) || __builtin_mul_overflow(kk, C, &kk))
+        return false;
+    *g = (geom){0};
+    g->N = N, g->C = C, g->H = H, g->W = W;
+    g->G = 1, g->Cg = C;
+    g->kh = k[0], g->kw = k[1];
+    g->sh = o->stride[0], g->sw = o->stride[1];
+    g->ph = o->padding[0], g->pw = o->padding[1];
+    g->dh = o->dilation[0], g->dw = o->dilation[1];
+    g->Ho = (ph - ekh) / g->sh + 1;
+    g->Wo = (pw - ekw) / g->sw + 1;
+    if (ph < ekh)
+        g->Ho = (ph - ekh + 1) / g->sh; /* C's division truncates towards zero */
+    if (pw < ekw)
+        g->Wo = (pw - ekw + 1) / g->sw;
+    g->K = kk;
+    g->L = g->Ho > 0 && g->Wo > 0 ? product4(g->Ho, g->Wo, 1, 1) : 0;
+    return true;
+}
+
+static clt_status blocks_overflow(const char *fn, int ndim, const int64_t *shape,
+                                  const int64_t *k)
+{
+    char s[160];
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "%s: the padded input, the dilated kernel or the patch size passes the "
+                      "int64 range (input %s, kernel {%lld, %lld})",
+                      fn, clt__shape_str(s, sizeof s, ndim, shape), (long long)k[0],
+                      (long long)k[1]);
+}
+
+clt_status clt__unfold(const clt_tensor *x, const int64_t *k, const clt_fold_opts *o,
+                       clt_tensor **out, const char *fn)
+{
+    char s[160];
+    clt_status st = blocks_settings_check(k, o, fn);
+    if (st != CLT_OK)
+        return st;
+    if (x->ndim != 3 && x->ndim != 4)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                          "size for input, but got: %s",
+                          fn, clt__shape_str(s, sizeof s, x->ndim, x->shape));
+    const int64_t *sp = x->shape + x->ndim - 3; /* C, H, W */
+    for (int d = x->ndim - 3; d < x->ndim; d++)
+        if (x->shape[d] == 0)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: Expected 3D or 4D (batch mode) tensor with optional 0 dim "
+                              "batch size for input, but got: %s",
+                              fn, clt__shape_str(s, sizeof s, x->ndim, x->shape));
+    if ((st = clt__check_floating(x, "input", fn)) != CLT_OK)
+        return st;
+    int64_t N = x->ndim == 4 ? x->shape[0] : 1;
+    geom g;
+    if (!blocks_geom(N, sp[0], sp[1], sp[2], k, o, &g))
+        return blocks_overflow(fn, x->ndim, x->shape, k);
+    if (g.Ho < 1 || g.Wo < 1)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Given input with spatial size (%lld, %lld), kernel_size=(%lld, "
+                          "%lld), dilation=(%lld, %lld), padding=(%lld, %lld), calculated shape "
+                          "of the array of sliding blocks as (%lld, %lld), but its components "
+                          "must be at least one.",
+                          fn, (long long)g.H, (long long)g.W, (long long)g.kh, (long long)g.kw,
+                          (long long)g.dh, (long long)g.dw, (long long)g.ph, (long long)g.pw,
+                          (long long)g.Ho, (long long)g.Wo);
+    int64_t shape[3] = {N, g.K, g.L};
+    if ((st = clt__check_shape(3, shape, fn)) != CLT_OK)
+        return st;
+    const int nd = x->ndim - 1;
+    const int64_t *rshape = x->ndim == 4 ? shape : shape + 1;
+    clt_tensor *xc = NULL, *cols = NULL, *v = NULL, *p = NULL;
+    *out = NULL;
+    if (N == 0)
+        return clt__result_new(fn, x->dev, x->dtype, nd, rshape, out);
+    CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &xc));
+    /* cols [K][N][L]; the result is [N][K][L], the same for one image */
+    CLT__TRY(im2col(xc, g, 0, &cols, fn));
+    if (N == 1) {
+        CLT__TRY(clt__view(cols, nd, rshape, out, fn));
+    } else {
+        int64_t kshape[3] = {g.K, N, g.L};
+        CLT__TRY(clt__view(cols, 3, kshape, &v, fn));
+        CLT__TRY(clt__permute(v, 3, (const int[]){1, 0, 2}, &p, fn));
+        CLT__TRY(clt__copy_as(fn, p, x->dtype, out));
+    }
+done:
+    clt_tensor_free(xc);
+    clt_tensor_free(cols);
+    clt_tensor_free(v);
+    clt_tensor_free(p);
+    return st;
+}
+
+clt_status clt__fold(const clt_tensor *x, const int64_t *size, const int64_t *k,
+                     const clt_fold_opts *o, clt_tensor **out, const char *fn)
+{
+    char s[160];
+    clt_status st = blocks_settings_check(k, o, fn);
+    if (st != CLT_OK)
+        return st;
+    bool bad = x->ndim != 2 && x->ndim != 3;
+    for (int d = x->ndim - 2; !bad && d < x->ndim; d++)
+        bad = x->shape[d] == 0;
+    if (bad)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
+                          "batch size and non-zero dimensions for input, but got: %s",
+                          fn, clt__shape_str(s, sizeof s, x->ndim, x->shape));
+    int64_t N = x->ndim == 3 ? x->shape[0] : 1, K = x->shape[x->ndim - 2];
+    int64_t L = x->shape[x->ndim - 1];
+    if (K % k[0] != 0 || (K / k[0]) % k[1] != 0)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Expected size of input's dimension %d to be divisible by the "
+                          "product of kernel_size, but got input.size(%d)=%lld and "
+                          "kernel_size=(%lld, %lld).",
+                          fn, x->ndim - 2, x->ndim - 2, (long long)K, (long long)k[0],
+                          (long long)k[1]);
+    if ((st = clt__check_floating(x, "input", fn)) != CLT_OK)
+        return st;
+    int64_t C = K / k[0] / k[1];
+    if (size[0] < 0 || size[1] < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: output_size should be non-negative, but got (%lld, %lld)", fn,
+                          (long long)size[0], (long long)size[1]);
+    geom g;
+    if (!blocks_geom(N, C, size[0], size[1], k, o, &g))
+        return blocks_overflow(fn, x->ndim, x->shape, k);
+    int64_t blocks = 0;
+    if (__builtin_mul_overflow(g.Ho, g.Wo, &blocks))
+        return blocks_overflow(fn, x->ndim, x->shape, k);
+    if (blocks != L || g.Ho < 1 || g.Wo < 1) {
+        if (blocks != L)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: Given output_size=(%lld, %lld), kernel_size=(%lld, %lld), "
+                              "dilation=(%lld, %lld), padding=(%lld, %lld), stride=(%lld, "
+                              "%lld), expected size of input's dimension %d to match the "
+                              "calculated number of sliding blocks %lld * %lld = %lld, but got "
+                              "input.size(%d)=%lld.",
+                              fn, (long long)size[0], (long long)size[1], (long long)g.kh,
+                              (long long)g.kw, (long long)g.dh, (long long)g.dw,
+                              (long long)g.ph, (long long)g.pw, (long long)g.sh,
+                              (long long)g.sw, x->ndim - 1, (long long)g.Ho, (long long)g.Wo,
+                              (long long)blocks, x->ndim - 1, (long long)L);
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Given output_size=(%lld, %lld), kernel_size=(%lld, %lld), "
+                          "dilation=(%lld, %lld), padding=(%lld, %lld), stride=(%lld, %lld), "
+                          "calculated shape of the array of sliding blocks as (%lld, %lld), "
+                          "but its components must be at least one.",
+                          fn, (long long)size[0], (long long)size[1], (long long)g.kh,
+                          (long long)g.kw, (long long)g.dh, (long long)g.dw, (long long)g.ph,
+                          (long long)g.pw, (long long)g.sh, (long long)g.sw, (long long)g.Ho,
+                          (long long)g.Wo);
+    }
+    int64_t shape[4] = {N, C, size[0], size[1]};
+    const int nd = x->ndim + 1;
+    const int64_t *rshape = x->ndim == 3 ? shape : shape + 1;
+    clt_tensor *dcols = NULL, *p = NULL, *r = NULL;
+    *out = NULL;
+    CLT__TRY(clt__result_new(fn, x->dev, x->dtype, nd, rshape, &r));
+    if (r->numel > 0) {
+        /* col2im reads [K][N][L] from the start of its buffer: for one
+         * image x itself when it is contiguous at offset 0 */
+        if (N == 1 && clt__is_contiguous(x) && x->offset == 0) {
+            CLT__TRY(clt__tensor_view(x, x->ndim, x->shape, x->strides, 0, &dcols));
+        } else {
+            const int64_t *st3 = x->strides + x->ndim - 2;
+            int64_t kshape[3] = {K, N, L}, kstrides[3] = {st3[0], x->ndim == 3 ? x->strides[0] : 0,
+                                                          st3[1]};
+            CLT__TRY(clt__tensor_view(x, 3, kshape, kstrides, x->offset, &p));
+            CLT__TRY(clt__copy_as(fn, p, x->dtype, &dcols));
+        }
+        cl_mem md = clt__mem(dcols), mr = clt__mem(r);
+        clt__arg ca[] = {CLT__ARG(md), CLT__ARG(mr), CLT__ARG(mr), CLT__ARG(g)};
+        CLT__TRY(launch_rows(x->dev, x->dtype, "col2im", N * C * g.H, g.W, 4, ca, fn));
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(dcols);
+    clt_tensor_free(p);
+    clt_tensor_free(r);
+    return st;
+}

@@ -114,4 +114,14 @@ clt_status clt__adaptive_avg_pool2d_backward(const clt_tensor *g, const int64_t 
 clt_status clt__adaptive_max_pool2d(const clt_tensor *x, const int64_t *size, clt_tensor **out,
                                     clt_tensor **indices, const char *fn);
 
+
+/* F.unfold of a 3-D or 4-D x (im2col: [N, C kH kW, L],
+ * unbatched [C kH kW, L]) and F.fold of a 2-D or 3-D x into size
+ * {H, W} (col2im, overlaps summed in a fixed order), kernel k; each
+ * checks its operands as PyTorch does, messages naming fn. */
+clt_status clt__unfold(const clt_tensor *x, const int64_t *k, const clt_fold_opts *o,
+                       clt_tensor **out, const char *fn);
+clt_status clt__fold(const clt_tensor *x, const int64_t *size, const int64_t *k,
+                     const clt_fold_opts *o, clt_tensor **out, const char *fn);
+
 #endif

@@ -873,3 +873,119 @@ clt_status clt_triu_indices(clt_device *dev, int64_t row, int64_t col, int64_t o
 {
     return tri_indices("clt_triu_indices", dev, row, col, offset, true, out);
 }
+
+/* ---- pixel_shuffle, pixel_unshuffle and channel_shuffle ---------------------------------- */
+
+/* t's values as the view [shape6] (t's leading dims flattened into the
+ * first) permuted by perm, copied, and seen as the result's shape rshape
+ * (rank nd): every rearrangement below is this one copy. */
+static clt_status rearrange(const clt_tensor *t, int n6, const int64_t *shape6, const int *perm,
+                            int nd, const int64_t *rshape, clt_tensor **out, const char *fn)
+{
+    clt_tensor *v = NULL, *p = NULL, *c = NULL;
+    clt_status st = clt__check_shape(nd, rshape, fn);
+    if (st == CLT_OK)
+        st = clt__reshape(t, n6, shape6, &v, fn);
+    if (st == CLT_OK)
+        st = clt__permute(v, n6, perm, &p, fn);
+    if (st == CLT_OK)
+        st = clt__copy_as(fn, p, t->dtype, &c);
+    if (st == CLT_OK)
+        st = clt__view(c, nd, rshape, out, fn);
+    clt_tensor_free(v);
+    clt_tensor_free(p);
+    clt_tensor_free(c);
+    return st;
+}
+
+static clt_status shuffle_too_big(const clt_tensor *t, int64_t r, const char *fn)
+{
+    char s[160];
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "%s: the result of %s by %lld passes the int64 range", fn,
+                      clt__shape_str(s, sizeof s, t->ndim, t->shape), (long long)r);
+}
+
+/* The product of t's sizes before dim d. */
+static int64_t lead(const clt_tensor *t, int d)
+{
+    int64_t b = 1;
+    for (int k = 0; k < d; k++)
+        b *= t->shape[k];
+    return b;
+}
+
+clt_status clt__pixel_shuffle(const clt_tensor *t, int64_t r, bool down, clt_tensor **out,
+                              const char *fn)
+{
+    const char *name = down ? "pixel_unshuffle" : "pixel_shuffle";
+    if (t->ndim < 3)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: %s expects input to have at least 3 dimensions, but got input "
+                          "with %d dimension(s)",
+                          fn, name, t->ndim);
+    if (r <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s expects a positive %s, but got %lld",
+                          fn, name, down ? "downscale_factor" : "upscale_factor", (long long)r);
+    const int nd = t->ndim;
+    const int64_t C = t->shape[nd - 3], H = t->shape[nd - 2], W = t->shape[nd - 1];
+    int64_t rr = 0;
+    bool big = __builtin_mul_overflow(r, r, &rr);
+    int64_t rshape[CLT_MAX_DIMS];
+    memcpy(rshape, t->shape, sizeof(int64_t) * (size_t)nd);
+    if (!down) {
+        if (big || C % rr != 0)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: pixel_shuffle expects its input's 'channel' dimension to be "
+                              "divisible by the square of upscale_factor, but input.size(-3)=%lld "
+                              "is not divisible by %lld%s",
+                              fn, (long long)C, big ? (long long)r : (long long)rr,
+                              big ? " squared" : "");
+        if (__builtin_mul_overflow(H, r, &rshape[nd - 2]) ||
+            __builtin_mul_overflow(W, r, &rshape[nd - 1]))
+            return shuffle_too_big(t, r, fn);
+        rshape[nd - 3] = C / rr;
+        const int64_t s6[6] = {lead(t, nd - 3), C / rr, r, r, H, W};
+        return rearrange(t, 6, s6, (const int[]){0, 1, 4, 2, 5, 3}, nd, rshape, out, fn);
+    }
+    if (H % r != 0 || W % r != 0)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: pixel_unshuffle expects %s to be divisible by downscale_factor, "
+                          "but input.size(%d)=%lld is not divisible by %lld",
+                          fn, H % r ? "height" : "width", H % r ? -2 : -1,
+                          (long long)(H % r ? H : W), (long long)r);
+    if (big || __builtin_mul_overflow(C, rr, &rshape[nd - 3]))
+        return shuffle_too_big(t, r, fn);
+    rshape[nd - 2] = H / r;
+    rshape[nd - 1] = W / r;
+    const int64_t s6[6] = {lead(t, nd - 3), C, H / r, r, W / r, r};
+    return rearrange(t, 6, s6, (const int[]){0, 1, 3, 5, 2, 4}, nd, rshape, out, fn);
+}
+
+clt_status clt__channel_shuffle(const clt_tensor *t, int64_t groups, clt_tensor **out,
+                                const char *fn)
+{
+    if (t->ndim <= 2) {
+        char s[160];
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: channel_shuffle expects input with > 2 dims, but got input with "
+                          "sizes %s",
+                          fn, clt__shape_str(s, sizeof s, t->ndim, t->shape));
+    }
+    if (groups <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Number of groups to divide channels in must be positive. Value "
+                          "of groups:%lld",
+                          fn, (long long)groups);
+    const int64_t C = t->shape[1];
+    if (C % groups != 0)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Number of channels must be divisible by groups. Got %lld channels "
+                          "and %lld groups.",
+                          fn, (long long)C, (long long)groups);
+    int64_t rest = t->numel / (t->shape[0] * C > 0 ? t->shape[0] * C : 1);
+    if (t->numel == 0) /* any geometry will do: nothing moves */
+        rest = 0;
+    const int64_t s4[4] = {t->shape[0], groups, C / groups, rest};
+    return rearrange(t, 4, s4, (const int[]){0, 2, 1, 3}, t->ndim, t->shape, out, fn);
+}
