@@ -112,9 +112,8 @@ CLT_API int clt_is_grad_enabled(void);
  * and every input must require grad.  An input the outputs do not depend
  * on gives grads[k] = NULL with allow_unused, else the call fails naming
  * it.  retain_graph 0 frees the saved tensors of the part of the graph it
- * ran, as clt_backward does.  create_graph (gradients that are themselves
- * differentiable, for higher-order derivatives) is not supported: the
- * returned gradients have no history.
+ * ran, as clt_backward does.  The returned gradients have no history:
+ * clt_autograd_grad_ex with create_graph gives differentiable ones.
  *
  * grads is the caller's array of ninputs slots.  On failure every slot is
  * NULL and nothing changed.  New tensors (NULL entries aside): release
@@ -123,6 +122,64 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
                                      clt_tensor *const *grad_outputs,
                                      clt_tensor *const *inputs, size_t ninputs,
                                      int retain_graph, int allow_unused, clt_tensor **grads);
+
+/* The options of clt_backward_ex and clt_autograd_grad_ex; a zeroed struct
+ * (or NULL) gives PyTorch's defaults.
+ *
+ * create_graph: like create_graph=True, the pass records the graph of its
+ * own computation, so that the gradients it gives (clt_autograd_grad_ex's
+ * grads, the leaves' grad for clt_backward_ex) have a history and can be
+ * differentiated again: Hessian-vector products, gradient penalties
+ * (WGAN-GP), MAML's inner steps.  The formulas that support it (double
+ * backward) run as recorded ops; those are the nodes of: add, sub, mul,
+ * div, pow (tensor and scalar exponents, scalar bases), neg, the scalar
+ * forms (add/sub/rsub/mul/div_scalar, rdiv_scalar), exp, log, sqrt, tanh,
+ * sigmoid, relu, leaky_relu, gelu, softplus, sum, mean (all and dim),
+ * matmul, clt_linear (AddmmBackward0), view, reshape, flatten, transpose,
+ * permute, expand, squeeze, unsqueeze, contiguous, clone, to_dtype,
+ * index_select, select, narrow, cat, stack, mse_loss, log_softmax,
+ * softmax, cross_entropy (class-index targets, no weight, no label
+ * smoothing) and vector_norm (ord 2).  Any other node still gives its
+ * right gradient, but one that refuses to be differentiated: a later
+ * backward through it fails with "the derivative for 'XBackward0' is not
+ * implemented" (PyTorch's NotImplemented node), never a silently constant
+ * gradient.  A pass with create_graph is slower: it records a node per
+ * op and runs the formulas as separate ops, not fused kernels.
+ *
+ * With create_graph, clt_backward_ex makes each leaf's grad a tensor with
+ * a history (an existing grad is replaced by the sum grad + new, a new
+ * tensor, as in torch: handles from an earlier clt_grad keep the old
+ * values), and clt_grad hands out handles that keep it.  As torch warns,
+ * that grad's graph holds the leaf: clear it with clt_zero_grad(t, 1)
+ * (or prefer clt_autograd_grad_ex) or the leaf and graph are never freed.
+ *
+ * retain_graph: 0 as torch's None, the graph's saved tensors are kept when
+ * create_graph is set (a second differentiation goes through them), freed
+ * otherwise; 1 keeps them (retain_graph=True); -1 frees them
+ * (retain_graph=False), after which differentiating the created gradients
+ * again fails ("backward through the graph a second time").
+ *
+ * allow_unused: clt_autograd_grad_ex only, as in clt_autograd_grad. */
+typedef struct clt_grad_opts {
+    int retain_graph;
+    int create_graph;
+    int allow_unused;
+} clt_grad_opts;
+
+/* Like t.backward(grad, retain_graph=..., create_graph=...): clt_backward
+ * with opts (NULL: the defaults; see clt_grad_opts). */
+CLT_API clt_status clt_backward_ex(clt_tensor *t, const clt_tensor *grad,
+                                   const clt_grad_opts *opts);
+
+/* Like torch.autograd.grad(outputs, inputs, grad_outputs, retain_graph,
+ * create_graph, allow_unused): clt_autograd_grad with opts (NULL: the
+ * defaults; see clt_grad_opts).  With create_graph the new tensors in
+ * grads have a history (grad_outputs that require grad are part of it).
+ * grads as for clt_autograd_grad: on failure every slot is NULL. */
+CLT_API clt_status clt_autograd_grad_ex(clt_tensor *const *outputs, size_t noutputs,
+                                        clt_tensor *const *grad_outputs,
+                                        clt_tensor *const *inputs, size_t ninputs,
+                                        const clt_grad_opts *opts, clt_tensor **grads);
 
 /* Like t.retain_grad(): a computed tensor t keeps the gradient that
  * clt_backward (or clt_autograd_grad) passes through it, so that
