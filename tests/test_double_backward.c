@@ -328,3 +328,156 @@ Test(double_backward, unary_ops)
     for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
         gradgradcheck(dev, call_un, &pos[i], 1, pins);
 }
+
+/* ---- reductions, views, joins, matmul ------------------------------------------------ */
+
+/* g(x) * x summed a way: the reduction and the view both carry gradients of
+ * gradients through the product. */
+static clt_status call_reduce(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    clt_tensor *sq = NULL, *r = NULL, *v = NULL;
+    clt_status st = clt_mul(in[0], in[0], &sq); /* [2, 3] */
+    int64_t shape23[2] = {3, 2}, ex[3] = {4, 2, 3};
+    int perm[2] = {1, 0};
+    if (st == CLT_OK) {
+        switch (kind) {
+        case 0: st = clt_sum(sq, &r); break;
+        case 1: st = clt_sum_dim(sq, 1, 0, &r); break;
+        case 2: st = clt_mean(sq, &r); break;
+        case 3: st = clt_mean_dim(sq, 0, 1, &r); break;
+        case 4: st = clt_view(sq, 2, shape23, &r); break;
+        case 5: st = clt_reshape(sq, 1, (int64_t[]){6}, &r); break;
+        case 6: st = clt_transpose(sq, 0, 1, &r); break;
+        case 7: st = clt_permute(sq, 2, perm, &r); break;
+        case 8: st = clt_expand(sq, 3, ex, &r); break;
+        case 9:
+            st = clt_unsqueeze(sq, 1, &v);
+            if (st == CLT_OK)
+                st = clt_squeeze(v, 1, &r);
+            break;
+        default: st = clt_narrow(sq, 1, 1, 2, &r); break;
+        }
+    }
+    if (st == CLT_OK) /* times itself: the view's second derivative is not zero */
+        st = clt_mul(r, r, out);
+    clt_tensor_free(sq);
+    clt_tensor_free(r);
+    clt_tensor_free(v);
+    return st;
+}
+
+Test(double_backward, reductions_and_views)
+{
+    clt_device *dev = get_device("cpu");
+    gc_in ins[1] = {{2, {2, 3}, X6, 1}};
+    for (int kind = 0; kind <= 10; kind++)
+        gradgradcheck(dev, call_reduce, &kind, 1, ins);
+}
+
+static clt_status call_join(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    clt_tensor *j = NULL, *idx = NULL, *s = NULL;
+    const clt_tensor *parts[2] = {in[0], in[1]};
+    clt_status st = CLT_OK;
+    if (kind == 0) {
+        st = clt_cat(parts, 2, 0, &j); /* [3] and [3] */
+    } else if (kind == 1) {
+        st = clt_stack(parts, 2, 1, &j);
+    } else {
+        int64_t iv[4] = {2, 0, 2, 1}, n = 4;
+        st = clt_tensor_from_host(clt_tensor_device(in[0]), CLT_INT64, 1, &n, iv, &idx);
+        if (st == CLT_OK)
+            st = clt_mul(in[0], in[1], &s);
+        if (st == CLT_OK)
+            st = clt_index_select(s, 0, idx, &j);
+    }
+    if (st == CLT_OK)
+        st = clt_mul(j, j, out);
+    clt_tensor_free(j);
+    clt_tensor_free(idx);
+    clt_tensor_free(s);
+    return st;
+}
+
+Test(double_backward, joins_and_index_select)
+{
+    clt_device *dev = get_device("cpu");
+    static const double Z3[] = {0.4, 1.7, -0.9};
+    gc_in ins[2] = {{1, {3}, Y3, 1}, {1, {3}, Z3, 1}};
+    for (int kind = 0; kind <= 2; kind++)
+        gradgradcheck(dev, call_join, &kind, 2, ins);
+}
+
+/* tanh(a @ b): matmul's gradients are bilinear, so the HVP mixes both
+ * operands. */
+static clt_status call_matmul(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    (void)ctx;
+    clt_tensor *p = NULL;
+    clt_status st = clt_matmul(in[0], in[1], &p);
+    if (st == CLT_OK)
+        st = clt_tanh(p, out);
+    clt_tensor_free(p);
+    return st;
+}
+
+Test(double_backward, matmul)
+{
+    clt_device *dev = get_device("cpu");
+    static const double B6[] = {0.3, -0.8, 0.5, 1.1, -0.2, 0.6};
+    gc_in ins[2] = {{2, {2, 3}, X6, 1}, {2, {3, 2}, B6, 1}};
+    gradgradcheck(dev, call_matmul, NULL, 2, ins);
+    gc_in vec[2] = {{1, {3}, Y3, 1}, {2, {3, 2}, B6, 1}};
+    gradgradcheck(dev, call_matmul, NULL, 2, vec);
+}
+
+/* ---- losses, softmax, norms ---------------------------------------------------------- */
+
+static clt_status call_loss(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    clt_device *dev = clt_tensor_device(in[0]);
+    clt_tensor *t = NULL, *h = NULL;
+    clt_status st = clt_tanh(in[0], &h); /* [2, 3]: a non-linear input */
+    if (st != CLT_OK)
+        return st;
+    switch (kind) {
+    case 0:
+    case 1:
+        st = clt_mse_loss(h, in[1], kind ? CLT_REDUCTION_SUM : CLT_REDUCTION_MEAN, out);
+        break;
+    case 2:
+    case 3:
+    case 4: {
+        int64_t tv[2] = {2, 0}, n = 2;
+        clt_cross_entropy_opts o = CLT_CROSS_ENTROPY_DEFAULTS;
+        o.reduction = kind == 2 ? CLT_REDUCTION_MEAN : kind == 3 ? CLT_REDUCTION_SUM
+                                                                  : CLT_REDUCTION_NONE;
+        st = clt_tensor_from_host(dev, CLT_INT64, 1, &n, tv, &t);
+        if (st == CLT_OK)
+            st = clt_cross_entropy(h, t, &o, out);
+        break;
+    }
+    case 5: st = clt_log_softmax(h, 1, out); break;
+    case 6: st = clt_softmax(h, 0, out); break;
+    case 7: st = clt_vector_norm(h, 2, out); break;
+    default: st = clt_vector_norm_dim(h, 2, 1, 1, out); break;
+    }
+    clt_tensor_free(t);
+    clt_tensor_free(h);
+    return st;
+}
+
+Test(double_backward, losses_softmax_norm)
+{
+    clt_device *dev = get_device("cpu");
+    static const double T6[] = {0.2, -0.5, 0.9, 0.1, 0.4, -0.3};
+    gc_in mse[2] = {{2, {2, 3}, X6, 1}, {2, {2, 3}, T6, 1}};
+    for (int kind = 0; kind <= 1; kind++)
+        gradgradcheck(dev, call_loss, &kind, 2, mse);
+    gc_in one[1] = {{2, {2, 3}, X6, 1}};
+    for (int kind = 2; kind <= 8; kind++)
+        gradgradcheck(dev, call_loss, &kind, 1, one);
+}

@@ -132,6 +132,10 @@ bool clt__creating_graph(void);
  * pass (see clt__node.twice). */
 void clt__twice(clt__node *n);
 
+/* where(mask, 0, x), the masked_fill of PyTorch's formulas, recorded in a
+ * pass that creates a graph (src/autograd/grad_elementwise.c). */
+clt_status clt__zero_where(const clt_tensor *mask, const clt_tensor *x, clt_tensor **out);
+
 /* The identity gradient in a formula that clt__twice marks: clt__alias,
  * and in a pass that creates a graph a handle that keeps g's history. */
 clt_status clt__alias_grad(const clt_tensor *g, clt_tensor **out);

@@ -24,8 +24,7 @@ static clt_status where_g(const clt_tensor *cond, const clt_tensor *a, const clt
     return clt__where_in("clt_backward", cond, a, b, out);
 }
 
-/* where(mask, 0, x), the masked_fill of PyTorch's formulas. */
-static clt_status zero_where(const clt_tensor *mask, const clt_tensor *x, clt_tensor **out)
+clt_status clt__zero_where(const clt_tensor *mask, const clt_tensor *x, clt_tensor **out)
 {
     clt_tensor *z = NULL;
     clt_status st = zero_of(x, &z);
@@ -107,7 +106,7 @@ static clt_status bw_pow(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         t2 = NULL;
         CLT__TRY(clt__mul_rec("clt_backward", t1, g, &t2));
         CLT__TRY(clt__eq_scalar_in("clt_backward", S(1), 0.0, &mask));
-        CLT__TRY(zero_where(mask, t2, &gin[0]));
+        CLT__TRY(clt__zero_where(mask, t2, &gin[0]));
         clt_tensor_free(t1);
         clt_tensor_free(t2);
         clt_tensor_free(mask);
@@ -123,7 +122,7 @@ static clt_status bw_pow(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         clt_tensor_free(t1);
         t1 = NULL;
         CLT__TRY(clt__mul_in("clt_backward", mask, m2, &t1)); /* bool * bool: logical and */
-        CLT__TRY(zero_where(t1, t3, &gin[1]));
+        CLT__TRY(clt__zero_where(t1, t3, &gin[1]));
     }
 done:
     clt_tensor_free(t1);
@@ -150,7 +149,7 @@ static clt_status bw_extremum(clt__node *n, const clt_tensor *g, clt_tensor **gi
         bool below = (k == 0) == (n->i[0] == 1);
         CLT__TRY(below ? clt__lt_in("clt_backward", S(0), S(1), &lose)
                        : clt__gt_in("clt_backward", S(0), S(1), &lose));
-        CLT__TRY(zero_where(lose, base, &gin[k]));
+        CLT__TRY(clt__zero_where(lose, base, &gin[k]));
         clt_tensor_free(lose);
         lose = NULL;
     }
@@ -439,7 +438,7 @@ static clt_status bw_rpow_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     if (st == CLT_OK && s == 0.0) {
         st = clt__ge_scalar_in("clt_backward", S(0), 0.0, &mask);
         if (st == CLT_OK)
-            st = zero_where(mask, u, &gin[0]);
+            st = clt__zero_where(mask, u, &gin[0]);
     } else if (st == CLT_OK) {
         gin[0] = u;
         u = NULL;
@@ -543,7 +542,7 @@ static clt_status kernel_twice(clt__node *n, const clt_tensor *g, clt_tensor **g
     switch (n->i[0]) {
     case K_RELU:
         CLT__TRY(clt__le_scalar_in(fn, y, 0.0, &t));
-        CLT__TRY(zero_where(t, g, &gin[0]));
+        CLT__TRY(clt__zero_where(t, g, &gin[0]));
         break;
     case K_TANH:
         CLT__TRY(clt__mul_rec(fn, y, y, &t));
@@ -919,7 +918,7 @@ static clt_status bw_copysign(clt__node *n, const clt_tensor *g, clt_tensor **gi
     if (CLT__NEED(n, 0)) {
         CLT__TRY(clt__div_in("clt_backward", S(2), S(0), &ratio));
         CLT__TRY(clt__eq_scalar_in("clt_backward", S(0), 0.0, &mask));
-        CLT__TRY(zero_where(mask, ratio, &r0));
+        CLT__TRY(clt__zero_where(mask, ratio, &r0));
         CLT__TRY(clt__mul_in("clt_backward", g, r0, &gin[0]));
     }
     if (CLT__NEED(n, 1))
@@ -942,7 +941,7 @@ static clt_status bw_xlogy(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         CLT__TRY(clt__eq_scalar_in("clt_backward", S(0), 0.0, &az));
         CLT__TRY(clt__le_scalar_in("clt_backward", S(1), 0.0, &bn));
         CLT__TRY(clt__logical_and_in("clt_backward", az, bn, &mask));
-        CLT__TRY(zero_where(mask, t, &gin[0]));
+        CLT__TRY(clt__zero_where(mask, t, &gin[0]));
         clt_tensor_free(t);
         t = NULL;
     }
