@@ -481,3 +481,256 @@ Test(double_backward, losses_softmax_norm)
     for (int kind = 2; kind <= 8; kind++)
         gradgradcheck(dev, call_loss, &kind, 1, one);
 }
+
+/* ---- the engine's rules ----------------------------------------------------------------- */
+
+Test(double_backward, unsupported_node_gives_a_right_gradient_that_refuses)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){3}, Y3), *y = NULL, *s = NULL;
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_abs(x, &y));
+    CHECK(clt_sum(y, &s));
+    clt_tensor *g = NULL, *gg = NULL, *m = NULL;
+    clt_grad_opts o = {0, 1, 0};
+    CHECK(clt_autograd_grad_ex(&s, 1, NULL, &x, 1, &o, &g));
+    double got[3];
+    CHECK(clt_tensor_read(g, got, sizeof got));
+    for (int k = 0; k < 3; k++)
+        cr_assert_eq(got[k], Y3[k] > 0 ? 1.0 : -1.0);
+    cr_assert(clt_requires_grad(g), "the gradient must not be silently constant");
+    cr_assert_str_eq(clt_grad_fn_name(g), "NotImplemented");
+    CHECK(clt_mul(g, x, &gg));
+    CHECK(clt_sum(gg, &m));
+    clt_tensor *h = NULL;
+    assert_error(clt_autograd_grad(&m, 1, NULL, &x, 1, 0, 0, &h), CLT_ERR_INVALID_ARGUMENT,
+                 "the derivative for 'AbsBackward0' is not implemented");
+    cr_assert_null(h);
+    clt_tensor *ts[] = {x, y, s, g, gg, m};
+    for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
+        clt_tensor_free(ts[k]);
+}
+
+/* x^3 summed: its gradient 3 x^2, whose own gradient is 6 x. */
+static clt_tensor *cube_sum(clt_tensor *x)
+{
+    clt_tensor *c = NULL, *s = NULL;
+    CHECK(clt_pow_scalar(x, 3.0, &c));
+    CHECK(clt_sum(c, &s));
+    clt_tensor_free(c);
+    return s;
+}
+
+Test(double_backward, retain_graph_rules)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){3}, Y3);
+    CHECK(clt_set_requires_grad(x, 1));
+    /* no create_graph: no history */
+    clt_tensor *s = cube_sum(x), *g = NULL;
+    CHECK(clt_autograd_grad_ex(&s, 1, NULL, &x, 1, NULL, &g));
+    cr_assert(!clt_requires_grad(g));
+    clt_tensor_free(g);
+    clt_tensor_free(s);
+    /* create_graph keeps the graph by default (torch's retain_graph=None):
+     * the gradient is differentiated twice over */
+    s = cube_sum(x);
+    clt_grad_opts o = {0, 1, 0};
+    CHECK(clt_autograd_grad_ex(&s, 1, NULL, &x, 1, &o, &g));
+    clt_tensor *gs = NULL, *h = NULL;
+    CHECK(clt_sum(g, &gs));
+    for (int pass = 0; pass < 2; pass++) {
+        CHECK(clt_autograd_grad(&gs, 1, NULL, &x, 1, 1, 0, &h));
+        double got[3];
+        CHECK(clt_tensor_read(h, got, sizeof got));
+        for (int k = 0; k < 3; k++)
+            cr_assert(close_enough(got[k], 6 * Y3[k], 1e-12, 0));
+        clt_tensor_free(h);
+    }
+    clt_tensor_free(gs);
+    clt_tensor_free(g);
+    clt_tensor_free(s);
+    /* exp's gradient is its output, whose history is exp's node: with
+     * retain_graph -1 (False) that node's saved tensors go, and
+     * differentiating the gradient through it fails; kept, it works */
+    for (int retain = -1; retain <= 0; retain++) {
+        clt_tensor *e = NULL;
+        CHECK(clt_exp(x, &e));
+        CHECK(clt_sum(e, &s));
+        o.retain_graph = retain;
+        CHECK(clt_autograd_grad_ex(&s, 1, NULL, &x, 1, &o, &g));
+        CHECK(clt_sum(g, &gs));
+        clt_status st = clt_autograd_grad(&gs, 1, NULL, &x, 1, 0, 0, &h);
+        if (retain < 0) {
+            assert_error(st, CLT_ERR_INVALID_ARGUMENT, "second time");
+        } else {
+            CHECK(st);
+            double got[3];
+            CHECK(clt_tensor_read(h, got, sizeof got));
+            for (int k = 0; k < 3; k++)
+                cr_assert(close_enough(got[k], exp(Y3[k]), 1e-12, 0));
+        }
+        clt_tensor *ts[] = {e, s, g, gs, h};
+        for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
+            clt_tensor_free(ts[k]);
+    }
+    clt_tensor_free(x);
+}
+
+Test(double_backward, backward_ex_gives_leaves_a_grad_with_history)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){3}, Y3);
+    CHECK(clt_set_requires_grad(x, 1));
+    clt_tensor *s = cube_sum(x), *g = NULL, *gs = NULL;
+    clt_grad_opts o = {0, 1, 0};
+    CHECK(clt_backward_ex(s, NULL, &o));
+    CHECK(clt_grad(x, &g));
+    cr_assert(clt_requires_grad(g));
+    double got[3];
+    CHECK(clt_tensor_read(g, got, sizeof got));
+    for (int k = 0; k < 3; k++)
+        cr_assert(close_enough(got[k], 3 * Y3[k] * Y3[k], 1e-12, 0));
+    /* x.grad.sum().backward(): torch adds 6 x into x.grad in place (grad
+     * mode is off in that pass), which g, a handle on it, sees */
+    CHECK(clt_sum(g, &gs));
+    CHECK(clt_backward(gs, NULL, 0));
+    clt_tensor *g2 = NULL;
+    CHECK(clt_grad(x, &g2));
+    CHECK(clt_tensor_read(g2, got, sizeof got));
+    for (int k = 0; k < 3; k++)
+        cr_assert(close_enough(got[k], 3 * Y3[k] * Y3[k] + 6 * Y3[k], 1e-12, 0));
+    CHECK(clt_tensor_read(g, got, sizeof got));
+    for (int k = 0; k < 3; k++)
+        cr_assert(close_enough(got[k], 3 * Y3[k] * Y3[k] + 6 * Y3[k], 1e-12, 0));
+    /* a second create_graph pass sums with history: grad + new */
+    clt_tensor_free(s);
+    s = cube_sum(x);
+    CHECK(clt_zero_grad(x, 1));
+    CHECK(clt_backward_ex(s, NULL, &o));
+    clt_tensor_free(s);
+    s = cube_sum(x);
+    CHECK(clt_backward_ex(s, NULL, &o));
+    clt_tensor *g3 = NULL;
+    CHECK(clt_grad(x, &g3));
+    CHECK(clt_tensor_read(g3, got, sizeof got));
+    for (int k = 0; k < 3; k++)
+        cr_assert(close_enough(got[k], 6 * Y3[k] * Y3[k], 1e-12, 0));
+    cr_assert(clt_requires_grad(g3));
+    CHECK(clt_zero_grad(x, 1)); /* the grad's graph holds x: cleared, it goes */
+    clt_tensor *ts[] = {x, s, g, gs, g2, g3};
+    for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
+        clt_tensor_free(ts[k]);
+}
+
+/* ---- a WGAN-GP step ---------------------------------------------------------------------- */
+
+enum { GP_N = 5, GP_IN = 3, GP_H = 4 };
+
+/* The gradient penalty of D(x) = w2 tanh(w1 x + b1) + b2 on the host, in
+ * double: g_n = sum_j w2[j] (1 - h_nj^2) w1[j, :], mean over n of
+ * (|g_n| - 1)^2 (b2 has no part in it). */
+static double host_gp(const double *w1, const double *b1, const double *w2, const double *x)
+{
+    double total = 0;
+    for (int n = 0; n < GP_N; n++) {
+        double g[GP_IN] = {0};
+        for (int j = 0; j < GP_H; j++) {
+            double z = b1[j];
+            for (int i = 0; i < GP_IN; i++)
+                z += w1[j * GP_IN + i] * x[n * GP_IN + i];
+            double h = tanh(z), c = w2[j] * (1 - h * h);
+            for (int i = 0; i < GP_IN; i++)
+                g[i] += c * w1[j * GP_IN + i];
+        }
+        double nn = 0;
+        for (int i = 0; i < GP_IN; i++)
+            nn += g[i] * g[i];
+        total += (sqrt(nn) - 1) * (sqrt(nn) - 1);
+    }
+    return total / GP_N;
+}
+
+Test(double_backward, wgan_gp_step_on_an_mlp)
+{
+    clt_device *dev = get_device("cpu");
+    clt_generator *gen = NULL;
+    clt_module *l1 = NULL, *l2 = NULL;
+    CHECK(clt_generator_new(7, &gen));
+    CHECK(clt_linear(dev, GP_IN, GP_H, 1, gen, &l1));
+    CHECK(clt_linear(dev, GP_H, 1, 1, gen, &l2));
+    CHECK(clt_module_to_dtype(l1, CLT_FLOAT64));
+    CHECK(clt_module_to_dtype(l2, CLT_FLOAT64));
+    clt_tensor **p1 = NULL, **p2 = NULL;
+    size_t n1 = 0, n2 = 0;
+    CHECK(clt_module_parameters(l1, &p1, &n1));
+    CHECK(clt_module_parameters(l2, &p2, &n2));
+    cr_assert_eq(n1, 2);
+    cr_assert_eq(n2, 2);
+    double xv[GP_N * GP_IN];
+    for (int k = 0; k < GP_N * GP_IN; k++)
+        xv[k] = sin(1.7 * k + 0.3) * 1.5;
+    clt_tensor *x = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){GP_N, GP_IN}, xv);
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_scope_begin());
+    clt_tensor *a = NULL, *h = NULL, *out = NULL, *s = NULL, *g = NULL, *nrm = NULL, *d = NULL,
+               *sq = NULL, *gp = NULL;
+    CHECK(clt_module_forward(l1, x, &a));
+    CHECK(clt_tanh(a, &h));
+    CHECK(clt_module_forward(l2, h, &out));
+    CHECK(clt_sum(out, &s));
+    clt_grad_opts o = {0, 1, 0};
+    CHECK(clt_autograd_grad_ex(&s, 1, NULL, &x, 1, &o, &g));
+    CHECK(clt_vector_norm_dim(g, 2, 1, 0, &nrm));
+    CHECK(clt_sub_scalar(nrm, 1.0, &d));
+    CHECK(clt_pow_scalar(d, 2.0, &sq));
+    CHECK(clt_mean(sq, &gp));
+    CHECK(clt_backward(gp, NULL, 0));
+    double got_gp = 0;
+    CHECK(clt_tensor_item(gp, &got_gp));
+    clt_scope_end();
+    /* the host's values of the parameters */
+    double w1[GP_H * GP_IN], b1[GP_H], w2[GP_H];
+    CHECK(clt_tensor_read(p1[0], w1, sizeof w1));
+    CHECK(clt_tensor_read(p1[1], b1, sizeof b1));
+    CHECK(clt_tensor_read(p2[0], w2, sizeof w2));
+    cr_assert(close_enough(got_gp, host_gp(w1, b1, w2, xv), 1e-12, 1e-14));
+    double *vals[3] = {w1, b1, w2};
+    size_t counts[3] = {GP_H * GP_IN, GP_H, GP_H};
+    clt_tensor *leaves[3] = {p1[0], p1[1], p2[0]};
+    for (int t = 0; t < 3; t++) {
+        clt_tensor *gt = NULL;
+        CHECK(clt_grad(leaves[t], &gt));
+        cr_assert_not_null(gt);
+        double got[GP_H * GP_IN];
+        CHECK(clt_tensor_read(gt, got, counts[t] * sizeof(double)));
+        clt_tensor_free(gt);
+        for (size_t k = 0; k < counts[t]; k++) {
+            const double eps = 1e-6;
+            double orig = vals[t][k], lv[2];
+            for (int side = 0; side < 2; side++) {
+                vals[t][k] = orig + (side ? -eps : eps);
+                lv[side] = host_gp(w1, b1, w2, xv);
+            }
+            vals[t][k] = orig;
+            double want = (lv[0] - lv[1]) / (2 * eps);
+            cr_assert(close_enough(got[k], want, 1e-6, 1e-8),
+                      "parameter %d element %zu: %.10g, host %.10g", t, k, got[k], want);
+        }
+    }
+    /* b2 has no part in the penalty: its gradient is zero or none */
+    clt_tensor *gb2 = NULL;
+    CHECK(clt_grad(p2[1], &gb2));
+    if (gb2) {
+        double v = 1;
+        CHECK(clt_tensor_item(gb2, &v));
+        cr_assert_eq(v, 0.0);
+    }
+    clt_tensor_free(gb2);
+    clt_free(p1);
+    clt_free(p2);
+    clt_tensor_free(x);
+    clt_module_free(l1);
+    clt_module_free(l2);
+    clt_generator_free(gen);
+}
