@@ -601,7 +601,9 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_linalg_cross, T, clt_linalg_cross(f->f, f->f, 0, &o->t))                           \
     X(clt_cross, T, clt_cross(f->f, f->i32, 0, &o->t))                                       \
     X(clt_tensordot, T, clt_tensordot(f->f, f->f, 1, NULL, NULL, &o->t))                     \
-    X(clt_einsum, T, clt_einsum("ij,jk", f->cpair, 2, &o->t))
+    X(clt_einsum, T, clt_einsum("ij,jk", f->cpair, 2, &o->t))                                \
+    /* autograd.h: create_graph */                                                           \
+    X(clt_autograd_grad_ex, T, clt_autograd_grad_ex(&f->f, 1, NULL, &f->f, 1, NULL, &o->t))
 
 static int small_int[1];
 

@@ -76,7 +76,8 @@ CLT_API clt_status clt_zero_grad(clt_tensor *t, int set_to_none);
  * simply be run again (every sum is made apart first, then each gradient's
  * storage takes its sum's buffer, which cannot fail); with
  * retain_graph 0 it has freed the saved tensors of the part it ran, so
- * that a second backward through the same graph is the error above. */
+ * that a second backward through the same graph is the error above.
+ * clt_backward_ex adds create_graph (below). */
 CLT_API clt_status clt_backward(clt_tensor *t, const clt_tensor *grad, int retain_graph);
 
 /* Like t.detach(): a new handle on t's data that requires no gradients and
@@ -134,12 +135,14 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
  * backward) run as recorded ops; those are the nodes of: add, sub, mul,
  * div, pow (tensor and scalar exponents, scalar bases), neg, the scalar
  * forms (add/sub/rsub/mul/div_scalar, rdiv_scalar), exp, log, sqrt, tanh,
- * sigmoid, relu, leaky_relu, gelu, softplus, sum, mean (all and dim),
- * matmul, clt_linear (AddmmBackward0), view, reshape, flatten, transpose,
- * permute, expand, squeeze, unsqueeze, contiguous, clone, to_dtype,
- * index_select, select, narrow, cat, stack, mse_loss, log_softmax,
- * softmax, cross_entropy (class-index targets, no weight, no label
- * smoothing) and vector_norm (ord 2).  Any other node still gives its
+ * sigmoid, relu, leaky_relu, gelu, softplus, where, the ops of zero
+ * gradient (sign, floor, ceil, round, trunc, div with a rounding mode),
+ * sum and mean (all and dim), matmul, a Linear layer (AddmmBackward0),
+ * view, reshape, flatten, transpose, permute, expand, squeeze,
+ * unsqueeze, contiguous, clone, to_dtype (not clt_to), narrow, slice,
+ * cat, stack, index_select, mse_loss, softmax, log_softmax,
+ * cross_entropy and nll_loss (x [N, C], class indices, no weight, no
+ * label smoothing) and vector_norm (ord 2, no eps).  Any other node still gives its
  * right gradient, but one that refuses to be differentiated: a later
  * backward through it fails with "the derivative for 'XBackward0' is not
  * implemented" (PyTorch's NotImplemented node), never a silently constant
