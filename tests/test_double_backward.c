@@ -734,3 +734,84 @@ Test(double_backward, wgan_gp_step_on_an_mlp)
     clt_module_free(l2);
     clt_generator_free(gen);
 }
+
+/* ---- a MAML step ---------------------------------------------------------------------------- */
+
+/* One inner step of linear regression, w' = w - a * grad(mse(x w, y), w)
+ * with create_graph, then the outer loss mse(x2 w', y2) differentiated with
+ * respect to w, against the host's (I - a H) grad_w' L2 with H = 2/n x^T x. */
+Test(double_backward, maml_inner_step)
+{
+    enum { N = 4, D = 3 };
+    const double a = 0.1;
+    clt_device *dev = get_device("cpu");
+    double xv[N * D], x2v[N * D], yv[N], y2v[N], wv[D] = {0.3, -0.7, 0.5};
+    for (int k = 0; k < N * D; k++) {
+        xv[k] = cos(0.9 * k + 0.2);
+        x2v[k] = sin(1.3 * k - 0.4);
+    }
+    for (int k = 0; k < N; k++) {
+        yv[k] = 0.5 * k - 0.6;
+        y2v[k] = 0.8 - 0.3 * k;
+    }
+    clt_tensor *w = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){D}, wv);
+    clt_tensor *x = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){N, D}, xv);
+    clt_tensor *x2 = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){N, D}, x2v);
+    clt_tensor *y = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){N}, yv);
+    clt_tensor *y2 = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){N}, y2v);
+    CHECK(clt_set_requires_grad(w, 1));
+    CHECK(clt_scope_begin());
+    clt_tensor *p = NULL, *l1 = NULL, *g = NULL, *ag = NULL, *w1 = NULL, *p2 = NULL, *l2 = NULL;
+    CHECK(clt_matmul(x, w, &p));
+    CHECK(clt_mse_loss(p, y, CLT_REDUCTION_MEAN, &l1));
+    clt_grad_opts o = {0, 1, 0};
+    CHECK(clt_autograd_grad_ex(&l1, 1, NULL, &w, 1, &o, &g));
+    CHECK(clt_mul_scalar(g, a, &ag));
+    CHECK(clt_sub(w, ag, &w1));
+    CHECK(clt_matmul(x2, w1, &p2));
+    CHECK(clt_mse_loss(p2, y2, CLT_REDUCTION_MEAN, &l2));
+    CHECK(clt_backward(l2, NULL, 0));
+    clt_scope_end();
+    /* the host */
+    double r[N], w1h[D], gw1[D], want[D];
+    for (int i = 0; i < N; i++) {
+        r[i] = -yv[i];
+        for (int j = 0; j < D; j++)
+            r[i] += xv[i * D + j] * wv[j];
+    }
+    for (int j = 0; j < D; j++) {
+        double gj = 0;
+        for (int i = 0; i < N; i++)
+            gj += 2.0 / N * xv[i * D + j] * r[i];
+        w1h[j] = wv[j] - a * gj;
+    }
+    for (int i = 0; i < N; i++) {
+        r[i] = -y2v[i];
+        for (int j = 0; j < D; j++)
+            r[i] += x2v[i * D + j] * w1h[j];
+    }
+    for (int j = 0; j < D; j++) {
+        gw1[j] = 0;
+        for (int i = 0; i < N; i++)
+            gw1[j] += 2.0 / N * x2v[i * D + j] * r[i];
+    }
+    for (int j = 0; j < D; j++) {
+        want[j] = gw1[j];
+        for (int k = 0; k < D; k++) {
+            double h = 0;
+            for (int i = 0; i < N; i++)
+                h += 2.0 / N * xv[i * D + j] * xv[i * D + k];
+            want[j] -= a * h * gw1[k];
+        }
+    }
+    clt_tensor *gw = NULL;
+    CHECK(clt_grad(w, &gw));
+    double got[D];
+    CHECK(clt_tensor_read(gw, got, sizeof got));
+    for (int j = 0; j < D; j++)
+        cr_assert(close_enough(got[j], want[j], 1e-12, 1e-14), "w element %d: %.15g, host %.15g",
+                  j, got[j], want[j]);
+    clt_tensor *ts[] = {w, x, x2, y, y2, gw};
+    for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
+        clt_tensor_free(ts[k]);
+}
