@@ -5,8 +5,8 @@
  * compared with central finite differences of M computed from plain
  * first-order gradients in float64, and with second differences of L
  * itself; then the engine's rules (refused nodes, retain_graph, leaves'
- * grad with history) and a WGAN-GP step on a small MLP against a float64
- * host computation. */
+ * grad with history), a WGAN-GP step on a small MLP and a MAML inner
+ * step, each against a float64 host computation. */
 #include <math.h>
 
 #include "gradcheck.h"

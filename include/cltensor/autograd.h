@@ -58,7 +58,8 @@ CLT_API const char *clt_grad_fn_name(const clt_tensor *t);
 /* Like t.grad: a new handle on the gradient accumulated into the leaf t
  * (it shares the storage: it sees what later backward passes add and what
  * clt_clip_grad_norm or clt_zero_grad(t, 0) write), or *out = NULL with CLT_OK when there is none yet.
- * New tensor: release with clt_tensor_free. */
+ * A gradient that clt_backward_ex made with create_graph keeps its history
+ * in the handle.  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_grad(const clt_tensor *t, clt_tensor **out);
 
 /* Clears t's gradient: drops it (set_to_none, PyTorch's default for
