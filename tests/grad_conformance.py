@@ -646,6 +646,7 @@ proto("clt_module_to_dtype", [P, C.c_int])
 proto("clt_module_parameters", [P, C.POINTER(PP), C.POINTER(C.c_size_t)])
 proto("clt_free", [P], None)
 proto("clt_add", [P, P, PP])
+proto("clt_sub_scalar", [P, C.c_double, PP])
 # ---- math functions (mathops): their domain edges, zeros, infinities, NaN ------------
 math_un = {"asin": torch.asin, "acos": torch.acos, "atan": torch.atan, "sinh": torch.sinh,
            "cosh": torch.cosh, "asinh": torch.asinh, "acosh": torch.acosh, "atanh": torch.atanh,
@@ -1153,6 +1154,7 @@ for _n in ("clt_var_mean_dim", "clt_std_mean_dim"):
 for _n in ("clt_quantile", "clt_nanquantile"):
     proto(_n, [P, P, C.c_double, P, C.c_int, C.c_int, PP])
 proto("clt_add", [P, P, PP])
+proto("clt_sub_scalar", [P, C.c_double, PP])
 
 
 def stat_named(name, tfn, cfn, inputs, want):
@@ -1875,6 +1877,203 @@ for nm, gs in pairs.items():
 # gradient is checked against torch's of the same permutation as reshape and transpose
 case("channel_shuffle", lambda x: x.reshape(2, 3, 2, 4).transpose(1, 2).reshape(2, 6, 4),
      lambda x: call("clt_channel_shuffle", x, C.c_int64(3)), [rng.standard_normal((2, 6, 4))])
+
+
+
+# ---- second derivatives (create_graph) ---------------------------------------------
+# g = grad(sum(f(x) * w), x, create_graph=True), then the gradients of
+# M = sum_i sum(g_i * v_i) (Hessian-vector products), as torch's.
+
+
+class GradOpts(C.Structure):
+    _fields_ = [("retain_graph", C.c_int), ("create_graph", C.c_int),
+                ("allow_unused", C.c_int)]
+
+
+proto("clt_autograd_grad_ex", [C.POINTER(P), C.c_size_t, C.POINTER(P), C.POINTER(P),
+                               C.c_size_t, C.POINTER(GradOpts), C.POINTER(P)])
+proto("clt_autograd_grad", [C.POINTER(P), C.c_size_t, C.POINTER(P), C.POINTER(P), C.c_size_t,
+                            C.c_int, C.c_int, C.POINTER(P)])
+proto("clt_add", [P, P, PP])
+proto("clt_sub_scalar", [P, C.c_double, PP])
+
+
+def dd_case(name, tfn, cfn, inputs):
+    global passed, failed
+    tx = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in inputs]
+    ty = tfn(*tx)
+    w = torch.linspace(0.5, 1.5, ty.numel(), dtype=torch.float64).reshape(ty.shape)
+    tg = torch.autograd.grad((ty * w).sum(), tx, create_graph=True, allow_unused=True)
+    vs = [torch.cos(torch.arange(t.numel(), dtype=torch.float64) * 1.3 + i).reshape(t.shape)
+          for i, t in enumerate(tx)]
+    tm = sum((g * v).sum() for g, v in zip(tg, vs) if g is not None)
+    want = torch.autograd.grad(tm, tx, allow_unused=True) if tm.requires_grad else [None] * len(tx)
+    L.clt_scope_begin()
+    try:
+        cx = [up(np.asarray(a, dtype=np.float64)) for a in inputs]
+        for t in cx:
+            assert L.clt_set_requires_grad(t, 1) == 0
+        cy = cfn(*cx)
+        loss = call("clt_sum", call("clt_mul", cy, up(w.numpy())))
+        n = len(cx)
+        res = (P * n)()
+        opts = GradOpts(0, 1, 1)
+        if L.clt_autograd_grad_ex((P * 1)(loss), 1, None, (P * n)(*cx), n, C.byref(opts),
+                                  res) != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+        m = None
+        for k in range(n):
+            if res[k]:
+                part = call("clt_sum", call("clt_mul", res[k], up(vs[k].numpy())))
+                m = part if m is None else call("clt_add", m, part)
+        got_all = (P * n)()
+        if L.clt_autograd_grad((P * 1)(m), 1, None, (P * n)(*cx), n, 0, 1, got_all) != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+        bad = []
+        for k in range(n):
+            size = int(np.prod(np.shape(inputs[k])))
+            wv = np.zeros(size) if want[k] is None else want[k].numpy().ravel()
+            got = down(got_all[k], size) if got_all[k] else np.zeros(size)
+            L.clt_tensor_free(got_all[k])
+            L.clt_tensor_free(res[k])
+            same = np.isclose(got, wv, rtol=1e-9, atol=1e-12)
+            if not same.all():
+                j = int(np.argmin(same))
+                bad.append("input %d element %d: cltensor %r, torch %r" % (k, j, got[j], wv[j]))
+        if bad:
+            failed += 1
+            print("FAIL double backward %s: %s" % (name, "; ".join(bad)))
+        else:
+            passed += 1
+    except Exception as e:
+        failed += 1
+        print("FAIL double backward %s: %s" % (name, e))
+    finally:
+        L.clt_scope_end()
+
+
+DX = [[0.7, -1.3, 2.1], [-0.4, 1.6, -2.2]]
+DP = [[0.7, 1.3, 2.1], [0.4, 1.6, 2.2]]
+DY = [1.1, -0.6, 1.9]
+for n, f in {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div,
+             "pow": torch.pow}.items():
+    proto("clt_" + n, [P, P, PP])
+    dd_case(n + " times x", lambda x, y, f=f: f(x, y) * x,
+            lambda x, y, n=n: call("clt_mul", call("clt_" + n, x, y), x),
+            [DP if n == "pow" else DX, DY])
+for n, f in {"add_scalar": lambda x: x + 1.5, "rsub_scalar": lambda x: 2 - x,
+             "mul_scalar": lambda x: x * -1.5, "div_scalar": lambda x: x / 4,
+             "rdiv_scalar": lambda x: 3 / x, "pow_scalar": lambda x: x ** 3,
+             "rpow_scalar": lambda x: 1.7 ** x}.items():
+    proto("clt_" + n, [P, C.c_double, PP])
+    s = {"add_scalar": 1.5, "rsub_scalar": 2.0, "mul_scalar": -1.5, "div_scalar": 4.0,
+         "rdiv_scalar": 3.0, "pow_scalar": 3.0, "rpow_scalar": 1.7}[n]
+    dd_case(n, lambda x, f=f: f(x) * x,
+            lambda x, n=n, s=s: call("clt_mul", call("clt_" + n, x, C.c_double(s)), x), [DP])
+for n, f in {"neg": torch.neg, "exp": torch.exp, "tanh": torch.tanh, "sigmoid": torch.sigmoid,
+             "relu": torch.relu, "gelu": torch.nn.functional.gelu}.items():
+    proto("clt_" + n, [P, PP])
+    dd_case(n, lambda x, f=f: f(x) * x, lambda x, n=n: call("clt_mul", call("clt_" + n, x), x),
+            [DX])
+for n, f in {"log": torch.log, "sqrt": torch.sqrt}.items():
+    proto("clt_" + n, [P, PP])
+    dd_case(n, f, lambda x, n=n: call("clt_" + n, x), [DP])
+dd_case("leaky_relu", lambda x: torch.nn.functional.leaky_relu(x, 0.2) * x,
+        lambda x: call("clt_mul", call("clt_leaky_relu", x, C.c_double(0.2)), x), [DX])
+dd_case("softplus", lambda x: torch.nn.functional.softplus(x, 1.5, 2.0),
+        lambda x: call("clt_softplus", x, C.c_double(1.5), C.c_double(2.0)), [DX])
+proto("clt_sum_dim", [P, C.c_int, C.c_int, PP])
+proto("clt_mean_dim", [P, C.c_int, C.c_int, PP])
+proto("clt_mean", [P, PP])
+dd_case("sum_dim of squares", lambda x: (x * x).sum(1) ** 2,
+        lambda x: call("clt_pow_scalar", call("clt_sum_dim", call("clt_mul", x, x), 1, 0),
+                       C.c_double(2.0)), [DX])
+dd_case("mean of cubes", lambda x: (x ** 3).mean() * x,
+        lambda x: call("clt_mul", call("clt_mean", call("clt_pow_scalar", x, C.c_double(3.0))),
+                       x), [DX])
+dd_case("mean_dim keepdim", lambda x: torch.tanh(x).mean(0, keepdim=True) * x,
+        lambda x: call("clt_mul", call("clt_mean_dim", call("clt_tanh", x), 0, 1), x), [DX])
+proto("clt_matmul", [P, P, PP])
+dd_case("matmul", lambda a, b: torch.tanh(a @ b),
+        lambda a, b: call("clt_tanh", call("clt_matmul", a, b)),
+        [DX, [[0.3, -0.8], [0.5, 1.1], [-0.2, 0.6]]])
+dd_case("matmul vector", lambda a, b: torch.sigmoid(a @ b),
+        lambda a, b: call("clt_sigmoid", call("clt_matmul", a, b)), [DX, DY])
+proto("clt_reshape", [P, C.c_int, I64P, PP])
+proto("clt_transpose", [P, C.c_int, C.c_int, PP])
+proto("clt_permute", [P, C.c_int, C.POINTER(C.c_int), PP])
+proto("clt_expand", [P, C.c_int, I64P, PP])
+proto("clt_unsqueeze", [P, C.c_int, PP])
+proto("clt_squeeze", [P, C.c_int, PP])
+proto("clt_narrow", [P, C.c_int, C.c_int64, C.c_int64, PP])
+views = {
+    "reshape": (lambda x: x.reshape(3, 2),
+                lambda x: call("clt_reshape", x, 2, (C.c_int64 * 2)(3, 2))),
+    "transpose": (lambda x: x.t(), lambda x: call("clt_transpose", x, 0, 1)),
+    "permute": (lambda x: x.permute(1, 0), lambda x: call("clt_permute", x, 2, (C.c_int * 2)(1, 0))),
+    "expand": (lambda x: x.expand(4, 2, 3),
+               lambda x: call("clt_expand", x, 3, (C.c_int64 * 3)(4, 2, 3))),
+    "unsqueeze squeeze": (lambda x: x.unsqueeze(1).squeeze(1),
+                          lambda x: call("clt_squeeze", call("clt_unsqueeze", x, 1), 1)),
+    "narrow": (lambda x: x.narrow(1, 1, 2), lambda x: call("clt_narrow", x, 1, 1, 2)),
+}
+for n, (tf, cf) in views.items():
+    dd_case(n, lambda x, tf=tf: tf(x * x) ** 2,
+            lambda x, cf=cf: call("clt_pow_scalar", cf(call("clt_mul", x, x)), C.c_double(2.0)),
+            [DX])
+proto("clt_cat", [C.POINTER(P), C.c_size_t, C.c_int, PP])
+proto("clt_stack", [C.POINTER(P), C.c_size_t, C.c_int, PP])
+proto("clt_index_select", [P, C.c_int, P, PP])
+dd_case("cat", lambda a, b: torch.cat([a * b, b]) ** 2,
+        lambda a, b: call("clt_pow_scalar", call("clt_cat", (P * 2)(call("clt_mul", a, b), b), 2, 0),
+                          C.c_double(2.0)), [DY, [0.4, 1.7, -0.9]])
+dd_case("stack", lambda a, b: torch.stack([a * b, a], 1) ** 2,
+        lambda a, b: call("clt_pow_scalar",
+                          call("clt_stack", (P * 2)(call("clt_mul", a, b), a), 2, 1),
+                          C.c_double(2.0)), [DY, [0.4, 1.7, -0.9]])
+dd_case("index_select", lambda x: torch.index_select(x * x, 1, torch.tensor([2, 0, 2])) ** 2,
+        lambda x: call("clt_pow_scalar", call("clt_index_select", call("clt_mul", x, x), 1,
+                                              up(np.array([2, 0, 2]), I64)), C.c_double(2.0)),
+        [DX])
+proto("clt_mse_loss", [P, P, C.c_int, PP])
+for red, rn in ((0, "mean"), (1, "sum")):
+    dd_case("mse_loss " + rn, lambda x, y, rn=rn: torch.nn.functional.mse_loss(
+        torch.tanh(x), y, reduction=rn),
+        lambda x, y, red=red: call("clt_mse_loss", call("clt_tanh", x), y, red),
+        [DX, [[0.2, -0.5, 0.9], [0.1, 0.4, -0.3]]])
+
+
+class CEOpts(C.Structure):
+    _fields_ = [("reduction", C.c_int), ("ignore_index", C.c_int64),
+                ("label_smoothing", C.c_double), ("weight", P)]
+
+
+proto("clt_cross_entropy", [P, P, C.POINTER(CEOpts), PP])
+for red, rn in ((2, "none"), (0, "mean"), (1, "sum")):
+    dd_case("cross_entropy " + rn, lambda x, rn=rn: torch.nn.functional.cross_entropy(
+        torch.tanh(x), torch.tensor([2, 0]), reduction=rn),
+        lambda x, red=red: call("clt_cross_entropy", call("clt_tanh", x),
+                                up(np.array([2, 0]), I64), C.byref(CEOpts(red, -100, 0.0, None))),
+        [DX])
+dd_case("cross_entropy ignore_index", lambda x: torch.nn.functional.cross_entropy(
+    torch.tanh(x), torch.tensor([2, 1]), ignore_index=1),
+    lambda x: call("clt_cross_entropy", call("clt_tanh", x), up(np.array([2, 1]), I64),
+                   C.byref(CEOpts(0, 1, 0.0, None))), [DX])
+proto("clt_log_softmax", [P, C.c_int, PP])
+proto("clt_softmax", [P, C.c_int, PP])
+dd_case("log_softmax", lambda x: torch.log_softmax(x, 1) ** 2,
+        lambda x: call("clt_pow_scalar", call("clt_log_softmax", x, 1), C.c_double(2.0)), [DX])
+dd_case("softmax", lambda x: torch.softmax(x, 0) * x,
+        lambda x: call("clt_mul", call("clt_softmax", x, 0), x), [DX])
+proto("clt_vector_norm", [P, C.c_double, PP])
+proto("clt_vector_norm_dim", [P, C.c_double, C.c_int, C.c_int, PP])
+dd_case("vector_norm", lambda x: torch.linalg.vector_norm(x) * x,
+        lambda x: call("clt_mul", call("clt_vector_norm", x, C.c_double(2.0)), x), [DX])
+dd_case("vector_norm dim (gradient penalty)",
+        lambda x: (torch.linalg.vector_norm(x * x, 2, 1) - 1) ** 2,
+        lambda x: call("clt_pow_scalar", call("clt_sub_scalar", call(
+            "clt_vector_norm_dim", call("clt_mul", x, x), C.c_double(2.0), 1, 0),
+            C.c_double(1.0)), C.c_double(2.0)), [DX])
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -680,7 +680,9 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_bilinear_forward, T, clt_bilinear_forward(f->lin, f->f, f->f, &o->t))              \
     X(clt_embedding_bag_layer, M,                                                            \
       clt_embedding_bag_layer(f->dev, 0, 3, CLT_BAG_MEAN, NULL, 0, NULL, &o->m))             \
-    X(clt_embedding_bag_forward, T, clt_embedding_bag_forward(f->lin, f->i32, NULL, NULL, &o->t))
+    X(clt_embedding_bag_forward, T, clt_embedding_bag_forward(f->lin, f->i32, NULL, NULL, &o->t)) \
+    /* autograd.h: create_graph */                                                           \
+    X(clt_autograd_grad_ex, T, clt_autograd_grad_ex(&f->f, 1, NULL, &f->f, 1, NULL, &o->t))
 
 static int small_int[1];
 

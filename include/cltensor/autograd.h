@@ -58,7 +58,8 @@ CLT_API const char *clt_grad_fn_name(const clt_tensor *t);
 /* Like t.grad: a new handle on the gradient accumulated into the leaf t
  * (it shares the storage: it sees what later backward passes add and what
  * clt_clip_grad_norm or clt_zero_grad(t, 0) write), or *out = NULL with CLT_OK when there is none yet.
- * New tensor: release with clt_tensor_free. */
+ * A gradient that clt_backward_ex made with create_graph keeps its history
+ * in the handle.  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_grad(const clt_tensor *t, clt_tensor **out);
 
 /* Clears t's gradient: drops it (set_to_none, PyTorch's default for
@@ -76,7 +77,8 @@ CLT_API clt_status clt_zero_grad(clt_tensor *t, int set_to_none);
  * simply be run again (every sum is made apart first, then each gradient's
  * storage takes its sum's buffer, which cannot fail); with
  * retain_graph 0 it has freed the saved tensors of the part it ran, so
- * that a second backward through the same graph is the error above. */
+ * that a second backward through the same graph is the error above.
+ * clt_backward_ex adds create_graph (below). */
 CLT_API clt_status clt_backward(clt_tensor *t, const clt_tensor *grad, int retain_graph);
 
 /* Like t.detach(): a new handle on t's data that requires no gradients and
@@ -112,9 +114,8 @@ CLT_API int clt_is_grad_enabled(void);
  * and every input must require grad.  An input the outputs do not depend
  * on gives grads[k] = NULL with allow_unused, else the call fails naming
  * it.  retain_graph 0 frees the saved tensors of the part of the graph it
- * ran, as clt_backward does.  create_graph (gradients that are themselves
- * differentiable, for higher-order derivatives) is not supported: the
- * returned gradients have no history.
+ * ran, as clt_backward does.  The returned gradients have no history:
+ * clt_autograd_grad_ex with create_graph gives differentiable ones.
  *
  * grads is the caller's array of ninputs slots.  On failure every slot is
  * NULL and nothing changed.  New tensors (NULL entries aside): release
@@ -123,6 +124,66 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
                                      clt_tensor *const *grad_outputs,
                                      clt_tensor *const *inputs, size_t ninputs,
                                      int retain_graph, int allow_unused, clt_tensor **grads);
+
+/* The options of clt_backward_ex and clt_autograd_grad_ex; a zeroed struct
+ * (or NULL) gives PyTorch's defaults.
+ *
+ * create_graph: like create_graph=True, the pass records the graph of its
+ * own computation, so that the gradients it gives (clt_autograd_grad_ex's
+ * grads, the leaves' grad for clt_backward_ex) have a history and can be
+ * differentiated again: Hessian-vector products, gradient penalties
+ * (WGAN-GP), MAML's inner steps.  The formulas that support it (double
+ * backward) run as recorded ops; those are the nodes of: add, sub, mul,
+ * div, pow (tensor and scalar exponents, scalar bases), neg, the scalar
+ * forms (add/sub/rsub/mul/div_scalar, rdiv_scalar), exp, log, sqrt, tanh,
+ * sigmoid, relu, leaky_relu, gelu, softplus, where, the ops of zero
+ * gradient (sign, floor, ceil, round, trunc, div with a rounding mode),
+ * sum and mean (all and dim), matmul, a Linear layer (AddmmBackward0),
+ * view, reshape, flatten, transpose, permute, expand, squeeze,
+ * unsqueeze, contiguous, clone, to_dtype (not clt_to), narrow, slice,
+ * cat, stack, index_select, mse_loss, softmax, log_softmax,
+ * cross_entropy and nll_loss (x [N, C], class indices, no weight, no
+ * label smoothing) and vector_norm (ord 2, no eps).  Any other node still gives its
+ * right gradient, but one that refuses to be differentiated: a later
+ * backward through it fails with "the derivative for 'XBackward0' is not
+ * implemented" (PyTorch's NotImplemented node), never a silently constant
+ * gradient.  A pass with create_graph is slower: it records a node per
+ * op and runs the formulas as separate ops, not fused kernels.
+ *
+ * With create_graph, clt_backward_ex makes each leaf's grad a tensor with
+ * a history (an existing grad is replaced by the sum grad + new, a new
+ * tensor, as in torch: handles from an earlier clt_grad keep the old
+ * values), and clt_grad hands out handles that keep it.  As torch warns,
+ * that grad's graph holds the leaf: clear it with clt_zero_grad(t, 1)
+ * (or prefer clt_autograd_grad_ex) or the leaf and graph are never freed.
+ *
+ * retain_graph: 0 as torch's None, the graph's saved tensors are kept when
+ * create_graph is set (a second differentiation goes through them), freed
+ * otherwise; 1 keeps them (retain_graph=True); -1 frees them
+ * (retain_graph=False), after which differentiating the created gradients
+ * again fails ("backward through the graph a second time").
+ *
+ * allow_unused: clt_autograd_grad_ex only, as in clt_autograd_grad. */
+typedef struct clt_grad_opts {
+    int retain_graph;
+    int create_graph;
+    int allow_unused;
+} clt_grad_opts;
+
+/* Like t.backward(grad, retain_graph=..., create_graph=...): clt_backward
+ * with opts (NULL: the defaults; see clt_grad_opts). */
+CLT_API clt_status clt_backward_ex(clt_tensor *t, const clt_tensor *grad,
+                                   const clt_grad_opts *opts);
+
+/* Like torch.autograd.grad(outputs, inputs, grad_outputs, retain_graph,
+ * create_graph, allow_unused): clt_autograd_grad with opts (NULL: the
+ * defaults; see clt_grad_opts).  With create_graph the new tensors in
+ * grads have a history (grad_outputs that require grad are part of it).
+ * grads as for clt_autograd_grad: on failure every slot is NULL. */
+CLT_API clt_status clt_autograd_grad_ex(clt_tensor *const *outputs, size_t noutputs,
+                                        clt_tensor *const *grad_outputs,
+                                        clt_tensor *const *inputs, size_t ninputs,
+                                        const clt_grad_opts *opts, clt_tensor **grads);
 
 /* Like t.retain_grad(): a computed tensor t keeps the gradient that
  * clt_backward (or clt_autograd_grad) passes through it, so that

@@ -54,6 +54,14 @@ struct clt__node {
     /* ctx holds no tensors (a split's piece sizes): it stays with the node
      * when a pass frees the saved tensors, so later passes may run it. */
     bool ctx_kept;
+    /* The formula computes with recording ops (the _rec forms) and reads
+     * its tensors only through saved and g, so that a pass that creates a
+     * graph (create_graph) may run it in grad mode: its gradients are then
+     * differentiable (clt__twice).  saved_from[k] says what saved[k] is:
+     * input k - 1 (k > 0), the node's output (-1) or neither (0, a
+     * constant), for that pass to give it back its history. */
+    bool twice;
+    signed char saved_from[CLT__SAVED_MAX];
     /* Backward-pass state. */
     uint64_t pass;
     int deps;
@@ -115,6 +123,22 @@ bool clt__requires_grad(const clt_tensor *t);
 
 /* A new handle on g's data (the identity gradient). */
 clt_status clt__alias(const clt_tensor *g, clt_tensor **out);
+
+/* Whether the calling thread runs a backward pass that creates a graph
+ * (clt_backward_ex or clt_autograd_grad_ex with create_graph). */
+bool clt__creating_graph(void);
+
+/* Marks n (which may be NULL) as a node whose formula may run in such a
+ * pass (see clt__node.twice). */
+void clt__twice(clt__node *n);
+
+/* where(mask, 0, x), the masked_fill of PyTorch's formulas, recorded in a
+ * pass that creates a graph (src/autograd/grad_elementwise.c). */
+clt_status clt__zero_where(const clt_tensor *mask, const clt_tensor *x, clt_tensor **out);
+
+/* The identity gradient in a formula that clt__twice marks: clt__alias,
+ * and in a pass that creates a graph a handle that keeps g's history. */
+clt_status clt__alias_grad(const clt_tensor *g, clt_tensor **out);
 
 /* A loss's class or element weight is no operand of the graph: one that
  * requires grad (with grad mode on) is refused before anything is

@@ -38,6 +38,7 @@ typedef struct observed {
 } observed;
 
 static __thread bool grad_disabled;
+static __thread bool creating; /* a pass with create_graph runs on this thread */
 static __thread observed *observer;
 static uint64_t node_seq;  /* atomic */
 static uint64_t pass_seq;  /* atomic */
@@ -249,11 +250,32 @@ static clt_status save_view(const clt_tensor *t, clt_tensor **out)
     return st;
 }
 
+/* e as the edge of input x, as x is now. */
+static void edge_set(clt__edge *e, const clt_tensor *x)
+{
+    e->dev = x->dev;
+    e->dtype = x->dtype;
+    e->ndim = x->ndim;
+    memcpy(e->shape, x->shape, sizeof e->shape);
+    clt__meta *xm = meta_of(x);
+    if (xm == NULL || !xm->requires_grad)
+        return;
+    if (xm->grad_fn) {
+        e->node = xm->grad_fn;
+        e->slot = xm->slot;
+        __atomic_add_fetch(&e->node->refs, 1, __ATOMIC_RELAXED);
+    } else {
+        /* The graph holds the leaf, as PyTorch's AccumulateGrad does. */
+        e->leaf = clt_tensor_retain((clt_tensor *)x);
+    }
+}
+
 /* A new node with the inputs' edges as they are now and saved views of
- * `saved`; NULL when memory runs out. */
+ * `saved` (out: the node's output, which saved may hold); NULL when memory
+ * runs out. */
 static clt__node *node_new(const char *name, clt__backward_fn bw, int nin,
                            const clt_tensor *const *in, int nsaved,
-                           const clt_tensor *const *saved)
+                           const clt_tensor *const *saved, const clt_tensor *out)
 {
     clt__node *n = clt__calloc(1, sizeof *n + (size_t)nin * sizeof n->in[0]);
     if (n == NULL)
@@ -272,26 +294,14 @@ static clt__node *node_new(const char *name, clt__backward_fn bw, int nin,
         }
         n->saved_version[k] = clt__version(saved[k]);
         n->nsaved = k + 1;
+        if (out && saved[k] == out)
+            n->saved_from[k] = -1;
+        for (int j = 0; j < nin && n->saved_from[k] == 0; j++)
+            if (saved[k] == in[j])
+                n->saved_from[k] = (signed char)(j + 1);
     }
-    for (int k = 0; k < nin; k++) {
-        const clt_tensor *x = in[k];
-        clt__edge *e = &n->in[k];
-        e->dev = x->dev;
-        e->dtype = x->dtype;
-        e->ndim = x->ndim;
-        memcpy(e->shape, x->shape, sizeof e->shape);
-        clt__meta *xm = meta_of(x);
-        if (xm == NULL || !xm->requires_grad)
-            continue;
-        if (xm->grad_fn) {
-            e->node = xm->grad_fn;
-            e->slot = xm->slot;
-            __atomic_add_fetch(&e->node->refs, 1, __ATOMIC_RELAXED);
-        } else {
-            /* The graph holds the leaf, as PyTorch's AccumulateGrad does. */
-            e->leaf = clt_tensor_retain((clt_tensor *)x);
-        }
-    }
+    for (int k = 0; k < nin; k++)
+        edge_set(&n->in[k], in[k]);
     return n;
 }
 
@@ -304,7 +314,7 @@ clt_status clt__record(clt_status st, clt_tensor **out, const char *name, clt__b
     if (st != CLT_OK || !clt__grad_needed(nin, in) || !clt__dtype_is_float((*out)->dtype))
         return st;
     clt__meta *m = meta_get(*out);
-    clt__node *n = m ? node_new(name, bw, nin, in, nsaved, saved) : NULL;
+    clt__node *n = m ? node_new(name, bw, nin, in, nsaved, saved, *out) : NULL;
     if (n == NULL)
         goto oom;
     m->requires_grad = true;
@@ -326,7 +336,7 @@ clt_status clt__inplace_node(const char *name, clt__backward_fn bw, int nin,
     if (!clt__grad_needed(nin, in))
         return CLT_OK;
     if (meta_get((clt_tensor *)in[0]) != NULL)
-        *node = node_new(name, bw, nin, in, 0, NULL);
+        *node = node_new(name, bw, nin, in, 0, NULL, NULL);
     if (*node == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY,
                           "%s: out of host memory recording the graph", name);
@@ -372,6 +382,174 @@ clt_status clt__check_inplace(const clt_tensor *t, const char *fn)
                           "update a clt_detach view",
                           fn);
     return CLT_OK;
+}
+
+/* ---- gradients with a history (create_graph) ------------------------------------- */
+
+bool clt__creating_graph(void)
+{
+    return creating;
+}
+
+void clt__twice(clt__node *n)
+{
+    if (n)
+        n->twice = true;
+}
+
+static clt_status bw_alias(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    (void)n;
+    return clt__alias_grad(g, &gin[0]);
+}
+
+/* Gives t (fresh, without autograd state) the history of output `slot` of
+ * node, or of the leaf through an identity node (a leaf is known by its
+ * handle: an alias of it would be another leaf). */
+static clt_status give_history(clt_tensor *t, clt__node *node, int slot, clt_tensor *leaf)
+{
+    clt__meta *m = meta_get(t);
+    if (m && leaf) {
+        const clt_tensor *in = leaf;
+        node = node_new("AliasBackward0", bw_alias, 1, &in, 0, NULL, NULL);
+        slot = 0;
+        if (node)
+            node->twice = true;
+    } else if (m) {
+        __atomic_add_fetch(&node->refs, 1, __ATOMIC_RELAXED);
+    }
+    if (m == NULL || node == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_backward: out of host memory");
+    m->requires_grad = true;
+    m->grad_fn = node;
+    m->slot = slot;
+    return CLT_OK;
+}
+
+/* A new handle on g's data with g's history. */
+static clt_status history_alias(const clt_tensor *g, clt_tensor **out)
+{
+    clt_status st = clt__alias(g, out);
+    clt__meta *m = meta_of(g);
+    if (st != CLT_OK || m == NULL || !m->requires_grad)
+        return st;
+    st = give_history(*out, m->grad_fn, m->slot, m->grad_fn ? NULL : (clt_tensor *)g);
+    if (st != CLT_OK) {
+        clt_tensor_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+clt_status clt__alias_grad(const clt_tensor *g, clt_tensor **out)
+{
+    if (creating && !grad_disabled)
+        return history_alias(g, out);
+    return clt__alias(g, out);
+}
+
+/* saved[k] of x for a formula run in a pass that creates a graph: the
+ * saved data with the history of what it was (x's input, or x's output). */
+static clt_status unpack(clt__node *x, int k, clt_tensor **out)
+{
+    clt_status st = clt__alias(x->saved[k], out);
+    if (st != CLT_OK)
+        return st;
+    clt__scope_disown(*out);
+    int from = x->saved_from[k];
+    const clt__edge *e = from > 0 ? &x->in[from - 1] : NULL;
+    if (from < 0)
+        st = give_history(*out, x, 0, NULL);
+    else if (e && (e->node || e->leaf))
+        st = give_history(*out, e->node, e->slot, e->leaf);
+    if (st != CLT_OK) {
+        clt_tensor_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+static clt_status bw_not_implemented(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    (void)g;
+    (void)gin;
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "the derivative for '%s' is not implemented: its gradient was computed "
+                      "with create_graph, and double backward through %s is not supported",
+                      (const char *)n->ctx, (const char *)n->ctx);
+}
+
+/* A gradient *t that x's formula computed without recording, in a pass
+ * that creates a graph: it gets a node that depends on everything x's
+ * gradient may depend on (x's inputs and g) and refuses to be
+ * differentiated, as PyTorch's NotImplemented node does, so that the
+ * gradient is right and never silently constant. */
+static clt_status refuse_later(clt__node *x, const clt_tensor *g, clt_tensor **t)
+{
+    clt_tensor *a = NULL;
+    clt__node *n = clt__calloc(1, sizeof *n + (size_t)(x->nin + 1) * sizeof n->in[0]);
+    clt__meta *m = NULL;
+    if (n == NULL || clt__alias(*t, &a) != CLT_OK || (m = meta_get(a)) == NULL) {
+        free(n);
+        clt_tensor_free(a);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_backward: out of host memory");
+    }
+    n->refs = 1;
+    n->nout = 1;
+    n->seq = __atomic_add_fetch(&node_seq, 1, __ATOMIC_RELAXED);
+    n->name = "NotImplemented";
+    n->backward = bw_not_implemented;
+    n->ctx = (void *)x->name;
+    n->ctx_kept = true;
+    n->nin = x->nin;
+    for (int k = 0; k < x->nin; k++) {
+        n->in[k] = x->in[k];
+        if (n->in[k].node)
+            __atomic_add_fetch(&n->in[k].node->refs, 1, __ATOMIC_RELAXED);
+        clt_tensor_retain(n->in[k].leaf);
+    }
+    if (requires_grad(g))
+        edge_set(&n->in[n->nin++], g);
+    m->requires_grad = true;
+    m->grad_fn = n;
+    clt_tensor_free(*t);
+    *t = a;
+    return CLT_OK;
+}
+
+/* Runs x's formula in a pass that creates a graph: in grad mode on its
+ * saved tensors with their history when x supports it, else plainly, its
+ * gradients then refusing to be differentiated. */
+static clt_status backward_creating(clt__node *x, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    bool was = grad_disabled;
+    if (!x->twice) {
+        grad_disabled = true;
+        st = x->backward(x, x->gbuf, gin);
+        grad_disabled = was;
+        for (int k = 0; k < x->nin && st == CLT_OK; k++)
+            if (gin[k])
+                st = refuse_later(x, x->gbuf, &gin[k]);
+        return st;
+    }
+    clt_tensor *kept[CLT__SAVED_MAX] = {0}, *un[CLT__SAVED_MAX] = {0};
+    for (int k = 0; k < x->nsaved && st == CLT_OK; k++)
+        st = unpack(x, k, &un[k]);
+    if (st == CLT_OK) {
+        for (int k = 0; k < x->nsaved; k++) {
+            kept[k] = x->saved[k];
+            x->saved[k] = un[k];
+        }
+        grad_disabled = false;
+        st = x->backward(x, x->gbuf, gin);
+        grad_disabled = was;
+        for (int k = 0; k < x->nsaved; k++)
+            x->saved[k] = kept[k];
+    }
+    for (int k = 0; k < x->nsaved; k++)
+        clt_tensor_free(un[k]);
+    return st;
 }
 
 /* ---- public state ------------------------------------------------------------- */
@@ -439,8 +617,8 @@ clt_status clt_grad(const clt_tensor *t, clt_tensor **out)
     clt__meta *m = meta_of(t);
     if (m == NULL || m->grad == NULL)
         return clt__ok();
-    clt_status st = clt__alias(m->grad, out);
-    return st == CLT_OK ? clt__ok() : st;
+    clt_status st = history_alias(m->grad, out);
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, "clt_grad");
 }
 
 clt_status clt_zero_grad(clt_tensor *t, int set_to_none)
@@ -502,23 +680,27 @@ static clt_status conform(clt_tensor **g, const clt__edge *e)
                 shape[0] *= cur->shape[d];
             for (int d = lead; d < cur->ndim; d++)
                 shape[1 + d - lead] = cur->shape[d];
-            CLT__TRY(clt__reshape(cur, 1 + e->ndim, shape, &next, "clt_backward"));
+            CLT__TRY(creating ? clt__reshape_rec("clt_backward", cur, 1 + e->ndim, shape, &next)
+                              : clt__reshape(cur, 1 + e->ndim, shape, &next, "clt_backward"));
             clt_tensor_free(cur);
             cur = next;
-            CLT__TRY(clt__sum_dim(cur, 0, 0, &next, "clt_backward"));
+            CLT__TRY(creating ? clt__sum_dim_rec("clt_backward", cur, 0, 0, &next)
+                              : clt__sum_dim(cur, 0, 0, &next, "clt_backward"));
             clt_tensor_free(cur);
             cur = next;
         }
         for (int d = 0; d < e->ndim; d++) {
             if (e->shape[d] == 1 && cur->shape[d] != 1) {
-                CLT__TRY(clt__sum_dim(cur, d, 1, &next, "clt_backward"));
+                CLT__TRY(creating ? clt__sum_dim_rec("clt_backward", cur, d, 1, &next)
+                                  : clt__sum_dim(cur, d, 1, &next, "clt_backward"));
                 clt_tensor_free(cur);
                 cur = next;
             }
         }
     }
     if (cur->dtype != e->dtype) {
-        CLT__TRY(clt__to_dtype(cur, e->dtype, &next, "clt_backward"));
+        CLT__TRY(creating ? clt__to_dtype_rec("clt_backward", cur, e->dtype, &next)
+                          : clt__to_dtype(cur, e->dtype, &next, "clt_backward"));
         clt_tensor_free(cur);
         cur = next;
     }
@@ -545,7 +727,7 @@ static clt_status make_keepable(clt_tensor **g)
     if (exclusive(*g))
         return CLT_OK;
     clt_tensor *copy = NULL;
-    clt_status st = clt__clone(*g, &copy, "clt_backward");
+    clt_status st = creating ? clt_clone(*g, &copy) : clt__clone(*g, &copy, "clt_backward");
     if (st != CLT_OK)
         return st;
     clt_tensor_free(*g);
@@ -567,6 +749,12 @@ static clt_status commit_leaf(clt_tensor *leaf, clt_tensor *g)
         m->grad = g;
         return CLT_OK;
     }
+    if (creating) { /* the sum is a new tensor with its history, as torch's */
+        clt__scope_disown(g);
+        clt_tensor_free(m->grad);
+        m->grad = g;
+        return CLT_OK;
+    }
     if (!clt__tensor_take_values(m->grad, g)) {
         st = clt__copy_into(m->grad, g, "clt_backward");
         if (st == CLT_OK)
@@ -584,7 +772,8 @@ static clt_status accumulate(clt_tensor **sum, clt_tensor *g)
         return CLT_OK;
     }
     clt_tensor *next = NULL;
-    clt_status st = clt__add_into(NULL, *sum, g, &next, "clt_backward");
+    clt_status st = creating ? clt__add_rec("clt_backward", *sum, g, &next)
+                             : clt__add_into(NULL, *sum, g, &next, "clt_backward");
     clt_tensor_free(g);
     if (st != CLT_OK)
         return st;
@@ -666,8 +855,9 @@ static clt_status prepare(pending *p, bool sum)
     clt_status st = CLT_OK;
     if (p->g->dev != p->leaf->dev) {
         clt_tensor *moved = NULL;
-        st = clt__to_at(p->g, p->leaf->dev, &moved, __builtin_return_address(0),
-                        "clt_backward");
+        st = creating ? clt_to(p->g, p->leaf->dev, &moved)
+                      : clt__to_at(p->g, p->leaf->dev, &moved, __builtin_return_address(0),
+                                   "clt_backward");
         if (st != CLT_OK)
             return st;
         clt_tensor_free(p->g);
@@ -675,7 +865,8 @@ static clt_status prepare(pending *p, bool sum)
     }
     if (p->g->dtype != p->leaf->dtype) {
         clt_tensor *conv = NULL;
-        st = clt__to_dtype(p->g, p->leaf->dtype, &conv, "clt_backward");
+        st = creating ? clt__to_dtype_rec("clt_backward", p->g, p->leaf->dtype, &conv)
+                      : clt__to_dtype(p->g, p->leaf->dtype, &conv, "clt_backward");
         if (st != CLT_OK)
             return st;
         clt_tensor_free(p->g);
@@ -685,7 +876,8 @@ static clt_status prepare(pending *p, bool sum)
     if (grad == NULL)
         return make_keepable(&p->g);
     clt_tensor *total = NULL;
-    st = clt__add_into(NULL, grad, p->g, &total, "clt_backward");
+    st = creating ? clt__add_rec("clt_backward", grad, p->g, &total)
+                  : clt__add_into(NULL, grad, p->g, &total, "clt_backward");
     if (st == CLT_OK) {
         clt_tensor_free(p->g);
         p->g = total;
@@ -952,7 +1144,7 @@ static clt_status run_hooks(pass *p, clt_hook *list, int slot, clt_tensor **g,
         if (h->kind == HOOK_RETAIN) {
             clt_tensor *a = NULL;
             if (h->retainer) {
-                st = clt__alias(*g, &a);
+                st = clt__alias_grad(*g, &a);
                 if (st == CLT_OK)
                     st = pend(&p->retained, h->retainer, a, true);
             }
@@ -1028,7 +1220,7 @@ static clt_status capture(pass *p, clt__node *x)
     for (size_t k = 0; k < p->ntg; k++) {
         target *t = &p->tg[k];
         const clt_tensor *g = t->node == x ? *gslot(x, t->slot) : NULL;
-        if (g && t->g == NULL && clt__alias(g, &t->g) != CLT_OK)
+        if (g && t->g == NULL && clt__alias_grad(g, &t->g) != CLT_OK)
             return clt__error_in(CLT_ERR_OUT_OF_HOST_MEMORY, p->fn);
     }
     return CLT_OK;
@@ -1071,7 +1263,7 @@ static clt_status run_node(pass *p, clt__node *x)
         /* A formula computes with the plain ops under clt_backward's name;
          * the node's name says where they ran (done: below), as it does
          * for the reductions that bring its gradients to its inputs. */
-        CLT__TRY(x->backward(x, x->gbuf, gin));
+        CLT__TRY(creating ? backward_creating(x, gin) : x->backward(x, x->gbuf, gin));
     }
     free_gradients(x);
     if (!p->retain && run) {
@@ -1221,8 +1413,9 @@ static clt_status seed_gradient(const clt_tensor *t, const clt_tensor *grad, clt
                           "%s: the gradient must be floating point, not %s", fn,
                           clt_dtype_name(grad->dtype));
     if (grad->dtype != t->dtype)
-        return clt__to_dtype(grad, t->dtype, out, fn);
-    return clt__alias(grad, out);
+        return creating ? clt__to_dtype_rec(fn, grad, t->dtype, out)
+                        : clt__to_dtype(grad, t->dtype, out, fn);
+    return clt__alias_grad(grad, out);
 }
 
 /* Holds the outputs' nodes for the pass, so that a hook releasing an
@@ -1238,8 +1431,23 @@ static void hold_roots(clt_tensor *const *outs, size_t n, int delta)
         node_unref(meta_of(outs[i])->grad_fn);
 }
 
+/* Whether a pass with these options keeps the graph's saved tensors: as
+ * torch, retain_graph defaults to create_graph. */
+static bool retains(const clt_grad_opts *o)
+{
+    return o->retain_graph > 0 || (o->retain_graph == 0 && o->create_graph);
+}
+
 clt_status clt_backward(clt_tensor *t, const clt_tensor *grad, int retain_graph)
 {
+    clt_grad_opts o = {retain_graph ? 1 : -1, 0, 0};
+    return clt_backward_ex(t, grad, &o);
+}
+
+clt_status clt_backward_ex(clt_tensor *t, const clt_tensor *grad, const clt_grad_opts *opts)
+{
+    static const clt_grad_opts defaults = {0, 0, 0};
+    const clt_grad_opts *o = opts ? opts : &defaults;
     CLT__REQUIRE_ARG(t, "clt_backward");
     clt__meta *m = meta_of(t);
     if (m == NULL || !m->requires_grad)
@@ -1249,19 +1457,22 @@ clt_status clt_backward(clt_tensor *t, const clt_tensor *grad, int retain_graph)
                           "compute it with recording on: ops under clt_set_grad_enabled(0) "
                           "record nothing%s)",
                           clt_is_grad_enabled() ? "" : ", and recording is off on this thread now");
+    /* Formulas compute with plain ops; nothing they make is recorded,
+     * unless the pass creates a graph. */
+    bool was_disabled = grad_disabled, was_creating = creating;
+    grad_disabled = !o->create_graph;
+    creating = o->create_graph != 0;
     clt_tensor *g0 = NULL;
     clt_status st = seed_gradient(t, grad, &g0, "clt_backward");
-    if (st != CLT_OK)
-        return clt__error_in(st, "clt_backward");
-    /* Formulas compute with plain ops; nothing they make is recorded. */
-    bool was_disabled = grad_disabled;
-    grad_disabled = true;
-    pass p = {.fn = "clt_backward", .retain = retain_graph != 0};
-    hold_roots(&t, 1, 1);
-    st = run_pass(&p, &t, &g0, 1);
-    pass_free(&p);
-    hold_roots(&t, 1, -1);
+    pass p = {.fn = "clt_backward", .retain = retains(o)};
+    if (st == CLT_OK) {
+        hold_roots(&t, 1, 1);
+        st = run_pass(&p, &t, &g0, 1);
+        pass_free(&p);
+        hold_roots(&t, 1, -1);
+    }
     grad_disabled = was_disabled;
+    creating = was_creating;
     return st == CLT_OK ? clt__ok() : clt__error_in(st, "clt_backward");
 }
 
@@ -1300,7 +1511,18 @@ clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs,
                              size_t ninputs, int retain_graph, int allow_unused,
                              clt_tensor **grads)
 {
+    clt_grad_opts o = {retain_graph ? 1 : -1, 0, allow_unused};
+    return clt_autograd_grad_ex(outputs, noutputs, grad_outputs, inputs, ninputs, &o, grads);
+}
+
+clt_status clt_autograd_grad_ex(clt_tensor *const *outputs, size_t noutputs,
+                                clt_tensor *const *grad_outputs, clt_tensor *const *inputs,
+                                size_t ninputs, const clt_grad_opts *opts, clt_tensor **grads)
+{
+    static const clt_grad_opts defaults = {0, 0, 0};
+    const clt_grad_opts *o = opts ? opts : &defaults;
     const char *fn = "clt_autograd_grad";
+    int allow_unused = o->allow_unused;
     CLT__REQUIRE_ARG(grads, fn);
     for (size_t k = 0; inputs && k < ninputs; k++)
         grads[k] = NULL;
@@ -1331,12 +1553,14 @@ clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs,
     clt_status st = CLT_OK;
     target *tg = clt__calloc(ninputs, sizeof *tg);
     clt_tensor **seeds = clt__calloc(noutputs, sizeof *seeds);
-    pass p = {.fn = fn, .retain = retain_graph != 0, .tg = tg, .ntg = ninputs};
-    bool was_disabled = grad_disabled;
+    pass p = {.fn = fn, .retain = retains(o), .tg = tg, .ntg = ninputs};
+    bool was_disabled = grad_disabled, was_creating = creating;
     if (tg == NULL || seeds == NULL) {
         st = pass_oom(&p);
         goto done;
     }
+    grad_disabled = !o->create_graph;
+    creating = o->create_graph != 0;
     for (size_t i = 0; i < noutputs; i++)
         CLT__TRY(seed_gradient(outputs[i], grad_outputs ? grad_outputs[i] : NULL, &seeds[i], fn));
     for (size_t k = 0; k < ninputs; k++) {
@@ -1345,13 +1569,11 @@ clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs,
         tg[k].node = m->grad_fn;
         tg[k].slot = m->slot;
     }
-    grad_disabled = true;
     hold_roots(outputs, noutputs, 1);
     st = run_pass(&p, outputs, seeds, noutputs);
     if (st == CLT_OK)
         st = take_results(&p, grads);
     hold_roots(outputs, noutputs, -1);
-    grad_disabled = was_disabled;
     for (size_t k = 0; st == CLT_OK && !allow_unused && k < ninputs; k++) {
         if (grads[k] == NULL) {
             char s[160];
@@ -1369,6 +1591,8 @@ clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs,
     }
 done:
     pass_free(&p);
+    grad_disabled = was_disabled;
+    creating = was_creating;
     for (size_t k = 0; tg && k < ninputs; k++)
         clt_tensor_free(tg[k].g);
     for (size_t i = 0; seeds && i < noutputs; i++)
@@ -1492,7 +1716,7 @@ clt_status clt__record_outputs(clt_tensor *const *outs, int nout, const char *na
         ctx_free(ctx);
         return CLT_OK;
     }
-    clt__node *n = node_new(name, bw, nin, in, 0, NULL);
+    clt__node *n = node_new(name, bw, nin, in, 0, NULL, NULL);
     if (n == NULL) {
         ctx_free(ctx);
         goto oom;

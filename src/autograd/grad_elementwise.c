@@ -14,26 +14,38 @@ static clt_status zero_of(const clt_tensor *g, clt_tensor **out)
     return clt__full(g->dev, g->dtype, 0, NULL, 0.0, out);
 }
 
-/* where(mask, 0, x), the masked_fill of PyTorch's formulas. */
-static clt_status zero_where(const clt_tensor *mask, const clt_tensor *x, clt_tensor **out)
+/* where(cond, a, b) in a formula: recorded when the pass creates a graph
+ * (clt__twice), as clt_where. */
+static clt_status where_g(const clt_tensor *cond, const clt_tensor *a, const clt_tensor *b,
+                          clt_tensor **out)
+{
+    if (clt__creating_graph())
+        return clt_where(cond, a, b, out);
+    return clt__where_in("clt_backward", cond, a, b, out);
+}
+
+clt_status clt__zero_where(const clt_tensor *mask, const clt_tensor *x, clt_tensor **out)
 {
     clt_tensor *z = NULL;
     clt_status st = zero_of(x, &z);
     if (st == CLT_OK)
-        st = clt__where_in("clt_backward", mask, z, x, out);
+        st = where_g(mask, z, x, out);
     clt_tensor_free(z);
     return st;
 }
 
 /* ---- tensor with tensor --------------------------------------------------------- */
 
+/* The formulas that clt__twice marks compute with the recording forms of
+ * the ops (clt__X_rec), which record only in a pass that creates a graph,
+ * and pass g on with clt__alias_grad. */
 static clt_status bw_add(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     if (CLT__NEED(n, 0))
-        st = clt__alias(g, &gin[0]);
+        st = clt__alias_grad(g, &gin[0]);
     if (st == CLT_OK && CLT__NEED(n, 1))
-        st = clt__alias(g, &gin[1]);
+        st = clt__alias_grad(g, &gin[1]);
     return st;
 }
 
@@ -41,9 +53,9 @@ static clt_status bw_sub(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     if (CLT__NEED(n, 0))
-        st = clt__alias(g, &gin[0]);
+        st = clt__alias_grad(g, &gin[0]);
     if (st == CLT_OK && CLT__NEED(n, 1))
-        st = clt__neg_in("clt_backward", g, &gin[1]);
+        st = clt__neg_rec("clt_backward", g, &gin[1]);
     return st;
 }
 
@@ -52,9 +64,9 @@ static clt_status bw_mul(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     if (CLT__NEED(n, 0))
-        st = clt__mul_in("clt_backward", g, S(1), &gin[0]);
+        st = clt__mul_rec("clt_backward", g, S(1), &gin[0]);
     if (st == CLT_OK && CLT__NEED(n, 1))
-        st = clt__mul_in("clt_backward", g, S(0), &gin[1]);
+        st = clt__mul_rec("clt_backward", g, S(0), &gin[1]);
     return st;
 }
 
@@ -62,11 +74,11 @@ static clt_status bw_mul(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 static clt_status bw_div(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_tensor *gb = NULL, *t = NULL;
-    clt_status st = clt__div_in("clt_backward", g, S(0), &gb);
+    clt_status st = clt__div_rec("clt_backward", g, S(0), &gb);
     if (st == CLT_OK && CLT__NEED(n, 1)) {
-        st = clt__mul_in("clt_backward", gb, S(1), &t);
+        st = clt__mul_rec("clt_backward", gb, S(1), &t);
         if (st == CLT_OK)
-            st = clt__neg_in("clt_backward", t, &gin[1]);
+            st = clt__neg_rec("clt_backward", t, &gin[1]);
     }
     if (st == CLT_OK && CLT__NEED(n, 0)) {
         gin[0] = gb;
@@ -85,32 +97,32 @@ static clt_status bw_pow(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     clt_status st = CLT_OK;
     clt_tensor *t1 = NULL, *t2 = NULL, *t3 = NULL, *mask = NULL, *m2 = NULL;
     if (CLT__NEED(n, 0)) {
-        CLT__TRY(clt__sub_scalar_in("clt_backward", S(1), 1.0, &t1));
-        CLT__TRY(clt__pow_in("clt_backward", S(0), t1, &t2));
+        CLT__TRY(clt__sub_scalar_rec("clt_backward", S(1), 1.0, &t1));
+        CLT__TRY(clt__pow_rec("clt_backward", S(0), t1, &t2));
         clt_tensor_free(t1);
         t1 = NULL;
-        CLT__TRY(clt__mul_in("clt_backward", t2, S(1), &t1));
+        CLT__TRY(clt__mul_rec("clt_backward", t2, S(1), &t1));
         clt_tensor_free(t2);
         t2 = NULL;
-        CLT__TRY(clt__mul_in("clt_backward", t1, g, &t2));
+        CLT__TRY(clt__mul_rec("clt_backward", t1, g, &t2));
         CLT__TRY(clt__eq_scalar_in("clt_backward", S(1), 0.0, &mask));
-        CLT__TRY(zero_where(mask, t2, &gin[0]));
+        CLT__TRY(clt__zero_where(mask, t2, &gin[0]));
         clt_tensor_free(t1);
         clt_tensor_free(t2);
         clt_tensor_free(mask);
         t1 = t2 = mask = NULL;
     }
     if (CLT__NEED(n, 1)) {
-        CLT__TRY(clt__log_in("clt_backward", S(0), &t1));
-        CLT__TRY(clt__mul_in("clt_backward", g, S(2), &t2));
-        CLT__TRY(clt__mul_in("clt_backward", t2, t1, &t3));
+        CLT__TRY(clt__log_rec("clt_backward", S(0), &t1));
+        CLT__TRY(clt__mul_rec("clt_backward", g, S(2), &t2));
+        CLT__TRY(clt__mul_rec("clt_backward", t2, t1, &t3));
         /* a == 0 and b >= 0: where(a == 0, b >= 0, false) */
         CLT__TRY(clt__eq_scalar_in("clt_backward", S(0), 0.0, &mask));
         CLT__TRY(clt__ge_scalar_in("clt_backward", S(1), 0.0, &m2));
         clt_tensor_free(t1);
         t1 = NULL;
         CLT__TRY(clt__mul_in("clt_backward", mask, m2, &t1)); /* bool * bool: logical and */
-        CLT__TRY(zero_where(t1, t3, &gin[1]));
+        CLT__TRY(clt__zero_where(t1, t3, &gin[1]));
     }
 done:
     clt_tensor_free(t1);
@@ -137,7 +149,7 @@ static clt_status bw_extremum(clt__node *n, const clt_tensor *g, clt_tensor **gi
         bool below = (k == 0) == (n->i[0] == 1);
         CLT__TRY(below ? clt__lt_in("clt_backward", S(0), S(1), &lose)
                        : clt__gt_in("clt_backward", S(0), S(1), &lose));
-        CLT__TRY(zero_where(lose, base, &gin[k]));
+        CLT__TRY(clt__zero_where(lose, base, &gin[k]));
         clt_tensor_free(lose);
         lose = NULL;
     }
@@ -186,9 +198,9 @@ static clt_status bw_where(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     clt_tensor *z = NULL;
     CLT__TRY(zero_of(g, &z));
     if (CLT__NEED(n, 1))
-        CLT__TRY(clt__where_in("clt_backward", S(0), g, z, &gin[1]));
+        CLT__TRY(where_g(S(0), g, z, &gin[1]));
     if (CLT__NEED(n, 2))
-        CLT__TRY(clt__where_in("clt_backward", S(0), z, g, &gin[2]));
+        CLT__TRY(where_g(S(0), z, g, &gin[2]));
 done:
     clt_tensor_free(z);
     return st;
@@ -256,6 +268,8 @@ static clt_status binary(binary_fn fwd, const char *fn, const char *name, clt__b
     st = clt__record(st, out, name, bw, 2, in, ns, sv, &n);
     if (n)
         n->i[0] = tag;
+    if (bw == bw_add || bw == bw_sub || bw == bw_mul || bw == bw_div || bw == bw_pow)
+        clt__twice(n);
     return st;
 }
 
@@ -332,7 +346,10 @@ clt_status clt_where(const clt_tensor *cond, const clt_tensor *a, const clt_tens
 {
     clt_status st = clt__where(cond, a, b, out);
     const clt_tensor *in[3] = {cond, a, b};
-    return clt__record(st, out, "WhereBackward0", bw_where, 3, in, 1, &cond, NULL);
+    clt__node *n = NULL;
+    st = clt__record(st, out, "WhereBackward0", bw_where, 3, in, 1, &cond, &n);
+    clt__twice(n);
+    return st;
 }
 
 clt_status clt__clamp_rec(const char *fn, const clt_tensor *a, const double *min,
@@ -361,33 +378,33 @@ clt_status clt_clamp(const clt_tensor *a, const double *min, const double *max,
 /* n->s[0] is the scalar; saved: a (and out where said). */
 static clt_status bw_add_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__alias(g, &gin[0]);
+    return clt__alias_grad(g, &gin[0]);
 }
 
 static clt_status bw_rsub_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__neg_in("clt_backward", g, &gin[0]);
+    return clt__neg_rec("clt_backward", g, &gin[0]);
 }
 
 static clt_status bw_mul_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__mul_scalar_in("clt_backward", g, n->s[0], &gin[0]);
+    return clt__mul_scalar_rec("clt_backward", g, n->s[0], &gin[0]);
 }
 
 static clt_status bw_div_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__div_scalar_in("clt_backward", g, n->s[0], &gin[0]);
+    return clt__div_scalar_rec("clt_backward", g, n->s[0], &gin[0]);
 }
 
 /* s / a: -g * out / a; saved a, out */
 static clt_status bw_rdiv_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_tensor *t = NULL, *u = NULL;
-    clt_status st = clt__mul_in("clt_backward", g, S(1), &t);
+    clt_status st = clt__mul_rec("clt_backward", g, S(1), &t);
     if (st == CLT_OK)
-        st = clt__div_in("clt_backward", t, S(0), &u);
+        st = clt__div_rec("clt_backward", t, S(0), &u);
     if (st == CLT_OK)
-        st = clt__neg_in("clt_backward", u, &gin[0]);
+        st = clt__neg_rec("clt_backward", u, &gin[0]);
     clt_tensor_free(t);
     clt_tensor_free(u);
     return st;
@@ -398,13 +415,13 @@ static clt_status bw_pow_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     double s = n->s[0];
     if (s == 0.0)
-        return clt__mul_scalar_in("clt_backward", g, 0.0, &gin[0]);
+        return clt__mul_scalar_rec("clt_backward", g, 0.0, &gin[0]);
     clt_tensor *p = NULL, *t = NULL;
-    clt_status st = clt__pow_scalar_in("clt_backward", S(0), s - 1.0, &p);
+    clt_status st = clt__pow_scalar_rec("clt_backward", S(0), s - 1.0, &p);
     if (st == CLT_OK)
-        st = clt__mul_scalar_in("clt_backward", p, s, &t);
+        st = clt__mul_scalar_rec("clt_backward", p, s, &t);
     if (st == CLT_OK)
-        st = clt__mul_in("clt_backward", t, g, &gin[0]);
+        st = clt__mul_rec("clt_backward", t, g, &gin[0]);
     clt_tensor_free(p);
     clt_tensor_free(t);
     return st;
@@ -415,13 +432,13 @@ static clt_status bw_rpow_s(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     double s = n->s[0];
     clt_tensor *t = NULL, *u = NULL, *mask = NULL;
-    clt_status st = clt__mul_in("clt_backward", g, S(1), &t);
+    clt_status st = clt__mul_rec("clt_backward", g, S(1), &t);
     if (st == CLT_OK)
-        st = clt__mul_scalar_in("clt_backward", t, log(s), &u);
+        st = clt__mul_scalar_rec("clt_backward", t, log(s), &u);
     if (st == CLT_OK && s == 0.0) {
         st = clt__ge_scalar_in("clt_backward", S(0), 0.0, &mask);
         if (st == CLT_OK)
-            st = zero_where(mask, u, &gin[0]);
+            st = clt__zero_where(mask, u, &gin[0]);
     } else if (st == CLT_OK) {
         gin[0] = u;
         u = NULL;
@@ -446,6 +463,9 @@ static clt_status scalar_op(scalar_fn fwd, const char *fn, const char *name, clt
     st = clt__record(st, out, name, bw, 1, &a, save, sv, &n);
     if (n)
         n->s[0] = s;
+    if (bw == bw_add_s || bw == bw_rsub_s || bw == bw_mul_s || bw == bw_div_s ||
+        bw == bw_rdiv_s || bw == bw_pow_s || bw == bw_rpow_s || bw == bw_zero)
+        clt__twice(n);
     return st;
 }
 
@@ -510,26 +530,90 @@ enum {
     K_SQRT, K_RSQRT
 };
 
+/* The kernels' formulas as recorded ops, for a pass that creates a graph:
+ * relu's g where out > 0, tanh's g * (1 - out^2), sigmoid's
+ * g * out * (1 - out), sqrt's g / (2 out), gelu's g * (cdf(x) + x pdf(x)). */
+static clt_status kernel_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    clt_status st = CLT_OK;
+    clt_tensor *t = NULL, *u = NULL, *v = NULL, *w = NULL;
+    const clt_tensor *y = S(0);
+    switch (n->i[0]) {
+    case K_RELU:
+        CLT__TRY(clt__le_scalar_in(fn, y, 0.0, &t));
+        CLT__TRY(clt__zero_where(t, g, &gin[0]));
+        break;
+    case K_TANH:
+        CLT__TRY(clt__mul_rec(fn, y, y, &t));
+        CLT__TRY(clt__rsub_scalar_rec(fn, t, 1.0, &u));
+        CLT__TRY(clt__mul_rec(fn, g, u, &gin[0]));
+        break;
+    case K_SIGMOID:
+        CLT__TRY(clt__rsub_scalar_rec(fn, y, 1.0, &t));
+        CLT__TRY(clt__mul_rec(fn, y, t, &u));
+        CLT__TRY(clt__mul_rec(fn, g, u, &gin[0]));
+        break;
+    case K_SQRT:
+        CLT__TRY(clt__mul_scalar_rec(fn, y, 2.0, &t));
+        CLT__TRY(clt__div_rec(fn, g, t, &gin[0]));
+        break;
+    case K_GELU: /* y is the input here */
+        CLT__TRY(clt__mul_scalar_rec(fn, y, M_SQRT1_2, &t));
+        CLT__TRY(clt__erf_rec(fn, t, &u));
+        clt_tensor_free(t);
+        CLT__TRY(clt__add_scalar_rec(fn, u, 1.0, &t));
+        clt_tensor_free(u);
+        CLT__TRY(clt__mul_scalar_rec(fn, t, 0.5, &u)); /* cdf */
+        clt_tensor_free(t);
+        t = NULL;
+        CLT__TRY(clt__mul_rec(fn, y, y, &t));
+        CLT__TRY(clt__mul_scalar_rec(fn, t, -0.5, &v));
+        clt_tensor_free(t);
+        t = NULL;
+        CLT__TRY(clt__exp_rec(fn, v, &t));
+        clt_tensor_free(v);
+        v = NULL;
+        CLT__TRY(clt__mul_rec(fn, y, t, &v));
+        clt_tensor_free(t);
+        t = NULL;
+        CLT__TRY(clt__mul_scalar_rec(fn, v, 0.39894228040143267794, &t)); /* x pdf */
+        CLT__TRY(clt__add_rec(fn, u, t, &w));
+        CLT__TRY(clt__mul_rec(fn, g, w, &gin[0]));
+        break;
+    default:
+        st = clt__error(CLT_ERR_INTERNAL, "%s: no recorded formula for %s", fn, n->name);
+    }
+done:
+    clt_tensor_free(t);
+    clt_tensor_free(u);
+    clt_tensor_free(v);
+    clt_tensor_free(w);
+    return st;
+}
+
 static clt_status bw_kernel(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
+    if (n->twice && clt__creating_graph())
+        return kernel_twice(n, g, gin);
     return clt__grad_kernel(kernels[n->i[0]], g, S(0), &gin[0]);
 }
 
 static clt_status bw_neg(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__neg_in("clt_backward", g, &gin[0]);
+    return clt__neg_rec("clt_backward", g, &gin[0]);
 }
 
 /* exp: g * out (saved out) */
 static clt_status bw_exp(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__mul_in("clt_backward", g, S(0), &gin[0]);
+    return clt__mul_rec("clt_backward", g, S(0), &gin[0]);
 }
 
 /* log: g / a (saved a) */
 static clt_status bw_log(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__div_in("clt_backward", g, S(0), &gin[0]);
+    return clt__div_rec("clt_backward", g, S(0), &gin[0]);
 }
 
 typedef clt_status (*unary_fn)(const char *, const clt_tensor *, clt_tensor **);
@@ -546,6 +630,10 @@ static clt_status unary(unary_fn fwd, const char *fn, const char *name, clt__bac
     st = clt__record(st, out, name, bw, 1, &a, save ? 1 : 0, &sv, &n);
     if (n)
         n->i[0] = kernel;
+    if (bw == bw_kernel ? kernel == K_RELU || kernel == K_TANH || kernel == K_SIGMOID ||
+                              kernel == K_SQRT || kernel == K_GELU
+                        : bw == bw_neg || bw == bw_exp || bw == bw_log || bw == bw_zero)
+        clt__twice(n);
     return st;
 }
 
@@ -609,7 +697,21 @@ DEF_UNARY(logical_not, NULL, NULL, 0, 0)
  * softplus_backward: g where beta * a > threshold, else g * sigmoid(beta * a). */
 static clt_status bw_softplus(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__grad_kernel_s("softplus_bw", g, S(0), 2, n->s, &gin[0]);
+    if (!clt__creating_graph())
+        return clt__grad_kernel_s("softplus_bw", g, S(0), 2, n->s, &gin[0]);
+    clt_status st = CLT_OK;
+    clt_tensor *z = NULL, *sg = NULL, *t = NULL, *mask = NULL;
+    CLT__TRY(clt__mul_scalar_rec("clt_backward", S(0), n->s[0], &z));
+    CLT__TRY(clt__sigmoid_rec("clt_backward", z, &sg));
+    CLT__TRY(clt__mul_rec("clt_backward", g, sg, &t));
+    CLT__TRY(clt__gt_scalar_in("clt_backward", z, n->s[1], &mask));
+    CLT__TRY(where_g(mask, g, t, &gin[0]));
+done:
+    clt_tensor_free(z);
+    clt_tensor_free(sg);
+    clt_tensor_free(t);
+    clt_tensor_free(mask);
+    return st;
 }
 
 clt_status clt__softplus_rec(const char *fn, const clt_tensor *a, double beta, double threshold,
@@ -622,6 +724,7 @@ clt_status clt__softplus_rec(const char *fn, const clt_tensor *a, double beta, d
         n->s[0] = beta;
         n->s[1] = threshold;
     }
+    clt__twice(n);
     return st;
 }
 
@@ -635,7 +738,22 @@ clt_status clt_softplus(const clt_tensor *a, double beta, double threshold, clt_
  * grad_activation.c). */
 static clt_status bw_leaky_relu(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__grad_kernel_s("leaky_relu_bw", g, S(0), 1, n->s, &gin[0]);
+    if (!clt__creating_graph())
+        return clt__grad_kernel_s("leaky_relu_bw", g, S(0), 1, n->s, &gin[0]);
+    /* g * where(a > 0, 1, slope): the factor is a constant */
+    clt_status st = CLT_OK;
+    clt_tensor *pos = NULL, *one = NULL, *slope = NULL, *f = NULL;
+    CLT__TRY(clt__gt_scalar_in("clt_backward", S(0), 0.0, &pos));
+    CLT__TRY(clt__full(g->dev, g->dtype, 0, NULL, 1.0, &one));
+    CLT__TRY(clt__full(g->dev, g->dtype, 0, NULL, n->s[0], &slope));
+    CLT__TRY(clt__where_in("clt_backward", pos, one, slope, &f));
+    CLT__TRY(clt__mul_rec("clt_backward", g, f, &gin[0]));
+done:
+    clt_tensor_free(pos);
+    clt_tensor_free(one);
+    clt_tensor_free(slope);
+    clt_tensor_free(f);
+    return st;
 }
 
 clt_status clt__leaky_relu_rec(const char *fn, const clt_tensor *a, double negative_slope,
@@ -646,6 +764,7 @@ clt_status clt__leaky_relu_rec(const char *fn, const clt_tensor *a, double negat
     st = clt__record(st, out, "LeakyReluBackward0", bw_leaky_relu, 1, &a, 1, &a, &n);
     if (n)
         n->s[0] = negative_slope;
+    clt__twice(n);
     return st;
 }
 
@@ -799,7 +918,7 @@ static clt_status bw_copysign(clt__node *n, const clt_tensor *g, clt_tensor **gi
     if (CLT__NEED(n, 0)) {
         CLT__TRY(clt__div_in("clt_backward", S(2), S(0), &ratio));
         CLT__TRY(clt__eq_scalar_in("clt_backward", S(0), 0.0, &mask));
-        CLT__TRY(zero_where(mask, ratio, &r0));
+        CLT__TRY(clt__zero_where(mask, ratio, &r0));
         CLT__TRY(clt__mul_in("clt_backward", g, r0, &gin[0]));
     }
     if (CLT__NEED(n, 1))
@@ -822,7 +941,7 @@ static clt_status bw_xlogy(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         CLT__TRY(clt__eq_scalar_in("clt_backward", S(0), 0.0, &az));
         CLT__TRY(clt__le_scalar_in("clt_backward", S(1), 0.0, &bn));
         CLT__TRY(clt__logical_and_in("clt_backward", az, bn, &mask));
-        CLT__TRY(zero_where(mask, t, &gin[0]));
+        CLT__TRY(clt__zero_where(mask, t, &gin[0]));
         clt_tensor_free(t);
         t = NULL;
     }

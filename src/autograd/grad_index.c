@@ -19,7 +19,9 @@ static clt_status bw_index_select(clt__node *n, const clt_tensor *g, clt_tensor 
 {
     clt_tensor *z = NULL;
     clt_status st = zeros_of(&n->in[0], g, &z);
-    if (st == CLT_OK)
+    if (st == CLT_OK && clt__creating_graph()) /* recorded: clt__twice */
+        st = clt_index_add(z, (int)n->i[0], n->saved[0], g, 1, &gin[0]);
+    else if (st == CLT_OK)
         st = clt__index_add(z, (int)n->i[0], n->saved[0], g, 1, &gin[0], "clt_backward");
     clt_tensor_free(z);
     return st;
@@ -140,6 +142,8 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
         n->i[0] = dim < 0 ? dim + nd : dim;
         n->s[0] = alpha;
     }
+    if (bw == bw_index_select)
+        clt__twice(n);
     return st;
 }
 

@@ -5,10 +5,11 @@
 
 #define S(k) (n->saved[k])
 
-/* The last two dims of t swapped (a view). */
+/* The last two dims of t swapped (a view; recorded in a pass that creates
+ * a graph, as every op of the formulas that clt__twice marks here). */
 static clt_status mT(const clt_tensor *t, clt_tensor **out)
 {
-    return clt__transpose(t, -2, -1, out, "clt_backward");
+    return clt__transpose_rec("clt_backward", t, -2, -1, out);
 }
 
 /* Whether t's last two dims are stored column-major (a transpose of a
@@ -47,13 +48,13 @@ clt_status clt__matmul_grad(const clt_tensor *a, const clt_tensor *b, const clt_
     }
     if (b1)
         gs[gn++] = 1;
-    CLT__TRY(clt__reshape(g, gn, gs, &G, "clt_backward"));
-    CLT__TRY(a1 ? clt__unsqueeze(a, 0, &A, "clt_backward") : clt__alias(a, &A));
-    CLT__TRY(b1 ? clt__unsqueeze(b, 1, &B, "clt_backward") : clt__alias(b, &B));
+    CLT__TRY(clt__reshape_rec("clt_backward", g, gn, gs, &G));
+    CLT__TRY(a1 ? clt__unsqueeze_rec("clt_backward", a, 0, &A) : clt__alias_grad(a, &A));
+    CLT__TRY(b1 ? clt__unsqueeze_rec("clt_backward", b, 1, &B) : clt__alias_grad(b, &B));
     if (need_a) {
         CLT__TRY(mT(B, &T));
-        CLT__TRY(clt__matmul(G, T, &R, "clt_backward"));
-        CLT__TRY(a1 ? clt__squeeze(R, -2, ga, "clt_backward") : clt__alias(R, ga));
+        CLT__TRY(clt__matmul_rec("clt_backward", G, T, &R));
+        CLT__TRY(a1 ? clt__squeeze_rec("clt_backward", R, -2, ga) : clt__alias_grad(R, ga));
         clt_tensor_free(T);
         clt_tensor_free(R);
         T = R = NULL;
@@ -65,14 +66,14 @@ clt_status clt__matmul_grad(const clt_tensor *a, const clt_tensor *b, const clt_
              * W contiguous, with no copy. */
             clt_tensor *gt = NULL;
             CLT__TRY(mT(G, &gt));
-            st = clt__matmul(gt, A, &R, "clt_backward");
+            st = clt__matmul_rec("clt_backward", gt, A, &R);
             clt_tensor_free(gt);
             CLT__TRY(st);
             CLT__TRY(mT(R, gb));
         } else {
             CLT__TRY(mT(A, &T));
-            CLT__TRY(clt__matmul(T, G, &R, "clt_backward"));
-            CLT__TRY(b1 ? clt__squeeze(R, -1, gb, "clt_backward") : clt__alias(R, gb));
+            CLT__TRY(clt__matmul_rec("clt_backward", T, G, &R));
+            CLT__TRY(b1 ? clt__squeeze_rec("clt_backward", R, -1, gb) : clt__alias_grad(R, gb));
         }
     }
 done:
@@ -93,8 +94,11 @@ clt_status clt__matmul_rec(const char *fn, const clt_tensor *a, const clt_tensor
                            clt_tensor **out)
 {
     const clt_tensor *in[2] = {a, b};
-    return clt__record(clt__matmul(a, b, out, fn), out, "MmBackward0", bw_matmul, 2, in, 2, in,
-                       NULL);
+    clt__node *n = NULL;
+    clt_status st = clt__record(clt__matmul(a, b, out, fn), out, "MmBackward0", bw_matmul, 2, in,
+                                2, in, &n);
+    clt__twice(n);
+    return st;
 }
 
 clt_status clt_matmul(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
@@ -121,9 +125,9 @@ static clt_status bw_linear(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     clt_tensor *gt = NULL;
     int64_t B = x->shape[0], in = x->shape[1], out = w->shape[0];
     if (CLT__NEED(n, 0))
-        CLT__TRY(clt__matmul(g, w, &gin[0], fn));
+        CLT__TRY(clt__matmul_rec(fn, g, w, &gin[0]));
     bool nw = CLT__NEED(n, 1), nb = CLT__NEED(n, 2);
-    if (nw && nb && g->dtype == CLT_FLOAT32 && x->dtype == CLT_FLOAT32 &&
+    if (nw && nb && !clt__creating_graph() && g->dtype == CLT_FLOAT32 && x->dtype == CLT_FLOAT32 &&
         rows_contiguous(g) && rows_contiguous(x) &&
         clt__mm_small_fits(g->dev, false, (size_t)out, (size_t)in, (size_t)B)) {
         CLT__TRY(clt__result_new(fn, g->dev, CLT_FLOAT32, 2, w->shape, &gin[1]));
@@ -136,10 +140,10 @@ static clt_status bw_linear(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     }
     if (nw) {
         CLT__TRY(mT(g, &gt));
-        CLT__TRY(clt__matmul(gt, x, &gin[1], fn));
+        CLT__TRY(clt__matmul_rec(fn, gt, x, &gin[1]));
     }
     if (nb)
-        CLT__TRY(clt__sum_dim(g, 0, 0, &gin[2], fn));
+        CLT__TRY(clt__sum_dim_rec(fn, g, 0, 0, &gin[2]));
 done:
     clt_tensor_free(gt);
     return st;
@@ -190,7 +194,10 @@ clt_status clt__linear(const clt_tensor *x, const clt_tensor *w, const clt_tenso
     clt_tensor_free(wt);
     clt_tensor_free(y);
     const clt_tensor *in[3] = {x, w, b};
-    return clt__record(st, out, "AddmmBackward0", bw_linear, 3, in, 2, in, NULL);
+    clt__node *n = NULL;
+    st = clt__record(st, out, "AddmmBackward0", bw_linear, 3, in, 2, in, &n);
+    clt__twice(n);
+    return st;
 }
 
 /* saved: out.  softmax: out * (g - sum(g * out, dim)); log_softmax:
@@ -202,15 +209,15 @@ static clt_status bw_softmax(clt__node *n, const clt_tensor *g, clt_tensor **gin
     int dim = (int)n->i[0];
     clt_tensor *t = NULL, *s = NULL, *u = NULL;
     if (n->i[1]) {
-        CLT__TRY(clt__sum_dim(g, dim, 1, &s, "clt_backward"));
-        CLT__TRY(clt__exp_in("clt_backward", y, &t));
-        CLT__TRY(clt__mul_in("clt_backward", t, s, &u));
-        CLT__TRY(clt__sub_in("clt_backward", g, u, &gin[0]));
+        CLT__TRY(clt__sum_dim_rec("clt_backward", g, dim, 1, &s));
+        CLT__TRY(clt__exp_rec("clt_backward", y, &t));
+        CLT__TRY(clt__mul_rec("clt_backward", t, s, &u));
+        CLT__TRY(clt__sub_rec("clt_backward", g, u, &gin[0]));
     } else {
-        CLT__TRY(clt__mul_in("clt_backward", g, y, &t));
-        CLT__TRY(clt__sum_dim(t, dim, 1, &s, "clt_backward"));
-        CLT__TRY(clt__sub_in("clt_backward", g, s, &u));
-        CLT__TRY(clt__mul_in("clt_backward", y, u, &gin[0]));
+        CLT__TRY(clt__mul_rec("clt_backward", g, y, &t));
+        CLT__TRY(clt__sum_dim_rec("clt_backward", t, dim, 1, &s));
+        CLT__TRY(clt__sub_rec("clt_backward", g, s, &u));
+        CLT__TRY(clt__mul_rec("clt_backward", y, u, &gin[0]));
     }
 done:
     clt_tensor_free(t);
@@ -233,6 +240,7 @@ static clt_status softmax(const char *fn, bool logmode, const clt_tensor *a, int
         n->i[0] = a->ndim == 0 ? 0 : dim < 0 ? dim + a->ndim : dim;
         n->i[1] = logmode;
     }
+    clt__twice(n);
     return st;
 }
 

@@ -4,11 +4,58 @@
 
 #define S(k) (n->saved[k])
 
+/* The formula as recorded ops, for a pass that creates a graph
+ * (clt__twice: x [N, C], class indices, no weight, no label smoothing):
+ * (softmax(x) - onehot(target)) * g', or -onehot(target) * g' for
+ * nll_loss, with g' the row's gradient (g / den for the mean and the sum),
+ * 0 on ignored rows. */
+static clt_status ce_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    clt_status st = CLT_OK;
+    const clt_tensor *x = S(0), *t = S(1);
+    clt_tensor *cls = NULL, *tc = NULL, *oh = NULL, *ohf = NULL, *valid = NULL, *vf = NULL,
+               *gs = NULL, *gv = NULL, *p = NULL, *d = NULL;
+    CLT__TRY(clt__arange(x->dev, t->dtype, 0, (double)x->shape[1], 1, &cls));
+    CLT__TRY(clt__unsqueeze(t, 1, &tc, fn));
+    CLT__TRY(clt__eq_in(fn, tc, cls, &oh));
+    CLT__TRY(clt__to_dtype(oh, x->dtype, &ohf, fn));
+    CLT__TRY(clt__ne_scalar_in(fn, tc, (double)n->i[0], &valid));
+    CLT__TRY(clt__to_dtype(valid, x->dtype, &vf, fn));
+    if (n->i[1] == CLT_REDUCTION_NONE)
+        CLT__TRY(clt__unsqueeze_rec(fn, g, 1, &gs));
+    else
+        CLT__TRY(clt__div_rec(fn, g, S(2), &gs));
+    CLT__TRY(clt__mul_rec(fn, gs, vf, &gv));
+    if (n->i[2]) {
+        CLT__TRY(clt__mul_rec(fn, ohf, gv, &d));
+        CLT__TRY(clt__neg_rec(fn, d, &gin[0]));
+    } else {
+        CLT__TRY(clt__softmax_rec(fn, x, 1, &p));
+        CLT__TRY(clt__sub_rec(fn, p, ohf, &d));
+        CLT__TRY(clt__mul_rec(fn, d, gv, &gin[0]));
+    }
+done:
+    clt_tensor_free(cls);
+    clt_tensor_free(tc);
+    clt_tensor_free(oh);
+    clt_tensor_free(ohf);
+    clt_tensor_free(valid);
+    clt_tensor_free(vf);
+    clt_tensor_free(gs);
+    clt_tensor_free(gv);
+    clt_tensor_free(p);
+    clt_tensor_free(d);
+    return st;
+}
+
 /* saved: x, target, den (x again for CLT_REDUCTION_NONE), weight if any.
  * s[0] label_smoothing; i[0] ignore_index, i[1] reduction, i[2] nll,
  * i[3] whether den was saved. */
 static clt_status bw_cross_entropy(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
+    if (n->twice && clt__creating_graph())
+        return CLT__NEED(n, 0) ? ce_twice(n, g, gin) : CLT_OK;
     clt_tensor *gx = NULL, *gt = NULL;
     const clt_tensor *w = n->nsaved > 3 ? S(3) : NULL, *den = n->i[3] ? S(2) : NULL;
     clt_status st = clt__cross_entropy_bw(S(0), S(1), w, (int)n->i[1], n->i[0], n->s[0],
@@ -60,6 +107,9 @@ static clt_status cross_entropy(bool nll, const clt_tensor *x, const clt_tensor 
         n->i[1] = o->reduction;
         n->i[2] = nll;
         n->i[3] = den != NULL;
+        if (!clt__dtype_is_float(target->dtype) && o->weight == NULL &&
+            o->label_smoothing == 0 && x->ndim == 2)
+            clt__twice(n);
     }
     clt_tensor_free(den);
     return st;
@@ -79,8 +129,34 @@ clt_status clt_nll_loss(const clt_tensor *log_probs, const clt_tensor *target,
 
 /* saved: input, target, pos_weight or weight if any.  i[0] the kind, i[1]
  * the reduction; s[0] the kind's scalar (beta, delta, log_target). */
+/* mse_loss's formula as recorded ops (clt__twice): 2 (x - y) g, over the
+ * count for the mean; its negation for y. */
+static clt_status mse_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    clt_status st = CLT_OK;
+    clt_tensor *d = NULL, *t = NULL, *u = NULL;
+    CLT__TRY(clt__sub_rec(fn, S(0), S(1), &d));
+    double scale = n->i[1] == CLT_REDUCTION_MEAN ? 2.0 / (double)d->numel : 2.0;
+    CLT__TRY(clt__mul_rec(fn, d, g, &t));
+    CLT__TRY(clt__mul_scalar_rec(fn, t, scale, &u));
+    if (CLT__NEED(n, 1))
+        CLT__TRY(clt__neg_rec(fn, u, &gin[1]));
+    if (CLT__NEED(n, 0)) {
+        gin[0] = u;
+        u = NULL;
+    }
+done:
+    clt_tensor_free(d);
+    clt_tensor_free(t);
+    clt_tensor_free(u);
+    return st;
+}
+
 static clt_status bw_pointwise(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
+    if (n->twice && clt__creating_graph())
+        return mse_twice(n, g, gin);
     return clt__pointwise_loss_bw((int)n->i[0], S(0), S(1), n->nsaved > 2 ? S(2) : NULL,
                                   n->s[0], (int)n->i[1], g, CLT__NEED(n, 0), CLT__NEED(n, 1),
                                   &gin[0], &gin[1]);
@@ -108,6 +184,8 @@ static clt_status pointwise(int kind, const char *name, const clt_tensor *x, con
         n->i[0] = kind;
         n->i[1] = reduction;
         n->s[0] = prm;
+        if (kind == CLT__LOSS_MSE)
+            clt__twice(n);
     }
     return st;
 }

@@ -64,23 +64,12 @@ done:
 static clt_status unreduce(clt__node *n, const clt_tensor *t, clt_tensor **out)
 {
     if (n->i[0] < 0 || n->i[1])
-        return clt__alias(t, out);
+        return clt__alias_grad(t, out);
     const clt__edge *e = &n->in[0];
     int64_t shape[CLT_MAX_DIMS];
     for (int d = 0; d < e->ndim; d++)
         shape[d] = d == n->i[0] ? 1 : e->shape[d];
-    return clt__reshape(t, e->ndim, shape, out, "clt_backward");
-}
-
-/* where(mask, 0, x): PyTorch's masked_fill(mask, 0). */
-static clt_status zero_where(const clt_tensor *mask, const clt_tensor *x, clt_tensor **out)
-{
-    clt_tensor *z = NULL;
-    clt_status st = clt__full(x->dev, x->dtype, 0, NULL, 0.0, &z);
-    if (st == CLT_OK)
-        st = clt__where_in("clt_backward", mask, z, x, out);
-    clt_tensor_free(z);
-    return st;
+    return clt__reshape_rec("clt_backward", t, e->ndim, shape, out);
 }
 
 /* g * sign(x) * m / count(m) with m = (|x| == norm) | (isnan(x) & isnan(norm)),
@@ -134,11 +123,11 @@ static clt_status bw_norm(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         CLT__TRY(clt__sign_in(fn, S(0), &a));
         CLT__TRY(clt__mul_in(fn, a, gu, &gin[0]));
     } else if (p == 2) {
-        /* g * (x / norm).masked_fill(norm == 0, 0) */
-        CLT__TRY(clt__div_in(fn, S(0), nu, &a));
+        /* g * (x / norm).masked_fill(norm == 0, 0), recorded (clt__twice) */
+        CLT__TRY(clt__div_rec(fn, S(0), nu, &a));
         CLT__TRY(clt__eq_scalar_in(fn, nu, 0.0, &m));
-        CLT__TRY(zero_where(m, a, &b));
-        CLT__TRY(clt__mul_in(fn, gu, b, &gin[0]));
+        CLT__TRY(clt__zero_where(m, a, &b));
+        CLT__TRY(clt__mul_rec(fn, gu, b, &gin[0]));
     } else if (isinf(p)) {
         CLT__TRY(bw_extreme(n, gu, nu, &gin[0]));
     } else if (p < 1) {
@@ -148,7 +137,7 @@ static clt_status bw_norm(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         CLT__TRY(clt__eq_scalar_in(fn, S(0), 0.0, &m));
         clt_tensor_free(a);
         a = NULL;
-        CLT__TRY(zero_where(m, b, &a));
+        CLT__TRY(clt__zero_where(m, b, &a));
         clt_tensor_free(b);
         b = NULL;
         CLT__TRY(clt__sign_in(fn, S(0), &c));
@@ -179,7 +168,7 @@ static clt_status bw_norm(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         CLT__TRY(clt__eq_scalar_in(fn, nu, 0.0, &m));
         clt_tensor_free(b);
         b = NULL;
-        CLT__TRY(zero_where(m, c, &b));
+        CLT__TRY(clt__zero_where(m, c, &b));
         CLT__TRY(clt__mul_in(fn, a, b, &gin[0]));
     }
 done:
@@ -258,6 +247,8 @@ static clt_status norm_rec(const char *fn, const clt_tensor *a, double ord, bool
         n->i[1] = keepdim;
         n->s[0] = ord;
     }
+    if (ord == 2 && eps == NULL)
+        clt__twice(n);
     return st;
 }
 

@@ -20,7 +20,7 @@ static clt_status unreduce(clt__node *n, const clt_tensor *g, clt_tensor **out)
     int64_t shape[CLT_MAX_DIMS];
     for (int d = 0; d < e->ndim; d++)
         shape[d] = (n->i[0] < 0 || d == n->i[0]) ? 1 : e->shape[d];
-    return clt__reshape(g, e->ndim, shape, out, "clt_backward");
+    return clt__reshape_rec("clt_backward", g, e->ndim, shape, out);
 }
 
 /* g brought back and expanded to the input's shape. */
@@ -29,7 +29,7 @@ static clt_status spread(clt__node *n, const clt_tensor *g, clt_tensor **out)
     clt_tensor *u = NULL;
     clt_status st = unreduce(n, g, &u);
     if (st == CLT_OK)
-        st = clt__expand(u, n->in[0].ndim, n->in[0].shape, out, "clt_backward");
+        st = clt__expand_rec("clt_backward", u, n->in[0].ndim, n->in[0].shape, out);
     clt_tensor_free(u);
     return st;
 }
@@ -53,7 +53,7 @@ static clt_status bw_sum(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 static clt_status bw_mean(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_tensor *t = NULL;
-    clt_status st = clt__div_scalar_in("clt_backward", g, count(n), &t);
+    clt_status st = clt__div_scalar_rec("clt_backward", g, count(n), &t);
     if (st == CLT_OK)
         st = spread(n, t, &gin[0]);
     clt_tensor_free(t);
@@ -274,6 +274,8 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
         n->i[2] = flag;
         n->s[0] = s;
     }
+    if (bw == bw_sum || bw == bw_mean) /* recorded formulas: clt__twice */
+        clt__twice(n);
     return st;
 }
 

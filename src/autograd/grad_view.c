@@ -12,19 +12,19 @@
  * unsqueeze). */
 static clt_status bw_reshape(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__reshape(g, n->in[0].ndim, n->in[0].shape, &gin[0], "clt_backward");
+    return clt__reshape_rec("clt_backward", g, n->in[0].ndim, n->in[0].shape, &gin[0]);
 }
 
 /* The identity: expand (the engine sums the broadcast dims), contiguous,
  * clone, to_dtype (the engine converts the dtype back). */
 static clt_status bw_identity(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__alias(g, &gin[0]);
+    return clt__alias_grad(g, &gin[0]);
 }
 
 static clt_status bw_transpose(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    return clt__transpose(g, (int)n->i[0], (int)n->i[1], &gin[0], "clt_backward");
+    return clt__transpose_rec("clt_backward", g, (int)n->i[0], (int)n->i[1], &gin[0]);
 }
 
 /* i[0..ndim) the permutation; the gradient takes its inverse. */
@@ -34,7 +34,7 @@ static clt_status bw_permute(clt__node *n, const clt_tensor *g, clt_tensor **gin
     int nd = n->in[0].ndim;
     for (int d = 0; d < nd; d++)
         inv[n->i[d]] = d;
-    return clt__permute(g, nd, inv, &gin[0], "clt_backward");
+    return clt__permute_rec("clt_backward", g, nd, inv, &gin[0]);
 }
 
 /* zeros of the given shape, size `len` along dim, in g's dtype */
@@ -69,16 +69,15 @@ static clt_status bw_slice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         parts[0] = (clt_tensor *)g;
         for (int64_t k = 1; k < step; k++)
             parts[k] = z;
-        CLT__TRY(clt__stack((const clt_tensor *const *)parts, (size_t)step, dim + 1, &st_,
-                            "clt_backward"));
+        CLT__TRY(clt_stack((const clt_tensor *const *)parts, (size_t)step, dim + 1, &st_));
         int64_t shape[CLT_MAX_DIMS];
         memcpy(shape, g->shape, sizeof shape);
         shape[dim] = cnt * step;
-        CLT__TRY(clt__reshape(st_, g->ndim, shape, &spread, "clt_backward"));
+        CLT__TRY(clt__reshape_rec("clt_backward", st_, g->ndim, shape, &spread));
         int64_t span = (cnt - 1) * step + 1;
-        CLT__TRY(clt__narrow(spread, dim, 0, span, &cut, "clt_backward"));
+        CLT__TRY(clt__narrow_rec("clt_backward", spread, dim, 0, span, &cut));
     } else {
-        CLT__TRY(clt__alias(g, &cut));
+        CLT__TRY(clt__alias_grad(g, &cut));
     }
     int64_t tail = size - start - cut->shape[dim];
     const clt_tensor *join[3];
@@ -92,7 +91,7 @@ static clt_status bw_slice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         CLT__TRY(zeros_along(g, e, dim, tail, &after));
         join[nj++] = after;
     }
-    CLT__TRY(nj == 1 ? clt__alias(cut, &gin[0]) : clt__cat(join, nj, dim, &gin[0], "clt_backward"));
+    CLT__TRY(nj == 1 ? clt__alias_grad(cut, &gin[0]) : clt_cat(join, nj, dim, &gin[0]));
 done:
     free(parts);
     clt_tensor_free(z);
@@ -117,10 +116,10 @@ static clt_status bw_join(clt__node *n, const clt_tensor *g, clt_tensor **gin)
                                                                                    : e->shape[dim];
         if (CLT__NEED(n, k)) {
             clt_tensor *part = NULL;
-            st = clt__narrow(g, dim, at, len, &part, "clt_backward");
+            st = clt__narrow_rec("clt_backward", g, dim, at, len, &part);
             if (st == CLT_OK)
-                st = n->i[1] ? clt__squeeze(part, dim, &gin[k], "clt_backward")
-                             : clt__alias(part, &gin[k]);
+                st = n->i[1] ? clt__squeeze_rec("clt_backward", part, dim, &gin[k])
+                             : clt__alias_grad(part, &gin[k]);
             clt_tensor_free(part);
             if (st != CLT_OK)
                 return st;
@@ -136,10 +135,17 @@ static clt_status bw_to(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     return clt__to_at(g, n->in[0].dev, &gin[0], __builtin_return_address(0), "clt_backward");
 }
 
+/* The formulas above but bw_to compute with recording ops (clt__twice). */
 static clt_status one(clt_status st, clt_tensor **out, const char *name, clt__backward_fn bw,
                       const clt_tensor *t, clt__node **node)
 {
-    return clt__record(st, out, name, bw, 1, &t, 0, NULL, node);
+    clt__node *n = NULL;
+    st = clt__record(st, out, name, bw, 1, &t, 0, NULL, &n);
+    if (bw != bw_to)
+        clt__twice(n);
+    if (node)
+        *node = n;
+    return st;
 }
 
 clt_status clt_view(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
@@ -336,6 +342,7 @@ static clt_status join(bool stack, const clt_tensor *const *ts, size_t n_, int d
         n->i[0] = wrap(dim, (*out)->ndim);
         n->i[1] = stack;
     }
+    clt__twice(n);
     return st;
 }
 

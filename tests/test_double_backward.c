@@ -1,0 +1,817 @@
+/* test_double_backward.c: gradients of gradients (create_graph).  For each
+ * op in scope, the first-order gradients G = dL/dx of L = sum(f(x) * u)
+ * are taken with create_graph; M = sum(G * v) is then differentiated
+ * again, and its gradients (Hessian-vector products, and J v for u) are
+ * compared with central finite differences of M computed from plain
+ * first-order gradients in float64, and with second differences of L
+ * itself; then the engine's rules (refused nodes, retain_graph, leaves'
+ * grad with history), a WGAN-GP step on a small MLP and a MAML inner
+ * step, each against a float64 host computation. */
+#include <math.h>
+
+#include "gradcheck.h"
+
+/* M = sum_i sum(G_i * v_i), G = the gradients of L = sum(f(x) * u) with
+ * respect to the inputs that require grad, with create_graph when `create`
+ * (u then requires grad too).  Returns M (new); *f0 the value of f. */
+static clt_tensor *gg_m(clt_device *dev, gc_fn f, const void *ctx, int nin, const gc_in *ins,
+                        clt_tensor **x, clt_tensor *u, int create)
+{
+    clt_tensor *out = NULL, *grads[8] = {0}, *xs[8], *m = NULL;
+    int ng = 0;
+    CHECK(f(x, &out, ctx));
+    for (int i = 0; i < nin; i++)
+        if (ins[i].grad)
+            xs[ng++] = x[i];
+    clt_grad_opts o = {0, create, 0};
+    CHECK(clt_autograd_grad_ex(&out, 1, &u, xs, (size_t)ng, &o, grads));
+    for (int i = 0, k = 0; i < nin; i++) {
+        if (!ins[i].grad)
+            continue;
+        size_t n = gc_numel(&ins[i]);
+        double *vv = malloc(n * sizeof *vv);
+        for (size_t e = 0; e < n; e++)
+            vv[e] = gc_weight(e * 5 + 2 + (size_t)i);
+        clt_tensor *v = NULL, *p = NULL, *s = NULL, *next = NULL;
+        CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, ins[i].ndim, ins[i].shape, vv, &v));
+        free(vv);
+        CHECK(clt_mul(grads[k], v, &p));
+        CHECK(clt_sum(p, &s));
+        if (m) {
+            CHECK(clt_add(m, s, &next));
+            clt_tensor_free(m);
+            clt_tensor_free(s);
+            m = next;
+        } else {
+            m = s;
+        }
+        clt_tensor_free(v);
+        clt_tensor_free(p);
+        clt_tensor_free(grads[k++]);
+    }
+    clt_tensor_free(out);
+    return m;
+}
+
+/* u: the weights of L, of f's output shape. */
+static clt_tensor *gg_u(clt_device *dev, gc_fn f, const void *ctx, int nin, const gc_in *ins,
+                        double **data, int grad, double **uv_out, size_t *nu)
+{
+    clt_tensor *x[8] = {0}, *out = NULL, *u = NULL;
+    gc_make(dev, nin, ins, data, x, 0);
+    int was = clt_set_grad_enabled(0);
+    CHECK(f(x, &out, ctx));
+    clt_set_grad_enabled(was);
+    size_t n = (size_t)clt_tensor_numel(out);
+    double *uv = *uv_out ? *uv_out : malloc((n ? n : 1) * sizeof *uv);
+    if (*uv_out == NULL)
+        for (size_t k = 0; k < n; k++)
+            uv[k] = gc_weight(k);
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, clt_tensor_ndim(out), clt_tensor_shape(out), uv,
+                               &u));
+    if (grad)
+        CHECK(clt_set_requires_grad(u, 1));
+    *uv_out = uv;
+    *nu = n;
+    clt_tensor_free(out);
+    for (int i = 0; i < nin; i++)
+        clt_tensor_free(x[i]);
+    return u;
+}
+
+/* M at data (and u's values uv) from plain first-order gradients. */
+static double gg_m_plain(clt_device *dev, gc_fn f, const void *ctx, int nin, const gc_in *ins,
+                         double **data, double *uv)
+{
+    size_t nu = 0;
+    clt_tensor *x[8] = {0};
+    int was = clt_set_grad_enabled(1);
+    gc_make(dev, nin, ins, data, x, 1);
+    clt_tensor *u = gg_u(dev, f, ctx, nin, ins, data, 0, &uv, &nu);
+    clt_tensor *m = gg_m(dev, f, ctx, nin, ins, x, u, 0);
+    double v = 0;
+    CHECK(clt_tensor_item(m, &v));
+    clt_tensor_free(m);
+    clt_tensor_free(u);
+    for (int i = 0; i < nin; i++)
+        clt_tensor_free(x[i]);
+    clt_set_grad_enabled(was);
+    return v;
+}
+
+/* L = sum(f(x) * u) at data, grad mode off. */
+static double gg_l(clt_device *dev, gc_fn f, const void *ctx, int nin, const gc_in *ins,
+                   double **data, double *uv)
+{
+    size_t nu = 0;
+    clt_tensor *x[8] = {0}, *out = NULL, *p = NULL, *s = NULL;
+    int was = clt_set_grad_enabled(0);
+    gc_make(dev, nin, ins, data, x, 0);
+    clt_tensor *u = gg_u(dev, f, ctx, nin, ins, data, 0, &uv, &nu);
+    CHECK(f(x, &out, ctx));
+    CHECK(clt_mul(out, u, &p));
+    CHECK(clt_sum(p, &s));
+    double v = 0;
+    CHECK(clt_tensor_item(s, &v));
+    clt_tensor_free(s);
+    clt_tensor_free(p);
+    clt_tensor_free(out);
+    clt_tensor_free(u);
+    for (int i = 0; i < nin; i++)
+        clt_tensor_free(x[i]);
+    clt_set_grad_enabled(was);
+    return v;
+}
+
+/* The check: dM/dx (Hessian-vector products) and dM/du (J v) against
+ * finite differences of M, and dM/dx against second differences of L in
+ * the directions v and e_k. */
+static void gradgradcheck_tol(clt_device *dev, gc_fn f, const void *ctx, int nin,
+                              const gc_in *ins, double rtol, double atol)
+{
+    const double eps = 1e-6, h = 1e-4;
+    double *data[8];
+    cr_assert(nin <= 7);
+    for (int i = 0; i < nin; i++) {
+        size_t n = gc_numel(&ins[i]);
+        data[i] = malloc((n ? n : 1) * sizeof(double));
+        memcpy(data[i], ins[i].data, n * sizeof(double));
+    }
+    clt_tensor *x[8] = {0}, *wrt[8], *an[8] = {0};
+    double *uv = NULL;
+    size_t nu = 0;
+    gc_make(dev, nin, ins, data, x, 1);
+    clt_tensor *u = gg_u(dev, f, ctx, nin, ins, data, 1, &uv, &nu);
+    CHECK(clt_scope_begin());
+    clt_tensor *m = gg_m(dev, f, ctx, nin, ins, x, u, 1);
+    cr_assert(clt_requires_grad(m), "M has no history: the first gradients were detached");
+    int nw = 0;
+    for (int i = 0; i < nin; i++)
+        if (ins[i].grad)
+            wrt[nw++] = x[i];
+    wrt[nw++] = u;
+    CHECK(clt_autograd_grad(&m, 1, NULL, wrt, (size_t)nw, 0, 1, an));
+    for (int i = 0; i < nw; i++)
+        if (an[i])
+            CHECK(clt_scope_keep(an[i]));
+    clt_scope_end();
+    int was = clt_set_grad_enabled(0);
+    for (int i = 0, k = 0; i <= nin; i++) {
+        int is_u = i == nin;
+        if (!is_u && !ins[i].grad)
+            continue;
+        size_t n = is_u ? nu : gc_numel(&ins[i]);
+        double *got = calloc(n ? n : 1, sizeof *got);
+        if (an[k])
+            CHECK(clt_tensor_read(an[k], got, n * sizeof *got));
+        clt_tensor_free(an[k++]);
+        double *vals = is_u ? uv : data[i];
+        for (size_t e = 0; e < n; e++) {
+            double orig = vals[e], mv[2];
+            for (int side = 0; side < 2; side++) {
+                vals[e] = orig + (side ? -eps : eps);
+                mv[side] = gg_m_plain(dev, f, ctx, nin, ins, data, uv);
+            }
+            vals[e] = orig;
+            double num = (mv[0] - mv[1]) / (2 * eps);
+            cr_assert(close_enough(got[e], num, rtol, atol),
+                      "%s %d element %zu: double backward %.10g, finite differences of the "
+                      "gradient %.10g",
+                      is_u ? "grad_output" : "input", i, e, got[e], num);
+            if (is_u)
+                continue;
+            /* (H v)_e from L: v moves every input that requires grad */
+            double l[4];
+            for (int c = 0; c < 4; c++) {
+                double sv = c < 2 ? h : -h, se = c % 2 ? -h : h;
+                for (int j = 0; j < nin; j++)
+                    for (size_t q = 0; ins[j].grad && q < gc_numel(&ins[j]); q++)
+                        data[j][q] += sv * gc_weight(q * 5 + 2 + (size_t)j);
+                vals[e] += se;
+                l[c] = gg_l(dev, f, ctx, nin, ins, data, uv);
+                vals[e] -= se;
+                for (int j = 0; j < nin; j++)
+                    for (size_t q = 0; ins[j].grad && q < gc_numel(&ins[j]); q++)
+                        data[j][q] -= sv * gc_weight(q * 5 + 2 + (size_t)j);
+            }
+            double second = (l[0] - l[1] - l[2] + l[3]) / (4 * h * h);
+            cr_assert(close_enough(got[e], second, 1e-4, 1e-5),
+                      "input %d element %zu: double backward %.10g, second differences of "
+                      "the function %.10g",
+                      i, e, got[e], second);
+        }
+        free(got);
+    }
+    clt_set_grad_enabled(was);
+    clt_tensor_free(u);
+    for (int i = 0; i < nin; i++) {
+        clt_tensor_free(x[i]);
+        free(data[i]);
+    }
+    free(uv);
+}
+
+static void gradgradcheck(clt_device *dev, gc_fn f, const void *ctx, int nin, const gc_in *ins)
+{
+    gradgradcheck_tol(dev, f, ctx, nin, ins, 1e-5, 1e-6);
+}
+
+static const double X6[] = {0.7, -1.3, 2.1, -0.4, 1.6, -2.2};
+static const double P6[] = {0.7, 1.3, 2.1, 0.4, 1.6, 2.2};
+static const double Y3[] = {1.1, -0.6, 1.9};
+
+/* ---- elementwise ---------------------------------------------------------------- */
+
+typedef clt_status (*tt_fn)(const clt_tensor *, const clt_tensor *, clt_tensor **);
+typedef clt_status (*ts_fn)(const clt_tensor *, double, clt_tensor **);
+typedef clt_status (*un_fn)(const clt_tensor *, clt_tensor **);
+
+static clt_status call_tt(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    return (*(const tt_fn *)ctx)(in[0], in[1], out);
+}
+
+/* f(a, b) * a * b: a linear op's second derivative is zero; the product
+ * makes the check see its first derivative mixed in. */
+static clt_status call_tt_mixed(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    clt_tensor *y = NULL, *p = NULL;
+    clt_status st = (*(const tt_fn *)ctx)(in[0], in[1], &y);
+    if (st == CLT_OK)
+        st = clt_mul(y, in[0], &p);
+    if (st == CLT_OK)
+        st = clt_mul(p, in[1], out);
+    clt_tensor_free(y);
+    clt_tensor_free(p);
+    return st;
+}
+
+Test(double_backward, binary_ops_with_broadcasting)
+{
+    clt_device *dev = get_device("cpu");
+    const tt_fn fns[] = {clt_add, clt_sub, clt_mul, clt_div};
+    gc_in ins[2] = {{2, {2, 3}, X6, 1}, {1, {3}, Y3, 1}};
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        gradgradcheck(dev, call_tt, &fns[i], 2, ins);
+        gradgradcheck(dev, call_tt_mixed, &fns[i], 2, ins);
+    }
+    const tt_fn pw = clt_pow;
+    gc_in pins[2] = {{2, {2, 3}, P6, 1}, {1, {3}, Y3, 1}};
+    gradgradcheck(dev, call_tt, &pw, 2, pins);
+}
+
+static clt_status call_ts(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    const struct {
+        ts_fn f;
+        double s;
+    } *c = ctx;
+    clt_tensor *y = NULL;
+    clt_status st = c->f(in[0], c->s, &y);
+    if (st == CLT_OK) /* times a: linear ops get a second derivative */
+        st = clt_mul(y, in[0], out);
+    clt_tensor_free(y);
+    return st;
+}
+
+Test(double_backward, scalar_ops)
+{
+    clt_device *dev = get_device("cpu");
+    const struct {
+        ts_fn f;
+        double s;
+    } cases[] = {{clt_add_scalar, 1.5},  {clt_sub_scalar, 0.5},  {clt_rsub_scalar, 2.0},
+                 {clt_mul_scalar, -1.5}, {clt_div_scalar, 4.0},  {clt_rdiv_scalar, 3.0},
+                 {clt_pow_scalar, 3.0},  {clt_pow_scalar, -1.5}, {clt_rpow_scalar, 1.7}};
+    gc_in ins[1] = {{2, {2, 3}, P6, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        gradgradcheck(dev, call_ts, &cases[i], 1, ins);
+}
+
+static clt_status call_un(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    return (*(const un_fn *)ctx)(in[0], out);
+}
+
+static clt_status call_un_mixed(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    clt_tensor *y = NULL;
+    clt_status st = (*(const un_fn *)ctx)(in[0], &y);
+    if (st == CLT_OK)
+        st = clt_mul(y, in[0], out);
+    clt_tensor_free(y);
+    return st;
+}
+
+static clt_status leaky(const clt_tensor *a, clt_tensor **out)
+{
+    return clt_leaky_relu(a, 0.2, out);
+}
+
+static clt_status softplus(const clt_tensor *a, clt_tensor **out)
+{
+    return clt_softplus(a, 1.5, 2.0, out);
+}
+
+Test(double_backward, unary_ops)
+{
+    clt_device *dev = get_device("cpu");
+    const un_fn fns[] = {clt_neg, clt_exp, clt_tanh, clt_sigmoid, clt_gelu, clt_relu, leaky,
+                         softplus};
+    gc_in ins[1] = {{2, {2, 3}, X6, 1}};
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        gradgradcheck(dev, call_un, &fns[i], 1, ins);
+        gradgradcheck(dev, call_un_mixed, &fns[i], 1, ins);
+    }
+    const un_fn pos[] = {clt_log, clt_sqrt};
+    gc_in pins[1] = {{2, {2, 3}, P6, 1}};
+    for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
+        gradgradcheck(dev, call_un, &pos[i], 1, pins);
+}
+
+/* ---- reductions, views, joins, matmul ------------------------------------------------ */
+
+/* g(x) * x summed a way: the reduction and the view both carry gradients of
+ * gradients through the product. */
+static clt_status call_reduce(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    clt_tensor *sq = NULL, *r = NULL, *v = NULL;
+    clt_status st = clt_mul(in[0], in[0], &sq); /* [2, 3] */
+    int64_t shape23[2] = {3, 2}, ex[3] = {4, 2, 3};
+    int perm[2] = {1, 0};
+    if (st == CLT_OK) {
+        switch (kind) {
+        case 0: st = clt_sum(sq, &r); break;
+        case 1: st = clt_sum_dim(sq, 1, 0, &r); break;
+        case 2: st = clt_mean(sq, &r); break;
+        case 3: st = clt_mean_dim(sq, 0, 1, &r); break;
+        case 4: st = clt_view(sq, 2, shape23, &r); break;
+        case 5: st = clt_reshape(sq, 1, (int64_t[]){6}, &r); break;
+        case 6: st = clt_transpose(sq, 0, 1, &r); break;
+        case 7: st = clt_permute(sq, 2, perm, &r); break;
+        case 8: st = clt_expand(sq, 3, ex, &r); break;
+        case 9:
+            st = clt_unsqueeze(sq, 1, &v);
+            if (st == CLT_OK)
+                st = clt_squeeze(v, 1, &r);
+            break;
+        default: st = clt_narrow(sq, 1, 1, 2, &r); break;
+        }
+    }
+    if (st == CLT_OK) /* times itself: the view's second derivative is not zero */
+        st = clt_mul(r, r, out);
+    clt_tensor_free(sq);
+    clt_tensor_free(r);
+    clt_tensor_free(v);
+    return st;
+}
+
+Test(double_backward, reductions_and_views)
+{
+    clt_device *dev = get_device("cpu");
+    gc_in ins[1] = {{2, {2, 3}, X6, 1}};
+    for (int kind = 0; kind <= 10; kind++)
+        gradgradcheck(dev, call_reduce, &kind, 1, ins);
+}
+
+static clt_status call_join(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    clt_tensor *j = NULL, *idx = NULL, *s = NULL;
+    const clt_tensor *parts[2] = {in[0], in[1]};
+    clt_status st = CLT_OK;
+    if (kind == 0) {
+        st = clt_cat(parts, 2, 0, &j); /* [3] and [3] */
+    } else if (kind == 1) {
+        st = clt_stack(parts, 2, 1, &j);
+    } else {
+        int64_t iv[4] = {2, 0, 2, 1}, n = 4;
+        st = clt_tensor_from_host(clt_tensor_device(in[0]), CLT_INT64, 1, &n, iv, &idx);
+        if (st == CLT_OK)
+            st = clt_mul(in[0], in[1], &s);
+        if (st == CLT_OK)
+            st = clt_index_select(s, 0, idx, &j);
+    }
+    if (st == CLT_OK)
+        st = clt_mul(j, j, out);
+    clt_tensor_free(j);
+    clt_tensor_free(idx);
+    clt_tensor_free(s);
+    return st;
+}
+
+Test(double_backward, joins_and_index_select)
+{
+    clt_device *dev = get_device("cpu");
+    static const double Z3[] = {0.4, 1.7, -0.9};
+    gc_in ins[2] = {{1, {3}, Y3, 1}, {1, {3}, Z3, 1}};
+    for (int kind = 0; kind <= 2; kind++)
+        gradgradcheck(dev, call_join, &kind, 2, ins);
+}
+
+/* tanh(a @ b): matmul's gradients are bilinear, so the HVP mixes both
+ * operands. */
+static clt_status call_matmul(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    (void)ctx;
+    clt_tensor *p = NULL;
+    clt_status st = clt_matmul(in[0], in[1], &p);
+    if (st == CLT_OK)
+        st = clt_tanh(p, out);
+    clt_tensor_free(p);
+    return st;
+}
+
+Test(double_backward, matmul)
+{
+    clt_device *dev = get_device("cpu");
+    static const double B6[] = {0.3, -0.8, 0.5, 1.1, -0.2, 0.6};
+    gc_in ins[2] = {{2, {2, 3}, X6, 1}, {2, {3, 2}, B6, 1}};
+    gradgradcheck(dev, call_matmul, NULL, 2, ins);
+    gc_in vec[2] = {{1, {3}, Y3, 1}, {2, {3, 2}, B6, 1}};
+    gradgradcheck(dev, call_matmul, NULL, 2, vec);
+}
+
+/* ---- losses, softmax, norms ---------------------------------------------------------- */
+
+static clt_status call_loss(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    clt_device *dev = clt_tensor_device(in[0]);
+    clt_tensor *t = NULL, *h = NULL;
+    clt_status st = clt_tanh(in[0], &h); /* [2, 3]: a non-linear input */
+    if (st != CLT_OK)
+        return st;
+    switch (kind) {
+    case 0:
+    case 1:
+        st = clt_mse_loss(h, in[1], kind ? CLT_REDUCTION_SUM : CLT_REDUCTION_MEAN, out);
+        break;
+    case 2:
+    case 3:
+    case 4: {
+        int64_t tv[2] = {2, 0}, n = 2;
+        clt_cross_entropy_opts o = CLT_CROSS_ENTROPY_DEFAULTS;
+        o.reduction = kind == 2 ? CLT_REDUCTION_MEAN : kind == 3 ? CLT_REDUCTION_SUM
+                                                                  : CLT_REDUCTION_NONE;
+        st = clt_tensor_from_host(dev, CLT_INT64, 1, &n, tv, &t);
+        if (st == CLT_OK)
+            st = clt_cross_entropy(h, t, &o, out);
+        break;
+    }
+    case 5: st = clt_log_softmax(h, 1, out); break;
+    case 6: st = clt_softmax(h, 0, out); break;
+    case 7: st = clt_vector_norm(h, 2, out); break;
+    default: st = clt_vector_norm_dim(h, 2, 1, 1, out); break;
+    }
+    clt_tensor_free(t);
+    clt_tensor_free(h);
+    return st;
+}
+
+Test(double_backward, losses_softmax_norm)
+{
+    clt_device *dev = get_device("cpu");
+    static const double T6[] = {0.2, -0.5, 0.9, 0.1, 0.4, -0.3};
+    gc_in mse[2] = {{2, {2, 3}, X6, 1}, {2, {2, 3}, T6, 1}};
+    for (int kind = 0; kind <= 1; kind++)
+        gradgradcheck(dev, call_loss, &kind, 2, mse);
+    gc_in one[1] = {{2, {2, 3}, X6, 1}};
+    for (int kind = 2; kind <= 8; kind++)
+        gradgradcheck(dev, call_loss, &kind, 1, one);
+}
+
+/* ---- the engine's rules ----------------------------------------------------------------- */
+
+Test(double_backward, unsupported_node_gives_a_right_gradient_that_refuses)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){3}, Y3), *y = NULL, *s = NULL;
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_abs(x, &y));
+    CHECK(clt_sum(y, &s));
+    clt_tensor *g = NULL, *gg = NULL, *m = NULL;
+    clt_grad_opts o = {0, 1, 0};
+    CHECK(clt_autograd_grad_ex(&s, 1, NULL, &x, 1, &o, &g));
+    double got[3];
+    CHECK(clt_tensor_read(g, got, sizeof got));
+    for (int k = 0; k < 3; k++)
+        cr_assert_eq(got[k], Y3[k] > 0 ? 1.0 : -1.0);
+    cr_assert(clt_requires_grad(g), "the gradient must not be silently constant");
+    cr_assert_str_eq(clt_grad_fn_name(g), "NotImplemented");
+    CHECK(clt_mul(g, x, &gg));
+    CHECK(clt_sum(gg, &m));
+    clt_tensor *h = NULL;
+    assert_error(clt_autograd_grad(&m, 1, NULL, &x, 1, 0, 0, &h), CLT_ERR_INVALID_ARGUMENT,
+                 "the derivative for 'AbsBackward0' is not implemented");
+    cr_assert_null(h);
+    clt_tensor *ts[] = {x, y, s, g, gg, m};
+    for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
+        clt_tensor_free(ts[k]);
+}
+
+/* x^3 summed: its gradient 3 x^2, whose own gradient is 6 x. */
+static clt_tensor *cube_sum(clt_tensor *x)
+{
+    clt_tensor *c = NULL, *s = NULL;
+    CHECK(clt_pow_scalar(x, 3.0, &c));
+    CHECK(clt_sum(c, &s));
+    clt_tensor_free(c);
+    return s;
+}
+
+Test(double_backward, retain_graph_rules)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){3}, Y3);
+    CHECK(clt_set_requires_grad(x, 1));
+    /* no create_graph: no history */
+    clt_tensor *s = cube_sum(x), *g = NULL;
+    CHECK(clt_autograd_grad_ex(&s, 1, NULL, &x, 1, NULL, &g));
+    cr_assert(!clt_requires_grad(g));
+    clt_tensor_free(g);
+    clt_tensor_free(s);
+    /* create_graph keeps the graph by default (torch's retain_graph=None):
+     * the gradient is differentiated twice over */
+    s = cube_sum(x);
+    clt_grad_opts o = {0, 1, 0};
+    CHECK(clt_autograd_grad_ex(&s, 1, NULL, &x, 1, &o, &g));
+    clt_tensor *gs = NULL, *h = NULL;
+    CHECK(clt_sum(g, &gs));
+    for (int pass = 0; pass < 2; pass++) {
+        CHECK(clt_autograd_grad(&gs, 1, NULL, &x, 1, 1, 0, &h));
+        double got[3];
+        CHECK(clt_tensor_read(h, got, sizeof got));
+        for (int k = 0; k < 3; k++)
+            cr_assert(close_enough(got[k], 6 * Y3[k], 1e-12, 0));
+        clt_tensor_free(h);
+    }
+    clt_tensor_free(gs);
+    clt_tensor_free(g);
+    clt_tensor_free(s);
+    /* exp's gradient is its output, whose history is exp's node: with
+     * retain_graph -1 (False) that node's saved tensors go, and
+     * differentiating the gradient through it fails; kept, it works */
+    for (int retain = -1; retain <= 0; retain++) {
+        clt_tensor *e = NULL;
+        CHECK(clt_exp(x, &e));
+        CHECK(clt_sum(e, &s));
+        o.retain_graph = retain;
+        CHECK(clt_autograd_grad_ex(&s, 1, NULL, &x, 1, &o, &g));
+        CHECK(clt_sum(g, &gs));
+        clt_status st = clt_autograd_grad(&gs, 1, NULL, &x, 1, 0, 0, &h);
+        if (retain < 0) {
+            assert_error(st, CLT_ERR_INVALID_ARGUMENT, "second time");
+        } else {
+            CHECK(st);
+            double got[3];
+            CHECK(clt_tensor_read(h, got, sizeof got));
+            for (int k = 0; k < 3; k++)
+                cr_assert(close_enough(got[k], exp(Y3[k]), 1e-12, 0));
+        }
+        clt_tensor *ts[] = {e, s, g, gs, h};
+        for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
+            clt_tensor_free(ts[k]);
+    }
+    clt_tensor_free(x);
+}
+
+Test(double_backward, backward_ex_gives_leaves_a_grad_with_history)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *x = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){3}, Y3);
+    CHECK(clt_set_requires_grad(x, 1));
+    clt_tensor *s = cube_sum(x), *g = NULL, *gs = NULL;
+    clt_grad_opts o = {0, 1, 0};
+    CHECK(clt_backward_ex(s, NULL, &o));
+    CHECK(clt_grad(x, &g));
+    cr_assert(clt_requires_grad(g));
+    double got[3];
+    CHECK(clt_tensor_read(g, got, sizeof got));
+    for (int k = 0; k < 3; k++)
+        cr_assert(close_enough(got[k], 3 * Y3[k] * Y3[k], 1e-12, 0));
+    /* x.grad.sum().backward(): torch adds 6 x into x.grad in place (grad
+     * mode is off in that pass), which g, a handle on it, sees */
+    CHECK(clt_sum(g, &gs));
+    CHECK(clt_backward(gs, NULL, 0));
+    clt_tensor *g2 = NULL;
+    CHECK(clt_grad(x, &g2));
+    CHECK(clt_tensor_read(g2, got, sizeof got));
+    for (int k = 0; k < 3; k++)
+        cr_assert(close_enough(got[k], 3 * Y3[k] * Y3[k] + 6 * Y3[k], 1e-12, 0));
+    CHECK(clt_tensor_read(g, got, sizeof got));
+    for (int k = 0; k < 3; k++)
+        cr_assert(close_enough(got[k], 3 * Y3[k] * Y3[k] + 6 * Y3[k], 1e-12, 0));
+    /* a second create_graph pass sums with history: grad + new */
+    clt_tensor_free(s);
+    s = cube_sum(x);
+    CHECK(clt_zero_grad(x, 1));
+    CHECK(clt_backward_ex(s, NULL, &o));
+    clt_tensor_free(s);
+    s = cube_sum(x);
+    CHECK(clt_backward_ex(s, NULL, &o));
+    clt_tensor *g3 = NULL;
+    CHECK(clt_grad(x, &g3));
+    CHECK(clt_tensor_read(g3, got, sizeof got));
+    for (int k = 0; k < 3; k++)
+        cr_assert(close_enough(got[k], 6 * Y3[k] * Y3[k], 1e-12, 0));
+    cr_assert(clt_requires_grad(g3));
+    CHECK(clt_zero_grad(x, 1)); /* the grad's graph holds x: cleared, it goes */
+    clt_tensor *ts[] = {x, s, g, gs, g2, g3};
+    for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
+        clt_tensor_free(ts[k]);
+}
+
+/* ---- a WGAN-GP step ---------------------------------------------------------------------- */
+
+enum { GP_N = 5, GP_IN = 3, GP_H = 4 };
+
+/* The gradient penalty of D(x) = w2 tanh(w1 x + b1) + b2 on the host, in
+ * double: g_n = sum_j w2[j] (1 - h_nj^2) w1[j, :], mean over n of
+ * (|g_n| - 1)^2 (b2 has no part in it). */
+static double host_gp(const double *w1, const double *b1, const double *w2, const double *x)
+{
+    double total = 0;
+    for (int n = 0; n < GP_N; n++) {
+        double g[GP_IN] = {0};
+        for (int j = 0; j < GP_H; j++) {
+            double z = b1[j];
+            for (int i = 0; i < GP_IN; i++)
+                z += w1[j * GP_IN + i] * x[n * GP_IN + i];
+            double h = tanh(z), c = w2[j] * (1 - h * h);
+            for (int i = 0; i < GP_IN; i++)
+                g[i] += c * w1[j * GP_IN + i];
+        }
+        double nn = 0;
+        for (int i = 0; i < GP_IN; i++)
+            nn += g[i] * g[i];
+        total += (sqrt(nn) - 1) * (sqrt(nn) - 1);
+    }
+    return total / GP_N;
+}
+
+Test(double_backward, wgan_gp_step_on_an_mlp)
+{
+    clt_device *dev = get_device("cpu");
+    clt_generator *gen = NULL;
+    clt_module *l1 = NULL, *l2 = NULL;
+    CHECK(clt_generator_new(7, &gen));
+    CHECK(clt_linear(dev, GP_IN, GP_H, 1, gen, &l1));
+    CHECK(clt_linear(dev, GP_H, 1, 1, gen, &l2));
+    CHECK(clt_module_to_dtype(l1, CLT_FLOAT64));
+    CHECK(clt_module_to_dtype(l2, CLT_FLOAT64));
+    clt_tensor **p1 = NULL, **p2 = NULL;
+    size_t n1 = 0, n2 = 0;
+    CHECK(clt_module_parameters(l1, &p1, &n1));
+    CHECK(clt_module_parameters(l2, &p2, &n2));
+    cr_assert_eq(n1, 2);
+    cr_assert_eq(n2, 2);
+    double xv[GP_N * GP_IN];
+    for (int k = 0; k < GP_N * GP_IN; k++)
+        xv[k] = sin(1.7 * k + 0.3) * 1.5;
+    clt_tensor *x = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){GP_N, GP_IN}, xv);
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_scope_begin());
+    clt_tensor *a = NULL, *h = NULL, *out = NULL, *s = NULL, *g = NULL, *nrm = NULL, *d = NULL,
+               *sq = NULL, *gp = NULL;
+    CHECK(clt_module_forward(l1, x, &a));
+    CHECK(clt_tanh(a, &h));
+    CHECK(clt_module_forward(l2, h, &out));
+    CHECK(clt_sum(out, &s));
+    clt_grad_opts o = {0, 1, 0};
+    CHECK(clt_autograd_grad_ex(&s, 1, NULL, &x, 1, &o, &g));
+    CHECK(clt_vector_norm_dim(g, 2, 1, 0, &nrm));
+    CHECK(clt_sub_scalar(nrm, 1.0, &d));
+    CHECK(clt_pow_scalar(d, 2.0, &sq));
+    CHECK(clt_mean(sq, &gp));
+    CHECK(clt_backward(gp, NULL, 0));
+    double got_gp = 0;
+    CHECK(clt_tensor_item(gp, &got_gp));
+    clt_scope_end();
+    /* the host's values of the parameters */
+    double w1[GP_H * GP_IN], b1[GP_H], w2[GP_H];
+    CHECK(clt_tensor_read(p1[0], w1, sizeof w1));
+    CHECK(clt_tensor_read(p1[1], b1, sizeof b1));
+    CHECK(clt_tensor_read(p2[0], w2, sizeof w2));
+    cr_assert(close_enough(got_gp, host_gp(w1, b1, w2, xv), 1e-12, 1e-14));
+    double *vals[3] = {w1, b1, w2};
+    size_t counts[3] = {GP_H * GP_IN, GP_H, GP_H};
+    clt_tensor *leaves[3] = {p1[0], p1[1], p2[0]};
+    for (int t = 0; t < 3; t++) {
+        clt_tensor *gt = NULL;
+        CHECK(clt_grad(leaves[t], &gt));
+        cr_assert_not_null(gt);
+        double got[GP_H * GP_IN];
+        CHECK(clt_tensor_read(gt, got, counts[t] * sizeof(double)));
+        clt_tensor_free(gt);
+        for (size_t k = 0; k < counts[t]; k++) {
+            const double eps = 1e-6;
+            double orig = vals[t][k], lv[2];
+            for (int side = 0; side < 2; side++) {
+                vals[t][k] = orig + (side ? -eps : eps);
+                lv[side] = host_gp(w1, b1, w2, xv);
+            }
+            vals[t][k] = orig;
+            double want = (lv[0] - lv[1]) / (2 * eps);
+            cr_assert(close_enough(got[k], want, 1e-6, 1e-8),
+                      "parameter %d element %zu: %.10g, host %.10g", t, k, got[k], want);
+        }
+    }
+    /* b2 has no part in the penalty: its gradient is zero or none */
+    clt_tensor *gb2 = NULL;
+    CHECK(clt_grad(p2[1], &gb2));
+    if (gb2) {
+        double v = 1;
+        CHECK(clt_tensor_item(gb2, &v));
+        cr_assert_eq(v, 0.0);
+    }
+    clt_tensor_free(gb2);
+    clt_free(p1);
+    clt_free(p2);
+    clt_tensor_free(x);
+    clt_module_free(l1);
+    clt_module_free(l2);
+    clt_generator_free(gen);
+}
+
+/* ---- a MAML step ---------------------------------------------------------------------------- */
+
+/* One inner step of linear regression, w' = w - a * grad(mse(x w, y), w)
+ * with create_graph, then the outer loss mse(x2 w', y2) differentiated with
+ * respect to w, against the host's (I - a H) grad_w' L2 with H = 2/n x^T x. */
+Test(double_backward, maml_inner_step)
+{
+    enum { N = 4, D = 3 };
+    const double a = 0.1;
+    clt_device *dev = get_device("cpu");
+    double xv[N * D], x2v[N * D], yv[N], y2v[N], wv[D] = {0.3, -0.7, 0.5};
+    for (int k = 0; k < N * D; k++) {
+        xv[k] = cos(0.9 * k + 0.2);
+        x2v[k] = sin(1.3 * k - 0.4);
+    }
+    for (int k = 0; k < N; k++) {
+        yv[k] = 0.5 * k - 0.6;
+        y2v[k] = 0.8 - 0.3 * k;
+    }
+    clt_tensor *w = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){D}, wv);
+    clt_tensor *x = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){N, D}, xv);
+    clt_tensor *x2 = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){N, D}, x2v);
+    clt_tensor *y = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){N}, yv);
+    clt_tensor *y2 = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){N}, y2v);
+    CHECK(clt_set_requires_grad(w, 1));
+    CHECK(clt_scope_begin());
+    clt_tensor *p = NULL, *l1 = NULL, *g = NULL, *ag = NULL, *w1 = NULL, *p2 = NULL, *l2 = NULL;
+    CHECK(clt_matmul(x, w, &p));
+    CHECK(clt_mse_loss(p, y, CLT_REDUCTION_MEAN, &l1));
+    clt_grad_opts o = {0, 1, 0};
+    CHECK(clt_autograd_grad_ex(&l1, 1, NULL, &w, 1, &o, &g));
+    CHECK(clt_mul_scalar(g, a, &ag));
+    CHECK(clt_sub(w, ag, &w1));
+    CHECK(clt_matmul(x2, w1, &p2));
+    CHECK(clt_mse_loss(p2, y2, CLT_REDUCTION_MEAN, &l2));
+    CHECK(clt_backward(l2, NULL, 0));
+    clt_scope_end();
+    /* the host */
+    double r[N], w1h[D], gw1[D], want[D];
+    for (int i = 0; i < N; i++) {
+        r[i] = -yv[i];
+        for (int j = 0; j < D; j++)
+            r[i] += xv[i * D + j] * wv[j];
+    }
+    for (int j = 0; j < D; j++) {
+        double gj = 0;
+        for (int i = 0; i < N; i++)
+            gj += 2.0 / N * xv[i * D + j] * r[i];
+        w1h[j] = wv[j] - a * gj;
+    }
+    for (int i = 0; i < N; i++) {
+        r[i] = -y2v[i];
+        for (int j = 0; j < D; j++)
+            r[i] += x2v[i * D + j] * w1h[j];
+    }
+    for (int j = 0; j < D; j++) {
+        gw1[j] = 0;
+        for (int i = 0; i < N; i++)
+            gw1[j] += 2.0 / N * x2v[i * D + j] * r[i];
+    }
+    for (int j = 0; j < D; j++) {
+        want[j] = gw1[j];
+        for (int k = 0; k < D; k++) {
+            double h = 0;
+            for (int i = 0; i < N; i++)
+                h += 2.0 / N * xv[i * D + j] * xv[i * D + k];
+            want[j] -= a * h * gw1[k];
+        }
+    }
+    clt_tensor *gw = NULL;
+    CHECK(clt_grad(w, &gw));
+    double got[D];
+    CHECK(clt_tensor_read(gw, got, sizeof got));
+    for (int j = 0; j < D; j++)
+        cr_assert(close_enough(got[j], want[j], 1e-12, 1e-14), "w element %d: %.15g, host %.15g",
+                  j, got[j], want[j]);
+    clt_tensor *ts[] = {w, x, x2, y, y2, gw};
+    for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
+        clt_tensor_free(ts[k]);
+}
