@@ -945,9 +945,11 @@ static clt_status meta_rates(const st_file *sf, const char *key, double *out, si
     ok = ok && *p++ == ']' && *p == '\0';
     if (!ok || n != want) {
         char w[160];
-        snprintf(w, sizeof w, "a list of %zu %snumber%s, as '[0.01%s]' (one per parameter group)",
-                 want, same && want > 1 ? "equal " : "", want == 1 ? "" : "s",
-                 want > 1 ? ", ..." : "");
+        if (want == 1)
+            snprintf(w, sizeof w, "a list of one number, as '[0.01]' (one per parameter group)");
+        else
+            snprintf(w, sizeof w, "a list of %zu %snumbers, as '[0.01, ...]' (one per parameter "
+                     "group)", want, same ? "equal " : "");
         return meta_bad(sf, key, v, w);
     }
     return CLT_OK;

@@ -2772,7 +2772,7 @@ void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out)
     *out = (clt__schedule){.kind = s->kind,
                            .epoch = s->epoch,
                            .period = s->period,
-                           .base_lr = s->groups ? s->base_lrs[0] : 0.0,
+                           .base_lr = s->base_lrs ? s->base_lrs[0] : 0.0,
                            .factor = s->factor,
                            .factor2 = s->factor2,
                            .base_lrs = s->base_lrs,
@@ -3141,7 +3141,6 @@ static clt_status container(clt_optimizer *opt, clt__sched_kind k, clt_lr_schedu
         s->n_subs = n;
         s->milestones = m;
         s->n_milestones = m ? n - 1 : 0;
-        s->groups = opt->n_groups;
     }
     if (s == NULL || v == NULL || (m == NULL && n > 1 && milestones) || !take_rates(s) ||
         !attach_schedule(s)) {
