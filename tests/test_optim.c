@@ -3240,3 +3240,243 @@ Test(optim, sgd_momentum_raised_starts_at_grad_across_files, .init = scratch_mak
     clt_optimizer_free(opt);
     clt_tensor_free(p);
 }
+
+/* ---- parameter groups (torch's param_groups) ------------------------------------------ */
+
+/* The options struct of o's kind (in *u), as clt_optimizer_add_param_group
+ * takes it. */
+typedef union any_opts {
+    clt_sgd_opts sgd;
+    clt_adam_opts adam;
+    clt_rmsprop_opts rmsprop;
+    clt_adagrad_opts adagrad;
+    clt_adamax_opts adamax;
+    clt_nadam_opts nadam;
+    clt_radam_opts radam;
+    clt_adadelta_opts adadelta;
+    clt_rprop_opts rprop;
+    clt_asgd_opts asgd;
+} any_opts;
+
+static const void *opts_of(const ref_opts *o, any_opts *u)
+{
+    switch (o->kind) {
+    case 0:
+        u->sgd = (clt_sgd_opts){o->lr, o->momentum, o->dampening, o->wd, o->nesterov};
+        break;
+    case 3:
+        u->rmsprop = (clt_rmsprop_opts){o->lr, o->alpha, o->eps, o->wd, o->momentum, o->centered};
+        break;
+    case 4:
+        u->adagrad = (clt_adagrad_opts){o->lr, o->lr_decay, o->wd, o->init, o->eps};
+        break;
+    case 5:
+        u->adamax = (clt_adamax_opts){o->lr, o->beta1, o->beta2, o->eps, o->wd};
+        break;
+    case 6:
+        u->nadam = (clt_nadam_opts){o->lr, o->beta1, o->beta2, o->eps, o->wd, o->momentum_decay};
+        break;
+    case 7:
+        u->radam = (clt_radam_opts){o->lr, o->beta1, o->beta2, o->eps, o->wd};
+        break;
+    default:
+        u->adam = (clt_adam_opts){o->lr, o->beta1, o->beta2, o->eps, o->wd, o->amsgrad};
+    }
+    return u;
+}
+
+/* Two groups of one parameter each, with other rates, weight decays and
+ * momenta (or betas), STEPS steps: each parameter against the float64
+ * reference of torch's rule with its own group's settings; the second
+ * group also added with NULL takes the constructor's settings. */
+Test(optim, param_groups_each_with_its_settings)
+{
+    clt_device *dev = get_device("cpu");
+    static const ref_opts g0[] = {
+        {.kind = 0, .lr = 0.05, .momentum = 0.9, .wd = 0.01},
+        {.kind = 1, .lr = 0.02, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .wd = 0.1},
+        {.kind = 2, .lr = 0.02, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .wd = 0.1},
+        {.kind = 3, .lr = 0.01, .alpha = 0.99, .eps = 1e-8, .momentum = 0.5, .wd = 0.01},
+        {.kind = 4, .lr = 0.1, .lr_decay = 0.01, .wd = 0.01, .init = 0.1, .eps = 1e-10},
+        {.kind = 5, .lr = 0.02, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .wd = 0.01},
+        {.kind = 6, .lr = 0.02, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .wd = 0.01,
+         .momentum_decay = 4e-3},
+        {.kind = 7, .lr = 0.02, .beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8, .wd = 0.01,
+         .steps = 8},
+    };
+    static const ref_opts g1[] = {
+        {.kind = 0, .lr = 0.2, .momentum = 0.0, .wd = 0.0},
+        {.kind = 1, .lr = 0.1, .beta1 = 0.5, .beta2 = 0.9, .eps = 1e-6, .wd = 0.0, .amsgrad = 1},
+        {.kind = 2, .lr = 0.1, .beta1 = 0.5, .beta2 = 0.9, .eps = 1e-6, .wd = 0.0},
+        {.kind = 3, .lr = 0.03, .alpha = 0.9, .eps = 1e-6, .momentum = 0.0, .centered = 1},
+        {.kind = 4, .lr = 0.3, .lr_decay = 0.0, .wd = 0.0, .init = 0.0, .eps = 1e-8},
+        {.kind = 5, .lr = 0.1, .beta1 = 0.5, .beta2 = 0.9, .eps = 1e-6, .wd = 0.0},
+        {.kind = 6, .lr = 0.1, .beta1 = 0.5, .beta2 = 0.9, .eps = 1e-6, .wd = 0.1,
+         .momentum_decay = 1e-2},
+        {.kind = 7, .lr = 0.1, .beta1 = 0.5, .beta2 = 0.9, .eps = 1e-6, .wd = 0.0, .steps = 8},
+    };
+    for (size_t k = 0; k < sizeof g0 / sizeof g0[0]; k++) {
+        clt_tensor *pa = param_at(dev, CLT_FLOAT64), *pb = param_at(dev, CLT_FLOAT64);
+        clt_tensor *pc = param_at(dev, CLT_FLOAT64);
+        clt_optimizer *opt;
+        any_opts u;
+        make_optimizer(&g0[k], &pa, 1, &opt);
+        CHECK(clt_optimizer_add_param_group(opt, &pb, 1, opts_of(&g1[k], &u)));
+        CHECK(clt_optimizer_add_param_group(opt, &pc, 1, NULL));
+        cr_assert_eq(clt_optimizer_num_groups(opt), 3);
+        cr_assert(clt_optimizer_group_lr(opt, 0) == g0[k].lr);
+        cr_assert(clt_optimizer_group_lr(opt, 1) == g1[k].lr);
+        cr_assert(clt_optimizer_group_lr(opt, 2) == g0[k].lr);
+        cr_assert(isnan(clt_optimizer_group_lr(opt, 3)));
+        int steps = g0[k].steps ? g0[k].steps : STEPS;
+        for (int t = 0; t < steps; t++) {
+            CHECK(clt_optimizer_zero_grad(opt, 1));
+            loss_backward(dev, pa);
+            loss_backward(dev, pb);
+            loss_backward(dev, pc);
+            CHECK(clt_optimizer_step(opt));
+        }
+        const ref_opts *want_of[3] = {&g0[k], &g1[k], &g0[k]};
+        clt_tensor *ps[3] = {pa, pb, pc};
+        for (int g = 0; g < 3; g++) {
+            double got[N], want[N];
+            memcpy(want, P0, sizeof want);
+            reference(want_of[g], want);
+            read_f64(ps[g], got);
+            for (int i = 0; i < N; i++)
+                cr_assert(close_enough(got[i], want[i], 1e-12, 1e-14),
+                          "kind %d, group %d, element %d: %.17g vs %.17g", g0[k].kind, g, i,
+                          got[i], want[i]);
+        }
+        double a[N], b[N];
+        read_f64(pa, a);
+        read_f64(pb, b);
+        cr_assert(fabs(a[0] - b[0]) > 1e-6, "kind %d: the groups moved alike", g0[k].kind);
+        clt_optimizer_free(opt);
+        clt_tensor_free(pa);
+        clt_tensor_free(pb);
+        clt_tensor_free(pc);
+    }
+}
+
+/* Adadelta, Rprop and ASGD (and SGD with momentum in one group only): a
+ * two-group optimizer gives each parameter the bits of a one-group
+ * optimizer with its group's settings. */
+Test(optim, param_groups_match_separate_optimizers)
+{
+    clt_device *dev = get_device("cpu");
+    clt_adadelta_opts d0 = CLT_ADADELTA_DEFAULTS, d1 = {0.5, 0.8, 1e-4, 0.05};
+    clt_rprop_opts r0 = CLT_RPROP_DEFAULTS, r1 = {0.23, 0.4, 1.5, 0.05, 0.5};
+    clt_asgd_opts a0 = {0.05, 0.01, 0.6, 2.0, 0.01}, a1 = {0.2, 1e-4, 0.75, 1.0, 0.0};
+    clt_sgd_opts s0 = {0.1, 0.0, 0.0, 0.0, 0}, s1 = {0.05, 0.9, 0.1, 0.01, 0};
+    const void *first[] = {&d0, &r0, &a0, &s0}, *second[] = {&d1, &r1, &a1, &s1};
+    for (int k = 0; k < 4; k++) {
+        clt_tensor *p[2], *q[2];
+        clt_optimizer *two, *one[2];
+        for (int j = 0; j < 2; j++) {
+            p[j] = param_at(dev, CLT_FLOAT32);
+            q[j] = param_at(dev, CLT_FLOAT32);
+        }
+        for (int j = 0; j < 2; j++) {
+            const void *o = j ? second[k] : first[k];
+            clt_tensor **at = j ? &q[1] : &q[0];
+            CHECK(k == 0   ? clt_adadelta(at, 1, o, &one[j])
+                  : k == 1 ? clt_rprop(at, 1, o, &one[j])
+                  : k == 2 ? clt_asgd(at, 1, o, &one[j])
+                           : clt_sgd(at, 1, o, &one[j]));
+        }
+        CHECK(k == 0   ? clt_adadelta(&p[0], 1, first[k], &two)
+              : k == 1 ? clt_rprop(&p[0], 1, first[k], &two)
+              : k == 2 ? clt_asgd(&p[0], 1, first[k], &two)
+                       : clt_sgd(&p[0], 1, first[k], &two));
+        CHECK(clt_optimizer_add_param_group(two, &p[1], 1, second[k]));
+        for (int t = 0; t < 6; t++) {
+            CHECK(clt_optimizer_zero_grad(two, 1));
+            for (int j = 0; j < 2; j++) {
+                CHECK(clt_optimizer_zero_grad(one[j], 1));
+                loss_backward(dev, p[j]);
+                loss_backward(dev, q[j]);
+                CHECK(clt_optimizer_step(one[j]));
+            }
+            CHECK(clt_optimizer_step(two));
+        }
+        for (int j = 0; j < 2; j++) {
+            float *a = read_f32(p[j]), *b = read_f32(q[j]);
+            cr_assert(memcmp(a, b, N * sizeof *a) == 0, "kind %d, group %d: not the bits of a "
+                      "one-group optimizer (%.9g vs %.9g)", k, j, a[0], b[0]);
+            cr_assert(a[0] != (float)P0[0], "kind %d, group %d: did not move", k, j);
+            free(a);
+            free(b);
+        }
+        clt_optimizer_free(two);
+        for (int j = 0; j < 2; j++) {
+            clt_optimizer_free(one[j]);
+            clt_tensor_free(p[j]);
+            clt_tensor_free(q[j]);
+        }
+    }
+}
+
+/* What clt_optimizer_add_param_group refuses, the optimizer unchanged,
+ * with torch's messages; the per-group getters and setters; NULL takes
+ * the constructor's settings, not a schedule's rate. */
+Test(optim, param_group_errors)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *a = param_at(dev, CLT_FLOAT32), *b = param_at(dev, CLT_FLOAT32);
+    clt_tensor *c = param_at(dev, CLT_FLOAT32);
+    clt_optimizer *opt;
+    clt_sgd_opts so = {0.1, 0.9, 0.0, 0.0, 0};
+    CHECK(clt_sgd(&a, 1, &so, &opt));
+    assert_error(clt_optimizer_add_param_group(opt, &a, 1, NULL), CLT_ERR_INVALID_ARGUMENT,
+                 "some parameters appear in more than one parameter group");
+    clt_tensor *ab[2] = {b, a};
+    assert_error(clt_optimizer_add_param_group(opt, ab, 2, NULL), CLT_ERR_INVALID_ARGUMENT,
+                 "some parameters appear in more than one parameter group");
+    clt_tensor *alias = detached_part(a, 2, 3);
+    CHECK(clt_set_requires_grad(alias, 1));
+    assert_error(clt_optimizer_add_param_group(opt, &alias, 1, NULL), CLT_ERR_INVALID_ARGUMENT,
+                 "some parameters appear in more than one parameter group");
+    clt_tensor *bb[2] = {b, b};
+    assert_error(clt_optimizer_add_param_group(opt, bb, 2, NULL), CLT_ERR_INVALID_ARGUMENT,
+                 "parameter 1 is parameter 0 given again");
+    clt_tensor *computed;
+    CHECK(clt_mul_scalar(b, 2.0, &computed));
+    assert_error(clt_optimizer_add_param_group(opt, &computed, 1, NULL),
+                 CLT_ERR_INVALID_ARGUMENT, "not a leaf that requires grad");
+    assert_error(clt_optimizer_add_param_group(opt, &b, 0, NULL), CLT_ERR_INVALID_ARGUMENT,
+                 "empty parameter list");
+    assert_error(clt_optimizer_add_param_group(opt, &b, 1, &(clt_sgd_opts){-0.1, 0, 0, 0, 0}),
+                 CLT_ERR_INVALID_ARGUMENT, "invalid learning rate");
+    assert_error(clt_optimizer_add_param_group(opt, &b, 1, &(clt_sgd_opts){0.1, 0, 0, 0, 1}),
+                 CLT_ERR_INVALID_ARGUMENT, "Nesterov momentum requires");
+    assert_error(clt_optimizer_add_param_group(NULL, &b, 1, NULL), CLT_ERR_NULL_ARGUMENT, "");
+    assert_error(clt_optimizer_add_param_group(opt, NULL, 1, NULL), CLT_ERR_NULL_ARGUMENT, "");
+    cr_assert_eq(clt_optimizer_num_groups(opt), 1);
+    assert_error(clt_optimizer_set_group_lr(opt, 1, 0.5), CLT_ERR_INVALID_ARGUMENT,
+                 "group 1 is out of range: the optimizer has 1 parameter group");
+    assert_error(clt_optimizer_set_group_lr(opt, 0, NAN), CLT_ERR_INVALID_ARGUMENT,
+                 "invalid learning rate");
+    cr_assert(isnan(clt_optimizer_group_momentum(opt, 1)));
+    cr_assert_eq(clt_optimizer_num_groups(NULL), 0);
+    /* a refused group took nothing: the same tensors make a group now */
+    CHECK(clt_optimizer_set_lr(opt, 0.05));
+    CHECK(clt_optimizer_add_param_group(opt, &b, 1, NULL));
+    CHECK(clt_optimizer_add_param_group(opt, &c, 1, &(clt_sgd_opts){0.3, 0.0, 0, 0, 0}));
+    cr_assert_eq(clt_optimizer_num_groups(opt), 3);
+    cr_assert(clt_optimizer_group_lr(opt, 1) == 0.1, "%g", clt_optimizer_group_lr(opt, 1));
+    cr_assert(clt_optimizer_group_momentum(opt, 1) == 0.9);
+    cr_assert(clt_optimizer_group_momentum(opt, 2) == 0.0);
+    CHECK(clt_optimizer_set_group_lr(opt, 2, 0.7));
+    cr_assert(clt_optimizer_group_lr(opt, 2) == 0.7 && clt_optimizer_group_lr(opt, 0) == 0.05);
+    CHECK(clt_optimizer_set_lr(opt, 0.01));
+    for (size_t g = 0; g < 3; g++)
+        cr_assert(clt_optimizer_group_lr(opt, g) == 0.01);
+    cr_assert(clt_optimizer_lr(opt) == 0.01);
+    clt_optimizer_free(opt);
+    clt_tensor_free(computed);
+    clt_tensor_free(alias);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+}
