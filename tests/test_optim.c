@@ -3480,3 +3480,138 @@ Test(optim, param_group_errors)
     clt_tensor_free(b);
     clt_tensor_free(c);
 }
+
+/* An SGD over two groups, a (lr la, momentum 0.9) and b (lr lb, no
+ * momentum), on float64 parameters. */
+static clt_optimizer *two_groups(clt_device *dev, double la, double lb, clt_tensor **a,
+                                 clt_tensor **b)
+{
+    clt_optimizer *opt;
+    *a = param_at(dev, CLT_FLOAT64);
+    *b = param_at(dev, CLT_FLOAT64);
+    CHECK(clt_sgd(a, 1, &(clt_sgd_opts){la, 0.9, 0.0, 0.01, 0}, &opt));
+    CHECK(clt_optimizer_add_param_group(opt, b, 1, &(clt_sgd_opts){lb, 0.0, 0.0, 0.0, 0}));
+    return opt;
+}
+
+/* Schedules over two groups act on each with its own base rate (torch's
+ * base_lrs, one per group); a group added after the schedule was made is
+ * what torch 1.13 makes of it. */
+Test(optim, schedules_over_param_groups)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *a, *b, *c = param_at(dev, CLT_FLOAT64);
+    clt_lr_scheduler *s;
+    /* StepLR: each group base * gamma^(e / 2); a group added at epoch 5
+     * is scaled with the others from then on (torch's chainable get_lr) */
+    clt_optimizer *opt = two_groups(dev, 0.1, 0.01, &a, &b);
+    CHECK(clt_step_lr(opt, 2, 0.5, &s));
+    for (int64_t e = 1; e <= 5; e++) {
+        CHECK(clt_lr_scheduler_step(s));
+        cr_assert(clt_optimizer_group_lr(opt, 0) == 0.1 * pow(0.5, (double)(e / 2)));
+        cr_assert(clt_optimizer_group_lr(opt, 1) == 0.01 * pow(0.5, (double)(e / 2)));
+    }
+    CHECK(clt_optimizer_add_param_group(opt, &c, 1, &(clt_sgd_opts){1.0, 0, 0, 0, 0}));
+    double want_c[] = {0.5, 0.5, 0.25};
+    for (int64_t e = 6; e <= 8; e++) {
+        CHECK(clt_lr_scheduler_step(s));
+        cr_assert(clt_optimizer_group_lr(opt, 0) == 0.1 * pow(0.5, (double)(e / 2)));
+        cr_assert(clt_optimizer_group_lr(opt, 2) == want_c[e - 6], "epoch %lld: %.17g",
+                  (long long)e, clt_optimizer_group_lr(opt, 2));
+    }
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+
+    /* CosineAnnealingLR with eta_min, each group from its own base */
+    opt = two_groups(dev, 0.1, 0.02, &a, &b);
+    CHECK(clt_cosine_lr(opt, 4, 0.001, &s));
+    for (int64_t e = 1; e <= 4; e++) {
+        CHECK(clt_lr_scheduler_step(s));
+        for (size_t g = 0; g < 2; g++) {
+            double base = g ? 0.02 : 0.1;
+            double want = 0.001 + (base - 0.001) * (1 + cos(M_PI * (double)e / 4)) / 2;
+            cr_assert(close_enough(clt_optimizer_group_lr(opt, g), want, 1e-15, 1e-17),
+                      "epoch %lld, group %zu: %.17g vs %.17g", (long long)e, g,
+                      clt_optimizer_group_lr(opt, g), want);
+        }
+    }
+    clt_lr_scheduler_free(s);
+
+    /* LambdaLR: base * f(e) per group; a group added later is left */
+    CHECK(clt_optimizer_set_group_lr(opt, 0, 0.1));
+    CHECK(clt_optimizer_set_group_lr(opt, 1, 0.02));
+    c = param_at(dev, CLT_FLOAT64);
+    CHECK(clt_lambda_lr(opt, decay095, NULL, &s));
+    CHECK(clt_optimizer_add_param_group(opt, &c, 1, &(clt_sgd_opts){0.7, 0, 0, 0, 0}));
+    for (int64_t e = 1; e <= 3; e++) {
+        CHECK(clt_lr_scheduler_step(s));
+        /* initial_lr was set by the cosine schedule made first */
+        cr_assert(clt_optimizer_group_lr(opt, 0) == 0.1 * pow(0.95, (double)e));
+        cr_assert(clt_optimizer_group_lr(opt, 1) == 0.02 * pow(0.95, (double)e));
+        cr_assert(clt_optimizer_group_lr(opt, 2) == 0.7);
+    }
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+
+    /* ReduceLROnPlateau: each group's rate times factor, not below min_lr;
+     * a group added later fails the step that would reduce it (torch's
+     * IndexError), nothing changed */
+    opt = two_groups(dev, 0.1, 0.01, &a, &b);
+    CHECK(clt_reduce_lr_on_plateau(opt, NULL, 0.5, 0, 1e-4, NULL, 0, 0.008, 1e-8, &s));
+    CHECK(clt_lr_scheduler_step_metric(s, 1.0));
+    CHECK(clt_lr_scheduler_step_metric(s, 2.0));
+    cr_assert(clt_optimizer_group_lr(opt, 0) == 0.05 && clt_optimizer_group_lr(opt, 1) == 0.008);
+    c = param_at(dev, CLT_FLOAT64);
+    CHECK(clt_optimizer_add_param_group(opt, &c, 1, NULL));
+    CHECK(clt_lr_scheduler_step_metric(s, 0.5)); /* better: nothing to reduce */
+    assert_error(clt_lr_scheduler_step_metric(s, 3.0), CLT_ERR_INVALID_ARGUMENT,
+                 "IndexError");
+    cr_assert_eq(clt_lr_scheduler_epoch(s), 3);
+    cr_assert(clt_optimizer_group_lr(opt, 0) == 0.05);
+    clt_lr_scheduler_free(s);
+    /* SequentialLR needs every group's initial_lr */
+    clt_lr_scheduler *sub;
+    CHECK(clt_step_lr(opt, 2, 0.5, &sub));
+    clt_tensor *d = param_at(dev, CLT_FLOAT64);
+    CHECK(clt_optimizer_add_param_group(opt, &d, 1, NULL));
+    assert_error(clt_sequential_lr(opt, &sub, 1, NULL, &s), CLT_ERR_INVALID_ARGUMENT,
+                 "parameter group 3 of the optimizer has no initial_lr");
+    clt_lr_scheduler_free(sub);
+    clt_tensor_free(d);
+    clt_optimizer_free(opt);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+
+    /* OneCycleLR cycling Adam's beta1: the same rate and momentum in both
+     * groups (one max_lr for all, as torch given a float); a group added
+     * later refuses the next step (torch's KeyError) */
+    a = param_at(dev, CLT_FLOAT64);
+    b = param_at(dev, CLT_FLOAT64);
+    CHECK(clt_adam(&a, 1, NULL, &opt));
+    CHECK(clt_optimizer_add_param_group(opt, &b, 1, &(clt_adam_opts){0.5, 0.5, 0.9, 1e-6, 0, 0}));
+    CHECK(clt_one_cycle_lr_momentum(opt, 0.2, 10, 0.3, NULL, 10.0, 100.0, 0, 1, 0.8, 0.9, &s));
+    for (int e = 0; e < 5; e++) {
+        cr_assert(clt_optimizer_group_lr(opt, 0) == clt_optimizer_group_lr(opt, 1));
+        cr_assert(clt_optimizer_group_momentum(opt, 0) == clt_optimizer_group_momentum(opt, 1));
+        cr_assert(clt_optimizer_group_lr(opt, 0) ==
+                  one_cycle_ref(0.2, 10, 0.3, 0, 10.0, 100.0, 0, e), "epoch %d", e);
+        CHECK(clt_lr_scheduler_step(s));
+    }
+    double lr = clt_optimizer_group_lr(opt, 0);
+    c = param_at(dev, CLT_FLOAT64);
+    CHECK(clt_optimizer_add_param_group(opt, &c, 1, NULL));
+    assert_error(clt_lr_scheduler_step(s), CLT_ERR_INVALID_ARGUMENT, "KeyError: 'initial_lr'");
+    cr_assert(clt_optimizer_group_lr(opt, 0) == lr && clt_lr_scheduler_epoch(s) == 5);
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+}
