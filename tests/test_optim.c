@@ -3615,3 +3615,110 @@ Test(optim, schedules_over_param_groups)
     clt_tensor_free(b);
     clt_tensor_free(c);
 }
+
+/* A float64 parameter holding the N values v. */
+static clt_tensor *param_from(clt_device *dev, const double *v)
+{
+    clt_tensor *p;
+    int64_t n = N;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, v, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    return p;
+}
+
+static void two_group_steps(clt_device *dev, clt_optimizer *opt, clt_lr_scheduler *s,
+                            clt_tensor *a, clt_tensor *b, int steps)
+{
+    for (int t = 0; t < steps; t++) {
+        CHECK(clt_optimizer_zero_grad(opt, 1));
+        loss_backward(dev, a);
+        loss_backward(dev, b);
+        CHECK(clt_optimizer_step(opt));
+        CHECK(clt_lr_scheduler_step(s));
+    }
+}
+
+/* Two groups saved after 3 steps (optimizer and StepLR) and loaded into a
+ * fresh optimizer of two groups made with the defaults and a fresh
+ * schedule go on with the bits of the uninterrupted run; files of another
+ * number of groups, or of groups of other sizes, are refused with torch's
+ * messages, the optimizer unchanged. */
+Test(optim, param_groups_save_and_load)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *a, *b;
+    clt_lr_scheduler *s;
+    clt_optimizer *opt = two_groups(dev, 0.1, 0.03, &a, &b);
+    CHECK(clt_step_lr(opt, 2, 0.5, &s));
+    two_group_steps(dev, opt, s, a, b, 3);
+    CHECK(clt_optimizer_save(opt, tpath("groups.optim.safetensors")));
+    CHECK(clt_lr_scheduler_save(s, tpath("groups.sched.safetensors")));
+    double at_a[N], at_b[N], want_a[N], want_b[N], got_a[N], got_b[N];
+    read_f64(a, at_a);
+    read_f64(b, at_b);
+    two_group_steps(dev, opt, s, a, b, 3);
+    read_f64(a, want_a);
+    read_f64(b, want_b);
+
+    clt_tensor *a2 = param_from(dev, at_a), *b2 = param_from(dev, at_b);
+    clt_optimizer *fresh;
+    clt_lr_scheduler *s2;
+    CHECK(clt_sgd(&a2, 1, NULL, &fresh));
+    CHECK(clt_optimizer_add_param_group(fresh, &b2, 1, NULL));
+    CHECK(clt_step_lr(fresh, 5, 0.9, &s2));
+    CHECK(clt_optimizer_load(fresh, tpath("groups.optim.safetensors")));
+    CHECK(clt_lr_scheduler_load(s2, tpath("groups.sched.safetensors")));
+    cr_assert(clt_optimizer_group_lr(fresh, 0) == 0.05 && clt_optimizer_group_lr(fresh, 1) == 0.015,
+              "%g %g", clt_optimizer_group_lr(fresh, 0), clt_optimizer_group_lr(fresh, 1));
+    cr_assert(clt_optimizer_group_momentum(fresh, 0) == 0.9 &&
+              clt_optimizer_group_momentum(fresh, 1) == 0.0);
+    two_group_steps(dev, fresh, s2, a2, b2, 3);
+    read_f64(a2, got_a);
+    read_f64(b2, got_b);
+    cr_assert(memcmp(got_a, want_a, sizeof got_a) == 0 && memcmp(got_b, want_b, sizeof got_b) == 0,
+              "resumed %.17g %.17g, uninterrupted %.17g %.17g", got_a[0], got_b[0], want_a[0],
+              want_b[0]);
+    cr_assert(clt_optimizer_group_lr(fresh, 0) == clt_optimizer_group_lr(opt, 0) &&
+              clt_optimizer_group_lr(fresh, 1) == clt_optimizer_group_lr(opt, 1));
+
+    /* one group: another number of groups */
+    clt_tensor *ab[2] = {a2, b2};
+    clt_optimizer *one;
+    CHECK(clt_sgd(ab, 2, NULL, &one));
+    assert_error(clt_optimizer_load(one, tpath("groups.optim.safetensors")),
+                 CLT_ERR_INVALID_ARGUMENT,
+                 "loaded state dict has a different number of parameter groups");
+    cr_assert(clt_optimizer_num_groups(one) == 1 && clt_optimizer_lr(one) == 1e-3);
+    /* and the schedule's base_lrs */
+    clt_lr_scheduler *s1;
+    CHECK(clt_step_lr(one, 2, 0.5, &s1));
+    assert_error(clt_lr_scheduler_load(s1, tpath("groups.sched.safetensors")),
+                 CLT_ERR_INVALID_ARGUMENT, "'base_lrs' is '[0.1, 0.03]', expected a list of one");
+    clt_lr_scheduler_free(s1);
+    clt_optimizer_free(one);
+    /* groups of 1 and 2 parameters against a file of 2 and 1 */
+    clt_tensor *c = param_at(dev, CLT_FLOAT64), *c2 = param_at(dev, CLT_FLOAT64);
+    clt_tensor *bc[2] = {b, c}, *ab2[2] = {a2, b2};
+    clt_optimizer *x, *y;
+    CHECK(clt_sgd(&a, 1, NULL, &x));
+    CHECK(clt_optimizer_add_param_group(x, bc, 2, NULL));
+    CHECK(clt_optimizer_save(x, tpath("sizes.safetensors")));
+    CHECK(clt_sgd(ab2, 2, NULL, &y));
+    CHECK(clt_optimizer_add_param_group(y, &c2, 1, NULL));
+    assert_error(clt_optimizer_load(y, tpath("sizes.safetensors")), CLT_ERR_INVALID_ARGUMENT,
+                 "loaded state dict contains a parameter group that doesn't match the size of "
+                 "optimizer's group");
+    CHECK(clt_optimizer_load(x, tpath("sizes.safetensors")));
+    clt_optimizer_free(x);
+    clt_optimizer_free(y);
+    clt_lr_scheduler_free(s);
+    clt_lr_scheduler_free(s2);
+    clt_optimizer_free(opt);
+    clt_optimizer_free(fresh);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+    clt_tensor_free(c2);
+    clt_tensor_free(a2);
+    clt_tensor_free(b2);
+}
