@@ -364,7 +364,17 @@ CLT_API clt_status clt_clip_grad_value(clt_tensor *const *params, size_t n, doub
  * unless the rate is set by hand while it runs: torch's chainable form
  * goes on from the rate set, the closed form does not.  Once one of
  * several is freed, the others go on from the rate now, the last one
- * alone again in its closed form (but for one made as above). */
+ * alone again in its closed form (but for one made as above).
+ *
+ * Parameter groups.  Every schedule acts on each parameter group of its
+ * optimizer, as torch's over param_groups: "the rate" above is each
+ * group's, initial_lr is set (and read) per group, and a schedule's
+ * base_lrs holds one per group.  Where this API takes one rate or
+ * momentum (OneCycleLR's max_lr and momenta, CyclicLR's base_lr, max_lr
+ * and momenta, ReduceLROnPlateau's min_lr), every group gets it, as torch
+ * does given a float.  "Made where the rate was not initial_lr" holds
+ * when it holds for any group.  A group added after a schedule was made:
+ * clt_optimizer_add_param_group. */
 typedef struct clt_lr_scheduler clt_lr_scheduler;
 
 /* StepLR: lr = base_lr * gamma^(epoch / step_size), base_lr the
