@@ -247,6 +247,29 @@ static int checkpoint(clt_device *dev, int argc, char **argv)
     return st == CLT_OK ? 0 : fail(argv[1], st);
 }
 
+/* The gradient of resume's loss sum(p^3 / 3 + p^2) into p's. */
+static clt_status cubic_backward(clt_tensor *p)
+{
+    clt_tensor *p2 = NULL, *p3 = NULL, *a = NULL, *l = NULL, *loss = NULL;
+    clt_status st = clt_mul(p, p, &p2);
+    if (st == CLT_OK)
+        st = clt_mul(p2, p, &p3);
+    if (st == CLT_OK)
+        st = clt_mul_scalar(p3, 1.0 / 3, &a);
+    if (st == CLT_OK)
+        st = clt_add(a, p2, &l);
+    if (st == CLT_OK)
+        st = clt_sum(l, &loss);
+    if (st == CLT_OK)
+        st = clt_backward(loss, NULL, 0);
+    clt_tensor_free(p2);
+    clt_tensor_free(p3);
+    clt_tensor_free(a);
+    clt_tensor_free(l);
+    clt_tensor_free(loss);
+    return st;
+}
+
 /* io_roundtrip resume and cycle (see the top). */
 static int resume(clt_device *dev, int argc, char **argv)
 {
@@ -288,31 +311,15 @@ static int resume(clt_device *dev, int argc, char **argv)
     if (st == CLT_OK && cycle && strcmp(sched, "-") != 0)
         st = clt_lr_scheduler_load(s, sched);
     for (int t = 0; st == CLT_OK && t < steps; t++) {
-        clt_tensor *p2 = NULL, *p3 = NULL, *a = NULL, *l = NULL, *loss = NULL;
         st = clt_optimizer_zero_grad(opt, 1);
         if (st == CLT_OK)
-            st = clt_mul(p, p, &p2);
-        if (st == CLT_OK)
-            st = clt_mul(p2, p, &p3);
-        if (st == CLT_OK)
-            st = clt_mul_scalar(p3, 1.0 / 3, &a);
-        if (st == CLT_OK)
-            st = clt_add(a, p2, &l);
-        if (st == CLT_OK)
-            st = clt_sum(l, &loss);
-        if (st == CLT_OK)
-            st = clt_backward(loss, NULL, 0);
+            st = cubic_backward(p);
         if (st == CLT_OK)
             st = clt_optimizer_step(opt);
         if (st == CLT_OK && cycle)
             st = clt_lr_scheduler_step(s);
         if (st == CLT_OK && cycle)
             printf("%.17g %.17g\n", clt_optimizer_lr(opt), clt_optimizer_momentum(opt));
-        clt_tensor_free(p2);
-        clt_tensor_free(p3);
-        clt_tensor_free(a);
-        clt_tensor_free(l);
-        clt_tensor_free(loss);
     }
     char path[4096];
     snprintf(path, sizeof path, "%s.param.safetensors", out);
@@ -385,25 +392,8 @@ static int groups_run(clt_device *dev, char **argv)
         st = clt_optimizer_load(opt, optim);
     for (int t = 0; st == CLT_OK && t < steps; t++) {
         st = clt_optimizer_zero_grad(opt, 1);
-        for (int k = 0; k < 2 && st == CLT_OK; k++) {
-            clt_tensor *p2 = NULL, *p3 = NULL, *a = NULL, *l = NULL, *loss = NULL;
-            st = clt_mul(p[k], p[k], &p2);
-            if (st == CLT_OK)
-                st = clt_mul(p2, p[k], &p3);
-            if (st == CLT_OK)
-                st = clt_mul_scalar(p3, 1.0 / 3, &a);
-            if (st == CLT_OK)
-                st = clt_add(a, p2, &l);
-            if (st == CLT_OK)
-                st = clt_sum(l, &loss);
-            if (st == CLT_OK)
-                st = clt_backward(loss, NULL, 0);
-            clt_tensor_free(p2);
-            clt_tensor_free(p3);
-            clt_tensor_free(a);
-            clt_tensor_free(l);
-            clt_tensor_free(loss);
-        }
+        for (int k = 0; k < 2 && st == CLT_OK; k++)
+            st = cubic_backward(p[k]);
         if (st == CLT_OK)
             st = clt_optimizer_step(opt);
     }

@@ -625,11 +625,21 @@ if torch is not None:
     def loss_backward(p):
         (p ** 3 / 3 + p ** 2).sum().backward()
 
+    def group_metas(meta):
+        """Our file's param_groups, in order: group 0's keys as they are, the
+        others' under "param_groups.G."."""
+        groups = [{k: v for k, v in meta.items()
+                   if k != "optimizer" and not k.startswith("param_groups.")}]
+        while any(k.startswith(f"param_groups.{len(groups)}.") for k in meta):
+            pre = f"param_groups.{len(groups)}."
+            groups.append({k[len(pre):]: v for k, v in meta.items() if k.startswith(pre)})
+        return groups
+
     def torch_state_dict(opt, path, kind):
         """Our file as torch's state_dict, into opt's param_groups."""
-        t, meta = load_file(path), metadata(path)
-        group = dict(opt.state_dict()["param_groups"][0])
-        group.update({k: v for k, v in meta.items() if k in group})
+        t, metas = load_file(path), group_metas(metadata(path))
+        groups = [dict(g, **{k: v for k, v in m.items() if k in g})
+                  for g, m in zip(opt.state_dict()["param_groups"], metas)]
         state = {}
         for name, a in t.items():
             if name.startswith("state."):
@@ -640,23 +650,26 @@ if torch is not None:
                 step = int(t["step"][i])
                 state[i]["step"] = (torch.tensor(float(step))
                                     if kind not in ("RMSprop", "Rprop") else step)
-        return {"state": state, "param_groups": [group]}
+        return {"state": state, "param_groups": groups}
 
     def our_file(opt, kind, path, steps, dtype=None):
         """torch's state_dict in our format (steps: what SGD does not count)."""
         sd = opt.state_dict()
-        group = sd["param_groups"][0]
         tensors = {}
         for i, st in sd["state"].items():
             for k, v in st.items():
                 if k != "step" and v is not None:  # SGD's momentum_buffer without momentum
                     tensors[f"state.{i}.{k}"] = v.numpy().astype(dtype or v.numpy().dtype)
-        counts = [int(sd["state"].get(i, {}).get("step", steps)) for i in group["params"]]
+        ids = [i for g in sd["param_groups"] for i in g["params"]]
+        counts = [int(sd["state"].get(i, {}).get("step", steps)) for i in ids]
         tensors["step"] = np.array(counts, dtype="<i8")
         tensors["steps"] = np.array(max(counts), dtype="<i8")
-        tensors["lr_bits"] = np.array(group["lr"], dtype="<f8").view("<i8")
-        meta = {"optimizer": kind, **{k: repr(v) for k, v in group.items()
-                                      if k not in ("params", "foreach", "differentiable")}}
+        tensors["lr_bits"] = np.array(sd["param_groups"][0]["lr"], dtype="<f8").view("<i8")
+        meta = {"optimizer": kind}
+        for g, group in enumerate(sd["param_groups"]):
+            pre = f"param_groups.{g}." if g else ""
+            meta.update({pre + k: repr(v) for k, v in group.items()
+                         if k not in ("foreach", "differentiable")})
         save_file(tensors, path, metadata=meta)
 
     # Two schedules made one after the other on one optimizer (no
@@ -784,47 +797,6 @@ if torch is not None:
                         dict(lr=0.05, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.0,
                              amsgrad=False)]}
 
-    def group_metas(meta):
-        """Our file's param_groups, in order."""
-        groups = [{k: v for k, v in meta.items()
-                   if k != "optimizer" and not k.startswith("param_groups.")}]
-        while any(k.startswith(f"param_groups.{len(groups)}.") for k in meta):
-            pre = f"param_groups.{len(groups)}."
-            groups.append({k[len(pre):]: v for k, v in meta.items() if k.startswith(pre)})
-        return groups
-
-    def torch_groups_state_dict(opt, path, kind):
-        """Our file of several groups as torch's state_dict for opt."""
-        t, groups = load_file(path), group_metas(metadata(path))
-        pg = [dict(g, **{k: v for k, v in m.items() if k in g})
-              for g, m in zip(opt.state_dict()["param_groups"], groups)]
-        state = {}
-        for name, a in t.items():
-            if name.startswith("state."):
-                _, i, key = name.split(".", 2)
-                state.setdefault(int(i), {})[key] = torch.from_numpy(a.copy())
-        for i in state:
-            if kind != "SGD":
-                state[i]["step"] = torch.tensor(float(t["step"][i]))
-        return {"state": state, "param_groups": pg}
-
-    def our_groups_file(opt, kind, path, steps):
-        """torch's state_dict of several groups in our format."""
-        sd = opt.state_dict()
-        tensors = {f"state.{i}.{k}": v.numpy() for i, st in sd["state"].items()
-                   for k, v in st.items() if k != "step" and v is not None}
-        ids = [i for g in sd["param_groups"] for i in g["params"]]
-        counts = [int(sd["state"].get(i, {}).get("step", steps)) for i in ids]
-        tensors["step"] = np.array(counts, dtype="<i8")
-        tensors["steps"] = np.array(max(counts), dtype="<i8")
-        tensors["lr_bits"] = np.array(sd["param_groups"][0]["lr"], dtype="<f8").view("<i8")
-        meta = {"optimizer": kind}
-        for g, group in enumerate(sd["param_groups"]):
-            pre = f"param_groups.{g}." if g else ""
-            meta.update({pre + k: repr(v) for k, v in group.items()
-                         if k not in ("foreach", "differentiable")})
-        save_file(tensors, path, metadata=meta)
-
     grouped = []
     for kind, gs in GROUPS.items():
         tag = f"{tmp}/groups-{kind}"
@@ -848,14 +820,14 @@ if torch is not None:
                                 f"{m.get('params')!r}, torch's {want['params']!r}")
         opt = getattr(torch.optim, kind)([dict(params=[pa]), dict(params=[pb])],
                                          **DEFAULTS[kind])
-        opt.load_state_dict(torch_groups_state_dict(opt, f"{tag}.a.optim.safetensors", kind))
+        opt.load_state_dict(torch_state_dict(opt, f"{tag}.a.optim.safetensors", kind))
         for g in range(2):
             for k, v in gs[g].items():
                 if opt.param_groups[g][k] != v:
                     failures.append(f"groups {kind}: torch loaded {k} = "
                                     f"{opt.param_groups[g][k]!r} in group {g}, the file holds "
                                     f"{v!r}")
-        our_groups_file(opt, kind, f"{tmp}/groups-{kind}.b.safetensors", 3)
+        our_file(opt, kind, f"{tag}.b.safetensors", 3)
         for _ in range(3):
             opt.zero_grad()
             loss_backward(pa)

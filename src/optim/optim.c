@@ -97,31 +97,42 @@ static int scalar_count(kind k)
     return k == NADAM ? 1 : k == ASGD ? 2 : 0;
 }
 
-/* The learning rate among the settings of kind k. */
-static double *settings_lr(clt__opt_settings *c, kind k)
+/* The settings of kind k among c, and their size (the options struct the
+ * constructor of k takes). */
+static void *settings_of(clt__opt_settings *c, kind k, size_t *size)
 {
+#define OF(member) (*size = sizeof c->member, (void *)&c->member)
     switch (k) {
     case SGD:
-        return &c->sgd.lr;
+        return OF(sgd);
     case RMSPROP:
-        return &c->rmsprop.lr;
+        return OF(rmsprop);
     case ADAGRAD:
-        return &c->adagrad.lr;
+        return OF(adagrad);
     case ADAMAX:
-        return &c->adamax.lr;
+        return OF(adamax);
     case NADAM:
-        return &c->nadam.lr;
+        return OF(nadam);
     case RADAM:
-        return &c->radam.lr;
+        return OF(radam);
     case ADADELTA:
-        return &c->adadelta.lr;
+        return OF(adadelta);
     case RPROP:
-        return &c->rprop.lr;
+        return OF(rprop);
     case ASGD:
-        return &c->asgd.lr;
+        return OF(asgd);
     default:
-        return &c->adam.lr;
+        return OF(adam);
     }
+#undef OF
+}
+
+/* The learning rate among the settings of kind k: the first member of
+ * every kind's options struct. */
+static double *settings_lr(clt__opt_settings *c, kind k)
+{
+    size_t size;
+    return settings_of(c, k, &size);
 }
 
 /* Whether kind k with settings c keeps state slot j (all made at once,
@@ -1149,36 +1160,6 @@ double clt_optimizer_group_momentum(const clt_optimizer *opt, size_t group)
         return group == 0 ? 0.0 : NAN;
     double *m = momentum_of((clt_optimizer *)opt, group);
     return m ? *m : 0.0;
-}
-
-/* The settings of kind k among c, and their size (the options struct the
- * constructor of k takes). */
-static void *settings_of(clt__opt_settings *c, kind k, size_t *size)
-{
-#define OF(member) (*size = sizeof c->member, (void *)&c->member)
-    switch (k) {
-    case SGD:
-        return OF(sgd);
-    case RMSPROP:
-        return OF(rmsprop);
-    case ADAGRAD:
-        return OF(adagrad);
-    case ADAMAX:
-        return OF(adamax);
-    case NADAM:
-        return OF(nadam);
-    case RADAM:
-        return OF(radam);
-    case ADADELTA:
-        return OF(adadelta);
-    case RPROP:
-        return OF(rprop);
-    case ASGD:
-        return OF(asgd);
-    default:
-        return OF(adam);
-    }
-#undef OF
 }
 
 clt_status clt_optimizer_add_param_group(clt_optimizer *opt, clt_tensor *const *params,
