@@ -3722,3 +3722,97 @@ Test(optim, param_groups_save_and_load)
     clt_tensor_free(a2);
     clt_tensor_free(b2);
 }
+
+/* Schedule k of schedule_kind_on over opt (and, for the two containers, the
+ * schedules they take). */
+static void schedule_kind_on(int k, clt_optimizer *opt, clt_lr_scheduler **s)
+{
+    clt_lr_scheduler *sub[2];
+    static const int64_t ms[] = {2, 5, 5};
+    switch (k) {
+    case 0:
+        CHECK(clt_exponential_lr(opt, 0.8, s));
+        break;
+    case 1:
+        CHECK(clt_multistep_lr(opt, ms, 3, 0.5, s));
+        break;
+    case 2:
+        CHECK(clt_linear_lr(opt, 0.25, 1.0, 4, s));
+        break;
+    case 3:
+        CHECK(clt_constant_lr(opt, 0.5, 3, s));
+        break;
+    case 4:
+        CHECK(clt_polynomial_lr(opt, 6, 2.0, s));
+        break;
+    case 5:
+        CHECK(clt_cosine_warm_restarts(opt, 3, 2, 0.001, s));
+        break;
+    case 6:
+        CHECK(clt_multiplicative_lr(opt, times09, NULL, s));
+        break;
+    case 7:
+        CHECK(clt_cyclic_lr(opt, 0.01, 0.2, 2, -1, "triangular2", 1.0, NULL, NULL, NULL, 1, 0.8,
+                            0.9, s));
+        break;
+    case 8:
+        CHECK(clt_linear_lr(opt, 0.1, 1.0, 3, &sub[0]));
+        CHECK(clt_cosine_lr(opt, 5, 0.001, &sub[1]));
+        CHECK(clt_sequential_lr(opt, sub, 2, (int64_t[]){3}, s));
+        break;
+    default:
+        CHECK(clt_constant_lr(opt, 0.5, 2, &sub[0]));
+        CHECK(clt_exponential_lr(opt, 0.9, &sub[1]));
+        CHECK(clt_chained_scheduler(sub, 2, s));
+    }
+}
+
+/* Every other kind of schedule over two groups gives each group the rates
+ * (and momenta) a one-group optimizer at that group's rate gets, bit for
+ * bit (those are checked against torch's elsewhere); the schedule's file
+ * holds a base rate per group and loads back. */
+Test(optim, every_schedule_over_param_groups)
+{
+    clt_device *dev = get_device("cpu");
+    for (int k = 0; k < 10; k++) {
+        clt_tensor *a, *b, *q[2];
+        clt_optimizer *two = two_groups(dev, 0.1, 0.03, &a, &b), *one[2];
+        clt_lr_scheduler *s, *s1[2];
+        static const double lr[2] = {0.1, 0.03};
+        schedule_kind_on(k, two, &s);
+        for (int g = 0; g < 2; g++) {
+            q[g] = param_at(dev, CLT_FLOAT64);
+            CHECK(clt_sgd(&q[g], 1, &(clt_sgd_opts){lr[g], g ? 0.0 : 0.9, 0, 0, 0}, &one[g]));
+            schedule_kind_on(k, one[g], &s1[g]);
+        }
+        bool moved = false;
+        for (int e = 0; e < 9; e++) {
+            moved = moved || clt_optimizer_group_lr(two, 1) != 0.03;
+            for (size_t g = 0; g < 2; g++) {
+                cr_assert(clt_optimizer_group_lr(two, g) == clt_optimizer_lr(one[g]),
+                          "kind %d, epoch %d, group %zu: %.17g vs %.17g", k, e, g,
+                          clt_optimizer_group_lr(two, g), clt_optimizer_lr(one[g]));
+                cr_assert(clt_optimizer_group_momentum(two, g) == clt_optimizer_momentum(one[g]),
+                          "kind %d, epoch %d, group %zu: momentum", k, e, g);
+            }
+            if (e == 4) {
+                /* through the schedule's file and back */
+                CHECK(clt_lr_scheduler_save(s, tpath("every.safetensors")));
+                CHECK(clt_lr_scheduler_load(s, tpath("every.safetensors")));
+            }
+            CHECK(clt_lr_scheduler_step(s));
+            for (int g = 0; g < 2; g++)
+                CHECK(clt_lr_scheduler_step(s1[g]));
+        }
+        cr_assert(moved, "kind %d: the rates never moved", k);
+        clt_lr_scheduler_free(s);
+        clt_optimizer_free(two);
+        clt_tensor_free(a);
+        clt_tensor_free(b);
+        for (int g = 0; g < 2; g++) {
+            clt_lr_scheduler_free(s1[g]);
+            clt_optimizer_free(one[g]);
+            clt_tensor_free(q[g]);
+        }
+    }
+}
