@@ -59,13 +59,16 @@
  *       over SGD with the defaults, loads those files and steps EPOCHS
  *       times; both print the rate after each epoch, "%.17g"
  *   io_roundtrip torch IN OUT              clt_load_torch, then clt_save_torch
- *   io_roundtrip groups KIND STEPS PARAMS OPTIM OUT
+ *   io_roundtrip groups KIND STEPS PARAMS OPTIM SCHED OUT
  *       KIND SGD or AdamW over two parameter groups, a float32 [5] "a"
  *       and [3] "b" (starting where resume starts, or at the tensors of
- *       the safetensors file PARAMS), with the settings of groups_opts (or
+ *       the safetensors file PARAMS), with the settings of groups_run (or
  *       the defaults when the state of OPTIM is loaded, which sets them),
- *       STEPS steps of resume's loss on each; saves the parameters to
- *       OUT.param.safetensors and the optimizer to OUT.optim.safetensors
+ *       under StepLR(step_size=2, gamma=0.5) made after the groups (the
+ *       state of SCHED loaded, "-": fresh), STEPS steps of resume's loss on
+ *       each, the schedule stepped after each; saves the parameters to
+ *       OUT.param.safetensors, the optimizer to OUT.optim.safetensors and
+ *       the schedule to OUT.sched.safetensors
  *   io_roundtrip module IN X Y OUT
  *       Sequential(Linear(4, 8), BatchNorm1d(8), ReLU, Linear(8, 3)) with
  *       its state loaded from the torch.save file IN
@@ -346,7 +349,8 @@ static int resume(clt_device *dev, int argc, char **argv)
  * bias's, as fine-tuning leaves it). */
 static int groups_run(clt_device *dev, char **argv)
 {
-    const char *kind = argv[2], *params = argv[4], *optim = argv[5], *out = argv[6];
+    const char *kind = argv[2], *params = argv[4], *optim = argv[5], *sched = argv[6];
+    const char *out = argv[7];
     int steps = atoi(argv[3]);
     bool sgd = strcmp(kind, "SGD") == 0, fresh = strcmp(optim, "-") == 0;
     static const clt_sgd_opts s0 = {0.05, 0.9, 0.0, 0.01, 0}, s1 = {0.1, 0.5, 0.25, 0.0, 0};
@@ -358,6 +362,7 @@ static int groups_run(clt_device *dev, char **argv)
     clt_named_tensor *in = NULL;
     size_t nin = 0;
     clt_optimizer *opt = NULL;
+    clt_lr_scheduler *s = NULL;
     clt_status st = CLT_OK;
     if (!sgd && strcmp(kind, "AdamW") != 0) {
         fprintf(stderr, "io_roundtrip: groups takes SGD or AdamW, not %s\n", kind);
@@ -388,14 +393,20 @@ static int groups_run(clt_device *dev, char **argv)
     if (st == CLT_OK)
         st = clt_optimizer_add_param_group(opt, &p[1], 1,
                                            !fresh ? NULL : sgd ? (const void *)&s1 : &a1);
+    if (st == CLT_OK)
+        st = clt_step_lr(opt, 2, 0.5, &s);
     if (st == CLT_OK && !fresh)
         st = clt_optimizer_load(opt, optim);
+    if (st == CLT_OK && strcmp(sched, "-") != 0)
+        st = clt_lr_scheduler_load(s, sched);
     for (int t = 0; st == CLT_OK && t < steps; t++) {
         st = clt_optimizer_zero_grad(opt, 1);
         for (int k = 0; k < 2 && st == CLT_OK; k++)
             st = cubic_backward(p[k]);
         if (st == CLT_OK)
             st = clt_optimizer_step(opt);
+        if (st == CLT_OK)
+            st = clt_lr_scheduler_step(s);
     }
     char path[4096];
     clt_named_tensor saved[2] = {{"a", NULL}, {"b", NULL}};
@@ -407,10 +418,14 @@ static int groups_run(clt_device *dev, char **argv)
     snprintf(path, sizeof path, "%s.optim.safetensors", out);
     if (st == CLT_OK)
         st = clt_optimizer_save(opt, path);
+    snprintf(path, sizeof path, "%s.sched.safetensors", out);
+    if (st == CLT_OK)
+        st = clt_lr_scheduler_save(s, path);
     for (int k = 0; k < 2; k++) {
         clt_tensor_free(saved[k].tensor);
         clt_tensor_free(p[k]);
     }
+    clt_lr_scheduler_free(s);
     clt_optimizer_free(opt);
     return st == CLT_OK ? 0 : fail(argv[1], st);
 }
@@ -688,14 +703,14 @@ static int run(int argc, char **argv)
         return chain(dev, argv);
     if (argc == 6 && strcmp(argv[1], "module") == 0)
         return module(dev, argv);
-    if (argc == 7 && strcmp(argv[1], "groups") == 0)
+    if (argc == 8 && strcmp(argv[1], "groups") == 0)
         return groups_run(dev, argv);
     fprintf(stderr, "usage: io_roundtrip dtypes | npy IN OUT | safetensors IN OUT | "
                     "torch IN OUT | npz IN OUT COMPRESSED | npyhost IN OUT | loader X Y XOUT YOUT | optimizer KIND OUT SETTINGS... | "
                     "resume KIND STEPS PARAM OPTIM OUT SETTINGS... | schedule KIND OUT LR "
                     "PERIOD FACTOR EPOCHS [EXTRA] | schedresume KIND FILE EPOCHS [LR [PERIOD FACTOR "
                     "[EXTRA]]] | chain save|load PREFIX EPOCHS | cycle KIND STEPS PARAM OPTIM SCHED OUT "
-                    "SETTINGS... | module IN X Y OUT | groups KIND STEPS PARAMS OPTIM OUT\n");
+                    "SETTINGS... | module IN X Y OUT | groups KIND STEPS PARAMS OPTIM SCHED OUT\n");
     return 2;
 }
 

@@ -782,12 +782,14 @@ if torch is not None:
           ", ".join(resumed))
 
     # Two parameter groups both ways: SGD with momentum in one group only,
-    # AdamW without weight decay in the second.  Our file's param_groups
-    # (group 0's keys as they are, the others under "param_groups.G.",
-    # params numbered across the groups) equal torch's key by key; torch
-    # loads it into an optimizer made with the same groups and the defaults
-    # and goes on as ours (float32 rounding apart); ours loads torch's back
-    # and resumes with the bits of the uninterrupted run.
+    # AdamW without weight decay in the second, under StepLR(2, 0.5).  Our
+    # file's param_groups (group 0's keys as they are, the others under
+    # "param_groups.G.", params numbered across the groups) equal torch's
+    # key by key, and our schedule's file (base_lrs and _last_lr one per
+    # group) torch's state_dict; torch loads them into an optimizer made
+    # with the same groups and the defaults and goes on as ours (float32
+    # rounding apart, the rates exactly); ours loads torch's back and
+    # resumes with the bits of the uninterrupted run.
     GROUPS = {"SGD": [dict(lr=0.05, momentum=0.9, dampening=0.0, weight_decay=0.01,
                            nesterov=False),
                       dict(lr=0.1, momentum=0.5, dampening=0.25, weight_decay=0.0,
@@ -800,8 +802,8 @@ if torch is not None:
     grouped = []
     for kind, gs in GROUPS.items():
         tag = f"{tmp}/groups-{kind}"
-        r1 = run("groups", kind, "3", "-", "-", f"{tag}.a")
-        r2 = run("groups", kind, "6", "-", "-", f"{tag}.u")
+        r1 = run("groups", kind, "3", "-", "-", "-", f"{tag}.a")
+        r2 = run("groups", kind, "6", "-", "-", "-", f"{tag}.u")
         if r1.returncode != 0 or r2.returncode != 0:
             failures.append(f"groups {kind}: {r1.stderr.strip()} {r2.stderr.strip()}")
             continue
@@ -809,6 +811,14 @@ if torch is not None:
         pa = torch.nn.Parameter(torch.from_numpy(start["a"].copy()))
         pb = torch.nn.Parameter(torch.from_numpy(start["b"].copy()))
         ref = getattr(torch.optim, kind)([dict(params=[pa], **gs[0]), dict(params=[pb], **gs[1])])
+        ref_s = torch.optim.lr_scheduler.StepLR(ref, 2, 0.5)
+        for _ in range(3):
+            ref.step()
+            ref_s.step()
+        compare(f"groups {kind} schedule", metadata(f"{tag}.a.sched.safetensors"),
+                ref_s.state_dict(), "scheduler", "StepLR")
+        if len(ref_s.state_dict()["base_lrs"]) != 2:
+            failures.append(f"groups {kind}: torch's base_lrs {ref_s.state_dict()['base_lrs']}")
         metas = group_metas(metadata(f"{tag}.a.optim.safetensors"))
         if len(metas) != 2:
             failures.append(f"groups {kind}: {len(metas)} groups in our file")
@@ -820,26 +830,36 @@ if torch is not None:
                                 f"{m.get('params')!r}, torch's {want['params']!r}")
         opt = getattr(torch.optim, kind)([dict(params=[pa]), dict(params=[pb])],
                                          **DEFAULTS[kind])
+        sch = torch.optim.lr_scheduler.StepLR(opt, 5, 0.9)
         opt.load_state_dict(torch_state_dict(opt, f"{tag}.a.optim.safetensors", kind))
+        sch.load_state_dict({k: v for k, v in metadata(f"{tag}.a.sched.safetensors").items()
+                             if k != "scheduler"})
         for g in range(2):
-            for k, v in gs[g].items():
-                if opt.param_groups[g][k] != v:
+            for k, v in dict(gs[g], lr=gs[g]["lr"] * 0.5, initial_lr=gs[g]["lr"]).items():
+                if opt.param_groups[g][k] != v:  # StepLR halved the rate at epoch 2
                     failures.append(f"groups {kind}: torch loaded {k} = "
                                     f"{opt.param_groups[g][k]!r} in group {g}, the file holds "
                                     f"{v!r}")
         our_file(opt, kind, f"{tag}.b.safetensors", 3)
+        save_file({}, f"{tag}.b.sched.safetensors", metadata={
+            "scheduler": "StepLR", **{k: repr(v) for k, v in sch.state_dict().items()}})
         for _ in range(3):
             opt.zero_grad()
             loss_backward(pa)
             loss_backward(pb)
             opt.step()
+            sch.step()
+        ours = group_metas(metadata(f"{tag}.u.optim.safetensors"))
+        if [g["lr"] for g in opt.param_groups] != [m["lr"] for m in ours]:
+            failures.append(f"groups {kind}: torch's rates {[g['lr'] for g in opt.param_groups]}"
+                            f", ours {[m['lr'] for m in ours]}")
         want = load_file(f"{tag}.u.param.safetensors")
         for name, p in (("a", pa), ("b", pb)):
             if not np.allclose(p.detach().numpy(), want[name], rtol=1e-5, atol=1e-6):
                 failures.append(f"groups {kind}: torch from our file ends {name} at "
                                 f"{p.detach().numpy()}, our uninterrupted run at {want[name]}")
         r = run("groups", kind, "3", f"{tag}.a.param.safetensors", f"{tag}.b.safetensors",
-                f"{tag}.b")
+                f"{tag}.b.sched.safetensors", f"{tag}.b")
         if r.returncode != 0:
             failures.append(f"groups {kind} from torch's file: {r.stderr.strip()}")
             continue
