@@ -291,8 +291,7 @@ CLT_API double clt_optimizer_group_lr(const clt_optimizer *opt, size_t group);
  * changed. */
 CLT_API clt_status clt_optimizer_set_group_lr(clt_optimizer *opt, size_t group, double lr);
 /* Group g's momentum now, as clt_optimizer_momentum's for group 0 (0 for
- * the kinds without); NaN for a group out of range (0 for NULL and group
- * 0). */
+ * the kinds without); NaN for NULL or a group out of range. */
 CLT_API double clt_optimizer_group_momentum(const clt_optimizer *opt, size_t group);
 
 /* Steps taken so far (calls of clt_optimizer_step that succeeded). */

@@ -1,6 +1,6 @@
 /* optim.c: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop and ASGD
- * with one fused kernel launch per parameter tensor (cl/optim.cl),
- * gradient-norm clipping, and learning-rate schedules. */
+ * with one fused kernel launch per parameter tensor (cl/optim.cl), over
+ * parameter groups, gradient-norm clipping, and learning-rate schedules. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1151,13 +1151,13 @@ static bool has_betas(kind k)
 
 double clt_optimizer_momentum(const clt_optimizer *opt)
 {
-    return clt_optimizer_group_momentum(opt, 0);
+    return opt ? clt_optimizer_group_momentum(opt, 0) : 0.0;
 }
 
 double clt_optimizer_group_momentum(const clt_optimizer *opt, size_t group)
 {
     if (opt == NULL || group >= opt->n_groups)
-        return group == 0 ? 0.0 : NAN;
+        return NAN;
     double *m = momentum_of((clt_optimizer *)opt, group);
     return m ? *m : 0.0;
 }
