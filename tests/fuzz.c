@@ -3183,6 +3183,20 @@ static void op_optim(fz *f)
         status_ok(f, st);
         CALL_VOID("clt_optimizer_lr", (void)clt_optimizer_lr(f->opt));
         CALL_VOID("clt_optimizer_steps", (void)clt_optimizer_steps(f->opt));
+        if (chance(f, 10)) { /* parameter groups: slots' tensors, the defaults */
+            clt_tensor *g[2] = {rt(f), rt(f)};
+            CALL("clt_optimizer_add_param_group",
+                 clt_optimizer_add_param_group(f->opt, chance(f, 5) ? NULL : g, pick(f, 3),
+                                               NULL));
+            status_ok(f, st);
+            CALL("clt_optimizer_set_group_lr",
+                 clt_optimizer_set_group_lr(f->opt, pick(f, 3), rand_scalar(f)));
+            status_ok(f, st);
+            CALL_VOID("clt_optimizer_num_groups", (void)clt_optimizer_num_groups(f->opt));
+            CALL_VOID("clt_optimizer_group_lr", (void)clt_optimizer_group_lr(f->opt, pick(f, 3)));
+            CALL_VOID("clt_optimizer_group_momentum",
+                      (void)clt_optimizer_group_momentum(f->opt, pick(f, 3)));
+        }
         break;
     case 4: {
         clt_lr_scheduler *s = SENT;

@@ -59,6 +59,16 @@
  *       over SGD with the defaults, loads those files and steps EPOCHS
  *       times; both print the rate after each epoch, "%.17g"
  *   io_roundtrip torch IN OUT              clt_load_torch, then clt_save_torch
+ *   io_roundtrip groups KIND STEPS PARAMS OPTIM SCHED OUT
+ *       KIND SGD or AdamW over two parameter groups, a float32 [5] "a"
+ *       and [3] "b" (starting where resume starts, or at the tensors of
+ *       the safetensors file PARAMS), with the settings of groups_run (or
+ *       the defaults when the state of OPTIM is loaded, which sets them),
+ *       under StepLR(step_size=2, gamma=0.5) made after the groups (the
+ *       state of SCHED loaded, "-": fresh), STEPS steps of resume's loss on
+ *       each, the schedule stepped after each; saves the parameters to
+ *       OUT.param.safetensors, the optimizer to OUT.optim.safetensors and
+ *       the schedule to OUT.sched.safetensors
  *   io_roundtrip module IN X Y OUT
  *       Sequential(Linear(4, 8), BatchNorm1d(8), ReLU, Linear(8, 3)) with
  *       its state loaded from the torch.save file IN
@@ -251,6 +261,29 @@ static int checkpoint(clt_device *dev, int argc, char **argv)
     return st == CLT_OK ? 0 : fail(argv[1], st);
 }
 
+/* The gradient of resume's loss sum(p^3 / 3 + p^2) into p's. */
+static clt_status cubic_backward(clt_tensor *p)
+{
+    clt_tensor *p2 = NULL, *p3 = NULL, *a = NULL, *l = NULL, *loss = NULL;
+    clt_status st = clt_mul(p, p, &p2);
+    if (st == CLT_OK)
+        st = clt_mul(p2, p, &p3);
+    if (st == CLT_OK)
+        st = clt_mul_scalar(p3, 1.0 / 3, &a);
+    if (st == CLT_OK)
+        st = clt_add(a, p2, &l);
+    if (st == CLT_OK)
+        st = clt_sum(l, &loss);
+    if (st == CLT_OK)
+        st = clt_backward(loss, NULL, 0);
+    clt_tensor_free(p2);
+    clt_tensor_free(p3);
+    clt_tensor_free(a);
+    clt_tensor_free(l);
+    clt_tensor_free(loss);
+    return st;
+}
+
 /* io_roundtrip resume and cycle (see the top). */
 static int resume(clt_device *dev, int argc, char **argv)
 {
@@ -292,31 +325,15 @@ static int resume(clt_device *dev, int argc, char **argv)
     if (st == CLT_OK && cycle && strcmp(sched, "-") != 0)
         st = clt_lr_scheduler_load(s, sched);
     for (int t = 0; st == CLT_OK && t < steps; t++) {
-        clt_tensor *p2 = NULL, *p3 = NULL, *a = NULL, *l = NULL, *loss = NULL;
         st = clt_optimizer_zero_grad(opt, 1);
         if (st == CLT_OK)
-            st = clt_mul(p, p, &p2);
-        if (st == CLT_OK)
-            st = clt_mul(p2, p, &p3);
-        if (st == CLT_OK)
-            st = clt_mul_scalar(p3, 1.0 / 3, &a);
-        if (st == CLT_OK)
-            st = clt_add(a, p2, &l);
-        if (st == CLT_OK)
-            st = clt_sum(l, &loss);
-        if (st == CLT_OK)
-            st = clt_backward(loss, NULL, 0);
+            st = cubic_backward(p);
         if (st == CLT_OK)
             st = clt_optimizer_step(opt);
         if (st == CLT_OK && cycle)
             st = clt_lr_scheduler_step(s);
         if (st == CLT_OK && cycle)
             printf("%.17g %.17g\n", clt_optimizer_lr(opt), clt_optimizer_momentum(opt));
-        clt_tensor_free(p2);
-        clt_tensor_free(p3);
-        clt_tensor_free(a);
-        clt_tensor_free(l);
-        clt_tensor_free(loss);
     }
     char path[4096];
     snprintf(path, sizeof path, "%s.param.safetensors", out);
@@ -335,6 +352,92 @@ static int resume(clt_device *dev, int argc, char **argv)
     clt_lr_scheduler_free(s);
     clt_optimizer_free(opt);
     clt_tensor_free(p);
+    return st == CLT_OK ? 0 : fail(argv[1], st);
+}
+
+/* io_roundtrip groups (see the top): SGD with momentum in one group and
+ * not the other; AdamW with weight decay but for the second group (a
+ * bias's, as fine-tuning leaves it). */
+static int groups_run(clt_device *dev, char **argv)
+{
+    const char *kind = argv[2], *params = argv[4], *optim = argv[5], *sched = argv[6];
+    const char *out = argv[7];
+    int steps = atoi(argv[3]);
+    bool sgd = strcmp(kind, "SGD") == 0, fresh = strcmp(optim, "-") == 0;
+    static const clt_sgd_opts s0 = {0.05, 0.9, 0.0, 0.01, 0}, s1 = {0.1, 0.5, 0.25, 0.0, 0};
+    static const clt_adam_opts a0 = {0.01, 0.9, 0.999, 1e-8, 0.01, 0},
+                               a1 = {0.05, 0.8, 0.99, 1e-6, 0.0, 0};
+    static const float a_init[5] = {1.0f, -0.5f, 0.25f, 2.0f, -1.5f}, b_init[3] = {0.5f, -1.0f,
+                                                                                     0.75f};
+    clt_tensor *p[2] = {NULL, NULL};
+    clt_named_tensor *in = NULL;
+    size_t nin = 0;
+    clt_optimizer *opt = NULL;
+    clt_lr_scheduler *s = NULL;
+    clt_status st = CLT_OK;
+    if (!sgd && strcmp(kind, "AdamW") != 0) {
+        fprintf(stderr, "io_roundtrip: groups takes SGD or AdamW, not %s\n", kind);
+        return 2;
+    }
+    if (strcmp(params, "-") == 0) {
+        st = clt_tensor_from_host(dev, CLT_FLOAT32, 1, (int64_t[]){5}, a_init, &p[0]);
+        if (st == CLT_OK)
+            st = clt_tensor_from_host(dev, CLT_FLOAT32, 1, (int64_t[]){3}, b_init, &p[1]);
+    } else {
+        st = clt_load_safetensors(params, dev, &in, &nin);
+        for (size_t k = 0; st == CLT_OK && k < nin; k++)
+            if (strcmp(in[k].name, "a") == 0 || strcmp(in[k].name, "b") == 0)
+                st = clt_clone(in[k].tensor, &p[in[k].name[0] == 'b']);
+        clt_named_tensors_free(in, nin);
+        if (st == CLT_OK && (p[0] == NULL || p[1] == NULL)) {
+            fprintf(stderr, "io_roundtrip: %s lacks \"a\" or \"b\"\n", params);
+            clt_tensor_free(p[0]);
+            clt_tensor_free(p[1]);
+            return 1;
+        }
+    }
+    for (int k = 0; k < 2 && st == CLT_OK; k++)
+        st = clt_set_requires_grad(p[k], 1);
+    if (st == CLT_OK)
+        st = sgd ? clt_sgd(&p[0], 1, fresh ? &s0 : NULL, &opt)
+                 : clt_adamw(&p[0], 1, fresh ? &a0 : NULL, &opt);
+    if (st == CLT_OK)
+        st = clt_optimizer_add_param_group(opt, &p[1], 1,
+                                           !fresh ? NULL : sgd ? (const void *)&s1 : &a1);
+    if (st == CLT_OK)
+        st = clt_step_lr(opt, 2, 0.5, &s);
+    if (st == CLT_OK && !fresh)
+        st = clt_optimizer_load(opt, optim);
+    if (st == CLT_OK && strcmp(sched, "-") != 0)
+        st = clt_lr_scheduler_load(s, sched);
+    for (int t = 0; st == CLT_OK && t < steps; t++) {
+        st = clt_optimizer_zero_grad(opt, 1);
+        for (int k = 0; k < 2 && st == CLT_OK; k++)
+            st = cubic_backward(p[k]);
+        if (st == CLT_OK)
+            st = clt_optimizer_step(opt);
+        if (st == CLT_OK)
+            st = clt_lr_scheduler_step(s);
+    }
+    char path[4096];
+    clt_named_tensor saved[2] = {{"a", NULL}, {"b", NULL}};
+    for (int k = 0; k < 2 && st == CLT_OK; k++)
+        st = clt_detach(p[k], &saved[k].tensor);
+    snprintf(path, sizeof path, "%s.param.safetensors", out);
+    if (st == CLT_OK)
+        st = clt_save_safetensors(path, saved, 2);
+    snprintf(path, sizeof path, "%s.optim.safetensors", out);
+    if (st == CLT_OK)
+        st = clt_optimizer_save(opt, path);
+    snprintf(path, sizeof path, "%s.sched.safetensors", out);
+    if (st == CLT_OK)
+        st = clt_lr_scheduler_save(s, path);
+    for (int k = 0; k < 2; k++) {
+        clt_tensor_free(saved[k].tensor);
+        clt_tensor_free(p[k]);
+    }
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
     return st == CLT_OK ? 0 : fail(argv[1], st);
 }
 
@@ -715,13 +818,15 @@ static int run(int argc, char **argv)
         return module(dev, argv);
     if (argc == 11 && strcmp(argv[1], "lbfgs") == 0)
         return lbfgs(dev, argv);
+    if (argc == 8 && strcmp(argv[1], "groups") == 0)
+        return groups_run(dev, argv);
     fprintf(stderr, "usage: io_roundtrip dtypes | npy IN OUT | safetensors IN OUT | "
                     "torch IN OUT | npz IN OUT COMPRESSED | npyhost IN OUT | loader X Y XOUT YOUT | optimizer KIND OUT SETTINGS... | "
                     "resume KIND STEPS PARAM OPTIM OUT SETTINGS... | schedule KIND OUT LR "
                     "PERIOD FACTOR EPOCHS [EXTRA] | schedresume KIND FILE EPOCHS [LR [PERIOD FACTOR "
                     "[EXTRA]]] | chain save|load PREFIX EPOCHS | cycle KIND STEPS PARAM OPTIM SCHED OUT "
                     "SETTINGS... | module IN X Y OUT | lbfgs DATA START OPTIM STEPS OUT LR "
-                    "MAX_ITER HISTORY LINE_SEARCH\n");
+                    "MAX_ITER HISTORY LINE_SEARCH | groups KIND STEPS PARAMS OPTIM SCHED OUT\n");
     return 2;
 }
 

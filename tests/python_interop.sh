@@ -23,7 +23,9 @@
 # bit, resumed both ways; so do ConstantLR, PolynomialLR,
 # CosineAnnealingWarmRestarts (after a fractional epoch too) and
 # SequentialLR (its schedules' state_dicts nested in torch's, flat in ours)
-# (skipped, saying so, without torch); a torch model's state_dict loads
+# (skipped, saying so, without torch); SGD with momentum and AdamW over
+# two parameter groups go both ways, their param_groups key by key as
+# torch's; a torch model's state_dict loads
 # into the same cltensor model (clt_module_load_torch) and gives torch's
 # outputs, and torch's load_state_dict(strict=True) takes the models
 # cltensor saves (clt_module_save_torch), storages 64-byte aligned; LBFGS
@@ -625,11 +627,21 @@ if torch is not None:
     def loss_backward(p):
         (p ** 3 / 3 + p ** 2).sum().backward()
 
+    def group_metas(meta):
+        """Our file's param_groups, in order: group 0's keys as they are, the
+        others' under "param_groups.G."."""
+        groups = [{k: v for k, v in meta.items()
+                   if k != "optimizer" and not k.startswith("param_groups.")}]
+        while any(k.startswith(f"param_groups.{len(groups)}.") for k in meta):
+            pre = f"param_groups.{len(groups)}."
+            groups.append({k[len(pre):]: v for k, v in meta.items() if k.startswith(pre)})
+        return groups
+
     def torch_state_dict(opt, path, kind):
         """Our file as torch's state_dict, into opt's param_groups."""
-        t, meta = load_file(path), metadata(path)
-        group = dict(opt.state_dict()["param_groups"][0])
-        group.update({k: v for k, v in meta.items() if k in group})
+        t, metas = load_file(path), group_metas(metadata(path))
+        groups = [dict(g, **{k: v for k, v in m.items() if k in g})
+                  for g, m in zip(opt.state_dict()["param_groups"], metas)]
         state = {}
         for name, a in t.items():
             if name.startswith("state."):
@@ -640,23 +652,26 @@ if torch is not None:
                 step = int(t["step"][i])
                 state[i]["step"] = (torch.tensor(float(step))
                                     if kind not in ("RMSprop", "Rprop") else step)
-        return {"state": state, "param_groups": [group]}
+        return {"state": state, "param_groups": groups}
 
     def our_file(opt, kind, path, steps, dtype=None):
         """torch's state_dict in our format (steps: what SGD does not count)."""
         sd = opt.state_dict()
-        group = sd["param_groups"][0]
         tensors = {}
         for i, st in sd["state"].items():
             for k, v in st.items():
                 if k != "step" and v is not None:  # SGD's momentum_buffer without momentum
                     tensors[f"state.{i}.{k}"] = v.numpy().astype(dtype or v.numpy().dtype)
-        counts = [int(sd["state"].get(i, {}).get("step", steps)) for i in group["params"]]
+        ids = [i for g in sd["param_groups"] for i in g["params"]]
+        counts = [int(sd["state"].get(i, {}).get("step", steps)) for i in ids]
         tensors["step"] = np.array(counts, dtype="<i8")
         tensors["steps"] = np.array(max(counts), dtype="<i8")
-        tensors["lr_bits"] = np.array(group["lr"], dtype="<f8").view("<i8")
-        meta = {"optimizer": kind, **{k: repr(v) for k, v in group.items()
-                                      if k not in ("params", "foreach", "differentiable")}}
+        tensors["lr_bits"] = np.array(sd["param_groups"][0]["lr"], dtype="<f8").view("<i8")
+        meta = {"optimizer": kind}
+        for g, group in enumerate(sd["param_groups"]):
+            pre = f"param_groups.{g}." if g else ""
+            meta.update({pre + k: repr(v) for k, v in group.items()
+                         if k not in ("foreach", "differentiable")})
         save_file(tensors, path, metadata=meta)
 
     # Two schedules made one after the other on one optimizer (no
@@ -767,6 +782,98 @@ if torch is not None:
         resumed.append(kind)
     print("python_interop: optimizer state through torch and back, resumed bit for bit:",
           ", ".join(resumed))
+
+    # Two parameter groups both ways: SGD with momentum in one group only,
+    # AdamW without weight decay in the second, under StepLR(2, 0.5).  Our
+    # file's param_groups (group 0's keys as they are, the others under
+    # "param_groups.G.", params numbered across the groups) equal torch's
+    # key by key, and our schedule's file (base_lrs and _last_lr one per
+    # group) torch's state_dict; torch loads them into an optimizer made
+    # with the same groups and the defaults and goes on as ours (float32
+    # rounding apart, the rates exactly); ours loads torch's back and
+    # resumes with the bits of the uninterrupted run.
+    GROUPS = {"SGD": [dict(lr=0.05, momentum=0.9, dampening=0.0, weight_decay=0.01,
+                           nesterov=False),
+                      dict(lr=0.1, momentum=0.5, dampening=0.25, weight_decay=0.0,
+                           nesterov=False)],
+              "AdamW": [dict(lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01,
+                             amsgrad=False),
+                        dict(lr=0.05, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.0,
+                             amsgrad=False)]}
+
+    grouped = []
+    for kind, gs in GROUPS.items():
+        tag = f"{tmp}/groups-{kind}"
+        r1 = run("groups", kind, "3", "-", "-", "-", f"{tag}.a")
+        r2 = run("groups", kind, "6", "-", "-", "-", f"{tag}.u")
+        if r1.returncode != 0 or r2.returncode != 0:
+            failures.append(f"groups {kind}: {r1.stderr.strip()} {r2.stderr.strip()}")
+            continue
+        start = load_file(f"{tag}.a.param.safetensors")
+        pa = torch.nn.Parameter(torch.from_numpy(start["a"].copy()))
+        pb = torch.nn.Parameter(torch.from_numpy(start["b"].copy()))
+        ref = getattr(torch.optim, kind)([dict(params=[pa], **gs[0]), dict(params=[pb], **gs[1])])
+        ref_s = torch.optim.lr_scheduler.StepLR(ref, 2, 0.5)
+        for _ in range(3):
+            ref.step()
+            ref_s.step()
+        compare(f"groups {kind} schedule", metadata(f"{tag}.a.sched.safetensors"),
+                ref_s.state_dict(), "scheduler", "StepLR")
+        if len(ref_s.state_dict()["base_lrs"]) != 2:
+            failures.append(f"groups {kind}: torch's base_lrs {ref_s.state_dict()['base_lrs']}")
+        metas = group_metas(metadata(f"{tag}.a.optim.safetensors"))
+        if len(metas) != 2:
+            failures.append(f"groups {kind}: {len(metas)} groups in our file")
+        for g, (m, want) in enumerate(zip(metas, ref.state_dict()["param_groups"])):
+            shared = compare(f"groups {kind}, group {g}", dict(m, optimizer=kind), want,
+                             "optimizer", kind)
+            if len(shared) < len(gs[g]) + 1 or m.get("params") != want["params"]:
+                failures.append(f"groups {kind}, group {g}: only {shared} compared, params "
+                                f"{m.get('params')!r}, torch's {want['params']!r}")
+        opt = getattr(torch.optim, kind)([dict(params=[pa]), dict(params=[pb])],
+                                         **DEFAULTS[kind])
+        sch = torch.optim.lr_scheduler.StepLR(opt, 5, 0.9)
+        opt.load_state_dict(torch_state_dict(opt, f"{tag}.a.optim.safetensors", kind))
+        sch.load_state_dict({k: v for k, v in metadata(f"{tag}.a.sched.safetensors").items()
+                             if k != "scheduler"})
+        for g in range(2):
+            for k, v in dict(gs[g], lr=gs[g]["lr"] * 0.5, initial_lr=gs[g]["lr"]).items():
+                if opt.param_groups[g][k] != v:  # StepLR halved the rate at epoch 2
+                    failures.append(f"groups {kind}: torch loaded {k} = "
+                                    f"{opt.param_groups[g][k]!r} in group {g}, the file holds "
+                                    f"{v!r}")
+        our_file(opt, kind, f"{tag}.b.safetensors", 3)
+        save_file({}, f"{tag}.b.sched.safetensors", metadata={
+            "scheduler": "StepLR", **{k: repr(v) for k, v in sch.state_dict().items()}})
+        for _ in range(3):
+            opt.zero_grad()
+            loss_backward(pa)
+            loss_backward(pb)
+            opt.step()
+            sch.step()
+        ours = group_metas(metadata(f"{tag}.u.optim.safetensors"))
+        if [g["lr"] for g in opt.param_groups] != [m["lr"] for m in ours]:
+            failures.append(f"groups {kind}: torch's rates {[g['lr'] for g in opt.param_groups]}"
+                            f", ours {[m['lr'] for m in ours]}")
+        want = load_file(f"{tag}.u.param.safetensors")
+        for name, p in (("a", pa), ("b", pb)):
+            if not np.allclose(p.detach().numpy(), want[name], rtol=1e-5, atol=1e-6):
+                failures.append(f"groups {kind}: torch from our file ends {name} at "
+                                f"{p.detach().numpy()}, our uninterrupted run at {want[name]}")
+        r = run("groups", kind, "3", f"{tag}.a.param.safetensors", f"{tag}.b.safetensors",
+                f"{tag}.b.sched.safetensors", f"{tag}.b")
+        if r.returncode != 0:
+            failures.append(f"groups {kind} from torch's file: {r.stderr.strip()}")
+            continue
+        tb, tu = load_file(f"{tag}.b.param.safetensors"), load_file(f"{tag}.u.param.safetensors")
+        if any(tb[k].tobytes() != tu[k].tobytes() for k in ("a", "b")):
+            failures.append(f"groups {kind} from torch's file: not the bits of the "
+                            "uninterrupted run")
+        if np.allclose(tu["a"], start["a"]) or np.allclose(tu["b"], start["b"]):
+            failures.append(f"groups {kind}: the parameters hardly moved")
+        grouped.append(kind)
+    print("python_interop: two parameter groups through torch and back, resumed bit for bit:",
+          ", ".join(grouped))
 
     # OneCycleLR cycling momentum (torch's default) over SGD and RMSprop made
     # without momentum, which gain it, and Adam, Adamax, NAdam and RAdam

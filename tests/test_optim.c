@@ -3240,3 +3240,579 @@ Test(optim, sgd_momentum_raised_starts_at_grad_across_files, .init = scratch_mak
     clt_optimizer_free(opt);
     clt_tensor_free(p);
 }
+
+/* ---- parameter groups (torch's param_groups) ------------------------------------------ */
+
+/* The options struct of o's kind (in *u), as clt_optimizer_add_param_group
+ * takes it. */
+typedef union any_opts {
+    clt_sgd_opts sgd;
+    clt_adam_opts adam;
+    clt_rmsprop_opts rmsprop;
+    clt_adagrad_opts adagrad;
+    clt_adamax_opts adamax;
+    clt_nadam_opts nadam;
+    clt_radam_opts radam;
+    clt_adadelta_opts adadelta;
+    clt_rprop_opts rprop;
+    clt_asgd_opts asgd;
+} any_opts;
+
+static const void *opts_of(const ref_opts *o, any_opts *u)
+{
+    switch (o->kind) {
+    case 0:
+        u->sgd = (clt_sgd_opts){o->lr, o->momentum, o->dampening, o->wd, o->nesterov};
+        break;
+    case 3:
+        u->rmsprop = (clt_rmsprop_opts){o->lr, o->alpha, o->eps, o->wd, o->momentum, o->centered};
+        break;
+    case 4:
+        u->adagrad = (clt_adagrad_opts){o->lr, o->lr_decay, o->wd, o->init, o->eps};
+        break;
+    case 5:
+        u->adamax = (clt_adamax_opts){o->lr, o->beta1, o->beta2, o->eps, o->wd};
+        break;
+    case 6:
+        u->nadam = (clt_nadam_opts){o->lr, o->beta1, o->beta2, o->eps, o->wd, o->momentum_decay};
+        break;
+    case 7:
+        u->radam = (clt_radam_opts){o->lr, o->beta1, o->beta2, o->eps, o->wd};
+        break;
+    default:
+        u->adam = (clt_adam_opts){o->lr, o->beta1, o->beta2, o->eps, o->wd, o->amsgrad};
+    }
+    return u;
+}
+
+/* Two groups of one parameter each, with other rates, weight decays and
+ * momenta (or betas), STEPS steps: each parameter against the float64
+ * reference of torch's rule with its own group's settings; the second
+ * group also added with NULL takes the constructor's settings. */
+Test(optim, param_groups_each_with_its_settings)
+{
+    clt_device *dev = get_device("cpu");
+    static const ref_opts g0[] = {
+        {.kind = 0, .lr = 0.05, .momentum = 0.9, .wd = 0.01},
+        {.kind = 1, .lr = 0.02, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .wd = 0.1},
+        {.kind = 2, .lr = 0.02, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .wd = 0.1},
+        {.kind = 3, .lr = 0.01, .alpha = 0.99, .eps = 1e-8, .momentum = 0.5, .wd = 0.01},
+        {.kind = 4, .lr = 0.1, .lr_decay = 0.01, .wd = 0.01, .init = 0.1, .eps = 1e-10},
+        {.kind = 5, .lr = 0.02, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .wd = 0.01},
+        {.kind = 6, .lr = 0.02, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .wd = 0.01,
+         .momentum_decay = 4e-3},
+        {.kind = 7, .lr = 0.02, .beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8, .wd = 0.01,
+         .steps = 8},
+    };
+    static const ref_opts g1[] = {
+        {.kind = 0, .lr = 0.2, .momentum = 0.0, .wd = 0.0},
+        {.kind = 1, .lr = 0.1, .beta1 = 0.5, .beta2 = 0.9, .eps = 1e-6, .wd = 0.0, .amsgrad = 1},
+        {.kind = 2, .lr = 0.1, .beta1 = 0.5, .beta2 = 0.9, .eps = 1e-6, .wd = 0.0},
+        {.kind = 3, .lr = 0.03, .alpha = 0.9, .eps = 1e-6, .momentum = 0.0, .centered = 1},
+        {.kind = 4, .lr = 0.3, .lr_decay = 0.0, .wd = 0.0, .init = 0.0, .eps = 1e-8},
+        {.kind = 5, .lr = 0.1, .beta1 = 0.5, .beta2 = 0.9, .eps = 1e-6, .wd = 0.0},
+        {.kind = 6, .lr = 0.1, .beta1 = 0.5, .beta2 = 0.9, .eps = 1e-6, .wd = 0.1,
+         .momentum_decay = 1e-2},
+        {.kind = 7, .lr = 0.1, .beta1 = 0.5, .beta2 = 0.9, .eps = 1e-6, .wd = 0.0, .steps = 8},
+    };
+    for (size_t k = 0; k < sizeof g0 / sizeof g0[0]; k++) {
+        clt_tensor *pa = param_at(dev, CLT_FLOAT64), *pb = param_at(dev, CLT_FLOAT64);
+        clt_tensor *pc = param_at(dev, CLT_FLOAT64);
+        clt_optimizer *opt;
+        any_opts u;
+        make_optimizer(&g0[k], &pa, 1, &opt);
+        CHECK(clt_optimizer_add_param_group(opt, &pb, 1, opts_of(&g1[k], &u)));
+        CHECK(clt_optimizer_add_param_group(opt, &pc, 1, NULL));
+        cr_assert_eq(clt_optimizer_num_groups(opt), 3);
+        cr_assert(clt_optimizer_group_lr(opt, 0) == g0[k].lr);
+        cr_assert(clt_optimizer_group_lr(opt, 1) == g1[k].lr);
+        cr_assert(clt_optimizer_group_lr(opt, 2) == g0[k].lr);
+        cr_assert(isnan(clt_optimizer_group_lr(opt, 3)));
+        int steps = g0[k].steps ? g0[k].steps : STEPS;
+        for (int t = 0; t < steps; t++) {
+            CHECK(clt_optimizer_zero_grad(opt, 1));
+            loss_backward(dev, pa);
+            loss_backward(dev, pb);
+            loss_backward(dev, pc);
+            CHECK(clt_optimizer_step(opt));
+        }
+        const ref_opts *want_of[3] = {&g0[k], &g1[k], &g0[k]};
+        clt_tensor *ps[3] = {pa, pb, pc};
+        for (int g = 0; g < 3; g++) {
+            double got[N], want[N];
+            memcpy(want, P0, sizeof want);
+            reference(want_of[g], want);
+            read_f64(ps[g], got);
+            for (int i = 0; i < N; i++)
+                cr_assert(close_enough(got[i], want[i], 1e-12, 1e-14),
+                          "kind %d, group %d, element %d: %.17g vs %.17g", g0[k].kind, g, i,
+                          got[i], want[i]);
+        }
+        double a[N], b[N];
+        read_f64(pa, a);
+        read_f64(pb, b);
+        cr_assert(fabs(a[0] - b[0]) > 1e-6, "kind %d: the groups moved alike", g0[k].kind);
+        clt_optimizer_free(opt);
+        clt_tensor_free(pa);
+        clt_tensor_free(pb);
+        clt_tensor_free(pc);
+    }
+}
+
+/* Adadelta, Rprop and ASGD (and SGD with momentum in one group only): a
+ * two-group optimizer gives each parameter the bits of a one-group
+ * optimizer with its group's settings. */
+Test(optim, param_groups_match_separate_optimizers)
+{
+    clt_device *dev = get_device("cpu");
+    clt_adadelta_opts d0 = CLT_ADADELTA_DEFAULTS, d1 = {0.5, 0.8, 1e-4, 0.05};
+    clt_rprop_opts r0 = CLT_RPROP_DEFAULTS, r1 = {0.23, 0.4, 1.5, 0.05, 0.5};
+    clt_asgd_opts a0 = {0.05, 0.01, 0.6, 2.0, 0.01}, a1 = {0.2, 1e-4, 0.75, 1.0, 0.0};
+    clt_sgd_opts s0 = {0.1, 0.0, 0.0, 0.0, 0}, s1 = {0.05, 0.9, 0.1, 0.01, 0};
+    const void *first[] = {&d0, &r0, &a0, &s0}, *second[] = {&d1, &r1, &a1, &s1};
+    for (int k = 0; k < 4; k++) {
+        clt_tensor *p[2], *q[2];
+        clt_optimizer *two, *one[2];
+        for (int j = 0; j < 2; j++) {
+            p[j] = param_at(dev, CLT_FLOAT32);
+            q[j] = param_at(dev, CLT_FLOAT32);
+        }
+        for (int j = 0; j < 2; j++) {
+            const void *o = j ? second[k] : first[k];
+            clt_tensor **at = j ? &q[1] : &q[0];
+            CHECK(k == 0   ? clt_adadelta(at, 1, o, &one[j])
+                  : k == 1 ? clt_rprop(at, 1, o, &one[j])
+                  : k == 2 ? clt_asgd(at, 1, o, &one[j])
+                           : clt_sgd(at, 1, o, &one[j]));
+        }
+        CHECK(k == 0   ? clt_adadelta(&p[0], 1, first[k], &two)
+              : k == 1 ? clt_rprop(&p[0], 1, first[k], &two)
+              : k == 2 ? clt_asgd(&p[0], 1, first[k], &two)
+                       : clt_sgd(&p[0], 1, first[k], &two));
+        CHECK(clt_optimizer_add_param_group(two, &p[1], 1, second[k]));
+        for (int t = 0; t < 6; t++) {
+            CHECK(clt_optimizer_zero_grad(two, 1));
+            for (int j = 0; j < 2; j++) {
+                CHECK(clt_optimizer_zero_grad(one[j], 1));
+                loss_backward(dev, p[j]);
+                loss_backward(dev, q[j]);
+                CHECK(clt_optimizer_step(one[j]));
+            }
+            CHECK(clt_optimizer_step(two));
+        }
+        for (int j = 0; j < 2; j++) {
+            float *a = read_f32(p[j]), *b = read_f32(q[j]);
+            cr_assert(memcmp(a, b, N * sizeof *a) == 0, "kind %d, group %d: not the bits of a "
+                      "one-group optimizer (%.9g vs %.9g)", k, j, a[0], b[0]);
+            cr_assert(a[0] != (float)P0[0], "kind %d, group %d: did not move", k, j);
+            free(a);
+            free(b);
+        }
+        clt_optimizer_free(two);
+        for (int j = 0; j < 2; j++) {
+            clt_optimizer_free(one[j]);
+            clt_tensor_free(p[j]);
+            clt_tensor_free(q[j]);
+        }
+    }
+}
+
+/* What clt_optimizer_add_param_group refuses, the optimizer unchanged,
+ * with torch's messages; the per-group getters and setters; NULL takes
+ * the constructor's settings, not a schedule's rate. */
+Test(optim, param_group_errors)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *a = param_at(dev, CLT_FLOAT32), *b = param_at(dev, CLT_FLOAT32);
+    clt_tensor *c = param_at(dev, CLT_FLOAT32);
+    clt_optimizer *opt;
+    clt_sgd_opts so = {0.1, 0.9, 0.0, 0.0, 0};
+    CHECK(clt_sgd(&a, 1, &so, &opt));
+    assert_error(clt_optimizer_add_param_group(opt, &a, 1, NULL), CLT_ERR_INVALID_ARGUMENT,
+                 "some parameters appear in more than one parameter group");
+    clt_tensor *ab[2] = {b, a};
+    assert_error(clt_optimizer_add_param_group(opt, ab, 2, NULL), CLT_ERR_INVALID_ARGUMENT,
+                 "some parameters appear in more than one parameter group");
+    clt_tensor *alias = detached_part(a, 2, 3);
+    CHECK(clt_set_requires_grad(alias, 1));
+    assert_error(clt_optimizer_add_param_group(opt, &alias, 1, NULL), CLT_ERR_INVALID_ARGUMENT,
+                 "some parameters appear in more than one parameter group");
+    clt_tensor *bb[2] = {b, b};
+    assert_error(clt_optimizer_add_param_group(opt, bb, 2, NULL), CLT_ERR_INVALID_ARGUMENT,
+                 "parameter 1 is parameter 0 given again");
+    clt_tensor *computed;
+    CHECK(clt_mul_scalar(b, 2.0, &computed));
+    assert_error(clt_optimizer_add_param_group(opt, &computed, 1, NULL),
+                 CLT_ERR_INVALID_ARGUMENT, "not a leaf that requires grad");
+    assert_error(clt_optimizer_add_param_group(opt, &b, 0, NULL), CLT_ERR_INVALID_ARGUMENT,
+                 "empty parameter list");
+    assert_error(clt_optimizer_add_param_group(opt, &b, 1, &(clt_sgd_opts){-0.1, 0, 0, 0, 0}),
+                 CLT_ERR_INVALID_ARGUMENT, "invalid learning rate");
+    assert_error(clt_optimizer_add_param_group(opt, &b, 1, &(clt_sgd_opts){0.1, 0, 0, 0, 1}),
+                 CLT_ERR_INVALID_ARGUMENT, "Nesterov momentum requires");
+    assert_error(clt_optimizer_add_param_group(NULL, &b, 1, NULL), CLT_ERR_NULL_ARGUMENT, "");
+    assert_error(clt_optimizer_add_param_group(opt, NULL, 1, NULL), CLT_ERR_NULL_ARGUMENT, "");
+    cr_assert_eq(clt_optimizer_num_groups(opt), 1);
+    assert_error(clt_optimizer_set_group_lr(opt, 1, 0.5), CLT_ERR_INVALID_ARGUMENT,
+                 "group 1 is out of range: the optimizer has 1 parameter group");
+    assert_error(clt_optimizer_set_group_lr(opt, 0, NAN), CLT_ERR_INVALID_ARGUMENT,
+                 "invalid learning rate");
+    cr_assert(isnan(clt_optimizer_group_momentum(opt, 1)));
+    cr_assert_eq(clt_optimizer_num_groups(NULL), 0);
+    /* a refused group took nothing: the same tensors make a group now */
+    CHECK(clt_optimizer_set_lr(opt, 0.05));
+    CHECK(clt_optimizer_add_param_group(opt, &b, 1, NULL));
+    CHECK(clt_optimizer_add_param_group(opt, &c, 1, &(clt_sgd_opts){0.3, 0.0, 0, 0, 0}));
+    cr_assert_eq(clt_optimizer_num_groups(opt), 3);
+    cr_assert(clt_optimizer_group_lr(opt, 1) == 0.1, "%g", clt_optimizer_group_lr(opt, 1));
+    cr_assert(clt_optimizer_group_momentum(opt, 1) == 0.9);
+    cr_assert(clt_optimizer_group_momentum(opt, 2) == 0.0);
+    CHECK(clt_optimizer_set_group_lr(opt, 2, 0.7));
+    cr_assert(clt_optimizer_group_lr(opt, 2) == 0.7 && clt_optimizer_group_lr(opt, 0) == 0.05);
+    CHECK(clt_optimizer_set_lr(opt, 0.01));
+    for (size_t g = 0; g < 3; g++)
+        cr_assert(clt_optimizer_group_lr(opt, g) == 0.01);
+    cr_assert(clt_optimizer_lr(opt) == 0.01);
+    clt_optimizer_free(opt);
+    clt_tensor_free(computed);
+    clt_tensor_free(alias);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+}
+
+/* An SGD over two groups, a (lr la, momentum 0.9) and b (lr lb, no
+ * momentum), on float64 parameters. */
+static clt_optimizer *two_groups(clt_device *dev, double la, double lb, clt_tensor **a,
+                                 clt_tensor **b)
+{
+    clt_optimizer *opt;
+    *a = param_at(dev, CLT_FLOAT64);
+    *b = param_at(dev, CLT_FLOAT64);
+    CHECK(clt_sgd(a, 1, &(clt_sgd_opts){la, 0.9, 0.0, 0.01, 0}, &opt));
+    CHECK(clt_optimizer_add_param_group(opt, b, 1, &(clt_sgd_opts){lb, 0.0, 0.0, 0.0, 0}));
+    return opt;
+}
+
+/* Schedules over two groups act on each with its own base rate (torch's
+ * base_lrs, one per group); a group added after the schedule was made is
+ * what torch 1.13 makes of it. */
+Test(optim, schedules_over_param_groups)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *a, *b, *c = param_at(dev, CLT_FLOAT64);
+    clt_lr_scheduler *s;
+    /* StepLR: each group base * gamma^(e / 2); a group added at epoch 5
+     * is scaled with the others from then on (torch's chainable get_lr) */
+    clt_optimizer *opt = two_groups(dev, 0.1, 0.01, &a, &b);
+    CHECK(clt_step_lr(opt, 2, 0.5, &s));
+    for (int64_t e = 1; e <= 5; e++) {
+        CHECK(clt_lr_scheduler_step(s));
+        cr_assert(clt_optimizer_group_lr(opt, 0) == 0.1 * pow(0.5, (double)(e / 2)));
+        cr_assert(clt_optimizer_group_lr(opt, 1) == 0.01 * pow(0.5, (double)(e / 2)));
+    }
+    CHECK(clt_optimizer_add_param_group(opt, &c, 1, &(clt_sgd_opts){1.0, 0, 0, 0, 0}));
+    double want_c[] = {0.5, 0.5, 0.25};
+    for (int64_t e = 6; e <= 8; e++) {
+        CHECK(clt_lr_scheduler_step(s));
+        cr_assert(clt_optimizer_group_lr(opt, 0) == 0.1 * pow(0.5, (double)(e / 2)));
+        cr_assert(clt_optimizer_group_lr(opt, 2) == want_c[e - 6], "epoch %lld: %.17g",
+                  (long long)e, clt_optimizer_group_lr(opt, 2));
+    }
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+
+    /* CosineAnnealingLR with eta_min, each group from its own base */
+    opt = two_groups(dev, 0.1, 0.02, &a, &b);
+    CHECK(clt_cosine_lr(opt, 4, 0.001, &s));
+    for (int64_t e = 1; e <= 4; e++) {
+        CHECK(clt_lr_scheduler_step(s));
+        for (size_t g = 0; g < 2; g++) {
+            double base = g ? 0.02 : 0.1;
+            double want = 0.001 + (base - 0.001) * (1 + cos(M_PI * (double)e / 4)) / 2;
+            cr_assert(close_enough(clt_optimizer_group_lr(opt, g), want, 1e-15, 1e-17),
+                      "epoch %lld, group %zu: %.17g vs %.17g", (long long)e, g,
+                      clt_optimizer_group_lr(opt, g), want);
+        }
+    }
+    clt_lr_scheduler_free(s);
+
+    /* LambdaLR: base * f(e) per group; a group added later is left */
+    CHECK(clt_optimizer_set_group_lr(opt, 0, 0.1));
+    CHECK(clt_optimizer_set_group_lr(opt, 1, 0.02));
+    c = param_at(dev, CLT_FLOAT64);
+    CHECK(clt_lambda_lr(opt, decay095, NULL, &s));
+    CHECK(clt_optimizer_add_param_group(opt, &c, 1, &(clt_sgd_opts){0.7, 0, 0, 0, 0}));
+    for (int64_t e = 1; e <= 3; e++) {
+        CHECK(clt_lr_scheduler_step(s));
+        /* initial_lr was set by the cosine schedule made first */
+        cr_assert(clt_optimizer_group_lr(opt, 0) == 0.1 * pow(0.95, (double)e));
+        cr_assert(clt_optimizer_group_lr(opt, 1) == 0.02 * pow(0.95, (double)e));
+        cr_assert(clt_optimizer_group_lr(opt, 2) == 0.7);
+    }
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+
+    /* ReduceLROnPlateau: each group's rate times factor, not below min_lr;
+     * a group added later fails the step that would reduce it (torch's
+     * IndexError), nothing changed */
+    opt = two_groups(dev, 0.1, 0.01, &a, &b);
+    CHECK(clt_reduce_lr_on_plateau(opt, NULL, 0.5, 0, 1e-4, NULL, 0, 0.008, 1e-8, &s));
+    CHECK(clt_lr_scheduler_step_metric(s, 1.0));
+    CHECK(clt_lr_scheduler_step_metric(s, 2.0));
+    cr_assert(clt_optimizer_group_lr(opt, 0) == 0.05 && clt_optimizer_group_lr(opt, 1) == 0.008);
+    c = param_at(dev, CLT_FLOAT64);
+    CHECK(clt_optimizer_add_param_group(opt, &c, 1, NULL));
+    CHECK(clt_lr_scheduler_step_metric(s, 0.5)); /* better: nothing to reduce */
+    assert_error(clt_lr_scheduler_step_metric(s, 3.0), CLT_ERR_INVALID_ARGUMENT,
+                 "IndexError");
+    cr_assert_eq(clt_lr_scheduler_epoch(s), 3);
+    cr_assert(clt_optimizer_group_lr(opt, 0) == 0.05);
+    clt_lr_scheduler_free(s);
+    /* SequentialLR needs every group's initial_lr */
+    clt_lr_scheduler *sub;
+    CHECK(clt_step_lr(opt, 2, 0.5, &sub));
+    clt_tensor *d = param_at(dev, CLT_FLOAT64);
+    CHECK(clt_optimizer_add_param_group(opt, &d, 1, NULL));
+    assert_error(clt_sequential_lr(opt, &sub, 1, NULL, &s), CLT_ERR_INVALID_ARGUMENT,
+                 "parameter group 3 of the optimizer has no initial_lr");
+    clt_lr_scheduler_free(sub);
+    clt_tensor_free(d);
+    clt_optimizer_free(opt);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+
+    /* OneCycleLR cycling Adam's beta1: the same rate and momentum in both
+     * groups (one max_lr for all, as torch given a float); a group added
+     * later refuses the next step (torch's KeyError) */
+    a = param_at(dev, CLT_FLOAT64);
+    b = param_at(dev, CLT_FLOAT64);
+    CHECK(clt_adam(&a, 1, NULL, &opt));
+    CHECK(clt_optimizer_add_param_group(opt, &b, 1, &(clt_adam_opts){0.5, 0.5, 0.9, 1e-6, 0, 0}));
+    CHECK(clt_one_cycle_lr_momentum(opt, 0.2, 10, 0.3, NULL, 10.0, 100.0, 0, 1, 0.8, 0.9, &s));
+    for (int e = 0; e < 5; e++) {
+        cr_assert(clt_optimizer_group_lr(opt, 0) == clt_optimizer_group_lr(opt, 1));
+        cr_assert(clt_optimizer_group_momentum(opt, 0) == clt_optimizer_group_momentum(opt, 1));
+        cr_assert(clt_optimizer_group_lr(opt, 0) ==
+                  one_cycle_ref(0.2, 10, 0.3, 0, 10.0, 100.0, 0, e), "epoch %d", e);
+        CHECK(clt_lr_scheduler_step(s));
+    }
+    double lr = clt_optimizer_group_lr(opt, 0);
+    c = param_at(dev, CLT_FLOAT64);
+    CHECK(clt_optimizer_add_param_group(opt, &c, 1, NULL));
+    assert_error(clt_lr_scheduler_step(s), CLT_ERR_INVALID_ARGUMENT, "KeyError: 'initial_lr'");
+    cr_assert(clt_optimizer_group_lr(opt, 0) == lr && clt_lr_scheduler_epoch(s) == 5);
+    clt_lr_scheduler_free(s);
+    clt_optimizer_free(opt);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+}
+
+/* A float64 parameter holding the N values v. */
+static clt_tensor *param_from(clt_device *dev, const double *v)
+{
+    clt_tensor *p;
+    int64_t n = N;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, v, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    return p;
+}
+
+static void two_group_steps(clt_device *dev, clt_optimizer *opt, clt_lr_scheduler *s,
+                            clt_tensor *a, clt_tensor *b, int steps)
+{
+    for (int t = 0; t < steps; t++) {
+        CHECK(clt_optimizer_zero_grad(opt, 1));
+        loss_backward(dev, a);
+        loss_backward(dev, b);
+        CHECK(clt_optimizer_step(opt));
+        CHECK(clt_lr_scheduler_step(s));
+    }
+}
+
+/* Two groups saved after 3 steps (optimizer and StepLR) and loaded into a
+ * fresh optimizer of two groups made with the defaults and a fresh
+ * schedule go on with the bits of the uninterrupted run; files of another
+ * number of groups, or of groups of other sizes, are refused with torch's
+ * messages, the optimizer unchanged. */
+Test(optim, param_groups_save_and_load)
+{
+    clt_device *dev = get_device("cpu");
+    clt_tensor *a, *b;
+    clt_lr_scheduler *s;
+    clt_optimizer *opt = two_groups(dev, 0.1, 0.03, &a, &b);
+    CHECK(clt_step_lr(opt, 2, 0.5, &s));
+    two_group_steps(dev, opt, s, a, b, 3);
+    CHECK(clt_optimizer_save(opt, tpath("groups.optim.safetensors")));
+    CHECK(clt_lr_scheduler_save(s, tpath("groups.sched.safetensors")));
+    double at_a[N], at_b[N], want_a[N], want_b[N], got_a[N], got_b[N];
+    read_f64(a, at_a);
+    read_f64(b, at_b);
+    two_group_steps(dev, opt, s, a, b, 3);
+    read_f64(a, want_a);
+    read_f64(b, want_b);
+
+    clt_tensor *a2 = param_from(dev, at_a), *b2 = param_from(dev, at_b);
+    clt_optimizer *fresh;
+    clt_lr_scheduler *s2;
+    CHECK(clt_sgd(&a2, 1, NULL, &fresh));
+    CHECK(clt_optimizer_add_param_group(fresh, &b2, 1, NULL));
+    CHECK(clt_step_lr(fresh, 5, 0.9, &s2));
+    CHECK(clt_optimizer_load(fresh, tpath("groups.optim.safetensors")));
+    CHECK(clt_lr_scheduler_load(s2, tpath("groups.sched.safetensors")));
+    cr_assert(clt_optimizer_group_lr(fresh, 0) == 0.05 && clt_optimizer_group_lr(fresh, 1) == 0.015,
+              "%g %g", clt_optimizer_group_lr(fresh, 0), clt_optimizer_group_lr(fresh, 1));
+    cr_assert(clt_optimizer_group_momentum(fresh, 0) == 0.9 &&
+              clt_optimizer_group_momentum(fresh, 1) == 0.0);
+    two_group_steps(dev, fresh, s2, a2, b2, 3);
+    read_f64(a2, got_a);
+    read_f64(b2, got_b);
+    cr_assert(memcmp(got_a, want_a, sizeof got_a) == 0 && memcmp(got_b, want_b, sizeof got_b) == 0,
+              "resumed %.17g %.17g, uninterrupted %.17g %.17g", got_a[0], got_b[0], want_a[0],
+              want_b[0]);
+    cr_assert(clt_optimizer_group_lr(fresh, 0) == clt_optimizer_group_lr(opt, 0) &&
+              clt_optimizer_group_lr(fresh, 1) == clt_optimizer_group_lr(opt, 1));
+
+    /* one group: another number of groups */
+    clt_tensor *ab[2] = {a2, b2};
+    clt_optimizer *one;
+    CHECK(clt_sgd(ab, 2, NULL, &one));
+    assert_error(clt_optimizer_load(one, tpath("groups.optim.safetensors")),
+                 CLT_ERR_INVALID_ARGUMENT,
+                 "loaded state dict has a different number of parameter groups");
+    cr_assert(clt_optimizer_num_groups(one) == 1 && clt_optimizer_lr(one) == 1e-3);
+    /* and the schedule's base_lrs */
+    clt_lr_scheduler *s1;
+    CHECK(clt_step_lr(one, 2, 0.5, &s1));
+    assert_error(clt_lr_scheduler_load(s1, tpath("groups.sched.safetensors")),
+                 CLT_ERR_INVALID_ARGUMENT, "'base_lrs' is '[0.1, 0.03]', expected a list of one");
+    clt_lr_scheduler_free(s1);
+    clt_optimizer_free(one);
+    /* groups of 1 and 2 parameters against a file of 2 and 1 */
+    clt_tensor *c = param_at(dev, CLT_FLOAT64), *c2 = param_at(dev, CLT_FLOAT64);
+    clt_tensor *bc[2] = {b, c}, *ab2[2] = {a2, b2};
+    clt_optimizer *x, *y;
+    CHECK(clt_sgd(&a, 1, NULL, &x));
+    CHECK(clt_optimizer_add_param_group(x, bc, 2, NULL));
+    CHECK(clt_optimizer_save(x, tpath("sizes.safetensors")));
+    CHECK(clt_sgd(ab2, 2, NULL, &y));
+    CHECK(clt_optimizer_add_param_group(y, &c2, 1, NULL));
+    assert_error(clt_optimizer_load(y, tpath("sizes.safetensors")), CLT_ERR_INVALID_ARGUMENT,
+                 "loaded state dict contains a parameter group that doesn't match the size of "
+                 "optimizer's group");
+    CHECK(clt_optimizer_load(x, tpath("sizes.safetensors")));
+    clt_optimizer_free(x);
+    clt_optimizer_free(y);
+    clt_lr_scheduler_free(s);
+    clt_lr_scheduler_free(s2);
+    clt_optimizer_free(opt);
+    clt_optimizer_free(fresh);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+    clt_tensor_free(c2);
+    clt_tensor_free(a2);
+    clt_tensor_free(b2);
+}
+
+/* Schedule k of schedule_kind_on over opt (and, for the two containers, the
+ * schedules they take). */
+static void schedule_kind_on(int k, clt_optimizer *opt, clt_lr_scheduler **s)
+{
+    clt_lr_scheduler *sub[2];
+    static const int64_t ms[] = {2, 5, 5};
+    switch (k) {
+    case 0:
+        CHECK(clt_exponential_lr(opt, 0.8, s));
+        break;
+    case 1:
+        CHECK(clt_multistep_lr(opt, ms, 3, 0.5, s));
+        break;
+    case 2:
+        CHECK(clt_linear_lr(opt, 0.25, 1.0, 4, s));
+        break;
+    case 3:
+        CHECK(clt_constant_lr(opt, 0.5, 3, s));
+        break;
+    case 4:
+        CHECK(clt_polynomial_lr(opt, 6, 2.0, s));
+        break;
+    case 5:
+        CHECK(clt_cosine_warm_restarts(opt, 3, 2, 0.001, s));
+        break;
+    case 6:
+        CHECK(clt_multiplicative_lr(opt, times09, NULL, s));
+        break;
+    case 7:
+        CHECK(clt_cyclic_lr(opt, 0.01, 0.2, 2, -1, "triangular2", 1.0, NULL, NULL, NULL, 1, 0.8,
+                            0.9, s));
+        break;
+    case 8:
+        CHECK(clt_linear_lr(opt, 0.1, 1.0, 3, &sub[0]));
+        CHECK(clt_cosine_lr(opt, 5, 0.001, &sub[1]));
+        CHECK(clt_sequential_lr(opt, sub, 2, (int64_t[]){3}, s));
+        break;
+    default:
+        CHECK(clt_constant_lr(opt, 0.5, 2, &sub[0]));
+        CHECK(clt_exponential_lr(opt, 0.9, &sub[1]));
+        CHECK(clt_chained_scheduler(sub, 2, s));
+    }
+}
+
+/* Every other kind of schedule over two groups gives each group the rates
+ * (and momenta) a one-group optimizer at that group's rate gets, bit for
+ * bit (those are checked against torch's elsewhere); the schedule's file
+ * holds a base rate per group and loads back. */
+Test(optim, every_schedule_over_param_groups)
+{
+    clt_device *dev = get_device("cpu");
+    for (int k = 0; k < 10; k++) {
+        clt_tensor *a, *b, *q[2];
+        clt_optimizer *two = two_groups(dev, 0.1, 0.03, &a, &b), *one[2];
+        clt_lr_scheduler *s, *s1[2];
+        static const double lr[2] = {0.1, 0.03};
+        schedule_kind_on(k, two, &s);
+        for (int g = 0; g < 2; g++) {
+            q[g] = param_at(dev, CLT_FLOAT64);
+            CHECK(clt_sgd(&q[g], 1, &(clt_sgd_opts){lr[g], g ? 0.0 : 0.9, 0, 0, 0}, &one[g]));
+            schedule_kind_on(k, one[g], &s1[g]);
+        }
+        bool moved = false;
+        for (int e = 0; e < 9; e++) {
+            moved = moved || clt_optimizer_group_lr(two, 1) != 0.03;
+            for (size_t g = 0; g < 2; g++) {
+                cr_assert(clt_optimizer_group_lr(two, g) == clt_optimizer_lr(one[g]),
+                          "kind %d, epoch %d, group %zu: %.17g vs %.17g", k, e, g,
+                          clt_optimizer_group_lr(two, g), clt_optimizer_lr(one[g]));
+                cr_assert(clt_optimizer_group_momentum(two, g) == clt_optimizer_momentum(one[g]),
+                          "kind %d, epoch %d, group %zu: momentum", k, e, g);
+            }
+            if (e == 4) {
+                /* through the schedule's file and back */
+                CHECK(clt_lr_scheduler_save(s, tpath("every.safetensors")));
+                CHECK(clt_lr_scheduler_load(s, tpath("every.safetensors")));
+            }
+            CHECK(clt_lr_scheduler_step(s));
+            for (int g = 0; g < 2; g++)
+                CHECK(clt_lr_scheduler_step(s1[g]));
+        }
+        cr_assert(moved, "kind %d: the rates never moved", k);
+        clt_lr_scheduler_free(s);
+        clt_optimizer_free(two);
+        clt_tensor_free(a);
+        clt_tensor_free(b);
+        for (int g = 0; g < 2; g++) {
+            clt_lr_scheduler_free(s1[g]);
+            clt_optimizer_free(one[g]);
+            clt_tensor_free(q[g]);
+        }
+    }
+}

@@ -174,9 +174,21 @@ CLT_API clt_status clt_module_load(clt_module *m, const char *path);
  * takes the saved group whole), so that torch's optimizer loads the file
  * with the keys its schedules read, and ours loads torch's.  Save the model with
  * clt_module_save and a schedule with clt_lr_scheduler_save beside it.
- * An optimizer whose last step the driver stopped part-way (optim.h) is
- * refused (CLT_ERR_INVALID_ARGUMENT) until a clt_optimizer_step finishes
- * that step. */
+ *
+ * Parameter groups (clt_optimizer_add_param_group).  The keys above are
+ * group 0's (torch's param_groups[0], as they always were); each group
+ * also has "params", the numbers of its parameters as torch's state_dict
+ * numbers them, across the groups in order ("[0, 1]", then "[2]"), which
+ * are also the i of "state.<i>.*" and the positions in "step"; groups 1,
+ * 2, ... have the same keys (settings, "maximize", what schedules add,
+ * "params") under "param_groups.G." ("param_groups.1.lr": 0.01), so that
+ * torch's param_groups is group 0's keys then each group's.  lr_bits is
+ * group 0's rate.  The settings of about 17 groups fit in a file (the
+ * reader's limit of 256 __metadata__ entries), and the numbers of about
+ * 350 parameters in one group: more is CLT_ERR_INVALID_ARGUMENT, nothing
+ * written.  An optimizer whose last step the driver stopped part-way
+ * (optim.h) is refused (CLT_ERR_INVALID_ARGUMENT) until a
+ * clt_optimizer_step finishes that step. */
 CLT_API clt_status clt_optimizer_save(const clt_optimizer *opt, const char *path);
 
 /* Loads a file written by clt_optimizer_save into opt, an optimizer of the
@@ -205,7 +217,14 @@ CLT_API clt_status clt_optimizer_save(const clt_optimizer *opt, const char *path
  * nesterov with dampening, ... with the constructors' message), a setting
  * missing or unreadable, "maximize" True, "lr" not equal to lr_bits,
  * and a __metadata__ with a key twice or more than 256 entries (other keys
- * are ignored).
+ * are ignored).  With parameter groups, each group takes its own settings
+ * from the file; a file of another number of groups ("loaded state dict
+ * has a different number of parameter groups", torch's ValueError), a
+ * group of another number of parameters ("loaded state dict contains a
+ * parameter group that doesn't match the size of optimizer's group"), or
+ * "params" not numbered across the groups in order is refused, naming the
+ * counts.  A file without "params" (written before groups were saved)
+ * loads into an optimizer of one group.
  * opt is left as it was on any failure: the file is loaded into a new
  * optimizer (state made anew: for a moment opt's state twice over, besides
  * the uploads), which then takes opt's place within the same handle.
@@ -229,15 +248,21 @@ CLT_API clt_status clt_optimizer_load(clt_optimizer *opt, const char *path);
  * "eta_min"; "gamma"; "milestones" and "gamma"; "start_factor",
  * "end_factor" and "total_iters"), "milestones" as torch's Counter prints
  * ("Counter({30: 1, 80: 2})": counts descending, then in the order first
- * given; more milestones than fit in 511 bytes are
- * CLT_ERR_INVALID_ARGUMENT), "base_lrs" ("[0.02]")
+ * given; more milestones than fit in 2047 bytes are
+ * CLT_ERR_INVALID_ARGUMENT), "base_lrs" ("[0.02]"; one rate per parameter
+ * group the optimizer had when the schedule was made, "[0.02, 0.001]")
  * and "last_epoch" (clt_lr_scheduler_epoch), and the rest of torch 1.13's
  * state_dict: "_step_count" (last_epoch + 1), "_last_lr" (the rate the
  * schedule gives at last_epoch, in closed form; the rate it set, for one
  * of several on one optimizer: optim.h), "verbose" and
  * "_get_lr_called_within_step" ("False"), under torch's names and as
  * Python's repr writes them (safetensors' safe_open(...).metadata() reads
- * them).  OneCycleLR's file holds "total_steps", "_schedule_phases" (the
+ * them).  Over parameter groups, "_last_lr" holds one rate per group of
+ * the optimizer at the last step (a group added after the schedule was
+ * made included, as torch's), and the lists torch keeps per group but
+ * cltensor's schedules once ("min_lrs", "max_lrs", "base_momentums",
+ * "max_momentums", LambdaLR's "[None, None]") repeat it for each group
+ * the schedule was made over.  OneCycleLR's file holds "total_steps", "_schedule_phases" (the
  * list of phase dicts torch's repr writes), "cycle_momentum" ("True" or
  * "False": clt_one_cycle_lr_momentum) and, when True, "use_beta1" (Adam's
  * and AdamW's betas[0] are cycled),
@@ -297,8 +322,11 @@ CLT_API clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *
  * loaded too, the run continues with the bits of an uninterrupted one.  A
  * file of another kind, with tensors, without a key, with a value that
  * does not read or that the kind's constructor refuses, a negative
- * last_epoch or more than one base rate is CLT_ERR_INVALID_ARGUMENT naming
- * it, and s is left as it was.  A LambdaLR or MultiplicativeLR keeps its
+ * last_epoch, base_lrs not one rate per group the schedule was made over,
+ * _last_lr of fewer rates or more than the optimizer has groups, or a
+ * per-group list whose rates differ (min_lrs, max_lrs, momenta: one each
+ * here) is CLT_ERR_INVALID_ARGUMENT naming it, and s is left as it
+ * was.  A LambdaLR or MultiplicativeLR keeps its
  * callback (make it with the run's, as torch's user does) and refuses a
  * file whose "lr_lambdas" is not "[None]".  A CyclicLR takes the file's
  * rates, sizes, mode and momenta (one made with a scale_fn keeps it,

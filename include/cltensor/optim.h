@@ -226,15 +226,73 @@ CLT_API clt_status clt_optimizer_step(clt_optimizer *opt);
  * default) or zeroes it in place. */
 CLT_API clt_status clt_optimizer_zero_grad(clt_optimizer *opt, int set_to_none);
 
-/* The learning rate now, and setting it (what schedules do). */
+/* The learning rate now of parameter group 0 (torch's
+ * param_groups[0]['lr']; 0 for NULL), and setting it in every group, as
+ * `for g in optimizer.param_groups: g['lr'] = lr` does (a negative, NaN
+ * or infinite rate is CLT_ERR_INVALID_ARGUMENT, no group changed).
+ * Schedules set each group's own rate: clt_optimizer_group_lr. */
 CLT_API double clt_optimizer_lr(const clt_optimizer *opt);
 CLT_API clt_status clt_optimizer_set_lr(clt_optimizer *opt, double lr);
 
-/* The momentum now: SGD's and RMSprop's momentum, the betas[0] of Adam,
- * AdamW, Adamax, NAdam and RAdam (what OneCycleLR's momentum cycling sets:
- * clt_one_cycle_lr_momentum); 0 for Adagrad, Adadelta, Rprop, ASGD and for
- * NULL. */
+/* The momentum now of group 0: SGD's and RMSprop's momentum, the betas[0]
+ * of Adam, AdamW, Adamax, NAdam and RAdam (what OneCycleLR's momentum
+ * cycling sets: clt_one_cycle_lr_momentum); 0 for Adagrad, Adadelta,
+ * Rprop, ASGD and for NULL. */
 CLT_API double clt_optimizer_momentum(const clt_optimizer *opt);
+
+/* ---- parameter groups (torch's param_groups) ------------------------------ */
+
+/* optimizer.add_param_group({'params': params, ...}): a new parameter
+ * group over the n tensors params (each retained), with its own settings.
+ * opts points to the options struct of the optimizer's kind, the one its
+ * constructor took: a clt_sgd_opts for clt_sgd, a clt_adam_opts for
+ * clt_adam and clt_adamw, a clt_rmsprop_opts for clt_rmsprop, and so on
+ * (any other type is undefined behaviour, as a wrong cast).  opts NULL
+ * gives the group the optimizer's defaults: the options it was made with
+ * (not the rates schedules set since), as torch fills a group's missing
+ * keys from `defaults`; there is no partial struct, so a group that
+ * differs in one setting gives all of them (CLT_SGD_DEFAULTS and the like
+ * are torch's defaults, not the optimizer's).  The group's state is made
+ * now (zeros, Adagrad's sums initial_accumulator_value), and its
+ * parameters are numbered after all those before them (torch's state_dict
+ * numbering, which files keep: clt_optimizer_save).
+ *
+ * Refused with CLT_ERR_INVALID_ARGUMENT, the optimizer unchanged: settings
+ * the constructor refuses (with its messages), no parameter, a parameter
+ * that is not a floating leaf requiring grad (CLT_ERR_DTYPE_UNSUPPORTED
+ * for an integer one, CLT_ERR_NOT_CONTIGUOUS), one given twice in the
+ * group, and one that is in another group already or shares memory with
+ * one ("some parameters appear in more than one parameter group", torch's
+ * message), or while a step the driver stopped part-way waits to be
+ * finished (clt_optimizer_step).  Out of memory also leaves it unchanged.
+ *
+ * Schedules made before the group was added do what torch 1.13's do:
+ * they have no base_lrs entry for it.  StepLR, ExponentialLR, MultiStepLR,
+ * LinearLR, ConstantLR, PolynomialLR and CosineAnnealingLR scale its rate
+ * by their factors for each epoch as the other groups' (torch's get_lr
+ * runs over every group; CosineAnnealingLR's restart step, which zips
+ * base_lrs, leaves it); LambdaLR, MultiplicativeLR, CyclicLR,
+ * CosineAnnealingWarmRestarts and a SequentialLR's restart at a milestone
+ * leave its rate (and momentum) alone; OneCycleLR refuses its next step
+ * (torch's KeyError: 'initial_lr'), and ReduceLROnPlateau the step that
+ * would reduce the rates (torch's IndexError over min_lrs), nothing
+ * changed.  Make the schedule again to give the group its own base rate;
+ * clt_sequential_lr needs every group to have initial_lr. */
+CLT_API clt_status clt_optimizer_add_param_group(clt_optimizer *opt, clt_tensor *const *params,
+                                                 size_t n, const void *opts);
+/* The number of parameter groups: 1 for an optimizer as made, one more for
+ * each clt_optimizer_add_param_group; 0 for NULL. */
+CLT_API size_t clt_optimizer_num_groups(const clt_optimizer *opt);
+/* Group g's learning rate now (param_groups[g]['lr']); NaN for NULL or a
+ * group out of range. */
+CLT_API double clt_optimizer_group_lr(const clt_optimizer *opt, size_t group);
+/* Sets group g's learning rate alone.  A group out of range or a rate that
+ * is negative, NaN or infinite is CLT_ERR_INVALID_ARGUMENT, nothing
+ * changed. */
+CLT_API clt_status clt_optimizer_set_group_lr(clt_optimizer *opt, size_t group, double lr);
+/* Group g's momentum now, as clt_optimizer_momentum's for group 0 (0 for
+ * the kinds without); NaN for NULL or a group out of range. */
+CLT_API double clt_optimizer_group_momentum(const clt_optimizer *opt, size_t group);
 
 /* Steps taken so far (calls of clt_optimizer_step that succeeded). */
 CLT_API int64_t clt_optimizer_steps(const clt_optimizer *opt);
@@ -305,7 +363,17 @@ CLT_API clt_status clt_clip_grad_value(clt_tensor *const *params, size_t n, doub
  * unless the rate is set by hand while it runs: torch's chainable form
  * goes on from the rate set, the closed form does not.  Once one of
  * several is freed, the others go on from the rate now, the last one
- * alone again in its closed form (but for one made as above). */
+ * alone again in its closed form (but for one made as above).
+ *
+ * Parameter groups.  Every schedule acts on each parameter group of its
+ * optimizer, as torch's over param_groups: "the rate" above is each
+ * group's, initial_lr is set (and read) per group, and a schedule's
+ * base_lrs holds one per group.  Where this API takes one rate or
+ * momentum (OneCycleLR's max_lr and momenta, CyclicLR's base_lr, max_lr
+ * and momenta, ReduceLROnPlateau's min_lr), every group gets it, as torch
+ * does given a float.  "Made where the rate was not initial_lr" holds
+ * when it holds for any group.  A group added after a schedule was made:
+ * clt_optimizer_add_param_group. */
 typedef struct clt_lr_scheduler clt_lr_scheduler;
 
 /* StepLR: lr = base_lr * gamma^(epoch / step_size), base_lr the

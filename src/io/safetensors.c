@@ -572,7 +572,9 @@ static int save_cmp(const void *a, const void *b)
 /* One __metadata__ entry a checkpoint writes. */
 typedef struct meta {
     const char *key;
-    char value[512]; /* MultiStepLR's milestones: tens of them */
+    /* MultiStepLR's milestones: tens of them; a parameter group's params:
+     * hundreds */
+    char value[2048];
 } meta;
 
 /* Writes the n tensors, and __metadata__ first when nmeta > 0; the
@@ -891,27 +893,101 @@ static clt_status meta_double(const st_file *sf, const char *key, double *out)
     return st;
 }
 
-/* "(a, b)" (a Python tuple of two numbers: Adam's betas) or "[a]" (a list
- * of one: base_lrs). */
-static clt_status meta_doubles(const st_file *sf, const char *key, double *out, int n)
+/* "(a, b)" (a Python tuple of two numbers: Adam's betas). */
+static clt_status meta_pair(const st_file *sf, const char *key, double *out)
 {
     const char *v, *p;
     clt_status st = meta_need(sf, key, &v);
     if (st != CLT_OK)
         return st;
     p = v + 1;
-    bool ok = *v == (n == 2 ? '(' : '[');
-    for (int k = 0; ok && k < n; k++) {
-        ok = read_double(&p, k + 1 < n ? ", " : n == 2 ? " )" : " ]", &out[k]);
+    bool ok = *v == '(';
+    for (int k = 0; ok && k < 2; k++) {
+        ok = read_double(&p, k == 0 ? ", " : " )", &out[k]);
         while (ok && *p == ' ')
             p++;
-        ok = ok && *p++ == (k + 1 < n ? ',' : n == 2 ? ')' : ']');
+        ok = ok && *p++ == (k == 0 ? ',' : ')');
     }
     if (!ok || *p != '\0')
-        return meta_bad(sf, key, v, n == 2 ? "two numbers, as '(0.9, 0.999)'"
-                                           : "a list of one number, as '[0.01]' (cltensor's "
-                                             "optimizers hold one parameter group)");
+        return meta_bad(sf, key, v, "two numbers, as '(0.9, 0.999)'");
     return CLT_OK;
+}
+
+/* A Python list of `want` numbers, as '[0.01, 0.001]' (a schedule's
+ * base_lrs: one per parameter group), into out.  With `same`, the numbers
+ * must be equal (a setting cltensor's schedule keeps once for every group:
+ * ReduceLROnPlateau's min_lrs, CyclicLR's max_lrs). */
+static clt_status meta_rates(const st_file *sf, const char *key, double *out, size_t want,
+                             bool same)
+{
+    const char *v, *p;
+    clt_status st = meta_need(sf, key, &v);
+    if (st != CLT_OK)
+        return st;
+    size_t n = 0;
+    double x;
+    p = v + 1;
+    bool ok = *v == '[';
+    while (ok) {
+        ok = read_double(&p, ", ]", &x);
+        if (ok && n < want)
+            out[same ? 0 : n] = x;
+        ok = ok && (!same || n == 0 || x == out[0] || (isnan(x) && isnan(out[0])));
+        n++;
+        while (ok && *p == ' ')
+            p++;
+        if (ok && *p == ']')
+            break;
+        ok = ok && *p++ == ',';
+        while (ok && *p == ' ')
+            p++;
+    }
+    ok = ok && *p++ == ']' && *p == '\0';
+    if (!ok || n != want) {
+        char w[160];
+        if (want == 1)
+            snprintf(w, sizeof w, "a list of one number, as '[0.01]' (one per parameter group)");
+        else
+            snprintf(w, sizeof w, "a list of %zu %snumbers, as '[0.01, ...]' (one per parameter "
+                     "group)", want, same ? "equal " : "");
+        return meta_bad(sf, key, v, w);
+    }
+    return CLT_OK;
+}
+
+/* _last_lr: a list of from lo (the groups a schedule was made over) to
+ * hi (its optimizer's groups now) numbers, into out, *n of them. */
+static clt_status meta_last_lr(const st_file *sf, double *out, size_t lo, size_t hi, size_t *n)
+{
+    const char *v;
+    clt_status st = meta_need(sf, "_last_lr", &v);
+    if (st != CLT_OK)
+        return st;
+    *n = 1;
+    for (const char *c = v; *c; c++)
+        *n += *c == ',';
+    if (*n < lo || *n > hi)
+        return bad(sf,
+                   "__metadata__ '_last_lr' holds %zu rates, and the optimizer has %zu "
+                   "parameter groups (the schedule was made over %zu)",
+                   *n, hi, lo);
+    return meta_rates(sf, "_last_lr", out, *n, false);
+}
+
+/* A list of n numbers as Python's repr writes it ('[0.1, 0.01]'), v[k]
+ * or, for v NULL, `same` n times, under key; false when it does not fit. */
+static bool put_rates(meta *m, const char *key, const double *v, double same, size_t n)
+{
+    size_t size = sizeof m->value, len = (size_t)snprintf(m->value, size, "[");
+    m->key = key;
+    for (size_t k = 0; k < n && len < size; k++) {
+        char b[32];
+        fmt_double(b, sizeof b, v ? v[k] : same);
+        len += (size_t)snprintf(m->value + len, size - len, "%s%s", k ? ", " : "", b);
+    }
+    if (len < size)
+        len += (size_t)snprintf(m->value + len, size - len, "]");
+    return len < size;
 }
 
 static clt_status meta_bool(const st_file *sf, const char *key, int *out)
@@ -960,7 +1036,6 @@ static clt_status meta_line_search(const st_file *sf, const char *key, const cha
  * settings under the names of torch's param_groups, as Python's repr
  * writes them: a number, a bool ("True"), or Adam's betas, a pair of
  * numbers from `off` on.  Each kind's fields end with a NULL key. */
-#define OPT_META 14
 
 typedef struct opt_field {
     const char *key;
@@ -1027,15 +1102,20 @@ static bool has_maximize(const char *kind)
            strcmp(kind, "LBFGS") != 0;
 }
 
-static size_t optimizer_meta(const clt_optimizer *opt, meta *md)
+static bool fmt_list(char *buf, size_t size, const int64_t *m, size_t n);
+
+/* The keys of parameter group g of opt (torch's param_groups[g]: its
+ * settings, 'maximize', 'params', numbered from `first`, and what schedules
+ * add), from md[0] on; their number, or 0 when 'params' does not fit (a
+ * message set, naming fn). */
+static size_t group_meta(const clt_optimizer *opt, size_t g, size_t first, meta *md,
+                         const char *fn)
 {
     clt__opt_settings c;
-    size_t n = 0;
+    size_t n = 0, np = clt__optimizer_group_size(opt, g);
     char b1[32], b2[32];
     const char *kind = clt__optimizer_kind(opt);
-    c_numeric l = c_numeric_begin();
-    clt__optimizer_settings(opt, &c);
-    put(&md[n++], "optimizer", "%s", kind);
+    clt__optimizer_settings(opt, g, &c);
     for (const opt_field *f = fields_of(kind); f->key; f++) {
         const char *at = (const char *)&c + f->off;
         if (f->type == 'd') {
@@ -1055,20 +1135,95 @@ static size_t optimizer_meta(const clt_optimizer *opt, meta *md)
     }
     if (has_maximize(kind))
         put(&md[n++], "maximize", "False");
-    /* what schedules add to torch's param_groups[0] */
-    const clt__opt_group *g = &c.group;
-    if (g->has_initial_lr)
-        put_double(&md[n++], "initial_lr", g->initial_lr);
-    if (g->has_one_cycle) {
-        put_double(&md[n++], "max_lr", g->max_lr);
-        put_double(&md[n++], "min_lr", g->min_lr);
+    /* what schedules add to torch's param_groups[g] */
+    const clt__opt_group *gr = &c.group;
+    if (gr->has_initial_lr)
+        put_double(&md[n++], "initial_lr", gr->initial_lr);
+    if (gr->has_one_cycle) {
+        put_double(&md[n++], "max_lr", gr->max_lr);
+        put_double(&md[n++], "min_lr", gr->min_lr);
     }
-    if (g->has_momentum) {
-        put_double(&md[n++], "max_momentum", g->max_momentum);
-        put_double(&md[n++], "base_momentum", g->base_momentum);
+    if (gr->has_momentum) {
+        put_double(&md[n++], "max_momentum", gr->max_momentum);
+        put_double(&md[n++], "base_momentum", gr->base_momentum);
+    }
+    int64_t *ids = clt__calloc(np, sizeof *ids);
+    if (ids == NULL) {
+        clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        return 0;
+    }
+    for (size_t i = 0; i < np; i++)
+        ids[i] = (int64_t)(first + i);
+    md[n].key = "params";
+    bool fits = fmt_list(md[n++].value, sizeof md[0].value, ids, np);
+    free(ids);
+    if (!fits) {
+        clt__error(CLT_ERR_INVALID_ARGUMENT,
+                   "%s: the numbers of the %zu parameters of group %zu do not fit in the "
+                   "file's metadata (%zu bytes as Python writes them)",
+                   fn, np, g, sizeof md[0].value - 1);
+        return 0;
+    }
+    return n;
+}
+
+/* The most keys group_meta writes for one group. */
+#define GROUP_META 14
+
+/* An optimizer file's __metadata__: its kind ("optimizer"), then group
+ * 0's keys as they are (torch's param_groups[0]), then each later group's
+ * under "param_groups.G." ("param_groups.1.lr"); *md (new, with the
+ * prefixed names in *keys, both released with free) holds *n entries.
+ * Refused (a message naming fn) where they do not fit. */
+static clt_status optimizer_meta(const clt_optimizer *opt, meta **md, char (**keys)[64],
+                                 size_t *n, const char *fn)
+{
+    size_t ng = clt_optimizer_num_groups(opt), cap = 1 + GROUP_META * ng, first = 0;
+    *n = 0;
+    *md = clt__calloc(cap, sizeof **md);
+    *keys = clt__calloc(cap, sizeof **keys);
+    if (*md == NULL || *keys == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    if (cap > MAX_META)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the settings of %zu parameter groups do not fit in the file's "
+                          "metadata (%d entries)",
+                          fn, ng, MAX_META);
+    c_numeric l = c_numeric_begin();
+    put(&(*md)[(*n)++], "optimizer", "%s", clt__optimizer_kind(opt));
+    clt_status st = CLT_OK;
+    for (size_t g = 0; g < ng && st == CLT_OK; g++) {
+        size_t from = *n, k = group_meta(opt, g, first, *md + from, fn);
+        if (k == 0) {
+            st = clt_last_status();
+            break;
+        }
+        *n += k;
+        first += clt__optimizer_group_size(opt, g);
+        for (size_t j = from; g > 0 && j < *n; j++) {
+            snprintf((*keys)[j], sizeof (*keys)[j], "param_groups.%zu.%s", g, (*md)[j].key);
+            (*md)[j].key = (*keys)[j];
+        }
     }
     c_numeric_end(l);
-    return n;
+    return st;
+}
+
+/* The entries of sf whose keys begin with prefix, the prefix dropped, as
+ * the __metadata__ of *view (which borrows sf's strings: released with
+ * free, not st_close); the number of them. */
+static size_t meta_view(const st_file *sf, const char *prefix, st_file *view)
+{
+    size_t len = strlen(prefix);
+    *view = *sf;
+    view->nmeta = 0;
+    for (size_t k = 0; k < sf->nmeta; k++)
+        if (strncmp(sf->meta[2 * k], prefix, len) == 0) {
+            view->meta[2 * view->nmeta] = sf->meta[2 * k] + len;
+            view->meta[2 * view->nmeta + 1] = sf->meta[2 * k + 1];
+            view->nmeta++;
+        }
+    return view->nmeta;
 }
 
 /* The keys schedules add to the group, those the file holds (a group
@@ -1101,23 +1256,12 @@ static clt_status group_read(const st_file *sf, clt__opt_group *g)
     return st;
 }
 
-/* The settings a file holds into the member of *c of opt's kind (left as
- * they are for a file without them: the format before they were saved),
- * *has set when it holds them.  A file of another kind is refused. */
-static clt_status optimizer_settings_read(const st_file *sf, const clt_optimizer *opt,
-                                          clt__opt_settings *c, bool *has)
+/* The settings of one group a file holds (sf, or a view of its
+ * "param_groups.G." keys) into the member of *c of kind `kind`, and the
+ * keys schedules add into c->group. */
+static clt_status group_settings_read(const st_file *sf, const char *kind, clt__opt_settings *c)
 {
-    const char *kind = meta_get(sf, "optimizer"), *mine = clt__optimizer_kind(opt);
-    char q[64];
-    *has = kind != NULL;
-    if (kind == NULL)
-        return CLT_OK;
-    if (strcmp(kind, mine) != 0)
-        return bad(sf, "the file holds the state of '%s', and the optimizer is %s (a different "
-                       "update rule, whose state would mean something else)",
-                   CLT__QUOTE(q, kind), mine);
     int maximize = 0;
-    c_numeric l = c_numeric_begin();
     clt_status st = has_maximize(kind) || meta_get(sf, "maximize") != NULL
                         ? meta_bool(sf, "maximize", &maximize)
                         : CLT_OK;
@@ -1134,11 +1278,93 @@ static clt_status optimizer_settings_read(const st_file *sf, const clt_optimizer
         else if (f->type == 's')
             st = meta_line_search(sf, f->key, (const char **)at);
         else
-            st = meta_doubles(sf, f->key, (double *)at, 2);
+            st = meta_pair(sf, f->key, (double *)at);
     }
     if (st == CLT_OK)
         st = group_read(sf, &c->group);
+    return st;
+}
+
+static clt_status meta_list(const st_file *sf, const char *key, int64_t **m, size_t *n);
+
+/* A group's 'params' (sf, or a view of its keys): n numbers, from first
+ * on, as torch's state_dict numbers them; a file of one group may lack
+ * them (written before groups were saved). */
+static clt_status group_params_read(const st_file *sf, size_t g, size_t first, size_t n,
+                                    bool alone)
+{
+    int64_t *m = NULL;
+    size_t got = 0;
+    if (alone && meta_get(sf, "params") == NULL)
+        return CLT_OK;
+    clt_status st = meta_list(sf, "params", &m, &got);
+    if (st == CLT_OK && got != n)
+        st = bad(sf,
+                 "loaded state dict contains a parameter group that doesn't match the size of "
+                 "optimizer's group (group %zu: %zu parameters in the file, %zu in the "
+                 "optimizer)",
+                 g, got, n);
+    for (size_t i = 0; i < got && st == CLT_OK; i++)
+        if (m[i] != (int64_t)(first + i))
+            st = bad(sf,
+                     "parameter %zu of group %zu is numbered %lld, expected %zu (the "
+                     "parameters are numbered across the groups in order, as torch's "
+                     "state_dict numbers them)",
+                     i, g, (long long)m[i], first + i);
+    free(m);
+    return st;
+}
+
+/* The settings a file holds into c[g], one per parameter group of opt
+ * (left as they are for a file without them: the format before they were
+ * saved), *has set when it holds them.  A file of another kind is refused,
+ * and so is one of another number of groups or a group of another size
+ * (torch's messages). */
+static clt_status optimizer_settings_read(const st_file *sf, const clt_optimizer *opt,
+                                          clt__opt_settings *c, bool *has)
+{
+    const char *kind = meta_get(sf, "optimizer"), *mine = clt__optimizer_kind(opt);
+    char q[64], prefix[48];
+    *has = kind != NULL;
+    if (kind == NULL)
+        return CLT_OK;
+    if (strcmp(kind, mine) != 0)
+        return bad(sf, "the file holds the state of '%s', and the optimizer is %s (a different "
+                       "update rule, whose state would mean something else)",
+                   CLT__QUOTE(q, kind), mine);
+    st_file *view = clt__calloc(1, sizeof *view);
+    if (view == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", sf->fn);
+    size_t ng = clt_optimizer_num_groups(opt), nf = 1, first = 0;
+    for (;; nf++) {
+        snprintf(prefix, sizeof prefix, "param_groups.%zu.", nf);
+        if (meta_view(sf, prefix, view) == 0)
+            break;
+    }
+    clt_status st = CLT_OK;
+    for (size_t k = 0; k < sf->nmeta && st == CLT_OK; k++) {
+        unsigned long long i;
+        if (sscanf(sf->meta[2 * k], "param_groups.%llu.", &i) == 1 && i >= nf)
+            st = bad(sf, "__metadata__ holds '%s', and no group %zu",
+                     CLT__QUOTE(q, sf->meta[2 * k]), nf);
+    }
+    if (st == CLT_OK && nf != ng)
+        st = bad(sf,
+                 "loaded state dict has a different number of parameter groups (%zu in the "
+                 "file, %zu in the optimizer)",
+                 nf, ng);
+    c_numeric l = c_numeric_begin();
+    for (size_t g = 0; g < ng && st == CLT_OK; g++) {
+        snprintf(prefix, sizeof prefix, "param_groups.%zu.", g);
+        const st_file *from = g == 0 ? sf : (meta_view(sf, prefix, view), view);
+        size_t n = clt__optimizer_group_size(opt, g);
+        st = group_settings_read(from, kind, &c[g]);
+        if (st == CLT_OK)
+            st = group_params_read(from, g, first, n, ng == 1);
+        first += n;
+    }
     c_numeric_end(l);
+    free(view);
     return st;
 }
 
@@ -1148,8 +1374,9 @@ clt_status clt_optimizer_save(const clt_optimizer *opt, const char *path)
     CLT__REQUIRE_ARG(opt, fn);
     CLT__REQUIRE_ARG(path, fn);
     clt_named_tensor *arr = NULL;
-    size_t n = 0;
-    meta md[OPT_META];
+    size_t n = 0, nmd = 0;
+    meta *md = NULL;
+    char(*keys)[64] = NULL;
     clt_status st;
     if (clt__optimizer_stopped(opt))
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -1158,11 +1385,14 @@ clt_status clt_optimizer_save(const clt_optimizer *opt, const char *path)
     int64_t *counts = optimizer_counts(opt, fn);
     if (counts == NULL)
         return clt_last_status();
+    CLT__TRY(optimizer_meta(opt, &md, &keys, &nmd, fn));
     CLT__TRY(optimizer_entries(opt, counts, &arr, &n, fn));
-    CLT__TRY(save(path, arr, n, md, optimizer_meta(opt, md), fn, __builtin_return_address(0)));
+    CLT__TRY(save(path, arr, n, md, nmd, fn, __builtin_return_address(0)));
 done:
     optimizer_entries_free(arr, n);
     free(counts);
+    free(md);
+    free(keys);
     return st;
 }
 
@@ -1238,8 +1468,9 @@ clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
     size_t *match = NULL;
     int64_t *counts = NULL, *values[OPT_EXTRA] = {NULL};
     bool *unstarted = NULL;
-    double lr;
-    clt__opt_settings so;
+    double lr, *lrs = NULL;
+    size_t ng = clt_optimizer_num_groups(opt);
+    clt__opt_settings *so = NULL;
     bool has;
     char where[512];
     st_file sf;
@@ -1250,10 +1481,15 @@ clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
      * state tensors are those the settings make: momentum buffers, amsgrad's
      * maxima), which then takes the place of opt's contents: opt changes
      * only when everything has loaded. */
-    clt__optimizer_settings(opt, &so);
-    CLT__TRY(optimizer_settings_read(&sf, opt, &so, &has));
+    so = clt__calloc(ng, sizeof *so);
+    lrs = clt__calloc(ng, sizeof *lrs);
+    if (so == NULL || lrs == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    for (size_t g = 0; g < ng; g++)
+        clt__optimizer_settings(opt, g, &so[g]);
+    CLT__TRY(optimizer_settings_read(&sf, opt, so, &has));
     snprintf(where, sizeof where, "%s: %s: the settings in __metadata__", fn, sf.path_q);
-    CLT__TRY(clt__optimizer_like(opt, &so, where, &fresh));
+    CLT__TRY(clt__optimizer_like(opt, so, where, &fresh));
     CLT__TRY(lbfgs_expect(&sf, fresh));
     counts = optimizer_counts(fresh, fn); /* placeholders with the shapes to check */
     if (counts == NULL)
@@ -1298,7 +1534,10 @@ clt_status clt_optimizer_load(clt_optimizer *opt, const char *path)
     }
     CLT__TRY(load_into(&sf, arr, n - OPT_EXTRA, match));
     CLT__TRY(clt__optimizer_loaded(fresh, fn, __builtin_return_address(0)));
-    clt__optimizer_restore(fresh, values[OPT_STEP], values[OPT_STEPS][0], lr);
+    lrs[0] = lr;
+    for (size_t g = 1; g < ng; g++)
+        lrs[g] = clt_optimizer_group_lr(fresh, g);
+    clt__optimizer_restore(fresh, values[OPT_STEP], values[OPT_STEPS][0], lrs);
     for (size_t i = 0; i < np; i++)
         if (unstarted[i])
             clt__optimizer_start(fresh, i, false);
@@ -1310,6 +1549,8 @@ done:
     free(unstarted);
     optimizer_entries_free(arr, n);
     free(counts);
+    free(so);
+    free(lrs);
     clt_optimizer_free(fresh);
     st_close(&sf);
     return st == CLT_OK ? clt__ok() : st;
@@ -1436,15 +1677,13 @@ static clt_status meta_choice(const st_file *sf, const char *key, const char *a,
 
 /* ReduceLROnPlateau's state_dict: its settings and counters, under
  * torch's keys, in torch's order (no base_lrs: it has none). */
-static size_t plateau_meta(const clt__schedule *v, double lr, meta *md)
+static size_t plateau_meta(const clt__schedule *v, meta *md, bool *fits)
 {
     const clt__plateau *p = &v->plateau;
     size_t n = 0;
-    char b[32];
     put(&md[n++], "scheduler", "%s", sched_keys[v->kind].name);
     put_double(&md[n++], "factor", v->factor);
-    fmt_double(b, sizeof b, v->factor2);
-    put(&md[n++], "min_lrs", "[%s]", b);
+    *fits = put_rates(&md[n++], "min_lrs", NULL, v->factor2, v->groups);
     put(&md[n++], "patience", "%lld", (long long)v->period);
     put(&md[n++], "verbose", "False");
     put(&md[n++], "cooldown", "%lld", (long long)p->cooldown);
@@ -1457,8 +1696,7 @@ static size_t plateau_meta(const clt__schedule *v, double lr, meta *md)
     put(&md[n++], "mode_worse", "%s", p->max ? "-inf" : "inf");
     put_double(&md[n++], "eps", p->eps);
     put(&md[n++], "last_epoch", "%lld", (long long)v->epoch);
-    fmt_double(b, sizeof b, lr);
-    put(&md[n++], "_last_lr", "[%s]", b);
+    *fits = put_rates(&md[n++], "_last_lr", v->last_lrs, 0.0, v->n_last) && *fits;
     return n;
 }
 
@@ -1469,7 +1707,7 @@ static clt_status plateau_read(const st_file *sf, clt__schedule *v)
     clt__plateau *p = &v->plateau;
     clt_status st = meta_double(sf, "factor", &v->factor);
     if (st == CLT_OK)
-        st = meta_doubles(sf, "min_lrs", &v->factor2, 1);
+        st = meta_rates(sf, "min_lrs", &v->factor2, v->groups, true);
     if (st == CLT_OK)
         st = meta_int(sf, "patience", &v->period);
     if (st == CLT_OK)
@@ -1610,13 +1848,11 @@ static const char *const cyclic_modes[] = {[CLT__CYCLIC_TRIANGULAR] = "triangula
 /* CyclicLR's own keys of torch 1.13's state_dict, in its order, from md[0]
  * on (no _scale_fn_ref: a weak reference to a method, which torch cannot
  * save either); their number. */
-static size_t cyclic_meta(const clt__schedule *v, meta *md)
+static size_t cyclic_meta(const clt__schedule *v, meta *md, bool *fits)
 {
     const clt__cyclic *c = &v->cyclic;
     size_t n = 0;
-    char b[32];
-    fmt_double(b, sizeof b, v->factor);
-    put(&md[n++], "max_lrs", "[%s]", b);
+    *fits = put_rates(&md[n++], "max_lrs", NULL, v->factor, v->groups);
     put_double(&md[n++], "total_size", c->total_size);
     put_double(&md[n++], "step_ratio", c->step_ratio);
     put(&md[n++], "mode", "'%s'", cyclic_modes[c->mode]);
@@ -1625,10 +1861,9 @@ static size_t cyclic_meta(const clt__schedule *v, meta *md)
     put(&md[n++], "scale_mode", "'%s'", c->iterations ? "iterations" : "cycle");
     put(&md[n++], "cycle_momentum", "%s", c->momentum ? "True" : "False");
     if (c->momentum) {
-        fmt_double(b, sizeof b, c->base_momentum);
-        put(&md[n++], "base_momentums", "[%s]", b);
-        fmt_double(b, sizeof b, c->max_momentum);
-        put(&md[n++], "max_momentums", "[%s]", b);
+        *fits = put_rates(&md[n++], "base_momentums", NULL, c->base_momentum, v->groups) &&
+                *fits;
+        *fits = put_rates(&md[n++], "max_momentums", NULL, c->max_momentum, v->groups) && *fits;
     }
     return n;
 }
@@ -1641,7 +1876,7 @@ static clt_status cyclic_read(const st_file *sf, clt__schedule *v)
     clt__cyclic *c = &v->cyclic;
     const char *mode, *fnc;
     int momentum = 0;
-    clt_status st = meta_doubles(sf, "max_lrs", &v->factor, 1);
+    clt_status st = meta_rates(sf, "max_lrs", &v->factor, v->groups, true);
     if (st == CLT_OK)
         st = meta_double(sf, "total_size", &c->total_size);
     if (st == CLT_OK)
@@ -1681,20 +1916,33 @@ static clt_status cyclic_read(const st_file *sf, clt__schedule *v)
                      "cycle_momentum %s: make it as the saved one was",
                  momentum ? "True" : "False", c->momentum ? "True" : "False");
     if (st == CLT_OK && momentum)
-        st = meta_doubles(sf, "base_momentums", &c->base_momentum, 1);
+        st = meta_rates(sf, "base_momentums", &c->base_momentum, v->groups, true);
     if (st == CLT_OK && momentum)
-        st = meta_doubles(sf, "max_momentums", &c->max_momentum, 1);
+        st = meta_rates(sf, "max_momentums", &c->max_momentum, v->groups, true);
     return st;
 }
 
 /* The entries of one schedule's file (not ReduceLROnPlateau's, nor a
  * container's) in md from md[*n] on, with _step_count step_count; false
  * when its phases or milestones do not fit (a message set, naming fn). */
+/* LambdaLR's and MultiplicativeLR's lr_lambdas as torch saves them for
+ * a function or a lambda: None for each of n groups ('[None, None]');
+ * false when they do not fit. */
+static bool fmt_nones(meta *m, size_t n)
+{
+    size_t size = sizeof m->value, len = (size_t)snprintf(m->value, size, "[");
+    m->key = "lr_lambdas";
+    for (size_t k = 0; k < n && len < size; k++)
+        len += (size_t)snprintf(m->value + len, size - len, "%sNone", k ? ", " : "");
+    if (len < size)
+        len += (size_t)snprintf(m->value + len, size - len, "]");
+    return len < size;
+}
+
 static bool sched_meta(const clt__schedule *v, int64_t step_count, meta *md, size_t *np,
                        const char *fn)
 {
     size_t n = *np;
-    char b[32];
     put(&md[n++], "scheduler", "%s", sched_keys[v->kind].name);
     if (sched_keys[v->kind].period)
         put(&md[n++], sched_keys[v->kind].period, "%lld", (long long)v->period);
@@ -1707,9 +1955,9 @@ static bool sched_meta(const clt__schedule *v, int64_t step_count, meta *md, siz
         put(&md[n++], "T_mult", "%lld", (long long)v->t_mult);
         put_t_cur(&md[n++], v->t_cur);
     }
+    bool fits = true, rates = true;
     if (v->kind == CLT__SCHED_LAMBDA || v->kind == CLT__SCHED_MULTIPLICATIVE)
-        put(&md[n++], "lr_lambdas", "[None]");
-    bool fits = true;
+        rates = fmt_nones(&md[n++], v->groups);
     if (v->kind == CLT__SCHED_ONE_CYCLE) {
         /* torch's anneal_func is a bound method, whose repr names the
          * strategy; ours is anneal_strategy, which torch's load_state_dict
@@ -1722,22 +1970,25 @@ static bool sched_meta(const clt__schedule *v, int64_t step_count, meta *md, siz
             put(&md[n++], "use_beta1", "%s", v->use_beta1 ? "True" : "False");
     }
     if (v->kind == CLT__SCHED_CYCLIC)
-        n += cyclic_meta(v, &md[n]);
+        n += cyclic_meta(v, &md[n], &rates);
     if (sched_keys[v->kind].milestones) {
         md[n].key = "milestones";
         fits = fmt_milestones(md[n++].value, sizeof md[0].value, v->milestones, v->n_milestones);
     }
-    fmt_double(b, sizeof b, v->base_lr);
-    put(&md[n++], "base_lrs", "[%s]", b);
+    rates = put_rates(&md[n++], "base_lrs", v->base_lrs, 0.0, v->groups) && rates;
     put(&md[n++], "last_epoch", "%lld", (long long)v->epoch);
     /* the rest of torch 1.13's state_dict */
     put(&md[n++], "_step_count", "%lld", (long long)step_count);
-    fmt_double(b, sizeof b, v->last_lr);
-    put(&md[n++], "_last_lr", "[%s]", b);
+    rates = put_rates(&md[n++], "_last_lr", v->last_lrs, 0.0, v->n_last) && rates;
     put(&md[n++], "verbose", "False");
     put(&md[n++], "_get_lr_called_within_step", "False");
     *np = n;
-    if (!fits && v->kind == CLT__SCHED_ONE_CYCLE)
+    if (!rates)
+        clt__error(CLT_ERR_INVALID_ARGUMENT,
+                   "%s: the rates of the %zu parameter groups do not fit in the file's "
+                   "metadata",
+                   fn, v->n_last);
+    else if (!fits && v->kind == CLT__SCHED_ONE_CYCLE)
         clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: OneCycleLR's phases do not fit in the file's "
                    "metadata", fn);
     else if (!fits)
@@ -1745,7 +1996,7 @@ static bool sched_meta(const clt__schedule *v, int64_t step_count, meta *md, siz
                    "%s: the %zu milestones do not fit in the file's metadata (%zu bytes as "
                    "Python writes them)",
                    fn, v->n_milestones, sizeof md[0].value - 1);
-    return fits;
+    return fits && rates;
 }
 
 /* A Python list of integers (SequentialLR's milestones); false when it
@@ -1788,7 +2039,6 @@ static clt_status save_container(const clt_lr_scheduler *s, const clt__schedule 
         free(keys);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     }
-    char b[32];
     c_numeric l = c_numeric_begin();
     put(&md[n++], "scheduler", "%s", sched_keys[v->kind].name);
     if (v->kind == CLT__SCHED_SEQUENTIAL) {
@@ -1799,8 +2049,11 @@ static clt_status save_container(const clt_lr_scheduler *s, const clt__schedule 
                             v->n_milestones);
         put(&md[n++], "last_epoch", "%lld", (long long)v->epoch);
     }
-    fmt_double(b, sizeof b, v->last_lr);
-    put(&md[n++], "_last_lr", "[%s]", b);
+    if (st == CLT_OK && !put_rates(&md[n++], "_last_lr", v->last_lrs, 0.0, v->n_last))
+        st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                        "%s: the rates of the %zu parameter groups do not fit in the file's "
+                        "metadata",
+                        fn, v->n_last);
     for (size_t i = 0; i < n_subs && st == CLT_OK; i++) {
         clt__schedule u;
         clt__lr_scheduler_get(subs[i], &u);
@@ -1834,8 +2087,14 @@ clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path)
         return save_container(s, &v, path, fn);
     c_numeric l = c_numeric_begin();
     if (v.kind == CLT__SCHED_PLATEAU) {
-        n = plateau_meta(&v, v.last_lr, md);
+        bool fits;
+        n = plateau_meta(&v, md, &fits);
         c_numeric_end(l);
+        if (!fits)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: the rates of the %zu parameter groups do not fit in the "
+                              "file's metadata",
+                              fn, v.n_last);
         return save(path, NULL, 0, md, n, fn, __builtin_return_address(0));
     }
     bool fits = sched_meta(&v, step_count(&v, clt__lr_scheduler_later(s)), md, &n, fn);
@@ -1897,11 +2156,20 @@ static clt_status meta_list(const st_file *sf, const char *key, int64_t **m, siz
  * before; milestones in *milestones (the caller frees them); `later`: a
  * SequentialLR's schedule but its first. */
 static clt_status sched_read(const st_file *sf, const clt_lr_scheduler *s, clt__schedule *v,
-                             int64_t **milestones, bool later)
+                             int64_t **milestones, double **rates, bool later)
 {
     char q[64];
     const char *kind;
     clt__lr_scheduler_get(s, v);
+    /* base_lrs, then _last_lr: one per group, at most the optimizer's */
+    size_t ng = clt__lr_scheduler_opt_groups(s);
+    *rates = clt__calloc(v->groups + ng + 1, sizeof **rates);
+    if (*rates == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", sf->fn);
+    double *base = *rates, *last = *rates + v->groups;
+    memcpy(base, v->base_lrs, v->groups * sizeof *base);
+    v->base_lrs = base;
+    v->last_lrs = NULL; /* the closed form's, where the file has none */
     const char *name = sched_keys[v->kind].name;
     bool cycle = v->kind == CLT__SCHED_ONE_CYCLE;
     clt_status st = meta_need(sf, "scheduler", &kind);
@@ -1910,12 +2178,8 @@ static clt_status sched_read(const st_file *sf, const clt_lr_scheduler *s, clt__
                  CLT__QUOTE(q, kind), name);
     if (st != CLT_OK)
         return st;
-    if (v->kind == CLT__SCHED_PLATEAU) {
-        st = plateau_read(sf, v);
-        if (st == CLT_OK && meta_get(sf, "_last_lr"))
-            st = meta_doubles(sf, "_last_lr", &v->last_lr, 1);
-        return st;
-    }
+    if (v->kind == CLT__SCHED_PLATEAU)
+        return plateau_read(sf, v); /* _last_lr follows from the optimizer's rates */
     if (sched_keys[v->kind].period)
         st = meta_int(sf, sched_keys[v->kind].period, &v->period);
     if (st == CLT_OK && sched_keys[v->kind].factor &&
@@ -1930,11 +2194,12 @@ static clt_status sched_read(const st_file *sf, const clt_lr_scheduler *s, clt__
     }
     if (st == CLT_OK && (v->kind == CLT__SCHED_LAMBDA || v->kind == CLT__SCHED_MULTIPLICATIVE)) {
         const char *lam;
+        meta want;
         st = meta_need(sf, "lr_lambdas", &lam);
-        if (st == CLT_OK && strcmp(lam, "[None]") != 0)
+        if (st == CLT_OK && (!fmt_nones(&want, v->groups) || strcmp(lam, want.value) != 0))
             st = meta_bad(sf, "lr_lambdas", lam,
-                          "[None] (torch saves the state of a callable object, which a C "
-                          "callback has none of)");
+                          "None for each parameter group, as '[None]' (torch saves the state "
+                          "of a callable object, which a C callback has none of)");
     }
     if (st == CLT_OK && sched_keys[v->kind].factor2 &&
         (!cycle || meta_get(sf, sched_keys[v->kind].factor2)))
@@ -1966,13 +2231,12 @@ static clt_status sched_read(const st_file *sf, const clt_lr_scheduler *s, clt__
         v->milestones = *milestones;
     }
     if (st == CLT_OK)
-        st = meta_doubles(sf, "base_lrs", &v->base_lr, 1);
+        st = meta_rates(sf, "base_lrs", base, v->groups, false);
     if (st == CLT_OK)
         st = meta_int(sf, "last_epoch", &v->epoch);
     /* _step_count and _last_lr follow from the rest (files from before
      * they were saved lack them): checked where present, not taken */
     int64_t count;
-    double last;
     if (st == CLT_OK && meta_get(sf, "_step_count")) {
         st = meta_int(sf, "_step_count", &count);
         if (st == CLT_OK && v->epoch >= (later ? -1 : 0) &&
@@ -1980,11 +2244,10 @@ static clt_status sched_read(const st_file *sf, const clt_lr_scheduler *s, clt__
             st = bad(sf, "__metadata__ '_step_count' is %lld, and last_epoch %lld makes it %lld",
                      (long long)count, (long long)v->epoch, (long long)step_count(v, later));
     }
-    v->last_lr = NAN; /* the closed form's, where the file has none */
     if (st == CLT_OK && meta_get(sf, "_last_lr"))
-        st = meta_doubles(sf, "_last_lr", &last, 1);
+        st = meta_last_lr(sf, last, v->groups, ng, &v->n_last);
     if (st == CLT_OK && meta_get(sf, "_last_lr"))
-        v->last_lr = last;
+        v->last_lrs = last;
     return st;
 }
 
@@ -2001,14 +2264,16 @@ static clt_status container_read(const st_file *sf, clt_lr_scheduler *s, const c
     clt__schedule *u = clt__calloc(n_subs, sizeof *u);
     int64_t **ms = clt__calloc(n_subs, sizeof *ms), *milestones = NULL;
     st_file *view = clt__calloc(1, sizeof *view);
-    size_t n_ms = 0;
+    size_t n_ms = 0, n_last = v.n_last, ng = clt__lr_scheduler_opt_groups(s);
     int64_t epoch = 0;
-    double last_lr = v.last_lr;
+    double *last = clt__calloc(ng + 1, sizeof *last), **rates = clt__calloc(n_subs, sizeof *rates);
     char q[64];
     const char *kind;
     clt_status st = CLT_OK;
-    if (u == NULL || ms == NULL || view == NULL)
+    if (u == NULL || ms == NULL || view == NULL || last == NULL || rates == NULL)
         st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", where);
+    if (st == CLT_OK)
+        memcpy(last, v.last_lrs, n_last * sizeof *last);
     if (st == CLT_OK)
         st = meta_need(sf, "scheduler", &kind);
     if (st == CLT_OK && strcmp(kind, sched_keys[v.kind].name) != 0)
@@ -2019,24 +2284,16 @@ static clt_status container_read(const st_file *sf, clt_lr_scheduler *s, const c
     if (st == CLT_OK && seq)
         st = meta_int(sf, "last_epoch", &epoch);
     if (st == CLT_OK && meta_get(sf, "_last_lr"))
-        st = meta_doubles(sf, "_last_lr", &last_lr, 1);
+        st = meta_last_lr(sf, last, 1, ng, &n_last);
     /* each schedule's entries, as a file of its own */
     for (size_t i = 0; i < n_subs && st == CLT_OK; i++) {
         char prefix[48];
-        size_t len = (size_t)snprintf(prefix, sizeof prefix, "_schedulers.%zu.", i);
-        *view = *sf;
-        view->nmeta = 0;
-        for (size_t k = 0; k < sf->nmeta; k++)
-            if (strncmp(sf->meta[2 * k], prefix, len) == 0) {
-                view->meta[2 * view->nmeta] = sf->meta[2 * k] + len;
-                view->meta[2 * view->nmeta + 1] = sf->meta[2 * k + 1];
-                view->nmeta++;
-            }
-        if (view->nmeta == 0)
+        snprintf(prefix, sizeof prefix, "_schedulers.%zu.", i);
+        if (meta_view(sf, prefix, view) == 0)
             st = bad(sf, "__metadata__ has no '%sscheduler' (the %s has %zu schedules)", prefix,
                      sched_keys[v.kind].name, n_subs);
         if (st == CLT_OK)
-            st = sched_read(view, subs[i], &u[i], &ms[i], seq && i > 0);
+            st = sched_read(view, subs[i], &u[i], &ms[i], &rates[i], seq && i > 0);
         if (st == CLT_OK)
             st = clt__lr_scheduler_check(subs[i], &u[i], where);
     }
@@ -2051,9 +2308,13 @@ static clt_status container_read(const st_file *sf, clt_lr_scheduler *s, const c
     for (size_t i = 0; i < n_subs && st == CLT_OK; i++)
         st = clt__lr_scheduler_set(subs[i], &u[i], where);
     if (st == CLT_OK)
-        st = clt__lr_scheduler_set_container(s, epoch, milestones, n_ms, last_lr, where);
+        st = clt__lr_scheduler_set_container(s, epoch, milestones, n_ms, last, n_last, where);
     for (size_t i = 0; ms && i < n_subs; i++)
         free(ms[i]);
+    for (size_t i = 0; rates && i < n_subs; i++)
+        free(rates[i]);
+    free(rates);
+    free(last);
     free(ms);
     free(u);
     free(view);
@@ -2069,6 +2330,7 @@ clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
     clt__schedule v;
     char q[64], where[512];
     int64_t *milestones = NULL;
+    double *rates = NULL;
     clt_lr_scheduler *const *subs;
     st_file sf;
     clt_status st = st_open(path, fn, true, &sf);
@@ -2082,12 +2344,13 @@ clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
     if (clt__lr_scheduler_subs(s, &subs) > 0)
         st = container_read(&sf, s, where);
     else
-        st = sched_read(&sf, s, &v, &milestones, clt__lr_scheduler_later(s));
+        st = sched_read(&sf, s, &v, &milestones, &rates, clt__lr_scheduler_later(s));
     c_numeric_end(l);
     if (st == CLT_OK && clt__lr_scheduler_subs(s, &subs) == 0)
         st = clt__lr_scheduler_set(s, &v, where);
 done:
     free(milestones);
+    free(rates);
     st_close(&sf);
     return st == CLT_OK ? clt__ok() : st;
 }

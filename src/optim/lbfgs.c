@@ -756,7 +756,7 @@ clt_status clt_optimizer_step_closure(clt_optimizer *opt, clt_closure fn, void *
     for (size_t i = 0; i < n; i++)
         params[i] = clt__optimizer_param(opt, i);
     clt__opt_settings c;
-    clt__optimizer_settings(opt, &c);
+    clt__optimizer_settings(opt, 0, &c);
     files_free(s); /* the copies a save made */
     run r = {params, n, s, fn, user, &c.lbfgs, c.lbfgs.lr, false};
     st = rehome(s, params, n);

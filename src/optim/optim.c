@@ -1,7 +1,7 @@
 /* optim.c: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop and ASGD
- * with one fused kernel launch per parameter tensor (cl/optim.cl), LBFGS's hooks (its
- * steps in lbfgs.c),
- * gradient-norm clipping, and learning-rate schedules. */
+ * with one fused kernel launch per parameter tensor (cl/optim.cl), over
+ * parameter groups, LBFGS's hooks (its steps in lbfgs.c), gradient-norm
+ * clipping, and learning-rate schedules. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +19,14 @@ typedef enum kind {
  * ax */
 #define NSTATE 3
 
+/* A parameter group: its parameters params[first, first + n), its rate
+ * now and its settings (those of its kind, and the keys schedules add). */
+typedef struct opt_group {
+    size_t first, n;
+    double lr;
+    clt__opt_settings set;
+} opt_group;
+
 struct clt_optimizer {
     kind kind;
     size_t n;
@@ -35,8 +43,13 @@ struct clt_optimizer {
     unsigned char *fresh;
     size_t resume;                /* parameters a step that failed part-way updated */
     int64_t steps;
-    double lr;
-    clt__opt_settings set;        /* those of its kind, and the group's keys */
+    /* torch's param_groups, in order, each over a run of params (a group
+     * added later takes the parameters appended), and torch's defaults:
+     * the settings it was made with, which a group added without its own
+     * takes. */
+    opt_group *groups;
+    size_t n_groups;
+    clt__opt_settings defaults;
     /* The schedules made on it and not yet freed (borrowed; each is told
      * when the optimizer is freed first): with more than one, each takes
      * torch's chainable form (the schedules' factors multiply). */
@@ -87,33 +100,44 @@ static int scalar_count(kind k)
     return k == NADAM ? 1 : k == ASGD ? 2 : 0;
 }
 
-/* The learning rate among the settings of kind k. */
-static double *settings_lr(clt__opt_settings *c, kind k)
+/* The settings of kind k among c, and their size (the options struct the
+ * constructor of k takes). */
+static void *settings_of(clt__opt_settings *c, kind k, size_t *size)
 {
+#define OF(member) (*size = sizeof c->member, (void *)&c->member)
     switch (k) {
     case SGD:
-        return &c->sgd.lr;
+        return OF(sgd);
     case RMSPROP:
-        return &c->rmsprop.lr;
+        return OF(rmsprop);
     case ADAGRAD:
-        return &c->adagrad.lr;
+        return OF(adagrad);
     case ADAMAX:
-        return &c->adamax.lr;
+        return OF(adamax);
     case NADAM:
-        return &c->nadam.lr;
+        return OF(nadam);
     case RADAM:
-        return &c->radam.lr;
+        return OF(radam);
     case ADADELTA:
-        return &c->adadelta.lr;
+        return OF(adadelta);
     case RPROP:
-        return &c->rprop.lr;
+        return OF(rprop);
     case ASGD:
-        return &c->asgd.lr;
+        return OF(asgd);
     case LBFGS:
-        return &c->lbfgs.lr;
+        return OF(lbfgs);
     default:
-        return &c->adam.lr;
+        return OF(adam);
     }
+#undef OF
+}
+
+/* The learning rate among the settings of kind k: the first member of
+ * every kind's options struct. */
+static double *settings_lr(clt__opt_settings *c, kind k)
+{
+    size_t size;
+    return settings_of(c, k, &size);
 }
 
 /* Whether kind k with settings c keeps state slot j (all made at once,
@@ -260,6 +284,15 @@ static clt_status check_opts(kind k, const clt__opt_settings *c, const char *fn)
     return check_betas(a->beta1, a->beta2, a->eps, a->weight_decay, fn);
 }
 
+/* The group parameter i belongs to. */
+static opt_group *group_of(const clt_optimizer *o, size_t i)
+{
+    size_t g = o->n_groups - 1;
+    while (g > 0 && i < o->groups[g].first)
+        g--;
+    return &o->groups[g];
+}
+
 /* State k of parameter i: zeros like it (Adagrad's sum:
  * initial_accumulator_value; in no scope), kept on the parameter's device
  * and in its dtype when the model moves or is converted (clt_module_to,
@@ -270,7 +303,8 @@ static clt_status state(clt_optimizer *o, int k, size_t i, clt_tensor **out)
     clt_tensor **s = &o->state[k][i];
     clt_status st = CLT_OK;
     if (*s == NULL) {
-        double init = o->kind == ADAGRAD ? o->set.adagrad.initial_accumulator_value : 0.0;
+        double init =
+            o->kind == ADAGRAD ? group_of(o, i)->set.adagrad.initial_accumulator_value : 0.0;
         st = clt__full(p->dev, p->dtype, p->ndim, p->shape, init, s);
         if (st == CLT_OK)
             clt__scope_disown(*s);
@@ -290,7 +324,7 @@ static clt_status make_state(clt_optimizer *o, const char *fn)
     for (size_t i = 0; i < o->n; i++) {
         for (int j = 0; j < NSTATE; j++) {
             clt_tensor *unused;
-            if (!keeps_state(o->kind, &o->set, j) || o->state[j][i] != NULL)
+            if (!keeps_state(o->kind, &group_of(o, i)->set, j) || o->state[j][i] != NULL)
                 continue;
             clt_status st = state(o, j, i, &unused);
             if (st != CLT_OK)
@@ -372,70 +406,123 @@ static clt_status check_distinct(clt_tensor *const *params, size_t n, bool grads
     return st;
 }
 
-/* The host scalars of o's kind at their first values for every
- * parameter, and their tensors for files, on each parameter's device. */
-static clt_status scalars_make(clt_optimizer *o, const char *fn)
+/* Room for m more parameters in every per-parameter array of o (the new
+ * entries zeroed); false when out of host memory (what was grown stays,
+ * unused). */
+static bool grow(clt_optimizer *o, size_t m)
 {
+    size_t n = o->n + m;
+#define GROW(arr)                                                                          \
+    do {                                                                                   \
+        void *v_ = clt__realloc((arr), n ? n : 1, sizeof *(arr));                          \
+        if (v_ == NULL)                                                                    \
+            return false;                                                                  \
+        (arr) = v_;                                                                        \
+        memset(&(arr)[o->n], 0, m * sizeof *(arr));                                        \
+    } while (0)
+    GROW(o->params);
+    GROW(o->updates);
+    GROW(o->fresh);
+    for (int k = 0; k < NSTATE; k++)
+        GROW(o->state[k]);
     for (int j = 0; j < scalar_count(o->kind); j++) {
-        float init = scalars[o->kind].init[j];
-        o->scalar[j] = clt__calloc(o->n, sizeof *o->scalar[j]);
-        o->scalar_t[j] = clt__calloc(o->n, sizeof *o->scalar_t[j]);
-        if (o->scalar[j] == NULL || o->scalar_t[j] == NULL)
-            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-        for (size_t i = 0; i < o->n; i++) {
-            o->scalar[j][i] = init;
-            clt_status st = clt__full(o->params[i]->dev, CLT_FLOAT32, 0, NULL, init,
-                                      &o->scalar_t[j][i]);
-            if (st != CLT_OK)
-                return clt__error_in(st, fn);
-            clt__scope_disown(o->scalar_t[j][i]);
-        }
+        GROW(o->scalar[j]);
+        GROW(o->scalar_t[j]);
     }
-    return CLT_OK;
+#undef GROW
+    opt_group *g = clt__realloc(o->groups, o->n_groups + 1, sizeof *g);
+    if (g == NULL)
+        return false;
+    o->groups = g;
+    return true;
 }
 
-/* An optimizer of kind k over params (checked by the caller) with the
- * settings of its kind in c (checked too), its state made; messages name
- * fn. */
-static clt_status build(kind k, clt_tensor *const *params, size_t n, const clt__opt_settings *c,
-                        const char *fn, clt_optimizer **out)
+/* Undoes a failed append from parameter `from` on: their state and
+ * scalars freed, their references dropped; o->n is `from` again. */
+static void unappend(clt_optimizer *o, size_t from)
 {
-    clt_status st;
-    clt_optimizer *o = clt__calloc(1, sizeof *o);
-    if (o == NULL)
-        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-    o->params = clt__calloc(n, sizeof *o->params);
-    o->updates = clt__calloc(n, sizeof *o->updates);
-    o->fresh = clt__calloc(n, sizeof *o->fresh);
-    for (int k2 = 0; k2 < NSTATE; k2++)
-        o->state[k2] = clt__calloc(n, sizeof *o->state[k2]);
-    if (o->params == NULL || o->updates == NULL || o->fresh == NULL || o->state[0] == NULL ||
-        o->state[1] == NULL || o->state[2] == NULL) {
-        clt_optimizer_free(o);
-        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-    }
-    o->kind = k;
-    o->n = n;
-    for (size_t i = 0; i < n; i++)
-        o->params[i] = clt_tensor_retain(params[i]);
-    if ((st = scalars_make(o, fn)) != CLT_OK) {
-        clt_optimizer_free(o);
-        return st;
-    }
-    o->set = *c;
-    o->lr = *settings_lr(&o->set, k);
-    if (k == LBFGS) {
-        /* the caller's string is not kept */
-        o->set.lbfgs.line_search_fn = c->lbfgs.line_search_fn ? "strong_wolfe" : NULL;
-        if ((st = clt__lbfgs_new(params, n, fn, &o->lbfgs)) != CLT_OK) {
-            clt_optimizer_free(o);
-            return st;
+    for (size_t i = from; i < o->n; i++) {
+        clt__tensor_unref(o->params[i]);
+        o->params[i] = NULL;
+        for (int k = 0; k < NSTATE; k++) {
+            clt_tensor_free(o->state[k][i]);
+            o->state[k][i] = NULL;
         }
+        for (int j = 0; j < scalar_count(o->kind); j++) {
+            clt_tensor_free(o->scalar_t[j][i]);
+            o->scalar_t[j][i] = NULL;
+        }
+        o->fresh[i] = 0;
+    }
+    o->n = from;
+}
+
+static clt_status make_state(clt_optimizer *o, const char *fn);
+
+/* Appends a group of the m parameters params (checked by the caller) with
+ * the settings c (checked too): their references, their host scalars at
+ * their first values with their tensors for files, and their state.  A
+ * failure leaves o as it was. */
+static clt_status append(clt_optimizer *o, clt_tensor *const *params, size_t m,
+                         const clt__opt_settings *c, const char *fn)
+{
+    size_t from = o->n;
+    if (!grow(o, m))
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    o->groups[o->n_groups] = (opt_group){from, m, *settings_lr((clt__opt_settings *)c, o->kind),
+                                         *c};
+    o->n_groups++;
+    clt_status st = CLT_OK;
+    for (size_t i = from; i < from + m; i++) {
+        o->params[i] = clt_tensor_retain(params[i - from]);
+        o->n = i + 1;
+        for (int j = 0; j < scalar_count(o->kind) && st == CLT_OK; j++) {
+            float init = scalars[o->kind].init[j];
+            o->scalar[j][i] = init;
+            st = clt__full(o->params[i]->dev, CLT_FLOAT32, 0, NULL, init, &o->scalar_t[j][i]);
+            if (st == CLT_OK)
+                clt__scope_disown(o->scalar_t[j][i]);
+            else
+                clt__error_in(st, fn);
+        }
+        if (st != CLT_OK)
+            break;
     }
     /* The state is made now rather than at the first step, so that the
      * first step already holds everything later steps hold and the
      * allocator's cache serves every later step. */
-    st = make_state(o, fn);
+    if (st == CLT_OK)
+        st = make_state(o, fn);
+    if (st != CLT_OK) {
+        unappend(o, from);
+        o->n_groups--;
+    }
+    return st;
+}
+
+/* An optimizer of kind k over params (checked by the caller) in groups of
+ * sizes[g] parameters with the settings c[g] (checked too), its defaults
+ * `defaults`, its state made; messages name fn. */
+static clt_status build(kind k, clt_tensor *const *params, const size_t *sizes, size_t groups,
+                        const clt__opt_settings *c, const clt__opt_settings *defaults,
+                        const char *fn, clt_optimizer **out)
+{
+    clt_optimizer *o = clt__calloc(1, sizeof *o);
+    if (o == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    o->kind = k;
+    o->defaults = *defaults;
+    clt_status st = CLT_OK;
+    for (size_t g = 0, at = 0; g < groups && st == CLT_OK; at += sizes[g++])
+        st = append(o, params + at, sizes[g], &c[g], fn);
+    if (st == CLT_OK && k == LBFGS) {
+        /* the caller's string is not kept; LBFGS has one group (torch's
+         * rule, kept by clt_optimizer_add_param_group) */
+        const char *ls = c[0].lbfgs.line_search_fn ? "strong_wolfe" : NULL;
+        o->groups[0].set.lbfgs.line_search_fn = ls;
+        o->defaults.lbfgs.line_search_fn = ls;
+        st = clt__lbfgs_new(params, sizes[0], fn, &o->lbfgs);
+    }
     if (st != CLT_OK) {
         clt_optimizer_free(o);
         return st;
@@ -444,19 +531,14 @@ static clt_status build(kind k, clt_tensor *const *params, size_t n, const clt__
     return CLT_OK;
 }
 
-static clt_status make(kind k, clt_tensor *const *params, size_t n, const clt__opt_settings *c,
-                       clt_optimizer **out)
+/* The checks of every parameter of a list: not NULL, a floating leaf that
+ * requires grad, contiguous; n 0 refused. */
+static clt_status check_params(clt_tensor *const *params, size_t n, const char *fn)
 {
-    const char *fn = kinds[k].fn;
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
     if (n == 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: optimizer got an empty parameter list",
                           fn);
     CLT__REQUIRE_ARG(params, fn);
-    clt_status st = check_opts(k, c, fn);
-    if (st != CLT_OK)
-        return st;
     for (size_t i = 0; i < n; i++) {
         const clt_tensor *p = params[i];
         if (p == NULL)
@@ -474,10 +556,24 @@ static clt_status make(kind k, clt_tensor *const *params, size_t n, const clt__o
             return clt__error(CLT_ERR_NOT_CONTIGUOUS, "%s: parameter %zu is not contiguous", fn,
                               i);
     }
-    st = check_distinct(params, n, false, fn);
-    if (st != CLT_OK)
-        return st;
-    st = build(k, params, n, c, fn, out);
+    return check_distinct(params, n, false, fn);
+}
+
+static clt_status make(kind k, clt_tensor *const *params, size_t n, const clt__opt_settings *c,
+                       clt_optimizer **out)
+{
+    const char *fn = kinds[k].fn;
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    if (n == 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: optimizer got an empty parameter list",
+                          fn);
+    CLT__REQUIRE_ARG(params, fn);
+    clt_status st = check_opts(k, c, fn);
+    if (st == CLT_OK)
+        st = check_params(params, n, fn);
+    if (st == CLT_OK)
+        st = build(k, params, &n, 1, c, c, fn, out);
     return st == CLT_OK ? clt__ok() : st;
 }
 
@@ -619,6 +715,7 @@ void clt_optimizer_free(clt_optimizer *opt)
     free(opt->fresh);
     for (int k = 0; k < NSTATE; k++)
         free(opt->state[k]);
+    free(opt->groups);
     free(opt);
 }
 
@@ -648,6 +745,9 @@ static clt_status step_betas(clt_optimizer *o, size_t i, const clt_tensor *g, co
                              const size_t *gws, const size_t *lws, cl_ulong chunk)
 {
     clt_tensor *p = o->params[i], *m = NULL, *v = NULL;
+    const opt_group *gr = group_of(o, i);
+    const clt__opt_settings *set = &gr->set;
+    double lr = gr->lr;
     clt_status st = state(o, 0, i, &m);
     if (st == CLT_OK)
         st = state(o, 1, i, &v);
@@ -660,13 +760,13 @@ static clt_status step_betas(clt_optimizer *o, size_t i, const clt_tensor *g, co
     float mu_product = 0.0f;
     int nx;
     if (o->kind == ADAMAX) {
-        const clt_adamax_opts *a = &o->set.adamax;
+        const clt_adamax_opts *a = &set->adamax;
         double sc[] = {a->beta1, 1.0 - a->beta1, a->beta2, a->eps, a->weight_decay,
-                       -(o->lr / (1.0 - pow(a->beta1, t)))};
+                       -(lr / (1.0 - pow(a->beta1, t)))};
         nx = 6;
         memcpy(x, sc, sizeof sc);
     } else if (o->kind == NADAM) {
-        const clt_nadam_opts *a = &o->set.nadam;
+        const clt_nadam_opts *a = &set->nadam;
         double mu = a->beta1 * (1.0 - 0.5 * pow(0.96, t * a->momentum_decay));
         double mu_next = a->beta1 * (1.0 - 0.5 * pow(0.96, (t + 1.0) * a->momentum_decay));
         /* torch: mu_product *= mu and mu_product * mu * mu_next, float32
@@ -680,12 +780,12 @@ static clt_status step_betas(clt_optimizer *o, size_t i, const clt_tensor *g, co
                        a->eps,
                        a->weight_decay,
                        1.0 - pow(a->beta2, t),
-                       -o->lr * (1.0 - mu) / (1.0 - (double)mu_product),
-                       -o->lr * mu_next / (1.0 - (double)next)};
+                       -lr * (1.0 - mu) / (1.0 - (double)mu_product),
+                       -lr * mu_next / (1.0 - (double)next)};
         nx = 9;
         memcpy(x, sc, sizeof sc);
     } else {
-        const clt_radam_opts *a = &o->set.radam;
+        const clt_radam_opts *a = &set->radam;
         double bc1 = 1.0 - pow(a->beta1, t), bc2 = 1.0 - pow(a->beta2, t);
         double rho_inf = 2.0 / (1.0 - a->beta2) - 1.0;
         double rho_t = rho_inf - 2.0 * t * pow(a->beta2, t) / bc2, rect = 0.0;
@@ -694,7 +794,7 @@ static clt_status step_betas(clt_optimizer *o, size_t i, const clt_tensor *g, co
             rect = sqrt((rho_t - 4.0) * (rho_t - 2.0) * rho_inf /
                         ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t));
         double sc[] = {a->beta1, 1.0 - a->beta1, a->beta2, 1.0 - a->beta2, a->eps,
-                       a->weight_decay, o->lr, bc1, sqrt(bc2), rect};
+                       a->weight_decay, lr, bc1, sqrt(bc2), rect};
         nx = 10;
         memcpy(x, sc, sizeof sc);
     }
@@ -719,6 +819,9 @@ static clt_status step_betas(clt_optimizer *o, size_t i, const clt_tensor *g, co
 static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
 {
     clt_tensor *p = o->params[i];
+    const opt_group *gr = group_of(o, i);
+    const clt__opt_settings *set = &gr->set;
+    double lr = gr->lr;
     const char *opts = options(p->dtype); /* found by step_ready */
     /* Autograd keeps a leaf's gradient alone in its buffer, at offset 0;
      * the parameter may start anywhere in its own. */
@@ -734,7 +837,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
     if (o->kind == ADAMAX || o->kind == NADAM || o->kind == RADAM) {
         st = step_betas(o, i, g, opts, &gws, lp, chunk);
     } else if (o->kind == SGD) {
-        const clt_sgd_opts *s = &o->set.sgd;
+        const clt_sgd_opts *s = &set->sgd;
         clt_tensor *buf = NULL;
         cl_int first = 0, nest = s->nesterov != 0;
         if (s->momentum != 0.0) {
@@ -747,7 +850,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
         clt__arg args[] = {CLT__ARG(pm),           CLT__ARG(gm),
                            CLT__ARG(bm),           CLT__ARG(p_off),
                            CLT__ARG(n),            CLT__ARG(chunk),
-                           SCALAR(0, o->lr),
+                           SCALAR(0, lr),
                            SCALAR(1, s->weight_decay), SCALAR(2, s->momentum),
                            SCALAR(3, 1.0 - s->dampening), CLT__ARG(nest),
                            CLT__ARG(first)};
@@ -756,7 +859,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
         if (st == CLT_OK && buf)
             clt__version_bump(buf);
     } else if (o->kind == ASGD) {
-        const clt_asgd_opts *a = &o->set.asgd;
+        const clt_asgd_opts *a = &set->asgd;
         clt_tensor *ax = NULL;
         st = state(o, 0, i, &ax);
         if (st != CLT_OK)
@@ -764,7 +867,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
         /* torch's eta and mu: float32 tensors, eta made at the first
          * update from the rate then; the next ones from the step count */
         bool first = o->updates[i] == 0;
-        double eta = first ? (double)(float)o->lr : (double)o->scalar[0][i];
+        double eta = first ? (double)(float)lr : (double)o->scalar[0][i];
         double mu = first ? 1.0 : (double)o->scalar[1][i], t = (double)(o->updates[i] + 1);
         cl_int average = mu != 1.0;
         cl_mem am = clt__mem(ax);
@@ -776,7 +879,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
                          args);
         if (st == CLT_OK) {
             clt__version_bump(ax);
-            o->scalar[0][i] = (float)(o->lr / pow(1.0 + a->lambd * o->lr * t, a->alpha));
+            o->scalar[0][i] = (float)(lr / pow(1.0 + a->lambd * lr * t, a->alpha));
             o->scalar[1][i] = (float)(1.0 / (t - a->t0 > 1.0 ? t - a->t0 : 1.0));
         }
     } else if (o->kind == RMSPROP || o->kind == ADAGRAD || o->kind == ADADELTA ||
@@ -786,48 +889,48 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
         clt_tensor *sv_[NSTATE] = {NULL};
         cl_mem sm[NSTATE];
         for (int j = 0; j < NSTATE; j++) {
-            st = keeps_state(o->kind, &o->set, j) ? state(o, j, i, &sv_[j]) : CLT_OK;
+            st = keeps_state(o->kind, set, j) ? state(o, j, i, &sv_[j]) : CLT_OK;
             if (st != CLT_OK)
                 return st;
             sm[j] = sv_[j] ? clt__mem(sv_[j]) : pm;
         }
         if (o->kind == RMSPROP) {
-            const clt_rmsprop_opts *r = &o->set.rmsprop;
+            const clt_rmsprop_opts *r = &set->rmsprop;
             cl_int centered = r->centered != 0;
             clt__arg args[] = {CLT__ARG(pm),       CLT__ARG(gm),
                                CLT__ARG(sm[0]),    CLT__ARG(sm[1]),
                                CLT__ARG(sm[2]),    CLT__ARG(p_off),
                                CLT__ARG(n),        CLT__ARG(chunk),
-                               SCALAR(0, -o->lr),  SCALAR(1, r->alpha),
+                               SCALAR(0, -lr),  SCALAR(1, r->alpha),
                                SCALAR(2, 1.0 - r->alpha), SCALAR(3, r->eps),
                                SCALAR(4, r->weight_decay), SCALAR(5, r->momentum),
                                CLT__ARG(centered)};
             st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 15,
                              args);
         } else if (o->kind == ADADELTA) {
-            const clt_adadelta_opts *d = &o->set.adadelta;
+            const clt_adadelta_opts *d = &set->adadelta;
             clt__arg args[] = {CLT__ARG(pm),      CLT__ARG(gm),       CLT__ARG(sm[0]),
                                CLT__ARG(sm[1]),   CLT__ARG(p_off),    CLT__ARG(n),
-                               CLT__ARG(chunk),   SCALAR(0, -o->lr),  SCALAR(1, d->rho),
+                               CLT__ARG(chunk),   SCALAR(0, -lr),  SCALAR(1, d->rho),
                                SCALAR(2, 1.0 - d->rho), SCALAR(3, d->eps),
                                SCALAR(4, d->weight_decay)};
             st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 12,
                              args);
         } else if (o->kind == RPROP) {
             /* torch fills step_size with the rate at the first update */
-            const clt_rprop_opts *r = &o->set.rprop;
+            const clt_rprop_opts *r = &set->rprop;
             cl_int first = o->updates[i] == 0;
             clt__arg args[] = {CLT__ARG(pm),      CLT__ARG(gm),       CLT__ARG(sm[0]),
                                CLT__ARG(sm[1]),   CLT__ARG(p_off),    CLT__ARG(n),
-                               CLT__ARG(chunk),   SCALAR(0, o->lr),   SCALAR(1, r->etaminus),
+                               CLT__ARG(chunk),   SCALAR(0, lr),   SCALAR(1, r->etaminus),
                                SCALAR(2, r->etaplus), SCALAR(3, r->step_size_min),
                                SCALAR(4, r->step_size_max), CLT__ARG(first)};
             st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 13,
                              args);
         } else {
-            const clt_adagrad_opts *a = &o->set.adagrad;
+            const clt_adagrad_opts *a = &set->adagrad;
             /* torch: clr = lr / (1 + (step - 1) * lr_decay), in double */
-            double clr = o->lr / (1.0 + (double)o->updates[i] * a->lr_decay);
+            double clr = lr / (1.0 + (double)o->updates[i] * a->lr_decay);
             clt__arg args[] = {CLT__ARG(pm),      CLT__ARG(gm),     CLT__ARG(sm[0]),
                                CLT__ARG(p_off),   CLT__ARG(n),      CLT__ARG(chunk),
                                SCALAR(0, -clr),   SCALAR(1, a->eps),
@@ -839,7 +942,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
             if (sv_[j])
                 clt__version_bump(sv_[j]);
     } else {
-        const clt_adam_opts *a = &o->set.adam;
+        const clt_adam_opts *a = &set->adam;
         clt_tensor *m = NULL, *v = NULL, *vmax = NULL;
         st = state(o, 0, i, &m);
         if (st == CLT_OK)
@@ -860,7 +963,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
                            CLT__ARG(p_off),
                            CLT__ARG(n),
                            CLT__ARG(chunk),
-                           SCALAR(0, 1.0 - o->lr * a->weight_decay),
+                           SCALAR(0, 1.0 - lr * a->weight_decay),
                            SCALAR(1, 1.0 - a->beta1),
                            SCALAR(2, a->beta2),
                            SCALAR(3, 1.0 - a->beta2),
@@ -868,7 +971,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
                            SCALAR(5, a->weight_decay),
                            CLT__ARG(decoupled),
                            CLT__ARG(ams),
-                           SCALAR(6, o->lr / bc1),
+                           SCALAR(6, lr / bc1),
                            SCALAR(7, sqrt(bc2))};
         st = clt__launch(p->dev, "optim", opts, kinds[o->kind].kernel, 1, &gws, lp, 18,
                          args);
@@ -882,7 +985,7 @@ static clt_status step_one(clt_optimizer *o, size_t i, const clt_tensor *g)
 #undef SCALAR
     if (st == CLT_OK) {
         o->updates[i]++;
-        if (o->kind == SGD && o->set.sgd.momentum != 0.0)
+        if (o->kind == SGD && set->sgd.momentum != 0.0)
             o->fresh[i] = 0;
         clt__version_bump(p);
     }
@@ -989,7 +1092,7 @@ clt_status clt_optimizer_zero_grad(clt_optimizer *opt, int set_to_none)
 
 double clt_optimizer_lr(const clt_optimizer *opt)
 {
-    return opt ? opt->lr : 0.0;
+    return opt ? opt->groups[0].lr : 0.0;
 }
 
 clt_status clt_optimizer_set_lr(clt_optimizer *opt, double lr)
@@ -998,7 +1101,42 @@ clt_status clt_optimizer_set_lr(clt_optimizer *opt, double lr)
     clt_status st = check_lr(lr, "clt_optimizer_set_lr");
     if (st != CLT_OK)
         return st;
-    opt->lr = lr;
+    for (size_t g = 0; g < opt->n_groups; g++)
+        opt->groups[g].lr = lr;
+    return clt__ok();
+}
+
+size_t clt_optimizer_num_groups(const clt_optimizer *opt)
+{
+    return opt ? opt->n_groups : 0;
+}
+
+double clt_optimizer_group_lr(const clt_optimizer *opt, size_t group)
+{
+    return opt && group < opt->n_groups ? opt->groups[group].lr : NAN;
+}
+
+/* Refuses a group index o has not. */
+static clt_status check_group(const clt_optimizer *o, size_t group, const char *fn)
+{
+    if (group >= o->n_groups)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: group %zu is out of range: the optimizer has %zu parameter "
+                          "group%s",
+                          fn, group, o->n_groups, o->n_groups == 1 ? "" : "s");
+    return CLT_OK;
+}
+
+clt_status clt_optimizer_set_group_lr(clt_optimizer *opt, size_t group, double lr)
+{
+    static const char fn[] = "clt_optimizer_set_group_lr";
+    CLT__REQUIRE_ARG(opt, fn);
+    clt_status st = check_group(opt, group, fn);
+    if (st == CLT_OK)
+        st = check_lr(lr, fn);
+    if (st != CLT_OK)
+        return st;
+    opt->groups[group].lr = lr;
     return clt__ok();
 }
 
@@ -1007,15 +1145,16 @@ int64_t clt_optimizer_steps(const clt_optimizer *opt)
     return opt ? opt->steps : 0;
 }
 
-/* The momentum a schedule cycles: SGD's and RMSprop's momentum, the beta1
- * of Adam, AdamW, Adamax, NAdam and RAdam; NULL for Adagrad. */
-static double *momentum_of(clt_optimizer *o)
+/* The momentum a schedule cycles among settings c of kind k: SGD's and
+ * RMSprop's momentum, the beta1 of Adam, AdamW, Adamax, NAdam and RAdam;
+ * NULL for Adagrad, Adadelta, Rprop and ASGD. */
+static double *settings_momentum(clt__opt_settings *c, kind k)
 {
-    switch (o->kind) {
+    switch (k) {
     case SGD:
-        return &o->set.sgd.momentum;
+        return &c->sgd.momentum;
     case RMSPROP:
-        return &o->set.rmsprop.momentum;
+        return &c->rmsprop.momentum;
     case ADAGRAD:
     case ADADELTA:
     case RPROP:
@@ -1023,14 +1162,20 @@ static double *momentum_of(clt_optimizer *o)
     case LBFGS:
         return NULL;
     case ADAMAX:
-        return &o->set.adamax.beta1;
+        return &c->adamax.beta1;
     case NADAM:
-        return &o->set.nadam.beta1;
+        return &c->nadam.beta1;
     case RADAM:
-        return &o->set.radam.beta1;
+        return &c->radam.beta1;
     default:
-        return &o->set.adam.beta1;
+        return &c->adam.beta1;
     }
+}
+
+/* The momentum of group g of o (settings_momentum). */
+static double *momentum_of(clt_optimizer *o, size_t g)
+{
+    return settings_momentum(&o->groups[g].set, o->kind);
 }
 
 /* Whether kind k's momentum is betas[0] (torch's OneCycleLR use_beta1). */
@@ -1041,8 +1186,61 @@ static bool has_betas(kind k)
 
 double clt_optimizer_momentum(const clt_optimizer *opt)
 {
-    double *m = opt ? momentum_of((clt_optimizer *)opt) : NULL;
+    return opt ? clt_optimizer_group_momentum(opt, 0) : 0.0;
+}
+
+double clt_optimizer_group_momentum(const clt_optimizer *opt, size_t group)
+{
+    if (opt == NULL || group >= opt->n_groups)
+        return NAN;
+    double *m = momentum_of((clt_optimizer *)opt, group);
     return m ? *m : 0.0;
+}
+
+clt_status clt_optimizer_add_param_group(clt_optimizer *opt, clt_tensor *const *params,
+                                         size_t n, const void *opts)
+{
+    static const char fn[] = "clt_optimizer_add_param_group";
+    CLT__REQUIRE_ARG(opt, fn);
+    if (opt->resume != 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: a step that the driver stopped part-way is not finished: call "
+                          "clt_optimizer_step again first", fn);
+    if (opt->kind == LBFGS)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: LBFGS doesn't support per-parameter options (parameter groups)",
+                          fn);
+    /* torch fills the keys the group lacks from defaults: here all of
+     * them, or none */
+    clt__opt_settings c = opt->defaults;
+    size_t size;
+    void *mine = settings_of(&c, opt->kind, &size);
+    if (opts)
+        memcpy(mine, opts, size);
+    memset(&c.group, 0, sizeof c.group);
+    clt_status st = check_params(params, n, fn);
+    if (st == CLT_OK)
+        st = check_opts(opt->kind, &c, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor **all = clt__calloc(opt->n + n, sizeof *all);
+    if (all == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    memcpy(all, opt->params, opt->n * sizeof *all);
+    memcpy(all + opt->n, params, n * sizeof *all);
+    st = check_distinct(all, opt->n + n, false, fn);
+    free(all);
+    if (st == CLT_OK) {
+        st = append(opt, params, n, &c, fn);
+    } else if (st == CLT_ERR_INVALID_ARGUMENT) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", clt_last_error());
+        st = clt__error(st,
+                        "%s: some parameters appear in more than one parameter group (%s; the "
+                        "new group's parameters are numbered from %zu)",
+                        fn, why, opt->n);
+    }
+    return st == CLT_OK ? clt__ok() : st;
 }
 
 /* ---- state for checkpoints (src/io) -------------------------------------------- */
@@ -1158,14 +1356,21 @@ bool clt__optimizer_stopped(const clt_optimizer *o)
     return o->resume != 0;
 }
 
-void clt__optimizer_restore(clt_optimizer *o, const int64_t *updates, int64_t steps, double lr)
+void clt__optimizer_restore(clt_optimizer *o, const int64_t *updates, int64_t steps,
+                            const double *lrs)
 {
     memcpy(o->updates, updates, o->n * sizeof *updates);
     for (size_t i = 0; i < o->n; i++)
         o->fresh[i] = o->kind == SGD && o->state[0][i] && updates[i] == 0;
     o->steps = steps;
-    o->lr = lr;
+    for (size_t g = 0; g < o->n_groups; g++)
+        o->groups[g].lr = lrs[g];
     o->resume = 0;
+}
+
+size_t clt__optimizer_group_size(const clt_optimizer *o, size_t g)
+{
+    return o->groups[g].n;
 }
 
 clt_status clt__optimizer_loaded(clt_optimizer *o, const char *fn, const void *caller)
@@ -1179,7 +1384,7 @@ clt_status clt__optimizer_loaded(clt_optimizer *o, const char *fn, const void *c
             o->scalar[j][i] = v;
         }
     if (o->lbfgs)
-        return clt__lbfgs_loaded(o->lbfgs, o->set.lbfgs.history_size, fn, caller);
+        return clt__lbfgs_loaded(o->lbfgs, o->groups[0].set.lbfgs.history_size, fn, caller);
     return CLT_OK;
 }
 
@@ -1188,44 +1393,13 @@ const char *clt__optimizer_kind(const clt_optimizer *o)
     return kinds[o->kind].torch;
 }
 
-void clt__optimizer_settings(const clt_optimizer *o, clt__opt_settings *c)
+void clt__optimizer_settings(const clt_optimizer *o, size_t g, clt__opt_settings *c)
 {
-    clt__opt_settings mine = o->set;
-    *settings_lr(&mine, o->kind) = o->lr;
-    switch (o->kind) {
-    case SGD:
-        c->sgd = mine.sgd;
-        break;
-    case RMSPROP:
-        c->rmsprop = mine.rmsprop;
-        break;
-    case ADAGRAD:
-        c->adagrad = mine.adagrad;
-        break;
-    case ADAMAX:
-        c->adamax = mine.adamax;
-        break;
-    case NADAM:
-        c->nadam = mine.nadam;
-        break;
-    case RADAM:
-        c->radam = mine.radam;
-        break;
-    case ADADELTA:
-        c->adadelta = mine.adadelta;
-        break;
-    case RPROP:
-        c->rprop = mine.rprop;
-        break;
-    case ASGD:
-        c->asgd = mine.asgd;
-        break;
-    case LBFGS:
-        c->lbfgs = mine.lbfgs;
-        break;
-    default:
-        c->adam = mine.adam;
-    }
+    clt__opt_settings mine = o->groups[g].set;
+    size_t size;
+    *settings_lr(&mine, o->kind) = o->groups[g].lr;
+    const void *from = settings_of(&mine, o->kind, &size);
+    memcpy(settings_of(c, o->kind, &size), from, size);
     c->group = mine.group;
 }
 
@@ -1233,10 +1407,18 @@ clt_status clt__optimizer_like(const clt_optimizer *o, const clt__opt_settings *
                                const char *fn, clt_optimizer **out)
 {
     *out = NULL;
-    clt_status st = check_opts(o->kind, c, fn);
-    if (st != CLT_OK)
-        return st;
-    return build(o->kind, o->params, o->n, c, fn, out);
+    size_t *sizes = clt__calloc(o->n_groups, sizeof *sizes);
+    if (sizes == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    clt_status st = CLT_OK;
+    for (size_t g = 0; g < o->n_groups && st == CLT_OK; g++) {
+        sizes[g] = o->groups[g].n;
+        st = check_opts(o->kind, &c[g], fn);
+    }
+    if (st == CLT_OK)
+        st = build(o->kind, o->params, sizes, o->n_groups, c, &o->defaults, fn, out);
+    free(sizes);
+    return st;
 }
 
 void clt__optimizer_swap(clt_optimizer *a, clt_optimizer *b)
@@ -1477,13 +1659,17 @@ struct clt_lr_scheduler {
     clt_optimizer *opt;
     clt__sched_kind kind;
     int64_t epoch, period;      /* step_size, T_max or total_iters */
-    double base_lr, factor;     /* gamma, eta_min or start_factor */
+    double factor;              /* gamma, eta_min or start_factor */
     double factor2;             /* end_factor */
     int64_t *milestones;        /* MultiStepLR's, as given */
     size_t n_milestones;
     clt__one_cycle cycle;       /* OneCycleLR's phases */
     clt__plateau plateau;       /* ReduceLROnPlateau's settings and counters */
-    double last_lr;             /* the rate it set last (torch's _last_lr) */
+    /* torch's base_lrs, one per group the optimizer had when the schedule
+     * was made (`groups`: a group added later has none), and _last_lr, the
+     * rates it set last, one per group of the optimizer then (n_last) */
+    double *base_lrs, *last_lrs;
+    size_t groups, n_last;
     bool rebased;               /* made where the rate was not initial_lr */
     /* LambdaLR's and MultiplicativeLR's callback */
     clt_lr_lambda lambda;
@@ -1717,14 +1903,14 @@ static int64_t *copy_milestones(const clt__schedule *v, clt_status *st, const ch
     return m;
 }
 
-static double *momentum_of(clt_optimizer *o);
+static double *momentum_of(clt_optimizer *o, size_t g);
 
 /* OneCycleLR's rate at step `epoch` (torch's get_lr, bit for bit: the
  * same operations in the same order), in *lr, and with mom not NULL and
  * cycle_momentum its momentum, from the optimizer's group's max_momentum
  * and base_momentum, in *mom; refused, as torch refuses it, past
  * total_steps or in a phase of no length (torch divides by zero there). */
-static clt_status one_cycle_at(const clt_lr_scheduler *s, int64_t epoch, double *lr,
+static clt_status one_cycle_at(const clt_lr_scheduler *s, size_t gi, int64_t epoch, double *lr,
                                double *mom, const char *fn)
 {
     const clt__one_cycle *c = &s->cycle;
@@ -1735,8 +1921,9 @@ static clt_status one_cycle_at(const clt_lr_scheduler *s, int64_t epoch, double 
                           fn, (long long)epoch + 1, (long long)s->period);
     /* the rates each phase goes from and to: initial -> max -> min, or
      * initial -> max -> initial -> min */
-    const double from[3] = {s->base_lr, s->factor, s->base_lr};
-    const double to[3] = {s->factor, c->phases == 3 ? s->base_lr : s->factor2, s->factor2};
+    double base = s->base_lrs[gi];
+    const double from[3] = {base, s->factor, base};
+    const double to[3] = {s->factor, c->phases == 3 ? base : s->factor2, s->factor2};
     double step = (double)epoch, start = 0.0;
     for (int i = 0; i < c->phases; i++) {
         double end = c->end_step[i];
@@ -1754,7 +1941,7 @@ static clt_status one_cycle_at(const clt_lr_scheduler *s, int64_t epoch, double 
                 *lr = to[i] + (from[i] - to[i]) / 2.0 * (cos(M_PI * pct) + 1);
             if (mom && c->momentum) {
                 /* max -> base -> max, or max -> base -> max -> max */
-                const clt__opt_group *g = &s->opt->set.group;
+                const clt__opt_group *g = &s->opt->groups[gi].set.group;
                 if (!g->has_momentum)
                     return clt__error(CLT_ERR_INVALID_ARGUMENT,
                                       "%s: OneCycleLR cycles momentum and the optimizer has no "
@@ -1777,18 +1964,18 @@ static clt_status one_cycle_at(const clt_lr_scheduler *s, int64_t epoch, double 
     return CLT_OK;
 }
 
-static clt_status one_cycle_lr(const clt_lr_scheduler *s, int64_t epoch, double *lr,
+static clt_status one_cycle_lr(const clt_lr_scheduler *s, size_t g, int64_t epoch, double *lr,
                                const char *fn)
 {
-    return one_cycle_at(s, epoch, lr, NULL, fn);
+    return one_cycle_at(s, g, epoch, lr, NULL, fn);
 }
 
 /* CyclicLR's rate at batch `epoch` (torch's get_lr, the same operations in
  * the same order) in *lr, and with cycle_momentum its momentum in *mom; a
  * scale_fn giving NaN or an infinity, or a rate that is not one, is
  * refused. */
-static clt_status cyclic_at(const clt_lr_scheduler *s, int64_t epoch, double *lr, double *mom,
-                            const char *fn)
+static clt_status cyclic_at(const clt_lr_scheduler *s, size_t g, int64_t epoch, double *lr,
+                            double *mom, const char *fn)
 {
     const clt__cyclic *c = &s->cyclic;
     double e = (double)epoch;
@@ -1808,7 +1995,7 @@ static clt_status cyclic_at(const clt_lr_scheduler *s, int64_t epoch, double *lr
                               "factor is a scale, NaN or an infinity its failure)",
                               fn, c->iterations ? "iteration" : "cycle", (long long)arg, scale);
     }
-    *lr = s->base_lr + (s->factor - s->base_lr) * scale_factor * scale;
+    *lr = s->base_lrs[g] + (s->factor - s->base_lrs[g]) * scale_factor * scale;
     if (c->momentum)
         *mom = c->max_momentum - (c->max_momentum - c->base_momentum) * scale_factor * scale;
     if (c->momentum && !(*mom >= 0.0 && isfinite(*mom)))
@@ -1819,60 +2006,60 @@ static clt_status cyclic_at(const clt_lr_scheduler *s, int64_t epoch, double *lr
 }
 
 /* CosineAnnealingWarmRestarts' get_lr at T_cur, T_i. */
-static double warm_lr(const clt_lr_scheduler *s, double t_cur, int64_t t_i)
+static double warm_lr(const clt_lr_scheduler *s, size_t g, double t_cur, int64_t t_i)
 {
-    return s->factor + (s->base_lr - s->factor) * (1 + cos(M_PI * t_cur / (double)t_i)) / 2;
+    return s->factor + (s->base_lrs[g] - s->factor) * (1 + cos(M_PI * t_cur / (double)t_i)) / 2;
 }
 
 /* The rate s gives at epoch e, in closed form (torch's
  * _get_closed_form_lr); ReduceLROnPlateau's is the optimizer's, and
  * OneCycleLR's one_cycle_lr's (checked before: here 0 where it fails). */
-static double schedule_lr(const clt_lr_scheduler *s, int64_t epoch)
+static double schedule_lr(const clt_lr_scheduler *s, size_t g, int64_t epoch)
 {
-    double lr, e = (double)epoch;
+    double lr, e = (double)epoch, base = s->base_lrs[g];
     size_t k = 0;
     switch (s->kind) {
     case CLT__SCHED_PLATEAU:
-        return s->opt ? s->opt->lr : s->last_lr;
+        return s->opt ? s->opt->groups[g].lr : s->last_lrs[g];
     case CLT__SCHED_ONE_CYCLE:
         lr = 0.0; /* the state was checked: one_cycle_lr cannot fail */
-        (void)one_cycle_lr(s, epoch, &lr, "clt_lr_scheduler");
+        (void)one_cycle_lr(s, g, epoch, &lr, "clt_lr_scheduler");
         return lr;
     case CLT__SCHED_COSINE:
-        lr = s->factor + (s->base_lr - s->factor) * (1.0 + cos(M_PI * e / (double)s->period)) / 2.0;
+        lr = s->factor + (base - s->factor) * (1.0 + cos(M_PI * e / (double)s->period)) / 2.0;
         break;
     case CLT__SCHED_EXPONENTIAL:
-        lr = s->base_lr * pow(s->factor, e);
+        lr = base * pow(s->factor, e);
         break;
     case CLT__SCHED_MULTISTEP:
         for (size_t i = 0; i < s->n_milestones; i++)
             k += s->milestones[i] <= epoch; /* bisect_right of the sorted milestones */
-        lr = s->base_lr * pow(s->factor, (double)k);
+        lr = base * pow(s->factor, (double)k);
         break;
     case CLT__SCHED_LINEAR:
-        lr = s->base_lr * (s->factor + (s->factor2 - s->factor) *
+        lr = base * (s->factor + (s->factor2 - s->factor) *
                                            (double)(epoch < s->period ? epoch : s->period) /
                                            (double)s->period);
         break;
     case CLT__SCHED_CONSTANT:
-        lr = s->base_lr * (s->factor + (epoch >= s->period ? 1 - s->factor : 0.0));
+        lr = base * (s->factor + (epoch >= s->period ? 1 - s->factor : 0.0));
         break;
     case CLT__SCHED_POLYNOMIAL:
-        lr = s->base_lr *
+        lr = base *
              pow(1.0 - (double)(epoch < s->period ? epoch : s->period) / (double)s->period,
                  s->factor);
         break;
     case CLT__SCHED_WARM_RESTARTS:
-        lr = warm_lr(s, s->t_cur, s->t_i);
+        lr = warm_lr(s, g, s->t_cur, s->t_i);
         break;
     case CLT__SCHED_LAMBDA:
     case CLT__SCHED_MULTIPLICATIVE:
     case CLT__SCHED_SEQUENTIAL:
     case CLT__SCHED_CHAINED:
     case CLT__SCHED_CYCLIC:
-        return s->last_lr; /* no closed form: the rate it set */
+        return s->last_lrs[g]; /* no closed form: the rate it set */
     default:
-        lr = s->base_lr * pow(s->factor, (double)(epoch / s->period));
+        lr = base * pow(s->factor, (double)(epoch / s->period));
     }
     return lr < 0 ? 0 : lr;
 }
@@ -1895,9 +2082,9 @@ static bool chained(const clt_lr_scheduler *s)
 /* torch's get_lr (its chainable form) at epoch: the optimizer's rate now
  * times the schedule's factor for that epoch, the same operations in the
  * same order. */
-static double chain_lr(const clt_lr_scheduler *s, int64_t epoch)
+static double chain_lr(const clt_lr_scheduler *s, size_t g, int64_t epoch)
 {
-    double lr = s->opt->lr, e = (double)epoch, t = (double)s->period, k = 0;
+    double lr = s->opt->groups[g].lr, e = (double)epoch, t = (double)s->period, k = 0;
     switch (s->kind) {
     case CLT__SCHED_STEP:
         lr = epoch == 0 || epoch % s->period != 0 ? lr : lr * s->factor;
@@ -1922,7 +2109,7 @@ static double chain_lr(const clt_lr_scheduler *s, int64_t epoch)
         if (epoch == 0)
             break;
         if (((epoch - 1 - s->period) % (2 * s->period) + 2 * s->period) % (2 * s->period) == 0)
-            lr = lr + (s->base_lr - s->factor) * (1 - cos(M_PI / t)) / 2;
+            lr = lr + (s->base_lrs[g] - s->factor) * (1 - cos(M_PI / t)) / 2;
         else
             lr = (1 + cos(M_PI * e / t)) / (1 + cos(M_PI * (e - 1) / t)) * (lr - s->factor) +
                  s->factor;
@@ -1961,8 +2148,8 @@ static clt_status lambda_at(const clt_lr_scheduler *s, int64_t e, double *f, con
  * CosineAnnealingWarmRestarts, which have no closed form: the rate, and
  * the warm restarts' T_cur and T_i after it, in *lr, *t_cur, *t_i; s
  * unchanged. */
-static clt_status own_rate(const clt_lr_scheduler *s, bool zero, double *lr, double *t_cur,
-                           int64_t *t_i, const char *fn)
+static clt_status own_rate(const clt_lr_scheduler *s, size_t g, bool zero, double *lr,
+                           double *t_cur, int64_t *t_i, const char *fn)
 {
     int64_t e = zero ? 0 : s->epoch + 1;
     double f = 1.0;
@@ -1970,12 +2157,12 @@ static clt_status own_rate(const clt_lr_scheduler *s, bool zero, double *lr, dou
     switch (s->kind) {
     case CLT__SCHED_LAMBDA:
         st = lambda_at(s, e, &f, fn);
-        *lr = s->base_lr * f;
+        *lr = s->base_lrs[g] * f;
         break;
     case CLT__SCHED_MULTIPLICATIVE:
         if (e > 0)
             st = lambda_at(s, e, &f, fn);
-        *lr = e > 0 ? s->opt->lr * f : s->opt->lr;
+        *lr = e > 0 ? s->opt->groups[g].lr * f : s->opt->groups[g].lr;
         break;
     default: /* CosineAnnealingWarmRestarts */
         if (zero || s->epoch < 0) {
@@ -1993,11 +2180,27 @@ static clt_status own_rate(const clt_lr_scheduler *s, bool zero, double *lr, dou
                 *t_i = s->t_i * s->t_mult;
             }
         }
-        *lr = warm_lr(s, *t_cur, *t_i);
+        *lr = warm_lr(s, g, *t_cur, *t_i);
     }
     if (st == CLT_OK)
         st = check_lr(*lr, fn);
     return st;
+}
+
+/* Frees a schedule's own blocks (not its schedules) and the schedule. */
+static void schedule_release(clt_lr_scheduler *s)
+{
+    free(s->milestones);
+    free(s->base_lrs);
+    free(s->last_lrs);
+    free(s);
+}
+
+/* Whether s cycles its optimizer's momentum. */
+static bool cycles_momentum(const clt_lr_scheduler *s)
+{
+    return (s->kind == CLT__SCHED_ONE_CYCLE && s->cycle.momentum) ||
+           (s->kind == CLT__SCHED_CYCLIC && s->cyclic.momentum);
 }
 
 static clt_status scheduler(clt_optimizer *opt, const clt__schedule *v, clt_lr_scheduler **out,
@@ -2011,58 +2214,78 @@ static clt_status scheduler(clt_optimizer *opt, const clt__schedule *v, clt_lr_s
     clt_status st = check_schedule(v, fn);
     if (st != CLT_OK)
         return st;
+    size_t ng = opt->n_groups;
     clt_lr_scheduler *s = clt__calloc(1, sizeof *s);
-    if (s == NULL)
-        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-    int64_t *m = copy_milestones(v, &st, fn);
-    if (st != CLT_OK) {
+    double *base = s ? clt__calloc(ng, sizeof *base) : NULL;
+    double *last = base ? clt__calloc(ng, sizeof *last) : NULL;
+    double *mom = last ? clt__calloc(ng, sizeof *mom) : NULL;
+    int64_t *m = mom ? copy_milestones(v, &st, fn) : NULL;
+    if (mom == NULL || st != CLT_OK) {
         free(s);
-        return st;
+        free(base);
+        free(last);
+        free(mom);
+        return st != CLT_OK ? st : clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory",
+                                              fn);
     }
-    /* torch's base_lrs: the group's initial_lr, which the first schedule
-     * made sets to the rate then (setdefault) and OneCycleLR to its own;
-     * ReduceLROnPlateau has none. */
-    clt__opt_group *g = &opt->set.group;
-    double base = v->kind == CLT__SCHED_ONE_CYCLE || v->kind == CLT__SCHED_CYCLIC ? v->base_lr
-                  : v->kind == CLT__SCHED_PLATEAU || !g->has_initial_lr ? opt->lr
-                                                                         : g->initial_lr;
-    *s = (clt_lr_scheduler){opt,        v->kind, 0, v->period, base, v->factor,
-                            v->factor2, m,       m ? v->n_milestones : 0, v->cycle, v->plateau,
-                            opt->lr,    base != opt->lr, v->lambda, v->user,
-                            v->t_mult,  v->t_i,  0.0,  NULL, 0, NULL, v->cyclic};
-    double lr = opt->lr, mom = 0.0, t_cur = 0.0;
+    /* torch's base_lrs: each group's initial_lr, which the first schedule
+     * made sets to the group's rate then (setdefault) and OneCycleLR to
+     * its own; ReduceLROnPlateau has none. */
+    bool rebased = false;
+    for (size_t g = 0; g < ng; g++) {
+        const clt__opt_group *gg = &opt->groups[g].set.group;
+        double lr = opt->groups[g].lr;
+        base[g] = v->kind == CLT__SCHED_ONE_CYCLE || v->kind == CLT__SCHED_CYCLIC ? v->base_lr
+                  : v->kind == CLT__SCHED_PLATEAU || !gg->has_initial_lr      ? lr
+                                                                               : gg->initial_lr;
+        rebased = rebased || base[g] != lr;
+        last[g] = lr;
+    }
+    *s = (clt_lr_scheduler){.opt = opt, .kind = v->kind, .period = v->period,
+                            .factor = v->factor, .factor2 = v->factor2, .milestones = m,
+                            .n_milestones = m ? v->n_milestones : 0, .cycle = v->cycle,
+                            .plateau = v->plateau, .rebased = rebased, .lambda = v->lambda,
+                            .user = v->user, .t_mult = v->t_mult, .t_i = v->t_i,
+                            .cyclic = v->cyclic, .base_lrs = base, .last_lrs = last,
+                            .groups = ng, .n_last = ng};
+    double t_cur = 0.0;
     int64_t t_i = v->period;
-    if (v->kind == CLT__SCHED_ONE_CYCLE)
-        st = one_cycle_at(s, 0, &lr, &mom, fn);
-    if (v->kind == CLT__SCHED_CYCLIC)
-        st = cyclic_at(s, 0, &lr, &mom, fn);
     /* torch's first step, from last_epoch -1: the callback's factor at
      * epoch 0 (MultiplicativeLR leaves the rate), or T_cur 0 */
     bool own_first = v->kind == CLT__SCHED_LAMBDA || v->kind == CLT__SCHED_MULTIPLICATIVE ||
                      v->kind == CLT__SCHED_WARM_RESTARTS;
-    if (own_first) {
-        s->epoch = -1;
-        st = own_rate(s, false, &lr, &t_cur, &t_i, fn);
-        s->epoch = 0;
-        s->t_cur = t_cur;
-        s->t_i = t_i;
+    for (size_t g = 0; g < ng && st == CLT_OK; g++) {
+        if (v->kind == CLT__SCHED_ONE_CYCLE)
+            st = one_cycle_at(s, g, 0, &last[g], &mom[g], fn);
+        if (v->kind == CLT__SCHED_CYCLIC)
+            st = cyclic_at(s, g, 0, &last[g], &mom[g], fn);
+        if (own_first) {
+            s->epoch = -1;
+            st = own_rate(s, g, false, &last[g], &t_cur, &t_i, fn);
+            s->epoch = 0;
+        }
     }
+    s->t_cur = t_cur;
+    s->t_i = t_i;
     if (st == CLT_OK && !attach_schedule(s))
         st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     if (st != CLT_OK) {
-        free(s->milestones);
-        free(s);
+        free(mom);
+        schedule_release(s);
         return st;
     }
-    if (v->kind == CLT__SCHED_ONE_CYCLE) {
-        g->has_initial_lr = g->has_one_cycle = 1;
-        g->initial_lr = v->base_lr;
-        g->max_lr = v->factor;
-        g->min_lr = v->factor2;
-    } else if (v->kind != CLT__SCHED_PLATEAU && !g->has_initial_lr) {
-        /* CyclicLR sets the rate to base_lr before torch's setdefault */
-        g->has_initial_lr = 1;
-        g->initial_lr = v->kind == CLT__SCHED_CYCLIC ? v->base_lr : opt->lr;
+    for (size_t g = 0; g < ng; g++) {
+        clt__opt_group *gg = &opt->groups[g].set.group;
+        if (v->kind == CLT__SCHED_ONE_CYCLE) {
+            gg->has_initial_lr = gg->has_one_cycle = 1;
+            gg->initial_lr = v->base_lr;
+            gg->max_lr = v->factor;
+            gg->min_lr = v->factor2;
+        } else if (v->kind != CLT__SCHED_PLATEAU && !gg->has_initial_lr) {
+            /* CyclicLR sets the rate to base_lr before torch's setdefault */
+            gg->has_initial_lr = 1;
+            gg->initial_lr = v->kind == CLT__SCHED_CYCLIC ? v->base_lr : opt->groups[g].lr;
+        }
     }
     /* torch's constructor takes a step to epoch 0, which sets LinearLR's
      * start_factor (and a MultiStepLR milestone 0) and OneCycleLR's first
@@ -2071,15 +2294,17 @@ static clt_status scheduler(clt_optimizer *opt, const clt__schedule *v, clt_lr_s
      * last bit, and torch leaves the rate alone there.  ReduceLROnPlateau
      * takes no step.  A schedule made after another starts from the rate
      * that one set (torch's chainable form). */
-    if (chained(s))
-        lr = chain_lr(s, 0);
-    else if (v->kind != CLT__SCHED_ONE_CYCLE && v->kind != CLT__SCHED_COSINE &&
-             v->kind != CLT__SCHED_PLATEAU && v->kind != CLT__SCHED_CYCLIC && !own_first)
-        lr = schedule_lr(s, 0);
-    opt->lr = s->last_lr = lr;
-    if ((v->kind == CLT__SCHED_ONE_CYCLE && v->cycle.momentum) ||
-        (v->kind == CLT__SCHED_CYCLIC && v->cyclic.momentum))
-        *momentum_of(opt) = mom;
+    for (size_t g = 0; g < ng; g++) {
+        if (chained(s))
+            last[g] = chain_lr(s, g, 0);
+        else if (v->kind != CLT__SCHED_ONE_CYCLE && v->kind != CLT__SCHED_COSINE &&
+                 v->kind != CLT__SCHED_PLATEAU && v->kind != CLT__SCHED_CYCLIC && !own_first)
+            last[g] = schedule_lr(s, g, 0);
+        opt->groups[g].lr = last[g];
+        if (cycles_momentum(s))
+            *momentum_of(opt, g) = mom[g];
+    }
+    free(mom);
     *out = s;
     return clt__ok();
 }
@@ -2101,31 +2326,51 @@ static clt_status parse_choice(const char *v, const char *a, const char *b, cons
                       fn, what, CLT__QUOTE(q, v), a, b, a);
 }
 
-/* A schedule cycling the momentum of opt, whose settings were `old`
- * before the caller gave it the schedule's first momentum: the schedule,
- * and the momentum buffers an optimizer made without momentum lacks; a
- * failure gives opt its old settings and rate back and frees the buffers
- * made. */
+/* The settings of every group of o (new, released with free), to put
+ * back with settings_restore; NULL when out of host memory. */
+static clt__opt_settings *settings_save(const clt_optimizer *o)
+{
+    clt__opt_settings *c = clt__calloc(o->n_groups, sizeof *c);
+    for (size_t g = 0; c && g < o->n_groups; g++)
+        c[g] = o->groups[g].set;
+    return c;
+}
+
+/* A schedule cycling the momentum of opt, whose groups' settings were
+ * `old` (settings_save) before the caller gave them the schedule's first
+ * momentum: the schedule, and the momentum buffers an optimizer made
+ * without momentum lacks; a failure gives opt its old settings and rates
+ * back and frees the buffers made.  old is released. */
 static clt_status momentum_schedule(clt_optimizer *opt, const clt__schedule *v,
-                                    const clt__opt_settings *old, clt_lr_scheduler **out,
+                                    clt__opt_settings *old, clt_lr_scheduler **out,
                                     const char *fn)
 {
-    double old_lr = opt->lr;
-    clt_status st = scheduler(opt, v, out, fn);
+    double *old_lr = clt__calloc(opt->n_groups, sizeof *old_lr);
+    clt_status st = old_lr ? CLT_OK
+                           : clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    for (size_t g = 0; old_lr && g < opt->n_groups; g++)
+        old_lr[g] = opt->groups[g].lr;
+    if (st == CLT_OK)
+        st = scheduler(opt, v, out, fn);
     if (st == CLT_OK)
         st = make_state(opt, fn);
     if (st != CLT_OK) {
         clt_lr_scheduler_free(*out);
         *out = NULL;
-        opt->set = *old;
-        opt->lr = old_lr;
+        for (size_t g = 0; g < opt->n_groups; g++) {
+            opt->groups[g].set = old[g];
+            if (old_lr)
+                opt->groups[g].lr = old_lr[g];
+        }
         for (size_t i = 0; i < opt->n; i++)
             for (int j = 0; j < NSTATE; j++)
-                if (opt->state[j][i] && !keeps_state(opt->kind, old, j)) {
+                if (opt->state[j][i] && !keeps_state(opt->kind, &group_of(opt, i)->set, j)) {
                     clt_tensor_free(opt->state[j][i]);
                     opt->state[j][i] = NULL;
                 }
     }
+    free(old_lr);
+    free(old);
     return st;
 }
 
@@ -2141,8 +2386,7 @@ static clt_status one_cycle(clt_optimizer *opt, clt__schedule *v, bool cycle,
     if (!cycle || opt == NULL || out == NULL)
         return scheduler(opt, v, out, fn);
     *out = NULL;
-    double *m = momentum_of(opt);
-    if (m == NULL)
+    if (momentum_of(opt, 0) == NULL)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: optimizer must support momentum with `cycle_momentum` option "
                           "enabled (%s has no momentum)",
@@ -2155,14 +2399,18 @@ static clt_status one_cycle(clt_optimizer *opt, clt__schedule *v, bool cycle,
                           "(%s)",
                           fn, base_momentum, max_momentum, kinds[opt->kind].torch,
                           betas ? "betas[0] in [0, 1)" : "finite and >= 0");
-    clt__opt_settings old = opt->set;
-    clt__opt_group *g = &opt->set.group;
-    g->has_momentum = 1;
-    g->max_momentum = max_momentum;
-    g->base_momentum = base_momentum;
-    *m = max_momentum;
+    clt__opt_settings *old = settings_save(opt);
+    if (old == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    for (size_t k = 0; k < opt->n_groups; k++) {
+        clt__opt_group *g = &opt->groups[k].set.group;
+        g->has_momentum = 1;
+        g->max_momentum = max_momentum;
+        g->base_momentum = base_momentum;
+        *momentum_of(opt, k) = max_momentum;
+    }
     v->cycle.momentum = 1;
-    return momentum_schedule(opt, v, &old, out, fn);
+    return momentum_schedule(opt, v, old, out, fn);
 }
 
 /* clt_one_cycle_lr_momentum, its messages naming fn. */
@@ -2287,9 +2535,12 @@ clt_status clt_cyclic_lr(clt_optimizer *opt, double base_lr, double max_lr, int6
     c->momentum = 1;
     c->base_momentum = base_momentum;
     c->max_momentum = max_momentum;
-    clt__opt_settings old = opt->set;
-    *momentum_of(opt) = max_momentum; /* the first step's, for make_state */
-    return momentum_schedule(opt, &v, &old, out, fn);
+    clt__opt_settings *old = settings_save(opt);
+    if (old == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    for (size_t g = 0; g < opt->n_groups; g++)
+        *momentum_of(opt, g) = max_momentum; /* the first step's, for make_state */
+    return momentum_schedule(opt, &v, old, out, fn);
 }
 
 clt_status clt_reduce_lr_on_plateau(clt_optimizer *opt, const char *mode, double factor,
@@ -2354,42 +2605,95 @@ static clt_status check_attached(const clt_lr_scheduler *s, const char *fn);
 
 static clt_status container_step(clt_lr_scheduler *s, const char *fn);
 
+/* torch 1.13's step of s over group g, which was added to the optimizer
+ * after s was made (s has no base_lrs entry for it): the chainable forms
+ * of StepLR, ExponentialLR, MultiStepLR, LinearLR, ConstantLR,
+ * PolynomialLR and CosineAnnealingLR (but for its restart step, which
+ * zips base_lrs) scale its rate as the others', as torch's get_lr does
+ * over every group; LambdaLR, MultiplicativeLR, CosineAnnealingWarmRestarts,
+ * CyclicLR and a SequentialLR's step(0) (torch's zips over base_lrs or
+ * lr_lambdas) leave it; OneCycleLR fails as torch's (KeyError:
+ * 'initial_lr'). */
+static clt_status added_group_lr(const clt_lr_scheduler *s, size_t g, int64_t e, bool zero,
+                                 double *lr, const char *fn)
+{
+    *lr = s->opt->groups[g].lr;
+    switch (s->kind) {
+    case CLT__SCHED_ONE_CYCLE:
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: parameter group %zu was added after this OneCycleLR was made "
+                          "and has no 'initial_lr' (torch 1.13: KeyError: 'initial_lr')",
+                          fn, g);
+    case CLT__SCHED_COSINE:
+        if (!zero && e != 0 &&
+            ((e - 1 - s->period) % (2 * s->period) + 2 * s->period) % (2 * s->period) == 0)
+            return CLT_OK;
+        /* fall through */
+    case CLT__SCHED_STEP:
+    case CLT__SCHED_EXPONENTIAL:
+    case CLT__SCHED_MULTISTEP:
+    case CLT__SCHED_LINEAR:
+    case CLT__SCHED_CONSTANT:
+    case CLT__SCHED_POLYNOMIAL:
+        if (!zero)
+            *lr = chain_lr(s, g, e);
+        return CLT_OK;
+    default:
+        return CLT_OK;
+    }
+}
+
 /* One step of s to its next epoch, or with `zero` torch's step(0) (a
  * SequentialLR's milestone: the closed form at epoch 0, where the kind has
- * one); a failure leaves s and the rate as they were. */
+ * one), over every group of its optimizer; a failure leaves s, the rates
+ * and the momenta as they were. */
 static clt_status schedule_step(clt_lr_scheduler *s, bool zero, const char *fn)
 {
     if (s->kind == CLT__SCHED_SEQUENTIAL || s->kind == CLT__SCHED_CHAINED)
         return container_step(s, fn);
     if (s->epoch == INT64_MAX)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the epoch count is at its limit", fn);
+    clt_optimizer *o = s->opt;
+    size_t ng = o->n_groups;
     int64_t e = zero ? 0 : s->epoch + 1;
-    double lr, mom = 0.0, t_cur = s->t_cur;
+    double t_cur = s->t_cur;
     int64_t t_i = s->t_i;
-    if (s->kind == CLT__SCHED_ONE_CYCLE || s->kind == CLT__SCHED_CYCLIC) {
-        clt_status st = s->kind == CLT__SCHED_CYCLIC ? cyclic_at(s, e, &lr, &mom, fn)
-                                                      : one_cycle_at(s, e, &lr, &mom, fn);
-        if (st != CLT_OK)
-            return st;
-    } else if (s->kind == CLT__SCHED_LAMBDA || s->kind == CLT__SCHED_MULTIPLICATIVE ||
-               s->kind == CLT__SCHED_WARM_RESTARTS) {
-        clt_status st = own_rate(s, zero, &lr, &t_cur, &t_i, fn);
-        if (st != CLT_OK)
-            return st;
-    } else {
-        lr = chained(s) && !zero ? chain_lr(s, e) : schedule_lr(s, e);
+    /* the new rates (kept as _last_lr), then the momenta */
+    double *lr = clt__calloc(2 * ng, sizeof *lr), *mom = lr + ng;
+    if (lr == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    clt_status st = CLT_OK;
+    for (size_t g = 0; g < ng && st == CLT_OK; g++) {
+        if (g >= s->groups)
+            st = added_group_lr(s, g, e, zero, &lr[g], fn);
+        else if (s->kind == CLT__SCHED_ONE_CYCLE)
+            st = one_cycle_at(s, g, e, &lr[g], &mom[g], fn);
+        else if (s->kind == CLT__SCHED_CYCLIC)
+            st = cyclic_at(s, g, e, &lr[g], &mom[g], fn);
+        else if (s->kind == CLT__SCHED_LAMBDA || s->kind == CLT__SCHED_MULTIPLICATIVE ||
+                 s->kind == CLT__SCHED_WARM_RESTARTS)
+            st = own_rate(s, g, zero, &lr[g], &t_cur, &t_i, fn);
+        else
+            lr[g] = chained(s) && !zero ? chain_lr(s, g, e) : schedule_lr(s, g, e);
+        if (st == CLT_OK)
+            st = check_lr(lr[g], fn);
     }
-    clt_status st = clt_optimizer_set_lr(s->opt, lr);
-    if (st == CLT_OK) {
-        s->epoch = e;
-        s->last_lr = lr;
-        s->t_cur = t_cur;
-        s->t_i = t_i;
-        if ((s->kind == CLT__SCHED_ONE_CYCLE && s->cycle.momentum) ||
-            (s->kind == CLT__SCHED_CYCLIC && s->cyclic.momentum))
-            *momentum_of(s->opt) = mom;
+    if (st != CLT_OK) {
+        free(lr);
+        return st;
     }
-    return st == CLT_OK ? st : clt__error_in(st, fn);
+    for (size_t g = 0; g < ng; g++) {
+        o->groups[g].lr = lr[g];
+        if (cycles_momentum(s) && g < s->groups)
+            *momentum_of(o, g) = mom[g];
+    }
+    free(s->last_lrs);
+    s->last_lrs = lr;
+    s->n_last = ng;
+    s->epoch = e;
+    s->t_cur = t_cur;
+    s->t_i = t_i;
+    return CLT_OK;
 }
 
 clt_status clt_lr_scheduler_step(clt_lr_scheduler *s)
@@ -2436,7 +2740,11 @@ clt_status clt_lr_scheduler_step_metric(clt_lr_scheduler *s, double metric)
                           fn, sched_name[s->kind]);
     if (s->epoch == INT64_MAX)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the epoch count is at its limit", fn);
-    clt__plateau *p = &s->plateau;
+    clt_optimizer *o = s->opt;
+    double *last = clt__calloc(o->n_groups, sizeof *last);
+    if (last == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    clt__plateau *p = &s->plateau, was = *p;
     /* torch's step(metrics), in its order; a NaN metric is never better */
     if (plateau_better(p, metric)) {
         p->best = metric;
@@ -2448,14 +2756,31 @@ clt_status clt_lr_scheduler_step_metric(clt_lr_scheduler *s, double metric)
         p->cooldown_counter--;
         p->num_bad_epochs = 0; /* bad epochs in cooldown are ignored */
     }
+    if (p->num_bad_epochs > s->period && o->n_groups > s->groups) {
+        *p = was;
+        free(last);
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: parameter group %zu was added after this ReduceLROnPlateau was "
+                          "made and has no min_lr (torch 1.13: IndexError: list index out of "
+                          "range)",
+                          fn, s->groups);
+    }
+    for (size_t g = 0; g < o->n_groups; g++) {
+        if (p->num_bad_epochs > s->period) {
+            double old = o->groups[g].lr, lr = old * s->factor;
+            lr = s->factor2 > lr ? s->factor2 : lr; /* max(old * factor, min_lr) */
+            if (old - lr > p->eps)
+                o->groups[g].lr = lr;
+        }
+        last[g] = o->groups[g].lr;
+    }
     if (p->num_bad_epochs > s->period) {
-        double old = s->opt->lr, lr = old * s->factor;
-        lr = s->factor2 > lr ? s->factor2 : lr; /* max(old * factor, min_lr) */
-        if (old - lr > p->eps)
-            s->opt->lr = lr;
         p->cooldown_counter = p->cooldown;
         p->num_bad_epochs = 0;
     }
+    free(s->last_lrs);
+    s->last_lrs = last;
+    s->n_last = o->n_groups;
     s->epoch++;
     return clt__ok();
 }
@@ -2481,8 +2806,7 @@ void clt_lr_scheduler_free(clt_lr_scheduler *s)
             o->schedules--;
             break;
         }
-    free(s->milestones);
-    free(s);
+    schedule_release(s);
 }
 
 /* Refuses a step of a schedule whose optimizer was freed. */
@@ -2496,38 +2820,55 @@ static clt_status check_attached(const clt_lr_scheduler *s, const char *fn)
 
 void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out)
 {
-    *out = (clt__schedule){s->kind,
-                           s->epoch,
-                           s->period,
-                           s->base_lr,
-                           s->factor,
-                           s->factor2,
-                           chained(s) ? s->last_lr : schedule_lr(s, s->epoch),
-                           s->milestones,
-                           s->n_milestones,
-                           s->cycle,
-                           s->plateau,
-                           s->opt && has_betas(s->opt->kind),
-                           s->t_mult,
-                           s->t_i,
-                           s->t_cur,
-                           NULL,
-                           NULL,
-                           s->cyclic};
+    *out = (clt__schedule){.kind = s->kind,
+                           .epoch = s->epoch,
+                           .period = s->period,
+                           .base_lr = s->base_lrs ? s->base_lrs[0] : 0.0,
+                           .factor = s->factor,
+                           .factor2 = s->factor2,
+                           .base_lrs = s->base_lrs,
+                           .last_lrs = s->last_lrs,
+                           .groups = s->groups,
+                           .n_last = s->n_last,
+                           .milestones = s->milestones,
+                           .n_milestones = s->n_milestones,
+                           .cycle = s->cycle,
+                           .plateau = s->plateau,
+                           .use_beta1 = s->opt && has_betas(s->opt->kind),
+                           .t_mult = s->t_mult,
+                           .t_i = s->t_i,
+                           .t_cur = s->t_cur,
+                           .cyclic = s->cyclic};
+}
+
+size_t clt__lr_scheduler_opt_groups(const clt_lr_scheduler *s)
+{
+    return s->opt ? s->opt->n_groups : 0;
 }
 
 clt_status clt__lr_scheduler_check(const clt_lr_scheduler *s, const clt__schedule *v,
                                    const char *fn)
 {
     clt_status st = check_schedule(v, fn);
-    if (st == CLT_OK)
-        st = check_lr(v->base_lr, fn);
+    if (st == CLT_OK && v->groups != s->groups)
+        st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                        "%s: base_lrs holds %zu rates, and the schedule was made over %zu "
+                        "parameter groups",
+                        fn, v->groups, s->groups);
+    for (size_t g = 0; g < v->groups && st == CLT_OK; g++)
+        st = check_lr(v->base_lrs[g], fn);
+    if (st == CLT_OK && v->last_lrs &&
+        (v->n_last < s->groups || v->n_last > clt__lr_scheduler_opt_groups(s)))
+        st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                        "%s: _last_lr holds %zu rates, and the optimizer has %zu parameter "
+                        "groups (the schedule was made over %zu)",
+                        fn, v->n_last, clt__lr_scheduler_opt_groups(s), s->groups);
     /* a SequentialLR's schedule not yet started is at -1 */
     if (st == CLT_OK && v->epoch < (clt__lr_scheduler_later(s) ? -1 : 0))
         st = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: last_epoch %lld is negative", fn,
                         (long long)v->epoch);
     if (st == CLT_OK && v->kind == CLT__SCHED_ONE_CYCLE && v->cycle.momentum &&
-        (s->opt == NULL || momentum_of(s->opt) == NULL))
+        (s->opt == NULL || momentum_of(s->opt, 0) == NULL))
         st = clt__error(CLT_ERR_INVALID_ARGUMENT,
                         "%s: cycle_momentum is True and the optimizer %s: optimizer must "
                         "support momentum with `cycle_momentum` option enabled",
@@ -2538,11 +2879,12 @@ clt_status clt__lr_scheduler_check(const clt_lr_scheduler *s, const clt__schedul
         double lr;
         t.epoch = v->epoch;
         t.period = v->period;
-        t.base_lr = v->base_lr;
+        t.base_lrs = (double *)v->base_lrs;
         t.factor = v->factor;
         t.factor2 = v->factor2;
         t.cycle = v->cycle;
-        st = one_cycle_lr(&t, v->epoch, &lr, fn);
+        for (size_t g = 0; g < v->groups && st == CLT_OK; g++)
+            st = one_cycle_lr(&t, g, v->epoch, &lr, fn);
     }
     return st;
 }
@@ -2553,6 +2895,12 @@ clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, co
     int64_t *m = st == CLT_OK ? copy_milestones(v, &st, fn) : NULL;
     if (st != CLT_OK)
         return st;
+    size_t n_last = v->last_lrs ? v->n_last : s->groups;
+    double *last = clt__calloc(n_last ? n_last : 1, sizeof *last);
+    if (last == NULL) {
+        free(m);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
     s->cycle = v->cycle;
     s->plateau = v->plateau;
     free(s->milestones);
@@ -2560,7 +2908,7 @@ clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, co
     s->n_milestones = m ? v->n_milestones : 0;
     s->epoch = v->epoch;
     s->period = v->period;
-    s->base_lr = v->base_lr;
+    memcpy(s->base_lrs, v->base_lrs, s->groups * sizeof *s->base_lrs);
     s->factor = v->factor;
     s->factor2 = v->factor2;
     s->t_mult = v->t_mult;
@@ -2569,8 +2917,15 @@ clt_status clt__lr_scheduler_set(clt_lr_scheduler *s, const clt__schedule *v, co
     s->cyclic = v->cyclic;
     bool own = chained(s) || s->kind == CLT__SCHED_LAMBDA || s->kind == CLT__SCHED_MULTIPLICATIVE ||
                s->kind == CLT__SCHED_CYCLIC;
-    s->last_lr = own && v->last_lr >= 0 && !isinf(v->last_lr) ? v->last_lr
-                                                                      : schedule_lr(s, s->epoch);
+    for (size_t g = 0; g < n_last; g++) {
+        double l = v->last_lrs ? v->last_lrs[g] : NAN;
+        last[g] = (own || g >= s->groups) && l >= 0 && !isinf(l) ? l
+                  : g < s->groups                                ? schedule_lr(s, g, s->epoch)
+                                                                 : s->opt->groups[g].lr;
+    }
+    free(s->last_lrs);
+    s->last_lrs = last;
+    s->n_last = n_last;
     return CLT_OK;
 }
 
@@ -2652,48 +3007,104 @@ clt_status clt_lr_scheduler_step_to(clt_lr_scheduler *s, double epoch)
         t_cur = epoch - (double)(t0 * (p - 1)) / (double)(m - 1);
         t_i = t0 * p;
     }
-    double lr = warm_lr(s, t_cur, t_i);
-    st = check_lr(lr, fn);
-    if (st == CLT_OK)
-        st = clt_optimizer_set_lr(s->opt, lr);
-    if (st != CLT_OK)
+    /* every group (torch zips base_lrs: a group added later is left) */
+    size_t ng = s->opt->n_groups;
+    double *lr = clt__calloc(ng, sizeof *lr);
+    if (lr == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    for (size_t g = 0; g < ng && st == CLT_OK; g++) {
+        lr[g] = g < s->groups ? warm_lr(s, g, t_cur, t_i) : s->opt->groups[g].lr;
+        st = check_lr(lr[g], fn);
+    }
+    if (st != CLT_OK) {
+        free(lr);
         return st;
+    }
+    for (size_t g = 0; g < ng; g++)
+        s->opt->groups[g].lr = lr[g];
     s->t_cur = t_cur;
     s->t_i = t_i;
     s->epoch = (int64_t)floor(epoch);
-    s->last_lr = lr;
+    free(s->last_lrs);
+    s->last_lrs = lr;
+    s->n_last = ng;
     return clt__ok();
 }
 
 /* What a container's step may change, to put back when one of its
- * schedules fails: each schedule (a copy: a step changes no pointer), the
- * rate and the momentum. */
+ * schedules fails: each schedule (a copy: a step changes no pointer but
+ * _last_lr's, which it frees and replaces: those are copied too), the
+ * rates and the momenta of every group. */
 typedef struct {
     clt_lr_scheduler *subs;
-    double lr, mom;
+    double *lr, *mom;
 } saved_steps;
+
+static void saved_steps_free(saved_steps *k, size_t n)
+{
+    for (size_t i = 0; k->subs && i < n; i++)
+        free(k->subs[i].last_lrs);
+    free(k->subs);
+    free(k->lr);
+}
 
 static bool save_steps(const clt_lr_scheduler *s, saved_steps *k)
 {
+    size_t ng = s->opt->n_groups;
     k->subs = clt__calloc(s->n_subs, sizeof *k->subs);
-    if (k->subs == NULL)
+    k->lr = clt__calloc(2 * ng, sizeof *k->lr);
+    bool ok = k->subs && k->lr;
+    for (size_t i = 0; ok && i < s->n_subs; i++) {
+        const clt_lr_scheduler *t = s->subs[i];
+        k->subs[i] = *t;
+        k->subs[i].last_lrs = clt__calloc(t->n_last ? t->n_last : 1, sizeof(double));
+        ok = k->subs[i].last_lrs != NULL;
+        if (ok)
+            memcpy(k->subs[i].last_lrs, t->last_lrs, t->n_last * sizeof(double));
+    }
+    if (!ok) {
+        saved_steps_free(k, s->n_subs);
         return false;
-    for (size_t i = 0; i < s->n_subs; i++)
-        k->subs[i] = *s->subs[i];
-    double *m = momentum_of(s->opt);
-    k->lr = s->opt->lr;
-    k->mom = m ? *m : 0.0;
+    }
+    k->mom = k->lr + ng;
+    for (size_t g = 0; g < ng; g++) {
+        double *m = momentum_of(s->opt, g);
+        k->lr[g] = s->opt->groups[g].lr;
+        k->mom[g] = m ? *m : 0.0;
+    }
     return true;
 }
 
+/* Puts back what save_steps saved (its copies of _last_lr taken). */
 static void restore_steps(clt_lr_scheduler *s, saved_steps *k)
 {
-    for (size_t i = 0; i < s->n_subs; i++)
+    for (size_t i = 0; i < s->n_subs; i++) {
+        free(s->subs[i]->last_lrs);
         *s->subs[i] = k->subs[i];
-    double *m = momentum_of(s->opt);
-    s->opt->lr = k->lr;
-    if (m)
-        *m = k->mom;
+        k->subs[i].last_lrs = NULL;
+    }
+    for (size_t g = 0; g < s->opt->n_groups; g++) {
+        double *m = momentum_of(s->opt, g);
+        s->opt->groups[g].lr = k->lr[g];
+        if (m)
+            *m = k->mom[g];
+    }
+}
+
+/* Sets s->last_lrs to its optimizer's rates now; false when out of host
+ * memory (s unchanged). */
+static bool take_rates(clt_lr_scheduler *s)
+{
+    size_t ng = s->opt->n_groups;
+    double *lr = clt__calloc(ng, sizeof *lr);
+    if (lr == NULL)
+        return false;
+    for (size_t g = 0; g < ng; g++)
+        lr[g] = s->opt->groups[g].lr;
+    free(s->last_lrs);
+    s->last_lrs = lr;
+    s->n_last = ng;
+    return true;
 }
 
 /* SequentialLR's step (the schedule of the epoch, from epoch 0 at its
@@ -2703,6 +3114,9 @@ static clt_status container_step(clt_lr_scheduler *s, const char *fn)
     if (s->epoch == INT64_MAX)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the epoch count is at its limit", fn);
     clt_status st = CLT_OK;
+    saved_steps k;
+    if (!save_steps(s, &k))
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     if (s->kind == CLT__SCHED_SEQUENTIAL) {
         int64_t e = s->epoch + 1;
         size_t idx = 0;
@@ -2710,19 +3124,16 @@ static clt_status container_step(clt_lr_scheduler *s, const char *fn)
             idx++; /* bisect_right */
         st = schedule_step(s->subs[idx], idx > 0 && s->milestones[idx - 1] == e, fn);
     } else {
-        saved_steps k;
-        if (!save_steps(s, &k))
-            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
         for (size_t i = 0; i < s->n_subs && st == CLT_OK; i++)
             st = schedule_step(s->subs[i], false, fn);
-        if (st != CLT_OK)
-            restore_steps(s, &k);
-        free(k.subs);
     }
-    if (st == CLT_OK) {
+    if (st == CLT_OK && !take_rates(s))
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    if (st != CLT_OK)
+        restore_steps(s, &k);
+    else
         s->epoch++;
-        s->last_lr = s->opt->lr;
-    }
+    saved_steps_free(&k, s->n_subs);
     return st;
 }
 
@@ -2781,13 +3192,12 @@ static clt_status container(clt_optimizer *opt, clt__sched_kind k, clt_lr_schedu
         s->n_subs = n;
         s->milestones = m;
         s->n_milestones = m ? n - 1 : 0;
-        s->last_lr = opt->lr;
     }
-    if (s == NULL || v == NULL || (m == NULL && n > 1 && milestones) || !attach_schedule(s)) {
-        if (s)
-            free(s->milestones);
+    if (s == NULL || v == NULL || (m == NULL && n > 1 && milestones) || !take_rates(s) ||
+        !attach_schedule(s)) {
         free(v);
-        free(s);
+        if (s)
+            schedule_release(s);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     }
     memcpy(v, subs, n * sizeof *v);
@@ -2815,8 +3225,12 @@ clt_status clt_sequential_lr(clt_optimizer *opt, clt_lr_scheduler *const *schedu
                               "%s: milestones[%zu] is %lld: the %zu milestones are epochs >= 1 "
                               "in increasing order (one fewer than the schedulers)",
                               fn, i, (long long)milestones[i], n - 1);
-    if (!opt->set.group.has_initial_lr)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the optimizer has no initial_lr", fn);
+    for (size_t g = 0; g < opt->n_groups; g++)
+        if (!opt->groups[g].set.group.has_initial_lr)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: parameter group %zu of the optimizer has no initial_lr "
+                              "(torch 1.13: KeyError: 'initial_lr')",
+                              fn, g);
     clt_lr_scheduler *s;
     st = container(opt, CLT__SCHED_SEQUENTIAL, schedulers, n, milestones, &s, fn);
     if (st != CLT_OK)
@@ -2828,21 +3242,24 @@ clt_status clt_sequential_lr(clt_optimizer *opt, clt_lr_scheduler *const *schedu
     }
     /* torch's constructor: the rate back to initial_lr, each schedule's
      * step undone, and the first one's initial step */
-    opt->lr = opt->set.group.initial_lr;
+    for (size_t g = 0; g < opt->n_groups; g++)
+        opt->groups[g].lr = opt->groups[g].set.group.initial_lr;
     for (size_t i = 0; i < n; i++) {
         s->subs[i]->epoch--;
         s->subs[i]->owner = s;
     }
     st = schedule_step(s->subs[0], false, fn);
+    if (st == CLT_OK && !take_rates(s))
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     if (st != CLT_OK) {
         restore_steps(s, &k);
+        saved_steps_free(&k, n);
         s->n_subs = 0; /* the caller keeps them */
         clt_lr_scheduler_free(s);
     } else {
-        s->last_lr = opt->lr;
+        saved_steps_free(&k, n);
         *out = s;
     }
-    free(k.subs);
     return st == CLT_OK ? clt__ok() : st;
 }
 
@@ -2872,7 +3289,8 @@ bool clt__lr_scheduler_later(const clt_lr_scheduler *s)
 }
 
 clt_status clt__lr_scheduler_set_container(clt_lr_scheduler *s, int64_t epoch,
-                                           const int64_t *milestones, size_t n, double last_lr,
+                                           const int64_t *milestones, size_t n,
+                                           const double *last_lrs, size_t n_last,
                                            const char *fn)
 {
     bool seq = s->kind == CLT__SCHED_SEQUENTIAL;
@@ -2889,9 +3307,20 @@ clt_status clt__lr_scheduler_set_container(clt_lr_scheduler *s, int64_t epoch,
     if (seq && epoch < 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: last_epoch %lld is negative", fn,
                           (long long)epoch);
+    if (n_last == 0 || n_last > clt__lr_scheduler_opt_groups(s))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: _last_lr holds %zu rates, and the optimizer has %zu parameter "
+                          "groups",
+                          fn, n_last, clt__lr_scheduler_opt_groups(s));
+    double *last = clt__calloc(n_last, sizeof *last);
+    if (last == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    memcpy(last, last_lrs, n_last * sizeof *last);
     if (seq && n > 0)
         memcpy(s->milestones, milestones, n * sizeof *milestones);
     s->epoch = seq ? epoch : s->subs[0]->epoch;
-    s->last_lr = last_lr;
+    free(s->last_lrs);
+    s->last_lrs = last;
+    s->n_last = n_last;
     return CLT_OK;
 }

@@ -42,9 +42,14 @@ const int64_t *clt__optimizer_updates(const clt_optimizer *o);
  * by the next clt_optimizer_step. */
 bool clt__optimizer_stopped(const clt_optimizer *o);
 
-/* Sets the counts and the learning rate a checkpoint holds; cannot fail
- * (the caller has checked them). */
-void clt__optimizer_restore(clt_optimizer *o, const int64_t *updates, int64_t steps, double lr);
+/* Sets the counts and the learning rates (one per group) a checkpoint
+ * holds; cannot fail (the caller has checked them). */
+void clt__optimizer_restore(clt_optimizer *o, const int64_t *updates, int64_t steps,
+                            const double *lrs);
+/* The number of parameters of group g (clt_optimizer_num_groups groups,
+ * over consecutive parameters: group 0's first, as torch numbers them in
+ * its state_dict). */
+size_t clt__optimizer_group_size(const clt_optimizer *o, size_t g);
 /* After a file was loaded into o's state tensors: takes what lives on the
  * host from them (NAdam's mu_product), waiting for them (caller: the user's
  * call site, for CLTENSOR_SYNC_DEBUG).  A failure (a
@@ -82,12 +87,13 @@ typedef struct clt__opt_settings {
  * "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta", "Rprop", "ASGD" or
  * "LBFGS". */
 const char *clt__optimizer_kind(const clt_optimizer *o);
-/* The settings of o's kind into the matching member of *c, and its
+/* The settings of group g of o into the matching member of *c, and the
  * group's keys into c->group, the others untouched; lr is the rate now (a
- * schedule's), as torch's param_groups. */
-void clt__optimizer_settings(const clt_optimizer *o, clt__opt_settings *c);
-/* A new optimizer of o's kind over o's parameters with the settings of its
- * kind in c, checked as the constructors check them, its state made
+ * schedule's), as torch's param_groups[g]. */
+void clt__optimizer_settings(const clt_optimizer *o, size_t g, clt__opt_settings *c);
+/* A new optimizer of o's kind over o's parameters in o's groups, group g
+ * with the settings of its kind in c[g] (one per group), checked as the
+ * constructors check them, o's defaults, its state made
  * (zeros, Adagrad's sums initial_accumulator_value) as they make it;
  * nothing of o changes.  Messages name fn.  Release with
  * clt_optimizer_free. */
@@ -151,18 +157,24 @@ typedef struct clt__plateau {
 } clt__plateau;
 
 /* A schedule's state, as torch's scheduler.state_dict() holds it: the
- * kind, last_epoch, step_size, T_max or total_iters (period), base_lrs[0],
- * gamma, eta_min or start_factor (factor), end_factor (factor2), the
- * milestones (borrowed from the schedule by _get; n_milestones of them),
- * and _last_lr[0] (last_lr: the rate the schedule set at last_epoch,
- * ReduceLROnPlateau's the optimizer's rate; _set takes it for a schedule
- * in torch's chainable form, NaN: the closed form's); OneCycleLR's phases,
- * whether it cycles momentum, and ReduceLROnPlateau's settings and
- * counters beside them. */
+ * kind, last_epoch, step_size, T_max or total_iters (period), base_lrs
+ * (`groups` of them: one per parameter group the optimizer had when the
+ * schedule was made; base_lr is a constructor's one rate, OneCycleLR's
+ * initial_lr and CyclicLR's base_lr, which it gives every group), gamma,
+ * eta_min or start_factor (factor), end_factor (factor2), the milestones
+ * (borrowed from the schedule by _get, as are the lists; n_milestones of
+ * them), and _last_lr (last_lrs, n_last of them, from `groups` to the
+ * optimizer's groups: the rates the schedule set at last_epoch,
+ * ReduceLROnPlateau's the optimizer's rates; _set takes them for a
+ * schedule in torch's chainable form, NULL: the closed form's);
+ * OneCycleLR's phases, whether it cycles momentum, and
+ * ReduceLROnPlateau's settings and counters beside them. */
 typedef struct clt__schedule {
     clt__sched_kind kind;
     int64_t epoch, period;
-    double base_lr, factor, factor2, last_lr;
+    double base_lr, factor, factor2;
+    const double *base_lrs, *last_lrs;
+    size_t groups, n_last;
     const int64_t *milestones;
     size_t n_milestones;
     clt__one_cycle cycle;
@@ -195,11 +207,16 @@ bool clt__lr_scheduler_later(const clt_lr_scheduler *s);
 /* Sets a container's epoch (SequentialLR's last_epoch; ChainedScheduler
  * has none in torch's file: its first schedule's), milestones (n of them,
  * SequentialLR's: one fewer than its schedules, NULL for ChainedScheduler)
- * and last rate, after its schedules were set; refused, s unchanged, with
- * a message naming fn. */
+ * and last rates (n_last of them, one per group of its optimizer), after
+ * its schedules were set; refused, s unchanged, with a message naming
+ * fn. */
 clt_status clt__lr_scheduler_set_container(clt_lr_scheduler *s, int64_t epoch,
-                                           const int64_t *milestones, size_t n, double last_lr,
+                                           const int64_t *milestones, size_t n,
+                                           const double *last_lrs, size_t n_last,
                                            const char *fn);
+/* The number of parameter groups of the optimizer s drives (0 when it was
+ * freed). */
+size_t clt__lr_scheduler_opt_groups(const clt_lr_scheduler *s);
 
 /* ---- L-BFGS (src/optim/lbfgs.c) ------------------------------------------ */
 
