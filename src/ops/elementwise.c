@@ -268,7 +268,7 @@ static clt_status integral_operands_check(op_kind kind, const clt_tensor *a, con
     if ((kind == SAME_DTYPE || kind == CLOSE) && a->dtype != b->dtype)
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
                           "%s: %s is not implemented for tensors with different dtypes (%s "
-                          "and %s), as in PyTorch; convert one with clt_to_dtype",
+                          "and %s), as in PyTorch; convert one to the other's dtype first",
                           fn, op, clt_dtype_name(a->dtype), clt_dtype_name(b->dtype));
     if ((kind == INTEGRAL && (clt__dtype_is_float(ct) || ct == CLT_BOOL)) ||
         (kind == BITWISE && clt__dtype_is_float(ct)))
