@@ -1583,12 +1583,13 @@ DEF_FOUR(isclose_tt_, PARAMS_CLOSE, FETCH_TT, VFETCH_TT, is_close(a, b, rtol, at
  * g trigamma(x), polygamma(n) g polygamma(n + 1, x) (n = sc0), mvlgamma
  * g sum digamma (p = sc0), i0 g i1(x), i0e g (i1e(x) - sgn(x) i0e(x)),
  * i1 g (i0(x) - i1(x)/x) and i1e g (i0e(x) - i1e(x) (sgn(x) + 1/x)), both
- * g/2 where |x| <= eps, ndtr g exp(-x^2/2) / sqrt(2 pi), ndtri (b the
+ * g/2 where |x| <= eps and at NaN, ndtr g exp(-x^2/2) / sqrt(2 pi), ndtri (b the
  * output) g sqrt(2 pi) exp(y^2/2), log_ndtr g exp(-(y + x^2/2)) /
  * sqrt(2 pi), sinc g (cos(pi x) - sinc(x)) / x (0 at 0), entr
  * -g (1 + log x); logaddexp's and logaddexp2's from b = the other operand
  * less this one, g / (1 + exp(b)) and g / (1 + 2^b); frexp's from b = the
- * exponent, g / 2^b. */
+ * exponent, g / 2^b with 2^b in float32, as PyTorch's exp2 of an int32
+ * tensor (inf where it underflows there). */
 #if T_ID == 1
 #define SP_EPS DBL_EPSILON
 #else
@@ -1597,9 +1598,10 @@ DEF_FOUR(isclose_tt_, PARAMS_CLOSE, FETCH_TT, VFETCH_TT, is_close(a, b, rtol, at
 #define SP_SGN(x) ((x) > 0 ? K(1.0) : (x) < 0 ? K(-1.0) : K(0.0))
 #define SP_RSQRT_2PI K(0.39894228040143267794)
 #define SP_SQRT_2PI K(2.50662827463100050242)
-#define I1_BW (fabs(b) <= SP_EPS ? K(0.5) * a : a * (sp_bessel(b, SP_I0) - sp_bessel(b, SP_I1) / b))
+#define I1_BW                                                                  \
+    (!(fabs(b) > SP_EPS) ? K(0.5) * a : a * (sp_bessel(b, SP_I0) - sp_bessel(b, SP_I1) / b))
 #define I1E_BW                                                                 \
-    (fabs(b) <= SP_EPS ? K(0.5) * a                                            \
+    (!(fabs(b) > SP_EPS) ? K(0.5) * a                                          \
                        : a * (sp_bessel(b, SP_I0E) - sp_bessel(b, SP_I1E) * (SP_SGN(b) + 1 / b)))
 #define SINC_BW (b == 0 ? zero : a * (cos(SP_PI * b) - sp_sinc(b)) / b)
 #define SPECIAL_GRAD_OPS(X)                                                    \
@@ -1616,7 +1618,7 @@ DEF_FOUR(isclose_tt_, PARAMS_CLOSE, FETCH_TT, VFETCH_TT, is_close(a, b, rtol, at
     X(entr_bw, a * -(one + log(b)))                                            \
     X(logaddexp_bw, a / (one + exp(b)))                                        \
     X(logaddexp2_bw, a / (one + exp2(b)))                                      \
-    X(frexp_bw, a / exp2(b))
+    X(frexp_bw, a / (T_C)exp2((float)b))
 SPECIAL_GRAD_OPS(DEF_TT_SCALAR)
 DEF_FOUR(polygamma_bw_tt_, PARAMS_ACT3_BW, FETCH_ACT3_BW, VFETCH_ACT3_BW,
          a * sp_polygamma((int)sc0 + 1, b), a, 0)

@@ -612,7 +612,7 @@ CLT_API clt_dtype clt_promote_types(clt_dtype a, clt_dtype b);
  * (LgammaBackward0), digamma g polygamma(1, x), polygamma
  * g polygamma(n+1, x), mvlgamma g sum_j digamma(...), i0 g i1(x)
  * (I0Backward0), i0e g (i1e(x) - sgn(x) i0e(x)), i1 g (i0(x) - i1(x)/x)
- * and i1e g (i0e(x) - i1e(x) (sgn(x) + 1/x)), both g/2 for |x| <= eps
+ * and i1e g (i0e(x) - i1e(x) (sgn(x) + 1/x)), both g/2 for |x| <= eps and NaN
  * (SpecialI1Backward0 ...), ndtr g exp(-x^2/2)/sqrt(2 pi) (MulBackward1:
  * PyTorch 1.13 composes it), ndtri g sqrt(2 pi) exp(y^2/2), log_ndtr
  * g exp(-y - x^2/2)/sqrt(2 pi), entr -g (1 + log x), sinc
@@ -662,7 +662,9 @@ CLT_API clt_status clt_ldexp(const clt_tensor *a, const clt_tensor *b, clt_tenso
  * sign, 0 at 0) and *exponent (int32) with a = mantissa * 2^exponent;
  * +-inf and NaN give themselves and exponent 0.  Floating tensors only
  * (CLT_ERR_DTYPE_MISMATCH, "torch.frexp() only supports floating-point
- * dtypes").  The mantissa's gradient is g / 2^exponent (FrexpBackward0).
+ * dtypes").  The mantissa's gradient is g / 2^exponent (FrexpBackward0),
+ * 2^exponent computed in float32 as PyTorch's exp2 of the int32 exponent
+ * (so inf for a float64 a below about 1e-38, as there).
  * Two new tensors; on failure both outs are NULL. */
 CLT_API clt_status clt_frexp(const clt_tensor *a, clt_tensor **mantissa, clt_tensor **exponent);
 /* torch.heaviside(a, values): values where a == 0 (-0.0 too), 1 where
