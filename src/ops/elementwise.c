@@ -1245,10 +1245,12 @@ clt_status clt__mvlgamma_in(const char *fn, const clt_tensor *a, int64_t p, clt_
 clt_status clt__frexp_in(const char *fn, const clt_tensor *a, clt_tensor **mantissa,
                          clt_tensor **exponent)
 {
+    if (mantissa)
+        *mantissa = NULL;
+    if (exponent)
+        *exponent = NULL;
     CLT__REQUIRE_ARG(mantissa, fn);
-    *mantissa = NULL;
     CLT__REQUIRE_ARG(exponent, fn);
-    *exponent = NULL;
     CLT__REQUIRE_ARG(a, fn);
     if (!clt__dtype_is_float(a->dtype))
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
