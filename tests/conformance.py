@@ -5344,6 +5344,73 @@ def frexp_part(p, o, k):
     return st
 
 
+# ---- torch.diff, torch.trapezoid, torch.cumulative_trapezoid -------------
+
+def calculus():
+    f = torch.float32
+    proto("clt_diff", [P, C.c_int64, C.c_int, P, P, PP])
+    for dt in DTYPES:
+        for n, dim in ((1, -1), (2, 0), (0, 1), (3, 1), (9, -1)):
+            check("diff %s n=%d dim=%d" % (dn(dt), n, dim),
+                  lambda t, n=n, d=dim: torch.diff(t, n, d),
+                  lambda p, o, n=n, d=dim: L.clt_diff(p, n, d, None, None, o),
+                  [data((3, 5), dt, special=True)], tol="exact")
+        check("diff %s prepend append" % dn(dt),
+              lambda t, a, b: torch.diff(t, 2, 1, a, b),
+              lambda p, a, b, o: L.clt_diff(p, 2, 1, a, b, o),
+              [data((3, 4), dt), data((3, 2), dt), data((3, 1), dt)], tol="exact")
+    check("diff mixed dtypes", lambda t, a: torch.diff(t, 1, 0, a),
+          lambda p, a, o: L.clt_diff(p, 1, 0, a, None, o),
+          [data((4,), torch.int32), data((2,), f)], tol="exact")
+    check("diff transposed", lambda t: torch.diff(t, 1, 0), lambda p, o: L.clt_diff(p, 1, 0, None, None, o),
+          [In(data((4, 3), f), ("T",))], tol="exact")
+    check("diff empty", lambda t: torch.diff(t), lambda p, o: L.clt_diff(p, 1, -1, None, None, o),
+          [data((2, 0), f)], tol="exact")
+    check("diff 0-d", lambda t: torch.diff(t), lambda p, o: L.clt_diff(p, 1, -1, None, None, o),
+          [data((), f)])
+    check("diff n<0", lambda t: torch.diff(t, -1), lambda p, o: L.clt_diff(p, -1, -1, None, None, o),
+          [data((3,), f)])
+    check("diff bad dim", lambda t: torch.diff(t, 1, 2), lambda p, o: L.clt_diff(p, 1, 2, None, None, o),
+          [data((3, 2), f)])
+    check("diff prepend ndim", lambda t, a: torch.diff(t, 1, 0, a),
+          lambda p, a, o: L.clt_diff(p, 1, 0, a, None, o), [data((3, 2), f), data((2,), f)])
+    proto("clt_trapezoid", [P, P, C.c_double, C.c_int, PP])
+    proto("clt_cumulative_trapezoid", [P, P, C.c_double, C.c_int, PP])
+    for name, tf, cf in (("trapezoid", torch.trapezoid, L.clt_trapezoid),
+                         ("cumulative_trapezoid", torch.cumulative_trapezoid,
+                          L.clt_cumulative_trapezoid)):
+        for dt in DTYPES:
+            for dx, dim in ((1.0, -1), (0.25, 0), (2.0, 1)):
+                check("%s %s dx=%g dim=%d" % (name, dn(dt), dx, dim),
+                      lambda y, dx=dx, d=dim, tf=tf: tf(y, dx=dx, dim=d),
+                      lambda p, o, dx=dx, d=dim, cf=cf: cf(p, None, dx, d, o),
+                      [data((3, 5), dt, special=dt.is_floating_point)], tol="red")
+        for dt in FLOATS:
+            check("%s %s x 1-d" % (name, dn(dt)), lambda y, x, tf=tf: tf(y, x, dim=1),
+                  lambda p, q, o, cf=cf: cf(p, q, 0.0, 1, o),
+                  [data((3, 5), dt), torch.sort(data((5,), dt))[0]], tol="red")
+            check("%s %s x same shape" % (name, dn(dt)), lambda y, x, tf=tf: tf(y, x, dim=0),
+                  lambda p, q, o, cf=cf: cf(p, q, 0.0, 0, o),
+                  [data((4, 3), dt), data((4, 3), dt)], tol="red")
+            check("%s %s x fewer dims" % (name, dn(dt)), lambda y, x, tf=tf: tf(y, x, dim=-1),
+                  lambda p, q, o, cf=cf: cf(p, q, 0.0, -1, o),
+                  [data((2, 3, 4), dt), data((3, 4), dt)], tol="red")
+        check("%s x int" % name, lambda y, x, tf=tf: tf(y, x), lambda p, q, o, cf=cf: cf(p, q, 0.0, -1, o),
+              [data((3, 4), torch.int32), data((4,), torch.int64)], tol="red")
+        check("%s x mismatch" % name, lambda y, x, tf=tf: tf(y, x),
+              lambda p, q, o, cf=cf: cf(p, q, 0.0, -1, o), [data((3, 4), f), data((3,), f)])
+        check("%s x bool" % name, lambda y, x, tf=tf: tf(y, x),
+              lambda p, q, o, cf=cf: cf(p, q, 0.0, -1, o), [data((3, 4), f), data((4,), torch.bool)])
+        check("%s transposed" % name, lambda y, tf=tf: tf(y, dim=0),
+              lambda p, o, cf=cf: cf(p, None, 1.0, 0, o), [In(data((4, 3), f), ("T",))], tol="red")
+        check("%s one sample" % name, lambda y, tf=tf: tf(y), lambda p, o, cf=cf: cf(p, None, 1.0, -1, o),
+              [data((3, 1), f)], tol="red")
+        check("%s no samples" % name, lambda y, tf=tf: tf(y), lambda p, o, cf=cf: cf(p, None, 1.0, -1, o),
+              [data((3, 0), f)], tol="red")
+        check("%s 0-d" % name, lambda y, tf=tf: tf(y), lambda p, o, cf=cf: cf(p, None, 1.0, -1, o),
+              [data((), f)])
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -5362,7 +5429,8 @@ def main():
                 reduce_stats,
                 more_losses,
                 products,
-                special_math]
+                special_math,
+                calculus]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -633,7 +633,11 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_bitwise_not, T, clt_bitwise_not(f->f, &o->t))                                      \
     X(clt_bitwise_left_shift, T, clt_bitwise_left_shift(f->bl, f->bl, &o->t))                \
     X(clt_bitwise_right_shift, T, clt_bitwise_right_shift(f->i32, f->f, &o->t))              \
-    X(clt_isclose, T, clt_isclose(f->f, f->i32, 1e-5, 1e-8, 0, &o->t))
+    X(clt_isclose, T, clt_isclose(f->f, f->i32, 1e-5, 1e-8, 0, &o->t))                       \
+    /* reduce.h: differences and integrals */                                                \
+    X(clt_diff, T, clt_diff(f->f, 1, 5, NULL, NULL, &o->t))                                  \
+    X(clt_trapezoid, T, clt_trapezoid(f->bl, NULL, 1.0, 0, &o->t))                           \
+    X(clt_cumulative_trapezoid, T, clt_cumulative_trapezoid(f->f, f->f, 1.0, 5, &o->t))
 
 static int small_int[1];
 

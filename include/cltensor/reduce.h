@@ -469,6 +469,37 @@ CLT_API clt_status clt_nanquantile(const clt_tensor *a, const clt_tensor *q, dou
                                    const int *dim, int keepdim,
                                    clt_quantile_interp interpolation, clt_tensor **out);
 
+/* ---- differences and integrals (torch.diff, torch.trapezoid) ------------ */
+
+/* torch.diff(x, n, dim, prepend, append): the n-th forward difference
+ * along dim (negative counts from the end; CLT_ERR_DIM_OUT_OF_RANGE
+ * outside) of x with prepend and append (may be NULL; they must have x's
+ * number of dims and its sizes but along dim, and their dtypes promote
+ * with x's, as clt_cat) joined before and after it.  Each step is
+ * x[1:] - x[:-1] (logical_xor for bool, as PyTorch's); n beyond the size
+ * gives a size 0 along dim; n = 0 a copy, and so does a negative n, as
+ * PyTorch 1.13 takes it.  A 0-d x is CLT_ERR_SHAPE_MISMATCH.
+ * Composed of recorded ops (its grad_fn is SubBackward0, as PyTorch's).
+ * New tensor. */
+CLT_API clt_status clt_diff(const clt_tensor *x, int64_t n, int dim, const clt_tensor *prepend,
+                            const clt_tensor *append, clt_tensor **out);
+/* torch.trapezoid(y, x, dx=dx, dim) and torch.cumulative_trapezoid: the
+ * trapezoidal rule along dim, with sample points x (NULL: uniform spacing
+ * dx).  x is 1-d with one value per sample (laid along dim), or
+ * broadcasts against y after leading 1s (its differences along dim are
+ * the spacings); a mismatch is CLT_ERR_SHAPE_MISMATCH.  PyTorch's
+ * formulas: with dx (y.sum(dim) - (y[0] + y[-1]) / 2) * dx, else
+ * sum(dx_i (y[i+1] + y[i])) / 2; cumulative (dx / 2 (y[i] + y[i+1]))
+ * cumulatively summed, one element fewer along dim.  No samples give
+ * zeros (trapezoid).  Dtypes as those ops give them (an integer y with
+ * dx gives float32); bool y or x is CLT_ERR_DTYPE_MISMATCH; a 0-d y is
+ * CLT_ERR_DIM_OUT_OF_RANGE.  Composed of recorded ops (gradients and
+ * grad_fn names theirs).  New tensor. */
+CLT_API clt_status clt_trapezoid(const clt_tensor *y, const clt_tensor *x, double dx, int dim,
+                                 clt_tensor **out);
+CLT_API clt_status clt_cumulative_trapezoid(const clt_tensor *y, const clt_tensor *x, double dx,
+                                            int dim, clt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif
