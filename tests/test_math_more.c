@@ -723,3 +723,107 @@ Test(math_more, bad_input)
     clt_tensor_free(i);
     clt_tensor_free(bl);
 }
+
+/* ---- diff, trapezoid, cumulative_trapezoid ----------------------------------------------- */
+
+/* diff, trapezoid and cumulative_trapezoid of a [3, 5] float64 tensor
+ * against host loops (along dim 1, and 0 with prepend and append). */
+Test(math_more, differences_and_integrals)
+{
+    clt_device *dev = get_device("cpu");
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("no cl_khr_fp64 on %s", clt_device_name(dev));
+    double y[15], x[5] = {0.0, 0.5, 1.75, 2.0, 4.0};
+    for (int i = 0; i < 15; i++)
+        y[i] = sin(1.3 * i) * (i % 4 + 1);
+    int64_t s35[2] = {3, 5}, s5 = 5, s15[2] = {1, 5}, s25[2] = {2, 5};
+    clt_tensor *ty = tensor_of(dev, CLT_FLOAT64, 2, s35, y), *tx = tensor_of(dev, CLT_FLOAT64, 1, &s5, x);
+    clt_tensor *r = NULL;
+    /* second difference along dim 1 */
+    CHECK(clt_diff(ty, 2, 1, NULL, NULL, &r));
+    assert_shape(r, 2, (int64_t[]){3, 3});
+    double *v = read_as_f64(r);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double want = y[i * 5 + j + 2] - 2 * y[i * 5 + j + 1] + y[i * 5 + j];
+            cr_assert(close_enough(v[i * 3 + j], want, 1e-15, 1e-15), "diff2 [%d, %d]", i, j);
+        }
+    free(v);
+    clt_tensor_free(r);
+    /* first difference along dim 0 with a row before and two after */
+    double pre[5] = {1, 2, 3, 4, 5}, app[10] = {0, 0, 1, 1, 2, 2, 3, 3, 4, 4};
+    clt_tensor *tp = tensor_of(dev, CLT_FLOAT64, 2, s15, pre), *ta = tensor_of(dev, CLT_FLOAT64, 2, s25, app);
+    CHECK(clt_diff(ty, 1, 0, tp, ta, &r));
+    assert_shape(r, 2, (int64_t[]){5, 5});
+    v = read_as_f64(r);
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 5; j++) {
+            double rows[6][5];
+            for (int k = 0; k < 5; k++) {
+                rows[0][k] = pre[k];
+                for (int q = 0; q < 3; q++)
+                    rows[1 + q][k] = y[q * 5 + k];
+                rows[4][k] = app[k];
+                rows[5][k] = app[5 + k];
+            }
+            cr_assert(close_enough(v[i * 5 + j], rows[i + 1][j] - rows[i][j], 1e-15, 0),
+                      "diff with ends [%d, %d]", i, j);
+        }
+    free(v);
+    clt_tensor_free(r);
+    /* trapezoid and its cumulative form with x and with dx */
+    for (int with_x = 0; with_x < 2; with_x++) {
+        clt_tensor *c = NULL;
+        CHECK(clt_trapezoid(ty, with_x ? tx : NULL, 0.5, -1, &r));
+        CHECK(clt_cumulative_trapezoid(ty, with_x ? tx : NULL, 0.5, -1, &c));
+        assert_shape(r, 1, (int64_t[]){3});
+        assert_shape(c, 2, (int64_t[]){3, 4});
+        v = read_as_f64(r);
+        double *cv = read_as_f64(c);
+        for (int i = 0; i < 3; i++) {
+            double acc = 0;
+            for (int j = 0; j < 4; j++) {
+                double h = with_x ? x[j + 1] - x[j] : 0.5;
+                acc += h * (y[i * 5 + j] + y[i * 5 + j + 1]) / 2;
+                cr_assert(close_enough(cv[i * 4 + j], acc, 1e-14, 1e-15), "cumulative [%d, %d]",
+                          i, j);
+            }
+            cr_assert(close_enough(v[i], acc, 1e-14, 1e-15), "trapezoid row %d: %.17g, want %.17g",
+                      i, v[i], acc);
+        }
+        free(v);
+        free(cv);
+        clt_tensor_free(r);
+        clt_tensor_free(c);
+    }
+    clt_tensor_free(tp);
+    clt_tensor_free(ta);
+    clt_tensor_free(ty);
+    clt_tensor_free(tx);
+}
+
+static clt_status call_diff(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    (void)ctx;
+    return clt_diff(in[0], 2, -1, in[1], NULL, out);
+}
+
+static clt_status call_trapezoid(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    return *(const int *)ctx ? clt_cumulative_trapezoid(in[0], in[1], 0, 1, out)
+                             : clt_trapezoid(in[0], in[1], 0, 1, out);
+}
+
+Test(math_more, differences_and_integrals_gradients)
+{
+    clt_device *dev = get_device("cpu");
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("no cl_khr_fp64 on %s", clt_device_name(dev));
+    static const double Y8[] = {1.7, -0.3, 2.1, -2.45, 0.6, -1.8, 3.6, 9.25};
+    static const double X4[] = {0.0, 0.4, 1.1, 2.5}, P2[] = {0.3, -0.7};
+    gc_in d_in[2] = {{2, {2, 4}, Y8, 1}, {2, {2, 1}, P2, 1}};
+    gradcheck(dev, call_diff, NULL, 2, d_in);
+    gc_in t_in[2] = {{2, {2, 4}, Y8, 1}, {1, {4}, X4, 1}};
+    for (int cumulative = 0; cumulative < 2; cumulative++)
+        gradcheck(dev, call_trapezoid, &cumulative, 2, t_in);
+}
