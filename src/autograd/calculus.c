@@ -101,10 +101,14 @@ done:
     return st;
 }
 
-/* The checks both share: y and x not bool, dim in range (*d). */
-static clt_status trapezoid_args(const char *fn, const clt_tensor *y, const clt_tensor *x,
-                                 int dim, int *d)
+/* The start both share: *out cleared, y and x not bool, dim in range
+ * (*d), then a scope opened for the composition (closed by
+ * clt__scope_finish). */
+static clt_status trapezoid_begin(const char *fn, const clt_tensor *y, const clt_tensor *x,
+                                  int dim, clt_tensor **out, int *d)
 {
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
     CLT__REQUIRE_ARG(y, fn);
     if (y->dtype == CLT_BOOL || (x && x->dtype == CLT_BOOL))
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
@@ -114,18 +118,17 @@ static clt_status trapezoid_args(const char *fn, const clt_tensor *y, const clt_
     if (y->ndim == 0)
         return clt__error(CLT_ERR_DIM_OUT_OF_RANGE,
                           "%s: dimension specified as %d but tensor has no dimensions", fn, dim);
-    return clt__wrap_dim(dim, y->ndim, d, fn);
+    clt_status st = clt__wrap_dim(dim, y->ndim, d, fn);
+    return st == CLT_OK ? clt_scope_begin() : st;
 }
 
 clt_status clt_trapezoid(const clt_tensor *y, const clt_tensor *x, double dx, int dim,
                          clt_tensor **out)
 {
     static const char fn[] = "clt_trapezoid";
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
     int d = 0;
-    clt_status st = trapezoid_args(fn, y, x, dim, &d);
-    if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
+    clt_status st = trapezoid_begin(fn, y, x, dim, out, &d);
+    if (st != CLT_OK)
         return st;
     clt_tensor *r = NULL, *t = NULL, *u = NULL, *hi = NULL, *lo = NULL, *sp = NULL;
     int64_t len = y->shape[d];
@@ -168,11 +171,9 @@ clt_status clt_cumulative_trapezoid(const clt_tensor *y, const clt_tensor *x, do
                                     int dim, clt_tensor **out)
 {
     static const char fn[] = "clt_cumulative_trapezoid";
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
     int d = 0;
-    clt_status st = trapezoid_args(fn, y, x, dim, &d);
-    if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
+    clt_status st = trapezoid_begin(fn, y, x, dim, out, &d);
+    if (st != CLT_OK)
         return st;
     clt_tensor *r = NULL, *t = NULL, *u = NULL, *hi = NULL, *lo = NULL, *sp = NULL;
     int64_t len = y->shape[d] > 0 ? y->shape[d] - 1 : 0;
