@@ -167,6 +167,20 @@ static double *values_of(clt_device *dev, un_fn f, clt_dtype dt, int64_t n, cons
 
 /* float64 within rtol of the reference (atol where a root or the
  * cancellation of digamma's recurrence leaves absolute digits only). */
+/* float32: a few float roundings */
+static void check_float32(clt_device *dev, unop op, int n, const double *x)
+{
+    double *v = values_of(dev, un_fns[op], CLT_FLOAT32, n, x);
+    for (int i = 0; i < n; i++) {
+        double xf = (float)x[i], want = ref_un(op, xf);
+        if (op == DIGAMMA && xf < 0)
+            continue; /* a float x next to a pole: any digit counts */
+        cr_assert(close_enough(v[i], (float)want, 4e-6, op == NDTR ? 1e-7 : 2e-6),
+                  "float32 %s(%.9g): got %.9g, want %.9g", un_names[op], xf, v[i], want);
+    }
+    free(v);
+}
+
 Test(math_more, special_against_references)
 {
     clt_device *dev = get_device("cpu");
@@ -188,16 +202,7 @@ Test(math_more, special_against_references)
                       un_names[op], x[i], v[i], want);
         }
         free(v);
-        /* float32: a few float roundings */
-        v = values_of(dev, un_fns[op], CLT_FLOAT32, N, x);
-        for (int i = 0; i < N; i++) {
-            double xf = (float)x[i], want = ref_un(op, xf);
-            if (op == DIGAMMA && xf < 0)
-                continue; /* a float x next to a pole: any digit counts */
-            cr_assert(close_enough(v[i], (float)want, 4e-6, op == NDTR ? 1e-7 : 2e-6),
-                      "float32 %s(%.9g): got %.9g, want %.9g", un_names[op], xf, v[i], want);
-        }
-        free(v);
+        check_float32(dev, op, N, x);
     }
 }
 
@@ -408,9 +413,8 @@ static int64_t host_gcd(int64_t a, int64_t b)
 
 /* Each integer op of int32, int64 and uint8 operands against the host's,
  * shifts by counts inside and outside [0, W). */
-Test(math_more, integer_ops)
+static void check_integer_ops(clt_device *dev)
 {
-    clt_device *dev = get_device("cpu");
     enum { N = 64 };
     double a[N], b[N], sh[N];
     for (int i = 0; i < N; i++) {
@@ -502,6 +506,11 @@ Test(math_more, integer_ops)
     clt_tensor_free(q);
 }
 
+Test(math_more, integer_ops)
+{
+    check_integer_ops(get_device("cpu"));
+}
+
 /* ---- isclose, allclose, equal --------------------------------------------------------------- */
 
 Test(math_more, closeness)
@@ -561,6 +570,40 @@ Test(math_more, closeness)
     clt_tensor_free(s);
     clt_tensor_free(ta);
     clt_tensor_free(tb);
+}
+
+/* The one-element-per-work-item kernels (GPU variants, contiguous and
+ * strided) on the CPU device told it is a GPU: float32 values, integer ops,
+ * and frexp's second output through a transposed view. */
+Test(math_more, gpu_variants)
+{
+    clt_device *dev = get_device("cpu");
+    dev->info.type = CLT_DEVICE_TYPE_GPU;
+    enum { N = 97 };
+    double x[N];
+    for (int op = 0; op < NUN; op++) {
+        sweep(op, N, x);
+        check_float32(dev, op, N, x);
+    }
+    check_integer_ops(dev);
+    int64_t s23[2] = {2, 3};
+    clt_tensor *t = tensor_of(dev, CLT_FLOAT32, 2, s23, (double[]){0.5, -3, 12, 1e-3, -0.75, 96});
+    clt_tensor *tt = NULL, *m = NULL, *e = NULL;
+    CHECK(clt_transpose(t, 0, 1, &tt));
+    CHECK(clt_frexp(tt, &m, &e));
+    double *mv = read_as_f64(m), *ev = read_as_f64(e);
+    for (int i = 0; i < 6; i++) {
+        int r = i / 2, c = i % 2, ex = 0;
+        double want = frexp((double)(float)(double[]){0.5, -3, 12, 1e-3, -0.75, 96}[c * 3 + r], &ex);
+        cr_assert(mv[i] == (double)(float)want && ev[i] == ex, "frexp [%d]: %g 2^%g", i, mv[i],
+                  ev[i]);
+    }
+    free(mv);
+    free(ev);
+    clt_tensor_free(m);
+    clt_tensor_free(e);
+    clt_tensor_free(tt);
+    clt_tensor_free(t);
 }
 
 /* ---- gradients ------------------------------------------------------------------------------ */
