@@ -5411,6 +5411,54 @@ def calculus():
               [data((), f)])
 
 
+# ---- torch.cov and torch.corrcoef -----------------------------------------
+
+def covariance():
+    f = torch.float32
+    proto("clt_cov", [P, C.c_int64, P, P, PP])
+    proto("clt_corrcoef", [P, PP])
+    for dt in DTYPES:
+        for shape in ((3, 6), (6,), (1, 4), (), (2, 1), (3, 0)):
+            for corr in (1, 0, 2):
+                check("cov %s %s c=%d" % (dn(dt), shape, corr),
+                      lambda x, c=corr: torch.cov(x, correction=c),
+                      lambda p, o, c=corr: L.clt_cov(p, c, None, None, o),
+                      [data(shape, dt)], tol="red")
+            check("corrcoef %s %s" % (dn(dt), shape), torch.corrcoef, L.clt_corrcoef,
+                  [data(shape, dt)], tol="red")
+    fw = torch.tensor([1, 0, 3, 2, 1, 4], dtype=torch.int64)
+    aw = torch.tensor([0.5, 1.0, 0.25, 2.0, 0.0, 1.5], dtype=f)
+    for dt in FLOATS:
+        x = data((3, 6), dt)
+        for corr in (1, 0, 3):
+            check("cov %s fweights c=%d" % (dn(dt), corr),
+                  lambda x, w, c=corr: torch.cov(x, correction=c, fweights=w),
+                  lambda p, w, o, c=corr: L.clt_cov(p, c, w, None, o), [x, fw], tol="red")
+            check("cov %s aweights c=%d" % (dn(dt), corr),
+                  lambda x, w, c=corr: torch.cov(x, correction=c, aweights=w),
+                  lambda p, w, o, c=corr: L.clt_cov(p, c, None, w, o), [x, aw.to(dt)], tol="red")
+            check("cov %s both c=%d" % (dn(dt), corr),
+                  lambda x, w, a, c=corr: torch.cov(x, correction=c, fweights=w, aweights=a),
+                  lambda p, w, a, o, c=corr: L.clt_cov(p, c, w, a, o), [x, fw, aw.to(dt)],
+                  tol="red")
+    x = data((3, 6), f)
+    for name, w, a in (("negative fweights", -fw, None), ("float fweights", aw, None),
+                       ("int aweights", None, fw), ("negative aweights", None, -aw),
+                       ("short fweights", fw[:3], None), ("2-d aweights", None, aw.view(2, 3)),
+                       ("zero weights", fw * 0, None)):
+        ins = [x] + [t for t in (w, a) if t is not None]
+        check("cov %s" % name,
+              lambda x, *r, w=w, a=a: torch.cov(x, fweights=r[0] if w is not None else None,
+                                              aweights=r[-1] if a is not None else None),
+              lambda p, *r, w=w, a=a: L.clt_cov(p, 1, r[0] if w is not None else None,
+                                                r[-2] if a is not None else None, r[-1]),
+              ins)
+    check("cov 3-d", torch.cov, lambda p, o: L.clt_cov(p, 1, None, None, o), [data((2, 2, 2), f)])
+    check("corrcoef 3-d", torch.corrcoef, L.clt_corrcoef, [data((2, 2, 2), f)])
+    check("cov transposed", torch.cov, lambda p, o: L.clt_cov(p, 1, None, None, o),
+          [In(data((5, 3), f), ("T",))], tol="red")
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -5430,7 +5478,8 @@ def main():
                 more_losses,
                 products,
                 special_math,
-                calculus]
+                calculus,
+                covariance]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -637,7 +637,9 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     /* reduce.h: differences and integrals */                                                \
     X(clt_diff, T, clt_diff(f->f, 1, 5, NULL, NULL, &o->t))                                  \
     X(clt_trapezoid, T, clt_trapezoid(f->bl, NULL, 1.0, 0, &o->t))                           \
-    X(clt_cumulative_trapezoid, T, clt_cumulative_trapezoid(f->f, f->f, 1.0, 5, &o->t))
+    X(clt_cumulative_trapezoid, T, clt_cumulative_trapezoid(f->f, f->f, 1.0, 5, &o->t))      \
+    X(clt_cov, T, clt_cov(f->bl, 1, NULL, NULL, &o->t))                                      \
+    X(clt_corrcoef, T, clt_corrcoef(NULL, &o->t))
 
 static int small_int[1];
 

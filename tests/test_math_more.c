@@ -870,3 +870,91 @@ Test(math_more, differences_and_integrals_gradients)
     for (int cumulative = 0; cumulative < 2; cumulative++)
         gradcheck(dev, call_trapezoid, &cumulative, 2, t_in);
 }
+
+/* ---- cov and corrcoef ------------------------------------------------------------------------- */
+
+/* cov of 3 variables over 5 observations with fweights and aweights, and
+ * corrcoef, against host loops (numpy's definition), and their gradients. */
+Test(math_more, covariance)
+{
+    clt_device *dev = get_device("cpu");
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("no cl_khr_fp64 on %s", clt_device_name(dev));
+    double x[15], aw[5] = {0.5, 1, 2, 0.25, 1.5}, fwd[5] = {1, 3, 0, 2, 1};
+    for (int i = 0; i < 15; i++)
+        x[i] = cos(0.7 * i * i) * (i % 3 + 1);
+    int64_t s35[2] = {3, 5}, s5 = 5;
+    clt_tensor *tx = tensor_of(dev, CLT_FLOAT64, 2, s35, x), *ta = tensor_of(dev, CLT_FLOAT64, 1, &s5, aw);
+    clt_tensor *tf = tensor_of(dev, CLT_INT64, 1, &s5, fwd), *r = NULL;
+    for (int corr = 0; corr <= 1; corr++) {
+        CHECK(clt_cov(tx, corr, tf, ta, &r));
+        assert_shape(r, 2, (int64_t[]){3, 3});
+        double *v = read_as_f64(r);
+        double w[5], ws = 0, wa = 0, avg[3] = {0, 0, 0};
+        for (int k = 0; k < 5; k++) {
+            w[k] = fwd[k] * aw[k];
+            ws += w[k];
+            wa += w[k] * aw[k];
+        }
+        for (int i = 0; i < 3; i++) {
+            for (int k = 0; k < 5; k++)
+                avg[i] += x[i * 5 + k] * w[k];
+            avg[i] /= ws;
+        }
+        double nf = ws - corr * wa / ws;
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) {
+                double c = 0;
+                for (int k = 0; k < 5; k++)
+                    c += (x[i * 5 + k] - avg[i]) * (x[j * 5 + k] - avg[j]) * w[k];
+                cr_assert(close_enough(v[i * 3 + j], c / nf, 1e-13, 1e-15),
+                          "cov c=%d [%d, %d]: %.17g, want %.17g", corr, i, j, v[i * 3 + j], c / nf);
+            }
+        free(v);
+        clt_tensor_free(r);
+    }
+    CHECK(clt_corrcoef(tx, &r));
+    double *v = read_as_f64(r), m[3] = {0, 0, 0}, c[9] = {0};
+    for (int i = 0; i < 3; i++) {
+        for (int k = 0; k < 5; k++)
+            m[i] += x[i * 5 + k] / 5;
+    }
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            for (int k = 0; k < 5; k++)
+                c[i * 3 + j] += (x[i * 5 + k] - m[i]) * (x[j * 5 + k] - m[j]);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double want = c[i * 3 + j] / sqrt(c[i * 4] * c[j * 4]);
+            cr_assert(close_enough(v[i * 3 + j], want, 1e-13, 1e-15), "corrcoef [%d, %d]", i, j);
+        }
+    free(v);
+    clt_tensor_free(r);
+    int got = 0;
+    clt_tensor *neg = tensor_of(dev, CLT_INT64, 1, &s5, (double[]){1, -1, 0, 0, 0});
+    assert_error(clt_cov(tx, 1, neg, NULL, &r), CLT_ERR_INVALID_ARGUMENT, "negative");
+    cr_assert_null(r);
+    assert_error(clt_cov(tx, 1, ta, NULL, &r), CLT_ERR_DTYPE_MISMATCH, "integral");
+    (void)got;
+    clt_tensor_free(neg);
+    clt_tensor_free(tx);
+    clt_tensor_free(ta);
+    clt_tensor_free(tf);
+}
+
+static clt_status call_cov(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    return *(const int *)ctx ? clt_corrcoef(in[0], out) : clt_cov(in[0], 1, NULL, in[1], out);
+}
+
+Test(math_more, covariance_gradients)
+{
+    clt_device *dev = get_device("cpu");
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("no cl_khr_fp64 on %s", clt_device_name(dev));
+    static const double X8[] = {1.7, -0.3, 2.1, -2.45, 0.6, -1.8, 3.6, 9.25};
+    static const double W4[] = {0.5, 1.25, 2.0, 0.75};
+    gc_in in[2] = {{2, {2, 4}, X8, 1}, {1, {4}, W4, 1}};
+    for (int corr = 0; corr < 2; corr++)
+        gradcheck(dev, call_cov, &corr, 2 - corr, in);
+}

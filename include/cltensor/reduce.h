@@ -500,6 +500,25 @@ CLT_API clt_status clt_trapezoid(const clt_tensor *y, const clt_tensor *x, doubl
 CLT_API clt_status clt_cumulative_trapezoid(const clt_tensor *y, const clt_tensor *x, double dx,
                                             int dim, clt_tensor **out);
 
+/* torch.cov(x, correction, fweights, aweights): the covariance matrix of
+ * the variables in x's rows (observations along columns; a 1-d or 0-d x is
+ * one variable), [V, V], or 0-d for one variable.  fweights (integer
+ * frequencies) and aweights (floating weights), NULL for none, are 1-d
+ * with one entry per observation and not negative (else
+ * CLT_ERR_SHAPE_MISMATCH, CLT_ERR_DTYPE_MISMATCH or
+ * CLT_ERR_INVALID_ARGUMENT, PyTorch's messages); weights summing to 0 are
+ * CLT_ERR_INVALID_ARGUMENT.  PyTorch's formula: avg = sum(x w) / sum(w),
+ * (x - avg) (x - avg)^T w / (sum(w) - correction (sum(w aw) / sum(w)
+ * with aweights)), the divisor 0 when it is not positive (PyTorch warns;
+ * inf and NaN follow).  Integer x gives float32; bool and more than 2 dims
+ * are refused.  It reads the weights' minimum, their sum and the divisor
+ * back (waits).  torch.corrcoef(x): cov(x) / (s s^T) with s the standard
+ * deviations, clamped to [-1, 1]; c / c for a 0-d cov.  Composed of
+ * recorded ops (gradients theirs).  New tensor. */
+CLT_API clt_status clt_cov(const clt_tensor *x, int64_t correction, const clt_tensor *fweights,
+                           const clt_tensor *aweights, clt_tensor **out);
+CLT_API clt_status clt_corrcoef(const clt_tensor *x, clt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif
