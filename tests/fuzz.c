@@ -4614,7 +4614,28 @@ static void op_special(fz *f)
     clt_tensor *out = SENT, **op = OUTP(f, &out);
     clt_status st;
     clt_dtype in = clt_tensor_dtype(a);
-    uint32_t k = pick(f, 30);
+    uint32_t k = pick(f, 35);
+    if (k >= 30) {
+        /* differences, integrals, covariance: shapes not predicted here */
+        clt_tensor *c = chance(f, 50) ? NULL : rt(f);
+        int dim = (int)pick(f, 5) - 2;
+        double dx = chance(f, 70) ? 1.0 : rand_scalar(f);
+        switch (k) {
+        case 30:
+            CALL("clt_diff", clt_diff(a, (int64_t)pick(f, 5) - 1, dim, c, chance(f, 50) ? b : NULL,
+                                      op));
+            break;
+        case 31: CALL("clt_trapezoid", clt_trapezoid(a, c, dx, dim, op)); break;
+        case 32:
+            CALL("clt_cumulative_trapezoid", clt_cumulative_trapezoid(a, c, dx, dim, op));
+            break;
+        case 33: CALL("clt_cov", clt_cov(a, (int64_t)pick(f, 3), c, chance(f, 50) ? b : NULL, op)); break;
+        default: CALL("clt_corrcoef", clt_corrcoef(a, op)); break;
+        }
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        return;
+    }
     /* unary, float32 for integers (mvlgamma refuses bool) */
     if (k < 13) {
         int64_t n = (int64_t)pick(f, 6) - 1;
