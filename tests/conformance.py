@@ -5459,6 +5459,36 @@ def covariance():
           [In(data((5, 3), f), ("T",))], tol="red")
 
 
+def histc():
+    f = torch.float32
+    proto("clt_histc", [P, C.c_int64, C.c_double, C.c_double, PP])
+    for dt in DTYPES:
+        for bins, lo, hi in ((10, 0.0, 0.0), (4, -2.0, 2.0), (7, -5.0, 5.0), (1, 0.0, 1.0),
+                             (3, 2.0, -2.0), (0, 0.0, 1.0), (5, -math.inf, 1.0), (6, 0.1, 0.7),
+                             (100, -1.0, 1.0)):
+            check("histc %s %d [%g, %g]" % (dn(dt), bins, lo, hi),
+                  lambda x, b=bins, l=lo, h=hi: torch.histc(x, b, l, h),
+                  lambda p, o, b=bins, l=lo, h=hi: L.clt_histc(p, b, l, h, o),
+                  [data((7, 9), dt, special=False)], tol="exact")
+    for dt in FLOATS:
+        edges = torch.tensor([-2.0, 2.0, 0.0, -0.0, 1.0, -1.0, 0.5, 1.999999, -2.000001, math.nan,
+                              math.inf, -math.inf, 0.3333333, 2.0000001], dtype=dt)
+        check("histc %s edges" % dn(dt), lambda x: torch.histc(x, 4, -2, 2),
+              lambda p, o: L.clt_histc(p, 4, -2, 2, o), [edges], tol="exact")
+        check("histc %s one value" % dn(dt), lambda x: torch.histc(x, 3),
+              lambda p, o: L.clt_histc(p, 3, 0, 0, o), [torch.full((5,), 2.5, dtype=dt)],
+              tol="exact")
+        check("histc %s NaN range" % dn(dt), lambda x: torch.histc(x, 3),
+              lambda p, o: L.clt_histc(p, 3, 0, 0, o), [edges], tol="exact")
+        check("histc %s empty" % dn(dt), lambda x: torch.histc(x, 3),
+              lambda p, o: L.clt_histc(p, 3, 0, 0, o), [torch.zeros(0, dtype=dt)], tol="exact")
+        x = torch.rand(5000, generator=G, dtype=torch.float64).to(dt) * 3 - 1
+        check("histc %s many" % dn(dt), lambda x: torch.histc(x, 37, -1, 2),
+              lambda p, o: L.clt_histc(p, 37, -1, 2, o), [x], tol="exact")
+    check("histc transposed", lambda x: torch.histc(x, 5, -3, 3),
+          lambda p, o: L.clt_histc(p, 5, -3, 3, o), [In(data((4, 3), f), ("T",))], tol="exact")
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -5479,7 +5509,8 @@ def main():
                 products,
                 special_math,
                 calculus,
-                covariance]
+                covariance,
+                histc]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -639,7 +639,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_trapezoid, T, clt_trapezoid(f->bl, NULL, 1.0, 0, &o->t))                           \
     X(clt_cumulative_trapezoid, T, clt_cumulative_trapezoid(f->f, f->f, 1.0, 5, &o->t))      \
     X(clt_cov, T, clt_cov(f->bl, 1, NULL, NULL, &o->t))                                      \
-    X(clt_corrcoef, T, clt_corrcoef(NULL, &o->t))
+    X(clt_corrcoef, T, clt_corrcoef(NULL, &o->t))                                            \
+    X(clt_histc, T, clt_histc(f->i32, 10, 0, 0, &o->t))
 
 static int small_int[1];
 

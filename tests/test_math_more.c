@@ -958,3 +958,49 @@ Test(math_more, covariance_gradients)
     for (int corr = 0; corr < 2; corr++)
         gradcheck(dev, call_cov, &corr, 2 - corr, in);
 }
+
+/* ---- histc -------------------------------------------------------------------------------------- */
+
+/* histc of 2000 float32 values against a host count with the same
+ * formula in float (the last bin takes max; NaN counts in bin 0 and
+ * values outside the range nowhere, as PyTorch 1.13's), and a one-value
+ * input that widens its range. */
+Test(math_more, histc)
+{
+    clt_device *dev = get_device("cpu");
+    enum { N = 2000, B = 13 };
+    double x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = i % 97 == 0 ? NAN : i % 89 == 0 ? 1.5 : 3.3 * sin(0.37 * i * i);
+    int64_t n = N;
+    clt_tensor *t = tensor_of(dev, CLT_FLOAT32, 1, &n, x), *r = NULL;
+    CHECK(clt_histc(t, B, -2.0, 1.5, &r));
+    cr_assert_eq(clt_tensor_dtype(r), CLT_FLOAT32);
+    assert_shape(r, 1, (int64_t[]){B});
+    double *v = read_as_f64(r);
+    double want[B] = {0};
+    for (int i = 0; i < N; i++) {
+        float e = (float)x[i];
+        if (e < -2.0f || e > 1.5f)
+            continue;
+        int64_t pos = isnan(e) ? 0 : (int64_t)((e - -2.0f) / (1.5f - -2.0f) * (float)B);
+        want[pos == B ? B - 1 : pos] += 1;
+    }
+    for (int b = 0; b < B; b++)
+        cr_assert_eq(v[b], want[b], "bin %d: %g, want %g", b, v[b], want[b]);
+    free(v);
+    clt_tensor_free(r);
+    clt_tensor_free(t);
+    int64_t three = 3;
+    t = tensor_of(dev, CLT_FLOAT32, 1, &three, (double[]){2.5, 2.5, 2.5});
+    CHECK(clt_histc(t, 4, 0, 0, &r));
+    v = read_as_f64(r);
+    cr_assert(v[0] == 0 && v[1] == 0 && v[2] == 3 && v[3] == 0, "[%g %g %g %g]", v[0], v[1], v[2],
+              v[3]);
+    free(v);
+    clt_tensor_free(r);
+    assert_error(clt_histc(t, 0, 0, 1, &r), CLT_ERR_INVALID_ARGUMENT, "bins");
+    assert_error(clt_histc(t, 3, 2, 1, &r), CLT_ERR_INVALID_ARGUMENT, "larger");
+    cr_assert_null(r);
+    clt_tensor_free(t);
+}

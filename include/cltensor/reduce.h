@@ -519,6 +519,21 @@ CLT_API clt_status clt_cov(const clt_tensor *x, int64_t correction, const clt_te
                            const clt_tensor *aweights, clt_tensor **out);
 CLT_API clt_status clt_corrcoef(const clt_tensor *x, clt_tensor **out);
 
+/* torch.histc(x, bins, min, max): a histogram of x's elements in bins
+ * equal bins over [min, max] (bounds converted to x's dtype), of x's
+ * dtype.  Element v goes to bin (int64)((v - min) / (max - min) * bins),
+ * computed in x's dtype, the last bin for v == max; elements outside
+ * [min, max] are not counted, and NaN counts in the first bin, as in
+ * PyTorch 1.13's CPU kernel.  min == max takes x's
+ * own minimum and maximum (read back), and a range of one value is
+ * widened by 1 each way.  Counting is exact and deterministic (integer
+ * counts, converted at the end).  Floating x only (CLT_ERR_DTYPE_MISMATCH
+ * otherwise); bins < 1, min > max and a range that is not finite are
+ * CLT_ERR_INVALID_ARGUMENT with PyTorch's messages.  No gradient.  Reads
+ * back (the bin counts' size).  New tensor. */
+CLT_API clt_status clt_histc(const clt_tensor *x, int64_t bins, double min, double max,
+                             clt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,5 +1,8 @@
 /* covariance.c: torch.cov and torch.corrcoef (reduce.h), composed of
- * recorded ops as PyTorch 1.13 composes them (Correlation.cpp). */
+ * recorded ops as PyTorch 1.13 composes them (Correlation.cpp), and
+ * torch.histc, of unrecorded ones (it has no gradient). */
+#include <math.h>
+
 #include "autograd/autograd.h"
 
 /* Whether every element of the 1-d weights w is >= 0 (read back). */
@@ -150,6 +153,82 @@ clt_status clt_corrcoef(const clt_tensor *x, clt_tensor **out)
     CLT__TRY(clt__reshape_rec(fn, s, 2, (int64_t[]){1, n}, &v));
     CLT__TRY(clt__div_rec(fn, t, v, &c));
     CLT__TRY(clt__clamp_rec(fn, c, &lo, &hi, &r));
+done:
+    if (st == CLT_OK)
+        *out = r;
+    return clt__scope_finish(st, out);
+}
+
+/* The value of the one-element tensor made by reduce(x) (x's min or max). */
+static clt_status extreme(const char *fn, const clt_tensor *x, bool max, double *v)
+{
+    clt_tensor *m = NULL;
+    clt_status st = max ? clt__max(x, &m, fn) : clt__min(x, &m, fn);
+    if (st == CLT_OK)
+        st = clt_tensor_item(m, v);
+    clt_tensor_free(m);
+    return st;
+}
+
+clt_status clt_histc(const clt_tensor *x, int64_t bins, double min, double max, clt_tensor **out)
+{
+    static const char fn[] = "clt_histc";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(x, fn);
+    if (!clt__dtype_is_float(x->dtype))
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: \"histogram_cpu\" not implemented for %s tensors, as in PyTorch",
+                          fn, clt_dtype_name(x->dtype));
+    if (bins <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: torch.histogram(): bins must be > 0, but got %lld", fn,
+                          (long long)bins);
+    clt_status st = CLT_OK;
+    /* the bounds in x's dtype; equal ones take the data's range (and
+     * widen it by 1 each way when that is one value), as PyTorch's */
+    bool f32 = x->dtype != CLT_FLOAT64;
+    double lo = f32 ? (float)min : min, hi = f32 ? (float)max : max;
+    if (lo == hi && x->numel > 0) {
+        if ((st = extreme(fn, x, false, &lo)) != CLT_OK || (st = extreme(fn, x, true, &hi)) != CLT_OK)
+            return st;
+    }
+    if (lo == hi) {
+        lo -= 1;
+        hi += 1;
+    }
+    if (!(isfinite(lo) && isfinite(hi)))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: torch.histc: range of [%g, %g] is not finite",
+                          fn, lo, hi);
+    if (lo > hi)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: torch.histc: max must be larger than min",
+                          fn);
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    /* pos = (int64)((x - lo) / (hi - lo) * bins) in x's dtype, bins - 1 at
+     * hi; elements outside [lo, hi] go to an extra bin that is dropped.
+     * NaN, neither below nor above, counts in bin 0, as in PyTorch 1.13
+     * (its CPU kernel casts NaN's position to 0 there). */
+    double width = f32 ? (float)((float)hi - (float)lo) : hi - lo;
+    clt_tensor *t = NULL, *u = NULL, *out_of = NULL, *below = NULL, *above = NULL, *pos = NULL;
+    clt_tensor *dump = NULL;
+    clt_tensor *cnt = NULL, *r = NULL;
+    CLT__TRY(clt__sub_scalar_in(fn, x, lo, &t));
+    CLT__TRY(clt__div_scalar_in(fn, t, width, &u));
+    CLT__TRY(clt__mul_scalar_in(fn, u, (double)bins, &t));
+    CLT__TRY(clt__nan_to_num_in(fn, t, 0.0, NULL, NULL, &u));
+    CLT__TRY(clt__contiguous_as(fn, u, CLT_INT64, &pos));
+    double top = (double)(bins - 1);
+    CLT__TRY(clt__clamp(pos, NULL, &top, &t, fn));
+    CLT__TRY(clt__lt_scalar_in(fn, x, lo, &below));
+    CLT__TRY(clt__gt_scalar_in(fn, x, hi, &above));
+    CLT__TRY(clt__logical_or_in(fn, below, above, &out_of));
+    CLT__TRY(clt__full(x->dev, CLT_INT64, 0, NULL, (double)bins, &dump));
+    CLT__TRY(clt__where_in(fn, out_of, dump, t, &u));
+    CLT__TRY(clt__reshape_rec(fn, u, 1, &x->numel, &pos));
+    CLT__TRY(clt__bincount(pos, NULL, bins + 1, &cnt, fn));
+    CLT__TRY(clt__narrow(cnt, 0, 0, bins, &t, fn));
+    CLT__TRY(clt__contiguous_as(fn, t, x->dtype, &r));
 done:
     if (st == CLT_OK)
         *out = r;
