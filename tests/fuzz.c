@@ -4614,9 +4614,9 @@ static void op_special(fz *f)
     clt_tensor *out = SENT, **op = OUTP(f, &out);
     clt_status st;
     clt_dtype in = clt_tensor_dtype(a);
-    uint32_t k = pick(f, 35);
+    uint32_t k = pick(f, 36);
     if (k >= 30) {
-        /* differences, integrals, covariance: shapes not predicted here */
+        /* differences, integrals, covariance, histc: shapes not predicted here */
         clt_tensor *c = chance(f, 50) ? NULL : rt(f);
         int dim = (int)pick(f, 5) - 2;
         double dx = chance(f, 70) ? 1.0 : rand_scalar(f);
@@ -4630,7 +4630,11 @@ static void op_special(fz *f)
             CALL("clt_cumulative_trapezoid", clt_cumulative_trapezoid(a, c, dx, dim, op));
             break;
         case 33: CALL("clt_cov", clt_cov(a, (int64_t)pick(f, 3), c, chance(f, 50) ? b : NULL, op)); break;
-        default: CALL("clt_corrcoef", clt_corrcoef(a, op)); break;
+        case 34: CALL("clt_corrcoef", clt_corrcoef(a, op)); break;
+        default:
+            CALL("clt_histc", clt_histc(a, (int64_t)pick(f, 40) - 2, chance(f, 50) ? 0 : rand_scalar(f),
+                                        chance(f, 50) ? 0 : rand_scalar(f), op));
+            break;
         }
         if (result(f, st, op, out))
             keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
