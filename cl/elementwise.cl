@@ -1014,3 +1014,614 @@ DEF_UNARY(square, x * x)
 DEF_FOUR(nan_to_num_, PARAMS_NAN_TO_NUM, FETCH_NAN_TO_NUM, VFETCH_NAN_TO_NUM, NAN_TO_NUM,
          NAN_TO_NUM, 1)
 #endif
+
+/* ==== torch's special functions and the rest of its pointwise math ==========
+ * The special functions follow the Cephes algorithms that PyTorch 1.13's
+ * CPU kernels use (ATen's Math.h), step for step in the compute type, so
+ * that float64 results agree to a few ulps; their helpers serve the
+ * forward kernels (EW_UN) and the gradients (EW_GRAD) alike.  Products
+ * are not fused into fma here, as PyTorch's C++ does not fuse them (an
+ * fma gave logaddexp2(-1, -1) -4.8e-17 instead of 0).  Kernels of one
+ * element at a time (no vector loop) are defined with: */
+#pragma OPENCL FP_CONTRACT OFF
+#define DEF_UNARY_SCALAR(name, expr) DEF_FOUR(name##_, PARAMS_UN, FETCH_UN, VFETCH_UN, expr, x, 0)
+#define DEF_TT_SCALAR(name, expr) DEF_FOUR(name##_tt_, PARAMS_TT, FETCH_TT, VFETCH_TT, expr, a, 0)
+
+#if T_IS_FLOAT
+#define SP_PI K(3.14159265358979323846)
+
+/* The Chebyshev series sum' c[i] T_i(x / 2), coefficients from the highest
+ * order down (Cephes chbevl). */
+inline T_C sp_cheb(T_C x, __constant const T_C *c, int n)
+{
+    T_C b0 = c[0], b1 = 0, b2 = 0;
+    for (int i = 1; i < n; i++) {
+        b2 = b1;
+        b1 = b0;
+        b0 = x * b1 - b2 + c[i];
+    }
+    return K(0.5) * (b0 - b2);
+}
+
+/* The polynomial c[0] x^(n-1) + ... + c[n-1] (Cephes polevl of degree n-1). */
+inline T_C sp_poly(T_C x, __constant const T_C *c, int n)
+{
+    T_C r = c[0];
+    for (int i = 1; i < n; i++)
+        r = r * x + c[i];
+    return r;
+}
+
+/* exp(-x) I0(x) on [0, 8] and exp(-x) sqrt(x) I0(x) on (8, inf) in 32/x - 2. */
+__constant T_C SP_I0_A[30] = {
+    K(-4.41534164647933937950E-18), K(3.33079451882223809783E-17),
+    K(-2.43127984654795469359E-16), K(1.71539128555513303061E-15),
+    K(-1.16853328779934516808E-14), K(7.67618549860493561688E-14),
+    K(-4.85644678311192946090E-13), K(2.95505266312963983461E-12),
+    K(-1.72682629144155570723E-11), K(9.67580903537323691224E-11),
+    K(-5.18979560163526290666E-10), K(2.65982372468238665035E-9),
+    K(-1.30002500998624804212E-8),  K(6.04699502254191894932E-8),
+    K(-2.67079385394061173391E-7),  K(1.11738753912010371815E-6),
+    K(-4.41673835845875056359E-6),  K(1.64484480707288970893E-5),
+    K(-5.75419501008210370398E-5),  K(1.88502885095841655729E-4),
+    K(-5.76375574538582365885E-4),  K(1.63947561694133579842E-3),
+    K(-4.32430999505057594430E-3),  K(1.05464603945949983183E-2),
+    K(-2.37374148058994688156E-2),  K(4.93052842396707084878E-2),
+    K(-9.49010970480476444210E-2),  K(1.71620901522208775349E-1),
+    K(-3.04682672343198398683E-1),  K(6.76795274409476084995E-1)};
+__constant T_C SP_I0_B[25] = {
+    K(-7.23318048787475395456E-18), K(-4.83050448594418207126E-18),
+    K(4.46562142029675999901E-17),  K(3.46122286769746109310E-17),
+    K(-2.82762398051658348494E-16), K(-3.42548561967721913462E-16),
+    K(1.77256013305652638360E-15),  K(3.81168066935262242075E-15),
+    K(-9.55484669882830764870E-15), K(-4.15056934728722208663E-14),
+    K(1.54008621752140982691E-14),  K(3.85277838274214270114E-13),
+    K(7.18012445138366623367E-13),  K(-1.79417853150680611778E-12),
+    K(-1.32158118404477131188E-11), K(-3.14991652796324136454E-11),
+    K(1.18891471078464383424E-11),  K(4.94060238822496958910E-10),
+    K(3.39623202570838634515E-9),   K(2.26666899049817806459E-8),
+    K(2.04891858946906374183E-7),   K(2.89137052083475648297E-6),
+    K(6.88975834691682398426E-5),   K(3.36911647825569408990E-3),
+    K(8.04490411014108831608E-1)};
+/* exp(-x) I1(x) / x on [0, 8], exp(-x) sqrt(x) I1(x) on (8, inf).  float
+ * uses only the last 17 and 7 terms, as PyTorch's float kernels. */
+__constant T_C SP_I1_A[29] = {
+    K(2.77791411276104639959E-18), K(-2.11142121435816608115E-17),
+    K(1.55363195773620046921E-16), K(-1.10559694773538630805E-15),
+    K(7.60068429473540693410E-15), K(-5.04218550472791168711E-14),
+    K(3.22379336594557470981E-13), K(-1.98397439776494371520E-12),
+    K(1.17361862988909016308E-11), K(-6.66348972350202774223E-11),
+    K(3.62559028155211703701E-10), K(-1.88724975172282928790E-9),
+    K(9.38153738649577178388E-9),  K(-4.44505912879632808065E-8),
+    K(2.00329475355213526229E-7),  K(-8.56872026469545474066E-7),
+    K(3.47025130813767847674E-6),  K(-1.32731636560394358279E-5),
+    K(4.78156510755005422638E-5),  K(-1.61760815825896745588E-4),
+    K(5.12285956168575772895E-4),  K(-1.51357245063125314899E-3),
+    K(4.15642294431288815669E-3),  K(-1.05640848946261981558E-2),
+    K(2.47264490306265168283E-2),  K(-5.29459812080949914269E-2),
+    K(1.02643658689847095384E-1),  K(-1.76416518357834055153E-1),
+    K(2.52587186443633654823E-1)};
+__constant T_C SP_I1_B[25] = {
+    K(7.51729631084210481353E-18),  K(4.41434832307170791151E-18),
+    K(-4.65030536848935832153E-17), K(-3.20952592199342395980E-17),
+    K(2.96262899764595013876E-16),  K(3.30820231092092828324E-16),
+    K(-1.88035477551078244854E-15), K(-3.81440307243700780478E-15),
+    K(1.04202769841288027642E-14),  K(4.27244001671195135429E-14),
+    K(-2.10154184277266431302E-14), K(-4.08355111109219731823E-13),
+    K(-7.19855177624590851209E-13), K(2.03562854414708950722E-12),
+    K(1.41258074366137813316E-11),  K(3.25260358301548823856E-11),
+    K(-1.89749581235054123450E-11), K(-5.58974346219658380687E-10),
+    K(-3.83538038596423702205E-9),  K(-2.63146884688951950684E-8),
+    K(-2.51223623787020892529E-7),  K(-3.88256480887769039346E-6),
+    K(-1.10588938762623716291E-4),  K(-9.76109749136146840777E-3),
+    K(7.78576235018280120474E-1)};
+#if T_ID == 1
+#define SP_I1_A_FROM 0
+#define SP_I1_B_FROM 0
+#else
+#define SP_I1_A_FROM 12
+#define SP_I1_B_FROM 18
+#endif
+
+/* Which Bessel function sp_bessel computes. */
+#define SP_I0 0
+#define SP_I0E 1
+#define SP_I1 2
+#define SP_I1E 3
+inline T_C sp_bessel(T_C x0, int which)
+{
+    T_C x = fabs(x0), r;
+    bool first = which >= SP_I1;
+    if (x <= K(8.0)) {
+        T_C y = x / K(2.0) - K(2.0);
+        r = first ? sp_cheb(y, SP_I1_A + SP_I1_A_FROM, 29 - SP_I1_A_FROM)
+                  : sp_cheb(y, SP_I0_A, 30);
+        if (which == SP_I0)
+            r = exp(x) * r;
+        else if (which == SP_I1)
+            r = exp(x) * x * r;
+        else if (which == SP_I1E)
+            r = r * x;
+    } else {
+        T_C y = K(32.0) / x - K(2.0);
+        r = first ? sp_cheb(y, SP_I1_B + SP_I1_B_FROM, 25 - SP_I1_B_FROM)
+                  : sp_cheb(y, SP_I0_B, 25);
+        r = which == SP_I0 || which == SP_I1 ? exp(x) * r / sqrt(x) : r / sqrt(x);
+    }
+    return first && x0 < 0 ? -r : r;
+}
+
+/* digamma as PyTorch's calc_digamma: 0 gives -+inf (the sign of -x),
+ * negative integers NaN, negative x the reflection digamma(1 - x) -
+ * pi / tan(pi frac(x)), then the recurrence up to 10 and the asymptotic
+ * series.  PyTorch's float version takes the reflection in double; tanpi
+ * gives float that accuracy without fp64. */
+#if T_ID == 1
+#define SP_TAN_PI(r) tan(SP_PI * (r))
+#else
+#define SP_TAN_PI(r) tanpi(r)
+#endif
+__constant T_C SP_PSI_A[7] = {K(8.33333333333333333333E-2), K(-2.10927960927960927961E-2),
+                              K(7.57575757575757575758E-3), K(-4.16666666666666666667E-3),
+                              K(3.96825396825396825397E-3), K(-8.33333333333333333333E-3),
+                              K(8.33333333333333333333E-2)};
+inline T_C sp_digamma(T_C x)
+{
+    if (x == 0)
+        return copysign((T_C)INFINITY, -x);
+    T_C refl = 0;
+    if (x < 0) {
+        if (x == trunc(x))
+            return (T_C)NAN;
+        refl = SP_PI / SP_TAN_PI(x - trunc(x));
+        x = 1 - x;
+    }
+    T_C r = 0;
+    while (x < 10) {
+        r -= 1 / x;
+        x += 1;
+    }
+    if (x == 10)
+        r += K(2.25175258906672110764);
+    else {
+        T_C y = 0;
+        if (x < K(1.0e17)) {
+            T_C z = 1 / (x * x);
+            y = z * sp_poly(z, SP_PSI_A, 7);
+        }
+        r = r + log(x) - (K(0.5) / x) - y;
+    }
+    return r - refl;
+}
+
+/* trigamma as PyTorch's calc_trigamma: reflection below 1/2, six steps of
+ * the recurrence, then the asymptotic series. */
+inline T_C sp_trigamma(T_C x)
+{
+    T_C sign = 1, r = 0;
+    if (x < K(0.5)) {
+        sign = -1;
+        T_C s = sin(SP_PI * x);
+        r -= (SP_PI * SP_PI) / (s * s);
+        x = 1 - x;
+    }
+    for (int i = 0; i < 6; i++) {
+        r += 1 / (x * x);
+        x += 1;
+    }
+    T_C ixx = 1 / (x * x);
+    r += (1 + 1 / (2 * x) + ixx * (K(1.0) / 6 - ixx * (K(1.0) / 30 - ixx * (K(1.0) / 42)))) / x;
+    return sign * r;
+}
+
+/* The Hurwitz zeta function sum (k + q)^-x (Cephes zeta, as PyTorch's):
+ * direct terms until q + k > 9, then the Euler-Maclaurin tail. */
+__constant T_C SP_ZETA_A[12] = {
+    K(12.0), K(-720.0), K(30240.0), K(-1209600.0), K(47900160.0),
+    K(-1.8924375803183791606e9), K(7.47242496e10), K(-2.950130727918164224e12),
+    K(1.1646782814350067249e14), K(-4.5979787224074726105e15),
+    K(1.8152105401943546773e17), K(-7.1661652561756670113e18)};
+inline T_C sp_zeta(T_C x, T_C q)
+{
+    const T_C machep = K(1.11022302462515654042E-16);
+    if (x == 1)
+        return (T_C)INFINITY;
+    if (x < 1)
+        return (T_C)NAN;
+    if (q <= 0) {
+        if (q == floor(q))
+            return (T_C)INFINITY;
+        if (x != floor(x))
+            return (T_C)NAN;
+    }
+    T_C s = pow(q, -x), a = q, b = 0;
+    int i = 0;
+    while (i < 9 || a <= 9) {
+        i++;
+        a += 1;
+        b = pow(a, -x);
+        s += b;
+        if (-machep * s < b && b < machep * s)
+            return s;
+    }
+    T_C w = a, k = 0;
+    s += b * w / (x - 1);
+    s -= K(0.5) * b;
+    a = 1;
+    for (int j = 0; j < 12; j++) {
+        a *= x + k;
+        b /= w;
+        T_C t = a * b / SP_ZETA_A[j];
+        s = s + t;
+        if (fabs(t / s) < machep)
+            return s;
+        k += 1;
+        a *= x + k;
+        b /= w;
+        k += 1;
+    }
+    return s;
+}
+
+/* polygamma(n, x): digamma, trigamma, else (-1)^(n+1) n! zeta(n + 1, x). */
+inline T_C sp_polygamma(int n, T_C x)
+{
+    if (n == 0)
+        return sp_digamma(x);
+    if (n == 1)
+        return sp_trigamma(x);
+    return ((n % 2) ? K(1.0) : K(-1.0)) * exp(lgamma((T_C)n + 1)) * sp_zeta((T_C)(n + 1), x);
+}
+
+/* ndtr as PyTorch 1.13 composes it: (1 + erf(x / sqrt 2)) * 0.5, which is
+ * 0 below about -8.3 (float64) where erfc would keep digits. */
+inline T_C sp_ndtr(T_C a)
+{
+    return (1 + erf(a * K(0.70710678118654752440))) * K(0.5);
+}
+
+/* ndtri as Cephes (PyTorch's calc_ndtri): a rational function of y - 1/2
+ * in the middle, of 1 / sqrt(-2 log y) in the tails. */
+__constant T_C SP_NDTRI_P0[5] = {K(-5.99633501014107895267E1), K(9.80010754185999661536E1),
+                                 K(-5.66762857469070293439E1), K(1.39312609387279679503E1),
+                                 K(-1.23916583867381258016E0)};
+__constant T_C SP_NDTRI_Q0[9] = {K(1.0), K(1.95448858338141759834E0), K(4.67627912898881538453E0),
+                                 K(8.63602421390890590575E1), K(-2.25462687854119370527E2),
+                                 K(2.00260212380060660359E2), K(-8.20372256168333339912E1),
+                                 K(1.59056225126211695515E1), K(-1.18331621121330003142E0)};
+__constant T_C SP_NDTRI_P1[9] = {K(4.05544892305962419923E0), K(3.15251094599893866154E1),
+                                 K(5.71628192246421288162E1), K(4.40805073893200834700E1),
+                                 K(1.46849561928858024014E1), K(2.18663306850790267539E0),
+                                 K(-1.40256079171354495875E-1), K(-3.50424626827848203418E-2),
+                                 K(-8.57456785154685413611E-4)};
+__constant T_C SP_NDTRI_Q1[9] = {K(1.0), K(1.57799883256466749731E1), K(4.53907635128879210584E1),
+                                 K(4.13172038254672030440E1), K(1.50425385692907503408E1),
+                                 K(2.50464946208309415979E0), K(-1.42182922854787788574E-1),
+                                 K(-3.80806407691578277194E-2), K(-9.33259480895457427372E-4)};
+__constant T_C SP_NDTRI_P2[9] = {K(3.23774891776946035970E0), K(6.91522889068984211695E0),
+                                 K(3.93881025292474443415E0), K(1.33303460815807542389E0),
+                                 K(2.01485389549179081538E-1), K(1.23716634817820021358E-2),
+                                 K(3.01581553508235416007E-4), K(2.65806974686737550832E-6),
+                                 K(6.23974539184983293730E-9)};
+__constant T_C SP_NDTRI_Q2[9] = {K(1.0), K(6.02427039364742014255E0), K(3.67983563856160859403E0),
+                                 K(1.37702099489081330271E0), K(2.16236993594496635890E-1),
+                                 K(1.34204006088543189037E-2), K(3.28014464682127739104E-4),
+                                 K(2.89247864745380683936E-6), K(6.79019408009981274425E-9)};
+inline T_C sp_ndtri(T_C y0)
+{
+    if (y0 == 0)
+        return -(T_C)INFINITY;
+    if (y0 == 1)
+        return (T_C)INFINITY;
+    if (!(y0 > 0 && y0 < 1))
+        return (T_C)NAN;
+    const T_C e2 = K(0.13533528323661269189); /* exp(-2) */
+    bool lower = true;
+    T_C y = y0;
+    if (y > 1 - e2) {
+        y = 1 - y;
+        lower = false;
+    }
+    if (y > e2) {
+        y = y - K(0.5);
+        T_C y2 = y * y;
+        T_C x = y + y * (y2 * sp_poly(y2, SP_NDTRI_P0, 5) / sp_poly(y2, SP_NDTRI_Q0, 9));
+        return x * K(2.50662827463100050242);
+    }
+    T_C x = sqrt(K(-2.0) * log(y));
+    T_C x0 = x - log(x) / x, z = 1 / x, x1;
+    if (x < K(8.0))
+        x1 = z * sp_poly(z, SP_NDTRI_P1, 9) / sp_poly(z, SP_NDTRI_Q1, 9);
+    else
+        x1 = z * sp_poly(z, SP_NDTRI_P2, 9) / sp_poly(z, SP_NDTRI_Q2, 9);
+    x = x0 - x1;
+    return lower ? -x : x;
+}
+
+/* log(ndtr(x)): log1p(-ndtr(-x)) from -1 up; below, log(erfc(-x / sqrt 2)
+ * / 2), which keeps erfc's relative accuracy, down to where erfc nears
+ * the dtype's smallest normal; beyond, the asymptotic series
+ * -x^2/2 - log(-x sqrt(2 pi)) + log(1 - 1/x^2 + 3/x^4 - ...), whose
+ * terms (2k-1)!!/x^2k are below the dtype's rounding there. */
+#if T_ID == 1
+#define SP_LOG_NDTR_TAIL K(-20.0)
+#define SP_LOG_NDTR_TERMS 16
+#else
+#define SP_LOG_NDTR_TAIL K(-8.0)
+#define SP_LOG_NDTR_TERMS 12
+#endif
+inline T_C sp_log_ndtr(T_C x)
+{
+    if (x >= -1)
+        return log1p(K(-0.5) * erfc(x * K(0.70710678118654752440)));
+    if (x >= SP_LOG_NDTR_TAIL)
+        return log(K(0.5) * erfc(-x * K(0.70710678118654752440)));
+    if (isinf(x))
+        return -(T_C)INFINITY;
+    T_C r = 1 / (x * x), t = 1, s = 1;
+    for (int k = 1; k <= SP_LOG_NDTR_TERMS; k++) {
+        t *= -(2 * k - 1) * r;
+        s += t;
+    }
+    return K(-0.5) * x * x - log(-x) - K(0.91893853320467274178) + log(s);
+}
+
+/* sinc as PyTorch's: 1 at 0, else sin(pi x) / (pi x). */
+inline T_C sp_sinc(T_C x)
+{
+    if (x == 0)
+        return 1;
+    T_C p = SP_PI * x;
+    return sin(p) / p;
+}
+
+/* entr: -x log x above 0, 0 at 0, -inf below, NaN kept (PyTorch's). */
+inline T_C sp_entr(T_C x)
+{
+    if (isnan(x))
+        return x;
+    if (x > 0)
+        return -x * log(x);
+    return x == 0 ? (T_C)0 : -(T_C)INFINITY;
+}
+
+/* mvlgamma(x, p): sum over j < p of lgamma(x - (p - 1)/2 + j/2), plus c =
+ * p (p - 1)/4 log(pi) (the host's, in double, as PyTorch's). */
+inline T_C sp_mvlgamma(T_C x, int p, T_C c)
+{
+    T_C s = 0;
+    for (int j = 0; j < p; j++)
+        s += lgamma(x + (T_C)(j - (p - 1)) * K(0.5));
+    return s + c;
+}
+
+/* The sum of digamma over the same arguments: mvlgamma's derivative. */
+inline T_C sp_mvdigamma(T_C x, int p)
+{
+    T_C s = 0;
+    for (int j = 0; j < p; j++)
+        s += sp_digamma(x + (T_C)(j - (p - 1)) * K(0.5));
+    return s;
+}
+#endif
+
+#ifdef EW_UN
+#if T_IS_FLOAT
+/* lgamma is the OpenCL builtin; the rest the helpers above, one element
+ * at a time (no vector forms). */
+#define SPECIAL_UNARY_OPS(X)                                                   \
+    X(lgamma, lgamma(x))                                                       \
+    X(digamma, sp_digamma(x))                                                  \
+    X(i0, sp_bessel(x, SP_I0))                                                 \
+    X(i0e, sp_bessel(x, SP_I0E))                                               \
+    X(i1, sp_bessel(x, SP_I1))                                                 \
+    X(i1e, sp_bessel(x, SP_I1E))                                               \
+    X(ndtr, sp_ndtr(x))                                                        \
+    X(ndtri, sp_ndtri(x))                                                      \
+    X(log_ndtr, sp_log_ndtr(x))                                                \
+    X(sinc, sp_sinc(x))                                                        \
+    X(entr, sp_entr(x))
+SPECIAL_UNARY_OPS(DEF_UNARY_SCALAR)
+
+/* polygamma(n, x) with n = sc0; mvlgamma(x, p) with p = sc0 and the
+ * constant sc1 (ACT3's parameters). */
+DEF_FOUR(polygamma_, PARAMS_ACT3, FETCH_ACT3, VFETCH_ACT3, sp_polygamma((int)sc0, x), x, 0)
+DEF_FOUR(mvlgamma_, PARAMS_ACT3, FETCH_ACT3, VFETCH_ACT3, sp_mvlgamma(x, (int)sc0, sc1), x, 0)
+
+/* frexp: the mantissa in [0.5, 1) with x's sign goes to out, the exponent
+ * to pe (int32, operand 1, laid out as out); inf and NaN come back with
+ * exponent 0, as the C library's. */
+#define PARAMS_FREXP __global const T *pa, __global int *pe
+#define FETCH_FREXP(o0, o1, o2)                                                \
+    TY x = T_LOAD(pa, o0);                                                     \
+    int e_ = 0;                                                                \
+    TY m_ = isfinite(x) ? frexp(x, &e_) : x;                                   \
+    pe[o1] = e_;
+DEF_FOUR(frexp_, PARAMS_FREXP, FETCH_FREXP, VFETCH_UN, m_, x, 0)
+#endif
+
+/* bitwise_not: ~x, and logical not for bool (as torch's). */
+#if T_IS_BOOL
+DEF_UNARY(bitwise_not, x == zero)
+#elif T_IS_INT
+DEF_UNARY(bitwise_not, ~x)
+#endif
+#endif
+
+#ifdef EW_BIN
+#if T_IS_FLOAT
+/* xlog1py as xlogy: NaN where y is NaN, else 0 where x == 0, else
+ * x log1p(y).  logaddexp and logaddexp2 as PyTorch's: a itself where both
+ * are the same infinity, else max(a, b) + log1p(exp(-|a - b|)) (NaN in
+ * either gives NaN; log1p(exp2(..)) / ln 2 for logaddexp2).  nextafter is
+ * the C library's. */
+#define XLOG1PY (isnan(b) ? b : a == zero ? zero : a * LOG1P(b))
+#define LAE_MAX (a < b ? b : a)
+#define LOGADDEXP (isinf(a) && a == b ? a : LAE_MAX + log1p(exp(-fabs(a - b))))
+#define LOGADDEXP2                                                             \
+    (isinf(a) && a == b ? a                                                    \
+                        : LAE_MAX + log1p(exp2(-fabs(a - b))) * K(1.44269504088896340736))
+DEF_TT_SCALAR(xlog1py, XLOG1PY)
+DEF_TT_SCALAR(logaddexp, LOGADDEXP)
+DEF_TT_SCALAR(logaddexp2, LOGADDEXP2)
+DEF_TT_SCALAR(nextafter, nextafter(a, b))
+#endif
+
+/* heaviside: b where a == 0, else 1 above 0 and 0 below (NaN too). */
+DEF_FOUR(heaviside_tt_, PARAMS_TT, FETCH_TT, VFETCH_TT, a == zero ? b : (a > zero ? one : zero),
+         a, 0)
+
+#if T_IS_INT
+/* gcd by Euclid's algorithm on |a| and |b| (abs wraps, as PyTorch's); lcm
+ * |a / gcd * b|, 0 where the gcd is. */
+#if T_IS_UNSIGNED
+#define INT_ABS(x) (x)
+#else
+#define INT_ABS(x) ((x) < 0 ? -(x) : (x))
+#endif
+inline T_C int_gcd(T_C a, T_C b)
+{
+    a = INT_ABS(a);
+    b = INT_ABS(b);
+    while (a != 0) {
+        T_C c = a;
+        a = b % a;
+        b = c;
+    }
+    return b;
+}
+
+inline T_C int_lcm(T_C a, T_C b)
+{
+    T_C g = int_gcd(a, b);
+    return g == 0 ? 0 : INT_ABS(a / g * b);
+}
+
+/* Shifts in T's width W: a left shift by a count outside [0, W) gives 0,
+ * wrapping otherwise; a right shift by one outside [0, W - 1) (W for
+ * unsigned) gives the sign fill (0 for unsigned), as PyTorch defines them
+ * (its 1.13 CPU kernel shifts by the count modulo the width instead). */
+#if T_IS_UNSIGNED
+#define SHIFT_LEFT(a, b) ((a) << (b))
+#else
+#define SHIFT_LEFT(a, b) ((T_C)((CAT(u, T_C))(a) << (b)))
+#endif
+inline T_C int_lshift(T_C a, T_C b)
+{
+    if (b < 0 || b >= (T_C)(sizeof(T) * 8))
+        return 0;
+    return SHIFT_LEFT(a, b);
+}
+
+inline T_C int_rshift(T_C a, T_C b)
+{
+    const T_C w = (T_C)(sizeof(T) * 8) - (T_IS_UNSIGNED ? 0 : 1);
+    if (b < 0 || b >= w)
+        return a < 0 ? (T_C)-1 : (T_C)0;
+    return a >> b;
+}
+
+#define INTEGER_BINARY_OPS(X)                                                  \
+    X(gcd, int_gcd(a, b))                                                      \
+    X(lcm, int_lcm(a, b))                                                      \
+    X(bitwise_left_shift, int_lshift(a, b))                                    \
+    X(bitwise_right_shift, int_rshift(a, b))
+INTEGER_BINARY_OPS(DEF_TT_SCALAR)
+#endif
+
+/* bitwise and, or and xor of integers and bool. */
+#if T_IS_INT || T_IS_BOOL
+#define BITWISE_OPS(X)                                                         \
+    X(bitwise_and, a & b, a & b, 1)                                            \
+    X(bitwise_or, a | b, a | b, 1)                                             \
+    X(bitwise_xor, a ^ b, a ^ b, 1)
+BITWISE_OPS(DEF_BINARY)
+#endif
+#endif
+
+#ifdef EW_CMP
+/* signbit: the sign bit of a float (-0.0 and -NaN too), x < 0 for
+ * integers, false for bool.  isclose(a, b, rtol, atol, equal_nan) as
+ * torch's: a == b, or both NaN with equal_nan, or |a - b| finite and at
+ * most atol + |rtol * b|, in a's dtype for floats; integers take the
+ * difference in their dtype (wrapping) and the bound in float, as torch's
+ * cast of b to the default dtype. */
+#if T_IS_FLOAT
+#define SIGNBIT(x) (signbit(x) != 0)
+#define CLOSE_F T_C
+#define CLOSE_ABS(d) fabs(d)
+#define CLOSE_NANS(a, b) (isnan(a) && isnan(b))
+#define CLOSE_FINITE(d) isfinite(d)
+#define CLOSE_DIFF(a, b) ((a) - (b))
+#else
+#define CLOSE_DIFF(a, b) ((T_C)(T)((a) - (b)))
+#define SIGNBIT(x) ((x) < zero)
+#define CLOSE_F float
+#define CLOSE_ABS(d) ABS(d)
+#define CLOSE_NANS(a, b) false
+#define CLOSE_FINITE(d) true
+#endif
+DEF_FOUR(signbit_, PARAMS_UN, FETCH_UN, VFETCH_UN, SIGNBIT(x), x, 0)
+inline bool is_close(T_C a, T_C b, CLOSE_F rtol, CLOSE_F atol, CLOSE_F equal_nan)
+{
+    if (a == b || (equal_nan != 0 && CLOSE_NANS(a, b)))
+        return true;
+    const T_C zero = 0;
+    (void)zero;
+    T_C d = CLOSE_DIFF(a, b);
+    d = CLOSE_ABS(d);
+    return CLOSE_FINITE(d) && (CLOSE_F)d <= atol + fabs(rtol * (CLOSE_F)b);
+}
+#define PARAMS_CLOSE PARAMS_TT, CLOSE_F rtol, CLOSE_F atol, CLOSE_F equal_nan
+DEF_FOUR(isclose_tt_, PARAMS_CLOSE, FETCH_TT, VFETCH_TT, is_close(a, b, rtol, atol, equal_nan), a,
+         0)
+#endif
+
+#if defined(EW_GRAD) && T_IS_FLOAT
+/* The special functions' gradients (a the output's gradient, b the input
+ * unless said), PyTorch's formulas: lgamma g digamma(x), digamma
+ * g trigamma(x), polygamma(n) g polygamma(n + 1, x) (n = sc0), mvlgamma
+ * g sum digamma (p = sc0), i0 g i1(x), i0e g (i1e(x) - sgn(x) i0e(x)),
+ * i1 g (i0(x) - i1(x)/x) and i1e g (i0e(x) - i1e(x) (sgn(x) + 1/x)), both
+ * g/2 where |x| <= eps and at NaN, ndtr g exp(-x^2/2) / sqrt(2 pi), ndtri (b the
+ * output) g sqrt(2 pi) exp(y^2/2), log_ndtr g exp(-(y + x^2/2)) /
+ * sqrt(2 pi), sinc g (cos(pi x) - sinc(x)) / x (0 at 0), entr
+ * -g (1 + log x); logaddexp's and logaddexp2's from b = the other operand
+ * less this one, g / (1 + exp(b)) and g / (1 + 2^b); frexp's from b = the
+ * exponent, g / 2^b with 2^b in float32, as PyTorch's exp2 of an int32
+ * tensor (inf where it underflows there). */
+#if T_ID == 1
+#define SP_EPS DBL_EPSILON
+#else
+#define SP_EPS FLT_EPSILON
+#endif
+#define SP_SGN(x) ((x) > 0 ? K(1.0) : (x) < 0 ? K(-1.0) : K(0.0))
+#define SP_RSQRT_2PI K(0.39894228040143267794)
+#define SP_SQRT_2PI K(2.50662827463100050242)
+#define I1_BW                                                                  \
+    (!(fabs(b) > SP_EPS) ? K(0.5) * a : a * (sp_bessel(b, SP_I0) - sp_bessel(b, SP_I1) / b))
+#define I1E_BW                                                                 \
+    (!(fabs(b) > SP_EPS) ? K(0.5) * a                                          \
+                       : a * (sp_bessel(b, SP_I0E) - sp_bessel(b, SP_I1E) * (SP_SGN(b) + 1 / b)))
+#define SINC_BW (b == 0 ? zero : a * (cos(SP_PI * b) - sp_sinc(b)) / b)
+#define SPECIAL_GRAD_OPS(X)                                                    \
+    X(lgamma_bw, a * sp_digamma(b))                                            \
+    X(digamma_bw, a * sp_trigamma(b))                                          \
+    X(i0_bw, a * sp_bessel(b, SP_I1))                                          \
+    X(i0e_bw, a * (sp_bessel(b, SP_I1E) - SP_SGN(b) * sp_bessel(b, SP_I0E)))   \
+    X(i1_bw, I1_BW)                                                            \
+    X(i1e_bw, I1E_BW)                                                          \
+    X(ndtr_bw, a * exp(K(-0.5) * b * b) * SP_RSQRT_2PI)                        \
+    X(ndtri_bw, a * SP_SQRT_2PI * exp(b * b / 2))                              \
+    X(log_ndtr_bw, a * SP_RSQRT_2PI * exp(-(sp_log_ndtr(b) + b * b / 2)))      \
+    X(sinc_bw, SINC_BW)                                                        \
+    X(entr_bw, a * -(one + log(b)))                                            \
+    X(logaddexp_bw, a / (one + exp(b)))                                        \
+    X(logaddexp2_bw, a / (one + exp2(b)))                                      \
+    X(frexp_bw, a / (T_C)exp2((float)b))
+SPECIAL_GRAD_OPS(DEF_TT_SCALAR)
+DEF_FOUR(polygamma_bw_tt_, PARAMS_ACT3_BW, FETCH_ACT3_BW, VFETCH_ACT3_BW,
+         a * sp_polygamma((int)sc0 + 1, b), a, 0)
+DEF_FOUR(mvlgamma_bw_tt_, PARAMS_ACT3_BW, FETCH_ACT3_BW, VFETCH_ACT3_BW,
+         a * sp_mvdigamma(b, (int)sc0), a, 0)
+#endif

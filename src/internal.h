@@ -1063,6 +1063,21 @@ CLT__EW_UN(CLT__DECL_UN_)
 #define CLT__EW_MATH_TT(X) X(atan2) X(hypot) X(copysign) X(xlogy)
 CLT__EW_MATH_UN(CLT__DECL_UN_)
 CLT__EW_MATH_TT(CLT__DECL_TT_)
+/* The special functions and the rest of torch's pointwise math (ops.h). */
+#define CLT__EW_SPECIAL_UN(X)                                                \
+    X(lgamma) X(digamma) X(i0) X(i0e) X(i1) X(i1e) X(ndtr) X(ndtri) X(log_ndtr) X(sinc) \
+    X(entr) X(bitwise_not) X(signbit)
+#define CLT__EW_SPECIAL_TT(X)                                                \
+    X(xlog1py) X(logaddexp) X(logaddexp2) X(nextafter) X(heaviside) X(gcd) X(lcm)      \
+    X(bitwise_and) X(bitwise_or) X(bitwise_xor) X(bitwise_left_shift) X(bitwise_right_shift)
+CLT__EW_SPECIAL_UN(CLT__DECL_UN_)
+CLT__EW_SPECIAL_TT(CLT__DECL_TT_)
+clt_status clt__polygamma_in(const char *fn, int64_t n, const clt_tensor *a, clt_tensor **out);
+clt_status clt__mvlgamma_in(const char *fn, const clt_tensor *a, int64_t p, clt_tensor **out);
+clt_status clt__frexp_in(const char *fn, const clt_tensor *a, clt_tensor **mantissa,
+                         clt_tensor **exponent);
+clt_status clt__isclose_in(const char *fn, const clt_tensor *a, const clt_tensor *b, double rtol,
+                           double atol, bool equal_nan, clt_tensor **out);
 clt_status clt__logit_in(const char *fn, const clt_tensor *a, const double *eps,
                          clt_tensor **out);
 clt_status clt__nan_to_num_in(const char *fn, const clt_tensor *a, double nan_value,

@@ -6078,6 +6078,346 @@ def nn_shape_state_dict():
                 L.clt_module_free(cm)
 
 
+# ---- special functions, more pointwise math, comparison helpers ----------
+
+SPECIAL_UN = {"lgamma": torch.lgamma, "digamma": torch.digamma,
+              "special_i0": torch.special.i0, "special_i0e": torch.special.i0e,
+              "special_i1": torch.special.i1, "special_i1e": torch.special.i1e,
+              "special_ndtr": torch.special.ndtr, "special_ndtri": torch.special.ndtri,
+              "special_log_ndtr": torch.special.log_ndtr, "special_entr": torch.special.entr,
+              "sinc": torch.sinc}
+SPECIAL_BIN = {"special_xlog1py": torch.special.xlog1py, "logaddexp": torch.logaddexp,
+               "logaddexp2": torch.logaddexp2, "nextafter": torch.nextafter,
+               "heaviside": torch.heaviside, "gcd": torch.gcd, "lcm": torch.lcm,
+               "bitwise_and": torch.bitwise_and, "bitwise_or": torch.bitwise_or,
+               "bitwise_xor": torch.bitwise_xor, "ldexp": torch.ldexp,
+               "float_power": torch.float_power}
+SPECIAL_TOL = ((3e-6, 1e-6), (4e-15, 2e-15))
+
+
+def special_data(dt, kind):
+    """Edge values of each function's domain: 0, -0.0, negative integers,
+    halves, +-inf, NaN, huge and tiny, then a random sweep."""
+    edges = [0.0, -0.0, 1.0, 2.0, -1.0, -2.0, -3.0, 0.5, -0.5, -2.5, 1e-8, -1e-8, 3.0, 7.9,
+             8.0, 8.1, 10.0, 30.0, -30.5, 100.0, 1e10, -1e10, math.inf, -math.inf, math.nan]
+    if kind == "prob":
+        edges = [0.0, -0.0, 1.0, 0.5, 1e-300 if dt == torch.float64 else 1e-30, 1e-20, 0.1,
+                 0.13, 0.14, 0.86, 0.9, 0.999999, 1e-10, 2.0, -0.5, math.inf, math.nan]
+        sweep = torch.rand(300, generator=G, dtype=torch.float64)
+    else:
+        sweep = (torch.rand(300, generator=G, dtype=torch.float64) - 0.5) * 40
+    return torch.cat([torch.tensor(edges, dtype=torch.float64), sweep]).to(dt)
+
+
+def special_math():
+    global TOL
+    TOL = dict(TOL, special=SPECIAL_TOL)
+    f = torch.float32
+    for n, tf in SPECIAL_UN.items():
+        cf = proto("clt_" + n, [P, PP])
+        for dt in FLOATS:
+            x = special_data(dt, "prob" if n == "special_ndtri" else "real")
+            if n == "special_log_ndtr":
+                x = torch.cat([x, torch.tensor([-1.0, -1.5, -7.9, -8.1, -19.9, -20.1, -37.0,
+                                                -40.0, -1e5, -1e150], dtype=dt)])
+            check("%s %s edges" % (n, dn(dt)), tf, cf, [x], tol="special")
+        for dt in (torch.int32, torch.int64, torch.uint8, torch.bool):
+            check("%s %s" % (n, dn(dt)), tf, cf, [data((3, 5), dt)], tol="special")
+        check("%s transposed" % n, tf, cf, [In(data((4, 3), f, special=True), ("T",))],
+              tol="special")
+        check("%s empty" % n, tf, cf, [data((0, 3), f)], tol="special")
+    proto("clt_polygamma", [C.c_int64, P, PP])
+    for k in (0, 1, 2, 3, 4, 7):
+        for dt in FLOATS:
+            x = special_data(dt, "real")
+            # float32 zeta at negative x cancels terms of 32 to give 0.003:
+            # PyTorch sums them in double, cltensor in float (ops.h)
+            if k >= 2 and dt == f:
+                x = x[~(x < 0)]
+            check("polygamma %d %s" % (k, dn(dt)), lambda t, k=k: torch.polygamma(k, t),
+                  lambda p, o, k=k: L.clt_polygamma(k, p, o), [x], tol="special")
+    check("polygamma -1", lambda t: torch.polygamma(-1, t),
+          lambda p, o: L.clt_polygamma(-1, p, o), [data((3,), f)])
+    proto("clt_mvlgamma", [P, C.c_int64, PP])
+    for pp in (1, 2, 3, 5):
+        for dt in FLOATS + [torch.int32]:
+            check("mvlgamma %d %s" % (pp, dn(dt)), lambda t, k=pp: torch.mvlgamma(t, k),
+                  lambda q, o, k=pp: L.clt_mvlgamma(q, k, o),
+                  [data((3, 7), dt, lo=3, hi=20)], tol="special")
+    for pp in (0, -1):
+        check("mvlgamma p %d" % pp, lambda t, k=pp: torch.mvlgamma(t, k),
+              lambda q, o, k=pp: L.clt_mvlgamma(q, k, o), [data((3,), f, lo=3, hi=5)])
+    check("mvlgamma bool", lambda t: torch.mvlgamma(t, 1),
+          lambda q, o: L.clt_mvlgamma(q, 1, o), [data((3,), torch.bool)])
+    # binary: every dtype (the refusals as torch's), special pairs, broadcasting
+    for n, tf in SPECIAL_BIN.items():
+        cf = proto("clt_" + n, [P, P, PP])
+        for dt in DTYPES:
+            a = data((3, 5), dt, special=True)
+            b = data((3, 5), dt, special=True).flip(-1)
+            if n in ("gcd", "lcm") and not dt.is_floating_point:
+                a, b = data((3, 5), dt, lo=-30, hi=30), data((3, 5), dt, lo=-30, hi=30)
+            check("%s %s" % (n, dn(dt)), tf, cf, [a, b], tol="special")
+        for da, db in ((f, torch.float64), (torch.int32, torch.int64), (torch.uint8, torch.int32),
+                       (torch.int32, f), (torch.bool, torch.int32)):
+            check("%s %s,%s" % (n, dn(da), dn(db)), tf, cf, [data((4,), da), data((4,), db)],
+                  tol="special")
+            check("%s %s,0-d %s" % (n, dn(da), dn(db)), tf, cf, [data((4,), da), data((), db)],
+                  tol="special")
+        check("%s bcast" % n, tf, cf, [data((3, 1), f, special=True), data((1, 4), f)],
+              tol="special")
+        check("%s shape mismatch" % n, tf, cf, [data((2, 3), f), data((3, 2), f)])
+        if n in ("gcd", "lcm", "ldexp", "float_power") or n.startswith("bitwise"):
+            continue
+        for dt in FLOATS:
+            sp = torch.tensor([math.inf, -math.inf, math.nan, -0.0, 0.0, 1.0, -1.0, 2.5, -2.5,
+                               1e-45 if dt == f else 5e-324, 3e38 if dt == f else 1.7e308,
+                               -0.999, -1.0], dtype=dt)
+            k = sp.numel()
+            check("%s %s special pairs" % (n, dn(dt)), tf, cf,
+                  [sp.repeat_interleave(k), sp.repeat(k)], tol="special")
+    for dt in (torch.int32, torch.int64, torch.uint8):
+        ii = torch.iinfo(dt)
+        v = torch.tensor([ii.min, ii.max, 0, 1, ii.min + 1, 12, 18, 7], dtype=dt)
+        check("gcd %s extremes" % dn(dt), torch.gcd, L.clt_gcd, [v, v.flip(0)], tol="exact")
+        check("lcm %s extremes" % dn(dt), torch.lcm, L.clt_lcm, [v, v.flip(0)], tol="exact")
+    check("ldexp exponents", torch.ldexp, L.clt_ldexp,
+          [data((6,), f), torch.tensor([0, 1, -1, 127, -126, 130], dtype=torch.int32)],
+          tol="exact")
+    # shifts with counts inside [0, W): torch 1.13 and torch agree there
+    for n, tf in (("bitwise_left_shift", torch.bitwise_left_shift),
+                  ("bitwise_right_shift", torch.bitwise_right_shift)):
+        cf = proto("clt_" + n, [P, P, PP])
+        for dt in (torch.int32, torch.int64, torch.uint8):
+            w = torch.iinfo(dt).bits
+            a = data((40,), dt, lo=-1000, hi=1000)
+            b = torch.randint(0, w - 1, (40,), generator=G).to(dt)
+            check("%s %s" % (n, dn(dt)), tf, cf, [a, b], tol="exact")
+        for dt in (f, torch.bool):
+            check("%s %s" % (n, dn(dt)), tf, cf, [data((3,), dt), data((3,), dt)])
+    proto("clt_bitwise_not", [P, PP])
+    proto("clt_signbit", [P, PP])
+    for dt in DTYPES:
+        check("bitwise_not %s" % dn(dt), torch.bitwise_not, L.clt_bitwise_not,
+              [data((3, 5), dt)], tol="exact")
+        check("signbit %s" % dn(dt), torch.signbit, L.clt_signbit,
+              [data((3, 5), dt, special=True)], tol="exact")
+    check("signbit -nan", torch.signbit, L.clt_signbit,
+          [torch.tensor([math.nan, -math.nan, -0.0, 0.0], dtype=f)], tol="exact")
+    # frexp: two outputs
+    proto("clt_frexp", [P, PP, PP])
+    for dt in DTYPES:
+        check("frexp mantissa %s" % dn(dt), lambda t: torch.frexp(t)[0],
+              lambda p, o: frexp_part(p, o, 0), [data((3, 7), dt, special=True)], tol="exact")
+        check("frexp exponent %s" % dn(dt), lambda t: torch.frexp(t)[1],
+              lambda p, o: frexp_part(p, o, 1), [data((3, 7), dt, special=True)], tol="exact")
+    for dt in FLOATS:
+        x = special_data(dt, "real")
+        check("frexp edges mantissa %s" % dn(dt), lambda t: torch.frexp(t)[0],
+              lambda p, o: frexp_part(p, o, 0), [x], tol="exact")
+        check("frexp edges exponent %s" % dn(dt), lambda t: torch.frexp(t)[1],
+              lambda p, o: frexp_part(p, o, 1), [x[torch.isfinite(x)]], tol="exact")
+    # isclose, allclose, equal
+    proto("clt_isclose", [P, P, C.c_double, C.c_double, C.c_int, PP])
+    proto("clt_allclose", [P, P, C.c_double, C.c_double, C.c_int, C.POINTER(C.c_int)])
+    proto("clt_equal", [P, P, C.POINTER(C.c_int)])
+    for dt in DTYPES:
+        a = data((4, 6), dt, special=True)
+        b = a.clone()
+        if dt.is_floating_point:
+            b = b + torch.tensor([0, 1e-9, 1e-6, 1e-3, 1, -1e-7], dtype=dt)
+        for rt, at, en in ((1e-5, 1e-8, False), (1e-5, 1e-8, True), (0.0, 0.0, False),
+                           (0.1, 0.5, True), (-1.0, 0.0, False), (0.0, math.nan, False)):
+            check("isclose %s %r %r %r" % (dn(dt), rt, at, en),
+                  lambda x, y, rt=rt, at=at, en=en: torch.isclose(x, y, rt, at, en),
+                  lambda p, q, o, rt=rt, at=at, en=en: L.clt_isclose(p, q, rt, at, int(en), o),
+                  [a, b], tol="exact")
+    check("isclose dtype mismatch", torch.isclose,
+          lambda p, q, o: L.clt_isclose(p, q, 1e-5, 1e-8, 0, o),
+          [data((3,), torch.int64), data((3,), f)])
+    check("isclose bcast", torch.isclose, lambda p, q, o: L.clt_isclose(p, q, 1e-5, 1e-8, 0, o),
+          [data((3, 1), f), data((1, 4), f)], tol="exact")
+    check("isclose uint8 wrap", lambda x, y: torch.isclose(x, y, 0.0, 300.0),
+          lambda p, q, o: L.clt_isclose(p, q, 0.0, 300.0, 0, o),
+          [torch.tensor([3, 250], dtype=torch.uint8), torch.tensor([5, 2], dtype=torch.uint8)],
+          tol="exact")
+    for a, b in ((data((3, 4), f), None), (data((3, 4), f, special=True), None),
+                 (data((3, 4), f), data((3, 4), f)), (data((3, 4), f), data((4, 3), f)),
+                 (data((3,), f), data((3,), torch.float64)), (data((0,), f), None)):
+        b = a.clone() if b is None else b
+        for en in (0, 1):
+            r = C.c_int(7)
+            st = L.clt_allclose(upload(a), upload(b), 1e-5, 1e-8, en, C.byref(r))
+            try:
+                want = torch.allclose(a, b, 1e-5, 1e-8, bool(en))
+            except Exception:
+                want = None
+            ok("allclose %s %s %d" % (list(a.shape), list(b.shape), en),
+               (st != 0 and r.value == 0) if want is None else (st == 0 and r.value == int(want)),
+               "status %d value %d, torch %r" % (st, r.value, want))
+        r = C.c_int(7)
+        st = L.clt_equal(upload(a), upload(b), C.byref(r))
+        want = torch.equal(a, b)
+        ok("equal %s %s" % (list(a.shape), list(b.shape)), st == 0 and r.value == int(want),
+           "status %d value %d, torch %r" % (st, r.value, want))
+
+
+def frexp_part(p, o, k):
+    m, e = P(), P()
+    st = L.clt_frexp(p, C.byref(m), C.byref(e))
+    if st == 0:
+        L.clt_tensor_free(e if k == 0 else m)
+        o._obj.value = (m if k == 0 else e).value
+    else:
+        o._obj.value = None
+    return st
+
+
+# ---- torch.diff, torch.trapezoid, torch.cumulative_trapezoid -------------
+
+def calculus():
+    f = torch.float32
+    proto("clt_diff", [P, C.c_int64, C.c_int, P, P, PP])
+    for dt in DTYPES:
+        for n, dim in ((1, -1), (2, 0), (0, 1), (3, 1), (9, -1)):
+            check("diff %s n=%d dim=%d" % (dn(dt), n, dim),
+                  lambda t, n=n, d=dim: torch.diff(t, n, d),
+                  lambda p, o, n=n, d=dim: L.clt_diff(p, n, d, None, None, o),
+                  [data((3, 5), dt, special=True)], tol="exact")
+        check("diff %s prepend append" % dn(dt),
+              lambda t, a, b: torch.diff(t, 2, 1, a, b),
+              lambda p, a, b, o: L.clt_diff(p, 2, 1, a, b, o),
+              [data((3, 4), dt), data((3, 2), dt), data((3, 1), dt)], tol="exact")
+    check("diff mixed dtypes", lambda t, a: torch.diff(t, 1, 0, a),
+          lambda p, a, o: L.clt_diff(p, 1, 0, a, None, o),
+          [data((4,), torch.int32), data((2,), f)], tol="exact")
+    check("diff transposed", lambda t: torch.diff(t, 1, 0), lambda p, o: L.clt_diff(p, 1, 0, None, None, o),
+          [In(data((4, 3), f), ("T",))], tol="exact")
+    check("diff empty", lambda t: torch.diff(t), lambda p, o: L.clt_diff(p, 1, -1, None, None, o),
+          [data((2, 0), f)], tol="exact")
+    check("diff 0-d", lambda t: torch.diff(t), lambda p, o: L.clt_diff(p, 1, -1, None, None, o),
+          [data((), f)])
+    check("diff n<0", lambda t: torch.diff(t, -1), lambda p, o: L.clt_diff(p, -1, -1, None, None, o),
+          [data((3,), f)])
+    check("diff bad dim", lambda t: torch.diff(t, 1, 2), lambda p, o: L.clt_diff(p, 1, 2, None, None, o),
+          [data((3, 2), f)])
+    check("diff prepend ndim", lambda t, a: torch.diff(t, 1, 0, a),
+          lambda p, a, o: L.clt_diff(p, 1, 0, a, None, o), [data((3, 2), f), data((2,), f)])
+    proto("clt_trapezoid", [P, P, C.c_double, C.c_int, PP])
+    proto("clt_cumulative_trapezoid", [P, P, C.c_double, C.c_int, PP])
+    for name, tf, cf in (("trapezoid", torch.trapezoid, L.clt_trapezoid),
+                         ("cumulative_trapezoid", torch.cumulative_trapezoid,
+                          L.clt_cumulative_trapezoid)):
+        for dt in DTYPES:
+            for dx, dim in ((1.0, -1), (0.25, 0), (2.0, 1)):
+                check("%s %s dx=%g dim=%d" % (name, dn(dt), dx, dim),
+                      lambda y, dx=dx, d=dim, tf=tf: tf(y, dx=dx, dim=d),
+                      lambda p, o, dx=dx, d=dim, cf=cf: cf(p, None, dx, d, o),
+                      [data((3, 5), dt, special=dt.is_floating_point)], tol="red")
+        for dt in FLOATS:
+            check("%s %s x 1-d" % (name, dn(dt)), lambda y, x, tf=tf: tf(y, x, dim=1),
+                  lambda p, q, o, cf=cf: cf(p, q, 0.0, 1, o),
+                  [data((3, 5), dt), torch.sort(data((5,), dt))[0]], tol="red")
+            check("%s %s x same shape" % (name, dn(dt)), lambda y, x, tf=tf: tf(y, x, dim=0),
+                  lambda p, q, o, cf=cf: cf(p, q, 0.0, 0, o),
+                  [data((4, 3), dt), data((4, 3), dt)], tol="red")
+            check("%s %s x fewer dims" % (name, dn(dt)), lambda y, x, tf=tf: tf(y, x, dim=-1),
+                  lambda p, q, o, cf=cf: cf(p, q, 0.0, -1, o),
+                  [data((2, 3, 4), dt), data((3, 4), dt)], tol="red")
+        check("%s x int" % name, lambda y, x, tf=tf: tf(y, x), lambda p, q, o, cf=cf: cf(p, q, 0.0, -1, o),
+              [data((3, 4), torch.int32), data((4,), torch.int64)], tol="red")
+        check("%s x mismatch" % name, lambda y, x, tf=tf: tf(y, x),
+              lambda p, q, o, cf=cf: cf(p, q, 0.0, -1, o), [data((3, 4), f), data((3,), f)])
+        check("%s x bool" % name, lambda y, x, tf=tf: tf(y, x),
+              lambda p, q, o, cf=cf: cf(p, q, 0.0, -1, o), [data((3, 4), f), data((4,), torch.bool)])
+        check("%s transposed" % name, lambda y, tf=tf: tf(y, dim=0),
+              lambda p, o, cf=cf: cf(p, None, 1.0, 0, o), [In(data((4, 3), f), ("T",))], tol="red")
+        check("%s one sample" % name, lambda y, tf=tf: tf(y), lambda p, o, cf=cf: cf(p, None, 1.0, -1, o),
+              [data((3, 1), f)], tol="red")
+        check("%s no samples" % name, lambda y, tf=tf: tf(y), lambda p, o, cf=cf: cf(p, None, 1.0, -1, o),
+              [data((3, 0), f)], tol="red")
+        check("%s 0-d" % name, lambda y, tf=tf: tf(y), lambda p, o, cf=cf: cf(p, None, 1.0, -1, o),
+              [data((), f)])
+
+
+# ---- torch.cov and torch.corrcoef -----------------------------------------
+
+def covariance():
+    f = torch.float32
+    proto("clt_cov", [P, C.c_int64, P, P, PP])
+    proto("clt_corrcoef", [P, PP])
+    for dt in DTYPES:
+        for shape in ((3, 6), (6,), (1, 4), (), (2, 1), (3, 0)):
+            for corr in (1, 0, 2):
+                check("cov %s %s c=%d" % (dn(dt), shape, corr),
+                      lambda x, c=corr: torch.cov(x, correction=c),
+                      lambda p, o, c=corr: L.clt_cov(p, c, None, None, o),
+                      [data(shape, dt)], tol="red")
+            check("corrcoef %s %s" % (dn(dt), shape), torch.corrcoef, L.clt_corrcoef,
+                  [data(shape, dt)], tol="red")
+    fw = torch.tensor([1, 0, 3, 2, 1, 4], dtype=torch.int64)
+    aw = torch.tensor([0.5, 1.0, 0.25, 2.0, 0.0, 1.5], dtype=f)
+    for dt in FLOATS:
+        x = data((3, 6), dt)
+        for corr in (1, 0, 3):
+            check("cov %s fweights c=%d" % (dn(dt), corr),
+                  lambda x, w, c=corr: torch.cov(x, correction=c, fweights=w),
+                  lambda p, w, o, c=corr: L.clt_cov(p, c, w, None, o), [x, fw], tol="red")
+            check("cov %s aweights c=%d" % (dn(dt), corr),
+                  lambda x, w, c=corr: torch.cov(x, correction=c, aweights=w),
+                  lambda p, w, o, c=corr: L.clt_cov(p, c, None, w, o), [x, aw.to(dt)], tol="red")
+            check("cov %s both c=%d" % (dn(dt), corr),
+                  lambda x, w, a, c=corr: torch.cov(x, correction=c, fweights=w, aweights=a),
+                  lambda p, w, a, o, c=corr: L.clt_cov(p, c, w, a, o), [x, fw, aw.to(dt)],
+                  tol="red")
+    x = data((3, 6), f)
+    for name, w, a in (("negative fweights", -fw, None), ("float fweights", aw, None),
+                       ("int aweights", None, fw), ("negative aweights", None, -aw),
+                       ("short fweights", fw[:3], None), ("2-d aweights", None, aw.view(2, 3)),
+                       ("zero weights", fw * 0, None)):
+        ins = [x] + [t for t in (w, a) if t is not None]
+        check("cov %s" % name,
+              lambda x, *r, w=w, a=a: torch.cov(x, fweights=r[0] if w is not None else None,
+                                              aweights=r[-1] if a is not None else None),
+              lambda p, *r, w=w, a=a: L.clt_cov(p, 1, r[0] if w is not None else None,
+                                                r[-2] if a is not None else None, r[-1]),
+              ins)
+    check("cov 3-d", torch.cov, lambda p, o: L.clt_cov(p, 1, None, None, o), [data((2, 2, 2), f)])
+    check("corrcoef 3-d", torch.corrcoef, L.clt_corrcoef, [data((2, 2, 2), f)])
+    check("cov transposed", torch.cov, lambda p, o: L.clt_cov(p, 1, None, None, o),
+          [In(data((5, 3), f), ("T",))], tol="red")
+
+
+def histc():
+    f = torch.float32
+    proto("clt_histc", [P, C.c_int64, C.c_double, C.c_double, PP])
+    for dt in DTYPES:
+        for bins, lo, hi in ((10, 0.0, 0.0), (4, -2.0, 2.0), (7, -5.0, 5.0), (1, 0.0, 1.0),
+                             (3, 2.0, -2.0), (0, 0.0, 1.0), (5, -math.inf, 1.0), (6, 0.1, 0.7),
+                             (100, -1.0, 1.0)):
+            check("histc %s %d [%g, %g]" % (dn(dt), bins, lo, hi),
+                  lambda x, b=bins, l=lo, h=hi: torch.histc(x, b, l, h),
+                  lambda p, o, b=bins, l=lo, h=hi: L.clt_histc(p, b, l, h, o),
+                  [data((7, 9), dt, special=False)], tol="exact")
+    for dt in FLOATS:
+        edges = torch.tensor([-2.0, 2.0, 0.0, -0.0, 1.0, -1.0, 0.5, 1.999999, -2.000001, math.nan,
+                              math.inf, -math.inf, 0.3333333, 2.0000001], dtype=dt)
+        check("histc %s edges" % dn(dt), lambda x: torch.histc(x, 4, -2, 2),
+              lambda p, o: L.clt_histc(p, 4, -2, 2, o), [edges], tol="exact")
+        check("histc %s one value" % dn(dt), lambda x: torch.histc(x, 3),
+              lambda p, o: L.clt_histc(p, 3, 0, 0, o), [torch.full((5,), 2.5, dtype=dt)],
+              tol="exact")
+        check("histc %s NaN range" % dn(dt), lambda x: torch.histc(x, 3),
+              lambda p, o: L.clt_histc(p, 3, 0, 0, o), [edges], tol="exact")
+        check("histc %s empty" % dn(dt), lambda x: torch.histc(x, 3),
+              lambda p, o: L.clt_histc(p, 3, 0, 0, o), [torch.zeros(0, dtype=dt)], tol="exact")
+        x = torch.rand(5000, generator=G, dtype=torch.float64).to(dt) * 3 - 1
+        check("histc %s many" % dn(dt), lambda x: torch.histc(x, 37, -1, 2),
+              lambda p, o: L.clt_histc(p, 37, -1, 2, o), [x], tol="exact")
+    check("histc transposed", lambda x: torch.histc(x, 5, -3, 3),
+          lambda p, o: L.clt_histc(p, 5, -3, 3, o), [In(data((4, 3), f), ("T",))], tol="exact")
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -6099,7 +6439,11 @@ def main():
                 nn_pool,
                 linalg_eig,
                 linalg_qr,
-                nn_shape]
+                nn_shape,
+                special_math,
+                calculus,
+                covariance,
+                histc]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -5104,6 +5104,148 @@ static void op_nnshape(fz *f)
         tfree(f, own[j], 0);
 }
 
+/* ---- special functions, pointwise math and comparison helpers (ops.h) ---------- */
+
+static void op_special(fz *f)
+{
+    clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    clt_dtype in = clt_tensor_dtype(a);
+    uint32_t k = pick(f, 36);
+    if (k >= 30) {
+        /* differences, integrals, covariance, histc: shapes not predicted here */
+        clt_tensor *c = chance(f, 50) ? NULL : rt(f);
+        int dim = (int)pick(f, 5) - 2;
+        double dx = chance(f, 70) ? 1.0 : rand_scalar(f);
+        switch (k) {
+        case 30:
+            CALL("clt_diff", clt_diff(a, (int64_t)pick(f, 5) - 1, dim, c, chance(f, 50) ? b : NULL,
+                                      op));
+            break;
+        case 31: CALL("clt_trapezoid", clt_trapezoid(a, c, dx, dim, op)); break;
+        case 32:
+            CALL("clt_cumulative_trapezoid", clt_cumulative_trapezoid(a, c, dx, dim, op));
+            break;
+        case 33: CALL("clt_cov", clt_cov(a, (int64_t)pick(f, 3), c, chance(f, 50) ? b : NULL, op)); break;
+        case 34: CALL("clt_corrcoef", clt_corrcoef(a, op)); break;
+        default:
+            CALL("clt_histc", clt_histc(a, (int64_t)pick(f, 40) - 2, chance(f, 50) ? 0 : rand_scalar(f),
+                                        chance(f, 50) ? 0 : rand_scalar(f), op));
+            break;
+        }
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        return;
+    }
+    /* unary, float32 for integers (mvlgamma refuses bool) */
+    if (k < 13) {
+        int64_t n = (int64_t)pick(f, 6) - 1;
+        switch (k) {
+        case 0: CALL("clt_lgamma", clt_lgamma(a, op)); break;
+        case 1: CALL("clt_digamma", clt_digamma(a, op)); break;
+        case 2: CALL("clt_special_i0", clt_special_i0(a, op)); break;
+        case 3: CALL("clt_special_i0e", clt_special_i0e(a, op)); break;
+        case 4: CALL("clt_special_i1", clt_special_i1(a, op)); break;
+        case 5: CALL("clt_special_i1e", clt_special_i1e(a, op)); break;
+        case 6: CALL("clt_special_ndtr", clt_special_ndtr(a, op)); break;
+        case 7: CALL("clt_special_ndtri", clt_special_ndtri(a, op)); break;
+        case 8: CALL("clt_special_log_ndtr", clt_special_log_ndtr(a, op)); break;
+        case 9: CALL("clt_special_entr", clt_special_entr(a, op)); break;
+        case 10: CALL("clt_sinc", clt_sinc(a, op)); break;
+        case 11: CALL("clt_polygamma", clt_polygamma(n, a, op)); break;
+        default: CALL("clt_mvlgamma", clt_mvlgamma(a, n, op)); break;
+        }
+        if (st == CLT_OK && ((k == 11 && n < 0) || (k == 12 && (n < 1 || in == CLT_BOOL))))
+            die(f, "succeeded with n or p %lld on %s", (long long)n, clt_dtype_name(in));
+        result_like(f, st, op, out, a, floatify(in));
+        return;
+    }
+    if (k == 13 || k == 14) {
+        CALL(k == 13 ? "clt_bitwise_not" : "clt_signbit",
+             k == 13 ? clt_bitwise_not(a, op) : clt_signbit(a, op));
+        if (st == CLT_OK && k == 13 && is_float(in))
+            die(f, "bitwise_not succeeded on %s", clt_dtype_name(in));
+        result_like(f, st, op, out, a, k == 13 ? in : CLT_BOOL);
+        return;
+    }
+    if (k == 15) {
+        clt_tensor *e = SENT, **ep = OUTP(f, &e);
+        CALL("clt_frexp", clt_frexp(a, op, ep));
+        if (!ep) {
+            if (st == CLT_OK)
+                die(f, "CLT_OK with a NULL exponent pointer");
+            if (op && out != NULL)
+                die(f, "a failed frexp left its mantissa");
+            return;
+        }
+        if (st != CLT_OK && e != NULL)
+            die(f, "a failed frexp left its exponent");
+        if (st == CLT_OK && !is_float(in))
+            die(f, "frexp succeeded on %s", clt_dtype_name(in));
+        /* storing a result may release a: e's metadata first, e kept last */
+        if (st == CLT_OK)
+            expect_meta(f, e, clt_tensor_ndim(a), clt_tensor_shape(a), CLT_INT32,
+                        clt_tensor_device(a));
+        result_like(f, st, op, out, a, in);
+        if (st == CLT_OK)
+            store(f, e);
+        return;
+    }
+    if (k == 16 || k == 17) {
+        int got = 7;
+        double rtol = chance(f, 70) ? 1e-5 : rand_scalar(f), atol = chance(f, 70) ? 1e-8 : rand_scalar(f);
+        CALL(k == 16 ? "clt_allclose" : "clt_equal",
+             k == 16 ? clt_allclose(a, b, rtol, atol, (int)pick(f, 2), &got)
+                     : clt_equal(a, b, &got));
+        capture_check(f);
+        if (st != CLT_OK)
+            check_error(f, st);
+        if (got != 0 && got != 1)
+            die(f, "answer %d", got);
+        return;
+    }
+    /* binary, broadcast */
+    clt_dtype dt = result_tt(a, b);
+    switch (k) {
+    case 18: CALL("clt_special_xlog1py", clt_special_xlog1py(a, b, op)); dt = floatify(dt); break;
+    case 19: CALL("clt_logaddexp", clt_logaddexp(a, b, op)); break;
+    case 20: CALL("clt_logaddexp2", clt_logaddexp2(a, b, op)); break;
+    case 21: CALL("clt_nextafter", clt_nextafter(a, b, op)); break;
+    /* ldexp's dtype is its product's with b made floating: not predicted */
+    case 22: CALL("clt_ldexp", clt_ldexp(a, b, op)); dt = CLT_DTYPE_COUNT; break;
+    case 23: CALL("clt_heaviside", clt_heaviside(a, b, op)); break;
+    case 24: CALL("clt_float_power", clt_float_power(a, b, op)); dt = CLT_FLOAT64; break;
+    case 25: CALL("clt_gcd", clt_gcd(a, b, op)); break;
+    case 26: CALL("clt_lcm", clt_lcm(a, b, op)); break;
+    case 27: CALL("clt_bitwise_and", clt_bitwise_and(a, b, op)); break;
+    case 28: {
+        int left = chance(f, 50);
+        CALL(left ? "clt_bitwise_left_shift" : "clt_bitwise_right_shift",
+             left ? clt_bitwise_left_shift(a, b, op) : clt_bitwise_right_shift(a, b, op));
+        break;
+    }
+    default: {
+        double rtol = chance(f, 70) ? 1e-5 : rand_scalar(f), atol = chance(f, 70) ? 1e-8 : rand_scalar(f);
+        CALL("clt_isclose", clt_isclose(a, b, rtol, atol, (int)pick(f, 2), op));
+        dt = CLT_BOOL;
+        break;
+    }
+    }
+    if (!result(f, st, op, out))
+        return;
+    if (!a || !b)
+        die(f, "succeeded on a NULL operand");
+    if ((k >= 19 && k <= 21 && valid_dtype(dt) && !is_float(dt)) || (k >= 25 && k <= 28 && is_float(dt)))
+        die(f, "succeeded on %s", clt_dtype_name(dt));
+    int64_t want[16];
+    int n = broadcast(clt_tensor_ndim(a), clt_tensor_shape(a), clt_tensor_ndim(b),
+                      clt_tensor_shape(b), want);
+    if (n < 0)
+        die(f, "succeeded on shapes that do not broadcast");
+    keep_result(f, out, n, want, dt, clt_tensor_device(a));
+}
+
 /* ---- the driver ---------------------------------------------------------------------------------- */
 
 typedef void (*op_fn)(fz *);
@@ -5130,6 +5272,7 @@ static struct {
     {"eig", op_eig, 2},
     {"linalg_qr", op_linalg_qr, 3},
     {"nnshape", op_nnshape, 3},
+    {"special", op_special, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

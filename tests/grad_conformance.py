@@ -2075,5 +2075,52 @@ dd_case("vector_norm dim (gradient penalty)",
             "clt_vector_norm_dim", call("clt_mul", x, x), C.c_double(2.0), 1, 0),
             C.c_double(1.0)), C.c_double(2.0)), [DX])
 
+
+# ---- special functions and more pointwise math (ops.h), edges included ----------
+sp_pts = [0.25, 1.0, 1.5, 2.0, 3.7, 9.5, 0.0, -0.0, -0.5, -1.0, -2.5, 1e-20, 20.0,
+          float("inf"), float("-inf"), float("nan")]
+for n, f in {"lgamma": torch.lgamma, "digamma": torch.digamma, "special_i0": torch.special.i0,
+             "special_i0e": torch.special.i0e, "special_i1": torch.special.i1,
+             "special_i1e": torch.special.i1e, "special_ndtr": torch.special.ndtr,
+             "special_log_ndtr": torch.special.log_ndtr, "special_entr": torch.special.entr,
+             "sinc": torch.sinc}.items():
+    dbl("clt_" + n)
+    case("%s special points" % n, f, lambda x, n=n: call("clt_" + n, x), [np.array(sp_pts)])
+dbl("clt_special_ndtri")
+case("special_ndtri points", torch.special.ndtri, lambda x: call("clt_special_ndtri", x),
+     [np.array([0.0, 1e-10, 0.1, 0.5, 0.9, 1 - 1e-10, 1.0, 1.5, -0.5, float("nan")])])
+proto("clt_polygamma", [C.c_int64, P, PP])
+for k in (0, 1, 2, 3):
+    case("polygamma %d" % k, lambda x, k=k: torch.polygamma(k, x),
+         lambda x, k=k: call("clt_polygamma", C.c_int64(k), x),
+         [np.array([0.25, 1.0, 1.5, 3.7, 9.5, 20.0, 0.0, -1.0, float("inf"), float("nan")])])
+proto("clt_mvlgamma", [P, C.c_int64, PP])
+for pp in (1, 2, 4):
+    case("mvlgamma %d" % pp, lambda x, pp=pp: torch.mvlgamma(x, pp),
+         lambda x, pp=pp: call("clt_mvlgamma", x, C.c_int64(pp)),
+         [np.array([2.25, 3.0, 4.5, 9.5, 20.0])])
+bin_pts = [0.0, -0.0, 1.0, -1.0, 2.5, -0.75, float("inf"), float("-inf"), float("nan")]
+ba = np.repeat(bin_pts, len(bin_pts))
+bb = np.tile(bin_pts, len(bin_pts))
+for n, f in {"special_xlog1py": torch.special.xlog1py, "logaddexp": torch.logaddexp,
+             "logaddexp2": torch.logaddexp2, "ldexp": torch.ldexp,
+             "float_power": torch.float_power}.items():
+    proto("clt_" + n, [P, P, PP])
+    case("%s special pairs" % n, f, lambda x, y, n=n: call("clt_" + n, x, y), [ba, bb])
+    case("%s bcast" % n, f, lambda x, y, n=n: call("clt_" + n, x, y),
+         [rng.standard_normal((3, 4)), np.abs(rng.standard_normal((4,))) + 0.5])
+proto("clt_frexp", [P, PP, PP])
+
+
+def c_frexp(x):
+    m, e = P(), P()
+    assert L.clt_frexp(x, C.byref(m), C.byref(e)) == 0, L.clt_last_error()
+    L.clt_tensor_free(e)
+    return m
+
+
+case("frexp mantissa", lambda x: torch.frexp(x)[0], c_frexp,
+     [np.array([0.0, -0.0, 1.0, -3.5, 1e-300, 7e300, float("inf"), float("nan")])])
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -682,7 +682,46 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
       clt_embedding_bag_layer(f->dev, 0, 3, CLT_BAG_MEAN, NULL, 0, NULL, &o->m))             \
     X(clt_embedding_bag_forward, T, clt_embedding_bag_forward(f->lin, f->i32, NULL, NULL, &o->t)) \
     /* autograd.h: create_graph */                                                           \
-    X(clt_autograd_grad_ex, T, clt_autograd_grad_ex(&f->f, 1, NULL, &f->f, 1, NULL, &o->t))
+    X(clt_autograd_grad_ex, T, clt_autograd_grad_ex(&f->f, 1, NULL, &f->f, 1, NULL, &o->t))  \
+    /* ops.h: special functions and more pointwise math */                                   \
+    X(clt_lgamma, T, clt_lgamma(NULL, &o->t))                                                \
+    X(clt_digamma, T, clt_digamma(NULL, &o->t))                                              \
+    X(clt_polygamma, T, clt_polygamma(-1, f->f, &o->t))                                      \
+    X(clt_mvlgamma, T, clt_mvlgamma(f->bl, 2, &o->t))                                        \
+    X(clt_special_i0, T, clt_special_i0(NULL, &o->t))                                        \
+    X(clt_special_i0e, T, clt_special_i0e(NULL, &o->t))                                      \
+    X(clt_special_i1, T, clt_special_i1(NULL, &o->t))                                        \
+    X(clt_special_i1e, T, clt_special_i1e(NULL, &o->t))                                      \
+    X(clt_special_ndtr, T, clt_special_ndtr(NULL, &o->t))                                    \
+    X(clt_special_ndtri, T, clt_special_ndtri(NULL, &o->t))                                  \
+    X(clt_special_log_ndtr, T, clt_special_log_ndtr(NULL, &o->t))                            \
+    X(clt_special_entr, T, clt_special_entr(NULL, &o->t))                                    \
+    X(clt_sinc, T, clt_sinc(NULL, &o->t))                                                    \
+    X(clt_special_xlog1py, T, clt_special_xlog1py(f->f, f->f2, &o->t))                       \
+    X(clt_logaddexp, T, clt_logaddexp(f->i32, f->i32, &o->t))                                \
+    X(clt_logaddexp2, T, clt_logaddexp2(f->f, f->e, &o->t))                                  \
+    X(clt_nextafter, T, clt_nextafter(f->bl, f->bl, &o->t))                                  \
+    X(clt_ldexp, T, clt_ldexp(f->f, f->e, &o->t))                                            \
+    X(clt_frexp, T | T2, clt_frexp(f->i32, &o->t, &o->t2))                                   \
+    X(clt_heaviside, T, clt_heaviside(f->f, f->i32, &o->t))                                  \
+    X(clt_signbit, T, clt_signbit(NULL, &o->t))                                              \
+    X(clt_float_power, T, clt_float_power(f->f, f->f2, &o->t))                               \
+    X(clt_gcd, T, clt_gcd(f->f, f->f, &o->t))                                                \
+    X(clt_lcm, T, clt_lcm(f->bl, f->bl, &o->t))                                              \
+    X(clt_bitwise_and, T, clt_bitwise_and(f->f, f->i32, &o->t))                              \
+    X(clt_bitwise_or, T, clt_bitwise_or(f->i32, f->e, &o->t))                                \
+    X(clt_bitwise_xor, T, clt_bitwise_xor(NULL, f->i32, &o->t))                              \
+    X(clt_bitwise_not, T, clt_bitwise_not(f->f, &o->t))                                      \
+    X(clt_bitwise_left_shift, T, clt_bitwise_left_shift(f->bl, f->bl, &o->t))                \
+    X(clt_bitwise_right_shift, T, clt_bitwise_right_shift(f->i32, f->f, &o->t))              \
+    X(clt_isclose, T, clt_isclose(f->f, f->i32, 1e-5, 1e-8, 0, &o->t))                       \
+    /* reduce.h: differences and integrals */                                                \
+    X(clt_diff, T, clt_diff(f->f, 1, 5, NULL, NULL, &o->t))                                  \
+    X(clt_trapezoid, T, clt_trapezoid(f->bl, NULL, 1.0, 0, &o->t))                           \
+    X(clt_cumulative_trapezoid, T, clt_cumulative_trapezoid(f->f, f->f, 1.0, 5, &o->t))      \
+    X(clt_cov, T, clt_cov(f->bl, 1, NULL, NULL, &o->t))                                      \
+    X(clt_corrcoef, T, clt_corrcoef(NULL, &o->t))                                            \
+    X(clt_histc, T, clt_histc(f->i32, 10, 0, 0, &o->t))
 
 static int small_int[1];
 

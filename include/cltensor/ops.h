@@ -583,6 +583,155 @@ CLT_API clt_status clt_result_type(const clt_tensor *a, const clt_tensor *b, clt
  * outside the enum. */
 CLT_API clt_dtype clt_promote_types(clt_dtype a, clt_dtype b);
 
+/* ---- special functions (torch.special) ---------------------------------- */
+
+/* torch.lgamma, torch.digamma, torch.polygamma(n, a), torch.mvlgamma(a, p),
+ * torch.special.i0, i0e, i1, i1e, ndtr, ndtri, log_ndtr, entr and
+ * torch.sinc.  Float tensors keep their dtype, integer and bool tensors
+ * give float32 (as clt_exp; mvlgamma refuses bool, as PyTorch, with
+ * CLT_ERR_DTYPE_MISMATCH); float16 computes in float.  The algorithms are
+ * PyTorch 1.13's (Cephes): float64 results agree with torch's to a few
+ * ulps.  Special values as there: lgamma inf at 0 and the negative
+ * integers, inf at +-inf; digamma -+inf at +-0 (the sign of -x), NaN at
+ * the negative integers and -inf, inf at inf; polygamma(n >= 1) inf at 0
+ * and the negative integers (n odd) or NaN/inf as torch's zeta gives;
+ * i0 and i1 overflow to inf, i0e and i1e do not; ndtri -inf at 0, inf at 1,
+ * NaN outside [0, 1]; log_ndtr finite down to -1e150 (an asymptotic series
+ * below -20, -8 in float32, where PyTorch uses erfcx; within a few ulps of
+ * it); entr -x log x, 0 at 0, -inf below 0; sinc 1 at 0.
+ * (Deliberate differences: float32 digamma and polygamma take their
+ * reflection and zeta sums in float, where PyTorch's CPU kernels use
+ * double: polygamma(n >= 2) of a negative float32 x, whose zeta terms
+ * cancel, can be 1e-3 relative off there.  ndtr is PyTorch 1.13's
+ * (1 + erf(x / sqrt 2)) / 2, 0 below about -8.3 in float64.)
+ * polygamma's n below 0 is CLT_ERR_INVALID_ARGUMENT ("does not support
+ * negative n"); mvlgamma is sum_j<p lgamma(x - (p-1)/2 + j/2) +
+ * p(p-1)/4 log(pi), p below 1 CLT_ERR_INVALID_ARGUMENT (PyTorch 1.13 does
+ * not check x > (p-1)/2, and neither does this).
+ * Gradients, PyTorch's formulas and grad_fn names: lgamma g digamma(x)
+ * (LgammaBackward0), digamma g polygamma(1, x), polygamma
+ * g polygamma(n+1, x), mvlgamma g sum_j digamma(...), i0 g i1(x)
+ * (I0Backward0), i0e g (i1e(x) - sgn(x) i0e(x)), i1 g (i0(x) - i1(x)/x)
+ * and i1e g (i0e(x) - i1e(x) (sgn(x) + 1/x)), both g/2 for |x| <= eps and NaN
+ * (SpecialI1Backward0 ...), ndtr g exp(-x^2/2)/sqrt(2 pi) (MulBackward1:
+ * PyTorch 1.13 composes it), ndtri g sqrt(2 pi) exp(y^2/2), log_ndtr
+ * g exp(-y - x^2/2)/sqrt(2 pi), entr -g (1 + log x), sinc
+ * g (cos(pi x) - sinc(x)) / x (0 at 0).  New tensor. */
+CLT_API clt_status clt_lgamma(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_digamma(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_polygamma(int64_t n, const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_mvlgamma(const clt_tensor *a, int64_t p, clt_tensor **out);
+CLT_API clt_status clt_special_i0(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_special_i0e(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_special_i1(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_special_i1e(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_special_ndtr(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_special_ndtri(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_special_log_ndtr(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_special_entr(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_sinc(const clt_tensor *a, clt_tensor **out);
+/* torch.special.xlog1py(a, b): a * log1p(b), NaN where b is NaN, else 0
+ * where a is 0; typed and broadcast as clt_xlogy.  Gradients
+ * xlog1py(g, b) (0 where a == 0 and b <= -1) and g a / (b + 1)
+ * (SpecialXlog1PyBackward0).  New tensor. */
+CLT_API clt_status clt_special_xlog1py(const clt_tensor *a, const clt_tensor *b,
+                                       clt_tensor **out);
+
+/* ---- more pointwise math ------------------------------------------------ */
+
+/* torch.logaddexp and torch.logaddexp2: log(e^a + e^b) and
+ * log2(2^a + 2^b) as max(a, b) + log1p(exp(-|a - b|)) (a itself where
+ * both are the same infinity; NaN in either gives NaN).  torch.nextafter:
+ * the next float after a towards b (the C library's).  The three broadcast
+ * as clt_add and need floating operands (integer and bool are
+ * CLT_ERR_DTYPE_MISMATCH, as PyTorch's "logaddexp_cpu" not implemented for
+ * 'Long').  Gradients g / (1 + exp(b - a)) and g / (1 + exp(a - b))
+ * (LogaddexpBackward0; 2^ for Logaddexp2Backward0); nextafter records
+ * NextafterBackward0, whose backward fails (CLT_ERR_INVALID_ARGUMENT), as
+ * PyTorch's "not implemented".  New tensor. */
+CLT_API clt_status clt_logaddexp(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+CLT_API clt_status clt_logaddexp2(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+CLT_API clt_status clt_nextafter(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+/* torch.ldexp(a, b): a * 2^b, composed as PyTorch composes it,
+ * clt_mul(a, clt_rpow_scalar(b, 2.0)): integer operands give float32, and
+ * 2^b is computed in pow's dtype (float32 for an integer b), so an
+ * exponent beyond its range overflows to inf or 0 there, as in PyTorch.
+ * grad_fn MulBackward0.  New tensor. */
+CLT_API clt_status clt_ldexp(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+/* torch.frexp(a): *mantissa (a's dtype, magnitude in [0.5, 1) with a's
+ * sign, 0 at 0) and *exponent (int32) with a = mantissa * 2^exponent;
+ * +-inf and NaN give themselves and exponent 0.  Floating tensors only
+ * (CLT_ERR_DTYPE_MISMATCH, "torch.frexp() only supports floating-point
+ * dtypes").  The mantissa's gradient is g / 2^exponent (FrexpBackward0),
+ * 2^exponent computed in float32 as PyTorch's exp2 of the int32 exponent
+ * (so inf for a float64 a below about 1e-38, as there).
+ * Two new tensors; on failure both outs are NULL. */
+CLT_API clt_status clt_frexp(const clt_tensor *a, clt_tensor **mantissa, clt_tensor **exponent);
+/* torch.heaviside(a, values): values where a == 0 (-0.0 too), 1 where
+ * a > 0, 0 below and at NaN; a and values must share one dtype (any; a
+ * mismatch is CLT_ERR_DTYPE_MISMATCH, PyTorch's "heaviside is not yet
+ * implemented for tensors with different dtypes") and broadcast.  Records
+ * a node whose backward fails, as PyTorch's NotImplemented.  New tensor. */
+CLT_API clt_status clt_heaviside(const clt_tensor *a, const clt_tensor *values, clt_tensor **out);
+/* torch.signbit: a bool tensor, true where the sign bit is set (-0.0 and
+ * a NaN with its sign bit too), x < 0 for integers, false for bool.  New
+ * tensor. */
+CLT_API clt_status clt_signbit(const clt_tensor *a, clt_tensor **out);
+/* torch.float_power(a, b): both converted to float64, then clt_pow; the
+ * result is float64 whatever the operands (grad_fn PowBackward1).  Needs
+ * cl_khr_fp64 (else CLT_ERR_DTYPE_MISMATCH as clt_to_dtype).  New
+ * tensor. */
+CLT_API clt_status clt_float_power(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+/* torch.gcd and torch.lcm of integer tensors (bool and floating are
+ * CLT_ERR_DTYPE_MISMATCH, as PyTorch's "gcd_cpu" not implemented for
+ * 'Bool'), promoted and broadcast as clt_add: gcd(0, 0) is 0, results are
+ * not negative except where |INT_MIN| wraps (as PyTorch's); lcm is
+ * |a / gcd * b| (wrapping), 0 where a or b is.  New tensor. */
+CLT_API clt_status clt_gcd(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+CLT_API clt_status clt_lcm(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+/* torch.bitwise_and, _or, _xor (integer and bool tensors, promoted and
+ * broadcast as clt_add; floating ones are CLT_ERR_DTYPE_MISMATCH),
+ * bitwise_not (~x, logical not for bool) and the shifts
+ * bitwise_left_shift and bitwise_right_shift (integer tensors only; bool
+ * is refused, as PyTorch's "lshift_cpu" not implemented for 'Bool').  A
+ * left shift wraps; a count outside [0, W) for a left shift, outside
+ * [0, W - 1) for a right shift of a signed W-bit type, gives 0 and the
+ * sign fill (0 or -1), as torch defines them (PyTorch 1.13's CPU kernel
+ * takes the count modulo W instead: 1 << 40 in int32 is 256 there, 0
+ * here).  New tensor. */
+CLT_API clt_status clt_bitwise_and(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+CLT_API clt_status clt_bitwise_or(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+CLT_API clt_status clt_bitwise_xor(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+CLT_API clt_status clt_bitwise_not(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_bitwise_left_shift(const clt_tensor *a, const clt_tensor *b,
+                                          clt_tensor **out);
+CLT_API clt_status clt_bitwise_right_shift(const clt_tensor *a, const clt_tensor *b,
+                                           clt_tensor **out);
+
+/* ---- comparison helpers ------------------------------------------------- */
+
+/* torch.isclose(a, b, rtol, atol, equal_nan): a bool tensor, true where
+ * a == b (equal infinities too), where both are NaN and equal_nan is
+ * nonzero, or where |a - b| is finite and at most atol + |rtol * b|
+ * (PyTorch's defaults rtol 1e-05, atol 1e-08).  a and b must share one
+ * dtype (CLT_ERR_DTYPE_MISMATCH otherwise, as PyTorch's "Long did not
+ * match Float") and broadcast; floats compare in their dtype, integers
+ * take a - b in theirs (wrapping) and the bound in float32.  A negative
+ * or NaN rtol or atol is CLT_ERR_INVALID_ARGUMENT.  No gradient.  New
+ * tensor. */
+CLT_API clt_status clt_isclose(const clt_tensor *a, const clt_tensor *b, double rtol,
+                               double atol, int equal_nan, clt_tensor **out);
+/* torch.allclose: *out is 1 when every element of clt_isclose(a, b, rtol,
+ * atol, equal_nan) is true, else 0 (also on failure).  Reads the answer
+ * back: it waits for the device. */
+CLT_API clt_status clt_allclose(const clt_tensor *a, const clt_tensor *b, double rtol,
+                                double atol, int equal_nan, int *out);
+/* torch.equal: *out is 1 when a and b have the same shape and equal
+ * elements (compared in their promoted dtype, as clt_eq: NaN equals
+ * nothing), else 0 (also on failure).  Different shapes give 0 without
+ * touching the device; otherwise it reads the answer back and waits. */
+CLT_API clt_status clt_equal(const clt_tensor *a, const clt_tensor *b, int *out);
+
 #ifdef __cplusplus
 }
 #endif

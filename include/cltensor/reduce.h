@@ -469,6 +469,71 @@ CLT_API clt_status clt_nanquantile(const clt_tensor *a, const clt_tensor *q, dou
                                    const int *dim, int keepdim,
                                    clt_quantile_interp interpolation, clt_tensor **out);
 
+/* ---- differences and integrals (torch.diff, torch.trapezoid) ------------ */
+
+/* torch.diff(x, n, dim, prepend, append): the n-th forward difference
+ * along dim (negative counts from the end; CLT_ERR_DIM_OUT_OF_RANGE
+ * outside) of x with prepend and append (may be NULL; they must have x's
+ * number of dims and its sizes but along dim, and their dtypes promote
+ * with x's, as clt_cat) joined before and after it.  Each step is
+ * x[1:] - x[:-1] (logical_xor for bool, as PyTorch's); n beyond the size
+ * gives a size 0 along dim; n = 0 a copy, and so does a negative n, as
+ * PyTorch 1.13 takes it.  A 0-d x is CLT_ERR_SHAPE_MISMATCH.
+ * Composed of recorded ops (its grad_fn is SubBackward0, as PyTorch's).
+ * New tensor. */
+CLT_API clt_status clt_diff(const clt_tensor *x, int64_t n, int dim, const clt_tensor *prepend,
+                            const clt_tensor *append, clt_tensor **out);
+/* torch.trapezoid(y, x, dx=dx, dim) and torch.cumulative_trapezoid: the
+ * trapezoidal rule along dim, with sample points x (NULL: uniform spacing
+ * dx).  x is 1-d with one value per sample (laid along dim), or
+ * broadcasts against y after leading 1s (its differences along dim are
+ * the spacings); a mismatch is CLT_ERR_SHAPE_MISMATCH.  PyTorch's
+ * formulas: with dx (y.sum(dim) - (y[0] + y[-1]) / 2) * dx, else
+ * sum(dx_i (y[i+1] + y[i])) / 2; cumulative (dx / 2 (y[i] + y[i+1]))
+ * cumulatively summed, one element fewer along dim.  No samples give
+ * zeros (trapezoid).  Dtypes as those ops give them (an integer y with
+ * dx gives float32); bool y or x is CLT_ERR_DTYPE_MISMATCH; a 0-d y is
+ * CLT_ERR_DIM_OUT_OF_RANGE.  Composed of recorded ops (gradients and
+ * grad_fn names theirs).  New tensor. */
+CLT_API clt_status clt_trapezoid(const clt_tensor *y, const clt_tensor *x, double dx, int dim,
+                                 clt_tensor **out);
+CLT_API clt_status clt_cumulative_trapezoid(const clt_tensor *y, const clt_tensor *x, double dx,
+                                            int dim, clt_tensor **out);
+
+/* torch.cov(x, correction, fweights, aweights): the covariance matrix of
+ * the variables in x's rows (observations along columns; a 1-d or 0-d x is
+ * one variable), [V, V], or 0-d for one variable.  fweights (integer
+ * frequencies) and aweights (floating weights), NULL for none, are 1-d
+ * with one entry per observation and not negative (else
+ * CLT_ERR_SHAPE_MISMATCH, CLT_ERR_DTYPE_MISMATCH or
+ * CLT_ERR_INVALID_ARGUMENT, PyTorch's messages); weights summing to 0 are
+ * CLT_ERR_INVALID_ARGUMENT.  PyTorch's formula: avg = sum(x w) / sum(w),
+ * (x - avg) (x - avg)^T w / (sum(w) - correction (sum(w aw) / sum(w)
+ * with aweights)), the divisor 0 when it is not positive (PyTorch warns;
+ * inf and NaN follow).  Integer x gives float32; bool and more than 2 dims
+ * are refused.  It reads the weights' minimum, their sum and the divisor
+ * back (waits).  torch.corrcoef(x): cov(x) / (s s^T) with s the standard
+ * deviations, clamped to [-1, 1]; c / c for a 0-d cov.  Composed of
+ * recorded ops (gradients theirs).  New tensor. */
+CLT_API clt_status clt_cov(const clt_tensor *x, int64_t correction, const clt_tensor *fweights,
+                           const clt_tensor *aweights, clt_tensor **out);
+CLT_API clt_status clt_corrcoef(const clt_tensor *x, clt_tensor **out);
+
+/* torch.histc(x, bins, min, max): a histogram of x's elements in bins
+ * equal bins over [min, max] (bounds converted to x's dtype), of x's
+ * dtype.  Element v goes to bin (int64)((v - min) / (max - min) * bins),
+ * computed in x's dtype, the last bin for v == max; elements outside
+ * [min, max] are not counted, and NaN counts in the first bin, as in
+ * PyTorch 1.13's CPU kernel.  min == max takes x's
+ * own minimum and maximum (read back), and a range of one value is
+ * widened by 1 each way.  Counting is exact and deterministic (integer
+ * counts, converted at the end).  Floating x only (CLT_ERR_DTYPE_MISMATCH
+ * otherwise); bins < 1, min > max and a range that is not finite are
+ * CLT_ERR_INVALID_ARGUMENT with PyTorch's messages.  No gradient.  Reads
+ * back (the bin counts' size).  New tensor. */
+CLT_API clt_status clt_histc(const clt_tensor *x, int64_t bins, double min, double max,
+                             clt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -220,10 +220,13 @@ static clt_status as_dtype(const clt_tensor *t, clt_dtype dt, clt_tensor **tmp,
  * their divisors (see modulo_errors).  FLOATING: float functions of two
  * operands (atan2), integer and bool computed in float32 as TRUE_DIV;
  * FLOAT_ONLY2 refuses them (hypot); SAME_FLOAT wants one floating dtype
- * for every operand (lerp). */
+ * for every operand (lerp).  INTEGRAL takes integer operands only (gcd,
+ * the shifts), BITWISE integer or bool ones, SAME_DTYPE any one dtype for
+ * both (heaviside); CLOSE is isclose (bool result, its scalars in float32
+ * for integer operands). */
 typedef enum op_kind {
     ARITH, TRUE_DIV, NO_BOOL_SUB, POW, COMPARE, EXTREMUM, GRAD, MODULO, FLOATING, FLOAT_ONLY2,
-    SAME_FLOAT
+    SAME_FLOAT, INTEGRAL, BITWISE, SAME_DTYPE, CLOSE
 } op_kind;
 
 static clt_dtype compute_dtype(op_kind kind, clt_dtype promoted)
@@ -252,6 +255,28 @@ static clt_status float_operands_check(op_kind kind, int n, const clt_tensor *co
                           "%s: not implemented for %s tensors; it needs a floating-point "
                           "dtype (convert with clt_to_dtype)",
                           fn, clt_dtype_name(ct));
+    return CLT_OK;
+}
+
+/* The refusals of INTEGRAL, BITWISE, SAME_DTYPE and CLOSE, as PyTorch's
+ * "gcd_cpu" not implemented for 'Float', "heaviside is not yet implemented
+ * for tensors with different dtypes" and isclose's "Long did not match
+ * Float". */
+static clt_status integral_operands_check(op_kind kind, const clt_tensor *a, const clt_tensor *b,
+                                          clt_dtype ct, const char *op, const char *fn)
+{
+    if ((kind == SAME_DTYPE || kind == CLOSE) && a->dtype != b->dtype)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: %s is not implemented for tensors with different dtypes (%s "
+                          "and %s), as in PyTorch; convert one to the other's dtype first",
+                          fn, op, clt_dtype_name(a->dtype), clt_dtype_name(b->dtype));
+    if ((kind == INTEGRAL && (clt__dtype_is_float(ct) || ct == CLT_BOOL)) ||
+        (kind == BITWISE && clt__dtype_is_float(ct)))
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: %s is not implemented for %s tensors, as in PyTorch; it needs "
+                          "%s operands",
+                          fn, op, clt_dtype_name(ct),
+                          kind == INTEGRAL ? "integer" : "integer or bool");
     return CLT_OK;
 }
 
@@ -342,6 +367,8 @@ static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
     st = float_operands_check(kind, 2, (const clt_tensor *[]){a, b},
                               (const char *const[]){"start", "end"}, ct, fn);
     if (st == CLT_OK)
+        st = integral_operands_check(kind, a, b, ct, op, fn);
+    if (st == CLT_OK)
         st = clt__check_dtype(a->dev, ct, fn);
     if (st != CLT_OK)
         return st;
@@ -350,7 +377,7 @@ static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
     const clt_tensor *ua, *ub;
     CLT__TRY(as_dtype(a, ct, &ta, &ua, fn));
     CLT__TRY(as_dtype(b, ct, &tb, &ub, fn));
-    clt_dtype rt = kind == COMPARE ? CLT_BOOL : ct;
+    clt_dtype rt = kind == COMPARE || kind == CLOSE ? CLT_BOOL : ct;
     if (!usable_into(into, rt, n, shape)) {
         into = NULL;
         CLT__TRY(clt__result_new(fn, a->dev, rt, n, shape, &r));
@@ -366,13 +393,14 @@ static clt_status binary_tt(const char *op, op_kind kind, const clt_tensor *a,
         unsigned char sv[3][8];
         clt__arg args[6] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(mb)};
         size_t nargs = 3 + (size_t)nsc;
-        scalar_args(ct, nsc, sc, sv, args + 3);
+        scalar_args(kind == CLOSE && !clt__dtype_is_float(ct) ? CLT_FLOAT32 : ct, nsc, sc, sv,
+                    args + 3);
         if (merr) {
             args[3] = CLT__ARG(merr);
             args[4] = CLT__ARG(code);
             nargs = 5;
         }
-        group grp = kind == COMPARE ? G_CMP : kind == GRAD ? G_GRAD : G_BIN;
+        group grp = kind == COMPARE || kind == CLOSE ? G_CMP : kind == GRAD ? G_GRAD : G_BIN;
         CLT__TRY(launch(a->dev, grp, ct, op, "_tt", &g, &L, nargs, args, fn));
     }
     *out = r;
@@ -480,8 +508,11 @@ done:
  * KEEP_ALL keeps it, bool too (torch.sign), FLOAT computes integer and bool
  * input in float32 as torch.exp does, FLOAT_ONLY refuses them as torch's
  * gelu does, LOGICAL gives bool, BOOL_INT64 keeps the dtype but computes
- * bool in int64 (torch.square). */
-typedef enum unary_kind { KEEP, KEEP_ALL, FLOAT, FLOAT_ONLY, LOGICAL, BOOL_INT64 } unary_kind;
+ * bool in int64 (torch.square), BITWISE_UN keeps integer and bool dtypes
+ * and refuses floating ones (torch.bitwise_not). */
+typedef enum unary_kind {
+    KEEP, KEEP_ALL, FLOAT, FLOAT_ONLY, LOGICAL, BOOL_INT64, BITWISE_UN
+} unary_kind;
 
 /* op(a); a kernel that takes scalars after its input (softplus's beta and
  * threshold) gets the nsc <= 3 of sc, in the compute dtype. */
@@ -497,6 +528,11 @@ static clt_status unary_s(const char *op, unary_kind kind, const clt_tensor *a, 
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
                           "%s: not implemented for %s tensors; it needs a floating-point "
                           "dtype (convert with clt_to_dtype)",
+                          fn, clt_dtype_name(a->dtype));
+    if (kind == BITWISE_UN && clt__dtype_is_float(a->dtype))
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: not implemented for %s tensors, as in PyTorch; it needs an "
+                          "integer or bool dtype",
                           fn, clt_dtype_name(a->dtype));
     clt_dtype ct = kind == FLOAT && !clt__dtype_is_float(a->dtype) ? CLT_FLOAT32
                  : kind == BOOL_INT64 && a->dtype == CLT_BOOL    ? CLT_INT64
@@ -1136,4 +1172,124 @@ clt_status clt__prelu_bw_x_in(const char *fn, const clt_tensor *g, const clt_ten
                               const clt_tensor *w, clt_tensor **out)
 {
     return ternary("prelu_bw_x", SAME_FLOAT, g, x, w, 0, NULL, out, fn);
+}
+
+/* ---- special functions and the rest of torch's pointwise math ------------------- */
+
+UNARY(lgamma, FLOAT)
+UNARY(digamma, FLOAT)
+UNARY(i0, FLOAT)
+UNARY(i0e, FLOAT)
+UNARY(i1, FLOAT)
+UNARY(i1e, FLOAT)
+UNARY(ndtr, FLOAT)
+UNARY(ndtri, FLOAT)
+UNARY(log_ndtr, FLOAT)
+UNARY(sinc, FLOAT)
+UNARY(entr, FLOAT)
+UNARY(bitwise_not, BITWISE_UN)
+UNARY(signbit, LOGICAL)
+BINARY_TT(xlog1py, xlog1py, FLOATING)
+BINARY_TT(logaddexp, logaddexp, FLOAT_ONLY2)
+BINARY_TT(logaddexp2, logaddexp2, FLOAT_ONLY2)
+BINARY_TT(nextafter, nextafter, FLOAT_ONLY2)
+BINARY_TT(heaviside, heaviside, SAME_DTYPE)
+BINARY_TT(gcd, gcd, INTEGRAL)
+BINARY_TT(lcm, lcm, INTEGRAL)
+BINARY_TT(bitwise_and, bitwise_and, BITWISE)
+BINARY_TT(bitwise_or, bitwise_or, BITWISE)
+BINARY_TT(bitwise_xor, bitwise_xor, BITWISE)
+BINARY_TT(bitwise_left_shift, bitwise_left_shift, INTEGRAL)
+BINARY_TT(bitwise_right_shift, bitwise_right_shift, INTEGRAL)
+
+/* torch.polygamma(n, a): n below 0 is refused, as PyTorch's "polygamma(n,
+ * x) does not support negative n."; the kernel gets n as its first
+ * scalar. */
+clt_status clt__polygamma_in(const char *fn, int64_t n, const clt_tensor *a, clt_tensor **out)
+{
+    if (n < 0 || n > INT32_MAX) {
+        if (out)
+            *out = NULL;
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: polygamma(n, x) does not support %s n (got %lld)", fn,
+                          n < 0 ? "negative" : "so large an", (long long)n);
+    }
+    const double sc[3] = {(double)n, 0, 0};
+    return unary_s("polygamma", FLOAT, a, 3, sc, out, fn);
+}
+
+/* torch.mvlgamma(a, p): p below 1 and bool tensors are refused, as
+ * PyTorch's "p has to be greater than or equal to 1" and "The input tensor
+ * may not be a boolean tensor."; the kernel gets p and p (p - 1)/4 log(pi),
+ * computed in double as there. */
+clt_status clt__mvlgamma_in(const char *fn, const clt_tensor *a, int64_t p, clt_tensor **out)
+{
+    if (out)
+        *out = NULL;
+    if (p < 1 || p > INT32_MAX)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: p has to be greater than or equal to 1 (and fit an int32), "
+                          "got %lld",
+                          fn, (long long)p);
+    if (a && a->dtype == CLT_BOOL)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: The input tensor may not be a boolean tensor (as in PyTorch)",
+                          fn);
+    const double sc[3] = {(double)p, (double)(p * (p - 1)) * log(3.14159265358979323846) * 0.25, 0};
+    return unary_s("mvlgamma", FLOAT, a, 3, sc, out, fn);
+}
+
+/* torch.frexp(a): floating tensors only, as PyTorch's "torch.frexp() only
+ * supports floating-point dtypes"; the exponent is a new int32 tensor of
+ * a's shape that the kernel writes as its operand 1. */
+clt_status clt__frexp_in(const char *fn, const clt_tensor *a, clt_tensor **mantissa,
+                         clt_tensor **exponent)
+{
+    if (mantissa)
+        *mantissa = NULL;
+    if (exponent)
+        *exponent = NULL;
+    CLT__REQUIRE_ARG(mantissa, fn);
+    CLT__REQUIRE_ARG(exponent, fn);
+    CLT__REQUIRE_ARG(a, fn);
+    if (!clt__dtype_is_float(a->dtype))
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: torch.frexp() only supports floating-point dtypes, not %s", fn,
+                          clt_dtype_name(a->dtype));
+    clt_status st = clt__check_dtype(a->dev, a->dtype, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *m = NULL, *e = NULL;
+    CLT__TRY(clt__result_new(fn, a->dev, a->dtype, a->ndim, a->shape, &m));
+    CLT__TRY(clt__result_new(fn, a->dev, CLT_INT32, a->ndim, a->shape, &e));
+    {
+        clt__layout L;
+        geom g = layout_inputs(m, 2, (const clt_tensor *[]){a, e}, &L);
+        cl_mem mo = clt__mem(m), ma = clt__mem(a), me = clt__mem(e);
+        clt__arg args[] = {CLT__ARG(mo), CLT__ARG(ma), CLT__ARG(me)};
+        CLT__TRY(launch(a->dev, G_UN, a->dtype, "frexp", "", &g, &L, 3, args, fn));
+    }
+    *mantissa = m;
+    *exponent = e;
+    m = e = NULL;
+done:
+    clt_tensor_free(m);
+    clt_tensor_free(e);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* torch.isclose(a, b, rtol, atol, equal_nan): one dtype for both (as
+ * PyTorch's "Long did not match Float"), tolerances not negative. */
+clt_status clt__isclose_in(const char *fn, const clt_tensor *a, const clt_tensor *b, double rtol,
+                           double atol, bool equal_nan, clt_tensor **out)
+{
+    if (!(rtol >= 0) || !(atol >= 0)) {
+        if (out)
+            *out = NULL;
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %s must be greater than or equal to zero, but got %g", fn,
+                          !(rtol >= 0) ? "rtol" : "atol", !(rtol >= 0) ? rtol : atol);
+    }
+    const double sc[3] = {rtol, atol, equal_nan ? 1.0 : 0.0};
+    return binary_tt("isclose", CLOSE, a, b, 3, sc, NULL, out, fn);
 }
