@@ -605,6 +605,11 @@ Test(lbfgs, errors)
     cr_assert_eq(clt_optimizer_step_closure(opt, NULL, &m, &loss), CLT_ERR_NULL_ARGUMENT);
     cr_assert(isnan(loss));
     cr_assert_eq(clt_optimizer_momentum(opt), 0.0);
+    /* torch: "LBFGS doesn't support per-parameter options (parameter groups)" */
+    cr_assert_eq(clt_optimizer_add_param_group(opt, m.p, 1, NULL), CLT_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(clt_last_error(), "doesn't support per-parameter options"), "%s",
+              clt_last_error());
+    cr_assert_eq(clt_optimizer_num_groups(opt), 1);
 
     /* a closure failing in the middle of the step: its status and message,
      * the parameters moved by the first iteration's fixed step */
