@@ -1477,6 +1477,11 @@ clt_status clt__masked_fill_rec(const char *fn, const clt_tensor *t, const clt_t
 clt_status clt__softmax_rec(const char *fn, const clt_tensor *a, int dim, clt_tensor **out);
 clt_status clt__squeeze_rec(const char *fn, const clt_tensor *t, int dim, clt_tensor **out);
 clt_status clt__unsqueeze_rec(const char *fn, const clt_tensor *t, int dim, clt_tensor **out);
+/* clt_cat and clt_stack, recorded, messages naming fn. */
+clt_status clt__cat_rec(const char *fn, const clt_tensor *const *ts, size_t n, int dim,
+                        clt_tensor **out);
+clt_status clt__stack_rec(const char *fn, const clt_tensor *const *ts, size_t n, int dim,
+                          clt_tensor **out);
 clt_status clt__vector_norm_dim_rec(const char *fn, const clt_tensor *a, double ord, int dim,
                                    int keepdim, clt_tensor **out);
 clt_status clt__conv2d_rec(const char *fn, const clt_tensor *input, const clt_tensor *weight,
@@ -1719,6 +1724,8 @@ clt_status clt__linalg_eigh(const clt_tensor *a, bool upper, bool vectors, clt_t
  * svdvals: *s descending. */
 clt_status clt__linalg_svd(const clt_tensor *a, bool full, bool vectors, clt_tensor **u,
                            clt_tensor **s, clt_tensor **vh, const char *fn);
+/* torch.linalg.svdvals(a), recorded, messages naming fn. */
+clt_status clt__linalg_svdvals_rec(const char *fn, const clt_tensor *a, clt_tensor **out);
 /* ---- QR and what builds on it (src/ops/linalg_qr.c) -------------------- */
 /* torch.linalg.qr's modes. */
 typedef enum clt__qr_mode { CLT__QR_REDUCED, CLT__QR_COMPLETE, CLT__QR_R } clt__qr_mode;

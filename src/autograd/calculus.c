@@ -43,7 +43,7 @@ clt_status clt_diff(const clt_tensor *x, int64_t n, int dim, const clt_tensor *p
         parts[k++] = x;
         if (append)
             parts[k++] = append;
-        CLT__TRY(clt_cat(parts, k, d, &cur));
+        CLT__TRY(clt__cat_rec(fn, parts, k, d, &cur));
     }
     if (n <= 0) { /* PyTorch 1.13 takes a negative n as 0 */
         CLT__TRY(clt_clone(cur, &t));

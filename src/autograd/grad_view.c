@@ -69,7 +69,8 @@ static clt_status bw_slice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         parts[0] = (clt_tensor *)g;
         for (int64_t k = 1; k < step; k++)
             parts[k] = z;
-        CLT__TRY(clt_stack((const clt_tensor *const *)parts, (size_t)step, dim + 1, &st_));
+        CLT__TRY(clt__stack_rec("clt_backward", (const clt_tensor *const *)parts, (size_t)step,
+                                dim + 1, &st_));
         int64_t shape[CLT_MAX_DIMS];
         memcpy(shape, g->shape, sizeof shape);
         shape[dim] = cnt * step;
@@ -91,7 +92,8 @@ static clt_status bw_slice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         CLT__TRY(zeros_along(g, e, dim, tail, &after));
         join[nj++] = after;
     }
-    CLT__TRY(nj == 1 ? clt__alias_grad(cut, &gin[0]) : clt_cat(join, nj, dim, &gin[0]));
+    CLT__TRY(nj == 1 ? clt__alias_grad(cut, &gin[0])
+                     : clt__cat_rec("clt_backward", join, nj, dim, &gin[0]));
 done:
     free(parts);
     clt_tensor_free(z);
@@ -329,10 +331,9 @@ clt_status clt_slice(const clt_tensor *t, int dim, int64_t start, int64_t end, i
 }
 
 static clt_status join(bool stack, const clt_tensor *const *ts, size_t n_, int dim,
-                       clt_tensor **out)
+                       clt_tensor **out, const char *fn)
 {
-    clt_status st = stack ? clt__stack(ts, n_, dim, out, "clt_stack")
-                          : clt__cat(ts, n_, dim, out, "clt_cat");
+    clt_status st = stack ? clt__stack(ts, n_, dim, out, fn) : clt__cat(ts, n_, dim, out, fn);
     if (st != CLT_OK)
         return st;
     clt__node *n = NULL;
@@ -348,12 +349,24 @@ static clt_status join(bool stack, const clt_tensor *const *ts, size_t n_, int d
 
 clt_status clt_cat(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out)
 {
-    return join(false, ts, n, dim, out);
+    return join(false, ts, n, dim, out, "clt_cat");
 }
 
 clt_status clt_stack(const clt_tensor *const *ts, size_t n, int dim, clt_tensor **out)
 {
-    return join(true, ts, n, dim, out);
+    return join(true, ts, n, dim, out, "clt_stack");
+}
+
+clt_status clt__cat_rec(const char *fn, const clt_tensor *const *ts, size_t n, int dim,
+                        clt_tensor **out)
+{
+    return join(false, ts, n, dim, out, fn);
+}
+
+clt_status clt__stack_rec(const char *fn, const clt_tensor *const *ts, size_t n, int dim,
+                          clt_tensor **out)
+{
+    return join(true, ts, n, dim, out, fn);
 }
 
 /* ---- splits and diagonals ---------------------------------------------------- */
