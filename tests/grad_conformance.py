@@ -1765,8 +1765,8 @@ for o_, dims in ((2, (0, 2)), (2, (1, 2)), (1, (0, 1)), (3, (2, 0)), (math.inf, 
                                                   _ints(*d) if d else None,
                                                   C.c_int(len(d) if d else 0), C.c_int(kd)),
              [VN])
-for o_ in ("fro", "1", "-1", "inf", "-inf"):
-    to = o_ if o_ == "fro" else float(o_)
+for o_ in ("fro", "1", "-1", "inf", "-inf", "nuc", "2", "-2"):
+    to = o_ if o_ in ("fro", "nuc") else float(o_)
     case("linalg.matrix_norm %s" % o_, lambda x, to=to: torch.linalg.matrix_norm(x, to),
          lambda x, o_=o_: call("clt_linalg_matrix_norm", x, o_.encode(), None, C.c_int(0)),
          [rng.standard_normal((2, 3, 4))])

@@ -351,6 +351,40 @@ Test(linalg_qr, lstsq_refusals)
 
 /* x [3, 4, 5]: the norms over dims {0, 2} against host loops, keepdim's
  * shape, and matrix_norm's orders over the last two dims. */
+/* The eigenvalues of the symmetric n x n matrix a (destroyed) by cyclic
+ * Jacobi rotations in double. */
+static void host_sym_eigenvalues(double *a, int n, double *ev)
+{
+    for (int sweep = 0; sweep < 60; sweep++) {
+        double off = 0;
+        for (int p = 0; p < n; p++)
+            for (int q = p + 1; q < n; q++)
+                off += a[p * n + q] * a[p * n + q];
+        if (off < 1e-30)
+            break;
+        for (int p = 0; p < n; p++)
+            for (int q = p + 1; q < n; q++) {
+                if (a[p * n + q] == 0)
+                    continue;
+                double th = (a[q * n + q] - a[p * n + p]) / (2 * a[p * n + q]);
+                double tn = (th >= 0 ? 1 : -1) / (fabs(th) + sqrt(th * th + 1));
+                double c = 1 / sqrt(tn * tn + 1), sn = tn * c;
+                for (int k = 0; k < n; k++) { /* columns p, q */
+                    double akp = a[k * n + p], akq = a[k * n + q];
+                    a[k * n + p] = c * akp - sn * akq;
+                    a[k * n + q] = sn * akp + c * akq;
+                }
+                for (int k = 0; k < n; k++) { /* rows p, q */
+                    double apk = a[p * n + k], aqk = a[q * n + k];
+                    a[p * n + k] = c * apk - sn * aqk;
+                    a[q * n + k] = sn * apk + c * aqk;
+                }
+            }
+    }
+    for (int i = 0; i < n; i++)
+        ev[i] = a[i * n + i];
+}
+
 Test(linalg_qr, norms_against_host_loops)
 {
     clt_device *dev = get_device("cpu");
@@ -428,13 +462,44 @@ Test(linalg_qr, norms_against_host_loops)
         free(g);
         clt_tensor_free(y);
     }
-    clt_tensor *y = (clt_tensor *)1;
+    /* nuc, 2 and -2 from the singular values: square roots of the
+     * eigenvalues of M M^T (host cyclic Jacobi), over dims (-2, -1) and,
+     * with keepdim, over (0, 2) */
     const char *svd[] = {"nuc", "2", "-2"};
     for (int o = 0; o < 3; o++) {
-        assert_error(clt_linalg_matrix_norm(t, svd[o], NULL, 0, &y), CLT_ERR_INVALID_ARGUMENT,
-                     "SVD");
-        cr_assert_null(y);
+        for (int over02 = 0; over02 < 2; over02++) {
+            clt_tensor *y = NULL;
+            CHECK(clt_linalg_matrix_norm(t, svd[o], over02 ? (int[]){0, 2} : NULL, over02, &y));
+            int nb = over02 ? 4 : 3, rows = over02 ? 3 : 4;
+            cr_assert_eq(clt_tensor_ndim(y), over02 ? 3 : 1);
+            if (over02)
+                cr_assert(clt_tensor_shape(y)[0] == 1 && clt_tensor_shape(y)[1] == 4 &&
+                          clt_tensor_shape(y)[2] == 1);
+            double *g = read_as_f64(y);
+            for (int b = 0; b < nb; b++) {
+                double gram[16], ev[4];
+                for (int i = 0; i < rows; i++)
+                    for (int k = 0; k < rows; k++) {
+                        double d = 0;
+                        for (int l = 0; l < 5; l++)
+                            d += over02 ? x[(i * 4 + b) * 5 + l] * x[(k * 4 + b) * 5 + l]
+                                        : x[(b * 4 + i) * 5 + l] * x[(b * 4 + k) * 5 + l];
+                        gram[i * rows + k] = d;
+                    }
+                host_sym_eigenvalues(gram, rows, ev);
+                double want = o == 1 ? 0 : o == 2 ? INFINITY : 0;
+                for (int i = 0; i < rows; i++) {
+                    double sv = sqrt(fmax(ev[i], 0));
+                    want = o == 0 ? want + sv : o == 1 ? fmax(want, sv) : fmin(want, sv);
+                }
+                cr_assert(fabs(g[b] - want) <= 1e-10 * (1 + want), "%s of %d: %.15g, want %.15g",
+                          svd[o], b, g[b], want);
+            }
+            free(g);
+            clt_tensor_free(y);
+        }
     }
+    clt_tensor *y = (clt_tensor *)1;
     assert_error(clt_linalg_matrix_norm(t, "3", NULL, 0, &y), CLT_ERR_INVALID_ARGUMENT,
                  "Order 3 not supported");
     assert_error(clt_linalg_matrix_norm(t, "x", NULL, 0, &y), CLT_ERR_INVALID_ARGUMENT,

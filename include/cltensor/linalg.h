@@ -375,13 +375,15 @@ CLT_API clt_status clt_linalg_vector_norm(const clt_tensor *x, double ord, const
  * and dims[1] (dims NULL: -2 and -1; equal dims: CLT_ERR_INVALID_ARGUMENT).
  * ord is a string, torch's word or number: "fro" (the 2-norm of the
  * elements), "1" / "-1" (the largest / smallest column sum of |A|), "inf"
- * / "-inf" (row sums); "nuc", "2" and "-2" need the singular values,
- * which cltensor does not compute yet: CLT_ERR_INVALID_ARGUMENT naming the
- * missing SVD; other orders CLT_ERR_INVALID_ARGUMENT ("Order 3 not
- * supported."), and so is a string that is neither.  Float dtypes
- * (float16 too), kept; others CLT_ERR_DTYPE_MISMATCH.  Composed as torch's
- * (vector_norm, then amax or amin), with their gradients and grad_fn
- * names. */
+ * / "-inf" (row sums), "nuc" (the sum of the singular values), "2" / "-2"
+ * (the largest / smallest singular value; these three through
+ * clt_linalg_svdvals of A with the two dims moved last, so float32 and
+ * float64 only, and its refusal of inf and NaN); other orders
+ * CLT_ERR_INVALID_ARGUMENT ("Order 3 not supported."), and so is a string
+ * that is neither.  Float dtypes (float16 too, except through the SVD),
+ * kept; others CLT_ERR_DTYPE_MISMATCH.  Composed as torch's (vector_norm,
+ * then amax or amin; svdvals, then sum, amax or amin), with their
+ * gradients and grad_fn names. */
 CLT_API clt_status clt_linalg_matrix_norm(const clt_tensor *a, const char *ord, const int *dims,
                                           int keepdim, clt_tensor **out);
 

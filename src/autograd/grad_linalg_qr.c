@@ -332,6 +332,46 @@ static clt_status parse_ord(const char *ord, int *word, double *v, const char *f
     return CLT_OK;
 }
 
+/* The nuclear norm (which 0) or the largest (1) or smallest (-1) singular
+ * value of a's matrices over the distinct dims w0, w1, as torch's: the
+ * singular values of a with (w0, w1) moved last, then their sum, amax or
+ * amin; with keepdim, size-1 dims put back at w0 and w1. */
+static clt_status svd_norm(const char *fn, const clt_tensor *a, int which, int w0, int w1,
+                           bool keepdim, clt_tensor **out)
+{
+    int perm[CLT_MAX_DIMS], k = 0, last = -1;
+    for (int d = 0; d < a->ndim; d++)
+        if (d != w0 && d != w1)
+            perm[k++] = d;
+    perm[k++] = w0;
+    perm[k++] = w1;
+    clt_tensor *p = NULL, *s = NULL, *r = NULL, *u = NULL;
+    clt_status st;
+    CLT__TRY(clt__permute_rec(fn, a, a->ndim, perm, &p));
+    CLT__TRY(clt__linalg_svdvals_rec(fn, p, &s));
+    if (which == 0)
+        CLT__TRY(clt__error_in(clt_sum_dim(s, -1, 0, &r), fn));
+    else
+        CLT__TRY(clt__amax_rec(s, &last, 1, 0, which > 0, &r, fn));
+    if (keepdim) {
+        CLT__TRY(clt__unsqueeze_rec(fn, r, w0 < w1 ? w0 : w1, &u));
+        clt_tensor_free(r);
+        r = u;
+        u = NULL;
+        CLT__TRY(clt__unsqueeze_rec(fn, r, w0 < w1 ? w1 : w0, &u));
+        clt_tensor_free(r);
+        r = u;
+        u = NULL;
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(p);
+    clt_tensor_free(s);
+    clt_tensor_free(r);
+    return st;
+}
+
 /* torch.linalg.matrix_norm with ord parsed, over dims d0, d1. */
 static clt_status matrix_norm(const char *fn, const clt_tensor *a, const char *ord, int word,
                               double v, int d0, int d1, int keepdim, clt_tensor **out)
@@ -358,10 +398,7 @@ static clt_status matrix_norm(const char *fn, const clt_tensor *a, const char *o
         return vector_norm(fn, a, 2, dd, 2, keepdim, out);
     double av = fabs(v);
     if (word == 2 || av == 2)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: the '%s' norm needs the singular values (an SVD), which cltensor "
-                          "does not compute yet",
-                          fn, ord);
+        return svd_norm(fn, a, word == 2 ? 0 : v > 0 ? 1 : -1, w0, w1, keepdim, out);
     if (av != 1 && !isinf(av))
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: Order %s not supported.", fn, ord);
     /* torch's: the 1-norm of each column, then the largest (smallest for
