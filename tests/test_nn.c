@@ -1544,3 +1544,34 @@ Test(nn, clone_to_another_device_and_refusals)
     clt_module_free(m);
     clt_generator_free(gen);
 }
+
+/* Dropout drawn outside any clt_module_forward (attention's functional
+ * form) is not a change a later failing forward undoes: that forward puts
+ * the generator back where it found it, not where the attention began. */
+Test(nn, failing_forward_rolls_back_only_its_own_draws)
+{
+    clt_device *dev = get_device("cpu");
+    clt_generator *gen;
+    CHECK(clt_generator_new(11, &gen));
+    clt_module *mods[2], *seq;
+    CHECK(clt_dropout_layer(0.5, gen, &mods[0]));
+    CHECK(clt_linear(dev, 4, 2, 1, gen, &mods[1])); /* expects 4 features: t has 3 */
+    CHECK(clt_sequential(mods, 2, &seq));
+    float q[6] = {0.1f, -0.2f, 0.3f, 0.4f, -0.5f, 0.6f};
+    clt_tensor *t, *a;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 3, (int64_t[]){1, 2, 3}, q, &t));
+    uint64_t before = clt_generator_offset(gen);
+    CHECK(clt_scaled_dot_product_attention(t, t, t, NULL, 0.5, 0, NULL, gen, &a));
+    uint64_t after_attention = clt_generator_offset(gen);
+    cr_assert_gt(after_attention, before);
+    clt_tensor *y = (clt_tensor *)1;
+    cr_assert_neq(clt_module_forward(seq, t, &y), CLT_OK);
+    cr_assert_null(y);
+    cr_assert_eq(clt_generator_offset(gen), after_attention, "offset %llu, want %llu",
+                 (unsigned long long)clt_generator_offset(gen),
+                 (unsigned long long)after_attention);
+    clt_module_free(seq);
+    clt_tensor_free(a);
+    clt_tensor_free(t);
+    clt_generator_free(gen);
+}
