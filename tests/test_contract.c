@@ -653,7 +653,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_linalg_qr, T | T2, clt_linalg_qr(f->i32, NULL, &o->t, &o->t2))                     \
     X(clt_linalg_lstsq, T, clt_linalg_lstsq(f->f, f->i32, &o->t))                            \
     X(clt_linalg_vector_norm, T, clt_linalg_vector_norm(f->i32, 2, NULL, 0, 0, &o->t))       \
-    X(clt_linalg_matrix_norm, T, clt_linalg_matrix_norm(f->f, "nuc", NULL, 0, &o->t))        \
+    X(clt_linalg_matrix_norm, T, clt_linalg_matrix_norm(f->f, "3", NULL, 0, &o->t))          \
     X(clt_linalg_norm, T, clt_linalg_norm(f->f, "3", NULL, 0, 0, &o->t))                     \
     X(clt_linalg_matrix_power, T, clt_linalg_matrix_power(f->f, 2, &o->t))                   \
     X(clt_linalg_multi_dot, T, clt_linalg_multi_dot(f->cpair, 2, &o->t))                     \
