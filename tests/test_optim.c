@@ -2137,6 +2137,10 @@ Test(optim, reduce_lr_on_plateau)
     assert_error(clt_lr_scheduler_step_metric(s, 1.0), CLT_ERR_INVALID_ARGUMENT,
                  "StepLR takes no metric");
     cr_assert_eq(clt_lr_scheduler_epoch(s), 0);
+    /* a step that succeeds after a refused one leaves no message behind */
+    CHECK(clt_lr_scheduler_step(s));
+    cr_assert_str_empty(clt_last_error());
+    cr_assert_eq(clt_lr_scheduler_epoch(s), 1);
     clt_lr_scheduler_free(s);
     clt_optimizer_free(opt);
     clt_tensor_free(p);

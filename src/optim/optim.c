@@ -2693,7 +2693,7 @@ static clt_status schedule_step(clt_lr_scheduler *s, bool zero, const char *fn)
     s->epoch = e;
     s->t_cur = t_cur;
     s->t_i = t_i;
-    return CLT_OK;
+    return clt__ok();
 }
 
 clt_status clt_lr_scheduler_step(clt_lr_scheduler *s)
