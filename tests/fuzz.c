@@ -4740,7 +4740,7 @@ static void op_nn_pool(fz *f)
         store(f, out);
     }
     clt_tensor_free(extra);
-    clt_tensor_free(x);
+    tfree(f, x, 0); /* x may be a slot's, held by a scope */
 }
 
 /* eigh, svd and what is computed from them (linalg.h) on any stored
