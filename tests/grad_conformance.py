@@ -2074,6 +2074,38 @@ dd_case("vector_norm dim (gradient penalty)",
         lambda x: call("clt_pow_scalar", call("clt_sub_scalar", call(
             "clt_vector_norm_dim", call("clt_mul", x, x), C.c_double(2.0), 1, 0),
             C.c_double(1.0)), C.c_double(2.0)), [DX])
+tnf = torch.nn.functional
+for n, f in {"abs": torch.abs, "sin": torch.sin, "cos": torch.cos, "silu": tnf.silu,
+             "expm1": torch.expm1, "exp2": torch.exp2, "selu": tnf.selu, "mish": tnf.mish,
+             "relu6": tnf.relu6}.items():
+    proto("clt_" + n, [P, PP])
+    dd_case(n + " times x", lambda x, f=f: f(x) * x,
+            lambda x, n=n: call("clt_mul", call("clt_" + n, x), x), [DX])
+proto("clt_log1p", [P, PP])
+dd_case("log1p", torch.log1p, lambda x: call("clt_log1p", x), [DP])
+for n, f, s in (("elu", lambda x: tnf.elu(x, 1.3), 1.3), ("celu", lambda x: tnf.celu(x, 0.7), 0.7)):
+    proto("clt_" + n, [P, C.c_double, PP])
+    dd_case(n, f, lambda x, n=n, s=s: call("clt_" + n, x, C.c_double(s)), [DX])
+proto("clt_hardtanh", [P, C.c_double, C.c_double, PP])
+dd_case("hardtanh times x", lambda x: tnf.hardtanh(x, -1.0, 1.5) * x,
+        lambda x: call("clt_mul", call("clt_hardtanh", x, C.c_double(-1.0), C.c_double(1.5)), x),
+        [DX])
+proto("clt_clamp", [P, C.POINTER(C.c_double), C.POINTER(C.c_double), PP])
+dd_case("clamp times x", lambda x: torch.clamp(x, -1.0, 1.8) * x,
+        lambda x: call("clt_mul", call("clt_clamp", x, C.byref(C.c_double(-1.0)),
+                                       C.byref(C.c_double(1.8))), x), [DX])
+proto("clt_embedding", [P, P, PP])
+dd_case("embedding", lambda w: tnf.embedding(torch.tensor([2, 0, 2, 1]), torch.tanh(w)) ** 2,
+        lambda w: call("clt_pow_scalar", call("clt_embedding", call("clt_tanh", w),
+                                              up(np.array([2, 0, 2, 1]), I64)), C.c_double(2.0)),
+        [[[0.7, -1.3], [2.1, -0.4], [1.6, -2.2]]])
+proto("clt_masked_fill", [P, P, C.c_double, PP])
+proto("clt_gt_scalar", [P, C.c_double, PP])
+dd_case("masked_fill", lambda x: (x * x).masked_fill(torch.tensor([True, False, False]), 0.5) ** 2,
+        lambda x: call("clt_pow_scalar", call("clt_masked_fill", call("clt_mul", x, x),
+                                              call("clt_gt_scalar", up(np.array([1.0, -1.0, -1.0])),
+                                                   C.c_double(0.0)), C.c_double(0.5)),
+                       C.c_double(2.0)), [DX])
 
 
 # ---- special functions and more pointwise math (ops.h), edges included ----------
