@@ -2106,6 +2106,23 @@ dd_case("masked_fill", lambda x: (x * x).masked_fill(torch.tensor([True, False, 
                                               call("clt_gt_scalar", up(np.array([1.0, -1.0, -1.0])),
                                                    C.c_double(0.0)), C.c_double(0.5)),
                        C.c_double(2.0)), [DX])
+DPR = [[0.2, 0.65, 0.9], [0.35, 0.5, 0.75]]
+DT = [[0.1, 0.8, 0.3], [0.6, 0.95, 0.4]]
+DW = np.array([0.6, 1.4, 2.3])
+for red, rn in ((0, "mean"), (1, "sum"), (2, "none")):
+    dd_case("binary_cross_entropy " + rn, lambda x, y, rn=rn: tnf.binary_cross_entropy(
+        x, y, reduction=rn), lambda x, y, red=red: call("clt_binary_cross_entropy", x, y, None,
+                                                         red), [DPR, DT])
+    dd_case("binary_cross_entropy_with_logits " + rn,
+            lambda x, y, rn=rn: tnf.binary_cross_entropy_with_logits(x, y, reduction=rn),
+            lambda x, y, red=red: call("clt_binary_cross_entropy_with_logits", x, y, None, red),
+            [DX, DT])
+dd_case("binary_cross_entropy weight", lambda x, y: tnf.binary_cross_entropy(
+    x, y, torch.tensor(DW)), lambda x, y: call("clt_binary_cross_entropy", x, y, up(DW), 0),
+    [DPR, DT])
+dd_case("binary_cross_entropy_with_logits pos_weight",
+        lambda x, y: tnf.binary_cross_entropy_with_logits(x, y, pos_weight=torch.tensor(DW)),
+        lambda x, y: call("clt_binary_cross_entropy_with_logits", x, y, up(DW), 0), [DX, DT])
 
 
 # ---- special functions and more pointwise math (ops.h), edges included ----------

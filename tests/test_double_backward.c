@@ -906,3 +906,37 @@ Test(double_backward, embedding_masked_fill_dropout)
     for (kind = 1; kind <= 2; kind++)
         gradgradcheck(dev, call_select, &kind, 1, x);
 }
+
+/* kind 0-3: binary_cross_entropy (mean, sum, none, then mean with a weight [3]) of
+ * probabilities in[0]; 4-7: binary_cross_entropy_with_logits (the same, a pos_weight
+ * [3] last); in[1] the target. */
+static clt_status call_bce(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    static const clt_reduction red[] = {CLT_REDUCTION_MEAN, CLT_REDUCTION_SUM,
+                                        CLT_REDUCTION_NONE, CLT_REDUCTION_MEAN};
+    clt_tensor *w = NULL;
+    clt_status st = CLT_OK;
+    if (kind % 4 == 3) {
+        static const double wv[3] = {0.6, 1.4, 2.3};
+        int64_t n = 3;
+        st = clt_tensor_from_host(clt_tensor_device(in[0]), CLT_FLOAT64, 1, &n, wv, &w);
+    }
+    if (st == CLT_OK && kind < 4)
+        st = clt_binary_cross_entropy(in[0], in[1], w, red[kind % 4], out);
+    else if (st == CLT_OK)
+        st = clt_binary_cross_entropy_with_logits(in[0], in[1], w, red[kind % 4], out);
+    clt_tensor_free(w);
+    return st;
+}
+
+Test(double_backward, binary_cross_entropy_losses)
+{
+    clt_device *dev = get_device("cpu");
+    static const double PR[] = {0.2, 0.65, 0.9, 0.35, 0.5, 0.75};
+    static const double T6[] = {0.1, 0.8, 0.3, 0.6, 0.95, 0.4};
+    gc_in prob[2] = {{2, {2, 3}, PR, 1}, {2, {2, 3}, T6, 1}};
+    gc_in logit[2] = {{2, {2, 3}, X6, 1}, {2, {2, 3}, T6, 1}};
+    for (int kind = 0; kind < 8; kind++)
+        gradgradcheck(dev, call_bce, &kind, 2, kind < 4 ? prob : logit);
+}

@@ -153,10 +153,83 @@ done:
     return st;
 }
 
+/* The binary cross entropies' formulas as recorded ops (clt__twice), with
+ * g' = g (over the count for the mean) and PyTorch's formulas: on
+ * probabilities (x - y) / clamp_min(x (1 - x), 1e-12) g' w for x and
+ * -logit(x) g' w for y (w the weight, if any); on logits
+ * (sigmoid(x) - y) g' and -x g', or with a pos_weight p
+ * ((p y + 1 - y) sigmoid(x) - p y) g' and
+ * (p softplus(-x) - softplus(x)) g'. */
+static clt_status bce_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    static const double eps = 1e-12;
+    clt_status st = CLT_OK;
+    const clt_tensor *x = S(0), *y = S(1), *w = n->nsaved > 2 ? S(2) : NULL;
+    bool prob = n->i[0] == CLT__LOSS_BCE_PROB;
+    clt_tensor *gs = NULL, *t[8] = {0};
+    if (n->i[1] == CLT_REDUCTION_MEAN)
+        CLT__TRY(clt__div_scalar_rec(fn, g, (double)x->numel, &gs));
+    else
+        CLT__TRY(clt__alias_grad(g, &gs));
+    if (prob && w) {
+        CLT__TRY(clt__mul_rec(fn, gs, w, &t[0]));
+        clt_tensor_free(gs);
+        gs = t[0];
+        t[0] = NULL;
+    }
+    if (CLT__NEED(n, 0)) {
+        if (prob) {
+            CLT__TRY(clt__rsub_scalar_rec(fn, x, 1.0, &t[0]));
+            CLT__TRY(clt__mul_rec(fn, x, t[0], &t[1]));
+            CLT__TRY(clt__clamp_rec(fn, t[1], &eps, NULL, &t[2]));
+            CLT__TRY(clt__sub_rec(fn, x, y, &t[3]));
+            CLT__TRY(clt__div_rec(fn, t[3], t[2], &t[4]));
+        } else if (w) {
+            CLT__TRY(clt__mul_rec(fn, w, y, &t[0]));
+            CLT__TRY(clt__add_scalar_rec(fn, t[0], 1.0, &t[1]));
+            CLT__TRY(clt__sub_rec(fn, t[1], y, &t[2]));
+            CLT__TRY(clt__sigmoid_rec(fn, x, &t[3]));
+            CLT__TRY(clt__mul_rec(fn, t[2], t[3], &t[5]));
+            CLT__TRY(clt__sub_rec(fn, t[5], t[0], &t[4]));
+        } else {
+            CLT__TRY(clt__sigmoid_rec(fn, x, &t[3]));
+            CLT__TRY(clt__sub_rec(fn, t[3], y, &t[4]));
+        }
+        CLT__TRY(clt__mul_rec(fn, t[4], gs, &gin[0]));
+        for (int k = 0; k < 8; k++) {
+            clt_tensor_free(t[k]);
+            t[k] = NULL;
+        }
+    }
+    if (CLT__NEED(n, 1)) {
+        if (prob) {
+            CLT__TRY(clt__rsub_scalar_rec(fn, x, 1.0, &t[0]));
+            CLT__TRY(clt__div_rec(fn, x, t[0], &t[1]));
+            CLT__TRY(clt__log_rec(fn, t[1], &t[2]));
+        } else if (w) {
+            CLT__TRY(clt__neg_rec(fn, x, &t[0]));
+            CLT__TRY(clt__softplus_rec(fn, t[0], 1.0, 20.0, &t[1]));
+            CLT__TRY(clt__mul_rec(fn, w, t[1], &t[3]));
+            CLT__TRY(clt__softplus_rec(fn, x, 1.0, 20.0, &t[4]));
+            CLT__TRY(clt__sub_rec(fn, t[4], t[3], &t[2]));
+        } else {
+            CLT__TRY(clt__alias_grad(x, &t[2]));
+        }
+        CLT__TRY(clt__mul_rec(fn, t[2], gs, &t[5]));
+        CLT__TRY(clt__neg_rec(fn, t[5], &gin[1]));
+    }
+done:
+    clt_tensor_free(gs);
+    for (int k = 0; k < 8; k++)
+        clt_tensor_free(t[k]);
+    return st;
+}
+
 static clt_status bw_pointwise(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     if (n->twice && clt__creating_graph())
-        return mse_twice(n, g, gin);
+        return n->i[0] == CLT__LOSS_MSE ? mse_twice(n, g, gin) : bce_twice(n, g, gin);
     return clt__pointwise_loss_bw((int)n->i[0], S(0), S(1), n->nsaved > 2 ? S(2) : NULL,
                                   n->s[0], (int)n->i[1], g, CLT__NEED(n, 0), CLT__NEED(n, 1),
                                   &gin[0], &gin[1]);
@@ -184,7 +257,7 @@ static clt_status pointwise(int kind, const char *name, const clt_tensor *x, con
         n->i[0] = kind;
         n->i[1] = reduction;
         n->s[0] = prm;
-        if (kind == CLT__LOSS_MSE)
+        if (kind == CLT__LOSS_MSE || kind == CLT__LOSS_BCE_PROB || kind == CLT__LOSS_BCE)
             clt__twice(n);
     }
     return st;
