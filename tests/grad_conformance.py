@@ -2123,6 +2123,21 @@ dd_case("binary_cross_entropy weight", lambda x, y: tnf.binary_cross_entropy(
 dd_case("binary_cross_entropy_with_logits pos_weight",
         lambda x, y: tnf.binary_cross_entropy_with_logits(x, y, pos_weight=torch.tensor(DW)),
         lambda x, y: call("clt_binary_cross_entropy_with_logits", x, y, up(DW), 0), [DX, DT])
+proto("clt_layer_norm", [P, C.c_int, I64P, P, P, C.c_double, PP])
+proto("clt_group_norm", [P, C.c_int64, P, P, C.c_double, PP])
+dd_case("layer_norm times x", lambda x, w, b: tnf.layer_norm(torch.tanh(x), (3,), w, b) * x,
+        lambda x, w, b: call("clt_mul", call("clt_layer_norm", call("clt_tanh", x), 1,
+                                             (C.c_int64 * 1)(3), w, b, C.c_double(1e-5)), x),
+        [DX, DY, [0.3, -0.7, 0.2]])
+dd_case("layer_norm without affine", lambda x: tnf.layer_norm(torch.tanh(x), (2, 3)) * x,
+        lambda x: call("clt_mul", call("clt_layer_norm", call("clt_tanh", x), 2,
+                                       (C.c_int64 * 2)(2, 3), None, None, C.c_double(1e-5)), x),
+        [DX])
+dd_case("group_norm", lambda x, w, b: tnf.group_norm(torch.tanh(x), 2, w, b) ** 2,
+        lambda x, w, b: call("clt_pow_scalar", call("clt_group_norm", call("clt_tanh", x), 2, w,
+                                                    b, C.c_double(1e-5)), C.c_double(2.0)),
+        [[[[0.7, -1.3], [2.1, -0.4], [1.6, -2.2], [0.5, 0.9]]], [1.1, -0.6, 1.9, 0.8],
+         [0.3, -0.7, 0.2, 0.1]])
 
 
 # ---- special functions and more pointwise math (ops.h), edges included ----------

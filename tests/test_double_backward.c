@@ -940,3 +940,49 @@ Test(double_backward, binary_cross_entropy_losses)
     for (int kind = 0; kind < 8; kind++)
         gradgradcheck(dev, call_bce, &kind, 2, kind < 4 ? prob : logit);
 }
+
+/* kind 0: layer_norm over the last dim of tanh(x) [2, 3] with weight in[1] and bias
+ * in[2] [3]; 1: layer_norm without them over both dims; 2: group_norm (2 groups) of
+ * tanh(x) seen as [1, 2, 3] (channels 2) with weight and bias [2]; each times x, so
+ * that the bias' gradient has a second derivative. */
+static clt_status call_norm(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    clt_tensor *h = NULL, *y = NULL, *h3 = NULL;
+    clt_status st = clt_tanh(in[0], &h);
+    if (st == CLT_OK && kind == 0)
+        st = clt_layer_norm(h, 1, (const int64_t[]){3}, in[1], in[2], 1e-5, &y);
+    else if (st == CLT_OK && kind == 1)
+        st = clt_layer_norm(h, 2, (const int64_t[]){2, 3}, NULL, NULL, 1e-5, &y);
+    else if (st == CLT_OK) {
+        st = clt_reshape(h, 3, (const int64_t[]){1, 2, 3}, &h3);
+        if (st == CLT_OK)
+            st = clt_group_norm(h3, 2, in[1], in[2], 1e-5, &y);
+    }
+    if (st == CLT_OK && kind == 2) {
+        clt_tensor *y2 = NULL;
+        st = clt_reshape(y, 2, (const int64_t[]){2, 3}, &y2);
+        clt_tensor_free(y);
+        y = y2;
+    }
+    if (st == CLT_OK)
+        st = clt_mul(y, in[0], out);
+    clt_tensor_free(h);
+    clt_tensor_free(h3);
+    clt_tensor_free(y);
+    return st;
+}
+
+Test(double_backward, layer_norm_and_group_norm)
+{
+    clt_device *dev = get_device("cpu");
+    static const double B3[] = {0.3, -0.7, 0.2};
+    gc_in ln[3] = {{2, {2, 3}, X6, 1}, {1, {3}, Y3, 1}, {1, {3}, B3, 1}};
+    int kind = 0;
+    gradgradcheck(dev, call_norm, &kind, 3, ln);
+    kind = 1;
+    gradgradcheck(dev, call_norm, &kind, 1, ln);
+    gc_in gn[3] = {{2, {2, 3}, X6, 1}, {1, {2}, Y3, 1}, {1, {2}, B3, 1}};
+    kind = 2;
+    gradgradcheck(dev, call_norm, &kind, 3, gn);
+}

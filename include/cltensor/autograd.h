@@ -143,7 +143,9 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
  * layer (AddmmBackward0), view, reshape, flatten, transpose, permute,
  * expand, squeeze, unsqueeze, contiguous, clone, to_dtype (not clt_to),
  * narrow, slice, cat, stack, index_select, embedding, masked_fill, a
- * Dropout layer (its ops: the saved mask is a constant), mse_loss,
+ * Dropout layer (its ops: the saved mask is a constant), layer_norm and
+ * group_norm (float32 and float64: NativeLayerNormBackward0 and
+ * NativeGroupNormBackward0, input, weight and bias), mse_loss,
  * binary_cross_entropy (with a weight) and
  * binary_cross_entropy_with_logits (with a pos_weight), input and target
  * both, softmax, log_softmax, cross_entropy and nll_loss (x [N, C], class
