@@ -2138,6 +2138,28 @@ dd_case("group_norm", lambda x, w, b: tnf.group_norm(torch.tanh(x), 2, w, b) ** 
                                                     b, C.c_double(1e-5)), C.c_double(2.0)),
         [[[[0.7, -1.3], [2.1, -0.4], [1.6, -2.2], [0.5, 0.9]]], [1.1, -0.6, 1.9, 0.8],
          [0.3, -0.7, 0.2, 0.1]])
+for n, f, data in (("rsqrt", torch.rsqrt, DP),
+                   ("tan", torch.tan, [[0.3, -0.5, 0.9], [-0.2, 0.6, -1.1]])):
+    proto("clt_" + n, [P, PP])
+    dd_case(n + " times x", lambda x, f=f: f(x) * x,
+            lambda x, n=n: call("clt_mul", call("clt_" + n, x), x), [data])
+proto("clt_batch_norm1d_layer", [P, C.c_int64, C.c_double, C.c_double, C.c_int, C.c_int, PP])
+proto("clt_module_forward", [P, P, PP])
+
+
+def c_batch_norm1d(x):
+    m = P()
+    assert L.clt_batch_norm1d_layer(dev, 3, 1e-5, 0.1, 1, 1, C.byref(m)) == 0, L.clt_last_error()
+    try:
+        assert L.clt_module_to_dtype(m, F64) == 0, L.clt_last_error()
+        return call("clt_module_forward", m, x)
+    finally:
+        L.clt_module_free(m)
+
+
+dd_case("batch_norm1d training times x",
+        lambda x: tnf.batch_norm(torch.tanh(x), None, None, training=True) * x,
+        lambda x: call("clt_mul", c_batch_norm1d(call("clt_tanh", x)), x), [DX])
 
 
 # ---- special functions and more pointwise math (ops.h), edges included ----------

@@ -986,3 +986,52 @@ Test(double_backward, layer_norm_and_group_norm)
     kind = 2;
     gradgradcheck(dev, call_norm, &kind, 3, gn);
 }
+
+/* kind 0, 1: a BatchNorm1d layer (affine, running statistics) on tanh(x) [3, 2] in
+ * training, then in eval mode (its running statistics as made: mean 0, var 1), times
+ * x; 2: BatchNorm2d in training on x seen as [1, 2, 3, 1]. */
+static clt_status call_batch_norm(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    clt_device *dev = clt_tensor_device(in[0]);
+    clt_tensor *h = NULL, *y = NULL, *x4 = NULL;
+    clt_module *m = NULL;
+    clt_status st = kind < 2 ? clt_batch_norm1d_layer(dev, 2, 1e-5, 0.1, 1, 1, &m)
+                             : clt_batch_norm2d_layer(dev, 2, 1e-5, 0.1, 1, 1, &m);
+    if (st == CLT_OK)
+        st = clt_module_to_dtype(m, CLT_FLOAT64);
+    if (st == CLT_OK)
+        st = clt_tanh(in[0], &h);
+    if (st == CLT_OK && kind == 2)
+        st = clt_reshape(h, 4, (const int64_t[]){1, 2, 3, 1}, &x4);
+    clt_module_train(m, kind != 1);
+    if (st == CLT_OK)
+        st = clt_module_forward(m, x4 ? x4 : h, &y);
+    if (st == CLT_OK && kind == 2) {
+        clt_tensor *y2 = NULL;
+        st = clt_reshape(y, 2, (const int64_t[]){3, 2}, &y2);
+        clt_tensor_free(y);
+        y = y2;
+    }
+    if (st == CLT_OK)
+        st = clt_mul(y, in[0], out);
+    clt_module_free(m);
+    clt_tensor_free(h);
+    clt_tensor_free(x4);
+    clt_tensor_free(y);
+    return st;
+}
+
+Test(double_backward, rsqrt_tan_and_batch_norm)
+{
+    clt_device *dev = get_device("cpu");
+    static const double S6[] = {0.3, -0.5, 0.9, -0.2, 0.6, -1.1};
+    const un_fn rs = clt_rsqrt, tn = clt_tan;
+    gc_in pins[1] = {{2, {2, 3}, P6, 1}};
+    gradgradcheck(dev, call_un, &rs, 1, pins);
+    gc_in sins[1] = {{2, {2, 3}, S6, 1}};
+    gradgradcheck(dev, call_un_mixed, &tn, 1, sins);
+    gc_in x[1] = {{2, {3, 2}, X6, 1}};
+    for (int kind = 0; kind <= 2; kind++)
+        gradgradcheck(dev, call_batch_norm, &kind, 1, x);
+}

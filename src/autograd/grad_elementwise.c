@@ -536,7 +536,8 @@ enum {
  * g * out * (1 - out), sqrt's g / (2 out), gelu's g * (cdf(x) + x pdf(x)),
  * abs's g * sign(x), sin's g * cos(x), cos's
  * -(g * sin(x)), log1p's g / (1 + x), expm1's g * (out + 1), silu's
- * g * s * (1 + x (1 - s)) with s = sigmoid(x). */
+ * g * s * (1 + x (1 - s)) with s = sigmoid(x), rsqrt's -g out^3 / 2,
+ * tan's g * (1 + out^2). */
 static clt_status kernel_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     static const char fn[] = "clt_backward";
@@ -605,6 +606,17 @@ static clt_status kernel_twice(clt__node *n, const clt_tensor *g, clt_tensor **g
     case K_EXPM1: /* y is the output */
         CLT__TRY(clt__add_scalar_rec(fn, y, 1.0, &t));
         CLT__TRY(clt__mul_rec(fn, g, t, &gin[0]));
+        break;
+    case K_RSQRT: /* y is the output */
+        CLT__TRY(clt__mul_rec(fn, y, y, &t));
+        CLT__TRY(clt__mul_rec(fn, t, y, &u));
+        CLT__TRY(clt__mul_scalar_rec(fn, u, -0.5, &v));
+        CLT__TRY(clt__mul_rec(fn, g, v, &gin[0]));
+        break;
+    case K_TAN: /* y is the output */
+        CLT__TRY(clt__mul_rec(fn, y, y, &t));
+        CLT__TRY(clt__add_scalar_rec(fn, t, 1.0, &u));
+        CLT__TRY(clt__mul_rec(fn, g, u, &gin[0]));
         break;
     case K_SILU:
         CLT__TRY(clt__sigmoid_rec(fn, y, &t));
@@ -689,9 +701,8 @@ static clt_status unary(unary_fn fwd, const char *fn, const char *name, clt__bac
     st = clt__record(st, out, name, bw, 1, &a, save ? 1 : 0, &sv, &n);
     if (n)
         n->i[0] = kernel;
-    if (bw == bw_kernel ? kernel != K_RSQRT && kernel != K_TAN
-                        : bw == bw_neg || bw == bw_exp || bw == bw_log || bw == bw_zero ||
-                              (bw == bw_math && kernel == M_EXP2))
+    if (bw == bw_kernel || bw == bw_neg || bw == bw_exp || bw == bw_log || bw == bw_zero ||
+        (bw == bw_math && kernel == M_EXP2))
         clt__twice(n);
     return st;
 }
