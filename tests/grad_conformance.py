@@ -2160,6 +2160,18 @@ def c_batch_norm1d(x):
 dd_case("batch_norm1d training times x",
         lambda x: tnf.batch_norm(torch.tanh(x), None, None, training=True) * x,
         lambda x: call("clt_mul", c_batch_norm1d(call("clt_tanh", x)), x), [DX])
+proto("clt_max_pool2d", [P, I64P, I64P, I64P, I64P, C.c_int, PP])
+proto("clt_avg_pool2d", [P, I64P, I64P, I64P, C.c_int, C.c_int, PP])
+DX16 = [[[[0.7, -1.3, 2.1, -0.4], [1.6, -2.2, 0.9, 0.3], [-0.8, 1.2, 0.5, -1.7],
+          [1.9, -0.6, 1.4, -1.1]]]]
+K2, S1, P1 = (C.c_int64 * 2)(2, 2), (C.c_int64 * 2)(1, 1), (C.c_int64 * 2)(1, 1)
+dd_case("max_pool2d squared", lambda x: tnf.max_pool2d(x * x, 2, 1) ** 2,
+        lambda x: call("clt_pow_scalar", call("clt_max_pool2d", call("clt_mul", x, x), K2, S1,
+                                              None, None, 0), C.c_double(2.0)), [DX16])
+dd_case("avg_pool2d squared", lambda x: tnf.avg_pool2d(x * x, 3, 1, 1, False, False) ** 2,
+        lambda x: call("clt_pow_scalar", call("clt_avg_pool2d", call("clt_mul", x, x),
+                                              (C.c_int64 * 2)(3, 3), S1, P1, 0, 0),
+                       C.c_double(2.0)), [DX16])
 
 
 # ---- special functions and more pointwise math (ops.h), edges included ----------

@@ -1035,3 +1035,37 @@ Test(double_backward, rsqrt_tan_and_batch_norm)
     for (int kind = 0; kind <= 2; kind++)
         gradgradcheck(dev, call_batch_norm, &kind, 1, x);
 }
+
+/* kind 0: max_pool2d (kernel 2, stride 2) of x^2 [1, 1, 4, 4], squared; 1: avg_pool2d
+ * (kernel 3, stride 1, padding 1, count_include_pad off) of x^2, squared; 2: max
+ * pooling with overlapping windows (kernel 2, stride 1).  J v (the gradient with
+ * respect to u) goes through the formulas' own gradients: the gather and the
+ * pooling of v. */
+static clt_status call_pool(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    clt_tensor *sq = NULL, *y = NULL;
+    const int64_t k2[2] = {2, 2}, k3[2] = {3, 3}, s1[2] = {1, 1}, p1[2] = {1, 1};
+    clt_status st = clt_mul(in[0], in[0], &sq);
+    if (st == CLT_OK && kind == 0)
+        st = clt_max_pool2d(sq, k2, NULL, NULL, NULL, 0, &y);
+    else if (st == CLT_OK && kind == 1)
+        st = clt_avg_pool2d(sq, k3, s1, p1, 0, 0, &y);
+    else if (st == CLT_OK)
+        st = clt_max_pool2d(sq, k2, s1, NULL, NULL, 0, &y);
+    if (st == CLT_OK)
+        st = clt_mul(y, y, out);
+    clt_tensor_free(sq);
+    clt_tensor_free(y);
+    return st;
+}
+
+Test(double_backward, max_and_avg_pool2d)
+{
+    clt_device *dev = get_device("cpu");
+    static const double X16[] = {0.7,  -1.3, 2.1, -0.4, 1.6, -2.2, 0.9, 0.3,
+                                 -0.8, 1.2,  0.5, -1.7, 1.9, -0.6, 1.4, -1.1};
+    gc_in x[1] = {{4, {1, 1, 4, 4}, X16, 1}};
+    for (int kind = 0; kind <= 2; kind++)
+        gradgradcheck(dev, call_pool, &kind, 1, x);
+}
