@@ -2172,6 +2172,20 @@ dd_case("avg_pool2d squared", lambda x: tnf.avg_pool2d(x * x, 3, 1, 1, False, Fa
         lambda x: call("clt_pow_scalar", call("clt_avg_pool2d", call("clt_mul", x, x),
                                               (C.c_int64 * 2)(3, 3), S1, P1, 0, 0),
                        C.c_double(2.0)), [DX16])
+proto("clt_nll_loss", [P, P, C.POINTER(CEOpts), PP])
+DX9 = [[0.7, -1.3, 2.1], [-0.4, 1.6, -2.2], [0.9, 0.3, -0.8]]
+for red, rn in ((2, "none"), (0, "mean"), (1, "sum")):
+    dd_case("cross_entropy weighted " + rn, lambda x, rn=rn: tnf.cross_entropy(
+        torch.tanh(x), torch.tensor([2, 0, 1]), torch.tensor(DW), reduction=rn),
+        lambda x, red=red: call("clt_cross_entropy", call("clt_tanh", x),
+                                up(np.array([2, 0, 1]), I64),
+                                C.byref(CEOpts(red, -100, 0.0, up(DW)))), [DX9])
+    dd_case("nll_loss weighted " + rn, lambda x, rn=rn: tnf.nll_loss(
+        torch.log_softmax(x, 1), torch.tensor([2, 0, 1]), torch.tensor(DW), ignore_index=0,
+        reduction=rn),
+        lambda x, red=red: call("clt_nll_loss", call("clt_log_softmax", x, 1),
+                                up(np.array([2, 0, 1]), I64),
+                                C.byref(CEOpts(red, 0, 0.0, up(DW)))), [DX9])
 
 
 # ---- special functions and more pointwise math (ops.h), edges included ----------

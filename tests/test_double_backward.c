@@ -1069,3 +1069,42 @@ Test(double_backward, max_and_avg_pool2d)
     for (int kind = 0; kind <= 2; kind++)
         gradgradcheck(dev, call_pool, &kind, 1, x);
 }
+
+/* kind 0-2: cross_entropy of tanh(x) [3, 3] with a class weight (mean, sum, none),
+ * targets {2, 0, 1}; 3: the same mean with row 2 ignored (ignore_index 1); 4, 5:
+ * nll_loss of log_softmax(x), weighted, sum and mean. */
+static clt_status call_weighted_ce(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    int kind = *(const int *)ctx;
+    clt_device *dev = clt_tensor_device(in[0]);
+    static const double wv[3] = {0.6, 1.4, 2.3};
+    const int64_t tv[3] = {2, 0, 1}, n = 3;
+    clt_tensor *h = NULL, *t = NULL, *w = NULL;
+    clt_cross_entropy_opts o = CLT_CROSS_ENTROPY_DEFAULTS;
+    o.reduction = kind % 3 == 1 ? CLT_REDUCTION_SUM
+                  : kind == 2   ? CLT_REDUCTION_NONE
+                                : CLT_REDUCTION_MEAN;
+    if (kind == 3)
+        o.ignore_index = 1;
+    clt_status st = kind < 4 ? clt_tanh(in[0], &h) : clt_log_softmax(in[0], 1, &h);
+    if (st == CLT_OK)
+        st = clt_tensor_from_host(dev, CLT_INT64, 1, &n, tv, &t);
+    if (st == CLT_OK)
+        st = clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, wv, &w);
+    o.weight = w;
+    if (st == CLT_OK)
+        st = kind < 4 ? clt_cross_entropy(h, t, &o, out) : clt_nll_loss(h, t, &o, out);
+    clt_tensor_free(h);
+    clt_tensor_free(t);
+    clt_tensor_free(w);
+    return st;
+}
+
+Test(double_backward, weighted_cross_entropy_and_nll_loss)
+{
+    clt_device *dev = get_device("cpu");
+    static const double X9[] = {0.7, -1.3, 2.1, -0.4, 1.6, -2.2, 0.9, 0.3, -0.8};
+    gc_in x[1] = {{2, {3, 3}, X9, 1}};
+    for (int kind = 0; kind <= 5; kind++)
+        gradgradcheck(dev, call_weighted_ce, &kind, 1, x);
+}

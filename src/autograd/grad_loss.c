@@ -5,23 +5,33 @@
 #define S(k) (n->saved[k])
 
 /* The formula as recorded ops, for a pass that creates a graph
- * (clt__twice: x [N, C], class indices, no weight, no label smoothing):
+ * (clt__twice: x [N, C], class indices, no label smoothing):
  * (softmax(x) - onehot(target)) * g', or -onehot(target) * g' for
- * nll_loss, with g' the row's gradient (g / den for the mean and the sum),
- * 0 on ignored rows. */
+ * nll_loss, with g' the row's gradient (g / den for the mean and the sum)
+ * times the weight of the row's class (a constant), 0 on ignored rows. */
 static clt_status ce_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     static const char fn[] = "clt_backward";
     clt_status st = CLT_OK;
     const clt_tensor *x = S(0), *t = S(1);
     clt_tensor *cls = NULL, *tc = NULL, *oh = NULL, *ohf = NULL, *valid = NULL, *vf = NULL,
-               *gs = NULL, *gv = NULL, *p = NULL, *d = NULL;
+               *gs = NULL, *gv = NULL, *p = NULL, *d = NULL, *ow = NULL, *wt = NULL;
     CLT__TRY(clt__arange(x->dev, t->dtype, 0, (double)x->shape[1], 1, &cls));
     CLT__TRY(clt__unsqueeze(t, 1, &tc, fn));
     CLT__TRY(clt__eq_in(fn, tc, cls, &oh));
     CLT__TRY(clt__to_dtype(oh, x->dtype, &ohf, fn));
     CLT__TRY(clt__ne_scalar_in(fn, tc, (double)n->i[0], &valid));
     CLT__TRY(clt__to_dtype(valid, x->dtype, &vf, fn));
+    if (n->nsaved > 3) { /* the weights of the rows' classes: sum(onehot * w) by row */
+        CLT__TRY(clt__mul_in(fn, ohf, S(3), &ow));
+        CLT__TRY(clt__sum_dim(ow, 1, 1, &wt, fn));
+        clt_tensor_free(ow);
+        ow = NULL;
+        CLT__TRY(clt__mul_in(fn, vf, wt, &ow));
+        clt_tensor_free(vf);
+        vf = ow;
+        ow = NULL;
+    }
     if (n->i[1] == CLT_REDUCTION_NONE)
         CLT__TRY(clt__unsqueeze_rec(fn, g, 1, &gs));
     else
@@ -46,6 +56,8 @@ done:
     clt_tensor_free(gv);
     clt_tensor_free(p);
     clt_tensor_free(d);
+    clt_tensor_free(ow);
+    clt_tensor_free(wt);
     return st;
 }
 
@@ -107,8 +119,7 @@ static clt_status cross_entropy(bool nll, const clt_tensor *x, const clt_tensor 
         n->i[1] = o->reduction;
         n->i[2] = nll;
         n->i[3] = den != NULL;
-        if (!clt__dtype_is_float(target->dtype) && o->weight == NULL &&
-            o->label_smoothing == 0 && x->ndim == 2)
+        if (!clt__dtype_is_float(target->dtype) && o->label_smoothing == 0 && x->ndim == 2)
             clt__twice(n);
     }
     clt_tensor_free(den);
