@@ -150,11 +150,11 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
  * avg_pool2d (1d and unbatched too; their formulas' own gradients a gather
  * and the pooling, to any order), mse_loss, binary_cross_entropy (with a
  * weight) and binary_cross_entropy_with_logits (with a pos_weight), input
- * and target both, softmax, log_softmax, cross_entropy and nll_loss (x [N,
- * C], class indices, with a class weight or without, no label smoothing)
- * and vector_norm (ord 2, no eps).  Any other node still gives its right
- * gradient, but one that refuses to be differentiated: a later backward
- * through it fails with "the derivative for 'XBackward0' is not
+ * and target both, softmax, log_softmax, cross_entropy and nll_loss (x
+ * [N, C], class indices, with a class weight or without, no label
+ * smoothing) and vector_norm (ord 2, no eps).  Any other node still gives
+ * its right gradient, but one that refuses to be differentiated: a later
+ * backward through it fails with "the derivative for 'XBackward0' is not
  * implemented" (PyTorch's NotImplemented node), never a silently constant
  * gradient.  A pass with create_graph is slower: it records a node per
  * op and runs the formulas as separate ops, not fused kernels.
