@@ -2074,6 +2074,118 @@ dd_case("vector_norm dim (gradient penalty)",
         lambda x: call("clt_pow_scalar", call("clt_sub_scalar", call(
             "clt_vector_norm_dim", call("clt_mul", x, x), C.c_double(2.0), 1, 0),
             C.c_double(1.0)), C.c_double(2.0)), [DX])
+tnf = torch.nn.functional
+for n, f in {"abs": torch.abs, "sin": torch.sin, "cos": torch.cos, "silu": tnf.silu,
+             "expm1": torch.expm1, "exp2": torch.exp2, "selu": tnf.selu, "mish": tnf.mish,
+             "relu6": tnf.relu6}.items():
+    proto("clt_" + n, [P, PP])
+    dd_case(n + " times x", lambda x, f=f: f(x) * x,
+            lambda x, n=n: call("clt_mul", call("clt_" + n, x), x), [DX])
+proto("clt_log1p", [P, PP])
+dd_case("log1p", torch.log1p, lambda x: call("clt_log1p", x), [DP])
+for n, f, s in (("elu", lambda x: tnf.elu(x, 1.3), 1.3), ("celu", lambda x: tnf.celu(x, 0.7), 0.7)):
+    proto("clt_" + n, [P, C.c_double, PP])
+    dd_case(n, f, lambda x, n=n, s=s: call("clt_" + n, x, C.c_double(s)), [DX])
+proto("clt_hardtanh", [P, C.c_double, C.c_double, PP])
+dd_case("hardtanh times x", lambda x: tnf.hardtanh(x, -1.0, 1.5) * x,
+        lambda x: call("clt_mul", call("clt_hardtanh", x, C.c_double(-1.0), C.c_double(1.5)), x),
+        [DX])
+proto("clt_clamp", [P, C.POINTER(C.c_double), C.POINTER(C.c_double), PP])
+dd_case("clamp times x", lambda x: torch.clamp(x, -1.0, 1.8) * x,
+        lambda x: call("clt_mul", call("clt_clamp", x, C.byref(C.c_double(-1.0)),
+                                       C.byref(C.c_double(1.8))), x), [DX])
+proto("clt_embedding", [P, P, PP])
+dd_case("embedding", lambda w: tnf.embedding(torch.tensor([2, 0, 2, 1]), torch.tanh(w)) ** 2,
+        lambda w: call("clt_pow_scalar", call("clt_embedding", call("clt_tanh", w),
+                                              up(np.array([2, 0, 2, 1]), I64)), C.c_double(2.0)),
+        [[[0.7, -1.3], [2.1, -0.4], [1.6, -2.2]]])
+proto("clt_masked_fill", [P, P, C.c_double, PP])
+proto("clt_gt_scalar", [P, C.c_double, PP])
+dd_case("masked_fill", lambda x: (x * x).masked_fill(torch.tensor([True, False, False]), 0.5) ** 2,
+        lambda x: call("clt_pow_scalar", call("clt_masked_fill", call("clt_mul", x, x),
+                                              call("clt_gt_scalar", up(np.array([1.0, -1.0, -1.0])),
+                                                   C.c_double(0.0)), C.c_double(0.5)),
+                       C.c_double(2.0)), [DX])
+DPR = [[0.2, 0.65, 0.9], [0.35, 0.5, 0.75]]
+DT = [[0.1, 0.8, 0.3], [0.6, 0.95, 0.4]]
+DW = np.array([0.6, 1.4, 2.3])
+for red, rn in ((0, "mean"), (1, "sum"), (2, "none")):
+    dd_case("binary_cross_entropy " + rn, lambda x, y, rn=rn: tnf.binary_cross_entropy(
+        x, y, reduction=rn), lambda x, y, red=red: call("clt_binary_cross_entropy", x, y, None,
+                                                         red), [DPR, DT])
+    dd_case("binary_cross_entropy_with_logits " + rn,
+            lambda x, y, rn=rn: tnf.binary_cross_entropy_with_logits(x, y, reduction=rn),
+            lambda x, y, red=red: call("clt_binary_cross_entropy_with_logits", x, y, None, red),
+            [DX, DT])
+dd_case("binary_cross_entropy weight", lambda x, y: tnf.binary_cross_entropy(
+    x, y, torch.tensor(DW)), lambda x, y: call("clt_binary_cross_entropy", x, y, up(DW), 0),
+    [DPR, DT])
+dd_case("binary_cross_entropy_with_logits pos_weight",
+        lambda x, y: tnf.binary_cross_entropy_with_logits(x, y, pos_weight=torch.tensor(DW)),
+        lambda x, y: call("clt_binary_cross_entropy_with_logits", x, y, up(DW), 0), [DX, DT])
+proto("clt_layer_norm", [P, C.c_int, I64P, P, P, C.c_double, PP])
+proto("clt_group_norm", [P, C.c_int64, P, P, C.c_double, PP])
+dd_case("layer_norm times x", lambda x, w, b: tnf.layer_norm(torch.tanh(x), (3,), w, b) * x,
+        lambda x, w, b: call("clt_mul", call("clt_layer_norm", call("clt_tanh", x), 1,
+                                             (C.c_int64 * 1)(3), w, b, C.c_double(1e-5)), x),
+        [DX, DY, [0.3, -0.7, 0.2]])
+dd_case("layer_norm without affine", lambda x: tnf.layer_norm(torch.tanh(x), (2, 3)) * x,
+        lambda x: call("clt_mul", call("clt_layer_norm", call("clt_tanh", x), 2,
+                                       (C.c_int64 * 2)(2, 3), None, None, C.c_double(1e-5)), x),
+        [DX])
+dd_case("group_norm", lambda x, w, b: tnf.group_norm(torch.tanh(x), 2, w, b) ** 2,
+        lambda x, w, b: call("clt_pow_scalar", call("clt_group_norm", call("clt_tanh", x), 2, w,
+                                                    b, C.c_double(1e-5)), C.c_double(2.0)),
+        [[[[0.7, -1.3], [2.1, -0.4], [1.6, -2.2], [0.5, 0.9]]], [1.1, -0.6, 1.9, 0.8],
+         [0.3, -0.7, 0.2, 0.1]])
+for n, f, data in (("rsqrt", torch.rsqrt, DP),
+                   ("tan", torch.tan, [[0.3, -0.5, 0.9], [-0.2, 0.6, -1.1]])):
+    proto("clt_" + n, [P, PP])
+    dd_case(n + " times x", lambda x, f=f: f(x) * x,
+            lambda x, n=n: call("clt_mul", call("clt_" + n, x), x), [data])
+proto("clt_batch_norm1d_layer", [P, C.c_int64, C.c_double, C.c_double, C.c_int, C.c_int, PP])
+proto("clt_module_forward", [P, P, PP])
+
+
+def c_batch_norm1d(x):
+    m = P()
+    assert L.clt_batch_norm1d_layer(dev, 3, 1e-5, 0.1, 1, 1, C.byref(m)) == 0, L.clt_last_error()
+    try:
+        assert L.clt_module_to_dtype(m, F64) == 0, L.clt_last_error()
+        return call("clt_module_forward", m, x)
+    finally:
+        L.clt_module_free(m)
+
+
+dd_case("batch_norm1d training times x",
+        lambda x: tnf.batch_norm(torch.tanh(x), None, None, training=True) * x,
+        lambda x: call("clt_mul", c_batch_norm1d(call("clt_tanh", x)), x), [DX])
+proto("clt_max_pool2d", [P, I64P, I64P, I64P, I64P, C.c_int, PP])
+proto("clt_avg_pool2d", [P, I64P, I64P, I64P, C.c_int, C.c_int, PP])
+DX16 = [[[[0.7, -1.3, 2.1, -0.4], [1.6, -2.2, 0.9, 0.3], [-0.8, 1.2, 0.5, -1.7],
+          [1.9, -0.6, 1.4, -1.1]]]]
+K2, S1, P1 = (C.c_int64 * 2)(2, 2), (C.c_int64 * 2)(1, 1), (C.c_int64 * 2)(1, 1)
+dd_case("max_pool2d squared", lambda x: tnf.max_pool2d(x * x, 2, 1) ** 2,
+        lambda x: call("clt_pow_scalar", call("clt_max_pool2d", call("clt_mul", x, x), K2, S1,
+                                              None, None, 0), C.c_double(2.0)), [DX16])
+dd_case("avg_pool2d squared", lambda x: tnf.avg_pool2d(x * x, 3, 1, 1, False, False) ** 2,
+        lambda x: call("clt_pow_scalar", call("clt_avg_pool2d", call("clt_mul", x, x),
+                                              (C.c_int64 * 2)(3, 3), S1, P1, 0, 0),
+                       C.c_double(2.0)), [DX16])
+proto("clt_nll_loss", [P, P, C.POINTER(CEOpts), PP])
+DX9 = [[0.7, -1.3, 2.1], [-0.4, 1.6, -2.2], [0.9, 0.3, -0.8]]
+for red, rn in ((2, "none"), (0, "mean"), (1, "sum")):
+    dd_case("cross_entropy weighted " + rn, lambda x, rn=rn: tnf.cross_entropy(
+        torch.tanh(x), torch.tensor([2, 0, 1]), torch.tensor(DW), reduction=rn),
+        lambda x, red=red: call("clt_cross_entropy", call("clt_tanh", x),
+                                up(np.array([2, 0, 1]), I64),
+                                C.byref(CEOpts(red, -100, 0.0, up(DW)))), [DX9])
+    dd_case("nll_loss weighted " + rn, lambda x, rn=rn: tnf.nll_loss(
+        torch.log_softmax(x, 1), torch.tensor([2, 0, 1]), torch.tensor(DW), ignore_index=0,
+        reduction=rn),
+        lambda x, red=red: call("clt_nll_loss", call("clt_log_softmax", x, 1),
+                                up(np.array([2, 0, 1]), I64),
+                                C.byref(CEOpts(red, 0, 0.0, up(DW)))), [DX9])
 
 
 # ---- special functions and more pointwise math (ops.h), edges included ----------

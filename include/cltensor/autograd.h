@@ -136,15 +136,24 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
  * backward) run as recorded ops; those are the nodes of: add, sub, mul,
  * div, pow (tensor and scalar exponents, scalar bases), neg, the scalar
  * forms (add/sub/rsub/mul/div_scalar, rdiv_scalar), exp, log, sqrt, tanh,
- * sigmoid, relu, leaky_relu, gelu, softplus, where, the ops of zero
- * gradient (sign, floor, ceil, round, trunc, div with a rounding mode),
- * sum and mean (all and dim), matmul, a Linear layer (AddmmBackward0),
- * view, reshape, flatten, transpose, permute, expand, squeeze,
- * unsqueeze, contiguous, clone, to_dtype (not clt_to), narrow, slice,
- * cat, stack, index_select, mse_loss, softmax, log_softmax,
- * cross_entropy and nll_loss (x [N, C], class indices, no weight, no
- * label smoothing) and vector_norm (ord 2, no eps).  Any other node still gives its
- * right gradient, but one that refuses to be differentiated: a later
+ * sigmoid, relu, leaky_relu, gelu, softplus, abs, sin, cos, tan, rsqrt,
+ * log1p, expm1, exp2, silu, elu, selu, celu, hardtanh, relu6, mish, clamp
+ * (scalar bounds), where, the ops of zero gradient (sign, floor, ceil,
+ * round, trunc, div with a rounding mode), sum and mean (all and dim),
+ * matmul, a Linear layer (AddmmBackward0), view, reshape, flatten,
+ * transpose, permute, expand, squeeze, unsqueeze, contiguous, clone,
+ * to_dtype (not clt_to), narrow, slice, cat, stack, index_select,
+ * embedding, masked_fill, a Dropout layer (its ops: the saved mask is a
+ * constant), layer_norm and group_norm (float32 and float64:
+ * NativeLayerNormBackward0 and NativeGroupNormBackward0, input, weight and
+ * bias), BatchNorm1d/2d in training and eval (their ops), max_pool2d and
+ * avg_pool2d (1d and unbatched too; their formulas' own gradients a gather
+ * and the pooling, to any order), mse_loss, binary_cross_entropy (with a
+ * weight) and binary_cross_entropy_with_logits (with a pos_weight), input
+ * and target both, softmax, log_softmax, cross_entropy and nll_loss (x
+ * [N, C], class indices, with a class weight or without, no label
+ * smoothing) and vector_norm (ord 2, no eps).  Any other node still gives
+ * its right gradient, but one that refuses to be differentiated: a later
  * backward through it fails with "the derivative for 'XBackward0' is not
  * implemented" (PyTorch's NotImplemented node), never a silently constant
  * gradient.  A pass with create_graph is slower: it records a node per

@@ -45,9 +45,77 @@ static const char *const act_bw[] = {
     [CLT__ACT_THRESHOLD] = "threshold_bw",
 };
 
+/* The activations whose formula also runs as recorded ops (clt__twice), in
+ * a pass that creates a graph. */
+static bool act_twice(clt__act act)
+{
+    return act == CLT__ACT_ELU || act == CLT__ACT_SELU || act == CLT__ACT_CELU ||
+           act == CLT__ACT_HARDTANH || act == CLT__ACT_RELU6 || act == CLT__ACT_MISH;
+}
+
+/* elu's kernel as recorded ops: g * where(x > 0, scale,
+ * input_scale * scale * alpha * exp(input_scale * x)), s = {alpha, scale,
+ * input_scale}; hardtanh's g, zeroed where x <= min or x >= max (s[0],
+ * s[1]); mish's g * (t + x sigmoid(x) (1 - t^2)), t = tanh(softplus(x)). */
+static clt_status act_formula(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    const clt_tensor *x = S(0);
+    clt_tensor *t = NULL, *u = NULL, *v = NULL, *w = NULL;
+    clt_status st = CLT_OK;
+    switch (n->i[0]) {
+    case CLT__ACT_HARDTANH:
+    case CLT__ACT_RELU6:
+        CLT__TRY(clt__le_scalar_in(fn, x, n->s[0], &t));
+        CLT__TRY(clt__ge_scalar_in(fn, x, n->s[1], &u));
+        CLT__TRY(clt__logical_or_in(fn, t, u, &v));
+        CLT__TRY(clt__zero_where(v, g, &gin[0]));
+        break;
+    case CLT__ACT_MISH:
+        CLT__TRY(clt__softplus_rec(fn, x, 1.0, 20.0, &t));
+        CLT__TRY(clt__tanh_rec(fn, t, &u));
+        clt_tensor_free(t);
+        t = NULL;
+        CLT__TRY(clt__mul_rec(fn, u, u, &t));
+        CLT__TRY(clt__rsub_scalar_rec(fn, t, 1.0, &v));
+        clt_tensor_free(t);
+        t = NULL;
+        CLT__TRY(clt__sigmoid_rec(fn, x, &t));
+        CLT__TRY(clt__mul_rec(fn, t, v, &w));
+        clt_tensor_free(t);
+        t = NULL;
+        CLT__TRY(clt__mul_rec(fn, x, w, &t));
+        clt_tensor_free(v);
+        v = NULL;
+        CLT__TRY(clt__add_rec(fn, u, t, &v));
+        CLT__TRY(clt__mul_rec(fn, g, v, &gin[0]));
+        break;
+    default: /* elu, selu, celu */
+        CLT__TRY(clt__mul_scalar_rec(fn, x, n->s[2], &t));
+        CLT__TRY(clt__exp_rec(fn, t, &u));
+        CLT__TRY(clt__mul_scalar_rec(fn, u, n->s[2] * n->s[1] * n->s[0], &v));
+        CLT__TRY(clt__gt_scalar_in(fn, x, 0.0, &w));
+        clt_tensor_free(t);
+        t = NULL;
+        CLT__TRY(clt__full(g->dev, g->dtype, 0, NULL, n->s[1], &t));
+        clt_tensor_free(u);
+        u = NULL;
+        CLT__TRY(clt_where(w, t, v, &u));
+        CLT__TRY(clt__mul_rec(fn, g, u, &gin[0]));
+    }
+done:
+    clt_tensor_free(t);
+    clt_tensor_free(u);
+    clt_tensor_free(v);
+    clt_tensor_free(w);
+    return st;
+}
+
 /* n->i[0] the clt__act, n->s the backward kernel's scalars; saved: a. */
 static clt_status bw_act(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
+    if (n->twice && clt__creating_graph())
+        return act_formula(n, g, gin);
     return clt__grad_kernel_s(act_bw[n->i[0]], g, S(0), 3, n->s, &gin[0]);
 }
 
@@ -61,6 +129,8 @@ clt_status clt__act_rec(const char *fn, clt__act act, const clt_tensor *a, const
         double fwd[3];
         clt__act_scalars(act, sc, fwd, n->s);
         n->i[0] = act;
+        if (act_twice(act))
+            clt__twice(n);
     }
     return st;
 }

@@ -245,17 +245,85 @@ static clt__pool2d pool_from_node(const clt__node *n)
     return p;
 }
 
+/* Both poolings' gradients are linear in g: a scatter of g (max, by the
+ * indices) or a spread of it over the windows (avg), whose own gradient is
+ * the transpose: a gather by the same indices, or the average pooling
+ * itself.  In a pass that creates a graph each formula records its result
+ * as a node whose formula is the other one, so that every order can be
+ * taken (clt__twice); a pooling node's input has the input's shape, as the
+ * forward's. */
+static clt_status bw_max_pool2d(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+static clt_status bw_avg_pool2d(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+static clt_status bw_max_pool2d_gather(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+static clt_status bw_avg_pool2d_pool(clt__node *n, const clt_tensor *g, clt_tensor **gin);
+
+/* Records *out = a formula's result on g as a node named name with the
+ * pooling parameters of n and its saved indices (max pooling). */
+static clt_status pool_record(const clt__node *n, const char *name, clt__backward_fn bw,
+                              const clt_tensor *g, clt_tensor **out)
+{
+    clt__node *m = NULL;
+    const clt_tensor *idx = n->nsaved ? S(0) : NULL;
+    clt_status st = clt__record(CLT_OK, out, name, bw, 1, &g, idx ? 1 : 0, &idx, &m);
+    if (m) {
+        clt__pool2d p = pool_from_node(n);
+        pool_to_node(&p, m);
+    }
+    clt__twice(m);
+    return st;
+}
+
 /* saved: the argmax indices; the input's shape is its edge's. */
 static clt_status bw_max_pool2d(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt__pool2d p = pool_from_node(n);
-    return clt__max_pool2d_backward(g, S(0), n->in[0].shape, &p, &gin[0]);
+    clt_status st = clt__max_pool2d_backward(g, S(0), n->in[0].shape, &p, &gin[0]);
+    if (st == CLT_OK && n->twice && clt__creating_graph())
+        st = pool_record(n, "MaxPool2DWithIndicesBackwardBackward0", bw_max_pool2d_gather, g,
+                         &gin[0]);
+    return st;
+}
+
+/* The gradient of max pooling's formula: g (the input's shape) gathered at
+ * the indices, in each plane. */
+static clt_status bw_max_pool2d_gather(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    const clt_tensor *idx = S(0);
+    int64_t gs[3] = {g->shape[0], g->shape[1], g->shape[2] * g->shape[3]};
+    int64_t is[3] = {idx->shape[0], idx->shape[1], idx->shape[2] * idx->shape[3]};
+    clt_tensor *gf = NULL, *ixf = NULL, *r = NULL;
+    clt_status st = CLT_OK;
+    CLT__TRY(clt__reshape(g, 3, gs, &gf, fn));
+    CLT__TRY(clt__reshape(idx, 3, is, &ixf, fn));
+    CLT__TRY(clt__gather(gf, 2, ixf, &r, fn));
+    CLT__TRY(clt__reshape(r, 4, idx->shape, &gin[0], fn));
+    if (clt__creating_graph())
+        CLT__TRY(pool_record(n, "MaxPool2DWithIndicesBackward0", bw_max_pool2d, g, &gin[0]));
+done:
+    clt_tensor_free(gf);
+    clt_tensor_free(ixf);
+    clt_tensor_free(r);
+    return st;
 }
 
 static clt_status bw_avg_pool2d(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt__pool2d p = pool_from_node(n);
-    return clt__avg_pool2d_backward(g, n->in[0].shape, &p, &gin[0]);
+    clt_status st = clt__avg_pool2d_backward(g, n->in[0].shape, &p, &gin[0]);
+    if (st == CLT_OK && n->twice && clt__creating_graph())
+        st = pool_record(n, "AvgPool2DBackwardBackward0", bw_avg_pool2d_pool, g, &gin[0]);
+    return st;
+}
+
+/* The gradient of average pooling's formula: the pooling of g. */
+static clt_status bw_avg_pool2d_pool(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt__pool2d p = pool_from_node(n);
+    clt_status st = clt__avg_pool2d(g, &p, &gin[0]);
+    if (st == CLT_OK && clt__creating_graph())
+        st = pool_record(n, "AvgPool2DBackward0", bw_avg_pool2d, g, &gin[0]);
+    return st;
 }
 
 typedef struct pool_ctx {
@@ -290,6 +358,7 @@ static clt_status pool4(const clt_tensor *x, const void *ctx, clt_tensor **out)
     }
     if (n)
         pool_to_node(&p, n);
+    clt__twice(n);
     return st;
 }
 

@@ -212,7 +212,7 @@ static clt_status bw_clamp(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     clt_status st = CLT_OK;
     clt_tensor *in = NULL, *out = NULL, *cur = NULL;
-    CLT__TRY(clt__alias(g, &cur));
+    CLT__TRY(clt__alias_grad(g, &cur));
     for (int k = 0; k < 2; k++) {
         if (!n->i[k])
             continue;
@@ -225,7 +225,7 @@ static clt_status bw_clamp(clt__node *n, const clt_tensor *g, clt_tensor **gin)
         clt_tensor *next = NULL;
         clt_tensor *z = NULL;
         CLT__TRY(zero_of(g, &z));
-        st = clt__where_in("clt_backward", in, cur, z, &next);
+        st = where_g(in, cur, z, &next);
         clt_tensor_free(z);
         if (st != CLT_OK)
             goto done;
@@ -364,6 +364,7 @@ clt_status clt__clamp_rec(const char *fn, const clt_tensor *a, const double *min
         n->s[0] = min ? *min : 0.0;
         n->s[1] = max ? *max : 0.0;
     }
+    clt__twice(n);
     return st;
 }
 
@@ -532,7 +533,11 @@ enum {
 
 /* The kernels' formulas as recorded ops, for a pass that creates a graph:
  * relu's g where out > 0, tanh's g * (1 - out^2), sigmoid's
- * g * out * (1 - out), sqrt's g / (2 out), gelu's g * (cdf(x) + x pdf(x)). */
+ * g * out * (1 - out), sqrt's g / (2 out), gelu's g * (cdf(x) + x pdf(x)),
+ * abs's g * sign(x), sin's g * cos(x), cos's
+ * -(g * sin(x)), log1p's g / (1 + x), expm1's g * (out + 1), silu's
+ * g * s * (1 + x (1 - s)) with s = sigmoid(x), rsqrt's -g out^3 / 2,
+ * tan's g * (1 + out^2). */
 static clt_status kernel_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     static const char fn[] = "clt_backward";
@@ -581,6 +586,48 @@ static clt_status kernel_twice(clt__node *n, const clt_tensor *g, clt_tensor **g
         CLT__TRY(clt__add_rec(fn, u, t, &w));
         CLT__TRY(clt__mul_rec(fn, g, w, &gin[0]));
         break;
+    case K_ABS:
+        CLT__TRY(clt__sign_rec(fn, y, &t));
+        CLT__TRY(clt__mul_rec(fn, g, t, &gin[0]));
+        break;
+    case K_SIN:
+        CLT__TRY(clt__cos_rec(fn, y, &t));
+        CLT__TRY(clt__mul_rec(fn, g, t, &gin[0]));
+        break;
+    case K_COS:
+        CLT__TRY(clt__sin_rec(fn, y, &t));
+        CLT__TRY(clt__mul_rec(fn, g, t, &u));
+        CLT__TRY(clt__neg_rec(fn, u, &gin[0]));
+        break;
+    case K_LOG1P:
+        CLT__TRY(clt__add_scalar_rec(fn, y, 1.0, &t));
+        CLT__TRY(clt__div_rec(fn, g, t, &gin[0]));
+        break;
+    case K_EXPM1: /* y is the output */
+        CLT__TRY(clt__add_scalar_rec(fn, y, 1.0, &t));
+        CLT__TRY(clt__mul_rec(fn, g, t, &gin[0]));
+        break;
+    case K_RSQRT: /* y is the output */
+        CLT__TRY(clt__mul_rec(fn, y, y, &t));
+        CLT__TRY(clt__mul_rec(fn, t, y, &u));
+        CLT__TRY(clt__mul_scalar_rec(fn, u, -0.5, &v));
+        CLT__TRY(clt__mul_rec(fn, g, v, &gin[0]));
+        break;
+    case K_TAN: /* y is the output */
+        CLT__TRY(clt__mul_rec(fn, y, y, &t));
+        CLT__TRY(clt__add_scalar_rec(fn, t, 1.0, &u));
+        CLT__TRY(clt__mul_rec(fn, g, u, &gin[0]));
+        break;
+    case K_SILU:
+        CLT__TRY(clt__sigmoid_rec(fn, y, &t));
+        CLT__TRY(clt__rsub_scalar_rec(fn, t, 1.0, &u));
+        CLT__TRY(clt__mul_rec(fn, y, u, &v));
+        clt_tensor_free(u);
+        u = NULL;
+        CLT__TRY(clt__add_scalar_rec(fn, v, 1.0, &u));
+        CLT__TRY(clt__mul_rec(fn, t, u, &w));
+        CLT__TRY(clt__mul_rec(fn, g, w, &gin[0]));
+        break;
     default:
         st = clt__error(CLT_ERR_INTERNAL, "%s: no recorded formula for %s", fn, n->name);
     }
@@ -616,6 +663,30 @@ static clt_status bw_log(clt__node *n, const clt_tensor *g, clt_tensor **gin)
     return clt__div_rec("clt_backward", g, S(0), &gin[0]);
 }
 
+/* One gradient kernel of cl/elementwise.cl over the saved input or output
+ * (n->i[0] indexes math_kernels[]), PyTorch's formulas: asin's
+ * g * rsqrt(1 - x^2) ... exp2's g * out * ln 2 (see the kernel file). */
+static const char *const math_kernels[] = {
+    "asin_bw", "acos_bw", "atan_bw", "sinh_bw",   "cosh_bw", "asinh_bw", "acosh_bw",
+    "atanh_bw", "erf_bw", "erfc_bw", "erfinv_bw", "log2_bw", "log10_bw", "exp2_bw"};
+enum {
+    M_ASIN, M_ACOS, M_ATAN, M_SINH, M_COSH, M_ASINH, M_ACOSH, M_ATANH, M_ERF, M_ERFC, M_ERFINV,
+    M_LOG2, M_LOG10, M_EXP2
+};
+
+static clt_status bw_math(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    if (n->twice && clt__creating_graph()) { /* exp2: g * out * ln 2, recorded */
+        clt_tensor *t = NULL;
+        clt_status st = clt__mul_rec("clt_backward", g, S(0), &t);
+        if (st == CLT_OK)
+            st = clt__mul_scalar_rec("clt_backward", t, M_LN2, &gin[0]);
+        clt_tensor_free(t);
+        return st;
+    }
+    return clt__grad_kernel(math_kernels[n->i[0]], g, S(0), &gin[0]);
+}
+
 typedef clt_status (*unary_fn)(const char *, const clt_tensor *, clt_tensor **);
 
 /* save: 0 nothing, 1 the input, 2 the output; kernel: index in kernels[] */
@@ -630,9 +701,8 @@ static clt_status unary(unary_fn fwd, const char *fn, const char *name, clt__bac
     st = clt__record(st, out, name, bw, 1, &a, save ? 1 : 0, &sv, &n);
     if (n)
         n->i[0] = kernel;
-    if (bw == bw_kernel ? kernel == K_RELU || kernel == K_TANH || kernel == K_SIGMOID ||
-                              kernel == K_SQRT || kernel == K_GELU
-                        : bw == bw_neg || bw == bw_exp || bw == bw_log || bw == bw_zero)
+    if (bw == bw_kernel || bw == bw_neg || bw == bw_exp || bw == bw_log || bw == bw_zero ||
+        (bw == bw_math && kernel == M_EXP2))
         clt__twice(n);
     return st;
 }
@@ -784,22 +854,6 @@ clt_status clt_elu(const clt_tensor *a, double alpha, clt_tensor **out)
 }
 
 /* ---- math functions (torch.asin ... torch.addcdiv) ---------------------------------- */
-
-/* One gradient kernel of cl/elementwise.cl over the saved input or output
- * (n->i[0] indexes math_kernels[]), PyTorch's formulas: asin's
- * g * rsqrt(1 - x^2) ... exp2's g * out * ln 2 (see the kernel file). */
-static const char *const math_kernels[] = {
-    "asin_bw", "acos_bw", "atan_bw", "sinh_bw",   "cosh_bw", "asinh_bw", "acosh_bw",
-    "atanh_bw", "erf_bw", "erfc_bw", "erfinv_bw", "log2_bw", "log10_bw", "exp2_bw"};
-enum {
-    M_ASIN, M_ACOS, M_ATAN, M_SINH, M_COSH, M_ASINH, M_ACOSH, M_ATANH, M_ERF, M_ERFC, M_ERFINV,
-    M_LOG2, M_LOG10, M_EXP2
-};
-
-static clt_status bw_math(clt__node *n, const clt_tensor *g, clt_tensor **gin)
-{
-    return clt__grad_kernel(math_kernels[n->i[0]], g, S(0), &gin[0]);
-}
 
 DEF_UNARY(asin, "AsinBackward0", bw_math, 1, M_ASIN)
 DEF_UNARY(acos, "AcosBackward0", bw_math, 1, M_ACOS)

@@ -113,8 +113,13 @@ static clt_status bw_embedding(clt__node *n, const clt_tensor *g, clt_tensor **g
     int64_t count = indices->numel, shape[2] = {count, n->in[0].shape[1]};
     CLT__TRY(zeros_of(&n->in[0], g, &z));
     CLT__TRY(clt__reshape(indices, 1, &count, &flat, "clt_backward"));
-    CLT__TRY(clt__reshape(g, 2, shape, &rows, "clt_backward"));
-    CLT__TRY(clt__index_add(z, 0, flat, rows, 1, &gin[0], "clt_backward"));
+    if (clt__creating_graph()) { /* recorded: clt__twice */
+        CLT__TRY(clt__reshape_rec("clt_backward", g, 2, shape, &rows));
+        CLT__TRY(clt_index_add(z, 0, flat, rows, 1, &gin[0]));
+    } else {
+        CLT__TRY(clt__reshape(g, 2, shape, &rows, "clt_backward"));
+        CLT__TRY(clt__index_add(z, 0, flat, rows, 1, &gin[0], "clt_backward"));
+    }
 done:
     clt_tensor_free(z);
     clt_tensor_free(flat);
@@ -126,6 +131,8 @@ done:
  * gradient back to its shape). */
 static clt_status bw_masked_fill(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
+    if (clt__creating_graph()) /* recorded: clt__twice */
+        return clt__masked_fill_rec("clt_backward", g, n->saved[0], 0.0, &gin[0]);
     return clt__masked_fill(g, n->saved[0], 0.0, &gin[0], "clt_backward");
 }
 
@@ -142,7 +149,7 @@ static clt_status record(clt_status st, clt_tensor **out, const char *name, clt_
         n->i[0] = dim < 0 ? dim + nd : dim;
         n->s[0] = alpha;
     }
-    if (bw == bw_index_select)
+    if (bw == bw_index_select || bw == bw_embedding || bw == bw_masked_fill)
         clt__twice(n);
     return st;
 }

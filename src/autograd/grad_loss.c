@@ -5,23 +5,33 @@
 #define S(k) (n->saved[k])
 
 /* The formula as recorded ops, for a pass that creates a graph
- * (clt__twice: x [N, C], class indices, no weight, no label smoothing):
+ * (clt__twice: x [N, C], class indices, no label smoothing):
  * (softmax(x) - onehot(target)) * g', or -onehot(target) * g' for
- * nll_loss, with g' the row's gradient (g / den for the mean and the sum),
- * 0 on ignored rows. */
+ * nll_loss, with g' the row's gradient (g / den for the mean and the sum)
+ * times the weight of the row's class (a constant), 0 on ignored rows. */
 static clt_status ce_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     static const char fn[] = "clt_backward";
     clt_status st = CLT_OK;
     const clt_tensor *x = S(0), *t = S(1);
     clt_tensor *cls = NULL, *tc = NULL, *oh = NULL, *ohf = NULL, *valid = NULL, *vf = NULL,
-               *gs = NULL, *gv = NULL, *p = NULL, *d = NULL;
+               *gs = NULL, *gv = NULL, *p = NULL, *d = NULL, *ow = NULL, *wt = NULL;
     CLT__TRY(clt__arange(x->dev, t->dtype, 0, (double)x->shape[1], 1, &cls));
     CLT__TRY(clt__unsqueeze(t, 1, &tc, fn));
     CLT__TRY(clt__eq_in(fn, tc, cls, &oh));
     CLT__TRY(clt__to_dtype(oh, x->dtype, &ohf, fn));
     CLT__TRY(clt__ne_scalar_in(fn, tc, (double)n->i[0], &valid));
     CLT__TRY(clt__to_dtype(valid, x->dtype, &vf, fn));
+    if (n->nsaved > 3) { /* the weights of the rows' classes: sum(onehot * w) by row */
+        CLT__TRY(clt__mul_in(fn, ohf, S(3), &ow));
+        CLT__TRY(clt__sum_dim(ow, 1, 1, &wt, fn));
+        clt_tensor_free(ow);
+        ow = NULL;
+        CLT__TRY(clt__mul_in(fn, vf, wt, &ow));
+        clt_tensor_free(vf);
+        vf = ow;
+        ow = NULL;
+    }
     if (n->i[1] == CLT_REDUCTION_NONE)
         CLT__TRY(clt__unsqueeze_rec(fn, g, 1, &gs));
     else
@@ -46,6 +56,8 @@ done:
     clt_tensor_free(gv);
     clt_tensor_free(p);
     clt_tensor_free(d);
+    clt_tensor_free(ow);
+    clt_tensor_free(wt);
     return st;
 }
 
@@ -107,8 +119,7 @@ static clt_status cross_entropy(bool nll, const clt_tensor *x, const clt_tensor 
         n->i[1] = o->reduction;
         n->i[2] = nll;
         n->i[3] = den != NULL;
-        if (!clt__dtype_is_float(target->dtype) && o->weight == NULL &&
-            o->label_smoothing == 0 && x->ndim == 2)
+        if (!clt__dtype_is_float(target->dtype) && o->label_smoothing == 0 && x->ndim == 2)
             clt__twice(n);
     }
     clt_tensor_free(den);
@@ -153,10 +164,83 @@ done:
     return st;
 }
 
+/* The binary cross entropies' formulas as recorded ops (clt__twice), with
+ * g' = g (over the count for the mean) and PyTorch's formulas: on
+ * probabilities (x - y) / clamp_min(x (1 - x), 1e-12) g' w for x and
+ * -logit(x) g' w for y (w the weight, if any); on logits
+ * (sigmoid(x) - y) g' and -x g', or with a pos_weight p
+ * ((p y + 1 - y) sigmoid(x) - p y) g' and
+ * (p softplus(-x) - softplus(x)) g'. */
+static clt_status bce_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    static const double eps = 1e-12;
+    clt_status st = CLT_OK;
+    const clt_tensor *x = S(0), *y = S(1), *w = n->nsaved > 2 ? S(2) : NULL;
+    bool prob = n->i[0] == CLT__LOSS_BCE_PROB;
+    clt_tensor *gs = NULL, *t[8] = {0};
+    if (n->i[1] == CLT_REDUCTION_MEAN)
+        CLT__TRY(clt__div_scalar_rec(fn, g, (double)x->numel, &gs));
+    else
+        CLT__TRY(clt__alias_grad(g, &gs));
+    if (prob && w) {
+        CLT__TRY(clt__mul_rec(fn, gs, w, &t[0]));
+        clt_tensor_free(gs);
+        gs = t[0];
+        t[0] = NULL;
+    }
+    if (CLT__NEED(n, 0)) {
+        if (prob) {
+            CLT__TRY(clt__rsub_scalar_rec(fn, x, 1.0, &t[0]));
+            CLT__TRY(clt__mul_rec(fn, x, t[0], &t[1]));
+            CLT__TRY(clt__clamp_rec(fn, t[1], &eps, NULL, &t[2]));
+            CLT__TRY(clt__sub_rec(fn, x, y, &t[3]));
+            CLT__TRY(clt__div_rec(fn, t[3], t[2], &t[4]));
+        } else if (w) {
+            CLT__TRY(clt__mul_rec(fn, w, y, &t[0]));
+            CLT__TRY(clt__add_scalar_rec(fn, t[0], 1.0, &t[1]));
+            CLT__TRY(clt__sub_rec(fn, t[1], y, &t[2]));
+            CLT__TRY(clt__sigmoid_rec(fn, x, &t[3]));
+            CLT__TRY(clt__mul_rec(fn, t[2], t[3], &t[5]));
+            CLT__TRY(clt__sub_rec(fn, t[5], t[0], &t[4]));
+        } else {
+            CLT__TRY(clt__sigmoid_rec(fn, x, &t[3]));
+            CLT__TRY(clt__sub_rec(fn, t[3], y, &t[4]));
+        }
+        CLT__TRY(clt__mul_rec(fn, t[4], gs, &gin[0]));
+        for (int k = 0; k < 8; k++) {
+            clt_tensor_free(t[k]);
+            t[k] = NULL;
+        }
+    }
+    if (CLT__NEED(n, 1)) {
+        if (prob) {
+            CLT__TRY(clt__rsub_scalar_rec(fn, x, 1.0, &t[0]));
+            CLT__TRY(clt__div_rec(fn, x, t[0], &t[1]));
+            CLT__TRY(clt__log_rec(fn, t[1], &t[2]));
+        } else if (w) {
+            CLT__TRY(clt__neg_rec(fn, x, &t[0]));
+            CLT__TRY(clt__softplus_rec(fn, t[0], 1.0, 20.0, &t[1]));
+            CLT__TRY(clt__mul_rec(fn, w, t[1], &t[3]));
+            CLT__TRY(clt__softplus_rec(fn, x, 1.0, 20.0, &t[4]));
+            CLT__TRY(clt__sub_rec(fn, t[4], t[3], &t[2]));
+        } else {
+            CLT__TRY(clt__alias_grad(x, &t[2]));
+        }
+        CLT__TRY(clt__mul_rec(fn, t[2], gs, &t[5]));
+        CLT__TRY(clt__neg_rec(fn, t[5], &gin[1]));
+    }
+done:
+    clt_tensor_free(gs);
+    for (int k = 0; k < 8; k++)
+        clt_tensor_free(t[k]);
+    return st;
+}
+
 static clt_status bw_pointwise(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     if (n->twice && clt__creating_graph())
-        return mse_twice(n, g, gin);
+        return n->i[0] == CLT__LOSS_MSE ? mse_twice(n, g, gin) : bce_twice(n, g, gin);
     return clt__pointwise_loss_bw((int)n->i[0], S(0), S(1), n->nsaved > 2 ? S(2) : NULL,
                                   n->s[0], (int)n->i[1], g, CLT__NEED(n, 0), CLT__NEED(n, 1),
                                   &gin[0], &gin[1]);
@@ -184,7 +268,7 @@ static clt_status pointwise(int kind, const char *name, const clt_tensor *x, con
         n->i[0] = kind;
         n->i[1] = reduction;
         n->s[0] = prm;
-        if (kind == CLT__LOSS_MSE)
+        if (kind == CLT__LOSS_MSE || kind == CLT__LOSS_BCE_PROB || kind == CLT__LOSS_BCE)
             clt__twice(n);
     }
     return st;

@@ -339,12 +339,85 @@ done:
 
 /* ---- the fused row normalisation of LayerNorm and GroupNorm ------------------------ */
 
+/* The fused formula as recorded ops (clt__twice), over x seen as rows
+ * [R, n]: mean and rstd are computed again from x (the saved ones carry no
+ * history), xhat = (x - mean) rstd, gw = g w (g without w), then
+ * dx = rstd (gw - mean(gw) - xhat mean(gw xhat)) by row, dw the sum over
+ * rows of g xhat, db that of g.  s[0] eps. */
+static clt_status native_norm_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin, int iw,
+                                    int ib)
+{
+    static const char fn[] = "clt_backward";
+    clt_status st = CLT_OK;
+    int64_t flat = n->i[0], rows[2] = {flat ? S(0)->numel / flat : 0, flat};
+    clt_tensor *x = NULL, *gr = NULL, *mu = NULL, *d = NULL, *var = NULL, *rstd = NULL,
+               *xh = NULL, *gw = NULL, *t[6] = {0};
+    CLT__TRY(clt__reshape_rec(fn, S(0), 2, rows, &x));
+    CLT__TRY(clt__reshape_rec(fn, g, 2, rows, &gr));
+    CLT__TRY(clt__mean_dim_rec(fn, x, 1, 1, &mu));
+    CLT__TRY(clt__sub_rec(fn, x, mu, &d));
+    CLT__TRY(clt__mul_rec(fn, d, d, &t[0]));
+    CLT__TRY(clt__mean_dim_rec(fn, t[0], 1, 1, &t[1]));
+    CLT__TRY(clt__add_scalar_rec(fn, t[1], n->s[0], &var));
+    CLT__TRY(clt__pow_scalar_rec(fn, var, -0.5, &rstd));
+    CLT__TRY(clt__mul_rec(fn, d, rstd, &xh));
+    if (iw >= 0) {
+        CLT__TRY(clt__reshape_rec(fn, S(3), 1, &flat, &t[2]));
+        CLT__TRY(clt__mul_rec(fn, gr, t[2], &gw));
+    } else {
+        CLT__TRY(clt__alias_grad(gr, &gw));
+    }
+    for (int k = 0; k < 3; k++) {
+        clt_tensor_free(t[k]);
+        t[k] = NULL;
+    }
+    if (CLT__NEED(n, 0)) {
+        CLT__TRY(clt__mean_dim_rec(fn, gw, 1, 1, &t[0]));
+        CLT__TRY(clt__mul_rec(fn, gw, xh, &t[1]));
+        CLT__TRY(clt__mean_dim_rec(fn, t[1], 1, 1, &t[2]));
+        CLT__TRY(clt__mul_rec(fn, xh, t[2], &t[3]));
+        CLT__TRY(clt__sub_rec(fn, gw, t[0], &t[4]));
+        CLT__TRY(clt__sub_rec(fn, t[4], t[3], &t[5]));
+        clt_tensor_free(t[0]);
+        t[0] = NULL;
+        CLT__TRY(clt__mul_rec(fn, t[5], rstd, &t[0]));
+        CLT__TRY(clt__reshape_rec(fn, t[0], S(0)->ndim, S(0)->shape, &gin[0]));
+        for (int k = 0; k < 6; k++) {
+            clt_tensor_free(t[k]);
+            t[k] = NULL;
+        }
+    }
+    if (iw >= 0 && CLT__NEED(n, iw)) {
+        CLT__TRY(clt__mul_rec(fn, gr, xh, &t[0]));
+        CLT__TRY(clt__sum_dim_rec(fn, t[0], 0, 0, &t[1]));
+        CLT__TRY(clt__reshape_rec(fn, t[1], n->in[iw].ndim, n->in[iw].shape, &gin[iw]));
+    }
+    if (ib >= 0 && CLT__NEED(n, ib)) {
+        CLT__TRY(clt__sum_dim_rec(fn, gr, 0, 0, &t[2]));
+        CLT__TRY(clt__reshape_rec(fn, t[2], n->in[ib].ndim, n->in[ib].shape, &gin[ib]));
+    }
+done:
+    for (int k = 0; k < 6; k++)
+        clt_tensor_free(t[k]);
+    clt_tensor_free(x);
+    clt_tensor_free(gr);
+    clt_tensor_free(mu);
+    clt_tensor_free(d);
+    clt_tensor_free(var);
+    clt_tensor_free(rstd);
+    clt_tensor_free(xh);
+    clt_tensor_free(gw);
+    return st;
+}
+
 /* Node: saved x, mean, rstd and w (when given); i[0] the row length n,
- * i[1] and i[2] the inputs w and b are (-1: not given). */
+ * i[1] and i[2] the inputs w and b are (-1: not given); s[0] eps. */
 static clt_status bw_native_norm(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     const char *fn = "clt_backward";
     int iw = (int)n->i[1], ib = (int)n->i[2];
+    if (n->twice && clt__creating_graph())
+        return native_norm_twice(n, g, gin, iw, ib);
     bool need_w = iw >= 0 && CLT__NEED(n, iw), need_b = ib >= 0 && CLT__NEED(n, ib);
     clt_tensor *dw = NULL, *db = NULL;
     clt_status st = clt__native_norm_backward(g, S(0), S(1), S(2), iw >= 0 ? S(3) : NULL,
@@ -387,7 +460,9 @@ clt_status clt__native_norm_rec(const char *fn, const char *node, const clt_tens
             nd->i[0] = n;
             nd->i[1] = iw;
             nd->i[2] = ib;
+            nd->s[0] = eps;
         }
+        clt__twice(nd);
     }
     clt_tensor_free(mean);
     clt_tensor_free(rstd);
