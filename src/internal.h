@@ -982,6 +982,14 @@ typedef struct clt__put_info {
     int64_t rows, cols;
     int ndim;
     int64_t shape[CLT_MAX_DIMS];
+    /* With NULL entries (full slices): t's dimensions in the order the op
+     * works in (the indexed ones first), whether that is not t's own, and
+     * how many of the others come before the indexed result in torch's
+     * shape (shape above is in the working order). */
+    int perm[CLT_MAX_DIMS];
+    bool permuted;
+    int lead;
+    int k; /* the indexed dimensions */
 } clt__put_info;
 /* index_put into a copy of t; info (may be NULL) gets lin on success. */
 clt_status clt__index_put(const clt_tensor *t, const clt_tensor *const *indices, int n,

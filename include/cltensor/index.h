@@ -274,7 +274,8 @@ CLT_API clt_status clt_index_copy_(clt_tensor *t, int dim, const clt_tensor *ind
                                    const clt_tensor *src);
 
 /* torch.index_put(t, indices, values, accumulate), t[indices] = values in
- * Python: the n tensors indices[0..n) index t's first dimensions in turn.
+ * Python: the n entries indices[0..n) index t's dimensions in turn, from
+ * the first.
  * An int64 tensor indexes one dimension (negative values count from the
  * end); a bool mask of k dimensions indexes k of them, as the k columns of
  * its nonzero() (its sizes must be those of the dimensions it covers:
@@ -282,10 +283,19 @@ CLT_API clt_status clt_index_copy_(clt_tensor *t, int dim, const clt_tensor *ind
  * tensors broadcast together (CLT_ERR_SHAPE_MISMATCH otherwise); values,
  * of t's dtype (CLT_ERR_DTYPE_MISMATCH), broadcast to the indexing result:
  * the broadcast index shape followed by t's dimensions past the indexed
- * ones.  Indexing more dimensions than t has is CLT_ERR_INDEX_OUT_OF_RANGE;
- * n < 1 and NULL entries (Python's ":" and None) are refused (permute the
- * indexed dimensions first instead).  accumulate nonzero adds values into
- * the places, repeated ones adding up in index order (deterministic);
+ * ones.  A NULL entry is a full slice, Python's ":" (x[:, idx] = v is
+ * {NULL, idx}; None, a new dimension, has no counterpart): it covers one
+ * dimension, and the index tensors index the dimensions that follow it.
+ * Where the indexed dimensions are adjacent, the broadcast index shape
+ * stands in their place in the indexing result (t [A, B, C, D] and
+ * {NULL, i, j} with i and j of shape [N]: [A, N, D]); where slices separate
+ * them, it comes first, followed by all the others in order ({i, NULL, j}:
+ * [N, B, D]), as torch.  Indexing more dimensions than t has, slices
+ * counted, is CLT_ERR_INDEX_OUT_OF_RANGE; n < 1, or no entry that is not
+ * NULL (torch refuses it too), is CLT_ERR_INVALID_ARGUMENT.  The gradients
+ * (IndexPutBackward0) follow the same places.  accumulate nonzero adds
+ * values into the places, repeated ones adding up in index order
+ * (deterministic);
  * without it each place takes its value, and where places repeat (torch:
  * undefined) the last in index order wins, on every device.  New tensor:
  * release with clt_tensor_free. */
