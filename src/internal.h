@@ -1005,6 +1005,10 @@ clt_status clt__scatter_reduce(const clt_tensor *t, int dim, const clt_tensor *i
                                clt_tensor **out, const char *fn);
 clt_status clt__searchsorted(const clt_tensor *seq, const clt_tensor *values, bool right,
                              clt_tensor **out, const char *fn);
+/* searchsorted with side, sorter and out_int32 (clt_searchsorted_ex). */
+clt_status clt__searchsorted_ex(const clt_tensor *seq, const clt_tensor *values, bool out_int32,
+                                bool right, const char *side, const clt_tensor *sorter,
+                                clt_tensor **out, const char *fn);
 
 /* ---- index ops whose result size depends on the data (src/ops/select.c) --
  * They read values back, so they wait for the device. */
@@ -1028,6 +1032,10 @@ clt_status clt__bincount(const clt_tensor *t, const clt_tensor *weights, int64_t
  * counts may be NULL. */
 clt_status clt__unique(const clt_tensor *t, bool consecutive, clt_tensor **values,
                        clt_tensor **inverse, clt_tensor **counts, const char *fn);
+/* torch.unique with dim: the distinct slices along dim in lexicographic
+ * order (clt_unique_dim); reads t back to the host. */
+clt_status clt__unique_dim(const clt_tensor *t, int dim, clt_tensor **values,
+                           clt_tensor **inverse, clt_tensor **counts, const char *fn);
 
 /* ---- op implementations, without autograd (src/ops, src/tensor) ------------
  * The public clt_X of each differentiable op (and its non-differentiable

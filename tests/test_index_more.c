@@ -773,6 +773,67 @@ Test(index_more, searchsorted_rows_nan_and_bucketize)
         clt_tensor_free(tensors[k]);
 }
 
+Test(index_more, searchsorted_side_sorter_and_out_int32)
+{
+    /* rows of an unsorted sequence [2, 5] read through their argsort */
+    double seq[10] = {3, -1, 7, 0, 3, 10, 20, 10, NAN, -5};
+    double sorter[10] = {1, 3, 0, 4, 2, 4, 0, 2, 1, 3};
+    double vals[6] = {3, -2, 8, 10, NAN, 25};
+    clt_tensor *s = mk(CLT_FLOAT64, 2, (int64_t[]){2, 5}, seq);
+    clt_tensor *so = mk_i64(2, (int64_t[]){2, 5}, sorter);
+    clt_tensor *v = mk(CLT_FLOAT64, 2, (int64_t[]){2, 3}, vals), *r = NULL;
+    double sorted[10];
+    for (int i = 0; i < 10; i++)
+        sorted[i] = seq[(i / 5) * 5 + (int)sorter[i]];
+    static const char *sides[] = {NULL, "left", "right"};
+    for (int k = 0; k < 3; k++)
+        for (int right = 0; right < 2; right++)
+            for (int i32 = 0; i32 < 2; i32++) {
+                if (k == 1 && right)
+                    continue;
+                bool rt = right || k == 2;
+                double want[6], plain[6];
+                for (int i = 0; i < 6; i++) {
+                    want[i] = (double)ref_search(sorted + (i / 3) * 5, 5, vals[i], rt);
+                    plain[i] = (double)ref_search(seq + (i / 3) * 5, 5, vals[i], rt);
+                }
+                CHECK(clt_searchsorted_ex(s, v, i32, right, sides[k], so, &r));
+                cr_assert_eq(clt_tensor_dtype(r), i32 ? CLT_INT32 : CLT_INT64);
+                assert_shape(r, 2, (int64_t[]){2, 3});
+                assert_values(r, want, 6);
+                clt_tensor_free(r);
+                /* without a sorter, the sequence as it is (unsorted rows:
+                 * the same binary search as torch's) */
+                CHECK(clt_searchsorted_ex(s, v, i32, right, sides[k], NULL, &r));
+                assert_values(r, plain, 6);
+                clt_tensor_free(r);
+            }
+    /* refusals, in torch's words */
+    clt_tensor *s32 = mk(CLT_INT32, 2, (int64_t[]){2, 5}, sorter);
+    clt_tensor *short_ = mk_i64(2, (int64_t[]){2, 4}, sorter);
+    r = (clt_tensor *)s;
+    assert_error(clt_searchsorted_ex(s, v, 0, 0, "lft", NULL, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "side can only be 'left' or 'right' but got lft");
+    cr_assert_null(r);
+    assert_error(clt_searchsorted_ex(s, v, 0, 1, "left", NULL, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "side and right can't be set to opposites, got side of left while right was "
+                 "True");
+    assert_error(clt_searchsorted_ex(s, v, 0, 0, NULL, s32, &r), CLT_ERR_DTYPE_MISMATCH,
+                 "sorter must be a tensor of long dtype but got dtype int32");
+    assert_error(clt_searchsorted_ex(s, v, 0, 0, NULL, short_, &r), CLT_ERR_SHAPE_MISMATCH,
+                 "boundary and sorter must have the same size, but got boundary tensor [2, 5] "
+                 "and got sorter tensor [2, 4]");
+    /* a sorter value out of range is reported at the next synchronisation */
+    double badv[10] = {0, 1, 2, 3, 5, 0, 1, 2, 3, 4};
+    clt_tensor *bad = mk_i64(2, (int64_t[]){2, 5}, badv);
+    EXPECT_REPORTED(clt_searchsorted_ex(s, v, 0, 0, NULL, bad, &r), r,
+                    "clt_gather: index 5 is out of bounds for dimension 1 with size 5");
+    clt_tensor_free(r);
+    clt_tensor *tensors[] = {s, so, v, s32, short_, bad};
+    for (size_t k = 0; k < sizeof tensors / sizeof *tensors; k++)
+        clt_tensor_free(tensors[k]);
+}
+
 Test(index_more, bincount_counts_weights_and_refusals)
 {
     double xv[6] = {2, 0, 2, 7, 1, 2}, wv[6] = {0.5, 1, 0.25, 2, -1, 3};
@@ -870,6 +931,133 @@ Test(index_more, unique_sorted_inverse_counts_and_nans)
     cr_assert_null(inv);
     clt_tensor_free(t);
     clt_tensor_free(runs);
+    clt_tensor_free(e);
+    clt_tensor_free(z);
+}
+
+/* torch.unique(dim=d) of a 3-D t in double: the slices' places in sorted
+ * order (stable: ties by place), each slice's value, the counts; NaN after
+ * every number and equal to nothing.  Returns the number of values; first[g]
+ * is the place of value g's first slice. */
+static int slice_cmp(const double *t, const int64_t *ts, int d, int64_t i, int64_t j, bool eq)
+{
+    int64_t c[3];
+    for (c[0] = 0; c[0] < ts[0]; c[0]++)
+        for (c[1] = 0; c[1] < ts[1]; c[1]++)
+            for (c[2] = 0; c[2] < ts[2]; c[2]++) {
+                if (c[d] != 0)
+                    continue;
+                int64_t ci[3] = {c[0], c[1], c[2]}, cj[3] = {c[0], c[1], c[2]};
+                ci[d] = i;
+                cj[d] = j;
+                double x = t[host_ravel(ci, 3, ts)], y = t[host_ravel(cj, 3, ts)];
+                if (eq && (x != y))
+                    return 1;
+                if (!eq && (isnan(x) || isnan(y)) && isnan(x) != isnan(y))
+                    return isnan(x) ? 1 : -1;
+                if (!eq && x != y && !isnan(x))
+                    return x < y ? -1 : 1;
+            }
+    return 0;
+}
+
+static int64_t ref_unique_dim(const double *t, const int64_t *ts, int d, int64_t *first,
+                              double *inverse, double *counts)
+{
+    int64_t n = ts[d], order[16], k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t p = i; /* insertion: after every slice not greater */
+        while (p > 0 && slice_cmp(t, ts, d, order[p - 1], i, false) > 0) {
+            order[p] = order[p - 1];
+            p--;
+        }
+        order[p] = i;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (i == 0 || slice_cmp(t, ts, d, order[i - 1], order[i], true) != 0) {
+            first[k] = order[i];
+            counts[k++] = 0;
+        }
+        inverse[order[i]] = (double)(k - 1);
+        counts[k - 1]++;
+    }
+    return k;
+}
+
+Test(index_more, unique_dim_slices_in_lexicographic_order)
+{
+    int64_t ts[3] = {3, 4, 2};
+    /* dim 1: slices 0 and 2 equal, 1 and 3 differ only in their last
+     * element; dim 0: rows 0 and 2 equal; dim 2: the two columns */
+    double tv[24] = {1, 2, 0, 5, 1, 2, 0, 4, /**/ 3, 3, 7, 5, 3, 3, 7, 5,
+                     1, 2, 0, 5, 1, 2, 0, 4};
+    double fv[24];
+    memcpy(fv, tv, sizeof fv);
+    fv[3] = NAN; /* in slice 1 along dim 1 and row 0 along dim 0 */
+    fv[19] = NAN;
+    for (int fl = 0; fl < 2; fl++) {
+        const double *v = fl ? fv : tv;
+        clt_tensor *t = mk(fl ? CLT_FLOAT32 : CLT_INT32, 3, ts, v);
+        for (int d = -1; d < 3; d++) {
+            int w = d < 0 ? d + 3 : d;
+            int64_t first[4];
+            double inv[4], cnt[4];
+            int64_t k = ref_unique_dim(v, ts, w, first, inv, cnt);
+            clt_tensor *u = NULL, *i = NULL, *c = NULL;
+            CHECK(clt_unique_dim(t, d, 1, &u, &i, &c));
+            int64_t us[3] = {ts[0], ts[1], ts[2]};
+            us[w] = k;
+            assert_shape(u, 3, us);
+            double want[24];
+            int64_t p = 0, q[3];
+            for (q[0] = 0; q[0] < us[0]; q[0]++)
+                for (q[1] = 0; q[1] < us[1]; q[1]++)
+                    for (q[2] = 0; q[2] < us[2]; q[2]++) {
+                        int64_t src[3] = {q[0], q[1], q[2]};
+                        src[w] = first[q[w]];
+                        want[p++] = v[host_ravel(src, 3, ts)];
+                    }
+            assert_values(u, want, p);
+            cr_assert_eq(clt_tensor_dtype(i), CLT_INT64);
+            assert_values(i, inv, ts[w]);
+            assert_values(c, cnt, k);
+            clt_tensor_free(u);
+            clt_tensor_free(i);
+            clt_tensor_free(c);
+        }
+        clt_tensor_free(t);
+    }
+    /* int64 compared as integers, past 2^53: rows {2^53 + 1, 0}, {2^53, 0},
+     * {2^53 + 1, 0} */
+    int64_t big[6] = {(INT64_C(1) << 53) + 1, 0, INT64_C(1) << 53, 0, (INT64_C(1) << 53) + 1, 0};
+    clt_tensor *b = NULL, *u = NULL, *i = NULL, *c = NULL;
+    CHECK(clt_tensor_from_host(cpu0(), CLT_INT64, 2, (int64_t[]){3, 2}, big, &b));
+    CHECK(clt_unique_dim(b, 0, 0, &u, &i, NULL));
+    int64_t got[4];
+    CHECK(clt_tensor_read(u, got, sizeof got));
+    cr_assert(got[0] == big[2] && got[2] == big[0], "int64 rows out of order");
+    assert_values(i, (double[]){1, 0, 1}, 3);
+    clt_tensor_free(u);
+    clt_tensor_free(i);
+    /* empty along dim; refusals */
+    clt_tensor *e = mk(CLT_FLOAT32, 2, (int64_t[]){0, 3}, NULL);
+    CHECK(clt_unique_dim(e, 0, 1, &u, &i, &c));
+    assert_shape(u, 2, (int64_t[]){0, 3});
+    assert_shape(i, 1, (int64_t[]){0});
+    assert_shape(c, 1, (int64_t[]){0});
+    clt_tensor_free(u);
+    clt_tensor_free(i);
+    clt_tensor_free(c);
+    clt_tensor *z = mk(CLT_FLOAT32, 0, NULL, (double[]){1});
+    u = i = c = (clt_tensor *)e;
+    assert_error(clt_unique_dim(e, 1, 1, &u, &i, &c), CLT_ERR_INVALID_ARGUMENT,
+                 "There are 0 sized dimensions, and they aren't selected");
+    cr_assert(u == NULL && i == NULL && c == NULL);
+    assert_error(clt_unique_dim(z, 0, 1, &u, NULL, NULL), CLT_ERR_DIM_OUT_OF_RANGE,
+                 "Dimension specified as 0 but tensor has no dimensions");
+    assert_error(clt_unique_dim(b, 2, 1, &u, NULL, NULL), CLT_ERR_DIM_OUT_OF_RANGE,
+                 "Dimension out of range");
+    clt_tensor_free(b);
     clt_tensor_free(e);
     clt_tensor_free(z);
 }

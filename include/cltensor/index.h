@@ -368,6 +368,27 @@ CLT_API clt_status clt_argwhere(const clt_tensor *t, clt_tensor **out);
 CLT_API clt_status clt_searchsorted(const clt_tensor *sorted_sequence, const clt_tensor *values,
                                     int right, clt_tensor **out);
 
+/* torch.searchsorted(sorted_sequence, values, out_int32=out_int32,
+ * right=right, side=side, sorter=sorter): clt_searchsorted with torch's
+ * keyword arguments.  side is "left", "right" or NULL (none); "right" is
+ * right, and "left" with right nonzero is refused, as torch ("side and
+ * right can't be set to opposites"), as is any other string
+ * (CLT_ERR_INVALID_ARGUMENT).  sorter (NULL: none) is an int64 tensor of
+ * sorted_sequence's shape whose rows hold the indices that sort its rows
+ * (torch.argsort's): the sequence is read through it, and the result
+ * indexes the sorted order, as torch's.  Another dtype is
+ * CLT_ERR_DTYPE_MISMATCH, another shape CLT_ERR_SHAPE_MISMATCH; its values
+ * are checked on the device as clt_gather's (an index outside [0, the
+ * last dimension's size) is reported at the next synchronisation, in
+ * clt_gather's name, where torch's CPU kernel raises at once).  out_int32 nonzero gives an int32
+ * result (the last dimension must then be shorter than INT32_MAX:
+ * CLT_ERR_INVALID_ARGUMENT).  Does not synchronise.  New tensor: release
+ * with clt_tensor_free. */
+CLT_API clt_status clt_searchsorted_ex(const clt_tensor *sorted_sequence,
+                                       const clt_tensor *values, int out_int32, int right,
+                                       const char *side, const clt_tensor *sorter,
+                                       clt_tensor **out);
+
 /* torch.bucketize(t, boundaries, right=right): clt_searchsorted(boundaries,
  * t, right); boundaries must be 1-D (CLT_ERR_SHAPE_MISMATCH).  New tensor:
  * release with clt_tensor_free. */
@@ -404,6 +425,26 @@ CLT_API clt_status clt_unique(const clt_tensor *t, clt_tensor **values, clt_tens
  * tensors: release each with clt_tensor_free. */
 CLT_API clt_status clt_unique_consecutive(const clt_tensor *t, clt_tensor **values,
                                           clt_tensor **inverse, clt_tensor **counts);
+
+/* torch.unique(t, sorted, return_inverse, return_counts, dim=dim): the
+ * distinct slices of t along dim (t's slices t.select(dim, i), each
+ * compared element by element in row-major order), in lexicographic order:
+ * *values has t's shape with dim of size the number of distinct slices, in
+ * t's dtype; *inverse (when inverse is not NULL) int64 [t.size(dim)], the
+ * place in *values of each slice; *counts (when not NULL) int64, how many
+ * slices each value stands for.  sorted is taken for torch's signature:
+ * torch 1.13 sorts the slices with dim either way, and so does this.
+ * Elements order by value; a NaN orders after every number and makes its
+ * slice equal to no other (each such slice a value of its own, as torch
+ * 1.13's CPU kernel and clt_unique).  Any dtype.  dim wraps as Python's
+ * (CLT_ERR_DIM_OUT_OF_RANGE otherwise, and for a 0-d t: "Dimension
+ * specified as 0 but tensor has no dimensions"); an empty t whose empty
+ * dimension is not dim is CLT_ERR_INVALID_ARGUMENT, as torch.
+ * Synchronises: t is read back to the host and its slices sorted there.
+ * New tensors: release each with clt_tensor_free; on failure every one
+ * given is set to NULL. */
+CLT_API clt_status clt_unique_dim(const clt_tensor *t, int dim, int sorted, clt_tensor **values,
+                                  clt_tensor **inverse, clt_tensor **counts);
 
 #ifdef __cplusplus
 }

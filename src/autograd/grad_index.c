@@ -755,6 +755,14 @@ clt_status clt_searchsorted(const clt_tensor *sorted_sequence, const clt_tensor 
     return clt__searchsorted(sorted_sequence, values, right != 0, out, "clt_searchsorted");
 }
 
+clt_status clt_searchsorted_ex(const clt_tensor *sorted_sequence, const clt_tensor *values,
+                               int out_int32, int right, const char *side,
+                               const clt_tensor *sorter, clt_tensor **out)
+{
+    return clt__searchsorted_ex(sorted_sequence, values, out_int32 != 0, right != 0, side, sorter,
+                                out, "clt_searchsorted_ex");
+}
+
 clt_status clt_bucketize(const clt_tensor *t, const clt_tensor *boundaries, int right,
                          clt_tensor **out)
 {
@@ -784,6 +792,13 @@ clt_status clt_unique_consecutive(const clt_tensor *t, clt_tensor **values, clt_
                                   clt_tensor **counts)
 {
     return clt__unique(t, true, values, inverse, counts, "clt_unique_consecutive");
+}
+
+clt_status clt_unique_dim(const clt_tensor *t, int dim, int sorted, clt_tensor **values,
+                          clt_tensor **inverse, clt_tensor **counts)
+{
+    (void)sorted; /* torch 1.13 sorts the slices either way */
+    return clt__unique_dim(t, dim, values, inverse, counts, "clt_unique_dim");
 }
 
 /* ---- embedding_bag ---------------------------------------------------------------- */

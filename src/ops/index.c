@@ -1255,3 +1255,60 @@ done:
     clt_tensor_free(v);
     return finish(st);
 }
+
+/* searchsorted with torch's keyword arguments: side ("left", "right" or
+ * NULL) agreeing with right, the sequence read through sorter (gathered
+ * along its last dimension: sorter's values are checked as gather's), the
+ * result converted to int32 with out_int32. */
+clt_status clt__searchsorted_ex(const clt_tensor *seq, const clt_tensor *values, bool out_int32,
+                                bool right, const char *side, const clt_tensor *sorter,
+                                clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(seq, fn);
+    CLT__REQUIRE_ARG(values, fn);
+    char q[CLT__QUOTE_SIZE], s1[160], s2[160];
+    if (side && strcmp(side, "left") != 0 && strcmp(side, "right") != 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: side can only be 'left' or 'right' but got %s", fn,
+                          CLT__QUOTE(q, side));
+    if (side && strcmp(side, "left") == 0 && right)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: side and right can't be set to opposites, got side of left while "
+                          "right was True",
+                          fn);
+    right = right || (side && strcmp(side, "right") == 0);
+    clt_status st = sorter ? clt__same_device(seq, sorter, fn) : CLT_OK;
+    if (st != CLT_OK)
+        return st;
+    if (sorter && sorter->dtype != CLT_INT64)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: sorter must be a tensor of long dtype but got dtype %s", fn,
+                          clt_dtype_name(sorter->dtype));
+    if (sorter && (sorter->ndim != seq->ndim ||
+                   memcmp(sorter->shape, seq->shape, sizeof(int64_t) * (size_t)seq->ndim)))
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: boundary and sorter must have the same size, but got boundary "
+                          "tensor %s and got sorter tensor %s",
+                          fn, shape_of(s1, sizeof s1, seq), shape_of(s2, sizeof s2, sorter));
+    if (out_int32 && seq->ndim > 0 && seq->shape[seq->ndim - 1] >= INT32_MAX)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the size of boundaries' last dimension should be less than %d, "
+                          "but we got %lld",
+                          fn, INT32_MAX, (long long)seq->shape[seq->ndim - 1]);
+    clt_tensor *sorted = NULL, *r = NULL;
+    if (sorter && seq->ndim > 0)
+        CLT__TRY(clt__gather(seq, seq->ndim - 1, sorter, &sorted, fn));
+    CLT__TRY(clt__searchsorted(sorted ? sorted : seq, values, right, &r, fn));
+    if (out_int32) {
+        CLT__TRY(clt__to_dtype(r, CLT_INT32, out, fn));
+    } else {
+        *out = r;
+        r = NULL;
+    }
+done:
+    clt_tensor_free(sorted);
+    clt_tensor_free(r);
+    return finish(st);
+}
