@@ -941,12 +941,14 @@ Test(index_more, unique_sorted_inverse_counts_and_nans)
  * is the place of value g's first slice. */
 static int slice_cmp(const double *t, const int64_t *ts, int d, int64_t i, int64_t j, bool eq)
 {
+    /* the elements in the order of t.transpose(0, d)[i], as torch's */
+    int o[3] = {0, 1, 2}, tmp = o[0];
+    o[0] = o[d];
+    o[d] = tmp;
     int64_t c[3];
-    for (c[0] = 0; c[0] < ts[0]; c[0]++)
-        for (c[1] = 0; c[1] < ts[1]; c[1]++)
-            for (c[2] = 0; c[2] < ts[2]; c[2]++) {
-                if (c[d] != 0)
-                    continue;
+    for (c[o[0]] = 0; c[o[0]] < 1; c[o[0]]++)
+        for (c[o[1]] = 0; c[o[1]] < ts[o[1]]; c[o[1]]++)
+            for (c[o[2]] = 0; c[o[2]] < ts[o[2]]; c[o[2]]++) {
                 int64_t ci[3] = {c[0], c[1], c[2]}, cj[3] = {c[0], c[1], c[2]};
                 ci[d] = i;
                 cj[d] = j;
@@ -1027,6 +1029,16 @@ Test(index_more, unique_dim_slices_in_lexicographic_order)
         }
         clt_tensor_free(t);
     }
+    /* along the last dim of [2, 2, 2], slices compare as t[:, :, i].T (torch's
+     * transpose(0, 2)): (0, 0, 1, 0) before (0, 1, 0, 0), so slice 0 first */
+    clt_tensor *o = mk(CLT_INT32, 3, (int64_t[]){2, 2, 2}, (double[]){0, 0, 1, 0, 0, 1, 0, 0});
+    clt_tensor *ou = NULL, *oi = NULL;
+    CHECK(clt_unique_dim(o, 2, 1, &ou, &oi, NULL));
+    assert_values(oi, (double[]){0, 1}, 2);
+    assert_values(ou, (double[]){0, 0, 1, 0, 0, 1, 0, 0}, 8);
+    clt_tensor_free(o);
+    clt_tensor_free(ou);
+    clt_tensor_free(oi);
     /* int64 compared as integers, past 2^53: rows {2^53 + 1, 0}, {2^53, 0},
      * {2^53 + 1, 0} */
     int64_t big[6] = {(INT64_C(1) << 53) + 1, 0, INT64_C(1) << 53, 0, (INT64_C(1) << 53) + 1, 0};

@@ -427,8 +427,9 @@ CLT_API clt_status clt_unique_consecutive(const clt_tensor *t, clt_tensor **valu
                                           clt_tensor **inverse, clt_tensor **counts);
 
 /* torch.unique(t, sorted, return_inverse, return_counts, dim=dim): the
- * distinct slices of t along dim (t's slices t.select(dim, i), each
- * compared element by element in row-major order), in lexicographic order:
+ * distinct slices of t along dim, in lexicographic order, each slice
+ * compared element by element in the order of t.transpose(0, dim)[i], as
+ * torch 1.13 (for a 3-D t and dim 2, t[:, :, i].T, not t[:, :, i]):
  * *values has t's shape with dim of size the number of distinct slices, in
  * t's dtype; *inverse (when inverse is not NULL) int64 [t.size(dim)], the
  * place in *values of each slice; *counts (when not NULL) int64, how many

@@ -509,7 +509,7 @@ clt_status clt__unique_dim(const clt_tensor *t, int dim, clt_tensor **values,
         return st;
     int perm[CLT_MAX_DIMS];
     for (int j = 0; j < t->ndim; j++)
-        perm[j] = j == 0 ? d : j <= d ? j - 1 : j;
+        perm[j] = j == 0 ? d : j == d ? 0 : j; /* torch's transpose(dim, 0) */
     int64_t n = t->shape[d], *idx = NULL, *tmp = NULL;
     int64_t *gid = NULL, *first = NULL, *cnt = NULL, k = 0;
     size_t esize = clt_dtype_size(t->dtype), bytes = (size_t)t->numel * esize;
