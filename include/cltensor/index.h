@@ -227,8 +227,8 @@ CLT_API clt_status clt_embedding_bag(const clt_tensor *weight, const clt_tensor 
  * found on the device and reported at the next synchronisation, as above.
  *
  * Ops that synchronise.  masked_select, masked_scatter, nonzero, argwhere,
- * bincount, unique, unique_consecutive, and index_put and index_put_ given
- * a bool mask, have results (or work) whose size depends on the values:
+ * bincount, unique, unique_consecutive, unique_dim, and index_put and
+ * index_put_ given a bool mask, have results (or work) whose size depends on the values:
  * like torch's on CUDA, they wait for the device and read what decides the
  * size (the mask, the largest value) back to the host before they return.
  * That wait reports an out-of-range index of an earlier op (see above).
@@ -238,7 +238,8 @@ CLT_API clt_status clt_embedding_bag(const clt_tensor *weight, const clt_tensor 
  * differentiable with respect to their floating tensors, with torch's
  * grad_fn names (TakeBackward0, ...).  The in-place forms are not
  * recorded (see above).  searchsorted, bucketize, nonzero, argwhere,
- * bincount and unique give integer results and are not recorded. */
+ * bincount and unique give integer results and are not recorded; nor is
+ * unique_dim (torch's unique has no gradient either). */
 
 /* torch.take(t, index): t's elements, t seen as 1-D in row-major order, at
  * the int64 indices; the result has index's shape.  An index in
