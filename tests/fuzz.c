@@ -3307,7 +3307,8 @@ static void op_data(fz *f)
     int64_t n = chance(f, 10) ? 0 : 12, xshape[2] = {n, 2}, yshape[1] = {n};
     clt_array_spec x = {xs, CLT_FLOAT32, 2, xshape}, y = {ys, CLT_INT64, 1, yshape};
     clt_loader_opts o = {chance(f, 10) ? (int64_t)pick(f, 2) - 1 : 1 + (int64_t)pick(f, 5),
-                         pick(f, 2), f->seed, pick(f, 2), (int)pick(f, 3), (int)pick(f, 3)};
+                         pick(f, 2), f->seed, pick(f, 2), (int)pick(f, 3), (int)pick(f, 3),
+                         NULL, 0, NULL, 0, 1};
     clt_dataloader *dl = SENT;
     int labels = pick(f, 2);
     CALL("clt_dataloader_arrays", clt_dataloader_arrays(dev, &x, labels ? &y : NULL,

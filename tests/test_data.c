@@ -63,7 +63,7 @@ Test(data, batches_order_and_shuffle)
     clt_device *dev = get_device("cpu");
     dataset d;
     make_dataset(&d);
-    clt_loader_opts o = {4, 0, 0, 0, 0, 0};
+    clt_loader_opts o = {4, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1};
     clt_dataloader *dl;
     CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &dl));
     cr_assert_eq(clt_dataloader_len(dl), 3);
@@ -75,7 +75,7 @@ Test(data, batches_order_and_shuffle)
     clt_dataloader_free(dl);
 
     /* shuffled: a permutation, reproduced by the seed, new every epoch */
-    o = (clt_loader_opts){3, 1, 1234, 1, 0, 0};
+    o = (clt_loader_opts){3, 1, 1234, 1, 0, 0, NULL, 0, NULL, 0, 1};
     clt_dataloader *a, *b;
     CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &a));
     CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &b));
@@ -108,7 +108,7 @@ Test(data, sharded_like_distributed_sampler)
     make_dataset(&d);
     for (int shuffle = 0; shuffle < 2; shuffle++) {
         for (int reps = 1; reps <= 4; reps++) {
-            clt_loader_opts all = {NS, shuffle, 77, 0, 0, 0};
+            clt_loader_opts all = {NS, shuffle, 77, 0, 0, 0, NULL, 0, NULL, 0, 1};
             clt_dataloader *full;
             CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &all, &full));
             int64_t perm[2][NS], sizes[NS];
@@ -118,7 +118,7 @@ Test(data, sharded_like_distributed_sampler)
             int64_t share = (NS + reps - 1) / reps;
             int hits[NS] = {0};
             for (int r = 0; r < reps; r++) {
-                clt_loader_opts o = {3, shuffle, 77, 0, reps, r};
+                clt_loader_opts o = {3, shuffle, 77, 0, reps, r, NULL, 0, NULL, 0, 1};
                 clt_dataloader *dl;
                 CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &dl));
                 cr_assert_eq(clt_dataloader_len(dl), (share + 2) / 3);
@@ -144,7 +144,7 @@ Test(data, sharded_like_distributed_sampler)
     clt_dataloader *dl = (clt_dataloader *)&dl;
     const int bad[][2] = {{2, 2}, {2, -1}, {-1, 0}, {0, 1}};
     for (int k = 0; k < 4; k++) {
-        clt_loader_opts o = {3, 0, 0, 0, bad[k][0], bad[k][1]};
+        clt_loader_opts o = {3, 0, 0, 0, bad[k][0], bad[k][1], NULL, 0, NULL, 0, 1};
         cr_assert_eq(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &dl), CLT_ERR_INVALID_ARGUMENT);
         cr_assert_null(dl);
         cr_assert(strstr(clt_last_error(), "clt_dataloader_arrays: Invalid rank"), "%s",
@@ -168,7 +168,7 @@ Test(data, callback_without_labels)
     clt_device *dev = get_device("cpu");
     int calls = 0;
     clt_array_spec xs = {NULL, CLT_FLOAT64, 1, (int64_t[]){2}};
-    clt_loader_opts o = {5, 0, 0, 0, 0, 0};
+    clt_loader_opts o = {5, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1};
     clt_dataloader *dl;
     CHECK(clt_dataloader_callback(dev, 12, &xs, NULL, fill, &calls, &o, &dl));
     int got = 1, n = 0;
@@ -201,7 +201,7 @@ Test(data, training_epoch_never_waits)
         y[i] = i % 3;
     clt_array_spec xs = {x, CLT_FLOAT32, 2, (int64_t[]){N, I}};
     clt_array_spec ys = {y, CLT_INT64, 1, (int64_t[]){N}};
-    clt_loader_opts o = {16, 1, 7, 0, 0, 0};
+    clt_loader_opts o = {16, 1, 7, 0, 0, 0, NULL, 0, NULL, 0, 1};
     clt_dataloader *dl;
     CHECK(clt_dataloader_arrays(dev, &xs, &ys, &o, &dl));
     clt_generator *gen;
@@ -273,7 +273,7 @@ Test(data, errors)
     clt_dataloader *dl = (clt_dataloader *)&dl;
     cr_assert_eq(clt_dataloader_arrays(dev, &d.xs, &d.ys, NULL, &dl), CLT_ERR_SHAPE_MISMATCH);
     cr_assert_null(dl);
-    clt_loader_opts zero = {0, 0, 0, 0, 0, 0};
+    clt_loader_opts zero = {0, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1};
     cr_assert_eq(clt_dataloader_arrays(dev, &d.xs, NULL, &zero, &dl), CLT_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(clt_last_error(), "batch_size"), "%s", clt_last_error());
     clt_array_spec none = {NULL, CLT_FLOAT32, 2, (int64_t[]){NS, F}};
@@ -335,7 +335,7 @@ Test(data, refused_uploads_lose_no_batch)
     clt_device *dev = get_device("cpu");
     dataset d;
     make_dataset(&d);
-    clt_loader_opts o = {3, 0, 0, 0, 0, 0};
+    clt_loader_opts o = {3, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1};
     long pass = 0;
     for (;; pass++) {
         clt_dataloader *dl;
