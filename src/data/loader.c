@@ -621,6 +621,14 @@ clt_status clt_dataloader_callback(clt_device *dev, int64_t num_samples,
 
 /* ---- random_split ------------------------------------------------------------------------ */
 
+static clt_status sum_mismatch(const char *fn)
+{
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "%s: Sum of input lengths does not equal the length of the input "
+                      "dataset!",
+                      fn);
+}
+
 /* torch 1.13's random_split lengths: fractions when they sum to 1 (within
  * math.isclose's 1e-9, not above), else whole numbers; either way they
  * must then add up to n. */
@@ -631,6 +639,8 @@ static clt_status resolve_lengths(int64_t n, const double *lengths, int k, int64
     for (int i = 0; i < k; i++)
         sum += lengths[i];
     bool fractions = fabs(sum - 1.0) <= 1e-9 * fmax(fabs(sum), 1.0) && sum <= 1.0;
+    if (!fractions && sum != (double)n)
+        return sum_mismatch(fn);
     for (int i = 0; i < k; i++) {
         double l = lengths[i];
         if (fractions && !(l >= 0.0 && l <= 1.0))
@@ -653,12 +663,7 @@ static clt_status resolve_lengths(int64_t n, const double *lengths, int k, int64
         len[r % k]++;
     if (fractions && !over && total < n)
         total = n;
-    if (over || total != n)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: Sum of input lengths does not equal the length of the input "
-                          "dataset!",
-                          fn);
-    return CLT_OK;
+    return over || total != n ? sum_mismatch(fn) : CLT_OK;
 }
 
 clt_status clt_random_split(int64_t n, const double *lengths, int k, uint64_t seed,
@@ -685,10 +690,7 @@ clt_status clt_random_split(int64_t n, const double *lengths, int k, uint64_t se
     if (len == NULL || perm == NULL)
         st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     else if (k == 0 && n != 0)
-        st = clt__error(CLT_ERR_INVALID_ARGUMENT,
-                        "%s: Sum of input lengths does not equal the length of the input "
-                        "dataset!",
-                        fn);
+        st = sum_mismatch(fn);
     else if (k > 0)
         st = resolve_lengths(n, lengths, k, len, fn);
     if (st != CLT_OK) {
