@@ -151,14 +151,14 @@ static double uniform(uint64_t *st)
 /* Without replacement a sample's key is weight / Exp(1) and the draws are
  * the m largest keys (the exponential race behind torch's multinomial),
  * largest first. */
-struct keyed {
+typedef struct keyed {
     double key;
     int64_t i;
-};
+} keyed;
 
 static int by_key(const void *a, const void *b)
 {
-    const struct keyed *x = a, *y = b;
+    const keyed *x = a, *y = b;
     if (x->key != y->key)
         return x->key < y->key ? 1 : -1;
     return (x->i > y->i) - (x->i < y->i);
@@ -189,7 +189,7 @@ static void draw_weighted(clt_dataloader *dl, uint64_t *st)
     for (int64_t i = 0; i < n; i++) {
         double e = -log1p(-uniform(st)); /* Exp(1), in [0, 37.4] */
         double w = dl->w[i];
-        dl->keys[i] = (struct keyed){w == 0.0 ? -1.0 : e > 0.0 ? w / e : INFINITY, i};
+        dl->keys[i] = (keyed){w == 0.0 ? -1.0 : e > 0.0 ? w / e : INFINITY, i};
     }
     qsort(dl->keys, (size_t)n, sizeof *dl->keys, by_key);
     for (int64_t k = 0; k < dl->m; k++)
@@ -514,7 +514,7 @@ static clt_status make(clt_device *dev, int64_t n, const clt_loader_opts *opts,
     size_t entry = sizeof(int64_t);
     if (weighted) {
         entries = n > m ? n : m;
-        entry = sizeof(struct keyed);
+        entry = sizeof(keyed);
     }
     size_t xb = 0, yb = 0, all = 0;
     if ((uint64_t)entries > SIZE_MAX / entry)
@@ -550,7 +550,7 @@ static clt_status make(clt_device *dev, int64_t n, const clt_loader_opts *opts,
     if (ok && weighted)
         ok = (dl->w = clt__malloc((size_t)n * sizeof(double)));
     if (ok && weighted && !opts->replacement)
-        ok = (dl->keys = clt__malloc((size_t)n * sizeof(struct keyed)));
+        ok = (dl->keys = clt__malloc((size_t)n * sizeof(keyed)));
     if (!ok) {
         clt_dataloader_free(dl);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
