@@ -1807,4 +1807,10 @@ clt_status clt__embedding_bag_rec(const char *fn, const clt_tensor *weight,
                                   const int64_t *padding_idx, int include_last_offset,
                                   clt_tensor **out);
 
+/* torch.multinomial's checks of one row of k probabilities p (finite, not
+ * negative, a positive sum), in the words of its path with or without
+ * replacement; messages name fn (src/ops/random.c). */
+clt_status clt__multinomial_check_row(const double *p, int64_t k, bool replacement,
+                                      const char *fn);
+
 #endif

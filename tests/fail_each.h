@@ -575,8 +575,8 @@ static void epoch(run *r, clt_dataloader *dl, int want)
                   batches);
 }
 
-/* Two shuffled epochs of a loader over arrays and one of a loader with a
- * callback, every batch kept. */
+/* Two shuffled epochs of a loader over arrays, one of a loader with a
+ * callback and one of each sampler, every batch kept. */
 static void data_work(run *r)
 {
     clt_device *dev = pick(r);
@@ -591,16 +591,28 @@ static void data_work(run *r)
     }
     clt_array_spec xa = {xs, CLT_FLOAT32, 2, (int64_t[]){NS, F}};
     clt_array_spec ya = {ys, CLT_INT64, 1, (int64_t[]){NS}};
-    clt_loader_opts o = {3, 1, 42, 0, 0, 0};
+    clt_loader_opts o = {3, 1, 42, 0, 0, 0, NULL, 0, NULL, 0, 1};
     clt_dataloader *dl;
     STEP_OUT(r, dl, clt_dataloader_arrays(dev, &xa, &ya, &o, &dl));
     epoch(r, dl, 4);
     epoch(r, dl, 4);
     clt_dataloader_free(dl);
     clt_array_spec xc = {NULL, CLT_FLOAT64, 1, (int64_t[]){2}}, yc = {NULL, CLT_INT64, 0, NULL};
-    o = (clt_loader_opts){4, 1, 5, 1, 0, 0};
+    o = (clt_loader_opts){4, 1, 5, 1, 0, 0, NULL, 0, NULL, 0, 1};
     STEP_OUT(r, dl, clt_dataloader_callback(dev, 9, &xc, &yc, fill, NULL, &o, &dl));
     epoch(r, dl, 2);
+    clt_dataloader_free(dl);
+    /* the samplers: a shuffled subset's share, weighted draws without
+     * replacement */
+    const int64_t idx[5] = {4, 0, 8, 8, 2};
+    o = (clt_loader_opts){2, 1, 7, 0, 2, 1, idx, 5, NULL, 0, 1};
+    STEP_OUT(r, dl, clt_dataloader_arrays(dev, &xa, &ya, &o, &dl));
+    epoch(r, dl, 2);
+    clt_dataloader_free(dl);
+    const double w[NS] = {1, 0, 2, 1, 1, 0, 3, 1, 1, 1};
+    o = (clt_loader_opts){3, 0, 9, 0, 0, 0, NULL, 0, w, 7, 0};
+    STEP_OUT(r, dl, clt_dataloader_arrays(dev, &xa, &ya, &o, &dl));
+    epoch(r, dl, 3);
     clt_dataloader_free(dl);
 }
 

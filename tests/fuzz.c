@@ -3307,7 +3307,24 @@ static void op_data(fz *f)
     int64_t n = chance(f, 10) ? 0 : 12, xshape[2] = {n, 2}, yshape[1] = {n};
     clt_array_spec x = {xs, CLT_FLOAT32, 2, xshape}, y = {ys, CLT_INT64, 1, yshape};
     clt_loader_opts o = {chance(f, 10) ? (int64_t)pick(f, 2) - 1 : 1 + (int64_t)pick(f, 5),
-                         pick(f, 2), f->seed, pick(f, 2), (int)pick(f, 3), (int)pick(f, 3)};
+                         pick(f, 2), f->seed, pick(f, 2), (int)pick(f, 3), (int)pick(f, 3),
+                         NULL, 0, NULL, 0, 1};
+    /* the samplers: a subset (some indices out of range), or weights (some
+     * negative, NaN or zero), with draws too many or none */
+    int64_t sub[6];
+    double w[12];
+    if (chance(f, 20)) {
+        for (int i = 0; i < 6; i++)
+            sub[i] = (int64_t)pick(f, 14) - 1;
+        o.indices = chance(f, 10) ? NULL : sub;
+        o.num_indices = (int64_t)pick(f, 8) - 1;
+    } else if (chance(f, 20)) {
+        for (int i = 0; i < 12; i++)
+            w[i] = chance(f, 5) ? (chance(f, 50) ? -1.0 : NAN) : (double)pick(f, 3);
+        o.weights = w;
+        o.num_samples = (int64_t)pick(f, 16) - 1;
+        o.replacement = (int)pick(f, 3);
+    }
     clt_dataloader *dl = SENT;
     int labels = pick(f, 2);
     CALL("clt_dataloader_arrays", clt_dataloader_arrays(dev, &x, labels ? &y : NULL,

@@ -53,6 +53,7 @@ typedef struct outs {
     /* hooks */
     clt_hook *hook;
     clt_ddp *ddp;
+    int64_t *ids;
 } outs;
 
 enum {
@@ -62,7 +63,7 @@ enum {
     NEVER_FAILS = 1 << 14, /* fails only when memory runs out: not called */
     REPORT = 1 << 15, /* the documented exception: the string is handed out on failure too */
     ARR = 1 << 16, PG = 1 << 17, T3 = 1 << 18,
-    HOOK = 1 << 19, DDP = 1 << 20
+    HOOK = 1 << 19, DDP = 1 << 20, IDS = 1 << 21
 };
 
 static const int64_t sh23[2] = {2, 3}, sh5[1] = {5}, sh53[2] = {5, 3}, k22[2] = {2, 2};
@@ -85,7 +86,9 @@ static const clt_asgd_opts bad_asgd = {0.01, 1e-4, 0.75, 1e6, -1.0};
 static const clt_lbfgs_opts bad_lbfgs = {1, 20, -1, 1e-7, 1e-9, 0, NULL};
 static const int64_t bad_milestones[] = {-1};
 static const clt_cross_entropy_opts ce_opts = CLT_CROSS_ENTROPY_DEFAULTS;
-static const clt_loader_opts bad_loader = {0, 0, 0, 0, 0, 0};
+static const double split_3_3[2] = {3, 3}; /* not 10 */
+static int64_t split_got[2];
+static const clt_loader_opts bad_loader = {0, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1};
 static const clt_dist_opts bad_dist = {0, -1, "127.0.0.1", 1, 0};
 static const clt_rnn_opts bad_rnn = CLT_RNN_DEFAULTS(3, 0);
 static const clt_array_spec spec_x = {host6, CLT_FLOAT32, 2, sh23};
@@ -396,6 +399,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_dataloader_callback, DL,                                                           \
       clt_dataloader_callback(f->dev, -1, &spec_x, NULL, no_fill, NULL, NULL, &o->dl))       \
     X(clt_dataloader_next, T | T2, clt_dataloader_next(NULL, &o->t, &o->t2, small_int))      \
+    X(clt_random_split, IDS, clt_random_split(10, split_3_3, 2, 0, split_got, &o->ids))      \
     /* io.h */                                                                               \
     X(clt_load_safetensors, NAMED | N,                                                       \
       clt_load_safetensors("/nonexistent/cltensor.safetensors", f->dev, &o->named, &o->n))   \
@@ -793,6 +797,7 @@ static void fill_sentinels(outs *o)
     o->n = SENTINEL_N;
     o->hook = SENTINEL;
     o->ddp = SENTINEL;
+    o->ids = SENTINEL;
 }
 
 /* Each slot the row names must be NULL (0 for a count), each other one
@@ -817,7 +822,8 @@ static void check_slots(const row *r, outs *o, const char *pass)
                  {MEM, o->mem, "cl_mem"},     {ARR, o->arr, "host array"},
                  {PG, o->pg, "process group"},
                  {HOOK, o->hook, "hook"},
-                 {DDP, o->ddp, "ddp"}};
+                 {DDP, o->ddp, "ddp"},
+                 {IDS, o->ids, "index array"}};
     for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
         const void *want = (r->slots & slots[i].bit) ? NULL : SENTINEL;
         cr_expect_eq(slots[i].p, want, "%s (%s): %s is %p after the failure, want %p", r->name,

@@ -63,7 +63,7 @@ Test(data, batches_order_and_shuffle)
     clt_device *dev = get_device("cpu");
     dataset d;
     make_dataset(&d);
-    clt_loader_opts o = {4, 0, 0, 0, 0, 0};
+    clt_loader_opts o = {4, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1};
     clt_dataloader *dl;
     CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &dl));
     cr_assert_eq(clt_dataloader_len(dl), 3);
@@ -75,7 +75,7 @@ Test(data, batches_order_and_shuffle)
     clt_dataloader_free(dl);
 
     /* shuffled: a permutation, reproduced by the seed, new every epoch */
-    o = (clt_loader_opts){3, 1, 1234, 1, 0, 0};
+    o = (clt_loader_opts){3, 1, 1234, 1, 0, 0, NULL, 0, NULL, 0, 1};
     clt_dataloader *a, *b;
     CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &a));
     CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &b));
@@ -108,7 +108,7 @@ Test(data, sharded_like_distributed_sampler)
     make_dataset(&d);
     for (int shuffle = 0; shuffle < 2; shuffle++) {
         for (int reps = 1; reps <= 4; reps++) {
-            clt_loader_opts all = {NS, shuffle, 77, 0, 0, 0};
+            clt_loader_opts all = {NS, shuffle, 77, 0, 0, 0, NULL, 0, NULL, 0, 1};
             clt_dataloader *full;
             CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &all, &full));
             int64_t perm[2][NS], sizes[NS];
@@ -118,7 +118,7 @@ Test(data, sharded_like_distributed_sampler)
             int64_t share = (NS + reps - 1) / reps;
             int hits[NS] = {0};
             for (int r = 0; r < reps; r++) {
-                clt_loader_opts o = {3, shuffle, 77, 0, reps, r};
+                clt_loader_opts o = {3, shuffle, 77, 0, reps, r, NULL, 0, NULL, 0, 1};
                 clt_dataloader *dl;
                 CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &dl));
                 cr_assert_eq(clt_dataloader_len(dl), (share + 2) / 3);
@@ -144,7 +144,7 @@ Test(data, sharded_like_distributed_sampler)
     clt_dataloader *dl = (clt_dataloader *)&dl;
     const int bad[][2] = {{2, 2}, {2, -1}, {-1, 0}, {0, 1}};
     for (int k = 0; k < 4; k++) {
-        clt_loader_opts o = {3, 0, 0, 0, bad[k][0], bad[k][1]};
+        clt_loader_opts o = {3, 0, 0, 0, bad[k][0], bad[k][1], NULL, 0, NULL, 0, 1};
         cr_assert_eq(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &dl), CLT_ERR_INVALID_ARGUMENT);
         cr_assert_null(dl);
         cr_assert(strstr(clt_last_error(), "clt_dataloader_arrays: Invalid rank"), "%s",
@@ -168,7 +168,7 @@ Test(data, callback_without_labels)
     clt_device *dev = get_device("cpu");
     int calls = 0;
     clt_array_spec xs = {NULL, CLT_FLOAT64, 1, (int64_t[]){2}};
-    clt_loader_opts o = {5, 0, 0, 0, 0, 0};
+    clt_loader_opts o = {5, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1};
     clt_dataloader *dl;
     CHECK(clt_dataloader_callback(dev, 12, &xs, NULL, fill, &calls, &o, &dl));
     int got = 1, n = 0;
@@ -201,7 +201,7 @@ Test(data, training_epoch_never_waits)
         y[i] = i % 3;
     clt_array_spec xs = {x, CLT_FLOAT32, 2, (int64_t[]){N, I}};
     clt_array_spec ys = {y, CLT_INT64, 1, (int64_t[]){N}};
-    clt_loader_opts o = {16, 1, 7, 0, 0, 0};
+    clt_loader_opts o = {16, 1, 7, 0, 0, 0, NULL, 0, NULL, 0, 1};
     clt_dataloader *dl;
     CHECK(clt_dataloader_arrays(dev, &xs, &ys, &o, &dl));
     clt_generator *gen;
@@ -273,7 +273,7 @@ Test(data, errors)
     clt_dataloader *dl = (clt_dataloader *)&dl;
     cr_assert_eq(clt_dataloader_arrays(dev, &d.xs, &d.ys, NULL, &dl), CLT_ERR_SHAPE_MISMATCH);
     cr_assert_null(dl);
-    clt_loader_opts zero = {0, 0, 0, 0, 0, 0};
+    clt_loader_opts zero = {0, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1};
     cr_assert_eq(clt_dataloader_arrays(dev, &d.xs, NULL, &zero, &dl), CLT_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(clt_last_error(), "batch_size"), "%s", clt_last_error());
     clt_array_spec none = {NULL, CLT_FLOAT32, 2, (int64_t[]){NS, F}};
@@ -335,7 +335,7 @@ Test(data, refused_uploads_lose_no_batch)
     clt_device *dev = get_device("cpu");
     dataset d;
     make_dataset(&d);
-    clt_loader_opts o = {3, 0, 0, 0, 0, 0};
+    clt_loader_opts o = {3, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1};
     long pass = 0;
     for (;; pass++) {
         clt_dataloader *dl;
@@ -379,4 +379,378 @@ Test(data, refused_uploads_lose_no_batch)
             break;
     }
     cr_assert_geq(pass, 8, "only %ld requests in the epoch", pass);
+}
+
+/* ---- samplers ------------------------------------------------------------------------------ */
+
+/* An epoch of a loader made with `fill` (no labels): the sample ids in
+ * order, at most cap; returns their count. */
+static int64_t drain(clt_dataloader *dl, int64_t *order, int64_t cap)
+{
+    int64_t n = 0;
+    for (int got = 1;;) {
+        clt_tensor *x;
+        CHECK(clt_dataloader_next(dl, &x, NULL, &got));
+        if (!got)
+            break;
+        int64_t b = clt_tensor_size(x, 0);
+        cr_assert_leq(n + b, cap, "more than %lld samples in the epoch", (long long)cap);
+        double *v = malloc((size_t)b * 2 * sizeof *v);
+        cr_assert_not_null(v);
+        CHECK(clt_tensor_read(x, v, (size_t)b * 2 * sizeof *v));
+        for (int64_t k = 0; k < b; k++)
+            order[n++] = (int64_t)v[k * 2];
+        free(v);
+        clt_tensor_free(x);
+    }
+    return n;
+}
+
+/* A loader of n samples made by `fill`, whose x rows hold the sample id. */
+static clt_dataloader *id_loader(clt_device *dev, int64_t n, const clt_loader_opts *o)
+{
+    static int calls;
+    clt_array_spec xs = {NULL, CLT_FLOAT64, 1, (int64_t[]){2}};
+    clt_dataloader *dl;
+    CHECK(clt_dataloader_callback(dev, n, &xs, NULL, fill, &calls, o, &dl));
+    return dl;
+}
+
+/* indices: a Subset taken in its order (repeats kept), SubsetRandomSampler
+ * with shuffle (the list indexed by the permutation a shuffled loader of
+ * that many samples makes from the seed), and DistributedSampler's shares
+ * of the subset; len counts the subset's batches. */
+Test(data, subset_orders)
+{
+    clt_device *dev = get_device("cpu");
+    dataset d;
+    make_dataset(&d);
+    const int64_t idx[5] = {7, 2, 2, 9, 0};
+    int64_t order[NS], sizes[NS];
+    clt_loader_opts o = {2, 0, 0, 0, 0, 0, idx, 5, NULL, 0, 1};
+    clt_dataloader *dl;
+    CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &dl));
+    cr_assert_eq(clt_dataloader_len(dl), 3);
+    for (int e = 0; e < 2; e++) {
+        cr_assert_eq(epoch(dl, order, sizes), 3);
+        cr_assert(sizes[0] == 2 && sizes[1] == 2 && sizes[2] == 1);
+        for (int k = 0; k < 5; k++)
+            cr_assert_eq(order[k], idx[k], "epoch %d [%d]: %lld", e, k, (long long)order[k]);
+    }
+    clt_dataloader_free(dl);
+    /* an empty subset is an empty epoch */
+    o.num_indices = 0;
+    CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &dl));
+    cr_assert_eq(clt_dataloader_len(dl), 0);
+    cr_assert_eq(epoch(dl, order, sizes), 0);
+    clt_dataloader_free(dl);
+
+    /* the permutations of 5 samples from seed 31, two epochs */
+    clt_loader_opts po = {5, 1, 31, 0, 0, 0, NULL, 0, NULL, 0, 1};
+    clt_dataloader *pl = id_loader(dev, 5, &po);
+    int64_t perm[2][5];
+    for (int e = 0; e < 2; e++)
+        cr_assert_eq(drain(pl, perm[e], 5), 5);
+    clt_dataloader_free(pl);
+    for (int reps = 0; reps <= 2; reps++) {
+        for (int r = 0; r < (reps ? reps : 1); r++) {
+            o = (clt_loader_opts){2, 1, 31, 0, reps, r, idx, 5, NULL, 0, 1};
+            CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &dl));
+            int64_t share = reps ? (5 + reps - 1) / reps : 5;
+            cr_assert_eq(clt_dataloader_len(dl), (share + 1) / 2);
+            for (int e = 0; e < 2; e++) {
+                epoch(dl, order, sizes);
+                for (int64_t k = 0; k < share; k++) {
+                    int64_t want = idx[perm[e][reps ? (r + k * reps) % 5 : k]];
+                    cr_assert_eq(order[k], want, "%d replicas, rank %d, epoch %d, [%lld]: %lld,"
+                                 " want %lld", reps, r, e, (long long)k, (long long)order[k],
+                                 (long long)want);
+                }
+            }
+            clt_dataloader_free(dl);
+        }
+    }
+    cr_assert(memcmp(perm[0], perm[1], sizeof perm[0]) != 0, "the epochs share an order");
+}
+
+/* The orders drawn from a seed: the same from two loaders, on two devices,
+ * and on every run (the first epochs are pinned here). */
+Test(data, sampler_orders_same_on_two_devices_and_runs)
+{
+    clt_device *devs[2];
+    devs[0] = get_device("cpu");
+    devs[1] = second_device(devs[0]);
+    const int64_t idx[6] = {9, 1, 4, 4, 6, 0};
+    const double w[NS] = {1, 0, 2, 3, 0.5, 0, 4, 1, 1, 2};
+    const clt_loader_opts opts[3] = {
+        {4, 1, 2024, 0, 0, 0, idx, 6, NULL, 0, 1}, /* SubsetRandomSampler */
+        {4, 0, 2024, 0, 0, 0, NULL, 0, w, 12, 1},  /* WeightedRandomSampler */
+        {4, 0, 2024, 0, 0, 0, NULL, 0, w, 7, 0},   /* without replacement */
+    };
+    const int64_t count[3] = {6, 12, 7};
+    const int64_t pinned[3][12] = {
+        {4, 6, 0, 9, 4, 1},
+        {4, 3, 3, 9, 9, 2, 6, 7, 0, 9, 6, 8},
+        {8, 2, 6, 0, 3, 7, 9},
+    };
+    for (int s = 0; s < 3; s++) {
+        int64_t got[4][2][12];
+        for (int l = 0; l < 4; l++) {
+            clt_dataloader *dl = id_loader(devs[l / 2], NS, &opts[s]);
+            for (int e = 0; e < 2; e++)
+                cr_assert_eq(drain(dl, got[l][e], 12), count[s]);
+            clt_dataloader_free(dl);
+            for (int e = 0; e < 2 && l > 0; e++)
+                cr_assert(memcmp(got[l][e], got[0][e], (size_t)count[s] * sizeof(int64_t)) == 0,
+                          "sampler %d: loader %d (device %d), epoch %d differs", s, l, l / 2, e);
+        }
+        cr_assert(memcmp(got[0][0], got[0][1], (size_t)count[s] * sizeof(int64_t)) != 0,
+                  "sampler %d: the epochs share an order", s);
+        for (int64_t k = 0; k < count[s]; k++)
+            cr_assert_eq(got[0][0][k], pinned[s][k], "sampler %d [%lld]: %lld, pinned %lld", s,
+                         (long long)k, (long long)got[0][0][k], (long long)pinned[s][k]);
+    }
+}
+
+/* Chi-square statistic of counts against weights over the nonzero ones
+ * (whose count must be 0 otherwise). */
+static double chi_square(const int64_t *counts, const double *w, int n, int64_t total)
+{
+    double sum = 0.0, chi = 0.0;
+    for (int i = 0; i < n; i++)
+        sum += w[i];
+    for (int i = 0; i < n; i++) {
+        if (w[i] == 0.0) {
+            cr_assert_eq(counts[i], 0, "sample %d of weight 0 drawn %lld times", i,
+                         (long long)counts[i]);
+            continue;
+        }
+        double want = (double)total * w[i] / sum;
+        chi += ((double)counts[i] - want) * ((double)counts[i] - want) / want;
+    }
+    return chi;
+}
+
+/* With replacement: 20000 draws of one epoch follow the weights (chi-square
+ * of 5 degrees of freedom under 20.5, p = 0.001; uniform draws give
+ * thousands), and weight 0 is never drawn. */
+Test(data, weighted_draws_follow_the_weights)
+{
+    clt_device *dev = get_device("cpu");
+    enum { DRAWS = 20000 };
+    const double w[8] = {1, 2, 0, 3, 4, 0.5, 0, 9.5};
+    clt_loader_opts o = {4096, 0, 99, 0, 0, 0, NULL, 0, w, DRAWS, 1};
+    clt_dataloader *dl = id_loader(dev, 8, &o);
+    cr_assert_eq(clt_dataloader_len(dl), (DRAWS + 4095) / 4096);
+    int64_t *order = malloc(DRAWS * sizeof *order);
+    cr_assert_not_null(order);
+    cr_assert_eq(drain(dl, order, DRAWS), DRAWS);
+    int64_t counts[8] = {0};
+    for (int k = 0; k < DRAWS; k++) {
+        cr_assert(order[k] >= 0 && order[k] < 8);
+        counts[order[k]]++;
+    }
+    double chi = chi_square(counts, w, 8, DRAWS);
+    cr_assert_lt(chi, 20.5, "chi-square %g", chi);
+    free(order);
+    clt_dataloader_free(dl);
+}
+
+/* Without replacement: num_samples distinct indices, every nonzero weight
+ * once when num_samples counts them all; the first draw follows the
+ * weights (chi-square of 5 degrees of freedom over 3000 epochs). */
+Test(data, weighted_without_replacement)
+{
+    clt_device *dev = get_device("cpu");
+    const double w[8] = {5, 0, 1, 2, 0, 3, 1, 0.5};
+    clt_loader_opts o = {4, 0, 5, 0, 0, 0, NULL, 0, w, 6, 0};
+    clt_dataloader *dl = id_loader(dev, 8, &o);
+    cr_assert_eq(clt_dataloader_len(dl), 2);
+    for (int e = 0; e < 20; e++) {
+        int64_t order[6];
+        int seen[8] = {0};
+        cr_assert_eq(drain(dl, order, 6), 6);
+        for (int k = 0; k < 6; k++) {
+            cr_assert(order[k] >= 0 && order[k] < 8 && w[order[k]] > 0,
+                      "epoch %d: %lld drawn", e, (long long)order[k]);
+            cr_assert_eq(seen[order[k]]++, 0, "epoch %d: %lld twice", e, (long long)order[k]);
+        }
+    }
+    clt_dataloader_free(dl);
+    enum { EPOCHS = 3000 };
+    o = (clt_loader_opts){1, 0, 6, 0, 0, 0, NULL, 0, w, 1, 0};
+    dl = id_loader(dev, 8, &o);
+    int64_t counts[8] = {0};
+    for (int e = 0; e < EPOCHS; e++) {
+        int64_t first;
+        cr_assert_eq(drain(dl, &first, 1), 1);
+        counts[first]++;
+    }
+    double chi = chi_square(counts, w, 8, EPOCHS);
+    cr_assert_lt(chi, 20.5, "chi-square %g", chi);
+    clt_dataloader_free(dl);
+}
+
+/* Every refused combination and value: a status, no loader, torch's words. */
+Test(data, sampler_refusals)
+{
+    clt_device *dev = get_device("cpu");
+    dataset d;
+    make_dataset(&d);
+    const double ok[NS] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    double neg[NS] = {1, 1, -1, 1, 1, 1, 1, 1, 1, 1};
+    double nan_[NS] = {1, 1, NAN, 1, 1, 1, 1, 1, 1, 1};
+    double inf_[NS] = {1, 1, INFINITY, 1, 1, 1, 1, 1, 1, 1};
+    double zero[NS] = {0};
+    double huge[NS] = {1e308, 1e308};
+    double three[NS] = {0, 1, 0, 0, 2, 0, 0, 3};
+    const int64_t out_hi[3] = {1, NS, 2}, out_lo[2] = {0, -1};
+    const struct {
+        clt_loader_opts o;
+        clt_status st;
+        const char *says;
+    } cases[] = {
+        {{2, 1, 0, 0, 0, 0, NULL, 0, ok, 5, 1}, CLT_ERR_INVALID_ARGUMENT,
+         "sampler option is mutually exclusive with shuffle"},
+        {{2, 0, 0, 0, 0, 0, out_lo, 1, ok, 5, 1}, CLT_ERR_INVALID_ARGUMENT, "exclude indices"},
+        {{2, 0, 0, 0, 2, 1, NULL, 0, ok, 5, 1}, CLT_ERR_INVALID_ARGUMENT,
+         "exclude num_replicas"},
+        {{2, 0, 0, 0, 0, 0, NULL, 0, ok, 0, 1}, CLT_ERR_INVALID_ARGUMENT,
+         "num_samples should be a positive integer value, but got num_samples=0"},
+        {{2, 0, 0, 0, 0, 0, NULL, 0, ok, -3, 1}, CLT_ERR_INVALID_ARGUMENT,
+         "but got num_samples=-3"},
+        {{2, 0, 0, 0, 0, 0, NULL, 0, NULL, 4, 1}, CLT_ERR_INVALID_ARGUMENT,
+         "num_samples=4 without weights"},
+        {{2, 0, 0, 0, 0, 0, NULL, 0, ok, 4, 2}, CLT_ERR_INVALID_ARGUMENT,
+         "replacement should be a boolean value, but got replacement=2"},
+        {{2, 0, 0, 0, 0, 0, NULL, 0, neg, 4, 1}, CLT_ERR_INVALID_ARGUMENT,
+         "invalid multinomial distribution (encountering probability entry < 0)"},
+        {{2, 0, 0, 0, 0, 0, NULL, 0, neg, 4, 0}, CLT_ERR_INVALID_ARGUMENT,
+         "probability tensor contains either `inf`, `nan` or element < 0"},
+        {{2, 0, 0, 0, 0, 0, NULL, 0, nan_, 4, 1}, CLT_ERR_INVALID_ARGUMENT,
+         "invalid multinomial distribution (encountering probability entry < 0)"},
+        {{2, 0, 0, 0, 0, 0, NULL, 0, nan_, 4, 0}, CLT_ERR_INVALID_ARGUMENT,
+         "probability tensor contains either `inf`, `nan` or element < 0"},
+        {{2, 0, 0, 0, 0, 0, NULL, 0, inf_, 4, 1}, CLT_ERR_INVALID_ARGUMENT,
+         "(encountering probability entry = infinity or NaN)"},
+        {{2, 0, 0, 0, 0, 0, NULL, 0, zero, 4, 1}, CLT_ERR_INVALID_ARGUMENT,
+         "invalid multinomial distribution (sum of probabilities <= 0)"},
+        {{2, 0, 0, 0, 0, 0, NULL, 0, huge, 4, 1}, CLT_ERR_INVALID_ARGUMENT,
+         "passes the largest double"},
+        {{2, 0, 0, 0, 0, 0, NULL, 0, ok, NS + 1, 0}, CLT_ERR_INVALID_ARGUMENT,
+         "cannot sample n_sample > prob_dist.size(-1) samples without replacement"},
+        {{2, 0, 0, 0, 0, 0, NULL, 0, three, 4, 0}, CLT_ERR_INVALID_ARGUMENT,
+         "not enough non-negative category to sample): 4 samples, 3 nonzero weights"},
+        {{2, 0, 0, 0, 0, 0, out_hi, 3, NULL, 0, 1}, CLT_ERR_INDEX_OUT_OF_RANGE,
+         "indices[1]: index 10 is out of bounds for dimension 0 with size 10"},
+        {{2, 1, 0, 0, 0, 0, out_lo, 2, NULL, 0, 1}, CLT_ERR_INDEX_OUT_OF_RANGE,
+         "indices[1]: index -1 is out of bounds"},
+        {{2, 0, 0, 0, 0, 0, NULL, 3, NULL, 0, 1}, CLT_ERR_NULL_ARGUMENT,
+         "num_indices is 3 with indices NULL"},
+        {{2, 0, 0, 0, 0, 0, out_lo, -1, NULL, 0, 1}, CLT_ERR_INVALID_ARGUMENT,
+         "num_indices is -1"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        clt_dataloader *dl = (clt_dataloader *)&dl;
+        clt_status st = clt_dataloader_arrays(dev, &d.xs, &d.ys, &cases[c].o, &dl);
+        cr_assert_eq(st, cases[c].st, "case %zu: %s (%s)", c, clt_status_name(st),
+                     clt_last_error());
+        cr_assert_null(dl, "case %zu", c);
+        cr_assert(strstr(clt_last_error(), "clt_dataloader_arrays: ") &&
+                      strstr(clt_last_error(), cases[c].says),
+                  "case %zu: '%s'", c, clt_last_error());
+    }
+    /* as many draws as nonzero weights, and the weights' values, are fine */
+    clt_loader_opts fine = {2, 0, 0, 0, 0, 0, NULL, 0, three, 3, 0};
+    clt_dataloader *dl;
+    CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &fine, &dl));
+    clt_dataloader_free(dl);
+}
+
+/* random_split: torch 1.13's lengths (whole, or fractions with the
+ * remainder handed round-robin: the expected lengths are torch's), one
+ * permutation cut into disjoint splits that cover every sample, the first
+ * epoch of a shuffled loader with the seed; refusals in torch's words. */
+Test(data, random_split)
+{
+    clt_device *dev = get_device("cpu");
+    const struct {
+        int64_t n;
+        int k;
+        double lengths[4];
+        int64_t want[4];
+    } cases[] = {
+        {10, 3, {3, 3, 4}, {3, 3, 4}},
+        {10, 3, {0.3, 0.3, 0.4}, {3, 3, 4}},
+        {10, 3, {0.33, 0.33, 0.34}, {4, 3, 3}},
+        {11, 4, {0.25, 0.25, 0.25, 0.25}, {3, 3, 3, 2}},
+        {7, 2, {0, 7}, {0, 7}},
+        {1, 1, {1}, {1}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int64_t n = cases[c].n, len[4] = {-1, -1, -1, -1}, *ids = NULL, *again = NULL;
+        CHECK(clt_random_split(n, cases[c].lengths, cases[c].k, 8, len, &ids));
+        CHECK(clt_random_split(n, cases[c].lengths, cases[c].k, 8, len, &again));
+        int seen[16] = {0};
+        for (int i = 0; i < cases[c].k; i++)
+            cr_assert_eq(len[i], cases[c].want[i], "case %zu split %d: %lld, want %lld", c, i,
+                         (long long)len[i], (long long)cases[c].want[i]);
+        for (int64_t k = 0; k < n; k++) {
+            cr_assert(ids[k] >= 0 && ids[k] < n && !seen[ids[k]]++,
+                      "case %zu: sample %lld twice or out of range", c, (long long)ids[k]);
+            cr_assert_eq(ids[k], again[k], "case %zu: not the same from the same seed", c);
+        }
+        clt_loader_opts o = {n, 1, 8, 0, 0, 0, NULL, 0, NULL, 0, 1};
+        clt_dataloader *dl = id_loader(dev, n, &o);
+        int64_t first[16];
+        cr_assert_eq(drain(dl, first, 16), n);
+        cr_assert(memcmp(first, ids, (size_t)n * sizeof *ids) == 0,
+                  "case %zu: not a shuffled loader's first epoch", c);
+        clt_dataloader_free(dl);
+        clt_free(ids);
+        clt_free(again);
+    }
+    int64_t *none = NULL;
+    CHECK(clt_random_split(0, NULL, 0, 1, NULL, &none));
+    clt_free(none);
+    /* another seed, another permutation */
+    int64_t len[2], *a, *b;
+    CHECK(clt_random_split(10, (double[]){5, 5}, 2, 1, len, &a));
+    CHECK(clt_random_split(10, (double[]){5, 5}, 2, 2, len, &b));
+    cr_assert(memcmp(a, b, 10 * sizeof *a) != 0, "seeds 1 and 2 give one permutation");
+    clt_free(a);
+    clt_free(b);
+
+    const struct {
+        int64_t n;
+        int k;
+        double lengths[3];
+        clt_status st;
+        const char *says;
+    } bad[] = {
+        {10, 3, {3, 3, 3}, CLT_ERR_INVALID_ARGUMENT,
+         "Sum of input lengths does not equal the length of the input dataset!"},
+        {10, 2, {0.5, 0.6}, CLT_ERR_INVALID_ARGUMENT, "Sum of input lengths does not equal"},
+        {10, 2, {1.5, -0.5}, CLT_ERR_INVALID_ARGUMENT,
+         "Fraction at index 0 is not between 0 and 1"},
+        {10, 2, {2.5, 7.5}, CLT_ERR_INVALID_ARGUMENT, "length at index 0 is 2.5"},
+        {10, 2, {11, -1}, CLT_ERR_INVALID_ARGUMENT, "length at index 1 is -1"},
+        {10, 2, {5, NAN}, CLT_ERR_INVALID_ARGUMENT, "Sum of input lengths does not equal"},
+        {10, 0, {0}, CLT_ERR_INVALID_ARGUMENT, "Sum of input lengths does not equal"},
+        {-1, 1, {1}, CLT_ERR_INVALID_ARGUMENT, "-1 samples"},
+    };
+    for (size_t c = 0; c < sizeof bad / sizeof bad[0]; c++) {
+        int64_t got[3] = {-7, -7, -7}, *ids = (int64_t *)&ids;
+        clt_status st = clt_random_split(bad[c].n, bad[c].lengths, bad[c].k, 0, got, &ids);
+        cr_assert_eq(st, bad[c].st, "case %zu: %s", c, clt_status_name(st));
+        cr_assert_null(ids, "case %zu", c);
+        cr_assert(got[0] == -7 && got[1] == -7 && got[2] == -7, "case %zu: lengths written", c);
+        cr_assert(strstr(clt_last_error(), "clt_random_split: ") &&
+                      strstr(clt_last_error(), bad[c].says),
+                  "case %zu: '%s'", c, clt_last_error());
+    }
+    int64_t *ids = (int64_t *)&ids;
+    cr_assert_eq(clt_random_split(10, NULL, 2, 0, len, &ids), CLT_ERR_NULL_ARGUMENT);
+    cr_assert_null(ids);
+    cr_assert_eq(clt_random_split(10, (double[]){5, 5}, 2, 0, len, NULL), CLT_ERR_NULL_ARGUMENT);
 }

@@ -11,7 +11,8 @@
  * ahead of the device still never blocks.
  *
  * Shuffling is a permutation made on the host from (seed, epoch), the same
- * on every device and run.  Samples are rows of C-order arrays: the first
+ * on every device and run, and so are weighted draws (the samplers of
+ * torch.utils.data are options of clt_loader_opts).  Samples are rows of C-order arrays: the first
  * dimension counts them.
  */
 #ifndef CLTENSOR_DATA_H
@@ -38,8 +39,32 @@ typedef struct clt_loader_opts {
      * every sample, no sharding. */
     int num_replicas;
     int rank;
+    /* A Subset: the epoch's order is over indices[0 .. num_indices) (each
+     * in [0, N); repeats allowed) instead of every sample: in this order
+     * without shuffle (SequentialSampler over Subset(dataset, indices)),
+     * permuted every epoch with it (SubsetRandomSampler(indices)), and
+     * sharded over replicas as above (DistributedSampler over the Subset).
+     * NULL and 0: every sample.  A non-NULL list of 0 is an empty epoch.
+     * Read during the constructor call only (copied). */
+    const int64_t *indices;
+    int64_t num_indices;
+    /* WeightedRandomSampler(weights, num_samples, replacement): each epoch
+     * draws num_samples (>= 1) sample indices, index i with probability
+     * weights[i] / sum(weights), from the seeded stream of (seed, epoch):
+     * the same on every run and device.  weights has one entry per sample
+     * (N), each finite and >= 0 with a positive sum; read during the
+     * constructor call only (copied).  Without replacement (0), num_samples
+     * distinct indices, at most the count of nonzero weights (torch 1.13
+     * would hand out zero-weight ones past it; refused here).  replacement
+     * is 1 in CLT_LOADER_DEFAULTS, torch's default; an initialiser that
+     * stops before it leaves it 0.  NULL weights: num_samples must be 0.
+     * Weights exclude shuffle (torch's "sampler option is mutually
+     * exclusive with shuffle"), indices and sharding. */
+    const double *weights;
+    int64_t num_samples;
+    int replacement;
 } clt_loader_opts;
-#define CLT_LOADER_DEFAULTS {1, 0, 0, 0, 0, 0}
+#define CLT_LOADER_DEFAULTS {1, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1}
 
 /* A host array: `data` (C order) of `dtype` with `ndim` dims `shape`.  For
  * a dataset the first dimension counts the samples; for a callback loader
@@ -91,6 +116,22 @@ CLT_API clt_status clt_dataloader_next(clt_dataloader *dl, clt_tensor **x, clt_t
 
 /* Batches per epoch (len(loader)). */
 CLT_API int64_t clt_dataloader_len(const clt_dataloader *dl);
+
+/* torch.utils.data.random_split over n samples: a random permutation of
+ * 0 .. n-1 cut into k consecutive splits.  lengths[0 .. k) are either
+ * whole numbers of samples summing to n, or fractions in [0, 1] summing to
+ * 1 (as torch 1.13: within 1e-9 and not above), each split then
+ * floor(n * fraction) long and the remainder added one by one to the
+ * splits from the first, round-robin.  split_lengths[0 .. k) (the
+ * caller's) receives each split's length, on success only.  The
+ * permutation comes from seed alone, the same on every run: it is the
+ * first epoch's order of a shuffling loader of n samples with that seed.
+ * *out_indices: a new array of n indices, split i starting after the
+ * lengths before it; release with clt_free.  Errors (torch's words): a
+ * fraction outside [0, 1], a length that is negative or not whole, lengths
+ * whose sum is not n, a NULL array with k > 0. */
+CLT_API clt_status clt_random_split(int64_t n, const double *lengths, int k, uint64_t seed,
+                                    int64_t *split_lengths, int64_t **out_indices);
 
 /* Releases the loader (waiting for its uploads in flight, which read its
  * memory).  NULL does nothing. */

@@ -1,6 +1,7 @@
 /* loader.c: the data loader: batches gathered on the host into staging
  * memory the loader owns and uploaded to the device with non-blocking
  * writes, one batch ahead of the one handed out. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,12 +33,17 @@ struct clt_dataloader {
     clt_device *dev;
     clt_loader_opts opts;
     int64_t n;            /* samples */
-    int64_t m;            /* samples per epoch here: n, or this replica's share */
+    int64_t p;            /* what the order permutes: n, or the subset's size */
+    int64_t m;            /* samples per epoch here: p, this replica's share, or the draws */
     part px, py;
     clt_batch_fill fill;
     void *user;
-    int64_t *perm;        /* this epoch's order of the n samples */
-    int64_t *order;       /* what this loader takes of it: perm, or its share */
+    int64_t *perm;        /* this epoch's order of the p samples */
+    int64_t *order;       /* what this loader takes of it: perm, its share, or the draws */
+    int64_t *subset;      /* the subset's indices (a copy), or NULL */
+    double *w;            /* the weights (a copy), or NULL; their running sums with
+                           * replacement */
+    struct keyed *keys;   /* without replacement: the epoch's keys of the n samples */
     int64_t epoch, pos;   /* epoch count, next sample to batch */
     bool ended;           /* the last next() reported the end */
     batch ahead;          /* uploaded, not handed out yet */
@@ -114,26 +120,101 @@ static uint64_t mix(uint64_t *state)
     return z ^ (z >> 31);
 }
 
+/* The stream of epoch `epoch`'s random numbers. */
+static uint64_t epoch_stream(uint64_t seed, int64_t epoch)
+{
+    return seed ^ (0xd1b54a32d192ed03ULL * (uint64_t)(epoch + 1));
+}
+
+/* perm = 0 .. n-1, shuffled (Fisher-Yates) from the stream st unless st is
+ * NULL. */
+static void permutation(int64_t *perm, int64_t n, uint64_t *st)
+{
+    for (int64_t i = 0; i < n; i++)
+        perm[i] = i;
+    if (st == NULL)
+        return;
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j = (int64_t)(mix(st) % (uint64_t)(i + 1));
+        int64_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+}
+
+/* A uniform double in [0, 1). */
+static double uniform(uint64_t *st)
+{
+    return (double)(mix(st) >> 11) * 0x1p-53;
+}
+
+/* Without replacement a sample's key is weight / Exp(1) and the draws are
+ * the m largest keys (the exponential race behind torch's multinomial),
+ * largest first. */
+typedef struct keyed {
+    double key;
+    int64_t i;
+} keyed;
+
+static int by_key(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? 1 : -1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* WeightedRandomSampler's draws of the epoch into order[0 .. m). */
+static void draw_weighted(clt_dataloader *dl, uint64_t *st)
+{
+    int64_t n = dl->n;
+    if (dl->keys == NULL) {
+        /* the first running sum above u * total; w[n-1] is the total */
+        for (int64_t k = 0; k < dl->m; k++) {
+            double u = uniform(st) * dl->w[n - 1];
+            int64_t lo = 0, hi = n - 1;
+            while (lo < hi) {
+                int64_t mid = lo + (hi - lo) / 2;
+                if (dl->w[mid] > u)
+                    hi = mid;
+                else
+                    lo = mid + 1;
+            }
+            while (lo > 0 && dl->w[lo] == dl->w[lo - 1])
+                lo--; /* u rounded up to the total: the last positive weight */
+            dl->order[k] = lo;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        double e = -log1p(-uniform(st)); /* Exp(1), in [0, 37.4] */
+        double w = dl->w[i];
+        dl->keys[i] = (keyed){w == 0.0 ? -1.0 : e > 0.0 ? w / e : INFINITY, i};
+    }
+    qsort(dl->keys, (size_t)n, sizeof *dl->keys, by_key);
+    for (int64_t k = 0; k < dl->m; k++)
+        dl->order[k] = dl->keys[k].i;
+}
+
 static void start_epoch(clt_dataloader *dl)
 {
-    for (int64_t i = 0; i < dl->n; i++)
-        dl->perm[i] = i;
-    if (dl->opts.shuffle) {
-        uint64_t st = dl->opts.seed ^ (0xd1b54a32d192ed03ULL * (uint64_t)(dl->epoch + 1));
-        for (int64_t i = dl->n - 1; i > 0; i--) { /* Fisher-Yates */
-            int64_t j = (int64_t)(mix(&st) % (uint64_t)(i + 1));
-            int64_t t = dl->perm[i];
-            dl->perm[i] = dl->perm[j];
-            dl->perm[j] = t;
-        }
+    uint64_t st = epoch_stream(dl->opts.seed, dl->epoch);
+    dl->pos = 0;
+    if (dl->w) {
+        draw_weighted(dl, &st);
+        return;
     }
+    permutation(dl->perm, dl->p, dl->opts.shuffle ? &st : NULL);
     /* DistributedSampler: perm padded to m * replicas by repeating it from
      * its start, then every replicas-th from rank. */
     int64_t reps = dl->opts.num_replicas;
     if (reps > 0)
         for (int64_t k = 0; k < dl->m; k++)
-            dl->order[k] = dl->perm[(dl->opts.rank + k * reps) % dl->n];
-    dl->pos = 0;
+            dl->order[k] = dl->perm[(dl->opts.rank + k * reps) % dl->p];
+    /* a Subset: positions in it to the dataset's indices */
+    if (dl->subset)
+        for (int64_t k = 0; k < dl->m; k++)
+            dl->order[k] = dl->subset[dl->order[k]];
 }
 
 static int64_t batch_count(const clt_dataloader *dl, int64_t from)
@@ -285,6 +366,9 @@ void clt_dataloader_free(clt_dataloader *dl)
     if (dl->order != dl->perm)
         free(dl->order);
     free(dl->perm);
+    free(dl->subset);
+    free(dl->w);
+    free(dl->keys);
     free(dl);
 }
 
@@ -324,6 +408,76 @@ static clt_status set_part(part *p, const clt_array_spec *a, bool dataset, int64
     return CLT_OK;
 }
 
+/* The sampler options against the dataset's n samples. */
+static clt_status check_sampler(const clt_loader_opts *opts, int64_t n, const char *fn)
+{
+    if (opts->num_indices < 0 || (opts->num_indices > 0 && opts->indices == NULL))
+        return clt__error(opts->num_indices < 0 ? CLT_ERR_INVALID_ARGUMENT
+                                                : CLT_ERR_NULL_ARGUMENT,
+                          "%s: num_indices is %lld with indices %s", fn,
+                          (long long)opts->num_indices, opts->indices ? "given" : "NULL");
+    for (int64_t k = 0; opts->indices && k < opts->num_indices; k++)
+        if (opts->indices[k] < 0 || opts->indices[k] >= n)
+            return clt__error(CLT_ERR_INDEX_OUT_OF_RANGE,
+                              "%s: indices[%lld]: index %lld is out of bounds for dimension 0 "
+                              "with size %lld",
+                              fn, (long long)k, (long long)opts->indices[k], (long long)n);
+    if (opts->weights == NULL) {
+        if (opts->num_samples != 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: num_samples=%lld without weights (it counts a "
+                              "WeightedRandomSampler's draws; 0 otherwise)",
+                              fn, (long long)opts->num_samples);
+        return CLT_OK;
+    }
+    if (opts->shuffle)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: sampler option is mutually exclusive with shuffle (weights "
+                          "make a WeightedRandomSampler)",
+                          fn);
+    if (opts->indices || opts->num_replicas > 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: weights (a WeightedRandomSampler) exclude %s", fn,
+                          opts->indices ? "indices (a Subset's sampler)"
+                                        : "num_replicas (a DistributedSampler)");
+    if (opts->num_samples <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: num_samples should be a positive integer value, but got "
+                          "num_samples=%lld",
+                          fn, (long long)opts->num_samples);
+    if (opts->replacement != 0 && opts->replacement != 1)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: replacement should be a boolean value, but got replacement=%d",
+                          fn, opts->replacement);
+    bool replacement = opts->replacement;
+    clt_status st = clt__multinomial_check_row(opts->weights, n, replacement, fn);
+    if (st != CLT_OK)
+        return st;
+    double sum = 0.0;
+    int64_t nonzero = 0;
+    for (int64_t i = 0; i < n; i++) {
+        sum += opts->weights[i];
+        nonzero += opts->weights[i] > 0.0;
+    }
+    if (isinf(sum))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: invalid multinomial distribution (the sum of the weights "
+                          "passes the largest double)",
+                          fn);
+    if (!replacement && opts->num_samples > n)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: cannot sample n_sample > prob_dist.size(-1) samples without "
+                          "replacement",
+                          fn);
+    if (!replacement && opts->num_samples > nonzero)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: invalid multinomial distribution (with replacement=False, not "
+                          "enough non-negative category to sample): %lld samples, %lld "
+                          "nonzero weights",
+                          fn, (long long)opts->num_samples, (long long)nonzero);
+    return CLT_OK;
+}
+
 static clt_status make(clt_device *dev, int64_t n, const clt_loader_opts *opts,
                        clt_dataloader *tmpl, clt_dataloader **out, const char *fn)
 {
@@ -342,19 +496,32 @@ static clt_status make(clt_device *dev, int64_t n, const clt_loader_opts *opts,
                           "%s: Invalid rank %d, rank should be in the interval [0, %d] "
                           "(num_replicas %d; 0 and 0 shard nothing)",
                           fn, opts->rank, opts->num_replicas - 1, opts->num_replicas);
-    /* This replica's share: ceil(n / replicas), as DistributedSampler's
-     * num_samples (not (n + r - 1) / r: that passes int64 near its top). */
-    int64_t reps = opts->num_replicas, m = n;
-    if (reps > 0)
-        m = n / reps + (n % reps != 0);
-    /* A batch's staging memory and tensors must be sizes that exist. */
+    clt_status st = check_sampler(opts, n, fn);
+    if (st != CLT_OK)
+        return st;
+    bool weighted = opts->weights != NULL, subset = opts->indices != NULL;
+    /* This replica's share: ceil(p / replicas), as DistributedSampler's
+     * num_samples (not (p + r - 1) / r: that passes int64 near its top). */
+    int64_t reps = opts->num_replicas, p = subset ? opts->num_indices : n, m = p;
+    if (weighted)
+        m = opts->num_samples;
+    else if (reps > 0)
+        m = p / reps + (p % reps != 0);
+    /* A batch's staging memory and tensors must be sizes that exist, and so
+     * must the tables of indices (and weights and keys). */
     int64_t most = opts->batch_size < m ? opts->batch_size : m;
+    int64_t entries = p > m ? p : m;
+    size_t entry = sizeof(int64_t);
+    if (weighted) {
+        entries = n > m ? n : m;
+        entry = sizeof(keyed);
+    }
     size_t xb = 0, yb = 0, all = 0;
-    if ((uint64_t)n > SIZE_MAX / sizeof(int64_t))
+    if ((uint64_t)entries > SIZE_MAX / entry)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: %lld samples: the table of their indices (%zu bytes each) "
                           "passes what size_t holds",
-                          fn, (long long)n, sizeof(int64_t));
+                          fn, (long long)entries, entry);
     if (__builtin_mul_overflow(tmpl->px.sample_bytes, (size_t)most, &xb) ||
         __builtin_mul_overflow(tmpl->py.sample_bytes, (size_t)most, &yb) ||
         __builtin_add_overflow(xb, yb, &all) || all > (size_t)INT64_MAX)
@@ -363,30 +530,42 @@ static clt_status make(clt_device *dev, int64_t n, const clt_loader_opts *opts,
                           "%lld, pass what size_t and int64 hold",
                           fn, (long long)most, tmpl->px.sample_bytes, tmpl->py.sample_bytes,
                           (long long)n);
-    clt_status st = clt__check_dtype(dev, tmpl->px.dtype, fn);
+    st = clt__check_dtype(dev, tmpl->px.dtype, fn);
     if (st == CLT_OK && tmpl->py.present)
         st = clt__check_dtype(dev, tmpl->py.dtype, fn);
     if (st == CLT_OK)
         st = clt__device_open(dev);
     if (st != CLT_OK)
         return st;
-    clt_dataloader *dl = clt__malloc(sizeof *dl);
-    int64_t *perm = clt__malloc((size_t)(n ? n : 1) * sizeof *perm);
-    int64_t *order = reps > 0 ? clt__malloc((size_t)(m ? m : 1) * sizeof *order) : perm;
-    if (dl == NULL || perm == NULL || order == NULL) {
-        free(dl);
-        if (order != perm)
-            free(order);
-        free(perm);
+    clt_dataloader *dl = clt__calloc(1, sizeof *dl);
+    if (dl == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    *dl = *tmpl;
+    bool ok = (dl->perm = clt__malloc((size_t)(weighted || p == 0 ? 1 : p) * sizeof(int64_t)));
+    dl->order = dl->perm;
+    if (ok && (weighted || reps > 0))
+        ok = (dl->order = clt__malloc((size_t)(m ? m : 1) * sizeof(int64_t)));
+    if (ok && subset)
+        ok = (dl->subset = clt__malloc((size_t)(p ? p : 1) * sizeof(int64_t)));
+    if (ok && weighted)
+        ok = (dl->w = clt__malloc((size_t)n * sizeof(double)));
+    if (ok && weighted && !opts->replacement)
+        ok = (dl->keys = clt__malloc((size_t)n * sizeof(keyed)));
+    if (!ok) {
+        clt_dataloader_free(dl);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     }
-    *dl = *tmpl;
+    if (subset)
+        memcpy(dl->subset, opts->indices, (size_t)p * sizeof(int64_t));
+    for (int64_t i = 0; weighted && i < n; i++)
+        dl->w[i] = opts->weights[i] + (opts->replacement && i > 0 ? dl->w[i - 1] : 0.0);
     dl->dev = dev;
     dl->opts = *opts;
+    dl->opts.indices = NULL; /* borrowed: read above only */
+    dl->opts.weights = NULL;
     dl->n = n;
+    dl->p = p;
     dl->m = m;
-    dl->perm = perm;
-    dl->order = order;
     start_epoch(dl);
     *out = dl;
     return clt__ok();
@@ -438,4 +617,93 @@ clt_status clt_dataloader_callback(clt_device *dev, int64_t num_samples,
     t.fill = fill;
     t.user = user;
     return make(dev, num_samples, opts, &t, out, fn);
+}
+
+/* ---- random_split ------------------------------------------------------------------------ */
+
+static clt_status sum_mismatch(const char *fn)
+{
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "%s: Sum of input lengths does not equal the length of the input "
+                      "dataset!",
+                      fn);
+}
+
+/* torch 1.13's random_split lengths: fractions when they sum to 1 (within
+ * math.isclose's 1e-9, not above), else whole numbers; either way they
+ * must then add up to n. */
+static clt_status resolve_lengths(int64_t n, const double *lengths, int k, int64_t *len,
+                                  const char *fn)
+{
+    double sum = 0.0;
+    for (int i = 0; i < k; i++)
+        sum += lengths[i];
+    bool fractions = fabs(sum - 1.0) <= 1e-9 * fmax(fabs(sum), 1.0) && sum <= 1.0;
+    if (!fractions && sum != (double)n)
+        return sum_mismatch(fn);
+    for (int i = 0; i < k; i++) {
+        double l = lengths[i];
+        if (fractions && !(l >= 0.0 && l <= 1.0))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: Fraction at index %d is not between 0 and 1", fn, i);
+        if (!fractions && !(l >= 0.0 && l < 0x1p63 && l == floor(l)))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: length at index %d is %g: lengths are whole numbers of "
+                              "samples, or fractions summing to 1",
+                              fn, i, l);
+        len[i] = (int64_t)(fractions ? floor((double)n * l) : l);
+    }
+    int64_t total = 0;
+    bool over = false;
+    for (int i = 0; i < k; i++)
+        over |= __builtin_add_overflow(total, len[i], &total);
+    /* what the fractions' floors left: one more to each split from the
+     * first, round-robin */
+    for (int64_t r = 0; fractions && !over && r < n - total; r++)
+        len[r % k]++;
+    if (fractions && !over && total < n)
+        total = n;
+    return over || total != n ? sum_mismatch(fn) : CLT_OK;
+}
+
+clt_status clt_random_split(int64_t n, const double *lengths, int k, uint64_t seed,
+                            int64_t *split_lengths, int64_t **out_indices)
+{
+    static const char fn[] = "clt_random_split";
+    CLT__REQUIRE_ARG(out_indices, fn);
+    *out_indices = NULL;
+    if (n < 0 || k < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %lld samples in %d splits", fn,
+                          (long long)n, k);
+    if (k > 0) {
+        CLT__REQUIRE_ARG(lengths, fn);
+        CLT__REQUIRE_ARG(split_lengths, fn);
+    }
+    if ((uint64_t)n > SIZE_MAX / sizeof(int64_t))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %lld samples: the table of their indices passes what size_t "
+                          "holds",
+                          fn, (long long)n);
+    int64_t *len = clt__malloc((size_t)(k ? k : 1) * sizeof *len);
+    int64_t *perm = clt__malloc((size_t)(n ? n : 1) * sizeof *perm);
+    clt_status st = CLT_OK;
+    if (len == NULL || perm == NULL)
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    else if (k == 0 && n != 0)
+        st = sum_mismatch(fn);
+    else if (k > 0)
+        st = resolve_lengths(n, lengths, k, len, fn);
+    if (st != CLT_OK) {
+        free(len);
+        free(perm);
+        return st;
+    }
+    /* a shuffling loader's first epoch */
+    uint64_t stream = epoch_stream(seed, 0);
+    permutation(perm, n, &stream);
+    if (k > 0)
+        memcpy(split_lengths, len, (size_t)k * sizeof *len);
+    free(len);
+    *out_indices = perm;
+    return clt__ok();
 }

@@ -604,39 +604,42 @@ clt_status clt_poisson(clt_generator *gen, const clt_tensor *rates, clt_tensor *
     return sample_from("poisson", gen, rates, out, "clt_poisson");
 }
 
-/* torch's checks of multinomial's probabilities, row by row, on the host. */
+/* torch's checks of one row of multinomial's probabilities, on the host. */
+clt_status clt__multinomial_check_row(const double *p, int64_t k, bool replacement,
+                                      const char *fn)
+{
+    double sum = 0.0;
+    for (int64_t j = 0; j < k; j++) {
+        double x = p[j];
+        /* torch's words differ between its two paths */
+        if (!(x >= 0.0) || isinf(x)) {
+            if (!replacement)
+                return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                  "%s: probability tensor contains either `inf`, `nan` or "
+                                  "element < 0",
+                                  fn);
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: invalid multinomial distribution (encountering "
+                              "probability entry %s)",
+                              fn, !(x >= 0.0) ? "< 0" : "= infinity or NaN");
+        }
+        sum += x;
+    }
+    if (!(sum > 0.0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: invalid multinomial distribution (sum of probabilities <= 0)",
+                          fn);
+    return CLT_OK;
+}
+
+/* The same checks, row by row, of a tensor of probabilities (read back). */
 static clt_status check_multinomial(const clt_tensor *probs, int64_t rows, int64_t k,
                                     bool replacement, const char *fn)
 {
     double *v = NULL;
     clt_status st = clt__read_doubles(fn, probs, &v);
-    if (st != CLT_OK)
-        return st;
-    for (int64_t r = 0; r < rows && st == CLT_OK; r++) {
-        double sum = 0.0;
-        for (int64_t j = 0; j < k; j++) {
-            double x = v[r * k + j];
-            /* torch's words differ between its two paths */
-            if (!(x >= 0.0) || isinf(x)) {
-                if (!replacement)
-                    st = clt__error(CLT_ERR_INVALID_ARGUMENT,
-                                    "%s: probability tensor contains either `inf`, `nan` or "
-                                    "element < 0",
-                                    fn);
-                else
-                    st = clt__error(CLT_ERR_INVALID_ARGUMENT,
-                                    "%s: invalid multinomial distribution (encountering "
-                                    "probability entry %s)",
-                                    fn, !(x >= 0.0) ? "< 0" : "= infinity or NaN");
-                break;
-            }
-            sum += x;
-        }
-        if (st == CLT_OK && !(sum > 0.0))
-            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
-                            "%s: invalid multinomial distribution (sum of probabilities <= 0)",
-                            fn);
-    }
+    for (int64_t r = 0; r < rows && st == CLT_OK; r++)
+        st = clt__multinomial_check_row(v + r * k, k, replacement, fn);
     free(v);
     return st;
 }
