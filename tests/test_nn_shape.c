@@ -816,7 +816,7 @@ Test(nn_shape, rearranging_layers)
     CHECK(clt_unfold_layer(k, &o, &m[3]));
     CHECK(clt_fold_layer(size, k, &o, &m[4]));
     const char *names[] = {"PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "Unfold", "Fold"};
-    double *v = spread_doubles(2 * 8 * 4 * 6, 67);
+    double *v = spread_doubles(2 * 8 * 5 * 6, 67); /* x uses the first 2 * 8 * 4 * 6 */
     clt_tensor *x = tensor_of(dev, CLT_FLOAT32, 4, (int64_t[]){2, 8, 4, 6}, v);
     for (int j = 0; j < 5; j++) {
         cr_assert_str_eq(clt_module_name(m[j]), names[j]);
