@@ -13,6 +13,25 @@
 #include "cltensor/opencl.h"
 #include "gradcheck.h"
 
+/* setenv (unsetenv for NULL) of the routing variable with every device
+ * idle first: PoCL's worker threads call getenv while they run kernels,
+ * and a setenv beside them can move environ under them (ASan caught a
+ * SEGV in getenv on a worker thread). */
+static void route(const char *value)
+{
+    size_t n = 0;
+    CHECK(clt_device_count(&n));
+    for (size_t i = 0; i < n; i++) {
+        clt_device *d = NULL;
+        CHECK(clt_device_at(i, &d));
+        CHECK(clt_device_synchronize(d));
+    }
+    if (value)
+        setenv("CLTENSOR_SDPA", value, 1);
+    else
+        unsetenv("CLTENSOR_SDPA");
+}
+
 /* ---- the host reference ------------------------------------------------------------ */
 
 /* One case: q [B, L, E]; k [B or 1, S, E] and v [B or 1, S, Ev] (kb, vb:
@@ -114,7 +133,7 @@ static void run_case(clt_device *dev, clt_dtype dt, const sd *c, int nq, const i
     if (c->mask)
         tm = tensor_of(dev, c->kind == 1 ? CLT_BOOL : dt, nm, ms, md ? md : c->mask);
     for (int r = 0; r < 2; r++) {
-        setenv("CLTENSOR_SDPA", routes[r], 1);
+        route(routes[r]);
         CHECK(clt_scaled_dot_product_attention(tq, tk, tv, tm, 0.0, c->causal, scale, NULL, &o));
         char msg[160];
         snprintf(msg, sizeof msg, "%s (%s, %s)", what, clt_dtype_name(dt), routes[r]);
@@ -122,7 +141,7 @@ static void run_case(clt_device *dev, clt_dtype dt, const sd *c, int nq, const i
                      msg);
         clt_tensor_free(o);
     }
-    unsetenv("CLTENSOR_SDPA");
+    route(NULL);
     clt_tensor_free(tq);
     clt_tensor_free(tk);
     clt_tensor_free(tv);
@@ -320,7 +339,7 @@ Test(sdpa, gradients_by_finite_differences)
     gc_in ins[4] = {{3, {B, L, E}, q, 1}, {2, {S, E}, k, 1}, {3, {B, S, Ev}, v, 1},
                     {2, {L, S}, fm, 0}};
     for (int r = 0; r < 2; r++) {
-        setenv("CLTENSOR_SDPA", routes[r], 1);
+        route(routes[r]);
         gctx g = {0, NULL, 0};
         gradcheck(dev, sdpa_gc, &g, 3, ins);
         g.causal = 1;
@@ -348,7 +367,7 @@ Test(sdpa, one_node_with_a_named_backward)
     double d[12] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2};
     clt_tensor *q = tensor_of(dev, CLT_FLOAT32, 2, (int64_t[]){3, 4}, d), *o;
     CHECK(clt_set_requires_grad(q, 1));
-    setenv("CLTENSOR_SDPA", "fused", 1);
+    route("fused");
     uint64_t before = launches();
     CHECK(clt_scaled_dot_product_attention(q, q, q, NULL, 0.0, 1, NULL, NULL, &o));
     /* the kernel, and the keys in panels: zeros, padded rows, panels */
@@ -357,7 +376,7 @@ Test(sdpa, one_node_with_a_named_backward)
     const char *name = clt_grad_fn_name(o);
     cr_assert(name && strcmp(name, "ScaledDotProductFlashAttentionBackward0") == 0, "grad_fn %s",
               name ? name : "(none)");
-    unsetenv("CLTENSOR_SDPA");
+    route(NULL);
     clt_tensor_free(o);
     clt_tensor_free(q);
 }
@@ -394,7 +413,7 @@ Test(sdpa, routes_by_the_scores_against_the_device_cache)
                                  sizeof cache, &cache, NULL),
                  CL_SUCCESS);
     int64_t S = 256, at = (int64_t)(cache / 4 / sizeof(float)) / S; /* rows at the share */
-    unsetenv("CLTENSOR_SDPA");
+    route(NULL);
     cr_assert_eq(route_of(dev, 1, 4, 4, 64), cache == 0, "4 x 4 scores, cache %llu",
                  (unsigned long long)cache);
     if (cache > 0) {
@@ -409,11 +428,11 @@ Test(sdpa, routes_by_the_scores_against_the_device_cache)
         cr_assert_eq(route_of(dev, 1, at + 1, S, 128), 0, "E 128: composed");
         cr_assert_eq(route_of(dev, 1, 2 * at + 1, S, 128), 1, "E 128: fused");
     }
-    setenv("CLTENSOR_SDPA", "fused", 1);
+    route("fused");
     cr_assert_eq(route_of(dev, 1, 4, 4, 64), 1, "forced fused");
-    setenv("CLTENSOR_SDPA", "composed", 1);
+    route("composed");
     cr_assert_eq(route_of(dev, 1, at + 1, S, 64), 0, "forced composed");
-    unsetenv("CLTENSOR_SDPA");
+    route(NULL);
 }
 
 /* ---- dropout --------------------------------------------------------------------------- */
@@ -478,7 +497,7 @@ Test(sdpa, multihead_attention_without_weights_fuses)
     kp[3] = kp[L + 1] = 1;
     clt_tensor *x = tensor_of(dev, CLT_FLOAT32, 3, (int64_t[]){N, L, E}, xv);
     clt_tensor *kpm = tensor_of(dev, CLT_BOOL, 2, (int64_t[]){N, L}, kp), *o1, *o2, *w;
-    setenv("CLTENSOR_SDPA", "fused", 1);
+    route("fused");
     for (int masked = 0; masked < 2; masked++) {
         clt_tensor *mk = masked ? kpm : NULL;
         uint64_t a = launches();
@@ -495,7 +514,7 @@ Test(sdpa, multihead_attention_without_weights_fuses)
         clt_tensor_free(o2);
         clt_tensor_free(w);
     }
-    unsetenv("CLTENSOR_SDPA");
+    route(NULL);
     free(xv);
     clt_tensor_free(x);
     clt_tensor_free(kpm);
