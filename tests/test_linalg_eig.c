@@ -623,6 +623,18 @@ Test(linalg_eig, refusals)
     cr_assert_null(o);
     cr_assert_null(o2);
     cr_assert_null(o3);
+    /* torch.svd without U and V on a vector or a 0-dim tensor: refused
+     * before any shape of A is read (UBSan found it reading below shape) */
+    clt_tensor *scalar = NULL;
+    CHECK(clt_zeros(dev, CLT_FLOAT32, 0, NULL, &scalar));
+    const clt_tensor *few[] = {v, scalar};
+    for (int k = 0; k < 2; k++) {
+        o = o2 = o3 = (clt_tensor *)1;
+        assert_error(clt_svd(few[k], 1, 0, &o, &o2, &o3), CLT_ERR_INVALID_ARGUMENT,
+                     "must have at least 2 dimensions");
+        cr_assert(o == NULL && o2 == NULL && o3 == NULL);
+    }
+    clt_tensor_free(scalar);
     o = o2 = (clt_tensor *)1;
     assert_error(clt_linalg_svd(rect, 0, &o, NULL, &o2), CLT_ERR_NULL_ARGUMENT, NULL);
     cr_assert_null(o);

@@ -357,15 +357,16 @@ clt_status clt_svd(const clt_tensor *a, int some, int compute_uv, clt_tensor **u
     clt_status st;
     if (!compute_uv) {
         st = svd(fn, a, false, true, NULL, s, NULL);
-        int nd = a->ndim;
-        int64_t sh[CLT_MAX_DIMS];
-        memcpy(sh, a->shape, (size_t)nd * sizeof *sh);
-        sh[nd - 1] = a->shape[nd - 2];
-        if (st == CLT_OK)
+        if (st == CLT_OK) { /* a has at least 2 dims now */
+            int nd = a->ndim;
+            int64_t sh[CLT_MAX_DIMS];
+            memcpy(sh, a->shape, (size_t)nd * sizeof *sh);
+            sh[nd - 1] = a->shape[nd - 2];
             st = clt__full(a->dev, a->dtype, nd, sh, 0.0, u);
-        sh[nd - 2] = sh[nd - 1] = a->shape[nd - 1];
-        if (st == CLT_OK)
-            st = clt__full(a->dev, a->dtype, nd, sh, 0.0, v);
+            sh[nd - 2] = sh[nd - 1] = a->shape[nd - 1];
+            if (st == CLT_OK)
+                st = clt__full(a->dev, a->dtype, nd, sh, 0.0, v);
+        }
     } else {
         clt_tensor *vh = NULL;
         st = svd(fn, a, !some, false, u, s, &vh);
