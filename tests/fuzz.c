@@ -5000,7 +5000,7 @@ static void op_nnshape(fz *f)
     int handled = 0; /* the result checked in its case */
     switch (pick(f, 7)) {
     case 0:
-        x = input_near(f, d, chance(f, 80) ? 4 : 3, chance(f, 80) ? shape : shape + 1);
+        x = chance(f, 80) ? input_near(f, d, 4, shape) : input_near(f, d, 3, shape + 1);
         if (pick(f, 2))
             CALL("clt_pixel_shuffle", clt_pixel_shuffle(x, r, op));
         else
@@ -5011,7 +5011,7 @@ static void op_nnshape(fz *f)
         CALL("clt_channel_shuffle", clt_channel_shuffle(x, chance(f, 80) ? r : geom(f), op));
         break;
     case 2:
-        x = input_near(f, d, chance(f, 80) ? 4 : 3, chance(f, 80) ? shape : shape + 1);
+        x = chance(f, 80) ? input_near(f, d, 4, shape) : input_near(f, d, 3, shape + 1);
         CALL("clt_unfold", clt_unfold(x, chance(f, 2) ? NULL : k, chance(f, 20) ? NULL : &fo, op));
         break;
     case 3: {
