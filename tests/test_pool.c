@@ -424,3 +424,20 @@ Test(counters, sync_debug_names_the_user_call_site_not_the_library)
     free(text);
     clt_tensor_free(t);
 }
+
+/* A window of one element with a dilation past 32 bits: the maxima are
+ * the input (the dilation is never stepped; the kernels once took it in
+ * 32-bit indexing and read outside the input). */
+Test(pool, kernel_one_with_a_huge_dilation)
+{
+    clt_device *dev = get_device("cpu");
+    float v[8] = {1, -2, 3, -4, 5, -6, 7, -8}, got[8];
+    clt_tensor *x, *y;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 3, (int64_t[]){2, 2, 2}, v, &x));
+    CHECK(clt_max_pool1d(x, 1, 0, 0, 3037000500, 0, &y));
+    CHECK(clt_tensor_read(y, got, sizeof got));
+    for (int i = 0; i < 8; i++)
+        cr_assert_eq(got[i], v[i], "[%d] %g", i, got[i]);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+}

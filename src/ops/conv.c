@@ -818,6 +818,12 @@ static geom pool_geom(const int64_t *shape, const clt__pool2d *p)
     g.sh = p->stride[0], g.sw = p->stride[1];
     g.ph = p->padding[0], g.pw = p->padding[1];
     g.dh = p->dilation[0], g.dw = p->dilation[1];
+    /* a window of one element never steps: its dilation, which may not
+     * fit the kernels' 32-bit indexing, is not passed on */
+    if (g.kh == 1)
+        g.dh = 1;
+    if (g.kw == 1)
+        g.dw = 1;
     g.Ho = pool_out(g.H, g.kh, g.ph, g.sh, g.dh, p->ceil_mode);
     g.Wo = pool_out(g.W, g.kw, g.pw, g.sw, g.dw, p->ceil_mode);
     g.L = g.Ho * g.Wo;
