@@ -5028,7 +5028,7 @@ static void op_nnshape(fz *f)
                              fo.stride[1] + 1;
             cs[2] = bh > 0 && bw > 0 ? bh * bw : cs[2];
         }
-        x = input_near(f, d, chance(f, 80) ? 3 : 2, chance(f, 80) ? cs : cs + 1);
+        x = chance(f, 80) ? input_near(f, d, 3, cs) : input_near(f, d, 2, cs + 1);
         CALL("clt_fold", clt_fold(x, chance(f, 2) ? NULL : size, k, chance(f, 20) ? NULL : &fo,
                                   op));
         break;
