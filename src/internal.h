@@ -982,6 +982,14 @@ typedef struct clt__put_info {
     int64_t rows, cols;
     int ndim;
     int64_t shape[CLT_MAX_DIMS];
+    /* With NULL entries (full slices): t's dimensions in the order the op
+     * works in (the indexed ones first), whether that is not t's own, and
+     * how many of the others come before the indexed result in torch's
+     * shape (shape above is in the working order). */
+    int perm[CLT_MAX_DIMS];
+    bool permuted;
+    int lead;
+    int k; /* the indexed dimensions */
 } clt__put_info;
 /* index_put into a copy of t; info (may be NULL) gets lin on success. */
 clt_status clt__index_put(const clt_tensor *t, const clt_tensor *const *indices, int n,
@@ -997,6 +1005,10 @@ clt_status clt__scatter_reduce(const clt_tensor *t, int dim, const clt_tensor *i
                                clt_tensor **out, const char *fn);
 clt_status clt__searchsorted(const clt_tensor *seq, const clt_tensor *values, bool right,
                              clt_tensor **out, const char *fn);
+/* searchsorted with side, sorter and out_int32 (clt_searchsorted_ex). */
+clt_status clt__searchsorted_ex(const clt_tensor *seq, const clt_tensor *values, bool out_int32,
+                                bool right, const char *side, const clt_tensor *sorter,
+                                clt_tensor **out, const char *fn);
 
 /* ---- index ops whose result size depends on the data (src/ops/select.c) --
  * They read values back, so they wait for the device. */
@@ -1020,6 +1032,10 @@ clt_status clt__bincount(const clt_tensor *t, const clt_tensor *weights, int64_t
  * counts may be NULL. */
 clt_status clt__unique(const clt_tensor *t, bool consecutive, clt_tensor **values,
                        clt_tensor **inverse, clt_tensor **counts, const char *fn);
+/* torch.unique with dim: the distinct slices along dim in lexicographic
+ * order (clt_unique_dim); reads t back to the host. */
+clt_status clt__unique_dim(const clt_tensor *t, int dim, clt_tensor **values,
+                           clt_tensor **inverse, clt_tensor **counts, const char *fn);
 
 /* ---- op implementations, without autograd (src/ops, src/tensor) ------------
  * The public clt_X of each differentiable op (and its non-differentiable

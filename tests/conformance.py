@@ -4292,6 +4292,99 @@ def index_more():
           lambda t: torch.unique_consecutive(t, return_counts=True)[1],
           _unique_part(L.clt_unique_consecutive, 2), [u], tol="exact")
 
+    # index_put with full slices (NULL entries, torch's None in aten.index_put)
+    proto("clt_searchsorted_ex", [P, P, C.c_int, C.c_int, C.c_char_p, P, PP])
+    proto("clt_unique_dim", [P, C.c_int, C.c_int, PP, PP, PP])
+
+    def put_s(pattern, acc):
+        m = sum(q is not None for q in pattern)
+
+        def t_fn(t, *r):
+            ix = [None if q is None else r[q] for q in pattern]
+            return torch.ops.aten.index_put(t, ix, r[m], bool(acc))
+
+        def c_fn(p, *r):
+            ix = (P * len(pattern))(*[None if q is None else r[q].value for q in pattern])
+            return L.clt_index_put(p, ix, len(pattern), r[m], acc, r[m + 1])
+        return t_fn, c_fn
+    for dt in dts:
+        a = data((3, 4, 5), dt)
+        i2, j2 = torch.tensor([3, -1]), torch.tensor([[0], [-2]])
+        for k, (pat, ix, vs) in enumerate([
+                ((None, 0), [i2], (3, 2, 5)),
+                ((None, 0), [i2], (2, 1)),
+                ((None, 0, 1), [j2, torch.tensor([1, 4, 0])], (3, 2, 3)),
+                ((0, None, 1), [torch.tensor([2, 0]), i2], (2, 4)),
+                ((0, None, 1), [torch.tensor([2, 0]), i2], (4,)),
+                ((None, None, 0), [i2], (1, 4, 1)),
+                ((None, 0), [data((4, 5), torch.bool)], (3, 1)),
+                ((0, None, None), [torch.tensor([1, 1])], (2, 4, 5))]):
+            for acc in (0, 1):
+                if k == 7 and acc == 0:
+                    continue
+                tf, cf = put_s(pat, acc)
+                check("index_put slices %s case %d acc=%d" % (dn(dt), k, acc), tf, cf,
+                      [a] + ix + [data(vs, dt)],
+                      tol="exact" if not dt.is_floating_point else "red")
+    for k, (pat, ix, vs) in enumerate([
+            ((None, 0), [torch.tensor([0, 1])], (2, 3)),
+            ((0, None, 1), [torch.tensor([0]), torch.tensor([0])], (1, 1, 4)),
+            ((None, None, None, 0), [torch.tensor([0])], (1,))]):
+        tf, cf = put_s(pat, 0)
+        check("index_put slices refused %d" % k, tf, cf, [torch.zeros(3, 4, 5)] + ix +
+              [torch.ones(vs)])
+
+    # searchsorted with side, sorter, out_int32
+    seq = torch.tensor([[3.0, -1.0, 7.0, 0.0, 3.0], [10.0, 20.0, 10.0, nan, -5.0]])
+    srt = torch.argsort(seq, -1)
+    v2 = torch.tensor([[3.0, -2.0, 8.0], [10.0, nan, 25.0]])
+    for side in (None, "left", "right"):
+        for right in (0, 1):
+            for i32 in (0, 1):
+                for use in (0, 1):
+                    def tf(s, v, o, side=side, right=right, i32=i32, use=use):
+                        return torch.searchsorted(s, v, out_int32=bool(i32), right=bool(right),
+                                                  side=side, sorter=o if use else None)
+
+                    def cf(s, v, o, out, side=side, right=right, i32=i32, use=use):
+                        return L.clt_searchsorted_ex(s, v, i32, right,
+                                                     side.encode() if side else None,
+                                                     o if use else None, out)
+                    check("searchsorted_ex side=%s right=%d int32=%d sorter=%d" % (
+                        side, right, i32, use), tf, cf,
+                        [seq if use else torch.sort(seq, -1)[0], v2, srt], tol="exact")
+    for k, (side, srt_bad) in enumerate([("lft", srt), ("left", srt), (None, srt.int()),
+                                         (None, srt[:, :4])]):
+        check("searchsorted_ex refused %d" % k,
+              lambda s, v, o, side=side, k=k: torch.searchsorted(s, v, side=side, right=k == 1,
+                                                                 sorter=o),
+              lambda s, v, o, out, side=side, k=k: L.clt_searchsorted_ex(
+                  s, v, 0, int(k == 1), side.encode() if side else None, o, out),
+              [seq, v2, srt_bad])
+
+    # unique along a dimension
+    def udim(d, which):
+        def t_fn(t):
+            r = torch.unique(t, sorted=True, return_inverse=True, return_counts=True, dim=d)
+            return r[which]
+
+        def c_fn(p, o):
+            return _unique_part(lambda q, a, b, c: L.clt_unique_dim(q, d, 1, a, b, c),
+                                which)(p, o)
+        return t_fn, c_fn
+    for dt in dts + [torch.bool]:
+        a = data((4, 3, 2), dt, lo=-1, hi=1)
+        a[2] = a[0]
+        a[:, 2] = a[:, 0]
+        for d in (-3, -1, 0, 1, 2):
+            for which in (0, 1, 2):
+                tf, cf = udim(d, which)
+                check("unique_dim %s d=%d out %d" % (dn(dt), d, which), tf, cf, [a],
+                      tol="exact")
+    for k, (sh, d) in enumerate([((0, 3), 0), ((2, 0), 0), ((), 0), ((2, 3), 2)]):
+        tf, cf = udim(d, 0)
+        check("unique_dim edge %d" % k, tf, cf, [torch.zeros(sh)], tol="exact")
+
 
 ACT0 = ["relu6", "hardsigmoid", "hardswish", "mish", "selu", "softsign", "tanhshrink",
         "logsigmoid"]

@@ -5263,6 +5263,56 @@ static void op_special(fz *f)
     keep_result(f, out, n, want, dt, clt_tensor_device(a));
 }
 
+/* ---- index_put with full slices, searchsorted's options, unique along a dim ---- */
+
+static void op_index_slices(fz *f)
+{
+    static const char *const sides[] = {"left", "right", "", "Left"};
+    clt_tensor *t = rt(f), *other = rt(f), *third = rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    int nd = clt_tensor_ndim(t);
+    switch (pick(f, 3)) {
+    case 0: {
+        /* up to four entries, each a slice (NULL) or a tensor */
+        const clt_tensor *ix[4] = {NULL, NULL, NULL, NULL};
+        int n = (int)pick(f, 5);
+        for (int i = 0; i < n; i++)
+            ix[i] = chance(f, 40) ? NULL : rt(f);
+        CALL("clt_index_put", clt_index_put(t, ix, n, other, (int)pick(f, 2), op));
+        if (result(f, st, op, out)) {
+            if (!t)
+                die(f, "succeeded on a NULL tensor");
+            keep_result(f, out, nd, clt_tensor_shape(t), clt_tensor_dtype(t),
+                        clt_tensor_device(t));
+        }
+        return;
+    }
+    case 1:
+        CALL("clt_searchsorted_ex",
+             clt_searchsorted_ex(t, other, (int)pick(f, 2), (int)pick(f, 2),
+                                 chance(f, 30) ? NULL : sides[pick(f, 4)],
+                                 chance(f, 50) ? NULL : third, op));
+        break;
+    default: {
+        clt_tensor *inv = NULL, *cnt = NULL;
+        CALL("clt_unique_dim", clt_unique_dim(t, rand_dim(f, nd), (int)pick(f, 2), op,
+                                              chance(f, 50) ? &inv : NULL,
+                                              chance(f, 50) ? &cnt : NULL));
+        if (st != CLT_OK && (inv || cnt))
+            die(f, "failed but handed out inverse or counts");
+        tfree(f, inv, 0);
+        tfree(f, cnt, 0);
+        break;
+    }
+    }
+    if (result(f, st, op, out)) {
+        if (!t)
+            die(f, "succeeded on a NULL tensor");
+        keep_result(f, out, -1, NULL, clt_tensor_dtype(out), clt_tensor_device(t));
+    }
+}
+
 /* ---- the driver ---------------------------------------------------------------------------------- */
 
 typedef void (*op_fn)(fz *);
@@ -5290,6 +5340,7 @@ static struct {
     {"linalg_qr", op_linalg_qr, 3},
     {"nnshape", op_nnshape, 3},
     {"special", op_special, 3},
+    {"index_slices", op_index_slices, 2},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -1403,6 +1403,18 @@ for acc in (0, 1):
          lambda x, m, v, acc=acc: call("clt_index_put", x, (P * 1)(as_bool(m).value), 1, v,
                                        acc),
          [rng.standard_normal((4, 3, 2)), mask, rng.standard_normal((5, 2))], wrt=[0, 2])
+    # NULL entries are full slices: x[:, i, j] (the index dims in place) and
+    # x[i, :, j] (apart: the index dims first)
+    for name, pat in (("mid", (None, 0, 1)), ("apart", (0, None, 1))):
+        vs = (3, 2, 2) if name == "mid" else (2, 1, 4)
+        case("index_put slices %s acc=%d" % (name, acc),
+             lambda x, i, j, v, acc=acc, pat=pat: torch.ops.aten.index_put(
+                 x, [None if q is None else (i, j)[q] for q in pat], v, bool(acc)),
+             lambda x, i, j, v, acc=acc, pat=pat: call(
+                 "clt_index_put", x, (P * 3)(*[None if q is None else (i, j)[q].value
+                                               for q in pat]), 3, v, acc),
+             [rng.standard_normal((3, 4, 4)), np.array([[2], [0]]), np.array([1, -1]),
+              rng.standard_normal(vs)], wrt=[0, 3])
 mask4 = np.array([True, False, True, True])
 case("masked_select broadcast", lambda x, m: torch.masked_select(x, m),
      lambda x, m: call("clt_masked_select", x, as_bool(m)), [xs, mask4], wrt=[0])

@@ -503,6 +503,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_bincount, T, clt_bincount(f->f, NULL, 0, &o->t))                                   \
     X(clt_unique, T | T2 | T3, clt_unique(NULL, &o->t, &o->t2, &o->t3))                      \
     X(clt_unique_consecutive, T | T2 | T3, clt_unique_consecutive(NULL, &o->t, &o->t2, &o->t3)) \
+    X(clt_searchsorted_ex, T, clt_searchsorted_ex(f->f, f->f2, 0, 0, "middle", NULL, &o->t)) \
+    X(clt_unique_dim, T | T2 | T3, clt_unique_dim(NULL, 0, 1, &o->t, &o->t2, &o->t3))       \
     /* ops.h, linalg.h and nn.h: the activations */                                          \
     X(clt_hardtanh, T, clt_hardtanh(f->bl, -1, 1, &o->t))                                    \
     X(clt_relu6, T, clt_relu6(f->bl, &o->t))                                                 \

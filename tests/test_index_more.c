@@ -352,9 +352,6 @@ Test(index_more, index_put_bool_masks_and_strided_destination)
     clt_tensor *i3 = mk_i64(1, (int64_t[]){3}, (double[]){0, 1, 2});
     const clt_tensor *nob[2] = {i2, i3};
     assert_error(clt_index_put(t, nob, 2, val, 0, &r), CLT_ERR_SHAPE_MISMATCH, "[2]");
-    const clt_tensor *withnull[2] = {i2, NULL};
-    assert_error(clt_index_put(t, withnull, 2, val, 0, &r), CLT_ERR_NULL_ARGUMENT,
-                  "indices[1]");
     assert_error(clt_index_put(t, ix, 0, val, 0, &r), CLT_ERR_INVALID_ARGUMENT, "at least one");
     /* out of range, reported at the read, after the op wrapped the rest */
     clt_tensor *far = mk_i64(1, (int64_t[]){2}, (double[]){1, -5});
@@ -366,6 +363,181 @@ Test(index_more, index_put_bool_masks_and_strided_destination)
     for (size_t k = 0; k < sizeof tensors / sizeof *tensors; k++)
         clt_tensor_free(tensors[k]);
     free(tv);
+}
+
+/* torch's t[spec] = v (accumulate: +=) for a 3-D t in double: spec[d] NULL
+ * for ":" or the nb values of the broadcast index shape, flattened.  v is
+ * torch's indexing result: the index shape where the first indexed
+ * dimension was when the indexed ones are adjacent, else first, the
+ * sliced dimensions around it. */
+static void ref_put3(const int64_t *ts, double *t, const double *const *spec, int64_t nb,
+                     const double *v, bool acc)
+{
+    int sl[3], ns = 0, first = -1, last = -1, pos = 0;
+    for (int d = 0; d < 3; d++) {
+        if (spec[d] == NULL)
+            sl[ns++] = d;
+        else {
+            first = first < 0 ? d : first;
+            last = d;
+        }
+    }
+    bool adjacent = true;
+    for (int d = first; d <= last; d++)
+        adjacent = adjacent && spec[d] != NULL;
+    for (int j = 0; adjacent && j < ns; j++)
+        pos += sl[j] < first;
+    int64_t rsh[3], nsl = 1;
+    for (int j = 0; j < ns; j++)
+        nsl *= ts[sl[j]];
+    for (int64_t b = 0; b < nb; b++)
+        for (int64_t s = 0; s < nsl; s++) {
+            int64_t c[3], r[3], rem = s;
+            int nr = 0;
+            for (int j = ns - 1; j >= 0; j--) {
+                c[sl[j]] = rem % ts[sl[j]];
+                rem /= ts[sl[j]];
+            }
+            for (int d = 0; d < 3; d++)
+                if (spec[d])
+                    c[d] = wrap(spec[d][b], ts[d]);
+            for (int j = 0; j <= ns; j++) {
+                if (j == pos) {
+                    rsh[nr] = nb;
+                    r[nr++] = b;
+                }
+                if (j < ns) {
+                    rsh[nr] = ts[sl[j]];
+                    r[nr++] = c[sl[j]];
+                }
+            }
+            double *w = &t[host_ravel(c, 3, ts)];
+            double x = v[host_ravel(r, nr, rsh)];
+            *w = acc ? *w + x : x;
+        }
+}
+
+/* v [nv] of shape vs broadcast to rs (same number of dims) in double. */
+static double *broadcast_host(int nd, const int64_t *vs, const double *v, const int64_t *rs)
+{
+    int64_t n = 1;
+    for (int j = 0; j < nd; j++)
+        n *= rs[j];
+    double *out = malloc((size_t)n * sizeof *out);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t c[CLT_MAX_DIMS], rem = i;
+        for (int j = nd - 1; j >= 0; j--) {
+            c[j] = vs[j] == 1 ? 0 : rem % rs[j];
+            rem /= rs[j];
+        }
+        out[i] = v[host_ravel(c, nd, vs)];
+    }
+    return out;
+}
+
+Test(index_more, index_put_full_slices_where_torch_puts_the_indexed_dims)
+{
+    /* t [3, 4, 5]; NULL entries are ":" */
+    int64_t ts[3] = {3, 4, 5};
+    double *tv = values(60, 11, true);
+    double ia[2] = {3, -1}, ib[6] = {0, -1, 2, 4, 4, 1}, ic[2] = {-3, 1};
+    clt_tensor *t = mk(CLT_FLOAT64, 3, ts, tv);
+    clt_tensor *a = mk_i64(1, (int64_t[]){2}, ia);
+    clt_tensor *a21 = mk_i64(2, (int64_t[]){2, 1}, ia), *c = mk_i64(1, (int64_t[]){2}, ic);
+    clt_tensor *b1 = mk_i64(1, (int64_t[]){3}, ib), *r = NULL;
+    /* x[:, a] = v [3, 2, 5]: lead 1, v broadcast from [3, 1, 5];
+     * x[:, a21, b1] = v [3, 2, 3] (a [2, 1] and b [3] broadcast to [2, 3]);
+     * x[c, :, a] = v [2, 4] (apart: the index dims go first);
+     * x[c, :, b1[:2]] in place below */
+    double ab[6] = {3, 3, 3, -1, -1, -1}, b6[6] = {0, -1, 2, 0, -1, 2};
+    struct {
+        const clt_tensor *ix[3];
+        int n;
+        const double *spec[3];
+        int64_t nb;
+        int vnd;
+        int64_t vs[3], rs[3];
+    } cases[] = {
+        {{NULL, a}, 2, {NULL, ia, NULL}, 2, 3, {3, 1, 5}, {3, 2, 5}},
+        {{NULL, a21, b1}, 3, {NULL, ab, b6}, 6, 3, {3, 2, 3}, {3, 2, 3}},
+        {{c, NULL, a}, 3, {ic, NULL, ia}, 2, 2, {2, 4}, {2, 4}},
+        {{NULL, NULL, c}, 3, {NULL, NULL, ic}, 2, 3, {1, 4, 2}, {3, 4, 2}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        int64_t nv = 1;
+        for (int j = 0; j < cases[k].vnd; j++)
+            nv *= cases[k].vs[j];
+        double *vv = values(nv, 20 + (unsigned)k, true);
+        double *full = broadcast_host(cases[k].vnd, cases[k].vs, vv, cases[k].rs);
+        clt_tensor *val = mk(CLT_FLOAT64, cases[k].vnd, cases[k].vs, vv);
+        for (int acc = 0; acc < 2; acc++) {
+            double want[60];
+            memcpy(want, tv, sizeof want);
+            ref_put3(ts, want, cases[k].spec, cases[k].nb, full, acc);
+            CHECK(clt_index_put(t, cases[k].ix, cases[k].n, val, acc, &r));
+            assert_shape(r, 3, ts);
+            assert_values(r, want, 60);
+            clt_tensor_free(r);
+        }
+        /* values of torch's shape with the dims taken in another order
+         * are refused, naming torch's shape */
+        if (k == 2) {
+            clt_tensor *wrong = mk(CLT_FLOAT64, 2, (int64_t[]){4, 2}, full);
+            r = (clt_tensor *)t;
+            assert_error(clt_index_put(t, cases[k].ix, 3, wrong, 0, &r),
+                         CLT_ERR_SHAPE_MISMATCH,
+                         "value tensor of shape [4, 2] cannot be broadcast to indexing result "
+                         "of shape [2, 4]");
+            cr_assert_null(r);
+            clt_tensor_free(wrong);
+        }
+        clt_tensor_free(val);
+        free(vv);
+        free(full);
+    }
+    assert_values(t, tv, 60);
+    /* in place into a transposed view: u = t^T(0, 2) [5, 4, 3], u[a, :, c]
+     * += v [2, 4] (apart), a bool mask after a slice: u[:, m] = 7 */
+    clt_tensor *u = NULL;
+    CHECK(clt_transpose(t, 0, 2, &u));
+    double *uv = values(8, 31, true), ut[60], want[60];
+    int64_t us[3] = {5, 4, 3};
+    for (int64_t i = 0; i < 60; i++) {
+        int64_t cu[3] = {i / 12, i / 3 % 4, i % 3}, ct[3] = {cu[2], cu[1], cu[0]};
+        ut[i] = tv[host_ravel(ct, 3, ts)];
+    }
+    clt_tensor *uval = mk(CLT_FLOAT64, 2, (int64_t[]){2, 4}, uv);
+    const clt_tensor *uix[3] = {a, NULL, c};
+    memcpy(want, ut, sizeof want);
+    ref_put3(us, want, (const double *[]){ia, NULL, ic}, 2, uv, true);
+    uint64_t v0 = clt__version(t);
+    CHECK(clt_index_put_(u, uix, 3, uval, 1));
+    cr_assert_eq(clt__version(t), v0 + 1);
+    assert_values(u, want, 60);
+    double mv[12] = {1, 0, 0, 1, 0, 0, 0, 0, 1, 1, 0, 1}, sev = 7;
+    clt_tensor *m = mk(CLT_BOOL, 2, (int64_t[]){4, 3}, mv), *seven = mk(CLT_FLOAT64, 0, NULL, &sev);
+    const clt_tensor *mix[2] = {NULL, m};
+    CHECK(clt_index_put_(u, mix, 2, seven, 0));
+    for (int64_t i = 0; i < 60; i++)
+        if (mv[i % 12])
+            want[i] = 7;
+    assert_values(u, want, 60);
+    /* refusals: every entry NULL; too many dimensions counting slices */
+    const clt_tensor *none[2] = {NULL, NULL}, *many[4] = {NULL, NULL, NULL, a};
+    r = (clt_tensor *)t;
+    assert_error(clt_index_put(t, none, 2, seven, 0, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "expected at least one index tensor");
+    cr_assert_null(r);
+    assert_error(clt_index_put_(u, none, 2, seven, 0), CLT_ERR_INVALID_ARGUMENT,
+                 "every entry of indices is NULL");
+    assert_error(clt_index_put(t, many, 4, seven, 0, &r), CLT_ERR_INDEX_OUT_OF_RANGE,
+                 "too many indices for tensor of dimension 3 (got 4)");
+    assert_values(u, want, 60);
+    clt_tensor *tensors[] = {t, a, a21, c, b1, u, uval, m, seven};
+    for (size_t k = 0; k < sizeof tensors / sizeof *tensors; k++)
+        clt_tensor_free(tensors[k]);
+    free(tv);
+    free(uv);
 }
 
 /* ---- scatter_reduce ----------------------------------------------------------------- */
@@ -601,6 +773,67 @@ Test(index_more, searchsorted_rows_nan_and_bucketize)
         clt_tensor_free(tensors[k]);
 }
 
+Test(index_more, searchsorted_side_sorter_and_out_int32)
+{
+    /* rows of an unsorted sequence [2, 5] read through their argsort */
+    double seq[10] = {3, -1, 7, 0, 3, 10, 20, 10, NAN, -5};
+    double sorter[10] = {1, 3, 0, 4, 2, 4, 0, 2, 1, 3};
+    double vals[6] = {3, -2, 8, 10, NAN, 25};
+    clt_tensor *s = mk(CLT_FLOAT64, 2, (int64_t[]){2, 5}, seq);
+    clt_tensor *so = mk_i64(2, (int64_t[]){2, 5}, sorter);
+    clt_tensor *v = mk(CLT_FLOAT64, 2, (int64_t[]){2, 3}, vals), *r = NULL;
+    double sorted[10];
+    for (int i = 0; i < 10; i++)
+        sorted[i] = seq[(i / 5) * 5 + (int)sorter[i]];
+    static const char *sides[] = {NULL, "left", "right"};
+    for (int k = 0; k < 3; k++)
+        for (int right = 0; right < 2; right++)
+            for (int i32 = 0; i32 < 2; i32++) {
+                if (k == 1 && right)
+                    continue;
+                bool rt = right || k == 2;
+                double want[6], plain[6];
+                for (int i = 0; i < 6; i++) {
+                    want[i] = (double)ref_search(sorted + (i / 3) * 5, 5, vals[i], rt);
+                    plain[i] = (double)ref_search(seq + (i / 3) * 5, 5, vals[i], rt);
+                }
+                CHECK(clt_searchsorted_ex(s, v, i32, right, sides[k], so, &r));
+                cr_assert_eq(clt_tensor_dtype(r), i32 ? CLT_INT32 : CLT_INT64);
+                assert_shape(r, 2, (int64_t[]){2, 3});
+                assert_values(r, want, 6);
+                clt_tensor_free(r);
+                /* without a sorter, the sequence as it is (unsorted rows:
+                 * the same binary search as torch's) */
+                CHECK(clt_searchsorted_ex(s, v, i32, right, sides[k], NULL, &r));
+                assert_values(r, plain, 6);
+                clt_tensor_free(r);
+            }
+    /* refusals, in torch's words */
+    clt_tensor *s32 = mk(CLT_INT32, 2, (int64_t[]){2, 5}, sorter);
+    clt_tensor *short_ = mk_i64(2, (int64_t[]){2, 4}, sorter);
+    r = (clt_tensor *)s;
+    assert_error(clt_searchsorted_ex(s, v, 0, 0, "lft", NULL, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "side can only be 'left' or 'right' but got lft");
+    cr_assert_null(r);
+    assert_error(clt_searchsorted_ex(s, v, 0, 1, "left", NULL, &r), CLT_ERR_INVALID_ARGUMENT,
+                 "side and right can't be set to opposites, got side of left while right was "
+                 "True");
+    assert_error(clt_searchsorted_ex(s, v, 0, 0, NULL, s32, &r), CLT_ERR_DTYPE_MISMATCH,
+                 "sorter must be a tensor of long dtype but got dtype int32");
+    assert_error(clt_searchsorted_ex(s, v, 0, 0, NULL, short_, &r), CLT_ERR_SHAPE_MISMATCH,
+                 "boundary and sorter must have the same size, but got boundary tensor [2, 5] "
+                 "and got sorter tensor [2, 4]");
+    /* a sorter value out of range is reported at the next synchronisation */
+    double badv[10] = {0, 1, 2, 3, 5, 0, 1, 2, 3, 4};
+    clt_tensor *bad = mk_i64(2, (int64_t[]){2, 5}, badv);
+    EXPECT_REPORTED(clt_searchsorted_ex(s, v, 0, 0, NULL, bad, &r), r,
+                    "clt_gather: index 5 is out of bounds for dimension 1 with size 5");
+    clt_tensor_free(r);
+    clt_tensor *tensors[] = {s, so, v, s32, short_, bad};
+    for (size_t k = 0; k < sizeof tensors / sizeof *tensors; k++)
+        clt_tensor_free(tensors[k]);
+}
+
 Test(index_more, bincount_counts_weights_and_refusals)
 {
     double xv[6] = {2, 0, 2, 7, 1, 2}, wv[6] = {0.5, 1, 0.25, 2, -1, 3};
@@ -702,9 +935,159 @@ Test(index_more, unique_sorted_inverse_counts_and_nans)
     clt_tensor_free(z);
 }
 
+/* torch.unique(dim=d) of a 3-D t in double: the slices' places in sorted
+ * order (stable: ties by place), each slice's value, the counts; NaN after
+ * every number and equal to nothing.  Returns the number of values; first[g]
+ * is the place of value g's first slice. */
+static int slice_cmp(const double *t, const int64_t *ts, int d, int64_t i, int64_t j, bool eq)
+{
+    /* the elements in the order of t.transpose(0, d)[i], as torch's */
+    int o[3] = {0, 1, 2}, tmp = o[0];
+    o[0] = o[d];
+    o[d] = tmp;
+    int64_t c[3];
+    for (c[o[0]] = 0; c[o[0]] < 1; c[o[0]]++)
+        for (c[o[1]] = 0; c[o[1]] < ts[o[1]]; c[o[1]]++)
+            for (c[o[2]] = 0; c[o[2]] < ts[o[2]]; c[o[2]]++) {
+                int64_t ci[3] = {c[0], c[1], c[2]}, cj[3] = {c[0], c[1], c[2]};
+                ci[d] = i;
+                cj[d] = j;
+                double x = t[host_ravel(ci, 3, ts)], y = t[host_ravel(cj, 3, ts)];
+                if (eq && (x != y))
+                    return 1;
+                if (!eq && (isnan(x) || isnan(y)) && isnan(x) != isnan(y))
+                    return isnan(x) ? 1 : -1;
+                if (!eq && x != y && !isnan(x))
+                    return x < y ? -1 : 1;
+            }
+    return 0;
+}
+
+static int64_t ref_unique_dim(const double *t, const int64_t *ts, int d, int64_t *first,
+                              double *inverse, double *counts)
+{
+    int64_t n = ts[d], order[16], k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t p = i; /* insertion: after every slice not greater */
+        while (p > 0 && slice_cmp(t, ts, d, order[p - 1], i, false) > 0) {
+            order[p] = order[p - 1];
+            p--;
+        }
+        order[p] = i;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (i == 0 || slice_cmp(t, ts, d, order[i - 1], order[i], true) != 0) {
+            first[k] = order[i];
+            counts[k++] = 0;
+        }
+        inverse[order[i]] = (double)(k - 1);
+        counts[k - 1]++;
+    }
+    return k;
+}
+
+Test(index_more, unique_dim_slices_in_lexicographic_order)
+{
+    int64_t ts[3] = {3, 4, 2};
+    /* dim 1: slices 0 and 2 equal, 1 and 3 differ only in their last
+     * element; dim 0: rows 0 and 2 equal; dim 2: the two columns */
+    double tv[24] = {1, 2, 0, 5, 1, 2, 0, 4, /**/ 3, 3, 7, 5, 3, 3, 7, 5,
+                     1, 2, 0, 5, 1, 2, 0, 4};
+    double fv[24];
+    memcpy(fv, tv, sizeof fv);
+    fv[3] = NAN; /* in slice 1 along dim 1 and row 0 along dim 0 */
+    fv[19] = NAN;
+    for (int fl = 0; fl < 2; fl++) {
+        const double *v = fl ? fv : tv;
+        clt_tensor *t = mk(fl ? CLT_FLOAT32 : CLT_INT32, 3, ts, v);
+        for (int d = -1; d < 3; d++) {
+            int w = d < 0 ? d + 3 : d;
+            int64_t first[4];
+            double inv[4], cnt[4];
+            int64_t k = ref_unique_dim(v, ts, w, first, inv, cnt);
+            clt_tensor *u = NULL, *i = NULL, *c = NULL;
+            CHECK(clt_unique_dim(t, d, 1, &u, &i, &c));
+            int64_t us[3] = {ts[0], ts[1], ts[2]};
+            us[w] = k;
+            assert_shape(u, 3, us);
+            double want[24];
+            int64_t p = 0, q[3];
+            for (q[0] = 0; q[0] < us[0]; q[0]++)
+                for (q[1] = 0; q[1] < us[1]; q[1]++)
+                    for (q[2] = 0; q[2] < us[2]; q[2]++) {
+                        int64_t src[3] = {q[0], q[1], q[2]};
+                        src[w] = first[q[w]];
+                        want[p++] = v[host_ravel(src, 3, ts)];
+                    }
+            assert_values(u, want, p);
+            cr_assert_eq(clt_tensor_dtype(i), CLT_INT64);
+            assert_values(i, inv, ts[w]);
+            assert_values(c, cnt, k);
+            clt_tensor_free(u);
+            clt_tensor_free(i);
+            clt_tensor_free(c);
+        }
+        clt_tensor_free(t);
+    }
+    /* along the last dim of [2, 2, 2], slices compare as t[:, :, i].T (torch's
+     * transpose(0, 2)): (0, 0, 1, 0) before (0, 1, 0, 0), so slice 0 first */
+    clt_tensor *o = mk(CLT_INT32, 3, (int64_t[]){2, 2, 2}, (double[]){0, 0, 1, 0, 0, 1, 0, 0});
+    clt_tensor *ou = NULL, *oi = NULL;
+    CHECK(clt_unique_dim(o, 2, 1, &ou, &oi, NULL));
+    assert_values(oi, (double[]){0, 1}, 2);
+    assert_values(ou, (double[]){0, 0, 1, 0, 0, 1, 0, 0}, 8);
+    clt_tensor_free(o);
+    clt_tensor_free(ou);
+    clt_tensor_free(oi);
+    /* int64 compared as integers, past 2^53: rows {2^53 + 1, 0}, {2^53, 0},
+     * {2^53 + 1, 0} */
+    int64_t big[6] = {(INT64_C(1) << 53) + 1, 0, INT64_C(1) << 53, 0, (INT64_C(1) << 53) + 1, 0};
+    clt_tensor *b = NULL, *u = NULL, *i = NULL, *c = NULL;
+    CHECK(clt_tensor_from_host(cpu0(), CLT_INT64, 2, (int64_t[]){3, 2}, big, &b));
+    CHECK(clt_unique_dim(b, 0, 0, &u, &i, NULL));
+    int64_t got[4];
+    CHECK(clt_tensor_read(u, got, sizeof got));
+    cr_assert(got[0] == big[2] && got[2] == big[0], "int64 rows out of order");
+    assert_values(i, (double[]){1, 0, 1}, 3);
+    clt_tensor_free(u);
+    clt_tensor_free(i);
+    /* empty along dim; refusals */
+    clt_tensor *e = mk(CLT_FLOAT32, 2, (int64_t[]){0, 3}, NULL);
+    CHECK(clt_unique_dim(e, 0, 1, &u, &i, &c));
+    assert_shape(u, 2, (int64_t[]){0, 3});
+    assert_shape(i, 1, (int64_t[]){0});
+    assert_shape(c, 1, (int64_t[]){0});
+    clt_tensor_free(u);
+    clt_tensor_free(i);
+    clt_tensor_free(c);
+    clt_tensor *z = mk(CLT_FLOAT32, 0, NULL, (double[]){1});
+    u = i = c = (clt_tensor *)e;
+    assert_error(clt_unique_dim(e, 1, 1, &u, &i, &c), CLT_ERR_INVALID_ARGUMENT,
+                 "There are 0 sized dimensions, and they aren't selected");
+    cr_assert(u == NULL && i == NULL && c == NULL);
+    assert_error(clt_unique_dim(z, 0, 1, &u, NULL, NULL), CLT_ERR_DIM_OUT_OF_RANGE,
+                 "Dimension specified as 0 but tensor has no dimensions");
+    assert_error(clt_unique_dim(b, 2, 1, &u, NULL, NULL), CLT_ERR_DIM_OUT_OF_RANGE,
+                 "Dimension out of range");
+    clt_tensor_free(b);
+    clt_tensor_free(e);
+    clt_tensor_free(z);
+}
+
 /* ---- gradients ---------------------------------------------------------------------------- */
 
-typedef enum gop { G_TAKE, G_FILL, G_COPY, G_PUT, G_PUT_ACC, G_SELECT, G_MSCATTER, G_REDUCE } gop;
+typedef enum gop {
+    G_TAKE,
+    G_FILL,
+    G_COPY,
+    G_PUT,
+    G_PUT_ACC,
+    G_SELECT,
+    G_MSCATTER,
+    G_REDUCE,
+    G_PUT_MID,  /* x[:, a, b] = v, accumulate when self */
+    G_PUT_APART /* x[a, :, b] = v, accumulate when self */
+} gop;
 
 typedef struct gctx {
     gop op;
@@ -734,6 +1117,11 @@ static clt_status g_op(clt_tensor *const *in, clt_tensor **out, const void *p)
         return clt_masked_scatter(in[0], c->a, in[1], out);
     case G_REDUCE:
         return clt_scatter_reduce(in[0], c->dim, c->a, in[1], c->reduce, c->self, out);
+    case G_PUT_MID:
+    case G_PUT_APART: {
+        const clt_tensor *mid[3] = {NULL, c->a, c->b}, *apart[3] = {c->a, NULL, c->b};
+        return clt_index_put(in[0], c->op == G_PUT_MID ? mid : apart, 3, in[1], c->self, out);
+    }
     }
     return CLT_ERR_INVALID_ARGUMENT;
 }
@@ -829,6 +1217,43 @@ Test(index_more, gradients_by_finite_differences)
         gradcheck(dev, g_op, &c, 2, red);
     }
     clt_tensor_free(c.a);
+    free(tv);
+    free(sv);
+}
+
+Test(index_more, index_put_full_slices_gradients_by_finite_differences)
+{
+    clt_device *dev = cpu0();
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("no float64");
+    /* t [3, 3, 4], a [2, 1] and b [2] broadcast to [2, 2] (distinct places):
+     * x[:, a, b] is [3, 2, 2], values broadcast from [3, 1, 2]; x[a, :, b]
+     * is [2, 2, 3], values broadcast from [2, 1, 3] */
+    double *tv = ramp(36, 0.5), *sv = ramp(6, 0.75);
+    gctx c = {G_PUT_MID, 0, mk_i64(2, (int64_t[]){2, 1}, (double[]){2, -3}),
+              mk_i64(1, (int64_t[]){2}, (double[]){3, 0}), NULL, 0};
+    gc_in mid[2] = {{3, {3, 3, 4}, tv, 1}, {3, {3, 1, 2}, sv, 1}};
+    gc_in apart[2] = {{3, {3, 3, 4}, tv, 1}, {3, {2, 1, 3}, sv, 1}};
+    for (int acc = 0; acc < 2; acc++) {
+        c.self = acc;
+        c.op = G_PUT_MID;
+        gradcheck(dev, g_op, &c, 2, mid);
+        c.op = G_PUT_APART;
+        gradcheck(dev, g_op, &c, 2, apart);
+    }
+    /* the node is index_put's own, as torch's */
+    clt_tensor *t = NULL, *v = NULL, *r = NULL;
+    const clt_tensor *ix[2] = {NULL, c.b};
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 3, (int64_t[]){3, 3, 4}, tv, &t));
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, (int64_t[]){1}, tv, &v));
+    CHECK(clt_set_requires_grad(t, 1));
+    CHECK(clt_index_put(t, ix, 2, v, 1, &r));
+    cr_assert_str_eq(clt_grad_fn_name(r), "IndexPutBackward0");
+    clt_tensor_free(r);
+    clt_tensor_free(t);
+    clt_tensor_free(v);
+    clt_tensor_free(c.a);
+    clt_tensor_free(c.b);
     free(tv);
     free(sv);
 }

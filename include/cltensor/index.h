@@ -227,8 +227,8 @@ CLT_API clt_status clt_embedding_bag(const clt_tensor *weight, const clt_tensor 
  * found on the device and reported at the next synchronisation, as above.
  *
  * Ops that synchronise.  masked_select, masked_scatter, nonzero, argwhere,
- * bincount, unique, unique_consecutive, and index_put and index_put_ given
- * a bool mask, have results (or work) whose size depends on the values:
+ * bincount, unique, unique_consecutive, unique_dim, and index_put and
+ * index_put_ given a bool mask, have results (or work) whose size depends on the values:
  * like torch's on CUDA, they wait for the device and read what decides the
  * size (the mask, the largest value) back to the host before they return.
  * That wait reports an out-of-range index of an earlier op (see above).
@@ -238,7 +238,8 @@ CLT_API clt_status clt_embedding_bag(const clt_tensor *weight, const clt_tensor 
  * differentiable with respect to their floating tensors, with torch's
  * grad_fn names (TakeBackward0, ...).  The in-place forms are not
  * recorded (see above).  searchsorted, bucketize, nonzero, argwhere,
- * bincount and unique give integer results and are not recorded. */
+ * bincount and unique give integer results and are not recorded; nor is
+ * unique_dim (torch's unique has no gradient either). */
 
 /* torch.take(t, index): t's elements, t seen as 1-D in row-major order, at
  * the int64 indices; the result has index's shape.  An index in
@@ -274,7 +275,8 @@ CLT_API clt_status clt_index_copy_(clt_tensor *t, int dim, const clt_tensor *ind
                                    const clt_tensor *src);
 
 /* torch.index_put(t, indices, values, accumulate), t[indices] = values in
- * Python: the n tensors indices[0..n) index t's first dimensions in turn.
+ * Python: the n entries indices[0..n) index t's dimensions in turn, from
+ * the first.
  * An int64 tensor indexes one dimension (negative values count from the
  * end); a bool mask of k dimensions indexes k of them, as the k columns of
  * its nonzero() (its sizes must be those of the dimensions it covers:
@@ -282,10 +284,19 @@ CLT_API clt_status clt_index_copy_(clt_tensor *t, int dim, const clt_tensor *ind
  * tensors broadcast together (CLT_ERR_SHAPE_MISMATCH otherwise); values,
  * of t's dtype (CLT_ERR_DTYPE_MISMATCH), broadcast to the indexing result:
  * the broadcast index shape followed by t's dimensions past the indexed
- * ones.  Indexing more dimensions than t has is CLT_ERR_INDEX_OUT_OF_RANGE;
- * n < 1 and NULL entries (Python's ":" and None) are refused (permute the
- * indexed dimensions first instead).  accumulate nonzero adds values into
- * the places, repeated ones adding up in index order (deterministic);
+ * ones.  A NULL entry is a full slice, Python's ":" (x[:, idx] = v is
+ * {NULL, idx}; None, a new dimension, has no counterpart): it covers one
+ * dimension, and the index tensors index the dimensions that follow it.
+ * Where the indexed dimensions are adjacent, the broadcast index shape
+ * stands in their place in the indexing result (t [A, B, C, D] and
+ * {NULL, i, j} with i and j of shape [N]: [A, N, D]); where slices separate
+ * them, it comes first, followed by all the others in order ({i, NULL, j}:
+ * [N, B, D]), as torch.  Indexing more dimensions than t has, slices
+ * counted, is CLT_ERR_INDEX_OUT_OF_RANGE; n < 1, or no entry that is not
+ * NULL (torch refuses it too), is CLT_ERR_INVALID_ARGUMENT.  The gradients
+ * (IndexPutBackward0) follow the same places.  accumulate nonzero adds
+ * values into the places, repeated ones adding up in index order
+ * (deterministic);
  * without it each place takes its value, and where places repeat (torch:
  * undefined) the last in index order wins, on every device.  New tensor:
  * release with clt_tensor_free. */
@@ -358,6 +369,27 @@ CLT_API clt_status clt_argwhere(const clt_tensor *t, clt_tensor **out);
 CLT_API clt_status clt_searchsorted(const clt_tensor *sorted_sequence, const clt_tensor *values,
                                     int right, clt_tensor **out);
 
+/* torch.searchsorted(sorted_sequence, values, out_int32=out_int32,
+ * right=right, side=side, sorter=sorter): clt_searchsorted with torch's
+ * keyword arguments.  side is "left", "right" or NULL (none); "right" is
+ * right, and "left" with right nonzero is refused, as torch ("side and
+ * right can't be set to opposites"), as is any other string
+ * (CLT_ERR_INVALID_ARGUMENT).  sorter (NULL: none) is an int64 tensor of
+ * sorted_sequence's shape whose rows hold the indices that sort its rows
+ * (torch.argsort's): the sequence is read through it, and the result
+ * indexes the sorted order, as torch's.  Another dtype is
+ * CLT_ERR_DTYPE_MISMATCH, another shape CLT_ERR_SHAPE_MISMATCH; its values
+ * are checked on the device as clt_gather's (an index outside [0, the
+ * last dimension's size) is reported at the next synchronisation, in
+ * clt_gather's name, where torch's CPU kernel raises at once).  out_int32 nonzero gives an int32
+ * result (the last dimension must then be shorter than INT32_MAX:
+ * CLT_ERR_INVALID_ARGUMENT).  Does not synchronise.  New tensor: release
+ * with clt_tensor_free. */
+CLT_API clt_status clt_searchsorted_ex(const clt_tensor *sorted_sequence,
+                                       const clt_tensor *values, int out_int32, int right,
+                                       const char *side, const clt_tensor *sorter,
+                                       clt_tensor **out);
+
 /* torch.bucketize(t, boundaries, right=right): clt_searchsorted(boundaries,
  * t, right); boundaries must be 1-D (CLT_ERR_SHAPE_MISMATCH).  New tensor:
  * release with clt_tensor_free. */
@@ -394,6 +426,27 @@ CLT_API clt_status clt_unique(const clt_tensor *t, clt_tensor **values, clt_tens
  * tensors: release each with clt_tensor_free. */
 CLT_API clt_status clt_unique_consecutive(const clt_tensor *t, clt_tensor **values,
                                           clt_tensor **inverse, clt_tensor **counts);
+
+/* torch.unique(t, sorted, return_inverse, return_counts, dim=dim): the
+ * distinct slices of t along dim, in lexicographic order, each slice
+ * compared element by element in the order of t.transpose(0, dim)[i], as
+ * torch 1.13 (for a 3-D t and dim 2, t[:, :, i].T, not t[:, :, i]):
+ * *values has t's shape with dim of size the number of distinct slices, in
+ * t's dtype; *inverse (when inverse is not NULL) int64 [t.size(dim)], the
+ * place in *values of each slice; *counts (when not NULL) int64, how many
+ * slices each value stands for.  sorted is taken for torch's signature:
+ * torch 1.13 sorts the slices with dim either way, and so does this.
+ * Elements order by value; a NaN orders after every number and makes its
+ * slice equal to no other (each such slice a value of its own, as torch
+ * 1.13's CPU kernel and clt_unique).  Any dtype.  dim wraps as Python's
+ * (CLT_ERR_DIM_OUT_OF_RANGE otherwise, and for a 0-d t: "Dimension
+ * specified as 0 but tensor has no dimensions"); an empty t whose empty
+ * dimension is not dim is CLT_ERR_INVALID_ARGUMENT, as torch.
+ * Synchronises: t is read back to the host and its slices sorted there.
+ * New tensors: release each with clt_tensor_free; on failure every one
+ * given is set to NULL. */
+CLT_API clt_status clt_unique_dim(const clt_tensor *t, int dim, int sorted, clt_tensor **values,
+                                  clt_tensor **inverse, clt_tensor **counts);
 
 #ifdef __cplusplus
 }

@@ -359,30 +359,59 @@ clt_status clt_index_copy(const clt_tensor *t, int dim, const clt_tensor *index,
     return record(st, out, "IndexCopyBackward0", bw_index_copy, 2, in, index, dim, 1);
 }
 
+/* The working order of an index_put with full slices (clt__put_info's
+ * perm), packed four bits a dimension into i[2 * CLT_MAX_DIMS]. */
+#define PUT_PERM (2 * CLT_MAX_DIMS)
+#define PUT_LEAD (2 * CLT_MAX_DIMS + 1)
+#define PUT_BND (2 * CLT_MAX_DIMS - 1)
+
 /* saved[0] the rows each position of the indexing result took; i[0] rows,
- * i[1] cols, i[2] the result's dims and i[3..] its shape; s[0]
- * accumulate. */
+ * i[1] cols, i[2] the result's dims and i[3..] its shape, in the working
+ * order; s[0] accumulate, s[1] whether that order is not t's (i[PUT_PERM],
+ * i[PUT_LEAD] as clt__put_info's perm and lead, i[PUT_BND] the broadcast
+ * index shape's dims).  g is taken to the
+ * working order, and the gradients back to t's and to torch's shape of
+ * the indexing result. */
 static clt_status bw_index_put(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
+    const char *fn = "clt_backward";
     clt_status st = CLT_OK;
     const clt__edge *e = &n->in[0];
-    clt_tensor *r = NULL;
+    bool permuted = n->s[1] != 0;
+    int nd = (int)n->i[2], lead = (int)n->i[PUT_LEAD], perm[CLT_MAX_DIMS], inv[CLT_MAX_DIMS];
+    int q[CLT_MAX_DIMS], bnd = (int)n->i[PUT_BND];
+    int64_t ps[CLT_MAX_DIMS];
+    clt_tensor *r = NULL, *gp = NULL, *rp = NULL;
+    for (int j = 0; j < e->ndim; j++) {
+        perm[j] = permuted ? (int)((n->i[PUT_PERM] >> (4 * j)) & 15) : j;
+        inv[perm[j]] = j;
+        ps[j] = e->shape[perm[j]];
+    }
+    CLT__TRY(permuted ? clt__permute(g, e->ndim, perm, &gp, fn) : clt__alias(g, &gp));
     if (CLT__NEED(n, 0)) {
         if (n->s[0] != 0)
             CLT__TRY(clt__alias(g, &gin[0]));
         else {
-            CLT__TRY(rows_of(g, n->i[0], n->i[1], n->saved[0], true, &r));
-            CLT__TRY(clt__reshape(r, e->ndim, e->shape, &gin[0], "clt_backward"));
+            CLT__TRY(rows_of(gp, n->i[0], n->i[1], n->saved[0], true, &r));
+            CLT__TRY(clt__reshape(r, e->ndim, ps, &rp, fn));
+            CLT__TRY(permuted ? clt__permute(rp, e->ndim, inv, &gin[0], fn)
+                              : clt__alias(rp, &gin[0]));
         }
     }
     if (CLT__NEED(n, 1)) {
         clt_tensor_free(r);
-        r = NULL;
-        CLT__TRY(rows_of(g, n->i[0], n->i[1], n->saved[0], false, &r));
-        CLT__TRY(clt__reshape(r, (int)n->i[2], &n->i[3], &gin[1], "clt_backward"));
+        clt_tensor_free(rp);
+        r = rp = NULL;
+        CLT__TRY(rows_of(gp, n->i[0], n->i[1], n->saved[0], false, &r));
+        CLT__TRY(clt__reshape(r, nd, &n->i[3], &rp, fn));
+        for (int j = 0; j < nd; j++)
+            q[j < bnd ? lead + j : j < bnd + lead ? j - bnd : j] = j;
+        CLT__TRY(lead > 0 ? clt__permute(rp, nd, q, &gin[1], fn) : clt__alias(rp, &gin[1]));
     }
 done:
     clt_tensor_free(r);
+    clt_tensor_free(gp);
+    clt_tensor_free(rp);
     return st;
 }
 
@@ -403,6 +432,12 @@ clt_status clt_index_put(const clt_tensor *t, const clt_tensor *const *indices, 
         node->i[2] = info.ndim;
         memcpy(&node->i[3], info.shape, sizeof(int64_t) * (size_t)info.ndim);
         node->s[0] = accumulate != 0;
+        node->s[1] = info.permuted;
+        node->i[PUT_PERM] = 0;
+        for (int j = 0; info.permuted && j < t->ndim; j++)
+            node->i[PUT_PERM] |= (int64_t)info.perm[j] << (4 * j);
+        node->i[PUT_LEAD] = info.lead;
+        node->i[PUT_BND] = info.ndim - (t->ndim - info.k);
     }
     clt_tensor_free(info.lin);
     return st;
@@ -727,6 +762,14 @@ clt_status clt_searchsorted(const clt_tensor *sorted_sequence, const clt_tensor 
     return clt__searchsorted(sorted_sequence, values, right != 0, out, "clt_searchsorted");
 }
 
+clt_status clt_searchsorted_ex(const clt_tensor *sorted_sequence, const clt_tensor *values,
+                               int out_int32, int right, const char *side,
+                               const clt_tensor *sorter, clt_tensor **out)
+{
+    return clt__searchsorted_ex(sorted_sequence, values, out_int32 != 0, right != 0, side, sorter,
+                                out, "clt_searchsorted_ex");
+}
+
 clt_status clt_bucketize(const clt_tensor *t, const clt_tensor *boundaries, int right,
                          clt_tensor **out)
 {
@@ -756,6 +799,13 @@ clt_status clt_unique_consecutive(const clt_tensor *t, clt_tensor **values, clt_
                                   clt_tensor **counts)
 {
     return clt__unique(t, true, values, inverse, counts, "clt_unique_consecutive");
+}
+
+clt_status clt_unique_dim(const clt_tensor *t, int dim, int sorted, clt_tensor **values,
+                          clt_tensor **inverse, clt_tensor **counts)
+{
+    (void)sorted; /* torch 1.13 sorts the slices either way */
+    return clt__unique_dim(t, dim, values, inverse, counts, "clt_unique_dim");
 }
 
 /* ---- embedding_bag ---------------------------------------------------------------- */

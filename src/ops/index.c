@@ -780,17 +780,21 @@ done:
 /* ---- index_put ------------------------------------------------------------------- */
 
 /* The int64 index tensors of index_put, each bool mask replaced by the
- * columns of its nonzero(): parts[0..*k) cover t's first *k dimensions.
- * The parts are new handles. */
+ * columns of its nonzero(): parts[0..*k) index t's dimensions dims[0..*k),
+ * in order; NULL entries of indices are full slices.  The parts are new
+ * handles. */
 static clt_status put_parts(const clt_tensor *t, const clt_tensor *const *indices, int n,
-                            clt_tensor **parts, int *k, const char *fn)
+                            clt_tensor **parts, int *k, int *dims, const char *fn)
 {
     char s1[160], s2[160];
-    int total = 0;
+    int total = 0, given = 0;
     for (int i = 0; i < n; i++) {
         const clt_tensor *x = indices[i];
-        if (x == NULL)
-            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: indices[%d] is NULL", fn, i);
+        if (x == NULL) {
+            total++;
+            continue;
+        }
+        given++;
         clt_status st = clt__same_device(t, x, fn);
         if (st != CLT_OK)
             return st;
@@ -805,26 +809,36 @@ static clt_status put_parts(const clt_tensor *t, const clt_tensor *const *indice
                               fn, i);
         total += x->dtype == CLT_BOOL ? x->ndim : 1;
     }
+    if (given == 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: expected at least one index tensor, but every entry of indices "
+                          "is NULL (a full slice)",
+                          fn);
     if (total > t->ndim)
         return clt__error(CLT_ERR_INDEX_OUT_OF_RANGE,
                           "%s: too many indices for tensor of dimension %d (got %d)", fn,
                           t->ndim, total);
     *k = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0, d = 0; i < n; i++) {
         const clt_tensor *x = indices[i];
-        int m = x->dtype == CLT_BOOL ? x->ndim : 1;
+        int m = x == NULL ? 0 : x->dtype == CLT_BOOL ? x->ndim : 1;
         clt_status st = CLT_OK;
+        for (int j = 0; j < m; j++)
+            dims[*k + j] = d + j;
+        d += x == NULL ? 1 : m;
+        if (x == NULL)
+            continue;
         if (x->dtype == CLT_INT64) {
             parts[(*k)++] = clt_tensor_retain((clt_tensor *)x);
             continue;
         }
         for (int j = 0; j < m; j++)
-            if (x->shape[j] != t->shape[*k + j])
+            if (x->shape[j] != t->shape[dims[*k + j]])
                 return clt__error(CLT_ERR_INDEX_OUT_OF_RANGE,
                                   "%s: The shape of the mask %s at index %d does not match the "
                                   "shape of the indexed tensor %s at index %d",
                                   fn, shape_of(s1, sizeof s1, x), j, shape_of(s2, sizeof s2, t),
-                                  *k + j);
+                                  dims[*k + j]);
         clt_tensor *nz = NULL;
         st = clt__nonzero(x, &nz, fn);
         if (st != CLT_OK)
@@ -894,14 +908,16 @@ done:
     return st;
 }
 
-/* index_put into dst (contiguous, t's shape): values broadcast to the
- * indexing result (the broadcast index shape and t's dimensions past k),
- * seen as rows of t's trailing elements, copied or added (accumulate)
- * into the rows that info->lin names, in index order. */
+/* index_put into dst (contiguous, t's shape, its indexed dimensions
+ * first): values broadcast to the indexing result (the broadcast index
+ * shape and t's dimensions past k; with info->lead, torch's order: that
+ * shape after the first lead of those dimensions), seen as rows of t's
+ * trailing elements, copied or added (accumulate) into the rows that
+ * info->lin names, in index order. */
 static clt_status put_into(clt_tensor *dst, const clt_tensor *values, int k, bool accumulate,
                            clt__index_op op, clt__put_info *info, const char *fn)
 {
-    int rest = dst->ndim - k, nd = info->ndim + rest;
+    int rest = dst->ndim - k, nd = info->ndim + rest, bnd = info->ndim, lead = info->lead;
     char s1[160], s2[160];
     if (nd > CLT_MAX_DIMS)
         return clt__error(CLT_ERR_TOO_MANY_DIMS,
@@ -914,31 +930,37 @@ static clt_status put_into(clt_tensor *dst, const clt_tensor *values, int k, boo
     info->cols = 1;
     for (int j = 0; j < dst->ndim; j++)
         *(j < k ? &info->rows : &info->cols) *= dst->shape[j];
-    int vn = 0;
-    int64_t vs[CLT_MAX_DIMS];
-    clt_status st = clt__broadcast_shapes(values->ndim, values->shape, nd, info->shape, &vn, vs,
-                                          fn);
+    /* torch's shape (rs) and the order that takes it to info->shape (q). */
+    int vn = 0, q[CLT_MAX_DIMS];
+    int64_t vs[CLT_MAX_DIMS], rs[CLT_MAX_DIMS] = {0};
+    for (int j = 0; j < nd; j++) {
+        q[j] = j < bnd ? lead + j : j < bnd + lead ? j - bnd : j;
+        rs[q[j]] = info->shape[j];
+    }
+    clt_status st = clt__broadcast_shapes(values->ndim, values->shape, nd, rs, &vn, vs, fn);
     bool fits = st == CLT_OK && vn == nd;
     for (int j = 0; fits && j < nd; j++)
-        fits = vs[j] == info->shape[j];
+        fits = vs[j] == rs[j];
     if (!fits)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: shape mismatch: value tensor of shape %s cannot be broadcast to "
                           "indexing result of shape %s",
                           fn, shape_of(s1, sizeof s1, values),
-                          clt__shape_str(s2, sizeof s2, nd, info->shape));
-    clt_tensor *d2 = NULL, *ve = NULL, *v2 = NULL;
+                          clt__shape_str(s2, sizeof s2, nd, rs));
+    clt_tensor *d2 = NULL, *ve = NULL, *vp = NULL, *v2 = NULL;
     int64_t bn = info->lin->numel, ds[2] = {info->rows, info->cols}, dst2[2] = {info->cols, 1};
     int64_t vs2[2] = {bn, info->cols};
     if (bn == 0 || info->cols == 0)
         return CLT_OK;
     CLT__TRY(clt__tensor_view(dst, 2, ds, dst2, dst->offset, &d2));
-    CLT__TRY(clt__expand(values, nd, info->shape, &ve, fn));
-    CLT__TRY(clt__reshape(ve, 2, vs2, &v2, fn));
+    CLT__TRY(clt__expand(values, nd, rs, &ve, fn));
+    CLT__TRY(clt__permute(ve, nd, q, &vp, fn));
+    CLT__TRY(clt__reshape(vp, 2, vs2, &v2, fn));
     CLT__TRY(scatter_into(d2, 0, info->lin, v2, INDEX_ADD, accumulate, 1, op, false, fn));
 done:
     clt_tensor_free(d2);
     clt_tensor_free(ve);
+    clt_tensor_free(vp);
     clt_tensor_free(v2);
     return st;
 }
@@ -963,21 +985,53 @@ static clt_status put_checks(const clt_tensor *t, const clt_tensor *const *indic
     return st;
 }
 
-/* index_put into dst, which is t or its contiguous copy. */
-static clt_status put(const clt_tensor *t, clt_tensor *dst, const clt_tensor *const *indices,
-                      int n, const clt_tensor *values, bool accumulate, clt__index_op op,
+/* The indexed dimensions of t first, in order, then the others (perm), and
+ * where torch puts the indexed result's dimensions (info->lead: after the
+ * dimensions before the first indexed one when the indexed ones are
+ * adjacent, else first); *tp the view of t in that order. */
+static clt_status put_order(const clt_tensor *t, const int *dims, int k, clt__put_info *info,
+                            clt_tensor **tp, const char *fn)
+{
+    bool adjacent = true, taken[CLT_MAX_DIMS] = {false};
+    int m = k;
+    for (int j = 0; j < k; j++) {
+        info->perm[j] = dims[j];
+        taken[dims[j]] = true;
+        adjacent = adjacent && (j == 0 || dims[j] == dims[j - 1] + 1);
+    }
+    for (int d = 0; d < t->ndim; d++)
+        if (!taken[d])
+            info->perm[m++] = d;
+    info->lead = adjacent ? dims[0] : 0;
+    info->k = k;
+    info->permuted = dims[0] != 0 || !adjacent;
+    if (!info->permuted) {
+        *tp = clt_tensor_retain((clt_tensor *)t);
+        return CLT_OK;
+    }
+    return clt__permute(t, t->ndim, info->perm, tp, fn);
+}
+
+/* index_put of t's view tp (put_order) into dst, tp's contiguous copy or
+ * tp itself. */
+static clt_status put(const clt_tensor *tp, clt_tensor *dst, clt_tensor *const *parts, int k,
+                      const clt_tensor *values, bool accumulate, clt__index_op op,
                       clt__put_info *info, const char *fn)
 {
-    clt_tensor *parts[CLT_MAX_DIMS] = {NULL};
-    int k = 0;
-    clt_status st = put_parts(t, indices, n, parts, &k, fn);
-    if (st == CLT_OK)
-        st = put_places(t, parts, k, op, info, fn);
+    clt_status st = put_places(tp, parts, k, op, info, fn);
     if (st == CLT_OK)
         st = put_into(dst, values, k, accumulate, op, info, fn);
-    for (int j = 0; j < k; j++)
-        clt_tensor_free(parts[j]);
     return st;
+}
+
+/* dst, in put_order's order, back in t's (a view). */
+static clt_status put_back(const clt_tensor *dst, const clt__put_info *info, clt_tensor **out,
+                           const char *fn)
+{
+    int inv[CLT_MAX_DIMS];
+    for (int j = 0; j < dst->ndim; j++)
+        inv[info->perm[j]] = j;
+    return clt__permute(dst, dst->ndim, inv, out, fn);
 }
 
 clt_status clt__index_put(const clt_tensor *t, const clt_tensor *const *indices, int n,
@@ -991,13 +1045,26 @@ clt_status clt__index_put(const clt_tensor *t, const clt_tensor *const *indices,
     clt_status st = put_checks(t, indices, n, values, fn);
     if (st != CLT_OK)
         return st;
-    clt_tensor *r = NULL;
-    CLT__TRY(clt__clone(t, &r, fn));
-    CLT__TRY(put(t, r, indices, n, values, accumulate, CLT__IDX_INDEX_PUT, pi, fn));
+    clt_tensor *parts[CLT_MAX_DIMS] = {NULL}, *tp = NULL, *r = NULL, *back = NULL;
+    int k = 0, dims[CLT_MAX_DIMS];
+    CLT__TRY(put_parts(t, indices, n, parts, &k, dims, fn));
+    CLT__TRY(put_order(t, dims, k, pi, &tp, fn));
+    CLT__TRY(clt__clone(tp, &r, fn));
+    CLT__TRY(put(tp, r, parts, k, values, accumulate, CLT__IDX_INDEX_PUT, pi, fn));
+    if (pi->permuted) {
+        CLT__TRY(put_back(r, pi, &back, fn));
+        clt_tensor_free(r);
+        r = NULL;
+        CLT__TRY(clt__contiguous(back, &r));
+    }
     *out = r;
     r = NULL;
 done:
+    for (int j = 0; j < k; j++)
+        clt_tensor_free(parts[j]);
+    clt_tensor_free(tp);
     clt_tensor_free(r);
+    clt_tensor_free(back);
     if (st != CLT_OK || info == NULL) {
         clt_tensor_free(pi->lin);
         pi->lin = NULL;
@@ -1015,20 +1082,26 @@ clt_status clt__index_put_(clt_tensor *t, const clt_tensor *const *indices, int 
     if (st != CLT_OK)
         return st;
     clt__put_info info = {0};
-    clt_tensor *tv = NULL, *c = NULL;
+    clt_tensor *parts[CLT_MAX_DIMS] = {NULL}, *tv = NULL, *c = NULL, *tp = NULL;
     const clt_tensor *uv;
-    bool direct = clt__is_contiguous(t);
+    int k = 0, dims[CLT_MAX_DIMS];
+    CLT__TRY(put_parts(t, indices, n, parts, &k, dims, fn));
+    CLT__TRY(put_order(t, dims, k, &info, &tp, fn));
+    bool direct = clt__is_contiguous(tp);
     CLT__TRY(unaliased(t, values, &tv, &uv, fn));
     if (!direct)
-        CLT__TRY(clt__clone(t, &c, fn));
-    CLT__TRY(put(t, direct ? t : c, indices, n, uv, accumulate, CLT__IDX_INDEX_PUT_, &info, fn));
+        CLT__TRY(clt__clone(tp, &c, fn));
+    CLT__TRY(put(tp, direct ? tp : c, parts, k, uv, accumulate, CLT__IDX_INDEX_PUT_, &info, fn));
     if (!direct)
-        CLT__TRY(clt__copy_strided(t, c, fn));
+        CLT__TRY(clt__copy_strided(tp, c, fn));
     clt__version_bump(t);
 done:
+    for (int j = 0; j < k; j++)
+        clt_tensor_free(parts[j]);
     clt_tensor_free(info.lin);
     clt_tensor_free(tv);
     clt_tensor_free(c);
+    clt_tensor_free(tp);
     return finish(st);
 }
 
@@ -1180,5 +1253,62 @@ done:
     clt_tensor_free(r);
     clt_tensor_free(s);
     clt_tensor_free(v);
+    return finish(st);
+}
+
+/* searchsorted with torch's keyword arguments: side ("left", "right" or
+ * NULL) agreeing with right, the sequence read through sorter (gathered
+ * along its last dimension: sorter's values are checked as gather's), the
+ * result converted to int32 with out_int32. */
+clt_status clt__searchsorted_ex(const clt_tensor *seq, const clt_tensor *values, bool out_int32,
+                                bool right, const char *side, const clt_tensor *sorter,
+                                clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(seq, fn);
+    CLT__REQUIRE_ARG(values, fn);
+    char q[CLT__QUOTE_SIZE], s1[160], s2[160];
+    if (side && strcmp(side, "left") != 0 && strcmp(side, "right") != 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: side can only be 'left' or 'right' but got %s", fn,
+                          CLT__QUOTE(q, side));
+    if (side && strcmp(side, "left") == 0 && right)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: side and right can't be set to opposites, got side of left while "
+                          "right was True",
+                          fn);
+    right = right || (side && strcmp(side, "right") == 0);
+    clt_status st = sorter ? clt__same_device(seq, sorter, fn) : CLT_OK;
+    if (st != CLT_OK)
+        return st;
+    if (sorter && sorter->dtype != CLT_INT64)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: sorter must be a tensor of long dtype but got dtype %s", fn,
+                          clt_dtype_name(sorter->dtype));
+    if (sorter && (sorter->ndim != seq->ndim ||
+                   memcmp(sorter->shape, seq->shape, sizeof(int64_t) * (size_t)seq->ndim)))
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: boundary and sorter must have the same size, but got boundary "
+                          "tensor %s and got sorter tensor %s",
+                          fn, shape_of(s1, sizeof s1, seq), shape_of(s2, sizeof s2, sorter));
+    if (out_int32 && seq->ndim > 0 && seq->shape[seq->ndim - 1] >= INT32_MAX)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the size of boundaries' last dimension should be less than %d, "
+                          "but we got %lld",
+                          fn, INT32_MAX, (long long)seq->shape[seq->ndim - 1]);
+    clt_tensor *sorted = NULL, *r = NULL;
+    if (sorter && seq->ndim > 0)
+        CLT__TRY(clt__gather(seq, seq->ndim - 1, sorter, &sorted, fn));
+    CLT__TRY(clt__searchsorted(sorted ? sorted : seq, values, right, &r, fn));
+    if (out_int32) {
+        CLT__TRY(clt__to_dtype(r, CLT_INT32, out, fn));
+    } else {
+        *out = r;
+        r = NULL;
+    }
+done:
+    clt_tensor_free(sorted);
+    clt_tensor_free(r);
     return finish(st);
 }

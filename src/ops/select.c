@@ -1,6 +1,6 @@
 /* select.c: the index ops whose result size depends on the values
- * (nonzero, masked_select, masked_scatter, bincount, unique and
- * unique_consecutive).  Each reads what decides the size back to the host,
+ * (nonzero, masked_select, masked_scatter, bincount, unique,
+ * unique_consecutive and unique along a dimension).  Each reads what decides the size back to the host,
  * so each waits for the device, as torch's do on CUDA; the rest of the work
  * stays on the device, through the ops of src/ops/index.c. */
 #include <stdlib.h>
@@ -405,5 +405,164 @@ done:
     clt_tensor *tmp[] = {flat, sv, perm, a, b, ne, g, f, c, vals, inv, z, invflat};
     for (size_t i = 0; i < sizeof tmp / sizeof *tmp; i++)
         clt_tensor_free(tmp[i]);
+    return finish(st);
+}
+
+/* ---- unique along a dimension ---------------------------------------------------- */
+
+/* n rows of m elements of one dtype, contiguous on the host. */
+typedef struct rows {
+    const unsigned char *data;
+    int64_t m;
+    size_t esize;
+    clt_dtype dtype;
+} rows;
+
+/* The order of two elements: by value, NaN after every number (and level
+ * with another NaN, for the order only); int64 compared as integers. */
+static int elem_cmp(const rows *r, const unsigned char *a, const unsigned char *b)
+{
+    if (r->dtype == CLT_INT64) {
+        int64_t x, y;
+        memcpy(&x, a, sizeof x);
+        memcpy(&y, b, sizeof y);
+        return (x > y) - (x < y);
+    }
+    double x = clt__element_to_double(r->dtype, a), y = clt__element_to_double(r->dtype, b);
+    if (x != x || y != y)
+        return (x != x) - (y != y);
+    return (x > y) - (x < y);
+}
+
+/* Lexicographic order of rows i and j. */
+static int row_cmp(const rows *r, int64_t i, int64_t j)
+{
+    size_t len = (size_t)r->m * r->esize;
+    for (int64_t e = 0; e < r->m; e++) {
+        int c = elem_cmp(r, r->data + (size_t)i * len + (size_t)e * r->esize,
+                         r->data + (size_t)j * len + (size_t)e * r->esize);
+        if (c != 0)
+            return c;
+    }
+    return 0;
+}
+
+/* Whether rows i and j are equal element by element (a NaN equals
+ * nothing, as clt_unique has it). */
+static bool row_eq(const rows *r, int64_t i, int64_t j)
+{
+    size_t len = (size_t)r->m * r->esize;
+    for (int64_t e = 0; e < r->m; e++) {
+        const unsigned char *a = r->data + (size_t)i * len + (size_t)e * r->esize;
+        const unsigned char *b = r->data + (size_t)j * len + (size_t)e * r->esize;
+        if (elem_cmp(r, a, b) != 0)
+            return false;
+        double x = r->dtype == CLT_INT64 ? 0 : clt__element_to_double(r->dtype, a);
+        if (x != x) /* NaN, level with b's for the order */
+            return false;
+    }
+    return true;
+}
+
+/* Sorts idx[0..n) by row_cmp, stably (merge sort through tmp). */
+static void sort_rows(const rows *r, int64_t *idx, int64_t *tmp, int64_t n)
+{
+    if (n < 2)
+        return;
+    int64_t h = n / 2;
+    sort_rows(r, idx, tmp, h);
+    sort_rows(r, idx + h, tmp, n - h);
+    int64_t i = 0, j = h, k = 0;
+    while (i < h && j < n)
+        tmp[k++] = row_cmp(r, idx[j], idx[i]) < 0 ? idx[j++] : idx[i++];
+    while (i < h)
+        tmp[k++] = idx[i++];
+    while (j < n)
+        tmp[k++] = idx[j++];
+    memcpy(idx, tmp, (size_t)n * sizeof *idx);
+}
+
+clt_status clt__unique_dim(const clt_tensor *t, int dim, clt_tensor **values,
+                           clt_tensor **inverse, clt_tensor **counts, const char *fn)
+{
+    CLT__REQUIRE_ARG(values, fn);
+    *values = NULL;
+    if (inverse)
+        *inverse = NULL;
+    if (counts)
+        *counts = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    int d = 0;
+    clt_status st = clt__check_dtype(t->dev, t->dtype, fn);
+    if (st == CLT_OK && t->ndim == 0)
+        st = clt__error(CLT_ERR_DIM_OUT_OF_RANGE,
+                        "%s: Dimension specified as %d but tensor has no dimensions", fn, dim);
+    if (st == CLT_OK)
+        st = clt__wrap_dim(dim, t->ndim, &d, fn);
+    for (int j = 0; st == CLT_OK && j < t->ndim; j++)
+        if (j != d && t->shape[j] == 0)
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: There are 0 sized dimensions, and they aren't selected, so "
+                            "unique cannot be applied",
+                            fn);
+    if (st != CLT_OK)
+        return st;
+    int perm[CLT_MAX_DIMS];
+    for (int j = 0; j < t->ndim; j++)
+        perm[j] = j == 0 ? d : j == d ? 0 : j; /* torch's transpose(dim, 0) */
+    int64_t n = t->shape[d], *idx = NULL, *tmp = NULL;
+    int64_t *gid = NULL, *first = NULL, *cnt = NULL, k = 0;
+    size_t esize = clt_dtype_size(t->dtype), bytes = (size_t)t->numel * esize;
+    unsigned char *data = NULL, *flags = NULL;
+    clt_tensor *mv = NULL, *c = NULL, *f = NULL, *vals = NULL, *inv = NULL, *cn = NULL;
+    CLT__TRY(clt__permute(t, t->ndim, perm, &mv, fn));
+    CLT__TRY(clt__contiguous(mv, &c));
+    data = clt__malloc(bytes ? bytes : 1);
+    idx = clt__malloc((size_t)(n ? n : 1) * sizeof *idx);
+    tmp = clt__malloc((size_t)(n ? n : 1) * sizeof *tmp);
+    flags = clt__malloc((size_t)(n ? n : 1));
+    if (!data || !idx || !tmp || !flags)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: %lld rows", fn, (long long)n));
+    if (bytes > 0)
+        CLT__TRY(clt__tensor_read_at(c, data, bytes, fn, __builtin_return_address(0)));
+    rows r = {data, n > 0 ? t->numel / n : 0, esize, t->dtype};
+    for (int64_t i = 0; i < n; i++)
+        idx[i] = i;
+    sort_rows(&r, idx, tmp, n);
+    for (int64_t i = 0; i < n; i++)
+        flags[i] = i == 0 || !row_eq(&r, idx[i - 1], idx[i]);
+    CLT__TRY(groups(flags, n, &gid, &first, &cnt, &k, fn));
+    /* each value's first row in t, and each row's value */
+    for (int64_t g = 0; g < k; g++)
+        first[g] = idx[first[g]];
+    for (int64_t i = 0; i < n; i++)
+        tmp[idx[i]] = gid[i];
+    CLT__TRY(upload(t->dev, first, k, -1, &f, fn));
+    CLT__TRY(clt__index_select(t, d, f, &vals, fn));
+    if (inverse)
+        CLT__TRY(upload(t->dev, tmp, n, -1, &inv, fn));
+    if (counts)
+        CLT__TRY(upload(t->dev, cnt, k, -1, &cn, fn));
+    *values = vals;
+    vals = NULL;
+    if (inverse) {
+        *inverse = inv;
+        inv = NULL;
+    }
+    if (counts) {
+        *counts = cn;
+        cn = NULL;
+    }
+done:
+    free(data);
+    free(idx);
+    free(tmp);
+    free(flags);
+    free(gid);
+    free(first);
+    free(cnt);
+    clt_tensor *tensors[] = {mv, c, f, vals, inv, cn};
+    for (size_t i = 0; i < sizeof tensors / sizeof *tensors; i++)
+        clt_tensor_free(tensors[i]);
     return finish(st);
 }
