@@ -4995,7 +4995,7 @@ static void op_nnshape(fz *f)
                         L * (r > 0 && r < 4 ? r : 1)};
     clt_tensor *x = NULL, *w = NULL, *b = NULL, *i = NULL, *o = NULL, *own[3] = {NULL};
     clt_tensor *out = SENT, **op = OUTP(f, &out);
-    int64_t k[2] = {geom1(f), geom1(f)}, size[2] = {geom1(f) + 1, geom1(f) + 1};
+    int64_t k[2] = {geom1(f), geom1(f)}, size[2] = {geom1(f), geom1(f)}; /* geom1 may be INT64_MAX: no + 1 */
     clt_fold_opts fo = {{geom1(f), geom1(f)}, {geom(f), geom(f)}, {geom1(f), geom1(f)}};
     int handled = 0; /* the result checked in its case */
     switch (pick(f, 7)) {
