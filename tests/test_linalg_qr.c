@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "gradcheck.h"
+#include "host_linalg.h"
 
 /* ---- host references (float64) ------------------------------------------ */
 
@@ -351,40 +352,6 @@ Test(linalg_qr, lstsq_refusals)
 
 /* x [3, 4, 5]: the norms over dims {0, 2} against host loops, keepdim's
  * shape, and matrix_norm's orders over the last two dims. */
-/* The eigenvalues of the symmetric n x n matrix a (destroyed) by cyclic
- * Jacobi rotations in double. */
-static void host_sym_eigenvalues(double *a, int n, double *ev)
-{
-    for (int sweep = 0; sweep < 60; sweep++) {
-        double off = 0;
-        for (int p = 0; p < n; p++)
-            for (int q = p + 1; q < n; q++)
-                off += a[p * n + q] * a[p * n + q];
-        if (off < 1e-30)
-            break;
-        for (int p = 0; p < n; p++)
-            for (int q = p + 1; q < n; q++) {
-                if (a[p * n + q] == 0)
-                    continue;
-                double th = (a[q * n + q] - a[p * n + p]) / (2 * a[p * n + q]);
-                double tn = (th >= 0 ? 1 : -1) / (fabs(th) + sqrt(th * th + 1));
-                double c = 1 / sqrt(tn * tn + 1), sn = tn * c;
-                for (int k = 0; k < n; k++) { /* columns p, q */
-                    double akp = a[k * n + p], akq = a[k * n + q];
-                    a[k * n + p] = c * akp - sn * akq;
-                    a[k * n + q] = sn * akp + c * akq;
-                }
-                for (int k = 0; k < n; k++) { /* rows p, q */
-                    double apk = a[p * n + k], aqk = a[q * n + k];
-                    a[p * n + k] = c * apk - sn * aqk;
-                    a[q * n + k] = sn * apk + c * aqk;
-                }
-            }
-    }
-    for (int i = 0; i < n; i++)
-        ev[i] = a[i * n + i];
-}
-
 Test(linalg_qr, norms_against_host_loops)
 {
     clt_device *dev = get_device("cpu");
@@ -486,7 +453,7 @@ Test(linalg_qr, norms_against_host_loops)
                                         : x[(b * 4 + i) * 5 + l] * x[(b * 4 + k) * 5 + l];
                         gram[i * rows + k] = d;
                     }
-                host_sym_eigenvalues(gram, rows, ev);
+                host_eigvals(gram, rows, ev);
                 double want = o == 1 ? 0 : o == 2 ? INFINITY : 0;
                 for (int i = 0; i < rows; i++) {
                     double sv = sqrt(fmax(ev[i], 0));
