@@ -10,6 +10,7 @@
  * solve, det, slogdet, cholesky), scaled_dot_product_attention,
  * autograd.grad, retain_grad, tensor hooks and checkpoint (group new3),
  * the statistics of reduce.h (group stats),
+ * L-BFGS, steps with a closure and optimizer files (group optim2),
  * and tight device memory limits and refused host allocations
  * that make calls fail half-way)
  * on random shapes (empty, huge and overflowing ones included), dtypes,
@@ -5313,6 +5314,124 @@ static void op_index_slices(fz *f)
     }
 }
 
+/* ---- L-BFGS, closures and optimizer files ------------------------------------------------------ */
+
+/* What a closure does (user points at one of these, with the parameters):
+ * zeroes their gradients, loss = sum of p * p over them, backward and reads
+ * the loss; the same with NaN for the loss; fails through a library call on
+ * its second evaluation; fails with a bare status. */
+enum { CL_SQUARES, CL_NAN, CL_FAIL_SECOND, CL_FAIL_BARE, CL_COUNT };
+typedef struct {
+    clt_tensor *const *p;
+    size_t n;
+    int mode, calls;
+} optim2_user;
+
+static clt_status optim2_closure(void *user, double *loss)
+{
+    optim2_user *u = user;
+    clt_tensor *acc = NULL, *sq = NULL, *s = NULL, *sum = NULL;
+    clt_status st = CLT_OK;
+    if (u->mode == CL_FAIL_BARE)
+        return CLT_ERR_INVALID_ARGUMENT;
+    if (u->mode == CL_FAIL_SECOND && u->calls > 0)
+        return clt_matmul(NULL, NULL, &acc);
+    u->calls++;
+    for (size_t i = 0; i < u->n && st == CLT_OK; i++)
+        st = clt_zero_grad(u->p[i], 1);
+    for (size_t i = 0; i < u->n && st == CLT_OK; i++) {
+        if ((st = clt_mul(u->p[i], u->p[i], &sq)) == CLT_OK && (st = clt_sum(sq, &s)) == CLT_OK) {
+            if (acc == NULL) {
+                acc = s;
+                s = NULL;
+            } else if ((st = clt_add(acc, s, &sum)) == CLT_OK) {
+                clt_tensor_free(acc);
+                acc = sum;
+                sum = NULL;
+            }
+        }
+        clt_tensor_free(sq);
+        clt_tensor_free(s);
+        sq = s = NULL;
+    }
+    if (st == CLT_OK && acc == NULL)
+        st = clt_matmul(NULL, NULL, &sum); /* no parameters: a failure with a message */
+    if (st == CLT_OK)
+        st = clt_backward(acc, NULL, 0);
+    if (st == CLT_OK)
+        st = clt_tensor_item(acc, loss);
+    if (st == CLT_OK && u->mode == CL_NAN)
+        *loss = NAN;
+    clt_tensor_free(acc);
+    return st;
+}
+
+/* clt_lbfgs with settings in and out of range over slots' tensors, a step
+ * with a closure (any optimizer the driver holds), steps and groups LBFGS
+ * refuses, and the optimizer's file written and read back into it. */
+static void op_optim2(fz *f)
+{
+    clt_status st;
+    clt_tensor *ps[NSLOT];
+    size_t n = 0;
+    for (int i = 0; i < NSLOT; i++)
+        if (chance(f, 5) || (clt_is_leaf(f->s[i].t) && clt_requires_grad(f->s[i].t)))
+            ps[n++] = f->s[i].t;
+    switch (pick(f, 4)) {
+    case 0: {
+        static const char *const searches[] = {NULL, "strong_wolfe", "bogus", ""};
+        clt_lbfgs_opts lo = CLT_LBFGS_DEFAULTS;
+        if (chance(f, 50)) {
+            lo.lr = chance(f, 50) ? 0.5 : rand_scalar(f);
+            lo.max_iter = chance(f, 70) ? (int64_t)pick(f, 5) : (int64_t)rand_scalar(f);
+            lo.max_eval = chance(f, 70) ? -1 : (int64_t)pick(f, 8) - 1;
+            lo.tolerance_grad = chance(f, 70) ? 1e-7 : rand_scalar(f);
+            lo.tolerance_change = chance(f, 70) ? 1e-9 : rand_scalar(f);
+            lo.history_size = chance(f, 70) ? (int64_t)pick(f, 4) : (int64_t)rand_scalar(f);
+            lo.line_search_fn = searches[pick(f, 4)];
+        }
+        clt_optimizer *o = SENT;
+        CALL("clt_lbfgs", clt_lbfgs(chance(f, 3) ? NULL : ps, chance(f, 5) ? 0 : n,
+                                    chance(f, 10) ? NULL : &lo, &o));
+        if (outcome(f, st, o)) {
+            CALL_VOID("clt_lr_scheduler_free", clt_lr_scheduler_free(f->sched));
+            f->sched = NULL;
+            CALL_VOID("clt_optimizer_free", clt_optimizer_free(f->opt));
+            f->opt = o;
+        }
+        break;
+    }
+    case 1: {
+        optim2_user u = {ps, n, (int)pick(f, CL_COUNT), 0};
+        double loss = 0;
+        CALL("clt_optimizer_step_closure",
+             clt_optimizer_step_closure(f->opt, chance(f, 5) ? NULL : optim2_closure, &u,
+                                        chance(f, 20) ? NULL : &loss));
+        status_ok(f, st);
+        break;
+    }
+    case 2: {
+        clt_tensor *g[1] = {rt(f)};
+        CALL("clt_optimizer_step", clt_optimizer_step(f->opt));
+        status_ok(f, st);
+        CALL("clt_optimizer_add_param_group",
+             clt_optimizer_add_param_group(f->opt, g, pick(f, 2), NULL));
+        status_ok(f, st);
+        break;
+    }
+    default: {
+        char path[512];
+        path_in(f, path, sizeof path, chance(f, 10) ? "missing/optim.safetensors"
+                                                    : "optim.safetensors");
+        CALL("clt_optimizer_save", clt_optimizer_save(f->opt, chance(f, 5) ? NULL : path));
+        status_ok(f, st);
+        CALL("clt_optimizer_load", clt_optimizer_load(f->opt, chance(f, 5) ? NULL : path));
+        status_ok(f, st);
+        break;
+    }
+    }
+}
+
 /* ---- the driver ---------------------------------------------------------------------------------- */
 
 typedef void (*op_fn)(fz *);
@@ -5341,6 +5460,7 @@ static struct {
     {"nnshape", op_nnshape, 3},
     {"special", op_special, 3},
     {"index_slices", op_index_slices, 2},
+    {"optim2", op_optim2, 2},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -664,6 +664,42 @@ Test(lbfgs, closure_step_on_other_optimizers)
     model_free(&m);
 }
 
+/* A closure that fails with a bare status, leaving no message. */
+static clt_status bare_closure(void *user, double *loss)
+{
+    (void)user;
+    (void)loss;
+    return CLT_ERR_DTYPE_UNSUPPORTED;
+}
+
+/* Its status comes back with a message that names it, on LBFGS and on
+ * the other kinds, and no step is taken. */
+Test(lbfgs, closure_failing_without_a_message)
+{
+    model m;
+    model_make(&m, CLT_FLOAT64, quadratic, X_QUAD);
+    clt_optimizer *lb = NULL, *sgd = NULL;
+    CHECK(clt_lbfgs(m.p, 2, NULL, &lb));
+    CHECK(clt_sgd(m.p, 2, NULL, &sgd));
+    clt_optimizer *opts[2] = {lb, sgd};
+    for (int k = 0; k < 2; k++) {
+        double loss = 0;
+        cr_assert_eq(clt_optimizer_step_closure(opts[k], bare_closure, NULL, &loss),
+                     CLT_ERR_DTYPE_UNSUPPORTED);
+        cr_assert(strstr(clt_last_error(), "clt_optimizer_step_closure: the closure failed "
+                                           "(CLT_ERR_DTYPE_UNSUPPORTED) without a message"),
+                  "%s", clt_last_error());
+        cr_assert(isnan(loss));
+        cr_assert_eq(clt_optimizer_steps(opts[k]), 0);
+    }
+    double x[DIM];
+    model_read(&m, x);
+    cr_assert(memcmp(x, X_QUAD, sizeof x) == 0);
+    clt_optimizer_free(lb);
+    clt_optimizer_free(sgd);
+    model_free(&m);
+}
+
 /* The rate is read at each step, as torch reads group['lr']: a schedule's
  * (or one set by hand) takes effect at the next step. */
 Test(lbfgs, rate_set_between_steps)

@@ -336,12 +336,17 @@ typedef struct run {
     bool closure_failed; /* the failure is the closure's: its message as it is */
 } run;
 
-/* The closure, whose failure (status and message) is returned as it is. */
+/* The closure, whose failure (status and message) is returned as it is;
+ * a failure that left no message gets one naming the status. */
 static clt_status evaluate(run *r, double *loss)
 {
+    clt__ok(); /* so that a closure failing with no message is seen */
     clt_status st = r->fn(r->user, loss);
     if (st == CLT_OK)
         st = clt__ok();
+    else if (clt_last_error()[0] == '\0')
+        st = clt__error(st, "%s: the closure failed (%s) without a message", step_fn,
+                        clt_status_name(st));
     r->closure_failed = st != CLT_OK;
     return st;
 }
