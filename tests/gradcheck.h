@@ -19,6 +19,21 @@ typedef struct gc_in {
 /* Computes *out from the inputs (float64 leaves on one device). */
 typedef clt_status (*gc_fn)(clt_tensor *const *in, clt_tensor **out, const void *ctx);
 
+/* A unary or binary op of the public API, and the gc_fn that calls the one
+ * ctx points at. */
+typedef clt_status (*un_fn)(const clt_tensor *, clt_tensor **);
+typedef clt_status (*bin_fn)(const clt_tensor *, const clt_tensor *, clt_tensor **);
+
+static inline clt_status call_un(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    return (*(const un_fn *)ctx)(in[0], out);
+}
+
+static inline clt_status call_bin(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    return (*(const bin_fn *)ctx)(in[0], in[1], out);
+}
+
 static inline size_t gc_numel(const gc_in *x)
 {
     size_t n = 1;

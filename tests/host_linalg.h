@@ -8,7 +8,7 @@
 
 /* The eigenvalues of the symmetric n x n a (destroyed), ascending, into w:
  * the textbook cyclic Jacobi, one rotation at a time. */
-static void host_eigvals(double *a, int n, double *w)
+static inline void host_eigvals(double *a, int n, double *w)
 {
     for (int sweep = 0; sweep < 100; sweep++) {
         double off = 0;
@@ -50,7 +50,7 @@ static void host_eigvals(double *a, int n, double *w)
 /* The singular values of the m x n a, descending, into s (min(m, n)):
  * the textbook one-sided Jacobi on the columns of a (of a^T when wide),
  * one pair at a time, until every pair is orthogonal to rounding. */
-static void host_svdvals(const double *a, int m, int n, double *s)
+static inline void host_svdvals(const double *a, int m, int n, double *s)
 {
     int wide = m < n, r = wide ? n : m, c = wide ? m : n;
     double *g = malloc((size_t)(r * c + 1) * sizeof *g); /* column j at g[j * r] */

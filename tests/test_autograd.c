@@ -16,7 +16,6 @@ static const double X12[] = {0.3, -1.1, 0.8, 1.7, -0.5, 2.3, -1.9, 0.2, 1.2, -0.
 
 typedef clt_status (*tt_fn)(const clt_tensor *, const clt_tensor *, clt_tensor **);
 typedef clt_status (*ts_fn)(const clt_tensor *, double, clt_tensor **);
-typedef clt_status (*un_fn)(const clt_tensor *, clt_tensor **);
 
 static clt_status call_tt(clt_tensor *const *in, clt_tensor **out, const void *ctx)
 {
@@ -150,11 +149,6 @@ Test(autograd, floor_divide_not_differentiable)
         for (size_t i = 0; i < 4; i++)
             clt_tensor_free(all[i]);
     }
-}
-
-static clt_status call_un(clt_tensor *const *in, clt_tensor **out, const void *ctx)
-{
-    return (*(const un_fn *)ctx)(in[0], out);
 }
 
 Test(autograd, unary_ops)

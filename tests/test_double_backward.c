@@ -224,7 +224,6 @@ static const double Y3[] = {1.1, -0.6, 1.9};
 
 typedef clt_status (*tt_fn)(const clt_tensor *, const clt_tensor *, clt_tensor **);
 typedef clt_status (*ts_fn)(const clt_tensor *, double, clt_tensor **);
-typedef clt_status (*un_fn)(const clt_tensor *, clt_tensor **);
 
 static clt_status call_tt(clt_tensor *const *in, clt_tensor **out, const void *ctx)
 {
@@ -286,11 +285,6 @@ Test(double_backward, scalar_ops)
     gc_in ins[1] = {{2, {2, 3}, P6, 1}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         gradgradcheck(dev, call_ts, &cases[i], 1, ins);
-}
-
-static clt_status call_un(clt_tensor *const *in, clt_tensor **out, const void *ctx)
-{
-    return (*(const un_fn *)ctx)(in[0], out);
 }
 
 static clt_status call_un_mixed(clt_tensor *const *in, clt_tensor **out, const void *ctx)

@@ -12,8 +12,6 @@
 #include "gradcheck.h"
 #include "internal.h"
 
-typedef clt_status (*un_fn)(const clt_tensor *, clt_tensor **);
-typedef clt_status (*bin_fn)(const clt_tensor *, const clt_tensor *, clt_tensor **);
 
 typedef enum {
     ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH, ERF, ERFC, ERFINV, LOG2, LOG10, EXP2,
@@ -648,16 +646,6 @@ Test(math, gpu_variants)
 }
 
 /* ---- gradients ------------------------------------------------------------------------ */
-
-static clt_status call_un(clt_tensor *const *in, clt_tensor **out, const void *ctx)
-{
-    return (*(const un_fn *)ctx)(in[0], out);
-}
-
-static clt_status call_bin(clt_tensor *const *in, clt_tensor **out, const void *ctx)
-{
-    return (*(const bin_fn *)ctx)(in[0], in[1], out);
-}
 
 static clt_status call_logit(clt_tensor *const *in, clt_tensor **out, const void *ctx)
 {

@@ -10,8 +10,6 @@
 #include "gradcheck.h"
 #include "internal.h"
 
-typedef clt_status (*un_fn)(const clt_tensor *, clt_tensor **);
-typedef clt_status (*bin_fn)(const clt_tensor *, const clt_tensor *, clt_tensor **);
 
 /* ---- references ------------------------------------------------------------------ */
 
@@ -607,16 +605,6 @@ Test(math_more, gpu_variants)
 }
 
 /* ---- gradients ------------------------------------------------------------------------------ */
-
-static clt_status call_un(clt_tensor *const *in, clt_tensor **out, const void *ctx)
-{
-    return (*(const un_fn *)ctx)(in[0], out);
-}
-
-static clt_status call_bin(clt_tensor *const *in, clt_tensor **out, const void *ctx)
-{
-    return (*(const bin_fn *)ctx)(in[0], in[1], out);
-}
 
 static clt_status call_polygamma(clt_tensor *const *in, clt_tensor **out, const void *ctx)
 {

@@ -11,8 +11,6 @@
 #include "gradcheck.h"
 #include "internal.h"
 
-typedef clt_status (*un_fn)(const clt_tensor *, clt_tensor **);
-typedef clt_status (*bin_fn)(const clt_tensor *, const clt_tensor *, clt_tensor **);
 
 /* The unary ops with a floating result, in the order of the edge table. */
 typedef enum { FLOOR, CEIL, ROUND, TRUNC, FRAC, RECIPROCAL, NUN } unop;
@@ -777,11 +775,6 @@ Test(rounding, logical_ops_promotion_and_lanes)
 }
 
 /* ---- gradients ---------------------------------------------------------------------- */
-
-static clt_status call_un(clt_tensor *const *in, clt_tensor **out, const void *ctx)
-{
-    return (*(const un_fn *)ctx)(in[0], out);
-}
 
 /* Away from reciprocal's pole and frac's jumps at the integers. */
 static const double X8[] = {0.7, -1.3, 1.1, -0.4, 0.05, -0.8, 2.1, -3.2};

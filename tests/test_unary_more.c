@@ -32,7 +32,6 @@ static clt_status elu_default(const clt_tensor *a, clt_tensor **out)
     return clt_elu(a, 1.0, out);
 }
 
-typedef clt_status (*un_fn)(const clt_tensor *, clt_tensor **);
 static const un_fn fns[NOPS] = {clt_log1p, clt_expm1,        clt_tan,           clt_sign,
                                 clt_silu,  softplus_default, leaky_relu_default, elu_default};
 
@@ -612,11 +611,6 @@ Test(unary_more, softplus_beta_and_threshold)
 }
 
 /* ---- gradients ---------------------------------------------------------------------- */
-
-static clt_status call_un(clt_tensor *const *in, clt_tensor **out, const void *ctx)
-{
-    return (*(const un_fn *)ctx)(in[0], out);
-}
 
 static clt_status call_softplus(clt_tensor *const *in, clt_tensor **out, const void *ctx)
 {
