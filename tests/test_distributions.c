@@ -903,3 +903,32 @@ Test(distributions, validation_messages_as_torch)
     clt_tensor_free(ok);
     clt_tensor_free(short2);
 }
+
+Test(distributions, messages_name_the_call_made)
+{
+    clt_device *dev = get_device("cpu"), *dev2 = second_device(dev);
+    const double w[3] = {0.2, 0.3, 0.5}, i[2] = {1, 2};
+    clt_tensor *tw = f64(dev, 1, s3, w), *ti = NULL, *t = NULL;
+    CHECK(clt_tensor_from_host(dev2, CLT_FLOAT64, 1, (int64_t[]){2}, i, &ti));
+    clt_distribution *d = NULL;
+    CHECK(clt_categorical_dist(tw, NULL, 0, &d));
+    clt_status st = clt_distribution_log_prob(d, ti, &t);
+    cr_assert_eq(st, CLT_ERR_DEVICE_MISMATCH, "%s", clt_last_error());
+    cr_assert_null(t);
+    /* the device message suggests clt_to; it names no op the call ran */
+    const char *m = clt_last_error();
+    cr_assert(strncmp(m, "clt_distribution_log_prob: ", 27) == 0 && !strstr(m, "gather") &&
+                  !strstr(m + 27, "clt_distribution_log_prob"),
+              "%s", m);
+    clt_distribution_free(d);
+    /* a covariance that is not positive-definite, not validated: cholesky's refusal */
+    const double bad[4] = {1, 2, 2, 1};
+    clt_tensor *tb = f64(dev, 2, (int64_t[]){2, 2}, bad), *l2 = f64(dev, 1, (int64_t[]){2}, i);
+    assert_error(clt_multivariate_normal_dist(l2, tb, NULL, 0, &d), CLT_ERR_INVALID_ARGUMENT,
+                 "not positive-definite");
+    names_only("clt_multivariate_normal_dist");
+    clt_tensor_free(tb);
+    clt_tensor_free(l2);
+    clt_tensor_free(tw);
+    clt_tensor_free(ti);
+}

@@ -28,7 +28,7 @@ clt_status clt__dist_half_log_det(const char *fn, const clt_tensor *l, clt_tenso
     clt_tensor *diag, *lg;
     clt_status st = clt_diagonal(l, 0, -2, -1, &diag);
     if (st != CLT_OK)
-        return clt__error_in(st, fn);
+        return clt__error_as(st, fn);
     if ((st = clt__log_rec(fn, diag, &lg)) != CLT_OK)
         return st;
     return clt__sum_dim_rec(fn, lg, lg->ndim - 1, 0, out);
@@ -89,7 +89,7 @@ static clt_status categorical_log_prob(const char *fn, const clt_distribution *d
         st = clt__expand_rec(fn, value, value->ndim, value->shape, &vi);
     else
         st = clt_to_dtype(value, CLT_INT64, &vi);
-    CLT__TRY(clt__error_in(st, fn));
+    CLT__TRY(clt__error_as(st, fn));
     if (vi->ndim + 1 > CLT_MAX_DIMS) {
         st = clt__error(CLT_ERR_TOO_MANY_DIMS, "%s: value has too many dimensions", fn);
         goto done;
@@ -101,7 +101,7 @@ static clt_status categorical_log_prob(const char *fn, const clt_distribution *d
     CLT__TRY(clt__expand_rec(fn, vu, nb, shape, &ve));
     CLT__TRY(clt_contiguous(ve, &vc));
     st = clt_gather(le, nb - 1, vc, &g);
-    CLT__TRY(clt__error_in(st, fn));
+    CLT__TRY(clt__error_as(st, fn));
     return clt__squeeze_rec(fn, g, nb - 1, out);
 done:
     return st;
@@ -135,7 +135,7 @@ static clt_status log_prob(const char *fn, const clt_distribution *d, const clt_
         if (st == CLT_OK)
             st = clt_to_dtype(c, d->dtype, &c);
         clt_set_grad_enabled(was);
-        CLT__TRY(clt__error_in(st, fn));
+        CLT__TRY(clt__error_as(st, fn));
         CLT__TRY(clt__log_rec(fn, c, &a));
         CLT__TRY(clt__sub_rec(fn, p[1], p[0], &b));
         CLT__TRY(clt__log_rec(fn, b, &b));
@@ -146,12 +146,12 @@ static clt_status log_prob(const char *fn, const clt_distribution *d, const clt_
         CLT__TRY(clt__mul_rec(fn, x, p[1], &a));
         CLT__TRY(clt__neg_rec(fn, p[1], &b));
         st = clt_logsigmoid(b, &b);
-        CLT__TRY(clt__error_in(st, fn));
+        CLT__TRY(clt__error_as(st, fn));
         return clt__add_rec(fn, a, b, out);
     case CLT__DIST_CATEGORICAL: return categorical_log_prob(fn, d, v, out);
     case CLT__DIST_ONE_HOT: /* Categorical's at value.max(-1)[1] */
         st = clt_argmax_dim(v, v->ndim - 1, 0, &a);
-        CLT__TRY(clt__error_in(st, fn));
+        CLT__TRY(clt__error_as(st, fn));
         return categorical_log_prob(fn, d, a, out);
     case CLT__DIST_EXPONENTIAL: /* log(rate) - rate v */
         CLT__TRY(clt__log_rec(fn, p[0], &a));
@@ -193,7 +193,7 @@ clt_status clt_distribution_log_prob(const clt_distribution *d, const clt_tensor
     CLT__TRY(clt__dist_check_value(fn, d, value));
     CLT__TRY(log_prob(fn, d, value, out));
 done:
-    return clt__scope_finish(st, out);
+    return clt__scope_finish(clt__error_as(st, fn), out);
 }
 
 clt_status clt_distribution_cdf(const clt_distribution *d, const clt_tensor *value,
@@ -248,7 +248,7 @@ clt_status clt_distribution_cdf(const clt_distribution *d, const clt_tensor *val
         break;
     }
 done:
-    return clt__scope_finish(st, out);
+    return clt__scope_finish(clt__error_as(st, fn), out);
 }
 
 clt_status clt_distribution_icdf(const clt_distribution *d, const clt_tensor *value,
@@ -293,7 +293,7 @@ clt_status clt_distribution_icdf(const clt_distribution *d, const clt_tensor *va
     default: st = not_implemented(fn, d, "icdf"); break;
     }
 done:
-    return clt__scope_finish(st, out);
+    return clt__scope_finish(clt__error_as(st, fn), out);
 }
 
 /* entropy of every family, in the caller's scope. */
@@ -312,7 +312,7 @@ static clt_status entropy(const char *fn, const clt_distribution *d, clt_tensor 
     case CLT__DIST_BERNOULLI: /* bce_with_logits(logits, probs) */
         CLT__TRY(clt__neg_rec(fn, p[1], &a));
         st = clt_logsigmoid(a, &a);
-        CLT__TRY(clt__error_in(st, fn));
+        CLT__TRY(clt__error_as(st, fn));
         CLT__TRY(clt__mul_rec(fn, p[1], p[0], &b));
         CLT__TRY(clt__add_rec(fn, a, b, &a));
         return clt__neg_rec(fn, a, out);
@@ -353,7 +353,7 @@ clt_status clt_distribution_entropy(const clt_distribution *d, clt_tensor **out)
     if (st != CLT_OK)
         return st;
     st = entropy(fn, d, out);
-    return clt__scope_finish(st, out);
+    return clt__scope_finish(clt__error_as(st, fn), out);
 }
 
 typedef enum moment { MEAN, VARIANCE, STDDEV } moment;
@@ -397,7 +397,7 @@ static clt_status moments(const char *fn, const clt_distribution *d, moment m, c
         return clt__mul_rec(fn, p[0], a, out);
     case CLT__DIST_CATEGORICAL:
         st = clt_full(p[0]->dev, d->dtype, d->batch_ndim, d->batch_shape, NAN, out);
-        return clt__error_in(st, fn);
+        return clt__error_as(st, fn);
     case CLT__DIST_EXPONENTIAL:
         return mean ? clt__reciprocal_rec(fn, p[0], out) : clt__pow_scalar_rec(fn, p[0], -2, out);
     case CLT__DIST_LAPLACE:
@@ -429,7 +429,7 @@ static clt_status moment_entry(const char *fn, const clt_distribution *d, moment
     if (st != CLT_OK)
         return st;
     st = moments(fn, d, m, out);
-    return clt__scope_finish(st, out);
+    return clt__scope_finish(clt__error_as(st, fn), out);
 }
 
 clt_status clt_distribution_mean(const clt_distribution *d, clt_tensor **out)

@@ -170,7 +170,7 @@ static clt_status check_param(const char *fn, const clt_distribution *d, const c
     bool pass = false;
     clt_status st = satisfies(c, v, d, &pass);
     if (st != CLT_OK)
-        return clt__error_in(st, fn);
+        return clt__error_as(st, fn);
     if (pass)
         return CLT_OK;
     char cb[96], sb[128];
@@ -229,7 +229,7 @@ clt_status clt__dist_check_value(const char *fn, const clt_distribution *d,
     bool pass = false;
     clt_status st = satisfies(c, value, own, &pass);
     if (st != CLT_OK)
-        return clt__error_in(st, fn);
+        return clt__error_as(st, fn);
     if (pass)
         return CLT_OK;
     char cb[96];
@@ -313,12 +313,13 @@ static clt_status broadcast_all(const char *fn, clt_distribution *d, int n,
 }
 
 /* Ends a constructor: closes its scope, and hands d out or releases it. */
-static clt_status finish(clt_status st, clt_distribution *d, clt_distribution **out)
+static clt_status finish(const char *fn, clt_status st, clt_distribution *d,
+                         clt_distribution **out)
 {
     clt_scope_end();
     if (st != CLT_OK) {
         clt_distribution_free(d);
-        return st;
+        return clt__error_as(st, fn);
     }
     *out = d;
     return clt__ok();
@@ -380,7 +381,7 @@ static clt_status two_params(const char *fn, clt__dist_kind kind, const clt_tens
         }
     }
 done:
-    return finish(st, d, out);
+    return finish(fn, st, d, out);
 }
 
 clt_status clt_normal_dist(const clt_tensor *loc, const clt_tensor *scale, int validate_args,
@@ -464,7 +465,7 @@ static clt_status probs_or_logits(const char *fn, clt__dist_kind kind, const clt
             CLT__TRY(clt__log_rec(fn, c, &l));
         } else {
             st = clt_logsumexp(logits, last, 1, &a);
-            CLT__TRY(clt__error_in(st, fn));
+            CLT__TRY(clt__error_as(st, fn));
             CLT__TRY(clt__sub_rec(fn, logits, a, &l));
             CLT__TRY(clt__softmax_rec(fn, l, last, &p));
         }
@@ -479,7 +480,7 @@ static clt_status probs_or_logits(const char *fn, clt__dist_kind kind, const clt
         CLT__TRY(probs ? check_param(fn, d, "probs", p, binary ? C_UNIT_INTERVAL : C_SIMPLEX)
                        : check_param(fn, d, "logits", logits, binary ? C_REAL : C_REAL_VECTOR));
 done:
-    return finish(st, d, out);
+    return finish(fn, st, d, out);
 }
 
 clt_status clt_bernoulli_dist(const clt_tensor *probs, const clt_tensor *logits,
@@ -583,11 +584,11 @@ clt_status clt_multivariate_normal_dist(const clt_tensor *loc, const clt_tensor 
                             fn, what, clt__shape_str(sb, sizeof sb, m->ndim, m->shape),
                             names[d->kind]);
         }
-        CLT__TRY(clt__error_in(st, fn));
+        CLT__TRY(clt__error_as(st, fn));
         keep(d, 1, l);
     }
 done:
-    return finish(st, d, out);
+    return finish(fn, st, d, out);
 }
 
 clt_status clt_independent_dist(clt_distribution *base, int reinterpreted_batch_ndims,
@@ -731,7 +732,7 @@ static clt_status rsample(const char *fn, const clt_distribution *d, clt_generat
         return clt__error(CLT_ERR_INTERNAL, "%s: %s has no rsample", fn, names[d->kind]);
     }
 done:
-    return clt__error_in(st, fn);
+    return clt__error_as(st, fn);
 }
 
 /* Categorical's draw: multinomial with replacement over the rows of probs,
@@ -754,7 +755,7 @@ static clt_status categorical(const char *fn, const clt_distribution *d, clt_gen
     CLT__TRY(clt_transpose(s, 0, 1, &t));
     return clt__reshape_rec(fn, t, nb + d->batch_ndim, ext, out);
 done:
-    return clt__error_in(st, fn);
+    return clt__error_as(st, fn);
 }
 
 /* A draw of d for sample_shape + batch + event shape ext (n dims), in the
@@ -780,7 +781,7 @@ static clt_status draw(const char *fn, const clt_distribution *d, clt_generator 
     default: return rsample(fn, d, gen, n, ext, out);
     }
 done:
-    return clt__error_in(st, fn);
+    return clt__error_as(st, fn);
 }
 
 static clt_status sample_common(const char *fn, const clt_distribution *d, clt_generator *gen,
@@ -802,7 +803,7 @@ static clt_status sample_common(const char *fn, const clt_distribution *d, clt_g
     st = draw(fn, d, gen, n, ext, out);
     if (!reparam)
         clt_set_grad_enabled(was);
-    return clt__scope_finish(st, out);
+    return clt__scope_finish(clt__error_as(st, fn), out);
 }
 
 clt_status clt_distribution_sample(const clt_distribution *d, clt_generator *gen, int ndim,

@@ -20,7 +20,7 @@ static clt_status where_eq(const char *fn, const clt_tensor *x, double v, clt_te
     int was = clt_set_grad_enabled(0);
     clt_status st = clt_eq_scalar(x, v, out);
     clt_set_grad_enabled(was);
-    return clt__error_in(st, fn);
+    return clt__error_as(st, fn);
 }
 
 /* Bernoulli: p log(p / q) + (1 - p) log((1 - p) / (1 - q)) through the
@@ -34,7 +34,7 @@ static clt_status kl_bernoulli(const char *fn, const clt_distribution *p,
     st = clt_logsigmoid(p->p[1], &a);
     if (st == CLT_OK)
         st = clt_logsigmoid(q->p[1], &b);
-    CLT__TRY(clt__error_in(st, fn));
+    CLT__TRY(clt__error_as(st, fn));
     CLT__TRY(clt__sub_rec(fn, a, b, &t1));
     CLT__TRY(clt__mul_rec(fn, p->p[0], t1, &t1));
     CLT__TRY(where_eq(fn, q->p[0], 0, &m));
@@ -46,7 +46,7 @@ static clt_status kl_bernoulli(const char *fn, const clt_distribution *p,
     st = clt_logsigmoid(a, &a);
     if (st == CLT_OK)
         st = clt_logsigmoid(b, &b);
-    CLT__TRY(clt__error_in(st, fn));
+    CLT__TRY(clt__error_as(st, fn));
     CLT__TRY(clt__sub_rec(fn, a, b, &t2));
     CLT__TRY(clt__rsub_scalar_rec(fn, p->p[0], 1, &a));
     CLT__TRY(clt__mul_rec(fn, a, t2, &t2));
@@ -110,7 +110,7 @@ static clt_status kl_uniform(const char *fn, const clt_distribution *p, const cl
     if (st == CLT_OK)
         st = clt_logical_or(m1, m2, &m1);
     clt_set_grad_enabled(was);
-    CLT__TRY(clt__error_in(st, fn));
+    CLT__TRY(clt__error_as(st, fn));
     return fill_where(fn, r, m1, INFINITY, out);
 done:
     return st;
@@ -218,5 +218,5 @@ clt_status clt_kl_divergence(const clt_distribution *p, const clt_distribution *
     if (st != CLT_OK)
         return st;
     st = kl(fn, p, q, out);
-    return clt__scope_finish(st, out);
+    return clt__scope_finish(clt__error_as(st, fn), out);
 }
