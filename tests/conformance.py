@@ -6691,6 +6691,20 @@ def distributions():
             check("kl_divergence %s %s" % (name, dn(dt)),
                   lambda *a, c=tcls, n=n: D.kl_divergence(c(*a[:n]), c(*a[n:])),
                   _dist_c([mk, mk], kl), ins, tol=tol)
+        cross = {"Normal": (D.Normal, normal, [loc, scale]),
+                 "Laplace": (D.Laplace, laplace, [real(3), pos(2, 3)]),
+                 "Exponential": (D.Exponential, expo, [pos(2, 3)]),
+                 "Uniform": (D.Uniform, uniform, [low, high]),
+                 "Uniform (above 0)": (D.Uniform, uniform, [pos(2, 3), pos(2, 3) + 2.5])}
+        for pn, qn in (("Exponential", "Normal"), ("Laplace", "Normal"), ("Normal", "Laplace"),
+                       ("Uniform", "Normal"), ("Uniform", "Exponential"),
+                       ("Uniform (above 0)", "Exponential"), ("Exponential", "Uniform"),
+                       ("Laplace", "Exponential"), ("Laplace", "Uniform"),
+                       ("Normal", "Exponential"), ("Normal", "Uniform")):
+            (pc, pm, pi), (qc, qm, qi) = cross[pn], cross[qn]
+            check("kl_divergence %s || %s %s" % (pn, qn, dn(dt)),
+                  lambda *a, pc=pc, qc=qc, n=pm[1]: D.kl_divergence(pc(*a[:n]), qc(*a[n:])),
+                  _dist_c([pm, qm], kl), pi + qi, tol=tol)
         check("kl_divergence Bernoulli || Normal %s" % dn(dt),
               lambda p, c, d: D.kl_divergence(D.Bernoulli(p), D.Normal(c, d)),
               _dist_c([bern_p, normal], kl), [probs, loc, scale])

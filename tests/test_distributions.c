@@ -449,7 +449,6 @@ Test(distributions, kl_divergence_against_host_formulas)
     expect_values(kl_of(p, q), want, 3, 1e-12, 0, "KL Uniform");
     clt_distribution_free(p);
     clt_distribution_free(q);
-    clt_tensor_free(hi1);
     clt_tensor_free(lo2);
     clt_tensor_free(hi2);
 
@@ -478,6 +477,23 @@ Test(distributions, kl_divergence_against_host_formulas)
     clt_tensor_free(tcp);
     clt_tensor_free(tcq);
 
+    /* across families: Normal || Laplace (torch's closed form), Normal || Uniform (inf) */
+    CHECK(clt_normal_dist(a, b, 1, &p));
+    CHECK(clt_laplace_dist(c, e, 1, &q));
+    for (int i = 0; i < 3; i++) {
+        double ld = m1[i] - m2[i], r = ld / s1[i];
+        want[i] = -log(s1[i] / s2[i]) +
+                  (sqrt(2 / M_PI) * s1[i] * exp(-0.5 * r * r) + ld * erf(r / sqrt(2.0))) / s2[i] -
+                  0.5 * (1 + log(0.5 * M_PI));
+    }
+    expect_values(kl_of(p, q), want, 3, 1e-12, 1e-15, "KL Normal || Laplace");
+    clt_distribution_free(q);
+    CHECK(clt_uniform_dist(a, hi1, 1, &q));
+    double infs[3] = {INFINITY, INFINITY, INFINITY};
+    expect_values(kl_of(p, q), infs, 3, 0, 0, "KL Normal || Uniform");
+    clt_distribution_free(p);
+    clt_distribution_free(q);
+
     /* Independent(Normal, 1): the sum of the three */
     clt_distribution *n1 = NULL, *n2 = NULL;
     CHECK(clt_normal_dist(a, b, 1, &n1));
@@ -498,6 +514,7 @@ Test(distributions, kl_divergence_against_host_formulas)
     clt_distribution_free(q);
     clt_distribution_free(n1);
     clt_distribution_free(n2);
+    clt_tensor_free(hi1);
     clt_tensor_free(a);
     clt_tensor_free(b);
     clt_tensor_free(c);

@@ -206,14 +206,19 @@ CLT_API clt_status clt_distribution_variance(const clt_distribution *d, clt_tens
 CLT_API clt_status clt_distribution_stddev(const clt_distribution *d, clt_tensor **out);
 
 /* torch.distributions.kl_divergence(p, q) for the pairs torch 1.13
- * registers among these families: Normal, Uniform (inf where q's interval
- * does not cover p's), Bernoulli and Categorical (inf where q gives 0 to
- * what p does not), OneHotCategorical, Exponential, Laplace,
- * MultivariateNormal (equal event shapes: CLT_ERR_SHAPE_MISMATCH
- * otherwise, torch's "KL-divergence between two Multivariate Normals with
- * different event shapes cannot be computed"), and Independent pairs with
- * one reinterpreted_batch_ndims (summed over those dims).  The two batch
- * shapes broadcast.  Any other pair is CLT_ERR_INVALID_ARGUMENT ("No KL(p
+ * registers among these families.  Each family with itself: Normal,
+ * Uniform (inf where q's interval does not cover p's), Bernoulli and
+ * Categorical (inf where q gives 0 to what p does not), OneHotCategorical,
+ * Exponential, Laplace, MultivariateNormal (equal event shapes:
+ * CLT_ERR_SHAPE_MISMATCH otherwise, torch's "KL-divergence between two
+ * Multivariate Normals with different event shapes cannot be computed"),
+ * and Independent pairs with one reinterpreted_batch_ndims (summed over
+ * those dims).  Across families: Exponential || Normal, Laplace || Normal,
+ * Normal || Laplace, Uniform || Normal, Uniform || Exponential (inf where
+ * low < 0), and, inf everywhere (p's batch shape, no gradient, as torch's
+ * full_like), Exponential || Uniform, Laplace || Exponential, Laplace ||
+ * Uniform, Normal || Exponential, Normal || Uniform.  The two batch shapes
+ * broadcast.  Any other pair is CLT_ERR_INVALID_ARGUMENT ("No KL(p
  * || q) is implemented for p type Normal and q type Laplace").  New
  * tensor. */
 CLT_API clt_status clt_kl_divergence(const clt_distribution *p, const clt_distribution *q,
