@@ -76,9 +76,10 @@ CLT_API clt_status clt_normal_dist(const clt_tensor *loc, const clt_tensor *scal
                                    int validate_args, clt_distribution **out);
 
 /* Uniform(low, high): low < high everywhere (torch's check, "Uniform is
- * not defined when low>= high"); support [low, high].  rsample: low + u (high - low), u
- * from clt_rand.  log_prob is -inf outside [low, high) when validate_args
- * is 0.  cdf (clamped to [0, 1]) and icdf. */
+ * not defined when low>= high"); support [low, high].  rsample:
+ * low + u (high - low), u from clt_rand.  log_prob is -inf outside
+ * [low, high) when validate_args is 0.  cdf (clamped to [0, 1]) and
+ * icdf. */
 CLT_API clt_status clt_uniform_dist(const clt_tensor *low, const clt_tensor *high,
                                     int validate_args, clt_distribution **out);
 
@@ -123,10 +124,12 @@ CLT_API clt_status clt_laplace_dist(const clt_tensor *loc, const clt_tensor *sca
 
 /* MultivariateNormal(loc, covariance_matrix=...) or (loc, scale_tril=...):
  * loc [..., n] (at least 1-D), one of covariance_matrix [..., n, n]
- * (symmetric positive-definite; factored with clt_linalg_cholesky, whose
- * refusal is passed on) and scale_tril [..., n, n] (lower triangular with a
- * positive diagonal, LowerCholesky), the other NULL.  Event shape [n].
- * rsample: loc + L eps.  log_prob through a triangular solve with L
+ * (symmetric positive-definite: factored with clt_linalg_cholesky, whose
+ * refusal is passed on under this call's name, or reported as the
+ * PositiveDefinite constraint when validating) and scale_tril [..., n, n]
+ * (lower triangular with a positive diagonal, LowerCholesky), the other
+ * NULL; torch's precision_matrix form is not offered.  Event shape [n].
+ * rsample: loc + L eps.  log_prob through a solve with L
  * (clt_linalg_solve); no cdf. */
 CLT_API clt_status clt_multivariate_normal_dist(const clt_tensor *loc,
                                                 const clt_tensor *covariance_matrix,
