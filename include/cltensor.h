@@ -20,6 +20,7 @@
  *   cltensor/data.h     data loading
  *   cltensor/io.h       files: safetensors, .npy, model checkpoints
  *   cltensor/dist.h     several processes: process groups, collectives, DDP
+ *   cltensor/distributions.h  probability distributions, kl_divergence
  *
  * Not included here: cltensor/opencl.h (OpenCL interop) and
  * cltensor/dlpack.h (DLPack exchange), which need OpenCL's or DLPack's
@@ -47,5 +48,6 @@
 #include <cltensor/data.h>
 #include <cltensor/io.h>
 #include <cltensor/dist.h>
+#include <cltensor/distributions.h>
 
 #endif

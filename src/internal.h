@@ -54,6 +54,12 @@ clt_status clt__error_in(clt_status status, const char *fn);
  * a helper given fn) dropped first.  Returns status; nothing for CLT_OK. */
 clt_status clt__error_in_step(clt_status status, const char *fn, const char *step);
 
+/* For a failure of a public op that the public call fn composes: the
+ * op's leading "clt_op: " becomes "<fn>: " (or "<fn>: " is put before a
+ * message that names no call first), so that the message names the call
+ * the user made.  Returns status; nothing for CLT_OK or a NULL fn. */
+clt_status clt__error_as(clt_status status, const char *fn);
+
 /* Marks success: clears the message. */
 clt_status clt__ok(void);
 

@@ -6506,6 +6506,210 @@ def histc():
           lambda p, o: L.clt_histc(p, 5, -3, 3, o), [In(data((4, 3), f), ("T",))], tol="exact")
 
 
+def _dist_protos():
+    for n in ("normal", "uniform", "laplace"):
+        proto("clt_%s_dist" % n, [P, P, C.c_int, PP])
+    for n in ("bernoulli", "categorical", "one_hot_categorical"):
+        proto("clt_%s_dist" % n, [P, P, C.c_int, PP])
+    proto("clt_exponential_dist", [P, C.c_int, PP])
+    proto("clt_multivariate_normal_dist", [P, P, P, C.c_int, PP])
+    proto("clt_independent_dist", [P, C.c_int, C.c_int, PP])
+    proto("clt_distribution_free", [P], None)
+    for n in ("log_prob", "cdf", "icdf"):
+        proto("clt_distribution_" + n, [P, P, PP])
+    for n in ("entropy", "mean", "variance", "stddev"):
+        proto("clt_distribution_" + n, [P, PP])
+    proto("clt_kl_divergence", [P, P, PP])
+
+
+def _dist_c(ctor, call):
+    """A cfn for check(): makes the distribution(s) with ctor(params...) (a
+    list of (maker, n_params) for several), runs call(d..., rest..., out)
+    and frees them; a refused constructor leaves *out NULL."""
+    makers = ctor if isinstance(ctor, list) else [ctor]
+
+    def cfn(*a):
+        out, a = a[-1], list(a[:-1])
+        ds = []
+        try:
+            for mk, n in makers:
+                d = P()
+                st = mk(*a[:n], C.byref(d))
+                a = a[n:]
+                if st:
+                    out._obj.value = None
+                    return st
+                ds.append(d)
+            return call(*ds, *a, out)
+        finally:
+            for d in ds:
+                L.clt_distribution_free(d)
+    return cfn
+
+
+def distributions():
+    D = torch.distributions
+    _dist_protos()
+    lp = lambda d, v, o: L.clt_distribution_log_prob(d, v, o)
+    normal = (lambda l, s, o: L.clt_normal_dist(l, s, 1, o), 2)
+    laplace = (lambda l, s, o: L.clt_laplace_dist(l, s, 1, o), 2)
+    uniform = (lambda l, h, o: L.clt_uniform_dist(l, h, 1, o), 2)
+    expo = (lambda r, o: L.clt_exponential_dist(r, 1, o), 1)
+    bern_p = (lambda p, o: L.clt_bernoulli_dist(p, None, 1, o), 1)
+    bern_l = (lambda p, o: L.clt_bernoulli_dist(None, p, 1, o), 1)
+    cat_p = (lambda p, o: L.clt_categorical_dist(p, None, 1, o), 1)
+    cat_l = (lambda p, o: L.clt_categorical_dist(None, p, 1, o), 1)
+    oh_p = (lambda p, o: L.clt_one_hot_categorical_dist(p, None, 1, o), 1)
+    mvn_c = (lambda l, c, o: L.clt_multivariate_normal_dist(l, c, None, 1, o), 2)
+    mvn_t = (lambda l, c, o: L.clt_multivariate_normal_dist(l, None, c, 1, o), 2)
+    moments = (("entropy", L.clt_distribution_entropy, lambda d: d.entropy()),
+               ("mean", L.clt_distribution_mean, lambda d: d.mean),
+               ("variance", L.clt_distribution_variance, lambda d: d.variance),
+               ("stddev", L.clt_distribution_stddev, lambda d: d.stddev))
+    for dt in FLOATS:
+        tol = "red"
+        pos = lambda *sh: torch.rand(*sh, generator=G, dtype=torch.float64).to(dt) * 2 + 0.1
+        real = lambda *sh: torch.randn(*sh, generator=G, dtype=torch.float64).to(dt)
+        u = torch.rand(4, 2, 3, generator=G, dtype=torch.float64).to(dt) * 0.98 + 0.01
+        loc, scale, val = real(2, 3), pos(3), real(4, 2, 3) * 2
+        for name, tcls, mk in (("Normal", D.Normal, normal), ("Laplace", D.Laplace, laplace)):
+            for what, cfn, tfn in moments:
+                check("%s %s %s" % (name, dn(dt), what),
+                      lambda l, s, c=tcls, f=tfn: f(c(l, s)),
+                      _dist_c(mk, cfn), [loc, scale], tol=tol)
+            check("%s %s log_prob" % (name, dn(dt)), lambda l, s, v, c=tcls: c(l, s).log_prob(v),
+                  _dist_c(mk, lp), [loc, scale, val], tol=tol)
+            check("%s %s cdf" % (name, dn(dt)), lambda l, s, v, c=tcls: c(l, s).cdf(v),
+                  _dist_c(mk, L.clt_distribution_cdf), [loc, scale, val], tol=tol)
+            check("%s %s icdf" % (name, dn(dt)), lambda l, s, v, c=tcls: c(l, s).icdf(v),
+                  _dist_c(mk, L.clt_distribution_icdf), [loc, scale, u], tol=tol)
+            check("%s %s bad scale" % (name, dn(dt)), lambda l, s, c=tcls: c(l, s).mean,
+                  _dist_c(mk, L.clt_distribution_mean), [loc, -scale])
+        low, high = real(2, 3), None
+        high = low + pos(2, 3)
+        inside = low + (high - low) * u
+        for what, cfn, tfn in moments:
+            check("Uniform %s %s" % (dn(dt), what), lambda l, h, f=tfn: f(D.Uniform(l, h)),
+                  _dist_c(uniform, cfn), [low, high], tol=tol)
+        for what, cfn, tname, v in (("log_prob", lp, "log_prob", inside),
+                                    ("cdf", L.clt_distribution_cdf, "cdf", inside),
+                                    ("icdf", L.clt_distribution_icdf, "icdf", u)):
+            check("Uniform %s %s" % (dn(dt), what),
+                  lambda l, h, v, n=tname: getattr(D.Uniform(l, h), n)(v),
+                  _dist_c(uniform, cfn), [low, high, v], tol=tol)
+        check("Uniform %s outside the support" % dn(dt),
+              lambda l, h, v: D.Uniform(l, h).log_prob(v), _dist_c(uniform, lp),
+              [low, high, high + 1])
+        rate, ev = pos(3), pos(4, 2, 3)
+        for what, cfn, tfn in moments:
+            check("Exponential %s %s" % (dn(dt), what), lambda r, f=tfn: f(D.Exponential(r)),
+                  _dist_c(expo, cfn), [rate], tol=tol)
+        for what, cfn, v in (("log_prob", lp, ev), ("cdf", L.clt_distribution_cdf, ev),
+                             ("icdf", L.clt_distribution_icdf, u)):
+            check("Exponential %s %s" % (dn(dt), what),
+                  lambda r, v, n=what: getattr(D.Exponential(r), n)(v),
+                  _dist_c(expo, cfn), [rate, v], tol=tol)
+        check("Exponential %s negative value" % dn(dt),
+              lambda r, v: D.Exponential(r).log_prob(v), _dist_c(expo, lp), [rate, -ev])
+        probs = torch.rand(2, 3, generator=G, dtype=torch.float64).to(dt) * 0.9 + 0.05
+        bits = torch.randint(0, 2, (4, 2, 3), generator=G).to(dt)
+        for form, mk, par in (("probs", bern_p, probs), ("logits", bern_l, real(2, 3) * 3)):
+            kw = lambda p, f=form: D.Bernoulli(**{f: p})
+            for what, cfn, tfn in moments:
+                check("Bernoulli(%s) %s %s" % (form, dn(dt), what), lambda p, f=tfn, k=kw: f(k(p)),
+                      _dist_c(mk, cfn), [par], tol=tol)
+            check("Bernoulli(%s) %s log_prob" % (form, dn(dt)), lambda p, v, k=kw: k(p).log_prob(v),
+                  _dist_c(mk, lp), [par, bits], tol=tol)
+        check("Bernoulli %s probs above 1" % dn(dt), lambda p: D.Bernoulli(probs=p + 1).mean,
+              _dist_c(bern_p, L.clt_distribution_mean), [probs + 1])
+        w = pos(3, 5)
+        idx = torch.randint(0, 5, (4, 3), generator=G)
+        for form, mk, par in (("probs", cat_p, w), ("logits", cat_l, real(3, 5) * 2)):
+            kw = lambda p, f=form: D.Categorical(**{f: p})
+            check("Categorical(%s) %s entropy" % (form, dn(dt)), lambda p, k=kw: k(p).entropy(),
+                  _dist_c(mk, L.clt_distribution_entropy), [par], tol=tol)
+            check("Categorical(%s) %s log_prob" % (form, dn(dt)),
+                  lambda p, v, k=kw: k(p).log_prob(v), _dist_c(mk, lp), [par, idx], tol=tol)
+        check("Categorical %s index 5 of 5" % dn(dt), lambda p, v: D.Categorical(p).log_prob(v),
+              _dist_c(cat_p, lp), [w, idx + 1])
+        oh = torch.nn.functional.one_hot(idx, 5).to(dt)
+        for what, cfn, tfn in moments[:3]:
+            check("OneHotCategorical %s %s" % (dn(dt), what),
+                  lambda p, f=tfn: f(D.OneHotCategorical(p)), _dist_c(oh_p, cfn), [w], tol=tol)
+        check("OneHotCategorical %s log_prob" % dn(dt),
+              lambda p, v: D.OneHotCategorical(p).log_prob(v), _dist_c(oh_p, lp), [w, oh], tol=tol)
+        a = real(2, 3, 3)
+        cov = a @ a.transpose(-1, -2) + torch.eye(3, dtype=dt)
+        tril = torch.linalg.cholesky(cov)
+        mloc, mval = real(3), real(4, 2, 3)
+        for form, mk, m in (("covariance_matrix", mvn_c, cov), ("scale_tril", mvn_t, tril)):
+            kw = lambda l, m, f=form: D.MultivariateNormal(l, **{f: m})
+            for what, cfn, tfn in moments:
+                check("MultivariateNormal(%s) %s %s" % (form, dn(dt), what),
+                      lambda l, m, f=tfn, k=kw: f(k(l, m)), _dist_c(mk, cfn), [mloc, m], tol=tol)
+            check("MultivariateNormal(%s) %s log_prob" % (form, dn(dt)),
+                  lambda l, m, v, k=kw: k(l, m).log_prob(v), _dist_c(mk, lp), [mloc, m, mval],
+                  tol=tol)
+        check("MultivariateNormal %s not positive-definite" % dn(dt),
+              lambda l, m: D.MultivariateNormal(l, m).mean,
+              _dist_c(mvn_c, L.clt_distribution_mean), [mloc, cov - 10 * torch.eye(3, dtype=dt)])
+        ind = (lambda d, o: L.clt_independent_dist(d, 1, 1, o), 1)
+        for what, call, tfn in (("log_prob", lambda n, i, v, o: lp(i, v, o),
+                                 lambda d, v: d.log_prob(v)),
+                                ("entropy", lambda n, i, v, o: L.clt_distribution_entropy(i, o),
+                                 lambda d, v: d.entropy())):
+            def indep_c(l, s, v, o, call=call):
+                n, i = P(), P()
+                try:
+                    if L.clt_normal_dist(l, s, 1, C.byref(n)) or \
+                            L.clt_independent_dist(n, 1, 1, C.byref(i)):
+                        o._obj.value = None
+                        return 1
+                    return call(n, i, v, o)
+                finally:
+                    L.clt_distribution_free(i)
+                    L.clt_distribution_free(n)
+            check("Independent(Normal, 1) %s %s" % (dn(dt), what),
+                  lambda l, s, v, f=tfn: f(D.Independent(D.Normal(l, s), 1), v), indep_c,
+                  [loc, scale, val], tol=tol)
+        # kl_divergence of the registered pairs, the batch shapes broadcasting
+        kl = L.clt_kl_divergence
+        pairs = (("Normal", D.Normal, normal, [loc, scale, real(3), pos(2, 3)]),
+                 ("Laplace", D.Laplace, laplace, [loc, scale, real(3), pos(2, 3)]),
+                 ("Exponential", D.Exponential, expo, [rate, pos(2, 3)]),
+                 ("Uniform", D.Uniform, uniform, [low, high, low - pos(2, 3), high + pos(3)]),
+                 ("Uniform (not covered)", D.Uniform, uniform, [low, high, low + 0.01, high]),
+                 ("Bernoulli", lambda p: D.Bernoulli(probs=p), bern_p,
+                  [probs, torch.tensor([[0.0, 0.5, 1.0], [0.3, 0.2, 0.9]], dtype=dt)]),
+                 ("Categorical", D.Categorical, cat_p,
+                  [w, torch.tensor([0.0, 1, 2, 3, 4], dtype=dt)]),
+                 ("OneHotCategorical", D.OneHotCategorical, oh_p, [w, pos(5)]),
+                 ("MultivariateNormal", D.MultivariateNormal, mvn_c,
+                  [mloc, cov, real(2, 3), cov.flip(0)]))
+        for name, tcls, mk, ins in pairs:
+            n = mk[1]
+            check("kl_divergence %s %s" % (name, dn(dt)),
+                  lambda *a, c=tcls, n=n: D.kl_divergence(c(*a[:n]), c(*a[n:])),
+                  _dist_c([mk, mk], kl), ins, tol=tol)
+        cross = {"Normal": (D.Normal, normal, [loc, scale]),
+                 "Laplace": (D.Laplace, laplace, [real(3), pos(2, 3)]),
+                 "Exponential": (D.Exponential, expo, [pos(2, 3)]),
+                 "Uniform": (D.Uniform, uniform, [low, high]),
+                 "Uniform (above 0)": (D.Uniform, uniform, [pos(2, 3), pos(2, 3) + 2.5])}
+        for pn, qn in (("Exponential", "Normal"), ("Laplace", "Normal"), ("Normal", "Laplace"),
+                       ("Uniform", "Normal"), ("Uniform", "Exponential"),
+                       ("Uniform (above 0)", "Exponential"), ("Exponential", "Uniform"),
+                       ("Laplace", "Exponential"), ("Laplace", "Uniform"),
+                       ("Normal", "Exponential"), ("Normal", "Uniform")):
+            (pc, pm, pi), (qc, qm, qi) = cross[pn], cross[qn]
+            check("kl_divergence %s || %s %s" % (pn, qn, dn(dt)),
+                  lambda *a, pc=pc, qc=qc, n=pm[1]: D.kl_divergence(pc(*a[:n]), qc(*a[n:])),
+                  _dist_c([pm, qm], kl), pi + qi, tol=tol)
+        check("kl_divergence Bernoulli || Normal %s" % dn(dt),
+              lambda p, c, d: D.kl_divergence(D.Bernoulli(p), D.Normal(c, d)),
+              _dist_c([bern_p, normal], kl), [probs, loc, scale])
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -6531,7 +6735,8 @@ def main():
                 special_math,
                 calculus,
                 covariance,
-                histc]
+                histc,
+                distributions]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -5314,6 +5314,103 @@ static void op_index_slices(fz *f)
     }
 }
 
+/* ---- distributions: torch.distributions ------------------------------------------------------ */
+
+/* A distribution of family k from random operands (any dtype, device or
+ * shape, NULL included), validated or not; *d NULL where it is refused.
+ * The out-pointer is sometimes NULL: then the call must fail. */
+static void make_dist(fz *f, uint32_t k, clt_tensor *a, clt_tensor *b, clt_distribution **d)
+{
+    clt_distribution *got = SENT, **dp = chance(f, 5) ? NULL : &got;
+    clt_status st;
+    int v = (int)pick(f, 2);
+    switch (k) {
+    case 0: CALL("clt_normal_dist", clt_normal_dist(a, b, v, dp)); break;
+    case 1: CALL("clt_uniform_dist", clt_uniform_dist(a, b, v, dp)); break;
+    case 2: CALL("clt_laplace_dist", clt_laplace_dist(a, b, v, dp)); break;
+    case 3: CALL("clt_exponential_dist", clt_exponential_dist(a, v, dp)); break;
+    case 4:
+        CALL("clt_bernoulli_dist", clt_bernoulli_dist(chance(f, 50) ? a : NULL, b, v, dp));
+        break;
+    case 5:
+        CALL("clt_categorical_dist", clt_categorical_dist(a, chance(f, 50) ? b : NULL, v, dp));
+        break;
+    case 6:
+        CALL("clt_one_hot_categorical_dist",
+             clt_one_hot_categorical_dist(chance(f, 50) ? a : NULL, b, v, dp));
+        break;
+    default:
+        CALL("clt_multivariate_normal_dist",
+             clt_multivariate_normal_dist(a, chance(f, 50) ? b : NULL, chance(f, 50) ? b : NULL, v,
+                                          dp));
+        break;
+    }
+    *d = NULL;
+    if (!dp) {
+        capture_check(f);
+        if (st == CLT_OK)
+            die(f, "CLT_OK with a NULL out-pointer");
+        check_error(f, st);
+        return;
+    }
+    if (outcome(f, st, got))
+        *d = got;
+}
+
+/* Makes one or two distributions of a family and runs one of the
+ * functions on them (sampling with small sample shapes, the densities on
+ * a random value, the moments, kl_divergence, Independent); results are
+ * checked for sanity and kept. */
+static void op_distributions(fz *f)
+{
+    uint32_t k = pick(f, 8);
+    clt_distribution *d = NULL, *q = NULL, *ind = NULL;
+    clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f), *v = rt(f);
+    make_dist(f, k, a, b, &d);
+    if (!d && !chance(f, 10))
+        return;
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    int64_t shape[3];
+    int nd = (int)pick(f, 4) - (chance(f, 5) ? 2 : 0);
+    for (int i = 0; i < 3; i++)
+        shape[i] = (int64_t)pick(f, 4) - (chance(f, 5) ? 1 : 0);
+    uint32_t w = pick(f, 11);
+    switch (w) {
+    case 0: CALL("clt_distribution_sample", clt_distribution_sample(d, f->gen, nd, shape, op)); break;
+    case 1:
+        CALL("clt_distribution_rsample", clt_distribution_rsample(d, f->gen, nd, shape, op));
+        break;
+    case 2: CALL("clt_distribution_log_prob", clt_distribution_log_prob(d, v, op)); break;
+    case 3: CALL("clt_distribution_cdf", clt_distribution_cdf(d, v, op)); break;
+    case 4: CALL("clt_distribution_icdf", clt_distribution_icdf(d, v, op)); break;
+    case 5: CALL("clt_distribution_entropy", clt_distribution_entropy(d, op)); break;
+    case 6: CALL("clt_distribution_mean", clt_distribution_mean(d, op)); break;
+    case 7: CALL("clt_distribution_variance", clt_distribution_variance(d, op)); break;
+    case 8: CALL("clt_distribution_stddev", clt_distribution_stddev(d, op)); break;
+    case 9:
+        make_dist(f, chance(f, 80) ? k : pick(f, 8), chance(f, 50) ? a : rt(f), b, &q);
+        CALL("clt_kl_divergence", clt_kl_divergence(d, q, op));
+        break;
+    default: {
+        clt_distribution *got = SENT;
+        int r = (int)pick(f, 4) - 1;
+        CALL("clt_independent_dist", clt_independent_dist(d, r, (int)pick(f, 2), &got));
+        if (outcome(f, st, got))
+            ind = got;
+        if (st == CLT_OK && (r < 0 || r > clt_distribution_batch_ndim(d)))
+            die(f, "Independent of %d dims of %d succeeded", r, clt_distribution_batch_ndim(d));
+        CALL("clt_distribution_log_prob", clt_distribution_log_prob(ind, v, op));
+        break;
+    }
+    }
+    if (result(f, st, op, out))
+        keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+    clt_distribution_free(ind);
+    clt_distribution_free(q);
+    clt_distribution_free(d);
+}
+
 /* ---- L-BFGS, closures and optimizer files ------------------------------------------------------ */
 
 /* What a closure does (user points at one of these, with the parameters):
@@ -5461,6 +5558,7 @@ static struct {
     {"special", op_special, 3},
     {"index_slices", op_index_slices, 2},
     {"optim2", op_optim2, 2},
+    {"distributions", op_distributions, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -2246,5 +2246,136 @@ def c_frexp(x):
 case("frexp mantissa", lambda x: torch.frexp(x)[0], c_frexp,
      [np.array([0.0, -0.0, 1.0, -3.5, 1e-300, 7e300, float("inf"), float("nan")])])
 
+# ---- torch.distributions: gradients of log_prob, cdf, icdf, entropy, the
+# moments and kl_divergence w.r.t. parameters and values, at the edges too
+# (probabilities 0 and 1 clamped, Laplace's kink at the location)
+for n in ("normal", "uniform", "laplace", "bernoulli", "categorical"):
+    proto("clt_%s_dist" % n, [P, P, C.c_int, PP])
+proto("clt_exponential_dist", [P, C.c_int, PP])
+proto("clt_multivariate_normal_dist", [P, P, P, C.c_int, PP])
+proto("clt_distribution_free", [P], None)
+for n in ("log_prob", "cdf", "icdf"):
+    proto("clt_distribution_" + n, [P, P, PP])
+for n in ("entropy", "mean", "variance", "stddev"):
+    proto("clt_distribution_" + n, [P, PP])
+proto("clt_kl_divergence", [P, P, PP])
+
+
+def dist_of(make, *params):
+    d = P()
+    assert make(*params, C.byref(d)) == 0, L.clt_last_error()
+    return d
+
+
+def dist_c(makes, what):
+    """makes: [(ctor, n_params)]; what(d..., rest...) -> handle."""
+    def cfn(*x):
+        ds, x = [], list(x)
+        for mk, n in makes:
+            ds.append(dist_of(mk, *x[:n]))
+            x = x[n:]
+        try:
+            return what(*ds, *x)
+        finally:
+            for d in ds:
+                L.clt_distribution_free(d)
+    return cfn
+
+
+TD = torch.distributions
+mk_normal = (lambda a, b, o: L.clt_normal_dist(a, b, 1, o), 2)
+mk_laplace = (lambda a, b, o: L.clt_laplace_dist(a, b, 1, o), 2)
+mk_uniform = (lambda a, b, o: L.clt_uniform_dist(a, b, 1, o), 2)
+mk_expo = (lambda a, o: L.clt_exponential_dist(a, 1, o), 1)
+mk_bern = (lambda a, o: L.clt_bernoulli_dist(a, None, 1, o), 1)
+mk_bern_l = (lambda a, o: L.clt_bernoulli_dist(None, a, 1, o), 1)
+mk_cat = (lambda a, o: L.clt_categorical_dist(a, None, 1, o), 1)
+mk_cat_l = (lambda a, o: L.clt_categorical_dist(None, a, 1, o), 1)
+mk_mvn = (lambda a, b, o: L.clt_multivariate_normal_dist(a, b, None, 1, o), 2)
+lp_c = lambda d, v: call("clt_distribution_log_prob", d, v)
+dloc, dscale = rng.standard_normal((2, 3)), np.abs(rng.standard_normal(3)) + 0.3
+dval = np.array([[0.3, -1.0, 2.0], [0.0, 0.5, -0.25]])
+dval[1] = dloc[1]  # Laplace's kink: value at the location
+for name, tc, mk in (("Normal", TD.Normal, mk_normal), ("Laplace", TD.Laplace, mk_laplace)):
+    case("%s log_prob" % name, lambda a, b, v, tc=tc: tc(a, b).log_prob(v),
+         dist_c([mk], lp_c), [dloc, dscale, dval])
+    for what in ("cdf", "icdf"):
+        v = dval if what == "cdf" else np.array([0.05, 0.5, 0.9])
+        case("%s %s" % (name, what), lambda a, b, v, tc=tc, w=what: getattr(tc(a, b), w)(v),
+             dist_c([mk], lambda d, v, w=what: call("clt_distribution_" + w, d, v)),
+             [dloc, dscale, v])
+    for what in ("entropy", "variance", "stddev"):
+        case("%s %s" % (name, what),
+             lambda a, b, tc=tc, w=what: (lambda r: r() if callable(r) else r)(
+                 getattr(tc(a, b), w)),
+             dist_c([mk], lambda d, w=what: call("clt_distribution_" + w, d)), [dloc, dscale],
+             wrt=[1])
+    case("kl_divergence %s" % name,
+         lambda a, b, c, e, tc=tc: TD.kl_divergence(tc(a, b), tc(c, e)),
+         dist_c([mk, mk], lambda p, q: call("clt_kl_divergence", p, q)),
+         [dloc, dscale, rng.standard_normal(3), np.abs(rng.standard_normal((2, 3))) + 0.2])
+case("kl_divergence Normal || Laplace",
+     lambda a, b, c, e: TD.kl_divergence(TD.Normal(a, b), TD.Laplace(c, e)),
+     dist_c([mk_normal, mk_laplace], lambda p, q: call("clt_kl_divergence", p, q)),
+     [dloc, dscale, rng.standard_normal(3), np.abs(rng.standard_normal(3)) + 0.2])
+lo, hi = np.array([-1.0, 0.0, 0.5]), np.array([1.0, 2.0, 0.75])
+case("Uniform log_prob, cdf, entropy",
+     lambda a, b, v: TD.Uniform(a, b).log_prob(v) + TD.Uniform(a, b).cdf(v) +
+     TD.Uniform(a, b).entropy(),
+     dist_c([mk_uniform], lambda d, v: call("clt_add", call("clt_add", lp_c(d, v),
+                                                            call("clt_distribution_cdf", d, v)),
+                                            call("clt_distribution_entropy", d))),
+     [lo, hi, np.array([0.5, 1.0, 0.6])])
+rate = np.array([0.5, 2.0, 7.0])
+case("Exponential log_prob, cdf, icdf",
+     lambda r, v, u: TD.Exponential(r).log_prob(v) + TD.Exponential(r).cdf(v) +
+     TD.Exponential(r).icdf(u),
+     dist_c([mk_expo], lambda d, v, u: call("clt_add", call("clt_add", lp_c(d, v),
+                                                            call("clt_distribution_cdf", d, v)),
+                                            call("clt_distribution_icdf", d, u))),
+     [rate, np.array([0.0, 0.5, 1.5]), np.array([0.1, 0.5, 0.95])])
+bp = np.array([0.0, 0.3, 1.0, 0.8])
+bits = np.array([0.0, 1.0, 1.0, 0.0])
+case("Bernoulli(probs) log_prob at 0 and 1", lambda p, v: TD.Bernoulli(probs=p).log_prob(v),
+     dist_c([mk_bern], lp_c), [bp, bits], wrt=[0])
+case("Bernoulli(probs) entropy", lambda p: TD.Bernoulli(probs=p).entropy(),
+     dist_c([mk_bern], lambda d: call("clt_distribution_entropy", d)), [bp[1:2].repeat(2)])
+case("Bernoulli(logits) log_prob, entropy",
+     lambda l, v: TD.Bernoulli(logits=l).log_prob(v) + TD.Bernoulli(logits=l).entropy(),
+     dist_c([mk_bern_l], lambda d, v: call("clt_add", lp_c(d, v),
+                                           call("clt_distribution_entropy", d))),
+     [np.array([-30.0, 0.0, 2.5, 40.0]), bits], wrt=[0])
+case("kl_divergence Bernoulli",
+     lambda p, q: TD.kl_divergence(TD.Bernoulli(probs=p), TD.Bernoulli(probs=q)),
+     dist_c([mk_bern, mk_bern], lambda p, q: call("clt_kl_divergence", p, q)),
+     [np.array([0.2, 0.5, 0.9]), np.array([0.6, 0.1, 0.3])])
+cw = np.abs(rng.standard_normal((2, 4))) + 0.1
+cls = np.array([[1, 3], [0, 2], [3, 3]], dtype=np.int64)
+case("Categorical(probs) log_prob", lambda p, v: TD.Categorical(probs=p).log_prob(v),
+     dist_c([mk_cat], lp_c), [cw, cls], wrt=[0])
+case("Categorical(logits) log_prob, entropy",
+     lambda l, v: TD.Categorical(logits=l).log_prob(v) + TD.Categorical(logits=l).entropy(),
+     dist_c([mk_cat_l], lambda d, v: call("clt_add", lp_c(d, v),
+                                          call("clt_distribution_entropy", d))),
+     [rng.standard_normal((2, 4)), cls], wrt=[0])
+case("kl_divergence Categorical",
+     lambda p, q: TD.kl_divergence(TD.Categorical(probs=p), TD.Categorical(probs=q)),
+     dist_c([mk_cat, mk_cat], lambda p, q: call("clt_kl_divergence", p, q)),
+     [cw, np.abs(rng.standard_normal((2, 4))) + 0.1])
+ma = rng.standard_normal((3, 3))
+mcov = ma @ ma.T + np.eye(3)
+mb = rng.standard_normal((3, 3))
+case("MultivariateNormal log_prob, entropy",
+     lambda m, c, v: TD.MultivariateNormal(m, c).log_prob(v) +
+     TD.MultivariateNormal(m, c).entropy(),
+     dist_c([mk_mvn], lambda d, v: call("clt_add", lp_c(d, v),
+                                        call("clt_distribution_entropy", d))),
+     [rng.standard_normal(3), mcov, rng.standard_normal((2, 3))])
+case("kl_divergence MultivariateNormal",
+     lambda m, c, m2, c2: TD.kl_divergence(TD.MultivariateNormal(m, c),
+                                           TD.MultivariateNormal(m2, c2)),
+     dist_c([mk_mvn, mk_mvn], lambda p, q: call("clt_kl_divergence", p, q)),
+     [rng.standard_normal(3), mcov, rng.standard_normal(3), mb @ mb.T + np.eye(3)])
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -32,6 +32,7 @@ typedef struct fx {
     clt_tensor *pair[2]; /* f and f2 */
     clt_module *mods[1];
     const clt_tensor *cpair[2];
+    clt_distribution *dist; /* Normal(f, f) on dev */
 } fx;
 
 /* The out slots a row's call may write.  A row names the ones it uses. */
@@ -54,6 +55,7 @@ typedef struct outs {
     clt_hook *hook;
     clt_ddp *ddp;
     int64_t *ids;
+    clt_distribution *dist;
 } outs;
 
 enum {
@@ -63,7 +65,7 @@ enum {
     NEVER_FAILS = 1 << 14, /* fails only when memory runs out: not called */
     REPORT = 1 << 15, /* the documented exception: the string is handed out on failure too */
     ARR = 1 << 16, PG = 1 << 17, T3 = 1 << 18,
-    HOOK = 1 << 19, DDP = 1 << 20, IDS = 1 << 21
+    HOOK = 1 << 19, DDP = 1 << 20, IDS = 1 << 21, DIST = 1 << 22
 };
 
 static const int64_t sh23[2] = {2, 3}, sh5[1] = {5}, sh53[2] = {5, 3}, k22[2] = {2, 2};
@@ -727,7 +729,29 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_cumulative_trapezoid, T, clt_cumulative_trapezoid(f->f, f->f, 1.0, 5, &o->t))      \
     X(clt_cov, T, clt_cov(f->bl, 1, NULL, NULL, &o->t))                                      \
     X(clt_corrcoef, T, clt_corrcoef(NULL, &o->t))                                            \
-    X(clt_histc, T, clt_histc(f->i32, 10, 0, 0, &o->t))
+    X(clt_histc, T, clt_histc(f->i32, 10, 0, 0, &o->t))                                    \
+    /* distributions.h */                                                                    \
+    X(clt_normal_dist, DIST, clt_normal_dist(f->f, f->f2, 1, &o->dist))                      \
+    X(clt_uniform_dist, DIST, clt_uniform_dist(f->f, f->f, 1, &o->dist))                     \
+    X(clt_bernoulli_dist, DIST, clt_bernoulli_dist(f->f, f->f, 1, &o->dist))                 \
+    X(clt_categorical_dist, DIST, clt_categorical_dist(f->i32, NULL, 1, &o->dist))           \
+    X(clt_one_hot_categorical_dist, DIST, clt_one_hot_categorical_dist(NULL, NULL, 1, &o->dist)) \
+    X(clt_exponential_dist, DIST, clt_exponential_dist(f->bl, 1, &o->dist))                  \
+    X(clt_laplace_dist, DIST, clt_laplace_dist(f->f, f->e, 1, &o->dist))                     \
+    X(clt_multivariate_normal_dist, DIST,                                                    \
+      clt_multivariate_normal_dist(f->f, f->f, NULL, 1, &o->dist))                           \
+    X(clt_independent_dist, DIST, clt_independent_dist(f->dist, 3, 1, &o->dist))             \
+    X(clt_distribution_sample, T, clt_distribution_sample(f->dist, f->gen, -1, sh23, &o->t)) \
+    X(clt_distribution_rsample, T,                                                           \
+      clt_distribution_rsample(f->dist, f->gen, CLT_MAX_DIMS, sh23, &o->t))                  \
+    X(clt_distribution_log_prob, T, clt_distribution_log_prob(f->dist, f->e, &o->t))         \
+    X(clt_distribution_cdf, T, clt_distribution_cdf(f->dist, f->f2, &o->t))                  \
+    X(clt_distribution_icdf, T, clt_distribution_icdf(f->dist, NULL, &o->t))                 \
+    X(clt_distribution_entropy, T, clt_distribution_entropy(NULL, &o->t))                    \
+    X(clt_distribution_mean, T, clt_distribution_mean(NULL, &o->t))                          \
+    X(clt_distribution_variance, T, clt_distribution_variance(NULL, &o->t))                  \
+    X(clt_distribution_stddev, T, clt_distribution_stddev(NULL, &o->t))                      \
+    X(clt_kl_divergence, T, clt_kl_divergence(f->dist, NULL, &o->t))
 
 static int small_int[1];
 
@@ -798,6 +822,7 @@ static void fill_sentinels(outs *o)
     o->hook = SENTINEL;
     o->ddp = SENTINEL;
     o->ids = SENTINEL;
+    o->dist = SENTINEL;
 }
 
 /* Each slot the row names must be NULL (0 for a count), each other one
@@ -823,7 +848,8 @@ static void check_slots(const row *r, outs *o, const char *pass)
                  {PG, o->pg, "process group"},
                  {HOOK, o->hook, "hook"},
                  {DDP, o->ddp, "ddp"},
-                 {IDS, o->ids, "index array"}};
+                 {IDS, o->ids, "index array"},
+                 {DIST, o->dist, "distribution"}};
     for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
         const void *want = (r->slots & slots[i].bit) ? NULL : SENTINEL;
         cr_expect_eq(slots[i].p, want, "%s (%s): %s is %p after the failure, want %p", r->name,
@@ -868,6 +894,7 @@ Test(contract, failures_set_every_out_to_null)
     f.cpair[0] = f.f;
     f.cpair[1] = f.f2;
     f.mods[0] = NULL;
+    CHECK(clt_normal_dist(f.f, f.f, 1, &f.dist));
 
     /* With NULL handles; the arrays and values stay. */
     fx z = {0};
@@ -892,4 +919,5 @@ Test(contract, failures_set_every_out_to_null)
     clt_tensor_free(f.i32);
     clt_tensor_free(f.e);
     clt_tensor_free(f.bl);
+    clt_distribution_free(f.dist);
 }

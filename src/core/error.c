@@ -190,6 +190,20 @@ clt_status clt__error_in_step(clt_status status, const char *fn, const char *ste
     return clt__error_prefix(status, "%s: %s", fn, step);
 }
 
+clt_status clt__error_as(clt_status status, const char *fn)
+{
+    if (status == CLT_OK || fn == NULL)
+        return status;
+    size_t n = msg && strncmp(msg, "clt_", 4) == 0
+                   ? strspn(msg, "abcdefghijklmnopqrstuvwxyz0123456789_")
+                   : 0;
+    if (n > 0 && msg[n] == ':' && !(strlen(fn) == n && strncmp(msg, fn, n) == 0)) {
+        size_t skip = n + 1 + (msg[n + 1] == ' ');
+        memmove(msg, msg + skip, strlen(msg + skip) + 1);
+    }
+    return clt__error_in(status, fn);
+}
+
 clt_status clt__ok(void)
 {
     if (msg)

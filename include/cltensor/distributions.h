@@ -1,0 +1,234 @@
+/* cltensor/distributions.h: probability distributions like
+ * torch.distributions of PyTorch 1.13: Normal, Uniform, Bernoulli,
+ * Categorical, OneHotCategorical, Exponential, Laplace,
+ * MultivariateNormal and Independent behind one handle, with sampling,
+ * log-densities, entropies, moments, cdf/icdf and kl_divergence.
+ *
+ * Parameters.  A distribution keeps its own references to its parameter
+ * tensors (float32 or float64; two parameters promote to one dtype), so the
+ * caller may release its handles at once.  The parameters broadcast
+ * together as torch's broadcast_all: their broadcast shape is the batch
+ * shape (Categorical and OneHotCategorical: the shape without the last
+ * dimension, the categories; MultivariateNormal: loc's and the matrix's
+ * batch dimensions broadcast, and loc's last dimension is the event).  The
+ * values computed from the parameters (log_prob, entropy, rsample, the
+ * moments, kl_divergence) are recorded ops of the parameters, so gradients
+ * flow back to the tensors the caller passed, as in torch; the graph
+ * between them and the distribution is made when it is created, as torch's
+ * constructors make it (expand, clamp, logsumexp).
+ *
+ * validate_args.  Non-zero checks, as torch's validate_args=True (its
+ * default): the parameters against their constraints when the distribution
+ * is made, and every value given to log_prob and cdf against the support
+ * and the batch and event shapes.  Each check reads a flag back, so it
+ * waits for the device.  A parameter that fails: CLT_ERR_INVALID_ARGUMENT,
+ * "Expected parameter scale (Tensor of shape [3]) of distribution Normal to
+ * satisfy the constraint GreaterThan(lower_bound=0.0), but found invalid
+ * values"; a value outside the support: CLT_ERR_INVALID_ARGUMENT,
+ * "Expected value argument (Tensor of shape [3]) to be within the support
+ * (GreaterThanEq(lower_bound=0.0)) of the distribution Exponential, but
+ * found invalid values"; a value whose shape does not fit:
+ * CLT_ERR_SHAPE_MISMATCH ("The right-most size of value must match
+ * event_shape: [2] vs [3]." or "Value is not broadcastable with
+ * batch_shape+event_shape: [4] vs [3]."), torch's ValueError wording.
+ * Zero skips the checks; values outside the support then give what the
+ * formulas give.
+ *
+ * Results.  Every function that hands out a tensor hands out a new
+ * reference (release with clt_tensor_free) on the parameters' device;
+ * they enqueue without waiting unless validate_args or the function says
+ * so.  log_prob gives broadcast(value.shape without the event dims,
+ * batch_shape); entropy, and every KL, the batch shape; mean, variance and
+ * stddev batch_shape + event_shape.  Samples have shape sample_shape +
+ * batch_shape + event_shape (at most CLT_MAX_DIMS dims), the parameters'
+ * dtype (Categorical: int64 indices), and are drawn from gen (NULL: the
+ * default generator, cltensor/random.h) with the same values on every
+ * device for one generator state.
+ *
+ * Threads: a distribution may be read from several threads at once (its
+ * functions change nothing in it) when its parameters do not require grad;
+ * recording a graph from two threads at once on shared tensors is not
+ * allowed (cltensor/common.h).
+ */
+#ifndef CLTENSOR_DISTRIBUTIONS_H
+#define CLTENSOR_DISTRIBUTIONS_H
+
+#include <cltensor/random.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct clt_distribution clt_distribution;
+
+/* ---- constructors --------------------------------------------------------
+ * Each makes a new distribution: release with clt_distribution_free.  NULL
+ * parameters are CLT_ERR_NULL_ARGUMENT (where two are alternatives, exactly
+ * one must be given: CLT_ERR_INVALID_ARGUMENT otherwise, torch's "Either
+ * `probs` or `logits` must be specified, but not both."); integer
+ * parameters CLT_ERR_DTYPE_UNSUPPORTED; parameters on two devices
+ * CLT_ERR_DEVICE_MISMATCH; shapes that do not broadcast
+ * CLT_ERR_SHAPE_MISMATCH. */
+
+/* torch.distributions.Normal(loc, scale): scale > 0 (GreaterThan(0)).
+ * rsample: loc + eps scale, eps from clt_randn.  cdf and icdf. */
+CLT_API clt_status clt_normal_dist(const clt_tensor *loc, const clt_tensor *scale,
+                                   int validate_args, clt_distribution **out);
+
+/* Uniform(low, high): low < high everywhere (torch's check, "Uniform is
+ * not defined when low>= high"); support [low, high].  rsample:
+ * low + u (high - low), u from clt_rand.  log_prob is -inf outside
+ * [low, high) when validate_args is 0.  cdf (clamped to [0, 1]) and
+ * icdf. */
+CLT_API clt_status clt_uniform_dist(const clt_tensor *low, const clt_tensor *high,
+                                    int validate_args, clt_distribution **out);
+
+/* Bernoulli(probs=...) or Bernoulli(logits=...): one of the two, the other
+ * NULL.  probs in [0, 1]; logits any real.  Given probs, the logits are
+ * log(p) - log1p(-p) of p clamped to [eps, 1 - eps] (eps the dtype's
+ * machine epsilon, torch's probs_to_logits); given logits, probs are their
+ * sigmoid.  Support {0, 1}: values of any dtype, compared in the
+ * parameters' dtype.  Samples (not rsample) are 0 or 1 in the parameters'
+ * dtype (clt_bernoulli: waits for the probabilities). */
+CLT_API clt_status clt_bernoulli_dist(const clt_tensor *probs, const clt_tensor *logits,
+                                      int validate_args, clt_distribution **out);
+
+/* Categorical(probs=...) or Categorical(logits=...) over the last
+ * dimension (at least 1-D): probs non-negative, normalised to sum 1 along
+ * it (torch's Simplex check runs on the normalised rows, so a row with a
+ * negative or NaN entry, or of zeros, fails it), logits any real
+ * (normalised by subtracting their logsumexp).
+ * Support: the integers 0 .. K-1 (values of any dtype, integral values
+ * only).  Samples are int64 (clt_multinomial with replacement: waits for
+ * the probabilities); no rsample; mean and variance are NaN, as torch's. */
+CLT_API clt_status clt_categorical_dist(const clt_tensor *probs, const clt_tensor *logits,
+                                        int validate_args, clt_distribution **out);
+
+/* OneHotCategorical(probs=...) or (logits=...): Categorical with event
+ * shape [K]; values and samples are one-hot vectors in the parameters'
+ * dtype (support: 0/1 entries summing to 1 along the last dimension);
+ * log_prob takes the index of each value's largest entry. */
+CLT_API clt_status clt_one_hot_categorical_dist(const clt_tensor *probs,
+                                                const clt_tensor *logits, int validate_args,
+                                                clt_distribution **out);
+
+/* Exponential(rate): rate > 0; support [0, inf).  rsample: e / rate with
+ * e from clt_exponential_ (rate 1).  cdf and icdf. */
+CLT_API clt_status clt_exponential_dist(const clt_tensor *rate, int validate_args,
+                                        clt_distribution **out);
+
+/* Laplace(loc, scale): scale > 0.  rsample by inversion of u uniform in
+ * [eps - 1, 1) (torch's formula).  cdf and icdf. */
+CLT_API clt_status clt_laplace_dist(const clt_tensor *loc, const clt_tensor *scale,
+                                    int validate_args, clt_distribution **out);
+
+/* MultivariateNormal(loc, covariance_matrix=...) or (loc, scale_tril=...):
+ * loc [..., n] (at least 1-D), one of covariance_matrix [..., n, n]
+ * (symmetric positive-definite: factored with clt_linalg_cholesky, whose
+ * refusal is passed on under this call's name, or reported as the
+ * PositiveDefinite constraint when validating) and scale_tril [..., n, n]
+ * (lower triangular with a positive diagonal, LowerCholesky), the other
+ * NULL; torch's precision_matrix form is not offered.  Event shape [n].
+ * rsample: loc + L eps.  log_prob through a solve with L
+ * (clt_linalg_solve); no cdf. */
+CLT_API clt_status clt_multivariate_normal_dist(const clt_tensor *loc,
+                                                const clt_tensor *covariance_matrix,
+                                                const clt_tensor *scale_tril, int validate_args,
+                                                clt_distribution **out);
+
+/* Independent(base, reinterpreted_batch_ndims): the last
+ * reinterpreted_batch_ndims batch dimensions of base become event
+ * dimensions; log_prob and entropy are summed over them.  The new
+ * distribution holds its own reference to base (the caller still releases
+ * its own).  reinterpreted_batch_ndims from 0 to base's batch dims
+ * (CLT_ERR_INVALID_ARGUMENT otherwise, torch's "Expected
+ * reinterpreted_batch_ndims <= len(base_distribution.batch_shape), actual
+ * 3 vs 2").  validate_args applies to the values given to this one (base
+ * keeps its own setting).  No cdf or icdf (torch has none). */
+CLT_API clt_status clt_independent_dist(clt_distribution *base, int reinterpreted_batch_ndims,
+                                        int validate_args, clt_distribution **out);
+
+/* Releases a distribution (and its references to its parameters and base).
+ * NULL does nothing. */
+CLT_API void clt_distribution_free(clt_distribution *d);
+
+/* ---- properties (no failure; NULL gives NULL, 0 or -1) -------------------- */
+
+/* torch's class name: "Normal", "MultivariateNormal", ...  Static storage. */
+CLT_API const char *clt_distribution_name(const clt_distribution *d);
+/* batch_shape and event_shape: the number of dims, and the sizes, owned by
+ * the distribution (valid while it lives). */
+CLT_API int clt_distribution_batch_ndim(const clt_distribution *d);
+CLT_API const int64_t *clt_distribution_batch_shape(const clt_distribution *d);
+CLT_API int clt_distribution_event_ndim(const clt_distribution *d);
+CLT_API const int64_t *clt_distribution_event_shape(const clt_distribution *d);
+/* 1 where torch's has_rsample is True, 0 where not, -1 for NULL. */
+CLT_API int clt_distribution_has_rsample(const clt_distribution *d);
+
+/* ---- sampling ------------------------------------------------------------ */
+
+/* dist.sample(sample_shape): sample_shape of ndim sizes (ndim 0: none;
+ * shape may then be NULL), drawn with autograd off, so the result never
+ * requires grad.  New tensor. */
+CLT_API clt_status clt_distribution_sample(const clt_distribution *d, clt_generator *gen,
+                                           int ndim, const int64_t *sample_shape,
+                                           clt_tensor **out);
+
+/* dist.rsample(sample_shape): the reparameterised sample, differentiable
+ * with respect to the parameters.  A distribution without rsample
+ * (Bernoulli, Categorical, OneHotCategorical, Independent of one of them)
+ * is CLT_ERR_INVALID_ARGUMENT ("Bernoulli does not implement rsample").
+ * New tensor. */
+CLT_API clt_status clt_distribution_rsample(const clt_distribution *d, clt_generator *gen,
+                                            int ndim, const int64_t *sample_shape,
+                                            clt_tensor **out);
+
+/* ---- densities and moments ------------------------------------------------ */
+
+/* dist.log_prob(value): value broadcasts with batch_shape + event_shape.
+ * New tensor. */
+CLT_API clt_status clt_distribution_log_prob(const clt_distribution *d, const clt_tensor *value,
+                                             clt_tensor **out);
+
+/* dist.cdf(value) and dist.icdf(value) (value in [0, 1]) for Normal,
+ * Uniform, Exponential and Laplace; the others are CLT_ERR_INVALID_ARGUMENT
+ * ("Bernoulli does not implement cdf"), as torch's NotImplementedError.
+ * cdf checks value as log_prob does; icdf checks nothing, as torch.  New
+ * tensor. */
+CLT_API clt_status clt_distribution_cdf(const clt_distribution *d, const clt_tensor *value,
+                                        clt_tensor **out);
+CLT_API clt_status clt_distribution_icdf(const clt_distribution *d, const clt_tensor *value,
+                                         clt_tensor **out);
+
+/* dist.entropy(), dist.mean, dist.variance and dist.stddev (the square root
+ * of the variance, or the scale where torch gives it directly).  New
+ * tensors. */
+CLT_API clt_status clt_distribution_entropy(const clt_distribution *d, clt_tensor **out);
+CLT_API clt_status clt_distribution_mean(const clt_distribution *d, clt_tensor **out);
+CLT_API clt_status clt_distribution_variance(const clt_distribution *d, clt_tensor **out);
+CLT_API clt_status clt_distribution_stddev(const clt_distribution *d, clt_tensor **out);
+
+/* torch.distributions.kl_divergence(p, q) for the pairs torch 1.13
+ * registers among these families.  Each family with itself: Normal,
+ * Uniform (inf where q's interval does not cover p's), Bernoulli and
+ * Categorical (inf where q gives 0 to what p does not), OneHotCategorical,
+ * Exponential, Laplace, MultivariateNormal (equal event shapes:
+ * CLT_ERR_SHAPE_MISMATCH otherwise, torch's "KL-divergence between two
+ * Multivariate Normals with different event shapes cannot be computed"),
+ * and Independent pairs with one reinterpreted_batch_ndims (summed over
+ * those dims).  Across families: Exponential || Normal, Laplace || Normal,
+ * Normal || Laplace, Uniform || Normal, Uniform || Exponential (inf where
+ * low < 0), and, inf everywhere (p's batch shape, no gradient, as torch's
+ * full_like), Exponential || Uniform, Laplace || Exponential, Laplace ||
+ * Uniform, Normal || Exponential, Normal || Uniform.  The two batch shapes
+ * broadcast.  Any other pair is CLT_ERR_INVALID_ARGUMENT ("No KL(p
+ * || q) is implemented for p type Normal and q type Laplace").  New
+ * tensor. */
+CLT_API clt_status clt_kl_divergence(const clt_distribution *p, const clt_distribution *q,
+                                     clt_tensor **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

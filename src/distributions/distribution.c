@@ -1,0 +1,819 @@
+/* distribution.c: the clt_distribution handle (torch.distributions of
+ * PyTorch 1.13): constructors with torch's parameter handling and
+ * constraint checks, the shape properties, the support checks of values,
+ * and sampling. */
+#include <float.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "distributions/distributions.h"
+
+static const char *const names[] = {
+    [CLT__DIST_NORMAL] = "Normal",
+    [CLT__DIST_UNIFORM] = "Uniform",
+    [CLT__DIST_BERNOULLI] = "Bernoulli",
+    [CLT__DIST_CATEGORICAL] = "Categorical",
+    [CLT__DIST_ONE_HOT] = "OneHotCategorical",
+    [CLT__DIST_EXPONENTIAL] = "Exponential",
+    [CLT__DIST_LAPLACE] = "Laplace",
+    [CLT__DIST_MVN] = "MultivariateNormal",
+    [CLT__DIST_INDEPENDENT] = "Independent",
+};
+
+/* ---- constraints ----------------------------------------------------------
+ * Each is checked on the device as torch's constraint.check, reduced to one
+ * flag that is read back. */
+
+typedef enum constraint {
+    C_REAL,
+    C_POSITIVE,
+    C_NONNEGATIVE,
+    C_UNIT_INTERVAL,
+    C_BOOLEAN,
+    C_SIMPLEX,
+    C_REAL_VECTOR,
+    C_INTEGER_INTERVAL, /* 0 .. the last size of d->p[0] minus 1 */
+    C_ONE_HOT,
+    C_LOWER_CHOLESKY,
+    C_SYMMETRIC,
+    C_INTERVAL /* d->p[0] .. d->p[1] */
+} constraint;
+
+static const char *constraint_name(constraint c, const clt_distribution *d, char *buf, size_t n)
+{
+    switch (c) {
+    case C_REAL: return "Real()";
+    case C_POSITIVE: return "GreaterThan(lower_bound=0.0)";
+    case C_NONNEGATIVE: return "GreaterThanEq(lower_bound=0.0)";
+    case C_UNIT_INTERVAL: return "Interval(lower_bound=0.0, upper_bound=1.0)";
+    case C_BOOLEAN: return "Boolean()";
+    case C_SIMPLEX: return "Simplex()";
+    case C_REAL_VECTOR: return "IndependentConstraint(Real(), 1)";
+    case C_INTEGER_INTERVAL:
+        snprintf(buf, n, "IntegerInterval(lower_bound=0, upper_bound=%lld)",
+                 (long long)(d->p[0]->shape[d->p[0]->ndim - 1] - 1));
+        return buf;
+    case C_ONE_HOT: return "OneHot()";
+    case C_LOWER_CHOLESKY: return "LowerCholesky()";
+    case C_SYMMETRIC: return "PositiveDefinite()";
+    case C_INTERVAL: return "Interval(lower_bound=low, upper_bound=high)";
+    }
+    return "?";
+}
+
+/* ok: a bool tensor made in the caller's scope; *pass whether it is all
+ * true. */
+static clt_status all_true(const clt_tensor *ok, bool *pass)
+{
+    clt_tensor *all = NULL;
+    double v = 0;
+    clt_status st = clt_all(ok, &all);
+    if (st == CLT_OK)
+        st = clt_tensor_item(all, &v);
+    *pass = v != 0;
+    return st;
+}
+
+/* Whether every element of v satisfies c, computed with autograd off in a
+ * scope of its own. */
+static clt_status satisfies(constraint c, const clt_tensor *v, const clt_distribution *d,
+                            bool *pass)
+{
+    clt_status st = clt_scope_begin();
+    if (st != CLT_OK)
+        return st;
+    int was = clt_set_grad_enabled(0);
+    clt_tensor *a, *b, *ok = NULL;
+    int last = v->ndim - 1;
+    switch (c) {
+    case C_REAL: CLT__TRY(clt_eq(v, v, &ok)); break;
+    case C_POSITIVE: CLT__TRY(clt_gt_scalar(v, 0, &ok)); break;
+    case C_NONNEGATIVE: CLT__TRY(clt_ge_scalar(v, 0, &ok)); break;
+    case C_UNIT_INTERVAL:
+        CLT__TRY(clt_ge_scalar(v, 0, &a));
+        CLT__TRY(clt_le_scalar(v, 1, &b));
+        CLT__TRY(clt_logical_and(a, b, &ok));
+        break;
+    case C_BOOLEAN:
+    case C_ONE_HOT:
+        CLT__TRY(clt_eq_scalar(v, 0, &a));
+        CLT__TRY(clt_eq_scalar(v, 1, &b));
+        CLT__TRY(clt_logical_or(a, b, &ok));
+        if (c == C_ONE_HOT) {
+            clt_tensor *s, *one;
+            CLT__TRY(clt_sum_dim(v, last, 0, &s));
+            CLT__TRY(clt_eq_scalar(s, 1, &one));
+            CLT__TRY(all_true(one, pass));
+            if (!*pass)
+                goto done;
+        }
+        break;
+    case C_SIMPLEX: {
+        clt_tensor *s, *dev, *ad;
+        CLT__TRY(clt_ge_scalar(v, 0, &a));
+        CLT__TRY(clt_sum_dim(v, last, 0, &s));
+        CLT__TRY(clt_sub_scalar(s, 1, &dev));
+        CLT__TRY(clt_abs(dev, &ad));
+        CLT__TRY(clt_lt_scalar(ad, 1e-6, &b));
+        CLT__TRY(all_true(b, pass));
+        if (!*pass)
+            goto done;
+        ok = a;
+        break;
+    }
+    case C_REAL_VECTOR: CLT__TRY(clt_eq(v, v, &ok)); break;
+    case C_INTEGER_INTERVAL: {
+        clt_tensor *r, *z;
+        int64_t k = d->p[0]->shape[d->p[0]->ndim - 1];
+        CLT__TRY(clt_remainder_scalar(v, 1, &r));
+        CLT__TRY(clt_eq_scalar(r, 0, &z));
+        CLT__TRY(clt_ge_scalar(v, 0, &a));
+        CLT__TRY(clt_le_scalar(v, (double)(k - 1), &b));
+        CLT__TRY(clt_logical_and(a, b, &r));
+        CLT__TRY(clt_logical_and(r, z, &ok));
+        break;
+    }
+    case C_LOWER_CHOLESKY: {
+        clt_tensor *tr, *diag;
+        CLT__TRY(clt_tril(v, 0, &tr));
+        CLT__TRY(clt_eq(tr, v, &a));
+        CLT__TRY(all_true(a, pass));
+        if (!*pass)
+            goto done;
+        CLT__TRY(clt_diagonal(v, 0, -2, -1, &diag));
+        CLT__TRY(clt_gt_scalar(diag, 0, &ok));
+        break;
+    }
+    case C_SYMMETRIC: {
+        clt_tensor *t;
+        CLT__TRY(clt_transpose(v, -2, -1, &t));
+        CLT__TRY(clt_isclose(v, t, 1e-5, 1e-6, 0, &ok));
+        break;
+    }
+    case C_INTERVAL:
+        CLT__TRY(clt_ge(v, d->p[0], &a));
+        CLT__TRY(clt_le(v, d->p[1], &b));
+        CLT__TRY(clt_logical_and(a, b, &ok));
+        break;
+    }
+    CLT__TRY(all_true(ok, pass));
+done:
+    clt_set_grad_enabled(was);
+    clt_scope_end();
+    return st;
+}
+
+/* torch's parameter check in Distribution.__init__. */
+static clt_status check_param(const char *fn, const clt_distribution *d, const char *what,
+                              const clt_tensor *v, constraint c)
+{
+    bool pass = false;
+    clt_status st = satisfies(c, v, d, &pass);
+    if (st != CLT_OK)
+        return clt__error_as(st, fn);
+    if (pass)
+        return CLT_OK;
+    char cb[96], sb[128];
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "%s: Expected parameter %s (Tensor of shape %s) of distribution %s to "
+                      "satisfy the constraint %s, but found invalid values",
+                      fn, what, clt__shape_str(sb, sizeof sb, v->ndim, v->shape),
+                      names[d->kind], constraint_name(c, d, cb, sizeof cb));
+}
+
+static constraint support(const clt_distribution *d)
+{
+    switch (d->kind) {
+    case CLT__DIST_UNIFORM: return C_INTERVAL;
+    case CLT__DIST_BERNOULLI: return C_BOOLEAN;
+    case CLT__DIST_CATEGORICAL: return C_INTEGER_INTERVAL;
+    case CLT__DIST_ONE_HOT: return C_ONE_HOT;
+    case CLT__DIST_EXPONENTIAL: return C_NONNEGATIVE;
+    case CLT__DIST_MVN: return C_REAL_VECTOR;
+    case CLT__DIST_INDEPENDENT: return support(d->base);
+    default: return C_REAL;
+    }
+}
+
+clt_status clt__dist_check_value(const char *fn, const clt_distribution *d,
+                                 const clt_tensor *value)
+{
+    if (!d->validate)
+        return CLT_OK;
+    char s1[128], s2[128];
+    int en = d->event_ndim, vn = value->ndim;
+    bool event_ok = vn >= en;
+    for (int k = 0; event_ok && k < en; k++)
+        event_ok = value->shape[vn - en + k] == d->event_shape[k];
+    if (!event_ok)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: The right-most size of value must match event_shape: %s vs %s.", fn,
+                          clt__shape_str(s1, sizeof s1, vn < en ? vn : en,
+                                         value->shape + (vn < en ? 0 : vn - en)),
+                          clt__shape_str(s2, sizeof s2, en, d->event_shape));
+    int64_t full[2 * CLT_MAX_DIMS];
+    int fn_ = d->batch_ndim + en;
+    memcpy(full, d->batch_shape, (size_t)d->batch_ndim * sizeof *full);
+    memcpy(full + d->batch_ndim, d->event_shape, (size_t)en * sizeof *full);
+    for (int i = vn - 1, j = fn_ - 1; i >= 0 && j >= 0; i--, j--)
+        if (value->shape[i] != 1 && full[j] != 1 && value->shape[i] != full[j])
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: Value is not broadcastable with batch_shape+event_shape: %s "
+                              "vs %s.",
+                              fn, clt__shape_str(s1, sizeof s1, vn, value->shape),
+                              clt__shape_str(s2, sizeof s2, fn_, full));
+    const clt_distribution *own = d->kind == CLT__DIST_INDEPENDENT ? d->base : d;
+    while (own->kind == CLT__DIST_INDEPENDENT)
+        own = own->base;
+    constraint c = support(own);
+    bool pass = false;
+    clt_status st = satisfies(c, value, own, &pass);
+    if (st != CLT_OK)
+        return clt__error_as(st, fn);
+    if (pass)
+        return CLT_OK;
+    char cb[96];
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "%s: Expected value argument (Tensor of shape %s) to be within the support "
+                      "(%s) of the distribution %s, but found invalid values",
+                      fn, clt__shape_str(s1, sizeof s1, vn, value->shape),
+                      constraint_name(c, own, cb, sizeof cb), names[d->kind]);
+}
+
+/* ---- construction ---------------------------------------------------------- */
+
+static clt_status alloc(clt__dist_kind kind, int validate, clt_distribution **out)
+{
+    clt_distribution *d = clt__calloc(1, sizeof *d);
+    if (!d)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "out of host memory for a distribution");
+    d->kind = kind;
+    d->refs = 1;
+    d->validate = validate != 0;
+    *out = d;
+    return CLT_OK;
+}
+
+void clt_distribution_free(clt_distribution *d)
+{
+    if (!d || __atomic_sub_fetch(&d->refs, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    for (int k = 0; k < 2; k++)
+        clt_tensor_free(d->p[k]);
+    clt_distribution_free(d->base);
+    free(d);
+}
+
+/* Keeps t (made in the constructor's scope) as parameter k of d. */
+static void keep(clt_distribution *d, int k, clt_tensor *t)
+{
+    clt__scope_disown(t);
+    d->p[k] = t;
+}
+
+static void set_batch(clt_distribution *d, int ndim, const int64_t *shape)
+{
+    d->batch_ndim = ndim;
+    memcpy(d->batch_shape, shape, (size_t)ndim * sizeof *shape);
+}
+
+/* torch's broadcast_all of n floating parameters: each converted to their
+ * promoted dtype and expanded to their broadcast shape, recorded, into
+ * out[] (in the caller's scope); the shape becomes d's batch shape. */
+static clt_status broadcast_all(const char *fn, clt_distribution *d, int n,
+                                const clt_tensor *const *t, const char *const *what,
+                                clt_tensor **out)
+{
+    clt_status st;
+    int nd = 0;
+    int64_t shape[CLT_MAX_DIMS];
+    clt_dtype dt = t[0]->dtype;
+    for (int k = 0; k < n; k++) {
+        if ((st = clt__check_floating(t[k], what[k], fn)) != CLT_OK)
+            return st;
+        if (k > 0 && (st = clt__same_device(t[0], t[k], fn)) != CLT_OK)
+            return st;
+        dt = clt_promote_types(dt, t[k]->dtype);
+        int64_t prev[CLT_MAX_DIMS];
+        memcpy(prev, shape, (size_t)nd * sizeof *prev);
+        if ((st = clt__broadcast_shapes(nd, prev, t[k]->ndim, t[k]->shape, &nd, shape, fn)) !=
+            CLT_OK)
+            return st;
+    }
+    for (int k = 0; k < n; k++) {
+        clt_tensor *c = NULL;
+        if (t[k]->dtype != dt && (st = clt__to_dtype_rec(fn, t[k], dt, &c)) != CLT_OK)
+            return st;
+        if ((st = clt__expand_rec(fn, c ? c : t[k], nd, shape, &out[k])) != CLT_OK)
+            return st;
+    }
+    d->dtype = dt;
+    set_batch(d, nd, shape);
+    return CLT_OK;
+}
+
+/* Ends a constructor: closes its scope, and hands d out or releases it. */
+static clt_status finish(const char *fn, clt_status st, clt_distribution *d,
+                         clt_distribution **out)
+{
+    clt_scope_end();
+    if (st != CLT_OK) {
+        clt_distribution_free(d);
+        return clt__error_as(st, fn);
+    }
+    *out = d;
+    return clt__ok();
+}
+
+/* The common start: out cleared, the scope opened, d allocated. */
+static clt_status start(const char *fn, clt__dist_kind kind, int validate,
+                        clt_distribution **d, clt_distribution **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    *d = NULL;
+    clt_status st = clt_scope_begin();
+    if (st != CLT_OK)
+        return st;
+    if ((st = alloc(kind, validate, d)) != CLT_OK)
+        clt_scope_end();
+    return st;
+}
+
+/* Normal, Laplace, Uniform and Exponential: one or two real parameters. */
+static clt_status two_params(const char *fn, clt__dist_kind kind, const clt_tensor *a,
+                             const clt_tensor *b, const char *const *what, constraint cb,
+                             int validate, clt_distribution **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    if (a == NULL)
+        return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: argument '%s' is NULL", fn, what[0]);
+    if (b == NULL && what[1])
+        return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: argument '%s' is NULL", fn, what[1]);
+    clt_distribution *d = NULL;
+    clt_status st = start(fn, kind, validate, &d, out);
+    if (st != CLT_OK)
+        return st;
+    int n = what[1] ? 2 : 1;
+    clt_tensor *p[2] = {NULL, NULL};
+    CLT__TRY(broadcast_all(fn, d, n, (const clt_tensor *[]){a, b}, what, p));
+    for (int k = 0; k < n; k++)
+        keep(d, k, p[k]);
+    if (d->validate) {
+        if (kind == CLT__DIST_UNIFORM) {
+            clt_tensor *lt;
+            bool pass = false;
+            int was = clt_set_grad_enabled(0);
+            st = clt_lt(d->p[0], d->p[1], &lt);
+            clt_set_grad_enabled(was);
+            CLT__TRY(st);
+            CLT__TRY(all_true(lt, &pass));
+            if (!pass) {
+                st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                "%s: Uniform is not defined when low>= high", fn);
+                goto done;
+            }
+        } else {
+            if (n == 2)
+                CLT__TRY(check_param(fn, d, what[0], d->p[0], C_REAL));
+            CLT__TRY(check_param(fn, d, what[n - 1], d->p[n - 1], cb));
+        }
+    }
+done:
+    return finish(fn, st, d, out);
+}
+
+clt_status clt_normal_dist(const clt_tensor *loc, const clt_tensor *scale, int validate_args,
+                           clt_distribution **out)
+{
+    return two_params("clt_normal_dist", CLT__DIST_NORMAL, loc, scale,
+                      (const char *[]){"loc", "scale"}, C_POSITIVE, validate_args, out);
+}
+
+clt_status clt_laplace_dist(const clt_tensor *loc, const clt_tensor *scale, int validate_args,
+                            clt_distribution **out)
+{
+    return two_params("clt_laplace_dist", CLT__DIST_LAPLACE, loc, scale,
+                      (const char *[]){"loc", "scale"}, C_POSITIVE, validate_args, out);
+}
+
+clt_status clt_uniform_dist(const clt_tensor *low, const clt_tensor *high, int validate_args,
+                            clt_distribution **out)
+{
+    return two_params("clt_uniform_dist", CLT__DIST_UNIFORM, low, high,
+                      (const char *[]){"low", "high"}, C_REAL, validate_args, out);
+}
+
+clt_status clt_exponential_dist(const clt_tensor *rate, int validate_args, clt_distribution **out)
+{
+    return two_params("clt_exponential_dist", CLT__DIST_EXPONENTIAL, rate, NULL,
+                      (const char *[]){"rate", NULL}, C_POSITIVE, validate_args, out);
+}
+
+/* probs clamped to [eps, 1 - eps] of its dtype (torch's clamp_probs). */
+static clt_status clamp_probs(const char *fn, const clt_tensor *p, clt_tensor **out)
+{
+    double eps = p->dtype == CLT_FLOAT64 ? DBL_EPSILON : FLT_EPSILON, hi = 1 - eps;
+    return clt__clamp_rec(fn, p, &eps, &hi, out);
+}
+
+/* Bernoulli, Categorical and OneHotCategorical: probs or logits, both kept
+ * as torch's lazy properties give them. */
+static clt_status probs_or_logits(const char *fn, clt__dist_kind kind, const clt_tensor *probs,
+                                  const clt_tensor *logits, int validate, clt_distribution **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    if ((probs == NULL) == (logits == NULL))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Either `probs` or `logits` must be specified, but not both.", fn);
+    const clt_tensor *given = probs ? probs : logits;
+    const char *what = probs ? "probs" : "logits";
+    bool binary = kind == CLT__DIST_BERNOULLI;
+    clt_status st = clt__check_floating(given, what, fn);
+    if (st != CLT_OK)
+        return st;
+    if (!binary && given->ndim < 1)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: `%s` parameter must be at least one-dimensional.", fn, what);
+    clt_distribution *d = NULL;
+    if ((st = start(fn, kind, validate, &d, out)) != CLT_OK)
+        return st;
+    d->dtype = given->dtype;
+    int last = given->ndim - 1;
+    clt_tensor *p, *l, *c, *a, *b;
+    if (binary) {
+        set_batch(d, given->ndim, given->shape);
+        if (probs) {
+            CLT__TRY(clt__expand_rec(fn, probs, probs->ndim, probs->shape, &p));
+            CLT__TRY(clamp_probs(fn, probs, &c));
+            CLT__TRY(clt__log_rec(fn, c, &a));
+            CLT__TRY(clt__neg_rec(fn, c, &b));
+            CLT__TRY(clt__log1p_rec(fn, b, &b));
+            CLT__TRY(clt__sub_rec(fn, a, b, &l));
+        } else {
+            CLT__TRY(clt__expand_rec(fn, logits, logits->ndim, logits->shape, &l));
+            CLT__TRY(clt__sigmoid_rec(fn, logits, &p));
+        }
+    } else {
+        set_batch(d, last, given->shape);
+        if (probs) {
+            CLT__TRY(clt__sum_dim_rec(fn, probs, last, 1, &a));
+            CLT__TRY(clt__div_rec(fn, probs, a, &p));
+            CLT__TRY(clamp_probs(fn, p, &c));
+            CLT__TRY(clt__log_rec(fn, c, &l));
+        } else {
+            st = clt_logsumexp(logits, last, 1, &a);
+            CLT__TRY(clt__error_as(st, fn));
+            CLT__TRY(clt__sub_rec(fn, logits, a, &l));
+            CLT__TRY(clt__softmax_rec(fn, l, last, &p));
+        }
+        if (kind == CLT__DIST_ONE_HOT) {
+            d->event_ndim = 1;
+            d->event_shape[0] = given->shape[last];
+        }
+    }
+    keep(d, 0, p);
+    keep(d, 1, l);
+    if (d->validate)
+        CLT__TRY(probs ? check_param(fn, d, "probs", p, binary ? C_UNIT_INTERVAL : C_SIMPLEX)
+                       : check_param(fn, d, "logits", logits, binary ? C_REAL : C_REAL_VECTOR));
+done:
+    return finish(fn, st, d, out);
+}
+
+clt_status clt_bernoulli_dist(const clt_tensor *probs, const clt_tensor *logits,
+                              int validate_args, clt_distribution **out)
+{
+    return probs_or_logits("clt_bernoulli_dist", CLT__DIST_BERNOULLI, probs, logits,
+                           validate_args, out);
+}
+
+clt_status clt_categorical_dist(const clt_tensor *probs, const clt_tensor *logits,
+                                int validate_args, clt_distribution **out)
+{
+    return probs_or_logits("clt_categorical_dist", CLT__DIST_CATEGORICAL, probs, logits,
+                           validate_args, out);
+}
+
+clt_status clt_one_hot_categorical_dist(const clt_tensor *probs, const clt_tensor *logits,
+                                        int validate_args, clt_distribution **out)
+{
+    return probs_or_logits("clt_one_hot_categorical_dist", CLT__DIST_ONE_HOT, probs, logits,
+                           validate_args, out);
+}
+
+clt_status clt_multivariate_normal_dist(const clt_tensor *loc, const clt_tensor *cov,
+                                        const clt_tensor *scale_tril, int validate_args,
+                                        clt_distribution **out)
+{
+    const char *fn = "clt_multivariate_normal_dist";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(loc, fn);
+    if ((cov == NULL) == (scale_tril == NULL))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Exactly one of covariance_matrix or precision_matrix or "
+                          "scale_tril may be specified.",
+                          fn);
+    const clt_tensor *m = cov ? cov : scale_tril;
+    const char *what = cov ? "covariance_matrix" : "scale_tril";
+    clt_status st;
+    if ((st = clt__check_floating(loc, "loc", fn)) != CLT_OK ||
+        (st = clt__check_floating(m, what, fn)) != CLT_OK ||
+        (st = clt__same_device(loc, m, fn)) != CLT_OK)
+        return st;
+    if (loc->ndim < 1)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: loc must be at least one-dimensional.",
+                          fn);
+    if (m->ndim < 2)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %s must be at least two-dimensional, with optional leading "
+                          "batch dimensions",
+                          fn, what);
+    int64_t n = loc->shape[loc->ndim - 1];
+    if (m->shape[m->ndim - 1] != n || m->shape[m->ndim - 2] != n) {
+        char s1[128], s2[128];
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: %s of shape %s does not fit loc of shape %s", fn, what,
+                          clt__shape_str(s1, sizeof s1, m->ndim, m->shape),
+                          clt__shape_str(s2, sizeof s2, loc->ndim, loc->shape));
+    }
+    int nb = 0;
+    int64_t batch[CLT_MAX_DIMS + 1];
+    if ((st = clt__broadcast_shapes(m->ndim - 2, m->shape, loc->ndim - 1, loc->shape, &nb, batch,
+                                    fn)) != CLT_OK)
+        return st;
+    if (nb + 1 > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS, "%s: more than %d dimensions", fn,
+                          CLT_MAX_DIMS);
+    clt_distribution *d = NULL;
+    if ((st = start(fn, CLT__DIST_MVN, validate_args, &d, out)) != CLT_OK)
+        return st;
+    clt_dtype dt = clt_promote_types(loc->dtype, m->dtype);
+    d->dtype = dt;
+    set_batch(d, nb, batch);
+    d->event_ndim = 1;
+    d->event_shape[0] = n;
+    clt_tensor *lc = NULL, *mc = NULL, *e, *l;
+    if (loc->dtype != dt)
+        CLT__TRY(clt__to_dtype_rec(fn, loc, dt, &lc));
+    if (m->dtype != dt)
+        CLT__TRY(clt__to_dtype_rec(fn, m, dt, &mc));
+    batch[nb] = n;
+    CLT__TRY(clt__expand_rec(fn, lc ? lc : loc, nb + 1, batch, &e));
+    keep(d, 0, e);
+    if (d->validate)
+        CLT__TRY(check_param(fn, d, "loc", e, C_REAL_VECTOR));
+    if (scale_tril) {
+        CLT__TRY(clt__expand_rec(fn, mc ? mc : m, m->ndim, m->shape, &l));
+        keep(d, 1, l);
+        if (d->validate)
+            CLT__TRY(check_param(fn, d, what, l, C_LOWER_CHOLESKY));
+    } else {
+        if (d->validate)
+            CLT__TRY(check_param(fn, d, what, mc ? mc : m, C_SYMMETRIC));
+        st = clt_linalg_cholesky(mc ? mc : m, 0, &l);
+        if (st == CLT_ERR_INVALID_ARGUMENT && d->validate) {
+            char sb[128];
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: Expected parameter %s (Tensor of shape %s) of distribution %s "
+                            "to satisfy the constraint PositiveDefinite(), but found invalid "
+                            "values",
+                            fn, what, clt__shape_str(sb, sizeof sb, m->ndim, m->shape),
+                            names[d->kind]);
+        }
+        CLT__TRY(clt__error_as(st, fn));
+        keep(d, 1, l);
+    }
+done:
+    return finish(fn, st, d, out);
+}
+
+clt_status clt_independent_dist(clt_distribution *base, int reinterpreted_batch_ndims,
+                                int validate_args, clt_distribution **out)
+{
+    const char *fn = "clt_independent_dist";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(base, fn);
+    int r = reinterpreted_batch_ndims;
+    if (r < 0 || r > base->batch_ndim)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Expected reinterpreted_batch_ndims <= "
+                          "len(base_distribution.batch_shape), actual %d vs %d",
+                          fn, r, base->batch_ndim);
+    clt_distribution *d = NULL;
+    clt_status st = alloc(CLT__DIST_INDEPENDENT, validate_args, &d);
+    if (st != CLT_OK)
+        return st;
+    __atomic_add_fetch(&base->refs, 1, __ATOMIC_ACQ_REL);
+    d->base = base;
+    d->reinterpreted = r;
+    d->dtype = base->dtype;
+    set_batch(d, base->batch_ndim - r, base->batch_shape);
+    d->event_ndim = r + base->event_ndim;
+    memcpy(d->event_shape, base->batch_shape + base->batch_ndim - r, (size_t)r * sizeof(int64_t));
+    memcpy(d->event_shape + r, base->event_shape, (size_t)base->event_ndim * sizeof(int64_t));
+    *out = d;
+    return clt__ok();
+}
+
+/* ---- properties ------------------------------------------------------------- */
+
+const char *clt_distribution_name(const clt_distribution *d)
+{
+    return d ? names[d->kind] : NULL;
+}
+
+int clt_distribution_batch_ndim(const clt_distribution *d)
+{
+    return d ? d->batch_ndim : 0;
+}
+
+const int64_t *clt_distribution_batch_shape(const clt_distribution *d)
+{
+    return d ? d->batch_shape : NULL;
+}
+
+int clt_distribution_event_ndim(const clt_distribution *d)
+{
+    return d ? d->event_ndim : 0;
+}
+
+const int64_t *clt_distribution_event_shape(const clt_distribution *d)
+{
+    return d ? d->event_shape : NULL;
+}
+
+static bool has_rsample(const clt_distribution *d)
+{
+    switch (d->kind) {
+    case CLT__DIST_BERNOULLI:
+    case CLT__DIST_CATEGORICAL:
+    case CLT__DIST_ONE_HOT: return false;
+    case CLT__DIST_INDEPENDENT: return has_rsample(d->base);
+    default: return true;
+    }
+}
+
+int clt_distribution_has_rsample(const clt_distribution *d)
+{
+    return d ? has_rsample(d) : -1;
+}
+
+/* ---- sampling ------------------------------------------------------------------ */
+
+/* sample_shape + batch_shape + event_shape into ext (at most CLT_MAX_DIMS). */
+static clt_status extended(const char *fn, const clt_distribution *d, int ndim,
+                           const int64_t *shape, int *n, int64_t *ext)
+{
+    if (ndim < 0 || (ndim > 0 && shape == NULL))
+        return clt__error(ndim < 0 ? CLT_ERR_INVALID_ARGUMENT : CLT_ERR_NULL_ARGUMENT,
+                          "%s: sample_shape of %d dims%s", fn, ndim, ndim < 0 ? "" : " is NULL");
+    *n = ndim + d->batch_ndim + d->event_ndim;
+    if (*n > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS,
+                          "%s: sample_shape + batch_shape + event_shape has %d dimensions; at "
+                          "most %d are supported",
+                          fn, *n, CLT_MAX_DIMS);
+    for (int k = 0; k < ndim; k++)
+        if (shape[k] < 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: negative sample size %lld", fn,
+                              (long long)shape[k]);
+    memcpy(ext, shape, (size_t)ndim * sizeof *ext);
+    memcpy(ext + ndim, d->batch_shape, (size_t)d->batch_ndim * sizeof *ext);
+    memcpy(ext + ndim + d->batch_ndim, d->event_shape, (size_t)d->event_ndim * sizeof *ext);
+    return CLT_OK;
+}
+
+/* The reparameterised families: a standard draw of the extended shape,
+ * moved and scaled by the parameters (recorded). */
+static clt_status rsample(const char *fn, const clt_distribution *d, clt_generator *gen, int n,
+                          const int64_t *ext, clt_tensor **out)
+{
+    clt_device *dev = d->p[0]->dev;
+    clt_tensor *e, *a, *b, *c;
+    clt_status st;
+    switch (d->kind) {
+    case CLT__DIST_NORMAL: /* loc + eps scale */
+        CLT__TRY(clt_randn(gen, dev, d->dtype, n, ext, &e));
+        CLT__TRY(clt__mul_rec(fn, e, d->p[1], &a));
+        return clt__add_rec(fn, d->p[0], a, out);
+    case CLT__DIST_UNIFORM: /* low + u (high - low) */
+        CLT__TRY(clt_rand(gen, dev, d->dtype, n, ext, &e));
+        CLT__TRY(clt__sub_rec(fn, d->p[1], d->p[0], &a));
+        CLT__TRY(clt__mul_rec(fn, e, a, &b));
+        return clt__add_rec(fn, d->p[0], b, out);
+    case CLT__DIST_EXPONENTIAL: /* rate.new(shape).exponential_() / rate */
+        CLT__TRY(clt_empty(dev, d->dtype, n, ext, &e));
+        CLT__TRY(clt_exponential_(e, gen, 1.0));
+        return clt__div_rec(fn, e, d->p[0], out);
+    case CLT__DIST_LAPLACE: { /* loc - scale sign(u) log1p(-|u|), u in [eps - 1, 1) */
+        double eps = d->dtype == CLT_FLOAT64 ? DBL_EPSILON : FLT_EPSILON;
+        CLT__TRY(clt_empty(dev, d->dtype, n, ext, &e));
+        CLT__TRY(clt_uniform_(e, gen, eps - 1, 1));
+        CLT__TRY(clt__abs_rec(fn, e, &a));
+        CLT__TRY(clt__neg_rec(fn, a, &a));
+        CLT__TRY(clt__log1p_rec(fn, a, &a));
+        CLT__TRY(clt__sign_rec(fn, e, &b));
+        CLT__TRY(clt__mul_rec(fn, b, a, &c));
+        CLT__TRY(clt__mul_rec(fn, d->p[1], c, &c));
+        return clt__sub_rec(fn, d->p[0], c, out);
+    }
+    case CLT__DIST_MVN: /* loc + L eps */
+        CLT__TRY(clt_randn(gen, dev, d->dtype, n, ext, &e));
+        CLT__TRY(clt__unsqueeze_rec(fn, e, n, &a));
+        CLT__TRY(clt__matmul_rec(fn, d->p[1], a, &b));
+        CLT__TRY(clt__squeeze_rec(fn, b, n, &c));
+        return clt__add_rec(fn, d->p[0], c, out);
+    default:
+        return clt__error(CLT_ERR_INTERNAL, "%s: %s has no rsample", fn, names[d->kind]);
+    }
+done:
+    return clt__error_as(st, fn);
+}
+
+/* Categorical's draw: multinomial with replacement over the rows of probs,
+ * transposed to sample_shape + batch_shape (int64). */
+static clt_status categorical(const char *fn, const clt_distribution *d, clt_generator *gen,
+                              int nb, const int64_t *ext, clt_tensor **out)
+{
+    const clt_tensor *p = d->p[0];
+    int64_t k = p->shape[p->ndim - 1], rows = 1, draws = 1;
+    for (int i = 0; i < d->batch_ndim; i++)
+        rows *= d->batch_shape[i];
+    for (int i = 0; i < nb; i++)
+        draws *= ext[i];
+    clt_status st;
+    clt_tensor *p2, *s, *t;
+    if (rows * draws == 0)
+        return clt_zeros(p->dev, CLT_INT64, nb + d->batch_ndim, ext, out);
+    CLT__TRY(clt__reshape_rec(fn, p, 2, (int64_t[]){rows, k}, &p2));
+    CLT__TRY(clt_multinomial(gen, p2, draws, 1, &s));
+    CLT__TRY(clt_transpose(s, 0, 1, &t));
+    return clt__reshape_rec(fn, t, nb + d->batch_ndim, ext, out);
+done:
+    return clt__error_as(st, fn);
+}
+
+/* A draw of d for sample_shape + batch + event shape ext (n dims), in the
+ * caller's scope. */
+static clt_status draw(const char *fn, const clt_distribution *d, clt_generator *gen, int n,
+                       const int64_t *ext, clt_tensor **out)
+{
+    clt_status st;
+    clt_tensor *p, *c, *s;
+    switch (d->kind) {
+    case CLT__DIST_INDEPENDENT: return draw(fn, d->base, gen, n, ext, out);
+    case CLT__DIST_BERNOULLI:
+        CLT__TRY(clt__expand_rec(fn, d->p[0], n, ext, &p));
+        CLT__TRY(clt_contiguous(p, &c));
+        CLT__TRY(clt_bernoulli(gen, c, out));
+        return CLT_OK;
+    case CLT__DIST_CATEGORICAL: return categorical(fn, d, gen, n - d->batch_ndim, ext, out);
+    case CLT__DIST_ONE_HOT:
+        CLT__TRY(categorical(fn, d, gen, n - d->batch_ndim - 1, ext, &s));
+        CLT__TRY(clt_one_hot(s, ext[n - 1], &c));
+        CLT__TRY(clt_to_dtype(c, d->dtype, out));
+        return CLT_OK;
+    default: return rsample(fn, d, gen, n, ext, out);
+    }
+done:
+    return clt__error_as(st, fn);
+}
+
+static clt_status sample_common(const char *fn, const clt_distribution *d, clt_generator *gen,
+                                int ndim, const int64_t *sample_shape, bool reparam,
+                                clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(d, fn);
+    if (reparam && !has_rsample(d))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s does not implement rsample", fn,
+                          names[d->kind]);
+    int n = 0;
+    int64_t ext[CLT_MAX_DIMS];
+    clt_status st = extended(fn, d, ndim, sample_shape, &n, ext);
+    if (st != CLT_OK || (st = clt_scope_begin()) != CLT_OK)
+        return st;
+    int was = reparam ? 1 : clt_set_grad_enabled(0);
+    st = draw(fn, d, gen, n, ext, out);
+    if (!reparam)
+        clt_set_grad_enabled(was);
+    return clt__scope_finish(clt__error_as(st, fn), out);
+}
+
+clt_status clt_distribution_sample(const clt_distribution *d, clt_generator *gen, int ndim,
+                                   const int64_t *sample_shape, clt_tensor **out)
+{
+    return sample_common("clt_distribution_sample", d, gen, ndim, sample_shape, false, out);
+}
+
+clt_status clt_distribution_rsample(const clt_distribution *d, clt_generator *gen, int ndim,
+                                    const int64_t *sample_shape, clt_tensor **out)
+{
+    return sample_common("clt_distribution_rsample", d, gen, ndim, sample_shape, true, out);
+}
