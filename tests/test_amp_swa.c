@@ -44,6 +44,15 @@ static clt_tensor *param(clt_device *dev, const float *v)
     return p;
 }
 
+/* SGD with lr 0.1 over the n tensors p. */
+static clt_optimizer *sgd(clt_tensor **p, size_t n)
+{
+    clt_sgd_opts so = {0.1, 0, 0, 0, 0};
+    clt_optimizer *opt;
+    CHECK(clt_sgd(p, n, &so, &opt));
+    return opt;
+}
+
 /* torch's _amp_update_scale_ on the host. */
 static void host_update(float *scale, int64_t *tracker, bool found, double growth,
                         double backoff, int64_t interval)
@@ -74,9 +83,7 @@ Test(amp, injected_overflows_skip_exactly_those_steps)
     clt_grad_scaler *s;
     CHECK(clt_grad_scaler_new(&o, &s));
     clt_tensor *p = param(dev, P0);
-    clt_sgd_opts so = {0.1, 0, 0, 0, 0};
-    clt_optimizer *opt;
-    CHECK(clt_sgd(&p, 1, &so, &opt));
+    clt_optimizer *opt = sgd(&p, 1);
     float host[N], scale = 1024.0f;
     double ref[N];
     int64_t tracker = 0;
@@ -125,9 +132,7 @@ Test(amp, unscale_divides_and_finds_nan)
     clt_grad_scaler *s;
     CHECK(clt_grad_scaler_new(&o, &s));
     clt_tensor *p = param(dev, P0);
-    clt_sgd_opts so = {0.1, 0, 0, 0, 0};
-    clt_optimizer *opt;
-    CHECK(clt_sgd(&p, 1, &so, &opt));
+    clt_optimizer *opt = sgd(&p, 1);
     scaled_backward(s, p, 1.0);
     CHECK(clt_grad_scaler_unscale_(s, opt));
     clt_tensor *g;
@@ -149,8 +154,7 @@ Test(amp, unscale_divides_and_finds_nan)
     float nanp[N] = {1.0f, NAN, 0.5f, 0.5f, 0.5f};
     CHECK(clt_optimizer_zero_grad(opt, 1));
     clt_tensor *p2 = param(dev, nanp);
-    clt_optimizer *opt2;
-    CHECK(clt_sgd(&p2, 1, &so, &opt2));
+    clt_optimizer *opt2 = sgd(&p2, 1);
     scaled_backward(s, p2, 1.0);
     CHECK(clt_grad_scaler_step(s, opt2, &stepped));
     cr_assert_eq(stepped, 0, "a NaN gradient must skip the step");
@@ -173,9 +177,7 @@ Test(amp, growth_stops_at_float32_max)
     CHECK(clt_grad_scaler_new(&o, &s));
     static const float small[N] = {1e-20f, 1e-20f, 1e-20f, 1e-20f, 1e-20f};
     clt_tensor *p = param(dev, small);
-    clt_sgd_opts so = {0.1, 0, 0, 0, 0};
-    clt_optimizer *opt;
-    CHECK(clt_sgd(&p, 1, &so, &opt));
+    clt_optimizer *opt = sgd(&p, 1);
     scaled_backward(s, p, 1.0);
     CHECK(clt_grad_scaler_step(s, opt, NULL));
     CHECK(clt_grad_scaler_update(s, NULL));
@@ -213,9 +215,7 @@ Test(amp, errors_as_torch)
     expect_fail(clt_grad_scaler_update(s, NULL), CLT_ERR_INVALID_ARGUMENT,
                 "No inf checks were recorded prior to update.");
     clt_tensor *p = param(dev, P0);
-    clt_sgd_opts so = {0.1, 0, 0, 0, 0};
-    clt_optimizer *opt;
-    CHECK(clt_sgd(&p, 1, &so, &opt));
+    clt_optimizer *opt = sgd(&p, 1);
     expect_fail(clt_grad_scaler_step(s, opt, NULL), CLT_ERR_INVALID_ARGUMENT,
                 "No inf checks were recorded for this optimizer.");
     CHECK(clt_grad_scaler_update(s, (const double[]){65536.0}));
@@ -256,9 +256,7 @@ Test(amp, disabled_is_the_plain_step)
     CHECK(clt_grad_scaler_scale(s, p, &out));
     cr_assert_eq(out, p);
     clt_tensor_free(out);
-    clt_sgd_opts so = {0.1, 0, 0, 0, 0};
-    clt_optimizer *opt;
-    CHECK(clt_sgd(&p, 1, &so, &opt));
+    clt_optimizer *opt = sgd(&p, 1);
     scaled_backward(s, p, 1.0);
     int stepped = 0;
     CHECK(clt_grad_scaler_unscale_(s, opt));
@@ -282,9 +280,7 @@ Test(amp, inf_on_one_device_skips_all)
     clt_grad_scaler *s;
     CHECK(clt_grad_scaler_new(NULL, &s));
     clt_tensor *p[2] = {param(dev, P0), param(dev2, P0)};
-    clt_sgd_opts so = {0.1, 0, 0, 0, 0};
-    clt_optimizer *opt;
-    CHECK(clt_sgd(p, 2, &so, &opt));
+    clt_optimizer *opt = sgd(p, 2);
     scaled_backward(s, p[0], 1.0);
     scaled_backward(s, p[1], INFINITY);
     float before[N], after[N];

@@ -10,23 +10,24 @@
 enum { READY, UNSCALED, STEPPED };
 
 /* One device's inf flag for one optimizer: a 1-element float32 tensor the
- * unscale launches write, and its value once read back. */
+ * unscale launches write (made once, kept for later rounds), whether this
+ * round's gradients use it, and its value once read back. */
 typedef struct amp_flag {
     clt_device *dev;
     clt_tensor *found;
+    bool active, read;
     float value;
-    bool read;
 } amp_flag;
 
 /* torch's per-optimizer state: its stage and found_inf_per_device (the
- * first `used` flags, kept across rounds so that the tensors are made
- * once); `failed` when an unscale stopped part-way (the step is skipped). */
+ * active flags, `active` of them); `failed` when an unscale stopped
+ * part-way (the step is skipped). */
 typedef struct amp_record {
     const clt_optimizer *opt;
     int stage;
     bool failed;
     amp_flag *flags;
-    size_t used, cap;
+    size_t n, active;
 } amp_record;
 
 struct clt_grad_scaler {
@@ -86,7 +87,7 @@ void clt_grad_scaler_free(clt_grad_scaler *s)
     if (s == NULL)
         return;
     for (size_t r = 0; r < s->n_recs; r++) {
-        for (size_t k = 0; k < s->recs[r].cap; k++)
+        for (size_t k = 0; k < s->recs[r].n; k++)
             clt_tensor_free(s->recs[r].flags[k].found);
         free(s->recs[r].flags);
     }
@@ -145,43 +146,34 @@ static amp_record *record_of(clt_grad_scaler *s, const clt_optimizer *opt, const
     return r;
 }
 
-/* The flag of dev among r's first *used ones, or a new one after them
- * (its tensor made once, kept in r for later rounds); *k its position. */
-static clt_status flag_of(amp_record *r, size_t *used, clt_device *dev, size_t *k,
-                          const char *fn)
+/* The flag of dev in r, made (zeros) the first time. */
+static clt_status flag_of(amp_record *r, clt_device *dev, amp_flag **out, const char *fn)
 {
-    for (*k = 0; *k < *used; (*k)++)
-        if (r->flags[*k].dev == dev)
+    for (size_t k = 0; k < r->n; k++)
+        if (r->flags[k].dev == dev) {
+            *out = &r->flags[k];
             return CLT_OK;
-    if (*used == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 1;
-        amp_flag *v = clt__realloc(r->flags, cap, sizeof *v);
-        if (v == NULL)
-            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-        for (size_t j = r->cap; j < cap; j++)
-            v[j] = (amp_flag){0};
-        r->flags = v;
-        r->cap = cap;
-    }
-    /* a flag made in an earlier round for another device moves aside */
-    amp_flag *f = &r->flags[*used];
-    for (size_t j = *used + 1; j < r->cap && f->dev != dev; j++)
-        if (r->flags[j].dev == dev) {
-            amp_flag t = *f;
-            *f = r->flags[j];
-            r->flags[j] = t;
         }
-    if (f->dev != dev) {
-        clt_tensor *t = NULL;
-        int64_t one = 1;
-        clt_status st = clt_zeros(dev, CLT_FLOAT32, 1, &one, &t);
-        if (st != CLT_OK)
-            return clt__error_in(st, fn);
-        clt_tensor_free(f->found);
-        *f = (amp_flag){.dev = dev, .found = t};
-    }
-    *k = (*used)++;
+    amp_flag *v = clt__realloc(r->flags, r->n + 1, sizeof *v);
+    if (v == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    r->flags = v;
+    clt_tensor *t = NULL;
+    int64_t one = 1;
+    clt_status st = clt_zeros(dev, CLT_FLOAT32, 1, &one, &t);
+    if (st != CLT_OK)
+        return clt__error_in(st, fn);
+    v[r->n] = (amp_flag){.dev = dev, .found = t};
+    *out = &v[r->n++];
     return CLT_OK;
+}
+
+/* Starts a round: no flag active. */
+static void round_reset(amp_record *r)
+{
+    for (size_t k = 0; k < r->n; k++)
+        r->flags[k].active = false;
+    r->active = 0;
 }
 
 /* torch's unscale_grads_ over opt's gradients into r's flags: everything
@@ -191,9 +183,11 @@ static clt_status flag_of(amp_record *r, size_t *used, clt_device *dev, size_t *
 static clt_status unscale(clt_grad_scaler *s, amp_record *r, clt_optimizer *opt,
                           const char *fn)
 {
-    size_t n = clt__optimizer_size(opt), used = 0, k;
+    size_t n = clt__optimizer_size(opt);
     float inv_scale = (float)(1.0 / (double)s->scale);
+    amp_flag *fl;
     clt_status st = CLT_OK;
+    round_reset(r);
     for (size_t i = 0; i < n && st == CLT_OK; i++) {
         const clt_tensor *g = clt__grad_of(clt__optimizer_param(opt, i));
         if (g == NULL)
@@ -206,7 +200,11 @@ static clt_status unscale(clt_grad_scaler *s, amp_record *r, clt_optimizer *opt,
         if (!clt_tensor_is_contiguous(g))
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
                               "%s: the gradient of parameter %zu is not contiguous", fn, i);
-        st = flag_of(r, &used, g->dev, &k, fn);
+        st = flag_of(r, g->dev, &fl, fn);
+        if (st == CLT_OK && !fl->active) {
+            fl->active = true;
+            r->active++;
+        }
         if (st == CLT_OK && g->numel > 0) {
             const char *opts = clt__optim_options(g->dtype);
             cl_ulong chunk;
@@ -217,23 +215,25 @@ static clt_status unscale(clt_grad_scaler *s, amp_record *r, clt_optimizer *opt,
                       : CLT_ERR_OUT_OF_HOST_MEMORY;
         }
     }
-    for (k = 0; k < used && st == CLT_OK; k++)
-        st = clt_zero_(r->flags[k].found);
-    if (st != CLT_OK)
+    for (size_t k = 0; k < r->n && st == CLT_OK; k++)
+        if (r->flags[k].active)
+            st = clt_zero_(r->flags[k].found);
+    if (st != CLT_OK) {
+        round_reset(r);
         return clt__error_in(st, fn);
-    r->used = used;
-    for (k = 0; k < used; k++)
+    }
+    for (size_t k = 0; k < r->n; k++)
         r->flags[k].read = false;
     for (size_t i = 0; i < n; i++) {
         const clt_tensor *g = clt__grad_of(clt__optimizer_param(opt, i));
         if (g == NULL || g->numel == 0)
             continue;
-        (void)flag_of(r, &used, g->dev, &k, fn); /* found: cannot fail */
+        (void)flag_of(r, g->dev, &fl, fn); /* made above: found */
         cl_ulong chunk, off = (cl_ulong)g->offset, cnt = (cl_ulong)g->numel;
         size_t gws;
         const size_t *lws;
         clt__optim_geometry(g, &chunk, &gws, &lws);
-        cl_mem gm = clt__mem(g), fm = clt__mem(r->flags[k].found);
+        cl_mem gm = clt__mem(g), fm = clt__mem(fl->found);
         clt__arg args[] = {CLT__ARG(gm),  CLT__ARG(fm),    CLT__ARG(off),
                            CLT__ARG(cnt), CLT__ARG(chunk), CLT__ARG(inv_scale)};
         st = clt__launch(g->dev, "optim", clt__optim_options(g->dtype), "amp_unscale", 1, &gws,
@@ -281,8 +281,10 @@ clt_status clt_grad_scaler_unscale_(clt_grad_scaler *s, clt_optimizer *opt)
 static clt_status read_flags(amp_record *r, double *found, const char *fn)
 {
     *found = r->failed ? 1.0 : 0.0;
-    for (size_t k = 0; k < r->used; k++) {
+    for (size_t k = 0; k < r->n; k++) {
         amp_flag *f = &r->flags[k];
+        if (!f->active)
+            continue;
         if (!f->read) {
             clt_status st = clt_tensor_read(f->found, &f->value, sizeof f->value);
             if (st != CLT_OK)
@@ -316,7 +318,7 @@ clt_status clt_grad_scaler_step(clt_grad_scaler *s, clt_optimizer *opt, int *ste
                           "%s: step() has already been called since the last update().", fn);
     if (r->stage == READY && (st = unscale(s, r, opt, fn)) != CLT_OK)
         return st;
-    if (r->used == 0 && !r->failed)
+    if (r->active == 0 && !r->failed)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: No inf checks were recorded for this optimizer.", fn);
     double found;
@@ -357,7 +359,7 @@ clt_status clt_grad_scaler_update(clt_grad_scaler *s, const double *new_scale)
         double found = 0.0, f;
         size_t records = 0;
         for (size_t r = 0; r < s->n_recs; r++) {
-            if (s->recs[r].stage == READY || (s->recs[r].used == 0 && !s->recs[r].failed))
+            if (s->recs[r].stage == READY || (s->recs[r].active == 0 && !s->recs[r].failed))
                 continue;
             if ((st = read_flags(&s->recs[r], &f, fn)) != CLT_OK)
                 return st;
@@ -384,7 +386,7 @@ clt_status clt_grad_scaler_update(clt_grad_scaler *s, const double *new_scale)
     for (size_t r = 0; r < s->n_recs; r++) {
         s->recs[r].stage = READY;
         s->recs[r].failed = false;
-        s->recs[r].used = 0;
+        round_reset(&s->recs[r]);
     }
     return clt__ok();
 }
