@@ -168,6 +168,51 @@ Test(amp, unscale_divides_and_finds_nan)
     clt_grad_scaler_free(s);
 }
 
+/* float64 gradients are unscaled in float64 (by the float32 reciprocal, as
+ * torch's kernel takes it) and checked as float32 ones. */
+Test(amp, float64_gradients)
+{
+    clt_device *dev = get_device("cpu:0");
+    if (!clt_device_supports_dtype(dev, CLT_FLOAT64))
+        cr_skip_test("no float64 on %s", clt_device_label(dev));
+    const clt_grad_scaler_opts o = {3.0, 2.0, 0.5, 2000, 1};
+    clt_grad_scaler *s;
+    CHECK(clt_grad_scaler_new(&o, &s));
+    const double v[N] = {1.0, -2.0, 1e308, 0.5, 3.0};
+    int64_t n = N;
+    clt_tensor *p, *sum, *scaled, *g;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 1, &n, v, &p));
+    CHECK(clt_set_requires_grad(p, 1));
+    clt_optimizer *opt = sgd(&p, 1);
+    CHECK(clt_mul(p, p, &sum));
+    clt_tensor *l;
+    CHECK(clt_sum(sum, &l));
+    CHECK(clt_grad_scaler_scale(s, l, &scaled));
+    CHECK(clt_backward(scaled, NULL, 0));
+    CHECK(clt_grad_scaler_unscale_(s, opt));
+    CHECK(clt_grad(p, &g));
+    double h[N];
+    CHECK(clt_tensor_read(g, h, sizeof h));
+    for (int k = 0; k < N; k++) {
+        /* 3 * 2 v in float64, times (float)(1 / 3.0) */
+        double want = (3.0 * 2.0 * v[k]) * (double)(float)(1.0 / 3.0);
+        if (k == 2)
+            cr_assert(isinf(h[k]), "g[2] %g: 6e308 overflows float64", h[k]);
+        else
+            cr_assert_eq(h[k], want, "g[%d] %.17g, want %.17g", k, h[k], want);
+    }
+    int stepped = -1;
+    CHECK(clt_grad_scaler_step(s, opt, &stepped));
+    cr_assert_eq(stepped, 0, "the float64 gradient's inf must skip the step");
+    clt_tensor_free(g);
+    clt_tensor_free(l);
+    clt_tensor_free(sum);
+    clt_tensor_free(scaled);
+    clt_optimizer_free(opt);
+    clt_tensor_free(p);
+    clt_grad_scaler_free(s);
+}
+
 /* The scale does not grow past float32's range: torch keeps it. */
 Test(amp, growth_stops_at_float32_max)
 {
@@ -641,6 +686,31 @@ Test(swa, update_bn_against_host_statistics)
     clt_tensor_free(xb);
     clt_tensor_free(y);
     clt_dataloader_free(dl);
+    clt_module_free(m);
+    clt_generator_free(gen);
+}
+
+/* An average on another device: the model's values move there. */
+Test(swa, average_on_another_device)
+{
+    clt_device *dev = get_device("cpu:0"), *dev2 = second_device(dev);
+    clt_generator *gen;
+    CHECK(clt_generator_new(7, &gen));
+    clt_module *m;
+    CHECK(clt_linear(dev, IN, OUT, 1, gen, &m));
+    clt_averaged_model *a;
+    CHECK(clt_averaged_model_new(m, dev2, NULL, NULL, 0, &a));
+    double w0[OUT * IN], b0[OUT], w1[OUT * IN], b1[OUT], mean[OUT * IN];
+    set_model(m, 0, w0, b0);
+    CHECK(clt_averaged_model_update(a, m));
+    set_model(m, 1, w1, b1);
+    CHECK(clt_averaged_model_update(a, m));
+    for (int i = 0; i < OUT * IN; i++)
+        mean[i] = (w0[i] + w1[i]) / 2;
+    clt_tensor *w = clt_module_param(clt_averaged_model_module(a), "weight");
+    cr_assert_eq(clt_tensor_device(w), dev2);
+    expect_close(w, mean, OUT * IN, 1e-6, "weight on the second device");
+    clt_averaged_model_free(a);
     clt_module_free(m);
     clt_generator_free(gen);
 }
