@@ -764,7 +764,11 @@ CLT_API clt_status clt_grad_scaler_scale(clt_grad_scaler *s, const clt_tensor *l
  * on this optimizer since the last update()."), and so is a call after
  * clt_grad_scaler_step on it ("unscale_() is being called after
  * step().").  A gradient that is not float32 or float64 is
- * CLT_ERR_DTYPE_UNSUPPORTED, before any is changed.  The scaler tells
+ * CLT_ERR_DTYPE_UNSUPPORTED, one that is not contiguous (autograd makes
+ * none) CLT_ERR_INVALID_ARGUMENT, both before any is changed.  A driver
+ * refusing a launch part-way leaves the gradients before it unscaled and
+ * the others not: the message says so, and the round counts as one that
+ * found an inf (its step is skipped, the scale backs off).  The scaler tells
  * optimizers apart by their handle (free none between unscale and
  * update).  Disabled: nothing. */
 CLT_API clt_status clt_grad_scaler_unscale_(clt_grad_scaler *s, clt_optimizer *opt);
@@ -829,7 +833,8 @@ CLT_API void clt_grad_scaler_free(clt_grad_scaler *s);
  * clt_sequential_lr or clt_chained_scheduler (refused: torch's SWALR
  * counts the steps they replay), and clt_lr_scheduler_save and _load
  * refuse it (torch's state_dict holds its bound anneal_func).  Made, it
- * leaves the rate (torch's first step gives it back).  New scheduler (it
+ * takes torch's first step: the rate stays, but for anneal_epochs 0,
+ * which sets swa_lr at once.  New scheduler (it
  * borrows opt): release with clt_lr_scheduler_free. */
 CLT_API clt_status clt_swa_lr(clt_optimizer *opt, const double *swa_lrs, size_t n,
                               int64_t anneal_epochs, const char *anneal_strategy,
@@ -893,7 +898,8 @@ CLT_API void clt_averaged_model_free(clt_averaged_model *a);
  * batch k (from 1) weighs 1 / k, so the running statistics end as the
  * plain average of the batches' (variances unbiased), as torch's; then
  * the momenta and the train or eval mode are put back.  A model without
- * BatchNorm is left alone (no batch is drawn).  A loader that is in the
+ * BatchNorm is left alone (no batch is drawn); a BatchNorm without running
+ * statistics (track_running_stats 0) is passed over.  A loader that is in the
  * middle of an epoch finishes that one.  A failing batch or forward
  * returns its status, the momenta and the mode put back, the running
  * statistics where they were then. */
