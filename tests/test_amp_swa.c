@@ -377,6 +377,69 @@ Test(amp, file_round_trip)
     clt_grad_scaler_free(off);
 }
 
+long clt__driver_refuse_at(long pass); /* src/device/fault.c */
+
+/* Each driver call of a scaler's step refused in turn, over three
+ * parameters: the step fails with a message; retried, it either takes
+ * the step (the refusal came before any gradient changed, or after all
+ * were unscaled) or, when it came between the unscale launches, skips it
+ * as for an inf, and the update backs off.  Never a step from gradients
+ * half unscaled. */
+Test(amp, driver_refusals)
+{
+    clt_device *dev = get_device("cpu:0");
+    enum { NP = 3 };
+    const float want0 = P0[0] - 0.1f * C[0] * P0[0];
+    long pass = 0;
+    int skipped = 0, taken = 0;
+    for (;; pass++) {
+        clt_grad_scaler *s;
+        CHECK(clt_grad_scaler_new(NULL, &s));
+        clt_tensor *p[NP] = {param(dev, P0), param(dev, P0), param(dev, P0)};
+        clt_optimizer *opt = sgd(p, NP);
+        for (int i = 0; i < NP; i++)
+            scaled_backward(s, p[i], 1.0);
+        clt__driver_refuse_at(pass);
+        int stepped = -1;
+        clt_status st = clt_grad_scaler_step(s, opt, &stepped);
+        long left = clt__driver_refuse_at(-1);
+        if (left < 0) {
+            cr_assert_neq(st, CLT_OK, "driver call %ld refused and the step succeeded", pass);
+            cr_assert(clt_last_error()[0] != '\0');
+            cr_assert_eq(stepped, 0);
+            CHECK(clt_grad_scaler_step(s, opt, &stepped));
+        } else {
+            CHECK(st);
+        }
+        CHECK(clt_grad_scaler_update(s, NULL));
+        float h[NP][N];
+        for (int i = 0; i < NP; i++)
+            CHECK(clt_tensor_read(p[i], h[i], sizeof h[i]));
+        if (stepped) {
+            taken++;
+            for (int i = 0; i < NP; i++)
+                cr_assert_float_eq(h[i][0], want0, 1e-6, "driver call %ld: parameter %d", pass,
+                                   i);
+            cr_assert_eq(clt_grad_scaler_get_scale(s), 65536.0);
+        } else {
+            skipped++;
+            for (int i = 0; i < NP; i++)
+                cr_assert(memcmp(h[i], P0, sizeof P0) == 0, "driver call %ld: parameter %d moved",
+                          pass, i);
+            cr_assert_eq(clt_grad_scaler_get_scale(s), 32768.0);
+        }
+        clt_optimizer_free(opt);
+        for (int i = 0; i < NP; i++)
+            clt_tensor_free(p[i]);
+        clt_grad_scaler_free(s);
+        if (left >= 0)
+            break;
+    }
+    cr_assert_gt(pass, 5, "only %ld driver calls", pass);
+    cr_assert_gt(skipped, 0, "no refusal fell between the unscale launches");
+    cr_assert_gt(taken, 1);
+}
+
 /* ---- SWALR ----------------------------------------------------------------- */
 
 /* torch 1.13's SWALR.get_lr, in Python's operations. */
