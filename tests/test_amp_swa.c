@@ -753,6 +753,69 @@ Test(swa, update_bn_against_host_statistics)
     clt_generator_free(gen);
 }
 
+long clt__host_refuse_after(long pass); /* src/core/alloc.c */
+
+/* Each driver call, then each host allocation, of an update refused in
+ * turn: an update that fails leaves the average, n_averaged and its count
+ * as they were; one that succeeds gives the mean. */
+Test(swa, update_refusals_change_nothing)
+{
+    clt_device *dev = get_device("cpu:0");
+    clt_generator *gen;
+    CHECK(clt_generator_new(7, &gen));
+    clt_module *m;
+    CHECK(clt_linear(dev, IN, OUT, 1, gen, &m));
+    double w0[OUT * IN], b0[OUT], w1[OUT * IN], b1[OUT], mean[OUT * IN];
+    for (int hook = 0; hook < 2; hook++) {
+        int failures = 0;
+        long (*refuse)(long) = hook ? clt__host_refuse_after : clt__driver_refuse_at;
+        for (long pass = 0;; pass++) {
+            clt_averaged_model *a;
+            CHECK(clt_averaged_model_new(m, NULL, NULL, NULL, 0, &a));
+            set_model(m, 0, w0, b0);
+            CHECK(clt_averaged_model_update(a, m));
+            set_model(m, 1, w1, b1);
+            clt_tensor *w = clt_module_param(clt_averaged_model_module(a), "weight");
+            refuse(pass);
+            clt_status st = clt_averaged_model_update(a, m);
+            long left = refuse(-1);
+            bool message = clt_last_error()[0] != '\0';
+            int64_t n = -1;
+            clt_named_tensor *state;
+            size_t ns;
+            CHECK(clt_averaged_model_state(a, &state, &ns));
+            CHECK(clt_tensor_read(state[0].tensor, &n, sizeof n));
+            clt_free(state);
+            /* a refusal the library works around (a cache) may leave the
+             * update to succeed */
+            if (st != CLT_OK) {
+                cr_assert_lt(left, 0);
+                failures++;
+                cr_assert(message, "refusal %ld (hook %d): a failure without a message", pass,
+                          hook);
+                cr_assert_eq(clt_averaged_model_count(a), 1);
+                cr_assert_eq(n, 1, "refusal %ld (hook %d): n_averaged %lld", pass, hook,
+                             (long long)n);
+                expect_close(w, w0, OUT * IN, 0, "weight after a refused update");
+            } else {
+                CHECK(st);
+                cr_assert_eq(n, 2);
+                for (int i = 0; i < OUT * IN; i++)
+                    mean[i] = w0[i] + (w1[i] - w0[i]) / 2;
+                expect_close(w, mean, OUT * IN, 1e-6, "weight");
+            }
+            clt_averaged_model_free(a);
+            if (left >= 0) {
+                cr_assert_gt(failures, 2, "hook %d: only %d refusals failed the update", hook,
+                             failures);
+                break;
+            }
+        }
+    }
+    clt_module_free(m);
+    clt_generator_free(gen);
+}
+
 /* An average on another device: the model's values move there. */
 Test(swa, average_on_another_device)
 {

@@ -86,7 +86,8 @@ int64_t clt_averaged_model_count(const clt_averaged_model *a)
 }
 
 /* The tensors averaged, in torch's order: m's parameters, then with
- * buffers its buffers; *t (clt_free) holds *n borrowed tensors. */
+ * buffers its buffers; *t (clt_free) holds *n borrowed tensors and room
+ * for one more. */
 static clt_status averaged_tensors(const clt_module *m, bool buffers, clt_tensor ***t, size_t *n,
                                    const char *fn)
 {
@@ -96,7 +97,7 @@ static clt_status averaged_tensors(const clt_module *m, bool buffers, clt_tensor
     clt_status st = clt_module_parameters(m, &p, &np);
     if (st == CLT_OK && buffers)
         st = clt_module_named_buffers(m, &b, &nb);
-    clt_tensor **v = st == CLT_OK ? clt__realloc(p, np + nb ? np + nb : 1, sizeof *v) : NULL;
+    clt_tensor **v = st == CLT_OK ? clt__realloc(p, np + nb + 1, sizeof *v) : NULL;
     if (v == NULL) {
         free(p);
         free(b);
@@ -112,21 +113,39 @@ static clt_status averaged_tensors(const clt_module *m, bool buffers, clt_tensor
     return CLT_OK;
 }
 
+static bool same_shape(const clt_tensor *x, const clt_tensor *y)
+{
+    bool same = x->ndim == y->ndim;
+    for (int d = 0; same && d < x->ndim; d++)
+        same = x->shape[d] == y->shape[d];
+    return same;
+}
+
 /* The average's new value of avg from src (on avg's device), a new
- * tensor in *out. */
+ * tensor in *out of avg's dtype and shape, alone on its storage. */
 static clt_status average(const clt_averaged_model *a, const clt_tensor *avg,
                           const clt_tensor *src, clt_tensor **out, const char *fn)
 {
     clt_tensor *d = NULL, *q = NULL;
     clt_status st;
     if (a->avg_fn) {
-        st = a->avg_fn(a->user, avg, src, a->count, out);
-        if (st == CLT_OK && *out == NULL)
+        st = a->avg_fn(a->user, avg, src, a->count, &d);
+        if (st == CLT_OK && d == NULL)
             st = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: avg_fn gave no tensor", fn);
-        if (st == CLT_OK && (clt_tensor_numel(*out) != avg->numel))
-            st = clt__error(CLT_ERR_SHAPE_MISMATCH,
-                            "%s: avg_fn gave %lld elements for a tensor of %lld", fn,
-                            (long long)clt_tensor_numel(*out), (long long)avg->numel);
+        if (st == CLT_OK && !same_shape(d, avg)) {
+            char s1[160], s2[160];
+            st = clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: avg_fn gave %s for a tensor of %s", fn,
+                            clt__shape_str(s1, sizeof s1, d->ndim, d->shape),
+                            clt__shape_str(s2, sizeof s2, avg->ndim, avg->shape));
+        }
+        if (st == CLT_OK && d->dev != avg->dev)
+            st = clt__error(CLT_ERR_DEVICE_MISMATCH, "%s: avg_fn gave a tensor on %s for one on %s",
+                            fn, clt_device_label(d->dev), clt_device_label(avg->dev));
+        /* the caller's tensor may have other handles: a copy of its own */
+        if (st == CLT_OK)
+            st = d->dtype == avg->dtype ? clt__clone(d, out, fn)
+                                        : clt__to_dtype(d, avg->dtype, out, fn);
+        clt_tensor_free(d);
         return st == CLT_OK ? st : clt__error_in_step(st, fn, "avg_fn");
     }
     if (a->ema) {
@@ -146,6 +165,13 @@ static clt_status average(const clt_averaged_model *a, const clt_tensor *avg,
     }
     clt_tensor_free(d);
     clt_tensor_free(q);
+    /* an integer buffer (num_batches_tracked, with use_buffers) averages
+     * in float, truncated back as torch's copy_ truncates */
+    if (st == CLT_OK && (*out)->dtype != avg->dtype) {
+        clt_tensor *v = *out;
+        st = clt__to_dtype(v, avg->dtype, out, fn);
+        clt_tensor_free(v);
+    }
     return st;
 }
 
@@ -166,10 +192,7 @@ clt_status clt_averaged_model_update(clt_averaged_model *a, const clt_module *mo
                             n));
     for (size_t k = 0; k < n; k++) {
         const clt_tensor *x = mine[k], *y = theirs[k];
-        bool same = x->ndim == y->ndim;
-        for (int d = 0; same && d < x->ndim; d++)
-            same = x->shape[d] == y->shape[d];
-        if (!same) {
+        if (!same_shape(x, y)) {
             char s1[160], s2[160];
             CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT,
                                 "%s: tensor %zu is %s in the model and %s in the average", fn, k,
@@ -177,7 +200,7 @@ clt_status clt_averaged_model_update(clt_averaged_model *a, const clt_module *mo
                                 clt__shape_str(s2, sizeof s2, x->ndim, x->shape)));
         }
     }
-    next = clt__calloc(n ? n : 1, sizeof *next);
+    next = clt__calloc(n + 1, sizeof *next);
     if (next == NULL)
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
     /* every new value is made before any is written */
@@ -188,19 +211,35 @@ clt_status clt_averaged_model_update(clt_averaged_model *a, const clt_module *mo
         else
             src = clt_tensor_retain(theirs[k]);
         if (a->count == 0)
-            next[k] = src;
-        else {
+            st = src->dtype == mine[k]->dtype ? clt__clone(src, &next[k], fn)
+                                              : clt__to_dtype(src, mine[k]->dtype, &next[k], fn);
+        else
             st = average(a, mine[k], src, &next[k], fn);
-            clt_tensor_free(src);
-            CLT__TRY(st);
-        }
+        clt_tensor_free(src);
+        CLT__TRY(st);
     }
-    CLT__TRY(clt_fill_(a->n_averaged, (double)(a->count + 1)));
-    for (size_t k = 0; k < n; k++)
-        CLT__TRY(clt_copy_(mine[k], next[k]));
+    CLT__TRY(clt__full(a->n_averaged->dev, CLT_INT64, 0, NULL, (double)(a->count + 1),
+                       &next[n]));
+    /* each tensor takes its new buffer, which cannot fail; one that cannot
+     * (a part of a larger buffer: a model's own tensors never are) is
+     * copied into, last */
+    mine[n] = a->n_averaged;
+    bool left = false;
+    for (size_t k = 0; k <= n; k++)
+        if (clt__tensor_take_values(mine[k], next[k])) {
+            clt_tensor_free(next[k]);
+            next[k] = NULL;
+        } else {
+            left = true;
+        }
     a->count++;
+    for (size_t k = 0; left && k <= n; k++)
+        if (next[k] != NULL && (st = clt_copy_(mine[k], next[k])) != CLT_OK) {
+            clt__error_append(" (the tensors before it were averaged)");
+            break;
+        }
 done:
-    for (size_t k = 0; next && k < n; k++)
+    for (size_t k = 0; next && k <= n; k++)
         clt_tensor_free(next[k]);
     free(next);
     free(mine);
