@@ -6624,6 +6624,8 @@ def amp_swa():
     proto("clt_averaged_model_module", [P], P)
     proto("clt_averaged_model_state", [P, C.POINTER(NP), C.POINTER(C.c_size_t)])
     proto("clt_averaged_model_free", [P], None)
+    proto("clt_averaged_model_load_torch", [P, C.c_char_p])
+    proto("clt_averaged_model_count", [P], C.c_int64)
     proto("clt_update_bn", [P, P])
     proto("clt_dataloader_arrays", [P, C.POINTER(ArraySpec), P, C.POINTER(LoaderOpts), PP])
     proto("clt_dataloader_free", [P], None)
@@ -6704,6 +6706,17 @@ def amp_swa():
                     ok(name + " loads into torch's AveragedModel", True)
                 except Exception as e:
                     fail(name + " loads into torch's AveragedModel", str(e))
+                # torch's file into a fresh average: the count and values go on
+                torch.save(want, path)
+                L.clt_averaged_model_free(av)
+                av = P()
+                if (L.clt_averaged_model_new(cm, None, None, None, int(use_buffers), C.byref(av))
+                        or L.clt_averaged_model_load_torch(av, path.encode())):
+                    fail(name + " loads torch's file", L.clt_last_error().decode())
+                    continue
+                ok(name + " loads torch's file: n_averaged",
+                   L.clt_averaged_model_count(av) == int(want["n_averaged"]),
+                   "%d / %d" % (L.clt_averaged_model_count(av), int(want["n_averaged"])))
             finally:
                 L.clt_dataloader_free(dl)
                 L.clt_averaged_model_free(av)

@@ -644,6 +644,54 @@ Test(swa, mean_ema_and_custom_against_host)
     clt_generator_free(gen);
 }
 
+/* A run resumed from the state file averages as an uninterrupted one. */
+Test(swa, resume_from_state_file)
+{
+    clt_device *dev = get_device("cpu:0");
+    clt_generator *gen;
+    CHECK(clt_generator_new(7, &gen));
+    clt_module *m;
+    CHECK(clt_linear(dev, IN, OUT, 1, gen, &m));
+    clt_averaged_model *a, *b;
+    CHECK(clt_averaged_model_new(m, NULL, NULL, NULL, 0, &a));
+    CHECK(clt_averaged_model_new(m, NULL, NULL, NULL, 0, &b));
+    double w[OUT * IN], bias[OUT];
+    for (int k = 0; k < 3; k++) {
+        set_model(m, k, w, bias);
+        CHECK(clt_averaged_model_update(a, m));
+    }
+    char path[] = "/tmp/clt_swa_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    clt_named_tensor *st;
+    size_t n;
+    CHECK(clt_averaged_model_state(a, &st, &n));
+    CHECK(clt_save_torch(path, st, n));
+    clt_free(st);
+    CHECK(clt_averaged_model_load_torch(b, path));
+    cr_assert_eq(clt_averaged_model_count(b), 3);
+    set_model(m, 3, w, bias);
+    CHECK(clt_averaged_model_update(a, m));
+    CHECK(clt_averaged_model_update(b, m));
+    float *wa = read_f32(clt_module_param(clt_averaged_model_module(a), "weight"));
+    float *wb = read_f32(clt_module_param(clt_averaged_model_module(b), "weight"));
+    cr_assert(memcmp(wa, wb, OUT * IN * sizeof *wa) == 0, "the resumed average differs");
+    free(wa);
+    free(wb);
+    /* a model's own file lacks n_averaged: refused, b as it was */
+    CHECK(clt_module_save_torch(m, path));
+    cr_assert_neq(clt_averaged_model_load_torch(b, path), CLT_OK);
+    cr_assert(strstr(clt_last_error(), "missing key(s) in state") != NULL, "%s",
+              clt_last_error());
+    cr_assert_eq(clt_averaged_model_count(b), 4);
+    remove(path);
+    clt_averaged_model_free(a);
+    clt_averaged_model_free(b);
+    clt_module_free(m);
+    clt_generator_free(gen);
+}
+
 Test(swa, refusals)
 {
     clt_device *dev = get_device("cpu:0");

@@ -365,6 +365,17 @@ CLT_API clt_status clt_grad_scaler_save(const clt_grad_scaler *s, const char *pa
  * naming it, s unchanged. */
 CLT_API clt_status clt_grad_scaler_load(clt_grad_scaler *s, const char *path);
 
+/* AveragedModel.load_state_dict(torch.load(path)) (strict): a file
+ * torch.save wrote of torch's AveragedModel.state_dict(), or clt_save_torch
+ * of clt_averaged_model_state, read as clt_module_load_torch reads one
+ * (its refusals and messages; every key of the state, "n_averaged" and
+ * "module.*", and nothing else), each value converted into a's tensor of
+ * that name.  n_averaged is then read back (a wait) as the count the next
+ * clt_averaged_model_update goes on from, so that a resumed run averages
+ * as an uninterrupted one.  Errors as clt_module_load_torch's; a is left
+ * as it was on any failure found before the first tensor is written. */
+CLT_API clt_status clt_averaged_model_load_torch(clt_averaged_model *a, const char *path);
+
 /* ---- NumPy .npy ----------------------------------------------------------------- */
 
 /* Writes t to `path` as a NumPy .npy file (format 1.0, C order, the

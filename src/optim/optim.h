@@ -267,6 +267,10 @@ void clt__optimizer_counted(clt_optimizer *o);
 const char *clt__optim_options(clt_dtype dt);
 void clt__optim_geometry(const clt_tensor *p, cl_ulong *chunk, size_t *gws, const size_t **lws);
 
+/* After a file was loaded into a's n_averaged: reads it back (a wait) as
+ * a's count; a negative one is refused, naming fn, the count left. */
+clt_status clt__averaged_model_loaded(clt_averaged_model *a, const char *fn);
+
 /* A GradScaler's state, as torch's state_dict holds it (src/io). */
 typedef struct clt__scaler_state {
     int enabled;

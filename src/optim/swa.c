@@ -282,3 +282,16 @@ clt_status clt_averaged_model_state(const clt_averaged_model *a, clt_named_tenso
     *n = k + 1;
     return clt__ok();
 }
+
+clt_status clt__averaged_model_loaded(clt_averaged_model *a, const char *fn)
+{
+    int64_t n = 0;
+    clt_status st = clt_tensor_read(a->n_averaged, &n, sizeof n);
+    if (st != CLT_OK)
+        return clt__error_in(st, fn);
+    if (n < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: n_averaged %lld is negative", fn,
+                          (long long)n);
+    a->count = n;
+    return CLT_OK;
+}
