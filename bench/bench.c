@@ -1806,6 +1806,96 @@ done:
     free(df);
 }
 
+/* ---- GradScaler: unscale and inf check fused, against composed ops -------------- */
+
+/* One GradScaler step over the P parameters (SGD): clt_grad_scaler_step
+ * (one kernel per gradient unscales it and sets its device's inf flag; one
+ * read-back), or composed from ops as a port without the kernel would do
+ * it: each gradient times 1 / scale in place, isfinite, all, the flags
+ * and-ed, one read-back, then the step.  The gradients stay finite (they
+ * shrink by the scale at each call, harmlessly for the timing). */
+static clt_status scaler_step(clt_grad_scaler *s, clt_optimizer *opt, clt_tensor *const *p,
+                              size_t P, int composed)
+{
+    if (!composed) {
+        clt_status st = clt_grad_scaler_step(s, opt, NULL);
+        return st == CLT_OK ? clt_grad_scaler_update(s, NULL) : st;
+    }
+    clt_tensor *ok = NULL;
+    clt_status st = clt_scope_begin();
+    if (st != CLT_OK)
+        return st;
+    /* the scope releases what the loop makes */
+    for (size_t i = 0; i < P && st == CLT_OK; i++) {
+        clt_tensor *g = NULL, *fin = NULL, *all = NULL;
+        st = clt_grad(p[i], &g);
+        if (st == CLT_OK)
+            st = clt_mul_scalar_(g, 1.0 / clt_grad_scaler_get_scale(s));
+        if (st == CLT_OK)
+            st = clt_isfinite(g, &fin);
+        if (st == CLT_OK)
+            st = clt_all(fin, &all);
+        if (st == CLT_OK)
+            st = ok ? clt_logical_and(ok, all, &ok) : (ok = all, CLT_OK);
+    }
+    unsigned char good = 0;
+    if (st == CLT_OK)
+        st = clt_tensor_read(ok, &good, 1);
+    clt_scope_end();
+    return st == CLT_OK && good ? clt_optimizer_step(opt) : st;
+}
+
+static void case_grad_scaler(bench *b, size_t P, int64_t n, const char *name)
+{
+    enum { REPS = 5 };
+    clt_tensor **p = calloc(P, sizeof *p);
+    clt_optimizer *opt = NULL;
+    clt_grad_scaler *s = NULL;
+    double tc[REPS], tf[REPS];
+    float *h = malloc((size_t)n * sizeof *h);
+    if (p == NULL || h == NULL) {
+        fail(b, name, "out of host memory");
+        goto done;
+    }
+    fill_random(h, (size_t)n);
+    for (size_t i = 0; i < P; i++) {
+        clt_tensor *sum = NULL;
+        if (!(p[i] = from_host(b, h, 1, &n)) || clt_set_requires_grad(p[i], 1) != CLT_OK ||
+            clt_sum(p[i], &sum) != CLT_OK || clt_backward(sum, NULL, 0) != CLT_OK) {
+            clt_tensor_free(sum);
+            fail(b, name, "making the parameters and their gradients");
+            goto done;
+        }
+        clt_tensor_free(sum);
+    }
+    clt_sgd_opts so = {1e-6, 0, 0, 0, 0};
+    if (clt_sgd(p, P, &so, &opt) != CLT_OK || clt_grad_scaler_new(NULL, &s) != CLT_OK) {
+        fail(b, name, "the optimizer and the scaler");
+        goto done;
+    }
+    for (int r = -1; r < REPS; r++)
+        for (int k = 0; k < 2; k++) {
+            double t0 = now();
+            if (scaler_step(s, opt, p, P, k) != CLT_OK ||
+                clt_device_synchronize(b->dev) != CLT_OK) {
+                fail(b, name, "a timed step");
+                goto done;
+            }
+            if (r >= 0)
+                (k ? tc : tf)[r] = now() - t0;
+        }
+    double total = (double)P * (double)n / 1e6;
+    double rf = total / median(tf, REPS), rc = total / median(tc, REPS);
+    report(b, name, rf, "Melem/s", "composed", rc, rf / rc, "");
+done:
+    clt_grad_scaler_free(s);
+    clt_optimizer_free(opt);
+    for (size_t i = 0; p && i < P; i++)
+        clt_tensor_free(p[i]);
+    free(p);
+    free(h);
+}
+
 /* ---- embedding_bag: one kernel against embedding, then a sum ------------------- */
 
 /* The bags' sums of w's rows picked by the 2-D x: clt_embedding_bag, or
@@ -3010,7 +3100,8 @@ int cltensor_bench(int argc, char **argv)
                                         "topk100_4096x1000_vs_sort", "topk1000_1x1M_vs_sort",
                                         "cdist_512x64", "unbind_bwd_4096x256",
                                         "sdpa_sweep", "linalg_eigvalsh_64x32x32",
-                                        "linalg_qr_256x32x32", "embedding_bag_4096x32"};
+                                        "linalg_qr_256x32x32", "embedding_bag_4096x32",
+                                        "grad_scaler_step_64x16384"};
     for (int i = 0; i < b.nfilters; i++) {
         size_t k = 0, len = strlen(b.filters[i]);
         while (k < sizeof names / sizeof names[0] && strncmp(names[k], b.filters[i], len) != 0)
@@ -3105,6 +3196,8 @@ int cltensor_bench(int argc, char **argv)
         case_unbind_bwd(&b, 4096, 256, "unbind_bwd_4096x256");
     if (selected(&b, "embedding_bag_4096x32"))
         case_embedding_bag(&b, 4096, 32, "embedding_bag_4096x32");
+    if (selected(&b, "grad_scaler_step_64x16384"))
+        case_grad_scaler(&b, 64, 16384, "grad_scaler_step_64x16384");
     static const char *const copies[] = {
         [COPY_TRANSPOSE] = "copy_transpose_4096", [COPY_PERMUTE] = "copy_permute_64x256x256",
         [COPY_EXPAND] = "copy_expand_4096x512", [COPY_SLICE] = "copy_slice_4096x1024"};

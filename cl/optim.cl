@@ -264,3 +264,25 @@ CLT_KERNEL(radam_step)(__global T *p, __global const T *g, __global T *m, __glob
         T_STORE(p, i, pi - d);
     }
 }
+
+/* GradScaler's unscale of one gradient before the step (torch's
+ * _amp_foreach_non_finite_check_and_unscale_): g *= inv_scale (left as it
+ * is where inv_scale is 1), and found_inf[0] = 1 where any element was inf
+ * or NaN before.  inv_scale is float32, as torch's (the reciprocal of the
+ * scale in double, rounded); the product is taken in T's compute type.
+ * Every item that finds one writes the same 1, so their race is harmless;
+ * none writes 0, so the gradients of one device share one flag. */
+CLT_KERNEL(amp_unscale)(__global T *g, __global float *found_inf, ulong g_off, ulong n,
+                        ulong chunk, float inv_scale)
+{
+    g += g_off;
+    int bad = 0;
+    CHUNK_LOOP {
+        T_C v = T_LOAD(g, i);
+        bad |= !isfinite(v);
+        if (inv_scale != 1.0f)
+            T_STORE(g, i, v * (T_C)inv_scale);
+    }
+    if (bad)
+        found_inf[0] = 1.0f;
+}

@@ -6710,6 +6710,283 @@ def distributions():
               _dist_c([bern_p, normal], kl), [probs, loc, scale])
 
 
+# ---- GradScaler's state, swa_utils (AveragedModel, update_bn, SWALR) --------
+
+class SgdOpts(C.Structure):
+    _fields_ = [("lr", C.c_double), ("momentum", C.c_double), ("dampening", C.c_double),
+                ("weight_decay", C.c_double), ("nesterov", C.c_int)]
+
+
+class ScalerOpts(C.Structure):
+    _fields_ = [("init_scale", C.c_double), ("growth_factor", C.c_double),
+                ("backoff_factor", C.c_double), ("growth_interval", C.c_int64),
+                ("enabled", C.c_int)]
+
+
+class ArraySpec(C.Structure):
+    _fields_ = [("data", P), ("dtype", C.c_int), ("ndim", C.c_int), ("shape", I64P)]
+
+
+class LoaderOpts(C.Structure):
+    _fields_ = [("batch_size", C.c_int64), ("shuffle", C.c_int), ("seed", C.c_uint64),
+                ("drop_last", C.c_int), ("num_replicas", C.c_int), ("rank", C.c_int),
+                ("indices", I64P), ("num_indices", C.c_int64), ("weights", P),
+                ("num_samples", C.c_int64), ("replacement", C.c_int)]
+
+
+def _st_metadata(path):
+    """A safetensors file's __metadata__ (read by hand: 8 bytes of length,
+    then the JSON header)."""
+    import json
+    import struct
+    with open(path, "rb") as fh:
+        n = struct.unpack("<Q", fh.read(8))[0]
+        return json.loads(fh.read(n)).get("__metadata__", {})
+
+
+def _enabled_scaler(init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
+                    growth_interval=2000):
+    """torch 1.13's GradScaler without CUDA disables itself; its state_dict
+    and load_state_dict need no device once the attributes its enabled
+    constructor sets are set here, as it sets them."""
+    s = torch.cuda.amp.GradScaler(enabled=False)
+    s._enabled = True
+    s._init_scale, s._scale = init_scale, None
+    s._growth_factor, s._backoff_factor = growth_factor, backoff_factor
+    s._growth_interval = growth_interval
+    s._init_growth_tracker, s._growth_tracker = 0, None
+    return s
+
+
+def amp_swa():
+    """GradScaler's file against torch's state_dict both ways;
+    AveragedModel (SWA mean and EMA) and update_bn against torch's
+    swa_utils, their state_dict loading into torch's AveragedModel; SWALR's
+    rates against torch's, alone and after a CosineAnnealingLR."""
+    import ast
+    import tempfile
+    from torch.optim import swa_utils
+    NP = C.POINTER(Named)
+    proto("clt_grad_scaler_new", [C.POINTER(ScalerOpts), PP])
+    proto("clt_grad_scaler_update", [P, C.POINTER(C.c_double)])
+    proto("clt_grad_scaler_save", [P, C.c_char_p])
+    proto("clt_grad_scaler_load", [P, C.c_char_p])
+    proto("clt_grad_scaler_get_scale", [P], C.c_double)
+    proto("clt_grad_scaler_growth_tracker", [P], C.c_int64)
+    proto("clt_grad_scaler_free", [P], None)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "scaler.safetensors")
+        sc = P()
+        o = ScalerOpts(1024.0, 3.0, 0.125, 7, 1)
+        if L.clt_grad_scaler_new(C.byref(o), C.byref(sc)):
+            fail("GradScaler new", L.clt_last_error().decode())
+            return
+        try:
+            L.clt_grad_scaler_update(sc, C.byref(C.c_double(0.1)))
+            if L.clt_grad_scaler_save(sc, path.encode()):
+                fail("GradScaler save", L.clt_last_error().decode())
+                return
+            md = _st_metadata(path)
+            ours = {k: ast.literal_eval(v) for k, v in md.items() if k != "scaler"}
+            t = _enabled_scaler()
+            t.load_state_dict(ours)
+            back = t.state_dict()
+            ok("GradScaler file into torch's load_state_dict", back == ours and
+               all(type(back[k]) is type(ours[k]) for k in back), "%s / %s" % (back, ours))
+            ok("GradScaler file: scale as float32", ours.get("scale") == float(np.float32(0.1)),
+               "%r" % ours.get("scale"))
+            # torch's state_dict into our file format, loaded
+            t = _enabled_scaler(init_scale=2.0 ** 20, growth_factor=4.0, backoff_factor=0.25,
+                                growth_interval=9)
+            t._init_growth_tracker = 5
+            sd = t.state_dict()
+            from safetensors.torch import save_file
+            meta = {k: repr(v) for k, v in sd.items()}
+            meta["scaler"] = "GradScaler"
+            save_file({}, path, metadata=meta)
+            if L.clt_grad_scaler_load(sc, path.encode()):
+                fail("GradScaler load torch's state_dict", L.clt_last_error().decode())
+            else:
+                ok("GradScaler load torch's state_dict",
+                   L.clt_grad_scaler_get_scale(sc) == sd["scale"] and
+                   L.clt_grad_scaler_growth_tracker(sc) == sd["_growth_tracker"],
+                   "scale %g tracker %d" % (L.clt_grad_scaler_get_scale(sc),
+                                            L.clt_grad_scaler_growth_tracker(sc)))
+        finally:
+            L.clt_grad_scaler_free(sc)
+
+    # AveragedModel and update_bn
+    proto("clt_linear", [P, C.c_int64, C.c_int64, C.c_int, P, PP])
+    proto("clt_batch_norm1d_layer", [P, C.c_int64, C.c_double, C.c_double, C.c_int, C.c_int, PP])
+    proto("clt_sequential", [PP, C.c_size_t, PP])
+    proto("clt_module_free", [P], None)
+    proto("clt_module_load_torch", [P, C.c_char_p, C.c_int])
+    proto("clt_save_torch", [C.c_char_p, NP, C.c_size_t])
+    proto("clt_averaged_model_new", [P, P, P, P, C.c_int, PP])
+    proto("clt_averaged_model_ema", [P, P, C.c_double, C.c_int, PP])
+    proto("clt_averaged_model_update", [P, P])
+    proto("clt_averaged_model_module", [P], P)
+    proto("clt_averaged_model_state", [P, C.POINTER(NP), C.POINTER(C.c_size_t)])
+    proto("clt_averaged_model_free", [P], None)
+    proto("clt_averaged_model_load_torch", [P, C.c_char_p])
+    proto("clt_averaged_model_count", [P], C.c_int64)
+    proto("clt_update_bn", [P, P])
+    proto("clt_dataloader_arrays", [P, C.POINTER(ArraySpec), P, C.POINTER(LoaderOpts), PP])
+    proto("clt_dataloader_free", [P], None)
+    proto("clt_free", [P], None)
+    torch.manual_seed(5)
+    tmodel = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))
+    x = torch.randn(10, 3)
+    for ema, use_buffers in ((False, False), (False, True), (True, False)):
+        name = "AveragedModel %s use_buffers=%s" % ("EMA 0.75" if ema else "SWA", use_buffers)
+        fn = (lambda a, m, n: 0.75 * a + 0.25 * m) if ema else None
+        cm, av, dl = P(), P(), P()
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "m.pt")
+            try:
+                lin, bn = P(), P()
+                if (L.clt_linear(DEV, 3, 4, 1, None, C.byref(lin)) or
+                        L.clt_batch_norm1d_layer(DEV, 4, 1e-5, 0.1, 1, 1, C.byref(bn)) or
+                        L.clt_sequential((P * 2)(lin, bn), 2, C.byref(cm))):
+                    fail(name, L.clt_last_error().decode())
+                    continue
+                torch.save(tmodel.state_dict(), path)
+                L.clt_module_load_torch(cm, path.encode(), 1)
+                tavg = swa_utils.AveragedModel(tmodel, avg_fn=fn, use_buffers=use_buffers)
+                made = (L.clt_averaged_model_ema(cm, None, 0.75, int(use_buffers), C.byref(av))
+                        if ema else
+                        L.clt_averaged_model_new(cm, None, None, None, int(use_buffers),
+                                                 C.byref(av)))
+                if made:
+                    fail(name, L.clt_last_error().decode())
+                    continue
+                bad = None
+                for k in range(4):
+                    with torch.no_grad():
+                        for q in tmodel.parameters():
+                            q.add_(torch.randn_like(q) * (k + 1))
+                        tmodel[1].running_mean.add_(torch.randn(4))
+                    torch.save(tmodel.state_dict(), path)
+                    if (L.clt_module_load_torch(cm, path.encode(), 1) or
+                            L.clt_averaged_model_update(av, cm)):
+                        bad = L.clt_last_error().decode()
+                        break
+                    tavg.update_parameters(tmodel)
+                if bad:
+                    fail(name, bad)
+                    continue
+                # update_bn over batches of 4 (the last of 2), as a DataLoader
+                xa = np.ascontiguousarray(x.numpy())
+                spec = ArraySpec(xa.ctypes.data_as(P), F32, 2, shape_arr(xa.shape))
+                lo = LoaderOpts(4, 0, 0, 0, 0, 0, None, 0, None, 0, 1)
+                if (L.clt_dataloader_arrays(DEV, C.byref(spec), None, C.byref(lo), C.byref(dl))
+                        or L.clt_update_bn(dl, L.clt_averaged_model_module(av))):
+                    fail(name + " update_bn", L.clt_last_error().decode())
+                    continue
+                swa_utils.update_bn([x[0:4], x[4:8], x[8:10]], tavg)
+                arr, n = NP(), C.c_size_t()
+                if (L.clt_averaged_model_state(av, C.byref(arr), C.byref(n)) or
+                        L.clt_save_torch(path.encode(), arr, n)):
+                    fail(name + " state", L.clt_last_error().decode())
+                    continue
+                L.clt_free(arr)
+                got = torch.load(path)
+                want = tavg.state_dict()
+                ok(name + " state_dict keys", list(got) == list(want),
+                   "%s / %s" % (list(got), list(want)))
+                for k in want:
+                    if k not in got:
+                        continue
+                    g, w = got[k], want[k]
+                    same = g.dtype == w.dtype and g.shape == w.shape
+                    ok("%s %s" % (name, k), same and torch.allclose(g.double(), w.double(),
+                                                                    rtol=2e-6, atol=2e-6),
+                       "%s %s / %s %s, max diff %g"
+                       % (g.dtype, tuple(g.shape), w.dtype, tuple(w.shape),
+                          (g.double() - w.double()).abs().max() if same else -1))
+                fresh = swa_utils.AveragedModel(tmodel, avg_fn=fn, use_buffers=use_buffers)
+                try:
+                    fresh.load_state_dict(got, strict=True)
+                    ok(name + " loads into torch's AveragedModel", True)
+                except Exception as e:
+                    fail(name + " loads into torch's AveragedModel", str(e))
+                # torch's file into a fresh average: the count and values go on
+                torch.save(want, path)
+                L.clt_averaged_model_free(av)
+                av = P()
+                if (L.clt_averaged_model_new(cm, None, None, None, int(use_buffers), C.byref(av))
+                        or L.clt_averaged_model_load_torch(av, path.encode())):
+                    fail(name + " loads torch's file", L.clt_last_error().decode())
+                    continue
+                ok(name + " loads torch's file: n_averaged",
+                   L.clt_averaged_model_count(av) == int(want["n_averaged"]),
+                   "%d / %d" % (L.clt_averaged_model_count(av), int(want["n_averaged"])))
+            finally:
+                L.clt_dataloader_free(dl)
+                L.clt_averaged_model_free(av)
+                L.clt_module_free(cm)
+
+    # SWALR, alone and after a CosineAnnealingLR
+    proto("clt_sgd", [PP, C.c_size_t, C.POINTER(SgdOpts), PP])
+    proto("clt_optimizer_add_param_group", [P, PP, C.c_size_t, P])
+    proto("clt_optimizer_group_lr", [P, C.c_size_t], C.c_double)
+    proto("clt_optimizer_free", [P], None)
+    proto("clt_swa_lr", [P, C.POINTER(C.c_double), C.c_size_t, C.c_int64, C.c_char_p, PP])
+    proto("clt_cosine_lr", [P, C.c_int64, C.c_double, PP])
+    proto("clt_lr_scheduler_step", [P])
+    proto("clt_lr_scheduler_free", [P], None)
+    proto("clt_set_requires_grad", [P, C.c_int])
+    for epochs, strategy, before in ((3, "cos", 0), (3, "linear", 0), (0, "cos", 0),
+                                     (5, "linear", 3), (10, "cos", 4)):
+        name = "SWALR anneal_epochs=%d %s after %d cosine steps" % (epochs, strategy, before)
+        a, b = torch.zeros(3, requires_grad=True), torch.zeros(2, requires_grad=True)
+        topt = torch.optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.2}], lr=0.5)
+        keep, opt, cs, sw = [upload(a.detach()), upload(b.detach())], P(), P(), P()
+        try:
+            for t in keep:
+                L.clt_set_requires_grad(t, 1)
+            so, so2 = SgdOpts(0.5, 0, 0, 0, 0), SgdOpts(0.2, 0, 0, 0, 0)
+            if (L.clt_sgd((P * 1)(keep[0]), 1, C.byref(so), C.byref(opt)) or
+                    L.clt_optimizer_add_param_group(opt, (P * 1)(keep[1]), 1, C.byref(so2))):
+                fail(name, L.clt_last_error().decode())
+                continue
+            tcs = None
+            if before:
+                tcs = torch.optim.lr_scheduler.CosineAnnealingLR(topt, 10)
+                L.clt_cosine_lr(opt, 10, 0.0, C.byref(cs))
+                for _ in range(before):
+                    topt.step()
+                    tcs.step()
+                    L.clt_lr_scheduler_step(cs)
+            tsw = swa_utils.SWALR(topt, swa_lr=[0.05, 0.01], anneal_epochs=epochs,
+                                  anneal_strategy=strategy)
+            if L.clt_swa_lr(opt, (C.c_double * 2)(0.05, 0.01), 2, epochs, strategy.encode(),
+                            C.byref(sw)):
+                fail(name, L.clt_last_error().decode())
+                continue
+            worst = None
+            for e in range(12):
+                for g in range(2):
+                    got, want = L.clt_optimizer_group_lr(opt, g), topt.param_groups[g]["lr"]
+                    # after the cosine steps the rates start from its
+                    # closed form, which is torch's chainable one to an ulp
+                    # (optim.h); alone, bit for bit
+                    off = abs(got - want) > (1e-15 * abs(want) if before else 0)
+                    if off and worst is None:
+                        worst = "step %d group %d: %.17g / %.17g" % (e, g, got, want)
+                topt.step()
+                tsw.step()
+                L.clt_lr_scheduler_step(sw)
+            ok(name + (" rates" if before else " rates bit for bit"), worst is None,
+               worst or "")
+        finally:
+            L.clt_lr_scheduler_free(sw)
+            L.clt_lr_scheduler_free(cs)
+            L.clt_optimizer_free(opt)
+            for t in keep:
+                L.clt_tensor_free(t)
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -6736,7 +7013,8 @@ def main():
                 calculus,
                 covariance,
                 histc,
-                distributions]
+                distributions,
+                amp_swa]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

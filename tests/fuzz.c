@@ -5314,6 +5314,125 @@ static void op_index_slices(fz *f)
     }
 }
 
+/* GradScaler, SWALR, AveragedModel and update_bn: bad settings, calls out
+ * of order (unscale twice, step twice), on the optimizer and models held. */
+static void op_amp_swa(fz *f)
+{
+    clt_status st;
+    switch (pick(f, 3)) {
+    case 0: {
+        clt_grad_scaler_opts o = CLT_GRAD_SCALER_DEFAULTS;
+        if (chance(f, 40)) {
+            o.init_scale = chance(f, 50) ? 8.0 : rand_scalar(f);
+            o.growth_factor = chance(f, 60) ? 2.0 : rand_scalar(f);
+            o.backoff_factor = chance(f, 60) ? 0.5 : rand_scalar(f);
+            o.growth_interval = chance(f, 60) ? 2 : (int64_t)pick(f, 5) - 2;
+        }
+        o.enabled = !chance(f, 20);
+        clt_grad_scaler *g = SENT;
+        CALL("clt_grad_scaler_new", clt_grad_scaler_new(chance(f, 10) ? NULL : &o, &g));
+        if (!outcome(f, st, g))
+            return;
+        clt_tensor *out = SENT;
+        CALL("clt_grad_scaler_scale", clt_grad_scaler_scale(g, rt(f), &out));
+        if (outcome(f, st, out))
+            tfree(f, out, 0);
+        for (int k = (int)pick(f, 4); k >= 0; k--) {
+            clt_optimizer *opt = chance(f, 10) ? NULL : f->opt;
+            switch (pick(f, 3)) {
+            case 0: {
+                CALL("clt_grad_scaler_unscale_", clt_grad_scaler_unscale_(g, opt));
+                if (status_ok(f, st) && o.enabled) {
+                    CALL("clt_grad_scaler_unscale_", clt_grad_scaler_unscale_(g, opt));
+                    if (st == CLT_OK)
+                        die(f, "unscale_ twice without an update succeeded");
+                    status_ok(f, st);
+                }
+                break;
+            }
+            case 1: {
+                int stepped = -1;
+                CALL("clt_grad_scaler_step", clt_grad_scaler_step(g, opt, &stepped));
+                if (!status_ok(f, st) && stepped != 0)
+                    die(f, "a failed step says it stepped");
+                break;
+            }
+            default: {
+                double ns = chance(f, 50) ? 4.0 : rand_scalar(f);
+                CALL("clt_grad_scaler_update",
+                     clt_grad_scaler_update(g, chance(f, 50) ? NULL : &ns));
+                status_ok(f, st);
+                break;
+            }
+            }
+        }
+        double sc = clt_grad_scaler_get_scale(g);
+        if (!(sc > 0) || isinf(sc))
+            die(f, "the scale became %g", sc);
+        CALL_VOID("clt_grad_scaler_free", clt_grad_scaler_free(g));
+        break;
+    }
+    case 1: {
+        const double rates[3] = {chance(f, 70) ? 0.05 : rand_scalar(f), rand_scalar(f), 0.01};
+        static const char *const strategies[] = {"cos", "linear", "", "Cos"};
+        clt_lr_scheduler *sw = SENT;
+        CALL("clt_swa_lr",
+             clt_swa_lr(f->opt, chance(f, 5) ? NULL : rates, pick(f, 4),
+                        (int64_t)pick(f, 6) - 1, chance(f, 40) ? NULL : strategies[pick(f, 4)],
+                        &sw));
+        if (!outcome(f, st, sw))
+            return;
+        for (int k = (int)pick(f, 5); k >= 0; k--) {
+            CALL("clt_lr_scheduler_step", clt_lr_scheduler_step(sw));
+            status_ok(f, st);
+            double lr = clt_optimizer_lr(f->opt);
+            if (!(lr >= 0) || isinf(lr))
+                die(f, "SWALR set the rate %g", lr);
+        }
+        CALL_VOID("clt_lr_scheduler_free", clt_lr_scheduler_free(sw));
+        break;
+    }
+    default: {
+        clt_module *m = f->mod[pick(f, NMOD)];
+        clt_averaged_model *a = SENT;
+        int buffers = (int)pick(f, 2);
+        if (chance(f, 50))
+            CALL("clt_averaged_model_ema",
+                 clt_averaged_model_ema(m, NULL, chance(f, 70) ? 0.9 : rand_scalar(f), buffers,
+                                        &a));
+        else
+            CALL("clt_averaged_model_new",
+                 clt_averaged_model_new(m, NULL, NULL, NULL, buffers, &a));
+        if (!outcome(f, st, a))
+            return;
+        for (int k = (int)pick(f, 3); k >= 0; k--) {
+            int64_t before = clt_averaged_model_count(a);
+            CALL("clt_averaged_model_update",
+                 clt_averaged_model_update(a, f->mod[pick(f, NMOD)]));
+            if (status_ok(f, st) != (clt_averaged_model_count(a) == before + 1))
+                die(f, "n_averaged %lld after an update from %lld",
+                    (long long)clt_averaged_model_count(a), (long long)before);
+        }
+        clt_named_tensor *named = SENT;
+        size_t n = 0;
+        CALL("clt_averaged_model_state", clt_averaged_model_state(a, &named, &n));
+        if (outcome(f, st, named)) {
+            if (n < 1 || strcmp(named[0].name, "n_averaged") != 0)
+                die(f, "an AveragedModel state without n_averaged first");
+            clt_free(named);
+        }
+        if (chance(f, 30)) {
+            CALL("clt_update_bn", clt_update_bn(NULL, clt_averaged_model_module(a)));
+            if (st == CLT_OK)
+                die(f, "update_bn without a loader succeeded");
+            status_ok(f, st);
+        }
+        CALL_VOID("clt_averaged_model_free", clt_averaged_model_free(a));
+        break;
+    }
+    }
+}
+
 /* ---- distributions: torch.distributions ------------------------------------------------------ */
 
 /* A distribution of family k from random operands (any dtype, device or
@@ -5559,6 +5678,7 @@ static struct {
     {"index_slices", op_index_slices, 2},
     {"optim2", op_optim2, 2},
     {"distributions", op_distributions, 3},
+    {"amp_swa", op_amp_swa, 2},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

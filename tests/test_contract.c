@@ -56,6 +56,8 @@ typedef struct outs {
     clt_ddp *ddp;
     int64_t *ids;
     clt_distribution *dist;
+    clt_grad_scaler *gs;
+    clt_averaged_model *am;
 } outs;
 
 enum {
@@ -65,7 +67,8 @@ enum {
     NEVER_FAILS = 1 << 14, /* fails only when memory runs out: not called */
     REPORT = 1 << 15, /* the documented exception: the string is handed out on failure too */
     ARR = 1 << 16, PG = 1 << 17, T3 = 1 << 18,
-    HOOK = 1 << 19, DDP = 1 << 20, IDS = 1 << 21, DIST = 1 << 22
+    HOOK = 1 << 19, DDP = 1 << 20, IDS = 1 << 21, DIST = 1 << 22,
+    GS = 1 << 23, AVG = 1 << 24
 };
 
 static const int64_t sh23[2] = {2, 3}, sh5[1] = {5}, sh53[2] = {5, 3}, k22[2] = {2, 2};
@@ -95,6 +98,8 @@ static const clt_dist_opts bad_dist = {0, -1, "127.0.0.1", 1, 0};
 static const clt_rnn_opts bad_rnn = CLT_RNN_DEFAULTS(3, 0);
 static const clt_array_spec spec_x = {host6, CLT_FLOAT32, 2, sh23};
 static const clt_device_info infos[1];
+static const clt_grad_scaler_opts bad_scaler = {65536.0, 1.0, 0.5, 2000, 1};
+static const double swa_rate[1] = {0.05};
 
 static clt_status no_fill(void *user, const int64_t *indices, int64_t count, void *x, void *y)
 {
@@ -751,7 +756,14 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_distribution_mean, T, clt_distribution_mean(NULL, &o->t))                          \
     X(clt_distribution_variance, T, clt_distribution_variance(NULL, &o->t))                  \
     X(clt_distribution_stddev, T, clt_distribution_stddev(NULL, &o->t))                      \
-    X(clt_kl_divergence, T, clt_kl_divergence(f->dist, NULL, &o->t))
+    X(clt_kl_divergence, T, clt_kl_divergence(f->dist, NULL, &o->t))                         \
+    /* optim.h: GradScaler and swa_utils */                                                  \
+    X(clt_grad_scaler_new, GS, clt_grad_scaler_new(&bad_scaler, &o->gs))                     \
+    X(clt_grad_scaler_scale, T, clt_grad_scaler_scale(NULL, f->f, &o->t))                    \
+    X(clt_swa_lr, SCHED, clt_swa_lr(f->opt, swa_rate, 1, -1, NULL, &o->sched))               \
+    X(clt_averaged_model_new, AVG, clt_averaged_model_new(NULL, NULL, NULL, NULL, 0, &o->am)) \
+    X(clt_averaged_model_ema, AVG, clt_averaged_model_ema(f->lin, NULL, 2.0, 0, &o->am))     \
+    X(clt_averaged_model_state, NAMED | N, clt_averaged_model_state(NULL, &o->named, &o->n))
 
 static int small_int[1];
 
@@ -823,6 +835,8 @@ static void fill_sentinels(outs *o)
     o->ddp = SENTINEL;
     o->ids = SENTINEL;
     o->dist = SENTINEL;
+    o->gs = SENTINEL;
+    o->am = SENTINEL;
 }
 
 /* Each slot the row names must be NULL (0 for a count), each other one
@@ -849,7 +863,9 @@ static void check_slots(const row *r, outs *o, const char *pass)
                  {HOOK, o->hook, "hook"},
                  {DDP, o->ddp, "ddp"},
                  {IDS, o->ids, "index array"},
-                 {DIST, o->dist, "distribution"}};
+                 {DIST, o->dist, "distribution"},
+                 {GS, o->gs, "grad scaler"},
+                 {AVG, o->am, "averaged model"}};
     for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
         const void *want = (r->slots & slots[i].bit) ? NULL : SENTINEL;
         cr_expect_eq(slots[i].p, want, "%s (%s): %s is %p after the failure, want %p", r->name,

@@ -341,6 +341,41 @@ CLT_API clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *
  * ChainedScheduler's epoch becomes its first schedule's). */
 CLT_API clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path);
 
+/* ---- GradScaler --------------------------------------------------------------- */
+
+/* Saves a GradScaler's state, as torch.save(scaler.state_dict()), in a
+ * file of its own beside the optimizer's (as a schedule's: a safetensors
+ * file with no tensors): __metadata__ holds "scaler" ("GradScaler") and
+ * torch 1.13's keys as Python's repr writes the values, "scale" (a
+ * float), "growth_factor", "backoff_factor" (floats), "growth_interval"
+ * and "_growth_tracker" (ints); so `{k: ast.literal_eval(v)}` of them is
+ * torch's state_dict, which GradScaler.load_state_dict takes.  A disabled
+ * scaler writes "scaler" alone, as torch's state_dict of one is empty.
+ * Errors as clt_lr_scheduler_save. */
+CLT_API clt_status clt_grad_scaler_save(const clt_grad_scaler *s, const char *path);
+
+/* Loads a file written by clt_grad_scaler_save into s, as torch's
+ * load_state_dict: the scale (rounded to float32, as torch fills its
+ * _scale), the factors, the interval and the growth tracker.  A disabled
+ * s loads nothing (as torch's returns at once).  A file of a disabled
+ * scaler ("The source state dict is empty, possibly because it was saved
+ * from a disabled instance of GradScaler.", torch's message), a file with
+ * tensors, a key missing or unreadable, or a value the constructor
+ * refuses (and a negative growth tracker) is CLT_ERR_INVALID_ARGUMENT
+ * naming it, s unchanged. */
+CLT_API clt_status clt_grad_scaler_load(clt_grad_scaler *s, const char *path);
+
+/* AveragedModel.load_state_dict(torch.load(path)) (strict): a file
+ * torch.save wrote of torch's AveragedModel.state_dict(), or clt_save_torch
+ * of clt_averaged_model_state, read as clt_module_load_torch reads one
+ * (its refusals and messages; every key of the state, "n_averaged" and
+ * "module.*", and nothing else), each value converted into a's tensor of
+ * that name.  n_averaged is then read back (a wait) as the count the next
+ * clt_averaged_model_update goes on from, so that a resumed run averages
+ * as an uninterrupted one.  Errors as clt_module_load_torch's; a is left
+ * as it was on any failure found before the first tensor is written. */
+CLT_API clt_status clt_averaged_model_load_torch(clt_averaged_model *a, const char *path);
+
 /* ---- NumPy .npy ----------------------------------------------------------------- */
 
 /* Writes t to `path` as a NumPy .npy file (format 1.0, C order, the

@@ -16,6 +16,8 @@
 #ifndef CLTENSOR_OPTIM_H
 #define CLTENSOR_OPTIM_H
 
+#include <cltensor/data.h>
+#include <cltensor/nn.h>
 #include <cltensor/tensor.h>
 
 #ifdef __cplusplus
@@ -712,6 +714,196 @@ typedef clt_status (*clt_closure)(void *user, double *loss);
  * library during an LBFGS step (out of device memory) leaves the same. */
 CLT_API clt_status clt_optimizer_step_closure(clt_optimizer *opt, clt_closure fn, void *user,
                                               double *loss);
+
+/* ---- mixed precision: GradScaler (torch.cuda.amp) ------------------------- */
+
+/* torch.cuda.amp.GradScaler of torch 1.13, on any device.  Autocast is not
+ * offered: float16 compute needs cl_khr_fp16, which most OpenCL CPU
+ * devices lack, so models train in float32 (or float64) and the scaler
+ * guards them against overflow all the same (an inf or NaN gradient skips
+ * the step and backs the scale off).  Its settings, CLT_GRAD_SCALER_DEFAULTS
+ * torch's: init_scale 65536, growth_factor 2, backoff_factor 0.5,
+ * growth_interval 2000, enabled 1.  With enabled 0 every call below is the
+ * plain one (scale gives the loss back, step is clt_optimizer_step,
+ * unscale and update do nothing, the scale reads 1), as torch's. */
+typedef struct clt_grad_scaler clt_grad_scaler;
+typedef struct clt_grad_scaler_opts {
+    double init_scale, growth_factor, backoff_factor;
+    int64_t growth_interval;
+    int enabled;
+} clt_grad_scaler_opts;
+#define CLT_GRAD_SCALER_DEFAULTS {65536.0, 2.0, 0.5, 2000, 1}
+
+/* A new scaler (opts NULL: the defaults).  The scale and the growth
+ * tracker are kept on the host: the scale as the float32 value torch keeps
+ * in its _scale tensor, so that the sequence of scales is torch's bit for
+ * bit.  growth_factor not above 1 ("The growth factor must be > 1.0.") or
+ * backoff_factor not below 1 ("The backoff factor must be < 1.0."),
+ * torch's checks, and also what torch takes and then fails on (a
+ * backoff_factor not above 0, an init_scale that is not finite and > 0 or
+ * does not fit float32, growth_interval below 1) are
+ * CLT_ERR_INVALID_ARGUMENT.  Release with clt_grad_scaler_free. */
+CLT_API clt_status clt_grad_scaler_new(const clt_grad_scaler_opts *opts, clt_grad_scaler **out);
+
+/* scaler.scale(loss): loss times the scale, a new tensor recorded by
+ * autograd (torch's MulBackward0; the gradients of a backward pass from it
+ * are scaled by the same factor).  Disabled: a new reference to loss
+ * itself.  As clt_mul_scalar otherwise (floating dtypes).  New tensor:
+ * release with clt_tensor_free. */
+CLT_API clt_status clt_grad_scaler_scale(clt_grad_scaler *s, const clt_tensor *loss,
+                                         clt_tensor **out);
+
+/* scaler.unscale_(optimizer): divides every gradient of opt's parameters
+ * by the scale in place (multiplies by its float32 reciprocal, as torch's
+ * _amp_foreach_non_finite_check_and_unscale_) and records, per device,
+ * whether any of them holds an inf or a NaN.  All on the device: one
+ * launch per gradient, every launch of a device writing one flag of that
+ * device (no read-back, no wait).  Parameters without a gradient are
+ * skipped.  Once per optimizer between two clt_grad_scaler_update calls:
+ * again is CLT_ERR_INVALID_ARGUMENT ("unscale_() has already been called
+ * on this optimizer since the last update()."), and so is a call after
+ * clt_grad_scaler_step on it ("unscale_() is being called after
+ * step().").  A gradient that is not float32 or float64 is
+ * CLT_ERR_DTYPE_UNSUPPORTED, one that is not contiguous (autograd makes
+ * none) CLT_ERR_INVALID_ARGUMENT, both before any is changed.  A driver
+ * refusing a launch part-way leaves the gradients before it unscaled and
+ * the others not: the message says so, and the round counts as one that
+ * found an inf (its step is skipped, the scale backs off).  The scaler tells
+ * optimizers apart by their handle (free none between unscale and
+ * update).  Disabled: nothing. */
+CLT_API clt_status clt_grad_scaler_unscale_(clt_grad_scaler *s, clt_optimizer *opt);
+
+/* scaler.step(optimizer): unscales opt's gradients first unless
+ * clt_grad_scaler_unscale_ did since the last update, then reads back the
+ * inf flags (the one wait of the scaler: a float per device) and takes
+ * clt_optimizer_step(opt) when none is set; when one is, the step is
+ * skipped and the parameters and the optimizer's state stay bit for bit
+ * as they were.  *stepped (may be NULL) gets 1 when the step was taken, 0
+ * when skipped.  Twice between updates is CLT_ERR_INVALID_ARGUMENT
+ * ("step() has already been called since the last update()."), as is an
+ * optimizer none of whose parameters has a gradient ("No inf checks were
+ * recorded for this optimizer.").  A failing clt_optimizer_step returns
+ * its status and message.  Disabled: clt_optimizer_step(opt). */
+CLT_API clt_status clt_grad_scaler_step(clt_grad_scaler *s, clt_optimizer *opt, int *stepped);
+
+/* scaler.update(new_scale): with new_scale NULL, torch's
+ * _amp_update_scale_ over the inf flags of every optimizer unscaled since
+ * the last update (flags not read back yet, from an unscale without a
+ * step, are read now): any inf or NaN multiplies the scale by
+ * backoff_factor and zeroes the growth tracker; else the tracker counts
+ * one more, and at growth_interval the scale is multiplied by
+ * growth_factor (kept only when that stays finite in float32) and the
+ * tracker starts again from 0.  With new_scale, the scale is set to
+ * *new_scale (rounded to float32; not finite and > 0 is
+ * CLT_ERR_INVALID_ARGUMENT, which torch takes) and the tracker is left.
+ * Either way the per-optimizer records start afresh.  No record and no
+ * new_scale is CLT_ERR_INVALID_ARGUMENT ("No inf checks were recorded
+ * prior to update.").  Disabled: nothing. */
+CLT_API clt_status clt_grad_scaler_update(clt_grad_scaler *s, const double *new_scale);
+
+/* scaler.get_scale() (1 when disabled, NaN for NULL), and the growth
+ * tracker (torch's _growth_tracker: consecutive steps without inf since
+ * the last change of scale; 0 for NULL). */
+CLT_API double clt_grad_scaler_get_scale(const clt_grad_scaler *s);
+CLT_API int64_t clt_grad_scaler_growth_tracker(const clt_grad_scaler *s);
+
+/* Releases the scaler (not the optimizers it saw).  NULL does nothing.
+ * Its state in files: clt_grad_scaler_save, clt_grad_scaler_load in
+ * <cltensor/io.h>. */
+CLT_API void clt_grad_scaler_free(clt_grad_scaler *s);
+
+/* ---- stochastic weight averaging (torch.optim.swa_utils) ------------------ */
+
+/* SWALR: from each group's rate now to its swa_lr over anneal_epochs
+ * steps, torch 1.13's get_lr bit for bit: with step the steps taken
+ * (torch's _step_count - 1; at least 1 when anneal_epochs is 0), alpha(t)
+ * = (1 - cos(pi t)) / 2 ("cos", NULL) or t ("linear"), t = clamp(step /
+ * max(1, anneal_epochs), 0, 1), the rate recovers the one it started from
+ * out of the rate now, (lr - alpha(t') swa_lr) / (1 - alpha(t')) with t'
+ * one step earlier (swa_lr itself where alpha(t') is 1), and sets swa_lr
+ * alpha(t) + that (1 - alpha(t)).  Reading the rate now makes it compose
+ * with the other schedules of its optimizer as torch's does (a
+ * CosineAnnealingLR stepped until SWA starts, then SWALR).  swa_lrs: n
+ * rates, one for every group (n 1) or one per group (n the optimizer's
+ * groups; torch's "swa_lr must have the same length as
+ * optimizer.param_groups" otherwise), copied.  A negative anneal_epochs,
+ * another strategy (torch's messages) or a rate that is not finite and >=
+ * 0 is CLT_ERR_INVALID_ARGUMENT.  A group added after it was made keeps
+ * its rate (torch fails on its missing swa_lr).  It takes no part in
+ * clt_sequential_lr or clt_chained_scheduler (refused: torch's SWALR
+ * counts the steps they replay), and clt_lr_scheduler_save and _load
+ * refuse it (torch's state_dict holds its bound anneal_func).  Made, it
+ * takes torch's first step: the rate stays, but for anneal_epochs 0,
+ * which sets swa_lr at once.  New scheduler (it
+ * borrows opt): release with clt_lr_scheduler_free. */
+CLT_API clt_status clt_swa_lr(clt_optimizer *opt, const double *swa_lrs, size_t n,
+                              int64_t anneal_epochs, const char *anneal_strategy,
+                              clt_lr_scheduler **out);
+
+/* AveragedModel: a copy of a model (clt_module_clone) whose parameters
+ * (and, with use_buffers, buffers too) are averaged over the models given
+ * to clt_averaged_model_update.  avg_fn computes the new average: *out =
+ * f(averaged, model, num_averaged), a new tensor of averaged's shape (the
+ * library copies it into the averaged tensor, converting its dtype, and
+ * releases it); a failure status (with a message left) fails the update.
+ * user is the pointer given to the constructor. */
+typedef struct clt_averaged_model clt_averaged_model;
+typedef clt_status (*clt_avg_fn)(void *user, const clt_tensor *averaged,
+                                 const clt_tensor *model, int64_t num_averaged,
+                                 clt_tensor **out);
+
+/* torch.optim.swa_utils.AveragedModel(model, device, avg_fn, use_buffers):
+ * a clone of model on dev (NULL: its own devices) and n_averaged, a 0-d
+ * int64 buffer at 0 on the clone's device.  avg_fn NULL is torch's SWA
+ * mean, averaged + (model - averaged) / (num_averaged + 1) (the same
+ * operations, so float32 averages round as torch's).  Nothing is recorded
+ * by autograd.  New averaged model: release with
+ * clt_averaged_model_free. */
+CLT_API clt_status clt_averaged_model_new(const clt_module *model, clt_device *dev,
+                                          clt_avg_fn avg_fn, void *user, int use_buffers,
+                                          clt_averaged_model **out);
+/* An exponential moving average: clt_averaged_model_new with the avg_fn decay
+ * averaged + (1 - decay) model (torch 2's get_ema_avg_fn; in torch 1.13
+ * the lambda its documentation shows), decay in [0, 1] (else
+ * CLT_ERR_INVALID_ARGUMENT). */
+CLT_API clt_status clt_averaged_model_ema(const clt_module *model, clt_device *dev, double decay,
+                                          int use_buffers, clt_averaged_model **out);
+/* update_parameters(model): for each parameter (then each buffer, with
+ * use_buffers) of the average and of model, in order, the model's value
+ * (moved to the average's device) is copied in at the first update and
+ * averaged by avg_fn after; then n_averaged counts one more.  model must
+ * have the same tensors (count and shapes, as the model cloned) else
+ * CLT_ERR_INVALID_ARGUMENT.  All averages are made before any is written:
+ * a failure leaves the average and n_averaged as they were. */
+CLT_API clt_status clt_averaged_model_update(clt_averaged_model *a, const clt_module *model);
+/* The averaged module (borrowed: it lives as long as a), to run, to give
+ * to clt_update_bn or to save as the model. */
+CLT_API clt_module *clt_averaged_model_module(const clt_averaged_model *a);
+/* n_averaged (0 for NULL). */
+CLT_API int64_t clt_averaged_model_count(const clt_averaged_model *a);
+/* torch's AveragedModel.state_dict(): "n_averaged" (0-d int64), then the
+ * module's state under "module." ("module.0.weight", ...), as *n entries
+ * in one block (names included) released with clt_free; the tensors are
+ * borrowed.  clt_save_torch of it writes a file torch's
+ * AveragedModel.load_state_dict takes. */
+CLT_API clt_status clt_averaged_model_state(const clt_averaged_model *a,
+                                            clt_named_tensor **out, size_t *n);
+/* Releases the average, its module and its buffer.  NULL does nothing. */
+CLT_API void clt_averaged_model_free(clt_averaged_model *a);
+
+/* torch.optim.swa_utils.update_bn(loader, model): every BatchNorm layer
+ * of model gets running_mean zeros, running_var ones and
+ * num_batches_tracked 0, then model runs in train mode over one epoch of
+ * loader (the x of each batch) with every BatchNorm's momentum None:
+ * batch k (from 1) weighs 1 / k, so the running statistics end as the
+ * plain average of the batches' (variances unbiased), as torch's; then
+ * the momenta and the train or eval mode are put back.  A model without
+ * BatchNorm is left alone (no batch is drawn); a BatchNorm without running
+ * statistics (track_running_stats 0) is passed over.  A loader that is in the
+ * middle of an epoch finishes that one.  A failing batch or forward
+ * returns its status, the momenta and the mode put back, the running
+ * statistics where they were then. */
+CLT_API clt_status clt_update_bn(clt_dataloader *loader, clt_module *model);
 
 #ifdef __cplusplus
 }

@@ -1587,7 +1587,18 @@ static const struct {
     /* and max_lrs, total_size, step_ratio, mode, gamma, _scale_fn_custom,
      * scale_mode, cycle_momentum, base_momentums and max_momentums */
     [CLT__SCHED_CYCLIC] = {"CyclicLR", NULL, NULL, NULL, false},
+    /* not saved: torch's state_dict holds its bound anneal_func */
+    [CLT__SCHED_SWA] = {"SWALR", "anneal_epochs", NULL, NULL, false},
 };
+
+/* SWALR's files are refused (optim.h): fn's message. */
+static clt_status swa_refused(const char *fn)
+{
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "%s: SWALR has no file (torch's state_dict holds its anneal_func, a "
+                      "bound method): make it again with the run's settings",
+                      fn);
+}
 
 /* CosineAnnealingWarmRestarts' T_cur as torch holds it: an int stepped by
  * whole epochs, a float after a fractional one. */
@@ -2083,6 +2094,8 @@ clt_status clt_lr_scheduler_save(const clt_lr_scheduler *s, const char *path)
     meta md[18];
     size_t n = 0;
     clt__lr_scheduler_get(s, &v);
+    if (v.kind == CLT__SCHED_SWA)
+        return swa_refused(fn);
     if (v.kind == CLT__SCHED_SEQUENTIAL || v.kind == CLT__SCHED_CHAINED)
         return save_container(s, &v, path, fn);
     c_numeric l = c_numeric_begin();
@@ -2333,6 +2346,9 @@ clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
     double *rates = NULL;
     clt_lr_scheduler *const *subs;
     st_file sf;
+    clt__lr_scheduler_get(s, &v);
+    if (v.kind == CLT__SCHED_SWA)
+        return swa_refused(fn);
     clt_status st = st_open(path, fn, true, &sf);
     if (st != CLT_OK)
         return st;
@@ -2351,6 +2367,74 @@ clt_status clt_lr_scheduler_load(clt_lr_scheduler *s, const char *path)
 done:
     free(milestones);
     free(rates);
+    st_close(&sf);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+/* ---- GradScaler ------------------------------------------------------------------ */
+
+clt_status clt_grad_scaler_save(const clt_grad_scaler *s, const char *path)
+{
+    const char *fn = "clt_grad_scaler_save";
+    CLT__REQUIRE_ARG(s, fn);
+    CLT__REQUIRE_ARG(path, fn);
+    clt__scaler_state v;
+    meta md[6];
+    size_t n = 0;
+    clt__grad_scaler_get(s, &v);
+    c_numeric l = c_numeric_begin();
+    put(&md[n++], "scaler", "GradScaler");
+    if (v.enabled) {
+        put_double(&md[n++], "scale", v.scale);
+        put_double(&md[n++], "growth_factor", v.growth_factor);
+        put_double(&md[n++], "backoff_factor", v.backoff_factor);
+        put(&md[n++], "growth_interval", "%lld", (long long)v.growth_interval);
+        put(&md[n++], "_growth_tracker", "%lld", (long long)v.growth_tracker);
+    }
+    c_numeric_end(l);
+    return save(path, NULL, 0, md, n, fn, __builtin_return_address(0));
+}
+
+clt_status clt_grad_scaler_load(clt_grad_scaler *s, const char *path)
+{
+    const char *fn = "clt_grad_scaler_load";
+    CLT__REQUIRE_ARG(s, fn);
+    CLT__REQUIRE_ARG(path, fn);
+    clt__scaler_state v;
+    clt__grad_scaler_get(s, &v);
+    if (!v.enabled)
+        return clt__ok();
+    char q[64], where[512];
+    const char *kind;
+    st_file sf;
+    clt_status st = st_open(path, fn, true, &sf);
+    if (st != CLT_OK)
+        return st;
+    if (sf.n > 0)
+        CLT__TRY(bad(&sf, "the file holds tensors ('%s', ...): not a GradScaler's file (see "
+                          "clt_grad_scaler_save)",
+                     CLT__QUOTE(q, sf.e[0].name)));
+    CLT__TRY(meta_need(&sf, "scaler", &kind));
+    if (strcmp(kind, "GradScaler") != 0)
+        CLT__TRY(meta_bad(&sf, "scaler", kind, "GradScaler"));
+    if (meta_get(&sf, "scale") == NULL)
+        CLT__TRY(bad(&sf, "The source state dict is empty, possibly because it was saved from "
+                          "a disabled instance of GradScaler."));
+    c_numeric l = c_numeric_begin();
+    st = meta_double(&sf, "scale", &v.scale);
+    if (st == CLT_OK)
+        st = meta_double(&sf, "growth_factor", &v.growth_factor);
+    if (st == CLT_OK)
+        st = meta_double(&sf, "backoff_factor", &v.backoff_factor);
+    if (st == CLT_OK)
+        st = meta_int(&sf, "growth_interval", &v.growth_interval);
+    if (st == CLT_OK)
+        st = meta_int(&sf, "_growth_tracker", &v.growth_tracker);
+    c_numeric_end(l);
+    snprintf(where, sizeof where, "%s: %s", fn, sf.path_q);
+    if (st == CLT_OK)
+        st = clt__grad_scaler_set(s, &v, where);
+done:
     st_close(&sf);
     return st == CLT_OK ? clt__ok() : st;
 }

@@ -8,6 +8,7 @@
 
 #include "io/io.h"
 #include "nn/nn.h"
+#include "optim/optim.h"
 
 /* Limits on what a file may make the reader hold: data.pkl's size, the
  * objects built, the stack and the marks.  A state_dict takes about 15
@@ -959,20 +960,20 @@ static clt_status upload_entry(void *ctx, size_t i, clt_device *dev, clt_tensor 
     return make_tensor(p->k, p->d->items[2 * i + 1], p->arr[i].name, dev, p->k->fn, out);
 }
 
-clt_status clt_module_load_torch(clt_module *m, const char *path, int strict)
+/* load_state_dict of a torch file into the n tensors of state (the
+ * model's or an AveragedModel's), strictly or not, for the public call
+ * fn. */
+static clt_status load_state(clt_named_tensor *state, size_t n, const char *path, bool strict,
+                             const char *fn)
 {
-    const char *fn = "clt_module_load_torch";
-    CLT__REQUIRE_ARG(m, fn);
-    CLT__REQUIRE_ARG(path, fn);
     pk k = {0};
     unsigned char *buf = NULL;
-    size_t count = 0, n = 0, *match = NULL;
-    clt_named_tensor *arr = NULL, *state = NULL;
+    size_t count = 0, *match = NULL;
+    clt_named_tensor *arr = NULL;
     clt__io_entry *e = NULL;
     obj *d = NULL;
     clt_status st;
     CLT__TRY(parse(&k, path, fn, &buf, &d, &arr, &count));
-    CLT__TRY(clt__module_state_in(fn, m, &state, &n));
     e = clt__malloc((count ? count : 1) * sizeof *e);
     match = clt__malloc((n ? n : 1) * sizeof *match);
     if (e == NULL || match == NULL)
@@ -987,10 +988,39 @@ clt_status clt_module_load_torch(clt_module *m, const char *path, int strict)
 done:
     free(match);
     free(e);
-    free(state);
     free(arr);
     parse_free(&k, buf);
+    return st;
+}
+
+clt_status clt_module_load_torch(clt_module *m, const char *path, int strict)
+{
+    const char *fn = "clt_module_load_torch";
+    CLT__REQUIRE_ARG(m, fn);
+    CLT__REQUIRE_ARG(path, fn);
+    clt_named_tensor *state = NULL;
+    size_t n = 0;
+    clt_status st = clt__module_state_in(fn, m, &state, &n);
+    if (st == CLT_OK)
+        st = load_state(state, n, path, strict != 0, fn);
+    free(state);
     return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_averaged_model_load_torch(clt_averaged_model *a, const char *path)
+{
+    const char *fn = "clt_averaged_model_load_torch";
+    CLT__REQUIRE_ARG(a, fn);
+    CLT__REQUIRE_ARG(path, fn);
+    clt_named_tensor *state = NULL;
+    size_t n = 0;
+    clt_status st = clt_averaged_model_state(a, &state, &n);
+    if (st == CLT_OK)
+        st = load_state(state, n, path, true, fn);
+    if (st == CLT_OK)
+        st = clt__averaged_model_loaded(a, fn);
+    free(state);
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
 }
 
 /* ---- saving ------------------------------------------------------------------------ */

@@ -561,6 +561,83 @@ clt_status clt_batch_norm2d_layer(clt_device *dev, int64_t num_features, double 
     return batch_norm(true, dev, num_features, eps, momentum, affine, track_running_stats, out);
 }
 
+/* ---- swa_utils.update_bn ------------------------------------------------------------ */
+
+/* The BatchNorm layers with running statistics of m and its descendants,
+ * in order, into bn (NULL: counted only) from position k; the count. */
+static size_t batch_norms(clt_module *m, clt_module **bn, size_t k)
+{
+    if ((m->ops == &batch_norm1d_ops || m->ops == &batch_norm2d_ops) && m->i[2]) {
+        if (bn)
+            bn[k] = m;
+        k++;
+    }
+    for (size_t c = 0; c < m->nchildren; c++)
+        k = batch_norms(m->children[c], bn, k);
+    return k;
+}
+
+/* One epoch of loader through model, in no-grad mode, each BatchNorm of
+ * bn (n of them) weighing batch k by 1 / k. */
+static clt_status bn_epoch(clt_dataloader *loader, clt_module *model, clt_module **bn, size_t n)
+{
+    clt_status st = CLT_OK;
+    for (int64_t k = 1; st == CLT_OK; k++) {
+        clt_tensor *x = NULL, *y = NULL, *out = NULL;
+        int got = 0;
+        st = clt_dataloader_next(loader, &x, &y, &got);
+        clt_tensor_free(y);
+        if (st != CLT_OK || !got)
+            break;
+        for (size_t j = 0; j < n; j++)
+            bn[j]->f[1] = 1.0 / (double)k;
+        int was = clt_set_grad_enabled(0);
+        st = clt_module_forward(model, x, &out);
+        clt_set_grad_enabled(was);
+        clt_tensor_free(x);
+        clt_tensor_free(out);
+    }
+    return st;
+}
+
+clt_status clt_update_bn(clt_dataloader *loader, clt_module *model)
+{
+    static const char fn[] = "clt_update_bn";
+    CLT__REQUIRE_ARG(loader, fn);
+    CLT__REQUIRE_ARG(model, fn);
+    size_t n = batch_norms(model, NULL, 0);
+    if (n == 0)
+        return clt__ok();
+    clt_module **bn = clt__calloc(n, sizeof *bn);
+    double *momenta = clt__calloc(n, sizeof *momenta);
+    if (bn == NULL || momenta == NULL) {
+        free(bn);
+        free(momenta);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
+    batch_norms(model, bn, 0);
+    clt_status st = CLT_OK;
+    for (size_t j = 0; j < n && st == CLT_OK; j++) {
+        momenta[j] = bn[j]->f[1];
+        st = clt_fill_(bn[j]->bufs[0], 0.0);
+        if (st == CLT_OK)
+            st = clt_fill_(bn[j]->bufs[1], 1.0);
+        if (st == CLT_OK)
+            st = clt_fill_(bn[j]->bufs[2], 0.0);
+    }
+    int training = clt_module_is_training(model);
+    if (st == CLT_OK) {
+        clt_module_train(model, 1);
+        st = bn_epoch(loader, model, bn, n);
+        for (size_t j = 0; j < n; j++)
+            bn[j]->f[1] = momenta[j];
+        clt_module_train(model, training);
+    }
+    free(bn);
+    free(momenta);
+    return st == CLT_OK ? clt__ok() : clt__error_in(st, fn);
+}
+
 /* ---- Dropout ---------------------------------------------------------------------- */
 
 /* f[0] p. */

@@ -725,6 +725,11 @@ static const char *options(clt_dtype dt)
     return clt__opts_cached(&slots[dt], "T", dt, NULL, dt, "");
 }
 
+const char *clt__optim_options(clt_dtype dt)
+{
+    return options(dt);
+}
+
 /* One work-item per chunk, in work-groups of one, on CPU devices; per
  * element on GPUs. */
 static void geometry(const clt_tensor *p, cl_ulong *chunk, size_t *gws, const size_t **lws)
@@ -735,6 +740,11 @@ static void geometry(const clt_tensor *p, cl_ulong *chunk, size_t *gws, const si
         *chunk = 1;
     *gws = (size_t)(((cl_ulong)p->numel + *chunk - 1) / *chunk);
     *lws = p->dev->info.type == CLT_DEVICE_TYPE_CPU ? &one : NULL;
+}
+
+void clt__optim_geometry(const clt_tensor *p, cl_ulong *chunk, size_t *gws, const size_t **lws)
+{
+    geometry(p, chunk, gws, lws);
 }
 
 /* Adamax's, NAdam's and RAdam's update of parameter i (its gradient g),
@@ -1683,6 +1693,9 @@ struct clt_lr_scheduler {
     size_t n_subs;
     clt_lr_scheduler *owner;
     clt__cyclic cyclic; /* CyclicLR's settings (lambda: its scale_fn) */
+    /* SWALR's swa_lr, one per group it was made over, and its strategy */
+    double *swa_lrs;
+    bool swa_linear;
 };
 
 /* Adds s to its optimizer's schedules; false when out of host memory. */
@@ -1721,7 +1734,7 @@ static const char *const sched_name[] = {
     [CLT__SCHED_WARM_RESTARTS] = "CosineAnnealingWarmRestarts",
     [CLT__SCHED_LAMBDA] = "LambdaLR",       [CLT__SCHED_MULTIPLICATIVE] = "MultiplicativeLR",
     [CLT__SCHED_SEQUENTIAL] = "SequentialLR", [CLT__SCHED_CHAINED] = "ChainedScheduler",
-    [CLT__SCHED_CYCLIC] = "CyclicLR"};
+    [CLT__SCHED_CYCLIC] = "CyclicLR", [CLT__SCHED_SWA] = "SWALR"};
 
 /* A rate a schedule is given or gives: finite and >= 0. */
 static clt_status check_rate(double v, const char *what, const char *fn)
@@ -1842,6 +1855,22 @@ static clt_status check_cyclic(const clt__schedule *v, const char *fn)
     return CLT_OK;
 }
 
+/* SWALR's settings: torch's checks and messages, and rates that are
+ * rates. */
+static clt_status check_swa(const clt__schedule *v, const char *fn)
+{
+    if (v->period < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: anneal_epochs must be equal or greater than 0, got %lld", fn,
+                          (long long)v->period);
+    for (size_t g = 0; g < v->n_swa; g++) {
+        clt_status st = check_rate(v->swa_lrs[g], "swa_lr", fn);
+        if (st != CLT_OK)
+            return st;
+    }
+    return CLT_OK;
+}
+
 static clt_status check_schedule(const clt__schedule *v, const char *fn)
 {
     static const char *const period_name[] = {
@@ -1850,6 +1879,8 @@ static clt_status check_schedule(const clt__schedule *v, const char *fn)
     clt__sched_kind k = v->kind;
     if (k == CLT__SCHED_CYCLIC)
         return check_cyclic(v, fn);
+    if (k == CLT__SCHED_SWA)
+        return check_swa(v, fn);
     if (k >= CLT__SCHED_CONSTANT)
         return check_warmup(v, fn);
     if (k == CLT__SCHED_PLATEAU)
@@ -2057,6 +2088,7 @@ static double schedule_lr(const clt_lr_scheduler *s, size_t g, int64_t epoch)
     case CLT__SCHED_SEQUENTIAL:
     case CLT__SCHED_CHAINED:
     case CLT__SCHED_CYCLIC:
+    case CLT__SCHED_SWA:
         return s->last_lrs[g]; /* no closed form: the rate it set */
     default:
         lr = base * pow(s->factor, (double)(epoch / s->period));
@@ -2076,7 +2108,8 @@ static bool chained(const clt_lr_scheduler *s)
            s->kind != CLT__SCHED_ONE_CYCLE && s->kind != CLT__SCHED_PLATEAU &&
            s->kind != CLT__SCHED_WARM_RESTARTS && s->kind != CLT__SCHED_LAMBDA &&
            s->kind != CLT__SCHED_MULTIPLICATIVE && s->kind != CLT__SCHED_SEQUENTIAL &&
-           s->kind != CLT__SCHED_CHAINED && s->kind != CLT__SCHED_CYCLIC;
+           s->kind != CLT__SCHED_CHAINED && s->kind != CLT__SCHED_CYCLIC &&
+           s->kind != CLT__SCHED_SWA;
 }
 
 /* torch's get_lr (its chainable form) at epoch: the optimizer's rate now
@@ -2144,8 +2177,27 @@ static clt_status lambda_at(const clt_lr_scheduler *s, int64_t e, double *f, con
     return CLT_OK;
 }
 
-/* torch's step() (or with `zero` step(0)) of LambdaLR, MultiplicativeLR and
- * CosineAnnealingWarmRestarts, which have no closed form: the rate, and
+/* SWALR's anneal_func at t: _cosine_anneal or _linear_anneal. */
+static double swa_anneal(const clt_lr_scheduler *s, double t)
+{
+    return s->swa_linear ? t : (1 - cos(M_PI * t)) / 2;
+}
+
+/* torch 1.13's SWALR.get_lr for group g at step e (its _step_count - 1),
+ * the same operations in the same order. */
+static double swa_rate(const clt_lr_scheduler *s, size_t g, int64_t e)
+{
+    int64_t step = s->period == 0 && e < 1 ? 1 : e;
+    double span = (double)(s->period > 1 ? s->period : 1), swa = s->swa_lrs[g];
+    double prev_alpha = swa_anneal(s, fmax(0.0, fmin(1.0, (double)(step - 1) / span)));
+    double prev = prev_alpha == 1.0 ? swa
+                                    : (s->opt->groups[g].lr - prev_alpha * swa) / (1 - prev_alpha);
+    double alpha = swa_anneal(s, fmax(0.0, fmin(1.0, (double)step / span)));
+    return swa * alpha + prev * (1 - alpha);
+}
+
+/* torch's step() (or with `zero` step(0)) of LambdaLR, MultiplicativeLR,
+ * SWALR and CosineAnnealingWarmRestarts, which have no closed form: the rate, and
  * the warm restarts' T_cur and T_i after it, in *lr, *t_cur, *t_i; s
  * unchanged. */
 static clt_status own_rate(const clt_lr_scheduler *s, size_t g, bool zero, double *lr,
@@ -2163,6 +2215,9 @@ static clt_status own_rate(const clt_lr_scheduler *s, size_t g, bool zero, doubl
         if (e > 0)
             st = lambda_at(s, e, &f, fn);
         *lr = e > 0 ? s->opt->groups[g].lr * f : s->opt->groups[g].lr;
+        break;
+    case CLT__SCHED_SWA:
+        *lr = swa_rate(s, g, e);
         break;
     default: /* CosineAnnealingWarmRestarts */
         if (zero || s->epoch < 0) {
@@ -2193,6 +2248,7 @@ static void schedule_release(clt_lr_scheduler *s)
     free(s->milestones);
     free(s->base_lrs);
     free(s->last_lrs);
+    free(s->swa_lrs);
     free(s);
 }
 
@@ -2220,11 +2276,14 @@ static clt_status scheduler(clt_optimizer *opt, const clt__schedule *v, clt_lr_s
     double *last = base ? clt__calloc(ng, sizeof *last) : NULL;
     double *mom = last ? clt__calloc(ng, sizeof *mom) : NULL;
     int64_t *m = mom ? copy_milestones(v, &st, fn) : NULL;
-    if (mom == NULL || st != CLT_OK) {
+    double *swa = mom && st == CLT_OK ? clt__calloc(ng, sizeof *swa) : NULL;
+    if (mom == NULL || swa == NULL || st != CLT_OK) {
         free(s);
         free(base);
         free(last);
         free(mom);
+        free(m);
+        free(swa);
         return st != CLT_OK ? st : clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory",
                                               fn);
     }
@@ -2247,13 +2306,16 @@ static clt_status scheduler(clt_optimizer *opt, const clt__schedule *v, clt_lr_s
                             .plateau = v->plateau, .rebased = rebased, .lambda = v->lambda,
                             .user = v->user, .t_mult = v->t_mult, .t_i = v->t_i,
                             .cyclic = v->cyclic, .base_lrs = base, .last_lrs = last,
-                            .groups = ng, .n_last = ng};
+                            .groups = ng, .n_last = ng, .swa_lrs = swa,
+                            .swa_linear = v->swa_linear != 0};
+    for (size_t g = 0; g < ng && v->n_swa > 0; g++)
+        swa[g] = v->swa_lrs[v->n_swa == 1 ? 0 : g];
     double t_cur = 0.0;
     int64_t t_i = v->period;
     /* torch's first step, from last_epoch -1: the callback's factor at
      * epoch 0 (MultiplicativeLR leaves the rate), or T_cur 0 */
     bool own_first = v->kind == CLT__SCHED_LAMBDA || v->kind == CLT__SCHED_MULTIPLICATIVE ||
-                     v->kind == CLT__SCHED_WARM_RESTARTS;
+                     v->kind == CLT__SCHED_WARM_RESTARTS || v->kind == CLT__SCHED_SWA;
     for (size_t g = 0; g < ng && st == CLT_OK; g++) {
         if (v->kind == CLT__SCHED_ONE_CYCLE)
             st = one_cycle_at(s, g, 0, &last[g], &mom[g], fn);
@@ -2671,7 +2733,7 @@ static clt_status schedule_step(clt_lr_scheduler *s, bool zero, const char *fn)
         else if (s->kind == CLT__SCHED_CYCLIC)
             st = cyclic_at(s, g, e, &lr[g], &mom[g], fn);
         else if (s->kind == CLT__SCHED_LAMBDA || s->kind == CLT__SCHED_MULTIPLICATIVE ||
-                 s->kind == CLT__SCHED_WARM_RESTARTS)
+                 s->kind == CLT__SCHED_WARM_RESTARTS || s->kind == CLT__SCHED_SWA)
             st = own_rate(s, g, zero, &lr[g], &t_cur, &t_i, fn);
         else
             lr[g] = chained(s) && !zero ? chain_lr(s, g, e) : schedule_lr(s, g, e);
@@ -2973,6 +3035,34 @@ clt_status clt_cosine_warm_restarts(clt_optimizer *opt, int64_t t_0, int64_t t_m
     return scheduler(opt, &v, out, "clt_cosine_warm_restarts");
 }
 
+clt_status clt_swa_lr(clt_optimizer *opt, const double *swa_lrs, size_t n,
+                      int64_t anneal_epochs, const char *anneal_strategy,
+                      clt_lr_scheduler **out)
+{
+    static const char fn[] = "clt_swa_lr";
+    if (out)
+        *out = NULL;
+    CLT__REQUIRE_ARG(opt, fn);
+    CLT__REQUIRE_ARG(swa_lrs, fn);
+    if (n != 1 && n != opt->n_groups)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: swa_lr must have the same length as optimizer.param_groups: "
+                          "swa_lr has %zu, optimizer.param_groups has %zu",
+                          fn, n, opt->n_groups);
+    clt__schedule v = {.kind = CLT__SCHED_SWA, .period = anneal_epochs, .swa_lrs = swa_lrs,
+                       .n_swa = n};
+    if (anneal_strategy != NULL && strcmp(anneal_strategy, "cos") != 0) {
+        char q[CLT__QUOTE_SIZE];
+        if (strcmp(anneal_strategy, "linear") != 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: anneal_strategy must by one of 'cos' or 'linear', instead "
+                              "got %s",
+                              fn, CLT__QUOTE(q, anneal_strategy));
+        v.swa_linear = 1;
+    }
+    return scheduler(opt, &v, out, fn);
+}
+
 clt_status clt_lr_scheduler_step_to(clt_lr_scheduler *s, double epoch)
 {
     static const char fn[] = "clt_lr_scheduler_step_to";
@@ -3164,7 +3254,7 @@ static clt_status check_subs(clt_optimizer *opt, clt_lr_scheduler *const *subs, 
                               "%s: schedulers[%zu] belongs to a %s already", fn, i,
                               sched_name[t->owner->kind]);
         if (t->kind == CLT__SCHED_PLATEAU || t->kind == CLT__SCHED_SEQUENTIAL ||
-            t->kind == CLT__SCHED_CHAINED)
+            t->kind == CLT__SCHED_CHAINED || t->kind == CLT__SCHED_SWA)
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
                               "%s: schedulers[%zu] is a %s, which %s does not step", fn, i,
                               sched_name[t->kind], what);

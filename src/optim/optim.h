@@ -121,6 +121,7 @@ typedef enum clt__sched_kind {
     CLT__SCHED_SEQUENTIAL,     /* schedules taken, milestones */
     CLT__SCHED_CHAINED,        /* schedules taken */
     CLT__SCHED_CYCLIC,         /* base_lr, factor max_lr, cyclic's settings */
+    CLT__SCHED_SWA,            /* period anneal_epochs, swa_lrs, swa_linear */
 } clt__sched_kind;
 
 /* OneCycleLR's phases: the step each ends at (torch's
@@ -188,6 +189,11 @@ typedef struct clt__schedule {
     clt_lr_lambda lambda;
     void *user;
     clt__cyclic cyclic; /* CyclicLR's */
+    /* SWALR's swa_lr (n_swa of them: 1, for every group, or one per
+     * group) and anneal_strategy 'linear' (else 'cos') */
+    const double *swa_lrs;
+    size_t n_swa;
+    int swa_linear;
 } clt__schedule;
 void clt__lr_scheduler_get(const clt_lr_scheduler *s, clt__schedule *out);
 /* Sets v's epoch, period, base_lr, factors and milestones (copied; v->kind
@@ -252,5 +258,28 @@ clt__lbfgs *clt__optimizer_lbfgs(const clt_optimizer *o);
 /* Counts a step o took through a closure (clt_optimizer_steps, and every
  * parameter's update count). */
 void clt__optimizer_counted(clt_optimizer *o);
+
+/* ---- the optimizers' kernels, for the GradScaler (src/optim/amp.c) -------- */
+
+/* The build options of cl/optim.cl for dtype dt (static storage; NULL with
+ * a message when out of host memory), and the launch geometry of a kernel
+ * over tensor p's elements (chunk elements per work-item). */
+const char *clt__optim_options(clt_dtype dt);
+void clt__optim_geometry(const clt_tensor *p, cl_ulong *chunk, size_t *gws, const size_t **lws);
+
+/* After a file was loaded into a's n_averaged: reads it back (a wait) as
+ * a's count; a negative one is refused, naming fn, the count left. */
+clt_status clt__averaged_model_loaded(clt_averaged_model *a, const char *fn);
+
+/* A GradScaler's state, as torch's state_dict holds it (src/io). */
+typedef struct clt__scaler_state {
+    int enabled;
+    double scale, growth_factor, backoff_factor;
+    int64_t growth_interval, growth_tracker;
+} clt__scaler_state;
+void clt__grad_scaler_get(const clt_grad_scaler *s, clt__scaler_state *out);
+/* Sets v (not v->enabled) into s, checked as the constructor checks it;
+ * refused, s unchanged, with a message naming fn. */
+clt_status clt__grad_scaler_set(clt_grad_scaler *s, const clt__scaler_state *v, const char *fn);
 
 #endif
