@@ -1,0 +1,263 @@
+/* grid_sample.cl: torch.nn.functional.grid_sample of [N, C, H, W] inputs at
+ * [N, Ho, Wo, 2] grids for dtype T (float32 or float64), with PyTorch
+ * 1.13's formulas (bilinear, nearest and bicubic; zeros, border and
+ * reflection padding), and its backward passes without atomics: the
+ * input's gradient one (n, c) plane per work-item, the grid's one point
+ * per work-item, each summed in a fixed order. */
+
+/* Products and sums rounded as written, on every device. */
+#pragma OPENCL FP_CONTRACT OFF
+
+/* Must match `gsgeom` in src/ops/grid_sample.c. */
+typedef struct clt_gs_geom {
+    long N, C, H, W, Ho, Wo;
+    long offx, offg, offy; /* element offsets of the input, the grid, the output's gradient */
+    int mode;              /* 0 bilinear, 1 nearest, 2 bicubic */
+    int padding;           /* 0 zeros, 1 border, 2 reflection */
+    int align;             /* align_corners */
+    int pad;
+} clt_gs_geom;
+
+/* grid_sampler_unnormalize_set_grad: [-1, 1] to pixel units; *d the
+ * derivative. */
+inline T gs_unnormalize(T coord, long size, int align, T *d)
+{
+    if (align) {
+        *d = (T)(size - 1) / (T)2;
+        return ((coord + (T)1) / (T)2) * (T)(size - 1);
+    }
+    *d = (T)size / (T)2;
+    return ((coord + (T)1) * (T)size - (T)1) / (T)2;
+}
+
+/* clip_coordinates_set_grad: the borders count as outside for the
+ * derivative. */
+inline T gs_clip(T in, long limit, T *d)
+{
+    if (in <= (T)0) {
+        *d = (T)0;
+        return (T)0;
+    }
+    T max = (T)(limit - 1);
+    if (in >= max) {
+        *d = (T)0;
+        return max;
+    }
+    *d = (T)1;
+    return in;
+}
+
+/* reflect_coordinates_set_grad: in reflected into [twice_low / 2,
+ * twice_high / 2]. */
+inline T gs_reflect(T in, long twice_low, long twice_high, T *d)
+{
+    if (twice_low == twice_high) {
+        *d = (T)0;
+        return (T)0;
+    }
+    T min = (T)twice_low / (T)2, span = (T)(twice_high - twice_low) / (T)2, mult = (T)1;
+    in = in - min;
+    if (in < (T)0) {
+        mult = (T)-1;
+        in = -in;
+    }
+    T extra = fmod(in, span);
+    T flips = floor(in / span);
+    if (fmod(flips, (T)2) == (T)0) {
+        *d = mult;
+        return extra + min;
+    }
+    *d = -mult;
+    return span - extra + min;
+}
+
+/* compute_coordinates: a position in pixels placed by the padding mode. */
+inline T gs_place(T coord, long size, int padding, int align, T *d)
+{
+    T dc, dr;
+    *d = (T)1;
+    if (padding == 1) {
+        coord = gs_clip(coord, size, &dc);
+        *d = dc;
+    } else if (padding == 2) {
+        coord = align ? gs_reflect(coord, 0, 2 * (size - 1), &dr)
+                      : gs_reflect(coord, -1, 2 * size - 1, &dr);
+        coord = gs_clip(coord, size, &dc);
+        *d = dr * dc;
+    }
+    return coord;
+}
+
+/* grid_sampler_compute_source_index_set_grad. */
+inline T gs_source(T coord, long size, int padding, int align, T *d)
+{
+    T du, dp;
+    coord = gs_unnormalize(coord, size, align, &du);
+    coord = gs_place(coord, size, padding, align, &dp);
+    *d = padding ? du * dp : du;
+    return coord;
+}
+
+/* A pixel index, or -1 when it lies outside [0, size) (NaN included). */
+inline long gs_index(T v, long size)
+{
+    return v >= (T)0 && v < (T)size ? (long)v : -1;
+}
+
+/* get_cubic_upsample_coefficients (A = -0.75) and their derivatives in t. */
+inline void gs_cubic(T t, T *c, T *dc)
+{
+    const T A = (T)-0.75;
+    T x1 = t + (T)1, x2 = (T)1 - t, x3 = x2 + (T)1;
+    c[0] = ((A * x1 - (T)5 * A) * x1 + (T)8 * A) * x1 - (T)4 * A;
+    c[1] = ((A + (T)2) * t - (A + (T)3)) * t * t + (T)1;
+    c[2] = ((A + (T)2) * x2 - (A + (T)3)) * x2 * x2 + (T)1;
+    c[3] = ((A * x3 - (T)5 * A) * x3 + (T)8 * A) * x3 - (T)4 * A;
+    dc[0] = ((T)3 * A * x1 - (T)10 * A) * x1 + (T)8 * A;
+    dc[1] = ((T)3 * (A + (T)2) * t - (T)2 * (A + (T)3)) * t;
+    dc[2] = -(((T)3 * (A + (T)2) * x2 - (T)2 * (A + (T)3)) * x2);
+    dc[3] = -(((T)3 * A * x3 - (T)10 * A) * x3 + (T)8 * A);
+}
+
+/* Where one grid point reads: up to 16 taps (rows ty[j], columns tx[i],
+ * -1 outside) with weights wy[j] wx[i], and the weights' derivatives in
+ * the point's pixel coordinates, times those coordinates' derivatives in
+ * the grid's (dwx, dwy).  Bilinear and nearest use 2 and 1 taps a side. */
+typedef struct gs_taps {
+    long tx[4], ty[4];
+    T wx[4], wy[4], dwx[4], dwy[4];
+    int n;
+} gs_taps;
+
+inline gs_taps gs_locate(T gx, T gy, clt_gs_geom g)
+{
+    gs_taps p;
+    T dx, dy;
+    if (g.mode == 2) {
+        T ix = gs_unnormalize(gx, g.W, g.align, &dx), iy = gs_unnormalize(gy, g.H, g.align, &dy);
+        T fx = floor(ix), fy = floor(iy), dd;
+        gs_cubic(ix - fx, p.wx, p.dwx);
+        gs_cubic(iy - fy, p.wy, p.dwy);
+        for (int k = 0; k < 4; k++) {
+            p.tx[k] = gs_index(gs_place(fx - (T)1 + (T)k, g.W, g.padding, g.align, &dd), g.W);
+            p.ty[k] = gs_index(gs_place(fy - (T)1 + (T)k, g.H, g.padding, g.align, &dd), g.H);
+            p.dwx[k] *= dx;
+            p.dwy[k] *= dy;
+        }
+        p.n = 4;
+        return p;
+    }
+    T ix = gs_source(gx, g.W, g.padding, g.align, &dx);
+    T iy = gs_source(gy, g.H, g.padding, g.align, &dy);
+    if (g.mode == 1) {
+        p.tx[0] = gs_index(rint(ix), g.W);
+        p.ty[0] = gs_index(rint(iy), g.H);
+        p.wx[0] = p.wy[0] = (T)1;
+        p.dwx[0] = p.dwy[0] = (T)0;
+        p.n = 1;
+        return p;
+    }
+    T fx = floor(ix), fy = floor(iy);
+    p.tx[0] = gs_index(fx, g.W);
+    p.tx[1] = gs_index(fx + (T)1, g.W);
+    p.ty[0] = gs_index(fy, g.H);
+    p.ty[1] = gs_index(fy + (T)1, g.H);
+    p.wx[0] = fx + (T)1 - ix;
+    p.wx[1] = ix - fx;
+    p.wy[0] = fy + (T)1 - iy;
+    p.wy[1] = iy - fy;
+    p.dwx[0] = -dx;
+    p.dwx[1] = dx;
+    p.dwy[0] = -dy;
+    p.dwy[1] = dy;
+    p.n = 2;
+    return p;
+}
+
+/* One grid point (n, i, j) per work-item, over the channels: bilinear adds
+ * nw, ne, sw, se in that order from 0; bicubic interpolates each row, then
+ * the rows, as PyTorch's cubic_interp1d. */
+CLT_KERNEL(grid_sample_fwd)(__global const T *x, __global const T *grid, __global T *y,
+                            clt_gs_geom g)
+{
+    long id = get_global_id(0);
+    long points = g.Ho * g.Wo;
+    if (id >= g.N * points)
+        return;
+    long n = id / points, hw = id % points;
+    gs_taps p = gs_locate(grid[g.offg + 2 * id], grid[g.offg + 2 * id + 1], g);
+    for (long c = 0; c < g.C; c++) {
+        __global const T *xp = x + g.offx + (n * g.C + c) * g.H * g.W;
+        T acc = (T)0;
+        if (g.mode == 2) {
+            for (int j = 0; j < 4; j++) {
+                T row = (T)0;
+                for (int i = 0; i < 4; i++) {
+                    T v = p.ty[j] >= 0 && p.tx[i] >= 0 ? xp[p.ty[j] * g.W + p.tx[i]] : (T)0;
+                    row = i ? row + v * p.wx[i] : v * p.wx[i];
+                }
+                acc = j ? acc + row * p.wy[j] : row * p.wy[j];
+            }
+        } else if (g.mode == 1) {
+            acc = p.ty[0] >= 0 && p.tx[0] >= 0 ? xp[p.ty[0] * g.W + p.tx[0]] : (T)0;
+        } else {
+            for (int j = 0; j < p.n; j++)
+                for (int i = 0; i < p.n; i++)
+                    if (p.ty[j] >= 0 && p.tx[i] >= 0)
+                        acc += xp[p.ty[j] * g.W + p.tx[i]] * (p.wx[i] * p.wy[j]);
+        }
+        y[(n * g.C + c) * points + hw] = acc;
+    }
+}
+
+/* The input's gradient, one plane (n, c) per work-item: zeroed, then each
+ * grid point's output gradient added to its taps, points in row-major
+ * order. */
+CLT_KERNEL(grid_sample_bwd_input)(__global const T *gy, __global const T *grid, __global T *gx,
+                                  clt_gs_geom g)
+{
+    long id = get_global_id(0);
+    if (id >= g.N * g.C)
+        return;
+    long n = id / g.C, points = g.Ho * g.Wo;
+    __global T *dst = gx + id * g.H * g.W;
+    for (long k = 0; k < g.H * g.W; k++)
+        dst[k] = (T)0;
+    __global const T *src = gy + g.offy + id * points;
+    for (long q = 0; q < points; q++) {
+        long at = n * points + q;
+        gs_taps p = gs_locate(grid[g.offg + 2 * at], grid[g.offg + 2 * at + 1], g);
+        T v = src[q];
+        for (int i = 0; i < p.n; i++)
+            for (int j = 0; j < p.n; j++)
+                if (p.ty[j] >= 0 && p.tx[i] >= 0)
+                    dst[p.ty[j] * g.W + p.tx[i]] += p.wx[i] * p.wy[j] * v;
+    }
+}
+
+/* The grid's gradient, one point per work-item, over the channels in
+ * order: the derivative of each tap's weight times its value. */
+CLT_KERNEL(grid_sample_bwd_grid)(__global const T *gy, __global const T *x,
+                                 __global const T *grid, __global T *ggrid, clt_gs_geom g)
+{
+    long id = get_global_id(0);
+    long points = g.Ho * g.Wo;
+    if (id >= g.N * points)
+        return;
+    long n = id / points, hw = id % points;
+    gs_taps p = gs_locate(grid[g.offg + 2 * id], grid[g.offg + 2 * id + 1], g);
+    T sx = (T)0, sy = (T)0;
+    for (long c = 0; c < (g.mode == 1 ? 0 : g.C); c++) { /* nearest: a zero gradient */
+        __global const T *xp = x + g.offx + (n * g.C + c) * g.H * g.W;
+        T v0 = gy[g.offy + (n * g.C + c) * points + hw];
+        for (int i = 0; i < p.n; i++)
+            for (int j = 0; j < p.n; j++)
+                if (p.ty[j] >= 0 && p.tx[i] >= 0) {
+                    T v = xp[p.ty[j] * g.W + p.tx[i]] * v0;
+                    sx += v * p.dwx[i] * p.wy[j];
+                    sy += v * p.wx[i] * p.dwy[j];
+                }
+    }
+    ggrid[2 * id] = sx;
+    ggrid[2 * id + 1] = sy;
+}

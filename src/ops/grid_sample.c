@@ -1,0 +1,161 @@
+/* grid_sample.c: torch.nn.functional.grid_sample of 4-D inputs
+ * (cl/grid_sample.cl): its checks, forward and backward launches. */
+#include "ops/conv.h"
+
+/* Must match clt_gs_geom in cl/grid_sample.cl. */
+typedef struct gsgeom {
+    int64_t N, C, H, W, Ho, Wo;
+    int64_t offx, offg, offy;
+    int32_t mode, padding, align, pad;
+} gsgeom;
+
+clt_status clt__grid_sample_check(const clt_tensor *x, const clt_tensor *grid, int mode,
+                                  int padding, const char *fn)
+{
+    char s1[160], s2[160];
+    clt_status st;
+    if (mode < CLT_GRID_BILINEAR || mode > CLT_GRID_BICUBIC)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: expected mode to be 'bilinear', 'nearest' or 'bicubic' (a "
+                          "clt_grid_mode), but got: %d",
+                          fn, mode);
+    if (padding < CLT_GRID_PAD_ZEROS || padding > CLT_GRID_PAD_REFLECTION)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: expected padding_mode to be 'zeros', 'border', or 'reflection' "
+                          "(a clt_grid_padding), but got: %d",
+                          fn, padding);
+    if ((st = clt__same_device(x, grid, fn)) != CLT_OK)
+        return st;
+    clt__shape_str(s1, sizeof s1, x->ndim, x->shape);
+    clt__shape_str(s2, sizeof s2, grid->ndim, grid->shape);
+    if (x->ndim != 4 || grid->ndim != 4)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: expected 4D input and grid with same number of dimensions, but "
+                          "got input with sizes %s and grid with sizes %s",
+                          fn, s1, s2);
+    if ((st = clt__check_floating(x, "input", fn)) != CLT_OK)
+        return st;
+    if (grid->dtype != x->dtype)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: expected input and grid to have same dtype, but input has %s and "
+                          "grid has %s",
+                          fn, clt_dtype_name(x->dtype), clt_dtype_name(grid->dtype));
+    if (x->shape[0] != grid->shape[0])
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: expected grid and input to have same batch size, but got input "
+                          "with sizes %s and grid with sizes %s",
+                          fn, s1, s2);
+    if (grid->shape[3] != 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: expected grid to have size 2 in last dimension, but got grid "
+                          "with sizes %s",
+                          fn, s2);
+    for (int d = 2; d < 4; d++)
+        if (x->shape[d] == 0)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: expected input to have non-empty spatial dimensions, but "
+                              "input has sizes %s with dimension %d being empty",
+                              fn, s1, d);
+    int64_t oshape[4] = {x->shape[0], x->shape[1], grid->shape[1], grid->shape[2]};
+    return clt__check_shape(4, oshape, fn);
+}
+
+static const char *gs_opts(clt_dtype dtype)
+{
+    static clt__opts_slot slots[CLT_DTYPE_COUNT];
+    return clt__opts_cached(&slots[dtype], "T", dtype, NULL, dtype, "");
+}
+
+static gsgeom gs_geom(const clt_tensor *x, const clt_tensor *grid, int mode, int padding,
+                      int align_corners)
+{
+    return (gsgeom){x->shape[0],    x->shape[1],    x->shape[2], x->shape[3],
+                    grid->shape[1], grid->shape[2], 0,           0,
+                    0,              mode,           padding,     align_corners != 0,
+                    0};
+}
+
+clt_status clt__grid_sample(const clt_tensor *x, const clt_tensor *grid, int mode, int padding,
+                            int align_corners, clt_tensor **out, const char *fn)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *cx = NULL, *cg = NULL, *r = NULL;
+    gsgeom g = gs_geom(x, grid, mode, padding, align_corners);
+    int64_t oshape[4] = {g.N, g.C, g.Ho, g.Wo};
+    CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 4, oshape, &r));
+    if (r->numel > 0) {
+        const char *opts = gs_opts(x->dtype);
+        if (opts == NULL)
+            CLT__TRY(clt_last_status());
+        CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &cx));
+        CLT__TRY(clt__contiguous_as(fn, grid, x->dtype, &cg));
+        g.offx = cx->offset;
+        g.offg = cg->offset;
+        cl_mem mx = clt__mem(cx), mg = clt__mem(cg), mr = clt__mem(r);
+        clt__arg args[4] = {CLT__ARG(mx), CLT__ARG(mg), CLT__ARG(mr), CLT__ARG(g)};
+        size_t gws = (size_t)(g.N * g.Ho * g.Wo);
+        CLT__TRY(clt__error_in(
+            clt__launch(x->dev, "grid_sample", opts, "grid_sample_fwd", 1, &gws, NULL, 4, args),
+            fn));
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(cx);
+    clt_tensor_free(cg);
+    clt_tensor_free(r);
+    return st;
+}
+
+clt_status clt__grid_sample_backward(const clt_tensor *g, const clt_tensor *x,
+                                     const clt_tensor *grid, int mode, int padding,
+                                     int align_corners, clt_tensor **gx, clt_tensor **ggrid)
+{
+    static const char fn[] = "clt_backward";
+    clt_status st = CLT_OK;
+    clt_tensor *cy = NULL, *cx = NULL, *cg = NULL, *rx = NULL, *rg = NULL;
+    gsgeom geo = gs_geom(x, grid, mode, padding, align_corners);
+    const char *opts = gs_opts(x->dtype);
+    if (opts == NULL)
+        CLT__TRY(clt_last_status());
+    CLT__TRY(clt__contiguous_as(fn, g, x->dtype, &cy));
+    CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &cx));
+    CLT__TRY(clt__contiguous_as(fn, grid, x->dtype, &cg));
+    geo.offx = cx->offset;
+    geo.offg = cg->offset;
+    geo.offy = cy->offset;
+    cl_mem my = clt__mem(cy), mx = clt__mem(cx), mg = clt__mem(cg);
+    if (gx) {
+        CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 4, x->shape, &rx));
+        size_t gws = (size_t)(geo.N * geo.C);
+        cl_mem mr = clt__mem(rx);
+        clt__arg args[4] = {CLT__ARG(my), CLT__ARG(mg), CLT__ARG(mr), CLT__ARG(geo)};
+        if (gws > 0)
+            CLT__TRY(clt__error_in(clt__launch(x->dev, "grid_sample", opts,
+                                               "grid_sample_bwd_input", 1, &gws, NULL, 4, args),
+                                   fn));
+    }
+    if (ggrid) {
+        CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 4, grid->shape, &rg));
+        size_t gws = (size_t)(geo.N * geo.Ho * geo.Wo);
+        cl_mem mr = clt__mem(rg);
+        clt__arg args[5] = {CLT__ARG(my), CLT__ARG(mx), CLT__ARG(mg), CLT__ARG(mr),
+                            CLT__ARG(geo)};
+        if (gws > 0)
+            CLT__TRY(clt__error_in(clt__launch(x->dev, "grid_sample", opts,
+                                               "grid_sample_bwd_grid", 1, &gws, NULL, 5, args),
+                                   fn));
+    }
+    if (gx)
+        *gx = rx;
+    if (ggrid)
+        *ggrid = rg;
+    rx = rg = NULL;
+done:
+    clt_tensor_free(cy);
+    clt_tensor_free(cx);
+    clt_tensor_free(cg);
+    clt_tensor_free(rx);
+    clt_tensor_free(rg);
+    return st;
+}
