@@ -727,7 +727,15 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_cumulative_trapezoid, T, clt_cumulative_trapezoid(f->f, f->f, 1.0, 5, &o->t))      \
     X(clt_cov, T, clt_cov(f->bl, 1, NULL, NULL, &o->t))                                      \
     X(clt_corrcoef, T, clt_corrcoef(NULL, &o->t))                                            \
-    X(clt_histc, T, clt_histc(f->i32, 10, 0, 0, &o->t))
+    X(clt_histc, T, clt_histc(f->i32, 10, 0, 0, &o->t))                                      \
+    X(clt_interpolate_nd, T,                                                                 \
+      clt_interpolate_nd(f->f, k22, NULL, CLT_INTERP_BICUBIC, 0, 0, &o->t))                  \
+    X(clt_grid_sample, T, clt_grid_sample(f->f, f->f, CLT_GRID_BILINEAR, 0, 0, &o->t))       \
+    X(clt_affine_grid, T, clt_affine_grid(f->f, 3, sh5, 0, &o->t))                           \
+    X(clt_upsample_nd_layer, M,                                                              \
+      clt_upsample_nd_layer(4, NULL, NULL, CLT_INTERP_NEAREST, 0, 0, &o->m))                 \
+    X(clt_upsampling_nearest2d_layer, M, clt_upsampling_nearest2d_layer(NULL, NULL, &o->m))  \
+    X(clt_upsampling_bilinear2d_layer, M, clt_upsampling_bilinear2d_layer(NULL, NULL, &o->m))
 
 static int small_int[1];
 
