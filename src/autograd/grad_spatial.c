@@ -190,7 +190,14 @@ static clt_status base_grid(const clt_tensor *theta, int k, const int64_t *sp, i
         count *= sp[d];
     int64_t shape[2] = {count, k + 1};
     bool f32 = theta->dtype == CLT_FLOAT32;
-    size_t n = (size_t)(count * (k + 1));
+    uint64_t most = theta->dev->info.max_alloc_bytes;
+    if (!most)
+        most = SIZE_MAX;
+    if ((uint64_t)count > most / clt_dtype_size(theta->dtype) / (uint64_t)(k + 1)) /* no copy */
+        return clt__error(CLT_ERR_OUT_OF_DEVICE_MEMORY,
+                          "%s: the base grid of %lld points exceeds the largest buffer %s allows",
+                          fn, (long long)count, theta->dev->label);
+    size_t n = (size_t)count * (size_t)(k + 1);
     double *b = malloc(n * sizeof *b);
     float *bf = f32 ? malloc(n * sizeof *bf) : NULL;
     clt_status st;

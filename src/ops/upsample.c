@@ -363,9 +363,9 @@ static clt_status sep_pass(const clt_tensor *in, const clt__interp *u, int d, in
     int64_t shape[5];
     memcpy(shape, in->shape, (size_t)in->ndim * sizeof *shape);
     upass p;
+    shape[2 + d] = backward ? L : u->size[d];
+    CLT__TRY(clt__result_new(fn, in->dev, in->dtype, in->ndim, shape, &r)); /* before the tables */
     CLT__TRY(sep_upload(in, u, d, L, &p, &idx, &w, fn));
-    shape[2 + d] = backward ? p.L : p.Lo;
-    CLT__TRY(clt__result_new(fn, in->dev, in->dtype, in->ndim, shape, &r));
     p.outer = 1;
     p.inner = 1;
     for (int k = 0; k < in->ndim; k++)
