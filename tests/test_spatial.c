@@ -39,7 +39,8 @@ static taps ref_taps(int mode, int64_t j, int64_t in, int64_t out, double scale,
         return t;
     }
     if (mode == CLT_INTERP_AREA) { /* adaptive average pooling */
-        int64_t a = (int64_t)floor((double)j * in / out), b = (int64_t)ceil((double)(j + 1) * in / out);
+        int64_t a = (int64_t)floor((double)j * in / out);
+        int64_t b = (int64_t)ceil((double)(j + 1) * in / out);
         for (int64_t i = a; i < b; i++) {
             t.idx[t.n] = i;
             t.w[t.n++] = 1.0 / (double)(b - a);
