@@ -398,13 +398,16 @@ done:
     return st;
 }
 
-clt_status clt__interp_separable(const clt_tensor *x, const clt__interp *u, clt_tensor **out,
-                                 const char *fn)
+/* Every pass: forward from the last dimension to the first, backward
+ * (the transposed passes) from the first to the last. */
+static clt_status sep_passes(const clt_tensor *in, const clt__interp *u, const int64_t *in_shape,
+                             bool backward, clt_tensor **out, const char *fn)
 {
     clt_status st = CLT_OK;
     clt_tensor *cur = NULL, *next = NULL;
-    for (int d = u->nd - 1; d >= 0; d--) {
-        CLT__TRY(sep_pass(cur ? cur : x, u, d, x->shape[2 + d], false, &next, fn));
+    for (int k = 0; k < u->nd; k++) {
+        int d = backward ? k : u->nd - 1 - k;
+        CLT__TRY(sep_pass(cur ? cur : in, u, d, in_shape[2 + d], backward, &next, fn));
         clt_tensor_free(cur);
         cur = next;
         next = NULL;
@@ -416,20 +419,14 @@ done:
     return st;
 }
 
+clt_status clt__interp_separable(const clt_tensor *x, const clt__interp *u, clt_tensor **out,
+                                 const char *fn)
+{
+    return sep_passes(x, u, x->shape, false, out, fn);
+}
+
 clt_status clt__interp_separable_backward(const clt_tensor *g, const int64_t *in_shape,
                                           const clt__interp *u, clt_tensor **out)
 {
-    clt_status st = CLT_OK;
-    clt_tensor *cur = NULL, *next = NULL;
-    for (int d = 0; d < u->nd; d++) {
-        CLT__TRY(sep_pass(cur ? cur : g, u, d, in_shape[2 + d], true, &next, "clt_backward"));
-        clt_tensor_free(cur);
-        cur = next;
-        next = NULL;
-    }
-    *out = cur;
-    cur = NULL;
-done:
-    clt_tensor_free(cur);
-    return st;
+    return sep_passes(g, u, in_shape, true, out, "clt_backward");
 }
