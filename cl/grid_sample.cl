@@ -2,8 +2,9 @@
  * [N, Ho, Wo, 2] grids for dtype T (float32 or float64), with PyTorch
  * 1.13's formulas (bilinear, nearest and bicubic; zeros, border and
  * reflection padding), and its backward passes without atomics: the
- * input's gradient one (n, c) plane per work-item, the grid's one point
- * per work-item, each summed in a fixed order. */
+ * input's gradient one (n, c) plane and run of grid points per work-item
+ * (the runs' parts then summed in order), the grid's one point per
+ * work-item, each summed in a fixed order. */
 
 /* Products and sums rounded as written, on every device. */
 #pragma OPENCL FP_CONTRACT OFF
@@ -210,29 +211,62 @@ CLT_KERNEL(grid_sample_fwd)(__global const T *x, __global const T *grid, __globa
     }
 }
 
-/* The input's gradient, one plane (n, c) per work-item: zeroed, then each
- * grid point's output gradient added to its taps, points in row-major
- * order. */
-CLT_KERNEL(grid_sample_bwd_input)(__global const T *gy, __global const T *grid, __global T *gx,
-                                  clt_gs_geom g)
+/* Each grid point's taps once for all channels: k = i n + j of its n x n
+ * taps gets the pixel (ty[j] W + tx[i], -1 outside) and the weight
+ * wx[i] wy[j], K = n^2 entries a point. */
+CLT_KERNEL(grid_sample_taps)(__global const T *grid, __global long *tidx, __global T *tw,
+                             clt_gs_geom g, long K)
 {
     long id = get_global_id(0);
-    if (id >= g.N * g.C)
+    if (id >= g.N * g.Ho * g.Wo)
         return;
-    long n = id / g.C, points = g.Ho * g.Wo;
-    __global T *dst = gx + id * g.H * g.W;
+    gs_taps p = gs_locate(grid[g.offg + 2 * id], grid[g.offg + 2 * id + 1], g);
+    for (int i = 0; i < p.n; i++)
+        for (int j = 0; j < p.n; j++) {
+            long k = id * K + i * p.n + j;
+            tidx[k] = p.ty[j] >= 0 && p.tx[i] >= 0 ? p.ty[j] * g.W + p.tx[i] : -1;
+            tw[k] = p.wx[i] * p.wy[j];
+        }
+}
+
+/* The input's gradient, one plane (n, c) and one run of `len` grid points
+ * per work-item: its part (a zeroed plane of `part`, chunk-major) gets
+ * each point's output gradient times its taps' weights, points in
+ * row-major order. */
+CLT_KERNEL(grid_sample_bwd_input)(__global const T *gy, __global const long *tidx,
+                                  __global const T *tw, __global T *part, clt_gs_geom g, long K,
+                                  long chunks)
+{
+    long id = get_global_id(0);
+    if (id >= g.N * g.C * chunks)
+        return;
+    long plane = id % (g.N * g.C), chunk = id / (g.N * g.C);
+    long n = plane / g.C, points = g.Ho * g.Wo, len = (points + chunks - 1) / chunks;
+    long q0 = chunk * len, q1 = min(q0 + len, points);
+    __global T *dst = part + id * g.H * g.W;
     for (long k = 0; k < g.H * g.W; k++)
         dst[k] = (T)0;
-    __global const T *src = gy + g.offy + id * points;
-    for (long q = 0; q < points; q++) {
-        long at = n * points + q;
-        gs_taps p = gs_locate(grid[g.offg + 2 * at], grid[g.offg + 2 * at + 1], g);
+    __global const T *src = gy + g.offy + plane * points;
+    for (long q = q0; q < q1; q++) {
+        long at = (n * points + q) * K;
         T v = src[q];
-        for (int i = 0; i < p.n; i++)
-            for (int j = 0; j < p.n; j++)
-                if (p.ty[j] >= 0 && p.tx[i] >= 0)
-                    dst[p.ty[j] * g.W + p.tx[i]] += p.wx[i] * p.wy[j] * v;
+        for (long k = 0; k < K; k++)
+            if (tidx[at + k] >= 0)
+                dst[tidx[at + k]] += tw[at + k] * v;
     }
+}
+
+/* The parts summed in chunk order: one input-gradient element per
+ * work-item. */
+CLT_KERNEL(grid_sample_sum_parts)(__global const T *part, __global T *gx, long n, long chunks)
+{
+    long id = get_global_id(0);
+    if (id >= n)
+        return;
+    T acc = part[id];
+    for (long c = 1; c < chunks; c++)
+        acc += part[c * n + id];
+    gx[id] = acc;
 }
 
 /* The grid's gradient, one point per work-item, over the channels in

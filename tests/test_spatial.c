@@ -447,6 +447,15 @@ Test(spatial, grid_sample_gradients)
                                {4, {2, 3, 2, 2}, gv, mode != CLT_GRID_NEAREST}};
                 gradcheck(dev, grid_fn, &c, 2, in);
             }
+    /* many points into few pixels: the input's gradient in runs of
+     * points, their parts summed */
+    double *gw = spread_doubles(16 * 16 * 2, 29);
+    for (int mode = 0; mode < 3; mode++) {
+        gctx c = {mode, CLT_GRID_PAD_REFLECTION, 0};
+        gc_in in[2] = {{4, {1, 1, 3, 4}, xv, 1}, {4, {1, 16, 16, 2}, gw, 0}};
+        gradcheck(dev, grid_fn, &c, 2, in);
+    }
+    free(gw);
     free(xv);
     free(gv);
 }

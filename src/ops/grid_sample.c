@@ -107,6 +107,72 @@ done:
     return st;
 }
 
+/* How many runs of grid points the input's gradient is cut into: enough
+ * work-items for every compute unit several times over, runs of at least
+ * 64 points, and the parts within 64 MiB. */
+static int64_t grad_chunks(const clt_device *dev, const gsgeom *g, size_t elem)
+{
+    int64_t planes = g->N * g->C, points = g->Ho * g->Wo, pixels = g->H * g->W;
+    int64_t want = 4 * (int64_t)(dev->info.compute_units ? dev->info.compute_units : 1);
+    int64_t c = planes >= want ? 1 : (want + planes - 1) / planes;
+    if (c > points / 64)
+        c = points / 64;
+    while (c > 1 && (double)c * (double)planes * (double)pixels * (double)elem > 64.0 * 1048576)
+        c /= 2;
+    return c < 1 ? 1 : c;
+}
+
+/* The input's gradient from the contiguous output gradient cy and grid
+ * cg: each point's taps tabulated once, then per plane and run of points
+ * scattered into a part, the parts summed in order. */
+static clt_status input_grad(const clt_tensor *cy, const clt_tensor *x, const clt_tensor *cg,
+                             const gsgeom *geo, const char *opts, clt_tensor **out)
+{
+    static const char fn[] = "clt_backward";
+    clt_status st = CLT_OK;
+    clt_tensor *r = NULL, *tidx = NULL, *tw = NULL, *part = NULL;
+    gsgeom g = *geo;
+    cl_long K = g.mode == CLT_GRID_NEAREST ? 1 : g.mode == CLT_GRID_BILINEAR ? 4 : 16;
+    cl_long chunks = grad_chunks(x->dev, &g, clt_dtype_size(x->dtype));
+    int64_t nt = g.N * g.Ho * g.Wo * K, np = chunks * (int64_t)x->numel;
+    CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 4, x->shape, &r));
+    if (r->numel > 0) {
+        CLT__TRY(clt__temp_new(fn, "the taps", x->dev, CLT_INT64, 1, &nt, &tidx));
+        CLT__TRY(clt__temp_new(fn, "the taps' weights", x->dev, x->dtype, 1, &nt, &tw));
+        if (chunks > 1)
+            CLT__TRY(clt__temp_new(fn, "the partial gradients", x->dev, x->dtype, 1, &np, &part));
+        cl_mem my = clt__mem(cy), mg = clt__mem(cg), mi = clt__mem(tidx), mw = clt__mem(tw);
+        cl_mem mp = clt__mem(part ? part : r), mr = clt__mem(r);
+        size_t points = (size_t)(g.N * g.Ho * g.Wo), work = (size_t)(g.N * g.C * chunks);
+        clt__arg targs[5] = {CLT__ARG(mg), CLT__ARG(mi), CLT__ARG(mw), CLT__ARG(g), CLT__ARG(K)};
+        clt__arg bargs[7] = {CLT__ARG(my), CLT__ARG(mi), CLT__ARG(mw),    CLT__ARG(mp),
+                             CLT__ARG(g),  CLT__ARG(K),  CLT__ARG(chunks)};
+        if (points > 0)
+            CLT__TRY(clt__error_in(clt__launch(x->dev, "grid_sample", opts, "grid_sample_taps", 1,
+                                               &points, NULL, 5, targs),
+                                   fn));
+        CLT__TRY(clt__error_in(clt__launch(x->dev, "grid_sample", opts, "grid_sample_bwd_input",
+                                           1, &work, NULL, 7, bargs),
+                               fn));
+        if (part) {
+            cl_long n = (cl_long)r->numel;
+            size_t gws = (size_t)n;
+            clt__arg sargs[4] = {CLT__ARG(mp), CLT__ARG(mr), CLT__ARG(n), CLT__ARG(chunks)};
+            CLT__TRY(clt__error_in(clt__launch(x->dev, "grid_sample", opts,
+                                               "grid_sample_sum_parts", 1, &gws, NULL, 4, sargs),
+                                   fn));
+        }
+    }
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(r);
+    clt_tensor_free(tidx);
+    clt_tensor_free(tw);
+    clt_tensor_free(part);
+    return st;
+}
+
 clt_status clt__grid_sample_backward(const clt_tensor *g, const clt_tensor *x,
                                      const clt_tensor *grid, int mode, int padding,
                                      int align_corners, clt_tensor **gx, clt_tensor **ggrid)
@@ -125,16 +191,8 @@ clt_status clt__grid_sample_backward(const clt_tensor *g, const clt_tensor *x,
     geo.offg = cg->offset;
     geo.offy = cy->offset;
     cl_mem my = clt__mem(cy), mx = clt__mem(cx), mg = clt__mem(cg);
-    if (gx) {
-        CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 4, x->shape, &rx));
-        size_t gws = (size_t)(geo.N * geo.C);
-        cl_mem mr = clt__mem(rx);
-        clt__arg args[4] = {CLT__ARG(my), CLT__ARG(mg), CLT__ARG(mr), CLT__ARG(geo)};
-        if (gws > 0)
-            CLT__TRY(clt__error_in(clt__launch(x->dev, "grid_sample", opts,
-                                               "grid_sample_bwd_input", 1, &gws, NULL, 4, args),
-                                   fn));
-    }
+    if (gx)
+        CLT__TRY(input_grad(cy, x, cg, &geo, opts, &rx));
     if (ggrid) {
         CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 4, grid->shape, &rg));
         size_t gws = (size_t)(geo.N * geo.Ho * geo.Wo);
