@@ -203,10 +203,12 @@ typedef enum clt_grid_padding {
  * torch's cubic convolution (A = -0.75), each tap placed by padding_mode.
  * The result is [N, C, Ho, Wo].  Differentiable with respect to input and
  * grid (GridSampler2DBackward0; nearest gives the grid a zero gradient,
- * as torch): the input's gradient is computed one (n, c) plane per
- * work-item, the output points added in row-major order, and the grid's
- * one point per work-item over the channels in order: the same bits on
- * every run.  Errors, in torch's words: ranks other than 4, grid's last
+ * as torch): the input's gradient is computed per (n, c) plane and run
+ * of output points (as many runs as keep the device's compute units busy,
+ * their partial planes within 64 MiB), points added in row-major order
+ * and the runs' parts summed in order, and the grid's one point per
+ * work-item over the channels in order: the same bits on every run of
+ * one device.  Errors, in torch's words: ranks other than 4, grid's last
  * size not 2, batch sizes that differ, an empty H or W
  * (CLT_ERR_SHAPE_MISMATCH); dtypes that differ (CLT_ERR_DTYPE_MISMATCH);
  * an integer input (CLT_ERR_DTYPE_UNSUPPORTED); an unknown mode
