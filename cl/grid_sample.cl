@@ -1,5 +1,6 @@
 /* grid_sample.cl: torch.nn.functional.grid_sample of [N, C, H, W] inputs at
- * [N, Ho, Wo, 2] grids for dtype T (float32 or float64), with PyTorch
+ * [N, Ho, Wo, 2] grids (and [N, C, D, H, W] ones at [N, Do, Ho, Wo, 3]) for
+ * dtype T (float32 or float64), with PyTorch
  * 1.13's formulas (bilinear, nearest and bicubic; zeros, border and
  * reflection padding), and its backward passes without atomics: the
  * input's gradient one (n, c) plane and run of grid points per work-item
@@ -9,14 +10,15 @@
 /* Products and sums rounded as written, on every device. */
 #pragma OPENCL FP_CONTRACT OFF
 
-/* Must match `gsgeom` in src/ops/grid_sample.c. */
+/* Must match `gsgeom` in src/ops/grid_sample.c.  A 2-D sample has
+ * D = Do = 1. */
 typedef struct clt_gs_geom {
-    long N, C, H, W, Ho, Wo;
+    long N, C, D, H, W, Do, Ho, Wo;
     long offx, offg, offy; /* element offsets of the input, the grid, the output's gradient */
     int mode;              /* 0 bilinear, 1 nearest, 2 bicubic */
     int padding;           /* 0 zeros, 1 border, 2 reflection */
     int align;             /* align_corners */
-    int pad;
+    int dims;              /* spatial dimensions: 2 or 3 */
 } clt_gs_geom;
 
 /* grid_sampler_unnormalize_set_grad: [-1, 1] to pixel units; *d the
@@ -120,22 +122,40 @@ inline void gs_cubic(T t, T *c, T *dc)
     dc[3] = -(((T)3 * A * x3 - (T)10 * A) * x3 + (T)8 * A);
 }
 
-/* Where one grid point reads: up to 16 taps (rows ty[j], columns tx[i],
- * -1 outside) with weights wy[j] wx[i], and the weights' derivatives in
- * the point's pixel coordinates, times those coordinates' derivatives in
- * the grid's (dwx, dwy).  Bilinear and nearest use 2 and 1 taps a side. */
+/* Where one grid point reads: up to 16 taps (depths tz[l], rows ty[j],
+ * columns tx[i], -1 outside) with weights wz[l] wy[j] wx[i], and the
+ * weights' derivatives in the point's pixel coordinates, times those
+ * coordinates' derivatives in the grid's (dwx, dwy, dwz).  Bicubic uses 4
+ * taps a side, bilinear 2 and nearest 1; a 2-D sample has one depth. */
 typedef struct gs_taps {
-    long tx[4], ty[4];
-    T wx[4], wy[4], dwx[4], dwy[4];
-    int n;
+    long tx[4], ty[4], tz[2];
+    T wx[4], wy[4], wz[2], dwx[4], dwy[4], dwz[2];
+    int n, nz;
 } gs_taps;
 
-inline gs_taps gs_locate(T gx, T gy, clt_gs_geom g)
+/* The linear taps of one axis: floor(i) and floor(i) + 1. */
+inline void gs_linear(T i, T d, long size, long *t, T *w, T *dw)
+{
+    T f = floor(i);
+    t[0] = gs_index(f, size);
+    t[1] = gs_index(f + (T)1, size);
+    w[0] = f + (T)1 - i;
+    w[1] = i - f;
+    dw[0] = -d;
+    dw[1] = d;
+}
+
+inline gs_taps gs_locate(__global const T *gp, clt_gs_geom g)
 {
     gs_taps p;
-    T dx, dy;
+    T dx, dy, dz;
+    p.tz[0] = 0;
+    p.wz[0] = (T)1;
+    p.dwz[0] = (T)0;
+    p.nz = 1;
     if (g.mode == 2) {
-        T ix = gs_unnormalize(gx, g.W, g.align, &dx), iy = gs_unnormalize(gy, g.H, g.align, &dy);
+        T ix = gs_unnormalize(gp[0], g.W, g.align, &dx);
+        T iy = gs_unnormalize(gp[1], g.H, g.align, &dy);
         T fx = floor(ix), fy = floor(iy), dd;
         gs_cubic(ix - fx, p.wx, p.dwx);
         gs_cubic(iy - fy, p.wy, p.dwy);
@@ -148,85 +168,96 @@ inline gs_taps gs_locate(T gx, T gy, clt_gs_geom g)
         p.n = 4;
         return p;
     }
-    T ix = gs_source(gx, g.W, g.padding, g.align, &dx);
-    T iy = gs_source(gy, g.H, g.padding, g.align, &dy);
+    T ix = gs_source(gp[0], g.W, g.padding, g.align, &dx);
+    T iy = gs_source(gp[1], g.H, g.padding, g.align, &dy);
+    T iz = g.dims == 3 ? gs_source(gp[2], g.D, g.padding, g.align, &dz) : (T)0;
     if (g.mode == 1) {
         p.tx[0] = gs_index(rint(ix), g.W);
         p.ty[0] = gs_index(rint(iy), g.H);
+        if (g.dims == 3)
+            p.tz[0] = gs_index(rint(iz), g.D);
         p.wx[0] = p.wy[0] = (T)1;
         p.dwx[0] = p.dwy[0] = (T)0;
         p.n = 1;
         return p;
     }
-    T fx = floor(ix), fy = floor(iy);
-    p.tx[0] = gs_index(fx, g.W);
-    p.tx[1] = gs_index(fx + (T)1, g.W);
-    p.ty[0] = gs_index(fy, g.H);
-    p.ty[1] = gs_index(fy + (T)1, g.H);
-    p.wx[0] = fx + (T)1 - ix;
-    p.wx[1] = ix - fx;
-    p.wy[0] = fy + (T)1 - iy;
-    p.wy[1] = iy - fy;
-    p.dwx[0] = -dx;
-    p.dwx[1] = dx;
-    p.dwy[0] = -dy;
-    p.dwy[1] = dy;
+    gs_linear(ix, dx, g.W, p.tx, p.wx, p.dwx);
+    gs_linear(iy, dy, g.H, p.ty, p.wy, p.dwy);
+    if (g.dims == 3) {
+        gs_linear(iz, dz, g.D, p.tz, p.wz, p.dwz);
+        p.nz = 2;
+    }
     p.n = 2;
     return p;
 }
 
-/* One grid point (n, i, j) per work-item, over the channels: bilinear adds
- * nw, ne, sw, se in that order from 0; bicubic interpolates each row, then
- * the rows, as PyTorch's cubic_interp1d. */
+/* The input element of tap (l, j, i), or -1 outside. */
+inline long gs_at(const gs_taps *p, int l, int j, int i, clt_gs_geom g)
+{
+    return p->tz[l] >= 0 && p->ty[j] >= 0 && p->tx[i] >= 0
+               ? (p->tz[l] * g.H + p->ty[j]) * g.W + p->tx[i]
+               : -1;
+}
+
+/* One grid point per work-item, over the channels: bilinear (trilinear)
+ * adds nw, ne, sw, se (the top's, then the bottom's) in that order from
+ * 0; bicubic interpolates each row, then the rows, as PyTorch's
+ * cubic_interp1d. */
 CLT_KERNEL(grid_sample_fwd)(__global const T *x, __global const T *grid, __global T *y,
                             clt_gs_geom g)
 {
     long id = get_global_id(0);
-    long points = g.Ho * g.Wo;
+    long points = g.Do * g.Ho * g.Wo, plane = g.D * g.H * g.W;
     if (id >= g.N * points)
         return;
-    long n = id / points, hw = id % points;
-    gs_taps p = gs_locate(grid[g.offg + 2 * id], grid[g.offg + 2 * id + 1], g);
+    long n = id / points, q = id % points;
+    gs_taps p = gs_locate(grid + g.offg + g.dims * id, g);
     for (long c = 0; c < g.C; c++) {
-        __global const T *xp = x + g.offx + (n * g.C + c) * g.H * g.W;
+        __global const T *xp = x + g.offx + (n * g.C + c) * plane;
         T acc = (T)0;
         if (g.mode == 2) {
             for (int j = 0; j < 4; j++) {
                 T row = (T)0;
                 for (int i = 0; i < 4; i++) {
-                    T v = p.ty[j] >= 0 && p.tx[i] >= 0 ? xp[p.ty[j] * g.W + p.tx[i]] : (T)0;
+                    long at = gs_at(&p, 0, j, i, g);
+                    T v = at >= 0 ? xp[at] : (T)0;
                     row = i ? row + v * p.wx[i] : v * p.wx[i];
                 }
                 acc = j ? acc + row * p.wy[j] : row * p.wy[j];
             }
         } else if (g.mode == 1) {
-            acc = p.ty[0] >= 0 && p.tx[0] >= 0 ? xp[p.ty[0] * g.W + p.tx[0]] : (T)0;
+            long at = gs_at(&p, 0, 0, 0, g);
+            acc = at >= 0 ? xp[at] : (T)0;
         } else {
-            for (int j = 0; j < p.n; j++)
-                for (int i = 0; i < p.n; i++)
-                    if (p.ty[j] >= 0 && p.tx[i] >= 0)
-                        acc += xp[p.ty[j] * g.W + p.tx[i]] * (p.wx[i] * p.wy[j]);
+            for (int l = 0; l < p.nz; l++)
+                for (int j = 0; j < 2; j++)
+                    for (int i = 0; i < 2; i++) {
+                        long at = gs_at(&p, l, j, i, g);
+                        if (at >= 0)
+                            acc += xp[at] * (p.wx[i] * p.wy[j] * p.wz[l]);
+                    }
         }
-        y[(n * g.C + c) * points + hw] = acc;
+        y[(n * g.C + c) * points + q] = acc;
     }
 }
 
-/* Each grid point's taps once for all channels: k = i n + j of its n x n
- * taps gets the pixel (ty[j] W + tx[i], -1 outside) and the weight
- * wx[i] wy[j], K = n^2 entries a point. */
+/* Each grid point's taps once for all channels: k = (l n + i) n + j of
+ * its taps gets the input element (-1 outside) and the weight
+ * wx[i] wy[j] wz[l], K entries a point. */
 CLT_KERNEL(grid_sample_taps)(__global const T *grid, __global long *tidx, __global T *tw,
                              clt_gs_geom g, long K)
 {
     long id = get_global_id(0);
-    if (id >= g.N * g.Ho * g.Wo)
+    if (id >= g.N * g.Do * g.Ho * g.Wo)
         return;
-    gs_taps p = gs_locate(grid[g.offg + 2 * id], grid[g.offg + 2 * id + 1], g);
-    for (int i = 0; i < p.n; i++)
-        for (int j = 0; j < p.n; j++) {
-            long k = id * K + i * p.n + j;
-            tidx[k] = p.ty[j] >= 0 && p.tx[i] >= 0 ? p.ty[j] * g.W + p.tx[i] : -1;
-            tw[k] = p.wx[i] * p.wy[j];
-        }
+    gs_taps p = gs_locate(grid + g.offg + g.dims * id, g);
+    for (int l = 0; l < p.nz; l++)
+        for (int i = 0; i < p.n; i++)
+            for (int j = 0; j < p.n; j++) {
+                long k = id * K + (l * p.n + i) * p.n + j;
+                tidx[k] = gs_at(&p, l, j, i, g);
+                tw[k] = p.wx[i] * p.wy[j] * p.wz[l];
+            }
 }
 
 /* The input's gradient, one plane (n, c) and one run of `len` grid points
@@ -240,11 +271,11 @@ CLT_KERNEL(grid_sample_bwd_input)(__global const T *gy, __global const long *tid
     long id = get_global_id(0);
     if (id >= g.N * g.C * chunks)
         return;
-    long plane = id % (g.N * g.C), chunk = id / (g.N * g.C);
-    long n = plane / g.C, points = g.Ho * g.Wo, len = (points + chunks - 1) / chunks;
+    long plane = id % (g.N * g.C), chunk = id / (g.N * g.C), size = g.D * g.H * g.W;
+    long n = plane / g.C, points = g.Do * g.Ho * g.Wo, len = (points + chunks - 1) / chunks;
     long q0 = chunk * len, q1 = min(q0 + len, points);
-    __global T *dst = part + id * g.H * g.W;
-    for (long k = 0; k < g.H * g.W; k++)
+    __global T *dst = part + id * size;
+    for (long k = 0; k < size; k++)
         dst[k] = (T)0;
     __global const T *src = gy + g.offy + plane * points;
     for (long q = q0; q < q1; q++) {
@@ -275,23 +306,28 @@ CLT_KERNEL(grid_sample_bwd_grid)(__global const T *gy, __global const T *x,
                                  __global const T *grid, __global T *ggrid, clt_gs_geom g)
 {
     long id = get_global_id(0);
-    long points = g.Ho * g.Wo;
+    long points = g.Do * g.Ho * g.Wo, plane = g.D * g.H * g.W;
     if (id >= g.N * points)
         return;
-    long n = id / points, hw = id % points;
-    gs_taps p = gs_locate(grid[g.offg + 2 * id], grid[g.offg + 2 * id + 1], g);
-    T sx = (T)0, sy = (T)0;
+    long n = id / points, q = id % points;
+    gs_taps p = gs_locate(grid + g.offg + g.dims * id, g);
+    T s[3] = {(T)0, (T)0, (T)0};
     for (long c = 0; c < (g.mode == 1 ? 0 : g.C); c++) { /* nearest: a zero gradient */
-        __global const T *xp = x + g.offx + (n * g.C + c) * g.H * g.W;
-        T v0 = gy[g.offy + (n * g.C + c) * points + hw];
-        for (int i = 0; i < p.n; i++)
-            for (int j = 0; j < p.n; j++)
-                if (p.ty[j] >= 0 && p.tx[i] >= 0) {
-                    T v = xp[p.ty[j] * g.W + p.tx[i]] * v0;
-                    sx += v * p.dwx[i] * p.wy[j];
-                    sy += v * p.wx[i] * p.dwy[j];
+        __global const T *xp = x + g.offx + (n * g.C + c) * plane;
+        T v0 = gy[g.offy + (n * g.C + c) * points + q];
+        for (int l = 0; l < p.nz; l++)
+            for (int i = 0; i < p.n; i++)
+                for (int j = 0; j < p.n; j++) {
+                    long at = gs_at(&p, l, j, i, g);
+                    if (at < 0)
+                        continue;
+                    T v = xp[at] * v0;
+                    s[0] += v * p.dwx[i] * p.wy[j] * p.wz[l];
+                    s[1] += v * p.wx[i] * p.dwy[j] * p.wz[l];
+                    if (g.dims == 3)
+                        s[2] += v * p.wx[i] * p.wy[j] * p.dwz[l];
                 }
     }
-    ggrid[2 * id] = sx;
-    ggrid[2 * id + 1] = sy;
+    for (int k = 0; k < g.dims; k++)
+        ggrid[g.dims * id + k] = s[k];
 }

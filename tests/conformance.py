@@ -6580,9 +6580,23 @@ def spatial():
                       lambda x, g, r, mode=mode, pad=pad, align=align:
                       L.clt_grid_sample(x, g, gmodes[mode], pads[pad], int(align), r),
                       [data(xs, dt), grid], tol="red")
+    for dt in FLOATS:
+        for xs, gs in (((2, 2, 3, 4, 5), (2, 2, 3, 4, 3)), ((1, 1, 1, 2, 1), (1, 2, 2, 2, 3))):
+            grid = data(gs, dt, lo=-1.8, hi=1.8)
+            for mode, pad, align in [(m, p_, a) for m in ("bilinear", "nearest", "bicubic")
+                                     for p_ in pads for a in (False, True)]:
+                check("grid_sample 3-d %s x%s g%s %s %s align=%s"
+                      % (dn(dt), list(xs), list(gs), mode, pad, align),
+                      lambda x, g, mode=mode, pad=pad, align=align:
+                      F.grid_sample(x, g, mode=mode, padding_mode=pad, align_corners=align),
+                      lambda x, g, r, mode=mode, pad=pad, align=align:
+                      L.clt_grid_sample(x, g, gmodes[mode], pads[pad], int(align), r),
+                      [data(xs, dt), grid], tol="red")
     f = torch.float32
     for xs, gs, why in (((2, 3, 4, 4), (1, 3, 3, 2), "batch"), ((1, 3, 4, 4), (1, 3, 3, 3), "last"),
-                        ((1, 3, 4), (1, 3, 2), "3-d"), ((1, 3, 0, 4), (1, 3, 3, 2), "empty")):
+                        ((1, 3, 4), (1, 3, 2), "3-d"), ((1, 3, 0, 4), (1, 3, 3, 2), "empty"),
+                        ((1, 3, 2, 4, 4), (1, 3, 3, 3, 2), "5-d last"),
+                        ((1, 3, 4, 4), (1, 2, 3, 3, 3), "ranks")):
         check("grid_sample %s (refused)" % why,
               lambda x, g: F.grid_sample(x, g, align_corners=False),
               lambda x, g, r: L.clt_grid_sample(x, g, 0, 0, 0, r), [data(xs, f), data(gs, f)])

@@ -2285,6 +2285,18 @@ for mi, mode in enumerate(("bilinear", "nearest", "bicubic")):
                  lambda x, g, mi=mi, pi=pi, align=align:
                  call("clt_grid_sample", x, g, mi, pi, int(align)),
                  [gx, grid])
+gx3 = rng.standard_normal((2, 2, 3, 4, 3))
+grid3 = rng.uniform(-1.3, 1.3, (2, 2, 2, 3, 3))
+for mi, mode in enumerate(("bilinear", "nearest")):
+    for pi, pad in enumerate(("zeros", "border", "reflection")):
+        for align in (False, True):
+            case("grid_sample 3-d %s %s align=%s" % (mode, pad, align),
+                 lambda x, g, mode=mode, pad=pad, align=align:
+                 torch.nn.functional.grid_sample(x, g, mode=mode, padding_mode=pad,
+                                                 align_corners=align),
+                 lambda x, g, mi=mi, pi=pi, align=align:
+                 call("clt_grid_sample", x, g, mi, pi, int(align)),
+                 [gx3, grid3])
 for size in ((2, 1, 3, 4), (2, 2, 2, 3, 4)):
     k = len(size) - 2
     for align in (False, True):

@@ -421,6 +421,77 @@ Test(spatial, grid_sample_against_reference)
     }
 }
 
+/* F.grid_sample for x [N, C, D, H, W] and grid [N, Do, Ho, Wo, 3]:
+ * trilinear or nearest. */
+static double *ref_grid_sample3(const double *x, const int64_t *xs, const double *grid,
+                                const int64_t *gs, int mode, int padding, int align)
+{
+    int64_t N = xs[0], C = xs[1], sz[3] = {xs[4], xs[3], xs[2]}, P = gs[1] * gs[2] * gs[3];
+    int64_t plane = sz[0] * sz[1] * sz[2];
+    double *y = calloc((size_t)(N * C * P), sizeof *y);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t q = 0; q < P; q++) {
+            double pos[3]; /* x, y, z in pixels, placed */
+            for (int a = 0; a < 3; a++) {
+                double g = grid[(n * P + q) * 3 + a];
+                double v = align ? (g + 1) / 2 * (sz[a] - 1) : ((g + 1) * sz[a] - 1) / 2;
+                pos[a] = ref_place(v, sz[a], padding, align);
+            }
+            for (int64_t c = 0; c < C; c++) {
+                const double *pl = x + (n * C + c) * plane;
+                double v = 0;
+                for (int corner = 0; corner < 8; corner++) {
+                    double w = 1;
+                    int64_t at = 0;
+                    bool in = true;
+                    for (int a = 2; a >= 0; a--) {
+                        double f = mode == CLT_GRID_NEAREST ? nearbyint(pos[a])
+                                                            : floor(pos[a]) + ((corner >> a) & 1);
+                        if (mode == CLT_GRID_NEAREST && corner)
+                            w = 0;
+                        else if (mode != CLT_GRID_NEAREST)
+                            w *= 1 - fabs(pos[a] - f);
+                        in = in && f >= 0 && f < sz[a];
+                        at = at * sz[a] + (in ? (int64_t)f : 0);
+                    }
+                    if (in && w != 0)
+                        v += w * pl[at];
+                }
+                y[(n * C + c) * P + q] = v;
+            }
+        }
+    return y;
+}
+
+Test(spatial, grid_sample_3d)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t xs[5] = {2, 2, 3, 4, 5}, gs[5] = {2, 2, 3, 2, 3};
+    double *xv = spread_doubles(240, 61), *gv = test_grid(72, 67);
+    clt_tensor *x = tensor_of(dev, CLT_FLOAT64, 5, xs, xv);
+    clt_tensor *g = tensor_of(dev, CLT_FLOAT64, 5, gs, gv);
+    for (int mode = 0; mode < 2; mode++)
+        for (int pad = 0; pad < 3; pad++)
+            for (int align = 0; align < 2; align++) {
+                clt_tensor *y = NULL;
+                CHECK(clt_grid_sample(x, g, mode, pad, align, &y));
+                int64_t ys[5] = {2, 2, 2, 3, 2};
+                assert_shape(y, 5, ys);
+                double *want = ref_grid_sample3(xv, xs, gv, gs, mode, pad, align);
+                assert_tensor_close(y, want, 48, 1e-12, 1e-12, "grid_sample 3-d");
+                free(want);
+                clt_tensor_free(y);
+            }
+    clt_tensor *out = (clt_tensor *)0x1;
+    assert_error(clt_grid_sample(x, g, CLT_GRID_BICUBIC, 0, 0, &out), CLT_ERR_INVALID_ARGUMENT,
+                 "bicubic interpolation only supports 4D input");
+    cr_assert_null(out);
+    clt_tensor_free(x);
+    clt_tensor_free(g);
+    free(xv);
+    free(gv);
+}
+
 typedef struct gctx {
     int mode, pad, align;
 } gctx;
@@ -429,6 +500,22 @@ static clt_status grid_fn(clt_tensor *const *in, clt_tensor **out, const void *p
 {
     const gctx *c = p;
     return clt_grid_sample(in[0], in[1], c->mode, c->pad, c->align, out);
+}
+
+/* The 5-D case through 4-D leaves: x [2, 2, 3, 20] as [2, 2, 3, 4, 5],
+ * grid [2, 2, 3, 6] as [2, 2, 3, 2, 3]. */
+static clt_status grid3_fn(clt_tensor *const *in, clt_tensor **out, const void *p)
+{
+    const gctx *c = p;
+    clt_tensor *x = NULL, *g = NULL;
+    clt_status st = clt_reshape(in[0], 5, (int64_t[]){2, 2, 3, 4, 5}, &x);
+    if (st == CLT_OK)
+        st = clt_reshape(in[1], 5, (int64_t[]){2, 2, 3, 2, 3}, &g);
+    if (st == CLT_OK)
+        st = clt_grid_sample(x, g, c->mode, c->pad, c->align, out);
+    clt_tensor_free(x);
+    clt_tensor_free(g);
+    return st;
 }
 
 Test(spatial, grid_sample_gradients)
@@ -458,6 +545,17 @@ Test(spatial, grid_sample_gradients)
     free(gw);
     free(xv);
     free(gv);
+    double *x3 = spread_doubles(240, 71), *g3 = spread_doubles(72, 73);
+    for (size_t k = 0; k < 72; k++)
+        g3[k] *= 1.3;
+    for (int mode = 0; mode < 2; mode++)
+        for (int pad = 0; pad < 3; pad++) {
+            gctx c = {mode, pad, pad == 1};
+            gc_in in[2] = {{4, {2, 2, 3, 20}, x3, 1}, {4, {2, 2, 3, 6}, g3, mode == 0}};
+            gradcheck(dev, grid3_fn, &c, 2, in);
+        }
+    free(x3);
+    free(g3);
 }
 
 /* The input's gradient gathers many points into one pixel: the same bits
@@ -526,7 +624,7 @@ Test(spatial, grid_sample_errors)
     assert_error(clt_grid_sample(x, gd, 0, 0, 0, &out), CLT_ERR_DTYPE_MISMATCH,
                  "expected input and grid to have same dtype");
     assert_error(clt_grid_sample(x3, gd, 0, 0, 0, &out), CLT_ERR_SHAPE_MISMATCH,
-                 "expected 4D input and grid");
+                 "expected 4D or 5D input and grid");
     assert_error(clt_grid_sample(x, g1, 3, 0, 0, &out), CLT_ERR_INVALID_ARGUMENT, "mode");
     assert_error(clt_grid_sample(x, g1, 0, 3, 0, &out), CLT_ERR_INVALID_ARGUMENT,
                  "padding_mode");

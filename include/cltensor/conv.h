@@ -10,8 +10,8 @@
  * Inputs are [N, C, H, W] (batched) or [C, H, W] (unbatched: the result
  * has no batch dimension either; conv1d's and the 1-D pools' [N, C, L]
  * or [C, L];
- * clt_interpolate's 4-D only, clt_interpolate_nd's as it says, grid_sample's
- * 4-D), float32 or float64, in any layout;
+ * clt_interpolate's 4-D only, clt_interpolate_nd's and grid_sample's as
+ * they say), float32 or float64, in any layout;
  * avg_pool2d also takes int64, as PyTorch 1.13: each window's int64 sum
  * divided with truncation toward zero, -5 / 4 being -1.
  * Every operand lives on one device (CLT_ERR_DEVICE_MISMATCH otherwise).
@@ -182,7 +182,7 @@ CLT_API clt_status clt_interpolate_nd(const clt_tensor *input, const int64_t *si
 typedef enum clt_grid_mode {
     CLT_GRID_BILINEAR = 0, /* "bilinear" */
     CLT_GRID_NEAREST = 1,  /* "nearest": rounds half to even, as torch */
-    CLT_GRID_BICUBIC = 2   /* "bicubic": 4-D only */
+    CLT_GRID_BICUBIC = 2   /* "bicubic": 4-D input only */
 } clt_grid_mode;
 
 typedef enum clt_grid_padding {
@@ -193,26 +193,30 @@ typedef enum clt_grid_padding {
 
 /* torch.nn.functional.grid_sample(input, grid, mode, padding_mode,
  * align_corners) of PyTorch 1.13 for input [N, C, H, W] and grid
- * [N, Ho, Wo, 2] of one dtype (float32 or float64): output (n, c, i, j)
- * samples input plane (n, c) at grid (n, i, j) = (x, y), x running over
- * the width, each in [-1, 1] from the left/top edge to the right/bottom
- * one (align_corners 0, torch's default: the pixels' outer edges;
- * align_corners 1: the corner pixels' centres); a point outside is
- * read as padding_mode says (zeros, the border's value, or the
- * coordinates reflected at the edges).  Bicubic reads 4 x 4 pixels with
- * torch's cubic convolution (A = -0.75), each tap placed by padding_mode.
- * The result is [N, C, Ho, Wo].  Differentiable with respect to input and
- * grid (GridSampler2DBackward0; nearest gives the grid a zero gradient,
- * as torch): the input's gradient is computed per (n, c) plane and run
- * of output points (as many runs as keep the device's compute units busy,
- * their partial planes within 64 MiB), points added in row-major order
- * and the runs' parts summed in order, and the grid's one point per
- * work-item over the channels in order: the same bits on every run of
- * one device.  Errors, in torch's words: ranks other than 4, grid's last
- * size not 2, batch sizes that differ, an empty H or W
+ * [N, Ho, Wo, 2], or input [N, C, D, H, W] and grid [N, Do, Ho, Wo, 3]
+ * (bilinear, meaning trilinear, and nearest only), of one dtype (float32
+ * or float64): output (n, c, i, j) samples input plane (n, c) at grid
+ * (n, i, j) = (x, y) (and z, the depth, in 5-D), x running over the
+ * width, each in [-1, 1] from the left/top edge to the right/bottom one
+ * (align_corners 0, torch's default: the pixels' outer edges;
+ * align_corners 1: the corner pixels' centres); a point outside is read
+ * as padding_mode says (zeros, the border's value, or the coordinates
+ * reflected at the edges).  Bicubic reads 4 x 4 pixels with torch's cubic
+ * convolution (A = -0.75), each tap placed by padding_mode.  The result
+ * is [N, C, Ho, Wo] ([N, C, Do, Ho, Wo]).  Differentiable with respect to
+ * input and grid (GridSampler2DBackward0, GridSampler3DBackward0; nearest
+ * gives the grid a zero gradient, as torch): the input's gradient is
+ * computed per (n, c) plane and run of output points (as many runs as
+ * keep the device's compute units busy, their partial planes within 64
+ * MiB), points added in row-major order and the runs' parts summed in
+ * order, and the grid's one point per work-item over the channels in
+ * order: the same bits on every run of one device.  Errors, in torch's
+ * words: ranks other than 4 or 5 or that differ, grid's last size not the
+ * spatial rank, batch sizes that differ, an empty spatial size
  * (CLT_ERR_SHAPE_MISMATCH); dtypes that differ (CLT_ERR_DTYPE_MISMATCH);
- * an integer input (CLT_ERR_DTYPE_UNSUPPORTED); an unknown mode
- * (CLT_ERR_INVALID_ARGUMENT).  New tensor: release with clt_tensor_free. */
+ * an integer input (CLT_ERR_DTYPE_UNSUPPORTED); an unknown mode, or
+ * bicubic in 5-D (CLT_ERR_INVALID_ARGUMENT).  New tensor: release with
+ * clt_tensor_free. */
 CLT_API clt_status clt_grid_sample(const clt_tensor *input, const clt_tensor *grid,
                                    clt_grid_mode mode, clt_grid_padding padding_mode,
                                    int align_corners, clt_tensor **out);

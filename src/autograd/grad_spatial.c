@@ -153,7 +153,8 @@ clt_status clt_grid_sample(const clt_tensor *input, const clt_tensor *grid, clt_
     clt__node *n = NULL;
     st = clt__record(clt__grid_sample(input, grid, (int)mode, (int)padding_mode, align_corners,
                                       out, fn),
-                     out, "GridSampler2DBackward0", bw_grid_sample, 2, in, 2, in, &n);
+                     out, input->ndim == 5 ? "GridSampler3DBackward0" : "GridSampler2DBackward0",
+                     bw_grid_sample, 2, in, 2, in, &n);
     if (n) {
         n->i[0] = mode;
         n->i[1] = padding_mode;

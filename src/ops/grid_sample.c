@@ -1,12 +1,12 @@
-/* grid_sample.c: torch.nn.functional.grid_sample of 4-D inputs
+/* grid_sample.c: torch.nn.functional.grid_sample of 4-D and 5-D inputs
  * (cl/grid_sample.cl): its checks, forward and backward launches. */
 #include "ops/conv.h"
 
 /* Must match clt_gs_geom in cl/grid_sample.cl. */
 typedef struct gsgeom {
-    int64_t N, C, H, W, Ho, Wo;
+    int64_t N, C, D, H, W, Do, Ho, Wo;
     int64_t offx, offg, offy;
-    int32_t mode, padding, align, pad;
+    int32_t mode, padding, align, dims;
 } gsgeom;
 
 clt_status clt__grid_sample_check(const clt_tensor *x, const clt_tensor *grid, int mode,
@@ -28,11 +28,14 @@ clt_status clt__grid_sample_check(const clt_tensor *x, const clt_tensor *grid, i
         return st;
     clt__shape_str(s1, sizeof s1, x->ndim, x->shape);
     clt__shape_str(s2, sizeof s2, grid->ndim, grid->shape);
-    if (x->ndim != 4 || grid->ndim != 4)
+    if ((x->ndim != 4 && x->ndim != 5) || grid->ndim != x->ndim)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: expected 4D input and grid with same number of dimensions, but "
-                          "got input with sizes %s and grid with sizes %s",
+                          "%s: expected 4D or 5D input and grid with same number of dimensions, "
+                          "but got input with sizes %s and grid with sizes %s",
                           fn, s1, s2);
+    if (x->ndim == 5 && mode == CLT_GRID_BICUBIC)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: bicubic interpolation only supports 4D input", fn);
     if ((st = clt__check_floating(x, "input", fn)) != CLT_OK)
         return st;
     if (grid->dtype != x->dtype)
@@ -45,19 +48,21 @@ clt_status clt__grid_sample_check(const clt_tensor *x, const clt_tensor *grid, i
                           "%s: expected grid and input to have same batch size, but got input "
                           "with sizes %s and grid with sizes %s",
                           fn, s1, s2);
-    if (grid->shape[3] != 2)
+    int last = x->ndim - 1;
+    if (grid->shape[last] != x->ndim - 2)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: expected grid to have size 2 in last dimension, but got grid "
+                          "%s: expected grid to have size %d in last dimension, but got grid "
                           "with sizes %s",
-                          fn, s2);
-    for (int d = 2; d < 4; d++)
+                          fn, x->ndim - 2, s2);
+    for (int d = 2; d < x->ndim; d++)
         if (x->shape[d] == 0)
             return clt__error(CLT_ERR_SHAPE_MISMATCH,
                               "%s: expected input to have non-empty spatial dimensions, but "
                               "input has sizes %s with dimension %d being empty",
                               fn, s1, d);
-    int64_t oshape[4] = {x->shape[0], x->shape[1], grid->shape[1], grid->shape[2]};
-    return clt__check_shape(4, oshape, fn);
+    int64_t oshape[5] = {x->shape[0], x->shape[1], grid->shape[1], grid->shape[2],
+                         grid->shape[3]};
+    return clt__check_shape(x->ndim, oshape, fn);
 }
 
 static const char *gs_opts(clt_dtype dtype)
@@ -66,13 +71,26 @@ static const char *gs_opts(clt_dtype dtype)
     return clt__opts_cached(&slots[dtype], "T", dtype, NULL, dtype, "");
 }
 
+/* A 4-D input is a 5-D one of depth 1. */
 static gsgeom gs_geom(const clt_tensor *x, const clt_tensor *grid, int mode, int padding,
                       int align_corners)
 {
-    return (gsgeom){x->shape[0],    x->shape[1],    x->shape[2], x->shape[3],
-                    grid->shape[1], grid->shape[2], 0,           0,
-                    0,              mode,           padding,     align_corners != 0,
-                    0};
+    bool d3 = x->ndim == 5;
+    return (gsgeom){x->shape[0],
+                    x->shape[1],
+                    d3 ? x->shape[2] : 1,
+                    x->shape[x->ndim - 2],
+                    x->shape[x->ndim - 1],
+                    d3 ? grid->shape[1] : 1,
+                    grid->shape[grid->ndim - 3],
+                    grid->shape[grid->ndim - 2],
+                    0,
+                    0,
+                    0,
+                    mode,
+                    padding,
+                    align_corners != 0,
+                    x->ndim - 2};
 }
 
 clt_status clt__grid_sample(const clt_tensor *x, const clt_tensor *grid, int mode, int padding,
@@ -81,8 +99,10 @@ clt_status clt__grid_sample(const clt_tensor *x, const clt_tensor *grid, int mod
     clt_status st = CLT_OK;
     clt_tensor *cx = NULL, *cg = NULL, *r = NULL;
     gsgeom g = gs_geom(x, grid, mode, padding, align_corners);
-    int64_t oshape[4] = {g.N, g.C, g.Ho, g.Wo};
-    CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 4, oshape, &r));
+    int64_t oshape[5] = {g.N, g.C, g.Do, g.Ho, g.Wo};
+    if (g.dims == 2)
+        oshape[2] = g.Ho, oshape[3] = g.Wo;
+    CLT__TRY(clt__result_new(fn, x->dev, x->dtype, x->ndim, oshape, &r));
     if (r->numel > 0) {
         const char *opts = gs_opts(x->dtype);
         if (opts == NULL)
@@ -93,7 +113,7 @@ clt_status clt__grid_sample(const clt_tensor *x, const clt_tensor *grid, int mod
         g.offg = cg->offset;
         cl_mem mx = clt__mem(cx), mg = clt__mem(cg), mr = clt__mem(r);
         clt__arg args[4] = {CLT__ARG(mx), CLT__ARG(mg), CLT__ARG(mr), CLT__ARG(g)};
-        size_t gws = (size_t)(g.N * g.Ho * g.Wo);
+        size_t gws = (size_t)(g.N * g.Do * g.Ho * g.Wo);
         CLT__TRY(clt__error_in(
             clt__launch(x->dev, "grid_sample", opts, "grid_sample_fwd", 1, &gws, NULL, 4, args),
             fn));
@@ -112,7 +132,7 @@ done:
  * 64 points, and the parts within 64 MiB. */
 static int64_t grad_chunks(const clt_device *dev, const gsgeom *g, size_t elem)
 {
-    int64_t planes = g->N * g->C, points = g->Ho * g->Wo, pixels = g->H * g->W;
+    int64_t planes = g->N * g->C, points = g->Do * g->Ho * g->Wo, pixels = g->D * g->H * g->W;
     int64_t want = 4 * (int64_t)(dev->info.compute_units ? dev->info.compute_units : 1);
     int64_t c = planes >= want ? 1 : (want + planes - 1) / planes;
     if (c > points / 64)
@@ -132,10 +152,10 @@ static clt_status input_grad(const clt_tensor *cy, const clt_tensor *x, const cl
     clt_status st = CLT_OK;
     clt_tensor *r = NULL, *tidx = NULL, *tw = NULL, *part = NULL;
     gsgeom g = *geo;
-    cl_long K = g.mode == CLT_GRID_NEAREST ? 1 : g.mode == CLT_GRID_BILINEAR ? 4 : 16;
+    cl_long K = g.mode == CLT_GRID_NEAREST ? 1 : g.mode == CLT_GRID_BICUBIC ? 16 : 4 * (g.dims - 1);
     cl_long chunks = grad_chunks(x->dev, &g, clt_dtype_size(x->dtype));
-    int64_t nt = g.N * g.Ho * g.Wo * K, np = chunks * (int64_t)x->numel;
-    CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 4, x->shape, &r));
+    int64_t nt = g.N * g.Do * g.Ho * g.Wo * K, np = chunks * (int64_t)x->numel;
+    CLT__TRY(clt__result_new(fn, x->dev, x->dtype, x->ndim, x->shape, &r));
     if (r->numel > 0) {
         CLT__TRY(clt__temp_new(fn, "the taps", x->dev, CLT_INT64, 1, &nt, &tidx));
         CLT__TRY(clt__temp_new(fn, "the taps' weights", x->dev, x->dtype, 1, &nt, &tw));
@@ -143,7 +163,7 @@ static clt_status input_grad(const clt_tensor *cy, const clt_tensor *x, const cl
             CLT__TRY(clt__temp_new(fn, "the partial gradients", x->dev, x->dtype, 1, &np, &part));
         cl_mem my = clt__mem(cy), mg = clt__mem(cg), mi = clt__mem(tidx), mw = clt__mem(tw);
         cl_mem mp = clt__mem(part ? part : r), mr = clt__mem(r);
-        size_t points = (size_t)(g.N * g.Ho * g.Wo), work = (size_t)(g.N * g.C * chunks);
+        size_t points = (size_t)(g.N * g.Do * g.Ho * g.Wo), work = (size_t)(g.N * g.C * chunks);
         clt__arg targs[5] = {CLT__ARG(mg), CLT__ARG(mi), CLT__ARG(mw), CLT__ARG(g), CLT__ARG(K)};
         clt__arg bargs[7] = {CLT__ARG(my), CLT__ARG(mi), CLT__ARG(mw),    CLT__ARG(mp),
                              CLT__ARG(g),  CLT__ARG(K),  CLT__ARG(chunks)};
@@ -194,8 +214,8 @@ clt_status clt__grid_sample_backward(const clt_tensor *g, const clt_tensor *x,
     if (gx)
         CLT__TRY(input_grad(cy, x, cg, &geo, opts, &rx));
     if (ggrid) {
-        CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 4, grid->shape, &rg));
-        size_t gws = (size_t)(geo.N * geo.Ho * geo.Wo);
+        CLT__TRY(clt__result_new(fn, x->dev, x->dtype, grid->ndim, grid->shape, &rg));
+        size_t gws = (size_t)(geo.N * geo.Do * geo.Ho * geo.Wo);
         cl_mem mr = clt__mem(rg);
         clt__arg args[5] = {CLT__ARG(my), CLT__ARG(mx), CLT__ARG(mg), CLT__ARG(mr),
                             CLT__ARG(geo)};
