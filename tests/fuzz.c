@@ -5339,9 +5339,12 @@ static void op_spatial(fz *f)
                                 (clt_interp_mode)mode, align, chance(f, 70) ? 0 : 1, op));
         break;
     case 1: {
-        int64_t gs[4] = {shape[0], 1 + (int64_t)pick(f, 4), 1 + (int64_t)pick(f, 4), 2};
-        x = input_near(f, d, 4, shape);
-        clt_tensor *g = input_near(f, d, 4, gs), *gg = NULL;
+        int nd = 4 + (int)pick(f, 2); /* 2-D or 3-D samples */
+        int64_t gs[5] = {shape[0], 1 + (int64_t)pick(f, 4), 1 + (int64_t)pick(f, 4),
+                         1 + (int64_t)pick(f, 3), 3};
+        gs[nd - 1] = nd - 2;
+        x = input_near(f, d, nd, shape);
+        clt_tensor *g = input_near(f, d, nd, gs), *gg = NULL;
         if (g && chance(f, 30) && clt_mul_scalar(g, rand_scalar(f), &gg) == CLT_OK) {
             tfree(f, g, 0);
             g = gg;
@@ -5364,10 +5367,13 @@ static void op_spatial(fz *f)
     }
     case 3: { /* a forward and backward of private tensors */
         clt_tensor *g = NULL, *y = NULL, *l = NULL, *gs = NULL;
-        int64_t gsh[4] = {shape[0], 1 + (int64_t)pick(f, 4), 1 + (int64_t)pick(f, 4), 2};
+        int nd = 4 + (int)pick(f, 2);
+        int64_t gsh[5] = {shape[0], 1 + (int64_t)pick(f, 4), 1 + (int64_t)pick(f, 4),
+                          1 + (int64_t)pick(f, 3), 3};
+        gsh[nd - 1] = nd - 2;
         made = 0;
-        if (clt_randn(f->gen, d, CLT_FLOAT32, 4, shape, &x) != CLT_OK ||
-            clt_randn(f->gen, d, CLT_FLOAT32, 4, gsh, &g) != CLT_OK ||
+        if (clt_randn(f->gen, d, CLT_FLOAT32, nd, shape, &x) != CLT_OK ||
+            clt_randn(f->gen, d, CLT_FLOAT32, nd, gsh, &g) != CLT_OK ||
             clt_set_requires_grad(x, 1) != CLT_OK || clt_set_requires_grad(g, 1) != CLT_OK) {
             clt_tensor_free(g);
             break;
