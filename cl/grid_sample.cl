@@ -171,11 +171,11 @@ inline gs_taps gs_locate(__global const T *gp, clt_gs_geom g)
     T ix = gs_source(gp[0], g.W, g.padding, g.align, &dx);
     T iy = gs_source(gp[1], g.H, g.padding, g.align, &dy);
     T iz = g.dims == 3 ? gs_source(gp[2], g.D, g.padding, g.align, &dz) : (T)0;
-    if (g.mode == 1) {
-        p.tx[0] = gs_index(rint(ix), g.W);
-        p.ty[0] = gs_index(rint(iy), g.H);
+    if (g.mode == 1) { /* torch's 2-D kernel rounds half to even, its 3-D one away from 0 */
+        p.tx[0] = gs_index(g.dims == 3 ? round(ix) : rint(ix), g.W);
+        p.ty[0] = gs_index(g.dims == 3 ? round(iy) : rint(iy), g.H);
         if (g.dims == 3)
-            p.tz[0] = gs_index(rint(iz), g.D);
+            p.tz[0] = gs_index(round(iz), g.D);
         p.wx[0] = p.wy[0] = (T)1;
         p.dwx[0] = p.dwy[0] = (T)0;
         p.n = 1;

@@ -2273,30 +2273,21 @@ for xs, mode, size, sf in (((2, 2, 6), "linear", (9,), None), ((1, 2, 7), "linea
                   (C.c_double * len(sf))(*sf) if sf else None, imodes[mode], 1 if align else 0,
                   0),
              [rng.standard_normal(xs)])
-gx = rng.standard_normal((2, 2, 4, 5))
-grid = rng.uniform(-1.4, 1.4, (2, 3, 2, 2))
-for mi, mode in enumerate(("bilinear", "nearest", "bicubic")):
-    for pi, pad in enumerate(("zeros", "border", "reflection")):
-        for align in (False, True):
-            case("grid_sample %s %s align=%s" % (mode, pad, align),
-                 lambda x, g, mode=mode, pad=pad, align=align:
-                 torch.nn.functional.grid_sample(x, g, mode=mode, padding_mode=pad,
-                                                 align_corners=align),
-                 lambda x, g, mi=mi, pi=pi, align=align:
-                 call("clt_grid_sample", x, g, mi, pi, int(align)),
-                 [gx, grid])
-gx3 = rng.standard_normal((2, 2, 3, 4, 3))
-grid3 = rng.uniform(-1.3, 1.3, (2, 2, 2, 3, 3))
-for mi, mode in enumerate(("bilinear", "nearest")):
-    for pi, pad in enumerate(("zeros", "border", "reflection")):
-        for align in (False, True):
-            case("grid_sample 3-d %s %s align=%s" % (mode, pad, align),
-                 lambda x, g, mode=mode, pad=pad, align=align:
-                 torch.nn.functional.grid_sample(x, g, mode=mode, padding_mode=pad,
-                                                 align_corners=align),
-                 lambda x, g, mi=mi, pi=pi, align=align:
-                 call("clt_grid_sample", x, g, mi, pi, int(align)),
-                 [gx3, grid3])
+gs_cases = [(rng.standard_normal((2, 2, 4, 5)), rng.uniform(-1.4, 1.4, (2, 3, 2, 2)),
+             ("bilinear", "nearest", "bicubic")),
+            (rng.standard_normal((2, 2, 3, 4, 3)), rng.uniform(-1.3, 1.3, (2, 2, 2, 3, 3)),
+             ("bilinear", "nearest"))]
+for gx, grid, gmodes in gs_cases:
+    for mi, mode in enumerate(gmodes):
+        for pi, pad in enumerate(("zeros", "border", "reflection")):
+            for align in (False, True):
+                case("grid_sample %d-d %s %s align=%s" % (gx.ndim - 2, mode, pad, align),
+                     lambda x, g, mode=mode, pad=pad, align=align:
+                     torch.nn.functional.grid_sample(x, g, mode=mode, padding_mode=pad,
+                                                     align_corners=align),
+                     lambda x, g, mi=mi, pi=pi, align=align:
+                     call("clt_grid_sample", x, g, mi, pi, int(align)),
+                     [gx, grid])
 for size in ((2, 1, 3, 4), (2, 2, 2, 3, 4)):
     k = len(size) - 2
     for align in (False, True):

@@ -422,7 +422,7 @@ Test(spatial, grid_sample_against_reference)
 }
 
 /* F.grid_sample for x [N, C, D, H, W] and grid [N, Do, Ho, Wo, 3]:
- * trilinear or nearest. */
+ * trilinear or nearest (torch's 3-D kernel rounds halves away from 0). */
 static double *ref_grid_sample3(const double *x, const int64_t *xs, const double *grid,
                                 const int64_t *gs, int mode, int padding, int align)
 {
@@ -445,7 +445,7 @@ static double *ref_grid_sample3(const double *x, const int64_t *xs, const double
                     int64_t at = 0;
                     bool in = true;
                     for (int a = 2; a >= 0; a--) {
-                        double f = mode == CLT_GRID_NEAREST ? nearbyint(pos[a])
+                        double f = mode == CLT_GRID_NEAREST ? round(pos[a]) /* half away */
                                                             : floor(pos[a]) + ((corner >> a) & 1);
                         if (mode == CLT_GRID_NEAREST && corner)
                             w = 0;
@@ -468,6 +468,9 @@ Test(spatial, grid_sample_3d)
     clt_device *dev = get_device("cpu");
     const int64_t xs[5] = {2, 2, 3, 4, 5}, gs[5] = {2, 2, 3, 2, 3};
     double *xv = spread_doubles(240, 61), *gv = test_grid(72, 67);
+    /* with align_corners, pixel positions 0.5, 1.5, 2.5 exactly: halves */
+    static const double halves[6] = {-0.75, 0, -0.5, 0.25, 0, 0.5};
+    memcpy(gv + 6, halves, sizeof halves);
     clt_tensor *x = tensor_of(dev, CLT_FLOAT64, 5, xs, xv);
     clt_tensor *g = tensor_of(dev, CLT_FLOAT64, 5, gs, gv);
     for (int mode = 0; mode < 2; mode++)

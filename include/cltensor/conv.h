@@ -181,7 +181,8 @@ CLT_API clt_status clt_interpolate_nd(const clt_tensor *input, const int64_t *si
  * (in torch's own order). */
 typedef enum clt_grid_mode {
     CLT_GRID_BILINEAR = 0, /* "bilinear" */
-    CLT_GRID_NEAREST = 1,  /* "nearest": rounds half to even, as torch */
+    CLT_GRID_NEAREST = 1,  /* "nearest": as torch's CPU kernels, halves to even (4-D input)
+                            * or away from zero (5-D) */
     CLT_GRID_BICUBIC = 2   /* "bicubic": 4-D input only */
 } clt_grid_mode;
 
