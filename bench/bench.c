@@ -2059,6 +2059,94 @@ done:
     free(x);
 }
 
+/* ---- grid_sample: forward and backward against bilinear interpolate -------------------- */
+
+/* One forward and backward of the sum of x resampled to 64 x 64: through
+ * grid_sample at grid (border padding), or (baseline) through bilinear
+ * interpolate, which reads the same points when the grid is affine_grid's
+ * identity. */
+static clt_status resample_step(clt_tensor *x, const clt_tensor *grid, int interp,
+                                clt_tensor **y)
+{
+    clt_tensor *l = NULL;
+    clt_status st = interp ? clt_interpolate(x, (int64_t[]){64, 64}, NULL, CLT_INTERP_BILINEAR,
+                                             0, y)
+                           : clt_grid_sample(x, grid, CLT_GRID_BILINEAR, CLT_GRID_PAD_BORDER, 0,
+                                             y);
+    if (st == CLT_OK)
+        st = clt_sum(*y, &l);
+    if (st == CLT_OK)
+        st = clt_backward(l, NULL, 0);
+    clt_tensor_free(l);
+    return st;
+}
+
+static void case_grid_sample(bench *b, const char *name)
+{
+    enum { REPS = 5 };
+    const int64_t N = 8, C = 16, S = 32;
+    size_t nx = (size_t)(N * C * S * S), ny = (size_t)(N * C * 64 * 64);
+    float *x = malloc(nx * sizeof *x), *ya = malloc(ny * sizeof *ya), *yb = malloc(ny * sizeof *yb);
+    float *ga = malloc(nx * sizeof *ga), theta[8 * 6] = {0};
+    clt_tensor *t = NULL, *th = NULL, *grid = NULL, *y = NULL, *g = NULL;
+    double tg[REPS], ti[REPS];
+    if (x == NULL || ya == NULL || yb == NULL || ga == NULL) {
+        fail(b, name, "out of host memory");
+        goto done;
+    }
+    fill_random(x, nx);
+    for (int k = 0; k < N; k++)
+        theta[6 * k] = theta[6 * k + 4] = 1;
+    if (!(t = from_host(b, x, 4, (int64_t[]){N, C, S, S})) ||
+        !(th = from_host(b, theta, 3, (int64_t[]){N, 2, 3})) ||
+        clt_affine_grid(th, 4, (int64_t[]){N, C, 64, 64}, 0, &grid) != CLT_OK ||
+        clt_set_requires_grad(t, 1) != CLT_OK) {
+        fail(b, name, "making the inputs");
+        goto done;
+    }
+    for (int r = -1; r < REPS; r++)
+        for (int k = 0; k < 2; k++) {
+            double t0 = now();
+            if (resample_step(t, grid, k, &y) != CLT_OK ||
+                clt_device_synchronize(b->dev) != CLT_OK) {
+                fail(b, name, k ? "clt_interpolate" : "clt_grid_sample");
+                goto done;
+            }
+            if (r >= 0)
+                (k ? ti : tg)[r] = now() - t0;
+            if (r < 0) { /* the same points: the same values and gradients */
+                if (clt_tensor_read(y, k ? yb : ya, ny * sizeof *ya) != CLT_OK ||
+                    clt_grad(t, &g) != CLT_OK ||
+                    clt_tensor_read(g, k ? x : ga, nx * sizeof *x) != CLT_OK) {
+                    fail(b, name, "reading the results");
+                    goto done;
+                }
+                clt_tensor_free(g);
+                g = NULL;
+                if (k) {
+                    double err = fmax(max_abs_diff(ya, yb, ny), max_abs_diff(ga, x, nx));
+                    if (!(err <= 1e-4))
+                        wrong(b, name, "clt_grid_sample", err);
+                }
+            }
+            clt_tensor_free(y);
+            y = NULL;
+            clt_zero_grad(t, 1);
+        }
+    double mg = median(tg, REPS) * 1e3, mi = median(ti, REPS) * 1e3;
+    report(b, name, mg, "ms", "interpolate", mi, mi / mg, "ratio baseline / value");
+done:
+    clt_tensor_free(g);
+    clt_tensor_free(y);
+    clt_tensor_free(t);
+    clt_tensor_free(th);
+    clt_tensor_free(grid);
+    free(x);
+    free(ya);
+    free(yb);
+    free(ga);
+}
+
 /* The eigenvalues of the symmetric n x n float matrix a (destroyed) into
  * w, unsorted: the textbook cyclic Jacobi, one rotation at a time. */
 static void host_jacobi(float *a, size_t n, float *w)
@@ -3035,7 +3123,7 @@ static void usage(FILE *f)
                "  runs each case with baselines measured in the same run; CASE is a\n"
                "  prefix of a case name (add, sum, softmax, sin, erf, sort, topk, cumsum,\n"
                "  logsumexp, layer_norm, sdpa, copy, matmul, matmul_1024, matmul_f64, matvec,\n"
-               "  conv2d, overhead, train, first_op, linalg); --quick\n"
+               "  conv2d, overhead, train, first_op, linalg, grid_sample); --quick\n"
                "  skips matmul 2048 and sdpa_sweep and shortens first_op and the training steps;\n"
                "  the matmul cases load OpenBLAS, when configure found it, as their\n"
                "  baseline\n");
@@ -3101,7 +3189,8 @@ int cltensor_bench(int argc, char **argv)
                                         "cdist_512x64", "unbind_bwd_4096x256",
                                         "sdpa_sweep", "linalg_eigvalsh_64x32x32",
                                         "linalg_qr_256x32x32", "embedding_bag_4096x32",
-                                        "grad_scaler_step_64x16384"};
+                                        "grad_scaler_step_64x16384",
+                                        "grid_sample_fwd_bwd_8x16x32x32"};
     for (int i = 0; i < b.nfilters; i++) {
         size_t k = 0, len = strlen(b.filters[i]);
         while (k < sizeof names / sizeof names[0] && strncmp(names[k], b.filters[i], len) != 0)
@@ -3241,6 +3330,8 @@ int cltensor_bench(int argc, char **argv)
         case_first_op(&b, 0, "first_op_warm");
     if (selected(&b, "first_op_empty"))
         case_first_op(&b, 1, "first_op_empty");
+    if (selected(&b, "grid_sample_fwd_bwd_8x16x32x32"))
+        case_grid_sample(&b, "grid_sample_fwd_bwd_8x16x32x32");
     pool_stop();
     free(filters);
     return b.failures ? 1 : 0;

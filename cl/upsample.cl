@@ -1,4 +1,5 @@
-/* upsample.cl: nearest and bilinear interpolation of [N, C, H, W] planes
+/* upsample.cl: nearest and bilinear interpolation of [N, C, H, W] planes,
+ * and one pass of the separable modes along one dimension,
  * for dtype T (float32 or float64), as PyTorch 1.13's CPU kernels, and
  * their backward passes: each work-item owns one row of the input
  * gradient and adds the output gradients that read it in PyTorch's order,
@@ -167,4 +168,51 @@ CLT_KERNEL(upsample_bilinear_bwd)(__global const T *gy, __global T *gx, clt_up_g
             }
         }
     }
+}
+
+/* ---- the separable modes: one pass along one spatial dimension ---------------------- */
+
+/* Must match `upass` in src/ops/upsample.c. */
+typedef struct clt_up_pass {
+    long outer, L, Lo, inner; /* [outer, L, inner] to [outer, Lo, inner] */
+    long taps;                /* sources per output index */
+    long off0;                /* element offset of the first buffer */
+    long bstart, bent;        /* the backward's table in idx */
+} clt_up_pass;
+
+/* One output element per work-item: its taps' weighted sum, the first
+ * product then each next one added, as PyTorch's CPU loop. */
+CLT_KERNEL(interp_pass_fwd)(__global const T *x, __global T *y, clt_up_pass g,
+                            __global const long *idx, __global const T *w)
+{
+    long id = get_global_id(0);
+    if (id >= g.outer * g.Lo * g.inner)
+        return;
+    long k = id % g.inner, r = id / g.inner;
+    long j = r % g.Lo, o = r / g.Lo;
+    __global const T *src = x + g.off0 + o * g.L * g.inner + k;
+    __global const long *ij = idx + j * g.taps;
+    __global const T *wj = w + j * g.taps;
+    T acc = src[ij[0] * g.inner] * wj[0];
+    for (long t = 1; t < g.taps; t++)
+        acc += src[ij[t] * g.inner] * wj[t];
+    y[id] = acc;
+}
+
+/* One input-gradient element per work-item: the gradients of the outputs
+ * that read it, in increasing output order, each times its weight. */
+CLT_KERNEL(interp_pass_bwd)(__global const T *gy, __global T *gx, clt_up_pass g,
+                            __global const long *idx, __global const T *w)
+{
+    long id = get_global_id(0);
+    if (id >= g.outer * g.L * g.inner)
+        return;
+    long k = id % g.inner, r = id / g.inner;
+    long i = r % g.L, o = r / g.L;
+    __global const T *src = gy + g.off0 + o * g.Lo * g.inner + k;
+    __global const T *wb = w + g.Lo * g.taps;
+    T acc = (T)0;
+    for (long e = idx[g.bstart + i]; e < idx[g.bstart + i + 1]; e++)
+        acc += src[idx[g.bent + e] * g.inner] * wb[e];
+    gx[id] = acc;
 }

@@ -1819,4 +1819,11 @@ clt_status clt__embedding_bag_rec(const char *fn, const clt_tensor *weight,
 clt_status clt__multinomial_check_row(const double *p, int64_t k, bool replacement,
                                       const char *fn);
 
+/* clt_interpolate_nd recorded, naming fn (src/autograd/grad_spatial.c):
+ * nd spatial dimensions (the input must have nd + 2), 0 for any of 1 to
+ * 3; clt__interpolate_rec is nd 2 without recompute_scale_factor. */
+clt_status clt__interpolate_nd_rec(const char *fn, const clt_tensor *input, int nd,
+                                   const int64_t *size, const double *scale_factor, int mode,
+                                   int align_corners, int recompute, clt_tensor **out);
+
 #endif

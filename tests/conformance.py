@@ -6987,6 +6987,118 @@ def amp_swa():
                 L.clt_tensor_free(t)
 
 
+def spatial():
+    """interpolate's modes in 1, 2 and 3 spatial dims, grid_sample, affine_grid."""
+    F = torch.nn.functional
+    proto("clt_interpolate_nd", [P, I64P, C.POINTER(C.c_double), C.c_int, C.c_int, C.c_int, PP])
+    proto("clt_grid_sample", [P, P, C.c_int, C.c_int, C.c_int, PP])
+    proto("clt_affine_grid", [P, C.c_int, I64P, C.c_int, PP])
+    modes = {"nearest": 0, "bilinear": 1, "nearest-exact": 2, "linear": 3, "bicubic": 4,
+             "trilinear": 5, "area": 6}
+    by_rank = {3: ("nearest", "nearest-exact", "linear", "area", "bilinear", "bicubic"),
+               4: ("nearest", "nearest-exact", "bilinear", "bicubic", "area", "linear"),
+               5: ("nearest", "nearest-exact", "trilinear", "area", "bicubic")}
+    shapes = {3: [((2, 3, 7), (11,), None), ((1, 2, 9), (4,), None), ((1, 1, 1), (5,), None),
+                  ((2, 2, 6), None, (2.5,)), ((1, 3, 8), None, (0.4,)), ((1, 2, 5), (5,), None),
+                  ((1, 2, 4), (1,), None)],
+              4: [((2, 3, 5, 4), (9, 7), None), ((1, 2, 7, 9), (3, 4), None),
+                  ((1, 1, 1, 5), (4, 1), None), ((1, 2, 5, 7), None, (1.7, 0.6)),
+                  ((1, 1, 4, 6), None, (2.0, 3.0)), ((2, 2, 6, 6), (6, 6), None),
+                  ((1, 1, 10, 3), None, (0.35, 3.3))],
+              5: [((1, 2, 3, 4, 5), (5, 3, 7), None), ((2, 1, 2, 3, 2), None, (2.0, 1.5, 0.5)),
+                  ((1, 1, 1, 4, 1), (3, 2, 2), None), ((1, 2, 6, 5, 4), (2, 2, 3), None)]}
+    for dt in FLOATS:
+        for rank, cases in shapes.items():
+            for xs, size, sf in cases:
+                for mode in by_rank[rank]:
+                    aligns = (None,) if mode in ("nearest", "nearest-exact", "area") \
+                        else (False, True)
+                    for align in aligns + ((True,) if mode == "nearest" else ()):
+                        for rec in ((None, True) if sf else (None,)):
+                            def tf(x, size=size, sf=sf, mode=mode, align=align, rec=rec):
+                                return F.interpolate(x, size=size, scale_factor=sf, mode=mode,
+                                                     align_corners=align,
+                                                     recompute_scale_factor=rec)
+
+                            def cf(x, r, size=size, sf=sf, mode=mode, align=align, rec=rec):
+                                return L.clt_interpolate_nd(
+                                    x, _i64s(*size) if size else None,
+                                    (C.c_double * len(sf))(*sf) if sf else None, modes[mode],
+                                    1 if align else 0, 1 if rec else 0, r)
+                            exact = mode in ("nearest", "nearest-exact")
+                            check("interpolate_nd %s %s size=%s scale=%s %s align=%s rec=%s"
+                                  % (dn(dt), list(xs), size, sf, mode, align, rec), tf, cf,
+                                  [data(xs, dt)], tol="exact" if exact else "red")
+    x = data((2, 3, 5, 6), torch.float64)
+    check("interpolate_nd transposed bicubic",
+          lambda t: F.interpolate(t, size=(7, 4), mode="bicubic", align_corners=False),
+          lambda p, r: L.clt_interpolate_nd(p, _i64s(7, 4), None, 4, 0, 0, r),
+          [In(data((2, 3, 6, 5), torch.float64), ("T",))], tol="red")
+    check("interpolate_nd size with recompute (refused)",
+          lambda t: F.interpolate(t, size=(4, 4), recompute_scale_factor=True),
+          lambda p, r: L.clt_interpolate_nd(p, _i64s(4, 4), None, 0, 0, 1, r), [x])
+    check("interpolate_nd 2-D input (refused)", lambda t: F.interpolate(t, size=(4,)),
+          lambda p, r: L.clt_interpolate_nd(p, _i64s(4), None, 0, 0, 0, r),
+          [data((3, 5), torch.float32)])
+    check("interpolate_nd int64 (refused)", lambda t: F.interpolate(t, size=(4,)),
+          lambda p, r: L.clt_interpolate_nd(p, _i64s(4), None, 0, 0, 0, r),
+          [data((1, 3, 5), torch.int64)])
+    # grid_sample: points well outside [-1, 1], on the edges and at pixel centres
+    gmodes = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+    pads = {"zeros": 0, "border": 1, "reflection": 2}
+    gcases = [((2, 3, 5, 7), (2, 4, 6, 2)), ((1, 2, 1, 1), (1, 3, 3, 2)),
+              ((1, 1, 4, 1), (1, 5, 2, 2)), ((2, 1, 6, 4), (2, 1, 1, 2)),
+              # 3-D samples (bicubic refused, as torch)
+              ((2, 2, 3, 4, 5), (2, 2, 3, 4, 3)), ((1, 1, 1, 2, 1), (1, 2, 2, 2, 3))]
+    for dt in FLOATS:
+        for xs, gs in gcases:
+            grid = data(gs, dt, lo=-1.8, hi=1.8)
+            grid.view(-1)[:4] = torch.tensor([-1.0, 1.0, 1.0, -1.0], dtype=dt)
+            for mode, pad, align in [(m, p_, a) for m in gmodes for p_ in pads
+                                     for a in (False, True)]:
+                check("grid_sample %s x%s g%s %s %s align=%s"
+                      % (dn(dt), list(xs), list(gs), mode, pad, align),
+                      lambda x, g, mode=mode, pad=pad, align=align:
+                      F.grid_sample(x, g, mode=mode, padding_mode=pad, align_corners=align),
+                      lambda x, g, r, mode=mode, pad=pad, align=align:
+                      L.clt_grid_sample(x, g, gmodes[mode], pads[pad], int(align), r),
+                      [data(xs, dt), grid], tol="red")
+    f = torch.float32
+    for xs, gs, why in (((2, 3, 4, 4), (1, 3, 3, 2), "batch"), ((1, 3, 4, 4), (1, 3, 3, 3), "last"),
+                        ((1, 3, 4), (1, 3, 2), "3-d"), ((1, 3, 0, 4), (1, 3, 3, 2), "empty"),
+                        ((1, 3, 2, 4, 4), (1, 3, 3, 3, 2), "5-d last"),
+                        ((1, 3, 4, 4), (1, 2, 3, 3, 3), "ranks")):
+        check("grid_sample %s (refused)" % why,
+              lambda x, g: F.grid_sample(x, g, align_corners=False),
+              lambda x, g, r: L.clt_grid_sample(x, g, 0, 0, 0, r), [data(xs, f), data(gs, f)])
+    check("grid_sample dtypes (refused)", lambda x, g: F.grid_sample(x, g, align_corners=False),
+          lambda x, g, r: L.clt_grid_sample(x, g, 0, 0, 0, r),
+          [data((1, 1, 3, 3), f), data((1, 2, 2, 2), torch.float64)])
+    check("grid_sample transposed input",
+          lambda x, g: F.grid_sample(x, g, mode="bicubic", padding_mode="reflection",
+                                     align_corners=False),
+          lambda x, g, r: L.clt_grid_sample(x, g, 2, 2, 0, r),
+          [In(data((2, 3, 4, 5), torch.float64), ("T",)),
+           data((2, 3, 3, 2), torch.float64, lo=-1.5, hi=1.5)], tol="red")
+    # affine_grid
+    for dt in FLOATS:
+        for size in ((2, 3, 4, 5), (1, 1, 1, 3), (3, 2, 1, 1), (2, 1, 3, 4, 5), (1, 2, 1, 2, 1)):
+            k = len(size) - 2
+            for align in (False, True):
+                check("affine_grid %s %s align=%s" % (dn(dt), list(size), align),
+                      lambda th, size=size, align=align:
+                      F.affine_grid(th, size, align_corners=align),
+                      lambda th, r, size=size, align=align:
+                      L.clt_affine_grid(th, len(size), _i64s(*size), int(align), r),
+                      [data((size[0], k, k + 1), dt, lo=-2, hi=2)], tol="mm")
+    for th, size, why in (((2, 2, 3), (2, 3, 4), "3 sizes"), ((2, 3, 3), (2, 1, 4, 4), "3x3"),
+                          ((2, 2, 3), (2, 1, 0, 4), "zero size")):
+        check("affine_grid %s (refused)" % why,
+              lambda t, size=size: F.affine_grid(t, size, align_corners=False),
+              lambda t, r, size=size: L.clt_affine_grid(t, len(size), _i64s(*size), 0, r),
+              [data(th, f)])
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -7014,7 +7126,8 @@ def main():
                 covariance,
                 histc,
                 distributions,
-                amp_swa]
+                amp_swa,
+                spatial]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

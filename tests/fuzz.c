@@ -5314,6 +5314,124 @@ static void op_index_slices(fz *f)
     }
 }
 
+/* interpolate's modes in 1 to 3 spatial dims, grid_sample (now and then
+ * through its backward, on grids with NaN, inf and far points),
+ * affine_grid and the Upsample layers: settings at random, sizes and
+ * scales read only as far as the rank asks. */
+static void op_spatial(fz *f)
+{
+    clt_status st;
+    clt_device *dev = rand_dev(f);
+    clt_device *d = dev ? dev : f->dev[0];
+    int64_t shape[5] = {1 + (int64_t)pick(f, 2), 1 + (int64_t)pick(f, 3), 1 + (int64_t)pick(f, 5),
+                        1 + (int64_t)pick(f, 5), 1 + (int64_t)pick(f, 4)};
+    int64_t size[5] = {geom1(f), geom1(f), geom1(f), geom1(f), geom1(f)};
+    double scale[3] = {chance(f, 80) ? 0.5 + pick(f, 4) * 0.75 : rand_scalar(f),
+                       chance(f, 80) ? 1.5 : rand_scalar(f), chance(f, 80) ? 0.7 : rand_scalar(f)};
+    int which = chance(f, 90) ? 1 + (int)pick(f, 2) : (int)pick(f, 4);
+    int align = chance(f, 60) ? 0 : (int)pick(f, 3), made = 1;
+    int mode = chance(f, 95) ? (int)pick(f, 7) : 7 + (int)pick(f, 5);
+    clt_tensor *x = NULL, *out = SENT, **op = OUTP(f, &out);
+    switch (pick(f, 5)) {
+    case 0:
+        x = input_near(f, d, 3 + (int)pick(f, 3), shape);
+        CALL("clt_interpolate_nd",
+             clt_interpolate_nd(x, which & 1 ? size : NULL, which & 2 ? scale : NULL,
+                                (clt_interp_mode)mode, align, chance(f, 70) ? 0 : 1, op));
+        break;
+    case 1: {
+        int nd = 4 + (int)pick(f, 2); /* 2-D or 3-D samples */
+        int64_t gs[5] = {shape[0], 1 + (int64_t)pick(f, 4), 1 + (int64_t)pick(f, 4),
+                         1 + (int64_t)pick(f, 3), 3};
+        gs[nd - 1] = nd - 2;
+        x = input_near(f, d, nd, shape);
+        clt_tensor *g = input_near(f, d, nd, gs), *gg = NULL;
+        if (g && chance(f, 30) && clt_mul_scalar(g, rand_scalar(f), &gg) == CLT_OK) {
+            tfree(f, g, 0);
+            g = gg;
+        }
+        CALL("clt_grid_sample",
+             clt_grid_sample(x, g, (clt_grid_mode)(chance(f, 95) ? pick(f, 3) : 3 + pick(f, 3)),
+                             (clt_grid_padding)(chance(f, 95) ? pick(f, 3) : 3 + pick(f, 3)),
+                             align, op));
+        tfree(f, g, 0);
+        break;
+    }
+    case 2: {
+        int nd = 3 + (int)pick(f, 3);
+        int64_t th[3] = {size[0], nd == 5 ? 3 : 2, nd == 5 ? 4 : 3};
+        size[0] = chance(f, 90) ? 1 + (int64_t)pick(f, 2) : size[0];
+        th[0] = chance(f, 90) ? size[0] : th[0];
+        x = input_near(f, d, 3, th);
+        CALL("clt_affine_grid", clt_affine_grid(x, nd, size, align, op));
+        break;
+    }
+    case 3: { /* a forward and backward of private tensors */
+        clt_tensor *g = NULL, *y = NULL, *l = NULL, *gs = NULL;
+        int nd = 4 + (int)pick(f, 2);
+        int64_t gsh[5] = {shape[0], 1 + (int64_t)pick(f, 4), 1 + (int64_t)pick(f, 4),
+                          1 + (int64_t)pick(f, 3), 3};
+        gsh[nd - 1] = nd - 2;
+        made = 0;
+        if (clt_randn(f->gen, d, CLT_FLOAT32, nd, shape, &x) != CLT_OK ||
+            clt_randn(f->gen, d, CLT_FLOAT32, nd, gsh, &g) != CLT_OK ||
+            clt_set_requires_grad(x, 1) != CLT_OK || clt_set_requires_grad(g, 1) != CLT_OK) {
+            clt_tensor_free(g);
+            break;
+        }
+        if (chance(f, 30) && clt_mul_scalar(g, rand_scalar(f), &gs) == CLT_OK) {
+            clt_tensor_free(g);
+            g = gs; /* not a leaf now: the gradient flows through the product */
+        }
+        CALL("clt_grid_sample", clt_grid_sample(x, g, (clt_grid_mode)pick(f, 3),
+                                                (clt_grid_padding)pick(f, 3), align, &y));
+        if (outcome(f, st, y)) {
+            CALL("clt_sum", clt_sum(y, &l));
+            if (outcome(f, st, l)) {
+                CALL("clt_backward", clt_backward(l, NULL, 0));
+                status_ok(f, st);
+            }
+        }
+        clt_tensor_free(y);
+        clt_tensor_free(l);
+        clt_tensor_free(g);
+        clt_tensor_free(x);
+        x = NULL;
+        break;
+    }
+    default: { /* an Upsample layer, run once */
+        clt_module *m = NULL;
+        int nd = chance(f, 95) ? 1 + (int)pick(f, 3) : (int)pick(f, 5) * 2;
+        switch (pick(f, 3)) {
+        case 0:
+            st = clt_upsample_nd_layer(nd, which & 1 ? size : NULL, which & 2 ? scale : NULL,
+                                       (clt_interp_mode)mode, align, (int)pick(f, 2), &m);
+            break;
+        case 1:
+            st = clt_upsampling_nearest2d_layer(which & 1 ? size : NULL, which & 2 ? scale : NULL,
+                                                &m);
+            break;
+        default:
+            st = clt_upsampling_bilinear2d_layer(which & 1 ? size : NULL,
+                                                 which & 2 ? scale : NULL, &m);
+            break;
+        }
+        x = input_near(f, d, 2 + (int)pick(f, 4), shape);
+        if (st == CLT_OK)
+            CALL("clt_module_forward", clt_module_forward(m, x, op));
+        else
+            made = 0;
+        clt_module_free(m);
+        break;
+    }
+    }
+    if (made && result(f, st, op, out)) {
+        check_tensor(f, out);
+        store(f, out);
+    }
+    tfree(f, x, 0); /* x may be a slot's, held by a scope */
+}
+
 /* GradScaler, SWALR, AveragedModel and update_bn: bad settings, calls out
  * of order (unscale twice, step twice), on the optimizer and models held. */
 static void op_amp_swa(fz *f)
@@ -5679,6 +5797,7 @@ static struct {
     {"optim2", op_optim2, 2},
     {"distributions", op_distributions, 3},
     {"amp_swa", op_amp_swa, 2},
+    {"spatial", op_spatial, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

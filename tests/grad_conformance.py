@@ -2377,5 +2377,58 @@ case("kl_divergence MultivariateNormal",
      dist_c([mk_mvn, mk_mvn], lambda p, q: call("clt_kl_divergence", p, q)),
      [rng.standard_normal(3), mcov, rng.standard_normal(3), mb @ mb.T + np.eye(3)])
 
+
+# ---- interpolate's modes, grid_sample, affine_grid -----------------------------------------
+proto("clt_interpolate_nd", [P, P, P, C.c_int, C.c_int, C.c_int, PP])
+proto("clt_grid_sample", [P, P, C.c_int, C.c_int, C.c_int, PP])
+proto("clt_affine_grid", [P, C.c_int, P, C.c_int, PP])
+imodes = {"nearest": 0, "nearest-exact": 2, "linear": 3, "bicubic": 4, "trilinear": 5, "area": 6,
+          "bilinear": 1}
+for xs, mode, size, sf in (((2, 2, 6), "linear", (9,), None), ((1, 2, 7), "linear", None, (0.6,)),
+                           ((1, 2, 5), "nearest", (8,), None),
+                           ((1, 2, 9), "nearest-exact", (4,), None),
+                           ((1, 2, 7), "area", (3,), None), ((1, 2, 5, 4), "bicubic", (7, 3), None),
+                           ((1, 1, 4, 6), "bicubic", None, (1.5, 0.5)),
+                           ((1, 2, 5, 6), "nearest-exact", (3, 8), None),
+                           ((1, 2, 5, 7), "area", (3, 3), None),
+                           ((1, 1, 3, 4, 5), "trilinear", (4, 2, 6), None),
+                           ((1, 1, 3, 4, 5), "area", (2, 3, 2), None),
+                           ((1, 1, 2, 3, 2), "nearest", (3, 5, 4), None)):
+    aligns = (False, True) if mode in ("linear", "bicubic", "trilinear") else (None,)
+    for align in aligns:
+        case("interpolate_nd %s %s size=%s scale=%s align=%s" % (xs, mode, size, sf, align),
+             lambda x, size=size, sf=sf, mode=mode, align=align:
+             torch.nn.functional.interpolate(x, size=size, scale_factor=sf, mode=mode,
+                                             align_corners=align),
+             lambda x, size=size, sf=sf, mode=mode, align=align:
+             call("clt_interpolate_nd", x, (C.c_int64 * len(size))(*size) if size else None,
+                  (C.c_double * len(sf))(*sf) if sf else None, imodes[mode], 1 if align else 0,
+                  0),
+             [rng.standard_normal(xs)])
+gs_cases = [(rng.standard_normal((2, 2, 4, 5)), rng.uniform(-1.4, 1.4, (2, 3, 2, 2)),
+             ("bilinear", "nearest", "bicubic")),
+            (rng.standard_normal((2, 2, 3, 4, 3)), rng.uniform(-1.3, 1.3, (2, 2, 2, 3, 3)),
+             ("bilinear", "nearest"))]
+for gx, grid, gmodes in gs_cases:
+    for mi, mode in enumerate(gmodes):
+        for pi, pad in enumerate(("zeros", "border", "reflection")):
+            for align in (False, True):
+                case("grid_sample %d-d %s %s align=%s" % (gx.ndim - 2, mode, pad, align),
+                     lambda x, g, mode=mode, pad=pad, align=align:
+                     torch.nn.functional.grid_sample(x, g, mode=mode, padding_mode=pad,
+                                                     align_corners=align),
+                     lambda x, g, mi=mi, pi=pi, align=align:
+                     call("clt_grid_sample", x, g, mi, pi, int(align)),
+                     [gx, grid])
+for size in ((2, 1, 3, 4), (2, 2, 2, 3, 4)):
+    k = len(size) - 2
+    for align in (False, True):
+        case("affine_grid %s align=%s" % (list(size), align),
+             lambda th, size=size, align=align:
+             torch.nn.functional.affine_grid(th, size, align_corners=align),
+             lambda th, size=size, align=align:
+             call("clt_affine_grid", th, len(size), (C.c_int64 * len(size))(*size), int(align)),
+             [rng.standard_normal((2, k, k + 1))])
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

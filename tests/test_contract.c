@@ -763,7 +763,15 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_swa_lr, SCHED, clt_swa_lr(f->opt, swa_rate, 1, -1, NULL, &o->sched))               \
     X(clt_averaged_model_new, AVG, clt_averaged_model_new(NULL, NULL, NULL, NULL, 0, &o->am)) \
     X(clt_averaged_model_ema, AVG, clt_averaged_model_ema(f->lin, NULL, 2.0, 0, &o->am))     \
-    X(clt_averaged_model_state, NAMED | N, clt_averaged_model_state(NULL, &o->named, &o->n))
+    X(clt_averaged_model_state, NAMED | N, clt_averaged_model_state(NULL, &o->named, &o->n)) \
+    X(clt_interpolate_nd, T,                                                                 \
+      clt_interpolate_nd(f->f, k22, NULL, CLT_INTERP_BICUBIC, 0, 0, &o->t))                  \
+    X(clt_grid_sample, T, clt_grid_sample(f->f, f->f, CLT_GRID_BILINEAR, 0, 0, &o->t))       \
+    X(clt_affine_grid, T, clt_affine_grid(f->f, 3, sh5, 0, &o->t))                           \
+    X(clt_upsample_nd_layer, M,                                                              \
+      clt_upsample_nd_layer(4, NULL, NULL, CLT_INTERP_NEAREST, 0, 0, &o->m))                 \
+    X(clt_upsampling_nearest2d_layer, M, clt_upsampling_nearest2d_layer(NULL, NULL, &o->m))  \
+    X(clt_upsampling_bilinear2d_layer, M, clt_upsampling_bilinear2d_layer(NULL, NULL, &o->m))
 
 static int small_int[1];
 

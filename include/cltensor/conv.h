@@ -1,15 +1,17 @@
 /* cltensor/conv.h: convolution, pooling and upsampling, like
  * torch.nn.functional's conv1d, conv2d, conv_transpose2d, max_pool1d,
  * max_pool2d, avg_pool1d, avg_pool2d, adaptive_avg_pool2d,
- * adaptive_max_pool1d/2d, max_unpool1d/2d, lp_pool1d/2d and
- * interpolate, and the rearrangements pixel_shuffle, pixel_unshuffle,
+ * adaptive_max_pool1d/2d, max_unpool1d/2d, lp_pool1d/2d,
+ * interpolate, grid_sample and affine_grid, and the rearrangements
+ * pixel_shuffle, pixel_unshuffle,
  * channel_shuffle, unfold and fold.  All are
  * differentiable (autograd.h).
  *
  * Inputs are [N, C, H, W] (batched) or [C, H, W] (unbatched: the result
  * has no batch dimension either; conv1d's and the 1-D pools' [N, C, L]
  * or [C, L];
- * interpolate's 4-D only), float32 or float64, in any layout;
+ * clt_interpolate's 4-D only, clt_interpolate_nd's and grid_sample's as
+ * they say), float32 or float64, in any layout;
  * avg_pool2d also takes int64, as PyTorch 1.13: each window's int64 sum
  * divided with truncation toward zero, -5 / 4 being -1.
  * Every operand lives on one device (CLT_ERR_DEVICE_MISMATCH otherwise).
@@ -106,10 +108,16 @@ CLT_API clt_status clt_conv_transpose2d(const clt_tensor *input, const clt_tenso
                                         const clt_tensor *bias,
                                         const clt_conv_transpose2d_opts *opts, clt_tensor **out);
 
-/* Modes of clt_interpolate, as F.interpolate's mode strings. */
+/* Modes of clt_interpolate and clt_interpolate_nd, as F.interpolate's
+ * mode strings, with the inputs each takes (as torch 1.13). */
 typedef enum clt_interp_mode {
-    CLT_INTERP_NEAREST = 0, /* "nearest" (not "nearest-exact") */
-    CLT_INTERP_BILINEAR = 1 /* "bilinear" */
+    CLT_INTERP_NEAREST = 0,       /* "nearest" (not "nearest-exact"): 3-D, 4-D, 5-D */
+    CLT_INTERP_BILINEAR = 1,      /* "bilinear": 4-D */
+    CLT_INTERP_NEAREST_EXACT = 2, /* "nearest-exact": 3-D, 4-D, 5-D */
+    CLT_INTERP_LINEAR = 3,        /* "linear": 3-D */
+    CLT_INTERP_BICUBIC = 4,       /* "bicubic": 4-D */
+    CLT_INTERP_TRILINEAR = 5,     /* "trilinear": 5-D */
+    CLT_INTERP_AREA = 6           /* "area": 3-D, 4-D, 5-D */
 } clt_interp_mode;
 
 /* torch.nn.functional.interpolate(input, size, scale_factor, mode,
@@ -130,6 +138,103 @@ typedef enum clt_interp_mode {
  * weights, in PyTorch's order. */
 CLT_API clt_status clt_interpolate(const clt_tensor *input, const int64_t size[2],
                                    const double scale_factor[2], clt_interp_mode mode,
+                                   int align_corners, clt_tensor **out);
+
+/* torch.nn.functional.interpolate(input, size, scale_factor, mode,
+ * align_corners, recompute_scale_factor) of PyTorch 1.13 for input
+ * [N, C, L] (nearest, nearest-exact, linear, area), [N, C, H, W] (nearest,
+ * nearest-exact, bilinear, bicubic, area) or [N, C, D, H, W] (nearest,
+ * nearest-exact, trilinear, area), float32 or float64: size and
+ * scale_factor hold one entry per spatial dimension (ndim - 2), exactly
+ * one of them given, the other NULL; an output size is floor(in * scale).
+ * recompute_scale_factor 1 computes the output size from the scale factor
+ * and then interpolates as if that size had been given (torch's True); 0
+ * passes the scale factor on to the kernels (torch's None or False).
+ * align_corners (linear, bilinear, bicubic, trilinear only, else
+ * CLT_ERR_INVALID_ARGUMENT as torch) as for clt_interpolate.  Each output
+ * element is a weighted sum of input elements along each spatial
+ * dimension in turn, last dimension first, with torch's source indices and
+ * weights computed on the host in the input's dtype: nearest as
+ * clt_interpolate's, nearest-exact min(floor((i + 0.5) s), in - 1),
+ * linear as clt_interpolate's bilinear, bicubic torch's cubic convolution
+ * (A = -0.75) over 4 taps clamped at the borders (no clamping of the
+ * source position); so float32 results are torch's up to the last bits.
+ * area is adaptive average pooling to the output size (through
+ * clt_adaptive_avg_pool2d, recorded as such; 5-D as two such pools).  The
+ * 4-D nearest and bilinear modes are clt_interpolate itself.  Gradients
+ * (grad_fn UpsampleNearest1DBackward1, UpsampleLinear1DBackward1,
+ * UpsampleBicubic2DBackward1, UpsampleTrilinear3DBackward1, ... as torch)
+ * gather, for each input element, the output gradients that read it in
+ * a fixed order: the same bits on every run.  Errors: another rank or a
+ * mode that does not fit it (CLT_ERR_SHAPE_MISMATCH, torch's "Got 3D
+ * input, but bilinear mode needs 4D input"), sizes or scales that are
+ * missing, both given, non-positive or not finite
+ * (CLT_ERR_INVALID_ARGUMENT), an empty spatial input or output
+ * (CLT_ERR_SHAPE_MISMATCH), an integer input (CLT_ERR_DTYPE_UNSUPPORTED).
+ * New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_interpolate_nd(const clt_tensor *input, const int64_t *size,
+                                      const double *scale_factor, clt_interp_mode mode,
+                                      int align_corners, int recompute_scale_factor,
+                                      clt_tensor **out);
+
+/* Modes and padding modes of clt_grid_sample, as F.grid_sample's strings
+ * (in torch's own order). */
+typedef enum clt_grid_mode {
+    CLT_GRID_BILINEAR = 0, /* "bilinear" */
+    CLT_GRID_NEAREST = 1,  /* "nearest": as torch's CPU kernels, halves to even (4-D input)
+                            * or away from zero (5-D) */
+    CLT_GRID_BICUBIC = 2   /* "bicubic": 4-D input only */
+} clt_grid_mode;
+
+typedef enum clt_grid_padding {
+    CLT_GRID_PAD_ZEROS = 0,     /* "zeros" */
+    CLT_GRID_PAD_BORDER = 1,    /* "border" */
+    CLT_GRID_PAD_REFLECTION = 2 /* "reflection" */
+} clt_grid_padding;
+
+/* torch.nn.functional.grid_sample(input, grid, mode, padding_mode,
+ * align_corners) of PyTorch 1.13 for input [N, C, H, W] and grid
+ * [N, Ho, Wo, 2], or input [N, C, D, H, W] and grid [N, Do, Ho, Wo, 3]
+ * (bilinear, meaning trilinear, and nearest only), of one dtype (float32
+ * or float64): output (n, c, i, j) samples input plane (n, c) at grid
+ * (n, i, j) = (x, y) (and z, the depth, in 5-D), x running over the
+ * width, each in [-1, 1] from the left/top edge to the right/bottom one
+ * (align_corners 0, torch's default: the pixels' outer edges;
+ * align_corners 1: the corner pixels' centres); a point outside is read
+ * as padding_mode says (zeros, the border's value, or the coordinates
+ * reflected at the edges).  Bicubic reads 4 x 4 pixels with torch's cubic
+ * convolution (A = -0.75), each tap placed by padding_mode.  The result
+ * is [N, C, Ho, Wo] ([N, C, Do, Ho, Wo]).  Differentiable with respect to
+ * input and grid (GridSampler2DBackward0, GridSampler3DBackward0; nearest
+ * gives the grid a zero gradient, as torch): the input's gradient is
+ * computed per (n, c) plane and run of output points (as many runs as
+ * keep the device's compute units busy, their partial planes within 64
+ * MiB), points added in row-major order and the runs' parts summed in
+ * order, and the grid's one point per work-item over the channels in
+ * order: the same bits on every run of one device.  Errors, in torch's
+ * words: ranks other than 4 or 5 or that differ, grid's last size not the
+ * spatial rank, batch sizes that differ, an empty spatial size
+ * (CLT_ERR_SHAPE_MISMATCH); dtypes that differ (CLT_ERR_DTYPE_MISMATCH);
+ * an integer input (CLT_ERR_DTYPE_UNSUPPORTED); an unknown mode, or
+ * bicubic in 5-D (CLT_ERR_INVALID_ARGUMENT).  New tensor: release with
+ * clt_tensor_free. */
+CLT_API clt_status clt_grid_sample(const clt_tensor *input, const clt_tensor *grid,
+                                   clt_grid_mode mode, clt_grid_padding padding_mode,
+                                   int align_corners, clt_tensor **out);
+
+/* torch.nn.functional.affine_grid(theta, size, align_corners) of PyTorch
+ * 1.13: theta [N, 2, 3] and size {N, C, H, W} (ndim 4) give the grid
+ * [N, H, W, 2] of the points theta (x, y, 1) for x and y on torch's base
+ * grid (linspace(-1, 1), scaled by (n - 1) / n when align_corners is 0; a
+ * size of 1 gives 0); theta [N, 3, 4] and size {N, C, D, H, W} (ndim 5)
+ * give [N, D, H, W, 3].  float32 or float64.  Computed as a batched matrix
+ * product of the base grid with theta's transpose, recorded as such (its
+ * gradient with respect to theta is matmul's).  Errors, in torch's words:
+ * ndim other than 4 or 5, a theta of another shape
+ * (CLT_ERR_SHAPE_MISMATCH), a size that is not positive
+ * (CLT_ERR_INVALID_ARGUMENT), an integer theta (CLT_ERR_DTYPE_UNSUPPORTED).
+ * New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_affine_grid(const clt_tensor *theta, int ndim, const int64_t *size,
                                    int align_corners, clt_tensor **out);
 
 /* torch.nn.functional.max_pool2d(input, kernel_size, stride, padding,

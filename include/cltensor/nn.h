@@ -304,12 +304,37 @@ CLT_API clt_status clt_conv_transpose2d_layer(clt_device *dev, int64_t in_channe
 
 /* torch.nn.Upsample(size, scale_factor, mode, align_corners):
  * clt_interpolate(x, size, scale_factor, mode, align_corners) at each
- * forward.  Exactly one of size (both > 0) and scale_factor (finite,
- * > 0) is given, the other NULL (both copied); align_corners only with
- * CLT_INTERP_BILINEAR; checked here (CLT_ERR_INVALID_ARGUMENT).  No
- * tensors.  A new module (*out), released with clt_module_free. */
+ * forward, for 4-D input (the modes that take 4-D input: nearest,
+ * nearest-exact, bilinear, bicubic, area).  Exactly one of size (both
+ * > 0) and scale_factor (finite, > 0) is given, the other NULL (both
+ * copied); align_corners only with the interpolating modes; checked here
+ * (CLT_ERR_INVALID_ARGUMENT).  No tensors.  A new module (*out), released
+ * with clt_module_free. */
 CLT_API clt_status clt_upsample_layer(const int64_t size[2], const double scale_factor[2],
                                       clt_interp_mode mode, int align_corners, clt_module **out);
+
+/* torch.nn.Upsample(size, scale_factor, mode, align_corners,
+ * recompute_scale_factor) for nd spatial dimensions (1, 2 or 3: input
+ * [N, C, L], [N, C, H, W] or [N, C, D, H, W]):
+ * clt_interpolate_nd(x, size, scale_factor, mode, align_corners,
+ * recompute_scale_factor) at each forward, size and scale_factor holding
+ * nd entries (copied), checked here as clt_upsample_layer's, the mode
+ * against nd too; an input of another rank is refused at the forward
+ * (CLT_ERR_SHAPE_MISMATCH).  No tensors.  A new module (*out), released
+ * with clt_module_free. */
+CLT_API clt_status clt_upsample_nd_layer(int nd, const int64_t *size, const double *scale_factor,
+                                         clt_interp_mode mode, int align_corners,
+                                         int recompute_scale_factor, clt_module **out);
+
+/* torch.nn.UpsamplingNearest2d(size, scale_factor) and
+ * UpsamplingBilinear2d(size, scale_factor): clt_upsample_layer with mode
+ * CLT_INTERP_NEAREST, and with CLT_INTERP_BILINEAR and align_corners 1,
+ * as torch.  A new module (*out), released with clt_module_free. */
+CLT_API clt_status clt_upsampling_nearest2d_layer(const int64_t size[2],
+                                                  const double scale_factor[2], clt_module **out);
+CLT_API clt_status clt_upsampling_bilinear2d_layer(const int64_t size[2],
+                                                   const double scale_factor[2],
+                                                   clt_module **out);
 
 /* torch.nn.MaxPool2d((kernel_h, kernel_w), ...) and AvgPool2d: clt_max_pool2d
  * and clt_avg_pool2d with the settings of opts (NULL: PyTorch's defaults,

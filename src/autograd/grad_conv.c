@@ -1,7 +1,7 @@
 /* grad_conv.c: conv1d, conv2d, conv_transpose2d, max_pool1d/2d (with
  * indices too), avg_pool1d/2d, adaptive_avg_pool2d, adaptive_max_pool1d/2d,
- * max_unpool1d/2d and interpolate (conv.h) with their backward formulas;
- * the kernels live in src/ops/conv.c and src/ops/upsample.c.  Unbatched
+ * max_unpool1d/2d, unfold and fold (conv.h) with their backward formulas;
+ * the kernels live in src/ops/conv.c (interpolate: grad_spatial.c).  Unbatched
  * [C, H, W] inputs go through the batched op between a recorded unsqueeze
  * and squeeze (adaptive max pooling and unpooling take them as they are,
  * as torch), [N, C, L] ones through the 2-D op on [N, C, 1, L]. */
@@ -872,50 +872,6 @@ clt_status clt__max_unpool1d_rec(const char *fn, const clt_tensor *input,
     clt_tensor_free(i2);
     clt_tensor_free(y2);
     return st == CLT_OK ? clt__ok() : st;
-}
-
-/* ---- interpolate -------------------------------------------------------------------- */
-
-/* nothing saved: the input's shape is its edge's */
-static clt_status bw_upsample(clt__node *n, const clt_tensor *g, clt_tensor **gin)
-{
-    clt__interp u = {(int)n->i[0], (int)n->i[1], (int)n->i[2],
-                       {n->s[0], n->s[1]}, {n->i[3], n->i[4]}};
-    return clt__upsample_backward(g, n->in[0].shape, &u, &gin[0]);
-}
-
-clt_status clt__interpolate_rec(const char *fn, const clt_tensor *input, const int64_t *size,
-                                const double *scale_factor, int mode, int align_corners,
-                                clt_tensor **out)
-{
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
-    CLT__REQUIRE_ARG(input, fn);
-    clt__interp u;
-    clt_status st = clt__interpolate_check(input, size, scale_factor, mode, align_corners, &u, fn);
-    if (st != CLT_OK)
-        return st;
-    clt__node *n = NULL;
-    st = clt__record(clt__upsample(input, &u, out, fn), out,
-                     mode == CLT_INTERP_NEAREST ? "UpsampleNearest2DBackward1"
-                                                : "UpsampleBilinear2DBackward1",
-                     bw_upsample, 1, &input, 0, NULL, &n);
-    if (n) {
-        int64_t v[5] = {u.mode, u.align_corners, u.has_scale, u.size[0], u.size[1]};
-        for (int k = 0; k < 5; k++)
-            n->i[k] = v[k];
-        n->s[0] = u.scale[0];
-        n->s[1] = u.scale[1];
-    }
-    return st == CLT_OK ? clt__ok() : st;
-}
-
-clt_status clt_interpolate(const clt_tensor *input, const int64_t size[2],
-                           const double scale_factor[2], clt_interp_mode mode, int align_corners,
-                           clt_tensor **out)
-{
-    return clt__interpolate_rec("clt_interpolate", input, size, scale_factor, (int)mode,
-                                align_corners, out);
 }
 
 /* ---- unfold and fold ----------------------------------------------------------------- */

@@ -1,6 +1,7 @@
 /* conv.c: the convolution, pooling and upsampling layers (torch.nn.Conv1d,
  * Conv2d, ConvTranspose2d, MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool2d,
- * Upsample) over the ops of conv.h. */
+ * Upsample, UpsamplingNearest2d, UpsamplingBilinear2d) over the ops of
+ * conv.h. */
 
 #include <stdio.h>
 
@@ -354,40 +355,82 @@ clt_status clt_adaptive_avg_pool2d_layer(int64_t out_h, int64_t out_w, clt_modul
 
 /* ---- Upsample ---------------------------------------------------------------------------- */
 
-/* i[0..1]: the size, f[0..1]: the scale factors, i[2] the mode, i[3]
- * align_corners, i[4] whether the size is given (else the scale). */
+/* i[0..2]: the sizes, f[0..2]: the scale factors, i[3] the mode, i[4]
+ * align_corners, i[5] whether the sizes are given (else the scales), i[6]
+ * the spatial rank, i[7] recompute_scale_factor. */
 static clt_status upsample_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
-    return clt__interpolate_rec("Upsample", x, m->i[4] ? &m->i[0] : NULL,
-                                m->i[4] ? NULL : &m->f[0], (int)m->i[2], (int)m->i[3], out);
+    return clt__interpolate_nd_rec(m->ops->name, x, (int)m->i[6], m->i[5] ? &m->i[0] : NULL,
+                                   m->i[5] ? NULL : &m->f[0], (int)m->i[3], (int)m->i[4],
+                                   (int)m->i[7], out);
 }
 
 static const clt__module_ops upsample_ops = {"Upsample", upsample_forward, NULL, NULL};
+static const clt__module_ops nearest2d_ops = {"UpsamplingNearest2d", upsample_forward, NULL, NULL};
+static const clt__module_ops bilinear2d_ops = {"UpsamplingBilinear2d", upsample_forward, NULL,
+                                               NULL};
+
+static clt_status upsample_new(const clt__module_ops *ops, int nd, const int64_t *size,
+                               const double *scale_factor, clt_interp_mode mode, int align_corners,
+                               int recompute, clt_module **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    if (nd < 1 || nd > 3)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: the number of spatial dimensions must be 1, 2 or 3, not %d", fn,
+                          nd);
+    clt__interp u;
+    clt_status st = clt__interp_check(NULL, nd, size, scale_factor, (int)mode, align_corners,
+                                      recompute, &u, fn);
+    for (int d = 0; st == CLT_OK && size && d < nd; d++)
+        if (size[d] <= 0)
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: output sizes should be greater than 0, but got %lld for "
+                            "dimension %d",
+                            fn, (long long)size[d], d);
+    if (st == CLT_OK)
+        st = clt__module_new(ops, NULL, out);
+    if (st != CLT_OK)
+        return st;
+    clt_module *m = *out;
+    for (int d = 0; d < nd; d++) {
+        m->i[d] = size ? size[d] : 0;
+        m->f[d] = scale_factor ? scale_factor[d] : 0;
+    }
+    m->i[3] = mode;
+    m->i[4] = align_corners != 0;
+    m->i[5] = size != NULL;
+    m->i[6] = nd;
+    m->i[7] = recompute != 0;
+    return clt__ok();
+}
 
 clt_status clt_upsample_layer(const int64_t size[2], const double scale_factor[2],
                               clt_interp_mode mode, int align_corners, clt_module **out)
 {
-    static const char fn[] = "clt_upsample_layer";
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
-    clt__interp u;
-    clt_status st = clt__interpolate_check(NULL, size, scale_factor, (int)mode, align_corners, &u,
-                                           fn);
-    if (st == CLT_OK && size && (size[0] <= 0 || size[1] <= 0))
-        st = clt__error(CLT_ERR_INVALID_ARGUMENT,
-                        "%s: output sizes should be greater than 0, but got {%lld, %lld}", fn,
-                        (long long)size[0], (long long)size[1]);
-    if (st == CLT_OK)
-        st = clt__module_new(&upsample_ops, NULL, out);
-    if (st != CLT_OK)
-        return st;
-    clt_module *m = *out;
-    m->i[0] = size ? size[0] : 0;
-    m->i[1] = size ? size[1] : 0;
-    m->f[0] = scale_factor ? scale_factor[0] : 0;
-    m->f[1] = scale_factor ? scale_factor[1] : 0;
-    m->i[2] = mode;
-    m->i[3] = align_corners != 0;
-    m->i[4] = size != NULL;
-    return clt__ok();
+    return upsample_new(&upsample_ops, 2, size, scale_factor, mode, align_corners, 0, out,
+                        "clt_upsample_layer");
+}
+
+clt_status clt_upsample_nd_layer(int nd, const int64_t *size, const double *scale_factor,
+                                 clt_interp_mode mode, int align_corners,
+                                 int recompute_scale_factor, clt_module **out)
+{
+    return upsample_new(&upsample_ops, nd, size, scale_factor, mode, align_corners,
+                        recompute_scale_factor, out, "clt_upsample_nd_layer");
+}
+
+clt_status clt_upsampling_nearest2d_layer(const int64_t size[2], const double scale_factor[2],
+                                          clt_module **out)
+{
+    return upsample_new(&nearest2d_ops, 2, size, scale_factor, CLT_INTERP_NEAREST, 0, 0, out,
+                        "clt_upsampling_nearest2d_layer");
+}
+
+clt_status clt_upsampling_bilinear2d_layer(const int64_t size[2], const double scale_factor[2],
+                                           clt_module **out)
+{
+    return upsample_new(&bilinear2d_ops, 2, size, scale_factor, CLT_INTERP_BILINEAR, 1, 0, out,
+                        "clt_upsampling_bilinear2d_layer");
 }

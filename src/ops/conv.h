@@ -54,17 +54,24 @@ clt_status clt__conv_transpose2d_backward(const clt_tensor *g, const clt_tensor 
                                           clt_tensor **gw, clt_tensor **gb);
 
 /* An interpolation with every size resolved: mode (clt_interp_mode),
- * align_corners, whether the scale factors were given (then scale holds
- * them) and the output's height and width. */
+ * align_corners, whether the scale factors are passed on to the kernels
+ * (then scale holds them), the output's spatial sizes and their number
+ * nd (1 to 3). */
 typedef struct clt__interp {
     int mode, align_corners, has_scale;
-    double scale[2];
-    int64_t size[2];
+    double scale[3];
+    int64_t size[3];
+    int nd;
 } clt__interp;
 
-/* Checks interpolate's settings as PyTorch does, and with x (NULL: the
- * settings alone, for the layer's constructor) its 4-D float input, and
- * fills in *u; messages name fn. */
+/* Checks interpolate's settings as PyTorch 1.13 does, and with x (NULL:
+ * the settings alone, for a layer's constructor) its float input of nd + 2
+ * dims (nd 0: any of 3 to 5 dims, which give nd), and fills in *u;
+ * messages name fn.  recompute: recompute_scale_factor. */
+clt_status clt__interp_check(const clt_tensor *x, int nd, const int64_t *size, const double *scale,
+                             int mode, int align_corners, int recompute, clt__interp *u,
+                             const char *fn);
+/* clt__interp_check for clt_interpolate and its layer: 4-D input. */
 clt_status clt__interpolate_check(const clt_tensor *x, const int64_t *size, const double *scale,
                                   int mode, int align_corners, clt__interp *u, const char *fn);
 
@@ -74,6 +81,27 @@ clt_status clt__upsample(const clt_tensor *x, const clt__interp *u, clt_tensor *
                          const char *fn);
 clt_status clt__upsample_backward(const clt_tensor *g, const int64_t *in_shape,
                                   const clt__interp *u, clt_tensor **out);
+
+/* The separable modes (nearest, nearest-exact, linear, bilinear, bicubic,
+ * trilinear) of a checked x of any spatial rank, as one pass per spatial
+ * dimension, the last first; and the backward, the transposed passes in
+ * the other order (in_shape: the input's shape, nd + 2 sizes). */
+clt_status clt__interp_separable(const clt_tensor *x, const clt__interp *u, clt_tensor **out,
+                                 const char *fn);
+clt_status clt__interp_separable_backward(const clt_tensor *g, const int64_t *in_shape,
+                                          const clt__interp *u, clt_tensor **out);
+
+/* grid_sample of a checked 4-D input [N, C, H, W] at grid [N, Ho, Wo, 2]
+ * (mode and padding as clt_grid_mode and clt_grid_padding), and its
+ * backward from g: *gx (input's shape) and *ggrid (grid's), each NULL to
+ * skip it.  New tensors. */
+clt_status clt__grid_sample_check(const clt_tensor *x, const clt_tensor *grid, int mode,
+                                  int padding, const char *fn);
+clt_status clt__grid_sample(const clt_tensor *x, const clt_tensor *grid, int mode, int padding,
+                            int align_corners, clt_tensor **out, const char *fn);
+clt_status clt__grid_sample_backward(const clt_tensor *g, const clt_tensor *x,
+                                     const clt_tensor *grid, int mode, int padding,
+                                     int align_corners, clt_tensor **gx, clt_tensor **ggrid);
 
 /* Fills in a pool's default stride ({0, 0}: the kernel) and checks it against the 4-D shape of x
  * (PyTorch's messages) and x's dtype: float32 or float64, or int64 too with int64_ok (avg
