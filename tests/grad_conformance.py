@@ -2376,13 +2376,8 @@ def func_case(name, kind, tf, cf, inputs, vs=None, create_graph=False):
             v = down(g, w.size)
             if not np.allclose(v, w.ravel(), rtol=1e-9, atol=1e-12):
                 bad.append("result %d: cltensor %r, torch %r" % (k, v, w.ravel()))
-        if kind in ("jacobian", "hessian"):
-            L.clt_free(arr)
-        elif kind in ("vjp", "jvp"):
-            L.clt_free(arr)
-            L.clt_free(arr2)
-        else:
-            L.clt_free(arr)
+        L.clt_free(arr)
+        L.clt_free(arr2)
         if bad:
             failed += 1
             print("FAIL %s: %s" % (name, "; ".join(bad)))

@@ -518,65 +518,19 @@ clt_status clt_hessian(clt_functional_fn fn, void *user, clt_tensor *const *inpu
 
 /* ---- vector products -------------------------------------------------------------- */
 
-clt_status clt_vjp(clt_functional_fn fn, void *user, clt_tensor *const *inputs, size_t n,
-                   clt_tensor *const *v, size_t nv, const clt_functional_opts *opts,
-                   clt_tensor ***outputs, size_t *m, clt_tensor ***vjp)
+/* vjp (forward 0) and jvp (forward 1): fn's outputs in *outputs (*m of
+ * them) and the product in *result (n tensors for vjp, *m for jvp). */
+static clt_status vector_product(const char *name, bool forward, clt_functional_fn fn,
+                                 void *user, clt_tensor *const *inputs, size_t n,
+                                 clt_tensor *const *v, size_t nv, const clt_functional_opts *opts,
+                                 clt_tensor ***outputs, size_t *m, clt_tensor ***result)
 {
-    static const char name[] = "clt_vjp";
     CLT__REQUIRE_ARG(outputs, name);
     *outputs = NULL;
     CLT__REQUIRE_ARG(m, name);
     *m = 0;
-    CLT__REQUIRE_ARG(vjp, name);
-    *vjp = NULL;
-    const clt_functional_opts *o = opts ? opts : &no_opts;
-    bool cg = o->create_graph != 0;
-    clt_status st = check_inputs(fn, inputs, n);
-    if (st != CLT_OK)
-        return clt__error_in(st, name);
-    clt_tensor *outs[MAXOUT] = {0}, **prep = new_array(n), **grads = new_array(n);
-    size_t nout = 0;
-    int was = clt_set_grad_enabled(1);
-    if (prep == NULL || grads == NULL) {
-        st = oom();
-        goto done;
-    }
-    CLT__TRY(preprocess(inputs, n, cg, prep));
-    CLT__TRY(call(fn, user, prep, n, outs, &nout));
-    CLT__TRY(check_requires_grad(outs, nout, "outputs", o->strict));
-    CLT__TRY(v ? validate_v(v, nv, outs, nout) : v_may_be_null(outs, nout, "user-provided function returns"));
-    CLT__TRY(autograd_grad(outs, nout, v, prep, n, cg, cg, grads));
-    CLT__TRY(fill_in_zeros(grads, prep, n, o->strict, cg, "back"));
-    CLT__TRY(postprocess(outs, nout, cg));
-    CLT__TRY(postprocess(grads, n, cg));
-    CLT__TRY(hand_out(outs, nout, outputs));
-    *m = nout;
-    *vjp = grads;
-    grads = NULL;
-done:
-    clt_set_grad_enabled(was);
-    free_all(outs, nout);
-    free_array(prep, n);
-    free_array(grads, n);
-    if (st != CLT_OK && *outputs) {
-        free_array(*outputs, nout);
-        *outputs = NULL;
-        *m = 0;
-    }
-    return st == CLT_OK ? clt__ok() : clt__error_in(st, name);
-}
-
-clt_status clt_jvp(clt_functional_fn fn, void *user, clt_tensor *const *inputs, size_t n,
-                   clt_tensor *const *v, const clt_functional_opts *opts, clt_tensor ***outputs,
-                   size_t *m, clt_tensor ***jvp)
-{
-    static const char name[] = "clt_jvp";
-    CLT__REQUIRE_ARG(outputs, name);
-    *outputs = NULL;
-    CLT__REQUIRE_ARG(m, name);
-    *m = 0;
-    CLT__REQUIRE_ARG(jvp, name);
-    *jvp = NULL;
+    CLT__REQUIRE_ARG(result, name);
+    *result = NULL;
     const clt_functional_opts *o = opts ? opts : &no_opts;
     bool cg = o->create_graph != 0;
     clt_status st = check_inputs(fn, inputs, n);
@@ -591,21 +545,32 @@ clt_status clt_jvp(clt_functional_fn fn, void *user, clt_tensor *const *inputs, 
         goto done;
     }
     CLT__TRY(preprocess(inputs, n, cg, prep));
-    CLT__TRY(v ? validate_v(v, n, prep, n) : v_may_be_null(prep, n, "input to the user-provided function is"));
+    if (forward)
+        CLT__TRY(v ? validate_v(v, nv, prep, n)
+                   : v_may_be_null(prep, n, "input to the user-provided function is"));
     CLT__TRY(call(fn, user, prep, n, outs, &nout));
     CLT__TRY(check_requires_grad(outs, nout, "outputs", o->strict));
-    /* The backward is linear in gouts: their values (zeros) do not matter,
-     * only that the gradients depend on them. */
-    CLT__TRY(zeros_requiring_grad(outs, nout, gouts));
-    CLT__TRY(autograd_grad(outs, nout, gouts, prep, n, true, true, gin));
-    CLT__TRY(check_requires_grad(gin, n, "grad_inputs", o->strict));
-    CLT__TRY(autograd_grad(gin, n, v, gouts, nout, cg, cg, res));
-    CLT__TRY(fill_in_zeros(res, outs, nout, o->strict, cg, "back_trick"));
+    if (!forward) {
+        CLT__TRY(v ? validate_v(v, nv, outs, nout)
+                   : v_may_be_null(outs, nout, "user-provided function returns"));
+        CLT__TRY(autograd_grad(outs, nout, v, prep, n, cg, cg, gin));
+        CLT__TRY(fill_in_zeros(gin, prep, n, o->strict, cg, "back"));
+        CLT__TRY(postprocess(gin, n, cg));
+    } else {
+        /* The backward is linear in gouts: their values (zeros) do not
+         * matter, only that the gradients depend on them. */
+        CLT__TRY(zeros_requiring_grad(outs, nout, gouts));
+        CLT__TRY(autograd_grad(outs, nout, gouts, prep, n, true, true, gin));
+        CLT__TRY(check_requires_grad(gin, n, "grad_inputs", o->strict));
+        CLT__TRY(autograd_grad(gin, n, v, gouts, nout, cg, cg, res));
+        CLT__TRY(fill_in_zeros(res, outs, nout, o->strict, cg, "back_trick"));
+        CLT__TRY(postprocess(res, nout, cg));
+    }
     CLT__TRY(postprocess(outs, nout, cg));
-    CLT__TRY(postprocess(res, nout, cg));
-    CLT__TRY(hand_out(outs, nout, outputs));
-    CLT__TRY(hand_out(res, nout, jvp));
-    *m = nout;
+    CLT__TRY(forward ? hand_out(res, nout, result) : hand_out(gin, n, result));
+    st = hand_out(outs, nout, outputs);
+    if (st == CLT_OK)
+        *m = nout;
 done:
     clt_set_grad_enabled(was);
     free_all(outs, nout);
@@ -613,11 +578,25 @@ done:
     free_all(res, nout);
     free_array(prep, n);
     free_array(gin, n);
-    if (st != CLT_OK && *outputs) {
-        free_array(*outputs, nout);
-        *outputs = NULL;
+    if (st != CLT_OK && *result) {
+        free_array(*result, forward ? nout : n);
+        *result = NULL;
     }
     return st == CLT_OK ? clt__ok() : clt__error_in(st, name);
+}
+
+clt_status clt_vjp(clt_functional_fn fn, void *user, clt_tensor *const *inputs, size_t n,
+                   clt_tensor *const *v, size_t nv, const clt_functional_opts *opts,
+                   clt_tensor ***outputs, size_t *m, clt_tensor ***vjp)
+{
+    return vector_product("clt_vjp", false, fn, user, inputs, n, v, nv, opts, outputs, m, vjp);
+}
+
+clt_status clt_jvp(clt_functional_fn fn, void *user, clt_tensor *const *inputs, size_t n,
+                   clt_tensor *const *v, const clt_functional_opts *opts, clt_tensor ***outputs,
+                   size_t *m, clt_tensor ***jvp)
+{
+    return vector_product("clt_jvp", true, fn, user, inputs, n, v, n, opts, outputs, m, jvp);
 }
 
 /* vhp (hvp 0) and hvp (hvp 1). */
