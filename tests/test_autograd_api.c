@@ -310,6 +310,53 @@ Test(function, create_graph_through_backward)
     clt_tensor_free(in);
 }
 
+/* Ident(x) = x: forward returns its input (retained), backward passes the
+ * gradient on as it came. */
+static clt_status ident_forward(clt_function_ctx *ctx, void *user, clt_tensor *const *in,
+                                size_t n, clt_tensor **out, size_t *m)
+{
+    (void)ctx;
+    (void)user;
+    (void)n;
+    out[0] = clt_tensor_retain(in[0]);
+    *m = 1;
+    return CLT_OK;
+}
+
+static clt_status ident_backward(clt_function_ctx *ctx, void *user, const clt_tensor *const *g,
+                                 size_t m, clt_tensor **gi, size_t n)
+{
+    (void)ctx;
+    (void)user;
+    (void)m;
+    (void)n;
+    gi[0] = (clt_tensor *)g[0];
+    return CLT_OK;
+}
+
+Test(function, identity_passes_its_input_and_gradient_on)
+{
+    clt_device *dev = get_device("cpu:0");
+    const double x[3] = {0.5, -1.5, 2.0};
+    const clt_function ident = {"Ident", ident_forward, ident_backward, NULL, 0};
+    clt_tensor *in = leaf(dev, 1, sh3, x, 1), **y = NULL, *sq = NULL, *l = NULL, *g = NULL;
+    size_t m = 0;
+    CHECK(clt_function_apply(&ident, NULL, &in, 1, &y, &m));
+    cr_assert(y[0] != in, "a handle of its own");
+    CHECK(clt_mul(y[0], y[0], &sq));
+    CHECK(clt_sum(sq, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    CHECK(clt_grad(in, &g));
+    const double want[3] = {1.0, -3.0, 4.0};
+    expect_values(g, want, 3, 0, "grad of sum(Ident(x)^2)");
+    clt_tensor_free(g);
+    clt_tensor_free(l);
+    clt_tensor_free(sq);
+    free_outs(y, m);
+    expect_values(in, x, 3, 0, "the input, still alive");
+    clt_tensor_free(in);
+}
+
 /* A model with a custom function inside, one SGD step: W [2, 3], x [4, 3],
  * L = mean(Cube(x W^T)); W' = W - lr dL/dW, dL/dW[j, k] = sum_i 3 h_ij^2
  * x_ik / 8. */

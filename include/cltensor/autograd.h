@@ -311,7 +311,9 @@ typedef struct clt_function_ctx clt_function_ctx;
  * inputs (borrowed) into outputs, their count into *m.  It runs with grad
  * mode off (nothing it does is recorded); it may save tensors for backward
  * (clt_function_save_for_backward), mark outputs non-differentiable and read
- * clt_function_needs_input_grad.  An output may be an input itself.  A
+ * clt_function_needs_input_grad.  Each output is a new reference that the
+ * library takes: an input returned as an output is retained first
+ * (clt_tensor_retain).  A
  * status other than CLT_OK fails clt_function_apply with it and the
  * callback's message (its own, or that of the library call that failed). */
 typedef clt_status (*clt_function_forward_fn)(clt_function_ctx *ctx, void *user,
@@ -323,7 +325,8 @@ typedef clt_status (*clt_function_forward_fn)(clt_function_ctx *ctx, void *user,
  * output, as torch's materialize_grads) sets grad_inputs[k] (n slots, NULL
  * on entry) to a new tensor, the gradient of input k, or leaves it NULL (no
  * gradient: torch's None).  The library takes each such tensor (whichever
- * scope made it).  A gradient must be of its input's shape or one that sums
+ * scope made it); a grad_output passed on as it came (an identity's
+ * backward) stays borrowed: the library takes its own handle.  A gradient must be of its input's shape or one that sums
  * to it (torch's sum_to: broadcast dimensions) and on its device; it is
  * converted to the input's dtype.  Gradients for inputs that need none are
  * dropped.  It runs in grad mode off, except in a pass with create_graph,
@@ -400,7 +403,8 @@ CLT_API clt_status clt_function_mark_non_differentiable(clt_function_ctx *ctx, s
 
 /* The function these differentiate: reads the n inputs (borrowed) and
  * writes up to CLT_FUNCTIONAL_MAX_OUTPUTS new tensors to outputs, their
- * count to *m (the library takes them).  It runs with grad mode on. */
+ * count to *m (the library takes them: an input returned as an output is
+ * retained first, clt_tensor_retain).  It runs with grad mode on. */
 typedef clt_status (*clt_functional_fn)(void *user, clt_tensor *const *inputs, size_t n,
                                         clt_tensor **outputs, size_t *m);
 
@@ -437,7 +441,9 @@ CLT_API clt_status clt_jacobian(clt_functional_fn fn, void *user, clt_tensor *co
 
 /* Like torch.autograd.functional.hessian(fn, inputs, create_graph, strict):
  * fn must give one output of one element; *hess is a new array of n x n
- * tensors, hess[i * n + j] of shape in_i.shape + in_j.shape. */
+ * tensors, hess[i * n + j] of shape in_i.shape + in_j.shape.  It is the
+ * Jacobian of the Jacobian (computed with create_graph), as torch's, so n
+ * is at most CLT_FUNCTIONAL_MAX_OUTPUTS. */
 CLT_API clt_status clt_hessian(clt_functional_fn fn, void *user, clt_tensor *const *inputs,
                                size_t n, const clt_functional_opts *opts, clt_tensor ***hess);
 

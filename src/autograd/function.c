@@ -171,6 +171,13 @@ static clt_status function_backward(clt__node *node, const clt_tensor *g, clt_te
     for (size_t k = 0; k < c->n; k++) {
         if (gi[k] == NULL)
             continue;
+        for (size_t s = 0; s < c->nout; s++) {
+            if (gi[k] == go[s]) { /* a gradient passed on as it came: borrowed */
+                gi[k] = NULL;
+                CLT__TRY(clt__alias_grad(go[s], &gi[k]));
+                break;
+            }
+        }
         clt__scope_disown(gi[k]);
         if (!CLT__NEED(node, k))
             continue;

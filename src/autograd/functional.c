@@ -42,9 +42,15 @@ static clt_status check_inputs(clt_functional_fn fn, clt_tensor *const *inputs, 
         return clt__error(CLT_ERR_NULL_ARGUMENT, "argument 'inputs' is NULL");
     if (n == 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "the function needs at least one input");
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = 0; k < n; k++) {
         if (inputs[k] == NULL)
             return clt__error(CLT_ERR_NULL_ARGUMENT, "input %zu is NULL", k);
+        if (!clt__dtype_is_float(inputs[k]->dtype))
+            return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                              "input %zu is %s: only tensors of floating point dtype can be "
+                              "differentiated with respect to",
+                              k, clt_dtype_name(inputs[k]->dtype));
+    }
     return CLT_OK;
 }
 
