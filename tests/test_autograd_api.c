@@ -7,6 +7,8 @@
 #include "helpers.h"
 
 static const int64_t sh3[1] = {3}, sh22[2] = {2, 2};
+static char sentinel_byte;
+#define SENTINEL_TENSOR ((const clt_tensor *)(void *)&sentinel_byte)
 
 static clt_tensor *leaf(clt_device *dev, int nd, const int64_t *shape, const double *v, int grad)
 {
@@ -666,4 +668,86 @@ Test(gradcheck, gradgradcheck_refuses_once_differentiable)
     assert_error(clt_gradgradcheck(sum_cube, (void *)&once_cube, &in, 1, NULL, 0, NULL),
                  CLT_ERR_INVALID_ARGUMENT, "OnceCubeBackward");
     clt_tensor_free(in);
+}
+
+/* Forward asking too much of the ctx: user says what. */
+static clt_status greedy_forward(clt_function_ctx *ctx, void *user, clt_tensor *const *in,
+                                 size_t n, clt_tensor **out, size_t *m)
+{
+    (void)n;
+    const clt_tensor *seven[7] = {in[0], in[0], in[0], in[0], in[0], in[0], in[0]};
+    const clt_tensor *got = SENTINEL_TENSOR;
+    if (*(const int *)user == 0) {
+        assert_error(clt_function_save_for_backward(ctx, seven, 7), CLT_ERR_INVALID_ARGUMENT,
+                     "at most 6 tensors");
+        assert_error(clt_function_saved_tensor(ctx, 0, &got), CLT_ERR_INVALID_ARGUMENT,
+                     "in backward only");
+        cr_expect_null(got);
+    } else {
+        CHECK(clt_function_mark_non_differentiable(ctx, 3));
+    }
+    *m = 1;
+    return clt_mul_scalar(in[0], 2.0, &out[0]);
+}
+
+Test(function, ctx_misuse_is_refused)
+{
+    clt_device *dev = get_device("cpu:0");
+    const double x[3] = {0.5, -1.5, 2.0};
+    const clt_function greedy = {"Greedy", greedy_forward, cube_backward, NULL, 0};
+    clt_tensor *in = leaf(dev, 1, sh3, x, 1), **y = NULL;
+    size_t m = 0;
+    int mode = 0;
+    CHECK(clt_function_apply(&greedy, &mode, &in, 1, &y, &m));
+    free_outs(y, m);
+    mode = 1;
+    assert_error(clt_function_apply(&greedy, &mode, &in, 1, &y, &m), CLT_ERR_INVALID_ARGUMENT,
+                 "output 3 was marked non-differentiable, but forward gave 1 outputs");
+    cr_expect_null(y);
+    cr_expect_eq(m, 0);
+    clt_tensor_free(in);
+}
+
+/* f(x, y) = sum(x^2): the Hessian does not depend on y. */
+static clt_status sum_sq_first(void *user, clt_tensor *const *in, size_t n, clt_tensor **out,
+                               size_t *m)
+{
+    (void)user;
+    (void)n;
+    clt_tensor *sq = NULL;
+    CHECK(clt_mul(in[0], in[0], &sq));
+    CHECK(clt_sum(sq, &out[0]));
+    clt_tensor_free(sq);
+    *m = 1;
+    return CLT_OK;
+}
+
+Test(functional, strict_and_create_graph)
+{
+    clt_device *dev = get_device("cpu:0");
+    const double x[3] = {0.5, -1.5, 2.0}, y[3] = {1, 2, 3};
+    clt_tensor *in[2] = {leaf(dev, 1, sh3, x, 1), leaf(dev, 1, sh3, y, 0)};
+    clt_tensor *out = NULL, **res = NULL, **h = NULL;
+    clt_functional_opts strict = {0, 1}, cg = {1, 0};
+    assert_error(clt_vhp(sum_sq_first, NULL, in, 2, in, &strict, &out, &res),
+                 CLT_ERR_INVALID_ARGUMENT,
+                 "The output of the user-provided function is independent of input 1");
+    cr_expect_null(out);
+    cr_expect_null(res);
+    /* without strict: zeros for y; with create_graph the result keeps the
+     * history of x (which requires grad) */
+    CHECK(clt_hvp(sum_sq_first, NULL, in, 2, in, &cg, &out, &res));
+    double two_x[3], zero[3] = {0};
+    for (int k = 0; k < 3; k++)
+        two_x[k] = 2 * x[k];
+    expect_values(res[0], two_x, 3, 1e-12, "H v for x");
+    expect_values(res[1], zero, 3, 0, "H v for y");
+    cr_expect(clt_requires_grad(out), "f keeps its history with create_graph");
+    clt_tensor_free(out);
+    free_outs(res, 2);
+    CHECK(clt_hessian(sum_sq_first, NULL, in, 2, &cg, &h));
+    cr_expect_eq(clt_requires_grad(h[0]), 0, "2 I depends on nothing");
+    free_outs(h, 4);
+    clt_tensor_free(in[0]);
+    clt_tensor_free(in[1]);
 }
