@@ -5314,6 +5314,277 @@ static void op_index_slices(fz *f)
     }
 }
 
+/* ---- custom functions, torch.autograd.functional and gradcheck ---------------------------------- */
+
+/* What a custom function's forward and backward do, and the function the
+ * functional API differentiates. */
+enum { AF_SQUARE, AF_SUMSQ, AF_SAME, AF_CONST, AF_NONE, AF_FAIL, AF_TOO_MANY, AF_COUNT };
+static const int af_modes[AF_COUNT] = {AF_SQUARE, AF_SUMSQ, AF_SAME, AF_CONST, AF_NONE, AF_FAIL,
+                                       AF_TOO_MANY};
+
+static clt_status agapi_fn(void *user, clt_tensor *const *in, size_t n, clt_tensor **out, size_t *m)
+{
+    int mode = *(const int *)user;
+    clt_tensor *sq = NULL;
+    clt_status st = CLT_OK;
+    *m = 0;
+    if (mode == AF_NONE)
+        return CLT_OK;
+    if (mode == AF_FAIL || n == 0)
+        return clt_mul(NULL, NULL, &out[0]);
+    if (mode == AF_TOO_MANY) {
+        *m = CLT_FUNCTIONAL_MAX_OUTPUTS + 1;
+        return CLT_OK;
+    }
+    if (mode == AF_SAME)
+        out[0] = clt_tensor_retain(in[0]);
+    else if (mode == AF_CONST)
+        st = clt_zeros_like(in[0], &out[0]);
+    else if ((st = clt_mul(in[0], in[0], &sq)) == CLT_OK && mode == AF_SUMSQ)
+        st = clt_sum(sq, &out[0]);
+    else if (st == CLT_OK) {
+        out[0] = sq;
+        sq = NULL;
+    }
+    clt_tensor_free(sq);
+    *m = st == CLT_OK;
+    return st;
+}
+
+/* A custom function's forward: agapi_fn's, with saves and marks asked of
+ * the ctx at random (too many, out of range: refused or failing apply). */
+static clt_status agapi_forward(clt_function_ctx *ctx, void *user, clt_tensor *const *in,
+                                size_t n, clt_tensor **out, size_t *m)
+{
+    const int *mode = user;
+    clt_status st = agapi_fn(user, in, n, out, m);
+    if (st != CLT_OK || *m > CLT_FUNCTION_MAX_OUTPUTS)
+        return st;
+    if (n > 0 && mode[1] % 3 == 0)
+        st = clt_function_save_for_backward(ctx, (const clt_tensor *const *)in, mode[1] % 2 ? n : 1);
+    if (st == CLT_OK && mode[1] % 5 == 1)
+        st = clt_function_mark_non_differentiable(ctx, (size_t)mode[1] % 4);
+    if (st != CLT_OK) {
+        for (size_t i = 0; i < *m; i++)
+            clt_tensor_free(out[i]);
+        *m = 0;
+    }
+    return st;
+}
+
+/* Backward: the gradient itself for input 0 (right for AF_SAME), a wrong
+ * shape, a failure, or nothing. */
+static clt_status agapi_backward(clt_function_ctx *ctx, void *user, const clt_tensor *const *g,
+                                 size_t m, clt_tensor **gi, size_t n)
+{
+    const int *mode = user;
+    const clt_tensor *saved = NULL;
+    if (mode[1] % 3 == 0 && clt_function_saved_tensor(ctx, 0, &saved) != CLT_OK)
+        return clt_last_status();
+    if (n == 0 || m == 0)
+        return CLT_OK;
+    switch (mode[1] % 4) {
+    case 0: return clt_clone(g[0], &gi[0]);
+    case 1: return clt_sum(g[0], &gi[n - 1]);
+    case 2: return clt_mul(g[0], NULL, &gi[0]);
+    default: return CLT_OK;
+    }
+}
+
+static void agapi_custom(fz *f, clt_tensor **ins, size_t n, int *mode)
+{
+    clt_status st;
+    clt_tensor **outs = SENT;
+    size_t m = 99;
+    static const char *names[] = {"Fuzz", "", "bad name", "F_1"};
+    clt_function fn = {names[chance(f, 80) ? 0 : pick(f, 4)], agapi_forward, agapi_backward,
+                       NULL, (int)pick(f, 2)};
+    if (chance(f, 4))
+        fn.forward = NULL;
+    int nulls = chance(f, 4);
+    CALL("clt_function_apply",
+         clt_function_apply(nulls && chance(f, 30) ? NULL : &fn, mode,
+                            n && !(nulls && chance(f, 50)) ? ins : NULL, n,
+                            nulls && chance(f, 30) ? NULL : &outs, nulls && chance(f, 30) ? NULL : &m));
+    capture_check(f);
+    if (st != CLT_OK) {
+        check_error(f, st);
+        if (outs != NULL && outs != SENT)
+            die(f, "failed with %s but *outputs is set", clt_status_name(st));
+        if (m != 0 && m != 99)
+            die(f, "failed with %s but *m is %zu", clt_status_name(st), m);
+        return;
+    }
+    status_ok(f, st);
+    if (outs == SENT || m > CLT_FUNCTION_MAX_OUTPUTS || (m && !outs))
+        die(f, "CLT_OK with *outputs %p and *m %zu", (void *)outs, m);
+    for (size_t j = 0; j < m; j++) {
+        if (!outs[j])
+            die(f, "output %zu is NULL", j);
+        check_tensor(f, outs[j]);
+    }
+    if (m > 0 && clt_requires_grad(outs[0]) && chance(f, 60)) {
+        /* backward through it */
+        clt_tensor *l = SENT;
+        CALL("clt_sum", clt_sum(outs[0], &l));
+        if (outcome(f, st, l)) {
+            CALL("clt_backward", clt_backward(l, NULL, (int)pick(f, 2)));
+            status_ok(f, st);
+            tfree(f, l, 0);
+        }
+    }
+    for (size_t j = 0; j < m; j++)
+        store(f, outs[j]);
+    f->call = "clt_free";
+    clt_free(outs);
+}
+
+/* An array of n results, failing or not: each result checked and freed. */
+static void agapi_results(fz *f, clt_status st, clt_tensor **arr, size_t n)
+{
+    if (st != CLT_OK) {
+        if (arr != NULL && arr != SENT)
+            die(f, "failed with %s but a result array is set", clt_status_name(st));
+        return;
+    }
+    if (arr == NULL || arr == SENT)
+        die(f, "CLT_OK without a result array");
+    for (size_t j = 0; j < n; j++) {
+        if (!arr[j])
+            die(f, "result %zu is NULL", j);
+        check_tensor(f, arr[j]);
+        tfree(f, arr[j], 0);
+    }
+    f->call = "clt_free";
+    clt_free(arr);
+}
+
+static void agapi_functional(fz *f, clt_tensor **ins, size_t n, const int *mode)
+{
+    clt_status st;
+    clt_tensor **a = SENT, **b = SENT, *one = SENT, *v[3] = {NULL};
+    size_t m = 99, nv = pick(f, 4);
+    clt_functional_opts o = {(int)pick(f, 2), (int)pick(f, 2)};
+    const clt_functional_opts *op = chance(f, 30) ? NULL : &o;
+    clt_functional_fn fn = chance(f, 5) ? NULL : agapi_fn;
+    for (size_t j = 0; j < 3; j++)
+        v[j] = chance(f, 50) && j < n ? ins[j] : rt(f);
+    clt_tensor *const *vp = chance(f, 30) ? NULL : v;
+    if (nv > 3)
+        nv = 3;
+    switch (pick(f, 8)) {
+    case 0:
+        CALL("clt_jacobian", clt_jacobian(fn, (void *)mode, ins, n, op, &a, &m));
+        capture_check(f);
+        if (st != CLT_OK) {
+            check_error(f, st);
+            if (m != 0)
+                die(f, "failed but *m is %zu", m);
+        } else {
+            status_ok(f, st);
+        }
+        agapi_results(f, st, a, st == CLT_OK ? m * n : 0);
+        break;
+    case 1:
+        CALL("clt_hessian", clt_hessian(fn, (void *)mode, ins, n, op, &a));
+        capture_check(f);
+        if (st != CLT_OK)
+            check_error(f, st);
+        else
+            status_ok(f, st);
+        agapi_results(f, st, a, n * n);
+        break;
+    case 2:
+    case 3:
+        if (pick(f, 2))
+            CALL("clt_vjp", clt_vjp(fn, (void *)mode, ins, n, vp, nv, op, &a, &m, &b));
+        else
+            CALL("clt_jvp", clt_jvp(fn, (void *)mode, ins, n, vp, op, &a, &m, &b));
+        capture_check(f);
+        if (st != CLT_OK) {
+            check_error(f, st);
+            if (m != 0)
+                die(f, "failed but *m is %zu", m);
+        } else {
+            status_ok(f, st);
+        }
+        agapi_results(f, st, b, strcmp(f->call, "clt_vjp") == 0 ? n : m);
+        agapi_results(f, st, a, m);
+        break;
+    case 4:
+    case 5:
+        if (pick(f, 2))
+            CALL("clt_hvp", clt_hvp(fn, (void *)mode, ins, n, vp, op, &one, &a));
+        else
+            CALL("clt_vhp", clt_vhp(fn, (void *)mode, ins, n, vp, op, &one, &a));
+        if (outcome(f, st, one))
+            tfree(f, one, 0);
+        agapi_results(f, st, a, n);
+        break;
+    case 6: {
+        clt_gradcheck_opts g = {1e-6, 1e-5, 1e-3};
+        CALL("clt_gradcheck", clt_gradcheck(fn, (void *)mode, ins, n, chance(f, 50) ? NULL : &g));
+        capture_check(f);
+        if (st != CLT_OK)
+            check_error(f, st);
+        else
+            status_ok(f, st);
+        break;
+    }
+    default:
+        CALL("clt_gradgradcheck",
+             clt_gradgradcheck(fn, (void *)mode, ins, n, vp, nv, NULL));
+        capture_check(f);
+        if (st != CLT_OK)
+            check_error(f, st);
+        else
+            status_ok(f, st);
+        break;
+    }
+}
+
+/* Inputs from the slots (mostly ones that require grad) or small float64
+ * leaves; the functional API and gradcheck only on few elements (their
+ * cost grows with the square of the element count). */
+static void op_autograd_api(fz *f)
+{
+    clt_status st;
+    clt_tensor *ins[3] = {NULL}, *made[3] = {NULL};
+    size_t n = pick(f, 4);
+    int64_t total = 0;
+    int mode[2] = {af_modes[chance(f, 70) ? pick(f, 3) : pick(f, AF_COUNT)], (int)pick(f, 60)};
+    for (size_t j = 0; j < n; j++) {
+        if (chance(f, 50)) {
+            int i = grad_slot(f, 0);
+            ins[j] = i >= 0 && chance(f, 90) ? f->s[i].t : rt(f);
+        } else {
+            int64_t shape[2] = {1 + (int64_t)pick(f, 3), 1 + (int64_t)pick(f, 3)};
+            double vals[9];
+            for (int k = 0; k < 9; k++)
+                vals[k] = (double)((int)pick(f, 9) - 4) / 4;
+            clt_device *d = f->dev[pick(f, (uint32_t)f->ndev)];
+            made[j] = SENT;
+            CALL("clt_tensor_from_host",
+                 clt_tensor_from_host(d, chance(f, 85) ? CLT_FLOAT64 : CLT_FLOAT32, (int)pick(f, 3),
+                                      shape, vals, &made[j]));
+            if (!outcome(f, st, made[j])) {
+                made[j] = NULL;
+            } else if (chance(f, 80)) {
+                CALL("clt_set_requires_grad", clt_set_requires_grad(made[j], 1));
+                status_ok(f, st);
+            }
+            ins[j] = made[j];
+        }
+        total += ins[j] ? clt_tensor_numel(ins[j]) : 0;
+    }
+    if (chance(f, 40))
+        agapi_custom(f, ins, n, mode);
+    else if (total <= 24)
+        agapi_functional(f, ins, n, mode);
+    for (size_t j = 0; j < n; j++)
+        tfree(f, made[j], 0);
+}
+
 /* interpolate's modes in 1 to 3 spatial dims, grid_sample (now and then
  * through its backward, on grids with NaN, inf and far points),
  * affine_grid and the Upsample layers: settings at random, sizes and
@@ -5798,6 +6069,7 @@ static struct {
     {"distributions", op_distributions, 3},
     {"amp_swa", op_amp_swa, 2},
     {"spatial", op_spatial, 3},
+    {"autograd_api", op_autograd_api, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -2430,5 +2430,278 @@ for size in ((2, 1, 3, 4), (2, 2, 2, 3, 4)):
              call("clt_affine_grid", th, len(size), (C.c_int64 * len(size))(*size), int(align)),
              [rng.standard_normal((2, k, k + 1))])
 
+
+# ---- torch.autograd.functional and custom functions (clt_jacobian, clt_hessian, clt_vjp,
+# clt_jvp, clt_vhp, clt_hvp, clt_function_apply) against torch's, on the same functions
+FFN = C.CFUNCTYPE(C.c_int, P, PP, C.c_size_t, PP, C.POINTER(C.c_size_t))
+proto("clt_exp", [P, PP])
+proto("clt_free", [P], None)
+proto("clt_jacobian", [P, P, PP, C.c_size_t, P, C.POINTER(PP), C.POINTER(C.c_size_t)])
+proto("clt_hessian", [P, P, PP, C.c_size_t, P, C.POINTER(PP)])
+proto("clt_vjp", [P, P, PP, C.c_size_t, PP, C.c_size_t, P, C.POINTER(PP),
+                  C.POINTER(C.c_size_t), C.POINTER(PP)])
+proto("clt_jvp", [P, P, PP, C.c_size_t, PP, P, C.POINTER(PP), C.POINTER(C.c_size_t),
+                  C.POINTER(PP)])
+proto("clt_vhp", [P, P, PP, C.c_size_t, PP, P, PP, C.POINTER(PP)])
+proto("clt_hvp", [P, P, PP, C.c_size_t, PP, P, PP, C.POINTER(PP)])
+proto("clt_tensor_retain", [P], P)
+
+
+class FOpts(C.Structure):
+    _fields_ = [("create_graph", C.c_int), ("strict", C.c_int)]
+
+
+def functional_fn(cfn):
+    """A clt_functional_fn of cfn(*handles) -> list of handles."""
+    def run(user, ins, n, outs, m):
+        try:
+            res = cfn(*[P(ins[k]) for k in range(n)])
+        except RuntimeError:
+            return -1
+        for k, r in enumerate(res):
+            outs[k] = L.clt_tensor_retain(r)
+        m[0] = len(res)
+        return 0
+    return FFN(run)
+
+
+def f_two(x, y):  # (tanh(x) * y, sum(exp(x) * y * y))
+    return [torch.tanh(x) * y, (torch.exp(x) * y * y).sum()]
+
+
+def c_two(x, y):
+    return [call("clt_mul", call("clt_tanh", x), y),
+            call("clt_sum", call("clt_mul", call("clt_mul", call("clt_exp", x), y), y))]
+
+
+def f_scalar(a, b):  # sum(sin(a) * a * b) + sum(tanh(a * b))
+    return [(torch.sin(a) * a * b).sum() + torch.tanh(a * b).sum()]
+
+
+def c_scalar(a, b):
+    s1 = call("clt_sum", call("clt_mul", call("clt_mul", call("clt_sin", a), a), b))
+    return [call("clt_add", s1, call("clt_sum", call("clt_tanh", call("clt_mul", a, b))))]
+
+
+def f_mm(x, w):
+    return [torch.matmul(x, w)]
+
+
+def c_mm(x, w):
+    return [call("clt_matmul", x, w)]
+
+
+def up_any(a):
+    """up, 0-dimensional arrays included (up makes them [1])."""
+    a = np.asarray(a, dtype=np.float64)
+    if a.ndim:
+        return up(a)
+    out, v = P(), C.c_double(float(a))
+    assert L.clt_tensor_from_host(dev, F64, 0, None, C.byref(v), C.byref(out)) == 0
+    return out
+
+
+def func_case(name, kind, tf, cf, inputs, vs=None, create_graph=False):
+    """kind: jacobian, hessian, vjp, jvp, vhp or hvp; vs: the v tensors."""
+    global passed, failed
+    tx = [torch.tensor(a, dtype=torch.float64) for a in inputs]
+    tv = None if vs is None else tuple(torch.tensor(a, dtype=torch.float64) for a in vs)
+    F = torch.autograd.functional
+    single = kind in ("hessian", "vhp", "hvp")
+    tfn = (lambda *a: tf(*a)[0]) if single else (lambda *a: tuple(tf(*a)))
+    if kind == "jacobian":
+        want = [j for row in F.jacobian(tfn, tuple(tx), create_graph=create_graph) for j in row]
+    elif kind == "hessian":
+        want = [h for row in F.hessian(tfn, tuple(tx), create_graph=create_graph) for h in row]
+    else:
+        res = getattr(F, kind)(tfn, tuple(tx), tv, create_graph=create_graph)
+        want = list(res[0] if isinstance(res[0], tuple) else (res[0],)) + list(res[1])
+    L.clt_scope_begin()
+    try:
+        n = len(inputs)
+        ins = (P * n)(*[up(np.asarray(a, dtype=np.float64)) for a in inputs])
+        cv = None if vs is None else (P * len(vs))(*[up_any(a) for a in vs])
+        fn = functional_fn(cf)
+        opts = FOpts(int(create_graph), 0)
+        arr, arr2, one, m = PP(), PP(), P(), C.c_size_t(0)
+        if kind == "jacobian":
+            st = L.clt_jacobian(C.cast(fn, P), None, ins, n, C.byref(opts), C.byref(arr),
+                                C.byref(m))
+            got = [arr[k] for k in range(m.value * n)]
+        elif kind == "hessian":
+            st = L.clt_hessian(C.cast(fn, P), None, ins, n, C.byref(opts), C.byref(arr))
+            got = [arr[k] for k in range(n * n)]
+        elif kind in ("vjp", "jvp"):
+            if kind == "vjp":
+                st = L.clt_vjp(C.cast(fn, P), None, ins, n, cv, len(vs or ()), C.byref(opts),
+                               C.byref(arr), C.byref(m), C.byref(arr2))
+                nres = n
+            else:
+                st = L.clt_jvp(C.cast(fn, P), None, ins, n, cv, C.byref(opts), C.byref(arr),
+                               C.byref(m), C.byref(arr2))
+                nres = m.value
+            got = ([arr[k] for k in range(m.value)] + [arr2[k] for k in range(nres)]
+                   if st == 0 else [])
+        else:
+            st = getattr(L, "clt_" + kind)(C.cast(fn, P), None, ins, n, cv, C.byref(opts),
+                                           C.byref(one), C.byref(arr))
+            got = [one.value] + [arr[k] for k in range(n)] if st == 0 else []
+        if st != 0:
+            raise RuntimeError(L.clt_last_error().decode())
+        bad = []
+        if len(got) != len(want):
+            bad.append("%d results, torch %d" % (len(got), len(want)))
+        for k, (g, w) in enumerate(zip(got, want)):
+            w = w.detach().numpy()
+            shape = tuple(C.cast(L.clt_tensor_shape(g), C.POINTER(C.c_int64))[d]
+                          for d in range(L.clt_tensor_ndim(g)))
+            if shape != w.shape:
+                bad.append("result %d: shape %s, torch %s" % (k, shape, w.shape))
+                continue
+            v = down(g, w.size)
+            if not np.allclose(v, w.ravel(), rtol=1e-9, atol=1e-12):
+                bad.append("result %d: cltensor %r, torch %r" % (k, v, w.ravel()))
+        L.clt_free(arr)
+        L.clt_free(arr2)
+        if bad:
+            failed += 1
+            print("FAIL %s: %s" % (name, "; ".join(bad)))
+        else:
+            passed += 1
+    except Exception as e:
+        failed += 1
+        print("FAIL %s: %s" % (name, e))
+    finally:
+        L.clt_scope_end()
+
+
+proto("clt_tensor_ndim", [P], C.c_int)
+proto("clt_tensor_shape", [P], P)
+rng = np.random.default_rng(13)
+FX, FY = rng.standard_normal(3), rng.standard_normal(3)
+FA, FB = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+MX, MW = rng.standard_normal((2, 3)), rng.standard_normal((3, 2))
+for cg in (False, True):
+    sfx = " create_graph" if cg else ""
+    func_case("jacobian two outputs" + sfx, "jacobian", f_two, c_two, [FX, FY], create_graph=cg)
+    func_case("jacobian matmul" + sfx, "jacobian", f_mm, c_mm, [MX, MW], create_graph=cg)
+    func_case("hessian" + sfx, "hessian", f_scalar, c_scalar, [FA, FB], create_graph=cg)
+    func_case("vjp" + sfx, "vjp", f_two, c_two, [FX, FY],
+              [rng.standard_normal(3), np.array(0.75)], create_graph=cg)
+    func_case("jvp" + sfx, "jvp", f_two, c_two, [FX, FY],
+              [rng.standard_normal(3), rng.standard_normal(3)], create_graph=cg)
+    func_case("jvp matmul" + sfx, "jvp", f_mm, c_mm, [MX, MW],
+              [rng.standard_normal((2, 3)), rng.standard_normal((3, 2))], create_graph=cg)
+    for k in ("vhp", "hvp"):
+        func_case(k + sfx, k, f_scalar, c_scalar, [FA, FB],
+                  [rng.standard_normal((2, 3)), rng.standard_normal((2, 3))], create_graph=cg)
+
+# a custom function that saves its output (MyExp: backward g * out) and one that saves its
+# inputs (MulAdd), their hessians through the backward callbacks, against
+# torch.autograd.Function
+FWD = C.CFUNCTYPE(C.c_int, P, P, PP, C.c_size_t, PP, C.POINTER(C.c_size_t))
+BWD = C.CFUNCTYPE(C.c_int, P, P, PP, C.c_size_t, PP, C.c_size_t)
+proto("clt_function_save_for_backward", [P, PP, C.c_size_t])
+proto("clt_function_saved_tensor", [P, C.c_size_t, PP])
+proto("clt_function_apply", [P, P, PP, C.c_size_t, C.POINTER(PP), C.POINTER(C.c_size_t)])
+
+
+class CFunction(C.Structure):
+    _fields_ = [("name", C.c_char_p), ("forward", FWD), ("backward", BWD),
+                ("free_user", P), ("once_differentiable", C.c_int)]
+
+
+def saved(ctx, k):
+    out = P()
+    assert L.clt_function_saved_tensor(ctx, k, C.byref(out)) == 0, L.clt_last_error()
+    return out
+
+
+@FWD
+def exp_fwd(ctx, user, ins, n, outs, m):
+    y = call("clt_exp", P(ins[0]))
+    keep = (P * 1)(y)
+    if L.clt_function_save_for_backward(ctx, keep, 1) != 0:
+        return -1
+    outs[0] = L.clt_tensor_retain(y)
+    m[0] = 1
+    return 0
+
+
+@BWD
+def exp_bwd(ctx, user, g, m, gi, n):
+    gi[0] = L.clt_tensor_retain(call("clt_mul", P(g[0]), saved(ctx, 0)))
+    return 0
+
+
+@FWD
+def muladd_fwd(ctx, user, ins, n, outs, m):
+    keep = (P * 2)(ins[0], ins[1])
+    if L.clt_function_save_for_backward(ctx, keep, 2) != 0:
+        return -1
+    a, b = P(ins[0]), P(ins[1])
+    outs[0] = L.clt_tensor_retain(call("clt_add", call("clt_mul", a, b), call("clt_mul", a, a)))
+    m[0] = 1
+    return 0
+
+
+@BWD
+def muladd_bwd(ctx, user, g, m, gi, n):
+    a, b, g0 = saved(ctx, 0), saved(ctx, 1), P(g[0])
+    two_a = call("clt_add", a, a)
+    gi[0] = L.clt_tensor_retain(call("clt_mul", g0, call("clt_add", b, two_a)))
+    gi[1] = L.clt_tensor_retain(call("clt_mul", g0, a))
+    return 0
+
+
+MYEXP = CFunction(b"MyExp", exp_fwd, exp_bwd, None, 0)
+MULADD = CFunction(b"MulAdd", muladd_fwd, muladd_bwd, None, 0)
+
+
+class TExp(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = x.exp()
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        y, = ctx.saved_tensors
+        return g * y
+
+
+class TMulAdd(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b + a * a
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        return g * (b + 2 * a), g * a
+
+
+def apply(fn, *xs):
+    ins = (P * len(xs))(*xs)
+    arr, m = PP(), C.c_size_t(0)
+    if L.clt_function_apply(C.byref(fn), None, ins, len(xs), C.byref(arr), C.byref(m)) != 0:
+        raise RuntimeError(L.clt_last_error().decode())
+    y = arr[0]
+    L.clt_free(arr)
+    return y
+
+
+func_case("custom MyExp (saves its output) hessian", "hessian",
+          lambda x, y: [(TExp.apply(x) * y).sum()],
+          lambda x, y: [call("clt_sum", call("clt_mul", apply(MYEXP, x), y))], [FX, FY])
+func_case("custom MulAdd (saves its inputs) hessian", "hessian",
+          lambda a, b: [(TMulAdd.apply(a, b) * torch.sin(b)).sum()],
+          lambda a, b: [call("clt_sum", call("clt_mul", apply(MULADD, a, b),
+                                             call("clt_sin", b)))], [FA, FB])
+func_case("custom MulAdd jacobian", "jacobian", lambda a, b: [TMulAdd.apply(a, b)],
+          lambda a, b: [apply(MULADD, a, b)], [FA, FB])
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

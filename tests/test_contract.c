@@ -58,6 +58,7 @@ typedef struct outs {
     clt_distribution *dist;
     clt_grad_scaler *gs;
     clt_averaged_model *am;
+    clt_tensor **list2;
 } outs;
 
 enum {
@@ -68,7 +69,7 @@ enum {
     REPORT = 1 << 15, /* the documented exception: the string is handed out on failure too */
     ARR = 1 << 16, PG = 1 << 17, T3 = 1 << 18,
     HOOK = 1 << 19, DDP = 1 << 20, IDS = 1 << 21, DIST = 1 << 22,
-    GS = 1 << 23, AVG = 1 << 24
+    GS = 1 << 23, AVG = 1 << 24, LIST2 = 1 << 25
 };
 
 static const int64_t sh23[2] = {2, 3}, sh5[1] = {5}, sh53[2] = {5, 3}, k22[2] = {2, 2};
@@ -771,7 +772,18 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_upsample_nd_layer, M,                                                              \
       clt_upsample_nd_layer(4, NULL, NULL, CLT_INTERP_NEAREST, 0, 0, &o->m))                 \
     X(clt_upsampling_nearest2d_layer, M, clt_upsampling_nearest2d_layer(NULL, NULL, &o->m))  \
-    X(clt_upsampling_bilinear2d_layer, M, clt_upsampling_bilinear2d_layer(NULL, NULL, &o->m))
+    X(clt_upsampling_bilinear2d_layer, M, clt_upsampling_bilinear2d_layer(NULL, NULL, &o->m)) \
+    /* autograd.h: custom functions, autograd.functional */                                  \
+    X(clt_function_apply, LIST | N, clt_function_apply(&contract_fn, NULL, f->pair, 1, &o->list, &o->n)) \
+    X(clt_function_saved_tensor, T, clt_function_saved_tensor(NULL, 0, (const clt_tensor **)&o->t)) \
+    X(clt_jacobian, LIST | N, clt_jacobian(contract_ckpt, NULL, f->pair, 1, NULL, &o->list, &o->n)) \
+    X(clt_hessian, LIST, clt_hessian(contract_ckpt, NULL, f->pair, 1, NULL, &o->list))        \
+    X(clt_vjp, LIST | N | LIST2,                                                             \
+      clt_vjp(contract_ckpt, NULL, f->pair, 1, NULL, 0, NULL, &o->list, &o->n, &o->list2))   \
+    X(clt_jvp, LIST | N | LIST2,                                                             \
+      clt_jvp(contract_ckpt, NULL, f->pair, 1, NULL, NULL, &o->list, &o->n, &o->list2))      \
+    X(clt_vhp, T | LIST, clt_vhp(contract_ckpt, NULL, f->pair, 1, NULL, NULL, &o->t, &o->list)) \
+    X(clt_hvp, T | LIST, clt_hvp(contract_ckpt, NULL, f->pair, 1, NULL, NULL, &o->t, &o->list))
 
 static int small_int[1];
 
@@ -798,6 +810,9 @@ static clt_status contract_ckpt(void *user, clt_tensor *const *in, size_t n, clt
     *m = 1;
     return clt_reshape(in[0], 1, sh5, &out[0]);
 }
+
+/* A custom function without callbacks: clt_function_apply refuses it. */
+static const clt_function contract_fn = {"Contract", NULL, NULL, NULL, 0};
 
 #define DEFINE_CASE(fn, slots, call)                                                         \
     static clt_status case_##fn(const fx *f, outs *o)                                        \
@@ -845,6 +860,7 @@ static void fill_sentinels(outs *o)
     o->dist = SENTINEL;
     o->gs = SENTINEL;
     o->am = SENTINEL;
+    o->list2 = SENTINEL;
 }
 
 /* Each slot the row names must be NULL (0 for a count), each other one
@@ -873,7 +889,8 @@ static void check_slots(const row *r, outs *o, const char *pass)
                  {IDS, o->ids, "index array"},
                  {DIST, o->dist, "distribution"},
                  {GS, o->gs, "grad scaler"},
-                 {AVG, o->am, "averaged model"}};
+                 {AVG, o->am, "averaged model"},
+                 {LIST2, o->list2, "second list"}};
     for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
         const void *want = (r->slots & slots[i].bit) ? NULL : SENTINEL;
         cr_expect_eq(slots[i].p, want, "%s (%s): %s is %p after the failure, want %p", r->name,

@@ -296,6 +296,221 @@ typedef clt_status (*clt_checkpoint_fn)(void *user, clt_tensor *const *inputs, s
 CLT_API clt_status clt_checkpoint(clt_checkpoint_fn fn, void *user, clt_tensor *const *inputs,
                                   size_t n, clt_tensor ***outputs, size_t *m);
 
+/* ---- custom functions: torch.autograd.Function ----------------------------- */
+
+/* The state of one application of a custom function (torch's ctx): made by
+ * clt_function_apply, handed to its forward and backward callbacks
+ * (borrowed: valid during the call only), released by the library with the
+ * graph. */
+typedef struct clt_function_ctx clt_function_ctx;
+
+#define CLT_FUNCTION_MAX_OUTPUTS 16
+#define CLT_FUNCTION_MAX_SAVED 6
+
+/* Forward: computes up to CLT_FUNCTION_MAX_OUTPUTS new tensors from the n
+ * inputs (borrowed) into outputs, their count into *m.  It runs with grad
+ * mode off (nothing it does is recorded); it may save tensors for backward
+ * (clt_function_save_for_backward), mark outputs non-differentiable and read
+ * clt_function_needs_input_grad.  Each output is a new reference that the
+ * library takes: an input returned as an output is retained first
+ * (clt_tensor_retain).  A
+ * status other than CLT_OK fails clt_function_apply with it and the
+ * callback's message (its own, or that of the library call that failed). */
+typedef clt_status (*clt_function_forward_fn)(clt_function_ctx *ctx, void *user,
+                                              clt_tensor *const *inputs, size_t n,
+                                              clt_tensor **outputs, size_t *m);
+
+/* Backward: from grad_outputs (m borrowed tensors, one per output of
+ * forward, each of its output's shape; zeros where no gradient reached an
+ * output, as torch's materialize_grads) sets grad_inputs[k] (n slots, NULL
+ * on entry) to a new tensor, the gradient of input k, or leaves it NULL (no
+ * gradient: torch's None).  The library takes each such tensor (whichever
+ * scope made it); a grad_output passed on as it came (an identity's
+ * backward) stays borrowed: the library takes its own handle.  A gradient must be of its input's shape or one that sums
+ * to it (torch's sum_to: broadcast dimensions) and on its device; it is
+ * converted to the input's dtype.  Gradients for inputs that need none are
+ * dropped.  It runs in grad mode off, except in a pass with create_graph,
+ * where its ops are recorded and the saved tensors (and grad_outputs) carry
+ * their history, so that its gradients are differentiable (unless the
+ * function is once_differentiable).  A status other than CLT_OK stops the
+ * backward pass with that status; its message becomes
+ * "clt_backward: <Name>Backward: <the callback's message>". */
+typedef clt_status (*clt_function_backward_fn)(clt_function_ctx *ctx, void *user,
+                                               const clt_tensor *const *grad_outputs, size_t m,
+                                               clt_tensor **grad_inputs, size_t n);
+
+/* A custom function, like a subclass of torch.autograd.Function.  name
+ * gives the grad_fn name "<name>Backward" (at most 64 characters, letters,
+ * digits and '_'); free_user, when not NULL, releases the user pointer
+ * given to clt_function_apply; once_differentiable (torch's decorator):
+ * backward computes without recording even under create_graph, and a
+ * gradient it gave refuses to be differentiated again ("the derivative for
+ * '<name>Backward' is not implemented"). */
+typedef struct clt_function {
+    const char *name;
+    clt_function_forward_fn forward;
+    clt_function_backward_fn backward;
+    void (*free_user)(void *user);
+    int once_differentiable;
+} clt_function;
+
+/* Like MyFunction.apply(*inputs): runs fn->forward on the n inputs with
+ * grad mode off and, when grad mode is on and an input requires grad,
+ * records one node, "<name>Backward", for its floating outputs that are not
+ * marked non-differentiable: those require grad, and backward passes
+ * through them run fn->backward.  user is handed to both callbacks; with
+ * fn->free_user the library owns it from this call on, failure included,
+ * and releases it when the node goes (with the graph, or when a backward
+ * pass without retain_graph frees the saved tensors), or before returning
+ * when nothing was recorded.  fn itself need not outlive the call.
+ *
+ * *outputs is a new array of *m new tensors (the outputs of forward, as new
+ * handles on them): release each with clt_tensor_free, then the array with
+ * clt_free.  On failure *outputs is NULL and *m 0.  Errors: a NULL output,
+ * more than CLT_FUNCTION_MAX_OUTPUTS, a bad name or missing callback
+ * (CLT_ERR_INVALID_ARGUMENT), or forward's own status. */
+CLT_API clt_status clt_function_apply(const clt_function *fn, void *user,
+                                      clt_tensor *const *inputs, size_t n,
+                                      clt_tensor ***outputs, size_t *m);
+
+/* Like ctx.save_for_backward(*tensors), from forward: keeps handles on the
+ * n tensors (inputs, outputs or intermediates), at most
+ * CLT_FUNCTION_MAX_SAVED in all over the calls, for backward
+ * (clt_function_saved_tensor).  Changing one in place before backward
+ * makes backward fail, as torch's version check.  An input or output saved
+ * carries its history in a pass with create_graph. */
+CLT_API clt_status clt_function_save_for_backward(clt_function_ctx *ctx,
+                                                  const clt_tensor *const *tensors, size_t n);
+
+/* Like ctx.saved_tensors[k], from backward: *out is a borrowed handle,
+ * valid until backward returns.  *out = NULL and CLT_ERR_INVALID_ARGUMENT
+ * outside backward or for k past what was saved. */
+CLT_API clt_status clt_function_saved_tensor(clt_function_ctx *ctx, size_t k,
+                                             const clt_tensor **out);
+
+/* Like ctx.needs_input_grad[k]: 1 when input k required grad with grad mode
+ * on when the function was applied; 0 otherwise (k out of range, NULL). */
+CLT_API int clt_function_needs_input_grad(const clt_function_ctx *ctx, size_t k);
+
+/* Like ctx.mark_non_differentiable(outputs[k]), from forward: output k
+ * will not require grad (an index, a mask); backward still gets a
+ * gradient for it, zeros.  k past CLT_FUNCTION_MAX_OUTPUTS, or a call
+ * outside forward, is CLT_ERR_INVALID_ARGUMENT; k past the outputs
+ * forward gives fails clt_function_apply. */
+CLT_API clt_status clt_function_mark_non_differentiable(clt_function_ctx *ctx, size_t k);
+
+/* ---- torch.autograd.functional ------------------------------------------- */
+
+/* The function these differentiate: reads the n inputs (borrowed) and
+ * writes up to CLT_FUNCTIONAL_MAX_OUTPUTS new tensors to outputs, their
+ * count to *m (the library takes them: an input returned as an output is
+ * retained first, clt_tensor_retain).  It runs with grad mode on. */
+typedef clt_status (*clt_functional_fn)(void *user, clt_tensor *const *inputs, size_t n,
+                                        clt_tensor **outputs, size_t *m);
+
+#define CLT_FUNCTIONAL_MAX_OUTPUTS 16
+
+/* The options of the functional API; a zeroed struct (or NULL) gives
+ * torch's defaults.  create_graph: the results have a history (through the
+ * inputs that require grad) and can be differentiated again; without it
+ * they are detached.  strict: an output or gradient independent of an
+ * input is an error (CLT_ERR_INVALID_ARGUMENT, torch's message) instead of
+ * zeros. */
+typedef struct clt_functional_opts {
+    int create_graph;
+    int strict;
+} clt_functional_opts;
+
+/* How the functional API works, as torch's: fn runs on fresh copies of the
+ * inputs that require grad (with create_graph, inputs that require grad
+ * are views that keep their history), the derivatives come from
+ * clt_autograd_grad_ex, and forward-mode products (jvp, hvp) use the
+ * double-backward trick, so every op of fn must support create_graph (see
+ * clt_grad_opts) for those, for hessian, and for create_graph.  Inputs and
+ * outputs must be floating.  Result arrays are new: release each tensor
+ * with clt_tensor_free, then the array with clt_free; on failure each
+ * array out is NULL and each count 0. */
+
+/* Like torch.autograd.functional.jacobian(fn, inputs, create_graph,
+ * strict): *jac is a new array of *m x n tensors, jac[i * n + j] the
+ * Jacobian of output i with respect to input j, of shape
+ * out_i.shape + in_j.shape; *m is the number of outputs. */
+CLT_API clt_status clt_jacobian(clt_functional_fn fn, void *user, clt_tensor *const *inputs,
+                                size_t n, const clt_functional_opts *opts, clt_tensor ***jac,
+                                size_t *m);
+
+/* Like torch.autograd.functional.hessian(fn, inputs, create_graph, strict):
+ * fn must give one output of one element; *hess is a new array of n x n
+ * tensors, hess[i * n + j] of shape in_i.shape + in_j.shape.  It is the
+ * Jacobian of the Jacobian (computed with create_graph), as torch's, so n
+ * is at most CLT_FUNCTIONAL_MAX_OUTPUTS. */
+CLT_API clt_status clt_hessian(clt_functional_fn fn, void *user, clt_tensor *const *inputs,
+                               size_t n, const clt_functional_opts *opts, clt_tensor ***hess);
+
+/* Like torch.autograd.functional.vjp(fn, inputs, v, create_graph, strict):
+ * v^T J for v of nv tensors, one per output and of its shape (NULL, with
+ * nv 0, for an fn of one one-element output).  *outputs is a new array of
+ * fn's *m outputs (detached without create_graph) and *vjp one of n
+ * tensors, each of its input's shape. */
+CLT_API clt_status clt_vjp(clt_functional_fn fn, void *user, clt_tensor *const *inputs,
+                           size_t n, clt_tensor *const *v, size_t nv,
+                           const clt_functional_opts *opts, clt_tensor ***outputs, size_t *m,
+                           clt_tensor ***vjp);
+
+/* Like torch.autograd.functional.jvp: J v for v of n tensors, one per input
+ * and of its shape (NULL for one one-element input).  *outputs as for
+ * clt_vjp; *jvp a new array of *m tensors, each of its output's shape. */
+CLT_API clt_status clt_jvp(clt_functional_fn fn, void *user, clt_tensor *const *inputs,
+                           size_t n, clt_tensor *const *v, const clt_functional_opts *opts,
+                           clt_tensor ***outputs, size_t *m, clt_tensor ***jvp);
+
+/* Like torch.autograd.functional.vhp and hvp: v^T H and H v for fn of one
+ * one-element output, v of n tensors shaped as the inputs (NULL for one
+ * one-element input).  *output is a new tensor, fn's output; *res a new
+ * array of n tensors, each of its input's shape. */
+CLT_API clt_status clt_vhp(clt_functional_fn fn, void *user, clt_tensor *const *inputs,
+                           size_t n, clt_tensor *const *v, const clt_functional_opts *opts,
+                           clt_tensor **output, clt_tensor ***res);
+CLT_API clt_status clt_hvp(clt_functional_fn fn, void *user, clt_tensor *const *inputs,
+                           size_t n, clt_tensor *const *v, const clt_functional_opts *opts,
+                           clt_tensor **output, clt_tensor ***res);
+
+/* ---- gradcheck -------------------------------------------------------------- */
+
+/* The tolerances of clt_gradcheck; a zeroed struct (or NULL) gives torch's
+ * eps 1e-6, atol 1e-5, rtol 1e-3 (a zero field takes its default). */
+typedef struct clt_gradcheck_opts {
+    double eps, atol, rtol;
+} clt_gradcheck_opts;
+
+/* Like torch.autograd.gradcheck(fn, inputs, eps, atol, rtol) (slow mode):
+ * compares, for every output and every input that requires grad, the
+ * Jacobian that backward gives (one clt_autograd_grad per output element)
+ * with central finite differences (fn run with grad mode off on copies of
+ * the inputs, one element moved by +-eps); they agree when
+ * |analytical - numerical| <= atol + rtol |numerical| everywhere.  The
+ * inputs that require grad must be float64 (CLT_ERR_DTYPE_MISMATCH: torch
+ * only warns, the library cannot), at least one must, and each output must
+ * be floating.  CLT_OK when they agree; otherwise
+ * CLT_ERR_INVALID_ARGUMENT with the first mismatch in the message: "Jacobian
+ * mismatch for output i with respect to input j, at (output element, input
+ * element) (a, b): numerical x, analytical y", outputs that do not require
+ * grad having a numerical Jacobian that must be zero.  fn's own failure is
+ * its status.  Waits on the device (reads values back); never prints. */
+CLT_API clt_status clt_gradcheck(clt_functional_fn fn, void *user, clt_tensor *const *inputs,
+                                 size_t n, const clt_gradcheck_opts *opts);
+
+/* Like torch.autograd.gradgradcheck(fn, inputs, grad_outputs): gradcheck
+ * of the function (inputs, grad_outputs) -> the gradients of fn's outputs
+ * weighted by grad_outputs with respect to the inputs that require grad,
+ * computed with create_graph.  grad_outputs holds one float64 tensor per
+ * output of fn (ngrad of them), or is NULL (ngrad 0) for random normal
+ * ones drawn from the default generator, as torch's. */
+CLT_API clt_status clt_gradgradcheck(clt_functional_fn fn, void *user,
+                                     clt_tensor *const *inputs, size_t n,
+                                     clt_tensor *const *grad_outputs, size_t ngrad,
+                                     const clt_gradcheck_opts *opts);
+
 #ifdef __cplusplus
 }
 #endif

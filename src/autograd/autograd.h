@@ -58,7 +58,7 @@ struct clt__node {
      * its tensors only through saved and g, so that a pass that creates a
      * graph (create_graph) may run it in grad mode: its gradients are then
      * differentiable (clt__twice).  saved_from[k] says what saved[k] is:
-     * input k - 1 (k > 0), the node's output (-1) or neither (0, a
+     * input k - 1 (k > 0), the node's output s (-1 - s) or neither (0, a
      * constant), for that pass to give it back its history. */
     bool twice;
     signed char saved_from[CLT__SAVED_MAX];
@@ -163,5 +163,16 @@ clt_status clt__matmul_grad(const clt_tensor *a, const clt_tensor *b, const clt_
  * (clt__record_outputs) whose formula reads tensors, its outputs
  * included. */
 clt_status clt__node_save(clt__node *n, int nsaved, const clt_tensor *const *saved);
+
+/* After a user callback (a checkpointed function, a custom function's
+ * forward, a functional API's function) that returned st and wrote *nout
+ * tensors to outs (an array of max): leaves a message when the callback
+ * failed without one, refuses more than max outputs (*nout is then max,
+ * for the caller to free them) and NULL ones, and makes mine[s] a fresh
+ * handle on each (a callback may return an input itself) unless mine is
+ * NULL.  The caller
+ * releases outs and mine (src/autograd/checkpoint.c). */
+clt_status clt__callback_outputs(clt_status st, clt_tensor **outs, size_t *nout, size_t max,
+                                 clt_tensor **mine);
 
 #endif

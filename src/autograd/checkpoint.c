@@ -135,6 +135,30 @@ done:
     return st;
 }
 
+clt_status clt__callback_outputs(clt_status st, clt_tensor **outs, size_t *nout, size_t max,
+                                 clt_tensor **mine)
+{
+    if (st != CLT_OK) {
+        if (clt_last_error()[0] == '\0')
+            clt__error(st, "the function returned %s", clt_status_name(st));
+        return st;
+    }
+    if (*nout > max) {
+        st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                        "the function gave %zu outputs; at most %zu are allowed", *nout, max);
+        *nout = max;
+        return st;
+    }
+    for (size_t s = 0; s < *nout; s++) {
+        if (outs[s] == NULL)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "the function's output %zu is NULL", s);
+        /* A fresh handle: fn may have returned an input itself. */
+        if (mine && (st = clt__alias(outs[s], &mine[s])) != CLT_OK)
+            return st;
+    }
+    return CLT_OK;
+}
+
 /* The node's inputs: the caller's, then each tensor fn read that requires
  * grad and is not one of them.  Those must be leaves: a computed tensor
  * reached through user would tie the recomputation to the rest of the
@@ -212,26 +236,7 @@ clt_status clt_checkpoint(clt_checkpoint_fn fn, void *user, clt_tensor *const *i
         clt_status ost = clt__observe_end(interrupted, &obs, &nobs);
         st = st != CLT_OK ? st : ost;
     }
-    if (st != CLT_OK) {
-        if (clt_last_error()[0] == '\0')
-            clt__error(st, "the function returned %s", clt_status_name(st));
-        goto done;
-    }
-    if (nout > CLT_CHECKPOINT_MAX_OUTPUTS) {
-        st = clt__error(CLT_ERR_INVALID_ARGUMENT,
-                        "the function gave %zu outputs; at most %d are allowed", nout,
-                        CLT_CHECKPOINT_MAX_OUTPUTS);
-        nout = CLT_CHECKPOINT_MAX_OUTPUTS;
-        goto done;
-    }
-    for (size_t s = 0; s < nout; s++) {
-        if (outs[s] == NULL) {
-            st = clt__error(CLT_ERR_INVALID_ARGUMENT, "the function's output %zu is NULL", s);
-            goto done;
-        }
-        /* A fresh handle: fn may have returned an input itself. */
-        CLT__TRY(clt__alias(outs[s], &mine[s]));
-    }
+    CLT__TRY(clt__callback_outputs(st, outs, &nout, CLT_CHECKPOINT_MAX_OUTPUTS, mine));
     if (recording) {
         CLT__TRY(node_inputs(inputs, n, obs, nobs, &in, &nin));
         c->n = n;

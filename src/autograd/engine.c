@@ -459,7 +459,7 @@ static clt_status unpack(clt__node *x, int k, clt_tensor **out)
     int from = x->saved_from[k];
     const clt__edge *e = from > 0 ? &x->in[from - 1] : NULL;
     if (from < 0)
-        st = give_history(*out, x, 0, NULL);
+        st = give_history(*out, x, -1 - from, NULL);
     else if (e && (e->node || e->leaf))
         st = give_history(*out, e->node, e->slot, e->leaf);
     if (st != CLT_OK) {
