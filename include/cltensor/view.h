@@ -285,10 +285,12 @@ CLT_API clt_status clt_as_strided(const clt_tensor *t, int ndim, const int64_t *
                                   const int64_t *stride, const int64_t *storage_offset,
                                   clt_tensor **out);
 
-/* Like torch.atleast_1d, atleast_2d and atleast_3d of one tensor: t itself
- * (a new reference: clt_tensor_retain) when it has enough dimensions,
- * otherwise a view with leading (and for atleast_3d of 1-D or 2-D t,
- * trailing) dims of size 1. */
+/* Like torch.atleast_1d, atleast_2d and atleast_3d of one tensor: a view
+ * with leading (and for atleast_3d of 1-D or 2-D t, trailing) dims of size
+ * 1 (ViewBackward0 from 0-d, UnsqueezeBackward0 otherwise).  When t has
+ * enough dims torch hands out t itself; here a new handle on t's storage
+ * with t's history: t's grad_fn, or for a leaf that requires grad an
+ * AliasBackward0 node (the handle is not a leaf). */
 CLT_API clt_status clt_atleast_1d(const clt_tensor *t, clt_tensor **out);
 CLT_API clt_status clt_atleast_2d(const clt_tensor *t, clt_tensor **out);
 CLT_API clt_status clt_atleast_3d(const clt_tensor *t, clt_tensor **out);
@@ -345,8 +347,9 @@ CLT_API clt_status clt_rot90(const clt_tensor *t, int64_t k, int dim0, int dim1,
                              clt_tensor **out);
 
 /* Like torch.cartesian_prod of n 1-D tensors of one dtype: [prod numel, n]
- * rows of every combination, the last tensor varying fastest (n 1: that
- * tensor itself, a new reference).  StackBackward0.  New tensor. */
+ * rows of every combination, the last tensor varying fastest; StackBackward0,
+ * new storage.  n 1: a new handle on that tensor with its history, as
+ * clt_atleast_1d. */
 CLT_API clt_status clt_cartesian_prod(const clt_tensor *const *ts, size_t n, clt_tensor **out);
 
 /* Like torch.combinations(t, r, with_replacement): the [count, r] rows of

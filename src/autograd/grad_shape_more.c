@@ -168,18 +168,16 @@ clt_status clt_expand_as(const clt_tensor *t, const clt_tensor *other, clt_tenso
     return as_other(2, t, other, out, "clt_expand_as");
 }
 
-/* t with at least nd (1 to 3) dims: t itself (another reference, its
- * history included), or a view with dims of size 1 added as torch adds
- * them. */
+/* t with at least nd (1 to 3) dims: a new handle on t with its history
+ * (torch hands out t itself), or a view with dims of size 1 added as torch
+ * adds them. */
 static clt_status atleast(const clt_tensor *t, int nd, clt_tensor **out, const char *fn)
 {
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
-    if (t->ndim >= nd) {
-        *out = clt_tensor_retain((clt_tensor *)t);
-        return clt__ok();
-    }
+    if (t->ndim >= nd)
+        return clt__alias_history(t, out);
     if (t->ndim == 0) {
         int64_t ones[3] = {1, 1, 1};
         return clt__reshape_rec(fn, t, nd, ones, out);
@@ -683,10 +681,8 @@ clt_status clt_cartesian_prod(const clt_tensor *const *ts, size_t n, clt_tensor 
         if (st != CLT_OK)
             return st;
     }
-    if (n == 1) {
-        *out = clt_tensor_retain((clt_tensor *)ts[0]);
-        return clt__ok();
-    }
+    if (n == 1)
+        return clt__alias_history(ts[0], out);
     clt_tensor **grids = NULL, **flat = NULL;
     size_t ng = 0;
     clt_status st = clt__error_in(clt_meshgrid(ts, n, CLT_MESHGRID_IJ, &grids, &ng), fn);
