@@ -9,6 +9,11 @@
 
 #include "autograd/autograd.h"
 
+static clt_status finish(clt_status st)
+{
+    return st == CLT_OK ? clt__ok() : st;
+}
+
 /* ---- views ---------------------------------------------------------------------- */
 
 clt_status clt_unflatten(const clt_tensor *t, int dim, const int64_t *sizes, int k,
@@ -177,7 +182,7 @@ static clt_status atleast(const clt_tensor *t, int nd, clt_tensor **out, const c
     *out = NULL;
     CLT__REQUIRE_ARG(t, fn);
     if (t->ndim >= nd)
-        return clt__alias_history(t, out);
+        return finish(clt__alias_history(t, out));
     if (t->ndim == 0) {
         int64_t ones[3] = {1, 1, 1};
         return clt__reshape_rec(fn, t, nd, ones, out);
@@ -636,7 +641,7 @@ clt_status clt_rot90(const clt_tensor *t, int64_t k, int dim0, int dim1, clt_ten
         n->i[1] = a;
         n->i[2] = b;
     }
-    return st == CLT_OK ? clt__ok() : st;
+    return finish(st);
 }
 
 /* ---- products of indices ---------------------------------------------------------- */
@@ -682,7 +687,7 @@ clt_status clt_cartesian_prod(const clt_tensor *const *ts, size_t n, clt_tensor 
             return st;
     }
     if (n == 1)
-        return clt__alias_history(ts[0], out);
+        return finish(clt__alias_history(ts[0], out));
     clt_tensor **grids = NULL, **flat = NULL;
     size_t ng = 0;
     clt_status st = clt__error_in(clt_meshgrid(ts, n, CLT_MESHGRID_IJ, &grids, &ng), fn);
@@ -761,7 +766,7 @@ clt_status clt_combinations(const clt_tensor *t, int64_t r, int with_replacement
         return st;
     if (r == 0 || count == 0) {
         int64_t shape[2] = {0, r};
-        return clt__result_new(fn, t->dev, t->dtype, r == 0 ? 1 : 2, shape, out);
+        return finish(clt__result_new(fn, t->dev, t->dtype, r == 0 ? 1 : 2, shape, out));
     }
     /* idx[j * count + c]: the index of combination c's element j. */
     int64_t *idx = clt__malloc((size_t)count * (size_t)r * sizeof *idx);
@@ -918,7 +923,7 @@ static clt_status embed(const clt_tensor *t, const clt_tensor *src, clt__embed_k
         n->i[0] = kind;
         memcpy(&n->i[1], p, 4 * sizeof *p);
     }
-    return st == CLT_OK ? clt__ok() : st;
+    return finish(st);
 }
 
 clt_status clt_select_scatter(const clt_tensor *t, const clt_tensor *src, int dim, int64_t index,
