@@ -14,13 +14,9 @@
 /* A float64 tensor of shape s holding 0, 1, 2, ... */
 static clt_tensor *iota64(clt_device *dev, int nd, const int64_t *s)
 {
-    int64_t n = host_numel(nd, s);
-    double *h = malloc((size_t)(n ? n : 1) * sizeof *h);
-    for (int64_t i = 0; i < n; i++)
-        h[i] = (double)i;
-    clt_tensor *t = NULL;
-    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, nd, s, h, &t));
-    free(h);
+    clt_tensor *f = iota(dev, nd, s), *t = NULL;
+    CHECK(clt_to_dtype(f, CLT_FLOAT64, &t));
+    clt_tensor_free(f);
     return t;
 }
 

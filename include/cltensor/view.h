@@ -2,15 +2,17 @@
  * reshape, view, transpose, permute, narrow, slice, squeeze, unsqueeze,
  * expand, flatten, contiguous, cat and stack; split, chunk, unbind and
  * diagonal (views); flip, roll, repeat, tile, repeat_interleave, tril,
- * triu, diag and pad (copies).
+ * triu, diag and pad (copies); and the rest of torch's shape functions
+ * (unflatten, movedim, as_strided, tensor_split, hstack, rot90, pdist, the
+ * scatters, ...: the last section).
  *
  * Views (view, transpose, permute, narrow, slice, squeeze, unsqueeze,
  * expand, and reshape or flatten when a view is possible) share storage with
  * their input: they change shape, strides and offset only, and launch no
- * kernel.  Views are read-only in this API, so sharing is never observable
- * through values; every op accepts them as inputs.  Each function hands out
- * a new handle: release it with clt_tensor_free (the input stays valid and
- * must be released on its own).
+ * kernel.  Every op accepts them as inputs, and an in-place op on a view
+ * (ops.h's clt_add_, ...) changes its input, as in PyTorch.  Each function
+ * hands out a new handle: release it with clt_tensor_free (the input stays
+ * valid and must be released on its own).
  *
  * Dimensions wrap like Python indices: -1 is the last one.  A dimension
  * outside [-ndim, ndim-1] gives CLT_ERR_DIM_OUT_OF_RANGE ("Dimension out of

@@ -1,5 +1,6 @@
 /* view.c: views and layout ops (reshape, view, transpose, permute, narrow,
- * slice, squeeze, unsqueeze, expand, flatten, contiguous) and cat/stack. */
+ * slice, squeeze, unsqueeze, expand, flatten, contiguous, as_strided) and
+ * cat/stack. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
