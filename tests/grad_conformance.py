@@ -2296,8 +2296,12 @@ for k in (1, 2, 3, -1, 0, 6):
 pd = np.random.default_rng(11).standard_normal((5, 3))
 pd[3] = pd[1]  # a zero distance
 for pv in (2.0, 1.0, 0.5, 3.0, 0.0, float("inf")):
-    case("pdist p=%g" % pv, lambda t, pv=pv: torch.pdist(t, pv),
-         lambda x, pv=pv: call("clt_pdist", x, pv), [pd])
+    named("pdist p=%g" % pv, lambda t, pv=pv: torch.pdist(t, pv),
+          lambda x, pv=pv: call("clt_pdist", x, pv), [pd])
+pd2 = np.array([[1.0, -2.0, 3.0], [1.0, 2.0, 3.0], [0.0, 2.0, -1.0], [1.0, 2.0, 0.0]])
+for pv in (float("inf"), 0.5, 1.0):  # ties at the largest difference, zero differences
+    named("pdist ties p=%g" % pv, lambda t, pv=pv: torch.pdist(t, pv),
+          lambda x, pv=pv: call("clt_pdist", x, pv), [pd2])
 for r, rep in ((2, 0), (3, 0), (2, 1), (1, 0)):
     named("combinations r=%d %d" % (r, rep), lambda t, r=r, rep=rep: torch.combinations(t, r, bool(rep)),
           lambda x, r=r, rep=rep: call("clt_combinations", x, r, rep), [sm[1]])

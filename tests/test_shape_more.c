@@ -785,6 +785,7 @@ Test(shape_more, node_names)
     NAMED("CatBackward0", clt_hstack((const clt_tensor *[]){x, x}, 2, &outs[k]));
     NAMED("StackBackward0", clt_cartesian_prod((const clt_tensor *[]){v, v}, 2, &outs[k]));
     NAMED("StackBackward0", clt_combinations(v, 2, 0, &outs[k]));
+    NAMED("PdistBackward0", clt_pdist(x, 2.0, &outs[k]));
     NAMED("SelectScatterBackward0", clt_select_scatter(x, v, 1, 0, &outs[k]));
     NAMED("SliceScatterBackward0", clt_slice_scatter(x, x, 0, 0, INT64_MAX, 1, &outs[k]));
     NAMED("DiagonalScatterBackward0", clt_diagonal_scatter(x, v, 0, 0, 1, &outs[k]));

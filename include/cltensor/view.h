@@ -365,10 +365,10 @@ CLT_API clt_status clt_combinations(const clt_tensor *t, int64_t r, int with_rep
 /* Like torch.pdist(t, p): the p-norm distances between the N rows of a
  * 2-D floating t, pairs (i, j) with i < j in row-major order: shape
  * [N (N - 1) / 2].  p >= 0 (0 counts differing elements, INFINITY is the
- * largest difference).  Differentiable through its parts (rows gathered,
- * subtracted and normed: the node is LinalgVectorNormBackward0 where
- * torch's is PdistBackward0); the pair indices are made on the host.  New
- * tensor. */
+ * largest difference).  PdistBackward0, with torch's formula: 0 where a
+ * distance is 0 (and for p < 1 where a difference is), for p inf each
+ * element at the largest difference gets the pair's gradient.  The pair
+ * indices are made on the host.  New tensor. */
 CLT_API clt_status clt_pdist(const clt_tensor *t, double p, clt_tensor **out);
 
 /* Like torch.narrow_copy: clt_narrow's elements in a contiguous tensor of

@@ -817,6 +817,109 @@ done:
     return st;
 }
 
+/* The pair indices of pdist's rows, first rows then second rows, as int64
+ * [2, pairs] (rows > 1) on dev. */
+static clt_status pair_indices(clt_device *dev, int64_t rows, int64_t pairs, clt_tensor **out,
+                               const char *fn)
+{
+    int64_t *ij = clt__malloc((size_t)(pairs ? 2 * pairs : 1) * sizeof *ij);
+    if (ij == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    for (int64_t i = 0, c = 0; i < rows; i++) {
+        for (int64_t j = i + 1; j < rows; j++, c++) {
+            ij[c] = i;
+            ij[pairs + c] = j;
+        }
+    }
+    int64_t shape[2] = {2, pairs};
+    clt_status st = clt__tensor_from_host_in(fn, dev, CLT_INT64, 2, shape, ij, out);
+    free(ij);
+    return st;
+}
+
+/* Row k (0 or 1) of pdist's pair indices: a view. */
+static clt_status pair_row(const clt_tensor *ij, int k, clt_tensor **out)
+{
+    int64_t pairs = ij->shape[1], one = 1;
+    return clt__tensor_view(ij, 1, &pairs, &one, ij->offset + k * pairs, out);
+}
+
+/* s[0] p; saved: the input x, the distances, the pair indices.  With
+ * D = x[i] - x[j] and r the pair's distance, the pair's part of x[i]'s
+ * gradient (minus x[j]'s) is g sign(D) |D|^(p-1) / r^(p-1), as PyTorch's
+ * _pdist_backward: g sign(D) for p 1, g D / r for p 2, g sign(D) where
+ * |D| = r for p inf, none for p 0; 0 where r is 0, and for p < 1 where D
+ * is 0. */
+static clt_status bw_pdist(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    const clt_tensor *x = n->saved[0], *dist = n->saved[1], *ij = n->saved[2];
+    double p = n->s[0];
+    static const char fn[] = "clt_backward";
+    if (p == 0 || g->numel == 0 || x->numel == 0)
+        return clt__full(g->dev, g->dtype, x->ndim, x->shape, 0.0, &gin[0]);
+    clt_status st = CLT_OK;
+    clt_tensor *ii = NULL, *jj = NULL, *a = NULL, *b = NULL, *d = NULL, *r = NULL, *gg = NULL,
+               *sg = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *zero = NULL, *mask = NULL,
+               *m2 = NULL, *part = NULL, *acc = NULL;
+    clt_tensor **all[] = {&ii, &jj, &a, &b, &d, &r, &gg, &sg, &t1, &t2, &t3, &zero, &mask, &m2,
+                          &part, &acc};
+    int64_t one = 1;
+    CLT__TRY(pair_row(ij, 0, &ii));
+    CLT__TRY(pair_row(ij, 1, &jj));
+    CLT__TRY(clt__index_select(x, 0, ii, &a, fn));
+    CLT__TRY(clt__index_select(x, 0, jj, &b, fn));
+    CLT__TRY(clt__sub_in(fn, a, b, &d));
+    CLT__TRY(clt__unsqueeze(dist, 1, &r, fn));
+    CLT__TRY(clt__unsqueeze(g, 1, &gg, fn));
+    CLT__TRY(clt__sign_in(fn, d, &sg));
+    if (p == 1) {
+        CLT__TRY(clt__mul_in(fn, sg, gg, &part));
+    } else if (isinf(p)) {
+        CLT__TRY(clt__abs_in(fn, d, &t1));
+        CLT__TRY(clt__eq_in(fn, t1, r, &mask));
+        CLT__TRY(clt__mul_in(fn, sg, gg, &t2));
+        CLT__TRY(clt__full(g->dev, g->dtype, 1, &one, 0.0, &zero));
+        CLT__TRY(clt__where_in(fn, mask, t2, zero, &part));
+    } else {
+        if (p == 2) {
+            CLT__TRY(clt__mul_in(fn, d, gg, &t1));
+            CLT__TRY(clt__div_in(fn, t1, r, &t3));
+        } else {
+            CLT__TRY(clt__abs_in(fn, d, &t1));
+            CLT__TRY(clt__pow_scalar_in(fn, t1, p - 1, &t2));
+            clt_tensor_free(t1);
+            t1 = NULL;
+            CLT__TRY(clt__mul_in(fn, sg, t2, &t1));
+            clt_tensor_free(t2);
+            t2 = NULL;
+            CLT__TRY(clt__mul_in(fn, t1, gg, &t2));
+            clt_tensor_free(t1);
+            t1 = NULL;
+            CLT__TRY(clt__pow_scalar_in(fn, r, p - 1, &t1));
+            CLT__TRY(clt__div_in(fn, t2, t1, &t3));
+        }
+        CLT__TRY(clt__eq_scalar_in(fn, r, 0.0, &mask));
+        if (p < 1) {
+            CLT__TRY(clt__eq_scalar_in(fn, d, 0.0, &m2));
+            clt_tensor *both = NULL;
+            CLT__TRY(clt__logical_or_in(fn, mask, m2, &both));
+            clt_tensor_free(mask);
+            mask = both;
+        }
+        CLT__TRY(clt__full(g->dev, g->dtype, 1, &one, 0.0, &zero));
+        CLT__TRY(clt__where_in(fn, mask, zero, t3, &part));
+    }
+    clt_tensor_free(a);
+    a = NULL;
+    CLT__TRY(clt__full(g->dev, g->dtype, x->ndim, x->shape, 0.0, &a));
+    CLT__TRY(clt__index_add(a, 0, ii, part, 1.0, &acc, fn));
+    st = clt__index_add(acc, 0, jj, part, -1.0, &gin[0], fn);
+done:
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        clt_tensor_free(*all[k]);
+    return st;
+}
+
 clt_status clt_pdist(const clt_tensor *t, double p, clt_tensor **out)
 {
     static const char fn[] = "clt_pdist";
@@ -842,34 +945,32 @@ clt_status clt_pdist(const clt_tensor *t, double p, clt_tensor **out)
     clt_status st = indices_fit(t->dev, 2 * (uint64_t)pairs, "the pairs of rows", fn);
     if (st != CLT_OK)
         return st;
-    clt_tensor *it = NULL, *ii = NULL, *jj = NULL, *a = NULL, *b = NULL, *diff = NULL;
-    /* ij[0..pairs): the first row of each pair, ij[pairs..): the second. */
-    int64_t *ij = clt__malloc((size_t)(pairs ? 2 * pairs : 1) * sizeof *ij);
-    if (ij == NULL)
-        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-    for (int64_t i = 0, c = 0; i < rows; i++) {
-        for (int64_t j = i + 1; j < rows; j++, c++) {
-            ij[c] = i;
-            ij[pairs + c] = j;
-        }
-    }
-    int64_t shape[2] = {2, pairs}, one = 1;
-    CLT__TRY(clt__tensor_from_host_in(fn, t->dev, CLT_INT64, 2, shape, ij, &it));
-    CLT__TRY(clt__tensor_view(it, 1, &pairs, &one, 0, &ii));
-    CLT__TRY(clt__tensor_view(it, 1, &pairs, &one, pairs, &jj));
-    CLT__TRY(clt__index_select_rec(fn, t, 0, ii, &a));
-    CLT__TRY(clt__index_select_rec(fn, t, 0, jj, &b));
-    CLT__TRY(clt__sub_rec(fn, a, b, &diff));
-    st = clt__vector_norm_dim_rec(fn, diff, p, 1, 0, out);
+    clt_tensor *ij = NULL, *ii = NULL, *jj = NULL, *a = NULL, *b = NULL, *diff = NULL;
+    /* the forward computes with recording ops, unrecorded: one node below */
+    int was = clt_set_grad_enabled(0);
+    CLT__TRY(pair_indices(t->dev, rows, pairs, &ij, fn));
+    CLT__TRY(pair_row(ij, 0, &ii));
+    CLT__TRY(pair_row(ij, 1, &jj));
+    CLT__TRY(clt__index_select(t, 0, ii, &a, fn));
+    CLT__TRY(clt__index_select(t, 0, jj, &b, fn));
+    CLT__TRY(clt__sub_in(fn, a, b, &diff));
+    CLT__TRY(clt__vector_norm_dim_rec(fn, diff, p, 1, 0, out));
 done:
-    free(ij);
-    clt_tensor_free(it);
+    clt_set_grad_enabled(was);
+    if (st == CLT_OK) {
+        clt__node *n = NULL;
+        const clt_tensor *saved[3] = {t, *out, ij};
+        st = clt__record(st, out, "PdistBackward0", bw_pdist, 1, &t, 3, saved, &n);
+        if (n)
+            n->s[0] = p;
+    }
+    clt_tensor_free(ij);
     clt_tensor_free(ii);
     clt_tensor_free(jj);
     clt_tensor_free(a);
     clt_tensor_free(b);
     clt_tensor_free(diff);
-    return st;
+    return finish(st);
 }
 
 /* ---- narrow_copy and the scatters ------------------------------------------------- */
