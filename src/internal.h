@@ -1826,4 +1826,38 @@ clt_status clt__interpolate_nd_rec(const char *fn, const clt_tensor *input, int 
                                    const int64_t *size, const double *scale_factor, int mode,
                                    int align_corners, int recompute, clt_tensor **out);
 
+
+/* ---- more views and scatters (src/tensor/view.c, src/ops/shape.c) ------- */
+
+/* The elements a geometry reaches counted from storage element 0: 0 when
+ * it has none, otherwise offset + 1 + sum (size - 1) * stride (strides
+ * non-negative); false when that passes int64. */
+bool clt__strided_extent(int ndim, const int64_t *shape, const int64_t *strides, int64_t offset,
+                         int64_t *extent);
+/* torch.as_strided: a view of t's storage (checked against its size);
+ * storage_offset NULL keeps t's.  Messages name fn. */
+clt_status clt__as_strided(const clt_tensor *t, int ndim, const int64_t *size,
+                           const int64_t *stride, const int64_t *storage_offset,
+                           clt_tensor **out, const char *fn);
+/* The regions select_scatter, slice_scatter and diagonal_scatter write,
+ * with p: {dim, index}, {dim, start, end, step} or {offset, dim1, dim2}. */
+typedef enum clt__embed_kind {
+    CLT__EMBED_SELECT,
+    CLT__EMBED_SLICE,
+    CLT__EMBED_DIAGONAL
+} clt__embed_kind;
+/* That region of t: a view (torch.select, t[..., start:end:step] or
+ * torch.diagonal). */
+clt_status clt__embed_view(const clt_tensor *t, clt__embed_kind kind, const int64_t *p,
+                           clt_tensor **out, const char *fn);
+/* A contiguous copy of t with src (exactly the region's shape, cast to
+ * t's dtype) written into the region.  Enqueued, no wait. */
+clt_status clt__embed(const clt_tensor *t, const clt_tensor *src, clt__embed_kind kind,
+                      const int64_t *p, clt_tensor **out, const char *fn);
+/* clt_view and clt_slice recorded, naming fn (src/autograd/grad_view.c). */
+clt_status clt__view_rec(const char *fn, const clt_tensor *t, int ndim, const int64_t *shape,
+                         clt_tensor **out);
+clt_status clt__slice_rec(const char *fn, const clt_tensor *t, int dim, int64_t start,
+                          int64_t end, int64_t step, clt_tensor **out);
+
 #endif

@@ -7099,6 +7099,352 @@ def spatial():
               [data(th, f)])
 
 
+
+def _more_protos():
+    PPP = C.POINTER(C.POINTER(C.c_void_p))
+    SZP = C.POINTER(C.c_size_t)
+    IP = C.POINTER(C.c_int)
+    LP = C.POINTER(P)
+    proto("clt_free", [P], None)
+    proto("clt_tensor_strides", [P], I64P)
+    proto("clt_add_scalar_", [P, C.c_double])
+    proto("clt_unflatten", [P, C.c_int, I64P, C.c_int, PP])
+    proto("clt_movedim", [P, IP, IP, C.c_int, PP])
+    proto("clt_swapaxes", [P, C.c_int, C.c_int, PP])
+    proto("clt_ravel", [P, PP])
+    for n in ("view_as", "reshape_as", "expand_as"):
+        proto("clt_" + n, [P, P, PP])
+    proto("clt_as_strided", [P, C.c_int, I64P, I64P, I64P, PP])
+    for n in ("atleast_1d", "atleast_2d", "atleast_3d"):
+        proto("clt_" + n, [P, PP])
+    proto("clt_tensor_split", [P, C.c_int64, C.c_int, PPP, SZP])
+    proto("clt_tensor_split_indices", [P, I64P, C.c_size_t, C.c_int, PPP, SZP])
+    for n in ("hsplit", "vsplit", "dsplit"):
+        proto("clt_" + n, [P, C.c_int64, PPP, SZP])
+        proto("clt_%s_indices" % n, [P, I64P, C.c_size_t, PPP, SZP])
+    for n in ("hstack", "vstack", "dstack", "column_stack", "cartesian_prod"):
+        proto("clt_" + n, [LP, C.c_size_t, PP])
+    proto("clt_rot90", [P, C.c_int64, C.c_int, C.c_int, PP])
+    proto("clt_combinations", [P, C.c_int64, C.c_int, PP])
+    proto("clt_pdist", [P, C.c_double, PP])
+    proto("clt_narrow_copy", [P, C.c_int, C.c_int64, C.c_int64, PP])
+    proto("clt_select_scatter", [P, P, C.c_int, C.c_int64, PP])
+    proto("clt_slice_scatter", [P, P, C.c_int, C.c_int64, C.c_int64, C.c_int64, PP])
+    proto("clt_diagonal_scatter", [P, P, C.c_int64, C.c_int, C.c_int, PP])
+
+
+def check_layout(name, tfn, cfn, inputs):
+    """Where torch's result is a view of its first input, cltensor's must be
+    one with the same strides (an in-place add through it reaches the
+    input); where it is not, cltensor's must not reach it either."""
+    keep = []
+    try:
+        pairs = [as_in(x).build(keep) for x in inputs]
+        tins = [p[0].clone() if i == 0 else p[0] for i, p in enumerate(pairs)]
+        base = torch.empty(0)
+        if isinstance(inputs[0], In) and inputs[0].how is not None:
+            tins[0] = pairs[0][0]  # the torch twin of a view chain: write into a copy
+            base = tins[0]._base if tins[0]._base is not None else tins[0]
+            base = base.clone()
+            tins[0] = base.as_strided(pairs[0][0].shape, pairs[0][0].stride(),
+                                      pairs[0][0].storage_offset())
+        exp = tfn(*tins)
+        out = P()
+        st = cfn(*[p[1] for p in pairs], C.byref(out))
+        if st != 0:
+            return fail(name, "cltensor fails: %s" % L.clt_last_error().decode())
+        keep.append(out)
+        view = exp.storage().data_ptr() == tins[0].storage().data_ptr()
+        if view:
+            nd = L.clt_tensor_ndim(out)
+            got = tuple(L.clt_tensor_strides(out)[i] for i in range(nd))
+            if got != exp.stride():
+                return fail(name, "strides: torch %s, cltensor %s" % (exp.stride(), got))
+        if L.clt_add_scalar_(out, 100.0) != 0:
+            return fail(name, "add_ through the result: %s" % L.clt_last_error().decode())
+        exp.add_(100)
+        a, _, _ = download(pairs[0][1])
+        if compare_values(name + " (input after add_ to the result)", tins[0], a, "exact",
+                          False) is True:
+            ok(name, True)
+    except Exception as e:
+        fail(name, "harness error: %r" % (e,))
+    finally:
+        for p in keep:
+            L.clt_tensor_free(p)
+
+
+def shapes_more():
+    """unflatten, movedim, swapaxes, ravel, view_as/reshape_as/expand_as,
+    as_strided, atleast_*d, tensor_split and h/v/dsplit, the stacks, rot90,
+    cartesian_prod, combinations, pdist, narrow_copy and the scatters:
+    values, shapes, errors, and view-ness with strides."""
+    _more_protos()
+    I = _i64s
+    f = torch.float32
+    x = data((4, 6, 5), f)
+    tr = In(data((5, 4), f), ("T",))
+    sl = In(data((4, 9), f), ("S", 1, 0, 9, 2))
+    for dt in (torch.float32, torch.int64, torch.bool):
+        a = data((4, 6, 5), dt)
+        check("unflatten %s" % dn(dt), lambda t: t.unflatten(1, (2, -1)),
+              lambda p, o: L.clt_unflatten(p, 1, I(2, -1), 2, o), [a], tol="exact")
+        check("rot90 %s" % dn(dt), lambda t: torch.rot90(t, 1, (0, 2)),
+              lambda p, o: L.clt_rot90(p, 1, 0, 2, o), [a], tol="exact")
+        check("select_scatter %s" % dn(dt), lambda t, s_: torch.select_scatter(t, s_, 0, -1),
+              lambda p, q, o: L.clt_select_scatter(p, q, 0, -1, o), [a, data((6, 5), dt)],
+              tol="exact")
+    for dims, sizes in ((1, (2, 3)), (-1, (5,)), (0, (-1, 2, 1)), (2, (1, 5, 1)), (1, (4, -1)),
+                        (1, (-1, -1)), (1, ()), (3, (5,)), (1, (0, -1)), (1, (-2, -3))):
+        check("unflatten %d %s" % (dims, sizes), lambda t, d=dims, s_=sizes: t.unflatten(d, s_),
+              lambda p, o, d=dims, s_=sizes: L.clt_unflatten(p, d, I(*s_) if s_ else None,
+                                                             len(s_), o), [x], tol="exact")
+    check("unflatten transposed", lambda t: t.unflatten(0, (5, 1)),
+          lambda p, o: L.clt_unflatten(p, 0, I(5, 1), 2, o), [tr], tol="exact")
+    check("unflatten 0-d", lambda t: t.unflatten(0, (1,)),
+          lambda p, o: L.clt_unflatten(p, 0, I(1), 1, o), [data((), f)], tol="exact")
+    for src, dst in (((0,), (2,)), ((0, 1), (2, 0)), ((-1, 0), (0, -1)), ((0, 0), (1, 2)),
+                     ((0, 1), (1, 1)), ((3,), (0,)), ((), ()), ((0, 1, 2), (2, 0, 1))):
+        check("movedim %s %s" % (src, dst), lambda t, s_=src, d=dst: torch.movedim(t, s_, d),
+              lambda p, o, s_=src, d=dst: L.clt_movedim(p, _ia(s_), _ia(d), len(s_), o), [x],
+              tol="exact")
+    check("movedim 0-d", lambda t: torch.movedim(t, 0, -1),
+          lambda p, o: L.clt_movedim(p, _ia((0,)), _ia((-1,)), 1, o), [data((), f)], tol="exact")
+    for a0, a1 in ((0, 2), (-1, 1), (1, 1), (0, 3)):
+        check("swapaxes %d %d" % (a0, a1), lambda t, a=a0, b=a1: torch.swapaxes(t, a, b),
+              lambda p, o, a=a0, b=a1: L.clt_swapaxes(p, a, b, o), [x], tol="exact")
+    for inp in (x, tr, sl, data((), f)):
+        check("ravel %s" % (tuple(as_in(inp).t.shape),), lambda t: t.ravel(),
+              lambda p, o: L.clt_ravel(p, o), [inp], tol="exact")
+    check("view_as", lambda t, u: t.view_as(u), lambda p, q, o: L.clt_view_as(p, q, o),
+          [x, data((6, 20), f)], tol="exact")
+    check("view_as refused", lambda t, u: t.view_as(u), lambda p, q, o: L.clt_view_as(p, q, o),
+          [tr, data((20,), f)], tol="exact")
+    check("view_as size", lambda t, u: t.view_as(u), lambda p, q, o: L.clt_view_as(p, q, o),
+          [x, data((7,), f)], tol="exact")
+    check("reshape_as", lambda t, u: t.reshape_as(u), lambda p, q, o: L.clt_reshape_as(p, q, o),
+          [tr, data((2, 10), f)], tol="exact")
+    check("expand_as", lambda t, u: t.expand_as(u), lambda p, q, o: L.clt_expand_as(p, q, o),
+          [data((6, 1), f), data((3, 6, 4), torch.int32)], tol="exact")
+    check("expand_as refused", lambda t, u: t.expand_as(u),
+          lambda p, q, o: L.clt_expand_as(p, q, o), [data((6, 2), f), data((6, 4), f)],
+          tol="exact")
+    # as_strided: offsets, overlaps, and what torch refuses
+    m = data((4, 5), torch.float64)
+    for size, stride, off in (((2, 2), (1, 2), 1), ((3, 4), (2, 1), None), ((20,), (1,), 0),
+                              ((4, 5), (0, 1), 0), ((2, 2), (1, 20), 1), ((2, 2), (-1, 2), 1),
+                              ((2, 2), (1, 2), -1), ((0, 3), (100, 100), 7), ((21,), (1,), 0),
+                              ((), (), 19), ((), (), 20), ((2, -1), (1, 1), 0),
+                              ((1, 1), (2**62, 2**62), 0), ((2, 2), (2**62, 2**62), 0)):
+        check("as_strided %s %s %s" % (size, stride, off),
+              lambda t, s_=size, r=stride, o_=off: torch.as_strided(t, s_, r, o_),
+              lambda p, o, s_=size, r=stride, o_=off: L.clt_as_strided(
+                  p, len(s_), I(*s_) if s_ else None, I(*r) if r else None,
+                  None if o_ is None else I(o_), o), [m], tol="exact")
+    check("as_strided of a slice keeps its offset", lambda t: torch.as_strided(t, (2, 2), (9, 2)),
+          lambda p, o: L.clt_as_strided(p, 2, I(2, 2), I(9, 2), None, o),
+          [In(data((4, 9), f), ("S", 1, 3, 9, 1))], tol="exact")
+    for n in (1, 2, 3):
+        tf = getattr(torch, "atleast_%dd" % n)
+        cf = getattr(L, "clt_atleast_%dd" % n)
+        for shape in ((), (3,), (2, 3), (2, 3, 4)):
+            check("atleast_%dd %s" % (n, shape), tf, lambda p, o, cf=cf: cf(p, o),
+                  [data(shape, f)], tol="exact")
+    # splits
+    for dt in (f, torch.int32):
+        a = data((4, 7, 3), dt)
+        for sec, dim in ((3, 1), (1, 0), (7, 1), (9, 1), (2, -1), (0, 1), (-1, 1), (3, 3)):
+            check_list("tensor_split %s %d dim %d" % (dn(dt), sec, dim),
+                       lambda t, s_=sec, d=dim: torch.tensor_split(t, s_, d),
+                       lambda p, arr, n, s_=sec, d=dim: L.clt_tensor_split(p, s_, d, arr, n), [a])
+        for idx, dim in (((2, 5), 1), ((-1,), 1), ((5, 2), 1), ((0, 9, 20), 1), ((), 0),
+                         ((1, 1, 1), 2), ((-9,), 1)):
+            check_list("tensor_split_indices %s %s dim %d" % (dn(dt), idx, dim),
+                       lambda t, i=idx, d=dim: torch.tensor_split(t, list(i), d),
+                       lambda p, arr, n, i=idx, d=dim: L.clt_tensor_split_indices(
+                           p, I(*i) if i else None, len(i), d, arr, n), [a])
+    check_list("tensor_split 0-d", lambda t: torch.tensor_split(t, 2),
+               lambda p, arr, n: L.clt_tensor_split(p, 2, 0, arr, n), [data((), f)])
+    for nm in ("hsplit", "vsplit", "dsplit"):
+        tf = getattr(torch, nm)
+        for shape in ((6,), (4, 6), (4, 6, 8), (2, 3, 5, 4)):
+            for sec in (2, 3, 1, 0, -2):
+                check_list("%s %s %d" % (nm, shape, sec), lambda t, s_=sec, tf=tf: tf(t, s_),
+                           lambda p, arr, n, s_=sec, nm=nm: getattr(L, "clt_" + nm)(p, s_, arr, n),
+                           [data(shape, f)])
+            for idx in ((1, 3), (), (-1,)):
+                check_list("%s %s %s" % (nm, shape, idx), lambda t, i=idx, tf=tf: tf(t, list(i)),
+                           lambda p, arr, n, i=idx, nm=nm: getattr(L, "clt_%s_indices" % nm)(
+                               p, I(*i) if i else None, len(i), arr, n), [data(shape, f)])
+    # joins
+    lists = [[(3,), (4,)], [(2, 3), (2, 5)], [(2, 3), (4, 3)], [(), ()], [(3,), (3,)],
+             [(2, 3), (3,)], [(2, 3, 4), (2, 3, 1)], [(2, 3), (2, 3)], [(3,), (2, 3)],
+             [(3, 1), (3,), ()]]
+    for nm in ("hstack", "vstack", "dstack", "column_stack"):
+        tf = getattr(torch, nm)
+        for shapes in lists:
+            for dts in ((f, f), (torch.int32, torch.float64)):
+                ins = [data(s_, dts[i % 2]) for i, s_ in enumerate(shapes)]
+                check("%s %s %s" % (nm, shapes, [dn(d) for d in dts]),
+                      lambda *ts, tf=tf: tf(list(ts)),
+                      lambda *a, nm=nm: getattr(L, "clt_" + nm)(
+                          (P * (len(a) - 1))(*a[:-1]), len(a) - 1, a[-1]), ins, tol="exact")
+    check("hstack transposed", lambda a, b: torch.hstack([a, b]),
+          lambda p, q, o: L.clt_hstack((P * 2)(p, q), 2, o), [tr, sl], tol="exact")
+    # rot90
+    for dt in (f, torch.uint8):
+        a = data((3, 4, 5), dt)
+        for k, d0, d1 in ((1, 0, 1), (2, 0, 1), (3, 0, 1), (-1, 1, 2), (5, 2, 0), (0, 0, 1),
+                          (-6, -1, -3), (1, 0, 0), (1, 0, 3), (1, -4, 1), (1, 3, 0), (1, 0, -3)):
+            check("rot90 %s %d %d %d" % (dn(dt), k, d0, d1),
+                  lambda t, k=k, a_=d0, b=d1: torch.rot90(t, k, (a_, b)),
+                  lambda p, o, k=k, a_=d0, b=d1: L.clt_rot90(p, k, a_, b, o), [a], tol="exact")
+    check("rot90 1-d", lambda t: torch.rot90(t, 1, (0, 1)),
+          lambda p, o: L.clt_rot90(p, 1, 0, 1, o), [data((3,), f)], tol="exact")
+    check("rot90 transposed", lambda t: torch.rot90(t, 1, (0, 1)),
+          lambda p, o: L.clt_rot90(p, 1, 0, 1, o), [tr], tol="exact")
+    # products of indices
+    for dt in (f, torch.int64, torch.bool):
+        for shapes in (((3,), (2,)), ((2,), (3,), (2,)), ((4,),), ((0,), (3,)), ((3,), (2, 2))):
+            ins = [data(s_, dt) for s_ in shapes]
+            check("cartesian_prod %s %s" % (dn(dt), shapes),
+                  lambda *ts: torch.cartesian_prod(*ts),
+                  lambda *a: L.clt_cartesian_prod((P * (len(a) - 1))(*a[:-1]), len(a) - 1, a[-1]),
+                  ins, tol="exact")
+        v = data((5,), dt)
+        for r, rep in ((2, 0), (3, 0), (2, 1), (3, 1), (0, 0), (0, 1), (1, 0), (5, 0), (6, 0),
+                       (6, 1), (-1, 0)):
+            check("combinations %s r=%d %d" % (dn(dt), r, rep),
+                  lambda t, r=r, rep=rep: torch.combinations(t, r, bool(rep)),
+                  lambda p, o, r=r, rep=rep: L.clt_combinations(p, r, rep, o), [v], tol="exact")
+    check("cartesian_prod dtypes", lambda a, b: torch.cartesian_prod(a, b),
+          lambda p, q, o: L.clt_cartesian_prod((P * 2)(p, q), 2, o),
+          [data((2,), f), data((3,), torch.float64)], tol="exact")
+    for r in (2, 0):
+        check("combinations empty r=%d" % r, lambda t, r=r: torch.combinations(t, r),
+              lambda p, o, r=r: L.clt_combinations(p, r, 0, o), [data((0,), f)], tol="exact")
+        check("combinations empty rep r=%d" % r, lambda t, r=r: torch.combinations(t, r, True),
+              lambda p, o, r=r: L.clt_combinations(p, r, 1, o), [data((0,), f)], tol="exact")
+    check("combinations 2-d", lambda t: torch.combinations(t, 2),
+          lambda p, o: L.clt_combinations(p, 2, 0, o), [data((2, 2), f)], tol="exact")
+    for dt in FLOATS:
+        rows = data((6, 4), dt)
+        rows[4] = rows[1]
+        for pv in (2.0, 1.0, 0.0, 0.5, 3.0, float("inf"), -1.0, float("nan")):
+            check("pdist %s p=%g" % (dn(dt), pv), lambda t, pv=pv: torch.pdist(t, pv),
+                  lambda p, o, pv=pv: L.clt_pdist(p, pv, o), [rows], tol="red")
+    for shape in ((1, 3), (0, 3), (3, 0), (3,), (2, 2, 2)):
+        check("pdist %s" % (shape,), lambda t: torch.pdist(t),
+              lambda p, o: L.clt_pdist(p, 2.0, o), [data(shape, f)], tol="red")
+    check("pdist int", lambda t: torch.pdist(t), lambda p, o: L.clt_pdist(p, 2.0, o),
+          [data((3, 2), torch.int32)])
+    check("pdist transposed", lambda t: torch.pdist(t), lambda p, o: L.clt_pdist(p, 2.0, o),
+          [tr], tol="red")
+    # narrow_copy and the scatters
+    for dim, start, ln in ((1, 1, 3), (-1, -2, 2), (0, 0, 0), (1, 4, 5), (3, 0, 1)):
+        check("narrow_copy %d %d %d" % (dim, start, ln),
+              lambda t, d=dim, s_=start, n=ln: torch.narrow_copy(t, d, s_, n),
+              lambda p, o, d=dim, s_=start, n=ln: L.clt_narrow_copy(p, d, s_, n, o), [x],
+              tol="exact")
+    for dim, index, src in ((1, 2, (4, 5)), (0, -1, (6, 5)), (2, 4, (4, 6)), (1, 6, (4, 5)),
+                            (1, -7, (4, 5)), (1, 0, (4, 4)), (3, 0, (4, 5)), (1, 0, (4, 1))):
+        check("select_scatter %d %d %s" % (dim, index, src),
+              lambda t, s_, d=dim, i=index: torch.select_scatter(t, s_, d, i),
+              lambda p, q, o, d=dim, i=index: L.clt_select_scatter(p, q, d, i, o),
+              [x, data(src, f)], tol="exact")
+    check("select_scatter dtypes", lambda t, s_: torch.select_scatter(t, s_, 1, 0),
+          lambda p, q, o: L.clt_select_scatter(p, q, 1, 0, o),
+          [data((3, 4), torch.int32), data((3,), torch.int64)], tol="exact")
+    check("select_scatter 0-d", lambda t, s_: torch.select_scatter(t, s_, 0, 0),
+          lambda p, q, o: L.clt_select_scatter(p, q, 0, 0, o), [data((), f), data((), f)],
+          tol="exact")
+    E = 2**63 - 1
+    for dim, a, b, stp, src in ((1, 0, 2, 1, (4, 2, 5)), (2, 1, E, 2, (4, 6, 2)),
+                                (0, -3, -1, 1, (2, 6, 5)), (1, 4, 2, 1, (4, 0, 5)),
+                                (1, 0, 20, 3, (4, 2, 5)), (1, 0, 2, 0, (4, 2, 5)),
+                                (1, 0, 2, 1, (4, 3, 5)), (1, 0, 2, 1, (4, 2))):
+        check("slice_scatter %d %d %d %d %s" % (dim, a, b, stp, src),
+              lambda t, s_, d=dim, a=a, b=b, st=stp: torch.slice_scatter(
+                  t, s_, dim=d, start=a, end=None if b == E else b, step=st),
+              lambda p, q, o, d=dim, a=a, b=b, st=stp: L.clt_slice_scatter(p, q, d, a, b, st, o),
+              [x, data(src, f)], tol="exact")
+    for off, d1, d2, src in ((0, 0, 1, (5, 4)), (2, 1, 2, (4, 3)), (-1, 2, 0, (6, 4)),
+                             (9, 0, 1, (5, 0)), (0, 1, 1, (4, 5)), (0, 0, 1, (5, 3))):
+        check("diagonal_scatter %d %d %d %s" % (off, d1, d2, src),
+              lambda t, s_, o_=off, a=d1, b=d2: torch.diagonal_scatter(t, s_, o_, a, b),
+              lambda p, q, o, o_=off, a=d1, b=d2: L.clt_diagonal_scatter(p, q, o_, a, b, o),
+              [x, data(src, f)], tol="exact")
+    check("slice_scatter into a transposed",
+          lambda t, s_: torch.slice_scatter(t, s_, dim=0, start=1, end=3),
+          lambda p, q, o: L.clt_slice_scatter(p, q, 0, 1, 3, 1, o), [tr, data((2, 5), f)],
+          tol="exact")
+    # views where torch's are views (strides, writes through), copies elsewhere
+    lay = [("unflatten", lambda t: t.unflatten(1, (2, 3)),
+            lambda p, o: L.clt_unflatten(p, 1, I(2, 3), 2, o), [x]),
+           ("unflatten sliced", lambda t: t.unflatten(1, (5, 1)),
+            lambda p, o: L.clt_unflatten(p, 1, I(5, 1), 2, o), [sl]),
+           ("movedim", lambda t: torch.movedim(t, (0, 1), (2, 0)),
+            lambda p, o: L.clt_movedim(p, _ia((0, 1)), _ia((2, 0)), 2, o), [x]),
+           ("swapaxes", lambda t: torch.swapaxes(t, 0, 2),
+            lambda p, o: L.clt_swapaxes(p, 0, 2, o), [x]),
+           ("ravel", lambda t: t.ravel(), lambda p, o: L.clt_ravel(p, o), [x]),
+           ("ravel transposed (a copy)", lambda t: t.ravel(), lambda p, o: L.clt_ravel(p, o),
+            [tr]),
+           ("as_strided", lambda t: torch.as_strided(t, (3, 2), (1, 7), 2),
+            lambda p, o: L.clt_as_strided(p, 2, I(3, 2), I(1, 7), I(2), o), [x]),
+           ("as_strided of a slice", lambda t: torch.as_strided(t, (2, 2), (9, 2)),
+            lambda p, o: L.clt_as_strided(p, 2, I(2, 2), I(9, 2), None, o),
+            [In(data((4, 9), f), ("S", 1, 3, 9, 1))]),
+           ("atleast_3d", torch.atleast_3d, lambda p, o: L.clt_atleast_3d(p, o),
+            [data((4,), f)]),
+           ("atleast_1d itself", torch.atleast_1d, lambda p, o: L.clt_atleast_1d(p, o), [x]),
+           ("rot90 (a copy)", lambda t: torch.rot90(t, 1, (0, 1)),
+            lambda p, o: L.clt_rot90(p, 1, 0, 1, o), [x]),
+           ("narrow_copy (a copy)", lambda t: torch.narrow_copy(t, 1, 1, 2),
+            lambda p, o: L.clt_narrow_copy(p, 1, 1, 2, o), [x]),
+           ("slice_scatter (a copy)",
+            lambda t: torch.slice_scatter(t, t[:, :1] * 0, dim=1, start=0, end=1),
+            lambda p, o: _scatter_zero(p, o), [x]),
+           ("hstack one (a copy)", lambda t: torch.hstack([t]),
+            lambda p, o: L.clt_hstack((P * 1)(p), 1, o), [x])]
+    for name, tf, cf, ins in lay:
+        check_layout("layout " + name, tf, cf, ins)
+    for nm, sec in (("tensor_split", 2), ("hsplit", 3)):
+        t = x.clone()
+        pu = upload(t)
+        arr, n = C.POINTER(C.c_void_p)(), C.c_size_t()
+        st = (L.clt_tensor_split(pu, sec, 1, C.byref(arr), C.byref(n)) if nm == "tensor_split"
+              else L.clt_hsplit(pu, sec, C.byref(arr), C.byref(n)))
+        ps = [arr[i] for i in range(n.value)] if st == 0 else []
+        exp = torch.tensor_split(t, sec, 1)
+        good = st == 0 and len(ps) == len(exp)
+        for i, e in enumerate(exp if good else []):
+            nd = L.clt_tensor_ndim(ps[i])
+            good &= tuple(L.clt_tensor_strides(ps[i])[k] for k in range(nd)) == e.stride()
+            good &= L.clt_add_scalar_(ps[i], float(i + 1)) == 0
+            e.add_(i + 1)
+        a, _, _ = download(pu)
+        ok("layout %s pieces" % nm, good and np.array_equal(a, t.numpy()),
+           "strides or writes through the pieces differ from torch's")
+        for p_ in ps:
+            L.clt_tensor_free(p_)
+        if st == 0:
+            L.clt_free(C.cast(arr, P))
+        L.clt_tensor_free(pu)
+
+
+def _scatter_zero(p, o):
+    """torch.slice_scatter(t, t[:, :1] * 0, dim=1, start=0, end=1) in cltensor."""
+    z = P()
+    nd = L.clt_tensor_ndim(p)
+    shape = [L.clt_tensor_shape(p)[i] for i in range(nd)]
+    shape[1] = 1
+    assert L.clt_full(DEV, L.clt_tensor_dtype(p), nd, shape_arr(shape), 0.0, C.byref(z)) == 0
+    st = L.clt_slice_scatter(p, z, 1, 0, 1, 1, o)
+    L.clt_tensor_free(z)
+    return st
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -7127,7 +7473,8 @@ def main():
                 histc,
                 distributions,
                 amp_swa,
-                spatial]
+                spatial,
+                shapes_more]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

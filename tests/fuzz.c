@@ -32,6 +32,7 @@
  * driver would otherwise lift every cap (tools/fuzz-libfuzzer.sh sets it).
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -5314,6 +5315,228 @@ static void op_index_slices(fz *f)
     }
 }
 
+/* The remaining shape functions of view.h: bad dims, sizes, sections,
+ * strides and offsets, lists with NULLs, and scatters' sources of the
+ * region's shape (from the matching view) or another. */
+static const int64_t split_odd[] = {-1, -7, INT64_MIN, INT64_MAX, (int64_t)1 << 62};
+
+/* A split's pieces: check_pieces where they add up to t's size along d;
+ * pieces at indices (d INT_MIN) need not. */
+static void split_done(fz *f, clt_status st, clt_tensor **ps, size_t n, const clt_tensor *t,
+                       int d)
+{
+    if (st != CLT_OK || d != INT_MIN) {
+        check_pieces(f, st, ps, n, t, d, 0);
+        return;
+    }
+    capture_check(f);
+    count(f->call, 1);
+    if (!t)
+        die(f, "succeeded on a NULL tensor");
+    for (size_t i = 0; i < n; i++) {
+        check_tensor(f, ps[i]);
+        clt_tensor_free(ps[i]);
+    }
+    clt_free(ps);
+}
+
+static void op_shape_more(fz *f)
+{
+    clt_tensor *t = rt(f), *u = rt(f), *v = NULL, *src = NULL;
+    clt_tensor *out = SENT, **op = OUTP(f, &out);
+    clt_status st;
+    int nd = clt_tensor_ndim(t);
+    int64_t sizes[4], strides[4], idx[3];
+    int dims[4], dims2[4], k = (int)pick(f, 4);
+    for (int i = 0; i < 4; i++) {
+        sizes[i] = chance(f, 20) ? -1 : geom(f);
+        strides[i] = chance(f, 10) ? odd_sizes[pick(f, N_ODD)] : (int64_t)pick(f, 7);
+        dims[i] = rand_dim(f, nd);
+        dims2[i] = rand_dim(f, nd);
+    }
+    for (int i = 0; i < 3; i++)
+        idx[i] = chance(f, 10) ? odd_sizes[pick(f, N_ODD)] : (int64_t)pick(f, 11) - 5;
+    int64_t sections = chance(f, 10) ? split_odd[pick(f, 5)] : (int64_t)pick(f, 6) - 1;
+    switch (pick(f, 12)) {
+    case 0:
+        CALL("clt_unflatten", clt_unflatten(t, dims[0], chance(f, 5) ? NULL : sizes,
+                                            chance(f, 10) ? -1 : k, op));
+        break;
+    case 1:
+        /* 100 dims are more than any tensor has: refused before the lists are read */
+        CALL("clt_movedim", clt_movedim(t, chance(f, 5) ? NULL : dims, dims2,
+                                        chance(f, 5) ? 100 : k, op));
+        break;
+    case 2:
+        switch (pick(f, 5)) {
+        case 0:
+            CALL("clt_swapaxes", clt_swapaxes(t, dims[0], dims[1], op));
+            break;
+        case 1:
+            CALL("clt_ravel", clt_ravel(t, op));
+            break;
+        case 2:
+            CALL("clt_view_as", clt_view_as(t, u, op));
+            break;
+        case 3:
+            CALL("clt_reshape_as", clt_reshape_as(t, u, op));
+            break;
+        default:
+            CALL("clt_expand_as", clt_expand_as(t, u, op));
+        }
+        break;
+    case 3: {
+        int64_t off = chance(f, 10) ? odd_sizes[pick(f, N_ODD)] : (int64_t)pick(f, 9);
+        int n = chance(f, 5) ? (int)pick(f, 12) - 2 : k;
+        if (n > 4)
+            n = 4; /* the arrays hold 4 */
+        CALL("clt_as_strided", clt_as_strided(t, chance(f, 5) ? n + 100 : n, sizes, strides,
+                                              chance(f, 50) ? NULL : &off, op));
+        break;
+    }
+    case 4: {
+        int which = (int)pick(f, 3);
+        if (which == 0)
+            CALL("clt_atleast_1d", clt_atleast_1d(t, op));
+        else if (which == 1)
+            CALL("clt_atleast_2d", clt_atleast_2d(t, op));
+        else
+            CALL("clt_atleast_3d", clt_atleast_3d(t, op));
+        break;
+    }
+    case 5: {
+        clt_tensor **ps = SENT;
+        size_t n = 77, ni = pick(f, 4);
+        const int64_t *ix = chance(f, 5) ? NULL : idx;
+        int d = INT_MIN; /* the dim split into sections */
+        switch (pick(f, 8)) {
+        case 0:
+            CALL("clt_tensor_split", clt_tensor_split(t, sections, dims[0], &ps, &n));
+            d = dims[0];
+            break;
+        case 1:
+            CALL("clt_tensor_split_indices",
+                 clt_tensor_split_indices(t, ix, ni, dims[0], &ps, &n));
+            break;
+        case 2:
+            CALL("clt_hsplit", clt_hsplit(t, sections, &ps, &n));
+            d = nd == 1 ? 0 : 1;
+            break;
+        case 3:
+            CALL("clt_vsplit", clt_vsplit(t, sections, &ps, &n));
+            d = 0;
+            break;
+        case 4:
+            CALL("clt_dsplit", clt_dsplit(t, sections, &ps, &n));
+            d = 2;
+            break;
+        case 5:
+            CALL("clt_hsplit_indices", clt_hsplit_indices(t, ix, ni, &ps, &n));
+            break;
+        case 6:
+            CALL("clt_vsplit_indices", clt_vsplit_indices(t, ix, ni, &ps, &n));
+            break;
+        default:
+            CALL("clt_dsplit_indices", clt_dsplit_indices(t, ix, ni, &ps, &n));
+        }
+        split_done(f, st, ps, n, t, d);
+        return;
+    }
+    case 6:
+    case 7: {
+        const clt_tensor *ts[3] = {t, u, rt(f)};
+        size_t n = pick(f, 4);
+        const clt_tensor *const *list = chance(f, 5) ? NULL : ts;
+        switch (pick(f, 5)) {
+        case 0:
+            CALL("clt_hstack", clt_hstack(list, n, op));
+            break;
+        case 1:
+            CALL("clt_vstack", clt_vstack(list, n, op));
+            break;
+        case 2:
+            CALL("clt_dstack", clt_dstack(list, n, op));
+            break;
+        case 3:
+            CALL("clt_column_stack", clt_column_stack(list, n, op));
+            break;
+        default: {
+            double rows = 1; /* the product's rows stay few */
+            for (size_t i = 0; i < n; i++)
+                rows *= (double)clt_tensor_numel(ts[i]);
+            if (rows > (1 << 20))
+                n = 1;
+            CALL("clt_cartesian_prod", clt_cartesian_prod(list, n, op));
+        }
+        }
+        break;
+    }
+    case 8:
+        CALL("clt_rot90", clt_rot90(t, idx[0], dims[0], dims[1], op));
+        break;
+    case 9: {
+        int64_t r = idx[1], numel = clt_tensor_numel(t);
+        if (numel > 16 && r > 2)
+            r = numel > 1024 ? 1 : 2; /* the count of combinations stays small */
+        if (pick(f, 2))
+            CALL("clt_combinations", clt_combinations(t, r, (int)pick(f, 2), op));
+        else if (clt_tensor_ndim(t) != 2 || clt_tensor_shape(t)[0] <= 512)
+            CALL("clt_pdist", clt_pdist(t, chance(f, 80) ? (double)pick(f, 4) : rand_scalar(f),
+                                        op));
+        else
+            CALL("clt_pdist", clt_pdist(t, -1.0, op));
+        break;
+    }
+    case 10:
+        CALL("clt_narrow_copy", clt_narrow_copy(t, dims[0], idx[0],
+                                                chance(f, 10) ? idx[1] : (int64_t)pick(f, 5), op));
+        break;
+    default: {
+        /* the source: mostly the region's own shape, from the same view */
+        int kind = (int)pick(f, 3);
+        int64_t step = chance(f, 10) ? idx[2] : 1 + (int64_t)pick(f, 3);
+        if (chance(f, 75) && t) {
+            if (kind == 0)
+                CALL("clt_narrow", clt_narrow(t, dims[0], idx[0], 1, &v));
+            else if (kind == 1)
+                CALL("clt_slice", clt_slice(t, dims[0], idx[0], idx[1], step, &v));
+            else
+                CALL("clt_diagonal", clt_diagonal(t, idx[0], dims[0], dims[1], &v));
+            if (outcome(f, st, v)) {
+                if (kind == 0 && clt_tensor_ndim(v) > 0)
+                    CALL("clt_squeeze", clt_squeeze(v, dims[0], &src));
+                else
+                    CALL("clt_zeros_like", clt_zeros_like(v, &src));
+                if (!outcome(f, st, src))
+                    src = NULL;
+            } else {
+                v = NULL;
+            }
+        }
+        const clt_tensor *s = src ? src : u;
+        if (kind == 0)
+            CALL("clt_select_scatter", clt_select_scatter(t, s, dims[0], idx[0], op));
+        else if (kind == 1)
+            CALL("clt_slice_scatter", clt_slice_scatter(t, s, dims[0], idx[0], idx[1], step, op));
+        else
+            CALL("clt_diagonal_scatter",
+                 clt_diagonal_scatter(t, s, idx[0], dims[0], dims[1], op));
+        int ok = result(f, st, op, out);
+        tfree(f, v, 0);
+        tfree(f, src, 0);
+        if (!ok)
+            return;
+        if (!t)
+            die(f, "succeeded on a NULL tensor");
+        keep_result(f, out, nd, clt_tensor_shape(t), clt_tensor_dtype(t), clt_tensor_device(t));
+        return;
+    }
+    }
+    if (!result(f, st, op, out))
+        return;
+    keep_result(f, out, -1, NULL, clt_tensor_dtype(out), clt_tensor_device(out));
+}
+
 /* ---- custom functions, torch.autograd.functional and gradcheck ---------------------------------- */
 
 /* What a custom function's forward and backward do, and the function the
@@ -6070,6 +6293,7 @@ static struct {
     {"amp_swa", op_amp_swa, 2},
     {"spatial", op_spatial, 3},
     {"autograd_api", op_autograd_api, 3},
+    {"shape_more", op_shape_more, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

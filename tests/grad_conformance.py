@@ -2703,5 +2703,95 @@ func_case("custom MulAdd (saves its inputs) hessian", "hessian",
 func_case("custom MulAdd jacobian", "jacobian", lambda a, b: [TMulAdd.apply(a, b)],
           lambda a, b: [apply(MULADD, a, b)], [FA, FB])
 
+
+# ---- the remaining shape functions: views, splits, joins, rot90, scatters, pdist ----
+more_first = len(shape_names)
+sx = np.random.default_rng(13).standard_normal((4, 6, 5))
+sm = np.random.default_rng(14).standard_normal((4, 5))
+IP_ = C.POINTER(C.c_int)
+PPP_, SZ_ = C.POINTER(PP), C.POINTER(C.c_size_t)
+proto("clt_unflatten", [P, C.c_int, I64P, C.c_int, PP])
+proto("clt_movedim", [P, IP_, IP_, C.c_int, PP])
+proto("clt_swapaxes", [P, C.c_int, C.c_int, PP])
+proto("clt_as_strided", [P, C.c_int, I64P, I64P, I64P, PP])
+proto("clt_expand", [P, C.c_int, I64P, PP])
+proto("clt_rot90", [P, C.c_int64, C.c_int, C.c_int, PP])
+proto("clt_pdist", [P, C.c_double, PP])
+proto("clt_combinations", [P, C.c_int64, C.c_int, PP])
+proto("clt_narrow_copy", [P, C.c_int, C.c_int64, C.c_int64, PP])
+for n in ("cartesian_prod", "hstack", "vstack", "dstack", "column_stack"):
+    proto("clt_" + n, [C.POINTER(P), C.c_size_t, PP])
+for n in ("atleast_1d", "atleast_2d", "atleast_3d", "ravel"):
+    proto("clt_" + n, [P, PP])
+proto("clt_tensor_split", [P, C.c_int64, C.c_int, PPP_, SZ_])
+proto("clt_tensor_split_indices", [P, I64P, C.c_size_t, C.c_int, PPP_, SZ_])
+proto("clt_hsplit", [P, C.c_int64, PPP_, SZ_])
+proto("clt_select_scatter", [P, P, C.c_int, C.c_int64, PP])
+proto("clt_slice_scatter", [P, P, C.c_int, C.c_int64, C.c_int64, C.c_int64, PP])
+proto("clt_diagonal_scatter", [P, P, C.c_int64, C.c_int, C.c_int, PP])
+
+
+def _list(*ts):
+    return (P * len(ts))(*ts)
+
+
+named("unflatten", lambda t: t.unflatten(1, (2, -1)),
+      lambda x: call("clt_unflatten", x, 1, _i64(2, -1), 2), [sx])
+named("movedim", lambda t: torch.movedim(t, (0, 2), (2, 0)),
+      lambda x: call("clt_movedim", x, _ints(0, 2), _ints(2, 0), 2), [sx])
+named("swapaxes", lambda t: torch.swapaxes(t, 0, -1), lambda x: call("clt_swapaxes", x, 0, -1),
+      [sx])
+named("ravel", lambda t: t.ravel(), lambda x: call("clt_ravel", x), [sx])
+# as_strided: elements read twice, and an input whose own elements alias
+named("as_strided overlapping", lambda t: torch.as_strided(t, (3, 4), (2, 1), 1),
+      lambda x: call("clt_as_strided", x, 2, _i64(3, 4), _i64(2, 1), _i64(1)), [sm])
+named("as_strided of expanded", lambda t: torch.as_strided(t.expand(3, 5), (2, 2), (1, 2)),
+      lambda x: call("clt_as_strided", call("clt_expand", x, 2, _i64(3, 5)), 2, _i64(2, 2),
+                     _i64(1, 2), None), [sm[0]])
+for k in (1, 2, 3, -1, 0, 6):
+    named("rot90 %d" % k, lambda t, k=k: torch.rot90(t, k, (2, 0)),
+          lambda x, k=k: call("clt_rot90", x, k, 2, 0), [sx])
+pd = np.random.default_rng(11).standard_normal((5, 3))
+pd[3] = pd[1]  # a zero distance
+for pv in (2.0, 1.0, 0.5, 3.0, 0.0, float("inf")):
+    named("pdist p=%g" % pv, lambda t, pv=pv: torch.pdist(t, pv),
+          lambda x, pv=pv: call("clt_pdist", x, pv), [pd])
+pd2 = np.array([[1.0, -2.0, 3.0], [1.0, 2.0, 3.0], [0.0, 2.0, -1.0], [1.0, 2.0, 0.0]])
+for pv in (float("inf"), 0.5, 1.0):  # ties at the largest difference, zero differences
+    named("pdist ties p=%g" % pv, lambda t, pv=pv: torch.pdist(t, pv),
+          lambda x, pv=pv: call("clt_pdist", x, pv), [pd2])
+for r, rep in ((2, 0), (3, 0), (2, 1), (1, 0)):
+    named("combinations r=%d %d" % (r, rep), lambda t, r=r, rep=rep: torch.combinations(t, r, bool(rep)),
+          lambda x, r=r, rep=rep: call("clt_combinations", x, r, rep), [sm[1]])
+named("cartesian_prod", lambda a, b: torch.cartesian_prod(a, b),
+      lambda a, b: call("clt_cartesian_prod", _list(a, b), 2), [sm[0], sm[1, :3]])
+for n, tf in (("hstack", torch.hstack), ("vstack", torch.vstack), ("dstack", torch.dstack),
+              ("column_stack", torch.column_stack)):
+    named(n, lambda a, b, tf=tf: tf([a, b]),
+          lambda a, b, n=n: call("clt_" + n, _list(a, b), 2), [sm[:, :2], sm[:, 2:4]])
+    named(n + " 1-d", lambda a, b, tf=tf: tf([a, b]),
+          lambda a, b, n=n: call("clt_" + n, _list(a, b), 2), [sm[0], sm[1]])
+named("atleast_3d", torch.atleast_3d, lambda x: call("clt_atleast_3d", x), [sm[0]])
+named("atleast_2d 2-d", lambda t: torch.atleast_2d(t * 2),
+      lambda x: call("clt_atleast_2d", call("clt_mul", x, up(np.array(2.0)))), [sm])
+case("atleast_2d 0-d", torch.atleast_2d, lambda x: call("clt_atleast_2d", x), [np.array(1.5)])
+named("tensor_split piece", lambda t: torch.tensor_split(t, 4, 1)[1],
+      first_piece("clt_tensor_split", 4, 1), [sx])
+named("tensor_split_indices piece", lambda t: torch.tensor_split(t, [1, -2], 2)[1],
+      first_piece("clt_tensor_split_indices", _i64(1, -2), 2, 2), [sx])
+case("tensor_split all", lambda t: torch.cat(torch.tensor_split(t, 4, 1), 1),
+     pieces("clt_tensor_split", "cat", 1, 4, 1), [sx])
+named("hsplit piece", lambda t: torch.hsplit(t, 3)[1], first_piece("clt_hsplit", 3), [sx])
+named("select_scatter", lambda t, s_: torch.select_scatter(t, s_, 1, -2),
+      lambda x, y: call("clt_select_scatter", x, y, 1, -2), [sx, sx[:, 0, :] * 2])
+named("slice_scatter", lambda t, s_: torch.slice_scatter(t, s_, dim=2, start=1, step=2),
+      lambda x, y: call("clt_slice_scatter", x, y, 2, 1, 2**63 - 1, 2), [sx, sx[:, :, :2] + 1])
+named("diagonal_scatter", lambda t, s_: torch.diagonal_scatter(t, s_, 1, 2, 0),
+      lambda x, y: call("clt_diagonal_scatter", x, y, 1, 2, 0),
+      [sx, np.random.default_rng(12).standard_normal((6, 3))])
+case("narrow_copy", lambda t: t.narrow(2, 1, 3).clone(),
+     lambda x: call("clt_narrow_copy", x, 2, 1, 3), [sx])
+compare_names(more_first)
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -783,7 +783,38 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_jvp, LIST | N | LIST2,                                                             \
       clt_jvp(contract_ckpt, NULL, f->pair, 1, NULL, NULL, &o->list, &o->n, &o->list2))      \
     X(clt_vhp, T | LIST, clt_vhp(contract_ckpt, NULL, f->pair, 1, NULL, NULL, &o->t, &o->list)) \
-    X(clt_hvp, T | LIST, clt_hvp(contract_ckpt, NULL, f->pair, 1, NULL, NULL, &o->t, &o->list))
+    X(clt_hvp, T | LIST, clt_hvp(contract_ckpt, NULL, f->pair, 1, NULL, NULL, &o->t, &o->list)) \
+    X(clt_unflatten, T, clt_unflatten(f->f, 1, sh5, 1, &o->t))                               \
+    X(clt_movedim, T, clt_movedim(f->f, perm00, perm00, 2, &o->t))                           \
+    X(clt_swapaxes, T, clt_swapaxes(f->f, 0, 5, &o->t))                                      \
+    X(clt_ravel, T, clt_ravel(NULL, &o->t))                                                  \
+    X(clt_view_as, T, clt_view_as(f->f, f->e, &o->t))                                        \
+    X(clt_reshape_as, T, clt_reshape_as(f->f, f->e, &o->t))                                  \
+    X(clt_expand_as, T, clt_expand_as(f->f, f->e, &o->t))                                    \
+    X(clt_as_strided, T, clt_as_strided(f->f, 2, sh53, sh53, NULL, &o->t))                   \
+    X(clt_atleast_1d, T, clt_atleast_1d(NULL, &o->t))                                        \
+    X(clt_atleast_2d, T, clt_atleast_2d(NULL, &o->t))                                        \
+    X(clt_atleast_3d, T, clt_atleast_3d(NULL, &o->t))                                        \
+    X(clt_tensor_split, LIST | N, clt_tensor_split(f->f, 0, 0, &o->list, &o->n))             \
+    X(clt_tensor_split_indices, LIST | N, clt_tensor_split_indices(f->f, sh5, 1, 5, &o->list, &o->n)) \
+    X(clt_hsplit, LIST | N, clt_hsplit(f->f, 2, &o->list, &o->n))                            \
+    X(clt_vsplit, LIST | N, clt_vsplit(f->f, 3, &o->list, &o->n))                            \
+    X(clt_dsplit, LIST | N, clt_dsplit(f->f, 1, &o->list, &o->n))                            \
+    X(clt_hsplit_indices, LIST | N, clt_hsplit_indices(f->f, NULL, 1, &o->list, &o->n))      \
+    X(clt_vsplit_indices, LIST | N, clt_vsplit_indices(f->e, sh5, 1, &o->list, &o->n))       \
+    X(clt_dsplit_indices, LIST | N, clt_dsplit_indices(f->f, sh5, 1, &o->list, &o->n))       \
+    X(clt_hstack, T, clt_hstack(f->cpair, 2, &o->t))                                         \
+    X(clt_vstack, T, clt_vstack(f->cpair, 0, &o->t))                                         \
+    X(clt_dstack, T, clt_dstack(f->cpair, 2, &o->t))                                         \
+    X(clt_column_stack, T, clt_column_stack(f->cpair, 2, &o->t))                             \
+    X(clt_rot90, T, clt_rot90(f->f, 1, 0, 0, &o->t))                                         \
+    X(clt_cartesian_prod, T, clt_cartesian_prod(f->cpair, 2, &o->t))                         \
+    X(clt_combinations, T, clt_combinations(f->e, -1, 0, &o->t))                             \
+    X(clt_pdist, T, clt_pdist(f->i32, 2.0, &o->t))                                           \
+    X(clt_narrow_copy, T, clt_narrow_copy(f->f, 0, 0, 9, &o->t))                             \
+    X(clt_select_scatter, T, clt_select_scatter(f->f, f->e, 0, 0, &o->t))                    \
+    X(clt_slice_scatter, T, clt_slice_scatter(f->f, f->f, 0, 0, 2, 0, &o->t))                \
+    X(clt_diagonal_scatter, T, clt_diagonal_scatter(f->f, f->f2, 0, 0, 1, &o->t))
 
 static int small_int[1];
 

@@ -2,15 +2,17 @@
  * reshape, view, transpose, permute, narrow, slice, squeeze, unsqueeze,
  * expand, flatten, contiguous, cat and stack; split, chunk, unbind and
  * diagonal (views); flip, roll, repeat, tile, repeat_interleave, tril,
- * triu, diag and pad (copies).
+ * triu, diag and pad (copies); and the rest of torch's shape functions
+ * (unflatten, movedim, as_strided, tensor_split, hstack, rot90, pdist, the
+ * scatters, ...: the last section).
  *
  * Views (view, transpose, permute, narrow, slice, squeeze, unsqueeze,
  * expand, and reshape or flatten when a view is possible) share storage with
  * their input: they change shape, strides and offset only, and launch no
- * kernel.  Views are read-only in this API, so sharing is never observable
- * through values; every op accepts them as inputs.  Each function hands out
- * a new handle: release it with clt_tensor_free (the input stays valid and
- * must be released on its own).
+ * kernel.  Every op accepts them as inputs, and an in-place op on a view
+ * (ops.h's clt_add_, ...) changes its input, as in PyTorch.  Each function
+ * hands out a new handle: release it with clt_tensor_free (the input stays
+ * valid and must be released on its own).
  *
  * Dimensions wrap like Python indices: -1 is the last one.  A dimension
  * outside [-ndim, ndim-1] gives CLT_ERR_DIM_OUT_OF_RANGE ("Dimension out of
@@ -233,6 +235,166 @@ typedef enum clt_pad_mode {
  * integer or bool t in reflect or replicate mode).  New tensor. */
 CLT_API clt_status clt_pad(const clt_tensor *t, const int64_t *pad, int npad, clt_pad_mode mode,
                            double value, clt_tensor **out);
+
+/* ---- more views, splits, joins and scatters (torch 1.13) ------------------
+ * Each hands out new handles (release with clt_tensor_free; the split
+ * arrays as clt_split's, with clt_free) and leaves its inputs unchanged on
+ * failure.  Those called views share t's storage, as torch's do (an
+ * in-place op on one changes t); the others have storage of their own.
+ * Every dtype unless said; differentiable for floating dtypes, with the
+ * node names given. */
+
+/* Like torch.unflatten(t, dim, sizes): dim replaced by k dims of the
+ * given sizes, whose product must be t's size along dim; one of them may
+ * be -1 and is inferred.  k >= 1 ("unflatten: sizes must be non-empty").
+ * A view (ViewBackward0). */
+CLT_API clt_status clt_unflatten(const clt_tensor *t, int dim, const int64_t *sizes, int k,
+                                 clt_tensor **out);
+
+/* Like torch.movedim(t, source, destination) (also torch.moveaxis): dim
+ * source[i] of t becomes dim destination[i] of the result, for i < k; the
+ * other dims keep their order.  No dim twice in either list.  A view
+ * (PermuteBackward0). */
+CLT_API clt_status clt_movedim(const clt_tensor *t, const int *source, const int *destination,
+                               int k, clt_tensor **out);
+
+/* Like torch.swapaxes(t, axis0, axis1) (also torch.swapdims): clt_transpose.
+ * A view (TransposeBackward0). */
+CLT_API clt_status clt_swapaxes(const clt_tensor *t, int axis0, int axis1, clt_tensor **out);
+
+/* Like torch.ravel: t flattened to 1-D, a view when possible and a
+ * contiguous copy otherwise (as clt_reshape). */
+CLT_API clt_status clt_ravel(const clt_tensor *t, clt_tensor **out);
+
+/* Like Tensor.view_as, Tensor.reshape_as and Tensor.expand_as: clt_view,
+ * clt_reshape and clt_expand to other's shape (only its shape is read). */
+CLT_API clt_status clt_view_as(const clt_tensor *t, const clt_tensor *other, clt_tensor **out);
+CLT_API clt_status clt_reshape_as(const clt_tensor *t, const clt_tensor *other,
+                                  clt_tensor **out);
+CLT_API clt_status clt_expand_as(const clt_tensor *t, const clt_tensor *other, clt_tensor **out);
+
+/* Like torch.as_strided(t, size, stride, storage_offset): a view of t's
+ * storage with the given ndim sizes and strides (in elements) from
+ * *storage_offset (an element of the storage, not of t; NULL keeps t's).
+ * Sizes, strides and the offset must be non-negative, and every element
+ * reached must lie in the storage (CLT_ERR_INVALID_ARGUMENT: "setStorage:
+ * sizes [2, 2], strides [1, 20], storage offset 1, and itemsize 4
+ * requiring a storage size of 92 are out of bounds for storage of size
+ * 48").  AsStridedBackward0: the gradient is summed into t's storage
+ * positions (an element reached twice gets both), and shared equally
+ * among the elements of t that alias one position. */
+CLT_API clt_status clt_as_strided(const clt_tensor *t, int ndim, const int64_t *size,
+                                  const int64_t *stride, const int64_t *storage_offset,
+                                  clt_tensor **out);
+
+/* Like torch.atleast_1d, atleast_2d and atleast_3d of one tensor: a view
+ * with leading (and for atleast_3d of 1-D or 2-D t, trailing) dims of size
+ * 1 (ViewBackward0 from 0-d, UnsqueezeBackward0 otherwise).  When t has
+ * enough dims torch hands out t itself; here a new handle on t's storage
+ * with t's history: t's grad_fn, or for a leaf that requires grad an
+ * AliasBackward0 node (the handle is not a leaf). */
+CLT_API clt_status clt_atleast_1d(const clt_tensor *t, clt_tensor **out);
+CLT_API clt_status clt_atleast_2d(const clt_tensor *t, clt_tensor **out);
+CLT_API clt_status clt_atleast_3d(const clt_tensor *t, clt_tensor **out);
+
+/* Like torch.tensor_split(t, sections, dim): `sections` (>= 1) views along
+ * dim, the first size % sections of them one element longer.  Each piece
+ * is a slice of t (SliceBackward0).  Outputs as clt_split's. */
+CLT_API clt_status clt_tensor_split(const clt_tensor *t, int64_t sections, int dim,
+                                    clt_tensor ***outs, size_t *n);
+
+/* Like torch.tensor_split(t, indices, dim): k + 1 views along dim, cut
+ * before each index (t[:i0], t[i0:i1], ..., t[ik-1:] with Python's slice
+ * rules: negative indices count from the end, out-of-range ones clamp,
+ * decreasing ones give empty pieces). */
+CLT_API clt_status clt_tensor_split_indices(const clt_tensor *t, const int64_t *indices,
+                                            size_t k, int dim, clt_tensor ***outs, size_t *n);
+
+/* Like torch.hsplit, vsplit and dsplit: clt_tensor_split along dim 1 (dim
+ * 0 for 1-D t), 0 and 2, for t of at least 1, 2 and 3 dimensions; with
+ * sections, the size must divide by it ("torch.hsplit attempted to split
+ * along dimension 1, but the size of the dimension 4 is not divisible by
+ * the split_size 3!"). */
+CLT_API clt_status clt_hsplit(const clt_tensor *t, int64_t sections, clt_tensor ***outs,
+                              size_t *n);
+CLT_API clt_status clt_vsplit(const clt_tensor *t, int64_t sections, clt_tensor ***outs,
+                              size_t *n);
+CLT_API clt_status clt_dsplit(const clt_tensor *t, int64_t sections, clt_tensor ***outs,
+                              size_t *n);
+CLT_API clt_status clt_hsplit_indices(const clt_tensor *t, const int64_t *indices, size_t k,
+                                      clt_tensor ***outs, size_t *n);
+CLT_API clt_status clt_vsplit_indices(const clt_tensor *t, const int64_t *indices, size_t k,
+                                      clt_tensor ***outs, size_t *n);
+CLT_API clt_status clt_dsplit_indices(const clt_tensor *t, const int64_t *indices, size_t k,
+                                      clt_tensor ***outs, size_t *n);
+
+/* Like torch.hstack, vstack (also torch.row_stack), dstack and
+ * column_stack of n tensors: clt_cat of clt_atleast_1d of each along dim 0
+ * when the first is 1-D, otherwise dim 1 (hstack); of clt_atleast_2d
+ * along dim 0 (vstack); of clt_atleast_3d along dim 2 (dstack); of each
+ * tensor of 1 or 0 dims as a column [numel, 1] along dim 1
+ * (column_stack).  Errors and dtypes as clt_cat's.  CatBackward0.  New
+ * tensor. */
+CLT_API clt_status clt_hstack(const clt_tensor *const *ts, size_t n, clt_tensor **out);
+CLT_API clt_status clt_vstack(const clt_tensor *const *ts, size_t n, clt_tensor **out);
+CLT_API clt_status clt_dstack(const clt_tensor *const *ts, size_t n, clt_tensor **out);
+CLT_API clt_status clt_column_stack(const clt_tensor *const *ts, size_t n, clt_tensor **out);
+
+/* Like torch.rot90(t, k, [dim0, dim1]): t rotated k times by 90 degrees
+ * from dim0 towards dim1 (k of any sign, taken mod 4).  t needs 2 dims or
+ * more; dim0 and dim1 must differ.  As torch: odd k gives the transpose of
+ * a flipped copy (its strides are not contiguous), k = 0 a copy.
+ * Rot90Backward0.  New tensor with storage of its own. */
+CLT_API clt_status clt_rot90(const clt_tensor *t, int64_t k, int dim0, int dim1,
+                             clt_tensor **out);
+
+/* Like torch.cartesian_prod of n 1-D tensors of one dtype: [prod numel, n]
+ * rows of every combination, the last tensor varying fastest; StackBackward0,
+ * new storage.  n 1: a new handle on that tensor with its history, as
+ * clt_atleast_1d. */
+CLT_API clt_status clt_cartesian_prod(const clt_tensor *const *ts, size_t n, clt_tensor **out);
+
+/* Like torch.combinations(t, r, with_replacement): the [count, r] rows of
+ * t's elements at indices i1 < i2 < ... < ir (<= with replacement) in
+ * lexicographic order, for 1-D t and r >= 0; r 0 gives shape [0].  The
+ * indices are made on the host (count * r int64s).  StackBackward0.  New
+ * tensor. */
+CLT_API clt_status clt_combinations(const clt_tensor *t, int64_t r, int with_replacement,
+                                    clt_tensor **out);
+
+/* Like torch.pdist(t, p): the p-norm distances between the N rows of a
+ * 2-D floating t, pairs (i, j) with i < j in row-major order: shape
+ * [N (N - 1) / 2].  p >= 0 (0 counts differing elements, INFINITY is the
+ * largest difference).  PdistBackward0, with torch's formula: 0 where a
+ * distance is 0 (and for p < 1 where a difference is), for p inf each
+ * element at the largest difference gets the pair's gradient.  The pair
+ * indices are made on the host.  New tensor. */
+CLT_API clt_status clt_pdist(const clt_tensor *t, double p, clt_tensor **out);
+
+/* Like torch.narrow_copy: clt_narrow's elements in a contiguous tensor of
+ * their own.  Differentiable (torch 1.13 is not: its node is
+ * NotImplemented); the node is CloneBackward0. */
+CLT_API clt_status clt_narrow_copy(const clt_tensor *t, int dim, int64_t start, int64_t length,
+                                   clt_tensor **out);
+
+/* Like torch.select_scatter(t, src, dim, index), torch.slice_scatter(t,
+ * src, dim, start, end, step) and torch.diagonal_scatter(t, src, offset,
+ * dim1, dim2): a contiguous copy of t whose region torch.select,
+ * t[..., start:end:step, ...] (as clt_slice: INT64_MAX as end for "to the
+ * end") or torch.diagonal picks holds src instead.  src must have that
+ * region's shape exactly (CLT_ERR_SHAPE_MISMATCH: "expected src to have a
+ * size equal to the slice of self. src size = [2], slice size = [3]") and
+ * is cast to t's dtype; an index outside the dimension is
+ * CLT_ERR_INDEX_OUT_OF_RANGE.  SelectScatterBackward0,
+ * SliceScatterBackward0, DiagonalScatterBackward0: t's gradient is g with
+ * the region zeroed, src's the region of g.  New tensor. */
+CLT_API clt_status clt_select_scatter(const clt_tensor *t, const clt_tensor *src, int dim,
+                                      int64_t index, clt_tensor **out);
+CLT_API clt_status clt_slice_scatter(const clt_tensor *t, const clt_tensor *src, int dim,
+                                     int64_t start, int64_t end, int64_t step,
+                                     clt_tensor **out);
+CLT_API clt_status clt_diagonal_scatter(const clt_tensor *t, const clt_tensor *src,
+                                        int64_t offset, int dim1, int dim2, clt_tensor **out);
 
 #ifdef __cplusplus
 }

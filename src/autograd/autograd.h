@@ -158,6 +158,13 @@ clt_status clt__check_inplace(const clt_tensor *t, const char *fn);
 clt_status clt__matmul_grad(const clt_tensor *a, const clt_tensor *b, const clt_tensor *g,
                             bool need_a, bool need_b, clt_tensor **ga, clt_tensor **gb);
 
+/* A new handle on t's data that carries t's history (with grad mode on):
+ * the same grad_fn for a computed t, an AliasBackward0 node for a leaf
+ * that requires grad.  What torch hands out as "self" (atleast_1d of a
+ * tensor with enough dims) is this here, so that the handle is the
+ * caller's, in the caller's scope. */
+clt_status clt__alias_history(const clt_tensor *t, clt_tensor **out);
+
 /* Saves views of `saved` on n (after those it has, CLT__SAVED_MAX in all)
  * with their versions, as clt__record does: for a node of several outputs
  * (clt__record_outputs) whose formula reads tensors, its outputs

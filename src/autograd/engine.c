@@ -441,6 +441,11 @@ static clt_status history_alias(const clt_tensor *g, clt_tensor **out)
     return st;
 }
 
+clt_status clt__alias_history(const clt_tensor *t, clt_tensor **out)
+{
+    return grad_disabled ? clt__alias(t, out) : history_alias(t, out);
+}
+
 clt_status clt__alias_grad(const clt_tensor *g, clt_tensor **out)
 {
     if (creating && !grad_disabled)

@@ -150,10 +150,15 @@ static clt_status one(clt_status st, clt_tensor **out, const char *name, clt__ba
     return st;
 }
 
+clt_status clt__view_rec(const char *fn, const clt_tensor *t, int ndim, const int64_t *shape,
+                         clt_tensor **out)
+{
+    return one(clt__view(t, ndim, shape, out, fn), out, "ViewBackward0", bw_reshape, t, NULL);
+}
+
 clt_status clt_view(const clt_tensor *t, int ndim, const int64_t *shape, clt_tensor **out)
 {
-    return one(clt__view(t, ndim, shape, out, "clt_view"), out,
-               "ViewBackward0", bw_reshape, t, NULL);
+    return clt__view_rec("clt_view", t, ndim, shape, out);
 }
 
 clt_status clt__reshape_rec(const char *fn, const clt_tensor *t, int ndim, const int64_t *shape,
@@ -319,15 +324,21 @@ clt_status clt__narrow_rec(const char *fn, const clt_tensor *t, int dim, int64_t
     return st;
 }
 
-clt_status clt_slice(const clt_tensor *t, int dim, int64_t start, int64_t end, int64_t step,
-                     clt_tensor **out)
+clt_status clt__slice_rec(const char *fn, const clt_tensor *t, int dim, int64_t start,
+                          int64_t end, int64_t step, clt_tensor **out)
 {
     clt__node *n = NULL;
-    clt_status st = one(clt__slice(t, dim, start, end, step, out), out, "SliceBackward0",
-                        bw_slice, t, &n);
+    clt_status st = clt__error_in(clt__slice(t, dim, start, end, step, out), fn);
+    st = one(st, out, "SliceBackward0", bw_slice, t, &n);
     if (n)
         slice_node(n, t, dim, start, step, *out);
     return st;
+}
+
+clt_status clt_slice(const clt_tensor *t, int dim, int64_t start, int64_t end, int64_t step,
+                     clt_tensor **out)
+{
+    return clt__slice_rec("clt_slice", t, dim, start, end, step, out);
 }
 
 static clt_status join(bool stack, const clt_tensor *const *ts, size_t n_, int dim,

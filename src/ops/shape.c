@@ -1,8 +1,9 @@
-/* shape.c: the copies of view.h that reorder, repeat or pad (flip, roll,
- * repeat, tri, diag, pad) and the constructions of tensor.h beyond fills
- * (linspace, logspace, eye, tril/triu_indices), without autograd; the public
- * entries and backward formulas of the differentiable ones are in
- * src/autograd/grad_shape.c.  flip, roll and the non-constant pads are one
+/* shape.c: the copies of view.h that reorder, repeat, pad or scatter (flip,
+ * roll, repeat, tri, diag, pad, select/slice/diagonal_scatter) and the
+ * constructions of tensor.h beyond fills (linspace, logspace, eye,
+ * tril/triu_indices), without autograd; the public entries and backward
+ * formulas of the differentiable ones are in src/autograd/grad_shape.c (the
+ * scatters' in grad_shape_more.c).  flip, roll and the non-constant pads are one
  * launch of cl/shape.cl's gather_map, which maps each output coordinate to
  * its source dimension by dimension; the pads' gradients add back through
  * int64 index maps made on the device (clt__pad_index) and index_add;
@@ -417,22 +418,108 @@ done:
     return finish(st);
 }
 
+/* ---- select_scatter, slice_scatter, diagonal_scatter --------------------------------- */
+
+/* torch.select: t without dim, at index along it (negative counts from the
+ * end).  A view. */
+static clt_status select_view(const clt_tensor *t, int64_t dim, int64_t index, clt_tensor **out,
+                              const char *fn)
+{
+    if (t->ndim == 0)
+        return clt__error(CLT_ERR_INDEX_OUT_OF_RANGE,
+                          "%s: select() cannot be applied to a 0-dim tensor.", fn);
+    int d = 0;
+    clt_status st = clt__wrap_dim(dim < INT32_MIN || dim > INT32_MAX ? INT32_MAX : (int)dim,
+                                  t->ndim, &d, fn);
+    if (st != CLT_OK)
+        return st;
+    int64_t size = t->shape[d];
+    if (index < -size || index >= size) {
+        char s[160];
+        return clt__error(CLT_ERR_INDEX_OUT_OF_RANGE,
+                          "%s: select(): index %lld out of range for tensor of size %s at "
+                          "dimension %d",
+                          fn, (long long)index, clt__shape_str(s, sizeof s, t->ndim, t->shape), d);
+    }
+    clt_tensor *one = NULL; /* the slice of length 1, then without its dim */
+    st = clt__narrow(t, d, index, 1, &one, fn);
+    if (st == CLT_OK)
+        st = clt__squeeze(one, d, out, fn);
+    clt_tensor_free(one);
+    return st;
+}
+
+clt_status clt__embed_view(const clt_tensor *t, clt__embed_kind kind, const int64_t *p,
+                           clt_tensor **out, const char *fn)
+{
+    switch (kind) {
+    case CLT__EMBED_SELECT:
+        return select_view(t, p[0], p[1], out, fn);
+    case CLT__EMBED_SLICE:
+        return clt__error_in(clt__slice(t, (int)p[0], p[1], p[2], p[3], out), fn);
+    default:
+        return clt__diagonal(t, p[0], (int)p[1], (int)p[2], out, fn);
+    }
+}
+
+/* src written into the region of r (a tensor of its own, not overlapping
+ * src), src of the region's shape (checked by the caller). */
+static clt_status embed_into(clt_tensor *r, const clt_tensor *src, clt__embed_kind kind,
+                             const int64_t *p, const char *fn)
+{
+    clt_tensor *v = NULL;
+    clt_status st = clt__embed_view(r, kind, p, &v, fn);
+    if (st == CLT_OK && v->numel > 0)
+        st = clt__copy_strided(v, src, fn);
+    clt_tensor_free(v);
+    return st;
+}
+
+clt_status clt__embed(const clt_tensor *t, const clt_tensor *src, clt__embed_kind kind,
+                      const int64_t *p, clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    CLT__REQUIRE_ARG(src, fn);
+    clt_status st = clt__same_device(t, src, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *v = NULL, *r = NULL;
+    CLT__TRY(clt__embed_view(t, kind, p, &v, fn));
+    if (src->ndim != v->ndim || !clt__same_shape(src, v)) {
+        char s1[160], s2[160];
+        st = clt__error(CLT_ERR_SHAPE_MISMATCH,
+                        "%s: expected src to have a size equal to the slice of self. src size = "
+                        "%s, slice size = %s",
+                        fn, clt__shape_str(s1, sizeof s1, src->ndim, src->shape),
+                        clt__shape_str(s2, sizeof s2, v->ndim, v->shape));
+        goto done;
+    }
+    CLT__TRY(clt__copy_as(fn, t, t->dtype, &r));
+    CLT__TRY(embed_into(r, src, kind, p, fn));
+    *out = r;
+    r = NULL;
+done:
+    clt_tensor_free(v);
+    clt_tensor_free(r);
+    return finish(st);
+}
+
 clt_status clt__diagonal_scatter(const clt_tensor *g, int ndim, const int64_t *shape,
                                  int64_t offset, int dim1, int dim2, clt_tensor **out,
                                  const char *fn)
 {
     *out = NULL;
     clt_status st = CLT_OK;
-    clt_tensor *z = NULL, *v = NULL;
+    clt_tensor *z = NULL;
+    const int64_t p[3] = {offset, dim1, dim2};
     CLT__TRY(clt__error_in(clt__full(g->dev, g->dtype, ndim, shape, 0.0, &z), fn));
-    CLT__TRY(clt__diagonal(z, offset, dim1, dim2, &v, fn));
-    if (v->numel > 0)
-        CLT__TRY(clt__copy_strided(v, g, fn));
+    CLT__TRY(embed_into(z, g, CLT__EMBED_DIAGONAL, p, fn));
     *out = z;
     z = NULL;
 done:
     clt_tensor_free(z);
-    clt_tensor_free(v);
     return st;
 }
 

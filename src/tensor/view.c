@@ -1,5 +1,6 @@
 /* view.c: views and layout ops (reshape, view, transpose, permute, narrow,
- * slice, squeeze, unsqueeze, expand, flatten, contiguous) and cat/stack. */
+ * slice, squeeze, unsqueeze, expand, flatten, contiguous, as_strided) and
+ * cat/stack. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -805,4 +806,79 @@ clt_status clt__diagonal(const clt_tensor *t, int64_t offset, int dim1, int dim2
     shape[m] = len;
     strides[m++] = t->strides[a] + t->strides[b];
     return finish(clt__tensor_view(t, m, shape, strides, off, out));
+}
+
+/* ---- as_strided --------------------------------------------------------------- */
+
+/* The elements a geometry reaches from its offset: 0 when it has none,
+ * otherwise 1 + offset + sum (size - 1) * stride; false past int64. */
+bool clt__strided_extent(int ndim, const int64_t *shape, const int64_t *strides, int64_t offset,
+                         int64_t *extent)
+{
+    int64_t e = offset, step;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] == 0) {
+            *extent = 0;
+            return true;
+        }
+    }
+    for (int d = 0; d < ndim; d++)
+        if (__builtin_mul_overflow(shape[d] - 1, strides[d], &step) ||
+            __builtin_add_overflow(e, step, &e))
+            return false;
+    if (__builtin_add_overflow(e, 1, &e))
+        return false;
+    *extent = e;
+    return true;
+}
+
+clt_status clt__as_strided(const clt_tensor *t, int ndim, const int64_t *size,
+                           const int64_t *stride, const int64_t *storage_offset,
+                           clt_tensor **out, const char *fn)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(t, fn);
+    if (ndim < 0 || ndim > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_TOO_MANY_DIMS, "%s: %d dimensions asked; at most %d supported",
+                          fn, ndim, CLT_MAX_DIMS);
+    if (ndim > 0) {
+        CLT__REQUIRE_ARG(size, fn);
+        CLT__REQUIRE_ARG(stride, fn);
+    }
+    char s1[160], s2[160];
+    for (int d = 0; d < ndim; d++)
+        if (size[d] < 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: Trying to create tensor with negative dimension %lld: %s", fn,
+                              (long long)size[d], clt__shape_str(s1, sizeof s1, ndim, size));
+    for (int d = 0; d < ndim; d++)
+        if (stride[d] < 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: as_strided: Negative strides are not supported at the moment, "
+                              "got strides: %s",
+                              fn, clt__shape_str(s1, sizeof s1, ndim, stride));
+    int64_t offset = storage_offset ? *storage_offset : t->offset;
+    if (offset < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: Tensor: invalid storage offset %lld", fn,
+                          (long long)offset);
+    clt_status st = clt__check_shape(ndim, size, fn);
+    if (st != CLT_OK)
+        return st;
+    size_t item = clt_dtype_size(t->dtype);
+    int64_t have = t->storage ? (int64_t)(t->storage->bytes / item) : 0, need = 0;
+    bool fits = clt__strided_extent(ndim, size, stride, offset, &need);
+    if (!fits || need > have)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: setStorage: sizes %s, strides %s, storage offset %lld, and "
+                          "itemsize %zu requiring a storage size of %s%lld are out of bounds "
+                          "for storage of size %lld",
+                          fn, clt__shape_str(s1, sizeof s1, ndim, size),
+                          clt__shape_str(s2, sizeof s2, ndim, stride), (long long)offset, item,
+                          fits ? "" : "more than ",
+                          (long long)(fits && need <= INT64_MAX / (int64_t)item
+                                          ? need * (int64_t)item
+                                          : INT64_MAX),
+                          (long long)(have * (int64_t)item));
+    return finish(clt__tensor_view(t, ndim, size, stride, offset, out));
 }
