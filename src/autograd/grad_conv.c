@@ -1,4 +1,5 @@
-/* grad_conv.c: conv1d, conv2d, conv_transpose2d, max_pool1d/2d (with
+/* grad_conv.c: conv1d, conv2d, conv_transpose2d (their formulas recorded as
+ * convolutions too, for double backward), max_pool1d/2d (with
  * indices too), avg_pool1d/2d, adaptive_avg_pool2d, adaptive_max_pool1d/2d,
  * max_unpool1d/2d and interpolate (conv.h) with their backward formulas;
  * the kernels live in src/ops/conv.c and src/ops/upsample.c.  Unbatched

@@ -532,7 +532,8 @@ enum {
 };
 
 /* The kernels' formulas as recorded ops, for a pass that creates a graph:
- * relu's g where out > 0, tanh's g * (1 - out^2), sigmoid's
+ * relu's g where out > 0 (given torch's ThresholdBackwardBackward0 node,
+ * clt__grad_node), tanh's g * (1 - out^2), sigmoid's
  * g * out * (1 - out), sqrt's g / (2 out), gelu's g * (cdf(x) + x pdf(x)),
  * abs's g * sign(x), sin's g * cos(x), cos's
  * -(g * sin(x)), log1p's g / (1 + x), expm1's g * (out + 1), silu's
