@@ -651,6 +651,37 @@ static double host_gp(const double *w1, const double *b1, const double *w2, cons
     return total / GP_N;
 }
 
+typedef double (*gp_host_fn)(const double *w1, const double *b1, const double *w2,
+                             const double *x);
+
+/* Each of the three leaves' grad (values vals[t], counts[t] of them)
+ * against central differences of the host's penalty in those values. */
+static void check_gp_grads(clt_tensor *const *leaves, double *const *vals, const size_t *counts,
+                           gp_host_fn host, const double *x)
+{
+    for (int t = 0; t < 3; t++) {
+        clt_tensor *gt = NULL;
+        CHECK(clt_grad(leaves[t], &gt));
+        cr_assert_not_null(gt, "parameter %d has no gradient", t);
+        double *got = malloc(counts[t] * sizeof *got);
+        CHECK(clt_tensor_read(gt, got, counts[t] * sizeof(double)));
+        clt_tensor_free(gt);
+        for (size_t k = 0; k < counts[t]; k++) {
+            const double eps = 1e-6;
+            double orig = vals[t][k], lv[2];
+            for (int side = 0; side < 2; side++) {
+                vals[t][k] = orig + (side ? -eps : eps);
+                lv[side] = host(vals[0], vals[1], vals[2], x);
+            }
+            vals[t][k] = orig;
+            double want = (lv[0] - lv[1]) / (2 * eps);
+            cr_assert(close_enough(got[k], want, 1e-6, 1e-8),
+                      "parameter %d element %zu: %.10g, host %.10g", t, k, got[k], want);
+        }
+        free(got);
+    }
+}
+
 Test(double_backward, wgan_gp_step_on_an_mlp)
 {
     clt_device *dev = get_device("cpu");
@@ -698,26 +729,7 @@ Test(double_backward, wgan_gp_step_on_an_mlp)
     double *vals[3] = {w1, b1, w2};
     size_t counts[3] = {GP_H * GP_IN, GP_H, GP_H};
     clt_tensor *leaves[3] = {p1[0], p1[1], p2[0]};
-    for (int t = 0; t < 3; t++) {
-        clt_tensor *gt = NULL;
-        CHECK(clt_grad(leaves[t], &gt));
-        cr_assert_not_null(gt);
-        double got[GP_H * GP_IN];
-        CHECK(clt_tensor_read(gt, got, counts[t] * sizeof(double)));
-        clt_tensor_free(gt);
-        for (size_t k = 0; k < counts[t]; k++) {
-            const double eps = 1e-6;
-            double orig = vals[t][k], lv[2];
-            for (int side = 0; side < 2; side++) {
-                vals[t][k] = orig + (side ? -eps : eps);
-                lv[side] = host_gp(w1, b1, w2, xv);
-            }
-            vals[t][k] = orig;
-            double want = (lv[0] - lv[1]) / (2 * eps);
-            cr_assert(close_enough(got[k], want, 1e-6, 1e-8),
-                      "parameter %d element %zu: %.10g, host %.10g", t, k, got[k], want);
-        }
-    }
+    check_gp_grads(leaves, vals, counts, host_gp, xv);
     /* b2 has no part in the penalty: its gradient is zero or none */
     clt_tensor *gb2 = NULL;
     CHECK(clt_grad(p2[1], &gb2));
@@ -1256,7 +1268,11 @@ static double host_conv_gp(const double *w1, const double *b1, const double *w2,
 Test(double_backward, wgan_gp_step_on_a_conv_critic)
 {
     clt_device *dev = get_device("cpu");
-    enum { NW1 = CP_O * CP_C * CP_K * CP_K, NW2 = CP_O * CP_OH * CP_OH, NX = CP_N * CP_C * CP_H * CP_H };
+    enum {
+        NW1 = CP_O * CP_C * CP_K * CP_K,
+        NW2 = CP_O * CP_OH * CP_OH,
+        NX = CP_N * CP_C * CP_H * CP_H
+    };
     double w1[NW1], b1[CP_O] = {0.1, -0.2, 0.15}, w2[NW2], xv[NX];
     for (int k = 0; k < NW1; k++)
         w1[k] = 0.3 * sin(1.1 * k + 0.4);
@@ -1294,26 +1310,7 @@ Test(double_backward, wgan_gp_step_on_a_conv_critic)
     cr_assert(close_enough(got_gp, host_conv_gp(w1, b1, w2, xv), 1e-12, 1e-14));
     double *vals[3] = {w1, b1, w2};
     size_t counts[3] = {NW1, CP_O, NW2};
-    for (int t = 0; t < 3; t++) {
-        clt_tensor *gt = NULL;
-        CHECK(clt_grad(leaves[t], &gt));
-        cr_assert_not_null(gt, "parameter %d has no gradient", t);
-        double got[NW1];
-        CHECK(clt_tensor_read(gt, got, counts[t] * sizeof(double)));
-        clt_tensor_free(gt);
-        for (size_t k = 0; k < counts[t]; k++) {
-            const double eps = 1e-6;
-            double orig = vals[t][k], lv[2];
-            for (int side = 0; side < 2; side++) {
-                vals[t][k] = orig + (side ? -eps : eps);
-                lv[side] = host_conv_gp(w1, b1, w2, xv);
-            }
-            vals[t][k] = orig;
-            double want = (lv[0] - lv[1]) / (2 * eps);
-            cr_assert(close_enough(got[k], want, 1e-6, 1e-8),
-                      "parameter %d element %zu: %.10g, host %.10g", t, k, got[k], want);
-        }
-    }
+    check_gp_grads(leaves, vals, counts, host_conv_gp, xv);
     for (int t = 0; t < 3; t++)
         clt_tensor_free(leaves[t]);
     clt_tensor_free(x);
@@ -1336,7 +1333,8 @@ static clt_status leaky02(const clt_tensor *a, clt_tensor **out)
 Test(double_backward, masked_activations_second_derivatives)
 {
     clt_device *dev = get_device("cpu");
-    static const double xs[] = {0.7, -1.3, 2.1, -0.4, 1.6, -2.2}, vs[] = {0.5, -1.5, 2, 1, -0.25, 3};
+    static const double xs[] = {0.7, -1.3, 2.1, -0.4, 1.6, -2.2},
+                        vs[] = {0.5, -1.5, 2, 1, -0.25, 3}, ones[] = {1, 1, 1, 1, 1, 1};
     const struct {
         un_fn f;
         const char *node; /* NULL: no history when u is constant */
@@ -1349,7 +1347,7 @@ Test(double_backward, masked_activations_second_derivatives)
     for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
         for (int ugrad = 0; ugrad < 2; ugrad++) {
             clt_tensor *x = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){6}, xs);
-            clt_tensor *u = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){6}, (double[]){1, 1, 1, 1, 1, 1});
+            clt_tensor *u = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){6}, ones);
             clt_tensor *v = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){6}, vs);
             CHECK(clt_set_requires_grad(x, 1));
             CHECK(clt_set_requires_grad(u, ugrad));
