@@ -2199,6 +2199,45 @@ for red, rn in ((2, "none"), (0, "mean"), (1, "sum")):
                                 up(np.array([2, 0, 1]), I64),
                                 C.byref(CEOpts(red, 0, 0.0, up(DW)))), [DX9])
 
+# convolutions: tanh(conv(x, w, b)) and the conv alone (whose Hessian is all
+# mixed terms: input with weight), through conv_transpose2d and conv2d as
+# each other's double backward
+crng = np.random.default_rng(13)
+for stride, pad, dil, groups, act in ((1, 1, 1, 1, True), (2, 0, 1, 2, True), (1, 2, 2, 1, False),
+                                      (2, 1, 2, 2, False)):
+    o = ConvOpts((stride, stride), (pad, pad), (dil, dil), groups)
+    dd_case("conv2d s%d p%d d%d g%d%s" % (stride, pad, dil, groups, " tanh" if act else ""),
+            lambda x, w, b, s=stride, p=pad, d=dil, g=groups, act=act:
+            (torch.tanh if act else (lambda t: t))(tnf.conv2d(x, w, b, s, p, d, g)),
+            lambda x, w, b, o=o, act=act:
+            (lambda t: call("clt_tanh", t) if act else t)(call("clt_conv2d", x, w, b, C.byref(o))),
+            [crng.standard_normal((2, 4, 6, 5)), crng.standard_normal((6, 4 // groups, 3, 3)),
+             crng.standard_normal(6)])
+o = ConvOpts((2, 1), (0, 1), (1, 2), 1)
+dd_case("conv2d unbatched s(2,1) p(0,1) d(1,2) squared",
+        lambda x, w: tnf.conv2d(x, w, None, (2, 1), (0, 1), (1, 2)) ** 2,
+        lambda x, w, o=o: call("clt_pow_scalar", call("clt_conv2d", x, w, None, C.byref(o)),
+                               C.c_double(2.0)),
+        [crng.standard_normal((2, 5, 6)), crng.standard_normal((3, 2, 2, 3))])
+for stride, pad, dil, groups in ((1, 1, 1, 1), (2, 0, 1, 2), (3, 2, 2, 1)):
+    o = (C.c_int64 * 4)(stride, pad, dil, groups)
+    dd_case("conv1d s%d p%d d%d g%d tanh" % (stride, pad, dil, groups),
+            lambda x, w, b, s=stride, p=pad, d=dil, g=groups:
+            torch.tanh(tnf.conv1d(x, w, b, s, p, d, g)),
+            lambda x, w, b, o=o: call("clt_tanh", call("clt_conv1d", x, w, b, o)),
+            [crng.standard_normal((2, 4, 9)), crng.standard_normal((6, 4 // groups, 3)),
+             crng.standard_normal(6)])
+for stride, pad, opad, groups, dil, xs in (((1, 1), (0, 0), (0, 0), 1, (1, 1), (2, 4, 4, 5)),
+                                           ((2, 3), (1, 2), (1, 2), 2, (1, 1), (2, 4, 3, 4)),
+                                           ((1, 2), (1, 0), (1, 0), 1, (2, 3), (4, 3, 5))):
+    o = (C.c_int64 * 9)(*(stride + pad + opad + (groups,) + dil))
+    dd_case("conv_transpose2d s%s p%s op%s g%d d%s tanh" % (stride, pad, opad, groups, dil),
+            lambda x, w, b, s=stride, p=pad, op=opad, g=groups, d=dil:
+            torch.tanh(tnf.conv_transpose2d(x, w, b, s, p, op, g, d)),
+            lambda x, w, b, o=o: call("clt_tanh", call("clt_conv_transpose2d", x, w, b, o)),
+            [crng.standard_normal(xs), crng.standard_normal((xs[-3], 6 // groups, 3, 2)),
+             crng.standard_normal(6)])
+
 
 # ---- special functions and more pointwise math (ops.h), edges included ----------
 sp_pts = [0.25, 1.0, 1.5, 2.0, 3.7, 9.5, 0.0, -0.0, -0.5, -1.0, -2.5, 1e-20, 20.0,

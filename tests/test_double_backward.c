@@ -645,6 +645,37 @@ static double host_gp(const double *w1, const double *b1, const double *w2, cons
     return total / GP_N;
 }
 
+typedef double (*gp_host_fn)(const double *w1, const double *b1, const double *w2,
+                             const double *x);
+
+/* Each of the three leaves' grad (values vals[t], counts[t] of them)
+ * against central differences of the host's penalty in those values. */
+static void check_gp_grads(clt_tensor *const *leaves, double *const *vals, const size_t *counts,
+                           gp_host_fn host, const double *x)
+{
+    for (int t = 0; t < 3; t++) {
+        clt_tensor *gt = NULL;
+        CHECK(clt_grad(leaves[t], &gt));
+        cr_assert_not_null(gt, "parameter %d has no gradient", t);
+        double *got = malloc(counts[t] * sizeof *got);
+        CHECK(clt_tensor_read(gt, got, counts[t] * sizeof(double)));
+        clt_tensor_free(gt);
+        for (size_t k = 0; k < counts[t]; k++) {
+            const double eps = 1e-6;
+            double orig = vals[t][k], lv[2];
+            for (int side = 0; side < 2; side++) {
+                vals[t][k] = orig + (side ? -eps : eps);
+                lv[side] = host(vals[0], vals[1], vals[2], x);
+            }
+            vals[t][k] = orig;
+            double want = (lv[0] - lv[1]) / (2 * eps);
+            cr_assert(close_enough(got[k], want, 1e-6, 1e-8),
+                      "parameter %d element %zu: %.10g, host %.10g", t, k, got[k], want);
+        }
+        free(got);
+    }
+}
+
 Test(double_backward, wgan_gp_step_on_an_mlp)
 {
     clt_device *dev = get_device("cpu");
@@ -692,26 +723,7 @@ Test(double_backward, wgan_gp_step_on_an_mlp)
     double *vals[3] = {w1, b1, w2};
     size_t counts[3] = {GP_H * GP_IN, GP_H, GP_H};
     clt_tensor *leaves[3] = {p1[0], p1[1], p2[0]};
-    for (int t = 0; t < 3; t++) {
-        clt_tensor *gt = NULL;
-        CHECK(clt_grad(leaves[t], &gt));
-        cr_assert_not_null(gt);
-        double got[GP_H * GP_IN];
-        CHECK(clt_tensor_read(gt, got, counts[t] * sizeof(double)));
-        clt_tensor_free(gt);
-        for (size_t k = 0; k < counts[t]; k++) {
-            const double eps = 1e-6;
-            double orig = vals[t][k], lv[2];
-            for (int side = 0; side < 2; side++) {
-                vals[t][k] = orig + (side ? -eps : eps);
-                lv[side] = host_gp(w1, b1, w2, xv);
-            }
-            vals[t][k] = orig;
-            double want = (lv[0] - lv[1]) / (2 * eps);
-            cr_assert(close_enough(got[k], want, 1e-6, 1e-8),
-                      "parameter %d element %zu: %.10g, host %.10g", t, k, got[k], want);
-        }
-    }
+    check_gp_grads(leaves, vals, counts, host_gp, xv);
     /* b2 has no part in the penalty: its gradient is zero or none */
     clt_tensor *gb2 = NULL;
     CHECK(clt_grad(p2[1], &gb2));
@@ -1101,4 +1113,276 @@ Test(double_backward, weighted_cross_entropy_and_nll_loss)
     gc_in x[1] = {{2, {3, 3}, X9, 1}};
     for (int kind = 0; kind <= 5; kind++)
         gradgradcheck(dev, call_weighted_ce, &kind, 1, x);
+}
+
+/* ---- convolutions ---------------------------------------------------------------------- */
+
+/* tanh of a convolution of in[0] with the weight in[1] and the bias in[2]
+ * (kind 1: conv1d, 2: conv2d, 3: conv_transpose2d); tanh makes the first
+ * gradients depend on every input, so that the check sees the formulas'
+ * own gradients with respect to the input, the weight and the output's
+ * gradient. */
+typedef struct conv_case {
+    int kind;
+    int64_t stride[2], padding[2], dilation[2], output_padding[2], groups;
+} conv_case;
+
+static clt_status call_conv(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    const conv_case *c = ctx;
+    clt_tensor *y = NULL;
+    clt_status st;
+    if (c->kind == 1) {
+        clt_conv1d_opts o = {c->stride[1], c->padding[1], c->dilation[1], c->groups};
+        st = clt_conv1d(in[0], in[1], in[2], &o, &y);
+    } else if (c->kind == 2) {
+        clt_conv2d_opts o = {{c->stride[0], c->stride[1]},
+                             {c->padding[0], c->padding[1]},
+                             {c->dilation[0], c->dilation[1]},
+                             c->groups};
+        st = clt_conv2d(in[0], in[1], in[2], &o, &y);
+    } else {
+        clt_conv_transpose2d_opts o = {{c->stride[0], c->stride[1]},
+                                       {c->padding[0], c->padding[1]},
+                                       {c->output_padding[0], c->output_padding[1]},
+                                       c->groups,
+                                       {c->dilation[0], c->dilation[1]}};
+        st = clt_conv_transpose2d(in[0], in[1], in[2], &o, &y);
+    }
+    if (st == CLT_OK)
+        st = clt_tanh(y, out);
+    clt_tensor_free(y);
+    return st;
+}
+
+/* n values of both signs, uneven, scaled by a: the data of an input. */
+static double *conv_data(size_t n, double a, double phase)
+{
+    double *v = malloc(n * sizeof *v);
+    for (size_t k = 0; k < n; k++)
+        v[k] = a * sin(0.77 * (double)k + phase);
+    return v;
+}
+
+/* Hessian-vector products through the convolution c with input, weight and
+ * bias of those shapes (ndim 0 for the bias: none). */
+static void conv_gradgradcheck(clt_device *dev, const conv_case *c, gc_in *ins)
+{
+    int nin = ins[2].ndim ? 3 : 2;
+    double *data[3];
+    for (int i = 0; i < nin; i++) {
+        data[i] = conv_data(gc_numel(&ins[i]), i == 0 ? 0.9 : 0.4, 0.3 + i);
+        ins[i].data = data[i];
+        ins[i].grad = 1;
+    }
+    gradgradcheck_tol(dev, call_conv, c, nin, ins, 1e-5, 1e-7);
+    for (int i = 0; i < nin; i++)
+        free(data[i]);
+}
+
+Test(double_backward, conv2d_stride_padding_dilation_groups)
+{
+    clt_device *dev = get_device("cpu");
+    /* plain, with a batch of 2; stride 2 with two groups (5 rows: one left
+     * over); stride, padding and dilation differing between the axes */
+    const conv_case cs[] = {{2, {1, 1}, {1, 1}, {1, 1}, {0, 0}, 1},
+                            {2, {2, 2}, {1, 1}, {1, 1}, {0, 0}, 2},
+                            {2, {2, 1}, {0, 2}, {2, 1}, {0, 0}, 1}};
+    gc_in ins[3][3] = {{{4, {2, 2, 4, 4}, NULL, 1}, {4, {3, 2, 3, 3}, NULL, 1}, {1, {3}, NULL, 1}},
+                       {{4, {2, 4, 5, 4}, NULL, 1}, {4, {4, 2, 3, 3}, NULL, 1}, {1, {4}, NULL, 1}},
+                       {{4, {1, 3, 6, 5}, NULL, 1}, {4, {2, 3, 2, 3}, NULL, 1}, {0, {0}, NULL, 1}}};
+    for (int k = 0; k < 3; k++)
+        conv_gradgradcheck(dev, &cs[k], ins[k]);
+}
+
+Test(double_backward, conv1d_and_conv_transpose2d)
+{
+    clt_device *dev = get_device("cpu");
+    /* conv1d: stride 2, padding 1, dilation 2, two groups; unbatched.
+     * conv_transpose2d: stride 2 with two groups; an output_padding past
+     * the stride (below the dilation) */
+    const conv_case cs[] = {{1, {1, 2}, {0, 1}, {1, 2}, {0, 0}, 2},
+                            {1, {1, 1}, {0, 0}, {1, 1}, {0, 0}, 1},
+                            {3, {2, 2}, {1, 1}, {1, 1}, {1, 1}, 2},
+                            {3, {1, 1}, {0, 1}, {2, 1}, {1, 0}, 1}};
+    gc_in ins[4][3] = {{{3, {2, 4, 7}, NULL, 1}, {3, {4, 2, 3}, NULL, 1}, {1, {4}, NULL, 1}},
+                       {{2, {3, 6}, NULL, 1}, {3, {2, 3, 2}, NULL, 1}, {0, {0}, NULL, 1}},
+                       {{4, {2, 4, 3, 3}, NULL, 1}, {4, {4, 1, 3, 2}, NULL, 1}, {1, {2}, NULL, 1}},
+                       {{4, {1, 2, 3, 4}, NULL, 1}, {4, {2, 3, 2, 2}, NULL, 1}, {1, {3}, NULL, 1}}};
+    for (int k = 0; k < 4; k++)
+        conv_gradgradcheck(dev, &cs[k], ins[k]);
+}
+
+/* ---- a WGAN-GP step with a convolutional critic ------------------------------------------ */
+
+enum { CP_N = 3, CP_C = 2, CP_H = 5, CP_O = 3, CP_K = 3, CP_OH = 3 };
+
+/* The critic D(x_n) = sum(w2 * tanh(conv2d(x_n, w1, b1))) (stride 2,
+ * padding 1) and its penalty mean_n (|dD/dx_n| - 1)^2 on the host, in
+ * double. */
+static double host_conv_gp(const double *w1, const double *b1, const double *w2,
+                           const double *x)
+{
+    double total = 0;
+    for (int n = 0; n < CP_N; n++) {
+        double g[CP_C * CP_H * CP_H] = {0};
+        for (int o = 0; o < CP_O; o++)
+            for (int i = 0; i < CP_OH; i++)
+                for (int j = 0; j < CP_OH; j++) {
+                    double z = b1[o];
+                    for (int pass = 0; pass < 2; pass++) {
+                        double c = 0;
+                        if (pass == 1) {
+                            double h = tanh(z);
+                            c = w2[(o * CP_OH + i) * CP_OH + j] * (1 - h * h);
+                        }
+                        for (int ch = 0; ch < CP_C; ch++)
+                            for (int a = 0; a < CP_K; a++)
+                                for (int b = 0; b < CP_K; b++) {
+                                    int r = 2 * i - 1 + a, q = 2 * j - 1 + b;
+                                    if (r < 0 || r >= CP_H || q < 0 || q >= CP_H)
+                                        continue;
+                                    double wv = w1[((o * CP_C + ch) * CP_K + a) * CP_K + b];
+                                    int e = (ch * CP_H + r) * CP_H + q;
+                                    if (pass == 0)
+                                        z += wv * x[n * CP_C * CP_H * CP_H + e];
+                                    else
+                                        g[e] += c * wv;
+                                }
+                    }
+                }
+        double nn = 0;
+        for (int e = 0; e < CP_C * CP_H * CP_H; e++)
+            nn += g[e] * g[e];
+        total += (sqrt(nn) - 1) * (sqrt(nn) - 1);
+    }
+    return total / CP_N;
+}
+
+Test(double_backward, wgan_gp_step_on_a_conv_critic)
+{
+    clt_device *dev = get_device("cpu");
+    enum {
+        NW1 = CP_O * CP_C * CP_K * CP_K,
+        NW2 = CP_O * CP_OH * CP_OH,
+        NX = CP_N * CP_C * CP_H * CP_H
+    };
+    double w1[NW1], b1[CP_O] = {0.1, -0.2, 0.15}, w2[NW2], xv[NX];
+    for (int k = 0; k < NW1; k++)
+        w1[k] = 0.3 * sin(1.1 * k + 0.4);
+    for (int k = 0; k < NW2; k++)
+        w2[k] = 0.5 * cos(0.7 * k - 0.2);
+    for (int k = 0; k < NX; k++)
+        xv[k] = sin(1.7 * k + 0.3) * 1.5;
+    clt_tensor *pw1 = tensor_of(dev, CLT_FLOAT64, 4, (int64_t[]){CP_O, CP_C, CP_K, CP_K}, w1);
+    clt_tensor *pb1 = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){CP_O}, b1);
+    clt_tensor *pw2 = tensor_of(dev, CLT_FLOAT64, 3, (int64_t[]){CP_O, CP_OH, CP_OH}, w2);
+    clt_tensor *x = tensor_of(dev, CLT_FLOAT64, 4, (int64_t[]){CP_N, CP_C, CP_H, CP_H}, xv);
+    clt_tensor *leaves[3] = {pw1, pb1, pw2};
+    for (int t = 0; t < 3; t++)
+        CHECK(clt_set_requires_grad(leaves[t], 1));
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_scope_begin());
+    clt_conv2d_opts co = {{2, 2}, {1, 1}, {1, 1}, 1};
+    clt_tensor *z = NULL, *h = NULL, *p = NULL, *s = NULL, *g = NULL, *gf = NULL, *nrm = NULL,
+               *d = NULL, *sq = NULL, *gp = NULL;
+    CHECK(clt_conv2d(x, pw1, pb1, &co, &z));
+    CHECK(clt_tanh(z, &h));
+    CHECK(clt_mul(h, pw2, &p));
+    CHECK(clt_sum(p, &s));
+    clt_grad_opts o = {0, 1, 0};
+    CHECK(clt_autograd_grad_ex(&s, 1, NULL, &x, 1, &o, &g));
+    CHECK(clt_reshape(g, 2, (int64_t[]){CP_N, CP_C * CP_H * CP_H}, &gf));
+    CHECK(clt_vector_norm_dim(gf, 2, 1, 0, &nrm));
+    CHECK(clt_sub_scalar(nrm, 1.0, &d));
+    CHECK(clt_pow_scalar(d, 2.0, &sq));
+    CHECK(clt_mean(sq, &gp));
+    CHECK(clt_backward(gp, NULL, 0));
+    double got_gp = 0;
+    CHECK(clt_tensor_item(gp, &got_gp));
+    clt_scope_end();
+    cr_assert(close_enough(got_gp, host_conv_gp(w1, b1, w2, xv), 1e-12, 1e-14));
+    double *vals[3] = {w1, b1, w2};
+    size_t counts[3] = {NW1, CP_O, NW2};
+    check_gp_grads(leaves, vals, counts, host_conv_gp, xv);
+    for (int t = 0; t < 3; t++)
+        clt_tensor_free(leaves[t]);
+    clt_tensor_free(x);
+}
+
+/* ---- masked activations: gradients with history, zero second derivatives ---------------- */
+
+static clt_status leaky02(const clt_tensor *a, clt_tensor **out)
+{
+    return clt_leaky_relu(a, 0.2, out);
+}
+
+/* For f with a gradient g * m(x), m piecewise constant: G = grad(sum(f(x) *
+ * u), x, create_graph) with u constant (ones) or requiring grad, then
+ * grad(sum(G * v), [x, u]): as torch, zero for x and m v for u.  relu,
+ * relu6, hardtanh and leaky_relu keep the history of the tensor their
+ * formula read even when u is constant (torch's *BackwardBackward0 nodes);
+ * clamp's formula reads nothing differentiable, so its gradient of a
+ * constant has none, as torch's (where(mask, grad, 0)). */
+Test(double_backward, masked_activations_second_derivatives)
+{
+    clt_device *dev = get_device("cpu");
+    static const double xs[] = {0.7, -1.3, 2.1, -0.4, 1.6, -2.2},
+                        vs[] = {0.5, -1.5, 2, 1, -0.25, 3}, ones[] = {1, 1, 1, 1, 1, 1};
+    const struct {
+        un_fn f;
+        const char *node; /* NULL: no history when u is constant */
+        double m[6];
+    } cs[] = {{clt_relu, "ThresholdBackwardBackward0", {1, 0, 1, 0, 1, 0}},
+              {clt_relu6, "HardtanhBackwardBackward0", {1, 0, 1, 0, 1, 0}},
+              {hardtanh, "HardtanhBackwardBackward0", {1, 0, 0, 1, 0, 0}},
+              {leaky02, "LeakyReluBackwardBackward0", {1, 0.2, 1, 0.2, 1, 0.2}},
+              {clamp, NULL, {1, 0, 0, 1, 1, 0}}};
+    for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+        for (int ugrad = 0; ugrad < 2; ugrad++) {
+            clt_tensor *x = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){6}, xs);
+            clt_tensor *u = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){6}, ones);
+            clt_tensor *v = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){6}, vs);
+            CHECK(clt_set_requires_grad(x, 1));
+            CHECK(clt_set_requires_grad(u, ugrad));
+            clt_tensor *y = NULL, *g = NULL, *gv = NULL, *m = NULL, *an[2] = {0};
+            CHECK(cs[c].f(x, &y));
+            clt_grad_opts o = {0, 1, 0};
+            CHECK(clt_autograd_grad_ex(&y, 1, &u, &x, 1, &o, &g));
+            double got[6];
+            CHECK(clt_tensor_read(g, got, sizeof got));
+            for (int k = 0; k < 6; k++)
+                cr_assert_float_eq(got[k], cs[c].m[k], 1e-15, "case %zu element %d", c, k);
+            if (!ugrad && cs[c].node == NULL) {
+                cr_assert(!clt_requires_grad(g), "case %zu: torch's gradient has no history", c);
+            } else {
+                cr_assert(clt_requires_grad(g), "case %zu u %d: the gradient has no history", c,
+                          ugrad);
+                if (cs[c].node)
+                    cr_assert_str_eq(clt_grad_fn_name(g), cs[c].node);
+                CHECK(clt_mul(g, v, &gv));
+                CHECK(clt_sum(gv, &m));
+                clt_tensor *wrt[2] = {x, u};
+                CHECK(clt_autograd_grad(&m, 1, NULL, wrt, ugrad ? 2 : 1, 0, 1, an));
+                /* clamp's gradient reads no x: torch's is None (unused) */
+                if (cs[c].node == NULL) {
+                    cr_assert_null(an[0]);
+                } else {
+                    cr_assert_not_null(an[0], "case %zu u %d: x unused", c, ugrad);
+                    CHECK(clt_tensor_read(an[0], got, sizeof got));
+                    for (int k = 0; k < 6; k++)
+                        cr_assert_eq(got[k], 0.0, "case %zu u %d element %d", c, ugrad, k);
+                }
+                if (ugrad) {
+                    CHECK(clt_tensor_read(an[1], got, sizeof got));
+                    for (int k = 0; k < 6; k++)
+                        cr_assert_float_eq(got[k], cs[c].m[k] * vs[k], 1e-15,
+                                           "case %zu element %d", c, k);
+                }
+            }
+            clt_tensor *ts[] = {x, u, v, y, g, gv, m, an[0], an[1]};
+            for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
+                clt_tensor_free(ts[k]);
+        }
+    }
 }

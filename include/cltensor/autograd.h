@@ -148,16 +148,27 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
  * NativeLayerNormBackward0 and NativeGroupNormBackward0, input, weight and
  * bias), BatchNorm1d/2d in training and eval (their ops), max_pool2d and
  * avg_pool2d (1d and unbatched too; their formulas' own gradients a gather
- * and the pooling, to any order), mse_loss, binary_cross_entropy (with a
- * weight) and binary_cross_entropy_with_logits (with a pos_weight), input
+ * and the pooling, to any order), conv1d, conv2d and conv_transpose2d
+ * (ConvolutionBackward0, with any stride, padding, dilation, groups and
+ * bias: each formula a convolution, so to any order), mse_loss,
+ * binary_cross_entropy (with a weight) and
+ * binary_cross_entropy_with_logits (with a pos_weight), input
  * and target both, softmax, log_softmax, cross_entropy and nll_loss (x
  * [N, C], class indices, with a class weight or without, no label
  * smoothing) and vector_norm (ord 2, no eps).  Any other node still gives
  * its right gradient, but one that refuses to be differentiated: a later
  * backward through it fails with "the derivative for 'XBackward0' is not
  * implemented" (PyTorch's NotImplemented node), never a silently constant
- * gradient.  A pass with create_graph is slower: it records a node per
- * op and runs the formulas as separate ops, not fused kernels.
+ * gradient.  As in torch, the gradients of relu, relu6, hardtanh,
+ * leaky_relu and the convolutions have a history whenever the tensors
+ * their formula reads require grad, even where they are constant in them
+ * (ThresholdBackwardBackward0, HardtanhBackwardBackward0,
+ * LeakyReluBackwardBackward0, ConvolutionBackwardBackward0): a second
+ * derivative with respect to those is zeros; clamp's formula reads no
+ * such tensor (torch's where(mask, grad, 0)), so the gradient of a
+ * constant grad_output through it has none, as in torch.  A pass with
+ * create_graph is slower: it records a node per op and runs the formulas
+ * as separate ops, not fused kernels.
  *
  * With create_graph, clt_backward_ex makes each leaf's grad a tensor with
  * a history (an existing grad is replaced by the sum grad + new, a new

@@ -182,4 +182,18 @@ clt_status clt__node_save(clt__node *n, int nsaved, const clt_tensor *const *sav
 clt_status clt__callback_outputs(clt_status st, clt_tensor **outs, size_t *nout, size_t max,
                                  clt_tensor **mine);
 
+
+/* In a formula run by a pass that creates a graph (nothing otherwise):
+ * replaces the gradient *t by a handle recorded as a node named as PyTorch
+ * names the double-backward node of the formula ("ThresholdBackwardBackward0"),
+ * with edges to *t's history and to the nsrc tensors the formula read
+ * (its saved tensors, with their history), whose gradient is the identity
+ * for *t and zeros for them.  So, as in torch, the gradient requires grad
+ * whenever those tensors do, even when it is constant in them (relu's
+ * mask, a convolution's input gradient without a weight that requires
+ * grad), and a second derivative with respect to them is zeros, not "does
+ * not require grad".  nsrc is at most CLT__SAVED_MAX. */
+clt_status clt__grad_node(const char *name, int nsrc, const clt_tensor *const *src,
+                          clt_tensor **t);
+
 #endif

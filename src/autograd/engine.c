@@ -453,6 +453,46 @@ clt_status clt__alias_grad(const clt_tensor *g, clt_tensor **out)
     return clt__alias(g, out);
 }
 
+/* The node of clt__grad_node: the identity for the gradient it wraps
+ * (input 0), zeros of their shapes for the tensors the formula read. */
+static clt_status bw_grad_node(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    clt_status st = CLT_OK;
+    if (CLT__NEED(n, 0))
+        st = clt__alias_grad(g, &gin[0]);
+    for (int k = 1; k < n->nin && st == CLT_OK; k++) {
+        const clt__edge *e = &n->in[k];
+        if (CLT__NEED(n, k))
+            st = clt__full(e->dev, e->dtype, e->ndim, e->shape, 0.0, &gin[k]);
+    }
+    return st;
+}
+
+clt_status clt__grad_node(const char *name, int nsrc, const clt_tensor *const *src,
+                          clt_tensor **t)
+{
+    if (!creating || grad_disabled)
+        return CLT_OK;
+    const clt_tensor *in[1 + CLT__SAVED_MAX];
+    if (nsrc > CLT__SAVED_MAX)
+        return clt__error(CLT_ERR_INTERNAL, "clt_backward: %s reads too many tensors", name);
+    in[0] = *t;
+    for (int k = 0; k < nsrc; k++)
+        in[1 + k] = src[k];
+    clt_tensor *a = NULL;
+    clt__node *n = NULL;
+    clt_status st = clt__alias(*t, &a);
+    st = clt__record(st, &a, name, bw_grad_node, 1 + nsrc, in, 0, NULL, &n);
+    if (st != CLT_OK || n == NULL) {
+        clt_tensor_free(a);
+        return st;
+    }
+    n->twice = true;
+    clt_tensor_free(*t);
+    *t = a;
+    return CLT_OK;
+}
+
 /* saved[k] of x for a formula run in a pass that creates a graph: the
  * saved data with the history of what it was (x's input, or x's output). */
 static clt_status unpack(clt__node *x, int k, clt_tensor **out)

@@ -70,6 +70,7 @@ static clt_status act_formula(clt__node *n, const clt_tensor *g, clt_tensor **gi
         CLT__TRY(clt__ge_scalar_in(fn, x, n->s[1], &u));
         CLT__TRY(clt__logical_or_in(fn, t, u, &v));
         CLT__TRY(clt__zero_where(v, g, &gin[0]));
+        CLT__TRY(clt__grad_node("HardtanhBackwardBackward0", 1, &x, &gin[0]));
         break;
     case CLT__ACT_MISH:
         CLT__TRY(clt__softplus_rec(fn, x, 1.0, 20.0, &t));

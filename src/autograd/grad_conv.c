@@ -1,4 +1,5 @@
-/* grad_conv.c: conv1d, conv2d, conv_transpose2d, max_pool1d/2d (with
+/* grad_conv.c: conv1d, conv2d, conv_transpose2d (their formulas recorded as
+ * convolutions too, for double backward), max_pool1d/2d (with
  * indices too), avg_pool1d/2d, adaptive_avg_pool2d, adaptive_max_pool1d/2d,
  * max_unpool1d/2d, unfold and fold (conv.h) with their backward formulas;
  * the kernels live in src/ops/conv.c (interpolate: grad_spatial.c).  Unbatched
@@ -32,13 +33,151 @@ static clt_status batched(const clt_tensor *x, op4_fn op4, const void *ctx, clt_
     return st;
 }
 
-/* ---- conv2d ------------------------------------------------------------------------ */
-
 static clt_conv2d_opts conv_opts(const clt__node *n)
 {
     clt_conv2d_opts o = {{n->i[0], n->i[1]}, {n->i[2], n->i[3]}, {n->i[4], n->i[5]}, n->i[6]};
     return o;
 }
+
+static clt_conv_transpose2d_opts transposed_opts(const clt__node *n)
+{
+    clt_conv_transpose2d_opts o = {{n->i[0], n->i[1]}, {n->i[2], n->i[3]},
+                                   {n->i[4], n->i[5]}, n->i[6], {n->i[7], n->i[8]}};
+    return o;
+}
+
+/* ---- the formulas as recorded ops, for a pass that creates a graph ---------------- */
+
+/* The weight's gradient [O, C / groups, k[0], k[1]] of conv2d(x, w) with
+ * opts o for its output's gradient g, in recorded ops: a grouped conv2d of
+ * x's channels, the batch as their channels ([C / G, G N, H, W]), with g
+ * as the kernel ([O, N, OH, OW]), stride and dilation exchanged; its
+ * [C / G, O, ...] result transposed and cut to the kernel's size (the
+ * rows past it are the input's that no output reached). */
+static clt_status conv_weight_grad(const clt_tensor *x, const clt_tensor *g, const int64_t *k,
+                                   const clt_conv2d_opts *o, clt_tensor **out)
+{
+    static const char fn[] = "clt_backward";
+    int64_t N = x->shape[0], G = o->groups, Cg = x->shape[1] / G, H = x->shape[2],
+            W = x->shape[3];
+    const int64_t s5[5] = {N, G, Cg, H, W}, s4[4] = {Cg, G * N, H, W};
+    const int perm[5] = {2, 1, 0, 3, 4};
+    const clt_conv2d_opts t = {{o->dilation[0], o->dilation[1]},
+                               {o->padding[0], o->padding[1]},
+                               {o->stride[0], o->stride[1]},
+                               G};
+    clt_tensor *a = NULL, *b = NULL, *c = NULL, *gt = NULL, *r = NULL, *rt = NULL, *h = NULL;
+    clt_status st = CLT_OK;
+    CLT__TRY(clt__reshape_rec(fn, x, 5, s5, &a));
+    CLT__TRY(clt__permute_rec(fn, a, 5, perm, &b));
+    CLT__TRY(clt__reshape_rec(fn, b, 4, s4, &c));
+    CLT__TRY(clt__transpose_rec(fn, g, 0, 1, &gt));
+    CLT__TRY(clt__conv2d_rec(fn, c, gt, NULL, &t, &r));
+    CLT__TRY(clt__transpose_rec(fn, r, 0, 1, &rt));
+    CLT__TRY(clt__narrow_rec(fn, rt, 2, 0, k[0], &h));
+    CLT__TRY(clt__narrow_rec(fn, h, 3, 0, k[1], out));
+done:
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+    clt_tensor_free(gt);
+    clt_tensor_free(r);
+    clt_tensor_free(rt);
+    clt_tensor_free(h);
+    return st;
+}
+
+/* The bias's gradient: g summed over N, H and W, recorded. */
+static clt_status conv_bias_grad(const clt_tensor *g, clt_tensor **out)
+{
+    static const char fn[] = "clt_backward";
+    clt_tensor *a = NULL, *b = NULL;
+    clt_status st = clt__sum_dim_rec(fn, g, 3, 0, &a);
+    if (st == CLT_OK)
+        st = clt__sum_dim_rec(fn, a, 2, 0, &b);
+    if (st == CLT_OK)
+        st = clt__sum_dim_rec(fn, b, 0, 0, out);
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    return st;
+}
+
+/* Gives each gradient the node PyTorch records for a convolution's
+ * formula, with edges to the input and weight it read (clt__grad_node). */
+static clt_status conv_grad_nodes(const clt__node *n, clt_tensor **gin)
+{
+    const clt_tensor *src[2] = {S(0), S(1)};
+    clt_status st = CLT_OK;
+    for (int j = 0; j < n->nin && st == CLT_OK; j++)
+        if (gin[j])
+            st = clt__grad_node("ConvolutionBackwardBackward0", 2, src, &gin[j]);
+    return st;
+}
+
+/* conv2d's formula as recorded ops (torch's convolution_backward as its
+ * double backward sees it): the input's gradient conv_transpose2d of g
+ * with the weight, its output_padding the rows the forward's stride left
+ * over; the weight's conv_weight_grad; the bias's the sum. */
+static clt_status conv2d_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    const clt_conv2d_opts o = conv_opts(n);
+    const clt_tensor *x = S(0), *w = S(1);
+    const int64_t *k = w->shape + 2;
+    clt_status st = CLT_OK;
+    if (CLT__NEED(n, 0)) {
+        clt_conv_transpose2d_opts t = {{o.stride[0], o.stride[1]},
+                                       {o.padding[0], o.padding[1]},
+                                       {0, 0},
+                                       o.groups,
+                                       {o.dilation[0], o.dilation[1]}};
+        for (int d = 0; d < 2; d++)
+            t.output_padding[d] = x->shape[2 + d] + 2 * o.padding[d] -
+                                  o.dilation[d] * (k[d] - 1) - 1 -
+                                  (g->shape[2 + d] - 1) * o.stride[d];
+        CLT__TRY(clt__conv_transpose2d_rec(fn, g, w, NULL, &t, &gin[0]));
+    }
+    if (CLT__NEED(n, 1))
+        CLT__TRY(conv_weight_grad(x, g, k, &o, &gin[1]));
+    if (n->nin > 2 && CLT__NEED(n, 2))
+        CLT__TRY(conv_bias_grad(g, &gin[2]));
+    st = conv_grad_nodes(n, gin);
+done:
+    return st;
+}
+
+/* conv_transpose2d's formula as recorded ops: the input's gradient conv2d
+ * of g with the weight (cut to the input's size: an output_padding past
+ * the stride adds rows no input reached), the weight's conv_weight_grad
+ * with g as the input and the input as the output's gradient. */
+static clt_status conv_transpose2d_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    static const char fn[] = "clt_backward";
+    const clt_conv_transpose2d_opts o = transposed_opts(n);
+    const clt_conv2d_opts c = {{o.stride[0], o.stride[1]},
+                               {o.padding[0], o.padding[1]},
+                               {o.dilation[0], o.dilation[1]},
+                               o.groups};
+    const clt_tensor *x = S(0), *w = S(1);
+    clt_tensor *r = NULL, *h = NULL;
+    clt_status st = CLT_OK;
+    if (CLT__NEED(n, 0)) {
+        CLT__TRY(clt__conv2d_rec(fn, g, w, NULL, &c, &r));
+        CLT__TRY(clt__narrow_rec(fn, r, 2, 0, x->shape[2], &h));
+        CLT__TRY(clt__narrow_rec(fn, h, 3, 0, x->shape[3], &gin[0]));
+    }
+    if (CLT__NEED(n, 1))
+        CLT__TRY(conv_weight_grad(g, x, w->shape + 2, &c, &gin[1]));
+    if (n->nin > 2 && CLT__NEED(n, 2))
+        CLT__TRY(conv_bias_grad(g, &gin[2]));
+    st = conv_grad_nodes(n, gin);
+done:
+    clt_tensor_free(r);
+    clt_tensor_free(h);
+    return st;
+}
+
+/* ---- conv2d ------------------------------------------------------------------------ */
 
 /* saved: input, weight, and the forward's im2col matrix when it kept one.
  * PyTorch's convolution_backward: grad_input by the
@@ -46,6 +185,8 @@ static clt_conv2d_opts conv_opts(const clt__node *n)
  * patches, grad_bias the sum over N, H and W. */
 static clt_status bw_conv2d(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
+    if (n->twice && clt__creating_graph())
+        return conv2d_twice(n, g, gin);
     clt_conv2d_opts o = conv_opts(n);
     return clt__conv2d_backward(g, S(0), S(1), &o, n->nsaved > 2 ? S(2) : NULL,
                                 CLT__NEED(n, 0) ? &gin[0] : NULL,
@@ -72,6 +213,7 @@ static clt_status conv4(const clt_tensor *x, const void *ctx, clt_tensor **out)
     st = clt__record(st, out, "ConvolutionBackward0", bw_conv2d, c->b ? 3 : 2, in,
                      cols ? 3 : 2, sv, &n);
     clt_tensor_free(cols);
+    clt__twice(n);
     if (n) {
         const clt_conv2d_opts *o = c->o;
         int64_t v[7] = {o->stride[0],   o->stride[1],   o->padding[0], o->padding[1],
@@ -156,18 +298,13 @@ clt_status clt_conv1d(const clt_tensor *input, const clt_tensor *weight, const c
 
 /* ---- conv_transpose2d -------------------------------------------------------------- */
 
-static clt_conv_transpose2d_opts transposed_opts(const clt__node *n)
-{
-    clt_conv_transpose2d_opts o = {{n->i[0], n->i[1]}, {n->i[2], n->i[3]},
-                                   {n->i[4], n->i[5]}, n->i[6], {n->i[7], n->i[8]}};
-    return o;
-}
-
 /* saved: input and weight.  The input's gradient is conv2d of the output's
  * gradient, the weight's conv2d's weight gradient with the roles of input
  * and output gradient exchanged, the bias's the sum over N, H and W. */
 static clt_status bw_conv_transpose2d(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
+    if (n->twice && clt__creating_graph())
+        return conv_transpose2d_twice(n, g, gin);
     clt_conv_transpose2d_opts o = transposed_opts(n);
     return clt__conv_transpose2d_backward(g, S(0), S(1), &o, CLT__NEED(n, 0) ? &gin[0] : NULL,
                                           CLT__NEED(n, 1) ? &gin[1] : NULL,
@@ -188,6 +325,7 @@ static clt_status transposed4(const clt_tensor *x, const void *ctx, clt_tensor *
     clt_status st = clt__conv_transpose2d(x, c->w, c->b, c->o, out, c->fn);
     st = clt__record(st, out, "ConvolutionBackward0", bw_conv_transpose2d, c->b ? 3 : 2, in, 2,
                      in, &n);
+    clt__twice(n);
     if (n) {
         const clt_conv_transpose2d_opts *o = c->o;
         int64_t v[9] = {o->stride[0],         o->stride[1],         o->padding[0],

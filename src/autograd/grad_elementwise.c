@@ -532,7 +532,8 @@ enum {
 };
 
 /* The kernels' formulas as recorded ops, for a pass that creates a graph:
- * relu's g where out > 0, tanh's g * (1 - out^2), sigmoid's
+ * relu's g where out > 0 (given torch's ThresholdBackwardBackward0 node,
+ * clt__grad_node), tanh's g * (1 - out^2), sigmoid's
  * g * out * (1 - out), sqrt's g / (2 out), gelu's g * (cdf(x) + x pdf(x)),
  * abs's g * sign(x), sin's g * cos(x), cos's
  * -(g * sin(x)), log1p's g / (1 + x), expm1's g * (out + 1), silu's
@@ -548,6 +549,7 @@ static clt_status kernel_twice(clt__node *n, const clt_tensor *g, clt_tensor **g
     case K_RELU:
         CLT__TRY(clt__le_scalar_in(fn, y, 0.0, &t));
         CLT__TRY(clt__zero_where(t, g, &gin[0]));
+        CLT__TRY(clt__grad_node("ThresholdBackwardBackward0", 1, &y, &gin[0]));
         break;
     case K_TANH:
         CLT__TRY(clt__mul_rec(fn, y, y, &t));
@@ -818,6 +820,8 @@ static clt_status bw_leaky_relu(clt__node *n, const clt_tensor *g, clt_tensor **
     CLT__TRY(clt__full(g->dev, g->dtype, 0, NULL, n->s[0], &slope));
     CLT__TRY(clt__where_in("clt_backward", pos, one, slope, &f));
     CLT__TRY(clt__mul_rec("clt_backward", g, f, &gin[0]));
+    CLT__TRY(clt__grad_node("LeakyReluBackwardBackward0", 1, (const clt_tensor *[]){S(0)},
+                            &gin[0]));
 done:
     clt_tensor_free(pos);
     clt_tensor_free(one);
