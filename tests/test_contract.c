@@ -727,7 +727,21 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_cumulative_trapezoid, T, clt_cumulative_trapezoid(f->f, f->f, 1.0, 5, &o->t))      \
     X(clt_cov, T, clt_cov(f->bl, 1, NULL, NULL, &o->t))                                      \
     X(clt_corrcoef, T, clt_corrcoef(NULL, &o->t))                                            \
-    X(clt_histc, T, clt_histc(f->i32, 10, 0, 0, &o->t))
+    X(clt_histc, T, clt_histc(f->i32, 10, 0, 0, &o->t))                                      \
+    X(clt_linalg_solve_triangular, T, clt_linalg_solve_triangular(f->f, f->f, 0, 1, 0, &o->t)) \
+    X(clt_linalg_lu_factor, T | T2, clt_linalg_lu_factor(f->i32, &o->t, &o->t2))             \
+    X(clt_linalg_lu_factor_ex, T | T2 | T3,                                                  \
+      clt_linalg_lu_factor_ex(f->e, &o->t, &o->t2, &o->t3))                                  \
+    X(clt_linalg_lu, T | T2 | T3, clt_linalg_lu(f->bl, &o->t, &o->t2, &o->t3))               \
+    X(clt_linalg_lu_solve, T, clt_linalg_lu_solve(f->f, f->i32, f->f, 1, 0, &o->t))          \
+    X(clt_linalg_cholesky_ex, T | T2, clt_linalg_cholesky_ex(f->f, 0, &o->t, &o->t2))        \
+    X(clt_linalg_inv_ex, T | T2, clt_linalg_inv_ex(f->i32, &o->t, &o->t2))                   \
+    X(clt_linalg_solve_ex, T | T2, clt_linalg_solve_ex(f->f, f->f2, &o->t, &o->t2))          \
+    X(clt_cholesky_solve, T, clt_cholesky_solve(f->f, f->f, 0, &o->t))                       \
+    X(clt_cholesky_inverse, T, clt_cholesky_inverse(f->e, 0, &o->t))                         \
+    X(clt_linalg_matrix_exp, T, clt_linalg_matrix_exp(f->f, &o->t))                          \
+    X(clt_linalg_tensorinv, T, clt_linalg_tensorinv(f->f, 1, &o->t))                         \
+    X(clt_linalg_tensorsolve, T, clt_linalg_tensorsolve(f->f, f->f, dim7, 1, &o->t))
 
 static int small_int[1];
 
