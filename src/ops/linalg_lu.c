@@ -185,8 +185,10 @@ clt_status clt__linalg_matrix_exp(const clt_tensor *a, clt_tensor **out, const c
     clt_status st = clt__linalg_check(a, "A", true, fn);
     if (st != CLT_OK)
         return st;
-    if (a->numel == 0)
-        return clt__copy_as(fn, a, a->dtype, out);
+    if (a->numel == 0) {
+        st = clt__copy_as(fn, a, a->dtype, out);
+        return st == CLT_OK ? clt__ok() : st;
+    }
     int64_t n = a->shape[a->ndim - 1];
     double norm;
     st = largest_norm1(a, &norm, fn);
