@@ -1801,6 +1801,22 @@ clt_status clt__linalg_solve_triangular(const clt_tensor *a, const clt_tensor *b
 clt_status clt__linalg_matrix_exp(const clt_tensor *a, clt_tensor **out, const char *fn);
 /* clt_linalg_inv recorded, naming fn (src/autograd/grad_linalg.c). */
 clt_status clt__linalg_inv_rec(const char *fn, const clt_tensor *a, clt_tensor **out);
+/* clt_linalg_inv_ex recorded, naming fn (src/autograd/grad_linalg.c). */
+clt_status clt__linalg_inv_ex_rec(const char *fn, const clt_tensor *a, clt_tensor **inverse,
+                                  clt_tensor **info);
+/* clt_linalg_matrix_norm(a, ord) over the last two dims, recorded, naming
+ * fn (src/autograd/grad_linalg_qr.c). */
+clt_status clt__linalg_matrix_norm_rec(const char *fn, const clt_tensor *a, const char *ord,
+                                       clt_tensor **out);
+/* torch.linalg.cond(a, p) for p = +-2 (from the singular values) and +-1,
+ * +-inf (through the inverse), recorded, naming fn
+ * (src/autograd/grad_linalg_eig.c). */
+clt_status clt__linalg_cond_rec(const char *fn, const clt_tensor *a, double p, clt_tensor **out);
+/* torch.linalg.cond(a, ord) for ord "fro", "nuc", "1", "-1", "inf" or
+ * "-inf": norm(A) norm(inv(A)), inf for a singular matrix; recorded,
+ * naming fn (src/autograd/grad_linalg_lu.c). */
+clt_status clt__linalg_cond_inv(const char *fn, const clt_tensor *a, const char *ord,
+                                clt_tensor **out);
 
 
 /* torch's pixel_shuffle (down false) or pixel_unshuffle (down true) by r,

@@ -5649,9 +5649,8 @@ def linalg_eig():
           lambda p, o: L.clt_linalg_eigvalsh(p, None, o), [data((2, 3), f)])
     check("eigvalsh uplo X", lambda t: torch.linalg.eigvalsh(t, UPLO="X"),
           lambda p, o: L.clt_linalg_eigvalsh(p, b"X", o), [data((3, 3), f)])
-    check("cond p=1 refused", lambda t: torch.linalg.cond(t, 1),
-          lambda p, o: L.clt_linalg_cond(p, 1, o), [data((3, 3), f)],
-          expect_error="p=1 is not offered")
+    check("cond p=1", lambda t: torch.linalg.cond(t, 1),
+          lambda p, o: L.clt_linalg_cond(p, 1, o), [_wellcond((3, 3), f)], tol="mm")
 
 
 def _narrowed(c, w, p, o, transposed=False):
@@ -6720,6 +6719,35 @@ def linalg_lu():
                   signed_zero=False)
     check("tensorinv singular", lambda t: torch.linalg.tensorinv(t, ind=1),
           lambda p, o: L.clt_linalg_tensorinv(p, 1, o), [torch.zeros(4, 2, 2)])
+    # cond through the inverse
+    proto("clt_linalg_cond_ord", [P, C.c_char_p, PP])
+    proto("clt_linalg_cond", [P, C.c_double, PP])
+    for dt in FLOATS:
+        for sh in [(3, 3), (2, 4, 4), (0, 3, 3), (2, 0, 0), (1, 1)]:
+            a = _wellcond(sh, dt)
+            for o in ["fro", "nuc", "1", "-1", "inf", "-inf", "2", "-2"]:
+                check("cond %s %s %s" % (o, dn(dt), list(sh)),
+                      lambda t, o=o: torch.linalg.cond(t, o if o in ("fro", "nuc") else float(o)),
+                      lambda p, out, o=o: L.clt_linalg_cond_ord(p, o.encode(), out), [a],
+                      tol="la", signed_zero=False)
+            for pv in (1.0, -1.0, math.inf, -math.inf):
+                check("cond p=%g %s %s" % (pv, dn(dt), list(sh)),
+                      lambda t, pv=pv: torch.linalg.cond(t, pv),
+                      lambda p, out, pv=pv: L.clt_linalg_cond(p, pv, out), [a], tol="la",
+                      signed_zero=False)
+    sing = torch.stack([torch.eye(2), torch.tensor([[1.0, 2], [2, 4]])])
+    for o in ["fro", "1", "-inf"]:
+        check("cond %s singular" % o, lambda t, o=o: torch.linalg.cond(t, o if o == "fro" else
+                                                                        float(o)),
+              lambda p, out, o=o: L.clt_linalg_cond_ord(p, o.encode(), out), [sing], tol="la")
+    for o in [b"3", b"abc"]:
+        check("cond %s" % o.decode(), lambda t, o=o: torch.linalg.cond(t, o.decode()
+                                                                       if o == b"abc" else 3),
+              lambda p, out, o=o: L.clt_linalg_cond_ord(p, o, out), [data((3, 3), f)])
+    check("cond 1 not square", lambda t: torch.linalg.cond(t, 1),
+          lambda p, out: L.clt_linalg_cond_ord(p, b"1", out), [data((3, 4), f)])
+    check("cond None not square", lambda t: torch.linalg.cond(t),
+          lambda p, out: L.clt_linalg_cond_ord(p, None, out), [data((3, 4), f)], tol="la")
 
 
 def main():

@@ -5397,7 +5397,12 @@ static void op_linalg_lu(fz *f)
         CALL("clt_cholesky_inverse", clt_cholesky_inverse(a, flags & 1, op));
         break;
     case 10:
-        CALL("clt_linalg_matrix_exp", clt_linalg_matrix_exp(a, op));
+        if (flags & 4) {
+            static const char *const cords[] = {"fro", "nuc", "1", "-inf", "2", "3", NULL};
+            CALL("clt_linalg_cond_ord", clt_linalg_cond_ord(a, cords[pick(f, 7)], op));
+        } else {
+            CALL("clt_linalg_matrix_exp", clt_linalg_matrix_exp(a, op));
+        }
         break;
     case 11:
         CALL("clt_linalg_tensorinv", clt_linalg_tensorinv(a, (int64_t)pick(f, 5) - 1, op));

@@ -2363,6 +2363,14 @@ case("linalg.tensorsolve", lambda x, y: torch.linalg.tensorsolve(x, y, dims=(0,)
      lambda x, y: call("clt_linalg_tensorsolve", x, y, _ints(0), 1),
      [_wc((6, 6)).reshape(6, 2, 3), rng.standard_normal((2, 3))])
 compare_names(lu_first)
+proto("clt_linalg_cond_ord", [P, C.c_char_p, PP])
+# torch 1.13's own backward of these fails (its masked_fill_ on the inverse
+# that linalg_inv_ex saved): the gradient of its formula, norm(A) norm(inv(A))
+for o_ in ("fro", "nuc", "1", "-1", "inf", "-inf"):
+    case("linalg.cond %s" % o_, lambda x, o=o_: (lambda p: torch.linalg.matrix_norm(x, p) *
+                                                 torch.linalg.matrix_norm(torch.linalg.inv(x), p))(
+             o if o in ("fro", "nuc") else float(o)),
+         lambda x, o=o_: call("clt_linalg_cond_ord", x, o.encode()), [_wc((2, 3, 3))])
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -741,7 +741,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_cholesky_inverse, T, clt_cholesky_inverse(f->e, 0, &o->t))                         \
     X(clt_linalg_matrix_exp, T, clt_linalg_matrix_exp(f->f, &o->t))                          \
     X(clt_linalg_tensorinv, T, clt_linalg_tensorinv(f->f, 1, &o->t))                         \
-    X(clt_linalg_tensorsolve, T, clt_linalg_tensorsolve(f->f, f->f, dim7, 1, &o->t))
+    X(clt_linalg_tensorsolve, T, clt_linalg_tensorsolve(f->f, f->f, dim7, 1, &o->t))         \
+    X(clt_linalg_cond_ord, T, clt_linalg_cond_ord(f->f, "fro", &o->t))
 
 static int small_int[1];
 

@@ -2,8 +2,8 @@
  * written here (P L U = A, the pivots), solve_triangular, lu_solve,
  * cholesky_solve and cholesky_inverse by their residuals A X - B computed
  * on the host, matrix_exp against a host Taylor series, the _ex forms'
- * reports, tensorinv and tensorsolve, the refusals, and the gradients
- * against float64 finite differences. */
+ * reports, tensorinv and tensorsolve, cond through the inverse, the
+ * refusals, and the gradients against float64 finite differences. */
 #include <stdio.h>
 
 #include "gradcheck.h"
@@ -54,6 +54,30 @@ static void host_lu(double *a, int m, int n, int *piv)
                 a[i * n + j] -= l * a[k * n + j];
         }
     }
+}
+
+/* x (n x k) := A^-1 x from host_lu's factors of a (n x n, overwritten). */
+static void host_solve_square(double *a, int n, double *x, int k)
+{
+    int *piv = malloc((size_t)n * sizeof *piv);
+    host_lu(a, n, n, piv);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < k; j++) {
+            double t = x[i * k + j];
+            x[i * k + j] = x[(piv[i] - 1) * k + j];
+            x[(piv[i] - 1) * k + j] = t;
+        }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < k; j++)
+            for (int l = 0; l < i; l++)
+                x[i * k + j] -= a[i * n + l] * x[l * k + j];
+    for (int i = n - 1; i >= 0; i--)
+        for (int j = 0; j < k; j++) {
+            for (int l = i + 1; l < n; l++)
+                x[i * k + j] -= a[i * n + l] * x[l * k + j];
+            x[i * k + j] /= a[i * n + i];
+        }
+    free(piv);
 }
 
 /* The element (i, j) of A's triangle that solve_triangular reads. */
@@ -510,6 +534,59 @@ Test(linalg_lu, refusals)
         clt_tensor_free(ts[i]);
 }
 
+/* ---- cond through the inverse ------------------------------------------------- */
+
+/* The 'fro' (ord 0), 1 (ord 1) or inf (ord 2) norm of a (n x n). */
+static double host_norm(const double *a, int n, int ord)
+{
+    double r = 0;
+    for (int i = 0; i < n; i++) {
+        double s = 0;
+        for (int j = 0; j < n; j++)
+            s += ord == 0 ? a[i * n + j] * a[i * n + j] : fabs(ord == 1 ? a[j * n + i]
+                                                                        : a[i * n + j]);
+        r = ord == 0 ? r + s : fmax(r, s);
+    }
+    return ord == 0 ? sqrt(r) : r;
+}
+
+Test(linalg_lu, cond_against_host)
+{
+    clt_device *dev = get_device("cpu");
+    const int n = 4;
+    double *a = randoms(2 * n * n, 13), inv[16], eye[16];
+    for (int i = 0; i < n * n; i++) {
+        a[i] += i % (n + 1) == 0 ? 2 : 0;
+        a[n * n + i] = i / n == 0 ? 0 : a[i]; /* a zero row: singular */
+    }
+    for (int i = 0; i < n * n; i++)
+        eye[i] = i % (n + 1) == 0;
+    double w[16];
+    memcpy(w, a, sizeof w);
+    memcpy(inv, eye, sizeof inv);
+    host_solve_square(w, n, inv, n);
+    const char *ords[] = {"fro", "1", "inf"};
+    clt_tensor *t = tensor_of(dev, CLT_FLOAT64, 3, (int64_t[]){2, n, n}, a);
+    for (int o = 0; o < 3; o++) {
+        clt_tensor *c = NULL;
+        CHECK(clt_linalg_cond_ord(t, ords[o], &c));
+        assert_shape(c, 1, (int64_t[]){2});
+        double *g = read_as_f64(c), want = host_norm(a, n, o) * host_norm(inv, n, o);
+        cr_assert(fabs(g[0] - want) <= 1e-12 * want, "cond %s: %.15g, want %.15g", ords[o], g[0],
+                  want);
+        cr_assert(isinf(g[1]) && g[1] > 0, "cond %s of a singular matrix: %g", ords[o], g[1]);
+        free(g);
+        clt_tensor_free(c);
+    }
+    clt_tensor *c = (clt_tensor *)1;
+    assert_error(clt_linalg_cond_ord(t, "3", &c), CLT_ERR_INVALID_ARGUMENT,
+                 "linalg.cond got an invalid norm type: 3");
+    names_only("clt_linalg_cond_ord");
+    cr_assert_null(c);
+    clt_tensor_free(t);
+    free(a);
+}
+
 /* ---- gradients ----------------------------------------------------------------- */
 
 static clt_status f_solve_tri(clt_tensor *const *in, clt_tensor **out, const void *ctx)
@@ -590,6 +667,11 @@ static clt_status f_tensorinv(clt_tensor *const *in, clt_tensor **out, const voi
     return clt_linalg_tensorinv(in[0], 1, out);
 }
 
+static clt_status f_cond(clt_tensor *const *in, clt_tensor **out, const void *ctx)
+{
+    return clt_linalg_cond_ord(in[0], ctx, out);
+}
+
 Test(linalg_lu, gradients)
 {
     clt_device *dev = get_device("cpu");
@@ -625,6 +707,9 @@ Test(linalg_lu, gradients)
     gradcheck(dev, f_expm, NULL, 1, &exb);
     gc_in ti = {3, {4, 2, 2}, c, 1};
     gradcheck(dev, f_tensorinv, NULL, 1, &ti);
+    const char *ords[] = {"fro", "nuc", "1", "-inf"};
+    for (int o = 0; o < 4; o++)
+        gradcheck(dev, f_cond, ords[o], 1, &sq);
     free(a);
     free(b);
 }

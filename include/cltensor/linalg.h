@@ -309,10 +309,26 @@ CLT_API clt_status clt_linalg_matrix_rank(const clt_tensor *a, const double *ato
 /* torch.linalg.cond(A, p) for p = 2 (torch's default None) or -2: [...],
  * S_max / S_min (S_min / S_max for -2) from clt_linalg_svdvals (inf for a
  * singular matrix, NaN for a zero one, 0 when k = 0), A of any shape
- * (torch's rule for p = +-2).  Other p (1, inf, 'fro', 'nuc', which torch
- * computes with inv) are CLT_ERR_INVALID_ARGUMENT.  Gradients through svdvals (recorded as its
- * pieces: LinalgSvdBackward0, then the views and the division). */
+ * (torch's rule for p = +-2); gradients through svdvals (recorded as its
+ * pieces: LinalgSvdBackward0, then the views and the division).  p = 1,
+ * -1, inf or -inf: clt_linalg_cond_ord's.  Another p:
+ * CLT_ERR_INVALID_ARGUMENT ("linalg.cond got an invalid norm type: 3"). */
 CLT_API clt_status clt_linalg_cond(const clt_tensor *a, double p, clt_tensor **out);
+
+/* torch.linalg.cond(A, p) with p as a string: NULL, "2" or "-2" as
+ * clt_linalg_cond; "fro", "nuc", "1", "-1", "inf" or "-inf" as torch
+ * computes them, norm(A, p) * norm(inv(A), p) with clt_linalg_matrix_norm
+ * and clt_linalg_inv_ex (no wait for the reports), for square A only
+ * ("A must be batches of square matrices", CLT_ERR_INVALID_ARGUMENT): inf
+ * for a singular matrix (torch's 'nuc' there is the nuclear norm of a
+ * matrix of inf, an arbitrary value), 0 for an empty A.  Another p:
+ * CLT_ERR_INVALID_ARGUMENT ("linalg.cond got an invalid norm type: 3").
+ * Gradients through the recorded composition (grad_fn MaskedFillBackward0
+ * for these p; torch: NanToNumBackward0 or MulBackward0), those of
+ * norm(A) norm(inv(A)) (torch 1.13's backward of all but 'nuc' fails:
+ * "one of the variables needed for gradient computation has been modified
+ * by an inplace operation"). */
+CLT_API clt_status clt_linalg_cond_ord(const clt_tensor *a, const char *ord, clt_tensor **out);
 
 
 /* ---- QR, least squares, norms and products of chains ------------------------

@@ -445,7 +445,12 @@ static clt_status pair_done(clt_status st, clt_tensor **a, clt_tensor **b)
 
 clt_status clt_linalg_inv_ex(const clt_tensor *a, clt_tensor **inverse, clt_tensor **info)
 {
-    static const char fn[] = "clt_linalg_inv_ex";
+    return clt__linalg_inv_ex_rec("clt_linalg_inv_ex", a, inverse, info);
+}
+
+clt_status clt__linalg_inv_ex_rec(const char *fn, const clt_tensor *a, clt_tensor **inverse,
+                                  clt_tensor **info)
+{
     if (inverse)
         *inverse = NULL;
     if (info)

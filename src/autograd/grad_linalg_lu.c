@@ -2,7 +2,9 @@
  * lu_solve, matrix_exp, tensorinv and tensorsolve, and torch's
  * cholesky_solve and cholesky_inverse (linalg.h), with their backward
  * formulas; the kernels' callers are in src/ops/linalg_lu.c. */
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "autograd/autograd.h"
 
@@ -625,4 +627,53 @@ clt_status clt_linalg_tensorsolve(const clt_tensor *a, const clt_tensor *b, cons
     CLT__TRY(clt__reshape_rec(fn, x, a->ndim - b->ndim, shape + b->ndim, out));
 done:
     return clt__scope_finish(st, out);
+}
+
+/* ---- cond through the inverse ---------------------------------------------- */
+
+clt_status clt__linalg_cond_inv(const char *fn, const clt_tensor *a, const char *ord,
+                                clt_tensor **out)
+{
+    clt_status st = clt__linalg_check(a, "A", true, fn);
+    if (st == CLT_OK)
+        st = clt_scope_begin();
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *inv, *info, *bad, *b1, *b2, *safe, *na, *ni, *p;
+    if (a->numel == 0) { /* torch's 0 */
+        CLT__TRY(clt__error_in(clt__full(a->dev, a->dtype, a->ndim - 2, a->shape, 0.0, out), fn));
+        goto done;
+    }
+    /* torch's: the inverse's norm, inf where A is singular (its inverse is
+     * replaced by zeros first, so that the SVD of 'nuc' sees finite values
+     * and the gradient there is zero) */
+    CLT__TRY(clt__linalg_inv_ex_rec(fn, a, &inv, &info));
+    CLT__TRY(clt__gt_scalar_in(fn, info, 0, &bad));
+    CLT__TRY(clt__unsqueeze(bad, -1, &b1, fn));
+    CLT__TRY(clt__unsqueeze(b1, -1, &b2, fn));
+    CLT__TRY(clt__masked_fill_rec(fn, inv, b2, 0.0, &safe));
+    CLT__TRY(clt__linalg_matrix_norm_rec(fn, a, ord, &na));
+    CLT__TRY(clt__linalg_matrix_norm_rec(fn, safe, ord, &ni));
+    CLT__TRY(clt__mul_rec(fn, na, ni, &p));
+    CLT__TRY(clt__masked_fill_rec(fn, p, bad, INFINITY, out));
+done:
+    return clt__scope_finish(st, out);
+}
+
+clt_status clt_linalg_cond_ord(const clt_tensor *a, const char *ord, clt_tensor **out)
+{
+    static const char fn[] = "clt_linalg_cond_ord";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    if (ord == NULL)
+        return clt__linalg_cond_rec(fn, a, 2, out);
+    if (strcmp(ord, "fro") == 0 || strcmp(ord, "nuc") == 0)
+        return clt__linalg_cond_inv(fn, a, ord, out);
+    char *end = NULL;
+    double v = strtod(ord, &end);
+    if (end == ord || *end != 0 || !(v == 2 || v == -2 || v == 1 || v == -1 || isinf(v)))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: linalg.cond got an invalid norm type: %s",
+                          fn, ord);
+    return clt__linalg_cond_rec(fn, a, v, out);
 }

@@ -417,6 +417,16 @@ static clt_status matrix_norm(const char *fn, const clt_tensor *a, const char *o
     return st;
 }
 
+clt_status clt__linalg_matrix_norm_rec(const char *fn, const clt_tensor *a, const char *ord,
+                                       clt_tensor **out)
+{
+    *out = NULL;
+    int word;
+    double v;
+    clt_status st = parse_ord(ord, &word, &v, fn);
+    return st == CLT_OK ? matrix_norm(fn, a, ord, word, v, -2, -1, false, out) : st;
+}
+
 clt_status clt_linalg_matrix_norm(const clt_tensor *a, const char *ord, const int *dims,
                                   int keepdim, clt_tensor **out)
 {
