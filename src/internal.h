@@ -1817,6 +1817,12 @@ clt_status clt__linalg_cond_rec(const char *fn, const clt_tensor *a, double p, c
  * naming fn (src/autograd/grad_linalg_lu.c). */
 clt_status clt__linalg_cond_inv(const char *fn, const clt_tensor *a, const char *ord,
                                 clt_tensor **out);
+/* clt_linalg_pinv recorded and clt_linalg_matrix_rank, naming fn
+ * (src/autograd/grad_linalg_eig.c). */
+clt_status clt__linalg_pinv_rec(const char *fn, const clt_tensor *a, const double *atol,
+                                const double *rtol, bool hermitian, clt_tensor **out);
+clt_status clt__linalg_matrix_rank_in(const char *fn, const clt_tensor *a, const double *atol,
+                                      const double *rtol, bool hermitian, clt_tensor **out);
 
 
 /* torch's pixel_shuffle (down false) or pixel_unshuffle (down true) by r,

@@ -5800,10 +5800,8 @@ def linalg_qr():
               lambda p, o: _qr_c(p, o, "reduced", 1), [t])
     check("qr bad mode", lambda x: torch.linalg.qr(x, mode="x")[1],
           lambda p, o: _qr_c(p, o, "x", 1), [data((3, 3), f)])
-    # a wide A is refused (torch's gelsy solves it; QR does not)
-    out = P(0xdead)
-    st = L.clt_linalg_lstsq(upload(data((3, 5), f)), upload(data((3, 2), f)), C.byref(out))
-    ok("lstsq wide refused", st != 0 and out.value is None, "status %d" % st)
+    check("lstsq wide", lambda x, y: torch.linalg.lstsq(x, y).solution, L.clt_linalg_lstsq,
+          [data((3, 5), f), data((3, 2), f)], tol="la", signed_zero=False)
     check("lstsq dtype mix", lambda x, y: torch.linalg.lstsq(x, y).solution, L.clt_linalg_lstsq,
           [data((4, 3), f), data((4, 2), torch.float64)])
     check("lstsq dims", lambda x, y: torch.linalg.lstsq(x, y).solution, L.clt_linalg_lstsq,
@@ -6719,6 +6717,44 @@ def linalg_lu():
                   signed_zero=False)
     check("tensorinv singular", lambda t: torch.linalg.tensorinv(t, ind=1),
           lambda p, o: L.clt_linalg_tensorinv(p, 1, o), [torch.zeros(4, 2, 2)])
+    # lstsq: wide and rank-deficient A, the drivers' outputs
+    proto("clt_linalg_lstsq_ex", [P, P, C.POINTER(C.c_double), C.c_char_p, PP, PP, PP, PP])
+    TOL["lsq"] = ((1e-4, 1e-4), (1e-10, 1e-10))
+
+    def _deficient(sh, r, dt):
+        """[..., m, n] of rank r: a product of [m, r] and [r, n]."""
+        x = torch.randn(sh[:-1] + (r,), generator=G, dtype=torch.float64)
+        y = torch.randn(sh[:-2] + (r, sh[-1]), generator=G, dtype=torch.float64)
+        return (x @ y).to(dt)
+
+    for dt in FLOATS:
+        for sa, sb, r in [((5, 3), (5, 2), 2), ((3, 5), (3, 2), 3), ((3, 5), (3, 2), 1),
+                          ((2, 6, 4), (2, 6, 3), 2), ((4, 4), (4, 1), 3), ((2, 3, 6), (2, 3), 3),
+                          ((4, 6), (4, 2), 0), ((6, 2), (6, 1), 2)]:
+            a = _deficient(sa, r, dt)
+            b = data(sb, dt)
+            for drv in (None, b"gelsy", b"gelsd", b"gelss", b"gels"):
+                if drv == b"gels" and r < min(sa[-2:]):
+                    continue  # torch's gels: garbage for a rank-deficient A
+                name = drv.decode() if drv else "default"
+                for k, what in enumerate(("solution", "residuals", "rank", "singular_values")):
+                    check("lstsq_ex %s %s %s %s rank %d %s" % (what, name, dn(dt), list(sa), r,
+                                                               list(sb)),
+                          lambda x, y, k=k, drv=drv: torch.linalg.lstsq(
+                              x, y, driver=drv.decode() if drv else None)[k],
+                          _nth(lambda p, q, *o, drv=drv: L.clt_linalg_lstsq_ex(p, q, None, drv,
+                                                                               *o), 4, k),
+                          [a, b], tol="exact" if k == 2 else "lsq", signed_zero=False)
+        rc = C.c_double(0.1)
+        a = torch.tensor([[1.0, 0], [0, 0.05], [0, 0]], dtype=dt)
+        for k in (0, 2):
+            check("lstsq_ex rcond 0.1 %s %d" % (dn(dt), k),
+                  lambda x, y, k=k: torch.linalg.lstsq(x, y, rcond=0.1)[k],
+                  _nth(lambda p, q, *o: L.clt_linalg_lstsq_ex(p, q, C.byref(rc), None, *o), 4, k),
+                  [a, torch.ones(3, 1, dtype=dt)], tol="exact" if k == 2 else "lsq")
+    check("lstsq_ex bad driver", lambda x, y: torch.linalg.lstsq(x, y, driver="x")[0],
+          _nth(lambda p, q, *o: L.clt_linalg_lstsq_ex(p, q, None, b"x", *o), 4, 0),
+          [data((3, 2), f), data((3, 1), f)])
     # cond through the inverse
     proto("clt_linalg_cond_ord", [P, C.c_char_p, PP])
     proto("clt_linalg_cond", [P, C.c_double, PP])

@@ -54,6 +54,7 @@ typedef struct outs {
     clt_hook *hook;
     clt_ddp *ddp;
     int64_t *ids;
+    clt_tensor *t4;
 } outs;
 
 enum {
@@ -63,7 +64,7 @@ enum {
     NEVER_FAILS = 1 << 14, /* fails only when memory runs out: not called */
     REPORT = 1 << 15, /* the documented exception: the string is handed out on failure too */
     ARR = 1 << 16, PG = 1 << 17, T3 = 1 << 18,
-    HOOK = 1 << 19, DDP = 1 << 20, IDS = 1 << 21
+    HOOK = 1 << 19, DDP = 1 << 20, IDS = 1 << 21, T4 = 1 << 22
 };
 
 static const int64_t sh23[2] = {2, 3}, sh5[1] = {5}, sh53[2] = {5, 3}, k22[2] = {2, 2};
@@ -742,7 +743,9 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_linalg_matrix_exp, T, clt_linalg_matrix_exp(f->f, &o->t))                          \
     X(clt_linalg_tensorinv, T, clt_linalg_tensorinv(f->f, 1, &o->t))                         \
     X(clt_linalg_tensorsolve, T, clt_linalg_tensorsolve(f->f, f->f, dim7, 1, &o->t))         \
-    X(clt_linalg_cond_ord, T, clt_linalg_cond_ord(f->f, "fro", &o->t))
+    X(clt_linalg_cond_ord, T, clt_linalg_cond_ord(f->f, "fro", &o->t))                       \
+    X(clt_linalg_lstsq_ex, T | T2 | T3 | T4,                                                 \
+      clt_linalg_lstsq_ex(f->f, f->f2, NULL, NULL, &o->t, &o->t2, &o->t3, &o->t4))
 
 static int small_int[1];
 
@@ -796,6 +799,7 @@ static char sentinel_byte;
 static void fill_sentinels(outs *o)
 {
     o->t = o->t2 = o->t3 = SENTINEL;
+    o->t4 = SENTINEL;
     o->list = SENTINEL;
     o->m = SENTINEL;
     o->opt = SENTINEL;
@@ -838,7 +842,8 @@ static void check_slots(const row *r, outs *o, const char *pass)
                  {PG, o->pg, "process group"},
                  {HOOK, o->hook, "hook"},
                  {DDP, o->ddp, "ddp"},
-                 {IDS, o->ids, "index array"}};
+                 {IDS, o->ids, "index array"},
+                 {T4, o->t4, "fourth out"}};
     for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
         const void *want = (r->slots & slots[i].bit) ? NULL : SENTINEL;
         cr_expect_eq(slots[i].p, want, "%s (%s): %s is %p after the failure, want %p", r->name,

@@ -359,23 +359,44 @@ CLT_API clt_status clt_linalg_cond_ord(const clt_tensor *a, const char *ord, clt
 CLT_API clt_status clt_linalg_qr(const clt_tensor *a, const char *mode, clt_tensor **q,
                                  clt_tensor **r);
 
-/* torch.linalg.lstsq(A, B).solution for full-rank A with m >= n: X
- * minimising |A X - B|, computed as R^-1 Q^T B from clt_linalg_qr's
- * reduced factors (torch's default CPU driver, gelsy, agrees on such
- * inputs).  Only the solution is returned: of torch's other fields
- * residuals and singular_values are empty for gelsy, and rank is n for a
- * full-rank A.  B is [..., m, k], or [..., m] (a batch of vectors) when it
- * has one dim fewer than A (torch's rule, X then [..., n]); the batch dims
- * broadcast.  One dtype (CLT_ERR_DTYPE_MISMATCH), one device; B's m not
- * A's: CLT_ERR_SHAPE_MISMATCH; B with more dims than A or two fewer, and
- * m < n: CLT_ERR_INVALID_ARGUMENT; an exactly singular R (rank-deficient
- * A): CLT_ERR_INVALID_ARGUMENT from the solve (torch's gelsy returns a
- * minimum-norm solution instead).  Reads the solve's reports back (waits).
- * Gradients through the recorded composition (qr, transpose, matmul,
- * solve, and a squeeze for a vector B), so grad_fn is the last of those
- * (torch: LinalgLstsqBackward0). */
+/* torch.linalg.lstsq(A, B).solution: X minimising |A X - B| of least norm
+ * (any m and n, rank-deficient A included), computed as pinv(A) B with
+ * clt_linalg_pinv's SVD, singular values up to rcond * S_max counted as 0
+ * (torch's default rcond, eps of the dtype times max(m, n)).  torch's CPU
+ * default driver gelsy finds the rank by QR with column pivoting and an
+ * incremental condition estimate instead: the solutions agree where the
+ * rank is clear (a gap in the singular values around rcond * S_max); a
+ * matrix whose rank sits on the threshold may be ranked otherwise.  B is
+ * [..., m, k], or [..., m] (a batch of vectors) when it has one dim fewer
+ * than A (X then [..., n]); the batch dims broadcast.  One dtype
+ * (CLT_ERR_DTYPE_MISMATCH), one device; B's m not A's:
+ * CLT_ERR_SHAPE_MISMATCH; B with more dims than A or two fewer:
+ * CLT_ERR_INVALID_ARGUMENT; inf or NaN in A: the SVD's refusal (reads a
+ * flag back: waits).  Gradients through the recorded pinv and product:
+ * torch's linalg_lstsq_backward, which is pinv's (grad_fn MmBackward0, or
+ * the squeeze's for a vector B; torch: LinalgLstsqBackward0). */
 CLT_API clt_status clt_linalg_lstsq(const clt_tensor *a, const clt_tensor *b,
                                     clt_tensor **solution);
+
+/* torch.linalg.lstsq(A, B, rcond=, driver=) with its four outputs, the
+ * solution as clt_linalg_lstsq's for every driver, rcond NULL for torch's
+ * None (a negative rcond: machine precision, as LAPACK's), driver NULL
+ * for torch's CPU default "gelsy", or "gelsd", "gelss", "gels" (another:
+ * CLT_ERR_INVALID_ARGUMENT, "parameter `driver` should be one of (gels,
+ * gelsy, gelsd, gelss)").  As torch hands them out per driver:
+ * *rank int64 [...] (the singular values above rcond * S_max; "gels":
+ * empty [0]); *singular_values [..., min(m, n)] for "gelsd" and "gelss",
+ * empty [0] otherwise (no gradient); *residuals, the squared residual
+ * norms of the columns of B ([..., k], or [...] for a vector B), when m >
+ * n and, for "gelsd" and "gelss", every matrix has rank n (read back:
+ * waits), empty [0] otherwise and always for "gelsy"; they carry
+ * gradients through their recorded composition.  "gels" (torch: QR,
+ * full-rank A only, garbage otherwise) gives the minimum-norm solution
+ * too.  Four new tensors. */
+CLT_API clt_status clt_linalg_lstsq_ex(const clt_tensor *a, const clt_tensor *b,
+                                       const double *rcond, const char *driver,
+                                       clt_tensor **solution, clt_tensor **residuals,
+                                       clt_tensor **rank, clt_tensor **singular_values);
 
 /* torch.linalg.vector_norm(x, ord, dims, keepdim): clt_vector_norm_dim's
  * norm (reduce.h: its ords, dtypes, errors and gradient) over the ndims

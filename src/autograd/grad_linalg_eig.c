@@ -486,7 +486,12 @@ static clt_status opening(const char *fn, const clt_tensor *a, bool square, clt_
 clt_status clt_linalg_pinv(const clt_tensor *a, const double *atol, const double *rtol,
                            int hermitian, clt_tensor **out)
 {
-    static const char fn[] = "clt_linalg_pinv";
+    return clt__linalg_pinv_rec("clt_linalg_pinv", a, atol, rtol, hermitian != 0, out);
+}
+
+clt_status clt__linalg_pinv_rec(const char *fn, const clt_tensor *a, const double *atol,
+                                const double *rtol, bool hermitian, clt_tensor **out)
+{
     clt_status st = opening(fn, a, hermitian != 0, out);
     if (st != CLT_OK)
         return st;
@@ -526,7 +531,13 @@ done:
 clt_status clt_linalg_matrix_rank(const clt_tensor *a, const double *atol, const double *rtol,
                                   int hermitian, clt_tensor **out)
 {
-    static const char fn[] = "clt_linalg_matrix_rank";
+    return clt__linalg_matrix_rank_in("clt_linalg_matrix_rank", a, atol, rtol, hermitian != 0,
+                                      out);
+}
+
+clt_status clt__linalg_matrix_rank_in(const char *fn, const clt_tensor *a, const double *atol,
+                                      const double *rtol, bool hermitian, clt_tensor **out)
+{
     clt_status st = opening(fn, a, hermitian != 0, out);
     if (st != CLT_OK)
         return st;
