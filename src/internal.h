@@ -1779,6 +1779,9 @@ clt_status clt__linalg_first_failure(const char *fn, const clt_tensor *info, int
                                      int64_t *bad, int *value);
 /* "(Batch element 3): " for matrix b of a batched a, "" otherwise, in buf. */
 const char *clt__linalg_batch_prefix(char *buf, size_t n, const clt_tensor *a, int64_t b);
+/* The checks of A X = B: one device, A square matrices (clt__linalg_check)
+ * and B of A's dtype. */
+clt_status clt__linalg_check_system(const clt_tensor *a, const clt_tensor *b, const char *fn);
 /* A copy of t expanded to the batch shape bs (nb dims) and its own last
  * two sizes, contiguous from offset 0. */
 clt_status clt__linalg_expanded_copy(const char *fn, const clt_tensor *t, int nb,

@@ -5405,7 +5405,26 @@ static void op_linalg_lu(fz *f)
         }
         break;
     case 11:
-        CALL("clt_linalg_tensorinv", clt_linalg_tensorinv(a, (int64_t)pick(f, 5) - 1, op));
+        if (flags & 4) {
+            static const char *const drivers[] = {"gelsy", "gelsd", "gelss", "gels", "x", NULL};
+            double rc = rand_scalar(f);
+            clt_tensor *o4 = SENT;
+            CALL("clt_linalg_lstsq_ex",
+                 clt_linalg_lstsq_ex(a, b, chance(f, 30) ? &rc : NULL, drivers[pick(f, 6)], op,
+                                     &out2, &out3, &o4));
+            several = two_outcome(f, st, op, out, &out2, out2) ? 1 : -1;
+            if (several < 0 && (out3 || o4))
+                die(f, "failed with %s but left an output", clt_status_name(st));
+            if (several > 0) {
+                outcome(f, st, out3);
+                outcome(f, st, o4);
+                store(f, out2);
+                store(f, out3);
+                store(f, o4);
+            }
+        } else {
+            CALL("clt_linalg_tensorinv", clt_linalg_tensorinv(a, (int64_t)pick(f, 5) - 1, op));
+        }
         break;
     default: {
         int dims[2] = {rand_dim(f, nd), rand_dim(f, nd)};

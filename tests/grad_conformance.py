@@ -2364,6 +2364,9 @@ case("linalg.tensorsolve", lambda x, y: torch.linalg.tensorsolve(x, y, dims=(0,)
      [_wc((6, 6)).reshape(6, 2, 3), rng.standard_normal((2, 3))])
 compare_names(lu_first)
 proto("clt_linalg_cond_ord", [P, C.c_char_p, PP])
+case("linalg.lstsq wide", lambda x, y: torch.linalg.lstsq(x, y).solution,
+     lambda x, y: call("clt_linalg_lstsq", x, y),
+     [rng.standard_normal((2, 3, 5)), rng.standard_normal((2, 3, 2))])
 # torch 1.13's own backward of these fails (its masked_fill_ on the inverse
 # that linalg_inv_ex saved): the gradient of its formula, norm(A) norm(inv(A))
 for o_ in ("fro", "nuc", "1", "-1", "inf", "-inf"):

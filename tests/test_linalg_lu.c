@@ -587,6 +587,118 @@ Test(linalg_lu, cond_against_host)
     free(a);
 }
 
+/* ---- lstsq of rank-deficient and wide A ------------------------------------------ */
+
+/* A = Y Z of rank 2 ([6, 2] by [2, 4]): the minimum-norm X satisfies the
+ * normal equations A^T (A X - B) = 0 and lies in the row space of A, that
+ * of Z (X = Z^T (Z Z^T)^-1 Z X); a wide [3, 5] A of full rank solves A X =
+ * B exactly, in A's row space too.  The drivers' other outputs. */
+Test(linalg_lu, lstsq_minimum_norm)
+{
+    clt_device *dev = get_device("cpu");
+    const int m = 6, n = 4, k = 2;
+    double *y = randoms(m * 2, 17), *z = randoms(2 * n, 18), *b = randoms(m * k, 19);
+    double *w = randoms(15, 20);
+    double a[24], r[24], ztz[16], p[16];
+    host_mm(y, z, a, m, 2, n);
+    /* P = Z^T (Z Z^T)^-1 Z, the projection on the row space */
+    double zzt[4], zi[8];
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            zzt[i * 2 + j] = 0;
+            for (int l = 0; l < n; l++)
+                zzt[i * 2 + j] += z[i * n + l] * z[j * n + l];
+        }
+    memcpy(zi, z, sizeof zi);
+    host_solve_square(zzt, 2, zi, n);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            ztz[i * n + j] = z[i] * zi[j] + z[n + i] * zi[n + j];
+    memcpy(p, ztz, sizeof p);
+    for (int d = 0; d < 2; d++) {
+        clt_dtype dt = dtypes[d];
+        double tol = dt == CLT_FLOAT32 ? 2e-4 : 1e-10;
+        clt_tensor *ta = tensor_of(dev, dt, 2, (int64_t[]){m, n}, a);
+        clt_tensor *tb = tensor_of(dev, dt, 2, (int64_t[]){m, k}, b);
+        clt_tensor *x = NULL, *res = NULL, *rank = NULL, *sv = NULL;
+        CHECK(clt_linalg_lstsq_ex(ta, tb, NULL, "gelsd", &x, &res, &rank, &sv));
+        assert_shape(x, 2, (int64_t[]){n, k});
+        assert_shape(res, 1, (int64_t[]){0}); /* rank 2 < n: none */
+        assert_shape(rank, 0, NULL);
+        assert_shape(sv, 1, (int64_t[]){n});
+        cr_assert_eq(clt_tensor_dtype(rank), CLT_INT64);
+        double *gx = read_as_f64(x), *gr = read_as_f64(rank), *gs = read_as_f64(sv), px[8];
+        cr_assert_eq(gr[0], 2, "rank %g, want 2", gr[0]);
+        cr_assert(gs[2] < 1e-5 * gs[0] && gs[1] > 1e-2 * gs[0], "singular values %g %g %g",
+                  gs[0], gs[1], gs[2]);
+        host_mm(a, gx, r, m, n, k);
+        for (int i = 0; i < m * k; i++)
+            r[i] -= b[i];
+        for (int i = 0; i < n; i++) /* A^T (A X - B) */
+            for (int j = 0; j < k; j++) {
+                double s = 0;
+                for (int l = 0; l < m; l++)
+                    s += a[l * n + i] * r[l * k + j];
+                cr_assert(fabs(s) <= tol * 10, "%s normal equations (%d, %d): %g",
+                          clt_dtype_name(dt), i, j, s);
+            }
+        host_mm(p, gx, px, n, n, k);
+        near(px, gx, (size_t)(n * k), tol, "X in the row space");
+        free(gx);
+        free(gr);
+        free(gs);
+        clt_tensor *ts[] = {ta, tb, x, res, rank, sv};
+        for (size_t i = 0; i < sizeof ts / sizeof *ts; i++)
+            clt_tensor_free(ts[i]);
+        /* wide, full rank: A X = B exactly */
+        ta = tensor_of(dev, dt, 2, (int64_t[]){3, 5}, w);
+        tb = tensor_of(dev, dt, 2, (int64_t[]){3, 1}, b);
+        CHECK(clt_linalg_lstsq(ta, tb, &x));
+        gx = read_as_f64(x);
+        double *av = read_as_f64(ta), ax[3];
+        host_mm(av, gx, ax, 3, 5, 1);
+        near(ax, b, 3, tol, "wide A X = B");
+        free(gx);
+        free(av);
+        clt_tensor_free(x);
+        clt_tensor_free(ta);
+        clt_tensor_free(tb);
+    }
+    /* a full-rank tall A with gelsd: the squared residuals */
+    clt_tensor *ta = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){m, 2}, y);
+    clt_tensor *tb = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){m, k}, b);
+    clt_tensor *x = NULL, *res = NULL, *rank = NULL, *sv = NULL;
+    CHECK(clt_linalg_lstsq_ex(ta, tb, NULL, "gelsd", &x, &res, &rank, &sv));
+    assert_shape(res, 1, (int64_t[]){k});
+    double *gx = read_as_f64(x), *ge = read_as_f64(res);
+    host_mm(y, gx, r, m, 2, k);
+    for (int j = 0; j < k; j++) {
+        double e = 0;
+        for (int i = 0; i < m; i++)
+            e += (r[i * k + j] - b[i * k + j]) * (r[i * k + j] - b[i * k + j]);
+        cr_assert(fabs(ge[j] - e) <= 1e-10 * (1 + e), "residual %d: %g, want %g", j, ge[j], e);
+    }
+    free(gx);
+    free(ge);
+    clt_tensor *ts[] = {ta, tb, x, res, rank, sv};
+    for (size_t i = 0; i < sizeof ts / sizeof *ts; i++)
+        clt_tensor_free(ts[i]);
+    x = (clt_tensor *)1;
+    ta = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){3, 5}, w);
+    tb = tensor_of(dev, CLT_FLOAT64, 2, (int64_t[]){3, 1}, b);
+    assert_error(clt_linalg_lstsq_ex(ta, tb, NULL, "gelsx", &x, &res, &rank, &sv),
+                 CLT_ERR_INVALID_ARGUMENT, "should be one of (gels, gelsy, gelsd, gelss)");
+    names_only("clt_linalg_lstsq_ex");
+    cr_assert_null(x);
+    cr_assert_null(res);
+    clt_tensor_free(ta);
+    clt_tensor_free(tb);
+    free(y);
+    free(z);
+    free(b);
+    free(w);
+}
+
 /* ---- gradients ----------------------------------------------------------------- */
 
 static clt_status f_solve_tri(clt_tensor *const *in, clt_tensor **out, const void *ctx)

@@ -272,12 +272,13 @@ static clt_status lstsq(const char *fn, const clt_tensor *a, const clt_tensor *b
     st = clt_scope_begin();
     if (st != CLT_OK)
         return st;
-    clt_tensor *bm, *pinv, *x, *r = NULL, *s = NULL, *ax, *dd, *sq, *e = NULL, *keep[4] = {NULL};
+    clt_tensor *bu, *pinv, *x, *r = NULL, *s = NULL, *ax, *dd, *sq, *e = NULL, *keep[4] = {NULL};
+    const clt_tensor *bm = b; /* borrowed: the scope owns what is made here */
     int nk = 0;
-    if (vec)
-        CLT__TRY(clt__unsqueeze_rec(fn, b, -1, &bm));
-    else
-        bm = share(b);
+    if (vec) {
+        CLT__TRY(clt__unsqueeze_rec(fn, b, -1, &bu));
+        bm = bu;
+    }
     CLT__TRY(clt__linalg_pinv_rec(fn, a, NULL, &rt, false, &pinv));
     CLT__TRY(clt__matmul_rec(fn, pinv, bm, &x));
     if (vec)

@@ -210,6 +210,19 @@ done:
     return st == CLT_OK ? clt__ok() : st;
 }
 
+clt_status clt__linalg_check_system(const clt_tensor *a, const clt_tensor *b, const char *fn)
+{
+    clt_status st = clt__same_device(a, b, fn);
+    if (st == CLT_OK)
+        st = clt__linalg_check(a, "A", true, fn);
+    if (st == CLT_OK && b->dtype != a->dtype)
+        st = clt__error(CLT_ERR_DTYPE_MISMATCH,
+                        "%s: Expected A and B to have the same dtype, but found A of type %s "
+                        "and B of type %s instead",
+                        fn, clt_dtype_name(a->dtype), clt_dtype_name(b->dtype));
+    return st;
+}
+
 bool clt__linalg_vector_rhs(const clt_tensor *a, const clt_tensor *b)
 {
     if (b->ndim == 1)
@@ -250,16 +263,9 @@ clt_status clt__linalg_solve_ex(const clt_tensor *a, const clt_tensor *b, clt_te
     *out = NULL;
     if (ex_info)
         *ex_info = NULL;
-    clt_status st = clt__same_device(a, b, fn);
-    if (st == CLT_OK)
-        st = clt__linalg_check(a, "A", true, fn);
+    clt_status st = clt__linalg_check_system(a, b, fn);
     if (st != CLT_OK)
         return st;
-    if (b->dtype != a->dtype)
-        return clt__error(CLT_ERR_DTYPE_MISMATCH,
-                          "%s: Expected A and B to have the same dtype, but found A of type %s "
-                          "and B of type %s instead",
-                          fn, clt_dtype_name(a->dtype), clt_dtype_name(b->dtype));
     bool vec = clt__linalg_vector_rhs(a, b);
     if (!vec && b->ndim < 2)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,

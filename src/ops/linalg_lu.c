@@ -102,16 +102,9 @@ clt_status clt__linalg_solve_triangular(const clt_tensor *a, const clt_tensor *b
                                         bool left, bool unit, clt_tensor **out, const char *fn)
 {
     *out = NULL;
-    clt_status st = clt__same_device(a, b, fn);
-    if (st == CLT_OK)
-        st = clt__linalg_check(a, "A", true, fn);
+    clt_status st = clt__linalg_check_system(a, b, fn);
     if (st != CLT_OK)
         return st;
-    if (b->dtype != a->dtype)
-        return clt__error(CLT_ERR_DTYPE_MISMATCH,
-                          "%s: Expected A and B to have the same dtype, but found A of type %s "
-                          "and B of type %s instead",
-                          fn, clt_dtype_name(a->dtype), clt_dtype_name(b->dtype));
     if (b->ndim < 2)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: The input tensor B must have at least 2 dimensions.", fn);
