@@ -624,7 +624,8 @@ typedef enum op_kind {
     OP_SOLVE,
     OP_TOPK100,
     OP_TOPK1000,
-    OP_QR
+    OP_QR,
+    OP_SOLVE_TRI
 } op_kind;
 
 /* clt_sort's or clt_topk's values, their indices released. */
@@ -650,6 +651,7 @@ static clt_status run_op(op_kind op, clt_tensor *a, const clt_tensor *b, clt_ten
     case OP_LOGSUMEXP: return clt_logsumexp(a, -1, 0, out);
     case OP_INV: return clt_linalg_inv(a, out);
     case OP_SOLVE: return clt_linalg_solve(a, b, out);
+    case OP_SOLVE_TRI: return clt_linalg_solve_triangular(a, b, 1, 1, 0, out);
     case OP_QR: { /* R handed out, Q computed and released */
         clt_tensor *q = NULL;
         clt_status st = clt_linalg_qr(a, "reduced", &q, out);
@@ -2403,6 +2405,82 @@ done:
     free(tau);
 }
 
+/* ---- torch.linalg.solve_triangular against plain C back substitution ---------- */
+
+typedef struct tri_ctx {
+    const float *a, *b; /* batch n x n upper triangles; batch n x k right-hand sides */
+    float *x;
+    size_t batch, n, k;
+} tri_ctx;
+
+/* trtrs as a textbook loop (float, row-major), the matrices split over the
+ * threads. */
+static void tri_part(void *p, int tid)
+{
+    tri_ctx *v = p;
+    size_t lo, hi, n = v->n, k = v->k;
+    span(v->batch, tid, &lo, &hi);
+    for (size_t m = lo; m < hi; m++) {
+        const float *a = v->a + m * n * n;
+        float *x = v->x + m * n * k;
+        memcpy(x, v->b + m * n * k, n * k * sizeof *x);
+        for (size_t i = n; i-- > 0;) {
+            for (size_t r = i + 1; r < n; r++)
+                for (size_t j = 0; j < k; j++)
+                    x[i * k + j] -= a[i * n + r] * x[r * k + j];
+            for (size_t j = 0; j < k; j++)
+                x[i * k + j] /= a[i * n + i];
+        }
+    }
+}
+
+/* clt_linalg_solve_triangular (upper, left) of batch n x n float32
+ * triangles with n x k right-hand sides: n^2 k flop each. */
+static void case_solve_tri(bench *b, size_t batch, size_t n, size_t k, const char *name)
+{
+    size_t na = batch * n * n, nx = batch * n * k;
+    int64_t sa[3] = {(int64_t)batch, (int64_t)n, (int64_t)n},
+            sb[3] = {(int64_t)batch, (int64_t)n, (int64_t)k};
+    float *ha = malloc(na * sizeof(float)), *hb = malloc(nx * sizeof(float));
+    float *hx = malloc(nx * sizeof(float)), *hd = malloc(nx * sizeof(float));
+    clt_tensor *ta = NULL, *tb = NULL, *out = NULL;
+    if (!ha || !hb || !hx || !hd) {
+        fail(b, name, "out of host memory");
+        goto done;
+    }
+    /* a diagonal of 2 over entries in [-1, 1) / n: well conditioned */
+    fill_random(ha, na);
+    fill_random(hb, nx);
+    for (size_t i = 0; i < na; i++)
+        ha[i] = (i / n) % n == i % n ? 2.0f : ha[i] / (float)n;
+    if (!(ta = from_host(b, ha, 3, sa)) || !(tb = from_host(b, hb, 3, sb)) ||
+        run_op(OP_SOLVE_TRI, ta, tb, &out) != CLT_OK) {
+        fail(b, name, "clt_linalg_solve_triangular");
+        goto done;
+    }
+    if (read_back(b, name, out, hd, nx) != 0)
+        goto done;
+    tri_ctx v = {.a = ha, .b = hb, .x = hx, .batch = batch, .n = n, .k = k};
+    double t_loop, t_op;
+    if (time_both(b, name, tri_part, &v, OP_SOLVE_TRI, ta, tb, b->quick ? 3 : 7, 1, &t_loop,
+                  &t_op) != 0)
+        goto done;
+    double err = max_abs_diff(hx, hd, nx);
+    if (!(err <= 1e-6 * (double)n + 1e-5))
+        wrong(b, name, "clt_linalg_solve_triangular", err);
+    double flop = (double)n * n * k * batch;
+    report(b, name, flop / t_op / 1e9, "GFLOP/s", "c_trsm_2t", flop / t_loop / 1e9,
+           t_loop / t_op, "");
+done:
+    clt_tensor_free(out);
+    clt_tensor_free(ta);
+    clt_tensor_free(tb);
+    free(ha);
+    free(hb);
+    free(hx);
+    free(hd);
+}
+
 /* Largest error over a sample of entries of C = A B, against a double
  * reference; entries of A and B lie in [-1, 1). */
 static double matmul_error(const float *a, const float *bm, const double *c, size_t n)
@@ -3190,7 +3268,8 @@ int cltensor_bench(int argc, char **argv)
                                         "sdpa_sweep", "linalg_eigvalsh_64x32x32",
                                         "linalg_qr_256x32x32", "embedding_bag_4096x32",
                                         "grad_scaler_step_64x16384",
-                                        "grid_sample_fwd_bwd_8x16x32x32"};
+                                        "grid_sample_fwd_bwd_8x16x32x32",
+                                        "linalg_solve_triangular_256x64x16"};
     for (int i = 0; i < b.nfilters; i++) {
         size_t k = 0, len = strlen(b.filters[i]);
         while (k < sizeof names / sizeof names[0] && strncmp(names[k], b.filters[i], len) != 0)
@@ -3323,6 +3402,8 @@ int cltensor_bench(int argc, char **argv)
         case_eigh(&b, 64, 32, "linalg_eigvalsh_64x32x32");
     if (selected(&b, "linalg_qr_256x32x32"))
         case_qr(&b, 256, 32, "linalg_qr_256x32x32");
+    if (selected(&b, "linalg_solve_triangular_256x64x16"))
+        case_solve_tri(&b, 256, 64, 16, "linalg_solve_triangular_256x64x16");
     if (selected(&b, "conv2d_64x1x8x8"))
         case_conv2d(&b, "conv2d_64x1x8x8");
     bench_train(&b);

@@ -1,9 +1,10 @@
 /* linalg.cl: the factorisations of torch.linalg for batches of square
  * matrices, T float32 or float64, each matrix [n, n] row-major and
  * contiguous in a batch of them, factored in place:
- *   lu_factor    LU with partial pivoting (LAPACK's getrf): a work-group
- *                per matrix, its rows spread over the work-items, in local
- *                memory when the caller gives room for it;
+ *   lu_factor    LU with partial pivoting (LAPACK's getrf) of [m, n]
+ *                matrices: a work-group per matrix, its rows spread over
+ *                the work-items, in local memory when the caller gives
+ *                room for it;
  *   lu_subst     the substitutions X = A^-1 B from the factors (getrs), or
  *                X = L^-T B from a Cholesky factor: a work-item per column
  *                of B;
@@ -12,7 +13,11 @@
  *   chol_factor  Cholesky A = L L^T from the lower triangle (potrf): a
  *                work-group per matrix, as lu_factor;
  *   chol_phi     the symmetric middle of Cholesky's backward, an element
- *                per work-item.
+ *                per work-item;
+ *   tri_solve    X = A^-1 B for triangular A (trtrs): a work-item per
+ *                column of B;
+ *   lu_perm      the permutation matrix P of A = P L U from the pivots: a
+ *                work-item per matrix.
  * Work-items find their matrix with get_global_id (a launch split in parts
  * keeps global ids).  info[b] reports a failure the host reads at the end
  * of the call: for lu_factor the first zero pivot k + 1 (the elimination
@@ -25,15 +30,16 @@
  * step before wrote. */
 #define LA_SYNC() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
 
-/* The elimination of LU on M (local or global), n x n, with the pivot rows
- * in piv[k] and the first zero pivot in *info; lid of lsz work-items, each
- * taking the rows lid + 1 + k, lid + 1 + k + lsz, ... below pivot k. */
+/* The elimination of LU on M (local or global), m x n row-major, min(m,
+ * n) steps, with the pivot rows in piv[k] and the first zero pivot in
+ * *info; lid of lsz work-items, each taking the rows lid + 1 + k, lid + 1
+ * + k + lsz, ... below pivot k. */
 #define LU_STEPS(M)                                                          \
-    for (ulong k = 0; k < n; k++) {                                          \
+    for (ulong k = 0; k < (m < n ? m : n); k++) {                            \
         if (lid == 0) {                                                      \
             ulong p = k;                                                     \
             TC best = fabs(M[k * n + k]);                                    \
-            for (ulong i = k + 1; i < n; i++) {                              \
+            for (ulong i = k + 1; i < m; i++) {                              \
                 TC v = fabs(M[i * n + k]);                                   \
                 if (v > best) {                                              \
                     best = v;                                                \
@@ -56,7 +62,7 @@
         LA_SYNC();                                                           \
         TC d = M[k * n + k];                                                 \
         if (d != 0)                                                          \
-            for (ulong i = k + 1 + lid; i < n; i += lsz) {                   \
+            for (ulong i = k + 1 + lid; i < m; i += lsz) {                   \
                 TC l = M[i * n + k] / d;                                     \
                 M[i * n + k] = l;                                            \
                 for (ulong j = k + 1; j < n; j++)                            \
@@ -65,27 +71,27 @@
         LA_SYNC();                                                           \
     }
 
-/* a: [batch, n, n], factored in place into L (unit, below the diagonal)
- * and U; piv: [batch, n] (0-based rows swapped with row k at step k);
- * info: [batch].  lm holds n * n elements when in_local; prow one int
+/* a: [batch, m, n], factored in place into L (unit, below the diagonal)
+ * and U; piv: [batch, min(m, n)] (0-based rows swapped with row k at step
+ * k); info: [batch].  lm holds m * n elements when in_local; prow one int
  * (the pivot row, for every work-item; a local argument because a kernel
  * left out by CLT_SELECT becomes a plain function, where __local variables
  * cannot be declared). */
-CLT_KERNEL(lu_factor)(__global T *a, __global int *piv, __global int *info, ulong n,
+CLT_KERNEL(lu_factor)(__global T *a, __global int *piv, __global int *info, ulong m, ulong n,
                       __local TC *lm, int in_local, __local int *prow)
 {
     size_t lsz = get_local_size(0), lid = get_local_id(0);
     size_t b = get_global_id(0) / lsz;
-    __global T *g = a + b * n * n;
-    __global int *pv = piv + b * n, *inf = info + b;
+    __global T *g = a + b * m * n;
+    __global int *pv = piv + b * (m < n ? m : n), *inf = info + b;
     if (lid == 0)
         *inf = 0;
     if (in_local) {
-        for (ulong e = lid; e < n * n; e += lsz)
+        for (ulong e = lid; e < m * n; e += lsz)
             lm[e] = g[e];
         LA_SYNC();
         LU_STEPS(lm)
-        for (ulong e = lid; e < n * n; e += lsz)
+        for (ulong e = lid; e < m * n; e += lsz)
             g[e] = lm[e];
     } else {
         LU_STEPS(g)
@@ -250,4 +256,56 @@ CLT_KERNEL(chol_phi)(__global T *out, __global const T *m, ulong m_off, ulong n,
     ulong b = e / (n * n), i = e / n % n, j = e % n;
     __global const T *mb = m + m_off + b * n * n;
     out[e] = (T)((TC)0.5 * (TC)(i >= j ? mb[i * n + j] : mb[j * n + i]));
+}
+
+/* b: [batch, n, k], solved in place with the triangle of a ([batch, n,
+ * n]) that upper names, a work-item per column j of each matrix (global
+ * ids [k rounded up, batch]); with unit the diagonal is taken as ones and
+ * not read. */
+CLT_KERNEL(tri_solve)(__global const T *a, __global T *b, ulong n, ulong k, int upper, int unit)
+{
+    size_t j = get_global_id(0), m = get_global_id(1);
+    if (j >= k)
+        return;
+    __global const T *f = a + m * n * n;
+    __global T *x = b + m * n * k + j;
+    if (upper)
+        for (ulong i = n; i-- > 0;) {
+            TC v = x[i * k] - SUBST_DOT(f + i * n, 1, x, i + 1, n);
+            x[i * k] = unit ? v : v / f[i * n + i];
+        }
+    else
+        for (ulong i = 0; i < n; i++) {
+            TC v = x[i * k] - SUBST_DOT(f + i * n, 1, x, 0, i);
+            x[i * k] = unit ? v : v / f[i * n + i];
+        }
+}
+
+/* p: [batch, m, m], P with A = P L U for 1-based pivots piv (LAPACK's
+ * and torch's: lu_factor's plus one; [batch, kp] from piv_off); perm: [batch, m] scratch, the row of A that
+ * row i of P^T A is.  A pivot outside [0, m) swaps nothing (the host
+ * checks the caller's pivots first; this keeps the reads in bounds). */
+CLT_KERNEL(lu_perm)(__global const int *piv, ulong piv_off, __global int *perm, __global T *p,
+                    ulong m, ulong kp, ulong batch)
+{
+    size_t b = get_global_id(0);
+    if (b >= batch)
+        return;
+    __global const int *pv = piv + piv_off + b * kp;
+    __global int *pr = perm + b * m;
+    __global T *pb = p + b * m * m;
+    for (ulong i = 0; i < m; i++)
+        pr[i] = (int)i;
+    for (ulong i = 0; i < kp && i < m; i++) {
+        int q = pv[i] - 1;
+        if (q < 0 || (ulong)q >= m)
+            continue;
+        int t = pr[i];
+        pr[i] = pr[q];
+        pr[q] = t;
+    }
+    for (ulong e = 0; e < m * m; e++)
+        pb[e] = 0;
+    for (ulong i = 0; i < m; i++)
+        pb[(ulong)pr[i] * m + i] = 1;
 }

@@ -1763,6 +1763,75 @@ clt_status clt__amax_rec(const clt_tensor *a, const int *dims, int ndims, int ke
 /* clt_linalg_solve recorded, naming fn (src/autograd/grad_linalg.c). */
 clt_status clt__linalg_solve_rec(const char *fn, const clt_tensor *a, const clt_tensor *b,
                                  clt_tensor **out);
+/* ---- LU, triangular solves and the _ex forms (src/ops/linalg.c,
+ * src/ops/linalg_lu.c) -------------------------------------------------- */
+/* inv, solve and cholesky that hand the factors' reports back in *ex_info
+ * (int32, the batch dims; 0 for a matrix that was factored) instead of
+ * refusing a matrix; ex_info NULL: clt__linalg_inv, _solve, _cholesky. */
+clt_status clt__linalg_inv_ex(const clt_tensor *a, clt_tensor **out, clt_tensor **ex_info,
+                              const char *fn);
+clt_status clt__linalg_solve_ex(const clt_tensor *a, const clt_tensor *b, clt_tensor **out,
+                                clt_tensor **ex_info, const char *fn);
+clt_status clt__linalg_cholesky_ex(const clt_tensor *a, bool upper, clt_tensor **out,
+                                   clt_tensor **ex_info, const char *fn);
+/* The LU factors of w's `batch` matrices ([batch, m, n], contiguous,
+ * offset 0) in place, with new pivots ([batch, min(m, n)], 0-based) and
+ * reports ([batch]: the first zero pivot, 1-based, or 0). */
+clt_status clt__linalg_lu(const char *fn, clt_tensor *w, int64_t batch, int64_t m, int64_t n,
+                          clt_tensor **piv, clt_tensor **info);
+/* Reads the `batch` reports of info (a synchronisation): *bad the first
+ * matrix with a non-zero one (-1 for none), *value its report. */
+clt_status clt__linalg_first_failure(const char *fn, const clt_tensor *info, int64_t batch,
+                                     int64_t *bad, int *value);
+/* "(Batch element 3): " for matrix b of a batched a, "" otherwise, in buf. */
+const char *clt__linalg_batch_prefix(char *buf, size_t n, const clt_tensor *a, int64_t b);
+/* The checks of A X = B: one device, A square matrices (clt__linalg_check)
+ * and B of A's dtype. */
+clt_status clt__linalg_check_system(const clt_tensor *a, const clt_tensor *b, const char *fn);
+/* A copy of t expanded to the batch shape bs (nb dims) and its own last
+ * two sizes, contiguous from offset 0. */
+clt_status clt__linalg_expanded_copy(const char *fn, const clt_tensor *t, int nb,
+                                     const int64_t *bs, clt_tensor **out);
+/* torch.linalg.lu_factor_ex of a ([..., m, n]): *lu (a's shape), *piv
+ * (int32 [..., min(m, n)], 1-based as torch's) and *info (int32 [...]),
+ * new. */
+clt_status clt__linalg_lu_factor(const clt_tensor *a, clt_tensor **lu, clt_tensor **piv,
+                                 clt_tensor **info, const char *fn);
+/* P ([..., m, m], dtype) with A = P L U from 1-based pivots piv ([...,
+ * k], int32, k <= m; a pivot outside [1, m] swaps nothing), new. */
+clt_status clt__linalg_lu_perm(const clt_tensor *piv, int64_t m, clt_dtype dtype,
+                               clt_tensor **out, const char *fn);
+/* torch.linalg.solve_triangular(a, b, upper=, left=, unitriangular=),
+ * the batch dims broadcast; a new tensor. */
+clt_status clt__linalg_solve_triangular(const clt_tensor *a, const clt_tensor *b, bool upper,
+                                        bool left, bool unit, clt_tensor **out, const char *fn);
+/* torch.linalg.matrix_exp(a) by scaling and squaring a Taylor polynomial
+ * (reads the largest 1-norm back: waits); a new tensor. */
+clt_status clt__linalg_matrix_exp(const clt_tensor *a, clt_tensor **out, const char *fn);
+/* clt_linalg_inv recorded, naming fn (src/autograd/grad_linalg.c). */
+clt_status clt__linalg_inv_rec(const char *fn, const clt_tensor *a, clt_tensor **out);
+/* clt_linalg_inv_ex recorded, naming fn (src/autograd/grad_linalg.c). */
+clt_status clt__linalg_inv_ex_rec(const char *fn, const clt_tensor *a, clt_tensor **inverse,
+                                  clt_tensor **info);
+/* clt_linalg_matrix_norm(a, ord) over the last two dims, recorded, naming
+ * fn (src/autograd/grad_linalg_qr.c). */
+clt_status clt__linalg_matrix_norm_rec(const char *fn, const clt_tensor *a, const char *ord,
+                                       clt_tensor **out);
+/* torch.linalg.cond(a, p) for p = +-2 (from the singular values) and +-1,
+ * +-inf (through the inverse), recorded, naming fn
+ * (src/autograd/grad_linalg_eig.c). */
+clt_status clt__linalg_cond_rec(const char *fn, const clt_tensor *a, double p, clt_tensor **out);
+/* torch.linalg.cond(a, ord) for ord "fro", "nuc", "1", "-1", "inf" or
+ * "-inf": norm(A) norm(inv(A)), inf for a singular matrix; recorded,
+ * naming fn (src/autograd/grad_linalg_lu.c). */
+clt_status clt__linalg_cond_inv(const char *fn, const clt_tensor *a, const char *ord,
+                                clt_tensor **out);
+/* clt_linalg_pinv recorded and clt_linalg_matrix_rank, naming fn
+ * (src/autograd/grad_linalg_eig.c). */
+clt_status clt__linalg_pinv_rec(const char *fn, const clt_tensor *a, const double *atol,
+                                const double *rtol, bool hermitian, clt_tensor **out);
+clt_status clt__linalg_matrix_rank_in(const char *fn, const clt_tensor *a, const double *atol,
+                                      const double *rtol, bool hermitian, clt_tensor **out);
 
 
 /* torch's pixel_shuffle (down false) or pixel_unshuffle (down true) by r,

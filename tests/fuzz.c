@@ -5315,6 +5315,134 @@ static void op_index_slices(fz *f)
     }
 }
 
+/* The LU, triangular and Cholesky solves, the _ex forms, matrix_exp and
+ * the tensor forms of linalg.h on small batches of (mostly) square
+ * matrices of random values, with pivots from lu_factor or random ones (in
+ * and out of range). */
+static void op_linalg_lu(fz *f)
+{
+    clt_device *dev = rand_dev(f);
+    clt_device *d = dev ? dev : f->dev[0];
+    clt_status st;
+    int64_t shape[6], bs[6];
+    int bnd = (int)pick(f, 3), nd = bnd + 2;
+    for (int i = 0; i < bnd; i++)
+        shape[i] = chance(f, 8) ? 0 : 1 + (int64_t)pick(f, 3);
+    int64_t n = (int64_t)pick(f, 5);
+    shape[bnd] = n;
+    shape[bnd + 1] = chance(f, 85) ? n : (int64_t)pick(f, 5);
+    memcpy(bs, shape, sizeof bs);
+    bs[bnd + 1] = (int64_t)pick(f, 4);
+    clt_tensor *a = new3_operand(f, chance(f, 95) ? d : dev, new3_dtype(f), nd, shape);
+    clt_tensor *b = new3_operand(f, chance(f, 95) ? d : rand_dev(f), new3_dtype(f),
+                                 chance(f, 90) ? nd : nd - 1, bs);
+    clt_tensor *out = SENT, *out2 = SENT, *out3 = SENT, **op = OUTP(f, &out);
+    int flags = (int)pick(f, 8), several = 0; /* several: out checked, kept on success */
+    switch (pick(f, 13)) {
+    case 0:
+        CALL("clt_linalg_solve_triangular",
+             clt_linalg_solve_triangular(a, b, flags & 1, flags & 2, flags & 4, op));
+        break;
+    case 1:
+        CALL("clt_linalg_lu_factor", clt_linalg_lu_factor(a, op, &out2));
+        if ((several = two_outcome(f, st, op, out, &out2, out2)))
+            store(f, out2);
+        several = several ? 1 : -1;
+        break;
+    case 2:
+    case 3:
+    case 4: {
+        int which = (int)pick(f, 3);
+        if (which == 0)
+            CALL("clt_linalg_lu_factor_ex", clt_linalg_lu_factor_ex(a, op, &out2, &out3));
+        else
+            CALL("clt_linalg_lu", clt_linalg_lu(a, op, &out2, &out3));
+        if (!two_outcome(f, st, op, out, &out2, out2)) {
+            if (out3)
+                die(f, "failed with %s but left the third output", clt_status_name(st));
+            several = -1;
+            break;
+        }
+        several = 1;
+        outcome(f, st, out3);
+        if (which == 2) { /* lu_solve with the factors, or with random pivots */
+            clt_tensor *piv = chance(f, 70) ? clt_tensor_retain(out2)
+                                            : new3_operand(f, d, CLT_INT32, nd - 1, shape);
+            clt_tensor *x = SENT, **xp = OUTP(f, &x);
+            CALL("clt_linalg_lu_solve",
+                 clt_linalg_lu_solve(out, piv, b, flags & 1, flags & 2, xp));
+            if (result(f, st, xp, x))
+                keep_result(f, x, -1, NULL, CLT_DTYPE_COUNT, NULL);
+            tfree(f, piv, 0);
+        }
+        store(f, out2);
+        store(f, out3);
+        break;
+    }
+    case 5:
+    case 6:
+    case 7:
+        if (flags & 1)
+            CALL("clt_linalg_cholesky_ex", clt_linalg_cholesky_ex(a, flags & 2, op, &out2));
+        else if (flags & 2)
+            CALL("clt_linalg_inv_ex", clt_linalg_inv_ex(a, op, &out2));
+        else
+            CALL("clt_linalg_solve_ex", clt_linalg_solve_ex(a, b, op, &out2));
+        if ((several = two_outcome(f, st, op, out, &out2, out2)))
+            store(f, out2);
+        several = several ? 1 : -1;
+        break;
+    case 8:
+        CALL("clt_cholesky_solve", clt_cholesky_solve(b, a, flags & 1, op));
+        break;
+    case 9:
+        CALL("clt_cholesky_inverse", clt_cholesky_inverse(a, flags & 1, op));
+        break;
+    case 10:
+        if (flags & 4) {
+            static const char *const cords[] = {"fro", "nuc", "1", "-inf", "2", "3", NULL};
+            CALL("clt_linalg_cond_ord", clt_linalg_cond_ord(a, cords[pick(f, 7)], op));
+        } else {
+            CALL("clt_linalg_matrix_exp", clt_linalg_matrix_exp(a, op));
+        }
+        break;
+    case 11:
+        if (flags & 4) {
+            static const char *const drivers[] = {"gelsy", "gelsd", "gelss", "gels", "x", NULL};
+            double rc = rand_scalar(f);
+            clt_tensor *o4 = SENT;
+            CALL("clt_linalg_lstsq_ex",
+                 clt_linalg_lstsq_ex(a, b, chance(f, 30) ? &rc : NULL, drivers[pick(f, 6)], op,
+                                     &out2, &out3, &o4));
+            several = two_outcome(f, st, op, out, &out2, out2) ? 1 : -1;
+            if (several < 0 && (out3 || o4))
+                die(f, "failed with %s but left an output", clt_status_name(st));
+            if (several > 0) {
+                outcome(f, st, out3);
+                outcome(f, st, o4);
+                store(f, out2);
+                store(f, out3);
+                store(f, o4);
+            }
+        } else {
+            CALL("clt_linalg_tensorinv", clt_linalg_tensorinv(a, (int64_t)pick(f, 5) - 1, op));
+        }
+        break;
+    default: {
+        int dims[2] = {rand_dim(f, nd), rand_dim(f, nd)};
+        CALL("clt_linalg_tensorsolve",
+             clt_linalg_tensorsolve(a, b, chance(f, 50) ? dims : NULL, (int)pick(f, 3), op));
+        break;
+    }
+    }
+    if (several > 0)
+        store(f, out);
+    else if (several == 0 && result(f, st, op, out))
+        keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+    tfree(f, a, 0);
+    tfree(f, b, 0);
+}
+
 /* The remaining shape functions of view.h: bad dims, sizes, sections,
  * strides and offsets, lists with NULLs, and scatters' sources of the
  * region's shape (from the matching view) or another. */
@@ -6294,6 +6422,7 @@ static struct {
     {"spatial", op_spatial, 3},
     {"autograd_api", op_autograd_api, 3},
     {"shape_more", op_shape_more, 3},
+    {"linalg_lu", op_linalg_lu, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -2832,5 +2832,135 @@ case("narrow_copy", lambda t: t.narrow(2, 1, 3).clone(),
      lambda x: call("clt_narrow_copy", x, 2, 1, 3), [sx])
 compare_names(more_first)
 
+
+# ---- linalg_lu: triangular solves, LU, Cholesky solves, matrix_exp ------------------------
+proto("clt_linalg_solve_triangular", [P, P, C.c_int, C.c_int, C.c_int, PP])
+proto("clt_linalg_lu_factor", [P, PP, PP])
+proto("clt_linalg_lu_factor_ex", [P, PP, PP, PP])
+proto("clt_linalg_lu", [P, PP, PP, PP])
+proto("clt_linalg_lu_solve", [P, P, P, C.c_int, C.c_int, PP])
+proto("clt_linalg_cholesky_ex", [P, C.c_int, PP, PP])
+proto("clt_linalg_inv_ex", [P, PP, PP])
+proto("clt_linalg_solve_ex", [P, P, PP, PP])
+proto("clt_cholesky_solve", [P, P, C.c_int, PP])
+proto("clt_cholesky_inverse", [P, C.c_int, PP])
+proto("clt_linalg_matrix_exp", [P, PP])
+proto("clt_linalg_tensorinv", [P, C.c_int64, PP])
+proto("clt_linalg_tensorsolve", [P, P, C.POINTER(C.c_int), C.c_int, PP])
+
+
+def _solve_ex_c(x, y):
+    r, i = P(), P()
+    if L.clt_linalg_solve_ex(x, y, C.byref(r), C.byref(i)) != 0:
+        raise RuntimeError(L.clt_last_error().decode())
+    L.clt_tensor_free(i)
+    return r
+
+
+# lu_solve with LU itself a leaf: pivots as torch and cltensor hold them
+_lu_t, _piv_t = torch.linalg.lu_factor(torch.tensor(_wc((4, 4))))
+_lu_wc, _lu_b = _lu_t.numpy(), rng.standard_normal((4, 3))
+_piv_a = np.ascontiguousarray(_piv_t.numpy().astype(np.int32))
+_piv_c = P()
+assert L.clt_tensor_from_host(dev, 3, 1, (C.c_int64 * 1)(4), _piv_a.ctypes.data_as(P),
+                              C.byref(_piv_c)) == 0
+
+
+def _tri_wc(shape):
+    """Well-conditioned: a diagonal of magnitude about 2 in every triangle."""
+    n = shape[-1]
+    return rng.standard_normal(shape) / n ** 0.5 + 2.0 * np.eye(n) * rng.choice([-1, 1], n)
+
+
+def _lu_c(x, k):
+    o = _outs(L.clt_linalg_lu, x, 3)
+    return o[k]
+
+
+def _lu_solve_c(x, b, left, adj):
+    lu, piv = _outs(L.clt_linalg_lu_factor, x, 2)
+    return call("clt_linalg_lu_solve", lu, piv, b, left, adj)
+
+
+lu_first = len(shape_names)
+for sa, sb in (((3, 3), (3, 2)), ((2, 4, 4), (2, 4, 3)), ((2, 1, 3, 3), (4, 3, 2)),
+               ((3, 3), (2, 3, 1))):
+    for up_ in (0, 1):
+        for left_ in (1, 0):
+            for unit_ in (0, 1):
+                sb_ = sb if left_ else sb[:-2] + (sb[-1], sb[-2])
+                named("linalg.solve_triangular %s %s up=%d left=%d unit=%d"
+                      % (sa, sb_, up_, left_, unit_),
+                      lambda x, y, u=up_, l=left_, t=unit_: torch.linalg.solve_triangular(
+                          x, y, upper=bool(u), left=bool(l), unitriangular=bool(t)),
+                      lambda x, y, u=up_, l=left_, t=unit_: call(
+                          "clt_linalg_solve_triangular", x, y, u, l, t),
+                      [_tri_wc(sa), rng.standard_normal(sb_)])
+for sh in ((1, 1), (3, 3), (2, 4, 4), (5, 5)):
+    named("linalg.lu_factor LU %s" % (sh,), lambda x: torch.linalg.lu_factor(x).LU,
+          lambda x: _outs(L.clt_linalg_lu_factor, x, 2)[0], [rng.standard_normal(sh)])
+    named("linalg.lu_factor_ex LU %s" % (sh,), lambda x: torch.linalg.lu_factor_ex(x).LU,
+          lambda x: _outs(L.clt_linalg_lu_factor_ex, x, 3)[0], [rng.standard_normal(sh)])
+    for k_, nm_ in ((1, "L"), (2, "U")):
+        named("linalg.lu %s %s" % (nm_, sh), lambda x, k=k_: torch.linalg.lu(x)[k],
+              lambda x, k=k_: _lu_c(x, k), [rng.standard_normal(sh)])
+    case("linalg.lu L @ U %s" % (sh,), lambda x: torch.linalg.lu(x)[1] @ torch.linalg.lu(x)[2],
+         lambda x: call("clt_matmul", _lu_c(x, 1), _lu_c(x, 2)), [rng.standard_normal(sh)])
+    for left_ in (1, 0):
+        for adj_ in (0, 1):
+            case("linalg.lu_solve(lu_factor) %s left=%d adjoint=%d" % (sh, left_, adj_),
+                 lambda x, y, l=left_, a=adj_: torch.linalg.lu_solve(
+                     *torch.linalg.lu_factor(x), y, left=bool(l), adjoint=bool(a)),
+                 lambda x, y, l=left_, a=adj_: _lu_solve_c(x, y, l, a),
+                 [_wc(sh), rng.standard_normal(sh[:-1] + (2,) if left_ else
+                                                sh[:-2] + (2, sh[-1]))])
+    x_ = rng.standard_normal(sh)
+    spd = x_ @ np.swapaxes(x_, -1, -2) + np.eye(sh[-1])
+    for up_ in (0, 1):
+        named("linalg.cholesky_ex %s upper=%d" % (sh, up_),
+              lambda x, u=up_: torch.linalg.cholesky_ex(x, upper=bool(u)).L,
+              lambda x, u=up_: _outs(L.clt_linalg_cholesky_ex, x, 2, u)[0], [spd])
+        lf = np.linalg.cholesky(spd)
+        lf = np.swapaxes(lf, -1, -2) if up_ else lf
+        named("cholesky_solve %s upper=%d" % (sh, up_),
+              lambda b, l, u=up_: torch.cholesky_solve(b, l, upper=bool(u)),
+              lambda b, l, u=up_: call("clt_cholesky_solve", b, l, u),
+              [rng.standard_normal(sh[:-1] + (2,)), lf])
+        named("cholesky_inverse %s upper=%d" % (sh, up_),
+              lambda l, u=up_: torch.cholesky_inverse(l, upper=bool(u)),
+              lambda l, u=up_: call("clt_cholesky_inverse", l, u), [lf])
+    named("linalg.inv_ex %s" % (sh,), lambda x: torch.linalg.inv_ex(x).inverse,
+          lambda x: _outs(L.clt_linalg_inv_ex, x, 2)[0], [_wc(sh)])
+    named("linalg.solve_ex %s" % (sh,), lambda x, y: torch.linalg.solve_ex(x, y).result,
+          _solve_ex_c, [_wc(sh), rng.standard_normal(sh[:-1] + (2,))])
+    for sc in (0.1, 1.0, 4.0):
+        named("linalg.matrix_exp %s x%g" % (sh, sc), torch.linalg.matrix_exp,
+              lambda x: call("clt_linalg_matrix_exp", x), [rng.standard_normal(sh) * sc])
+case("cholesky_solve broadcast B", lambda b, l: torch.cholesky_solve(b, l),
+     lambda b, l: call("clt_cholesky_solve", b, l, 0),
+     [rng.standard_normal((3, 4, 2)), np.linalg.cholesky(_wc((4, 4)) @ _wc((4, 4)).T)])
+case("linalg.lu_solve LU and B", lambda lu, b: torch.linalg.lu_solve(lu, _piv_t, b),
+     lambda lu, b: call("clt_linalg_lu_solve", lu, _piv_c, b, 1, 0), [_lu_wc, _lu_b])
+for sh, ind in (((4, 2, 2), 1), ((2, 3, 6), 2)):
+    a_ = _wc((int(np.prod(sh[:ind])),) * 2).reshape(sh)
+    case("linalg.tensorinv %s ind=%d" % (sh, ind),
+         lambda x, i=ind: torch.linalg.tensorinv(x, ind=i),
+         lambda x, i=ind: call("clt_linalg_tensorinv", x, C.c_int64(i)), [a_])
+case("linalg.tensorsolve", lambda x, y: torch.linalg.tensorsolve(x, y, dims=(0,)),
+     lambda x, y: call("clt_linalg_tensorsolve", x, y, _ints(0), 1),
+     [_wc((6, 6)).reshape(6, 2, 3), rng.standard_normal((2, 3))])
+compare_names(lu_first)
+proto("clt_linalg_cond_ord", [P, C.c_char_p, PP])
+case("linalg.lstsq wide", lambda x, y: torch.linalg.lstsq(x, y).solution,
+     lambda x, y: call("clt_linalg_lstsq", x, y),
+     [rng.standard_normal((2, 3, 5)), rng.standard_normal((2, 3, 2))])
+# torch 1.13's own backward of these fails (its masked_fill_ on the inverse
+# that linalg_inv_ex saved): the gradient of its formula, norm(A) norm(inv(A))
+for o_ in ("fro", "nuc", "1", "-1", "inf", "-inf"):
+    case("linalg.cond %s" % o_, lambda x, o=o_: (lambda p: torch.linalg.matrix_norm(x, p) *
+                                                 torch.linalg.matrix_norm(torch.linalg.inv(x), p))(
+             o if o in ("fro", "nuc") else float(o)),
+         lambda x, o=o_: call("clt_linalg_cond_ord", x, o.encode()), [_wc((2, 3, 3))])
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

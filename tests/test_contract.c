@@ -59,6 +59,7 @@ typedef struct outs {
     clt_grad_scaler *gs;
     clt_averaged_model *am;
     clt_tensor **list2;
+    clt_tensor *t4;
 } outs;
 
 enum {
@@ -69,7 +70,7 @@ enum {
     REPORT = 1 << 15, /* the documented exception: the string is handed out on failure too */
     ARR = 1 << 16, PG = 1 << 17, T3 = 1 << 18,
     HOOK = 1 << 19, DDP = 1 << 20, IDS = 1 << 21, DIST = 1 << 22,
-    GS = 1 << 23, AVG = 1 << 24, LIST2 = 1 << 25
+    GS = 1 << 23, AVG = 1 << 24, LIST2 = 1 << 25, T4 = 1 << 26
 };
 
 static const int64_t sh23[2] = {2, 3}, sh5[1] = {5}, sh53[2] = {5, 3}, k22[2] = {2, 2};
@@ -814,7 +815,24 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_narrow_copy, T, clt_narrow_copy(f->f, 0, 0, 9, &o->t))                             \
     X(clt_select_scatter, T, clt_select_scatter(f->f, f->e, 0, 0, &o->t))                    \
     X(clt_slice_scatter, T, clt_slice_scatter(f->f, f->f, 0, 0, 2, 0, &o->t))                \
-    X(clt_diagonal_scatter, T, clt_diagonal_scatter(f->f, f->f2, 0, 0, 1, &o->t))
+    X(clt_diagonal_scatter, T, clt_diagonal_scatter(f->f, f->f2, 0, 0, 1, &o->t))         \
+    X(clt_linalg_solve_triangular, T, clt_linalg_solve_triangular(f->f, f->f, 0, 1, 0, &o->t)) \
+    X(clt_linalg_lu_factor, T | T2, clt_linalg_lu_factor(f->i32, &o->t, &o->t2))             \
+    X(clt_linalg_lu_factor_ex, T | T2 | T3,                                                  \
+      clt_linalg_lu_factor_ex(f->e, &o->t, &o->t2, &o->t3))                                  \
+    X(clt_linalg_lu, T | T2 | T3, clt_linalg_lu(f->bl, &o->t, &o->t2, &o->t3))               \
+    X(clt_linalg_lu_solve, T, clt_linalg_lu_solve(f->f, f->i32, f->f, 1, 0, &o->t))          \
+    X(clt_linalg_cholesky_ex, T | T2, clt_linalg_cholesky_ex(f->f, 0, &o->t, &o->t2))        \
+    X(clt_linalg_inv_ex, T | T2, clt_linalg_inv_ex(f->i32, &o->t, &o->t2))                   \
+    X(clt_linalg_solve_ex, T | T2, clt_linalg_solve_ex(f->f, f->f2, &o->t, &o->t2))          \
+    X(clt_cholesky_solve, T, clt_cholesky_solve(f->f, f->f, 0, &o->t))                       \
+    X(clt_cholesky_inverse, T, clt_cholesky_inverse(f->e, 0, &o->t))                         \
+    X(clt_linalg_matrix_exp, T, clt_linalg_matrix_exp(f->f, &o->t))                          \
+    X(clt_linalg_tensorinv, T, clt_linalg_tensorinv(f->f, 1, &o->t))                         \
+    X(clt_linalg_tensorsolve, T, clt_linalg_tensorsolve(f->f, f->f, dim7, 1, &o->t))         \
+    X(clt_linalg_cond_ord, T, clt_linalg_cond_ord(f->f, "fro", &o->t))                       \
+    X(clt_linalg_lstsq_ex, T | T2 | T3 | T4,                                                 \
+      clt_linalg_lstsq_ex(f->f, f->f2, NULL, NULL, &o->t, &o->t2, &o->t3, &o->t4))
 
 static int small_int[1];
 
@@ -871,6 +889,7 @@ static char sentinel_byte;
 static void fill_sentinels(outs *o)
 {
     o->t = o->t2 = o->t3 = SENTINEL;
+    o->t4 = SENTINEL;
     o->list = SENTINEL;
     o->m = SENTINEL;
     o->opt = SENTINEL;
@@ -921,7 +940,8 @@ static void check_slots(const row *r, outs *o, const char *pass)
                  {DIST, o->dist, "distribution"},
                  {GS, o->gs, "grad scaler"},
                  {AVG, o->am, "averaged model"},
-                 {LIST2, o->list2, "second list"}};
+                 {LIST2, o->list2, "second list"},
+                 {T4, o->t4, "fourth out"}};
     for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
         const void *want = (r->slots & slots[i].bit) ? NULL : SENTINEL;
         cr_expect_eq(slots[i].p, want, "%s (%s): %s is %p after the failure, want %p", r->name,

@@ -309,10 +309,26 @@ CLT_API clt_status clt_linalg_matrix_rank(const clt_tensor *a, const double *ato
 /* torch.linalg.cond(A, p) for p = 2 (torch's default None) or -2: [...],
  * S_max / S_min (S_min / S_max for -2) from clt_linalg_svdvals (inf for a
  * singular matrix, NaN for a zero one, 0 when k = 0), A of any shape
- * (torch's rule for p = +-2).  Other p (1, inf, 'fro', 'nuc', which torch
- * computes with inv) are CLT_ERR_INVALID_ARGUMENT.  Gradients through svdvals (recorded as its
- * pieces: LinalgSvdBackward0, then the views and the division). */
+ * (torch's rule for p = +-2); gradients through svdvals (recorded as its
+ * pieces: LinalgSvdBackward0, then the views and the division).  p = 1,
+ * -1, inf or -inf: clt_linalg_cond_ord's.  Another p:
+ * CLT_ERR_INVALID_ARGUMENT ("linalg.cond got an invalid norm type: 3"). */
 CLT_API clt_status clt_linalg_cond(const clt_tensor *a, double p, clt_tensor **out);
+
+/* torch.linalg.cond(A, p) with p as a string: NULL, "2" or "-2" as
+ * clt_linalg_cond; "fro", "nuc", "1", "-1", "inf" or "-inf" as torch
+ * computes them, norm(A, p) * norm(inv(A), p) with clt_linalg_matrix_norm
+ * and clt_linalg_inv_ex (no wait for the reports), for square A only
+ * ("A must be batches of square matrices", CLT_ERR_INVALID_ARGUMENT): inf
+ * for a singular matrix (torch's 'nuc' there is the nuclear norm of a
+ * matrix of inf, an arbitrary value), 0 for an empty A.  Another p:
+ * CLT_ERR_INVALID_ARGUMENT ("linalg.cond got an invalid norm type: 3").
+ * Gradients through the recorded composition (grad_fn MaskedFillBackward0
+ * for these p; torch: NanToNumBackward0 or MulBackward0), those of
+ * norm(A) norm(inv(A)) (torch 1.13's backward of all but 'nuc' fails:
+ * "one of the variables needed for gradient computation has been modified
+ * by an inplace operation"). */
+CLT_API clt_status clt_linalg_cond_ord(const clt_tensor *a, const char *ord, clt_tensor **out);
 
 
 /* ---- QR, least squares, norms and products of chains ------------------------
@@ -343,23 +359,44 @@ CLT_API clt_status clt_linalg_cond(const clt_tensor *a, double p, clt_tensor **o
 CLT_API clt_status clt_linalg_qr(const clt_tensor *a, const char *mode, clt_tensor **q,
                                  clt_tensor **r);
 
-/* torch.linalg.lstsq(A, B).solution for full-rank A with m >= n: X
- * minimising |A X - B|, computed as R^-1 Q^T B from clt_linalg_qr's
- * reduced factors (torch's default CPU driver, gelsy, agrees on such
- * inputs).  Only the solution is returned: of torch's other fields
- * residuals and singular_values are empty for gelsy, and rank is n for a
- * full-rank A.  B is [..., m, k], or [..., m] (a batch of vectors) when it
- * has one dim fewer than A (torch's rule, X then [..., n]); the batch dims
- * broadcast.  One dtype (CLT_ERR_DTYPE_MISMATCH), one device; B's m not
- * A's: CLT_ERR_SHAPE_MISMATCH; B with more dims than A or two fewer, and
- * m < n: CLT_ERR_INVALID_ARGUMENT; an exactly singular R (rank-deficient
- * A): CLT_ERR_INVALID_ARGUMENT from the solve (torch's gelsy returns a
- * minimum-norm solution instead).  Reads the solve's reports back (waits).
- * Gradients through the recorded composition (qr, transpose, matmul,
- * solve, and a squeeze for a vector B), so grad_fn is the last of those
- * (torch: LinalgLstsqBackward0). */
+/* torch.linalg.lstsq(A, B).solution: X minimising |A X - B| of least norm
+ * (any m and n, rank-deficient A included), computed as pinv(A) B with
+ * clt_linalg_pinv's SVD, singular values up to rcond * S_max counted as 0
+ * (torch's default rcond, eps of the dtype times max(m, n)).  torch's CPU
+ * default driver gelsy finds the rank by QR with column pivoting and an
+ * incremental condition estimate instead: the solutions agree where the
+ * rank is clear (a gap in the singular values around rcond * S_max); a
+ * matrix whose rank sits on the threshold may be ranked otherwise.  B is
+ * [..., m, k], or [..., m] (a batch of vectors) when it has one dim fewer
+ * than A (X then [..., n]); the batch dims broadcast.  One dtype
+ * (CLT_ERR_DTYPE_MISMATCH), one device; B's m not A's:
+ * CLT_ERR_SHAPE_MISMATCH; B with more dims than A or two fewer:
+ * CLT_ERR_INVALID_ARGUMENT; inf or NaN in A: the SVD's refusal (reads a
+ * flag back: waits).  Gradients through the recorded pinv and product:
+ * torch's linalg_lstsq_backward, which is pinv's (grad_fn MmBackward0, or
+ * the squeeze's for a vector B; torch: LinalgLstsqBackward0). */
 CLT_API clt_status clt_linalg_lstsq(const clt_tensor *a, const clt_tensor *b,
                                     clt_tensor **solution);
+
+/* torch.linalg.lstsq(A, B, rcond=, driver=) with its four outputs, the
+ * solution as clt_linalg_lstsq's for every driver, rcond NULL for torch's
+ * None (a negative rcond: machine precision, as LAPACK's), driver NULL
+ * for torch's CPU default "gelsy", or "gelsd", "gelss", "gels" (another:
+ * CLT_ERR_INVALID_ARGUMENT, "parameter `driver` should be one of (gels,
+ * gelsy, gelsd, gelss)").  As torch hands them out per driver:
+ * *rank int64 [...] (the singular values above rcond * S_max; "gels":
+ * empty [0]); *singular_values [..., min(m, n)] for "gelsd" and "gelss",
+ * empty [0] otherwise (no gradient); *residuals, the squared residual
+ * norms of the columns of B ([..., k], or [...] for a vector B), when m >
+ * n and, for "gelsd" and "gelss", every matrix has rank n (read back:
+ * waits), empty [0] otherwise and always for "gelsy"; they carry
+ * gradients through their recorded composition.  "gels" (torch: QR,
+ * full-rank A only, garbage otherwise) gives the minimum-norm solution
+ * too.  Four new tensors. */
+CLT_API clt_status clt_linalg_lstsq_ex(const clt_tensor *a, const clt_tensor *b,
+                                       const double *rcond, const char *driver,
+                                       clt_tensor **solution, clt_tensor **residuals,
+                                       clt_tensor **rank, clt_tensor **singular_values);
 
 /* torch.linalg.vector_norm(x, ord, dims, keepdim): clt_vector_norm_dim's
  * norm (reduce.h: its ords, dtypes, errors and gradient) over the ndims
@@ -453,6 +490,139 @@ CLT_API clt_status clt_block_diag(const clt_tensor *const *tensors, size_t n, cl
  * SliceBackward0; torch: LinalgHouseholderProductBackward0). */
 CLT_API clt_status clt_linalg_householder_product(const clt_tensor *a, const clt_tensor *tau,
                                                   clt_tensor **out);
+
+/* ---- LU, triangular systems, Cholesky solves, matrix_exp, tensor forms -------
+ * torch 1.13's torch.linalg.solve_triangular, lu_factor, lu_factor_ex, lu,
+ * lu_solve, cholesky_ex, inv_ex, solve_ex, matrix_exp, tensorinv and
+ * tensorsolve, and torch.cholesky_solve and cholesky_inverse.  Matrices are
+ * the last two dims ([..., m, n]), float32 or float64 with the
+ * factorisations' dtype and dimension errors above; operands of one dtype
+ * (CLT_ERR_DTYPE_MISMATCH; torch promotes) on one device; batch dims
+ * broadcast where torch broadcasts them.  Pivots are int32 and 1-based, as
+ * LAPACK's and torch's; info tensors are int32 of the batch dims (0, or
+ * LAPACK's positive report).  New tensors: release each with
+ * clt_tensor_free; on failure every output is NULL. */
+
+/* torch.linalg.solve_triangular(A, B, upper=, left=, unitriangular=): X
+ * with A X = B (left non-zero) or X A = B, reading only A's upper (upper
+ * non-zero) or lower triangle, its diagonal taken as ones with
+ * unitriangular.  B is [..., n, k] (left) or [..., k, n], at least 2-D
+ * ("The input tensor B must have at least 2 dimensions.",
+ * CLT_ERR_INVALID_ARGUMENT); sizes that do not fit: CLT_ERR_SHAPE_MISMATCH
+ * ("Incompatible shapes of A and B for the equation AX = B (2x2 and
+ * 3x1)").  A zero on the diagonal is no error: inf or NaN, as torch's.  A
+ * work-item per column of B; enqueues without waiting.  grad_fn
+ * LinalgSolveTriangularBackward0 (torch's formulas: gB =
+ * solve_triangular(A^T, g, !upper), gA = -gB X^T in A's triangle). */
+CLT_API clt_status clt_linalg_solve_triangular(const clt_tensor *a, const clt_tensor *b, int upper,
+                                               int left, int unitriangular, clt_tensor **out);
+
+/* torch.linalg.lu_factor_ex(A): *lu [..., m, n] (L below the diagonal,
+ * its unit diagonal not stored, U on and above) and *pivots [..., k], k =
+ * min(m, n), by partial pivoting as LAPACK's getrf (the first of equal
+ * magnitudes is taken, so where LAPACK's blocked code rounds otherwise a
+ * pivot may differ), and *info [...]: the first exactly zero pivot U[i, i],
+ * 1-based, or 0; no error for a singular matrix.  A work-group per matrix
+ * (clt_linalg_inv's kernel); enqueues without waiting.  grad_fn of *lu
+ * LinalgLuFactorExBackward0 with torch's formula for square A (the
+ * gradient of a rectangular one is refused by clt_backward). */
+CLT_API clt_status clt_linalg_lu_factor_ex(const clt_tensor *a, clt_tensor **lu,
+                                           clt_tensor **pivots, clt_tensor **info);
+
+/* torch.linalg.lu_factor(A): clt_linalg_lu_factor_ex, reading the reports
+ * back (waits) to refuse a matrix with a zero pivot, as torch:
+ * "clt_linalg_lu_factor: (Batch element 1): U[2,2] is zero and using it on
+ * lu_solve would result in a division by zero. ..."
+ * (CLT_ERR_INVALID_ARGUMENT). */
+CLT_API clt_status clt_linalg_lu_factor(const clt_tensor *a, clt_tensor **lu,
+                                        clt_tensor **pivots);
+
+/* torch.linalg.lu(A): A = P L U with *p [..., m, m] (a permutation
+ * matrix, A's dtype), *l [..., m, k] (unit lower) and *u [..., k, n],
+ * from clt_linalg_lu_factor_ex's factors; no error for a singular matrix.
+ * grad_fn of l and u LinalgLuBackward0 (one node each, which add up to
+ * torch's one), torch's formula for square A (a rectangular A's gradient
+ * is refused by clt_backward); p has none. */
+CLT_API clt_status clt_linalg_lu(const clt_tensor *a, clt_tensor **p, clt_tensor **l,
+                                 clt_tensor **u);
+
+/* torch.linalg.lu_solve(LU, pivots, B, left=, adjoint=): X with A X = B
+ * (A^T X = B with adjoint; X A = B or X A^T = B with left 0) for A = P L
+ * U as clt_linalg_lu_factor gives it.  LU [..., n, n]; pivots int32 [...,
+ * n] with LU's batch dims (CLT_ERR_DTYPE_MISMATCH, CLT_ERR_SHAPE_MISMATCH)
+ * and values in [1, n] (read back to check: waits; CLT_ERR_INVALID_ARGUMENT
+ * otherwise); B as clt_linalg_solve_triangular's, its batch dims
+ * broadcasting with LU's.  Composed as torch's of the permutation and two
+ * recorded triangular solves, so gradients reach LU and B through them
+ * (grad_fn LinalgSolveTriangularBackward0 or, where the permutation comes
+ * last, MmBackward0; torch: LinalgLuSolveBackward0). */
+CLT_API clt_status clt_linalg_lu_solve(const clt_tensor *lu, const clt_tensor *pivots,
+                                       const clt_tensor *b, int left, int adjoint,
+                                       clt_tensor **out);
+
+/* torch.linalg.cholesky_ex(A, upper=): clt_linalg_cholesky without the
+ * check: *info [...] is the order of the first leading minor that is not
+ * positive-definite, or 0, and that matrix's factor is left partial (it
+ * may differ from LAPACK's there).  Enqueues without waiting.  grad_fn
+ * LinalgCholeskyExBackward0. */
+CLT_API clt_status clt_linalg_cholesky_ex(const clt_tensor *a, int upper, clt_tensor **l,
+                                          clt_tensor **info);
+
+/* torch.linalg.inv_ex(A): clt_linalg_inv without the check: *info [...]
+ * the first zero pivot (1-based) or 0; a singular matrix's inverse holds
+ * inf or NaN.  Enqueues without waiting.  grad_fn LinalgInvExBackward0. */
+CLT_API clt_status clt_linalg_inv_ex(const clt_tensor *a, clt_tensor **inverse,
+                                     clt_tensor **info);
+
+/* torch.linalg.solve_ex(A, B): clt_linalg_solve without the check: *info
+ * of the broadcast batch dims, the first zero pivot or 0 (0 for every
+ * matrix when B is empty).  Enqueues without waiting.  grad_fn
+ * LinalgSolveExBackward0. */
+CLT_API clt_status clt_linalg_solve_ex(const clt_tensor *a, const clt_tensor *b,
+                                       clt_tensor **result, clt_tensor **info);
+
+/* torch.cholesky_solve(B, L, upper=): X with A X = B for A = L L^T (L
+ * lower, its lower triangle read) or, with upper non-zero, A = U^T U;
+ * B [..., n, k], at least 2-D, batch dims broadcasting with L's.  Two
+ * triangular solves; enqueues without waiting.  grad_fn
+ * CholeskySolveBackward0 with torch's formulas (the gradient of L is
+ * torch's full matrix, not its triangle). */
+CLT_API clt_status clt_cholesky_solve(const clt_tensor *b, const clt_tensor *l, int upper,
+                                      clt_tensor **out);
+
+/* torch.cholesky_inverse(L, upper=): (L L^T)^-1 (or (U^T U)^-1), [...,
+ * n, n], as clt_cholesky_solve of the identity.  grad_fn
+ * CholeskyInverseBackward0 with torch's formula. */
+CLT_API clt_status clt_cholesky_inverse(const clt_tensor *l, int upper, clt_tensor **out);
+
+/* torch.linalg.matrix_exp(A): exp(A) of square matrices [..., n, n] by
+ * scaling and squaring: A / 2^s with s from the largest 1-norm of the
+ * batch (read back: waits), then a Taylor polynomial of the degree that
+ * leaves less than eps / 20 (torch: its optimised Taylor polynomials of
+ * degree up to 18, chosen per matrix), squared s times, all by
+ * clt_matmul's products.  inf or NaN in A gives non-finite results.
+ * grad_fn LinalgMatrixExpBackward0: torch's gradient, the upper right
+ * block of the exponential of [[A^T, g], [0, A^T]]. */
+CLT_API clt_status clt_linalg_matrix_exp(const clt_tensor *a, clt_tensor **out);
+
+/* torch.linalg.tensorinv(A, ind=): the inverse of A reshaped to a square
+ * matrix [prod(A.shape[:ind]), prod(A.shape[ind:])], reshaped to
+ * A.shape[ind:] + A.shape[:ind].  ind > 0 (CLT_ERR_INVALID_ARGUMENT); the
+ * two products unequal: CLT_ERR_INVALID_ARGUMENT with torch's message.
+ * clt_linalg_inv's dtypes and singular-matrix refusal.  Composed of
+ * recorded reshapes and clt_linalg_inv (grad_fn that of the last reshape,
+ * ViewBackward0; torch: ReshapeAliasBackward0). */
+CLT_API clt_status clt_linalg_tensorinv(const clt_tensor *a, int64_t ind, clt_tensor **out);
+
+/* torch.linalg.tensorsolve(A, B, dims=): X with tensordot(A, X, X.ndim) =
+ * B: the dims of A that dims lists (ndims of them; dims NULL with ndims 0
+ * for torch's None) moved to the end first, then A reshaped to a square
+ * [prod(B.shape), prod(A.shape[B.ndim:])] matrix and solved with B
+ * flattened; X has shape A.shape[B.ndim:].  The products unequal:
+ * CLT_ERR_INVALID_ARGUMENT with torch's message.  clt_linalg_solve's
+ * dtypes and refusals; grad_fn ViewBackward0 (torch: ViewBackward0). */
+CLT_API clt_status clt_linalg_tensorsolve(const clt_tensor *a, const clt_tensor *b,
+                                          const int *dims, int ndims, clt_tensor **out);
 
 #ifdef __cplusplus
 }

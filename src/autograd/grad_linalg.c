@@ -285,7 +285,11 @@ done:
 
 clt_status clt_linalg_inv(const clt_tensor *a, clt_tensor **out)
 {
-    static const char fn[] = "clt_linalg_inv";
+    return clt__linalg_inv_rec("clt_linalg_inv", a, out);
+}
+
+clt_status clt__linalg_inv_rec(const char *fn, const clt_tensor *a, clt_tensor **out)
+{
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(a, fn);
@@ -424,4 +428,79 @@ clt_status clt_linalg_cholesky(const clt_tensor *a, int upper, clt_tensor **out)
     if (n)
         n->i[0] = upper != 0;
     return st;
+}
+
+/* ---- the _ex forms: the reports instead of the checks -------------------- */
+
+/* Frees *a and *b (set NULL) when st failed: a pair of outputs. */
+static clt_status pair_done(clt_status st, clt_tensor **a, clt_tensor **b)
+{
+    if (st != CLT_OK) {
+        clt_tensor_free(*a);
+        clt_tensor_free(*b);
+        *a = *b = NULL;
+    }
+    return st;
+}
+
+clt_status clt_linalg_inv_ex(const clt_tensor *a, clt_tensor **inverse, clt_tensor **info)
+{
+    return clt__linalg_inv_ex_rec("clt_linalg_inv_ex", a, inverse, info);
+}
+
+clt_status clt__linalg_inv_ex_rec(const char *fn, const clt_tensor *a, clt_tensor **inverse,
+                                  clt_tensor **info)
+{
+    if (inverse)
+        *inverse = NULL;
+    if (info)
+        *info = NULL;
+    CLT__REQUIRE_ARG(inverse, fn);
+    CLT__REQUIRE_ARG(info, fn);
+    CLT__REQUIRE_ARG(a, fn);
+    clt_status st = clt__linalg_inv_ex(a, inverse, info, fn);
+    const clt_tensor *y = *inverse;
+    st = clt__record(st, inverse, "LinalgInvExBackward0", bw_inv, 1, &a, 1, &y, NULL);
+    return pair_done(st, inverse, info);
+}
+
+clt_status clt_linalg_solve_ex(const clt_tensor *a, const clt_tensor *b, clt_tensor **result,
+                               clt_tensor **info)
+{
+    static const char fn[] = "clt_linalg_solve_ex";
+    if (result)
+        *result = NULL;
+    if (info)
+        *info = NULL;
+    CLT__REQUIRE_ARG(result, fn);
+    CLT__REQUIRE_ARG(info, fn);
+    CLT__REQUIRE_ARG(a, fn);
+    CLT__REQUIRE_ARG(b, fn);
+    clt_status st = clt__linalg_solve_ex(a, b, result, info, fn);
+    const clt_tensor *in[2] = {a, b}, *saved[2] = {a, *result};
+    clt__node *n = NULL;
+    st = clt__record(st, result, "LinalgSolveExBackward0", bw_solve, 2, in, 2, saved, &n);
+    if (n)
+        n->i[0] = clt__linalg_vector_rhs(a, b);
+    return pair_done(st, result, info);
+}
+
+clt_status clt_linalg_cholesky_ex(const clt_tensor *a, int upper, clt_tensor **l,
+                                  clt_tensor **info)
+{
+    static const char fn[] = "clt_linalg_cholesky_ex";
+    if (l)
+        *l = NULL;
+    if (info)
+        *info = NULL;
+    CLT__REQUIRE_ARG(l, fn);
+    CLT__REQUIRE_ARG(info, fn);
+    CLT__REQUIRE_ARG(a, fn);
+    clt_status st = clt__linalg_cholesky_ex(a, upper != 0, l, info, fn);
+    const clt_tensor *y = *l;
+    clt__node *n = NULL;
+    st = clt__record(st, l, "LinalgCholeskyExBackward0", bw_cholesky, 1, &a, 1, &y, &n);
+    if (n)
+        n->i[0] = upper != 0;
+    return pair_done(st, l, info);
 }

@@ -486,7 +486,12 @@ static clt_status opening(const char *fn, const clt_tensor *a, bool square, clt_
 clt_status clt_linalg_pinv(const clt_tensor *a, const double *atol, const double *rtol,
                            int hermitian, clt_tensor **out)
 {
-    static const char fn[] = "clt_linalg_pinv";
+    return clt__linalg_pinv_rec("clt_linalg_pinv", a, atol, rtol, hermitian != 0, out);
+}
+
+clt_status clt__linalg_pinv_rec(const char *fn, const clt_tensor *a, const double *atol,
+                                const double *rtol, bool hermitian, clt_tensor **out)
+{
     clt_status st = opening(fn, a, hermitian != 0, out);
     if (st != CLT_OK)
         return st;
@@ -526,7 +531,13 @@ done:
 clt_status clt_linalg_matrix_rank(const clt_tensor *a, const double *atol, const double *rtol,
                                   int hermitian, clt_tensor **out)
 {
-    static const char fn[] = "clt_linalg_matrix_rank";
+    return clt__linalg_matrix_rank_in("clt_linalg_matrix_rank", a, atol, rtol, hermitian != 0,
+                                      out);
+}
+
+clt_status clt__linalg_matrix_rank_in(const char *fn, const clt_tensor *a, const double *atol,
+                                      const double *rtol, bool hermitian, clt_tensor **out)
+{
     clt_status st = opening(fn, a, hermitian != 0, out);
     if (st != CLT_OK)
         return st;
@@ -543,14 +554,23 @@ done:
 
 clt_status clt_linalg_cond(const clt_tensor *a, double p, clt_tensor **out)
 {
-    static const char fn[] = "clt_linalg_cond";
+    return clt__linalg_cond_rec("clt_linalg_cond", a, p, out);
+}
+
+clt_status clt__linalg_cond_rec(const char *fn, const clt_tensor *a, double p, clt_tensor **out)
+{
+    if (p == 1 || p == -1 || isinf(p)) {
+        CLT__REQUIRE_ARG(out, fn);
+        *out = NULL;
+        CLT__REQUIRE_ARG(a, fn);
+        return clt__linalg_cond_inv(fn, a, p == 1 ? "1" : p == -1 ? "-1" : p > 0 ? "inf" : "-inf",
+                                    out);
+    }
     clt_status st = opening(fn, a, false, out);
     if (st != CLT_OK)
         return st;
     if (p != 2 && p != -2) {
-        st = clt__error(CLT_ERR_INVALID_ARGUMENT,
-                        "%s: p = %g is not supported: only 2 (torch's default) and -2, from "
-                        "the singular values",
+        st = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: linalg.cond got an invalid norm type: %g",
                         fn, p);
         goto done;
     }

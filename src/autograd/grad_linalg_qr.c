@@ -201,13 +201,38 @@ clt_status clt_linalg_qr(const clt_tensor *a, const char *mode, clt_tensor **q, 
 
 /* ---- lstsq ------------------------------------------------------------------ */
 
-clt_status clt_linalg_lstsq(const clt_tensor *a, const clt_tensor *b, clt_tensor **solution)
+/* torch.linalg.lstsq's drivers. */
+typedef enum lstsq_driver { GELSY, GELSD, GELSS, GELS } lstsq_driver;
+
+/* The empty [0] tensor of dtype dt that torch hands out for an output its
+ * driver does not compute. */
+static clt_status empty_of(clt_device *dev, clt_dtype dt, clt_tensor **out, const char *fn)
 {
-    static const char fn[] = "clt_linalg_lstsq";
-    CLT__REQUIRE_ARG(solution, fn);
-    *solution = NULL;
-    CLT__REQUIRE_ARG(a, fn);
-    CLT__REQUIRE_ARG(b, fn);
+    return clt__error_in(clt__full(dev, dt, 1, (int64_t[]){0}, 0.0, out), fn);
+}
+
+/* Whether every value of the int64 tensor r is n (read back: waits). */
+static clt_status all_equal(const clt_tensor *r, int64_t n, bool *yes, const char *fn)
+{
+    clt_tensor *mn = NULL;
+    double v = n;
+    clt_status st = r->numel == 0 ? CLT_OK : clt__amax(r, NULL, 0, 0, false, &mn, fn);
+    if (st == CLT_OK && mn)
+        st = clt_tensor_item(mn, &v) == CLT_OK ? CLT_OK
+                                                : clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                                             "%s: reading the rank back: %s", fn,
+                                                             clt_last_error());
+    clt_tensor_free(mn);
+    *yes = v == (double)n;
+    return st;
+}
+
+/* torch.linalg.lstsq: the minimum-norm solution pinv(A) B (recorded), and
+ * what the driver hands out besides (res, rank, sv may be NULL). */
+static clt_status lstsq(const char *fn, const clt_tensor *a, const clt_tensor *b,
+                        const double *rcond, const char *driver, clt_tensor **solution,
+                        clt_tensor **res, clt_tensor **rank, clt_tensor **sv)
+{
     clt_status st = clt__same_device(a, b, fn);
     if (st == CLT_OK)
         st = clt__linalg_check(a, "A", false, fn);
@@ -229,33 +254,116 @@ clt_status clt_linalg_lstsq(const clt_tensor *a, const clt_tensor *b, clt_tensor
     if (b->shape[b->ndim - (vec ? 1 : 2)] != m)
         return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: input.size(-2) should match other.size(%d)",
                           fn, vec ? -1 : -2);
-    if (m < n)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: A is %lld by %lld: only full-rank matrices with at least as many "
-                          "rows as columns are solved here (through QR); torch's gelsy driver "
-                          "also takes wide and rank-deficient ones",
-                          fn, (long long)m, (long long)n);
-    clt_tensor *bm = NULL, *q = NULL, *r = NULL, *qt = NULL, *c = NULL, *x = NULL;
-    if (vec)
-        CLT__TRY(clt__unsqueeze_rec(fn, b, -1, &bm));
-    else
-        bm = share(b);
-    CLT__TRY(qr_rec(fn, a, CLT__QR_REDUCED, &q, &r));
-    CLT__TRY(clt__transpose_rec(fn, q, -2, -1, &qt));
-    CLT__TRY(clt__matmul_rec(fn, qt, bm, &c));
-    CLT__TRY(clt__linalg_solve_rec(fn, r, c, &x));
+    static const char *const names[] = {"gelsy", "gelsd", "gelss", "gels"};
+    lstsq_driver d = GELSY;
+    if (driver) {
+        while (d <= GELS && strcmp(driver, names[d]) != 0)
+            d++;
+        if (d > GELS)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: parameter `driver` should be one of (gels, gelsy, gelsd, "
+                              "gelss)",
+                              fn);
+    }
+    /* torch's default rcond: eps of the dtype times max(m, n); LAPACK takes
+     * a negative one as machine precision */
+    double eps = a->dtype == CLT_FLOAT32 ? 0x1p-23 : 0x1p-52;
+    double rt = rcond == NULL ? eps * (double)(m > n ? m : n) : *rcond < 0 ? eps : *rcond;
+    st = clt_scope_begin();
+    if (st != CLT_OK)
+        return st;
+    clt_tensor *bu, *pinv, *x, *r = NULL, *s = NULL, *ax, *dd, *sq, *e = NULL, *keep[4] = {NULL};
+    const clt_tensor *bm = b; /* borrowed: the scope owns what is made here */
+    int nk = 0;
+    if (vec) {
+        CLT__TRY(clt__unsqueeze_rec(fn, b, -1, &bu));
+        bm = bu;
+    }
+    CLT__TRY(clt__linalg_pinv_rec(fn, a, NULL, &rt, false, &pinv));
+    CLT__TRY(clt__matmul_rec(fn, pinv, bm, &x));
     if (vec)
         CLT__TRY(clt__squeeze_rec(fn, x, -1, solution));
     else
-        *solution = x, x = NULL;
+        *solution = x;
+    if (rank)
+        CLT__TRY(d == GELS ? empty_of(a->dev, CLT_INT64, &r, fn)
+                           : clt__linalg_matrix_rank_in(fn, a, NULL, &rt, false, &r));
+    if (sv) {
+        if (d == GELSD || d == GELSS)
+            CLT__TRY(clt__linalg_svd(a, false, false, NULL, &s, NULL, fn));
+        else
+            CLT__TRY(empty_of(a->dev, a->dtype, &s, fn));
+    }
+    if (res) {
+        /* the squared residuals where torch's drivers give them: m > n, and
+         * for gelsd and gelss every matrix of full rank */
+        bool full = d == GELS;
+        if (m > n && (d == GELSD || d == GELSS)) {
+            clt_tensor *rk = r;
+            if (rk == NULL)
+                CLT__TRY(clt__linalg_matrix_rank_in(fn, a, NULL, &rt, false, &rk));
+            CLT__TRY(all_equal(rk, n, &full, fn));
+        }
+        if (m > n && full) {
+            CLT__TRY(clt__matmul_rec(fn, a, x, &ax));
+            CLT__TRY(clt__sub_rec(fn, ax, bm, &dd));
+            CLT__TRY(clt__mul_rec(fn, dd, dd, &sq));
+            CLT__TRY(clt__sum_dim_rec(fn, sq, -2, 0, &e));
+        } else {
+            CLT__TRY(empty_of(a->dev, a->dtype, &e, fn));
+        }
+    }
+    if (vec && e && e->ndim > 1) {
+        clt_tensor *e1 = e;
+        CLT__TRY(clt__squeeze_rec(fn, e1, -1, &e));
+    }
+    keep[0] = *solution, keep[1] = e, keep[2] = r, keep[3] = s;
+    for (; nk < 4 && st == CLT_OK; nk++)
+        if (keep[nk])
+            st = clt_scope_keep(keep[nk]);
 done:
-    clt_tensor_free(bm);
-    clt_tensor_free(q);
-    clt_tensor_free(r);
-    clt_tensor_free(qt);
-    clt_tensor_free(c);
-    clt_tensor_free(x);
-    return st;
+    clt_scope_end();
+    if (st != CLT_OK) { /* those kept already are the caller's to release */
+        for (int i = 0; i + 1 < nk; i++)
+            clt_tensor_free(keep[i]);
+        *solution = NULL;
+        return st;
+    }
+    if (res)
+        *res = e;
+    if (rank)
+        *rank = r;
+    if (sv)
+        *sv = s;
+    return clt__ok();
+}
+
+clt_status clt_linalg_lstsq(const clt_tensor *a, const clt_tensor *b, clt_tensor **solution)
+{
+    static const char fn[] = "clt_linalg_lstsq";
+    CLT__REQUIRE_ARG(solution, fn);
+    *solution = NULL;
+    CLT__REQUIRE_ARG(a, fn);
+    CLT__REQUIRE_ARG(b, fn);
+    return lstsq(fn, a, b, NULL, NULL, solution, NULL, NULL, NULL);
+}
+
+clt_status clt_linalg_lstsq_ex(const clt_tensor *a, const clt_tensor *b, const double *rcond,
+                               const char *driver, clt_tensor **solution, clt_tensor **residuals,
+                               clt_tensor **rank, clt_tensor **singular_values)
+{
+    static const char fn[] = "clt_linalg_lstsq_ex";
+    clt_tensor **outs[4] = {solution, residuals, rank, singular_values};
+    for (int i = 0; i < 4; i++)
+        if (outs[i])
+            *outs[i] = NULL;
+    CLT__REQUIRE_ARG(solution, fn);
+    CLT__REQUIRE_ARG(residuals, fn);
+    CLT__REQUIRE_ARG(rank, fn);
+    CLT__REQUIRE_ARG(singular_values, fn);
+    CLT__REQUIRE_ARG(a, fn);
+    CLT__REQUIRE_ARG(b, fn);
+    return lstsq(fn, a, b, rcond, driver, solution, residuals, rank, singular_values);
 }
 
 /* ---- norms ------------------------------------------------------------------ */
@@ -415,6 +523,16 @@ static clt_status matrix_norm(const char *fn, const clt_tensor *a, const char *o
         st = clt__amax_rec(s, &dd[1], 1, keepdim, v > 0, out, fn);
     clt_tensor_free(s);
     return st;
+}
+
+clt_status clt__linalg_matrix_norm_rec(const char *fn, const clt_tensor *a, const char *ord,
+                                       clt_tensor **out)
+{
+    *out = NULL;
+    int word;
+    double v;
+    clt_status st = parse_ord(ord, &word, &v, fn);
+    return st == CLT_OK ? matrix_norm(fn, a, ord, word, v, -2, -1, false, out) : st;
 }
 
 clt_status clt_linalg_matrix_norm(const clt_tensor *a, const char *ord, const int *dims,

@@ -66,26 +66,26 @@ size_t clt__linalg_group_size(const clt_device *dev, int64_t n, size_t cpu_cap)
     return l;
 }
 
-/* Factors the `batch` n x n matrices of w (contiguous, offset 0) in place
- * with `kernel` (lu_factor, which also writes piv, or chol_factor), their
- * reports in info. */
+/* Factors the `batch` m x n matrices of w (contiguous, offset 0; square
+ * for chol_factor) in place with `kernel` (lu_factor, which also writes
+ * piv, or chol_factor), their reports in info. */
 static clt_status factor(const char *fn, const char *kernel, clt_tensor *w, int64_t batch,
-                         int64_t n, clt_tensor *piv, clt_tensor *info)
+                         int64_t m, int64_t n, clt_tensor *piv, clt_tensor *info)
 {
     const char *opts = clt__linalg_options(w->dtype, fn);
     if (opts == NULL)
         return CLT_ERR_OUT_OF_HOST_MEMORY;
-    size_t es = clt_dtype_size(w->dtype), lws = clt__linalg_group_size(w->dev, n, 64);
-    size_t gws = (size_t)batch * lws, bytes = (size_t)(n * n) * es;
+    size_t es = clt_dtype_size(w->dtype), lws = clt__linalg_group_size(w->dev, m, 64);
+    size_t gws = (size_t)batch * lws, bytes = (size_t)(m * n) * es;
     cl_int in_local = bytes <= LOCAL_BYTES;
     cl_mem mw = clt__mem(w), mi = clt__mem(info);
-    cl_ulong nn = (cl_ulong)n;
+    cl_ulong mm = (cl_ulong)m, nn = (cl_ulong)n;
     clt__arg lm = CLT__LOCAL(in_local ? bytes : es);
     if (piv) {
         cl_mem mp = clt__mem(piv);
-        clt__arg args[] = {CLT__ARG(mw), CLT__ARG(mp),       CLT__ARG(mi),
-                           CLT__ARG(nn), lm, CLT__ARG(in_local), CLT__LOCAL(sizeof(cl_int))};
-        return clt__error_in(clt__launch(w->dev, "linalg", opts, kernel, 1, &gws, &lws, 7, args),
+        clt__arg args[] = {CLT__ARG(mw), CLT__ARG(mp), CLT__ARG(mi),       CLT__ARG(mm),
+                           CLT__ARG(nn), lm,           CLT__ARG(in_local), CLT__LOCAL(sizeof(cl_int))};
+        return clt__error_in(clt__launch(w->dev, "linalg", opts, kernel, 1, &gws, &lws, 8, args),
                              fn);
     }
     clt__arg args[] = {CLT__ARG(mw), CLT__ARG(mi), CLT__ARG(nn), lm, CLT__ARG(in_local)};
@@ -111,9 +111,7 @@ static clt_status subst(const char *fn, const clt_tensor *f, const clt_tensor *p
                          fn);
 }
 
-/* Reads the `batch` reports of info (a synchronisation): *bad the first
- * matrix with a non-zero one (-1 for none), *value its report. */
-static clt_status first_failure(const char *fn, const clt_tensor *info, int64_t batch,
+clt_status clt__linalg_first_failure(const char *fn, const clt_tensor *info, int64_t batch,
                                 int64_t *bad, int *value)
 {
     *bad = -1;
@@ -134,8 +132,7 @@ static clt_status first_failure(const char *fn, const clt_tensor *info, int64_t 
     return st;
 }
 
-/* "(Batch element 3): " for matrix b of a batched a, "" otherwise. */
-static const char *batch_prefix(char *buf, size_t n, const clt_tensor *a, int64_t b)
+const char *clt__linalg_batch_prefix(char *buf, size_t n, const clt_tensor *a, int64_t b)
 {
     buf[0] = 0;
     if (a->ndim > 2)
@@ -143,23 +140,41 @@ static const char *batch_prefix(char *buf, size_t n, const clt_tensor *a, int64_
     return buf;
 }
 
-/* The LU factors of w's `batch` matrices ([batch, n, n], offset 0) in
- * place, with new pivots and reports. */
-static clt_status lu(const char *fn, clt_tensor *w, int64_t batch, int64_t n, clt_tensor **piv,
-                     clt_tensor **info)
+clt_status clt__linalg_lu(const char *fn, clt_tensor *w, int64_t batch, int64_t m, int64_t n,
+                          clt_tensor **piv, clt_tensor **info)
 {
-    int64_t ps[2] = {batch, n};
+    int64_t ps[2] = {batch, m < n ? m : n};
     clt_status st = clt__temp_new(fn, "the pivots", w->dev, CLT_INT32, 2, ps, piv);
     if (st == CLT_OK)
         st = clt__temp_new(fn, "the reports", w->dev, CLT_INT32, 1, &batch, info);
-    if (st == CLT_OK)
-        st = factor(fn, "lu_factor", w, batch, n, *piv, *info);
+    if (st == CLT_OK && batch > 0 && ps[1] > 0)
+        st = factor(fn, "lu_factor", w, batch, m, n, *piv, *info);
+    else if (st == CLT_OK && batch > 0)
+        st = clt__error_in(clt__fill_value(*info, 0.0), fn);
     return st;
+}
+
+/* The reports [batch] of info as a's batch dims ([...]) for the _ex forms,
+ * or zeros there when nothing was factored (info NULL). */
+static clt_status reports(const char *fn, const clt_tensor *a, const clt_tensor *info,
+                          clt_tensor **out)
+{
+    if (info == NULL)
+        return clt__error_in(clt__full(a->dev, CLT_INT32, a->ndim - 2, a->shape, 0.0, out), fn);
+    return clt__reshape(info, a->ndim - 2, a->shape, out, fn);
 }
 
 clt_status clt__linalg_inv(const clt_tensor *a, clt_tensor **out, const char *fn)
 {
+    return clt__linalg_inv_ex(a, out, NULL, fn);
+}
+
+clt_status clt__linalg_inv_ex(const clt_tensor *a, clt_tensor **out, clt_tensor **ex_info,
+                              const char *fn)
+{
     *out = NULL;
+    if (ex_info)
+        *ex_info = NULL;
     clt_status st = clt__linalg_check(a, "A", true, fn);
     if (st != CLT_OK)
         return st;
@@ -170,14 +185,18 @@ clt_status clt__linalg_inv(const clt_tensor *a, clt_tensor **out, const char *fn
     CLT__TRY(clt__result_new(fn, a->dev, a->dtype, a->ndim, a->shape, &r));
     if (r->numel > 0) {
         CLT__TRY(clt__copy_as(fn, a, a->dtype, &w));
-        CLT__TRY(lu(fn, w, batch, n, &piv, &info));
+        CLT__TRY(clt__linalg_lu(fn, w, batch, n, n, &piv, &info));
         CLT__TRY(subst(fn, w, piv, r, batch, n, n, 2));
-        CLT__TRY(first_failure(fn, info, batch, &bad, &v));
+    }
+    if (ex_info) {
+        CLT__TRY(reports(fn, a, info, ex_info));
+    } else if (r->numel > 0) {
+        CLT__TRY(clt__linalg_first_failure(fn, info, batch, &bad, &v));
         if (bad >= 0) {
             st = clt__error(CLT_ERR_INVALID_ARGUMENT,
                             "%s: %sThe diagonal element %d is zero, the inversion could not be "
                             "completed because the input matrix is singular.",
-                            fn, batch_prefix(pre, sizeof pre, a, bad), v);
+                            fn, clt__linalg_batch_prefix(pre, sizeof pre, a, bad), v);
             goto done;
         }
     }
@@ -189,6 +208,19 @@ done:
     clt_tensor_free(piv);
     clt_tensor_free(info);
     return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt__linalg_check_system(const clt_tensor *a, const clt_tensor *b, const char *fn)
+{
+    clt_status st = clt__same_device(a, b, fn);
+    if (st == CLT_OK)
+        st = clt__linalg_check(a, "A", true, fn);
+    if (st == CLT_OK && b->dtype != a->dtype)
+        st = clt__error(CLT_ERR_DTYPE_MISMATCH,
+                        "%s: Expected A and B to have the same dtype, but found A of type %s "
+                        "and B of type %s instead",
+                        fn, clt_dtype_name(a->dtype), clt_dtype_name(b->dtype));
+    return st;
 }
 
 bool clt__linalg_vector_rhs(const clt_tensor *a, const clt_tensor *b)
@@ -203,9 +235,7 @@ bool clt__linalg_vector_rhs(const clt_tensor *a, const clt_tensor *b)
     return true;
 }
 
-/* A copy of t expanded to the batch shape bs (nb dims) and its own last
- * two sizes, contiguous from offset 0. */
-static clt_status expanded_copy(const char *fn, const clt_tensor *t, int nb, const int64_t *bs,
+clt_status clt__linalg_expanded_copy(const char *fn, const clt_tensor *t, int nb, const int64_t *bs,
                                 clt_tensor **out)
 {
     int64_t s[CLT_MAX_DIMS];
@@ -224,17 +254,18 @@ static clt_status expanded_copy(const char *fn, const clt_tensor *t, int nb, con
 clt_status clt__linalg_solve(const clt_tensor *a, const clt_tensor *b, clt_tensor **out,
                              const char *fn)
 {
+    return clt__linalg_solve_ex(a, b, out, NULL, fn);
+}
+
+clt_status clt__linalg_solve_ex(const clt_tensor *a, const clt_tensor *b, clt_tensor **out,
+                                clt_tensor **ex_info, const char *fn)
+{
     *out = NULL;
-    clt_status st = clt__same_device(a, b, fn);
-    if (st == CLT_OK)
-        st = clt__linalg_check(a, "A", true, fn);
+    if (ex_info)
+        *ex_info = NULL;
+    clt_status st = clt__linalg_check_system(a, b, fn);
     if (st != CLT_OK)
         return st;
-    if (b->dtype != a->dtype)
-        return clt__error(CLT_ERR_DTYPE_MISMATCH,
-                          "%s: Expected A and B to have the same dtype, but found A of type %s "
-                          "and B of type %s instead",
-                          fn, clt_dtype_name(a->dtype), clt_dtype_name(b->dtype));
     bool vec = clt__linalg_vector_rhs(a, b);
     if (!vec && b->ndim < 2)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -260,17 +291,23 @@ clt_status clt__linalg_solve(const clt_tensor *a, const clt_tensor *b, clt_tenso
                         CLT_MAX_DIMS);
         goto done;
     }
-    CLT__TRY(expanded_copy(fn, bm, nb, bs, &x));
+    CLT__TRY(clt__linalg_expanded_copy(fn, bm, nb, bs, &x));
     int64_t batch = clt__linalg_count(nb, bs);
     if (x->numel > 0) {
-        CLT__TRY(expanded_copy(fn, a, nb, bs, &w));
-        CLT__TRY(lu(fn, w, batch, n, &piv, &info));
+        CLT__TRY(clt__linalg_expanded_copy(fn, a, nb, bs, &w));
+        CLT__TRY(clt__linalg_lu(fn, w, batch, n, n, &piv, &info));
         CLT__TRY(subst(fn, w, piv, x, batch, n, k, 0));
-        CLT__TRY(first_failure(fn, info, batch, &bad, &v));
+    }
+    if (ex_info) {
+        CLT__TRY(x->numel > 0 ? clt__reshape(info, nb, bs, ex_info, fn)
+                              : clt__error_in(clt__full(a->dev, CLT_INT32, nb, bs, 0.0, ex_info),
+                                              fn));
+    } else if (x->numel > 0) {
+        CLT__TRY(clt__linalg_first_failure(fn, info, batch, &bad, &v));
         if (bad >= 0) {
             st = clt__error(CLT_ERR_INVALID_ARGUMENT,
                             "%s: %sThe solver failed because the input matrix is singular.", fn,
-                            batch_prefix(pre, sizeof pre, x, bad));
+                            clt__linalg_batch_prefix(pre, sizeof pre, x, bad));
             goto done;
         }
     }
@@ -279,6 +316,10 @@ clt_status clt__linalg_solve(const clt_tensor *a, const clt_tensor *b, clt_tenso
     else
         *out = x, x = NULL;
 done:
+    if (st != CLT_OK && ex_info) {
+        clt_tensor_free(*ex_info);
+        *ex_info = NULL;
+    }
     clt_tensor_free(bm);
     clt_tensor_free(w);
     clt_tensor_free(x);
@@ -313,7 +354,7 @@ clt_status clt__linalg_det(const clt_tensor *a, bool logmode, clt_tensor **out0,
             goto done;
         }
         CLT__TRY(clt__copy_as(fn, a, a->dtype, &w));
-        CLT__TRY(lu(fn, w, batch, n, &piv, &info));
+        CLT__TRY(clt__linalg_lu(fn, w, batch, n, n, &piv, &info));
         cl_mem mw = clt__mem(w), mp = clt__mem(piv), m0 = clt__mem(r0);
         cl_mem m1 = r1 ? clt__mem(r1) : m0;
         cl_ulong nn = (cl_ulong)n, bb = (cl_ulong)batch;
@@ -342,7 +383,15 @@ done:
 clt_status clt__linalg_cholesky(const clt_tensor *a, bool upper, clt_tensor **out,
                                 const char *fn)
 {
+    return clt__linalg_cholesky_ex(a, upper, out, NULL, fn);
+}
+
+clt_status clt__linalg_cholesky_ex(const clt_tensor *a, bool upper, clt_tensor **out,
+                                   clt_tensor **ex_info, const char *fn)
+{
     *out = NULL;
+    if (ex_info)
+        *ex_info = NULL;
     clt_status st = clt__linalg_check(a, "A", true, fn);
     if (st != CLT_OK)
         return st;
@@ -357,14 +406,18 @@ clt_status clt__linalg_cholesky(const clt_tensor *a, bool upper, clt_tensor **ou
     CLT__TRY(clt__copy_as(fn, t, a->dtype, &w));
     if (w->numel > 0) {
         CLT__TRY(clt__temp_new(fn, "the reports", a->dev, CLT_INT32, 1, &batch, &info));
-        CLT__TRY(factor(fn, "chol_factor", w, batch, n, NULL, info));
-        CLT__TRY(first_failure(fn, info, batch, &bad, &v));
+        CLT__TRY(factor(fn, "chol_factor", w, batch, n, n, NULL, info));
+    }
+    if (ex_info) {
+        CLT__TRY(reports(fn, a, info, ex_info));
+    } else if (w->numel > 0) {
+        CLT__TRY(clt__linalg_first_failure(fn, info, batch, &bad, &v));
         if (bad >= 0) {
             st = clt__error(CLT_ERR_INVALID_ARGUMENT,
                             "%s: %sThe factorization could not be completed because the input "
                             "is not positive-definite (the leading minor of order %d is not "
                             "positive-definite).",
-                            fn, batch_prefix(pre, sizeof pre, a, bad), v);
+                            fn, clt__linalg_batch_prefix(pre, sizeof pre, a, bad), v);
             goto done;
         }
     }
@@ -373,6 +426,10 @@ clt_status clt__linalg_cholesky(const clt_tensor *a, bool upper, clt_tensor **ou
     else
         *out = w, w = NULL;
 done:
+    if (st != CLT_OK && ex_info) {
+        clt_tensor_free(*ex_info);
+        *ex_info = NULL;
+    }
     clt_tensor_free(t);
     clt_tensor_free(w);
     clt_tensor_free(info);
