@@ -45,6 +45,7 @@
 #ifndef CLTENSOR_NN_H
 #define CLTENSOR_NN_H
 
+#include <cltensor/autograd.h>
 #include <cltensor/conv.h>
 #include <cltensor/index.h>
 #include <cltensor/random.h>
@@ -1249,6 +1250,154 @@ CLT_API clt_status clt_dropout3d_layer(double p, clt_generator *gen, clt_module 
 CLT_API clt_status clt_alpha_dropout_layer(double p, clt_generator *gen, clt_module **out);
 CLT_API clt_status clt_feature_alpha_dropout_layer(double p, clt_generator *gen,
                                                    clt_module **out);
+
+/* ---- module hooks (nn.Module.register_*_hook) ---------------------------- */
+
+/* A forward pre-hook: called with the module and its input (borrowed)
+ * before the forward; it may set *replacement to a new tensor that the
+ * forward takes instead (the library takes that reference), or leave it
+ * NULL (or set it to input itself) to keep input.  A status other than
+ * CLT_OK stops the forward: clt_module_forward fails with "clt_module_forward:
+ * <module name>: forward pre-hook: <the hook's message>". */
+typedef clt_status (*clt_module_forward_pre_hook_fn)(void *user, clt_module *m,
+                                                     const clt_tensor *input,
+                                                     clt_tensor **replacement);
+
+/* A forward hook: called with the input (after the pre-hooks) and the
+ * forward's output (both borrowed); it may set *replacement to a new
+ * tensor that becomes the output (the library takes that reference and
+ * releases the old output), or leave it NULL.  Failures as a pre-hook's
+ * ("forward hook"). */
+typedef clt_status (*clt_module_forward_hook_fn)(void *user, clt_module *m,
+                                                 const clt_tensor *input,
+                                                 const clt_tensor *output,
+                                                 clt_tensor **replacement);
+
+/* A full backward hook: called during a backward pass with grad_input, the
+ * gradient of the loss with respect to the module's input (its own part:
+ * what flows back through this module), and grad_output, with respect to
+ * its output (both borrowed, valid during the call).  grad_input is NULL
+ * when the input does not require grad (the hook is then called as soon
+ * as grad_output is known, and must leave *replacement NULL).  It may set
+ * *replacement to a new tensor of grad_input's shape, dtype and device
+ * that flows on instead (the library takes that reference); each hook
+ * sees the previous one's result, as torch's.  A status other than CLT_OK
+ * stops the backward pass, as a tensor hook's does. */
+typedef clt_status (*clt_module_backward_hook_fn)(void *user, clt_module *m,
+                                                  const clt_tensor *grad_input,
+                                                  const clt_tensor *grad_output,
+                                                  clt_tensor **replacement);
+
+/* Like m.register_forward_pre_hook(fn), m.register_forward_hook(fn) and
+ * m.register_full_backward_hook(fn) (torch 1.13), for every module kind.
+ * clt_module_forward runs, as nn.Module.__call__: the pre-hooks in
+ * registration order, the reparametrizations of clt_weight_norm,
+ * clt_spectral_norm and the pruning functions, the forward, the forward
+ * hooks in order; so do containers running their children (Sequential,
+ * the transformer layers' parts, custom modules' clt_module_forward on a
+ * child).  The forwards of several inputs (clt_lstm_forward,
+ * clt_multihead_attention, ...) run the reparametrizations but not the
+ * hooks.
+ *
+ * Backward hooks: when m has any and grad mode is on, clt_module_forward
+ * passes the forward a view of the input (when it requires grad) and
+ * hands out a view of the output, both recorded (grad_fn
+ * ExpandBackward0, where torch's is BackwardHookFunctionBackward), whose
+ * gradients are the hooks' grad_input and grad_output.  The hooks
+ * called are those registered on m when the gradient arrives, so m must
+ * outlive the backward passes through its outputs.  Only a floating
+ * output that requires grad gets them.
+ *
+ * user is the caller's, passed to fn.  handle may be NULL (the hook then
+ * lives as long as m); else *handle is a new handle: release it with
+ * clt_hook_remove (autograd.h), which removes the hook (from inside a
+ * hook too).  A hook may register others; they run from the next call.
+ * clt_module_clone gives the copy no hooks.  Errors: NULL m or fn
+ * (CLT_ERR_NULL_ARGUMENT), out of host memory. */
+CLT_API clt_status clt_module_register_forward_pre_hook(clt_module *m,
+                                                        clt_module_forward_pre_hook_fn fn,
+                                                        void *user, clt_hook **handle);
+CLT_API clt_status clt_module_register_forward_hook(clt_module *m, clt_module_forward_hook_fn fn,
+                                                    void *user, clt_hook **handle);
+CLT_API clt_status clt_module_register_full_backward_hook(clt_module *m,
+                                                          clt_module_backward_hook_fn fn,
+                                                          void *user, clt_hook **handle);
+
+/* ---- weight reparametrizations (torch.nn.utils) -------------------------- */
+
+/* torch.nn.utils.weight_norm(m, name, dim): m's own parameter name (NULL:
+ * "weight") w becomes name_g = norm_except_dim(w, 2, dim) and name_v = w's
+ * values (two new parameters, listed after m's other parameters, as torch
+ * registers them: a Linear's state is bias, weight_g, weight_v, so that
+ * files interoperate with torch's), and before each forward the layer's
+ * weight is computed as v * (g / norm_except_dim(v, 2, dim)), recorded, so
+ * that gradients flow to g and v.  norm_except_dim: the 2-norm over every
+ * dim but dim, g of shape [1, .., size(dim), .., 1]; dim -1 (torch's
+ * None) the norm of the whole tensor, g a 0-d tensor; other negative dims
+ * count from the end, as torch's.  The parameter taken out is no longer
+ * listed nor moved; its handle stays valid as long as m.  Errors
+ * (CLT_ERR_INVALID_ARGUMENT, m unchanged): no parameter of that name
+ * ("Module 'Linear' has no parameter or buffer with name 'w'"), one
+ * already reparametrized ("Cannot register two weight_norm hooks on the
+ * same parameter weight"), dim out of range. */
+CLT_API clt_status clt_weight_norm(clt_module *m, const char *name, int dim);
+
+/* torch.nn.utils.remove_weight_norm(m, name): name becomes a parameter
+ * again, a new leaf with the values computed from name_g and name_v (in
+ * the layer's place in the listing, where torch appends it), which are no
+ * longer listed (their handles stay valid as long as m).  No weight_norm
+ * on name: CLT_ERR_INVALID_ARGUMENT ("weight_norm of 'weight' not found in
+ * Linear"). */
+CLT_API clt_status clt_remove_weight_norm(clt_module *m, const char *name);
+
+/* torch.nn.utils.spectral_norm(m, name, n_power_iterations, eps, dim):
+ * m's parameter name (NULL: "weight") w becomes name_orig (the same handle:
+ * an optimizer over it keeps working) and two buffers name_u and name_v,
+ * unit vectors of W's height and width (W: w with dim moved to the front,
+ * as a matrix), drawn normal from gen (NULL: the default one) and
+ * normalised; before each forward the layer's weight is w / sigma, sigma
+ * = u . (W v) (recorded: gradients flow to w through both), where in
+ * train mode n_power_iterations steps of v = normalize(W^T u), u =
+ * normalize(W v) (normalize(x) = x / max(|x|, eps)) are made first,
+ * recording nothing, and u and v written into the buffers when the
+ * forward ends; in eval mode u and v are used as they are.  Until the
+ * first forward the weight is w itself, as torch's.  dim -1: torch's
+ * default (1 for ConvTranspose2d, else 0).  State names name_orig, name_u,
+ * name_v, as torch's.  Errors (CLT_ERR_INVALID_ARGUMENT, m and gen
+ * unchanged): no such parameter, one already reparametrized ("Cannot
+ * register two spectral_norm hooks on the same parameter weight"),
+ * n_power_iterations <= 0 ("Expected n_power_iterations to be
+ * positive"), eps <= 0 or NaN, dim out of range, a weight of fewer than
+ * 1 dim. */
+CLT_API clt_status clt_spectral_norm(clt_module *m, const char *name, int n_power_iterations,
+                                     double eps, int dim, clt_generator *gen);
+
+/* torch.nn.utils.remove_spectral_norm(m, name): name becomes a parameter
+ * again, a new leaf with the weight computed from name_orig, name_u and
+ * name_v without power iteration; the three are no longer listed (their
+ * handles stay valid as long as m).  Errors as clt_remove_weight_norm's
+ * ("spectral_norm of 'weight' not found in Linear"). */
+CLT_API clt_status clt_remove_spectral_norm(clt_module *m, const char *name);
+
+/* torch.nn.utils.parameters_to_vector(params): the n tensors flattened and
+ * concatenated, recorded (gradients flow back to them).  All must be on
+ * one device (CLT_ERR_DEVICE_MISMATCH, "Found two parameters on different
+ * devices").  n 0: CLT_ERR_INVALID_ARGUMENT (torch.cat of nothing).  New
+ * tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_parameters_to_vector(clt_tensor *const *params, size_t n,
+                                            clt_tensor **out);
+
+/* torch.nn.utils.vector_to_parameters(vec, params): copies consecutive
+ * slices of the 1-D vec into the n tensors in place (recording nothing;
+ * converted to each one's dtype; the handles stay), as torch's
+ * `param.data = slice`.  vec must have exactly as many elements as the
+ * tensors together (torch ignores extra ones: refused here) and be on
+ * their device.  Errors: vec not 1-D ("expected torch.Tensor"-like, as
+ * CLT_ERR_SHAPE_MISMATCH), a size mismatch (CLT_ERR_SHAPE_MISMATCH), a
+ * device mismatch; these change nothing.  A driver failing part-way
+ * leaves the tensors before it written. */
+CLT_API clt_status clt_vector_to_parameters(const clt_tensor *vec, clt_tensor *const *params,
+                                            size_t n);
 
 #ifdef __cplusplus
 }

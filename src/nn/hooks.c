@@ -1,0 +1,272 @@
+/* hooks.c: a module's forward pre-hooks, forward hooks and full backward
+ * hooks (nn.Module.register_*_hook), run around its forward as
+ * nn.Module.__call__ runs them. */
+#include <stdlib.h>
+
+#include "nn/nn.h"
+
+enum { HOOK_PRE, HOOK_FWD, HOOK_BWD };
+
+typedef struct mhook {
+    int kind;
+    clt_hook *h; /* the list's reference; removed by its handle */
+    union {
+        clt_module_forward_pre_hook_fn pre;
+        clt_module_forward_hook_fn fwd;
+        clt_module_backward_hook_fn bwd;
+    } fn;
+    void *user;
+} mhook;
+
+struct clt__mhooks {
+    mhook *v;
+    size_t n, cap;
+    int running; /* hooks being called: the list is not compacted meanwhile */
+};
+
+void clt__mhooks_free(clt_module *m)
+{
+    struct clt__mhooks *H = m->hooks;
+    if (H == NULL)
+        return;
+    for (size_t k = 0; k < H->n; k++)
+        clt__hook_release(H->v[k].h);
+    free(H->v);
+    free(H);
+    m->hooks = NULL;
+}
+
+static clt_status add_hook(clt_module *m, mhook e, clt_hook **handle, const char *fn)
+{
+    if (m->hooks == NULL && (m->hooks = clt__calloc(1, sizeof *m->hooks)) == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    struct clt__mhooks *H = m->hooks;
+    /* Drops removed hooks, so that registering and removing every step
+     * does not grow the list; not while a hook of m runs. */
+    if (H->running == 0) {
+        size_t kept = 0;
+        for (size_t k = 0; k < H->n; k++) {
+            if (clt__hook_removed(H->v[k].h))
+                clt__hook_release(H->v[k].h);
+            else
+                H->v[kept++] = H->v[k];
+        }
+        H->n = kept;
+    }
+    if (H->n == H->cap) {
+        size_t cap = H->cap ? 2 * H->cap : 4;
+        mhook *v = clt__realloc(H->v, cap, sizeof *v);
+        if (v == NULL)
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        H->v = v;
+        H->cap = cap;
+    }
+    e.h = clt__hook_handle_new();
+    if (e.h == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    H->v[H->n++] = e;
+    if (handle)
+        *handle = e.h;
+    else
+        clt__hook_release(e.h); /* no handle: the list's reference alone */
+    return clt__ok();
+}
+
+#define REGISTER(fname, kind_, member, type)                                                \
+    clt_status fname(clt_module *m, type fn, void *user, clt_hook **handle)                 \
+    {                                                                                       \
+        if (handle)                                                                         \
+            *handle = NULL;                                                                 \
+        CLT__REQUIRE_ARG(m, #fname);                                                        \
+        CLT__REQUIRE_ARG(fn, #fname);                                                       \
+        mhook e = {.kind = kind_, .user = user};                                            \
+        e.fn.member = fn;                                                                   \
+        return add_hook(m, e, handle, #fname);                                              \
+    }
+
+REGISTER(clt_module_register_forward_pre_hook, HOOK_PRE, pre, clt_module_forward_pre_hook_fn)
+REGISTER(clt_module_register_forward_hook, HOOK_FWD, fwd, clt_module_forward_hook_fn)
+REGISTER(clt_module_register_full_backward_hook, HOOK_BWD, bwd, clt_module_backward_hook_fn)
+
+static bool has_kind(const clt_module *m, int kind)
+{
+    const struct clt__mhooks *H = m->hooks;
+    for (size_t k = 0; H && k < H->n; k++)
+        if (H->v[k].kind == kind && !clt__hook_removed(H->v[k].h))
+            return true;
+    return false;
+}
+
+static const char *const kind_name[] = {"forward pre-hook", "forward hook",
+                                        "full backward hook"};
+
+/* A hook's failure: its message, or one naming the status, after the
+ * module's name and the hook's kind. */
+static clt_status hook_failed(clt_status st, const char *name, int kind)
+{
+    if (clt_last_error()[0] == '\0')
+        return clt__error(st, "%s: %s failed (%s) without a message", name, kind_name[kind],
+                          clt_status_name(st));
+    return clt__error_prefix(st, "%s: %s", name, kind_name[kind]);
+}
+
+/* Calls m's hooks of kind in order on *cur (owned when *own), each
+ * replacing it when it gives a replacement.  other: the forward hook's
+ * input, or the backward hook's grad_output. */
+static clt_status run_kind(clt_module *m, int kind, clt_tensor **cur, bool *own,
+                           const clt_tensor *other)
+{
+    clt_status st = CLT_OK;
+    for (size_t k = 0; m->hooks && k < m->hooks->n && st == CLT_OK; k++) {
+        mhook e = m->hooks->v[k];
+        if (e.kind != kind || clt__hook_removed(e.h))
+            continue;
+        clt_tensor *r = NULL;
+        m->hooks->running++;
+        clt__ok(); /* so that a hook failing with no message is seen */
+        if (kind == HOOK_PRE)
+            st = e.fn.pre(e.user, m, *cur, &r);
+        else if (kind == HOOK_FWD)
+            st = e.fn.fwd(e.user, m, other, *cur, &r);
+        else
+            st = e.fn.bwd(e.user, m, *cur, other, &r);
+        m->hooks->running--;
+        if (st != CLT_OK) {
+            if (r != *cur)
+                clt_tensor_free(r);
+            return hook_failed(st, m->ops->name, kind);
+        }
+        if (r == NULL || r == *cur)
+            continue;
+        if (*cur == NULL) {
+            clt_tensor_free(r);
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: %s: Backward hook for Modules where no input requires "
+                              "gradient should always return None or None for all gradients",
+                              m->ops->name, kind_name[kind]);
+        }
+        if (*own)
+            clt_tensor_free(*cur);
+        *cur = r;
+        *own = true;
+    }
+    return st;
+}
+
+/* ---- full backward hooks ------------------------------------------------------------- */
+
+/* What one call of a module with backward hooks leaves for the backward
+ * pass: held by the hooks on its input's and output's views. */
+typedef struct bwcall {
+    int refs; /* atomic */
+    clt_module *m;
+    bool has_input;
+    clt_tensor *grad_output; /* while a pass runs from the output to the input */
+} bwcall;
+
+static void bwcall_unref(void *p)
+{
+    bwcall *c = p;
+    if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        clt_tensor_free(c->grad_output);
+        free(c);
+    }
+}
+
+static clt_status run_backward(bwcall *c, const clt_tensor *grad, clt_tensor **replacement)
+{
+    clt_tensor *cur = (clt_tensor *)grad;
+    bool own = false;
+    clt_status st = run_kind(c->m, HOOK_BWD, &cur, &own, c->grad_output);
+    if (st == CLT_OK && own)
+        *replacement = cur;
+    else if (own)
+        clt_tensor_free(cur);
+    return st;
+}
+
+/* The output view's gradient: grad_output, kept for the input's hook, or
+ * the hooks called now when the input needs no gradient. */
+static clt_status output_grad(void *user, const clt_tensor *grad, clt_tensor **replacement)
+{
+    (void)replacement;
+    bwcall *c = user;
+    clt_tensor_free(c->grad_output);
+    c->grad_output = clt_tensor_retain((clt_tensor *)grad);
+    if (c->has_input)
+        return CLT_OK;
+    clt_status st = run_backward(c, NULL, replacement);
+    clt_tensor_free(c->grad_output);
+    c->grad_output = NULL;
+    return st;
+}
+
+static clt_status input_grad(void *user, const clt_tensor *grad, clt_tensor **replacement)
+{
+    bwcall *c = user;
+    clt_status st = run_backward(c, grad, replacement);
+    clt_tensor_free(c->grad_output);
+    c->grad_output = NULL;
+    return st;
+}
+
+/* A recorded view of *t (owned when *own), with hook on it holding c. */
+static clt_status hooked_view(const char *name, clt_tensor **t, bool *own, clt_tensor_hook_fn hook,
+                              bwcall *c)
+{
+    clt_tensor *v = NULL;
+    clt_status st = clt__expand_rec(name, *t, (*t)->ndim, (*t)->shape, &v);
+    if (st == CLT_OK)
+        st = clt__tensor_register_hook_owned(v, hook, c, bwcall_unref, name);
+    if (st != CLT_OK) {
+        clt_tensor_free(v);
+        return st;
+    }
+    __atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
+    if (*own)
+        clt_tensor_free(*t);
+    *t = v;
+    *own = true;
+    return CLT_OK;
+}
+
+/* ---- the call ------------------------------------------------------------------------ */
+
+clt_status clt__module_call(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    const char *name = m->ops->name;
+    clt_tensor *in = (clt_tensor *)x, *y = NULL;
+    bool own_in = false, own_y = true;
+    bwcall *c = NULL;
+    clt_status st = run_kind(m, HOOK_PRE, &in, &own_in, NULL);
+    if (st == CLT_OK && clt_is_grad_enabled() && has_kind(m, HOOK_BWD)) {
+        c = clt__calloc(1, sizeof *c);
+        if (c == NULL)
+            st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", name);
+    }
+    if (c != NULL) {
+        c->m = m;
+        c->refs = 1; /* this call's, until it ends */
+        c->has_input = clt_requires_grad(in);
+        if (c->has_input)
+            st = hooked_view(name, &in, &own_in, input_grad, c);
+    }
+    if (st == CLT_OK)
+        st = clt__reparam_compute(m, name);
+    if (st == CLT_OK)
+        st = m->ops->forward(m, in, &y);
+    if (st == CLT_OK)
+        st = run_kind(m, HOOK_FWD, &y, &own_y, in);
+    if (st == CLT_OK && c != NULL && clt_requires_grad(y))
+        st = hooked_view(name, &y, &own_y, output_grad, c);
+    if (c != NULL)
+        bwcall_unref(c);
+    if (own_in)
+        clt_tensor_free(in);
+    if (st != CLT_OK) {
+        clt_tensor_free(y);
+        y = NULL;
+    }
+    *out = y;
+    return st;
+}

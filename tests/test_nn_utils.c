@@ -1,0 +1,646 @@
+/* test_nn_utils.c: module hooks (forward pre-hooks, forward hooks, full
+ * backward hooks) called in torch's order with the right tensors;
+ * weight_norm and spectral_norm forwards against host references in
+ * double and their gradients against finite differences; their state
+ * names; parameters_to_vector and vector_to_parameters. */
+#include "helpers.h"
+
+#include <stdio.h>
+
+enum { IN = 3, OUT = 4, N = 2 };
+
+static clt_device *dev;
+
+static void setup(void)
+{
+    dev = get_device("cpu");
+}
+
+TestSuite(nn_utils, .init = setup);
+
+/* clt_tensor_write under no_grad (a parameter is a leaf that requires grad). */
+static void put(clt_tensor *t, const double *v, size_t bytes)
+{
+    int was = clt_set_grad_enabled(0);
+    CHECK(clt_tensor_write(t, v, bytes));
+    clt_set_grad_enabled(was);
+}
+
+/* A float64 Linear(IN, OUT) with known weight and bias. */
+static clt_module *linear64(double *w, double *b)
+{
+    clt_module *m = NULL;
+    clt_generator *gen = NULL;
+    CHECK(clt_generator_new(7, &gen));
+    CHECK(clt_linear(dev, IN, OUT, 1, gen, &m));
+    clt_generator_free(gen);
+    CHECK(clt_module_to_dtype(m, CLT_FLOAT64));
+    for (int k = 0; k < OUT * IN; k++)
+        w[k] = 0.3 * sin(1.7 * k + 0.2) + (k % 5 == 0 ? 0.5 : 0.0);
+    for (int k = 0; k < OUT; k++)
+        b[k] = 0.1 * k - 0.15;
+    put(clt_module_param(m, "weight"), w, sizeof(double) * OUT * IN);
+    put(clt_module_param(m, "bias"), b, sizeof(double) * OUT);
+    return m;
+}
+
+static clt_tensor *input64(const double *x, int requires_grad)
+{
+    int64_t shape[2] = {N, IN};
+    clt_tensor *t = tensor_of(dev, CLT_FLOAT64, 2, shape, x);
+    if (requires_grad)
+        CHECK(clt_set_requires_grad(t, 1));
+    return t;
+}
+
+static const double X[N * IN] = {0.5, -1.25, 2.0, 1.5, 0.25, -0.75};
+
+/* y = x W^T + b on the host. */
+static void host_linear(const double *x, const double *w, const double *b, double *y)
+{
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < OUT; o++) {
+            double s = b[o];
+            for (int i = 0; i < IN; i++)
+                s += x[n * IN + i] * w[o * IN + i];
+            y[n * OUT + o] = s;
+        }
+}
+
+static void assert_values(const clt_tensor *t, const double *want, size_t n, double tol)
+{
+    cr_assert_eq((size_t)clt_tensor_numel(t), n, "numel %lld, want %zu",
+                 (long long)clt_tensor_numel(t), n);
+    double *got = read_as_f64(t);
+    for (size_t k = 0; k < n; k++)
+        cr_assert(fabs(got[k] - want[k]) <= tol * (1.0 + fabs(want[k])),
+                  "element %zu: %.12g, want %.12g", k, got[k], want[k]);
+    free(got);
+}
+
+static void assert_names(const clt_module *m, const char *const *want, size_t n)
+{
+    clt_named_tensor *st = NULL;
+    size_t got = 0;
+    CHECK(clt_module_state(m, &st, &got));
+    cr_assert_eq(got, n, "%zu state entries, want %zu", got, n);
+    for (size_t k = 0; k < n; k++)
+        cr_assert_str_eq(st[k].name, want[k]);
+    clt_free(st);
+}
+
+/* ---- hooks ------------------------------------------------------------------------ */
+
+typedef struct hlog {
+    char calls[16][24];
+    int n;
+    const clt_tensor *seen_input;
+    double scale;        /* pre-hook: replace the input by scale * input when not 0 */
+    double shift;        /* forward hook: replace the output by output + shift when not 0 */
+    int zero_grad_input; /* backward hook: replace grad_input by zeros */
+    double *grad_in, *grad_out;
+    int grad_in_null;
+} hlog;
+
+typedef struct tag {
+    hlog *log;
+    const char *name;
+} tag;
+
+static void note(tag *t, const char *what)
+{
+    cr_assert_lt(t->log->n, 16);
+    snprintf(t->log->calls[t->log->n++], 24, "%s.%s", t->name, what);
+}
+
+static clt_status pre_hook(void *user, clt_module *m, const clt_tensor *input,
+                           clt_tensor **replacement)
+{
+    (void)m;
+    tag *t = user;
+    note(t, "pre");
+    t->log->seen_input = input;
+    if (t->log->scale != 0.0)
+        return clt_mul_scalar(input, t->log->scale, replacement);
+    return CLT_OK;
+}
+
+static clt_status fwd_hook(void *user, clt_module *m, const clt_tensor *input,
+                           const clt_tensor *output, clt_tensor **replacement)
+{
+    (void)m;
+    (void)input;
+    tag *t = user;
+    note(t, "fwd");
+    if (t->log->shift != 0.0)
+        return clt_add_scalar(output, t->log->shift, replacement);
+    return CLT_OK;
+}
+
+static clt_status bwd_hook(void *user, clt_module *m, const clt_tensor *grad_input,
+                           const clt_tensor *grad_output, clt_tensor **replacement)
+{
+    (void)m;
+    tag *t = user;
+    note(t, "bwd");
+    t->log->grad_in_null = grad_input == NULL;
+    free(t->log->grad_out);
+    t->log->grad_out = read_as_f64(grad_output);
+    if (grad_input) {
+        free(t->log->grad_in);
+        t->log->grad_in = read_as_f64(grad_input);
+    }
+    if (t->log->zero_grad_input && grad_input)
+        return clt_mul_scalar(grad_input, 0.0, replacement);
+    return CLT_OK;
+}
+
+static clt_status failing_hook(void *user, clt_module *m, const clt_tensor *input,
+                               clt_tensor **replacement)
+{
+    (void)user;
+    (void)m;
+    (void)replacement;
+    clt_tensor *bad = NULL;
+    return clt_reshape(input, 1, (int64_t[]){-7}, &bad);
+}
+
+Test(nn_utils, forward_hooks_in_torch_order_with_replacements)
+{
+    double w[OUT * IN], b[OUT];
+    clt_module *lin = linear64(w, b), *relu = NULL, *seq = NULL;
+    CHECK(clt_relu_layer(&relu));
+    CHECK(clt_sequential((clt_module *[]){lin, relu}, 2, &seq));
+    hlog log = {0};
+    tag ts = {&log, "seq"}, tl = {&log, "lin"}, tr = {&log, "relu"};
+    clt_hook *h_seq_pre = NULL;
+    CHECK(clt_module_register_forward_pre_hook(seq, pre_hook, &ts, &h_seq_pre));
+    CHECK(clt_module_register_forward_hook(seq, fwd_hook, &ts, NULL));
+    CHECK(clt_module_register_forward_pre_hook(lin, pre_hook, &tl, NULL));
+    CHECK(clt_module_register_forward_hook(lin, fwd_hook, &tl, NULL));
+    CHECK(clt_module_register_forward_hook(relu, fwd_hook, &tr, NULL));
+    clt_tensor *x = input64(X, 0), *y = NULL;
+    CHECK(clt_module_forward(seq, x, &y));
+    const char *want[] = {"seq.pre", "lin.pre", "lin.fwd", "relu.fwd", "seq.fwd"};
+    cr_assert_eq(log.n, 5);
+    for (int k = 0; k < 5; k++)
+        cr_assert_str_eq(log.calls[k], want[k]);
+    double ref[N * OUT], x2[N * IN];
+    host_linear(X, w, b, ref);
+    for (int k = 0; k < N * OUT; k++)
+        ref[k] = ref[k] > 0 ? ref[k] : 0;
+    assert_values(y, ref, N * OUT, 1e-12);
+    clt_tensor_free(y);
+
+    /* the seq pre-hook scales the input by 2, every forward hook adds 0.5 */
+    log = (hlog){.scale = 2.0, .shift = 0.5};
+    clt_hook_remove(h_seq_pre); /* removed: only lin's pre-hook scales */
+    CHECK(clt_module_forward(seq, x, &y));
+    cr_assert_eq(log.n, 4);
+    cr_assert_str_eq(log.calls[0], "lin.pre");
+    for (int k = 0; k < N * IN; k++)
+        x2[k] = 2.0 * X[k];
+    host_linear(x2, w, b, ref);
+    for (int k = 0; k < N * OUT; k++) {
+        double h = ref[k] + 0.5;               /* lin's forward hook */
+        ref[k] = (h > 0 ? h : 0) + 0.5 + 0.5; /* relu's, then seq's */
+    }
+    assert_values(y, ref, N * OUT, 1e-12);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+    clt_module_free(seq);
+    free(log.grad_in);
+    free(log.grad_out);
+}
+
+Test(nn_utils, a_failing_hook_fails_the_forward_with_its_message)
+{
+    double w[OUT * IN], b[OUT];
+    clt_module *lin = linear64(w, b);
+    clt_hook *h = NULL;
+    CHECK(clt_module_register_forward_pre_hook(lin, failing_hook, NULL, &h));
+    clt_tensor *x = input64(X, 0), *y = NULL;
+    clt_status st = clt_module_forward(lin, x, &y);
+    assert_error(st, CLT_ERR_INVALID_ARGUMENT, "clt_module_forward: Linear: forward pre-hook: clt_reshape");
+    cr_assert_null(y);
+    clt_hook_remove(h);
+    CHECK(clt_module_forward(lin, x, &y));
+    clt_tensor_free(y);
+    assert_error(clt_module_register_forward_hook(lin, NULL, NULL, &h), CLT_ERR_NULL_ARGUMENT,
+                 NULL);
+    cr_assert_null(h);
+    clt_tensor_free(x);
+    clt_module_free(lin);
+}
+
+/* A loss with uneven weights: sum(y * G), G[k] as below. */
+static double gout(int k)
+{
+    return 0.25 + 0.5 * (k % 3) - 0.125 * k;
+}
+
+static clt_tensor *weighted_loss(const clt_tensor *y)
+{
+    double g[64];
+    int64_t n = clt_tensor_numel(y);
+    for (int k = 0; k < n; k++)
+        g[k] = gout(k);
+    clt_tensor *gw = tensor_of(dev, CLT_FLOAT64, clt_tensor_ndim(y), clt_tensor_shape(y), g);
+    clt_tensor *p = NULL, *l = NULL;
+    CHECK(clt_mul(y, gw, &p));
+    CHECK(clt_sum(p, &l));
+    clt_tensor_free(p);
+    clt_tensor_free(gw);
+    return l;
+}
+
+Test(nn_utils, full_backward_hooks_see_grad_input_and_grad_output)
+{
+    double w[OUT * IN], b[OUT], w2[OUT * OUT], b2[OUT];
+    clt_module *a = linear64(w, b), *c = NULL, *seq = NULL;
+    clt_generator *gen = NULL;
+    CHECK(clt_generator_new(3, &gen));
+    CHECK(clt_linear(dev, OUT, OUT, 1, gen, &c));
+    clt_generator_free(gen);
+    CHECK(clt_module_to_dtype(c, CLT_FLOAT64));
+    for (int k = 0; k < OUT * OUT; k++)
+        w2[k] = 0.2 * cos(0.9 * k) - 0.05;
+    for (int k = 0; k < OUT; k++)
+        b2[k] = 0.01 * k;
+    put(clt_module_param(c, "weight"), w2, sizeof w2);
+    put(clt_module_param(c, "bias"), b2, sizeof b2);
+    CHECK(clt_sequential((clt_module *[]){a, c}, 2, &seq));
+    hlog la = {0}, lc = {0};
+    tag ta = {&la, "a"}, tc = {&lc, "c"};
+    CHECK(clt_module_register_full_backward_hook(a, bwd_hook, &ta, NULL));
+    CHECK(clt_module_register_full_backward_hook(c, bwd_hook, &tc, NULL));
+    clt_tensor *x = input64(X, 1), *y = NULL;
+    CHECK(clt_module_forward(seq, x, &y));
+    clt_tensor *loss = weighted_loss(y);
+    CHECK(clt_backward(loss, NULL, 0));
+    cr_assert_eq(la.n, 1);
+    cr_assert_eq(lc.n, 1);
+    /* c's grad_output is G; its grad_input G @ W2; a's grad_output that,
+     * its grad_input that @ W */
+    double G[N * OUT], gc[N * OUT], ga[N * IN];
+    for (int k = 0; k < N * OUT; k++)
+        G[k] = gout(k);
+    for (int n = 0; n < N; n++) {
+        for (int i = 0; i < OUT; i++) {
+            gc[n * OUT + i] = 0;
+            for (int o = 0; o < OUT; o++)
+                gc[n * OUT + i] += G[n * OUT + o] * w2[o * OUT + i];
+        }
+        for (int i = 0; i < IN; i++) {
+            ga[n * IN + i] = 0;
+            for (int o = 0; o < OUT; o++)
+                ga[n * IN + i] += gc[n * OUT + o] * w[o * IN + i];
+        }
+    }
+    for (int k = 0; k < N * OUT; k++) {
+        cr_assert(fabs(lc.grad_out[k] - G[k]) < 1e-12);
+        cr_assert(fabs(lc.grad_in[k] - gc[k]) < 1e-12);
+        cr_assert(fabs(la.grad_out[k] - gc[k]) < 1e-12);
+    }
+    for (int k = 0; k < N * IN; k++)
+        cr_assert(fabs(la.grad_in[k] - ga[k]) < 1e-12);
+    double *xg = NULL;
+    clt_tensor *g = NULL;
+    CHECK(clt_grad(x, &g));
+    xg = read_as_f64(g);
+    for (int k = 0; k < N * IN; k++)
+        cr_assert(fabs(xg[k] - ga[k]) < 1e-12);
+    free(xg);
+    clt_tensor_free(g);
+    clt_tensor_free(loss);
+    clt_tensor_free(y);
+
+    /* c's hook zeroes its grad_input: nothing reaches a's input or x,
+     * while c's own weight still gets its gradient */
+    lc.zero_grad_input = 1;
+    CHECK(clt_zero_grad(x, 1));
+    CHECK(clt_module_forward(seq, x, &y));
+    loss = weighted_loss(y);
+    CHECK(clt_backward(loss, NULL, 0));
+    CHECK(clt_grad(x, &g));
+    xg = read_as_f64(g);
+    for (int k = 0; k < N * IN; k++)
+        cr_assert_eq(xg[k], 0.0);
+    for (int k = 0; k < N * OUT; k++)
+        cr_assert_eq(la.grad_out[k], 0.0);
+    free(xg);
+    clt_tensor_free(g);
+    clt_tensor_free(loss);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+
+    /* an input that needs no gradient: the hook gets NULL for it */
+    la = (hlog){0};
+    x = input64(X, 0);
+    CHECK(clt_module_forward(a, x, &y));
+    loss = weighted_loss(y);
+    CHECK(clt_backward(loss, NULL, 0));
+    cr_assert_eq(la.n, 1);
+    cr_assert(la.grad_in_null);
+    clt_tensor_free(loss);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+    clt_module_free(seq);
+    free(la.grad_in);
+    free(la.grad_out);
+    free(lc.grad_in);
+    free(lc.grad_out);
+}
+
+/* ---- weight_norm ------------------------------------------------------------------ */
+
+/* sum(y * G) for x through m, recording nothing. */
+static double loss_value(clt_module *m, const clt_tensor *x)
+{
+    int was = clt_set_grad_enabled(0);
+    clt_tensor *y = NULL;
+    CHECK(clt_module_forward(m, x, &y));
+    clt_tensor *l = weighted_loss(y);
+    double v;
+    CHECK(clt_tensor_read(l, &v, sizeof v));
+    clt_tensor_free(l);
+    clt_tensor_free(y);
+    clt_set_grad_enabled(was);
+    return v;
+}
+
+/* Each element of p's gradient (after a backward of the loss) against
+ * central differences of the loss. */
+static void check_grad_fd(clt_module *m, const clt_tensor *x, clt_tensor *p)
+{
+    size_t n = (size_t)clt_tensor_numel(p);
+    clt_tensor *g = NULL;
+    CHECK(clt_grad(p, &g));
+    cr_assert_not_null(g);
+    double *an = read_as_f64(g), *v = read_as_f64(p);
+    clt_tensor_free(g);
+    const double eps = 1e-6;
+    for (size_t k = 0; k < n; k++) {
+        double keep = v[k];
+        v[k] = keep + eps;
+        put(p, v, n * sizeof *v);
+        double lp = loss_value(m, x);
+        v[k] = keep - eps;
+        put(p, v, n * sizeof *v);
+        double lm = loss_value(m, x);
+        v[k] = keep;
+        put(p, v, n * sizeof *v);
+        double num = (lp - lm) / (2 * eps);
+        cr_assert(fabs(num - an[k]) <= 1e-6 * (1 + fabs(num)), "element %zu: %.10g, fd %.10g",
+                  k, an[k], num);
+    }
+    free(an);
+    free(v);
+}
+
+Test(nn_utils, weight_norm_values_state_and_gradients)
+{
+    double w[OUT * IN], b[OUT];
+    clt_module *m = linear64(w, b);
+    clt_tensor *old = clt_module_param(m, "weight");
+    CHECK(clt_weight_norm(m, NULL, 0));
+    const char *names[] = {"bias", "weight_g", "weight_v"};
+    assert_names(m, names, 3);
+    cr_assert_null(clt_module_param(m, "weight"));
+    cr_assert_eq(clt_module_num_parameters(m), OUT + OUT + OUT * IN);
+    clt_tensor *g = clt_module_param(m, "weight_g"), *v = clt_module_param(m, "weight_v");
+    assert_shape(g, 2, (int64_t[]){OUT, 1});
+    double gn[OUT];
+    for (int o = 0; o < OUT; o++) {
+        double s = 0;
+        for (int i = 0; i < IN; i++)
+            s += w[o * IN + i] * w[o * IN + i];
+        gn[o] = sqrt(s);
+    }
+    assert_values(g, gn, OUT, 1e-12);
+    assert_values(v, w, OUT * IN, 0);
+    (void)old;
+
+    /* a new g: the weight is v * g / |v| row by row */
+    double g2[OUT] = {0.5, -2.0, 1.25, 3.0}, wn[OUT * IN], ref[N * OUT];
+    put(g, g2, sizeof g2);
+    for (int o = 0; o < OUT; o++)
+        for (int i = 0; i < IN; i++)
+            wn[o * IN + i] = w[o * IN + i] * g2[o] / gn[o];
+    clt_tensor *x = input64(X, 0), *y = NULL;
+    CHECK(clt_module_forward(m, x, &y));
+    host_linear(X, wn, b, ref);
+    assert_values(y, ref, N * OUT, 1e-12);
+    clt_tensor *loss = weighted_loss(y);
+    CHECK(clt_backward(loss, NULL, 0));
+    clt_tensor_free(loss);
+    clt_tensor_free(y);
+    check_grad_fd(m, x, g);
+    check_grad_fd(m, x, v);
+
+    /* removed: weight is a parameter again, with the computed values */
+    CHECK(clt_remove_weight_norm(m, "weight"));
+    const char *back[] = {"weight", "bias"};
+    assert_names(m, back, 2);
+    assert_values(clt_module_param(m, "weight"), wn, OUT * IN, 1e-12);
+    cr_assert(clt_requires_grad(clt_module_param(m, "weight")));
+    assert_error(clt_remove_weight_norm(m, "weight"), CLT_ERR_INVALID_ARGUMENT,
+                 "weight_norm of 'weight' not found in Linear");
+    clt_tensor_free(x);
+    clt_module_free(m);
+}
+
+Test(nn_utils, weight_norm_over_the_whole_tensor_and_other_dims)
+{
+    double w[OUT * IN], b[OUT];
+    clt_module *m = linear64(w, b);
+    CHECK(clt_weight_norm(m, "weight", -1));
+    clt_tensor *g = clt_module_param(m, "weight_g");
+    cr_assert_eq(clt_tensor_ndim(g), 0);
+    double s = 0;
+    for (int k = 0; k < OUT * IN; k++)
+        s += w[k] * w[k];
+    double whole = sqrt(s);
+    assert_values(g, &whole, 1, 1e-12);
+    assert_error(clt_weight_norm(m, "weight", 0), CLT_ERR_INVALID_ARGUMENT,
+                 "Cannot register two weight_norm hooks on the same parameter weight");
+    assert_error(clt_weight_norm(m, "w", 0), CLT_ERR_INVALID_ARGUMENT,
+                 "Module 'Linear' has no parameter or buffer with name 'w'");
+    assert_error(clt_weight_norm(m, "bias", 1), CLT_ERR_INVALID_ARGUMENT, "out of range");
+    clt_module *copy = NULL;
+    assert_error(clt_module_clone(m, NULL, &copy), CLT_ERR_INVALID_ARGUMENT, "deepcopy");
+    /* dim 1: norms of columns */
+    CHECK(clt_weight_norm(m, "bias", 0));
+    clt_module_free(m);
+    m = linear64(w, b);
+    CHECK(clt_weight_norm(m, "weight", -2)); /* counted from the end: dim 0 */
+    assert_shape(clt_module_param(m, "weight_g"), 2, (int64_t[]){OUT, 1});
+    clt_module_free(m);
+    m = linear64(w, b);
+    CHECK(clt_weight_norm(m, "weight", 1));
+    g = clt_module_param(m, "weight_g");
+    assert_shape(g, 2, (int64_t[]){1, IN});
+    double cn[IN];
+    for (int i = 0; i < IN; i++) {
+        s = 0;
+        for (int o = 0; o < OUT; o++)
+            s += w[o * IN + i] * w[o * IN + i];
+        cn[i] = sqrt(s);
+    }
+    assert_values(g, cn, IN, 1e-12);
+    clt_tensor *x = input64(X, 0), *y = NULL;
+    CHECK(clt_module_forward(m, x, &y));
+    double ref[N * OUT];
+    host_linear(X, w, b, ref);
+    assert_values(y, ref, N * OUT, 1e-12);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+    clt_module_free(m);
+}
+
+/* ---- spectral_norm ----------------------------------------------------------------- */
+
+static void host_normalize(double *x, int n, double eps)
+{
+    double s = 0;
+    for (int k = 0; k < n; k++)
+        s += x[k] * x[k];
+    s = sqrt(s);
+    s = s > eps ? s : eps;
+    for (int k = 0; k < n; k++)
+        x[k] /= s;
+}
+
+Test(nn_utils, spectral_norm_power_iteration_eval_mode_and_gradients)
+{
+    double w[OUT * IN], b[OUT];
+    clt_module *m = linear64(w, b);
+    clt_generator *gen = NULL;
+    CHECK(clt_generator_new(11, &gen));
+    CHECK(clt_spectral_norm(m, NULL, 2, 1e-12, -1, gen));
+    clt_generator_free(gen);
+    const char *names[] = {"bias", "weight_orig", "weight_u", "weight_v"};
+    assert_names(m, names, 4);
+    clt_tensor *u = clt_module_buffer(m, "weight_u"), *v = clt_module_buffer(m, "weight_v");
+    assert_shape(u, 1, (int64_t[]){OUT});
+    assert_shape(v, 1, (int64_t[]){IN});
+    double u0[OUT] = {0.3, -0.2, 0.9, 0.1}, v0[IN] = {0.6, 0.7, -0.2};
+    host_normalize(u0, OUT, 1e-12);
+    host_normalize(v0, IN, 1e-12);
+    put(u, u0, sizeof u0);
+    put(v, v0, sizeof v0);
+
+    /* train mode: two steps of power iteration, then W / u.(W v) */
+    double uu[OUT], vv[IN];
+    memcpy(uu, u0, sizeof uu);
+    for (int it = 0; it < 2; it++) {
+        for (int i = 0; i < IN; i++) {
+            vv[i] = 0;
+            for (int o = 0; o < OUT; o++)
+                vv[i] += w[o * IN + i] * uu[o];
+        }
+        host_normalize(vv, IN, 1e-12);
+        for (int o = 0; o < OUT; o++) {
+            uu[o] = 0;
+            for (int i = 0; i < IN; i++)
+                uu[o] += w[o * IN + i] * vv[i];
+        }
+        host_normalize(uu, OUT, 1e-12);
+    }
+    double sigma = 0;
+    for (int o = 0; o < OUT; o++)
+        for (int i = 0; i < IN; i++)
+            sigma += uu[o] * w[o * IN + i] * vv[i];
+    double ws[OUT * IN], ref[N * OUT];
+    for (int k = 0; k < OUT * IN; k++)
+        ws[k] = w[k] / sigma;
+    host_linear(X, ws, b, ref);
+    clt_tensor *x = input64(X, 0), *y = NULL;
+    CHECK(clt_module_forward(m, x, &y));
+    assert_values(y, ref, N * OUT, 1e-10);
+    assert_values(u, uu, OUT, 1e-12);
+    assert_values(v, vv, IN, 1e-12);
+    clt_tensor_free(y);
+
+    /* eval mode: u and v as they are, unchanged */
+    clt_module_train(m, 0);
+    double u1[OUT] = {1, 0, 0, 0}, v1[IN] = {0, 1, 0};
+    put(u, u1, sizeof u1);
+    put(v, v1, sizeof v1);
+    for (int k = 0; k < OUT * IN; k++)
+        ws[k] = w[k] / w[1];
+    host_linear(X, ws, b, ref);
+    CHECK(clt_module_forward(m, x, &y));
+    assert_values(y, ref, N * OUT, 1e-12);
+    assert_values(u, u1, OUT, 0);
+    clt_tensor *loss = weighted_loss(y);
+    CHECK(clt_backward(loss, NULL, 0));
+    clt_tensor_free(loss);
+    clt_tensor_free(y);
+    put(u, u0, sizeof u0);
+    put(v, v0, sizeof v0);
+    clt_tensor *orig = clt_module_param(m, "weight_orig");
+    CHECK(clt_zero_grad(orig, 1));
+    CHECK(clt_module_forward(m, x, &y));
+    loss = weighted_loss(y);
+    CHECK(clt_backward(loss, NULL, 0));
+    clt_tensor_free(loss);
+    clt_tensor_free(y);
+    check_grad_fd(m, x, orig);
+
+    CHECK(clt_remove_spectral_norm(m, NULL));
+    const char *back[] = {"weight", "bias"};
+    assert_names(m, back, 2);
+    clt_tensor_free(x);
+    clt_module_free(m);
+}
+
+Test(nn_utils, spectral_norm_refusals)
+{
+    double w[OUT * IN], b[OUT];
+    clt_module *m = linear64(w, b);
+    assert_error(clt_spectral_norm(m, NULL, 0, 1e-12, -1, NULL), CLT_ERR_INVALID_ARGUMENT,
+                 "Expected n_power_iterations to be positive");
+    assert_error(clt_spectral_norm(m, NULL, 1, 0.0, -1, NULL), CLT_ERR_INVALID_ARGUMENT, "eps");
+    assert_error(clt_spectral_norm(m, NULL, 1, 1e-12, 2, NULL), CLT_ERR_INVALID_ARGUMENT,
+                 "out of range");
+    const char *names[] = {"weight", "bias"};
+    assert_names(m, names, 2);
+    CHECK(clt_spectral_norm(m, NULL, 1, 1e-12, -1, NULL));
+    assert_error(clt_weight_norm(m, NULL, 0), CLT_ERR_INVALID_ARGUMENT,
+                 "Cannot register two weight_norm hooks");
+    clt_module_free(m);
+}
+
+/* ---- parameters_to_vector ----------------------------------------------------------- */
+
+Test(nn_utils, parameters_to_vector_and_back)
+{
+    double w[OUT * IN], b[OUT];
+    clt_module *m = linear64(w, b);
+    clt_tensor **ps = NULL, *vec = NULL;
+    size_t n = 0;
+    CHECK(clt_module_parameters(m, &ps, &n));
+    CHECK(clt_parameters_to_vector(ps, n, &vec));
+    double all[OUT * IN + OUT];
+    memcpy(all, w, sizeof w);
+    memcpy(all + OUT * IN, b, sizeof b);
+    assert_values(vec, all, OUT * IN + OUT, 0);
+    cr_assert(clt_requires_grad(vec));
+    for (int k = 0; k < OUT * IN + OUT; k++)
+        all[k] = 0.5 * k - 3;
+    clt_tensor *nv = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){OUT * IN + OUT}, all);
+    CHECK(clt_vector_to_parameters(nv, ps, n));
+    assert_values(ps[0], all, OUT * IN, 0);
+    assert_values(ps[1], all + OUT * IN, OUT, 0);
+    clt_tensor *short_v = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){3}, all);
+    assert_error(clt_vector_to_parameters(short_v, ps, n), CLT_ERR_SHAPE_MISMATCH, "elements");
+    clt_tensor *none = NULL;
+    assert_error(clt_parameters_to_vector(ps, 0, &none), CLT_ERR_INVALID_ARGUMENT, NULL);
+    cr_assert_null(none);
+    clt_tensor_free(short_v);
+    clt_tensor_free(nv);
+    clt_tensor_free(vec);
+    clt_free(ps);
+    clt_module_free(m);
+}
