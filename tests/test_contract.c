@@ -727,7 +727,15 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_cumulative_trapezoid, T, clt_cumulative_trapezoid(f->f, f->f, 1.0, 5, &o->t))      \
     X(clt_cov, T, clt_cov(f->bl, 1, NULL, NULL, &o->t))                                      \
     X(clt_corrcoef, T, clt_corrcoef(NULL, &o->t))                                            \
-    X(clt_histc, T, clt_histc(f->i32, 10, 0, 0, &o->t))
+    X(clt_histc, T, clt_histc(f->i32, 10, 0, 0, &o->t))                                      \
+    /* nn.h: module hooks and nn.utils */                                                    \
+    X(clt_module_register_forward_pre_hook, HOOK,                                            \
+      clt_module_register_forward_pre_hook(f->lin, NULL, NULL, &o->hook))                    \
+    X(clt_module_register_forward_hook, HOOK,                                                \
+      clt_module_register_forward_hook(f->lin, NULL, NULL, &o->hook))                        \
+    X(clt_module_register_full_backward_hook, HOOK,                                          \
+      clt_module_register_full_backward_hook(NULL, NULL, NULL, &o->hook))                    \
+    X(clt_parameters_to_vector, T, clt_parameters_to_vector(f->pair, 0, &o->t))
 
 static int small_int[1];
 
