@@ -735,7 +735,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
       clt_module_register_forward_hook(f->lin, NULL, NULL, &o->hook))                        \
     X(clt_module_register_full_backward_hook, HOOK,                                          \
       clt_module_register_full_backward_hook(NULL, NULL, NULL, &o->hook))                    \
-    X(clt_parameters_to_vector, T, clt_parameters_to_vector(f->pair, 0, &o->t))
+    X(clt_parameters_to_vector, T, clt_parameters_to_vector(f->pair, 0, &o->t))             \
+    X(clt_clip_grad_norm_ex, T, clt_clip_grad_norm_ex(f->pair, 2, -1.0, 2.0, 1, 0, &o->t))
 
 static int small_int[1];
 

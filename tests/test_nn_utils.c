@@ -644,3 +644,59 @@ Test(nn_utils, parameters_to_vector_and_back)
     clt_free(ps);
     clt_module_free(m);
 }
+
+/* ---- clip_grad_norm_'s flags ----------------------------------------------------------- */
+
+Test(nn_utils, clip_grad_norm_error_if_nonfinite)
+{
+    double a[3] = {3, 0, 4}, ga[3] = {1, 2, 2}, gb[2] = {INFINITY, 1};
+    clt_tensor *p = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){3}, a);
+    clt_tensor *q = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){2}, a);
+    CHECK(clt_set_requires_grad(p, 1));
+    CHECK(clt_set_requires_grad(q, 1));
+    /* gradients: p's 2 * (1, 2, 2) / 2 through sum(p * g) */
+    clt_tensor *g = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){3}, ga), *pg = NULL, *l = NULL;
+    CHECK(clt_mul(p, g, &pg));
+    CHECK(clt_sum(pg, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    clt_tensor *ps[2] = {p, q}, *norm = NULL;
+    /* norm 3: clipped to max_norm 1.5 by 1.5 / (3 + 1e-6) */
+    CHECK(clt_clip_grad_norm_ex(ps, 2, 1.5, 2.0, 1, 1, &norm));
+    double want = 3.0, c = 1.5 / (3.0 + 1e-6), clipped[3];
+    assert_values(norm, &want, 1, 1e-12);
+    clt_tensor_free(norm);
+    clt_tensor *gr = NULL;
+    CHECK(clt_grad(p, &gr));
+    for (int k = 0; k < 3; k++)
+        clipped[k] = ga[k] * c;
+    assert_values(gr, clipped, 3, 1e-12);
+    clt_tensor_free(gr);
+    /* q gets an infinite gradient: refused, nothing scaled */
+    clt_tensor *h = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){2}, gb), *qh = NULL, *l2 = NULL;
+    CHECK(clt_mul(q, h, &qh));
+    CHECK(clt_sum(qh, &l2));
+    CHECK(clt_backward(l2, NULL, 0));
+    norm = (clt_tensor *)&want; /* a sentinel the call must clear */
+    assert_error(clt_clip_grad_norm_ex(ps, 2, 1.5, 2.0, 1, 0, &norm), CLT_ERR_INVALID_ARGUMENT,
+                 "The total norm of order 2.0 for gradients from `parameters` is non-finite");
+    cr_assert_null(norm);
+    CHECK(clt_grad(p, &gr));
+    assert_values(gr, clipped, 3, 0);
+    clt_tensor_free(gr);
+    /* without the flag, as torch: scaled by the non-finite norm */
+    CHECK(clt_clip_grad_norm_ex(ps, 2, 1.5, 2.0, 0, 0, NULL));
+    CHECK(clt_grad(p, &gr));
+    double *v = read_as_f64(gr);
+    for (int k = 0; k < 3; k++)
+        cr_assert_eq(v[k], 0.0);
+    free(v);
+    clt_tensor_free(gr);
+    clt_tensor_free(h);
+    clt_tensor_free(qh);
+    clt_tensor_free(l2);
+    clt_tensor_free(g);
+    clt_tensor_free(pg);
+    clt_tensor_free(l);
+    clt_tensor_free(p);
+    clt_tensor_free(q);
+}
