@@ -6506,6 +6506,141 @@ def histc():
           lambda p, o: L.clt_histc(p, 5, -3, 3, o), [In(data((4, 3), f), ("T",))], tol="exact")
 
 
+# ---- nn.utils: weight_norm, spectral_norm ----------------------------------
+
+def nn_utils():
+    """torch.nn.utils.weight_norm and spectral_norm: torch's state_dicts
+    (weight_g / weight_v, weight_orig / weight_u / weight_v), saved with
+    torch.save, load into cltensor's layers reparametrized the same way and
+    give torch's outputs, gradients and power-iterated u and v; weight_norm
+    applied in cltensor to torch's weights gives torch's g and v."""
+    import copy
+    import tempfile
+    proto("clt_linear", [P, C.c_int64, C.c_int64, C.c_int, P, PP])
+    proto("clt_conv1d_layer", [P, C.c_int64, C.c_int64, C.c_int64, P, C.c_int, P, PP])
+    proto("clt_module_load_torch", [P, C.c_char_p, C.c_int])
+    proto("clt_module_forward", [P, P, PP])
+    proto("clt_module_free", [P], None)
+    proto("clt_module_train", [P, C.c_int], None)
+    proto("clt_module_param", [P, C.c_char_p], P)
+    proto("clt_module_buffer", [P, C.c_char_p], P)
+    proto("clt_weight_norm", [P, C.c_char_p, C.c_int])
+    proto("clt_spectral_norm", [P, C.c_char_p, C.c_int, C.c_double, C.c_int, P])
+    proto("clt_backward", [P, P, C.c_int])
+    proto("clt_grad", [P, PP])
+    proto("clt_mul", [P, P, PP])
+    proto("clt_sum", [P, PP])
+    torch.manual_seed(11)
+
+    def make_linear(r):
+        return L.clt_linear(DEV, 5, 4, 1, None, r)
+
+    def make_conv(r):
+        return L.clt_conv1d_layer(DEV, 4, 6, 3, _i64s(2, 1, 2, 2), 1, None, r)
+
+    layers = [("Linear", lambda: torch.nn.Linear(5, 4), make_linear, (3, 5)),
+              ("Conv1d", lambda: torch.nn.Conv1d(4, 6, 3, 2, 1, 2, groups=2), make_conv,
+               (2, 4, 11))]
+
+    def run(name, tm, cm, xs, params, buffers, keep):
+        """Forward and backward of sum(y * w) in both; compares y, the
+        gradients of params and the buffers after the forward."""
+        x = data(xs, torch.float32, lo=-2, hi=2)
+        px, y, loss, prod, gp = upload(x), P(), P(), P(), P()
+        keep.append(px)
+        if L.clt_module_forward(cm, px, C.byref(y)):
+            fail(name, L.clt_last_error().decode())
+            return
+        keep.append(y)
+        want = tm(x)
+        got = download(y)[0]
+        same = got.shape == tuple(want.shape)
+        ok(name + " forward", same and np.allclose(got, want.detach().numpy(), 1e-4, 1e-5),
+           "shape %s / %s" % (got.shape, tuple(want.shape)))
+        for b in buffers:
+            g = download(L.clt_module_buffer(cm, b.encode()))[0]
+            ok("%s %s after the forward" % (name, b),
+               np.allclose(g, getattr(tm, b).numpy(), 1e-4, 1e-6), "differs")
+        w = data(tuple(want.shape), torch.float32, lo=-1, hi=1)
+        pw = upload(w)
+        keep.append(pw)
+        if (L.clt_mul(y, pw, C.byref(prod)) or L.clt_sum(prod, C.byref(loss)) or
+                L.clt_backward(loss, None, 0)):
+            fail(name + " backward", L.clt_last_error().decode())
+            return
+        keep += [prod, loss]
+        (want * w).sum().backward()
+        for pn in params:
+            if L.clt_grad(L.clt_module_param(cm, pn.encode()), C.byref(gp)) or not gp:
+                fail("%s grad %s" % (name, pn), L.clt_last_error().decode())
+                continue
+            keep.append(gp)
+            g = download(gp)[0]
+            tg = getattr(tm, pn).grad.numpy()
+            ok("%s grad %s" % (name, pn), g.shape == tg.shape and np.allclose(g, tg, 1e-4, 1e-5),
+               "max diff %g" % (np.abs(g - tg).max() if g.shape == tg.shape else -1))
+            gp = P()
+
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "m.pt").encode()
+        for lname, tmake, cmake, xs in layers:
+            for dim in (0, 1, None):
+                name = "weight_norm %s dim %s" % (lname, dim)
+                tm = tmake()
+                plain = copy.deepcopy(tm.state_dict())
+                torch.nn.utils.weight_norm(tm, dim=dim)
+                cm, keep = P(), []
+                try:
+                    # applied here to torch's weights: torch's g and v
+                    torch.save(plain, path.decode())
+                    if (cmake(C.byref(cm)) or L.clt_module_load_torch(cm, path, 1) or
+                            L.clt_weight_norm(cm, b"weight", -1 if dim is None else dim)):
+                        fail(name, L.clt_last_error().decode())
+                        continue
+                    for pn in ("weight_g", "weight_v"):
+                        got = download(L.clt_module_param(cm, pn.encode()))[0]
+                        want = getattr(tm, pn).detach().numpy()
+                        ok("%s %s" % (name, pn), got.shape == want.shape and
+                           np.allclose(got, want, 1e-5, 1e-6), "%s / %s" % (got.shape, want.shape))
+                    # torch's file of the reparametrized layer
+                    with torch.no_grad():
+                        tm.weight_g.mul_(1.5)
+                    torch.save(tm.state_dict(), path.decode())
+                    if L.clt_module_load_torch(cm, path, 1):
+                        fail(name + " load", L.clt_last_error().decode())
+                        continue
+                    run(name, tm, cm, xs, ["weight_g", "weight_v", "bias"], [], keep)
+                finally:
+                    for t in keep:
+                        L.clt_tensor_free(t)
+                    L.clt_module_free(cm)
+            for iters in (1, 3):
+                name = "spectral_norm %s n_power_iterations %d" % (lname, iters)
+                tm = torch.nn.utils.spectral_norm(tmake(), n_power_iterations=iters)
+                cm, keep = P(), []
+                try:
+                    torch.save(tm.state_dict(), path.decode())
+                    if (cmake(C.byref(cm)) or
+                            L.clt_spectral_norm(cm, None, iters, 1e-12, -1, None) or
+                            L.clt_module_load_torch(cm, path, 1)):
+                        fail(name, L.clt_last_error().decode())
+                        continue
+                    run(name + " train", tm, cm, xs, ["weight_orig", "bias"],
+                        ["weight_u", "weight_v"], keep)
+                    tm.eval()
+                    L.clt_module_train(cm, 0)
+                    tm.zero_grad()
+                    torch.save(tm.state_dict(), path.decode())
+                    if L.clt_module_load_torch(cm, path, 1):
+                        fail(name + " load", L.clt_last_error().decode())
+                        continue
+                    run(name + " eval", tm, cm, xs, [], ["weight_u", "weight_v"], keep)
+                finally:
+                    for t in keep:
+                        L.clt_tensor_free(t)
+                    L.clt_module_free(cm)
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -6531,7 +6666,8 @@ def main():
                 special_math,
                 calculus,
                 covariance,
-                histc]
+                histc,
+                nn_utils]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):
