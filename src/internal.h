@@ -1447,9 +1447,11 @@ clt_status clt__tensor_register_hook_owned(clt_tensor *t, clt_tensor_hook_fn hoo
 /* A clt_hook handle for a hook that a layer above keeps in its own list
  * (a module's hooks): two references, the handle's (clt_hook_remove) and
  * the list's (clt__hook_release); NULL when out of memory.  The list runs
- * the hook while clt__hook_removed is false. */
+ * the hook while clt__hook_removed is false; a copy of the list holds
+ * each (clt__hook_retain). */
 clt_hook *clt__hook_handle_new(void);
 bool clt__hook_removed(const clt_hook *h);
+void clt__hook_retain(clt_hook *h);
 void clt__hook_release(clt_hook *h);
 
 /* ---- recording ops naming the caller (src/autograd) ----------------------

@@ -1304,9 +1304,10 @@ typedef clt_status (*clt_module_backward_hook_fn)(void *user, clt_module *m,
  * hands out a view of the output, both recorded (grad_fn
  * ExpandBackward0, where torch's is BackwardHookFunctionBackward), whose
  * gradients are the hooks' grad_input and grad_output.  The hooks
- * called are those registered on m when the gradient arrives, so m must
- * outlive the backward passes through its outputs.  Only a floating
- * output that requires grad gets them.
+ * called are those m had when the forward ran, less those removed since
+ * (as torch's, which keeps the forward's list); m is passed to them as it
+ * was, and may have been released since (a hook must not use it then).
+ * Only an output that requires grad gets them.
  *
  * user is the caller's, passed to fn.  handle may be NULL (the hook then
  * lives as long as m); else *handle is a new handle: release it with

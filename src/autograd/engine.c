@@ -1708,6 +1708,11 @@ bool clt__hook_removed(const clt_hook *h)
     return h->removed;
 }
 
+void clt__hook_retain(clt_hook *h)
+{
+    __atomic_add_fetch(&h->refs, 1, __ATOMIC_RELAXED);
+}
+
 void clt__hook_release(clt_hook *h)
 {
     hook_unref(h);

@@ -1,6 +1,7 @@
 /* hooks.c: a module's forward pre-hooks, forward hooks and full backward
  * hooks (nn.Module.register_*_hook), run around its forward as
  * nn.Module.__call__ runs them. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "nn/nn.h"
@@ -21,8 +22,15 @@ typedef struct mhook {
 struct clt__mhooks {
     mhook *v;
     size_t n, cap;
-    int running; /* hooks being called: the list is not compacted meanwhile */
 };
+
+/* The hooks of one kind that a call runs, as they were when it began (each
+ * held): hooks registered meanwhile run from the next call, and a module
+ * released after its forward leaves its backward hooks callable. */
+typedef struct snap {
+    size_t n;
+    mhook v[];
+} snap;
 
 void clt__mhooks_free(clt_module *m)
 {
@@ -42,17 +50,15 @@ static clt_status add_hook(clt_module *m, mhook e, clt_hook **handle, const char
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     struct clt__mhooks *H = m->hooks;
     /* Drops removed hooks, so that registering and removing every step
-     * does not grow the list; not while a hook of m runs. */
-    if (H->running == 0) {
-        size_t kept = 0;
-        for (size_t k = 0; k < H->n; k++) {
-            if (clt__hook_removed(H->v[k].h))
-                clt__hook_release(H->v[k].h);
-            else
-                H->v[kept++] = H->v[k];
-        }
-        H->n = kept;
+     * does not grow the list. */
+    size_t kept = 0;
+    for (size_t k = 0; k < H->n; k++) {
+        if (clt__hook_removed(H->v[k].h))
+            clt__hook_release(H->v[k].h);
+        else
+            H->v[kept++] = H->v[k];
     }
+    H->n = kept;
     if (H->n == H->cap) {
         size_t cap = H->cap ? 2 * H->cap : 4;
         mhook *v = clt__realloc(H->v, cap, sizeof *v);
@@ -88,13 +94,34 @@ REGISTER(clt_module_register_forward_pre_hook, HOOK_PRE, pre, clt_module_forward
 REGISTER(clt_module_register_forward_hook, HOOK_FWD, fwd, clt_module_forward_hook_fn)
 REGISTER(clt_module_register_full_backward_hook, HOOK_BWD, bwd, clt_module_backward_hook_fn)
 
-static bool has_kind(const clt_module *m, int kind)
+static void snap_free(snap *s)
+{
+    for (size_t k = 0; s && k < s->n; k++)
+        clt__hook_release(s->v[k].h);
+    free(s);
+}
+
+/* m's live hooks of kind in *out (NULL when it has none). */
+static clt_status snapshot(const clt_module *m, int kind, snap **out)
 {
     const struct clt__mhooks *H = m->hooks;
+    size_t n = 0;
+    *out = NULL;
     for (size_t k = 0; H && k < H->n; k++)
-        if (H->v[k].kind == kind && !clt__hook_removed(H->v[k].h))
-            return true;
-    return false;
+        n += H->v[k].kind == kind && !clt__hook_removed(H->v[k].h);
+    if (n == 0)
+        return CLT_OK;
+    snap *s = clt__malloc(sizeof *s + n * sizeof s->v[0]);
+    if (s == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", m->ops->name);
+    s->n = 0;
+    for (size_t k = 0; k < H->n; k++)
+        if (H->v[k].kind == kind && !clt__hook_removed(H->v[k].h)) {
+            clt__hook_retain(H->v[k].h);
+            s->v[s->n++] = H->v[k];
+        }
+    *out = s;
+    return CLT_OK;
 }
 
 static const char *const kind_name[] = {"forward pre-hook", "forward hook",
@@ -110,31 +137,29 @@ static clt_status hook_failed(clt_status st, const char *name, int kind)
     return clt__error_prefix(st, "%s: %s", name, kind_name[kind]);
 }
 
-/* Calls m's hooks of kind in order on *cur (owned when *own), each
- * replacing it when it gives a replacement.  other: the forward hook's
- * input, or the backward hook's grad_output. */
-static clt_status run_kind(clt_module *m, int kind, clt_tensor **cur, bool *own,
-                           const clt_tensor *other)
+/* Calls the hooks of s (of one kind, m's) in order on *cur (owned when
+ * *own), each replacing it when it gives a replacement.  other: the
+ * forward hook's input, or the backward hook's grad_output. */
+static clt_status run_snap(clt_module *m, const char *name, const snap *s, clt_tensor **cur,
+                           bool *own, const clt_tensor *other)
 {
     clt_status st = CLT_OK;
-    for (size_t k = 0; m->hooks && k < m->hooks->n && st == CLT_OK; k++) {
-        mhook e = m->hooks->v[k];
-        if (e.kind != kind || clt__hook_removed(e.h))
+    for (size_t k = 0; s && k < s->n && st == CLT_OK; k++) {
+        const mhook *e = &s->v[k];
+        if (clt__hook_removed(e->h))
             continue;
         clt_tensor *r = NULL;
-        m->hooks->running++;
         clt__ok(); /* so that a hook failing with no message is seen */
-        if (kind == HOOK_PRE)
-            st = e.fn.pre(e.user, m, *cur, &r);
-        else if (kind == HOOK_FWD)
-            st = e.fn.fwd(e.user, m, other, *cur, &r);
+        if (e->kind == HOOK_PRE)
+            st = e->fn.pre(e->user, m, *cur, &r);
+        else if (e->kind == HOOK_FWD)
+            st = e->fn.fwd(e->user, m, other, *cur, &r);
         else
-            st = e.fn.bwd(e.user, m, *cur, other, &r);
-        m->hooks->running--;
+            st = e->fn.bwd(e->user, m, *cur, other, &r);
         if (st != CLT_OK) {
             if (r != *cur)
                 clt_tensor_free(r);
-            return hook_failed(st, m->ops->name, kind);
+            return hook_failed(st, name, e->kind);
         }
         if (r == NULL || r == *cur)
             continue;
@@ -143,7 +168,7 @@ static clt_status run_kind(clt_module *m, int kind, clt_tensor **cur, bool *own,
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
                               "%s: %s: Backward hook for Modules where no input requires "
                               "gradient should always return None or None for all gradients",
-                              m->ops->name, kind_name[kind]);
+                              name, kind_name[e->kind]);
         }
         if (*own)
             clt_tensor_free(*cur);
@@ -153,13 +178,27 @@ static clt_status run_kind(clt_module *m, int kind, clt_tensor **cur, bool *own,
     return st;
 }
 
+/* m's hooks of kind, as run_snap, on a snapshot taken now. */
+static clt_status run_kind(clt_module *m, int kind, clt_tensor **cur, bool *own,
+                           const clt_tensor *other)
+{
+    snap *s = NULL;
+    clt_status st = snapshot(m, kind, &s);
+    if (st == CLT_OK)
+        st = run_snap(m, m->ops->name, s, cur, own, other);
+    snap_free(s);
+    return st;
+}
+
 /* ---- full backward hooks ------------------------------------------------------------- */
 
 /* What one call of a module with backward hooks leaves for the backward
  * pass: held by the hooks on its input's and output's views. */
 typedef struct bwcall {
     int refs; /* atomic */
-    clt_module *m;
+    clt_module *m; /* passed to the hooks; possibly released since */
+    char name[48]; /* its name, for messages */
+    snap *hooks;
     bool has_input;
     clt_tensor *grad_output; /* while a pass runs from the output to the input */
 } bwcall;
@@ -169,6 +208,7 @@ static void bwcall_unref(void *p)
     bwcall *c = p;
     if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) == 0) {
         clt_tensor_free(c->grad_output);
+        snap_free(c->hooks);
         free(c);
     }
 }
@@ -177,7 +217,7 @@ static clt_status run_backward(bwcall *c, const clt_tensor *grad, clt_tensor **r
 {
     clt_tensor *cur = (clt_tensor *)grad;
     bool own = false;
-    clt_status st = run_kind(c->m, HOOK_BWD, &cur, &own, c->grad_output);
+    clt_status st = run_snap(c->m, c->name, c->hooks, &cur, &own, c->grad_output);
     if (st == CLT_OK && own)
         *replacement = cur;
     else if (own)
@@ -204,6 +244,8 @@ static clt_status output_grad(void *user, const clt_tensor *grad, clt_tensor **r
 static clt_status input_grad(void *user, const clt_tensor *grad, clt_tensor **replacement)
 {
     bwcall *c = user;
+    if (c->grad_output == NULL) /* an output that needed no gradient: no call */
+        return CLT_OK;
     clt_status st = run_backward(c, grad, replacement);
     clt_tensor_free(c->grad_output);
     c->grad_output = NULL;
@@ -238,14 +280,21 @@ clt_status clt__module_call(clt_module *m, const clt_tensor *x, clt_tensor **out
     clt_tensor *in = (clt_tensor *)x, *y = NULL;
     bool own_in = false, own_y = true;
     bwcall *c = NULL;
+    snap *bw = NULL;
     clt_status st = run_kind(m, HOOK_PRE, &in, &own_in, NULL);
-    if (st == CLT_OK && clt_is_grad_enabled() && has_kind(m, HOOK_BWD)) {
+    if (st == CLT_OK && clt_is_grad_enabled())
+        st = snapshot(m, HOOK_BWD, &bw);
+    if (bw != NULL) {
         c = clt__calloc(1, sizeof *c);
-        if (c == NULL)
+        if (c == NULL) {
+            snap_free(bw);
             st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", name);
+        }
     }
     if (c != NULL) {
         c->m = m;
+        snprintf(c->name, sizeof c->name, "%s", name);
+        c->hooks = bw;
         c->refs = 1; /* this call's, until it ends */
         c->has_input = clt_requires_grad(in);
         if (c->has_input)
