@@ -67,16 +67,19 @@ static void host_linear(const double *x, const double *w, const double *b, doubl
         }
 }
 
-static void assert_values(const clt_tensor *t, const double *want, size_t n, double tol)
+static void assert_values_at(int line, const clt_tensor *t, const double *want, size_t n,
+                             double tol)
 {
     cr_assert_eq((size_t)clt_tensor_numel(t), n, "numel %lld, want %zu",
                  (long long)clt_tensor_numel(t), n);
     double *got = read_as_f64(t);
     for (size_t k = 0; k < n; k++)
         cr_assert(fabs(got[k] - want[k]) <= tol * (1.0 + fabs(want[k])),
-                  "element %zu: %.12g, want %.12g", k, got[k], want[k]);
+                  "line %d: element %zu: %.12g, want %.12g", line, k, got[k], want[k]);
     free(got);
 }
+
+#define assert_values(...) assert_values_at(__LINE__, __VA_ARGS__)
 
 static void assert_names(const clt_module *m, const char *const *want, size_t n)
 {
@@ -699,4 +702,141 @@ Test(nn_utils, clip_grad_norm_error_if_nonfinite)
     clt_tensor_free(l);
     clt_tensor_free(p);
     clt_tensor_free(q);
+}
+
+/* ---- pruning ------------------------------------------------------------------------ */
+
+/* The indices of the k smallest |w| among those mask keeps (mask 1). */
+static void host_l1(const double *w, double *mask, int n, int k)
+{
+    for (int j = 0; j < k; j++) {
+        int best = -1;
+        for (int i = 0; i < n; i++)
+            if (mask[i] == 1.0 && (best < 0 || fabs(w[i]) < fabs(w[best])))
+                best = i;
+        mask[best] = 0.0;
+    }
+}
+
+Test(nn_utils, prune_l1_unstructured_iterated_and_removed)
+{
+    double w[OUT * IN], b[OUT], mask[OUT * IN], wm[OUT * IN], ref[N * OUT];
+    clt_module *m = linear64(w, b);
+    clt_tensor *orig = clt_module_param(m, "weight");
+    cr_assert_eq(clt_prune_is_pruned(m), 0);
+    CHECK(clt_prune_l1_unstructured(m, NULL, 0.25, -1)); /* round(3.0) entries */
+    cr_assert_eq(clt_prune_is_pruned(m), 1);
+    const char *names[] = {"bias", "weight_orig", "weight_mask"};
+    assert_names(m, names, 3);
+    cr_assert_eq(clt_module_param(m, "weight_orig"), orig, "weight_orig is the same handle");
+    for (int i = 0; i < OUT * IN; i++)
+        mask[i] = 1.0;
+    host_l1(w, mask, OUT * IN, 3);
+    assert_values(clt_module_buffer(m, "weight_mask"), mask, OUT * IN, 0);
+    /* again, 2 more among those kept */
+    CHECK(clt_prune_l1_unstructured(m, "weight", 0.0, 2));
+    host_l1(w, mask, OUT * IN, 2);
+    assert_values(clt_module_buffer(m, "weight_mask"), mask, OUT * IN, 0);
+    for (int i = 0; i < OUT * IN; i++)
+        wm[i] = w[i] * mask[i];
+    clt_tensor *x = input64(X, 0), *y = NULL;
+    CHECK(clt_module_forward(m, x, &y));
+    host_linear(X, wm, b, ref);
+    assert_values(y, ref, N * OUT, 1e-12);
+    /* the gradient of weight_orig is masked: G^T x where kept, else 0 */
+    clt_tensor *loss = weighted_loss(y);
+    CHECK(clt_backward(loss, NULL, 0));
+    clt_tensor *g = NULL;
+    CHECK(clt_grad(orig, &g));
+    double gw[OUT * IN];
+    for (int o = 0; o < OUT; o++)
+        for (int i = 0; i < IN; i++) {
+            double sum = 0;
+            for (int n = 0; n < N; n++)
+                sum += gout(n * OUT + o) * X[n * IN + i];
+            gw[o * IN + i] = sum * mask[o * IN + i];
+        }
+    assert_values(g, gw, OUT * IN, 1e-12);
+    clt_tensor_free(g);
+    clt_tensor_free(loss);
+    clt_tensor_free(y);
+    assert_error(clt_prune_l1_unstructured(m, NULL, 0.0, 8), CLT_ERR_INVALID_ARGUMENT,
+                 "amount=8 should be smaller than the number of parameters to prune=7");
+    assert_error(clt_prune_l1_unstructured(m, NULL, 1.5, -1), CLT_ERR_INVALID_ARGUMENT,
+                 "should either be a float in the range [0, 1] or a non-negative integer");
+    /* permanent: weight is the same handle again, with the zeros */
+    CHECK(clt_prune_remove(m, NULL));
+    cr_assert_eq(clt_prune_is_pruned(m), 0);
+    cr_assert_eq(clt_module_param(m, "weight"), orig);
+    const char *back[] = {"weight", "bias"};
+    assert_names(m, back, 2);
+    assert_values(orig, wm, OUT * IN, 0);
+    assert_error(clt_prune_remove(m, NULL), CLT_ERR_INVALID_ARGUMENT,
+                 "Parameter 'weight' of module Linear has to be pruned before pruning can be "
+                 "removed");
+    clt_tensor_free(x);
+    clt_module_free(m);
+}
+
+Test(nn_utils, prune_ln_structured_random_and_global)
+{
+    double w[OUT * IN], b[OUT];
+    clt_module *m = linear64(w, b);
+    /* rows (dim 0) of smallest 2-norm: half of them */
+    CHECK(clt_prune_ln_structured(m, NULL, 0.5, -1, 2.0, 0));
+    double norm[OUT], mask[OUT * IN];
+    int order[OUT];
+    for (int o = 0; o < OUT; o++) {
+        norm[o] = 0;
+        for (int i = 0; i < IN; i++)
+            norm[o] += w[o * IN + i] * w[o * IN + i];
+        order[o] = o;
+    }
+    for (int a = 0; a < OUT; a++) /* ascending norms */
+        for (int c = a + 1; c < OUT; c++)
+            if (norm[order[c]] < norm[order[a]]) {
+                int t = order[a];
+                order[a] = order[c];
+                order[c] = t;
+            }
+    for (int o = 0; o < OUT; o++)
+        for (int i = 0; i < IN; i++)
+            mask[o * IN + i] = (o == order[0] || o == order[1]) ? 0.0 : 1.0;
+    assert_values(clt_module_buffer(m, "weight_mask"), mask, OUT * IN, 0);
+    assert_error(clt_prune_ln_structured(m, "bias", 0.5, -1, 2.0, 0), CLT_ERR_INVALID_ARGUMENT,
+                 "Structured pruning can only be applied to multidimensional tensors");
+    /* random: exactly 3 more of the 6 kept entries */
+    clt_generator *gen = NULL;
+    CHECK(clt_generator_new(5, &gen));
+    CHECK(clt_prune_random_unstructured(m, NULL, 0.5, -1, gen));
+    clt_generator_free(gen);
+    double *got = read_as_f64(clt_module_buffer(m, "weight_mask"));
+    int kept = 0;
+    for (int i = 0; i < OUT * IN; i++) {
+        cr_assert(got[i] == 0.0 || mask[i] == 1.0, "a pruned entry came back at %d", i);
+        kept += got[i] == 1.0;
+    }
+    cr_assert_eq(kept, 3);
+    free(got);
+    /* global: the 4 smallest |w| of this weight (as masked) and another's */
+    double w2[OUT * IN], b2[OUT];
+    clt_module *m2 = linear64(w2, b2);
+    for (int i = 0; i < OUT * IN; i++) /* no ties with m's */
+        w2[i] = 1.1 * w2[i] + 0.01;
+    put(clt_module_param(m2, "weight"), w2, sizeof w2);
+    double *mm = read_as_f64(clt_module_buffer(m, "weight_mask"));
+    CHECK(clt_prune_global_unstructured((clt_module *[]){m, m2}, NULL, 2, 0.0, 4));
+    double all[2 * OUT * IN], am[2 * OUT * IN];
+    for (int i = 0; i < OUT * IN; i++) {
+        all[i] = w[i] * mm[i];
+        am[i] = mm[i];
+        all[OUT * IN + i] = w2[i];
+        am[OUT * IN + i] = 1.0;
+    }
+    host_l1(all, am, 2 * OUT * IN, 4);
+    assert_values(clt_module_buffer(m, "weight_mask"), am, OUT * IN, 0);
+    assert_values(clt_module_buffer(m2, "weight_mask"), am + OUT * IN, OUT * IN, 0);
+    free(mm);
+    clt_module_free(m2);
+    clt_module_free(m);
 }

@@ -1400,6 +1400,68 @@ CLT_API clt_status clt_parameters_to_vector(clt_tensor *const *params, size_t n,
 CLT_API clt_status clt_vector_to_parameters(const clt_tensor *vec, clt_tensor *const *params,
                                             size_t n);
 
+/* ---- pruning (torch.nn.utils.prune) --------------------------------------- */
+
+/* Amounts, as torch's int or float amount: count >= 0 prunes that many
+ * (torch's int; more than there are is CLT_ERR_INVALID_ARGUMENT, "amount=5
+ * should be smaller than the number of parameters to prune=4"); count < 0
+ * prunes round(amount * n) (Python's round, half to even) with amount in
+ * [0, 1] ("amount=1.5 should either be a float in the range [0, 1] or a
+ * non-negative integer").  n counts what is still unpruned: pruning a
+ * parameter again prunes among the entries (or channels) its mask keeps,
+ * as torch's PruningContainer.
+ *
+ * Pruning m's own parameter name (NULL: "weight") makes it name_orig (the
+ * same handle, so an optimizer over it keeps working) and adds a buffer
+ * name_mask of its dtype (1 kept, 0 pruned); before each forward the
+ * layer's weight is name_orig * name_mask, recorded (the gradient of
+ * name_orig is masked too).  State names as torch's, so its files load.
+ * The mask is computed on the host in double (the values are read back:
+ * a wait).  Errors (CLT_ERR_INVALID_ARGUMENT, m unchanged): the amounts',
+ * no such parameter, one reparametrized otherwise (weight_norm,
+ * spectral_norm). */
+
+/* prune.l1_unstructured: the entries of smallest |name_orig| are pruned
+ * (ties: the lower index first; torch's topk leaves their order open). */
+CLT_API clt_status clt_prune_l1_unstructured(clt_module *m, const char *name, double amount,
+                                             int64_t count);
+
+/* prune.random_unstructured: the entries pruned are those with the largest
+ * of uniform numbers drawn from gen (NULL: the default one) for the
+ * unpruned entries, as torch's topk of rand_like (other numbers than
+ * torch's generator's). */
+CLT_API clt_status clt_prune_random_unstructured(clt_module *m, const char *name, double amount,
+                                                 int64_t count, clt_generator *gen);
+
+/* prune.ln_structured(m, name, amount, n, dim): whole slices along dim
+ * (negative dims count from the end) are pruned, those of smallest Ln norm
+ * of name_orig over the other dims (n > 0, inf, -inf, or 0: the count of
+ * non-zeros; ties keep the lower index), among the slices the mask keeps
+ * any entry of. */
+CLT_API clt_status clt_prune_ln_structured(clt_module *m, const char *name, double amount,
+                                           int64_t count, double n, int dim);
+
+/* prune.global_unstructured(parameters, pruning_method=L1Unstructured,
+ * amount): the k entries of smallest |weight| (the weight as the masks
+ * leave it) among all the unpruned entries of the count parameters
+ * (mods[i]'s names[i], NULL "weight") together, each parameter pruned as
+ * above with its part of the mask.  All or none: every check is made
+ * before any module changes. */
+CLT_API clt_status clt_prune_global_unstructured(clt_module *const *mods,
+                                                 const char *const *names, size_t count,
+                                                 double amount, int64_t amount_count);
+
+/* prune.remove(m, name): the pruning is made permanent: name_orig takes
+ * the masked values and becomes name again (the same handle), name_mask
+ * is dropped (its handle stays valid as long as m).  Not pruned:
+ * CLT_ERR_INVALID_ARGUMENT ("Parameter 'weight' of module Linear has to be
+ * pruned before pruning can be removed"). */
+CLT_API clt_status clt_prune_remove(clt_module *m, const char *name);
+
+/* prune.is_pruned(m): 1 when m or a module below it has a pruned
+ * parameter, else 0 (NULL: 0). */
+CLT_API int clt_prune_is_pruned(const clt_module *m);
+
 #ifdef __cplusplus
 }
 #endif

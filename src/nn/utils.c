@@ -1,6 +1,6 @@
 /* utils.c: torch.nn.utils: the weight reparametrizations (weight_norm,
- * spectral_norm) that recompute a layer's weight before each forward, and
- * parameters_to_vector / vector_to_parameters. */
+ * spectral_norm, pruning) that recompute a layer's weight before each
+ * forward, and parameters_to_vector / vector_to_parameters. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,9 +8,9 @@
 
 #include "nn/nn.h"
 
-enum { RP_WEIGHT_NORM, RP_SPECTRAL_NORM };
+enum { RP_WEIGHT_NORM, RP_SPECTRAL_NORM, RP_PRUNE };
 
-static const char *const rp_name[] = {"weight_norm", "spectral_norm"};
+static const char *const rp_name[] = {"weight_norm", "spectral_norm", "prune"};
 
 bool clt__reparam_has_slot(const clt_module *m, int k)
 {
@@ -182,22 +182,32 @@ static clt_status reparam_value(const clt__reparam *r, bool power, clt_tensor **
                                 const char *fn)
 {
     *out = NULL;
-    clt_status st = r->kind == RP_WEIGHT_NORM ? weight_norm_compute(r, out, fn)
-                                              : spectral_compute(r, power, out, fn);
+    clt_status st = r->kind == RP_WEIGHT_NORM  ? weight_norm_compute(r, out, fn)
+                    : r->kind == RP_PRUNE      ? clt__mul_rec(fn, r->params[0], r->bufs[0], out)
+                                               : spectral_compute(r, power, out, fn);
     if (st == CLT_OK)
         clt__scope_disown(*out);
     return st;
 }
 
+/* Sets m's slot of r to the weight r gives now. */
+static clt_status refresh_slot(clt_module *m, const clt__reparam *r, const char *fn)
+{
+    clt_tensor *w = NULL;
+    clt_status st = reparam_value(r, m->training, &w, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_tensor_free(m->params[r->slot]);
+    m->params[r->slot] = w;
+    return CLT_OK;
+}
+
 clt_status clt__reparam_compute(clt_module *m, const char *fn)
 {
     for (clt__reparam *r = m->reparams; r; r = r->next) {
-        clt_tensor *w = NULL;
-        clt_status st = reparam_value(r, m->training, &w, fn);
+        clt_status st = refresh_slot(m, r, fn);
         if (st != CLT_OK)
             return st;
-        clt_tensor_free(m->params[r->slot]);
-        m->params[r->slot] = w;
     }
     return CLT_OK;
 }
@@ -425,6 +435,387 @@ clt_status clt_remove_weight_norm(clt_module *m, const char *name)
 clt_status clt_remove_spectral_norm(clt_module *m, const char *name)
 {
     return remove_reparam(m, name, RP_SPECTRAL_NORM, "clt_remove_spectral_norm");
+}
+
+/* ---- pruning ----------------------------------------------------------------------- */
+
+/* One parameter being pruned: its reparametrization (r, new when fresh,
+ * linked on commit), its values and mask on the host. */
+typedef struct ptarget {
+    clt_module *m;
+    clt__reparam *r;
+    bool fresh;
+    clt_tensor *orig;
+    double *o, *mask;
+} ptarget;
+
+static void ptarget_clear(ptarget *t)
+{
+    if (t->fresh && t->r)
+        reparam_release(t->r);
+    free(t->o);
+    free(t->mask);
+    *t = (ptarget){0};
+}
+
+/* m's parameter name with its values and mask (ones when not pruned yet). */
+static clt_status ptarget_get(clt_module *m, const char *name, ptarget *t, const char *fn)
+{
+    clt_status st;
+    *t = (ptarget){.m = m};
+    CLT__REQUIRE_ARG(m, fn);
+    name = name ? name : "weight";
+    for (clt__reparam *r = m->reparams; r && !t->r; r = r->next) {
+        if (strcmp(m->pname[r->slot], name) != 0)
+            continue;
+        if (r->kind != RP_PRUNE)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: parameter '%s' of %s has a %s: it cannot be pruned", fn,
+                              name, m->ops->name, rp_name[r->kind]);
+        t->r = r;
+        t->orig = r->params[0];
+    }
+    if (t->r == NULL) {
+        int k;
+        st = find_slot(m, name, RP_PRUNE, &k, fn);
+        if (st != CLT_OK)
+            return st;
+        t->r = reparam_new(RP_PRUNE, k, 0, fn, &st);
+        if (st != CLT_OK)
+            return st;
+        t->fresh = true;
+        t->orig = m->params[k];
+        snprintf(t->r->pname[0], CLT__REPARAM_NAME, "%s_orig", name);
+        snprintf(t->r->bname[0], CLT__REPARAM_NAME, "%s_mask", name);
+    }
+    CLT__TRY(clt__read_doubles(fn, t->orig, &t->o));
+    if (t->fresh) {
+        t->mask = clt__malloc((size_t)(t->orig->numel ? t->orig->numel : 1) * sizeof *t->mask);
+        if (t->mask == NULL)
+            CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+        for (int64_t i = 0; i < t->orig->numel; i++)
+            t->mask[i] = 1.0;
+    } else {
+        CLT__TRY(clt__read_doubles(fn, t->r->bufs[0], &t->mask));
+    }
+done:
+    if (st != CLT_OK)
+        ptarget_clear(t);
+    return st;
+}
+
+/* Puts t's mask in place: a new buffer (with r linked) or the old one
+ * written, then the weight computed again. */
+static clt_status ptarget_commit(ptarget *t, const char *fn)
+{
+    clt_tensor *mask = NULL;
+    clt_status st;
+    if (t->fresh) {
+        CLT__TRY(clt__empty(t->orig->dev, t->orig->dtype, t->orig->ndim, t->orig->shape, &mask));
+        clt__scope_disown(mask);
+        CLT__TRY(clt__write_doubles(fn, mask, t->mask));
+        t->r->bufs[0] = mask;
+        t->r->nbufs = 1;
+        mask = NULL;
+        t->r->params[0] = clt_tensor_retain(t->orig);
+        t->r->nparams = 1;
+        reparam_link(t->m, t->r);
+        t->fresh = false;
+    } else {
+        CLT__TRY(clt__write_doubles(fn, t->r->bufs[0], t->mask));
+    }
+    st = refresh_slot(t->m, t->r, fn);
+done:
+    clt_tensor_free(mask);
+    return st;
+}
+
+/* torch's _validate_pruning_amount: *k of n. */
+static clt_status prune_amount(double amount, int64_t count, int64_t n, int64_t *k,
+                               const char *fn)
+{
+    if (count >= 0) {
+        if (count > n)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: amount=%lld should be smaller than the number of parameters "
+                              "to prune=%lld",
+                              fn, (long long)count, (long long)n);
+        *k = count;
+        return CLT_OK;
+    }
+    if (!(amount >= 0.0 && amount <= 1.0))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: amount=%g should either be a float in the range [0, 1] or a "
+                          "non-negative integer",
+                          fn, amount);
+    *k = (int64_t)nearbyint(amount * (double)n); /* Python's round: half to even */
+    return CLT_OK;
+}
+
+typedef struct keyed {
+    double key;
+    int64_t at;
+} keyed;
+
+static int by_key(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Sorts v[0..n) by key, ties by place; descending keys by negating. */
+static void sort_keyed(keyed *v, int64_t n)
+{
+    qsort(v, (size_t)n, sizeof *v, by_key);
+}
+
+/* The unpruned entries of t (mask 1) as keyed entries: |o| (abs) or 0. */
+static keyed *candidates(const ptarget *t, int64_t *n, const char *fn, clt_status *st)
+{
+    int64_t numel = t->orig->numel, c = 0;
+    keyed *v = clt__malloc((size_t)(numel ? numel : 1) * sizeof *v);
+    *st = v ? CLT_OK : clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    for (int64_t i = 0; v && i < numel; i++)
+        if (t->mask[i] == 1.0)
+            v[c++] = (keyed){fabs(t->o[i] * t->mask[i]), i};
+    *n = c;
+    return v;
+}
+
+/* l1_unstructured (gen unused) or random_unstructured (rnd). */
+static clt_status prune_unstructured(clt_module *m, const char *name, double amount,
+                                     int64_t count, bool rnd, clt_generator *gen, const char *fn)
+{
+    ptarget t;
+    int64_t n = 0, k = 0;
+    keyed *v = NULL;
+    double *u = NULL;
+    clt_tensor *draw = NULL;
+    uint64_t drawn = clt_generator_offset(gen);
+    if (count < 0 && !(amount >= 0.0 && amount <= 1.0))
+        return prune_amount(amount, count, 0, &k, fn);
+    clt_status st = ptarget_get(m, name, &t, fn);
+    if (st != CLT_OK)
+        return st;
+    v = candidates(&t, &n, fn, &st);
+    CLT__TRY(st);
+    CLT__TRY(prune_amount(amount, count, n, &k, fn));
+    if (rnd && k > 0) {
+        /* the k largest of uniform numbers, one per candidate */
+        CLT__TRY(clt__rand_in(fn, gen, t.orig->dev, CLT_FLOAT32, 1, &n, &draw));
+        CLT__TRY(clt__read_doubles(fn, draw, &u));
+        for (int64_t i = 0; i < n; i++)
+            v[i].key = -u[i];
+    }
+    sort_keyed(v, n);
+    for (int64_t i = 0; i < k; i++)
+        t.mask[v[i].at] = 0.0;
+    CLT__TRY(ptarget_commit(&t, fn));
+done:
+    if (st != CLT_OK)
+        clt_generator_set_offset(gen, drawn);
+    clt_tensor_free(draw);
+    free(u);
+    free(v);
+    ptarget_clear(&t);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_prune_l1_unstructured(clt_module *m, const char *name, double amount,
+                                     int64_t count)
+{
+    return prune_unstructured(m, name, amount, count, false, NULL, "clt_prune_l1_unstructured");
+}
+
+clt_status clt_prune_random_unstructured(clt_module *m, const char *name, double amount,
+                                         int64_t count, clt_generator *gen)
+{
+    return prune_unstructured(m, name, amount, count, true, gen,
+                              "clt_prune_random_unstructured");
+}
+
+clt_status clt_prune_ln_structured(clt_module *m, const char *name, double amount, int64_t count,
+                                   double n, int dim)
+{
+    static const char fn[] = "clt_prune_ln_structured";
+    int64_t k = 0;
+    if (count < 0 && !(amount >= 0.0 && amount <= 1.0))
+        return prune_amount(amount, count, 0, &k, fn);
+    if (!(n >= 0.0) && n != -INFINITY) /* NaN or negative; inf passes */
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: n=%g: the norm's order must be positive, 0, inf or -inf", fn, n);
+    ptarget t;
+    keyed *v = NULL;
+    bool *keep = NULL;
+    clt_status st = ptarget_get(m, name, &t, fn);
+    if (st != CLT_OK)
+        return st;
+    const clt_tensor *w = t.orig;
+    int nd = w->ndim;
+    if (nd <= 1)
+        CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: Structured pruning can only be applied to multidimensional "
+                            "tensors. Found tensor of %d dims",
+                            fn, nd));
+    if (dim < -nd || dim >= nd)
+        CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: Dimension out of range (expected to be in range of [%d, %d], "
+                            "but got %d)",
+                            fn, -nd, nd - 1, dim));
+    dim = dim < 0 ? dim + nd : dim;
+    int64_t C = w->shape[dim], inner = 1, c = 0;
+    for (int d = dim + 1; d < nd; d++)
+        inner *= w->shape[d];
+    v = clt__calloc((size_t)(C ? C : 1), sizeof *v);
+    keep = clt__calloc((size_t)(C ? C : 1), sizeof *keep);
+    if (v == NULL || keep == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    /* the channels the mask keeps anything of, with their norms: the
+     * largest norm first, ties by place, for the k smallest at the end */
+    double *acc = clt__calloc((size_t)(C ? C : 1), sizeof *acc);
+    if (acc == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    for (int64_t i = 0; i < C; i++)
+        acc[i] = n == -INFINITY ? INFINITY : 0.0;
+    for (int64_t i = 0; i < w->numel; i++) {
+        int64_t ch = (i / inner) % C;
+        double a = fabs(t.o[i]);
+        keep[ch] = keep[ch] || t.mask[i] != 0.0;
+        if (n == INFINITY)
+            acc[ch] = a > acc[ch] ? a : acc[ch];
+        else if (n == -INFINITY)
+            acc[ch] = a < acc[ch] ? a : acc[ch];
+        else if (n == 0.0)
+            acc[ch] += a != 0.0;
+        else
+            acc[ch] += pow(a, n);
+    }
+    for (int64_t ch = 0; ch < C; ch++) {
+        if (!keep[ch])
+            continue;
+        double norm = n == 0.0 || isinf(n) ? acc[ch] : pow(acc[ch], 1.0 / n);
+        v[c++] = (keyed){-norm, ch};
+    }
+    free(acc);
+    CLT__TRY(prune_amount(amount, count, c, &k, fn));
+    sort_keyed(v, c);
+    for (int64_t j = c - k; j < c; j++)
+        keep[v[j].at] = false;
+    for (int64_t i = 0; i < w->numel; i++)
+        if (!keep[(i / inner) % C])
+            t.mask[i] = 0.0;
+    CLT__TRY(ptarget_commit(&t, fn));
+done:
+    free(v);
+    free(keep);
+    ptarget_clear(&t);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_prune_global_unstructured(clt_module *const *mods, const char *const *names,
+                                         size_t count, double amount, int64_t amount_count)
+{
+    static const char fn[] = "clt_prune_global_unstructured";
+    int64_t k = 0, total = 0, at = 0;
+    if (count > 0)
+        CLT__REQUIRE_ARG(mods, fn);
+    if (amount_count < 0 && !(amount >= 0.0 && amount <= 1.0))
+        return prune_amount(amount, amount_count, 0, &k, fn);
+    for (size_t i = 0; i < count; i++)
+        for (size_t j = 0; j < i; j++) {
+            const char *a = names && names[i] ? names[i] : "weight",
+                       *b = names && names[j] ? names[j] : "weight";
+            if (mods[i] == mods[j] && strcmp(a, b) == 0)
+                return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                  "%s: parameter %zu is parameter %zu again", fn, i, j);
+        }
+    ptarget *t = clt__calloc(count ? count : 1, sizeof *t);
+    keyed *v = NULL;
+    if (t == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    clt_status st = CLT_OK;
+    for (size_t i = 0; i < count; i++) {
+        CLT__TRY(ptarget_get(mods[i], names ? names[i] : NULL, &t[i], fn));
+        total += t[i].orig->numel;
+    }
+    v = clt__malloc((size_t)(total ? total : 1) * sizeof *v);
+    if (v == NULL)
+        CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+    /* the unpruned entries of all, numbered through the concatenation */
+    int64_t n = 0;
+    for (size_t i = 0; i < count; i++) {
+        for (int64_t e = 0; e < t[i].orig->numel; e++)
+            if (t[i].mask[e] == 1.0)
+                v[n++] = (keyed){fabs(t[i].o[e] * t[i].mask[e]), at + e};
+        at += t[i].orig->numel;
+    }
+    CLT__TRY(prune_amount(amount, amount_count, n, &k, fn));
+    sort_keyed(v, n);
+    for (int64_t j = 0; j < k; j++) {
+        int64_t e = v[j].at;
+        size_t i = 0;
+        while (e >= t[i].orig->numel)
+            e -= t[i++].orig->numel;
+        t[i].mask[e] = 0.0;
+    }
+    for (size_t i = 0; i < count; i++)
+        CLT__TRY(ptarget_commit(&t[i], fn));
+done:
+    for (size_t i = 0; i < count; i++)
+        ptarget_clear(&t[i]);
+    free(t);
+    free(v);
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt_prune_remove(clt_module *m, const char *name)
+{
+    static const char fn[] = "clt_prune_remove";
+    CLT__REQUIRE_ARG(m, fn);
+    name = name ? name : "weight";
+    clt__reparam **p = &m->reparams;
+    while (*p && !((*p)->kind == RP_PRUNE && strcmp(m->pname[(*p)->slot], name) == 0))
+        p = &(*p)->next;
+    clt__reparam *r = *p;
+    if (r == NULL)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: Parameter '%s' of module %s has to be pruned before pruning can "
+                          "be removed",
+                          fn, name, m->ops->name);
+    clt_tensor *w = NULL;
+    int was = clt_set_grad_enabled(0);
+    clt_status st = reparam_value(r, false, &w, fn);
+    if (st == CLT_OK)
+        st = reserve_retired(m, 1, fn);
+    if (st == CLT_OK) /* orig.data = weight.data */
+        st = clt__copy_strided(r->params[0], w, fn);
+    clt_set_grad_enabled(was);
+    clt_tensor_free(w);
+    if (st != CLT_OK)
+        return st;
+    clt__version_bump(r->params[0]);
+    clt_tensor_free(m->params[r->slot]);
+    m->params[r->slot] = r->params[0];
+    m->retired[m->nretired++] = r->bufs[0];
+    r->nparams = r->nbufs = 0;
+    *p = r->next;
+    reparam_release(r);
+    return clt__ok();
+}
+
+int clt_prune_is_pruned(const clt_module *m)
+{
+    if (m == NULL)
+        return 0;
+    for (const clt__reparam *r = m->reparams; r; r = r->next)
+        if (r->kind == RP_PRUNE)
+            return 1;
+    for (size_t k = 0; k < m->nchildren; k++)
+        if (clt_prune_is_pruned(m->children[k]))
+            return 1;
+    return 0;
 }
 
 /* ---- parameters_to_vector, vector_to_parameters --------------------------------------- */
