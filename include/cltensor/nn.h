@@ -1435,7 +1435,8 @@ CLT_API clt_status clt_prune_random_unstructured(clt_module *m, const char *name
 
 /* prune.ln_structured(m, name, amount, n, dim): whole slices along dim
  * (negative dims count from the end) are pruned, those of smallest Ln norm
- * of name_orig over the other dims (n > 0, inf, -inf, or 0: the count of
+ * of the weight as masked (name_orig * name_mask, torch's importance) over
+ * the other dims (n > 0, inf, -inf, or 0: the count of
  * non-zeros; ties keep the lower index), among the slices the mask keeps
  * any entry of. */
 CLT_API clt_status clt_prune_ln_structured(clt_module *m, const char *name, double amount,

@@ -681,7 +681,7 @@ clt_status clt_prune_ln_structured(clt_module *m, const char *name, double amoun
         acc[i] = n == -INFINITY ? INFINITY : 0.0;
     for (int64_t i = 0; i < w->numel; i++) {
         int64_t ch = (i / inner) % C;
-        double a = fabs(t.o[i]);
+        double a = fabs(t.o[i] * t.mask[i]); /* torch's importance: the weight as masked */
         keep[ch] = keep[ch] || t.mask[i] != 0.0;
         if (n == INFINITY)
             acc[ch] = a > acc[ch] ? a : acc[ch];
