@@ -5313,8 +5313,8 @@ static void op_index_slices(fz *f)
     }
 }
 
-/* nn.utils and module hooks: weight_norm, spectral_norm and their removal
- * on the models held (any parameter name, any dim), hooks that keep or
+/* nn.utils and module hooks: weight_norm, spectral_norm, pruning and their
+ * removal on the models held (any parameter name, any dim), hooks that keep or
  * replace tensors, forwards through them, parameters_to_vector and back,
  * clip_grad_norm_'s flags. */
 static clt_status fz_pre_hook(void *user, clt_module *m, const clt_tensor *input,
@@ -5349,7 +5349,7 @@ static void op_nnutils(fz *f)
     const char *name = names[pick(f, 6)];
     int dim = (int)pick(f, 7) - 3;
     clt_status st;
-    switch (pick(f, 7)) {
+    switch (pick(f, 8)) {
     case 0:
         CALL("clt_weight_norm", clt_weight_norm(mod, name, dim));
         status_ok(f, st);
@@ -5362,12 +5362,49 @@ static void op_nnutils(fz *f)
         status_ok(f, st);
         break;
     case 2:
-        if (pick(f, 2))
-            CALL("clt_remove_weight_norm", clt_remove_weight_norm(mod, name));
-        else
-            CALL("clt_remove_spectral_norm", clt_remove_spectral_norm(mod, name));
+        switch (pick(f, 3)) {
+        case 0: CALL("clt_remove_weight_norm", clt_remove_weight_norm(mod, name)); break;
+        case 1: CALL("clt_remove_spectral_norm", clt_remove_spectral_norm(mod, name)); break;
+        default: CALL("clt_prune_remove", clt_prune_remove(mod, name)); break;
+        }
         status_ok(f, st);
         break;
+    case 7: {
+        double amount = chance(f, 70) ? 0.25 * (double)pick(f, 5) : rand_scalar(f);
+        int64_t count = chance(f, 50) ? -1 : (int64_t)pick(f, 20) - 2;
+        switch (pick(f, 4)) {
+        case 0:
+            CALL("clt_prune_l1_unstructured", clt_prune_l1_unstructured(mod, name, amount, count));
+            break;
+        case 1:
+            CALL("clt_prune_random_unstructured",
+                 clt_prune_random_unstructured(mod, name, amount, count,
+                                               chance(f, 20) ? NULL : f->gen));
+            break;
+        case 2:
+            CALL("clt_prune_ln_structured",
+                 clt_prune_ln_structured(mod, name, amount, count,
+                                         chance(f, 70) ? (double)pick(f, 3) : rand_scalar(f),
+                                         dim));
+            break;
+        default: {
+            clt_module *mods[NMOD];
+            const char *nm[NMOD];
+            size_t n = pick(f, NMOD + 1);
+            for (size_t i = 0; i < n; i++) {
+                mods[i] = f->mod[pick(f, NMOD)];
+                nm[i] = names[pick(f, 6)];
+            }
+            CALL("clt_prune_global_unstructured",
+                 clt_prune_global_unstructured(mods, chance(f, 30) ? NULL : nm, n, amount,
+                                               count));
+            break;
+        }
+        }
+        status_ok(f, st);
+        CALL_VOID("clt_prune_is_pruned", (void)clt_prune_is_pruned(mod));
+        break;
+    }
     case 3: {
         clt_hook *h = NULL, **hp = chance(f, 50) ? &h : NULL;
         void *user = chance(f, 50) ? (void *)&replace : NULL;

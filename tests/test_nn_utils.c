@@ -409,7 +409,8 @@ Test(nn_utils, weight_norm_values_state_and_gradients)
     CHECK(clt_weight_norm(m, NULL, 0));
     const char *names[] = {"bias", "weight_g", "weight_v"};
     assert_names(m, names, 3);
-    cr_assert_null(clt_module_param(m, "weight"));
+    cr_assert(!clt_is_leaf(clt_module_param(m, "weight")), "weight is computed");
+    assert_values(clt_module_param(m, "weight"), w, OUT * IN, 1e-12);
     cr_assert_eq(clt_module_num_parameters(m), OUT + OUT + OUT * IN);
     clt_tensor *g = clt_module_param(m, "weight_g"), *v = clt_module_param(m, "weight_v");
     assert_shape(g, 2, (int64_t[]){OUT, 1});
@@ -838,5 +839,37 @@ Test(nn_utils, prune_ln_structured_random_and_global)
     assert_values(clt_module_buffer(m2, "weight_mask"), am + OUT * IN, OUT * IN, 0);
     free(mm);
     clt_module_free(m2);
+    clt_module_free(m);
+}
+
+/* ---- a custom module ------------------------------------------------------------------ */
+
+/* x * weight, reading the weight by name as a torch forward reads self.weight. */
+static clt_status scale_forward(clt_module *m, void *user, const clt_tensor *x, clt_tensor **out)
+{
+    (void)user;
+    return clt_mul(x, clt_module_param(m, "weight"), out);
+}
+
+Test(nn_utils, custom_module_weight_norm_and_hooks)
+{
+    clt_module *m = NULL;
+    CHECK(clt_module_custom("Scale", scale_forward, NULL, NULL, &m));
+    double w[IN] = {3, -4, 12};
+    CHECK(clt_module_add_parameter(m, "weight", tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){IN}, w)));
+    CHECK(clt_weight_norm(m, NULL, -1));
+    double g = 2.0, ref[N * IN];
+    put(clt_module_param(m, "weight_g"), &g, sizeof g);
+    hlog log = {.shift = 1.0};
+    tag t = {&log, "scale"};
+    CHECK(clt_module_register_forward_hook(m, fwd_hook, &t, NULL));
+    clt_tensor *x = input64(X, 0), *y = NULL;
+    CHECK(clt_module_forward(m, x, &y));
+    for (int k = 0; k < N * IN; k++)
+        ref[k] = X[k] * w[k % IN] * 2.0 / 13.0 + 1.0;
+    assert_values(y, ref, N * IN, 1e-12);
+    cr_assert_eq(log.n, 1);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
     clt_module_free(m);
 }

@@ -1336,7 +1336,11 @@ CLT_API clt_status clt_module_register_full_backward_hook(clt_module *m,
  * dim but dim, g of shape [1, .., size(dim), .., 1]; dim -1 (torch's
  * None) the norm of the whole tensor, g a 0-d tensor; other negative dims
  * count from the end, as torch's.  The parameter taken out is no longer
- * listed nor moved; its handle stays valid as long as m.  Errors
+ * listed nor moved; its handle stays valid as long as m.
+ * clt_module_param(m, name) then gives the weight computed last, as
+ * torch's module.weight (a custom module's forward reads it so): a
+ * borrowed handle, valid until the next forward of m, not a parameter.
+ * The same holds for clt_spectral_norm and the pruning functions.  Errors
  * (CLT_ERR_INVALID_ARGUMENT, m unchanged): no parameter of that name
  * ("Module 'Linear' has no parameter or buffer with name 'w'"), one
  * already reparametrized ("Cannot register two weight_norm hooks on the

@@ -1389,14 +1389,13 @@ static clt_tensor *reparam_tensor(const clt_module *m, bool param, const char *n
     return NULL;
 }
 
+/* A reparametrized weight's name gives the weight computed last, as
+ * torch's module.weight does. */
 clt_tensor *clt_module_param(const clt_module *m, const char *name)
 {
     if (m == NULL)
         return NULL;
     clt_tensor *t = named_tensor(m->pname, m->params, m->nparams, name);
-    for (const clt__reparam *r = m->reparams; t && r; r = r->next)
-        if (m->params[r->slot] == t && strcmp(m->pname[r->slot], name) == 0)
-            t = NULL; /* computed: no longer a parameter */
     return t ? t : reparam_tensor(m, true, name);
 }
 
