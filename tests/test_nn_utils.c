@@ -224,7 +224,8 @@ Test(nn_utils, a_failing_hook_fails_the_forward_with_its_message)
     CHECK(clt_module_register_forward_pre_hook(lin, failing_hook, NULL, &h));
     clt_tensor *x = input64(X, 0), *y = NULL;
     clt_status st = clt_module_forward(lin, x, &y);
-    assert_error(st, CLT_ERR_INVALID_ARGUMENT, "clt_module_forward: Linear: forward pre-hook: clt_reshape");
+    assert_error(st, CLT_ERR_INVALID_ARGUMENT,
+                 "clt_module_forward: Linear: forward pre-hook: clt_reshape");
     cr_assert_null(y);
     clt_hook_remove(h);
     CHECK(clt_module_forward(lin, x, &y));
@@ -856,7 +857,8 @@ Test(nn_utils, custom_module_weight_norm_and_hooks)
     clt_module *m = NULL;
     CHECK(clt_module_custom("Scale", scale_forward, NULL, NULL, &m));
     double w[IN] = {3, -4, 12};
-    CHECK(clt_module_add_parameter(m, "weight", tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){IN}, w)));
+    clt_tensor *p = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){IN}, w);
+    CHECK(clt_module_add_parameter(m, "weight", p));
     CHECK(clt_weight_norm(m, NULL, -1));
     double g = 2.0, ref[N * IN];
     put(clt_module_param(m, "weight_g"), &g, sizeof g);
