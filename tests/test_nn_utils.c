@@ -875,3 +875,47 @@ Test(nn_utils, custom_module_weight_norm_and_hooks)
     clt_tensor_free(x);
     clt_module_free(m);
 }
+
+/* A forward of several inputs (clt_rnn_forward) runs the reparametrization
+ * too: weight_hh_l0 with g doubled acts as the weight doubled. */
+Test(nn_utils, rnn_forward_uses_the_computed_weight)
+{
+    clt_rnn_opts o = CLT_RNN_DEFAULTS(IN, OUT);
+    clt_module *a = NULL, *b = NULL;
+    clt_generator *gen = NULL;
+    CHECK(clt_generator_new(9, &gen));
+    CHECK(clt_rnn_layer(dev, &o, gen, &a));
+    clt_manual_seed(gen, 9);
+    CHECK(clt_rnn_layer(dev, &o, gen, &b));
+    clt_generator_free(gen);
+    double *w = read_as_f64(clt_module_param(b, "weight_hh_l0"));
+    for (int k = 0; k < OUT * OUT; k++)
+        w[k] *= 2.0;
+    int was = clt_set_grad_enabled(0);
+    clt_tensor *wb = tensor_of(dev, CLT_FLOAT32, 2, (int64_t[]){OUT, OUT}, w);
+    CHECK(clt_copy_(clt_module_param(b, "weight_hh_l0"), wb));
+    clt_set_grad_enabled(was);
+    CHECK(clt_weight_norm(a, "weight_hh_l0", 0));
+    clt_tensor *g = clt_module_param(a, "weight_hh_l0_g"), *g2 = NULL;
+    CHECK(clt_mul_scalar(g, 2.0, &g2));
+    was = clt_set_grad_enabled(0);
+    CHECK(clt_copy_(g, g2));
+    clt_set_grad_enabled(was);
+    double xs[3 * N * IN];
+    for (int k = 0; k < 3 * N * IN; k++)
+        xs[k] = 0.25 * k - 1.5;
+    clt_tensor *x = tensor_of(dev, CLT_FLOAT32, 3, (int64_t[]){3, N, IN}, xs);
+    clt_tensor *ya = NULL, *yb = NULL, *ha = NULL, *hb = NULL;
+    CHECK(clt_rnn_forward(a, x, NULL, &ya, &ha));
+    CHECK(clt_rnn_forward(b, x, NULL, &yb, &hb));
+    double *want = read_as_f64(yb);
+    assert_values(ya, want, 3 * N * OUT, 1e-5);
+    assert_values(clt_module_param(a, "weight_hh_l0"), w, OUT * OUT, 1e-6);
+    free(want);
+    free(w);
+    clt_tensor *ts[] = {wb, g2, x, ya, yb, ha, hb};
+    for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+        clt_tensor_free(ts[k]);
+    clt_module_free(a);
+    clt_module_free(b);
+}
