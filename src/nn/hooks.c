@@ -200,14 +200,14 @@ typedef struct bwcall {
     char name[48]; /* its name, for messages */
     snap *hooks;
     bool has_input;
-    clt_tensor *grad_output; /* while a pass runs from the output to the input */
+    clt_tensor *grad_output; /* retained while a pass runs from the output to the input */
 } bwcall;
 
 static void bwcall_unref(void *p)
 {
     bwcall *c = p;
     if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-        clt_tensor_free(c->grad_output);
+        clt__tensor_unref(c->grad_output);
         snap_free(c->hooks);
         free(c);
     }
@@ -231,12 +231,12 @@ static clt_status output_grad(void *user, const clt_tensor *grad, clt_tensor **r
 {
     (void)replacement;
     bwcall *c = user;
-    clt_tensor_free(c->grad_output);
+    clt__tensor_unref(c->grad_output);
     c->grad_output = clt_tensor_retain((clt_tensor *)grad);
     if (c->has_input)
         return CLT_OK;
     clt_status st = run_backward(c, NULL, replacement);
-    clt_tensor_free(c->grad_output);
+    clt__tensor_unref(c->grad_output);
     c->grad_output = NULL;
     return st;
 }
@@ -247,7 +247,7 @@ static clt_status input_grad(void *user, const clt_tensor *grad, clt_tensor **re
     if (c->grad_output == NULL) /* an output that needed no gradient: no call */
         return CLT_OK;
     clt_status st = run_backward(c, grad, replacement);
-    clt_tensor_free(c->grad_output);
+    clt__tensor_unref(c->grad_output);
     c->grad_output = NULL;
     return st;
 }
