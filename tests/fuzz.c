@@ -5408,7 +5408,7 @@ static void op_nnutils(fz *f)
     case 3: {
         clt_hook *h = NULL, **hp = chance(f, 50) ? &h : NULL;
         void *user = chance(f, 50) ? (void *)&replace : NULL;
-        switch (pick(f, 3)) {
+        switch (pick(f, 4)) {
         case 0:
             CALL("clt_module_register_forward_pre_hook",
                  clt_module_register_forward_pre_hook(mod, chance(f, 10) ? NULL : fz_pre_hook,
@@ -5419,10 +5419,15 @@ static void op_nnutils(fz *f)
                  clt_module_register_forward_hook(mod, chance(f, 10) ? NULL : fz_fwd_hook, user,
                                                   hp));
             break;
-        default:
+        case 2:
             CALL("clt_module_register_full_backward_hook",
                  clt_module_register_full_backward_hook(mod, chance(f, 10) ? NULL : fz_bwd_hook,
                                                         user, hp));
+            break;
+        default: /* a global hook, removed at once (it would act on every group) */
+            hp = &h;
+            CALL("clt_register_module_forward_hook",
+                 clt_register_module_forward_hook(chance(f, 10) ? NULL : fz_fwd_hook, user, hp));
             break;
         }
         if (status_ok(f, st) && hp && !h)

@@ -736,7 +736,13 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_module_register_full_backward_hook, HOOK,                                          \
       clt_module_register_full_backward_hook(NULL, NULL, NULL, &o->hook))                    \
     X(clt_parameters_to_vector, T, clt_parameters_to_vector(f->pair, 0, &o->t))             \
-    X(clt_clip_grad_norm_ex, T, clt_clip_grad_norm_ex(f->pair, 2, -1.0, 2.0, 1, 0, &o->t))
+    X(clt_clip_grad_norm_ex, T, clt_clip_grad_norm_ex(f->pair, 2, -1.0, 2.0, 1, 0, &o->t))    \
+    X(clt_register_module_forward_pre_hook, HOOK,                                            \
+      clt_register_module_forward_pre_hook(NULL, NULL, &o->hook))                            \
+    X(clt_register_module_forward_hook, HOOK,                                                \
+      clt_register_module_forward_hook(NULL, NULL, &o->hook))                                \
+    X(clt_register_module_full_backward_hook, HOOK,                                          \
+      clt_register_module_full_backward_hook(NULL, NULL, &o->hook))
 
 static int small_int[1];
 

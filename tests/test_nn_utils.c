@@ -919,3 +919,36 @@ Test(nn_utils, rnn_forward_uses_the_computed_weight)
     clt_module_free(a);
     clt_module_free(b);
 }
+
+/* Global hooks run for every module, before each module's own. */
+Test(nn_utils, global_hooks_run_first_for_every_module)
+{
+    double w[OUT * IN], b[OUT];
+    clt_module *lin = linear64(w, b), *relu = NULL, *seq = NULL;
+    CHECK(clt_relu_layer(&relu));
+    CHECK(clt_sequential((clt_module *[]){lin, relu}, 2, &seq));
+    hlog log = {0};
+    tag tg = {&log, "global"}, tl = {&log, "lin"};
+    clt_hook *hp = NULL, *hf = NULL;
+    CHECK(clt_module_register_forward_pre_hook(lin, pre_hook, &tl, NULL));
+    CHECK(clt_register_module_forward_pre_hook(pre_hook, &tg, &hp));
+    CHECK(clt_register_module_forward_hook(fwd_hook, &tg, &hf));
+    clt_tensor *x = input64(X, 0), *y = NULL;
+    CHECK(clt_module_forward(seq, x, &y));
+    const char *want[] = {"global.pre", "global.pre", "lin.pre", "global.fwd",
+                          "global.pre", "global.fwd", "global.fwd"};
+    cr_assert_eq(log.n, 7, "%d calls", log.n);
+    for (int k = 0; k < 7; k++)
+        cr_assert_str_eq(log.calls[k], want[k]);
+    clt_tensor_free(y);
+    clt_hook_remove(hp);
+    clt_hook_remove(hf);
+    log.n = 0;
+    CHECK(clt_module_forward(seq, x, &y));
+    cr_assert_eq(log.n, 1);
+    cr_assert_str_eq(log.calls[0], "lin.pre");
+    assert_error(clt_register_module_forward_hook(NULL, NULL, &hf), CLT_ERR_NULL_ARGUMENT, NULL);
+    clt_tensor_free(y);
+    clt_tensor_free(x);
+    clt_module_free(seq);
+}

@@ -1324,6 +1324,20 @@ CLT_API clt_status clt_module_register_full_backward_hook(clt_module *m,
                                                           clt_module_backward_hook_fn fn,
                                                           void *user, clt_hook **handle);
 
+/* torch.nn.modules.module.register_module_forward_pre_hook,
+ * register_module_forward_hook and register_module_full_backward_hook:
+ * the same hooks for every module of the process, run before each
+ * module's own (m is the module being run), in registration order.
+ * Registering and running are safe from several threads; user is shared
+ * by all of them.  handle as above (NULL: the hook stays until the process
+ * ends).  Errors: NULL fn (CLT_ERR_NULL_ARGUMENT), out of host memory. */
+CLT_API clt_status clt_register_module_forward_pre_hook(clt_module_forward_pre_hook_fn fn,
+                                                        void *user, clt_hook **handle);
+CLT_API clt_status clt_register_module_forward_hook(clt_module_forward_hook_fn fn, void *user,
+                                                    clt_hook **handle);
+CLT_API clt_status clt_register_module_full_backward_hook(clt_module_backward_hook_fn fn,
+                                                          void *user, clt_hook **handle);
+
 /* ---- weight reparametrizations (torch.nn.utils) -------------------------- */
 
 /* torch.nn.utils.weight_norm(m, name, dim): m's own parameter name (NULL:

@@ -44,11 +44,19 @@ void clt__mhooks_free(clt_module *m)
     m->hooks = NULL;
 }
 
-static clt_status add_hook(clt_module *m, mhook e, clt_hook **handle, const char *fn)
+/* The hooks of every module (torch's register_module_*_hook), run before
+ * each module's own; guarded by global_lock, as any thread may run a
+ * module. */
+static struct clt__mhooks global;
+static pthread_mutex_t global_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Adds e to the list *list (made when NULL). */
+static clt_status add_hook(struct clt__mhooks **list, mhook e, clt_hook **handle,
+                           const char *fn)
 {
-    if (m->hooks == NULL && (m->hooks = clt__calloc(1, sizeof *m->hooks)) == NULL)
+    if (*list == NULL && (*list = clt__calloc(1, sizeof **list)) == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-    struct clt__mhooks *H = m->hooks;
+    struct clt__mhooks *H = *list;
     /* Drops removed hooks, so that registering and removing every step
      * does not grow the list. */
     size_t kept = 0;
@@ -87,12 +95,33 @@ static clt_status add_hook(clt_module *m, mhook e, clt_hook **handle, const char
         CLT__REQUIRE_ARG(fn, #fname);                                                       \
         mhook e = {.kind = kind_, .user = user};                                            \
         e.fn.member = fn;                                                                   \
-        return add_hook(m, e, handle, #fname);                                              \
+        return add_hook(&m->hooks, e, handle, #fname);                                      \
     }
 
 REGISTER(clt_module_register_forward_pre_hook, HOOK_PRE, pre, clt_module_forward_pre_hook_fn)
 REGISTER(clt_module_register_forward_hook, HOOK_FWD, fwd, clt_module_forward_hook_fn)
 REGISTER(clt_module_register_full_backward_hook, HOOK_BWD, bwd, clt_module_backward_hook_fn)
+
+#define REGISTER_GLOBAL(fname, kind_, member, type)                                         \
+    clt_status fname(type fn, void *user, clt_hook **handle)                                \
+    {                                                                                       \
+        if (handle)                                                                         \
+            *handle = NULL;                                                                 \
+        CLT__REQUIRE_ARG(fn, #fname);                                                       \
+        mhook e = {.kind = kind_, .user = user};                                            \
+        e.fn.member = fn;                                                                   \
+        struct clt__mhooks *list = &global;                                                 \
+        pthread_mutex_lock(&global_lock);                                                   \
+        clt_status st = add_hook(&list, e, handle, #fname);                                 \
+        pthread_mutex_unlock(&global_lock);                                                 \
+        return st;                                                                          \
+    }
+
+REGISTER_GLOBAL(clt_register_module_forward_pre_hook, HOOK_PRE, pre,
+                clt_module_forward_pre_hook_fn)
+REGISTER_GLOBAL(clt_register_module_forward_hook, HOOK_FWD, fwd, clt_module_forward_hook_fn)
+REGISTER_GLOBAL(clt_register_module_full_backward_hook, HOOK_BWD, bwd,
+                clt_module_backward_hook_fn)
 
 static void snap_free(snap *s)
 {
@@ -101,25 +130,39 @@ static void snap_free(snap *s)
     free(s);
 }
 
-/* m's live hooks of kind in *out (NULL when it has none). */
-static clt_status snapshot(const clt_module *m, int kind, snap **out)
+static size_t count_kind(const struct clt__mhooks *H, int kind)
 {
-    const struct clt__mhooks *H = m->hooks;
     size_t n = 0;
-    *out = NULL;
     for (size_t k = 0; H && k < H->n; k++)
         n += H->v[k].kind == kind && !clt__hook_removed(H->v[k].h);
-    if (n == 0)
-        return CLT_OK;
-    snap *s = clt__malloc(sizeof *s + n * sizeof s->v[0]);
-    if (s == NULL)
-        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", m->ops->name);
-    s->n = 0;
-    for (size_t k = 0; k < H->n; k++)
+    return n;
+}
+
+static void take_kind(const struct clt__mhooks *H, int kind, snap *s)
+{
+    for (size_t k = 0; H && k < H->n; k++)
         if (H->v[k].kind == kind && !clt__hook_removed(H->v[k].h)) {
             clt__hook_retain(H->v[k].h);
             s->v[s->n++] = H->v[k];
         }
+}
+
+/* The live hooks of kind that run for m, the global ones first, in *out
+ * (NULL when there are none). */
+static clt_status snapshot(const clt_module *m, int kind, snap **out)
+{
+    *out = NULL;
+    pthread_mutex_lock(&global_lock);
+    size_t n = count_kind(&global, kind) + count_kind(m->hooks, kind);
+    snap *s = n ? clt__malloc(sizeof *s + n * sizeof s->v[0]) : NULL;
+    if (s != NULL) {
+        s->n = 0;
+        take_kind(&global, kind, s);
+        take_kind(m->hooks, kind, s);
+    }
+    pthread_mutex_unlock(&global_lock);
+    if (n > 0 && s == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", m->ops->name);
     *out = s;
     return CLT_OK;
 }
