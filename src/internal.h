@@ -1445,6 +1445,21 @@ clt_status clt__zero_grad(clt_tensor *t, int set_to_none, const char *fn);
 clt_status clt__linear(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
                        clt_tensor **out, const char *fn);
 
+/* clt_tensor_register_hook without a handle, whose user is released with
+ * free_user(user) when the hook goes (with t's graph or t); on failure
+ * user stays the caller's.  Messages name fn. */
+clt_status clt__tensor_register_hook_owned(clt_tensor *t, clt_tensor_hook_fn hook, void *user,
+                                          void (*free_user)(void *), const char *fn);
+/* A clt_hook handle for a hook that a layer above keeps in its own list
+ * (a module's hooks): two references, the handle's (clt_hook_remove) and
+ * the list's (clt__hook_release); NULL when out of memory.  The list runs
+ * the hook while clt__hook_removed is false; a copy of the list holds
+ * each (clt__hook_retain). */
+clt_hook *clt__hook_handle_new(void);
+bool clt__hook_removed(const clt_hook *h);
+void clt__hook_retain(clt_hook *h);
+void clt__hook_release(clt_hook *h);
+
 /* ---- recording ops naming the caller (src/autograd) ----------------------
  * clt__X_rec(fn, ...) is the public clt_X (it records the graph) with its
  * messages naming fn, not clt_X; clt_X is clt__X_rec("clt_X", ...).  A

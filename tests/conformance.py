@@ -7725,6 +7725,266 @@ def linalg_lu():
           lambda p, out: L.clt_linalg_cond_ord(p, None, out), [data((3, 4), f)], tol="la")
 
 
+# ---- nn.utils: weight_norm, spectral_norm ----------------------------------
+
+def nn_utils():
+    """torch.nn.utils.weight_norm and spectral_norm: torch's state_dicts
+    (weight_g / weight_v, weight_orig / weight_u / weight_v), saved with
+    torch.save, load into cltensor's layers reparametrized the same way and
+    give torch's outputs, gradients and power-iterated u and v; weight_norm
+    applied in cltensor to torch's weights gives torch's g and v."""
+    import copy
+    import tempfile
+    proto("clt_linear", [P, C.c_int64, C.c_int64, C.c_int, P, PP])
+    proto("clt_conv1d_layer", [P, C.c_int64, C.c_int64, C.c_int64, P, C.c_int, P, PP])
+    proto("clt_module_load_torch", [P, C.c_char_p, C.c_int])
+    proto("clt_module_forward", [P, P, PP])
+    proto("clt_module_free", [P], None)
+    proto("clt_module_train", [P, C.c_int], None)
+    proto("clt_module_param", [P, C.c_char_p], P)
+    proto("clt_module_buffer", [P, C.c_char_p], P)
+    proto("clt_weight_norm", [P, C.c_char_p, C.c_int])
+    proto("clt_spectral_norm", [P, C.c_char_p, C.c_int, C.c_double, C.c_int, P])
+    proto("clt_backward", [P, P, C.c_int])
+    proto("clt_grad", [P, PP])
+    proto("clt_mul", [P, P, PP])
+    proto("clt_sum", [P, PP])
+    torch.manual_seed(11)
+
+    def make_linear(r):
+        return L.clt_linear(DEV, 5, 4, 1, None, r)
+
+    def make_conv(r):
+        return L.clt_conv1d_layer(DEV, 4, 6, 3, _i64s(2, 1, 2, 2), 1, None, r)
+
+    layers = [("Linear", lambda: torch.nn.Linear(5, 4), make_linear, (3, 5)),
+              ("Conv1d", lambda: torch.nn.Conv1d(4, 6, 3, 2, 1, 2, groups=2), make_conv,
+               (2, 4, 11))]
+
+    def run(name, tm, cm, xs, params, buffers, keep):
+        """Forward and backward of sum(y * w) in both; compares y, the
+        gradients of params and the buffers after the forward."""
+        x = data(xs, torch.float32, lo=-2, hi=2)
+        px, y, loss, prod, gp = upload(x), P(), P(), P(), P()
+        keep.append(px)
+        if L.clt_module_forward(cm, px, C.byref(y)):
+            fail(name, L.clt_last_error().decode())
+            return
+        keep.append(y)
+        want = tm(x)
+        got = download(y)[0]
+        same = got.shape == tuple(want.shape)
+        ok(name + " forward", same and np.allclose(got, want.detach().numpy(), 1e-4, 1e-5),
+           "shape %s / %s" % (got.shape, tuple(want.shape)))
+        for b in buffers:
+            g = download(L.clt_module_buffer(cm, b.encode()))[0]
+            ok("%s %s after the forward" % (name, b),
+               np.allclose(g, getattr(tm, b).numpy(), 1e-4, 1e-6), "differs")
+        w = data(tuple(want.shape), torch.float32, lo=-1, hi=1)
+        pw = upload(w)
+        keep.append(pw)
+        if (L.clt_mul(y, pw, C.byref(prod)) or L.clt_sum(prod, C.byref(loss)) or
+                L.clt_backward(loss, None, 0)):
+            fail(name + " backward", L.clt_last_error().decode())
+            return
+        keep += [prod, loss]
+        (want * w).sum().backward()
+        for pn in params:
+            if L.clt_grad(L.clt_module_param(cm, pn.encode()), C.byref(gp)) or not gp:
+                fail("%s grad %s" % (name, pn), L.clt_last_error().decode())
+                continue
+            keep.append(gp)
+            g = download(gp)[0]
+            tg = getattr(tm, pn).grad.numpy()
+            ok("%s grad %s" % (name, pn), g.shape == tg.shape and np.allclose(g, tg, 1e-4, 1e-5),
+               "max diff %g" % (np.abs(g - tg).max() if g.shape == tg.shape else -1))
+            gp = P()
+
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "m.pt").encode()
+        for lname, tmake, cmake, xs in layers:
+            for dim in (0, 1, None):
+                name = "weight_norm %s dim %s" % (lname, dim)
+                tm = tmake()
+                plain = copy.deepcopy(tm.state_dict())
+                torch.nn.utils.weight_norm(tm, dim=dim)
+                cm, keep = P(), []
+                try:
+                    # applied here to torch's weights: torch's g and v
+                    torch.save(plain, path.decode())
+                    if (cmake(C.byref(cm)) or L.clt_module_load_torch(cm, path, 1) or
+                            L.clt_weight_norm(cm, b"weight", -1 if dim is None else dim)):
+                        fail(name, L.clt_last_error().decode())
+                        continue
+                    for pn in ("weight_g", "weight_v"):
+                        got = download(L.clt_module_param(cm, pn.encode()))[0]
+                        want = getattr(tm, pn).detach().numpy()
+                        ok("%s %s" % (name, pn), got.shape == want.shape and
+                           np.allclose(got, want, 1e-5, 1e-6), "%s / %s" % (got.shape, want.shape))
+                    # torch's file of the reparametrized layer
+                    with torch.no_grad():
+                        tm.weight_g.mul_(1.5)
+                    torch.save(tm.state_dict(), path.decode())
+                    if L.clt_module_load_torch(cm, path, 1):
+                        fail(name + " load", L.clt_last_error().decode())
+                        continue
+                    run(name, tm, cm, xs, ["weight_g", "weight_v", "bias"], [], keep)
+                finally:
+                    for t in keep:
+                        L.clt_tensor_free(t)
+                    L.clt_module_free(cm)
+            for iters in (1, 3):
+                name = "spectral_norm %s n_power_iterations %d" % (lname, iters)
+                tm = torch.nn.utils.spectral_norm(tmake(), n_power_iterations=iters)
+                cm, keep = P(), []
+                try:
+                    torch.save(tm.state_dict(), path.decode())
+                    if (cmake(C.byref(cm)) or
+                            L.clt_spectral_norm(cm, None, iters, 1e-12, -1, None) or
+                            L.clt_module_load_torch(cm, path, 1)):
+                        fail(name, L.clt_last_error().decode())
+                        continue
+                    run(name + " train", tm, cm, xs, ["weight_orig", "bias"],
+                        ["weight_u", "weight_v"], keep)
+                    tm.eval()
+                    L.clt_module_train(cm, 0)
+                    tm.zero_grad()
+                    torch.save(tm.state_dict(), path.decode())
+                    if L.clt_module_load_torch(cm, path, 1):
+                        fail(name + " load", L.clt_last_error().decode())
+                        continue
+                    run(name + " eval", tm, cm, xs, [], ["weight_u", "weight_v"], keep)
+                finally:
+                    for t in keep:
+                        L.clt_tensor_free(t)
+                    L.clt_module_free(cm)
+
+
+def nn_prune():
+    """torch.nn.utils.prune's masks (l1_unstructured by fraction and count,
+    again on a pruned weight, ln_structured over dims and norms,
+    global_unstructured) from the same weights, and torch's pruned
+    state_dict (weight_orig, weight_mask) loaded into a pruned layer."""
+    import copy
+    import tempfile
+    import torch.nn.utils.prune as tp
+    proto("clt_linear", [P, C.c_int64, C.c_int64, C.c_int, P, PP])
+    proto("clt_conv1d_layer", [P, C.c_int64, C.c_int64, C.c_int64, P, C.c_int, P, PP])
+    proto("clt_module_load_torch", [P, C.c_char_p, C.c_int])
+    proto("clt_module_forward", [P, P, PP])
+    proto("clt_module_free", [P], None)
+    proto("clt_module_buffer", [P, C.c_char_p], P)
+    proto("clt_prune_l1_unstructured", [P, C.c_char_p, C.c_double, C.c_int64])
+    proto("clt_prune_ln_structured", [P, C.c_char_p, C.c_double, C.c_int64, C.c_double, C.c_int])
+    proto("clt_prune_global_unstructured", [C.POINTER(P), C.POINTER(C.c_char_p), C.c_size_t,
+                                            C.c_double, C.c_int64])
+    proto("clt_prune_is_pruned", [P], C.c_int)
+    torch.manual_seed(5)
+
+    def amount(a):
+        return (0.0, a) if isinstance(a, int) else (a, -1)
+
+    cases = [
+        ("l1 0.3", lambda m: tp.l1_unstructured(m, "weight", 0.3),
+         lambda c: L.clt_prune_l1_unstructured(c, None, *amount(0.3))),
+        ("l1 count 7", lambda m: tp.l1_unstructured(m, "weight", 7),
+         lambda c: L.clt_prune_l1_unstructured(c, None, *amount(7))),
+        ("l1 twice", lambda m: (tp.l1_unstructured(m, "weight", 0.5),
+                                tp.l1_unstructured(m, "weight", 0.5)),
+         lambda c: L.clt_prune_l1_unstructured(c, None, 0.5, -1) or
+         L.clt_prune_l1_unstructured(c, None, 0.5, -1)),
+    ]
+    for n, nname in ((1, "1"), (2, "2"), (math.inf, "inf")):
+        for dim in (0, 1, -1):
+            cases.append(("ln n=%s dim %d" % (nname, dim),
+                          lambda m, n=n, dim=dim: tp.ln_structured(m, "weight", 0.4, n, dim),
+                          lambda c, n=n, dim=dim: L.clt_prune_ln_structured(c, None, 0.4, -1,
+                                                                            n, dim)))
+    cases.append(("ln twice", lambda m: (tp.ln_structured(m, "weight", 1, 2, 0),
+                                         tp.ln_structured(m, "weight", 0.5, 2, 0)),
+                  lambda c: L.clt_prune_ln_structured(c, None, 0.0, 1, 2.0, 0) or
+                  L.clt_prune_ln_structured(c, None, 0.5, -1, 2.0, 0)))
+    cases.append(("l1 then ln", lambda m: (tp.l1_unstructured(m, "weight", 5),
+                                           tp.ln_structured(m, "weight", 1, 1, 1)),
+                  lambda c: L.clt_prune_l1_unstructured(c, None, 0.0, 5) or
+                  L.clt_prune_ln_structured(c, None, 0.0, 1, 1.0, 1)))
+    layers = [("Linear", lambda: torch.nn.Linear(6, 5), lambda r: L.clt_linear(DEV, 6, 5, 1, None, r),
+               (3, 6)),
+              ("Conv1d", lambda: torch.nn.Conv1d(4, 6, 3, 2, 1, 2, groups=2),
+               lambda r: L.clt_conv1d_layer(DEV, 4, 6, 3, _i64s(2, 1, 2, 2), 1, None, r),
+               (2, 4, 11))]
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "m.pt")
+        for lname, tmake, cmake, xs in layers:
+            for cname, tprune, cprune in cases:
+                name = "prune %s %s" % (lname, cname)
+                tm = tmake()
+                torch.save(copy.deepcopy(tm.state_dict()), path)
+                cm, cm2, y = P(), P(), P()
+                keep = []
+                try:
+                    if cmake(C.byref(cm)) or L.clt_module_load_torch(cm, path.encode(), 1):
+                        fail(name, L.clt_last_error().decode())
+                        continue
+                    tprune(tm)
+                    if cprune(cm):
+                        fail(name, L.clt_last_error().decode())
+                        continue
+                    got = download(L.clt_module_buffer(cm, b"weight_mask"))[0]
+                    want = tm.weight_mask.numpy()
+                    ok(name + " mask", got.shape == want.shape and np.array_equal(got, want),
+                       "%d of %d differ" % (int((got != want).sum()), want.size)
+                       if got.shape == want.shape else "shape")
+                    # torch's file of the pruned layer into a layer pruned here
+                    torch.save(tm.state_dict(), path)
+                    if (cmake(C.byref(cm2)) or L.clt_prune_l1_unstructured(cm2, None, 0.0, 0) or
+                            L.clt_module_load_torch(cm2, path.encode(), 1)):
+                        fail(name + " load", L.clt_last_error().decode())
+                        continue
+                    x = data(xs, torch.float32, lo=-2, hi=2)
+                    keep.append(upload(x))
+                    if L.clt_module_forward(cm2, keep[0], C.byref(y)):
+                        fail(name + " forward", L.clt_last_error().decode())
+                        continue
+                    keep.append(y)
+                    got = download(y)[0]
+                    want = tm(x).detach().numpy()
+                    ok(name + " forward", got.shape == want.shape and
+                       np.allclose(got, want, 1e-5, 1e-6), "differs")
+                finally:
+                    for t in keep:
+                        L.clt_tensor_free(t)
+                    L.clt_module_free(cm)
+                    L.clt_module_free(cm2)
+        # global_unstructured over two layers
+        t1, t2 = torch.nn.Linear(6, 5), torch.nn.Linear(5, 4)
+        mods = (P * 2)()
+        try:
+            for i, (tm, (a, b)) in enumerate(((t1, (6, 5)), (t2, (5, 4)))):
+                torch.save(tm.state_dict(), path)
+                one = P()
+                st = L.clt_linear(DEV, a, b, 1, None, C.byref(one))
+                mods[i] = one
+                if st or L.clt_module_load_torch(mods[i], path.encode(), 1):
+                    fail("prune global", L.clt_last_error().decode())
+                    return
+            tp.l1_unstructured(t1, "weight", 4)
+            L.clt_prune_l1_unstructured(mods[0], None, 0.0, 4)
+            tp.global_unstructured([(t1, "weight"), (t2, "weight")], tp.L1Unstructured, amount=0.4)
+            if L.clt_prune_global_unstructured(mods, None, 2, 0.4, -1):
+                fail("prune global", L.clt_last_error().decode())
+                return
+            for i, tm in enumerate((t1, t2)):
+                got = download(L.clt_module_buffer(mods[i], b"weight_mask"))[0]
+                want = tm.weight_mask.numpy()
+                ok("prune global mask %d" % i, np.array_equal(got, want),
+                   "%d differ" % int((got != want).sum()))
+            ok("prune is_pruned", L.clt_prune_is_pruned(mods[0]) == 1, "not pruned")
+        finally:
+            L.clt_module_free(mods[0])
+            L.clt_module_free(mods[1])
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -7755,7 +8015,9 @@ def main():
                 amp_swa,
                 spatial,
                 shapes_more,
-                linalg_lu]
+                linalg_lu,
+                nn_utils,
+                nn_prune]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -5315,6 +5315,181 @@ static void op_index_slices(fz *f)
     }
 }
 
+/* nn.utils and module hooks: weight_norm, spectral_norm, pruning and their
+ * removal on the models held (any parameter name, any dim), hooks that keep or
+ * replace tensors, forwards through them, parameters_to_vector and back,
+ * clip_grad_norm_'s flags. */
+static clt_status fz_pre_hook(void *user, clt_module *m, const clt_tensor *input,
+                              clt_tensor **replacement)
+{
+    (void)m;
+    return user ? clt_mul_scalar(input, 1.0, replacement) : CLT_OK;
+}
+
+static clt_status fz_fwd_hook(void *user, clt_module *m, const clt_tensor *input,
+                              const clt_tensor *output, clt_tensor **replacement)
+{
+    (void)m;
+    (void)input;
+    return user ? clt_clone(output, replacement) : CLT_OK;
+}
+
+static clt_status fz_bwd_hook(void *user, clt_module *m, const clt_tensor *grad_input,
+                              const clt_tensor *grad_output, clt_tensor **replacement)
+{
+    (void)m;
+    (void)grad_output;
+    return user && grad_input ? clt_mul_scalar(grad_input, 0.5, replacement) : CLT_OK;
+}
+
+static void op_nnutils(fz *f)
+{
+    static const char *const names[] = {"weight", "bias", "weight_ih_l0", "in_proj_weight",
+                                        "nope", NULL};
+    static int replace = 1;
+    clt_module *mod = chance(f, 10) ? NULL : f->mod[pick(f, NMOD)];
+    const char *name = names[pick(f, 6)];
+    int dim = (int)pick(f, 7) - 3;
+    clt_status st;
+    switch (pick(f, 8)) {
+    case 0:
+        CALL("clt_weight_norm", clt_weight_norm(mod, name, dim));
+        status_ok(f, st);
+        break;
+    case 1:
+        CALL("clt_spectral_norm",
+             clt_spectral_norm(mod, name, chance(f, 10) ? (int)pick(f, 3) - 1 : 1 + (int)pick(f, 3),
+                               chance(f, 80) ? 1e-12 : rand_scalar(f), dim,
+                               chance(f, 20) ? NULL : f->gen));
+        status_ok(f, st);
+        break;
+    case 2:
+        switch (pick(f, 3)) {
+        case 0: CALL("clt_remove_weight_norm", clt_remove_weight_norm(mod, name)); break;
+        case 1: CALL("clt_remove_spectral_norm", clt_remove_spectral_norm(mod, name)); break;
+        default: CALL("clt_prune_remove", clt_prune_remove(mod, name)); break;
+        }
+        status_ok(f, st);
+        break;
+    case 7: {
+        double amount = chance(f, 70) ? 0.25 * (double)pick(f, 5) : rand_scalar(f);
+        int64_t count = chance(f, 50) ? -1 : (int64_t)pick(f, 20) - 2;
+        switch (pick(f, 4)) {
+        case 0:
+            CALL("clt_prune_l1_unstructured", clt_prune_l1_unstructured(mod, name, amount, count));
+            break;
+        case 1:
+            CALL("clt_prune_random_unstructured",
+                 clt_prune_random_unstructured(mod, name, amount, count,
+                                               chance(f, 20) ? NULL : f->gen));
+            break;
+        case 2:
+            CALL("clt_prune_ln_structured",
+                 clt_prune_ln_structured(mod, name, amount, count,
+                                         chance(f, 70) ? (double)pick(f, 3) : rand_scalar(f),
+                                         dim));
+            break;
+        default: {
+            clt_module *mods[NMOD];
+            const char *nm[NMOD];
+            size_t n = pick(f, NMOD + 1);
+            for (size_t i = 0; i < n; i++) {
+                mods[i] = f->mod[pick(f, NMOD)];
+                nm[i] = names[pick(f, 6)];
+            }
+            CALL("clt_prune_global_unstructured",
+                 clt_prune_global_unstructured(mods, chance(f, 30) ? NULL : nm, n, amount,
+                                               count));
+            break;
+        }
+        }
+        status_ok(f, st);
+        CALL_VOID("clt_prune_is_pruned", (void)clt_prune_is_pruned(mod));
+        break;
+    }
+    case 3: {
+        clt_hook *h = NULL, **hp = chance(f, 50) ? &h : NULL;
+        void *user = chance(f, 50) ? (void *)&replace : NULL;
+        switch (pick(f, 4)) {
+        case 0:
+            CALL("clt_module_register_forward_pre_hook",
+                 clt_module_register_forward_pre_hook(mod, chance(f, 10) ? NULL : fz_pre_hook,
+                                                      user, hp));
+            break;
+        case 1:
+            CALL("clt_module_register_forward_hook",
+                 clt_module_register_forward_hook(mod, chance(f, 10) ? NULL : fz_fwd_hook, user,
+                                                  hp));
+            break;
+        case 2:
+            CALL("clt_module_register_full_backward_hook",
+                 clt_module_register_full_backward_hook(mod, chance(f, 10) ? NULL : fz_bwd_hook,
+                                                        user, hp));
+            break;
+        default: /* a global hook, removed at once (it would act on every group) */
+            hp = &h;
+            CALL("clt_register_module_forward_hook",
+                 clt_register_module_forward_hook(chance(f, 10) ? NULL : fz_fwd_hook, user, hp));
+            break;
+        }
+        if (status_ok(f, st) && hp && !h)
+            die(f, "CLT_OK without a handle");
+        if (h) /* a hook without a handle stays on the model */
+            CALL_VOID("clt_hook_remove", clt_hook_remove(h));
+        break;
+    }
+    case 4: {
+        clt_tensor *x = rt(f), *out = SENT, **op = OUTP(f, &out);
+        CALL("clt_module_forward", clt_module_forward(mod, x, op));
+        if (result(f, st, op, out)) {
+            check_tensor(f, out);
+            clt_tensor *l = NULL;
+            if (clt_requires_grad(out) && chance(f, 50) && clt_sum(out, &l) == CLT_OK)
+                (void)clt_backward(l, NULL, 0); /* through the backward hooks */
+            clt_tensor_free(l);
+            store(f, out);
+        }
+        break;
+    }
+    case 5: {
+        clt_tensor **ps = NULL, *v = SENT, **vp = OUTP(f, &v);
+        size_t n = 0;
+        if (mod == NULL || clt_module_parameters(mod, &ps, &n) != CLT_OK)
+            break;
+        CALL("clt_parameters_to_vector", clt_parameters_to_vector(ps, n, vp));
+        if (result(f, st, vp, v)) {
+            check_tensor(f, v);
+            if (clt_tensor_numel(v) != clt_module_num_parameters(mod))
+                die(f, "a vector of %lld elements for %lld parameters",
+                    (long long)clt_tensor_numel(v), (long long)clt_module_num_parameters(mod));
+            clt_tensor *w = chance(f, 70) ? v : rt(f);
+            CALL("clt_vector_to_parameters", clt_vector_to_parameters(w, ps, n));
+            status_ok(f, st);
+            store(f, v);
+        }
+        clt_free(ps);
+        break;
+    }
+    default: {
+        clt_tensor **ps = NULL, *norm = SENT, **np = chance(f, 50) ? &norm : NULL;
+        size_t n = 0;
+        if (mod == NULL || clt_module_parameters(mod, &ps, &n) != CLT_OK)
+            break;
+        CALL("clt_clip_grad_norm_ex",
+             clt_clip_grad_norm_ex(ps, n, chance(f, 70) ? 1.0 : rand_scalar(f),
+                                   chance(f, 90) ? 2.0 : rand_scalar(f), pick(f, 2), pick(f, 2),
+                                   np));
+        if (st != CLT_OK && np && norm != NULL)
+            die(f, "failed with %s but *total_norm is not NULL", clt_status_name(st));
+        status_ok(f, st);
+        if (st == CLT_OK && np && norm)
+            store(f, norm);
+        clt_free(ps);
+        break;
+    }
+    }
+}
+
 /* The LU, triangular and Cholesky solves, the _ex forms, matrix_exp and
  * the tensor forms of linalg.h on small batches of (mostly) square
  * matrices of random values, with pivots from lu_factor or random ones (in
@@ -6423,6 +6598,7 @@ static struct {
     {"autograd_api", op_autograd_api, 3},
     {"shape_more", op_shape_more, 3},
     {"linalg_lu", op_linalg_lu, 3},
+    {"nnutils", op_nnutils, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

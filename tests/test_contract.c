@@ -832,7 +832,22 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_linalg_tensorsolve, T, clt_linalg_tensorsolve(f->f, f->f, dim7, 1, &o->t))         \
     X(clt_linalg_cond_ord, T, clt_linalg_cond_ord(f->f, "fro", &o->t))                       \
     X(clt_linalg_lstsq_ex, T | T2 | T3 | T4,                                                 \
-      clt_linalg_lstsq_ex(f->f, f->f2, NULL, NULL, &o->t, &o->t2, &o->t3, &o->t4))
+      clt_linalg_lstsq_ex(f->f, f->f2, NULL, NULL, &o->t, &o->t2, &o->t3, &o->t4)) \
+    /* nn.h: module hooks and nn.utils */                                                    \
+    X(clt_module_register_forward_pre_hook, HOOK,                                            \
+      clt_module_register_forward_pre_hook(f->lin, NULL, NULL, &o->hook))                    \
+    X(clt_module_register_forward_hook, HOOK,                                                \
+      clt_module_register_forward_hook(f->lin, NULL, NULL, &o->hook))                        \
+    X(clt_module_register_full_backward_hook, HOOK,                                          \
+      clt_module_register_full_backward_hook(NULL, NULL, NULL, &o->hook))                    \
+    X(clt_parameters_to_vector, T, clt_parameters_to_vector(f->pair, 0, &o->t))             \
+    X(clt_clip_grad_norm_ex, T, clt_clip_grad_norm_ex(f->pair, 2, -1.0, 2.0, 1, 0, &o->t))    \
+    X(clt_register_module_forward_pre_hook, HOOK,                                            \
+      clt_register_module_forward_pre_hook(NULL, NULL, &o->hook))                            \
+    X(clt_register_module_forward_hook, HOOK,                                                \
+      clt_register_module_forward_hook(NULL, NULL, &o->hook))                                \
+    X(clt_register_module_full_backward_hook, HOOK,                                          \
+      clt_register_module_full_backward_hook(NULL, NULL, &o->hook))
 
 static int small_int[1];
 

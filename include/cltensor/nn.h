@@ -45,6 +45,7 @@
 #ifndef CLTENSOR_NN_H
 #define CLTENSOR_NN_H
 
+#include <cltensor/autograd.h>
 #include <cltensor/conv.h>
 #include <cltensor/index.h>
 #include <cltensor/random.h>
@@ -1274,6 +1275,236 @@ CLT_API clt_status clt_dropout3d_layer(double p, clt_generator *gen, clt_module 
 CLT_API clt_status clt_alpha_dropout_layer(double p, clt_generator *gen, clt_module **out);
 CLT_API clt_status clt_feature_alpha_dropout_layer(double p, clt_generator *gen,
                                                    clt_module **out);
+
+/* ---- module hooks (nn.Module.register_*_hook) ---------------------------- */
+
+/* A forward pre-hook: called with the module and its input (borrowed)
+ * before the forward; it may set *replacement to a new tensor that the
+ * forward takes instead (the library takes that reference), or leave it
+ * NULL (or set it to input itself) to keep input.  A status other than
+ * CLT_OK stops the forward: clt_module_forward fails with "clt_module_forward:
+ * <module name>: forward pre-hook: <the hook's message>". */
+typedef clt_status (*clt_module_forward_pre_hook_fn)(void *user, clt_module *m,
+                                                     const clt_tensor *input,
+                                                     clt_tensor **replacement);
+
+/* A forward hook: called with the input (after the pre-hooks) and the
+ * forward's output (both borrowed); it may set *replacement to a new
+ * tensor that becomes the output (the library takes that reference and
+ * releases the old output), or leave it NULL.  Failures as a pre-hook's
+ * ("forward hook"). */
+typedef clt_status (*clt_module_forward_hook_fn)(void *user, clt_module *m,
+                                                 const clt_tensor *input,
+                                                 const clt_tensor *output,
+                                                 clt_tensor **replacement);
+
+/* A full backward hook: called during a backward pass with grad_input, the
+ * gradient of the loss with respect to the module's input (its own part:
+ * what flows back through this module), and grad_output, with respect to
+ * its output (both borrowed, valid during the call).  grad_input is NULL
+ * when the input does not require grad (the hook is then called as soon
+ * as grad_output is known, and must leave *replacement NULL).  It may set
+ * *replacement to a new tensor of grad_input's shape, dtype and device
+ * that flows on instead (the library takes that reference); each hook
+ * sees the previous one's result, as torch's.  A status other than CLT_OK
+ * stops the backward pass, as a tensor hook's does. */
+typedef clt_status (*clt_module_backward_hook_fn)(void *user, clt_module *m,
+                                                  const clt_tensor *grad_input,
+                                                  const clt_tensor *grad_output,
+                                                  clt_tensor **replacement);
+
+/* Like m.register_forward_pre_hook(fn), m.register_forward_hook(fn) and
+ * m.register_full_backward_hook(fn) (torch 1.13), for every module kind.
+ * clt_module_forward runs, as nn.Module.__call__: the pre-hooks in
+ * registration order, the reparametrizations of clt_weight_norm,
+ * clt_spectral_norm and the pruning functions, the forward, the forward
+ * hooks in order; so do containers running their children (Sequential,
+ * the transformer layers' parts, custom modules' clt_module_forward on a
+ * child).  The forwards of several inputs (clt_lstm_forward,
+ * clt_multihead_attention, ...) run the reparametrizations but not the
+ * hooks.
+ *
+ * Backward hooks: when m has any and grad mode is on, clt_module_forward
+ * passes the forward a view of the input (when it requires grad) and
+ * hands out a view of the output, both recorded (grad_fn
+ * ExpandBackward0, where torch's is BackwardHookFunctionBackward), whose
+ * gradients are the hooks' grad_input and grad_output.  The hooks
+ * called are those m had when the forward ran, less those removed since
+ * (as torch's, which keeps the forward's list); m is passed to them as it
+ * was, and may have been released since (a hook must not use it then).
+ * Only an output that requires grad gets them.
+ *
+ * user is the caller's, passed to fn.  handle may be NULL (the hook then
+ * lives as long as m); else *handle is a new handle: release it with
+ * clt_hook_remove (autograd.h), which removes the hook (from inside a
+ * hook too).  A hook may register others; they run from the next call.
+ * clt_module_clone gives the copy no hooks.  Errors: NULL m or fn
+ * (CLT_ERR_NULL_ARGUMENT), out of host memory. */
+CLT_API clt_status clt_module_register_forward_pre_hook(clt_module *m,
+                                                        clt_module_forward_pre_hook_fn fn,
+                                                        void *user, clt_hook **handle);
+CLT_API clt_status clt_module_register_forward_hook(clt_module *m, clt_module_forward_hook_fn fn,
+                                                    void *user, clt_hook **handle);
+CLT_API clt_status clt_module_register_full_backward_hook(clt_module *m,
+                                                          clt_module_backward_hook_fn fn,
+                                                          void *user, clt_hook **handle);
+
+/* torch.nn.modules.module.register_module_forward_pre_hook,
+ * register_module_forward_hook and register_module_full_backward_hook:
+ * the same hooks for every module of the process, run before each
+ * module's own (m is the module being run), in registration order.
+ * Registering and running are safe from several threads; user is shared
+ * by all of them.  handle as above (NULL: the hook stays until the process
+ * ends).  Errors: NULL fn (CLT_ERR_NULL_ARGUMENT), out of host memory. */
+CLT_API clt_status clt_register_module_forward_pre_hook(clt_module_forward_pre_hook_fn fn,
+                                                        void *user, clt_hook **handle);
+CLT_API clt_status clt_register_module_forward_hook(clt_module_forward_hook_fn fn, void *user,
+                                                    clt_hook **handle);
+CLT_API clt_status clt_register_module_full_backward_hook(clt_module_backward_hook_fn fn,
+                                                          void *user, clt_hook **handle);
+
+/* ---- weight reparametrizations (torch.nn.utils) -------------------------- */
+
+/* torch.nn.utils.weight_norm(m, name, dim): m's own parameter name (NULL:
+ * "weight") w becomes name_g = norm_except_dim(w, 2, dim) and name_v = w's
+ * values (two new parameters, listed after m's other parameters, as torch
+ * registers them: a Linear's state is bias, weight_g, weight_v, so that
+ * files interoperate with torch's), and before each forward the layer's
+ * weight is computed as v * (g / norm_except_dim(v, 2, dim)), recorded, so
+ * that gradients flow to g and v.  norm_except_dim: the 2-norm over every
+ * dim but dim, g of shape [1, .., size(dim), .., 1]; dim -1 (torch's
+ * None) the norm of the whole tensor, g a 0-d tensor; other negative dims
+ * count from the end, as torch's.  The parameter taken out is no longer
+ * listed nor moved; its handle stays valid as long as m.
+ * clt_module_param(m, name) then gives the weight computed last, as
+ * torch's module.weight (a custom module's forward reads it so): a
+ * borrowed handle, valid until the next forward of m, not a parameter.
+ * The same holds for clt_spectral_norm and the pruning functions.  Errors
+ * (CLT_ERR_INVALID_ARGUMENT, m unchanged): no parameter of that name
+ * ("Module 'Linear' has no parameter or buffer with name 'w'"), one
+ * already reparametrized ("Cannot register two weight_norm hooks on the
+ * same parameter weight"), dim out of range. */
+CLT_API clt_status clt_weight_norm(clt_module *m, const char *name, int dim);
+
+/* torch.nn.utils.remove_weight_norm(m, name): name becomes a parameter
+ * again, a new leaf with the values computed from name_g and name_v (in
+ * the layer's place in the listing, where torch appends it), which are no
+ * longer listed (their handles stay valid as long as m).  No weight_norm
+ * on name: CLT_ERR_INVALID_ARGUMENT ("weight_norm of 'weight' not found in
+ * Linear"). */
+CLT_API clt_status clt_remove_weight_norm(clt_module *m, const char *name);
+
+/* torch.nn.utils.spectral_norm(m, name, n_power_iterations, eps, dim):
+ * m's parameter name (NULL: "weight") w becomes name_orig (the same handle:
+ * an optimizer over it keeps working) and two buffers name_u and name_v,
+ * unit vectors of W's height and width (W: w with dim moved to the front,
+ * as a matrix), drawn normal from gen (NULL: the default one) and
+ * normalised; before each forward the layer's weight is w / sigma, sigma
+ * = u . (W v) (recorded: gradients flow to w through both), where in
+ * train mode n_power_iterations steps of v = normalize(W^T u), u =
+ * normalize(W v) (normalize(x) = x / max(|x|, eps)) are made first,
+ * recording nothing, and u and v written into the buffers when the
+ * forward ends; in eval mode u and v are used as they are.  Until the
+ * first forward the weight is w itself, as torch's.  dim -1: torch's
+ * default (1 for ConvTranspose2d, else 0).  State names name_orig, name_u,
+ * name_v, as torch's.  Errors (CLT_ERR_INVALID_ARGUMENT, m and gen
+ * unchanged): no such parameter, one already reparametrized ("Cannot
+ * register two spectral_norm hooks on the same parameter weight"),
+ * n_power_iterations <= 0 ("Expected n_power_iterations to be
+ * positive"), eps <= 0 or NaN, dim out of range, a weight of fewer than
+ * 1 dim. */
+CLT_API clt_status clt_spectral_norm(clt_module *m, const char *name, int n_power_iterations,
+                                     double eps, int dim, clt_generator *gen);
+
+/* torch.nn.utils.remove_spectral_norm(m, name): name becomes a parameter
+ * again, a new leaf with the weight computed from name_orig, name_u and
+ * name_v without power iteration; the three are no longer listed (their
+ * handles stay valid as long as m).  Errors as clt_remove_weight_norm's
+ * ("spectral_norm of 'weight' not found in Linear"). */
+CLT_API clt_status clt_remove_spectral_norm(clt_module *m, const char *name);
+
+/* torch.nn.utils.parameters_to_vector(params): the n tensors flattened and
+ * concatenated, recorded (gradients flow back to them).  All must be on
+ * one device (CLT_ERR_DEVICE_MISMATCH, "Found two parameters on different
+ * devices").  n 0: CLT_ERR_INVALID_ARGUMENT (torch.cat of nothing).  New
+ * tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_parameters_to_vector(clt_tensor *const *params, size_t n,
+                                            clt_tensor **out);
+
+/* torch.nn.utils.vector_to_parameters(vec, params): copies consecutive
+ * slices of the 1-D vec into the n tensors in place (recording nothing;
+ * converted to each one's dtype; the handles stay), as torch's
+ * `param.data = slice`.  vec must have exactly as many elements as the
+ * tensors together (torch ignores extra ones: refused here) and be on
+ * their device.  Errors: vec not 1-D ("expected torch.Tensor"-like, as
+ * CLT_ERR_SHAPE_MISMATCH), a size mismatch (CLT_ERR_SHAPE_MISMATCH), a
+ * device mismatch; these change nothing.  A driver failing part-way
+ * leaves the tensors before it written. */
+CLT_API clt_status clt_vector_to_parameters(const clt_tensor *vec, clt_tensor *const *params,
+                                            size_t n);
+
+/* ---- pruning (torch.nn.utils.prune) --------------------------------------- */
+
+/* Amounts, as torch's int or float amount: count >= 0 prunes that many
+ * (torch's int; more than there are is CLT_ERR_INVALID_ARGUMENT, "amount=5
+ * should be smaller than the number of parameters to prune=4"); count < 0
+ * prunes round(amount * n) (Python's round, half to even) with amount in
+ * [0, 1] ("amount=1.5 should either be a float in the range [0, 1] or a
+ * non-negative integer").  n counts what is still unpruned: pruning a
+ * parameter again prunes among the entries (or channels) its mask keeps,
+ * as torch's PruningContainer.
+ *
+ * Pruning m's own parameter name (NULL: "weight") makes it name_orig (the
+ * same handle, so an optimizer over it keeps working) and adds a buffer
+ * name_mask of its dtype (1 kept, 0 pruned); before each forward the
+ * layer's weight is name_orig * name_mask, recorded (the gradient of
+ * name_orig is masked too).  State names as torch's, so its files load.
+ * The mask is computed on the host in double (the values are read back:
+ * a wait).  Errors (CLT_ERR_INVALID_ARGUMENT, m unchanged): the amounts',
+ * no such parameter, one reparametrized otherwise (weight_norm,
+ * spectral_norm). */
+
+/* prune.l1_unstructured: the entries of smallest |name_orig| are pruned
+ * (ties: the lower index first; torch's topk leaves their order open). */
+CLT_API clt_status clt_prune_l1_unstructured(clt_module *m, const char *name, double amount,
+                                             int64_t count);
+
+/* prune.random_unstructured: the entries pruned are those with the largest
+ * of uniform numbers drawn from gen (NULL: the default one) for the
+ * unpruned entries, as torch's topk of rand_like (other numbers than
+ * torch's generator's). */
+CLT_API clt_status clt_prune_random_unstructured(clt_module *m, const char *name, double amount,
+                                                 int64_t count, clt_generator *gen);
+
+/* prune.ln_structured(m, name, amount, n, dim): whole slices along dim
+ * (negative dims count from the end) are pruned, those of smallest Ln norm
+ * of the weight as masked (name_orig * name_mask, torch's importance) over
+ * the other dims (n > 0, inf, -inf, or 0: the count of
+ * non-zeros; ties keep the lower index), among the slices the mask keeps
+ * any entry of. */
+CLT_API clt_status clt_prune_ln_structured(clt_module *m, const char *name, double amount,
+                                           int64_t count, double n, int dim);
+
+/* prune.global_unstructured(parameters, pruning_method=L1Unstructured,
+ * amount): the k entries of smallest |weight| (the weight as the masks
+ * leave it) among all the unpruned entries of the count parameters
+ * (mods[i]'s names[i], NULL "weight") together, each parameter pruned as
+ * above with its part of the mask.  All or none: every check is made
+ * before any module changes. */
+CLT_API clt_status clt_prune_global_unstructured(clt_module *const *mods,
+                                                 const char *const *names, size_t count,
+                                                 double amount, int64_t amount_count);
+
+/* prune.remove(m, name): the pruning is made permanent: name_orig takes
+ * the masked values and becomes name again (the same handle), name_mask
+ * is dropped (its handle stays valid as long as m).  Not pruned:
+ * CLT_ERR_INVALID_ARGUMENT ("Parameter 'weight' of module Linear has to be
+ * pruned before pruning can be removed"). */
+CLT_API clt_status clt_prune_remove(clt_module *m, const char *name);
+
+/* prune.is_pruned(m): 1 when m or a module below it has a pruned
+ * parameter, else 0 (NULL: 0). */
+CLT_API int clt_prune_is_pruned(const clt_module *m);
 
 #ifdef __cplusplus
 }

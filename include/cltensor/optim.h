@@ -326,6 +326,20 @@ CLT_API void clt_optimizer_free(clt_optimizer *opt);
  * message says so. */
 CLT_API clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_norm,
                                       double norm_type, clt_tensor **total_norm);
+
+/* torch.nn.utils.clip_grad_norm_(params, max_norm, norm_type,
+ * error_if_nonfinite, foreach): clt_clip_grad_norm with torch 1.13's two
+ * flags.  error_if_nonfinite non-zero: a total norm that is NaN or
+ * infinite is CLT_ERR_INVALID_ARGUMENT ("The total norm of order 2.0 for
+ * gradients from `parameters` is non-finite, so it cannot be clipped..."),
+ * no gradient changed and *total_norm NULL; the norm is read back for
+ * that (a wait).  Without it a non-finite norm scales the gradients as
+ * clt_clip_grad_norm does (torch's default).  foreach picks torch's
+ * grouped kernels, which give the same values: any value is accepted and
+ * changes nothing here.  Everything else as clt_clip_grad_norm. */
+CLT_API clt_status clt_clip_grad_norm_ex(clt_tensor *const *params, size_t n, double max_norm,
+                                         double norm_type, int error_if_nonfinite, int foreach,
+                                         clt_tensor **total_norm);
 /* torch.nn.utils.clip_grad_value_: clamps every element of the gradients
  * of params to [-clip_value, clip_value] in place, on the device (no
  * wait).  Parameters without gradients are skipped; NaN stays NaN and

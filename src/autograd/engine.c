@@ -26,6 +26,7 @@ struct clt_hook {
     clt_tensor_hook_fn fn;
     clt_post_accumulate_grad_hook_fn post;
     void *user;
+    void (*free_user)(void *); /* releases user with the hook (clt__tensor_register_hook_owned) */
     clt_tensor *retainer; /* HOOK_RETAIN: the tensor that keeps the gradient (weak) */
     clt_hook *next;
 };
@@ -56,10 +57,17 @@ static bool requires_grad(const clt_tensor *t)
 
 /* ---- hooks ------------------------------------------------------------------ */
 
+static void hook_destroy(clt_hook *h)
+{
+    if (h->free_user)
+        h->free_user(h->user);
+    free(h);
+}
+
 static void hook_unref(clt_hook *h)
 {
     if (h && __atomic_sub_fetch(&h->refs, 1, __ATOMIC_ACQ_REL) == 0)
-        free(h);
+        hook_destroy(h);
 }
 
 static void hooks_free(clt_hook *h)
@@ -1693,7 +1701,7 @@ static clt_status hook_add(clt_tensor *t, int kind, clt_tensor_hook_fn fn,
         clt_hook *x = *q;
         if (x->removed && __atomic_load_n(&x->refs, __ATOMIC_ACQUIRE) == 1) {
             *q = x->next;
-            free(x);
+            hook_destroy(x);
         } else {
             q = &x->next;
         }
@@ -1718,6 +1726,41 @@ clt_status clt_tensor_register_post_accumulate_grad_hook(clt_tensor *t,
 {
     return hook_add(t, HOOK_POST, NULL, fn, user, handle,
                     "clt_tensor_register_post_accumulate_grad_hook");
+}
+
+clt_status clt__tensor_register_hook_owned(clt_tensor *t, clt_tensor_hook_fn fn, void *user,
+                                          void (*free_user)(void *), const char *name)
+{
+    clt_hook *h = NULL;
+    clt_status st = hook_add(t, HOOK_TENSOR, fn, NULL, user, &h, name);
+    if (st != CLT_OK)
+        return st;
+    h->free_user = free_user;
+    hook_unref(h); /* the list's reference alone */
+    return CLT_OK;
+}
+
+clt_hook *clt__hook_handle_new(void)
+{
+    clt_hook *h = clt__calloc(1, sizeof *h);
+    if (h != NULL)
+        h->refs = 2;
+    return h;
+}
+
+bool clt__hook_removed(const clt_hook *h)
+{
+    return h->removed;
+}
+
+void clt__hook_retain(clt_hook *h)
+{
+    __atomic_add_fetch(&h->refs, 1, __ATOMIC_RELAXED);
+}
+
+void clt__hook_release(clt_hook *h)
+{
+    hook_unref(h);
 }
 
 void clt_hook_remove(clt_hook *handle)

@@ -570,8 +570,10 @@ clt_status clt_multihead_attention(clt_module *m, const clt_tensor *query, const
                           "%s: the module is a %s, not a MultiheadAttention", fn, m->ops->name);
     clt_tensor *w = NULL;
     clt__forward_begin();
-    clt_status st = mha_run(m, query, key, value, key_padding_mask, attn_mask, need_weights != 0,
-                            average_attn_weights != 0, out, &w);
+    clt_status st = clt__reparam_compute(m, m->ops->name);
+    if (st == CLT_OK)
+        st = mha_run(m, query, key, value, key_padding_mask, attn_mask, need_weights != 0,
+                     average_attn_weights != 0, out, &w);
     st = clt__forward_end(st, fn);
     if (st != CLT_OK) {
         clt_tensor_free(*out);

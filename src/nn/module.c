@@ -160,6 +160,8 @@ void clt_module_free(clt_module *m)
     free(m->params);
     free(m->bname);
     free(m->bufs);
+    clt__mhooks_free(m);
+    clt__reparam_free(m);
     if (m->ops->free_extra)
         m->ops->free_extra(m);
     free(m);
@@ -261,7 +263,7 @@ clt_status clt_module_forward(clt_module *m, const clt_tensor *x, clt_tensor **o
     CLT__REQUIRE_ARG(m, "clt_module_forward");
     CLT__REQUIRE_ARG(x, "clt_module_forward");
     clt__forward_begin();
-    clt_status st = clt__forward_end(m->ops->forward(m, x, out), "clt_module_forward");
+    clt_status st = clt__forward_end(clt__module_call(m, x, out), "clt_module_forward");
     if (st != CLT_OK) {
         clt_tensor_free(*out);
         *out = NULL;
@@ -315,8 +317,28 @@ typedef struct walk {
     size_t n, name_bytes;
 } walk;
 
+/* Lists (or counts) one tensor named "prefix.nm". */
+static void visit_one(const char *prefix, const char *nm, clt_tensor *t, walk *w)
+{
+    size_t len = strlen(prefix) + (prefix[0] ? 1 : 0) + strlen(nm) + 1;
+    if (w->out) {
+        char *dst = w->names;
+        strcpy(dst, prefix);
+        if (prefix[0])
+            strcat(dst, ".");
+        strcat(dst, nm);
+        w->out[w->n].name = dst;
+        w->out[w->n].tensor = t;
+        w->names += len;
+    }
+    w->n++;
+    w->name_bytes += len;
+}
+
 /* Visits m's tensors in PyTorch's order (own parameters, then children's),
- * naming them "prefix.name". */
+ * naming them "prefix.name".  A reparametrized parameter's own tensors
+ * come after the module's other parameters and buffers, where torch
+ * registers them. */
 static void visit(const clt_module *m, char *prefix, walk *w)
 {
     for (int pass = 0; pass < 2; pass++) {
@@ -324,22 +346,14 @@ static void visit(const clt_module *m, char *prefix, walk *w)
         if (p ? !w->params : !w->bufs)
             continue;
         int cnt = p ? m->nparams : m->nbufs;
-        for (int k = 0; k < cnt; k++) {
-            const char *nm = p ? m->pname[k] : m->bname[k];
-            size_t len = strlen(prefix) + (prefix[0] ? 1 : 0) + strlen(nm) + 1;
-            if (w->out) {
-                char *dst = w->names;
-                strcpy(dst, prefix);
-                if (prefix[0])
-                    strcat(dst, ".");
-                strcat(dst, nm);
-                w->out[w->n].name = dst;
-                w->out[w->n].tensor = p ? m->params[k] : m->bufs[k];
-                w->names += len;
-            }
-            w->n++;
-            w->name_bytes += len;
-        }
+        for (int k = 0; k < cnt; k++)
+            if (!p || !clt__reparam_has_slot(m, k))
+                visit_one(prefix, p ? m->pname[k] : m->bname[k], p ? m->params[k] : m->bufs[k],
+                          w);
+        for (const clt__reparam *r = m->reparams; r; r = r->next)
+            for (int k = 0; k < (p ? r->nparams : r->nbufs); k++)
+                visit_one(prefix, p ? r->pname[k] : r->bname[k], p ? r->params[k] : r->bufs[k],
+                          w);
     }
     /* prefix has room for the deepest model's paths: each child's name
      * goes after it and is cut off again */
@@ -426,7 +440,11 @@ int64_t clt_module_num_parameters(const clt_module *m)
         return 0;
     int64_t total = 0;
     for (int k = 0; k < m->nparams; k++)
-        total += m->params[k]->numel;
+        if (!clt__reparam_has_slot(m, k))
+            total += m->params[k]->numel;
+    for (const clt__reparam *r = m->reparams; r; r = r->next)
+        for (int k = 0; k < r->nparams; k++)
+            total += r->params[k]->numel;
     for (size_t c = 0; c < m->nchildren; c++)
         total += clt_module_num_parameters(m->children[c]);
     return total;
@@ -437,20 +455,33 @@ int64_t clt_module_num_parameters(const clt_module *m)
 static size_t count_tensors(const clt_module *m)
 {
     size_t n = 2 * (size_t)m->nparams + (size_t)m->nbufs;
+    for (const clt__reparam *r = m->reparams; r; r = r->next)
+        n += 2 * (size_t)r->nparams + (size_t)r->nbufs;
     for (size_t c = 0; c < m->nchildren; c++)
         n += count_tensors(m->children[c]);
     return n;
 }
 
-/* Lists them (a parameter without gradient gives a NULL). */
+/* Lists them (a parameter without gradient gives a NULL, and so does a
+ * weight that a reparametrization computes: the next forward computes it
+ * again where its tensors are). */
 static void list_tensors(const clt_module *m, clt_tensor **ts, size_t *k)
 {
     for (int i = 0; i < m->nparams; i++) {
-        ts[(*k)++] = m->params[i];
-        ts[(*k)++] = (clt_tensor *)clt__grad_of(m->params[i]);
+        bool computed = clt__reparam_has_slot(m, i);
+        ts[(*k)++] = computed ? NULL : m->params[i];
+        ts[(*k)++] = computed ? NULL : (clt_tensor *)clt__grad_of(m->params[i]);
     }
     for (int i = 0; i < m->nbufs; i++)
         ts[(*k)++] = m->bufs[i];
+    for (const clt__reparam *r = m->reparams; r; r = r->next) {
+        for (int i = 0; i < r->nparams; i++) {
+            ts[(*k)++] = r->params[i];
+            ts[(*k)++] = (clt_tensor *)clt__grad_of(r->params[i]);
+        }
+        for (int i = 0; i < r->nbufs; i++)
+            ts[(*k)++] = r->bufs[i];
+    }
     for (size_t c = 0; c < m->nchildren; c++)
         list_tensors(m->children[c], ts, k);
 }
@@ -519,6 +550,12 @@ static clt_status copy_tensor(const clt_tensor *t, clt_device *dev, clt_tensor *
 static clt_status clone_rec(const clt_module *m, clt_device *dev, clt_module **out,
                             const char *fn)
 {
+    if (m->reparams != NULL) /* torch's deepcopy fails on the computed weight too */
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %s has a weight reparametrization (weight_norm, spectral_norm): "
+                          "Only Tensors created explicitly by the user (graph leaves) support "
+                          "the deepcopy protocol; remove it first",
+                          fn, m->ops->name);
     clt_module *c = NULL;
     clt_status st = clt__module_new(m->ops, m->dev && dev ? dev : m->dev, &c);
     if (st != CLT_OK)
@@ -1152,6 +1189,13 @@ static bool holds_tensor(const clt_module *m, const clt_tensor *t)
     for (int k = 0; k < m->nparams; k++)
         if (m->params[k] == t)
             return true;
+    for (int k = 0; k < m->nretired; k++)
+        if (m->retired[k] == t)
+            return true;
+    for (const clt__reparam *r = m->reparams; r; r = r->next)
+        for (int k = 0; k < 2; k++)
+            if (r->params[k] == t || r->bufs[k] == t)
+                return true;
     for (int k = 0; k < m->nbufs; k++)
         if (m->bufs[k] == t)
             return true;
@@ -1335,12 +1379,30 @@ static clt_tensor *named_tensor(char (*names)[CLT__MODULE_NAME], clt_tensor *con
     return NULL;
 }
 
+/* The tensor of m's reparametrizations named `name`, or NULL. */
+static clt_tensor *reparam_tensor(const clt_module *m, bool param, const char *name)
+{
+    for (const clt__reparam *r = m->reparams; name != NULL && r; r = r->next)
+        for (int k = 0; k < (param ? r->nparams : r->nbufs); k++)
+            if (strcmp(param ? r->pname[k] : r->bname[k], name) == 0)
+                return param ? r->params[k] : r->bufs[k];
+    return NULL;
+}
+
+/* A reparametrized weight's name gives the weight computed last, as
+ * torch's module.weight does. */
 clt_tensor *clt_module_param(const clt_module *m, const char *name)
 {
-    return m ? named_tensor(m->pname, m->params, m->nparams, name) : NULL;
+    if (m == NULL)
+        return NULL;
+    clt_tensor *t = named_tensor(m->pname, m->params, m->nparams, name);
+    return t ? t : reparam_tensor(m, true, name);
 }
 
 clt_tensor *clt_module_buffer(const clt_module *m, const char *name)
 {
-    return m ? named_tensor(m->bname, m->bufs, m->nbufs, name) : NULL;
+    if (m == NULL)
+        return NULL;
+    clt_tensor *t = named_tensor(m->bname, m->bufs, m->nbufs, name);
+    return t ? t : reparam_tensor(m, false, name);
 }

@@ -47,6 +47,10 @@ struct clt_module {
     int64_t i[16];
     clt_generator *gen; /* borrowed (Dropout's masks) */
     void *extra;
+    struct clt__mhooks *hooks;     /* forward and backward hooks (hooks.c), or NULL */
+    struct clt__reparam *reparams; /* weight_norm, spectral_norm, pruning (reparam.c) */
+    clt_tensor **retired; /* parameters a reparametrization took out, kept for the */
+    int nretired;         /* handles the listings gave out (released with m) */
 };
 
 /* A new module of `ops` on dev with nothing in it yet.  New module. */
@@ -154,5 +158,42 @@ clt_status clt__module_check_dtype(const clt_tensor *x, const clt_tensor *t, con
 clt_status clt__embedding_table(const clt__module_ops *ops, clt_device *dev,
                                 int64_t num_embeddings, int64_t embedding_dim,
                                 clt_generator *gen, clt_module **out, const char *fn);
+
+/* ---- hooks and reparametrizations (hooks.c, reparam.c) ---------------- */
+
+/* The name of a reparametrization's own tensor ("weight_hh_l0_reverse_orig"). */
+#define CLT__REPARAM_NAME 48
+
+/* A parameter of a layer reparametrized by nn.utils (weight_norm,
+ * spectral_norm, prune): the layer's slot params[slot] holds the tensor
+ * computed from the tensors here before each forward and is no longer one
+ * of the module's parameters; these are listed after the module's own
+ * parameters and buffers, as torch registers them. */
+typedef struct clt__reparam {
+    int kind; /* reparam.c's */
+    int slot;
+    int nparams, nbufs;
+    char pname[2][CLT__REPARAM_NAME], bname[2][CLT__REPARAM_NAME];
+    clt_tensor *params[2], *bufs[2];
+    int dim, iters;
+    double eps;
+    struct clt__reparam *next;
+} clt__reparam;
+
+/* Whether params[k] of m is computed by a reparametrization. */
+bool clt__reparam_has_slot(const clt_module *m, int k);
+/* Sets every computed slot of m from its tensors (spectral_norm's power
+ * iteration in train mode, its u and v written when the forward ends):
+ * the forward pre-hook torch registers.  Messages name fn. */
+clt_status clt__reparam_compute(clt_module *m, const char *fn);
+/* Releases m's reparametrizations and retired parameters. */
+void clt__reparam_free(clt_module *m);
+
+/* m's forward with its hooks and reparametrizations, as nn.Module.__call__:
+ * forward pre-hooks, the reparametrizations, forward, forward hooks, and the
+ * full backward hooks' wiring.  Inside clt__forward_begin/end. */
+clt_status clt__module_call(clt_module *m, const clt_tensor *x, clt_tensor **out);
+/* Releases m's hooks. */
+void clt__mhooks_free(clt_module *m);
 
 #endif

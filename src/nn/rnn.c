@@ -388,7 +388,8 @@ static clt_status forward_all(const char *fn, const clt__module_ops *ops, clt_mo
                           "%s: give both h0 and c0, or neither (zeros), not %s alone", fn,
                           h0 ? "h0" : "c0");
     clt__forward_begin();
-    clt_status st = clt__forward_end(run(m, x, h0, c0, output, h_n, c_n), fn);
+    clt_status st = clt__reparam_compute(m, m->ops->name);
+    st = clt__forward_end(st == CLT_OK ? run(m, x, h0, c0, output, h_n, c_n) : st, fn);
     if (st != CLT_OK) {
         clt_tensor_free(*output);
         *output = NULL;

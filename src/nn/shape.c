@@ -306,8 +306,17 @@ clt_status clt_bilinear_forward(clt_module *m, const clt_tensor *input1,
     if ((st = clt__module_check_dtype(input1, m->params[0], "weight", NULL, fn)) != CLT_OK ||
         (st = clt__module_check_dtype(input2, m->params[0], "weight", NULL, fn)) != CLT_OK)
         return st;
-    return bilinear_rec(fn, input1, input2, m->params[0], m->nparams > 1 ? m->params[1] : NULL,
-                        out);
+    clt__forward_begin(); /* spectral_norm's u and v are written at its end */
+    st = clt__reparam_compute(m, "Bilinear");
+    if (st == CLT_OK)
+        st = bilinear_rec(fn, input1, input2, m->params[0],
+                          m->nparams > 1 ? m->params[1] : NULL, out);
+    st = clt__forward_end(st, fn);
+    if (st != CLT_OK) {
+        clt_tensor_free(*out);
+        *out = NULL;
+    }
+    return st;
 }
 
 /* ---- EmbeddingBag ------------------------------------------------------------------ */
@@ -387,5 +396,14 @@ clt_status clt_embedding_bag_forward(clt_module *m, const clt_tensor *input,
     if (m->ops != &embedding_bag_ops)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: the module is a %s, not an EmbeddingBag", fn, m->ops->name);
-    return embedding_bag_run(m, input, offsets, per_sample_weights, out, fn);
+    clt__forward_begin();
+    clt_status st = clt__reparam_compute(m, "EmbeddingBag");
+    if (st == CLT_OK)
+        st = embedding_bag_run(m, input, offsets, per_sample_weights, out, fn);
+    st = clt__forward_end(st, fn);
+    if (st != CLT_OK) {
+        clt_tensor_free(*out);
+        *out = NULL;
+    }
+    return st;
 }

@@ -1507,10 +1507,29 @@ static clt_status scale_inplace(clt_tensor *g, size_t i, const void *ctx, const 
     return clt__binary_(CLT__OP_MUL, g, co[i], 1.0, fn);
 }
 
+static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm,
+                           double norm_type, bool error_if_nonfinite, clt_tensor **total_norm,
+                           const char *fn);
+
 clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_norm,
                               double norm_type, clt_tensor **total_norm)
 {
-    static const char fn[] = "clt_clip_grad_norm";
+    return clip_norm(params, n, max_norm, norm_type, false, total_norm, "clt_clip_grad_norm");
+}
+
+clt_status clt_clip_grad_norm_ex(clt_tensor *const *params, size_t n, double max_norm,
+                                 double norm_type, int error_if_nonfinite, int foreach,
+                                 clt_tensor **total_norm)
+{
+    (void)foreach; /* torch's choice of kernels: the same values */
+    return clip_norm(params, n, max_norm, norm_type, error_if_nonfinite != 0, total_norm,
+                     "clt_clip_grad_norm_ex");
+}
+
+static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm,
+                           double norm_type, bool error_if_nonfinite, clt_tensor **total_norm,
+                           const char *fn)
+{
     if (total_norm)
         *total_norm = NULL;
     if (n > 0)
@@ -1566,6 +1585,19 @@ clt_status clt_clip_grad_norm(clt_tensor *const *params, size_t n, double max_no
     CLT__TRY(clt__stack((const clt_tensor *const *)sq, m, 0, &nd, fn));
     CLT__TRY(clt__sum(nd, &sum, fn));
     CLT__TRY(clt__sqrt_in(fn, sum, &norm));
+    if (error_if_nonfinite) {
+        double *h = NULL;
+        CLT__TRY(clt__read_doubles(fn, norm, &h));
+        bool finite = isfinite(h[0]);
+        free(h);
+        if (!finite)
+            CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                "%s: The total norm of order %.1f for gradients from "
+                                "`parameters` is non-finite, so it cannot be clipped. To disable "
+                                "this error and scale the gradients by the non-finite norm "
+                                "anyway, set `error_if_nonfinite=False`",
+                                fn, norm_type));
+    }
     CLT__TRY(clt__add_scalar_into(NULL, norm, 1e-6, &den, fn));
     CLT__TRY(clt__rdiv_scalar_in(fn, den, max_norm, &coef));
     double one = 1.0;
