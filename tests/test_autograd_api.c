@@ -278,6 +278,34 @@ static clt_status cube_backward(clt_function_ctx *ctx, void *user, const clt_ten
 static const clt_function cube = {"Cube", cube_forward, cube_backward, NULL, 0};
 static const clt_function once_cube = {"OnceCube", cube_forward, cube_backward, NULL, 1};
 
+/* A saved input that belongs to an open scope goes with the scope: saving
+ * must not take it out of its scope (it did, and the input, its history
+ * and their device memory stayed allocated for good). */
+Test(function, saved_input_of_a_scope_is_released_with_it)
+{
+    clt_device *dev = get_device("cpu");
+    clt_memory_stats before, after;
+    CHECK(clt_device_synchronize(dev));
+    CHECK(clt_memory_stats_get(dev, &before));
+    const double xs[3] = {1, 2, 3};
+    clt_tensor *x = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){3}, xs);
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_scope_begin());
+    clt_tensor *a = NULL, **outs = NULL;
+    size_t m = 0;
+    CHECK(clt_mul_scalar(x, 2.0, &a)); /* the scope's */
+    CHECK(clt_function_apply(&cube, NULL, &a, 1, &outs, &m));
+    cr_assert_eq(m, 1);
+    clt_tensor_free(outs[0]);
+    clt_free(outs);
+    clt_scope_end();
+    clt_tensor_free(x);
+    CHECK(clt_device_synchronize(dev));
+    CHECK(clt_memory_stats_get(dev, &after));
+    cr_assert_eq(after.allocated, before.allocated, "%llu bytes still allocated, %llu before",
+                 (unsigned long long)after.allocated, (unsigned long long)before.allocated);
+}
+
 /* sum(Cube(x)), as a functional-API function; user: the clt_function. */
 static clt_status sum_cube(void *user, clt_tensor *const *in, size_t n, clt_tensor **out,
                            size_t *m)

@@ -26,6 +26,9 @@ typedef struct outinfo {
  * a pass that creates a graph; during forward they wait in `pending`, with
  * a reference on what the callback passed (orig), to tell inputs and
  * outputs among them. */
+/* orig holds references taken with clt_tensor_retain and dropped with
+ * clt__tensor_unref, which leaves a tensor in its scope (clt_tensor_free
+ * would take it out). */
 struct clt_function_ctx {
     clt_function_backward_fn backward;
     void *user;
@@ -49,7 +52,7 @@ static void ctx_free(void *p)
         return;
     for (size_t k = 0; k < c->npending; k++) {
         clt_tensor_free(c->pending[k]);
-        clt_tensor_free(c->orig[k]);
+        clt__tensor_unref(c->orig[k]);
     }
     if (c->free_user)
         c->free_user(c->user);
@@ -331,7 +334,7 @@ clt_status clt_function_apply(const clt_function *fn, void *user, clt_tensor *co
     if (st == CLT_OK && node) {
         for (size_t k = 0; k < owned->npending; k++) {
             clt_tensor_free(owned->pending[k]);
-            clt_tensor_free(owned->orig[k]);
+            clt__tensor_unref(owned->orig[k]);
         }
         owned->npending = 0;
     }
