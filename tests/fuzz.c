@@ -5541,14 +5541,17 @@ static void op_linalg_lu(fz *f)
         several = 1;
         outcome(f, st, out3);
         if (which == 2) { /* lu_solve with the factors, or with random pivots */
-            clt_tensor *piv = chance(f, 70) ? clt_tensor_retain(out2)
-                                            : new3_operand(f, d, CLT_INT32, nd - 1, shape);
+            /* out2 itself, not a retained reference: freeing one would take
+             * out2 out of the scope that store() leaves it to */
+            int own = !chance(f, 70);
+            clt_tensor *piv = own ? new3_operand(f, d, CLT_INT32, nd - 1, shape) : out2;
             clt_tensor *x = SENT, **xp = OUTP(f, &x);
             CALL("clt_linalg_lu_solve",
                  clt_linalg_lu_solve(out, piv, b, flags & 1, flags & 2, xp));
             if (result(f, st, xp, x))
                 keep_result(f, x, -1, NULL, CLT_DTYPE_COUNT, NULL);
-            tfree(f, piv, 0);
+            if (own)
+                tfree(f, piv, 0);
         }
         store(f, out2);
         store(f, out3);

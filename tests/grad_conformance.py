@@ -2866,6 +2866,13 @@ assert L.clt_tensor_from_host(dev, 3, 1, (C.c_int64 * 1)(4), _piv_a.ctypes.data_
                               C.byref(_piv_c)) == 0
 
 
+def _spd_wc(shape):
+    """W W^T + I of one well-conditioned W: symmetric positive definite
+    (the product of two different ones need not be)."""
+    w = _wc(shape)
+    return w @ np.swapaxes(w, -1, -2) + np.eye(shape[-1])
+
+
 def _tri_wc(shape):
     """Well-conditioned: a diagonal of magnitude about 2 in every triangle."""
     n = shape[-1]
@@ -2938,7 +2945,7 @@ for sh in ((1, 1), (3, 3), (2, 4, 4), (5, 5)):
               lambda x: call("clt_linalg_matrix_exp", x), [rng.standard_normal(sh) * sc])
 case("cholesky_solve broadcast B", lambda b, l: torch.cholesky_solve(b, l),
      lambda b, l: call("clt_cholesky_solve", b, l, 0),
-     [rng.standard_normal((3, 4, 2)), np.linalg.cholesky(_wc((4, 4)) @ _wc((4, 4)).T)])
+     [rng.standard_normal((3, 4, 2)), np.linalg.cholesky(_spd_wc((4, 4)))])
 case("linalg.lu_solve LU and B", lambda lu, b: torch.linalg.lu_solve(lu, _piv_t, b),
      lambda lu, b: call("clt_linalg_lu_solve", lu, _piv_c, b, 1, 0), [_lu_wc, _lu_b])
 for sh, ind in (((4, 2, 2), 1), ((2, 3, 6), 2)):
