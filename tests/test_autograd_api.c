@@ -686,6 +686,28 @@ Test(gradcheck, passes_right_and_catches_wrong_backward)
     clt_tensor_free(in[1]);
 }
 
+/* grad_outputs of an open scope stay the scope's: gradgradcheck must not
+ * take them out of it (it did, and they stayed allocated for good). */
+Test(gradcheck, gradgradcheck_leaves_grad_outputs_in_their_scope)
+{
+    clt_device *dev = get_device("cpu:0");
+    clt_memory_stats before, after;
+    CHECK(clt_device_synchronize(dev));
+    CHECK(clt_memory_stats_get(dev, &before));
+    const double x[3] = {0.5, -1.5, 2.0}, one[1] = {1.0};
+    clt_tensor *in = leaf(dev, 1, sh3, x, 1);
+    CHECK(clt_scope_begin());
+    clt_tensor *go = tensor_of(dev, CLT_FLOAT64, 0, NULL, one); /* the scope's */
+    CHECK(clt_set_requires_grad(go, 1));
+    CHECK(clt_gradgradcheck(sum_cube, (void *)&cube, &in, 1, &go, 1, NULL));
+    clt_scope_end();
+    clt_tensor_free(in);
+    CHECK(clt_device_synchronize(dev));
+    CHECK(clt_memory_stats_get(dev, &after));
+    cr_assert_eq(after.allocated, before.allocated, "%llu bytes still allocated, %llu before",
+                 (unsigned long long)after.allocated, (unsigned long long)before.allocated);
+}
+
 Test(gradcheck, gradgradcheck_refuses_once_differentiable)
 {
     clt_device *dev = get_device("cpu:0");

@@ -413,7 +413,6 @@ clt_status clt_gradgradcheck(clt_functional_fn fn, void *user, clt_tensor *const
                 st = clt__error(CLT_ERR_NULL_ARGUMENT, "grad_outputs %zu is NULL", i);
                 goto done;
             }
-            made[i] = clt_tensor_retain(grad_outputs[i]);
         }
     }
     if ((args = clt__calloc(n + ngrad, sizeof *args)) == NULL) {
@@ -422,8 +421,10 @@ clt_status clt_gradgradcheck(clt_functional_fn fn, void *user, clt_tensor *const
     }
     for (size_t k = 0; k < n; k++)
         args[k] = inputs[k];
+    /* the caller's grad_outputs as they are: a reference taken and freed
+     * here would take them out of the caller's scope */
     for (size_t i = 0; i < ngrad; i++)
-        args[n + i] = made[i];
+        args[n + i] = grad_outputs ? grad_outputs[i] : made[i];
     gg g = {fn, user, n, ngrad};
     st = gradcheck(grad_of, &g, args, n + ngrad, opts);
 done:
