@@ -4400,6 +4400,32 @@ static void new3_attention(fz *f, clt_device *dev)
     tfree(f, mask, 0);
 }
 
+/* The outcome of a call that hands out an array of *m (at most max)
+ * tensors, *outs and *m having held SENT and 99: a failure with both left
+ * NULL and 0 (or untouched, for a NULL out-pointer), or a success with m
+ * tensors, each checked.  1 on success. */
+static int list_outcome(fz *f, clt_status st, clt_tensor **outs, size_t m, size_t max)
+{
+    capture_check(f);
+    if (st != CLT_OK) {
+        check_error(f, st);
+        if (outs != NULL && outs != SENT)
+            die(f, "failed with %s but *outputs is set", clt_status_name(st));
+        if (m != 0 && m != 99)
+            die(f, "failed with %s but *m is %zu", clt_status_name(st), m);
+        return 0;
+    }
+    status_ok(f, st);
+    if (outs == SENT || m > max || (m && !outs))
+        die(f, "CLT_OK with *outputs %p and *m %zu", (void *)outs, m);
+    for (size_t j = 0; j < m; j++) {
+        if (!outs[j])
+            die(f, "output %zu is NULL", j);
+        check_tensor(f, outs[j]);
+    }
+    return 1;
+}
+
 /* What a hook does, chosen when it is registered (user points at one of
  * these): keep the gradient, double it, replace it with one of another
  * shape or dtype, fail through a library call or fail with a bare
@@ -4614,24 +4640,10 @@ static void new3_autograd(fz *f)
              clt_checkpoint(nulls && chance(f, 50) ? NULL : new3_ck, (void *)mode,
                             n && !(nulls && chance(f, 50)) ? ins : NULL, n,
                             nulls && chance(f, 30) ? NULL : &outs, nulls && chance(f, 30) ? NULL : &m));
-        capture_check(f);
-        if (st != CLT_OK) {
-            check_error(f, st);
-            if (outs != NULL && outs != SENT)
-                die(f, "failed with %s but *outputs is set", clt_status_name(st));
-            if (m != 0 && m != 99)
-                die(f, "failed with %s but *m is %zu", clt_status_name(st), m);
+        if (!list_outcome(f, st, outs, m, CLT_CHECKPOINT_MAX_OUTPUTS))
             break;
-        }
-        status_ok(f, st);
-        if (outs == SENT || m > CLT_CHECKPOINT_MAX_OUTPUTS || (m && !outs))
-            die(f, "CLT_OK with *outputs %p and *m %zu", (void *)outs, m);
-        for (size_t j = 0; j < m; j++) {
-            if (!outs[j])
-                die(f, "output %zu is NULL", j);
-            check_tensor(f, outs[j]);
+        for (size_t j = 0; j < m; j++)
             store(f, outs[j]);
-        }
         f->call = "clt_free";
         clt_free(outs);
         break;
@@ -5935,23 +5947,8 @@ static void agapi_custom(fz *f, clt_tensor **ins, size_t n, int *mode)
          clt_function_apply(nulls && chance(f, 30) ? NULL : &fn, mode,
                             n && !(nulls && chance(f, 50)) ? ins : NULL, n,
                             nulls && chance(f, 30) ? NULL : &outs, nulls && chance(f, 30) ? NULL : &m));
-    capture_check(f);
-    if (st != CLT_OK) {
-        check_error(f, st);
-        if (outs != NULL && outs != SENT)
-            die(f, "failed with %s but *outputs is set", clt_status_name(st));
-        if (m != 0 && m != 99)
-            die(f, "failed with %s but *m is %zu", clt_status_name(st), m);
+    if (!list_outcome(f, st, outs, m, CLT_FUNCTION_MAX_OUTPUTS))
         return;
-    }
-    status_ok(f, st);
-    if (outs == SENT || m > CLT_FUNCTION_MAX_OUTPUTS || (m && !outs))
-        die(f, "CLT_OK with *outputs %p and *m %zu", (void *)outs, m);
-    for (size_t j = 0; j < m; j++) {
-        if (!outs[j])
-            die(f, "output %zu is NULL", j);
-        check_tensor(f, outs[j]);
-    }
     if (m > 0 && clt_requires_grad(outs[0]) && chance(f, 60)) {
         /* backward through it */
         clt_tensor *l = SENT;
