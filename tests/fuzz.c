@@ -6514,11 +6514,11 @@ static void op_optim2(fz *f)
         clt_lbfgs_opts lo = CLT_LBFGS_DEFAULTS;
         if (chance(f, 50)) {
             lo.lr = chance(f, 50) ? 0.5 : rand_scalar(f);
-            lo.max_iter = chance(f, 70) ? (int64_t)pick(f, 5) : (int64_t)rand_scalar(f);
+            lo.max_iter = chance(f, 70) ? (int64_t)pick(f, 5) : rand_count(f);
             lo.max_eval = chance(f, 70) ? -1 : (int64_t)pick(f, 8) - 1;
             lo.tolerance_grad = chance(f, 70) ? 1e-7 : rand_scalar(f);
             lo.tolerance_change = chance(f, 70) ? 1e-9 : rand_scalar(f);
-            lo.history_size = chance(f, 70) ? (int64_t)pick(f, 4) : (int64_t)rand_scalar(f);
+            lo.history_size = chance(f, 70) ? (int64_t)pick(f, 4) : rand_count(f);
             lo.line_search_fn = searches[pick(f, 4)];
         }
         clt_optimizer *o = SENT;
