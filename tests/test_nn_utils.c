@@ -650,6 +650,74 @@ Test(nn_utils, parameters_to_vector_and_back)
     clt_module_free(m);
 }
 
+/* ---- clip_grad_norm_'s norm types ------------------------------------------------------ */
+
+/* The joint norm of order p of gradients ga (3) and gb (2), as torch: the
+ * p-norm of their p-norms, computed here on the host in double. */
+static double host_norm(const double *x, int n, double p)
+{
+    double r;
+    if (isinf(p)) {
+        r = fabs(x[0]);
+        for (int k = 1; k < n; k++)
+            r = p > 0 ? fmax(r, fabs(x[k])) : fmin(r, fabs(x[k]));
+        return r;
+    }
+    r = 0;
+    for (int k = 0; k < n; k++)
+        r += p == 0 ? (x[k] != 0) : pow(fabs(x[k]), p);
+    return p == 0 ? r : pow(r, 1 / p);
+}
+
+Test(nn_utils, clip_grad_norm_norm_types)
+{
+    double a[3] = {3, 0, 4}, ga[3] = {1, -2, 0.5}, gb[2] = {0, -3};
+    const double orders[] = {1, 3, 0.5, INFINITY, -INFINITY, 0, -1};
+    for (size_t o = 0; o < sizeof orders / sizeof *orders; o++) {
+        double p_ord = orders[o];
+        clt_tensor *p = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){3}, a);
+        clt_tensor *q = tensor_of(dev, CLT_FLOAT32, 1, (int64_t[]){2}, a);
+        CHECK(clt_set_requires_grad(p, 1));
+        CHECK(clt_set_requires_grad(q, 1));
+        clt_tensor *g = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){3}, ga);
+        clt_tensor *h = tensor_of(dev, CLT_FLOAT32, 1, (int64_t[]){2}, gb);
+        clt_tensor *pg = NULL, *qh = NULL, *l1 = NULL, *l2 = NULL;
+        CHECK(clt_mul(p, g, &pg));
+        CHECK(clt_sum(pg, &l1));
+        CHECK(clt_backward(l1, NULL, 0));
+        CHECK(clt_mul(q, h, &qh));
+        CHECK(clt_sum(qh, &l2));
+        CHECK(clt_backward(l2, NULL, 0));
+        double norms[2] = {host_norm(ga, 3, p_ord), host_norm(gb, 2, p_ord)};
+        double want = host_norm(norms, 2, p_ord);
+        double max_norm = 0.75 * want + (want == 0);
+        double c = fmin(1.0, max_norm / (want + 1e-6));
+        clt_tensor *ps[2] = {p, q}, *norm = NULL, *gr = NULL;
+        CHECK(clt_clip_grad_norm(ps, 2, max_norm, p_ord, &norm));
+        cr_assert_eq(clt_tensor_dtype(norm), CLT_FLOAT64, "order %g", p_ord);
+        assert_values(norm, &want, 1, 1e-12);
+        double cp[3], cq[2];
+        for (int k = 0; k < 3; k++)
+            cp[k] = ga[k] * c;
+        for (int k = 0; k < 2; k++)
+            cq[k] = gb[k] * c;
+        CHECK(clt_grad(p, &gr));
+        assert_values(gr, cp, 3, 1e-12);
+        clt_tensor_free(gr);
+        CHECK(clt_grad(q, &gr));
+        assert_values(gr, cq, 2, 1e-6);
+        clt_tensor_free(gr);
+        clt_tensor_free(norm);
+        clt_tensor *ts[] = {p, q, g, h, pg, qh, l1, l2};
+        for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+            clt_tensor_free(ts[k]);
+    }
+    /* NaN is refused, nothing scaled */
+    clt_tensor *p = tensor_of(dev, CLT_FLOAT64, 1, (int64_t[]){3}, a), *ps[1] = {p};
+    assert_error(clt_clip_grad_norm(ps, 1, 1.0, NAN, NULL), CLT_ERR_INVALID_ARGUMENT, "NaN");
+    clt_tensor_free(p);
+}
+
 /* ---- clip_grad_norm_'s flags ----------------------------------------------------------- */
 
 Test(nn_utils, clip_grad_norm_error_if_nonfinite)

@@ -306,13 +306,19 @@ CLT_API void clt_optimizer_free(clt_optimizer *opt);
 /* torch.nn.utils.clip_grad_norm_: scales the gradients of params in place
  * so that their joint norm (norm_type 2: Euclidean) is at most max_norm,
  * by max_norm / (norm + 1e-6) when that is below 1, all on the device (no
- * wait).  The squares are summed in float64 where the device has it, so
+ * wait).  Any norm_type but NaN: as torch, the joint norm is the
+ * norm_type-norm (clt_vector_norm) of the gradients' norm_type-norms: inf
+ * the largest |g|, -inf the smallest, 0 (torch's count of non-zeros) the
+ * number of gradients with a non-zero element.  Gradients are converted to
+ * float64 for their norms where the device has it.  For norm_type 2 the
+ * squares are summed in float64 where the device has it, so
  * float32 gradients beyond 1.8e19 give their true norm (PyTorch's float32
  * norm overflows to inf there and the gradients are scaled to 0).  *total_norm, when not NULL, gets the norm before clipping as a
  * 0-d tensor on the first parameter's device (new tensor: release with
  * clt_tensor_free), or NULL when no parameter has a gradient (nothing to
  * clip).  Parameters without gradients are skipped; all must be
- * on one device.  Only norm_type 2 is supported.  A parameter with a
+ * on one device.  A NaN norm_type is CLT_ERR_INVALID_ARGUMENT.  A
+ * parameter with a
  * gradient given twice is CLT_ERR_INVALID_ARGUMENT, nothing scaled: PyTorch
  * counts its gradient twice in the norm and scales it twice.
  *

@@ -1534,9 +1534,8 @@ static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm
         *total_norm = NULL;
     if (n > 0)
         CLT__REQUIRE_ARG(params, fn);
-    if (norm_type != 2.0)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: norm_type %g: only 2 is supported", fn,
-                          norm_type);
+    if (isnan(norm_type))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: norm_type is NaN", fn);
     if (!(max_norm >= 0.0))
         return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: invalid max_norm %g", fn, max_norm);
     for (size_t i = 0; i < n; i++)
@@ -1567,12 +1566,14 @@ static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm
         }
         first = first ? first : g;
         clt_tensor *g2 = NULL, *gd = NULL;
-        /* in float64 where the device has it, as the sum of many squares */
+        /* in float64 where the device has it, as the sum of many squares
+         * (or powers) */
         st = clt__to_dtype(g, g->dev->info.fp64 ? CLT_FLOAT64 : CLT_FLOAT32, &gd, fn);
-        if (st == CLT_OK)
+        if (st == CLT_OK && norm_type == 2.0)
             st = clt__mul_into(NULL, gd, gd, &g2, fn);
         if (st == CLT_OK)
-            st = clt__sum(g2, &sq[m++], fn);
+            st = norm_type == 2.0 ? clt__sum(g2, &sq[m++], fn)
+                                  : clt_vector_norm(gd, norm_type, &sq[m++]);
         clt_tensor_free(g2);
         clt_tensor_free(gd);
         if (st != CLT_OK)
@@ -1583,20 +1584,30 @@ static clt_status clip_norm(clt_tensor *const *params, size_t n, double max_norm
         goto done; /* nothing to clip; the norm stays NULL */
     }
     CLT__TRY(clt__stack((const clt_tensor *const *)sq, m, 0, &nd, fn));
-    CLT__TRY(clt__sum(nd, &sum, fn));
-    CLT__TRY(clt__sqrt_in(fn, sum, &norm));
+    if (norm_type == 2.0) {
+        CLT__TRY(clt__sum(nd, &sum, fn));
+        CLT__TRY(clt__sqrt_in(fn, sum, &norm));
+    } else {
+        /* torch's: the norm of the gradients' norms */
+        CLT__TRY(clt_vector_norm(nd, norm_type, &norm));
+    }
     if (error_if_nonfinite) {
         double *h = NULL;
         CLT__TRY(clt__read_doubles(fn, norm, &h));
         bool finite = isfinite(h[0]);
         free(h);
+        /* torch prints the order as a Python float: 2.0, 0.5, inf */
+        char order[32];
+        snprintf(order, sizeof order,
+                 isfinite(norm_type) && norm_type == floor(norm_type) ? "%.1f" : "%g",
+                 norm_type);
         if (!finite)
             CLT__TRY(clt__error(CLT_ERR_INVALID_ARGUMENT,
-                                "%s: The total norm of order %.1f for gradients from "
+                                "%s: The total norm of order %s for gradients from "
                                 "`parameters` is non-finite, so it cannot be clipped. To disable "
                                 "this error and scale the gradients by the non-finite norm "
                                 "anyway, set `error_if_nonfinite=False`",
-                                fn, norm_type));
+                                fn, order));
     }
     CLT__TRY(clt__add_scalar_into(NULL, norm, 1e-6, &den, fn));
     CLT__TRY(clt__rdiv_scalar_in(fn, den, max_norm, &coef));
