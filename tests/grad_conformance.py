@@ -2102,6 +2102,15 @@ proto("clt_hardtanh", [P, C.c_double, C.c_double, PP])
 dd_case("hardtanh times x", lambda x: tnf.hardtanh(x, -1.0, 1.5) * x,
         lambda x: call("clt_mul", call("clt_hardtanh", x, C.c_double(-1.0), C.c_double(1.5)), x),
         [DX])
+proto("clt_threshold", [P, C.c_double, C.c_double, PP])
+dd_case("threshold times x", lambda x: tnf.threshold(x, 0.5, 2.0) * x,
+        lambda x: call("clt_mul", call("clt_threshold", x, C.c_double(0.5), C.c_double(2.0)), x),
+        [DX])
+for n, lam in (("hardshrink", 0.5), ("softshrink", 1.5)):
+    proto("clt_" + n, [P, C.c_double, PP])
+    dd_case(n + " times x", lambda x, n=n, lam=lam: getattr(tnf, n)(x, lam) * x,
+            lambda x, n=n, lam=lam: call("clt_mul", call("clt_" + n, x, C.c_double(lam)), x),
+            [DX])
 proto("clt_clamp", [P, C.POINTER(C.c_double), C.POINTER(C.c_double), PP])
 dd_case("clamp times x", lambda x: torch.clamp(x, -1.0, 1.8) * x,
         lambda x: call("clt_mul", call("clt_clamp", x, C.byref(C.c_double(-1.0)),

@@ -1317,10 +1317,26 @@ static clt_status leaky02(const clt_tensor *a, clt_tensor **out)
     return clt_leaky_relu(a, 0.2, out);
 }
 
+static clt_status threshold05(const clt_tensor *a, clt_tensor **out)
+{
+    return clt_threshold(a, 0.5, 2.0, out);
+}
+
+static clt_status hardshrink05(const clt_tensor *a, clt_tensor **out)
+{
+    return clt_hardshrink(a, 0.5, out);
+}
+
+static clt_status softshrink15(const clt_tensor *a, clt_tensor **out)
+{
+    return clt_softshrink(a, 1.5, out);
+}
+
 /* For f with a gradient g * m(x), m piecewise constant: G = grad(sum(f(x) *
  * u), x, create_graph) with u constant (ones) or requiring grad, then
  * grad(sum(G * v), [x, u]): as torch, zero for x and m v for u.  relu,
- * relu6, hardtanh and leaky_relu keep the history of the tensor their
+ * relu6, hardtanh, leaky_relu, threshold, the shrinks and hardsigmoid
+ * (whose double backward torch 1.13 refuses) keep the history of the tensor their
  * formula read even when u is constant (torch's *BackwardBackward0 nodes);
  * clamp's formula reads nothing differentiable, so its gradient of a
  * constant has none, as torch's (where(mask, grad, 0)). */
@@ -1337,6 +1353,12 @@ Test(double_backward, masked_activations_second_derivatives)
               {clt_relu6, "HardtanhBackwardBackward0", {1, 0, 1, 0, 1, 0}},
               {hardtanh, "HardtanhBackwardBackward0", {1, 0, 0, 1, 0, 0}},
               {leaky02, "LeakyReluBackwardBackward0", {1, 0.2, 1, 0.2, 1, 0.2}},
+              {threshold05, "ThresholdBackwardBackward0", {1, 0, 1, 0, 1, 0}},
+              {hardshrink05, "HardshrinkBackwardBackward0", {1, 1, 1, 0, 1, 1}},
+              {softshrink15, "SoftshrinkBackwardBackward0", {0, 0, 1, 0, 1, 1}},
+              {clt_hardsigmoid,
+               "HardsigmoidBackwardBackward0",
+               {1 / 6.0, 1 / 6.0, 1 / 6.0, 1 / 6.0, 1 / 6.0, 1 / 6.0}},
               {clamp, NULL, {1, 0, 0, 1, 1, 0}}};
     for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
         for (int ugrad = 0; ugrad < 2; ugrad++) {

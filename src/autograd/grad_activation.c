@@ -50,13 +50,21 @@ static const char *const act_bw[] = {
 static bool act_twice(clt__act act)
 {
     return act == CLT__ACT_ELU || act == CLT__ACT_SELU || act == CLT__ACT_CELU ||
-           act == CLT__ACT_HARDTANH || act == CLT__ACT_RELU6 || act == CLT__ACT_MISH;
+           act == CLT__ACT_HARDTANH || act == CLT__ACT_RELU6 || act == CLT__ACT_MISH ||
+           act == CLT__ACT_THRESHOLD || act == CLT__ACT_HARDSHRINK ||
+           act == CLT__ACT_SOFTSHRINK || act == CLT__ACT_HARDSIGMOID;
 }
 
 /* elu's kernel as recorded ops: g * where(x > 0, scale,
  * input_scale * scale * alpha * exp(input_scale * x)), s = {alpha, scale,
  * input_scale}; hardtanh's g, zeroed where x <= min or x >= max (s[0],
- * s[1]); mish's g * (t + x sigmoid(x) (1 - t^2)), t = tanh(softplus(x)). */
+ * s[1]); mish's g * (t + x sigmoid(x) (1 - t^2)), t = tanh(softplus(x));
+ * threshold's g, zeroed where x <= s[0]; the shrinks' g, zeroed inside
+ * [-s[0], s[0]]; hardsigmoid's g / 6, zeroed outside (-3, 3) (NaN too).
+ * The masked ones have zero second derivatives in x: their x edges come
+ * from clt__grad_node, as PyTorch's ...BackwardBackward0 nodes (torch 1.13
+ * has none for hardsigmoid and refuses its double backward; this gives
+ * the true one, 0 in x and mask / 6 in g). */
 static clt_status act_formula(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     static const char fn[] = "clt_backward";
@@ -71,6 +79,32 @@ static clt_status act_formula(clt__node *n, const clt_tensor *g, clt_tensor **gi
         CLT__TRY(clt__logical_or_in(fn, t, u, &v));
         CLT__TRY(clt__zero_where(v, g, &gin[0]));
         CLT__TRY(clt__grad_node("HardtanhBackwardBackward0", 1, &x, &gin[0]));
+        break;
+    case CLT__ACT_THRESHOLD:
+        CLT__TRY(clt__le_scalar_in(fn, x, n->s[0], &t));
+        CLT__TRY(clt__zero_where(t, g, &gin[0]));
+        CLT__TRY(clt__grad_node("ThresholdBackwardBackward0", 1, &x, &gin[0]));
+        break;
+    case CLT__ACT_HARDSHRINK:
+    case CLT__ACT_SOFTSHRINK:
+        CLT__TRY(clt__ge_scalar_in(fn, x, -n->s[0], &t));
+        CLT__TRY(clt__le_scalar_in(fn, x, n->s[0], &u));
+        CLT__TRY(clt__logical_and_in(fn, t, u, &v));
+        CLT__TRY(clt__zero_where(v, g, &gin[0]));
+        CLT__TRY(clt__grad_node(n->i[0] == CLT__ACT_HARDSHRINK ? "HardshrinkBackwardBackward0"
+                                                                : "SoftshrinkBackwardBackward0",
+                                1, &x, &gin[0]));
+        break;
+    case CLT__ACT_HARDSIGMOID:
+        CLT__TRY(clt__gt_scalar_in(fn, x, -3.0, &t));
+        CLT__TRY(clt__lt_scalar_in(fn, x, 3.0, &u));
+        CLT__TRY(clt__logical_and_in(fn, t, u, &v));
+        CLT__TRY(clt__logical_not_in(fn, v, &w));
+        clt_tensor_free(t);
+        t = NULL;
+        CLT__TRY(clt__zero_where(w, g, &t));
+        CLT__TRY(clt__mul_scalar_rec(fn, t, 1.0 / 6.0, &gin[0]));
+        CLT__TRY(clt__grad_node("HardsigmoidBackwardBackward0", 1, &x, &gin[0]));
         break;
     case CLT__ACT_MISH:
         CLT__TRY(clt__softplus_rec(fn, x, 1.0, 20.0, &t));
