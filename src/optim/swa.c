@@ -205,17 +205,17 @@ clt_status clt_averaged_model_update(clt_averaged_model *a, const clt_module *mo
         CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
     /* every new value is made before any is written */
     for (size_t k = 0; k < n; k++) {
-        clt_tensor *src = NULL;
+        /* the model's own tensor, or its copy on the averaged model's device */
+        clt_tensor *moved = NULL;
         if (theirs[k]->dev != mine[k]->dev)
-            CLT__TRY(clt__to_at(theirs[k], mine[k]->dev, &src, __builtin_return_address(0), fn));
-        else
-            src = clt_tensor_retain(theirs[k]);
+            CLT__TRY(clt__to_at(theirs[k], mine[k]->dev, &moved, __builtin_return_address(0), fn));
+        const clt_tensor *src = moved ? moved : theirs[k];
         if (a->count == 0)
             st = src->dtype == mine[k]->dtype ? clt__clone(src, &next[k], fn)
                                               : clt__to_dtype(src, mine[k]->dtype, &next[k], fn);
         else
             st = average(a, mine[k], src, &next[k], fn);
-        clt_tensor_free(src);
+        clt_tensor_free(moved);
         CLT__TRY(st);
     }
     CLT__TRY(clt__full(a->n_averaged->dev, CLT_INT64, 0, NULL, (double)(a->count + 1),
