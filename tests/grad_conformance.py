@@ -2912,6 +2912,15 @@ for sa, sb in (((3, 3), (3, 2)), ((2, 4, 4), (2, 4, 3)), ((2, 1, 3, 3), (4, 3, 2
                       lambda x, y, u=up_, l=left_, t=unit_: call(
                           "clt_linalg_solve_triangular", x, y, u, l, t),
                       [_tri_wc(sa), rng.standard_normal(sb_)])
+# rectangular A: torch's wide and tall formulas (own generator: the shared
+# one's draws stay as they were for the cases after these)
+_rr = np.random.default_rng(9011)
+for sh in ((3, 5), (5, 3), (2, 3, 4), (2, 4, 3)):
+    named("linalg.lu_factor LU %s" % (sh,), lambda x: torch.linalg.lu_factor(x).LU,
+          lambda x: _outs(L.clt_linalg_lu_factor, x, 2)[0], [_rr.standard_normal(sh)])
+    for k_, nm_ in ((1, "L"), (2, "U")):
+        named("linalg.lu %s %s" % (nm_, sh), lambda x, k=k_: torch.linalg.lu(x)[k],
+              lambda x, k=k_: _lu_c(x, k), [_rr.standard_normal(sh)])
 for sh in ((1, 1), (3, 3), (2, 4, 4), (5, 5)):
     named("linalg.lu_factor LU %s" % (sh,), lambda x: torch.linalg.lu_factor(x).LU,
           lambda x: _outs(L.clt_linalg_lu_factor, x, 2)[0], [rng.standard_normal(sh)])

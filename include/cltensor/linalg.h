@@ -524,8 +524,8 @@ CLT_API clt_status clt_linalg_solve_triangular(const clt_tensor *a, const clt_te
  * pivot may differ), and *info [...]: the first exactly zero pivot U[i, i],
  * 1-based, or 0; no error for a singular matrix.  A work-group per matrix
  * (clt_linalg_inv's kernel); enqueues without waiting.  grad_fn of *lu
- * LinalgLuFactorExBackward0 with torch's formula for square A (the
- * gradient of a rectangular one is refused by clt_backward). */
+ * LinalgLuFactorExBackward0 with torch's formulas (square, wide m < n
+ * and tall m > n). */
 CLT_API clt_status clt_linalg_lu_factor_ex(const clt_tensor *a, clt_tensor **lu,
                                            clt_tensor **pivots, clt_tensor **info);
 
@@ -541,8 +541,8 @@ CLT_API clt_status clt_linalg_lu_factor(const clt_tensor *a, clt_tensor **lu,
  * matrix, A's dtype), *l [..., m, k] (unit lower) and *u [..., k, n],
  * from clt_linalg_lu_factor_ex's factors; no error for a singular matrix.
  * grad_fn of l and u LinalgLuBackward0 (one node each, which add up to
- * torch's one), torch's formula for square A (a rectangular A's gradient
- * is refused by clt_backward); p has none. */
+ * torch's one), torch's formulas for square, wide and tall A; p has
+ * none. */
 CLT_API clt_status clt_linalg_lu(const clt_tensor *a, clt_tensor **p, clt_tensor **l,
                                  clt_tensor **u);
 

@@ -82,8 +82,8 @@ clt_status clt_linalg_solve_triangular(const clt_tensor *a, const clt_tensor *b,
 
 /* torch's linalg_lu_backward for a square A = P L U: P L^-T phi U^-T with
  * phi = tril(L^T gL, -1) + triu(gU U^T); gL or gU may be NULL. */
-static clt_status lu_grad(const clt_tensor *P, const clt_tensor *L, const clt_tensor *U,
-                          const clt_tensor *gL, const clt_tensor *gU, clt_tensor **out)
+static clt_status lu_grad_square(const clt_tensor *P, const clt_tensor *L, const clt_tensor *U,
+                                 const clt_tensor *gL, const clt_tensor *gU, clt_tensor **out)
 {
     clt_status st = CLT_OK;
     clt_tensor *t[11] = {NULL};
@@ -108,41 +108,126 @@ done:
     return st;
 }
 
-/* The gradient of A [..., m, n] (the node's input) is computed for square
- * matrices only. */
-static clt_status square_only(const clt__node *n, const char *op)
+/* a - b, or -b where a is NULL, or a where b is NULL. */
+static clt_status sub_opt(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 {
-    const clt__edge *e = &n->in[0];
-    if (e->shape[e->ndim - 1] == e->shape[e->ndim - 2])
-        return CLT_OK;
-    return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                      "%s: the gradient of %s is computed for square matrices only (A is %lld "
-                      "by %lld)",
-                      bw_fn, op, (long long)e->shape[e->ndim - 2],
-                      (long long)e->shape[e->ndim - 1]);
+    if (a && b)
+        return clt__sub_in(bw_fn, a, b, out);
+    if (b)
+        return clt__neg_in(bw_fn, b, out);
+    return clt__alias(a, out);
+}
+
+/* t with zeros appended along dim (-1 or -2) up to `to` there. */
+static clt_status pad_zeros(const clt_tensor *t, int dim, int64_t to, clt_tensor **out)
+{
+    int64_t shape[CLT_MAX_DIMS];
+    memcpy(shape, t->shape, (size_t)t->ndim * sizeof *shape);
+    shape[t->ndim + dim] = to - t->shape[t->ndim + dim];
+    clt_tensor *z = NULL;
+    clt_status st = clt__full(t->dev, t->dtype, t->ndim, shape, 0.0, &z);
+    if (st == CLT_OK)
+        st = clt__cat((const clt_tensor *[]){t, z}, 2, dim, out, bw_fn);
+    clt_tensor_free(z);
+    return st;
+}
+
+/* torch's linalg_lu_backward for A [m, n] = P L U, L [m, k] unit lower, U
+ * [k, n] upper, k = min(m, n); gL or gU may be NULL.  Wide (m < n, U =
+ * [U1 U2]): P L^-T [tril(L^T gL - triu(gU) U^T, -1) U1^-T + triu(gU1) |
+ * gU2].  Tall (m > n, L = [L1; L2]): P [L1^-T triu(gU U^T - L^T
+ * tril(gL, -1)) + tril(gL1, -1); gL2] U^-T.  A missing gU (wide) or gL
+ * (tall) gives zeros for the second block. */
+static clt_status lu_grad(const clt_tensor *P, const clt_tensor *L, const clt_tensor *U,
+                          const clt_tensor *gL, const clt_tensor *gU, clt_tensor **out)
+{
+    int64_t m = L->shape[L->ndim - 2], n = U->shape[U->ndim - 1];
+    if (m == n)
+        return lu_grad_square(P, L, U, gL, gU, out);
+    clt_status st = CLT_OK;
+    clt_tensor *t[18] = {NULL};
+    CLT__TRY(mT(L, &t[0]));
+    CLT__TRY(mT(U, &t[1]));
+    if (m < n) {
+        if (gL)
+            CLT__TRY(clt__matmul(t[0], gL, &t[2], bw_fn));
+        if (gU) {
+            CLT__TRY(clt__tri(gU, 0, true, &t[3], bw_fn));
+            CLT__TRY(clt__matmul(t[3], t[1], &t[4], bw_fn));
+        }
+        CLT__TRY(sub_opt(t[2], t[4], &t[5]));
+        CLT__TRY(clt__tri(t[5], -1, false, &t[6], bw_fn));
+        CLT__TRY(clt__narrow(t[1], -2, 0, m, &t[7], bw_fn)); /* U1^T */
+        CLT__TRY(clt__linalg_solve_triangular(t[7], t[6], false, false, false, &t[8], bw_fn));
+        const clt_tensor *y = t[8];
+        if (gU) {
+            CLT__TRY(clt__narrow(t[3], -1, 0, m, &t[9], bw_fn));
+            CLT__TRY(clt__add_in(bw_fn, t[8], t[9], &t[10]));
+            CLT__TRY(clt__narrow(gU, -1, m, n - m, &t[11], bw_fn));
+            CLT__TRY(clt__cat((const clt_tensor *[]){t[10], t[11]}, 2, -1, &t[12], bw_fn));
+            y = t[12];
+        }
+        CLT__TRY(clt__linalg_solve_triangular(t[0], y, true, true, true, &t[13], bw_fn));
+        y = t[13];
+        if (!gU) {
+            CLT__TRY(pad_zeros(t[13], -1, n, &t[14]));
+            y = t[14];
+        }
+        CLT__TRY(clt__matmul(P, y, out, bw_fn));
+    } else {
+        if (gU)
+            CLT__TRY(clt__matmul(gU, t[1], &t[2], bw_fn));
+        if (gL) {
+            CLT__TRY(clt__tri(gL, -1, false, &t[3], bw_fn));
+            CLT__TRY(clt__matmul(t[0], t[3], &t[4], bw_fn));
+        }
+        CLT__TRY(sub_opt(t[2], t[4], &t[5]));
+        CLT__TRY(clt__tri(t[5], 0, true, &t[6], bw_fn));
+        CLT__TRY(clt__narrow(t[0], -1, 0, n, &t[7], bw_fn)); /* L1^T */
+        CLT__TRY(clt__linalg_solve_triangular(t[7], t[6], true, true, true, &t[8], bw_fn));
+        const clt_tensor *y = t[8];
+        if (gL) {
+            CLT__TRY(clt__narrow(t[3], -2, 0, n, &t[9], bw_fn));
+            CLT__TRY(clt__add_in(bw_fn, t[8], t[9], &t[10]));
+            CLT__TRY(clt__narrow(gL, -2, n, m - n, &t[11], bw_fn));
+            CLT__TRY(clt__cat((const clt_tensor *[]){t[10], t[11]}, 2, -2, &t[12], bw_fn));
+            y = t[12];
+        }
+        CLT__TRY(clt__linalg_solve_triangular(t[1], y, false, false, false, &t[13], bw_fn));
+        y = t[13];
+        if (!gL) {
+            CLT__TRY(pad_zeros(t[13], -2, m, &t[14]));
+            y = t[14];
+        }
+        CLT__TRY(clt__matmul(P, y, out, bw_fn));
+    }
+done:
+    free_all(t, 18);
+    return st;
 }
 
 /* saved: P, L, U; i[0] 0 for the node of L, 1 for that of U. */
 static clt_status bw_lu(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    clt_status st = square_only(n, "linalg.lu");
-    if (st != CLT_OK)
-        return st;
     return lu_grad(S(0), S(1), S(2), n->i[0] ? NULL : g, n->i[0] ? g : NULL, &gin[0]);
 }
 
-/* L = tril(LU, -1) + I and U = triu(LU) of square factors. */
-static clt_status unpack_square(const clt_tensor *lu, clt_tensor **L, clt_tensor **U,
-                                const char *fn)
+/* L = tril(LU, -1) + I [m, k] and U = triu(LU) [k, n] of packed factors
+ * [m, n], k = min(m, n). */
+static clt_status unpack(const clt_tensor *lu, clt_tensor **L, clt_tensor **U, const char *fn)
 {
     clt_status st = CLT_OK;
-    int64_t k = lu->shape[lu->ndim - 1];
-    clt_tensor *s = NULL, *eye = NULL;
-    CLT__TRY(clt__tri(lu, -1, false, &s, fn));
-    CLT__TRY(clt_eye(lu->dev, lu->dtype, k, k, &eye));
+    int64_t m = lu->shape[lu->ndim - 2], nc = lu->shape[lu->ndim - 1], k = m < nc ? m : nc;
+    clt_tensor *c = NULL, *r = NULL, *s = NULL, *eye = NULL;
+    CLT__TRY(clt__narrow(lu, -1, 0, k, &c, fn));
+    CLT__TRY(clt__tri(c, -1, false, &s, fn));
+    CLT__TRY(clt_eye(lu->dev, lu->dtype, m, k, &eye));
     CLT__TRY(clt__add_in(fn, s, eye, L));
-    CLT__TRY(clt__tri(lu, 0, true, U, fn));
+    CLT__TRY(clt__narrow(lu, -2, 0, k, &r, fn));
+    CLT__TRY(clt__tri(r, 0, true, U, fn));
 done:
+    clt_tensor_free(c);
+    clt_tensor_free(r);
     clt_tensor_free(s);
     clt_tensor_free(eye);
     return st;
@@ -152,15 +237,16 @@ done:
  * with gL = tril(g, -1) and gU = triu(g). */
 static clt_status bw_lu_factor(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
-    clt_status st = square_only(n, "linalg.lu_factor");
-    if (st != CLT_OK)
-        return st;
-    int64_t k = S(0)->shape[S(0)->ndim - 1];
+    clt_status st = CLT_OK;
+    int64_t m = S(0)->shape[S(0)->ndim - 2], nc = S(0)->shape[S(0)->ndim - 1];
+    int64_t k = m < nc ? m : nc;
     clt_tensor *t[5] = {NULL};
-    CLT__TRY(clt__linalg_lu_perm(S(1), k, S(0)->dtype, &t[0], bw_fn));
-    CLT__TRY(unpack_square(S(0), &t[1], &t[2], bw_fn));
-    CLT__TRY(clt__tri(g, -1, false, &t[3], bw_fn));
-    CLT__TRY(clt__tri(g, 0, true, &t[4], bw_fn));
+    CLT__TRY(clt__linalg_lu_perm(S(1), m, S(0)->dtype, &t[0], bw_fn));
+    CLT__TRY(unpack(S(0), &t[1], &t[2], bw_fn));
+    /* gL: g's first k columns, gU: its first k rows (the formulas read
+     * their strict lower and upper parts) */
+    CLT__TRY(clt__narrow(g, -1, 0, k, &t[3], bw_fn));
+    CLT__TRY(clt__narrow(g, -2, 0, k, &t[4], bw_fn));
     CLT__TRY(lu_grad(t[0], t[1], t[2], t[3], t[4], &gin[0]));
 done:
     free_all(t, 5);
