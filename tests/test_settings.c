@@ -81,6 +81,38 @@ Test(settings, anomaly_names_the_node)
     cr_assert_eq(clt_is_anomaly_enabled(), 0);
 }
 
+/* clt_autograd_grad's passes are checked too, and the NaN of sqrt's
+ * gradient at a negative input is named as torch names it. */
+Test(settings, anomaly_in_autograd_grad)
+{
+    clt_device *dev = get_device("cpu");
+    static const float v[2] = {4, -1};
+    const int64_t n = 2;
+    clt_tensor *x = f32(dev, 1, &n, v), *r = NULL, *s = NULL;
+    CHECK(clt_set_requires_grad(x, 1));
+    CHECK(clt_sqrt(x, &r));
+    CHECK(clt_sum(r, &s));
+    clt_set_detect_anomaly(1, 1);
+    clt_tensor *g[1] = {(clt_tensor *)1};
+    clt_status st = clt_autograd_grad(&s, 1, NULL, &x, 1, 1, 0, g);
+    cr_assert_eq(st, CLT_ERR_INVALID_ARGUMENT, "%s", clt_status_name(st));
+    cr_assert_null(g[0]);
+    cr_assert(strstr(clt_last_error(), "clt_autograd_grad") != NULL &&
+                  strstr(clt_last_error(), "Function 'SqrtBackward0' returned nan values in its "
+                                           "0th output.") != NULL,
+              "%s", clt_last_error());
+    clt_set_detect_anomaly(0, 1);
+    CHECK(clt_autograd_grad(&s, 1, NULL, &x, 1, 0, 0, g));
+    float h[2];
+    CHECK(clt_tensor_read(g[0], h, sizeof h));
+    cr_assert_float_eq(h[0], 0.25f, 1e-7);
+    cr_assert(isnan(h[1]));
+    clt_tensor_free(g[0]);
+    clt_tensor_free(s);
+    clt_tensor_free(r);
+    clt_tensor_free(x);
+}
+
 Test(settings, anomaly_passes_clean_graphs)
 {
     clt_device *dev = get_device("cpu");
