@@ -8128,6 +8128,42 @@ def settings():
             want = str(t)
             ok("repr %s %r %r" % (dn(dt), shape, opt), got == want,
                "\n got %r\nwant %r" % (got, want))
+    # special values, float16 (uploaded as float32, converted by the library)
+    proto("clt_to_dtype", [P, C.c_int, PP])
+    nan, inf = float("nan"), float("inf")
+    specials = [[0.0, 0.0], [-0.0, 0.0], [nan, inf, -inf], [nan], [1e-300, 1.0],
+                [1e8, 1.0], [123456789.0, 2.0], [0.5, 1e-4], [0.5, 9.99e-5], [-1.0, 1000.0],
+                [-1.0, 1001.0], [65504.0, -65504.0, 0.000061], [3.14159, -2.5, 1e3],
+                [1e16, 1.0, -1.0], [2.0 ** 60, 3.0]]
+    for opt in (dict(), dict(precision=0), dict(sci_mode=True, precision=1),
+                dict(linewidth=1), dict(threshold=2, edgeitems=1)):
+        full = dict(precision=4, threshold=1000, edgeitems=3, linewidth=80, sci_mode=None)
+        full.update(opt)
+        torch.set_printoptions(**full)
+        sm = -1 if full["sci_mode"] is None else int(full["sci_mode"])
+        L.clt_set_printoptions(full["precision"], full["threshold"], full["edgeitems"],
+                               full["linewidth"], sm)
+        for vals in specials:
+            for dt in (torch.float32, torch.float64, torch.float16):
+                t = torch.tensor(vals, dtype=dt)
+                p = upload(t.float() if dt == torch.float16 else t)
+                if dt == torch.float16:
+                    q = P()
+                    if L.clt_to_dtype(p, F16, C.byref(q)):
+                        L.clt_tensor_free(p)
+                        continue  # a device without cl_khr_fp16
+                    L.clt_tensor_free(p)
+                    p = q
+                got = _repr_of(p)
+                L.clt_tensor_free(p)
+                ok("repr %s %r %r" % (dn(dt), vals, opt), got == str(t),
+                   "\n got %r\nwant %r" % (got, str(t)))
+        for vals in ([2 ** 62, -2 ** 63, 7], [0, -1]):
+            t = torch.tensor(vals, dtype=torch.int64)
+            p = upload(t)
+            got = _repr_of(p)
+            L.clt_tensor_free(p)
+            ok("repr int64 %r %r" % (vals, opt), got == str(t), "\n got %r\nwant %r" % (got, str(t)))
     torch.set_printoptions(profile="default")
     L.clt_reset_printoptions()
     # the default dtype decides the suffix
