@@ -8166,6 +8166,20 @@ def settings():
             ok("repr int64 %r %r" % (vals, opt), got == str(t), "\n got %r\nwant %r" % (got, str(t)))
     torch.set_printoptions(profile="default")
     L.clt_reset_printoptions()
+    # autograd's suffixes, on a line of their own past linewidth
+    proto("clt_set_requires_grad", [P, C.c_int])
+    proto("clt_mul", [P, P, PP])
+    for n in (2, 14, 15, 16, 17, 40):
+        t = torch.linspace(-3, 3, n, dtype=torch.float64).requires_grad_()
+        p = upload(t.detach())
+        L.clt_set_requires_grad(p, 1)
+        ok("repr requires_grad %d" % n, _repr_of(p) == str(t), "\n got %r\nwant %r" % (_repr_of(p), str(t)))
+        q = P()
+        L.clt_mul(p, p, C.byref(q))
+        tq = t * t
+        ok("repr grad_fn %d" % n, _repr_of(q) == str(tq), "\n got %r\nwant %r" % (_repr_of(q), str(tq)))
+        L.clt_tensor_free(q)
+        L.clt_tensor_free(p)
     # the default dtype decides the suffix
     torch.set_default_dtype(torch.float64)
     L.clt_set_default_dtype(F64)

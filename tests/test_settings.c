@@ -367,6 +367,15 @@ Test(settings, repr_as_torch)
     expect_repr(t, "tensor([ True, False])");
     clt_tensor_free(t);
 
+    /* autograd's suffixes */
+    t = f32(dev, 1, &two, (const float[]){1, 2});
+    CHECK(clt_set_requires_grad(t, 1));
+    expect_repr(t, "tensor([1., 2.], requires_grad=True)");
+    CHECK(clt_mul(t, t, &m));
+    expect_repr(m, "tensor([1., 4.], grad_fn=<MulBackward0>)");
+    clt_tensor_free(m);
+    clt_tensor_free(t);
+
     CHECK(clt_arange(dev, CLT_FLOAT32, 0, 45, 1.5, &t));
     expect_repr(t, "tensor([ 0.0000,  1.5000,  3.0000,  4.5000,  6.0000,  7.5000,  9.0000, 10.5000,\n"
                    "        12.0000, 13.5000, 15.0000, 16.5000, 18.0000, 19.5000, 21.0000, 22.5000,\n"

@@ -136,10 +136,12 @@ CLT_API void clt_reset_printoptions(void);
  * "..." for the middle of every dimension longer than 2 * edgeitems when
  * the tensor has more than threshold elements, "tensor([])" (with size=
  * for a shape other than [0]) for an empty one, and a "dtype=torch.NAME"
- * suffix for dtypes other than the default dtype, int64 and bool.  Not
- * printed: torch's device= suffix (a cltensor device is not a torch
- * device) and its grad_fn= and requires_grad= suffixes.  float16 prints
- * its values as float32 would, as torch does.  Reads t back (waits).  New
+ * suffix for dtypes other than the default dtype, int64 and bool, then
+ * "grad_fn=<MulBackward0>" for a tensor with a history or
+ * "requires_grad=True" for a leaf that requires grad, each suffix on a
+ * new line when it would pass linewidth.  Not printed: torch's device=
+ * suffix (a cltensor device is not a torch device).  float16 prints its
+ * values as float32 would, as torch does.  Reads t back (waits).  New
  * string: release with clt_free. */
 CLT_API clt_status clt_tensor_repr(const clt_tensor *t, char **out);
 

@@ -168,12 +168,21 @@ static void meta_free(clt_tensor *t)
     free(m);
 }
 
+/* For clt_tensor_repr's suffixes (registered by meta_get). */
+static const char *describe(const clt_tensor *t, int *requires)
+{
+    clt__meta *m = meta_of(t);
+    *requires = m && m->requires_grad;
+    return m && m->grad_fn ? m->grad_fn->name : NULL;
+}
+
 static clt__meta *meta_get(clt_tensor *t)
 {
     if (t->meta == NULL) {
         clt__meta *m = clt__calloc(1, sizeof *m);
         if (m == NULL)
             return NULL;
+        clt__set_grad_describer(describe);
         t->meta = m;
         t->meta_free = meta_free;
     }

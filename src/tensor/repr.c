@@ -282,6 +282,13 @@ static void tensor_str(printer *p, int d, int64_t base, int indent)
     clt__sb_printf(p->sb, "]");
 }
 
+static clt__grad_describer grad_describer; /* atomic */
+
+void clt__set_grad_describer(clt__grad_describer fn)
+{
+    __atomic_store_n(&grad_describer, fn, __ATOMIC_RELEASE);
+}
+
 /* _add_suffixes: ", suffix", or ",\n       suffix" past linewidth. */
 static void add_suffix(clt__strbuf *sb, int linewidth, const char *suffix)
 {
@@ -347,6 +354,17 @@ clt_status clt_tensor_repr(const clt_tensor *t, char **out)
         if (t->dtype != def && t->dtype != CLT_INT64 && t->dtype != CLT_BOOL) {
             snprintf(suffix, sizeof suffix, "dtype=torch.%s", clt_dtype_name(t->dtype));
             add_suffix(&sb, p.o.linewidth, suffix);
+        }
+    }
+    clt__grad_describer describer = __atomic_load_n(&grad_describer, __ATOMIC_ACQUIRE);
+    if (describer && t->meta) {
+        int requires = 0;
+        const char *fn = describer(t, &requires);
+        if (fn) {
+            snprintf(suffix, sizeof suffix, "grad_fn=<%s>", fn);
+            add_suffix(&sb, p.o.linewidth, suffix);
+        } else if (requires) {
+            add_suffix(&sb, p.o.linewidth, "requires_grad=True");
         }
     }
     clt__sb_printf(&sb, ")");
