@@ -3,11 +3,13 @@
  * algorithms, the default dtype, print options and str(tensor), and
  * torch.finfo, torch.iinfo, can_cast and the tensor predicates.
  *
- * Scope of each switch, as in torch 1.13: anomaly detection is per thread
- * (a new thread starts with it off); deterministic algorithms, the default
- * dtype and the print options are global to the process (read and written
- * atomically, so any thread may set them, but a change made while another
- * thread prints or computes reaches it at an unspecified point).
+ * Scope of each switch, as in torch 1.13: anomaly detection,
+ * deterministic algorithms, the default dtype and the print options are
+ * global to the process (torch 1.13's anomaly mode too, unlike its grad
+ * mode: a thread started after set_detect_anomaly(True) sees it on).  They
+ * are read and written atomically, so any thread may set them, but a
+ * change made while another thread computes or prints reaches it at an
+ * unspecified point.
  *
  * No set_num_threads: PoCL's CPU driver reads its worker count
  * (POCL_MAX_PTHREAD_COUNT) once, when the process makes its first OpenCL
@@ -27,7 +29,7 @@ extern "C" {
 
 /* ---- anomaly detection (torch.autograd.set_detect_anomaly) ---------------
  * While it is on with check_nan, every backward pass (clt_backward,
- * clt_backward_ex, clt_autograd_grad and _ex) of the calling thread reads
+ * clt_backward_ex, clt_autograd_grad and _ex), on any thread, reads
  * back each gradient a node's formula computes for its inputs (floating
  * ones; so each node waits for the device) and, when one holds a NaN,
  * stops with CLT_ERR_INVALID_ARGUMENT and torch's message naming the node
@@ -35,13 +37,13 @@ extern "C" {
  * output." (the input's position among the node's inputs).  The pass then
  * fails as a pass whose formula failed does: no leaf's gradient changes.
  * With check_nan 0 (or detection off) nothing is checked.  torch also
- * records the forward call's traceback; C has none to record.  Per thread.
+ * records the forward call's traceback; C has none to record.  Global.
  * Defaults: off, check_nan 1 (torch's default argument). */
 CLT_API void clt_set_detect_anomaly(int enabled, int check_nan);
-/* 1 while detection is on on this thread. */
+/* 1 while detection is on. */
 CLT_API int clt_is_anomaly_enabled(void);
-/* 1 when the NaN check is asked for on this thread (torch reports the flag
- * whether or not detection is on). */
+/* 1 when the NaN check is asked for (torch reports the flag whether or not
+ * detection is on). */
 CLT_API int clt_is_anomaly_check_nan_enabled(void);
 
 /* ---- random generator state ------------------------------------------------

@@ -40,10 +40,11 @@ typedef struct observed {
 
 static __thread bool grad_disabled;
 static __thread bool creating; /* a pass with create_graph runs on this thread */
-/* torch.autograd.set_detect_anomaly(mode, check_nan), per thread as torch's;
- * the NaN check is stored inverted so that a new thread starts with torch's
- * default check_nan=True. */
-static __thread bool anomaly, anomaly_nan_off;
+/* torch.autograd.set_detect_anomaly(mode, check_nan): process-wide, as
+ * torch 1.13's AnomalyMode (a thread started later sees it too); atomic.
+ * The NaN check is stored inverted so that it starts as torch's default
+ * check_nan=True. */
+static int anomaly, anomaly_nan_off;
 static __thread observed *observer;
 static uint64_t node_seq;  /* atomic */
 static uint64_t pass_seq;  /* atomic */
@@ -634,18 +635,18 @@ int clt_is_grad_enabled(void)
 
 void clt_set_detect_anomaly(int enabled, int check_nan)
 {
-    anomaly = enabled != 0;
-    anomaly_nan_off = check_nan == 0;
+    __atomic_store_n(&anomaly_nan_off, check_nan == 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&anomaly, enabled != 0, __ATOMIC_RELAXED);
 }
 
 int clt_is_anomaly_enabled(void)
 {
-    return anomaly;
+    return __atomic_load_n(&anomaly, __ATOMIC_RELAXED);
 }
 
 int clt_is_anomaly_check_nan_enabled(void)
 {
-    return !anomaly_nan_off;
+    return !__atomic_load_n(&anomaly_nan_off, __ATOMIC_RELAXED);
 }
 
 clt_status clt_set_requires_grad(clt_tensor *t, int on)
@@ -1379,7 +1380,7 @@ static clt_status run_node(pass *p, clt__node *x)
          * the node's name says where they ran (done: below), as it does
          * for the reductions that bring its gradients to its inputs. */
         CLT__TRY(creating ? backward_creating(x, gin) : x->backward(x, x->gbuf, gin));
-        if (anomaly && !anomaly_nan_off) {
+        if (clt_is_anomaly_enabled() && clt_is_anomaly_check_nan_enabled()) {
             own_message = true;
             CLT__TRY(check_nan_results(p, x, gin));
             own_message = false;
