@@ -21,6 +21,7 @@
  *   cltensor/io.h       files: safetensors, .npy, model checkpoints
  *   cltensor/dist.h     several processes: process groups, collectives, DDP
  *   cltensor/distributions.h  probability distributions, kl_divergence
+ *   cltensor/settings.h global switches (anomaly, RNG state, print options), finfo
  *
  * Not included here: cltensor/opencl.h (OpenCL interop) and
  * cltensor/dlpack.h (DLPack exchange), which need OpenCL's or DLPack's
@@ -49,5 +50,6 @@
 #include <cltensor/io.h>
 #include <cltensor/dist.h>
 #include <cltensor/distributions.h>
+#include <cltensor/settings.h>
 
 #endif

@@ -607,6 +607,14 @@ struct clt_tensor {
     size_t scope_slot;
 };
 
+/* What clt_tensor_repr prints of a tensor's autograd state (torch's
+ * grad_fn= and requires_grad= suffixes): the autograd layer registers its
+ * describer when it first gives a tensor state, so that the tensor layer
+ * never calls up.  The describer returns the grad_fn's name or NULL and
+ * sets *requires_grad. */
+typedef const char *(*clt__grad_describer)(const clt_tensor *t, int *requires_grad);
+void clt__set_grad_describer(clt__grad_describer fn);
+
 /* Hands t's first reference to the calling thread's innermost scope, if
  * one is open (every new handle goes through this).  Fails only when the
  * scope cannot grow. */

@@ -8005,6 +8005,197 @@ def nn_prune():
             L.clt_module_free(mods[1])
 
 
+# ---- settings: finfo, iinfo, promotion tables, can_cast, str(tensor) -----------
+
+class _FInfo(C.Structure):
+    _fields_ = [("bits", C.c_int), ("eps", C.c_double), ("max", C.c_double),
+                ("min", C.c_double), ("tiny", C.c_double), ("smallest_normal", C.c_double),
+                ("resolution", C.c_double)]
+
+
+class _IInfo(C.Structure):
+    _fields_ = [("bits", C.c_int), ("max", C.c_int64), ("min", C.c_int64)]
+
+
+def _repr_of(p):
+    out = C.c_char_p()
+    if L.clt_tensor_repr(p, C.byref(out)):
+        return None
+    s = out.value.decode()
+    L.clt_free(out)
+    return s
+
+
+def settings():
+    proto("clt_finfo", [C.c_int, C.POINTER(_FInfo)])
+    proto("clt_iinfo", [C.c_int, C.POINTER(_IInfo)])
+    proto("clt_promote_types", [C.c_int, C.c_int], C.c_int)
+    proto("clt_result_type", [P, P, C.POINTER(C.c_int)])
+    proto("clt_result_type_scalar", [P, C.c_double, C.POINTER(C.c_int)])
+    proto("clt_can_cast", [C.c_int, C.c_int], C.c_int)
+    proto("clt_tensor_repr", [P, C.POINTER(C.c_char_p)])
+    proto("clt_free", [C.c_void_p], None)
+    proto("clt_set_printoptions", [C.c_int, C.c_int64, C.c_int, C.c_int, C.c_int])
+    proto("clt_reset_printoptions", [], None)
+    proto("clt_set_default_dtype", [C.c_int])
+    all_dt = dict(T2C)
+    all_dt[torch.float16] = F16
+    for dt in (torch.float16, torch.float32, torch.float64):
+        f, w = _FInfo(), torch.finfo(dt)
+        st = L.clt_finfo(all_dt[dt], C.byref(f))
+        ok("finfo %s" % dn(dt), st == 0 and (f.bits, f.eps, f.max, f.min, f.tiny,
+                                             f.smallest_normal, f.resolution) ==
+           (w.bits, w.eps, w.max, w.min, w.tiny, w.smallest_normal, w.resolution),
+           "got %r" % ((f.bits, f.eps, f.max, f.min, f.tiny, f.resolution),))
+    for dt in (torch.uint8, torch.int32, torch.int64):
+        i, w = _IInfo(), torch.iinfo(dt)
+        st = L.clt_iinfo(all_dt[dt], C.byref(i))
+        ok("iinfo %s" % dn(dt), st == 0 and (i.bits, i.max, i.min) == (w.bits, w.max, w.min),
+           "got %r" % ((i.bits, i.max, i.min),))
+    dts = list(all_dt)
+    for a in dts:
+        for b in dts:
+            want = all_dt[torch.promote_types(a, b)]
+            got = L.clt_promote_types(all_dt[a], all_dt[b])
+            ok("promote_types %s %s" % (a, b), got == want, "got %d want %d" % (got, want))
+            got = L.clt_can_cast(all_dt[a], all_dt[b])
+            ok("can_cast %s %s" % (a, b), got == int(torch.can_cast(a, b)), "got %d" % got)
+    # result_type: tensors with dims, 0-d tensors, and Python numbers
+    for a in DTYPES:
+        for b in DTYPES:
+            for sa, sb in (((2,), (2,)), ((2,), ()), ((), (2,)), ((), ())):
+                ta, tb = torch.zeros(sa, dtype=a), torch.zeros(sb, dtype=b)
+                pa, pb = upload(ta), upload(tb)
+                r = C.c_int(-1)
+                st = L.clt_result_type(pa, pb, C.byref(r))
+                want = T2C[torch.result_type(ta, tb)]
+                ok("result_type %s%r %s%r" % (dn(a), sa, dn(b), sb), st == 0 and r.value == want,
+                   "got %d want %d" % (r.value, want))
+                L.clt_tensor_free(pa)
+                L.clt_tensor_free(pb)
+        # integral doubles act as Python ints (ops.h), so the cases use ints for them
+        for sc in (2, -3, 2.5, 0, 1e-3, -7.25, float("inf"), float("nan")):
+            ta = torch.zeros((2,), dtype=a)
+            pa = upload(ta)
+            r = C.c_int(-1)
+            st = L.clt_result_type_scalar(pa, float(sc), C.byref(r))
+            want = T2C[torch.result_type(ta, sc)]
+            ok("result_type %s scalar %r" % (dn(a), sc), st == 0 and r.value == want,
+               "got %d want %d" % (r.value, want))
+            L.clt_tensor_free(pa)
+    # str(tensor) under several print options
+    g = torch.Generator().manual_seed(7)
+    cases = []
+    for dt in DTYPES:
+        for shape in [(), (1,), (5,), (3, 4), (2, 3, 4), (40,), (7, 9), (0,), (3, 0), (2, 1, 0),
+                      (1200,), (30, 40), (4, 5, 60), (2, 2, 2, 2)]:
+            cases.append((dt, shape))
+    scales = [1.0, 1e-6, 1e9, 123.0, 1e4]
+    options = [dict(), dict(precision=2), dict(precision=8, sci_mode=False), dict(sci_mode=True),
+               dict(threshold=10, edgeitems=1), dict(linewidth=30), dict(edgeitems=2, threshold=5,
+                                                                          linewidth=120),
+               dict(precision=0)]
+    k = 0
+    for opt in options:
+        full = dict(precision=4, threshold=1000, edgeitems=3, linewidth=80, sci_mode=None)
+        full.update(opt)
+        torch.set_printoptions(**full)
+        sm = -1 if full["sci_mode"] is None else int(full["sci_mode"])
+        if L.clt_set_printoptions(full["precision"], full["threshold"], full["edgeitems"],
+                                  full["linewidth"], sm):
+            fail("set_printoptions %r" % opt, L.clt_last_error().decode())
+            continue
+        for dt, shape in cases:
+            k += 1
+            if dt.is_floating_point:
+                t = torch.randn(shape, generator=g, dtype=torch.float64) * scales[k % len(scales)]
+                if k % 3 == 0:
+                    t = t.round()
+                if k % 4 == 0 and t.numel() > 2:
+                    t.view(-1)[1] = float("nan")
+                    t.view(-1)[0] = float("-inf")
+                if k % 5 == 0 and t.numel() > 3:
+                    t.view(-1)[2] = 0.0
+                t = t.to(dt)
+            elif dt == torch.bool:
+                t = torch.rand(shape, generator=g) > 0.5
+            else:
+                lo, hi = (0, 255) if dt == torch.uint8 else (-1000, 100000)
+                t = torch.randint(lo, hi, shape, generator=g, dtype=dt)
+            p = upload(t)
+            got = _repr_of(p)
+            L.clt_tensor_free(p)
+            want = str(t)
+            ok("repr %s %r %r" % (dn(dt), shape, opt), got == want,
+               "\n got %r\nwant %r" % (got, want))
+    # special values, float16 (uploaded as float32, converted by the library)
+    proto("clt_to_dtype", [P, C.c_int, PP])
+    nan, inf = float("nan"), float("inf")
+    specials = [[0.0, 0.0], [-0.0, 0.0], [nan, inf, -inf], [nan], [1e-300, 1.0],
+                [1e8, 1.0], [123456789.0, 2.0], [0.5, 1e-4], [0.5, 9.99e-5], [-1.0, 1000.0],
+                [-1.0, 1001.0], [65504.0, -65504.0, 0.000061], [3.14159, -2.5, 1e3],
+                [1e16, 1.0, -1.0], [2.0 ** 60, 3.0]]
+    for opt in (dict(), dict(precision=0), dict(sci_mode=True, precision=1),
+                dict(linewidth=1), dict(threshold=2, edgeitems=1)):
+        full = dict(precision=4, threshold=1000, edgeitems=3, linewidth=80, sci_mode=None)
+        full.update(opt)
+        torch.set_printoptions(**full)
+        sm = -1 if full["sci_mode"] is None else int(full["sci_mode"])
+        L.clt_set_printoptions(full["precision"], full["threshold"], full["edgeitems"],
+                               full["linewidth"], sm)
+        for vals in specials:
+            for dt in (torch.float32, torch.float64, torch.float16):
+                t = torch.tensor(vals, dtype=dt)
+                p = upload(t.float() if dt == torch.float16 else t)
+                if dt == torch.float16:
+                    q = P()
+                    if L.clt_to_dtype(p, F16, C.byref(q)):
+                        L.clt_tensor_free(p)
+                        continue  # a device without cl_khr_fp16
+                    L.clt_tensor_free(p)
+                    p = q
+                got = _repr_of(p)
+                L.clt_tensor_free(p)
+                ok("repr %s %r %r" % (dn(dt), vals, opt), got == str(t),
+                   "\n got %r\nwant %r" % (got, str(t)))
+        for vals in ([2 ** 62, -2 ** 63, 7], [0, -1]):
+            t = torch.tensor(vals, dtype=torch.int64)
+            p = upload(t)
+            got = _repr_of(p)
+            L.clt_tensor_free(p)
+            ok("repr int64 %r %r" % (vals, opt), got == str(t), "\n got %r\nwant %r" % (got, str(t)))
+    torch.set_printoptions(profile="default")
+    L.clt_reset_printoptions()
+    # autograd's suffixes, on a line of their own past linewidth
+    proto("clt_set_requires_grad", [P, C.c_int])
+    proto("clt_mul", [P, P, PP])
+    for n in (2, 14, 15, 16, 17, 40):
+        t = torch.linspace(-3, 3, n, dtype=torch.float64).requires_grad_()
+        p = upload(t.detach())
+        L.clt_set_requires_grad(p, 1)
+        ok("repr requires_grad %d" % n, _repr_of(p) == str(t), "\n got %r\nwant %r" % (_repr_of(p), str(t)))
+        q = P()
+        L.clt_mul(p, p, C.byref(q))
+        tq = t * t
+        ok("repr grad_fn %d" % n, _repr_of(q) == str(tq), "\n got %r\nwant %r" % (_repr_of(q), str(tq)))
+        L.clt_tensor_free(q)
+        L.clt_tensor_free(p)
+    # the default dtype decides the suffix
+    torch.set_default_dtype(torch.float64)
+    L.clt_set_default_dtype(F64)
+    for dt in (torch.float32, torch.float64):
+        t = torch.tensor([1.5, 2.0], dtype=dt)
+        p = upload(t)
+        ok("repr default float64 %s" % dn(dt), _repr_of(p) == str(t), "%r" % _repr_of(p))
+        L.clt_tensor_free(p)
+        t = torch.zeros((0,), dtype=dt)
+        p = upload(t)
+        ok("repr default float64 empty %s" % dn(dt), _repr_of(p) == str(t), "%r" % _repr_of(p))
+        L.clt_tensor_free(p)
+    torch.set_default_dtype(torch.float32)
+    L.clt_set_default_dtype(F32)
+
+
 def main():
     sections = [elementwise, modulo, rounding, mathops, reductions, linalg, pooling, views, stress, chains,
                 creation, random, errors, losses, more_reductions, group_norm, layer_norm, norms,
@@ -8037,7 +8228,8 @@ def main():
                 shapes_more,
                 linalg_lu,
                 nn_utils,
-                nn_prune]
+                nn_prune,
+                settings]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

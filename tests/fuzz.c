@@ -6563,6 +6563,185 @@ static void op_optim2(fz *f)
     }
 }
 
+/* ---- settings.h: every global switch is restored before the call ends --------------------- */
+
+static void op_settings(fz *f)
+{
+    clt_status st;
+    clt_tensor *t = rt(f);
+    switch (pick(f, 7)) {
+    case 0: { /* str(t) under random print options, valid or not */
+        clt_printoptions was;
+        CALL("clt_get_printoptions", clt_get_printoptions(&was));
+        status_ok(f, st);
+        static const int precs[] = {0, 2, 4, 8, 30, 31, -1};
+        static const int64_t thresholds[] = {0, 1, 5, 1000, INT64_MAX, -1};
+        static const int edges[] = {1, 2, 3, 100, 0, -4};
+        static const int widths[] = {1, 10, 80, 1000, 0};
+        static const int scis[] = {-1, 0, 1, 2};
+        int changed = chance(f, 70);
+        if (changed) {
+            CALL("clt_set_printoptions",
+                 clt_set_printoptions(precs[pick(f, 7)], thresholds[pick(f, 6)], edges[pick(f, 6)],
+                                      widths[pick(f, 5)], scis[pick(f, 4)]));
+            status_ok(f, st);
+        }
+        char *s = SENT;
+        char **sp = chance(f, 3) ? NULL : &s;
+        CALL("clt_tensor_repr", clt_tensor_repr(t, sp));
+        if (!sp) {
+            result(f, st, NULL, NULL);
+        } else if (outcome(f, st, s)) {
+            size_t n = strlen(s);
+            if (n < 8 || strncmp(s, "tensor(", 7) != 0 || s[n - 1] != ')')
+                die(f, "not a tensor's str: \"%s\"", s);
+            clt_free(s);
+        }
+        if (changed) {
+            CALL("clt_set_printoptions",
+                 clt_set_printoptions(was.precision, was.threshold, was.edgeitems, was.linewidth,
+                                      was.sci_mode));
+            status_ok(f, st);
+        }
+        break;
+    }
+    case 1: { /* a backward pass with anomaly detection */
+        int was_on = clt_is_anomaly_enabled(), was_nan = clt_is_anomaly_check_nan_enabled();
+        int on = chance(f, 80), nan = chance(f, 80);
+        CALL_VOID("clt_set_detect_anomaly", clt_set_detect_anomaly(on, nan));
+        if (clt_is_anomaly_enabled() != on || clt_is_anomaly_check_nan_enabled() != nan)
+            die(f, "anomaly flags %d %d after setting %d %d", clt_is_anomaly_enabled(),
+                clt_is_anomaly_check_nan_enabled(), on, nan);
+        int i = grad_slot(f, 0);
+        if (i >= 0 && chance(f, 80))
+            t = f->s[i].t;
+        clt_tensor *sum = NULL;
+        if (t && clt_tensor_numel(t) != 1 && chance(f, 70)) {
+            CALL("clt_sum", clt_sum(t, &sum));
+            if (outcome(f, st, sum))
+                store(f, sum);
+            t = sum;
+        }
+        CALL("clt_backward", clt_backward(t, NULL, pick(f, 2)));
+        status_ok(f, st);
+        CALL_VOID("clt_set_detect_anomaly", clt_set_detect_anomaly(was_on, was_nan));
+        break;
+    }
+    case 2: { /* generator state: saved, replaced, restored */
+        clt_generator *g = chance(f, 30) ? NULL : f->gen;
+        unsigned char saved[CLT_RNG_STATE_SIZE], other[CLT_RNG_STATE_SIZE + 2];
+        CALL("clt_get_rng_state", clt_get_rng_state(g, saved, sizeof saved));
+        if (!status_ok(f, st))
+            die(f, "could not save a generator's state");
+        static const size_t sizes[] = {0, 1, CLT_RNG_STATE_SIZE - 1, CLT_RNG_STATE_SIZE,
+                                       CLT_RNG_STATE_SIZE + 1};
+        size_t n = sizes[pick(f, 5)];
+        CALL("clt_get_rng_state", clt_get_rng_state(g, chance(f, 5) ? NULL : other, n));
+        if (status_ok(f, st) && n < CLT_RNG_STATE_SIZE)
+            die(f, "a state written into %zu bytes", n);
+        for (size_t k = 0; k < sizeof other; k++)
+            other[k] = (unsigned char)pick(f, 256);
+        CALL("clt_set_rng_state", clt_set_rng_state(g, chance(f, 5) ? NULL : other, n));
+        if (status_ok(f, st) && n != CLT_RNG_STATE_SIZE)
+            die(f, "a state of %zu bytes accepted", n);
+        if (chance(f, 30)) {
+            CALL_VOID("clt_seed", (void)clt_seed());
+            if (clt_initial_seed() != clt_generator_seed(NULL))
+                die(f, "initial_seed is not the default generator's seed");
+            g = NULL; /* clt_seed reseeded the default one: restore it below */
+            CALL("clt_get_rng_state", clt_get_rng_state(NULL, saved, sizeof saved));
+            status_ok(f, st);
+        }
+        if (chance(f, 50)) {
+            clt_tensor *r = SENT;
+            int64_t k = (int64_t)pick(f, 9);
+            CALL("clt_rand", clt_rand(g, f->dev[0], CLT_FLOAT32, 1, &k, &r));
+            if (outcome(f, st, r))
+                store(f, r);
+        }
+        break;
+    }
+    case 3: { /* the deterministic switch refuses nothing */
+        int was = clt_are_deterministic_algorithms_enabled();
+        int was_warn = clt_is_deterministic_algorithms_warn_only_enabled();
+        int mode = chance(f, 70), warn = chance(f, 50);
+        CALL_VOID("clt_use_deterministic_algorithms",
+                  clt_use_deterministic_algorithms(mode, warn));
+        if (clt_are_deterministic_algorithms_enabled() != mode ||
+            clt_is_deterministic_algorithms_warn_only_enabled() != (mode && warn))
+            die(f, "deterministic flags do not read back");
+        clt_tensor *src = rt(f), *idx = rt(f), *out = SENT;
+        CALL("clt_scatter_add", clt_scatter_add(t, rand_dim(f, clt_tensor_ndim(t)), idx, src,
+                                                &out));
+        if (outcome(f, st, out))
+            store(f, out);
+        CALL_VOID("clt_use_deterministic_algorithms",
+                  clt_use_deterministic_algorithms(was, was_warn));
+        break;
+    }
+    case 4: { /* the default dtype */
+        clt_dtype was = clt_get_default_dtype(), d = rand_dtype(f);
+        CALL("clt_set_default_dtype", clt_set_default_dtype(d));
+        if (status_ok(f, st) != (valid_dtype(d) && is_float(d)))
+            die(f, "clt_set_default_dtype(%d) got %s", (int)d, clt_status_name(st));
+        if (clt_get_default_dtype() != (st == CLT_OK ? d : was))
+            die(f, "the default dtype is %d", (int)clt_get_default_dtype());
+        CALL("clt_set_default_dtype", clt_set_default_dtype(was));
+        status_ok(f, st);
+        break;
+    }
+    case 5: { /* finfo, iinfo, can_cast, promote_types */
+        clt_dtype a = rand_dtype(f), b = rand_dtype(f);
+        clt_float_info fi;
+        clt_int_info ii;
+        memset(&fi, 0x55, sizeof fi);
+        memset(&ii, 0x55, sizeof ii);
+        CALL("clt_finfo", clt_finfo(a, chance(f, 5) ? NULL : &fi));
+        if (status_ok(f, st) != (valid_dtype(a) && is_float(a)) && st != CLT_ERR_NULL_ARGUMENT)
+            die(f, "finfo of %d: %s", (int)a, clt_status_name(st));
+        if (st == CLT_OK && !(fi.eps > 0 && fi.max > 1 && fi.tiny > 0 && fi.min == -fi.max))
+            die(f, "finfo of %s out of shape", clt_dtype_name(a));
+        if (st == CLT_ERR_INVALID_ARGUMENT && fi.bits != 0)
+            die(f, "finfo left *out filled on failure");
+        CALL("clt_iinfo", clt_iinfo(a, chance(f, 5) ? NULL : &ii));
+        if (st == CLT_OK && (ii.max <= ii.min || !valid_dtype(a) || is_float(a) ||
+                             a == CLT_BOOL))
+            die(f, "iinfo of %d succeeded", (int)a);
+        status_ok(f, st);
+        int c = clt_can_cast(a, b);
+        clt_dtype p = clt_promote_types(a, b);
+        if (valid_dtype(a) && valid_dtype(b) && (clt_can_cast(a, p) != 1 || clt_can_cast(b, p) != 1))
+            die(f, "%s and %s promote to %s, which one cannot be cast to", clt_dtype_name(a),
+                clt_dtype_name(b), clt_dtype_name(p));
+        if ((!valid_dtype(a) || !valid_dtype(b)) && c != 0)
+            die(f, "can_cast of an invalid dtype");
+        break;
+    }
+    default: { /* the predicates */
+        clt_tensor *u = rt(f);
+        CALL_VOID("clt_is_floating_point", (void)clt_is_floating_point(t));
+        if (clt_is_floating_point(t) != (t && is_float(clt_tensor_dtype(t))))
+            die(f, "is_floating_point disagrees with the dtype");
+        CALL_VOID("clt_is_signed", (void)clt_is_signed(t));
+        CALL_VOID("clt_is_same_size", (void)clt_is_same_size(t, u));
+        if (t && clt_is_same_size(t, t) != 1)
+            die(f, "a tensor is not the same size as itself");
+        int nz = 7;
+        CALL("clt_is_nonzero", clt_is_nonzero(t, chance(f, 5) ? NULL : &nz));
+        if (status_ok(f, st) && clt_tensor_numel(t) != 1)
+            die(f, "is_nonzero of %lld elements succeeded", (long long)clt_tensor_numel(t));
+        if (st != CLT_OK && st != CLT_ERR_NULL_ARGUMENT && nz != 0)
+            die(f, "is_nonzero left *out %d on failure", nz);
+        clt_dtype d = CLT_FLOAT16;
+        CALL("clt_result_type_scalar", clt_result_type_scalar(t, rand_scalar(f),
+                                                               chance(f, 5) ? NULL : &d));
+        if (status_ok(f, st) && !valid_dtype(d))
+            die(f, "result_type_scalar gave dtype %d", (int)d);
+        break;
+    }
+    }
+}
+
 /* ---- the driver ---------------------------------------------------------------------------------- */
 
 typedef void (*op_fn)(fz *);
@@ -6599,6 +6778,7 @@ static struct {
     {"shape_more", op_shape_more, 3},
     {"linalg_lu", op_linalg_lu, 3},
     {"nnutils", op_nnutils, 3},
+    {"settings", op_settings, 2},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -127,6 +127,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_tensor_read_async, EV, clt_tensor_read_async(f->f, small_buf, 1, &o->ev))          \
     X(clt_tensor_write_async, EV, clt_tensor_write_async(f->f, small_buf, 1, &o->ev))        \
     X(clt_tensor_format, S, clt_tensor_format(NULL, &o->s))                                  \
+    X(clt_tensor_repr, S, clt_tensor_repr(NULL, &o->s))                                      \
     /* view.h */                                                                             \
     X(clt_view, T, clt_view(f->f, 1, sh5, &o->t))                                            \
     X(clt_reshape, T, clt_reshape(f->f, 1, sh5, &o->t))                                      \

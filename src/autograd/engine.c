@@ -40,6 +40,11 @@ typedef struct observed {
 
 static __thread bool grad_disabled;
 static __thread bool creating; /* a pass with create_graph runs on this thread */
+/* torch.autograd.set_detect_anomaly(mode, check_nan): process-wide, as
+ * torch 1.13's AnomalyMode (a thread started later sees it too); atomic.
+ * The NaN check is stored inverted so that it starts as torch's default
+ * check_nan=True. */
+static int anomaly, anomaly_nan_off;
 static __thread observed *observer;
 static uint64_t node_seq;  /* atomic */
 static uint64_t pass_seq;  /* atomic */
@@ -164,12 +169,21 @@ static void meta_free(clt_tensor *t)
     free(m);
 }
 
+/* For clt_tensor_repr's suffixes (registered by meta_get). */
+static const char *describe(const clt_tensor *t, int *requires)
+{
+    clt__meta *m = meta_of(t);
+    *requires = m && m->requires_grad;
+    return m && m->grad_fn ? m->grad_fn->name : NULL;
+}
+
 static clt__meta *meta_get(clt_tensor *t)
 {
     if (t->meta == NULL) {
         clt__meta *m = clt__calloc(1, sizeof *m);
         if (m == NULL)
             return NULL;
+        clt__set_grad_describer(describe);
         t->meta = m;
         t->meta_free = meta_free;
     }
@@ -617,6 +631,22 @@ int clt_set_grad_enabled(int enabled)
 int clt_is_grad_enabled(void)
 {
     return !grad_disabled;
+}
+
+void clt_set_detect_anomaly(int enabled, int check_nan)
+{
+    __atomic_store_n(&anomaly_nan_off, check_nan == 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&anomaly, enabled != 0, __ATOMIC_RELAXED);
+}
+
+int clt_is_anomaly_enabled(void)
+{
+    return __atomic_load_n(&anomaly, __ATOMIC_RELAXED);
+}
+
+int clt_is_anomaly_check_nan_enabled(void)
+{
+    return !__atomic_load_n(&anomaly_nan_off, __ATOMIC_RELAXED);
 }
 
 clt_status clt_set_requires_grad(clt_tensor *t, int on)
@@ -1279,6 +1309,39 @@ static clt_status capture(pass *p, clt__node *x)
     return CLT_OK;
 }
 
+/* Anomaly detection's check of a formula's results: the first gradient
+ * (of an input the pass follows) that holds a NaN fails the pass with
+ * torch's message.  Reads each back, so it waits for the formula. */
+static clt_status check_nan_results(const pass *p, const clt__node *x, clt_tensor *const *gin)
+{
+    clt_status st = CLT_OK;
+    bool was = grad_disabled;
+    grad_disabled = true; /* the check records nothing, even under create_graph */
+    for (int k = 0; k < x->nin && st == CLT_OK; k++) {
+        const clt_tensor *g = gin[k];
+        if (g == NULL || !(x->in[k].node || x->in[k].leaf) || !clt__dtype_is_float(g->dtype) ||
+            g->numel == 0)
+            continue;
+        clt_tensor *nan = NULL, *any = NULL;
+        double v = 0;
+        st = clt_isnan(g, &nan);
+        if (st == CLT_OK)
+            st = clt_any(nan, &any);
+        if (st == CLT_OK)
+            st = clt_tensor_item(any, &v);
+        clt_tensor_free(any);
+        clt_tensor_free(nan);
+        if (st != CLT_OK)
+            st = clt__error_in_step(st, p->fn, x->name);
+        else if (v != 0)
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                            "%s: Function '%s' returned nan values in its %dth output.", p->fn,
+                            x->name, k);
+    }
+    grad_disabled = was;
+    return st;
+}
+
 /* Runs node x: its hooks, its formula, then hands each input's gradient
  * on. */
 static clt_status run_node(pass *p, clt__node *x)
@@ -1317,6 +1380,11 @@ static clt_status run_node(pass *p, clt__node *x)
          * the node's name says where they ran (done: below), as it does
          * for the reductions that bring its gradients to its inputs. */
         CLT__TRY(creating ? backward_creating(x, gin) : x->backward(x, x->gbuf, gin));
+        if (clt_is_anomaly_enabled() && clt_is_anomaly_check_nan_enabled()) {
+            own_message = true;
+            CLT__TRY(check_nan_results(p, x, gin));
+            own_message = false;
+        }
     }
     free_gradients(x);
     if (!p->retain && run) {

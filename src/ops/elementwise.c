@@ -50,6 +50,18 @@ static clt_dtype scalar_result_type(clt_dtype t, double s)
     return cs == 2 ? CLT_FLOAT32 : CLT_INT64;
 }
 
+clt_status clt_result_type_scalar(const clt_tensor *t, double s, clt_dtype *out)
+{
+    CLT__REQUIRE_ARG(out, "clt_result_type_scalar");
+    *out = CLT_DTYPE_COUNT;
+    CLT__REQUIRE_ARG(t, "clt_result_type_scalar");
+    if (isnan(s) || isinf(s)) /* a Python float all the same */
+        *out = clt__dtype_category(t->dtype) == 2 ? t->dtype : CLT_FLOAT32;
+    else
+        *out = scalar_result_type(t->dtype, s);
+    return clt__ok();
+}
+
 /* ---- broadcasting ------------------------------------------------------------ */
 
 clt_status clt__broadcast_shapes(int na, const int64_t *sa, int nb, const int64_t *sb, int *nout,

@@ -3,6 +3,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -116,6 +119,77 @@ uint64_t clt_generator_offset(const clt_generator *gen)
 void clt_generator_set_offset(clt_generator *gen, uint64_t offset)
 {
     __atomic_store_n(&resolve(gen)->offset, offset, __ATOMIC_RELAXED);
+}
+
+/* ---- state as bytes (settings.h) ------------------------------------------ */
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_le64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+clt_status clt_get_rng_state(const clt_generator *gen, void *state, size_t size)
+{
+    CLT__REQUIRE_ARG(state, "clt_get_rng_state");
+    if (size < CLT_RNG_STATE_SIZE)
+        return clt__error(CLT_ERR_BUFFER_TOO_SMALL,
+                          "clt_get_rng_state: the state takes %d bytes, the buffer holds %zu",
+                          CLT_RNG_STATE_SIZE, size);
+    const clt_generator *g = resolve(gen);
+    put_le64(state, __atomic_load_n(&g->seed, __ATOMIC_RELAXED));
+    put_le64((unsigned char *)state + 8, __atomic_load_n(&g->offset, __ATOMIC_RELAXED));
+    return clt__ok();
+}
+
+clt_status clt_set_rng_state(clt_generator *gen, const void *state, size_t size)
+{
+    CLT__REQUIRE_ARG(state, "clt_set_rng_state");
+    if (size != CLT_RNG_STATE_SIZE)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "clt_set_rng_state: expected a state of %d bytes (the seed and the "
+                          "offset, little-endian), got %zu",
+                          CLT_RNG_STATE_SIZE, size);
+    clt_generator *g = resolve(gen);
+    __atomic_store_n(&g->seed, get_le64(state), __ATOMIC_RELAXED);
+    __atomic_store_n(&g->offset, get_le64((const unsigned char *)state + 8), __ATOMIC_RELAXED);
+    return clt__ok();
+}
+
+uint64_t clt_initial_seed(void)
+{
+    return clt_generator_seed(NULL);
+}
+
+uint64_t clt_seed(void)
+{
+    static uint64_t counter; /* atomic: two calls in one clock tick differ */
+    uint64_t s = 0;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd >= 0 ? read(fd, &s, sizeof s) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (got != (ssize_t)sizeof s) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        s = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        s ^= (uint64_t)getpid() << 32;
+        s += 0x9e3779b97f4a7c15ULL * (__atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
+        /* splitmix64's finaliser spreads the clock's low bits over all 64 */
+        s = (s ^ (s >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        s = (s ^ (s >> 27)) * 0x94d049bb133111ebULL;
+        s ^= s >> 31;
+    }
+    clt_manual_seed(NULL, s);
+    return s;
 }
 
 typedef enum kind { UNIFORM, NORMAL, INTEGER } kind;

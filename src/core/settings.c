@@ -1,0 +1,104 @@
+/* settings.c: the process-wide switches of cltensor/settings.h that need no
+ * tensor (deterministic algorithms, the default dtype) and torch.finfo,
+ * torch.iinfo and torch.can_cast. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- deterministic algorithms ---------------------------------------------- */
+
+static int deterministic, deterministic_warn_only; /* atomic */
+
+void clt_use_deterministic_algorithms(int mode, int warn_only)
+{
+    /* Every op is deterministic already (settings.h): the switch is only
+     * recorded, so that code written for torch can set and query it. */
+    __atomic_store_n(&deterministic_warn_only, mode && warn_only, __ATOMIC_RELAXED);
+    __atomic_store_n(&deterministic, mode != 0, __ATOMIC_RELAXED);
+}
+
+int clt_are_deterministic_algorithms_enabled(void)
+{
+    return __atomic_load_n(&deterministic, __ATOMIC_RELAXED);
+}
+
+int clt_is_deterministic_algorithms_warn_only_enabled(void)
+{
+    return __atomic_load_n(&deterministic_warn_only, __ATOMIC_RELAXED);
+}
+
+/* ---- default dtype ------------------------------------------------------------ */
+
+static int default_dtype = CLT_FLOAT32; /* atomic */
+
+clt_status clt_set_default_dtype(clt_dtype dtype)
+{
+    if (!clt__dtype_valid(dtype) || !clt__dtype_is_float(dtype))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "clt_set_default_dtype: only floating-point types are supported as "
+                          "the default type (got %s%s)",
+                          clt_dtype_name(dtype), clt__dtype_valid(dtype) ? "" : " dtype");
+    __atomic_store_n(&default_dtype, (int)dtype, __ATOMIC_RELAXED);
+    return clt__ok();
+}
+
+clt_dtype clt_get_default_dtype(void)
+{
+    return (clt_dtype)__atomic_load_n(&default_dtype, __ATOMIC_RELAXED);
+}
+
+/* ---- finfo, iinfo, can_cast ------------------------------------------------------ */
+
+clt_status clt_finfo(clt_dtype dtype, clt_float_info *out)
+{
+    CLT__REQUIRE_ARG(out, "clt_finfo");
+    memset(out, 0, sizeof *out);
+    switch (dtype) {
+    case CLT_FLOAT16:
+        *out = (clt_float_info){16, 0x1p-10, 65504.0, -65504.0, 0x1p-14, 0x1p-14, 0};
+        break;
+    case CLT_FLOAT32:
+        *out = (clt_float_info){32, FLT_EPSILON, FLT_MAX, -FLT_MAX, FLT_MIN, FLT_MIN, 0};
+        break;
+    case CLT_FLOAT64:
+        *out = (clt_float_info){64, DBL_EPSILON, DBL_MAX, -DBL_MAX, DBL_MIN, DBL_MIN, 0};
+        break;
+    default:
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "clt_finfo: torch.finfo() requires a floating point input type, got "
+                          "%s; use clt_iinfo for integer types",
+                          clt_dtype_name(dtype));
+    }
+    /* torch's resolution: 10 ** -int(-log10(eps)), decimal digits the
+     * dtype holds. */
+    out->resolution = pow(10.0, -floor(-log10(out->eps)));
+    return clt__ok();
+}
+
+clt_status clt_iinfo(clt_dtype dtype, clt_int_info *out)
+{
+    CLT__REQUIRE_ARG(out, "clt_iinfo");
+    memset(out, 0, sizeof *out);
+    switch (dtype) {
+    case CLT_UINT8: *out = (clt_int_info){8, 255, 0}; break;
+    case CLT_INT32: *out = (clt_int_info){32, INT32_MAX, INT32_MIN}; break;
+    case CLT_INT64: *out = (clt_int_info){64, INT64_MAX, INT64_MIN}; break;
+    default:
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "clt_iinfo: torch.%s is not supported by torch.iinfo%s",
+                          clt_dtype_name(dtype),
+                          clt__dtype_valid(dtype) && clt__dtype_is_float(dtype)
+                              ? " (use clt_finfo for floating types)"
+                              : "");
+    }
+    return clt__ok();
+}
+
+int clt_can_cast(clt_dtype from, clt_dtype to)
+{
+    if (!clt__dtype_valid(from) || !clt__dtype_valid(to))
+        return 0;
+    return clt__dtype_category(from) <= clt__dtype_category(to);
+}
