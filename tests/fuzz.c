@@ -6247,15 +6247,18 @@ static void op_conv3d(fz *f)
     int64_t tw[5] = {C, 1 + (int64_t)pick(f, 2), ws[2], ws[3], ws[4]};
     clt_conv3d_opts o = CLT_CONV3D_DEFAULTS;
     clt_conv_transpose3d_opts t = CLT_CONV_TRANSPOSE3D_DEFAULTS;
+    /* odd values (huge, negative) in one setting at most: three spatial
+     * sizes of 65537 make valid convolutions too slow for a fuzz step */
+    int odd = chance(f, 10) ? (int)pick(f, 12) : -1;
     for (int i = 0; i < 3; i++) {
         if (chance(f, 30))
-            o.stride[i] = t.stride[i] = geom1(f);
+            o.stride[i] = t.stride[i] = odd == i ? geom1(f) : 1 + (int64_t)pick(f, 3);
         if (chance(f, 30))
-            o.padding[i] = t.padding[i] = geom(f);
+            o.padding[i] = t.padding[i] = odd == 3 + i ? geom(f) : (int64_t)pick(f, 3);
         if (chance(f, 20))
-            o.dilation[i] = t.dilation[i] = geom1(f);
+            o.dilation[i] = t.dilation[i] = odd == 6 + i ? geom1(f) : 1 + (int64_t)pick(f, 2);
         if (chance(f, 20))
-            t.output_padding[i] = chance(f, 90) ? (int64_t)pick(f, 2) : geom(f);
+            t.output_padding[i] = odd == 9 + i ? geom(f) : (int64_t)pick(f, 2);
     }
     o.groups = t.groups = g;
     clt_tensor *x = NULL, *w = NULL, *b = NULL, *out = SENT, **op = OUTP(f, &out);
@@ -6330,22 +6333,24 @@ static void op_conv3d(fz *f)
     }
     default: { /* a layer, run once */
         clt_module *m = NULL;
-        const int64_t k[3] = {geom1(f), ws[3], geom1(f)};
+        /* sizes small but now and then (odd: the output channels first) */
+        int64_t oc = odd == 0 ? geom1(f) : 1 + (int64_t)pick(f, 3);
+        const int64_t k[3] = {odd == 1 ? geom1(f) : ws[2], ws[3], odd == 2 ? geom1(f) : ws[4]};
         int nd = 5;
         switch (pick(f, 3)) {
         case 0:
-            st = clt_conv3d_layer(dev, C, geom1(f), chance(f, 5) ? NULL : k,
+            st = clt_conv3d_layer(dev, C, oc, chance(f, 5) ? NULL : k,
                                   chance(f, 30) ? NULL : &o, (int)pick(f, 2), f->gen, &m);
             break;
         case 1:
-            st = clt_conv_transpose3d_layer(dev, C, geom1(f), chance(f, 5) ? NULL : k,
+            st = clt_conv_transpose3d_layer(dev, C, oc, chance(f, 5) ? NULL : k,
                                             chance(f, 30) ? NULL : &t, (int)pick(f, 2), f->gen,
                                             &m);
             break;
         default: {
             clt_conv_transpose1d_opts o1 = {t.stride[0], t.padding[0], t.output_padding[0], g,
                                             t.dilation[0]};
-            st = clt_conv_transpose1d_layer(dev, C, geom1(f), k[0], chance(f, 30) ? NULL : &o1,
+            st = clt_conv_transpose1d_layer(dev, C, oc, k[0], chance(f, 30) ? NULL : &o1,
                                             (int)pick(f, 2), f->gen, &m);
             nd = 3;
             shape[2] = shape[4];
