@@ -242,7 +242,8 @@ Test(conv3d, conv_transpose1d_against_host_loop)
               {0, 3, 5, 2, 4, {3, 2, 2, 1, 1}, 1},
               {1, 2, 6, 4, 2, {2, 1, 1, 2, 3}, 0}};
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        c3case c = {cs[i].N, cs[i].C, 1, 1, cs[i].L, cs[i].O, {1, 1, cs[i].k}, {1, 1, cs[i].o.stride},
+        c3case c = {cs[i].N, cs[i].C, 1, 1, cs[i].L, cs[i].O, {1, 1, cs[i].k},
+                    {1, 1, cs[i].o.stride},
                     {0, 0, cs[i].o.padding}, {1, 1, cs[i].o.dilation},
                     {0, 0, cs[i].o.output_padding}, cs[i].o.groups, cs[i].bias};
         int64_t Lo = tconv_out(&c, 2), Nb = batch(&c);
@@ -426,7 +427,8 @@ Test(conv3d, gradients_by_finite_differences)
     for (size_t i = 0; i < sizeof gc / sizeof gc[0]; i++) {
         const c3case *c = &gc[i].c;
         int kind = gc[i].kind;
-        int64_t Nb = batch(c), A = kind ? c->C : c->O, B = kind ? c->O / c->groups : c->C / c->groups;
+        int64_t Nb = batch(c), A = kind ? c->C : c->O;
+        int64_t B = kind ? c->O / c->groups : c->C / c->groups;
         double *x = spread_doubles((size_t)(Nb * c->C * c->D * c->H * c->W), 71 + (unsigned)i);
         double *w = spread_doubles((size_t)(A * B * c->k[0] * c->k[1] * c->k[2]), 72);
         double *b = spread_doubles((size_t)c->O, 73);

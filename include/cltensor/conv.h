@@ -9,8 +9,9 @@
  * differentiable (autograd.h).
  *
  * Inputs are [N, C, H, W] (batched) or [C, H, W] (unbatched: the result
- * has no batch dimension either; conv1d's and the 1-D pools' [N, C, L]
- * or [C, L];
+ * has no batch dimension either; conv1d's, conv_transpose1d's and the
+ * 1-D pools' [N, C, L] or [C, L]; conv3d's and conv_transpose3d's
+ * [N, C, D, H, W] or [C, D, H, W];
  * clt_interpolate's 4-D only, clt_interpolate_nd's and grid_sample's as
  * they say), float32 or float64, in any layout;
  * avg_pool2d also takes int64, as PyTorch 1.13: each window's int64 sum

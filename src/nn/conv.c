@@ -1,7 +1,7 @@
 /* conv.c: the convolution, pooling and upsampling layers (torch.nn.Conv1d,
  * Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d,
- * MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool2d, Upsample, UpsamplingNearest2d, UpsamplingBilinear2d) over the ops of
- * conv.h. */
+ * MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool2d, Upsample,
+ * UpsamplingNearest2d, UpsamplingBilinear2d) over the ops of conv.h. */
 
 #include <stdio.h>
 
