@@ -1,7 +1,9 @@
-/* conv.cl: 2-D convolution and pooling for dtype T (float32 or float64).
- * Convolution runs as im2col + GEMM: im2col unfolds the patches of every
- * image into cols [G][K][N][L] (group, K = Cg*kH*kW patch rows, image,
- * L = Ho*Wo output pixels), so that one GEMM per group covers the whole
+/* conv.cl: 2-D and 3-D convolution and 2-D pooling for dtype T (float32 or
+ * float64).  Convolution runs as im2col + GEMM: im2col unfolds the patches
+ * of every image into cols [G][K][N][L] (group, K = Cg*kD*kH*kW patch
+ * rows, image, L = Do*Ho*Wo output pixels; a 2-D convolution has depth 1
+ * everywhere: D = kd = sd = dd = Do = 1, pd = 0), so that one GEMM per
+ * group covers the whole
  * batch; conv_out moves the GEMM's [O][N][L] result to [N][O][L] and adds
  * the bias.  The backward kernels are gathers: each input pixel, weight or
  * bias element sums its own contributions in a fixed order, so results are
@@ -13,9 +15,11 @@ typedef struct clt_conv_geom {
     long O, G, Cg, Og; /* output channels, groups, channels per group */
     long kh, kw, sh, sw, ph, pw, dh, dw;
     long Ho, Wo;
-    long K, L;         /* Cg * kh * kw, Ho * Wo */
+    long K, L;         /* Cg * kd * kh * kw, Do * Ho * Wo */
     long off0, off1, off2; /* element offsets of the first three buffers */
     long flag;         /* bias present (conv_out), count_include_pad (avg pool) */
+    long D, kd, sd, pd, dd, Do; /* depth (convolution only; 1, 1, 1, 0, 1, 1 in 2-D) */
+    long nd;           /* spatial dimensions (host only) */
 } clt_conv_geom;
 
 /* Index arithmetic in 32 bits when the host knows every index fits
@@ -58,19 +62,23 @@ CLT_KERNEL_WG(im2col_chunk, 1, 1, 1)(__global const T *x, __global T *cols, clt_
     const ix H = (ix)g.H, W = (ix)g.W, kh = (ix)g.kh, kw = (ix)g.kw;
     const ix sh = (ix)g.sh, sw = (ix)g.sw, ph = (ix)g.ph, pw = (ix)g.pw;
     const ix dh = (ix)g.dh, dw = (ix)g.dw, plane = H * W;
+    const ix D = (ix)g.D, Do = (ix)g.Do, kd = (ix)g.kd, sd = (ix)g.sd, pd = (ix)g.pd;
+    const ix dd = (ix)g.dd, vol = D * plane, taps = kd * kh * kw;
     ix total = (ix)g.G * K * N * L;
     ix e = (ix)(get_global_id(0) * chunk);
     ix end = min(e + (ix)chunk, total);
     if (e >= end)
         return;
     ix row = e / (N * L), rem = e % (N * L);
-    ix n = rem / L, l = rem % L, oh = l / Wo, ow = l % Wo;
-    ix k = row % K, c = (row / K) * (ix)g.Cg + k / (kh * kw);
-    ix ki = (k / kw) % kh, kj = k % kw;
-    __global const T *src = x + (ix)g.off0 + (n * (ix)g.C + c) * plane;
-    ix ih = oh * sh - ph + ki * dh, iw = ow * sw - pw + kj * dw;
+    ix n = rem / L, l = rem % L, od = l / (Ho * Wo), oh = (l / Wo) % Ho, ow = l % Wo;
+    ix k = row % K, c = (row / K) * (ix)g.Cg + k / taps;
+    ix kz = (k / (kh * kw)) % kd, ki = (k / kw) % kh, kj = k % kw;
+    __global const T *src = x + (ix)g.off0 + (n * (ix)g.C + c) * vol;
+    ix iz = od * sd - pd + kz * dd, ih = oh * sh - ph + ki * dh, iw = ow * sw - pw + kj * dw;
     for (; e < end; e++) {
-        cols[e] = (ih >= 0 && ih < H && iw >= 0 && iw < W) ? src[ih * W + iw] : (T)0;
+        cols[e] = (iz >= 0 && iz < D && ih >= 0 && ih < H && iw >= 0 && iw < W)
+                      ? src[(iz * H + ih) * W + iw]
+                      : (T)0;
         iw += sw;
         if (++ow == Wo) {
             ow = 0;
@@ -79,17 +87,24 @@ CLT_KERNEL_WG(im2col_chunk, 1, 1, 1)(__global const T *x, __global T *cols, clt_
             if (++oh == Ho) {
                 oh = 0;
                 ih = ki * dh - ph;
-                src += (ix)g.C * plane;
-                if (++n == N) {
-                    n = 0;
-                    row++;
-                    k = row % K;
-                    c = (row / K) * (ix)g.Cg + k / (kh * kw);
-                    ki = (k / kw) % kh;
-                    kj = k % kw;
-                    src = x + (ix)g.off0 + c * plane;
-                    ih = ki * dh - ph;
-                    iw = kj * dw - pw;
+                iz += sd;
+                if (++od == Do) {
+                    od = 0;
+                    iz = kz * dd - pd;
+                    src += (ix)g.C * vol;
+                    if (++n == N) {
+                        n = 0;
+                        row++;
+                        k = row % K;
+                        c = (row / K) * (ix)g.Cg + k / taps;
+                        kz = (k / (kh * kw)) % kd;
+                        ki = (k / kw) % kh;
+                        kj = k % kw;
+                        src = x + (ix)g.off0 + c * vol;
+                        iz = kz * dd - pd;
+                        ih = ki * dh - ph;
+                        iw = kj * dw - pw;
+                    }
                 }
             }
         }
@@ -97,29 +112,31 @@ CLT_KERNEL_WG(im2col_chunk, 1, 1, 1)(__global const T *x, __global T *cols, clt_
 }
 
 /* im2col for stride 1 and dilation 1 (the usual convolution): row id =
- * (g * K + k, n) of cols, the L = Ho * Wo values of one image's patch
- * row, which is the input plane shifted by the tap with zeros around it:
+ * (g * K + k, n) of cols, the L = Do * Ho * Wo values of one image's patch
+ * row, which is the input volume shifted by the tap with zeros around it:
  * for each output row, zeros, a straight copy of the input row's covered
  * part, zeros. */
 inline void im2col_plane_row(__global const T *x, __global T *cols, __global T *unused,
                              const clt_conv_geom g, ix id)
 {
     const ix N = (ix)g.N, K = (ix)g.K, H = (ix)g.H, W = (ix)g.W, Wo = (ix)g.Wo;
-    const ix kh = (ix)g.kh, kw = (ix)g.kw;
+    const ix kh = (ix)g.kh, kw = (ix)g.kw, D = (ix)g.D, kd = (ix)g.kd;
     ix n = id % N, r = id / N, k = r % K;
-    ix c = (r / K) * (ix)g.Cg + k / (kh * kw), ki = (k / kw) % kh, kj = k % kw;
-    __global const T *src = x + (ix)g.off0 + (n * (ix)g.C + c) * H * W;
+    ix c = (r / K) * (ix)g.Cg + k / (kd * kh * kw), kz = (k / (kh * kw)) % kd;
+    ix ki = (k / kw) % kh, kj = k % kw;
+    __global const T *vol = x + (ix)g.off0 + (n * (ix)g.C + c) * D * H * W;
     __global T *dst = cols + id * (ix)g.L;
     ix dx = kj - (ix)g.pw, ow0 = max(-dx, (ix)0), ow1 = min(Wo, W - dx);
     ow1 = max(ow1, ow0);
+    for (ix od = 0; od < (ix)g.Do; od++)
     for (ix oh = 0; oh < (ix)g.Ho; oh++, dst += Wo) {
-        ix ih = oh - (ix)g.ph + ki;
-        if (ih < 0 || ih >= H) {
+        ix iz = od - (ix)g.pd + kz, ih = oh - (ix)g.ph + ki;
+        if (iz < 0 || iz >= D || ih < 0 || ih >= H) {
             for (ix ow = 0; ow < Wo; ow++)
                 dst[ow] = (T)0;
             continue;
         }
-        __global const T *sr = src + ih * W + dx;
+        __global const T *sr = vol + (iz * H + ih) * W + dx;
         for (ix ow = 0; ow < ow0; ow++)
             dst[ow] = (T)0;
         for (ix ow = ow0; ow < ow1; ow++)
@@ -131,25 +148,31 @@ inline void im2col_plane_row(__global const T *x, __global T *cols, __global T *
 
 CONV_ROW_KERNELS(im2col_plane, g.G * g.K * g.N, __global const T *, __global T *, __global T *)
 
-/* One work-item per row (g * K + k, n, oh) of cols: Wo values. */
+/* One work-item per row (g * K + k, n, od, oh) of cols: Wo values. */
 CLT_KERNEL(im2col)(__global const T *x, __global T *cols, clt_conv_geom g)
 {
     ix id = get_global_id(0);
-    if (id >= ((ix)g.G) * ((ix)g.K) * ((ix)g.N) * ((ix)g.Ho))
+    if (id >= ((ix)g.G) * ((ix)g.K) * ((ix)g.N) * ((ix)g.Do) * ((ix)g.Ho))
         return;
     ix oh = id % ((ix)g.Ho), t = id / ((ix)g.Ho);
+    ix od = t % ((ix)g.Do);
+    t /= (ix)g.Do;
     ix n = t % ((ix)g.N), r = t / ((ix)g.N);
     ix gi = r / ((ix)g.K), k = r % ((ix)g.K);
-    ix cl = k / (((ix)g.kh) * ((ix)g.kw)), ki = (k / ((ix)g.kw)) % ((ix)g.kh), kj = k % ((ix)g.kw);
+    const ix khw = ((ix)g.kh) * ((ix)g.kw);
+    ix cl = k / (khw * (ix)g.kd), kz = (k / khw) % (ix)g.kd;
+    ix ki = (k / ((ix)g.kw)) % ((ix)g.kh), kj = k % ((ix)g.kw);
     ix c = gi * ((ix)g.Cg) + cl;
+    ix iz = od * ((ix)g.sd) - ((ix)g.pd) + kz * ((ix)g.dd);
     ix ih = oh * ((ix)g.sh) - ((ix)g.ph) + ki * ((ix)g.dh);
     __global T *dst = cols + id * ((ix)g.Wo);
-    if (ih < 0 || ih >= ((ix)g.H)) {
+    if (iz < 0 || iz >= ((ix)g.D) || ih < 0 || ih >= ((ix)g.H)) {
         for (ix ow = 0; ow < ((ix)g.Wo); ow++)
             dst[ow] = (T)0;
         return;
     }
-    __global const T *src = x + ((ix)g.off0) + ((n * ((ix)g.C) + c) * ((ix)g.H) + ih) * ((ix)g.W);
+    __global const T *src =
+        x + ((ix)g.off0) + (((n * ((ix)g.C) + c) * ((ix)g.D) + iz) * ((ix)g.H) + ih) * ((ix)g.W);
     for (ix ow = 0; ow < ((ix)g.Wo); ow++) {
         ix iw = ow * ((ix)g.sw) - ((ix)g.pw) + kj * ((ix)g.dw);
         dst[ow] = (iw >= 0 && iw < ((ix)g.W)) ? src[iw] : (T)0;
@@ -184,33 +207,45 @@ inline void conv_gout_perm_row(__global const T *gout, __global T *Gp, __global 
 
 CONV_ROW_KERNELS(conv_gout_perm, g.O * g.N, __global const T *, __global T *, __global T *)
 
-/* The adjoint of im2col as a gather: dx[n][c][h][w] sums dcols over the
- * (kh, kw) taps that read it, in that order, then adds bias[c] when
- * g.flag is set (conv_transpose2d's forward).  Row id = (n, c, h). */
+/* The adjoint of im2col as a gather: dx[n][c][z][h][w] sums dcols over
+ * the (kd, kh, kw) taps that read it, in that order, then adds bias[c]
+ * when g.flag is set (conv_transpose's forward).  Row id = (n, c, z, h).
+ * The depth taps are found by a division each (kd is small, and 1 in
+ * 2-D); the three ways below differ in the rows and columns. */
 inline void col2im_row(__global const T *dcols, __global T *dx, __global T *bias,
                        const clt_conv_geom g, ix id)
 {
     ix h = id % ((ix)g.H), t = id / ((ix)g.H);
+    ix z = t % ((ix)g.D);
+    t /= (ix)g.D;
     ix c = t % ((ix)g.C), n = t / ((ix)g.C);
     ix gi = c / ((ix)g.Cg), cl = c % ((ix)g.Cg);
     __global T *dst = dx + ((ix)g.off2) + id * ((ix)g.W);
     const T b = g.flag ? bias[(ix)g.off1 + c] : (T)0;
+    const ix Ho = (ix)g.Ho, Wo = (ix)g.Wo, L = (ix)g.L, N = (ix)g.N;
+    const ix kd = (ix)g.kd, kh = (ix)g.kh, kw = (ix)g.kw, plane = Ho * Wo;
+    const ix sd = (ix)g.sd, tz0 = z + (ix)g.pd;
+    /* this image's patch rows of channel cl's first tap */
+    __global const T *base = dcols + (gi * (ix)g.K + cl * kd * kh * kw) * N * L + n * L;
     if (g.sh == 1 && g.sw == 1) {
         /* stride 1 (the usual convolution): every tap inside the output
          * is read, no division per tap */
-        const ix Ho = (ix)g.Ho, Wo = (ix)g.Wo, L = (ix)g.L, N = (ix)g.N;
-        __global const T *base = dcols + (gi * (ix)g.K + cl * (ix)g.kh * (ix)g.kw) * N * L +
-                                 n * L;
         for (ix w = 0; w < (ix)g.W; w++) {
             T acc = (T)0;
-            for (ix ki = 0; ki < (ix)g.kh; ki++) {
-                ix oh = h + (ix)g.ph - ki * (ix)g.dh;
-                if (oh < 0 || oh >= Ho)
+            for (ix kz = 0; kz < kd; kz++) {
+                ix tz = tz0 - kz * (ix)g.dd;
+                if (tz < 0 || tz % sd != 0 || tz / sd >= (ix)g.Do)
                     continue;
-                for (ix kj = 0; kj < (ix)g.kw; kj++) {
-                    ix ow = w + (ix)g.pw - kj * (ix)g.dw;
-                    if (ow >= 0 && ow < Wo)
-                        acc += base[(ki * (ix)g.kw + kj) * N * L + oh * Wo + ow];
+                __global const T *bz = base + kz * kh * kw * N * L + (tz / sd) * plane;
+                for (ix ki = 0; ki < kh; ki++) {
+                    ix oh = h + (ix)g.ph - ki * (ix)g.dh;
+                    if (oh < 0 || oh >= Ho)
+                        continue;
+                    for (ix kj = 0; kj < kw; kj++) {
+                        ix ow = w + (ix)g.pw - kj * (ix)g.dw;
+                        if (ow >= 0 && ow < Wo)
+                            acc += bz[(ki * kw + kj) * N * L + oh * Wo + ow];
+                    }
                 }
             }
             dst[w] = g.flag ? acc + b : acc;
@@ -218,24 +253,28 @@ inline void col2im_row(__global const T *dcols, __global T *dx, __global T *bias
         return;
     }
     if (g.dh == 1 && g.dw == 1) {
-        /* a larger stride without dilation (conv_transpose2d's usual
+        /* a larger stride without dilation (conv_transpose's usual
          * upsampling): the taps that land on an output pixel are every
          * stride-th from (h + ph) mod sh, in the same ascending order, and
          * the output row falls by one from one to the next, so no division
          * per tap */
-        const ix Ho = (ix)g.Ho, Wo = (ix)g.Wo, L = (ix)g.L, N = (ix)g.N;
-        const ix sh = (ix)g.sh, sw = (ix)g.sw, kh = (ix)g.kh, kw = (ix)g.kw;
-        __global const T *base = dcols + (gi * (ix)g.K + cl * kh * kw) * N * L + n * L;
+        const ix sh = (ix)g.sh, sw = (ix)g.sw;
         const ix th = h + (ix)g.ph, ki0 = th % sh, oh0 = th / sh;
         for (ix w = 0; w < (ix)g.W; w++) {
             T acc = (T)0;
             const ix tw = w + (ix)g.pw, kj0 = tw % sw, ow0 = tw / sw;
-            for (ix ki = ki0, oh = oh0; ki < kh && oh >= 0; ki += sh, oh--) {
-                if (oh >= Ho)
+            for (ix kz = 0; kz < kd; kz++) {
+                ix tz = tz0 - kz * (ix)g.dd;
+                if (tz < 0 || tz % sd != 0 || tz / sd >= (ix)g.Do)
                     continue;
-                for (ix kj = kj0, ow = ow0; kj < kw && ow >= 0; kj += sw, ow--)
-                    if (ow < Wo)
-                        acc += base[(ki * kw + kj) * N * L + oh * Wo + ow];
+                __global const T *bz = base + kz * kh * kw * N * L + (tz / sd) * plane;
+                for (ix ki = ki0, oh = oh0; ki < kh && oh >= 0; ki += sh, oh--) {
+                    if (oh >= Ho)
+                        continue;
+                    for (ix kj = kj0, ow = ow0; kj < kw && ow >= 0; kj += sw, ow--)
+                        if (ow < Wo)
+                            acc += bz[(ki * kw + kj) * N * L + oh * Wo + ow];
+                }
             }
             dst[w] = g.flag ? acc + b : acc;
         }
@@ -243,25 +282,29 @@ inline void col2im_row(__global const T *dcols, __global T *dx, __global T *bias
     }
     for (ix w = 0; w < ((ix)g.W); w++) {
         T acc = (T)0;
-        for (ix ki = 0; ki < ((ix)g.kh); ki++) {
-            ix th = h + ((ix)g.ph) - ki * ((ix)g.dh);
-            if (th < 0 || th % ((ix)g.sh) != 0 || th / ((ix)g.sh) >= ((ix)g.Ho))
+        for (ix kz = 0; kz < kd; kz++) {
+            ix tz = tz0 - kz * (ix)g.dd;
+            if (tz < 0 || tz % sd != 0 || tz / sd >= (ix)g.Do)
                 continue;
-            ix oh = th / ((ix)g.sh);
-            for (ix kj = 0; kj < ((ix)g.kw); kj++) {
-                ix tw = w + ((ix)g.pw) - kj * ((ix)g.dw);
-                if (tw < 0 || tw % ((ix)g.sw) != 0 || tw / ((ix)g.sw) >= ((ix)g.Wo))
+            __global const T *bz = base + kz * kh * kw * N * L + (tz / sd) * plane;
+            for (ix ki = 0; ki < kh; ki++) {
+                ix th = h + ((ix)g.ph) - ki * ((ix)g.dh);
+                if (th < 0 || th % ((ix)g.sh) != 0 || th / ((ix)g.sh) >= Ho)
                     continue;
-                ix ow = tw / ((ix)g.sw);
-                ix row = gi * ((ix)g.K) + (cl * ((ix)g.kh) + ki) * ((ix)g.kw) + kj;
-                acc += dcols[(row * ((ix)g.N) + n) * ((ix)g.L) + oh * ((ix)g.Wo) + ow];
+                ix oh = th / ((ix)g.sh);
+                for (ix kj = 0; kj < kw; kj++) {
+                    ix tw = w + ((ix)g.pw) - kj * ((ix)g.dw);
+                    if (tw < 0 || tw % ((ix)g.sw) != 0 || tw / ((ix)g.sw) >= Wo)
+                        continue;
+                    acc += bz[(ki * kw + kj) * N * L + oh * Wo + tw / ((ix)g.sw)];
+                }
             }
         }
         dst[w] = g.flag ? acc + b : acc;
     }
 }
 
-CONV_ROW_KERNELS(col2im, g.N * g.C * g.H, __global const T *, __global T *, __global T *)
+CONV_ROW_KERNELS(col2im, g.N * g.C * g.D * g.H, __global const T *, __global T *, __global T *)
 
 /* db[o] = sum over n, then l, of gout[n][o][l]; one work-item per o. */
 CLT_KERNEL(conv_bias_grad)(__global const T *gout, __global T *db, clt_conv_geom g)

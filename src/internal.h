@@ -1537,6 +1537,14 @@ clt_status clt__conv1d_rec(const char *fn, const clt_tensor *input, const clt_te
 clt_status clt__conv_transpose2d_rec(const char *fn, const clt_tensor *input,
                                      const clt_tensor *weight, const clt_tensor *bias,
                                      const clt_conv_transpose2d_opts *opts, clt_tensor **out);
+clt_status clt__conv3d_rec(const char *fn, const clt_tensor *input, const clt_tensor *weight,
+                           const clt_tensor *bias, const clt_conv3d_opts *opts, clt_tensor **out);
+clt_status clt__conv_transpose1d_rec(const char *fn, const clt_tensor *input,
+                                     const clt_tensor *weight, const clt_tensor *bias,
+                                     const clt_conv_transpose1d_opts *opts, clt_tensor **out);
+clt_status clt__conv_transpose3d_rec(const char *fn, const clt_tensor *input,
+                                     const clt_tensor *weight, const clt_tensor *bias,
+                                     const clt_conv_transpose3d_opts *opts, clt_tensor **out);
 clt_status clt__interpolate_rec(const char *fn, const clt_tensor *input, const int64_t *size,
                                 const double *scale_factor, int mode, int align_corners,
                                 clt_tensor **out);

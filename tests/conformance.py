@@ -1608,6 +1608,138 @@ def conv_more():
           [In(data((2, 3, 7, 4), torch.float64), ("T",))], tol="tr")
 
 
+def conv3d():
+    """conv3d, conv_transpose3d and conv_transpose1d against torch's, refused
+    settings included, and the Conv3d, ConvTranspose1d and ConvTranspose3d
+    layers loading torch's state_dicts."""
+    F = torch.nn.functional
+    proto("clt_conv3d", [P, P, P, P, PP])
+    proto("clt_conv_transpose3d", [P, P, P, P, PP])
+    proto("clt_conv_transpose1d", [P, P, P, P, PP])
+    # conv3d: weight [O, C / g, kd, kh, kw]; options stride, padding, dilation, groups
+    c3 = [((2, 3, 4, 5, 6), (4, 3, 2, 3, 2), ((1, 1, 1), (0, 0, 0), (1, 1, 1), 1), True),
+          ((1, 4, 5, 4, 7), (6, 2, 3, 2, 3), ((2, 1, 3), (1, 0, 2), (1, 2, 1), 2), True),
+          ((2, 3, 6, 5), (3, 2, 2, 2, 2), ((1, 2, 1), (1, 1, 0), (2, 1, 2), 1), False),
+          ((3, 6, 2, 3, 3), (6, 2, 1, 3, 1), ((1, 1, 2), (0, 1, 0), (1, 1, 1), 3), True),
+          ((1, 2, 2, 3, 3), (2, 2, 3, 1, 1), ((1, 1, 1), (0, 0, 0), (1, 1, 1), 1), False),  # deep
+          ((1, 3, 3, 3, 3), (2, 3, 1, 1, 1), ((1, 1, 1), (0, 0, 0), (1, 1, 1), 2), False),  # groups
+          ((1, 2, 3, 3, 3), (2, 2, 2, 2, 2), ((1, 0, 1), (0, 0, 0), (1, 1, 1), 1), False)]  # s 0
+    for dt in FLOATS:
+        for xs, ws, o, bias in c3:
+            tol = "mm" if dt == torch.float32 else "red"
+            ins = [data(xs, dt, lo=-2, hi=2), data(ws, dt, lo=-1, hi=1)]
+            if bias:
+                ins.append(data((ws[0],), dt))
+            flat = o[0] + o[1] + o[2] + (o[3],)
+            check("conv3d %s x%s w%s %s" % (dn(dt), list(xs), list(ws), o),
+                  lambda x, w, b=None, o=o: F.conv3d(x, w, b, o[0], o[1], o[2], o[3]),
+                  lambda x, w, *r, f=flat:
+                  L.clt_conv3d(x, w, r[0] if len(r) > 1 else None, _i64s(*f), r[-1]),
+                  ins, tol=tol)
+    # conv_transpose3d: weight [Cin, Cout / g, kd, kh, kw]; options stride,
+    # padding, output_padding, groups, dilation
+    t3 = [((2, 3, 3, 4, 2), (3, 4, 2, 3, 2), ((1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1)), True),
+          ((1, 4, 2, 3, 4), (4, 3, 3, 2, 3), ((2, 1, 3), (1, 0, 2), (1, 1, 2), 2, (1, 2, 1)), True),
+          ((2, 3, 2, 3), (2, 3, 2, 2, 2), ((2, 2, 1), (1, 1, 0), (1, 0, 1), 1, (1, 1, 2)), False),
+          ((3, 6, 2, 3, 3), (6, 1, 1, 3, 1), ((1, 3, 2), (0, 1, 0), (0, 2, 1), 3, (1, 1, 1)), True),
+          ((1, 2, 2, 2, 2), (2, 1, 2, 2, 2), ((2, 2, 2), (0, 0, 0), (2, 0, 0), 1, (1, 1, 1)),
+           False),  # output_padding >= stride and dilation
+          ((1, 2, 2, 2, 2), (2, 1, 1, 1, 1), ((1, 1, 1), (0, 1, 0), (0, 0, 0), 1, (1, 1, 1)),
+           False)]  # output size 0
+    for dt in FLOATS:
+        for xs, ws, o, bias in t3:
+            tol = "mm" if dt == torch.float32 else "red"
+            ins = [data(xs, dt, lo=-2, hi=2), data(ws, dt, lo=-1, hi=1)]
+            if bias:
+                ins.append(data((ws[1] * o[3],), dt))
+            flat = o[0] + o[1] + o[2] + (o[3],) + o[4]
+            check("conv_transpose3d %s x%s w%s %s" % (dn(dt), list(xs), list(ws), o),
+                  lambda x, w, b=None, o=o:
+                  F.conv_transpose3d(x, w, b, o[0], o[1], o[2], o[3], o[4]),
+                  lambda x, w, *r, f=flat:
+                  L.clt_conv_transpose3d(x, w, r[0] if len(r) > 1 else None, _i64s(*f), r[-1]),
+                  ins, tol=tol)
+    # conv_transpose1d: weight [Cin, Cout / g, k]; stride, padding,
+    # output_padding, groups, dilation
+    t1 = [((2, 4, 7), (4, 3, 3), (1, 0, 0, 2, 1), True), ((3, 5), (3, 2, 4), (3, 2, 2, 1, 1), True),
+          ((1, 2, 6), (2, 4, 2), (2, 1, 1, 2, 3), False),
+          ((1, 2, 6), (2, 4, 2), (2, 1, 3, 2, 3), False)]  # output_padding >= stride, dilation
+    for dt in FLOATS:
+        for xs, ws, o, bias in t1:
+            tol = "mm" if dt == torch.float32 else "red"
+            ins = [data(xs, dt, lo=-2, hi=2), data(ws, dt, lo=-1, hi=1)]
+            if bias:
+                ins.append(data((ws[1] * o[3],), dt))
+            check("conv_transpose1d %s x%s w%s %s" % (dn(dt), list(xs), list(ws), o),
+                  lambda x, w, b=None, o=o:
+                  F.conv_transpose1d(x, w, b, o[0], o[1], o[2], o[3], o[4]),
+                  lambda x, w, *r, o=o:
+                  L.clt_conv_transpose1d(x, w, r[0] if len(r) > 1 else None, _i64s(*o), r[-1]),
+                  ins, tol=tol)
+    check("conv3d transposed input",
+          lambda x, w: F.conv3d(x, w, None, 1, 1),
+          lambda x, w, r: L.clt_conv3d(x, w, None, _i64s(1, 1, 1, 1, 1, 1, 1, 1, 1, 1), r),
+          [In(data((2, 3, 4, 5, 4), torch.float64), ("T",)), data((2, 3, 2, 2, 2), torch.float64)],
+          tol="red")
+    # the layers, from torch's state_dicts
+    try:
+        from safetensors.torch import save_file
+    except Exception:  # pragma: no cover
+        print("conformance: conv3d layer state_dicts skipped (no safetensors)")
+        return
+    import tempfile
+    proto("clt_module_load", [P, C.c_char_p])
+    proto("clt_module_forward", [P, P, PP])
+    proto("clt_module_free", [P], None)
+    proto("clt_conv3d_layer", [P, C.c_int64, C.c_int64, P, P, C.c_int, P, PP])
+    proto("clt_conv_transpose3d_layer", [P, C.c_int64, C.c_int64, P, P, C.c_int, P, PP])
+    proto("clt_conv_transpose1d_layer", [P, C.c_int64, C.c_int64, C.c_int64, P, C.c_int, P, PP])
+    torch.manual_seed(11)
+    made = [
+        ("Conv3d", torch.nn.Conv3d(4, 6, (3, 2, 2), (1, 2, 1), (1, 0, 1), (1, 1, 2), groups=2),
+         lambda r: L.clt_conv3d_layer(DEV, 4, 6, _i64s(3, 2, 2),
+                                      _i64s(1, 2, 1, 1, 0, 1, 1, 1, 2, 2), 1, None, r),
+         (2, 4, 4, 5, 6)),
+        ("Conv3d no bias", torch.nn.Conv3d(3, 2, 2, bias=False),
+         lambda r: L.clt_conv3d_layer(DEV, 3, 2, _i64s(2, 2, 2), None, 0, None, r), (3, 3, 4, 4)),
+        ("ConvTranspose3d",
+         torch.nn.ConvTranspose3d(4, 6, (3, 2, 2), (2, 1, 1), (1, 0, 0), (1, 0, 0), groups=2,
+                                  dilation=(1, 1, 2)),
+         lambda r: L.clt_conv_transpose3d_layer(
+             DEV, 4, 6, _i64s(3, 2, 2), _i64s(2, 1, 1, 1, 0, 0, 1, 0, 0, 2, 1, 1, 2), 1, None, r),
+         (2, 4, 3, 4, 3)),
+        ("ConvTranspose1d", torch.nn.ConvTranspose1d(4, 6, 3, 2, 1, 1, groups=2),
+         lambda r: L.clt_conv_transpose1d_layer(DEV, 4, 6, 3, _i64s(2, 1, 1, 2, 1), 1, None, r),
+         (3, 4, 9)),
+    ]
+    with tempfile.TemporaryDirectory() as d:
+        for name, m, make, xs in made:
+            path = os.path.join(d, "m.safetensors")
+            save_file(m.state_dict(), path)
+            cm, y = P(), P()
+            keep = []
+            try:
+                if make(C.byref(cm)) or L.clt_module_load(cm, path.encode()):
+                    fail(name + " state_dict", L.clt_last_error().decode())
+                    continue
+                x = data(xs, torch.float32, lo=-2, hi=2)
+                keep.append(upload(x))
+                if L.clt_module_forward(cm, keep[0], C.byref(y)):
+                    fail(name + " state_dict", L.clt_last_error().decode())
+                    continue
+                keep.append(y)
+                got = download(y)[0]
+                want = m(x).detach().numpy()
+                same = got.shape == want.shape
+                ok(name + " state_dict", same and np.allclose(got, want, 1e-5, 1e-6),
+                   "shape %s / %s, max diff %g"
+                   % (got.shape, want.shape, np.abs(got - want).max() if same else -1))
+            finally:
+                for t in keep:
+                    L.clt_tensor_free(t)
+                L.clt_module_free(cm)
+
+
 def conv_layers_state_dict():
     """torch's Conv1d, ConvTranspose2d state_dicts, saved with safetensors,
     load into cltensor's layers of the same make and give torch's outputs."""
@@ -8229,7 +8361,7 @@ def main():
                 linalg_lu,
                 nn_utils,
                 nn_prune,
-                settings]
+                settings, conv3d]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -5,7 +5,8 @@
  * scopes, read-back and formatting, io round trips (torch.save's format
  * and .npz with changed members too), modules, optimizers,
  * the newer layers and functions (layer_norm, binary_cross_entropy,
- * cosine_similarity, 1-D and transposed convolutions, interpolation,
+ * cosine_similarity, 1-D, 3-D and transposed convolutions (group conv3d),
+ * interpolation,
  * attention, recurrent layers, clones), data loaders, torch.linalg (inv,
  * solve, det, slogdet, cholesky), scaled_dot_product_attention,
  * autograd.grad, retain_grad, tensor hooks and checkpoint (group new3),
@@ -6744,6 +6745,156 @@ static void op_settings(fz *f)
 
 /* ---- the driver ---------------------------------------------------------------------------------- */
 
+/* conv3d, conv_transpose3d and conv_transpose1d: operands near the right
+ * shapes (or a slot's), random settings, a forward and backward of private
+ * tensors, and the layers run once. */
+static void op_conv3d(fz *f)
+{
+    clt_status st;
+    clt_device *dev = rand_dev(f);
+    clt_device *d = dev ? dev : f->dev[0];
+    int64_t C = 1 + (int64_t)pick(f, 3);
+    int64_t shape[5] = {1 + (int64_t)pick(f, 2), C, 1 + (int64_t)pick(f, 4),
+                        1 + (int64_t)pick(f, 4), 1 + (int64_t)pick(f, 4)};
+    int64_t g = chance(f, 80) ? 1 : geom(f);
+    int64_t ws[5] = {1 + (int64_t)pick(f, 3), g > 0 && g < 64 ? C / g : C, 1 + (int64_t)pick(f, 3),
+                     1 + (int64_t)pick(f, 2), 1 + (int64_t)pick(f, 3)};
+    int64_t tw[5] = {C, 1 + (int64_t)pick(f, 2), ws[2], ws[3], ws[4]};
+    clt_conv3d_opts o = CLT_CONV3D_DEFAULTS;
+    clt_conv_transpose3d_opts t = CLT_CONV_TRANSPOSE3D_DEFAULTS;
+    /* odd values (huge, negative) in one setting at most: three spatial
+     * sizes of 65537 make valid convolutions too slow for a fuzz step */
+    int odd = chance(f, 10) ? (int)pick(f, 12) : -1;
+    for (int i = 0; i < 3; i++) {
+        if (chance(f, 30))
+            o.stride[i] = t.stride[i] = odd == i ? geom1(f) : 1 + (int64_t)pick(f, 3);
+        if (chance(f, 30))
+            o.padding[i] = t.padding[i] = odd == 3 + i ? geom(f) : (int64_t)pick(f, 3);
+        if (chance(f, 20))
+            o.dilation[i] = t.dilation[i] = odd == 6 + i ? geom1(f) : 1 + (int64_t)pick(f, 2);
+        if (chance(f, 20))
+            t.output_padding[i] = odd == 9 + i ? geom(f) : (int64_t)pick(f, 2);
+    }
+    o.groups = t.groups = g;
+    clt_tensor *x = NULL, *w = NULL, *b = NULL, *out = SENT, **op = OUTP(f, &out);
+    int made = 1;
+    switch (pick(f, 5)) {
+    case 0:
+        x = chance(f, 80) ? input_near(f, d, 5, shape) : input_near(f, d, 4, shape + 1);
+        w = input_near(f, d, 5, ws);
+        if (chance(f, 30))
+            b = near_randn(f, d, 1, ws);
+        CALL("clt_conv3d", clt_conv3d(x, w, b, chance(f, 20) ? NULL : &o, op));
+        break;
+    case 1: {
+        x = chance(f, 80) ? input_near(f, d, 5, shape) : input_near(f, d, 4, shape + 1);
+        w = input_near(f, d, 5, tw);
+        int64_t bs = tw[1] * (g > 0 && g < 64 ? g : 1);
+        if (chance(f, 30))
+            b = near_randn(f, d, 1, &bs);
+        CALL("clt_conv_transpose3d", clt_conv_transpose3d(x, w, b, chance(f, 20) ? NULL : &t, op));
+        break;
+    }
+    case 2: {
+        int64_t xs[3] = {shape[0], C, shape[4]}, w1[3] = {C, tw[1], tw[4]};
+        x = chance(f, 80) ? input_near(f, d, 3, xs) : input_near(f, d, 2, xs + 1);
+        w = input_near(f, d, 3, w1);
+        clt_conv_transpose1d_opts o1 = {t.stride[2], t.padding[2], t.output_padding[2], g,
+                                        t.dilation[2]};
+        CALL("clt_conv_transpose1d",
+             clt_conv_transpose1d(x, w, NULL, chance(f, 20) ? NULL : &o1, op));
+        break;
+    }
+    case 3: { /* a forward and backward of private tensors, twice at times */
+        clt_tensor *y = NULL, *l = NULL, *gx = NULL, *l2 = NULL;
+        int transposed = (int)pick(f, 2), twice = chance(f, 30);
+        made = 0;
+        if (clt_randn(f->gen, d, CLT_FLOAT32, 5, shape, &x) != CLT_OK ||
+            clt_randn(f->gen, d, CLT_FLOAT32, 5, transposed ? tw : ws, &w) != CLT_OK ||
+            clt_set_requires_grad(x, 1) != CLT_OK || clt_set_requires_grad(w, 1) != CLT_OK) {
+            clt_tensor_free(x);
+            clt_tensor_free(w);
+            x = w = NULL;
+            break;
+        }
+        if (transposed)
+            CALL("clt_conv_transpose3d", clt_conv_transpose3d(x, w, NULL, &t, &y));
+        else
+            CALL("clt_conv3d", clt_conv3d(x, w, NULL, &o, &y));
+        if (outcome(f, st, y)) {
+            CALL("clt_sum", clt_sum(y, &l));
+            if (outcome(f, st, l) && twice) {
+                clt_tensor *in[1] = {x}, *gs[1] = {NULL};
+                clt_grad_opts go = {0, 1, 0}; /* create_graph */
+                CALL("clt_autograd_grad_ex", clt_autograd_grad_ex(&l, 1, NULL, in, 1, &go, gs));
+                gx = gs[0];
+                if (st == CLT_OK && gx) {
+                    CALL("clt_sum", clt_sum(gx, &l2));
+                    if (outcome(f, st, l2)) {
+                        CALL("clt_backward", clt_backward(l2, NULL, 0));
+                        status_ok(f, st);
+                    }
+                }
+            } else if (l) {
+                CALL("clt_backward", clt_backward(l, NULL, 0));
+                status_ok(f, st);
+            }
+        }
+        clt_tensor *ts[] = {y, l, gx, l2, x, w};
+        for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+            clt_tensor_free(ts[i]);
+        x = w = NULL;
+        break;
+    }
+    default: { /* a layer, run once */
+        clt_module *m = NULL;
+        /* sizes small but now and then (odd: the output channels first) */
+        int64_t oc = odd == 0 ? geom1(f) : 1 + (int64_t)pick(f, 3);
+        const int64_t k[3] = {odd == 1 ? geom1(f) : ws[2], ws[3], odd == 2 ? geom1(f) : ws[4]};
+        int nd = 5;
+        switch (pick(f, 3)) {
+        case 0:
+            st = clt_conv3d_layer(dev, C, oc, chance(f, 5) ? NULL : k,
+                                  chance(f, 30) ? NULL : &o, (int)pick(f, 2), f->gen, &m);
+            break;
+        case 1:
+            st = clt_conv_transpose3d_layer(dev, C, oc, chance(f, 5) ? NULL : k,
+                                            chance(f, 30) ? NULL : &t, (int)pick(f, 2), f->gen,
+                                            &m);
+            break;
+        default: {
+            clt_conv_transpose1d_opts o1 = {t.stride[0], t.padding[0], t.output_padding[0], g,
+                                            t.dilation[0]};
+            st = clt_conv_transpose1d_layer(dev, C, oc, k[0], chance(f, 30) ? NULL : &o1,
+                                            (int)pick(f, 2), f->gen, &m);
+            nd = 3;
+            shape[2] = shape[4];
+            break;
+        }
+        }
+        if (st != CLT_OK && (m != NULL || clt_last_error()[0] == '\0'))
+            die(f, "a layer's failure left a module or no message");
+        x = input_near(f, d, chance(f, 80) ? nd : nd - 1, chance(f, 80) ? shape : shape + 1);
+        if (st == CLT_OK)
+            CALL("clt_module_forward", clt_module_forward(m, x, op));
+        else
+            made = 0;
+        clt_module_free(m);
+        break;
+    }
+    }
+    if (made && result(f, st, op, out)) {
+        if (!x || clt_tensor_ndim(out) != clt_tensor_ndim(x))
+            die(f, "a %d-d result of a %d-d input", clt_tensor_ndim(out),
+                x ? clt_tensor_ndim(x) : -1);
+        check_tensor(f, out);
+        store(f, out);
+    }
+    tfree(f, x, 0); /* x may be a slot's, held by a scope */
+    tfree(f, w, 0);
+    tfree(f, b, 0);
+}
+
 typedef void (*op_fn)(fz *);
 static struct {
     const char *name;
@@ -6779,6 +6930,7 @@ static struct {
     {"linalg_lu", op_linalg_lu, 3},
     {"nnutils", op_nnutils, 3},
     {"settings", op_settings, 2},
+    {"conv3d", op_conv3d, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -431,6 +431,45 @@ for stride, pad, opad, groups, dil, xs in (((1, 1), (0, 0), (0, 0), 1, (1, 1), (
          lambda x, w, b, s=stride, p=pad, op=opad, g=groups, d=dil:
          torch.nn.functional.conv_transpose2d(x, w, b, s, p, op, g, d),
          lambda x, w, b, o=o: call("clt_conv_transpose2d", x, w, b, o), [x, w, bias])
+# conv3d, conv_transpose3d, conv_transpose1d: options as flat int64 arrays
+proto("clt_conv3d", [P, P, P, P, PP])
+proto("clt_conv_transpose3d", [P, P, P, P, PP])
+proto("clt_conv_transpose1d", [P, P, P, P, PP])
+for stride, pad, dil, groups, xs in (((1, 1, 1), (1, 0, 1), (1, 1, 1), 1, (2, 4, 3, 4, 3)),
+                                     ((2, 1, 2), (0, 1, 0), (1, 2, 1), 2, (1, 4, 5, 3, 4)),
+                                     ((1, 2, 1), (1, 1, 0), (2, 1, 1), 1, (4, 4, 3, 3))):
+    o = (C.c_int64 * 10)(*(stride + pad + dil + (groups,)))
+    x = rng.standard_normal(xs)
+    w = rng.standard_normal((6, 4 // groups, 2, 2, 3))
+    bias = rng.standard_normal(6)
+    case("conv3d s%s p%s d%s g%d x%s" % (stride, pad, dil, groups, xs),
+         lambda x, w, b, s=stride, p=pad, d=dil, g=groups:
+         torch.nn.functional.conv3d(x, w, b, s, p, d, g),
+         lambda x, w, b, o=o: call("clt_conv3d", x, w, b, o), [x, w, bias])
+for stride, pad, opad, groups, dil, xs in (((1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1),
+                                            (2, 4, 2, 3, 3)),
+                                           ((2, 1, 3), (1, 0, 1), (1, 0, 2), 2, (1, 2, 1),
+                                            (1, 4, 2, 3, 2)),
+                                           ((1, 2, 1), (1, 0, 0), (0, 1, 1), 1, (1, 1, 2),
+                                            (4, 2, 2, 3))):
+    o = (C.c_int64 * 13)(*(stride + pad + opad + (groups,) + dil))
+    x = rng.standard_normal(xs)
+    w = rng.standard_normal((4, 6 // groups, 2, 3, 2))
+    bias = rng.standard_normal(6)
+    case("conv_transpose3d s%s p%s op%s g%d d%s x%s" % (stride, pad, opad, groups, dil, xs),
+         lambda x, w, b, s=stride, p=pad, op=opad, g=groups, d=dil:
+         torch.nn.functional.conv_transpose3d(x, w, b, s, p, op, g, d),
+         lambda x, w, b, o=o: call("clt_conv_transpose3d", x, w, b, o), [x, w, bias])
+for stride, pad, opad, groups, dil, xs in ((1, 0, 0, 1, 1, (2, 4, 6)), (2, 1, 1, 2, 1, (1, 4, 5)),
+                                           (3, 2, 2, 1, 2, (4, 7))):
+    o = (C.c_int64 * 5)(stride, pad, opad, groups, dil)
+    x = rng.standard_normal(xs)
+    w = rng.standard_normal((4, 6 // groups, 3))
+    bias = rng.standard_normal(6)
+    case("conv_transpose1d s%d p%d op%d g%d d%d x%s" % (stride, pad, opad, groups, dil, xs),
+         lambda x, w, b, s=stride, p=pad, op=opad, g=groups, d=dil:
+         torch.nn.functional.conv_transpose1d(x, w, b, s, p, op, g, d),
+         lambda x, w, b, o=o: call("clt_conv_transpose1d", x, w, b, o), [x, w, bias])
 for xs, size, sf in (((2, 3, 4, 5), (7, 9), None), ((1, 2, 6, 7), (4, 3), None),
                      ((1, 2, 3, 4), None, (2.5, 1.5)), ((1, 1, 5, 5), (5, 10), None)):
     x = rng.standard_normal(xs)
@@ -2246,6 +2285,28 @@ for stride, pad, opad, groups, dil, xs in (((1, 1), (0, 0), (0, 0), 1, (1, 1), (
             lambda x, w, b, o=o: call("clt_tanh", call("clt_conv_transpose2d", x, w, b, o)),
             [crng.standard_normal(xs), crng.standard_normal((xs[-3], 6 // groups, 3, 2)),
              crng.standard_normal(6)])
+for stride, pad, dil, groups in (((1, 1, 1), (1, 0, 1), (1, 1, 1), 1), ((2, 1, 1), (0, 1, 0), (1, 2, 1), 2)):
+    o = (C.c_int64 * 10)(*(stride + pad + dil + (groups,)))
+    dd_case("conv3d s%s p%s d%s g%d tanh" % (stride, pad, dil, groups),
+            lambda x, w, b, s=stride, p=pad, d=dil, g=groups:
+            torch.tanh(tnf.conv3d(x, w, b, s, p, d, g)),
+            lambda x, w, b, o=o: call("clt_tanh", call("clt_conv3d", x, w, b, o)),
+            [crng.standard_normal((2, 4, 3, 3, 4)), crng.standard_normal((4, 4 // groups, 2, 2, 2)),
+             crng.standard_normal(4)])
+for stride, pad, opad, groups, dil in (((1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1)),
+                                       ((2, 1, 1), (1, 0, 0), (1, 0, 1), 2, (1, 1, 2))):
+    o = (C.c_int64 * 13)(*(stride + pad + opad + (groups,) + dil))
+    dd_case("conv_transpose3d s%s p%s op%s g%d d%s tanh" % (stride, pad, opad, groups, dil),
+            lambda x, w, b, s=stride, p=pad, op=opad, g=groups, d=dil:
+            torch.tanh(tnf.conv_transpose3d(x, w, b, s, p, op, g, d)),
+            lambda x, w, b, o=o: call("clt_tanh", call("clt_conv_transpose3d", x, w, b, o)),
+            [crng.standard_normal((2, 4, 2, 3, 2)), crng.standard_normal((4, 4 // groups, 2, 2, 2)),
+             crng.standard_normal(4)])
+o = (C.c_int64 * 5)(2, 1, 1, 2, 1)
+dd_case("conv_transpose1d s2 p1 op1 g2 tanh",
+        lambda x, w, b: torch.tanh(tnf.conv_transpose1d(x, w, b, 2, 1, 1, 2, 1)),
+        lambda x, w, b, o=o: call("clt_tanh", call("clt_conv_transpose1d", x, w, b, o)),
+        [crng.standard_normal((2, 4, 5)), crng.standard_normal((4, 3, 3)), crng.standard_normal(6)])
 
 
 # ---- special functions and more pointwise math (ops.h), edges included ----------

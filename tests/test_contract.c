@@ -74,6 +74,7 @@ enum {
 };
 
 static const int64_t sh23[2] = {2, 3}, sh5[1] = {5}, sh53[2] = {5, 3}, k22[2] = {2, 2};
+static const int64_t k303[3] = {3, 0, 3}; /* a 3-D kernel with an empty side */
 static const int perm00[2] = {0, 0};
 static const int64_t neg1[1] = {-1}; /* shape ops */
 static const int dim7[1] = {7};
@@ -307,6 +308,9 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_adaptive_avg_pool2d, T, clt_adaptive_avg_pool2d(f->f, k22, &o->t))                 \
     X(clt_conv1d, T, clt_conv1d(f->f, f->f, NULL, NULL, &o->t))                              \
     X(clt_conv_transpose2d, T, clt_conv_transpose2d(f->f, f->f, NULL, NULL, &o->t))          \
+    X(clt_conv3d, T, clt_conv3d(f->f, f->f, NULL, NULL, &o->t))                              \
+    X(clt_conv_transpose1d, T, clt_conv_transpose1d(f->f, f->f, NULL, NULL, &o->t))          \
+    X(clt_conv_transpose3d, T, clt_conv_transpose3d(f->f, f->f, NULL, NULL, &o->t))          \
     X(clt_interpolate, T, clt_interpolate(f->f, k22, NULL, CLT_INTERP_NEAREST, 0, &o->t))    \
     X(clt_max_pool1d, T, clt_max_pool1d(f->f, 0, 0, 0, 1, 0, &o->t))                         \
     X(clt_avg_pool1d, T, clt_avg_pool1d(f->f, 2, 0, 2, 0, 1, &o->t))                         \
@@ -339,6 +343,11 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_conv1d_layer, M, clt_conv1d_layer(f->dev, 1, 1, 0, NULL, 1, f->gen, &o->m))        \
     X(clt_conv_transpose2d_layer, M,                                                         \
       clt_conv_transpose2d_layer(f->dev, 2, 0, 3, 3, NULL, 1, f->gen, &o->m))                \
+    X(clt_conv3d_layer, M, clt_conv3d_layer(f->dev, 1, 1, k303, NULL, 1, f->gen, &o->m))     \
+    X(clt_conv_transpose1d_layer, M,                                                         \
+      clt_conv_transpose1d_layer(f->dev, 2, 0, 3, NULL, 1, f->gen, &o->m))                   \
+    X(clt_conv_transpose3d_layer, M,                                                         \
+      clt_conv_transpose3d_layer(f->dev, 2, 0, k303, NULL, 1, f->gen, &o->m))                \
     X(clt_upsample_layer, M, clt_upsample_layer(NULL, NULL, CLT_INTERP_NEAREST, 0, &o->m))   \
     X(clt_max_pool1d_layer, M, clt_max_pool1d_layer(0, NULL, &o->m))                         \
     X(clt_avg_pool1d_layer, M, clt_avg_pool1d_layer(-2, NULL, &o->m))                        \

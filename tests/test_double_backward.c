@@ -1118,14 +1118,23 @@ Test(double_backward, weighted_cross_entropy_and_nll_loss)
 /* ---- convolutions ---------------------------------------------------------------------- */
 
 /* tanh of a convolution of in[0] with the weight in[1] and the bias in[2]
- * (kind 1: conv1d, 2: conv2d, 3: conv_transpose2d); tanh makes the first
+ * (kind 1: conv1d, 2: conv2d, 3: conv_transpose2d, 4: conv3d, 5:
+ * conv_transpose3d, 6: conv_transpose1d; the 3-D ones, a conv3_case, take
+ * their input and weight as 4-D data reshaped to x5 and w5, x5[0] 0
+ * leaving an unbatched input as it is); tanh makes the first
  * gradients depend on every input, so that the check sees the formulas'
  * own gradients with respect to the input, the weight and the output's
  * gradient. */
 typedef struct conv_case {
     int kind;
-    int64_t stride[2], padding[2], dilation[2], output_padding[2], groups;
+    int64_t stride[3], padding[3], dilation[3], output_padding[3], groups;
 } conv_case;
+
+/* kinds 4 and 5: the case and the 5-D shapes */
+typedef struct conv3_case {
+    conv_case c;
+    int64_t x5[5], w5[5];
+} conv3_case;
 
 static clt_status call_conv(clt_tensor *const *in, clt_tensor **out, const void *ctx)
 {
@@ -1141,13 +1150,42 @@ static clt_status call_conv(clt_tensor *const *in, clt_tensor **out, const void 
                              {c->dilation[0], c->dilation[1]},
                              c->groups};
         st = clt_conv2d(in[0], in[1], in[2], &o, &y);
-    } else {
+    } else if (c->kind == 3) {
         clt_conv_transpose2d_opts o = {{c->stride[0], c->stride[1]},
                                        {c->padding[0], c->padding[1]},
                                        {c->output_padding[0], c->output_padding[1]},
                                        c->groups,
                                        {c->dilation[0], c->dilation[1]}};
         st = clt_conv_transpose2d(in[0], in[1], in[2], &o, &y);
+    } else if (c->kind == 6) {
+        clt_conv_transpose1d_opts o = {c->stride[1], c->padding[1], c->output_padding[1],
+                                       c->groups, c->dilation[1]};
+        st = clt_conv_transpose1d(in[0], in[1], in[2], &o, &y);
+    } else {
+        const conv3_case *c3 = ctx;
+        clt_tensor *x5 = NULL, *w5 = NULL;
+        st = c3->x5[0] ? clt_reshape(in[0], 5, c3->x5, &x5) : CLT_OK;
+        if (st == CLT_OK)
+            st = clt_reshape(in[1], 5, c3->w5, &w5);
+        const clt_tensor *x = x5 ? x5 : in[0];
+        if (st == CLT_OK && c->kind == 4) {
+            clt_conv3d_opts o;
+            memcpy(o.stride, c->stride, sizeof o.stride);
+            memcpy(o.padding, c->padding, sizeof o.padding);
+            memcpy(o.dilation, c->dilation, sizeof o.dilation);
+            o.groups = c->groups;
+            st = clt_conv3d(x, w5, in[2], &o, &y);
+        } else if (st == CLT_OK) {
+            clt_conv_transpose3d_opts o;
+            memcpy(o.stride, c->stride, sizeof o.stride);
+            memcpy(o.padding, c->padding, sizeof o.padding);
+            memcpy(o.dilation, c->dilation, sizeof o.dilation);
+            memcpy(o.output_padding, c->output_padding, sizeof o.output_padding);
+            o.groups = c->groups;
+            st = clt_conv_transpose3d(x, w5, in[2], &o, &y);
+        }
+        clt_tensor_free(x5);
+        clt_tensor_free(w5);
     }
     if (st == CLT_OK)
         st = clt_tanh(y, out);
@@ -1211,6 +1249,31 @@ Test(double_backward, conv1d_and_conv_transpose2d)
                        {{4, {1, 2, 3, 4}, NULL, 1}, {4, {2, 3, 2, 2}, NULL, 1}, {1, {3}, NULL, 1}}};
     for (int k = 0; k < 4; k++)
         conv_gradgradcheck(dev, &cs[k], ins[k]);
+}
+
+Test(double_backward, conv3d_conv_transpose3d_and_conv_transpose1d)
+{
+    clt_device *dev = get_device("cpu");
+    /* conv3d: stride 2 in depth with two groups (a row left over);
+     * unbatched with padding and dilation.  conv_transpose3d: stride and
+     * output_padding past it in one dimension; unbatched.
+     * conv_transpose1d: stride 2, output_padding 1, two groups */
+    const conv3_case cs[] = {
+        {{4, {2, 1, 1}, {0, 1, 0}, {1, 1, 1}, {0, 0, 0}, 2}, {2, 4, 3, 3, 2}, {2, 2, 2, 2, 1}},
+        {{4, {1, 1, 1}, {1, 0, 1}, {2, 1, 1}, {0, 0, 0}, 1}, {0}, {2, 2, 2, 2, 2}},
+        {{5, {2, 1, 1}, {1, 0, 0}, {1, 1, 2}, {1, 0, 1}, 2}, {1, 4, 2, 2, 2}, {4, 1, 2, 2, 2}},
+        {{5, {1, 2, 1}, {0, 0, 1}, {1, 1, 1}, {0, 1, 0}, 1}, {0}, {2, 2, 1, 2, 2}},
+        {{6, {1, 2}, {0, 1}, {1, 1}, {0, 1}, 2}, {0}, {0}},
+    };
+    gc_in ins[5][3] = {
+        {{4, {8, 3, 3, 2}, NULL, 1}, {4, {4, 2, 2, 1}, NULL, 1}, {1, {2}, NULL, 1}},
+        {{4, {2, 3, 2, 3}, NULL, 1}, {4, {4, 2, 2, 2}, NULL, 1}, {0, {0}, NULL, 1}},
+        {{4, {4, 2, 2, 2}, NULL, 1}, {4, {4, 2, 2, 2}, NULL, 1}, {1, {2}, NULL, 1}},
+        {{4, {2, 2, 2, 3}, NULL, 1}, {4, {4, 1, 2, 2}, NULL, 1}, {1, {2}, NULL, 1}},
+        {{3, {1, 4, 3}, NULL, 1}, {3, {4, 1, 3}, NULL, 1}, {1, {2}, NULL, 1}},
+    };
+    for (int k = 0; k < 5; k++)
+        conv_gradgradcheck(dev, &cs[k].c, ins[k]);
 }
 
 /* ---- a WGAN-GP step with a convolutional critic ------------------------------------------ */

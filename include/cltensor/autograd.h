@@ -148,8 +148,8 @@ CLT_API clt_status clt_autograd_grad(clt_tensor *const *outputs, size_t noutputs
  * NativeLayerNormBackward0 and NativeGroupNormBackward0, input, weight and
  * bias), BatchNorm1d/2d in training and eval (their ops), max_pool2d and
  * avg_pool2d (1d and unbatched too; their formulas' own gradients a gather
- * and the pooling, to any order), conv1d, conv2d and conv_transpose2d
- * (ConvolutionBackward0, with any stride, padding, dilation, groups and
+ * and the pooling, to any order), conv1d, conv2d, conv3d and
+ * conv_transpose1d/2d/3d (ConvolutionBackward0, with any stride, padding, dilation, groups and
  * bias: each formula a convolution, so to any order), mse_loss,
  * binary_cross_entropy (with a weight) and
  * binary_cross_entropy_with_logits (with a pos_weight), input

@@ -1,5 +1,6 @@
 /* cltensor/conv.h: convolution, pooling and upsampling, like
- * torch.nn.functional's conv1d, conv2d, conv_transpose2d, max_pool1d,
+ * torch.nn.functional's conv1d, conv2d, conv3d, conv_transpose1d,
+ * conv_transpose2d, conv_transpose3d, max_pool1d,
  * max_pool2d, avg_pool1d, avg_pool2d, adaptive_avg_pool2d,
  * adaptive_max_pool1d/2d, max_unpool1d/2d, lp_pool1d/2d,
  * interpolate, grid_sample and affine_grid, and the rearrangements
@@ -8,8 +9,9 @@
  * differentiable (autograd.h).
  *
  * Inputs are [N, C, H, W] (batched) or [C, H, W] (unbatched: the result
- * has no batch dimension either; conv1d's and the 1-D pools' [N, C, L]
- * or [C, L];
+ * has no batch dimension either; conv1d's, conv_transpose1d's and the
+ * 1-D pools' [N, C, L] or [C, L]; conv3d's and conv_transpose3d's
+ * [N, C, D, H, W] or [C, D, H, W];
  * clt_interpolate's 4-D only, clt_interpolate_nd's and grid_sample's as
  * they say), float32 or float64, in any layout;
  * avg_pool2d also takes int64, as PyTorch 1.13: each window's int64 sum
@@ -107,6 +109,87 @@ typedef struct clt_conv_transpose2d_opts {
 CLT_API clt_status clt_conv_transpose2d(const clt_tensor *input, const clt_tensor *weight,
                                         const clt_tensor *bias,
                                         const clt_conv_transpose2d_opts *opts, clt_tensor **out);
+
+/* Settings of clt_conv3d, as torch.nn.functional.conv3d's arguments
+ * ({depth, height, width} triples).  A NULL clt_conv3d_opts means
+ * PyTorch's defaults, CLT_CONV3D_DEFAULTS: stride 1, padding 0, dilation
+ * 1, groups 1. */
+typedef struct clt_conv3d_opts {
+    int64_t stride[3];   /* > 0 */
+    int64_t padding[3];  /* >= 0, zeros */
+    int64_t dilation[3]; /* > 0 */
+    int64_t groups;      /* > 0, divides C and O */
+} clt_conv3d_opts;
+
+#define CLT_CONV3D_DEFAULTS {{1, 1, 1}, {0, 0, 0}, {1, 1, 1}, 1}
+
+/* torch.nn.functional.conv3d(input, weight, bias, stride, padding,
+ * dilation, groups): input [N, C, D, H, W] or [C, D, H, W], weight
+ * [O, C / groups, kD, kH, kW], bias [O] or NULL; the result is
+ * [N, O, Do, Ho, Wo] (or [O, Do, Ho, Wo]) with Do = (D + 2 padding -
+ * dilation (kD - 1) - 1) / stride + 1 (likewise Ho, Wo).  All three of one
+ * dtype.  The same im2col + GEMM as clt_conv2d (patch rows Cg kD kH kW,
+ * columns Do Ho Wo), with its memory bound, order of summation and
+ * messages (sizes in triples).  Differentiable in input, weight and bias,
+ * twice too (grad_fn ConvolutionBackward0, as torch).  New tensor:
+ * release with clt_tensor_free. */
+CLT_API clt_status clt_conv3d(const clt_tensor *input, const clt_tensor *weight,
+                              const clt_tensor *bias, const clt_conv3d_opts *opts,
+                              clt_tensor **out);
+
+/* Settings of clt_conv_transpose1d, as
+ * torch.nn.functional.conv_transpose1d's arguments in its order.  A NULL
+ * opts means PyTorch's defaults, CLT_CONV_TRANSPOSE1D_DEFAULTS: stride 1,
+ * padding 0, output_padding 0, groups 1, dilation 1. */
+typedef struct clt_conv_transpose1d_opts {
+    int64_t stride;         /* > 0 */
+    int64_t padding;        /* >= 0: taken off both ends of the output */
+    int64_t output_padding; /* >= 0, below the stride or the dilation */
+    int64_t groups;         /* > 0, divides both channel counts */
+    int64_t dilation;       /* > 0 */
+} clt_conv_transpose1d_opts;
+
+#define CLT_CONV_TRANSPOSE1D_DEFAULTS {1, 0, 0, 1, 1}
+
+/* torch.nn.functional.conv_transpose1d(input, weight, bias, stride,
+ * padding, output_padding, groups, dilation): input [N, Cin, L] or
+ * [Cin, L], weight [Cin, Cout / groups, k], bias [Cout] or NULL; the
+ * result is [N, Cout, Lo] (or [Cout, Lo]) with Lo = (L - 1) stride -
+ * 2 padding + dilation (k - 1) + output_padding + 1, which must be
+ * positive.  Computed by clt_conv_transpose2d on the views [N, Cin, 1, L]
+ * and [Cin, Cout / groups, 1, k]: the same arithmetic and bits, and its
+ * messages (sizes with the 1 inserted).  Differentiable, twice too.  New
+ * tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_conv_transpose1d(const clt_tensor *input, const clt_tensor *weight,
+                                        const clt_tensor *bias,
+                                        const clt_conv_transpose1d_opts *opts, clt_tensor **out);
+
+/* Settings of clt_conv_transpose3d, as
+ * torch.nn.functional.conv_transpose3d's arguments in its order
+ * ({depth, height, width} triples).  A NULL opts means PyTorch's
+ * defaults, CLT_CONV_TRANSPOSE3D_DEFAULTS. */
+typedef struct clt_conv_transpose3d_opts {
+    int64_t stride[3];         /* > 0 */
+    int64_t padding[3];        /* >= 0: taken off both sides of the output */
+    int64_t output_padding[3]; /* >= 0, below the stride or the dilation */
+    int64_t groups;            /* > 0, divides both channel counts */
+    int64_t dilation[3];       /* > 0 */
+} clt_conv_transpose3d_opts;
+
+#define CLT_CONV_TRANSPOSE3D_DEFAULTS {{1, 1, 1}, {0, 0, 0}, {0, 0, 0}, 1, {1, 1, 1}}
+
+/* torch.nn.functional.conv_transpose3d(input, weight, bias, stride,
+ * padding, output_padding, groups, dilation), the gradient of conv3d with
+ * respect to its input: input [N, Cin, D, H, W] or [Cin, D, H, W]
+ * (spatial sizes and Cin positive), weight [Cin, Cout / groups, kD, kH,
+ * kW], bias [Cout] or NULL; the result is [N, Cout, Do, Ho, Wo] with
+ * Do = (D - 1) stride - 2 padding + dilation (kD - 1) + output_padding + 1
+ * (likewise Ho, Wo), which must be positive.  Runs as conv3d's backward
+ * pass (GEMM, then col2im), as clt_conv_transpose2d.  Differentiable,
+ * twice too.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_conv_transpose3d(const clt_tensor *input, const clt_tensor *weight,
+                                        const clt_tensor *bias,
+                                        const clt_conv_transpose3d_opts *opts, clt_tensor **out);
 
 /* Modes of clt_interpolate and clt_interpolate_nd, as F.interpolate's
  * mode strings, with the inputs each takes (as torch 1.13). */

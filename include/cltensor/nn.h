@@ -303,6 +303,39 @@ CLT_API clt_status clt_conv_transpose2d_layer(clt_device *dev, int64_t in_channe
                                               const clt_conv_transpose2d_opts *opts, int bias,
                                               clt_generator *gen, clt_module **out);
 
+/* torch.nn.Conv3d(in_channels, out_channels, kernel_size, ...):
+ * y = clt_conv3d(x, weight, bias, opts) for x [N, C, D, H, W] or
+ * [C, D, H, W].  kernel_size {kD, kH, kW} (> 0, required); opts NULL:
+ * stride 1, padding 0, dilation 1, groups 1.  weight [out_channels,
+ * in_channels / groups, kD, kH, kW] and bias [out_channels] (when bias is
+ * non-zero), both uniform in +-1/sqrt(in_channels / groups kD kH kW),
+ * float32 on dev, as torch's reset_parameters.  groups must divide both
+ * channel counts.  A new module (*out), released with clt_module_free. */
+CLT_API clt_status clt_conv3d_layer(clt_device *dev, int64_t in_channels, int64_t out_channels,
+                                    const int64_t kernel_size[3], const clt_conv3d_opts *opts,
+                                    int bias, clt_generator *gen, clt_module **out);
+
+/* torch.nn.ConvTranspose1d(in_channels, out_channels, kernel_size, ...)
+ * and torch.nn.ConvTranspose3d(in_channels, out_channels, (kD, kH, kW),
+ * ...): y = clt_conv_transpose1d (or 3d)(x, weight, bias, opts) for x
+ * [N, C, L] or [C, L] ([N, C, D, H, W] or [C, D, H, W]).  opts NULL:
+ * stride 1, padding 0, output_padding 0, groups 1, dilation 1;
+ * output_padding must be below the stride or the dilation.  weight
+ * [in_channels, out_channels / groups, k...] (PyTorch's layout, so that
+ * its state_dict loads as it is) and bias [out_channels], both uniform in
+ * +-1/sqrt(fan_in) with PyTorch's fan_in = out_channels / groups times
+ * the kernel's sizes, float32 on dev.  A new module (*out), released with
+ * clt_module_free. */
+CLT_API clt_status clt_conv_transpose1d_layer(clt_device *dev, int64_t in_channels,
+                                              int64_t out_channels, int64_t kernel_size,
+                                              const clt_conv_transpose1d_opts *opts, int bias,
+                                              clt_generator *gen, clt_module **out);
+CLT_API clt_status clt_conv_transpose3d_layer(clt_device *dev, int64_t in_channels,
+                                              int64_t out_channels,
+                                              const int64_t kernel_size[3],
+                                              const clt_conv_transpose3d_opts *opts, int bias,
+                                              clt_generator *gen, clt_module **out);
+
 /* torch.nn.Upsample(size, scale_factor, mode, align_corners):
  * clt_interpolate(x, size, scale_factor, mode, align_corners) at each
  * forward, for 4-D input (the modes that take 4-D input: nearest,

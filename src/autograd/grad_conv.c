@@ -1,5 +1,5 @@
-/* grad_conv.c: conv1d, conv2d, conv_transpose2d (their formulas recorded as
- * convolutions too, for double backward), max_pool1d/2d (with
+/* grad_conv.c: conv1d, conv2d, conv3d, conv_transpose1d/2d/3d (their
+ * formulas recorded as convolutions too, for double backward), max_pool1d/2d (with
  * indices too), avg_pool1d/2d, adaptive_avg_pool2d, adaptive_max_pool1d/2d,
  * max_unpool1d/2d, unfold and fold (conv.h) with their backward formulas;
  * the kernels live in src/ops/conv.c (interpolate: grad_spatial.c).  Unbatched
@@ -15,12 +15,12 @@
 
 typedef clt_status (*op4_fn)(const clt_tensor *x, const void *ctx, clt_tensor **out);
 
-/* op4 on a [C, H, W] input seen as [1, C, H, W], or on a 4-D one as it is;
- * other ranks are the caller's error. */
-static clt_status batched(const clt_tensor *x, op4_fn op4, const void *ctx, clt_tensor **out,
-                          const char *fn)
+/* op4 on an input of full - 1 dims seen as [1, ...], or on one of full
+ * dims as it is; other ranks are the caller's error. */
+static clt_status batched_nd(const clt_tensor *x, int full, op4_fn op4, const void *ctx,
+                             clt_tensor **out, const char *fn)
 {
-    if (x->ndim == 4)
+    if (x->ndim == full)
         return op4(x, ctx, out);
     clt_tensor *x4 = NULL, *y4 = NULL;
     clt_status st = clt__unsqueeze_rec(fn, x, 0, &x4);
@@ -33,72 +33,127 @@ static clt_status batched(const clt_tensor *x, op4_fn op4, const void *ctx, clt_
     return st;
 }
 
-static clt_conv2d_opts conv_opts(const clt__node *n)
+/* op4 on a [C, H, W] input seen as [1, C, H, W], or on a 4-D one as it is. */
+static clt_status batched(const clt_tensor *x, op4_fn op4, const void *ctx, clt_tensor **out,
+                          const char *fn)
 {
-    clt_conv2d_opts o = {{n->i[0], n->i[1]}, {n->i[2], n->i[3]}, {n->i[4], n->i[5]}, n->i[6]};
+    return batched_nd(x, 4, op4, ctx, out, fn);
+}
+
+/* A convolution node's settings: i[0] nd, then stride, padding, dilation
+ * and output_padding (three each), groups. */
+static void opts_to_node(const clt__conv_opts *o, clt__node *n)
+{
+    n->i[0] = o->nd;
+    for (int d = 0; d < 3; d++) {
+        n->i[1 + d] = o->stride[d];
+        n->i[4 + d] = o->padding[d];
+        n->i[7 + d] = o->dilation[d];
+        n->i[10 + d] = o->output_padding[d];
+    }
+    n->i[13] = o->groups;
+}
+
+static clt__conv_opts opts_from_node(const clt__node *n)
+{
+    clt__conv_opts o = {(int)n->i[0], {0}, {0}, {0}, {0}, n->i[13]};
+    for (int d = 0; d < 3; d++) {
+        o.stride[d] = n->i[1 + d];
+        o.padding[d] = n->i[4 + d];
+        o.dilation[d] = n->i[7 + d];
+        o.output_padding[d] = n->i[10 + d];
+    }
     return o;
 }
 
-static clt_conv_transpose2d_opts transposed_opts(const clt__node *n)
-{
-    clt_conv_transpose2d_opts o = {{n->i[0], n->i[1]}, {n->i[2], n->i[3]},
-                                   {n->i[4], n->i[5]}, n->i[6], {n->i[7], n->i[8]}};
-    return o;
-}
+static clt_status conv_rec(const char *fn, const clt_tensor *input, const clt_tensor *weight,
+                           const clt_tensor *bias, const clt__conv_opts *o, clt_tensor **out);
+static clt_status conv_transpose_rec(const char *fn, const clt_tensor *input,
+                                     const clt_tensor *weight, const clt_tensor *bias,
+                                     const clt__conv_opts *o, clt_tensor **out);
 
 /* ---- the formulas as recorded ops, for a pass that creates a graph ---------------- */
 
-/* The weight's gradient [O, C / groups, k[0], k[1]] of conv2d(x, w) with
- * opts o for its output's gradient g, in recorded ops: a grouped conv2d of
- * x's channels, the batch as their channels ([C / G, G N, H, W]), with g
- * as the kernel ([O, N, OH, OW]), stride and dilation exchanged; its
+/* The weight's gradient [O, C / groups, k...] of conv(x, w) with opts o for
+ * its output's gradient g, in recorded ops: a grouped convolution of x's
+ * channels, the batch as their channels ([C / G, G N, spatial...]), with g
+ * as the kernel ([O, N, out...]), stride and dilation exchanged; its
  * [C / G, O, ...] result transposed and cut to the kernel's size (the
  * rows past it are the input's that no output reached). */
 static clt_status conv_weight_grad(const clt_tensor *x, const clt_tensor *g, const int64_t *k,
-                                   const clt_conv2d_opts *o, clt_tensor **out)
+                                   const clt__conv_opts *o, clt_tensor **out)
 {
     static const char fn[] = "clt_backward";
-    int64_t N = x->shape[0], G = o->groups, Cg = x->shape[1] / G, H = x->shape[2],
-            W = x->shape[3];
-    const int64_t s5[5] = {N, G, Cg, H, W}, s4[4] = {Cg, G * N, H, W};
-    const int perm[5] = {2, 1, 0, 3, 4};
-    const clt_conv2d_opts t = {{o->dilation[0], o->dilation[1]},
-                               {o->padding[0], o->padding[1]},
-                               {o->stride[0], o->stride[1]},
-                               G};
-    clt_tensor *a = NULL, *b = NULL, *c = NULL, *gt = NULL, *r = NULL, *rt = NULL, *h = NULL;
+    const int nd = o->nd;
+    int64_t N = x->shape[0], G = o->groups, Cg = x->shape[1] / G;
+    int64_t s5[6] = {N, G, Cg}, s4[5] = {Cg, G * N};
+    int perm[6] = {2, 1, 0, 3, 4, 5};
+    for (int d = 0; d < nd; d++)
+        s5[3 + d] = s4[2 + d] = x->shape[2 + d];
+    clt__conv_opts t = *o;
+    for (int d = 0; d < 3; d++) {
+        t.stride[d] = o->dilation[d];
+        t.dilation[d] = o->stride[d];
+        t.output_padding[d] = 0;
+    }
+    clt_tensor *a = NULL, *b = NULL, *c = NULL, *gt = NULL, *r = NULL, *cut[2] = {NULL, NULL};
     clt_status st = CLT_OK;
-    CLT__TRY(clt__reshape_rec(fn, x, 5, s5, &a));
-    CLT__TRY(clt__permute_rec(fn, a, 5, perm, &b));
-    CLT__TRY(clt__reshape_rec(fn, b, 4, s4, &c));
+    CLT__TRY(clt__reshape_rec(fn, x, nd + 3, s5, &a));
+    CLT__TRY(clt__permute_rec(fn, a, nd + 3, perm, &b));
+    CLT__TRY(clt__reshape_rec(fn, b, nd + 2, s4, &c));
     CLT__TRY(clt__transpose_rec(fn, g, 0, 1, &gt));
-    CLT__TRY(clt__conv2d_rec(fn, c, gt, NULL, &t, &r));
-    CLT__TRY(clt__transpose_rec(fn, r, 0, 1, &rt));
-    CLT__TRY(clt__narrow_rec(fn, rt, 2, 0, k[0], &h));
-    CLT__TRY(clt__narrow_rec(fn, h, 3, 0, k[1], out));
+    CLT__TRY(conv_rec(fn, c, gt, NULL, &t, &r));
+    CLT__TRY(clt__transpose_rec(fn, r, 0, 1, &cut[0]));
+    for (int d = 0; d < nd; d++) {
+        clt_tensor *next = NULL;
+        CLT__TRY(clt__narrow_rec(fn, cut[0], 2 + d, 0, k[d], d == nd - 1 ? out : &next));
+        clt_tensor_free(cut[0]);
+        cut[0] = next;
+    }
 done:
     clt_tensor_free(a);
     clt_tensor_free(b);
     clt_tensor_free(c);
     clt_tensor_free(gt);
     clt_tensor_free(r);
-    clt_tensor_free(rt);
-    clt_tensor_free(h);
+    clt_tensor_free(cut[0]);
     return st;
 }
 
-/* The bias's gradient: g summed over N, H and W, recorded. */
+/* r cut to the spatial sizes of x (dims 2 on), recorded. */
+static clt_status cut_to(const clt_tensor *r, const clt_tensor *x, clt_tensor **out)
+{
+    static const char fn[] = "clt_backward";
+    clt_tensor *cur = NULL;
+    clt_status st = CLT_OK;
+    for (int d = 2; d < x->ndim; d++) {
+        clt_tensor *next = NULL;
+        CLT__TRY(clt__narrow_rec(fn, cur ? cur : r, d, 0, x->shape[d],
+                                 d == x->ndim - 1 ? out : &next));
+        clt_tensor_free(cur);
+        cur = next;
+    }
+done:
+    clt_tensor_free(cur);
+    return st;
+}
+
+/* The bias's gradient: g summed over N and the spatial dims, recorded. */
 static clt_status conv_bias_grad(const clt_tensor *g, clt_tensor **out)
 {
     static const char fn[] = "clt_backward";
-    clt_tensor *a = NULL, *b = NULL;
-    clt_status st = clt__sum_dim_rec(fn, g, 3, 0, &a);
-    if (st == CLT_OK)
-        st = clt__sum_dim_rec(fn, a, 2, 0, &b);
-    if (st == CLT_OK)
-        st = clt__sum_dim_rec(fn, b, 0, 0, out);
-    clt_tensor_free(a);
-    clt_tensor_free(b);
+    clt_tensor *cur = NULL;
+    clt_status st = CLT_OK;
+    for (int d = g->ndim - 1; d >= 0; d--) {
+        if (d == 1)
+            continue;
+        clt_tensor *next = NULL;
+        CLT__TRY(clt__sum_dim_rec(fn, cur ? cur : g, d, 0, d == 0 ? out : &next));
+        clt_tensor_free(cur);
+        cur = next;
+    }
+done:
+    clt_tensor_free(cur);
     return st;
 }
 
@@ -114,28 +169,24 @@ static clt_status conv_grad_nodes(const clt__node *n, clt_tensor **gin)
     return st;
 }
 
-/* conv2d's formula as recorded ops (torch's convolution_backward as its
- * double backward sees it): the input's gradient conv_transpose2d of g
- * with the weight, its output_padding the rows the forward's stride left
+/* A convolution's formula as recorded ops (torch's convolution_backward
+ * as its double backward sees it): the input's gradient conv_transpose of
+ * g with the weight, its output_padding the rows the forward's stride left
  * over; the weight's conv_weight_grad; the bias's the sum. */
-static clt_status conv2d_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+static clt_status conv_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     static const char fn[] = "clt_backward";
-    const clt_conv2d_opts o = conv_opts(n);
+    const clt__conv_opts o = opts_from_node(n);
     const clt_tensor *x = S(0), *w = S(1);
     const int64_t *k = w->shape + 2;
     clt_status st = CLT_OK;
     if (CLT__NEED(n, 0)) {
-        clt_conv_transpose2d_opts t = {{o.stride[0], o.stride[1]},
-                                       {o.padding[0], o.padding[1]},
-                                       {0, 0},
-                                       o.groups,
-                                       {o.dilation[0], o.dilation[1]}};
-        for (int d = 0; d < 2; d++)
+        clt__conv_opts t = o;
+        for (int d = 0; d < o.nd; d++)
             t.output_padding[d] = x->shape[2 + d] + 2 * o.padding[d] -
                                   o.dilation[d] * (k[d] - 1) - 1 -
                                   (g->shape[2 + d] - 1) * o.stride[d];
-        CLT__TRY(clt__conv_transpose2d_rec(fn, g, w, NULL, &t, &gin[0]));
+        CLT__TRY(conv_transpose_rec(fn, g, w, NULL, &t, &gin[0]));
     }
     if (CLT__NEED(n, 1))
         CLT__TRY(conv_weight_grad(x, g, k, &o, &gin[1]));
@@ -146,25 +197,23 @@ done:
     return st;
 }
 
-/* conv_transpose2d's formula as recorded ops: the input's gradient conv2d
- * of g with the weight (cut to the input's size: an output_padding past
- * the stride adds rows no input reached), the weight's conv_weight_grad
- * with g as the input and the input as the output's gradient. */
-static clt_status conv_transpose2d_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+/* A transposed convolution's formula as recorded ops: the input's
+ * gradient the convolution of g with the weight (cut to the input's size:
+ * an output_padding past the stride adds rows no input reached), the
+ * weight's conv_weight_grad with g as the input and the input as the
+ * output's gradient. */
+static clt_status conv_transpose_twice(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     static const char fn[] = "clt_backward";
-    const clt_conv_transpose2d_opts o = transposed_opts(n);
-    const clt_conv2d_opts c = {{o.stride[0], o.stride[1]},
-                               {o.padding[0], o.padding[1]},
-                               {o.dilation[0], o.dilation[1]},
-                               o.groups};
+    clt__conv_opts c = opts_from_node(n);
+    for (int d = 0; d < 3; d++)
+        c.output_padding[d] = 0;
     const clt_tensor *x = S(0), *w = S(1);
-    clt_tensor *r = NULL, *h = NULL;
+    clt_tensor *r = NULL;
     clt_status st = CLT_OK;
     if (CLT__NEED(n, 0)) {
-        CLT__TRY(clt__conv2d_rec(fn, g, w, NULL, &c, &r));
-        CLT__TRY(clt__narrow_rec(fn, r, 2, 0, x->shape[2], &h));
-        CLT__TRY(clt__narrow_rec(fn, h, 3, 0, x->shape[3], &gin[0]));
+        CLT__TRY(conv_rec(fn, g, w, NULL, &c, &r));
+        CLT__TRY(cut_to(r, x, &gin[0]));
     }
     if (CLT__NEED(n, 1))
         CLT__TRY(conv_weight_grad(g, x, w->shape + 2, &c, &gin[1]));
@@ -173,34 +222,32 @@ static clt_status conv_transpose2d_twice(clt__node *n, const clt_tensor *g, clt_
     st = conv_grad_nodes(n, gin);
 done:
     clt_tensor_free(r);
-    clt_tensor_free(h);
     return st;
 }
 
-/* ---- conv2d ------------------------------------------------------------------------ */
+/* ---- convolution (2-D and 3-D) ---------------------------------------------------- */
 
 /* saved: input, weight, and the forward's im2col matrix when it kept one.
  * PyTorch's convolution_backward: grad_input by the
  * transposed product and col2im, grad_weight by the product with the
- * patches, grad_bias the sum over N, H and W. */
-static clt_status bw_conv2d(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+ * patches, grad_bias the sum over N and the spatial dims. */
+static clt_status bw_conv(clt__node *n, const clt_tensor *g, clt_tensor **gin)
 {
     if (n->twice && clt__creating_graph())
-        return conv2d_twice(n, g, gin);
-    clt_conv2d_opts o = conv_opts(n);
-    return clt__conv2d_backward(g, S(0), S(1), &o, n->nsaved > 2 ? S(2) : NULL,
-                                CLT__NEED(n, 0) ? &gin[0] : NULL,
-                                CLT__NEED(n, 1) ? &gin[1] : NULL,
-                                n->nin > 2 && CLT__NEED(n, 2) ? &gin[2] : NULL);
+        return conv_twice(n, g, gin);
+    clt__conv_opts o = opts_from_node(n);
+    return clt__conv_backward(g, S(0), S(1), &o, n->nsaved > 2 ? S(2) : NULL,
+                              CLT__NEED(n, 0) ? &gin[0] : NULL, CLT__NEED(n, 1) ? &gin[1] : NULL,
+                              n->nin > 2 && CLT__NEED(n, 2) ? &gin[2] : NULL);
 }
 
 typedef struct conv_ctx {
     const clt_tensor *w, *b;
-    const clt_conv2d_opts *o;
+    const clt__conv_opts *o;
     const char *fn;
 } conv_ctx;
 
-static clt_status conv4(const clt_tensor *x, const void *ctx, clt_tensor **out)
+static clt_status conv_batched(const clt_tensor *x, const void *ctx, clt_tensor **out)
 {
     const conv_ctx *c = ctx;
     const clt_tensor *in[3] = {x, c->w, c->b};
@@ -208,40 +255,48 @@ static clt_status conv4(const clt_tensor *x, const void *ctx, clt_tensor **out)
     /* the patches are kept for the weight's gradient when it will need them */
     clt_tensor *cols = NULL;
     bool keep = clt__grad_needed(1, &c->w);
-    clt_status st = clt__conv2d(x, c->w, c->b, c->o, out, keep ? &cols : NULL, c->fn);
+    clt_status st = clt__conv(x, c->w, c->b, c->o, out, keep ? &cols : NULL, c->fn);
     const clt_tensor *sv[3] = {x, c->w, cols};
-    st = clt__record(st, out, "ConvolutionBackward0", bw_conv2d, c->b ? 3 : 2, in,
-                     cols ? 3 : 2, sv, &n);
+    st = clt__record(st, out, "ConvolutionBackward0", bw_conv, c->b ? 3 : 2, in, cols ? 3 : 2,
+                     sv, &n);
     clt_tensor_free(cols);
     clt__twice(n);
-    if (n) {
-        const clt_conv2d_opts *o = c->o;
-        int64_t v[7] = {o->stride[0],   o->stride[1],   o->padding[0], o->padding[1],
-                        o->dilation[0], o->dilation[1], o->groups};
-        for (int k = 0; k < 7; k++)
-            n->i[k] = v[k];
-    }
+    if (n)
+        opts_to_node(c->o, n);
     return st;
 }
 
-clt_status clt__conv2d_rec(const char *fn, const clt_tensor *input, const clt_tensor *weight,
-                           const clt_tensor *bias, const clt_conv2d_opts *opts, clt_tensor **out)
+/* A convolution of nd (2 or 3) spatial dims, batched or not, recorded. */
+static clt_status conv_rec(const char *fn, const clt_tensor *input, const clt_tensor *weight,
+                           const clt_tensor *bias, const clt__conv_opts *o, clt_tensor **out)
 {
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(input, fn);
     CLT__REQUIRE_ARG(weight, fn);
-    if (input->ndim != 3 && input->ndim != 4) {
+    if (input->ndim != o->nd + 1 && input->ndim != o->nd + 2) {
         char s[160];
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: Expected 3D (unbatched) or 4D (batched) input to conv2d, but got "
-                          "input of size: %s",
-                          fn, clt__shape_str(s, sizeof s, input->ndim, input->shape));
+                          "%s: Expected %dD (unbatched) or %dD (batched) input to conv%dd, but "
+                          "got input of size: %s",
+                          fn, o->nd + 1, o->nd + 2, o->nd,
+                          clt__shape_str(s, sizeof s, input->ndim, input->shape));
     }
-    const clt_conv2d_opts defaults = CLT_CONV2D_DEFAULTS;
-    conv_ctx c = {weight, bias, opts ? opts : &defaults, fn};
-    clt_status st = batched(input, conv4, &c, out, fn);
+    conv_ctx c = {weight, bias, o, fn};
+    clt_status st = batched_nd(input, o->nd + 2, conv_batched, &c, out, fn);
     return st == CLT_OK ? clt__ok() : st;
+}
+
+clt_status clt__conv2d_rec(const char *fn, const clt_tensor *input, const clt_tensor *weight,
+                           const clt_tensor *bias, const clt_conv2d_opts *opts, clt_tensor **out)
+{
+    const clt_conv2d_opts defaults = CLT_CONV2D_DEFAULTS;
+    const clt_conv2d_opts *p = opts ? opts : &defaults;
+    clt__conv_opts o = {2, {0}, {0}, {0}, {0}, p->groups};
+    memcpy(o.stride, p->stride, sizeof p->stride);
+    memcpy(o.padding, p->padding, sizeof p->padding);
+    memcpy(o.dilation, p->dilation, sizeof p->dilation);
+    return conv_rec(fn, input, weight, bias, &o, out);
 }
 
 clt_status clt_conv2d(const clt_tensor *input, const clt_tensor *weight, const clt_tensor *bias,
@@ -250,10 +305,32 @@ clt_status clt_conv2d(const clt_tensor *input, const clt_tensor *weight, const c
     return clt__conv2d_rec("clt_conv2d", input, weight, bias, opts, out);
 }
 
-/* ---- conv1d ------------------------------------------------------------------------ */
+clt_status clt__conv3d_rec(const char *fn, const clt_tensor *input, const clt_tensor *weight,
+                           const clt_tensor *bias, const clt_conv3d_opts *opts, clt_tensor **out)
+{
+    const clt_conv3d_opts defaults = CLT_CONV3D_DEFAULTS;
+    const clt_conv3d_opts *p = opts ? opts : &defaults;
+    clt__conv_opts o = {3, {0}, {0}, {0}, {0}, p->groups};
+    memcpy(o.stride, p->stride, sizeof p->stride);
+    memcpy(o.padding, p->padding, sizeof p->padding);
+    memcpy(o.dilation, p->dilation, sizeof p->dilation);
+    return conv_rec(fn, input, weight, bias, &o, out);
+}
 
-clt_status clt__conv1d_rec(const char *fn, const clt_tensor *input, const clt_tensor *weight,
-                           const clt_tensor *bias, const clt_conv1d_opts *opts, clt_tensor **out)
+clt_status clt_conv3d(const clt_tensor *input, const clt_tensor *weight, const clt_tensor *bias,
+                      const clt_conv3d_opts *opts, clt_tensor **out)
+{
+    return clt__conv3d_rec("clt_conv3d", input, weight, bias, opts, out);
+}
+
+/* ---- conv1d and conv_transpose1d: the 2-D ops on [.., 1, L] ------------------------ */
+
+/* The 1-D op on [N, C, L] or [C, L] as the 2-D one on [N, C, 1, L], the
+ * weight [., ., k] as [., ., 1, k] (recorded views: the gradients flow
+ * back through them); name is "conv1d" or "conv_transpose1d". */
+static clt_status via_2d(const char *fn, const char *name, const clt_tensor *input,
+                         const clt_tensor *weight, const clt_tensor *bias, bool transposed,
+                         const clt__conv_opts *o2, clt_tensor **out)
 {
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
@@ -262,26 +339,25 @@ clt_status clt__conv1d_rec(const char *fn, const clt_tensor *input, const clt_te
     char s[160];
     if (input->ndim != 2 && input->ndim != 3)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: Expected 2D (unbatched) or 3D (batched) input to conv1d, but got "
+                          "%s: Expected 2D (unbatched) or 3D (batched) input to %s, but got "
                           "input of size: %s",
-                          fn, clt__shape_str(s, sizeof s, input->ndim, input->shape));
+                          fn, name, clt__shape_str(s, sizeof s, input->ndim, input->shape));
     if (weight->ndim != 3)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: expected weight to be 3-dimensional [out_channels, in_channels / "
-                          "groups, k], but got weight of size %s",
-                          fn, clt__shape_str(s, sizeof s, weight->ndim, weight->shape));
-    const clt_conv1d_opts defaults = CLT_CONV1D_DEFAULTS;
-    const clt_conv1d_opts *o = opts ? opts : &defaults;
-    /* [N, C, L] as [N, C, 1, L] (recorded views: the gradients flow back
-     * through them) */
-    clt_conv2d_opts o2 = {{1, o->stride}, {0, o->padding}, {1, o->dilation}, o->groups};
+                          "%s: expected weight to be 3-dimensional [%s, k], but got weight of "
+                          "size %s",
+                          fn,
+                          transposed ? "in_channels, out_channels / groups"
+                                     : "out_channels, in_channels / groups",
+                          clt__shape_str(s, sizeof s, weight->ndim, weight->shape));
     int d = input->ndim - 1;
     clt_tensor *x4 = NULL, *w4 = NULL, *y4 = NULL;
     clt_status st = clt__unsqueeze_rec(fn, input, d, &x4);
     if (st == CLT_OK)
         st = clt__unsqueeze_rec(fn, weight, 2, &w4);
     if (st == CLT_OK)
-        st = clt__conv2d_rec(fn, x4, w4, bias, &o2, &y4);
+        st = transposed ? conv_transpose_rec(fn, x4, w4, bias, o2, &y4)
+                        : conv_rec(fn, x4, w4, bias, o2, &y4);
     if (st == CLT_OK)
         st = clt__squeeze_rec(fn, y4, d, out);
     clt_tensor_free(x4);
@@ -290,72 +366,102 @@ clt_status clt__conv1d_rec(const char *fn, const clt_tensor *input, const clt_te
     return st == CLT_OK ? clt__ok() : st;
 }
 
+clt_status clt__conv1d_rec(const char *fn, const clt_tensor *input, const clt_tensor *weight,
+                           const clt_tensor *bias, const clt_conv1d_opts *opts, clt_tensor **out)
+{
+    const clt_conv1d_opts defaults = CLT_CONV1D_DEFAULTS;
+    const clt_conv1d_opts *o = opts ? opts : &defaults;
+    clt__conv_opts o2 = {2, {1, o->stride}, {0, o->padding}, {1, o->dilation}, {0, 0}, o->groups};
+    return via_2d(fn, "conv1d", input, weight, bias, false, &o2, out);
+}
+
 clt_status clt_conv1d(const clt_tensor *input, const clt_tensor *weight, const clt_tensor *bias,
                       const clt_conv1d_opts *opts, clt_tensor **out)
 {
     return clt__conv1d_rec("clt_conv1d", input, weight, bias, opts, out);
 }
 
-/* ---- conv_transpose2d -------------------------------------------------------------- */
-
-/* saved: input and weight.  The input's gradient is conv2d of the output's
- * gradient, the weight's conv2d's weight gradient with the roles of input
- * and output gradient exchanged, the bias's the sum over N, H and W. */
-static clt_status bw_conv_transpose2d(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+clt_status clt__conv_transpose1d_rec(const char *fn, const clt_tensor *input,
+                                     const clt_tensor *weight, const clt_tensor *bias,
+                                     const clt_conv_transpose1d_opts *opts, clt_tensor **out)
 {
-    if (n->twice && clt__creating_graph())
-        return conv_transpose2d_twice(n, g, gin);
-    clt_conv_transpose2d_opts o = transposed_opts(n);
-    return clt__conv_transpose2d_backward(g, S(0), S(1), &o, CLT__NEED(n, 0) ? &gin[0] : NULL,
-                                          CLT__NEED(n, 1) ? &gin[1] : NULL,
-                                          n->nin > 2 && CLT__NEED(n, 2) ? &gin[2] : NULL);
+    const clt_conv_transpose1d_opts defaults = CLT_CONV_TRANSPOSE1D_DEFAULTS;
+    const clt_conv_transpose1d_opts *o = opts ? opts : &defaults;
+    clt__conv_opts o2 = {2,         {1, o->stride}, {0, o->padding}, {1, o->dilation},
+                         {0, o->output_padding}, o->groups};
+    return via_2d(fn, "conv_transpose1d", input, weight, bias, true, &o2, out);
 }
 
-typedef struct transposed_ctx {
-    const clt_tensor *w, *b;
-    const clt_conv_transpose2d_opts *o;
-    const char *fn;
-} transposed_ctx;
-
-static clt_status transposed4(const clt_tensor *x, const void *ctx, clt_tensor **out)
+clt_status clt_conv_transpose1d(const clt_tensor *input, const clt_tensor *weight,
+                                const clt_tensor *bias, const clt_conv_transpose1d_opts *opts,
+                                clt_tensor **out)
 {
-    const transposed_ctx *c = ctx;
+    return clt__conv_transpose1d_rec("clt_conv_transpose1d", input, weight, bias, opts, out);
+}
+
+/* ---- transposed convolution (2-D and 3-D) ------------------------------------------- */
+
+/* saved: input and weight.  The input's gradient is the convolution of the
+ * output's gradient, the weight's the convolution's weight gradient with
+ * the roles of input and output gradient exchanged, the bias's the sum
+ * over N and the spatial dims. */
+static clt_status bw_conv_transpose(clt__node *n, const clt_tensor *g, clt_tensor **gin)
+{
+    if (n->twice && clt__creating_graph())
+        return conv_transpose_twice(n, g, gin);
+    clt__conv_opts o = opts_from_node(n);
+    return clt__conv_transpose_backward(g, S(0), S(1), &o, CLT__NEED(n, 0) ? &gin[0] : NULL,
+                                        CLT__NEED(n, 1) ? &gin[1] : NULL,
+                                        n->nin > 2 && CLT__NEED(n, 2) ? &gin[2] : NULL);
+}
+
+static clt_status transposed_batched(const clt_tensor *x, const void *ctx, clt_tensor **out)
+{
+    const conv_ctx *c = ctx;
     const clt_tensor *in[3] = {x, c->w, c->b};
     clt__node *n = NULL;
-    clt_status st = clt__conv_transpose2d(x, c->w, c->b, c->o, out, c->fn);
-    st = clt__record(st, out, "ConvolutionBackward0", bw_conv_transpose2d, c->b ? 3 : 2, in, 2,
+    clt_status st = clt__conv_transpose(x, c->w, c->b, c->o, out, c->fn);
+    st = clt__record(st, out, "ConvolutionBackward0", bw_conv_transpose, c->b ? 3 : 2, in, 2,
                      in, &n);
     clt__twice(n);
-    if (n) {
-        const clt_conv_transpose2d_opts *o = c->o;
-        int64_t v[9] = {o->stride[0],         o->stride[1],         o->padding[0],
-                        o->padding[1],        o->output_padding[0], o->output_padding[1],
-                        o->groups,            o->dilation[0],       o->dilation[1]};
-        for (int k = 0; k < 9; k++)
-            n->i[k] = v[k];
-    }
+    if (n)
+        opts_to_node(c->o, n);
     return st;
+}
+
+static clt_status conv_transpose_rec(const char *fn, const clt_tensor *input,
+                                     const clt_tensor *weight, const clt_tensor *bias,
+                                     const clt__conv_opts *o, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    CLT__REQUIRE_ARG(weight, fn);
+    if (input->ndim != o->nd + 1 && input->ndim != o->nd + 2) {
+        char s[160];
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Expected %dD (unbatched) or %dD (batched) input to "
+                          "conv_transpose%dd, but got input of size: %s",
+                          fn, o->nd + 1, o->nd + 2, o->nd,
+                          clt__shape_str(s, sizeof s, input->ndim, input->shape));
+    }
+    conv_ctx c = {weight, bias, o, fn};
+    clt_status st = batched_nd(input, o->nd + 2, transposed_batched, &c, out, fn);
+    return st == CLT_OK ? clt__ok() : st;
 }
 
 clt_status clt__conv_transpose2d_rec(const char *fn, const clt_tensor *input,
                                      const clt_tensor *weight, const clt_tensor *bias,
                                      const clt_conv_transpose2d_opts *opts, clt_tensor **out)
 {
-    CLT__REQUIRE_ARG(out, fn);
-    *out = NULL;
-    CLT__REQUIRE_ARG(input, fn);
-    CLT__REQUIRE_ARG(weight, fn);
-    if (input->ndim != 3 && input->ndim != 4) {
-        char s[160];
-        return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: Expected 3D (unbatched) or 4D (batched) input to "
-                          "conv_transpose2d, but got input of size: %s",
-                          fn, clt__shape_str(s, sizeof s, input->ndim, input->shape));
-    }
     const clt_conv_transpose2d_opts defaults = CLT_CONV_TRANSPOSE2D_DEFAULTS;
-    transposed_ctx c = {weight, bias, opts ? opts : &defaults, fn};
-    clt_status st = batched(input, transposed4, &c, out, fn);
-    return st == CLT_OK ? clt__ok() : st;
+    const clt_conv_transpose2d_opts *p = opts ? opts : &defaults;
+    clt__conv_opts o = {2, {0}, {0}, {0}, {0}, p->groups};
+    memcpy(o.stride, p->stride, sizeof p->stride);
+    memcpy(o.padding, p->padding, sizeof p->padding);
+    memcpy(o.dilation, p->dilation, sizeof p->dilation);
+    memcpy(o.output_padding, p->output_padding, sizeof p->output_padding);
+    return conv_transpose_rec(fn, input, weight, bias, &o, out);
 }
 
 clt_status clt_conv_transpose2d(const clt_tensor *input, const clt_tensor *weight,
@@ -363,6 +469,27 @@ clt_status clt_conv_transpose2d(const clt_tensor *input, const clt_tensor *weigh
                                 clt_tensor **out)
 {
     return clt__conv_transpose2d_rec("clt_conv_transpose2d", input, weight, bias, opts, out);
+}
+
+clt_status clt__conv_transpose3d_rec(const char *fn, const clt_tensor *input,
+                                     const clt_tensor *weight, const clt_tensor *bias,
+                                     const clt_conv_transpose3d_opts *opts, clt_tensor **out)
+{
+    const clt_conv_transpose3d_opts defaults = CLT_CONV_TRANSPOSE3D_DEFAULTS;
+    const clt_conv_transpose3d_opts *p = opts ? opts : &defaults;
+    clt__conv_opts o = {3, {0}, {0}, {0}, {0}, p->groups};
+    memcpy(o.stride, p->stride, sizeof p->stride);
+    memcpy(o.padding, p->padding, sizeof p->padding);
+    memcpy(o.dilation, p->dilation, sizeof p->dilation);
+    memcpy(o.output_padding, p->output_padding, sizeof p->output_padding);
+    return conv_transpose_rec(fn, input, weight, bias, &o, out);
+}
+
+clt_status clt_conv_transpose3d(const clt_tensor *input, const clt_tensor *weight,
+                                const clt_tensor *bias, const clt_conv_transpose3d_opts *opts,
+                                clt_tensor **out)
+{
+    return clt__conv_transpose3d_rec("clt_conv_transpose3d", input, weight, bias, opts, out);
 }
 
 /* ---- pooling ------------------------------------------------------------------------ */

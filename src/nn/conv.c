@@ -1,24 +1,27 @@
 /* conv.c: the convolution, pooling and upsampling layers (torch.nn.Conv1d,
- * Conv2d, ConvTranspose2d, MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool2d,
- * Upsample, UpsamplingNearest2d, UpsamplingBilinear2d) over the ops of
- * conv.h. */
+ * Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d,
+ * MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool2d, Upsample,
+ * UpsamplingNearest2d, UpsamplingBilinear2d) over the ops of conv.h. */
 
 #include <stdio.h>
 
 #include "nn/nn.h"
 #include "ops/conv.h"
 
-/* "{a, b}" (or "{a}") of the nd sizes v into buf. */
+/* "{a, b}" (or "{a}", "{a, b, c}") of the nd sizes v into buf. */
 static const char *sizes_str(char *buf, size_t len, int nd, const int64_t *v)
 {
     if (nd == 1)
         snprintf(buf, len, "{%lld}", (long long)v[0]);
-    else
+    else if (nd == 2)
         snprintf(buf, len, "{%lld, %lld}", (long long)v[0], (long long)v[1]);
+    else
+        snprintf(buf, len, "{%lld, %lld, %lld}", (long long)v[0], (long long)v[1],
+                 (long long)v[2]);
     return buf;
 }
 
-/* The settings of a convolution layer of nd (1 or 2) spatial dimensions,
+/* The settings of a convolution layer of nd (1 to 3) spatial dimensions,
  * as torch.nn's _ConvNd checks them. */
 static clt_status layer_check(const char *fn, int64_t in_channels, int64_t out_channels, int nd,
                               const int64_t *kernel, const int64_t *stride,
@@ -30,8 +33,11 @@ static clt_status layer_check(const char *fn, int64_t in_channels, int64_t out_c
         bad = bad || kernel[i] <= 0;
     if (nd == 1)
         snprintf(k, sizeof k, "%lld", (long long)kernel[0]);
-    else
+    else if (nd == 2)
         snprintf(k, sizeof k, "%lld x %lld", (long long)kernel[0], (long long)kernel[1]);
+    else
+        snprintf(k, sizeof k, "%lld x %lld x %lld", (long long)kernel[0], (long long)kernel[1],
+                 (long long)kernel[2]);
     if (bad)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: in_channels (%lld), out_channels (%lld) and the kernel size "
@@ -202,7 +208,9 @@ clt_status clt_conv_transpose2d_layer(clt_device *dev, int64_t in_channels, int6
                                 o->dilation, o->groups);
     if (st != CLT_OK)
         return st;
-    if ((st = clt__output_padding_check(o, fn)) != CLT_OK)
+    clt__conv_opts co = {2, {o->stride[0], o->stride[1]}, {0}, {o->dilation[0], o->dilation[1]},
+                         {o->output_padding[0], o->output_padding[1]}, o->groups};
+    if ((st = clt__output_padding_check(&co, fn)) != CLT_OK)
         return st;
     /* PyTorch's layout [in, out / groups, kH, kW]; kaiming_uniform_ takes
      * fan_in from its second size, so both bounds are 1 / sqrt(out / groups
@@ -213,6 +221,161 @@ clt_status clt_conv_transpose2d_layer(clt_device *dev, int64_t in_channels, int6
                      o->dilation[1],       in_channels,   out_channels};
     return conv_layer_new(&conv_transpose2d_ops, dev, 11, v, 4, ws, out_channels, bias, gen, fn,
                           out);
+}
+
+/* ---- Conv3d ---------------------------------------------------------------------------- */
+
+/* i[0..9]: stride, padding, dilation (three each), groups; i[10], i[11]:
+ * in and out channels. */
+static clt_status conv3d_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    clt_status st = clt__module_check_device(m, x, "Conv3d");
+    if (st == CLT_OK)
+        st = clt__module_check_dtype(x, m->params[0], "weight", NULL, "Conv3d");
+    if (st != CLT_OK)
+        return st;
+    clt_conv3d_opts o = {{m->i[0], m->i[1], m->i[2]},
+                         {m->i[3], m->i[4], m->i[5]},
+                         {m->i[6], m->i[7], m->i[8]},
+                         m->i[9]};
+    return clt__conv3d_rec("Conv3d", x, m->params[0], m->nparams > 1 ? m->params[1] : NULL, &o,
+                           out);
+}
+
+static const clt__module_ops conv3d_ops = {"Conv3d", conv3d_forward, NULL, NULL};
+
+clt_status clt_conv3d_layer(clt_device *dev, int64_t in_channels, int64_t out_channels,
+                            const int64_t kernel_size[3], const clt_conv3d_opts *opts, int bias,
+                            clt_generator *gen, clt_module **out)
+{
+    const char *fn = "clt_conv3d_layer";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    CLT__REQUIRE_ARG(kernel_size, fn);
+    const clt_conv3d_opts defaults = CLT_CONV3D_DEFAULTS;
+    const clt_conv3d_opts *o = opts ? opts : &defaults;
+    clt_status st = layer_check(fn, in_channels, out_channels, 3, kernel_size, o->stride,
+                                o->padding, o->dilation, o->groups);
+    if (st != CLT_OK)
+        return st;
+    int64_t ws[5] = {out_channels, in_channels / o->groups, kernel_size[0], kernel_size[1],
+                     kernel_size[2]};
+    int64_t v[12];
+    for (int d = 0; d < 3; d++) {
+        v[d] = o->stride[d];
+        v[3 + d] = o->padding[d];
+        v[6 + d] = o->dilation[d];
+    }
+    v[9] = o->groups, v[10] = in_channels, v[11] = out_channels;
+    return conv_layer_new(&conv3d_ops, dev, 12, v, 5, ws, out_channels, bias, gen, fn, out);
+}
+
+/* ---- ConvTranspose1d and ConvTranspose3d ------------------------------------------------- */
+
+/* ConvTranspose1d's i[0..4]: stride, padding, output_padding, groups,
+ * dilation; i[5], i[6]: in and out channels. */
+static clt_status conv_transpose1d_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    static const char fn[] = "ConvTranspose1d";
+    clt_status st = clt__module_check_device(m, x, fn);
+    if (st == CLT_OK)
+        st = clt__module_check_dtype(x, m->params[0], "weight", NULL, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_conv_transpose1d_opts o = {m->i[0], m->i[1], m->i[2], m->i[3], m->i[4]};
+    return clt__conv_transpose1d_rec(fn, x, m->params[0], m->nparams > 1 ? m->params[1] : NULL,
+                                     &o, out);
+}
+
+static const clt__module_ops conv_transpose1d_ops = {"ConvTranspose1d", conv_transpose1d_forward,
+                                                     NULL, NULL};
+
+/* A transposed convolution layer of nd (1 or 3) spatial dims: the checks,
+ * PyTorch's weight layout [in, out / groups, k...] and initialisation
+ * (kaiming_uniform_ takes fan_in from the second size, so both bounds are
+ * 1 / sqrt(out / groups prod(k))). */
+static clt_status transposed_layer_new(const clt__module_ops *ops, clt_device *dev,
+                                       int64_t in_channels, int64_t out_channels, int nd,
+                                       const int64_t *kernel, const clt__conv_opts *co,
+                                       int nv, const int64_t *v, int bias, clt_generator *gen,
+                                       const char *fn, clt_module **out)
+{
+    clt_status st = layer_check(fn, in_channels, out_channels, nd, kernel, co->stride,
+                                co->padding, co->dilation, co->groups);
+    if (st != CLT_OK)
+        return st;
+    if ((st = clt__output_padding_check(co, fn)) != CLT_OK)
+        return st;
+    int64_t ws[5] = {in_channels, out_channels / co->groups};
+    for (int d = 0; d < nd; d++)
+        ws[2 + d] = kernel[d];
+    return conv_layer_new(ops, dev, nv, v, nd + 2, ws, out_channels, bias, gen, fn, out);
+}
+
+clt_status clt_conv_transpose1d_layer(clt_device *dev, int64_t in_channels, int64_t out_channels,
+                                      int64_t kernel_size, const clt_conv_transpose1d_opts *opts,
+                                      int bias, clt_generator *gen, clt_module **out)
+{
+    const char *fn = "clt_conv_transpose1d_layer";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    const clt_conv_transpose1d_opts defaults = CLT_CONV_TRANSPOSE1D_DEFAULTS;
+    const clt_conv_transpose1d_opts *o = opts ? opts : &defaults;
+    clt__conv_opts co = {1, {o->stride}, {o->padding}, {o->dilation}, {o->output_padding},
+                         o->groups};
+    int64_t v[7] = {o->stride, o->padding, o->output_padding, o->groups, o->dilation,
+                    in_channels, out_channels};
+    return transposed_layer_new(&conv_transpose1d_ops, dev, in_channels, out_channels, 1,
+                                &kernel_size, &co, 7, v, bias, gen, fn, out);
+}
+
+/* ConvTranspose3d's i[0..12]: stride, padding, output_padding (three
+ * each), groups, dilation (three); i[13], i[14]: in and out channels. */
+static clt_status conv_transpose3d_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    static const char fn[] = "ConvTranspose3d";
+    clt_status st = clt__module_check_device(m, x, fn);
+    if (st == CLT_OK)
+        st = clt__module_check_dtype(x, m->params[0], "weight", NULL, fn);
+    if (st != CLT_OK)
+        return st;
+    clt_conv_transpose3d_opts o = {{m->i[0], m->i[1], m->i[2]},
+                                   {m->i[3], m->i[4], m->i[5]},
+                                   {m->i[6], m->i[7], m->i[8]},
+                                   m->i[9],
+                                   {m->i[10], m->i[11], m->i[12]}};
+    return clt__conv_transpose3d_rec(fn, x, m->params[0], m->nparams > 1 ? m->params[1] : NULL,
+                                     &o, out);
+}
+
+static const clt__module_ops conv_transpose3d_ops = {"ConvTranspose3d", conv_transpose3d_forward,
+                                                     NULL, NULL};
+
+clt_status clt_conv_transpose3d_layer(clt_device *dev, int64_t in_channels, int64_t out_channels,
+                                      const int64_t kernel_size[3],
+                                      const clt_conv_transpose3d_opts *opts, int bias,
+                                      clt_generator *gen, clt_module **out)
+{
+    const char *fn = "clt_conv_transpose3d_layer";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    CLT__REQUIRE_ARG(kernel_size, fn);
+    const clt_conv_transpose3d_opts defaults = CLT_CONV_TRANSPOSE3D_DEFAULTS;
+    const clt_conv_transpose3d_opts *o = opts ? opts : &defaults;
+    clt__conv_opts co = {3, {0}, {0}, {0}, {0}, o->groups};
+    int64_t v[15];
+    for (int d = 0; d < 3; d++) {
+        co.stride[d] = v[d] = o->stride[d];
+        co.padding[d] = v[3 + d] = o->padding[d];
+        co.output_padding[d] = v[6 + d] = o->output_padding[d];
+        co.dilation[d] = v[10 + d] = o->dilation[d];
+    }
+    v[9] = o->groups, v[13] = in_channels, v[14] = out_channels;
+    return transposed_layer_new(&conv_transpose3d_ops, dev, in_channels, out_channels, 3,
+                                kernel_size, &co, 15, v, bias, gen, fn, out);
 }
 
 /* ---- MaxPool2d and AvgPool2d ------------------------------------------------------------ */

@@ -1,4 +1,4 @@
-/* conv.c: 2-D convolution as im2col + GEMM (cl/conv.cl, then cltensor's CPU
+/* conv.c: 2-D and 3-D convolution as im2col + GEMM (cl/conv.cl, then cltensor's CPU
  * GEMM for float32 and float64 on CPU devices, clt__matmul otherwise), its
  * backward pass, and max, average and adaptive average pooling with
  * theirs, and adaptive max pooling's forward (its backward is a
@@ -17,6 +17,8 @@ typedef struct geom {
     int64_t K, L;
     int64_t off0, off1, off2;
     int64_t flag;
+    int64_t D, kd, sd, pd, dd, Do; /* a convolution's depth: flat_geom() in 2-D */
+    int64_t nd;                    /* a convolution's spatial dimensions, 2 or 3 */
 } geom;
 
 size_t clt__conv2d_cols_limit = (size_t)256 << 20;
@@ -55,14 +57,18 @@ static const char *options(clt_dtype dtype, bool small)
 static bool fits32(const geom *g)
 {
     const int64_t lim = INT32_MAX / 2;
-    int64_t big = product4(g->N, g->C, g->H, g->W);
+    /* pooling leaves the depth 0: it has none */
+    int64_t D = g->D > 1 ? g->D : 1, kd = g->kd > 1 ? g->kd : 1;
+    int64_t big = product4(g->N, g->C, product4(D, g->H, 1, 1), g->W);
     int64_t sizes[4] = {product4(g->N, g->O, g->L, 1), product4(g->G, g->K, g->N, g->L),
-                        product4(g->N, g->C, g->L, 1), product4(g->O, g->Cg, g->kh, g->kw)};
+                        product4(g->N, g->C, g->L, 1),
+                        product4(g->O, g->Cg, g->kh, product4(g->kw, kd, 1, 1))};
     for (int k = 0; k < 4; k++)
         big = sizes[k] > big ? sizes[k] : big;
     int64_t off = g->off0 > g->off1 ? g->off0 : g->off1;
     off = g->off2 > off ? g->off2 : off;
-    return big < lim && off < lim && g->H + g->ph < lim && g->W + g->pw < lim;
+    return big < lim && off < lim && g->H + g->ph < lim && g->W + g->pw < lim &&
+           D + g->pd < lim;
 }
 
 /* One work-item per `items`, kernel `name` of cl/conv.cl; the last
@@ -159,6 +165,29 @@ done:
 
 /* ---- convolution ------------------------------------------------------------------ */
 
+/* A geometry whose depth is the identity (D, kd, sd, dd, Do 1, pd 0): 2-D
+ * convolutions and the blocks of unfold and fold. */
+static geom flat_geom(void)
+{
+    geom g = {0};
+    g.D = g.kd = g.sd = g.dd = g.Do = 1;
+    g.nd = 2;
+    return g;
+}
+
+/* The nd values v as "{a, b}" or "{a, b, c}" (sep ", ") or "a x b x c"
+ * (sep " x ", without braces). */
+static const char *list_str(char *buf, size_t len, int nd, const int64_t *v, const char *sep)
+{
+    bool braces = sep[0] == ',';
+    size_t n = (size_t)snprintf(buf, len, "%s", braces ? "{" : "");
+    for (int d = 0; d < nd && n < len; d++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%lld", d ? sep : "", (long long)v[d]);
+    if (braces && n < len)
+        snprintf(buf + n, len - n, "}");
+    return buf;
+}
+
 /* The padded input and the dilated kernel's extent along one dimension;
  * false when either passes int64 (user-given padding or dilation). */
 static bool extents(int64_t in, int64_t k, int64_t pad, int64_t dil, int64_t *padded,
@@ -169,17 +198,16 @@ static bool extents(int64_t in, int64_t k, int64_t pad, int64_t dil, int64_t *pa
            !__builtin_mul_overflow(dil, k - 1, &dk) && !__builtin_add_overflow(dk, 1, span);
 }
 
-static clt_status extents_error(const char *fn, const clt_tensor *x, const int64_t *k,
+static clt_status extents_error(const char *fn, const clt_tensor *x, int nd, const int64_t *k,
                                 const int64_t *pad, const int64_t *dil)
 {
-    char s1[160];
+    char s1[160], s2[64], s3[64], s4[64];
     return clt__error(CLT_ERR_INVALID_ARGUMENT,
                       "%s: the padded input or the dilated kernel passes the int64 range "
-                      "(input %s, kernel {%lld, %lld}, padding {%lld, %lld}, dilation {%lld, "
-                      "%lld})",
-                      fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape), (long long)k[0],
-                      (long long)k[1], (long long)pad[0], (long long)pad[1], (long long)dil[0],
-                      (long long)dil[1]);
+                      "(input %s, kernel %s, padding %s, dilation %s)",
+                      fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape),
+                      list_str(s2, sizeof s2, nd, k, ", "), list_str(s3, sizeof s3, nd, pad, ", "),
+                      list_str(s4, sizeof s4, nd, dil, ", "));
 }
 
 /* The devices and dtypes of a convolution's input, weight and bias (or
@@ -202,52 +230,88 @@ static clt_status operands_check(const clt_tensor *x, const clt_tensor *w, const
     return CLT_OK;
 }
 
-/* conv2d's and conv_transpose2d's stride, padding, dilation and groups,
- * with PyTorch's messages. */
-static clt_status settings_check(const int64_t *stride, const int64_t *padding,
-                                 const int64_t *dilation, int64_t groups, const char *fn)
+/* A convolution's stride, padding, dilation and groups, with PyTorch's
+ * messages. */
+static clt_status settings_check(const clt__conv_opts *o, const char *fn)
 {
-    for (int d = 0; d < 2; d++) {
-        if (stride[d] <= 0)
+    char s[64];
+    const int nd = o->nd;
+    for (int d = 0; d < nd; d++) {
+        if (o->stride[d] <= 0)
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                              "%s: non-positive stride is not supported (stride {%lld, %lld})",
-                              fn, (long long)stride[0], (long long)stride[1]);
-        if (padding[d] < 0)
+                              "%s: non-positive stride is not supported (stride %s)", fn,
+                              list_str(s, sizeof s, nd, o->stride, ", "));
+        if (o->padding[d] < 0)
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                              "%s: negative padding is not supported (padding {%lld, %lld})", fn,
-                              (long long)padding[0], (long long)padding[1]);
-        if (dilation[d] <= 0)
+                              "%s: negative padding is not supported (padding %s)", fn,
+                              list_str(s, sizeof s, nd, o->padding, ", "));
+        if (o->dilation[d] <= 0)
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                              "%s: dilation should be greater than zero (dilation {%lld, %lld})",
-                              fn, (long long)dilation[0], (long long)dilation[1]);
+                              "%s: dilation should be greater than zero (dilation %s)", fn,
+                              list_str(s, sizeof s, nd, o->dilation, ", "));
     }
-    if (groups <= 0)
+    if (o->groups <= 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: non-positive groups is not supported (groups %lld)", fn,
-                          (long long)groups);
+                          (long long)o->groups);
     return CLT_OK;
 }
 
-/* Checks conv2d's operands as PyTorch does and fills in the geometry. */
-static clt_status conv_check(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
-                             const clt_conv2d_opts *o, geom *g, const char *fn)
+/* Fills in g's spatial part from the nd sizes of the convolution's input
+ * in, its kernel k and its output out, and o's settings: the last two
+ * dimensions are H and W, a third before them D. */
+static void geom_spatial(geom *g, const int64_t *in, const int64_t *k, const int64_t *out,
+                         const clt__conv_opts *o)
 {
-    char s1[160], s2[160];
+    const int nd = o->nd, z = nd - 2; /* the index of H */
+    g->nd = nd;
+    if (nd == 3) {
+        g->D = in[0], g->kd = k[0], g->sd = o->stride[0], g->pd = o->padding[0];
+        g->dd = o->dilation[0], g->Do = out[0];
+    }
+    g->H = in[z], g->W = in[z + 1];
+    g->kh = k[z], g->kw = k[z + 1];
+    g->sh = o->stride[z], g->sw = o->stride[z + 1];
+    g->ph = o->padding[z], g->pw = o->padding[z + 1];
+    g->dh = o->dilation[z], g->dw = o->dilation[z + 1];
+    g->Ho = out[z], g->Wo = out[z + 1];
+    g->K = g->Cg * g->kd * g->kh * g->kw;
+    g->L = g->Do * g->Ho * g->Wo;
+}
+
+/* The shape [N, C, (D,) H, W] of g's input (nd + 2 sizes into s). */
+static void input_shape(const geom *g, int64_t *s)
+{
+    int k = 0;
+    s[k++] = g->N, s[k++] = g->C;
+    if (g->nd == 3)
+        s[k++] = g->D;
+    s[k++] = g->H, s[k] = g->W;
+}
+
+/* Checks a convolution's operands as PyTorch does and fills in the
+ * geometry. */
+static clt_status conv_check(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                             const clt__conv_opts *o, geom *g, const char *fn)
+{
+    char s1[160], s2[160], s3[64], s4[64];
     clt_status st;
+    const int nd = o->nd;
     if ((st = operands_check(x, w, b, fn)) != CLT_OK)
         return st;
-    if ((st = settings_check(o->stride, o->padding, o->dilation, o->groups, fn)) != CLT_OK)
+    if ((st = settings_check(o, fn)) != CLT_OK)
         return st;
-    if (w->ndim != 4)
+    if (w->ndim != nd + 2)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: expected weight to be 4-dimensional [out_channels, "
-                          "in_channels / groups, kH, kW], but got weight of size %s",
-                          fn, clt__shape_str(s1, sizeof s1, w->ndim, w->shape));
-    if (x->ndim != 4)
+                          "%s: expected weight to be %d-dimensional [out_channels, "
+                          "in_channels / groups, %s], but got weight of size %s",
+                          fn, nd + 2, nd == 3 ? "kD, kH, kW" : "kH, kW",
+                          clt__shape_str(s1, sizeof s1, w->ndim, w->shape));
+    if (x->ndim != nd + 2)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: Expected 3D (unbatched) or 4D (batched) input to conv2d, but got "
-                          "input of size: %s",
-                          fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape));
+                          "%s: Expected %dD (unbatched) or %dD (batched) input to conv%dd, but "
+                          "got input of size: %s",
+                          fn, nd + 1, nd + 2, nd, clt__shape_str(s1, sizeof s1, x->ndim, x->shape));
     int64_t G = o->groups, O = w->shape[0];
     if (O % G != 0)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
@@ -268,38 +332,40 @@ static clt_status conv_check(const clt_tensor *x, const clt_tensor *w, const clt
                           "%lld elements, but got bias of size %s instead",
                           fn, clt__shape_str(s1, sizeof s1, w->ndim, w->shape), (long long)O,
                           clt__shape_str(s2, sizeof s2, b->ndim, b->shape));
-    int64_t ph = 0, pw = 0, ekh = 0, ekw = 0;
-    if (!extents(x->shape[2], w->shape[2], o->padding[0], o->dilation[0], &ph, &ekh) ||
-        !extents(x->shape[3], w->shape[3], o->padding[1], o->dilation[1], &pw, &ekw))
-        return extents_error(fn, x, w->shape + 2, o->padding, o->dilation);
-    if (ph < ekh || pw < ekw)
+    const int64_t *in = x->shape + 2, *k = w->shape + 2;
+    int64_t padded[3], span[3], out[3];
+    bool small = false;
+    for (int d = 0; d < nd; d++) {
+        if (!extents(in[d], k[d], o->padding[d], o->dilation[d], &padded[d], &span[d]))
+            return extents_error(fn, x, nd, k, o->padding, o->dilation);
+        small = small || padded[d] < span[d];
+    }
+    if (small)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: Calculated padded input size per channel: (%lld x %lld). Kernel "
-                          "size: (%lld x %lld). Kernel size can't be greater than actual input "
-                          "size (input %s, weight %s)",
-                          fn, (long long)ph, (long long)pw, (long long)ekh, (long long)ekw,
+                          "%s: Calculated padded input size per channel: (%s). Kernel size: "
+                          "(%s). Kernel size can't be greater than actual input size (input %s, "
+                          "weight %s)",
+                          fn, list_str(s3, sizeof s3, nd, padded, " x "),
+                          list_str(s4, sizeof s4, nd, span, " x "),
                           clt__shape_str(s1, sizeof s1, x->ndim, x->shape),
                           clt__shape_str(s2, sizeof s2, w->ndim, w->shape));
-    *g = (geom){0};
-    g->N = x->shape[0], g->C = x->shape[1], g->H = x->shape[2], g->W = x->shape[3];
-    g->O = O, g->G = G, g->Cg = w->shape[1], g->Og = O / G;
-    g->kh = w->shape[2], g->kw = w->shape[3];
-    g->sh = o->stride[0], g->sw = o->stride[1];
-    g->ph = o->padding[0], g->pw = o->padding[1];
-    g->dh = o->dilation[0], g->dw = o->dilation[1];
     /* a kernel of size 0 with a huge dilation spans below zero: the
      * differences can pass the int64 range */
-    int64_t rh = 0, rw = 0;
-    if (__builtin_sub_overflow(ph, ekh, &rh) || __builtin_sub_overflow(pw, ekw, &rw))
-        return extents_error(fn, x, w->shape + 2, o->padding, o->dilation);
-    g->Ho = rh / g->sh + 1;
-    g->Wo = rw / g->sw + 1;
-    /* the output's size, before anything multiplies Ho by Wo */
-    int64_t oshape[4] = {g->N, g->O, g->Ho, g->Wo};
-    if ((st = clt__check_shape(4, oshape, fn)) != CLT_OK)
+    for (int d = 0; d < nd; d++) {
+        int64_t r = 0;
+        if (__builtin_sub_overflow(padded[d], span[d], &r))
+            return extents_error(fn, x, nd, k, o->padding, o->dilation);
+        out[d] = r / o->stride[d] + 1;
+    }
+    /* the output's size, before anything multiplies its sizes */
+    int64_t oshape[5] = {x->shape[0], O};
+    memcpy(oshape + 2, out, (size_t)nd * sizeof *out);
+    if ((st = clt__check_shape(nd + 2, oshape, fn)) != CLT_OK)
         return st;
-    g->K = g->Cg * g->kh * g->kw;
-    g->L = g->Ho * g->Wo;
+    *g = flat_geom();
+    g->N = x->shape[0], g->C = x->shape[1];
+    g->O = O, g->G = G, g->Cg = w->shape[1], g->Og = O / G;
+    geom_spatial(g, in, k, out, o);
     return CLT_OK;
 }
 
@@ -312,10 +378,11 @@ static clt_status im2col(const clt_tensor *xc, geom g, int64_t n0, clt_tensor **
     clt_status st = clt__temp_new(fn, "the input's patches", xc->dev, xc->dtype, 1, &n, cols);
     if (st != CLT_OK)
         return st;
-    g.off0 = xc->offset + n0 * g.C * g.H * g.W;
+    g.off0 = xc->offset + n0 * g.C * g.D * g.H * g.W;
     cl_mem mx = clt__mem(xc), mc = clt__mem(*cols);
     cl_ulong chunk = clt__chunk_size(xc->dev, n);
-    if (chunk && n > 0 && fits32(&g) && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1) {
+    if (chunk && n > 0 && fits32(&g) && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 &&
+        g.sd == 1 && g.dd == 1) {
         /* CPU devices, stride and dilation 1: whole patch rows of an image */
         clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mc), CLT__ARG(mc), CLT__ARG(g)};
         st = launch_rows(xc->dev, xc->dtype, "im2col_plane", g.G * g.K * g.N, g.L, 4, args, fn);
@@ -329,7 +396,7 @@ static clt_status im2col(const clt_tensor *xc, geom g, int64_t n0, clt_tensor **
                   : clt_last_status();
     } else {
         clt__arg args[] = {CLT__ARG(mx), CLT__ARG(mc), CLT__ARG(g)};
-        st = launch(xc->dev, xc->dtype, "im2col", g.G * g.K * g.N * g.Ho, 3, args, fn);
+        st = launch(xc->dev, xc->dtype, "im2col", g.G * g.K * g.N * g.Do * g.Ho, 3, args, fn);
     }
     if (st != CLT_OK) {
         clt_tensor_free(*cols);
@@ -346,8 +413,10 @@ static clt_status conv_forward(const clt_tensor *x, const clt_tensor *w, const c
 {
     clt_status st = CLT_OK;
     clt_tensor *xc = NULL, *wc = NULL, *bc = NULL, *cols = NULL, *Y = NULL, *r = NULL;
-    int64_t shape[4] = {g.N, g.O, g.Ho, g.Wo};
-    CLT__TRY(clt__result_new(fn, x->dev, x->dtype, 4, shape, &r));
+    int64_t shape[5] = {g.N, g.O, g.Do, g.Ho, g.Wo};
+    if (g.nd == 2)
+        shape[2] = g.Ho, shape[3] = g.Wo;
+    CLT__TRY(clt__result_new(fn, x->dev, x->dtype, g.nd + 2, shape, &r));
     if (r->numel > 0) {
         CLT__TRY(clt__contiguous_as(fn, x, x->dtype, &xc));
         CLT__TRY(clt__contiguous_as(fn, w, w->dtype, &wc));
@@ -387,9 +456,9 @@ done:
     return st;
 }
 
-clt_status clt__conv2d(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
-                       const clt_conv2d_opts *o, clt_tensor **out, clt_tensor **cols_keep,
-                       const char *fn)
+clt_status clt__conv(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                     const clt__conv_opts *o, clt_tensor **out, clt_tensor **cols_keep,
+                     const char *fn)
 {
     if (cols_keep)
         *cols_keep = NULL;
@@ -430,7 +499,9 @@ static clt_status conv_backward(const clt_tensor *gout, const clt_tensor *x, con
     clt_tensor *dcols = NULL, *rx = NULL, *rb = NULL, *dw = NULL, *part = NULL, *sum = NULL;
     CLT__TRY(clt__contiguous_as(fn, gout, w->dtype, &gc));
     if (gx) {
-        CLT__TRY(clt__result_new(fn, w->dev, w->dtype, 4, (int64_t[]){g.N, g.C, g.H, g.W}, &rx));
+        int64_t xs[5];
+        input_shape(&g, xs);
+        CLT__TRY(clt__result_new(fn, w->dev, w->dtype, g.nd + 2, xs, &rx));
         if (rx->numel > 0 && (g.L == 0 || g.O == 0))
             CLT__TRY(clt__fill_value(rx, 0.0));
     }
@@ -455,12 +526,13 @@ static clt_status conv_backward(const clt_tensor *gout, const clt_tensor *x, con
         if (want_gx) {
             /* dcols[g] = W[g]^T [K, Og] @ gout[g] [Og, N L], then summed into dx */
             CLT__TRY(gemm(g.G, true, wc, g.Og, g.K, false, Gp, g.Og, c.N * g.L, &dcols, fn));
-            c.off2 = n0 * g.C * g.H * g.W;
+            c.off2 = n0 * g.C * g.D * g.H * g.W;
             cl_mem md = clt__mem(dcols), mr = clt__mem(rx), mb = bias ? clt__mem(bias) : mr;
             c.flag = bias != NULL;
             c.off1 = bias ? bias->offset : 0;
             clt__arg ca[] = {CLT__ARG(md), CLT__ARG(mr), CLT__ARG(mb), CLT__ARG(c)};
-            CLT__TRY(launch_rows(w->dev, w->dtype, "col2im", c.N * g.C * g.H, g.W, 4, ca, fn));
+            CLT__TRY(launch_rows(w->dev, w->dtype, "col2im", c.N * g.C * g.D * g.H, g.W, 4, ca,
+                                 fn));
         }
         if (want_gw) {
             /* dW[g] = gout[g] [Og, N L] @ cols[g]^T [N L, K]: the images summed
@@ -502,9 +574,9 @@ static clt_status conv_backward(const clt_tensor *gout, const clt_tensor *x, con
         CLT__TRY(bias_grad(gc, g, &rb, fn));
     if (gw) {
         if (dw)
-            CLT__TRY(clt__view(dw, 4, w->shape, gw, fn));
+            CLT__TRY(clt__view(dw, w->ndim, w->shape, gw, fn));
         else
-            CLT__TRY(clt__error_in(clt__full(w->dev, w->dtype, 4, w->shape, 0.0, gw), fn));
+            CLT__TRY(clt__error_in(clt__full(w->dev, w->dtype, w->ndim, w->shape, 0.0, gw), fn));
     }
     if (gx) {
         *gx = rx;
@@ -535,9 +607,9 @@ done:
     return st;
 }
 
-clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, const clt_tensor *w,
-                                const clt_conv2d_opts *o, const clt_tensor *cols_saved,
-                                clt_tensor **gx, clt_tensor **gw, clt_tensor **gb)
+clt_status clt__conv_backward(const clt_tensor *gout, const clt_tensor *x, const clt_tensor *w,
+                              const clt__conv_opts *o, const clt_tensor *cols_saved,
+                              clt_tensor **gx, clt_tensor **gw, clt_tensor **gb)
 {
     const char *fn = "clt_backward"; /* a formula's step: the engine names the node */
     geom g;
@@ -547,7 +619,7 @@ clt_status clt__conv2d_backward(const clt_tensor *gout, const clt_tensor *x, con
 
 /* ---- transposed convolution ----------------------------------------------------------- */
 
-/* One output size of conv_transpose2d, (in - 1) s - 2 p + d (k - 1) + op + 1;
+/* One output size of conv_transpose, (in - 1) s - 2 p + d (k - 1) + op + 1;
  * false when a step passes int64. */
 static bool transposed_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, int64_t op,
                             int64_t *out)
@@ -559,47 +631,63 @@ static bool transposed_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t
            !__builtin_add_overflow(a, 1, out);
 }
 
-clt_status clt__output_padding_check(const clt_conv_transpose2d_opts *o, const char *fn)
+clt_status clt__output_padding_check(const clt__conv_opts *o, const char *fn)
 {
-    for (int d = 0; d < 2; d++) {
+    static const char *const names[3][3] = {
+        {"width", "", ""}, {"height", "width", ""}, {"depth", "height", "width"}};
+    const int nd = o->nd;
+    for (int d = 0; d < nd; d++) {
+        char s[64];
         if (o->output_padding[d] < 0)
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
                               "%s: negative output_padding is not supported (output_padding "
-                              "{%lld, %lld})",
-                              fn, (long long)o->output_padding[0], (long long)o->output_padding[1]);
-        if (o->output_padding[d] >= o->stride[d] && o->output_padding[d] >= o->dilation[d])
+                              "%s)",
+                              fn, list_str(s, sizeof s, nd, o->output_padding, ", "));
+        if (o->output_padding[d] >= o->stride[d] && o->output_padding[d] >= o->dilation[d]) {
+            char msg[480];
+            size_t n = 0;
+            const char *const *nm = names[nd - 1];
+            const struct {
+                const char *what;
+                const int64_t *v;
+            } parts[3] = {{"output_padding", o->output_padding},
+                          {"stride", o->stride},
+                          {"dilation", o->dilation}};
+            for (int p = 0; p < 3; p++)
+                for (int e = 0; e < nd && n < sizeof msg; e++)
+                    n += (size_t)snprintf(msg + n, sizeof msg - n, "%s%s_%s: %lld",
+                                          p || e ? " " : "", parts[p].what, nm[e],
+                                          (long long)parts[p].v[e]);
             return clt__error(CLT_ERR_INVALID_ARGUMENT,
                               "%s: output padding must be smaller than either stride or "
-                              "dilation, but got output_padding_height: %lld "
-                              "output_padding_width: %lld stride_height: %lld stride_width: "
-                              "%lld dilation_height: %lld dilation_width: %lld",
-                              fn, (long long)o->output_padding[0],
-                              (long long)o->output_padding[1], (long long)o->stride[0],
-                              (long long)o->stride[1], (long long)o->dilation[0],
-                              (long long)o->dilation[1]);
+                              "dilation, but got %s",
+                              fn, msg);
+        }
     }
     return CLT_OK;
 }
 
-/* Checks conv_transpose2d's operands (x 4-D) as PyTorch does and fills in
- * the geometry of the convolution whose input gradient it is: that
- * convolution's input is the result [N, Cout, Ho, Wo], its output x
- * [N, Cin, H, W], its weight w [Cin, Cout / G, kH, kW]. */
+/* Checks conv_transpose's operands (x nd + 2 dims) as PyTorch does and
+ * fills in the geometry of the convolution whose input gradient it is:
+ * that convolution's input is the result [N, Cout, (Do,) Ho, Wo], its
+ * output x [N, Cin, (D,) H, W], its weight w [Cin, Cout / G, (kD,) kH,
+ * kW]. */
 static clt_status transposed_check(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
-                                   const clt_conv_transpose2d_opts *o, geom *g, const char *fn)
+                                   const clt__conv_opts *o, geom *g, const char *fn)
 {
-    char s1[160], s2[160];
+    char s1[160], s2[160], s3[64], s4[64];
     clt_status st;
-    if ((st = operands_check(x, w, b, fn)) != CLT_OK ||
-        (st = settings_check(o->stride, o->padding, o->dilation, o->groups, fn)) != CLT_OK)
+    const int nd = o->nd;
+    if ((st = operands_check(x, w, b, fn)) != CLT_OK || (st = settings_check(o, fn)) != CLT_OK)
         return st;
     if ((st = clt__output_padding_check(o, fn)) != CLT_OK)
         return st;
-    if (w->ndim != 4)
+    if (w->ndim != nd + 2)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: expected weight to be 4-dimensional [in_channels, "
-                          "out_channels / groups, kH, kW], but got weight of size %s",
-                          fn, clt__shape_str(s1, sizeof s1, w->ndim, w->shape));
+                          "%s: expected weight to be %d-dimensional [in_channels, "
+                          "out_channels / groups, %s], but got weight of size %s",
+                          fn, nd + 2, nd == 3 ? "kD, kH, kW" : "kH, kW",
+                          clt__shape_str(s1, sizeof s1, w->ndim, w->shape));
     int64_t G = o->groups, Cin = w->shape[0], Cout = w->shape[1] * G;
     if (Cin % G != 0)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
@@ -620,48 +708,49 @@ static clt_status transposed_check(const clt_tensor *x, const clt_tensor *w, con
                           "1-dimensional with %lld elements, but got bias of size %s instead",
                           fn, clt__shape_str(s1, sizeof s1, w->ndim, w->shape), (long long)Cout,
                           clt__shape_str(s2, sizeof s2, b->ndim, b->shape));
-    if (Cin == 0 || x->shape[2] == 0 || x->shape[3] == 0)
+    bool empty = Cin == 0;
+    for (int d = 0; d < nd; d++)
+        empty = empty || x->shape[2 + d] == 0;
+    if (empty)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: expected input with channels, height and width, but got input "
-                          "of size %s",
+                          "%s: expected input with channels and non-empty spatial sizes, but "
+                          "got input of size %s",
                           fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape));
-    int64_t ho = 0, wo = 0;
-    if (!transposed_size(x->shape[2], w->shape[2], o->stride[0], o->padding[0], o->dilation[0],
-                         o->output_padding[0], &ho) ||
-        !transposed_size(x->shape[3], w->shape[3], o->stride[1], o->padding[1], o->dilation[1],
-                         o->output_padding[1], &wo))
-        return extents_error(fn, x, w->shape + 2, o->padding, o->dilation);
-    if (ho <= 0 || wo <= 0)
+    const int64_t *in = x->shape + 2, *k = w->shape + 2;
+    int64_t out[3];
+    bool small = false;
+    for (int d = 0; d < nd; d++) {
+        if (!transposed_size(in[d], k[d], o->stride[d], o->padding[d], o->dilation[d],
+                             o->output_padding[d], &out[d]))
+            return extents_error(fn, x, nd, k, o->padding, o->dilation);
+        small = small || out[d] <= 0;
+    }
+    if (small)
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                          "%s: Given input size per channel: (%lld x %lld). Calculated output "
-                          "size per channel: (%lld x %lld). Output size is too small",
-                          fn, (long long)x->shape[2], (long long)x->shape[3], (long long)ho,
-                          (long long)wo);
-    int64_t oshape[4] = {x->shape[0], Cout, ho, wo};
-    if ((st = clt__check_shape(4, oshape, fn)) != CLT_OK)
+                          "%s: Given input size per channel: (%s). Calculated output size per "
+                          "channel: (%s). Output size is too small",
+                          fn, list_str(s3, sizeof s3, nd, in, " x "),
+                          list_str(s4, sizeof s4, nd, out, " x "));
+    int64_t oshape[5] = {x->shape[0], Cout};
+    memcpy(oshape + 2, out, (size_t)nd * sizeof *out);
+    if ((st = clt__check_shape(nd + 2, oshape, fn)) != CLT_OK)
         return st;
-    *g = (geom){0};
-    g->N = x->shape[0], g->C = Cout, g->H = ho, g->W = wo;
-    g->O = Cin, g->G = G, g->Cg = w->shape[1], g->Og = Cin / G;
-    g->kh = w->shape[2], g->kw = w->shape[3];
-    g->sh = o->stride[0], g->sw = o->stride[1];
-    g->ph = o->padding[0], g->pw = o->padding[1];
-    g->dh = o->dilation[0], g->dw = o->dilation[1];
-    g->Ho = x->shape[2], g->Wo = x->shape[3];
-    g->K = g->Cg * g->kh * g->kw;
-    g->L = g->Ho * g->Wo;
-    /* the convolution's padded input, ho + 2 padding, must fit int64 too
+    /* the convolution's padded input, out + 2 padding, must fit int64 too
      * (it is then at least one dilated kernel wide) */
-    int64_t padded = 0, span = 0;
-    if (!extents(ho, g->kh, g->ph, g->dh, &padded, &span) ||
-        !extents(wo, g->kw, g->pw, g->dw, &padded, &span))
-        return extents_error(fn, x, w->shape + 2, o->padding, o->dilation);
+    for (int d = 0; d < nd; d++) {
+        int64_t padded = 0, span = 0;
+        if (!extents(out[d], k[d], o->padding[d], o->dilation[d], &padded, &span))
+            return extents_error(fn, x, nd, k, o->padding, o->dilation);
+    }
+    *g = flat_geom();
+    g->N = x->shape[0], g->C = Cout;
+    g->O = Cin, g->G = G, g->Cg = w->shape[1], g->Og = Cin / G;
+    geom_spatial(g, out, k, in, o);
     return CLT_OK;
 }
 
-clt_status clt__conv_transpose2d(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
-                                 const clt_conv_transpose2d_opts *o, clt_tensor **out,
-                                 const char *fn)
+clt_status clt__conv_transpose(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                               const clt__conv_opts *o, clt_tensor **out, const char *fn)
 {
     geom g;
     clt_status st = transposed_check(x, w, b, o, &g, fn);
@@ -674,10 +763,9 @@ clt_status clt__conv_transpose2d(const clt_tensor *x, const clt_tensor *w, const
     return st;
 }
 
-clt_status clt__conv_transpose2d_backward(const clt_tensor *gout, const clt_tensor *x,
-                                          const clt_tensor *w,
-                                          const clt_conv_transpose2d_opts *o, clt_tensor **gx,
-                                          clt_tensor **gw, clt_tensor **gb)
+clt_status clt__conv_transpose_backward(const clt_tensor *gout, const clt_tensor *x,
+                                        const clt_tensor *w, const clt__conv_opts *o,
+                                        clt_tensor **gx, clt_tensor **gw, clt_tensor **gb)
 {
     const char *fn = "clt_backward"; /* a formula's step: the engine names the node */
     geom g;
@@ -694,7 +782,7 @@ clt_status clt__conv_transpose2d_backward(const clt_tensor *gout, const clt_tens
         CLT__TRY(conv_backward(x, gc, w, NULL, g, NULL, NULL, &rw, NULL, fn));
     if (gb) {
         geom planes = {0};
-        planes.N = g.N, planes.O = g.C, planes.L = g.H * g.W;
+        planes.N = g.N, planes.O = g.C, planes.L = g.D * g.H * g.W;
         CLT__TRY(bias_grad(gc, planes, &rb, fn));
     }
     if (gx)
@@ -787,7 +875,7 @@ clt_status clt__pool2d_check(const clt_tensor *x, clt__pool2d *p, bool int64_ok,
     int64_t padded = 0, span = 0;
     if (!extents(x->shape[2], p->kernel[0], p->padding[0], p->dilation[0], &padded, &span) ||
         !extents(x->shape[3], p->kernel[1], p->padding[1], p->dilation[1], &padded, &span))
-        return extents_error(fn, x, p->kernel, p->padding, p->dilation);
+        return extents_error(fn, x, 2, p->kernel, p->padding, p->dilation);
     int64_t ho = pool_out(x->shape[2], p->kernel[0], p->padding[0], p->stride[0],
                           p->dilation[0], p->ceil_mode);
     int64_t wo = pool_out(x->shape[3], p->kernel[1], p->padding[1], p->stride[1],
@@ -1055,7 +1143,7 @@ static bool blocks_geom(int64_t N, int64_t C, int64_t H, int64_t W, const int64_
         !extents(W, k[1], o->padding[1], o->dilation[1], &pw, &ekw) ||
         __builtin_mul_overflow(k[0], k[1], &kk) || __builtin_mul_overflow(kk, C, &kk))
         return false;
-    *g = (geom){0};
+    *g = flat_geom();
     g->N = N, g->C = C, g->H = H, g->W = W;
     g->G = 1, g->Cg = C;
     g->kh = k[0], g->kw = k[1];

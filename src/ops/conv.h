@@ -1,7 +1,7 @@
 /* conv.h: the convolution and pooling implementations of src/ops/conv.c
  * and the interpolation of src/ops/upsample.c, for their public entry
  * points in src/autograd/grad_conv.c.  All take
- * 4-D [N, C, H, W] tensors; none records autograd. */
+ * 4-D [N, C, H, W] tensors (convolutions 5-D too); none records autograd. */
 #ifndef CLT_OPS_CONV_H
 #define CLT_OPS_CONV_H
 
@@ -14,44 +14,52 @@ typedef struct clt__pool2d {
     int ceil_mode, count_include_pad;
 } clt__pool2d;
 
-/* The most bytes of patches (im2col's matrix) that conv2d and its backward
- * unfold at once: larger batches go through in chunks of images.  256 MiB;
- * tests lower it. */
+/* The most bytes of patches (im2col's matrix) that a convolution and its
+ * backward unfold at once: larger batches go through in chunks of images.
+ * 256 MiB; tests lower it. */
 extern size_t clt__conv2d_cols_limit;
 
-/* conv2d of a 4-D input; b may be NULL.  opts must not be NULL. */
-/* cols_keep (or NULL): the forward's im2col matrix, when it made one for
- * the whole batch, for the backward to reuse (NULL otherwise).  Messages
- * name fn, the public call. */
-clt_status clt__conv2d(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
-                       const clt_conv2d_opts *opts, clt_tensor **out, clt_tensor **cols_keep,
-                       const char *fn);
+/* A convolution's settings in nd (2 or 3) spatial dimensions, the first nd
+ * entries of each array used; output_padding for transposed ones only.
+ * conv1d and conv_transpose1d are the 2-D ones on [.., 1, L] views. */
+typedef struct clt__conv_opts {
+    int nd;
+    int64_t stride[3], padding[3], dilation[3], output_padding[3];
+    int64_t groups;
+} clt__conv_opts;
 
-/* The gradients of conv2d's input, weight and bias from g, the gradient of
- * its output; each of gx, gw, gb may be NULL to skip it.  New tensors. */
-/* cols_saved (or NULL): the forward's cols_keep, instead of a second
- * im2col for the weight's gradient. */
-clt_status clt__conv2d_backward(const clt_tensor *g, const clt_tensor *x, const clt_tensor *w,
-                                const clt_conv2d_opts *opts, const clt_tensor *cols_saved,
-                                clt_tensor **gx, clt_tensor **gw, clt_tensor **gb);
+/* A convolution of an (nd + 2)-D input x [N, C, (D,) H, W] with weight
+ * [O, C / groups, (kD,) kH, kW]; b may be NULL.  opts must not be NULL.
+ * cols_keep (or NULL): the forward's im2col matrix, when it made one for
+ * the whole batch, for the backward to reuse (NULL otherwise).  Messages
+ * name fn, the public call.  No autograd. */
+clt_status clt__conv(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                     const clt__conv_opts *opts, clt_tensor **out, clt_tensor **cols_keep,
+                     const char *fn);
+
+/* The gradients of clt__conv's input, weight and bias from g, the gradient
+ * of its output; each of gx, gw, gb may be NULL to skip it.  cols_saved
+ * (or NULL): the forward's cols_keep, instead of a second im2col for the
+ * weight's gradient.  New tensors. */
+clt_status clt__conv_backward(const clt_tensor *g, const clt_tensor *x, const clt_tensor *w,
+                              const clt__conv_opts *opts, const clt_tensor *cols_saved,
+                              clt_tensor **gx, clt_tensor **gw, clt_tensor **gb);
 
 /* Error unless each output_padding is >= 0 and below its stride or its
- * dilation (PyTorch's words): conv_transpose2d's check, and its layer's. */
-clt_status clt__output_padding_check(const clt_conv_transpose2d_opts *o, const char *fn);
+ * dilation (PyTorch's words): conv_transpose's check, and its layers'. */
+clt_status clt__output_padding_check(const clt__conv_opts *o, const char *fn);
 
-/* conv_transpose2d of a 4-D input; b may be NULL, opts not.  Messages
- * name fn. */
-clt_status clt__conv_transpose2d(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
-                                 const clt_conv_transpose2d_opts *opts, clt_tensor **out,
-                                 const char *fn);
+/* The transposed convolution of an (nd + 2)-D input, weight [Cin, Cout /
+ * groups, (kD,) kH, kW]; b may be NULL, opts not.  Messages name fn. */
+clt_status clt__conv_transpose(const clt_tensor *x, const clt_tensor *w, const clt_tensor *b,
+                               const clt__conv_opts *opts, clt_tensor **out, const char *fn);
 
-/* The gradients of conv_transpose2d's input, weight and bias from g, the
- * gradient of its output; each of gx, gw, gb may be NULL to skip it.  New
- * tensors. */
-clt_status clt__conv_transpose2d_backward(const clt_tensor *g, const clt_tensor *x,
-                                          const clt_tensor *w,
-                                          const clt_conv_transpose2d_opts *opts, clt_tensor **gx,
-                                          clt_tensor **gw, clt_tensor **gb);
+/* The gradients of clt__conv_transpose's input, weight and bias from g,
+ * the gradient of its output; each of gx, gw, gb may be NULL to skip it.
+ * New tensors. */
+clt_status clt__conv_transpose_backward(const clt_tensor *g, const clt_tensor *x,
+                                        const clt_tensor *w, const clt__conv_opts *opts,
+                                        clt_tensor **gx, clt_tensor **gw, clt_tensor **gb);
 
 /* An interpolation with every size resolved: mode (clt_interp_mode),
  * align_corners, whether the scale factors are passed on to the kernels
