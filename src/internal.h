@@ -1581,6 +1581,9 @@ clt_status clt__max_unpool3d_rec(const char *fn, const clt_tensor *input,
                                  const clt_tensor *indices, const int64_t *kernel,
                                  const int64_t *stride, const int64_t *padding,
                                  const int64_t *output_size, clt_tensor **out);
+/* clt_pad naming fn (the padding layers' forward; src/autograd/grad_shape.c). */
+clt_status clt__pad_rec(const char *fn, const clt_tensor *t, const int64_t *pad, int npad,
+                        clt_pad_mode mode, double value, clt_tensor **out);
 /* The fused normalisation of clt__native_norm on x's last n elements,
  * recorded as one node named `node` (NativeLayerNormBackward0 or
  * NativeGroupNormBackward0) whose backward gives x's, w's and b's
