@@ -287,6 +287,34 @@ typedef struct pool3 {
     int ceil_mode, count_include_pad;
 } pool3;
 
+/* Whether the product of n sizes (>= 0) fits int64. */
+static bool product_fits(int n, const int64_t *v)
+{
+    int64_t p = 1;
+    for (int i = 0; i < n; i++)
+        if (__builtin_mul_overflow(p, v[i], &p))
+            return false;
+    return true;
+}
+
+/* Error unless the 5-D shapes a 3-D pool goes through, in (any 5-D sizes
+ * with `in`'s batch and channels, and each spatial size the input's or the
+ * output's), count their elements in int64. */
+static clt_status sizes_fit(const char *fn, const clt_tensor *x, const int64_t *out)
+{
+    int nd = x->ndim;
+    int64_t v[5] = {nd == 5 ? x->shape[0] : 1, x->shape[nd - 4], 0, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        int64_t in = x->shape[nd - 3 + i];
+        v[2 + i] = in > out[i] ? in : out[i];
+    }
+    if (product_fits(5, v))
+        return CLT_OK;
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "%s: output size %lld x %lld x %lld: the pooling's sizes pass int64", fn,
+                      (long long)out[0], (long long)out[1], (long long)out[2]);
+}
+
 /* PyTorch's pooling_output_shape for settings below 2^31 and an input
  * size below 2^61 (no overflow). */
 static int64_t pool3_size(int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, int ceil_mode)
@@ -346,8 +374,13 @@ static clt_status pool3_check(const char *fn, bool max, const clt_tensor *x,
     clt_status st = clt__check_floating(x, "input", fn);
     if (st != CLT_OK)
         return st;
+    for (int i = x->ndim - 3; i < x->ndim; i++)
+        if (x->shape[i] >= ((int64_t)1 << 61))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: input size %lld of dimension %d is too large", fn,
+                              (long long)x->shape[i], i);
     for (int i = x->ndim - 4; i < x->ndim; i++)
-        if (x->shape[i] == 0 || x->shape[i] >= ((int64_t)1 << 61))
+        if (x->shape[i] == 0)
             return clt__error(CLT_ERR_SHAPE_MISMATCH,
                               "%s: Expected input's non-batch dimensions to have positive "
                               "length, but input has a shape of %s and non-batch dimension %d "
@@ -377,7 +410,7 @@ static clt_status pool3_check(const char *fn, bool max, const clt_tensor *x,
                           fn, (long long)x->shape[x->ndim - 4], (long long)in[0],
                           (long long)in[1], (long long)in[2], (long long)x->shape[x->ndim - 4],
                           (long long)q->out[0], (long long)q->out[1], (long long)q->out[2]);
-    return CLT_OK;
+    return sizes_fit(fn, x, q->out);
 }
 
 /* The flat (d H + h) W + w of each maximum of a pool over (H, W) and then
@@ -616,7 +649,7 @@ static clt_status adaptive3_check(const char *fn, const char *op, const clt_tens
                               "%s: %s(): Expected input to have non-zero size for non-batch "
                               "dimensions, but input has sizes %s with dimension %d being empty",
                               fn, op, clt__shape_str(s1, sizeof s1, x->ndim, x->shape), d);
-    return CLT_OK;
+    return sizes_fit(fn, x, size);
 }
 
 /* Adaptive average pooling of a 5-D x: over D of [N, C, D, H W] to
