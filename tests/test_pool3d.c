@@ -449,3 +449,252 @@ Test(pool3d, gradients_by_finite_differences)
     clt_tensor_free(y);
     clt_tensor_free(idx);
 }
+
+/* ---- layers ------------------------------------------------------------------------------ */
+
+/* The layer's forward equals the function's result, and its name is torch's. */
+static void same_as(clt_module *m, const char *name, const clt_tensor *x, const clt_tensor *want)
+{
+    cr_assert_str_eq(clt_module_name(m), name);
+    clt_tensor *y = NULL;
+    CHECK(clt_module_forward(m, x, &y));
+    assert_shape(y, clt_tensor_ndim(want), clt_tensor_shape(want));
+    double *w = read_as_f64(want);
+    assert_tensor_close(y, w, (size_t)clt_tensor_numel(want), 0, 0, name);
+    free(w);
+    clt_tensor_free(y);
+    clt_module_free(m);
+}
+
+Test(pool3d, pooling_layers_run_their_functions)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t shape[5] = {2, 2, 5, 6, 4}, k[3] = {3, 2, 2}, o[3] = {2, 4, 3};
+    double x[480];
+    fill_distinct(x, 480, 21);
+    clt_tensor *t = tensor_of(dev, CLT_FLOAT64, 5, shape, x), *want = NULL, *ix = NULL;
+    clt_pool3d_opts po = {{2, 1, 2}, {1, 1, 0}, {1, 2, 1}, 1, 0};
+    clt_module *m = NULL;
+    CHECK(clt_max_pool3d(t, k, po.stride, po.padding, po.dilation, 1, &want));
+    CHECK(clt_max_pool3d_layer(k, &po, &m));
+    same_as(m, "MaxPool3d", t, want);
+    clt_tensor_free(want);
+    CHECK(clt_avg_pool3d(t, k, po.stride, po.padding, 1, 0, &want));
+    CHECK(clt_avg_pool3d_layer(k, &po, &m));
+    same_as(m, "AvgPool3d", t, want);
+    clt_tensor_free(want);
+    CHECK(clt_avg_pool3d(t, k, NULL, NULL, 0, 1, &want));
+    CHECK(clt_avg_pool3d_layer(k, NULL, &m));
+    same_as(m, "AvgPool3d", t, want);
+    clt_tensor_free(want);
+    CHECK(clt_adaptive_avg_pool3d(t, o, &want));
+    CHECK(clt_adaptive_avg_pool3d_layer(o, &m));
+    same_as(m, "AdaptiveAvgPool3d", t, want);
+    clt_tensor_free(want);
+    CHECK(clt_adaptive_max_pool3d(t, o, &want, NULL));
+    CHECK(clt_adaptive_max_pool3d_layer(o, &m));
+    same_as(m, "AdaptiveMaxPool3d", t, want);
+    clt_tensor_free(want);
+    const int64_t s3[3] = {4, 5, 24};
+    clt_tensor *t3 = NULL;
+    CHECK(clt_reshape(t, 3, s3, &t3));
+    CHECK(clt_adaptive_avg_pool1d(t3, 7, &want));
+    CHECK(clt_adaptive_avg_pool1d_layer(7, &m));
+    same_as(m, "AdaptiveAvgPool1d", t3, want);
+    clt_tensor_free(want);
+    /* MaxUnpool3d through clt_max_unpool_forward */
+    const int64_t k2[3] = {2, 2, 2};
+    clt_tensor *y = NULL, *u = NULL;
+    CHECK(clt_max_pool3d_with_indices(t, k2, NULL, NULL, NULL, 0, &y, &ix));
+    CHECK(clt_max_unpool3d(y, ix, k2, NULL, NULL, NULL, &want));
+    CHECK(clt_max_unpool3d_layer(k2, NULL, NULL, &m));
+    cr_assert_str_eq(clt_module_name(m), "MaxUnpool3d");
+    CHECK(clt_max_unpool_forward(m, y, ix, NULL, &u));
+    double *w = read_as_f64(want);
+    assert_tensor_close(u, w, (size_t)clt_tensor_numel(want), 0, 0, "MaxUnpool3d");
+    free(w);
+    assert_error(clt_module_forward(m, y, &u), CLT_ERR_INVALID_ARGUMENT, "clt_max_unpool_forward");
+    clt_module_free(m);
+    clt_tensor_free(u);
+    clt_tensor_free(want);
+    clt_tensor_free(y);
+    clt_tensor_free(ix);
+    /* the constructors' checks */
+    const int64_t bad[3] = {2, 0, 2}, neg[3] = {1, -1, 1};
+    assert_error(clt_max_pool3d_layer(bad, NULL, &m), CLT_ERR_INVALID_ARGUMENT, "kernel_size");
+    cr_assert_null(m);
+    assert_error(clt_adaptive_avg_pool3d_layer(neg, &m), CLT_ERR_INVALID_ARGUMENT,
+                 "greater than or equal to 0");
+    assert_error(clt_max_unpool3d_layer(bad, NULL, NULL, &m), CLT_ERR_INVALID_ARGUMENT, NULL);
+    /* a forward's refusal names the layer */
+    CHECK(clt_max_pool3d_layer(k, NULL, &m));
+    assert_error(clt_module_forward(m, t3, &y), CLT_ERR_SHAPE_MISMATCH, "4D or 5D");
+    clt_module_free(m);
+    clt_tensor_free(t3);
+    clt_tensor_free(t);
+}
+
+/* Each channel normalised over (N, D, H, W) (batch) or each (n, c) over
+ * (D, H, W) (instance), biased variance, eps 1e-5, weight 1 and bias 0. */
+static void norm_ref(const double *x, int64_t N, int64_t C, int64_t S, bool per_instance,
+                     double *y)
+{
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t n0 = 0; n0 < (per_instance ? N : 1); n0++) {
+            int64_t n1 = per_instance ? n0 + 1 : N;
+            double mean = 0, var = 0, cnt = (double)((n1 - n0) * S);
+            for (int64_t n = n0; n < n1; n++)
+                for (int64_t s = 0; s < S; s++)
+                    mean += x[(n * C + c) * S + s];
+            mean /= cnt;
+            for (int64_t n = n0; n < n1; n++)
+                for (int64_t s = 0; s < S; s++)
+                    var += pow(x[(n * C + c) * S + s] - mean, 2);
+            var /= cnt;
+            for (int64_t n = n0; n < n1; n++)
+                for (int64_t s = 0; s < S; s++)
+                    y[(n * C + c) * S + s] = (x[(n * C + c) * S + s] - mean) / sqrt(var + 1e-5);
+        }
+}
+
+Test(pool3d, norm3d_layers_against_host_loops)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t shape[5] = {2, 3, 2, 3, 4};
+    double x[144], y[144];
+    fill_distinct(x, 144, 4);
+    clt_tensor *t = tensor_of(dev, CLT_FLOAT32, 5, shape, x), *out = NULL;
+    for (int inst = 0; inst < 2; inst++) {
+        clt_module *m = NULL;
+        if (inst)
+            CHECK(clt_instance_norm3d_layer(dev, 3, 1e-5, 0.1, 1, 0, &m));
+        else
+            CHECK(clt_batch_norm3d_layer(dev, 3, 1e-5, 0.1, 1, 1, &m));
+        cr_assert_str_eq(clt_module_name(m), inst ? "InstanceNorm3d" : "BatchNorm3d");
+        CHECK(clt_module_forward(m, t, &out));
+        assert_shape(out, 5, shape);
+        norm_ref(x, 2, 3, 24, inst, y);
+        assert_tensor_close(out, y, 144, 1e-4, 1e-4, clt_module_name(m));
+        clt_tensor_free(out);
+        /* the other ranks are refused */
+        const int64_t s4[4] = {3, 2, 3, 8};
+        clt_tensor *t4 = NULL;
+        CHECK(clt_reshape(t, 4, s4, &t4));
+        if (inst) { /* unbatched [C, D, H, W] is one instance */
+            CHECK(clt_module_forward(m, t4, &out));
+            clt_tensor_free(out);
+            const int64_t s3[3] = {3, 6, 8};
+            clt_tensor *t3 = NULL;
+            CHECK(clt_reshape(t, 3, s3, &t3));
+            assert_error(clt_module_forward(m, t3, &out), CLT_ERR_SHAPE_MISMATCH,
+                         "expected 4D or 5D input");
+            clt_tensor_free(t3);
+        } else {
+            assert_error(clt_module_forward(m, t4, &out), CLT_ERR_SHAPE_MISMATCH,
+                         "expected 5D input");
+        }
+        cr_assert_null(out);
+        clt_tensor_free(t4);
+        clt_module_free(m);
+    }
+    clt_tensor_free(t);
+}
+
+/* The padding layers against a host loop: constant, mirrored without the
+ * edge, or the edge repeated, over the last k dims. */
+static double pad_ref_at(const double *x, int k, const int64_t *in, const int64_t *pad,
+                         int mode, double value, const int64_t *at)
+{
+    int64_t f = 0;
+    for (int i = 0; i < k; i++) {
+        int64_t lo = pad[2 * (k - 1 - i)], j = at[i] - lo, n = in[i];
+        if (j < 0 || j >= n) {
+            if (mode == 0)
+                return value;
+            if (mode == 1)
+                j = j < 0 ? -j : 2 * (n - 1) - j;
+            else
+                j = j < 0 ? 0 : n - 1;
+        }
+        f = f * n + j;
+    }
+    return x[f];
+}
+
+Test(pool3d, padding_layers_against_a_host_loop)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t in[3] = {3, 4, 5};
+    double x[60];
+    fill_distinct(x, 60, 13);
+    const int64_t pads[6] = {2, 1, 0, 3, 1, 2};
+    typedef clt_status (*mk)(const int64_t *, clt_module **);
+    const mk reflect[3] = {clt_reflection_pad1d_layer, clt_reflection_pad2d_layer,
+                           clt_reflection_pad3d_layer};
+    const mk replicate[3] = {clt_replication_pad1d_layer, clt_replication_pad2d_layer,
+                             clt_replication_pad3d_layer};
+    const char *names[3][3] = {{"ConstantPad1d", "ConstantPad2d", "ConstantPad3d"},
+                               {"ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d"},
+                               {"ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d"}};
+    for (int k = 1; k <= 3; k++) {
+        /* [1, 3, 4, 5] seen as a batch and k dims of (3, 4, 5)'s last */
+        int64_t shape[4] = {1, 1, 1, 1}, sz[3], outs[4] = {1, 1, 1, 1};
+        int64_t lead = 1;
+        for (int i = 0; i < 3; i++) {
+            if (i < 3 - k)
+                lead *= in[i];
+        }
+        shape[0] = lead;
+        for (int i = 0; i < k; i++)
+            sz[i] = shape[1 + i] = in[3 - k + i];
+        outs[0] = lead;
+        for (int i = 0; i < k; i++)
+            outs[1 + i] = sz[i] + pads[2 * (k - 1 - i)] + pads[2 * (k - 1 - i) + 1];
+        clt_tensor *t = tensor_of(dev, CLT_FLOAT64, k + 1, shape, x);
+        for (int mode = 0; mode < 3; mode++) {
+            clt_module *m = NULL;
+            if (mode == 0)
+                CHECK(k == 1   ? clt_constant_pad1d_layer(pads, 2.5, &m)
+                      : k == 2 ? clt_constant_pad2d_layer(pads, 2.5, &m)
+                               : clt_constant_pad3d_layer(pads, 2.5, &m));
+            else
+                CHECK((mode == 1 ? reflect : replicate)[k - 1](pads, &m));
+            cr_assert_str_eq(clt_module_name(m), names[mode][k - 1]);
+            clt_tensor *y = NULL;
+            CHECK(clt_module_forward(m, t, &y));
+            assert_shape(y, k + 1, outs);
+            int64_t n = host_numel(k + 1, outs);
+            double *want = malloc((size_t)n * sizeof *want);
+            for (int64_t e = 0; e < n; e++) {
+                int64_t at[4], c[3];
+                host_unravel(e, k + 1, outs, at);
+                for (int i = 0; i < k; i++)
+                    c[i] = at[1 + i];
+                want[e] = pad_ref_at(x + at[0] * (host_numel(k, sz)), k, sz, pads, mode, 2.5, c);
+            }
+            assert_tensor_close(y, want, (size_t)n, 0, 0, names[mode][k - 1]);
+            free(want);
+            clt_tensor_free(y);
+            clt_module_free(m);
+        }
+        clt_tensor_free(t);
+    }
+    /* ZeroPad2d pads with 0; a reflection as wide as the input is refused */
+    const int64_t s3[3] = {3, 4, 5}, zp[4] = {1, 1, 1, 1}, wide[2] = {5, 0};
+    clt_tensor *t = tensor_of(dev, CLT_FLOAT64, 3, s3, x), *y = NULL;
+    clt_module *m = NULL;
+    CHECK(clt_zero_pad2d_layer(zp, &m));
+    cr_assert_str_eq(clt_module_name(m), "ZeroPad2d");
+    CHECK(clt_module_forward(m, t, &y));
+    double *got = read_as_f64(y);
+    cr_assert_eq(got[0], 0.0);
+    cr_assert_eq(got[7 + 1], x[0]);
+    free(got);
+    clt_tensor_free(y);
+    clt_module_free(m);
+    CHECK(clt_reflection_pad1d_layer(wide, &m));
+    assert_error(clt_module_forward(m, t, &y), CLT_ERR_INVALID_ARGUMENT,
+                 "ReflectionPad1d: Padding size should be less than");
+    clt_module_free(m);
+    clt_tensor_free(t);
+}
