@@ -8046,6 +8046,12 @@ def pool3d():
                       t, k, s, pd, bool(cm), bool(cip)),
                   lambda p, r, a=aargs: L.clt_avg_pool3d(p, *a, r),
                   [data(sh, dt)], tol="red")
+            if dt == torch.float32:
+                check("avg_pool3d int64 %s cip%d" % (name, cip),
+                      lambda t, k=k, s=s, pd=pd, cm=cm, cip=cip: Fn.avg_pool3d(
+                          t, k, s, pd, bool(cm), bool(cip)),
+                      lambda p, r, a=aargs: L.clt_avg_pool3d(p, *a, r),
+                      [data(sh, torch.int64, lo=-50, hi=50)], tol="exact")
     # ties: small integers repeat in every window
     for sh, k in [((2, 2, 5, 5, 5), (3, 3, 3)), ((1, 3, 4, 6, 5), (2, 3, 2))]:
         t = torch.randint(0, 3, sh).float()
@@ -8060,6 +8066,9 @@ def pool3d():
     for sh in ((3, 4, 4), (1, 2, 0, 4, 4), (1, 1, 1, 4, 4)):
         check("max_pool3d %s (refused)" % list(sh), *mp, [data(sh, f)])
     check("max_pool3d int64 (refused)", *mp, [data((1, 2, 4, 4, 4), torch.int64)])
+    check("avg_pool3d int32 (refused)", lambda t: Fn.avg_pool3d(t, 2),
+          lambda p, r: L.clt_avg_pool3d(p, shape_arr((2, 2, 2)), None, None, 0, 1, r),
+          [data((1, 2, 4, 4, 4), torch.int32)])
     ap = (lambda t: Fn.avg_pool3d(t, (2, 2, 2), padding=1),
           lambda p, r: L.clt_avg_pool3d(p, shape_arr((2, 2, 2)), None, shape_arr((1, 1, 1)), 0, 1, r))
     check("avg_pool3d input smaller than the kernel (refused)", *ap, [data((1, 1, 1, 5, 5), f)])

@@ -139,6 +139,27 @@ Test(pool3d, max_and_avg_against_host_loops)
             clt_tensor_free(t);
         }
     }
+    /* int64: each window's sum divided with truncation toward zero, as torch */
+    double *xi = malloc(n * sizeof *xi);
+    for (size_t i = 0; i < n; i++)
+        xi[i] = (double)((int)(i * 7919 % 41) - 20);
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const ref3 *r = &cases[c];
+        int64_t o[3];
+        pool3_ref(false, xi, P, in, r, o, y, NULL);
+        size_t m = (size_t)(P * o[0] * o[1] * o[2]);
+        for (size_t i = 0; i < m; i++)
+            y[i] = trunc(y[i]);
+        clt_tensor *t = tensor_of(dev, CLT_INT64, 5, shape, xi), *out = NULL;
+        CHECK(clt_avg_pool3d(t, r->k, r->s, r->p, r->ceil_mode, r->count_include_pad, &out));
+        cr_assert_eq(clt_tensor_dtype(out), CLT_INT64);
+        int64_t want[5] = {2, 3, o[0], o[1], o[2]};
+        assert_shape(out, 5, want);
+        assert_tensor_close(out, y, m, 0, 0, "avg_pool3d int64");
+        clt_tensor_free(out);
+        clt_tensor_free(t);
+    }
+    free(xi);
     /* unbatched [C, D, H, W]: the same volumes */
     const int64_t s4[4] = {6, 5, 6, 7}, k[3] = {2, 3, 2};
     ref3 r = {{2, 3, 2}, {2, 3, 2}, {0, 0, 0}, {1, 1, 1}, 0, 1};

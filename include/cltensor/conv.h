@@ -430,10 +430,10 @@ CLT_API clt_status clt_max_pool3d_with_indices(const clt_tensor *input, const in
  * divisor is the product of its sizes along the three dims, so the pool
  * runs as clt_avg_pool2d over (H, W) and then over D, recorded; the values
  * agree with PyTorch's to rounding (the sum is divided in two steps).
- * float32 and float64 (PyTorch 1.13 takes int64 too, which this refuses
- * with CLT_ERR_DTYPE_UNSUPPORTED: its truncated division does not
- * split).  Errors as clt_max_pool3d's.  New tensor: release with
- * clt_tensor_free. */
+ * int64 too, as PyTorch 1.13: each window's exact sum (differences of
+ * cumulative sums) divided by its divisor with truncation toward zero, no
+ * gradient.  Errors as clt_max_pool3d's (CLT_ERR_DTYPE_UNSUPPORTED for
+ * other integer dtypes).  New tensor: release with clt_tensor_free. */
 CLT_API clt_status clt_avg_pool3d(const clt_tensor *input, const int64_t kernel[3],
                                   const int64_t stride[3], const int64_t padding[3],
                                   int ceil_mode, int count_include_pad, clt_tensor **out);

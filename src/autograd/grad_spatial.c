@@ -371,7 +371,16 @@ static clt_status pool3_check(const char *fn, bool max, const clt_tensor *x,
                           "%s: non-empty 4D or 5D (batch mode) tensor expected for input, but "
                           "got input of size: %s",
                           fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape));
-    clt_status st = clt__check_floating(x, "input", fn);
+    clt_status st;
+    if (!max && x->dtype != CLT_FLOAT32 && x->dtype != CLT_FLOAT64 && x->dtype != CLT_INT64)
+        st = clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                        "%s: input must be float32, float64 or int64, not %s; convert with "
+                        "clt_to_dtype first",
+                        fn, clt_dtype_name(x->dtype));
+    else if (!max && x->dtype == CLT_INT64)
+        st = clt__check_dtype(x->dev, x->dtype, fn);
+    else
+        st = clt__check_floating(x, "input", fn);
     if (st != CLT_OK)
         return st;
     for (int i = x->ndim - 3; i < x->ndim; i++)
@@ -443,6 +452,76 @@ done:
     return st;
 }
 
+/* avg_pool3d of an int64 5-D x as PyTorch 1.13 computes it: each window's
+ * exact int64 sum divided by its divisor with truncation (the division
+ * does not split over the dims, so neither does the pool).  The sums are
+ * differences of cumulative sums over the input padded with zeros, one dim
+ * after another; the divisors the product of each dim's. */
+static clt_status avg3_int64(const char *fn, const clt_tensor *x, const pool3 *q,
+                             clt_tensor **out)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *cur = NULL, *pd = NULL, *c = NULL, *hi = NULL, *lo = NULL, *dv = NULL;
+    clt_tensor *part = NULL, *prod = NULL;
+    int64_t *host = NULL;
+    for (int i = 0; i < 3; i++) {
+        int d = 2 + i, npad = 2 * (5 - d);
+        const clt_tensor *in = cur ? cur : x;
+        int64_t n = in->shape[d], k = q->k[i], s = q->s[i], p = q->p[i], O = q->out[i];
+        int64_t right = (O - 1) * s - p + k - n, pad[6] = {0};
+        pad[npad - 2] = 1 + p; /* a zero ahead: the cumulative sums start at 0 */
+        pad[npad - 1] = right > 0 ? right : 0;
+        CLT__TRY(clt__pad(in, pad, npad, CLT_PAD_CONSTANT, 0.0, &pd, fn));
+        CLT__TRY(clt__cumsum(pd, d, false, &c, fn));
+        CLT__TRY(clt__slice(c, d, k, k + (O - 1) * s + 1, s, &hi));
+        CLT__TRY(clt__slice(c, d, 0, (O - 1) * s + 1, s, &lo));
+        clt_tensor_free(cur);
+        cur = NULL;
+        CLT__TRY(clt__sub_into(NULL, hi, lo, &cur, fn));
+        /* this dim's divisors, as a [.., O, ..] of ones elsewhere */
+        host = clt__malloc(sizeof *host * (size_t)(O > 0 ? O : 1));
+        if (host == NULL)
+            CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+        for (int64_t o = 0; o < O; o++) {
+            int64_t a = o * s - p, e = a + k < n + p ? a + k : n + p;
+            int64_t a0 = a > 0 ? a : 0, e0 = e < n ? e : n;
+            host[o] = q->count_include_pad ? e - a : e0 - a0;
+        }
+        int64_t dshape[5] = {1, 1, 1, 1, 1};
+        dshape[d] = O;
+        CLT__TRY(clt__tensor_from_host_in(fn, x->dev, CLT_INT64, 5, dshape, host, &part));
+        free(host);
+        host = NULL;
+        if (dv) {
+            CLT__TRY(clt__mul_into(NULL, dv, part, &prod, fn));
+            clt_tensor_free(dv);
+            dv = prod;
+            prod = NULL;
+            clt_tensor_free(part);
+        } else {
+            dv = part;
+        }
+        part = NULL;
+        clt_tensor_free(pd);
+        clt_tensor_free(c);
+        clt_tensor_free(hi);
+        clt_tensor_free(lo);
+        pd = c = hi = lo = NULL;
+    }
+    CLT__TRY(clt_div_rounding(cur, dv, CLT_ROUNDING_TRUNC, out));
+done:
+    free(host);
+    clt_tensor_free(cur);
+    clt_tensor_free(pd);
+    clt_tensor_free(c);
+    clt_tensor_free(hi);
+    clt_tensor_free(lo);
+    clt_tensor_free(dv);
+    clt_tensor_free(part);
+    clt_tensor_free(prod);
+    return st;
+}
+
 /* The 3-D pool of a 5-D x with checked settings q: max (with its flat
  * indices when indices is not NULL) or average. */
 static clt_status pool3_run(const char *fn, bool max, const clt_tensor *x, const pool3 *q,
@@ -457,6 +536,8 @@ static clt_status pool3_run(const char *fn, bool max, const clt_tensor *x, const
                   d1[2] = {q->d[0], 1};
     clt_tensor *a = NULL, *b = NULL, *c = NULL, *e = NULL, *ib = NULL, *ie = NULL;
     clt_status st = CLT_OK;
+    if (!max && x->dtype == CLT_INT64)
+        return avg3_int64(fn, x, q, out);
     CLT__TRY(clt__reshape_rec(fn, x, 4, sa, &a));
     if (indices) {
         CLT__TRY(clt_max_pool2d_with_indices(a, k2, st2, p2, d2, q->ceil_mode, &b, &ib));
