@@ -3008,5 +3008,16 @@ case("max_unpool3d", lambda t, i: Fn.max_unpool3d(t, i, 2, 2, 0, (4, 6, 5)),
                        _i64(4, 6, 5)),
      [y.numpy(), idx.numpy()], wrt=[0])
 
+# double backward: through the 2-D pools' twice-recorded formulas (the
+# adaptive pools' 2-D nodes refuse it, so the 3-D ones do too)
+for nm, tf_, cf_ in (
+        ("max_pool3d", lambda x: Fn.max_pool3d(x, 2, 1, 1),
+         lambda x: call("clt_max_pool3d", x, _i64(2, 2, 2), _i64(1, 1, 1), _i64(1, 1, 1), None,
+                        C.c_int(0))),
+        ("avg_pool3d", lambda x: Fn.avg_pool3d(x, (2, 3, 2), 1, 1, False, False),
+         lambda x: call("clt_avg_pool3d", x, _i64(2, 3, 2), _i64(1, 1, 1), _i64(1, 1, 1),
+                        C.c_int(0), C.c_int(0)))):
+    dd_case(nm, lambda x, f_=tf_: f_(x) ** 2, lambda x, f_=cf_: call("clt_mul", f_(x), f_(x)),
+            [rng.standard_normal((2, 2, 4, 5, 4))])
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
