@@ -1,9 +1,11 @@
 /* norm_pool.c: InstanceNorm1d/2d/3d and clt_instance_norm,
- * LocalResponseNorm, LPPool1d/2d, AdaptiveMaxPool1d/2d/3d, MaxUnpool1d/2d/3d
- * and the channel and alpha dropouts, each a functional op and a layer;
- * the layers MaxPool3d, AvgPool3d, AdaptiveAvgPool1d/3d and the padding
- * layers over their functions.  All are composed of recorded ops (the fused normalisation, the pools of conv.h), so that
- * autograd gives their backward passes. */
+ * LocalResponseNorm, LPPool1d/2d, AdaptiveMaxPool1d/2d, MaxUnpool1d/2d and
+ * the channel and alpha dropouts, each a functional op and a layer; the
+ * layers MaxPool3d, AvgPool3d, AdaptiveAvgPool1d/3d, AdaptiveMaxPool3d,
+ * MaxUnpool3d (their functions in src/autograd/grad_spatial.c) and the
+ * padding layers over clt_pad.  All are composed of recorded ops (the
+ * fused normalisation, the pools of conv.h), so that autograd gives their
+ * backward passes. */
 #include <math.h>
 #include <string.h>
 
