@@ -1579,6 +1579,27 @@ clt_status clt__max_unpool2d_rec(const char *fn, const clt_tensor *input,
 clt_status clt__max_unpool1d_rec(const char *fn, const clt_tensor *input,
                                  const clt_tensor *indices, int64_t kernel, int64_t stride,
                                  int64_t padding, const int64_t *output_size, clt_tensor **out);
+/* The 3-D pools and 1-D adaptive average pooling as their public calls
+ * (src/autograd/grad_spatial.c), naming fn (a layer's forward); max true
+ * for max pooling (dilation NULL for the average). */
+clt_status clt__pool3d_rec(const char *fn, bool max, const clt_tensor *input,
+                           const int64_t *kernel, const int64_t *stride, const int64_t *padding,
+                           const int64_t *dilation, int ceil_mode, int count_include_pad,
+                           clt_tensor **out);
+clt_status clt__adaptive_avg_pool1d_rec(const char *fn, const clt_tensor *input,
+                                        int64_t output_size, clt_tensor **out);
+clt_status clt__adaptive_avg_pool3d_rec(const char *fn, const clt_tensor *input,
+                                        const int64_t *output_size, clt_tensor **out);
+clt_status clt__adaptive_max_pool3d_rec(const char *fn, const clt_tensor *input,
+                                        const int64_t *output_size, clt_tensor **out,
+                                        clt_tensor **indices);
+clt_status clt__max_unpool3d_rec(const char *fn, const clt_tensor *input,
+                                 const clt_tensor *indices, const int64_t *kernel,
+                                 const int64_t *stride, const int64_t *padding,
+                                 const int64_t *output_size, clt_tensor **out);
+/* clt_pad naming fn (the padding layers' forward; src/autograd/grad_shape.c). */
+clt_status clt__pad_rec(const char *fn, const clt_tensor *t, const int64_t *pad, int npad,
+                        clt_pad_mode mode, double value, clt_tensor **out);
 /* The fused normalisation of clt__native_norm on x's last n elements,
  * recorded as one node named `node` (NativeLayerNormBackward0 or
  * NativeGroupNormBackward0) whose backward gives x's, w's and b's

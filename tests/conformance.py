@@ -8326,6 +8326,124 @@ def settings():
         L.clt_tensor_free(p)
     torch.set_default_dtype(torch.float32)
     L.clt_set_default_dtype(F32)
+# ---- 3-D pooling, 1-D and 3-D adaptive pooling, max_unpool3d ---------------------------------
+
+proto("clt_max_pool3d", [P, I64P, I64P, I64P, I64P, C.c_int, PP])
+proto("clt_max_pool3d_with_indices", [P, I64P, I64P, I64P, I64P, C.c_int, PP, PP])
+proto("clt_avg_pool3d", [P, I64P, I64P, I64P, C.c_int, C.c_int, PP])
+proto("clt_adaptive_avg_pool1d", [P, C.c_int64, PP])
+proto("clt_adaptive_avg_pool3d", [P, I64P, PP])
+proto("clt_adaptive_max_pool3d", [P, I64P, PP, PP])
+proto("clt_max_unpool3d", [P, P, I64P, I64P, I64P, I64P, PP])
+
+
+def pool3d():
+    """max_pool3d (values, indices, ties and NaN), avg_pool3d, adaptive
+    pooling in 1-D and 3-D, max_unpool3d and their refusals against
+    torch."""
+    Fn = torch.nn.functional
+    f = torch.float32
+    geoms = [((2, 3, 5, 6, 7), (2, 2, 2), None, (0, 0, 0), (1, 1, 1), 0, 1),
+             ((3, 6, 7, 5), (3, 2, 3), (1, 2, 2), (1, 1, 0), (1, 1, 1), 0, 1),
+             ((1, 2, 7, 6, 8), (3, 3, 2), (2, 1, 3), (1, 0, 1), (1, 2, 1), 1, 0),
+             ((2, 1, 8, 5, 6), (2, 3, 3), (3, 2, 1), (1, 1, 1), (2, 1, 1), 1, 1),
+             ((0, 2, 4, 4, 4), (2, 2, 2), None, (0, 0, 0), (1, 1, 1), 0, 1)]
+    for dt in FLOATS:
+        for sh, k, s, pd, dl, cm, cip in geoms:
+            margs = (shape_arr(k), _opt(s), shape_arr(pd), shape_arr(dl), cm)
+            name = "%s %s k%s s%s p%s d%s c%d" % (dn(dt), list(sh), k, s, pd, dl, cm)
+            check("max_pool3d " + name,
+                  lambda t, k=k, s=s, pd=pd, dl=dl, cm=cm: Fn.max_pool3d(t, k, s, pd, dl, bool(cm)),
+                  lambda p, r, a=margs: L.clt_max_pool3d(p, *a, r),
+                  [data(sh, dt, special=True)], tol="exact")
+            check("max_pool3d indices " + name,
+                  lambda t, k=k, s=s, pd=pd, dl=dl, cm=cm: Fn.max_pool3d(
+                      t, k, s, pd, dl, bool(cm), return_indices=True)[1],
+                  _second(lambda p, o, r, a=margs: L.clt_max_pool3d_with_indices(p, *a, o, r)),
+                  [data(sh, dt, special=True)], tol="exact")
+            aargs = (shape_arr(k), _opt(s), shape_arr(pd), cm, cip)
+            check("avg_pool3d %s cip%d" % (name, cip),
+                  lambda t, k=k, s=s, pd=pd, cm=cm, cip=cip: Fn.avg_pool3d(
+                      t, k, s, pd, bool(cm), bool(cip)),
+                  lambda p, r, a=aargs: L.clt_avg_pool3d(p, *a, r),
+                  [data(sh, dt)], tol="red")
+            if dt == torch.float32:
+                check("avg_pool3d int64 %s cip%d" % (name, cip),
+                      lambda t, k=k, s=s, pd=pd, cm=cm, cip=cip: Fn.avg_pool3d(
+                          t, k, s, pd, bool(cm), bool(cip)),
+                      lambda p, r, a=aargs: L.clt_avg_pool3d(p, *a, r),
+                      [data(sh, torch.int64, lo=-50, hi=50)], tol="exact")
+    # ties: small integers repeat in every window
+    for sh, k in [((2, 2, 5, 5, 5), (3, 3, 3)), ((1, 3, 4, 6, 5), (2, 3, 2))]:
+        t = torch.randint(0, 3, sh).float()
+        check("max_pool3d indices ties %s k%s" % (list(sh), k),
+              lambda t, k=k: Fn.max_pool3d(t, k, 1, 1, return_indices=True)[1],
+              _second(lambda p, o, r, k=k: L.clt_max_pool3d_with_indices(
+                  p, shape_arr(k), shape_arr((1, 1, 1)), shape_arr((1, 1, 1)), None, 0, o, r)),
+              [t], tol="exact")
+    mp = (lambda t: Fn.max_pool3d(t, 2), lambda p, r: L.clt_max_pool3d(
+        p, shape_arr((2, 2, 2)), None, None, None, 0, r))
+    check("max_pool3d transposed", *mp, [In(data((2, 3, 4, 6, 5), f), ("T",))], tol="exact")
+    for sh in ((3, 4, 4), (1, 2, 0, 4, 4), (1, 1, 1, 4, 4)):
+        check("max_pool3d %s (refused)" % list(sh), *mp, [data(sh, f)])
+    check("max_pool3d int64 (refused)", *mp, [data((1, 2, 4, 4, 4), torch.int64)])
+    check("avg_pool3d int32 (refused)", lambda t: Fn.avg_pool3d(t, 2),
+          lambda p, r: L.clt_avg_pool3d(p, shape_arr((2, 2, 2)), None, None, 0, 1, r),
+          [data((1, 2, 4, 4, 4), torch.int32)])
+    ap = (lambda t: Fn.avg_pool3d(t, (2, 2, 2), padding=1),
+          lambda p, r: L.clt_avg_pool3d(p, shape_arr((2, 2, 2)), None, shape_arr((1, 1, 1)), 0, 1, r))
+    check("avg_pool3d input smaller than the kernel (refused)", *ap, [data((1, 1, 1, 5, 5), f)])
+    bp = (lambda t: Fn.max_pool3d(t, 2, padding=(0, 2, 0)),
+          lambda p, r: L.clt_max_pool3d(p, shape_arr((2, 2, 2)), None, shape_arr((0, 2, 0)),
+                                        None, 0, r))
+    check("max_pool3d pad over half the kernel (refused)", *bp, [data((1, 1, 4, 5, 5), f)])
+    # adaptive pooling
+    for dt in FLOATS:
+        for sh, o in [((2, 3, 5, 4, 7), (2, 3, 4)), ((3, 6, 5, 9), (4, 2, 5)),
+                      ((1, 2, 3, 4, 5), (7, 6, 9)), ((2, 2, 5, 6, 7), (0, 2, 2)),
+                      ((2, 2, 5, 6, 7), (2, 2, 0)), ((1, 1, 4, 4, 4), (1, 1, 1))]:
+            check("adaptive_avg_pool3d %s %s -> %s" % (dn(dt), list(sh), list(o)),
+                  lambda t, o=o: Fn.adaptive_avg_pool3d(t, o),
+                  lambda p, r, o=o: L.clt_adaptive_avg_pool3d(p, shape_arr(o), r),
+                  [data(sh, dt)], tol="red")
+            check("adaptive_max_pool3d %s %s -> %s" % (dn(dt), list(sh), list(o)),
+                  lambda t, o=o: Fn.adaptive_max_pool3d(t, o),
+                  lambda p, r, o=o: L.clt_adaptive_max_pool3d(p, shape_arr(o), r, None),
+                  [data(sh, dt, special=True)], tol="exact")
+            if 0 not in o:
+                check("adaptive_max_pool3d indices %s %s -> %s" % (dn(dt), list(sh), list(o)),
+                      lambda t, o=o: Fn.adaptive_max_pool3d(t, o, return_indices=True)[1],
+                      _second(lambda p, out, r, o=o: L.clt_adaptive_max_pool3d(
+                          p, shape_arr(o), out, r)),
+                      [data(sh, dt, special=True)], tol="exact")
+        for sh, o in [((2, 3, 10), 4), ((3, 7), 3), ((2, 2, 5), 8), ((2, 3, 6), 0)]:
+            check("adaptive_avg_pool1d %s %s -> %d" % (dn(dt), list(sh), o),
+                  lambda t, o=o: Fn.adaptive_avg_pool1d(t, o),
+                  lambda p, r, o=o: L.clt_adaptive_avg_pool1d(p, o, r),
+                  [data(sh, dt)], tol="red")
+    aa = (lambda t: Fn.adaptive_avg_pool3d(t, 2),
+          lambda p, r: L.clt_adaptive_avg_pool3d(p, shape_arr((2, 2, 2)), r))
+    for sh in ((2, 4, 4), (1, 2, 0, 4, 4)):
+        check("adaptive_avg_pool3d %s (refused)" % list(sh), *aa, [data(sh, f)])
+    check("adaptive_avg_pool1d 4-D (refused)", lambda t: Fn.adaptive_avg_pool1d(t, 2),
+          lambda p, r: L.clt_adaptive_avg_pool1d(p, 2, r), [data((1, 2, 3, 4), f)])
+    # max_unpool3d on torch's pooling indices
+    for dt in FLOATS:
+        for sh, k, s, pd, osz in [((2, 3, 4, 6, 6), (2, 2, 2), None, (0, 0, 0), None),
+                                  ((1, 2, 5, 7, 5), (3, 3, 3), (2, 2, 2), (1, 1, 1), None),
+                                  ((3, 4, 4, 6), (2, 2, 2), (2, 2, 2), (0, 0, 0), (5, 5, 7))]:
+            x = data(sh, dt)
+            y, idx = Fn.max_pool3d(x, k, s, pd, return_indices=True)
+            check("max_unpool3d %s %s k%s o%s" % (dn(dt), list(sh), k, osz),
+                  lambda t, i, k=k, s=s, pd=pd, osz=osz: Fn.max_unpool3d(t, i, k, s, pd, osz),
+                  lambda p, i, r, k=k, s=s, pd=pd, osz=osz: L.clt_max_unpool3d(
+                      p, i, shape_arr(k), _opt(s), shape_arr(pd), _opt(osz), r),
+                  [y, idx], tol="exact")
+    y, idx = Fn.max_pool3d(data((1, 2, 4, 4, 4), f), 2, return_indices=True)
+    check("max_unpool3d output_size (refused)",
+          lambda t, i: Fn.max_unpool3d(t, i, 2, 2, 0, (7, 4, 4)),
+          lambda p, i, r: L.clt_max_unpool3d(p, i, shape_arr((2, 2, 2)), None, None,
+                                             shape_arr((7, 4, 4)), r), [y, idx], tol="exact")
 
 
 def main():
@@ -8361,7 +8479,7 @@ def main():
                 linalg_lu,
                 nn_utils,
                 nn_prune,
-                settings, conv3d]
+                settings, conv3d, pool3d]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

@@ -6895,6 +6895,120 @@ static void op_conv3d(fz *f)
     tfree(f, b, 0);
 }
 
+/* ---- 3-D pools, 1-D and 3-D adaptive pools, their layers, the 3-D norms and padding layers -- */
+
+/* A random one of them, as a function (odd settings, NULL operands, wrong
+ * ranks and dtypes) or as a layer run once; indices, when asked for, must be
+ * NULL after a failure and shaped as the output after a success. */
+static void op_pool3d(fz *f)
+{
+    clt_status st;
+    clt_device *dev = rand_dev(f);
+    clt_device *d = dev ? dev : f->dev[0];
+    int64_t shape[5] = {1 + (int64_t)pick(f, 2), 1 + (int64_t)pick(f, 3), 1 + (int64_t)pick(f, 4),
+                        1 + (int64_t)pick(f, 5), 1 + (int64_t)pick(f, 5)};
+    int nd = 3 + (int)pick(f, 3);
+    clt_tensor *x = input_near(f, d, nd, shape), *idx = SENT, **ip = chance(f, 30) ? NULL : &idx;
+    clt_tensor *out = SENT, **op = OUTP(f, &out), *extra = NULL;
+    int64_t k[3] = {geom1(f), geom1(f), geom1(f)}, s[3] = {geom(f), geom(f), geom(f)};
+    int64_t o[3] = {geom(f), geom(f), geom(f)}, pad[3], dil[3], pads[6];
+    for (int i = 0; i < 3; i++) {
+        pad[i] = chance(f, 90) ? (int64_t)pick(f, 2) : geom(f);
+        dil[i] = chance(f, 90) ? 1 + (int64_t)pick(f, 2) : geom(f);
+    }
+    for (int i = 0; i < 6; i++)
+        pads[i] = chance(f, 90) ? (int64_t)pick(f, 3) : geom(f);
+    int pair = 0, made = 1, ceil_mode = (int)pick(f, 2);
+    switch (pick(f, 8)) {
+    case 0:
+        pair = ip != NULL;
+        if (ip)
+            CALL("clt_max_pool3d_with_indices",
+                 clt_max_pool3d_with_indices(x, k, chance(f, 30) ? NULL : s, pad, dil, ceil_mode,
+                                             op, ip));
+        else
+            CALL("clt_max_pool3d", clt_max_pool3d(x, k, s, chance(f, 30) ? NULL : pad,
+                                                  chance(f, 30) ? NULL : dil, ceil_mode, op));
+        break;
+    case 1:
+        CALL("clt_avg_pool3d", clt_avg_pool3d(x, k, chance(f, 30) ? NULL : s, pad, ceil_mode,
+                                              (int)pick(f, 2), op));
+        break;
+    case 2:
+        CALL("clt_adaptive_avg_pool3d", clt_adaptive_avg_pool3d(x, o, op));
+        break;
+    case 3:
+        pair = 1;
+        CALL("clt_adaptive_max_pool3d", clt_adaptive_max_pool3d(x, o, op, ip));
+        break;
+    case 4:
+        CALL("clt_adaptive_avg_pool1d", clt_adaptive_avg_pool1d(x, o[0], op));
+        break;
+    case 5: { /* unpool the indices of a max pool, or of anything */
+        clt_tensor *y = NULL, *yi = NULL;
+        if (clt_max_pool3d_with_indices(x, k, NULL, NULL, NULL, 0, &y, &yi) != CLT_OK)
+            y = yi = NULL;
+        extra = y;
+        CALL("clt_max_unpool3d",
+             clt_max_unpool3d(chance(f, 80) && y ? y : x, chance(f, 80) && yi ? yi : rt(f), k,
+                              NULL, NULL, chance(f, 70) ? NULL : o, op));
+        clt_tensor_free(yi);
+        break;
+    }
+    default: { /* a layer, run once */
+        clt_module *m = NULL;
+        clt_pool3d_opts po = {{s[0], s[1], s[2]}, {pad[0], pad[1], pad[2]},
+                              {dil[0], dil[1], dil[2]}, ceil_mode, (int)pick(f, 2)};
+        int64_t c = nd == 5 ? shape[1] : shape[0];
+        switch (pick(f, 17)) {
+        case 0: st = clt_max_pool3d_layer(k, chance(f, 30) ? NULL : &po, &m); break;
+        case 1: st = clt_avg_pool3d_layer(k, chance(f, 30) ? NULL : &po, &m); break;
+        case 2: st = clt_adaptive_avg_pool1d_layer(o[0], &m); break;
+        case 3: st = clt_adaptive_avg_pool3d_layer(o, &m); break;
+        case 4: st = clt_adaptive_max_pool3d_layer(o, &m); break;
+        case 5: st = clt_batch_norm3d_layer(d, c, 1e-5, 0.1, (int)pick(f, 2), (int)pick(f, 2),
+                                            &m); break;
+        case 6: st = clt_instance_norm3d_layer(d, c, 1e-5, 0.1, (int)pick(f, 2),
+                                               (int)pick(f, 2), &m); break;
+        case 7: st = clt_constant_pad1d_layer(pads, rand_scalar(f), &m); break;
+        case 8: st = clt_constant_pad2d_layer(pads, rand_scalar(f), &m); break;
+        case 9: st = clt_constant_pad3d_layer(pads, rand_scalar(f), &m); break;
+        case 10: st = clt_zero_pad2d_layer(pads, &m); break;
+        case 11: st = clt_reflection_pad1d_layer(pads, &m); break;
+        case 12: st = clt_reflection_pad2d_layer(pads, &m); break;
+        case 13: st = clt_reflection_pad3d_layer(pads, &m); break;
+        case 14: st = clt_replication_pad1d_layer(pads, &m); break;
+        case 15: st = clt_replication_pad2d_layer(pads, &m); break;
+        default: st = clt_replication_pad3d_layer(pads, &m); break;
+        }
+        if (st == CLT_OK) {
+            clt_module_train(m, (int)pick(f, 2));
+            CALL("clt_module_forward", clt_module_forward(m, x, op));
+        } else {
+            made = 0;
+        }
+        clt_module_free(m);
+        break;
+    }
+    }
+    if (!pair)
+        ip = NULL;
+    int ok = made && result(f, st, op, out);
+    if (ip && (ok ? idx == NULL || idx == SENT : idx != NULL))
+        die(f, "status %s but *indices is %p", clt_status_name(st), (void *)idx);
+    if (ok) {
+        check_tensor(f, out);
+        if (ip) {
+            expect_meta(f, idx, clt_tensor_ndim(out), clt_tensor_shape(out), CLT_INT64,
+                        clt_tensor_device(out));
+            clt_tensor_free(idx);
+        }
+        store(f, out);
+    }
+    clt_tensor_free(extra);
+    tfree(f, x, 0); /* x may be a slot's, held by a scope */
+}
+
 typedef void (*op_fn)(fz *);
 static struct {
     const char *name;
@@ -6931,6 +7045,7 @@ static struct {
     {"nnutils", op_nnutils, 3},
     {"settings", op_settings, 2},
     {"conv3d", op_conv3d, 3},
+    {"pool3d", op_pool3d, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

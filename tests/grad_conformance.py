@@ -3048,5 +3048,55 @@ for o_ in ("fro", "nuc", "1", "-1", "inf", "-inf"):
              o if o in ("fro", "nuc") else float(o)),
          lambda x, o=o_: call("clt_linalg_cond_ord", x, o.encode()), [_wc((2, 3, 3))])
 
+# 3-D pools, adaptive_avg_pool1d, max_unpool3d: composed of the 2-D pools,
+# so their nodes carry other names than torch's; the gradients are torch's
+proto("clt_max_pool3d", [P, I64P, I64P, I64P, I64P, C.c_int, PP])
+proto("clt_avg_pool3d", [P, I64P, I64P, I64P, C.c_int, C.c_int, PP])
+proto("clt_adaptive_avg_pool1d", [P, C.c_int64, PP])
+proto("clt_adaptive_avg_pool3d", [P, I64P, PP])
+proto("clt_adaptive_max_pool3d", [P, I64P, PP, PP])
+proto("clt_max_unpool3d", [P, P, I64P, I64P, I64P, I64P, PP])
+for sh, k, s, pd, dl, cm in (((2, 2, 4, 5, 6), (2, 2, 2), (2, 2, 2), (0, 0, 0), (1, 1, 1), 0),
+                             ((2, 4, 5, 6), (3, 2, 3), (1, 2, 1), (1, 1, 1), (1, 1, 2), 1),
+                             ((1, 2, 5, 4, 5), (2, 3, 2), (2, 1, 3), (1, 1, 0), (2, 1, 1), 1)):
+    case("max_pool3d %s k%s s%s p%s d%s c%d" % (sh, k, s, pd, dl, cm),
+         lambda x, k=k, s=s, pd=pd, dl=dl, cm=cm: Fn.max_pool3d(x, k, s, pd, dl, bool(cm)),
+         lambda x, k=k, s=s, pd=pd, dl=dl, cm=cm: call("clt_max_pool3d", x, _i64(*k), _i64(*s),
+                                                       _i64(*pd), _i64(*dl), C.c_int(cm)),
+         [_ties(sh)])
+    for cip in (0, 1):
+        case("avg_pool3d %s k%s s%s p%s c%d cip%d" % (sh, k, s, pd, cm, cip),
+             lambda x, k=k, s=s, pd=pd, cm=cm, cip=cip: Fn.avg_pool3d(x, k, s, pd, bool(cm),
+                                                                      bool(cip)),
+             lambda x, k=k, s=s, pd=pd, cm=cm, cip=cip: call(
+                 "clt_avg_pool3d", x, _i64(*k), _i64(*s), _i64(*pd), C.c_int(cm), C.c_int(cip)),
+             [rng.standard_normal(sh)])
+for sh, o in (((2, 2, 5, 4, 7), (2, 3, 4)), ((3, 4, 5, 3), (5, 2, 4))):
+    case("adaptive_avg_pool3d %s -> %s" % (sh, o), lambda x, o=o: Fn.adaptive_avg_pool3d(x, o),
+         lambda x, o=o: call("clt_adaptive_avg_pool3d", x, _i64(*o)), [rng.standard_normal(sh)])
+    case("adaptive_max_pool3d %s -> %s" % (sh, o), lambda x, o=o: Fn.adaptive_max_pool3d(x, o),
+         lambda x, o=o: call("clt_adaptive_max_pool3d", x, _i64(*o), after=(None,)), [_ties(sh)])
+for sh, o in (((2, 3, 9), 4), ((3, 5), 7)):
+    case("adaptive_avg_pool1d %s -> %d" % (sh, o), lambda x, o=o: Fn.adaptive_avg_pool1d(x, o),
+         lambda x, o=o: call("clt_adaptive_avg_pool1d", x, C.c_int64(o)),
+         [rng.standard_normal(sh)])
+x = torch.tensor(rng.standard_normal((2, 2, 4, 6, 5)))
+y, idx = Fn.max_pool3d(x, 2, 2, return_indices=True)
+case("max_unpool3d", lambda t, i: Fn.max_unpool3d(t, i, 2, 2, 0, (4, 6, 5)),
+     lambda t, i: call("clt_max_unpool3d", t, i, _i64(2, 2, 2), _i64(2, 2, 2), None,
+                       _i64(4, 6, 5)),
+     [y.numpy(), idx.numpy()], wrt=[0])
+
+# double backward: through the 2-D pools' twice-recorded formulas (the
+# adaptive pools' 2-D nodes refuse it, so the 3-D ones do too)
+for nm, tf_, cf_ in (
+        ("max_pool3d", lambda x: Fn.max_pool3d(x, 2, 1, 1),
+         lambda x: call("clt_max_pool3d", x, _i64(2, 2, 2), _i64(1, 1, 1), _i64(1, 1, 1), None,
+                        C.c_int(0))),
+        ("avg_pool3d", lambda x: Fn.avg_pool3d(x, (2, 3, 2), 1, 1, False, False),
+         lambda x: call("clt_avg_pool3d", x, _i64(2, 3, 2), _i64(1, 1, 1), _i64(1, 1, 1),
+                        C.c_int(0), C.c_int(0)))):
+    dd_case(nm, lambda x, f_=tf_: f_(x) ** 2, lambda x, f_=cf_: call("clt_mul", f_(x), f_(x)),
+            [rng.standard_normal((2, 2, 4, 5, 4))])
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -74,7 +74,8 @@ enum {
 };
 
 static const int64_t sh23[2] = {2, 3}, sh5[1] = {5}, sh53[2] = {5, 3}, k22[2] = {2, 2};
-static const int64_t k303[3] = {3, 0, 3}; /* a 3-D kernel with an empty side */
+static const int64_t k303[3] = {3, 0, 3}; /* a 3-D kernel with an empty side
+*/ k222[3] = {2, 2, 2}, k022[3] = {0, 2, 2}, k2m2[3] = {2, -1, 2};
 static const int perm00[2] = {0, 0};
 static const int64_t neg1[1] = {-1}; /* shape ops */
 static const int dim7[1] = {7};
@@ -656,6 +657,33 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_max_unpool1d_layer, M, clt_max_unpool1d_layer(0, 0, 0, &o->m))                     \
     X(clt_max_unpool2d_layer, M, clt_max_unpool2d_layer(2, 0, NULL, NULL, &o->m))            \
     X(clt_max_unpool_forward, T, clt_max_unpool_forward(f->lin, f->f, f->f, NULL, &o->t))    \
+    X(clt_max_pool3d, T, clt_max_pool3d(f->f, k222, NULL, NULL, NULL, 0, &o->t))             \
+    X(clt_max_pool3d_with_indices, T | T2,                                                   \
+      clt_max_pool3d_with_indices(f->f, k222, NULL, NULL, NULL, 0, &o->t, &o->t2))           \
+    X(clt_avg_pool3d, T, clt_avg_pool3d(f->f, k222, NULL, NULL, 0, 1, &o->t))                \
+    X(clt_adaptive_avg_pool1d, T, clt_adaptive_avg_pool1d(f->i32, 2, &o->t))                 \
+    X(clt_adaptive_avg_pool3d, T, clt_adaptive_avg_pool3d(f->f, k222, &o->t))                \
+    X(clt_adaptive_max_pool3d, T | T2, clt_adaptive_max_pool3d(f->f, k222, &o->t, &o->t2))   \
+    X(clt_max_unpool3d, T, clt_max_unpool3d(f->f, f->i32, k222, NULL, NULL, NULL, &o->t))    \
+    X(clt_max_pool3d_layer, M, clt_max_pool3d_layer(k022, NULL, &o->m))                      \
+    X(clt_avg_pool3d_layer, M, clt_avg_pool3d_layer(k022, NULL, &o->m))                      \
+    X(clt_adaptive_avg_pool1d_layer, M, clt_adaptive_avg_pool1d_layer(-1, &o->m))            \
+    X(clt_adaptive_avg_pool3d_layer, M, clt_adaptive_avg_pool3d_layer(k2m2, &o->m))          \
+    X(clt_adaptive_max_pool3d_layer, M, clt_adaptive_max_pool3d_layer(k2m2, &o->m))          \
+    X(clt_max_unpool3d_layer, M, clt_max_unpool3d_layer(k022, NULL, NULL, &o->m))            \
+    X(clt_batch_norm3d_layer, M, clt_batch_norm3d_layer(f->dev, -3, 1e-5, 0.1, 1, 1, &o->m)) \
+    X(clt_instance_norm3d_layer, M,                                                          \
+      clt_instance_norm3d_layer(f->dev, 0, 1e-5, 0.1, 0, 0, &o->m))                          \
+    X(clt_constant_pad1d_layer, M, clt_constant_pad1d_layer(NULL, 0.0, &o->m))               \
+    X(clt_constant_pad2d_layer, M, clt_constant_pad2d_layer(NULL, 0.0, &o->m))               \
+    X(clt_constant_pad3d_layer, M, clt_constant_pad3d_layer(NULL, 0.0, &o->m))               \
+    X(clt_zero_pad2d_layer, M, clt_zero_pad2d_layer(NULL, &o->m))                            \
+    X(clt_reflection_pad1d_layer, M, clt_reflection_pad1d_layer(NULL, &o->m))                \
+    X(clt_reflection_pad2d_layer, M, clt_reflection_pad2d_layer(NULL, &o->m))                \
+    X(clt_reflection_pad3d_layer, M, clt_reflection_pad3d_layer(NULL, &o->m))                \
+    X(clt_replication_pad1d_layer, M, clt_replication_pad1d_layer(NULL, &o->m))              \
+    X(clt_replication_pad2d_layer, M, clt_replication_pad2d_layer(NULL, &o->m))              \
+    X(clt_replication_pad3d_layer, M, clt_replication_pad3d_layer(NULL, &o->m))              \
     X(clt_dropout1d, T, clt_dropout1d(f->f, 1.5, 1, f->gen, &o->t))                          \
     X(clt_dropout2d, T, clt_dropout2d(f->f, -0.5, 1, f->gen, &o->t))                         \
     X(clt_dropout3d, T, clt_dropout3d(f->f, 2.0, 0, f->gen, &o->t))                          \

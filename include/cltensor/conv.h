@@ -2,7 +2,8 @@
  * torch.nn.functional's conv1d, conv2d, conv3d, conv_transpose1d,
  * conv_transpose2d, conv_transpose3d, max_pool1d,
  * max_pool2d, avg_pool1d, avg_pool2d, adaptive_avg_pool2d,
- * adaptive_max_pool1d/2d, max_unpool1d/2d, lp_pool1d/2d,
+ * adaptive_max_pool1d/2d, max_unpool1d/2d, lp_pool1d/2d, max_pool3d,
+ * avg_pool3d, adaptive_avg_pool1d/3d, adaptive_max_pool3d, max_unpool3d,
  * interpolate, grid_sample and affine_grid, and the rearrangements
  * pixel_shuffle, pixel_unshuffle,
  * channel_shuffle, unfold and fold.  All are
@@ -475,6 +476,104 @@ CLT_API clt_status clt_lp_pool2d(const clt_tensor *input, double norm_type,
                                  clt_tensor **out);
 CLT_API clt_status clt_lp_pool1d(const clt_tensor *input, double norm_type, int64_t kernel,
                                  int64_t stride, int ceil_mode, clt_tensor **out);
+
+/* ---- 3-D pooling, 1-D adaptive average pooling -------------------------------------------- */
+
+/* torch.nn.functional.max_pool3d(input, kernel_size, stride, padding,
+ * dilation, ceil_mode) for input [N, C, D, H, W] or [C, D, H, W], float32
+ * or float64.  kernel {kD, kH, kW} > 0 (required); stride NULL or
+ * {0, 0, 0} means the kernel size; padding NULL means 0 (at most half the
+ * kernel); dilation NULL means 1; each setting at most INT32_MAX.  Computed
+ * as clt_max_pool2d over (H, W) and then over D, recorded views between:
+ * the maximum of each window is its first in (d, h, w) order and NaN
+ * counts as the maximum (of several the last), as PyTorch's CPU kernel, and
+ * the gradient goes to that element alone.  Errors, with PyTorch's
+ * messages: CLT_ERR_SHAPE_MISMATCH for another rank, an empty non-batch
+ * size or an output size below 1, CLT_ERR_INVALID_ARGUMENT for the
+ * settings, CLT_ERR_DTYPE_UNSUPPORTED for an integer input.  New tensor:
+ * release with clt_tensor_free. */
+CLT_API clt_status clt_max_pool3d(const clt_tensor *input, const int64_t kernel[3],
+                                  const int64_t stride[3], const int64_t padding[3],
+                                  const int64_t dilation[3], int ceil_mode, clt_tensor **out);
+
+/* F.max_pool3d(..., return_indices=True): clt_max_pool3d's result and, in
+ * *indices (required), a new int64 tensor of the output's shape holding
+ * where each maximum came from as (d H + h) W + w in its [D, H, W]
+ * volume, the index clt_max_unpool3d takes.  On failure both are NULL.
+ * Release both with clt_tensor_free. */
+CLT_API clt_status clt_max_pool3d_with_indices(const clt_tensor *input, const int64_t kernel[3],
+                                               const int64_t stride[3],
+                                               const int64_t padding[3],
+                                               const int64_t dilation[3], int ceil_mode,
+                                               clt_tensor **out, clt_tensor **indices);
+
+/* torch.nn.functional.avg_pool3d(input, kernel_size, stride, padding,
+ * ceil_mode, count_include_pad): settings and shapes as clt_max_pool3d's
+ * (no dilation), count_include_pad as clt_avg_pool2d's.  A window's
+ * divisor is the product of its sizes along the three dims, so the pool
+ * runs as clt_avg_pool2d over (H, W) and then over D, recorded; the values
+ * agree with PyTorch's to rounding (the sum is divided in two steps).
+ * int64 too, as PyTorch 1.13: each window's exact sum (differences of
+ * cumulative sums) divided by its divisor with truncation toward zero, no
+ * gradient.  Errors as clt_max_pool3d's (CLT_ERR_DTYPE_UNSUPPORTED for
+ * other integer dtypes).  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_avg_pool3d(const clt_tensor *input, const int64_t kernel[3],
+                                  const int64_t stride[3], const int64_t padding[3],
+                                  int ceil_mode, int count_include_pad, clt_tensor **out);
+
+/* torch.nn.functional.adaptive_avg_pool1d(input, output_size) for
+ * [N, C, L] or [C, L], float32 or float64: clt_adaptive_avg_pool2d on the
+ * view [.., 1, L] to {1, output_size} (>= 0), as torch computes it
+ * (grad_fn SqueezeBackward1).  adaptive_avg_pool3d(input, output_size)
+ * for [N, C, D, H, W] or [C, D, H, W] to output_size {Do, Ho, Wo} (each
+ * >= 0): each output averages the box of clt_adaptive_avg_pool2d's
+ * windows along the three dims, computed as that pool over D and then
+ * over (H, W), recorded.  Errors: CLT_ERR_SHAPE_MISMATCH for another rank
+ * or an empty non-batch size, CLT_ERR_INVALID_ARGUMENT for a negative
+ * size, CLT_ERR_DTYPE_UNSUPPORTED for an integer input.  New tensor:
+ * release with clt_tensor_free. */
+CLT_API clt_status clt_adaptive_avg_pool1d(const clt_tensor *input, int64_t output_size,
+                                           clt_tensor **out);
+CLT_API clt_status clt_adaptive_avg_pool3d(const clt_tensor *input, const int64_t output_size[3],
+                                           clt_tensor **out);
+
+/* torch.nn.functional.adaptive_max_pool3d(input, output_size,
+ * return_indices): the maximum over clt_adaptive_avg_pool3d's boxes, its
+ * first in (d, h, w) order with NaN taken as the maximum, as PyTorch's CPU
+ * kernel; computed as clt_adaptive_max_pool2d over (H, W) and then over D.
+ * indices NULL: not wanted; otherwise *indices is a new int64 tensor of the
+ * output's shape, (d H + h) W + w of each maximum in its volume.  The
+ * gradient adds each output's gradient into its maximum.  Errors as
+ * clt_adaptive_avg_pool3d's.  On failure *out (and *indices) are NULL.
+ * New tensors: release with clt_tensor_free. */
+CLT_API clt_status clt_adaptive_max_pool3d(const clt_tensor *input, const int64_t output_size[3],
+                                           clt_tensor **out, clt_tensor **indices);
+
+/* torch.nn.functional.max_unpool3d(input, indices, kernel_size, stride,
+ * padding, output_size): clt_max_unpool2d's rules for input
+ * [N, C, D, H, W] or [C, D, H, W] and its int64 indices of the same shape,
+ * flat in a zero [Do, Ho, Wo] volume (as clt_max_pool3d_with_indices
+ * gives them); output_size NULL or three sizes.  Recorded as a scatter
+ * (grad_fn ScatterBackward0 under a view): the gradient gathers the
+ * output's gradient at the indices.  Errors as clt_max_unpool2d's.  New
+ * tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_max_unpool3d(const clt_tensor *input, const clt_tensor *indices,
+                                    const int64_t kernel[3], const int64_t stride[3],
+                                    const int64_t padding[3], const int64_t output_size[3],
+                                    clt_tensor **out);
+
+/* Settings of the 3-D pooling layers (nn.h), as torch.nn.MaxPool3d's and
+ * AvgPool3d's arguments after the kernel size.  A NULL clt_pool3d_opts
+ * means PyTorch's defaults, CLT_POOL3D_DEFAULTS. */
+typedef struct clt_pool3d_opts {
+    int64_t stride[3];     /* {0, 0, 0}: the kernel size */
+    int64_t padding[3];    /* at most half the kernel */
+    int64_t dilation[3];   /* max pooling only */
+    int ceil_mode;         /* 1: the output size rounds up */
+    int count_include_pad; /* avg pooling only */
+} clt_pool3d_opts;
+
+#define CLT_POOL3D_DEFAULTS {{0, 0, 0}, {0, 0, 0}, {1, 1, 1}, 0, 1}
 
 
 /* ---- rearranging: pixel and channel shuffles, unfold and fold ----------------------------- */

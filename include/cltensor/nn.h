@@ -512,6 +512,11 @@ CLT_API clt_status clt_batch_norm1d_layer(clt_device *dev, int64_t num_features,
 CLT_API clt_status clt_batch_norm2d_layer(clt_device *dev, int64_t num_features, double eps,
                                           double momentum, int affine, int track_running_stats,
                                           clt_module **out);
+/* torch.nn.BatchNorm3d: as clt_batch_norm2d_layer for [N, C, D, H, W]
+ * input ("expected 5D input"); its statistics over N, D, H and W. */
+CLT_API clt_status clt_batch_norm3d_layer(clt_device *dev, int64_t num_features, double eps,
+                                          double momentum, int affine, int track_running_stats,
+                                          clt_module **out);
 
 /* torch.nn.Dropout(p): in train mode zeroes each element with probability
  * p (in [0, 1]; NaN is refused, which PyTorch lets through) and scales the
@@ -1191,6 +1196,11 @@ CLT_API clt_status clt_instance_norm1d_layer(clt_device *dev, int64_t num_featur
 CLT_API clt_status clt_instance_norm2d_layer(clt_device *dev, int64_t num_features, double eps,
                                              double momentum, int affine,
                                              int track_running_stats, clt_module **out);
+/* torch.nn.InstanceNorm3d: as clt_instance_norm2d_layer for [N, C, D, H, W]
+ * or unbatched [C, D, H, W] input ("expected 4D or 5D input"). */
+CLT_API clt_status clt_instance_norm3d_layer(clt_device *dev, int64_t num_features, double eps,
+                                             double momentum, int affine,
+                                             int track_running_stats, clt_module **out);
 
 /* torch.nn.functional.local_response_norm(input, size, alpha, beta, k):
  * input [N, C, *] (3 or more dims) divided by (k + alpha * avg)^beta, avg
@@ -1246,10 +1256,54 @@ CLT_API clt_status clt_max_unpool2d_layer(int64_t kernel_h, int64_t kernel_w,
                                           const int64_t stride[2], const int64_t padding[2],
                                           clt_module **out);
 
-/* MaxUnpool1d's and MaxUnpool2d's forward(input, indices, output_size):
- * the layer's unpooling of input at indices (as clt_max_pool1d_with_indices
- * and clt_max_pool2d_with_indices give them), output_size NULL or one (1d)
- * or two (2d) sizes.  New tensor: release with clt_tensor_free.  Errors as
+/* torch.nn.MaxPool3d(kernel_size, ...) and AvgPool3d: clt_max_pool3d and
+ * clt_avg_pool3d (conv.h) with the settings of opts (NULL: PyTorch's
+ * defaults, CLT_POOL3D_DEFAULTS).  torch.nn.AdaptiveAvgPool1d,
+ * AdaptiveAvgPool3d and AdaptiveMaxPool3d: clt_adaptive_avg_pool1d,
+ * clt_adaptive_avg_pool3d and clt_adaptive_max_pool3d to that size (each
+ * >= 0); the max pool's forward gives the output alone (call the function
+ * for the indices).  torch.nn.MaxUnpool3d: clt_max_unpool3d with the
+ * settings (stride NULL or 0: the kernel; padding NULL: 0), run with
+ * clt_max_unpool_forward.  A kernel size <= 0, a negative stride or
+ * padding, or a negative output size is CLT_ERR_INVALID_ARGUMENT here; the
+ * rest is checked at the forward.  No tensors.  New module: release with
+ * clt_module_free. */
+CLT_API clt_status clt_max_pool3d_layer(const int64_t kernel[3], const clt_pool3d_opts *opts,
+                                        clt_module **out);
+CLT_API clt_status clt_avg_pool3d_layer(const int64_t kernel[3], const clt_pool3d_opts *opts,
+                                        clt_module **out);
+CLT_API clt_status clt_adaptive_avg_pool1d_layer(int64_t output_size, clt_module **out);
+CLT_API clt_status clt_adaptive_avg_pool3d_layer(const int64_t output_size[3], clt_module **out);
+CLT_API clt_status clt_adaptive_max_pool3d_layer(const int64_t output_size[3], clt_module **out);
+CLT_API clt_status clt_max_unpool3d_layer(const int64_t kernel[3], const int64_t stride[3],
+                                          const int64_t padding[3], clt_module **out);
+
+/* The padding layers of torch.nn, clt_pad (view.h) with the layer's
+ * padding, pairs (before, after) from the last dim backwards: 2 sizes for
+ * the 1d layers, 4 for 2d, 6 for 3d (negative sizes crop, as clt_pad's).
+ * ConstantPad1d/2d/3d(padding, value) pad with value, ZeroPad2d with 0
+ * (torch 1.13 has no ZeroPad1d or 3d), ReflectionPad1d/2d/3d mirror and
+ * ReplicationPad1d/2d/3d repeat the edge (float32 and float64, the ranks
+ * clt_pad takes for them).  The forward's errors are clt_pad's, naming the
+ * layer.  No tensors.  New module: release with clt_module_free. */
+CLT_API clt_status clt_constant_pad1d_layer(const int64_t padding[2], double value,
+                                            clt_module **out);
+CLT_API clt_status clt_constant_pad2d_layer(const int64_t padding[4], double value,
+                                            clt_module **out);
+CLT_API clt_status clt_constant_pad3d_layer(const int64_t padding[6], double value,
+                                            clt_module **out);
+CLT_API clt_status clt_zero_pad2d_layer(const int64_t padding[4], clt_module **out);
+CLT_API clt_status clt_reflection_pad1d_layer(const int64_t padding[2], clt_module **out);
+CLT_API clt_status clt_reflection_pad2d_layer(const int64_t padding[4], clt_module **out);
+CLT_API clt_status clt_reflection_pad3d_layer(const int64_t padding[6], clt_module **out);
+CLT_API clt_status clt_replication_pad1d_layer(const int64_t padding[2], clt_module **out);
+CLT_API clt_status clt_replication_pad2d_layer(const int64_t padding[4], clt_module **out);
+CLT_API clt_status clt_replication_pad3d_layer(const int64_t padding[6], clt_module **out);
+
+/* MaxUnpool1d's, MaxUnpool2d's and MaxUnpool3d's forward(input, indices,
+ * output_size): the layer's unpooling of input at indices (as
+ * clt_max_pool1d/2d/3d_with_indices give them), output_size NULL or one
+ * (1d), two (2d) or three (3d) sizes.  New tensor: release with clt_tensor_free.  Errors as
  * the functions', and CLT_ERR_INVALID_ARGUMENT for another kind of
  * module. */
 CLT_API clt_status clt_max_unpool_forward(clt_module *m, const clt_tensor *input,

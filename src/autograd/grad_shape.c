@@ -350,8 +350,14 @@ static const char *const pad_names[2][3] = {
 clt_status clt_pad(const clt_tensor *t, const int64_t *pad, int npad, clt_pad_mode mode,
                    double value, clt_tensor **out)
 {
+    return clt__pad_rec("clt_pad", t, pad, npad, mode, value, out);
+}
+
+clt_status clt__pad_rec(const char *fn, const clt_tensor *t, const int64_t *pad, int npad,
+                        clt_pad_mode mode, double value, clt_tensor **out)
+{
     clt__node *n = NULL;
-    clt_status st = clt__pad(t, pad, npad, mode, value, out, "clt_pad");
+    clt_status st = clt__pad(t, pad, npad, mode, value, out, fn);
     if (st != CLT_OK)
         return st;
     const char *name = mode == CLT_PAD_CONSTANT    ? "ConstantPadNdBackward0"

@@ -1,6 +1,7 @@
 /* grad_spatial.c: interpolate (all modes), grid_sample and affine_grid
- * (conv.h) with their backward formulas; the kernels live in
- * src/ops/upsample.c and src/ops/grid_sample.c. */
+ * (conv.h) with their backward formulas, the kernels in src/ops/upsample.c
+ * and src/ops/grid_sample.c; and the 3-D pools, adaptive_avg_pool1d and
+ * max_unpool3d, composed of the 2-D pools and recorded views. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -268,4 +269,680 @@ done:
     clt_tensor_free(tt);
     clt_tensor_free(y);
     return st == CLT_OK ? clt__ok() : st;
+}
+
+/* ---- 3-D pooling ----------------------------------------------------------------------
+ * A 3-D window is a box, and a box's maximum (or sum, or count of input
+ * elements) is that over D of those over (H, W): each 3-D pool runs as the
+ * 2-D pool of grad_conv.c over (H, W) of [N, C D, H, W] and then over D of
+ * [N, C, D, Ho Wo] with the window {kD, 1}, recorded views between, so the
+ * gradients (double backward included) are the 2-D pools'.  Taking (H, W)
+ * first keeps PyTorch's rule for max ties: the first maximum of the first
+ * depth that holds one is the first in (d, h, w) order, and the last NaN
+ * of the last depth that holds one is the last. */
+
+/* A 3-D pool's settings, defaults resolved, and its output's sizes. */
+typedef struct pool3 {
+    int64_t k[3], s[3], p[3], d[3], out[3];
+    int ceil_mode, count_include_pad;
+} pool3;
+
+/* Whether the product of n sizes (>= 0) fits int64. */
+static bool product_fits(int n, const int64_t *v)
+{
+    int64_t p = 1;
+    for (int i = 0; i < n; i++)
+        if (__builtin_mul_overflow(p, v[i], &p))
+            return false;
+    return true;
+}
+
+/* Error unless the 5-D shapes a 3-D pool goes through, in (any 5-D sizes
+ * with `in`'s batch and channels, and each spatial size the input's or the
+ * output's), count their elements in int64. */
+static clt_status sizes_fit(const char *fn, const clt_tensor *x, const int64_t *out)
+{
+    int nd = x->ndim;
+    int64_t v[5] = {nd == 5 ? x->shape[0] : 1, x->shape[nd - 4], 0, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        int64_t in = x->shape[nd - 3 + i];
+        v[2 + i] = in > out[i] ? in : out[i];
+    }
+    if (product_fits(5, v))
+        return CLT_OK;
+    return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                      "%s: output size %lld x %lld x %lld: the pooling's sizes pass int64", fn,
+                      (long long)out[0], (long long)out[1], (long long)out[2]);
+}
+
+/* PyTorch's pooling_output_shape for settings below 2^31 and an input
+ * size below 2^61 (no overflow). */
+static int64_t pool3_size(int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, int ceil_mode)
+{
+    int64_t num = in + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+    int64_t o = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
+    if (ceil_mode && o - 1 >= (in + p + s - 1) / s) /* (o - 1) s >= in + p */
+        o--;
+    return o;
+}
+
+/* Resolves and checks a 3-D pool's settings for input x as PyTorch's
+ * pool3d_shape_check does (its messages, naming fn), into *q. */
+static clt_status pool3_check(const char *fn, bool max, const clt_tensor *x,
+                              const int64_t *kernel, const int64_t *stride,
+                              const int64_t *padding, const int64_t *dilation, int ceil_mode,
+                              int count_include_pad, pool3 *q)
+{
+    char s1[160];
+    bool dflt = !stride || (stride[0] == 0 && stride[1] == 0 && stride[2] == 0);
+    for (int i = 0; i < 3; i++) {
+        q->k[i] = kernel[i];
+        q->s[i] = dflt ? kernel[i] : stride[i];
+        q->p[i] = padding ? padding[i] : 0;
+        q->d[i] = dilation ? dilation[i] : 1;
+    }
+    q->ceil_mode = ceil_mode != 0;
+    q->count_include_pad = count_include_pad != 0;
+    const int64_t *k = q->k, *s = q->s, *p = q->p, *d = q->d;
+    if (k[0] <= 0 || k[1] <= 0 || k[2] <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: kernel size should be greater than zero, but got kT: %lld kH: "
+                          "%lld kW: %lld",
+                          fn, (long long)k[0], (long long)k[1], (long long)k[2]);
+    if (s[0] <= 0 || s[1] <= 0 || s[2] <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: stride should be greater than zero, but got dT: %lld dH: %lld "
+                          "dW: %lld",
+                          fn, (long long)s[0], (long long)s[1], (long long)s[2]);
+    if (d[0] <= 0 || d[1] <= 0 || d[2] <= 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: dilation should be greater than zero, but got dilationT: %lld "
+                          "dilationH: %lld dilationW: %lld",
+                          fn, (long long)d[0], (long long)d[1], (long long)d[2]);
+    for (int i = 0; i < 3; i++)
+        if (k[i] > INT32_MAX || s[i] > INT32_MAX || p[i] > INT32_MAX || d[i] > INT32_MAX)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: kernel size %lld, stride %lld, padding %lld and dilation "
+                              "%lld of dimension %d: each must fit int32",
+                              fn, (long long)k[i], (long long)s[i], (long long)p[i],
+                              (long long)d[i], i);
+    if (x->ndim != 4 && x->ndim != 5)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: non-empty 4D or 5D (batch mode) tensor expected for input, but "
+                          "got input of size: %s",
+                          fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape));
+    clt_status st;
+    if (!max && x->dtype != CLT_FLOAT32 && x->dtype != CLT_FLOAT64 && x->dtype != CLT_INT64)
+        st = clt__error(CLT_ERR_DTYPE_UNSUPPORTED,
+                        "%s: input must be float32, float64 or int64, not %s; convert with "
+                        "clt_to_dtype first",
+                        fn, clt_dtype_name(x->dtype));
+    else if (!max && x->dtype == CLT_INT64)
+        st = clt__check_dtype(x->dev, x->dtype, fn);
+    else
+        st = clt__check_floating(x, "input", fn);
+    if (st != CLT_OK)
+        return st;
+    for (int i = x->ndim - 3; i < x->ndim; i++)
+        if (x->shape[i] >= ((int64_t)1 << 61))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: input size %lld of dimension %d is too large", fn,
+                              (long long)x->shape[i], i);
+    for (int i = x->ndim - 4; i < x->ndim; i++)
+        if (x->shape[i] == 0)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: Expected input's non-batch dimensions to have positive "
+                              "length, but input has a shape of %s and non-batch dimension %d "
+                              "has length zero!",
+                              fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape),
+                              i - (x->ndim - 4));
+    if (p[0] < 0 || p[1] < 0 || p[2] < 0 || k[0] / 2 < p[0] || k[1] / 2 < p[1] ||
+        k[2] / 2 < p[2])
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: pad should be smaller than or equal to half of kernel size, but "
+                          "got kT: %lld kW: %lld kH: %lld padT: %lld padW: %lld padH: %lld",
+                          fn, (long long)k[0], (long long)k[2], (long long)k[1],
+                          (long long)p[0], (long long)p[2], (long long)p[1]);
+    const int64_t *in = x->shape + x->ndim - 3;
+    if (!max && (in[0] < k[0] || in[1] < k[1] || in[2] < k[2]))
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: input image (T: %lld H: %lld W: %lld) smaller than kernel size "
+                          "(kT: %lld kH: %lld kW: %lld)",
+                          fn, (long long)in[0], (long long)in[1], (long long)in[2],
+                          (long long)k[0], (long long)k[1], (long long)k[2]);
+    for (int i = 0; i < 3; i++)
+        q->out[i] = pool3_size(in[i], k[i], p[i], s[i], d[i], q->ceil_mode);
+    if (q->out[0] < 1 || q->out[1] < 1 || q->out[2] < 1)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Given input size: (%lldx%lldx%lldx%lld). Calculated output "
+                          "size: (%lldx%lldx%lldx%lld). Output size is too small",
+                          fn, (long long)x->shape[x->ndim - 4], (long long)in[0],
+                          (long long)in[1], (long long)in[2], (long long)x->shape[x->ndim - 4],
+                          (long long)q->out[0], (long long)q->out[1], (long long)q->out[2]);
+    return sizes_fit(fn, x, q->out);
+}
+
+/* The flat (d H + h) W + w of each maximum of a pool over (H, W) and then
+ * over D: ihw, the first pool's [N, C D, Ho, Wo] indices (h W + w), and
+ * id, the second's [N, C, Do, Ho Wo] (d Ho Wo + j), into the int64
+ * [N, C, Do, Ho, Wo] *out. */
+static clt_status flat_indices3(const char *fn, const clt_tensor *ihw, const clt_tensor *id,
+                                const int64_t *in5, clt_tensor **out)
+{
+    int64_t N = in5[0], C = in5[1], D = in5[2], HW = in5[3] * in5[4];
+    int64_t Ho = ihw->shape[2], Wo = ihw->shape[3], Do = id->shape[2];
+    int64_t s1[3] = {N, C, D * Ho * Wo}, s2[3] = {N, C, Do * Ho * Wo};
+    int64_t s5[5] = {N, C, Do, Ho, Wo};
+    clt_tensor *a = NULL, *b = NULL, *hw = NULL, *dd = NULL, *base = NULL, *r = NULL;
+    clt_status st = CLT_OK;
+    CLT__TRY(clt__reshape(ihw, 3, s1, &a, fn));
+    CLT__TRY(clt__reshape(id, 3, s2, &b, fn));
+    CLT__TRY(clt_gather(a, 2, b, &hw));
+    CLT__TRY(clt_floor_divide_scalar(b, (double)(Ho * Wo), &dd));
+    CLT__TRY(clt_mul_scalar(dd, (double)HW, &base));
+    CLT__TRY(clt_add(base, hw, &r));
+    CLT__TRY(clt__reshape(r, 5, s5, out, fn));
+done:
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(hw);
+    clt_tensor_free(dd);
+    clt_tensor_free(base);
+    clt_tensor_free(r);
+    return st;
+}
+
+/* avg_pool3d of an int64 5-D x as PyTorch 1.13 computes it: each window's
+ * exact int64 sum divided by its divisor with truncation (the division
+ * does not split over the dims, so neither does the pool).  The sums are
+ * differences of cumulative sums over the input padded with zeros, one dim
+ * after another; the divisors the product of each dim's. */
+static clt_status avg3_int64(const char *fn, const clt_tensor *x, const pool3 *q,
+                             clt_tensor **out)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *cur = NULL, *pd = NULL, *c = NULL, *hi = NULL, *lo = NULL, *dv = NULL;
+    clt_tensor *part = NULL, *prod = NULL;
+    int64_t *host = NULL;
+    for (int i = 0; i < 3; i++) {
+        int d = 2 + i, npad = 2 * (5 - d);
+        const clt_tensor *in = cur ? cur : x;
+        int64_t n = in->shape[d], k = q->k[i], s = q->s[i], p = q->p[i], O = q->out[i];
+        int64_t right = (O - 1) * s - p + k - n, pad[6] = {0};
+        pad[npad - 2] = 1 + p; /* a zero ahead: the cumulative sums start at 0 */
+        pad[npad - 1] = right > 0 ? right : 0;
+        CLT__TRY(clt__pad(in, pad, npad, CLT_PAD_CONSTANT, 0.0, &pd, fn));
+        CLT__TRY(clt__cumsum(pd, d, false, &c, fn));
+        CLT__TRY(clt__slice(c, d, k, k + (O - 1) * s + 1, s, &hi));
+        CLT__TRY(clt__slice(c, d, 0, (O - 1) * s + 1, s, &lo));
+        clt_tensor_free(cur);
+        cur = NULL;
+        CLT__TRY(clt__sub_into(NULL, hi, lo, &cur, fn));
+        /* this dim's divisors, as a [.., O, ..] of ones elsewhere */
+        host = clt__malloc(sizeof *host * (size_t)(O > 0 ? O : 1));
+        if (host == NULL)
+            CLT__TRY(clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn));
+        for (int64_t o = 0; o < O; o++) {
+            int64_t a = o * s - p, e = a + k < n + p ? a + k : n + p;
+            int64_t a0 = a > 0 ? a : 0, e0 = e < n ? e : n;
+            host[o] = q->count_include_pad ? e - a : e0 - a0;
+        }
+        int64_t dshape[5] = {1, 1, 1, 1, 1};
+        dshape[d] = O;
+        CLT__TRY(clt__tensor_from_host_in(fn, x->dev, CLT_INT64, 5, dshape, host, &part));
+        free(host);
+        host = NULL;
+        if (dv) {
+            CLT__TRY(clt__mul_into(NULL, dv, part, &prod, fn));
+            clt_tensor_free(dv);
+            dv = prod;
+            prod = NULL;
+            clt_tensor_free(part);
+        } else {
+            dv = part;
+        }
+        part = NULL;
+        clt_tensor_free(pd);
+        clt_tensor_free(c);
+        clt_tensor_free(hi);
+        clt_tensor_free(lo);
+        pd = c = hi = lo = NULL;
+    }
+    CLT__TRY(clt_div_rounding(cur, dv, CLT_ROUNDING_TRUNC, out));
+done:
+    free(host);
+    clt_tensor_free(cur);
+    clt_tensor_free(pd);
+    clt_tensor_free(c);
+    clt_tensor_free(hi);
+    clt_tensor_free(lo);
+    clt_tensor_free(dv);
+    clt_tensor_free(part);
+    clt_tensor_free(prod);
+    return st;
+}
+
+/* The 3-D pool of a 5-D x with checked settings q: max (with its flat
+ * indices when indices is not NULL) or average. */
+static clt_status pool3_run(const char *fn, bool max, const clt_tensor *x, const pool3 *q,
+                            clt_tensor **out, clt_tensor **indices)
+{
+    int64_t N = x->shape[0], C = x->shape[1], D = x->shape[2], H = x->shape[3], W = x->shape[4];
+    int64_t Do = q->out[0], Ho = q->out[1], Wo = q->out[2];
+    int64_t sa[4] = {N, C * D, H, W}, sc[4] = {N, C, D, Ho * Wo}, s5[5] = {N, C, Do, Ho, Wo};
+    const int64_t k2[2] = {q->k[1], q->k[2]}, st2[2] = {q->s[1], q->s[2]},
+                  p2[2] = {q->p[1], q->p[2]}, d2[2] = {q->d[1], q->d[2]};
+    const int64_t k1[2] = {q->k[0], 1}, st1[2] = {q->s[0], 1}, p1[2] = {q->p[0], 0},
+                  d1[2] = {q->d[0], 1};
+    clt_tensor *a = NULL, *b = NULL, *c = NULL, *e = NULL, *ib = NULL, *ie = NULL;
+    clt_status st = CLT_OK;
+    if (!max && x->dtype == CLT_INT64)
+        return avg3_int64(fn, x, q, out);
+    CLT__TRY(clt__reshape_rec(fn, x, 4, sa, &a));
+    if (indices) {
+        CLT__TRY(clt_max_pool2d_with_indices(a, k2, st2, p2, d2, q->ceil_mode, &b, &ib));
+        CLT__TRY(clt__reshape_rec(fn, b, 4, sc, &c));
+        CLT__TRY(clt_max_pool2d_with_indices(c, k1, st1, p1, d1, q->ceil_mode, &e, &ie));
+        CLT__TRY(flat_indices3(fn, ib, ie, x->shape, indices));
+    } else {
+        CLT__TRY(clt__pool2d_rec(fn, max, a, k2, st2, p2, max ? d2 : NULL, q->ceil_mode,
+                                 q->count_include_pad, &b));
+        CLT__TRY(clt__reshape_rec(fn, b, 4, sc, &c));
+        CLT__TRY(clt__pool2d_rec(fn, max, c, k1, st1, p1, max ? d1 : NULL, q->ceil_mode,
+                                 q->count_include_pad, &e));
+    }
+    CLT__TRY(clt__reshape_rec(fn, e, 5, s5, out));
+done:
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+    clt_tensor_free(e);
+    clt_tensor_free(ib);
+    clt_tensor_free(ie);
+    return st;
+}
+
+/* Runs a 3-D op on input (4-D or 5-D, checked) as 5-D: an unbatched one
+ * through a recorded view [1, C, D, H, W] and back, indices (when wanted)
+ * as plain views. */
+typedef clt_status (*op5_fn)(const char *fn, const clt_tensor *x5, const void *ctx,
+                             clt_tensor **out, clt_tensor **indices);
+
+static clt_status as_batched5(const char *fn, const clt_tensor *input, op5_fn op,
+                              const void *ctx, clt_tensor **out, clt_tensor **indices)
+{
+    if (input->ndim == 5)
+        return op(fn, input, ctx, out, indices);
+    int64_t s5[5] = {1, input->shape[0], input->shape[1], input->shape[2], input->shape[3]};
+    clt_tensor *x5 = NULL, *y5 = NULL, *i5 = NULL;
+    clt_status st = CLT_OK;
+    CLT__TRY(clt__reshape_rec(fn, input, 5, s5, &x5));
+    CLT__TRY(op(fn, x5, ctx, &y5, indices ? &i5 : NULL));
+    CLT__TRY(clt__reshape_rec(fn, y5, 4, y5->shape + 1, out));
+    if (indices)
+        CLT__TRY(clt__reshape(i5, 4, i5->shape + 1, indices, fn));
+done:
+    clt_tensor_free(x5);
+    clt_tensor_free(y5);
+    clt_tensor_free(i5);
+    return st;
+}
+
+/* On failure, releases what an op with indices had made. */
+static clt_status drop_both(clt_status st, clt_tensor **out, clt_tensor **indices)
+{
+    if (st != CLT_OK) {
+        clt_tensor_free(*out);
+        *out = NULL;
+        if (indices) {
+            clt_tensor_free(*indices);
+            *indices = NULL;
+        }
+    }
+    return st == CLT_OK ? clt__ok() : st;
+}
+
+typedef struct pool3_ctx {
+    bool max;
+    pool3 q;
+} pool3_ctx;
+
+static clt_status pool3_op(const char *fn, const clt_tensor *x5, const void *ctx,
+                           clt_tensor **out, clt_tensor **indices)
+{
+    const pool3_ctx *c = ctx;
+    return pool3_run(fn, c->max, x5, &c->q, out, indices);
+}
+
+static clt_status pool3d_in(const char *fn, bool max, const clt_tensor *input,
+                            const int64_t *kernel, const int64_t *stride, const int64_t *padding,
+                            const int64_t *dilation, int ceil_mode, int count_include_pad,
+                            clt_tensor **out, clt_tensor **indices)
+{
+    if (indices)
+        *indices = NULL;
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    CLT__REQUIRE_ARG(kernel, fn);
+    pool3_ctx c;
+    memset(&c, 0, sizeof c);
+    c.max = max;
+    clt_status st = pool3_check(fn, max, input, kernel, stride, padding, dilation, ceil_mode,
+                                count_include_pad, &c.q);
+    if (st == CLT_OK)
+        st = as_batched5(fn, input, pool3_op, &c, out, indices);
+    return drop_both(st, out, indices);
+}
+
+clt_status clt__pool3d_rec(const char *fn, bool max, const clt_tensor *input,
+                           const int64_t *kernel, const int64_t *stride, const int64_t *padding,
+                           const int64_t *dilation, int ceil_mode, int count_include_pad,
+                           clt_tensor **out)
+{
+    return pool3d_in(fn, max, input, kernel, stride, padding, dilation, ceil_mode,
+                     count_include_pad, out, NULL);
+}
+
+clt_status clt_max_pool3d(const clt_tensor *input, const int64_t kernel[3],
+                          const int64_t stride[3], const int64_t padding[3],
+                          const int64_t dilation[3], int ceil_mode, clt_tensor **out)
+{
+    return pool3d_in("clt_max_pool3d", true, input, kernel, stride, padding, dilation,
+                     ceil_mode, 1, out, NULL);
+}
+
+clt_status clt_max_pool3d_with_indices(const clt_tensor *input, const int64_t kernel[3],
+                                       const int64_t stride[3], const int64_t padding[3],
+                                       const int64_t dilation[3], int ceil_mode,
+                                       clt_tensor **out, clt_tensor **indices)
+{
+    static const char fn[] = "clt_max_pool3d_with_indices";
+    if (out)
+        *out = NULL;
+    CLT__REQUIRE_ARG(indices, fn);
+    return pool3d_in(fn, true, input, kernel, stride, padding, dilation, ceil_mode, 1, out,
+                     indices);
+}
+
+clt_status clt_avg_pool3d(const clt_tensor *input, const int64_t kernel[3],
+                          const int64_t stride[3], const int64_t padding[3], int ceil_mode,
+                          int count_include_pad, clt_tensor **out)
+{
+    return pool3d_in("clt_avg_pool3d", false, input, kernel, stride, padding, NULL, ceil_mode,
+                     count_include_pad, out, NULL);
+}
+
+/* ---- adaptive pooling: 1-D average, 3-D average and max ------------------------------- */
+
+clt_status clt__adaptive_avg_pool1d_rec(const char *fn, const clt_tensor *input,
+                                        int64_t output_size, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    if (input->ndim != 2 && input->ndim != 3)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Expected 2 to 3 dimensions, but got %d-dimensional tensor for "
+                          "argument #1 'self' (while checking arguments for "
+                          "adaptive_avg_pool1d)",
+                          fn, input->ndim);
+    /* [.., L] as [.., 1, L], as torch's unsqueeze(-2) */
+    int d = input->ndim - 1;
+    int64_t size[2] = {1, output_size};
+    clt_tensor *x4 = NULL, *y4 = NULL;
+    clt_status st = clt__unsqueeze_rec(fn, input, d, &x4);
+    if (st == CLT_OK)
+        st = clt__adaptive_avg_pool2d_rec(fn, x4, size, &y4);
+    if (st == CLT_OK)
+        st = clt__squeeze_rec(fn, y4, d, out);
+    clt_tensor_free(x4);
+    clt_tensor_free(y4);
+    return drop_both(st, out, NULL);
+}
+
+clt_status clt_adaptive_avg_pool1d(const clt_tensor *input, int64_t output_size,
+                                   clt_tensor **out)
+{
+    return clt__adaptive_avg_pool1d_rec("clt_adaptive_avg_pool1d", input, output_size, out);
+}
+
+/* adaptive_avg_pool3d's and adaptive_max_pool3d's checks, PyTorch's words
+ * (`op` names the op in them). */
+static clt_status adaptive3_check(const char *fn, const char *op, const clt_tensor *x,
+                                  const int64_t *size)
+{
+    char s1[160];
+    if (x->ndim != 4 && x->ndim != 5)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: %s(): Expected 4D or 5D tensor, but got %s",
+                          fn, op, clt__shape_str(s1, sizeof s1, x->ndim, x->shape));
+    clt_status st = clt__check_floating(x, "input", fn);
+    if (st != CLT_OK)
+        return st;
+    if (size[0] < 0 || size[1] < 0 || size[2] < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: elements of output_size must be greater than or equal to 0 but "
+                          "received {%lld, %lld, %lld}",
+                          fn, (long long)size[0], (long long)size[1], (long long)size[2]);
+    for (int d = x->ndim - 3; d < x->ndim; d++)
+        if (x->shape[d] == 0)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: %s(): Expected input to have non-zero size for non-batch "
+                              "dimensions, but input has sizes %s with dimension %d being empty",
+                              fn, op, clt__shape_str(s1, sizeof s1, x->ndim, x->shape), d);
+    return sizes_fit(fn, x, size);
+}
+
+/* Adaptive average pooling of a 5-D x: over D of [N, C, D, H W] to
+ * {Do, H W}, then over (H, W) of [N, C Do, H, W] (this order lets any
+ * output size be 0). */
+static clt_status adaptive_avg3_op(const char *fn, const clt_tensor *x, const void *ctx,
+                                   clt_tensor **out, clt_tensor **indices)
+{
+    (void)indices;
+    const int64_t *size = ctx;
+    int64_t N = x->shape[0], C = x->shape[1], D = x->shape[2], H = x->shape[3], W = x->shape[4];
+    int64_t sa[4] = {N, C, D, H * W}, s1[2] = {size[0], H * W}, sc[4] = {N, C * size[0], H, W};
+    int64_t s5[5] = {N, C, size[0], size[1], size[2]};
+    clt_tensor *a = NULL, *b = NULL, *c = NULL, *e = NULL;
+    clt_status st = CLT_OK;
+    CLT__TRY(clt__reshape_rec(fn, x, 4, sa, &a));
+    CLT__TRY(clt__adaptive_avg_pool2d_rec(fn, a, s1, &b));
+    CLT__TRY(clt__reshape_rec(fn, b, 4, sc, &c));
+    CLT__TRY(clt__adaptive_avg_pool2d_rec(fn, c, size + 1, &e));
+    CLT__TRY(clt__reshape_rec(fn, e, 5, s5, out));
+done:
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+    clt_tensor_free(e);
+    return st;
+}
+
+clt_status clt__adaptive_avg_pool3d_rec(const char *fn, const clt_tensor *input,
+                                        const int64_t *output_size, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    CLT__REQUIRE_ARG(output_size, fn);
+    clt_status st = adaptive3_check(fn, "adaptive_avg_pool3d", input, output_size);
+    if (st == CLT_OK)
+        st = as_batched5(fn, input, adaptive_avg3_op, output_size, out, NULL);
+    return drop_both(st, out, NULL);
+}
+
+clt_status clt_adaptive_avg_pool3d(const clt_tensor *input, const int64_t output_size[3],
+                                   clt_tensor **out)
+{
+    return clt__adaptive_avg_pool3d_rec("clt_adaptive_avg_pool3d", input, output_size, out);
+}
+
+/* Adaptive max pooling of a 5-D x: over (H, W) of [N, C D, H, W], then
+ * over D of [N, C, D, Ho Wo] (max_pool3d's order, for its ties).  An empty
+ * output has no maximum to find: it is the average pool's, indices none. */
+static clt_status adaptive_max3_op(const char *fn, const clt_tensor *x, const void *ctx,
+                                   clt_tensor **out, clt_tensor **indices)
+{
+    const int64_t *size = ctx;
+    int64_t N = x->shape[0], C = x->shape[1], D = x->shape[2], H = x->shape[3], W = x->shape[4];
+    int64_t Do = size[0], Ho = size[1], Wo = size[2];
+    int64_t sa[4] = {N, C * D, H, W}, sc[4] = {N, C, D, Ho * Wo}, s1[2] = {Do, Ho * Wo};
+    int64_t s5[5] = {N, C, Do, Ho, Wo};
+    clt_tensor *a = NULL, *b = NULL, *c = NULL, *e = NULL, *ib = NULL, *ie = NULL;
+    clt_status st = CLT_OK;
+    if (Do == 0 || Ho == 0 || Wo == 0) {
+        CLT__TRY(adaptive_avg3_op(fn, x, ctx, out, NULL));
+        if (indices)
+            CLT__TRY(clt__full(x->dev, CLT_INT64, 5, s5, 0.0, indices));
+        return CLT_OK;
+    }
+    CLT__TRY(clt__reshape_rec(fn, x, 4, sa, &a));
+    CLT__TRY(clt__adaptive_max_pool2d_rec(fn, a, size + 1, &b, indices ? &ib : NULL));
+    CLT__TRY(clt__reshape_rec(fn, b, 4, sc, &c));
+    CLT__TRY(clt__adaptive_max_pool2d_rec(fn, c, s1, &e, indices ? &ie : NULL));
+    CLT__TRY(clt__reshape_rec(fn, e, 5, s5, out));
+    if (indices)
+        CLT__TRY(flat_indices3(fn, ib, ie, x->shape, indices));
+done:
+    clt_tensor_free(a);
+    clt_tensor_free(b);
+    clt_tensor_free(c);
+    clt_tensor_free(e);
+    clt_tensor_free(ib);
+    clt_tensor_free(ie);
+    return st;
+}
+
+clt_status clt__adaptive_max_pool3d_rec(const char *fn, const clt_tensor *input,
+                                        const int64_t *output_size, clt_tensor **out,
+                                        clt_tensor **indices)
+{
+    if (indices)
+        *indices = NULL;
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    CLT__REQUIRE_ARG(output_size, fn);
+    clt_status st = adaptive3_check(fn, "adaptive_max_pool3d", input, output_size);
+    if (st == CLT_OK)
+        st = as_batched5(fn, input, adaptive_max3_op, output_size, out, indices);
+    return drop_both(st, out, indices);
+}
+
+clt_status clt_adaptive_max_pool3d(const clt_tensor *input, const int64_t output_size[3],
+                                   clt_tensor **out, clt_tensor **indices)
+{
+    return clt__adaptive_max_pool3d_rec("clt_adaptive_max_pool3d", input, output_size, out,
+                                        indices);
+}
+
+/* ---- max unpooling in 3-D ------------------------------------------------------------- */
+
+/* F.max_unpool3d's checks (torch's words) and its output size from
+ * kernel, stride (NULL or 0: the kernel) and padding (NULL: 0), or
+ * output_size (NULL: that default) within a stride of it. */
+static clt_status unpool3_size(const char *fn, const clt_tensor *x, const clt_tensor *ix,
+                               const int64_t *kernel, const int64_t *stride,
+                               const int64_t *padding, const int64_t *output_size,
+                               int64_t *size)
+{
+    char s1[160], s2[160];
+    clt_status st = clt__same_device(x, ix, fn);
+    if (st != CLT_OK)
+        return st;
+    if (ix->dtype != CLT_INT64)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                          "%s: elements in indices should be type int64 but got: %s", fn,
+                          clt_dtype_name(ix->dtype));
+    if (x->ndim != 4 && x->ndim != 5)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Input to max_unpooling3d should be a 4d or 5d Tensor, but got a "
+                          "tensor with %d dimensions.",
+                          fn, x->ndim);
+    if (x->ndim != ix->ndim || memcmp(x->shape, ix->shape, sizeof(int64_t) * (size_t)x->ndim))
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: Expected shape of indices to be same as that of the input tensor "
+                          "(%s) but got indices tensor with shape: %s",
+                          fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape),
+                          clt__shape_str(s2, sizeof s2, ix->ndim, ix->shape));
+    for (int d = x->ndim - 4; d < x->ndim; d++)
+        if (x->shape[d] == 0)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: Expected input to have non-zero size for non-batch "
+                              "dimensions, but got %s with dimension %d being empty.",
+                              fn, clt__shape_str(s1, sizeof s1, x->ndim, x->shape), d);
+    for (int d = 0; d < 3; d++) {
+        int64_t kd = kernel[d], sd = stride && stride[d] ? stride[d] : kd;
+        int64_t pd = padding ? padding[d] : 0, in = x->shape[x->ndim - 3 + d];
+        if (kd <= 0 || sd <= 0 || pd < 0 || kd > INT32_MAX || sd > INT32_MAX ||
+            pd > INT32_MAX || in > INT32_MAX)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: kernel_size %lld, stride %lld and padding %lld of dimension "
+                              "%d: expected positive sizes and padding >= 0",
+                              fn, (long long)kd, (long long)sd, (long long)pd, d);
+        int64_t def = (in - 1) * sd + kd - 2 * pd;
+        size[d] = output_size ? output_size[d] : def;
+        if (output_size && !(def - sd < size[d] && size[d] < def + sd))
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: invalid output_size (dim %d must be between %lld and %lld, "
+                              "got %lld)",
+                              fn, d, (long long)(def - sd), (long long)(def + sd),
+                              (long long)size[d]);
+        if (size[d] <= 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: output size %lld of dimension %d is too small", fn,
+                              (long long)size[d], d);
+    }
+    /* the volume must count in int64, as the plane of values it is scattered into */
+    if (size[0] > INT64_MAX / size[1] || size[0] * size[1] > INT64_MAX / size[2])
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: output size %lld x %lld x %lld passes int64", fn,
+                          (long long)size[0], (long long)size[1], (long long)size[2]);
+    return CLT_OK;
+}
+
+clt_status clt__max_unpool3d_rec(const char *fn, const clt_tensor *input,
+                                 const clt_tensor *indices, const int64_t *kernel,
+                                 const int64_t *stride, const int64_t *padding,
+                                 const int64_t *output_size, clt_tensor **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(input, fn);
+    CLT__REQUIRE_ARG(indices, fn);
+    CLT__REQUIRE_ARG(kernel, fn);
+    int64_t size[3];
+    clt_status st = unpool3_size(fn, input, indices, kernel, stride, padding, output_size, size);
+    if (st != CLT_OK)
+        return st;
+    /* each volume's values scattered over zeros at their flat indices (the
+     * later of two equal indices wins, as PyTorch's CPU loop) */
+    int nd = input->ndim;
+    int64_t vin = input->shape[nd - 3] * input->shape[nd - 2] * input->shape[nd - 1];
+    int64_t P = input->numel / vin, vout = size[0] * size[1] * size[2];
+    int64_t s_in[2] = {P, vin}, s_out[2] = {P, vout}, shape[5];
+    memcpy(shape, input->shape, sizeof(int64_t) * (size_t)nd);
+    memcpy(shape + nd - 3, size, sizeof size);
+    clt_tensor *x2 = NULL, *i2 = NULL, *z = NULL, *r = NULL;
+    CLT__TRY(clt__reshape_rec(fn, input, 2, s_in, &x2));
+    CLT__TRY(clt__reshape(indices, 2, s_in, &i2, fn));
+    CLT__TRY(clt__full(input->dev, input->dtype, 2, s_out, 0.0, &z));
+    CLT__TRY(clt_scatter(z, 1, i2, x2, &r));
+    CLT__TRY(clt__reshape_rec(fn, r, nd, shape, out));
+done:
+    clt_tensor_free(x2);
+    clt_tensor_free(i2);
+    clt_tensor_free(z);
+    clt_tensor_free(r);
+    return drop_both(st, out, NULL);
+}
+
+clt_status clt_max_unpool3d(const clt_tensor *input, const clt_tensor *indices,
+                            const int64_t kernel[3], const int64_t stride[3],
+                            const int64_t padding[3], const int64_t output_size[3],
+                            clt_tensor **out)
+{
+    return clt__max_unpool3d_rec("clt_max_unpool3d", input, indices, kernel, stride, padding,
+                                 output_size, out);
 }

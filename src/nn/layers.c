@@ -417,10 +417,10 @@ static clt_status batch_norm_forward(clt_module *m, const clt_tensor *x, clt_ten
     clt_status st = clt__module_check_device(m, x, name);
     if (st != CLT_OK)
         return st;
-    bool two_d = m->i[1] == 4;
-    if ((two_d ? x->ndim != 4 : (x->ndim != 2 && x->ndim != 3)))
+    int want = (int)m->i[1]; /* 4 for 2d, 5 for 3d, 2 for 1d (2D or 3D) */
+    if ((want > 2 ? x->ndim != want : (x->ndim != 2 && x->ndim != 3)))
         return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: expected %s input (got %dD input)", name,
-                          two_d ? "4D" : "2D or 3D", x->ndim);
+                          want == 5 ? "5D" : want == 4 ? "4D" : "2D or 3D", x->ndim);
     if (x->shape[1] != m->i[0])
         return clt__error(CLT_ERR_SHAPE_MISMATCH,
                           "%s: running_mean should contain %lld elements not %lld", name,
@@ -493,15 +493,21 @@ done:
 
 static const clt__module_ops batch_norm1d_ops = {"BatchNorm1d", batch_norm_forward, NULL, NULL};
 static const clt__module_ops batch_norm2d_ops = {"BatchNorm2d", batch_norm_forward, NULL, NULL};
+static const clt__module_ops batch_norm3d_ops = {"BatchNorm3d", batch_norm_forward, NULL, NULL};
 
-static clt_status batch_norm(bool two_d, clt_device *dev, int64_t features, double eps,
+/* BatchNorm over k (1 to 3) spatial dims: i[1] the input's rank (2 for 1d:
+ * 2 or 3). */
+static clt_status batch_norm(int k, clt_device *dev, int64_t features, double eps,
                              double momentum, int affine, int track, clt_module **out)
 {
-    const char *fn = two_d ? "clt_batch_norm2d_layer" : "clt_batch_norm1d_layer";
-    clt_status st = clt__norm_layer_new(two_d ? &batch_norm2d_ops : &batch_norm1d_ops, dev,
-                                        features, eps, momentum, affine, track, fn, out);
+    static const char *const fns[3] = {"clt_batch_norm1d_layer", "clt_batch_norm2d_layer",
+                                       "clt_batch_norm3d_layer"};
+    static const clt__module_ops *const ops[3] = {&batch_norm1d_ops, &batch_norm2d_ops,
+                                                  &batch_norm3d_ops};
+    clt_status st = clt__norm_layer_new(ops[k - 1], dev, features, eps, momentum, affine, track,
+                                        fns[k - 1], out);
     if (st == CLT_OK)
-        (*out)->i[1] = two_d ? 4 : 2;
+        (*out)->i[1] = k == 1 ? 2 : k + 2;
     return st;
 }
 
@@ -551,14 +557,21 @@ clt_status clt_batch_norm1d_layer(clt_device *dev, int64_t num_features, double 
                                   double momentum, int affine, int track_running_stats,
                                   clt_module **out)
 {
-    return batch_norm(false, dev, num_features, eps, momentum, affine, track_running_stats, out);
+    return batch_norm(1, dev, num_features, eps, momentum, affine, track_running_stats, out);
 }
 
 clt_status clt_batch_norm2d_layer(clt_device *dev, int64_t num_features, double eps,
                                   double momentum, int affine, int track_running_stats,
                                   clt_module **out)
 {
-    return batch_norm(true, dev, num_features, eps, momentum, affine, track_running_stats, out);
+    return batch_norm(2, dev, num_features, eps, momentum, affine, track_running_stats, out);
+}
+
+clt_status clt_batch_norm3d_layer(clt_device *dev, int64_t num_features, double eps,
+                                  double momentum, int affine, int track_running_stats,
+                                  clt_module **out)
+{
+    return batch_norm(3, dev, num_features, eps, momentum, affine, track_running_stats, out);
 }
 
 /* ---- swa_utils.update_bn ------------------------------------------------------------ */
@@ -567,7 +580,9 @@ clt_status clt_batch_norm2d_layer(clt_device *dev, int64_t num_features, double 
  * in order, into bn (NULL: counted only) from position k; the count. */
 static size_t batch_norms(clt_module *m, clt_module **bn, size_t k)
 {
-    if ((m->ops == &batch_norm1d_ops || m->ops == &batch_norm2d_ops) && m->i[2]) {
+    if ((m->ops == &batch_norm1d_ops || m->ops == &batch_norm2d_ops ||
+         m->ops == &batch_norm3d_ops) &&
+        m->i[2]) {
         if (bn)
             bn[k] = m;
         k++;

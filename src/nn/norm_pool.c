@@ -1,8 +1,11 @@
-/* norm_pool.c: InstanceNorm1d/2d and clt_instance_norm, LocalResponseNorm,
- * LPPool1d/2d, AdaptiveMaxPool1d/2d, MaxUnpool1d/2d, and the channel and
- * alpha dropouts, each a functional op and a layer.  All are composed of
- * recorded ops (the fused normalisation, the pools of conv.h), so that
- * autograd gives their backward passes. */
+/* norm_pool.c: InstanceNorm1d/2d/3d and clt_instance_norm,
+ * LocalResponseNorm, LPPool1d/2d, AdaptiveMaxPool1d/2d, MaxUnpool1d/2d and
+ * the channel and alpha dropouts, each a functional op and a layer; the
+ * layers MaxPool3d, AvgPool3d, AdaptiveAvgPool1d/3d, AdaptiveMaxPool3d,
+ * MaxUnpool3d (their functions in src/autograd/grad_spatial.c) and the
+ * padding layers over clt_pad.  All are composed of recorded ops (the
+ * fused normalisation, the pools of conv.h), so that autograd gives their
+ * backward passes. */
 #include <math.h>
 #include <string.h>
 
@@ -171,7 +174,7 @@ clt_status clt_instance_norm(const clt_tensor *input, clt_tensor *running_mean,
 }
 
 /* i[0] num_features, i[1] the dims of an unbatched input (2 for 1d, 3 for
- * 2d), i[2] track_running_stats; f[0] eps, f[1] momentum.  Parameters
+ * 2d, 4 for 3d), i[2] track_running_stats; f[0] eps, f[1] momentum.  Parameters
  * weight, bias (affine); buffers running_mean, running_var,
  * num_batches_tracked (which InstanceNorm, unlike BatchNorm, leaves at 0). */
 static clt_status instance_norm_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
@@ -213,19 +216,21 @@ static clt_status instance_norm_forward(clt_module *m, const clt_tensor *x, clt_
     return st;
 }
 
-static const clt__module_ops instance_norm1d_ops = {"InstanceNorm1d", instance_norm_forward,
-                                                    NULL, NULL};
-static const clt__module_ops instance_norm2d_ops = {"InstanceNorm2d", instance_norm_forward,
-                                                    NULL, NULL};
+static const clt__module_ops instance_norm_ops[3] = {
+    {"InstanceNorm1d", instance_norm_forward, NULL, NULL},
+    {"InstanceNorm2d", instance_norm_forward, NULL, NULL},
+    {"InstanceNorm3d", instance_norm_forward, NULL, NULL}};
 
-static clt_status instance_norm_layer(bool two_d, clt_device *dev, int64_t features, double eps,
+/* InstanceNorm over k (1 to 3) spatial dims. */
+static clt_status instance_norm_layer(int k, clt_device *dev, int64_t features, double eps,
                                       double momentum, int affine, int track, clt_module **out)
 {
-    const char *fn = two_d ? "clt_instance_norm2d_layer" : "clt_instance_norm1d_layer";
-    clt_status st = clt__norm_layer_new(two_d ? &instance_norm2d_ops : &instance_norm1d_ops, dev,
-                                        features, eps, momentum, affine, track, fn, out);
+    static const char *const fns[3] = {"clt_instance_norm1d_layer", "clt_instance_norm2d_layer",
+                                       "clt_instance_norm3d_layer"};
+    clt_status st = clt__norm_layer_new(&instance_norm_ops[k - 1], dev, features, eps, momentum,
+                                        affine, track, fns[k - 1], out);
     if (st == CLT_OK)
-        (*out)->i[1] = two_d ? 3 : 2;
+        (*out)->i[1] = k + 1;
     return st;
 }
 
@@ -233,7 +238,7 @@ clt_status clt_instance_norm1d_layer(clt_device *dev, int64_t num_features, doub
                                      double momentum, int affine, int track_running_stats,
                                      clt_module **out)
 {
-    return instance_norm_layer(false, dev, num_features, eps, momentum, affine,
+    return instance_norm_layer(1, dev, num_features, eps, momentum, affine,
                                track_running_stats, out);
 }
 
@@ -241,7 +246,15 @@ clt_status clt_instance_norm2d_layer(clt_device *dev, int64_t num_features, doub
                                      double momentum, int affine, int track_running_stats,
                                      clt_module **out)
 {
-    return instance_norm_layer(true, dev, num_features, eps, momentum, affine,
+    return instance_norm_layer(2, dev, num_features, eps, momentum, affine,
+                               track_running_stats, out);
+}
+
+clt_status clt_instance_norm3d_layer(clt_device *dev, int64_t num_features, double eps,
+                                     double momentum, int affine, int track_running_stats,
+                                     clt_module **out)
+{
+    return instance_norm_layer(3, dev, num_features, eps, momentum, affine,
                                track_running_stats, out);
 }
 
@@ -385,19 +398,19 @@ clt_status clt_lp_pool1d(const clt_tensor *input, double norm_type, int64_t kern
     return st == CLT_OK ? clt__ok() : st;
 }
 
-/* window_layer's settings, i[7] ceil_mode, f[0] norm_type. */
+/* window_layer's settings, i[10] ceil_mode, f[0] norm_type. */
 static clt_status lp_pool_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
 {
-    return lp_pool_in(m->ops->name, (int)m->i[0], x, m->f[0], &m->i[1], &m->i[3], (int)m->i[7],
+    return lp_pool_in(m->ops->name, (int)m->i[0], x, m->f[0], &m->i[1], &m->i[4], (int)m->i[10],
                       out);
 }
 
 static const clt__module_ops lp_pool1d_ops = {"LPPool1d", lp_pool_forward, NULL, NULL};
 static const clt__module_ops lp_pool2d_ops = {"LPPool2d", lp_pool_forward, NULL, NULL};
 
-/* A new pooling layer of ops over k (1 or 2) dims: i[0] k, i[1..2] kernel
- * (> 0), i[3..4] stride (>= 0; NULL or 0: the kernel size), i[5..6]
- * padding (>= 0; NULL: 0), checked here for the constructor fn. */
+/* A new pooling layer of ops over k (1 to 3) dims: i[0] k, i[1..k] kernel
+ * (> 0), i[4..] stride (>= 0; NULL or 0: the kernel size), i[7..] padding
+ * (>= 0; NULL: 0), checked here for the constructor fn. */
 static clt_status window_layer(const clt__module_ops *ops, int k, const int64_t *kernel,
                                const int64_t *stride, const int64_t *padding, const char *fn,
                                clt_module **out)
@@ -420,13 +433,13 @@ static clt_status window_layer(const clt__module_ops *ops, int k, const int64_t 
     m->i[0] = k;
     for (int d = 0; d < k; d++) {
         m->i[1 + d] = kernel[d];
-        m->i[3 + d] = stride ? stride[d] : 0;
-        m->i[5 + d] = padding ? padding[d] : 0;
+        m->i[4 + d] = stride ? stride[d] : 0;
+        m->i[7 + d] = padding ? padding[d] : 0;
     }
     return clt__ok();
 }
 
-/* LPPool's: window_layer's, and i[7] ceil_mode, f[0] norm_type. */
+/* LPPool's: window_layer's, and i[10] ceil_mode, f[0] norm_type. */
 static clt_status lp_pool_layer(int k, double norm_type, const int64_t *kernel,
                                 const int64_t *stride, int ceil_mode, const char *fn,
                                 clt_module **out)
@@ -434,7 +447,7 @@ static clt_status lp_pool_layer(int k, double norm_type, const int64_t *kernel,
     clt_status st = window_layer(k == 2 ? &lp_pool2d_ops : &lp_pool1d_ops, k, kernel, stride,
                                  NULL, fn, out);
     if (st == CLT_OK) {
-        (*out)->i[7] = ceil_mode != 0;
+        (*out)->i[10] = ceil_mode != 0;
         (*out)->f[0] = norm_type;
     }
     return st;
@@ -510,6 +523,7 @@ static clt_status max_unpool_forward(clt_module *m, const clt_tensor *x, clt_ten
 
 static const clt__module_ops max_unpool1d_ops = {"MaxUnpool1d", max_unpool_forward, NULL, NULL};
 static const clt__module_ops max_unpool2d_ops = {"MaxUnpool2d", max_unpool_forward, NULL, NULL};
+static const clt__module_ops max_unpool3d_ops = {"MaxUnpool3d", max_unpool_forward, NULL, NULL};
 
 clt_status clt_max_unpool_forward(clt_module *m, const clt_tensor *input,
                                   const clt_tensor *indices, const int64_t *output_size,
@@ -519,14 +533,19 @@ clt_status clt_max_unpool_forward(clt_module *m, const clt_tensor *input,
     CLT__REQUIRE_ARG(out, fn);
     *out = NULL;
     CLT__REQUIRE_ARG(m, fn);
-    if (m->ops != &max_unpool1d_ops && m->ops != &max_unpool2d_ops)
-        return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %s is not a MaxUnpool1d or MaxUnpool2d",
-                          fn, m->ops->name);
+    if (m->ops != &max_unpool1d_ops && m->ops != &max_unpool2d_ops &&
+        m->ops != &max_unpool3d_ops)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %s is not a MaxUnpool1d, MaxUnpool2d or MaxUnpool3d", fn,
+                          m->ops->name);
     const char *name = m->ops->name;
-    if (m->i[0] == 1)
-        return clt__max_unpool1d_rec(name, input, indices, m->i[1], m->i[3], m->i[5],
+    if (m->ops == &max_unpool3d_ops)
+        return clt__max_unpool3d_rec(name, input, indices, &m->i[1], &m->i[4], &m->i[7],
                                      output_size, out);
-    return clt__max_unpool2d_rec(name, input, indices, &m->i[1], &m->i[3], &m->i[5],
+    if (m->i[0] == 1)
+        return clt__max_unpool1d_rec(name, input, indices, m->i[1], m->i[4], m->i[7],
+                                     output_size, out);
+    return clt__max_unpool2d_rec(name, input, indices, &m->i[1], &m->i[4], &m->i[7],
                                  output_size, out);
 }
 
@@ -543,6 +562,224 @@ clt_status clt_max_unpool2d_layer(int64_t kernel_h, int64_t kernel_w, const int6
     int64_t kernel[2] = {kernel_h, kernel_w};
     return window_layer(&max_unpool2d_ops, 2, kernel, stride, padding,
                         "clt_max_unpool2d_layer", out);
+}
+
+clt_status clt_max_unpool3d_layer(const int64_t kernel[3], const int64_t stride[3],
+                                  const int64_t padding[3], clt_module **out)
+{
+    static const char fn[] = "clt_max_unpool3d_layer";
+    if (out)
+        *out = NULL;
+    CLT__REQUIRE_ARG(kernel, fn);
+    return window_layer(&max_unpool3d_ops, 3, kernel, stride, padding, fn, out);
+}
+
+/* ---- MaxPool3d, AvgPool3d, AdaptiveAvgPool1d/3d, AdaptiveMaxPool3d -------------------- */
+
+/* i[0..2] kernel, i[3..5] stride, i[6..8] padding, i[9..11] dilation,
+ * i[12] ceil_mode, i[13] count_include_pad, i[14] max. */
+static clt_status pool3d_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    bool max = m->i[14];
+    return clt__pool3d_rec(m->ops->name, max, x, &m->i[0], &m->i[3], &m->i[6],
+                           max ? &m->i[9] : NULL, (int)m->i[12], (int)m->i[13], out);
+}
+
+static const clt__module_ops max_pool3d_ops = {"MaxPool3d", pool3d_forward, NULL, NULL};
+static const clt__module_ops avg_pool3d_ops = {"AvgPool3d", pool3d_forward, NULL, NULL};
+
+static clt_status pool3d_layer(bool max, const int64_t *kernel, const clt_pool3d_opts *opts,
+                               const char *fn, clt_module **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(kernel, fn);
+    const clt_pool3d_opts defaults = CLT_POOL3D_DEFAULTS;
+    const clt_pool3d_opts *o = opts ? opts : &defaults;
+    for (int d = 0; d < 3; d++)
+        if (kernel[d] <= 0 || o->stride[d] < 0 || o->padding[d] < 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: kernel_size %lld, stride %lld and padding %lld: expected a "
+                              "positive kernel size, a stride >= 0 (0: the kernel size) and "
+                              "padding >= 0",
+                              fn, (long long)kernel[d], (long long)o->stride[d],
+                              (long long)o->padding[d]);
+    clt_status st = clt__module_new(max ? &max_pool3d_ops : &avg_pool3d_ops, NULL, out);
+    if (st != CLT_OK)
+        return st;
+    clt_module *m = *out;
+    for (int d = 0; d < 3; d++) {
+        m->i[d] = kernel[d];
+        m->i[3 + d] = o->stride[d];
+        m->i[6 + d] = o->padding[d];
+        m->i[9 + d] = o->dilation[d];
+    }
+    m->i[12] = o->ceil_mode != 0;
+    m->i[13] = o->count_include_pad != 0;
+    m->i[14] = max;
+    return clt__ok();
+}
+
+clt_status clt_max_pool3d_layer(const int64_t kernel[3], const clt_pool3d_opts *opts,
+                                clt_module **out)
+{
+    return pool3d_layer(true, kernel, opts, "clt_max_pool3d_layer", out);
+}
+
+clt_status clt_avg_pool3d_layer(const int64_t kernel[3], const clt_pool3d_opts *opts,
+                                clt_module **out)
+{
+    return pool3d_layer(false, kernel, opts, "clt_avg_pool3d_layer", out);
+}
+
+/* i[0] the dims (1 or 3), i[1..3] the output size, i[4] max. */
+static clt_status adaptive_nd_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    if (m->i[0] == 1)
+        return clt__adaptive_avg_pool1d_rec(m->ops->name, x, m->i[1], out);
+    if (m->i[4])
+        return clt__adaptive_max_pool3d_rec(m->ops->name, x, &m->i[1], out, NULL);
+    return clt__adaptive_avg_pool3d_rec(m->ops->name, x, &m->i[1], out);
+}
+
+static const clt__module_ops adaptive_avg1d_ops = {"AdaptiveAvgPool1d", adaptive_nd_forward,
+                                                   NULL, NULL};
+static const clt__module_ops adaptive_avg3d_ops = {"AdaptiveAvgPool3d", adaptive_nd_forward,
+                                                   NULL, NULL};
+static const clt__module_ops adaptive_max3d_ops = {"AdaptiveMaxPool3d", adaptive_nd_forward,
+                                                   NULL, NULL};
+
+static clt_status adaptive_nd_layer(int k, bool max, const int64_t *size, const char *fn,
+                                    clt_module **out)
+{
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(size, fn);
+    for (int d = 0; d < k; d++)
+        if (size[d] < 0)
+            return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                              "%s: elements of output_size must be greater than or equal to 0 "
+                              "but received %lld",
+                              fn, (long long)size[d]);
+    const clt__module_ops *ops =
+        k == 1 ? &adaptive_avg1d_ops : max ? &adaptive_max3d_ops : &adaptive_avg3d_ops;
+    clt_status st = clt__module_new(ops, NULL, out);
+    if (st != CLT_OK)
+        return st;
+    (*out)->i[0] = k;
+    for (int d = 0; d < k; d++)
+        (*out)->i[1 + d] = size[d];
+    (*out)->i[4] = max;
+    return clt__ok();
+}
+
+clt_status clt_adaptive_avg_pool1d_layer(int64_t output_size, clt_module **out)
+{
+    return adaptive_nd_layer(1, false, &output_size, "clt_adaptive_avg_pool1d_layer", out);
+}
+
+clt_status clt_adaptive_avg_pool3d_layer(const int64_t output_size[3], clt_module **out)
+{
+    return adaptive_nd_layer(3, false, output_size, "clt_adaptive_avg_pool3d_layer", out);
+}
+
+clt_status clt_adaptive_max_pool3d_layer(const int64_t output_size[3], clt_module **out)
+{
+    return adaptive_nd_layer(3, true, output_size, "clt_adaptive_max_pool3d_layer", out);
+}
+
+/* ---- padding layers --------------------------------------------------------------------- */
+
+/* i[0] the number of sizes (2, 4 or 6), i[1..6] the sizes, i[7] the mode;
+ * f[0] the value. */
+static clt_status pad_forward(clt_module *m, const clt_tensor *x, clt_tensor **out)
+{
+    return clt__pad_rec(m->ops->name, x, &m->i[1], (int)m->i[0], (clt_pad_mode)m->i[7], m->f[0],
+                        out);
+}
+
+static const clt__module_ops pad_ops[][3] = {
+    {{"ConstantPad1d", pad_forward, NULL, NULL},
+     {"ConstantPad2d", pad_forward, NULL, NULL},
+     {"ConstantPad3d", pad_forward, NULL, NULL}},
+    {{"ReflectionPad1d", pad_forward, NULL, NULL},
+     {"ReflectionPad2d", pad_forward, NULL, NULL},
+     {"ReflectionPad3d", pad_forward, NULL, NULL}},
+    {{"ReplicationPad1d", pad_forward, NULL, NULL},
+     {"ReplicationPad2d", pad_forward, NULL, NULL},
+     {"ReplicationPad3d", pad_forward, NULL, NULL}},
+};
+static const clt__module_ops zero_pad2d_ops = {"ZeroPad2d", pad_forward, NULL, NULL};
+
+/* A padding layer over k (1 to 3) dims: row 0 constant, 1 reflect, 2
+ * replicate (ops NULL: that row's), 2 k sizes. */
+static clt_status pad_layer(int row, const clt__module_ops *ops, int k, const int64_t *padding,
+                            double value, const char *fn, clt_module **out)
+{
+    static const clt_pad_mode modes[3] = {CLT_PAD_CONSTANT, CLT_PAD_REFLECT, CLT_PAD_REPLICATE};
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(padding, fn);
+    clt_status st = clt__module_new(ops ? ops : &pad_ops[row][k - 1], NULL, out);
+    if (st != CLT_OK)
+        return st;
+    clt_module *m = *out;
+    m->i[0] = 2 * k;
+    for (int j = 0; j < 2 * k; j++)
+        m->i[1 + j] = padding[j];
+    m->i[7] = modes[row];
+    m->f[0] = value;
+    return clt__ok();
+}
+
+clt_status clt_constant_pad1d_layer(const int64_t padding[2], double value, clt_module **out)
+{
+    return pad_layer(0, NULL, 1, padding, value, "clt_constant_pad1d_layer", out);
+}
+
+clt_status clt_constant_pad2d_layer(const int64_t padding[4], double value, clt_module **out)
+{
+    return pad_layer(0, NULL, 2, padding, value, "clt_constant_pad2d_layer", out);
+}
+
+clt_status clt_constant_pad3d_layer(const int64_t padding[6], double value, clt_module **out)
+{
+    return pad_layer(0, NULL, 3, padding, value, "clt_constant_pad3d_layer", out);
+}
+
+clt_status clt_zero_pad2d_layer(const int64_t padding[4], clt_module **out)
+{
+    return pad_layer(0, &zero_pad2d_ops, 2, padding, 0.0, "clt_zero_pad2d_layer", out);
+}
+
+clt_status clt_reflection_pad1d_layer(const int64_t padding[2], clt_module **out)
+{
+    return pad_layer(1, NULL, 1, padding, 0.0, "clt_reflection_pad1d_layer", out);
+}
+
+clt_status clt_reflection_pad2d_layer(const int64_t padding[4], clt_module **out)
+{
+    return pad_layer(1, NULL, 2, padding, 0.0, "clt_reflection_pad2d_layer", out);
+}
+
+clt_status clt_reflection_pad3d_layer(const int64_t padding[6], clt_module **out)
+{
+    return pad_layer(1, NULL, 3, padding, 0.0, "clt_reflection_pad3d_layer", out);
+}
+
+clt_status clt_replication_pad1d_layer(const int64_t padding[2], clt_module **out)
+{
+    return pad_layer(2, NULL, 1, padding, 0.0, "clt_replication_pad1d_layer", out);
+}
+
+clt_status clt_replication_pad2d_layer(const int64_t padding[4], clt_module **out)
+{
+    return pad_layer(2, NULL, 2, padding, 0.0, "clt_replication_pad2d_layer", out);
+}
+
+clt_status clt_replication_pad3d_layer(const int64_t padding[6], clt_module **out)
+{
+    return pad_layer(2, NULL, 3, padding, 0.0, "clt_replication_pad3d_layer", out);
 }
 
 /* ---- channel and alpha dropouts --------------------------------------------------- */
