@@ -74,8 +74,8 @@ enum {
 };
 
 static const int64_t sh23[2] = {2, 3}, sh5[1] = {5}, sh53[2] = {5, 3}, k22[2] = {2, 2};
-static const int64_t k303[3] = {3, 0, 3}; /* a 3-D kernel with an empty side
-*/ k222[3] = {2, 2, 2}, k022[3] = {0, 2, 2}, k2m2[3] = {2, -1, 2};
+static const int64_t k303[3] = {3, 0, 3}; /* a 3-D kernel with an empty side */
+static const int64_t k222[3] = {2, 2, 2}, k022[3] = {0, 2, 2}, k2m2[3] = {2, -1, 2};
 static const int perm00[2] = {0, 0};
 static const int64_t neg1[1] = {-1}; /* shape ops */
 static const int dim7[1] = {7};
