@@ -3310,7 +3310,7 @@ static void op_data(fz *f)
     clt_array_spec x = {xs, CLT_FLOAT32, 2, xshape}, y = {ys, CLT_INT64, 1, yshape};
     clt_loader_opts o = {chance(f, 10) ? (int64_t)pick(f, 2) - 1 : 1 + (int64_t)pick(f, 5),
                          pick(f, 2), f->seed, pick(f, 2), (int)pick(f, 3), (int)pick(f, 3),
-                         NULL, 0, NULL, 0, 1};
+                         NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
     /* the samplers: a subset (some indices out of range), or weights (some
      * negative, NaN or zero), with draws too many or none */
     int64_t sub[6];

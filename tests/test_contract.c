@@ -95,7 +95,7 @@ static const int64_t bad_milestones[] = {-1};
 static const clt_cross_entropy_opts ce_opts = CLT_CROSS_ENTROPY_DEFAULTS;
 static const double split_3_3[2] = {3, 3}; /* not 10 */
 static int64_t split_got[2];
-static const clt_loader_opts bad_loader = {0, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1};
+static const clt_loader_opts bad_loader = {0, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
 static const clt_dist_opts bad_dist = {0, -1, "127.0.0.1", 1, 0};
 static const clt_rnn_opts bad_rnn = CLT_RNN_DEFAULTS(3, 0);
 static const clt_array_spec spec_x = {host6, CLT_FLOAT32, 2, sh23};
