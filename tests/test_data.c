@@ -1220,3 +1220,290 @@ Test(data, load_idx)
     assert_error(clt_load_idx(path, &a), CLT_ERR_IO, "cannot open");
     assert_error(clt_load_idx(NULL, &a), CLT_ERR_NULL_ARGUMENT, NULL);
 }
+
+/* ---- transforms against loops over the host copy ----------------------------------------- */
+
+enum { TN = 3, TC = 2, TH = 5, TW = 6 };
+
+static float tx_at(const float *h, int64_t n, int64_t c, int64_t i, int64_t j)
+{
+    return h[((n * TC + c) * TH + i) * TW + j];
+}
+
+static clt_tensor *image_batch(clt_device *dev, float *h)
+{
+    fill_random(h, TN * TC * TH * TW, 17);
+    clt_tensor *x;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 4, (int64_t[]){TN, TC, TH, TW}, h, &x));
+    return x;
+}
+
+/* A crop of h (zeros outside) against a tensor [TN, TC, hh, ww]. */
+static void assert_crop(const clt_tensor *t, const float *h, int64_t top, int64_t left,
+                        int64_t hh, int64_t ww)
+{
+    assert_shape(t, 4, (int64_t[]){TN, TC, hh, ww});
+    float *v = read_f32(t);
+    for (int64_t n = 0; n < TN; n++)
+        for (int64_t c = 0; c < TC; c++)
+            for (int64_t i = 0; i < hh; i++)
+                for (int64_t j = 0; j < ww; j++) {
+                    int64_t si = top + i, sj = left + j;
+                    float want = si >= 0 && si < TH && sj >= 0 && sj < TW
+                                     ? tx_at(h, n, c, si, sj)
+                                     : 0.0f;
+                    cr_assert_eq(v[((n * TC + c) * hh + i) * ww + j], want,
+                                 "crop (%lld, %lld) %lldx%lld at %lld %lld %lld %lld",
+                                 (long long)top, (long long)left, (long long)hh, (long long)ww,
+                                 (long long)n, (long long)c, (long long)i, (long long)j);
+                }
+    free(v);
+}
+
+Test(data, transforms_deterministic)
+{
+    clt_device *dev = get_device("cpu");
+    float h[TN * TC * TH * TW];
+    clt_tensor *x = image_batch(dev, h), *t;
+    CHECK(clt_scope_begin());
+    /* flips */
+    CHECK(clt_tf_hflip(x, &t));
+    float *v = read_f32(t);
+    for (int64_t n = 0; n < TN; n++)
+        for (int64_t c = 0; c < TC; c++)
+            for (int64_t i = 0; i < TH; i++)
+                for (int64_t j = 0; j < TW; j++)
+                    cr_assert_eq(v[((n * TC + c) * TH + i) * TW + j], tx_at(h, n, c, i, TW - 1 - j));
+    free(v);
+    CHECK(clt_tf_vflip(x, &t));
+    v = read_f32(t);
+    for (int64_t n = 0; n < TN; n++)
+        for (int64_t c = 0; c < TC; c++)
+            for (int64_t i = 0; i < TH; i++)
+                for (int64_t j = 0; j < TW; j++)
+                    cr_assert_eq(v[((n * TC + c) * TH + i) * TW + j], tx_at(h, n, c, TH - 1 - i, j));
+    free(v);
+    /* crops inside and past the edges (zeros), center crops (round half to
+     * even: (5 - 2) / 2 = 1.5 -> 2, (6 - 3) / 2 = 1.5 -> 2; larger ones
+     * padded) */
+    CHECK(clt_tf_crop(x, 1, 2, 3, 4, &t));
+    assert_crop(t, h, 1, 2, 3, 4);
+    CHECK(clt_tf_crop(x, -1, 4, 4, 5, &t));
+    assert_crop(t, h, -1, 4, 4, 5);
+    CHECK(clt_tf_center_crop(x, 2, 3, &t));
+    assert_crop(t, h, 2, 2, 2, 3);
+    CHECK(clt_tf_center_crop(x, 4, 4, &t));
+    assert_crop(t, h, 0, 1, 4, 4);
+    CHECK(clt_tf_center_crop(x, 8, 9, &t)); /* pads 1 top, 2 bottom, 1 left, 2 right */
+    assert_crop(t, h, -1, -1, 8, 9);
+    /* pad: constant with fill, edge, reflect */
+    CHECK(clt_tf_pad(x, (int64_t[]){1, 2, 3, 1}, 4, CLT_PAD_CONSTANT, 7.0, &t));
+    assert_shape(t, 4, (int64_t[]){TN, TC, TH + 3, TW + 4});
+    v = read_f32(t);
+    for (int64_t n = 0; n < TN; n++)
+        for (int64_t c = 0; c < TC; c++)
+            for (int64_t i = 0; i < TH + 3; i++)
+                for (int64_t j = 0; j < TW + 4; j++) {
+                    int64_t si = i - 2, sj = j - 1;
+                    float want = si >= 0 && si < TH && sj >= 0 && sj < TW ? tx_at(h, n, c, si, sj)
+                                                                          : 7.0f;
+                    cr_assert_eq(v[((n * TC + c) * (TH + 3) + i) * (TW + 4) + j], want);
+                }
+    free(v);
+    for (int mode = 0; mode < 2; mode++) {
+        CHECK(clt_tf_pad(x, (int64_t[]){2, 1}, 2, mode ? CLT_PAD_REFLECT : CLT_PAD_REPLICATE, 0.0,
+                         &t));
+        assert_shape(t, 4, (int64_t[]){TN, TC, TH + 2, TW + 4});
+        v = read_f32(t);
+        for (int64_t n = 0; n < TN; n++)
+            for (int64_t c = 0; c < TC; c++)
+                for (int64_t i = 0; i < TH + 2; i++)
+                    for (int64_t j = 0; j < TW + 4; j++) {
+                        int64_t si = i - 1, sj = j - 2;
+                        if (mode) {
+                            si = si < 0 ? -si : si >= TH ? 2 * (TH - 1) - si : si;
+                            sj = sj < 0 ? -sj : sj >= TW ? 2 * (TW - 1) - sj : sj;
+                        } else {
+                            si = si < 0 ? 0 : si >= TH ? TH - 1 : si;
+                            sj = sj < 0 ? 0 : sj >= TW ? TW - 1 : sj;
+                        }
+                        cr_assert_eq(v[((n * TC + c) * (TH + 2) + i) * (TW + 4) + j],
+                                     tx_at(h, n, c, si, sj), "mode %d", mode);
+                    }
+        free(v);
+    }
+    /* normalize per channel */
+    double mean[TC] = {0.5, -1.25}, std[TC] = {2.0, 0.25};
+    CHECK(clt_tf_normalize(x, mean, std, TC, &t));
+    v = read_f32(t);
+    for (int64_t n = 0; n < TN; n++)
+        for (int64_t c = 0; c < TC; c++)
+            for (int64_t k = 0; k < TH * TW; k++) {
+                float want = (tx_at(h, n, c, k / TW, k % TW) - (float)mean[c]) / (float)std[c];
+                cr_assert_float_eq(v[(n * TC + c) * TH * TW + k], want, 1e-6f);
+            }
+    free(v);
+    assert_error(clt_tf_normalize(x, mean, (double[]){1.0, 0.0}, TC, &t),
+                 CLT_ERR_INVALID_ARGUMENT, "std evaluated to zero");
+    assert_error(clt_tf_normalize(x, mean, std, 3, &t), CLT_ERR_SHAPE_MISMATCH, NULL);
+    /* resize: nearest against its rule, the smaller edge for one size */
+    CHECK(clt_tf_resize(x, (int64_t[]){3, 4}, 2, CLT_INTERP_NEAREST, &t));
+    assert_shape(t, 4, (int64_t[]){TN, TC, 3, 4});
+    v = read_f32(t);
+    for (int64_t n = 0; n < TN; n++)
+        for (int64_t c = 0; c < TC; c++)
+            for (int64_t i = 0; i < 3; i++)
+                for (int64_t j = 0; j < 4; j++)
+                    cr_assert_eq(v[((n * TC + c) * 3 + i) * 4 + j],
+                                 tx_at(h, n, c, (int64_t)floorf((float)i * (5.0f / 3.0f)),
+                                       (int64_t)floorf((float)j * (6.0f / 4.0f))));
+    free(v);
+    CHECK(clt_tf_resize(x, (int64_t[]){10}, 1, CLT_INTERP_BILINEAR, &t));
+    assert_shape(t, 4, (int64_t[]){TN, TC, 10, 12});
+    clt_tensor *u8;
+    assert_error(clt_tf_resize(x, (int64_t[]){1, 2, 3}, 3, CLT_INTERP_BILINEAR, &t),
+                 CLT_ERR_INVALID_ARGUMENT, "Size must be");
+    cr_assert_null(t);
+    clt_scope_end();
+    clt_tensor_free(x);
+
+    /* to_tensor and convert_image_dtype: uint8 HWC -> float CHW / 255 and
+     * back with torchvision's (x * (256 - eps)) */
+    unsigned char img[2 * 3 * 2];
+    for (int k = 0; k < 12; k++)
+        img[k] = (unsigned char)(k * 23);
+    CHECK(clt_tensor_from_host(dev, CLT_UINT8, 3, (int64_t[]){2, 3, 2}, img, &u8));
+    CHECK(clt_tf_to_tensor(u8, &t));
+    assert_shape(t, 3, (int64_t[]){2, 2, 3});
+    v = read_f32(t);
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 3; j++)
+                cr_assert_float_eq(v[(c * 2 + i) * 3 + j], (float)img[(i * 3 + j) * 2 + c] / 255.0f,
+                                   1e-7f);
+    free(v);
+    clt_tensor *back;
+    CHECK(clt_tf_convert_image_dtype(t, CLT_UINT8, &back));
+    unsigned char bb[12];
+    CHECK(clt_tensor_read(back, bb, 12));
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 3; j++)
+                cr_assert_eq(bb[(c * 2 + i) * 3 + j], img[(i * 3 + j) * 2 + c]);
+    assert_error(clt_tf_to_tensor(t, &back), CLT_ERR_DTYPE_UNSUPPORTED, NULL);
+    clt_tensor_free(back);
+    clt_tensor_free(t);
+    clt_tensor_free(u8);
+}
+
+Test(data, transforms_random)
+{
+    clt_device *dev = get_device("cpu");
+    enum { RN = 12 };
+    float h[RN * TC * TH * TW];
+    fill_random(h, RN * TC * TH * TW, 5);
+    clt_tensor *x, *t, *t2;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 4, (int64_t[]){RN, TC, TH, TW}, h, &x));
+    clt_generator *g;
+    CHECK(clt_generator_new(3, &g));
+    CHECK(clt_scope_begin());
+    /* horizontal flips: p 0 and 1 all or none; p 0.5 each sample whole,
+     * both kinds met */
+    for (int k = 0; k < 3; k++) {
+        double p = k * 0.5;
+        CHECK(clt_tf_random_horizontal_flip(g, x, p, &t));
+        float *v = read_f32(t);
+        int flipped = 0;
+        for (int n = 0; n < RN; n++) {
+            const float *s = v + n * TC * TH * TW, *o = h + n * TC * TH * TW;
+            int same = 1, mirror = 1;
+            for (int q = 0; q < TC * TH; q++)
+                for (int j = 0; j < TW; j++)
+                    same &= s[q * TW + j] == o[q * TW + j],
+                        mirror &= s[q * TW + j] == o[q * TW + TW - 1 - j];
+            cr_assert(same || mirror, "sample %d neither itself nor flipped", n);
+            flipped += mirror;
+        }
+        free(v);
+        cr_assert(k == 0 ? flipped == 0 : k == 2 ? flipped == RN : flipped > 0 && flipped < RN,
+                  "p %g: %d flipped", p, flipped);
+    }
+    /* random crops: each sample a crop of its own image (padding 1, zeros),
+     * offsets varying; the same generator state gives the same crops */
+    clt_manual_seed(g, 11);
+    CHECK(clt_tf_random_crop(g, x, 4, 4, (int64_t[]){1}, 1, 0, 0.0, CLT_PAD_CONSTANT, &t));
+    clt_manual_seed(g, 11);
+    CHECK(clt_tf_random_crop(g, x, 4, 4, (int64_t[]){1}, 1, 0, 0.0, CLT_PAD_CONSTANT, &t2));
+    assert_shape(t, 4, (int64_t[]){RN, TC, 4, 4});
+    float *v = read_f32(t), *v2 = read_f32(t2);
+    cr_assert_arr_eq(v, v2, RN * TC * 16 * sizeof(float));
+    int offsets = 0, last = -1;
+    for (int n = 0; n < RN; n++) {
+        int found = -1;
+        for (int top = -1; top <= TH + 1 - 4 && found < 0; top++)
+            for (int left = -1; left <= TW + 1 - 4 && found < 0; left++) {
+                int ok = 1;
+                for (int c = 0; c < TC && ok; c++)
+                    for (int i = 0; i < 4 && ok; i++)
+                        for (int j = 0; j < 4 && ok; j++) {
+                            int si = top + i, sj = left + j;
+                            float want = si >= 0 && si < TH && sj >= 0 && sj < TW
+                                             ? h[((n * TC + c) * TH + si) * TW + sj]
+                                             : 0.0f;
+                            ok = v[((n * TC + c) * 4 + i) * 4 + j] == want;
+                        }
+                if (ok)
+                    found = (top + 1) * 16 + left + 1;
+            }
+        cr_assert_geq(found, 0, "sample %d is no crop of its image", n);
+        offsets += found != last;
+        last = found;
+    }
+    cr_assert_gt(offsets, 2, "the crops' offsets hardly vary");
+    free(v), free(v2);
+    assert_error(clt_tf_random_crop(g, x, 9, 4, NULL, 0, 0, 0.0, CLT_PAD_CONSTANT, &t),
+                 CLT_ERR_INVALID_ARGUMENT, "Required crop size (9, 4) is larger");
+    CHECK(clt_tf_random_crop(g, x, 9, 4, NULL, 0, 1, 0.0, CLT_PAD_CONSTANT, &t));
+    assert_shape(t, 4, (int64_t[]){RN, TC, 9, 4});
+    /* random resized crop with the whole image (scale 1, its own ratio) is
+     * resize */
+    CHECK(clt_tf_random_resized_crop(g, x, 7, 3, (double[]){1.0, 1.0},
+                                     (double[]){6.0 / 5.0, 6.0 / 5.0}, CLT_INTERP_BILINEAR, &t));
+    CHECK(clt_tf_resize(x, (int64_t[]){7, 3}, 2, CLT_INTERP_BILINEAR, &t2));
+    v = read_f32(t), v2 = read_f32(t2);
+    ASSERT_ALLCLOSE_F32(v, v2, RN * TC * 21, 1e-6, 1e-6);
+    free(v), free(v2);
+    CHECK(clt_tf_random_resized_crop(g, x, 4, 4, NULL, NULL, CLT_INTERP_NEAREST, &t));
+    assert_shape(t, 4, (int64_t[]){RN, TC, 4, 4});
+    /* random erasing with p 1: a box of `value` over every channel in each
+     * sample, the rest untouched */
+    CHECK(clt_tf_random_erasing(g, x, 1.0, (double[]){0.1, 0.3}, NULL, -77.0, &t));
+    v = read_f32(t);
+    int erased_samples = 0;
+    for (int n = 0; n < RN; n++) {
+        int cnt = 0;
+        for (int k = 0; k < TH * TW; k++) {
+            int e0 = v[(n * TC) * TH * TW + k] == -77.0f;
+            for (int c = 0; c < TC; c++) {
+                float got = v[(n * TC + c) * TH * TW + k];
+                cr_assert_eq(got == -77.0f, e0, "channels erased apart");
+                if (!e0)
+                    cr_assert_eq(got, h[(n * TC + c) * TH * TW + k]);
+            }
+            cnt += e0;
+        }
+        cr_assert_leq(cnt, (int)ceil(0.3 * TH * TW * 1.5) + TH + TW);
+        erased_samples += cnt > 0;
+    }
+    cr_assert_gt(erased_samples, RN / 2);
+    free(v);
+    CHECK(clt_tf_random_erasing(g, x, 0.0, NULL, NULL, 5.0, &t));
+    v = read_f32(t);
+    cr_assert_arr_eq(v, h, sizeof h);
+    free(v);
+    assert_error(clt_tf_random_erasing(g, x, 1.5, NULL, NULL, 0.0, &t), CLT_ERR_INVALID_ARGUMENT,
+                 "probability");
+    clt_scope_end();
+    clt_generator_free(g);
+    clt_tensor_free(x);
+}
