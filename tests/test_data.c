@@ -1,6 +1,8 @@
 /* test_data.c: the data loader: every sample once per epoch, seeded
  * shuffles, labels aligned with their samples, drop_last, callbacks, a
- * whole training epoch without one host wait, and errors. */
+ * whole training epoch without one host wait, and errors; workers (the
+ * batches of num_workers 0), batch transforms, ConcatDataset, IDX files,
+ * and the image transforms against loops over host copies. */
 #include <stdio.h>
 #include <unistd.h>
 

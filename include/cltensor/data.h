@@ -172,11 +172,15 @@ CLT_API clt_status clt_dataloader_callback(clt_device *dev, int64_t num_samples,
  * labels; pass NULL otherwise) as new tensors on the loader's device
  * (release with clt_tensor_free), and *got = 1.  At the end of the epoch
  * *got = 0 and *x, *y are NULL; the call after that starts the next epoch
- * (reshuffled).  Never waits.  A failure (out of device memory, the fill
- * callback's status) hands out nothing and loses nothing: the same call
- * made again returns the batch that was due.  The upload of the batch
- * after the one handed out is a head start only: when it fails, the call
- * still succeeds and the next one prepares that batch again. */
+ * (reshuffled).  Never waits, but for the batch due when a worker still
+ * gathers it (num_workers > 0) and for what the transform option waits
+ * for (the random transforms read their draws back).  A failure (out of
+ * device memory, the fill callback's status, the transform's) hands out
+ * nothing and loses nothing: the same call made again returns the batch
+ * that was due.  The upload of the batch after the one handed out is a
+ * head start only: when it fails, the call still succeeds and the next one
+ * prepares that batch again (a worker's fill that failed is gathered
+ * again, unreported). */
 CLT_API clt_status clt_dataloader_next(clt_dataloader *dl, clt_tensor **x, clt_tensor **y,
                                        int *got);
 
