@@ -1292,6 +1292,8 @@ Test(data, transforms_deterministic)
     assert_crop(t, h, 1, 2, 3, 4);
     CHECK(clt_tf_crop(x, -1, 4, 4, 5, &t));
     assert_crop(t, h, -1, 4, 4, 5);
+    CHECK(clt_tf_crop(x, 2, 7, 2, 2, &t)); /* wholly outside: zeros */
+    assert_crop(t, h, 2, 7, 2, 2);
     CHECK(clt_tf_center_crop(x, 2, 3, &t));
     assert_crop(t, h, 2, 2, 2, 3);
     CHECK(clt_tf_center_crop(x, 4, 4, &t));

@@ -139,6 +139,14 @@ static clt_status crop_in(const clt_tensor *x, int64_t top, int64_t left, int64_
         clt_tensor_free(a);
         return clt__error_in(st, fn);
     }
+    if (top >= H || left >= W || top + h <= 0 || left + w <= 0) {
+        /* nothing of the image in the box: zeros */
+        int64_t shape[CLT_MAX_DIMS];
+        memcpy(shape, clt_tensor_shape(x), sizeof(int64_t) * (size_t)nd);
+        shape[nd - 2] = h, shape[nd - 1] = w;
+        return clt__error_in(clt_zeros(clt_tensor_device(x), clt_tensor_dtype(x), nd, shape, out),
+                             fn);
+    }
     int64_t pad[4] = {-left, left + w - W, -top, top + h - H};
     return clt__error_in(clt_pad(x, pad, 4, CLT_PAD_CONSTANT, 0.0, out), fn);
 }
