@@ -1511,3 +1511,35 @@ Test(data, transforms_random)
     clt_generator_free(g);
     clt_tensor_free(x);
 }
+
+static clt_status same_batch(void *user, const clt_tensor *x, clt_tensor **out)
+{
+    *out = clt_tensor_retain((clt_tensor *)x);
+    return CLT_OK;
+}
+
+/* A transform that hands x back (retained) inside the caller's scope: the
+ * batch belongs to that scope and goes with it. */
+Test(data, transform_returning_x_in_a_scope)
+{
+    clt_device *dev = get_device("cpu");
+    dataset d;
+    make_dataset(&d);
+    clt_loader_opts o = {4, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1, 1, 1, NULL, NULL, same_batch, NULL};
+    clt_dataloader *dl;
+    uint64_t before = mem_stats(dev).allocated;
+    CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &dl));
+    int64_t order[NS], sizes[NS];
+    CHECK(clt_scope_begin());
+    cr_assert_eq(epoch(dl, order, sizes), 3);
+    clt_tensor *x, *y;
+    int got;
+    CHECK(clt_dataloader_next(dl, &x, &y, &got)); /* the next epoch's first, left to the scope */
+    cr_assert_eq(got, 1);
+    clt_scope_end();
+    clt_dataloader_free(dl);
+    for (int i = 0; i < NS; i++)
+        cr_assert_eq(order[i], i);
+    cr_assert_eq(mem_stats(dev).allocated, before, "%llu bytes left",
+                 (unsigned long long)(mem_stats(dev).allocated - before));
+}

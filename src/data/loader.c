@@ -583,6 +583,12 @@ clt_status clt_dataloader_next(clt_dataloader *dl, clt_tensor **x, clt_tensor **
         if (st != CLT_OK) /* the batch stays for the next call */
             return clt__error_prefix(st, "%s: the transform returned %s", fn,
                                      clt_status_name(st));
+        if (t == b.x) {
+            /* x itself, retained: the batch as it is (the extra reference
+             * goes now, before x joins the caller's scope) */
+            clt_tensor_free(t);
+            t = NULL;
+        }
     }
     /* x (or its replacement, when the transform's scope did not hand it
      * to the caller's) and y go to the caller's scope. */
