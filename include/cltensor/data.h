@@ -91,8 +91,11 @@ typedef struct clt_loader_opts {
      * once, before its first batch, with worker_user, its id and its seed
      * (base_seed + id as torch's, base_seed made from seed: the same every
      * run).  A status other than CLT_OK from it fails each batch of that
-     * worker as a failed fill does.  clt_dataloader_worker_info tells a
-     * callback which worker runs it. */
+     * worker as a failed fill does; it runs on the worker's thread, under
+     * the fill's obligations (see clt_batch_fill).  At most 1024 workers
+     * and 4096 batches ahead (CLT_ERR_INVALID_ARGUMENT, as for a negative
+     * count).  clt_dataloader_worker_info tells a callback which worker
+     * runs it. */
     int num_workers;
     int prefetch_factor;
     clt_status (*worker_init_fn)(void *worker_user, int worker_id, uint64_t seed);
