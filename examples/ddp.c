@@ -94,7 +94,7 @@ int main(int argc, char **argv)
     clt_array_spec xs = {x, CLT_FLOAT32, 2, (int64_t[]){N, 2}};
     clt_array_spec ys = {y, CLT_INT64, 1, (int64_t[]){N}};
     /* DistributedSampler */
-    clt_loader_opts lo = {BATCH, 1, 7, 0, world, rank, NULL, 0, NULL, 0, 1};
+    clt_loader_opts lo = {BATCH, 1, 7, 0, world, rank, NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
     clt_dataloader *loader;
     if (clt_dataloader_arrays(dev, &xs, &ys, &lo, &loader) != CLT_OK)
         return failed("clt_dataloader_arrays");

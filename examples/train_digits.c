@@ -420,7 +420,7 @@ int main(int argc, char **argv)
     tshape[0] = TEST_ROWS;
     clt_array_spec xs = {x, CLT_FLOAT32, ndim, xshape};
     clt_array_spec ys = {y, CLT_INT64, 1, &ntrain};
-    clt_loader_opts lo = {64, 1, seed, 0, 0, 0, NULL, 0, NULL, 0, 1};
+    clt_loader_opts lo = {64, 1, seed, 0, 0, 0, NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
     clt_dataloader *loader;
     TRY(clt_dataloader_arrays(dev, &xs, &ys, &lo, &loader));
 

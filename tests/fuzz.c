@@ -3311,7 +3311,7 @@ static void op_data(fz *f)
     clt_array_spec x = {xs, CLT_FLOAT32, 2, xshape}, y = {ys, CLT_INT64, 1, yshape};
     clt_loader_opts o = {chance(f, 10) ? (int64_t)pick(f, 2) - 1 : 1 + (int64_t)pick(f, 5),
                          pick(f, 2), f->seed, pick(f, 2), (int)pick(f, 3), (int)pick(f, 3),
-                         NULL, 0, NULL, 0, 1};
+                         NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
     /* the samplers: a subset (some indices out of range), or weights (some
      * negative, NaN or zero), with draws too many or none */
     int64_t sub[6];
@@ -7009,6 +7009,207 @@ static void op_pool3d(fz *f)
     tfree(f, x, 0); /* x may be a slot's, held by a scope */
 }
 
+/* data2: loaders with workers (a fill that fails for some samples, an init
+ * that may fail, a transform), ConcatDataset, and the image transforms on
+ * random tensors. */
+static clt_status fz_fill(void *user, const int64_t *idx, int64_t count, void *x, void *y)
+{
+    int64_t bad = *(const int64_t *)user;
+    for (int64_t k = 0; k < count; k++) {
+        if (idx[k] == bad)
+            return CLT_ERR_INTERNAL;
+        ((float *)x)[k * 2] = (float)idx[k];
+        ((float *)x)[k * 2 + 1] = -(float)idx[k];
+        if (y)
+            ((int64_t *)y)[k] = idx[k];
+    }
+    return CLT_OK;
+}
+
+static clt_status fz_worker_init(void *user, int id, uint64_t seed)
+{
+    return id == *(const int *)user ? CLT_ERR_IO : CLT_OK;
+}
+
+static clt_status fz_transform(void *user, const clt_tensor *x, clt_tensor **out)
+{
+    switch (*(const int *)user) {
+    case 0:
+        return clt_tf_hflip(x, out);
+    case 1:
+        *out = clt_tensor_retain((clt_tensor *)x);
+        return CLT_OK;
+    case 2:
+        return clt_mul_scalar(x, 2.0, out);
+    default:
+        return clt_tf_crop(x, 0, 0, 0, 1, out); /* refused */
+    }
+}
+
+static void op_data2(fz *f)
+{
+    static float xa[24], xb[10];
+    static int64_t ya[12], yb[5];
+    clt_status st;
+    clt_device *dev = rand_dev(f);
+    switch (pick(f, 3)) {
+    case 0:
+    case 1: {
+        for (int i = 0; i < 24; i++)
+            xa[i] = (float)i;
+        for (int i = 0; i < 10; i++)
+            xb[i] = (float)(i + 24);
+        for (int i = 0; i < 12; i++)
+            ya[i] = i;
+        for (int i = 0; i < 5; i++)
+            yb[i] = i + 12;
+        int64_t bad = chance(f, 25) ? (int64_t)pick(f, 17) : -1;
+        int init_bad = chance(f, 6) ? (int)pick(f, 4) : -1, tf = (int)pick(f, 4);
+        clt_loader_opts o = {1 + (int64_t)pick(f, 5), pick(f, 2), f->seed, pick(f, 2), 0, 0,
+                             NULL, 0, NULL, 0, 1,
+                             chance(f, 10) ? (int)pick(f, 3) - 1 : (int)pick(f, 4),
+                             chance(f, 10) ? (int)pick(f, 5) - 1 : (int)pick(f, 4),
+                             chance(f, 30) ? fz_worker_init : NULL, &init_bad,
+                             chance(f, 30) ? fz_transform : NULL, &tf};
+        int labels = pick(f, 2);
+        clt_dataloader *dl = SENT;
+        int64_t ishape[2] = {12, 2}, jshape[2] = {5, 2}, one[1] = {2};
+        if (pick(f, 2)) {
+            clt_array_spec xs[2] = {{xa, CLT_FLOAT32, 2, ishape}, {xb, CLT_FLOAT32, 2, jshape}};
+            clt_array_spec ys[2] = {{ya, CLT_INT64, 1, ishape}, {yb, CLT_INT64, 1, jshape}};
+            if (chance(f, 10))
+                xs[1].dtype = CLT_INT32;
+            CALL("clt_dataloader_concat",
+                 clt_dataloader_concat(dev, xs, labels ? ys : NULL, chance(f, 10) ? 0 : 1 + (int)pick(f, 2),
+                                       &o, &dl));
+        } else {
+            clt_array_spec xs = {NULL, CLT_FLOAT32, 1, one}, ys = {NULL, CLT_INT64, 0, NULL};
+            CALL("clt_dataloader_callback",
+                 clt_dataloader_callback(dev, (int64_t)pick(f, 18), &xs, labels ? &ys : NULL,
+                                         fz_fill, &bad, &o, &dl));
+        }
+        if (!outcome(f, st, dl))
+            return;
+        for (int b = (int)pick(f, 8); b >= 0; b--) {
+            clt_tensor *bx = SENT, *by = SENT;
+            int got = -1;
+            CALL("clt_dataloader_next", clt_dataloader_next(dl, &bx, labels ? &by : NULL, &got));
+            if (!status_ok(f, st)) {
+                if (bx != NULL || (labels && by != NULL) || got != 0)
+                    die(f, "failed but handed out a batch");
+                continue;
+            }
+            if (!got) {
+                if (bx != NULL || (labels && by != NULL))
+                    die(f, "the end of the epoch with a batch");
+                continue;
+            }
+            check_tensor(f, bx);
+            store(f, bx);
+            if (labels) {
+                check_tensor(f, by);
+                store(f, by);
+            }
+        }
+        int id = -2;
+        if (clt_dataloader_worker_info(&id, NULL, NULL) != 0 || id != -2)
+            die(f, "the main thread is a worker");
+        CALL_VOID("clt_dataloader_free", clt_dataloader_free(dl));
+        return;
+    }
+    default:
+        break;
+    }
+    clt_tensor *x = rt(f), *out = SENT, **op = OUTP(f, &out);
+    if (chance(f, 60)) {
+        /* an image batch [N, C, H, W] (or [N, H, W, C] uint8 for to_tensor) */
+        int64_t shape[4] = {1 + (int64_t)pick(f, 3), 1 + (int64_t)pick(f, 3),
+                            (int64_t)pick(f, 6), 1 + (int64_t)pick(f, 6)};
+        clt_tensor *r = NULL;
+        clt_device *d0 = f->dev[pick(f, (uint32_t)f->ndev)];
+        CALL("clt_rand", clt_rand(f->gen, d0, CLT_FLOAT32, 4, shape, &r));
+        if (!outcome(f, st, r))
+            return;
+        store(f, r);
+        x = r;
+        if (chance(f, 30)) {
+            clt_tensor *u = NULL;
+            CALL("clt_tf_convert_image_dtype", clt_tf_convert_image_dtype(r, CLT_UINT8, &u));
+            if (!outcome(f, st, u))
+                return;
+            store(f, u);
+            x = u;
+        }
+    }
+    clt_generator *g = chance(f, 10) ? NULL : f->gen;
+    int64_t a = (int64_t)pick(f, 6) - 1, b = (int64_t)pick(f, 6) - 1;
+    int64_t c = 1 + (int64_t)pick(f, 5), d = 1 + (int64_t)pick(f, 5);
+    if (chance(f, 10))
+        c = odd_sizes[pick(f, N_ODD_SHAPE)];
+    int64_t pad[4] = {(int64_t)pick(f, 3), (int64_t)pick(f, 3), (int64_t)pick(f, 3) - 1,
+                      (int64_t)pick(f, 3)};
+    double ms[4] = {rand_scalar(f), 1.0, chance(f, 20) ? rand_scalar(f) : 2.0, 0.5};
+    double scale[2] = {chance(f, 5) ? rand_scalar(f) : 0.1, 0.9};
+    double ratio[2] = {0.5, chance(f, 5) ? rand_scalar(f) : 2.0};
+    clt_pad_mode mode = (clt_pad_mode)pick(f, 4);
+    clt_interp_mode im = (clt_interp_mode)pick(f, 7);
+    switch (pick(f, 13)) {
+    case 0:
+        CALL("clt_tf_normalize", clt_tf_normalize(x, ms, ms + 2, 1 + (int)pick(f, 3), op));
+        break;
+    case 1:
+        CALL("clt_tf_hflip", clt_tf_hflip(x, op));
+        break;
+    case 2:
+        CALL("clt_tf_vflip", clt_tf_vflip(x, op));
+        break;
+    case 3:
+        CALL("clt_tf_crop", clt_tf_crop(x, a, b, c, d, op));
+        break;
+    case 4:
+        CALL("clt_tf_center_crop", clt_tf_center_crop(x, c, d, op));
+        break;
+    case 5:
+        CALL("clt_tf_pad", clt_tf_pad(x, pad, (int)pick(f, 5), mode, chance(f, 70) ? 0 : rand_scalar(f),
+                                      op));
+        break;
+    case 6:
+        CALL("clt_tf_resize", clt_tf_resize(x, (int64_t[]){c, d}, (int)pick(f, 3), im, op));
+        break;
+    case 7:
+        CALL("clt_tf_convert_image_dtype",
+             clt_tf_convert_image_dtype(x, (clt_dtype)pick(f, CLT_DTYPE_COUNT), op));
+        break;
+    case 8:
+        CALL("clt_tf_to_tensor", clt_tf_to_tensor(x, op));
+        break;
+    case 9:
+        CALL("clt_tf_random_horizontal_flip",
+             clt_tf_random_horizontal_flip(g, x, chance(f, 5) ? rand_scalar(f) : 0.5, op));
+        break;
+    case 10:
+        CALL("clt_tf_random_crop",
+             clt_tf_random_crop(g, x, c, d, chance(f, 50) ? pad : NULL, (int)pick(f, 5), pick(f, 2),
+                                chance(f, 70) ? 0 : rand_scalar(f), mode, op));
+        break;
+    case 11:
+        CALL("clt_tf_random_resized_crop",
+             clt_tf_random_resized_crop(g, x, c, d, chance(f, 30) ? NULL : scale,
+                                        chance(f, 30) ? NULL : ratio, im, op));
+        break;
+    default:
+        CALL("clt_tf_random_erasing",
+             clt_tf_random_erasing(g, x, chance(f, 5) ? rand_scalar(f) : 0.5,
+                                   chance(f, 30) ? NULL : scale, chance(f, 30) ? NULL : ratio,
+                                   rand_scalar(f), op));
+        break;
+    }
+    if (!result(f, st, op, out))
+        return;
+    check_tensor(f, out);
+    store(f, out);
+}
+
 typedef void (*op_fn)(fz *);
 static struct {
     const char *name;
@@ -7046,6 +7247,7 @@ static struct {
     {"settings", op_settings, 2},
     {"conv3d", op_conv3d, 3},
     {"pool3d", op_pool3d, 3},
+    {"data2", op_data2, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -529,7 +529,7 @@ static int loader(clt_device *dev, char **paths)
     clt_status st = clt_load_npy_host(paths[0], &x);
     if (st == CLT_OK)
         st = clt_load_npy_host(paths[1], &y);
-    clt_loader_opts opts = {3, 1, 42, 0, 0, 0, NULL, 0, NULL, 0, 1};
+    clt_loader_opts opts = {3, 1, 42, 0, 0, 0, NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
     if (st == CLT_OK)
         st = clt_dataloader_arrays(dev, x, y, &opts, &dl);
     if (st != CLT_OK) {

@@ -97,7 +97,7 @@ static const int64_t bad_milestones[] = {-1};
 static const clt_cross_entropy_opts ce_opts = CLT_CROSS_ENTROPY_DEFAULTS;
 static const double split_3_3[2] = {3, 3}; /* not 10 */
 static int64_t split_got[2];
-static const clt_loader_opts bad_loader = {0, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1};
+static const clt_loader_opts bad_loader = {0, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
 static const clt_dist_opts bad_dist = {0, -1, "127.0.0.1", 1, 0};
 static const clt_rnn_opts bad_rnn = CLT_RNN_DEFAULTS(3, 0);
 static const clt_array_spec spec_x = {host6, CLT_FLOAT32, 2, sh23};
@@ -425,6 +425,23 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
       clt_load_safetensors("/nonexistent/cltensor.safetensors", f->dev, &o->named, &o->n))   \
     X(clt_load_npy, T, clt_load_npy("/nonexistent/cltensor.npy", f->dev, &o->t))             \
     X(clt_load_npy_host, ARR, clt_load_npy_host("/nonexistent/cltensor.npy", &o->arr))       \
+    X(clt_load_idx, ARR, clt_load_idx("/nonexistent/cltensor.idx", &o->arr))                \
+    X(clt_dataloader_concat, DL, clt_dataloader_concat(f->dev, &spec_x, NULL, 0, NULL, &o->dl)) \
+    X(clt_tf_normalize, T, clt_tf_normalize(f->f, swa_rate, swa_rate, 1, &o->t))             \
+    X(clt_tf_hflip, T, clt_tf_hflip(NULL, &o->t))                                            \
+    X(clt_tf_vflip, T, clt_tf_vflip(NULL, &o->t))                                            \
+    X(clt_tf_crop, T, clt_tf_crop(f->f, 0, 0, 0, 1, &o->t))                                  \
+    X(clt_tf_center_crop, T, clt_tf_center_crop(f->f, 0, 1, &o->t))                          \
+    X(clt_tf_pad, T, clt_tf_pad(f->f, sh23, 3, CLT_PAD_CONSTANT, 0, &o->t))                  \
+    X(clt_tf_resize, T, clt_tf_resize(f->f, sh23, 2, CLT_INTERP_BILINEAR, &o->t))            \
+    X(clt_tf_convert_image_dtype, T, clt_tf_convert_image_dtype(f->f, CLT_INT64, &o->t))     \
+    X(clt_tf_to_tensor, T, clt_tf_to_tensor(f->f, &o->t))                                    \
+    X(clt_tf_random_horizontal_flip, T, clt_tf_random_horizontal_flip(NULL, f->f, 0.5, &o->t)) \
+    X(clt_tf_random_crop, T,                                                                 \
+      clt_tf_random_crop(NULL, f->f, 1, 1, NULL, 0, 0, 0, CLT_PAD_CONSTANT, &o->t))          \
+    X(clt_tf_random_resized_crop, T,                                                         \
+      clt_tf_random_resized_crop(NULL, f->f, 1, 1, NULL, NULL, CLT_INTERP_BILINEAR, &o->t))  \
+    X(clt_tf_random_erasing, T, clt_tf_random_erasing(NULL, f->f, 0.5, NULL, NULL, 0, &o->t)) \
     /* io.h: torch.save's format and .npz */                                                 \
     X(clt_load_torch, NAMED | N, clt_load_torch("/nonexistent/cltensor.pt", f->dev, &o->named, &o->n)) \
     X(clt_load_npz, NAMED | N, clt_load_npz("/nonexistent/cltensor.npz", f->dev, &o->named, &o->n)) \

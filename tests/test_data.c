@@ -1,6 +1,15 @@
 /* test_data.c: the data loader: every sample once per epoch, seeded
  * shuffles, labels aligned with their samples, drop_last, callbacks, a
- * whole training epoch without one host wait, and errors. */
+ * whole training epoch without one host wait, and errors; workers (the
+ * batches of num_workers 0), batch transforms, ConcatDataset, IDX files,
+ * and the image transforms against loops over host copies. */
+#include <stdio.h>
+#include <unistd.h>
+
+/* Option initialisers stop early on purpose here: the fields after them
+ * are 0, as a caller written before they existed leaves them. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
 #include "helpers.h"
 
 enum { NS = 10, F = 3 };
@@ -63,7 +72,7 @@ Test(data, batches_order_and_shuffle)
     clt_device *dev = get_device("cpu");
     dataset d;
     make_dataset(&d);
-    clt_loader_opts o = {4, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1};
+    clt_loader_opts o = {4, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
     clt_dataloader *dl;
     CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &dl));
     cr_assert_eq(clt_dataloader_len(dl), 3);
@@ -75,7 +84,7 @@ Test(data, batches_order_and_shuffle)
     clt_dataloader_free(dl);
 
     /* shuffled: a permutation, reproduced by the seed, new every epoch */
-    o = (clt_loader_opts){3, 1, 1234, 1, 0, 0, NULL, 0, NULL, 0, 1};
+    o = (clt_loader_opts){3, 1, 1234, 1, 0, 0, NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
     clt_dataloader *a, *b;
     CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &a));
     CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &b));
@@ -108,7 +117,7 @@ Test(data, sharded_like_distributed_sampler)
     make_dataset(&d);
     for (int shuffle = 0; shuffle < 2; shuffle++) {
         for (int reps = 1; reps <= 4; reps++) {
-            clt_loader_opts all = {NS, shuffle, 77, 0, 0, 0, NULL, 0, NULL, 0, 1};
+            clt_loader_opts all = {NS, shuffle, 77, 0, 0, 0, NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
             clt_dataloader *full;
             CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &all, &full));
             int64_t perm[2][NS], sizes[NS];
@@ -118,7 +127,7 @@ Test(data, sharded_like_distributed_sampler)
             int64_t share = (NS + reps - 1) / reps;
             int hits[NS] = {0};
             for (int r = 0; r < reps; r++) {
-                clt_loader_opts o = {3, shuffle, 77, 0, reps, r, NULL, 0, NULL, 0, 1};
+                clt_loader_opts o = {3, shuffle, 77, 0, reps, r, NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
                 clt_dataloader *dl;
                 CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &dl));
                 cr_assert_eq(clt_dataloader_len(dl), (share + 2) / 3);
@@ -144,7 +153,7 @@ Test(data, sharded_like_distributed_sampler)
     clt_dataloader *dl = (clt_dataloader *)&dl;
     const int bad[][2] = {{2, 2}, {2, -1}, {-1, 0}, {0, 1}};
     for (int k = 0; k < 4; k++) {
-        clt_loader_opts o = {3, 0, 0, 0, bad[k][0], bad[k][1], NULL, 0, NULL, 0, 1};
+        clt_loader_opts o = {3, 0, 0, 0, bad[k][0], bad[k][1], NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
         cr_assert_eq(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &dl), CLT_ERR_INVALID_ARGUMENT);
         cr_assert_null(dl);
         cr_assert(strstr(clt_last_error(), "clt_dataloader_arrays: Invalid rank"), "%s",
@@ -168,7 +177,7 @@ Test(data, callback_without_labels)
     clt_device *dev = get_device("cpu");
     int calls = 0;
     clt_array_spec xs = {NULL, CLT_FLOAT64, 1, (int64_t[]){2}};
-    clt_loader_opts o = {5, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1};
+    clt_loader_opts o = {5, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
     clt_dataloader *dl;
     CHECK(clt_dataloader_callback(dev, 12, &xs, NULL, fill, &calls, &o, &dl));
     int got = 1, n = 0;
@@ -201,7 +210,7 @@ Test(data, training_epoch_never_waits)
         y[i] = i % 3;
     clt_array_spec xs = {x, CLT_FLOAT32, 2, (int64_t[]){N, I}};
     clt_array_spec ys = {y, CLT_INT64, 1, (int64_t[]){N}};
-    clt_loader_opts o = {16, 1, 7, 0, 0, 0, NULL, 0, NULL, 0, 1};
+    clt_loader_opts o = {16, 1, 7, 0, 0, 0, NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
     clt_dataloader *dl;
     CHECK(clt_dataloader_arrays(dev, &xs, &ys, &o, &dl));
     clt_generator *gen;
@@ -273,7 +282,7 @@ Test(data, errors)
     clt_dataloader *dl = (clt_dataloader *)&dl;
     cr_assert_eq(clt_dataloader_arrays(dev, &d.xs, &d.ys, NULL, &dl), CLT_ERR_SHAPE_MISMATCH);
     cr_assert_null(dl);
-    clt_loader_opts zero = {0, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1};
+    clt_loader_opts zero = {0, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
     cr_assert_eq(clt_dataloader_arrays(dev, &d.xs, NULL, &zero, &dl), CLT_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(clt_last_error(), "batch_size"), "%s", clt_last_error());
     clt_array_spec none = {NULL, CLT_FLOAT32, 2, (int64_t[]){NS, F}};
@@ -335,7 +344,7 @@ Test(data, refused_uploads_lose_no_batch)
     clt_device *dev = get_device("cpu");
     dataset d;
     make_dataset(&d);
-    clt_loader_opts o = {3, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1};
+    clt_loader_opts o = {3, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
     long pass = 0;
     for (;; pass++) {
         clt_dataloader *dl;
@@ -427,7 +436,7 @@ Test(data, subset_orders)
     make_dataset(&d);
     const int64_t idx[5] = {7, 2, 2, 9, 0};
     int64_t order[NS], sizes[NS];
-    clt_loader_opts o = {2, 0, 0, 0, 0, 0, idx, 5, NULL, 0, 1};
+    clt_loader_opts o = {2, 0, 0, 0, 0, 0, idx, 5, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
     clt_dataloader *dl;
     CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &dl));
     cr_assert_eq(clt_dataloader_len(dl), 3);
@@ -446,7 +455,7 @@ Test(data, subset_orders)
     clt_dataloader_free(dl);
 
     /* the permutations of 5 samples from seed 31, two epochs */
-    clt_loader_opts po = {5, 1, 31, 0, 0, 0, NULL, 0, NULL, 0, 1};
+    clt_loader_opts po = {5, 1, 31, 0, 0, 0, NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
     clt_dataloader *pl = id_loader(dev, 5, &po);
     int64_t perm[2][5];
     for (int e = 0; e < 2; e++)
@@ -454,7 +463,7 @@ Test(data, subset_orders)
     clt_dataloader_free(pl);
     for (int reps = 0; reps <= 2; reps++) {
         for (int r = 0; r < (reps ? reps : 1); r++) {
-            o = (clt_loader_opts){2, 1, 31, 0, reps, r, idx, 5, NULL, 0, 1};
+            o = (clt_loader_opts){2, 1, 31, 0, reps, r, idx, 5, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
             CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &dl));
             int64_t share = reps ? (5 + reps - 1) / reps : 5;
             cr_assert_eq(clt_dataloader_len(dl), (share + 1) / 2);
@@ -539,7 +548,7 @@ Test(data, weighted_draws_follow_the_weights)
     clt_device *dev = get_device("cpu");
     enum { DRAWS = 20000 };
     const double w[8] = {1, 2, 0, 3, 4, 0.5, 0, 9.5};
-    clt_loader_opts o = {4096, 0, 99, 0, 0, 0, NULL, 0, w, DRAWS, 1};
+    clt_loader_opts o = {4096, 0, 99, 0, 0, 0, NULL, 0, w, DRAWS, 1, 0, 0, NULL, NULL, NULL, NULL};
     clt_dataloader *dl = id_loader(dev, 8, &o);
     cr_assert_eq(clt_dataloader_len(dl), (DRAWS + 4095) / 4096);
     int64_t *order = malloc(DRAWS * sizeof *order);
@@ -563,7 +572,7 @@ Test(data, weighted_without_replacement)
 {
     clt_device *dev = get_device("cpu");
     const double w[8] = {5, 0, 1, 2, 0, 3, 1, 0.5};
-    clt_loader_opts o = {4, 0, 5, 0, 0, 0, NULL, 0, w, 6, 0};
+    clt_loader_opts o = {4, 0, 5, 0, 0, 0, NULL, 0, w, 6, 0, 0, 0, NULL, NULL, NULL, NULL};
     clt_dataloader *dl = id_loader(dev, 8, &o);
     cr_assert_eq(clt_dataloader_len(dl), 2);
     for (int e = 0; e < 20; e++) {
@@ -578,7 +587,7 @@ Test(data, weighted_without_replacement)
     }
     clt_dataloader_free(dl);
     enum { EPOCHS = 3000 };
-    o = (clt_loader_opts){1, 0, 6, 0, 0, 0, NULL, 0, w, 1, 0};
+    o = (clt_loader_opts){1, 0, 6, 0, 0, 0, NULL, 0, w, 1, 0, 0, 0, NULL, NULL, NULL, NULL};
     dl = id_loader(dev, 8, &o);
     int64_t counts[8] = {0};
     for (int e = 0; e < EPOCHS; e++) {
@@ -661,7 +670,7 @@ Test(data, sampler_refusals)
                   "case %zu: '%s'", c, clt_last_error());
     }
     /* as many draws as nonzero weights, and the weights' values, are fine */
-    clt_loader_opts fine = {2, 0, 0, 0, 0, 0, NULL, 0, three, 3, 0};
+    clt_loader_opts fine = {2, 0, 0, 0, 0, 0, NULL, 0, three, 3, 0, 0, 0, NULL, NULL, NULL, NULL};
     clt_dataloader *dl;
     CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &fine, &dl));
     clt_dataloader_free(dl);
@@ -700,7 +709,7 @@ Test(data, random_split)
                       "case %zu: sample %lld twice or out of range", c, (long long)ids[k]);
             cr_assert_eq(ids[k], again[k], "case %zu: not the same from the same seed", c);
         }
-        clt_loader_opts o = {n, 1, 8, 0, 0, 0, NULL, 0, NULL, 0, 1};
+        clt_loader_opts o = {n, 1, 8, 0, 0, 0, NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
         clt_dataloader *dl = id_loader(dev, n, &o);
         int64_t first[16];
         cr_assert_eq(drain(dl, first, 16), n);
@@ -753,4 +762,784 @@ Test(data, random_split)
     cr_assert_eq(clt_random_split(10, NULL, 2, 0, len, &ids), CLT_ERR_NULL_ARGUMENT);
     cr_assert_null(ids);
     cr_assert_eq(clt_random_split(10, (double[]){5, 5}, 2, 0, len, NULL), CLT_ERR_NULL_ARGUMENT);
+}
+
+/* ---- workers, transforms of batches, ConcatDataset -------------------------------------- */
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <zlib.h>
+
+enum { WN = 37, WF = 3 };
+
+/* x[k] = idx * 10 + f, y[k] = the worker that filled it (-1 on the main
+ * thread); the first three batches with sample fail_at fail. */
+typedef struct wfill {
+    atomic_int calls, failures;
+    int64_t fail_at;
+} wfill;
+
+static clt_status worker_fill(void *user, const int64_t *idx, int64_t n, void *x, void *y)
+{
+    wfill *w = user;
+    atomic_fetch_add(&w->calls, 1);
+    int id = -1;
+    cr_assert_eq(clt_dataloader_worker_info(&id, NULL, NULL) != 0, id >= 0);
+    for (int64_t k = 0; k < n; k++) {
+        if (idx[k] == w->fail_at && atomic_fetch_add(&w->failures, 1) < 3) {
+            clt_dtype dt;
+            return clt_dtype_parse("no-such-dtype-in-a-worker", &dt);
+        }
+        for (int f = 0; f < WF; f++)
+            ((float *)x)[k * WF + f] = (float)(idx[k] * 10 + f);
+        ((int64_t *)y)[k] = id;
+    }
+    return CLT_OK;
+}
+
+/* The epochs' batches of a loader: values of x (ids) into ids, sizes, the
+ * workers (from y) into who; returns the batches. */
+static int64_t worker_epochs(clt_dataloader *dl, int epochs, int64_t *ids, int64_t *sizes,
+                             int64_t *who)
+{
+    int64_t nb = 0, n = 0;
+    for (int e = 0; e < epochs; e++) {
+        for (;;) {
+            clt_tensor *x, *y;
+            int got;
+            CHECK(clt_dataloader_next(dl, &x, &y, &got));
+            if (!got)
+                break;
+            int64_t b = clt_tensor_size(x, 0);
+            float *xv = read_f32(x);
+            int64_t yv[64];
+            CHECK(clt_tensor_read(y, yv, (size_t)b * sizeof(int64_t)));
+            for (int64_t k = 0; k < b; k++) {
+                for (int f = 0; f < WF; f++)
+                    cr_assert_eq(xv[k * WF + f], xv[k * WF] + (float)f);
+                ids[n++] = (int64_t)xv[k * WF] / 10;
+            }
+            who[nb] = yv[0];
+            sizes[nb++] = b;
+            free(xv);
+            clt_tensor_free(x);
+            clt_tensor_free(y);
+        }
+    }
+    return nb;
+}
+
+Test(data, workers_give_the_batches_of_the_main_thread)
+{
+    clt_device *dev = get_device("cpu");
+    clt_array_spec xs = {NULL, CLT_FLOAT32, 1, (int64_t[]){WF}};
+    clt_array_spec ys = {NULL, CLT_INT64, 0, NULL};
+    int64_t ref[3 * WN], refsz[64];
+    int64_t refb = 0;
+    for (int nw = 0; nw <= 3; nw++) {
+        for (int pf = 0; pf <= (nw ? 3 : 0); pf += nw ? 3 : 1) {
+            wfill w = {.fail_at = -1};
+            clt_loader_opts o = {4, 1, 2024, 0, 0, 0, NULL, 0, NULL, 0, 1, nw, pf};
+            clt_dataloader *dl;
+            CHECK(clt_dataloader_callback(dev, WN, &xs, &ys, worker_fill, &w, &o, &dl));
+            int64_t ids[3 * WN], sz[64], who[64];
+            int64_t nb = worker_epochs(dl, 3, ids, sz, who);
+            cr_assert_eq(nb, 3 * clt_dataloader_len(dl));
+            clt_dataloader_free(dl);
+            cr_assert_eq(atomic_load(&w.calls), nb); /* no batch gathered twice */
+            if (nw == 0) {
+                memcpy(ref, ids, sizeof ids), memcpy(refsz, sz, sizeof sz);
+                refb = nb;
+                for (int64_t b = 0; b < nb; b++)
+                    cr_assert_eq(who[b], -1);
+                /* each epoch a permutation, and not the identity */
+                for (int e = 0; e < 3; e++) {
+                    int seen[WN] = {0}, moved = 0;
+                    for (int i = 0; i < WN; i++)
+                        seen[ids[e * WN + i]]++, moved += ids[e * WN + i] != i;
+                    for (int i = 0; i < WN; i++)
+                        cr_assert_eq(seen[i], 1);
+                    cr_assert_gt(moved, 0);
+                }
+                continue;
+            }
+            cr_assert_eq(nb, refb);
+            cr_assert_arr_eq(ids, ref, sizeof ids, "workers %d changed the batches", nw);
+            cr_assert_arr_eq(sz, refsz, (size_t)nb * sizeof(int64_t));
+            /* batch b of an epoch on worker b % num_workers */
+            int64_t per = nb / 3;
+            for (int64_t b = 0; b < nb; b++)
+                cr_assert_eq(who[b], (b % per) % nw, "batch %lld on worker %lld", (long long)b,
+                             (long long)who[b]);
+        }
+    }
+}
+
+Test(data, workers_over_arrays_and_a_worker_failure)
+{
+    clt_device *dev = get_device("cpu");
+    dataset d;
+    make_dataset(&d);
+    int64_t a[NS], b[NS], sa[NS], sb[NS];
+    clt_loader_opts o0 = {3, 1, 5, 0, 0, 0, NULL, 0, NULL, 0, 1};
+    clt_loader_opts o2 = {3, 1, 5, 0, 0, 0, NULL, 0, NULL, 0, 1, 2, 1};
+    clt_dataloader *d0, *d2;
+    CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o0, &d0));
+    CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o2, &d2));
+    for (int e = 0; e < 2; e++) {
+        int n0 = epoch(d0, a, sa), n2 = epoch(d2, b, sb);
+        cr_assert_eq(n0, n2);
+        cr_assert_arr_eq(a, b, sizeof a);
+    }
+    clt_dataloader_free(d0);
+    clt_dataloader_free(d2);
+
+    /* A worker's failure comes out of the call that is due its batch, with
+     * the callback's message; the next call hands that batch out. */
+    clt_array_spec xs = {NULL, CLT_FLOAT32, 1, (int64_t[]){WF}};
+    clt_array_spec ys = {NULL, CLT_INT64, 0, NULL};
+    wfill w = {.fail_at = 9};
+    clt_loader_opts o = {4, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1, 3, 2};
+    clt_dataloader *dl;
+    CHECK(clt_dataloader_callback(dev, WN, &xs, &ys, worker_fill, &w, &o, &dl));
+    int64_t seen = 0, failures = 0;
+    for (;;) {
+        clt_tensor *x, *y;
+        int got;
+        clt_status st = clt_dataloader_next(dl, &x, &y, &got);
+        if (st != CLT_OK) {
+            assert_error(st, CLT_ERR_INVALID_ARGUMENT, "no-such-dtype-in-a-worker");
+            cr_assert(strstr(clt_last_error(), "clt_dataloader_next"));
+            cr_assert_null(x);
+            cr_assert_eq(seen, 8, "the failure met at sample %lld", (long long)seen);
+            failures++;
+            continue;
+        }
+        if (!got)
+            break;
+        float *xv = read_f32(x);
+        for (int64_t k = 0; k < clt_tensor_size(x, 0); k++, seen++)
+            cr_assert_eq(xv[k * WF], (float)(seen * 10));
+        free(xv);
+        clt_tensor_free(x);
+        clt_tensor_free(y);
+    }
+    /* a failure the head start met is gathered again unreported */
+    cr_assert(failures >= 1 && failures <= 3, "%lld failures", (long long)failures);
+    cr_assert_eq(atomic_load(&w.failures), 4);
+    cr_assert_eq(seen, WN);
+    clt_dataloader_free(dl);
+}
+
+static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t init_seed[8];
+static int init_calls[8];
+
+static clt_status record_init(void *user, int id, uint64_t seed)
+{
+    int wid = -1, nw = 0;
+    uint64_t s = 0;
+    cr_assert(clt_dataloader_worker_info(&wid, &nw, &s));
+    cr_assert_eq(wid, id);
+    cr_assert_eq(nw, 4);
+    cr_assert_eq(s, seed);
+    pthread_mutex_lock(&init_mu);
+    init_seed[id] = seed;
+    init_calls[id]++;
+    pthread_mutex_unlock(&init_mu);
+    return *(int *)user ? CLT_ERR_IO : CLT_OK;
+}
+
+Test(data, worker_init_fn_and_seeds)
+{
+    clt_device *dev = get_device("cpu");
+    clt_array_spec xs = {NULL, CLT_FLOAT32, 1, (int64_t[]){WF}};
+    clt_array_spec ys = {NULL, CLT_INT64, 0, NULL};
+    cr_assert_eq(clt_dataloader_worker_info(NULL, NULL, NULL), 0);
+    uint64_t first[4];
+    for (int run = 0; run < 2; run++) {
+        memset(init_calls, 0, sizeof init_calls);
+        int fail = 0;
+        wfill w = {.fail_at = -1};
+        clt_loader_opts o = {5, 0, 77, 0, 0, 0, NULL, 0, NULL, 0, 1, 4, 1, record_init, &fail};
+        clt_dataloader *dl;
+        CHECK(clt_dataloader_callback(dev, WN, &xs, &ys, worker_fill, &w, &o, &dl));
+        int64_t ids[WN], sz[16], who[16];
+        worker_epochs(dl, 1, ids, sz, who);
+        clt_dataloader_free(dl);
+        for (int k = 0; k < 4; k++) {
+            cr_assert_eq(init_calls[k], 1, "worker %d's init ran %d times", k, init_calls[k]);
+            cr_assert_eq(init_seed[k], init_seed[0] + (uint64_t)k); /* base_seed + id */
+            if (run == 0)
+                first[k] = init_seed[k];
+            else
+                cr_assert_eq(init_seed[k], first[k], "the seeds differ between runs");
+        }
+    }
+    /* a failed init fails that worker's batches */
+    int fail = 1;
+    wfill w = {.fail_at = -1};
+    clt_loader_opts o = {5, 0, 77, 0, 0, 0, NULL, 0, NULL, 0, 1, 4, 1, record_init, &fail};
+    clt_dataloader *dl;
+    CHECK(clt_dataloader_callback(dev, WN, &xs, &ys, worker_fill, &w, &o, &dl));
+    clt_tensor *x, *y;
+    int got;
+    assert_error(clt_dataloader_next(dl, &x, &y, &got), CLT_ERR_IO, "worker_init_fn of worker 0");
+    clt_dataloader_free(dl);
+    /* refusals */
+    clt_loader_opts bad = {5, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1, -1};
+    assert_error(clt_dataloader_callback(dev, WN, &xs, &ys, worker_fill, &w, &bad, &dl),
+                 CLT_ERR_INVALID_ARGUMENT, "num_workers option should be non-negative");
+    cr_assert_null(dl);
+    bad.num_workers = 0, bad.prefetch_factor = 3;
+    assert_error(clt_dataloader_callback(dev, WN, &xs, &ys, worker_fill, &w, &bad, &dl),
+                 CLT_ERR_INVALID_ARGUMENT, "prefetch_factor option could only be specified");
+    bad.num_workers = 2, bad.prefetch_factor = -1;
+    assert_error(clt_dataloader_callback(dev, WN, &xs, &ys, worker_fill, &w, &bad, &dl),
+                 CLT_ERR_INVALID_ARGUMENT, "prefetch_factor");
+    const clt_loader_opts defaults = CLT_LOADER_DEFAULTS;
+    cr_assert_eq(defaults.prefetch_factor, 2);
+    cr_assert_eq(defaults.num_workers, 0);
+}
+
+static clt_status times_two(void *user, const clt_tensor *x, clt_tensor **out)
+{
+    int *calls = user;
+    if ((*calls)++ == 1) {
+        clt_dtype dt;
+        return clt_dtype_parse("transform-says-no", &dt);
+    }
+    clt_tensor *t;
+    clt_status st = clt_mul_scalar(x, 2.0, &t);
+    if (st != CLT_OK)
+        return st;
+    st = clt_add_scalar(t, 1.0, out);
+    clt_tensor_free(t);
+    return st;
+}
+
+Test(data, transform_option_on_each_batch)
+{
+    clt_device *dev = get_device("cpu");
+    dataset d;
+    make_dataset(&d);
+    int calls = 0;
+    clt_loader_opts o = {4, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, times_two, &calls};
+    clt_dataloader *dl;
+    CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &dl));
+    int64_t seen = 0;
+    int failures = 0;
+    CHECK(clt_scope_begin());
+    for (;;) {
+        clt_tensor *x, *y;
+        int got;
+        clt_status st = clt_dataloader_next(dl, &x, &y, &got);
+        if (st != CLT_OK) {
+            assert_error(st, CLT_ERR_INVALID_ARGUMENT, "transform-says-no");
+            cr_assert(strstr(clt_last_error(), "clt_dataloader_next: the transform"));
+            failures++;
+            continue;
+        }
+        if (!got)
+            break;
+        float *xv = read_f32(x);
+        int64_t yv[4];
+        CHECK(clt_tensor_read(y, yv, (size_t)clt_tensor_size(y, 0) * sizeof(int64_t)));
+        for (int64_t k = 0; k < clt_tensor_size(x, 0); k++, seen++) {
+            cr_assert_eq(yv[k], seen);
+            for (int f = 0; f < F; f++)
+                cr_assert_eq(xv[k * F + f], 2.0f * (float)(seen * 100 + f) + 1.0f);
+        }
+        free(xv);
+        clt_tensor_free(x);
+        clt_tensor_free(y);
+    }
+    clt_scope_end();
+    cr_assert_eq(failures, 1);
+    cr_assert_eq(seen, NS);
+    clt_dataloader_free(dl);
+}
+
+Test(data, concat_dataset)
+{
+    clt_device *dev = get_device("cpu");
+    float xa[3 * 2] = {0, 1, 10, 11, 20, 21}, xb[5 * 2];
+    int64_t ya[3] = {0, 1, 2}, yb[5];
+    for (int i = 0; i < 5; i++)
+        xb[i * 2] = (float)((i + 3) * 10), xb[i * 2 + 1] = (float)((i + 3) * 10 + 1), yb[i] = i + 3;
+    clt_array_spec xs[2] = {{xa, CLT_FLOAT32, 2, (int64_t[]){3, 2}},
+                            {xb, CLT_FLOAT32, 2, (int64_t[]){5, 2}}};
+    clt_array_spec ys[2] = {{ya, CLT_INT64, 1, (int64_t[]){3}}, {yb, CLT_INT64, 1, (int64_t[]){5}}};
+    for (int shuffle = 0; shuffle < 2; shuffle++) {
+        clt_loader_opts o = {3, shuffle, 3, 0, 0, 0, NULL, 0, NULL, 0, 1, shuffle * 2};
+        clt_dataloader *dl;
+        CHECK(clt_dataloader_concat(dev, xs, ys, 2, &o, &dl));
+        cr_assert_eq(clt_dataloader_len(dl), 3);
+        int seen[8] = {0}, n = 0;
+        for (;;) {
+            clt_tensor *x, *y;
+            int got;
+            CHECK(clt_dataloader_next(dl, &x, &y, &got));
+            if (!got)
+                break;
+            float *xv = read_f32(x);
+            int64_t yv[3];
+            CHECK(clt_tensor_read(y, yv, (size_t)clt_tensor_size(y, 0) * sizeof(int64_t)));
+            for (int64_t k = 0; k < clt_tensor_size(x, 0); k++, n++) {
+                cr_assert_eq(xv[k * 2], (float)(yv[k] * 10));
+                cr_assert_eq(xv[k * 2 + 1], (float)(yv[k] * 10 + 1));
+                if (!shuffle)
+                    cr_assert_eq(yv[k], n);
+                seen[yv[k]]++;
+            }
+            free(xv);
+            clt_tensor_free(x);
+            clt_tensor_free(y);
+        }
+        for (int i = 0; i < 8; i++)
+            cr_assert_eq(seen[i], 1);
+        clt_dataloader_free(dl);
+    }
+    clt_dataloader *dl;
+    clt_array_spec odd[2] = {xs[0], {xb, CLT_FLOAT32, 2, (int64_t[]){2, 5}}};
+    assert_error(clt_dataloader_concat(dev, odd, NULL, 2, NULL, &dl), CLT_ERR_SHAPE_MISMATCH,
+                 "xs[1]'s samples differ");
+    cr_assert_null(dl);
+    assert_error(clt_dataloader_concat(dev, xs, NULL, 0, NULL, &dl), CLT_ERR_INVALID_ARGUMENT,
+                 "should not be an empty iterable");
+    clt_array_spec yshort[2] = {ys[0], {yb, CLT_INT64, 1, (int64_t[]){4}}};
+    assert_error(clt_dataloader_concat(dev, xs, yshort, 2, NULL, &dl), CLT_ERR_SHAPE_MISMATCH,
+                 "size mismatch");
+}
+
+/* An IDX file as MNIST's: big-endian header and values, written plain or
+ * through gzip. */
+static void write_idx(const char *path, int gz, int type, int nd, const uint32_t *dims,
+                      const void *be_values, size_t bytes, int extra)
+{
+    unsigned char head[4 + 4 * 8] = {0, 0, (unsigned char)type, (unsigned char)nd};
+    for (int d = 0; d < nd; d++)
+        for (int k = 0; k < 4; k++)
+            head[4 + 4 * d + k] = (unsigned char)(dims[d] >> (24 - 8 * k));
+    if (gz) {
+        gzFile f = gzopen(path, "wb");
+        cr_assert_not_null(f);
+        gzwrite(f, head, 4 + 4 * (unsigned)nd);
+        gzwrite(f, be_values, (unsigned)bytes);
+        if (extra)
+            gzwrite(f, "x", 1);
+        gzclose(f);
+    } else {
+        FILE *f = fopen(path, "wb");
+        cr_assert_not_null(f);
+        fwrite(head, 1, 4 + 4 * (size_t)nd, f);
+        fwrite(be_values, 1, bytes, f);
+        if (extra)
+            fputc('x', f);
+        fclose(f);
+    }
+}
+
+Test(data, load_idx)
+{
+    char path[] = "/tmp/cltensor-idx-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    /* images [2, 3, 2] uint8, plain and gzip'd */
+    unsigned char img[12];
+    for (int i = 0; i < 12; i++)
+        img[i] = (unsigned char)(i * 21);
+    for (int gz = 0; gz < 2; gz++) {
+        write_idx(path, gz, 0x08, 3, (uint32_t[]){2, 3, 2}, img, 12, 0);
+        clt_array_spec *a;
+        CHECK(clt_load_idx(path, &a));
+        cr_assert_eq(a->dtype, CLT_UINT8);
+        cr_assert_eq(a->ndim, 3);
+        cr_assert(a->shape[0] == 2 && a->shape[1] == 3 && a->shape[2] == 2);
+        cr_assert_arr_eq(a->data, img, 12);
+        /* into a loader as it is */
+        clt_device *dev = get_device("cpu");
+        clt_dataloader *dl;
+        clt_loader_opts o = {2, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1};
+        CHECK(clt_dataloader_arrays(dev, a, NULL, &o, &dl));
+        clt_tensor *x;
+        int got;
+        CHECK(clt_dataloader_next(dl, &x, NULL, &got));
+        unsigned char back[12];
+        CHECK(clt_tensor_read(x, back, 12));
+        cr_assert_arr_eq(back, img, 12);
+        clt_tensor_free(x);
+        clt_dataloader_free(dl);
+        clt_free(a);
+    }
+    /* int16 (-2, 300, -32768) widened, big-endian; float32 1.5, -2; double */
+    unsigned char s16[6] = {0xff, 0xfe, 0x01, 0x2c, 0x80, 0x00};
+    write_idx(path, 1, 0x0B, 1, (uint32_t[]){3}, s16, 6, 0);
+    clt_array_spec *a;
+    CHECK(clt_load_idx(path, &a));
+    cr_assert_eq(a->dtype, CLT_INT32);
+    const int32_t *iv = a->data;
+    cr_assert(iv[0] == -2 && iv[1] == 300 && iv[2] == -32768);
+    clt_free(a);
+    unsigned char s8[3] = {0xff, 0x7f, 0x80};
+    write_idx(path, 0, 0x09, 1, (uint32_t[]){3}, s8, 3, 0);
+    CHECK(clt_load_idx(path, &a));
+    iv = a->data;
+    cr_assert(a->dtype == CLT_INT32 && iv[0] == -1 && iv[1] == 127 && iv[2] == -128);
+    clt_free(a);
+    unsigned char f32[8] = {0x3f, 0xc0, 0, 0, 0xc0, 0, 0, 0};
+    write_idx(path, 0, 0x0D, 2, (uint32_t[]){1, 2}, f32, 8, 0);
+    CHECK(clt_load_idx(path, &a));
+    const float *fv = a->data;
+    cr_assert(a->dtype == CLT_FLOAT32 && fv[0] == 1.5f && fv[1] == -2.0f);
+    clt_free(a);
+    unsigned char f64[8] = {0x40, 0x09, 0x21, 0xfb, 0x54, 0x44, 0x2d, 0x18};
+    write_idx(path, 1, 0x0E, 1, (uint32_t[]){1}, f64, 8, 0);
+    CHECK(clt_load_idx(path, &a));
+    cr_assert(a->dtype == CLT_FLOAT64 && ((const double *)a->data)[0] == 3.141592653589793);
+    clt_free(a);
+    unsigned char i32[4] = {0x80, 0, 0, 1};
+    write_idx(path, 0, 0x0C, 1, (uint32_t[]){1}, i32, 4, 0);
+    CHECK(clt_load_idx(path, &a));
+    cr_assert(a->dtype == CLT_INT32 && ((const int32_t *)a->data)[0] == INT32_MIN + 1);
+    clt_free(a);
+    /* refusals */
+    write_idx(path, 1, 0x08, 2, (uint32_t[]){2, 3}, img, 5, 0);
+    assert_error(clt_load_idx(path, &a), CLT_ERR_IO, "truncated");
+    cr_assert_null(a);
+    write_idx(path, 0, 0x08, 1, (uint32_t[]){3}, img, 3, 1);
+    assert_error(clt_load_idx(path, &a), CLT_ERR_IO, "bytes after");
+    write_idx(path, 0, 0x0A, 1, (uint32_t[]){3}, img, 3, 0);
+    assert_error(clt_load_idx(path, &a), CLT_ERR_IO, "unknown IDX element type 0x0a");
+    write_idx(path, 0, 0x08, 0, NULL, img, 0, 0);
+    assert_error(clt_load_idx(path, &a), CLT_ERR_IO, "0 dimensions");
+    FILE *f = fopen(path, "wb");
+    fputs("PK\3\4 not idx", f);
+    fclose(f);
+    assert_error(clt_load_idx(path, &a), CLT_ERR_IO, "no IDX file");
+    unlink(path);
+    assert_error(clt_load_idx(path, &a), CLT_ERR_IO, "cannot open");
+    assert_error(clt_load_idx(NULL, &a), CLT_ERR_NULL_ARGUMENT, NULL);
+}
+
+/* ---- transforms against loops over the host copy ----------------------------------------- */
+
+enum { TN = 3, TC = 2, TH = 5, TW = 6 };
+
+static float tx_at(const float *h, int64_t n, int64_t c, int64_t i, int64_t j)
+{
+    return h[((n * TC + c) * TH + i) * TW + j];
+}
+
+static clt_tensor *image_batch(clt_device *dev, float *h)
+{
+    fill_random(h, TN * TC * TH * TW, 17);
+    clt_tensor *x;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 4, (int64_t[]){TN, TC, TH, TW}, h, &x));
+    return x;
+}
+
+/* A crop of h (zeros outside) against a tensor [TN, TC, hh, ww]. */
+static void assert_crop(const clt_tensor *t, const float *h, int64_t top, int64_t left,
+                        int64_t hh, int64_t ww)
+{
+    assert_shape(t, 4, (int64_t[]){TN, TC, hh, ww});
+    float *v = read_f32(t);
+    for (int64_t n = 0; n < TN; n++)
+        for (int64_t c = 0; c < TC; c++)
+            for (int64_t i = 0; i < hh; i++)
+                for (int64_t j = 0; j < ww; j++) {
+                    int64_t si = top + i, sj = left + j;
+                    float want = si >= 0 && si < TH && sj >= 0 && sj < TW
+                                     ? tx_at(h, n, c, si, sj)
+                                     : 0.0f;
+                    cr_assert_eq(v[((n * TC + c) * hh + i) * ww + j], want,
+                                 "crop (%lld, %lld) %lldx%lld at %lld %lld %lld %lld",
+                                 (long long)top, (long long)left, (long long)hh, (long long)ww,
+                                 (long long)n, (long long)c, (long long)i, (long long)j);
+                }
+    free(v);
+}
+
+Test(data, transforms_deterministic)
+{
+    clt_device *dev = get_device("cpu");
+    float h[TN * TC * TH * TW];
+    clt_tensor *x = image_batch(dev, h), *t;
+    CHECK(clt_scope_begin());
+    /* flips */
+    CHECK(clt_tf_hflip(x, &t));
+    float *v = read_f32(t);
+    for (int64_t n = 0; n < TN; n++)
+        for (int64_t c = 0; c < TC; c++)
+            for (int64_t i = 0; i < TH; i++)
+                for (int64_t j = 0; j < TW; j++)
+                    cr_assert_eq(v[((n * TC + c) * TH + i) * TW + j], tx_at(h, n, c, i, TW - 1 - j));
+    free(v);
+    CHECK(clt_tf_vflip(x, &t));
+    v = read_f32(t);
+    for (int64_t n = 0; n < TN; n++)
+        for (int64_t c = 0; c < TC; c++)
+            for (int64_t i = 0; i < TH; i++)
+                for (int64_t j = 0; j < TW; j++)
+                    cr_assert_eq(v[((n * TC + c) * TH + i) * TW + j], tx_at(h, n, c, TH - 1 - i, j));
+    free(v);
+    /* crops inside and past the edges (zeros), center crops (round half to
+     * even: (5 - 2) / 2 = 1.5 -> 2, (6 - 3) / 2 = 1.5 -> 2; larger ones
+     * padded) */
+    CHECK(clt_tf_crop(x, 1, 2, 3, 4, &t));
+    assert_crop(t, h, 1, 2, 3, 4);
+    CHECK(clt_tf_crop(x, -1, 4, 4, 5, &t));
+    assert_crop(t, h, -1, 4, 4, 5);
+    CHECK(clt_tf_crop(x, 2, 7, 2, 2, &t)); /* wholly outside: zeros */
+    assert_crop(t, h, 2, 7, 2, 2);
+    CHECK(clt_tf_center_crop(x, 2, 3, &t));
+    assert_crop(t, h, 2, 2, 2, 3);
+    CHECK(clt_tf_center_crop(x, 4, 4, &t));
+    assert_crop(t, h, 0, 1, 4, 4);
+    CHECK(clt_tf_center_crop(x, 8, 9, &t)); /* pads 1 top, 2 bottom, 1 left, 2 right */
+    assert_crop(t, h, -1, -1, 8, 9);
+    /* pad: constant with fill, edge, reflect */
+    CHECK(clt_tf_pad(x, (int64_t[]){1, 2, 3, 1}, 4, CLT_PAD_CONSTANT, 7.0, &t));
+    assert_shape(t, 4, (int64_t[]){TN, TC, TH + 3, TW + 4});
+    v = read_f32(t);
+    for (int64_t n = 0; n < TN; n++)
+        for (int64_t c = 0; c < TC; c++)
+            for (int64_t i = 0; i < TH + 3; i++)
+                for (int64_t j = 0; j < TW + 4; j++) {
+                    int64_t si = i - 2, sj = j - 1;
+                    float want = si >= 0 && si < TH && sj >= 0 && sj < TW ? tx_at(h, n, c, si, sj)
+                                                                          : 7.0f;
+                    cr_assert_eq(v[((n * TC + c) * (TH + 3) + i) * (TW + 4) + j], want);
+                }
+    free(v);
+    for (int mode = 0; mode < 2; mode++) {
+        CHECK(clt_tf_pad(x, (int64_t[]){2, 1}, 2, mode ? CLT_PAD_REFLECT : CLT_PAD_REPLICATE, 0.0,
+                         &t));
+        assert_shape(t, 4, (int64_t[]){TN, TC, TH + 2, TW + 4});
+        v = read_f32(t);
+        for (int64_t n = 0; n < TN; n++)
+            for (int64_t c = 0; c < TC; c++)
+                for (int64_t i = 0; i < TH + 2; i++)
+                    for (int64_t j = 0; j < TW + 4; j++) {
+                        int64_t si = i - 1, sj = j - 2;
+                        if (mode) {
+                            si = si < 0 ? -si : si >= TH ? 2 * (TH - 1) - si : si;
+                            sj = sj < 0 ? -sj : sj >= TW ? 2 * (TW - 1) - sj : sj;
+                        } else {
+                            si = si < 0 ? 0 : si >= TH ? TH - 1 : si;
+                            sj = sj < 0 ? 0 : sj >= TW ? TW - 1 : sj;
+                        }
+                        cr_assert_eq(v[((n * TC + c) * (TH + 2) + i) * (TW + 4) + j],
+                                     tx_at(h, n, c, si, sj), "mode %d", mode);
+                    }
+        free(v);
+    }
+    /* normalize per channel */
+    double mean[TC] = {0.5, -1.25}, std[TC] = {2.0, 0.25};
+    CHECK(clt_tf_normalize(x, mean, std, TC, &t));
+    v = read_f32(t);
+    for (int64_t n = 0; n < TN; n++)
+        for (int64_t c = 0; c < TC; c++)
+            for (int64_t k = 0; k < TH * TW; k++) {
+                float want = (tx_at(h, n, c, k / TW, k % TW) - (float)mean[c]) / (float)std[c];
+                cr_assert_float_eq(v[(n * TC + c) * TH * TW + k], want, 1e-6f);
+            }
+    free(v);
+    assert_error(clt_tf_normalize(x, mean, (double[]){1.0, 0.0}, TC, &t),
+                 CLT_ERR_INVALID_ARGUMENT, "std evaluated to zero");
+    assert_error(clt_tf_normalize(x, mean, std, 3, &t), CLT_ERR_SHAPE_MISMATCH, NULL);
+    /* resize: nearest against its rule, the smaller edge for one size */
+    CHECK(clt_tf_resize(x, (int64_t[]){3, 4}, 2, CLT_INTERP_NEAREST, &t));
+    assert_shape(t, 4, (int64_t[]){TN, TC, 3, 4});
+    v = read_f32(t);
+    for (int64_t n = 0; n < TN; n++)
+        for (int64_t c = 0; c < TC; c++)
+            for (int64_t i = 0; i < 3; i++)
+                for (int64_t j = 0; j < 4; j++)
+                    cr_assert_eq(v[((n * TC + c) * 3 + i) * 4 + j],
+                                 tx_at(h, n, c, (int64_t)floorf((float)i * (5.0f / 3.0f)),
+                                       (int64_t)floorf((float)j * (6.0f / 4.0f))));
+    free(v);
+    CHECK(clt_tf_resize(x, (int64_t[]){10}, 1, CLT_INTERP_BILINEAR, &t));
+    assert_shape(t, 4, (int64_t[]){TN, TC, 10, 12});
+    clt_tensor *u8;
+    assert_error(clt_tf_resize(x, (int64_t[]){1, 2, 3}, 3, CLT_INTERP_BILINEAR, &t),
+                 CLT_ERR_INVALID_ARGUMENT, "Size must be");
+    cr_assert_null(t);
+    clt_scope_end();
+    clt_tensor_free(x);
+
+    /* to_tensor and convert_image_dtype: uint8 HWC -> float CHW / 255 and
+     * back with torchvision's (x * (256 - eps)) */
+    unsigned char img[2 * 3 * 2];
+    for (int k = 0; k < 12; k++)
+        img[k] = (unsigned char)(k * 23);
+    CHECK(clt_tensor_from_host(dev, CLT_UINT8, 3, (int64_t[]){2, 3, 2}, img, &u8));
+    CHECK(clt_tf_to_tensor(u8, &t));
+    assert_shape(t, 3, (int64_t[]){2, 2, 3});
+    v = read_f32(t);
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 3; j++)
+                cr_assert_float_eq(v[(c * 2 + i) * 3 + j], (float)img[(i * 3 + j) * 2 + c] / 255.0f,
+                                   1e-7f);
+    free(v);
+    clt_tensor *back;
+    CHECK(clt_tf_convert_image_dtype(t, CLT_UINT8, &back));
+    unsigned char bb[12];
+    CHECK(clt_tensor_read(back, bb, 12));
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 3; j++)
+                cr_assert_eq(bb[(c * 2 + i) * 3 + j], img[(i * 3 + j) * 2 + c]);
+    assert_error(clt_tf_to_tensor(t, &back), CLT_ERR_DTYPE_UNSUPPORTED, NULL);
+    clt_tensor_free(back);
+    clt_tensor_free(t);
+    clt_tensor_free(u8);
+}
+
+Test(data, transforms_random)
+{
+    clt_device *dev = get_device("cpu");
+    enum { RN = 12 };
+    float h[RN * TC * TH * TW];
+    fill_random(h, RN * TC * TH * TW, 5);
+    clt_tensor *x, *t, *t2;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT32, 4, (int64_t[]){RN, TC, TH, TW}, h, &x));
+    clt_generator *g;
+    CHECK(clt_generator_new(3, &g));
+    CHECK(clt_scope_begin());
+    /* horizontal flips: p 0 and 1 all or none; p 0.5 each sample whole,
+     * both kinds met */
+    for (int k = 0; k < 3; k++) {
+        double p = k * 0.5;
+        CHECK(clt_tf_random_horizontal_flip(g, x, p, &t));
+        float *v = read_f32(t);
+        int flipped = 0;
+        for (int n = 0; n < RN; n++) {
+            const float *s = v + n * TC * TH * TW, *o = h + n * TC * TH * TW;
+            int same = 1, mirror = 1;
+            for (int q = 0; q < TC * TH; q++)
+                for (int j = 0; j < TW; j++)
+                    same &= s[q * TW + j] == o[q * TW + j],
+                        mirror &= s[q * TW + j] == o[q * TW + TW - 1 - j];
+            cr_assert(same || mirror, "sample %d neither itself nor flipped", n);
+            flipped += mirror;
+        }
+        free(v);
+        cr_assert(k == 0 ? flipped == 0 : k == 2 ? flipped == RN : flipped > 0 && flipped < RN,
+                  "p %g: %d flipped", p, flipped);
+    }
+    /* random crops: each sample a crop of its own image (padding 1, zeros),
+     * offsets varying; the same generator state gives the same crops */
+    clt_manual_seed(g, 11);
+    CHECK(clt_tf_random_crop(g, x, 4, 4, (int64_t[]){1}, 1, 0, 0.0, CLT_PAD_CONSTANT, &t));
+    clt_manual_seed(g, 11);
+    CHECK(clt_tf_random_crop(g, x, 4, 4, (int64_t[]){1}, 1, 0, 0.0, CLT_PAD_CONSTANT, &t2));
+    assert_shape(t, 4, (int64_t[]){RN, TC, 4, 4});
+    float *v = read_f32(t), *v2 = read_f32(t2);
+    cr_assert_arr_eq(v, v2, RN * TC * 16 * sizeof(float));
+    int offsets = 0, last = -1;
+    for (int n = 0; n < RN; n++) {
+        int found = -1;
+        for (int top = -1; top <= TH + 1 - 4 && found < 0; top++)
+            for (int left = -1; left <= TW + 1 - 4 && found < 0; left++) {
+                int ok = 1;
+                for (int c = 0; c < TC && ok; c++)
+                    for (int i = 0; i < 4 && ok; i++)
+                        for (int j = 0; j < 4 && ok; j++) {
+                            int si = top + i, sj = left + j;
+                            float want = si >= 0 && si < TH && sj >= 0 && sj < TW
+                                             ? h[((n * TC + c) * TH + si) * TW + sj]
+                                             : 0.0f;
+                            ok = v[((n * TC + c) * 4 + i) * 4 + j] == want;
+                        }
+                if (ok)
+                    found = (top + 1) * 16 + left + 1;
+            }
+        cr_assert_geq(found, 0, "sample %d is no crop of its image", n);
+        offsets += found != last;
+        last = found;
+    }
+    cr_assert_gt(offsets, 2, "the crops' offsets hardly vary");
+    free(v), free(v2);
+    assert_error(clt_tf_random_crop(g, x, 9, 4, NULL, 0, 0, 0.0, CLT_PAD_CONSTANT, &t),
+                 CLT_ERR_INVALID_ARGUMENT, "Required crop size (9, 4) is larger");
+    CHECK(clt_tf_random_crop(g, x, 9, 4, NULL, 0, 1, 0.0, CLT_PAD_CONSTANT, &t));
+    assert_shape(t, 4, (int64_t[]){RN, TC, 9, 4});
+    /* random resized crop with the whole image (scale 1, its own ratio) is
+     * resize */
+    CHECK(clt_tf_random_resized_crop(g, x, 7, 3, (double[]){1.0, 1.0},
+                                     (double[]){6.0 / 5.0, 6.0 / 5.0}, CLT_INTERP_BILINEAR, &t));
+    CHECK(clt_tf_resize(x, (int64_t[]){7, 3}, 2, CLT_INTERP_BILINEAR, &t2));
+    v = read_f32(t), v2 = read_f32(t2);
+    ASSERT_ALLCLOSE_F32(v, v2, RN * TC * 21, 1e-6, 1e-6);
+    free(v), free(v2);
+    CHECK(clt_tf_random_resized_crop(g, x, 4, 4, NULL, NULL, CLT_INTERP_NEAREST, &t));
+    assert_shape(t, 4, (int64_t[]){RN, TC, 4, 4});
+    /* random erasing with p 1: a box of `value` over every channel in each
+     * sample, the rest untouched */
+    CHECK(clt_tf_random_erasing(g, x, 1.0, (double[]){0.1, 0.3}, NULL, -77.0, &t));
+    v = read_f32(t);
+    int erased_samples = 0;
+    for (int n = 0; n < RN; n++) {
+        int cnt = 0;
+        for (int k = 0; k < TH * TW; k++) {
+            int e0 = v[(n * TC) * TH * TW + k] == -77.0f;
+            for (int c = 0; c < TC; c++) {
+                float got = v[(n * TC + c) * TH * TW + k];
+                cr_assert_eq(got == -77.0f, e0, "channels erased apart");
+                if (!e0)
+                    cr_assert_eq(got, h[(n * TC + c) * TH * TW + k]);
+            }
+            cnt += e0;
+        }
+        cr_assert_leq(cnt, (int)ceil(0.3 * TH * TW * 1.5) + TH + TW);
+        erased_samples += cnt > 0;
+    }
+    cr_assert_gt(erased_samples, RN / 2);
+    free(v);
+    CHECK(clt_tf_random_erasing(g, x, 0.0, NULL, NULL, 5.0, &t));
+    v = read_f32(t);
+    cr_assert_arr_eq(v, h, sizeof h);
+    free(v);
+    assert_error(clt_tf_random_erasing(g, x, 1.5, NULL, NULL, 0.0, &t), CLT_ERR_INVALID_ARGUMENT,
+                 "probability");
+    clt_scope_end();
+    clt_generator_free(g);
+    clt_tensor_free(x);
+}
+
+static clt_status same_batch(void *user, const clt_tensor *x, clt_tensor **out)
+{
+    *out = clt_tensor_retain((clt_tensor *)x);
+    return CLT_OK;
+}
+
+/* A transform that hands x back (retained) inside the caller's scope: the
+ * batch belongs to that scope and goes with it. */
+Test(data, transform_returning_x_in_a_scope)
+{
+    clt_device *dev = get_device("cpu");
+    dataset d;
+    make_dataset(&d);
+    clt_loader_opts o = {4, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1, 1, 1, NULL, NULL, same_batch, NULL};
+    clt_dataloader *dl;
+    uint64_t before = mem_stats(dev).allocated;
+    CHECK(clt_dataloader_arrays(dev, &d.xs, &d.ys, &o, &dl));
+    int64_t order[NS], sizes[NS];
+    CHECK(clt_scope_begin());
+    cr_assert_eq(epoch(dl, order, sizes), 3);
+    clt_tensor *x, *y;
+    int got;
+    CHECK(clt_dataloader_next(dl, &x, &y, &got)); /* the next epoch's first, left to the scope */
+    cr_assert_eq(got, 1);
+    clt_scope_end();
+    clt_dataloader_free(dl);
+    for (int i = 0; i < NS; i++)
+        cr_assert_eq(order[i], i);
+    cr_assert_eq(mem_stats(dev).allocated, before, "%llu bytes left",
+                 (unsigned long long)(mem_stats(dev).allocated - before));
 }

@@ -886,7 +886,7 @@ static void rank_train(job *j)
     clt_array_spec xs = {x, CLT_FLOAT32, 2, (int64_t[]){TN, TI}};
     clt_array_spec ys = {y, CLT_INT64, 1, (int64_t[]){TN}};
     clt_loader_opts lo = {ref ? 8 : 4, 1, 11, 0, ref ? 0 : 2, ref ? 0 : j->rank,
-                          NULL, 0, NULL, 0, 1};
+                          NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
     clt_generator *gen = NULL;
     clt_module *layers[3] = {NULL}, *model = NULL;
     clt_dataloader *dl = NULL;

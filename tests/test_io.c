@@ -2303,7 +2303,7 @@ Test(io, npy_host_feeds_the_dataloader)
     CHECK(clt_load_npy_host(tpath("X.npy"), &x));
     CHECK(clt_load_npy_host(tpath("y.npy"), &y));
     clt_dataloader *dl;
-    clt_loader_opts o = {3, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1};
+    clt_loader_opts o = {3, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
     CHECK(clt_dataloader_arrays(dev, x, y, &o, &dl));
     cr_assert_eq(clt_dataloader_len(dl), 3);
     int64_t seen = 0;

@@ -1068,7 +1068,7 @@ Test(memlimit, refusals_of_helper_buffers_name_the_call)
     float x[8] = {0};
     int64_t xs[2] = {4, 2};
     clt_array_spec spec = {x, CLT_FLOAT32, 2, xs};
-    clt_loader_opts opts = {2, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1};
+    clt_loader_opts opts = {2, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
     clt_dataloader *dl = NULL;
     CHECK(clt_dataloader_arrays(dev, &spec, NULL, &opts, &dl));
     CHECK(clt_device_synchronize(dev));

@@ -1279,7 +1279,7 @@ static void train_steps(clt_device *dev, float *out, size_t n_out)
     CHECK(clt_adamw(ps, np, NULL, &opt));
     clt_array_spec xs = {x, CLT_FLOAT32, 2, (int64_t[]){N, I}};
     clt_array_spec ys = {y, CLT_INT64, 1, (int64_t[]){N}};
-    clt_loader_opts lo = {16, 1, 3, 0, 0, 0, NULL, 0, NULL, 0, 1};
+    clt_loader_opts lo = {16, 1, 3, 0, 0, 0, NULL, 0, NULL, 0, 1, 0, 0, NULL, NULL, NULL, NULL};
     clt_dataloader *dl;
     CHECK(clt_dataloader_arrays(dev, &xs, &ys, &lo, &dl));
     for (int epoch = 0; epoch < 2; epoch++) {

@@ -18,13 +18,27 @@
 #ifndef CLTENSOR_DATA_H
 #define CLTENSOR_DATA_H
 
+#include <cltensor/conv.h>
+#include <cltensor/random.h>
 #include <cltensor/tensor.h>
+#include <cltensor/view.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct clt_dataloader clt_dataloader;
+
+/* A transform of each batch (clt_loader_opts.transform): called on the
+ * thread that calls clt_dataloader_next, with the batch's x [batch, ...]
+ * on the device (borrowed; labels are not transformed); sets *out to a new tensor that
+ * is handed out in x's place (it may be clt_tensor_retain(x)).  It
+ * composes clt_tf_* calls (below) as torchvision's Compose does, each
+ * sample with random parameters of its own.  A status other than CLT_OK
+ * fails that clt_dataloader_next call, which keeps the batch: the next
+ * call hands it out (transformed again). */
+typedef clt_status (*clt_batch_transform)(void *transform_user, const clt_tensor *x,
+                                          clt_tensor **out);
 
 typedef struct clt_loader_opts {
     int64_t batch_size; /* samples per batch, >= 1 */
@@ -63,8 +77,43 @@ typedef struct clt_loader_opts {
     const double *weights;
     int64_t num_samples;
     int replacement;
+    /* Workers (DataLoader's num_workers, prefetch_factor, worker_init_fn,
+     * with persistent_workers=True): num_workers >= 1 threads gather the
+     * batches on the host (the fill callback, or the copies out of the
+     * arrays), batch b of an epoch on worker b % num_workers, at most
+     * num_workers * prefetch_factor batches ahead of the one due; the
+     * batches still come out in the epoch's order, exactly those of
+     * num_workers 0 (the main thread) for the same seed.  0: no threads.
+     * prefetch_factor >= 1, batches ahead per worker; 0 means torch's 2,
+     * and with num_workers 0 it must be 0 or 2 (torch: "prefetch_factor
+     * option could only be specified in multiprocessing").  The threads
+     * start with the loader; each calls worker_init_fn (when not NULL)
+     * once, before its first batch, with worker_user, its id and its seed
+     * (base_seed + id as torch's, base_seed made from seed: the same every
+     * run).  A status other than CLT_OK from it fails each batch of that
+     * worker as a failed fill does; it runs on the worker's thread, under
+     * the fill's obligations (see clt_batch_fill).  At most 1024 workers
+     * and 4096 batches ahead (CLT_ERR_INVALID_ARGUMENT, as for a negative
+     * count).  clt_dataloader_worker_info tells a callback which worker
+     * runs it. */
+    int num_workers;
+    int prefetch_factor;
+    clt_status (*worker_init_fn)(void *worker_user, int worker_id, uint64_t seed);
+    void *worker_user;
+    /* A transform of every batch on the device (a torchvision Compose
+     * given to the dataset; see clt_batch_transform), or NULL. */
+    clt_batch_transform transform;
+    void *transform_user;
 } clt_loader_opts;
-#define CLT_LOADER_DEFAULTS {1, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1}
+/* An initialiser that stops early leaves the fields after it 0 or NULL:
+ * replacement 0, no workers, prefetch_factor 0 (2), no transform. */
+#define CLT_LOADER_DEFAULTS {1, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 1, 0, 2, NULL, NULL, NULL, NULL}
+
+/* torch.utils.data.get_worker_info for a fill callback or worker_init_fn:
+ * in a loader's worker thread, returns 1 and sets *id, *num_workers and
+ * *seed (each may be NULL) to the worker's; elsewhere (num_workers 0, the
+ * main thread) returns 0 and sets nothing. */
+CLT_API int clt_dataloader_worker_info(int *id, int *num_workers, uint64_t *seed);
 
 /* A host array: `data` (C order) of `dtype` with `ndim` dims `shape`.  For
  * a dataset the first dimension counts the samples; for a callback loader
@@ -85,11 +134,31 @@ CLT_API clt_status clt_dataloader_arrays(clt_device *dev, const clt_array_spec *
                                          const clt_array_spec *y, const clt_loader_opts *opts,
                                          clt_dataloader **out);
 
+/* torch.utils.data.ConcatDataset of k >= 1 array datasets: samples
+ * 0 .. len(xs[0]) - 1 are xs[0]'s, the next ones xs[1]'s, and so on; ys
+ * (k label arrays, each counting its x's samples) or NULL.  Every xs[i]
+ * has xs[0]'s dtype and sample shape (CLT_ERR_SHAPE_MISMATCH otherwise),
+ * and so has every ys[i] ys[0]'s.  The arrays are borrowed (they must
+ * outlive the loader); the two lists are read during the call only.  The
+ * options as for clt_dataloader_arrays.  New loader: release with
+ * clt_dataloader_free. */
+CLT_API clt_status clt_dataloader_concat(clt_device *dev, const clt_array_spec *xs,
+                                         const clt_array_spec *ys, int k,
+                                         const clt_loader_opts *opts, clt_dataloader **out);
+
 /* Fills one batch on the host: the samples `indices[0..count)` into x (and
  * y, NULL when the loader has no labels), C order, in the dtypes and sample
  * shapes the loader was made with.  A status other than CLT_OK stops the
  * epoch and is returned by clt_dataloader_next, whose message names it and
- * keeps the message of a cltensor call the callback made that failed. */
+ * keeps the message of a cltensor call the callback made that failed.
+ * Thread safety: with num_workers 0 it runs on the thread that calls
+ * clt_dataloader_next; with workers it runs on the workers' threads, up to
+ * num_workers calls at once (each on its own indices, x and y), while the
+ * caller's thread goes on: whatever it reads through `user` must be safe
+ * to read from several threads, and whatever it changes must be per
+ * worker (clt_dataloader_worker_info) or guarded.  Tensors it makes on a
+ * worker belong to that thread's scopes; it must free them before it
+ * returns. */
 typedef clt_status (*clt_batch_fill)(void *user, const int64_t *indices, int64_t count, void *x,
                                      void *y);
 
@@ -106,11 +175,15 @@ CLT_API clt_status clt_dataloader_callback(clt_device *dev, int64_t num_samples,
  * labels; pass NULL otherwise) as new tensors on the loader's device
  * (release with clt_tensor_free), and *got = 1.  At the end of the epoch
  * *got = 0 and *x, *y are NULL; the call after that starts the next epoch
- * (reshuffled).  Never waits.  A failure (out of device memory, the fill
- * callback's status) hands out nothing and loses nothing: the same call
- * made again returns the batch that was due.  The upload of the batch
- * after the one handed out is a head start only: when it fails, the call
- * still succeeds and the next one prepares that batch again. */
+ * (reshuffled).  Never waits, but for the batch due when a worker still
+ * gathers it (num_workers > 0) and for what the transform option waits
+ * for (the random transforms read their draws back).  A failure (out of
+ * device memory, the fill callback's status, the transform's) hands out
+ * nothing and loses nothing: the same call made again returns the batch
+ * that was due.  The upload of the batch after the one handed out is a
+ * head start only: when it fails, the call still succeeds and the next one
+ * prepares that batch again (a worker's fill that failed is gathered
+ * again, unreported). */
 CLT_API clt_status clt_dataloader_next(clt_dataloader *dl, clt_tensor **x, clt_tensor **y,
                                        int *got);
 
@@ -133,8 +206,111 @@ CLT_API int64_t clt_dataloader_len(const clt_dataloader *dl);
 CLT_API clt_status clt_random_split(int64_t n, const double *lengths, int k, uint64_t seed,
                                     int64_t *split_lengths, int64_t **out_indices);
 
-/* Releases the loader (waiting for its uploads in flight, which read its
- * memory).  NULL does nothing. */
+/* Reads an IDX file (the format of MNIST and Fashion-MNIST:
+ * train-images-idx3-ubyte and the like), plain or gzip'd (.gz, read by
+ * zlib), into host memory for clt_dataloader_arrays, as clt_load_npy_host
+ * does a .npy file.  Element types: unsigned byte (uint8), signed byte
+ * and short (widened to int32), int (int32), float (float32), double
+ * (float64), big-endian in the file, this machine's order in *out; 1 to
+ * CLT_MAX_DIMS dimensions (MNIST images [N, 28, 28] uint8, labels [N]
+ * uint8).  *out is one block: the description, its shape and the values
+ * (C order, at a 64-byte boundary); release it with one clt_free, after
+ * any loader that borrows it.  Errors: CLT_ERR_IO for a file that cannot
+ * be opened, is no IDX file (a magic number not 0, 0, type, ndim; an
+ * unknown type), is truncated or has bytes after its values;
+ * CLT_ERR_OUT_OF_HOST_MEMORY. */
+CLT_API clt_status clt_load_idx(const char *path, clt_array_spec **out);
+
+/* ---- transforms (torchvision.transforms v0.14 on device tensors) -------
+ * Images are tensors [..., H, W] (and [..., C, H, W] where channels
+ * matter), any leading dimensions a batch.  Each call hands out a new
+ * tensor (release with clt_tensor_free; the crops and flips within the
+ * image may be views of x) and leaves x unchanged.  The random ones take
+ * x [N, ..., H, W] as N samples and draw each sample's parameters of its
+ * own, as a transform inside a Dataset does per sample: from `gen` (NULL:
+ * the default generator), with one clt_rand on x's device read back (one
+ * wait), the same for the same generator state on every device.  Not
+ * differentiable as transforms (the ops they are made of record what they
+ * record). */
+
+/* F.normalize: (x - mean[c]) / std[c] per channel (dim -3) of a floating
+ * x [..., C, H, W], the statistics converted to x's dtype first; c is C
+ * or 1.  A zero std: CLT_ERR_INVALID_ARGUMENT ("std evaluated to zero").
+ * Non-floating x: CLT_ERR_DTYPE_UNSUPPORTED. */
+CLT_API clt_status clt_tf_normalize(const clt_tensor *x, const double *mean, const double *std,
+                                    int c, clt_tensor **out);
+/* F.hflip (the last dimension reversed) and F.vflip (dim -2). */
+CLT_API clt_status clt_tf_hflip(const clt_tensor *x, clt_tensor **out);
+CLT_API clt_status clt_tf_vflip(const clt_tensor *x, clt_tensor **out);
+/* F.crop(x, top, left, height, width): rows top .. top + height - 1,
+ * columns left .. left + width - 1; where the box passes the image its
+ * places are zero, as torchvision pads.  height, width >= 1. */
+CLT_API clt_status clt_tf_crop(const clt_tensor *x, int64_t top, int64_t left, int64_t height,
+                               int64_t width, clt_tensor **out);
+/* F.center_crop: the box at Python's round((H - height) / 2) and
+ * round((W - width) / 2) (halves to even); an image smaller than the box
+ * is padded with zeros first, (d // 2) before and ((d + 1) // 2) after. */
+CLT_API clt_status clt_tf_center_crop(const clt_tensor *x, int64_t height, int64_t width,
+                                      clt_tensor **out);
+/* F.pad(x, padding, fill, padding_mode): n = 1 (all sides), 2 (left and
+ * right, top and bottom) or 4 (left, top, right, bottom) sizes; mode
+ * CLT_PAD_CONSTANT (with fill), CLT_PAD_REPLICATE ("edge") or
+ * CLT_PAD_REFLECT (float32 and float64, as clt_pad); fill must be 0 for
+ * the others.  "symmetric" is not offered. */
+CLT_API clt_status clt_tf_pad(const clt_tensor *x, const int64_t *padding, int n,
+                              clt_pad_mode mode, double fill, clt_tensor **out);
+/* F.resize (antialias off) of a float32 or float64 x [..., C, H, W]
+ * through clt_interpolate_nd (align_corners 0): nsize 2 gives (height,
+ * width); nsize 1 the smaller edge's size, the other int(size * long /
+ * short).  mode: nearest, nearest-exact, bilinear or bicubic. */
+CLT_API clt_status clt_tf_resize(const clt_tensor *x, const int64_t *size, int nsize,
+                                 clt_interp_mode mode, clt_tensor **out);
+/* F.convert_image_dtype between uint8 (0 .. 255) and floating (0 .. 1):
+ * uint8 to float divides by 255; float to uint8 is
+ * (x * (256 - 1e-3)) truncated; floats convert; the same dtype copies.
+ * Other dtypes: CLT_ERR_DTYPE_UNSUPPORTED. */
+CLT_API clt_status clt_tf_convert_image_dtype(const clt_tensor *x, clt_dtype dtype,
+                                              clt_tensor **out);
+/* F.to_tensor of uint8 images [..., H, W, C] (as a loader holds decoded
+ * images): float32 [..., C, H, W] divided by 255. */
+CLT_API clt_status clt_tf_to_tensor(const clt_tensor *x, clt_tensor **out);
+
+/* RandomHorizontalFlip(p): each sample flipped when its draw u < p. */
+CLT_API clt_status clt_tf_random_horizontal_flip(clt_generator *gen, const clt_tensor *x,
+                                                 double p, clt_tensor **out);
+/* RandomCrop(size, padding, pad_if_needed, fill, padding_mode): x padded
+ * by clt_tf_pad(padding, npadding, mode, fill) first when npadding > 0
+ * (padding may be NULL for 0), then, with pad_if_needed, on both sides of
+ * a width or height below the crop's by the shortfall; each sample's box
+ * at top randint(0, H - height + 1), left randint(0, W - width + 1).  An
+ * image still smaller than the box: CLT_ERR_INVALID_ARGUMENT ("Required
+ * crop size ... is larger than input image size"). */
+CLT_API clt_status clt_tf_random_crop(clt_generator *gen, const clt_tensor *x, int64_t height,
+                                      int64_t width, const int64_t *padding, int npadding,
+                                      int pad_if_needed, double fill, clt_pad_mode mode,
+                                      clt_tensor **out);
+/* RandomResizedCrop(size, scale, ratio, interpolation) of a float32 or
+ * float64 x [N, C, H, W]: per sample torchvision's get_params (up to 10
+ * tries of an area fraction uniform in scale and a log-uniform aspect
+ * ratio, w = round(sqrt(area * ratio)), h = round(sqrt(area / ratio));
+ * else the central crop clamped to ratio), that box resized to (height,
+ * width).  scale NULL: (0.08, 1); ratio NULL: (3/4, 4/3). */
+CLT_API clt_status clt_tf_random_resized_crop(clt_generator *gen, const clt_tensor *x,
+                                              int64_t height, int64_t width,
+                                              const double scale[2], const double ratio[2],
+                                              clt_interp_mode mode, clt_tensor **out);
+/* RandomErasing(p, scale, ratio, value) of x [N, ..., H, W]: each sample
+ * erased with probability p, in a box of get_params' tries (h < H and
+ * w < W, else the sample is left whole), every channel set to value.
+ * scale NULL: (0.02, 0.33); ratio NULL: (0.3, 3.3).  value as clt_full's
+ * for x's dtype ("random" normal values are not offered). */
+CLT_API clt_status clt_tf_random_erasing(clt_generator *gen, const clt_tensor *x, double p,
+                                         const double scale[2], const double ratio[2],
+                                         double value, clt_tensor **out);
+
+/* Releases the loader (stopping its workers, each after the batch it
+ * gathers, then waiting for its uploads in flight, which read its memory).
+ * NULL does nothing. */
 CLT_API void clt_dataloader_free(clt_dataloader *dl);
 
 #ifdef __cplusplus

@@ -2,6 +2,7 @@
  * memory the loader owns and uploaded to the device with non-blocking
  * writes, one batch ahead of the one handed out. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,25 @@ typedef struct batch {
     bool ready;
 } batch;
 
+/* A batch a worker gathers: slot b % slots holds batch b of the epoch. */
+typedef enum job_state { JOB_FREE, JOB_QUEUED, JOB_RUNNING, JOB_DONE, JOB_FAILED } job_state;
+
+typedef struct job {
+    job_state state;
+    int64_t epoch, batch, count;
+    int64_t *idx;     /* batch_size entries */
+    struct staging *s; /* where it gathers; the main thread's until JOB_QUEUED */
+    clt_status st;    /* JOB_FAILED: the fill's status and message */
+    char *msg;
+} job;
+
+typedef struct worker {
+    struct clt_dataloader *dl;
+    int id;
+    bool started;
+    pthread_t thread;
+} worker;
+
 struct clt_dataloader {
     clt_device *dev;
     clt_loader_opts opts;
@@ -48,7 +68,25 @@ struct clt_dataloader {
     bool ended;           /* the last next() reported the end */
     batch ahead;          /* uploaded, not handed out yet */
     staging *busy, *free_list;
+    /* A ConcatDataset: segment k holds the samples from cum[k - 1] (0 for
+     * the first) to cum[k]; NULL for one array or a callback. */
+    int nseg;
+    const unsigned char **segx, **segy;
+    int64_t *cum;
+    /* Workers: nw threads, slots = nw * prefetch_factor jobs.  mu guards
+     * the jobs' states and stop; `work` wakes the workers, `done` the
+     * main thread. */
+    int nw, slots;
+    job *jobs;
+    worker *workers;
+    uint64_t base_seed;
+    bool stop, sync_made;
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
 };
+
+/* The worker the calling thread is, or NULL. */
+static __thread const worker *this_worker;
 
 /* ---- staging memory ----------------------------------------------------------- */
 
@@ -234,43 +272,186 @@ static clt_status new_batch_tensor(clt_dataloader *dl, const part *p, int64_t co
     return clt__tensor_new(dl->dev, p->dtype, p->ndim + 1, shape, out);
 }
 
-/* Gathers the next batch on the host and enqueues its upload into dl->ahead
- * (nothing at the end of the epoch). */
-static clt_status prepare(clt_dataloader *dl)
+/* The segment of a ConcatDataset that holds sample i. */
+static int segment(const clt_dataloader *dl, int64_t i)
 {
-    clt_status st = CLT_OK;
-    int64_t count = batch_count(dl, dl->pos);
-    if (count == 0)
-        return CLT_OK;
-    const int64_t *idx = dl->order + dl->pos;
-    size_t xb = dl->px.sample_bytes * (size_t)count;
-    size_t yb = dl->py.present ? dl->py.sample_bytes * (size_t)count : 0;
-    staging *s = staging_get(dl, xb + yb);
-    batch b = {0};
-    if (s == NULL)
-        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_dataloader_next: out of host memory");
-    unsigned char *hx = s->mem, *hy = hx + xb;
+    int lo = 0, hi = dl->nseg - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (dl->cum[mid] > i)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* Gathers samples idx[0 .. count) into hx and hy: copies out of the
+ * arrays, or the fill callback (its failure leaves a message). */
+static clt_status fill_host(const clt_dataloader *dl, const int64_t *idx, int64_t count,
+                            unsigned char *hx, unsigned char *hy)
+{
     if (dl->fill) {
         /* The status alone is no message: the callback's own failed
          * cltensor call left one, or nothing did. */
         clt__ok();
-        st = dl->fill(dl->user, idx, count, hx, dl->py.present ? hy : NULL);
-        if (st != CLT_OK) {
-            if (!clt_last_error()[0])
-                clt__error(st, "%s", clt_status_string(st));
-            st = clt__error_prefix(st, "clt_dataloader_next: the batch callback returned %s",
-                                   clt_status_name(st));
-            goto done;
+        clt_status st = dl->fill(dl->user, idx, count, hx, dl->py.present ? hy : NULL);
+        if (st != CLT_OK && !clt_last_error()[0])
+            clt__error(st, "%s", clt_status_string(st));
+        return st;
+    }
+    size_t xs = dl->px.sample_bytes, ys = dl->py.sample_bytes;
+    for (int64_t k = 0; k < count; k++) {
+        int64_t i = idx[k];
+        const unsigned char *x = dl->px.data, *y = dl->py.data;
+        if (dl->cum) {
+            int g = segment(dl, i);
+            i -= g ? dl->cum[g - 1] : 0;
+            x = dl->segx[g];
+            y = dl->segy ? dl->segy[g] : NULL;
         }
-    } else {
-        for (int64_t k = 0; k < count; k++) {
-            memcpy(hx + (size_t)k * dl->px.sample_bytes,
-                   dl->px.data + (size_t)idx[k] * dl->px.sample_bytes, dl->px.sample_bytes);
-            if (dl->py.present)
-                memcpy(hy + (size_t)k * dl->py.sample_bytes,
-                       dl->py.data + (size_t)idx[k] * dl->py.sample_bytes, dl->py.sample_bytes);
+        memcpy(hx + (size_t)k * xs, x + (size_t)i * xs, xs);
+        if (dl->py.present)
+            memcpy(hy + (size_t)k * ys, y + (size_t)i * ys, ys);
+    }
+    return CLT_OK;
+}
+
+static clt_status fill_failed(clt_status st)
+{
+    return clt__error_prefix(st, "clt_dataloader_next: the batch callback returned %s",
+                             clt_status_name(st));
+}
+
+static size_t batch_bytes(const clt_dataloader *dl, int64_t count, size_t *xb)
+{
+    *xb = dl->px.sample_bytes * (size_t)count;
+    return *xb + (dl->py.present ? dl->py.sample_bytes * (size_t)count : 0);
+}
+
+/* ---- workers ------------------------------------------------------------------------------ */
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    clt_dataloader *dl = w->dl;
+    this_worker = w;
+    clt_status init = CLT_OK;
+    char *init_msg = NULL;
+    if (dl->opts.worker_init_fn) {
+        clt__ok();
+        init = dl->opts.worker_init_fn(dl->opts.worker_user, w->id, dl->base_seed + (uint64_t)w->id);
+        if (init != CLT_OK) {
+            if (!clt_last_error()[0])
+                clt__error(init, "%s", clt_status_string(init));
+            clt__error_prefix(init, "worker_init_fn of worker %d returned %s", w->id,
+                              clt_status_name(init));
+            init_msg = clt__strdup(clt_last_error());
         }
     }
+    pthread_mutex_lock(&dl->mu);
+    for (;;) {
+        job *j = NULL;
+        for (int k = w->id; k < dl->slots; k += dl->nw)
+            if (dl->jobs[k].state == JOB_QUEUED && (j == NULL || dl->jobs[k].batch < j->batch))
+                j = &dl->jobs[k];
+        if (dl->stop)
+            break;
+        if (j == NULL) {
+            pthread_cond_wait(&dl->work, &dl->mu);
+            continue;
+        }
+        j->state = JOB_RUNNING;
+        pthread_mutex_unlock(&dl->mu);
+        size_t xb;
+        (void)batch_bytes(dl, j->count, &xb);
+        unsigned char *hx = j->s->mem;
+        clt_status st = init;
+        char *msg = NULL;
+        if (st == CLT_OK) {
+            st = fill_host(dl, j->idx, j->count, hx, hx + xb);
+            if (st != CLT_OK)
+                msg = clt__strdup(clt_last_error());
+        } else if (init_msg) {
+            msg = clt__strdup(init_msg);
+        }
+        pthread_mutex_lock(&dl->mu);
+        j->st = st;
+        free(j->msg);
+        j->msg = msg;
+        j->state = st == CLT_OK ? JOB_DONE : JOB_FAILED;
+        pthread_cond_broadcast(&dl->done);
+    }
+    pthread_mutex_unlock(&dl->mu);
+    free(init_msg);
+    return NULL;
+}
+
+/* Queues batch b (of count samples) in its slot, which is free.  Under
+ * mu. */
+static bool job_queue(clt_dataloader *dl, job *j, int64_t b, int64_t count)
+{
+    size_t xb, all = batch_bytes(dl, count, &xb);
+    if (j->s && j->s->bytes < all) {
+        j->s->next = dl->free_list;
+        dl->free_list = j->s;
+        j->s = NULL;
+    }
+    if (j->s == NULL && (j->s = staging_get(dl, all)) == NULL)
+        return false;
+    j->epoch = dl->epoch;
+    j->batch = b;
+    j->count = count;
+    memcpy(j->idx, dl->order + b * dl->opts.batch_size, (size_t)count * sizeof(int64_t));
+    j->state = JOB_QUEUED;
+    return true;
+}
+
+/* Queues the batches of the epoch from the one due, as far as the slots
+ * reach. */
+static void dispatch(clt_dataloader *dl)
+{
+    /* pos is a whole number of batches but at the end of the epoch */
+    int64_t bs = dl->opts.batch_size, due = dl->pos / bs + (dl->pos % bs != 0);
+    bool queued = false;
+    pthread_mutex_lock(&dl->mu);
+    for (int64_t b = due; b < due + dl->slots; b++) {
+        int64_t count = batch_count(dl, b * bs);
+        if (count == 0)
+            break;
+        job *j = &dl->jobs[b % dl->slots];
+        if (j->state != JOB_FREE)
+            continue;
+        if (!job_queue(dl, j, b, count))
+            break; /* out of host memory: tried again on the next call */
+        queued = true;
+    }
+    if (queued)
+        pthread_cond_broadcast(&dl->work);
+    pthread_mutex_unlock(&dl->mu);
+}
+
+static void workers_stop(clt_dataloader *dl)
+{
+    if (dl->workers == NULL)
+        return;
+    pthread_mutex_lock(&dl->mu);
+    dl->stop = true;
+    pthread_cond_broadcast(&dl->work);
+    pthread_mutex_unlock(&dl->mu);
+    for (int w = 0; w < dl->nw; w++)
+        if (dl->workers[w].started)
+            pthread_join(dl->workers[w].thread, NULL);
+}
+
+/* Uploads the host batch in s (count samples) into dl->ahead.  s goes to
+ * the busy list whatever happens: a failed write may still read it. */
+static clt_status upload(clt_dataloader *dl, staging *s, int64_t count)
+{
+    clt_status st = CLT_OK;
+    size_t xb, all = batch_bytes(dl, count, &xb), yb = all - xb;
+    unsigned char *hx = s->mem, *hy = hx + xb;
+    batch b = {0};
     CLT__TRY(clt__error_in(new_batch_tensor(dl, &dl->px, count, &b.x), "clt_dataloader_next"));
     CLT__TRY(clt__write_async(b.x, hx, xb, &s->ev[0], "clt_dataloader_next"));
     if (dl->py.present) {
@@ -293,6 +474,75 @@ done:
     return st;
 }
 
+/* With workers: the due batch from its slot, waiting for it when `wait`
+ * (else leaving it for the next call while a worker still gathers it). */
+static clt_status prepare_from_worker(clt_dataloader *dl, int64_t count, bool wait)
+{
+    dispatch(dl);
+    int64_t b = dl->pos / dl->opts.batch_size;
+    job *j = &dl->jobs[b % dl->slots];
+    pthread_mutex_lock(&dl->mu);
+    /* A slot that holds another batch (none should) is made over. */
+    while ((j->state == JOB_QUEUED || j->state == JOB_RUNNING) &&
+           (j->epoch != dl->epoch || j->batch != b))
+        pthread_cond_wait(&dl->done, &dl->mu);
+    if ((j->state == JOB_DONE || j->state == JOB_FAILED) &&
+        (j->epoch != dl->epoch || j->batch != b))
+        j->state = JOB_FREE;
+    if (j->state == JOB_FREE && !job_queue(dl, j, b, count)) {
+        pthread_mutex_unlock(&dl->mu);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_dataloader_next: out of host memory");
+    }
+    pthread_cond_broadcast(&dl->work);
+    while (wait && (j->state == JOB_QUEUED || j->state == JOB_RUNNING))
+        pthread_cond_wait(&dl->done, &dl->mu);
+    job_state state = j->state;
+    clt_status st = j->st;
+    if (state == JOB_FAILED) {
+        clt__error(st, "%s", j->msg ? j->msg : clt_status_string(st));
+        j->state = JOB_QUEUED; /* gathered again for the next call */
+        pthread_cond_broadcast(&dl->work);
+    }
+    pthread_mutex_unlock(&dl->mu);
+    if (state == JOB_FAILED)
+        return fill_failed(st);
+    if (state != JOB_DONE)
+        return CLT_OK;
+    /* Done: the worker is through with the job until it is queued again. */
+    staging *s = j->s;
+    j->s = NULL;
+    pthread_mutex_lock(&dl->mu);
+    j->state = JOB_FREE;
+    pthread_mutex_unlock(&dl->mu);
+    st = upload(dl, s, count);
+    dispatch(dl);
+    return st;
+}
+
+/* Gathers the next batch on the host and enqueues its upload into dl->ahead
+ * (nothing at the end of the epoch).  With workers it waits for the
+ * worker's batch only when `wait`. */
+static clt_status prepare(clt_dataloader *dl, bool wait)
+{
+    int64_t count = batch_count(dl, dl->pos);
+    if (count == 0)
+        return CLT_OK;
+    if (dl->nw > 0)
+        return prepare_from_worker(dl, count, wait);
+    size_t xb, all = batch_bytes(dl, count, &xb);
+    staging *s = staging_get(dl, all);
+    if (s == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "clt_dataloader_next: out of host memory");
+    unsigned char *hx = s->mem;
+    clt_status st = fill_host(dl, dl->order + dl->pos, count, hx, hx + xb);
+    if (st != CLT_OK) {
+        s->next = dl->busy;
+        dl->busy = s;
+        return fill_failed(st);
+    }
+    return upload(dl, s, count);
+}
+
 clt_status clt_dataloader_next(clt_dataloader *dl, clt_tensor **x, clt_tensor **y, int *got)
 {
     static const char fn[] = "clt_dataloader_next";
@@ -311,23 +561,55 @@ clt_status clt_dataloader_next(clt_dataloader *dl, clt_tensor **x, clt_tensor **
         dl->epoch++;
         start_epoch(dl);
     }
-    if (!dl->ahead.ready && (st = prepare(dl)) != CLT_OK)
+    if (!dl->ahead.ready && (st = prepare(dl, true)) != CLT_OK)
         return st;
     if (!dl->ahead.ready) {
         dl->ended = true;
         return clt__ok();
     }
     batch b = dl->ahead;
-    if (clt__scope_adopt(b.x) != CLT_OK || (b.y && clt__scope_adopt(b.y) != CLT_OK)) {
-        clt__scope_disown(b.x); /* kept for the next call */
+    clt_tensor *t = NULL;
+    if (dl->opts.transform) {
+        /* In a scope of its own, so that what the transform leaves behind
+         * goes, and x's replacement comes out in the caller's scope. */
+        st = clt_scope_begin();
+        if (st == CLT_OK) {
+            st = dl->opts.transform(dl->opts.transform_user, b.x, &t);
+            if (st == CLT_OK && t == NULL)
+                st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                "the transform returned CLT_OK and no tensor");
+            st = clt__scope_finish(st, &t);
+        }
+        if (st != CLT_OK) /* the batch stays for the next call */
+            return clt__error_prefix(st, "%s: the transform returned %s", fn,
+                                     clt_status_name(st));
+        if (t == b.x) {
+            /* x itself, retained: the batch as it is (the extra reference
+             * goes now, before x joins the caller's scope) */
+            clt_tensor_free(t);
+            t = NULL;
+        }
+    }
+    /* x (or its replacement, when the transform's scope did not hand it
+     * to the caller's) and y go to the caller's scope. */
+    clt_tensor *xo = t ? t : b.x;
+    bool adopt_x = xo->scope == NULL;
+    if ((adopt_x && clt__scope_adopt(xo) != CLT_OK) || (b.y && clt__scope_adopt(b.y) != CLT_OK)) {
+        if (adopt_x)
+            clt__scope_disown(xo); /* the batch is kept for the next call */
+        clt_tensor_free(t);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
+    if (t) {
+        clt_tensor_free(b.x); /* the loader's reference, in no scope */
+        b.x = t;
     }
     dl->ahead = (batch){0};
     /* The next upload goes in now, ahead of the step on this batch.  It is
      * only a head start: when it fails (out of device memory, or the fill
      * callback's error) this batch is still handed out, and the next call
      * prepares that batch again and reports what fails then. */
-    (void)prepare(dl);
+    (void)prepare(dl, false);
     *x = b.x;
     if (y)
         *y = b.y;
@@ -348,6 +630,25 @@ void clt_dataloader_free(clt_dataloader *dl)
 {
     if (dl == NULL)
         return;
+    workers_stop(dl);
+    for (int k = 0; dl->jobs && k < dl->slots; k++) {
+        free(dl->jobs[k].idx);
+        free(dl->jobs[k].msg);
+        if (dl->jobs[k].s) {
+            free(dl->jobs[k].s->mem);
+            free(dl->jobs[k].s);
+        }
+    }
+    free(dl->jobs);
+    if (dl->sync_made) {
+        pthread_mutex_destroy(&dl->mu);
+        pthread_cond_destroy(&dl->work);
+        pthread_cond_destroy(&dl->done);
+    }
+    free(dl->workers);
+    free(dl->segx);
+    free(dl->segy);
+    free(dl->cum);
     clt_tensor_free(dl->ahead.x);
     clt_tensor_free(dl->ahead.y);
     for (int list = 0; list < 2; list++) {
@@ -478,6 +779,57 @@ static clt_status check_sampler(const clt_loader_opts *opts, int64_t n, const ch
     return CLT_OK;
 }
 
+static clt_status start_workers(clt_dataloader *dl, int nw, int pf, int64_t most,
+                                const char *fn)
+{
+    if (pthread_mutex_init(&dl->mu, NULL) != 0)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no mutex for the workers", fn);
+    if (pthread_cond_init(&dl->work, NULL) != 0) {
+        pthread_mutex_destroy(&dl->mu);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no condition for the workers", fn);
+    }
+    if (pthread_cond_init(&dl->done, NULL) != 0) {
+        pthread_cond_destroy(&dl->work);
+        pthread_mutex_destroy(&dl->mu);
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: no condition for the workers", fn);
+    }
+    dl->sync_made = true;
+    uint64_t seed_state = dl->opts.seed ^ 0x5851f42d4c957f2dULL;
+    dl->base_seed = mix(&seed_state);
+    dl->slots = nw * pf;
+    dl->jobs = clt__calloc((size_t)dl->slots, sizeof *dl->jobs);
+    dl->workers = clt__calloc((size_t)nw, sizeof *dl->workers);
+    bool ok = dl->jobs && dl->workers;
+    for (int k = 0; ok && k < dl->slots; k++)
+        ok = (dl->jobs[k].idx = clt__malloc((size_t)(most ? most : 1) * sizeof(int64_t)));
+    if (!ok)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    dl->nw = nw;
+    for (int w = 0; w < nw; w++) {
+        dl->workers[w].dl = dl;
+        dl->workers[w].id = w;
+        if (pthread_create(&dl->workers[w].thread, NULL, worker_main, &dl->workers[w]) != 0)
+            return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: worker %d of %d did not start",
+                              fn, w, nw);
+        dl->workers[w].started = true;
+    }
+    return CLT_OK;
+}
+
+int clt_dataloader_worker_info(int *id, int *num_workers, uint64_t *seed)
+{
+    const worker *w = this_worker;
+    if (w == NULL)
+        return 0;
+    if (id)
+        *id = w->id;
+    if (num_workers)
+        *num_workers = w->dl->nw;
+    if (seed)
+        *seed = w->dl->base_seed + (uint64_t)w->id;
+    return 1;
+}
+
 static clt_status make(clt_device *dev, int64_t n, const clt_loader_opts *opts,
                        clt_dataloader *tmpl, clt_dataloader **out, const char *fn)
 {
@@ -496,6 +848,27 @@ static clt_status make(clt_device *dev, int64_t n, const clt_loader_opts *opts,
                           "%s: Invalid rank %d, rank should be in the interval [0, %d] "
                           "(num_replicas %d; 0 and 0 shard nothing)",
                           fn, opts->rank, opts->num_replicas - 1, opts->num_replicas);
+    if (opts->num_workers < 0)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: num_workers option should be non-negative; use num_workers=0 "
+                          "to disable multiprocessing (got %d)",
+                          fn, opts->num_workers);
+    if (opts->prefetch_factor < 0 ||
+        (opts->num_workers == 0 && opts->prefetch_factor != 0 && opts->prefetch_factor != 2))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          opts->prefetch_factor < 0
+                              ? "%s: prefetch_factor should be a positive integer value, but "
+                                "got prefetch_factor=%d"
+                              : "%s: prefetch_factor option could only be specified in "
+                                "multiprocessing.let num_workers > 0 to enable "
+                                "multiprocessing (got prefetch_factor=%d)",
+                          fn, opts->prefetch_factor);
+    int pf = opts->prefetch_factor ? opts->prefetch_factor : 2;
+    if (opts->num_workers > 0 && (opts->num_workers > 1024 || pf > 4096 / opts->num_workers))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: %d workers with a prefetch_factor of %d: at most 1024 workers "
+                          "and 4096 batches ahead",
+                          fn, opts->num_workers, pf);
     clt_status st = check_sampler(opts, n, fn);
     if (st != CLT_OK)
         return st;
@@ -552,6 +925,7 @@ static clt_status make(clt_device *dev, int64_t n, const clt_loader_opts *opts,
     if (ok && weighted && !opts->replacement)
         ok = (dl->keys = clt__malloc((size_t)n * sizeof(keyed)));
     if (!ok) {
+        dl->segx = dl->segy = NULL, dl->cum = NULL; /* the caller's until success */
         clt_dataloader_free(dl);
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     }
@@ -567,6 +941,11 @@ static clt_status make(clt_device *dev, int64_t n, const clt_loader_opts *opts,
     dl->p = p;
     dl->m = m;
     start_epoch(dl);
+    if (opts->num_workers > 0 && (st = start_workers(dl, opts->num_workers, pf, most, fn)) != CLT_OK) {
+        dl->segx = dl->segy = NULL, dl->cum = NULL;
+        clt_dataloader_free(dl);
+        return st;
+    }
     *out = dl;
     return clt__ok();
 }
@@ -591,6 +970,90 @@ clt_status clt_dataloader_arrays(clt_device *dev, const clt_array_spec *x,
                           "%s: size mismatch between tensors: x has %lld samples, y %lld", fn,
                           (long long)nx, (long long)ny);
     return make(dev, nx, opts, &t, out, fn);
+}
+
+/* One sample's dtype and shape of part a against part b's. */
+static bool same_samples(const part *a, const part *b)
+{
+    if (a->dtype != b->dtype || a->ndim != b->ndim)
+        return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d])
+            return false;
+    return true;
+}
+
+clt_status clt_dataloader_concat(clt_device *dev, const clt_array_spec *xs,
+                                 const clt_array_spec *ys, int k, const clt_loader_opts *opts,
+                                 clt_dataloader **out)
+{
+    static const char fn[] = "clt_dataloader_concat";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(dev, fn);
+    CLT__REQUIRE_ARG(xs, fn);
+    if (k < 1)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: datasets should not be an empty iterable (k = %d)", fn, k);
+    clt_dataloader t = {0};
+    const unsigned char **segx = clt__calloc((size_t)k, sizeof *segx);
+    const unsigned char **segy = ys ? clt__calloc((size_t)k, sizeof *segy) : NULL;
+    int64_t *cum = clt__calloc((size_t)k, sizeof *cum);
+    clt_status st = CLT_OK;
+    if (segx == NULL || cum == NULL || (ys && segy == NULL)) {
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        goto done;
+    }
+    int64_t total = 0;
+    for (int i = 0; i < k; i++) {
+        char what[32];
+        part px = {0}, py = {0};
+        int64_t nx = 0, ny = 0;
+        snprintf(what, sizeof what, "xs[%d]", i);
+        CLT__TRY(set_part(&px, &xs[i], true, &nx, fn, what));
+        if (ys) {
+            snprintf(what, sizeof what, "ys[%d]", i);
+            CLT__TRY(set_part(&py, &ys[i], true, &ny, fn, what));
+            if (nx != ny) {
+                st = clt__error(CLT_ERR_SHAPE_MISMATCH,
+                                "%s: size mismatch between tensors: xs[%d] has %lld samples, "
+                                "ys[%d] %lld",
+                                fn, i, (long long)nx, i, (long long)ny);
+                goto done;
+            }
+        }
+        if (i == 0) {
+            t.px = px;
+            t.py = py;
+        } else if (!same_samples(&px, &t.px) || (ys && !same_samples(&py, &t.py))) {
+            st = clt__error(CLT_ERR_SHAPE_MISMATCH,
+                            "%s: %s[%d]'s samples differ from %s[0]'s in dtype or shape (a "
+                            "ConcatDataset's samples are batched together)",
+                            fn, same_samples(&px, &t.px) ? "ys" : "xs", i,
+                            same_samples(&px, &t.px) ? "ys" : "xs");
+            goto done;
+        }
+        if (__builtin_add_overflow(total, nx, &total)) {
+            st = clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: the samples pass int64", fn);
+            goto done;
+        }
+        cum[i] = total;
+        segx[i] = px.data;
+        if (ys)
+            segy[i] = py.data;
+    }
+    t.nseg = k;
+    t.segx = segx;
+    t.segy = segy;
+    t.cum = cum;
+    st = make(dev, total, opts, &t, out, fn);
+    if (st == CLT_OK)
+        segx = segy = NULL, cum = NULL; /* the loader's now */
+done:
+    free(segx);
+    free(segy);
+    free(cum);
+    return st;
 }
 
 clt_status clt_dataloader_callback(clt_device *dev, int64_t num_samples,

@@ -1,0 +1,152 @@
+/* idx.c: the IDX files of MNIST and Fashion-MNIST (plain or gzip'd, read
+ * through zlib) into host arrays for the data loader. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "internal.h"
+
+/* One block, as clt_load_npy_host's: the spec, its shape, then from
+ * DATA_AT on (64-byte aligned) the values. */
+typedef struct idx_array {
+    clt_array_spec spec;
+    int64_t shape[CLT_MAX_DIMS];
+} idx_array;
+#define IDX_ALIGN 64
+#define DATA_AT ((sizeof(idx_array) + IDX_ALIGN - 1) / IDX_ALIGN * IDX_ALIGN)
+
+/* Reads exactly n bytes; a short read is a truncated file. */
+static clt_status read_all(gzFile f, void *dst, size_t n, const char *path, const char *what,
+                           const char *fn)
+{
+    unsigned char *p = dst;
+    while (n > 0) {
+        unsigned chunk = n > (1u << 30) ? (1u << 30) : (unsigned)n;
+        int got = gzread(f, p, chunk);
+        if (got < 0) {
+            int zerr = 0;
+            const char *m = gzerror(f, &zerr);
+            return clt__error(CLT_ERR_IO, "%s: '%s': reading %s: %s", fn, path, what,
+                              zerr == Z_ERRNO ? strerror(errno) : m);
+        }
+        if (got == 0)
+            return clt__error(CLT_ERR_IO, "%s: '%s': the file ends inside %s (truncated?)", fn,
+                              path, what);
+        p += got;
+        n -= (size_t)got;
+    }
+    return CLT_OK;
+}
+
+static uint32_t be32(const unsigned char *b)
+{
+    return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+clt_status clt_load_idx(const char *path, clt_array_spec **out)
+{
+    static const char fn[] = "clt_load_idx";
+    CLT__REQUIRE_ARG(out, fn);
+    *out = NULL;
+    CLT__REQUIRE_ARG(path, fn);
+    errno = 0;
+    gzFile f = gzopen(path, "rb");
+    if (f == NULL)
+        return clt__error(errno == ENOMEM || errno == 0 ? CLT_ERR_OUT_OF_HOST_MEMORY : CLT_ERR_IO,
+                          "%s: cannot open '%s': %s", fn, path,
+                          errno ? strerror(errno) : "out of host memory");
+    idx_array *a = NULL;
+    unsigned char head[4], dims[4 * CLT_MAX_DIMS];
+    clt_status st = CLT_OK;
+    CLT__TRY(read_all(f, head, 4, path, "the magic number", fn));
+    int type = head[2], nd = head[3];
+    if (head[0] != 0 || head[1] != 0) {
+        st = clt__error(CLT_ERR_IO,
+                        "%s: '%s' is no IDX file: its magic number 0x%02x%02x%02x%02x does not "
+                        "start with two zero bytes",
+                        fn, path, head[0], head[1], head[2], head[3]);
+        goto done;
+    }
+    /* the element types, and what each becomes: int8 and int16 widen */
+    size_t es;
+    clt_dtype dt;
+    switch (type) {
+    case 0x08: es = 1, dt = CLT_UINT8; break;
+    case 0x09: es = 1, dt = CLT_INT32; break;
+    case 0x0B: es = 2, dt = CLT_INT32; break;
+    case 0x0C: es = 4, dt = CLT_INT32; break;
+    case 0x0D: es = 4, dt = CLT_FLOAT32; break;
+    case 0x0E: es = 8, dt = CLT_FLOAT64; break;
+    default:
+        st = clt__error(CLT_ERR_IO,
+                        "%s: '%s': unknown IDX element type 0x%02x (0x08 ubyte, 0x09 byte, 0x0B "
+                        "short, 0x0C int, 0x0D float, 0x0E double)",
+                        fn, path, type);
+        goto done;
+    }
+    if (nd < 1 || nd > CLT_MAX_DIMS) {
+        st = clt__error(CLT_ERR_IO, "%s: '%s': %d dimensions (1 to %d are read)", fn, path, nd,
+                        CLT_MAX_DIMS);
+        goto done;
+    }
+    CLT__TRY(read_all(f, dims, 4 * (size_t)nd, path, "the dimensions", fn));
+    uint64_t count = 1;
+    int64_t shape[CLT_MAX_DIMS];
+    for (int d = 0; d < nd; d++) {
+        shape[d] = be32(dims + 4 * d);
+        if (__builtin_mul_overflow(count, (uint64_t)shape[d], &count) || count > INT64_MAX / 8) {
+            st = clt__error(CLT_ERR_IO, "%s: '%s': dimensions whose product passes int64", fn,
+                            path);
+            goto done;
+        }
+    }
+    size_t os = clt_dtype_size(dt), bytes = (size_t)count * os, raw = (size_t)count * es;
+    if (bytes > SIZE_MAX - DATA_AT ||
+        (a = clt__aligned(IDX_ALIGN, DATA_AT + bytes)) == NULL) {
+        st = clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: '%s': out of host memory for %zu bytes",
+                        fn, path, bytes);
+        goto done;
+    }
+    unsigned char *data = (unsigned char *)a + DATA_AT;
+    /* the raw values at the end, widened forwards (each read before its
+     * place is written) */
+    unsigned char *src = data + (bytes - raw);
+    CLT__TRY(read_all(f, src, raw, path, "the values", fn));
+    unsigned char extra;
+    if (gzread(f, &extra, 1) != 0) {
+        st = clt__error(CLT_ERR_IO,
+                        "%s: '%s': bytes after the %llu values the dimensions announce", fn,
+                        path, (unsigned long long)count);
+        goto done;
+    }
+    for (size_t i = 0; i < (size_t)count && es > 1; i++) {
+        const unsigned char *b = src + i * es;
+        uint64_t v = 0;
+        for (size_t k = 0; k < es; k++)
+            v = v << 8 | b[k]; /* big-endian */
+        if (type == 0x0B) {
+            int32_t w = (int16_t)(uint16_t)v;
+            memcpy(data + i * 4, &w, 4);
+        } else if (es == 4) {
+            uint32_t w = (uint32_t)v;
+            memcpy(data + i * 4, &w, 4);
+        } else {
+            memcpy(data + i * 8, &v, 8);
+        }
+    }
+    if (type == 0x09)
+        for (size_t i = 0; i < (size_t)count; i++) {
+            int32_t w = (int8_t)src[i];
+            memcpy(data + i * 4, &w, 4);
+        }
+    memcpy(a->shape, shape, sizeof(int64_t) * (size_t)nd);
+    a->spec = (clt_array_spec){data, dt, nd, a->shape};
+    *out = &a->spec;
+    a = NULL;
+done:
+    gzclose(f);
+    clt_free(a);
+    return st == CLT_OK ? clt__ok() : st;
+}
