@@ -534,6 +534,31 @@ CLT_API clt_status clt_corrcoef(const clt_tensor *x, clt_tensor **out);
 CLT_API clt_status clt_histc(const clt_tensor *x, int64_t bins, double min, double max,
                              clt_tensor **out);
 
+
+/* torch.gradient(t, spacing, dim, edge_order): one tensor per dim (dims
+ * NULL: every dim of t, in order) of t's estimated derivative along it:
+ * central differences (f[i+1] - f[i-1]) / 2h inside, one-sided differences
+ * of order edge_order (1 or 2) at the ends.  spacing holds nspacing
+ * scalars: 0 (every h 1), 1 (for every dim) or one per dim (torch's
+ * coordinate tensors are not taken).  Each dim needs edge_order + 1
+ * elements; integer inputs give float32.  *outs is a new array of *n new
+ * tensors (release each with clt_tensor_free, the array with clt_free);
+ * composed of recorded ops (their gradients). */
+CLT_API clt_status clt_gradient(const clt_tensor *t, const double *spacing, int nspacing,
+                                const int *dims, int ndims, int edge_order, clt_tensor ***outs,
+                                size_t *n);
+/* torch.histogram(x, bins, range, weight, density): with edges NULL, bins
+ * equal bins from clt_linspace over range[0..1] (range NULL: x's minimum
+ * and maximum, read back; equal bounds widened by 0.5 each way); else the
+ * 1-D edges given (x's dtype).  Element v counts (or adds its weight, of
+ * x's shape and dtype) in bin i where edges[i] <= v < edges[i+1], the last
+ * bin closed; v outside the edges and NaN are not counted.  density
+ * divides by the total and the bins' widths.  x float32 or float64.
+ * *hist (x's dtype) and *bin_edges are new tensors; no gradient. */
+CLT_API clt_status clt_histogram(const clt_tensor *x, int64_t bins, const clt_tensor *edges,
+                                 const double *range, const clt_tensor *weight, int density,
+                                 clt_tensor **hist, clt_tensor **bin_edges);
+
 #ifdef __cplusplus
 }
 #endif
