@@ -220,8 +220,9 @@ clt_status clt_broadcast_shapes(const int *ndims, const int64_t *const *shapes, 
                                 int *out_ndim, int64_t *out_shape)
 {
     static const char fn[] = "clt_broadcast_shapes";
+    if (out_ndim)
+        *out_ndim = 0;
     CLT__REQUIRE_ARG(out_ndim, fn);
-    *out_ndim = 0;
     CLT__REQUIRE_ARG(out_shape, fn);
     if (n > 0) {
         CLT__REQUIRE_ARG(ndims, fn);
@@ -255,10 +256,12 @@ clt_status clt_broadcast_tensors(const clt_tensor *const *ts, size_t n, clt_tens
                                  size_t *nout)
 {
     static const char fn[] = "clt_broadcast_tensors";
+    if (outs)
+        *outs = NULL;
+    if (nout)
+        *nout = 0;
     CLT__REQUIRE_ARG(outs, fn);
-    *outs = NULL;
     CLT__REQUIRE_ARG(nout, fn);
-    *nout = 0;
     if (n > 0)
         CLT__REQUIRE_ARG(ts, fn);
     for (size_t k = 0; k < n; k++) {
@@ -792,10 +795,12 @@ clt_status clt_gradient(const clt_tensor *t, const double *spacing, int nspacing
                         size_t *n)
 {
     static const char fn[] = "clt_gradient";
+    if (outs)
+        *outs = NULL;
+    if (n)
+        *n = 0;
     CLT__REQUIRE_ARG(outs, fn);
-    *outs = NULL;
     CLT__REQUIRE_ARG(n, fn);
-    *n = 0;
     CLT__REQUIRE_ARG(t, fn);
     if (edge_order != 1 && edge_order != 2)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -913,10 +918,12 @@ clt_status clt_histogram(const clt_tensor *x, int64_t bins, const clt_tensor *ed
                          clt_tensor **hist, clt_tensor **bin_edges)
 {
     static const char fn[] = "clt_histogram";
+    if (hist)
+        *hist = NULL;
+    if (bin_edges)
+        *bin_edges = NULL;
     CLT__REQUIRE_ARG(hist, fn);
-    *hist = NULL;
     CLT__REQUIRE_ARG(bin_edges, fn);
-    *bin_edges = NULL;
     CLT__REQUIRE_ARG(x, fn);
     if (x->dtype != CLT_FLOAT32 && x->dtype != CLT_FLOAT64)
         return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: \"histogramdd\" not implemented for '%s'",
