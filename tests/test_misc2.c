@@ -536,3 +536,22 @@ Test(misc2, gradients)
     clt_tensor_free(y);
     clt_tensor_free(x);
 }
+
+/* A failure inside a composed op names the call the user made. */
+Test(misc2, messages_name_the_call)
+{
+    clt_device *dev = dev64();
+    double v[6] = {1, 2, 3, 4, 5, 6};
+    clt_tensor *a = f64(dev, 2, (int64_t[]){2, 3}, v), *r = NULL;
+    assert_error(clt_ger(a, a, &r), CLT_ERR_INVALID_ARGUMENT, NULL);
+    names_only("clt_ger");
+    assert_error(clt_matrix_power(a, 2, &r), CLT_ERR_INVALID_ARGUMENT, "square");
+    names_only("clt_matrix_power");
+    assert_error(clt_nuclear_norm(a, (const int[]){0, 0}, 0, &r), CLT_ERR_INVALID_ARGUMENT, NULL);
+    names_only("clt_nuclear_norm");
+    assert_error(clt_chain_matmul((const clt_tensor *[]){a, a}, 2, &r), CLT_ERR_SHAPE_MISMATCH,
+                 NULL);
+    names_only("clt_chain_matmul");
+    cr_assert_null(r);
+    clt_tensor_free(a);
+}

@@ -112,7 +112,7 @@ static clt_status fminmax(const char *fn, const clt_tensor *a, const clt_tensor 
     CLT__TRY(max ? clt__ge_in(fn, a, b, &c) : clt__le_in(fn, a, b, &c));
     CLT__TRY(clt__isnan_in(fn, b, &n));
     CLT__TRY(clt__logical_or_in(fn, c, n, &m));
-    CLT__TRY(clt_where(m, a, b, &r));
+    CLT__TRY(clt__error_as(clt_where(m, a, b, &r), fn));
 done:
     if (st == CLT_OK)
         *out = r;
@@ -151,7 +151,7 @@ clt_status clt_fliplr(const clt_tensor *t, clt_tensor **out)
     BEGIN1(t);
     if (t->ndim < 2)
         return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: Input must be >= 2-d.", fn);
-    return clt_flip(t, (const int[]){1}, 1, out);
+    return clt__error_as(clt_flip(t, (const int[]){1}, 1, out), fn);
 }
 
 clt_status clt_flipud(const clt_tensor *t, clt_tensor **out)
@@ -160,7 +160,7 @@ clt_status clt_flipud(const clt_tensor *t, clt_tensor **out)
     BEGIN1(t);
     if (t->ndim < 1)
         return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: Input must be >= 1-d.", fn);
-    return clt_flip(t, (const int[]){0}, 1, out);
+    return clt__error_as(clt_flip(t, (const int[]){0}, 1, out), fn);
 }
 
 clt_status clt_diagflat(const clt_tensor *t, int64_t offset, clt_tensor **out)
@@ -172,7 +172,7 @@ clt_status clt_diagflat(const clt_tensor *t, int64_t offset, clt_tensor **out)
         return st;
     clt_tensor *v = NULL, *r = NULL;
     CLT__TRY(clt__reshape_rec(fn, t, 1, (int64_t[]){numel_of(t)}, &v));
-    CLT__TRY(clt_diag(v, offset, &r));
+    CLT__TRY(clt__error_as(clt_diag(v, offset, &r), fn));
 done:
     if (st == CLT_OK)
         *out = r;
@@ -307,7 +307,8 @@ done:
 
 clt_status clt_ger(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
 {
-    return clt_outer(a, b, out);
+    static const char fn[] = "clt_ger";
+    return clt__error_as(clt_outer(a, b, out), fn);
 }
 
 clt_status clt_inner(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
@@ -326,7 +327,7 @@ clt_status clt_inner(const clt_tensor *a, const clt_tensor *b, clt_tensor **out)
                           clt__shape_str(sb, sizeof sb, b->ndim, b->shape));
     }
     if (clt__dtype_is_float(a->dtype) || a->dtype != b->dtype)
-        return clt_tensordot(a, b, 1, (const int[]){-1}, (const int[]){-1}, out);
+        return clt__error_as(clt_tensordot(a, b, 1, (const int[]){-1}, (const int[]){-1}, out), fn);
     /* integers (matmul takes floating dtypes only): products summed over
      * the last dim, in a's dtype as torch's tensordot */
     int64_t k = a->shape[a->ndim - 1], na = numel_of(a) / (k ? k : 1),
@@ -366,7 +367,8 @@ clt_status clt_addr(const clt_tensor *input, const clt_tensor *vec1, const clt_t
     CLT__REQUIRE_ARG(vec1, fn);
     CLT__REQUIRE_ARG(vec2, fn);
     if (vec1->ndim != 1 || vec2->ndim != 1)
-        return clt__error(CLT_ERR_SHAPE_MISMATCH, "%s: addr: Expected 1-D argument %s, but got %d-D",
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: addr: Expected 1-D argument %s, but got %d-D",
                           fn, vec1->ndim != 1 ? "vec1" : "vec2",
                           vec1->ndim != 1 ? vec1->ndim : vec2->ndim);
     clt_status st = clt__same_device(input, vec1, fn);
@@ -397,7 +399,7 @@ clt_status clt_addr(const clt_tensor *input, const clt_tensor *vec1, const clt_t
     if ((st = clt_scope_begin()) != CLT_OK)
         return st;
     clt_tensor *o = NULL, *p = NULL, *q = NULL, *r = NULL, *z = NULL;
-    CLT__TRY(clt_outer(vec1, vec2, &o));
+    CLT__TRY(clt__error_as(clt_outer(vec1, vec2, &o), fn));
     if (isbool) {
         /* (beta and input) or (alpha and vec1 vec2^T), as torch's bool addr */
         CLT__TRY(clt__full(input->dev, CLT_BOOL, 0, NULL, alpha != 0, &z));
@@ -442,13 +444,14 @@ clt_status clt_chain_matmul(const clt_tensor *const *ts, size_t n, clt_tensor **
                               ts[k]->ndim);
     }
     if (n == 1)
-        return clt_clone(ts[0], out);
-    return clt_linalg_multi_dot(ts, n, out);
+        return clt__error_as(clt_clone(ts[0], out), fn);
+    return clt__error_as(clt_linalg_multi_dot(ts, n, out), fn);
 }
 
 clt_status clt_matrix_power(const clt_tensor *a, int64_t n, clt_tensor **out)
 {
-    return clt_linalg_matrix_power(a, n, out);
+    static const char fn[] = "clt_matrix_power";
+    return clt__error_as(clt_linalg_matrix_power(a, n, out), fn);
 }
 
 clt_status clt_logdet(const clt_tensor *a, clt_tensor **out)
@@ -468,11 +471,11 @@ clt_status clt_logdet(const clt_tensor *a, clt_tensor **out)
     if (st != CLT_OK)
         return st;
     clt_tensor *sign = NULL, *lad = NULL, *neg = NULL, *nan = NULL, *r = NULL;
-    CLT__TRY(clt_linalg_slogdet(a, &sign, &lad));
+    CLT__TRY(clt__error_as(clt_linalg_slogdet(a, &sign, &lad), fn));
     /* where(sign == -1, nan, logabsdet), torch 1.13's real logdet */
     CLT__TRY(clt__eq_scalar_in(fn, sign, -1.0, &neg));
     CLT__TRY(scalar_like(a, lad->dtype, NAN, &nan));
-    CLT__TRY(clt_where(neg, nan, lad, &r));
+    CLT__TRY(clt__error_as(clt_where(neg, nan, lad, &r), fn));
 done:
     if (st == CLT_OK)
         *out = r;
@@ -507,7 +510,7 @@ clt_status clt_frobenius_norm(const clt_tensor *a, const int *dims, int ndims, i
                           "%s: norm(): input dtype should be either floating point or complex. "
                           "Got %s instead.",
                           fn, clt_dtype_name(a->dtype));
-    return clt_linalg_vector_norm(a, 2.0, dims, ndims, keepdim, out);
+    return clt__error_as(clt_linalg_vector_norm(a, 2.0, dims, ndims, keepdim, out), fn);
 }
 
 clt_status clt_nuclear_norm(const clt_tensor *a, const int *dims, int keepdim, clt_tensor **out)
@@ -519,7 +522,7 @@ clt_status clt_nuclear_norm(const clt_tensor *a, const int *dims, int keepdim, c
                           "%s: Expected a tensor with 2 dimensions, but got a tensor with %d "
                           "dimension%s instead.",
                           fn, a->ndim, a->ndim == 1 ? "" : "s");
-    return clt_linalg_matrix_norm(a, "nuc", dims, keepdim, out);
+    return clt__error_as(clt_linalg_matrix_norm(a, "nuc", dims, keepdim, out), fn);
 }
 
 /* ones [rows..., 1] and the running products of x along a new last dim of
@@ -540,7 +543,7 @@ static clt_status powers(const char *fn, const clt_tensor *x, int64_t n, clt_ten
     shape[nd - 1] = n - 1;
     CLT__TRY(clt__unsqueeze_rec(fn, x, x->ndim, &u));
     CLT__TRY(clt__expand_rec(fn, u, nd, shape, &e));
-    CLT__TRY(clt_cumprod(e, nd - 1, &c));
+    CLT__TRY(clt__error_as(clt_cumprod(e, nd - 1, &c), fn));
     CLT__TRY(clt__cat_rec(fn, (const clt_tensor *[]){ones, c}, 2, nd - 1, out));
 done:
     return st;
@@ -568,7 +571,7 @@ clt_status clt_vander(const clt_tensor *x, const int64_t *n, int increasing, clt
         CLT__TRY(clt__to_dtype_rec(fn, x, dt, &xs));
     CLT__TRY(powers(fn, xs, cols, &r));
     if (!increasing)
-        CLT__TRY(clt_flip(r, (const int[]){1}, 1, &r));
+        CLT__TRY(clt__error_as(clt_flip(r, (const int[]){1}, 1, &r), fn));
 done:
     if (st == CLT_OK)
         *out = r;
@@ -638,7 +641,7 @@ clt_status clt_take_along_dim(const clt_tensor *t, const clt_tensor *indices, co
     if (!dim || t->ndim == 0) {
         CLT__TRY(clt__reshape_rec(fn, t, 1, (int64_t[]){numel_of(t)}, &a));
         CLT__TRY(clt__reshape_rec(fn, indices, 1, (int64_t[]){numel_of(indices)}, &i));
-        CLT__TRY(clt_gather(a, 0, i, &r));
+        CLT__TRY(clt__error_as(clt_gather(a, 0, i, &r), fn));
         if (dim) /* 0-d input and indices: a 0-d result */
             CLT__TRY(clt__reshape_rec(fn, r, 0, NULL, &r));
         goto done;
@@ -654,7 +657,7 @@ clt_status clt_take_along_dim(const clt_tensor *t, const clt_tensor *indices, co
     s2[d] = t->shape[d];
     CLT__TRY(clt__broadcast_shapes(indices->ndim, s2, t->ndim, t->shape, &nb, bs, fn));
     CLT__TRY(clt__expand_rec(fn, t, nb, bs, &a));
-    CLT__TRY(clt_gather(a, d, i, &r));
+    CLT__TRY(clt__error_as(clt_gather(a, d, i, &r), fn));
 done:
     if (st == CLT_OK)
         *out = r;
@@ -691,13 +694,13 @@ clt_status clt_renorm(const clt_tensor *t, double p, int dim, double maxnorm, cl
         if (i != d)
             dims[nd++] = i;
     clt_tensor *norm = NULL, *big = NULL, *f = NULL, *one = NULL, *r = NULL;
-    CLT__TRY(clt_linalg_vector_norm(t, p, dims, nd, 1, &norm));
+    CLT__TRY(clt__error_as(clt_linalg_vector_norm(t, p, dims, nd, 1, &norm), fn));
     /* norm > maxnorm ? maxnorm / (norm + 1e-7) : 1, torch's factor */
     CLT__TRY(clt__gt_scalar_in(fn, norm, maxnorm, &big));
     CLT__TRY(clt__add_scalar_rec(fn, norm, 1e-7, &f));
     CLT__TRY(clt__rdiv_scalar_rec(fn, f, maxnorm, &f));
     CLT__TRY(scalar_like(t, f->dtype, 1.0, &one));
-    CLT__TRY(clt_where(big, f, one, &f));
+    CLT__TRY(clt__error_as(clt_where(big, f, one, &f), fn));
     CLT__TRY(clt__mul_rec(fn, t, f, &r));
 done:
     if (st == CLT_OK)
@@ -773,7 +776,7 @@ clt_status clt_index_reduce(const clt_tensor *t, int dim, const clt_tensor *inde
     if (i->dtype != CLT_INT64)
         CLT__TRY(clt__to_dtype_rec(fn, i, CLT_INT64, &i));
     CLT__TRY(clt__expand_rec(fn, i, src->ndim, src->shape, &i));
-    CLT__TRY(clt_scatter_reduce(ts, d, i, src, reduce, include_self, &r));
+    CLT__TRY(clt__error_as(clt_scatter_reduce(ts, d, i, src, reduce, include_self, &r), fn));
     if (t->ndim == 0)
         CLT__TRY(clt__reshape_rec(fn, r, 0, NULL, &r));
 done:
@@ -982,16 +985,16 @@ clt_status clt_histogram(const clt_tensor *x, int64_t bins, const clt_tensor *ed
                *len = NULL, *wf = NULL;
     CLT__TRY(clt__reshape_rec(fn, x, 1, (int64_t[]){N}, &xf));
     if (edges) {
-        CLT__TRY(clt_clone(edges, &e));
+        CLT__TRY(clt__error_as(clt_clone(edges, &e), fn));
     } else {
         if (!range && N == 0) {
             lo = 0, hi = 1; /* torch's bounds for no data */
         } else if (!range) {
             /* the data's own bounds (read back) */
             clt_tensor *mn = NULL, *mx = NULL;
-            CLT__TRY(clt_aminmax(xf, &mn, &mx));
-            CLT__TRY(clt_tensor_item(mn, &lo));
-            CLT__TRY(clt_tensor_item(mx, &hi));
+            CLT__TRY(clt__error_as(clt_aminmax(xf, &mn, &mx), fn));
+            CLT__TRY(clt__error_as(clt_tensor_item(mn, &lo), fn));
+            CLT__TRY(clt__error_as(clt_tensor_item(mx, &hi), fn));
         }
         if (!isfinite(lo) || !isfinite(hi)) {
             st = clt__error(CLT_ERR_INVALID_ARGUMENT,
@@ -1000,7 +1003,7 @@ clt_status clt_histogram(const clt_tensor *x, int64_t bins, const clt_tensor *ed
         }
         if (lo == hi)
             lo -= 0.5, hi += 0.5;
-        CLT__TRY(clt_linspace(x->dev, x->dtype, lo, hi, bins + 1, &e));
+        CLT__TRY(clt__error_as(clt_linspace(x->dev, x->dtype, lo, hi, bins + 1, &e), fn));
     }
     int64_t nb = e->shape[0] - 1;
     if (nb == 0 || N == 0) {
@@ -1010,9 +1013,10 @@ clt_status clt_histogram(const clt_tensor *x, int64_t bins, const clt_tensor *ed
     /* bin of v: the last edge <= v (searchsorted right, minus 1), the last
      * bin for v equal to the last edge; v outside the edges (NaN too) is
      * not counted */
-    CLT__TRY(clt_searchsorted(e, xf, 1, &pos));
+    CLT__TRY(clt__error_as(clt_searchsorted(e, xf, 1, &pos), fn));
     CLT__TRY(clt__sub_scalar_in(fn, pos, 1.0, &pos));
-    CLT__TRY(clt_clamp(pos, (const double[]){0.0}, (const double[]){(double)(nb - 1)}, &pos));
+    const double zero_bin = 0.0, last_bin = (double)(nb - 1);
+    CLT__TRY(clt__error_as(clt_clamp(pos, &zero_bin, &last_bin, &pos), fn));
     CLT__TRY(clt__narrow_rec(fn, e, 0, 0, 1, &e0));
     CLT__TRY(clt__narrow_rec(fn, e, 0, nb, 1, &e1));
     /* torch 1.13's CPU kernel skips v < first or v > last edge only, so
@@ -1035,12 +1039,12 @@ clt_status clt_histogram(const clt_tensor *x, int64_t bins, const clt_tensor *ed
     } else {
         CLT__TRY(clt__to_dtype_rec(fn, keep, x->dtype, &w));
     }
-    CLT__TRY(clt_bincount(pos, w, nb, &h));
+    CLT__TRY(clt__error_as(clt_bincount(pos, w, nb, &h), fn));
 dens:
     if (density) {
-        CLT__TRY(clt_sum(h, &s));
+        CLT__TRY(clt__error_as(clt_sum(h, &s), fn));
         CLT__TRY(clt__div_in(fn, h, s, &h));
-        CLT__TRY(clt_diff(e, 1, 0, NULL, NULL, &len));
+        CLT__TRY(clt__error_as(clt_diff(e, 1, 0, NULL, NULL, &len), fn));
         CLT__TRY(clt__div_in(fn, h, len, &h));
     }
 done:
@@ -1100,8 +1104,8 @@ clt_status clt_empty_strided(clt_device *dev, clt_dtype dtype, int ndim, const i
     if (st != CLT_OK)
         return st;
     clt_tensor *base = NULL, *r = NULL;
-    CLT__TRY(clt_empty(dev, dtype, 1, &need, &base));
-    CLT__TRY(clt_as_strided(base, ndim, size, stride, NULL, &r));
+    CLT__TRY(clt__error_as(clt_empty(dev, dtype, 1, &need, &base), fn));
+    CLT__TRY(clt__error_as(clt_as_strided(base, ndim, size, stride, NULL, &r), fn));
 done:
     if (st == CLT_OK)
         *out = r;

@@ -7,7 +7,8 @@
 
 clt_status clt_scalar_tensor(clt_device *dev, clt_dtype dtype, double value, clt_tensor **out)
 {
-    return clt_full(dev, dtype, 0, NULL, value, out);
+    static const char fn[] = "clt_scalar_tensor";
+    return clt__error_as(clt_full(dev, dtype, 0, NULL, value, out), fn);
 }
 
 typedef enum { W_HAMMING, W_BLACKMAN, W_BARTLETT, W_KAISER } wkind;
@@ -98,11 +99,11 @@ static clt_status window(const char *fn, const char *name, wkind kind, clt_devic
     else
         WINDOW_BODY(float);
     clt_tensor *t = NULL;
-    clt_status st = clt_tensor_from_host(dev, dbl ? CLT_FLOAT64 : CLT_FLOAT32, 1, &length, buf,
-                                         &t);
+    clt_status st = clt__error_as(
+        clt_tensor_from_host(dev, dbl ? CLT_FLOAT64 : CLT_FLOAT32, 1, &length, buf, &t), fn);
     free(buf);
     if (st == CLT_OK && dtype == CLT_FLOAT16) {
-        st = clt_to_dtype(t, dtype, out);
+        st = clt__error_as(clt_to_dtype(t, dtype, out), fn);
         clt_tensor_free(t);
         return st;
     }
