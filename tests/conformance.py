@@ -8291,6 +8291,73 @@ def misc2():
                   lambda t, k=k: torch.histogram(t, 3)[k],
                   lambda p, o, k=k: _hist_part(k)(p, 3, None, None, None, 0, o),
                   [torch.zeros(0, dtype=dt)], tol="red")
+    proto("clt_histogramdd", [P, I64P, C.POINTER(P), C.c_size_t, C.POINTER(C.c_double), P,
+                              C.c_int, PP, C.POINTER(C.POINTER(P)), C.POINTER(C.c_size_t)])
+
+    def hdd(k, bins=None, nb=0, rng=None, dens=0, nedges=0):
+        """A cfn for histogramdd's hist (k -1) or bin_edges[k]; extra tensor
+        inputs after x are the weight (when nedges is 0 and one more is
+        given) or the edges."""
+        def cfn(p, *rest):
+            o = rest[-1]
+            ins = rest[:-1]
+            edges = (P * max(1, nedges))(*ins[:nedges]) if nedges else None
+            w = ins[nedges] if len(ins) > nedges else None
+            h, arr, n = P(), C.POINTER(P)(), C.c_size_t(0)
+            st = L.clt_histogramdd(p, None if bins is None else (C.c_int64 * len(bins))(*bins),
+                                   edges, nedges or nb,
+                                   None if rng is None else (C.c_double * len(rng))(*rng), w, dens,
+                                   C.byref(h), C.byref(arr), C.byref(n))
+            if st != 0:
+                o._obj.value = None
+                return st
+            picks = [h.value] + [arr[i] for i in range(n.value)]
+            for i, q in enumerate(picks):
+                if i != k + 1:
+                    L.clt_tensor_free(q)
+            L.clt_free(arr)
+            o._obj.value = picks[k + 1]
+            return st
+        return cfn
+    for dt in FLOATS:
+        x = data((6, 4, 2), dt, special=False)
+        xs = data((9, 2), dt, special=True)
+        w = data((6, 4), dt, lo=0, hi=2)
+        for k in (-1, 0, 1):
+            for bins, rng, dens in (([3, 4], None, 0), ([2, 5], [-2.0, 2.0, -1.0, 3.0], 1),
+                                    ([1, 1], None, 1), ([4, 2], [1.0, 1.0, 0.0, 2.0], 0)):
+                kw = {"density": bool(dens)}
+                if rng:
+                    kw["range"] = rng
+                check("histogramdd %s %s %s %d [%d]" % (dn(dt), bins, rng, dens, k),
+                      lambda t, bins=bins, kw=kw, k=k: (lambda r: r.hist if k < 0 else r.bin_edges[k])(
+                          torch.histogramdd(t, bins, **kw)),
+                      hdd(k, bins, 2, rng, dens), [x], tol="red")
+                check("histogramdd %s %s weight [%d]" % (dn(dt), bins, k),
+                      lambda t, ww, bins=bins, kw=kw, k=k: (lambda r: r.hist if k < 0 else r.bin_edges[k])(
+                          torch.histogramdd(t, bins, weight=ww, **kw)),
+                      hdd(k, bins, 2, rng, dens), [x, w], tol="red")
+            check("histogramdd %s specials [%d]" % (dn(dt), k),
+                  lambda t, k=k: (lambda r: r.hist if k < 0 else r.bin_edges[k])(
+                      torch.histogramdd(t, [3, 4], range=[-2.0, 2.0, -3.0, 3.0])),
+                  hdd(k, [3, 4], 2, [-2.0, 2.0, -3.0, 3.0]), [xs], tol="red")
+            e0 = torch.tensor([-3.0, 0.0, 4.0], dtype=dt)
+            e1 = torch.tensor([-1.0, -0.5, 1.0, 2.0], dtype=dt)
+            check("histogramdd %s edges [%d]" % (dn(dt), k),
+                  lambda t, a, b, k=k: (lambda r: r.hist if k < 0 else r.bin_edges[k])(
+                      torch.histogramdd(t, [a, b], density=True)),
+                  hdd(k, None, 0, None, 1, 2), [xs, e0, e1], tol="red")
+        check("histogramdd %s empty" % dn(dt), lambda t: torch.histogramdd(t, [2, 3]).hist,
+              hdd(-1, [2, 3], 2), [torch.zeros(0, 2, dtype=dt)], tol="red")
+    check("histogramdd 1-d", lambda t: torch.histogramdd(t, [2]).hist, hdd(-1, [2], 1),
+          [data((5,), f)])
+    check("histogramdd bins count", lambda t: torch.histogramdd(t, [2]).hist, hdd(-1, [2], 1),
+          [data((5, 2), f)])
+    for dt in FLOATS:
+        xs = data((20,), dt, special=True)
+        e = torch.tensor([-3.0, -1.0, 0.0, 0.5, 4.0], dtype=dt)
+        check("histogram %s edges specials" % dn(dt), lambda t, ee: torch.histogram(t, ee)[0],
+              lambda p, ee, o: _hist_part(0)(p, 0, ee, None, None, 0, o), [xs, e], tol="red")
     check("histogram int", lambda t: torch.histogram(t, 3)[0],
           lambda p, o: _hist_part(0)(p, 3, None, None, None, 0, o), [data((5,), torch.int64)])
     check("histogram bad range", lambda t: torch.histogram(t, 3, range=(2.0, 1.0))[0],

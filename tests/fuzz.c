@@ -6651,6 +6651,33 @@ static void op_misc2(fz *f)
                 check_error(f, st);
             return;
         }
+        if (k == 43 && chance(f, 40)) {
+            clt_tensor **eo = SENT, *hh = SENT;
+            size_t m = 99;
+            int64_t bins[3] = {(int64_t)pick(f, 5) - 1, (int64_t)pick(f, 5), 2};
+            const clt_tensor *es[3] = {b, c, a};
+            double range[6] = {s1, s2, -1, 1, 0, 3};
+            int nulls = chance(f, 4);
+            CALL("clt_histogramdd",
+                 clt_histogramdd(a, chance(f, 10) ? NULL : bins, chance(f, 70) ? NULL : es,
+                                 pick(f, 4), chance(f, 50) ? NULL : range, chance(f, 80) ? NULL : b,
+                                 (int)pick(f, 2), nulls && chance(f, 30) ? NULL : &hh,
+                                 nulls && chance(f, 30) ? NULL : &eo,
+                                 nulls && chance(f, 30) ? NULL : &m));
+            if (st != CLT_OK && hh != SENT && hh != NULL)
+                die(f, "failed with %s but left a histogram", clt_status_name(st));
+            if (!list_outcome(f, st, eo, m, 3))
+                return;
+            if (hh == NULL || hh == SENT)
+                die(f, "CLT_OK without a histogram");
+            check_tensor(f, hh);
+            store(f, hh);
+            for (size_t j = 0; j < m; j++)
+                store(f, eo[j]);
+            f->call = "clt_free";
+            clt_free(eo);
+            return;
+        }
         /* windows and empty_strided on a device */
         int64_t len = chance(f, 80) ? (int64_t)pick(f, 70) - 2 : big[pick(f, 8)];
         int per = (int)pick(f, 2);

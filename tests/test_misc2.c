@@ -555,3 +555,37 @@ Test(misc2, messages_name_the_call)
     cr_assert_null(r);
     clt_tensor_free(a);
 }
+
+/* histogramdd of 2-d points against a host count, with weights. */
+Test(misc2, histogramdd)
+{
+    clt_device *dev = dev64();
+    double pts[16] = {0.1, 0.1, 0.9, 0.2, 0.5, 0.5, 1.0,  1.0,
+                      -0.5, 0.3, 0.2, 0.8, 0.7, 0.7, 0.0, 0.99};
+    double wv[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    clt_tensor *x = f64(dev, 2, (int64_t[]){8, 2}, pts), *w = f64(dev, 1, (int64_t[]){8}, wv);
+    clt_tensor *h = NULL, **e = NULL;
+    size_t n = 0;
+    const int64_t bins[2] = {2, 4};
+    const double range[4] = {0, 1, 0, 1};
+    CHECK(clt_histogramdd(x, bins, NULL, 2, range, w, 0, &h, &e, &n));
+    cr_assert_eq(n, 2);
+    assert_shape(h, 2, (int64_t[]){2, 4});
+    double want[8] = {0};
+    for (int i = 0; i < 8; i++) {
+        double a = pts[2 * i], b = pts[2 * i + 1];
+        if (a < 0 || a > 1 || b < 0 || b > 1)
+            continue;
+        int ia = a >= 1 ? 1 : (int)floor(a * 2), ib = b >= 1 ? 3 : (int)floor(b * 4);
+        want[ia * 4 + ib] += wv[i];
+    }
+    expect(h, want, 8, 0, "histogramdd");
+    expect(e[0], (double[]){0, 0.5, 1}, 3, 0, "edges 0");
+    expect(e[1], (double[]){0, 0.25, 0.5, 0.75, 1}, 5, 0, "edges 1");
+    clt_free(e);
+    assert_error(clt_histogramdd(x, bins, NULL, 1, range, NULL, 0, &h, &e, &n),
+                 CLT_ERR_INVALID_ARGUMENT, "clt_histogramdd");
+    cr_assert(h == NULL && e == NULL && n == 0);
+    clt_tensor_free(w);
+    clt_tensor_free(x);
+}

@@ -558,6 +558,18 @@ CLT_API clt_status clt_gradient(const clt_tensor *t, const double *spacing, int 
 CLT_API clt_status clt_histogram(const clt_tensor *x, int64_t bins, const clt_tensor *edges,
                                  const double *range, const clt_tensor *weight, int density,
                                  clt_tensor **hist, clt_tensor **bin_edges);
+/* torch.histogramdd(x, bins, range, weight, density): the histogram of
+ * x's points (x [..., D], D = x's last size, at least 2-d) over D dims,
+ * each as clt_histogram's: bins (nbins == D counts; edges NULL) over range
+ * (2 D bounds, NULL: each dim's own) or edges (nbins == D 1-D tensors;
+ * bins is then not read); weight of x's shape without the last dim.
+ * *hist [bins...] (x's dtype) is a new tensor, *bin_edges a new array of
+ * *n = D new tensors (release each with clt_tensor_free, the array with
+ * clt_free); no gradient. */
+CLT_API clt_status clt_histogramdd(const clt_tensor *x, const int64_t *bins,
+                                   const clt_tensor *const *edges, size_t nbins,
+                                   const double *range, const clt_tensor *weight, int density,
+                                   clt_tensor **hist, clt_tensor ***bin_edges, size_t *n);
 
 #ifdef __cplusplus
 }

@@ -914,7 +914,184 @@ done:
     return CLT_OK;
 }
 
-/* ---- torch.histogram -------------------------------------------------------- */
+/* ---- torch.histogram and torch.histogramdd ----------------------------------- */
+
+/* The histogram of the N points of x2 [N, D] (float32 or float64) over D
+ * dims: bins[d] equal bins (edges NULL) over range[2d..2d+1] or the data's
+ * bounds, or the edges[d] given; weight [N] or NULL.  *hist [bins...] and
+ * eout[0..D) are new tensors.  Checks every argument but x2's own. */
+static clt_status hist_core(const char *fn, const clt_tensor *x2, int D, const int64_t *bins,
+                            const clt_tensor *const *edges, const double *range,
+                            const clt_tensor *weight, int density, clt_tensor **hist,
+                            clt_tensor **eout)
+{
+    clt_status st = CLT_OK;
+    int64_t N = x2->shape[0], nb[CLT_MAX_DIMS], total = 1;
+    if (D < 1 || D > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: a histogram of %d dimensions (1 to %d supported)", fn, D,
+                          CLT_MAX_DIMS);
+    for (int d = 0; d < D; d++) {
+        if (edges) {
+            const clt_tensor *e = edges[d];
+            if (e == NULL)
+                return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: bins tensor %d is NULL", fn, d);
+            if ((st = clt__same_device(x2, e, fn)) != CLT_OK)
+                return st;
+            if (e->dtype != x2->dtype)
+                return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                                  "%s: torch.histogramdd: input tensor and bins tensors should "
+                                  "have the same dtype, but got input %s and bins %s",
+                                  fn, clt_dtype_name(x2->dtype), clt_dtype_name(e->dtype));
+            if (e->ndim != 1 || e->shape[0] < 1)
+                return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                                  "%s: torch.histogramdd: bins tensor should have one dimension "
+                                  "and at least 1 entry, but got %d dimensions for dimension %d",
+                                  fn, e->ndim, d);
+            nb[d] = e->shape[0] - 1;
+        } else {
+            if (bins[d] <= 0)
+                return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                  "%s: torch.histogramdd(): bins must be > 0, but got %lld for "
+                                  "dimension %d",
+                                  fn, (long long)bins[d], d);
+            nb[d] = bins[d];
+            if (range && !(range[2 * d] <= range[2 * d + 1]))
+                return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                  "%s: torch.histogramdd: expected upper bound (%g) to be "
+                                  "greater than or equal to lower bound (%g) for dimension %d",
+                                  fn, range[2 * d + 1], range[2 * d], d);
+        }
+        if (nb[d] && total > INT64_MAX / nb[d])
+            return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: too many bins", fn);
+        total *= nb[d];
+    }
+    if (weight) {
+        if ((st = clt__same_device(x2, weight, fn)) != CLT_OK)
+            return st;
+        if (weight->dtype != x2->dtype)
+            return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                              "%s: torch.histogramdd: if weight tensor is provided, input "
+                              "tensor and weight tensor should have the same dtype",
+                              fn);
+    }
+    if ((st = clt_scope_begin()) != CLT_OK)
+        return st;
+    clt_tensor *h = NULL, *flat = NULL, *keep = NULL, *w = NULL, *zero = NULL;
+    for (int d = 0; d < D; d++)
+        eout[d] = NULL;
+    for (int d = 0; d < D; d++) {
+        clt_tensor *xd = NULL, *e = NULL, *pos = NULL, *e0 = NULL, *e1 = NULL, *k1 = NULL,
+                   *k2 = NULL, *kd = NULL;
+        CLT__TRY(clt__narrow_rec(fn, x2, 1, d, 1, &xd));
+        CLT__TRY(clt__reshape_rec(fn, xd, 1, (int64_t[]){N}, &xd));
+        if (edges) {
+            CLT__TRY(clt__error_as(clt_clone(edges[d], &e), fn));
+        } else {
+            double lo = 0, hi = 1; /* torch's bounds for no data */
+            if (range) {
+                lo = range[2 * d], hi = range[2 * d + 1];
+            } else if (N > 0) {
+                /* the data's own bounds (read back) */
+                clt_tensor *mn = NULL, *mx = NULL;
+                CLT__TRY(clt__error_as(clt_aminmax(xd, &mn, &mx), fn));
+                CLT__TRY(clt__error_as(clt_tensor_item(mn, &lo), fn));
+                CLT__TRY(clt__error_as(clt_tensor_item(mx, &hi), fn));
+            }
+            if (!isfinite(lo) || !isfinite(hi)) {
+                st = clt__error(CLT_ERR_INVALID_ARGUMENT,
+                                "%s: torch.histogramdd: range of [%g, %g] is not finite", fn, lo,
+                                hi);
+                goto done;
+            }
+            if (lo == hi)
+                lo -= 0.5, hi += 0.5;
+            CLT__TRY(clt__error_as(clt_linspace(x2->dev, x2->dtype, lo, hi, nb[d] + 1, &e), fn));
+        }
+        eout[d] = e;
+        if (total == 0 || N == 0)
+            continue;
+        /* bin of v: the last edge <= v (searchsorted right, minus 1), the
+         * last bin for v equal to the last edge.  torch 1.13's CPU kernel
+         * skips v < first or v > last edge only, so NaN counts: in the
+         * last bin with edges given (its binary search), else in bin 1
+         * (its bin index of NaN, min(1, bins - 1) on x86-64). */
+        const double zero_bin = 0.0, last_bin = (double)(nb[d] - 1);
+        CLT__TRY(clt__error_as(clt_searchsorted(e, xd, 1, &pos), fn));
+        CLT__TRY(clt__sub_scalar_in(fn, pos, 1.0, &pos));
+        CLT__TRY(clt__error_as(clt_clamp(pos, &zero_bin, &last_bin, &pos), fn));
+        CLT__TRY(clt__narrow_rec(fn, e, 0, 0, 1, &e0));
+        CLT__TRY(clt__narrow_rec(fn, e, 0, nb[d], 1, &e1));
+        CLT__TRY(clt__lt_in(fn, xd, e0, &k1));
+        CLT__TRY(clt__gt_in(fn, xd, e1, &k2));
+        CLT__TRY(clt__logical_or_in(fn, k1, k2, &kd));
+        CLT__TRY(clt__logical_not_in(fn, kd, &kd));
+        if (!edges) {
+            clt_tensor *nan = NULL, *b1 = NULL;
+            CLT__TRY(clt__isnan_in(fn, xd, &nan));
+            CLT__TRY(clt__full(x2->dev, CLT_INT64, 0, NULL, nb[d] > 1 ? 1.0 : 0.0, &b1));
+            CLT__TRY(clt__where_in(fn, nan, b1, pos, &pos));
+        }
+        if (d == 0) {
+            flat = pos, keep = kd;
+        } else {
+            clt_tensor *m = NULL;
+            CLT__TRY(clt__full(x2->dev, CLT_INT64, 0, NULL, (double)nb[d], &m));
+            CLT__TRY(clt__mul_in(fn, flat, m, &flat));
+            CLT__TRY(clt__add_in(fn, flat, pos, &flat));
+            CLT__TRY(clt__logical_and_in(fn, keep, kd, &keep));
+        }
+    }
+    if (total == 0 || N == 0) {
+        CLT__TRY(clt__full(x2->dev, x2->dtype, D, nb, 0.0, &h));
+    } else {
+        CLT__TRY(clt__full(x2->dev, x2->dtype, 0, NULL, 0.0, &zero));
+        if (weight)
+            CLT__TRY(clt__where_in(fn, keep, weight, zero, &w));
+        else
+            CLT__TRY(clt__to_dtype_rec(fn, keep, x2->dtype, &w));
+        CLT__TRY(clt__error_as(clt_bincount(flat, w, total, &h), fn));
+        CLT__TRY(clt__reshape_rec(fn, h, D, nb, &h));
+    }
+    if (density) {
+        clt_tensor *s = NULL, *len = NULL;
+        CLT__TRY(clt__error_as(clt_sum(h, &s), fn));
+        CLT__TRY(clt__div_in(fn, h, s, &h));
+        for (int d = 0; d < D; d++) {
+            int64_t shape[CLT_MAX_DIMS];
+            for (int i = 0; i < D; i++)
+                shape[i] = i == d ? nb[d] : 1;
+            CLT__TRY(clt__error_as(clt_diff(eout[d], 1, 0, NULL, NULL, &len), fn));
+            CLT__TRY(clt__reshape_rec(fn, len, D, shape, &len));
+            CLT__TRY(clt__div_in(fn, h, len, &h));
+        }
+    }
+done:
+    if (st == CLT_OK) {
+        clt_tensor *all[CLT_MAX_DIMS + 1];
+        all[0] = h;
+        for (int d = 0; d < D; d++)
+            all[d + 1] = eout[d];
+        st = keep_all(st, all, (size_t)D + 1);
+        if (st == CLT_OK) {
+            *hist = h;
+            return CLT_OK;
+        }
+    } else {
+        clt_scope_end();
+    }
+    for (int d = 0; d < D; d++)
+        eout[d] = NULL;
+    return st;
+}
+
+static clt_status need_float_input(const char *fn, const clt_tensor *x)
+{
+    if (x->dtype != CLT_FLOAT32 && x->dtype != CLT_FLOAT64)
+        return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: \"histogramdd\" not implemented for '%s'",
+                          fn, clt_dtype_name(x->dtype));
+    return CLT_OK;
+}
 
 clt_status clt_histogram(const clt_tensor *x, int64_t bins, const clt_tensor *edges,
                          const double *range, const clt_tensor *weight, int density,
@@ -928,37 +1105,10 @@ clt_status clt_histogram(const clt_tensor *x, int64_t bins, const clt_tensor *ed
     CLT__REQUIRE_ARG(hist, fn);
     CLT__REQUIRE_ARG(bin_edges, fn);
     CLT__REQUIRE_ARG(x, fn);
-    if (x->dtype != CLT_FLOAT32 && x->dtype != CLT_FLOAT64)
-        return clt__error(CLT_ERR_DTYPE_MISMATCH, "%s: \"histogramdd\" not implemented for '%s'",
-                          fn, clt_dtype_name(x->dtype));
-    clt_status st = CLT_OK;
-    if (edges) {
-        if ((st = clt__same_device(x, edges, fn)) != CLT_OK)
-            return st;
-        if (edges->dtype != x->dtype)
-            return clt__error(CLT_ERR_DTYPE_MISMATCH,
-                              "%s: torch.histogramdd: input tensor and bins tensors should have "
-                              "the same dtype, but got input %s and bins %s",
-                              fn, clt_dtype_name(x->dtype), clt_dtype_name(edges->dtype));
-        if (edges->ndim != 1 || edges->shape[0] < 1)
-            return clt__error(CLT_ERR_SHAPE_MISMATCH,
-                              "%s: torch.histogramdd: bins tensor should have one dimension and "
-                              "at least 1 entry, but got %d dimensions",
-                              fn, edges->ndim);
-    } else if (bins <= 0) {
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: torch.histogramdd(): bins must be > 0, but got %lld for "
-                          "dimension 0",
-                          fn, (long long)bins);
-    }
+    clt_status st = need_float_input(fn, x);
+    if (st != CLT_OK)
+        return st;
     if (weight) {
-        if ((st = clt__same_device(x, weight, fn)) != CLT_OK)
-            return st;
-        if (weight->dtype != x->dtype)
-            return clt__error(CLT_ERR_DTYPE_MISMATCH,
-                              "%s: torch.histogramdd: if weight tensor is provided, input "
-                              "tensor and weight tensor should have the same dtype",
-                              fn);
         bool same = weight->ndim == x->ndim;
         for (int i = 0; same && i < x->ndim; i++)
             same = weight->shape[i] == x->shape[i];
@@ -968,85 +1118,14 @@ clt_status clt_histogram(const clt_tensor *x, int64_t bins, const clt_tensor *ed
                               "have the same shape as the input tensor",
                               fn);
     }
-    double lo = 0, hi = 0;
-    if (!edges && range) {
-        lo = range[0], hi = range[1];
-        if (!(lo <= hi))
-            return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                              "%s: torch.histogramdd: expected upper bound (%g) to be greater "
-                              "than or equal to lower bound (%g) for dimension 0",
-                              fn, hi, lo);
-    }
     if ((st = clt_scope_begin()) != CLT_OK)
         return st;
     int64_t N = numel_of(x);
-    clt_tensor *xf = NULL, *e = NULL, *h = NULL, *pos = NULL, *e0 = NULL, *e1 = NULL,
-               *k1 = NULL, *k2 = NULL, *keep = NULL, *w = NULL, *zero = NULL, *s = NULL,
-               *len = NULL, *wf = NULL;
-    CLT__TRY(clt__reshape_rec(fn, x, 1, (int64_t[]){N}, &xf));
-    if (edges) {
-        CLT__TRY(clt__error_as(clt_clone(edges, &e), fn));
-    } else {
-        if (!range && N == 0) {
-            lo = 0, hi = 1; /* torch's bounds for no data */
-        } else if (!range) {
-            /* the data's own bounds (read back) */
-            clt_tensor *mn = NULL, *mx = NULL;
-            CLT__TRY(clt__error_as(clt_aminmax(xf, &mn, &mx), fn));
-            CLT__TRY(clt__error_as(clt_tensor_item(mn, &lo), fn));
-            CLT__TRY(clt__error_as(clt_tensor_item(mx, &hi), fn));
-        }
-        if (!isfinite(lo) || !isfinite(hi)) {
-            st = clt__error(CLT_ERR_INVALID_ARGUMENT,
-                            "%s: torch.histogramdd: range of [%g, %g] is not finite", fn, lo, hi);
-            goto done;
-        }
-        if (lo == hi)
-            lo -= 0.5, hi += 0.5;
-        CLT__TRY(clt__error_as(clt_linspace(x->dev, x->dtype, lo, hi, bins + 1, &e), fn));
-    }
-    int64_t nb = e->shape[0] - 1;
-    if (nb == 0 || N == 0) {
-        CLT__TRY(clt__full(x->dev, x->dtype, 1, (int64_t[]){nb}, 0.0, &h));
-        goto dens;
-    }
-    /* bin of v: the last edge <= v (searchsorted right, minus 1), the last
-     * bin for v equal to the last edge; v outside the edges (NaN too) is
-     * not counted */
-    CLT__TRY(clt__error_as(clt_searchsorted(e, xf, 1, &pos), fn));
-    CLT__TRY(clt__sub_scalar_in(fn, pos, 1.0, &pos));
-    const double zero_bin = 0.0, last_bin = (double)(nb - 1);
-    CLT__TRY(clt__error_as(clt_clamp(pos, &zero_bin, &last_bin, &pos), fn));
-    CLT__TRY(clt__narrow_rec(fn, e, 0, 0, 1, &e0));
-    CLT__TRY(clt__narrow_rec(fn, e, 0, nb, 1, &e1));
-    /* torch 1.13's CPU kernel skips v < first or v > last edge only, so
-     * NaN counts: in the last bin with edges given (its binary search),
-     * else in bin 1 (its bin index of NaN, min(1, bins - 1) on x86-64) */
-    CLT__TRY(clt__lt_in(fn, xf, e0, &k1));
-    CLT__TRY(clt__gt_in(fn, xf, e1, &k2));
-    CLT__TRY(clt__logical_or_in(fn, k1, k2, &keep));
-    CLT__TRY(clt__logical_not_in(fn, keep, &keep));
-    if (!edges) {
-        clt_tensor *nan = NULL, *b1 = NULL;
-        CLT__TRY(clt__isnan_in(fn, xf, &nan));
-        CLT__TRY(clt__full(x->dev, CLT_INT64, 0, NULL, nb > 1 ? 1.0 : 0.0, &b1));
-        CLT__TRY(clt__where_in(fn, nan, b1, pos, &pos));
-    }
-    CLT__TRY(scalar_like(x, x->dtype, 0.0, &zero));
-    if (weight) {
+    clt_tensor *x2 = NULL, *wf = NULL, *h = NULL, *e = NULL;
+    CLT__TRY(clt__reshape_rec(fn, x, 2, (int64_t[]){N, 1}, &x2));
+    if (weight)
         CLT__TRY(clt__reshape_rec(fn, weight, 1, (int64_t[]){N}, &wf));
-        CLT__TRY(clt__where_in(fn, keep, wf, zero, &w));
-    } else {
-        CLT__TRY(clt__to_dtype_rec(fn, keep, x->dtype, &w));
-    }
-    CLT__TRY(clt__error_as(clt_bincount(pos, w, nb, &h), fn));
-dens:
-    if (density) {
-        CLT__TRY(clt__error_as(clt_sum(h, &s), fn));
-        CLT__TRY(clt__div_in(fn, h, s, &h));
-        CLT__TRY(clt__error_as(clt_diff(e, 1, 0, NULL, NULL, &len), fn));
-        CLT__TRY(clt__div_in(fn, h, len, &h));
-    }
+    CLT__TRY(hist_core(fn, x2, 1, &bins, edges ? &edges : NULL, range, wf, density, &h, &e));
 done:
     if (st == CLT_OK) {
         clt_tensor *both[2] = {h, e};
@@ -1058,6 +1137,86 @@ done:
         return st;
     }
     clt_scope_end();
+    return st;
+}
+
+clt_status clt_histogramdd(const clt_tensor *x, const int64_t *bins,
+                           const clt_tensor *const *edges, size_t nbins, const double *range,
+                           const clt_tensor *weight, int density, clt_tensor **hist,
+                           clt_tensor ***bin_edges, size_t *n)
+{
+    static const char fn[] = "clt_histogramdd";
+    if (hist)
+        *hist = NULL;
+    if (bin_edges)
+        *bin_edges = NULL;
+    if (n)
+        *n = 0;
+    CLT__REQUIRE_ARG(hist, fn);
+    CLT__REQUIRE_ARG(bin_edges, fn);
+    CLT__REQUIRE_ARG(n, fn);
+    CLT__REQUIRE_ARG(x, fn);
+    clt_status st = need_float_input(fn, x);
+    if (st != CLT_OK)
+        return st;
+    if (x->ndim < 2)
+        return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                          "%s: torch.histogramdd: input tensor should have at least 2 "
+                          "dimensions, but got %d",
+                          fn, x->ndim);
+    int64_t D = x->shape[x->ndim - 1];
+    if (D < 1 || D > CLT_MAX_DIMS)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: a histogram of %lld dimensions (1 to %d supported)", fn,
+                          (long long)D, CLT_MAX_DIMS);
+    if (!bins && !edges)
+        return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: argument 'bins' and 'edges' are NULL", fn);
+    if ((int64_t)nbins != D)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: torch.histogramdd: expected %lld sequences of bin edges or bin "
+                          "counts for each of the %lld dimensions, but got %zu",
+                          fn, (long long)D, (long long)D, nbins);
+    if (weight) {
+        bool same = weight->ndim == x->ndim - 1;
+        for (int i = 0; same && i < x->ndim - 1; i++)
+            same = weight->shape[i] == x->shape[i];
+        if (!same)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: torch.histogramdd: if weight tensor is provided it should "
+                              "have the same shape as the input tensor excluding its innermost "
+                              "dimension",
+                              fn);
+    }
+    clt_tensor **arr = clt__calloc((size_t)D, sizeof(clt_tensor *));
+    if (arr == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    if ((st = clt_scope_begin()) != CLT_OK) {
+        free(arr);
+        return st;
+    }
+    int64_t N = numel_of(x) / D;
+    clt_tensor *x2 = NULL, *wf = NULL, *h = NULL;
+    CLT__TRY(clt__reshape_rec(fn, x, 2, (int64_t[]){N, D}, &x2));
+    if (weight)
+        CLT__TRY(clt__reshape_rec(fn, weight, 1, (int64_t[]){N}, &wf));
+    CLT__TRY(hist_core(fn, x2, (int)D, edges ? NULL : bins, edges, range, wf, density, &h, arr));
+done:
+    if (st == CLT_OK) {
+        clt_tensor *all[CLT_MAX_DIMS + 1];
+        all[0] = h;
+        for (int64_t d = 0; d < D; d++)
+            all[d + 1] = arr[d];
+        st = keep_all(st, all, (size_t)D + 1);
+        if (st == CLT_OK) {
+            *hist = h;
+            *bin_edges = arr;
+            *n = (size_t)D;
+            return CLT_OK;
+        }
+    } else {
+        clt_scope_end();
+    }
+    free(arr);
     return st;
 }
 
