@@ -8363,6 +8363,28 @@ def misc2():
     check("histogram bad range", lambda t: torch.histogram(t, 3, range=(2.0, 1.0))[0],
           lambda p, o: _hist_part(0)(p, 3, None, (C.c_double * 2)(2.0, 1.0), None, 0, o),
           [data((5,), f)])
+    # strided operands
+    check("take_along_dim transposed", lambda x, i: torch.take_along_dim(x, i, 0),
+          lambda x, i, o: L.clt_take_along_dim(x, i, C.byref(C.c_int(0)), o),
+          [In(data((4, 3), f), ("T",)), In(torch.tensor([[2, 0, 1, 1]]), ("E", (2, 4)))],
+          tol="exact")
+    check("renorm transposed", lambda t: torch.renorm(t, 2, 1, 2.0),
+          lambda p, o: L.clt_renorm(p, 2.0, 1, 2.0, o), [In(data((4, 3), f), ("T",))], tol="tr")
+    check("index_reduce transposed", lambda t, s, i: t.index_reduce(1, i, s, "amax"),
+          lambda t, s, i, o: L.clt_index_reduce(t, 1, i, s, b"amax", 1, o),
+          [In(data((3, 4), f), ("T",)), In(data((2, 3), f), ("T",)), torch.tensor([1, 1])],
+          tol="exact")
+    check("gradient sliced", lambda t: torch.gradient(t, dim=0)[0],
+          lambda p, o: _pick_list(L.clt_gradient, 0)(p, None, 0, (C.c_int * 1)(0), 1, 1, o),
+          [In(data((9, 4), f), ("S", 0, 1, 9, 2))], tol="tr")
+    check("histogram transposed", lambda t: torch.histogram(t, 5)[0],
+          lambda p, o: _hist_part(0)(p, 5, None, None, None, 0, o),
+          [In(data((4, 3), f), ("T",))], tol="red")
+    check("fmax expanded", torch.fmax, L.clt_fmax,
+          [In(data((3, 1), f), ("E", (3, 4))), In(data((4, 3), f), ("T",))], tol="exact")
+    check("inner transposed", torch.inner, L.clt_inner,
+          [In(data((3, 2), torch.int64), ("T",)), In(data((3, 4), torch.int64), ("T",))],
+          tol="exact")
     # creation
     proto("clt_scalar_tensor", [P, C.c_int, C.c_double, PP])
     for dt in DTYPES:

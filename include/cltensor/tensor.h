@@ -270,9 +270,10 @@ CLT_API clt_status clt_empty_strided(clt_device *dev, clt_dtype dtype, int ndim,
  * (torch's default) as the first window_length of a window one longer,
  * computed on the host in dtype's own arithmetic as torch's CPU code,
  * then uploaded; floating dtypes only (CLT_ERR_DTYPE_MISMATCH), a negative
- * length CLT_ERR_INVALID_ARGUMENT.  hann is hamming with alpha = beta =
- * 0.5 (torch's hamming defaults: 0.54, 0.46: alpha - beta cos(2 pi n /
- * (N - 1))); kaiser's beta is torch's 12.0 by default. */
+ * length CLT_ERR_INVALID_ARGUMENT.  hamming is alpha - beta cos(2 pi n /
+ * (N - 1)) (torch's defaults: alpha 0.54, beta 0.46), hann the same with
+ * alpha = beta = 0.5; kaiser is I0(beta sqrt(1 - (2n / (N - 1) - 1)^2)) /
+ * I0(beta) (torch's default beta: 12.0). */
 CLT_API clt_status clt_hann_window(clt_device *dev, clt_dtype dtype, int64_t window_length,
                                    int periodic, clt_tensor **out);
 CLT_API clt_status clt_hamming_window(clt_device *dev, clt_dtype dtype, int64_t window_length,
