@@ -8250,6 +8250,28 @@ def misc2():
                           None if dims is None else (C.c_int * len(dims))(*dims),
                           0 if dims is None else len(dims), eo, o),
                       [data((4, 5), dt)], tol="tr")
+    proto("clt_gradient_coords", [P, C.POINTER(P), C.c_int, IP, C.c_int, C.c_int,
+                                  C.POINTER(C.POINTER(P)), C.POINTER(C.c_size_t)])
+    for dt in (f, d, torch.int64):
+        for dims, eo in ((None, 1), (None, 2), ((1,), 2), ((-1, 0), 1)):
+            nd = 2 if dims is None else len(dims)
+            dd = [0, 1] if dims is None else [x % 2 for x in dims]
+            crd = [torch.sort(data(((4, 5)[q],), dt if dt != torch.int64 else d, lo=-4, hi=4))[0]
+                   for q in dd]
+            if dt == torch.int64:
+                crd = [torch.tensor([0, 1, 3, 7, 8][:(4, 5)[q]]) for q in dd]
+            for k in range(nd):
+                def tfn(t, *cs, dims=dims, eo=eo, k=k):
+                    kw = {"edge_order": eo, "spacing": list(cs)}
+                    if dims is not None:
+                        kw["dim"] = list(dims)
+                    return torch.gradient(t, **kw)[k]
+                check("gradient coords %s %s %d [%d]" % (dn(dt), dims, eo, k), tfn,
+                      lambda p, *rest, dims=dims, eo=eo, k=k, nd=nd: _pick_list(L.clt_gradient_coords, k)(
+                          p, (P * nd)(*rest[:nd]), nd,
+                          None if dims is None else (C.c_int * len(dims))(*dims),
+                          0 if dims is None else len(dims), eo, rest[-1]),
+                      [data((4, 5), dt)] + crd, tol="tr")
     check("gradient short", lambda t: torch.gradient(t, edge_order=2)[0],
           lambda p, o: _pick_list(L.clt_gradient, 0)(p, None, 0, None, 0, 2, o), [data((2,), f)])
     # histogram

@@ -6611,11 +6611,20 @@ static void op_misc2(fz *f)
                 double sp[3] = {chance(f, 70) ? 1.0 : s1, s2, 0.5};
                 int dims[3] = {dim, rand_dim(f, clt_tensor_ndim(a)), 0};
                 int nsp = (int)pick(f, 4) - (chance(f, 10) ? 1 : 0), nd = (int)pick(f, 3);
-                CALL("clt_gradient",
-                     clt_gradient(a, nsp > 0 || chance(f, 50) ? sp : NULL, nsp,
-                                  chance(f, 50) ? dims : NULL, nd, (int)pick(f, 4),
-                                  nulls && chance(f, 30) ? NULL : &outs,
-                                  nulls && chance(f, 30) ? NULL : &m));
+                if (chance(f, 70)) {
+                    CALL("clt_gradient",
+                         clt_gradient(a, nsp > 0 || chance(f, 50) ? sp : NULL, nsp,
+                                      chance(f, 50) ? dims : NULL, nd, (int)pick(f, 4),
+                                      nulls && chance(f, 30) ? NULL : &outs,
+                                      nulls && chance(f, 30) ? NULL : &m));
+                } else {
+                    const clt_tensor *cs[3] = {b, c, a};
+                    CALL("clt_gradient_coords",
+                         clt_gradient_coords(a, chance(f, 5) ? NULL : cs, nsp,
+                                             chance(f, 50) ? dims : NULL, nd, (int)pick(f, 4),
+                                             nulls && chance(f, 30) ? NULL : &outs,
+                                             nulls && chance(f, 30) ? NULL : &m));
+                }
             }
             if (!list_outcome(f, st, outs, m, 3 > CLT_MAX_DIMS ? 3 : CLT_MAX_DIMS))
                 return;

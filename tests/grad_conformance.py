@@ -3060,5 +3060,25 @@ for eo in (1, 2):
              lambda x, k=k, eo=eo: torch.gradient(x, spacing=[0.5, 2.0], edge_order=eo)[k],
              lambda x, k=k, eo=eo: _grad_c(x, k, (0.5, 2.0), eo), [rng.standard_normal((4, 5))])
 
+proto("clt_gradient_coords", [P, C.POINTER(P), C.c_int, _I, C.c_int, C.c_int,
+                              C.POINTER(C.POINTER(P)), C.POINTER(C.c_size_t)])
+
+
+def _gradc_c(x, c, eo):
+    arr, n = C.POINTER(P)(), C.c_size_t(0)
+    st = L.clt_gradient_coords(x, (P * 1)(c), 1, (C.c_int * 1)(1), 1, eo, C.byref(arr), C.byref(n))
+    if st != 0:
+        raise RuntimeError(L.clt_last_error().decode())
+    r = arr[0]
+    L.clt_free(arr)
+    return r
+
+
+for eo in (1, 2):
+    case("gradient coordinates edge_order=%d" % eo,
+         lambda x, c, eo=eo: torch.gradient(x, spacing=[c], dim=1, edge_order=eo)[0],
+         lambda x, c, eo=eo: _gradc_c(x, c, eo),
+         [rng.standard_normal((3, 5)), np.array([0.0, 0.3, 1.0, 1.2, 2.5])])
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -768,6 +768,7 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_take_along_dim, T, clt_take_along_dim(f->f, f->i32, NULL, &o->t))                  \
     X(clt_index_reduce, T, clt_index_reduce(f->f, 0, f->i32, f->f, "sum", 1, &o->t))         \
     X(clt_gradient, LIST | N, clt_gradient(f->f, NULL, 0, NULL, 0, 3, &o->list, &o->n))      \
+    X(clt_gradient_coords, LIST | N, clt_gradient_coords(f->f, f->cpair, 1, NULL, 0, 1, &o->list, &o->n))\
     X(clt_histogram, T | T2, clt_histogram(f->i32, 3, NULL, NULL, NULL, 0, &o->t, &o->t2))   \
     X(clt_histogramdd, T | LIST | N, clt_histogramdd(f->f, NULL, NULL, 3, NULL, NULL, 0, &o->t, &o->list, &o->n))\
     X(clt_scalar_tensor, T, clt_scalar_tensor(f->dev, CLT_DTYPE_COUNT, 1.0, &o->t))          \

@@ -589,3 +589,34 @@ Test(misc2, histogramdd)
     clt_tensor_free(w);
     clt_tensor_free(x);
 }
+
+/* gradient with coordinates: exact for a quadratic (second order inside,
+ * and at the ends with edge_order 2), whatever the spacing. */
+Test(misc2, gradient_coords)
+{
+    clt_device *dev = dev64();
+    double xs[5] = {0.0, 0.3, 1.0, 1.2, 2.5}, f[5];
+    for (int i = 0; i < 5; i++)
+        f[i] = 3 * xs[i] * xs[i] - 2 * xs[i] + 1;
+    int64_t s5 = 5;
+    clt_tensor *t = f64(dev, 1, &s5, f), *c = f64(dev, 1, &s5, xs), **g = NULL;
+    size_t n = 0;
+    CHECK(clt_gradient_coords(t, (const clt_tensor *[]){c}, 1, NULL, 0, 2, &g, &n));
+    cr_assert_eq(n, 1);
+    double want[5];
+    for (int i = 0; i < 5; i++)
+        want[i] = 6 * xs[i] - 2;
+    expect(g[0], want, 5, 1e-12, "gradient_coords");
+    clt_free(g);
+    /* edge_order 1: one-sided differences at the ends */
+    CHECK(clt_gradient_coords(t, (const clt_tensor *[]){c}, 1, NULL, 0, 1, &g, &n));
+    want[0] = (f[1] - f[0]) / 0.3;
+    want[4] = (f[4] - f[3]) / 1.3;
+    expect(g[0], want, 5, 1e-12, "gradient_coords order 1");
+    clt_free(g);
+    assert_error(clt_gradient_coords(t, (const clt_tensor *[]){t, c}, 2, NULL, 0, 1, &g, &n),
+                 CLT_ERR_INVALID_ARGUMENT, "same length");
+    cr_assert(g == NULL && n == 0);
+    clt_tensor_free(c);
+    clt_tensor_free(t);
+}

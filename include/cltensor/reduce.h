@@ -539,14 +539,21 @@ CLT_API clt_status clt_histc(const clt_tensor *x, int64_t bins, double min, doub
  * NULL: every dim of t, in order) of t's estimated derivative along it:
  * central differences (f[i+1] - f[i-1]) / 2h inside, one-sided differences
  * of order edge_order (1 or 2) at the ends.  spacing holds nspacing
- * scalars: 0 (every h 1), 1 (for every dim) or one per dim (torch's
- * coordinate tensors are not taken).  Each dim needs edge_order + 1
+ * scalars: 0 (every h 1), 1 (for every dim) or one per dim (coordinate
+ * tensors: clt_gradient_coords).  Each dim needs edge_order + 1
  * elements; integer inputs give float32.  *outs is a new array of *n new
  * tensors (release each with clt_tensor_free, the array with clt_free);
  * composed of recorded ops (their gradients). */
 CLT_API clt_status clt_gradient(const clt_tensor *t, const double *spacing, int nspacing,
                                 const int *dims, int ndims, int edge_order, clt_tensor ***outs,
                                 size_t *n);
+/* torch.gradient(t, spacing=coordinates, dim, edge_order): as clt_gradient
+ * with the sample points along each dim given: coords[k] (1-D, of that
+ * dim's size; ncoords equal to the number of dims) for dims[k], and torch's
+ * weights for unevenly spaced samples inside and at the ends. */
+CLT_API clt_status clt_gradient_coords(const clt_tensor *t, const clt_tensor *const *coords,
+                                       int ncoords, const int *dims, int ndims, int edge_order,
+                                       clt_tensor ***outs, size_t *n);
 /* torch.histogram(x, bins, range, weight, density): with edges NULL, bins
  * equal bins from clt_linspace over range[0..1] (range NULL: x's minimum
  * and maximum, read back; equal bounds widened by 0.5 each way); else the

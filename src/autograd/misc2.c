@@ -793,22 +793,15 @@ static clt_status times(const char *fn, const clt_tensor *x, double k, clt_tenso
     return clt__mul_scalar_rec(fn, x, k, out);
 }
 
-clt_status clt_gradient(const clt_tensor *t, const double *spacing, int nspacing,
-                        const int *dims, int ndims, int edge_order, clt_tensor ***outs,
-                        size_t *n)
+/* The checks clt_gradient and clt_gradient_coords share: edge_order,
+ * dims (NULL: every dim) wrapped into dd[*nd], sizes, dtype. */
+static clt_status gradient_args(const char *fn, const clt_tensor *t, const int *dims, int ndims,
+                                int edge_order, int *dd, int *ndout)
 {
-    static const char fn[] = "clt_gradient";
-    if (outs)
-        *outs = NULL;
-    if (n)
-        *n = 0;
-    CLT__REQUIRE_ARG(outs, fn);
-    CLT__REQUIRE_ARG(n, fn);
-    CLT__REQUIRE_ARG(t, fn);
+    int nd = 0;
     if (edge_order != 1 && edge_order != 2)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: torch.gradient only supports edge_order=1 and edge_order=2.", fn);
-    int dd[CLT_MAX_DIMS], nd = 0;
     if (dims) {
         if (ndims < 0 || ndims > CLT_MAX_DIMS)
             return clt__error(CLT_ERR_INVALID_ARGUMENT, "%s: %d dims given", fn, ndims);
@@ -828,14 +821,6 @@ clt_status clt_gradient(const clt_tensor *t, const double *spacing, int nspacing
             dd[k] = k;
         nd = t->ndim;
     }
-    if (nspacing < 0 || (nspacing > 1 && nspacing != nd))
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: torch.gradient expected spacing to be unspecified, a scalar or "
-                          "it's spacing and dim arguments to have the same length, but got a "
-                          "spacing argument of length %d and a dim argument of length %d.",
-                          fn, nspacing, nd);
-    if (nspacing > 0)
-        CLT__REQUIRE_ARG(spacing, fn);
     if (nd == 0 && t->ndim == 0)
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: torch.gradient expected each tensor to be at least 1-d", fn);
@@ -850,6 +835,34 @@ clt_status clt_gradient(const clt_tensor *t, const double *spacing, int nspacing
                           "%s: Subtraction, the `-` operator, with a bool tensor is not "
                           "supported.",
                           fn);
+    *ndout = nd;
+    return CLT_OK;
+}
+
+clt_status clt_gradient(const clt_tensor *t, const double *spacing, int nspacing,
+                        const int *dims, int ndims, int edge_order, clt_tensor ***outs,
+                        size_t *n)
+{
+    static const char fn[] = "clt_gradient";
+    if (outs)
+        *outs = NULL;
+    if (n)
+        *n = 0;
+    CLT__REQUIRE_ARG(outs, fn);
+    CLT__REQUIRE_ARG(n, fn);
+    CLT__REQUIRE_ARG(t, fn);
+    int dd[CLT_MAX_DIMS], nd = 0;
+    clt_status st0 = gradient_args(fn, t, dims, ndims, edge_order, dd, &nd);
+    if (st0 != CLT_OK)
+        return st0;
+    if (nspacing < 0 || (nspacing > 1 && nspacing != nd))
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: torch.gradient expected spacing to be unspecified, a scalar or "
+                          "it's spacing and dim arguments to have the same length, but got a "
+                          "spacing argument of length %d and a dim argument of length %d.",
+                          fn, nspacing, nd);
+    if (nspacing > 0)
+        CLT__REQUIRE_ARG(spacing, fn);
     clt_tensor **arr = clt__calloc(nd ? (size_t)nd : 1, sizeof(clt_tensor *));
     if (arr == NULL)
         return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
@@ -902,6 +915,181 @@ clt_status clt_gradient(const clt_tensor *t, const double *spacing, int nspacing
             CLT__TRY(clt__div_scalar_rec(fn, app, h, &app));
         }
         CLT__TRY(clt__cat_rec(fn, (const clt_tensor *[]){pre, c, app}, 3, d, &arr[k]));
+    }
+done:
+    st = keep_all(st, arr, (size_t)nd);
+    if (st != CLT_OK) {
+        free(arr);
+        return st;
+    }
+    *outs = arr;
+    *n = (size_t)nd;
+    return CLT_OK;
+}
+
+/* ax_dx[k] as a 0-d tensor (k < 0 counts from the end). */
+static clt_status elem(const char *fn, const clt_tensor *v, int64_t k, clt_tensor **out)
+{
+    clt_tensor *p = NULL;
+    clt_status st = clt__narrow_rec(fn, v, 0, k < 0 ? v->shape[0] + k : k, 1, &p);
+    if (st == CLT_OK)
+        st = clt__reshape_rec(fn, p, 0, NULL, out);
+    clt_tensor_free(p);
+    return st;
+}
+
+/* x * p + y * q + z * r, recorded. */
+static clt_status comb3(const char *fn, const clt_tensor *x, const clt_tensor *p,
+                        const clt_tensor *y, const clt_tensor *q, const clt_tensor *z,
+                        const clt_tensor *r, clt_tensor **out)
+{
+    clt_status st = CLT_OK;
+    clt_tensor *u = NULL, *v = NULL, *w = NULL, *s = NULL;
+    CLT__TRY(clt__mul_rec(fn, x, p, &u));
+    CLT__TRY(clt__mul_rec(fn, y, q, &v));
+    CLT__TRY(clt__mul_rec(fn, z, r, &w));
+    CLT__TRY(clt__add_rec(fn, u, v, &s));
+    CLT__TRY(clt__add_rec(fn, s, w, out));
+done:
+    clt_tensor_free(u);
+    clt_tensor_free(v);
+    clt_tensor_free(w);
+    clt_tensor_free(s);
+    return st;
+}
+
+clt_status clt_gradient_coords(const clt_tensor *t, const clt_tensor *const *coords,
+                               int ncoords, const int *dims, int ndims, int edge_order,
+                               clt_tensor ***outs, size_t *n)
+{
+    static const char fn[] = "clt_gradient_coords";
+    if (outs)
+        *outs = NULL;
+    if (n)
+        *n = 0;
+    CLT__REQUIRE_ARG(outs, fn);
+    CLT__REQUIRE_ARG(n, fn);
+    CLT__REQUIRE_ARG(t, fn);
+    int dd[CLT_MAX_DIMS], nd = 0;
+    clt_status st = gradient_args(fn, t, dims, ndims, edge_order, dd, &nd);
+    if (st != CLT_OK)
+        return st;
+    if (ncoords != nd)
+        return clt__error(CLT_ERR_INVALID_ARGUMENT,
+                          "%s: torch.gradient expected spacing to be unspecified, a scalar or "
+                          "it's spacing and dim arguments to have the same length, but got a "
+                          "spacing argument of length %d and a dim argument of length %d.",
+                          fn, ncoords, nd);
+    if (nd > 0)
+        CLT__REQUIRE_ARG(coords, fn);
+    for (int k = 0; k < nd; k++) {
+        if (coords[k] == NULL)
+            return clt__error(CLT_ERR_NULL_ARGUMENT, "%s: coordinates %d are NULL", fn, k);
+        if ((st = clt__same_device(t, coords[k], fn)) != CLT_OK)
+            return st;
+        if (coords[k]->ndim != 1)
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: torch.gradient expected each element of spacing to have one "
+                              "dimension, but got an element with %d dimensions!",
+                              fn, coords[k]->ndim);
+        if (coords[k]->shape[0] != t->shape[dd[k]])
+            return clt__error(CLT_ERR_SHAPE_MISMATCH,
+                              "%s: coordinates %d have %lld values for a dimension of size %lld",
+                              fn, k, (long long)coords[k]->shape[0], (long long)t->shape[dd[k]]);
+        if (coords[k]->dtype == CLT_BOOL)
+            return clt__error(CLT_ERR_DTYPE_MISMATCH,
+                              "%s: Subtraction, the `-` operator, with a bool tensor is not "
+                              "supported.",
+                              fn);
+    }
+    clt_tensor **arr = clt__calloc(nd ? (size_t)nd : 1, sizeof(clt_tensor *));
+    if (arr == NULL)
+        return clt__error(CLT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    if ((st = clt_scope_begin()) != CLT_OK) {
+        free(arr);
+        return st;
+    }
+    for (int k = 0; k < nd; k++) {
+        int d = dd[k];
+        int64_t len = t->shape[d], shape[CLT_MAX_DIMS];
+        for (int i = 0; i < t->ndim; i++)
+            shape[i] = i == d ? len - 2 : 1;
+        clt_tensor *h = NULL, *h1 = NULL, *h2 = NULL, *a = NULL, *b = NULL, *c = NULL,
+                   *x = NULL, *y = NULL, *z = NULL, *u = NULL, *v = NULL, *center = NULL,
+                   *pre = NULL, *app = NULL, *e0 = NULL, *e1 = NULL;
+        /* torch's nonuniform weights: a = -dx2 / (dx1 (dx1 + dx2)), b = (dx2
+         * - dx1) / (dx1 dx2), c = dx1 / (dx2 (dx1 + dx2)) */
+        CLT__TRY(clt__error_as(clt_diff(coords[k], 1, 0, NULL, NULL, &h), fn));
+        CLT__TRY(clt__narrow_rec(fn, h, 0, 0, len - 2, &h1));
+        CLT__TRY(clt__narrow_rec(fn, h, 0, 1, len - 2, &h2));
+        CLT__TRY(clt__add_rec(fn, h1, h2, &u));
+        CLT__TRY(clt__neg_rec(fn, h2, &a));
+        CLT__TRY(clt__mul_rec(fn, h1, u, &v));
+        CLT__TRY(clt__div_rec(fn, a, v, &a));
+        CLT__TRY(clt__sub_rec(fn, h2, h1, &b));
+        CLT__TRY(clt__mul_rec(fn, h1, h2, &v));
+        CLT__TRY(clt__div_rec(fn, b, v, &b));
+        CLT__TRY(clt__mul_rec(fn, h2, u, &v));
+        CLT__TRY(clt__div_rec(fn, h1, v, &c));
+        CLT__TRY(clt__reshape_rec(fn, a, t->ndim, shape, &a));
+        CLT__TRY(clt__reshape_rec(fn, b, t->ndim, shape, &b));
+        CLT__TRY(clt__reshape_rec(fn, c, t->ndim, shape, &c));
+        CLT__TRY(clt__narrow_rec(fn, t, d, 0, len - 2, &x));
+        CLT__TRY(clt__narrow_rec(fn, t, d, 1, len - 2, &y));
+        CLT__TRY(clt__narrow_rec(fn, t, d, 2, len - 2, &z));
+        CLT__TRY(comb3(fn, a, x, b, y, c, z, &center));
+        CLT__TRY(elem(fn, h, 0, &e0));
+        CLT__TRY(elem(fn, h, -1, &e1));
+        if (edge_order == 1) {
+            CLT__TRY(clt__narrow_rec(fn, t, d, 1, 1, &x));
+            CLT__TRY(clt__narrow_rec(fn, t, d, 0, 1, &y));
+            CLT__TRY(clt__sub_rec(fn, x, y, &pre));
+            CLT__TRY(clt__div_rec(fn, pre, e0, &pre));
+            CLT__TRY(clt__narrow_rec(fn, t, d, len - 1, 1, &x));
+            CLT__TRY(clt__narrow_rec(fn, t, d, len - 2, 1, &y));
+            CLT__TRY(clt__sub_rec(fn, x, y, &app));
+            CLT__TRY(clt__div_rec(fn, app, e1, &app));
+        } else {
+            clt_tensor *g0 = NULL, *g1 = NULL, *s01 = NULL, *p = NULL, *q = NULL;
+            /* a = -(2 h0 + h1) / (h0 (h0 + h1)), b = (h0 + h1) / (h0 h1),
+             * c = -h0 / (h1 (h0 + h1)) */
+            CLT__TRY(elem(fn, h, 1, &g1));
+            g0 = e0;
+            CLT__TRY(clt__add_rec(fn, g0, g1, &s01));
+            CLT__TRY(clt__mul_scalar_rec(fn, g0, 2.0, &p));
+            CLT__TRY(clt__add_rec(fn, p, g1, &p));
+            CLT__TRY(clt__neg_rec(fn, p, &p));
+            CLT__TRY(clt__mul_rec(fn, g0, s01, &q));
+            CLT__TRY(clt__div_rec(fn, p, q, &a));
+            CLT__TRY(clt__mul_rec(fn, g0, g1, &q));
+            CLT__TRY(clt__div_rec(fn, s01, q, &b));
+            CLT__TRY(clt__neg_rec(fn, g0, &p));
+            CLT__TRY(clt__mul_rec(fn, g1, s01, &q));
+            CLT__TRY(clt__div_rec(fn, p, q, &c));
+            CLT__TRY(clt__narrow_rec(fn, t, d, 0, 1, &x));
+            CLT__TRY(clt__narrow_rec(fn, t, d, 1, 1, &y));
+            CLT__TRY(clt__narrow_rec(fn, t, d, 2, 1, &z));
+            CLT__TRY(comb3(fn, a, x, b, y, c, z, &pre));
+            /* a = h-1 / (h-2 (h-1 + h-2)), b = -(h-1 + h-2) / (h-1 h-2),
+             * c = (2 h-1 + h-2) / (h-1 (h-1 + h-2)) */
+            CLT__TRY(elem(fn, h, -2, &g0));
+            g1 = e1;
+            CLT__TRY(clt__add_rec(fn, g1, g0, &s01));
+            CLT__TRY(clt__mul_rec(fn, g0, s01, &q));
+            CLT__TRY(clt__div_rec(fn, g1, q, &a));
+            CLT__TRY(clt__neg_rec(fn, s01, &p));
+            CLT__TRY(clt__mul_rec(fn, g1, g0, &q));
+            CLT__TRY(clt__div_rec(fn, p, q, &b));
+            CLT__TRY(clt__mul_scalar_rec(fn, g1, 2.0, &p));
+            CLT__TRY(clt__add_rec(fn, p, g0, &p));
+            CLT__TRY(clt__mul_rec(fn, g1, s01, &q));
+            CLT__TRY(clt__div_rec(fn, p, q, &c));
+            CLT__TRY(clt__narrow_rec(fn, t, d, len - 3, 1, &x));
+            CLT__TRY(clt__narrow_rec(fn, t, d, len - 2, 1, &y));
+            CLT__TRY(clt__narrow_rec(fn, t, d, len - 1, 1, &z));
+            CLT__TRY(comb3(fn, a, x, b, y, c, z, &app));
+        }
+        CLT__TRY(clt__cat_rec(fn, (const clt_tensor *[]){pre, center, app}, 3, d, &arr[k]));
     }
 done:
     st = keep_all(st, arr, (size_t)nd);
