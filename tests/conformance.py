@@ -8444,6 +8444,451 @@ def pool3d():
           lambda t, i: Fn.max_unpool3d(t, i, 2, 2, 0, (7, 4, 4)),
           lambda p, i, r: L.clt_max_unpool3d(p, i, shape_arr((2, 2, 2)), None, None,
                                              shape_arr((7, 4, 4)), r), [y, idx], tol="exact")
+# ---- small torch functions (misc2) -----------------------------------------
+
+def _pick_list(fnc, k):
+    """A cfn for the k-th tensor of a call that hands out an array."""
+    def cfn(*args):
+        o = args[-1]
+        arr, n = C.POINTER(P)(), C.c_size_t(0)
+        st = fnc(*args[:-1], C.byref(arr), C.byref(n))
+        if st != 0:
+            o._obj.value = None
+            return st
+        for i in range(n.value):
+            if i != k:
+                L.clt_tensor_free(arr[i])
+        o._obj.value = arr[k] if k < n.value else None
+        L.clt_free(arr)
+        return st if k < n.value else 1
+    return cfn
+
+
+def _hist_part(k, *rest):
+    def cfn(*args):
+        o = args[-1]
+        h, e = P(), P()
+        st = L.clt_histogram(*(args[:-1] + (C.byref(h), C.byref(e))))
+        if st == 0:
+            L.clt_tensor_free(e if k == 0 else h)
+            o._obj.value = (h if k == 0 else e).value
+        else:
+            o._obj.value = None
+        return st
+    return cfn
+
+
+def misc2():
+    f, d = torch.float32, torch.float64
+    IP = C.POINTER(C.c_int)
+    for n in ("deg2rad", "rad2deg", "sgn", "fix", "isposinf", "isneginf", "isreal"):
+        proto("clt_" + n, [P, PP])
+        for dt in DTYPES:
+            check("%s %s" % (n, dn(dt)), getattr(torch, n), getattr(L, "clt_" + n),
+                  [data((3, 5), dt, special=True)], tol="ew")
+    for n in ("fmax", "fmin"):
+        proto("clt_" + n, [P, P, PP])
+        for dt in DTYPES:
+            a, b = data((4, 6), dt, special=True), data((4, 6), dt, special=True)
+            if dt.is_floating_point:
+                b[0, 3:] = float("nan")
+                b[1, :2] = a[1, :2]
+            check("%s %s" % (n, dn(dt)), getattr(torch, n), getattr(L, "clt_" + n), [a, b],
+                  tol="exact")
+        check("%s bcast promote" % n, getattr(torch, n), getattr(L, "clt_" + n),
+              [data((3, 1), torch.int32), data((1, 4), f, special=False)], tol="exact")
+    for n in ("clamp_min", "clamp_max"):
+        proto("clt_" + n, [P, C.c_double, PP])
+        for dt in DTYPES:
+            for s in (0.0, 1.5, -2.0):
+                check("%s %s %g" % (n, dn(dt), s), lambda t, s=s, n=n: getattr(torch, n)(t, pyscalar(s)),
+                      lambda p, o, s=s, n=n: getattr(L, "clt_" + n)(p, s, o),
+                      [data((3, 4), dt, special=True)], tol="exact")
+    # shapes
+    proto("clt_fliplr", [P, PP])
+    proto("clt_flipud", [P, PP])
+    for shp in ((4,), (3, 4), (2, 3, 4), ()):
+        check("fliplr %s" % (shp,), torch.fliplr, L.clt_fliplr, [data(shp, f)], tol="exact")
+        check("flipud %s" % (shp,), torch.flipud, L.clt_flipud, [data(shp, torch.int64)], tol="exact")
+    proto("clt_diagflat", [P, C.c_int64, PP])
+    for shp, off in (((3,), 0), ((2, 2), 1), ((), 0), ((4,), -2), ((0,), 0)):
+        check("diagflat %s %d" % (shp, off), lambda t, off=off: torch.diagflat(t, off),
+              lambda p, o, off=off: L.clt_diagflat(p, off, o), [data(shp, f)], tol="exact")
+    proto("clt_broadcast_to", [P, C.c_int, I64P, PP])
+    for shp, to in (((3, 1), (2, 3, 4)), ((3,), (3,)), ((2, 3), (3, 3)), ((1,), (-1,)),
+                    ((2, 1), (2, -1))):
+        check("broadcast_to %s %s" % (shp, to), lambda t, to=to: torch.broadcast_to(t, to),
+              lambda p, o, to=to: L.clt_broadcast_to(p, len(to), shape_arr(to), o),
+              [data(shp, f)], tol="exact")
+    proto("clt_broadcast_shapes", [IP, C.POINTER(I64P), C.c_size_t, IP, I64P])
+    for shapes in (((2, 1), (3,)), ((1, 4), (5, 1), (1,)), ((2,), (3,)), (), ((0, 1), (1, 7))):
+        nd = (C.c_int * max(1, len(shapes)))(*[len(s) for s in shapes])
+        arrs = [shape_arr(s) for s in shapes]
+        ptrs = (I64P * max(1, len(shapes)))(*[C.cast(a, I64P) for a in arrs])
+        ond, osh = C.c_int(9), (C.c_int64 * 8)()
+        st = L.clt_broadcast_shapes(nd, ptrs, len(shapes), C.byref(ond), osh)
+        try:
+            want = tuple(torch.broadcast_shapes(*shapes))
+        except Exception:
+            want = None
+        got = tuple(osh[i] for i in range(ond.value))
+        ok("broadcast_shapes %s" % (shapes,),
+           (st != 0 and ond.value == 0) if want is None else (st == 0 and got == want),
+           "status %d got %s want %s" % (st, got, want))
+    proto("clt_broadcast_tensors", [C.POINTER(P), C.c_size_t, C.POINTER(C.POINTER(P)),
+                                    C.POINTER(C.c_size_t)])
+    for k in range(3):
+        check("broadcast_tensors %d" % k, lambda a, b, c, k=k: torch.broadcast_tensors(a, b, c)[k],
+              lambda a, b, c, o, k=k: _pick_list(L.clt_broadcast_tensors, k)(
+                  (P * 3)(a, b, c), 3, o),
+              [data((3, 1), f), data((4,), f), data((2, 1, 1), torch.int64)], tol="exact")
+    check("broadcast_tensors mismatch", lambda a, b: torch.broadcast_tensors(a, b)[0],
+          lambda a, b, o: _pick_list(L.clt_broadcast_tensors, 0)((P * 2)(a, b), 2, o),
+          [data((3,), f), data((4,), f)])
+    # products
+    proto("clt_ger", [P, P, PP])
+    proto("clt_inner", [P, P, PP])
+    check("ger", torch.ger, L.clt_ger, [data((3,), f), data((4,), f)], tol="exact")
+    for dt in (f, d, torch.int64):
+        for sa, sb in (((3,), (3,)), ((2, 3), (4, 3)), ((2, 3, 4), (4,)), ((), (2, 3)), ((2, 3), (2,))):
+            check("inner %s %s %s" % (dn(dt), sa, sb), torch.inner, L.clt_inner,
+                  [data(sa, dt), data(sb, dt)], tol="mm")
+    check("inner dtypes", torch.inner, L.clt_inner, [data((3,), torch.int64), data((3,), f)])
+    proto("clt_addr", [P, P, P, C.c_double, C.c_double, PP])
+    for dt in (f, d, torch.int64):
+        for sh in ((3, 4), (4,), (3, 1), ()):
+            for beta, alpha in ((1.0, 1.0), (0.5, 2.0), (0.0, -1.0), (2.0, 3.0)):
+                inp = data(sh, dt, special=dt.is_floating_point and len(sh) == 2)
+                check("addr %s %s %g %g" % (dn(dt), sh, beta, alpha),
+                      lambda i, a, b, be=beta, al=alpha: torch.addr(i, a, b, beta=pyscalar(be), alpha=pyscalar(al)),
+                      lambda i, a, b, o, be=beta, al=alpha: L.clt_addr(i, a, b, be, al, o),
+                      [inp, data((3,), dt), data((4,), dt)], tol="tr")
+    check("addr bool", lambda i, a, b: torch.addr(i, a, b),
+          lambda i, a, b, o: L.clt_addr(i, a, b, 1.0, 1.0, o),
+          [data((3, 4), torch.bool), data((3,), torch.bool), data((4,), torch.bool)], tol="exact")
+    check("addr bad shape", lambda i, a, b: torch.addr(i, a, b),
+          lambda i, a, b, o: L.clt_addr(i, a, b, 1.0, 1.0, o),
+          [data((2, 4), f), data((3,), f), data((4,), f)])
+    proto("clt_chain_matmul", [C.POINTER(P), C.c_size_t, PP])
+    check("chain_matmul 3", lambda a, b, c: torch.chain_matmul(a, b, c),
+          lambda a, b, c, o: L.clt_chain_matmul((P * 3)(a, b, c), 3, o),
+          [data((2, 3), d), data((3, 5), d), data((5, 2), d)], tol="mm")
+    check("chain_matmul 1", lambda a: torch.chain_matmul(a),
+          lambda a, o: L.clt_chain_matmul((P * 1)(a), 1, o), [data((2, 3), f)], tol="exact")
+    check("chain_matmul 1-d", lambda a, b: torch.chain_matmul(a, b),
+          lambda a, b, o: L.clt_chain_matmul((P * 2)(a, b), 2, o), [data((2, 3), f), data((3,), f)])
+    proto("clt_matrix_power", [P, C.c_int64, PP])
+    for n in (0, 1, 3, -2):
+        check("matrix_power %d" % n, lambda a, n=n: torch.matrix_power(a, n),
+              lambda p, o, n=n: L.clt_matrix_power(p, n, o),
+              [torch.eye(3, dtype=d) * 2 + data((2, 3, 3), d) * 0.1], tol="mm")
+    proto("clt_logdet", [P, PP])
+    for dt in FLOATS:
+        for A in (torch.tensor([[-1., 0], [0, 1]]), torch.tensor([[2., 1], [1, 3]]),
+                  torch.zeros(2, 2), data((3, 4, 4), torch.float64)):
+            check("logdet %s %s" % (dn(dt), list(A.shape)), torch.logdet, L.clt_logdet,
+                  [A.to(dt)], tol="mm")
+    check("logdet int", torch.logdet, L.clt_logdet, [data((2, 2), torch.int64)])
+    proto("clt_frobenius_norm", [P, IP, C.c_int, C.c_int, PP])
+    for dims, kd in (((), 0), ((0,), 0), ((1,), 1), ((0, 1), 0), ((-1, 0), 1), ((0, 0), 0),
+                     ((0, 1, 2), 0)):
+        check("frobenius_norm %s %d" % (dims, kd),
+              (lambda t, dims=dims, kd=kd: torch.frobenius_norm(t, dims, bool(kd))) if dims else torch.frobenius_norm,
+              lambda p, o, dims=dims, kd=kd: L.clt_frobenius_norm(
+                  p, (C.c_int * max(1, len(dims)))(*dims), len(dims), kd, o),
+              [data((3, 4, 2), f)], tol="red")
+    proto("clt_nuclear_norm", [P, IP, C.c_int, PP])
+    for dt in FLOATS:
+        check("nuclear_norm %s" % dn(dt), torch.nuclear_norm,
+              lambda p, o: L.clt_nuclear_norm(p, None, 0, o), [data((4, 3), dt)], tol="mm")
+        check("nuclear_norm %s dims keepdim" % dn(dt), lambda t: torch.nuclear_norm(t, (0, 2), True),
+              lambda p, o: L.clt_nuclear_norm(p, (C.c_int * 2)(0, 2), 1, o),
+              [data((4, 2, 3), dt)], tol="mm")
+    check("nuclear_norm 3-d", torch.nuclear_norm, lambda p, o: L.clt_nuclear_norm(p, None, 0, o),
+          [data((2, 4, 3), f)])
+    proto("clt_vander", [P, I64P, C.c_int, PP])
+    for dt in DTYPES:
+        for N, inc in ((None, 0), (3, 1), (0, 0), (1, 1), (5, 0), (-1, 0)):
+            check("vander %s %s %d" % (dn(dt), N, inc),
+                  lambda t, N=N, inc=inc: torch.vander(t, N, bool(inc)),
+                  lambda p, o, N=N, inc=inc: L.clt_vander(
+                      p, None if N is None else C.byref(C.c_int64(N)), inc, o),
+                  [data((4,), dt, lo=-3, hi=3)], tol="tr")
+    proto("clt_linalg_vander", [P, I64P, PP])
+    for dt in DTYPES:
+        for shp, N in (((4,), None), ((2, 3), 4), ((), 3), ((3,), 1)):
+            check("linalg_vander %s %s %s" % (dn(dt), shp, N),
+                  lambda t, N=N: torch.linalg.vander(t, N=N),
+                  lambda p, o, N=N: L.clt_linalg_vander(p, None if N is None else C.byref(C.c_int64(N)), o),
+                  [data(shp, dt, lo=-3, hi=3)], tol="tr")
+    proto("clt_renorm", [P, C.c_double, C.c_int, C.c_double, PP])
+    for dt in FLOATS + [torch.int64]:
+        for p_, dim, mx in ((2.0, 0, 5.0), (1.0, 1, 3.0), (3.0, -1, 100.0), (2.0, 2, 1.0),
+                            (0.0, 0, 1.0), (2.0, 0, -1.0)):
+            check("renorm %s p=%g dim=%d max=%g" % (dn(dt), p_, dim, mx),
+                  lambda t, p_=p_, dim=dim, mx=mx: torch.renorm(t, p_, dim, mx),
+                  lambda q, o, p_=p_, dim=dim, mx=mx: L.clt_renorm(q, p_, dim, mx, o),
+                  [data((3, 4, 2), dt)], tol="tr")
+    check("renorm 1-d", lambda t: torch.renorm(t, 2, 0, 1), lambda q, o: L.clt_renorm(q, 2, 0, 1, o),
+          [data((3,), f)])
+    # indexing
+    proto("clt_take_along_dim", [P, P, IP, PP])
+    for dt in (f, torch.int64, torch.bool):
+        t = data((3, 4), dt)
+        for idx, dim in ((torch.tensor([[0, 2, 1, 3]]), 1), (torch.tensor([[2], [0], [1]]), 1),
+                         (torch.tensor([[0, 2, 1, 0], [2, 2, 2, 2]]), 0),
+                         (torch.tensor([5, 0, 11]), None), (torch.tensor([[3, 1]]), 1),
+                         (torch.tensor([1]), 0)):
+            check("take_along_dim %s %s %s" % (dn(dt), list(idx.shape), dim),
+                  lambda x, i, dim=dim: torch.take_along_dim(x, i, dim),
+                  lambda x, i, o, dim=dim: L.clt_take_along_dim(
+                      x, i, None if dim is None else C.byref(C.c_int(dim)), o),
+                  [t, idx], tol="exact")
+    check("take_along_dim int32 index", lambda x, i: torch.take_along_dim(x, i, 0),
+          lambda x, i, o: L.clt_take_along_dim(x, i, C.byref(C.c_int(0)), o),
+          [data((3,), f), torch.tensor([0, 1], dtype=torch.int32)])
+    proto("clt_index_reduce", [P, C.c_int, P, P, C.c_char_p, C.c_int, PP])
+    for dt in (f, d, torch.int64):
+        for red in ("prod", "mean", "amax", "amin"):
+            for inc in (1, 0):
+                for dim, shp, sshp, idx in ((0, (5, 3), (4, 3), [0, 4, 0, 2]),
+                                            (1, (2, 5), (2, 6), [1, 1, 3, 0, 1, 4])):
+                    check("index_reduce %s %s %d dim=%d" % (dn(dt), red, inc, dim),
+                          lambda t, s, i, red=red, inc=inc, dim=dim: t.index_reduce(dim, i, s, red, include_self=bool(inc)),
+                          lambda t, s, i, o, red=red, inc=inc, dim=dim: L.clt_index_reduce(
+                              t, dim, i, s, red.encode(), inc, o),
+                          [data(shp, dt, lo=-3, hi=3), data(sshp, dt, lo=-3, hi=3), torch.tensor(idx)],
+                          tol="tr")
+    check("index_reduce sum", lambda t, s, i: t.index_reduce(0, i, s, "sum"),
+          lambda t, s, i, o: L.clt_index_reduce(t, 0, i, s, b"sum", 1, o),
+          [data((3,), f), data((2,), f), torch.tensor([0, 1])])
+    check("index_reduce count", lambda t, s, i: t.index_reduce(0, i, s, "amax"),
+          lambda t, s, i, o: L.clt_index_reduce(t, 0, i, s, b"amax", 1, o),
+          [data((3,), f), data((2,), f), torch.tensor([0, 1, 2])])
+    check("index_reduce dtype", lambda t, s, i: t.index_reduce(0, i, s, "amax"),
+          lambda t, s, i, o: L.clt_index_reduce(t, 0, i, s, b"amax", 1, o),
+          [data((3,), f), data((2,), d), torch.tensor([0, 1])])
+    # gradient
+    proto("clt_gradient", [P, C.POINTER(C.c_double), C.c_int, IP, C.c_int, C.c_int,
+                           C.POINTER(C.POINTER(P)), C.POINTER(C.c_size_t)])
+    for dt in (f, d, torch.int64):
+        for sp, dims, eo in (((), None, 1), ((2.0,), None, 2), ((0.5, 3.0), (1, 0), 1),
+                             ((1.5,), (-1,), 2), ((), (0,), 3)):
+            nd = 2 if dims is None else len(dims)
+            for k in range(nd):
+                def tfn(t, sp=sp, dims=dims, eo=eo, k=k):
+                    kw = {"edge_order": eo}
+                    if sp:
+                        kw["spacing"] = sp[0] if len(sp) == 1 else list(sp)
+                    if dims is not None:
+                        kw["dim"] = list(dims)
+                    return torch.gradient(t, **kw)[k]
+                check("gradient %s %s %s %d [%d]" % (dn(dt), sp, dims, eo, k), tfn,
+                      lambda p, o, sp=sp, dims=dims, eo=eo, k=k: _pick_list(L.clt_gradient, k)(
+                          p, (C.c_double * max(1, len(sp)))(*sp), len(sp),
+                          None if dims is None else (C.c_int * len(dims))(*dims),
+                          0 if dims is None else len(dims), eo, o),
+                      [data((4, 5), dt)], tol="tr")
+    proto("clt_gradient_coords", [P, C.POINTER(P), C.c_int, IP, C.c_int, C.c_int,
+                                  C.POINTER(C.POINTER(P)), C.POINTER(C.c_size_t)])
+    for dt in (f, d, torch.int64):
+        for dims, eo in ((None, 1), (None, 2), ((1,), 2), ((-1, 0), 1)):
+            nd = 2 if dims is None else len(dims)
+            dd = [0, 1] if dims is None else [x % 2 for x in dims]
+            crd = [torch.sort(data(((4, 5)[q],), dt if dt != torch.int64 else d, lo=-4, hi=4))[0]
+                   for q in dd]
+            if dt == torch.int64:
+                crd = [torch.tensor([0, 1, 3, 7, 8][:(4, 5)[q]]) for q in dd]
+            for k in range(nd):
+                def tfn(t, *cs, dims=dims, eo=eo, k=k):
+                    kw = {"edge_order": eo, "spacing": list(cs)}
+                    if dims is not None:
+                        kw["dim"] = list(dims)
+                    return torch.gradient(t, **kw)[k]
+                check("gradient coords %s %s %d [%d]" % (dn(dt), dims, eo, k), tfn,
+                      lambda p, *rest, dims=dims, eo=eo, k=k, nd=nd: _pick_list(L.clt_gradient_coords, k)(
+                          p, (P * nd)(*rest[:nd]), nd,
+                          None if dims is None else (C.c_int * len(dims))(*dims),
+                          0 if dims is None else len(dims), eo, rest[-1]),
+                      [data((4, 5), dt)] + crd, tol="tr")
+    check("gradient short", lambda t: torch.gradient(t, edge_order=2)[0],
+          lambda p, o: _pick_list(L.clt_gradient, 0)(p, None, 0, None, 0, 2, o), [data((2,), f)])
+    # histogram
+    proto("clt_histogram", [P, C.c_int64, P, C.POINTER(C.c_double), P, C.c_int, PP, PP])
+    for dt in FLOATS:
+        x = data((7, 9), dt, special=False)
+        xs = data((20,), dt, special=True)
+        w = data((7, 9), dt, lo=0, hi=2)
+        for k in (0, 1):
+            for bins, rng, dens in ((10, None, 0), (4, (-2.0, 2.0), 0), (7, None, 1),
+                                    (3, (1.0, 1.0), 0), (5, (-1.0, 3.0), 1)):
+                kw = {"density": bool(dens)}
+                if rng:
+                    kw["range"] = rng
+                check("histogram %s %d %s %d [%d]" % (dn(dt), bins, rng, dens, k),
+                      lambda t, bins=bins, kw=kw, k=k: torch.histogram(t, bins, **kw)[k],
+                      lambda p, o, bins=bins, rng=rng, dens=dens, k=k: _hist_part(k)(
+                          p, bins, None, None if rng is None else (C.c_double * 2)(*rng), None,
+                          dens, o), [x], tol="red")
+                check("histogram %s %d weight [%d]" % (dn(dt), bins, k),
+                      lambda t, ww, bins=bins, kw=kw, k=k: torch.histogram(t, bins, weight=ww, **kw)[k],
+                      lambda p, ww, o, bins=bins, rng=rng, dens=dens, k=k: _hist_part(k)(
+                          p, bins, None, None if rng is None else (C.c_double * 2)(*rng), ww,
+                          dens, o), [x, w], tol="red")
+            check("histogram %s specials range [%d]" % (dn(dt), k),
+                  lambda t, k=k: torch.histogram(t, 4, range=(-2.0, 2.0))[k],
+                  lambda p, o, k=k: _hist_part(k)(p, 4, None, (C.c_double * 2)(-2.0, 2.0), None, 0, o),
+                  [xs], tol="red")
+            e = torch.tensor([-3.0, -1.0, 0.0, 0.5, 4.0], dtype=dt)
+            for dens in (0, 1):
+                check("histogram %s edges %d [%d]" % (dn(dt), dens, k),
+                      lambda t, ee, k=k, dens=dens: torch.histogram(t, ee, density=bool(dens))[k],
+                      lambda p, ee, o, k=k, dens=dens: _hist_part(k)(p, 0, ee, None, None, dens, o),
+                      [x, e], tol="red")
+            check("histogram %s specials auto [%d]" % (dn(dt), k),
+                  lambda t, k=k: torch.histogram(t, 4)[k],
+                  lambda p, o, k=k: _hist_part(k)(p, 4, None, None, None, 0, o), [xs], tol="red")
+            check("histogram %s empty [%d]" % (dn(dt), k),
+                  lambda t, k=k: torch.histogram(t, 3)[k],
+                  lambda p, o, k=k: _hist_part(k)(p, 3, None, None, None, 0, o),
+                  [torch.zeros(0, dtype=dt)], tol="red")
+    proto("clt_histogramdd", [P, I64P, C.POINTER(P), C.c_size_t, C.POINTER(C.c_double), P,
+                              C.c_int, PP, C.POINTER(C.POINTER(P)), C.POINTER(C.c_size_t)])
+
+    def hdd(k, bins=None, nb=0, rng=None, dens=0, nedges=0):
+        """A cfn for histogramdd's hist (k -1) or bin_edges[k]; extra tensor
+        inputs after x are the weight (when nedges is 0 and one more is
+        given) or the edges."""
+        def cfn(p, *rest):
+            o = rest[-1]
+            ins = rest[:-1]
+            edges = (P * max(1, nedges))(*ins[:nedges]) if nedges else None
+            w = ins[nedges] if len(ins) > nedges else None
+            h, arr, n = P(), C.POINTER(P)(), C.c_size_t(0)
+            st = L.clt_histogramdd(p, None if bins is None else (C.c_int64 * len(bins))(*bins),
+                                   edges, nedges or nb,
+                                   None if rng is None else (C.c_double * len(rng))(*rng), w, dens,
+                                   C.byref(h), C.byref(arr), C.byref(n))
+            if st != 0:
+                o._obj.value = None
+                return st
+            picks = [h.value] + [arr[i] for i in range(n.value)]
+            for i, q in enumerate(picks):
+                if i != k + 1:
+                    L.clt_tensor_free(q)
+            L.clt_free(arr)
+            o._obj.value = picks[k + 1]
+            return st
+        return cfn
+    for dt in FLOATS:
+        x = data((6, 4, 2), dt, special=False)
+        xs = data((9, 2), dt, special=True)
+        w = data((6, 4), dt, lo=0, hi=2)
+        for k in (-1, 0, 1):
+            for bins, rng, dens in (([3, 4], None, 0), ([2, 5], [-2.0, 2.0, -1.0, 3.0], 1),
+                                    ([1, 1], None, 1), ([4, 2], [1.0, 1.0, 0.0, 2.0], 0)):
+                kw = {"density": bool(dens)}
+                if rng:
+                    kw["range"] = rng
+                check("histogramdd %s %s %s %d [%d]" % (dn(dt), bins, rng, dens, k),
+                      lambda t, bins=bins, kw=kw, k=k: (lambda r: r.hist if k < 0 else r.bin_edges[k])(
+                          torch.histogramdd(t, bins, **kw)),
+                      hdd(k, bins, 2, rng, dens), [x], tol="red")
+                check("histogramdd %s %s weight [%d]" % (dn(dt), bins, k),
+                      lambda t, ww, bins=bins, kw=kw, k=k: (lambda r: r.hist if k < 0 else r.bin_edges[k])(
+                          torch.histogramdd(t, bins, weight=ww, **kw)),
+                      hdd(k, bins, 2, rng, dens), [x, w], tol="red")
+            check("histogramdd %s specials [%d]" % (dn(dt), k),
+                  lambda t, k=k: (lambda r: r.hist if k < 0 else r.bin_edges[k])(
+                      torch.histogramdd(t, [3, 4], range=[-2.0, 2.0, -3.0, 3.0])),
+                  hdd(k, [3, 4], 2, [-2.0, 2.0, -3.0, 3.0]), [xs], tol="red")
+            e0 = torch.tensor([-3.0, 0.0, 4.0], dtype=dt)
+            e1 = torch.tensor([-1.0, -0.5, 1.0, 2.0], dtype=dt)
+            check("histogramdd %s edges [%d]" % (dn(dt), k),
+                  lambda t, a, b, k=k: (lambda r: r.hist if k < 0 else r.bin_edges[k])(
+                      torch.histogramdd(t, [a, b], density=True)),
+                  hdd(k, None, 0, None, 1, 2), [xs, e0, e1], tol="red")
+        check("histogramdd %s empty" % dn(dt), lambda t: torch.histogramdd(t, [2, 3]).hist,
+              hdd(-1, [2, 3], 2), [torch.zeros(0, 2, dtype=dt)], tol="red")
+    check("histogramdd 1-d", lambda t: torch.histogramdd(t, [2]).hist, hdd(-1, [2], 1),
+          [data((5,), f)])
+    check("histogramdd bins count", lambda t: torch.histogramdd(t, [2]).hist, hdd(-1, [2], 1),
+          [data((5, 2), f)])
+    for dt in FLOATS:
+        xs = data((20,), dt, special=True)
+        e = torch.tensor([-3.0, -1.0, 0.0, 0.5, 4.0], dtype=dt)
+        check("histogram %s edges specials" % dn(dt), lambda t, ee: torch.histogram(t, ee)[0],
+              lambda p, ee, o: _hist_part(0)(p, 0, ee, None, None, 0, o), [xs, e], tol="red")
+    check("histogram int", lambda t: torch.histogram(t, 3)[0],
+          lambda p, o: _hist_part(0)(p, 3, None, None, None, 0, o), [data((5,), torch.int64)])
+    check("histogram bad range", lambda t: torch.histogram(t, 3, range=(2.0, 1.0))[0],
+          lambda p, o: _hist_part(0)(p, 3, None, (C.c_double * 2)(2.0, 1.0), None, 0, o),
+          [data((5,), f)])
+    # strided operands
+    check("take_along_dim transposed", lambda x, i: torch.take_along_dim(x, i, 0),
+          lambda x, i, o: L.clt_take_along_dim(x, i, C.byref(C.c_int(0)), o),
+          [In(data((4, 3), f), ("T",)), In(torch.tensor([[2, 0, 1, 1]]), ("E", (2, 4)))],
+          tol="exact")
+    check("renorm transposed", lambda t: torch.renorm(t, 2, 1, 2.0),
+          lambda p, o: L.clt_renorm(p, 2.0, 1, 2.0, o), [In(data((4, 3), f), ("T",))], tol="tr")
+    check("index_reduce transposed", lambda t, s, i: t.index_reduce(1, i, s, "amax"),
+          lambda t, s, i, o: L.clt_index_reduce(t, 1, i, s, b"amax", 1, o),
+          [In(data((3, 4), f), ("T",)), In(data((2, 3), f), ("T",)), torch.tensor([1, 1])],
+          tol="exact")
+    check("gradient sliced", lambda t: torch.gradient(t, dim=0)[0],
+          lambda p, o: _pick_list(L.clt_gradient, 0)(p, None, 0, (C.c_int * 1)(0), 1, 1, o),
+          [In(data((9, 4), f), ("S", 0, 1, 9, 2))], tol="tr")
+    check("histogram transposed", lambda t: torch.histogram(t, 5)[0],
+          lambda p, o: _hist_part(0)(p, 5, None, None, None, 0, o),
+          [In(data((4, 3), f), ("T",))], tol="red")
+    check("fmax expanded", torch.fmax, L.clt_fmax,
+          [In(data((3, 1), f), ("E", (3, 4))), In(data((4, 3), f), ("T",))], tol="exact")
+    check("inner transposed", torch.inner, L.clt_inner,
+          [In(data((3, 2), torch.int64), ("T",)), In(data((3, 4), torch.int64), ("T",))],
+          tol="exact")
+    # creation
+    proto("clt_scalar_tensor", [P, C.c_int, C.c_double, PP])
+    for dt in DTYPES:
+        check("scalar_tensor %s" % dn(dt), lambda dt=dt: torch.scalar_tensor(3.0, dtype=dt),
+              lambda o, dt=dt: L.clt_scalar_tensor(DEV, T2C[dt], 3.0, o), [], tol="exact")
+    proto("clt_empty_strided", [P, C.c_int, C.c_int, I64P, I64P, PP])
+    proto("clt_tensor_strides", [P], I64P)
+    for size, stride in (((2, 3), (1, 2)), ((2, 3), (0, 1)), ((4,), (3,)), ((0, 5), (5, 1)), ((2,), (-1,))):
+        out = P()
+        st = L.clt_empty_strided(DEV, T2C[f], len(size), shape_arr(size), shape_arr(stride), C.byref(out))
+        try:
+            want = torch.empty_strided(size, stride)
+        except Exception:
+            want = None
+        if want is None:
+            ok("empty_strided %s %s" % (size, stride), st != 0 and out.value is None, "status %d" % st)
+            continue
+        good = st == 0
+        if good:
+            nd = L.clt_tensor_ndim(out)
+            good = (tuple(L.clt_tensor_shape(out)[i] for i in range(nd)) == tuple(want.shape) and
+                    tuple(L.clt_tensor_strides(out)[i] for i in range(nd)) == tuple(want.stride()))
+            L.clt_tensor_free(out)
+        ok("empty_strided %s %s" % (size, stride), good, "status %d" % st)
+    for name in ("hann", "hamming", "blackman", "bartlett", "kaiser"):
+        args = {"hann": [], "hamming": [C.c_double, C.c_double], "blackman": [],
+                "bartlett": [], "kaiser": [C.c_double]}[name]
+        proto("clt_%s_window" % name, [P, C.c_int, C.c_int64, C.c_int] + args + [PP])
+        for dt in (f, d, torch.int64):
+            for n in (0, 1, 2, 5, 64, 1001, -1):
+                for per in (1, 0):
+                    extra = {"hann": (), "hamming": (0.54, 0.46), "blackman": (), "bartlett": (),
+                             "kaiser": (12.0,)}[name]
+                    if name == "hamming" and n == 5:
+                        extra = (0.6, 0.3)
+                    if name == "kaiser" and n == 64:
+                        extra = (5.0,)
+                    check("%s_window %s %d %d" % (name, dn(dt), n, per),
+                          lambda n=n, per=per, dt=dt, extra=extra, name=name: getattr(torch, name + "_window")(
+                              n, bool(per), *extra, dtype=dt),
+                          lambda o, n=n, per=per, dt=dt, extra=extra, name=name: getattr(L, "clt_%s_window" % name)(
+                              DEV, T2C[dt], n, per, *(extra + (o,))),
+                          [], tol="tr")
 
 
 def main():
@@ -8479,7 +8924,7 @@ def main():
                 linalg_lu,
                 nn_utils,
                 nn_prune,
-                settings, conv3d, pool3d]
+                settings, conv3d, pool3d, misc2]
     only = os.environ.get("CONFORMANCE_ONLY")
     for s in sections:
         if only and s.__name__ not in only.split(","):

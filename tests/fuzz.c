@@ -7210,6 +7210,251 @@ static void op_data2(fz *f)
     store(f, out);
 }
 
+/* ---- misc2: torch's small functions (deg2rad .. kaiser_window) ------------------------------- */
+
+/* int64 indices of a small range made from a slot's values (*own: a new
+ * tensor), or a slot as it is (borrowed). */
+static clt_tensor *misc2_index(fz *f, int *own)
+{
+    clt_tensor *t = rt(f), *r = NULL, *c = NULL;
+    clt_status st;
+    *own = 0;
+    if (!t || chance(f, 30))
+        return t;
+    CALL("clt_to_dtype", clt_to_dtype(t, CLT_INT64, &r));
+    if (st != CLT_OK)
+        return NULL;
+    CALL("clt_clamp", clt_clamp(r, (const double[]){0}, (const double[]){(double)pick(f, 3)}, &c));
+    tfree(f, r, 0);
+    *own = st == CLT_OK;
+    return st == CLT_OK ? c : NULL;
+}
+
+static void op_misc2(fz *f)
+{
+    clt_tensor *a = rt(f), *b = chance(f, 20) ? a : rt(f), *c = rt(f);
+    clt_tensor *out = SENT, **op = OUTP(f, &out), *out2 = SENT, **op2 = OUTP(f, &out2);
+    clt_status st = CLT_OK;
+    uint32_t k = pick(f, 44);
+    double s1 = rand_scalar(f), s2 = rand_scalar(f);
+    int dim = rand_dim(f, clt_tensor_ndim(a)), dimv = dim;
+    int64_t n64 = (int64_t)pick(f, 8) - 2;
+    static const int64_t big[] = {INT64_MAX, INT64_MIN, -1, 0, 1, 2, 5, 64};
+    clt_device *dev = rand_dev(f);
+    clt_dtype dt = (clt_dtype)pick(f, CLT_DTYPE_COUNT + 1);
+    if (k >= 39) {
+        /* lists and two outputs */
+        if (k == 39 || k == 40) {
+            clt_tensor **outs = SENT;
+            size_t m = 99, n = pick(f, 4);
+            const clt_tensor *ts[3] = {a, b, c};
+            int nulls = chance(f, 4);
+            if (k == 39) {
+                CALL("clt_broadcast_tensors",
+                     clt_broadcast_tensors(n && !(nulls && chance(f, 50)) ? ts : NULL, n,
+                                           nulls && chance(f, 30) ? NULL : &outs,
+                                           nulls && chance(f, 30) ? NULL : &m));
+            } else {
+                double sp[3] = {chance(f, 70) ? 1.0 : s1, s2, 0.5};
+                int dims[3] = {dim, rand_dim(f, clt_tensor_ndim(a)), 0};
+                int nsp = (int)pick(f, 4) - (chance(f, 10) ? 1 : 0), nd = (int)pick(f, 3);
+                if (chance(f, 70)) {
+                    CALL("clt_gradient",
+                         clt_gradient(a, nsp > 0 || chance(f, 50) ? sp : NULL, nsp,
+                                      chance(f, 50) ? dims : NULL, nd, (int)pick(f, 4),
+                                      nulls && chance(f, 30) ? NULL : &outs,
+                                      nulls && chance(f, 30) ? NULL : &m));
+                } else {
+                    const clt_tensor *cs[3] = {b, c, a};
+                    CALL("clt_gradient_coords",
+                         clt_gradient_coords(a, chance(f, 5) ? NULL : cs, nsp,
+                                             chance(f, 50) ? dims : NULL, nd, (int)pick(f, 4),
+                                             nulls && chance(f, 30) ? NULL : &outs,
+                                             nulls && chance(f, 30) ? NULL : &m));
+                }
+            }
+            if (!list_outcome(f, st, outs, m, 3 > CLT_MAX_DIMS ? 3 : CLT_MAX_DIMS))
+                return;
+            for (size_t j = 0; j < m; j++)
+                store(f, outs[j]);
+            f->call = "clt_free";
+            clt_free(outs);
+            return;
+        }
+        if (k == 41) {
+            double range[2] = {s1, s2};
+            CALL("clt_histogram",
+                 clt_histogram(a, (int64_t)pick(f, 40) - 2, chance(f, 70) ? NULL : b,
+                               chance(f, 50) ? NULL : range, chance(f, 70) ? NULL : c,
+                               (int)pick(f, 2), op, op2));
+            if (two_outcome(f, st, op, out, op2, out2)) {
+                store(f, out);
+                store(f, out2);
+            }
+            return;
+        }
+        if (k == 42) {
+            int nd = -1;
+            int64_t shape[CLT_MAX_DIMS];
+            int ndims[3] = {clt_tensor_ndim(a), clt_tensor_ndim(b), (int)pick(f, 12) - 2};
+            const int64_t *shapes[3] = {clt_tensor_shape(a), clt_tensor_shape(b),
+                                        (const int64_t[]){3, 1, 0, -1, 7, 1, 1, 1, 1, 1}};
+            CALL("clt_broadcast_shapes",
+                 clt_broadcast_shapes(ndims, shapes, pick(f, 4), chance(f, 3) ? NULL : &nd,
+                                      chance(f, 3) ? NULL : shape));
+            capture_check(f);
+            if (st != CLT_OK)
+                check_error(f, st);
+            return;
+        }
+        if (k == 43 && chance(f, 40)) {
+            clt_tensor **eo = SENT, *hh = SENT;
+            size_t m = 99;
+            int64_t bins[3] = {(int64_t)pick(f, 5) - 1, (int64_t)pick(f, 5), 2};
+            const clt_tensor *es[3] = {b, c, a};
+            double range[6] = {s1, s2, -1, 1, 0, 3};
+            int nulls = chance(f, 4);
+            CALL("clt_histogramdd",
+                 clt_histogramdd(a, chance(f, 10) ? NULL : bins, chance(f, 70) ? NULL : es,
+                                 pick(f, 4), chance(f, 50) ? NULL : range, chance(f, 80) ? NULL : b,
+                                 (int)pick(f, 2), nulls && chance(f, 30) ? NULL : &hh,
+                                 nulls && chance(f, 30) ? NULL : &eo,
+                                 nulls && chance(f, 30) ? NULL : &m));
+            if (st != CLT_OK && hh != SENT && hh != NULL)
+                die(f, "failed with %s but left a histogram", clt_status_name(st));
+            if (!list_outcome(f, st, eo, m, 3))
+                return;
+            if (hh == NULL || hh == SENT)
+                die(f, "CLT_OK without a histogram");
+            check_tensor(f, hh);
+            store(f, hh);
+            for (size_t j = 0; j < m; j++)
+                store(f, eo[j]);
+            f->call = "clt_free";
+            clt_free(eo);
+            return;
+        }
+        /* windows and empty_strided on a device */
+        int64_t len = chance(f, 80) ? (int64_t)pick(f, 70) - 2 : big[pick(f, 8)];
+        int per = (int)pick(f, 2);
+        switch (pick(f, 7)) {
+        case 0: CALL("clt_hann_window", clt_hann_window(dev, dt, len, per, op)); break;
+        case 1:
+            CALL("clt_hamming_window", clt_hamming_window(dev, dt, len, per, s1, s2, op));
+            break;
+        case 2: CALL("clt_blackman_window", clt_blackman_window(dev, dt, len, per, op)); break;
+        case 3: CALL("clt_bartlett_window", clt_bartlett_window(dev, dt, len, per, op)); break;
+        case 4: CALL("clt_kaiser_window", clt_kaiser_window(dev, dt, len, per, s1, op)); break;
+        case 5: CALL("clt_scalar_tensor", clt_scalar_tensor(dev, dt, s1, op)); break;
+        default: {
+            int64_t size[3] = {(int64_t)pick(f, 4), chance(f, 90) ? (int64_t)pick(f, 4) : big[pick(f, 8)], 2};
+            int64_t stride[3] = {(int64_t)pick(f, 5) - 1, chance(f, 90) ? (int64_t)pick(f, 4) : big[pick(f, 8)], 1};
+            CALL("clt_empty_strided", clt_empty_strided(dev, dt, (int)pick(f, 5) - 1, size, stride, op));
+            break;
+        }
+        }
+        if (result(f, st, op, out))
+            keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+        return;
+    }
+    clt_tensor *idx = NULL;
+    int own = 0;
+    switch (k) {
+    case 0: CALL("clt_deg2rad", clt_deg2rad(a, op)); break;
+    case 1: CALL("clt_rad2deg", clt_rad2deg(a, op)); break;
+    case 2: CALL("clt_sgn", clt_sgn(a, op)); break;
+    case 3: CALL("clt_fix", clt_fix(a, op)); break;
+    case 4: CALL("clt_isposinf", clt_isposinf(a, op)); break;
+    case 5: CALL("clt_isneginf", clt_isneginf(a, op)); break;
+    case 6: CALL("clt_isreal", clt_isreal(a, op)); break;
+    case 7: CALL("clt_fmax", clt_fmax(a, b, op)); break;
+    case 8: CALL("clt_fmin", clt_fmin(a, b, op)); break;
+    case 9: CALL("clt_clamp_min", clt_clamp_min(a, s1, op)); break;
+    case 10: CALL("clt_clamp_max", clt_clamp_max(a, s1, op)); break;
+    case 11: CALL("clt_fliplr", clt_fliplr(a, op)); break;
+    case 12: CALL("clt_flipud", clt_flipud(a, op)); break;
+    case 13: CALL("clt_diagflat", clt_diagflat(a, n64, op)); break;
+    case 14: {
+        int64_t shape[3] = {(int64_t)pick(f, 4) - 1, (int64_t)pick(f, 4), (int64_t)pick(f, 4)};
+        CALL("clt_broadcast_to", clt_broadcast_to(a, (int)pick(f, 5) - 1, shape, op));
+        break;
+    }
+    case 15: CALL("clt_ger", clt_ger(a, b, op)); break;
+    case 16: CALL("clt_inner", clt_inner(a, b, op)); break;
+    case 17: CALL("clt_addr", clt_addr(a, b, c, chance(f, 50) ? 1.0 : s1, chance(f, 50) ? 1.0 : s2, op)); break;
+    case 18: {
+        const clt_tensor *ts[3] = {a, b, c};
+        CALL("clt_chain_matmul", clt_chain_matmul(chance(f, 5) ? NULL : ts, pick(f, 4), op));
+        break;
+    }
+    case 19: CALL("clt_matrix_power", clt_matrix_power(a, n64, op)); break;
+    case 20: CALL("clt_logdet", clt_logdet(a, op)); break;
+    case 21: {
+        int dims[2] = {dim, rand_dim(f, clt_tensor_ndim(a))};
+        CALL("clt_frobenius_norm", clt_frobenius_norm(a, chance(f, 10) ? NULL : dims,
+                                                      (int)pick(f, 4) - (chance(f, 5) ? 1 : 0),
+                                                      (int)pick(f, 2), op));
+        break;
+    }
+    case 22: {
+        int dims[2] = {dim, rand_dim(f, clt_tensor_ndim(a))};
+        CALL("clt_nuclear_norm", clt_nuclear_norm(a, chance(f, 50) ? NULL : dims, (int)pick(f, 2), op));
+        break;
+    }
+    case 23:
+        CALL("clt_vander", clt_vander(a, chance(f, 50) ? NULL : &n64, (int)pick(f, 2), op));
+        break;
+    case 24: CALL("clt_linalg_vander", clt_linalg_vander(a, chance(f, 50) ? NULL : &n64, op)); break;
+    case 25: CALL("clt_renorm", clt_renorm(a, chance(f, 50) ? 2.0 : s1, dim, s2, op)); break;
+    case 26:
+    case 27:
+        idx = misc2_index(f, &own);
+        CALL("clt_take_along_dim", clt_take_along_dim(a, idx, chance(f, 30) ? NULL : &dimv, op));
+        break;
+    case 28:
+    case 29: {
+        static const char *reds[] = {"prod", "mean", "amax", "amin", "sum", NULL};
+        idx = misc2_index(f, &own);
+        CALL("clt_index_reduce", clt_index_reduce(a, dim, idx, b, reds[pick(f, 6)], (int)pick(f, 2), op));
+        break;
+    }
+    default: {
+        /* a recorded call's gradient: backward through a sum of it */
+        clt_tensor *x = NULL, *s = NULL;
+        int i = grad_slot(f, 0);
+        x = i >= 0 ? f->s[i].t : a;
+        switch (k) {
+        case 30: CALL("clt_fmax", clt_fmax(x, b, op)); break;
+        case 31: CALL("clt_renorm", clt_renorm(x, 2.0, dim, 1.0, op)); break;
+        case 32: CALL("clt_logdet", clt_logdet(x, op)); break;
+        case 33: CALL("clt_linalg_vander", clt_linalg_vander(x, NULL, op)); break;
+        case 34: CALL("clt_inner", clt_inner(x, x, op)); break;
+        case 35: CALL("clt_deg2rad", clt_deg2rad(x, op)); break;
+        case 36: CALL("clt_diagflat", clt_diagflat(x, 0, op)); break;
+        case 37: CALL("clt_fliplr", clt_fliplr(x, op)); break;
+        default: CALL("clt_clamp_min", clt_clamp_min(x, 0.0, op)); break;
+        }
+        if (!result(f, st, op, out))
+            return;
+        check_tensor(f, out);
+        if (clt_requires_grad(out) && chance(f, 60)) {
+            CALL("clt_sum", clt_sum(out, &s));
+            if (status_ok(f, st)) {
+                CALL("clt_backward", clt_backward(s, NULL, 0));
+                status_ok(f, st);
+            }
+            tfree(f, s, 0);
+        }
+        store(f, out);
+        return;
+    }
+    }
+    if (result(f, st, op, out))
+        keep_result(f, out, -1, NULL, CLT_DTYPE_COUNT, NULL);
+    if (own)
+        tfree(f, idx, 0);
+}
+
 typedef void (*op_fn)(fz *);
 static struct {
     const char *name;
@@ -7248,6 +7493,7 @@ static struct {
     {"conv3d", op_conv3d, 3},
     {"pool3d", op_pool3d, 3},
     {"data2", op_data2, 3},
+    {"misc2", op_misc2, 3},
 };
 #define NOPS (sizeof ops / sizeof *ops)
 

@@ -3098,5 +3098,116 @@ for nm, tf_, cf_ in (
                         C.c_int(0), C.c_int(0)))):
     dd_case(nm, lambda x, f_=tf_: f_(x) ** 2, lambda x, f_=cf_: call("clt_mul", f_(x), f_(x)),
             [rng.standard_normal((2, 2, 4, 5, 4))])
+# ---- misc2: the small torch functions composed of recorded ops ------------
+rng = np.random.default_rng(17)
+_I = C.POINTER(C.c_int)
+# (not sgn: torch 1.13's SgnBackward0 of a real tensor gives values that
+# change from run to run here, zeros in a fresh process; sign's gradient,
+# zeros, is tests/test_misc2.c's)
+for n_ in ("deg2rad", "rad2deg", "fix"):
+    proto("clt_" + n_, [P, PP])
+    case(n_, lambda x, n=n_: getattr(torch, n)(x), lambda x, n=n_: call("clt_" + n, x),
+         [rng.standard_normal((3, 4)) * 3])
+for n_ in ("fmax", "fmin"):
+    proto("clt_" + n_, [P, P, PP])
+    a_ = rng.standard_normal((3, 4))
+    b_ = rng.standard_normal((1, 4))
+    a_[0, 0] = b_[0, 0]
+    a_[1, 1] = np.nan
+    b_[0, 2] = np.nan
+    case(n_ + " ties nan bcast", getattr(torch, n_), lambda x, y, n=n_: call("clt_" + n, x, y), [a_, b_])
+for n_ in ("clamp_min", "clamp_max"):
+    proto("clt_" + n_, [P, C.c_double, PP])
+    case(n_, lambda x, n=n_: getattr(torch, n)(x, 0.25), lambda x, n=n_: call("clt_" + n, x, 0.25),
+         [rng.standard_normal((3, 4))])
+proto("clt_fliplr", [P, PP])
+proto("clt_diagflat", [P, C.c_int64, PP])
+case("fliplr", torch.fliplr, lambda x: call("clt_fliplr", x), [rng.standard_normal((3, 4))])
+case("diagflat", lambda x: torch.diagflat(x, -1), lambda x: call("clt_diagflat", x, -1),
+     [rng.standard_normal((2, 2))])
+proto("clt_inner", [P, P, PP])
+proto("clt_addr", [P, P, P, C.c_double, C.c_double, PP])
+case("inner", torch.inner, lambda x, y: call("clt_inner", x, y),
+     [rng.standard_normal((2, 3)), rng.standard_normal((4, 3))])
+case("addr", lambda i, a, b: torch.addr(i, a, b, beta=0.5, alpha=2.0),
+     lambda i, a, b: call("clt_addr", i, a, b, 0.5, 2.0),
+     [rng.standard_normal((3, 1)), rng.standard_normal(3), rng.standard_normal(4)])
+proto("clt_chain_matmul", [C.POINTER(P), C.c_size_t, PP])
+case("chain_matmul", lambda a, b, c: torch.chain_matmul(a, b, c),
+     lambda a, b, c: call("clt_chain_matmul", (P * 3)(a, b, c), 3),
+     [rng.standard_normal((2, 3)), rng.standard_normal((3, 4)), rng.standard_normal((4, 2))])
+proto("clt_logdet", [P, PP])
+case("logdet", torch.logdet, lambda x: call("clt_logdet", x), [_spd_wc((3, 3)) if "_spd_wc" in globals() else np.eye(3) * 2 + 0.1])
+proto("clt_frobenius_norm", [P, _I, C.c_int, C.c_int, PP])
+proto("clt_nuclear_norm", [P, _I, C.c_int, PP])
+case("frobenius_norm dims", lambda x: torch.frobenius_norm(x, (0, 2)),
+     lambda x: call("clt_frobenius_norm", x, (C.c_int * 2)(0, 2), 2, 0), [rng.standard_normal((2, 3, 4))])
+case("nuclear_norm", torch.nuclear_norm, lambda x: call("clt_nuclear_norm", x, None, 0),
+     [rng.standard_normal((4, 3))])
+proto("clt_vander", [P, I64P, C.c_int, PP])
+proto("clt_linalg_vander", [P, I64P, PP])
+# torch 1.13's own backward of torch.vander fails (its in-place cumprod
+# into the result): the gradient of its formula, the powers of x
+case("vander", lambda x: torch.flip(x.unsqueeze(1) ** torch.arange(4, dtype=torch.float64), (1,)),
+     lambda x: call("clt_vander", x, C.byref(C.c_int64(4)), 0), [rng.standard_normal(3)])
+case("linalg.vander", lambda x: torch.linalg.vander(x), lambda x: call("clt_linalg_vander", x, None),
+     [rng.standard_normal((2, 3))])
+proto("clt_renorm", [P, C.c_double, C.c_int, C.c_double, PP])
+for p_, d_ in ((2.0, 0), (1.0, 1), (3.0, -1)):
+    case("renorm p=%g dim=%d" % (p_, d_), lambda x, p=p_, d=d_: torch.renorm(x, p, d, 1.5),
+         lambda x, p=p_, d=d_: call("clt_renorm", x, p, d, 1.5), [rng.standard_normal((3, 4, 2))])
+proto("clt_take_along_dim", [P, P, _I, PP])
+case("take_along_dim", lambda x, i: torch.take_along_dim(x, i, 1),
+     lambda x, i: call("clt_take_along_dim", x, i, C.byref(C.c_int(1))),
+     [rng.standard_normal((3, 4)), np.array([[0, 3, 3], [1, 1, 2], [2, 0, 0]])], wrt=[0])
+proto("clt_index_reduce", [P, C.c_int, P, P, C.c_char_p, C.c_int, PP])
+for red in ("prod", "mean", "amax", "amin"):
+    for inc in (1, 0):
+        case("index_reduce %s %d" % (red, inc),
+             lambda t, s, i, r=red, inc=inc: t.index_reduce(0, i, s, r, include_self=bool(inc)),
+             lambda t, s, i, r=red, inc=inc: call("clt_index_reduce", t, 0, i, s, r.encode(), inc),
+             [rng.standard_normal((4, 3)), rng.standard_normal((5, 3)), np.array([0, 2, 0, 3, 2])],
+             wrt=[0, 1])
+proto("clt_gradient", [P, C.POINTER(C.c_double), C.c_int, _I, C.c_int, C.c_int,
+                       C.POINTER(C.POINTER(P)), C.POINTER(C.c_size_t)])
+
+
+def _grad_c(x, k, sp, eo):
+    arr, n = C.POINTER(P)(), C.c_size_t(0)
+    st = L.clt_gradient(x, (C.c_double * 2)(*sp), len(sp), None, 0, eo, C.byref(arr), C.byref(n))
+    if st != 0:
+        raise RuntimeError(L.clt_last_error().decode())
+    r = arr[k]
+    L.clt_free(arr)
+    return r
+
+
+proto("clt_free", [P], None)
+for eo in (1, 2):
+    for k in (0, 1):
+        case("gradient edge_order=%d [%d]" % (eo, k),
+             lambda x, k=k, eo=eo: torch.gradient(x, spacing=[0.5, 2.0], edge_order=eo)[k],
+             lambda x, k=k, eo=eo: _grad_c(x, k, (0.5, 2.0), eo), [rng.standard_normal((4, 5))])
+
+proto("clt_gradient_coords", [P, C.POINTER(P), C.c_int, _I, C.c_int, C.c_int,
+                              C.POINTER(C.POINTER(P)), C.POINTER(C.c_size_t)])
+
+
+def _gradc_c(x, c, eo):
+    arr, n = C.POINTER(P)(), C.c_size_t(0)
+    st = L.clt_gradient_coords(x, (P * 1)(c), 1, (C.c_int * 1)(1), 1, eo, C.byref(arr), C.byref(n))
+    if st != 0:
+        raise RuntimeError(L.clt_last_error().decode())
+    r = arr[0]
+    L.clt_free(arr)
+    return r
+
+
+for eo in (1, 2):
+    case("gradient coordinates edge_order=%d" % eo,
+         lambda x, c, eo=eo: torch.gradient(x, spacing=[c], dim=1, edge_order=eo)[0],
+         lambda x, c, eo=eo: _gradc_c(x, c, eo),
+         [rng.standard_normal((3, 5)), np.array([0.0, 0.3, 1.0, 1.2, 2.5])])
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

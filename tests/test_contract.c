@@ -792,6 +792,47 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
     X(clt_cov, T, clt_cov(f->bl, 1, NULL, NULL, &o->t))                                      \
     X(clt_corrcoef, T, clt_corrcoef(NULL, &o->t))                                            \
     X(clt_histc, T, clt_histc(f->i32, 10, 0, 0, &o->t))                                    \
+    /* misc2: small torch functions */                                                       \
+    X(clt_deg2rad, T, clt_deg2rad(NULL, &o->t))                                              \
+    X(clt_rad2deg, T, clt_rad2deg(NULL, &o->t))                                              \
+    X(clt_sgn, T, clt_sgn(NULL, &o->t))                                                      \
+    X(clt_fix, T, clt_fix(f->bl, &o->t))                                                     \
+    X(clt_isposinf, T, clt_isposinf(NULL, &o->t))                                            \
+    X(clt_isneginf, T, clt_isneginf(NULL, &o->t))                                            \
+    X(clt_isreal, T, clt_isreal(NULL, &o->t))                                                \
+    X(clt_fmax, T, clt_fmax(f->f, f->f2, &o->t))                                             \
+    X(clt_fmin, T, clt_fmin(f->f, f->e, &o->t))                                              \
+    X(clt_clamp_min, T, clt_clamp_min(NULL, 0.0, &o->t))                                     \
+    X(clt_clamp_max, T, clt_clamp_max(NULL, 0.0, &o->t))                                     \
+    X(clt_fliplr, T, clt_fliplr(f->e, &o->t))                                                \
+    X(clt_flipud, T, clt_flipud(NULL, &o->t))                                                \
+    X(clt_diagflat, T, clt_diagflat(NULL, 0, &o->t))                                         \
+    X(clt_broadcast_to, T, clt_broadcast_to(f->f, 1, sh5, &o->t))                            \
+    X(clt_broadcast_tensors, LIST | N, clt_broadcast_tensors(f->cpair, 2, &o->list, &o->n))  \
+    X(clt_ger, T, clt_ger(f->f, f->f, &o->t))                                                \
+    X(clt_inner, T, clt_inner(f->f, f->e, &o->t))                                            \
+    X(clt_addr, T, clt_addr(f->f, f->e, f->f, 1.0, 1.0, &o->t))                              \
+    X(clt_chain_matmul, T, clt_chain_matmul(f->cpair, 0, &o->t))                             \
+    X(clt_matrix_power, T, clt_matrix_power(f->f, 2, &o->t))                                 \
+    X(clt_logdet, T, clt_logdet(f->f, &o->t))                                                \
+    X(clt_frobenius_norm, T, clt_frobenius_norm(f->i32, NULL, 0, 0, &o->t))                  \
+    X(clt_nuclear_norm, T, clt_nuclear_norm(f->e, NULL, 0, &o->t))                           \
+    X(clt_vander, T, clt_vander(f->f, NULL, 0, &o->t))                                       \
+    X(clt_linalg_vander, T, clt_linalg_vander(f->bl, NULL, &o->t))                           \
+    X(clt_renorm, T, clt_renorm(f->e, 2.0, 0, 1.0, &o->t))                                   \
+    X(clt_take_along_dim, T, clt_take_along_dim(f->f, f->i32, NULL, &o->t))                  \
+    X(clt_index_reduce, T, clt_index_reduce(f->f, 0, f->i32, f->f, "sum", 1, &o->t))         \
+    X(clt_gradient, LIST | N, clt_gradient(f->f, NULL, 0, NULL, 0, 3, &o->list, &o->n))      \
+    X(clt_gradient_coords, LIST | N, clt_gradient_coords(f->f, f->cpair, 1, NULL, 0, 1, &o->list, &o->n))\
+    X(clt_histogram, T | T2, clt_histogram(f->i32, 3, NULL, NULL, NULL, 0, &o->t, &o->t2))   \
+    X(clt_histogramdd, T | LIST | N, clt_histogramdd(f->f, NULL, NULL, 3, NULL, NULL, 0, &o->t, &o->list, &o->n))\
+    X(clt_scalar_tensor, T, clt_scalar_tensor(f->dev, CLT_DTYPE_COUNT, 1.0, &o->t))          \
+    X(clt_empty_strided, T, clt_empty_strided(f->dev, CLT_FLOAT32, 1, sh5, neg1, &o->t))     \
+    X(clt_hann_window, T, clt_hann_window(f->dev, CLT_INT32, 5, 1, &o->t))                   \
+    X(clt_hamming_window, T, clt_hamming_window(f->dev, CLT_FLOAT32, -1, 1, 0.54, 0.46, &o->t))\
+    X(clt_blackman_window, T, clt_blackman_window(f->dev, CLT_BOOL, 5, 0, &o->t))            \
+    X(clt_bartlett_window, T, clt_bartlett_window(f->dev, CLT_FLOAT32, -3, 0, &o->t))        \
+    X(clt_kaiser_window, T, clt_kaiser_window(f->dev, CLT_INT64, 5, 1, 12.0, &o->t))         \
     /* distributions.h */                                                                    \
     X(clt_normal_dist, DIST, clt_normal_dist(f->f, f->f2, 1, &o->dist))                      \
     X(clt_uniform_dist, DIST, clt_uniform_dist(f->f, f->f, 1, &o->dist))                     \

@@ -448,6 +448,26 @@ CLT_API clt_status clt_unique_consecutive(const clt_tensor *t, clt_tensor **valu
 CLT_API clt_status clt_unique_dim(const clt_tensor *t, int dim, int sorted, clt_tensor **values,
                                   clt_tensor **inverse, clt_tensor **counts);
 
+
+/* ---- take_along_dim and index_reduce ------------------------------------- */
+
+/* torch.take_along_dim(t, indices, dim): with dim (non-NULL) t and the
+ * int64 indices (same number of dims) broadcast but along *dim and
+ * gathered there (clt_gather's checks and gradient); dim NULL takes from t
+ * flattened at indices flattened.  New tensor. */
+CLT_API clt_status clt_take_along_dim(const clt_tensor *t, const clt_tensor *indices,
+                                      const int *dim, clt_tensor **out);
+/* torch.index_reduce(t, dim, index, source, reduce, include_self): a copy
+ * of t whose slice index[i] along dim is reduced with source's slice i by
+ * reduce, "prod", "mean", "amax" or "amin" (t's own value taken into it
+ * when include_self).  index 1-D int64 or int32 of source.size(dim)
+ * entries in range; source of t's dtype and slice shape.  Composed as
+ * clt_scatter_reduce over the index expanded to source's shape (its
+ * gradient and its device check of the values).  New tensor. */
+CLT_API clt_status clt_index_reduce(const clt_tensor *t, int dim, const clt_tensor *index,
+                                    const clt_tensor *source, const char *reduce,
+                                    int include_self, clt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -624,6 +624,60 @@ CLT_API clt_status clt_linalg_tensorinv(const clt_tensor *a, int64_t ind, clt_te
 CLT_API clt_status clt_linalg_tensorsolve(const clt_tensor *a, const clt_tensor *b,
                                           const int *dims, int ndims, clt_tensor **out);
 
+
+/* ---- more products, determinants and norms (compositions) ---------------
+ * Each hands out a new tensor (release with clt_tensor_free) and records
+ * the gradients of the ops it is made of. */
+
+/* torch.ger(a, b): clt_outer. */
+CLT_API clt_status clt_ger(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+/* torch.inner(a, b): a * b when either is 0-d, else the sum over the last
+ * dims (equal sizes, else CLT_ERR_SHAPE_MISMATCH), shaped a.shape[:-1] +
+ * b.shape[:-1]: clt_tensordot over the last dims (its dtypes: equal). */
+CLT_API clt_status clt_inner(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+/* torch.addr(input, vec1, vec2, beta, alpha): beta * input + alpha *
+ * outer(vec1, vec2) of shape [len1, len2] (input expands to it); beta 0
+ * ignores input (its NaNs too).  Integer inputs refuse non-integral beta
+ * or alpha (CLT_ERR_INVALID_ARGUMENT); bool inputs take (beta and input) or
+ * (alpha and vec1 vec2^T), as torch.  1-D vectors only. */
+CLT_API clt_status clt_addr(const clt_tensor *input, const clt_tensor *vec1,
+                            const clt_tensor *vec2, double beta, double alpha,
+                            clt_tensor **out);
+/* torch.chain_matmul(*ts): the product of n 2-D matrices (a copy of the
+ * one for n 1), clt_linalg_multi_dot's order; n 0 and other dims are
+ * errors. */
+CLT_API clt_status clt_chain_matmul(const clt_tensor *const *ts, size_t n, clt_tensor **out);
+/* torch.matrix_power(a, n): clt_linalg_matrix_power. */
+CLT_API clt_status clt_matrix_power(const clt_tensor *a, int64_t n, clt_tensor **out);
+/* torch.logdet(A): log det A of square (batches of) floating matrices: NaN
+ * where det < 0, -inf where it is 0, as torch 1.13's where(sign == -1,
+ * nan, logabsdet) over clt_linalg_slogdet (its gradient). */
+CLT_API clt_status clt_logdet(const clt_tensor *a, clt_tensor **out);
+/* torch.frobenius_norm(a, dims, keepdim): the 2-norm of the elements over
+ * ndims (0, 1 or 2; 0: all elements) dims, clt_linalg_vector_norm; floating
+ * a only. */
+CLT_API clt_status clt_frobenius_norm(const clt_tensor *a, const int *dims, int ndims,
+                                      int keepdim, clt_tensor **out);
+/* torch.nuclear_norm(a, dims, keepdim): the sum of the singular values over
+ * the two dims (dims NULL: a must be 2-D), clt_linalg_matrix_norm's "nuc". */
+CLT_API clt_status clt_nuclear_norm(const clt_tensor *a, const int *dims, int keepdim,
+                                    clt_tensor **out);
+/* torch.vander(x, N, increasing): for a 1-D x, [len, N] (n NULL: N = len)
+ * of the powers x^(N-1) .. x^0 per row (x^0 .. x^(N-1) when increasing),
+ * made by a running product as torch; integer and bool x give int64.  A
+ * negative N is CLT_ERR_INVALID_ARGUMENT. */
+CLT_API clt_status clt_vander(const clt_tensor *x, const int64_t *n, int increasing,
+                              clt_tensor **out);
+/* torch.linalg.vander(x, N): x of shape (*, n) to (*, n, N) (n NULL: N =
+ * x's last size; a 0-d x is 1-D) of increasing powers; N must exceed 1;
+ * integer x gives int64, bool is refused. */
+CLT_API clt_status clt_linalg_vander(const clt_tensor *x, const int64_t *n, clt_tensor **out);
+/* torch.renorm(t, p, dim, maxnorm): each slice of t along dim whose p-norm
+ * exceeds maxnorm scaled by maxnorm / (norm + 1e-7), as torch.  t floating
+ * and at least 2-d, p > 0 and maxnorm >= 0 (CLT_ERR_INVALID_ARGUMENT). */
+CLT_API clt_status clt_renorm(const clt_tensor *t, double p, int dim, double maxnorm,
+                              clt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif

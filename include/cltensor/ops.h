@@ -732,6 +732,36 @@ CLT_API clt_status clt_allclose(const clt_tensor *a, const clt_tensor *b, double
  * touching the device; otherwise it reads the answer back and waits. */
 CLT_API clt_status clt_equal(const clt_tensor *a, const clt_tensor *b, int *out);
 
+
+/* ---- small pointwise functions (composed of the ops above) ---------------
+ * Each hands out a new tensor (release with clt_tensor_free) and records
+ * the gradient of the ops it is made of. */
+
+/* torch.deg2rad(a) and torch.rad2deg(a): a * (pi / 180) and a * (180 /
+ * pi); integer and bool inputs give float32 (torch's default dtype). */
+CLT_API clt_status clt_deg2rad(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_rad2deg(const clt_tensor *a, clt_tensor **out);
+/* torch.sgn(a): clt_sign for real dtypes (no complex here). */
+CLT_API clt_status clt_sgn(const clt_tensor *a, clt_tensor **out);
+/* torch.fix(a): clt_trunc (bool refused, CLT_ERR_DTYPE_MISMATCH, as torch). */
+CLT_API clt_status clt_fix(const clt_tensor *a, clt_tensor **out);
+/* torch.isposinf(a) and torch.isneginf(a): bool, true where a is +inf (or
+ * -inf); all false for integer and bool dtypes. */
+CLT_API clt_status clt_isposinf(const clt_tensor *a, clt_tensor **out);
+CLT_API clt_status clt_isneginf(const clt_tensor *a, clt_tensor **out);
+/* torch.isreal(a): bool of a's shape, all true (every dtype here is real). */
+CLT_API clt_status clt_isreal(const clt_tensor *a, clt_tensor **out);
+/* torch.fmax(a, b) and torch.fmin(a, b): the larger (smaller) element, a
+ * NaN losing to a number (NaN only where both are); a and b broadcast and
+ * promote as clt_where's.  Composed as where(a >= b or isnan(b), a, b)
+ * (<= for fmin), so a tie's gradient goes to a, as torch's formula. */
+CLT_API clt_status clt_fmax(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+CLT_API clt_status clt_fmin(const clt_tensor *a, const clt_tensor *b, clt_tensor **out);
+/* torch.clamp_min(a, min) and torch.clamp_max(a, max): clt_clamp with one
+ * bound (its dtypes, NaN rule and gradient). */
+CLT_API clt_status clt_clamp_min(const clt_tensor *a, double min, clt_tensor **out);
+CLT_API clt_status clt_clamp_max(const clt_tensor *a, double max, clt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif

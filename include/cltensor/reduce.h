@@ -534,6 +534,50 @@ CLT_API clt_status clt_corrcoef(const clt_tensor *x, clt_tensor **out);
 CLT_API clt_status clt_histc(const clt_tensor *x, int64_t bins, double min, double max,
                              clt_tensor **out);
 
+
+/* torch.gradient(t, spacing, dim, edge_order): one tensor per dim (dims
+ * NULL: every dim of t, in order) of t's estimated derivative along it:
+ * central differences (f[i+1] - f[i-1]) / 2h inside, one-sided differences
+ * of order edge_order (1 or 2) at the ends.  spacing holds nspacing
+ * scalars: 0 (every h 1), 1 (for every dim) or one per dim (coordinate
+ * tensors: clt_gradient_coords).  Each dim needs edge_order + 1
+ * elements; integer inputs give float32.  *outs is a new array of *n new
+ * tensors (release each with clt_tensor_free, the array with clt_free);
+ * composed of recorded ops (their gradients). */
+CLT_API clt_status clt_gradient(const clt_tensor *t, const double *spacing, int nspacing,
+                                const int *dims, int ndims, int edge_order, clt_tensor ***outs,
+                                size_t *n);
+/* torch.gradient(t, spacing=coordinates, dim, edge_order): as clt_gradient
+ * with the sample points along each dim given: coords[k] (1-D, of that
+ * dim's size; ncoords equal to the number of dims) for dims[k], and torch's
+ * weights for unevenly spaced samples inside and at the ends. */
+CLT_API clt_status clt_gradient_coords(const clt_tensor *t, const clt_tensor *const *coords,
+                                       int ncoords, const int *dims, int ndims, int edge_order,
+                                       clt_tensor ***outs, size_t *n);
+/* torch.histogram(x, bins, range, weight, density): with edges NULL, bins
+ * equal bins from clt_linspace over range[0..1] (range NULL: x's minimum
+ * and maximum, read back; equal bounds widened by 0.5 each way); else the
+ * 1-D edges given (x's dtype).  Element v counts (or adds its weight, of
+ * x's shape and dtype) in bin i where edges[i] <= v < edges[i+1], the last
+ * bin closed; v outside the edges and NaN are not counted.  density
+ * divides by the total and the bins' widths.  x float32 or float64.
+ * *hist (x's dtype) and *bin_edges are new tensors; no gradient. */
+CLT_API clt_status clt_histogram(const clt_tensor *x, int64_t bins, const clt_tensor *edges,
+                                 const double *range, const clt_tensor *weight, int density,
+                                 clt_tensor **hist, clt_tensor **bin_edges);
+/* torch.histogramdd(x, bins, range, weight, density): the histogram of
+ * x's points (x [..., D], D = x's last size, at least 2-d) over D dims,
+ * each as clt_histogram's: bins (nbins == D counts; edges NULL) over range
+ * (2 D bounds, NULL: each dim's own) or edges (nbins == D 1-D tensors;
+ * bins is then not read); weight of x's shape without the last dim.
+ * *hist [bins...] (x's dtype) is a new tensor, *bin_edges a new array of
+ * *n = D new tensors (release each with clt_tensor_free, the array with
+ * clt_free); no gradient. */
+CLT_API clt_status clt_histogramdd(const clt_tensor *x, const int64_t *bins,
+                                   const clt_tensor *const *edges, size_t nbins,
+                                   const double *range, const clt_tensor *weight, int density,
+                                   clt_tensor **hist, clt_tensor ***bin_edges, size_t *n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -254,6 +254,37 @@ CLT_API clt_status clt_tensor_format(const clt_tensor *t, char **out);
 /* The single value of a one-element tensor as a double (waits). */
 CLT_API clt_status clt_tensor_item(const clt_tensor *t, double *value);
 
+
+/* ---- scalar_tensor, empty_strided and window functions -------------------
+ * Each hands out a new tensor: release with clt_tensor_free. */
+
+/* torch.scalar_tensor(value, dtype): a 0-d tensor (clt_full's rules). */
+CLT_API clt_status clt_scalar_tensor(clt_device *dev, clt_dtype dtype, double value,
+                                     clt_tensor **out);
+/* torch.empty_strided(size, stride): uninitialised, with the given strides
+ * (non-negative) over a storage just large enough. */
+CLT_API clt_status clt_empty_strided(clt_device *dev, clt_dtype dtype, int ndim,
+                                     const int64_t *size, const int64_t *stride,
+                                     clt_tensor **out);
+/* torch's windows of window_length values (0: empty, 1: [1]), periodic
+ * (torch's default) as the first window_length of a window one longer,
+ * computed on the host in dtype's own arithmetic as torch's CPU code,
+ * then uploaded; floating dtypes only (CLT_ERR_DTYPE_MISMATCH), a negative
+ * length CLT_ERR_INVALID_ARGUMENT.  hamming is alpha - beta cos(2 pi n /
+ * (N - 1)) (torch's defaults: alpha 0.54, beta 0.46), hann the same with
+ * alpha = beta = 0.5; kaiser is I0(beta sqrt(1 - (2n / (N - 1) - 1)^2)) /
+ * I0(beta) (torch's default beta: 12.0). */
+CLT_API clt_status clt_hann_window(clt_device *dev, clt_dtype dtype, int64_t window_length,
+                                   int periodic, clt_tensor **out);
+CLT_API clt_status clt_hamming_window(clt_device *dev, clt_dtype dtype, int64_t window_length,
+                                      int periodic, double alpha, double beta, clt_tensor **out);
+CLT_API clt_status clt_blackman_window(clt_device *dev, clt_dtype dtype, int64_t window_length,
+                                       int periodic, clt_tensor **out);
+CLT_API clt_status clt_bartlett_window(clt_device *dev, clt_dtype dtype, int64_t window_length,
+                                       int periodic, clt_tensor **out);
+CLT_API clt_status clt_kaiser_window(clt_device *dev, clt_dtype dtype, int64_t window_length,
+                                     int periodic, double beta, clt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -396,6 +396,37 @@ CLT_API clt_status clt_slice_scatter(const clt_tensor *t, const clt_tensor *src,
 CLT_API clt_status clt_diagonal_scatter(const clt_tensor *t, const clt_tensor *src,
                                         int64_t offset, int dim1, int dim2, clt_tensor **out);
 
+
+/* ---- flips, diagflat and broadcasting ------------------------------------ */
+
+/* torch.fliplr(t) (t at least 2-d: dim 1 reversed) and torch.flipud(t) (at
+ * least 1-d: dim 0), clt_flip's copies; fewer dims are
+ * CLT_ERR_SHAPE_MISMATCH ("Input must be >= 2-d.").  New tensor. */
+CLT_API clt_status clt_fliplr(const clt_tensor *t, clt_tensor **out);
+CLT_API clt_status clt_flipud(const clt_tensor *t, clt_tensor **out);
+/* torch.diagflat(t, offset): t flattened as the diagonal (offset above it
+ * when positive) of a square matrix, as clt_diag of the flattened t.  New
+ * tensor. */
+CLT_API clt_status clt_diagflat(const clt_tensor *t, int64_t offset, clt_tensor **out);
+/* torch.broadcast_to(t, shape): clt_expand (a view; -1 keeps a size).  New
+ * tensor sharing t's storage. */
+CLT_API clt_status clt_broadcast_to(const clt_tensor *t, int ndim, const int64_t *shape,
+                                    clt_tensor **out);
+/* torch.broadcast_shapes(*shapes): the broadcast shape of the n shapes
+ * (shapes[k] of ndims[k] sizes) written to the caller's out_shape (room for
+ * CLT_MAX_DIMS sizes) and *out_ndim (0 for n 0).  Shapes that do not
+ * broadcast are CLT_ERR_SHAPE_MISMATCH, negative sizes
+ * CLT_ERR_INVALID_ARGUMENT; *out_ndim is then 0.  Nothing is allocated. */
+CLT_API clt_status clt_broadcast_shapes(const int *ndims, const int64_t *const *shapes, size_t n,
+                                        int *out_ndim, int64_t *out_shape);
+/* torch.broadcast_tensors(*ts): *outs a new array of n views (recorded
+ * expands) of ts, each of the broadcast shape; *nout is n.  The array is
+ * released with clt_free, each view with clt_tensor_free.  Tensors on
+ * different devices are CLT_ERR_DEVICE_MISMATCH; *outs NULL and *nout 0 on
+ * failure. */
+CLT_API clt_status clt_broadcast_tensors(const clt_tensor *const *ts, size_t n,
+                                         clt_tensor ***outs, size_t *nout);
+
 #ifdef __cplusplus
 }
 #endif
