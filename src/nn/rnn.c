@@ -12,8 +12,9 @@
 
 /* i[] of a recurrent module. */
 enum { KIND, INPUT, HIDDEN, LAYERS, BIAS, BATCH_FIRST, BIDIR };
-/* i[KIND] */
-enum { K_TANH, K_RELU, K_LSTM, K_GRU };
+/* i[KIND]: the kinds of nn.h's clt__rnn_cell_step */
+enum { K_TANH = CLT__CELL_TANH, K_RELU = CLT__CELL_RELU, K_LSTM = CLT__CELL_LSTM,
+       K_GRU = CLT__CELL_GRU };
 
 static int gates_of(int64_t kind)
 {
@@ -94,6 +95,12 @@ static clt_status cell(const char *fn, int64_t kind, int64_t H, const clt_tensor
     }
 done:
     return st;
+}
+
+clt_status clt__rnn_cell_step(const char *fn, int kind, int64_t H, const clt_tensor *xt,
+                              const clt_tensor *hh, clt_tensor **h, clt_tensor **c)
+{
+    return cell(fn, kind, H, xt, hh, h, c);
 }
 
 /* The initial state k of s ([D L, N, H]), or zeros [N, H] (not recorded)
