@@ -35,7 +35,7 @@ static clt_status check_like(const char *fn, const char *what, const clt_tensor 
     if (t->dtype != dtype)
         return clt__error(CLT_ERR_DTYPE_MISMATCH,
                           "%s: expected %s to have the input's dtype %s, but got %s (convert "
-                          "it with clt_to_dtype)",
+                          "one of them)",
                           fn, what, clt_dtype_name(dtype), clt_dtype_name(t->dtype));
     return CLT_OK;
 }

@@ -373,7 +373,21 @@ static const clt__module_ops rnn_ops = {"RNN", forward, NULL, NULL};
 static const clt__module_ops lstm_ops = {"LSTM", forward, NULL, NULL};
 static const clt__module_ops gru_ops = {"GRU", forward, NULL, NULL};
 
-/* The public forwards: m must be of ops. */
+/* What the public forwards give run besides x: the initial states and
+ * where the final ones go. */
+typedef struct rnn_ctx {
+    const clt_tensor *h0, *c0;
+    clt_tensor **h_n, **c_n;
+} rnn_ctx;
+
+static clt_status run_multi(clt_module *m, void *ctx, const clt_tensor *x, clt_tensor **out)
+{
+    rnn_ctx *k = ctx;
+    return run(m, x, k->h0, k->c0, out, k->h_n, k->c_n);
+}
+
+/* The public forwards: m must be of ops; through m's hooks, on x and the
+ * output. */
 static clt_status forward_all(const char *fn, const clt__module_ops *ops, clt_module *m,
                               const clt_tensor *x, const clt_tensor *h0, const clt_tensor *c0,
                               clt_tensor **output, clt_tensor **h_n, clt_tensor **c_n)
@@ -394,9 +408,9 @@ static clt_status forward_all(const char *fn, const clt__module_ops *ops, clt_mo
         return clt__error(CLT_ERR_INVALID_ARGUMENT,
                           "%s: give both h0 and c0, or neither (zeros), not %s alone", fn,
                           h0 ? "h0" : "c0");
+    rnn_ctx k = {h0, c0, h_n, c_n};
     clt__forward_begin();
-    clt_status st = clt__reparam_compute(m, m->ops->name);
-    st = clt__forward_end(st == CLT_OK ? run(m, x, h0, c0, output, h_n, c_n) : st, fn);
+    clt_status st = clt__forward_end(clt__module_call_multi(m, x, run_multi, &k, output), fn);
     if (st != CLT_OK) {
         clt_tensor_free(*output);
         *output = NULL;
