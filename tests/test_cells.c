@@ -648,3 +648,43 @@ Test(hooks_multi, cell_and_lstm_forwards_run_the_hooks)
     clt_module_free(m);
     free(xv);
 }
+
+Test(hooks_multi, attention_and_bilinear_forwards_run_the_hooks)
+{
+    clt_device *dev = get_device("cpu");
+    double *xv = spread_doubles(64, 60);
+    int64_t xs[3] = {3, 2, 4};
+    clt_tensor *x = NULL, *y0 = NULL, *y = NULL, *w = NULL;
+    CHECK(clt_tensor_from_host(dev, CLT_FLOAT64, 3, xs, xv, &x));
+    clt_tensor *xf = NULL;
+    CHECK(clt_to_dtype(x, CLT_FLOAT32, &xf));
+    clt_module *m = NULL;
+    CHECK(clt_multihead_attention_layer(dev, 4, 2, 0.0, 1, 0, NULL, &m));
+    CHECK(clt_multihead_attention(m, xf, xf, xf, NULL, NULL, 0, 1, &y0, NULL));
+    seen s = {0};
+    hook_all(m, &s);
+    CHECK(clt_multihead_attention(m, xf, xf, xf, NULL, NULL, 1, 1, &y, &w));
+    cr_assert_eq(s.pre, 1);
+    cr_assert_eq(s.fwd, 1);
+    cr_assert_eq(s.input, xf);
+    cr_assert_not_null(w);
+    double *a = read_as_f64(y0), *b = read_as_f64(y);
+    for (int k = 0; k < 24; k++)
+        cr_assert(fabs(b[k] - 2 * a[k]) < 1e-6, "out %d: %g, want twice %g", k, b[k], a[k]);
+    free(a), free(b);
+    clt_tensor_free(y0), clt_tensor_free(y), clt_tensor_free(w);
+    clt_module_free(m);
+
+    seen s2 = {0};
+    CHECK(clt_bilinear_layer(dev, 4, 4, 3, 1, NULL, &m));
+    hook_all(m, &s2);
+    CHECK(clt_bilinear_forward(m, xf, xf, &y));
+    cr_assert_eq(s2.pre, 1);
+    cr_assert_eq(s2.fwd, 1);
+    int64_t ys[3] = {3, 2, 3};
+    assert_shape(y, 3, ys);
+    clt_tensor_free(y);
+    clt_module_free(m);
+    clt_tensor_free(x), clt_tensor_free(xf);
+    free(xv);
+}

@@ -1470,9 +1470,18 @@ typedef clt_status (*clt_module_backward_hook_fn)(void *user, clt_module *m,
  * clt_spectral_norm and the pruning functions, the forward, the forward
  * hooks in order; so do containers running their children (Sequential,
  * the transformer layers' parts, custom modules' clt_module_forward on a
- * child).  The forwards of several inputs (clt_lstm_forward,
- * clt_multihead_attention, ...) run the reparametrizations but not the
- * hooks.
+ * child).  So do the forwards of several inputs or results
+ * (clt_rnn_forward, clt_lstm_forward, clt_gru_forward, the cells'
+ * forwards, clt_multihead_attention, clt_bilinear_forward,
+ * clt_embedding_bag_forward, clt_transformer_encoder_forward,
+ * clt_transformer_decoder_forward, clt_transformer_forward), whose hooks
+ * see the first input (x, input, query, input1, src or tgt) and the first
+ * result (the output, h'): a pre-hook's replacement replaces that input
+ * (a key or value that is the query, or an input2 that is input1, too),
+ * a forward hook's that result, and the backward hooks' grad_input and
+ * grad_output are those of that input and result (a backward pass that
+ * reaches the module only through its other results, h_n alone, calls no
+ * backward hook).
  *
  * Backward hooks: when m has any and grad mode is on, clt_module_forward
  * passes the forward a view of the input (when it requires grad) and
