@@ -1744,8 +1744,11 @@ clt_status clt_module_dict(const char *const *names, clt_module *const *mods, si
         st = add_child(m, names[k], mods[k], fn);
     if (st != CLT_OK) {
         /* the modules added so far go back to the caller */
-        for (size_t k = 0; m && k < m->nchildren; k++)
+        custom *c = m ? m->extra : NULL;
+        for (size_t k = 0; m && k < m->nchildren; k++) {
             m->children[k]->owner = NULL;
+            free(c->names[k]);
+        }
         if (m)
             m->nchildren = 0;
         clt_module_free(m);
