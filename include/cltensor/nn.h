@@ -1538,7 +1538,11 @@ CLT_API clt_status clt_register_module_full_backward_hook(clt_module_backward_ho
  * clt_module_param(m, name) then gives the weight computed last, as
  * torch's module.weight (a custom module's forward reads it so): a
  * borrowed handle, valid until the next forward of m, not a parameter.
- * The same holds for clt_spectral_norm and the pruning functions.  Errors
+ * The same holds for clt_spectral_norm and the pruning functions.
+ * clt_module_clone copies a reparametrized layer with its
+ * reparametrizations (their tensors copied; the copy's weight computed
+ * from them, spectral_norm's without a power iteration), where torch
+ * 1.13's deepcopy refuses the computed weight.  Errors
  * (CLT_ERR_INVALID_ARGUMENT, m unchanged): no parameter of that name
  * ("Module 'Linear' has no parameter or buffer with name 'w'"), one
  * already reparametrized ("Cannot register two weight_norm hooks on the

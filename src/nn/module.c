@@ -547,15 +547,15 @@ static clt_status copy_tensor(const clt_tensor *t, clt_device *dev, clt_tensor *
     return st;
 }
 
+clt_status clt__module_copy_tensor(const clt_tensor *t, clt_device *dev, clt_tensor **out,
+                                   const char *fn)
+{
+    return copy_tensor(t, dev, out, fn);
+}
+
 static clt_status clone_rec(const clt_module *m, clt_device *dev, clt_module **out,
                             const char *fn)
 {
-    if (m->reparams != NULL) /* torch's deepcopy fails on the computed weight too */
-        return clt__error(CLT_ERR_INVALID_ARGUMENT,
-                          "%s: %s has a weight reparametrization (weight_norm, spectral_norm): "
-                          "Only Tensors created explicitly by the user (graph leaves) support "
-                          "the deepcopy protocol; remove it first",
-                          fn, m->ops->name);
     clt_module *c = NULL;
     clt_status st = clt__module_new(m->ops, m->dev && dev ? dev : m->dev, &c);
     if (st != CLT_OK)
@@ -578,6 +578,8 @@ static clt_status clone_rec(const clt_module *m, clt_device *dev, clt_module **o
         if (st == CLT_OK)
             st = clt__module_buffer(c, m->bname[k], t);
     }
+    if (st == CLT_OK && m->reparams != NULL)
+        st = clt__reparam_clone(m, c, dev, fn);
     if (st == CLT_OK && m->nchildren > 0) {
         c->children = clt__calloc(m->nchildren, sizeof *c->children);
         if (c->children == NULL)

@@ -196,6 +196,17 @@ bool clt__reparam_has_slot(const clt_module *m, int k);
  * iteration in train mode, its u and v written when the forward ends):
  * the forward pre-hook torch registers.  Messages name fn. */
 clt_status clt__reparam_compute(clt_module *m, const char *fn);
+/* Gives copy (m's clone, its parameters and buffers copied) copies of m's
+ * reparametrizations, their tensors copied to dev (NULL: where they are),
+ * and its computed slots computed from them (spectral_norm without a
+ * power iteration).  On failure copy keeps what it got, for
+ * clt_module_free.  Messages name fn. */
+clt_status clt__reparam_clone(const clt_module *m, clt_module *copy, clt_device *dev,
+                              const char *fn);
+/* A copy of t without history, in no scope, on dev (NULL: t's device):
+ * clt_module_clone's. */
+clt_status clt__module_copy_tensor(const clt_tensor *t, clt_device *dev, clt_tensor **out,
+                                   const char *fn);
 /* Releases m's reparametrizations and retired parameters. */
 void clt__reparam_free(clt_module *m);
 
