@@ -4,7 +4,7 @@
  * parameters; the containers (ModuleList, ModuleDict, ParameterList,
  * ParameterDict) and their names in the listings, the state and the
  * optimizers; Sequential's children by index; hooks around the forwards
- * of several inputs. */
+ * of several inputs; RReLU's slopes, modes and gradients. */
 #include <stdio.h>
 #include <unistd.h>
 
@@ -687,4 +687,84 @@ Test(hooks_multi, attention_and_bilinear_forwards_run_the_hooks)
     clt_module_free(m);
     clt_tensor_free(x), clt_tensor_free(xf);
     free(xv);
+}
+
+/* ---- RReLU --------------------------------------------------------------------------- */
+
+Test(rrelu, eval_is_leaky_relu_with_the_mean_slope)
+{
+    clt_device *dev = get_device("cpu");
+    double v[6] = {-2.0, -0.5, 0.0, 0.25, 3.0, -1e-3}, want[6];
+    int64_t n = 6;
+    for (int k = 0; k < 6; k++)
+        want[k] = v[k] >= 0 ? v[k] : v[k] * (0.1 + 0.3) / 2;
+    clt_tensor *x = f64(dev, 1, &n, v), *y = NULL;
+    CHECK(clt_rrelu(x, 0.1, 0.3, 0, NULL, &y));
+    assert_tensor_close(y, want, 6, 1e-15, 0, "eval rrelu");
+    clt_tensor_free(y);
+    clt_module *m = NULL;
+    CHECK(clt_rrelu_layer(0.1, 0.3, NULL, &m));
+    cr_assert_str_eq(clt_module_name(m), "RReLU");
+    clt_module_train(m, 0);
+    CHECK(clt_module_forward(m, x, &y));
+    assert_tensor_close(y, want, 6, 1e-15, 0, "RReLU in eval mode");
+    clt_tensor_free(y);
+    clt_module_free(m);
+    clt_tensor_free(x);
+}
+
+Test(rrelu, train_draws_a_slope_per_element_and_its_gradient_is_the_slope)
+{
+    clt_device *dev = get_device("cpu");
+    const int64_t n = 400;
+    double *v = spread_doubles((size_t)n, 70);
+    v[0] = 0.0;
+    clt_tensor *x = f64(dev, 1, &n, v), *y = NULL, *y2 = NULL, *l = NULL, *g = NULL;
+    CHECK(clt_set_requires_grad(x, 1));
+    clt_generator *gen = NULL, *gen2 = NULL;
+    CHECK(clt_generator_new(4, &gen));
+    CHECK(clt_generator_new(4, &gen2));
+    const double lo = 0.2, hi = 0.6;
+    CHECK(clt_rrelu(x, lo, hi, 1, gen, &y));
+    CHECK(clt_rrelu(x, lo, hi, 1, gen2, &y2));
+    CHECK(clt_sum(y, &l));
+    CHECK(clt_backward(l, NULL, 0));
+    CHECK(clt_grad(x, &g));
+    double *got = read_as_f64(y), *again = read_as_f64(y2), *gr = read_as_f64(g);
+    double smin = 1, smax = 0;
+    for (int64_t k = 0; k < n; k++) {
+        cr_assert(got[k] == again[k], "element %lld differs between equal seeds",
+                  (long long)k);
+        if (v[k] > 0) {
+            cr_assert(got[k] == v[k] && gr[k] == 1.0, "x %g > 0: y %g, grad %g", v[k],
+                      got[k], gr[k]);
+            continue;
+        }
+        /* x <= 0: y = x * slope, the slope in [lo, hi) and the gradient */
+        cr_assert(gr[k] >= lo && gr[k] < hi, "element %lld: slope %g outside [%g, %g)",
+                  (long long)k, gr[k], lo, hi);
+        cr_assert(got[k] == v[k] * gr[k], "element %lld: y %g, x * slope %g", (long long)k,
+                  got[k], v[k] * gr[k]);
+        smin = fmin(smin, gr[k]);
+        smax = fmax(smax, gr[k]);
+    }
+    cr_assert(smax - smin > 0.3, "the slopes are not spread: %g..%g", smin, smax);
+    free(got), free(again), free(gr), free(v);
+    /* errors */
+    clt_tensor *bad = (clt_tensor *)1, *iv = NULL;
+    assert_error(clt_rrelu(x, 0.5, 0.2, 1, gen, &bad), CLT_ERR_INVALID_ARGUMENT,
+                 "Lower bound should be less than or equal to the upper bound");
+    cr_assert_null(bad);
+    CHECK(clt_to_dtype(x, CLT_INT64, &iv));
+    uint64_t at = clt_generator_offset(gen);
+    assert_error(clt_rrelu(iv, 0.1, 0.2, 1, gen, &bad), CLT_ERR_DTYPE_MISMATCH, "not implemented");
+    cr_assert_eq(clt_generator_offset(gen), at);
+    clt_module *m = (clt_module *)1;
+    assert_error(clt_rrelu_layer(1.0, 0.0, gen, &m), CLT_ERR_INVALID_ARGUMENT, "Lower bound");
+    cr_assert_null(m);
+    clt_tensor *all[6] = {x, y, y2, l, g, iv};
+    for (int k = 0; k < 6; k++)
+        clt_tensor_free(all[k]);
+    clt_generator_free(gen);
+    clt_generator_free(gen2);
 }

@@ -363,6 +363,8 @@ static clt_status no_fill(void *user, const int64_t *indices, int64_t count, voi
       clt_lstm_forward(f->lin, f->f, NULL, NULL, &o->t, &o->t2, &o->t3))                     \
     X(clt_rnn_forward, T | T2, clt_rnn_forward(f->lin, f->f, NULL, &o->t, &o->t2))           \
     X(clt_gru_forward, T | T2, clt_gru_forward(f->lin, f->f, NULL, &o->t, &o->t2))           \
+    X(clt_rrelu, T, clt_rrelu(f->i32, 0.1, 0.3, 1, f->gen, &o->t))                         \
+    X(clt_rrelu_layer, M, clt_rrelu_layer(0.5, 0.1, f->gen, &o->m))                          \
     X(clt_rnn_cell, T,                                                                       \
       clt_rnn_cell(f->f, NULL, f->f, f->f, NULL, NULL, CLT_RNN_TANH, &o->t))                 \
     X(clt_lstm_cell, T | T2,                                                                 \

@@ -1426,6 +1426,29 @@ CLT_API clt_status clt_alpha_dropout_layer(double p, clt_generator *gen, clt_mod
 CLT_API clt_status clt_feature_alpha_dropout_layer(double p, clt_generator *gen,
                                                    clt_module **out);
 
+/* ---- RReLU ------------------------------------------------------------------ */
+
+/* torch.nn.functional.rrelu(input, lower, upper, training): in train mode
+ * each element where input <= 0 is multiplied by its own slope drawn
+ * uniform in [lower, upper) from gen (NULL: the default generator), the
+ * others kept; in eval mode (training 0) it is leaky_relu with the slope
+ * (lower + upper) / 2, drawing nothing.  PyTorch's defaults: lower 1/8,
+ * upper 1/3.  Recorded: the gradient is the slope used (1 where input >
+ * 0), as torch's.  input float32 or float64 (an integer one is
+ * CLT_ERR_DTYPE_MISMATCH, as torch's "not implemented"); lower above upper
+ * (or NaN) is CLT_ERR_INVALID_ARGUMENT ("Lower bound should be less than
+ * or equal to the upper bound").  A failed call takes no numbers from
+ * gen.  New tensor: release with clt_tensor_free. */
+CLT_API clt_status clt_rrelu(const clt_tensor *input, double lower, double upper, int training,
+                             clt_generator *gen, clt_tensor **out);
+
+/* torch.nn.RReLU(lower, upper): clt_rrelu with the module's train or eval
+ * mode; gen is borrowed (it must outlive the layer), and a forward that
+ * fails takes no numbers from it (clt_module_forward).  Errors as
+ * clt_rrelu's bounds.  New module: release with clt_module_free. */
+CLT_API clt_status clt_rrelu_layer(double lower, double upper, clt_generator *gen,
+                                   clt_module **out);
+
 /* ---- module hooks (nn.Module.register_*_hook) ---------------------------- */
 
 /* A forward pre-hook: called with the module and its input (borrowed)
