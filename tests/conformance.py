@@ -8053,6 +8053,40 @@ def cells():
     os.unlink(path)
     _containers(tmp, save_file)
     os.rmdir(tmp)
+    _rrelu()
+
+
+def _rrelu():
+    """F.rrelu: eval mode against torch's; train mode drawn slopes in
+    [lower, upper) where x <= 0, x elsewhere; bad bounds and integers
+    refused as torch refuses them."""
+    proto("clt_rrelu", [P, C.c_double, C.c_double, C.c_int, P, PP])
+    for dt in (torch.float32, torch.float64):
+        for lo, hi in ((1 / 8, 1 / 3), (0.0, 0.0), (0.5, 2.0), (0.3, 0.3)):
+            check("rrelu eval %g %g %s" % (lo, hi, dn(dt)),
+                  lambda x, lo=lo, hi=hi: F.rrelu(x, lo, hi, training=False),
+                  lambda x, o, lo=lo, hi=hi: L.clt_rrelu(x, lo, hi, 0, None, o),
+                  [data((4, 5), dt, special=True)])
+        x = data((50, 8), dt)
+        px = upload(x)
+        out = P()
+        try:
+            if L.clt_rrelu(px, 0.1, 0.4, 1, None, C.byref(out)):
+                fail("rrelu train %s" % dn(dt), L.clt_last_error().decode())
+                continue
+            got = torch.from_numpy(download(out)[0])
+            neg = x <= 0
+            r = got[neg] / x[neg]
+            good = bool(torch.equal(got[~neg], x[~neg])) and bool(((r >= 0.1 - 1e-7) &
+                                                                   (r < 0.4 + 1e-7)).all())
+            ok("rrelu train %s" % dn(dt), good, "a slope outside [0.1, 0.4) or x > 0 changed")
+        finally:
+            L.clt_tensor_free(px)
+            L.clt_tensor_free(out)
+    check("rrelu bounds", lambda x: F.rrelu(x, 0.5, 0.1, training=True),
+          lambda x, o: L.clt_rrelu(x, 0.5, 0.1, 1, None, o), [data((3,), torch.float32)])
+    check("rrelu int64", lambda x: F.rrelu(x, training=True),
+          lambda x, o: L.clt_rrelu(x, 0.125, 1 / 3, 1, None, o), [data((3,), torch.int64)])
 
 
 def _cell_case(kind, nl, bias, dt, batched, given, I, H, N, path, save_file):

@@ -6675,11 +6675,17 @@ static void cells_layers(fz *f, clt_device *dev, clt_device *d)
         /* use may be a slot's cell, x a slot's tensor: the result has x's
          * batch and dtype, and use's hidden size */
         const clt_tensor *whh = clt_module_param(use, "weight_hh");
+        const char *kind_name = clt_module_name(use);
+        int cell = strcmp(kind_name, "RNNCell") == 0 || strcmp(kind_name, "LSTMCell") == 0 ||
+                   strcmp(kind_name, "GRUCell") == 0;
         int64_t Hu = whh ? clt_tensor_shape(whh)[1] : H;
         int xnd = clt_tensor_ndim(x);
         int64_t want[2] = {xnd == 2 ? clt_tensor_shape(x)[0] : Hu, Hu};
-        expect_meta(f, out, xnd, xnd == 2 ? want : want + 1, clt_tensor_dtype(x),
-                    clt_tensor_device(x));
+        if (cell) /* a slot's other module gives what its kind gives */
+            expect_meta(f, out, xnd, xnd == 2 ? want : want + 1, clt_tensor_dtype(x),
+                        clt_tensor_device(x));
+        else
+            check_tensor(f, out);
         store(f, out);
         if (lstm) {
             expect_meta(f, out2, xnd, xnd == 2 ? want : want + 1, clt_tensor_dtype(x),
@@ -6807,10 +6813,44 @@ static void cells_containers(fz *f, clt_device *dev, clt_device *d)
     }
 }
 
+/* F.rrelu and nn.RReLU in both modes, on slot tensors and fresh ones. */
+static void cells_rrelu(fz *f, clt_device *d)
+{
+    clt_status st;
+    int64_t shape[2] = {1 + (int64_t)pick(f, 4), 1 + (int64_t)pick(f, 4)};
+    clt_tensor *x = input_near(f, d, 1 + (int)pick(f, 2), shape), *out = SENT;
+    clt_tensor **op = OUTP(f, &out);
+    double lo = chance(f, 10) ? rand_scalar(f) : 0.125, hi = chance(f, 10) ? rand_scalar(f) : 1.0 / 3;
+    int training = (int)pick(f, 2);
+    if (chance(f, 50)) {
+        CALL("clt_rrelu", clt_rrelu(x, lo, hi, training, chance(f, 20) ? NULL : f->gen, op));
+    } else {
+        clt_module *m = SENT;
+        CALL("clt_rrelu_layer", clt_rrelu_layer(lo, hi, f->gen, &m));
+        if (!outcome(f, st, m)) {
+            tfree(f, x, 0);
+            return;
+        }
+        clt_module_train(m, training);
+        CALL("clt_module_forward", clt_module_forward(m, x, op));
+        put_module(f, m);
+    }
+    if (result(f, st, op, out)) {
+        if (!x || !(lo <= hi))
+            die(f, "rrelu succeeded on a NULL input or bounds out of order");
+        keep_result(f, out, clt_tensor_ndim(x), clt_tensor_shape(x), clt_tensor_dtype(x),
+                    clt_tensor_device(x));
+    }
+    tfree(f, x, 0);
+}
+
 static void op_cells(fz *f)
 {
     clt_device *dev = rand_dev(f), *d = dev ? dev : f->dev[0];
-    switch (pick(f, 3)) {
+    switch (pick(f, 4)) {
+    case 3:
+        cells_rrelu(f, d);
+        break;
     case 0:
         cells_functional(f, d);
         break;
